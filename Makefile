@@ -1,0 +1,42 @@
+# agentd — the commands a developer needs. `make run` and `make test` are the two in the README.
+GO        ?= go
+PKGS      ?= ./...
+BENCHTIME ?= 2s
+
+.PHONY: run build test generate lint spectral bench fuzz clean
+
+## run: start the service on :8080 with ./agentd.db (prints the bootstrap API key on first start)
+run:
+	$(GO) run ./cmd/agentd serve
+
+## build: compile the single binary into ./bin/agentd
+build:
+	$(GO) build -o bin/agentd ./cmd/agentd
+
+## test: every test, with the race detector (needs PostgreSQL and Redis on 127.0.0.1, see .ci/run)
+test:
+	$(GO) test -race -count=1 $(PKGS)
+
+## generate: regenerate gen/ from openapi.yaml
+generate:
+	$(GO) generate ./gen/...
+
+## lint: go vet and staticcheck
+lint:
+	$(GO) vet $(PKGS)
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 $(PKGS)
+
+## spectral: lint openapi.yaml with the spectral:oas ruleset
+spectral:
+	npx -y @stoplight/spectral-cli@6 lint --fail-severity=error --ruleset .spectral.yaml openapi.yaml
+
+## bench: Go benchmarks, then a short load run against a real server
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) $(PKGS)
+
+## fuzz: fuzz the create/update body path for a minute (seeds in server/testdata/fuzz)
+fuzz:
+	$(GO) test ./server -run '^$$' -fuzz FuzzAgentBody -fuzztime 60s
+
+clean:
+	rm -rf bin agentd.db agentd.db-wal agentd.db-shm
