@@ -1,0 +1,172 @@
+package store
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// Tier is an account's service tier; it selects the rate limits.
+type Tier string
+
+// The account tiers.
+const (
+	TierStandard   Tier = "standard"
+	TierPro        Tier = "pro"
+	TierEnterprise Tier = "enterprise"
+)
+
+// DefaultAgentQuota is the agent quota of an account created without one.
+const DefaultAgentQuota = 100
+
+// Valid reports whether t is one of the known tiers.
+func (t Tier) Valid() bool {
+	return t == TierStandard || t == TierPro || t == TierEnterprise
+}
+
+// Account owns API keys and agents.
+type Account struct {
+	ID                 string // "acct_" + lowercase ULID
+	Name               string // unique
+	Tier               Tier
+	RPM                int // requests per minute for enterprise (0 = tier default)
+	EndpointMultiplier int // enterprise multiplier of per-endpoint limits (0 = 1)
+	AgentQuota         int // most agents the account may have
+	CreatedAt          time.Time
+}
+
+// AccountChanges lists the account settings to change; a nil pointer keeps
+// the stored value.
+type AccountChanges struct {
+	Tier                                *Tier
+	RPM, EndpointMultiplier, AgentQuota *int
+}
+
+// CreateAccount stores a new account and returns it with ID, CreatedAt and
+// defaults filled in (tier standard, agent quota DefaultAgentQuota). It
+// returns ErrConflict if the name is taken and ErrInvalid for an empty name,
+// an unknown tier or a negative number.
+func (s *Store) CreateAccount(ctx context.Context, a Account) (Account, error) {
+	a.Name = strings.TrimSpace(a.Name)
+	if a.Tier == "" {
+		a.Tier = TierStandard
+	}
+	if a.AgentQuota == 0 {
+		a.AgentQuota = DefaultAgentQuota
+	}
+	if err := validateAccount(a); err != nil {
+		return Account{}, wrap("create account", err)
+	}
+	a.CreatedAt = s.now()
+	a.ID = newID("acct_", a.CreatedAt)
+	row := fromAccount(a)
+	if err := s.w.WithContext(ctx).Create(&row).Error; err != nil {
+		return Account{}, wrap("create account", err)
+	}
+	return toAccount(row), nil
+}
+
+// UpdateAccount applies c to the account called name and returns the result.
+// It returns ErrNotFound for an unknown account and ErrInvalid for a bad value.
+func (s *Store) UpdateAccount(ctx context.Context, name string, c AccountChanges) (Account, error) {
+	var out Account
+	err := s.write(ctx, "update account", func(tx *gorm.DB) error {
+		var row accountRow
+		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Take(&row, "name = ?", name).Error
+		if err != nil {
+			return err
+		}
+		a := applyAccountChanges(toAccount(row), c)
+		if err := validateAccount(a); err != nil {
+			return err
+		}
+		err = tx.Model(&accountRow{}).Where("id = ?", a.ID).Updates(map[string]any{
+			"tier": string(a.Tier), "rpm": a.RPM,
+			"endpoint_multiplier": a.EndpointMultiplier, "agent_quota": a.AgentQuota,
+		}).Error
+		out = a
+		return err
+	})
+	if err != nil {
+		return Account{}, err
+	}
+	return out, nil
+}
+
+// applyAccountChanges returns a with the non-nil members of c applied.
+func applyAccountChanges(a Account, c AccountChanges) Account {
+	if c.Tier != nil {
+		a.Tier = *c.Tier
+	}
+	if c.RPM != nil {
+		a.RPM = *c.RPM
+	}
+	if c.EndpointMultiplier != nil {
+		a.EndpointMultiplier = *c.EndpointMultiplier
+	}
+	if c.AgentQuota != nil {
+		a.AgentQuota = *c.AgentQuota
+	}
+	return a
+}
+
+// validateAccount checks the invariants of an account.
+func validateAccount(a Account) error {
+	switch {
+	case a.Name == "":
+		return invalidf("account name is empty")
+	case !a.Tier.Valid():
+		return invalidf("unknown tier %q", a.Tier)
+	case a.RPM < 0, a.EndpointMultiplier < 0, a.AgentQuota < 0:
+		return invalidf("rpm, endpoint multiplier and agent quota must not be negative")
+	}
+	return nil
+}
+
+// ListAccounts returns every account, ordered by name.
+func (s *Store) ListAccounts(ctx context.Context) ([]Account, error) {
+	var rows []accountRow
+	if err := s.read(ctx).Order("name, id").Find(&rows).Error; err != nil {
+		return nil, wrap("list accounts", err)
+	}
+	out := make([]Account, len(rows))
+	for i, r := range rows {
+		out[i] = toAccount(r)
+	}
+	return out, nil
+}
+
+// AccountByName returns the account called name, or ErrNotFound.
+func (s *Store) AccountByName(ctx context.Context, name string) (Account, error) {
+	var row accountRow
+	if err := s.read(ctx).Take(&row, "name = ?", name).Error; err != nil {
+		return Account{}, wrap("account by name", err)
+	}
+	return toAccount(row), nil
+}
+
+// CountAccounts returns how many accounts exist.
+func (s *Store) CountAccounts(ctx context.Context) (int64, error) {
+	var n int64
+	if err := s.read(ctx).Model(&accountRow{}).Count(&n).Error; err != nil {
+		return 0, wrap("count accounts", err)
+	}
+	return n, nil
+}
+
+func fromAccount(a Account) accountRow {
+	return accountRow{
+		ID: ctext(a.ID), Name: ctext(a.Name), Tier: string(a.Tier), RPM: a.RPM,
+		EndpointMultiplier: a.EndpointMultiplier, AgentQuota: a.AgentQuota, CreatedAt: a.CreatedAt,
+	}
+}
+
+func toAccount(r accountRow) Account {
+	return Account{
+		ID: string(r.ID), Name: string(r.Name), Tier: Tier(r.Tier), RPM: r.RPM,
+		EndpointMultiplier: r.EndpointMultiplier, AgentQuota: r.AgentQuota, CreatedAt: utc(r.CreatedAt),
+	}
+}

@@ -1,0 +1,214 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// Status is an agent's state.
+type Status string
+
+// The agent states.
+const (
+	StatusActive   Status = "active"
+	StatusInactive Status = "inactive"
+	StatusError    Status = "error"
+)
+
+// Valid reports whether st is a known status.
+func (st Status) Valid() bool {
+	return st == StatusActive || st == StatusInactive || st == StatusError
+}
+
+// Agent is one stored agent.
+//
+// Fields holds every user-settable top-level member of the agent document
+// except status (name, bio, personality, ..., modelProvider, model, plugins,
+// deleteProtection, character-file members, unknown extra members), each as
+// canonical JSON (see Canonical). Name, ModelProvider, Model and
+// DeleteProtection are derived from Fields on every write, so they can be
+// indexed and sorted on; Fields must hold "name" as a non-empty string.
+type Agent struct {
+	ID               string // "agent_" + lowercase ULID
+	AccountID        string
+	Name             string
+	ModelProvider    string
+	Model            string
+	DeleteProtection bool
+	Status           Status
+	StatusReason     string    // why it is in error
+	RetryAt          time.Time // end of the error cool-down; zero when not in error
+	Fields           map[string]json.RawMessage
+	CreatedAt        time.Time // UTC, millisecond precision
+	UpdatedAt        time.Time // UTC, millisecond precision
+	Metrics          Metrics   // filled by GetAgent only
+}
+
+// Metrics are an agent's counters, kept on the agent row (no message scans).
+type Metrics struct {
+	TotalMessages      int64   // messages the agent has answered
+	TotalConversations int64   // distinct conversations
+	Uptime             float64 // percent (0..100) of the agent's lifetime not spent in error
+}
+
+// CreateAgent stores a new agent of a.AccountID with a.Fields and returns it
+// with ID, Status active and CreatedAt = UpdatedAt = now. The other members
+// of a are ignored. The quota is enforced atomically: the account row is
+// locked while agents are counted, so concurrent creates never exceed it;
+// a negative quota disables the check. It returns *QuotaError (matching
+// ErrQuotaExceeded) when the account has quota agents already, ErrNotFound
+// for an unknown account and ErrInvalid for bad fields.
+func (s *Store) CreateAgent(ctx context.Context, a Agent, quota int) (Agent, error) {
+	fields, err := canonicalFields(a.Fields)
+	if err != nil {
+		return Agent{}, wrap("create agent", err)
+	}
+	t := s.now()
+	row := agentRow{
+		ID: ctext(newID("agent_", t)), AccountID: ctext(a.AccountID), Status: ctext(StatusActive),
+		CreatedAt: t, UpdatedAt: t,
+	}
+	if err := setFields(&row, fields); err != nil {
+		return Agent{}, wrap("create agent", err)
+	}
+	err = s.write(ctx, "create agent", func(tx *gorm.DB) error {
+		if err := checkQuota(tx, a.AccountID, quota); err != nil {
+			return err
+		}
+		return tx.Create(&row).Error
+	})
+	if err != nil {
+		return Agent{}, err
+	}
+	return toAgentFields(row, fields), nil
+}
+
+// checkQuota locks the account row (PostgreSQL; SQLite's immediate
+// transaction already excludes every other writer) and fails with a
+// *QuotaError when the account has quota agents or more.
+func checkQuota(tx *gorm.DB, accountID string, quota int) error {
+	var acct accountRow
+	err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Select("id").Take(&acct, "id = ?", accountID).Error
+	if err != nil || quota < 0 {
+		return err
+	}
+	var used int64
+	if err := tx.Model(&agentRow{}).Where("account_id = ?", accountID).Count(&used).Error; err != nil {
+		return err
+	}
+	if used >= int64(quota) {
+		return &QuotaError{Quota: quota, Used: int(used)}
+	}
+	return nil
+}
+
+// GetAgent returns the agent id of account accountID with its Metrics. An
+// agent of another account is ErrNotFound, like a missing one.
+func (s *Store) GetAgent(ctx context.Context, accountID, id string) (Agent, error) {
+	var row agentRow
+	if err := s.read(ctx).Take(&row, "id = ? AND account_id = ?", id, accountID).Error; err != nil {
+		return Agent{}, wrap("get agent", err)
+	}
+	a, err := toAgent(row)
+	if err != nil {
+		return Agent{}, wrap("get agent", err)
+	}
+	a.Metrics = metricsOf(row, s.now())
+	return a, nil
+}
+
+// DeleteAgent deletes the agent id of account accountID and, in the same
+// transaction, its conversations and messages; it returns the agent as it
+// was. A protected agent is not deleted: the error is ErrDeleteProtected and
+// the agent is returned with it. A missing agent or another account's is
+// ErrNotFound.
+func (s *Store) DeleteAgent(ctx context.Context, accountID, id string) (Agent, error) {
+	var out Agent
+	err := s.write(ctx, "delete agent", func(tx *gorm.DB) error {
+		row, err := lockAgent(tx, "id = ? AND account_id = ?", id, accountID)
+		if err != nil {
+			return err
+		}
+		if out, err = toAgent(row); err != nil {
+			return err
+		}
+		if row.DeleteProtection {
+			return ErrDeleteProtected
+		}
+		return deleteAgentRows(tx, id)
+	})
+	return out, err
+}
+
+// deleteAgentRows deletes an agent, its conversations and their messages.
+// The foreign keys cascade too; deleting explicitly does not depend on it.
+func deleteAgentRows(tx *gorm.DB, id string) error {
+	convs := tx.Model(&conversationRow{}).Select("id").Where("agent_id = ?", id)
+	if err := tx.Where("conversation_id IN (?)", convs).Delete(&messageRow{}).Error; err != nil {
+		return err
+	}
+	if err := tx.Where("agent_id = ?", id).Delete(&conversationRow{}).Error; err != nil {
+		return err
+	}
+	return tx.Where("id = ?", id).Delete(&agentRow{}).Error
+}
+
+// lockAgent reads one agent row inside a transaction, locking it on
+// PostgreSQL (SQLite's writer is exclusive already).
+func lockAgent(tx *gorm.DB, where string, args ...any) (agentRow, error) {
+	var row agentRow
+	err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where(where, args...).Take(&row).Error
+	return row, err
+}
+
+// metricsOf computes an agent's metrics at t.
+func metricsOf(r agentRow, t time.Time) Metrics {
+	return Metrics{
+		TotalMessages:      r.TotalMessages,
+		TotalConversations: r.TotalConversations,
+		Uptime:             uptime(r, t),
+	}
+}
+
+// uptime is the percentage of the agent's lifetime up to t not spent in
+// error: closed error periods plus the open one, if any. A lifetime of zero
+// is 100.
+func uptime(r agentRow, t time.Time) float64 {
+	life := t.Sub(r.CreatedAt).Milliseconds()
+	if life <= 0 {
+		return 100
+	}
+	down := r.ErrorMillis
+	if r.ErrorSince != nil {
+		down += max(0, t.Sub(*r.ErrorSince).Milliseconds())
+	}
+	pct := 100 * float64(life-down) / float64(life)
+	return min(100, max(0, pct))
+}
+
+// toAgent converts a row, decoding its fields.
+func toAgent(r agentRow) (Agent, error) {
+	fields, err := decodeFields(r.Fields)
+	if err != nil {
+		return Agent{}, err
+	}
+	return toAgentFields(r, fields), nil
+}
+
+// toAgentFields converts a row whose fields are already decoded.
+func toAgentFields(r agentRow, fields map[string]json.RawMessage) Agent {
+	a := Agent{
+		ID: string(r.ID), AccountID: string(r.AccountID), Name: string(r.Name),
+		ModelProvider: r.ModelProvider, Model: r.Model, DeleteProtection: r.DeleteProtection,
+		Status: Status(r.Status), StatusReason: r.StatusReason, Fields: fields,
+		CreatedAt: utc(r.CreatedAt), UpdatedAt: utc(r.UpdatedAt),
+	}
+	if r.RetryAt != nil {
+		a.RetryAt = r.RetryAt.UTC()
+	}
+	return a
+}

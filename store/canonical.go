@@ -1,0 +1,44 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Canonical returns v re-encoded canonically: objects' keys sorted, numbers
+// kept exactly as written (json.Number), strings re-escaped the one way
+// encoding/json writes them (without HTML escaping), no insignificant space.
+// Two documents that differ only in key order or spacing canonicalize to the
+// same bytes; it is the form agents' members are stored and compared in.
+// It returns ErrInvalid if v is not exactly one JSON value.
+func Canonical(v json.RawMessage) (json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(v))
+	dec.UseNumber()
+	var x any
+	if err := dec.Decode(&x); err != nil {
+		return nil, fmt.Errorf("store: canonical json: %w: %v", ErrInvalid, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("store: canonical json: %w: data after the value", ErrInvalid)
+	}
+	out, err := encodeJSON(x)
+	if err != nil {
+		return nil, fmt.Errorf("store: canonical json: %w: %v", ErrInvalid, err)
+	}
+	return out, nil
+}
+
+// encodeJSON marshals x compactly without HTML escaping (so "<" stays "<"
+// and stored values compare equal to canonical ones).
+func encodeJSON(x any) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(x); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}

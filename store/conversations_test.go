@@ -1,0 +1,112 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestSaveExchangeAndHistory(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		clock := withClock(s)
+		acct := mustAccount(t, s, "acme")
+		a := mustAgent(t, s, acct.ID, "chatty")
+		var want []string
+		for i := 1; i <= 3; i++ {
+			clock.add(time.Second)
+			reply, err := s.SaveExchange(ctx, a.ID, "user:u1",
+				Message{UserID: "u1", Text: fmt.Sprint("q", i)},
+				Message{UserID: "u1", Text: fmt.Sprint("r", i), Model: "gpt-4o-mini", PromptTokens: 10, CompletionTokens: i})
+			mustOK(t, err)
+			if !strings.HasPrefix(reply.ID, "msg_") || reply.Role != RoleAssistant || reply.Text != fmt.Sprint("r", i) ||
+				!reply.CreatedAt.After(clock.now()) {
+				t.Errorf("reply = %+v", reply)
+			}
+			want = append(want, fmt.Sprint("q", i), fmt.Sprint("r", i))
+		}
+		h, err := s.History(ctx, a.ID, "user:u1", 10)
+		mustOK(t, err)
+		if got := texts(h); got != fmt.Sprint(want) {
+			t.Errorf("history = %s, want %v", got, want)
+		}
+		if h[0].Role != RoleUser || h[0].UserID != "u1" || h[5].Model != "gpt-4o-mini" || h[5].CompletionTokens != 3 ||
+			h[5].PromptTokens != 10 || h[0].CreatedAt.Location() != time.UTC {
+			t.Errorf("stored messages = %+v", h)
+		}
+		h, err = s.History(ctx, a.ID, "user:u1", 4)
+		mustOK(t, err)
+		if got := texts(h); got != fmt.Sprint(want[2:]) {
+			t.Errorf("last 4 = %s, want %v", got, want[2:])
+		}
+		for _, tc := range []struct {
+			key   string
+			limit int
+		}{{"user:u2", 10}, {"room:user:u1", 10}, {"user:u1", 0}} {
+			h, err = s.History(ctx, a.ID, tc.key, tc.limit)
+			mustOK(t, err)
+			if h == nil || len(h) != 0 {
+				t.Errorf("history(%s, %d) = %v, want empty", tc.key, tc.limit, h)
+			}
+		}
+	})
+}
+
+func TestSaveExchangeKeepsCallerValues(t *testing.T) {
+	s := newSQLite(t)
+	ctx := context.Background()
+	acct := mustAccount(t, s, "acme")
+	a := mustAgent(t, s, acct.ID, "chatty")
+	at := t0.Add(123456789 * time.Nanosecond)
+	reply, err := s.SaveExchange(ctx, a.ID, "room:r1",
+		Message{ID: "msg_zzz", UserID: "u1", Text: "hi", CreatedAt: at},
+		Message{ID: "msg_aaa", Text: "hello", CreatedAt: at})
+	mustOK(t, err)
+	if reply.ID != "msg_aaa" || !reply.CreatedAt.Equal(t0.Add(124*time.Millisecond)) {
+		t.Errorf("reply = %+v, want id msg_aaa one millisecond after the question", reply)
+	}
+	h, err := s.History(ctx, a.ID, "room:r1", 5)
+	mustOK(t, err)
+	if texts(h) != "[hi hello]" || h[0].ID != "msg_zzz" || !h[0].CreatedAt.Equal(t0.Add(123*time.Millisecond)) {
+		t.Errorf("history = %+v", h)
+	}
+}
+
+func TestMetricsCounters(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		clock := withClock(s)
+		acct := mustAccount(t, s, "acme")
+		a := mustAgent(t, s, acct.ID, "chatty")
+		for _, key := range []string{"user:u1", "user:u1", "room:r1", "", "user:u2", ""} {
+			clock.add(time.Second)
+			_, err := s.SaveExchange(ctx, a.ID, key, Message{Text: "q"}, Message{Text: "r"})
+			mustOK(t, err)
+		}
+		got, err := s.GetAgent(ctx, acct.ID, a.ID)
+		mustOK(t, err)
+		if got.Metrics != (Metrics{TotalMessages: 6, TotalConversations: 3, Uptime: 100}) {
+			t.Errorf("metrics = %+v", got.Metrics)
+		}
+		if !got.UpdatedAt.Equal(a.UpdatedAt) {
+			t.Errorf("messages moved updatedAt to %v", got.UpdatedAt)
+		}
+		h, err := s.History(ctx, a.ID, "", 10)
+		mustOK(t, err)
+		if len(h) != 0 {
+			t.Errorf("keyless exchanges were stored: %v", h)
+		}
+		_, err = s.SaveExchange(ctx, "agent_missing", "", Message{Text: "q"}, Message{Text: "r"})
+		wantErr(t, err, ErrNotFound)
+	})
+}
+
+func texts(ms []Message) string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.Text
+	}
+	return fmt.Sprint(out)
+}

@@ -1,0 +1,18 @@
+// Package store persists agentd's accounts, API keys, agents, conversations
+// and messages in SQLite or PostgreSQL through GORM.
+//
+// It owns its error vocabulary: callers see only ErrNotFound, ErrConflict,
+// ErrDeleteProtected, ErrUnauthorized, ErrInvalid and *QuotaError (which also
+// matches ErrQuotaExceeded), each wrapped with the operation that failed.
+// No GORM or driver error ever leaves the package.
+//
+// With SQLite the store keeps one writer connection (every write and every
+// transaction goes through it, BEGIN IMMEDIATE) and a separate pool of
+// read-only connections for plain reads; WAL lets the two proceed together.
+// With PostgreSQL one pool serves both and row locks (SELECT ... FOR UPDATE)
+// keep read-modify-write transactions consistent.
+//
+// The package knows nothing about HTTP: it takes and returns its own domain
+// types (Account, APIKey, Agent, Message, ...), and every timestamp it hands
+// out is UTC with millisecond precision.
+package store

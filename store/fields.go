@@ -1,0 +1,89 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// canonicalFields copies in with every member canonicalized. A "status"
+// member is dropped: status is not a field (see UpdateAgent's status argument).
+func canonicalFields(in map[string]json.RawMessage) (map[string]json.RawMessage, error) {
+	out := make(map[string]json.RawMessage, len(in))
+	for k, v := range in {
+		if k == "status" {
+			continue
+		}
+		c, err := Canonical(v)
+		if err != nil {
+			return nil, fmt.Errorf("field %q: %w", k, err)
+		}
+		out[k] = c
+	}
+	return out, nil
+}
+
+// mergeFields replaces each member of stored present in in and returns the
+// names of the members whose value actually changed.
+func mergeFields(stored, in map[string]json.RawMessage) []string {
+	var changed []string
+	for k, v := range in {
+		if old, ok := stored[k]; ok && bytes.Equal(old, v) {
+			continue
+		}
+		stored[k] = v
+		changed = append(changed, k)
+	}
+	return changed
+}
+
+// setFields stores fields on row and derives the indexed columns from them.
+// "name" must be a non-empty string; "modelProvider" and "model" strings and
+// "deleteProtection" a boolean when present.
+func setFields(row *agentRow, fields map[string]json.RawMessage) error {
+	var name, provider, model string
+	var protect bool
+	if err := member(fields, "name", &name); err != nil {
+		return err
+	}
+	if name == "" {
+		return invalidf(`field "name" is missing or empty`)
+	}
+	if err := member(fields, "modelProvider", &provider); err != nil {
+		return err
+	}
+	if err := member(fields, "model", &model); err != nil {
+		return err
+	}
+	if err := member(fields, "deleteProtection", &protect); err != nil {
+		return err
+	}
+	enc, err := encodeJSON(fields)
+	if err != nil {
+		return invalidf("encode fields: %v", err)
+	}
+	row.Name, row.ModelProvider, row.Model, row.DeleteProtection = ctext(name), provider, model, protect
+	row.Fields = string(enc)
+	return nil
+}
+
+// member decodes fields[name] into dst when present and not null.
+func member(fields map[string]json.RawMessage, name string, dst any) error {
+	v, ok := fields[name]
+	if !ok || bytes.Equal(v, []byte("null")) {
+		return nil
+	}
+	if err := json.Unmarshal(v, dst); err != nil {
+		return invalidf("field %q: %v", name, err)
+	}
+	return nil
+}
+
+// decodeFields decodes a stored fields column.
+func decodeFields(s string) (map[string]json.RawMessage, error) {
+	fields := map[string]json.RawMessage{}
+	if err := json.Unmarshal([]byte(s), &fields); err != nil {
+		return nil, fmt.Errorf("decode stored fields: %v", err)
+	}
+	return fields, nil
+}

@@ -1,0 +1,233 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// Scope is what an API key may do.
+type Scope string
+
+// The key scopes.
+const (
+	ScopeRead  Scope = "read"  // GET requests only
+	ScopeWrite Scope = "write" // everything in the API
+)
+
+// Valid reports whether sc is a known scope.
+func (sc Scope) Valid() bool { return sc == ScopeRead || sc == ScopeWrite }
+
+// Key format.
+const (
+	// KeyPrefix starts every API key.
+	KeyPrefix = "agk_"
+	// keyRandomLen is how many base62 characters CreateKey generates.
+	keyRandomLen = 40
+	// keyMinRandomLen is the fewest base62 characters a well-formed key has.
+	keyMinRandomLen = 32
+	// keyMaxLen bounds what Authenticate bothers to hash.
+	keyMaxLen = 256
+	// KeyPrefixLen is how many leading characters of a key are kept in clear
+	// to identify it (keys list, keys revoke).
+	KeyPrefixLen = 12
+	// lastUsedEvery is how stale LastUsedAt may get before Authenticate
+	// refreshes it; it bounds the writes authentication causes.
+	lastUsedEvery = time.Minute
+)
+
+const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// APIKey describes a stored key. The key itself is never stored.
+type APIKey struct {
+	ID         string // "key_" + lowercase ULID
+	AccountID  string
+	Prefix     string // the first KeyPrefixLen characters of the key, e.g. "agk_AbCdEfGh"
+	Scope      Scope
+	CreatedAt  time.Time
+	ExpiresAt  *time.Time // nil = never
+	RevokedAt  *time.Time // nil = not revoked
+	LastUsedAt *time.Time // last successful Authenticate, to the minute; nil = never
+}
+
+// Principal is who a key authenticates.
+type Principal struct {
+	Account Account
+	Key     APIKey
+}
+
+// CreateKey makes a new key "agk_" + 40 random base62 characters for the
+// account called accountName and stores its SHA-256 and prefix. The plaintext
+// is returned once and cannot be recovered. It returns ErrNotFound for an
+// unknown account and ErrInvalid for an unknown scope or an expiry not in the
+// future.
+func (s *Store) CreateKey(ctx context.Context, accountName string, scope Scope, expiresAt *time.Time) (string, APIKey, error) {
+	t := s.now()
+	if !scope.Valid() {
+		return "", APIKey{}, wrap("create key", invalidf("unknown scope %q", scope))
+	}
+	if expiresAt != nil && !expiresAt.After(t) {
+		return "", APIKey{}, wrap("create key", invalidf("expiry %s is not in the future", expiresAt.UTC().Format(time.RFC3339)))
+	}
+	plain := KeyPrefix + randomBase62(keyRandomLen)
+	row := keyRow{
+		ID: ctext(newID("key_", t)), Prefix: ctext(plain[:KeyPrefixLen]), Hash: ctext(hashKey(plain)),
+		Scope: string(scope), CreatedAt: t, ExpiresAt: msPtr(expiresAt),
+	}
+	err := s.write(ctx, "create key", func(tx *gorm.DB) error {
+		var acct accountRow
+		if err := tx.Select("id").Take(&acct, "name = ?", accountName).Error; err != nil {
+			return err
+		}
+		row.AccountID = acct.ID
+		return tx.Create(&row).Error
+	})
+	if err != nil {
+		return "", APIKey{}, err
+	}
+	return plain, toKey(row), nil
+}
+
+// ListKeys returns the keys of the account called accountName, oldest first,
+// revoked and expired ones included. It returns ErrNotFound for an unknown account.
+func (s *Store) ListKeys(ctx context.Context, accountName string) ([]APIKey, error) {
+	db := s.read(ctx)
+	var acct accountRow
+	if err := db.Select("id").Take(&acct, "name = ?", accountName).Error; err != nil {
+		return nil, wrap("list keys", err)
+	}
+	var rows []keyRow
+	if err := db.Where("account_id = ?", acct.ID).Order("created_at, id").Find(&rows).Error; err != nil {
+		return nil, wrap("list keys", err)
+	}
+	out := make([]APIKey, len(rows))
+	for i, r := range rows {
+		out[i] = toKey(r)
+	}
+	return out, nil
+}
+
+// RevokeKey revokes the key whose prefix is prefix and returns it. Revoking
+// a revoked key changes nothing. It returns ErrNotFound if no key has that
+// prefix and ErrConflict if several do.
+func (s *Store) RevokeKey(ctx context.Context, prefix string) (APIKey, error) {
+	var out APIKey
+	err := s.write(ctx, "revoke key", func(tx *gorm.DB) error {
+		var rows []keyRow
+		if err := tx.Where("prefix = ?", prefix).Limit(2).Find(&rows).Error; err != nil {
+			return err
+		}
+		switch len(rows) {
+		case 0:
+			return ErrNotFound
+		case 2:
+			return ErrConflict
+		}
+		row := rows[0]
+		if row.RevokedAt == nil {
+			t := s.now()
+			row.RevokedAt = &t
+			if err := tx.Model(&keyRow{}).Where("id = ?", row.ID).Update("revoked_at", t).Error; err != nil {
+				return err
+			}
+		}
+		out = toKey(row)
+		return nil
+	})
+	return out, err
+}
+
+// Authenticate returns who the key plaintext belongs to. It returns
+// ErrUnauthorized when the key is malformed (not "agk_" + at least 32 base62
+// characters), unknown, revoked or expired. The lookup is one indexed read
+// by hash; nothing is cached, so a revocation takes effect at once.
+func (s *Store) Authenticate(ctx context.Context, plaintext string) (Principal, error) {
+	if !wellFormedKey(plaintext) {
+		return Principal{}, wrap("authenticate", ErrUnauthorized)
+	}
+	db := s.read(ctx)
+	var key keyRow
+	if err := db.Take(&key, "hash = ?", hashKey(plaintext)).Error; err != nil {
+		if isNotFound(err) {
+			err = ErrUnauthorized
+		}
+		return Principal{}, wrap("authenticate", err)
+	}
+	t := s.now()
+	if key.RevokedAt != nil || (key.ExpiresAt != nil && !key.ExpiresAt.After(t)) {
+		return Principal{}, wrap("authenticate", ErrUnauthorized)
+	}
+	var acct accountRow
+	if err := db.Take(&acct, "id = ?", key.AccountID).Error; err != nil {
+		if isNotFound(err) {
+			err = ErrUnauthorized
+		}
+		return Principal{}, wrap("authenticate", err)
+	}
+	if err := s.touchKey(ctx, &key, t); err != nil {
+		return Principal{}, err
+	}
+	return Principal{Account: toAccount(acct), Key: toKey(key)}, nil
+}
+
+// touchKey records that key was used at t, at most once per lastUsedEvery.
+func (s *Store) touchKey(ctx context.Context, key *keyRow, t time.Time) error {
+	if key.LastUsedAt != nil && t.Sub(*key.LastUsedAt) < lastUsedEvery {
+		return nil
+	}
+	err := s.w.WithContext(ctx).Model(&keyRow{}).Where("id = ?", key.ID).
+		Update("last_used_at", t).Error
+	if err != nil {
+		return wrap("authenticate: record use", err)
+	}
+	key.LastUsedAt = &t
+	return nil
+}
+
+// wellFormedKey reports whether k looks like an API key.
+func wellFormedKey(k string) bool {
+	rest, ok := strings.CutPrefix(k, KeyPrefix)
+	if !ok || len(rest) < keyMinRandomLen || len(k) > keyMaxLen {
+		return false
+	}
+	for i := 0; i < len(rest); i++ {
+		if strings.IndexByte(base62, rest[i]) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// hashKey is the stored form of a key: hex SHA-256.
+func hashKey(k string) string {
+	sum := sha256.Sum256([]byte(k))
+	return hex.EncodeToString(sum[:])
+}
+
+// randomBase62 returns n uniformly random base62 characters from crypto/rand.
+func randomBase62(n int) string {
+	out := make([]byte, 0, n)
+	buf := make([]byte, n*2)
+	for len(out) < n {
+		_, _ = rand.Read(buf) // never fails (crypto/rand crashes the program instead)
+		for _, b := range buf {
+			if b < 248 && len(out) < n { // 248 = 4*62: rejecting the rest avoids modulo bias
+				out = append(out, base62[b%62])
+			}
+		}
+	}
+	return string(out)
+}
+
+func toKey(r keyRow) APIKey {
+	return APIKey{
+		ID: string(r.ID), AccountID: string(r.AccountID), Prefix: string(r.Prefix), Scope: Scope(r.Scope),
+		CreatedAt: utc(r.CreatedAt), ExpiresAt: utcPtr(r.ExpiresAt), RevokedAt: utcPtr(r.RevokedAt),
+		LastUsedAt: utcPtr(r.LastUsedAt),
+	}
+}

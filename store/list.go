@@ -1,0 +1,89 @@
+package store
+
+import (
+	"context"
+
+	"gorm.io/gorm"
+)
+
+// SortField is what ListAgents orders by.
+type SortField string
+
+// The sort fields of ListAgents.
+const (
+	SortCreatedAt SortField = "createdAt"
+	SortName      SortField = "name"
+	SortStatus    SortField = "status"
+)
+
+// DefaultPageLimit is the page size of a ListQuery without a Limit.
+const DefaultPageLimit = 20
+
+// sortColumns maps sort fields to columns; each is the second column of an
+// (account_id, column, id) index, so a page is an index range scan.
+var sortColumns = map[SortField]string{
+	SortCreatedAt: "created_at",
+	SortName:      "name",
+	SortStatus:    "status",
+}
+
+// ListQuery selects a page of agents.
+type ListQuery struct {
+	Page   int       // 1-based; < 1 means 1
+	Limit  int       // page size; < 1 means DefaultPageLimit
+	Status Status    // "" = every status
+	SortBy SortField // "" = SortCreatedAt
+	Desc   bool      // descending, ties broken by id descending too
+}
+
+// ListAgents returns one page of the agents of account accountID and the
+// number of agents matching q.Status. Ties in the sort column are broken by
+// id in the same direction. A page past the end is empty, not an error. An
+// unknown SortBy is ErrInvalid.
+func (s *Store) ListAgents(ctx context.Context, accountID string, q ListQuery) ([]Agent, int64, error) {
+	q = normalizeListQuery(q)
+	col, ok := sortColumns[q.SortBy]
+	if !ok {
+		return nil, 0, wrap("list agents", invalidf("unknown sort field %q", q.SortBy))
+	}
+	db := s.read(ctx).Model(&agentRow{}).Where("account_id = ?", accountID)
+	if q.Status != "" {
+		db = db.Where("status = ?", string(q.Status))
+	}
+	db = db.Session(&gorm.Session{}) // reusable: Count and Find each clone it
+	var total int64
+	if err := db.Count(&total).Error; err != nil {
+		return nil, 0, wrap("list agents", err)
+	}
+	dir := " ASC"
+	if q.Desc {
+		dir = " DESC"
+	}
+	var rows []agentRow
+	err := db.Order(col + dir).Order("id" + dir).
+		Offset((q.Page - 1) * q.Limit).Limit(q.Limit).Find(&rows).Error
+	if err != nil {
+		return nil, 0, wrap("list agents", err)
+	}
+	agents := make([]Agent, len(rows))
+	for i, r := range rows {
+		if agents[i], err = toAgent(r); err != nil {
+			return nil, 0, wrap("list agents", err)
+		}
+	}
+	return agents, total, nil
+}
+
+// normalizeListQuery applies the defaults of ListQuery.
+func normalizeListQuery(q ListQuery) ListQuery {
+	if q.Page < 1 {
+		q.Page = 1
+	}
+	if q.Limit < 1 {
+		q.Limit = DefaultPageLimit
+	}
+	if q.SortBy == "" {
+		q.SortBy = SortCreatedAt
+	}
+	return q
+}

@@ -1,0 +1,150 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// listFixture creates agents with tied names, statuses and creation times
+// in one account, plus one agent in another account.
+func listFixture(t *testing.T, s *Store) (string, []Agent) {
+	t.Helper()
+	ctx := context.Background()
+	clock := withClock(s)
+	acct := mustAccount(t, s, "acme")
+	other := mustAccount(t, s, "other")
+	mustAgent(t, s, other.ID, "intruder")
+	var agents []Agent
+	for i, name := range []string{"bob", "alice", "carol", "alice", "dave", "Bob", "eve"} {
+		if i%2 == 0 {
+			clock.add(time.Millisecond) // pairs share a creation time
+		}
+		agents = append(agents, mustAgent(t, s, acct.ID, name))
+	}
+	inactive := StatusInactive
+	for _, i := range []int{1, 4, 6} {
+		a, _, err := s.UpdateAgent(ctx, acct.ID, agents[i].ID, nil, &inactive)
+		mustOK(t, err)
+		agents[i] = a
+	}
+	mustOK(t, s.MarkAgentError(ctx, agents[2].ID, "rate limited", clock.now().Add(time.Minute)))
+	agents[2].Status = StatusError
+	return acct.ID, agents
+}
+
+// expectedOrder sorts agents the way ListAgents must.
+func expectedOrder(agents []Agent, by SortField, desc bool) []string {
+	sorted := append([]Agent(nil), agents...)
+	key := func(a Agent) string {
+		switch by {
+		case SortName:
+			return a.Name
+		case SortStatus:
+			return string(a.Status)
+		}
+		return a.CreatedAt.Format("2006-01-02T15:04:05.000")
+	}
+	sort.Slice(sorted, func(i, j int) bool {
+		ki, kj := key(sorted[i]), key(sorted[j])
+		if ki == kj {
+			ki, kj = sorted[i].ID, sorted[j].ID
+		}
+		if desc {
+			return ki > kj
+		}
+		return ki < kj
+	})
+	ids := make([]string, len(sorted))
+	for i, a := range sorted {
+		ids[i] = a.ID
+	}
+	return ids
+}
+
+func TestListAgentsSortAndPaginate(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		accountID, agents := listFixture(t, s)
+		for _, by := range []SortField{SortCreatedAt, SortName, SortStatus} {
+			for _, desc := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s desc=%v", by, desc), func(t *testing.T) {
+					want := expectedOrder(agents, by, desc)
+					var got []string
+					for page := 1; page <= 3; page++ {
+						list, total, err := s.ListAgents(ctx, accountID, ListQuery{Page: page, Limit: 3, SortBy: by, Desc: desc})
+						mustOK(t, err)
+						if total != 7 {
+							t.Errorf("total = %d, want 7", total)
+						}
+						for _, a := range list {
+							got = append(got, a.ID)
+						}
+					}
+					if fmt.Sprint(got) != fmt.Sprint(want) {
+						t.Errorf("order\n got  %v\n want %v", got, want)
+					}
+				})
+			}
+		}
+	})
+}
+
+func TestListAgentsFilterAndBounds(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		accountID, agents := listFixture(t, s)
+		for st, n := range map[Status]int{StatusActive: 3, StatusInactive: 3, StatusError: 1} {
+			list, total, err := s.ListAgents(ctx, accountID, ListQuery{Status: st, Limit: 2})
+			mustOK(t, err)
+			if total != int64(n) || len(list) != min(n, 2) {
+				t.Errorf("status %s: %d agents, total %d; want total %d", st, len(list), total, n)
+			}
+			for _, a := range list {
+				if a.Status != st {
+					t.Errorf("status %s filter returned %s", st, a.Status)
+				}
+			}
+		}
+		list, total, err := s.ListAgents(ctx, accountID, ListQuery{Page: 5, Limit: 3})
+		mustOK(t, err)
+		if list == nil || len(list) != 0 || total != 7 {
+			t.Errorf("page past the end: %v, total %d", list, total)
+		}
+		list, total, err = s.ListAgents(ctx, accountID, ListQuery{})
+		mustOK(t, err)
+		if len(list) != 7 || total != 7 || list[0].ID != expectedOrder(agents, SortCreatedAt, false)[0] {
+			t.Errorf("defaults: %d agents, total %d", len(list), total)
+		}
+		if list[0].Fields["name"] == nil {
+			t.Error("listed agents lack their fields")
+		}
+		list, total, err = s.ListAgents(ctx, "acct_nobody", ListQuery{})
+		mustOK(t, err)
+		if len(list) != 0 || total != 0 {
+			t.Errorf("empty account: %d agents, total %d", len(list), total)
+		}
+		_, _, err = s.ListAgents(ctx, accountID, ListQuery{SortBy: "model"})
+		wantErr(t, err, ErrInvalid)
+	})
+}
+
+func TestListAgentsUsesIndexes(t *testing.T) {
+	s := newSQLite(t)
+	for _, col := range []string{"created_at", "name", "status"} {
+		var plan []struct {
+			ID, Parent, Notused int
+			Detail              string
+		}
+		q := fmt.Sprintf("EXPLAIN QUERY PLAN SELECT * FROM agents WHERE account_id = 'a' ORDER BY %s DESC, id DESC LIMIT 20 OFFSET 40", col)
+		mustOK(t, s.r.Raw(q).Scan(&plan).Error)
+		text := fmt.Sprint(plan)
+		t.Logf("sort by %s: %s", col, text)
+		if !strings.Contains(text, "USING INDEX idx_agents_account_") || strings.Contains(text, "TEMP B-TREE") {
+			t.Errorf("sort by %s does not use its index: %s", col, text)
+		}
+	}
+}

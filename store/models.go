@@ -1,0 +1,110 @@
+package store
+
+import (
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/schema"
+)
+
+// ctext is a text column that compares byte-wise on every backend (COLLATE
+// "C" on PostgreSQL, SQLite's default BINARY), so ORDER BY and the indexes
+// give the same order on SQLite and PostgreSQL whatever the database locale.
+type ctext string
+
+// GormDBDataType gives the column type per dialect.
+func (ctext) GormDBDataType(db *gorm.DB, _ *schema.Field) string {
+	if db.Dialector.Name() == "postgres" {
+		return `text COLLATE "C"`
+	}
+	return "text"
+}
+
+// accountRow is a row of accounts.
+type accountRow struct {
+	ID                 ctext     `gorm:"primaryKey"`
+	Name               ctext     `gorm:"not null;uniqueIndex:idx_accounts_name"`
+	Tier               string    `gorm:"not null"`
+	RPM                int       `gorm:"column:rpm;not null"`
+	EndpointMultiplier int       `gorm:"not null"`
+	AgentQuota         int       `gorm:"not null"`
+	CreatedAt          time.Time `gorm:"not null;autoCreateTime:false"`
+
+	Keys   []keyRow   `gorm:"foreignKey:AccountID;constraint:OnDelete:CASCADE"`
+	Agents []agentRow `gorm:"foreignKey:AccountID;constraint:OnDelete:CASCADE"`
+}
+
+// TableName names the table.
+func (accountRow) TableName() string { return "accounts" }
+
+// keyRow is a row of api_keys. Only the SHA-256 of the key is kept.
+type keyRow struct {
+	ID         ctext     `gorm:"primaryKey"`
+	AccountID  ctext     `gorm:"not null;index:idx_api_keys_account"`
+	Prefix     ctext     `gorm:"not null;index:idx_api_keys_prefix"`
+	Hash       ctext     `gorm:"not null;uniqueIndex:idx_api_keys_hash"`
+	Scope      string    `gorm:"not null"`
+	CreatedAt  time.Time `gorm:"not null;autoCreateTime:false"`
+	ExpiresAt  *time.Time
+	RevokedAt  *time.Time
+	LastUsedAt *time.Time
+}
+
+// TableName names the table.
+func (keyRow) TableName() string { return "api_keys" }
+
+// agentRow is a row of agents. Fields is the canonical JSON object of the
+// agent's members; Name, ModelProvider, Model and DeleteProtection are derived
+// from it on every write. Metrics live here as counters and error periods.
+type agentRow struct {
+	ID                 ctext  `gorm:"primaryKey;index:idx_agents_account_created,priority:3;index:idx_agents_account_name,priority:3;index:idx_agents_account_status,priority:3"`
+	AccountID          ctext  `gorm:"not null;index:idx_agents_account_created,priority:1;index:idx_agents_account_name,priority:1;index:idx_agents_account_status,priority:1"`
+	Name               ctext  `gorm:"not null;index:idx_agents_account_name,priority:2"`
+	ModelProvider      string `gorm:"not null"`
+	Model              string `gorm:"not null"`
+	DeleteProtection   bool   `gorm:"not null"`
+	Status             ctext  `gorm:"not null;index:idx_agents_account_status,priority:2"`
+	StatusReason       string `gorm:"not null"`
+	RetryAt            *time.Time
+	Fields             string     `gorm:"type:text;not null"`
+	CreatedAt          time.Time  `gorm:"not null;autoCreateTime:false;index:idx_agents_account_created,priority:2"`
+	UpdatedAt          time.Time  `gorm:"not null;autoUpdateTime:false"`
+	TotalMessages      int64      `gorm:"not null"`
+	TotalConversations int64      `gorm:"not null"`
+	ErrorSince         *time.Time // start of the current error period
+	ErrorMillis        int64      `gorm:"not null"` // closed error periods, summed
+
+	Conversations []conversationRow `gorm:"foreignKey:AgentID;constraint:OnDelete:CASCADE"`
+}
+
+// TableName names the table.
+func (agentRow) TableName() string { return "agents" }
+
+// conversationRow is a row of conversations: one per agent and key.
+type conversationRow struct {
+	ID        ctext     `gorm:"primaryKey"`
+	AgentID   ctext     `gorm:"not null;uniqueIndex:idx_conversations_agent_key,priority:1"`
+	Key       ctext     `gorm:"not null;uniqueIndex:idx_conversations_agent_key,priority:2"`
+	CreatedAt time.Time `gorm:"not null;autoCreateTime:false"`
+
+	Messages []messageRow `gorm:"foreignKey:ConversationID;constraint:OnDelete:CASCADE"`
+}
+
+// TableName names the table.
+func (conversationRow) TableName() string { return "conversations" }
+
+// messageRow is a row of messages.
+type messageRow struct {
+	ID               ctext     `gorm:"primaryKey;index:idx_messages_conversation_created,priority:3"`
+	ConversationID   ctext     `gorm:"not null;index:idx_messages_conversation_created,priority:1"`
+	Role             string    `gorm:"not null"`
+	UserID           string    `gorm:"not null"`
+	Text             string    `gorm:"type:text;not null"`
+	Model            string    `gorm:"not null"`
+	PromptTokens     int       `gorm:"not null"`
+	CompletionTokens int       `gorm:"not null"`
+	CreatedAt        time.Time `gorm:"not null;autoCreateTime:false;index:idx_messages_conversation_created,priority:2"`
+}
+
+// TableName names the table.
+func (messageRow) TableName() string { return "messages" }

@@ -1,0 +1,250 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+	"gorm.io/driver/postgres"
+	"gorm.io/driver/sqlite"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+)
+
+// sqliteWriterParams are the connection parameters of the SQLite writer:
+// WAL so readers never block it, a busy timeout for other processes (the
+// agentd CLI), BEGIN IMMEDIATE so read-then-write transactions never fail
+// with "database is locked", and enforced foreign keys.
+const sqliteWriterParams = "_journal_mode=WAL&_busy_timeout=5000&_txlock=immediate&_foreign_keys=1"
+
+// sqliteReaderParams are the parameters of the SQLite read pool. The journal
+// mode is persistent (set by the writer); query_only guards against a write
+// reaching a reader by mistake.
+const sqliteReaderParams = "_busy_timeout=5000&_txlock=deferred&_foreign_keys=1&_query_only=1"
+
+// migrateLockKey is the PostgreSQL advisory lock that serializes schema
+// migrations of replicas starting together.
+const migrateLockKey = 0x61676e7464 // "agntd"
+
+// Store is agentd's persistence. It is safe for concurrent use.
+type Store struct {
+	w        *gorm.DB // writes and transactions
+	r        *gorm.DB // plain reads; the same as w unless SQLite on a file
+	postgres bool
+	now      func() time.Time // current time, UTC, millisecond precision
+}
+
+// Open opens the database named by dsn and migrates its schema. A dsn that
+// starts with postgres:// or postgresql:// is PostgreSQL; anything else is a
+// SQLite file path or "file:" URI. An empty dsn is ErrInvalid.
+func Open(ctx context.Context, dsn string) (*Store, error) {
+	if strings.TrimSpace(dsn) == "" {
+		return nil, wrap("open", invalidf("empty database name"))
+	}
+	s := &Store{now: now}
+	var err error
+	if isPostgres(dsn) {
+		err = s.openPostgres(ctx, dsn)
+	} else {
+		err = s.openSQLite(ctx, dsn)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// isPostgres reports whether dsn names a PostgreSQL database.
+func isPostgres(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+}
+
+// now is the default clock: UTC, truncated to the millisecond so that what
+// is stored reads back equal.
+func now() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
+
+// gormConfig is the GORM configuration shared by every connection pool.
+func gormConfig() *gorm.Config {
+	return &gorm.Config{
+		Logger:                 logger.Discard,
+		NowFunc:                now,
+		TranslateError:         true,
+		SkipDefaultTransaction: true,
+	}
+}
+
+func (s *Store) openPostgres(ctx context.Context, dsn string) error {
+	db, err := gorm.Open(postgres.Open(dsn), gormConfig())
+	if err != nil {
+		return wrap("open postgres", err)
+	}
+	s.w, s.r, s.postgres = db, db, true
+	if err := s.migrate(ctx); err != nil {
+		_ = s.Close()
+		return err
+	}
+	return nil
+}
+
+func (s *Store) openSQLite(ctx context.Context, dsn string) error {
+	w, err := openSQLitePool(withParams(dsn, sqliteWriterParams), 1)
+	if err != nil {
+		return wrap("open sqlite writer", err)
+	}
+	s.w, s.r = w, w
+	if err := s.migrate(ctx); err != nil {
+		_ = s.Close()
+		return err
+	}
+	if isMemory(dsn) {
+		return nil // a second pool would see another, empty database
+	}
+	r, err := openSQLitePool(withParams(dsn, sqliteReaderParams), max(4, runtime.NumCPU()))
+	if err != nil {
+		_ = s.Close()
+		return wrap("open sqlite reader", err)
+	}
+	s.r = r
+	return nil
+}
+
+// openSQLitePool opens a SQLite pool of at most conns connections that are
+// never closed for idleness.
+func openSQLitePool(dsn string, conns int) (*gorm.DB, error) {
+	db, err := gorm.Open(sqlite.Open(dsn), gormConfig())
+	if err != nil {
+		return nil, err
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, err
+	}
+	sqlDB.SetMaxOpenConns(conns)
+	sqlDB.SetMaxIdleConns(conns)
+	sqlDB.SetConnMaxLifetime(0)
+	sqlDB.SetConnMaxIdleTime(0)
+	return db, nil
+}
+
+// withParams appends query parameters to a SQLite dsn. Parameters already in
+// dsn come first and therefore win.
+func withParams(dsn, params string) string {
+	if strings.Contains(dsn, "?") {
+		return dsn + "&" + params
+	}
+	return dsn + "?" + params
+}
+
+// isMemory reports whether dsn is an in-memory SQLite database.
+func isMemory(dsn string) bool {
+	return strings.HasPrefix(dsn, ":memory:") || strings.HasPrefix(dsn, "file::memory:") ||
+		strings.Contains(dsn, "mode=memory")
+}
+
+// models lists every table, parents first.
+func models() []any {
+	return []any{&accountRow{}, &keyRow{}, &agentRow{}, &conversationRow{}, &messageRow{}}
+}
+
+// migrate creates or updates the schema. On PostgreSQL it runs in one
+// transaction under an advisory lock so replicas starting together do not race.
+func (s *Store) migrate(ctx context.Context) error {
+	db := s.w.WithContext(ctx)
+	if !s.postgres {
+		return wrap("migrate", db.AutoMigrate(models()...))
+	}
+	return wrap("migrate", db.Transaction(func(tx *gorm.DB) error {
+		if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", migrateLockKey).Error; err != nil {
+			return err
+		}
+		return tx.AutoMigrate(models()...)
+	}))
+}
+
+// Close closes every connection pool.
+func (s *Store) Close() error {
+	var errs []error
+	if s.r != nil && s.r != s.w {
+		errs = append(errs, closeDB(s.r))
+	}
+	if s.w != nil {
+		errs = append(errs, closeDB(s.w))
+	}
+	return wrap("close", errors.Join(errs...))
+}
+
+func closeDB(db *gorm.DB) error {
+	sqlDB, err := db.DB()
+	if err != nil {
+		return err
+	}
+	return sqlDB.Close()
+}
+
+// Ping checks that the database answers, on every pool.
+func (s *Store) Ping(ctx context.Context) error {
+	for _, db := range []*gorm.DB{s.r, s.w} {
+		sqlDB, err := db.DB()
+		if err != nil {
+			return wrap("ping", err)
+		}
+		if err := sqlDB.PingContext(ctx); err != nil {
+			return wrap("ping", err)
+		}
+	}
+	return nil
+}
+
+// read returns the pool for plain reads, bound to ctx.
+func (s *Store) read(ctx context.Context) *gorm.DB { return s.r.WithContext(ctx) }
+
+// write runs fn in one transaction on the writer and translates its error.
+func (s *Store) write(ctx context.Context, op string, fn func(tx *gorm.DB) error) error {
+	return wrap(op, s.w.WithContext(ctx).Transaction(fn))
+}
+
+// idEntropy makes ULIDs from crypto/rand, monotonic within a millisecond so
+// that ids made in sequence in one process sort in that order; the first id
+// of each millisecond has 80 fresh random bits, the next ones add a random
+// 32-bit increment. idMu guards it.
+var (
+	idMu      sync.Mutex
+	idEntropy = ulid.Monotonic(rand.Reader, 0)
+)
+
+// newID returns prefix + a lowercase ULID of t: time-sortable and unguessable.
+func newID(prefix string, t time.Time) string {
+	idMu.Lock()
+	id, err := ulid.New(ulid.Timestamp(t), idEntropy)
+	idMu.Unlock()
+	if err != nil { // the millisecond's increments overflowed: start afresh
+		id = ulid.MustNew(ulid.Timestamp(t), rand.Reader)
+	}
+	return prefix + strings.ToLower(id.String())
+}
+
+// utc normalizes a time read from the database.
+func utc(t time.Time) time.Time { return t.UTC() }
+
+// utcPtr normalizes an optional time read from the database.
+func utcPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+// msPtr truncates an optional caller-supplied time to stored precision.
+func msPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC().Truncate(time.Millisecond)
+	return &u
+}

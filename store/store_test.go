@@ -1,0 +1,82 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+)
+
+func TestOpenRejectsEmptyDSN(t *testing.T) {
+	_, err := Open(context.Background(), " ")
+	wantErr(t, err, ErrInvalid)
+}
+
+func TestOpenTwiceMigratesIdempotently(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "a.db")
+		s := openSQLiteAt(t, path)
+		mustAccount(t, s, "one")
+		mustOK(t, s.Close())
+		s2 := openSQLiteAt(t, path)
+		if _, err := s2.AccountByName(context.Background(), "one"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("postgres", func(t *testing.T) {
+		dsn := newPostgresDB(t)
+		for i := 0; i < 2; i++ {
+			s, err := Open(context.Background(), dsn)
+			if err != nil {
+				t.Fatalf("open #%d: %v", i+1, err)
+			}
+			mustOK(t, s.Ping(context.Background()))
+			mustOK(t, s.Close())
+		}
+	})
+}
+
+func TestOpenFileURIAndMemory(t *testing.T) {
+	for _, dsn := range []string{
+		"file:" + filepath.Join(t.TempDir(), "u.db") + "?cache=private",
+		":memory:",
+	} {
+		s, err := Open(context.Background(), dsn)
+		if err != nil {
+			t.Fatalf("open %s: %v", dsn, err)
+		}
+		mustOK(t, s.Ping(context.Background()))
+		a := mustAccount(t, s, "acme")
+		mustAgent(t, s, a.ID, "x")
+		if _, err := s.AccountByName(context.Background(), "acme"); err != nil {
+			t.Fatalf("%s: read after write: %v", dsn, err)
+		}
+		mustOK(t, s.Close())
+	}
+}
+
+func TestReaderIsReadOnly(t *testing.T) {
+	s := newSQLite(t)
+	if s.r == s.w {
+		t.Fatal("sqlite file store has no separate reader pool")
+	}
+	err := s.r.Exec("INSERT INTO accounts (id, name, tier, rpm, endpoint_multiplier, agent_quota, created_at) VALUES ('a','b','standard',0,0,1,'2026-01-01')").Error
+	if err == nil {
+		t.Fatal("write through the reader pool succeeded")
+	}
+}
+
+func TestCanceledContext(t *testing.T) {
+	s := newSQLite(t)
+	acct := mustAccount(t, s, "acme")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := s.GetAgent(ctx, acct.ID, "agent_x")
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("read: %v, want context.Canceled", err)
+	}
+	_, err = s.CreateAgent(ctx, Agent{AccountID: acct.ID, Fields: fields(t, "name", "a")}, 5)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("write: %v, want context.Canceled", err)
+	}
+}

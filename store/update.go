@@ -1,0 +1,150 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// UpdateAgent replaces each member of fields whole in the agent id of
+// account accountID (fields are canonicalized again, so key order and
+// spacing never count as a change) and sets its status when status is not
+// nil. In one transaction it compares each member with the stored one and
+// returns, sorted, the names of the members whose value actually changed,
+// "status" included. UpdatedAt moves only when something changed. Leaving
+// error (for example status active) clears the reason and RetryAt and closes
+// the error period counted against uptime. A "status" member of fields is
+// ignored. It returns ErrNotFound for a missing agent or another account's,
+// and ErrInvalid for bad fields or an unknown status.
+func (s *Store) UpdateAgent(ctx context.Context, accountID, id string, fields map[string]json.RawMessage, status *Status) (Agent, []string, error) {
+	in, err := canonicalFields(fields)
+	if err != nil {
+		return Agent{}, nil, wrap("update agent", err)
+	}
+	if status != nil && !status.Valid() {
+		return Agent{}, nil, wrap("update agent", invalidf("unknown status %q", *status))
+	}
+	var out Agent
+	changes := []string{}
+	err = s.write(ctx, "update agent", func(tx *gorm.DB) error {
+		row, err := lockAgent(tx, "id = ? AND account_id = ?", id, accountID)
+		if err != nil {
+			return err
+		}
+		stored, err := decodeFields(row.Fields)
+		if err != nil {
+			return err
+		}
+		changes = append(changes, mergeFields(stored, in)...)
+		t := s.now()
+		if status != nil && transition(&row, *status, t) {
+			changes = append(changes, "status")
+		}
+		sort.Strings(changes)
+		if len(changes) > 0 {
+			row.UpdatedAt = t
+			if err := setFields(&row, stored); err != nil {
+				return err
+			}
+			if err := saveAgent(tx, &row); err != nil {
+				return err
+			}
+		}
+		out = toAgentFields(row, stored)
+		return nil
+	})
+	if err != nil {
+		return Agent{}, nil, err
+	}
+	return out, changes, nil
+}
+
+// MarkAgentError puts the agent into error with reason and the end of its
+// cool-down, opening an error period unless one is open; an agent already in
+// error gets the new reason and retryAt. UpdatedAt does not move: it tracks
+// configuration changes. It returns ErrNotFound for a missing agent.
+func (s *Store) MarkAgentError(ctx context.Context, agentID, reason string, retryAt time.Time) error {
+	return s.write(ctx, "mark agent error", func(tx *gorm.DB) error {
+		row, err := lockAgent(tx, "id = ?", agentID)
+		if err != nil {
+			return err
+		}
+		transition(&row, StatusError, s.now())
+		row.StatusReason = reason
+		row.RetryAt = nil
+		if !retryAt.IsZero() {
+			row.RetryAt = msPtr(&retryAt)
+		}
+		return saveStatus(tx, &row)
+	})
+}
+
+// MarkAgentRecovered returns an agent in error to active, closing its error
+// period. It does nothing to an agent in another state. It returns
+// ErrNotFound for a missing agent.
+func (s *Store) MarkAgentRecovered(ctx context.Context, agentID string) error {
+	return s.write(ctx, "mark agent recovered", func(tx *gorm.DB) error {
+		row, err := lockAgent(tx, "id = ?", agentID)
+		if err != nil {
+			return err
+		}
+		if Status(row.Status) != StatusError {
+			return nil
+		}
+		transition(&row, StatusActive, s.now())
+		return saveStatus(tx, &row)
+	})
+}
+
+// transition moves row to status to at t and reports whether it changed.
+// Leaving error closes the error period and clears its reason and cool-down;
+// entering error opens a period.
+func transition(row *agentRow, to Status, t time.Time) bool {
+	from := Status(row.Status)
+	if from == to {
+		return false
+	}
+	if from == StatusError {
+		if row.ErrorSince != nil {
+			row.ErrorMillis += max(0, t.Sub(*row.ErrorSince).Milliseconds())
+		}
+		row.ErrorSince, row.RetryAt, row.StatusReason = nil, nil, ""
+	}
+	if to == StatusError {
+		row.ErrorSince = &t
+	}
+	row.Status = ctext(to)
+	return true
+}
+
+// saveStatus writes the status columns of row.
+func saveStatus(tx *gorm.DB, row *agentRow) error {
+	return tx.Model(&agentRow{}).Where("id = ?", row.ID).Updates(statusColumns(row)).Error
+}
+
+// saveAgent writes every mutable column of row.
+func saveAgent(tx *gorm.DB, row *agentRow) error {
+	cols := statusColumns(row)
+	cols["name"] = row.Name
+	cols["model_provider"] = row.ModelProvider
+	cols["model"] = row.Model
+	cols["delete_protection"] = row.DeleteProtection
+	cols["fields"] = row.Fields
+	cols["updated_at"] = row.UpdatedAt
+	return tx.Model(&agentRow{}).Where("id = ?", row.ID).Updates(cols).Error
+}
+
+// statusColumns are the columns a status change writes. Updates with a map
+// writes zero values and NULLs too, unlike Updates with a struct.
+func statusColumns(row *agentRow) map[string]any {
+	return map[string]any{
+		"status":        row.Status,
+		"status_reason": row.StatusReason,
+		"retry_at":      row.RetryAt,
+		"error_since":   row.ErrorSince,
+		"error_millis":  row.ErrorMillis,
+	}
+}

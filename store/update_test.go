@@ -1,0 +1,93 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+)
+
+func TestUpdateAgentChanges(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		clock := withClock(s)
+		acct := mustAccount(t, s, "acme")
+		a := mustAgent(t, s, acct.ID, "eliza",
+			"personality", map[string]any{"tone": "warm", "traits": []string{"kind", "curious"}},
+			"bio", []string{"<b>born</b> & raised"}, "modelSettings", json.RawMessage(`{"temperature":0.70}`))
+
+		clock.add(time.Second)
+		same := map[string]json.RawMessage{
+			"personality":   json.RawMessage(`{ "traits": ["kind","curious"],  "tone":"warm" }`),
+			"bio":           json.RawMessage(`["\u003cb\u003eborn\u003c/b\u003e \u0026 raised"]`),
+			"modelSettings": json.RawMessage(`{"temperature": 0.70}`),
+			"name":          json.RawMessage(`"eliza"`),
+		}
+		active := StatusActive
+		u, changes, err := s.UpdateAgent(ctx, acct.ID, a.ID, same, &active)
+		mustOK(t, err)
+		if len(changes) != 0 || changes == nil {
+			t.Errorf("unchanged values reported as changes: %#v", changes)
+		}
+		if !u.UpdatedAt.Equal(a.UpdatedAt) {
+			t.Errorf("updatedAt moved to %v without a change", u.UpdatedAt)
+		}
+		got, err := s.GetAgent(ctx, acct.ID, a.ID)
+		mustOK(t, err)
+		if !got.UpdatedAt.Equal(a.UpdatedAt) {
+			t.Errorf("stored updatedAt moved to %v without a change", got.UpdatedAt)
+		}
+
+		clock.add(time.Second)
+		inactive := StatusInactive
+		u, changes, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t,
+			"name", "Eliza II", "model", "gpt-4o", "lore", []string{"new"}, "bio", []string{"<b>born</b> & raised"},
+			"deleteProtection", true), &inactive)
+		mustOK(t, err)
+		if fmt.Sprint(changes) != "[deleteProtection lore model name status]" {
+			t.Errorf("changes = %v", changes)
+		}
+		if !u.UpdatedAt.Equal(clock.now()) || u.Name != "Eliza II" || u.Model != "gpt-4o" ||
+			!u.DeleteProtection || u.Status != StatusInactive || !u.CreatedAt.Equal(a.CreatedAt) {
+			t.Errorf("updated agent = %+v", u)
+		}
+		got, err = s.GetAgent(ctx, acct.ID, a.ID)
+		mustOK(t, err)
+		if got.Name != "Eliza II" || got.Status != StatusInactive || !got.DeleteProtection ||
+			string(got.Fields["lore"]) != `["new"]` || string(got.Fields["personality"]) != string(a.Fields["personality"]) ||
+			!got.UpdatedAt.Equal(clock.now()) {
+			t.Errorf("stored agent = %+v", got)
+		}
+		list, _, err := s.ListAgents(ctx, acct.ID, ListQuery{SortBy: SortName})
+		mustOK(t, err)
+		if list[0].Name != "Eliza II" {
+			t.Errorf("name column not derived on update: %q", list[0].Name)
+		}
+		_, changes, err = s.UpdateAgent(ctx, acct.ID, a.ID, nil, &inactive)
+		mustOK(t, err)
+		if len(changes) != 0 {
+			t.Errorf("same status reported as a change: %v", changes)
+		}
+	})
+}
+
+func TestUpdateAgentRejects(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		acct := mustAccount(t, s, "acme")
+		a := mustAgent(t, s, acct.ID, "eliza")
+		bogus := Status("sleeping")
+		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, nil, &bogus)
+		wantErr(t, err, ErrInvalid)
+		_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "name", ""), nil)
+		wantErr(t, err, ErrInvalid)
+		_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, map[string]json.RawMessage{"bio": json.RawMessage(`[`)}, nil)
+		wantErr(t, err, ErrInvalid)
+		got, err := s.GetAgent(ctx, acct.ID, a.ID)
+		mustOK(t, err)
+		if got.Name != "eliza" {
+			t.Errorf("rejected update was stored: %+v", got)
+		}
+	})
+}
