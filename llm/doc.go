@@ -1,0 +1,45 @@
+// Package llm talks to the model providers agentd supports (openai,
+// anthropic, groq, google and ollama) and builds the system prompt from an
+// agent's character.
+//
+// llm knows nothing about HTTP servers, the API or the store, and it never
+// reads the environment: cmd/agentd fills a [Config] and passes it to [New].
+// The subpackage llmtest provides local servers speaking each provider's
+// wire format, for this package's tests and the server's.
+//
+// # Calls
+//
+// [Client.Generate] and [Client.Stream] use the real langchaingo clients
+// (llms/openai for openai, groq and google's OpenAI-compatible endpoint,
+// llms/anthropic, llms/ollama), each built per call around a transport of
+// ours (exchange) that sees every request and response. Failures are
+// classified into a [Kind] with the provider's Retry-After; an unavailable
+// provider is retried twice (100ms, 300ms) while nothing has been streamed.
+//
+// # langchaingo v0.1.14 quirks handled here
+//
+//   - openai always sends temperature (0 when unset), never sends top_p and
+//     drops zero penalties; anthropic always sends temperature; ollama
+//     always sends temperature 0, overriding the model's default. The
+//     transport rewrites the sampling fields of the request body so that
+//     exactly the options that were set reach the wire.
+//   - Errors arrive as strings ("API returned unexpected status code: 429:
+//     ..."), and openai replaces transport errors with generic messages. The
+//     transport records the status, Retry-After, the provider's error body
+//     and the transport error; openai.MapError / anthropic.MapError with
+//     llms.IsRateLimitError / llms.IsAuthenticationError only classify what
+//     that record cannot.
+//   - A mid-stream error event leaks anthropic's reader goroutine (it keeps
+//     reading after handing the error over an unbuffered channel); openai
+//     ignores an error chunk and ollama a broken connection, both reporting
+//     success. The transport ends the response body at a provider error
+//     line, so langchaingo sees a clean end of stream, and records the
+//     error and any read failure, which turn the call into an error.
+//   - Usage sits under different GenerationInfo keys (PromptTokens... for
+//     openai and ollama, InputTokens/OutputTokens for anthropic), each
+//     Anthropic content block is its own choice, and the model that
+//     answered is not reported at all: usage is normalized, the text
+//     choices are joined, and the model is read from the reply on the wire.
+//   - openai and anthropic read OPENAI_* and ANTHROPIC_API_KEY from the
+//     environment as defaults; every such option is set explicitly.
+package llm

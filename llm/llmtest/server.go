@@ -1,0 +1,370 @@
+package llmtest
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Reply configures how a Server answers.
+type Reply struct {
+	// Text is the reply text. When streaming it is sent in fragments: the
+	// Fragments if given, else Text split before each space.
+	Text      string
+	Fragments []string
+	// Thinking, for the Anthropic format only, adds a thinking content
+	// block before the text block.
+	Thinking string
+	// PromptTokens and CompletionTokens are the usage reported.
+	PromptTokens, CompletionTokens int
+	// Model is the model named in the reply; empty echoes the request's.
+	Model string
+
+	// Status, when not 0 or 200, answers with this status and the
+	// provider's error body. ErrorType and ErrorMessage override the
+	// default type and message of that body (and of a mid-stream error).
+	Status       int
+	ErrorType    string
+	ErrorMessage string
+	// RetryAfter is sent as the Retry-After header when not empty.
+	RetryAfter string
+
+	// Delay is waited before answering at all (JSON or stream), so tests can
+	// hold requests in flight.
+	Delay time.Duration
+	// FragmentDelay is waited before each streamed fragment.
+	FragmentDelay time.Duration
+	// FailMidStream sends the provider's error event (or line) after
+	// FailAfter fragments, then holds the connection open until the client
+	// closes it (at most 5s). FailAfter defaults to half
+	// of the fragments; set FailAfter -1 to fail before the first one.
+	FailMidStream bool
+	FailAfter     int
+	// DropMidStream breaks the connection after FailAfter fragments,
+	// counted as for FailMidStream, without any error event or end of
+	// stream.
+	DropMidStream bool
+	// StallMidStream stops sending after FailAfter fragments, counted as
+	// for FailMidStream, and keeps the connection open until the client
+	// gives up.
+	StallMidStream bool
+	// Hang never answers: the handler waits until the request is cancelled.
+	Hang bool
+}
+
+// Recorded is one request a Server received.
+type Recorded struct {
+	Method, Path string
+	Header       http.Header
+	// Body is the decoded JSON body; nil when it was not a JSON object.
+	Body map[string]any
+	Raw  []byte
+}
+
+// Has reports whether the body has the top-level member key.
+func (r Recorded) Has(key string) bool {
+	_, ok := r.Body[key]
+	return ok
+}
+
+// Server is an httptest server speaking one provider's wire format.
+type Server struct {
+	// URL is the base URL to configure: ".../v1" for the OpenAI and
+	// Anthropic formats, the server root for ollama.
+	URL string
+
+	ts     *httptest.Server
+	format format
+
+	mu       sync.Mutex
+	def      Reply
+	queue    []Reply
+	requests []Recorded
+	once     sync.Once
+}
+
+// format answers one request in a provider's wire format.
+type format interface {
+	// path is the request path the format serves.
+	path() string
+	// streaming reports whether the request body asks for a stream.
+	streaming(body map[string]any) bool
+	// writeJSON writes a complete, non-streamed reply.
+	writeJSON(w http.ResponseWriter, r Reply, model string)
+	// stream writes a streamed reply through out.
+	stream(w http.ResponseWriter, r Reply, model string, out *output)
+	// writeError writes the provider's error body for r.Status.
+	writeError(w http.ResponseWriter, r Reply, model string)
+}
+
+// defaultReply is used until Respond is called.
+var defaultReply = Reply{Text: "Hello from the test server.", PromptTokens: 12, CompletionTokens: 6}
+
+// newServer starts a server for f, closed when the test ends.
+func newServer(t testing.TB, f format, prefix string) *Server {
+	s := &Server{format: f, def: defaultReply}
+	s.ts = httptest.NewServer(http.HandlerFunc(s.handle))
+	s.URL = s.ts.URL + prefix
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Respond makes r the reply to every following request, dropping queued
+// replies.
+func (s *Server) Respond(r Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.def, s.queue = r, nil
+}
+
+// Enqueue adds one-shot replies, used in order before the Respond reply.
+func (s *Server) Enqueue(rs ...Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.queue = append(s.queue, rs...)
+}
+
+// Requests returns every request received so far, in order.
+func (s *Server) Requests() []Recorded {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Recorded(nil), s.requests...)
+}
+
+// Last returns the last request received; it fails the test if none came.
+func (s *Server) Last(t testing.TB) Recorded {
+	t.Helper()
+	reqs := s.Requests()
+	if len(reqs) == 0 {
+		t.Fatalf("llmtest: no request received")
+	}
+	return reqs[len(reqs)-1]
+}
+
+// Count returns how many requests were received.
+func (s *Server) Count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.requests)
+}
+
+// Close shuts the server down, waiting for running handlers; it is safe to
+// call more than once.
+func (s *Server) Close() {
+	s.once.Do(s.ts.Close)
+}
+
+// CloseClientConnections closes the connections clients hold open.
+func (s *Server) CloseClientConnections() {
+	s.ts.CloseClientConnections()
+}
+
+// handle records the request and answers with the next reply.
+func (s *Server) handle(w http.ResponseWriter, req *http.Request) {
+	raw, _ := io.ReadAll(req.Body)
+	rec := Recorded{Method: req.Method, Path: req.URL.Path, Header: req.Header.Clone(), Raw: raw}
+	_ = json.Unmarshal(raw, &rec.Body)
+	reply := s.record(rec)
+	if req.Method != http.MethodPost || req.URL.Path != s.format.path() {
+		http.NotFound(w, req)
+		return
+	}
+	model, _ := rec.Body["model"].(string)
+	if reply.Model != "" {
+		model = reply.Model
+	}
+	if reply.RetryAfter != "" {
+		w.Header().Set("Retry-After", reply.RetryAfter)
+	}
+	if reply.Delay > 0 {
+		select {
+		case <-time.After(reply.Delay):
+		case <-req.Context().Done():
+			return
+		}
+	}
+	switch {
+	case reply.Hang:
+		<-req.Context().Done()
+	case reply.Status != 0 && reply.Status != http.StatusOK:
+		s.format.writeError(w, reply, model)
+	case s.format.streaming(rec.Body):
+		s.format.stream(w, reply, model, newOutput(w, req, reply))
+	default:
+		s.format.writeJSON(w, reply, model)
+	}
+}
+
+// record stores rec and returns the reply to give.
+func (s *Server) record(rec Recorded) Reply {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests = append(s.requests, rec)
+	if len(s.queue) > 0 {
+		r := s.queue[0]
+		s.queue = s.queue[1:]
+		return r
+	}
+	return s.def
+}
+
+// output writes the chunks of a stream, each flushed at once.
+type output struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	done    <-chan struct{}
+	delay   time.Duration
+	dropAt  int // fragment index at which to break the connection, -1 never
+	stallAt int // fragment index at which to stall, -1 never
+	frags   int
+}
+
+// newOutput returns the output of a streamed reply r.
+func newOutput(w http.ResponseWriter, req *http.Request, r Reply) *output {
+	o := &output{w: w, rc: http.NewResponseController(w), done: req.Context().Done(), delay: r.FragmentDelay, dropAt: -1, stallAt: -1}
+	if r.DropMidStream {
+		o.dropAt = r.failAt(len(r.fragments()))
+	}
+	if r.StallMidStream {
+		o.stallAt = r.failAt(len(r.fragments()))
+	}
+	return o
+}
+
+// send writes one chunk and flushes; it returns false once the client has
+// gone.
+func (o *output) send(chunk string) bool {
+	if _, err := io.WriteString(o.w, chunk); err != nil {
+		return false
+	}
+	return o.rc.Flush() == nil
+}
+
+// maxLinger bounds how long a failed stream is held open.
+const maxLinger = 5 * time.Second
+
+// fail sends a mid-stream error and then holds the connection open until
+// the client closes it (at most maxLinger), the hardest case for a client:
+// it must stop reading on the error itself rather than wait for the end of
+// the stream, and a client library that keeps reading after handing the
+// error on (langchaingo's anthropic reader in v0.1.14) is left blocked.
+func (o *output) fail(chunk string) {
+	if !o.send(chunk) {
+		return
+	}
+	t := time.NewTimer(maxLinger)
+	defer t.Stop()
+	select {
+	case <-o.done:
+	case <-t.C:
+	}
+}
+
+// fragment waits FragmentDelay and sends a chunk carrying reply text. At
+// the DropMidStream point the handler aborts instead, which closes the
+// connection without ending the chunked body; at the StallMidStream point
+// it waits for the client to go.
+func (o *output) fragment(chunk string) bool {
+	switch o.frags {
+	case o.dropAt:
+		panic(http.ErrAbortHandler)
+	case o.stallAt:
+		<-o.done
+		return false
+	}
+	o.frags++
+	if o.delay > 0 {
+		t := time.NewTimer(o.delay)
+		defer t.Stop()
+		select {
+		case <-o.done:
+			return false
+		case <-t.C:
+		}
+	}
+	return o.send(chunk)
+}
+
+// fragments returns the pieces a reply is streamed in.
+func (r Reply) fragments() []string {
+	if r.Fragments != nil {
+		return r.Fragments
+	}
+	var out []string
+	rest := r.Text
+	for rest != "" {
+		i := strings.Index(rest[1:], " ")
+		if i < 0 {
+			out = append(out, rest)
+			break
+		}
+		out = append(out, rest[:i+1])
+		rest = rest[i+1:]
+	}
+	return out
+}
+
+// failAfter returns after how many fragments a mid-stream error is sent,
+// or -1 for none.
+func (r Reply) failAfter(n int) int {
+	if !r.FailMidStream {
+		return -1
+	}
+	return r.failAt(n)
+}
+
+// failAt returns after how many of n fragments a stream fails.
+func (r Reply) failAt(n int) int {
+	switch {
+	case r.FailAfter < 0:
+		return 0
+	case r.FailAfter > 0:
+		return min(r.FailAfter, n)
+	}
+	return n / 2
+}
+
+// text returns the reply text, the joined fragments when only those are set.
+func (r Reply) text() string {
+	if r.Text == "" && r.Fragments != nil {
+		return strings.Join(r.Fragments, "")
+	}
+	return r.Text
+}
+
+// errorText returns the error message to send: ErrorMessage or def.
+func (r Reply) errorText(def string) string {
+	if r.ErrorMessage != "" {
+		return r.ErrorMessage
+	}
+	return def
+}
+
+// errorKind returns the error type to send: ErrorType or def.
+func (r Reply) errorKind(def string) string {
+	if r.ErrorType != "" {
+		return r.ErrorType
+	}
+	return def
+}
+
+// writeJSON writes v as a JSON response with status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// mustJSON encodes v, which is always encodable here.
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}

@@ -1,0 +1,212 @@
+package llm
+
+import (
+	"regexp"
+	"strings"
+	"text/template"
+)
+
+// Context is the context member of a message request.
+type Context struct {
+	Platform string `json:"platform,omitempty"`
+	Channel  string `json:"channel,omitempty"`
+}
+
+// promptTemplate renders the system prompt. Every section is guarded by
+// "with", so a section with nothing in it disappears; the blank lines it
+// leaves are collapsed afterwards, which keeps the template readable.
+const promptTemplate = `
+{{- with .System}}{{.}}{{end}}
+
+{{with .Name}}Your name is {{.}}.{{end}}
+
+{{with .Bio}}About you:
+{{range .}}- {{.}}
+{{end}}{{end}}
+
+{{with .Lore}}Your background:
+{{range .}}- {{.}}
+{{end}}{{end}}
+
+{{with .Personality}}Your personality:
+{{with .Traits}}- Traits: {{join .}}
+{{end}}{{with .Adjectives}}- Adjectives: {{join .}}
+{{end}}{{with .Style}}- Style: {{.}}
+{{end}}{{with .Tone}}- Tone: {{.}}
+{{end}}{{end}}
+
+{{with .Knowledge}}What you know:
+{{range .}}- {{.}}
+{{end}}{{end}}
+
+{{with .Topics}}Topics you like to talk about: {{join .}}.{{end}}
+
+{{with .Goals}}Your goals:
+{{range .}}- {{.}}
+{{end}}{{end}}
+
+{{with .Style}}How you write:
+{{range .}}- {{.}}
+{{end}}{{end}}
+
+{{with .Guidelines}}Response guidelines:
+{{with .MaxLength}}- Keep every reply to at most {{.}} characters.
+{{end}}{{with .PreferredLength}}- Aim for replies of about {{.}} characters.
+{{end}}{{if isTrue .UseEmojis}}- Use emojis where they fit.
+{{else if isFalse .UseEmojis}}- Do not use emojis.
+{{end}}{{if isTrue .UseHashtags}}- Use hashtags where they fit.
+{{else if isFalse .UseHashtags}}- Do not use hashtags.
+{{end}}{{if isTrue .MentionUsers}}- Mention users by name when you address them.
+{{else if isFalse .MentionUsers}}- Do not mention or tag users.
+{{end}}{{if isTrue .IncludeLinks}}- Include relevant links when they help.
+{{else if isFalse .IncludeLinks}}- Do not include links.
+{{end}}{{end}}
+
+{{with .Templates}}Phrases in your voice:
+{{with .Greeting}}- When greeting: {{quoted .}}
+{{end}}{{with .Farewell}}- When saying goodbye: {{quoted .}}
+{{end}}{{with .Uncertainty}}- When you are unsure: {{quoted .}}
+{{end}}{{end}}
+
+{{with .Actions}}Actions you can take:
+{{range .}}- {{.Name}}{{with .Description}}: {{.}}{{end}}
+{{with .Examples}}  Examples: {{quoted .}}
+{{end}}{{end}}{{end}}
+
+{{with .Context}}Conversation context:
+{{with .Platform}}- Platform: {{.}}
+{{end}}{{with .Channel}}- Channel: {{.}}
+{{end}}{{end}}
+`
+
+// prompt is the parsed promptTemplate.
+var prompt = template.Must(template.New("system").Funcs(template.FuncMap{
+	"join":    func(items []string) string { return strings.Join(items, ", ") },
+	"quoted":  func(items []string) string { return `"` + strings.Join(items, `" / "`) + `"` },
+	"isTrue":  func(b *bool) bool { return b != nil && *b },
+	"isFalse": func(b *bool) bool { return b != nil && !*b },
+}).Parse(promptTemplate))
+
+// blankRuns matches the blank lines left by omitted sections.
+var blankRuns = regexp.MustCompile(`\n{3,}`)
+
+// promptData is what promptTemplate renders: the character with blank
+// strings removed and empty sections set to nil.
+type promptData struct {
+	System, Name                        string
+	Bio, Lore, Knowledge, Topics, Goals []string
+	Style                               []string
+	Personality                         *Personality
+	Guidelines                          *ResponseGuidelines
+	Templates                           *MessageTemplates
+	Actions                             []Action
+	Context                             *Context
+}
+
+// BuildSystemPrompt renders the system prompt of a character: its system
+// text first, then name, bio, lore, personality (with the top-level
+// adjectives), knowledge, topics, goals, style (all and chat; post is for
+// posts), response guidelines, message templates, actions, and the
+// platform/channel context of the message. Empty sections are omitted.
+func BuildSystemPrompt(ch Character, cx Context) string {
+	var b strings.Builder
+	if err := prompt.Execute(&b, newPromptData(ch, cx)); err != nil {
+		// The template is fixed and its data typed: an error is a bug.
+		panic("llm: system prompt template: " + err.Error())
+	}
+	return strings.TrimSpace(blankRuns.ReplaceAllString(b.String(), "\n\n"))
+}
+
+// newPromptData cleans a character for the template.
+func newPromptData(ch Character, cx Context) promptData {
+	return promptData{
+		System:      strings.TrimSpace(ch.System),
+		Name:        strings.TrimSpace(ch.Name),
+		Bio:         clean(ch.Bio),
+		Lore:        clean(ch.Lore),
+		Knowledge:   clean(ch.Knowledge),
+		Topics:      clean(ch.Topics),
+		Goals:       clean(ch.Goals),
+		Style:       clean(append(append([]string{}, ch.Style.All...), ch.Style.Chat...)),
+		Personality: personalityData(ch),
+		Guidelines:  guidelinesData(ch.ResponseGuidelines),
+		Templates:   templatesData(ch.MessageTemplates),
+		Actions:     actionsData(ch.Actions),
+		Context:     contextData(cx),
+	}
+}
+
+// personalityData merges personality.adjectives with the top-level
+// (ElizaOS) adjectives; nil when there is nothing to say.
+func personalityData(ch Character) *Personality {
+	p := Personality{
+		Traits:     clean(ch.Personality.Traits),
+		Style:      strings.TrimSpace(ch.Personality.Style),
+		Tone:       strings.TrimSpace(ch.Personality.Tone),
+		Adjectives: clean(append(append([]string{}, ch.Personality.Adjectives...), ch.Adjectives...)),
+	}
+	if p.Traits == nil && p.Adjectives == nil && p.Style == "" && p.Tone == "" {
+		return nil
+	}
+	return &p
+}
+
+// guidelinesData drops non-positive lengths; nil when nothing is set.
+func guidelinesData(g ResponseGuidelines) *ResponseGuidelines {
+	if g.MaxLength != nil && *g.MaxLength <= 0 {
+		g.MaxLength = nil
+	}
+	if g.PreferredLength != nil && *g.PreferredLength <= 0 {
+		g.PreferredLength = nil
+	}
+	if g == (ResponseGuidelines{}) {
+		return nil
+	}
+	return &g
+}
+
+// templatesData cleans the message templates; nil when all are empty.
+func templatesData(t MessageTemplates) *MessageTemplates {
+	t = MessageTemplates{Greeting: clean(t.Greeting), Farewell: clean(t.Farewell), Uncertainty: clean(t.Uncertainty)}
+	if t.Greeting == nil && t.Farewell == nil && t.Uncertainty == nil {
+		return nil
+	}
+	return &t
+}
+
+// actionsData keeps the named actions; the handler is not for the model.
+func actionsData(actions []Action) []Action {
+	var out []Action
+	for _, a := range actions {
+		a = Action{Name: strings.TrimSpace(a.Name), Description: strings.TrimSpace(a.Description), Examples: clean(a.Examples)}
+		if a.Name != "" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// contextData trims the context; nil when empty.
+func contextData(cx Context) *Context {
+	cx = Context{Platform: strings.TrimSpace(cx.Platform), Channel: strings.TrimSpace(cx.Channel)}
+	if cx == (Context{}) {
+		return nil
+	}
+	return &cx
+}
+
+// clean trims items and drops blank and repeated ones; nil when none are
+// left, so the template's "with" omits the section.
+func clean(items []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range items {
+		s = strings.TrimSpace(s)
+		if s == "" || seen[strings.ToLower(s)] {
+			continue
+		}
+		seen[strings.ToLower(s)] = true
+		out = append(out, s)
+	}
+	return out
+}

@@ -1,0 +1,61 @@
+package llm
+
+// Role is the author of a message in a conversation.
+type Role string
+
+// The roles of conversation messages.
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+)
+
+// Message is one earlier message of a conversation.
+type Message struct {
+	Role    Role
+	Content string
+}
+
+// Options are the sampling options of a call. A nil field is not set and is
+// never sent, so the provider's own default applies.
+type Options struct {
+	Temperature      *float64
+	MaxTokens        *int
+	TopP             *float64
+	FrequencyPenalty *float64
+	PresencePenalty  *float64
+}
+
+// Request is one question to a model.
+type Request struct {
+	// Provider is one of Providers; Model is the provider's model name.
+	Provider, Model string
+	// System is the system prompt (see BuildSystemPrompt); empty sends none.
+	System string
+	// History holds earlier messages, oldest first.
+	History []Message
+	// Text is the user's new message, sent last.
+	Text string
+	// Options are the sampling options (see Character.Options).
+	Options Options
+	// MaxReplyChars caps the reply, and the stream, at this many characters
+	// (runes); 0 means no cap (see Character.MaxReplyChars).
+	MaxReplyChars int
+}
+
+// Usage counts the tokens of one call as the provider reported them; all
+// zero when the provider reported nothing.
+type Usage struct {
+	PromptTokens, CompletionTokens, TotalTokens int
+}
+
+// Reply is a model's answer.
+type Reply struct {
+	// Text is the reply; for Stream, the concatenation of the fragments
+	// passed to onToken.
+	Text string
+	// Usage is the token usage reported by the provider.
+	Usage Usage
+	// Model is the model that answered, from the provider's reply when it
+	// names one, else the requested model.
+	Model string
+}
