@@ -1,0 +1,142 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agentd/agentd/gen"
+	"github.com/agentd/agentd/store"
+)
+
+// CreateAgent stores a new agent within the account's quota.
+func (s *Server) CreateAgent(ctx context.Context, req gen.CreateAgentRequestObject) (gen.CreateAgentResponseObject, error) {
+	p := principalFrom(ctx)
+	body, err := s.parseAgentBody(*req.Body, true)
+	if err != nil {
+		return nil, err
+	}
+	agent, err := s.cfg.Store.CreateAgent(ctx, store.Agent{AccountID: p.Account.ID, Fields: body.fields}, p.Account.AgentQuota)
+	if err != nil {
+		return nil, storeError(err)
+	}
+	return gen.CreateAgent201JSONResponse{Body: gen.AgentCreatedEnvelope{Success: true, Data: gen.AgentCreated{
+		Id: agent.ID, Name: agent.Name, Status: gen.AgentStatus(agent.Status),
+		CreatedAt:   timestamp(agent.CreatedAt),
+		ApiEndpoint: strings.TrimRight(s.cfg.PublicURL, "/") + "/agents/" + agent.ID,
+	}}}, nil
+}
+
+// ListAgents returns one page of the account's agents.
+func (s *Server) ListAgents(ctx context.Context, req gen.ListAgentsRequestObject) (gen.ListAgentsResponseObject, error) {
+	q := listQuery(req.Params)
+	agents, total, err := s.cfg.Store.ListAgents(ctx, principalFrom(ctx).Account.ID, q)
+	if err != nil {
+		return nil, storeError(err)
+	}
+	list := gen.AgentList{Agents: make([]gen.AgentSummary, len(agents)), Pagination: gen.Pagination{
+		CurrentPage: q.Page, ItemsPerPage: q.Limit, TotalItems: int(total),
+		TotalPages: int((total + int64(q.Limit) - 1) / int64(q.Limit)),
+	}}
+	for i, a := range agents {
+		list.Agents[i] = agentSummary(a)
+	}
+	return gen.ListAgents200JSONResponse{Body: gen.AgentListEnvelope{Success: true, Data: list}}, nil
+}
+
+// listQuery applies the documented defaults to the validated parameters.
+func listQuery(p gen.ListAgentsParams) store.ListQuery {
+	q := store.ListQuery{Page: 1, Limit: 20, SortBy: "createdAt", Desc: true}
+	if p.Page != nil {
+		q.Page = *p.Page
+	}
+	if p.Limit != nil {
+		q.Limit = *p.Limit
+	}
+	if p.Status != nil {
+		q.Status = store.Status(*p.Status)
+	}
+	if p.SortBy != nil {
+		q.SortBy = store.SortField(*p.SortBy)
+	}
+	if p.Order != nil {
+		q.Desc = *p.Order == gen.Desc
+	}
+	return q
+}
+
+// GetAgent returns the whole agent with its metrics.
+func (s *Server) GetAgent(ctx context.Context, req gen.GetAgentRequestObject) (gen.GetAgentResponseObject, error) {
+	agent, err := s.cfg.Store.GetAgent(ctx, principalFrom(ctx).Account.ID, req.AgentId)
+	if err != nil {
+		return nil, storeError(err)
+	}
+	doc, err := agentDocument(agent)
+	if err != nil {
+		return nil, err
+	}
+	return gen.GetAgent200JSONResponse{Body: gen.AgentEnvelope{Success: true, Data: doc}}, nil
+}
+
+// UpdateAgent replaces the members present in the body.
+func (s *Server) UpdateAgent(ctx context.Context, req gen.UpdateAgentRequestObject) (gen.UpdateAgentResponseObject, error) {
+	body, err := s.parseAgentBody(*req.Body, false)
+	if err != nil {
+		return nil, err
+	}
+	agent, changes, err := s.cfg.Store.UpdateAgent(ctx, principalFrom(ctx).Account.ID, req.AgentId, body.fields, body.status)
+	if err != nil {
+		return nil, storeError(err)
+	}
+	if changes == nil {
+		changes = []string{}
+	}
+	return gen.UpdateAgent200JSONResponse{Body: gen.AgentUpdatedEnvelope{Success: true, Data: gen.AgentUpdated{
+		Id: agent.ID, Name: agent.Name, Status: gen.AgentStatus(agent.Status),
+		UpdatedAt: timestamp(agent.UpdatedAt), Changes: changes,
+	}}}, nil
+}
+
+// DeleteAgent removes the agent and everything that belongs to it.
+func (s *Server) DeleteAgent(ctx context.Context, req gen.DeleteAgentRequestObject) (gen.DeleteAgentResponseObject, error) {
+	agent, err := s.cfg.Store.DeleteAgent(ctx, principalFrom(ctx).Account.ID, req.AgentId)
+	if errors.Is(err, store.ErrDeleteProtected) {
+		return nil, errDeleteProtected(agent.Name)
+	}
+	if err != nil {
+		return nil, storeError(err)
+	}
+	return gen.DeleteAgent200JSONResponse{Body: gen.AgentDeletedEnvelope{Success: true, Data: gen.AgentDeleted{
+		Id: agent.ID, Name: agent.Name, DeletedAt: timestamp(time.Now()),
+		Message: fmt.Sprintf("Agent '%s' was deleted with its conversations, messages, metrics and logs; its platform integrations are disconnected.", agent.Name),
+	}}}, nil
+}
+
+func errDeleteProtected(name string) *apiError {
+	return &apiError{
+		Status: http.StatusForbidden, Code: gen.DELETEPROTECTED,
+		Message: fmt.Sprintf("Agent '%s' is protected from deletion.", name),
+		Details: map[string]any{"protection": "enabled",
+			"reason": "deleteProtection is set on this agent; set it to false with PATCH before deleting"},
+	}
+}
+
+// storeError maps the store's error vocabulary to the contract; anything
+// else stays an internal error.
+func storeError(err error) error {
+	var quota *store.QuotaError
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return errAgentNotFound
+	case errors.As(err, &quota):
+		return &apiError{
+			Status: http.StatusForbidden, Code: gen.INSUFFICIENTQUOTA,
+			Message: fmt.Sprintf("Agent quota of %d reached; delete an agent or raise the quota.", quota.Quota),
+			Details: map[string]any{"quota": quota.Quota, "used": quota.Used},
+		}
+	}
+	return err
+}

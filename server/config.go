@@ -1,0 +1,103 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/agentd/agentd/llm"
+	"github.com/agentd/agentd/server/limit"
+	"github.com/agentd/agentd/store"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Replier produces an agent's reply; *llm.Client implements it, tests may
+// inject their own.
+type Replier interface {
+	Generate(ctx context.Context, req llm.Request) (llm.Reply, error)
+	Stream(ctx context.Context, req llm.Request, onToken func(string) error) (llm.Reply, error)
+}
+
+// Config is everything the HTTP layer needs; cmd/agentd fills it from the
+// environment and flags, tests fill it directly.
+type Config struct {
+	// PublicURL is {base_url}, ending in /v1, used to build apiEndpoint.
+	PublicURL string
+	// DefaultProvider is used when an agent names no modelProvider.
+	DefaultProvider string
+	// DefaultModels maps a provider to the model used when none is given.
+	DefaultModels map[string]string
+
+	Store   *store.Store
+	Replier Replier
+	// Counter and Semaphore hold the rate limits and the per-agent
+	// concurrency cap (in memory or Redis).
+	Counter   limit.Counter
+	Semaphore limit.Semaphore
+
+	Logger *slog.Logger
+	// Registry receives the service's Prometheus collectors; nil means a new one.
+	Registry *prometheus.Registry
+	// ServeMetrics mounts GET /metrics on the API handler; false when the
+	// metrics have a listener of their own (AGENTD_METRICS_ADDR).
+	ServeMetrics bool
+
+	// PingInterval is the gap between ": ping" comments on a waiting stream (15s).
+	PingInterval time.Duration
+	// ErrorCooldown is how long an agent in error refuses messages when the
+	// provider gave no Retry-After (30s).
+	ErrorCooldown time.Duration
+	// MaxBodyBytes caps request bodies (1 MiB).
+	MaxBodyBytes int64
+}
+
+// DefaultModels are the models of decisions.md used when an agent names none.
+var DefaultModels = map[string]string{
+	"openai":    "gpt-4o-mini",
+	"anthropic": "claude-3-5-haiku-latest",
+	"groq":      "llama-3.1-8b-instant",
+	"google":    "gemini-2.0-flash",
+	"ollama":    "llama3.2",
+}
+
+// withDefaults fills the zero members of c with the documented defaults.
+func (c Config) withDefaults() Config {
+	if c.DefaultProvider == "" {
+		c.DefaultProvider = "openai"
+	}
+	if c.PublicURL == "" {
+		c.PublicURL = "http://localhost:8080/v1"
+	}
+	models := make(map[string]string, len(DefaultModels))
+	for p, m := range DefaultModels {
+		models[p] = m
+	}
+	for p, m := range c.DefaultModels {
+		if m != "" {
+			models[p] = m
+		}
+	}
+	c.DefaultModels = models
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Registry == nil {
+		c.Registry = prometheus.NewRegistry()
+	}
+	if c.PingInterval <= 0 {
+		c.PingInterval = 15 * time.Second
+	}
+	if c.ErrorCooldown <= 0 {
+		c.ErrorCooldown = 30 * time.Second
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = 1 << 20
+	}
+	if c.Counter == nil {
+		c.Counter = limit.NewMemoryCounter()
+	}
+	if c.Semaphore == nil {
+		c.Semaphore = limit.NewMemorySemaphore()
+	}
+	return c
+}

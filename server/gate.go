@@ -1,0 +1,108 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/agentd/agentd/store"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/labstack/echo/v4"
+)
+
+// principalKey keys the authenticated principal in a request context.
+type principalKey struct{}
+
+// principalFrom returns the principal the gate authenticated.
+func principalFrom(ctx context.Context) store.Principal {
+	p, _ := ctx.Value(principalKey{}).(store.Principal)
+	return p
+}
+
+// gate is the middleware in front of every /v1 operation, in this order:
+// find the operation in the spec (404/405), authenticate (401/403), take the
+// rate limits (429), check the media type (415) and size (413) of the body,
+// then validate the request against the spec (400).
+func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		route, pathParams, err := s.router.FindRoute(req)
+		if err != nil {
+			if errors.Is(err, routers.ErrMethodNotAllowed) {
+				return errMethodNotAllowed
+			}
+			return errNotFound
+		}
+		operationID := operationIDOf(route)
+		principal, err := s.authenticate(req, operationID)
+		if err != nil {
+			return err
+		}
+		req = req.WithContext(context.WithValue(req.Context(), principalKey{}, principal))
+		c.SetRequest(req)
+		if err := s.takeRateLimits(c, principal, operationID, pathParams["agentId"]); err != nil {
+			return err
+		}
+		if err := s.checkBody(c.Response(), req); err != nil {
+			return err
+		}
+		input := &openapi3filter.RequestValidationInput{
+			Request: req, PathParams: pathParams, Route: route,
+			Options: s.validation,
+		}
+		if err := openapi3filter.ValidateRequest(req.Context(), input); err != nil {
+			return translateValidation(err, operationID, s.cfg.MaxBodyBytes)
+		}
+		return next(c)
+	}
+}
+
+// operationIDOf returns the route's operationId as openapi.yaml writes it;
+// the spec oapi-codegen embeds has them capitalised.
+func operationIDOf(route *routers.Route) string {
+	id := route.Operation.OperationID
+	if id == "" {
+		return id
+	}
+	return strings.ToLower(id[:1]) + id[1:]
+}
+
+// authenticate resolves the bearer key and checks its scope: read keys may
+// only call GET operations.
+func (s *Server) authenticate(req *http.Request, operationID string) (store.Principal, error) {
+	scheme, key, ok := strings.Cut(req.Header.Get(echo.HeaderAuthorization), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(key) == "" {
+		return store.Principal{}, errUnauthorized
+	}
+	principal, err := s.cfg.Store.Authenticate(req.Context(), strings.TrimSpace(key))
+	if errors.Is(err, store.ErrUnauthorized) {
+		return store.Principal{}, errUnauthorized
+	}
+	if err != nil {
+		return store.Principal{}, err
+	}
+	if principal.Key.Scope != store.ScopeWrite && req.Method != http.MethodGet {
+		return store.Principal{}, errForbidden
+	}
+	return principal, nil
+}
+
+// checkBody enforces the media type and the size cap of POST and PATCH
+// bodies; the cap also guards the reads the validator does next.
+func (s *Server) checkBody(w http.ResponseWriter, req *http.Request) error {
+	if req.Method != http.MethodPost && req.Method != http.MethodPatch {
+		return nil
+	}
+	mediaType, _, err := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType))
+	if err != nil || mediaType != echo.MIMEApplicationJSON {
+		return errUnsupportedMediaType
+	}
+	if req.ContentLength > s.cfg.MaxBodyBytes {
+		return errPayloadTooLarge(s.cfg.MaxBodyBytes)
+	}
+	req.Body = http.MaxBytesReader(w, req.Body, s.cfg.MaxBodyBytes)
+	return nil
+}

@@ -1,0 +1,266 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentd/agentd/gen"
+	"github.com/agentd/agentd/llm"
+	"github.com/agentd/agentd/llm/llmtest"
+	"github.com/agentd/agentd/store"
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+)
+
+// harness is the real Echo stack over a real SQLite store and the providers'
+// wire-format test servers.
+type harness struct {
+	t         testing.TB
+	srv       *Server
+	store     *store.Store
+	openai    *llmtest.Server
+	anthropic *llmtest.Server
+	ollama    *llmtest.Server
+	account   store.Account
+	writeKey  string
+	readKey   string
+	spec      *openapi3.T
+	router    routers.Router
+}
+
+// newHarness boots a server; tweak adjusts its Config before it is built.
+func newHarness(t testing.TB, tweak ...func(*Config)) *harness {
+	t.Helper()
+	return newHarnessLLM(t, nil, tweak...)
+}
+
+// newHarnessLLM is newHarness with a say on the providers' configuration.
+func newHarnessLLM(t testing.TB, tweakLLM func(*llm.Config), tweak ...func(*Config)) *harness {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "agentd.db"))
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	h := &harness{t: t, store: st, openai: llmtest.NewOpenAI(t), anthropic: llmtest.NewAnthropic(t), ollama: llmtest.NewOllama(t)}
+	// Enterprise with generous limits, so tests that are not about limits
+	// never meet one.
+	h.account = h.newAccount("acme", store.TierEnterprise)
+	h.writeKey = h.newKey("acme", store.ScopeWrite)
+	h.readKey = h.newKey("acme", store.ScopeRead)
+	llmCfg := llm.Config{
+		OpenAI:    llm.ProviderConfig{APIKey: "sk-test", BaseURL: h.openai.URL},
+		Groq:      llm.ProviderConfig{APIKey: "gsk-test", BaseURL: h.openai.URL},
+		Google:    llm.ProviderConfig{APIKey: "g-test", BaseURL: h.openai.URL},
+		Anthropic: llm.ProviderConfig{APIKey: "sk-ant-test", BaseURL: h.anthropic.URL},
+		Ollama:    llm.ProviderConfig{BaseURL: h.ollama.URL},
+		Timeout:   5 * time.Second,
+	}
+	if tweakLLM != nil {
+		tweakLLM(&llmCfg)
+	}
+	cfg := Config{
+		Store:        st,
+		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Replier:      llm.New(llmCfg),
+		ServeMetrics: true,
+	}
+	for _, f := range tweak {
+		f(&cfg)
+	}
+	if h.srv, err = New(cfg); err != nil {
+		t.Fatalf("new server: %v", err)
+	}
+	if h.spec, err = gen.GetSwagger(); err != nil {
+		t.Fatal(err)
+	}
+	if h.router, err = gorillamux.NewRouter(h.spec); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// with returns the harness reporting to t (a fuzz target's or a subtest's).
+func (h *harness) with(t testing.TB) *harness {
+	c := *h
+	c.t = t
+	return &c
+}
+
+func (h *harness) newAccount(name string, tier store.Tier) store.Account {
+	h.t.Helper()
+	a, err := h.store.CreateAccount(context.Background(), store.Account{Name: name, Tier: tier, RPM: 100000, EndpointMultiplier: 10000, AgentQuota: 100})
+	if err != nil {
+		h.t.Fatalf("create account: %v", err)
+	}
+	return a
+}
+
+func (h *harness) newKey(account string, scope store.Scope) string {
+	h.t.Helper()
+	key, _, err := h.store.CreateKey(context.Background(), account, scope, nil)
+	if err != nil {
+		h.t.Fatalf("create key: %v", err)
+	}
+	return key
+}
+
+// response is what a test received.
+type response struct {
+	Code   int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the body as a generic object.
+func (r response) JSON(t testing.TB) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.Body, &m); err != nil {
+		t.Fatalf("body is not a JSON object (%v): %s", err, r.Body)
+	}
+	return m
+}
+
+// Data returns the `data` member of a success body.
+func (r response) Data(t testing.TB) map[string]any {
+	t.Helper()
+	m := r.JSON(t)
+	if m["success"] != true {
+		t.Fatalf("success = %v, body %s", m["success"], r.Body)
+	}
+	d, _ := m["data"].(map[string]any)
+	return d
+}
+
+// ErrorCode returns error.code of an error body.
+func (r response) ErrorCode(t testing.TB) string {
+	t.Helper()
+	m := r.JSON(t)
+	if m["success"] != false {
+		t.Fatalf("success = %v, body %s", m["success"], r.Body)
+	}
+	e, _ := m["error"].(map[string]any)
+	code, _ := e["code"].(string)
+	return code
+}
+
+// Details returns error.details of an error body.
+func (r response) Details(t testing.TB) map[string]any {
+	t.Helper()
+	e, _ := r.JSON(t)["error"].(map[string]any)
+	d, _ := e["details"].(map[string]any)
+	return d
+}
+
+// request describes one call.
+type request struct {
+	method, path, key string
+	body              any // string = raw JSON; anything else is marshalled
+	contentType       string
+	header            map[string]string
+}
+
+// do sends req through the whole stack and validates the response against
+// openapi.yaml.
+func (h *harness) do(req request) response {
+	h.t.Helper()
+	httpReq := h.httpRequest(req)
+	rec := httptest.NewRecorder()
+	h.srv.Handler().ServeHTTP(rec, httpReq)
+	res := response{Code: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
+	h.validate(h.httpRequest(req), res)
+	return res
+}
+
+func (h *harness) httpRequest(req request) *http.Request {
+	h.t.Helper()
+	var body io.Reader
+	if req.body != nil {
+		switch b := req.body.(type) {
+		case string:
+			body = strings.NewReader(b)
+		case []byte:
+			body = bytes.NewReader(b)
+		default:
+			raw, err := json.Marshal(b)
+			if err != nil {
+				h.t.Fatal(err)
+			}
+			body = bytes.NewReader(raw)
+		}
+	}
+	r := httptest.NewRequest(req.method, req.path, body)
+	if req.body != nil {
+		ct := req.contentType
+		if ct == "" {
+			ct = "application/json"
+		}
+		r.Header.Set("Content-Type", ct)
+	}
+	if req.key != "" {
+		r.Header.Set("Authorization", "Bearer "+req.key)
+	}
+	for k, v := range req.header {
+		r.Header.Set(k, v)
+	}
+	return r
+}
+
+// validate checks a response against the contract: the operation's
+// response when the request matches one, else the error envelope.
+func (h *harness) validate(req *http.Request, res response) {
+	h.t.Helper()
+	route, params, err := h.router.FindRoute(req)
+	if err != nil || res.Header.Get("Content-Type") == "text/event-stream" && route == nil {
+		h.validateEnvelope(res)
+		return
+	}
+	opts := &openapi3filter.Options{IncludeResponseStatus: true}
+	if strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+		opts.ExcludeResponseBody = true
+	}
+	in := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route},
+		Status:                 res.Code, Header: res.Header, Body: io.NopCloser(bytes.NewReader(res.Body)), Options: opts,
+	}
+	if err := openapi3filter.ValidateResponse(context.Background(), in); err != nil {
+		h.t.Errorf("response does not match openapi.yaml for %s %s (%d): %v\nbody: %s", req.Method, req.URL.Path, res.Code, err, res.Body)
+	}
+}
+
+// validateEnvelope checks a response outside any operation (unknown path)
+// against the ErrorEnvelope schema.
+func (h *harness) validateEnvelope(res response) {
+	h.t.Helper()
+	var v any
+	if err := json.Unmarshal(res.Body, &v); err != nil {
+		h.t.Errorf("body is not JSON: %s", res.Body)
+		return
+	}
+	if err := h.spec.Components.Schemas["ErrorEnvelope"].Value.VisitJSON(v); err != nil {
+		h.t.Errorf("body is not an ErrorEnvelope: %v\n%s", err, res.Body)
+	}
+}
+
+// createAgent creates an agent and returns its id.
+func (h *harness) createAgent(body any) string {
+	h.t.Helper()
+	res := h.do(request{method: "POST", path: "/v1/agents", key: h.writeKey, body: body})
+	if res.Code != http.StatusCreated {
+		h.t.Fatalf("create agent: %d %s", res.Code, res.Body)
+	}
+	return res.Data(h.t)["id"].(string)
+}

@@ -1,0 +1,19 @@
+package server
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain fails the package when a test leaves goroutines behind: a stream
+// whose client went away must not keep its provider call, pinger or
+// concurrency slot alive.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m,
+		// Idle keep-alive connections of the HTTP clients, not leaks.
+		goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"),
+		goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"),
+		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),
+	)
+}

@@ -1,0 +1,257 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agentd/agentd/gen"
+	"github.com/agentd/agentd/llm"
+	"github.com/agentd/agentd/store"
+)
+
+// maxInFlightPerAgent caps simultaneous Send Message requests per agent.
+const maxInFlightPerAgent = 10
+
+// saveTimeout bounds storing a reply after the client went away.
+const saveTimeout = 5 * time.Second
+
+// turn is one message to an agent between the checks and the reply.
+type turn struct {
+	agent   store.Agent
+	body    gen.MessageRequest
+	convKey string
+	llmReq  llm.Request
+	start   time.Time
+	release func()
+}
+
+// SendMessage answers with the agent's whole reply, or streams it when the
+// body asks for `stream: true`.
+func (s *Server) SendMessage(ctx context.Context, req gen.SendMessageRequestObject) (gen.SendMessageResponseObject, error) {
+	t, err := s.prepareTurn(ctx, req.AgentId, req.Body)
+	if err != nil {
+		return nil, err
+	}
+	if req.Body.Stream != nil && *req.Body.Stream {
+		return &sseResponse{s: s, ctx: ctx, turn: t}, nil
+	}
+	defer t.release()
+	reply, err := s.cfg.Replier.Generate(ctx, t.llmReq)
+	msg, err := s.finishTurn(ctx, t, reply, err)
+	if err != nil {
+		return nil, err
+	}
+	return gen.SendMessage200JSONResponse{Body: gen.MessageReplyEnvelope{Success: true, Data: msg}}, nil
+}
+
+// StreamMessage streams the agent's reply as server-sent events.
+func (s *Server) StreamMessage(ctx context.Context, req gen.StreamMessageRequestObject) (gen.StreamMessageResponseObject, error) {
+	t, err := s.prepareTurn(ctx, req.AgentId, req.Body)
+	if err != nil {
+		return nil, err
+	}
+	return &sseResponse{s: s, ctx: ctx, turn: t}, nil
+}
+
+// prepareTurn does every check that can refuse a message before the
+// provider is called, takes a concurrency slot and builds the provider
+// request. The caller must call t.release.
+func (s *Server) prepareTurn(ctx context.Context, agentID string, body *gen.MessageRequest) (*turn, error) {
+	start := time.Now()
+	if strings.TrimSpace(body.Text) == "" {
+		return nil, fieldError(gen.INVALIDMESSAGE, "text", "must not be empty or only whitespace")
+	}
+	agent, err := s.cfg.Store.GetAgent(ctx, principalFrom(ctx).Account.ID, agentID)
+	if err != nil {
+		return nil, storeError(err)
+	}
+	if err := refuseUnavailable(agent, start); err != nil {
+		return nil, err
+	}
+	release, ok, err := s.cfg.Semaphore.TryAcquire(ctx, "agent:"+agent.ID, maxInFlightPerAgent)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, errRateLimited(1, map[string]any{"limit": "concurrency"})
+	}
+	t := &turn{agent: agent, body: *body, convKey: conversationKey(body), start: start, release: release}
+	if t.llmReq, err = s.providerRequest(ctx, t); err != nil {
+		release()
+		return nil, err
+	}
+	return t, nil
+}
+
+// refuseUnavailable refuses inactive agents, and agents in error until their
+// cool-down has passed.
+func refuseUnavailable(a store.Agent, now time.Time) error {
+	switch {
+	case a.Status == store.StatusInactive:
+		return errUnavailable(store.StatusInactive, "The agent is inactive; set its status to active to talk to it.")
+	case a.Status == store.StatusError && now.Before(a.RetryAt):
+		return errUnavailable(store.StatusError, a.StatusReason)
+	}
+	return nil
+}
+
+func errUnavailable(status store.Status, reason string) *apiError {
+	return &apiError{
+		Status: http.StatusServiceUnavailable, Code: gen.AGENTUNAVAILABLE,
+		Message: "The agent is not available.",
+		Details: map[string]any{"status": string(status), "reason": reason},
+	}
+}
+
+// conversationKey names the conversation a message belongs to: its room,
+// else its user's direct conversation, else none.
+func conversationKey(b *gen.MessageRequest) string {
+	switch {
+	case b.RoomId != nil:
+		return "room:" + *b.RoomId
+	case b.UserId != nil:
+		return "user:" + *b.UserId
+	}
+	return ""
+}
+
+// providerRequest shapes the provider call from the agent's character, the
+// conversation's recent history and the message.
+func (s *Server) providerRequest(ctx context.Context, t *turn) (llm.Request, error) {
+	doc, err := json.Marshal(t.agent.Fields)
+	if err != nil {
+		return llm.Request{}, fmt.Errorf("server: encode agent: %w", err)
+	}
+	var ch llm.Character
+	if err := json.Unmarshal(doc, &ch); err != nil {
+		return llm.Request{}, fmt.Errorf("server: decode character: %w", err)
+	}
+	var cx llm.Context
+	if c := t.body.Context; c != nil {
+		cx.Platform, cx.Channel = deref(c.Platform), deref(c.Channel)
+	}
+	req := llm.Request{
+		Provider: t.agent.ModelProvider, Model: t.agent.Model,
+		System: llm.BuildSystemPrompt(ch, cx), Text: s.speaker(t.body) + t.body.Text,
+		Options: ch.Options(), MaxReplyChars: ch.MaxReplyChars(),
+	}
+	if window := ch.HistoryWindow(); t.convKey != "" && window > 0 {
+		history, err := s.cfg.Store.History(ctx, t.agent.ID, t.convKey, window)
+		if err != nil {
+			return llm.Request{}, err
+		}
+		req.History = llmHistory(history, t.body.RoomId != nil)
+	}
+	return req, nil
+}
+
+// speaker prefixes room messages with their author, so the model can tell
+// the people of a room apart.
+func (s *Server) speaker(b gen.MessageRequest) string {
+	if b.RoomId != nil && b.UserId != nil {
+		return *b.UserId + ": "
+	}
+	return ""
+}
+
+func llmHistory(msgs []store.Message, room bool) []llm.Message {
+	out := make([]llm.Message, len(msgs))
+	for i, m := range msgs {
+		out[i] = llm.Message{Role: llm.Role(m.Role), Content: m.Text}
+		if room && m.Role == store.RoleUser && m.UserID != "" {
+			out[i].Content = m.UserID + ": " + m.Text
+		}
+	}
+	return out
+}
+
+// finishTurn turns the provider's outcome into the reply of the contract:
+// it stores the exchange (the partial reply too when the client went away),
+// moves the agent in and out of `error`, and maps provider failures.
+func (s *Server) finishTurn(ctx context.Context, t *turn, reply llm.Reply, callErr error) (gen.MessageReply, error) {
+	if callErr != nil {
+		if ctx.Err() != nil && reply.Text != "" {
+			saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
+			defer cancel()
+			_, _ = s.saveExchange(saveCtx, t, reply)
+		}
+		return gen.MessageReply{}, s.providerFailure(ctx, t.agent, callErr)
+	}
+	if t.agent.Status == store.StatusError {
+		if err := s.cfg.Store.MarkAgentRecovered(ctx, t.agent.ID); err != nil {
+			return gen.MessageReply{}, err
+		}
+	}
+	stored, err := s.saveExchange(ctx, t, reply)
+	if err != nil {
+		return gen.MessageReply{}, storeError(err)
+	}
+	return gen.MessageReply{
+		MessageId: stored.ID, Response: reply.Text, AgentId: t.agent.ID,
+		UserId: t.body.UserId, RoomId: t.body.RoomId,
+		Timestamp: timestamp(stored.CreatedAt),
+		Metadata:  metadata(t, reply),
+	}, nil
+}
+
+func metadata(t *turn, reply llm.Reply) gen.MessageMetadata {
+	tokens := reply.Usage.TotalTokens
+	if tokens == 0 {
+		tokens = reply.Usage.PromptTokens + reply.Usage.CompletionTokens
+	}
+	return gen.MessageMetadata{
+		TokensUsed:   tokens,
+		ResponseTime: float64(time.Since(t.start).Microseconds()) / 1000,
+		Model:        reply.Model,
+	}
+}
+
+func (s *Server) saveExchange(ctx context.Context, t *turn, reply llm.Reply) (store.Message, error) {
+	user := store.Message{Role: store.RoleUser, UserID: deref(t.body.UserId), Text: t.body.Text,
+		PromptTokens: reply.Usage.PromptTokens, CreatedAt: t.start}
+	answer := store.Message{Role: store.RoleAssistant, Text: reply.Text, Model: reply.Model,
+		CompletionTokens: reply.Usage.CompletionTokens}
+	return s.cfg.Store.SaveExchange(ctx, t.agent.ID, t.convKey, user, answer)
+}
+
+// providerFailure maps a failed provider call: failures of the provider
+// itself put the agent in `error` for a cool-down (503), failures about this
+// request are 502 MODEL_ERROR, a missing key is 503 without a state change.
+func (s *Server) providerFailure(ctx context.Context, agent store.Agent, err error) error {
+	var le *llm.Error
+	if !errors.As(err, &le) {
+		return err // the client went away, or an internal failure
+	}
+	switch le.Kind {
+	case llm.KindNotConfigured:
+		return errUnavailable(agent.Status, le.Reason)
+	case llm.KindRequest:
+		return &apiError{
+			Status: http.StatusBadGateway, Code: gen.MODELERROR,
+			Message: "The model provider rejected the request.",
+			Details: map[string]any{"provider": le.Provider, "reason": le.Reason},
+		}
+	}
+	cooldown := s.cfg.ErrorCooldown
+	if le.RetryAfter > 0 {
+		cooldown = le.RetryAfter
+	}
+	markCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
+	defer cancel()
+	if err := s.cfg.Store.MarkAgentError(markCtx, agent.ID, le.Reason, time.Now().Add(cooldown)); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	return errUnavailable(store.StatusError, le.Reason)
+}
+
+func deref[T ~string](p *T) string {
+	if p == nil {
+		return ""
+	}
+	return string(*p)
+}

@@ -1,0 +1,472 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentd/agentd/llm"
+	"github.com/agentd/agentd/llm/llmtest"
+	"github.com/agentd/agentd/store"
+)
+
+// character is a small character with every prompt-shaping member.
+func character(provider, model string) map[string]any {
+	return map[string]any{
+		"name": "Fozzie", "modelProvider": provider, "model": model,
+		"system": "You are Fozzie Bear.", "bio": []string{"Aspiring comedian"},
+		"lore": []string{"Started small"}, "knowledge": []string{"Puns"}, "goals": []string{"Make people laugh"},
+		"personality":   map[string]any{"traits": []string{"optimistic"}, "tone": "cheerful"},
+		"modelSettings": map[string]any{"temperature": 0.7, "topP": 0.9, "maxTokens": 300},
+	}
+}
+
+func (h *harness) send(agentID string, body map[string]any) response {
+	h.t.Helper()
+	return h.do(request{method: "POST", path: "/v1/agents/" + agentID + "/messages", key: h.writeKey, body: body})
+}
+
+// providerFor returns the wire-format server behind a provider.
+func (h *harness) providerFor(provider string) *llmtest.Server {
+	switch provider {
+	case "anthropic":
+		return h.anthropic
+	case "ollama":
+		return h.ollama
+	}
+	return h.openai
+}
+
+var providerCases = []struct{ provider, model string }{
+	{"openai", "gpt-4o-mini"}, {"anthropic", "claude-3-5-haiku-latest"}, {"groq", "llama-3.1-8b-instant"},
+	{"google", "gemini-2.0-flash"}, {"ollama", "llama3.2"},
+}
+
+func TestSendMessageEveryProvider(t *testing.T) {
+	for _, pc := range providerCases {
+		t.Run(pc.provider, func(t *testing.T) {
+			h := newHarness(t)
+			wire := h.providerFor(pc.provider)
+			wire.Respond(llmtest.Reply{Text: "Wocka wocka! Here is a joke.", PromptTokens: 40, CompletionTokens: 9})
+			id := h.createAgent(character(pc.provider, pc.model))
+			res := h.send(id, map[string]any{"text": "Tell me a joke", "userId": "kermit", "context": map[string]any{"platform": "discord", "channel": "jokes"}})
+			if res.Code != 200 {
+				t.Fatalf("%d %s", res.Code, res.Body)
+			}
+			d := res.Data(t)
+			if d["response"] != "Wocka wocka! Here is a joke." || d["agentId"] != id || d["userId"] != "kermit" {
+				t.Errorf("reply %s", res.Body)
+			}
+			if !strings.HasPrefix(d["messageId"].(string), "msg_") || !timestampPattern.MatchString(d["timestamp"].(string)) {
+				t.Errorf("ids %s", res.Body)
+			}
+			meta := d["metadata"].(map[string]any)
+			if meta["tokensUsed"] != 49.0 || meta["model"] != pc.model || meta["responseTime"].(float64) <= 0 {
+				t.Errorf("metadata %v", meta)
+			}
+			got := wire.Last(t)
+			system, msgs := got.Conversation()
+			for _, want := range []string{"You are Fozzie Bear.", "Fozzie", "Aspiring comedian", "Started small", "Puns", "Make people laugh", "optimistic", "cheerful", "discord", "jokes"} {
+				if !strings.Contains(system, want) {
+					t.Errorf("system prompt lacks %q:\n%s", want, system)
+				}
+			}
+			if len(msgs) != 1 || msgs[0].Role != "user" || msgs[0].Content != "Tell me a joke" {
+				t.Errorf("messages %+v", msgs)
+			}
+			if got.Body["model"] != pc.model {
+				t.Errorf("model sent %v", got.Body["model"])
+			}
+			opts := got.Options()
+			if opts["temperature"] != 0.7 || opts["top_p"] != 0.9 {
+				t.Errorf("sampling options sent: %v", opts)
+			}
+		})
+	}
+}
+
+// event is one parsed server-sent event.
+type event map[string]any
+
+// parseSSE splits a stream body into its data events, checking the framing.
+func parseSSE(t testing.TB, body []byte) (events []event) {
+	t.Helper()
+	for _, frame := range strings.Split(strings.TrimSuffix(string(body), "\n\n"), "\n\n") {
+		if strings.HasPrefix(frame, ": ping") {
+			continue
+		}
+		data, ok := strings.CutPrefix(frame, "data: ")
+		if !ok || strings.Contains(data, "\n") {
+			t.Fatalf("bad frame %q", frame)
+		}
+		var ev event
+		if err := json.Unmarshal([]byte(data), &ev); err != nil {
+			t.Fatalf("bad event %q: %v", data, err)
+		}
+		events = append(events, ev)
+	}
+	return events
+}
+
+func TestStreamEveryProvider(t *testing.T) {
+	for _, pc := range providerCases {
+		for _, path := range []string{"/messages/stream", "/messages"} {
+			t.Run(pc.provider+path, func(t *testing.T) {
+				h := newHarness(t)
+				h.providerFor(pc.provider).Respond(llmtest.Reply{Text: "one two three four", PromptTokens: 5, CompletionTokens: 4})
+				id := h.createAgent(character(pc.provider, pc.model))
+				res := h.do(request{method: "POST", path: "/v1/agents/" + id + path, key: h.writeKey,
+					body: map[string]any{"text": "count", "userId": "u1", "stream": true}})
+				if res.Code != 200 || res.Header.Get("Content-Type") != "text/event-stream" {
+					t.Fatalf("%d %v %s", res.Code, res.Header, res.Body)
+				}
+				events := parseSSE(t, res.Body)
+				var text strings.Builder
+				for _, ev := range events[:len(events)-1] {
+					if ev["type"] != "token" {
+						t.Fatalf("event %v before the end", ev)
+					}
+					text.WriteString(ev["content"].(string))
+				}
+				if len(events) < 3 || text.String() != "one two three four" {
+					t.Errorf("tokens %d: %q", len(events)-1, text.String())
+				}
+				done := events[len(events)-1]
+				meta, _ := done["metadata"].(map[string]any)
+				if done["type"] != "done" || !strings.HasPrefix(fmt.Sprint(done["messageId"]), "msg_") || meta["tokensUsed"] != 9.0 || meta["model"] != pc.model {
+					t.Errorf("done event %v", done)
+				}
+				if res.Header.Get("X-RateLimit-Limit") == "" {
+					t.Error("stream lacks rate-limit headers")
+				}
+			})
+		}
+	}
+}
+
+// history returns the conversation of the latest provider request.
+func history(t *testing.T, wire *llmtest.Server) []string {
+	t.Helper()
+	_, msgs := wire.Last(t).Conversation()
+	out := make([]string, len(msgs))
+	for i, m := range msgs {
+		out[i] = m.Role + ":" + m.Content
+	}
+	return out
+}
+
+func TestConversationContext(t *testing.T) {
+	h := newHarness(t)
+	h.openai.Respond(llmtest.Reply{Text: "ok"})
+	id := h.createAgent(map[string]any{"name": "ctx"})
+	say := func(body map[string]any) []string {
+		t.Helper()
+		if res := h.send(id, body); res.Code != 200 {
+			t.Fatalf("%d %s", res.Code, res.Body)
+		}
+		return history(t, h.openai)
+	}
+	say(map[string]any{"text": "hi from a", "userId": "a"})
+	if got := fmt.Sprint(say(map[string]any{"text": "again a", "userId": "a"})); got != "[user:hi from a assistant:ok user:again a]" {
+		t.Errorf("same user: %s", got)
+	}
+	if got := fmt.Sprint(say(map[string]any{"text": "hi from b", "userId": "b"})); got != "[user:hi from b]" {
+		t.Errorf("other user: %s", got)
+	}
+	say(map[string]any{"text": "room hello", "userId": "a", "roomId": "r1"})
+	if got := fmt.Sprint(say(map[string]any{"text": "room reply", "userId": "b", "roomId": "r1"})); got != "[user:a: room hello assistant:ok user:b: room reply]" {
+		t.Errorf("room: %s", got)
+	}
+	say(map[string]any{"text": "anon 1"})
+	if got := fmt.Sprint(say(map[string]any{"text": "anon 2"})); got != "[user:anon 2]" {
+		t.Errorf("no ids: %s", got)
+	}
+	d := h.do(request{method: "GET", path: "/v1/agents/" + id, key: h.readKey}).Data(t)
+	if m := d["metrics"].(map[string]any); m["totalMessages"] != 7.0 || m["totalConversations"] != 3.0 || m["uptime"] != "100.00%" {
+		t.Errorf("metrics %v", m)
+	}
+}
+
+func TestMemorySettings(t *testing.T) {
+	h := newHarness(t)
+	h.openai.Respond(llmtest.Reply{Text: "ok"})
+	stateless := h.createAgent(map[string]any{"name": "goldfish", "memory": map[string]any{"enabled": false}})
+	windowed := h.createAgent(map[string]any{"name": "short", "memory": map[string]any{"shortTermContext": 2}})
+	for i := 0; i < 3; i++ {
+		h.send(stateless, map[string]any{"text": fmt.Sprint("s", i), "userId": "u"})
+		h.send(windowed, map[string]any{"text": fmt.Sprint("w", i), "userId": "u"})
+	}
+	h.send(stateless, map[string]any{"text": "last", "userId": "u"})
+	if got := fmt.Sprint(history(t, h.openai)); got != "[user:last]" {
+		t.Errorf("stateless: %s", got)
+	}
+	h.send(windowed, map[string]any{"text": "last", "userId": "u"})
+	if got := fmt.Sprint(history(t, h.openai)); got != "[user:w2 assistant:ok user:last]" {
+		t.Errorf("window of 2: %s", got)
+	}
+}
+
+func TestHistorySurvivesRestart(t *testing.T) {
+	dir := t.TempDir()
+	dbPath := dir + "/agentd.db"
+	wire := llmtest.NewOpenAI(t)
+	wire.Respond(llmtest.Reply{Text: "remembered"})
+	boot := func() (*Server, *store.Store) {
+		st, err := store.Open(context.Background(), dbPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv, err := New(Config{Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Replier: llm.New(llm.Config{OpenAI: llm.ProviderConfig{APIKey: "k", BaseURL: wire.URL}})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return srv, st
+	}
+	srv, st := boot()
+	if _, err := st.CreateAccount(context.Background(), store.Account{Name: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	key, _, _ := st.CreateKey(context.Background(), "a", store.ScopeWrite, nil)
+	call := func(srv *Server, method, path, body string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(method, path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		srv.Handler().ServeHTTP(rec, req)
+		return rec
+	}
+	var created struct{ Data struct{ ID string } }
+	_ = json.Unmarshal(call(srv, "POST", "/v1/agents", `{"name":"persistent"}`).Body.Bytes(), &created)
+	call(srv, "POST", "/v1/agents/"+created.Data.ID+"/messages", `{"text":"before restart","userId":"u"}`)
+	_ = st.Close()
+	srv, st = boot()
+	defer st.Close()
+	if rec := call(srv, "POST", "/v1/agents/"+created.Data.ID+"/messages", `{"text":"after restart","userId":"u"}`); rec.Code != 200 {
+		t.Fatalf("%d %s", rec.Code, rec.Body)
+	}
+	if got := fmt.Sprint(history(t, wire)); got != "[user:before restart assistant:remembered user:after restart]" {
+		t.Errorf("history after restart: %s", got)
+	}
+}
+
+func TestSendMessageRefusals(t *testing.T) {
+	h := newHarnessLLM(t, func(c *llm.Config) { c.OpenAI.APIKey = "" })
+	inactive := h.createAgent(map[string]any{"name": "sleepy", "modelProvider": "anthropic"})
+	h.do(request{method: "PATCH", path: "/v1/agents/" + inactive, key: h.writeKey, body: map[string]any{"status": "inactive"}})
+	unkeyed := h.createAgent(map[string]any{"name": "nokey", "modelProvider": "openai"})
+	path := "/v1/agents/" + unkeyed + "/messages"
+	for _, tc := range []errorCase{
+		{name: "missing text", req: request{method: "POST", path: path, key: h.writeKey, body: map[string]any{"userId": "u"}}, status: 400, code: "INVALID_MESSAGE", field: "text"},
+		{name: "empty text", req: request{method: "POST", path: path, key: h.writeKey, body: map[string]any{"text": ""}}, status: 400, code: "INVALID_MESSAGE", field: "text"},
+		{name: "blank text", req: request{method: "POST", path: path, key: h.writeKey, body: map[string]any{"text": " \n\t "}}, status: 400, code: "INVALID_MESSAGE", field: "text"},
+		{name: "text wrong type", req: request{method: "POST", path: path, key: h.writeKey, body: map[string]any{"text": 3}}, status: 400, code: "INVALID_MESSAGE", field: "text"},
+		{name: "text too long", req: request{method: "POST", path: path, key: h.writeKey, body: map[string]any{"text": strings.Repeat("a", 16001)}}, status: 400, code: "INVALID_MESSAGE", field: "text"},
+		{name: "stream blank text", req: request{method: "POST", path: path + "/stream", key: h.writeKey, body: map[string]any{"text": " "}}, status: 400, code: "INVALID_MESSAGE", field: "text"},
+		{name: "userId too long", req: request{method: "POST", path: path, key: h.writeKey, body: map[string]any{"text": "hi", "userId": strings.Repeat("u", 129)}}, status: 400, code: "INVALID_REQUEST", field: "userId"},
+		{name: "roomId control char", req: request{method: "POST", path: path, key: h.writeKey, body: map[string]any{"text": "hi", "roomId": "a\nb"}}, status: 400, code: "INVALID_REQUEST", field: "roomId"},
+		{name: "stream wrong type", req: request{method: "POST", path: path, key: h.writeKey, body: map[string]any{"text": "hi", "stream": "yes"}}, status: 400, code: "INVALID_REQUEST", field: "stream"},
+		{name: "malformed", req: request{method: "POST", path: path, key: h.writeKey, body: `{"text":`}, status: 400, code: "INVALID_REQUEST", field: "body"},
+		{name: "read key", req: request{method: "POST", path: path, key: h.readKey, body: map[string]any{"text": "hi"}}, status: 403, code: "INSUFFICIENT_PERMISSIONS"},
+		{name: "unknown agent", req: request{method: "POST", path: "/v1/agents/agent_nope/messages", key: h.writeKey, body: map[string]any{"text": "hi"}}, status: 404, code: "AGENT_NOT_FOUND"},
+		{name: "unknown agent stream", req: request{method: "POST", path: "/v1/agents/agent_nope/messages/stream", key: h.writeKey, body: map[string]any{"text": "hi"}}, status: 404, code: "AGENT_NOT_FOUND"},
+		{name: "inactive", req: request{method: "POST", path: "/v1/agents/" + inactive + "/messages", key: h.writeKey, body: map[string]any{"text": "hi"}}, status: 503, code: "AGENT_UNAVAILABLE"},
+		{name: "inactive stream", req: request{method: "POST", path: "/v1/agents/" + inactive + "/messages/stream", key: h.writeKey, body: map[string]any{"text": "hi"}}, status: 503, code: "AGENT_UNAVAILABLE"},
+		{name: "no provider key", req: request{method: "POST", path: path, key: h.writeKey, body: map[string]any{"text": "hi"}}, status: 503, code: "AGENT_UNAVAILABLE", reason: "OPENAI_API_KEY"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { h.checkError(t, tc) })
+	}
+	res := h.send(inactive, map[string]any{"text": "hi"})
+	if d := res.Details(t); d["status"] != "inactive" || d["reason"] == "" {
+		t.Errorf("inactive details %v", d)
+	}
+	if h.anthropic.Count() != 0 || h.openai.Count() != 0 {
+		t.Errorf("refused messages reached a provider")
+	}
+	if got := h.do(request{method: "GET", path: "/v1/agents/" + unkeyed, key: h.readKey}).Data(t)["status"]; got != "active" {
+		t.Errorf("missing key changed status to %v", got)
+	}
+}
+
+// status reads an agent's status through Get Agent.
+func (h *harness) status(id string) (string, map[string]any) {
+	d := h.do(request{method: "GET", path: "/v1/agents/" + id, key: h.readKey}).Data(h.t)
+	return d["status"].(string), d["metrics"].(map[string]any)
+}
+
+func TestProviderFailuresMoveAgentToError(t *testing.T) {
+	cases := []struct {
+		name      string
+		reply     llmtest.Reply
+		calls     int
+		reason    string
+		cooldownS int
+	}{
+		{name: "rate limited", reply: llmtest.Reply{Status: 429, RetryAfter: "7"}, calls: 1, reason: "rate limit", cooldownS: 7},
+		{name: "bad credentials", reply: llmtest.Reply{Status: 401}, calls: 1, reason: "401", cooldownS: 30},
+		{name: "server error", reply: llmtest.Reply{Status: 500}, calls: 3, cooldownS: 30},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.openai.Respond(tc.reply)
+			id := h.createAgent(map[string]any{"name": "flaky"})
+			res := h.send(id, map[string]any{"text": "hi"})
+			if res.Code != 503 || res.ErrorCode(t) != "AGENT_UNAVAILABLE" || res.Details(t)["status"] != "error" {
+				t.Fatalf("%d %s", res.Code, res.Body)
+			}
+			if reason := strings.ToLower(fmt.Sprint(res.Details(t)["reason"])); !strings.Contains(reason, tc.reason) {
+				t.Errorf("reason %q lacks %q", reason, tc.reason)
+			}
+			if n := h.openai.Count(); n != tc.calls {
+				t.Errorf("provider called %d times, want %d", n, tc.calls)
+			}
+			if st, _ := h.status(id); st != "error" {
+				t.Errorf("status %s", st)
+			}
+			agent, _ := h.store.GetAgent(context.Background(), h.account.ID, id)
+			if left := time.Until(agent.RetryAt); left < time.Duration(tc.cooldownS-2)*time.Second || left > time.Duration(tc.cooldownS)*time.Second {
+				t.Errorf("cool-down ends in %v, want about %ds", left, tc.cooldownS)
+			}
+			// During the cool-down nothing reaches the provider.
+			if res := h.send(id, map[string]any{"text": "again"}); res.Code != 503 || res.Details(t)["status"] != "error" {
+				t.Fatalf("during cool-down: %d %s", res.Code, res.Body)
+			}
+			if n := h.openai.Count(); n != tc.calls {
+				t.Errorf("provider called during the cool-down")
+			}
+			// PATCH status active clears the error at once.
+			res = h.do(request{method: "PATCH", path: "/v1/agents/" + id, key: h.writeKey, body: map[string]any{"status": "active"}})
+			if fmt.Sprint(res.Data(t)["changes"]) != "[status]" {
+				t.Errorf("patch active: %s", res.Body)
+			}
+			h.openai.Respond(llmtest.Reply{Text: "back"})
+			if res := h.send(id, map[string]any{"text": "again"}); res.Code != 200 {
+				t.Fatalf("after PATCH active: %d %s", res.Code, res.Body)
+			}
+		})
+	}
+}
+
+func TestCooldownEndsAndSuccessRecovers(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.ErrorCooldown = 300 * time.Millisecond })
+	h.openai.Respond(llmtest.Reply{Status: 401})
+	id := h.createAgent(map[string]any{"name": "flaky"})
+	h.send(id, map[string]any{"text": "hi"})
+	time.Sleep(400 * time.Millisecond)
+	h.openai.Respond(llmtest.Reply{Text: "fine now"})
+	if res := h.send(id, map[string]any{"text": "hi"}); res.Code != 200 {
+		t.Fatalf("after cool-down: %d %s", res.Code, res.Body)
+	}
+	st, metrics := h.status(id)
+	if st != "active" || metrics["uptime"] == "100.00%" {
+		t.Errorf("status %s uptime %v", st, metrics["uptime"])
+	}
+}
+
+func TestModelErrorKeepsStatus(t *testing.T) {
+	h := newHarness(t)
+	h.openai.Respond(llmtest.Reply{Status: 404, ErrorType: "invalid_request_error", ErrorMessage: "The model `gpt-9` does not exist"})
+	id := h.createAgent(map[string]any{"name": "m", "model": "gpt-9"})
+	res := h.send(id, map[string]any{"text": "hi"})
+	if res.Code != 502 || res.ErrorCode(t) != "MODEL_ERROR" || res.Details(t)["provider"] != "openai" || res.Details(t)["reason"] == "" {
+		t.Fatalf("%d %s", res.Code, res.Body)
+	}
+	if st, _ := h.status(id); st != "active" {
+		t.Errorf("status %s", st)
+	}
+}
+
+func TestTimeoutAndUnreachable(t *testing.T) {
+	h := newHarnessLLM(t, func(c *llm.Config) {
+		c.Timeout = 200 * time.Millisecond
+		c.Groq.BaseURL = "http://127.0.0.1:1/v1"
+	})
+	h.openai.Respond(llmtest.Reply{Hang: true})
+	slow := h.createAgent(map[string]any{"name": "slow"})
+	if res := h.send(slow, map[string]any{"text": "hi"}); res.Code != 503 || res.Details(t)["status"] != "error" {
+		t.Errorf("timeout: %d %s", res.Code, res.Body)
+	}
+	gone := h.createAgent(map[string]any{"name": "gone", "modelProvider": "groq"})
+	if res := h.send(gone, map[string]any{"text": "hi"}); res.Code != 503 || res.Details(t)["status"] != "error" {
+		t.Errorf("unreachable: %d %s", res.Code, res.Body)
+	}
+}
+
+func TestStreamErrorMidway(t *testing.T) {
+	h := newHarness(t)
+	h.openai.Respond(llmtest.Reply{Text: "a b c d e f", FailMidStream: true, FailAfter: 2})
+	id := h.createAgent(map[string]any{"name": "s"})
+	res := h.do(request{method: "POST", path: "/v1/agents/" + id + "/messages/stream", key: h.writeKey, body: map[string]any{"text": "hi"}})
+	events := parseSSE(t, res.Body)
+	last := events[len(events)-1]
+	if res.Code != 200 || last["type"] != "error" || len(events) < 2 {
+		t.Fatalf("%d %s", res.Code, res.Body)
+	}
+	e := last["error"].(map[string]any)
+	if e["code"] == "" || e["message"] == "" {
+		t.Errorf("error event %v", last)
+	}
+	for _, ev := range events[:len(events)-1] {
+		if ev["type"] != "token" {
+			t.Errorf("unexpected event %v", ev)
+		}
+	}
+}
+
+func TestStreamClientDisconnectStoresPartialReply(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.PingInterval = 20 * time.Millisecond })
+	h.openai.Respond(llmtest.Reply{Fragments: []string{"first ", "second ", "third ", "fourth"}, FragmentDelay: 150 * time.Millisecond})
+	id := h.createAgent(map[string]any{"name": "slow"})
+	ts := httptest.NewServer(h.srv.Handler())
+	defer ts.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "POST", ts.URL+"/v1/agents/"+id+"/messages/stream", strings.NewReader(`{"text":"go","userId":"u"}`))
+	req.Header.Set("Authorization", "Bearer "+h.writeKey)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader := bufio.NewReader(res.Body)
+	var seen bytes.Buffer
+	for !strings.Contains(seen.String(), "second") {
+		line, err := reader.ReadString('\n')
+		if err != nil {
+			t.Fatalf("stream ended early: %v (%q)", err, seen.String())
+		}
+		seen.WriteString(line)
+	}
+	if !strings.Contains(seen.String(), ": ping") {
+		t.Errorf("no ping while waiting: %q", seen.String())
+	}
+	cancel()
+	res.Body.Close()
+	// The partial reply is stored with the conversation.
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		msgs, err := h.store.History(context.Background(), id, "user:u", 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(msgs) == 2 {
+			if !strings.HasPrefix(msgs[1].Text, "first second") || strings.Contains(msgs[1].Text, "fourth") {
+				t.Errorf("partial reply %q", msgs[1].Text)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("partial reply not stored: %+v", msgs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

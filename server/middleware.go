@@ -1,0 +1,172 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// requestIDKey keys the request id in a request context.
+type requestIDKey struct{}
+
+// requestID accepts a sane X-Request-ID from the client or makes one, echoes
+// it on the response and keeps it for the logs.
+func (s *Server) requestID(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id := c.Request().Header.Get(echo.HeaderXRequestID)
+		if !validRequestID(id) {
+			id = newRequestID()
+		}
+		c.SetRequest(c.Request().WithContext(context.WithValue(c.Request().Context(), requestIDKey{}, id)))
+		c.Response().Header().Set(echo.HeaderXRequestID, id)
+		return next(c)
+	}
+}
+
+// validRequestID keeps ids short and printable so they cannot forge log lines.
+func validRequestID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for _, r := range id {
+		if r < 0x21 || r > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+func newRequestID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func requestIDOf(c echo.Context) string { return requestIDFrom(c.Request().Context()) }
+
+func requestIDFrom(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}
+
+// recoverPanics turns a panic in a handler into a 500 with the envelope.
+func (s *Server) recoverPanics(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				if r == http.ErrAbortHandler {
+					panic(r)
+				}
+				err = fmt.Errorf("panic: %v", r)
+			}
+		}()
+		return next(c)
+	}
+}
+
+// httpMetrics are the Prometheus collectors of the HTTP layer.
+type httpMetrics struct {
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
+	m := &httpMetrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentd_http_requests_total", Help: "HTTP requests by route, method and status.",
+		}, []string{"route", "method", "status"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "agentd_http_request_duration_seconds", Help: "HTTP request latency by route.",
+			Buckets: prometheus.DefBuckets,
+		}, []string{"route", "method"}),
+	}
+	for _, c := range []prometheus.Collector{m.requests, m.duration} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("server: register metrics: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// observe logs one structured line per request and records its metrics.
+func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		if err != nil {
+			// Write the error now so the status below is the one sent.
+			c.Error(err)
+		}
+		elapsed := time.Since(start)
+		status := c.Response().Status
+		route := c.Path()
+		s.metrics.requests.WithLabelValues(route, c.Request().Method, strconv.Itoa(status)).Inc()
+		s.metrics.duration.WithLabelValues(route, c.Request().Method).Observe(elapsed.Seconds())
+		attrs := []any{
+			"request_id", requestIDOf(c), "method", c.Request().Method, "path", c.Request().URL.Path,
+			"status", status, "duration_ms", float64(elapsed.Microseconds()) / 1000,
+		}
+		if p := principalFrom(c.Request().Context()); p.Account.ID != "" {
+			attrs = append(attrs, "account", p.Account.Name)
+		}
+		s.cfg.Logger.Info("request", attrs...)
+		return nil
+	}
+}
+
+// handleError is the one place an error becomes the envelope and a status.
+func (s *Server) handleError(err error, c echo.Context) {
+	if c.Response().Committed {
+		s.cfg.Logger.Warn("error after response started", "request_id", requestIDOf(c), "error", err)
+		return
+	}
+	ae := s.toAPIError(err, requestIDOf(c))
+	for k, v := range ae.Header {
+		c.Response().Header()[k] = v
+	}
+	if c.Request().Method == http.MethodHead {
+		err = c.NoContent(ae.Status)
+	} else {
+		err = c.JSON(ae.Status, ae.envelope())
+	}
+	if err != nil {
+		s.cfg.Logger.Warn("write error response", "request_id", requestIDOf(c), "error", err)
+	}
+}
+
+// toAPIError maps any error to the contract; unknown errors are 500s whose
+// detail goes to the log, never to the client.
+func (s *Server) toAPIError(err error, requestID string) *apiError {
+	if ae, ok := asAPIError(err); ok {
+		return ae
+	}
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return errPayloadTooLarge(s.cfg.MaxBodyBytes)
+	}
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		switch he.Code {
+		case http.StatusNotFound:
+			return errNotFound
+		case http.StatusMethodNotAllowed:
+			return errMethodNotAllowed
+		case http.StatusRequestEntityTooLarge:
+			return errPayloadTooLarge(s.cfg.MaxBodyBytes)
+		case http.StatusUnsupportedMediaType:
+			return errUnsupportedMediaType
+		case http.StatusBadRequest:
+			return invalidRequest("body", "is not valid JSON")
+		}
+	}
+	s.cfg.Logger.Error("internal error", "request_id", requestID, "error", err)
+	return errInternal(requestID)
+}

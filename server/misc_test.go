@@ -1,0 +1,97 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentd/agentd/llm"
+	"github.com/agentd/agentd/store"
+)
+
+// fakeReplier answers through function fields.
+type fakeReplier struct {
+	generate func(context.Context, llm.Request) (llm.Reply, error)
+}
+
+var _ Replier = fakeReplier{}
+
+func (f fakeReplier) Generate(ctx context.Context, req llm.Request) (llm.Reply, error) {
+	return f.generate(ctx, req)
+}
+
+func (f fakeReplier) Stream(ctx context.Context, req llm.Request, onToken func(string) error) (llm.Reply, error) {
+	return f.generate(ctx, req)
+}
+
+func TestInternalErrorsHideTheirDetail(t *testing.T) {
+	h := newHarness(t, func(c *Config) {
+		c.Replier = fakeReplier{generate: func(context.Context, llm.Request) (llm.Reply, error) {
+			return llm.Reply{}, errors.New("secret database password is hunter2")
+		}}
+	})
+	id := h.createAgent(map[string]any{"name": "x"})
+	res := h.send(id, map[string]any{"text": "hi"})
+	if res.Code != 500 || res.ErrorCode(t) != "INTERNAL_ERROR" || strings.Contains(string(res.Body), "hunter2") {
+		t.Fatalf("%d %s", res.Code, res.Body)
+	}
+	if !strings.Contains(string(res.Body), res.Header.Get("X-Request-ID")) {
+		t.Errorf("message does not name the request id: %s", res.Body)
+	}
+	h.srv.cfg.Replier = fakeReplier{generate: func(context.Context, llm.Request) (llm.Reply, error) { panic("boom") }}
+	if res := h.send(id, map[string]any{"text": "hi"}); res.Code != 500 || strings.Contains(string(res.Body), "boom") {
+		t.Fatalf("panic: %d %s", res.Code, res.Body)
+	}
+}
+
+func TestRequestIDAndProbes(t *testing.T) {
+	h := newHarness(t)
+	res := h.do(request{method: "GET", path: "/v1/agents", key: h.readKey, header: map[string]string{"X-Request-ID": "trace-42"}})
+	if res.Header.Get("X-Request-ID") != "trace-42" {
+		t.Errorf("request id not echoed: %q", res.Header.Get("X-Request-ID"))
+	}
+	res = h.do(request{method: "GET", path: "/v1/agents", key: h.readKey, header: map[string]string{"X-Request-ID": "bad id\twith tab"}})
+	if id := res.Header.Get("X-Request-ID"); id == "" || strings.Contains(id, " ") {
+		t.Errorf("unsafe request id kept: %q", id)
+	}
+	for path, want := range map[string]int{"/healthz": 200, "/readyz": 200, "/metrics": 200} {
+		rec := httptest.NewRecorder()
+		h.srv.Handler().ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+		if rec.Code != want {
+			t.Errorf("%s: %d", path, rec.Code)
+		}
+		if path == "/metrics" && !strings.Contains(rec.Body.String(), "agentd_http_requests_total") {
+			t.Errorf("metrics lack request counts")
+		}
+	}
+	_ = h.store.Close()
+	rec := httptest.NewRecorder()
+	h.srv.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
+	if rec.Code != http.StatusServiceUnavailable {
+		t.Errorf("readyz with the database closed: %d", rec.Code)
+	}
+}
+
+func TestKeyExpiryAndRevocation(t *testing.T) {
+	h := newHarness(t)
+	inAnHour := time.Now().Add(time.Hour)
+	expiring, _, err := h.store.CreateKey(context.Background(), "acme", store.ScopeWrite, &inAnHour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := h.do(request{method: "GET", path: "/v1/agents", key: expiring}); res.Code != 200 {
+		t.Fatalf("fresh key: %d", res.Code)
+	}
+	revoked := h.newKey("acme", store.ScopeWrite)
+	if _, err := h.store.RevokeKey(context.Background(), revoked[:12]); err != nil {
+		t.Fatal(err)
+	}
+	res := h.do(request{method: "GET", path: "/v1/agents", key: revoked})
+	if res.Code != 401 || res.ErrorCode(t) != "UNAUTHORIZED" || !strings.Contains(res.JSON(t)["error"].(map[string]any)["message"].(string), "API key") {
+		t.Fatalf("revoked key: %d %s", res.Code, res.Body)
+	}
+}

@@ -1,0 +1,108 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/agentd/agentd/gen"
+	"github.com/agentd/agentd/server/limit"
+	"github.com/agentd/agentd/store"
+	"github.com/labstack/echo/v4"
+)
+
+// endpointLimits are the per-minute limits of the spec's table for a
+// `standard` account, by operationId. Send Message and its stream share one
+// counter per agent.
+var endpointLimits = map[string]int64{
+	"createAgent":   10,
+	"listAgents":    60,
+	"getAgent":      60,
+	"updateAgent":   30,
+	"deleteAgent":   10,
+	"sendMessage":   60,
+	"streamMessage": 60,
+}
+
+// accountLimits are the requests per minute of each tier; enterprise uses the
+// account's own figure.
+var accountLimits = map[store.Tier]int64{store.TierStandard: 60, store.TierPro: 300}
+
+// tierMultiplier scales the endpoint limits: pro ×5, enterprise its own.
+func tierMultiplier(a store.Account) int64 {
+	switch a.Tier {
+	case store.TierPro:
+		return 5
+	case store.TierEnterprise:
+		if a.EndpointMultiplier > 0 {
+			return int64(a.EndpointMultiplier)
+		}
+	}
+	return 1
+}
+
+func accountLimit(a store.Account) int64 {
+	if a.Tier == store.TierEnterprise && a.RPM > 0 {
+		return int64(a.RPM)
+	}
+	if l, ok := accountLimits[a.Tier]; ok {
+		return l
+	}
+	return accountLimits[store.TierStandard]
+}
+
+// rateRules are the two limits a request must pass: its endpoint's and its
+// account's.
+func rateRules(p store.Principal, operationID, agentID string) []limit.Rule {
+	endpointKey := "ep:" + p.Account.ID + ":" + operationID
+	if operationID == "sendMessage" || operationID == "streamMessage" {
+		endpointKey = "msg:" + p.Account.ID + ":" + agentID
+	}
+	return []limit.Rule{
+		{Key: endpointKey, Limit: endpointLimits[operationID] * tierMultiplier(p.Account)},
+		{Key: "acct:" + p.Account.ID, Limit: accountLimit(p.Account)},
+	}
+}
+
+// takeRateLimits counts the request against its limits, arranges for the
+// binding limit's headers to go out with whatever response follows, and
+// refuses it with 429 when a limit is exhausted.
+func (s *Server) takeRateLimits(c echo.Context, p store.Principal, operationID, agentID string) error {
+	res, err := limit.Check(c.Request().Context(), s.cfg.Counter, rateRules(p, operationID, agentID)...)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	// Set the headers just before the status line is written, after any
+	// handler or generated code had its say, so every response carries them.
+	c.Response().Before(func() { setRateHeaders(c.Response().Header(), res, now) })
+	if res.Allowed {
+		return nil
+	}
+	return errRateLimited(res.RetryAfter(now), nil)
+}
+
+func setRateHeaders(h http.Header, res limit.Result, now time.Time) {
+	remaining := strconv.FormatInt(max(res.Remaining, 0), 10)
+	h.Set("X-RateLimit-Limit", strconv.FormatInt(res.Limit, 10))
+	h.Set("X-RateLimit-Remaining", remaining)
+	h.Set("X-RateLimit-Reset", strconv.FormatInt(res.Reset.Unix(), 10))
+	h.Set("RateLimit-Limit", strconv.FormatInt(res.Limit, 10))
+	h.Set("RateLimit-Remaining", remaining)
+	h.Set("RateLimit-Reset", strconv.Itoa(res.RetryAfter(now)))
+}
+
+// errRateLimited is the 429 of the contract; extra details (the concurrency
+// cap names its limit) are merged in.
+func errRateLimited(retryAfter int, extra map[string]any) *apiError {
+	details := map[string]any{"retryAfter": retryAfter}
+	for k, v := range extra {
+		details[k] = v
+	}
+	return &apiError{
+		Status: http.StatusTooManyRequests, Code: gen.RATELIMITEXCEEDED,
+		Message: "Rate limit exceeded, retry after " + strconv.Itoa(retryAfter) + " seconds.",
+		Details: details,
+		Header:  http.Header{"Retry-After": {strconv.Itoa(retryAfter)}},
+	}
+}

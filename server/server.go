@@ -1,0 +1,98 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/agentd/agentd/gen"
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Server implements the generated strict interface over the store and the
+// model providers.
+type Server struct {
+	cfg    Config
+	router routers.Router
+	// validation are the request validator's options, built once.
+	validation *openapi3filter.Options
+	echo       *echo.Echo
+	metrics    *httpMetrics
+}
+
+var _ gen.StrictServerInterface = (*Server)(nil)
+
+// New builds the server and its HTTP handler.
+func New(cfg Config) (*Server, error) {
+	cfg = cfg.withDefaults()
+	if cfg.Store == nil || cfg.Replier == nil {
+		return nil, errors.New("server: Store and Replier are required")
+	}
+	spec, err := gen.GetSwagger()
+	if err != nil {
+		return nil, fmt.Errorf("server: load embedded spec: %w", err)
+	}
+	router, err := gorillamux.NewRouter(spec)
+	if err != nil {
+		return nil, fmt.Errorf("server: build spec router: %w", err)
+	}
+	metrics, err := newHTTPMetrics(cfg.Registry)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, router: router, metrics: metrics, validation: &openapi3filter.Options{
+		// The gate authenticates before validating; the spec's bearerAuth
+		// scheme is documentation for the validator.
+		AuthenticationFunc: openapi3filter.NoopAuthenticationFunc,
+		// Validation messages must never echo schemas or values to clients.
+		SchemaValidationOptions: []openapi3.SchemaValidationOption{openapi3.DisableSchemaErrorDetails()},
+	}}
+	s.echo = s.newEcho()
+	return s, nil
+}
+
+// Handler is the whole HTTP surface: the API under /v1, /healthz, /readyz
+// and, when configured, /metrics.
+func (s *Server) Handler() http.Handler { return s.echo }
+
+// MetricsHandler serves the Prometheus metrics of the configured registry.
+func (s *Server) MetricsHandler() http.Handler {
+	return promhttp.HandlerFor(s.cfg.Registry, promhttp.HandlerOpts{})
+}
+
+func (s *Server) newEcho() *echo.Echo {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.handleError
+	e.Use(s.requestID, s.observe, s.recoverPanics)
+	e.GET("/healthz", func(c echo.Context) error {
+		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+	})
+	e.GET("/readyz", s.readyz)
+	if s.cfg.ServeMetrics {
+		e.GET("/metrics", echo.WrapHandler(s.MetricsHandler()))
+	}
+	api := e.Group("/v1", s.gate)
+	// Every path under /v1 goes through the gate, which answers unknown
+	// paths and methods with the envelope.
+	api.Any("/*", func(echo.Context) error { return errNotFound })
+	gen.RegisterHandlersWithBaseURL(api, gen.NewStrictHandler(s, nil), "")
+	return e
+}
+
+func (s *Server) readyz(c echo.Context) error {
+	ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
+	defer cancel()
+	if err := s.cfg.Store.Ping(ctx); err != nil {
+		s.cfg.Logger.Warn("readiness check failed", "error", err)
+		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "database unreachable"})
+	}
+	return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
+}
