@@ -83,7 +83,7 @@ func newHarnessLLM(t testing.TB, tweakLLM func(*llm.Config), tweak ...func(*Conf
 	if h.srv, err = New(cfg); err != nil {
 		t.Fatalf("new server: %v", err)
 	}
-	if h.spec, err = gen.GetSwagger(); err != nil {
+	if h.spec, err = gen.GetSpec(); err != nil {
 		t.Fatal(err)
 	}
 	if h.router, err = gorillamux.NewRouter(h.spec); err != nil {
@@ -101,7 +101,7 @@ func (h *harness) with(t testing.TB) *harness {
 
 func (h *harness) newAccount(name string, tier store.Tier) store.Account {
 	h.t.Helper()
-	a, err := h.store.CreateAccount(context.Background(), store.Account{Name: name, Tier: tier, RPM: 100000, EndpointMultiplier: 10000, AgentQuota: 100})
+	a, err := h.store.CreateAccount(context.Background(), store.Account{Name: name, Tier: tier, RPM: 1 << 40, EndpointMultiplier: 1 << 30, AgentQuota: 100})
 	if err != nil {
 		h.t.Fatalf("create account: %v", err)
 	}

@@ -35,7 +35,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Store == nil || cfg.Replier == nil {
 		return nil, errors.New("server: Store and Replier are required")
 	}
-	spec, err := gen.GetSwagger()
+	spec, err := gen.GetSpec()
 	if err != nil {
 		return nil, fmt.Errorf("server: load embedded spec: %w", err)
 	}
