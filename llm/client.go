@@ -75,33 +75,56 @@ func (c *Client) run(ctx context.Context, req Request, onToken func(string) erro
 	}
 }
 
-// target checks req and returns the provider's adapter and configuration.
-func (c *Client) target(req Request) (adapter, resolved, error) {
+// Configured returns a *Error of KindNotConfigured (or KindRequest for an
+// unknown provider) when provider cannot be called as configured, else nil.
+// It calls nothing, so callers can refuse before they start answering.
+func (c *Client) Configured(provider string) error {
+	_, _, err := c.provider(provider)
+	return err
+}
+
+// provider returns the adapter and configuration of a provider that can be
+// called.
+func (c *Client) provider(name string) (adapter, resolved, error) {
 	fail := func(kind Kind, format string, args ...any) (adapter, resolved, error) {
-		return adapter{}, resolved{}, &Error{Kind: kind, Provider: req.Provider, Reason: fmt.Sprintf(format, args...)}
+		return adapter{}, resolved{}, &Error{Kind: kind, Provider: name, Reason: fmt.Sprintf(format, args...)}
 	}
-	ad, ok := adapters[req.Provider]
-	pc, _ := c.cfg.provider(req.Provider)
+	ad, ok := adapters[name]
+	pc, _ := c.cfg.provider(name)
 	switch {
 	case !ok:
-		return fail(KindRequest, "unknown model provider %q (supported: %s)", req.Provider, strings.Join(Providers, ", "))
-	case strings.TrimSpace(req.Model) == "":
-		return fail(KindRequest, "no model given for provider %s", req.Provider)
-	case strings.TrimSpace(req.Text) == "":
-		return fail(KindRequest, "the message text is empty")
+		return fail(KindRequest, "unknown model provider %q (supported: %s)", name, strings.Join(Providers, ", "))
 	case ad.needsKey && pc.APIKey == "":
-		return fail(KindNotConfigured, "%s is not set", apiKeyVar(req.Provider))
+		return fail(KindNotConfigured, "%s is not set", apiKeyVar(name))
 	}
-	for _, m := range req.History {
-		if m.Role != RoleUser && m.Role != RoleAssistant {
-			return fail(KindRequest, "history message has unknown role %q", m.Role)
-		}
-	}
-	base, err := baseURL(req.Provider, pc)
+	base, err := baseURL(name, pc)
 	if err != nil {
 		return fail(KindNotConfigured, "%s", err)
 	}
 	return ad, resolved{apiKey: pc.APIKey, baseURL: base}, nil
+}
+
+// target checks req and returns the provider's adapter and configuration.
+func (c *Client) target(req Request) (adapter, resolved, error) {
+	ad, conf, err := c.provider(req.Provider)
+	if err != nil {
+		return adapter{}, resolved{}, err
+	}
+	fail := func(format string, args ...any) (adapter, resolved, error) {
+		return adapter{}, resolved{}, &Error{Kind: KindRequest, Provider: req.Provider, Reason: fmt.Sprintf(format, args...)}
+	}
+	switch {
+	case strings.TrimSpace(req.Model) == "":
+		return fail("no model given for provider %s", req.Provider)
+	case strings.TrimSpace(req.Text) == "":
+		return fail("the message text is empty")
+	}
+	for _, m := range req.History {
+		if m.Role != RoleUser && m.Role != RoleAssistant {
+			return fail("history message has unknown role %q", m.Role)
+		}
+	}
+	return ad, conf, nil
 }
 
 // attempt is one call to a provider.

@@ -16,7 +16,12 @@ import (
 type Replier interface {
 	Generate(ctx context.Context, req llm.Request) (llm.Reply, error)
 	Stream(ctx context.Context, req llm.Request, onToken func(string) error) (llm.Reply, error)
+	// Configured returns an *llm.Error when provider cannot be called as
+	// configured (no API key), so a message is refused before it starts.
+	Configured(provider string) error
 }
+
+var _ Replier = (*llm.Client)(nil)
 
 // Config is everything the HTTP layer needs; cmd/agentd fills it from the
 // environment and flags, tests fill it directly.

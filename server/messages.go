@@ -73,6 +73,9 @@ func (s *Server) prepareTurn(ctx context.Context, agentID string, body *gen.Mess
 	if err := refuseUnavailable(agent, start); err != nil {
 		return nil, err
 	}
+	if err := s.cfg.Replier.Configured(agent.ModelProvider); err != nil {
+		return nil, s.providerFailure(ctx, agent, err)
+	}
 	release, ok, err := s.cfg.Semaphore.TryAcquire(ctx, "agent:"+agent.ID, maxInFlightPerAgent)
 	if err != nil {
 		return nil, err

@@ -282,6 +282,7 @@ func TestSendMessageRefusals(t *testing.T) {
 		{name: "inactive", req: request{method: "POST", path: "/v1/agents/" + inactive + "/messages", key: h.writeKey, body: map[string]any{"text": "hi"}}, status: 503, code: "AGENT_UNAVAILABLE"},
 		{name: "inactive stream", req: request{method: "POST", path: "/v1/agents/" + inactive + "/messages/stream", key: h.writeKey, body: map[string]any{"text": "hi"}}, status: 503, code: "AGENT_UNAVAILABLE"},
 		{name: "no provider key", req: request{method: "POST", path: path, key: h.writeKey, body: map[string]any{"text": "hi"}}, status: 503, code: "AGENT_UNAVAILABLE", reason: "OPENAI_API_KEY"},
+		{name: "no provider key stream", req: request{method: "POST", path: path + "/stream", key: h.writeKey, body: map[string]any{"text": "hi"}}, status: 503, code: "AGENT_UNAVAILABLE", reason: "OPENAI_API_KEY"},
 	} {
 		t.Run(tc.name, func(t *testing.T) { h.checkError(t, tc) })
 	}
