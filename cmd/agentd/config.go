@@ -1,0 +1,249 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/agentd/agentd/llm"
+	"github.com/agentd/agentd/server"
+	"github.com/redis/go-redis/v9"
+)
+
+// defaultDB is the database used when neither --db nor AGENTD_DB is given.
+const defaultDB = "./agentd.db"
+
+// maxModelName is the longest model name accepted (decisions.md, Bounds).
+const maxModelName = 200
+
+// config is the whole configuration of `agentd serve`, validated.
+type config struct {
+	Addr        string // API listen address
+	MetricsAddr string // separate /metrics listen address; "" = on the API listener
+	DB          string // SQLite path or postgres:// URL
+	// PublicURL is {base_url}; "" means http://localhost:PORT/v1 with the
+	// port actually bound.
+	PublicURL       string
+	RedisURL        string // "" = limits in memory
+	DefaultProvider string
+	Models          map[string]string // provider -> default model (overrides only)
+	LLM             llm.Config
+	LogLevel        slog.Level
+}
+
+// setting is one configuration variable: its environment variable, the
+// serve flag mirroring it ("" for secrets and provider endpoints, which are
+// read from the environment only) and its documentation.
+type setting struct {
+	env   string
+	flag  string
+	def   string // the value when unset
+	shown string // the default as documented, when it differs from def
+	usage string // with a `PLACEHOLDER` in backquotes
+}
+
+// settings lists every variable `agentd serve` reads, in the order of the help.
+var settings = []setting{
+	{env: "AGENTD_ADDR", flag: "addr", def: ":8080", usage: "listen `address` of the API; port 0 picks a free one"},
+	{env: "AGENTD_DB", flag: "db", def: defaultDB, usage: "database: a SQLite file `path` or a postgres:// URL"},
+	{env: "AGENTD_PUBLIC_URL", flag: "public-url", shown: "http://localhost:PORT/v1", usage: "public base `URL` of the API, used in apiEndpoint"},
+	{env: "AGENTD_REDIS_URL", flag: "redis-url", shown: "none: in memory", usage: "Redis `URL` for rate limits shared by replicas"},
+	{env: "AGENTD_METRICS_ADDR", flag: "metrics-addr", shown: "none: on the API listener", usage: "separate listen `address` for GET /metrics"},
+	{env: "AGENTD_DEFAULT_PROVIDER", flag: "default-provider", def: llm.ProviderOpenAI, usage: "`provider` of agents that name none: openai, anthropic, groq, google, ollama"},
+	{env: "AGENTD_MODEL_OPENAI", flag: "model-openai", def: server.DefaultModels[llm.ProviderOpenAI], usage: "default `model` of openai agents"},
+	{env: "AGENTD_MODEL_ANTHROPIC", flag: "model-anthropic", def: server.DefaultModels[llm.ProviderAnthropic], usage: "default `model` of anthropic agents"},
+	{env: "AGENTD_MODEL_GROQ", flag: "model-groq", def: server.DefaultModels[llm.ProviderGroq], usage: "default `model` of groq agents"},
+	{env: "AGENTD_MODEL_GOOGLE", flag: "model-google", def: server.DefaultModels[llm.ProviderGoogle], usage: "default `model` of google agents"},
+	{env: "AGENTD_MODEL_OLLAMA", flag: "model-ollama", def: server.DefaultModels[llm.ProviderOllama], usage: "default `model` of ollama agents"},
+	{env: "AGENTD_PROVIDER_TIMEOUT", flag: "provider-timeout", def: "60s", usage: "time limit of one model provider call, a `duration`"},
+	{env: "AGENTD_LOG_LEVEL", flag: "log-level", def: "info", usage: "log `level`: debug, info, warn, error"},
+	{env: "OPENAI_API_KEY", shown: "none", usage: "API key of provider openai"},
+	{env: "OPENAI_BASE_URL", shown: llm.DefaultBaseURL(llm.ProviderOpenAI), usage: "base URL of provider openai"},
+	{env: "ANTHROPIC_API_KEY", shown: "none", usage: "API key of provider anthropic"},
+	{env: "ANTHROPIC_BASE_URL", shown: llm.DefaultBaseURL(llm.ProviderAnthropic), usage: "base URL of provider anthropic"},
+	{env: "GROQ_API_KEY", shown: "none", usage: "API key of provider groq"},
+	{env: "GROQ_BASE_URL", shown: llm.DefaultBaseURL(llm.ProviderGroq), usage: "base URL of provider groq"},
+	{env: "GOOGLE_API_KEY", shown: "none", usage: "API key of provider google"},
+	{env: "GOOGLE_BASE_URL", shown: llm.DefaultBaseURL(llm.ProviderGoogle), usage: "base URL of provider google"},
+	{env: "OLLAMA_HOST", shown: llm.DefaultBaseURL(llm.ProviderOllama), usage: "address of the ollama server (provider ollama needs no key)"},
+}
+
+// rawConfig holds each setting's value, by environment variable, as read
+// from the environment and then the flags.
+type rawConfig map[string]*string
+
+// defineSettings fills a rawConfig from getenv and defines on fs the flags
+// that override it.
+func defineSettings(fs *flag.FlagSet, getenv func(string) string) rawConfig {
+	raw := make(rawConfig, len(settings))
+	for _, s := range settings {
+		v := s.def
+		if ev := strings.TrimSpace(getenv(s.env)); ev != "" {
+			v = ev
+		}
+		p := new(string)
+		*p = v
+		if s.flag != "" {
+			fs.StringVar(p, s.flag, v, s.usage)
+		}
+		raw[s.env] = p
+	}
+	return raw
+}
+
+// get returns the value of the variable env.
+func (r rawConfig) get(env string) string { return strings.TrimSpace(*r[env]) }
+
+// settingName names a setting in messages: "--addr / AGENTD_ADDR".
+func settingName(env string) string {
+	for _, s := range settings {
+		if s.env == env && s.flag != "" {
+			return "--" + s.flag + " / " + env
+		}
+	}
+	return env
+}
+
+// config validates the raw values and returns the configuration, or every
+// problem found at once.
+func (r rawConfig) config() (config, error) {
+	var errs []error
+	check := func(env string, err error) {
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", settingName(env), err))
+		}
+	}
+	c := config{
+		Addr: r.get("AGENTD_ADDR"), MetricsAddr: r.get("AGENTD_METRICS_ADDR"),
+		DB: r.get("AGENTD_DB"), RedisURL: r.get("AGENTD_REDIS_URL"),
+		DefaultProvider: r.get("AGENTD_DEFAULT_PROVIDER"), Models: map[string]string{},
+	}
+	check("AGENTD_ADDR", checkAddr(c.Addr))
+	if c.MetricsAddr != "" {
+		check("AGENTD_METRICS_ADDR", checkMetricsAddr(c.MetricsAddr, c.Addr))
+	}
+	if c.DB == "" {
+		check("AGENTD_DB", errors.New("must not be empty"))
+	}
+	var err error
+	c.PublicURL, err = checkPublicURL(r.get("AGENTD_PUBLIC_URL"))
+	check("AGENTD_PUBLIC_URL", err)
+	if c.RedisURL != "" {
+		_, err := redis.ParseURL(c.RedisURL)
+		check("AGENTD_REDIS_URL", err)
+	}
+	check("AGENTD_DEFAULT_PROVIDER", checkProvider(c.DefaultProvider))
+	for _, p := range llm.Providers {
+		env := "AGENTD_MODEL_" + strings.ToUpper(p)
+		c.Models[p] = r.get(env)
+		check(env, checkModel(c.Models[p]))
+	}
+	c.LLM, err = r.llmConfig()
+	check("AGENTD_PROVIDER_TIMEOUT", err)
+	if err := c.LogLevel.UnmarshalText([]byte(r.get("AGENTD_LOG_LEVEL"))); err != nil {
+		check("AGENTD_LOG_LEVEL", fmt.Errorf("%q is not a level; use debug, info, warn or error", r.get("AGENTD_LOG_LEVEL")))
+	}
+	if len(errs) == 0 {
+		if err := c.LLM.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return c, errors.Join(errs...)
+}
+
+// llmConfig returns the providers' configuration; its error is about the
+// provider timeout.
+func (r rawConfig) llmConfig() (llm.Config, error) {
+	pc := func(provider string) llm.ProviderConfig {
+		up := strings.ToUpper(provider)
+		return llm.ProviderConfig{APIKey: r.get(up + "_API_KEY"), BaseURL: r.get(up + "_BASE_URL")}
+	}
+	c := llm.Config{
+		OpenAI: pc(llm.ProviderOpenAI), Anthropic: pc(llm.ProviderAnthropic),
+		Groq: pc(llm.ProviderGroq), Google: pc(llm.ProviderGoogle),
+		Ollama: llm.ProviderConfig{BaseURL: r.get("OLLAMA_HOST")},
+	}
+	d, err := time.ParseDuration(r.get("AGENTD_PROVIDER_TIMEOUT"))
+	switch {
+	case err != nil:
+		return c, fmt.Errorf("%q is not a duration such as 60s or 2m", r.get("AGENTD_PROVIDER_TIMEOUT"))
+	case d <= 0:
+		return c, errors.New("must be positive")
+	}
+	c.Timeout = d
+	return c, nil
+}
+
+// checkAddr reports whether addr is a host:port listen address.
+func checkAddr(addr string) error {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return fmt.Errorf("%q is not a listen address such as :8080 or 127.0.0.1:8080", addr)
+	}
+	return nil
+}
+
+// checkMetricsAddr checks the metrics listen address, which must differ
+// from the API's unless either picks a free port.
+func checkMetricsAddr(addr, apiAddr string) error {
+	if err := checkAddr(addr); err != nil {
+		return err
+	}
+	if _, port, _ := net.SplitHostPort(addr); addr == apiAddr && port != "0" {
+		return errors.New("must differ from the API address; leave it empty to serve /metrics on the API listener")
+	}
+	return nil
+}
+
+// checkPublicURL validates an absolute http(s) URL and returns it without
+// a trailing slash; "" stays "".
+func checkPublicURL(raw string) (string, error) {
+	if raw == "" {
+		return "", nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+		u.RawQuery != "" || u.Fragment != "" {
+		return "", fmt.Errorf("%q is not an absolute http(s) URL such as https://agents.example.com/v1", raw)
+	}
+	return strings.TrimRight(raw, "/"), nil
+}
+
+// checkProvider reports whether p is a supported provider.
+func checkProvider(p string) error {
+	for _, known := range llm.Providers {
+		if p == known {
+			return nil
+		}
+	}
+	return fmt.Errorf("%q is not a provider; use one of %s", p, strings.Join(llm.Providers, ", "))
+}
+
+// checkModel checks a default model name.
+func checkModel(m string) error {
+	if m == "" || len([]rune(m)) > maxModelName {
+		return fmt.Errorf("must be 1 to %d characters", maxModelName)
+	}
+	return nil
+}
+
+// dbFlag defines --db with its default from AGENTD_DB, else ./agentd.db.
+func dbFlag(fs *flag.FlagSet, e *env) *string {
+	def := strings.TrimSpace(e.getenv("AGENTD_DB"))
+	if def == "" {
+		def = defaultDB
+	}
+	return fs.String("db", def, "database: a SQLite file `path` or a postgres:// URL (env AGENTD_DB)")
+}
+
+// redactDSN returns dsn with any password replaced, for messages.
+func redactDSN(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil && u.User != nil {
+		return u.Redacted()
+	}
+	return dsn
+}

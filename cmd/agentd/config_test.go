@@ -1,0 +1,178 @@
+package main
+
+import (
+	"log/slog"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentd/agentd/llm"
+)
+
+// loadConfig builds the serve configuration from env and flag arguments as
+// `agentd serve` does.
+func loadConfig(t testing.TB, env map[string]string, args ...string) (config, error) {
+	t.Helper()
+	fs := newFlagSet("serve")
+	raw := defineSettings(fs, mapEnv(env))
+	if _, err := parseArgs(fs, args); err != nil {
+		t.Fatalf("parse %v: %v", args, err)
+	}
+	return raw.config()
+}
+
+func TestConfigDefaults(t *testing.T) {
+	t.Parallel()
+	c, err := loadConfig(t, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Addr != ":8080" || c.DB != "./agentd.db" || c.PublicURL != "" || c.RedisURL != "" || c.MetricsAddr != "" {
+		t.Errorf("defaults: %+v", c)
+	}
+	if c.DefaultProvider != "openai" || c.LLM.Timeout != 60*time.Second || c.LogLevel != slog.LevelInfo {
+		t.Errorf("defaults: provider %s, timeout %s, level %s", c.DefaultProvider, c.LLM.Timeout, c.LogLevel)
+	}
+	want := map[string]string{"openai": "gpt-4o-mini", "anthropic": "claude-3-5-haiku-latest", "groq": "llama-3.1-8b-instant", "google": "gemini-2.0-flash", "ollama": "llama3.2"}
+	for p, m := range want {
+		if c.Models[p] != m {
+			t.Errorf("default model of %s = %q, want %q", p, c.Models[p], m)
+		}
+	}
+	if c.LLM.OpenAI != (llm.ProviderConfig{}) || c.LLM.Ollama != (llm.ProviderConfig{}) {
+		t.Errorf("providers configured without any variable: %+v", c.LLM)
+	}
+}
+
+func TestConfigFromEnvironment(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{
+		"AGENTD_ADDR": "127.0.0.1:9000", "AGENTD_DB": "postgres://u:p@db/agentd",
+		"AGENTD_PUBLIC_URL": "https://agents.example.com/v1/", "AGENTD_REDIS_URL": "redis://127.0.0.1:6379/2",
+		"AGENTD_METRICS_ADDR": ":9090", "AGENTD_DEFAULT_PROVIDER": "anthropic",
+		"AGENTD_MODEL_OPENAI": "gpt-4o", "AGENTD_MODEL_ANTHROPIC": "claude-sonnet-4", "AGENTD_MODEL_GROQ": "g",
+		"AGENTD_MODEL_GOOGLE": "gm", "AGENTD_MODEL_OLLAMA": "qwen2.5",
+		"OPENAI_API_KEY": "sk-o", "OPENAI_BASE_URL": "http://127.0.0.1:1/v1",
+		"ANTHROPIC_API_KEY": "sk-a", "ANTHROPIC_BASE_URL": "http://127.0.0.1:2/v1",
+		"GROQ_API_KEY": "gsk", "GROQ_BASE_URL": "http://127.0.0.1:3/v1",
+		"GOOGLE_API_KEY": "gk", "GOOGLE_BASE_URL": "http://127.0.0.1:4/v1",
+		"OLLAMA_HOST": "127.0.0.1:11434", "AGENTD_PROVIDER_TIMEOUT": "2m", "AGENTD_LOG_LEVEL": "debug",
+	}
+	c, err := loadConfig(t, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := map[string][2]string{
+		"addr": {c.Addr, "127.0.0.1:9000"}, "db": {c.DB, "postgres://u:p@db/agentd"},
+		"public url": {c.PublicURL, "https://agents.example.com/v1"}, "redis": {c.RedisURL, "redis://127.0.0.1:6379/2"},
+		"metrics": {c.MetricsAddr, ":9090"}, "provider": {c.DefaultProvider, "anthropic"},
+		"openai model": {c.Models["openai"], "gpt-4o"}, "anthropic model": {c.Models["anthropic"], "claude-sonnet-4"},
+		"groq model": {c.Models["groq"], "g"}, "google model": {c.Models["google"], "gm"}, "ollama model": {c.Models["ollama"], "qwen2.5"},
+		"openai":    {c.LLM.OpenAI.APIKey + " " + c.LLM.OpenAI.BaseURL, "sk-o http://127.0.0.1:1/v1"},
+		"anthropic": {c.LLM.Anthropic.APIKey + " " + c.LLM.Anthropic.BaseURL, "sk-a http://127.0.0.1:2/v1"},
+		"groq":      {c.LLM.Groq.APIKey + " " + c.LLM.Groq.BaseURL, "gsk http://127.0.0.1:3/v1"},
+		"google":    {c.LLM.Google.APIKey + " " + c.LLM.Google.BaseURL, "gk http://127.0.0.1:4/v1"},
+		"ollama":    {c.LLM.Ollama.BaseURL, "127.0.0.1:11434"},
+		"timeout":   {c.LLM.Timeout.String(), "2m0s"}, "level": {c.LogLevel.String(), "DEBUG"},
+	}
+	for name, v := range checks {
+		if v[0] != v[1] {
+			t.Errorf("%s = %q, want %q", name, v[0], v[1])
+		}
+	}
+}
+
+func TestConfigFlagsWinOverEnvironment(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"AGENTD_ADDR": ":1111", "AGENTD_DB": "env.db", "AGENTD_DEFAULT_PROVIDER": "groq", "AGENTD_PROVIDER_TIMEOUT": "5s"}
+	c, err := loadConfig(t, env, "--addr", "127.0.0.1:0", "--db=flag.db", "--default-provider", "ollama",
+		"--provider-timeout", "90s", "--model-ollama", "phi3", "--log-level", "warn", "--public-url", "http://x.test/v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Addr != "127.0.0.1:0" || c.DB != "flag.db" || c.DefaultProvider != "ollama" || c.LLM.Timeout != 90*time.Second ||
+		c.Models["ollama"] != "phi3" || c.LogLevel != slog.LevelWarn || c.PublicURL != "http://x.test/v1" {
+		t.Errorf("flags did not win: %+v", c)
+	}
+}
+
+func TestConfigValidation(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{env: map[string]string{"AGENTD_DEFAULT_PROVIDER": "mistral"}, want: `--default-provider / AGENTD_DEFAULT_PROVIDER: "mistral" is not a provider; use one of openai, anthropic, groq, google, ollama`},
+		{args: []string{"--default-provider", "OpenAI"}, want: "AGENTD_DEFAULT_PROVIDER"},
+		{env: map[string]string{"AGENTD_PROVIDER_TIMEOUT": "60"}, want: "--provider-timeout / AGENTD_PROVIDER_TIMEOUT: \"60\" is not a duration"},
+		{args: []string{"--provider-timeout", "-1s"}, want: "AGENTD_PROVIDER_TIMEOUT: must be positive"},
+		{env: map[string]string{"AGENTD_LOG_LEVEL": "loud"}, want: "--log-level / AGENTD_LOG_LEVEL"},
+		{args: []string{"--addr", "8080"}, want: "--addr / AGENTD_ADDR: \"8080\" is not a listen address"},
+		{args: []string{"--addr", ":9000", "--metrics-addr", ":9000"}, want: "--metrics-addr / AGENTD_METRICS_ADDR: must differ"},
+		{args: []string{"--metrics-addr", "nope"}, want: "AGENTD_METRICS_ADDR"},
+		{args: []string{"--db", ""}, want: "--db / AGENTD_DB: must not be empty"},
+		{args: []string{"--public-url", "localhost:8080/v1"}, want: "--public-url / AGENTD_PUBLIC_URL"},
+		{args: []string{"--public-url", "ftp://x/v1"}, want: "AGENTD_PUBLIC_URL"},
+		{args: []string{"--redis-url", "http://redis:6379"}, want: "--redis-url / AGENTD_REDIS_URL"},
+		{args: []string{"--model-groq", ""}, want: "--model-groq / AGENTD_MODEL_GROQ: must be 1 to 200 characters"},
+		{args: []string{"--model-openai", strings.Repeat("m", 201)}, want: "AGENTD_MODEL_OPENAI"},
+		{env: map[string]string{"OPENAI_BASE_URL": "not a url"}, want: "OPENAI_BASE_URL"},
+	}
+	for _, tt := range tests {
+		_, err := loadConfig(t, tt.env, tt.args...)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("env %v args %v: error %v, want it to contain %q", tt.env, tt.args, err, tt.want)
+		}
+	}
+}
+
+func TestConfigReportsEveryProblemAtOnce(t *testing.T) {
+	t.Parallel()
+	_, err := loadConfig(t, map[string]string{"AGENTD_DEFAULT_PROVIDER": "x", "AGENTD_LOG_LEVEL": "y"}, "--addr", "z")
+	for _, want := range []string{"AGENTD_DEFAULT_PROVIDER", "AGENTD_LOG_LEVEL", "AGENTD_ADDR"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v does not name %s", err, want)
+		}
+	}
+}
+
+func TestServeRejectsABadConfigurationAsUsage(t *testing.T) {
+	t.Parallel()
+	r := agentd(t, map[string]string{"AGENTD_DEFAULT_PROVIDER": "mistral"}, "serve", "--db", tempDB(t))
+	if r.code() != exitUsage || !strings.Contains(r.err.Error(), "AGENTD_DEFAULT_PROVIDER") {
+		t.Errorf("exit %d, err %v", r.code(), r.err)
+	}
+}
+
+func TestPublicURL(t *testing.T) {
+	t.Parallel()
+	tcp := func(s string) net.Addr { a, _ := net.ResolveTCPAddr("tcp", s); return a }
+	tests := []struct {
+		configured string
+		addr       net.Addr
+		want       string
+	}{
+		{"https://agents.example.com/v1", tcp("127.0.0.1:8080"), "https://agents.example.com/v1"},
+		{"", tcp("0.0.0.0:8080"), "http://localhost:8080/v1"},
+		{"", tcp("[::]:9000"), "http://localhost:9000/v1"},
+		{"", tcp("127.0.0.1:41234"), "http://127.0.0.1:41234/v1"},
+		{"", tcp("[::1]:5000"), "http://[::1]:5000/v1"},
+	}
+	for _, tt := range tests {
+		if got := publicURL(tt.configured, tt.addr); got != tt.want {
+			t.Errorf("publicURL(%q, %s) = %q, want %q", tt.configured, tt.addr, got, tt.want)
+		}
+	}
+}
+
+func TestRedactDSN(t *testing.T) {
+	t.Parallel()
+	if got := redactDSN("postgres://agentd:hunter2@db:5432/agentd"); strings.Contains(got, "hunter2") {
+		t.Errorf("password shown: %s", got)
+	}
+	if got := redactDSN("./agentd.db"); got != "./agentd.db" {
+		t.Errorf("SQLite path changed: %s", got)
+	}
+}

@@ -1,0 +1,358 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentd/agentd/llm"
+	"github.com/agentd/agentd/server"
+	"github.com/agentd/agentd/server/limit"
+	"github.com/agentd/agentd/store"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/redis/go-redis/v9"
+)
+
+// HTTP server limits. WriteTimeout bounds whole JSON responses (a send
+// message waits for the provider); the stream writer clears its own
+// deadline, so streams are not cut by it.
+const (
+	readHeaderTimeout = 10 * time.Second
+	readTimeout       = 30 * time.Second
+	minWriteTimeout   = 90 * time.Second
+	idleTimeout       = 120 * time.Second
+	maxHeaderBytes    = 64 << 10
+	// shutdownTimeout is how long in-flight requests may finish after a
+	// stop signal before their contexts are cancelled.
+	shutdownTimeout = 30 * time.Second
+	// abandonTimeout is how long cancelled requests get to wind down
+	// (storing partial replies) before the database is closed.
+	abandonTimeout = 5 * time.Second
+	// redisPrefix starts every Redis key agentd writes.
+	redisPrefix = "agentd:"
+	// bootstrapAccount is the account serve creates in an empty database.
+	bootstrapAccount = "default"
+)
+
+var serveCommand = &command{
+	name:    "serve",
+	summary: "run the HTTP API (prints an API key on the first start)",
+	details: `Runs the agent management API until interrupted (SIGINT or SIGTERM), then
+stops accepting connections, lets requests in flight finish for up to 30s and
+exits. On the first start with an empty database it creates the account
+"default" and prints one write API key on stdout: save it, it is shown only
+once.
+
+Every flag mirrors an environment variable (shown in parentheses); a flag
+given on the command line wins. Provider API keys and endpoints are read from
+the environment only, so they stay out of shell history and process lists:
+` + envOnlyHelp() + `
+Examples:
+  agentd serve
+  agentd serve --addr 127.0.0.1:9000 --db /var/lib/agentd/agentd.db
+  OPENAI_API_KEY=sk-... agentd serve --db postgres://agentd@localhost/agentd
+  agentd serve --redis-url redis://127.0.0.1:6379/0 --metrics-addr :9090`,
+	setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
+		raw := defineSettings(fs, e.getenv)
+		return func(ctx context.Context, _ []string) error {
+			cfg, err := raw.config()
+			if err != nil {
+				return usagef("serve", "invalid configuration:\n  %s\n", strings.ReplaceAll(err.Error(), "\n", "\n  "))
+			}
+			return e.serve(ctx, cfg)
+		}
+	},
+}
+
+// envOnlyHelp lists the settings read from the environment only.
+func envOnlyHelp() string {
+	var b strings.Builder
+	for _, s := range settings {
+		if s.flag == "" {
+			fmt.Fprintf(&b, "  %-20s %s (default %s)\n", s.env, s.usage, s.shown)
+		}
+	}
+	return b.String()
+}
+
+// serve runs the API with cfg until ctx is done.
+func (e *env) serve(ctx context.Context, cfg config) error {
+	logger := slog.New(slog.NewJSONHandler(e.stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	st, err := store.Open(ctx, cfg.DB)
+	if err != nil {
+		return fmt.Errorf("open database %s: %w", redactDSN(cfg.DB), err)
+	}
+	defer func() {
+		if err := st.Close(); err != nil {
+			logger.Error("closing the database", "error", err)
+		}
+	}()
+	ls, err := listen(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer ls.close()
+	if err := e.bootstrap(ctx, st); err != nil {
+		return err
+	}
+	reg := newRegistry()
+	lim, err := newLimits(ctx, cfg.RedisURL, logger, reg)
+	if err != nil {
+		return err
+	}
+	defer lim.close(logger)
+	srv, err := server.New(server.Config{
+		PublicURL: publicURL(cfg.PublicURL, ls.api.Addr()), DefaultProvider: cfg.DefaultProvider,
+		DefaultModels: cfg.Models, Store: st, Replier: llm.New(cfg.LLM),
+		Counter: lim.counter, Semaphore: lim.semaphore, Logger: logger,
+		Registry: reg, ServeMetrics: ls.metrics == nil,
+	})
+	if err != nil {
+		return fmt.Errorf("build server: %w", err)
+	}
+	return e.runHTTP(ctx, cfg, ls, srv, logger)
+}
+
+// newRegistry returns the Prometheus registry of the process, with the Go
+// runtime and process collectors.
+func newRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg
+}
+
+// bootstrap creates the account "default" and a write key, printing the key
+// on stdout, when the database has no account. A replica that loses the
+// race to create it prints nothing.
+func (e *env) bootstrap(ctx context.Context, st *store.Store) error {
+	n, err := st.CountAccounts(ctx)
+	if err != nil {
+		return fmt.Errorf("bootstrap: %w", err)
+	}
+	if n > 0 {
+		return nil
+	}
+	_, err = st.CreateAccount(ctx, store.Account{Name: bootstrapAccount, Tier: store.TierStandard})
+	if errors.Is(err, store.ErrConflict) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("bootstrap: %w", err)
+	}
+	key, _, err := st.CreateKey(ctx, bootstrapAccount, store.ScopeWrite, nil)
+	if err != nil {
+		return fmt.Errorf("bootstrap: %w", err)
+	}
+	fmt.Fprintln(e.stdout, key)
+	fmt.Fprintf(e.stderr, "agentd: empty database: created account %q and the write API key above.\n"+
+		"agentd: save it, it is shown only once. Use it as: Authorization: Bearer <key>\n"+
+		"agentd: more keys: agentd keys create --account %s\n", bootstrapAccount, bootstrapAccount)
+	return nil
+}
+
+// limits are the rate-limit backends and what closes them.
+type limits struct {
+	counter   limit.Counter
+	semaphore limit.Semaphore
+	client    *redis.Client // nil when in memory
+}
+
+// newLimits returns Redis backends wrapped to fail open when redisURL is
+// set, else in-memory ones. An unreachable Redis is logged, not fatal: the
+// limits fail open until it answers.
+func newLimits(ctx context.Context, redisURL string, logger *slog.Logger, reg *prometheus.Registry) (*limits, error) {
+	if redisURL == "" {
+		return &limits{counter: limit.NewMemoryCounter(), semaphore: limit.NewMemorySemaphore()}, nil
+	}
+	opts, err := redis.ParseURL(redisURL)
+	if err != nil {
+		return nil, fmt.Errorf("redis: %w", err)
+	}
+	client := redis.NewClient(opts)
+	errs := limit.NewBackendErrors()
+	if err := reg.Register(errs); err != nil {
+		_ = client.Close()
+		return nil, fmt.Errorf("register limit metrics: %w", err)
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := client.Ping(pingCtx).Err(); err != nil {
+		logger.Warn("redis unreachable; rate limits admit every request until it answers", "addr", opts.Addr, "error", err)
+	}
+	return &limits{
+		counter:   limit.FailOpenCounter(limit.NewRedisCounter(client, redisPrefix), logger, errs),
+		semaphore: limit.FailOpenSemaphore(limit.NewRedisSemaphore(client, redisPrefix, 0, limit.WithLogger(logger)), logger, errs),
+		client:    client,
+	}, nil
+}
+
+// close closes the Redis client, if any.
+func (l *limits) close(logger *slog.Logger) {
+	if l.client == nil {
+		return
+	}
+	if err := l.client.Close(); err != nil {
+		logger.Error("closing the redis client", "error", err)
+	}
+}
+
+// listeners are the bound sockets of the API and, optionally, the metrics.
+type listeners struct {
+	api, metrics net.Listener
+}
+
+// listen binds the API address and the metrics address, if any.
+func listen(ctx context.Context, cfg config) (*listeners, error) {
+	var lc net.ListenConfig
+	api, err := lc.Listen(ctx, "tcp", cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	ls := &listeners{api: api}
+	if cfg.MetricsAddr != "" {
+		if ls.metrics, err = lc.Listen(ctx, "tcp", cfg.MetricsAddr); err != nil {
+			ls.close()
+			return nil, fmt.Errorf("listen on %s for metrics: %w", cfg.MetricsAddr, err)
+		}
+	}
+	return ls, nil
+}
+
+// close closes the listeners; closing one already closed by its server is harmless.
+func (ls *listeners) close() {
+	_ = ls.api.Close()
+	if ls.metrics != nil {
+		_ = ls.metrics.Close()
+	}
+}
+
+// publicURL returns configured, or http://HOST:PORT/v1 for the bound
+// address, HOST being localhost when bound to every interface.
+func publicURL(configured string, addr net.Addr) string {
+	if configured != "" {
+		return configured
+	}
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "http://localhost:8080/v1"
+	}
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port) + "/v1"
+}
+
+// newHTTPServer returns an http.Server with agentd's limits whose requests
+// derive from base.
+func newHTTPServer(h http.Handler, base context.Context, writeTimeout time.Duration, logger *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		BaseContext:       func(net.Listener) context.Context { return base },
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+}
+
+// runHTTP serves the listeners until ctx is done or a server fails, then
+// shuts down: requests in flight get shutdownTimeout to finish, after which
+// they are cancelled and get abandonTimeout to wind down.
+func (e *env) runHTTP(ctx context.Context, cfg config, ls *listeners, srv *server.Server, logger *slog.Logger) error {
+	base, cancelRequests := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelRequests()
+	inflight := &tracker{}
+	writeTimeout := max(minWriteTimeout, cfg.LLM.Timeout+30*time.Second)
+	servers := []*http.Server{newHTTPServer(inflight.wrap(srv.Handler()), base, writeTimeout, logger)}
+	listenersOf := []net.Listener{ls.api}
+	if ls.metrics != nil {
+		servers = append(servers, newHTTPServer(srv.MetricsHandler(), base, writeTimeout, logger))
+		listenersOf = append(listenersOf, ls.metrics)
+	}
+	failed := make(chan error, len(servers))
+	for i, hs := range servers {
+		go func() { failed <- hs.Serve(listenersOf[i]) }()
+	}
+	e.announce(ls, logger)
+	var serveErr error
+	select {
+	case <-ctx.Done():
+		logger.Info("shutting down", "timeout", shutdownTimeout.String())
+	case serveErr = <-failed:
+		logger.Error("server failed", "error", serveErr)
+	}
+	shutdown(servers, inflight, cancelRequests, logger)
+	if serveErr != nil {
+		return fmt.Errorf("serve: %w", serveErr)
+	}
+	logger.Info("stopped")
+	return nil
+}
+
+// announce logs the bound addresses and writes "listening on http://ADDR"
+// to stderr (tests read the port from it).
+func (e *env) announce(ls *listeners, logger *slog.Logger) {
+	logger.Info("listening", "addr", ls.api.Addr().String())
+	fmt.Fprintf(e.stderr, "listening on http://%s\n", ls.api.Addr())
+	if ls.metrics != nil {
+		logger.Info("metrics listening", "addr", ls.metrics.Addr().String())
+		fmt.Fprintf(e.stderr, "metrics on http://%s/metrics\n", ls.metrics.Addr())
+	}
+}
+
+// shutdown stops servers gracefully within shutdownTimeout, then cancels the
+// requests still running and waits up to abandonTimeout for them to return.
+func shutdown(servers []*http.Server, inflight *tracker, cancelRequests context.CancelFunc, logger *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, hs := range servers {
+		wg.Go(func() {
+			if err := hs.Shutdown(ctx); err != nil {
+				logger.Warn("graceful shutdown incomplete; cancelling requests in flight", "error", err)
+				cancelRequests()
+				_ = hs.Close()
+			}
+		})
+	}
+	wg.Wait()
+	cancelRequests()
+	if !inflight.wait(abandonTimeout) {
+		logger.Warn("requests still running after shutdown", "waited", abandonTimeout.String())
+	}
+}
+
+// tracker counts the requests being handled, so shutdown can wait for
+// handlers that outlive their connection.
+type tracker struct{ wg sync.WaitGroup }
+
+// wrap returns h counted by t.
+func (t *tracker) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.wg.Add(1)
+		defer t.wg.Done()
+		h.ServeHTTP(w, r)
+	})
+}
+
+// wait waits up to d for every handler to return and reports whether they did.
+func (t *tracker) wait(d time.Duration) bool {
+	done := make(chan struct{})
+	go func() { t.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
