@@ -1,7 +1,9 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -87,7 +89,11 @@ func (s *Server) UpdateAgent(ctx context.Context, req gen.UpdateAgentRequestObje
 	if err != nil {
 		return nil, err
 	}
-	agent, changes, err := s.cfg.Store.UpdateAgent(ctx, principalFrom(ctx).Account.ID, req.AgentId, body.fields, body.status)
+	accountID := principalFrom(ctx).Account.ID
+	if err := s.keepMaskedSecrets(ctx, accountID, req.AgentId, body.fields); err != nil {
+		return nil, err
+	}
+	agent, changes, err := s.cfg.Store.UpdateAgent(ctx, accountID, req.AgentId, body.fields, body.status)
 	if err != nil {
 		return nil, storeError(err)
 	}
@@ -113,6 +119,26 @@ func (s *Server) DeleteAgent(ctx context.Context, req gen.DeleteAgentRequestObje
 		Id: agent.ID, Name: agent.Name, DeletedAt: timestamp(time.Now()),
 		Message: fmt.Sprintf("Agent '%s' was deleted with its conversations, messages, metrics and logs; its platform integrations are disconnected.", agent.Name),
 	}}}, nil
+}
+
+// keepMaskedSecrets replaces masked secret values in a PATCH's settings by
+// the stored ones (see unmaskSecrets). It reads the agent only when the
+// body's secrets hold the mask.
+func (s *Server) keepMaskedSecrets(ctx context.Context, accountID, id string, fields map[string]json.RawMessage) error {
+	settings, ok := fields["settings"]
+	if !ok || !bytes.Contains(settings, []byte(secretMask)) {
+		return nil
+	}
+	agent, err := s.cfg.Store.GetAgent(ctx, accountID, id)
+	if err != nil {
+		return storeError(err)
+	}
+	merged, changed, err := unmaskSecrets(settings, agent.Fields["settings"])
+	if err != nil || !changed {
+		return err
+	}
+	fields["settings"], err = store.Canonical(merged)
+	return err
 }
 
 func errDeleteProtected(name string) *apiError {

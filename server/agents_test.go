@@ -1,7 +1,9 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -307,5 +309,28 @@ func TestCharacterFixtures(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestPatchingBackMaskedSecretsKeepsThem(t *testing.T) {
+	h := newHarness(t)
+	id := h.createAgent(map[string]any{"name": "s", "settings": map[string]any{"secrets": map[string]any{"TOKEN": "hunter2", "OTHER": "x"}}})
+	got := h.do(request{method: "GET", path: "/v1/agents/" + id, key: h.readKey}).Data(t)
+	settings := got["settings"].(map[string]any)
+	settings["secrets"].(map[string]any)["OTHER"] = "y"
+	res := h.do(request{method: "PATCH", path: "/v1/agents/" + id, key: h.writeKey, body: map[string]any{"settings": settings}})
+	if c := res.Data(t)["changes"]; fmt.Sprint(c) != "[settings]" {
+		t.Fatalf("changes %v", c)
+	}
+	agent, err := h.store.GetAgent(context.Background(), h.account.ID, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := string(agent.Fields["settings"]); s != `{"secrets":{"OTHER":"y","TOKEN":"hunter2"}}` {
+		t.Errorf("stored settings %s", s)
+	}
+	res = h.do(request{method: "PATCH", path: "/v1/agents/" + id, key: h.writeKey, body: map[string]any{"settings": settings}})
+	if c := res.Data(t)["changes"]; fmt.Sprint(c) != "[]" {
+		t.Errorf("second identical patch changed %v", c)
 	}
 }
