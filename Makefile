@@ -30,9 +30,11 @@ lint:
 spectral:
 	npx -y @stoplight/spectral-cli@6 lint --fail-severity=error --ruleset .spectral.yaml openapi.yaml
 
-## bench: Go benchmarks, then a short load run against a real server
+## bench: Go benchmarks, then a load run: 32 clients against a real `agentd serve` over TCP
+LOAD_SECONDS ?= 20
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) $(PKGS)
+	AGENTD_LOAD_SECONDS=$(LOAD_SECONDS) $(GO) test -count=1 -run '^TestLoadRun$$' -v ./cmd/agentd
 
 ## fuzz: fuzz the create/update body path for a minute (seeds in server/testdata/fuzz)
 fuzz:
