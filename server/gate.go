@@ -23,9 +23,10 @@ func principalFrom(ctx context.Context) store.Principal {
 }
 
 // gate is the middleware in front of every /v1 operation, in this order:
-// find the operation in the spec (404/405), authenticate (401/403), take the
-// rate limits (429), check the media type (415) and size (413) of the body,
-// then validate the request against the spec (400).
+// find the operation in the spec (404/405), authenticate (401), take the
+// rate limits (429), check the key's scope (403), check the media type (415)
+// and size (413) of the body, then validate the request against the spec
+// (400).
 func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
@@ -37,7 +38,7 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 			return errNotFound
 		}
 		operationID := operationIDOf(route)
-		principal, err := s.authenticate(req, operationID)
+		principal, err := s.authenticate(req)
 		if err != nil {
 			return err
 		}
@@ -45,6 +46,11 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 		c.SetRequest(req)
 		if err := s.takeRateLimits(c, principal, operationID, pathParams["agentId"]); err != nil {
 			return err
+		}
+		// Read keys may only call GET operations; the refusal is an
+		// authenticated response, so it counts and carries the headers.
+		if principal.Key.Scope != store.ScopeWrite && req.Method != http.MethodGet {
+			return errForbidden
 		}
 		if err := s.checkBody(c.Response(), req); err != nil {
 			return err
@@ -70,9 +76,8 @@ func operationIDOf(route *routers.Route) string {
 	return strings.ToLower(id[:1]) + id[1:]
 }
 
-// authenticate resolves the bearer key and checks its scope: read keys may
-// only call GET operations.
-func (s *Server) authenticate(req *http.Request, operationID string) (store.Principal, error) {
+// authenticate resolves the bearer key to its account.
+func (s *Server) authenticate(req *http.Request) (store.Principal, error) {
 	scheme, key, ok := strings.Cut(req.Header.Get(echo.HeaderAuthorization), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(key) == "" {
 		return store.Principal{}, errUnauthorized
@@ -83,9 +88,6 @@ func (s *Server) authenticate(req *http.Request, operationID string) (store.Prin
 	}
 	if err != nil {
 		return store.Principal{}, err
-	}
-	if principal.Key.Scope != store.ScopeWrite && req.Method != http.MethodGet {
-		return store.Principal{}, errForbidden
 	}
 	return principal, nil
 }

@@ -120,6 +120,11 @@ func TestUnauthenticatedRequestsAreNotCounted(t *testing.T) {
 	if _, rem, _ := rateHeaders(t, h.do(request{method: "GET", path: "/v1/agents", key: key})); rem != 59 {
 		t.Errorf("remaining %d after an unauthenticated flood", rem)
 	}
+	// A read key refused a write is authenticated: counted, with headers.
+	res := h.do(request{method: "POST", path: "/v1/agents", key: key, body: map[string]any{"name": "x"}})
+	if lim, rem, _ := rateHeaders(t, res); res.Code != 403 || lim != 10 || rem != 9 {
+		t.Errorf("read key on create: %d limit %d remaining %d", res.Code, lim, rem)
+	}
 }
 
 func TestRateLimitWindowMoves(t *testing.T) {
