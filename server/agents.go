@@ -90,7 +90,7 @@ func (s *Server) UpdateAgent(ctx context.Context, req gen.UpdateAgentRequestObje
 		return nil, err
 	}
 	accountID := principalFrom(ctx).Account.ID
-	if err := s.keepMaskedSecrets(ctx, accountID, req.AgentId, body.fields); err != nil {
+	if err := s.mergeWithStored(ctx, accountID, req.AgentId, body.fields); err != nil {
 		return nil, err
 	}
 	agent, changes, err := s.cfg.Store.UpdateAgent(ctx, accountID, req.AgentId, body.fields, body.status)
@@ -121,17 +121,30 @@ func (s *Server) DeleteAgent(ctx context.Context, req gen.DeleteAgentRequestObje
 	}}}, nil
 }
 
-// keepMaskedSecrets replaces masked secret values in a PATCH's settings by
-// the stored ones (see unmaskSecrets). It reads the agent only when the
-// body's secrets hold the mask.
-func (s *Server) keepMaskedSecrets(ctx context.Context, accountID, id string, fields map[string]json.RawMessage) error {
-	settings, ok := fields["settings"]
-	if !ok || !bytes.Contains(settings, []byte(secretMask)) {
+// mergeWithStored completes a PATCH from the stored agent where the body
+// alone cannot say what the client meant: secrets sent back masked keep
+// their stored value (see unmaskSecrets), and a new modelProvider without a
+// model moves an agent on the old provider's default model to the new
+// provider's default. It reads the agent only when one of these applies.
+func (s *Server) mergeWithStored(ctx context.Context, accountID, id string, fields map[string]json.RawMessage) error {
+	settings, hasSettings := fields["settings"]
+	masked := hasSettings && bytes.Contains(settings, []byte(secretMask))
+	_, hasModel := fields["model"]
+	provider, hasProvider := fields["modelProvider"]
+	if !masked && (hasModel || !hasProvider) {
 		return nil
 	}
 	agent, err := s.cfg.Store.GetAgent(ctx, accountID, id)
 	if err != nil {
 		return storeError(err)
+	}
+	if hasProvider && !hasModel && agent.Model == s.cfg.DefaultModels[agent.ModelProvider] {
+		var name string
+		_ = json.Unmarshal(provider, &name) // validated: a provider name
+		fields["model"] = mustJSON(s.cfg.DefaultModels[name])
+	}
+	if !masked {
+		return nil
 	}
 	merged, changed, err := unmaskSecrets(settings, agent.Fields["settings"])
 	if err != nil || !changed {

@@ -230,7 +230,7 @@ func TestUpdateAgentChanges(t *testing.T) {
 	if b, _ := json.Marshal(got["bio"]); string(b) != `["x"]` {
 		t.Errorf("bio changed: %s", b)
 	}
-	if d := patch(map[string]any{"status": "active", "modelProvider": "anthropic", "newMember": 1}); changes(d) != `["modelProvider","newMember","status"]` {
+	if d := patch(map[string]any{"status": "active", "modelProvider": "anthropic", "newMember": 1}); changes(d) != `["model","modelProvider","newMember","status"]` {
 		t.Errorf("changes %s", changes(d))
 	}
 	for _, tc := range []errorCase{
@@ -332,5 +332,25 @@ func TestPatchingBackMaskedSecretsKeepsThem(t *testing.T) {
 	res = h.do(request{method: "PATCH", path: "/v1/agents/" + id, key: h.writeKey, body: map[string]any{"settings": settings}})
 	if c := res.Data(t)["changes"]; fmt.Sprint(c) != "[]" {
 		t.Errorf("second identical patch changed %v", c)
+	}
+}
+
+func TestPatchProviderMovesDefaultModel(t *testing.T) {
+	h := newHarness(t)
+	defaulted := h.createAgent(map[string]any{"name": "d"})
+	chosen := h.createAgent(map[string]any{"name": "c", "model": "gpt-4.1"})
+	for id, want := range map[string]string{defaulted: "claude-3-5-haiku-latest", chosen: "gpt-4.1"} {
+		res := h.do(request{method: "PATCH", path: "/v1/agents/" + id, key: h.writeKey, body: map[string]any{"modelProvider": "anthropic"}})
+		if res.Code != 200 {
+			t.Fatalf("%d %s", res.Code, res.Body)
+		}
+		got := h.do(request{method: "GET", path: "/v1/agents/" + id, key: h.readKey}).Data(t)
+		if got["modelProvider"] != "anthropic" || got["model"] != want {
+			t.Errorf("%s: %v/%v, want anthropic/%s", id, got["modelProvider"], got["model"], want)
+		}
+	}
+	res := h.do(request{method: "PATCH", path: "/v1/agents/" + chosen, key: h.writeKey, body: map[string]any{"modelProvider": "ollama", "model": "mistral"}})
+	if fmt.Sprint(res.Data(t)["changes"]) != "[model modelProvider]" {
+		t.Errorf("changes %s", res.Body)
 	}
 }
