@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/llm/llmtest"
+	"github.com/agentd/agentd/server/limit"
 	"github.com/agentd/agentd/store"
 )
 
@@ -470,4 +471,33 @@ func TestStreamClientDisconnectStoresPartialReply(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	// The disconnected stream gives its concurrency slot back.
+	for !allSlotsFree(t, h.srv.cfg.Semaphore, "agent:"+id) {
+		if time.Now().After(deadline) {
+			t.Fatal("the disconnected stream kept its concurrency slot")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// allSlotsFree reports whether all 10 slots of key can be taken now.
+func allSlotsFree(t *testing.T, sem limit.Semaphore, key string) bool {
+	t.Helper()
+	var releases []func()
+	defer func() {
+		for _, r := range releases {
+			r()
+		}
+	}()
+	for i := 0; i < maxInFlightPerAgent; i++ {
+		release, ok, err := sem.TryAcquire(context.Background(), key, maxInFlightPerAgent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		releases = append(releases, release)
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
