@@ -354,3 +354,12 @@ func TestPatchProviderMovesDefaultModel(t *testing.T) {
 		t.Errorf("changes %s", res.Body)
 	}
 }
+
+func TestRequestVariantsAccepted(t *testing.T) {
+	h := newHarness(t)
+	res := h.do(request{method: "POST", path: "/v1/agents", body: `{"name":"charset"}`, contentType: "application/json; charset=utf-8",
+		header: map[string]string{"Authorization": "bearer " + h.writeKey}})
+	if res.Code != 201 {
+		t.Fatalf("%d %s", res.Code, res.Body)
+	}
+}
