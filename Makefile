@@ -36,9 +36,11 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) $(PKGS)
 	AGENTD_LOAD_SECONDS=$(LOAD_SECONDS) $(GO) test -count=1 -run '^TestLoadRun$$' -v ./cmd/agentd
 
-## fuzz: fuzz the create/update body path for a minute (seeds in server/testdata/fuzz)
+## fuzz: fuzz the agent and message body paths for a minute each (seeds in server/testdata/fuzz)
+FUZZTIME ?= 60s
 fuzz:
-	$(GO) test ./server -run '^$$' -fuzz FuzzAgentBody -fuzztime 60s
+	$(GO) test ./server -run '^$$' -fuzz '^FuzzAgentBody$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./server -run '^$$' -fuzz '^FuzzMessageBody$$' -fuzztime $(FUZZTIME)
 
 clean:
 	rm -rf bin agentd.db agentd.db-wal agentd.db-shm

@@ -35,3 +35,24 @@ func FuzzAgentBody(f *testing.F) {
 		}
 	})
 }
+
+// FuzzMessageBody sends arbitrary bodies to Send Message on an inactive
+// agent: each is refused as invalid (400) or as unavailable (503) once
+// valid, never a 500. Seeds live in testdata/fuzz/FuzzMessageBody.
+func FuzzMessageBody(f *testing.F) {
+	f.Add([]byte(`{"text":"hello","userId":"u1","roomId":"r1","context":{"platform":"discord"}}`))
+	f.Add([]byte(`{"text":"   ","stream":true}`))
+	h := newHarness(f)
+	id := h.createAgent(map[string]any{"name": "asleep"})
+	h.do(request{method: "PATCH", path: "/v1/agents/" + id, key: h.writeKey, body: map[string]any{"status": "inactive"}})
+	f.Fuzz(func(t *testing.T, body []byte) {
+		h := h.with(t)
+		res := h.do(request{method: "POST", path: "/v1/agents/" + id + "/messages", key: h.writeKey, body: body})
+		switch code := res.ErrorCode(t); {
+		case res.Code == http.StatusBadRequest && (code == "INVALID_MESSAGE" || code == "INVALID_REQUEST"):
+		case res.Code == http.StatusServiceUnavailable && code == "AGENT_UNAVAILABLE":
+		default:
+			t.Fatalf("answered %d %s: %s\nbody: %q", res.Code, code, res.Body, body)
+		}
+	})
+}

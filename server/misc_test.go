@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -95,5 +96,19 @@ func TestKeyExpiryAndRevocation(t *testing.T) {
 	res := h.do(request{method: "GET", path: "/v1/agents", key: revoked})
 	if res.Code != 401 || res.ErrorCode(t) != "UNAUTHORIZED" || !strings.Contains(res.JSON(t)["error"].(map[string]any)["message"].(string), "API key") {
 		t.Fatalf("revoked key: %d %s", res.Code, res.Body)
+	}
+}
+
+func TestChunkedBodyOverTheCapIs413(t *testing.T) {
+	h := newHarness(t)
+	body := io.MultiReader(strings.NewReader(`{"name":"a","bio":["` + strings.Repeat("x", 1<<20) + `"]}`))
+	req := httptest.NewRequest("POST", "/v1/agents", body)
+	req.ContentLength = -1 // unknown length: only reading finds the excess
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+h.writeKey)
+	rec := httptest.NewRecorder()
+	h.srv.Handler().ServeHTTP(rec, req)
+	if rec.Code != 413 || !strings.Contains(rec.Body.String(), "PAYLOAD_TOO_LARGE") {
+		t.Fatalf("%d %s", rec.Code, rec.Body)
 	}
 }
