@@ -44,6 +44,8 @@ func TestListAgents(t *testing.T) {
 		{"?limit=2&page=3&sortBy=name&order=asc", "[echo]", ""},
 		{"?limit=2&page=9", "[]", "map[currentPage:9 itemsPerPage:2 totalItems:5 totalPages:3]"},
 		{"?limit=100", "[bravo charlie echo alpha delta]", ""},
+		// (page-1)*limit would overflow int64 and wrap to the first page.
+		{"?limit=4&page=4611686018427387905", "[]", "map[currentPage:4.611686018427388e+18 itemsPerPage:4 totalItems:5 totalPages:2]"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.query, func(t *testing.T) {

@@ -55,6 +55,11 @@ func (s *Store) ListAgents(ctx context.Context, accountID string, q ListQuery) (
 	if err := db.Count(&total).Error; err != nil {
 		return nil, 0, wrap("list agents", err)
 	}
+	// A page past the end is empty without a query; checking it here also
+	// keeps (Page-1)*Limit from overflowing for absurd page numbers.
+	if pages := (total + int64(q.Limit) - 1) / int64(q.Limit); int64(q.Page-1) >= pages {
+		return []Agent{}, total, nil
+	}
 	dir := " ASC"
 	if q.Desc {
 		dir = " DESC"
