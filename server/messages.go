@@ -140,7 +140,7 @@ func (s *Server) providerRequest(ctx context.Context, t *turn) (llm.Request, err
 	}
 	req := llm.Request{
 		Provider: t.agent.ModelProvider, Model: t.agent.Model,
-		System: llm.BuildSystemPrompt(ch, cx), Text: s.speaker(t.body) + t.body.Text,
+		System: llm.BuildSystemPrompt(ch, cx), Text: speaker(t.body) + t.body.Text,
 		Options: ch.Options(), MaxReplyChars: ch.MaxReplyChars(),
 	}
 	if window := ch.HistoryWindow(); t.convKey != "" && window > 0 {
@@ -155,7 +155,7 @@ func (s *Server) providerRequest(ctx context.Context, t *turn) (llm.Request, err
 
 // speaker prefixes room messages with their author, so the model can tell
 // the people of a room apart.
-func (s *Server) speaker(b gen.MessageRequest) string {
+func speaker(b gen.MessageRequest) string {
 	if b.RoomId != nil && b.UserId != nil {
 		return *b.UserId + ": "
 	}

@@ -44,7 +44,7 @@ func describeValidation(err error) (field, reason string) {
 		return schemaField(schemaErr), schemaReason(schemaErr)
 	}
 	var parseErr *openapi3filter.ParseError
-	if errors.As(reqErr.Err, &parseErr) || reqErr.Err != nil && strings.Contains(reqErr.Err.Error(), "JSON") {
+	if errors.As(reqErr.Err, &parseErr) {
 		return "body", "is not valid JSON"
 	}
 	if reqErr.Err == nil || errors.Is(reqErr.Err, openapi3filter.ErrInvalidRequired) {
