@@ -128,6 +128,11 @@ func (s *Server) handleError(err error, c echo.Context) {
 		s.cfg.Logger.Warn("error after response started", "request_id", requestIDOf(c), "error", err)
 		return
 	}
+	if c.Request().Context().Err() != nil && errors.Is(err, context.Canceled) {
+		// The client went away; there is nobody to answer and nothing failed.
+		s.cfg.Logger.Info("client went away", "request_id", requestIDOf(c))
+		return
+	}
 	ae := s.toAPIError(err, requestIDOf(c))
 	for k, v := range ae.Header {
 		c.Response().Header()[k] = v
