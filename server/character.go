@@ -165,5 +165,3 @@ func mustJSON(v any) json.RawMessage {
 	}
 	return b
 }
-
-func jsonString(v any) string { return string(mustJSON(v)) }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -122,7 +123,7 @@ func schemaReason(se *openapi3.SchemaError) string {
 		allowed := make([]string, 0, len(se.Schema.Enum))
 		for _, v := range se.Schema.Enum {
 			if s, ok := v.(string); !ok || s != "" {
-				allowed = append(allowed, toString(v))
+				allowed = append(allowed, fmt.Sprint(v))
 			}
 		}
 		return "must be one of: " + strings.Join(allowed, ", ")
@@ -166,11 +167,4 @@ func describeType(p *openapi3.Parameter) string {
 		}
 	}
 	return "valid"
-}
-
-func toString(v any) string {
-	if s, ok := v.(string); ok {
-		return s
-	}
-	return strings.Trim(strings.TrimSpace(jsonString(v)), `"`)
 }
