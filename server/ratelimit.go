@@ -28,8 +28,9 @@ var endpointLimits = map[string]int64{
 // account's own figure.
 var accountLimits = map[store.Tier]int64{store.TierStandard: 60, store.TierPro: 300}
 
-// tierMultiplier scales the endpoint limits: pro ×5, enterprise its own.
-func tierMultiplier(a store.Account) int64 {
+// EndpointMultiplier is how many times the spec's per-endpoint limits an
+// account gets: standard ×1, pro ×5, enterprise its own multiplier.
+func EndpointMultiplier(a store.Account) int64 {
 	switch a.Tier {
 	case store.TierPro:
 		return 5
@@ -41,7 +42,9 @@ func tierMultiplier(a store.Account) int64 {
 	return 1
 }
 
-func accountLimit(a store.Account) int64 {
+// AccountRPM is the account's own limit of requests per minute: standard
+// 60, pro 300, enterprise its own figure.
+func AccountRPM(a store.Account) int64 {
 	if a.Tier == store.TierEnterprise && a.RPM > 0 {
 		return int64(a.RPM)
 	}
@@ -59,8 +62,8 @@ func rateRules(p store.Principal, operationID, agentID string) []limit.Rule {
 		endpointKey = "msg:" + p.Account.ID + ":" + agentID
 	}
 	return []limit.Rule{
-		{Key: endpointKey, Limit: endpointLimits[operationID] * tierMultiplier(p.Account)},
-		{Key: "acct:" + p.Account.ID, Limit: accountLimit(p.Account)},
+		{Key: endpointKey, Limit: endpointLimits[operationID] * EndpointMultiplier(p.Account)},
+		{Key: "acct:" + p.Account.ID, Limit: AccountRPM(p.Account)},
 	}
 }
 

@@ -6,24 +6,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/agentd/agentd/server"
 	"github.com/agentd/agentd/store"
 )
 
 // maxAccountName is the longest account name accepted.
 const maxAccountName = 100
-
-// Tier figures shown by the accounts commands (decisions.md, Limits):
-// requests per minute of the account and the multiplier of the per-endpoint
-// limits, when the tier fixes them.
-var (
-	tierRPM        = map[store.Tier]int{store.TierStandard: 60, store.TierPro: 300}
-	tierMultiplier = map[store.Tier]int{store.TierStandard: 1, store.TierPro: 5}
-)
 
 // tiers are the tier names accepted by --tier.
 var tiers = []string{string(store.TierStandard), string(store.TierPro), string(store.TierEnterprise)}
@@ -206,26 +198,10 @@ func printAccounts(w io.Writer, accts ...store.Account) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tTIER\tRPM\tENDPOINT-MULTIPLIER\tAGENT-QUOTA\tCREATED\tID")
 	for _, a := range accts {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", a.Name, a.Tier, effectiveRPM(a), effectiveMultiplier(a),
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\n", a.Name, a.Tier, server.AccountRPM(a), server.EndpointMultiplier(a),
 			a.AgentQuota, a.CreatedAt.UTC().Format(time.RFC3339), a.ID)
 	}
 	return tw.Flush()
-}
-
-// effectiveRPM returns the account's requests per minute as text.
-func effectiveRPM(a store.Account) string {
-	if n, ok := tierRPM[a.Tier]; ok {
-		return strconv.Itoa(n)
-	}
-	return strconv.Itoa(a.RPM)
-}
-
-// effectiveMultiplier returns the account's endpoint multiplier as text.
-func effectiveMultiplier(a store.Account) string {
-	if n, ok := tierMultiplier[a.Tier]; ok {
-		return strconv.Itoa(n)
-	}
-	return strconv.Itoa(max(a.EndpointMultiplier, 1))
 }
 
 // withStore opens the database dsn, runs fn with it and closes it.
