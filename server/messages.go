@@ -177,6 +177,7 @@ func llmHistory(msgs []store.Message, room bool) []llm.Message {
 // it stores the exchange (the partial reply too when the client went away),
 // moves the agent in and out of `error`, and maps provider failures.
 func (s *Server) finishTurn(ctx context.Context, t *turn, reply llm.Reply, callErr error) (gen.MessageReply, error) {
+	s.metrics.observeProvider(t.agent.ModelProvider, callErr, time.Since(t.start))
 	if callErr != nil {
 		if ctx.Err() != nil && reply.Text != "" {
 			saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)

@@ -91,6 +91,11 @@ func TestSendMessageEveryProvider(t *testing.T) {
 			if opts["temperature"] != 0.7 || opts["top_p"] != 0.9 {
 				t.Errorf("sampling options sent: %v", opts)
 			}
+			rec := httptest.NewRecorder()
+			h.srv.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+			if want := `agentd_provider_calls_total{outcome="ok",provider="` + pc.provider + `"} 1`; !strings.Contains(rec.Body.String(), want) {
+				t.Errorf("metrics lack %s", want)
+			}
 		})
 	}
 }
@@ -385,6 +390,11 @@ func TestModelErrorKeepsStatus(t *testing.T) {
 	}
 	if st, _ := h.status(id); st != "active" {
 		t.Errorf("status %s", st)
+	}
+	rec := httptest.NewRecorder()
+	h.srv.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if want := `agentd_provider_calls_total{outcome="request_failed",provider="openai"} 1`; !strings.Contains(rec.Body.String(), want) {
+		t.Errorf("metrics lack %s", want)
 	}
 }
 

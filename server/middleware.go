@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // requestIDKey keys the request id in a request context.
@@ -70,30 +69,6 @@ func (s *Server) recoverPanics(next echo.HandlerFunc) echo.HandlerFunc {
 		}()
 		return next(c)
 	}
-}
-
-// httpMetrics are the Prometheus collectors of the HTTP layer.
-type httpMetrics struct {
-	requests *prometheus.CounterVec
-	duration *prometheus.HistogramVec
-}
-
-func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
-	m := &httpMetrics{
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "agentd_http_requests_total", Help: "HTTP requests by route, method and status.",
-		}, []string{"route", "method", "status"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "agentd_http_request_duration_seconds", Help: "HTTP request latency by route.",
-			Buckets: prometheus.DefBuckets,
-		}, []string{"route", "method"}),
-	}
-	for _, c := range []prometheus.Collector{m.requests, m.duration} {
-		if err := reg.Register(c); err != nil {
-			return nil, fmt.Errorf("server: register metrics: %w", err)
-		}
-	}
-	return m, nil
 }
 
 // observe logs one structured line per request and records its metrics.

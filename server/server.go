@@ -24,7 +24,7 @@ type Server struct {
 	// validation are the request validator's options, built once.
 	validation *openapi3filter.Options
 	echo       *echo.Echo
-	metrics    *httpMetrics
+	metrics    *serverMetrics
 }
 
 var _ gen.StrictServerInterface = (*Server)(nil)
@@ -43,7 +43,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: build spec router: %w", err)
 	}
-	metrics, err := newHTTPMetrics(cfg.Registry)
+	metrics, err := newServerMetrics(cfg.Registry)
 	if err != nil {
 		return nil, err
 	}
