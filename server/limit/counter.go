@@ -44,48 +44,61 @@ func (c *storeCounter) rate(now time.Time, s span, limit int64) limiter.Rate {
 	return limiter.Rate{Period: s.end.Sub(now) + c.window, Limit: limit}
 }
 
+// op is one Take or Peek: the store, the key's store key in the current
+// window, and the rate that gives that key its limit and lifetime.
+type op struct {
+	st   limiter.Store
+	key  string
+	rate limiter.Rate
+	span span
+}
+
+// begin prepares an op on key. A limit of zero or less admits nothing and
+// needs no store: ok is false and op.span still gives the reset.
+func (c *storeCounter) begin(ctx context.Context, key string, limit int64) (o op, ok bool, err error) {
+	now := time.Now()
+	o.span = spanAt(now, c.window)
+	if limit <= 0 {
+		return o, false, nil
+	}
+	if o.st, err = c.store(ctx); err != nil {
+		return o, false, err
+	}
+	o.key, o.rate = storeKey(key, o.span), c.rate(now, o.span, limit)
+	return o, true, nil
+}
+
 // Take implements [Counter].
 func (c *storeCounter) Take(ctx context.Context, key string, limit int64) (Result, error) {
-	now := time.Now()
-	s := spanAt(now, c.window)
-	if limit <= 0 {
-		return Result{Reset: s.end}, nil
+	o, ok, err := c.begin(ctx, key, limit)
+	if err != nil || !ok {
+		return Result{Reset: o.span.end}, err
 	}
-	st, err := c.store(ctx)
-	if err != nil {
-		return Result{}, err
-	}
-	k, rate := storeKey(key, s), c.rate(now, s, limit)
-	lc, err := st.Get(ctx, k, rate)
+	lc, err := o.st.Get(ctx, o.key, o.rate)
 	if err != nil {
 		return Result{}, fmt.Errorf("limit: take %q: %w", key, err)
 	}
 	if lc.Reached {
 		// Uncount the rejected request. The key belongs to this window
 		// only, so this cannot leak into the next one.
-		if _, err := st.Increment(ctx, k, -1, rate); err != nil {
+		if _, err := o.st.Increment(ctx, o.key, -1, o.rate); err != nil {
 			return Result{}, fmt.Errorf("limit: uncount %q: %w", key, err)
 		}
 	}
-	return toResult(lc, s), nil
+	return toResult(lc, o.span), nil
 }
 
 // Peek implements [Counter].
 func (c *storeCounter) Peek(ctx context.Context, key string, limit int64) (Result, error) {
-	now := time.Now()
-	s := spanAt(now, c.window)
-	if limit <= 0 {
-		return Result{Reset: s.end}, nil
+	o, ok, err := c.begin(ctx, key, limit)
+	if err != nil || !ok {
+		return Result{Reset: o.span.end}, err
 	}
-	st, err := c.store(ctx)
-	if err != nil {
-		return Result{}, err
-	}
-	lc, err := st.Peek(ctx, storeKey(key, s), c.rate(now, s, limit))
+	lc, err := o.st.Peek(ctx, o.key, o.rate)
 	if err != nil {
 		return Result{}, fmt.Errorf("limit: peek %q: %w", key, err)
 	}
-	res := toResult(lc, s)
+	res := toResult(lc, o.span)
 	res.Allowed = res.Remaining > 0
 	return res, nil
 }
