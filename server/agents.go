@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
@@ -23,7 +21,7 @@ func (s *Server) CreateAgent(ctx context.Context, req gen.CreateAgentRequestObje
 	}
 	agent, err := s.cfg.Store.CreateAgent(ctx, store.Agent{AccountID: p.Account.ID, Fields: body.fields}, p.Account.AgentQuota)
 	if err != nil {
-		return nil, storeError(err)
+		return nil, err
 	}
 	return gen.CreateAgent201JSONResponse{Body: gen.AgentCreatedEnvelope{Success: true, Data: gen.AgentCreated{
 		Id: agent.ID, Name: agent.Name, Status: gen.AgentStatus(agent.Status),
@@ -37,7 +35,7 @@ func (s *Server) ListAgents(ctx context.Context, req gen.ListAgentsRequestObject
 	q := listQuery(req.Params)
 	agents, total, err := s.cfg.Store.ListAgents(ctx, principalFrom(ctx).Account.ID, q)
 	if err != nil {
-		return nil, storeError(err)
+		return nil, err
 	}
 	list := gen.AgentList{Agents: make([]gen.AgentSummary, len(agents)), Pagination: gen.Pagination{
 		CurrentPage: q.Page, ItemsPerPage: q.Limit, TotalItems: int(total),
@@ -74,7 +72,7 @@ func listQuery(p gen.ListAgentsParams) store.ListQuery {
 func (s *Server) GetAgent(ctx context.Context, req gen.GetAgentRequestObject) (gen.GetAgentResponseObject, error) {
 	agent, err := s.cfg.Store.GetAgent(ctx, principalFrom(ctx).Account.ID, req.AgentId)
 	if err != nil {
-		return nil, storeError(err)
+		return nil, err
 	}
 	doc, err := agentDocument(agent)
 	if err != nil {
@@ -95,7 +93,7 @@ func (s *Server) UpdateAgent(ctx context.Context, req gen.UpdateAgentRequestObje
 	}
 	agent, changes, err := s.cfg.Store.UpdateAgent(ctx, accountID, req.AgentId, body.fields, body.status)
 	if err != nil {
-		return nil, storeError(err)
+		return nil, err
 	}
 	if changes == nil {
 		changes = []string{}
@@ -109,11 +107,8 @@ func (s *Server) UpdateAgent(ctx context.Context, req gen.UpdateAgentRequestObje
 // DeleteAgent removes the agent and everything that belongs to it.
 func (s *Server) DeleteAgent(ctx context.Context, req gen.DeleteAgentRequestObject) (gen.DeleteAgentResponseObject, error) {
 	agent, err := s.cfg.Store.DeleteAgent(ctx, principalFrom(ctx).Account.ID, req.AgentId)
-	if errors.Is(err, store.ErrDeleteProtected) {
-		return nil, errDeleteProtected(agent.Name)
-	}
 	if err != nil {
-		return nil, storeError(err)
+		return nil, err
 	}
 	return gen.DeleteAgent200JSONResponse{Body: gen.AgentDeletedEnvelope{Success: true, Data: gen.AgentDeleted{
 		Id: agent.ID, Name: agent.Name, DeletedAt: timestamp(time.Now()),
@@ -136,7 +131,7 @@ func (s *Server) mergeWithStored(ctx context.Context, accountID, id string, fiel
 	}
 	agent, err := s.cfg.Store.GetAgent(ctx, accountID, id)
 	if err != nil {
-		return storeError(err)
+		return err
 	}
 	if hasProvider && !hasModel && agent.Model == s.cfg.DefaultModels[agent.ModelProvider] {
 		var name string
@@ -151,31 +146,5 @@ func (s *Server) mergeWithStored(ctx context.Context, accountID, id string, fiel
 		return err
 	}
 	fields["settings"], err = store.Canonical(merged)
-	return err
-}
-
-func errDeleteProtected(name string) *apiError {
-	return &apiError{
-		Status: http.StatusForbidden, Code: gen.DELETEPROTECTED,
-		Message: fmt.Sprintf("Agent '%s' is protected from deletion.", name),
-		Details: map[string]any{"protection": "enabled",
-			"reason": "deleteProtection is set on this agent; set it to false with PATCH before deleting"},
-	}
-}
-
-// storeError maps the store's error vocabulary to the contract; anything
-// else stays an internal error.
-func storeError(err error) error {
-	var quota *store.QuotaError
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return errAgentNotFound
-	case errors.As(err, &quota):
-		return &apiError{
-			Status: http.StatusForbidden, Code: gen.INSUFFICIENTQUOTA,
-			Message: fmt.Sprintf("Agent quota of %d reached; delete an agent or raise the quota.", quota.Quota),
-			Details: map[string]any{"quota": quota.Quota, "used": quota.Used},
-		}
-	}
 	return err
 }

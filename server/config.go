@@ -7,7 +7,6 @@ import (
 
 	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/server/limit"
-	"github.com/agentd/agentd/store"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -33,7 +32,7 @@ type Config struct {
 	// DefaultModels maps a provider to the model used when none is given.
 	DefaultModels map[string]string
 
-	Store   *store.Store
+	Store   Store
 	Replier Replier
 	// Counter and Semaphore hold the rate limits and the per-agent
 	// concurrency cap (in memory or Redis).

@@ -6,6 +6,8 @@ import (
 	"net/http"
 
 	"github.com/agentd/agentd/gen"
+	"github.com/agentd/agentd/llm"
+	"github.com/agentd/agentd/store"
 )
 
 // apiError is an error with its place in the API: status, code, message and
@@ -60,11 +62,76 @@ func errInternal(requestID string) *apiError {
 		Message: fmt.Sprintf("Internal error (request id %s).", requestID)}
 }
 
-// asAPIError reports whether err carries an *apiError.
-func asAPIError(err error) (*apiError, bool) {
-	var ae *apiError
-	ok := errors.As(err, &ae)
-	return ae, ok
+var errDeleteProtected = &apiError{
+	Status: http.StatusForbidden, Code: gen.DELETEPROTECTED,
+	Message: "The agent is protected from deletion.",
+	Details: map[string]any{"protection": "enabled",
+		"reason": "deleteProtection is set on this agent; set it to false with PATCH before deleting"},
+}
+
+// sentinelErrors is the one table from the error vocabularies of the store
+// to the contract. Handlers return store errors as they are; the error
+// handler maps them here, so no sentinel can reach a client as a 500.
+var sentinelErrors = []struct {
+	err error
+	api *apiError
+}{
+	{store.ErrNotFound, errAgentNotFound},
+	{store.ErrDeleteProtected, errDeleteProtected},
+	{store.ErrUnauthorized, errUnauthorized},
+}
+
+// asAPIError maps err to the contract when it is an *apiError or belongs to
+// the vocabulary of the store or of the model providers; ok is false for
+// anything else (an internal error).
+func asAPIError(err error) (ae *apiError, ok bool) {
+	if errors.As(err, &ae) {
+		return ae, true
+	}
+	var quota *store.QuotaError
+	if errors.As(err, &quota) {
+		return errQuota(quota), true
+	}
+	for _, m := range sentinelErrors {
+		if errors.Is(err, m.err) {
+			return m.api, true
+		}
+	}
+	var le *llm.Error
+	if errors.As(err, &le) {
+		return providerError(le, store.StatusError), true
+	}
+	return nil, false
+}
+
+func errQuota(q *store.QuotaError) *apiError {
+	return &apiError{
+		Status: http.StatusForbidden, Code: gen.INSUFFICIENTQUOTA,
+		Message: fmt.Sprintf("Agent quota of %d reached; delete an agent or raise the quota.", q.Quota),
+		Details: map[string]any{"quota": q.Quota, "used": q.Used},
+	}
+}
+
+// providerError maps a failed provider call: a failure about this request
+// is 502 MODEL_ERROR; any other leaves the agent unable to answer (503),
+// reporting status, the agent's status afterwards.
+func providerError(le *llm.Error, status store.Status) *apiError {
+	if le.Kind == llm.KindRequest {
+		return &apiError{
+			Status: http.StatusBadGateway, Code: gen.MODELERROR,
+			Message: "The model provider rejected the request.",
+			Details: map[string]any{"provider": le.Provider, "reason": le.Reason},
+		}
+	}
+	return errUnavailable(status, le.Reason)
+}
+
+func errUnavailable(status store.Status, reason string) *apiError {
+	return &apiError{
+		Status: http.StatusServiceUnavailable, Code: gen.AGENTUNAVAILABLE,
+		Message: "The agent is not available.",
+		Details: map[string]any{"status": string(status), "reason": reason},
+	}
 }
 
 // errorBody is the error envelope of the contract (gen.ErrorEnvelope with

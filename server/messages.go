@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
@@ -68,7 +67,7 @@ func (s *Server) prepareTurn(ctx context.Context, agentID string, body *gen.Mess
 	}
 	agent, err := s.cfg.Store.GetAgent(ctx, principalFrom(ctx).Account.ID, agentID)
 	if err != nil {
-		return nil, storeError(err)
+		return nil, err
 	}
 	if err := refuseUnavailable(agent, start); err != nil {
 		return nil, err
@@ -101,14 +100,6 @@ func refuseUnavailable(a store.Agent, now time.Time) error {
 		return errUnavailable(store.StatusError, a.StatusReason)
 	}
 	return nil
-}
-
-func errUnavailable(status store.Status, reason string) *apiError {
-	return &apiError{
-		Status: http.StatusServiceUnavailable, Code: gen.AGENTUNAVAILABLE,
-		Message: "The agent is not available.",
-		Details: map[string]any{"status": string(status), "reason": reason},
-	}
 }
 
 // conversationKey names the conversation a message belongs to: its room,
@@ -144,7 +135,7 @@ func (s *Server) providerRequest(ctx context.Context, t *turn) (llm.Request, err
 		Options: ch.Options(), MaxReplyChars: ch.MaxReplyChars(),
 	}
 	if window := ch.HistoryWindow(); t.convKey != "" && window > 0 {
-		history, err := s.cfg.Store.History(ctx, t.agent.ID, t.convKey, window)
+		history, err := s.cfg.Store.History(ctx, t.agent.AccountID, t.agent.ID, t.convKey, window)
 		if err != nil {
 			return llm.Request{}, err
 		}
@@ -187,13 +178,13 @@ func (s *Server) finishTurn(ctx context.Context, t *turn, reply llm.Reply, callE
 		return gen.MessageReply{}, s.providerFailure(ctx, t.agent, callErr)
 	}
 	if t.agent.Status == store.StatusError {
-		if err := s.cfg.Store.MarkAgentRecovered(ctx, t.agent.ID); err != nil {
+		if err := s.cfg.Store.MarkAgentRecovered(ctx, t.agent.AccountID, t.agent.ID); err != nil {
 			return gen.MessageReply{}, err
 		}
 	}
 	stored, err := s.saveExchange(ctx, t, reply)
 	if err != nil {
-		return gen.MessageReply{}, storeError(err)
+		return gen.MessageReply{}, err
 	}
 	return gen.MessageReply{
 		MessageId: stored.ID, Response: reply.Text, AgentId: t.agent.ID,
@@ -220,10 +211,10 @@ func (s *Server) saveExchange(ctx context.Context, t *turn, reply llm.Reply) (st
 		PromptTokens: reply.Usage.PromptTokens, CreatedAt: t.start}
 	answer := store.Message{Role: store.RoleAssistant, Text: reply.Text, Model: reply.Model,
 		CompletionTokens: reply.Usage.CompletionTokens}
-	return s.cfg.Store.SaveExchange(ctx, t.agent.ID, t.convKey, user, answer)
+	return s.cfg.Store.SaveExchange(ctx, t.agent.AccountID, t.agent.ID, t.convKey, user, answer)
 }
 
-// providerFailure maps a failed provider call: failures of the provider
+// providerFailure handles a failed provider call: failures of the provider
 // itself put the agent in `error` for a cool-down (503), failures about this
 // request are 502 MODEL_ERROR, a missing key is 503 without a state change.
 func (s *Server) providerFailure(ctx context.Context, agent store.Agent, err error) error {
@@ -232,14 +223,8 @@ func (s *Server) providerFailure(ctx context.Context, agent store.Agent, err err
 		return err // the client went away, or an internal failure
 	}
 	switch le.Kind {
-	case llm.KindNotConfigured:
-		return errUnavailable(agent.Status, le.Reason)
-	case llm.KindRequest:
-		return &apiError{
-			Status: http.StatusBadGateway, Code: gen.MODELERROR,
-			Message: "The model provider rejected the request.",
-			Details: map[string]any{"provider": le.Provider, "reason": le.Reason},
-		}
+	case llm.KindNotConfigured, llm.KindRequest:
+		return providerError(le, agent.Status)
 	}
 	cooldown := s.cfg.ErrorCooldown
 	if le.RetryAfter > 0 {
@@ -247,10 +232,11 @@ func (s *Server) providerFailure(ctx context.Context, agent store.Agent, err err
 	}
 	markCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
 	defer cancel()
-	if err := s.cfg.Store.MarkAgentError(markCtx, agent.ID, le.Reason, time.Now().Add(cooldown)); err != nil && !errors.Is(err, store.ErrNotFound) {
+	status, err := s.cfg.Store.MarkAgentError(markCtx, agent.AccountID, agent.ID, le.Reason, time.Now().Add(cooldown))
+	if err != nil {
 		return err
 	}
-	return errUnavailable(store.StatusError, le.Reason)
+	return providerError(le, status)
 }
 
 func deref[T ~string](p *T) string {

@@ -466,7 +466,7 @@ func TestStreamClientDisconnectStoresPartialReply(t *testing.T) {
 	// The partial reply is stored with the conversation.
 	deadline := time.Now().Add(3 * time.Second)
 	for {
-		msgs, err := h.store.History(context.Background(), id, "user:u", 10)
+		msgs, err := h.store.History(context.Background(), h.account.ID, id, "user:u", 10)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -112,3 +112,63 @@ func TestChunkedBodyOverTheCapIs413(t *testing.T) {
 		t.Fatalf("%d %s", rec.Code, rec.Body)
 	}
 }
+
+// An agent deleted while its turn runs is gone: the client is told so with
+// the contract's 404, never a 500 carrying a store sentinel.
+func TestAgentDeletedMidTurnIsNotFound(t *testing.T) {
+	var h *harness
+	h = newHarness(t, func(c *Config) {
+		c.Replier = fakeReplier{generate: func(ctx context.Context, req llm.Request) (llm.Reply, error) {
+			p := principalFrom(ctx)
+			agents, _, err := h.store.ListAgents(ctx, p.Account.ID, store.ListQuery{Page: 1, Limit: 10, SortBy: store.SortCreatedAt})
+			if err != nil || len(agents) != 1 {
+				t.Errorf("list during the turn: %v, %d agents", err, len(agents))
+				return llm.Reply{}, err
+			}
+			if _, err := h.store.DeleteAgent(ctx, p.Account.ID, agents[0].ID); err != nil {
+				t.Errorf("delete during the turn: %v", err)
+			}
+			return llm.Reply{Text: "too late"}, nil
+		}}
+	})
+	id := h.createAgent(map[string]any{"name": "ephemeral"})
+	for _, failing := range []bool{false, true} {
+		if failing {
+			id = h.createAgent(map[string]any{"name": "ephemeral"})
+			generate := h.srv.cfg.Replier.(fakeReplier).generate
+			h.srv.cfg.Replier = fakeReplier{generate: func(ctx context.Context, req llm.Request) (llm.Reply, error) {
+				_, _ = generate(ctx, req)
+				return llm.Reply{}, &llm.Error{Kind: llm.KindUnavailable, Provider: "openai", Reason: "timed out"}
+			}}
+		}
+		res := h.send(id, map[string]any{"text": "hi"})
+		if res.Code != 404 || res.ErrorCode(t) != "AGENT_NOT_FOUND" {
+			t.Errorf("provider failing=%v: %d %s", failing, res.Code, res.Body)
+		}
+	}
+}
+
+// A provider failure that ends after the agent was made inactive leaves it
+// inactive, and the 503 says so.
+func TestFailingTurnKeepsInactiveAgentInactive(t *testing.T) {
+	var h *harness
+	h = newHarness(t, func(c *Config) {
+		c.Replier = fakeReplier{generate: func(ctx context.Context, req llm.Request) (llm.Reply, error) {
+			p := principalFrom(ctx)
+			agents, _, _ := h.store.ListAgents(ctx, p.Account.ID, store.ListQuery{Page: 1, Limit: 10, SortBy: store.SortCreatedAt})
+			inactive := store.StatusInactive
+			if _, _, err := h.store.UpdateAgent(ctx, p.Account.ID, agents[0].ID, nil, &inactive); err != nil {
+				t.Errorf("deactivate during the turn: %v", err)
+			}
+			return llm.Reply{}, &llm.Error{Kind: llm.KindRateLimited, Provider: "openai", Reason: "rate limited"}
+		}}
+	})
+	id := h.createAgent(map[string]any{"name": "resting"})
+	res := h.send(id, map[string]any{"text": "hi"})
+	if res.Code != 503 || res.Details(t)["status"] != "inactive" {
+		t.Errorf("%d %s", res.Code, res.Body)
+	}
+	if st, _ := h.status(id); st != "inactive" {
+		t.Errorf("status after the failed turn = %s, want inactive", st)
+	}
+}

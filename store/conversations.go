@@ -29,15 +29,17 @@ type Message struct {
 	CreatedAt        time.Time // UTC, millisecond precision
 }
 
-// History returns the last limit messages of the agent's conversation key,
-// oldest first. A missing conversation, or a limit below 1, gives no
-// messages and no error.
-func (s *Store) History(ctx context.Context, agentID, conversationKey string, limit int) ([]Message, error) {
+// History returns the last limit messages of the conversation key of agent
+// agentID of account accountID, oldest first. A missing conversation, an
+// agent of another account, or a limit below 1, gives no messages and no
+// error.
+func (s *Store) History(ctx context.Context, accountID, agentID, conversationKey string, limit int) ([]Message, error) {
 	if limit < 1 {
 		return []Message{}, nil
 	}
 	db := s.read(ctx)
-	conv := db.Model(&conversationRow{}).Select("id").Where("agent_id = ? AND key = ?", agentID, conversationKey)
+	owned := db.Model(&agentRow{}).Select("id").Where("id = ? AND account_id = ?", agentID, accountID)
+	conv := db.Model(&conversationRow{}).Select("id").Where("agent_id = (?) AND key = ?", owned, conversationKey)
 	var rows []messageRow
 	err := db.Where("conversation_id = (?)", conv).
 		Order("created_at DESC, id DESC").Limit(limit).Find(&rows).Error
@@ -58,8 +60,9 @@ func (s *Store) History(ctx context.Context, agentID, conversationKey string, li
 // when it creates the conversation, one to its conversations. Empty IDs and
 // zero times are filled in (now), empty roles default to user and assistant,
 // and the reply is made at least 1 ms younger than the user message so
-// History keeps their order. It returns ErrNotFound if the agent is gone.
-func (s *Store) SaveExchange(ctx context.Context, agentID, conversationKey string, user, reply Message) (Message, error) {
+// History keeps their order. It returns ErrNotFound if the agent is gone or
+// belongs to another account than accountID.
+func (s *Store) SaveExchange(ctx context.Context, accountID, agentID, conversationKey string, user, reply Message) (Message, error) {
 	t := s.now()
 	user = fillMessage(user, RoleUser, t)
 	reply = fillMessage(reply, RoleAssistant, t)
@@ -67,13 +70,13 @@ func (s *Store) SaveExchange(ctx context.Context, agentID, conversationKey strin
 		reply.CreatedAt = user.CreatedAt.Add(time.Millisecond)
 	}
 	err := s.write(ctx, "save exchange", func(tx *gorm.DB) error {
-		if err := bumpAgent(tx, agentID, "total_messages"); err != nil {
+		if err := bumpAgent(tx, accountID, agentID, "total_messages"); err != nil {
 			return err
 		}
 		if conversationKey == "" {
 			return nil
 		}
-		convID, err := conversation(tx, agentID, conversationKey, t)
+		convID, err := conversation(tx, accountID, agentID, conversationKey, t)
 		if err != nil {
 			return err
 		}
@@ -89,14 +92,14 @@ func (s *Store) SaveExchange(ctx context.Context, agentID, conversationKey strin
 // conversation returns the id of the agent's conversation key, creating it
 // (and counting it on the agent) when it does not exist. ON CONFLICT DO
 // NOTHING keeps concurrent first messages of one conversation from failing.
-func conversation(tx *gorm.DB, agentID, key string, t time.Time) (ctext, error) {
+func conversation(tx *gorm.DB, accountID, agentID, key string, t time.Time) (ctext, error) {
 	row := conversationRow{ID: ctext(newID("conv_", t)), AgentID: ctext(agentID), Key: ctext(key), CreatedAt: t}
 	res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&row)
 	if res.Error != nil {
 		return "", res.Error
 	}
 	if res.RowsAffected == 1 {
-		return row.ID, bumpAgent(tx, agentID, "total_conversations")
+		return row.ID, bumpAgent(tx, accountID, agentID, "total_conversations")
 	}
 	var existing conversationRow
 	err := tx.Select("id").Take(&existing, "agent_id = ? AND key = ?", agentID, key).Error
@@ -104,10 +107,10 @@ func conversation(tx *gorm.DB, agentID, key string, t time.Time) (ctext, error) 
 }
 
 // bumpAgent adds one to a counter column of the agent; ErrNotFound if the
-// agent does not exist. On PostgreSQL it also locks the agent row, so a
-// concurrent DeleteAgent waits or wins cleanly.
-func bumpAgent(tx *gorm.DB, agentID, column string) error {
-	res := tx.Model(&agentRow{}).Where("id = ?", agentID).
+// agent does not exist in account accountID. On PostgreSQL it also locks the
+// agent row, so a concurrent DeleteAgent waits or wins cleanly.
+func bumpAgent(tx *gorm.DB, accountID, agentID, column string) error {
+	res := tx.Model(&agentRow{}).Where("id = ? AND account_id = ?", agentID, accountID).
 		UpdateColumn(column, gorm.Expr(column+" + 1"))
 	if res.Error != nil {
 		return res.Error

@@ -17,7 +17,7 @@ func TestErrorPeriodsAndUptime(t *testing.T) {
 
 		clock.add(10 * time.Second)
 		retry := clock.now().Add(30 * time.Second)
-		mustOK(t, s.MarkAgentError(ctx, a.ID, "rate limited", retry))
+		mustEnterError(t)(s.MarkAgentError(ctx, acct.ID, a.ID, "rate limited", retry))
 		clock.add(2 * time.Second)
 		got := mustGet(t, s, acct.ID, a.ID)
 		if got.Status != StatusError || got.StatusReason != "rate limited" || !got.RetryAt.Equal(retry) {
@@ -29,9 +29,9 @@ func TestErrorPeriodsAndUptime(t *testing.T) {
 		}
 
 		clock.add(time.Second) // a second failure keeps the period open
-		mustOK(t, s.MarkAgentError(ctx, a.ID, "timeout", retry.Add(time.Minute)))
+		mustEnterError(t)(s.MarkAgentError(ctx, acct.ID, a.ID, "timeout", retry.Add(time.Minute)))
 		clock.add(2 * time.Second)
-		mustOK(t, s.MarkAgentRecovered(ctx, a.ID))
+		mustOK(t, s.MarkAgentRecovered(ctx, acct.ID, a.ID))
 		got = mustGet(t, s, acct.ID, a.ID)
 		if got.Status != StatusActive || got.StatusReason != "" || !got.RetryAt.IsZero() {
 			t.Errorf("recovered: %+v", got)
@@ -39,16 +39,61 @@ func TestErrorPeriodsAndUptime(t *testing.T) {
 		wantUptime(t, got, 100*10.0/15)
 
 		clock.add(5 * time.Second)
-		mustOK(t, s.MarkAgentRecovered(ctx, a.ID)) // not in error: no-op
+		mustOK(t, s.MarkAgentRecovered(ctx, acct.ID, a.ID)) // not in error: no-op
 		got = mustGet(t, s, acct.ID, a.ID)
 		wantUptime(t, got, 100*15.0/20)
 		if got.Metrics.Uptime >= 100 {
 			t.Error("uptime is 100 after an error period")
 		}
 
-		wantErr(t, s.MarkAgentError(ctx, "agent_missing", "x", retry), ErrNotFound)
-		wantErr(t, s.MarkAgentRecovered(ctx, "agent_missing"), ErrNotFound)
+		_, err := s.MarkAgentError(ctx, acct.ID, "agent_missing", "x", retry)
+		wantErr(t, err, ErrNotFound)
+		wantErr(t, s.MarkAgentRecovered(ctx, acct.ID, "agent_missing"), ErrNotFound)
 	})
+}
+
+// A provider failure that ends after the agent was made inactive must not
+// turn it into error; and no account can touch another's agent.
+func TestMarkAgentErrorOnlyFromActiveOrError(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		acct := mustAccount(t, s, "acme")
+		other := mustAccount(t, s, "other")
+		a := mustAgent(t, s, acct.ID, "resting")
+		inactive := StatusInactive
+		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, nil, &inactive)
+		mustOK(t, err)
+
+		got, err := s.MarkAgentError(ctx, acct.ID, a.ID, "timeout", time.Now().Add(time.Minute))
+		mustOK(t, err)
+		if got != StatusInactive {
+			t.Errorf("MarkAgentError on an inactive agent reports %q, want inactive", got)
+		}
+		if stored := mustGet(t, s, acct.ID, a.ID); stored.Status != StatusInactive || stored.StatusReason != "" || stored.Metrics.Uptime != 100 {
+			t.Errorf("inactive agent changed by a provider failure: %+v", stored)
+		}
+
+		b := mustAgent(t, s, acct.ID, "busy")
+		_, err = s.MarkAgentError(ctx, other.ID, b.ID, "timeout", time.Now().Add(time.Minute))
+		wantErr(t, err, ErrNotFound)
+		mustEnterError(t)(s.MarkAgentError(ctx, acct.ID, b.ID, "timeout", time.Now().Add(time.Minute)))
+		wantErr(t, s.MarkAgentRecovered(ctx, other.ID, b.ID), ErrNotFound)
+		if stored := mustGet(t, s, acct.ID, b.ID); stored.Status != StatusError {
+			t.Errorf("another account recovered the agent: %+v", stored)
+		}
+	})
+}
+
+// mustEnterError returns a check that MarkAgentError succeeded and left the
+// agent in error; it takes MarkAgentError's results directly.
+func mustEnterError(t *testing.T) func(Status, error) {
+	return func(st Status, err error) {
+		t.Helper()
+		mustOK(t, err)
+		if st != StatusError {
+			t.Fatalf("status after MarkAgentError = %q, want error", st)
+		}
+	}
 }
 
 func TestUpdateStatusLeavesError(t *testing.T) {
@@ -59,7 +104,7 @@ func TestUpdateStatusLeavesError(t *testing.T) {
 		for _, to := range []Status{StatusActive, StatusInactive} {
 			a := mustAgent(t, s, acct.ID, "flaky-"+string(to))
 			clock.add(4 * time.Second)
-			mustOK(t, s.MarkAgentError(ctx, a.ID, "bad key", clock.now().Add(time.Minute)))
+			mustEnterError(t)(s.MarkAgentError(ctx, acct.ID, a.ID, "bad key", clock.now().Add(time.Minute)))
 			clock.add(4 * time.Second)
 			u, changes, err := s.UpdateAgent(ctx, acct.ID, a.ID, nil, &to)
 			mustOK(t, err)

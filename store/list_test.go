@@ -31,7 +31,7 @@ func listFixture(t *testing.T, s *Store) (string, []Agent) {
 		mustOK(t, err)
 		agents[i] = a
 	}
-	mustOK(t, s.MarkAgentError(ctx, agents[2].ID, "rate limited", clock.now().Add(time.Minute)))
+	mustEnterError(t)(s.MarkAgentError(ctx, acct.ID, agents[2].ID, "rate limited", clock.now().Add(time.Minute)))
 	agents[2].Status = StatusError
 	return acct.ID, agents
 }

@@ -62,32 +62,48 @@ func (s *Store) UpdateAgent(ctx context.Context, accountID, id string, fields ma
 	return out, changes, nil
 }
 
-// MarkAgentError puts the agent into error with reason and the end of its
-// cool-down, opening an error period unless one is open; an agent already in
-// error gets the new reason and retryAt. UpdatedAt does not move: it tracks
-// configuration changes. It returns ErrNotFound for a missing agent.
-func (s *Store) MarkAgentError(ctx context.Context, agentID, reason string, retryAt time.Time) error {
-	return s.write(ctx, "mark agent error", func(tx *gorm.DB) error {
-		row, err := lockAgent(tx, "id = ?", agentID)
-		if err != nil {
+// MarkAgentError puts an active agent, or one already in error, into error
+// with reason and the end of its cool-down, in one conditional update: an
+// agent made inactive meanwhile stays inactive. Entering error opens an
+// error period; an agent already in error keeps its period and gets the new
+// reason and retryAt. UpdatedAt does not move: it tracks configuration
+// changes. It returns the agent's status afterwards, and ErrNotFound for a
+// missing agent or one of another account.
+func (s *Store) MarkAgentError(ctx context.Context, accountID, agentID, reason string, retryAt time.Time) (Status, error) {
+	var retry *time.Time
+	if !retryAt.IsZero() {
+		retry = msPtr(&retryAt)
+	}
+	status := StatusError
+	err := s.write(ctx, "mark agent error", func(tx *gorm.DB) error {
+		res := tx.Model(&agentRow{}).
+			Where("id = ? AND account_id = ? AND status IN ?", agentID, accountID, []string{string(StatusActive), string(StatusError)}).
+			Updates(map[string]any{
+				"status":        StatusError,
+				"status_reason": reason,
+				"retry_at":      retry,
+				// SET expressions see the row as it was: an open period stays open.
+				"error_since": gorm.Expr("CASE WHEN status = ? THEN error_since ELSE ? END", StatusError, s.now()),
+			})
+		if res.Error != nil || res.RowsAffected == 1 {
+			return res.Error
+		}
+		var row agentRow
+		if err := tx.Select("status").Take(&row, "id = ? AND account_id = ?", agentID, accountID).Error; err != nil {
 			return err
 		}
-		transition(&row, StatusError, s.now())
-		row.StatusReason = reason
-		row.RetryAt = nil
-		if !retryAt.IsZero() {
-			row.RetryAt = msPtr(&retryAt)
-		}
-		return saveStatus(tx, &row)
+		status = Status(row.Status)
+		return nil
 	})
+	return status, err
 }
 
 // MarkAgentRecovered returns an agent in error to active, closing its error
 // period. It does nothing to an agent in another state. It returns
-// ErrNotFound for a missing agent.
-func (s *Store) MarkAgentRecovered(ctx context.Context, agentID string) error {
+// ErrNotFound for a missing agent or one of another account.
+func (s *Store) MarkAgentRecovered(ctx context.Context, accountID, agentID string) error {
 	return s.write(ctx, "mark agent recovered", func(tx *gorm.DB) error {
-		row, err := lockAgent(tx, "id = ?", agentID)
+		row, err := lockAgent(tx, "id = ? AND account_id = ?", agentID, accountID)
 		if err != nil {
 			return err
 		}

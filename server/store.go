@@ -1,0 +1,40 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/agentd/agentd/store"
+)
+
+// Store is what the HTTP layer needs of persistence. Every method that
+// touches an agent's data takes the account, so tenancy is enforced by the
+// store's queries rather than trusted to the caller. Errors are the store's
+// vocabulary (store.ErrNotFound, *store.QuotaError, store.ErrDeleteProtected,
+// store.ErrUnauthorized, ...), mapped to the contract in one place
+// (apiErrorOf).
+type Store interface {
+	// Authenticate resolves an API key; store.ErrUnauthorized when it is unusable.
+	Authenticate(ctx context.Context, plaintext string) (store.Principal, error)
+	// Ping checks that the database answers.
+	Ping(ctx context.Context) error
+
+	CreateAgent(ctx context.Context, a store.Agent, quota int) (store.Agent, error)
+	GetAgent(ctx context.Context, accountID, id string) (store.Agent, error)
+	ListAgents(ctx context.Context, accountID string, q store.ListQuery) ([]store.Agent, int64, error)
+	UpdateAgent(ctx context.Context, accountID, id string, fields map[string]json.RawMessage, status *store.Status) (store.Agent, []string, error)
+	DeleteAgent(ctx context.Context, accountID, id string) (store.Agent, error)
+
+	// History returns the last limit messages of a conversation, oldest first.
+	History(ctx context.Context, accountID, agentID, conversationKey string, limit int) ([]store.Message, error)
+	// SaveExchange stores a message and its reply and counts them on the agent.
+	SaveExchange(ctx context.Context, accountID, agentID, conversationKey string, user, reply store.Message) (store.Message, error)
+	// MarkAgentError moves an active agent (or one in error) into error and
+	// returns its status afterwards.
+	MarkAgentError(ctx context.Context, accountID, agentID, reason string, retryAt time.Time) (store.Status, error)
+	// MarkAgentRecovered returns an agent in error to active.
+	MarkAgentRecovered(ctx context.Context, accountID, agentID string) error
+}
+
+var _ Store = (*store.Store)(nil)
