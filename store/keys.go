@@ -145,7 +145,9 @@ func (s *Store) RevokeKey(ctx context.Context, prefix string) (APIKey, error) {
 // Authenticate returns who the key plaintext belongs to. It returns
 // ErrUnauthorized when the key is malformed (not "agk_" + at least 32 base62
 // characters), unknown, revoked or expired. The lookup is one indexed read
-// by hash; nothing is cached, so a revocation takes effect at once.
+// by hash; nothing is cached, so a revocation takes effect at once. The use
+// is recorded in the background (see useRecorder): the returned key's
+// LastUsedAt is the one stored before this call.
 func (s *Store) Authenticate(ctx context.Context, plaintext string) (Principal, error) {
 	if !wellFormedKey(plaintext) {
 		return Principal{}, wrap("authenticate", ErrUnauthorized)
@@ -169,24 +171,8 @@ func (s *Store) Authenticate(ctx context.Context, plaintext string) (Principal, 
 		}
 		return Principal{}, wrap("authenticate", err)
 	}
-	if err := s.touchKey(ctx, &key, t); err != nil {
-		return Principal{}, err
-	}
+	s.uses.record(key, t)
 	return Principal{Account: toAccount(acct), Key: toKey(key)}, nil
-}
-
-// touchKey records that key was used at t, at most once per lastUsedEvery.
-func (s *Store) touchKey(ctx context.Context, key *keyRow, t time.Time) error {
-	if key.LastUsedAt != nil && t.Sub(*key.LastUsedAt) < lastUsedEvery {
-		return nil
-	}
-	err := s.w.WithContext(ctx).Model(&keyRow{}).Where("id = ?", key.ID).
-		Update("last_used_at", t).Error
-	if err != nil {
-		return wrap("authenticate: record use", err)
-	}
-	key.LastUsedAt = &t
-	return nil
 }
 
 // wellFormedKey reports whether k looks like an API key.

@@ -37,6 +37,7 @@ type Store struct {
 	r        *gorm.DB // plain reads; the same as w unless SQLite on a file
 	postgres bool
 	now      func() time.Time // current time, UTC, millisecond precision
+	uses     *useRecorder     // API key uses, written in the background
 }
 
 // Open opens the database named by dsn and migrates its schema. A dsn that
@@ -56,6 +57,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.uses = newUseRecorder(s.w)
 	return s, nil
 }
 
@@ -168,6 +170,9 @@ func (s *Store) migrate(ctx context.Context) error {
 
 // Close closes every connection pool.
 func (s *Store) Close() error {
+	if s.uses != nil {
+		s.uses.close()
+	}
 	var errs []error
 	if s.r != nil && s.r != s.w {
 		errs = append(errs, closeDB(s.r))
