@@ -74,7 +74,7 @@ func (s *Server) GetAgent(ctx context.Context, req gen.GetAgentRequestObject) (g
 	if err != nil {
 		return nil, err
 	}
-	doc, err := agentDocument(agent)
+	doc, err := s.agentDocument(agent)
 	if err != nil {
 		return nil, err
 	}

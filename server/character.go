@@ -10,10 +10,6 @@ import (
 	"github.com/agentd/agentd/store"
 )
 
-// readOnlyMembers are members of an agent the service owns; a body that
-// carries them (a Get Agent response sent back, say) has them ignored.
-var readOnlyMembers = []string{"id", "createdAt", "updatedAt", "metrics", "apiEndpoint"}
-
 // agentBody is a create or update body after the spec validated its shape:
 // each top-level member as canonical JSON, plus the requested status.
 type agentBody struct {
@@ -29,8 +25,11 @@ func (s *Server) parseAgentBody(raw json.RawMessage, creating bool) (agentBody, 
 	if err := json.Unmarshal(raw, &members); err != nil {
 		return agentBody{}, invalidRequest("body", "must be a JSON object")
 	}
-	for _, name := range readOnlyMembers {
+	for _, name := range s.members.readOnly {
 		delete(members, name)
+	}
+	if err := s.members.checkUnknown(members); err != nil {
+		return agentBody{}, err
 	}
 	var body agentBody
 	if st, ok := members["status"]; ok {
@@ -46,6 +45,9 @@ func (s *Server) parseAgentBody(raw json.RawMessage, creating bool) (agentBody, 
 	for name, v := range members {
 		if isJSONNull(v) {
 			return agentBody{}, invalidRequest(name, "must not be null")
+		}
+		if err := checkDepth(name, v); err != nil {
+			return agentBody{}, err
 		}
 	}
 	if err := normalizeMembers(members); err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/llm/llmtest"
 	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/store/storetest"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
@@ -48,8 +49,20 @@ func newHarness(t testing.TB, tweak ...func(*Config)) *harness {
 // newHarnessLLM is newHarness with a say on the providers' configuration.
 func newHarnessLLM(t testing.TB, tweakLLM func(*llm.Config), tweak ...func(*Config)) *harness {
 	t.Helper()
+	return newHarnessAt(t, filepath.Join(t.TempDir(), "agentd.db"), tweakLLM, tweak...)
+}
+
+// newHarnessPostgres is newHarness on a fresh PostgreSQL database.
+func newHarnessPostgres(t testing.TB, tweak ...func(*Config)) *harness {
+	t.Helper()
+	return newHarnessAt(t, storetest.PostgresDSN(t), nil, tweak...)
+}
+
+// newHarnessAt boots a server on the database dsn.
+func newHarnessAt(t testing.TB, dsn string, tweakLLM func(*llm.Config), tweak ...func(*Config)) *harness {
+	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "agentd.db"))
+	st, err := store.Open(ctx, dsn)
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}

@@ -12,24 +12,15 @@ import (
 // timestamp renders t as the contract's RFC 3339 UTC with milliseconds.
 func timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
 
-// emptyMembers are the Agent members Get Agent always returns, with the
-// value they take when never set.
-var emptyMembers = map[string]json.RawMessage{
-	"bio": json.RawMessage("[]"), "personality": json.RawMessage("{}"),
-	"knowledge": json.RawMessage("[]"), "goals": json.RawMessage("[]"),
-	"clients": json.RawMessage("[]"), "settings": json.RawMessage("{}"),
-	"plugins": json.RawMessage("[]"), "deleteProtection": json.RawMessage("false"),
-}
-
 // secretMask replaces every value under settings.secrets.
 const secretMask = "********"
 
 // agentDocument renders the whole agent of Get Agent: the stored members,
 // the defaults of the members never set, the service's own members, and
 // settings.secrets masked.
-func agentDocument(a store.Agent) (json.RawMessage, error) {
-	doc := make(map[string]json.RawMessage, len(a.Fields)+len(emptyMembers)+6)
-	for k, v := range emptyMembers {
+func (s *Server) agentDocument(a store.Agent) (json.RawMessage, error) {
+	doc := make(map[string]json.RawMessage, len(a.Fields)+len(s.members.empty)+6)
+	for k, v := range s.members.empty {
 		doc[k] = v
 	}
 	for k, v := range a.Fields {

@@ -25,6 +25,7 @@ type Server struct {
 	validation *openapi3filter.Options
 	echo       *echo.Echo
 	metrics    *serverMetrics
+	members    agentMembers
 }
 
 var _ gen.StrictServerInterface = (*Server)(nil)
@@ -47,7 +48,11 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, router: router, metrics: metrics, validation: &openapi3filter.Options{
+	members, err := agentMembersOf(spec)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, router: router, metrics: metrics, members: members, validation: &openapi3filter.Options{
 		// The gate authenticates before validating; the spec's bearerAuth
 		// scheme is documentation for the validator.
 		AuthenticationFunc: openapi3filter.NoopAuthenticationFunc,

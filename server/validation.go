@@ -40,6 +40,10 @@ func describeValidation(err error) (field, reason string) {
 	if reqErr.Parameter != nil {
 		return reqErr.Parameter.Name, parameterReason(reqErr)
 	}
+	var bodyErr *bodyError
+	if errors.As(reqErr.Err, &bodyErr) {
+		return bodyErr.Field, bodyErr.Reason
+	}
 	if schemaErr := firstSchemaError(reqErr.Err); schemaErr != nil {
 		schemaErr = refineOneOf(schemaErr)
 		return schemaField(schemaErr), schemaReason(schemaErr)
@@ -88,7 +92,10 @@ func refineOneOf(se *openapi3.SchemaError) *openapi3.SchemaError {
 		return se
 	}
 	for _, b := range branches {
-		if sub := firstSchemaError(b); sub != nil && sub.SchemaField != "type" {
+		// A type error at the value itself means the branch did not fit; one
+		// deeper down (plugins[0].enabled) is the fitting branch's own error.
+		if sub := firstSchemaError(b); sub != nil &&
+			(sub.SchemaField != "type" || len(sub.JSONPointer()) > len(se.JSONPointer())) {
 			return refineOneOf(sub)
 		}
 	}

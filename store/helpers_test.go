@@ -2,26 +2,17 @@ package store
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"gorm.io/driver/postgres"
+	"github.com/agentd/agentd/store/storetest"
 	"gorm.io/gorm"
-	"gorm.io/gorm/logger"
 )
-
-// defaultTestPostgres is used when AGENTD_TEST_POSTGRES is empty. CI starts
-// PostgreSQL, so an unreachable server fails the tests instead of skipping them.
-const defaultTestPostgres = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
 
 // t0 is the start of every fake clock.
 var t0 = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
@@ -71,45 +62,13 @@ func openSQLiteAt(t testing.TB, path string) *Store {
 // newPostgres opens a store on a fresh PostgreSQL database, dropped at cleanup.
 func newPostgres(t testing.TB) *Store {
 	t.Helper()
-	dsn := newPostgresDB(t)
+	dsn := storetest.PostgresDSN(t)
 	s, err := Open(context.Background(), dsn)
 	if err != nil {
 		t.Fatalf("open postgres: %v", err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	return s
-}
-
-// newPostgresDB creates an empty database and returns its dsn.
-func newPostgresDB(t testing.TB) string {
-	t.Helper()
-	admin := os.Getenv("AGENTD_TEST_POSTGRES")
-	if admin == "" {
-		admin = defaultTestPostgres
-	}
-	db, err := gorm.Open(postgres.Open(admin), &gorm.Config{Logger: logger.Discard})
-	if err != nil {
-		t.Fatalf("postgres unreachable at %s (set AGENTD_TEST_POSTGRES): %v", admin, err)
-	}
-	sqlDB, _ := db.DB()
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
-	name := "agentd_test_" + hex.EncodeToString(b)
-	if err := db.Exec("CREATE DATABASE " + name).Error; err != nil {
-		t.Fatalf("create database: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := db.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)").Error; err != nil {
-			t.Errorf("drop database %s: %v", name, err)
-		}
-		_ = sqlDB.Close()
-	})
-	u, err := url.Parse(admin)
-	if err != nil {
-		t.Fatalf("parse %s: %v", admin, err)
-	}
-	u.Path = "/" + name
-	return u.String()
 }
 
 // backends runs fn against SQLite and PostgreSQL, each in a fresh database.

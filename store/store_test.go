@@ -5,6 +5,8 @@ import (
 	"errors"
 	"path/filepath"
 	"testing"
+
+	"github.com/agentd/agentd/store/storetest"
 )
 
 func TestOpenRejectsEmptyDSN(t *testing.T) {
@@ -24,7 +26,7 @@ func TestOpenTwiceMigratesIdempotently(t *testing.T) {
 		}
 	})
 	t.Run("postgres", func(t *testing.T) {
-		dsn := newPostgresDB(t)
+		dsn := storetest.PostgresDSN(t)
 		for i := 0; i < 2; i++ {
 			s, err := Open(context.Background(), dsn)
 			if err != nil {

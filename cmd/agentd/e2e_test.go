@@ -3,11 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"net/http"
-	"net/url"
-	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -16,7 +13,7 @@ import (
 
 	"github.com/agentd/agentd/llm/llmtest"
 	"github.com/agentd/agentd/store"
-	"github.com/jackc/pgx/v5"
+	"github.com/agentd/agentd/store/storetest"
 	"go.uber.org/goleak"
 )
 
@@ -78,7 +75,7 @@ func TestServeEndToEnd(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
 	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
 	t.Run("sqlite", func(t *testing.T) { endToEnd(t, tempDB(t)) })
-	t.Run("postgres", func(t *testing.T) { endToEnd(t, tempPostgres(t)) })
+	t.Run("postgres", func(t *testing.T) { endToEnd(t, storetest.PostgresDSN(t)) })
 }
 
 // endToEnd boots serve on db and walks the whole API over real HTTP, with
@@ -125,41 +122,6 @@ func endToEnd(t *testing.T, db string) {
 	expect(t, "bootstrap key after restart", c.do("GET", "/v1/agents", bootKey, nil), 200, "")
 	transport.CloseIdleConnections()
 	again.stop(t)
-}
-
-// defaultTestPostgres is the server used when AGENTD_TEST_POSTGRES is
-// empty; CI starts it, so an unreachable server fails the test.
-const defaultTestPostgres = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
-
-// tempPostgres creates an empty PostgreSQL database, dropped when the test
-// ends, and returns its URL.
-func tempPostgres(t *testing.T) string {
-	t.Helper()
-	admin := os.Getenv("AGENTD_TEST_POSTGRES")
-	if admin == "" {
-		admin = defaultTestPostgres
-	}
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, admin)
-	if err != nil {
-		t.Fatalf("postgres unreachable at %s (set AGENTD_TEST_POSTGRES; .ci/run starts it): %v", redactDSN(admin), err)
-	}
-	name := "agentd_cmd_" + strings.ToLower(rand.Text())
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatalf("create database: %v", err)
-	}
-	t.Cleanup(func() {
-		if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-			t.Errorf("drop database %s: %v", name, err)
-		}
-		_ = conn.Close(ctx)
-	})
-	u, err := url.Parse(admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + name
-	return u.String()
 }
 
 // checkProbes checks the unauthenticated endpoints and the error envelope
