@@ -85,3 +85,40 @@ func TestUnusableReply(t *testing.T) {
 		}
 	}
 }
+
+// TestConnectionReuse: under concurrent load the provider calls reuse their
+// connections instead of dialling anew for most messages (the default
+// transport keeps only 2 idle connections per host).
+func TestConnectionReuse(t *testing.T) {
+	const messages, concurrency = 200, 16
+	srv := llmtest.NewOpenAI(t)
+	cfg := llm.Config{}
+	setProvider(&cfg, llm.ProviderOpenAI, srv.URL)
+	c := llm.New(cfg)
+	t.Cleanup(c.CloseIdleConnections)
+	pc := providerCases[0]
+	slots := make(chan struct{}, concurrency)
+	var wg sync.WaitGroup
+	for i := range messages {
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			var err error
+			if i%2 == 0 {
+				_, err = c.Generate(context.Background(), request(pc))
+			} else {
+				_, err = c.Stream(context.Background(), request(pc), nil)
+			}
+			if err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	// A call may end a moment before its connection is back in the idle
+	// pool, so the next one dials; a few more than concurrency is fine.
+	if n := srv.Connections(); n > concurrency+concurrency/2 {
+		t.Errorf("%d messages at %d concurrent opened %d connections", messages, concurrency, n)
+	}
+}
