@@ -17,7 +17,8 @@ import (
 // maxInFlightPerAgent caps simultaneous Send Message requests per agent.
 const maxInFlightPerAgent = 10
 
-// saveTimeout bounds storing a reply after the client went away.
+// saveTimeout bounds the writes after the provider call, which go on when
+// the client has gone away.
 const saveTimeout = 5 * time.Second
 
 // turn is one message to an agent between the checks and the reply.
@@ -175,23 +176,25 @@ func llmHistory(msgs []store.Message, room bool) []llm.Message {
 
 // finishTurn turns the provider's outcome into the reply of the contract:
 // it stores the exchange (the partial reply too when the client went away),
-// moves the agent in and out of `error`, and maps provider failures.
+// moves the agent in and out of `error`, and maps provider failures. Its
+// writes do not end with the request: a client leaving right after the last
+// token must not lose a reply the provider has already given (and billed).
 func (s *Server) finishTurn(ctx context.Context, t *turn, reply llm.Reply, callErr error) (gen.MessageReply, error) {
 	s.metrics.observeProvider(t.agent.ModelProvider, callErr, time.Since(t.start))
+	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
+	defer cancel()
 	if callErr != nil {
 		if ctx.Err() != nil && reply.Text != "" {
-			saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
-			defer cancel()
 			_, _ = s.saveExchange(saveCtx, t, reply)
 		}
 		return gen.MessageReply{}, s.providerFailure(ctx, t.agent, callErr)
 	}
 	if t.agent.Status == store.StatusError {
-		if err := s.cfg.Store.MarkAgentRecovered(ctx, t.agent.ID); err != nil {
+		if err := s.cfg.Store.MarkAgentRecovered(saveCtx, t.agent.ID); err != nil {
 			return gen.MessageReply{}, err
 		}
 	}
-	stored, err := s.saveExchange(ctx, t, reply)
+	stored, err := s.saveExchange(saveCtx, t, reply)
 	if err != nil {
 		return gen.MessageReply{}, storeError(err)
 	}

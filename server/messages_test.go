@@ -511,3 +511,62 @@ func allSlotsFree(t *testing.T, sem limit.Semaphore, key string) bool {
 	}
 	return true
 }
+
+// TestReplyStoredWhenClientLeavesAfterLastToken: the provider has answered
+// in full, but the client goes away before the reply is stored; the reply
+// is stored all the same, and the agent recovers from `error`.
+func TestReplyStoredWhenClientLeavesAfterLastToken(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		t.Run(fmt.Sprint("stream=", stream), func(t *testing.T) {
+			var leave context.CancelFunc
+			// answer gives the whole reply, then waits for the client to go.
+			answer := func(ctx context.Context, onToken func(string) error) (llm.Reply, error) {
+				for _, frag := range []string{"all ", "of ", "it"} {
+					if err := onToken(frag); err != nil {
+						return llm.Reply{}, err
+					}
+				}
+				leave()
+				<-ctx.Done()
+				return llm.Reply{Text: "all of it", Model: "m"}, nil
+			}
+			fail := true
+			h := newHarness(t, func(c *Config) {
+				c.Replier = fakeReplier{
+					generate: func(ctx context.Context, _ llm.Request) (llm.Reply, error) {
+						if fail {
+							// A cool-down that has passed by the next message.
+							return llm.Reply{}, &llm.Error{Kind: llm.KindUnavailable, Provider: "openai", Reason: "down", RetryAfter: time.Nanosecond}
+						}
+						return answer(ctx, func(string) error { return nil })
+					},
+					stream: func(ctx context.Context, _ llm.Request, onToken func(string) error) (llm.Reply, error) {
+						return answer(ctx, onToken)
+					},
+				}
+			})
+			id := h.createAgent(map[string]any{"name": "quick"})
+			h.send(id, map[string]any{"text": "hi", "userId": "u"})
+			if st, _ := h.status(id); st != "error" {
+				t.Fatalf("status %s, want error before the test", st)
+			}
+			fail = false
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			leave = cancel
+			req := h.httpRequest(request{method: "POST", path: "/v1/agents/" + id + "/messages", key: h.writeKey,
+				body: map[string]any{"text": "tell me", "userId": "u", "stream": stream}})
+			h.srv.Handler().ServeHTTP(httptest.NewRecorder(), req.WithContext(ctx))
+			msgs, err := h.store.History(context.Background(), id, "user:u", 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(msgs) != 2 || msgs[1].Text != "all of it" {
+				t.Errorf("stored conversation %+v, want the whole reply", msgs)
+			}
+			if st, _ := h.status(id); st != "active" {
+				t.Errorf("status %s, want active after a reply", st)
+			}
+		})
+	}
+}
