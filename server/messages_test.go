@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -569,4 +571,62 @@ func TestReplyStoredWhenClientLeavesAfterLastToken(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStreamToClientThatStopsReading: a client that sends the request and
+// never reads must not hold its concurrency slot (and the stream's
+// goroutines) beyond the provider timeout plus one frame's write deadline.
+func TestStreamToClientThatStopsReading(t *testing.T) {
+	const providerTimeout, frameTimeout = time.Second, 200 * time.Millisecond
+	h := newHarnessLLM(t, func(c *llm.Config) { c.Timeout = providerTimeout },
+		func(c *Config) { c.StreamWriteTimeout = frameTimeout })
+	// Far more than the shrunken socket buffers hold.
+	frags := make([]string, 2000)
+	for i := range frags {
+		frags[i] = strings.Repeat("x", 1000)
+	}
+	h.openai.Respond(llmtest.Reply{Fragments: frags})
+	id := h.createAgent(map[string]any{"name": "talkative"})
+	ts := httptest.NewUnstartedServer(h.srv.Handler())
+	ts.Listener = smallBufferListener{ts.Listener}
+	ts.Start()
+	defer ts.Close()
+	dialer := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		return c.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+	}}
+	conn, err := dialer.Dial("tcp", ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	body := `{"text":"talk","userId":"u"}`
+	fmt.Fprintf(conn, "POST /v1/agents/%s/messages/stream HTTP/1.1\r\nHost: agentd\r\nAuthorization: Bearer %s\r\n"+
+		"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", id, h.writeKey, len(body), body)
+	// Wait until the stream has started: its slot is taken.
+	deadline := time.Now().Add(providerTimeout)
+	for allSlotsFree(t, h.srv.cfg.Semaphore, "agent:"+id) {
+		if time.Now().After(deadline) {
+			t.Fatal("the stream never started")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	deadline = time.Now().Add(providerTimeout + frameTimeout + time.Second)
+	for !allSlotsFree(t, h.srv.cfg.Semaphore, "agent:"+id) {
+		if time.Now().After(deadline) {
+			t.Fatal("a client that stopped reading kept its concurrency slot")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// smallBufferListener shrinks the send buffer of accepted connections, so
+// a client that stops reading blocks the server's writes early.
+type smallBufferListener struct{ net.Listener }
+
+func (l smallBufferListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetWriteBuffer(4096)
+	}
+	return c, err
 }
