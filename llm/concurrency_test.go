@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 
@@ -80,7 +79,7 @@ func TestUnusableReply(t *testing.T) {
 		count = 0
 		c := newClient(t, provider, ts.URL, 0)
 		_, err := c.Generate(context.Background(), llm.Request{Provider: provider, Model: "m", Text: "hi"})
-		if e := asError(t, err); e.Kind != llm.KindRequest || !strings.Contains(e.Reason, "call failed") || count != 1 {
+		if e := asError(t, err); e.Kind != llm.KindRequest || e.Reason != "The model provider rejected the request." || count != 1 {
 			t.Errorf("%s: got %v after %d requests, want KindRequest after 1", provider, e, count)
 		}
 	}

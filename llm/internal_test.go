@@ -118,3 +118,19 @@ func TestKindForStatus(t *testing.T) {
 		}
 	}
 }
+
+func TestRedact(t *testing.T) {
+	cases := map[string]string{
+		"Incorrect API key provided: sk-abc1****************1234. See the docs.": "Incorrect API key provided: [redacted]. See the docs.",
+		"key sk-proj-AbC_dEf-123 and sk-ant-api03-xyz":                           "key [redacted] and [redacted]",
+		"groq gsk_0123abcd, google AIzaSyA-1_b":                                  "groq [redacted], google [redacted]",
+		"in organization org-abc123 on requests per min":                         "in organization [redacted] on requests per min",
+		"token 0123456789abcdef0123456789abcdef0123 here":                        "token [redacted] here",
+		"Rate limit reached for gpt-4o-mini; ask-me task-force":                  "Rate limit reached for gpt-4o-mini; ask-me task-force",
+	}
+	for in, want := range cases {
+		if got := redact(in); got != want {
+			t.Errorf("redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

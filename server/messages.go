@@ -229,11 +229,15 @@ func (s *Server) saveExchange(ctx context.Context, t *turn, reply llm.Reply) (st
 // providerFailure maps a failed provider call: failures of the provider
 // itself put the agent in `error` for a cool-down (503), failures about this
 // request are 502 MODEL_ERROR, a missing key is 503 without a state change.
+// Clients and the stored status get the error's fixed Reason; the
+// provider's own (masked) text goes to the log only.
 func (s *Server) providerFailure(ctx context.Context, agent store.Agent, err error) error {
 	var le *llm.Error
 	if !errors.As(err, &le) {
 		return err // the client went away, or an internal failure
 	}
+	s.cfg.Logger.Warn("model provider call failed", "request_id", requestIDFrom(ctx), "agent", agent.ID,
+		"provider", le.Provider, "kind", le.Kind.String(), "status", le.Status, "reason", le.Reason, "detail", le.Detail)
 	switch le.Kind {
 	case llm.KindNotConfigured:
 		return errUnavailable(agent.Status, le.Reason)

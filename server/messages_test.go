@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -629,4 +630,98 @@ func (l smallBufferListener) Accept() (net.Conn, error) {
 		_ = tc.SetWriteBuffer(4096)
 	}
 	return c, err
+}
+
+// syncBuffer is a log destination safe for concurrent handlers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestProviderErrorTextStaysInTheLog: the provider's error text carries the
+// organization id and the ends of the operator's key. Clients and the
+// stored status reason get a fixed sentence per kind of failure; the text
+// goes to the log only, masked.
+func TestProviderErrorTextStaysInTheLog(t *testing.T) {
+	const leaky = "Rate limit reached in organization org-abc123 for key sk-abc1****************1234."
+	secrets := []string{"org-abc123", "sk-abc1", "*1234"}
+	cases := []struct {
+		name   string
+		reply  llmtest.Reply
+		status int
+		reason string
+		logged string
+	}{
+		{"auth", llmtest.Reply{Status: 401}, 503, "The model provider rejected the credentials (HTTP 401).", "Incorrect API key provided"},
+		{"rate limited", llmtest.Reply{Status: 429}, 503, "The model provider is rate limiting requests (HTTP 429).", "Rate limit reached"},
+		{"unavailable", llmtest.Reply{Status: 503, ErrorMessage: leaky}, 503, "The model provider is unavailable (HTTP 503).", "Rate limit reached"},
+		{"request", llmtest.Reply{Status: 400, ErrorMessage: leaky}, 502, "The model provider rejected the request (HTTP 400).", "Rate limit reached"},
+		{"mid-stream", llmtest.Reply{Text: "a b c d", FailMidStream: true, ErrorType: "server_error", ErrorMessage: leaky}, 503, "The model provider broke off the reply.", "Rate limit reached"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs syncBuffer
+			h := newHarness(t, func(c *Config) { c.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
+			h.openai.Respond(tc.reply)
+			var seen []string
+			checkReason := func(what string, reason any) {
+				if reason != tc.reason {
+					t.Errorf("%s: reason %q, want %q", what, reason, tc.reason)
+				}
+			}
+			id := h.createAgent(map[string]any{"name": "leaky"})
+			res := h.do(request{method: "POST", path: "/v1/agents/" + id + "/messages/stream", key: h.writeKey, body: map[string]any{"text": "hi"}})
+			events := parseSSE(t, res.Body)
+			last, _ := events[len(events)-1]["error"].(map[string]any)
+			details, _ := last["details"].(map[string]any)
+			checkReason("stream error event", details["reason"])
+			seen = append(seen, string(res.Body))
+			requestID := res.Header.Get("X-Request-ID")
+			if tc.status == 503 {
+				// The agent is in error now; the stored reason is what the
+				// next message is told.
+				agent, err := h.store.GetAgent(context.Background(), h.account.ID, id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkReason("stored status reason", agent.StatusReason)
+				res = h.send(id, map[string]any{"text": "again"})
+				checkReason("during the cool-down", res.Details(t)["reason"])
+				seen = append(seen, agent.StatusReason, string(res.Body))
+				h.do(request{method: "PATCH", path: "/v1/agents/" + id, key: h.writeKey, body: map[string]any{"status": "active"}})
+			}
+			if !tc.reply.FailMidStream { // a reply that is not streamed cannot fail midway
+				res = h.send(id, map[string]any{"text": "hi"})
+				if res.Code != tc.status {
+					t.Fatalf("%d %s", res.Code, res.Body)
+				}
+				checkReason("reply", res.Details(t)["reason"])
+				seen = append(seen, string(res.Body))
+			}
+			seen = append(seen, string(h.do(request{method: "GET", path: "/v1/agents/" + id, key: h.readKey}).Body))
+			log := logs.String()
+			for _, s := range append(seen, log) {
+				for _, secret := range secrets {
+					if strings.Contains(s, secret) {
+						t.Errorf("%q leaked into %s", secret, s)
+					}
+				}
+			}
+			if !strings.Contains(log, tc.logged) || !strings.Contains(log, "request_id="+requestID) {
+				t.Errorf("log lacks the provider's text %q with the request id %s:\n%s", tc.logged, requestID, log)
+			}
+		})
+	}
 }
