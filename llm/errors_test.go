@@ -222,8 +222,8 @@ func TestInvalidRequests(t *testing.T) {
 }
 
 func TestErrorMessage(t *testing.T) {
-	e := &llm.Error{Kind: llm.KindRateLimited, Provider: "openai", Reason: "openai answered HTTP 429", Err: errors.New("boom")}
-	if got, want := e.Error(), "llm: openai: rate limited: openai answered HTTP 429"; got != want {
+	e := &llm.Error{Kind: llm.KindRateLimited, Provider: "openai", Reason: "The model provider is rate limiting requests (HTTP 429).", Err: errors.New("boom")}
+	if got, want := e.Error(), "llm: openai: rate limited: The model provider is rate limiting requests (HTTP 429)."; got != want {
 		t.Errorf("Error() = %q, want %q", got, want)
 	}
 	if errors.Unwrap(e).Error() != "boom" {

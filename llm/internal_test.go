@@ -67,6 +67,12 @@ func TestConfigValidate(t *testing.T) {
 	if got := (Config{}).timeout(); got != DefaultTimeout {
 		t.Errorf("default timeout = %v", got)
 	}
+	if err := (Config{MaxIdleConnsPerHost: -1}).Validate(); err == nil || !strings.Contains(err.Error(), "idle connections") {
+		t.Errorf("negative idle pool: Validate() = %v", err)
+	}
+	if got := (Config{}).maxIdleConnsPerHost(); got != DefaultMaxIdleConnsPerHost {
+		t.Errorf("default idle pool = %d", got)
+	}
 }
 
 func TestTruncate(t *testing.T) {
