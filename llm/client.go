@@ -29,10 +29,25 @@ type Client struct {
 func New(cfg Config) *Client {
 	base := cfg.HTTPClient
 	if base == nil {
-		base = &http.Client{}
+		base = &http.Client{Transport: newTransport(cfg.maxIdleConnsPerHost())}
 	}
 	return &Client{cfg: cfg, base: base, backoff: retryBackoff}
 }
+
+// newTransport is http.DefaultTransport with an idle pool of maxIdle
+// connections per provider host. The default pool of 2 made every call
+// beyond the second concurrent one dial anew (and repeat the TLS handshake).
+func newTransport(maxIdle int) *http.Transport {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = maxIdle
+	// The per-host bound is the one that matters: a handful of providers.
+	tr.MaxIdleConns = 0
+	return tr
+}
+
+// CloseIdleConnections closes the idle keep-alive connections to the
+// providers, for a clean shutdown.
+func (c *Client) CloseIdleConnections() { c.base.CloseIdleConnections() }
 
 // Generate asks the model and returns the whole reply, cut to
 // req.MaxReplyChars. A failure is an *Error, except cancellation by the

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 
@@ -80,8 +79,45 @@ func TestUnusableReply(t *testing.T) {
 		count = 0
 		c := newClient(t, provider, ts.URL, 0)
 		_, err := c.Generate(context.Background(), llm.Request{Provider: provider, Model: "m", Text: "hi"})
-		if e := asError(t, err); e.Kind != llm.KindRequest || !strings.Contains(e.Reason, "call failed") || count != 1 {
+		if e := asError(t, err); e.Kind != llm.KindRequest || e.Reason != "The model provider rejected the request." || count != 1 {
 			t.Errorf("%s: got %v after %d requests, want KindRequest after 1", provider, e, count)
 		}
+	}
+}
+
+// TestConnectionReuse: under concurrent load the provider calls reuse their
+// connections instead of dialling anew for most messages (the default
+// transport keeps only 2 idle connections per host).
+func TestConnectionReuse(t *testing.T) {
+	const messages, concurrency = 200, 16
+	srv := llmtest.NewOpenAI(t)
+	cfg := llm.Config{}
+	setProvider(&cfg, llm.ProviderOpenAI, srv.URL)
+	c := llm.New(cfg)
+	t.Cleanup(c.CloseIdleConnections)
+	pc := providerCases[0]
+	slots := make(chan struct{}, concurrency)
+	var wg sync.WaitGroup
+	for i := range messages {
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			var err error
+			if i%2 == 0 {
+				_, err = c.Generate(context.Background(), request(pc))
+			} else {
+				_, err = c.Stream(context.Background(), request(pc), nil)
+			}
+			if err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	// A call may end a moment before its connection is back in the idle
+	// pool, so the next one dials; a few more than concurrency is fine.
+	if n := srv.Connections(); n > concurrency+concurrency/2 {
+		t.Errorf("%d messages at %d concurrent opened %d connections", messages, concurrency, n)
 	}
 }

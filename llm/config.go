@@ -25,6 +25,10 @@ var Providers = []string{ProviderOpenAI, ProviderAnthropic, ProviderGroq, Provid
 // DefaultTimeout bounds one provider call when Config.Timeout is zero.
 const DefaultTimeout = 60 * time.Second
 
+// DefaultMaxIdleConnsPerHost is the idle pool per provider host when
+// Config.MaxIdleConnsPerHost is zero.
+const DefaultMaxIdleConnsPerHost = 100
+
 // defaultBaseURLs are the providers' public endpoints (decisions.md,
 // Configuration).
 var defaultBaseURLs = map[string]string{
@@ -66,8 +70,13 @@ type Config struct {
 	// Zero means DefaultTimeout.
 	Timeout time.Duration
 	// HTTPClient is the client whose transport, jar and redirect policy the
-	// provider calls use; nil means a client over http.DefaultTransport.
+	// provider calls use; nil means a client over a clone of
+	// http.DefaultTransport keeping MaxIdleConnsPerHost idle connections.
 	HTTPClient *http.Client
+	// MaxIdleConnsPerHost is how many idle connections to each provider are
+	// kept for reuse when HTTPClient is nil; size it to the calls expected
+	// at once. Zero means DefaultMaxIdleConnsPerHost.
+	MaxIdleConnsPerHost int
 }
 
 // provider returns the configuration of the named provider.
@@ -88,12 +97,15 @@ func (c Config) provider(name string) (ProviderConfig, bool) {
 }
 
 // Validate reports configuration that can never work: a negative timeout or
-// a base URL that is not an absolute http(s) URL. A missing API key is not
-// an error here: that provider's calls fail with KindNotConfigured.
+// idle pool, or a base URL that is not an absolute http(s) URL. A missing API
+// key is not an error here: that provider's calls fail with KindNotConfigured.
 func (c Config) Validate() error {
 	var errs []error
 	if c.Timeout < 0 {
 		errs = append(errs, fmt.Errorf("provider timeout %s is negative", c.Timeout))
+	}
+	if c.MaxIdleConnsPerHost < 0 {
+		errs = append(errs, fmt.Errorf("provider idle connections per host %d is negative", c.MaxIdleConnsPerHost))
 	}
 	for _, name := range Providers {
 		pc, _ := c.provider(name)
@@ -149,4 +161,13 @@ func (c Config) timeout() time.Duration {
 		return c.Timeout
 	}
 	return DefaultTimeout
+}
+
+// maxIdleConnsPerHost returns the configured idle pool per host or the
+// default.
+func (c Config) maxIdleConnsPerHost() int {
+	if c.MaxIdleConnsPerHost > 0 {
+		return c.MaxIdleConnsPerHost
+	}
+	return DefaultMaxIdleConnsPerHost
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -54,13 +55,19 @@ func (k Kind) String() string {
 	return fmt.Sprintf("kind(%d)", int(k))
 }
 
-// Error is the failure of a Generate or Stream call. Reason is a sentence
-// for people (it may be shown to API clients and never contains the key);
-// Err is the underlying error for logs.
+// Error is the failure of a Generate or Stream call. Reason is a fixed
+// sentence for people, one per kind of failure (with the provider's HTTP
+// status), which may be shown to API clients and stored. Detail is the
+// provider's own text, which may name the organization and the ends of the
+// operator's key: it is for logs only, with anything that looks like a key
+// or an organization id masked. Err is the underlying error, unmasked.
 type Error struct {
 	Kind     Kind
 	Provider string
 	Reason   string
+	// Status is the HTTP status the provider answered, zero when none.
+	Status int
+	Detail string
 	// RetryAfter is the provider's Retry-After, zero when it sent none.
 	RetryAfter time.Duration
 	Err        error
@@ -74,8 +81,8 @@ func (e *Error) Error() string {
 // Unwrap returns the underlying error.
 func (e *Error) Unwrap() error { return e.Err }
 
-// maxReasonLen bounds the provider text copied into a Reason.
-const maxReasonLen = 300
+// maxDetailLen bounds the provider text copied into a Detail.
+const maxDetailLen = 300
 
 // errTimedOut is the cancel cause of a call whose Timeout elapsed.
 var errTimedOut = errors.New("provider call timed out")
@@ -92,24 +99,47 @@ func (a *attempt) classify(callErr error) *Error {
 	}
 	switch {
 	case a.timedOut():
-		e.Kind, e.Reason = KindUnavailable, fmt.Sprintf("%s did not answer within %s", a.provider, a.timeout)
+		e.Kind, e.Reason = KindUnavailable, fmt.Sprintf("The model provider did not answer within %s.", a.timeout)
 	case rec.transportErr != nil:
-		e.Kind, e.Reason = KindUnavailable, fmt.Sprintf("%s is unreachable: %s", a.provider, netReason(rec.transportErr))
+		e.Kind, e.Reason = KindUnavailable, fmt.Sprintf("The model provider could not be reached (%s).", netReason(rec.transportErr))
 	case rec.status >= http.StatusBadRequest:
-		e.Kind = kindForStatus(rec.status)
-		e.Reason = withDetail(fmt.Sprintf("%s answered HTTP %d", a.provider, rec.status), rec.provErr.message())
+		e.Kind, e.Status, e.Detail = kindForStatus(rec.status), rec.status, detail(rec.provErr.message())
+		e.Reason = fixedReason(e.Kind, rec.status)
 	case rec.provErr != nil:
-		e.Kind = kindForErrorType(rec.provErr.Type)
-		e.Reason = withDetail(fmt.Sprintf("%s broke off the reply", a.provider), rec.provErr.message())
+		e.Kind, e.Detail = kindForErrorType(rec.provErr.Type), detail(rec.provErr.message())
+		e.Reason = fixedReason(e.Kind, 0)
+		if e.Kind == KindUnavailable {
+			e.Reason = "The model provider broke off the reply."
+		}
 	case rec.readErr != nil:
-		e.Kind, e.Reason = KindUnavailable, fmt.Sprintf("%s connection lost during the reply: %s", a.provider, netReason(rec.readErr))
+		e.Kind, e.Reason = KindUnavailable, fmt.Sprintf("The model provider's connection was lost during the reply (%s).", netReason(rec.readErr))
 	case callErr != nil:
-		e.Kind = kindForMapped(mapError(a.provider, callErr))
-		e.Reason = withDetail(fmt.Sprintf("%s call failed", a.provider), callErr.Error())
+		e.Kind, e.Detail = kindForMapped(mapError(a.provider, callErr)), detail(callErr.Error())
+		e.Reason = fixedReason(e.Kind, 0)
 	default:
-		e.Kind, e.Reason = KindUnavailable, fmt.Sprintf("%s ended the reply early", a.provider)
+		e.Kind, e.Reason = KindUnavailable, "The model provider ended the reply early."
 	}
 	return e
+}
+
+// fixedReason is the Reason of a failure of kind, naming the provider's
+// HTTP status when there was one.
+func fixedReason(k Kind, status int) string {
+	var r string
+	switch k {
+	case KindAuth:
+		r = "The model provider rejected the credentials"
+	case KindRateLimited:
+		r = "The model provider is rate limiting requests"
+	case KindUnavailable:
+		r = "The model provider is unavailable"
+	default:
+		r = "The model provider rejected the request"
+	}
+	if status != 0 {
+		r += fmt.Sprintf(" (HTTP %d)", status)
+	}
+	return r + "."
 }
 
 // kindForStatus maps an HTTP status from a provider to a Kind.
@@ -188,16 +218,25 @@ func isNetTimeout(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-// withDetail appends the provider's own words to a reason, shortened.
-func withDetail(reason, detail string) string {
-	detail = strings.Join(strings.Fields(detail), " ")
-	if detail == "" {
-		return reason
+// secretPattern matches what may be a credential or an account id in a
+// provider's text: OpenAI (sk-, sk-proj-), Anthropic (sk-ant-), Groq (gsk_)
+// and Google (AIza) keys, also shown shortened ("sk-abc1****1234"), OpenAI
+// organization ids (org-), and any long base62 or hex token.
+var secretPattern = regexp.MustCompile(`\b(?:sk-|gsk[_-]|AIza|org-)[A-Za-z0-9_\-*.]*[A-Za-z0-9_*]|[A-Za-z0-9_\-]{32,}`)
+
+// redact masks everything in s that secretPattern matches.
+func redact(s string) string {
+	return secretPattern.ReplaceAllString(s, "[redacted]")
+}
+
+// detail is the provider's text for a Detail: masked, on one line,
+// shortened.
+func detail(text string) string {
+	text = redact(strings.Join(strings.Fields(text), " "))
+	if r := []rune(text); len(r) > maxDetailLen {
+		text = string(r[:maxDetailLen]) + "…"
 	}
-	if r := []rune(detail); len(r) > maxReasonLen {
-		detail = string(r[:maxReasonLen]) + "…"
-	}
-	return reason + ": " + detail
+	return text
 }
 
 // firstErr returns the first non-nil error.

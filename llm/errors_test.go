@@ -54,7 +54,7 @@ func TestHTTPErrors(t *testing.T) {
 		{"unavailable", llmtest.Reply{Status: 503, RetryAfter: "2"}, llm.KindUnavailable, 3, 2 * time.Second, "HTTP 503"},
 		{"bad request", llmtest.Reply{Status: 400}, llm.KindRequest, 1, 0, "HTTP 400"},
 		{"unknown model", llmtest.Reply{Status: 404}, llm.KindRequest, 1, 0, "HTTP 404"},
-		{"unprocessable", llmtest.Reply{Status: 422, ErrorMessage: "bad parameter"}, llm.KindRequest, 1, 0, "bad parameter"},
+		{"unprocessable", llmtest.Reply{Status: 422, ErrorMessage: "bad parameter"}, llm.KindRequest, 1, 0, "HTTP 422"},
 	}
 	forEachProvider(t, func(t *testing.T, pc providerCase, srv *llmtest.Server, c *llm.Client) {
 		for _, tc := range cases {
@@ -71,6 +71,9 @@ func TestHTTPErrors(t *testing.T) {
 					if !strings.Contains(e.Reason, tc.reason) || strings.Contains(e.Reason, "test-key") {
 						t.Errorf("reason %q does not mention %q or leaks the key", e.Reason, tc.reason)
 					}
+					if tc.reply.ErrorMessage != "" && !strings.Contains(e.Detail, tc.reply.ErrorMessage) {
+						t.Errorf("detail %q lacks the provider's text %q", e.Detail, tc.reply.ErrorMessage)
+					}
 					if got := srv.Count() - before; got != tc.requests {
 						t.Errorf("server got %d requests, want %d", got, tc.requests)
 					}
@@ -80,16 +83,44 @@ func TestHTTPErrors(t *testing.T) {
 	})
 }
 
-func TestUnknownModelReason(t *testing.T) {
+// TestUnknownModelDetail: the provider's words (naming the model) are kept
+// in Detail for the log; Reason is the fixed sentence with the status.
+func TestUnknownModelDetail(t *testing.T) {
 	forEachProvider(t, func(t *testing.T, pc providerCase, srv *llmtest.Server, c *llm.Client) {
 		srv.Respond(llmtest.Reply{Status: http.StatusNotFound})
 		req := request(pc)
 		req.Model = "no-such-model"
 		_, err := c.Generate(context.Background(), req)
-		if e := asError(t, err); e.Kind != llm.KindRequest || !strings.Contains(e.Reason, "no-such-model") {
-			t.Errorf("got %v, want KindRequest naming the model", e)
+		e := asError(t, err)
+		if e.Kind != llm.KindRequest || e.Status != http.StatusNotFound || !strings.Contains(e.Detail, "no-such-model") {
+			t.Errorf("got %v (status %d, detail %q), want KindRequest, 404, naming the model", e, e.Status, e.Detail)
+		}
+		if want := "The model provider rejected the request (HTTP 404)."; e.Reason != want {
+			t.Errorf("reason %q, want %q", e.Reason, want)
 		}
 	})
+}
+
+// TestErrorTextMasked: OpenAI's 401 and 429 texts carry the ends of the key
+// and the organization id; the Reason has none of the provider's text and
+// the Detail has them masked.
+func TestErrorTextMasked(t *testing.T) {
+	srv := llmtest.NewOpenAI(t)
+	c := newClient(t, llm.ProviderOpenAI, srv.URL, 0)
+	for status, want := range map[int]string{
+		http.StatusUnauthorized:    "The model provider rejected the credentials (HTTP 401).",
+		http.StatusTooManyRequests: "The model provider is rate limiting requests (HTTP 429).",
+	} {
+		srv.Respond(llmtest.Reply{Status: status})
+		_, err := c.Generate(context.Background(), request(providerCases[0]))
+		e := asError(t, err)
+		if e.Reason != want {
+			t.Errorf("%d: reason %q, want %q", status, e.Reason, want)
+		}
+		if e.Detail == "" || strings.Contains(e.Detail, "org-abc123") || strings.Contains(e.Detail, "sk-abc1") || strings.Contains(e.Detail, "*1234") {
+			t.Errorf("%d: detail %q is empty or unmasked", status, e.Detail)
+		}
+	}
 }
 
 func TestRetryThenSuccess(t *testing.T) {
@@ -191,8 +222,8 @@ func TestInvalidRequests(t *testing.T) {
 }
 
 func TestErrorMessage(t *testing.T) {
-	e := &llm.Error{Kind: llm.KindRateLimited, Provider: "openai", Reason: "openai answered HTTP 429", Err: errors.New("boom")}
-	if got, want := e.Error(), "llm: openai: rate limited: openai answered HTTP 429"; got != want {
+	e := &llm.Error{Kind: llm.KindRateLimited, Provider: "openai", Reason: "The model provider is rate limiting requests (HTTP 429).", Err: errors.New("boom")}
+	if got, want := e.Error(), "llm: openai: rate limited: The model provider is rate limiting requests (HTTP 429)."; got != want {
 		t.Errorf("Error() = %q, want %q", got, want)
 	}
 	if errors.Unwrap(e).Error() != "boom" {

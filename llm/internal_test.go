@@ -67,6 +67,12 @@ func TestConfigValidate(t *testing.T) {
 	if got := (Config{}).timeout(); got != DefaultTimeout {
 		t.Errorf("default timeout = %v", got)
 	}
+	if err := (Config{MaxIdleConnsPerHost: -1}).Validate(); err == nil || !strings.Contains(err.Error(), "idle connections") {
+		t.Errorf("negative idle pool: Validate() = %v", err)
+	}
+	if got := (Config{}).maxIdleConnsPerHost(); got != DefaultMaxIdleConnsPerHost {
+		t.Errorf("default idle pool = %d", got)
+	}
 }
 
 func TestTruncate(t *testing.T) {
@@ -115,6 +121,22 @@ func TestKindForStatus(t *testing.T) {
 	for status, want := range cases {
 		if got := kindForStatus(status); got != want {
 			t.Errorf("kindForStatus(%d) = %v, want %v", status, got, want)
+		}
+	}
+}
+
+func TestRedact(t *testing.T) {
+	cases := map[string]string{
+		"Incorrect API key provided: sk-abc1****************1234. See the docs.": "Incorrect API key provided: [redacted]. See the docs.",
+		"key sk-proj-AbC_dEf-123 and sk-ant-api03-xyz":                           "key [redacted] and [redacted]",
+		"groq gsk_0123abcd, google AIzaSyA-1_b":                                  "groq [redacted], google [redacted]",
+		"in organization org-abc123 on requests per min":                         "in organization [redacted] on requests per min",
+		"token 0123456789abcdef0123456789abcdef0123 here":                        "token [redacted] here",
+		"Rate limit reached for gpt-4o-mini; ask-me task-force":                  "Rate limit reached for gpt-4o-mini; ask-me task-force",
+	}
+	for in, want := range cases {
+		if got := redact(in); got != want {
+			t.Errorf("redact(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

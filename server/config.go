@@ -48,6 +48,10 @@ type Config struct {
 
 	// PingInterval is the gap between ": ping" comments on a waiting stream (15s).
 	PingInterval time.Duration
+	// StreamWriteTimeout bounds the write of each frame of a stream (10s): a
+	// client that stops reading is then taken as gone instead of holding
+	// the stream, its provider call and its concurrency slot forever.
+	StreamWriteTimeout time.Duration
 	// ErrorCooldown is how long an agent in error refuses messages when the
 	// provider gave no Retry-After (30s).
 	ErrorCooldown time.Duration
@@ -90,6 +94,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.PingInterval <= 0 {
 		c.PingInterval = 15 * time.Second
+	}
+	if c.StreamWriteTimeout <= 0 {
+		c.StreamWriteTimeout = 10 * time.Second
 	}
 	if c.ErrorCooldown <= 0 {
 		c.ErrorCooldown = 30 * time.Second

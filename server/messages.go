@@ -16,7 +16,8 @@ import (
 // maxInFlightPerAgent caps simultaneous Send Message requests per agent.
 const maxInFlightPerAgent = 10
 
-// saveTimeout bounds storing a reply after the client went away.
+// saveTimeout bounds the writes after the provider call, which go on when
+// the client has gone away.
 const saveTimeout = 5 * time.Second
 
 // turn is one message to an agent between the checks and the reply.
@@ -166,23 +167,25 @@ func llmHistory(msgs []store.Message, room bool) []llm.Message {
 
 // finishTurn turns the provider's outcome into the reply of the contract:
 // it stores the exchange (the partial reply too when the client went away),
-// moves the agent in and out of `error`, and maps provider failures.
+// moves the agent in and out of `error`, and maps provider failures. Its
+// writes do not end with the request: a client leaving right after the last
+// token must not lose a reply the provider has already given (and billed).
 func (s *Server) finishTurn(ctx context.Context, t *turn, reply llm.Reply, callErr error) (gen.MessageReply, error) {
 	s.metrics.observeProvider(t.agent.ModelProvider, callErr, time.Since(t.start))
+	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
+	defer cancel()
 	if callErr != nil {
 		if ctx.Err() != nil && reply.Text != "" {
-			saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
-			defer cancel()
 			_, _ = s.saveExchange(saveCtx, t, reply)
 		}
 		return gen.MessageReply{}, s.providerFailure(ctx, t.agent, callErr)
 	}
 	if t.agent.Status == store.StatusError {
-		if err := s.cfg.Store.MarkAgentRecovered(ctx, t.agent.AccountID, t.agent.ID); err != nil {
+		if err := s.cfg.Store.MarkAgentRecovered(saveCtx, t.agent.AccountID, t.agent.ID); err != nil {
 			return gen.MessageReply{}, err
 		}
 	}
-	stored, err := s.saveExchange(ctx, t, reply)
+	stored, err := s.saveExchange(saveCtx, t, reply)
 	if err != nil {
 		return gen.MessageReply{}, err
 	}
@@ -217,11 +220,15 @@ func (s *Server) saveExchange(ctx context.Context, t *turn, reply llm.Reply) (st
 // providerFailure handles a failed provider call: failures of the provider
 // itself put the agent in `error` for a cool-down (503), failures about this
 // request are 502 MODEL_ERROR, a missing key is 503 without a state change.
+// Clients and the stored status get the error's fixed Reason; the
+// provider's own (masked) text goes to the log only.
 func (s *Server) providerFailure(ctx context.Context, agent store.Agent, err error) error {
 	var le *llm.Error
 	if !errors.As(err, &le) {
 		return err // the client went away, or an internal failure
 	}
+	s.cfg.Logger.Warn("model provider call failed", "request_id", requestIDFrom(ctx), "agent", agent.ID,
+		"provider", le.Provider, "kind", le.Kind.String(), "status", le.Status, "reason", le.Reason, "detail", le.Detail)
 	switch le.Kind {
 	case llm.KindNotConfigured, llm.KindRequest:
 		return providerError(le, agent.Status)

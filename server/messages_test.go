@@ -8,9 +8,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -510,4 +513,215 @@ func allSlotsFree(t *testing.T, sem limit.Semaphore, key string) bool {
 		}
 	}
 	return true
+}
+
+// TestReplyStoredWhenClientLeavesAfterLastToken: the provider has answered
+// in full, but the client goes away before the reply is stored; the reply
+// is stored all the same, and the agent recovers from `error`.
+func TestReplyStoredWhenClientLeavesAfterLastToken(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		t.Run(fmt.Sprint("stream=", stream), func(t *testing.T) {
+			var leave context.CancelFunc
+			// answer gives the whole reply, then waits for the client to go.
+			answer := func(ctx context.Context, onToken func(string) error) (llm.Reply, error) {
+				for _, frag := range []string{"all ", "of ", "it"} {
+					if err := onToken(frag); err != nil {
+						return llm.Reply{}, err
+					}
+				}
+				leave()
+				<-ctx.Done()
+				return llm.Reply{Text: "all of it", Model: "m"}, nil
+			}
+			fail := true
+			h := newHarness(t, func(c *Config) {
+				c.Replier = fakeReplier{
+					generate: func(ctx context.Context, _ llm.Request) (llm.Reply, error) {
+						if fail {
+							// A cool-down that has passed by the next message.
+							return llm.Reply{}, &llm.Error{Kind: llm.KindUnavailable, Provider: "openai", Reason: "down", RetryAfter: time.Nanosecond}
+						}
+						return answer(ctx, func(string) error { return nil })
+					},
+					stream: func(ctx context.Context, _ llm.Request, onToken func(string) error) (llm.Reply, error) {
+						return answer(ctx, onToken)
+					},
+				}
+			})
+			id := h.createAgent(map[string]any{"name": "quick"})
+			h.send(id, map[string]any{"text": "hi", "userId": "u"})
+			if st, _ := h.status(id); st != "error" {
+				t.Fatalf("status %s, want error before the test", st)
+			}
+			fail = false
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			leave = cancel
+			req := h.httpRequest(request{method: "POST", path: "/v1/agents/" + id + "/messages", key: h.writeKey,
+				body: map[string]any{"text": "tell me", "userId": "u", "stream": stream}})
+			h.srv.Handler().ServeHTTP(httptest.NewRecorder(), req.WithContext(ctx))
+			msgs, err := h.store.History(context.Background(), h.account.ID, id, "user:u", 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(msgs) != 2 || msgs[1].Text != "all of it" {
+				t.Errorf("stored conversation %+v, want the whole reply", msgs)
+			}
+			if st, _ := h.status(id); st != "active" {
+				t.Errorf("status %s, want active after a reply", st)
+			}
+		})
+	}
+}
+
+// TestStreamToClientThatStopsReading: a client that sends the request and
+// never reads must not hold its concurrency slot (and the stream's
+// goroutines) beyond the provider timeout plus one frame's write deadline.
+func TestStreamToClientThatStopsReading(t *testing.T) {
+	const providerTimeout, frameTimeout = time.Second, 200 * time.Millisecond
+	h := newHarnessLLM(t, func(c *llm.Config) { c.Timeout = providerTimeout },
+		func(c *Config) { c.StreamWriteTimeout = frameTimeout })
+	// Far more than the shrunken socket buffers hold.
+	frags := make([]string, 2000)
+	for i := range frags {
+		frags[i] = strings.Repeat("x", 1000)
+	}
+	h.openai.Respond(llmtest.Reply{Fragments: frags})
+	id := h.createAgent(map[string]any{"name": "talkative"})
+	ts := httptest.NewUnstartedServer(h.srv.Handler())
+	ts.Listener = smallBufferListener{ts.Listener}
+	ts.Start()
+	defer ts.Close()
+	dialer := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		return c.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+	}}
+	conn, err := dialer.Dial("tcp", ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	body := `{"text":"talk","userId":"u"}`
+	fmt.Fprintf(conn, "POST /v1/agents/%s/messages/stream HTTP/1.1\r\nHost: agentd\r\nAuthorization: Bearer %s\r\n"+
+		"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", id, h.writeKey, len(body), body)
+	// Wait until the stream has started: its slot is taken.
+	deadline := time.Now().Add(providerTimeout)
+	for allSlotsFree(t, h.srv.cfg.Semaphore, "agent:"+id) {
+		if time.Now().After(deadline) {
+			t.Fatal("the stream never started")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	deadline = time.Now().Add(providerTimeout + frameTimeout + time.Second)
+	for !allSlotsFree(t, h.srv.cfg.Semaphore, "agent:"+id) {
+		if time.Now().After(deadline) {
+			t.Fatal("a client that stopped reading kept its concurrency slot")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// smallBufferListener shrinks the send buffer of accepted connections, so
+// a client that stops reading blocks the server's writes early.
+type smallBufferListener struct{ net.Listener }
+
+func (l smallBufferListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetWriteBuffer(4096)
+	}
+	return c, err
+}
+
+// syncBuffer is a log destination safe for concurrent handlers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestProviderErrorTextStaysInTheLog: the provider's error text carries the
+// organization id and the ends of the operator's key. Clients and the
+// stored status reason get a fixed sentence per kind of failure; the text
+// goes to the log only, masked.
+func TestProviderErrorTextStaysInTheLog(t *testing.T) {
+	const leaky = "Rate limit reached in organization org-abc123 for key sk-abc1****************1234."
+	secrets := []string{"org-abc123", "sk-abc1", "*1234"}
+	cases := []struct {
+		name   string
+		reply  llmtest.Reply
+		status int
+		reason string
+		logged string
+	}{
+		{"auth", llmtest.Reply{Status: 401}, 503, "The model provider rejected the credentials (HTTP 401).", "Incorrect API key provided"},
+		{"rate limited", llmtest.Reply{Status: 429}, 503, "The model provider is rate limiting requests (HTTP 429).", "Rate limit reached"},
+		{"unavailable", llmtest.Reply{Status: 503, ErrorMessage: leaky}, 503, "The model provider is unavailable (HTTP 503).", "Rate limit reached"},
+		{"request", llmtest.Reply{Status: 400, ErrorMessage: leaky}, 502, "The model provider rejected the request (HTTP 400).", "Rate limit reached"},
+		{"mid-stream", llmtest.Reply{Text: "a b c d", FailMidStream: true, ErrorType: "server_error", ErrorMessage: leaky}, 503, "The model provider broke off the reply.", "Rate limit reached"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs syncBuffer
+			h := newHarness(t, func(c *Config) { c.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
+			h.openai.Respond(tc.reply)
+			var seen []string
+			checkReason := func(what string, reason any) {
+				if reason != tc.reason {
+					t.Errorf("%s: reason %q, want %q", what, reason, tc.reason)
+				}
+			}
+			id := h.createAgent(map[string]any{"name": "leaky"})
+			res := h.do(request{method: "POST", path: "/v1/agents/" + id + "/messages/stream", key: h.writeKey, body: map[string]any{"text": "hi"}})
+			events := parseSSE(t, res.Body)
+			last, _ := events[len(events)-1]["error"].(map[string]any)
+			details, _ := last["details"].(map[string]any)
+			checkReason("stream error event", details["reason"])
+			seen = append(seen, string(res.Body))
+			requestID := res.Header.Get("X-Request-ID")
+			if tc.status == 503 {
+				// The agent is in error now; the stored reason is what the
+				// next message is told.
+				agent, err := h.store.GetAgent(context.Background(), h.account.ID, id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkReason("stored status reason", agent.StatusReason)
+				res = h.send(id, map[string]any{"text": "again"})
+				checkReason("during the cool-down", res.Details(t)["reason"])
+				seen = append(seen, agent.StatusReason, string(res.Body))
+				h.do(request{method: "PATCH", path: "/v1/agents/" + id, key: h.writeKey, body: map[string]any{"status": "active"}})
+			}
+			if !tc.reply.FailMidStream { // a reply that is not streamed cannot fail midway
+				res = h.send(id, map[string]any{"text": "hi"})
+				if res.Code != tc.status {
+					t.Fatalf("%d %s", res.Code, res.Body)
+				}
+				checkReason("reply", res.Details(t)["reason"])
+				seen = append(seen, string(res.Body))
+			}
+			seen = append(seen, string(h.do(request{method: "GET", path: "/v1/agents/" + id, key: h.readKey}).Body))
+			log := logs.String()
+			for _, s := range append(seen, log) {
+				for _, secret := range secrets {
+					if strings.Contains(s, secret) {
+						t.Errorf("%q leaked into %s", secret, s)
+					}
+				}
+			}
+			if !strings.Contains(log, tc.logged) || !strings.Contains(log, "request_id="+requestID) {
+				t.Errorf("log lacks the provider's text %q with the request id %s:\n%s", tc.logged, requestID, log)
+			}
+		})
+	}
 }

@@ -14,9 +14,11 @@ import (
 	"github.com/agentd/agentd/store"
 )
 
-// fakeReplier answers through function fields.
+// fakeReplier answers through function fields; Stream uses stream when
+// set, else generate.
 type fakeReplier struct {
 	generate func(context.Context, llm.Request) (llm.Reply, error)
+	stream   func(context.Context, llm.Request, func(string) error) (llm.Reply, error)
 }
 
 var _ Replier = fakeReplier{}
@@ -28,6 +30,9 @@ func (f fakeReplier) Generate(ctx context.Context, req llm.Request) (llm.Reply, 
 func (f fakeReplier) Configured(string) error { return nil }
 
 func (f fakeReplier) Stream(ctx context.Context, req llm.Request, onToken func(string) error) (llm.Reply, error) {
+	if f.stream != nil {
+		return f.stream(ctx, req, onToken)
+	}
 	return f.generate(ctx, req)
 }
 

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -33,32 +34,32 @@ func (r *sseResponse) VisitStreamMessageResponse(w http.ResponseWriter) error { 
 
 // stream writes the token events as the provider produces them, a ping
 // comment while waiting, and one final done or error event. A client that
-// goes away cancels the provider call (the request context ends).
+// goes away, or stops reading for a whole StreamWriteTimeout, cancels the
+// provider call.
 func (r *sseResponse) stream(w http.ResponseWriter) error {
 	defer r.turn.release()
-	rc := http.NewResponseController(w)
-	// A stream outlives the server's write timeout by design.
-	_ = rc.SetWriteDeadline(time.Time{})
+	ctx, gone := context.WithCancel(r.ctx)
+	defer gone()
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	ev := &eventWriter{w: w, rc: rc}
-	if err := rc.Flush(); err != nil {
+	ev := &eventWriter{w: w, rc: http.NewResponseController(w), timeout: r.s.cfg.StreamWriteTimeout, gone: gone}
+	if err := ev.write(""); err != nil {
 		return nil // the client is gone before the first byte
 	}
 	stopPings := ev.pingEvery(r.s.cfg.PingInterval)
-	reply, err := r.s.cfg.Replier.Stream(r.ctx, r.turn.llmReq, func(fragment string) error {
+	reply, err := r.s.cfg.Replier.Stream(ctx, r.turn.llmReq, func(fragment string) error {
 		return ev.event(gen.StreamEvent{Type: gen.StreamEventTypeToken, Content: &fragment})
 	})
 	stopPings()
-	msg, err := r.s.finishTurn(r.ctx, r.turn, reply, err)
-	if r.ctx.Err() != nil {
+	msg, err := r.s.finishTurn(ctx, r.turn, reply, err)
+	if ctx.Err() != nil {
 		return nil // nobody to tell
 	}
 	if err != nil {
-		ae := r.s.toAPIError(err, requestIDFrom(r.ctx))
+		ae := r.s.toAPIError(err, requestIDFrom(ctx))
 		env := ae.envelope()
 		return ev.event(gen.StreamEvent{Type: gen.StreamEventTypeError, Error: &gen.Error{
 			Code: env.Error.Code, Message: env.Error.Message, Details: detailsOf(env.Error.Details),
@@ -68,10 +69,16 @@ func (r *sseResponse) stream(w http.ResponseWriter) error {
 }
 
 // eventWriter serialises the writes of the token callback and the pinger.
+// Each frame gets its own write deadline in place of the server's
+// WriteTimeout, which a stream outlives by design: without one, a client
+// that stops reading would block a write, and this lock, forever. A failed
+// write calls gone, so the stream ends as if the client had disconnected.
 type eventWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-	rc *http.ResponseController
+	mu      sync.Mutex
+	w       io.Writer
+	rc      *http.ResponseController
+	timeout time.Duration
+	gone    context.CancelFunc
 }
 
 // event writes one `data: <json>` event and flushes it.
@@ -83,13 +90,26 @@ func (e *eventWriter) event(ev gen.StreamEvent) error {
 	return e.write("data: " + string(b) + "\n\n")
 }
 
+// write writes frame (none, to send just the header) and flushes it
+// within the timeout.
 func (e *eventWriter) write(frame string) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if _, err := io.WriteString(e.w, frame); err != nil {
-		return err
+	err := e.rc.SetWriteDeadline(time.Now().Add(e.timeout))
+	if errors.Is(err, http.ErrNotSupported) {
+		err = nil // a writer without deadlines (httptest.ResponseRecorder) cannot block
 	}
-	return e.rc.Flush()
+	if err == nil {
+		_, err = io.WriteString(e.w, frame)
+	}
+	if err == nil {
+		err = e.rc.Flush()
+	}
+	if err != nil {
+		e.gone()
+		return fmt.Errorf("server: write stream frame: %w", err)
+	}
+	return nil
 }
 
 // pingEvery writes a `: ping` comment every interval until stopped.

@@ -95,18 +95,19 @@ func (f openaiFormat) writeError(w http.ResponseWriter, r Reply, model string) {
 	writeJSON(w, r.Status, f.errorBody(r, r.Status, model))
 }
 
-// errorBody is OpenAI's error object for a status, as the real API sends it.
+// errorBody is OpenAI's error object for a status, as the real API sends it:
+// the 401 shows the ends of the key, the 429 the organization id.
 func (openaiFormat) errorBody(r Reply, status int, model string) map[string]any {
 	typ, code, msg := "invalid_request_error", any(nil), "Invalid request."
 	switch status {
 	case http.StatusUnauthorized:
-		code, msg = "invalid_api_key", "Incorrect API key provided: sk-test****. You can find your API key at https://platform.openai.com/account/api-keys."
+		code, msg = "invalid_api_key", "Incorrect API key provided: sk-abc1****************1234. You can find your API key at https://platform.openai.com/account/api-keys."
 	case http.StatusForbidden:
 		msg = "You are not allowed to sample from this model"
 	case http.StatusNotFound:
 		code, msg = "model_not_found", fmt.Sprintf("The model `%s` does not exist or you do not have access to it.", model)
 	case http.StatusTooManyRequests:
-		typ, code, msg = "requests", "rate_limit_exceeded", fmt.Sprintf("Rate limit reached for %s on requests per min (RPM): Limit 3, Used 3, Requested 1.", model)
+		typ, code, msg = "requests", "rate_limit_exceeded", fmt.Sprintf("Rate limit reached for %s in organization org-abc123 on requests per min (RPM): Limit 3, Used 3, Requested 1.", model)
 	case http.StatusBadRequest:
 		msg = "Invalid value for 'temperature': expected a number between 0 and 2."
 	default:

@@ -3,6 +3,7 @@ package llmtest
 import (
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -85,6 +86,7 @@ type Server struct {
 	def      Reply
 	queue    []Reply
 	requests []Recorded
+	conns    int
 	once     sync.Once
 }
 
@@ -108,7 +110,9 @@ var defaultReply = Reply{Text: "Hello from the test server.", PromptTokens: 12, 
 // newServer starts a server for f, closed when the test ends.
 func newServer(t testing.TB, f format, prefix string) *Server {
 	s := &Server{format: f, def: defaultReply}
-	s.ts = httptest.NewServer(http.HandlerFunc(s.handle))
+	s.ts = httptest.NewUnstartedServer(http.HandlerFunc(s.handle))
+	s.ts.Config.ConnState = s.countConn
+	s.ts.Start()
 	s.URL = s.ts.URL + prefix
 	t.Cleanup(s.Close)
 	return s
@@ -151,6 +155,24 @@ func (s *Server) Count() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.requests)
+}
+
+// Connections returns how many connections clients have opened so far.
+func (s *Server) Connections() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conns
+}
+
+// countConn counts the new connections, so tests can see whether clients
+// reuse them.
+func (s *Server) countConn(_ net.Conn, state http.ConnState) {
+	if state != http.StateNew {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.conns++
 }
 
 // Close shuts the server down, waiting for running handlers; it is safe to
