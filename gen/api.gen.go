@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -20,6 +21,27 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/oapi-codegen/runtime"
 )
+
+// Defines values for AgentSortField.
+const (
+	CreatedAt AgentSortField = "createdAt"
+	Name      AgentSortField = "name"
+	Status    AgentSortField = "status"
+)
+
+// Valid indicates whether the value is a known member of the AgentSortField enum.
+func (e AgentSortField) Valid() bool {
+	switch e {
+	case CreatedAt:
+		return true
+	case Name:
+		return true
+	case Status:
+		return true
+	default:
+		return false
+	}
+}
 
 // Defines values for AgentStatus.
 const (
@@ -36,6 +58,39 @@ func (e AgentStatus) Valid() bool {
 	case AgentStatusError:
 		return true
 	case AgentStatusInactive:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AgentStatusInput.
+const (
+	AgentStatusInputActive   AgentStatusInput = "active"
+	AgentStatusInputInactive AgentStatusInput = "inactive"
+)
+
+// Valid indicates whether the value is a known member of the AgentStatusInput enum.
+func (e AgentStatusInput) Valid() bool {
+	switch e {
+	case AgentStatusInputActive:
+		return true
+	case AgentStatusInputInactive:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeleteProtection.
+const (
+	Enabled DeleteProtection = "enabled"
+)
+
+// Valid indicates whether the value is a known member of the DeleteProtection enum.
+func (e DeleteProtection) Valid() bool {
+	switch e {
+	case Enabled:
 		return true
 	default:
 		return false
@@ -99,72 +154,27 @@ func (e ErrorCode) Valid() bool {
 	}
 }
 
-// Defines values for ErrorDetailsProtection.
-const (
-	Enabled ErrorDetailsProtection = "enabled"
-)
-
-// Valid indicates whether the value is a known member of the ErrorDetailsProtection enum.
-func (e ErrorDetailsProtection) Valid() bool {
-	switch e {
-	case Enabled:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for ModelProvider.
 const (
-	ModelProviderAnthropic ModelProvider = "anthropic"
-	ModelProviderGoogle    ModelProvider = "google"
-	ModelProviderGroq      ModelProvider = "groq"
-	ModelProviderOllama    ModelProvider = "ollama"
-	ModelProviderOpenai    ModelProvider = "openai"
+	Anthropic ModelProvider = "anthropic"
+	Google    ModelProvider = "google"
+	Groq      ModelProvider = "groq"
+	Ollama    ModelProvider = "ollama"
+	Openai    ModelProvider = "openai"
 )
 
 // Valid indicates whether the value is a known member of the ModelProvider enum.
 func (e ModelProvider) Valid() bool {
 	switch e {
-	case ModelProviderAnthropic:
+	case Anthropic:
 		return true
-	case ModelProviderGoogle:
+	case Google:
 		return true
-	case ModelProviderGroq:
+	case Groq:
 		return true
-	case ModelProviderOllama:
+	case Ollama:
 		return true
-	case ModelProviderOpenai:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ModelProviderInput.
-const (
-	ModelProviderInputAnthropic ModelProviderInput = "anthropic"
-	ModelProviderInputEmpty     ModelProviderInput = ""
-	ModelProviderInputGoogle    ModelProviderInput = "google"
-	ModelProviderInputGroq      ModelProviderInput = "groq"
-	ModelProviderInputOllama    ModelProviderInput = "ollama"
-	ModelProviderInputOpenai    ModelProviderInput = "openai"
-)
-
-// Valid indicates whether the value is a known member of the ModelProviderInput enum.
-func (e ModelProviderInput) Valid() bool {
-	switch e {
-	case ModelProviderInputAnthropic:
-		return true
-	case ModelProviderInputEmpty:
-		return true
-	case ModelProviderInputGoogle:
-		return true
-	case ModelProviderInputGroq:
-		return true
-	case ModelProviderInputOllama:
-		return true
-	case ModelProviderInputOpenai:
+	case Openai:
 		return true
 	default:
 		return false
@@ -192,6 +202,24 @@ func (e Platform) Valid() bool {
 	}
 }
 
+// Defines values for SortOrder.
+const (
+	Asc  SortOrder = "asc"
+	Desc SortOrder = "desc"
+)
+
+// Valid indicates whether the value is a known member of the SortOrder enum.
+func (e SortOrder) Valid() bool {
+	switch e {
+	case Asc:
+		return true
+	case Desc:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for StreamEventType.
 const (
 	StreamEventTypeDone  StreamEventType = "done"
@@ -207,45 +235,6 @@ func (e StreamEventType) Valid() bool {
 	case StreamEventTypeError:
 		return true
 	case StreamEventTypeToken:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ListAgentsParamsSortBy.
-const (
-	CreatedAt ListAgentsParamsSortBy = "createdAt"
-	Name      ListAgentsParamsSortBy = "name"
-	Status    ListAgentsParamsSortBy = "status"
-)
-
-// Valid indicates whether the value is a known member of the ListAgentsParamsSortBy enum.
-func (e ListAgentsParamsSortBy) Valid() bool {
-	switch e {
-	case CreatedAt:
-		return true
-	case Name:
-		return true
-	case Status:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ListAgentsParamsOrder.
-const (
-	Asc  ListAgentsParamsOrder = "asc"
-	Desc ListAgentsParamsOrder = "desc"
-)
-
-// Valid indicates whether the value is a known member of the ListAgentsParamsOrder enum.
-func (e ListAgentsParamsOrder) Valid() bool {
-	switch e {
-	case Asc:
-		return true
-	case Desc:
 		return true
 	default:
 		return false
@@ -332,8 +321,14 @@ type AgentListEnvelope struct {
 // AgentName 1 to 100 characters after trimming.
 type AgentName = string
 
+// AgentSortField What List Agents sorts by.
+type AgentSortField string
+
 // AgentStatus defines model for AgentStatus.
 type AgentStatus string
+
+// AgentStatusInput The statuses a client may set; `error` is the server's to set.
+type AgentStatusInput string
 
 // AgentSummary defines model for AgentSummary.
 type AgentSummary struct {
@@ -396,6 +391,9 @@ type ClientList = []Platform
 // ConversationId defines model for ConversationId.
 type ConversationId = string
 
+// DeleteProtection Why DELETE_PROTECTED refused a delete.
+type DeleteProtection string
+
 // DiscordSettings defines model for DiscordSettings.
 type DiscordSettings struct {
 	Channels             *StringList            `json:"channels,omitempty"`
@@ -404,6 +402,9 @@ type DiscordSettings struct {
 	RespondToMentions    *bool                  `json:"respondToMentions,omitempty"`
 	AdditionalProperties map[string]interface{} `json:"-"`
 }
+
+// EmptyString defines model for EmptyString.
+type EmptyString = string
 
 // Error defines model for Error.
 type Error struct {
@@ -427,8 +428,8 @@ type ErrorDetails struct {
 	// Limit Which limit was hit: `concurrency` for the in-flight cap.
 	Limit *string `json:"limit,omitempty"`
 
-	// Protection DELETE_PROTECTED.
-	Protection *ErrorDetailsProtection `json:"protection,omitempty"`
+	// Protection Why DELETE_PROTECTED refused a delete.
+	Protection *DeleteProtection `json:"protection,omitempty"`
 
 	// Provider Model provider (MODEL_ERROR).
 	Provider *string `json:"provider,omitempty"`
@@ -447,9 +448,6 @@ type ErrorDetails struct {
 	Used                 *int                   `json:"used,omitempty"`
 	AdditionalProperties map[string]interface{} `json:"-"`
 }
-
-// ErrorDetailsProtection DELETE_PROTECTED.
-type ErrorDetailsProtection string
 
 // ErrorEnvelope Every error body.
 type ErrorEnvelope struct {
@@ -566,8 +564,10 @@ type ModelName = string
 // ModelProvider defines model for ModelProvider.
 type ModelProvider string
 
-// ModelProviderInput A supported provider; empty means the server's default.
-type ModelProviderInput string
+// ModelProviderInput A supported provider, or the empty string for the server's default.
+type ModelProviderInput struct {
+	union json.RawMessage
+}
 
 // ModelSettings defines model for ModelSettings.
 type ModelSettings struct {
@@ -646,26 +646,42 @@ type Settings struct {
 	AdditionalProperties map[string]map[string]interface{} `json:"-"`
 }
 
+// SortOrder defines model for SortOrder.
+type SortOrder string
+
 // Statement defines model for Statement.
 type Statement = string
 
 // StatementList defines model for StatementList.
 type StatementList = []Statement
 
-// StreamEvent One event of a message stream.
-type StreamEvent struct {
-	// Content token: a fragment of the reply.
-	Content *string `json:"content,omitempty"`
-	Error   *Error  `json:"error,omitempty"`
-
-	// MessageId done: the stored reply's id.
-	MessageId *string          `json:"messageId,omitempty"`
-	Metadata  *MessageMetadata `json:"metadata,omitempty"`
-	Type      StreamEventType  `json:"type"`
+// StreamDoneEvent The last event of a stream that succeeded.
+type StreamDoneEvent struct {
+	// MessageId The stored reply's id.
+	MessageId string          `json:"messageId"`
+	Metadata  MessageMetadata `json:"metadata"`
+	Type      StreamEventType `json:"type"`
 }
 
-// StreamEventType defines model for StreamEvent.Type.
+// StreamErrorEvent The last event of a stream that failed after it started.
+type StreamErrorEvent struct {
+	Error Error           `json:"error"`
+	Type  StreamEventType `json:"type"`
+}
+
+// StreamEvent One event of a message stream, told apart by `type`.
+type StreamEvent struct {
+	union json.RawMessage
+}
+
+// StreamEventType defines model for StreamEventType.
 type StreamEventType string
+
+// StreamTokenEvent A fragment of the reply; fragments arrive in order.
+type StreamTokenEvent struct {
+	Content string          `json:"content"`
+	Type    StreamEventType `json:"type"`
+}
 
 // StringList defines model for StringList.
 type StringList = []string
@@ -748,18 +764,12 @@ type ListAgentsParams struct {
 	// Status Only agents in this status.
 	Status *AgentStatus `form:"status,omitempty" json:"status,omitempty"`
 
-	// SortBy Sort key.
-	SortBy *ListAgentsParamsSortBy `form:"sortBy,omitempty" json:"sortBy,omitempty"`
+	// SortBy Sort key; `createdAt` when absent.
+	SortBy *AgentSortField `form:"sortBy,omitempty" json:"sortBy,omitempty"`
 
-	// Order Sort direction.
-	Order *ListAgentsParamsOrder `form:"order,omitempty" json:"order,omitempty"`
+	// Order Sort direction; `desc` when absent.
+	Order *SortOrder `form:"order,omitempty" json:"order,omitempty"`
 }
-
-// ListAgentsParamsSortBy defines parameters for ListAgents.
-type ListAgentsParamsSortBy string
-
-// ListAgentsParamsOrder defines parameters for ListAgents.
-type ListAgentsParamsOrder string
 
 // CreateAgentJSONRequestBody defines body for CreateAgent for application/json ContentType.
 type CreateAgentJSONRequestBody = AgentCreateRequest
@@ -1993,6 +2003,68 @@ func (t *BioInput) UnmarshalJSON(b []byte) error {
 	return err
 }
 
+// AsModelProvider returns the union data inside the ModelProviderInput as a ModelProvider
+func (t ModelProviderInput) AsModelProvider() (ModelProvider, error) {
+	var body ModelProvider
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromModelProvider overwrites any union data inside the ModelProviderInput as the provided ModelProvider
+func (t *ModelProviderInput) FromModelProvider(v ModelProvider) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeModelProvider performs a merge with any union data inside the ModelProviderInput, using the provided ModelProvider
+func (t *ModelProviderInput) MergeModelProvider(v ModelProvider) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsEmptyString returns the union data inside the ModelProviderInput as a EmptyString
+func (t ModelProviderInput) AsEmptyString() (EmptyString, error) {
+	var body EmptyString
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromEmptyString overwrites any union data inside the ModelProviderInput as the provided EmptyString
+func (t *ModelProviderInput) FromEmptyString(v EmptyString) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeEmptyString performs a merge with any union data inside the ModelProviderInput, using the provided EmptyString
+func (t *ModelProviderInput) MergeEmptyString(v EmptyString) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ModelProviderInput) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *ModelProviderInput) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // AsPluginName returns the union data inside the PluginInput as a PluginName
 func (t PluginInput) AsPluginName() (PluginName, error) {
 	var body PluginName
@@ -2051,6 +2123,143 @@ func (t PluginInput) MarshalJSON() ([]byte, error) {
 }
 
 func (t *PluginInput) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsStreamTokenEvent returns the union data inside the StreamEvent as a StreamTokenEvent
+func (t StreamEvent) AsStreamTokenEvent() (StreamTokenEvent, error) {
+	var body StreamTokenEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromStreamTokenEvent overwrites any union data inside the StreamEvent as the provided StreamTokenEvent
+func (t *StreamEvent) FromStreamTokenEvent(v StreamTokenEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"token"}`))
+	t.union = b
+	return err
+}
+
+// MergeStreamTokenEvent performs a merge with any union data inside the StreamEvent, using the provided StreamTokenEvent
+func (t *StreamEvent) MergeStreamTokenEvent(v StreamTokenEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"token"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsStreamDoneEvent returns the union data inside the StreamEvent as a StreamDoneEvent
+func (t StreamEvent) AsStreamDoneEvent() (StreamDoneEvent, error) {
+	var body StreamDoneEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromStreamDoneEvent overwrites any union data inside the StreamEvent as the provided StreamDoneEvent
+func (t *StreamEvent) FromStreamDoneEvent(v StreamDoneEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"done"}`))
+	t.union = b
+	return err
+}
+
+// MergeStreamDoneEvent performs a merge with any union data inside the StreamEvent, using the provided StreamDoneEvent
+func (t *StreamEvent) MergeStreamDoneEvent(v StreamDoneEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"done"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsStreamErrorEvent returns the union data inside the StreamEvent as a StreamErrorEvent
+func (t StreamEvent) AsStreamErrorEvent() (StreamErrorEvent, error) {
+	var body StreamErrorEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromStreamErrorEvent overwrites any union data inside the StreamEvent as the provided StreamErrorEvent
+func (t *StreamEvent) FromStreamErrorEvent(v StreamErrorEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"error"}`))
+	t.union = b
+	return err
+}
+
+// MergeStreamErrorEvent performs a merge with any union data inside the StreamEvent, using the provided StreamErrorEvent
+func (t *StreamEvent) MergeStreamErrorEvent(v StreamErrorEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"error"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t StreamEvent) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"type"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t StreamEvent) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "done":
+		return t.AsStreamDoneEvent()
+	case "error":
+		return t.AsStreamErrorEvent()
+	case "token":
+		return t.AsStreamTokenEvent()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t StreamEvent) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *StreamEvent) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -9839,136 +10048,147 @@ func (sh *strictHandler) StreamMessage(ctx echo.Context, agentId AgentId) error 
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H0Lc9s4lu5fQfHOVJxdSpb8yHSUunVXiZVu7dix15and8byWhB5JKFNAgwA2Va7/N9v4UESfMiSbCd9",
-	"09dTUx1LAsCD1znfefLeC1icMApUCq9z780Ah8D1n6dYwiGJiWzo/6qvQhABJ4kkjHodr98bfEYTxmPE",
-	"Jui/G6X2Tc/34A7HSQRe513L90QwgxirYeQiAa/jESphCtx7ePCdh51CjAkldLrBA7M+hYdu8kwBNRM8",
-	"g4DRUKA5lSRCcgZoTGhI6BRFqtsbgW4JDdkt4qq/KDx8b2fV00HyRaM7kcCXP1kydIuJRGOYMA6Iqz7l",
-	"aRafFBNK4nnsddp+3VMr21R99hG+UyMgDl/nIKRACXAUEzqXoNa9sgybbXTttlWJOE0fHsFEIkL1Y4M5",
-	"50Bluuoridl/vxExtWfgnJI7JEkMaEuYTXmLsES3MxLMNjwS7b+939/Z399ZsUYPvpdgjmOQ9iJ2p0Bl",
-	"P6zSNpgBwurHNwKREKgkEwLcRyP95dVw3mrtBiTU/8KoQItnmrTav4W7Nz/Fe1937v52/f52X77jrcXv",
-	"eBx4vkfUMxIsZ57vURxnvfqh53vqdBAOodeRfA6FE4jvDoFO5czr7LRa2SkUkqud1vPjIBJGBeTTO6f4",
-	"BpMIjxVxiilRCVRvB06SiARYTXn7N6HmfZ9P494Dzhk3XUL1mO7PvS+Dq/Mv3X90+4fdj4c9z/dCkJhE",
-	"+mEcsDCnnIUQoYSzGxICRxxLMFuI4C4ACEFNUkgs58Lr2Kc8+F4MQuCpfpAiGxGBKJMoI76pGol5EIAQ",
-	"XmeCIwEP7uL8hcPE63j/aztnu9vmV7HdUw/p0RuIWAJmoYr7XZmbr08gTikhFAeS3ICvLowm2UeMI6Lu",
-	"cDpRS3DA6IRM5xxCdSwe5/p1NNse2+Xmy1n5eqPkXeoZ9LqjqObL2N1jY1Q7PMaz1h2pMKtaprP+SHpm",
-	"6mx8xKHlks+7Mf0v/+ge9g+uTnv/dd47GxTvy4RAFHodL1bX5cQeIn397T2K50KJJ8Sokg4dxBKgmPgI",
-	"UznjLCGBj6acffXRlLFpBD5iUYRjXLxLfXqDIxKiGxzNQUl4VHjeN71Upen76JbIGRrZNUD/G90jvQg+",
-	"MnNGDyNEcaxYvrp8IZMSQqTYZCaQcGi6oC3G9TcZP/eRmAczhAXCFLEb4I2I0all2P1w9Pb1Nv6gt/Ez",
-	"42MShkCfdxkPeoe9Qe/q5PR40Ps06B0Ub2PCmYTAHlygSuCE7mUMIQIJJ1krxe0FSMQUfiLCSIoPKIgA",
-	"K7FgjvpJd/DpFzQhXMg6CfdmwLEGOF0hiJCYyjdqWEsKhGjCWYz0kwmj3/iqnp1//tz/1Fdi8KR3etQ/",
-	"O+sffzlDW1hdzhBdw0LNFaNbTiS89VF5ObU8LAzzX+fHgy7aKtz3r3MmsY/mAkL08Honf9g72acSOMVR",
-	"L79kTxeSg97pl+7hVe/09PjUKwov8xSDuNCW1ZsQCdHuZAe/D95+40vhUqYEL5pTuEvs5cQkmnP4oMWQ",
-	"pRkFmHMCCggiYokXr4f8hz3kGjsdpefxJaDgUe/srPtzrx4KSriTFQSodIoxIIgTuShKEUsYUt2U4EgV",
-	"x+8C6uxE0O0MKBopEkaKhpgIQejUN/QqmSAZQwqKfUAlPKjRKJMz4AbTvV6UH/WiaI3/BUTB0fFBL5cD",
-	"RXRm1KOOZ7Qg95YMFP/VNofRNJGN9yMUMjC6ONyRMvTKW+cWCvjNsHTFya2M+aZ3yJmnsTNUCJpohKSR",
-	"ZSr0tub0mrJbahr7WSO73L5WjnLz1iu2+lFv0xcmP7M5DV/CWvfleHD1+fj8y4FXVT/UBZmoB30Hy1pG",
-	"h6+gkTGraRVJH3ESZnZoHEXA3wiEg4DNqXw9xD/oIT7Bi4jhcMDYIebPBU8n3X8eHncPrgbHx1eH3VMN",
-	"n/LTbE11aMzChTUxC9Ru7f20/7d3aLyQIL7pAa8QZ1h6kRp0RD6+nuUf9CwPGDvCdJE6zp53lk+7g97V",
-	"Yf+oP7jq/fenXu+gbInSnkjrvNzbKWCX06orxTeeSxRh+Y2tuTWE+wi77p3UJAu8YTh8wKhxLAYLFOAE",
-	"3WIFZ3Aw+5P7RkoO6Ed7O03/5NfonOK5nDFOfodnYpvzL93zwS/Hp/1/9Q68Om8H46kiironfXQNi296",
-	"NVx6DPe3Ty1oxDGOJozH6s5aKK8u7w27Bk0w3CWZ8n5OxTxJGJcQHkFI8EA7ep+3ZGfnJyfHp4OeUt0P",
-	"+t2rwT9PinL0kxm8oR6GUudT+THfeB3riHTkqXWxCsVcsKgh7lXC/oCsITtAJmjBemG01p8Al8QEMxSO",
-	"yn059iELwBCrTuGZ7nFoDQMzTMPIsOnKiCYyo/LDgxuicWFaFU+yQ8xlFqXBxr9BoJ9pZqgp6Nx7REK8",
-	"kmi7KA/ZaJhzrM2BWpfTDCEMiWqEoxNn3UwISTW45XbGIhvf0EQfQZAQhLVkx2PgAkVESMWqiMyM2nAD",
-	"fDGkwQxzHEjgjQmJ0g4I09A0SJkbkixpRHADUdqESI0ApuQGaHOolqm4w1hPcs21SDcQh2pZyc2mGz8m",
-	"bHUHLCEGKtM+QUTSaL7H+n3SzbJOHLCEsCtXdRuQGITEceJpxlj0NzrncMxYBFgfhinDkdh4GiSsPe5q",
-	"1yIIjbK20YAR47DZ6scQM75Y1efItMoxcG/NO35Uap6PMIA4UVh53SHy9noMyUmwRlfTTPVgIUS1q10M",
-	"+1g1YqFx2vsMpCR0KtbqnTVezth8LwEuFAchcuXenDhNVc9oPiXm7q7F0E50+zqGljAhe0/i5Wns289z",
-	"EkJE6Or+p9UeShitua7ukqbxbCtYl+K3Z6ap7rSIVl6cTym7PdOtVbeFkBDXbqBc93gXzrVkyRrHurjY",
-	"8yR8AlubC+DriVUSprGR2eIapl08pS7bSvlhzqidvfQrgVbmbuZHt4bputzbnXLOCiry3ffuGlPWsF9q",
-	"VHqKb1MfYiqwP+lhnSCz9aV3lxqxrQMusBXkvYj8jo/PUCabkZLNTXSe+gysVMcckJCMQ6jws8LRzf/n",
-	"xfBHwvo0mT9dAtfJ0uKa/joDivRiowPdGGUxqNbNopbppeTvq6BdKWhTsblSrH1RHOJZ4jQ7Wy8jU1ey",
-	"/5Ti7y1r83niu77p5gaR//Dy9wcWpWsLRd3qWSInrCrWOCE9GiaM0JokjfsxFnA159HDtpY6YtvkPpgk",
-	"hzQDwvOr6/c0vcfoJhslU6yrtz8JpK2DSlyM4C5mre7vbEVmCqvaOrDEa5GZbqprlKsqiqVJpC1985yl",
-	"ZBpRGNaZYvQPT9raqiKUh1c90QLjbkpOWj7yqgm+wD6kS/VN9uEF6Ps2hKUmrBI/maYQbT3Tlr5u8zjG",
-	"BoFU5BGeEopT3PaonMtblmdkaSqM9ui0XmDNU/b+8uv+xV6LIqtuI8lQu9XKlQCB8ETpApKTOLbJjU4O",
-	"WVuJ/5jQ7HMNL3WZoWLMdB7r9dRYX2eyZX8al8Pl0kHsFlcW1MH0a8IZLCeMx3WH5TlCp95E8w2MNy8p",
-	"n56miG8q1Qqa7xI1Ot3Gpaf2XA/yRJ13gcR8rBMuJnlm3huRKrY+SqK5QCND/aiJejiYoYSDdhVZ+zOH",
-	"JMKBtXNbLZhRawt/1YNf9eBXPfhVD/7T2KGXi+o6Ef3n1Z+foisbUVWj+QQzTKc1/mhPnWaRCqfU2no7",
-	"YwJs6q3pqflndlira1Y6g0uAyY8BIFzQkK7bCnDwEqpYuncvjbwz8VvZ+652lqvNF6mgEto6r8BF9hXa",
-	"yg3vWP3UgMj8oHrrcH1G4XjidS7WlIbeg7+R3Lx88L3SFa4qb1G02eULZlhu1kMx1k16PNRshgNsnqI2",
-	"5Kx/t3TpfG9Oydc52J8VFlKPY/QGuNB6oykX4qpROz+V1agESwlcnY3/ufif4fCu1WoMh3ftyXB497fJ",
-	"5b//pc5qdUBEwHjoCt7HAHKVL1GINmScStJzPamezXiujTIw8iwcsIMjsaLFEdAMNNdcuco+ZklDpeno",
-	"oLU1osk+qYYPhfjZlX0ObNui7al4pX+Zx5g2OOBQrQtyfmxW967ESzTxj1ufctodQV2tFlFNGixFPi5L",
-	"2/b8unT3ana259fkibh/H/UGvxwf6J+7h4fHv+px6sLxl8YX1sc7V5J+i6lf1VIzdZilsJsb6ZMHkAAN",
-	"hcneB6R27ENBcuvMKszBhkGhGfAaDdHmbZYPz8GjhSvKWZCYhqi00W+bdQwiqi8q9auul2QisG+xQDMi",
-	"O2jkhF6PdKKlooLQxiQi05lEAU5qn5E8ohyWT5SuemTPblox4bJ+zEwbKeXBFdPetpxDUL8EunzAkmpN",
-	"JmHojS3FYCoNqNUun3l35Kw0VJ5OWF3eRRq4VlWBc8rcqP1VJce2au6EpuqxCmNPBXcCak6obmTsIHbd",
-	"0AyLtVdrKSd34VvxiT0dGmjy+McsXFQvUxaxvJKBl6BdaWrRLV4IpCOT64wVS4Ff2XzpTO1GLykHHNdt",
-	"Lr8B3tB2JlANRQeNFIjsIOMpMx31GOg/z46/2JphSKt5PgIczNCERRG7hRCNFwijcYTptf69etSU/qIf",
-	"01gv5tp5up77UWYHKa1+DgCK89MLiWJ8be1m5nZpVBuBEPX2oIjR6QB4vAJWGG7rgivxeNNzYUO7q03E",
-	"jHGpnqnD2O9qGGUP84gAT2s1mPAXk4WoNyFLtA1hgueRRDutt9Zibm9lyxrMzcfWehfD6pYOWRvDuvpY",
-	"vRTPrqH15mS4Fo3S8qQhRO522POJMw1ndK9kI/fTtOMOujf1Bx7Qw6ig3GZ/lKFdnsKw9jqkK7fGPBV1",
-	"azYta9vlz3bJjkDiVPsskrXcQZCagJTKXCP3SBQRW/PQFPlJzx6HAMgNhEpWcEiiBVJ3OgKpWYHabqVt",
-	"eSGbjyPH607n6nYY+8k1UHEuCpfOPZ8u83Mal0hOTY+Xy0/SqSJvifev/6irt1/y8cdiaj38453rn/he",
-	"/I7+lLS+7og9+e7mtk7axs6WrGFTzXbQ2Zn6bWMsXkK7zIwfm8Y71g5Y2ol8ZRwKfacoZP54Z/ardud5",
-	"1pTCPr+0NSUbfC1vUA0LuZNr0p8y3sL2PmrlLCr7Gnnlsl+LBpv5VEmR1DdW23dEGRYgM0i9vKwXWF+Y",
-	"RIxGC3Q7IxJEggMoe3Dftdbw4eaHcJNpl3mFIvGRnSz4OUpqEuZwC5salqYcQD6SnLTEFkwD4BITutqb",
-	"sMrGdJRH+5ekEZM4qqCWkrJEhCQ0kEVxWq966PHsMtYMlf7iwK+ZLnMoboEX1BFnzHkia0XP2UxptSUn",
-	"akQmoAvx6uS6RHv8bJnTYmnb9++b7/f/6hUNXK3G+8v7tr/7MBw2zYedh7/+ZaWZpDhrv25Vs2nUnrvM",
-	"7VVTGXfFjTgqe8lSPTarLpMV2fTUSWRfdXA5m2qha+tsXq4aeKm5OEvuzHTfD7ZeUgyYWv+0ZiBvBLIs",
-	"x9W2N6HS95YT6toaS1dWAxIaLE6A4sjcpQwH7zgguLFTA0JifDfQ0KLQTcHnIoKuVXON0z6AJz1ZQpwA",
-	"x3LOYWnHVi1sSk6KxD7aoY5dnBTilEoSy5TXPinGuTmT1mD5BPjyFvp69Eueo/LvJykHWQH8XHoKXQvP",
-	"KZFVdwlPis7b9WX4JnESJed/5qosXvpWzSmXjK7bkmMiN6Wl9hg4alnx3ofGwI+2JOAYBTMs3/pI3hLF",
-	"SdFWTALOxhGbTgmdqh8gginHMdoy2JDQKcJJ8tblA3ZEtWtmGPWX7Vd7623WVZ1SNiHT9fznn0zbB9+1",
-	"GVQhzTpxAGZAEwiwVqRzNoVPGcEbHLm5ZD06xVPjPKulOphhQjd19yfBOX/MAr3c0evoophPQf6CxUzi",
-	"qXgudHEjHWrkjwmcQKa9zSOy36l1dz2Vdo+NmQRTK6bMednAZ+nutL9eZuBlNo9UyOc45D8gIr9jJrYN",
-	"1Q3BIkxxERvvtPcKOOU/LnDj91bjffOqcfnvaUf3u1qv3GltLEfxYBEaRPMQDgm9XmKccsi6r9EZCJjM",
-	"rGAuleKva2LFmC6cSM7V5uHYuN4eMZElHCbAOYQ5LY8PORfQi9lvZMl4cwHugV3H37fau3lf7VSqt2QZ",
-	"bFZoX8tcdA0LYz9N7WKIhE10rMtLXsNCoBmLQjThAA3165Ca8cUHNBIQcJBC16/U5Y0bWuva+hmkjX+L",
-	"sbi2+e8mnONtXf56yo5XXN6yo1dH+mgKVvGzKtdImf3KEBvTzn1mKjJWdTXN8p6125qFJNQJ2xVgvChU",
-	"13Xnu1EQq0K5XCN45QIeU7AaOpsgnFXyzdX1pfbL4jjamNZBGE04nsZ2PFNRMokWtU6jzVweBetZCVow",
-	"Ch03rFU/U7+7pPnC9jNpS9GkGERP2/M1CY8EgZeVP/XrZe1JyiSbexJWRkpVTviGaDQmOefcxEbB5kk/",
-	"fFJ8YDhgn1gcYxquzT0LNpanY42Ba8osSaPPn9Du7u57dD74ZGR+7Niqi8aAndbOu0a73dhpD9qtTkv9",
-	"v9ne2f1XwVCNJTSksShXHVl5IF5ObZnfbAzxDsk11Msr9espyFuAJejPgJ2lUS7m58dCXNI2VqgvEcNM",
-	"yM+pfl0Lz5ggSjVCVhQX3IOxj2YKsYXFzdiblawy7cb7S2ONafn7DxfxLLyst8mUjoeRRnNO5OJMnV4z",
-	"izFgDrw7r0MwXZqWu9LvR7q+GhX9mRJFgIVEuztojAW82ynBGn1J9Brph+REzqRMTJkoQicsZb440Lvn",
-	"vjYpRDEmVGJC1Q32vTmPbHfR2d6eEjmbj5sBi00KY2j/qUILk03n56/w8TNxgGlo3sQAqNs3hjOBtqzP",
-	"rKFVUmdab4eU3QDX/t4mMr5vaxTPClmN7tEwtZQPvY4Nux9qk7n63Gw20cPIT6vu5K7zus7GHI2Ghv+q",
-	"b1SDgIUw9NTXdhrmgw2WGnrGaTekQ2pIZIkNB0tLiQs06tqabfr7Dvqo98i6trsn/au/9/6ZvgUL/V3h",
-	"LAVkYxzCkJrXvdgd0hjM5JSMPiCMRhxwONJF0mK8MHbuAEcR+rk3yAkRDnV4Lmfq7gVYaglngHlWnUiL",
-	"WsVuTCiMrTiVCmH9pSVJf9ZHkqfFrNCW+hJs5qY2iToVDfPYEv31W39IsUAjt5jVv430EbFlbPXr9EaF",
-	"XxVL/GCmidF+q4XkDMshneEkASrS19BlpFqFQD0WQhTh4FrPMDa4MyIBWB+WvQdH/UHl4DM1MpvzAJqM",
-	"T7dtJ7Gt2mqPloycK2SQ7hGmVkFWl9rzvRvgwuaXNVvNluqozY8J8TrebrPV3DWMZ6b5xHae/Dete+eb",
-	"EoGiVOl3auJlMUr0RZMI67fCNdFAbatdUcG42o4QuFqYIR1zhTsUfxmRcNREXdM7Ubtqt1Ldk0xjjYiQ",
-	"Zu2ys6WAlCaomycH5i+HuyiTfqLGNwZA3zht2830VW5f58AX+bvcEmNXyyM0MrdR21/xGsElkToJcD3B",
-	"ZU80sWG1j9xpFUMYNqXgWB9ZQwaxb7sxoUjLiMkiwNcLUSnlW1c8FmrndQXHJU9jXH5c1M+9kMSWIlb3",
-	"u2LMeh1srSUnJNxEyS0jSp/UJTSp8RxysP6kv6x5/mXplX47rdZmhSBTmJ9ezAsn4bLOgnhZSKJ8DOSR",
-	"cL38fBsl4U0T2dhjDXX6KmmETl1/u4KVdyO5Lw3Mclqc3IUyqfuK1Far9S9PLWIxi7hgj2+Xze/qxrjm",
-	"9nbRut5+cJ3hNkJ8g6NeSC+uqYKpFFLNzJQ+qnftta7lD1ryds/c1rqe2a3edt42qLu0V3cplNJVnXbe",
-	"r+5ULmP94Hv769BXfNeTOfw2lVuLT5TJT2MJvLBCy7t0kj3qgLYWz8ahreVp9kmj3NXVrYb0yIZrUyZt",
-	"jP7YBmsXKl3REEEwY0Yfya16aQWsIR2NCRtpHDoGhJEgdBppE5D2utAQjWyu4QgBlRpu2saO2Vx8GNIx",
-	"kzP30Qa9EAVaOF5sGyVLY8Em6tL8JTm2SPCQjgp8cfSIQzjzHSvolFY7Nt1HQ6rQZdbC6aR/rwNCZktM",
-	"sQhjqwEhP7JwsZm40XnMF17vTmnlavoH8JnoV9qxgOnabL9AlOgAey7QnKrbI9UKx5hfg0SSAw21JF4l",
-	"parZzDYmxyYjayIiTGhxaPOKvmihhnASkC88RajnewMIZpQEOEKY4mghiCbm5WRYUvaY5n7QCy/hEBAd",
-	"+ZVgqaavnm39nV7C2QSE0IYQL/VtehNOgIaRwh6pD/PC06QrTSnSkiNKJvPIXMc0ZfbCdfqlXq8LzzpS",
-	"LgteLftlrljghDQVt6QgG2OQuGlaKBVb84fMMWhsNHY1ljhtlHR2M10dK3qe1XShJqfWsqHzzS5rc5fM",
-	"04rZSvZM1CQoWcHtmMFLthtrYCpaa7y9medULN6gSE/G44u2UEtGCeS1nwjy3FJOers629sRC3A0Y0J2",
-	"fmr91Nq+aaeVnNbAbi8MBTfAds/DWOUKSzUwK3vFt87tsBN9RVqvSOtxpNXaXd0pf2Ot6tFeo0f5dTm6",
-	"3/465NW8KOCPBITm4qEUR1QQ4YOf2oi2721080NeUqwmjlJ/78Y+ahMekaKcqJCldWg0YWI3fQW1hnTK",
-	"WNhEXWvAbeQv2MWl6iZm8L3WbuX1tnWQydCWQ6aXUNOd0moFhtu2DFcrtBvo3mu8clitF44ivaaKDHSr",
-	"8LMlpPkY134ejy5XX1vJox2SXnn0K49+SR7d2lvdI3sv3x/JX92yTPUad63d/RTknFtF0nn1Q85MLcNM",
-	"nVXpGxtEWkPLvtB1SBlVLFag0cXlSGmuo/uHURP9A0dzsPocGqVwvplF1hinkLiGsI6R/gzyZbnoKi20",
-	"Xr1c3/T5Arrnuhy8qqNeFl5EUJeMsFvJKdjbyVMCvLaWI391Ckx9L7322drsJjrsd1JEl6uWTlTXQf/s",
-	"0/HpwdXg+O+9L17H+zf7P3O7n2jWfpb0XUvsvoraV1G7QtT+KIIzM/susVMXXb91z8mbmBvUD61nSQZL",
-	"4np1sUmdQG3laVqQ0jq1tZ1bi+MP9kXoaf2Ra4DEWI6HVAeciiYa2SJaI2NtXlppDAdyjqNokZYc8xXC",
-	"H9JRxlRGKGY3INLcQqCIyPTValrKN9GIzqNo5NZ9HFJbXLODDJsaIRwJhsZc8UvHdo+Da2POH+lYlFGd",
-	"wDc1up5tbC7JnFSGMB7jyK2YkZe+24xHFiuWrmW4eyJgyerKXZTebpJ7pl/SxuZU7f0OoqZc2+1RRc9W",
-	"LJ4BMpS9iqBXEfSHa3v/X5nwzHXdzIS3HTvpy8+QpbXe4jOtO2FTZ8QNyOSOVpvmMptoe5QlTacRf0Mq",
-	"cAxoZGoAjHTWE0TChNyZn0ye/MhHYmaC73KlCtmaA80h/VVHNQ5tUYA0cnOUh/rruLOlBQAQ3OFARosh",
-	"jcg1oNHJ8dkALV/PbdOrVoqqdUkrlz5DijrlFLJ6M0Utxy02k6lFTj0F/cfV3v47Ly1l4P06wxKFDC3Y",
-	"HMkZodcIj9ncxObZ6BurG/8fL69QoP+4au/sri+oS4UkvqWQzkqbbGB51c1XFjhx8zHqVfJiQZn2zu5e",
-	"c79Y7aW93yqUN/GO9PIKFDF2jYIZS5LFBxMbQQSasVvURxxwaMJKvSW7macK1NhD2s29/Xf/Wrp/T0IM",
-	"tfVLHmyNjG1b+iqrx5EHwJuSW/dDHUE39DpDszhDzx+mW62//QWiiA29hyEd0mqfkFHQXbLt018/voG2",
-	"g9nCode5HzobM1S75Q8LGzj0Ors77ea+6qZ2Wz/D2e+h96DpWzuE0q1Q9hi6Svkj2vrPs+Mvb23qp2VM",
-	"WhMYWX6jzojat1f49WeGX/Z96U7561cI9gdBMNVrZ3UvXbfD6bLGqhgdjOIbTCI8jqAE9xSKQDmMSOFe",
-	"ZjteAfi2c2b84rhPoTJtI8ECuWR+cMAW5pzcGJdEBXIJ8x6QITUAjAhdkbtQnVGJe7cio/GGOiUYO2ik",
-	"mfnIDqnzTRZDmmZ5ikKaJyLUZCnol9bTFOzZ5zIKI7SVI9IUy5IwdVprEfJW+1WM9cRiR42ATX6nTktF",
-	"XTTqoITQ6WhIAxbHdn7p3PkCtfdRWmLudkYi0LVHCZ020WdMojkHgSbqdtnUkyHNh0dCYm5TUBgPCcV8",
-	"oXOZbAHP7GzVolI9xAvgUoskBxBFKAaE0W/sWsujPxgtvhAQ+XW2QCEJl0KR+l4GQM9IcA202Wx+XyCz",
-	"06oCmf32TnP3ewIZvrrImrqSbtlVm+r/imVescwrlvlOWOZlgYlvb7auVFoHUZy0ZQ0+3ITli0vj2lXM",
-	"oi6zT3GV7kn/jdD5ybpuu0EYyXwckcB8e356qASsrkx/cHVy/vGw/+nq/PSwmaVdbt+0NZix5NVm8pWK",
-	"liipH5EJBIvAvIHMGu+tra2afTbA0TWhUyRZ5nHxbUAHt4VkGM/WyhkxW6uHy4f/GwAA//8=",
+	"7H15Vxs5vuhX0ak3c0LuLRubJd1xzjvvOuB0+w4ELpjpmcYMlqtkW02VVJFkwM3xd39HW5VqMS4DSd/0",
+	"MH9MB5eWn5bfvujBC2icUIKI4F7nwUP3ME4ipP59jDiHU3SGkmgh/+bzOIZs4XW8wQwBOEVEvOGAqc++",
+	"dwujOZLNQiig/K9q0A+9jv7Xdav9W7h7+2O892Xn/oeb93f74h1rLX6H48DzvVjPpZrHfGoaj3dufmR7",
+	"8TvyY9L6ssP3xLvbO9VYQDtLTEMUeR1vmojGHm3EmGDP9xjiCSUcDXCMvE57Z3evue97gt4gwi84Cr1O",
+	"e7+1zNp5He8YshskOIgovQHBjCbJ4gOYIYYA5mBG70AfMARDIGYobsopKI0VuPIf13v77zzfEzhGXMA4",
+	"8TreTmvnXaPdbuy0B+1Wp9XqtNrNvf13v3q+N+eIqa7yH9ftnV1v6Xt8HgSIc68j2Bwtl362/V/miItD",
+	"zFAg8sfQBaH6FZjdA1tihkBAyS1iHApMiYRd/iYnesPfusck0L2QR4miCMQIQPAbvUHNauhK0PTJGaVx",
+	"ERoLBiYAArktPrjDYgaw4CCJoJhQFkvw1NQOKPYn+c8ZJEQdqGAwxGTaCGZQNrb9vY4XYh5QFspNqzwE",
+	"vbBfZlCAkIIFnQMxw+QGwDGdC7UdwZwxRASI1Zn/v5qLPhcMwVheniIucBgju3pfzaCwAnDbw1lsFci6",
+	"nT76r7EADfkhJagAu0QIgG4l9iu4CQhloxRchcwd8DD0xCJBQ68z1Eg09PyhPjYi1K+/zBYgxOHQWw7J",
+	"kNTtpdcyw8ENIs1mc2VvCZTqnJIJ9fPjhMJ00KRi6HUehg4BGHqdnZY/zBGKodfZb+80d2U3SVXUHA5d",
+	"GXpLBZ9X3NhPEEdV1yJh9BaHiIGJagDgRCCm1qwPHHABmXCvx4vtN2KMMtXL/EsuP6Ch/tr9qfd5cH3x",
+	"ufv3bv+o+/Go526ubiFJtqQehAoAbyGO4DhCTdUuRALiiOsxuYBizgtzMgQ5JerHY7mT2U4wKBCIcIwF",
+	"QPcBQqE8iqXd16XvzRAMEVP85wwKdCSbNtT/K96CeMBwIkmb1/H6vcEnoIgKnYB/NArtJS0z7MzrvGv5",
+	"Hg9mKFZMQ26T1/EwEWiKmJo363yGYogJJtMNJkz75CbdZE6OKhZ4jgJKQg7mROBIXZwxJpIq6i18w8Ed",
+	"JiG9A0z257nJ93bWzY4EWzS68k6unllQcAexAGM0oUySNcEWxWXmZ5KYEs9jr9P2q2YtHVN57mN4L0cA",
+	"TJNdDhLEQIzJXCC576Vt2OygK4+tDMSZnTxCEyE5mkt2za6vBWb//UbAVN6BC4LvgRQswBbXh/IWQAHu",
+	"ZjiYbXgl2j+839/Z399Zs0dL30sggzESBhG7VpIrwubKgThEROAJRswHIy3xDeet1m6AQ/VfNMrBUkco",
+	"xHKOBIqZ53sExmmvfqhEvC9zzCTZ1VzTuYHw/giRqZhJGt9KbyEXTJ60Wp8l+9nyLkhK5VKRhKjjgEkS",
+	"4UCJU9u/cbnuh2wZD5rq6S6hnKZEWz3fUkzF/hVplLd8LWFUgoGkrl7HzLJMBWU5UTWJzsmSExhxtHQ3",
+	"5y8MTbyO93+2M7l/W3/l2z05SY/coogmSG9U/rxLa9PCDrSQYAIDgW+RLxFGgewDyrT8ZxdqAA4omeDp",
+	"nKFQXovHqX4VzKbHdrH5alJeb5SsSzWBrjuKbL6K3D02RrnDYzSr7ki5VVUSnfojqZXJu/ERhoZKPg9j",
+	"+p//3j3qH16f9f7nonc+yOPLBKNIKYUSXU7NJVLob/AonnPJngAlkjt0AE0QgdgHkIgZowkOfDBl9IsP",
+	"ppROI+QDGkUwhnlc6pNbGOEQKDFMcniQm++rIlVh+UZnGpk9AP8XPAC1CT7QawbLESAwliRfIl9IhUAh",
+	"kGQyZUgw1F3AFtXyZkrPfcDnwQxADiAB9BaxRkTJ1BDsfjh6+4qN3yk2fqJsjMMQkech42HvqDfoXZ+e",
+	"nQx6B4PeYR4bE0YFCszFRUQynNBFxhBFSKDTtJWk9hwJQKX8hLnmFB9AECEo2YK+6qfdwcHPYIIZF1Uc",
+	"7s1AWwJAl3PMBSTijRzWgIJCMGE0BmpmTMlXRtXzi0+f+gd9yQZPe2fH/fPz/snnc7AFtXHoBi3kWiG4",
+	"Y1igtz4obqfih7lh/ufiZNAFWzl8/zKnAvpgzlEIlq84+d3iZJ8IxAiMehmSPZ1JDnpnn7tH172zs5Mz",
+	"L8+89Cxa4gJbRm8COAS7kx34Pnj7lZHChUwyXjAn6D4xyAlxNGfog2JD1kAYQMYwkoIgwAZ4/nrJv9tL",
+	"rmSnY3sfX0IUPO6dn3d/6lWLgsZ8nJcApU4xRgDFiVjkuYgBDMhuknFYxfGbCHVmIeBuhggYSRBGEoYY",
+	"c47J1NfwSp4gKAVSFPsACvKgkkapmCGmZbpXRPleEUVp/C/ACo5PDnsZH8hLZ1o96nhaC3KxZCDpr7I5",
+	"jKaJaLwfgZAirYuje1wUvbLWmYUC/aZJuvZvKB7zVXHIWae2M5QAmigJSUmWlultzckNoXdEN/bTRma7",
+	"faUcZeatV9nqe8Wmz1R8onMSvoS17vPJ4PrTycXnQ6+sfkgEmciJvoFlLYXDl6KRNqspFUldcRymdmgY",
+	"RYi94QAGAZ0T8XqJv9NLfAoXEYXhgNIjyJ4rPJ12/3l00j28HpycXB91z5T4lN1mY6oDYxoujImZg3Zr",
+	"78f9H96B8UIg/lUveAk4TdLz0IBj/PH1Ln+nd3lA6TEkC+s4e95dPusOetdH/eP+4Lr3j4Ne77BoiVKe",
+	"SOO83NvJyS5nZVeKrz2XIILiK1tzKwD3AXTdO9Yki1hDU/iAEu1YDBYggAm4g1KcgcHsT+4bKTigH+3t",
+	"NP2To9EFgXMxowz/jp4p21x87l4Mfj456//aO/SqvB2UWUUUdE/74AYtvipquPBo6m9mzWnEMYwmlMUS",
+	"Z40oL5H3lt4gBTC6T1Ll/YLweZJQJlB4jEIMB8rR+7wtO784PT05G/Sk6n7Y714P/nma56MHevCGnAxY",
+	"51Nxmq+8j1VAOvzUuFi5JC6QVwD3ymG/Q9KQXiAdtGC8MErrTxATWAcz5K7KQzH2wc8F+D52C89VjyNj",
+	"GJhBEkaaTJdG1JEZpQ9LN0TjUrfK32QHmKs0SoOOf0OBmlOvUEHQefCwQPFaoM2mLNPRIGNQmQOVLqcI",
+	"Qhhi2QhGp86+6RCScnDL3YxGJr6hCT4ijkPEjSU7HiPGQYS5kKQKi9SojW4RWwxJMIMMBgKxxgRHtgOA",
+	"JNQNLHEDgiaNCN2iyDbBQkkAU3yLSHMotyl/wlAtsuZe2AOEodxWfLvpwY8xXd8BChQjImyfIMI2nPyx",
+	"fgeqWdqJIShQ2BXrug3SGGtFGPP+RucejimNEFSXYUphxDdeBg4rr7s8tQiFWlnbaMCIMrTZ7scopmyx",
+	"rs+xbpXJwL2aOH5caJ6NMEBxImXlukNk7dUYguGgRlfdTPbQQfwVu50P+1g3Yq6x7X2OhMBkymv1Thuv",
+	"Jmy+lyDGJQXBYu3ZnDpNZc9oPsUad2sRtFPVvoqgJZSL3pNouY19+2mOQxRhsr7/WbmHZEY199XdUhvP",
+	"toZ0SXp7rpuqTotoLeIcWHJ7rlrLbgsuUFx5gKLu9c7da0GTGtc6v9nzJHwCWZtzxOqxVRza2Mh0czXR",
+	"zt9Sl2xZepgRaucs/VKglcbN7OpWEF2XertLzkhBib/73n1jShvmRyWVnsE760O0DPtADesEmdXn3l2i",
+	"2bYKuICGkfci/Ds8OQcpbwaSNzfBhfUZGK4OGQJcUIZCKT9LObr5v54Nf8S0T5L50zlwFS/N7+kvM0SA",
+	"2mxwqBqDNAbVuFnkNr0U/31ltGsZrWWba9naZ0khnsVO07v1Mjx1Lfm3EH9rXputE973dTc3iPy757/f",
+	"MSutzRRVq2exnLCsWMME90iYUEwqkjQexpCj6zmLltuK6/BtnfugkxxsBoTnl/fvaXqP1k02Sqaoq7c/",
+	"SUirI5W4MoK7mZW6v3MUqSmsbOswOcBrwbSH6hrlyopiYRG2pa/nWQmmZoVhlSlGfXjS0ZYVoSy86okW",
+	"GPdQMtCykdct8AXOwW7VVzmHF4Dv6wBmTVgFejK1Ilo905ZCN5NeWqUPwikm0Mptj/K5rGVxRQam3GiP",
+	"LusF9tyS95ff988GLfKkug0EBe1WK1MCuE3MZTiOTXKjk0PWluw/xiT9u4KW6tOhTHzSMYpy0gmcR8Lr",
+	"5OheUZ6GAsj1azmaA06Z4GC8UJlyZB7L1brd8yT1aiUgKQG3g+i0LJVSl/5T+z7WDKLFocrEPw0F4gAC",
+	"rW+AGC4AR+IDGKmxR7b6AEfsVoWrCCq/u6srA7YaIJtbXbxqjrZTU9AzpQQq0Og57LjaePUVzFovybmf",
+	"ZqLYlN/nbAIrDAz2GFfi84Ua5InWgAXg87FKRZlkOYtvuFX5fZBEcw5GGvpRE/RgMAMJQ8qJZizzDCUR",
+	"DIwHwNgHKDFeglcLwauF4NVC8Goh+Hez0Kfb8ee1LTzFjqCZVYVWGMwgmVb46j15n7llT9YSfTejHJm0",
+	"ZN1TUdD0upb3rHALV4gm34cI4YoNdt/WiAcvoabas3tprSRlwKWz76pAAnn43LIqrjwXUrxIfwJbmVMC",
+	"yk8NFOkPsrdKZaAEnUy8zmVNfugt/Y0459XS9wooXFZso2gz5FMVvjbqIUnrJj2WFYfhiDZPURwy4r9b",
+	"QDrfmxP8ZY7MZ1XOzfcOnKpsupSKq2Lu/FhUMRMoBGLybvzr8l/D4X2r1RgO79uT4fD+h8nVf/6lyqJ3",
+	"WEM+W5RSktMUGaiTqJGrn9kc7yqt7FDXYXM5/WMSeZkMEhRtSKelaMHUHvYMYJUBH5qBhgN6eMzXtDhG",
+	"JJXSKzC8dG16cSIWGqjCIbYqtijN9iosXkUb1ggDPJANl7nA57V9Dk3bvNEwfw9+nseQNBiCodxF4Hxs",
+	"li9WgdAp4B83G2awOzaIcpmPcrZnIWR1Vb6951fVKSin1Xt+RYKP++/j3uDnk0P1uXt0dPKLGqcqj2Jl",
+	"YGh1oHopWzufs1euEXS16vIcZidfX909RAkiIddlFxCQJ/YhJ1ZofGfIxK+pOpdlBXaSGbNyoz9acaSY",
+	"vgpJCAoH/bZZRb2i6mpgv6hCVzp0/g5yMMOiA0ZOzPxIZchKKDBpTCI8nQkQwKRyjiRHGx9DpRIt1b1T",
+	"taiQqpjPTNxyjrt6sarCw4qCWjqn642plqGLQch9Ld5ud+S0eleW8VlF+80elnXxDDI3sWJdVbitituv",
+	"oHqsCNxTZUyOKu6iMZyKbN/ADPLau7VcRbxcKTI/Y09Fb+pSC2MaLspokwaVryXVBQmzsLToDi44UMHj",
+	"VVaTlfJn0bDrLO1WbakuNlo+XHaLWEMZvHRJ0A4Y6cqS2pmpO6oxwH+fn3w2Zd2A0jd9gGAwAxMaRfQO",
+	"hWC8ABCMI0hu1PfyVZNqlJqmUS8s3pndlDa1BpnC7meCQX59aiNBDG+MAU9jlxKuI8R5tWEqomQ6QCxe",
+	"I25ouurKePzxphfcRN+Xm/AZZULOeZCVxS1cQcgijJgtp6EjlHSiqDqENBfaOCHATuutcWoYrGwZn4b+",
+	"s1UPMYyK64C1sbhXHU6ZlvZdr3xnYLimlcL22Cgv9zjM/YSpojV6UFWRfZsZ3gEPukTEEixHOR07/UdR",
+	"iMuyTGrvg925GuuU0NVsWlT6i3+bLTt26mbnwVrtqchX0i7xPRxF2JSl1HWY7N1jKED4FoWSV+hiyBKn",
+	"rXohj1sqfV5I5+PICYwgc4kd2oyTFeuurJ3pEj+ncQFkawO9Wn2T0gLnFQ7a/qPe+H4hDGNt5fKKgbIj",
+	"qWHcTU8wV7u86thMlekqC1FWpHzDkNTKAQsnke2MA6Hv1O3MpndWv+50nmfUyZ3zSxt18jXCN6SKGSmt",
+	"Ab8lvLnjfdTYmrc5LLNC445/WrHFUharwlhlZuJFscAUr67ml9UM6zMVgJJoAe5mWCCewAAVnezvWjXc",
+	"7Nkl3GTZRVohQXzkJHMOl4JCBBm6Q5vat6YMIfFI/tgKkzQJEBMQk/VujXWmruMsIaPAjaiAUUlqKWh7",
+	"mAtMApFnp9WqhxrPbGPFUPaLI37NVCVKfodYTh1xxpwnopL1nM+k/lrw5kZ4glStZJX/mCjXo6lEm68+",
+	"/P598/3+X728na3VeH/10PZ3l8NhU/+xs/zrX9YaRPKr9qt2NV1G5b1L/W8VxYvXYMRx0V1nrS1pAaC0",
+	"DqonbyL9ouL/6VQxXVMK9WrdwCut1mn+bar7+ja/XVe20gOmGnoaCWLIT32TdTEIYo125VjplNH6uOiT",
+	"LCC2EltIsDhFBEYa41JpeccRlRs7FaJKDO/VSwo8100K2Xk5u1IZ1jEGAXrSzALFCWJQzBla2bFVKVwl",
+	"p3lgH+1QRVROcwFnBb6m66Sf5gMWnUUrkfoUsdUtFBL1C26u4vdTS2fWiIcuPLmuuXkKYFWh6mne11yf",
+	"028S1lGIVUj9qnnSUGVuFuaFjxotGcRiU1gqr4GjvOWpg3mmBWwJBGMQzKB46wNxhyW9BVsxDhgdR3Q6",
+	"xWQqP6AITRmMwZaWICXVgEny1nVG2IdffM8Mo1570f0qiZhJn6tS3SZ4Ws/df6DbLn3XslAWfOqELegB",
+	"ddxCrZD1dAkHKcAbXLm5oD0yhVPt6auEOphBTDaNTkiCC/aYRXq1V9rRWCGbIvEz5DMBp/y5Ao4bmFHB",
+	"pXScB9DtTUKY+U3uu+tWNWesjSmQGC6m78sGDlb3pP16KZ5X6TqsKJBJK/+FIvw7pHxbQ93gNIIE5iXo",
+	"nfZeTpr5r0vY+L3VeN+8blz9p+3o/lbpQjyrDD3JXyxMgmgeoiNMblaYsBywHio0C4x0il0wF0BQXdws",
+	"hmThhOSuNyLH2nH3iCEtYWiCGENhBsvjQ8456sX0N7xivDlH7oWt4y1c7xt9KHcqFM5yHs5SLyboh71u",
+	"0EJbWdOHtXDYBCeqTugNWnAwo1EIJgyhhvw6JHp8/gGMOAoYElyF56o61Q2lm239hEwgMoghvzGFDHTs",
+	"yduqQgSWHK/zpBTcxCowSUGwjp6VqYYl9mvjgXQ7d07LMtZ11c2ynpXHSpk4YaknyEZ6y4NzY5vVX+rH",
+	"KuaUBWFUcew1cn+eM9cNYHDjPtaFr2Vvhmmbe6WvKoLcWgXoBED7rpWYQQGU7QSFWq8rmBtd81lVZLki",
+	"x8psqF6Wab6w6UyYQkE1/Q2qrlBJ65M/+jl716PmLDOeci49bUNzr4hhYV8Pe64D6gU3Y7XnyfXelBZ+",
+	"QpC7ZlslXK/dB0JSMphAJiS9G8mxlYFe0h+GY6mF6OXGMEnsY05KEn5sMdnNtnA/vvbs4Ixt+vH2SiE0",
+	"3qr0fBaatevtWdaP1ioNWKdDtsB67Z0VKmGkeOaOcUGv3/fMY4GrM0lKoFdIZxMGp7E5/PTpxA/pz1JU",
+	"YPhWvSpJmXqMxV/tiVkheb7I7bbTrLjfVkJ1ifHa8MwSp9pQq4xxJgFtYpGk86QfPiksORzQAxrHkIS1",
+	"paCcRfXpOsPAdVwUpMpPB2B3d/c9uBgcaNk9djxTedNf+WHWVrO9s/trzi0FBWoI7T8qu62z6N8M2qLc",
+	"sLGqdoRvULXcKb+eIXGH0AotTistK2Pd9OfHAt1sGyOcrxCnKRefrJ2sUs2iHAuNqUqkzgUDxD6YSc0r",
+	"zB/G3qxgg2033l9p22vL319exrPwqtoCW7geWqqcMywW5/L26lWMEWSIdeda+td/fbKHrIzGoS1C6FVU",
+	"EDGf1IN2N9ejfHSDABGS3Hp3B4whR+92CuqLQiK1h2rabBEzIRJd1w+TCbUEDOrXfd137kIQQ0wExERi",
+	"uO/NWWS688729hSL2XzcDGisc85D85+yCqHTn/3szTU/5bGQhCbqE3T72ozOwZbxoDeU6clZ1tshobeI",
+	"qeiPJtCRMMZFllYeHD2AofWbDb2OyQYaeuYVVtBsNsFy5NsyaVkgTVVn7ZwC2SumQDbQ75jKn9MnS9UM",
+	"9l1S7cIfkiHRINLEBI3atx84GHVNkU31ewd8VGdkAl26p/3rv/X+aZ8tBH+T+pRUWGMYoiHR73OZE1K6",
+	"lk51G30AEIwYguFIVbWM4UJ7vQIYReCn3iADhDvQwbmYSdwMoFBCr1bA03JyiiVKcqRD4EyJQMss1Y8G",
+	"JPW3upLMVh/UL0Ijk2qvHCROCdos0kz9/NYfEsjByK0++B8jdUVM3XH1/uko91WSzA96mRDst1pKVB2S",
+	"GUwSRLh9NzQF1Sj+cloUgggGN1y/qK30ywgHyHi0DR4c9weli0/lyHTOAtSkbLptOvFt2Vb5t0XkoJDW",
+	"aI8hMYYwidSe790ixk1CcLPVbClpLEEEJtjreLvNVnNXE6aZoiPbWbb2tOqRTskieaE0+1QH8UOQKEQT",
+	"AKpnPJtgII/V7CinTGixRm7MkIyZepJZyrk4HDVBV/dO5Kmao5R4klqmIsyF3rv0bqlXoCVA3SybO3vN",
+	"87II+qkcXxv6fR3C0W7atze/zBFbZI9vJtp+nsVrpapv21/z7uuKuL0EMbXAVTPqmNDKKXda+YCmTSE4",
+	"UVdWg4HN82Q6MHEVMGlaSr2AtUKBjJL/Up78DVp8AKM0U3ak34mBY1tyqhIMysTHxYZgpKnpqyDRL8lj",
+	"Sj6AkfxcCxR1cWtDkllNlsurwhusO63WZpV7reZvEfPSyQOv8hRc5XK7HxMCcVivoIqJmXJfCC9lNzsP",
+	"sZgtKz1m577ymmbDOwlVRVD3JaitVutXT25ivuxDzu/WLrrZJMa4brV23ovWXrqhMSZtZYM7lqsHUVG2",
+	"WGr5iphJJV+d2msh4u+0RvmextaqnilWbzvPw6ou7fVdcrXPZaed9+s7Fd8dWPrefh348o/z6ctvX+93",
+	"inJIGqIs/peGaXlXTgZalaCt2LMOb1H8NP1LSbnryxEOybFJ0yBUmNycsUnSyJUmJCFAwYxqfSSz3tuS",
+	"hUMyGmM6UnLoGAEIOCbTCNmYDNl9ZFKgRwARocRN09hxj/EPQzKmYuZOraUXLIUWBhfbWglTsmATdEn2",
+	"qpmp6j4koxxdHIEYQcIrQ0KcSBKYlqfX3UdDogyhtoXTSX2vEoT0kejqPtqqg7j4SMPFZuxGlVe49Hr3",
+	"UmuXyz9En7B6g5QGVBXT/BlFiUqsYRzMicQeIXc4huwGCSAYIqFKXl3HpcpFFkyEnqmRoICIICb5ofWb",
+	"qtFCDuHURbj0JKCe7w1QMCM4gBGABEYLjhUwL8fDkmJkRBbvcOklDAVYxYEmUGBjQzNxDV7C6ARxrgwl",
+	"no1h8CYMIxJGUtiwsQqXngJdakqR4hxRMplHGh1tJv+l69y33u1LzzhMr3Lea/NjpljABDcltSRINMZI",
+	"wKZuIVVsRR/SAABtwzG7scI5K7mzm4DveMuy3MdLuTi5lw2VBHtVmeGoZ8vnNJo7UZHGaBi34+4q2HaM",
+	"ASpvzfH2Zp5TYn6Dqmopjc9bTQ0YBSGv/UQhz629p46rs70d0QBGM8pF58fWj63t27YtvVdDdnthUXAD",
+	"2e55MlaxJF6FmDVIYyvvoLVMvL6x/ypprZG0WrvrO2VPjMse7Ro9iu+bqX77dcCreNnljxQINeIBK0eU",
+	"JMKlb21E2w8m12GZ1YCsiKpWv7uR0MqEhwUvpi2lSV5KmtCR3L4UtYZkSmnYBF1jwG1kL6LDQtElPfhe",
+	"a7eU/F8lMmnYMpHpJdR0pxZmjuC2DcFVCu0GuneNN+LlfsEoUnsqwQB3Un42gDQfo9rPo9HFcplrabQD",
+	"0iuNfqXRL0mjW3vre6QPqf6R9NWtFletcVfa3c+QmDOjSDpv9WTE1BBM66yyT+xwW9rPvMA9JJRIEsvB",
+	"6PJqJDXX0cNy1AR/h9EcGX0OjKw430wj6LRTiN+gsIqQ/oTEy1LRdVpotXpZ3/T5ArpnXQpe1lGvci/H",
+	"VKUm7ZYyjPZ2sgQhr634yF+dunffSq99tja7iQ77jRTR1aqlE7152D8/ODk7vB6c/K332et4/2H+p7H7",
+	"iWbtZ3HfWmz3ldW+sto1rPZ7YZyp2XeFnTrv+q2aJ2uiMagfGs+SCFbE76sauKqcguGntk6ucWorO7di",
+	"xx8AVRHptu7QDUKJthwPiQos500wMpX9RtravLL8IQzEHEbRwtZB9KWEPySjlKiMQExvEbeZxogALOxb",
+	"mIrLN8GIzKNo5JajHRJT87cDNJkaARhxCsZM0kvHdg+DG23ON8Wtqxi+Lhz4bGNzgedYHkJZDCO3fk5W",
+	"NHszGpkvpFzLcPdEgSUtdnlZeI4qK2H+kjY2p7r5N2A1xYKTjyp6psT8DAEN2SsLemVBf7i2929lwtPo",
+	"upkJbzt2ihk8g5dWeovPle4EddUhNyCTOVqtrWygouKbIC2hYCP+hoTDGIGRrggyUtmNKOI65E5/0lUz",
+	"Rj7gMx18lylVwFQgaQ7JLyqqcWhKhNjIzVEWkq/izlaWAwHoHgYiWgxJhG8QGJ2enA/A6v3c1r0quajc",
+	"F1tO+Ylc1OQpnlG6MlfMttzOF3Dp605prRQUbjjAue1W35tWKCHz0gxZ9WC2yFG9pahKOZsvwC3VszTl",
+	"YLZNlbe09IwLVmgy1utAlaW1yOPR2VCb9f2k+9RfmFsw7zH2bhEUbP33+cnntybH2GCGEkVH5sKrN1HY",
+	"/JX//6n5f19qNzh0isK/ygB/kAwge+2s76UKxDhdauyKVgIIvIU4guMIFeQNycZAxsesvJEaL9dIHNsZ",
+	"wXxxwUOKBUpJhxy4YH5wuL3OuuM6mqxYGVS/jzMkWgLAXNWpzxULlTzILRCq3XFORdAOGKk0wpEZUiU8",
+	"LIYky/tz8wHT7D9f/kastGHmpQSNwFYmEllhCofWa6ryct8qw755m0qDrkQw/ZyPKmoGumDUAQkm09GQ",
+	"BDSOzfrs2tkCtPeBrXh4N8MRUqVwMZk2gWQvc4Y4mEjsMrkPQ5INr1N2dQ4EZSEmkC1UMo2pJ5verUqx",
+	"SA3xEoKRjvXeUK451J2+rVTzbyA/sPWl9iQmuMV3TSmHVxHiVYR4FSG+kQjxsvKAD1LtsloycNJZFc93",
+	"E1kvr7RLTxKLqowuSVW6p/03XOWlqjr9mrEn83GEA/3rxdmR5GvqJYLD69OLj0f9g+uLs6Nmmm63fdtW",
+	"MoQBrzKDq1CURjLbCE9QsAj0g3jGaGtsLOXUowGMbjCZAkFTS7tvHPnMFAqiLN0rZ8R0r5ZXy/8fAAD/",
+	"/w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -234,4 +235,76 @@ func successStatus(t testing.TB, op *openapi3.Operation) int {
 	}
 	t.Fatalf("%s declares no 2xx response", op.OperationID)
 	return 0
+}
+
+// TestContractSuitsGeneratedClients checks what makes openapi.yaml clumsy
+// for client generators: inline enums (each generator invents its own
+// name), the empty string as an enum value, YAML merge keys (not JSON
+// Schema, not every YAML parser), a bearer scheme without bearerFormat,
+// and a stream event that is not a discriminated union.
+func TestContractSuitsGeneratedClients(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("../openapi.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(raw), "<<:") {
+		t.Error("openapi.yaml uses a YAML merge key")
+	}
+	spec, err := openapi3.NewLoader().LoadFromData(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var problems []string
+	var visit func(where string, ref *openapi3.SchemaRef, component bool)
+	visit = func(where string, ref *openapi3.SchemaRef, component bool) {
+		if ref == nil || ref.Value == nil || (ref.Ref != "" && !component) {
+			return
+		}
+		s := ref.Value
+		if len(s.Enum) > 0 && !component {
+			problems = append(problems, where+": inline enum")
+		}
+		if slices.Contains(s.Enum, any("")) {
+			problems = append(problems, where+": empty string in enum")
+		}
+		for name, p := range s.Properties {
+			visit(where+"."+name, p, false)
+		}
+		visit(where+"[]", s.Items, false)
+		visit(where+"{}", s.AdditionalProperties.Schema, false)
+		for i, sub := range slices.Concat(s.OneOf, s.AnyOf, s.AllOf) {
+			visit(where+"|"+strconv.Itoa(i), sub, false)
+		}
+	}
+	for name, ref := range spec.Components.Schemas {
+		visit(name, ref, true)
+	}
+	for _, p := range spec.Components.Parameters {
+		visit("parameter "+p.Value.Name, p.Value.Schema, false)
+	}
+	for path, item := range spec.Paths.Map() {
+		for method, op := range item.Operations() {
+			for _, p := range op.Parameters {
+				visit(method+" "+path+" parameter "+p.Value.Name, p.Value.Schema, false)
+			}
+		}
+	}
+	slices.Sort(problems)
+	for _, p := range problems {
+		t.Error(p)
+	}
+	if spec.Components.SecuritySchemes["bearerAuth"].Value.BearerFormat == "" {
+		t.Error("bearerAuth has no bearerFormat")
+	}
+	event := spec.Components.Schemas["StreamEvent"].Value
+	if event.Discriminator == nil || event.Discriminator.PropertyName != "type" {
+		t.Fatal("StreamEvent is not discriminated by type")
+	}
+	for _, v := range spec.Components.Schemas["StreamEventType"].Value.Enum {
+		target := event.Discriminator.Mapping[v.(string)]
+		if !slices.ContainsFunc(event.OneOf, func(r *openapi3.SchemaRef) bool { return r.Ref == target.Ref }) {
+			t.Errorf("stream event type %v maps to %q, not a branch of StreamEvent", v, target.Ref)
+		}
+	}
 }
