@@ -100,7 +100,6 @@ func (c refusingCounter) Peek(ctx context.Context, key string, l int64) (limit.R
 // operationCase is a valid call of one operation, and the invalid variant
 // that provokes its 400.
 type operationCase struct {
-	query   string
 	body    any
 	invalid func(r request) request
 }
@@ -135,7 +134,7 @@ type walkedOperation struct {
 
 // request is the operation's valid call on agentID.
 func (w walkedOperation) request(key, agentID string) request {
-	return request{method: w.method, path: "/v1" + strings.ReplaceAll(w.path, "{agentId}", agentID) + w.query, key: key, body: w.body}
+	return request{method: w.method, path: "/v1" + strings.ReplaceAll(w.path, "{agentId}", agentID), key: key, body: w.body}
 }
 
 func (w walkedOperation) onAgent() bool { return strings.Contains(w.path, "{agentId}") }
@@ -167,8 +166,9 @@ func TestEveryResponseIsDeclared(t *testing.T) {
 		t.Run(w.id, func(t *testing.T) {
 			provoked := map[int]bool{}
 			// call sends req through hh and checks what the contract cannot
-			// say: an authenticated answer carries the rate-limit headers.
-			call := func(hh *harness, req request, want int, authenticated bool) response {
+			// say: an authenticated answer carries the rate-limit headers,
+			// and a 429 Retry-After.
+			call := func(hh *harness, req request, want int, authenticated bool) {
 				t.Helper()
 				res := hh.with(t).do(req)
 				if res.Code != want {
@@ -180,7 +180,9 @@ func TestEveryResponseIsDeclared(t *testing.T) {
 						t.Errorf("%d lacks %s", res.Code, name)
 					}
 				}
-				return res
+				if res.Code == http.StatusTooManyRequests && res.Header.Get("Retry-After") == "" {
+					t.Error("429 lacks Retry-After")
+				}
 			}
 			agent := func() string { return h.createAgent(map[string]any{"name": "walked"}) }
 			call(h, w.request(h.writeKey, agent()), successStatus(t, w.op), true)
