@@ -3,7 +3,12 @@ GO        ?= go
 PKGS      ?= ./...
 BENCHTIME ?= 2s
 
-.PHONY: run build test generate lint spectral bench fuzz clean
+.PHONY: run build test generate lint spectral ts-check bench fuzz clean
+
+# TS_CLIENT type-checks a TypeScript client generated from openapi.yaml; its
+# schema.d.ts is committed like gen/.
+TS_CLIENT = clients/typescript
+NPM       ?= npm
 
 ## run: start the service on :8080 with ./agentd.db (prints the bootstrap API key on first start)
 run:
@@ -17,9 +22,23 @@ build:
 test:
 	$(GO) test -race -count=1 $(PKGS)
 
-## generate: regenerate gen/ from openapi.yaml
-generate:
+## generate: regenerate gen/ and clients/typescript/schema.d.ts from openapi.yaml (needs npm)
+generate: $(TS_CLIENT)/node_modules/.package-lock.json
 	$(GO) generate ./gen/...
+	cd $(TS_CLIENT) && $(NPM) run --silent generate
+
+# npm ci writes node_modules/.package-lock.json: reinstall when the lock changes.
+$(TS_CLIENT)/node_modules/.package-lock.json: $(TS_CLIENT)/package-lock.json
+	cd $(TS_CLIENT) && $(NPM) ci --no-audit --no-fund
+
+## ts-check: the committed schema.d.ts is what openapi.yaml generates, and check.ts (every operation through openapi-fetch) type-checks
+ts-check: $(TS_CLIENT)/node_modules/.package-lock.json
+	cd $(TS_CLIENT) && $(NPM) run --silent generate
+	@git diff --exit-code --stat -- $(TS_CLIENT)/schema.d.ts || \
+		{ echo "$(TS_CLIENT)/schema.d.ts differs from what openapi.yaml generates: run 'make generate' and commit it" >&2; exit 1; }
+	@git ls-files --error-unmatch $(TS_CLIENT)/schema.d.ts >/dev/null || \
+		{ echo "$(TS_CLIENT)/schema.d.ts is not committed" >&2; exit 1; }
+	cd $(TS_CLIENT) && $(NPM) run --silent check
 
 ## lint: go vet and staticcheck
 lint:
@@ -46,4 +65,4 @@ fuzz:
 	$(GO) test ./server $(FUZZFLAGS) -fuzz '^FuzzMessageBody$$'
 
 clean:
-	rm -rf bin agentd.db agentd.db-wal agentd.db-shm
+	rm -rf bin agentd.db agentd.db-wal agentd.db-shm $(TS_CLIENT)/node_modules

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentd/agentd/store"
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/labstack/echo/v4"
@@ -37,7 +38,7 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 			return errNotFound
 		}
-		operationID := operationIDOf(route)
+		operationID := specOperationID(route.Operation)
 		principal, err := s.authenticate(req)
 		if err != nil {
 			return err
@@ -66,10 +67,10 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// operationIDOf returns the route's operationId as openapi.yaml writes it;
-// the spec oapi-codegen embeds has them capitalised.
-func operationIDOf(route *routers.Route) string {
-	id := route.Operation.OperationID
+// specOperationID returns the operation's operationId as openapi.yaml
+// writes it; the spec oapi-codegen embeds has them capitalised.
+func specOperationID(op *openapi3.Operation) string {
+	id := op.OperationID
 	if id == "" {
 		return id
 	}

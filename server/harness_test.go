@@ -233,7 +233,8 @@ func (h *harness) httpRequest(req request) *http.Request {
 }
 
 // validate checks a response against the contract: the operation's
-// response when the request matches one, else the error envelope.
+// response, headers included, when the request matches one, else the error
+// envelope.
 func (h *harness) validate(req *http.Request, res response) {
 	h.t.Helper()
 	route, params, err := h.router.FindRoute(req)
@@ -251,6 +252,9 @@ func (h *harness) validate(req *http.Request, res response) {
 	}
 	if err := openapi3filter.ValidateResponse(context.Background(), in); err != nil {
 		h.t.Errorf("response does not match openapi.yaml for %s %s (%d): %v\nbody: %s", req.Method, req.URL.Path, res.Code, err, res.Body)
+	}
+	if missing := undeclaredHeaders(route.Operation, res); len(missing) > 0 {
+		h.t.Errorf("%s %s: the %d response carries %v, which openapi.yaml does not declare", req.Method, req.URL.Path, res.Code, missing)
 	}
 }
 

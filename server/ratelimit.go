@@ -1,19 +1,24 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agentd/agentd/gen"
 	"github.com/agentd/agentd/server/limit"
 	"github.com/agentd/agentd/store"
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/labstack/echo/v4"
 )
 
 // endpointLimits are the per-minute limits of the spec's table for a
 // `standard` account, by operationId. Send Message and its stream share one
-// counter per agent.
+// counter per agent. New refuses to start unless every operation of the
+// contract has an entry (checkEndpointLimits).
 var endpointLimits = map[string]int64{
 	"createAgent":   10,
 	"listAgents":    60,
@@ -22,6 +27,33 @@ var endpointLimits = map[string]int64{
 	"deleteAgent":   10,
 	"sendMessage":   60,
 	"streamMessage": 60,
+}
+
+// checkEndpointLimits reports every operation of spec without a positive
+// entry in limits, and every entry naming no operation: a missing entry
+// would be a limit of 0, refusing every call to the endpoint with 429.
+func checkEndpointLimits(spec *openapi3.T, limits map[string]int64) error {
+	var problems []string
+	inSpec := map[string]bool{}
+	for _, item := range spec.Paths.Map() {
+		for _, op := range item.Operations() {
+			id := specOperationID(op)
+			inSpec[id] = true
+			if limits[id] <= 0 {
+				problems = append(problems, fmt.Sprintf("operation %s has no rate limit", id))
+			}
+		}
+	}
+	for id := range limits {
+		if !inSpec[id] {
+			problems = append(problems, fmt.Sprintf("rate limit for %s names no operation", id))
+		}
+	}
+	if len(problems) > 0 {
+		slices.Sort(problems)
+		return fmt.Errorf("server: endpoint rate limits do not match openapi.yaml: %s", strings.Join(problems, "; "))
+	}
+	return nil
 }
 
 // accountLimits are the requests per minute of each tier; enterprise uses the

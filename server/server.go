@@ -40,6 +40,9 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: load embedded spec: %w", err)
 	}
+	if err := checkEndpointLimits(spec, endpointLimits); err != nil {
+		return nil, err
+	}
 	router, err := gorillamux.NewRouter(spec)
 	if err != nil {
 		return nil, fmt.Errorf("server: build spec router: %w", err)

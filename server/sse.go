@@ -51,7 +51,7 @@ func (r *sseResponse) stream(w http.ResponseWriter) error {
 	}
 	stopPings := ev.pingEvery(r.s.cfg.PingInterval)
 	reply, err := r.s.cfg.Replier.Stream(ctx, r.turn.llmReq, func(fragment string) error {
-		return ev.event(gen.StreamEvent{Type: gen.StreamEventTypeToken, Content: &fragment})
+		return ev.event(gen.StreamTokenEvent{Type: gen.StreamEventTypeToken, Content: fragment})
 	})
 	stopPings()
 	msg, err := r.s.finishTurn(ctx, r.turn, reply, err)
@@ -61,11 +61,11 @@ func (r *sseResponse) stream(w http.ResponseWriter) error {
 	if err != nil {
 		ae := r.s.toAPIError(err, requestIDFrom(ctx))
 		env := ae.envelope()
-		return ev.event(gen.StreamEvent{Type: gen.StreamEventTypeError, Error: &gen.Error{
+		return ev.event(gen.StreamErrorEvent{Type: gen.StreamEventTypeError, Error: gen.Error{
 			Code: env.Error.Code, Message: env.Error.Message, Details: detailsOf(env.Error.Details),
 		}})
 	}
-	return ev.event(gen.StreamEvent{Type: gen.StreamEventTypeDone, MessageId: &msg.MessageId, Metadata: &msg.Metadata})
+	return ev.event(gen.StreamDoneEvent{Type: gen.StreamEventTypeDone, MessageId: msg.MessageId, Metadata: msg.Metadata})
 }
 
 // eventWriter serialises the writes of the token callback and the pinger.
@@ -81,8 +81,10 @@ type eventWriter struct {
 	gone    context.CancelFunc
 }
 
-// event writes one `data: <json>` event and flushes it.
-func (e *eventWriter) event(ev gen.StreamEvent) error {
+// event writes one `data: <json>` event and flushes it; ev is one of the
+// branches of gen.StreamEvent (StreamTokenEvent, StreamDoneEvent,
+// StreamErrorEvent).
+func (e *eventWriter) event(ev any) error {
 	b, err := json.Marshal(ev)
 	if err != nil {
 		return fmt.Errorf("server: encode stream event: %w", err)

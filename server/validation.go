@@ -123,15 +123,13 @@ func schemaField(se *openapi3.SchemaError) string {
 }
 
 // schemaReason words the failure for a client. Enum failures list the
-// allowed values (without the empty string that means "the default").
+// allowed values.
 func schemaReason(se *openapi3.SchemaError) string {
 	switch {
 	case se.SchemaField == "enum" && se.Schema != nil:
 		allowed := make([]string, 0, len(se.Schema.Enum))
 		for _, v := range se.Schema.Enum {
-			if s, ok := v.(string); !ok || s != "" {
-				allowed = append(allowed, fmt.Sprint(v))
-			}
+			allowed = append(allowed, fmt.Sprint(v))
 		}
 		return "must be one of: " + strings.Join(allowed, ", ")
 	case se.SchemaField == "required":

@@ -1,0 +1,119 @@
+// check.ts calls every operation of openapi.yaml through openapi-fetch's
+// client typed by the generated schema.d.ts. It is only type-checked
+// (`make ts-check`), never run: it shows a generated TypeScript client can
+// use the contract without casts, and the `calls` table below stops
+// compiling when an operation is added to the contract and not called here.
+import createClient from "openapi-fetch";
+import type { components, paths } from "./schema";
+
+type Schemas = components["schemas"];
+
+// Methods are the HTTP methods a path item of the contract defines.
+type Methods<P> = {
+  [M in keyof P]-?: M extends "parameters" ? never : [P[M]] extends [undefined] ? never : M;
+}[keyof P];
+
+const client = createClient<paths>({
+  baseUrl: "http://localhost:8080/v1",
+  headers: { Authorization: "Bearer agk_0123456789abcdefghijklmnopqrstuv" },
+});
+
+const agentId = "agent_01jd3v8m4q2x7k9w5t6r0yzabc";
+const agentPath = { params: { path: { agentId } } };
+
+async function createAgent(): Promise<Schemas["AgentCreated"] | undefined> {
+  const { data, error, response } = await client.POST("/agents", {
+    body: {
+      name: "Trading Assistant",
+      bio: "Expert in DeFi protocols",
+      clients: ["discord"],
+      modelProvider: "openai",
+      plugins: ["@elizaos/plugin-solana", { name: "@elizaos/plugin-solana", enabled: true }],
+    },
+  });
+  if (error) {
+    const code: Schemas["ErrorCode"] = error.error.code;
+    console.log(code, error.error.details?.field, response.headers.get("Retry-After"));
+    return undefined;
+  }
+  return data.data;
+}
+
+async function listAgents(): Promise<Schemas["AgentSummary"][]> {
+  const sortBy: Schemas["AgentSortField"] = "name";
+  const order: Schemas["SortOrder"] = "asc";
+  const { data } = await client.GET("/agents", {
+    params: { query: { page: 1, limit: 20, status: "active", sortBy, order } },
+  });
+  return data?.data.agents ?? [];
+}
+
+async function getAgent(): Promise<Schemas["Metrics"] | undefined> {
+  const { data } = await client.GET("/agents/{agentId}", agentPath);
+  return data?.data.metrics;
+}
+
+async function updateAgent(): Promise<string[]> {
+  const status: Schemas["AgentStatusInput"] = "inactive";
+  const { data } = await client.PATCH("/agents/{agentId}", {
+    ...agentPath,
+    body: { status, personality: { tone: "formal" } },
+  });
+  return data?.data.changes ?? [];
+}
+
+async function deleteAgent(): Promise<string | undefined> {
+  const { data, error } = await client.DELETE("/agents/{agentId}", agentPath);
+  if (error?.error.code === "DELETE_PROTECTED") {
+    return error.error.details?.protection;
+  }
+  return data?.data.deletedAt;
+}
+
+async function sendMessage(): Promise<Schemas["MessageMetadata"] | undefined> {
+  const { data } = await client.POST("/agents/{agentId}/messages", {
+    ...agentPath,
+    body: { text: "What do you think about the current market?", userId: "user_123", roomId: "room_456" },
+  });
+  // The same operation streams when `stream` is true, so the reply is
+  // either the JSON envelope or the event-stream text.
+  if (data === undefined || typeof data === "string") {
+    return undefined;
+  }
+  return data.data.metadata;
+}
+
+// describe narrows a stream event on its discriminator.
+function describe(event: Schemas["StreamEvent"]): string {
+  switch (event.type) {
+    case "token":
+      return event.content;
+    case "done":
+      return `${event.messageId}: ${event.metadata.tokensUsed} tokens`;
+    case "error":
+      return event.error.message;
+  }
+}
+
+async function streamMessage(): Promise<string[]> {
+  const { response } = await client.POST("/agents/{agentId}/messages/stream", {
+    ...agentPath,
+    body: { text: "Tell me a joke.", userId: "user_123" },
+    parseAs: "stream",
+  });
+  const text = await response.text();
+  return text
+    .split("\n\n")
+    .filter((frame) => frame.startsWith("data: "))
+    .map((frame) => describe(JSON.parse(frame.slice("data: ".length)) as Schemas["StreamEvent"]));
+}
+
+// calls has one entry per operation of the contract.
+const calls: { [P in keyof paths]: { [M in Methods<paths[P]>]: () => Promise<unknown> } } = {
+  "/agents": { post: createAgent, get: listAgents },
+  "/agents/{agentId}": { get: getAgent, patch: updateAgent, delete: deleteAgent },
+  "/agents/{agentId}/messages": { post: sendMessage },
+  "/agents/{agentId}/messages/stream": { post: streamMessage },
+};
+
+export { calls };

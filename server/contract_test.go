@@ -1,0 +1,312 @@
+package server
+
+import (
+	"context"
+	"maps"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentd/agentd/gen"
+	"github.com/agentd/agentd/llm/llmtest"
+	"github.com/agentd/agentd/server/limit"
+	"github.com/getkin/kin-openapi/openapi3"
+)
+
+// specOperations returns the operationIds of the embedded contract.
+func specOperations(t testing.TB, spec *openapi3.T) []string {
+	t.Helper()
+	var ids []string
+	for _, item := range spec.Paths.Map() {
+		for _, op := range item.Operations() {
+			ids = append(ids, specOperationID(op))
+		}
+	}
+	if len(ids) == 0 {
+		t.Fatal("the embedded spec has no operations")
+	}
+	return ids
+}
+
+func TestEndpointLimitsCoverEveryOperation(t *testing.T) {
+	t.Parallel()
+	spec, err := gen.GetSpec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := checkEndpointLimits(spec, endpointLimits); err != nil {
+		t.Fatalf("the table does not match openapi.yaml: %v", err)
+	}
+	for _, id := range specOperations(t, spec) {
+		limits := maps.Clone(endpointLimits)
+		delete(limits, id)
+		if err := checkEndpointLimits(spec, limits); err == nil || !strings.Contains(err.Error(), "operation "+id+" has no rate limit") {
+			t.Errorf("without %s: error %v, want one naming it", id, err)
+		}
+		limits[id] = 0
+		if err := checkEndpointLimits(spec, limits); err == nil {
+			t.Errorf("%s limited to 0: no error", id)
+		}
+	}
+	limits := maps.Clone(endpointLimits)
+	limits["renamedOperation"] = 5
+	if err := checkEndpointLimits(spec, limits); err == nil || !strings.Contains(err.Error(), "renamedOperation names no operation") {
+		t.Errorf("stale entry: error %v, want one naming it", err)
+	}
+}
+
+// rateLimitHeaders go out with every response the gate authenticated.
+var rateLimitHeaders = []string{
+	"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset",
+	"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset",
+}
+
+// contractHeaders are the response headers openapi.yaml must declare on
+// every response that carries them.
+var contractHeaders = append(slices.Clone(rateLimitHeaders), "Retry-After")
+
+// undeclaredHeaders returns the contract headers res carries that op does
+// not declare for res's status; ValidateResponse checks only the declared
+// ones.
+func undeclaredHeaders(op *openapi3.Operation, res response) []string {
+	var declared openapi3.Headers
+	if ref := op.Responses.Status(res.Code); ref != nil && ref.Value != nil {
+		declared = ref.Value.Headers
+	}
+	var missing []string
+	for _, name := range contractHeaders {
+		if res.Header.Get(name) != "" && declared[name] == nil {
+			missing = append(missing, name)
+		}
+	}
+	return missing
+}
+
+// refusingCounter is a rate-limit counter whose every limit is exhausted.
+type refusingCounter struct{}
+
+func (refusingCounter) Take(context.Context, string, int64) (limit.Result, error) {
+	return limit.Result{Limit: 1, Remaining: 0, Reset: time.Now().Add(30 * time.Second)}, nil
+}
+
+func (c refusingCounter) Peek(ctx context.Context, key string, l int64) (limit.Result, error) {
+	return c.Take(ctx, key, l)
+}
+
+// operationCase is a valid call of one operation, and the invalid variant
+// that provokes its 400.
+type operationCase struct {
+	body    any
+	invalid func(r request) request
+}
+
+// operationCases has one entry per operation of openapi.yaml.
+var operationCases = map[string]operationCase{
+	"createAgent":   {body: map[string]any{"name": "walker"}, invalid: withBody(map[string]any{"bio": "no name"})},
+	"listAgents":    {invalid: func(r request) request { r.path += "?limit=0"; return r }},
+	"getAgent":      {invalid: withLongAgentID},
+	"updateAgent":   {body: map[string]any{"name": "renamed"}, invalid: withBody(map[string]any{"name": ""})},
+	"deleteAgent":   {invalid: withLongAgentID},
+	"sendMessage":   {body: map[string]any{"text": "hi"}, invalid: withBody(map[string]any{"text": ""})},
+	"streamMessage": {body: map[string]any{"text": "hi"}, invalid: withBody(map[string]any{"text": "hi", "userId": ""})},
+}
+
+func withBody(body any) func(request) request {
+	return func(r request) request { r.body = body; return r }
+}
+
+// withLongAgentID swaps the agent id for one longer than AgentId's maxLength.
+func withLongAgentID(r request) request {
+	r.path = strings.Replace(r.path, "/agents/agent_", "/agents/agent_"+strings.Repeat("x", 200), 1)
+	return r
+}
+
+// walkedOperation is one operation of the spec as the walk calls it.
+type walkedOperation struct {
+	id, method, path string
+	op               *openapi3.Operation
+	operationCase
+}
+
+// request is the operation's valid call on agentID.
+func (w walkedOperation) request(key, agentID string) request {
+	return request{method: w.method, path: "/v1" + strings.ReplaceAll(w.path, "{agentId}", agentID), key: key, body: w.body}
+}
+
+func (w walkedOperation) onAgent() bool { return strings.Contains(w.path, "{agentId}") }
+
+// TestEveryResponseIsDeclared provokes every status each operation can
+// answer and checks each response against openapi.yaml, headers included
+// (harness.do validates), and that the rate-limit headers the server sends
+// are declared. It fails when a status the contract declares was not
+// provoked, so new responses get a provocation here.
+func TestEveryResponseIsDeclared(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.MaxBodyBytes = 4 << 10 })
+	refusing := newHarness(t, func(c *Config) { c.Counter = refusingCounter{} })
+	broken := newHarness(t)
+	if err := broken.store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var walked []walkedOperation
+	for path, item := range h.spec.Paths.Map() {
+		for method, op := range item.Operations() {
+			id := specOperationID(op)
+			oc, ok := operationCases[id]
+			if !ok {
+				t.Fatalf("operation %s has no entry in operationCases", id)
+			}
+			walked = append(walked, walkedOperation{id: id, method: method, path: path, op: op, operationCase: oc})
+		}
+	}
+	for _, w := range walked {
+		t.Run(w.id, func(t *testing.T) {
+			provoked := map[int]bool{}
+			// call sends req through hh and checks what the contract cannot
+			// say: an authenticated answer carries the rate-limit headers,
+			// and a 429 Retry-After.
+			call := func(hh *harness, req request, want int, authenticated bool) {
+				t.Helper()
+				res := hh.with(t).do(req)
+				if res.Code != want {
+					t.Fatalf("%s %s: %d %s, want %d", req.method, req.path, res.Code, res.Body, want)
+				}
+				provoked[res.Code] = true
+				for _, name := range rateLimitHeaders {
+					if authenticated && res.Header.Get(name) == "" {
+						t.Errorf("%d lacks %s", res.Code, name)
+					}
+				}
+				if res.Code == http.StatusTooManyRequests && res.Header.Get("Retry-After") == "" {
+					t.Error("429 lacks Retry-After")
+				}
+			}
+			agent := func() string { return h.createAgent(map[string]any{"name": "walked"}) }
+			call(h, w.request(h.writeKey, agent()), successStatus(t, w.op), true)
+			call(h, w.invalid(w.request(h.writeKey, agent())), 400, true)
+			call(h, w.request("", agent()), 401, false)
+			call(refusing, w.request(refusing.writeKey, "agent_x"), 429, true)
+			// The store fails before the key is known, so no limit was taken.
+			call(broken, w.request(broken.writeKey, "agent_x"), 500, false)
+			if w.onAgent() {
+				call(h, w.request(h.writeKey, "agent_missing"), 404, true)
+			}
+			if w.method != http.MethodGet {
+				call(h, w.request(h.readKey, agent()), 403, true)
+			}
+			if w.body != nil {
+				tooLarge, wrongType := w.request(h.writeKey, agent()), w.request(h.writeKey, agent())
+				tooLarge.body = `{"pad":"` + strings.Repeat("x", 8<<10) + `"}`
+				wrongType.contentType = "text/plain"
+				call(h, tooLarge, 413, true)
+				call(h, wrongType, 415, true)
+			}
+			if w.id == "sendMessage" || w.id == "streamMessage" {
+				inactive := agent()
+				if res := h.do(request{method: http.MethodPatch, path: "/v1/agents/" + inactive, key: h.writeKey, body: map[string]any{"status": "inactive"}}); res.Code != 200 {
+					t.Fatalf("deactivate: %d %s", res.Code, res.Body)
+				}
+				call(h, w.request(h.writeKey, inactive), 503, true)
+			}
+			if w.id == "sendMessage" {
+				streamed := w.request(h.writeKey, agent())
+				streamed.body = map[string]any{"text": "hi", "stream": true}
+				call(h, streamed, 200, true)
+				h.openai.Enqueue(llmtest.Reply{Status: 404, ErrorType: "invalid_request_error", ErrorMessage: "The model `gpt-9` does not exist"})
+				call(h, w.request(h.writeKey, agent()), 502, true)
+			}
+			for code := range w.op.Responses.Map() {
+				if status, err := strconv.Atoi(code); err != nil || !provoked[status] {
+					t.Errorf("openapi.yaml declares %s for %s, which this test does not provoke", code, w.id)
+				}
+			}
+		})
+	}
+}
+
+// successStatus returns the 2xx status op declares.
+func successStatus(t testing.TB, op *openapi3.Operation) int {
+	t.Helper()
+	for code := range op.Responses.Map() {
+		if status, err := strconv.Atoi(code); err == nil && status/100 == 2 {
+			return status
+		}
+	}
+	t.Fatalf("%s declares no 2xx response", op.OperationID)
+	return 0
+}
+
+// TestContractSuitsGeneratedClients checks what makes openapi.yaml clumsy
+// for client generators: inline enums (each generator invents its own
+// name), the empty string as an enum value, YAML merge keys (not JSON
+// Schema, not every YAML parser), a bearer scheme without bearerFormat,
+// and a stream event that is not a discriminated union.
+func TestContractSuitsGeneratedClients(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("../openapi.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(raw), "<<:") {
+		t.Error("openapi.yaml uses a YAML merge key")
+	}
+	spec, err := openapi3.NewLoader().LoadFromData(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var problems []string
+	var visit func(where string, ref *openapi3.SchemaRef, component bool)
+	visit = func(where string, ref *openapi3.SchemaRef, component bool) {
+		if ref == nil || ref.Value == nil || (ref.Ref != "" && !component) {
+			return
+		}
+		s := ref.Value
+		if len(s.Enum) > 0 && !component {
+			problems = append(problems, where+": inline enum")
+		}
+		if slices.Contains(s.Enum, any("")) {
+			problems = append(problems, where+": empty string in enum")
+		}
+		for name, p := range s.Properties {
+			visit(where+"."+name, p, false)
+		}
+		visit(where+"[]", s.Items, false)
+		visit(where+"{}", s.AdditionalProperties.Schema, false)
+		for i, sub := range slices.Concat(s.OneOf, s.AnyOf, s.AllOf) {
+			visit(where+"|"+strconv.Itoa(i), sub, false)
+		}
+	}
+	for name, ref := range spec.Components.Schemas {
+		visit(name, ref, true)
+	}
+	for _, p := range spec.Components.Parameters {
+		visit("parameter "+p.Value.Name, p.Value.Schema, false)
+	}
+	for path, item := range spec.Paths.Map() {
+		for method, op := range item.Operations() {
+			for _, p := range op.Parameters {
+				visit(method+" "+path+" parameter "+p.Value.Name, p.Value.Schema, false)
+			}
+		}
+	}
+	slices.Sort(problems)
+	for _, p := range problems {
+		t.Error(p)
+	}
+	if spec.Components.SecuritySchemes["bearerAuth"].Value.BearerFormat == "" {
+		t.Error("bearerAuth has no bearerFormat")
+	}
+	event := spec.Components.Schemas["StreamEvent"].Value
+	if event.Discriminator == nil || event.Discriminator.PropertyName != "type" {
+		t.Fatal("StreamEvent is not discriminated by type")
+	}
+	for _, v := range spec.Components.Schemas["StreamEventType"].Value.Enum {
+		target := event.Discriminator.Mapping[v.(string)]
+		if !slices.ContainsFunc(event.OneOf, func(r *openapi3.SchemaRef) bool { return r.Ref == target.Ref }) {
+			t.Errorf("stream event type %v maps to %q, not a branch of StreamEvent", v, target.Ref)
+		}
+	}
+}
