@@ -48,8 +48,14 @@ func newHarness(t testing.TB, tweak ...func(*Config)) *harness {
 // newHarnessLLM is newHarness with a say on the providers' configuration.
 func newHarnessLLM(t testing.TB, tweakLLM func(*llm.Config), tweak ...func(*Config)) *harness {
 	t.Helper()
+	return newHarnessOn(t, filepath.Join(t.TempDir(), "agentd.db"), nil, tweakLLM, tweak...)
+}
+
+// newHarnessOn is newHarnessLLM on the SQLite file path, opened with opts.
+func newHarnessOn(t testing.TB, path string, opts []store.Option, tweakLLM func(*llm.Config), tweak ...func(*Config)) *harness {
+	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "agentd.db"))
+	st, err := store.Open(ctx, path, opts...)
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
