@@ -81,6 +81,7 @@ func (c *Client) run(ctx context.Context, req Request, onToken func(string) erro
 		a := &attempt{provider: req.Provider, adapter: ad, conf: conf, req: req, timeout: c.cfg.timeout()}
 		a.sink = newSink(onToken, req.MaxReplyChars, a.kick)
 		reply, err := a.run(ctx, c.base)
+		redactKey(err, conf.apiKey)
 		if err == nil || !retryable(err) || a.sink.wasDelivered() || try >= len(c.backoff) {
 			return reply, err
 		}
@@ -92,25 +93,30 @@ func (c *Client) run(ctx context.Context, req Request, onToken func(string) erro
 
 // Configured returns a *Error of KindNotConfigured (or KindRequest for an
 // unknown provider) when provider cannot be called as configured, else nil.
-// It calls nothing, so callers can refuse before they start answering.
-func (c *Client) Configured(provider string) error {
-	_, _, err := c.provider(provider)
+// apiKey is the caller's own key as in Request.APIKey: when not empty the
+// provider needs no configured key. It calls nothing, so callers can refuse
+// before they start answering.
+func (c *Client) Configured(provider, apiKey string) error {
+	_, _, err := c.provider(provider, apiKey)
 	return err
 }
 
 // provider returns the adapter and configuration of a provider that can be
-// called.
-func (c *Client) provider(name string) (adapter, resolved, error) {
+// called; apiKey, when not empty, replaces the configured key.
+func (c *Client) provider(name, apiKey string) (adapter, resolved, error) {
 	fail := func(kind Kind, format string, args ...any) (adapter, resolved, error) {
 		return adapter{}, resolved{}, &Error{Kind: kind, Provider: name, Reason: fmt.Sprintf(format, args...)}
 	}
 	ad, ok := adapters[name]
 	pc, _ := c.cfg.provider(name)
+	if apiKey != "" {
+		pc.APIKey = apiKey
+	}
 	switch {
 	case !ok:
 		return fail(KindRequest, "unknown model provider %q (supported: %s)", name, strings.Join(Providers, ", "))
 	case ad.needsKey && pc.APIKey == "":
-		return fail(KindNotConfigured, "%s is not set", apiKeyVar(name))
+		return fail(KindNotConfigured, "%s is not set: set it in the server environment or in the agent's settings.secrets", APIKeyVar(name))
 	}
 	base, err := baseURL(name, pc)
 	if err != nil {
@@ -121,7 +127,7 @@ func (c *Client) provider(name string) (adapter, resolved, error) {
 
 // target checks req and returns the provider's adapter and configuration.
 func (c *Client) target(req Request) (adapter, resolved, error) {
-	ad, conf, err := c.provider(req.Provider)
+	ad, conf, err := c.provider(req.Provider, req.APIKey)
 	if err != nil {
 		return adapter{}, resolved{}, err
 	}
@@ -330,6 +336,16 @@ func messages(req Request) []llms.MessageContent {
 		msgs = append(msgs, llms.TextParts(role, m.Content))
 	}
 	return append(msgs, llms.TextParts(llms.ChatMessageTypeHuman, req.Text))
+}
+
+// redactKey removes key from the Detail of a provider failure: some
+// providers quote the key they rejected, and a Detail reaches the logs. The
+// pattern masking of Detail does not catch keys of unusual shapes.
+func redactKey(err error, key string) {
+	var e *Error
+	if key != "" && errors.As(err, &e) {
+		e.Detail = strings.ReplaceAll(e.Detail, key, "[redacted]")
+	}
 }
 
 // sleep waits d or until ctx ends.

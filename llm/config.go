@@ -141,9 +141,10 @@ func baseURL(name string, pc ProviderConfig) (string, error) {
 	return strings.TrimSuffix(raw, "/"), nil
 }
 
-// apiKeyVar names the environment variable holding the provider's key, for
-// messages that tell an operator what to set.
-func apiKeyVar(provider string) string {
+// APIKeyVar names the environment variable holding the provider's key
+// (OPENAI_API_KEY, ...), for messages that tell an operator what to set; an
+// agent's own key is the secret of the same name in its settings.secrets.
+func APIKeyVar(provider string) string {
 	return strings.ToUpper(provider) + "_API_KEY"
 }
 

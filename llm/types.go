@@ -29,6 +29,10 @@ type Options struct {
 type Request struct {
 	// Provider is one of Providers; Model is the provider's model name.
 	Provider, Model string
+	// APIKey, when not empty, is the key of this call (an agent's own key)
+	// and wins over the configured one of Provider. It is never logged nor
+	// copied into an error.
+	APIKey string
 	// System is the system prompt (see BuildSystemPrompt); empty sends none.
 	System string
 	// History holds earlier messages, oldest first.

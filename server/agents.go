@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -117,34 +116,24 @@ func (s *Server) DeleteAgent(ctx context.Context, req gen.DeleteAgentRequestObje
 }
 
 // mergeWithStored completes a PATCH from the stored agent where the body
-// alone cannot say what the client meant: secrets sent back masked keep
-// their stored value (see unmaskSecrets), and a new modelProvider without a
+// alone cannot say what the client meant: a new modelProvider without a
 // model moves an agent on the old provider's default model to the new
-// provider's default. It reads the agent only when one of these applies.
+// provider's default. It reads the agent only then. (Secrets sent back
+// masked are the store's to merge, inside its update transaction.)
 func (s *Server) mergeWithStored(ctx context.Context, accountID, id string, fields map[string]json.RawMessage) error {
-	settings, hasSettings := fields["settings"]
-	masked := hasSettings && bytes.Contains(settings, []byte(secretMask))
 	_, hasModel := fields["model"]
 	provider, hasProvider := fields["modelProvider"]
-	if !masked && (hasModel || !hasProvider) {
+	if hasModel || !hasProvider {
 		return nil
 	}
 	agent, err := s.cfg.Store.GetAgent(ctx, accountID, id)
 	if err != nil {
 		return err
 	}
-	if hasProvider && !hasModel && agent.Model == s.cfg.DefaultModels[agent.ModelProvider] {
+	if agent.Model == s.cfg.DefaultModels[agent.ModelProvider] {
 		var name string
 		_ = json.Unmarshal(provider, &name) // validated: a provider name
 		fields["model"] = mustJSON(s.cfg.DefaultModels[name])
 	}
-	if !masked {
-		return nil
-	}
-	merged, changed, err := unmaskSecrets(settings, agent.Fields["settings"])
-	if err != nil || !changed {
-		return err
-	}
-	fields["settings"], err = store.Canonical(merged)
-	return err
+	return nil
 }

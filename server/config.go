@@ -16,8 +16,9 @@ type Replier interface {
 	Generate(ctx context.Context, req llm.Request) (llm.Reply, error)
 	Stream(ctx context.Context, req llm.Request, onToken func(string) error) (llm.Reply, error)
 	// Configured returns an *llm.Error when provider cannot be called as
-	// configured (no API key), so a message is refused before it starts.
-	Configured(provider string) error
+	// configured (no API key in the environment, nor apiKey, the agent's
+	// own), so a message is refused before it starts.
+	Configured(provider, apiKey string) error
 }
 
 var _ Replier = (*llm.Client)(nil)

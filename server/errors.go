@@ -92,6 +92,10 @@ func asAPIError(err error) (ae *apiError, ok bool) {
 	if errors.As(err, &quota) {
 		return errQuota(quota), true
 	}
+	var field *store.FieldError
+	if errors.As(err, &field) {
+		return invalidRequest(field.Field, field.Reason), true
+	}
 	for _, m := range sentinelErrors {
 		if errors.Is(err, m.err) {
 			return m.api, true

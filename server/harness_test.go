@@ -49,20 +49,20 @@ func newHarness(t testing.TB, tweak ...func(*Config)) *harness {
 // newHarnessLLM is newHarness with a say on the providers' configuration.
 func newHarnessLLM(t testing.TB, tweakLLM func(*llm.Config), tweak ...func(*Config)) *harness {
 	t.Helper()
-	return newHarnessAt(t, filepath.Join(t.TempDir(), "agentd.db"), tweakLLM, tweak...)
+	return newHarnessAt(t, filepath.Join(t.TempDir(), "agentd.db"), nil, tweakLLM, tweak...)
 }
 
 // newHarnessPostgres is newHarness on a fresh PostgreSQL database.
 func newHarnessPostgres(t testing.TB, tweak ...func(*Config)) *harness {
 	t.Helper()
-	return newHarnessAt(t, storetest.PostgresDSN(t), nil, tweak...)
+	return newHarnessAt(t, storetest.PostgresDSN(t), nil, nil, tweak...)
 }
 
-// newHarnessAt boots a server on the database dsn.
-func newHarnessAt(t testing.TB, dsn string, tweakLLM func(*llm.Config), tweak ...func(*Config)) *harness {
+// newHarnessAt boots a server on the database dsn, opened with opts.
+func newHarnessAt(t testing.TB, dsn string, opts []store.Option, tweakLLM func(*llm.Config), tweak ...func(*Config)) *harness {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, dsn)
+	st, err := store.Open(ctx, dsn, opts...)
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}

@@ -23,6 +23,7 @@ const saveTimeout = 5 * time.Second
 // turn is one message to an agent between the checks and the reply.
 type turn struct {
 	agent   store.Agent
+	apiKey  string // the agent's own provider key, "" for the environment's
 	body    gen.MessageRequest
 	convKey string
 	llmReq  llm.Request
@@ -73,7 +74,11 @@ func (s *Server) prepareTurn(ctx context.Context, agentID string, body *gen.Mess
 	if err := refuseUnavailable(agent, start); err != nil {
 		return nil, err
 	}
-	if err := s.cfg.Replier.Configured(agent.ModelProvider); err != nil {
+	apiKey, err := s.agentAPIKey(agent)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.cfg.Replier.Configured(agent.ModelProvider, apiKey); err != nil {
 		return nil, s.providerFailure(ctx, agent, err)
 	}
 	release, ok, err := s.cfg.Semaphore.TryAcquire(ctx, "agent:"+agent.ID, maxInFlightPerAgent)
@@ -83,12 +88,32 @@ func (s *Server) prepareTurn(ctx context.Context, agentID string, body *gen.Mess
 	if !ok {
 		return nil, errRateLimited(1, map[string]any{"limit": "concurrency"})
 	}
-	t := &turn{agent: agent, body: *body, convKey: conversationKey(body), start: start, release: release}
+	t := &turn{agent: agent, apiKey: apiKey, body: *body, convKey: conversationKey(body), start: start, release: release}
 	if t.llmReq, err = s.providerRequest(ctx, t); err != nil {
 		release()
 		return nil, err
 	}
 	return t, nil
+}
+
+// errSecretKeyReason is the reason of the 503 for an agent whose secrets do
+// not decrypt; it names the setting to fix and no secret.
+const errSecretKeyReason = "The agent's secrets cannot be decrypted: AGENTD_SECRET_KEY is not set or is not the key they were written with."
+
+// agentAPIKey returns the agent's own key for its provider (the secret
+// named like the provider's variable, e.g. OPENAI_API_KEY), "" when it has
+// none. Secrets that do not decrypt refuse the call with 503 without
+// putting the agent in error: the fix is the server's key, not the provider.
+func (s *Server) agentAPIKey(agent store.Agent) (string, error) {
+	secrets, err := s.cfg.Store.Secrets(agent)
+	if errors.Is(err, store.ErrSecretUnreadable) {
+		s.cfg.Logger.Warn("agent secrets cannot be decrypted", "agent", agent.ID, "error", err)
+		return "", errUnavailable(agent.Status, errSecretKeyReason)
+	}
+	if err != nil {
+		return "", err
+	}
+	return secrets.String(llm.APIKeyVar(agent.ModelProvider)), nil
 }
 
 // refuseUnavailable refuses inactive agents, and agents in error until their
@@ -131,7 +156,7 @@ func (s *Server) providerRequest(ctx context.Context, t *turn) (llm.Request, err
 		cx.Platform, cx.Channel = deref(c.Platform), deref(c.Channel)
 	}
 	req := llm.Request{
-		Provider: t.agent.ModelProvider, Model: t.agent.Model,
+		Provider: t.agent.ModelProvider, Model: t.agent.Model, APIKey: t.apiKey,
 		System: llm.BuildSystemPrompt(ch, cx), Text: speaker(t.body) + t.body.Text,
 		Options: ch.Options(), MaxReplyChars: ch.MaxReplyChars(),
 	}

@@ -27,7 +27,7 @@ func (f fakeReplier) Generate(ctx context.Context, req llm.Request) (llm.Reply, 
 	return f.generate(ctx, req)
 }
 
-func (f fakeReplier) Configured(string) error { return nil }
+func (f fakeReplier) Configured(string, string) error { return nil }
 
 func (f fakeReplier) Stream(ctx context.Context, req llm.Request, onToken func(string) error) (llm.Reply, error) {
 	if f.stream != nil {

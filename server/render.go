@@ -13,7 +13,7 @@ import (
 func timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
 
 // secretMask replaces every value under settings.secrets.
-const secretMask = "********"
+const secretMask = store.SecretMask
 
 // agentDocument renders the whole agent of Get Agent: the stored members,
 // the defaults of the members never set, the service's own members, and
@@ -63,34 +63,6 @@ func maskSecrets(settings json.RawMessage) (json.RawMessage, error) {
 	}
 	s["secrets"] = mustJSON(masked)
 	return json.Marshal(s)
-}
-
-// unmaskSecrets puts the stored value back for every secret of settings
-// sent as the mask, so a client may PATCH back the settings Get Agent gave
-// it without wiping the secrets it cannot see. It reports whether settings
-// held the mask at all.
-func unmaskSecrets(settings, stored json.RawMessage) (json.RawMessage, bool, error) {
-	var s, old map[string]json.RawMessage
-	if err := json.Unmarshal(settings, &s); err != nil {
-		return nil, false, fmt.Errorf("server: decode settings: %w", err)
-	}
-	var secrets, oldSecrets map[string]json.RawMessage
-	if json.Unmarshal(s["secrets"], &secrets) != nil {
-		return settings, false, nil
-	}
-	masked := false
-	_ = json.Unmarshal(stored, &old)
-	_ = json.Unmarshal(old["secrets"], &oldSecrets)
-	for k, v := range secrets {
-		if prev, ok := oldSecrets[k]; ok && string(v) == `"`+secretMask+`"` {
-			secrets[k], masked = prev, true
-		}
-	}
-	if !masked {
-		return settings, false, nil
-	}
-	s["secrets"] = mustJSON(secrets)
-	return mustJSON(s), true, nil
 }
 
 // agentSummary is one entry of List Agents.

@@ -35,6 +35,9 @@ type Store interface {
 	MarkAgentError(ctx context.Context, accountID, agentID, reason string, retryAt time.Time) (store.Status, error)
 	// MarkAgentRecovered returns an agent in error to active.
 	MarkAgentRecovered(ctx context.Context, accountID, agentID string) error
+	// Secrets decrypts an agent's settings.secrets for a provider call;
+	// store.ErrSecretUnreadable when the secret key cannot open them.
+	Secrets(a store.Agent) (store.Secrets, error)
 }
 
 var _ Store = (*store.Store)(nil)

@@ -32,6 +32,8 @@ func (st Status) Valid() bool {
 // canonical JSON (see Canonical). Name, ModelProvider, Model and
 // DeleteProtection are derived from Fields on every write, so they can be
 // indexed and sorted on; Fields must hold "name" as a non-empty string.
+// Read from the store, the values under settings.secrets are in their
+// stored form, encrypted when a key is configured: Secrets decrypts them.
 type Agent struct {
 	ID               string // "agent_" + lowercase ULID
 	AccountID        string
@@ -61,16 +63,24 @@ type Metrics struct {
 // locked while agents are counted, so concurrent creates never exceed it;
 // a negative quota disables the check. It returns *QuotaError (matching
 // ErrQuotaExceeded) when the account has quota agents already, ErrNotFound
-// for an unknown account and ErrInvalid for bad fields.
+// for an unknown account and ErrInvalid for bad fields (a *FieldError for
+// SecretMask sent as a secret's value: there is no stored value to keep).
+// Secrets are stored encrypted when a key is configured (see Secrets).
 func (s *Store) CreateAgent(ctx context.Context, a Agent, quota int) (Agent, error) {
 	fields, err := canonicalFields(a.Fields)
 	if err != nil {
+		return Agent{}, wrap("create agent", err)
+	}
+	if err := resolveSecrets(fields, nil); err != nil {
 		return Agent{}, wrap("create agent", err)
 	}
 	t := s.now()
 	row := agentRow{
 		ID: ctext(newID("agent_", t)), AccountID: ctext(a.AccountID), Status: ctext(StatusActive),
 		CreatedAt: t, UpdatedAt: t,
+	}
+	if fields, err = s.sealAll(fields, string(row.ID)); err != nil {
+		return Agent{}, wrap("create agent", err)
 	}
 	if err := setFields(&row, fields); err != nil {
 		return Agent{}, wrap("create agent", err)

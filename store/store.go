@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentd/agentd/secretbox"
 	"github.com/oklog/ulid/v2"
 	"gorm.io/driver/postgres"
 	"gorm.io/driver/sqlite"
@@ -38,16 +39,20 @@ type Store struct {
 	postgres bool
 	now      func() time.Time // current time, UTC, millisecond precision
 	uses     *useRecorder     // API key uses, written in the background
+	box      *secretbox.Box   // encrypts settings.secrets; nil stores them plain
 }
 
 // Open opens the database named by dsn and migrates its schema. A dsn that
 // starts with postgres:// or postgresql:// is PostgreSQL; anything else is a
 // SQLite file path or "file:" URI. An empty dsn is ErrInvalid.
-func Open(ctx context.Context, dsn string) (*Store, error) {
+func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	if strings.TrimSpace(dsn) == "" {
 		return nil, wrap("open", invalidf("empty database name"))
 	}
 	s := &Store{now: now}
+	for _, opt := range opts {
+		opt(s)
+	}
 	var err error
 	if isPostgres(dsn) {
 		err = s.openPostgres(ctx, dsn)

@@ -17,8 +17,16 @@ import (
 // "status" included. UpdatedAt moves only when something changed. Leaving
 // error (for example status active) clears the reason and RetryAt and closes
 // the error period counted against uptime. A "status" member of fields is
-// ignored. It returns ErrNotFound for a missing agent or another account's,
-// and ErrInvalid for bad fields or an unknown status.
+// ignored.
+//
+// Secrets (settings.secrets) are compared by value, decrypted, and stored
+// encrypted when a key is configured; a secret sent as SecretMask keeps its
+// stored value, merged inside the transaction so a concurrent update cannot
+// lose it. A write also encrypts the secrets stored before the key was set.
+//
+// It returns ErrNotFound for a missing agent or another account's,
+// ErrInvalid for bad fields or an unknown status, and a *FieldError
+// (matching ErrInvalid) for the mask sent for a secret that is not stored.
 func (s *Store) UpdateAgent(ctx context.Context, accountID, id string, fields map[string]json.RawMessage, status *Status) (Agent, []string, error) {
 	in, err := canonicalFields(fields)
 	if err != nil {
@@ -38,14 +46,26 @@ func (s *Store) UpdateAgent(ctx context.Context, accountID, id string, fields ma
 		if err != nil {
 			return err
 		}
-		changes = append(changes, mergeFields(stored, in)...)
+		view, err := s.openView(stored, id)
+		if err != nil {
+			return err
+		}
+		if err := resolveSecrets(in, view); err != nil {
+			return err
+		}
+		changes = append(changes, mergeFields(view, in)...)
 		t := s.now()
 		if status != nil && transition(&row, *status, t) {
 			changes = append(changes, "status")
 		}
 		sort.Strings(changes)
-		if len(changes) > 0 {
-			row.UpdatedAt = t
+		if len(changes) > 0 || s.hasPlainSecrets(stored) {
+			if len(changes) > 0 {
+				row.UpdatedAt = t
+			}
+			if stored, err = s.sealAll(view, id); err != nil {
+				return err
+			}
 			if err := setFields(&row, stored); err != nil {
 				return err
 			}

@@ -204,9 +204,9 @@ func printAccounts(w io.Writer, accts ...store.Account) error {
 	return tw.Flush()
 }
 
-// withStore opens the database dsn, runs fn with it and closes it.
-func withStore(ctx context.Context, dsn string, fn func(*store.Store) error) (err error) {
-	st, err := store.Open(ctx, dsn)
+// withStore opens the database dsn with opts, runs fn with it and closes it.
+func withStore(ctx context.Context, dsn string, fn func(*store.Store) error, opts ...store.Option) (err error) {
+	st, err := store.Open(ctx, dsn, opts...)
 	if err != nil {
 		return fmt.Errorf("open database %s: %w", redactDSN(dsn), err)
 	}

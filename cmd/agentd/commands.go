@@ -25,11 +25,12 @@ var commands = []*command{
 	serveCommand,
 	accountsCreateCommand, accountsUpdateCommand, accountsListCommand,
 	keysCreateCommand, keysListCommand, keysRevokeCommand,
+	secretsRotateCommand,
 	versionCommand,
 }
 
 // groups are the words that only introduce subcommands.
-var groups = map[string]bool{"accounts": true, "keys": true}
+var groups = map[string]bool{"accounts": true, "keys": true, "secrets": true}
 
 // isHelp reports whether arg asks for help.
 func isHelp(arg string) bool {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/llm"
+	"github.com/agentd/agentd/secretbox"
 	"github.com/agentd/agentd/server"
 	"github.com/redis/go-redis/v9"
 )
@@ -34,6 +35,9 @@ type config struct {
 	Models          map[string]string // provider -> default model (overrides only)
 	LLM             llm.Config
 	LogLevel        slog.Level
+	// SecretBox encrypts agents' settings.secrets (AGENTD_SECRET_KEY);
+	// nil stores them in clear.
+	SecretBox *secretbox.Box
 }
 
 // setting is one configuration variable: its environment variable, the
@@ -45,6 +49,9 @@ type setting struct {
 	def   string // the value when unset
 	shown string // the default as documented, when it differs from def
 	usage string // with a `PLACEHOLDER` in backquotes
+	// secret: the flag never shows its value, which may come from the
+	// environment, in help.
+	secret bool
 }
 
 // settings lists every variable `agentd serve` reads, in the order of the help.
@@ -62,6 +69,7 @@ var settings = []setting{
 	{env: "AGENTD_MODEL_OLLAMA", flag: "model-ollama", def: server.DefaultModels[llm.ProviderOllama], usage: "default `model` of ollama agents"},
 	{env: "AGENTD_PROVIDER_TIMEOUT", flag: "provider-timeout", def: "60s", usage: "time limit of one model provider call, a `duration`"},
 	{env: "AGENTD_LOG_LEVEL", flag: "log-level", def: "info", usage: "log `level`: debug, info, warn, error"},
+	{env: secretKeyEnv, flag: "secret-key", shown: "none: secrets stored in clear", usage: secretKeyUsage, secret: true},
 	{env: "OPENAI_API_KEY", shown: "none", usage: "API key of provider openai"},
 	{env: "OPENAI_BASE_URL", shown: llm.DefaultBaseURL(llm.ProviderOpenAI), usage: "base URL of provider openai"},
 	{env: "ANTHROPIC_API_KEY", shown: "none", usage: "API key of provider anthropic"},
@@ -88,7 +96,10 @@ func defineSettings(fs *flag.FlagSet, getenv func(string) string) rawConfig {
 		}
 		p := new(string)
 		*p = v
-		if s.flag != "" {
+		switch {
+		case s.secret:
+			fs.Var(secretString{p}, s.flag, s.usage)
+		case s.flag != "":
 			fs.StringVar(p, s.flag, v, s.usage)
 		}
 		raw[s.env] = p
@@ -148,6 +159,8 @@ func (r rawConfig) config() (config, error) {
 	if err := c.LogLevel.UnmarshalText([]byte(r.get("AGENTD_LOG_LEVEL"))); err != nil {
 		check("AGENTD_LOG_LEVEL", fmt.Errorf("%q is not a level; use debug, info, warn or error", r.get("AGENTD_LOG_LEVEL")))
 	}
+	c.SecretBox, err = parseSecretKey(r.get(secretKeyEnv))
+	check(secretKeyEnv, err)
 	if len(errs) == 0 {
 		if err := c.LLM.Validate(); err != nil {
 			errs = append(errs, err)
@@ -238,6 +251,48 @@ func dbFlag(fs *flag.FlagSet, e *env) *string {
 		def = defaultDB
 	}
 	return fs.String("db", def, "database: a SQLite file `path` or a postgres:// URL (env AGENTD_DB)")
+}
+
+// secretKeyEnv names the key that encrypts agents' secrets.
+const secretKeyEnv = "AGENTD_SECRET_KEY"
+
+// secretKeyUsage documents the key; the flag exists for scripts, the
+// environment keeps it out of process lists.
+const secretKeyUsage = "`key` encrypting agents' settings.secrets: 32 random bytes in standard base64, " +
+	"as 'openssl rand -base64 32' prints (prefer the environment: flags show in process lists)"
+
+// secretKeyFlag defines --secret-key with its default from AGENTD_SECRET_KEY.
+func secretKeyFlag(fs *flag.FlagSet, e *env) *string {
+	p := new(string)
+	*p = strings.TrimSpace(e.getenv(secretKeyEnv))
+	fs.Var(secretString{p}, "secret-key", secretKeyUsage+" (env "+secretKeyEnv+")")
+	return p
+}
+
+// secretString is a string flag that never shows its value: help prints a
+// flag's default, which may come from the environment.
+type secretString struct{ p *string }
+
+// String hides the value.
+func (secretString) String() string { return "" }
+
+// Set stores v.
+func (s secretString) Set(v string) error {
+	*s.p = v
+	return nil
+}
+
+// parseSecretKey returns the Box of an encoded key, nil for "". Its errors
+// never quote the key.
+func parseSecretKey(encoded string) (*secretbox.Box, error) {
+	if strings.TrimSpace(encoded) == "" {
+		return nil, nil
+	}
+	box, err := secretbox.ParseKey(encoded)
+	if err != nil {
+		return nil, fmt.Errorf("must be 32 bytes in standard base64, as 'openssl rand -base64 32' prints: %w", err)
+	}
+	return box, nil
 }
 
 // redactDSN returns dsn with any password replaced, for messages.

@@ -37,6 +37,7 @@ More examples:
   agentd keys create --account acme --scope read --expires 90d
   agentd keys list --account acme
   agentd keys revoke agk_AbCdEfGh
+  AGENTD_SECRET_KEY=$NEW_KEY agentd secrets rotate --old "$OLD_KEY"
 
 Run 'agentd help <command>' (for instance 'agentd help keys create') for a
 command's flags, and 'agentd help serve' for every configuration variable.
@@ -56,7 +57,7 @@ func printHelp(w io.Writer) {
 	_, _ = io.WriteString(w, b.String())
 }
 
-// printGroupHelp writes the commands of group ("accounts" or "keys").
+// printGroupHelp writes the commands of group ("accounts", "keys", "secrets").
 func printGroupHelp(w io.Writer, group string) {
 	fmt.Fprintf(w, "Usage: agentd %s <command> [arguments] [flags]\n\nCommands:\n", group)
 	writeCommandList(w, group)

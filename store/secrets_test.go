@@ -1,0 +1,256 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentd/agentd/secretbox"
+)
+
+// newBox returns a Box of a fresh random key.
+func newBox(t testing.TB) *secretbox.Box {
+	t.Helper()
+	key := make([]byte, secretbox.KeySize)
+	_, _ = rand.Read(key)
+	b, err := secretbox.New(key)
+	mustOK(t, err)
+	return b
+}
+
+// rawAgents returns every column of every agent row as the database holds it.
+func rawAgents(t testing.TB, s *Store) string {
+	t.Helper()
+	var rows []map[string]any
+	mustOK(t, s.w.Raw("SELECT * FROM agents").Scan(&rows).Error)
+	return fmt.Sprint(rows)
+}
+
+// secretAgent creates an agent whose settings hold the given secrets.
+func secretAgent(t testing.TB, s *Store, accountID, name string, secrets map[string]any) Agent {
+	t.Helper()
+	return mustAgent(t, s, accountID, name, "settings", map[string]any{"secrets": secrets, "voice": map[string]any{"model": "v"}})
+}
+
+// wantSecret fails unless Secrets(a) gives name the value want.
+func wantSecret(t testing.TB, s *Store, a Agent, name, want string) {
+	t.Helper()
+	got, err := s.Secrets(a)
+	mustOK(t, err)
+	if got.String(name) != want {
+		t.Errorf("secret %s = %q, want %q", name, got.String(name), want)
+	}
+}
+
+func TestSecretsEncryptedAtRest(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		s.box = newBox(t)
+		acct := mustAccount(t, s, "acme")
+		a := secretAgent(t, s, acct.ID, "a", map[string]any{"OPENAI_API_KEY": "sk-created-1", "CONFIG": map[string]any{"pin": "pin-created-2"}})
+		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", map[string]any{
+			"secrets": map[string]any{"OPENAI_API_KEY": SecretMask, "CONFIG": SecretMask, "DISCORD_TOKEN": "tok-updated-3"}}), nil)
+		mustOK(t, err)
+		raw := rawAgents(t, s)
+		got, err := s.GetAgent(ctx, acct.ID, a.ID)
+		mustOK(t, err)
+		for _, secret := range []string{"sk-created-1", "pin-created-2", "tok-updated-3"} {
+			if strings.Contains(raw, secret) || strings.Contains(string(got.Fields["settings"]), secret) {
+				t.Errorf("%s stored or returned in clear", secret)
+			}
+		}
+		if !strings.Contains(raw, secretbox.Prefix) {
+			t.Errorf("no sealed value in %s", raw)
+		}
+		wantSecret(t, s, got, "OPENAI_API_KEY", "sk-created-1")
+		wantSecret(t, s, got, "DISCORD_TOKEN", "tok-updated-3")
+		sec, _ := s.Secrets(got)
+		if string(sec["CONFIG"]) != `{"pin":"pin-created-2"}` {
+			t.Errorf("CONFIG = %s", sec["CONFIG"])
+		}
+	})
+}
+
+func TestSQLiteFileHoldsNoSecret(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := Open(ctx, filepath.Join(dir, "agentd.db"), WithSecretBox(newBox(t)))
+	mustOK(t, err)
+	acct := mustAccount(t, s, "acme")
+	a := secretAgent(t, s, acct.ID, "a", map[string]any{"OPENAI_API_KEY": "sk-in-the-file"})
+	_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "name", "b"), nil)
+	mustOK(t, err)
+	mustOK(t, s.Close())
+	files, err := os.ReadDir(dir)
+	mustOK(t, err)
+	var all []byte
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(dir, f.Name()))
+		mustOK(t, err)
+		all = append(all, b...)
+	}
+	if !bytes.Contains(all, []byte(`"b"`)) {
+		t.Fatal("the agent is not in the files read")
+	}
+	if bytes.Contains(all, []byte("sk-in-the-file")) {
+		t.Error("the database file holds the secret in clear")
+	}
+}
+
+func TestSecretsUnchangedValueIsNoChange(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		s.box = newBox(t)
+		acct := mustAccount(t, s, "acme")
+		a := secretAgent(t, s, acct.ID, "a", map[string]any{"K": "v1"})
+		_, changes, err := s.UpdateAgent(context.Background(), acct.ID, a.ID, fields(t,
+			"settings", map[string]any{"secrets": map[string]any{"K": "v1"}, "voice": map[string]any{"model": "v"}}), nil)
+		mustOK(t, err)
+		if len(changes) != 0 {
+			t.Errorf("resending the same secret changed %v", changes)
+		}
+	})
+}
+
+func TestSecretWrittenBeforeKeyIsEncryptedOnNextWrite(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		acct := mustAccount(t, s, "acme")
+		a := secretAgent(t, s, acct.ID, "a", map[string]any{"K": "plain-before-key"})
+		if !strings.Contains(rawAgents(t, s), "plain-before-key") {
+			t.Fatal("without a key the secret should be stored as it is")
+		}
+		s.box = newBox(t)
+		_, changes, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "bio", []string{"b"}), nil)
+		mustOK(t, err)
+		if fmt.Sprint(changes) != "[bio]" {
+			t.Errorf("changes %v", changes)
+		}
+		if strings.Contains(rawAgents(t, s), "plain-before-key") {
+			t.Error("the secret is still in clear after a write")
+		}
+		got, err := s.GetAgent(ctx, acct.ID, a.ID)
+		mustOK(t, err)
+		wantSecret(t, s, got, "K", "plain-before-key")
+	})
+}
+
+func TestWrongKeyFailsOnlyThatAgentsSecrets(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		first := newBox(t)
+		s.box = first
+		acct := mustAccount(t, s, "acme")
+		sealed := secretAgent(t, s, acct.ID, "sealed", map[string]any{"K": "v-sealed"})
+		s.box = newBox(t)
+		other := secretAgent(t, s, acct.ID, "other", map[string]any{"K": "v-other"})
+
+		_, err := s.Secrets(sealed)
+		wantErr(t, err, ErrSecretUnreadable)
+		if strings.Contains(err.Error(), "v-sealed") || !strings.Contains(err.Error(), "K") {
+			t.Errorf("error %q: want the secret's name, never its value", err)
+		}
+		wantSecret(t, s, other, "K", "v-other")
+		if _, n, err := s.ListAgents(ctx, acct.ID, ListQuery{}); err != nil || n != 2 {
+			t.Fatalf("list: %d, %v", n, err)
+		}
+		u, _, err := s.UpdateAgent(ctx, acct.ID, sealed.ID, fields(t,
+			"name", "renamed", "settings", map[string]any{"secrets": map[string]any{"K": SecretMask}}), nil)
+		mustOK(t, err)
+		s.box = first
+		wantSecret(t, s, u, "K", "v-sealed")
+	})
+}
+
+func TestMaskWithoutStoredSecretIsRefused(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		acct := mustAccount(t, s, "acme")
+		_, err := s.CreateAgent(ctx, Agent{AccountID: acct.ID, Fields: fields(t, "name", "a",
+			"settings", map[string]any{"secrets": map[string]any{"NEW": SecretMask}})}, -1)
+		wantField(t, err, "settings.secrets.NEW")
+		a := secretAgent(t, s, acct.ID, "a", map[string]any{"K": "kept"})
+		_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t,
+			"settings", map[string]any{"secrets": map[string]any{"K": SecretMask, "NEW": SecretMask}}), nil)
+		wantField(t, err, "settings.secrets.NEW")
+		_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t,
+			"settings", map[string]any{"secrets": map[string]any{"K": secretbox.Prefix + "AAAA"}}), nil)
+		wantField(t, err, "settings.secrets.K")
+		got, err := s.GetAgent(ctx, acct.ID, a.ID)
+		mustOK(t, err)
+		wantSecret(t, s, got, "K", "kept")
+	})
+}
+
+func TestMaskKeepsTheValueStoredAtUpdateTime(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		s.box = newBox(t)
+		acct := mustAccount(t, s, "acme")
+		a := secretAgent(t, s, acct.ID, "a", map[string]any{"K": "old", "L": "l"})
+		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", map[string]any{"secrets": map[string]any{"K": "new", "L": "l"}}), nil)
+		mustOK(t, err)
+		u, changes, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t,
+			"settings", map[string]any{"secrets": map[string]any{"K": SecretMask, "L": SecretMask}, "x": map[string]any{}}), nil)
+		mustOK(t, err)
+		if fmt.Sprint(changes) != "[settings]" {
+			t.Errorf("changes %v", changes)
+		}
+		wantSecret(t, s, u, "K", "new")
+		wantSecret(t, s, u, "L", "l")
+	})
+}
+
+func TestRotateSecrets(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		acct := mustAccount(t, s, "acme")
+		plain := secretAgent(t, s, acct.ID, "plain", map[string]any{"K": "v-plain"})
+		old := newBox(t)
+		s.box = old
+		sealed := secretAgent(t, s, acct.ID, "sealed", map[string]any{"K": "v-old"})
+		s.box = newBox(t)
+		lost := secretAgent(t, s, acct.ID, "lost", map[string]any{"K": "v-lost"})
+		lostKey := s.box
+		mustAgent(t, s, acct.ID, "none")
+
+		s.box = newBox(t) // the new current key; lost's key is neither this one nor old
+		res, err := s.RotateSecrets(ctx, old)
+		mustOK(t, err)
+		if res.Agents != 2 || fmt.Sprint(res.Unreadable) != fmt.Sprint([]string{lost.ID}) {
+			t.Errorf("rotate = %+v, want 2 agents and %s unreadable", res, lost.ID)
+		}
+		for _, c := range []struct{ id, want string }{{plain.ID, "v-plain"}, {sealed.ID, "v-old"}} {
+			got, err := s.GetAgent(ctx, acct.ID, c.id)
+			mustOK(t, err)
+			wantSecret(t, s, got, "K", c.want)
+		}
+		if raw := rawAgents(t, s); strings.Contains(raw, "v-plain") {
+			t.Error("rotate left a plain secret")
+		}
+		s.box = lostKey
+		got, err := s.GetAgent(ctx, acct.ID, lost.ID)
+		mustOK(t, err)
+		wantSecret(t, s, got, "K", "v-lost")
+
+		s.box = nil
+		if _, err := s.RotateSecrets(ctx, old); !errors.Is(err, ErrInvalid) {
+			t.Errorf("rotate without a key: %v", err)
+		}
+	})
+}
+
+// wantField fails unless err is a *FieldError naming field.
+func wantField(t testing.TB, err error, field string) {
+	t.Helper()
+	wantErr(t, err, ErrInvalid)
+	var fe *FieldError
+	if !errors.As(err, &fe) || fe.Field != field {
+		t.Errorf("error %v, want a FieldError on %s", err, field)
+	}
+}
