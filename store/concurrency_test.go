@@ -76,9 +76,9 @@ func mixedRound(ctx context.Context, s *Store, accountID, seedID, key string, w,
 			check(err)
 		}
 	}
-	_, err = s.SaveExchange(ctx, accountID, seedID, fmt.Sprintf("user:w%d", w), Message{Text: "q"}, Message{Text: "r"})
+	_, _, err = s.SaveExchange(ctx, accountID, seedID, ref(fmt.Sprintf("user:w%d", w)), Message{Text: "q"}, Message{Text: "r"})
 	check(err)
-	_, err = s.History(ctx, accountID, seedID, fmt.Sprintf("user:w%d", w), 20)
+	_, err = s.History(ctx, accountID, seedID, ref(fmt.Sprintf("user:w%d", w)), 20)
 	check(err)
 	_, _, err = s.ListAgents(ctx, accountID, ListQuery{Limit: 10, SortBy: SortName, Desc: r%2 == 0})
 	check(err)

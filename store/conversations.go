@@ -17,6 +17,54 @@ const (
 	RoleAssistant Role = "assistant"
 )
 
+// The platforms a conversation comes from.
+const (
+	PlatformAPI = "api"
+)
+
+// ConversationKind tells a room from a direct conversation.
+type ConversationKind string
+
+// The conversation kinds.
+const (
+	KindRoom   ConversationKind = "room"
+	KindDirect ConversationKind = "direct"
+)
+
+// ConversationRef names the conversation a message belongs to: the room
+// RoomID when set, else the direct conversation with UserID, else none (the
+// message is answered without history). Platform is where a new
+// conversation comes from (PlatformAPI when empty).
+type ConversationRef struct {
+	RoomID   string
+	UserID   string
+	Platform string
+}
+
+// key is the conversation's unique name within its agent; "" for none.
+func (c ConversationRef) key() string {
+	switch {
+	case c.RoomID != "":
+		return "room:" + c.RoomID
+	case c.UserID != "":
+		return "user:" + c.UserID
+	}
+	return ""
+}
+
+// Conversation is one stored conversation.
+type Conversation struct {
+	ID            string // "conv_" + lowercase ULID
+	AgentID       string
+	Kind          ConversationKind
+	RoomID        string // rooms only
+	UserID        string // direct conversations only
+	Platform      string
+	MessageCount  int64 // both sides
+	StartedAt     time.Time
+	LastMessageAt time.Time
+}
+
 // Message is one stored message of a conversation.
 type Message struct {
 	ID               string // "msg_" + lowercase ULID; assigned by SaveExchange when empty
@@ -26,22 +74,25 @@ type Message struct {
 	Model            string // the model that wrote a reply
 	PromptTokens     int
 	CompletionTokens int
+	TokensUsed       int     // a reply's tokens, prompt and completion
+	ResponseMillis   float64 // a reply's time from request to completion
+	Partial          bool    // a reply cut short when its client went away
 	CreatedAt        time.Time // UTC, millisecond precision
 }
 
-// History returns the last limit messages of the conversation key of agent
+// History returns the last limit messages of conversation conv of agent
 // agentID of account accountID, oldest first. A missing conversation, an
 // agent of another account, or a limit below 1, gives no messages and no
 // error.
-func (s *Store) History(ctx context.Context, accountID, agentID, conversationKey string, limit int) ([]Message, error) {
-	if limit < 1 {
+func (s *Store) History(ctx context.Context, accountID, agentID string, conv ConversationRef, limit int) ([]Message, error) {
+	if limit < 1 || conv.key() == "" {
 		return []Message{}, nil
 	}
 	db := s.read(ctx)
 	owned := db.Model(&agentRow{}).Select("id").Where("id = ? AND account_id = ?", agentID, accountID)
-	conv := db.Model(&conversationRow{}).Select("id").Where("agent_id = (?) AND key = ?", owned, conversationKey)
+	convID := db.Model(&conversationRow{}).Select("id").Where("agent_id = (?) AND key = ?", owned, conv.key())
 	var rows []messageRow
-	err := db.Where("conversation_id = (?)", conv).
+	err := db.Where("conversation_id = (?)", convID).
 		Order("created_at DESC, id DESC").Limit(limit).Find(&rows).Error
 	if err != nil {
 		return nil, wrap("history", err)
@@ -54,46 +105,74 @@ func (s *Store) History(ctx context.Context, accountID, agentID, conversationKey
 }
 
 // SaveExchange stores the user's message and the agent's reply in one
-// transaction and returns the stored reply. It creates the conversation
-// conversationKey when needed ("" = no conversation: nothing is stored but
-// the reply still counts), adds one to the agent's answered messages and,
-// when it creates the conversation, one to its conversations. Empty IDs and
-// zero times are filled in (now), empty roles default to user and assistant,
-// and the reply is made at least 1 ms younger than the user message so
-// History keeps their order. It returns ErrNotFound if the agent is gone or
-// belongs to another account than accountID.
-func (s *Store) SaveExchange(ctx context.Context, accountID, agentID, conversationKey string, user, reply Message) (Message, error) {
+// transaction and returns the stored reply and its conversation's id ("" for
+// none). It creates the conversation conv when needed, adds both messages to
+// its count and moves its last activity, counts the reply on the agent (and
+// the conversation, when new), and adds the exchange to the agent's hourly
+// analytics. Empty IDs and zero times are filled in (now), empty roles
+// default to user and assistant, and the reply is made at least 1 ms younger
+// than the user message so History keeps their order. It returns
+// ErrNotFound if the agent is gone or belongs to another account.
+func (s *Store) SaveExchange(ctx context.Context, accountID, agentID string, conv ConversationRef, user, reply Message) (Message, string, error) {
 	t := s.now()
 	user = fillMessage(user, RoleUser, t)
 	reply = fillMessage(reply, RoleAssistant, t)
 	if !reply.CreatedAt.After(user.CreatedAt) {
 		reply.CreatedAt = user.CreatedAt.Add(time.Millisecond)
 	}
+	var convID ctext
 	err := s.write(ctx, "save exchange", func(tx *gorm.DB) error {
 		if err := bumpAgent(tx, accountID, agentID, "total_messages"); err != nil {
 			return err
 		}
-		if conversationKey == "" {
-			return nil
+		if conv.key() != "" {
+			var err error
+			if convID, err = addToConversation(tx, accountID, agentID, conv, user, reply); err != nil {
+				return err
+			}
 		}
-		convID, err := conversation(tx, accountID, agentID, conversationKey, t)
-		if err != nil {
-			return err
-		}
-		msgs := []messageRow{fromMessage(user, convID), fromMessage(reply, convID)}
-		return tx.Create(&msgs).Error
+		return recordExchange(tx, agentID, convID, user, reply)
 	})
 	if err != nil {
-		return Message{}, err
+		return Message{}, "", err
 	}
-	return reply, nil
+	return reply, string(convID), nil
 }
 
-// conversation returns the id of the agent's conversation key, creating it
+// addToConversation stores both messages in conv, creating it when needed,
+// and returns its id.
+func addToConversation(tx *gorm.DB, accountID, agentID string, conv ConversationRef, user, reply Message) (ctext, error) {
+	convID, err := conversation(tx, accountID, agentID, conv, user.CreatedAt)
+	if err != nil {
+		return "", err
+	}
+	msgs := []messageRow{fromMessage(user, convID), fromMessage(reply, convID)}
+	if err := tx.Create(&msgs).Error; err != nil {
+		return "", err
+	}
+	err = tx.Model(&conversationRow{}).Where("id = ?", convID).Updates(map[string]any{
+		"message_count":   gorm.Expr("message_count + ?", len(msgs)),
+		"last_message_at": reply.CreatedAt,
+	}).Error
+	if err != nil || user.UserID == "" {
+		return convID, err
+	}
+	speaker := conversationUserRow{ConversationID: convID, UserID: ctext(user.UserID), AgentID: ctext(agentID)}
+	return convID, tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&speaker).Error
+}
+
+// conversation returns the id of the agent's conversation conv, creating it
 // (and counting it on the agent) when it does not exist. ON CONFLICT DO
 // NOTHING keeps concurrent first messages of one conversation from failing.
-func conversation(tx *gorm.DB, accountID, agentID, key string, t time.Time) (ctext, error) {
-	row := conversationRow{ID: ctext(newID("conv_", t)), AgentID: ctext(agentID), Key: ctext(key), CreatedAt: t}
+func conversation(tx *gorm.DB, accountID, agentID string, conv ConversationRef, t time.Time) (ctext, error) {
+	row := conversationRow{ID: ctext(newID("conv_", t)), AgentID: ctext(agentID), Key: ctext(conv.key()),
+		Kind: string(KindDirect), UserID: conv.UserID, Platform: ctext(conv.Platform), CreatedAt: t, LastMessageAt: t}
+	if conv.RoomID != "" {
+		row.Kind, row.RoomID, row.UserID = string(KindRoom), conv.RoomID, ""
+	}
+	if row.Platform == "" {
+		row.Platform = PlatformAPI
+	}
 	res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&row)
 	if res.Error != nil {
 		return "", res.Error
@@ -102,7 +181,7 @@ func conversation(tx *gorm.DB, accountID, agentID, key string, t time.Time) (cte
 		return row.ID, bumpAgent(tx, accountID, agentID, "total_conversations")
 	}
 	var existing conversationRow
-	err := tx.Select("id").Take(&existing, "agent_id = ? AND key = ?", agentID, key).Error
+	err := tx.Select("id").Take(&existing, "agent_id = ? AND key = ?", agentID, conv.key()).Error
 	return existing.ID, err
 }
 
@@ -139,13 +218,23 @@ func fillMessage(m Message, role Role, t time.Time) Message {
 func fromMessage(m Message, convID ctext) messageRow {
 	return messageRow{
 		ID: ctext(m.ID), ConversationID: convID, Role: string(m.Role), UserID: m.UserID, Text: m.Text,
-		Model: m.Model, PromptTokens: m.PromptTokens, CompletionTokens: m.CompletionTokens, CreatedAt: m.CreatedAt,
+		Model: m.Model, PromptTokens: m.PromptTokens, CompletionTokens: m.CompletionTokens,
+		TokensUsed: m.TokensUsed, ResponseMillis: m.ResponseMillis, Partial: m.Partial, CreatedAt: m.CreatedAt,
 	}
 }
 
 func toMessage(r messageRow) Message {
 	return Message{
 		ID: string(r.ID), Role: Role(r.Role), UserID: r.UserID, Text: r.Text, Model: r.Model,
-		PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, CreatedAt: utc(r.CreatedAt),
+		PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens,
+		TokensUsed: r.TokensUsed, ResponseMillis: r.ResponseMillis, Partial: r.Partial, CreatedAt: utc(r.CreatedAt),
+	}
+}
+
+func toConversation(r conversationRow) Conversation {
+	return Conversation{
+		ID: string(r.ID), AgentID: string(r.AgentID), Kind: ConversationKind(r.Kind), RoomID: r.RoomID,
+		UserID: r.UserID, Platform: string(r.Platform), MessageCount: r.MessageCount,
+		StartedAt: utc(r.CreatedAt), LastMessageAt: utc(r.LastMessageAt),
 	}
 }

@@ -17,7 +17,7 @@ func TestSaveExchangeAndHistory(t *testing.T) {
 		var want []string
 		for i := 1; i <= 3; i++ {
 			clock.add(time.Second)
-			reply, err := s.SaveExchange(ctx, acct.ID, a.ID, "user:u1",
+			reply, _, err := s.SaveExchange(ctx, acct.ID, a.ID, ref("user:u1"),
 				Message{UserID: "u1", Text: fmt.Sprint("q", i)},
 				Message{UserID: "u1", Text: fmt.Sprint("r", i), Model: "gpt-4o-mini", PromptTokens: 10, CompletionTokens: i})
 			mustOK(t, err)
@@ -27,7 +27,7 @@ func TestSaveExchangeAndHistory(t *testing.T) {
 			}
 			want = append(want, fmt.Sprint("q", i), fmt.Sprint("r", i))
 		}
-		h, err := s.History(ctx, acct.ID, a.ID, "user:u1", 10)
+		h, err := s.History(ctx, acct.ID, a.ID, ref("user:u1"), 10)
 		mustOK(t, err)
 		if got := texts(h); got != fmt.Sprint(want) {
 			t.Errorf("history = %s, want %v", got, want)
@@ -36,7 +36,7 @@ func TestSaveExchangeAndHistory(t *testing.T) {
 			h[5].PromptTokens != 10 || h[0].CreatedAt.Location() != time.UTC {
 			t.Errorf("stored messages = %+v", h)
 		}
-		h, err = s.History(ctx, acct.ID, a.ID, "user:u1", 4)
+		h, err = s.History(ctx, acct.ID, a.ID, ref("user:u1"), 4)
 		mustOK(t, err)
 		if got := texts(h); got != fmt.Sprint(want[2:]) {
 			t.Errorf("last 4 = %s, want %v", got, want[2:])
@@ -45,7 +45,7 @@ func TestSaveExchangeAndHistory(t *testing.T) {
 			key   string
 			limit int
 		}{{"user:u2", 10}, {"room:user:u1", 10}, {"user:u1", 0}} {
-			h, err = s.History(ctx, acct.ID, a.ID, tc.key, tc.limit)
+			h, err = s.History(ctx, acct.ID, a.ID, ref(tc.key), tc.limit)
 			mustOK(t, err)
 			if h == nil || len(h) != 0 {
 				t.Errorf("history(%s, %d) = %v, want empty", tc.key, tc.limit, h)
@@ -60,14 +60,14 @@ func TestSaveExchangeKeepsCallerValues(t *testing.T) {
 	acct := mustAccount(t, s, "acme")
 	a := mustAgent(t, s, acct.ID, "chatty")
 	at := t0.Add(123456789 * time.Nanosecond)
-	reply, err := s.SaveExchange(ctx, acct.ID, a.ID, "room:r1",
+	reply, _, err := s.SaveExchange(ctx, acct.ID, a.ID, ref("room:r1"),
 		Message{ID: "msg_zzz", UserID: "u1", Text: "hi", CreatedAt: at},
 		Message{ID: "msg_aaa", Text: "hello", CreatedAt: at})
 	mustOK(t, err)
 	if reply.ID != "msg_aaa" || !reply.CreatedAt.Equal(t0.Add(124*time.Millisecond)) {
 		t.Errorf("reply = %+v, want id msg_aaa one millisecond after the question", reply)
 	}
-	h, err := s.History(ctx, acct.ID, a.ID, "room:r1", 5)
+	h, err := s.History(ctx, acct.ID, a.ID, ref("room:r1"), 5)
 	mustOK(t, err)
 	if texts(h) != "[hi hello]" || h[0].ID != "msg_zzz" || !h[0].CreatedAt.Equal(t0.Add(123*time.Millisecond)) {
 		t.Errorf("history = %+v", h)
@@ -82,7 +82,7 @@ func TestMetricsCounters(t *testing.T) {
 		a := mustAgent(t, s, acct.ID, "chatty")
 		for _, key := range []string{"user:u1", "user:u1", "room:r1", "", "user:u2", ""} {
 			clock.add(time.Second)
-			_, err := s.SaveExchange(ctx, acct.ID, a.ID, key, Message{Text: "q"}, Message{Text: "r"})
+			_, _, err := s.SaveExchange(ctx, acct.ID, a.ID, ref(key), Message{Text: "q"}, Message{Text: "r"})
 			mustOK(t, err)
 		}
 		got, err := s.GetAgent(ctx, acct.ID, a.ID)
@@ -93,12 +93,12 @@ func TestMetricsCounters(t *testing.T) {
 		if !got.UpdatedAt.Equal(a.UpdatedAt) {
 			t.Errorf("messages moved updatedAt to %v", got.UpdatedAt)
 		}
-		h, err := s.History(ctx, acct.ID, a.ID, "", 10)
+		h, err := s.History(ctx, acct.ID, a.ID, ref(""), 10)
 		mustOK(t, err)
 		if len(h) != 0 {
 			t.Errorf("keyless exchanges were stored: %v", h)
 		}
-		_, err = s.SaveExchange(ctx, acct.ID, "agent_missing", "", Message{Text: "q"}, Message{Text: "r"})
+		_, _, err = s.SaveExchange(ctx, acct.ID, "agent_missing", ref(""), Message{Text: "q"}, Message{Text: "r"})
 		wantErr(t, err, ErrNotFound)
 	})
 }
@@ -119,20 +119,20 @@ func TestHistoryAndExchangeAreScopedToTheAccount(t *testing.T) {
 		acct := mustAccount(t, s, "acme")
 		other := mustAccount(t, s, "other")
 		a := mustAgent(t, s, acct.ID, "private")
-		_, err := s.SaveExchange(ctx, acct.ID, a.ID, "user:u1", Message{Text: "secret plan"}, Message{Text: "noted"})
+		_, _, err := s.SaveExchange(ctx, acct.ID, a.ID, ref("user:u1"), Message{Text: "secret plan"}, Message{Text: "noted"})
 		mustOK(t, err)
 
-		h, err := s.History(ctx, other.ID, a.ID, "user:u1", 10)
+		h, err := s.History(ctx, other.ID, a.ID, ref("user:u1"), 10)
 		mustOK(t, err)
 		if len(h) != 0 {
 			t.Errorf("another account read the history: %v", h)
 		}
-		_, err = s.SaveExchange(ctx, other.ID, a.ID, "user:u1", Message{Text: "q"}, Message{Text: "r"})
+		_, _, err = s.SaveExchange(ctx, other.ID, a.ID, ref("user:u1"), Message{Text: "q"}, Message{Text: "r"})
 		wantErr(t, err, ErrNotFound)
 		if got := mustGet(t, s, acct.ID, a.ID); got.Metrics.TotalMessages != 1 {
 			t.Errorf("another account's exchange counted: %d messages", got.Metrics.TotalMessages)
 		}
-		if h, _ := s.History(ctx, acct.ID, a.ID, "user:u1", 10); len(h) != 2 {
+		if h, _ := s.History(ctx, acct.ID, a.ID, ref("user:u1"), 10); len(h) != 2 {
 			t.Errorf("history = %d messages, want 2", len(h))
 		}
 	})

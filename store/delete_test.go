@@ -43,19 +43,19 @@ func TestDeleteCascades(t *testing.T) {
 		b := mustAgent(t, s, acct.ID, "bystander")
 		for _, key := range []string{"user:u1", "room:r1"} {
 			for _, id := range []string{a.ID, b.ID} {
-				_, err := s.SaveExchange(ctx, acct.ID, id, key, Message{Text: "hi", UserID: "u1"}, Message{Text: "hello"})
+				_, _, err := s.SaveExchange(ctx, acct.ID, id, ref(key), Message{Text: "hi", UserID: "u1"}, Message{Text: "hello"})
 				mustOK(t, err)
 			}
 		}
 		_, err := s.DeleteAgent(ctx, acct.ID, a.ID)
 		mustOK(t, err)
 		for _, key := range []string{"user:u1", "room:r1"} {
-			h, err := s.History(ctx, acct.ID, a.ID, key, 10)
+			h, err := s.History(ctx, acct.ID, a.ID, ref(key), 10)
 			mustOK(t, err)
 			if len(h) != 0 {
 				t.Errorf("history of %s survived: %v", key, h)
 			}
-			h, err = s.History(ctx, acct.ID, b.ID, key, 10)
+			h, err = s.History(ctx, acct.ID, b.ID, ref(key), 10)
 			mustOK(t, err)
 			if len(h) != 2 {
 				t.Errorf("other agent's history of %s: %d messages, want 2", key, len(h))
@@ -67,7 +67,7 @@ func TestDeleteCascades(t *testing.T) {
 		if convs != 2 || msgs != 4 {
 			t.Errorf("left %d conversations and %d messages, want 2 and 4", convs, msgs)
 		}
-		_, err = s.SaveExchange(ctx, acct.ID, a.ID, "user:u1", Message{Text: "hi"}, Message{Text: "hello"})
+		_, _, err = s.SaveExchange(ctx, acct.ID, a.ID, ref("user:u1"), Message{Text: "hi"}, Message{Text: "hello"})
 		wantErr(t, err, ErrNotFound)
 	})
 }
@@ -79,7 +79,7 @@ func TestForeignKeysCascade(t *testing.T) {
 		ctx := context.Background()
 		acct := mustAccount(t, s, "acme")
 		a := mustAgent(t, s, acct.ID, "chatty")
-		_, err := s.SaveExchange(ctx, acct.ID, a.ID, "user:u1", Message{Text: "q"}, Message{Text: "r"})
+		_, _, err := s.SaveExchange(ctx, acct.ID, a.ID, ref("user:u1"), Message{Text: "q"}, Message{Text: "r"})
 		mustOK(t, err)
 		mustOK(t, s.w.Exec("DELETE FROM agents WHERE id = ?", a.ID).Error)
 		var convs, msgs int64

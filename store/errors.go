@@ -20,6 +20,9 @@ var (
 	// ErrInvalid means the caller passed a value the store cannot accept
 	// (bad JSON, an unknown tier, scope, status or sort field, an empty name).
 	ErrInvalid = errors.New("invalid")
+	// ErrConversationNotFound means the agent exists but has no such
+	// conversation; it matches ErrNotFound too.
+	ErrConversationNotFound = fmt.Errorf("conversation %w", ErrNotFound)
 	// ErrQuotaExceeded is matched (errors.Is) by every *QuotaError.
 	ErrQuotaExceeded = errors.New("quota exceeded")
 )

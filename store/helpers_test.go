@@ -142,3 +142,12 @@ func mustOK(t testing.TB, err error) {
 		t.Fatal(err)
 	}
 }
+
+// ref names a conversation as "room:<id>", "user:<id>" or "" for none.
+func ref(key string) ConversationRef {
+	if room, ok := strings.CutPrefix(key, "room:"); ok {
+		return ConversationRef{RoomID: room}
+	}
+	user, _ := strings.CutPrefix(key, "user:")
+	return ConversationRef{UserID: user}
+}

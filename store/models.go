@@ -80,18 +80,38 @@ type agentRow struct {
 // TableName names the table.
 func (agentRow) TableName() string { return "agents" }
 
-// conversationRow is a row of conversations: one per agent and key.
+// conversationRow is a row of conversations: one per agent and key (a room,
+// or a user's direct conversation). MessageCount and LastMessageAt change in
+// the transaction that stores an exchange.
 type conversationRow struct {
-	ID        ctext     `gorm:"primaryKey"`
-	AgentID   ctext     `gorm:"not null;uniqueIndex:idx_conversations_agent_key,priority:1"`
-	Key       ctext     `gorm:"not null;uniqueIndex:idx_conversations_agent_key,priority:2"`
-	CreatedAt time.Time `gorm:"not null;autoCreateTime:false"`
+	ID            ctext     `gorm:"primaryKey;index:idx_conversations_agent_active,priority:3;index:idx_conversations_agent_platform,priority:4"`
+	AgentID       ctext     `gorm:"not null;uniqueIndex:idx_conversations_agent_key,priority:1;index:idx_conversations_agent_active,priority:1;index:idx_conversations_agent_platform,priority:1"`
+	Key           ctext     `gorm:"not null;uniqueIndex:idx_conversations_agent_key,priority:2"`
+	Kind          string    `gorm:"not null;default:''"`
+	RoomID        string    `gorm:"not null;default:''"`
+	UserID        string    `gorm:"not null;default:''"`
+	Platform      ctext     `gorm:"not null;default:'api';index:idx_conversations_agent_platform,priority:2"`
+	MessageCount  int64     `gorm:"not null;default:0"`
+	CreatedAt     time.Time `gorm:"not null;autoCreateTime:false"`
+	LastMessageAt time.Time `gorm:"not null;default:CURRENT_TIMESTAMP;autoCreateTime:false;index:idx_conversations_agent_active,priority:2;index:idx_conversations_agent_platform,priority:3"`
 
-	Messages []messageRow `gorm:"foreignKey:ConversationID;constraint:OnDelete:CASCADE"`
+	Messages []messageRow          `gorm:"foreignKey:ConversationID;constraint:OnDelete:CASCADE"`
+	Speakers []conversationUserRow `gorm:"foreignKey:ConversationID;constraint:OnDelete:CASCADE"`
 }
 
 // TableName names the table.
 func (conversationRow) TableName() string { return "conversations" }
+
+// conversationUserRow records that a user spoke in a conversation, so the
+// conversations of a user are found through an index.
+type conversationUserRow struct {
+	ConversationID ctext `gorm:"primaryKey"`
+	UserID         ctext `gorm:"primaryKey;index:idx_conversation_users_agent_user,priority:2"`
+	AgentID        ctext `gorm:"not null;index:idx_conversation_users_agent_user,priority:1"`
+}
+
+// TableName names the table.
+func (conversationUserRow) TableName() string { return "conversation_users" }
 
 // messageRow is a row of messages.
 type messageRow struct {
@@ -103,6 +123,9 @@ type messageRow struct {
 	Model            string    `gorm:"not null"`
 	PromptTokens     int       `gorm:"not null"`
 	CompletionTokens int       `gorm:"not null"`
+	TokensUsed       int       `gorm:"not null;default:0"`
+	ResponseMillis   float64   `gorm:"not null;default:0"`
+	Partial          bool      `gorm:"not null;default:false"`
 	CreatedAt        time.Time `gorm:"not null;autoCreateTime:false;index:idx_messages_conversation_created,priority:2"`
 }
 

@@ -155,7 +155,8 @@ func isMemory(dsn string) bool {
 
 // models lists every table, parents first.
 func models() []any {
-	return []any{&accountRow{}, &keyRow{}, &agentRow{}, &conversationRow{}, &messageRow{}}
+	return append([]any{&accountRow{}, &keyRow{}, &agentRow{}, &conversationRow{}, &conversationUserRow{}, &messageRow{}},
+		analyticsModels()...)
 }
 
 // migrate creates or updates the schema. On PostgreSQL it runs in one
@@ -163,14 +164,38 @@ func models() []any {
 func (s *Store) migrate(ctx context.Context) error {
 	db := s.w.WithContext(ctx)
 	if !s.postgres {
-		return wrap("migrate", db.AutoMigrate(models()...))
+		return wrap("migrate", migrateTables(db))
 	}
 	return wrap("migrate", db.Transaction(func(tx *gorm.DB) error {
 		if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", migrateLockKey).Error; err != nil {
 			return err
 		}
-		return tx.AutoMigrate(models()...)
+		return migrateTables(tx)
 	}))
+}
+
+// migrateTables creates or updates the tables, then fills the columns that
+// conversations stored before history had: kind, room or user, message
+// count and last activity.
+func migrateTables(db *gorm.DB) error {
+	if err := db.AutoMigrate(models()...); err != nil {
+		return err
+	}
+	res := db.Exec(`UPDATE conversations SET
+		kind = CASE WHEN key LIKE 'room:%' THEN 'room' ELSE 'direct' END,
+		room_id = CASE WHEN key LIKE 'room:%' THEN substr(key, 6) ELSE '' END,
+		user_id = CASE WHEN key LIKE 'user:%' THEN substr(key, 6) ELSE '' END,
+		message_count = (SELECT COUNT(*) FROM messages WHERE messages.conversation_id = conversations.id),
+		last_message_at = COALESCE((SELECT MAX(created_at) FROM messages WHERE messages.conversation_id = conversations.id), created_at)
+		WHERE kind = ''`)
+	if res.Error != nil || res.RowsAffected == 0 {
+		return res.Error
+	}
+	return db.Exec(`INSERT INTO conversation_users (conversation_id, user_id, agent_id)
+		SELECT DISTINCT m.conversation_id, m.user_id, c.agent_id FROM messages m
+		JOIN conversations c ON c.id = m.conversation_id
+		WHERE m.role = 'user' AND m.user_id <> '' AND NOT EXISTS (SELECT 1 FROM conversation_users u
+			WHERE u.conversation_id = m.conversation_id AND u.user_id = m.user_id)`).Error
 }
 
 // Close closes every connection pool.

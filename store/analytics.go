@@ -1,0 +1,384 @@
+package store
+
+import (
+	"context"
+	"math"
+	"sort"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// Analytics are kept as rollups per agent and UTC hour, updated in the
+// transaction of each exchange, so a report reads a few rows per hour of
+// its range, whatever the number of stored messages.
+
+// hourStatsRow sums an agent's hour: messages (both sides), tokens, replies
+// timed and their total time, and turns that ended in a provider failure.
+type hourStatsRow struct {
+	AgentID        ctext     `gorm:"primaryKey"`
+	Hour           time.Time `gorm:"primaryKey;autoCreateTime:false"`
+	Messages       int64     `gorm:"not null"`
+	TokensUsed     int64     `gorm:"not null"`
+	Replies        int64     `gorm:"not null"`
+	ResponseMillis float64   `gorm:"not null"`
+	Errors         int64     `gorm:"not null"`
+}
+
+// TableName names the table.
+func (hourStatsRow) TableName() string { return "agent_hour_stats" }
+
+// hourLatencyRow counts an hour's replies per response-time bucket (see
+// latencyBucket).
+type hourLatencyRow struct {
+	AgentID ctext     `gorm:"primaryKey"`
+	Hour    time.Time `gorm:"primaryKey;autoCreateTime:false"`
+	Bucket  int       `gorm:"primaryKey;autoIncrement:false"`
+	Count   int64     `gorm:"not null"`
+}
+
+// TableName names the table.
+func (hourLatencyRow) TableName() string { return "agent_hour_latency" }
+
+// hourUserRow records that a user spoke to the agent in an hour; distinct
+// users over a range count these.
+type hourUserRow struct {
+	AgentID ctext     `gorm:"primaryKey"`
+	Hour    time.Time `gorm:"primaryKey;autoCreateTime:false"`
+	UserID  ctext     `gorm:"primaryKey"`
+}
+
+// TableName names the table.
+func (hourUserRow) TableName() string { return "agent_hour_users" }
+
+// hourConversationRow records that a conversation was active in an hour.
+type hourConversationRow struct {
+	AgentID        ctext     `gorm:"primaryKey"`
+	Hour           time.Time `gorm:"primaryKey;autoCreateTime:false"`
+	ConversationID ctext     `gorm:"primaryKey"`
+}
+
+// TableName names the table.
+func (hourConversationRow) TableName() string { return "agent_hour_conversations" }
+
+// hourErrorRow counts an hour's failed turns per kind of provider failure.
+type hourErrorRow struct {
+	AgentID ctext     `gorm:"primaryKey"`
+	Hour    time.Time `gorm:"primaryKey;autoCreateTime:false"`
+	Kind    string    `gorm:"primaryKey"`
+	Count   int64     `gorm:"not null"`
+}
+
+// TableName names the table.
+func (hourErrorRow) TableName() string { return "agent_hour_errors" }
+
+// analyticsModels are the rollup tables.
+func analyticsModels() []any {
+	return []any{&hourStatsRow{}, &hourLatencyRow{}, &hourUserRow{}, &hourConversationRow{}, &hourErrorRow{}}
+}
+
+// latencyGrowth is the ratio between the bounds of consecutive response-time
+// buckets: bucket b holds times in (latencyGrowth^(b-1), latencyGrowth^b]
+// ms, bucket 0 times up to 1 ms. A percentile is reported as the geometric
+// middle of its bucket, so it is within ±10% of the true value.
+const latencyGrowth = 1.2
+
+// latencyBucket is the bucket of a response time in ms.
+func latencyBucket(ms float64) int {
+	if ms <= 1 {
+		return 0
+	}
+	return int(math.Ceil(math.Log(ms) / math.Log(latencyGrowth)))
+}
+
+// bucketValue is the value a percentile falling in bucket b reports.
+func bucketValue(b int) float64 {
+	if b == 0 {
+		return 1
+	}
+	return math.Pow(latencyGrowth, float64(b)-0.5)
+}
+
+// hourOf is the UTC hour that contains t.
+func hourOf(t time.Time) time.Time { return t.UTC().Truncate(time.Hour) }
+
+// recordExchange adds an exchange to the agent's hourly rollups: each
+// message in the hour it was written, the reply's tokens and time in its
+// own, the user and the conversation as active.
+func recordExchange(tx *gorm.DB, agentID string, convID ctext, user, reply Message) error {
+	id := ctext(agentID)
+	uh, rh := hourOf(user.CreatedAt), hourOf(reply.CreatedAt)
+	rows := []hourStatsRow{{AgentID: id, Hour: rh, Messages: 1, TokensUsed: int64(reply.TokensUsed),
+		Replies: 1, ResponseMillis: reply.ResponseMillis}}
+	if uh.Equal(rh) {
+		rows[0].Messages++
+	} else {
+		rows = append(rows, hourStatsRow{AgentID: id, Hour: uh, Messages: 1})
+	}
+	for _, r := range rows {
+		if err := addHourStats(tx, r); err != nil {
+			return err
+		}
+	}
+	lat := hourLatencyRow{AgentID: id, Hour: rh, Bucket: latencyBucket(reply.ResponseMillis), Count: 1}
+	if err := tx.Clauses(addOnConflict([]string{"agent_id", "hour", "bucket"}, "agent_hour_latency", "count")).Create(&lat).Error; err != nil {
+		return err
+	}
+	if user.UserID != "" {
+		u := hourUserRow{AgentID: id, Hour: uh, UserID: ctext(user.UserID)}
+		if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&u).Error; err != nil {
+			return err
+		}
+	}
+	if convID == "" {
+		return nil
+	}
+	for _, h := range uniqueHours(uh, rh) {
+		c := hourConversationRow{AgentID: id, Hour: h, ConversationID: convID}
+		if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&c).Error; err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func uniqueHours(a, b time.Time) []time.Time {
+	if a.Equal(b) {
+		return []time.Time{a}
+	}
+	return []time.Time{a, b}
+}
+
+// addHourStats adds r's figures to its hour's row.
+func addHourStats(tx *gorm.DB, r hourStatsRow) error {
+	return tx.Clauses(addOnConflict([]string{"agent_id", "hour"}, "agent_hour_stats",
+		"messages", "tokens_used", "replies", "response_millis", "errors")).Create(&r).Error
+}
+
+// addOnConflict is an upsert that adds the inserted values of columns to
+// the stored ones (qualified by table: PostgreSQL finds a bare name
+// ambiguous).
+func addOnConflict(keys []string, table string, columns ...string) clause.OnConflict {
+	set := make(map[string]any, len(columns))
+	for _, c := range columns {
+		set[c] = gorm.Expr(table + "." + c + " + excluded." + c)
+	}
+	cols := make([]clause.Column, len(keys))
+	for i, k := range keys {
+		cols[i] = clause.Column{Name: k}
+	}
+	return clause.OnConflict{Columns: cols, DoUpdates: clause.Assignments(set)}
+}
+
+// RecordTurnError counts a turn of agent agentID of account accountID that
+// ended in a provider failure of kind at t (one per turn, not per retry).
+// It returns ErrNotFound for a missing agent or one of another account.
+func (s *Store) RecordTurnError(ctx context.Context, accountID, agentID, kind string, t time.Time) error {
+	return s.write(ctx, "record turn error", func(tx *gorm.DB) error {
+		var n int64
+		if err := tx.Model(&agentRow{}).Where("id = ? AND account_id = ?", agentID, accountID).Count(&n).Error; err != nil {
+			return err
+		}
+		if n == 0 {
+			return ErrNotFound
+		}
+		h := hourOf(t)
+		if err := addHourStats(tx, hourStatsRow{AgentID: ctext(agentID), Hour: h, Errors: 1}); err != nil {
+			return err
+		}
+		e := hourErrorRow{AgentID: ctext(agentID), Hour: h, Kind: kind, Count: 1}
+		return tx.Clauses(addOnConflict([]string{"agent_id", "hour", "kind"}, "agent_hour_errors", "count")).Create(&e).Error
+	})
+}
+
+// Interval is the width of an analytics bucket.
+type Interval string
+
+// The analytics intervals.
+const (
+	IntervalHour Interval = "hour"
+	IntervalDay  Interval = "day"
+)
+
+// AnalyticsQuery selects a report: the buckets of Interval from the one
+// that contains From to the one that contains To.
+type AnalyticsQuery struct {
+	From, To time.Time
+	Interval Interval
+}
+
+// ResponseTimes summarises reply times in ms.
+type ResponseTimes struct {
+	Avg, P50, P95 float64
+}
+
+// AnalyticsTotals are a report's figures over its whole range.
+type AnalyticsTotals struct {
+	Messages, Conversations, Users, TokensUsed, Errors int64
+	ResponseTime                                       ResponseTimes
+}
+
+// AnalyticsBucket is one bucket of a report's series.
+type AnalyticsBucket struct {
+	Start                        time.Time
+	Messages, TokensUsed, Errors int64
+	P50ResponseTime              float64
+}
+
+// Analytics is a report over the buckets of a range.
+type Analytics struct {
+	Totals AnalyticsTotals
+	Series []AnalyticsBucket
+}
+
+// bucketStart is the start of the bucket of interval that contains t.
+func bucketStart(t time.Time, interval Interval) time.Time {
+	t = t.UTC()
+	if interval == IntervalDay {
+		return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+	}
+	return t.Truncate(time.Hour)
+}
+
+// next is the start of the bucket after the one starting at t.
+func next(t time.Time, interval Interval) time.Time {
+	if interval == IntervalDay {
+		return t.AddDate(0, 0, 1)
+	}
+	return t.Add(time.Hour)
+}
+
+// AgentAnalytics reports on agent agentID of account accountID over q,
+// from the hourly rollups. Every bucket of the range is in Series, empty
+// ones with zeros. It returns ErrNotFound for a missing agent or one of
+// another account, ErrInvalid for an unknown interval or To before From.
+func (s *Store) AgentAnalytics(ctx context.Context, accountID, agentID string, q AnalyticsQuery) (Analytics, error) {
+	if q.Interval != IntervalHour && q.Interval != IntervalDay {
+		return Analytics{}, wrap("analytics", invalidf("unknown interval %q", q.Interval))
+	}
+	if q.To.Before(q.From) {
+		return Analytics{}, wrap("analytics", invalidf("to is before from"))
+	}
+	db := s.read(ctx)
+	if err := db.Model(&agentRow{}).Select("id").Where("id = ? AND account_id = ?", agentID, accountID).Take(&agentRow{}).Error; err != nil {
+		return Analytics{}, wrap("analytics", err)
+	}
+	start, end := bucketStart(q.From, q.Interval), next(bucketStart(q.To, q.Interval), q.Interval)
+	var report Analytics
+	series, index := emptySeries(start, end, q.Interval)
+	err := s.sumStats(db, agentID, start, end, q.Interval, series, index, &report.Totals)
+	if err == nil {
+		err = s.sumLatency(db, agentID, start, end, q.Interval, series, index, &report.Totals)
+	}
+	if err == nil {
+		err = countDistinct(db, &hourUserRow{}, "user_id", agentID, start, end, &report.Totals.Users)
+	}
+	if err == nil {
+		err = countDistinct(db, &hourConversationRow{}, "conversation_id", agentID, start, end, &report.Totals.Conversations)
+	}
+	if err != nil {
+		return Analytics{}, wrap("analytics", err)
+	}
+	report.Series = series
+	return report, nil
+}
+
+// emptySeries is one zero bucket per interval in [start, end), and the
+// index of each bucket by its start.
+func emptySeries(start, end time.Time, interval Interval) ([]AnalyticsBucket, map[time.Time]int) {
+	var series []AnalyticsBucket
+	index := map[time.Time]int{}
+	for t := start; t.Before(end); t = next(t, interval) {
+		index[t] = len(series)
+		series = append(series, AnalyticsBucket{Start: t})
+	}
+	return series, index
+}
+
+// sumStats adds the hourly figures of [start, end) into the series and the
+// totals.
+func (s *Store) sumStats(db *gorm.DB, agentID string, start, end time.Time, interval Interval,
+	series []AnalyticsBucket, index map[time.Time]int, totals *AnalyticsTotals) error {
+	var rows []hourStatsRow
+	err := db.Where("agent_id = ? AND hour >= ? AND hour < ?", agentID, start, end).Find(&rows).Error
+	if err != nil {
+		return err
+	}
+	var replies int64
+	var millis float64
+	for _, r := range rows {
+		b := &series[index[bucketStart(r.Hour, interval)]]
+		b.Messages += r.Messages
+		b.TokensUsed += r.TokensUsed
+		b.Errors += r.Errors
+		totals.Messages += r.Messages
+		totals.TokensUsed += r.TokensUsed
+		totals.Errors += r.Errors
+		replies += r.Replies
+		millis += r.ResponseMillis
+	}
+	if replies > 0 {
+		totals.ResponseTime.Avg = millis / float64(replies)
+	}
+	return nil
+}
+
+// sumLatency merges the response-time histograms of [start, end): per
+// bucket for its p50, over the range for the totals' p50 and p95.
+func (s *Store) sumLatency(db *gorm.DB, agentID string, start, end time.Time, interval Interval,
+	series []AnalyticsBucket, index map[time.Time]int, totals *AnalyticsTotals) error {
+	var rows []hourLatencyRow
+	err := db.Where("agent_id = ? AND hour >= ? AND hour < ?", agentID, start, end).Find(&rows).Error
+	if err != nil {
+		return err
+	}
+	all := histogram{}
+	per := make([]histogram, len(series))
+	for _, r := range rows {
+		i := index[bucketStart(r.Hour, interval)]
+		if per[i] == nil {
+			per[i] = histogram{}
+		}
+		per[i][r.Bucket] += r.Count
+		all[r.Bucket] += r.Count
+	}
+	for i, h := range per {
+		series[i].P50ResponseTime = h.percentile(0.50)
+	}
+	totals.ResponseTime.P50, totals.ResponseTime.P95 = all.percentile(0.50), all.percentile(0.95)
+	return nil
+}
+
+// histogram counts replies per latency bucket.
+type histogram map[int]int64
+
+// percentile is the value of the bucket holding the p-th reply; 0 when
+// empty.
+func (h histogram) percentile(p float64) float64 {
+	var n int64
+	buckets := make([]int, 0, len(h))
+	for b, c := range h {
+		n += c
+		buckets = append(buckets, b)
+	}
+	if n == 0 {
+		return 0
+	}
+	sort.Ints(buckets)
+	rank := int64(math.Ceil(p * float64(n)))
+	var seen int64
+	for _, b := range buckets {
+		if seen += h[b]; seen >= rank {
+			return math.Round(bucketValue(b)*100) / 100
+		}
+	}
+	return math.Round(bucketValue(buckets[len(buckets)-1])*100) / 100
+}
+
+// countDistinct counts the distinct values of column in a rollup table over
+// [start, end).
+func countDistinct(db *gorm.DB, model any, column, agentID string, start, end time.Time, out *int64) error {
+	return db.Model(model).Where("agent_id = ? AND hour >= ? AND hour < ?", agentID, start, end).
+		Distinct(column).Count(out).Error
+}
