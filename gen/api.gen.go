@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/labstack/echo/v4"
@@ -82,6 +83,66 @@ func (e AgentStatusInput) Valid() bool {
 	}
 }
 
+// Defines values for AnalyticsInterval.
+const (
+	Day  AnalyticsInterval = "day"
+	Hour AnalyticsInterval = "hour"
+)
+
+// Valid indicates whether the value is a known member of the AnalyticsInterval enum.
+func (e AnalyticsInterval) Valid() bool {
+	switch e {
+	case Day:
+		return true
+	case Hour:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ConversationKind.
+const (
+	Direct ConversationKind = "direct"
+	Room   ConversationKind = "room"
+)
+
+// Valid indicates whether the value is a known member of the ConversationKind enum.
+func (e ConversationKind) Valid() bool {
+	switch e {
+	case Direct:
+		return true
+	case Room:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ConversationPlatform.
+const (
+	ConversationPlatformApi      ConversationPlatform = "api"
+	ConversationPlatformDiscord  ConversationPlatform = "discord"
+	ConversationPlatformTelegram ConversationPlatform = "telegram"
+	ConversationPlatformTwitter  ConversationPlatform = "twitter"
+)
+
+// Valid indicates whether the value is a known member of the ConversationPlatform enum.
+func (e ConversationPlatform) Valid() bool {
+	switch e {
+	case ConversationPlatformApi:
+		return true
+	case ConversationPlatformDiscord:
+		return true
+	case ConversationPlatformTelegram:
+		return true
+	case ConversationPlatformTwitter:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DeleteProtection.
 const (
 	Enabled DeleteProtection = "enabled"
@@ -101,6 +162,7 @@ func (e DeleteProtection) Valid() bool {
 const (
 	AGENTNOTFOUND           ErrorCode = "AGENT_NOT_FOUND"
 	AGENTUNAVAILABLE        ErrorCode = "AGENT_UNAVAILABLE"
+	CONVERSATIONNOTFOUND    ErrorCode = "CONVERSATION_NOT_FOUND"
 	DELETEPROTECTED         ErrorCode = "DELETE_PROTECTED"
 	INSUFFICIENTPERMISSIONS ErrorCode = "INSUFFICIENT_PERMISSIONS"
 	INSUFFICIENTQUOTA       ErrorCode = "INSUFFICIENT_QUOTA"
@@ -122,6 +184,8 @@ func (e ErrorCode) Valid() bool {
 	case AGENTNOTFOUND:
 		return true
 	case AGENTUNAVAILABLE:
+		return true
+	case CONVERSATIONNOTFOUND:
 		return true
 	case DELETEPROTECTED:
 		return true
@@ -148,6 +212,24 @@ func (e ErrorCode) Valid() bool {
 	case UNAUTHORIZED:
 		return true
 	case UNSUPPORTEDMEDIATYPE:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MessageRole.
+const (
+	MessageRoleAgent MessageRole = "agent"
+	MessageRoleUser  MessageRole = "user"
+)
+
+// Valid indicates whether the value is a known member of the MessageRole enum.
+func (e MessageRole) Valid() bool {
+	switch e {
+	case MessageRoleAgent:
+		return true
+	case MessageRoleUser:
 		return true
 	default:
 		return false
@@ -183,19 +265,19 @@ func (e ModelProvider) Valid() bool {
 
 // Defines values for Platform.
 const (
-	Discord  Platform = "discord"
-	Telegram Platform = "telegram"
-	Twitter  Platform = "twitter"
+	PlatformDiscord  Platform = "discord"
+	PlatformTelegram Platform = "telegram"
+	PlatformTwitter  Platform = "twitter"
 )
 
 // Valid indicates whether the value is a known member of the Platform enum.
 func (e Platform) Valid() bool {
 	switch e {
-	case Discord:
+	case PlatformDiscord:
 		return true
-	case Telegram:
+	case PlatformTelegram:
 		return true
-	case Twitter:
+	case PlatformTwitter:
 		return true
 	default:
 		return false
@@ -373,6 +455,61 @@ type AgentUpdatedEnvelope struct {
 	Success bool         `json:"success"`
 }
 
+// Analytics defines model for Analytics.
+type Analytics struct {
+	// From RFC 3339 UTC with milliseconds.
+	//
+	// Example: 2026-11-21T10:00:00.123Z
+	From     Timestamp         `json:"from"`
+	Interval AnalyticsInterval `json:"interval"`
+	Series   []AnalyticsBucket `json:"series"`
+
+	// To RFC 3339 UTC with milliseconds.
+	//
+	// Example: 2026-11-21T10:00:00.123Z
+	To     Timestamp       `json:"to"`
+	Totals AnalyticsTotals `json:"totals"`
+}
+
+// AnalyticsBucket defines model for AnalyticsBucket.
+type AnalyticsBucket struct {
+	Errors          int     `json:"errors"`
+	Messages        int     `json:"messages"`
+	P50ResponseTime float64 `json:"p50ResponseTime"`
+
+	// Start RFC 3339 UTC with milliseconds.
+	//
+	// Example: 2026-11-21T10:00:00.123Z
+	Start      Timestamp `json:"start"`
+	TokensUsed int       `json:"tokensUsed"`
+}
+
+// AnalyticsEnvelope defines model for AnalyticsEnvelope.
+type AnalyticsEnvelope struct {
+	Data    Analytics `json:"data"`
+	Success bool      `json:"success"`
+}
+
+// AnalyticsInterval defines model for AnalyticsInterval.
+type AnalyticsInterval string
+
+// AnalyticsTotals defines model for AnalyticsTotals.
+type AnalyticsTotals struct {
+	// Conversations Conversations active in the range.
+	Conversations int `json:"conversations"`
+
+	// Errors Turns that ended in a provider failure.
+	Errors int `json:"errors"`
+
+	// Messages Messages of both sides.
+	Messages     int               `json:"messages"`
+	ResponseTime ResponseTimeStats `json:"responseTime"`
+	TokensUsed   int               `json:"tokensUsed"`
+
+	// Users Distinct users who spoke in the range.
+	Users int `json:"users"`
+}
+
 // BioInput A list of statements, or one statement (stored as a one-element list).
 type BioInput struct {
 	union json.RawMessage
@@ -388,8 +525,109 @@ type CharacterStyle struct {
 // ClientList defines model for ClientList.
 type ClientList = []Platform
 
+// Conversation defines model for Conversation.
+type Conversation struct {
+	AgentId string `json:"agentId"`
+
+	// Id Example: conv_01jd3vb2k8r4m6n8p0q2s4t6vw
+	Id string `json:"id"`
+
+	// Kind `room` (a roomId, shared by everyone in it) or `direct` (one user and the agent).
+	Kind ConversationKind `json:"kind"`
+
+	// LastMessageAt RFC 3339 UTC with milliseconds.
+	//
+	// Example: 2026-11-21T10:00:00.123Z
+	LastMessageAt Timestamp `json:"lastMessageAt"`
+
+	// MessageCount Messages of both sides.
+	MessageCount int `json:"messageCount"`
+
+	// Platform Where a conversation comes from.
+	Platform ConversationPlatform `json:"platform"`
+
+	// RoomId Rooms only.
+	RoomId *string `json:"roomId,omitempty"`
+
+	// StartedAt RFC 3339 UTC with milliseconds.
+	//
+	// Example: 2026-11-21T10:00:00.123Z
+	StartedAt Timestamp `json:"startedAt"`
+
+	// UserId Direct conversations only.
+	UserId *string `json:"userId,omitempty"`
+}
+
+// ConversationDeleted defines model for ConversationDeleted.
+type ConversationDeleted struct {
+	Id              string `json:"id"`
+	MessagesDeleted int    `json:"messagesDeleted"`
+}
+
+// ConversationDeletedEnvelope defines model for ConversationDeletedEnvelope.
+type ConversationDeletedEnvelope struct {
+	Data    ConversationDeleted `json:"data"`
+	Success bool                `json:"success"`
+}
+
+// ConversationEnvelope defines model for ConversationEnvelope.
+type ConversationEnvelope struct {
+	Data    Conversation `json:"data"`
+	Success bool         `json:"success"`
+}
+
 // ConversationId defines model for ConversationId.
 type ConversationId = string
+
+// ConversationKind `room` (a roomId, shared by everyone in it) or `direct` (one user and the agent).
+type ConversationKind string
+
+// ConversationList defines model for ConversationList.
+type ConversationList struct {
+	Items      []Conversation `json:"items"`
+	Pagination Pagination     `json:"pagination"`
+}
+
+// ConversationListEnvelope defines model for ConversationListEnvelope.
+type ConversationListEnvelope struct {
+	Data    ConversationList `json:"data"`
+	Success bool             `json:"success"`
+}
+
+// ConversationMessage defines model for ConversationMessage.
+type ConversationMessage struct {
+	// MessageId Example: msg_01jd3vb2k8r4m6n8p0q2s4t6vw
+	MessageId string           `json:"messageId"`
+	Metadata  *MessageMetadata `json:"metadata,omitempty"`
+
+	// Partial Agent messages only: true when a disconnect cut the reply.
+	Partial *bool       `json:"partial,omitempty"`
+	Role    MessageRole `json:"role"`
+	Text    string      `json:"text"`
+
+	// Timestamp RFC 3339 UTC with milliseconds.
+	//
+	// Example: 2026-11-21T10:00:00.123Z
+	Timestamp Timestamp `json:"timestamp"`
+
+	// UserId The user who wrote it, or whom the reply answers.
+	UserId *string `json:"userId,omitempty"`
+}
+
+// ConversationMessageList defines model for ConversationMessageList.
+type ConversationMessageList struct {
+	Items      []ConversationMessage `json:"items"`
+	Pagination Pagination            `json:"pagination"`
+}
+
+// ConversationMessageListEnvelope defines model for ConversationMessageListEnvelope.
+type ConversationMessageListEnvelope struct {
+	Data    ConversationMessageList `json:"data"`
+	Success bool                    `json:"success"`
+}
+
+// ConversationPlatform Where a conversation comes from.
+type ConversationPlatform string
 
 // DeleteProtection Why DELETE_PROTECTED refused a delete.
 type DeleteProtection string
@@ -537,6 +775,9 @@ type MessageRequest struct {
 	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
+// MessageRole defines model for MessageRole.
+type MessageRole string
+
 // MessageTemplates defines model for MessageTemplates.
 type MessageTemplates struct {
 	Farewell    *StringList `json:"farewell,omitempty"`
@@ -636,6 +877,13 @@ type ResponseGuidelines struct {
 	UseHashtags     *bool `json:"useHashtags,omitempty"`
 }
 
+// ResponseTimeStats defines model for ResponseTimeStats.
+type ResponseTimeStats struct {
+	Avg float64 `json:"avg"`
+	P50 float64 `json:"p50"`
+	P95 float64 `json:"p95"`
+}
+
 // Settings Platform configuration keyed by platform id. Other keys hold free-form
 // objects; `secrets` is write-only (Get Agent masks every value).
 type Settings struct {
@@ -720,11 +968,23 @@ type TwitterSettings struct {
 // AgentId defines model for AgentId.
 type AgentId = string
 
+// ConversationIdPath defines model for ConversationIdPath.
+type ConversationIdPath = string
+
+// Limit defines model for Limit.
+type Limit = int
+
+// Page defines model for Page.
+type Page = int
+
 // AgentUnavailable Every error body.
 type AgentUnavailable = ErrorEnvelope
 
 // BadRequest Every error body.
 type BadRequest = ErrorEnvelope
+
+// ConversationNotFound Every error body.
+type ConversationNotFound = ErrorEnvelope
 
 // Forbidden Every error body.
 type Forbidden = ErrorEnvelope
@@ -768,6 +1028,48 @@ type ListAgentsParams struct {
 	SortBy *AgentSortField `form:"sortBy,omitempty" json:"sortBy,omitempty"`
 
 	// Order Sort direction; `desc` when absent.
+	Order *SortOrder `form:"order,omitempty" json:"order,omitempty"`
+}
+
+// GetAgentAnalyticsParams defines parameters for GetAgentAnalytics.
+type GetAgentAnalyticsParams struct {
+	// From Start of the range, RFC 3339; 24 hours before `to` when absent.
+	From *time.Time `form:"from,omitempty" json:"from,omitempty"`
+
+	// To End of the range, RFC 3339; now when absent.
+	To *time.Time `form:"to,omitempty" json:"to,omitempty"`
+
+	// Interval Bucket width; `hour` when absent.
+	Interval *AnalyticsInterval `form:"interval,omitempty" json:"interval,omitempty"`
+}
+
+// ListConversationsParams defines parameters for ListConversations.
+type ListConversationsParams struct {
+	// Page Page number, from 1.
+	Page *Page `form:"page,omitempty" json:"page,omitempty"`
+
+	// Limit Items per page.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// UserId Only conversations in which this user spoke (rooms included).
+	UserId *ConversationId `form:"userId,omitempty" json:"userId,omitempty"`
+
+	// RoomId Only the conversation of this room.
+	RoomId *ConversationId `form:"roomId,omitempty" json:"roomId,omitempty"`
+
+	// Platform Only conversations from this platform.
+	Platform *ConversationPlatform `form:"platform,omitempty" json:"platform,omitempty"`
+}
+
+// ListConversationMessagesParams defines parameters for ListConversationMessages.
+type ListConversationMessagesParams struct {
+	// Page Page number, from 1.
+	Page *Page `form:"page,omitempty" json:"page,omitempty"`
+
+	// Limit Items per page.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Order `asc` (oldest first) when absent.
 	Order *SortOrder `form:"order,omitempty" json:"order,omitempty"`
 }
 
@@ -2414,6 +2716,53 @@ type ClientInterface interface {
 	// Corresponds with PATCH /agents/{agentId} (the `UpdateAgent` operationId).
 	UpdateAgent(ctx context.Context, agentId AgentId, body UpdateAgentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetAgentAnalytics Agent Analytics
+	//
+	// Usage figures of the agent over a range, from hourly rollups. Buckets
+	// are aligned to UTC hours or days: the first contains `from`, the last
+	// contains `to`, and every bucket between is listed, empty ones with
+	// zeros; totals cover those buckets. At most 7 days of hours or 366
+	// days of days. `messages` counts both sides; `errors` counts the turns
+	// that ended in a provider failure (503 or 502), not each retry.
+	// Response times are in ms; percentiles come from a histogram whose
+	// buckets grow by 20%, so they are within 10% of the exact value.
+	//
+	// Corresponds with GET /agents/{agentId}/analytics (the `GetAgentAnalytics` operationId).
+	GetAgentAnalytics(ctx context.Context, agentId AgentId, params *GetAgentAnalyticsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListConversations List Conversations
+	//
+	// Lists the agent's conversations, the most recently active first (ties
+	// broken by id). A room is one conversation whoever speaks in it; a user
+	// talking without a room has a direct conversation with the agent.
+	//
+	// Corresponds with GET /agents/{agentId}/conversations (the `ListConversations` operationId).
+	ListConversations(ctx context.Context, agentId AgentId, params *ListConversationsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteConversation Delete Conversation
+	//
+	// Forgets the conversation and its messages. The agent's lifetime
+	// counters (`totalMessages`, `totalConversations`) and analytics stay;
+	// the next message in that room or from that user starts a new
+	// conversation. Needs a write key.
+	//
+	// Corresponds with DELETE /agents/{agentId}/conversations/{conversationId} (the `DeleteConversation` operationId).
+	DeleteConversation(ctx context.Context, agentId AgentId, conversationId ConversationIdPath, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetConversation Get Conversation
+	//
+	// Corresponds with GET /agents/{agentId}/conversations/{conversationId} (the `GetConversation` operationId).
+	GetConversation(ctx context.Context, agentId AgentId, conversationId ConversationIdPath, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListConversationMessages List Messages of a conversation
+	//
+	// The conversation's messages, both sides, oldest first unless
+	// `order=desc`. The agent's messages carry their `metadata`, and
+	// `partial: true` when the client went away before the reply ended.
+	//
+	// Corresponds with GET /agents/{agentId}/conversations/{conversationId}/messages (the `ListConversationMessages` operationId).
+	ListConversationMessages(ctx context.Context, agentId AgentId, conversationId ConversationIdPath, params *ListConversationMessagesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// SendMessageWithBody Send Message
 	//
 	// Sends a text message and returns the agent's reply. Messages with the
@@ -2613,6 +2962,103 @@ func (c *Client) UpdateAgent(ctx context.Context, agentId AgentId, body UpdateAg
 	return c.Client.Do(req)
 }
 
+// GetAgentAnalytics Agent Analytics
+//
+// Usage figures of the agent over a range, from hourly rollups. Buckets
+// are aligned to UTC hours or days: the first contains `from`, the last
+// contains `to`, and every bucket between is listed, empty ones with
+// zeros; totals cover those buckets. At most 7 days of hours or 366
+// days of days. `messages` counts both sides; `errors` counts the turns
+// that ended in a provider failure (503 or 502), not each retry.
+// Response times are in ms; percentiles come from a histogram whose
+// buckets grow by 20%, so they are within 10% of the exact value.
+//
+// Corresponds with GET /agents/{agentId}/analytics (the `GetAgentAnalytics` operationId).
+func (c *Client) GetAgentAnalytics(ctx context.Context, agentId AgentId, params *GetAgentAnalyticsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAgentAnalyticsRequest(c.Server, agentId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListConversations List Conversations
+//
+// Lists the agent's conversations, the most recently active first (ties
+// broken by id). A room is one conversation whoever speaks in it; a user
+// talking without a room has a direct conversation with the agent.
+//
+// Corresponds with GET /agents/{agentId}/conversations (the `ListConversations` operationId).
+func (c *Client) ListConversations(ctx context.Context, agentId AgentId, params *ListConversationsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListConversationsRequest(c.Server, agentId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteConversation Delete Conversation
+//
+// Forgets the conversation and its messages. The agent's lifetime
+// counters (`totalMessages`, `totalConversations`) and analytics stay;
+// the next message in that room or from that user starts a new
+// conversation. Needs a write key.
+//
+// Corresponds with DELETE /agents/{agentId}/conversations/{conversationId} (the `DeleteConversation` operationId).
+func (c *Client) DeleteConversation(ctx context.Context, agentId AgentId, conversationId ConversationIdPath, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteConversationRequest(c.Server, agentId, conversationId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetConversation Get Conversation
+//
+// Corresponds with GET /agents/{agentId}/conversations/{conversationId} (the `GetConversation` operationId).
+func (c *Client) GetConversation(ctx context.Context, agentId AgentId, conversationId ConversationIdPath, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetConversationRequest(c.Server, agentId, conversationId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListConversationMessages List Messages of a conversation
+//
+// The conversation's messages, both sides, oldest first unless
+// `order=desc`. The agent's messages carry their `metadata`, and
+// `partial: true` when the client went away before the reply ended.
+//
+// Corresponds with GET /agents/{agentId}/conversations/{conversationId}/messages (the `ListConversationMessages` operationId).
+func (c *Client) ListConversationMessages(ctx context.Context, agentId AgentId, conversationId ConversationIdPath, params *ListConversationMessagesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListConversationMessagesRequest(c.Server, agentId, conversationId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // SendMessageWithBody Send Message
 //
 // Sends a text message and returns the agent's reply. Messages with the
@@ -2783,7 +3229,7 @@ func NewListAgentsRequest(server string, params *ListAgentsParams) (*http.Reques
 
 		if params.Order != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "order", *params.Order, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "order", *params.Order, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -2958,6 +3404,374 @@ func NewUpdateAgentRequestWithBody(server string, agentId AgentId, contentType s
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetAgentAnalyticsRequest constructs an http.Request for the GetAgentAnalytics method
+func NewGetAgentAnalyticsRequest(server string, agentId AgentId, params *GetAgentAnalyticsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "agentId", agentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/agents/%s/analytics", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.From != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", *params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.To != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", *params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Interval != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "interval", *params.Interval, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListConversationsRequest constructs an http.Request for the ListConversations method
+func NewListConversationsRequest(server string, agentId AgentId, params *ListConversationsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "agentId", agentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/agents/%s/conversations", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Page != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.UserId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "userId", *params.UserId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.RoomId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "roomId", *params.RoomId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Platform != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "platform", *params.Platform, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDeleteConversationRequest constructs an http.Request for the DeleteConversation method
+func NewDeleteConversationRequest(server string, agentId AgentId, conversationId ConversationIdPath) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "agentId", agentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "conversationId", conversationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/agents/%s/conversations/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetConversationRequest constructs an http.Request for the GetConversation method
+func NewGetConversationRequest(server string, agentId AgentId, conversationId ConversationIdPath) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "agentId", agentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "conversationId", conversationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/agents/%s/conversations/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListConversationMessagesRequest constructs an http.Request for the ListConversationMessages method
+func NewListConversationMessagesRequest(server string, agentId AgentId, conversationId ConversationIdPath, params *ListConversationMessagesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "agentId", agentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "conversationId", conversationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/agents/%s/conversations/%s/messages", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Page != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Order != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "order", *params.Order, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -3181,6 +3995,63 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PATCH /agents/{agentId} (the `UpdateAgent` operationId).
 	UpdateAgentWithResponse(ctx context.Context, agentId AgentId, body UpdateAgentJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateAgentResponse, error)
+
+	// GetAgentAnalyticsWithResponse Agent Analytics
+	//
+	// Usage figures of the agent over a range, from hourly rollups. Buckets
+	// are aligned to UTC hours or days: the first contains `from`, the last
+	// contains `to`, and every bucket between is listed, empty ones with
+	// zeros; totals cover those buckets. At most 7 days of hours or 366
+	// days of days. `messages` counts both sides; `errors` counts the turns
+	// that ended in a provider failure (503 or 502), not each retry.
+	// Response times are in ms; percentiles come from a histogram whose
+	// buckets grow by 20%, so they are within 10% of the exact value.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /agents/{agentId}/analytics (the `GetAgentAnalytics` operationId).
+	GetAgentAnalyticsWithResponse(ctx context.Context, agentId AgentId, params *GetAgentAnalyticsParams, reqEditors ...RequestEditorFn) (*GetAgentAnalyticsResponse, error)
+
+	// ListConversationsWithResponse List Conversations
+	//
+	// Lists the agent's conversations, the most recently active first (ties
+	// broken by id). A room is one conversation whoever speaks in it; a user
+	// talking without a room has a direct conversation with the agent.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /agents/{agentId}/conversations (the `ListConversations` operationId).
+	ListConversationsWithResponse(ctx context.Context, agentId AgentId, params *ListConversationsParams, reqEditors ...RequestEditorFn) (*ListConversationsResponse, error)
+
+	// DeleteConversationWithResponse Delete Conversation
+	//
+	// Forgets the conversation and its messages. The agent's lifetime
+	// counters (`totalMessages`, `totalConversations`) and analytics stay;
+	// the next message in that room or from that user starts a new
+	// conversation. Needs a write key.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /agents/{agentId}/conversations/{conversationId} (the `DeleteConversation` operationId).
+	DeleteConversationWithResponse(ctx context.Context, agentId AgentId, conversationId ConversationIdPath, reqEditors ...RequestEditorFn) (*DeleteConversationResponse, error)
+
+	// GetConversationWithResponse Get Conversation
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /agents/{agentId}/conversations/{conversationId} (the `GetConversation` operationId).
+	GetConversationWithResponse(ctx context.Context, agentId AgentId, conversationId ConversationIdPath, reqEditors ...RequestEditorFn) (*GetConversationResponse, error)
+
+	// ListConversationMessagesWithResponse List Messages of a conversation
+	//
+	// The conversation's messages, both sides, oldest first unless
+	// `order=desc`. The agent's messages carry their `metadata`, and
+	// `partial: true` when the client went away before the reply ended.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /agents/{agentId}/conversations/{conversationId}/messages (the `ListConversationMessages` operationId).
+	ListConversationMessagesWithResponse(ctx context.Context, agentId AgentId, conversationId ConversationIdPath, params *ListConversationMessagesParams, reqEditors ...RequestEditorFn) (*ListConversationMessagesResponse, error)
 
 	// SendMessageWithBodyWithResponse Send Message
 	//
@@ -4015,6 +4886,710 @@ func (r UpdateAgentResponse) ContentType() string {
 	return ""
 }
 
+// GetAgentAnalyticsResponse200Headers the declared response headers of an HTTP 200 response for GetAgentAnalytics
+type GetAgentAnalyticsResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// GetAgentAnalyticsResponse400Headers the declared response headers of an HTTP 400 response for GetAgentAnalytics
+type GetAgentAnalyticsResponse400Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// GetAgentAnalyticsResponse404Headers the declared response headers of an HTTP 404 response for GetAgentAnalytics
+type GetAgentAnalyticsResponse404Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// GetAgentAnalyticsResponse429Headers the declared response headers of an HTTP 429 response for GetAgentAnalytics
+type GetAgentAnalyticsResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// GetAgentAnalyticsResponse500Headers the declared response headers of an HTTP 500 response for GetAgentAnalytics
+type GetAgentAnalyticsResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type GetAgentAnalyticsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AnalyticsEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetAgentAnalyticsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetAgentAnalyticsResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetAgentAnalyticsResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetAgentAnalyticsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetAgentAnalyticsResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAgentAnalyticsResponse) GetJSON200() *AnalyticsEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetAgentAnalyticsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetAgentAnalyticsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetAgentAnalyticsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetAgentAnalyticsResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetAgentAnalyticsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAgentAnalyticsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAgentAnalyticsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAgentAnalyticsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAgentAnalyticsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListConversationsResponse200Headers the declared response headers of an HTTP 200 response for ListConversations
+type ListConversationsResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListConversationsResponse400Headers the declared response headers of an HTTP 400 response for ListConversations
+type ListConversationsResponse400Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListConversationsResponse404Headers the declared response headers of an HTTP 404 response for ListConversations
+type ListConversationsResponse404Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListConversationsResponse429Headers the declared response headers of an HTTP 429 response for ListConversations
+type ListConversationsResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListConversationsResponse500Headers the declared response headers of an HTTP 500 response for ListConversations
+type ListConversationsResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type ListConversationsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ConversationListEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListConversationsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListConversationsResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListConversationsResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListConversationsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListConversationsResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListConversationsResponse) GetJSON200() *ConversationListEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListConversationsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListConversationsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListConversationsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListConversationsResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListConversationsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListConversationsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListConversationsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListConversationsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListConversationsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteConversationResponse200Headers the declared response headers of an HTTP 200 response for DeleteConversation
+type DeleteConversationResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// DeleteConversationResponse400Headers the declared response headers of an HTTP 400 response for DeleteConversation
+type DeleteConversationResponse400Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// DeleteConversationResponse403Headers the declared response headers of an HTTP 403 response for DeleteConversation
+type DeleteConversationResponse403Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// DeleteConversationResponse404Headers the declared response headers of an HTTP 404 response for DeleteConversation
+type DeleteConversationResponse404Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// DeleteConversationResponse429Headers the declared response headers of an HTTP 429 response for DeleteConversation
+type DeleteConversationResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// DeleteConversationResponse500Headers the declared response headers of an HTTP 500 response for DeleteConversation
+type DeleteConversationResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type DeleteConversationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ConversationDeletedEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ConversationNotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DeleteConversationResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DeleteConversationResponse400Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DeleteConversationResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DeleteConversationResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteConversationResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DeleteConversationResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteConversationResponse) GetJSON200() *ConversationDeletedEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteConversationResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteConversationResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteConversationResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteConversationResponse) GetJSON404() *ConversationNotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteConversationResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteConversationResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteConversationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteConversationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteConversationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteConversationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetConversationResponse200Headers the declared response headers of an HTTP 200 response for GetConversation
+type GetConversationResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// GetConversationResponse400Headers the declared response headers of an HTTP 400 response for GetConversation
+type GetConversationResponse400Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// GetConversationResponse404Headers the declared response headers of an HTTP 404 response for GetConversation
+type GetConversationResponse404Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// GetConversationResponse429Headers the declared response headers of an HTTP 429 response for GetConversation
+type GetConversationResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// GetConversationResponse500Headers the declared response headers of an HTTP 500 response for GetConversation
+type GetConversationResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type GetConversationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ConversationEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ConversationNotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetConversationResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetConversationResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetConversationResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetConversationResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetConversationResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetConversationResponse) GetJSON200() *ConversationEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetConversationResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetConversationResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetConversationResponse) GetJSON404() *ConversationNotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetConversationResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetConversationResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetConversationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetConversationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetConversationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetConversationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListConversationMessagesResponse200Headers the declared response headers of an HTTP 200 response for ListConversationMessages
+type ListConversationMessagesResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListConversationMessagesResponse400Headers the declared response headers of an HTTP 400 response for ListConversationMessages
+type ListConversationMessagesResponse400Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListConversationMessagesResponse404Headers the declared response headers of an HTTP 404 response for ListConversationMessages
+type ListConversationMessagesResponse404Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListConversationMessagesResponse429Headers the declared response headers of an HTTP 429 response for ListConversationMessages
+type ListConversationMessagesResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListConversationMessagesResponse500Headers the declared response headers of an HTTP 500 response for ListConversationMessages
+type ListConversationMessagesResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type ListConversationMessagesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ConversationMessageListEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ConversationNotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListConversationMessagesResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListConversationMessagesResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListConversationMessagesResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListConversationMessagesResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListConversationMessagesResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListConversationMessagesResponse) GetJSON200() *ConversationMessageListEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListConversationMessagesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListConversationMessagesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListConversationMessagesResponse) GetJSON404() *ConversationNotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListConversationMessagesResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListConversationMessagesResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListConversationMessagesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListConversationMessagesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListConversationMessagesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListConversationMessagesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // SendMessageResponse200Headers the declared response headers of an HTTP 200 response for SendMessage
 type SendMessageResponse200Headers struct {
 	RateLimitLimit      *int
@@ -4575,6 +6150,93 @@ func (c *ClientWithResponses) UpdateAgentWithResponse(ctx context.Context, agent
 		return nil, err
 	}
 	return ParseUpdateAgentResponse(rsp)
+}
+
+// GetAgentAnalyticsWithResponse Agent Analytics
+//
+// Usage figures of the agent over a range, from hourly rollups. Buckets
+// are aligned to UTC hours or days: the first contains `from`, the last
+// contains `to`, and every bucket between is listed, empty ones with
+// zeros; totals cover those buckets. At most 7 days of hours or 366
+// days of days. `messages` counts both sides; `errors` counts the turns
+// that ended in a provider failure (503 or 502), not each retry.
+// Response times are in ms; percentiles come from a histogram whose
+// buckets grow by 20%, so they are within 10% of the exact value.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /agents/{agentId}/analytics (the `GetAgentAnalytics` operationId).
+func (c *ClientWithResponses) GetAgentAnalyticsWithResponse(ctx context.Context, agentId AgentId, params *GetAgentAnalyticsParams, reqEditors ...RequestEditorFn) (*GetAgentAnalyticsResponse, error) {
+	rsp, err := c.GetAgentAnalytics(ctx, agentId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAgentAnalyticsResponse(rsp)
+}
+
+// ListConversationsWithResponse List Conversations
+//
+// Lists the agent's conversations, the most recently active first (ties
+// broken by id). A room is one conversation whoever speaks in it; a user
+// talking without a room has a direct conversation with the agent.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /agents/{agentId}/conversations (the `ListConversations` operationId).
+func (c *ClientWithResponses) ListConversationsWithResponse(ctx context.Context, agentId AgentId, params *ListConversationsParams, reqEditors ...RequestEditorFn) (*ListConversationsResponse, error) {
+	rsp, err := c.ListConversations(ctx, agentId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListConversationsResponse(rsp)
+}
+
+// DeleteConversationWithResponse Delete Conversation
+//
+// Forgets the conversation and its messages. The agent's lifetime
+// counters (`totalMessages`, `totalConversations`) and analytics stay;
+// the next message in that room or from that user starts a new
+// conversation. Needs a write key.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /agents/{agentId}/conversations/{conversationId} (the `DeleteConversation` operationId).
+func (c *ClientWithResponses) DeleteConversationWithResponse(ctx context.Context, agentId AgentId, conversationId ConversationIdPath, reqEditors ...RequestEditorFn) (*DeleteConversationResponse, error) {
+	rsp, err := c.DeleteConversation(ctx, agentId, conversationId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteConversationResponse(rsp)
+}
+
+// GetConversationWithResponse Get Conversation
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /agents/{agentId}/conversations/{conversationId} (the `GetConversation` operationId).
+func (c *ClientWithResponses) GetConversationWithResponse(ctx context.Context, agentId AgentId, conversationId ConversationIdPath, reqEditors ...RequestEditorFn) (*GetConversationResponse, error) {
+	rsp, err := c.GetConversation(ctx, agentId, conversationId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetConversationResponse(rsp)
+}
+
+// ListConversationMessagesWithResponse List Messages of a conversation
+//
+// The conversation's messages, both sides, oldest first unless
+// `order=desc`. The agent's messages carry their `metadata`, and
+// `partial: true` when the client went away before the reply ended.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /agents/{agentId}/conversations/{conversationId}/messages (the `ListConversationMessages` operationId).
+func (c *ClientWithResponses) ListConversationMessagesWithResponse(ctx context.Context, agentId AgentId, conversationId ConversationIdPath, params *ListConversationMessagesParams, reqEditors ...RequestEditorFn) (*ListConversationMessagesResponse, error) {
+	rsp, err := c.ListConversationMessages(ctx, agentId, conversationId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListConversationMessagesResponse(rsp)
 }
 
 // SendMessageWithBodyWithResponse Send Message
@@ -6393,6 +8055,1538 @@ func ParseUpdateAgentResponse(rsp *http.Response) (*UpdateAgentResponse, error) 
 	return response, nil
 }
 
+// ParseGetAgentAnalyticsResponse parses an HTTP response from a GetAgentAnalyticsWithResponse call
+func ParseGetAgentAnalyticsResponse(rsp *http.Response) (*GetAgentAnalyticsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAgentAnalyticsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AnalyticsEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetAgentAnalyticsResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetAgentAnalyticsResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetAgentAnalyticsResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetAgentAnalyticsResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetAgentAnalyticsResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListConversationsResponse parses an HTTP response from a ListConversationsWithResponse call
+func ParseListConversationsResponse(rsp *http.Response) (*ListConversationsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListConversationsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ConversationListEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListConversationsResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListConversationsResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListConversationsResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListConversationsResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListConversationsResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteConversationResponse parses an HTTP response from a DeleteConversationWithResponse call
+func ParseDeleteConversationResponse(rsp *http.Response) (*DeleteConversationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteConversationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ConversationDeletedEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ConversationNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DeleteConversationResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers DeleteConversationResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 403:
+		var headers DeleteConversationResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers DeleteConversationResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteConversationResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers DeleteConversationResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetConversationResponse parses an HTTP response from a GetConversationWithResponse call
+func ParseGetConversationResponse(rsp *http.Response) (*GetConversationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetConversationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ConversationEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ConversationNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetConversationResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetConversationResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetConversationResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetConversationResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetConversationResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListConversationMessagesResponse parses an HTTP response from a ListConversationMessagesWithResponse call
+func ParseListConversationMessagesResponse(rsp *http.Response) (*ListConversationMessagesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListConversationMessagesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ConversationMessageListEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ConversationNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListConversationMessagesResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListConversationMessagesResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListConversationMessagesResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListConversationMessagesResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListConversationMessagesResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseSendMessageResponse parses an HTTP response from a SendMessageWithResponse call
 func ParseSendMessageResponse(rsp *http.Response) (*SendMessageResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -7466,6 +10660,21 @@ type ServerInterface interface {
 	// UpdateAgent Update Agent
 	// (PATCH /agents/{agentId})
 	UpdateAgent(ctx echo.Context, agentId AgentId) error
+	// GetAgentAnalytics Agent Analytics
+	// (GET /agents/{agentId}/analytics)
+	GetAgentAnalytics(ctx echo.Context, agentId AgentId, params GetAgentAnalyticsParams) error
+	// ListConversations List Conversations
+	// (GET /agents/{agentId}/conversations)
+	ListConversations(ctx echo.Context, agentId AgentId, params ListConversationsParams) error
+	// DeleteConversation Delete Conversation
+	// (DELETE /agents/{agentId}/conversations/{conversationId})
+	DeleteConversation(ctx echo.Context, agentId AgentId, conversationId ConversationIdPath) error
+	// GetConversation Get Conversation
+	// (GET /agents/{agentId}/conversations/{conversationId})
+	GetConversation(ctx echo.Context, agentId AgentId, conversationId ConversationIdPath) error
+	// ListConversationMessages List Messages of a conversation
+	// (GET /agents/{agentId}/conversations/{conversationId}/messages)
+	ListConversationMessages(ctx echo.Context, agentId AgentId, conversationId ConversationIdPath, params ListConversationMessagesParams) error
 	// SendMessage Send Message
 	// (POST /agents/{agentId}/messages)
 	SendMessage(ctx echo.Context, agentId AgentId) error
@@ -7515,7 +10724,7 @@ func (w *ServerInterfaceWrapper) ListAgents(ctx echo.Context) error {
 
 	// ------------- Optional query parameter "order" -------------
 
-	err = runtime.BindQueryParameterWithOptions("form", true, false, "order", ctx.QueryParams(), &params.Order, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "order", ctx.QueryParams(), &params.Order, runtime.BindQueryParameterOptions{Type: "", Format: ""})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter order: %s", err))
 	}
@@ -7579,6 +10788,193 @@ func (w *ServerInterfaceWrapper) UpdateAgent(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.UpdateAgent(ctx, agentId)
+	return err
+}
+
+// GetAgentAnalytics converts echo context to params.
+func (w *ServerInterfaceWrapper) GetAgentAnalytics(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", ctx.Param("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetAgentAnalyticsParams
+	// ------------- Optional query parameter "from" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "from", ctx.QueryParams(), &params.From, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter from: %s", err))
+	}
+
+	// ------------- Optional query parameter "to" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "to", ctx.QueryParams(), &params.To, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter to: %s", err))
+	}
+
+	// ------------- Optional query parameter "interval" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "interval", ctx.QueryParams(), &params.Interval, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter interval: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetAgentAnalytics(ctx, agentId, params)
+	return err
+}
+
+// ListConversations converts echo context to params.
+func (w *ServerInterfaceWrapper) ListConversations(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", ctx.Param("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListConversationsParams
+	// ------------- Optional query parameter "page" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "page", ctx.QueryParams(), &params.Page, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter page: %s", err))
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// ------------- Optional query parameter "userId" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "userId", ctx.QueryParams(), &params.UserId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter userId: %s", err))
+	}
+
+	// ------------- Optional query parameter "roomId" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "roomId", ctx.QueryParams(), &params.RoomId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter roomId: %s", err))
+	}
+
+	// ------------- Optional query parameter "platform" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "platform", ctx.QueryParams(), &params.Platform, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter platform: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListConversations(ctx, agentId, params)
+	return err
+}
+
+// DeleteConversation converts echo context to params.
+func (w *ServerInterfaceWrapper) DeleteConversation(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", ctx.Param("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
+	}
+
+	// ------------- Path parameter "conversationId" -------------
+	var conversationId ConversationIdPath
+
+	err = runtime.BindStyledParameterWithOptions("simple", "conversationId", ctx.Param("conversationId"), &conversationId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter conversationId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DeleteConversation(ctx, agentId, conversationId)
+	return err
+}
+
+// GetConversation converts echo context to params.
+func (w *ServerInterfaceWrapper) GetConversation(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", ctx.Param("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
+	}
+
+	// ------------- Path parameter "conversationId" -------------
+	var conversationId ConversationIdPath
+
+	err = runtime.BindStyledParameterWithOptions("simple", "conversationId", ctx.Param("conversationId"), &conversationId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter conversationId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetConversation(ctx, agentId, conversationId)
+	return err
+}
+
+// ListConversationMessages converts echo context to params.
+func (w *ServerInterfaceWrapper) ListConversationMessages(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", ctx.Param("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
+	}
+
+	// ------------- Path parameter "conversationId" -------------
+	var conversationId ConversationIdPath
+
+	err = runtime.BindStyledParameterWithOptions("simple", "conversationId", ctx.Param("conversationId"), &conversationId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter conversationId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListConversationMessagesParams
+	// ------------- Optional query parameter "page" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "page", ctx.QueryParams(), &params.Page, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter page: %s", err))
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// ------------- Optional query parameter "order" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "order", ctx.QueryParams(), &params.Order, runtime.BindQueryParameterOptions{Type: "", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter order: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListConversationMessages(ctx, agentId, conversationId, params)
 	return err
 }
 
@@ -7668,6 +11064,11 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.PATCH(options.BaseURL+"/agents/:agentId", wrapper.UpdateAgent, options.OperationMiddlewares["updateAgent"]...)
 	router.POST(options.BaseURL+"/agents/:agentId/messages", wrapper.SendMessage, options.OperationMiddlewares["sendMessage"]...)
 	router.POST(options.BaseURL+"/agents/:agentId/messages/stream", wrapper.StreamMessage, options.OperationMiddlewares["streamMessage"]...)
+	router.GET(options.BaseURL+"/agents/:agentId/conversations", wrapper.ListConversations, options.OperationMiddlewares["listConversations"]...)
+	router.DELETE(options.BaseURL+"/agents/:agentId/conversations/:conversationId", wrapper.DeleteConversation, options.OperationMiddlewares["deleteConversation"]...)
+	router.GET(options.BaseURL+"/agents/:agentId/conversations/:conversationId", wrapper.GetConversation, options.OperationMiddlewares["getConversation"]...)
+	router.GET(options.BaseURL+"/agents/:agentId/conversations/:conversationId/messages", wrapper.ListConversationMessages, options.OperationMiddlewares["listConversationMessages"]...)
+	router.GET(options.BaseURL+"/agents/:agentId/analytics", wrapper.GetAgentAnalytics, options.OperationMiddlewares["getAgentAnalytics"]...)
 
 }
 
@@ -7697,6 +11098,20 @@ type BadRequestJSONResponse struct {
 	Body ErrorEnvelope
 
 	Headers BadRequestResponseHeaders
+}
+
+type ConversationNotFoundResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+type ConversationNotFoundJSONResponse struct {
+	Body ErrorEnvelope
+
+	Headers ConversationNotFoundResponseHeaders
 }
 
 type ForbiddenResponseHeaders struct {
@@ -8964,6 +12379,1035 @@ func (response UpdateAgent500JSONResponse) VisitUpdateAgentResponse(w http.Respo
 	return err
 }
 
+type GetAgentAnalyticsRequestObject struct {
+	AgentId AgentId `json:"agentId"`
+	Params  GetAgentAnalyticsParams
+}
+
+type GetAgentAnalyticsResponseObject interface {
+	VisitGetAgentAnalyticsResponse(w http.ResponseWriter) error
+}
+
+type GetAgentAnalytics200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type GetAgentAnalytics200JSONResponse struct {
+	Body    AnalyticsEnvelope
+	Headers GetAgentAnalytics200ResponseHeaders
+}
+
+func (response GetAgentAnalytics200JSONResponse) VisitGetAgentAnalyticsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAgentAnalytics400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetAgentAnalytics400JSONResponse) VisitGetAgentAnalyticsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAgentAnalytics401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetAgentAnalytics401JSONResponse) VisitGetAgentAnalyticsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAgentAnalytics404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response GetAgentAnalytics404JSONResponse) VisitGetAgentAnalyticsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAgentAnalytics429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response GetAgentAnalytics429JSONResponse) VisitGetAgentAnalyticsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAgentAnalytics500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetAgentAnalytics500JSONResponse) VisitGetAgentAnalyticsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConversationsRequestObject struct {
+	AgentId AgentId `json:"agentId"`
+	Params  ListConversationsParams
+}
+
+type ListConversationsResponseObject interface {
+	VisitListConversationsResponse(w http.ResponseWriter) error
+}
+
+type ListConversations200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type ListConversations200JSONResponse struct {
+	Body    ConversationListEnvelope
+	Headers ListConversations200ResponseHeaders
+}
+
+func (response ListConversations200JSONResponse) VisitListConversationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConversations400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListConversations400JSONResponse) VisitListConversationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConversations401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListConversations401JSONResponse) VisitListConversationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConversations404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ListConversations404JSONResponse) VisitListConversationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConversations429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ListConversations429JSONResponse) VisitListConversationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConversations500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListConversations500JSONResponse) VisitListConversationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteConversationRequestObject struct {
+	AgentId        AgentId            `json:"agentId"`
+	ConversationId ConversationIdPath `json:"conversationId"`
+}
+
+type DeleteConversationResponseObject interface {
+	VisitDeleteConversationResponse(w http.ResponseWriter) error
+}
+
+type DeleteConversation200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type DeleteConversation200JSONResponse struct {
+	Body    ConversationDeletedEnvelope
+	Headers DeleteConversation200ResponseHeaders
+}
+
+func (response DeleteConversation200JSONResponse) VisitDeleteConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteConversation400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response DeleteConversation400JSONResponse) VisitDeleteConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteConversation401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response DeleteConversation401JSONResponse) VisitDeleteConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteConversation403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response DeleteConversation403JSONResponse) VisitDeleteConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteConversation404JSONResponse struct {
+	ConversationNotFoundJSONResponse
+}
+
+func (response DeleteConversation404JSONResponse) VisitDeleteConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteConversation429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response DeleteConversation429JSONResponse) VisitDeleteConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteConversation500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response DeleteConversation500JSONResponse) VisitDeleteConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetConversationRequestObject struct {
+	AgentId        AgentId            `json:"agentId"`
+	ConversationId ConversationIdPath `json:"conversationId"`
+}
+
+type GetConversationResponseObject interface {
+	VisitGetConversationResponse(w http.ResponseWriter) error
+}
+
+type GetConversation200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type GetConversation200JSONResponse struct {
+	Body    ConversationEnvelope
+	Headers GetConversation200ResponseHeaders
+}
+
+func (response GetConversation200JSONResponse) VisitGetConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetConversation400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetConversation400JSONResponse) VisitGetConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetConversation401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetConversation401JSONResponse) VisitGetConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetConversation404JSONResponse struct {
+	ConversationNotFoundJSONResponse
+}
+
+func (response GetConversation404JSONResponse) VisitGetConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetConversation429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response GetConversation429JSONResponse) VisitGetConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetConversation500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetConversation500JSONResponse) VisitGetConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConversationMessagesRequestObject struct {
+	AgentId        AgentId            `json:"agentId"`
+	ConversationId ConversationIdPath `json:"conversationId"`
+	Params         ListConversationMessagesParams
+}
+
+type ListConversationMessagesResponseObject interface {
+	VisitListConversationMessagesResponse(w http.ResponseWriter) error
+}
+
+type ListConversationMessages200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type ListConversationMessages200JSONResponse struct {
+	Body    ConversationMessageListEnvelope
+	Headers ListConversationMessages200ResponseHeaders
+}
+
+func (response ListConversationMessages200JSONResponse) VisitListConversationMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConversationMessages400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListConversationMessages400JSONResponse) VisitListConversationMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConversationMessages401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListConversationMessages401JSONResponse) VisitListConversationMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConversationMessages404JSONResponse struct {
+	ConversationNotFoundJSONResponse
+}
+
+func (response ListConversationMessages404JSONResponse) VisitListConversationMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConversationMessages429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ListConversationMessages429JSONResponse) VisitListConversationMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConversationMessages500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListConversationMessages500JSONResponse) VisitListConversationMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type SendMessageRequestObject struct {
 	AgentId AgentId `json:"agentId"`
 	Body    *SendMessageJSONRequestBody
@@ -9758,6 +14202,21 @@ type StrictServerInterface interface {
 	// UpdateAgent Update Agent
 	// (PATCH /agents/{agentId})
 	UpdateAgent(ctx context.Context, request UpdateAgentRequestObject) (UpdateAgentResponseObject, error)
+	// GetAgentAnalytics Agent Analytics
+	// (GET /agents/{agentId}/analytics)
+	GetAgentAnalytics(ctx context.Context, request GetAgentAnalyticsRequestObject) (GetAgentAnalyticsResponseObject, error)
+	// ListConversations List Conversations
+	// (GET /agents/{agentId}/conversations)
+	ListConversations(ctx context.Context, request ListConversationsRequestObject) (ListConversationsResponseObject, error)
+	// DeleteConversation Delete Conversation
+	// (DELETE /agents/{agentId}/conversations/{conversationId})
+	DeleteConversation(ctx context.Context, request DeleteConversationRequestObject) (DeleteConversationResponseObject, error)
+	// GetConversation Get Conversation
+	// (GET /agents/{agentId}/conversations/{conversationId})
+	GetConversation(ctx context.Context, request GetConversationRequestObject) (GetConversationResponseObject, error)
+	// ListConversationMessages List Messages of a conversation
+	// (GET /agents/{agentId}/conversations/{conversationId}/messages)
+	ListConversationMessages(ctx context.Context, request ListConversationMessagesRequestObject) (ListConversationMessagesResponseObject, error)
 	// SendMessage Send Message
 	// (POST /agents/{agentId}/messages)
 	SendMessage(ctx context.Context, request SendMessageRequestObject) (SendMessageResponseObject, error)
@@ -9947,6 +14406,137 @@ func (sh *strictHandler) UpdateAgent(ctx echo.Context, agentId AgentId) error {
 	return nil
 }
 
+// GetAgentAnalytics operation middleware
+func (sh *strictHandler) GetAgentAnalytics(ctx echo.Context, agentId AgentId, params GetAgentAnalyticsParams) error {
+	var request GetAgentAnalyticsRequestObject
+
+	request.AgentId = agentId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetAgentAnalytics(ctx.Request().Context(), request.(GetAgentAnalyticsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetAgentAnalytics")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetAgentAnalyticsResponseObject); ok {
+		return validResponse.VisitGetAgentAnalyticsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListConversations operation middleware
+func (sh *strictHandler) ListConversations(ctx echo.Context, agentId AgentId, params ListConversationsParams) error {
+	var request ListConversationsRequestObject
+
+	request.AgentId = agentId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListConversations(ctx.Request().Context(), request.(ListConversationsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListConversations")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListConversationsResponseObject); ok {
+		return validResponse.VisitListConversationsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// DeleteConversation operation middleware
+func (sh *strictHandler) DeleteConversation(ctx echo.Context, agentId AgentId, conversationId ConversationIdPath) error {
+	var request DeleteConversationRequestObject
+
+	request.AgentId = agentId
+	request.ConversationId = conversationId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteConversation(ctx.Request().Context(), request.(DeleteConversationRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteConversation")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DeleteConversationResponseObject); ok {
+		return validResponse.VisitDeleteConversationResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetConversation operation middleware
+func (sh *strictHandler) GetConversation(ctx echo.Context, agentId AgentId, conversationId ConversationIdPath) error {
+	var request GetConversationRequestObject
+
+	request.AgentId = agentId
+	request.ConversationId = conversationId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetConversation(ctx.Request().Context(), request.(GetConversationRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetConversation")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetConversationResponseObject); ok {
+		return validResponse.VisitGetConversationResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListConversationMessages operation middleware
+func (sh *strictHandler) ListConversationMessages(ctx echo.Context, agentId AgentId, conversationId ConversationIdPath, params ListConversationMessagesParams) error {
+	var request ListConversationMessagesRequestObject
+
+	request.AgentId = agentId
+	request.ConversationId = conversationId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListConversationMessages(ctx.Request().Context(), request.(ListConversationMessagesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListConversationMessages")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListConversationMessagesResponseObject); ok {
+		return validResponse.VisitListConversationMessagesResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // SendMessage operation middleware
 func (sh *strictHandler) SendMessage(ctx echo.Context, agentId AgentId) error {
 	var request SendMessageRequestObject
@@ -10048,148 +14638,185 @@ func (sh *strictHandler) StreamMessage(ctx echo.Context, agentId AgentId) error 
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H17U+M4vuhXUfnuVtPnOCHh0Tudrlv3ZCA9k7PQcCDsnF3CEsVWEg225JZkIEPlu9/Sy5YdJ3GAnqne",
-	"Zf/YoWM9fnr83g89eQGNE0oQEdzrPHnoEcZJhNTfp4hzOEUXKInm8t88jWPI5l7HG8wQgFNExDsOmPrs",
-	"e/cwSpFsFkIB5X9Vg37odfRft632r+H+/Q/xwde9x7/cfXw4FB9Ya/4bHAee78V6LtU85lPTeLx39wM7",
-	"iD+QH5LW1z1+ID7cP6jGAtpZYhqiyOt400Q0DmgjxgR7vscQTyjhaIBj5HXae/sHzUPfE/QOEX7FUeh1",
-	"2oetRd7O63inkN0hwUFE6R0IZjRJ5p/ADDEEMAcz+gD6gCEYAjFDcVNOQWmswJV/3B4cfvB8T+AYcQHj",
-	"xOt4e629D412u7HXHrRbnVar02o3Dw4//MPzvZQjprrKP27be/vewvd4GgSIc68jWIoWCz/f/q8p4uIY",
-	"MxSI4jF0Qah+BWb3wI6YIRBQco8YhwJTImGXv8mJ3vH37jEJ9CjkUaIoAjECEPxK71CzGrolaPrkgtK4",
-	"DI0FAxMAgdwWHzxgMQNYcJBEUEwoiyV4amoHFPuT/HMGCVEHKhgMMZk2ghmUjW1/r+OFmAeUhXLTKg9B",
-	"L+yXGRQgpGBOUyBmmNwBOKapUNsRpIwhIkCszvz/1Vz0pWAIxvLylHGBwxjZ1ftqBoUVgNsezmKrQNbt",
-	"9NF/iwVoyI8pQSXYJUIAdC+xX8FNQCgbZeAqZO6Ap6En5gkaep2hRqKh5w/1sRGhfv1lNgchDofeYkiG",
-	"pG4vvZYZDu4QaTabK3tLoFTnjEyon9cTCtNBk4qh13kaOgRg6HX2Wv6wQCiGXuewvdfcl90kVVFzOHRl",
-	"6C0UfF55Yz9DHFVdi4TRexwiBiaqAYATgZhasz5wwAVkwr0er7bfiDHKVC/zl1x+QEP9tftT78vg9upL",
-	"92/d/kn3x5Oeu7m6hSTZknoQKgC8hziC4wg1VbsQCYgjrsfkAoqUl+ZkCHJK1I+ncifznWBQIBDhGAuA",
-	"HgOEQnkUC7uvC9+bIRgipvjPBRToRDZtqP9XvAXxgOFEkjav4/V7g89AERU6Af/bKLWXtMywM6/zoeV7",
-	"PJihWDENuU1ex8NEoCliat688wWKISaYTLeYMOtTmHSbOTmqWOAlCigJOUiJwJG6OGNMJFXUW/iOgwdM",
-	"QvoAmOzPC5Mf7G2aHQk2b3TlnVw9s6DgAWIBxmhCmSRrgs3LyyzOJDElTmOv0/arZl06puW5T+GjHAEw",
-	"TXY5SBADMSapQHLfl7Zhu4OuPLZlIC7s5BGaCMnRXLJrdn0jMIcftwKm8g5cEfwIpGABdrg+lPcACvAw",
-	"w8FsyyvR/svHw73Dw70Ne7TwvQQyGCNhELFrJbkybK4ciENEBJ5gxHww0hLfMG219gMcqv+iUQGWOkIh",
-	"lnMkUMw83yMwznr1QyXifU0xk2RXc03nBsLHE0SmYiZpfCu7hVwwedJqfZbs58u7IhmVy0QSoo4DJkmE",
-	"AyVO7f7K5bqf8mU8aaqnu4RymiXa6vmWYir2r0ijvOUbCaMSDCR19TpmlkUmKMuJqkl0QZacwIijhbs5",
-	"f2Jo4nW8/7Oby/27+ivf7clJeuQeRTRBeqOK5720Ni3sQAsJJjAQ+B75EmEUyD6gTMt/dqEG4ICSCZ6m",
-	"DIXyWqyn+lUwmx675earSXm9UfIu1QS67iiy+Spyt26M5Q7raFbdkQqrqiQ69UdSK5N340cYGir5Mozp",
-	"f/lb96R/fHvR+5+r3uWgiC8TjCKlFEp0OTeXSKG/waM45ZI9AUokd+gAmiACsQ8gETNGExz4YMroVx9M",
-	"KZ1GyAc0imAMi7jUJ/cwwiFQYpjk8KAw3zdFqtLyjc40MnsA/i94AmoTfKDXDBYjQGAsSb5EvpAKgUIg",
-	"yWTGkGCou4AdquXNjJ77gKfBDEAOIAH0HrFGRMnUEOx+OHr/ho3fKTZ+pmyMwxCRlyHjce+kN+jdnl+c",
-	"DXpHg95xERsTRgUKzMVFRDKc0EXGEEVIoPOslaT2HAlApfyEueYUn0AQISjZgr7q593B0c9gghkXVRzu",
-	"3UBbAkCXc8wFJOKdHNaAgkIwYTQGamZMyTdG1curz5/7R33JBs97F6f9y8v+2ZdLsAO1cegOzeVaIXhg",
-	"WKD3Pihvp+KHhWH+5+ps0AU7BXz/mlIBfZByFILFG05+tzjZJwIxAqNejmTPZ5KD3sWX7slt7+Li7MIr",
-	"Mi89i5a4wI7RmwAOwf5kD34M3n9jpHAhk4wXpAQ9JgY5IY5Shj4pNmQNhAFkDCMpCAJsgOdvl/y7veRK",
-	"djq19/E1RMHT3uVl96detShozMdFCVDqFGMEUJyIeZGLGMCA7CYZh1UcfxehziwEPMwQASMJwkjCEGPO",
-	"MZn6Gl7JEwSlQIpin0BJHlTSKBUzxLRM94Yo3yuiKI3/FVjB6dlxL+cDRelMq0cdT2tBLpYMJP1VNofR",
-	"NBGNjyMQUqR1cfSIy6JX3jq3UKBfNUnX/g3FY74pDjnr1HaGJYAmSkJSkqVlejspuSP0gejGftbIbLev",
-	"lKPcvPUmW32v2PSFis80JeFrWOu+nA1uP59dfTn2ltUPiSATOdHvYFnL4PClaKTNakpFUlcch5kdGkYR",
-	"Yu84gEFAUyLeLvF3eonP4TyiMBxQegLZS4Wn8+7fT866x7eDs7Pbk+6FEp/y22xMdWBMw7kxMXPQbh38",
-	"cPiXD2A8F4h/0wu+BJwm6UVowCn+8e0uf6d3eUDpKSRz6zh72V2+6A56tyf90/7gtve/R73ecdkSpTyR",
-	"xnl5sFeQXS6WXSm+9lyCCIpvbM2tANwH0HXvWJMsYg1N4QNKtGMxmIMAJuABSnEGBrN/cd9IyQG9trfT",
-	"9F8cja4ITMWMMvwbeqFsc/WlezX4+eyi/4/esVfl7aDMKqKge94Hd2j+TVHDhUdTfzNrQSOOYTShLJY4",
-	"a0R5ibz39A4pgNFjkinvV4SnSUKZQOEpCjEcKEfvy7bs8ur8/Oxi0JOq+3G/ezv4+3mRjx7pwRtyMmCd",
-	"T+VpvvE+VgHp8FPjYuWSuEBeAdwbh/0OSUN2gXTQgvHCKK0/QUxgHcxQuCpP5dgHvxDgu+4WXqoeJ8Yw",
-	"MIMkjDSZXhpRR2YsfVi4IRrXulXxJjvA3GRRGnT8KwrUnHqFCoLOk4cFijcCbTZlkY0GGYPKHKh0OUUQ",
-	"whDLRjA6d/ZNh5AsB7c8zGhk4hua4EfEcYi4sWTHY8Q4iDAXklRhkRm10T1i8yEJZpDBQCDWmODIdgCQ",
-	"hLqBJW5A0KQRoXsU2SZYKAlgiu8RaQ7lNhVPGKpF1twLe4AwlNuK77c9eJjgHgkTiomoipESKSMoBOM5",
-	"OGJIijhaZ6Ykmn8CeEooQ6G2fSpiNIbBXVMbpcIzEs2ziNfynRpjuhlOKFCMiLCgBhG2Uezr+h2pZlkn",
-	"BXbY1Xcjis4mXud6/QCDLMh7cVNeiqLVRReogxpjSiME1f2cUhjxrZeIQxNCtH735MWKUKj1ya0miChD",
-	"212QGMWUzTf1OdWtcjG9V5MMnZaa5yMMUJxIcb7uEHl7NYZgOOD1D/3UdKg8cpODUEEbi1ErmwAtNLa9",
-	"L5EQmEx5rd5Z49V02fcSxLgkgFhsPLdzp6nsGaVTrElPLXp8rtpX0eOEctF7FiuyoXs/pThEESab+18s",
-	"95C8tOa+ultqw/E2UF5JAy91U9VpHm1EqiPLLS5Va9ltzgWKKw9Q1L36hTsvaGKufP3NTpPwlcljyhGr",
-	"JzHg0IZ9ZhuvGUPxBrvkztLVnBk45+wvxZBpvM2vdQXxdjmEux05CVkSXXzvsTGlDfOjErgv4IN1j1pZ",
-	"RPNLJ36uvmDSJVoiUbEk0MgovQj/Bs8uQSZ2ACl2NMGVdYcYgQUyBLhQfBlyxZWbf6yEUYPV/4hpnyTp",
-	"87l8FU8u7ukvUkZRmw2OVWOQhdcaD5Lcptfi428MeiODtix1I8v7IinEi1htdrdeh99uZA0W4t+bD+fr",
-	"hI993c2Nj//uefN3zGZrM0XV6kUsJ1y2GaxV8p7GkKPblEWLXcV1+K5O69D5Gza5w6tQQwq6VU2Rweo4",
-	"W+WJ1DVJPEuAqyOVuDKCu5mVZg3nKDIr37IZx6Q3bwTTHqprb1xWOEuLsC19Pc9KMDUrDKusTOrDs452",
-	"WUnKI8eeaVxyDyUHLR950wJf4RzsVn2Tc3gF+L4NYNY6V6InUyui1bPaKXQzmbNVuiKcYgKt3LaWz+Ut",
-	"yysyMBVGW7usV9hzS95ff9+/GLQokuo2EBS0W61cCeA255jhWGWMqAoBHLF7xEAwQ8GdNmeq7ygEkcqb",
-	"U0FRMSY2i65dQWL1oVEmPuuoTAnLBKaR8DoFclgWs6EAclu0eM0Bp0xwMJ6r3ECSxnIT3O5FSnuzEpCM",
-	"rttBdCKaSiLM/tTeng2DaCmpMtVRQ4E4gECrISCGc8CR+ARGauyRrbegd/idyp/lSLirWwZsNUA2m7x8",
-	"Ax0lqKb8Z4onVGDXS7h0tb3rG1jCXpOhl6waNZe8rRhQMBWssDvYY1yJ5ldqkGcaCeaAp2OVfDPJszTf",
-	"cWsJ8EESpRyMNPSjJujBYAYShpSl3vgiGEoiGBifhzEbUGL8Im+GgzfDwZvh4M1w8O9m1M+241/X5PAc",
-	"84JmVhXKYjCDZFoRneDJ+8wte7IG6ocZ5cgkYuueioJm13V5z0q3cIVo8n2IEK7YYPdtg3jwGtqrPbvX",
-	"VlYyBrx09l0VOiEPn1tWxZVDQ4oX2U9gJ/dVQPmpgSL9QfZWegolqIZXKuOH3sLfinPeLHyvhMLL+m4U",
-	"bYd8qqbZVj0kad2mx6LiMBzR5jmKQ07890tI53spwV9TZD4bT9+RU4dOF49xCrO0934oq5gJFAIxeTf+",
-	"ef3P4fCx1WoMh4/tyXD4+JfJzX/+qcrQd1xDPpsvJWFnSUFQp40jVz+zWe1VWtmxrjzncvp1EvkyGSQo",
-	"2pJOS9GCqT3sGcAq40k0Aw0H9PiUb2hxikgmpVdg+NK16cWJmGugSofYqtiiLL+ttHgVX1kj8PFINlwU",
-	"Qr039jk2bYu2xOI9+DmNIWkwBEO5i8D52Fy+WCVCp4Bfb03MYXdsEMuFTZbzW0tBuqsqDHh+VWWG5UIC",
-	"nl+R0uT+fdob/Hx2rD53T07OflHjVGWOrAyFrQ7NX8pPL2YpLldFull1eY7zk6+v7h6jBJGQ60ITCMgT",
-	"+1QQKzS+M2Qi9lRlz2UFdpIbswqjr62xUk7YhSQEpYN+36yiXlF1/bNfVGkvnSzwADmYYdEBIydLYKRy",
-	"giUUmDQmEZ7OBAhgUjlHUqCN61BpiZbq3plaVErOLOZi7jjHXb1YVdNiRQkxncX2ztQH0eUv5L6Wb7c7",
-	"clavLM9xraL9Zg+XdfEcMjeVZFMdvJ2K22/NpSvL3j1XxuSo4i4aw6nI9w3MIK+9W4tVxMuVIosz9lS8",
-	"qi4uMabhfBltsjD6jaS6JGGWlhY9wDkHKly+ymqyUv4sG3adpd2rLdXlVZcPl90j1lAGL10EtQNGupam",
-	"9nHqjmoM8N+XZ19MITug9E0fIBjMwIRGEX3QQbAQjCNI7tT35asm1Sg1TaNeIoAzuynmag0ypd3PBYPi",
-	"+tRGghjeGQOexi4lXEeI82rDVETJdIBYvEHc0HTVlfH4+qZX3OQbLDfhM8qEnPMoLwRcuoKQRRgxW0BE",
-	"By7p1Fh1CFn2t3FCgL2WxkpdStLrtFutloOkrXqIYVRcB6ytxb3qCMysmPFm5TsHwzWtlLbHBn+5x2Hu",
-	"J8wUrdGTqgPt21z4DnjSRTEWYDEq6NjZH2UhLs+rqb0PdudqrFNCV7NpWekv/9ts2alTKbwI1mpPRbF2",
-	"+BLfw1GETSFOXXnK3j2GAoTvUSh5hS7/LHHaqhfyuKXS54U0HUdOvARJJXZoM05enryyWqhL/JzGJZCt",
-	"DfRm9U3KSrpX+G37a530/VJ0xsZa7RUD5UdSw7ibnWChWnvVsZm62lUWorws+xYuLltRe1PwQb4zDoS+",
-	"U6k0n95Z/abTeZlRp3DOr23UKVZF35Iq5qS0BvyW8BaOd62xtWhzWOSl1R3/tGKLS3m7CmOVmYmXxQJT",
-	"rruaX1YzrC9UZ8GAhxkWiCcwQIYfZRaPD5YlrXOz55dwm2WXaYUEcc1JFhwuJYUIMvSAtrVvTRlCYk3G",
-	"3AqTNAkQExCTzW6NTaau0zy/o8SNqIDRktRS0vYwF5gEoshOq1UPNZ7Zxoqh7BdH/Jqp2pv8AbGCOuKM",
-	"mSaikvVczqT+WvLmRniCVHVolfGZKNejqb1brLf88WPz4+GfvaKdrdX4ePPU9vcXw2FT/2Nv8ec/bTSI",
-	"FFftV+1qtozKe5f53yrKNW/AiNOyu85aW7KSR1nlV0/eRPpVpQXQqWK6pvjrzaaBV1qts4zjTPf1bUa/",
-	"ruWlB8w09CwSxJCf+ibrchDEBu3KsdIpo/Vp2SdZQmwltpBgfo4IjDTGZdLyniMqN/YqRJUYPqq3I3ih",
-	"mxSyi3J2pTKsYwwC9KyZBYoTxKBIGVrZsVUpXCXnRWDXdqgiKueFOLQSX9OV4c+LcYzOopVIfY7Y6hYK",
-	"ifolN1f5+7mlMxvEQxeeQtfCPCWwqlD1vOhrrs/ptwnrKMUqZH7VImmoMjcL86ZJjZYMYrEtLJXXwFHe",
-	"itTBPEwDdgSCMQhmULz3gXjAkt6CnRgHjI4jOp1iMpUfUISmDMZgR0uQkmrAJHnvOiPsUze+Z4ZR79vo",
-	"fpVEzGTcValuEzyt5+4/0m0XvmtZWBZ86oQt6AF13EKtSPZsCUcZwFtcuVTQHpnCqfb0VUIdzCAm20Yn",
-	"JMEVW2eRXu2VdjRWyKZI/Az5TMApf6mA4wZmVHApHecBdHuTJ2Z+k/vuulXNGWtjCiSGi+n7soWD1T1p",
-	"v15W6E22DisK5NLKf6EI/wYp39VQNziNIIFFCXqvfVCQZv7rGjZ+azU+Nm8bN/9pO7q/VboQLypDT4oX",
-	"C5MgSkN0gsndChOWA9ZThWaBkc68C1IBBNXl3GJI5k6k7mYjcqwdd2sMaQlDE8QYCnNY1g+ZctSL6a94",
-	"xXgpR+6FreMt3OwbfVruVCoV5jwVpt6I0E+Z3aG5trJmT4nhsAnOVGXUOzTnYEajEEwYQg35dUj0+PwT",
-	"GHEUMCS4Cs9VlbkbSjfb+QmZQGQQQ35nSjfo2JP3VaUXLDne5EkpuYlVYJKCYBM9W6YalthvjAfS7dw5",
-	"LcvY1FU3y3tWHitl4oxlniAb6S0Pzo1tVv9SP1YxpzwIo4pjb5D7i5y5bgCDG/exKXwtfyVN29wrfVUR",
-	"5NYqQCcA2pe8xAwKoGwnKNR6Xcnc6JrPqiLLFTlWZkP1lk7zlU1nwpRGqulvUJWUlrQ++aNfsHetNWeZ",
-	"8ZRz6XkbWng3DQv7XtpLHVCvuBmrPU+u92Zp4WcEuWu2ddH12n0gJCWDCWRC0ruRHFsZ6CX9YTiWWohe",
-	"bgyTxD5fpSThdYvJb7aFe/3a84Mztun17ZVCaLxV2fnMNWvX27OoH621NGCdDvkC67V3VqiEkfKZO8YF",
-	"vX7fM88jrs4kWQK9QjqbMDiNzeFnj0V+yn6WogLD9+odTcrU8zP+ak/MCsnzVW63nWbF/bYSqkuMN4Zn",
-	"LnGqLbXKGOcS0DYWSZom/fBZYcnhgB7ROIYkrC0FFSyqz9cZBq7joiRVfj4C+/v7H8HV4EjL7rHjmSqa",
-	"/pafom0123v7/yi4paBADaH9R8tu6zz6N4e2LDdsraqd4DtULXfKrxdIPCC0QovTSsvKWDf9eV2gm21j",
-	"hPMV4jTl4rO1k1WqWZRjoTFVidSFYIDYBzOpeYXFwziYlWyw7cbHG217bfmHi+t4Ft5UW2BL10NLlSnD",
-	"Yn4pb69exRhBhlg31dK//tdne8jKaBzasoteRWER80k94Xd3OypGNwgQIcmt9/fAGHL0Ya+kvigkUnuo",
-	"ps0XMRMi0ZUMMZlQS8Cgfs/YfdkvBDHEREBMJIb7Xsoi0513dnenWMzScTOgsU5FD81/llUInRXt56/M",
-	"+RmPhSQ0UZ+g29dmdA52jAe9oUxPzrLeDwm9R0xFfzSBjoQxLrKs1uLoCQyt32zodUw20NAz786CZrMJ",
-	"FiPfFobLA2mqOmvnFMjfbQWygX65Vf6cPdKqZrAvsWoX/pAMiQaRJiZo1L52wcGoa8qKqt874Ed1RibQ",
-	"pXvev/1r7+/2oUbwV6lPSYU1hiEaEv0imTkhpWvpVLfRJwDBiCEYjlQdzxjOtdcrgFEEfuoNckC4Ax1M",
-	"xUziZgCFEnq1Ap4V0FMsUZIjHQJniiJaZql+NCCpf6sryWy9RZ3hikwGvnKQOEV380gz9fN7f0ggByO3",
-	"3uJ/jNQVMZXW1Yuvo8JXSTI/6WVCcNhqKVF1SGYwSRDh9qXUDFSj+MtpUQgiaFJuY61fRjhAxqNt8OC0",
-	"P1i6+FSOTFMWoCZl013Tie/Ktsq/LSIHhbRGewqJMYRJpPZ87x4xbvKEm61mS0ljCSIwwV7H22+2mvua",
-	"MM0UHdnNk7inVc+SShbJS8XopzqIH4JEIZoAUD1c2gQDeaxmRzllQos1cmOGZMzUI9RSzsXhqAm6unci",
-	"T9UcpcSTzDIVYS703mV3S717LQHq5kne+ful12XQz+X42tDv6xCOdtO+Nvo1RWyePzeaaPt5Hq+Vqb5t",
-	"f8NLtyvi9hLE1AJXzahjQiun3GsVA5q2heBMXVkNBjYPsunAxFXAZGkp9QLWSnUzlvyX8uTv0PwTGGWZ",
-	"siNdHRKObSWqSjAoEz/OtwQjS01fBYl+Ox9T8gmM5OdaoKiLWxuS3Gqy0MXQnFdn91qt7WoVW83fIua1",
-	"kwde5Sm4KeR2rxMCcVivzoqJmXLfRF/KbnaenjFbtvR8n/uubZYN7yRUlUE9lKC2Wq1/qIpyxWoQBb9b",
-	"u+xmkxjjutXaRS9ae+GGxpi0lS3uWKFMREWhZqnlK2ImlXx1am+ll7/TquwHGluremZYves8iKu6tDd3",
-	"KVR7l532Pm7uVH5pYeF7h3XgKz5HqC+/qTDhOUU5JA1RFv9rw7S8GycDrUrQVuxZh7cofpr9S0m5m6sU",
-	"DsmpSdMgVJjcnLFJ0ihULCQhQMGMan0kt97bSoZDMhpjOlJy6BgBCDgm0wjZmAzZfWRSoEcAEaHETdPY",
-	"cY/xT0MypmLmTq2lFyyFFgbnu1oJU7JgE3RJ/o6bqWM/JKMCXRyBGEHCK0NCnEgSmBXk191HQ6IMobaF",
-	"00l9rxKE9JHooj/aqoO4+JGG8+3YjSqvcO31HqXWLpd/jD5j9eoqDaiqsfkzihKVWMM4SInEHiF3OIbs",
-	"DgkgGCKhSl7dxKWWiyyYCD1TI0EBEUFMikPrV2SjuRzCqYtw7UlAPd8boGBGcAAjAAmM5hwrYF6PhyXl",
-	"yIg83uHaSxgKsIoDTaDAxoZm4hq8hNEJ4lwZSjwbw+BNGEYkjKSwYWMVrj0FutSUIsU5omSSRhodbSb/",
-	"tevct97ta884TG8K3mvzY65YwAQ3JbUkSDTGSMCmbiFVbEUfsgAAbcMxu7HCOSu5s5uA73jL8tzHa7k4",
-	"uZcNlQR7U5nhqGcr5jSaO1GRxmgYt+PuKtl2jAGqaM3xDmaeU1R/i2JrGY0vWk0NGCUhr/1MIc8tyaeO",
-	"q7O7G9EARjPKReeH1g+t3fu2rchXQ3Z7ZVFwC9nuZTJWuVJehZg1yGIrH6C1TIRvktabpLVe0mrtb+6U",
-	"P6oue7Rr9Ci/6Kb6HdYBr+Itmz9SIHQfdKiSCBe+tRHtPplch0VeGrIiqlr97kZCKxMeFryctpQleSlp",
-	"Qkdy+1LUGpIppWETdI0Bt5G/AQ9LRZf04Aet/aXk/yqRScOWi0yvoaY7JTILBLdtCK5SaLfQvWu8ii/3",
-	"C0aR2lMJBniQ8rMBpLmOar+MRperaG6k0Q5IbzT6jUa/Jo1uHWzukT0d+0fSV7daXLXGXWl312/uaDLq",
-	"vE6UE1NDMK2zyj4qxG1pP/Pm+JBQIkksB6Prm5HUXEdPi1ET/A1GKTL6HBhZcb6ZRdBppxC/Q2EVIf0J",
-	"idelopu00Gr1sr7p8xV0z7oUfFlHvSk8RFOVmrS/lGF0sJcnCHltxUf+7NS9+7302hdrs9vosL+TIrpa",
-	"tXSiN4/7l0dnF8e3g7O/9r54He8/zP80dj/TrP0i7luL7b6x2jdWu4HVfi+MMzP7rrBTF12/VfPkTTQG",
-	"9UPjWRLBivh9VQNXlVMw/NTWyTVObWXnVuz4E6AqIt3WHbpDKNGW4yFRgeW8CUamst9IW5tXlj+EgUhh",
-	"FM1tHURfSvhDMsqIygjE9B5xm2mMCMDCvv6puHwTjEgaRSO3HO2QmJq/HaDJ1AjAiFMwZpJeOrZ7GNxp",
-	"c74pbl3F8HXhwBcbm0s8x/IQymIYufVz8qLZ29HIYiHlWoa7ZwosWbHL69IrVXkJ89e0sTnVzX8HVlMu",
-	"OLlW0TOV52cIaMjeWNAbC/rDtb1/KxOeRtftTHi7sVPM4AW8tNJbfKl0J6irDrkBmczRam1lAxUV3wRZ",
-	"CQUb8TckHMYIjHRFkJHKbkQR1yF3+pOumjHyAZ/p4LtcqQKmAklzSH5RUY1DUyLERm6O8pB8FXe2shwI",
-	"QI8wENF8SCJ8h8Do/OxyAFbv567uVclF5b7YcsrP5KImT/GC0pW5YrblbrGAS193ymqloHDLAS5tt/re",
-	"tFIJmddmyFw/k2uKHNVbiqqUs/0C3FI9C1MOZtdUectKz7hghSZjvQ5UeVqLPB6dDbVd38+6T/2FuQXz",
-	"1rF3i6Bg578vz768NznGBjOUKDoyF169icLSN/7/L83/+1K7waFTFP5NBviDZADZa29zL1UgxulSY1e0",
-	"EkDgPcQRHEeoJG9INgZyPmbljcx4uUHi2M0J5qsLHlIsUEo65MAF85PD7XXWHdfRZOXKoPp9nCHREgDm",
-	"qk59oVio5EFugVDtjnMqgnbASKURjsyQKuFhPiR53p+bD5hl//nyN2KlDTMvJWgEdnKRyApTOLReU5WX",
-	"+14Z9s3bVBp0JYLp53xUUTPQBaMOSDCZjoYkoHFs1mfXzuagfQhsxcOHGY6QKoWLybQJJHtJGeJgIrHL",
-	"5D4MST68TtnVORCUhZhANlfJNKaebHa3KsUiNcRrCEY61ntLueZYd/p9pZp/A/mBbS61JzHBLb5rSjm8",
-	"iRBvIsSbCPE7iRCvKw/4INMuqyUDJ51V8Xw3kfX6Rrv0JLGoyuiSVKV73n/HVV6qqtOvGXuSjiMc6F+v",
-	"Lk4kX1MvERzfnl/9eNI/ur26OGlm6Xa7920lQxjwKjO4SkVpJLON8AQF80A/iGeMtsbGspx6NIDRHSZT",
-	"IGhmafeNI5+ZQkGUZXvljJjt1eJm8f8DAAD//w==",
+	"7H2LUxs5mvi/ourfboXcNcY2kJmYuroj4MxwGwIHZud2Yy4W3bKtoVvqkWSIJ8X//it9krrV7bbdDmRm",
+	"MsvV1Q5x6/Hp9b0fn4OIpxlnhCkZ9D4H5BNOs4TA36dESjwhFyRL5vrfcpamWMyDXjCYEoQnhKkXEgn4",
+	"HAZ3OJkR3SzGCuv/QoOTOOiZvz62Oz/Hu3ffp3u/dD99d/v6fl+9Eu35r/gmCsIgNXNB81RObOOb7u33",
+	"Yi99xb7P2r905Z56dXcPjRV2s6Q8JknQCyaZ2t7j2yllNAgDQWTGmSQDmpKg1+nu7rX2w0DxW8LklSRx",
+	"0Ovstx+KdkEvOMXiliiJEs5vUTTlWTY/QFMiCKISTfk9OkGC4BipKUlbegrOUwBX//Fxb/9VEAaKpkQq",
+	"nGZBL+i2u6+2O53tbmfQaffa7V6709rbf/XPIAxmkgjoqv/42OnuBg9hIGdRRKQMekrMyMNDWGz/LzMi",
+	"1TEVJFLlYzhEMfyK7O6hLTUlKOLsjgiJFeVMw65/0xO9kC/9Y1Lkk9JHSZIEpQRh9DO/Ja166BagOWEX",
+	"nKdVaBwYlCGM9LaE6J6qKaJKoizBasxFqsGDqT1Q3E/6zylmDA5UCRxTNtmOplg3dv2DXhBTGXER602r",
+	"PQSzsJ+mWKGYozmfITWl7BbhGz5TsB3RTAjCFErhzP+z4aIvlSA41Zen+hYkTolbfQgzwKtA0vXwFlsH",
+	"smlnjv5rLMBAfswZqcCuHwQid/r1A9wMxbpRDi485h76PAzUPCPDoDc0j2gYhENzbEzBrz9N5yim8TB4",
+	"GLIha9rLrGVKo1vCWq3W0t4aKOicown4eTWisB0MqhgGvc9DDwEMg163HQ5LiGIY9PY73dau7qaxCszh",
+	"4ZVh8ADwBdWNfYtpUnctMsHvaEwEGkMDhMeKCFizOXAkFRbKvx5Ptt9ECC6gl/1LLz/isfl6+EP//eDj",
+	"1fvDvx+evDt8867vb65poVG2xh6MK4TvME3wTUJa0C4mCtNEmjGlwmomK3MKgiVn8OOp3sliJwRWBCU0",
+	"pQqRTxEhsT6KB7evD2EwJTgmAujPBVbknW66Df8LtIXISNBMo7agF5z0B28RIBU+Rv+7XWmvcZklZ0Hv",
+	"VTsMZDQlKRANvU1BL6BMkQkRMG/R+YKkmDLKJhtMmPcpTbrJnJLULPCSRJzFEs2YoglcnBvKNFY0W/hC",
+	"onvKYn6PhO4vS5PvddfNTpSYbx/qO7l8ZsXRPaYK3ZAxFxqtKTGvLrM8k34p6SwNep2wbtaFY1qc+xR/",
+	"0iMgYdCuRBkRKKVspoje94Vt2Oyga49tEYgLN3lCxkpTNB/t2l1fC8z+642Aqb0DV4x+QpqxQFvSHMpL",
+	"hBW6n9JouuGV6Hz3er+7v99ds0cPYZBhgVOi7EM8dJxcFTafD6QxYYqOKREhGhmObzhrt3cjGsN/yagE",
+	"SxOmkOo5MqymQRgwnOa9TmJg8X6ZUaHRrqGa3g3En94RNlFTjePb+S2USuiT1ss78likk/hcz1C7Np+V",
+	"qi5Rf1u9QmixkpGtWWBUAu2R61yGNxVJzavK8AR4PgDklxkR8wISuE+BP2FMxniWKCCdenb7zvXca179",
+	"OZ6QRTj0r4jN0hu9oWPBU9RZBowGtB6WzprJPS6/uMxXLKdpOQPKYKdwliU0gu3f+VlqMD8XR/rZ0DjT",
+	"JdbzLFDSIHT0EZg9IIQap60lg8AGaloa9OwsD7lYpCeqJ8glyWGME0ke/F36iyDjoBf8v51CytsxX+VO",
+	"X0/SZ3ck4RkxG1U+noW1GdYWO0gow5GidyTU6BFADhEXhtt3C7UAR5yN6WQmSKwPeDWNr4PZ9tipNl9O",
+	"uJuNUnSpJ8dNR9HNlxG3VWMsdlhFoZqOVFpVLYlpPhKsTN+NNzi2NPFxL+bk/d8P350cf7zo/89V/3JQ",
+	"fi9jShJQAejncm4vESBB+47SmdTMCOJM8wI9xDPCMA0RZmoqeEajEE0E/yVEE84nCQkRTxKc4vJbOmF3",
+	"OKExAqZb83OoNN9XfVSV5VsJeWT3AP0H+oxgE0Jk1oweRojhVBN4/fhirhSJkaYZOfuBY9MFbXEjXeTU",
+	"O0RyFk0RlggzxO+I2E44m1jyfBKPXj6/xm/0NfoczHuu3vIZix/3Lo/O3v+9f3F5ODg5e//x/dng49uz",
+	"q/fHgf9u/EkBrY/1tL8BDcrBQVuM2zttqJDly3GSEPFCIhxFfMbUS02H6hdkdGSm9xRr6mTG8/mu52fx",
+	"rT6Lt1zc0Dgm7HFv4bj/rj/ofzy/OBv0jwb94zKRygRXJLIXlDDNh8U+jYpJQhQ5z1tpJkgShbi+rFSa",
+	"y3eAooRgzS0ZCnB+ODj6EY2pkKqO8XsxMOpQdCgllQoz9UIPa0EhsWGfYWbK2VemYJdXb9+eHJ3ol3ne",
+	"vzg9ubw8OXt/ibaw0ZDfkrleK0b3giryMkTV7QQ2sTTM/1ydDQ7RVokM/jLjCodoJkmMHp5J1Tf7Jk+Y",
+	"IoLhpF88si/nHQf9i/eH7z72Ly7OLoIyT2dmMYII2rLKI0RjtDvu4tfRy6/8KHzIND+KZox8yuzjxDSZ",
+	"CXIAxMpZSSIsBCVAgagFXj5f8m/2koNIceru41NISKf9y8vDH/r1EpK1oZUFI82T3RBE0kzNy1TEAoZ0",
+	"N004nFbpN5F17ELQ/ZQwNNIgjDQMKZWSsklo4NU0QXGOtIRygCpiEghpXE2JMKLO80P5Vh8KKMKegBSc",
+	"nh33CzpQ5s6M1qAXGOWA/0oGGv+CKm40ydT26xGKOTEqKvKJVlmvonWhuCM/G5RujLxAY77qG/LWadRv",
+	"CwCNgUMCztIRva0Zu2X8npnGYd7IbncIOoNCx//MW32rr+lpRP+KkB0sih+/i7AfatbISOogIsEVp/Ey",
+	"of/5En+jl/gczxOO4wHn77B4LPN0fviPd2eHxx8HZ2cf3x1eAPtU3GarwUY3PJ5by4tEnfbe9/vfvUI3",
+	"c0XkV73gC8AZlF6GBp3SN893+Ru9ywPOTzGbO++Bx93li8NB/+O7k9OTwcf+/x71+8dVTRS4Y1gPjr1u",
+	"iXe5WLQwhsZ9AyVYfWUjRw3gIcK+1dNZKojYNhg+4sx4V0RzFOEM3WPNzuBo+ic3GVa8cFb29pr+yZ/R",
+	"FcMzNeWC/koeydtcvT+8Gvx4dnHyz/5xUGcE5MIJoujw/ATdkvlXfRo+PAb721lLEnGKkzEXqX6zlpXX",
+	"j/eO3xIAmHzKcuH9islZlnGhSHxKYooH4ADxuC27vDo/P7sY9LXofnxy+HHwj/N+1RKkB9/WkyFnk61O",
+	"85X3sQ5Ij55azwOpkQuWNcA9U9hvEDXkF8j48lgrDEj9GRGKGh+f0lX5XHWMCktRDqtu4SX0eGcVA1PM",
+	"4sSg6YURjZvS5xofrMJ/64NpVb7JHjDXufcSv/mZRDCnWSFA0PscUEXStUDbTXnIR8NCYFAHgiwHCCGO",
+	"qW6Ek3Nv34x/2aIX3P2UJ9Zk2kJviKQxkVaTnd4QIVFCpdKoiqpcqU3uiJgPWTTFAkeKiO0xTVwHhFls",
+	"GjjkhhTPthNyRxLXhCrgACb0jrDWUG9T+YQxLLLhXrgDxLHeVnq36cHjjPZZnHHKVJ2jqJoJRmJ0M0dH",
+	"gmgWx8jMnCXzA0QnjAsSG90nIKMbHN22jFIqPmPJPHf7r96pG8rXw4kVSQlTDtQooS6UZ1W/I2iWdwKw",
+	"40NzN5LkbBz0PqweYJBHujxcV5cCuLpsAvWexg3nCcFwPyccJ3LjJdLYetat3j19sRISG3lyowkSLshm",
+	"FyQlKRfzdX1OTauCTe83REOnlebFCAOSZpqdbzpE0R7GUIJGsvmhn9oOtUduA7FqcGPZmWsdoKXGrvcl",
+	"UYqyiWzUO2+8HC+HQUaE1AiQqrXndu411T2T2YQa1NMIH59D+zp8nHGp+l9EipxH6w8zGpOEsvX9LxZ7",
+	"aFracF/9LXVeqmswr8aBl6YpdJonax/VkaMWl9Bad5tLRdLaA1RNr37pziue2SvffLNnWfzE6HEmiWjG",
+	"MdDY+UDnG28IQ/kG++jO4dWCGHjnHC64Vpp3W1zrGuTtUwh/OwoUssC6hMGn7Qnftj8Cw32B75151PEi",
+	"hl56bqXNGZNDZjgS8CXBlkfpJ/RXfHaJcrYDabajha6cOcQyLFgQJBXQZSyBKrd+Xw6jAal/Q/kJy2Zf",
+	"TuXraHJ5T3/SPApsNjqGxij3OrcWJL1NT0XHnwn0WgLtSOpakvdeY4hHkdr8bj0NvV1LGhzEvzUdLtaJ",
+	"P52Ybn7wzDdPm79hMtuYKEKrR5GceFFnsFLI+3yDJfk4E8nDDlAduWMiv0wQm4v/CmrEkJJs1ZBlcDLO",
+	"RsFyTVUSX8TANeFKfB7B38xatYZ3FLmWb1GNY3M8rAXTHaqvb1wUOCuLcC1DM89SMA0pjOu0TPDhi452",
+	"UUgqPMe+ULnkH0oBWjHyugU+wTm4rfoq5/AE8H0dwJx2roJPJo5Fa6a1g+dm0wfUyYp4Qhl2fNtKOle0",
+	"rK7IwlQabeWynmDPHXp/+n1/b59FGVV3kOKo024XQoB0iRcETSGQCkJAJBF3RKBoSqJbo86E7yRGCQTV",
+	"glNUSpkLse3UoFhzaFyot8Yr0wtLLaHDKpuNFdLbYthriSQXSqKbOYQPs1mqN8HvXsa010sByfG6G8TE",
+	"Z0JIbf6nsfasGcRwSbUx0QYKIhFGRgxBKZ4jSdQBGsHYI5d0xuzwC0giIInyV7cI2HKAXEqN6g30hKCG",
+	"/J/NIFPzuh5Dpev1XV9BE/aUBL2i1Wi45E3ZgJKqYInewR3j0md+BYN8oZJgjuTsBoJvxkXw8gvpNAEh",
+	"ypKZRCMD/aiF+jiaokwQ0NRbW4QgWYIja/OwagPOrF3kWXHwrDh4Vhw8Kw7+1ZT6+Xb8eVUOX6JeMMSq",
+	"RliMpphNarwTAn2fpSNPTkF9P+WS2PwEpidg0Py6Lu5Z5RYuYU2+DRbCZxvcvq1hD55CenVn9+TCCsPJ",
+	"XNnLWYZtLEwWxeYsJ1NE3OG1yD2f88R1AMQg7LzNRFI3xptZdGsci6rXTPGNoFdcNSD4+bwD07y65bBp",
+	"MLe3H/ng+TJXHoVd0sKBgAQj69Ji5ZR5yddsv31Ryjr6OdDSBtayYMxnN4mnHjQ5j+y7E2rDPSySmNbm",
+	"FCvdThjeA73UP3TLXYR+5eY98q3lz+GrPbQT75U4kXPKZwI6z+tlzcqlW0TgXoKIGjTu58aQyAi1LlJF",
+	"aBTmccDerSnuW0XSngmmBQ6sEGExiU1O1VJCyZlYMqZ/TyvBZPaLJjc3XE0R+HLVjyIql7kJH6LbavIg",
+	"119UQ3xrYDymUlEWKchZC5QQyYzfrt/Myn3xrnz56NzMy56CWPcOcoFqAfZDcIXTuyud6CHBQK3Fxfwn",
+	"tFXYnrH+tE0S80H3Br0TZ6SBl0Eu3wQP4UaS0PVDGFRYskX9ZZJsxkxBot6NemhWeZMeDzWH4YmqX6II",
+	"Kpj53Qp1C4MZo7/MiP1sPTf8Z75E53tSz3pVTTrrswMuurRRE+m3ktP2APybbq/FXiyVffobarjsIzri",
+	"szqr2CbopMjf3Bx+/6Bc2uQF90vOUwm+lq26LbMZdjdctkumvIibIN12CZ8sm7uO0S2yV8JRertS2Wof",
+	"8Or51aEkf9eW2qtWW56k128NaoW1VLs1BOtxvEPdOp+ai/DneDpovyqY5q56+UA73e+rxosMK0WEvsX/",
+	"9+H/hsNP7fb2cPipMx4OP303vv73v9S9ngVksvAiRvpdjiD1DzzQEMkpFsYbGly8NeWjDFGTk2tkEtaP",
+	"0Jb+XT8zcAbPNbMvfSOBHlHvgMl8f70GvnorXE4QGlGG6oF9FSOcgWStDa66tqe7il/FIudP4GVBKUPq",
+	"VXnwSeHagg81OKuoANFAOXrqmpvUxooa0aDCvE2Mzt/RNJbMe6DUNr77GEHdAcaAAtg8/JDmv163Lfh6",
+	"tZirL8CNTswVQVjU7hR1JZ6Aig1sQQjgre8FVwRR40d5P+WpV74AM3lPhFxP3IpztesOXX6aAvKGl+ap",
+	"n7GnoPujvGZvpU/3qP3t+5pv+9zj4xaMQIIgXK4/EvGUSEhOVzL/ZhQQu6njoS9LQiYCg1bnnmo6VYvu",
+	"jxsYouYL2eby7CfY5McjPiQufV/tdAY+36SxyvS4qO9lJNlQIZ3ymAjLeRjAagNnjIgaD/jxqVzT4pSw",
+	"XGNRcxMWzrqfZmpugKrwFO2aLcoT+VR1JTFpFOF5pBs+lGLa1/Y5tm3LTlPle/DjLMVsWxAc611E3sf1",
+	"yAyAX+02VcDuKZgWExsvJvKqRCMvS6UYhHUpKBczJgZhTe6WpYlc/b9P+4Mfz47h8+G7d2c/wQR1uTOW",
+	"BgPXJydYyNBXztO0mC79etmtOi6uRHOD/zHJCIulSbVJkD7Kg5JhxSACQWzMIhR4WjThjwt3ntLoK5Mv",
+	"V1OWaca2cgNe1sqoSX2W/p+gwoNJl3CPJZpS1YOyAy5PwgiyomkoKNseJ3QyVSjCWe0cWQlprnpjC0jW",
+	"9M4NwxUVQDkb1ZZ33PWLhayeSypJmDw+L2yGVJMAVO9r9dq/XKaxxHIZUbB7uOiNUEDmJ9NYVw5lq+b2",
+	"O4expaUIvtTKZjWoNdyqcUmx+wbpjJvu1sMyrOZzJOUZ+xCxa9Jr3vB4vvhs8kQCa3F4hUWpLC25x3OJ",
+	"IGFAHW+9lIGpurZ5S7uDLTVVthYPV9wRsQ0uP6YWVg+NTEkl4+VtOsIY6L8vz97bah8ILO4hIjiaojFP",
+	"En5vBF+MbhLMbuH74lULg0/bMM12s1QI3uy2ppdzSansfsExlNcHG4lSfGtdmMzrAnV0QqSsF18SziYD",
+	"ItI1fIjBq0dV28jypldO67/YRE65UHrOo6IeXOUKYpFQIgohTebJweAQ8vx31g0TddvmVXq1SvxiJe1m",
+	"D+PUqeZysDbmA+tjUD1eep37QQGG71xS2R4X/uYfh72fODdNjD6D9Be6bIA99NmkBX1AD6OSl0H+x4Il",
+	"TDVIJFDutES2rVunhq5h0wV7dOXfVfl/USOx1Fezav+q0D2aJNTWYzK5t93dEyQi9I7EmlYYMVq/aSd3",
+	"NDAJb2TgLZmwSiA7L7Dr5Tcpr+zZ3IrxR9DgFEU7644ttxM8uRZlAx2Ig9BX+RfTe6tfdzqPUxCUzvmp",
+	"tQLl4pgbYsUClTaA3yHe0vE2VYycGAuBR/uthz6QxYXMZUbxJRG27useW2CrNtbTy3qC9Z6bPCDofkoV",
+	"kRmOiKVHuWb+lSNJqwINiku4ybKruEKDuOokrcbSCbSAh+0NrpXTTmtcVSuCFBbknmxqSZ4IQtSKXENL",
+	"nPlYRITClK13CF1nVD4tMmNUqBhXODla7QmSOzCUyHC9yALjna731yjXLDF62ZIY4/tVZKqWZF1Otdxb",
+	"8YNP6JhAcUHIlZXZmirASJeL2b1+3Xq9/9egbEdqb7++/twJdx+Gw5b5R/fhr39Zq2Eprzqs29V8GbX3",
+	"NfdcrqmCt+YlnVYdnd1tz5NF56WkAn0T+S+QUIFPgFjbalLX6wZe6h+S52rLZebQ5UI0WdDNgLlkn8fQ",
+	"WLTV3DmkGj6yRirz1H7gHnJa9eauOi5qtM+i+TlhODEvLueyux6Lvd2tYXFS/AlKD8tSN82ct9cVE9SU",
+	"hEjCIvJFMyuSZkRgNRNkacd2LVOWnZeBXdmhDqmcl8wNFXpoCouelyNAvUUDK35OxPIW8IhOKg7C1e/n",
+	"y/wXqzpQD55S19I8FbDqnup52Uu/OYewSUBMJcoj90gvo4Y6/bWyJbEbtBSYqk1hqb0GSw0o1h6CthTB",
+	"KYqmWL0MkbWHoK2URoLfJHwyoWyiP1ibCdoynKfGGjjLShZ0z8JizSqeraUOidlcRXUi35hOmgVKHJm2",
+	"D6GvkVhkmJoEfJgBTcRHoxwA+RKOcoA3uHIzxftsgifGp64W6miKKds0riOLrsQqTfZyf35P0sViQtSP",
+	"WE4VnsjHMjh+SEsNlTIRMsi0txl27G96330HRnvGRgmDmaVi5r5s4Mron3TYLJ/Wdb4OxwoU3Mp/kYT+",
+	"irncMVBvS55ghsucd7ezV+Jm/usD3v61vf269XH7+t9dR/+3WheZi9qgnYr1mkXJLCbvKLtdovrywPpc",
+	"I5FQYnIWgdsBN4nwU8zmXozzeuVzaiyBKxRwmSBjIgSJC1hWDzmTpJ/yn+mS8WaS+Be2iflx0ZN4UT1x",
+	"N2noXJ/tt5u2fL3fqGU1nv5uYnznAzNEHT5abz7+vNipkjbekoy8jK6xrd+SudE3Oz0ionELnUGVnFsy",
+	"l2jKkxiNBSHb+uuQmfHlARpJEgmiJIRqQ5W2bZBSt34gNigdpVje2jSeJg7pZV0aTkdg1tmUKpZ0iEUB",
+	"CNZh6EU86MjX2tgw086f0xHBdV1Ns6Jn3UW95EKdiYoMgWVko/1rqWvhr13HcqwRXMqsRVNXGN9FfF3k",
+	"ojE0HHNGjLGh1kiXYOnUIXyMsNWJmEgFUBqR2AimKzy/6pIKAD0BfSkUWm89sc5Q2azYDQ0tkER7QWzV",
+	"P4YlRd9KPZ4dD6xqX7ahY0w1bTXpKyjYbLTs+FjL2xNuxnKTm2+2Wlj4GSP+ml1JPLP2ECmNuHCGhdLo",
+	"baTHBsuERjeCplqMMstNcZZZRVEMrPyqxRQ328G9eu3FwVml/Or2INFaM11+PnPDm5jteWge2LEwYJMO",
+	"xQKbtfdWCNxU9cw9zGbWH5pdXpVEZAH0GvZyLPAktYefexse5D9rXkfY8CkuoCB3uNwEtYR1fpLb7aZZ",
+	"cr8di+0j47WRuQuEaUOxOKUFC7eJSpXPspP4iyLS4wE/4mmKWdyYjSuphL9c6Bn4FpsKW/z2CO3u7r5G",
+	"V4MjI3yknkmurLvstruvtjud7W5n0Gn32vr/W53u7j9L9jisyLYyhrNFe30R+F1AW2UTNpY139FbUs84",
+	"668XRN0TskQMNVLXUu8/83mV659rY6WLJfIAl+qtU/TVyolcUhvoCDJByQsiDdFUi45x+TD2phUlcmf7",
+	"9bVRHrfD/YcP6TS+rlchV66HYSJngqr5pb69ZhU3BAsiDmdGfDH/eusOGbTesau4EdTklLWfQjTCk9uP",
+	"o7Jbh0IJ0dR6t4tusCSvuhX5Cx4R7CFMWyxiqlRmilhQNuYOgeEITtcoQhxsKaZMYcpMhOJMJLa77O3s",
+	"TKiazm5aEU9NFsLY/mdRYjAJ8cJcYCBhTmMxi60fLDo8MXYAibas68A26M68Zb0cMn5HBLi9tJBxAbK2",
+	"wbzMxugzGjqD4TDo2UQwQ7Ac6n+3Wi30MApdTYDCg6ius7HKoaEhMfoX3SDiMRkG+me7DPMP6zY6DIzv",
+	"wpANmQGRZ9aN1hU6lWh0aCvKwO899AbOyHr4HJ6ffPxb/x/WsaeF/qbFJy1xpzgmQwb4ZWRPCEQrk+Vo",
+	"dIAwGgmC4xGUcEnx3Jj7Ipwk6If+oABEetDhmZrqtxlhBUyvEXnz2gkmylWRbeP7Z+thOGIJP1qQ4N9w",
+	"JYUrtWGSmxGbfBEsPF69pcLFDn5+GQ4Zlmjkl9r4txFcERtte9IfvEWj0leNMg/MMjHab7eBVR2yKc4y",
+	"wiS6IWMuSAGq1VzoaUmMEmyzraVGnExoRKwp376D05PBwsXnemQ+ExFpcTHZsZ3kjm4Lhn2VeE/ICLCn",
+	"mFlNnn7UQRjcESFtirhWu9UGbiwjDGc06AW7rXZr1yCmKeCRnSJ/34TUcDGaRMpKHcKJiffFKIOHphBG",
+	"mqK00EAfq91RyYUybI3emCG7EZpXAj6XxqMWOjS9M32q9ij1O8lVawmVyuxdfre0VAUAHRb5/VxtT+A1",
+	"K+oEPb7RaITGd6UDbj/62y8zIuYuJUcvyIwBoHBUy63nndXqJs2A1josZkTAApfNaJxha6fstsueXJtC",
+	"cAZX1oBBbS1+45G5DJg8I0kzT71KytQFA6w++VsyP0CjPEnayAYX3bgk5LVgcKHezDcEI89KuAwSE1dH",
+	"OTtAI/25EShwcUuQNEuIX6hLHq5DL0si6EoeTJJ8gwbhyXXb7c1qWDm1gHu1H7z8gHV2kOtSzr9VHCKN",
+	"m+XftZ5kwSRT23t8W1/Nhax3Xkliu58DgWMoPSYllQq70F/wEi6yJHqJdqqg7mtQ2+32P2FjyyFNJati",
+	"p2pE1M/JNxp2yjbCzoPvMGTD3ze4gKXwppoCXmeMGEzHx/ZRPpfk+kar9e2Z11rXM3/VO29w7FzFoEtn",
+	"fZdSFUDdqft6fadqBc6HMNhvAh/kjGHY1iY3l99mHg28ZK0ah4A944OlaMG1l8mijgsH2m2cd4DY5v8C",
+	"Fnh99YohO7XBK4wrG8p0Y0NXSpUsWIxINOVGWCk0+a7CxZCNbigfAZN6QxBGkrJJQpzHie4+sqnxRogw",
+	"BbyobewZ/+TBkEGyB29qw9pQzdEIPN8xEhowii10yIr6/ra+4ZCNSnhxhFKCmax1ePH8ZHBeqNF0Hw0Z",
+	"aEldC68TfK/jksyRmGTQRuVDpHrD4/lm5AbSbn4I+p+0SK+Xf0zeUg2I4hGHJFQ/kiSTNofNjOnXo/QO",
+	"p1jcEoWUICyGFFXrqNRi8k3rt2hzZwIQCaasPDSKEoJFArmOvHyZHwINaBAGAxJNGY1wgjDDyVxSAObp",
+	"aFhW9fsovDk+BJkgEQXv2AwrahVs1msjyAQfEylBixI4D41gLChhcaI5EeeJ8SHANmcTNJySJBvPEvMc",
+	"XYbHD77rgrPdfwisOfi6ZJu3PxZSB85oS2NLRtT2DVG4ZVpo+RvwQ+7eYBQ8djeWmJ41dfYTM3qWsyJU",
+	"9INenN7LbUimc10bEGpmK4eA2jtRE/VpCbdn+qoofqx2qqzqCfamgVdscYMk/DmOL6tULRgVJq/zhUye",
+	"X6oBjqu3s5PwCCdTLlXv+/b37Z27jqvU0IB3e2JWcAPe7nE8VrWCQg2bNcg9R++xU1vEz5zWM6e1mtNq",
+	"767v9JaLGxrHBHTFe50GPaqV/qHffhPwamoc/54MoV/os44jfAidAmnns40AeShKhtT4jMPvvp836Peo",
+	"ktVgrjz0DbgJ46cealZryCacxy10aLW72zbkV3OGlWTcZvC99u5CroQ6lsnAVrBMTyGme6VTSgi3YxEu",
+	"CLQbyN55YWrD8r5YQL0vYL9wksCeajDQveafLSCtVVj7cTi6mvdqLY72QHrG0c84+ilxdHtvfY/3XL3l",
+	"M/b7Ctx+FYF6ibtWKW9qMRs06lWtLpCpRZjOkuWKTUtX8iE0suqQcaZRrESjD9cjSFz2+WHUQn/HyYxY",
+	"eQ6NHDvfyr3pjMVI3pK4DpH+QNTTYtF1Umi9eNlc9fkEsmdTDL4oo16XChTXBV7tLsRP7XWL8KegA3Tk",
+	"r149hN9Krn20NLuJDPsbCaLLRUvPk/P45PLo7OL44+Dsb/33QS/4N/t/5nV/oVr7UdS3Edl9JrXPpHYN",
+	"qf1WCGeu9l2ipy7bhevmKZqYF3QSW8uSipZEJ0BtJEgyYempq59kLd6g5wZyfIA4eKe7bEy3hGRGczxk",
+	"4GQuW2hkKz6MjLZ5aVkMHKkZTpK5q48Rag5/yEY5UhmhlN/ZRI7GtElBCGJcGSrfQiM2S5KRX6ZoyGwt",
+	"qJ7N4T5COJEc3QiNLz3dPY5ujTrfFj2rI/imoMSjlc0VmuNoCBepLevgEGteTG0zHFkusNVIcfeFDEte",
+	"BOVDpXp5UdruKXVsXtW734DUVAuRrBT0bEXCKUEGsmcS9EyCfndp719KhWee62YqvB3sl/KpFUGvwMnS",
+	"OF3KUrYFBI6U2BSwsI5XUz4TyRwJniSzTLaQKUsjh0xLkjihE2YSCV0NjqCtBIdaPJc9GHdMhYQ8E0pL",
+	"BWikxxyFxvcOSzVkxSfFR6ExEYPkewMToRtwMmaaApqEiKEz1mr5V4vNQ/YrEVweIFNeB0WwCgWE2Awi",
+	"W+hQoZRLhb4D2PSqc2B3X70aMver/m8LjZwOc2TcAqVXPMAVES2+QWVWLdVba++Kcihoa7+9qyfdb3df",
+	"hobQm7RgSsxbQ+aCC8Erz/glatlVHqCMiEjLNQmRkLLWWurRlErFIcoaWI8hs0tGE8Hv0c0cddt/DZHk",
+	"Gso5DKj3jDLUaf/VHT75hCNlmJZVWoGiLM4a971LhUUROmEuk/OGP0DdPbv31g9TH3wTxy5bVKmgdw08",
+	"42s8y/osXgoa4/dNIIG6To+FwzwkdE9jNT1AI70ljbbBqyfVkPQvFtp6Om82Ux6sVkXjNOR5pSNX4MgV",
+	"+fpQFLPq+DWBXtWUqvpub7+1mxejWjWfn5zsdbutN97N0vZn6dbM0ml/1229qp+ms3ya3XZb76jiC112",
+	"y11c3aZKpaZuWL8R3y/meIPQ4u873daeDR62GwPhwZ39vb3Wq0qCtg5EUtpSRt1HuMwt1NZawj4Koono",
+	"M7v4zC7+STQWxmLnUz/HipXVvY9RX9TycgsF3db4+buUWRWDLOgnuE38yFQyd8XfDHO2pSiRvpc/jV+2",
+	"0CGUS9FsF2eknDH/fso1i4ZkRvCtNLVTDhAGV7IhUzi51fKuZjP4TCFTd8VkBbMe3ZXhXJyI0XQuCRyo",
+	"Jt/abKPPTYGFte3c26x1zC8XVaJ6I2g0NV76UK3CVIHbElDwyabUiF8uI+Q2Y15T/LuYOq8WSJNU3Nte",
+	"4HWohFNYBorNWfjEoJT3C/hVgMQlg1ga0lGUnNocnqIi19MxOTZ09oOXeLSJAggUReuLqJmaaa6WUKUS",
+	"WoXT2ev2Ou3W3v6rf1brcfU6XT9dry1g4ZJR5saSccK5KBXvWmFf++P46y8tNbTGbX8hweEzS/LMkvwJ",
+	"WBJw96+SxN+DK9n5HJWIwUofsrdcTIiLSfRpFIRzgvODEX1aaFCTAXTITIymkGhrVLKrj0I0WrS/j14a",
+	"lyrHuCGp8PxgyPT0jHzKK2kZKxBWhlHhwpEqrCxZ17hScy+M3IPCKp+ihd4TEutPkKII3ZL5cv+0Uum2",
+	"JyNNzWjMQgXFTvdJcHFD17HSYVOJJpw92xOesfHvYk/wr+8fyZOsgh6WI3MrBC7oaL8KfvmKDK+tmrmO",
+	"5W13PRVameXdq+F4GzG2Rbpy+GN7rxs8CTrcBA8+479n/Pd4bvQPh81+IKo5KvtCvnS9HqesoTjHavpl",
+	"3OxO6mW+r9W+VZ/1i4KLDT2rYYh4EhOprM5txhIi5ZCNIFvBf0BygzLTm0dRRFiIuQ1eHblsfiPnS2Rr",
+	"xZqUNtZ+BOw1eNWie/DkuIcQ2Tzpian5AlbKJto2Lw3+b6t0G2EZjdCWv3Evf48MEPhpE0AU2iQv5eTq",
+	"+jTYVa3tuZIXpphH8JMWUlIOxXymJHdy5jGe/2epoMumxHAD4G6Cct7LelfmsiGr093da+1XDFX77bwo",
+	"sS3pka/zlEtllZsCK4JiElHpamWuXGTHacsWF/lI7Vb3q2i36krvrlFy5VLzM0fxzFH8+TgK0HXldWYg",
+	"G2v0DTEYPgfxCOfm2vQdlxDMgk1xPD99nvDCjBxHYSrBFzvp7G5DJnFK0MjYCkaQTJ8k0vAK5pPBnaMQ",
+	"yalJlVaqnw2lr1pD9hPkoBvaSlYuz97I4znoqqpVxg0pmQ9ZQm8JGp2fXQ7Q8v3cMb1q3Zr1vriy6l/o",
+	"1mzT4l9wvjSRt2u5U64zdmI65SW9SLzhAJeuW/P0BpVKZ0/tIQ09hKvF12wpUNBt8wX4FeUebNWyHVuM",
+	"NK+Q5oMV2wIpTaAqkhDr4zG5qzfr+9b0ab4wv67rKn9r90DR1n9fnr1/aUta2JcBTO/IXnj9ivSJPpP7",
+	"PzO5P2F3OKE5Fnt2yv79nLJ1r+76XlCPzOvSYFdMVAbDd5gm+CYhFc5HkzFU0DHH5uQC+RIX8AqF/CqM",
+	"h2YLIGoKS+SDeeBRe5MjXZr0XtUC1i3Ux9F0yAwHYN2MSjWtNQ3y61gbY55XuLqHRiA/juyQRlUyZEWW",
+	"dj97e56rHRyimOM27LyckRHaKlii3DQYuzQWIN++hEhrE09lmRdgwYBVMrU30SEa9VBG2WQ0ZBFPU7s+",
+	"t3YxR5195Arz3k9pQqBiO2WTFnpr3MQlGuvXZZU2xmJpSYEzRgqiV0MZFnNIfWzLnud3q5YtgiGegjGy",
+	"uvvN+Jpj0+m35Wr+BfgHsb4irH4Jfo14W2fnmYV4ZiGeWYjfiIV4Wn4gRLl0Wc8ZeMUHgOb7ZQc+XJsc",
+	"CxpZ1AXwaKxyeH7yQkIVAZRhNTWEPZvdJDQyv15dvNN07fCH/vvB8cfzqzfvTo4+Xl28a+XJ0XfuOsBD",
+	"WPBq821XKoZpYpvQMYnmUUK8nEc26G3RSDCw7saK56HPoc2sImxdOi7yvfJGzPdqcUxfuWMCrMQcIJtZ",
+	"BYtzKOLjfFJv5LIa6uH64f8HAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -36,10 +36,7 @@ func (s *Server) ListAgents(ctx context.Context, req gen.ListAgentsRequestObject
 	if err != nil {
 		return nil, err
 	}
-	list := gen.AgentList{Agents: make([]gen.AgentSummary, len(agents)), Pagination: gen.Pagination{
-		CurrentPage: q.Page, ItemsPerPage: q.Limit, TotalItems: int(total),
-		TotalPages: int((total + int64(q.Limit) - 1) / int64(q.Limit)),
-	}}
+	list := gen.AgentList{Agents: make([]gen.AgentSummary, len(agents)), Pagination: pagination(q.Page, q.Limit, total)}
 	for i, a := range agents {
 		list.Agents[i] = agentSummary(a)
 	}

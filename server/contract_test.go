@@ -113,6 +113,23 @@ var operationCases = map[string]operationCase{
 	"deleteAgent":   {invalid: withLongAgentID},
 	"sendMessage":   {body: map[string]any{"text": "hi"}, invalid: withBody(map[string]any{"text": ""})},
 	"streamMessage": {body: map[string]any{"text": "hi"}, invalid: withBody(map[string]any{"text": "hi", "userId": ""})},
+
+	"listConversations":        {invalid: withQuery("limit=0")},
+	"getConversation":          {invalid: withLongConversationID},
+	"listConversationMessages": {invalid: withQuery("order=sideways")},
+	"deleteConversation":       {invalid: withLongConversationID},
+	"getAgentAnalytics":        {invalid: withQuery("interval=week")},
+}
+
+func withQuery(q string) func(request) request {
+	return func(r request) request { r.path += "?" + q; return r }
+}
+
+// withLongConversationID swaps the conversation id for one longer than its
+// maxLength.
+func withLongConversationID(r request) request {
+	r.path = strings.Replace(r.path, "/conversations/conv_", "/conversations/conv_"+strings.Repeat("x", 200), 1)
+	return r
 }
 
 func withBody(body any) func(request) request {
@@ -132,9 +149,11 @@ type walkedOperation struct {
 	operationCase
 }
 
-// request is the operation's valid call on agentID.
-func (w walkedOperation) request(key, agentID string) request {
-	return request{method: w.method, path: "/v1" + strings.ReplaceAll(w.path, "{agentId}", agentID), key: key, body: w.body}
+// request is the operation's valid call on target: an agent id, and a
+// conversation id of that agent for the operations on conversations.
+func (w walkedOperation) request(key string, target [2]string) request {
+	path := strings.NewReplacer("{agentId}", target[0], "{conversationId}", target[1]).Replace(w.path)
+	return request{method: w.method, path: "/v1" + path, key: key, body: w.body}
 }
 
 func (w walkedOperation) onAgent() bool { return strings.Contains(w.path, "{agentId}") }
@@ -184,15 +203,24 @@ func TestEveryResponseIsDeclared(t *testing.T) {
 					t.Error("429 lacks Retry-After")
 				}
 			}
-			agent := func() string { return h.createAgent(map[string]any{"name": "walked"}) }
+			// agent makes a fresh target: an agent and, when the operation
+			// needs one, a conversation of it.
+			agent := func() [2]string {
+				id := h.createAgent(map[string]any{"name": "walked"})
+				if !strings.Contains(w.path, "{conversationId}") {
+					return [2]string{id, ""}
+				}
+				return [2]string{id, h.conversationOf(id, "walker")}
+			}
+			missing := [2]string{"agent_missing", "conv_missing"}
 			call(h, w.request(h.writeKey, agent()), successStatus(t, w.op), true)
 			call(h, w.invalid(w.request(h.writeKey, agent())), 400, true)
 			call(h, w.request("", agent()), 401, false)
-			call(refusing, w.request(refusing.writeKey, "agent_x"), 429, true)
+			call(refusing, w.request(refusing.writeKey, missing), 429, true)
 			// The store fails before the key is known, so no limit was taken.
-			call(broken, w.request(broken.writeKey, "agent_x"), 500, false)
+			call(broken, w.request(broken.writeKey, missing), 500, false)
 			if w.onAgent() {
-				call(h, w.request(h.writeKey, "agent_missing"), 404, true)
+				call(h, w.request(h.writeKey, missing), 404, true)
 			}
 			if w.method != http.MethodGet {
 				call(h, w.request(h.readKey, agent()), 403, true)
@@ -206,7 +234,7 @@ func TestEveryResponseIsDeclared(t *testing.T) {
 			}
 			if w.id == "sendMessage" || w.id == "streamMessage" {
 				inactive := agent()
-				if res := h.do(request{method: http.MethodPatch, path: "/v1/agents/" + inactive, key: h.writeKey, body: map[string]any{"status": "inactive"}}); res.Code != 200 {
+				if res := h.do(request{method: http.MethodPatch, path: "/v1/agents/" + inactive[0], key: h.writeKey, body: map[string]any{"status": "inactive"}}); res.Code != 200 {
 					t.Fatalf("deactivate: %d %s", res.Code, res.Body)
 				}
 				call(h, w.request(h.writeKey, inactive), 503, true)

@@ -44,6 +44,8 @@ var (
 		Message: "This API key does not have the permission for this operation."}
 	errAgentNotFound = &apiError{Status: http.StatusNotFound, Code: gen.AGENTNOTFOUND,
 		Message: "Agent not found."}
+	errConversationNotFound = &apiError{Status: http.StatusNotFound, Code: gen.CONVERSATIONNOTFOUND,
+		Message: "Conversation not found."}
 	errNotFound = &apiError{Status: http.StatusNotFound, Code: gen.NOTFOUND,
 		Message: "No such endpoint."}
 	errMethodNotAllowed = &apiError{Status: http.StatusMethodNotAllowed, Code: gen.METHODNOTALLOWED,
@@ -76,6 +78,7 @@ var sentinelErrors = []struct {
 	err error
 	api *apiError
 }{
+	{store.ErrConversationNotFound, errConversationNotFound}, // before ErrNotFound, which it matches
 	{store.ErrNotFound, errAgentNotFound},
 	{store.ErrDeleteProtected, errDeleteProtected},
 	{store.ErrUnauthorized, errUnauthorized},

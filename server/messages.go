@@ -25,7 +25,7 @@ type turn struct {
 	agent   store.Agent
 	apiKey  string // the agent's own provider key, "" for the environment's
 	body    gen.MessageRequest
-	convKey string
+	conv    store.ConversationRef
 	llmReq  llm.Request
 	start   time.Time
 	release func()
@@ -88,7 +88,7 @@ func (s *Server) prepareTurn(ctx context.Context, agentID string, body *gen.Mess
 	if !ok {
 		return nil, errRateLimited(1, map[string]any{"limit": "concurrency"})
 	}
-	t := &turn{agent: agent, apiKey: apiKey, body: *body, convKey: conversationKey(body), start: start, release: release}
+	t := &turn{agent: agent, apiKey: apiKey, body: *body, conv: conversationRef(body), start: start, release: release}
 	if t.llmReq, err = s.providerRequest(ctx, t); err != nil {
 		release()
 		return nil, err
@@ -128,16 +128,10 @@ func refuseUnavailable(a store.Agent, now time.Time) error {
 	return nil
 }
 
-// conversationKey names the conversation a message belongs to: its room,
-// else its user's direct conversation, else none.
-func conversationKey(b *gen.MessageRequest) string {
-	switch {
-	case b.RoomId != nil:
-		return "room:" + *b.RoomId
-	case b.UserId != nil:
-		return "user:" + *b.UserId
-	}
-	return ""
+// conversationRef names the conversation a message through the API belongs
+// to: its room, else its user's direct conversation, else none.
+func conversationRef(b *gen.MessageRequest) store.ConversationRef {
+	return store.ConversationRef{RoomID: deref(b.RoomId), UserID: deref(b.UserId), Platform: store.PlatformAPI}
 }
 
 // providerRequest shapes the provider call from the agent's character, the
@@ -160,8 +154,8 @@ func (s *Server) providerRequest(ctx context.Context, t *turn) (llm.Request, err
 		System: llm.BuildSystemPrompt(ch, cx), Text: speaker(t.body) + t.body.Text,
 		Options: ch.Options(), MaxReplyChars: ch.MaxReplyChars(),
 	}
-	if window := ch.HistoryWindow(); t.convKey != "" && window > 0 {
-		history, err := s.cfg.Store.History(ctx, t.agent.AccountID, t.agent.ID, t.convKey, window)
+	if window := ch.HistoryWindow(); window > 0 {
+		history, err := s.cfg.Store.History(ctx, t.agent.AccountID, t.agent.ID, t.conv, window)
 		if err != nil {
 			return llm.Request{}, err
 		}
@@ -199,9 +193,10 @@ func (s *Server) finishTurn(ctx context.Context, t *turn, reply llm.Reply, callE
 	s.metrics.observeProvider(t.agent.ModelProvider, callErr, time.Since(t.start))
 	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
 	defer cancel()
+	meta := metadata(t, reply)
 	if callErr != nil {
 		if ctx.Err() != nil && reply.Text != "" {
-			_, _ = s.saveExchange(saveCtx, t, reply)
+			_, _ = s.saveExchange(saveCtx, t, reply, meta, true)
 		}
 		return gen.MessageReply{}, s.providerFailure(ctx, t.agent, callErr)
 	}
@@ -210,7 +205,7 @@ func (s *Server) finishTurn(ctx context.Context, t *turn, reply llm.Reply, callE
 			return gen.MessageReply{}, err
 		}
 	}
-	stored, err := s.saveExchange(saveCtx, t, reply)
+	stored, err := s.saveExchange(saveCtx, t, reply, meta, false)
 	if err != nil {
 		return gen.MessageReply{}, err
 	}
@@ -218,7 +213,7 @@ func (s *Server) finishTurn(ctx context.Context, t *turn, reply llm.Reply, callE
 		MessageId: stored.ID, Response: reply.Text, AgentId: t.agent.ID,
 		UserId: t.body.UserId, RoomId: t.body.RoomId,
 		Timestamp: timestamp(stored.CreatedAt),
-		Metadata:  metadata(t, reply),
+		Metadata:  meta,
 	}, nil
 }
 
@@ -234,12 +229,16 @@ func metadata(t *turn, reply llm.Reply) gen.MessageMetadata {
 	}
 }
 
-func (s *Server) saveExchange(ctx context.Context, t *turn, reply llm.Reply) (store.Message, error) {
+// saveExchange stores the message and the reply described by meta; partial
+// marks a reply its client did not wait for.
+func (s *Server) saveExchange(ctx context.Context, t *turn, reply llm.Reply, meta gen.MessageMetadata, partial bool) (store.Message, error) {
 	user := store.Message{Role: store.RoleUser, UserID: deref(t.body.UserId), Text: t.body.Text,
 		PromptTokens: reply.Usage.PromptTokens, CreatedAt: t.start}
-	answer := store.Message{Role: store.RoleAssistant, Text: reply.Text, Model: reply.Model,
-		CompletionTokens: reply.Usage.CompletionTokens}
-	return s.cfg.Store.SaveExchange(ctx, t.agent.AccountID, t.agent.ID, t.convKey, user, answer)
+	answer := store.Message{Role: store.RoleAssistant, UserID: deref(t.body.UserId), Text: reply.Text, Model: meta.Model,
+		CompletionTokens: reply.Usage.CompletionTokens, TokensUsed: meta.TokensUsed, ResponseMillis: meta.ResponseTime,
+		Partial: partial}
+	stored, _, err := s.cfg.Store.SaveExchange(ctx, t.agent.AccountID, t.agent.ID, t.conv, user, answer)
+	return stored, err
 }
 
 // providerFailure handles a failed provider call: failures of the provider
@@ -254,6 +253,7 @@ func (s *Server) providerFailure(ctx context.Context, agent store.Agent, err err
 	}
 	s.cfg.Logger.Warn("model provider call failed", "request_id", requestIDFrom(ctx), "agent", agent.ID,
 		"provider", le.Provider, "kind", le.Kind.String(), "status", le.Status, "reason", le.Reason, "detail", le.Detail)
+	s.recordTurnError(ctx, agent, le)
 	switch le.Kind {
 	case llm.KindNotConfigured, llm.KindRequest:
 		return providerError(le, agent.Status)
@@ -269,6 +269,16 @@ func (s *Server) providerFailure(ctx context.Context, agent store.Agent, err err
 		return err
 	}
 	return providerError(le, status)
+}
+
+// recordTurnError counts the failed turn in the agent's analytics, best
+// effort: the client's answer does not depend on it.
+func (s *Server) recordTurnError(ctx context.Context, agent store.Agent, le *llm.Error) {
+	recCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
+	defer cancel()
+	if err := s.cfg.Store.RecordTurnError(recCtx, agent.AccountID, agent.ID, le.Kind.String(), time.Now()); err != nil {
+		s.cfg.Logger.Warn("record failed turn", "request_id", requestIDFrom(ctx), "agent", agent.ID, "error", err)
+	}
 }
 
 func deref[T ~string](p *T) string {

@@ -469,13 +469,13 @@ func TestStreamClientDisconnectStoresPartialReply(t *testing.T) {
 	// The partial reply is stored with the conversation.
 	deadline := time.Now().Add(3 * time.Second)
 	for {
-		msgs, err := h.store.History(context.Background(), h.account.ID, id, "user:u", 10)
+		msgs, err := h.store.History(context.Background(), h.account.ID, id, store.ConversationRef{UserID: "u"}, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(msgs) == 2 {
-			if !strings.HasPrefix(msgs[1].Text, "first second") || strings.Contains(msgs[1].Text, "fourth") {
-				t.Errorf("partial reply %q", msgs[1].Text)
+			if !strings.HasPrefix(msgs[1].Text, "first second") || strings.Contains(msgs[1].Text, "fourth") || !msgs[1].Partial {
+				t.Errorf("partial reply %q, marked partial %v", msgs[1].Text, msgs[1].Partial)
 			}
 			break
 		}
@@ -560,7 +560,7 @@ func TestReplyStoredWhenClientLeavesAfterLastToken(t *testing.T) {
 			req := h.httpRequest(request{method: "POST", path: "/v1/agents/" + id + "/messages", key: h.writeKey,
 				body: map[string]any{"text": "tell me", "userId": "u", "stream": stream}})
 			h.srv.Handler().ServeHTTP(httptest.NewRecorder(), req.WithContext(ctx))
-			msgs, err := h.store.History(context.Background(), h.account.ID, id, "user:u", 10)
+			msgs, err := h.store.History(context.Background(), h.account.ID, id, store.ConversationRef{UserID: "u"}, 10)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -27,6 +27,12 @@ var endpointLimits = map[string]int64{
 	"deleteAgent":   10,
 	"sendMessage":   60,
 	"streamMessage": 60,
+
+	"listConversations":        60,
+	"getConversation":          60,
+	"listConversationMessages": 60,
+	"deleteConversation":       10,
+	"getAgentAnalytics":        60,
 }
 
 // checkEndpointLimits reports every operation of spec without a positive

@@ -27,9 +27,20 @@ type Store interface {
 	DeleteAgent(ctx context.Context, accountID, id string) (store.Agent, error)
 
 	// History returns the last limit messages of a conversation, oldest first.
-	History(ctx context.Context, accountID, agentID, conversationKey string, limit int) ([]store.Message, error)
-	// SaveExchange stores a message and its reply and counts them on the agent.
-	SaveExchange(ctx context.Context, accountID, agentID, conversationKey string, user, reply store.Message) (store.Message, error)
+	History(ctx context.Context, accountID, agentID string, conv store.ConversationRef, limit int) ([]store.Message, error)
+	// SaveExchange stores a message and its reply, counts them on the agent
+	// and its analytics, and returns the stored reply and its conversation.
+	SaveExchange(ctx context.Context, accountID, agentID string, conv store.ConversationRef, user, reply store.Message) (store.Message, string, error)
+	// RecordTurnError counts a turn that ended in a provider failure.
+	RecordTurnError(ctx context.Context, accountID, agentID, kind string, at time.Time) error
+
+	ListConversations(ctx context.Context, accountID, agentID string, q store.ConversationQuery) ([]store.Conversation, int64, error)
+	// GetConversation, ListMessages and DeleteConversation return
+	// store.ErrConversationNotFound for a conversation the agent lacks.
+	GetConversation(ctx context.Context, accountID, agentID, id string) (store.Conversation, error)
+	ListMessages(ctx context.Context, accountID, agentID, id string, q store.MessageQuery) ([]store.Message, int64, error)
+	DeleteConversation(ctx context.Context, accountID, agentID, id string) (int64, error)
+	AgentAnalytics(ctx context.Context, accountID, agentID string, q store.AnalyticsQuery) (store.Analytics, error)
 	// MarkAgentError moves an active agent (or one in error) into error and
 	// returns its status afterwards.
 	MarkAgentError(ctx context.Context, accountID, agentID, reason string, retryAt time.Time) (store.Status, error)

@@ -108,12 +108,54 @@ async function streamMessage(): Promise<string[]> {
     .map((frame) => describe(JSON.parse(frame.slice("data: ".length)) as Schemas["StreamEvent"]));
 }
 
+const conversationPath = { params: { path: { agentId, conversationId: "conv_01jd3vb2k8r4m6n8p0q2s4t6vw" } } };
+
+async function listConversations(): Promise<Schemas["Conversation"][]> {
+  const platform: Schemas["ConversationPlatform"] = "telegram";
+  const { data } = await client.GET("/agents/{agentId}/conversations", {
+    params: { path: { agentId }, query: { page: 1, limit: 20, userId: "user_123", roomId: "room_456", platform } },
+  });
+  return data?.data.items ?? [];
+}
+
+async function getConversation(): Promise<Schemas["ConversationKind"] | undefined> {
+  const { data } = await client.GET("/agents/{agentId}/conversations/{conversationId}", conversationPath);
+  return data?.data.kind;
+}
+
+async function listConversationMessages(): Promise<string[]> {
+  const { data } = await client.GET("/agents/{agentId}/conversations/{conversationId}/messages", {
+    params: { ...conversationPath.params, query: { order: "desc", limit: 50 } },
+  });
+  return (data?.data.items ?? []).map((m) => `${m.role}${m.partial ? " (partial)" : ""}: ${m.text}`);
+}
+
+async function deleteConversation(): Promise<number | undefined> {
+  const { data, error } = await client.DELETE("/agents/{agentId}/conversations/{conversationId}", conversationPath);
+  if (error?.error.code === "CONVERSATION_NOT_FOUND") {
+    return 0;
+  }
+  return data?.data.messagesDeleted;
+}
+
+async function getAgentAnalytics(): Promise<number[]> {
+  const interval: Schemas["AnalyticsInterval"] = "day";
+  const { data } = await client.GET("/agents/{agentId}/analytics", {
+    params: { path: { agentId }, query: { from: "2026-11-01T00:00:00Z", to: "2026-11-21T00:00:00Z", interval } },
+  });
+  return (data?.data.series ?? []).map((b) => b.p50ResponseTime);
+}
+
 // calls has one entry per operation of the contract.
 const calls: { [P in keyof paths]: { [M in Methods<paths[P]>]: () => Promise<unknown> } } = {
   "/agents": { post: createAgent, get: listAgents },
   "/agents/{agentId}": { get: getAgent, patch: updateAgent, delete: deleteAgent },
   "/agents/{agentId}/messages": { post: sendMessage },
   "/agents/{agentId}/messages/stream": { post: streamMessage },
+  "/agents/{agentId}/conversations": { get: listConversations },
+  "/agents/{agentId}/conversations/{conversationId}": { get: getConversation, delete: deleteConversation },
+  "/agents/{agentId}/conversations/{conversationId}/messages": { get: listConversationMessages },
+  "/agents/{agentId}/analytics": { get: getAgentAnalytics },
 };
 
 export { calls };

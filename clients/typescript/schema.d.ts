@@ -133,6 +133,135 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/agents/{agentId}/conversations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List Conversations
+         * @description Lists the agent's conversations, the most recently active first (ties
+         *     broken by id). A room is one conversation whoever speaks in it; a user
+         *     talking without a room has a direct conversation with the agent.
+         */
+        get: operations["listConversations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/{agentId}/conversations/{conversationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+                /**
+                 * @description The conversation's identifier, `conv_<id>`.
+                 * @example conv_01jd3vb2k8r4m6n8p0q2s4t6vw
+                 */
+                conversationId: components["parameters"]["ConversationIdPath"];
+            };
+            cookie?: never;
+        };
+        /** Get Conversation */
+        get: operations["getConversation"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete Conversation
+         * @description Forgets the conversation and its messages. The agent's lifetime
+         *     counters (`totalMessages`, `totalConversations`) and analytics stay;
+         *     the next message in that room or from that user starts a new
+         *     conversation. Needs a write key.
+         */
+        delete: operations["deleteConversation"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/{agentId}/conversations/{conversationId}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+                /**
+                 * @description The conversation's identifier, `conv_<id>`.
+                 * @example conv_01jd3vb2k8r4m6n8p0q2s4t6vw
+                 */
+                conversationId: components["parameters"]["ConversationIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List Messages of a conversation
+         * @description The conversation's messages, both sides, oldest first unless
+         *     `order=desc`. The agent's messages carry their `metadata`, and
+         *     `partial: true` when the client went away before the reply ended.
+         */
+        get: operations["listConversationMessages"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/{agentId}/analytics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Agent Analytics
+         * @description Usage figures of the agent over a range, from hourly rollups. Buckets
+         *     are aligned to UTC hours or days: the first contains `from`, the last
+         *     contains `to`, and every bucket between is listed, empty ones with
+         *     zeros; totals cover those buckets. At most 7 days of hours or 366
+         *     days of days. `messages` counts both sides; `errors` counts the turns
+         *     that ended in a provider failure (503 or 502), not each retry.
+         *     Response times are in ms; percentiles come from a histogram whose
+         *     buckets grow by 20%, so they are within 10% of the exact value.
+         */
+        get: operations["getAgentAnalytics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -150,7 +279,7 @@ export interface components {
             details?: components["schemas"]["ErrorDetails"];
         };
         /** @enum {string} */
-        ErrorCode: "INVALID_REQUEST" | "INVALID_MESSAGE" | "UNAUTHORIZED" | "INSUFFICIENT_PERMISSIONS" | "DELETE_PROTECTED" | "INSUFFICIENT_QUOTA" | "AGENT_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "MODEL_ERROR" | "AGENT_UNAVAILABLE";
+        ErrorCode: "INVALID_REQUEST" | "INVALID_MESSAGE" | "UNAUTHORIZED" | "INSUFFICIENT_PERMISSIONS" | "DELETE_PROTECTED" | "INSUFFICIENT_QUOTA" | "AGENT_NOT_FOUND" | "CONVERSATION_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "MODEL_ERROR" | "AGENT_UNAVAILABLE";
         /** @description Depends on the code; the members used are listed here. */
         ErrorDetails: {
             /** @description Dotted path of the bad field (INVALID_REQUEST and INVALID_MESSAGE). */
@@ -214,10 +343,7 @@ export interface components {
          * @enum {string}
          */
         AgentSortField: "createdAt" | "name" | "status";
-        /**
-         * @default desc
-         * @enum {string}
-         */
+        /** @enum {string} */
         SortOrder: "asc" | "desc";
         /**
          * Format: date-time
@@ -600,6 +726,114 @@ export interface components {
             type: "error";
             error: components["schemas"]["Error"];
         };
+        /**
+         * @description Where a conversation comes from.
+         * @enum {string}
+         */
+        ConversationPlatform: "api" | "discord" | "telegram" | "twitter";
+        /**
+         * @description `room` (a roomId, shared by everyone in it) or `direct` (one user and the agent).
+         * @enum {string}
+         */
+        ConversationKind: "room" | "direct";
+        Conversation: {
+            /** @example conv_01jd3vb2k8r4m6n8p0q2s4t6vw */
+            id: string;
+            agentId: string;
+            kind: components["schemas"]["ConversationKind"];
+            /** @description Rooms only. */
+            roomId?: string;
+            /** @description Direct conversations only. */
+            userId?: string;
+            platform: components["schemas"]["ConversationPlatform"];
+            /** @description Messages of both sides. */
+            messageCount: number;
+            startedAt: components["schemas"]["Timestamp"];
+            lastMessageAt: components["schemas"]["Timestamp"];
+        };
+        ConversationList: {
+            items: components["schemas"]["Conversation"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        ConversationEnvelope: {
+            success: boolean;
+            data: components["schemas"]["Conversation"];
+        };
+        ConversationListEnvelope: {
+            success: boolean;
+            data: components["schemas"]["ConversationList"];
+        };
+        ConversationDeleted: {
+            id: string;
+            messagesDeleted: number;
+        };
+        ConversationDeletedEnvelope: {
+            success: boolean;
+            data: components["schemas"]["ConversationDeleted"];
+        };
+        /** @enum {string} */
+        MessageRole: "user" | "agent";
+        ConversationMessage: {
+            /** @example msg_01jd3vb2k8r4m6n8p0q2s4t6vw */
+            messageId: string;
+            role: components["schemas"]["MessageRole"];
+            text: string;
+            /** @description The user who wrote it, or whom the reply answers. */
+            userId?: string;
+            timestamp: components["schemas"]["Timestamp"];
+            metadata?: components["schemas"]["MessageMetadata"];
+            /** @description Agent messages only: true when a disconnect cut the reply. */
+            partial?: boolean;
+        };
+        ConversationMessageList: {
+            items: components["schemas"]["ConversationMessage"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        ConversationMessageListEnvelope: {
+            success: boolean;
+            data: components["schemas"]["ConversationMessageList"];
+        };
+        /** @enum {string} */
+        AnalyticsInterval: "hour" | "day";
+        ResponseTimeStats: {
+            /** Format: double */
+            avg: number;
+            /** Format: double */
+            p50: number;
+            /** Format: double */
+            p95: number;
+        };
+        AnalyticsTotals: {
+            /** @description Messages of both sides. */
+            messages: number;
+            /** @description Conversations active in the range. */
+            conversations: number;
+            /** @description Distinct users who spoke in the range. */
+            users: number;
+            tokensUsed: number;
+            /** @description Turns that ended in a provider failure. */
+            errors: number;
+            responseTime: components["schemas"]["ResponseTimeStats"];
+        };
+        AnalyticsBucket: {
+            start: components["schemas"]["Timestamp"];
+            messages: number;
+            tokensUsed: number;
+            errors: number;
+            /** Format: double */
+            p50ResponseTime: number;
+        };
+        Analytics: {
+            from: components["schemas"]["Timestamp"];
+            to: components["schemas"]["Timestamp"];
+            interval: components["schemas"]["AnalyticsInterval"];
+            totals: components["schemas"]["AnalyticsTotals"];
+            series: components["schemas"]["AnalyticsBucket"][];
+        };
+        AnalyticsEnvelope: {
+            success: boolean;
+            data: components["schemas"]["Analytics"];
+        };
     };
     responses: {
         /** @description INVALID_REQUEST, with `details = { field, reason }` naming the dotted path of the bad field (or the parameter, such as an over-long `agentId`). */
@@ -722,6 +956,30 @@ export interface components {
                  *       "error": {
                  *         "code": "AGENT_NOT_FOUND",
                  *         "message": "Agent not found."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description AGENT_NOT_FOUND (no such agent in the caller's account) or CONVERSATION_NOT_FOUND (the agent has no such conversation). */
+        ConversationNotFound: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "CONVERSATION_NOT_FOUND",
+                 *         "message": "Conversation not found."
                  *       }
                  *     }
                  */
@@ -891,6 +1149,15 @@ export interface components {
          * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
          */
         AgentId: string;
+        /** @description Page number, from 1. */
+        Page: number;
+        /** @description Items per page. */
+        Limit: number;
+        /**
+         * @description The conversation's identifier, `conv_<id>`.
+         * @example conv_01jd3vb2k8r4m6n8p0q2s4t6vw
+         */
+        ConversationIdPath: string;
     };
     requestBodies: never;
     headers: {
@@ -1422,6 +1689,353 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["AgentUnavailable"];
+        };
+    };
+    listConversations: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1. */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Only conversations in which this user spoke (rooms included). */
+                userId?: components["schemas"]["ConversationId"];
+                /** @description Only the conversation of this room. */
+                roomId?: components["schemas"]["ConversationId"];
+                /** @description Only conversations from this platform. */
+                platform?: components["schemas"]["ConversationPlatform"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of conversations. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "items": [
+                     *           {
+                     *             "id": "conv_01jd3vb2k8r4m6n8p0q2s4t6vw",
+                     *             "agentId": "agent_01jd3v8m4q2x7k9w5t6r0yzabc",
+                     *             "kind": "room",
+                     *             "roomId": "trading-floor",
+                     *             "platform": "api",
+                     *             "messageCount": 12,
+                     *             "startedAt": "2026-11-21T10:00:00.123Z",
+                     *             "lastMessageAt": "2026-11-21T10:42:10.456Z"
+                     *           }
+                     *         ],
+                     *         "pagination": {
+                     *           "currentPage": 1,
+                     *           "totalPages": 1,
+                     *           "totalItems": 1,
+                     *           "itemsPerPage": 20
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConversationListEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+                /**
+                 * @description The conversation's identifier, `conv_<id>`.
+                 * @example conv_01jd3vb2k8r4m6n8p0q2s4t6vw
+                 */
+                conversationId: components["parameters"]["ConversationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The conversation. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "conv_01jd3vb2k8r4m6n8p0q2s4t6vw",
+                     *         "agentId": "agent_01jd3v8m4q2x7k9w5t6r0yzabc",
+                     *         "kind": "direct",
+                     *         "userId": "user-42",
+                     *         "platform": "api",
+                     *         "messageCount": 4,
+                     *         "startedAt": "2026-11-21T10:00:00.123Z",
+                     *         "lastMessageAt": "2026-11-21T10:02:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConversationEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["ConversationNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+                /**
+                 * @description The conversation's identifier, `conv_<id>`.
+                 * @example conv_01jd3vb2k8r4m6n8p0q2s4t6vw
+                 */
+                conversationId: components["parameters"]["ConversationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The conversation is gone. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "conv_01jd3vb2k8r4m6n8p0q2s4t6vw",
+                     *         "messagesDeleted": 12
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConversationDeletedEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["ConversationNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listConversationMessages: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1. */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. */
+                limit?: components["parameters"]["Limit"];
+                /** @description `asc` (oldest first) when absent. */
+                order?: components["schemas"]["SortOrder"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+                /**
+                 * @description The conversation's identifier, `conv_<id>`.
+                 * @example conv_01jd3vb2k8r4m6n8p0q2s4t6vw
+                 */
+                conversationId: components["parameters"]["ConversationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of messages. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "items": [
+                     *           {
+                     *             "messageId": "msg_01jd3vb2k8r4m6n8p0q2s4t6va",
+                     *             "role": "user",
+                     *             "text": "What moved the market today?",
+                     *             "userId": "user-42",
+                     *             "timestamp": "2026-11-21T10:00:00.123Z"
+                     *           },
+                     *           {
+                     *             "messageId": "msg_01jd3vb2k8r4m6n8p0q2s4t6vb",
+                     *             "role": "agent",
+                     *             "text": "Mostly the rate decision.",
+                     *             "userId": "user-42",
+                     *             "timestamp": "2026-11-21T10:00:01.456Z",
+                     *             "metadata": {
+                     *               "tokensUsed": 150,
+                     *               "responseTime": 1234.5,
+                     *               "model": "gpt-4o-mini"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "pagination": {
+                     *           "currentPage": 1,
+                     *           "totalPages": 1,
+                     *           "totalItems": 2,
+                     *           "itemsPerPage": 20
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConversationMessageListEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["ConversationNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getAgentAnalytics: {
+        parameters: {
+            query?: {
+                /** @description Start of the range, RFC 3339; 24 hours before `to` when absent. */
+                from?: string;
+                /** @description End of the range, RFC 3339; now when absent. */
+                to?: string;
+                /** @description Bucket width; `hour` when absent. */
+                interval?: components["schemas"]["AnalyticsInterval"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The report. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "from": "2026-11-21T10:00:00.000Z",
+                     *         "to": "2026-11-21T11:30:00.000Z",
+                     *         "interval": "hour",
+                     *         "totals": {
+                     *           "messages": 8,
+                     *           "conversations": 2,
+                     *           "users": 2,
+                     *           "tokensUsed": 1200,
+                     *           "errors": 1,
+                     *           "responseTime": {
+                     *             "avg": 812.4,
+                     *             "p50": 745.3,
+                     *             "p95": 1544.6
+                     *           }
+                     *         },
+                     *         "series": [
+                     *           {
+                     *             "start": "2026-11-21T10:00:00.000Z",
+                     *             "messages": 6,
+                     *             "tokensUsed": 900,
+                     *             "errors": 1,
+                     *             "p50ResponseTime": 745.3
+                     *           },
+                     *           {
+                     *             "start": "2026-11-21T11:00:00.000Z",
+                     *             "messages": 2,
+                     *             "tokensUsed": 300,
+                     *             "errors": 0,
+                     *             "p50ResponseTime": 1072.6
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AnalyticsEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
 }
