@@ -74,9 +74,9 @@ type Message struct {
 	Model            string // the model that wrote a reply
 	PromptTokens     int
 	CompletionTokens int
-	TokensUsed       int     // a reply's tokens, prompt and completion
-	ResponseMillis   float64 // a reply's time from request to completion
-	Partial          bool    // a reply cut short when its client went away
+	TokensUsed       int       // a reply's tokens, prompt and completion
+	ResponseMillis   float64   // a reply's time from request to completion
+	Partial          bool      // a reply cut short when its client went away
 	CreatedAt        time.Time // UTC, millisecond precision
 }
 

@@ -179,7 +179,10 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** Get Conversation */
+        /**
+         * Get Conversation
+         * @description One conversation of the agent, with its message count and last activity.
+         */
         get: operations["getConversation"];
         put?: never;
         post?: never;
