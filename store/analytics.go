@@ -41,26 +41,17 @@ type hourLatencyRow struct {
 // TableName names the table.
 func (hourLatencyRow) TableName() string { return "agent_hour_latency" }
 
-// hourUserRow records that a user spoke to the agent in an hour; distinct
-// users over a range count these.
-type hourUserRow struct {
-	AgentID ctext     `gorm:"primaryKey"`
-	Hour    time.Time `gorm:"primaryKey;autoCreateTime:false"`
-	UserID  ctext     `gorm:"primaryKey"`
+// hourSketchRow holds an hour's distinct users and conversations as
+// HyperLogLog sketches (see sketch); a range's distinct counts merge them.
+type hourSketchRow struct {
+	AgentID       ctext     `gorm:"primaryKey"`
+	Hour          time.Time `gorm:"primaryKey;autoCreateTime:false"`
+	Users         []byte    `gorm:"not null"`
+	Conversations []byte    `gorm:"not null"`
 }
 
 // TableName names the table.
-func (hourUserRow) TableName() string { return "agent_hour_users" }
-
-// hourConversationRow records that a conversation was active in an hour.
-type hourConversationRow struct {
-	AgentID        ctext     `gorm:"primaryKey"`
-	Hour           time.Time `gorm:"primaryKey;autoCreateTime:false"`
-	ConversationID ctext     `gorm:"primaryKey"`
-}
-
-// TableName names the table.
-func (hourConversationRow) TableName() string { return "agent_hour_conversations" }
+func (hourSketchRow) TableName() string { return "agent_hour_sketches" }
 
 // hourErrorRow counts an hour's failed turns per kind of provider failure.
 type hourErrorRow struct {
@@ -75,7 +66,7 @@ func (hourErrorRow) TableName() string { return "agent_hour_errors" }
 
 // analyticsModels are the rollup tables.
 func analyticsModels() []any {
-	return []any{&hourStatsRow{}, &hourLatencyRow{}, &hourUserRow{}, &hourConversationRow{}, &hourErrorRow{}}
+	return []any{&hourStatsRow{}, &hourLatencyRow{}, &hourSketchRow{}, &hourErrorRow{}}
 }
 
 // latencyGrowth is the ratio between the bounds of consecutive response-time
@@ -125,29 +116,39 @@ func recordExchange(tx *gorm.DB, agentID string, convID ctext, user, reply Messa
 	if err := tx.Clauses(addOnConflict([]string{"agent_id", "hour", "bucket"}, "agent_hour_latency", "count")).Create(&lat).Error; err != nil {
 		return err
 	}
-	if user.UserID != "" {
-		u := hourUserRow{AgentID: id, Hour: uh, UserID: ctext(user.UserID)}
-		if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&u).Error; err != nil {
-			return err
-		}
+	if err := addToSketches(tx, id, uh, user.UserID, string(convID)); err != nil {
+		return err
 	}
-	if convID == "" {
+	if convID == "" || uh.Equal(rh) {
 		return nil
 	}
-	for _, h := range uniqueHours(uh, rh) {
-		c := hourConversationRow{AgentID: id, Hour: h, ConversationID: convID}
-		if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&c).Error; err != nil {
-			return err
-		}
-	}
-	return nil
+	return addToSketches(tx, id, rh, "", string(convID))
 }
 
-func uniqueHours(a, b time.Time) []time.Time {
-	if a.Equal(b) {
-		return []time.Time{a}
+// addToSketches counts a user and a conversation ("" for none) as active in
+// an hour. The exchange's transaction holds the agent's row, so the read
+// and the write of the hour's sketches cannot interleave with another's.
+func addToSketches(tx *gorm.DB, agentID ctext, hour time.Time, user, conv string) error {
+	if user == "" && conv == "" {
+		return nil
 	}
-	return []time.Time{a, b}
+	var row hourSketchRow
+	err := tx.Take(&row, "agent_id = ? AND hour = ?", agentID, hour).Error
+	fresh := isNotFound(err)
+	if err != nil && !fresh {
+		return err
+	}
+	users, convs := decodeSketch(row.Users), decodeSketch(row.Conversations)
+	changed := user != "" && users.add(user)
+	if conv != "" && convs.add(conv) {
+		changed = true
+	}
+	if !changed && !fresh {
+		return nil
+	}
+	row = hourSketchRow{AgentID: agentID, Hour: hour, Users: users.encode(), Conversations: convs.encode()}
+	return tx.Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "agent_id"}, {Name: "hour"}},
+		DoUpdates: clause.AssignmentColumns([]string{"users", "conversations"})}).Create(&row).Error
 }
 
 // addHourStats adds r's figures to its hour's row.
@@ -272,10 +273,7 @@ func (s *Store) AgentAnalytics(ctx context.Context, accountID, agentID string, q
 		err = s.sumLatency(db, agentID, start, end, q.Interval, series, index, &report.Totals)
 	}
 	if err == nil {
-		err = countDistinct(db, &hourUserRow{}, "user_id", agentID, start, end, &report.Totals.Users)
-	}
-	if err == nil {
-		err = countDistinct(db, &hourConversationRow{}, "conversation_id", agentID, start, end, &report.Totals.Conversations)
+		err = countDistinct(db, agentID, start, end, &report.Totals)
 	}
 	if err != nil {
 		return Analytics{}, wrap("analytics", err)
@@ -376,9 +374,18 @@ func (h histogram) percentile(p float64) float64 {
 	return math.Round(bucketValue(buckets[len(buckets)-1])*100) / 100
 }
 
-// countDistinct counts the distinct values of column in a rollup table over
-// [start, end).
-func countDistinct(db *gorm.DB, model any, column, agentID string, start, end time.Time, out *int64) error {
-	return db.Model(model).Where("agent_id = ? AND hour >= ? AND hour < ?", agentID, start, end).
-		Distinct(column).Count(out).Error
+// countDistinct estimates the distinct users and conversations of
+// [start, end) from the hours' sketches.
+func countDistinct(db *gorm.DB, agentID string, start, end time.Time, totals *AnalyticsTotals) error {
+	var rows []hourSketchRow
+	if err := db.Where("agent_id = ? AND hour >= ? AND hour < ?", agentID, start, end).Find(&rows).Error; err != nil {
+		return err
+	}
+	users, convs := &sketch{}, &sketch{}
+	for _, r := range rows {
+		users.merge(decodeSketch(r.Users))
+		convs.merge(decodeSketch(r.Conversations))
+	}
+	totals.Users, totals.Conversations = users.estimate(), convs.estimate()
+	return nil
 }
