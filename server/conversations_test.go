@@ -53,7 +53,11 @@ func field(items []map[string]any, name string) string {
 }
 
 func TestConversationsThroughTheAPI(t *testing.T) {
-	h := newHarness(t)
+	t.Run("sqlite", func(t *testing.T) { testConversationsThroughTheAPI(t, newHarness(t)) })
+	t.Run("postgres", func(t *testing.T) { testConversationsThroughTheAPI(t, newHarnessPostgres(t)) })
+}
+
+func testConversationsThroughTheAPI(t *testing.T, h *harness) {
 	h.openai.Respond(llmtest.Reply{Text: "noted", PromptTokens: 5, CompletionTokens: 3})
 	id := h.createAgent(map[string]any{"name": "host"})
 	for _, m := range []map[string]any{
@@ -142,7 +146,11 @@ func TestConversationsThroughTheAPI(t *testing.T) {
 }
 
 func TestAnalyticsThroughTheAPI(t *testing.T) {
-	h := newHarness(t)
+	t.Run("sqlite", func(t *testing.T) { testAnalyticsThroughTheAPI(t, newHarness(t)) })
+	t.Run("postgres", func(t *testing.T) { testAnalyticsThroughTheAPI(t, newHarnessPostgres(t)) })
+}
+
+func testAnalyticsThroughTheAPI(t *testing.T, h *harness) {
 	id := h.createAgent(map[string]any{"name": "counted"})
 	h.openai.Respond(llmtest.Reply{Text: "ok", PromptTokens: 4, CompletionTokens: 6})
 	h.send(id, map[string]any{"text": "a", "userId": "ann"})
