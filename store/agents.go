@@ -154,15 +154,16 @@ func (s *Store) DeleteAgent(ctx context.Context, accountID, id string) (Agent, e
 	return out, err
 }
 
-// deleteAgentRows deletes an agent, its conversations, their messages and
-// its analytics. The foreign keys cascade the conversations' rows too;
-// deleting explicitly does not depend on it.
+// deleteAgentRows deletes an agent, its conversations, their messages, its
+// analytics and its platform connections (so their runners lose their
+// leases). The foreign keys cascade the conversations' rows too; deleting
+// explicitly does not depend on it.
 func deleteAgentRows(tx *gorm.DB, id string) error {
 	convs := tx.Model(&conversationRow{}).Select("id").Where("agent_id = ?", id)
 	if err := tx.Where("conversation_id IN (?)", convs).Delete(&messageRow{}).Error; err != nil {
 		return err
 	}
-	owned := append([]any{&conversationUserRow{}, &conversationRow{}}, analyticsModels()...)
+	owned := append(append([]any{&conversationUserRow{}, &conversationRow{}}, analyticsModels()...), connectionModels()...)
 	for _, model := range owned {
 		if err := tx.Where("agent_id = ?", id).Delete(model).Error; err != nil {
 			return err

@@ -49,7 +49,8 @@ func isOurs(err error) bool {
 	var qe *QuotaError
 	return errors.Is(err, ErrNotFound) || errors.Is(err, ErrConflict) ||
 		errors.Is(err, ErrDeleteProtected) || errors.Is(err, ErrUnauthorized) ||
-		errors.Is(err, ErrInvalid) || errors.Is(err, ErrSecretUnreadable) || errors.As(err, &qe)
+		errors.Is(err, ErrInvalid) || errors.Is(err, ErrSecretUnreadable) || errors.As(err, &qe) ||
+		errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrBotInUse)
 }
 
 // wrap prefixes err with the operation and translates GORM and driver errors

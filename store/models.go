@@ -68,7 +68,7 @@ type agentRow struct {
 	RetryAt            *time.Time
 	Fields             string     `gorm:"type:text;not null"`
 	CreatedAt          time.Time  `gorm:"not null;autoCreateTime:false;index:idx_agents_account_created,priority:2"`
-	UpdatedAt          time.Time  `gorm:"not null;autoUpdateTime:false"`
+	UpdatedAt          time.Time  `gorm:"not null;autoUpdateTime:false;index:idx_agents_updated"`
 	TotalMessages      int64      `gorm:"not null"`
 	TotalConversations int64      `gorm:"not null"`
 	ErrorSince         *time.Time // start of the current error period

@@ -156,7 +156,7 @@ func isMemory(dsn string) bool {
 // models lists every table, parents first.
 func models() []any {
 	return append([]any{&accountRow{}, &keyRow{}, &agentRow{}, &conversationRow{}, &conversationUserRow{}, &messageRow{}},
-		analyticsModels()...)
+		append(analyticsModels(), connectionModels()...)...)
 }
 
 // migrate creates or updates the schema. On PostgreSQL it runs in one

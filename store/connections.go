@@ -1,0 +1,332 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// ConnState is the state of an agent's connection to a platform.
+type ConnState string
+
+// The connection states.
+const (
+	ConnConnecting   ConnState = "connecting"
+	ConnConnected    ConnState = "connected"
+	ConnDisconnected ConnState = "disconnected"
+	ConnError        ConnState = "error"
+	ConnDisabled     ConnState = "disabled"
+)
+
+var (
+	// ErrLeaseLost means the lease named in a call is no longer held by its
+	// owner at its epoch: another runner took over, or the agent is gone.
+	ErrLeaseLost = errors.New("lease lost")
+	// ErrBotInUse means the bot account is connected for another agent.
+	ErrBotInUse = errors.New("bot account in use")
+)
+
+// Connection is the stored state of one agent's connection to one platform.
+type Connection struct {
+	AgentID     string
+	Platform    string
+	State       ConnState
+	Reason      string
+	BotID       string // the bot's own account id, "" until known
+	BotUsername string
+	Since       time.Time  // when State was entered
+	LastEventAt *time.Time // the last message in or out
+	MessagesIn  int64
+	MessagesOut int64
+}
+
+// Lease is the right of one runner (Owner) to run an agent's connection to
+// a platform until ExpiresAt. Epoch grows with each acquisition, so a runner
+// that lost its lease cannot write with it even if it is acquired again.
+type Lease struct {
+	AgentID   string
+	Platform  string
+	Owner     string
+	Epoch     int64
+	ExpiresAt time.Time
+	Cursor    string // the platform's stored cursor ("" before the first)
+}
+
+// connectionRow is a row of connections: the lease, the cursor and the
+// state of one agent's connection to one platform.
+type connectionRow struct {
+	AgentID        ctext `gorm:"primaryKey"`
+	Platform       ctext `gorm:"primaryKey;index:idx_connections_platform_bot,priority:1"`
+	BotID          ctext `gorm:"not null;default:'';index:idx_connections_platform_bot,priority:2"`
+	BotUsername    string
+	State          string    `gorm:"not null"`
+	Reason         string    `gorm:"not null;default:''"`
+	Since          time.Time `gorm:"not null;autoCreateTime:false"`
+	LastEventAt    *time.Time
+	MessagesIn     int64  `gorm:"not null;default:0"`
+	MessagesOut    int64  `gorm:"not null;default:0"`
+	Cursor         string `gorm:"not null;default:''"`
+	LeaseOwner     string `gorm:"not null;default:''"`
+	LeaseEpoch     int64  `gorm:"not null;default:0"`
+	LeaseExpiresAt *time.Time
+}
+
+// TableName names the table.
+func (connectionRow) TableName() string { return "connections" }
+
+// platformMessageRow records a platform message an agent has taken to
+// answer; its key makes each one answered at most once.
+type platformMessageRow struct {
+	AgentID   ctext     `gorm:"primaryKey"`
+	Platform  ctext     `gorm:"primaryKey"`
+	MessageID ctext     `gorm:"primaryKey"`
+	CreatedAt time.Time `gorm:"not null;autoCreateTime:false"`
+}
+
+// TableName names the table.
+func (platformMessageRow) TableName() string { return "platform_messages" }
+
+// connectionModels are the tables of platform connections, deleted with
+// their agent.
+func connectionModels() []any { return []any{&connectionRow{}, &platformMessageRow{}} }
+
+// AcquireLease gives owner the lease of agentID's connection to platform
+// until now+ttl when it is free, expired or already owner's, with a new
+// epoch; ok is false when another owner holds it. The lease's clock is the
+// replicas' own (kept in step by NTP). It returns ErrNotFound when the agent
+// does not exist.
+func (s *Store) AcquireLease(ctx context.Context, agentID, platform, owner string, ttl time.Duration) (Lease, bool, error) {
+	t := s.now()
+	var row connectionRow
+	acquired := false
+	err := s.write(ctx, "acquire lease", func(tx *gorm.DB) error {
+		// Created only while the agent exists, so a runner late for a
+		// delete cannot bring its row back.
+		res := tx.Exec(`INSERT INTO connections (agent_id, platform, bot_id, state, reason, since, messages_in, messages_out, cursor, lease_owner, lease_epoch)
+			SELECT ?, ?, '', ?, '', ?, 0, 0, '', '', 0 WHERE EXISTS (SELECT 1 FROM agents WHERE id = ?)
+			ON CONFLICT DO NOTHING`, agentID, platform, string(ConnConnecting), t, agentID)
+		if res.Error != nil {
+			return res.Error
+		}
+		res = tx.Model(&connectionRow{}).
+			Where("agent_id = ? AND platform = ? AND (lease_expires_at IS NULL OR lease_expires_at < ? OR lease_owner = ?)",
+				agentID, platform, t, owner).
+			Updates(map[string]any{"lease_owner": owner, "lease_epoch": gorm.Expr("lease_epoch + 1"), "lease_expires_at": t.Add(ttl)})
+		if res.Error != nil {
+			return res.Error
+		}
+		acquired = res.RowsAffected == 1
+		return tx.Take(&row, "agent_id = ? AND platform = ?", agentID, platform).Error
+	})
+	if err != nil || !acquired {
+		return Lease{}, false, err
+	}
+	return leaseOf(row), true, nil
+}
+
+func leaseOf(r connectionRow) Lease {
+	l := Lease{AgentID: string(r.AgentID), Platform: string(r.Platform), Owner: r.LeaseOwner, Epoch: r.LeaseEpoch, Cursor: r.Cursor}
+	if r.LeaseExpiresAt != nil {
+		l.ExpiresAt = r.LeaseExpiresAt.UTC()
+	}
+	return l
+}
+
+// held selects the row of l while l is still its lease.
+func (s *Store) held(tx *gorm.DB, l Lease) *gorm.DB {
+	return tx.Model(&connectionRow{}).Where("agent_id = ? AND platform = ? AND lease_owner = ? AND lease_epoch = ? AND lease_expires_at >= ?",
+		l.AgentID, l.Platform, l.Owner, l.Epoch, s.now())
+}
+
+// updateHeld applies cols to the row of l; ErrLeaseLost when l is no
+// longer held.
+func (s *Store) updateHeld(ctx context.Context, op string, l Lease, cols map[string]any) error {
+	return s.write(ctx, op, func(tx *gorm.DB) error { return updateHeldTx(s.held(tx, l), cols) })
+}
+
+func updateHeldTx(q *gorm.DB, cols map[string]any) error {
+	res := q.Updates(cols)
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return ErrLeaseLost
+	}
+	return nil
+}
+
+// RenewLease extends l until now+ttl and returns it renewed; ErrLeaseLost
+// when it expired, was taken over, or the agent was deleted.
+func (s *Store) RenewLease(ctx context.Context, l Lease, ttl time.Duration) (Lease, error) {
+	exp := s.now().Add(ttl)
+	if err := s.updateHeld(ctx, "renew lease", l, map[string]any{"lease_expires_at": exp}); err != nil {
+		return Lease{}, err
+	}
+	l.ExpiresAt = exp
+	return l, nil
+}
+
+// CheckLease returns ErrLeaseLost unless l is still held; a runner calls it
+// before each side effect on a platform.
+func (s *Store) CheckLease(ctx context.Context, l Lease) error {
+	var n int64
+	if err := s.held(s.w.WithContext(ctx), l).Count(&n).Error; err != nil {
+		return wrap("check lease", err)
+	}
+	if n == 0 {
+		return wrap("check lease", ErrLeaseLost)
+	}
+	return nil
+}
+
+// ReleaseLease frees l so another runner may take over at once, and stores
+// state as the connection's state (see SetConnectionState). Releasing a
+// lease already lost does nothing.
+func (s *Store) ReleaseLease(ctx context.Context, l Lease, state ConnState, reason string) error {
+	err := s.write(ctx, "release lease", func(tx *gorm.DB) error {
+		if err := setConnectionState(s.held(tx, l), state, reason, s.now()); err != nil {
+			return err
+		}
+		return tx.Model(&connectionRow{}).Where("agent_id = ? AND platform = ? AND lease_owner = ? AND lease_epoch = ?",
+			l.AgentID, l.Platform, l.Owner, l.Epoch).Update("lease_expires_at", nil).Error
+	})
+	if errors.Is(err, ErrLeaseLost) {
+		return nil
+	}
+	return err
+}
+
+// SaveCursor stores the platform's cursor under l; ErrLeaseLost when l is
+// no longer held.
+func (s *Store) SaveCursor(ctx context.Context, l Lease, cursor string) error {
+	return s.updateHeld(ctx, "save cursor", l, map[string]any{"cursor": cursor})
+}
+
+// SetConnectionState stores the state of l's connection with its reason;
+// Since moves only when the state or the reason changes. It is the one
+// place a connection's state changes (connection.changed is emitted from
+// its transaction). ErrLeaseLost when l is no longer held.
+func (s *Store) SetConnectionState(ctx context.Context, l Lease, state ConnState, reason string) error {
+	return s.write(ctx, "set connection state", func(tx *gorm.DB) error {
+		return setConnectionState(s.held(tx, l), state, reason, s.now())
+	})
+}
+
+// setConnectionState writes state and reason to the rows of q.
+func setConnectionState(q *gorm.DB, state ConnState, reason string, t time.Time) error {
+	return updateHeldTx(q, map[string]any{
+		"since": gorm.Expr("CASE WHEN state = ? AND reason = ? THEN since ELSE ? END", string(state), reason, t),
+		"state": string(state), "reason": reason,
+	})
+}
+
+// ClaimBot records botID (with its username) as the account of l's
+// connection. It returns ErrBotInUse when a live lease of another agent
+// holds the same bot on the same platform, ErrLeaseLost when l is lost.
+func (s *Store) ClaimBot(ctx context.Context, l Lease, botID, username string) error {
+	return s.write(ctx, "claim bot", func(tx *gorm.DB) error {
+		var n int64
+		err := tx.Model(&connectionRow{}).Where("platform = ? AND bot_id = ? AND agent_id <> ? AND lease_expires_at >= ?",
+			l.Platform, botID, l.AgentID, s.now()).Count(&n).Error
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			return ErrBotInUse
+		}
+		return updateHeldTx(s.held(tx, l), map[string]any{"bot_id": botID, "bot_username": username})
+	})
+}
+
+// CountConnectionMessage counts one message received (in) or sent by l's
+// connection and moves its last event time.
+func (s *Store) CountConnectionMessage(ctx context.Context, l Lease, in bool) error {
+	col := "messages_out"
+	if in {
+		col = "messages_in"
+	}
+	return s.updateHeld(ctx, "count connection message", l, map[string]any{
+		col: gorm.Expr(col + " + 1"), "last_event_at": s.now(),
+	})
+}
+
+// ClaimPlatformMessage records that agentID answers the platform's message
+// messageID and reports whether it was the first to: a message claimed
+// before (by this or another runner) returns false.
+func (s *Store) ClaimPlatformMessage(ctx context.Context, agentID, platform, messageID string) (bool, error) {
+	row := platformMessageRow{AgentID: ctext(agentID), Platform: ctext(platform), MessageID: ctext(messageID), CreatedAt: s.now()}
+	var first bool
+	err := s.write(ctx, "claim platform message", func(tx *gorm.DB) error {
+		res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&row)
+		first = res.RowsAffected == 1
+		return res.Error
+	})
+	return first, err
+}
+
+// ListConnections returns the stored connections of agent agentID of
+// account accountID; ErrNotFound for a missing agent or another account's.
+func (s *Store) ListConnections(ctx context.Context, accountID, agentID string) ([]Connection, error) {
+	db := s.read(ctx)
+	if err := ownedAgent(db, accountID, agentID); err != nil {
+		return nil, wrap("list connections", err)
+	}
+	var rows []connectionRow
+	if err := db.Where("agent_id = ?", agentID).Order("platform").Find(&rows).Error; err != nil {
+		return nil, wrap("list connections", err)
+	}
+	out := make([]Connection, len(rows))
+	for i, r := range rows {
+		out[i] = Connection{
+			AgentID: string(r.AgentID), Platform: string(r.Platform), State: ConnState(r.State), Reason: r.Reason,
+			BotID: string(r.BotID), BotUsername: r.BotUsername, Since: utc(r.Since), LastEventAt: utcPtr(r.LastEventAt),
+			MessagesIn: r.MessagesIn, MessagesOut: r.MessagesOut,
+		}
+	}
+	return out, nil
+}
+
+// AgentsChangedSince returns every agent whose configuration changed at or
+// after since (UpdatedAt; created agents included), in no account in
+// particular; a zero since returns every agent. It serves the connection
+// supervisor, which needs all accounts.
+func (s *Store) AgentsChangedSince(ctx context.Context, since time.Time) ([]Agent, error) {
+	var rows []agentRow
+	q := s.read(ctx)
+	if !since.IsZero() {
+		q = q.Where("updated_at >= ?", since.UTC())
+	}
+	if err := q.Find(&rows).Error; err != nil {
+		return nil, wrap("agents changed since", err)
+	}
+	out := make([]Agent, 0, len(rows))
+	for _, r := range rows {
+		a, err := toAgent(r)
+		if err != nil {
+			return nil, wrap("agents changed since", err)
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// FindConversation returns the conversation conv of agent agentID of
+// account accountID; ErrConversationNotFound when it has none.
+func (s *Store) FindConversation(ctx context.Context, accountID, agentID string, conv ConversationRef) (Conversation, error) {
+	db := s.read(ctx)
+	if err := ownedAgent(db, accountID, agentID); err != nil {
+		return Conversation{}, wrap("find conversation", err)
+	}
+	var row conversationRow
+	err := db.Take(&row, "agent_id = ? AND key = ?", agentID, conv.key()).Error
+	if isNotFound(err) {
+		err = ErrConversationNotFound
+	}
+	if err != nil {
+		return Conversation{}, wrap("find conversation", err)
+	}
+	return toConversation(row), nil
+}

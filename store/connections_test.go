@@ -1,0 +1,96 @@
+package store
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+func TestLeaseOneOwnerAtATime(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		clock := withClock(s)
+		acct := mustAccount(t, s, "acme")
+		a := mustAgent(t, s, acct.ID, "Ada")
+
+		la, ok, err := s.AcquireLease(ctx, a.ID, "telegram", "replica-a", 10*time.Second)
+		mustOK(t, err)
+		if !ok || la.Epoch != 1 || la.Cursor != "" {
+			t.Fatalf("first acquire = %+v, %v; want epoch 1", la, ok)
+		}
+		if _, ok, err := s.AcquireLease(ctx, a.ID, "telegram", "replica-b", 10*time.Second); err != nil || ok {
+			t.Fatalf("second owner acquired a held lease: ok=%v err=%v", ok, err)
+		}
+		mustOK(t, s.SaveCursor(ctx, la, "42"))
+
+		clock.add(11 * time.Second) // replica-a stopped renewing
+		lb, ok, err := s.AcquireLease(ctx, a.ID, "telegram", "replica-b", 10*time.Second)
+		mustOK(t, err)
+		if !ok || lb.Epoch != 2 || lb.Cursor != "42" {
+			t.Fatalf("takeover = %+v, %v; want epoch 2 and cursor 42", lb, ok)
+		}
+		wantErr(t, s.CheckLease(ctx, la), ErrLeaseLost)
+		_, err = s.RenewLease(ctx, la, 10*time.Second)
+		wantErr(t, err, ErrLeaseLost)
+		wantErr(t, s.SaveCursor(ctx, la, "43"), ErrLeaseLost)
+		mustOK(t, s.CheckLease(ctx, lb))
+
+		mustOK(t, s.ReleaseLease(ctx, lb, ConnDisconnected, "stopped"))
+		if _, ok, err := s.AcquireLease(ctx, a.ID, "telegram", "replica-a", 10*time.Second); err != nil || !ok {
+			t.Fatalf("released lease not acquired: ok=%v err=%v", ok, err)
+		}
+	})
+}
+
+func TestLeaseEndsWithItsAgent(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		acct := mustAccount(t, s, "acme")
+		a := mustAgent(t, s, acct.ID, "Ada")
+		l, _, err := s.AcquireLease(ctx, a.ID, "telegram", "r", time.Minute)
+		mustOK(t, err)
+		_, err = s.DeleteAgent(ctx, acct.ID, a.ID)
+		mustOK(t, err)
+		_, err = s.RenewLease(ctx, l, time.Minute)
+		wantErr(t, err, ErrLeaseLost)
+		_, _, err = s.AcquireLease(ctx, a.ID, "telegram", "r", time.Minute)
+		wantErr(t, err, ErrNotFound)
+	})
+}
+
+func TestConnectionStateBotAndMessages(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		acct := mustAccount(t, s, "acme")
+		a := mustAgent(t, s, acct.ID, "Ada")
+		b := mustAgent(t, s, acct.ID, "Bob")
+		la, _, err := s.AcquireLease(ctx, a.ID, "telegram", "r", time.Minute)
+		mustOK(t, err)
+		lb, _, err := s.AcquireLease(ctx, b.ID, "telegram", "r", time.Minute)
+		mustOK(t, err)
+
+		mustOK(t, s.ClaimBot(ctx, la, "777", "ada_bot"))
+		wantErr(t, s.ClaimBot(ctx, lb, "777", "ada_bot"), ErrBotInUse)
+		mustOK(t, s.SetConnectionState(ctx, la, ConnConnected, ""))
+		mustOK(t, s.CountConnectionMessage(ctx, la, true))
+		mustOK(t, s.CountConnectionMessage(ctx, la, false))
+
+		conns, err := s.ListConnections(ctx, acct.ID, a.ID)
+		mustOK(t, err)
+		if len(conns) != 1 {
+			t.Fatalf("connections = %+v", conns)
+		}
+		c := conns[0]
+		if c.State != ConnConnected || c.BotID != "777" || c.BotUsername != "ada_bot" || c.MessagesIn != 1 || c.MessagesOut != 1 || c.LastEventAt == nil {
+			t.Fatalf("connection = %+v", c)
+		}
+
+		first, err := s.ClaimPlatformMessage(ctx, a.ID, "telegram", "10:5")
+		mustOK(t, err)
+		again, err := s.ClaimPlatformMessage(ctx, a.ID, "telegram", "10:5")
+		mustOK(t, err)
+		if !first || again {
+			t.Fatalf("claims = %v, %v; want true then false", first, again)
+		}
+	})
+}
