@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentd/agentd/connect"
 	"github.com/agentd/agentd/gen"
 	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/store"
@@ -20,12 +21,20 @@ const maxInFlightPerAgent = 10
 // the client has gone away.
 const saveTimeout = 5 * time.Second
 
+// turnInput is a message to an agent, from the API or a platform.
+type turnInput struct {
+	accountID, agentID string
+	text               string
+	userID, roomID     string // "" when absent
+	platform, channel  string // the prompt's context
+	conv               store.ConversationRef
+}
+
 // turn is one message to an agent between the checks and the reply.
 type turn struct {
 	agent   store.Agent
 	apiKey  string // the agent's own provider key, "" for the environment's
-	body    gen.MessageRequest
-	conv    store.ConversationRef
+	in      turnInput
 	llmReq  llm.Request
 	start   time.Time
 	release func()
@@ -34,7 +43,7 @@ type turn struct {
 // SendMessage answers with the agent's whole reply, or streams it when the
 // body asks for `stream: true`.
 func (s *Server) SendMessage(ctx context.Context, req gen.SendMessageRequestObject) (gen.SendMessageResponseObject, error) {
-	t, err := s.prepareTurn(ctx, req.AgentId, req.Body)
+	t, err := s.prepareTurn(ctx, apiTurn(ctx, req.AgentId, req.Body), true)
 	if err != nil {
 		return nil, err
 	}
@@ -52,22 +61,54 @@ func (s *Server) SendMessage(ctx context.Context, req gen.SendMessageRequestObje
 
 // StreamMessage streams the agent's reply as server-sent events.
 func (s *Server) StreamMessage(ctx context.Context, req gen.StreamMessageRequestObject) (gen.StreamMessageResponseObject, error) {
-	t, err := s.prepareTurn(ctx, req.AgentId, req.Body)
+	t, err := s.prepareTurn(ctx, apiTurn(ctx, req.AgentId, req.Body), true)
 	if err != nil {
 		return nil, err
 	}
 	return &sseResponse{s: s, ctx: ctx, turn: t}, nil
 }
 
+var _ connect.Turner = (*Server)(nil)
+
+// Turn answers a platform message through the path of Send Message, minus
+// the HTTP limits: platform connections bound their own work (one turn at a
+// time per chat, a bounded queue per connection).
+func (s *Server) Turn(ctx context.Context, req connect.TurnRequest) (connect.TurnReply, error) {
+	in := turnInput{accountID: req.AccountID, agentID: req.AgentID, text: req.Text, userID: req.UserID,
+		roomID: req.Conv.RoomID, platform: req.Conv.Platform, channel: req.Channel, conv: req.Conv}
+	t, err := s.prepareTurn(ctx, in, false)
+	if err != nil {
+		return connect.TurnReply{}, err
+	}
+	defer t.release()
+	reply, err := s.cfg.Replier.Generate(ctx, t.llmReq)
+	msg, err := s.finishTurn(ctx, t, reply, err)
+	if err != nil {
+		return connect.TurnReply{}, err
+	}
+	return connect.TurnReply{Text: msg.Response}, nil
+}
+
+// apiTurn is the turn of a Send Message body.
+func apiTurn(ctx context.Context, agentID string, b *gen.MessageRequest) turnInput {
+	in := turnInput{accountID: principalFrom(ctx).Account.ID, agentID: agentID, text: b.Text,
+		userID: deref(b.UserId), roomID: deref(b.RoomId), conv: conversationRef(b)}
+	if c := b.Context; c != nil {
+		in.platform, in.channel = deref(c.Platform), deref(c.Channel)
+	}
+	return in
+}
+
 // prepareTurn does every check that can refuse a message before the
-// provider is called, takes a concurrency slot and builds the provider
-// request. The caller must call t.release.
-func (s *Server) prepareTurn(ctx context.Context, agentID string, body *gen.MessageRequest) (*turn, error) {
+// provider is called, takes a concurrency slot when limited (messages
+// through the API) and builds the provider request. The caller must call
+// t.release.
+func (s *Server) prepareTurn(ctx context.Context, in turnInput, limited bool) (*turn, error) {
 	start := time.Now()
-	if strings.TrimSpace(body.Text) == "" {
+	if strings.TrimSpace(in.text) == "" {
 		return nil, fieldError(gen.INVALIDMESSAGE, "text", "must not be empty or only whitespace")
 	}
-	agent, err := s.cfg.Store.GetAgent(ctx, principalFrom(ctx).Account.ID, agentID)
+	agent, err := s.cfg.Store.GetAgent(ctx, in.accountID, in.agentID)
 	if err != nil {
 		return nil, err
 	}
@@ -81,14 +122,18 @@ func (s *Server) prepareTurn(ctx context.Context, agentID string, body *gen.Mess
 	if err := s.cfg.Replier.Configured(agent.ModelProvider, apiKey); err != nil {
 		return nil, s.providerFailure(ctx, agent, err)
 	}
-	release, ok, err := s.cfg.Semaphore.TryAcquire(ctx, "agent:"+agent.ID, maxInFlightPerAgent)
-	if err != nil {
-		return nil, err
+	release := func() {}
+	if limited {
+		var ok bool
+		release, ok, err = s.cfg.Semaphore.TryAcquire(ctx, "agent:"+agent.ID, maxInFlightPerAgent)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, errRateLimited(1, map[string]any{"limit": "concurrency"})
+		}
 	}
-	if !ok {
-		return nil, errRateLimited(1, map[string]any{"limit": "concurrency"})
-	}
-	t := &turn{agent: agent, apiKey: apiKey, body: *body, conv: conversationRef(body), start: start, release: release}
+	t := &turn{agent: agent, apiKey: apiKey, in: in, start: start, release: release}
 	if t.llmReq, err = s.providerRequest(ctx, t); err != nil {
 		release()
 		return nil, err
@@ -145,30 +190,27 @@ func (s *Server) providerRequest(ctx context.Context, t *turn) (llm.Request, err
 	if err := json.Unmarshal(doc, &ch); err != nil {
 		return llm.Request{}, fmt.Errorf("server: decode character: %w", err)
 	}
-	var cx llm.Context
-	if c := t.body.Context; c != nil {
-		cx.Platform, cx.Channel = deref(c.Platform), deref(c.Channel)
-	}
+	cx := llm.Context{Platform: t.in.platform, Channel: t.in.channel}
 	req := llm.Request{
 		Provider: t.agent.ModelProvider, Model: t.agent.Model, APIKey: t.apiKey,
-		System: llm.BuildSystemPrompt(ch, cx), Text: speaker(t.body) + t.body.Text,
+		System: llm.BuildSystemPrompt(ch, cx), Text: speaker(t.in) + t.in.text,
 		Options: ch.Options(), MaxReplyChars: ch.MaxReplyChars(),
 	}
 	if window := ch.HistoryWindow(); window > 0 {
-		history, err := s.cfg.Store.History(ctx, t.agent.AccountID, t.agent.ID, t.conv, window)
+		history, err := s.cfg.Store.History(ctx, t.agent.AccountID, t.agent.ID, t.in.conv, window)
 		if err != nil {
 			return llm.Request{}, err
 		}
-		req.History = llmHistory(history, t.body.RoomId != nil)
+		req.History = llmHistory(history, t.in.roomID != "")
 	}
 	return req, nil
 }
 
 // speaker prefixes room messages with their author, so the model can tell
 // the people of a room apart.
-func speaker(b gen.MessageRequest) string {
-	if b.RoomId != nil && b.UserId != nil {
-		return *b.UserId + ": "
+func speaker(in turnInput) string {
+	if in.roomID != "" && in.userID != "" {
+		return in.userID + ": "
 	}
 	return ""
 }
@@ -211,7 +253,7 @@ func (s *Server) finishTurn(ctx context.Context, t *turn, reply llm.Reply, callE
 	}
 	return gen.MessageReply{
 		MessageId: stored.ID, Response: reply.Text, AgentId: t.agent.ID,
-		UserId: t.body.UserId, RoomId: t.body.RoomId,
+		UserId: optional[string](t.in.userID), RoomId: optional[string](t.in.roomID),
 		Timestamp: timestamp(stored.CreatedAt),
 		Metadata:  meta,
 	}, nil
@@ -232,12 +274,12 @@ func metadata(t *turn, reply llm.Reply) gen.MessageMetadata {
 // saveExchange stores the message and the reply described by meta; partial
 // marks a reply its client did not wait for.
 func (s *Server) saveExchange(ctx context.Context, t *turn, reply llm.Reply, meta gen.MessageMetadata, partial bool) (store.Message, error) {
-	user := store.Message{Role: store.RoleUser, UserID: deref(t.body.UserId), Text: t.body.Text,
+	user := store.Message{Role: store.RoleUser, UserID: t.in.userID, Text: t.in.text,
 		PromptTokens: reply.Usage.PromptTokens, CreatedAt: t.start}
-	answer := store.Message{Role: store.RoleAssistant, UserID: deref(t.body.UserId), Text: reply.Text, Model: meta.Model,
+	answer := store.Message{Role: store.RoleAssistant, UserID: t.in.userID, Text: reply.Text, Model: meta.Model,
 		CompletionTokens: reply.Usage.CompletionTokens, TokensUsed: meta.TokensUsed, ResponseMillis: meta.ResponseTime,
 		Partial: partial}
-	stored, _, err := s.cfg.Store.SaveExchange(ctx, t.agent.AccountID, t.agent.ID, t.conv, user, answer)
+	stored, _, err := s.cfg.Store.SaveExchange(ctx, t.agent.AccountID, t.agent.ID, t.in.conv, user, answer)
 	return stored, err
 }
 
@@ -279,6 +321,15 @@ func (s *Server) recordTurnError(ctx context.Context, agent store.Agent, le *llm
 	if err := s.cfg.Store.RecordTurnError(recCtx, agent.AccountID, agent.ID, le.Kind.String(), time.Now()); err != nil {
 		s.cfg.Logger.Warn("record failed turn", "request_id", requestIDFrom(ctx), "agent", agent.ID, "error", err)
 	}
+}
+
+// optional is nil for "", else a pointer to v.
+func optional[T ~string](v string) *T {
+	if v == "" {
+		return nil
+	}
+	p := T(v)
+	return &p
 }
 
 func deref[T ~string](p *T) string {
