@@ -1,0 +1,181 @@
+package connect
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/agentd/agentd/store"
+)
+
+// Platform connects agents to one chat platform.
+type Platform interface {
+	// Name is the platform's id in an agent's clients ("telegram").
+	Name() string
+	// Credentials names the secrets (settings.secrets) it cannot connect
+	// without; a connection missing one is disabled.
+	Credentials() []string
+	// Run serves one connection until ctx ends. A *FatalError (a rejected
+	// token, a bot used by another agent) puts the connection in error
+	// until its configuration changes; other errors are retried with
+	// back-off. It returns once every goroutine it started has stopped.
+	Run(ctx context.Context, c *Conn) error
+}
+
+// FatalError is a failure that retrying cannot fix; Reason is shown as the
+// connection's reason.
+type FatalError struct{ Reason string }
+
+func (e *FatalError) Error() string { return "connect: " + e.Reason }
+
+// ErrNotAnswering means the agent answers nothing now (it is in error or
+// inactive): the message is dropped.
+var ErrNotAnswering = errors.New("connect: the agent is not answering")
+
+// botInUseReason is the decided reason for a bot connected for another agent.
+const botInUseReason = "this bot account is already connected to another agent"
+
+// Conn is one running connection of an agent to a platform, as a Platform
+// sees it: its configuration, and what it may do under the lease.
+type Conn struct {
+	// Agent is the agent as configured when the connection started.
+	Agent store.Agent
+	// Settings is the agent's settings.<platform> object (nil when absent).
+	Settings json.RawMessage
+	// Secrets are the agent's decrypted settings.secrets.
+	Secrets store.Secrets
+	Logger  *slog.Logger
+
+	platform string
+	lease    store.Lease
+	store    Store
+	turner   Turner
+	jobs     *dispatcher
+	dropped  func()
+}
+
+// Cursor is the platform's cursor stored by the last runner ("" at first).
+func (c *Conn) Cursor() string { return c.lease.Cursor }
+
+// SaveCursor stores the platform's cursor.
+func (c *Conn) SaveCursor(ctx context.Context, cursor string) error {
+	if err := c.store.SaveCursor(ctx, c.lease, cursor); err != nil {
+		return fmt.Errorf("connect: save cursor: %w", err)
+	}
+	c.lease.Cursor = cursor
+	return nil
+}
+
+// Connected records the bot's identity and the state connected. A bot
+// already connected for another agent is a *FatalError.
+func (c *Conn) Connected(ctx context.Context, botID, username string) error {
+	err := c.store.ClaimBot(ctx, c.lease, botID, username)
+	if errors.Is(err, store.ErrBotInUse) {
+		return &FatalError{Reason: botInUseReason}
+	}
+	if err != nil {
+		return fmt.Errorf("connect: claim bot: %w", err)
+	}
+	return c.setState(ctx, store.ConnConnected, "")
+}
+
+func (c *Conn) setState(ctx context.Context, state store.ConnState, reason string) error {
+	if err := c.store.SetConnectionState(ctx, c.lease, state, reason); err != nil {
+		return fmt.Errorf("connect: set state %s: %w", state, err)
+	}
+	return nil
+}
+
+// Guard returns an error unless the lease is still held: a Platform calls
+// it before each side effect (a message sent), so a runner that lost its
+// lease to another replica stops before it acts.
+func (c *Conn) Guard(ctx context.Context) error {
+	if err := c.store.CheckLease(ctx, c.lease); err != nil {
+		return fmt.Errorf("connect: guard: %w", err)
+	}
+	return nil
+}
+
+// Submit queues job for chat: jobs of one chat run one at a time, in
+// order. When the connection's queue is full the job is dropped, logged
+// and counted, and Submit reports false.
+func (c *Conn) Submit(chat string, job func(ctx context.Context)) bool {
+	if c.jobs.submit(chat, job) {
+		return true
+	}
+	c.dropped()
+	c.Logger.Warn("connection queue full: message dropped", "chat", chat)
+	return false
+}
+
+// Claim reports whether the platform message messageID is this agent's to
+// answer: false when it was claimed before, here or on another replica.
+func (c *Conn) Claim(ctx context.Context, messageID string) (bool, error) {
+	ok, err := c.store.ClaimPlatformMessage(ctx, c.Agent.ID, c.platform, messageID)
+	if err != nil {
+		return false, fmt.Errorf("connect: claim message: %w", err)
+	}
+	return ok, nil
+}
+
+// Turn counts the incoming message and answers it through the Turner, with
+// the agent's account and id filled in. It returns ErrNotAnswering when the
+// agent is in error or inactive.
+func (c *Conn) Turn(ctx context.Context, req TurnRequest) (TurnReply, error) {
+	c.count(ctx, true)
+	a, err := c.store.GetAgent(ctx, c.Agent.AccountID, c.Agent.ID)
+	if err != nil {
+		return TurnReply{}, fmt.Errorf("connect: turn: %w", err)
+	}
+	if a.Status != store.StatusActive {
+		return TurnReply{}, ErrNotAnswering
+	}
+	req.AccountID, req.AgentID = c.Agent.AccountID, c.Agent.ID
+	req.Conv.Platform = c.platform
+	return c.turner.Turn(ctx, req)
+}
+
+// Sent counts one message sent to the platform.
+func (c *Conn) Sent(ctx context.Context) { c.count(ctx, false) }
+
+// count counts a message in or out, best effort: a lost count is logged.
+func (c *Conn) count(ctx context.Context, in bool) {
+	if err := c.store.CountConnectionMessage(ctx, c.lease, in); err != nil {
+		c.Logger.Warn("count connection message", "error", err)
+	}
+}
+
+// Forget deletes the agent's conversation conv (a chat's /reset); a
+// conversation that does not exist is already forgotten.
+func (c *Conn) Forget(ctx context.Context, conv store.ConversationRef) error {
+	conv.Platform = c.platform
+	found, err := c.store.FindConversation(ctx, c.Agent.AccountID, c.Agent.ID, conv)
+	if errors.Is(err, store.ErrConversationNotFound) {
+		return nil
+	}
+	if err == nil {
+		_, err = c.store.DeleteConversation(ctx, c.Agent.AccountID, c.Agent.ID, found.ID)
+	}
+	if err != nil {
+		return fmt.Errorf("connect: forget conversation: %w", err)
+	}
+	return nil
+}
+
+// missingCredentials returns the reason of a disabled connection, "" when
+// every credential is there.
+func missingCredentials(p Platform, secrets store.Secrets) string {
+	var missing []string
+	for _, name := range p.Credentials() {
+		if strings.TrimSpace(secrets.String(name)) == "" {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) == 0 {
+		return ""
+	}
+	return strings.Join(missing, ", ") + " missing from settings.secrets"
+}

@@ -1,0 +1,193 @@
+package connect
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/agentd/agentd/store"
+)
+
+// releaseTimeout bounds the lease release of a stopping runner.
+const releaseTimeout = 5 * time.Second
+
+// secretsReason is the reason of a connection whose secrets do not decrypt.
+const secretsReason = "the agent's secrets cannot be decrypted: AGENTD_SECRET_KEY is not set or is not the key they were written with"
+
+// runner keeps one (agent, platform) connection: it stands by until it
+// holds the lease, then connects, and reconnects after failures, until it
+// is stopped or its agent is gone.
+type runner struct {
+	sup    *Supervisor
+	spec   spec
+	prev   *runner // the runner it replaces; it starts once prev is done
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	done   chan struct{}
+	log    *slog.Logger
+}
+
+func newRunner(parent context.Context, s *Supervisor, sp spec, prev *runner) *runner {
+	ctx, cancel := context.WithCancelCause(parent)
+	return &runner{sup: s, spec: sp, prev: prev, ctx: ctx, cancel: cancel, done: make(chan struct{}),
+		log: s.cfg.Logger.With("agent", sp.agent.ID, "platform", sp.platform.Name())}
+}
+
+// stop asks the runner to end; why becomes the connection's reason.
+func (r *runner) stop(why error) { r.cancel(why) }
+
+func (r *runner) finished() bool {
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// run stands by for the lease and holds it until the runner is stopped or
+// its agent is gone.
+func (r *runner) run() {
+	defer close(r.done)
+	defer r.cancel(nil)
+	if r.prev != nil {
+		<-r.prev.done // never two pollers of one bot in one process
+	}
+	for r.ctx.Err() == nil {
+		lease, ok, err := r.sup.cfg.Store.AcquireLease(r.ctx, r.spec.agent.ID, r.spec.platform.Name(), r.sup.cfg.Owner, r.sup.cfg.LeaseTTL)
+		if errors.Is(err, store.ErrNotFound) {
+			r.exited()
+			return
+		}
+		if err != nil && r.ctx.Err() == nil {
+			r.log.Warn("acquire connection lease", "error", err)
+		}
+		if ok {
+			r.hold(lease)
+			continue
+		}
+		sleep(r.ctx, r.sup.cfg.RenewEvery)
+	}
+}
+
+// exited tells the supervisor that the runner ended by itself.
+func (r *runner) exited() {
+	select {
+	case r.sup.exited <- runnerKey{r.spec.agent.ID, r.spec.platform.Name()}:
+	default: // the next full resync forgets it
+	}
+}
+
+// hold serves the connection while lease is held: it renews the lease in
+// the background and ends the connection as soon as a renewal fails. A
+// stopped runner releases the lease with the state disconnected.
+func (r *runner) hold(lease store.Lease) {
+	ctx, lost := context.WithCancelCause(r.ctx)
+	defer lost(nil)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		r.renew(ctx, lost, lease)
+	}()
+	r.serve(ctx, lease)
+	lost(nil)
+	wg.Wait()
+	if r.ctx.Err() == nil {
+		r.log.Warn("connection lease lost", "error", context.Cause(ctx))
+		return
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), releaseTimeout)
+	defer cancel()
+	if err := r.sup.cfg.Store.ReleaseLease(rctx, lease, store.ConnDisconnected, context.Cause(r.ctx).Error()); err != nil {
+		r.log.Warn("release connection lease", "error", err)
+	}
+}
+
+// renew renews lease every RenewEvery until ctx ends; it calls lost when
+// the lease is taken over, or would expire before the next renewal.
+func (r *runner) renew(ctx context.Context, lost context.CancelCauseFunc, lease store.Lease) {
+	every := r.sup.cfg.RenewEvery
+	for sleep(ctx, every) {
+		renewed, err := r.sup.cfg.Store.RenewLease(ctx, lease, r.sup.cfg.LeaseTTL)
+		switch {
+		case err == nil:
+			lease = renewed
+		case errors.Is(err, store.ErrLeaseLost):
+			lost(err)
+			return
+		case time.Until(lease.ExpiresAt) < every:
+			lost(err)
+			return
+		}
+	}
+}
+
+// serve connects, and reconnects with back-off after failures, until ctx
+// ends; a fatal failure or missing credentials wait for ctx instead.
+func (r *runner) serve(ctx context.Context, lease store.Lease) {
+	c := &Conn{Agent: r.spec.agent, Settings: r.spec.settings, Secrets: r.spec.secrets, Logger: r.log,
+		platform: r.spec.platform.Name(), lease: lease, store: r.sup.cfg.Store, turner: r.sup.cfg.Turner,
+		dropped: r.sup.dropped.WithLabelValues(r.spec.platform.Name()).Inc}
+	reason := missingCredentials(r.spec.platform, r.spec.secrets)
+	if r.spec.secretsErr != nil {
+		r.log.Warn("connection secrets cannot be decrypted", "error", r.spec.secretsErr)
+		r.setState(ctx, c, store.ConnError, secretsReason)
+		<-ctx.Done()
+		return
+	}
+	if reason != "" {
+		r.setState(ctx, c, store.ConnDisabled, reason)
+		<-ctx.Done()
+		return
+	}
+	backoff := time.Second
+	for ctx.Err() == nil {
+		r.setState(ctx, c, store.ConnConnecting, "")
+		c.jobs = newDispatcher(ctx, r.sup.cfg.QueueSize)
+		err := r.spec.platform.Run(ctx, c)
+		c.jobs.close()
+		if ctx.Err() != nil {
+			return
+		}
+		var fatal *FatalError
+		if errors.As(err, &fatal) {
+			r.log.Warn("connection failed", "reason", fatal.Reason)
+			r.setState(ctx, c, store.ConnError, fatal.Reason)
+			<-ctx.Done()
+			return
+		}
+		r.log.Warn("connection dropped; reconnecting", "error", err, "after", backoff)
+		r.setState(ctx, c, store.ConnDisconnected, "reconnecting after a failure")
+		if !sleep(ctx, jitter(backoff)) {
+			return
+		}
+		backoff = min(2*backoff, r.sup.cfg.MaxBackoff)
+	}
+}
+
+func (r *runner) setState(ctx context.Context, c *Conn, state store.ConnState, reason string) {
+	if err := c.setState(ctx, state, reason); err != nil && ctx.Err() == nil {
+		r.log.Warn("store connection state", "error", err)
+	}
+}
+
+// jitter spreads d by ±20% so replicas do not retry in step.
+func jitter(d time.Duration) time.Duration {
+	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
+}
+
+// sleep waits d and reports true, or false as soon as ctx ends.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

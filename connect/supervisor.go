@@ -1,0 +1,261 @@
+package connect
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/agentd/agentd/store"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Config configures a Supervisor; zero durations take the defaults.
+type Config struct {
+	Store     Store
+	Turner    Turner
+	Platforms []Platform
+	Logger    *slog.Logger
+	// Registerer receives the connection metrics; nil registers none.
+	Registerer prometheus.Registerer
+	// Owner names this replica in leases; default host name + random suffix.
+	Owner string
+
+	// LeaseTTL is how long a lease lasts unrenewed (15s): a killed
+	// replica's connections move to another within it.
+	LeaseTTL time.Duration
+	// RenewEvery is the gap between lease renewals, and between attempts
+	// to take a lease held elsewhere (3s). Deleting an agent stops its
+	// connection within it.
+	RenewEvery time.Duration
+	// ChangeEvery is the gap between checks for changed agents (1s).
+	ChangeEvery time.Duration
+	// ResyncEvery is the gap between full reads of the agents, a safety
+	// net for changes missed through clock skew (5m).
+	ResyncEvery time.Duration
+	// QueueSize caps the messages waiting or being answered per
+	// connection (64); more are dropped.
+	QueueSize int
+	// MaxBackoff caps the wait before reconnecting after a failure (30s).
+	MaxBackoff time.Duration
+}
+
+func (c Config) withDefaults() Config {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&c.LeaseTTL, 15*time.Second)
+	def(&c.RenewEvery, 3*time.Second)
+	def(&c.ChangeEvery, time.Second)
+	def(&c.ResyncEvery, 5*time.Minute)
+	def(&c.MaxBackoff, 30*time.Second)
+	if c.QueueSize <= 0 {
+		c.QueueSize = 64
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Owner == "" {
+		host, _ := os.Hostname()
+		c.Owner = host + "-" + rand.Text()[:8]
+	}
+	return c
+}
+
+// Supervisor keeps one connection running for each (agent, platform) that
+// should run: the platform is in the agent's clients and the agent is not
+// inactive. Every replica runs one; the lease decides which replica's
+// runner is connected, the others stand by.
+type Supervisor struct {
+	cfg     Config
+	dropped *prometheus.CounterVec
+
+	mu      sync.Mutex
+	runners map[runnerKey]*runner
+	exited  chan runnerKey
+}
+
+type runnerKey struct{ agentID, platform string }
+
+// New returns a Supervisor; Run starts it.
+func New(cfg Config) (*Supervisor, error) {
+	cfg = cfg.withDefaults()
+	if cfg.Store == nil || cfg.Turner == nil {
+		return nil, errors.New("connect: Store and Turner are required")
+	}
+	s := &Supervisor{cfg: cfg, runners: map[runnerKey]*runner{}, exited: make(chan runnerKey, 16),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentd_connection_messages_dropped_total",
+			Help: "Platform messages dropped because their connection's queue was full.",
+		}, []string{"platform"})}
+	if cfg.Registerer != nil {
+		if err := cfg.Registerer.Register(s.dropped); err != nil {
+			return nil, fmt.Errorf("connect: register metrics: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// Run supervises until ctx ends, then stops every connection (releasing
+// its lease, so another replica takes over at once) and returns.
+func (s *Supervisor) Run(ctx context.Context) error {
+	defer s.stopAll()
+	var since, lastFull time.Time
+	change := time.NewTicker(s.cfg.ChangeEvery)
+	defer change.Stop()
+	for {
+		start := time.Now()
+		full := since.IsZero() || start.Sub(lastFull) >= s.cfg.ResyncEvery
+		q := since
+		if full {
+			q = time.Time{}
+		}
+		if agents, err := s.cfg.Store.AgentsChangedSince(ctx, q); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			s.cfg.Logger.Warn("connections: read changed agents", "error", err)
+		} else {
+			s.apply(ctx, agents, full)
+			// Overlap the next window: updatedAt comes from the writing
+			// replica's clock and a write may commit after it was stamped.
+			since = start.Add(-s.cfg.ChangeEvery - 2*time.Second)
+			if full {
+				lastFull = start
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-change.C:
+		case key := <-s.exited:
+			s.forget(key)
+		}
+	}
+}
+
+// apply brings the runners in line with agents; full says agents is every
+// agent, so runners of agents not in it are stopped too.
+func (s *Supervisor) apply(ctx context.Context, agents []store.Agent, full bool) {
+	seen := map[string]bool{}
+	for _, a := range agents {
+		seen[a.ID] = true
+		for _, p := range s.cfg.Platforms {
+			s.applyOne(ctx, a, p)
+		}
+	}
+	if !full {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for key, r := range s.runners {
+		if !seen[key.agentID] {
+			r.stop(errors.New("the agent was deleted"))
+			delete(s.runners, key)
+		}
+	}
+}
+
+// applyOne starts, stops or restarts the connection of agent a to p.
+func (s *Supervisor) applyOne(ctx context.Context, a store.Agent, p Platform) {
+	key := runnerKey{a.ID, p.Name()}
+	want, why := wanted(a, p.Name())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := s.runners[key]
+	if !want {
+		if old != nil {
+			old.stop(errors.New(why))
+			delete(s.runners, key)
+		}
+		return
+	}
+	spec := s.specOf(a, p)
+	if old != nil && old.spec.fingerprint == spec.fingerprint && !old.finished() {
+		return // status or unrelated members: each turn reads them afresh
+	}
+	if old != nil {
+		old.stop(errors.New("its configuration changed"))
+	}
+	r := newRunner(ctx, s, spec, old)
+	s.runners[key] = r
+	go r.run()
+}
+
+// forget drops a runner that ended by itself (its agent is gone), unless a
+// newer one took its place.
+func (s *Supervisor) forget(key runnerKey) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r := s.runners[key]; r != nil && r.finished() {
+		delete(s.runners, key)
+	}
+}
+
+// stopAll stops every runner and waits for them.
+func (s *Supervisor) stopAll() {
+	s.mu.Lock()
+	runners := make([]*runner, 0, len(s.runners))
+	for key, r := range s.runners {
+		r.stop(errors.New("the service is shutting down"))
+		runners = append(runners, r)
+		delete(s.runners, key)
+	}
+	s.mu.Unlock()
+	for _, r := range runners {
+		<-r.done
+	}
+}
+
+// wanted reports whether agent a should be connected to platform, and why
+// not.
+func wanted(a store.Agent, platform string) (bool, string) {
+	var clients []string
+	_ = json.Unmarshal(a.Fields["clients"], &clients) // stored fields are validated
+	switch {
+	case !slices.Contains(clients, platform):
+		return false, "the platform was removed from the agent's clients"
+	case a.Status == store.StatusInactive:
+		return false, "the agent is inactive"
+	}
+	return true, ""
+}
+
+// spec is what a runner connects with.
+type spec struct {
+	agent       store.Agent
+	platform    Platform
+	settings    json.RawMessage
+	secrets     store.Secrets
+	secretsErr  error
+	fingerprint string // changes when the connection must reconnect
+}
+
+// specOf reads agent a's configuration for p: its settings.<platform>,
+// its decrypted secrets and their fingerprint.
+func (s *Supervisor) specOf(a store.Agent, p Platform) spec {
+	sp := spec{agent: a, platform: p}
+	var settings map[string]json.RawMessage
+	_ = json.Unmarshal(a.Fields["settings"], &settings)
+	sp.settings = settings[p.Name()]
+	sp.secrets, sp.secretsErr = s.cfg.Store.Secrets(a)
+	h := sha256.New()
+	h.Write(sp.settings)
+	for _, name := range p.Credentials() {
+		fmt.Fprintf(h, "\x00%s=%s", name, sp.secrets.String(name))
+	}
+	fmt.Fprintf(h, "\x00%v", sp.secretsErr != nil)
+	sp.fingerprint = hex.EncodeToString(h.Sum(nil))
+	return sp
+}
