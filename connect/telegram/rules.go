@@ -1,0 +1,269 @@
+package telegram
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf16"
+
+	"github.com/agentd/agentd/connect"
+	"github.com/agentd/agentd/store"
+	"github.com/go-telegram/bot"
+	"github.com/go-telegram/bot/models"
+)
+
+// maxMessage is Telegram's limit on a message's length.
+const maxMessage = 4096
+
+// helpText answers /help.
+const helpText = "Talk to me in a private chat, or in a group mention me or reply to me.\n" +
+	"/start - say hello\n/help - this help\n/reset - forget our conversation (group admins only in groups)"
+
+// handle decides whether the update is answered and queues the answer in
+// its chat's line.
+func (s *session) handle(u models.Update) {
+	m := u.Message
+	if m == nil || m.From == nil || m.From.IsBot || m.Text == "" {
+		return // never itself nor another bot
+	}
+	private := m.Chat.Type == models.ChatTypePrivate
+	cmd, args, addressed := s.command(m)
+	if !private && !s.inGroups(m.Chat) {
+		return
+	}
+	if !private && !s.repliesToMe(m) && !s.mentionsMe(m) && !(addressed && s.respondToCommands()) {
+		return
+	}
+	if cmd != "" && !addressed {
+		return
+	}
+	chat := strconv.FormatInt(m.Chat.ID, 10)
+	s.c.Submit(chat, func(ctx context.Context) { s.answer(ctx, m, private, cmd, args) })
+}
+
+func (s *session) respondToCommands() bool {
+	return s.settings.RespondToCommands == nil || *s.settings.RespondToCommands
+}
+
+// answer claims the message (so it is answered once) and answers it.
+func (s *session) answer(ctx context.Context, m *models.Message, private bool, cmd, args string) {
+	chat := strconv.FormatInt(m.Chat.ID, 10)
+	if ok, err := s.c.Claim(ctx, chat+":"+strconv.Itoa(m.ID)); err != nil || !ok {
+		if err != nil {
+			s.c.Logger.Warn("claim telegram message", "error", err)
+		}
+		return
+	}
+	conv := store.ConversationRef{RoomID: "telegram:" + chat}
+	if private {
+		conv = store.ConversationRef{UserID: "telegram:" + strconv.FormatInt(m.From.ID, 10)}
+	}
+	req := connect.TurnRequest{Text: m.Text, Conv: conv, UserID: "telegram:" + strconv.FormatInt(m.From.ID, 10), Channel: channelOf(m.Chat)}
+	var text string
+	var err error
+	switch cmd {
+	case "start":
+		if text = s.greeting(); text == "" {
+			req.Text = "(The user has just opened the chat with /start. Greet them in your voice.)"
+			text, err = s.turn(ctx, req)
+		}
+	case "help":
+		text = helpText
+	case "reset":
+		text, err = s.reset(ctx, m, private, conv)
+	case "":
+		text, err = s.turn(ctx, req)
+	default:
+		if req.Text = args; args == "" {
+			req.Text = "/" + cmd
+		}
+		text, err = s.turn(ctx, req)
+	}
+	if err != nil {
+		if !errors.Is(err, connect.ErrNotAnswering) && ctx.Err() == nil {
+			s.c.Logger.Warn("telegram message not answered", "chat", chat, "error", err)
+		}
+		return // a failure is never sent to the chat
+	}
+	s.reply(ctx, m, text)
+}
+
+func (s *session) turn(ctx context.Context, req connect.TurnRequest) (string, error) {
+	r, err := s.c.Turn(ctx, req)
+	return r.Text, err
+}
+
+// reset forgets the chat's conversation; in groups only for admin users.
+func (s *session) reset(ctx context.Context, m *models.Message, private bool, conv store.ConversationRef) (string, error) {
+	if !private && !s.isAdmin(m.From) {
+		return "Only the bot's admins can reset a group's conversation.", nil
+	}
+	if err := s.c.Forget(ctx, conv); err != nil {
+		return "", err
+	}
+	return "I have forgotten our conversation.", nil
+}
+
+func (s *session) isAdmin(u *models.User) bool {
+	for _, a := range s.settings.AdminUsers {
+		a = strings.TrimPrefix(strings.TrimSpace(a), "@")
+		if a == strconv.FormatInt(u.ID, 10) || (u.Username != "" && strings.EqualFold(a, u.Username)) {
+			return true
+		}
+	}
+	return false
+}
+
+// greeting is the character's first greeting template, "" when it has none.
+func (s *session) greeting() string {
+	var t struct {
+		Greeting json.RawMessage `json:"greeting"`
+	}
+	_ = json.Unmarshal(s.c.Agent.Fields["messageTemplates"], &t)
+	var many []string
+	if json.Unmarshal(t.Greeting, &many) == nil && len(many) > 0 {
+		return many[0]
+	}
+	var one string
+	_ = json.Unmarshal(t.Greeting, &one)
+	return one
+}
+
+// command returns the bot command at the start of m (without its slash and
+// @username), its argument text, and whether it is addressed to this bot
+// (no @username, or this bot's).
+func (s *session) command(m *models.Message) (cmd, args string, addressed bool) {
+	for _, e := range m.Entities {
+		if e.Type != models.MessageEntityTypeBotCommand || e.Offset != 0 {
+			continue
+		}
+		word := utf16Slice(m.Text, e.Offset, e.Length)
+		name, target, _ := strings.Cut(strings.TrimPrefix(word, "/"), "@")
+		args = strings.TrimSpace(utf16Slice(m.Text, e.Offset+e.Length, -1))
+		return strings.ToLower(name), args, target == "" || strings.EqualFold(target, s.me.Username)
+	}
+	return "", "", false
+}
+
+func (s *session) mentionsMe(m *models.Message) bool {
+	for _, e := range m.Entities {
+		switch {
+		case e.Type == models.MessageEntityTypeMention &&
+			strings.EqualFold(utf16Slice(m.Text, e.Offset, e.Length), "@"+s.me.Username):
+			return true
+		case e.Type == models.MessageEntityTypeTextMention && e.User != nil && e.User.ID == s.me.ID:
+			return true
+		}
+	}
+	return false
+}
+
+func (s *session) repliesToMe(m *models.Message) bool {
+	r := m.ReplyToMessage
+	return r != nil && r.From != nil && r.From.ID == s.me.ID
+}
+
+// inGroups reports whether chat is allowed by groupIds (all are when it is
+// empty); entries are chat ids or @usernames.
+func (s *session) inGroups(chat models.Chat) bool {
+	if len(s.settings.GroupIDs) == 0 {
+		return true
+	}
+	for _, g := range s.settings.GroupIDs {
+		g = strings.TrimSpace(g)
+		if g == strconv.FormatInt(chat.ID, 10) || (chat.Username != "" && strings.EqualFold(g, "@"+chat.Username)) {
+			return true
+		}
+	}
+	return false
+}
+
+func channelOf(chat models.Chat) string {
+	if chat.Title != "" {
+		return chat.Title
+	}
+	return string(chat.Type)
+}
+
+// reply sends text to m's chat, quoting m, in parts of at most 4,096
+// characters; only the first part quotes. It checks the lease before each
+// part, so a runner that lost it sends nothing more.
+func (s *session) reply(ctx context.Context, m *models.Message, text string) {
+	for i, part := range split(text, maxMessage) {
+		if err := s.c.Guard(ctx); err != nil {
+			s.c.Logger.Warn("telegram reply not sent", "error", err)
+			return
+		}
+		p := &bot.SendMessageParams{ChatID: m.Chat.ID, Text: part}
+		if i == 0 {
+			p.ReplyParameters = &models.ReplyParameters{MessageID: m.ID, AllowSendingWithoutReply: true}
+		}
+		if err := s.send(ctx, p); err != nil {
+			s.c.Logger.Warn("telegram reply not sent", "chat", m.Chat.ID, "error", redact(err, s.b.Token()))
+			return
+		}
+		s.c.Sent(ctx)
+	}
+}
+
+// send sends one message, waiting out a 429's retry_after (twice at most).
+func (s *session) send(ctx context.Context, p *bot.SendMessageParams) error {
+	for attempt := 0; ; attempt++ {
+		_, err := s.b.SendMessage(ctx, p)
+		var tooMany *bot.TooManyRequestsError
+		if !errors.As(err, &tooMany) || attempt == 2 {
+			return err
+		}
+		t := time.NewTimer(time.Duration(max(tooMany.RetryAfter, 1)) * time.Second)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("telegram: send: %w", ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// utf16Slice returns the part of s at offset with length in UTF-16 code
+// units, as Telegram counts entity offsets; length -1 means to the end.
+func utf16Slice(s string, offset, length int) string {
+	u := utf16.Encode([]rune(s))
+	if offset > len(u) {
+		return ""
+	}
+	end := len(u)
+	if length >= 0 {
+		end = min(offset+length, len(u))
+	}
+	return string(utf16.Decode(u[offset:end]))
+}
+
+// split cuts text into parts of at most limit UTF-16 code units, at a line
+// break or space in the second half of a part when there is one, never
+// inside a surrogate pair.
+func split(text string, limit int) []string {
+	var parts []string
+	u := utf16.Encode([]rune(text))
+	for len(u) > limit {
+		cut := limit
+		if utf16.IsSurrogate(rune(u[cut-1])) && u[cut-1] < 0xdc00 {
+			cut-- // keep a high surrogate with its low half
+		}
+		for i := cut; i > limit/2; i-- {
+			if u[i-1] == '\n' || u[i-1] == ' ' {
+				cut = i
+				break
+			}
+		}
+		parts = append(parts, string(utf16.Decode(u[:cut])))
+		u = u[cut:]
+	}
+	if len(u) > 0 {
+		parts = append(parts, string(utf16.Decode(u)))
+	}
+	return parts
+}

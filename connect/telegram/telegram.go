@@ -1,0 +1,192 @@
+package telegram
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/agentd/agentd/connect"
+	"github.com/go-telegram/bot"
+	"github.com/go-telegram/bot/models"
+)
+
+// TokenVar is the secret holding the bot token from BotFather.
+const TokenVar = "TELEGRAM_BOT_TOKEN"
+
+// DefaultAPIURL is Telegram's Bot API.
+const DefaultAPIURL = "https://api.telegram.org"
+
+// Platform connects agents to Telegram.
+type Platform struct {
+	// APIURL is the Bot API's base URL (TELEGRAM_API_URL).
+	APIURL string
+	// PollTimeout is how long Telegram holds a getUpdates request (50s);
+	// it is also how long a stopping connection may wait for it.
+	PollTimeout time.Duration
+	// Client makes the HTTP calls; nil for a default client.
+	Client *http.Client
+}
+
+var _ connect.Platform = (*Platform)(nil)
+
+// Name is "telegram".
+func (p *Platform) Name() string { return "telegram" }
+
+// Credentials is TELEGRAM_BOT_TOKEN.
+func (p *Platform) Credentials() []string { return []string{TokenVar} }
+
+func (p *Platform) apiURL() string {
+	if p.APIURL == "" {
+		return DefaultAPIURL
+	}
+	return p.APIURL
+}
+
+func (p *Platform) pollTimeout() time.Duration {
+	if p.PollTimeout < time.Second {
+		return 50 * time.Second
+	}
+	return p.PollTimeout
+}
+
+func (p *Platform) client() *http.Client {
+	if p.Client == nil {
+		return http.DefaultClient
+	}
+	return p.Client
+}
+
+// Settings are the members of an agent's settings.telegram.
+type Settings struct {
+	GroupIDs          []string `json:"groupIds"`
+	RespondToCommands *bool    `json:"respondToCommands"`
+	AdminUsers        []string `json:"adminUsers"`
+}
+
+// session is one connection of a bot: who it is and how it answers.
+type session struct {
+	p        *Platform
+	c        *connect.Conn
+	b        *bot.Bot
+	me       *models.User
+	settings Settings
+}
+
+// Run connects the bot, then polls for updates until ctx ends. A rejected
+// token or a bot used by another agent is a *connect.FatalError.
+func (p *Platform) Run(ctx context.Context, c *connect.Conn) error {
+	token := c.Secrets.String(TokenVar)
+	b, err := bot.New(token, bot.WithServerURL(p.apiURL()), bot.WithSkipGetMe(),
+		bot.WithHTTPClient(p.pollTimeout(), p.client()), bot.WithErrorsHandler(func(error) {}))
+	if err != nil {
+		return fmt.Errorf("telegram: new bot: %w", err)
+	}
+	me, err := b.GetMe(ctx)
+	if errors.Is(err, bot.ErrorUnauthorized) {
+		return &connect.FatalError{Reason: "Telegram rejected TELEGRAM_BOT_TOKEN (401 Unauthorized)"}
+	}
+	if err != nil {
+		return fmt.Errorf("telegram: getMe: %w", redact(err, token))
+	}
+	s := &session{p: p, c: c, b: b, me: me}
+	if len(c.Settings) > 0 {
+		_ = json.Unmarshal(c.Settings, &s.settings) // validated on write; unknown shapes mean defaults
+	}
+	if err := c.Connected(ctx, strconv.FormatInt(me.ID, 10), me.Username); err != nil {
+		return err
+	}
+	return s.poll(ctx, token)
+}
+
+// poll long-polls from the stored offset and hands each update to handle,
+// storing the cursor after each. The very first connection of an agent
+// skips the backlog.
+func (s *session) poll(ctx context.Context, token string) error {
+	next, err := s.firstOffset(ctx, token)
+	if err != nil {
+		return err
+	}
+	var backoff time.Duration
+	for ctx.Err() == nil {
+		updates, err := getUpdates(ctx, s.p.client(), s.p.apiURL(), token, next, s.p.pollTimeout())
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			if backoff, err = s.wait(ctx, err, backoff); err != nil {
+				return err
+			}
+			continue
+		}
+		backoff = 0
+		for _, u := range updates {
+			s.handle(u)
+			if err := s.c.SaveCursor(ctx, strconv.FormatInt(u.ID, 10)); err != nil {
+				return err
+			}
+			next = u.ID + 1
+		}
+	}
+	return nil
+}
+
+// firstOffset is the offset to poll from: after the stored cursor, or, on
+// the very first connection, after the newest pending update (which is
+// stored as the cursor, so the backlog is never answered).
+func (s *session) firstOffset(ctx context.Context, token string) (int64, error) {
+	if cur := s.c.Cursor(); cur != "" {
+		id, err := strconv.ParseInt(cur, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("telegram: stored cursor %q: %w", cur, err)
+		}
+		return id + 1, nil
+	}
+	last, err := getUpdates(ctx, s.p.client(), s.p.apiURL(), token, -1, 0)
+	if err != nil {
+		return 0, s.fatal(err)
+	}
+	var id int64
+	if len(last) > 0 {
+		id = last[len(last)-1].ID
+	}
+	if err := s.c.SaveCursor(ctx, strconv.FormatInt(id, 10)); err != nil {
+		return 0, err
+	}
+	return id + 1, nil
+}
+
+// wait backs off after a failed poll: retry_after for 429, a growing wait
+// for 409 (another poller) and transient failures; 401 is fatal.
+func (s *session) wait(ctx context.Context, err error, backoff time.Duration) (time.Duration, error) {
+	if fe := s.fatal(err); fe != err {
+		return 0, fe
+	}
+	backoff = min(max(2*backoff, 500*time.Millisecond), 30*time.Second)
+	d := backoff
+	var ae *apiError
+	if errors.As(err, &ae) && ae.RetryAfter > 0 {
+		d = ae.RetryAfter
+	}
+	s.c.Logger.Warn("telegram poll failed; waiting", "error", err, "wait", d)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	return backoff, nil
+}
+
+// fatal turns a 401 into a *connect.FatalError and returns other errors
+// unchanged.
+func (s *session) fatal(err error) error {
+	var ae *apiError
+	if errors.As(err, &ae) && ae.Code == http.StatusUnauthorized {
+		return &connect.FatalError{Reason: "Telegram rejected TELEGRAM_BOT_TOKEN (401 Unauthorized)"}
+	}
+	return err
+}

@@ -1,0 +1,313 @@
+// Package telegramtest is a Telegram Bot API server for tests, speaking the
+// wire format: POST /bot{token}/{method} with JSON, form or multipart
+// parameters, answered with {ok, result} or {ok: false, error_code, ...}.
+// getUpdates holds the request until an update is queued or its timeout
+// passes, like Telegram, so clients never spin; it forgets the updates
+// below the offset it is asked for, and a second concurrent poller of one
+// bot evicts the first with 409.
+package telegramtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"mime"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-telegram/bot/models"
+)
+
+// Call is one request the server received.
+type Call struct {
+	Method string
+	Params map[string]string // objects and arrays as JSON text
+}
+
+// Sent is one message a bot sent.
+type Sent struct {
+	ChatID    string
+	Text      string
+	ReplyTo   int // reply_parameters.message_id, 0 for none
+	MessageID int
+}
+
+// Server is the test server. Its methods are safe for concurrent use.
+type Server struct {
+	*httptest.Server
+
+	mu       sync.Mutex
+	bots     map[string]*botState // by token
+	changed  chan struct{}        // closed and replaced on every change
+	nextMsg  int
+	failures map[string][]failure // by token + "/" + method
+}
+
+type botState struct {
+	user    models.User
+	nextID  int64
+	pending []models.Update
+	calls   []Call
+	sent    []Sent
+	polls   int // getUpdates requests in flight
+	evict   chan struct{}
+}
+
+type failure struct {
+	status     int
+	retryAfter int
+}
+
+// New starts a server, closed when the test ends.
+func New(t testing.TB) *Server {
+	s := &Server{bots: map[string]*botState{}, changed: make(chan struct{}), nextMsg: 1000, failures: map[string][]failure{}}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// AddBot registers a bot: its token, numeric id and username. Other tokens
+// get 401.
+func (s *Server) AddBot(token string, id int64, username string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.bots[token] = &botState{user: models.User{ID: id, IsBot: true, FirstName: username, Username: username}, nextID: 1,
+		evict: make(chan struct{})}
+}
+
+// Queue adds an update for the bot, numbering it, and returns its id.
+func (s *Server) Queue(token string, u models.Update) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.bots[token]
+	u.ID = b.nextID
+	b.nextID++
+	b.pending = append(b.pending, u)
+	s.notify()
+	return u.ID
+}
+
+// QueueAgain queues update u again with its own id, as Telegram does when
+// a poller did not confirm it.
+func (s *Server) QueueAgain(token string, u models.Update) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.bots[token].pending = append(s.bots[token].pending, u)
+	s.notify()
+}
+
+// Fail makes the next call of method by token fail with status (401, 409,
+// 429 with retryAfter seconds, ...), once per call of Fail.
+func (s *Server) Fail(token, method string, status, retryAfter int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := token + "/" + method
+	s.failures[k] = append(s.failures[k], failure{status, retryAfter})
+}
+
+// Calls returns the requests of the bot, oldest first.
+func (s *Server) Calls(token string) []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Call(nil), s.bots[token].calls...)
+}
+
+// Sent returns the messages the bot sent, oldest first.
+func (s *Server) Sent(token string) []Sent {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Sent(nil), s.bots[token].sent...)
+}
+
+// Polling returns how many getUpdates requests of the bot are in flight.
+func (s *Server) Polling(token string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.bots[token].polls
+}
+
+// notify wakes the held requests; s.mu is held.
+func (s *Server) notify() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	token, method, ok := strings.Cut(strings.TrimPrefix(r.URL.Path, "/bot"), "/")
+	if r.Method != http.MethodPost || !ok {
+		writeError(w, http.StatusNotFound, "Not Found", 0)
+		return
+	}
+	params, err := readParams(r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "Bad Request: "+err.Error(), 0)
+		return
+	}
+	s.mu.Lock()
+	b := s.bots[token]
+	if b == nil {
+		s.mu.Unlock()
+		writeError(w, http.StatusUnauthorized, "Unauthorized", 0)
+		return
+	}
+	b.calls = append(b.calls, Call{Method: method, Params: params})
+	if f, ok := s.takeFailure(token, method); ok {
+		s.mu.Unlock()
+		writeError(w, f.status, http.StatusText(f.status), f.retryAfter)
+		return
+	}
+	switch method {
+	case "getMe":
+		user := b.user
+		s.mu.Unlock()
+		writeResult(w, user)
+	case "sendMessage":
+		res := s.send(b, params)
+		s.mu.Unlock()
+		writeResult(w, res)
+	case "getUpdates":
+		s.mu.Unlock()
+		s.getUpdates(w, r, token, params)
+	default:
+		s.mu.Unlock()
+		writeError(w, http.StatusNotFound, "Not Found: method not found", 0)
+	}
+}
+
+// takeFailure pops an injected failure; s.mu is held.
+func (s *Server) takeFailure(token, method string) (failure, bool) {
+	k := token + "/" + method
+	q := s.failures[k]
+	if len(q) == 0 {
+		return failure{}, false
+	}
+	s.failures[k] = q[1:]
+	return q[0], true
+}
+
+// send records a sendMessage; s.mu is held.
+func (s *Server) send(b *botState, p map[string]string) models.Message {
+	s.nextMsg++
+	m := Sent{ChatID: p["chat_id"], Text: p["text"], MessageID: s.nextMsg}
+	if rp := p["reply_parameters"]; rp != "" {
+		var r models.ReplyParameters
+		_ = json.Unmarshal([]byte(rp), &r)
+		m.ReplyTo = r.MessageID
+	}
+	b.sent = append(b.sent, m)
+	chatID, _ := strconv.ParseInt(m.ChatID, 10, 64)
+	return models.Message{ID: m.MessageID, From: &b.user, Chat: models.Chat{ID: chatID}, Text: m.Text, Date: int(time.Now().Unix())}
+}
+
+// getUpdates answers the updates at or above offset, waiting up to timeout
+// seconds for one. A newer poller of the bot evicts this one with 409.
+func (s *Server) getUpdates(w http.ResponseWriter, r *http.Request, token string, p map[string]string) {
+	offset, _ := strconv.ParseInt(p["offset"], 10, 64)
+	timeout, _ := strconv.Atoi(p["timeout"])
+	deadline := time.NewTimer(time.Duration(timeout) * time.Second)
+	defer deadline.Stop()
+	s.mu.Lock()
+	b := s.bots[token]
+	close(b.evict) // one poller at a time, as on Telegram
+	b.evict = make(chan struct{})
+	evicted := b.evict
+	b.polls++
+	defer func() {
+		s.mu.Lock()
+		b.polls--
+		s.mu.Unlock()
+	}()
+	for {
+		ups := confirm(b, offset)
+		changed := s.changed
+		s.mu.Unlock()
+		if len(ups) > 0 || timeout == 0 {
+			writeResult(w, ups)
+			return
+		}
+		select {
+		case <-changed:
+		case <-evicted:
+			writeError(w, http.StatusConflict, "Conflict: terminated by other getUpdates request", 0)
+			return
+		case <-deadline.C:
+			writeResult(w, []models.Update{})
+			return
+		case <-r.Context().Done():
+			return
+		}
+		s.mu.Lock()
+	}
+}
+
+// confirm forgets the bot's updates below offset (a negative offset keeps
+// only the last -offset) and returns the rest; s.mu is held.
+func confirm(b *botState, offset int64) []models.Update {
+	if offset < 0 {
+		if n := int(-offset); len(b.pending) > n {
+			b.pending = b.pending[len(b.pending)-n:]
+		}
+		return append([]models.Update{}, b.pending...)
+	}
+	kept := b.pending[:0]
+	for _, u := range b.pending {
+		if u.ID >= offset {
+			kept = append(kept, u)
+		}
+	}
+	b.pending = kept
+	return append([]models.Update{}, kept...)
+}
+
+// readParams reads JSON, URL-encoded and multipart parameters alike.
+func readParams(r *http.Request) (map[string]string, error) {
+	out := map[string]string{}
+	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	switch ct {
+	case "application/json":
+		var raw map[string]json.RawMessage
+		if err := json.NewDecoder(r.Body).Decode(&raw); err != nil {
+			return nil, fmt.Errorf("decode json: %w", err)
+		}
+		for k, v := range raw {
+			var str string
+			if json.Unmarshal(v, &str) == nil {
+				out[k] = str
+			} else {
+				out[k] = string(v)
+			}
+		}
+		return out, nil
+	case "multipart/form-data":
+		if err := r.ParseMultipartForm(1 << 20); err != nil {
+			return nil, fmt.Errorf("parse multipart: %w", err)
+		}
+	default:
+		if err := r.ParseForm(); err != nil {
+			return nil, fmt.Errorf("parse form: %w", err)
+		}
+	}
+	for k, v := range r.Form {
+		out[k] = v[0]
+	}
+	return out, nil
+}
+
+func writeResult(w http.ResponseWriter, result any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"ok": true, "result": result})
+}
+
+func writeError(w http.ResponseWriter, status int, description string, retryAfter int) {
+	body := map[string]any{"ok": false, "error_code": status, "description": description}
+	if retryAfter > 0 {
+		body["parameters"] = map[string]int{"retry_after": retryAfter}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(body)
+}
