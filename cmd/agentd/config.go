@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentd/agentd/connect/telegram"
 	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/secretbox"
 	"github.com/agentd/agentd/server"
@@ -38,6 +39,10 @@ type config struct {
 	// SecretBox encrypts agents' settings.secrets (AGENTD_SECRET_KEY);
 	// nil stores them in clear.
 	SecretBox *secretbox.Box
+	// Connections runs the platform connections (AGENTD_CONNECTIONS=on);
+	// off makes an API-only replica.
+	Connections bool
+	TelegramURL string // TELEGRAM_API_URL
 }
 
 // setting is one configuration variable: its environment variable, the
@@ -68,6 +73,8 @@ var settings = []setting{
 	{env: "AGENTD_MODEL_GOOGLE", flag: "model-google", def: server.DefaultModels[llm.ProviderGoogle], usage: "default `model` of google agents"},
 	{env: "AGENTD_MODEL_OLLAMA", flag: "model-ollama", def: server.DefaultModels[llm.ProviderOllama], usage: "default `model` of ollama agents"},
 	{env: "AGENTD_PROVIDER_TIMEOUT", flag: "provider-timeout", def: "60s", usage: "time limit of one model provider call, a `duration`"},
+	{env: "AGENTD_CONNECTIONS", flag: "connections", def: "on", usage: "`on` runs agents' platform connections (Telegram); off for API-only replicas"},
+	{env: "TELEGRAM_API_URL", flag: "telegram-api-url", def: telegram.DefaultAPIURL, usage: "Telegram Bot API base `URL`"},
 	{env: "AGENTD_LOG_LEVEL", flag: "log-level", def: "info", usage: "log `level`: debug, info, warn, error"},
 	{env: secretKeyEnv, flag: "secret-key", shown: "none: secrets stored in clear", usage: secretKeyUsage, secret: true},
 	{env: "OPENAI_API_KEY", shown: "none", usage: "API key of provider openai"},
@@ -149,6 +156,17 @@ func (r rawConfig) config() (config, error) {
 		check("AGENTD_REDIS_URL", err)
 	}
 	check("AGENTD_DEFAULT_PROVIDER", checkProvider(c.DefaultProvider))
+	switch r.get("AGENTD_CONNECTIONS") {
+	case "on":
+		c.Connections = true
+	case "off":
+	default:
+		check("AGENTD_CONNECTIONS", fmt.Errorf("%q is neither on nor off", r.get("AGENTD_CONNECTIONS")))
+	}
+	c.TelegramURL = r.get("TELEGRAM_API_URL")
+	if u, err := url.Parse(c.TelegramURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		check("TELEGRAM_API_URL", fmt.Errorf("%q is not an http(s) URL", c.TelegramURL))
+	}
 	for _, p := range llm.Providers {
 		env := "AGENTD_MODEL_" + strings.ToUpper(p)
 		c.Models[p] = r.get(env)

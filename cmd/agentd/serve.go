@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentd/agentd/connect"
+	"github.com/agentd/agentd/connect/telegram"
 	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/server"
 	"github.com/agentd/agentd/server/limit"
@@ -118,7 +120,35 @@ func (e *env) serve(ctx context.Context, cfg config) error {
 	if err != nil {
 		return fmt.Errorf("build server: %w", err)
 	}
+	stopConnections, err := startConnections(ctx, cfg, st, srv, logger, reg)
+	if err != nil {
+		return err
+	}
+	defer stopConnections()
 	return e.runHTTP(ctx, cfg, ls, srv, logger)
+}
+
+// startConnections runs the platform connections' supervisor unless
+// AGENTD_CONNECTIONS is off; the returned function stops it and waits for
+// its connections to release their leases.
+func startConnections(ctx context.Context, cfg config, st *store.Store, srv *server.Server, logger *slog.Logger, reg *prometheus.Registry) (func(), error) {
+	if !cfg.Connections {
+		return func() {}, nil
+	}
+	sup, err := connect.New(connect.Config{
+		Store: st, Turner: srv, Logger: logger.With("component", "connections"), Registerer: reg,
+		Platforms: []connect.Platform{&telegram.Platform{APIURL: cfg.TelegramURL}},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("build connections: %w", err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = sup.Run(ctx)
+	}()
+	return func() { cancel(); <-done }, nil
 }
 
 // newRegistry returns the Prometheus registry of the process, with the Go
