@@ -8,8 +8,10 @@
 package telegramtest
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"mime"
 	"net/http"
 	"net/http/httptest"
@@ -266,6 +268,11 @@ func confirm(b *botState, offset int64) []models.Update {
 // readParams reads JSON, URL-encoded and multipart parameters alike.
 func readParams(r *http.Request) (map[string]string, error) {
 	out := map[string]string{}
+	body, err := io.ReadAll(r.Body)
+	if err != nil || len(body) == 0 { // the library sends an empty multipart body for no parameters
+		return out, err
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	switch ct {
 	case "application/json":
