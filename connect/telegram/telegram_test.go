@@ -13,6 +13,7 @@ import (
 	"github.com/agentd/agentd/connect/telegram"
 	"github.com/agentd/agentd/connect/telegram/telegramtest"
 	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/store/storetest"
 	"github.com/go-telegram/bot/models"
 	"go.uber.org/goleak"
 )
@@ -70,8 +71,8 @@ func newFixture(t *testing.T) *fixture {
 func (f *fixture) run(st *store.Store, owner string) (stop context.CancelFunc, done chan struct{}) {
 	sup, err := connect.New(connect.Config{
 		Store: st, Turner: f.turner, Owner: owner,
-		Platforms:  []connect.Platform{&telegram.Platform{APIURL: f.tg.URL, PollTimeout: 2 * time.Second}},
-		LeaseTTL:   time.Second, RenewEvery: 200 * time.Millisecond, ChangeEvery: 100 * time.Millisecond,
+		Platforms: []connect.Platform{&telegram.Platform{APIURL: f.tg.URL, PollTimeout: 2 * time.Second}},
+		LeaseTTL:  time.Second, RenewEvery: 200 * time.Millisecond, ChangeEvery: 100 * time.Millisecond,
 		MaxBackoff: 200 * time.Millisecond,
 	})
 	if err != nil {
@@ -357,4 +358,45 @@ func mustOK(t *testing.T, err error) {
 func mustJSON(v any) json.RawMessage {
 	b, _ := json.Marshal(v)
 	return b
+}
+
+func TestFailoverOnPostgres(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	dsn := storetest.PostgresDSN(t)
+	open := func() *store.Store {
+		st, err := store.Open(ctx, dsn)
+		mustOK(t, err)
+		t.Cleanup(func() { _ = st.Close() })
+		return st
+	}
+	stA, stB := open(), open()
+	acct, err := stB.CreateAccount(ctx, store.Account{Name: "acme", Tier: store.TierStandard})
+	mustOK(t, err)
+	f.st, f.acct = stB, acct
+	a := f.agent(withToken(nil))
+
+	stopA, doneA := f.run(stA, "replica-a")
+	f.waitConnected(a)
+	stopB, doneB := f.run(stB, "replica-b")
+	t.Cleanup(func() { stopB(); <-doneB })
+	f.tg.Queue(token, private("one"))
+	eventually(t, "first reply", func() bool { return len(f.tg.Sent(token)) == 1 })
+	if n := f.tg.Polling(token); n != 1 {
+		t.Fatalf("%d pollers; want exactly one", n)
+	}
+
+	// Kill replica-a: its database goes away with it, so its lease is
+	// never released and must expire.
+	_ = stA.Close()
+	stopA()
+	<-doneA
+	f.tg.Queue(token, private("two"))
+	eventually(t, "replica-b answers", func() bool { return len(f.tg.Sent(token)) == 2 })
+	f.tg.Queue(token, private("three"))
+	eventually(t, "third reply", func() bool { return len(f.tg.Sent(token)) == 3 })
+	sent := f.tg.Sent(token)
+	if sent[0].Text != "re: one" || sent[1].Text != "re: two" || sent[2].Text != "re: three" {
+		t.Fatalf("sent after failover: %+v", sent)
+	}
 }
