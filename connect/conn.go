@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 
 	"github.com/agentd/agentd/store"
 )
@@ -50,22 +51,31 @@ type Conn struct {
 	Logger  *slog.Logger
 
 	platform string
-	lease    store.Lease
+	lease    store.Lease // as acquired; never changed, so every goroutine may read it
 	store    Store
+
+	cursorMu sync.Mutex
+	cursor   string // the platform's cursor, the lease's at first
 	turner   Turner
 	jobs     *dispatcher
 	dropped  func()
 }
 
 // Cursor is the platform's cursor stored by the last runner ("" at first).
-func (c *Conn) Cursor() string { return c.lease.Cursor }
+func (c *Conn) Cursor() string {
+	c.cursorMu.Lock()
+	defer c.cursorMu.Unlock()
+	return c.cursor
+}
 
 // SaveCursor stores the platform's cursor.
 func (c *Conn) SaveCursor(ctx context.Context, cursor string) error {
 	if err := c.store.SaveCursor(ctx, c.lease, cursor); err != nil {
 		return fmt.Errorf("connect: save cursor: %w", err)
 	}
-	c.lease.Cursor = cursor
+	c.cursorMu.Lock()
+	c.cursor = cursor
+	c.cursorMu.Unlock()
 	return nil
 }
 

@@ -130,7 +130,7 @@ func (r *runner) renew(ctx context.Context, lost context.CancelCauseFunc, lease 
 // ends; a fatal failure or missing credentials wait for ctx instead.
 func (r *runner) serve(ctx context.Context, lease store.Lease) {
 	c := &Conn{Agent: r.spec.agent, Settings: r.spec.settings, Secrets: r.spec.secrets, Logger: r.log,
-		platform: r.spec.platform.Name(), lease: lease, store: r.sup.cfg.Store, turner: r.sup.cfg.Turner,
+		platform: r.spec.platform.Name(), lease: lease, cursor: lease.Cursor, store: r.sup.cfg.Store, turner: r.sup.cfg.Turner,
 		dropped: r.sup.dropped.WithLabelValues(r.spec.platform.Name()).Inc}
 	reason := missingCredentials(r.spec.platform, r.spec.secrets)
 	if r.spec.secretsErr != nil {

@@ -101,6 +101,33 @@ func (e AnalyticsInterval) Valid() bool {
 	}
 }
 
+// Defines values for ConnectionState.
+const (
+	ConnectionStateConnected    ConnectionState = "connected"
+	ConnectionStateConnecting   ConnectionState = "connecting"
+	ConnectionStateDisabled     ConnectionState = "disabled"
+	ConnectionStateDisconnected ConnectionState = "disconnected"
+	ConnectionStateError        ConnectionState = "error"
+)
+
+// Valid indicates whether the value is a known member of the ConnectionState enum.
+func (e ConnectionState) Valid() bool {
+	switch e {
+	case ConnectionStateConnected:
+		return true
+	case ConnectionStateConnecting:
+		return true
+	case ConnectionStateDisabled:
+		return true
+	case ConnectionStateDisconnected:
+		return true
+	case ConnectionStateError:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ConversationKind.
 const (
 	Direct ConversationKind = "direct"
@@ -524,6 +551,63 @@ type CharacterStyle struct {
 
 // ClientList defines model for ClientList.
 type ClientList = []Platform
+
+// Connection defines model for Connection.
+type Connection struct {
+	// Account The bot's own account on the platform.
+	Account *ConnectionAccount `json:"account,omitempty"`
+
+	// LastEventAt RFC 3339 UTC with milliseconds.
+	//
+	// Example: 2026-11-21T10:00:00.123Z
+	LastEventAt *Timestamp `json:"lastEventAt,omitempty"`
+
+	// MessagesIn Platform messages received.
+	MessagesIn int `json:"messagesIn"`
+
+	// MessagesOut Messages the agent sent.
+	MessagesOut int `json:"messagesOut"`
+
+	// Platform discord (team chat), twitter (microblogging), telegram (messaging app).
+	Platform Platform `json:"platform"`
+
+	// Reason Why it is in this state; empty when connected.
+	Reason string `json:"reason"`
+
+	// Since RFC 3339 UTC with milliseconds.
+	//
+	// Example: 2026-11-21T10:00:00.123Z
+	Since Timestamp `json:"since"`
+
+	// State `connecting` (starting, or waiting for a replica to take it),
+	// `connected`, `disconnected` (stopped: agent inactive or platform
+	// removed), `error` (the platform refused it: bad token, bot used by
+	// another agent; see `reason`), `disabled` (credentials missing).
+	State ConnectionState `json:"state"`
+}
+
+// ConnectionAccount The bot's own account on the platform.
+type ConnectionAccount struct {
+	Id       string `json:"id"`
+	Username string `json:"username"`
+}
+
+// ConnectionList defines model for ConnectionList.
+type ConnectionList struct {
+	Items []Connection `json:"items"`
+}
+
+// ConnectionListEnvelope defines model for ConnectionListEnvelope.
+type ConnectionListEnvelope struct {
+	Data    ConnectionList `json:"data"`
+	Success bool           `json:"success"`
+}
+
+// ConnectionState `connecting` (starting, or waiting for a replica to take it),
+// `connected`, `disconnected` (stopped: agent inactive or platform
+// removed), `error` (the platform refused it: bad token, bot used by
+// another agent; see `reason`), `disabled` (credentials missing).
+type ConnectionState string
 
 // Conversation defines model for Conversation.
 type Conversation struct {
@@ -2730,6 +2814,17 @@ type ClientInterface interface {
 	// Corresponds with GET /agents/{agentId}/analytics (the `GetAgentAnalytics` operationId).
 	GetAgentAnalytics(ctx context.Context, agentId AgentId, params *GetAgentAnalyticsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListConnections List Connections
+	//
+	// The agent's platform connections, one per platform in its `clients`,
+	// as the replica running each one last stored it. `account` is the
+	// bot's own identity once the platform told it. A platform no replica
+	// has started yet is `connecting` while the agent is active (or in
+	// error) and `disconnected` while it is inactive.
+	//
+	// Corresponds with GET /agents/{agentId}/connections (the `ListConnections` operationId).
+	ListConnections(ctx context.Context, agentId AgentId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListConversations List Conversations
 	//
 	// Lists the agent's conversations, the most recently active first (ties
@@ -2978,6 +3073,27 @@ func (c *Client) UpdateAgent(ctx context.Context, agentId AgentId, body UpdateAg
 // Corresponds with GET /agents/{agentId}/analytics (the `GetAgentAnalytics` operationId).
 func (c *Client) GetAgentAnalytics(ctx context.Context, agentId AgentId, params *GetAgentAnalyticsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetAgentAnalyticsRequest(c.Server, agentId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListConnections List Connections
+//
+// The agent's platform connections, one per platform in its `clients`,
+// as the replica running each one last stored it. `account` is the
+// bot's own identity once the platform told it. A platform no replica
+// has started yet is `connecting` while the agent is active (or in
+// error) and `disconnected` while it is inactive.
+//
+// Corresponds with GET /agents/{agentId}/connections (the `ListConnections` operationId).
+func (c *Client) ListConnections(ctx context.Context, agentId AgentId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListConnectionsRequest(c.Server, agentId)
 	if err != nil {
 		return nil, err
 	}
@@ -3487,6 +3603,40 @@ func NewGetAgentAnalyticsRequest(server string, agentId AgentId, params *GetAgen
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
 		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListConnectionsRequest constructs an http.Request for the ListConnections method
+func NewListConnectionsRequest(server string, agentId AgentId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "agentId", agentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/agents/%s/connections", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -4015,6 +4165,19 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /agents/{agentId}/analytics (the `GetAgentAnalytics` operationId).
 	GetAgentAnalyticsWithResponse(ctx context.Context, agentId AgentId, params *GetAgentAnalyticsParams, reqEditors ...RequestEditorFn) (*GetAgentAnalyticsResponse, error)
+
+	// ListConnectionsWithResponse List Connections
+	//
+	// The agent's platform connections, one per platform in its `clients`,
+	// as the replica running each one last stored it. `account` is the
+	// bot's own identity once the platform told it. A platform no replica
+	// has started yet is `connecting` while the agent is active (or in
+	// error) and `disconnected` while it is inactive.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /agents/{agentId}/connections (the `ListConnections` operationId).
+	ListConnectionsWithResponse(ctx context.Context, agentId AgentId, reqEditors ...RequestEditorFn) (*ListConnectionsResponse, error)
 
 	// ListConversationsWithResponse List Conversations
 	//
@@ -5023,6 +5186,143 @@ func (r GetAgentAnalyticsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetAgentAnalyticsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListConnectionsResponse200Headers the declared response headers of an HTTP 200 response for ListConnections
+type ListConnectionsResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListConnectionsResponse400Headers the declared response headers of an HTTP 400 response for ListConnections
+type ListConnectionsResponse400Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListConnectionsResponse404Headers the declared response headers of an HTTP 404 response for ListConnections
+type ListConnectionsResponse404Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListConnectionsResponse429Headers the declared response headers of an HTTP 429 response for ListConnections
+type ListConnectionsResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListConnectionsResponse500Headers the declared response headers of an HTTP 500 response for ListConnections
+type ListConnectionsResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type ListConnectionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ConnectionListEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListConnectionsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListConnectionsResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListConnectionsResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListConnectionsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListConnectionsResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListConnectionsResponse) GetJSON200() *ConnectionListEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListConnectionsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListConnectionsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListConnectionsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListConnectionsResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListConnectionsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListConnectionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListConnectionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListConnectionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListConnectionsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -6178,6 +6478,25 @@ func (c *ClientWithResponses) GetAgentAnalyticsWithResponse(ctx context.Context,
 		return nil, err
 	}
 	return ParseGetAgentAnalyticsResponse(rsp)
+}
+
+// ListConnectionsWithResponse List Connections
+//
+// The agent's platform connections, one per platform in its `clients`,
+// as the replica running each one last stored it. `account` is the
+// bot's own identity once the platform told it. A platform no replica
+// has started yet is `connecting` while the agent is active (or in
+// error) and `disconnected` while it is inactive.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /agents/{agentId}/connections (the `ListConnections` operationId).
+func (c *ClientWithResponses) ListConnectionsWithResponse(ctx context.Context, agentId AgentId, reqEditors ...RequestEditorFn) (*ListConnectionsResponse, error) {
+	rsp, err := c.ListConnections(ctx, agentId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListConnectionsResponse(rsp)
 }
 
 // ListConversationsWithResponse List Conversations
@@ -8311,6 +8630,302 @@ func ParseGetAgentAnalyticsResponse(rsp *http.Response) (*GetAgentAnalyticsRespo
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetAgentAnalyticsResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListConnectionsResponse parses an HTTP response from a ListConnectionsWithResponse call
+func ParseListConnectionsResponse(rsp *http.Response) (*ListConnectionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListConnectionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ConnectionListEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListConnectionsResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListConnectionsResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListConnectionsResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListConnectionsResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListConnectionsResponse500Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -10671,6 +11286,9 @@ type ServerInterface interface {
 	// GetAgentAnalytics Agent Analytics
 	// (GET /agents/{agentId}/analytics)
 	GetAgentAnalytics(ctx echo.Context, agentId AgentId, params GetAgentAnalyticsParams) error
+	// ListConnections List Connections
+	// (GET /agents/{agentId}/connections)
+	ListConnections(ctx echo.Context, agentId AgentId) error
 	// ListConversations List Conversations
 	// (GET /agents/{agentId}/conversations)
 	ListConversations(ctx echo.Context, agentId AgentId, params ListConversationsParams) error
@@ -10835,6 +11453,22 @@ func (w *ServerInterfaceWrapper) GetAgentAnalytics(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.GetAgentAnalytics(ctx, agentId, params)
+	return err
+}
+
+// ListConnections converts echo context to params.
+func (w *ServerInterfaceWrapper) ListConnections(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", ctx.Param("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListConnections(ctx, agentId)
 	return err
 }
 
@@ -11077,6 +11711,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/agents/:agentId/conversations/:conversationId", wrapper.GetConversation, options.OperationMiddlewares["getConversation"]...)
 	router.GET(options.BaseURL+"/agents/:agentId/conversations/:conversationId/messages", wrapper.ListConversationMessages, options.OperationMiddlewares["listConversationMessages"]...)
 	router.GET(options.BaseURL+"/agents/:agentId/analytics", wrapper.GetAgentAnalytics, options.OperationMiddlewares["getAgentAnalytics"]...)
+	router.GET(options.BaseURL+"/agents/:agentId/connections", wrapper.ListConnections, options.OperationMiddlewares["listConnections"]...)
 
 }
 
@@ -12556,6 +13191,203 @@ func (response GetAgentAnalytics429JSONResponse) VisitGetAgentAnalyticsResponse(
 type GetAgentAnalytics500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response GetAgentAnalytics500JSONResponse) VisitGetAgentAnalyticsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConnectionsRequestObject struct {
+	AgentId AgentId `json:"agentId"`
+}
+
+type ListConnectionsResponseObject interface {
+	VisitListConnectionsResponse(w http.ResponseWriter) error
+}
+
+type ListConnections200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type ListConnections200JSONResponse struct {
+	Body    ConnectionListEnvelope
+	Headers ListConnections200ResponseHeaders
+}
+
+func (response ListConnections200JSONResponse) VisitListConnectionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConnections400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListConnections400JSONResponse) VisitListConnectionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConnections401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListConnections401JSONResponse) VisitListConnectionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConnections404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ListConnections404JSONResponse) VisitListConnectionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConnections429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ListConnections429JSONResponse) VisitListConnectionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConnections500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListConnections500JSONResponse) VisitListConnectionsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -14213,6 +15045,9 @@ type StrictServerInterface interface {
 	// GetAgentAnalytics Agent Analytics
 	// (GET /agents/{agentId}/analytics)
 	GetAgentAnalytics(ctx context.Context, request GetAgentAnalyticsRequestObject) (GetAgentAnalyticsResponseObject, error)
+	// ListConnections List Connections
+	// (GET /agents/{agentId}/connections)
+	ListConnections(ctx context.Context, request ListConnectionsRequestObject) (ListConnectionsResponseObject, error)
 	// ListConversations List Conversations
 	// (GET /agents/{agentId}/conversations)
 	ListConversations(ctx context.Context, request ListConversationsRequestObject) (ListConversationsResponseObject, error)
@@ -14440,6 +15275,31 @@ func (sh *strictHandler) GetAgentAnalytics(ctx echo.Context, agentId AgentId, pa
 	return nil
 }
 
+// ListConnections operation middleware
+func (sh *strictHandler) ListConnections(ctx echo.Context, agentId AgentId) error {
+	var request ListConnectionsRequestObject
+
+	request.AgentId = agentId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListConnections(ctx.Request().Context(), request.(ListConnectionsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListConnections")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListConnectionsResponseObject); ok {
+		return validResponse.VisitListConnectionsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // ListConversations operation middleware
 func (sh *strictHandler) ListConversations(ctx echo.Context, agentId AgentId, params ListConversationsParams) error {
 	var request ListConversationsRequestObject
@@ -14646,185 +15506,196 @@ func (sh *strictHandler) StreamMessage(ctx echo.Context, agentId AgentId) error 
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H0Nc9s4kvZfQfHdrTh3tCzJdmYi19WdYyszvo1jny3v3G7ki2ASkjAmAQ4A2dGk/N/fQgMgQYqSqNiZ",
-	"mcz66mrHEQmi8dX99Ae6PwcRTzPOCFMy6H0OyCecZgmBv0+JlHhCLkiWzPW/5SxNsZgHvWAwJQhPCFMv",
-	"JBLwOAzucDIj+rUYK6z/Cy+cxEHP/PWx3fk53r37Pt37pfvpu9vX9/vqlWjPf8U3URAGqekLXk/lxL58",
-	"0739Xuylr9j3WfuXrtxTr+7u4WWFXS8pj0kS9IJJprb3+HZKGQ3CQBCZcSbJgKYk6HW6u3ut/TBQ/JYw",
-	"eSVJHPQ6++2H4r2gF5xicUuURAnntyia8iybH6ApEQRRiab8Hp0gQXCM1JSkLd0F5ymQq//4uLf/KggD",
-	"RVMiFU6zoBd0291X253Odrcz6LR77Xav3Wnt7b/6ZxAGM0kENNV/fOx0d4OHMJCzKCJSBj0lZuThISym",
-	"/5cZkeqYChKp8jIcohh+RXb20JaaEhRxdkeExIpypmnXv+mOXsiX/jIp8knppSRJglKCMPqZ35JWPXUL",
-	"1JywC87TKjWODMoQRnpaQnRP1RRRJVGWYDXmItXkQdceKe4n/ecUMwYLqgSOKZtsR1OsX3btg14QUxlx",
-	"EetJq10EM7CfplihmKM5nyE1pewW4Rs+UzAd0UwIwhRKYc3/s+GgL5UgONWbp3oWJE6JG30IPcCpQNK1",
-	"8AZbR7J5zyz91xiAofyYM1KhXR8IRO706Qe6GYr1Szm5cJh76PMwUPOMDIPe0ByiYRAOzbIxBb/+NJ2j",
-	"mMbD4GHIhqxpKzOWKY1uCWu1Wktba6Kgcc4m4OfVjMI2MKxiGPQ+Dz0GMAx63XY4LDGKYdDb73Rbu7qZ",
-	"5irQh8dXhsED0BdUJ/YtpkndtsgEv6MxEWgMLyA8VkTAmM2CI6mwUP72eLL5JkJwAa3sX3r4EY/N08Mf",
-	"+u8HH6/eH/798OTd4Zt3fX9yzRuaZWvuwbhC+A7TBN8kpAXvxURhmkjzTamwmslKn4JgyRn8eKpnspgJ",
-	"gRVBCU2pQuRTREisl+LBzetDGEwJjokA+XOBFXmnX92G/wXZQmQkaKZZW9ALTvqDtwiYCh+j/92uvK95",
-	"mRVnQe9VOwxkNCUpCA09TUEvoEyRCRHQb9H4gqSYMsomG3SYtyl1ukmfktQM8JJEnMUSzZiiCWycG8o0",
-	"VzRT+EKie8pifo+Ebi9Lne911/VOlJhvH+o9ubxnxdE9pgrdkDEXmq0pMa8Os9yTPinpLA16nbCu14Vl",
-	"Wuz7FH/SX0DCsF2JMiJQStlMET3vC9Ow2ULXLtsiEReu84SMlZZoPtu1s76WmP3XGxFTuweuGP2ENLBA",
-	"W9IsykuEFbqf0mi64ZbofPd6v7u/310zRw9hkGGBU6LsQTx0SK5Km48DaUyYomNKRIhGBvENZ+32bkRj",
-	"+C8ZlWhpAgqp7iPDahqEAcNp3uokBoj3y4wKzXaN1PR2IP70jrCJmmoe3853oVRCr7Qe3pEHkU7ic91D",
-	"7dh8KFUdon62eoTwxkogWzPAqETaI8e5jG8qkppTleEJYD4g5JcZEfOCEthPgd9hTMZ4ligQnbp3e851",
-	"32tO/TmekEU69K+IzdIbPaFjwVPUWUaMJrSels6azj2UX2zmK5bLtByAMpgpnGUJjWD6d36WmszPxZJ+",
-	"NjLONIl1PwuSNAidfASwB4JQ87S1YhBgoJalQc/28pCrRbqjeoFc0hzGOJHkwZ+lvwgyDnrB/9sptLwd",
-	"81Tu9HUnfXZHEp4RM1Hl5VkYm4G22FFCGY4UvSOhZo9Acoi4MGjfDdQSHHE2ppOZILFe4NUyvo5m22Kn",
-	"+vpywd3sK0WTenHc9Cv69WXCbdU3FhusklBNv1QaVa2Iaf4lGJneG29wbGXi407Myfu/H747Of540f+f",
-	"q/7loHxexpQkYALQx+XcbiJggvYcpTOpwQjiTGOBHuIZYZiGCDM1FTyjUYgmgv8Sognnk4SEiCcJTnH5",
-	"LJ2wO5zQGAHo1ngOlfr7qoeqMnyrIY/sHKD/QJ8RTEKIzJjRwwgxnGoBrw9fzJUiMdIyI4cfODZN0BY3",
-	"2kUuvUMkZ9EUYYkwQ/yOiO2Es4kVzyfx6OXzafxGT6OPYN5z9ZbPWPy4c3l09v7v/YvLw8HJ2fuP788G",
-	"H9+eXb0/Dvxz43cKbH2su/0NZFBODtpi3O5pI4UsLsdJQsQLiXAU8RlTL7Ucqh+QsZGZ1lOspZP5no+7",
-	"no/Ft3os3nJxQ+OYsMedheP+u/6g//H84mzQPxr0j8tCKhNckchuUMI0Dot9GRWThChynr+lQZAkCnG9",
-	"Wak0m+8ARQnBGi0ZCXB+ODj6EY2pkKoO+L0YGHMoOpSSSoWZeqE/a0khsYHP0DPl7CtLsMurt29Pjk70",
-	"yTzvX5yeXF6enL2/RFvYWMhvyVyPFaN7QRV5GaLqdAJMLH3mf67OBodoqyQGf5lxhUM0kyRGD8+i6ps9",
-	"kydMEcFw0i8O2Zdjx0H/4v3hu4/9i4uzi6CM6UwvRhFBW9Z4hGiMdsdd/Dp6+ZUPhU+ZxqNoxsinzB5O",
-	"TJOZIAcgrJyXJMJCUAISiFri5fMm/2Y3OagUp24/PoWGdNq/vDz8oV+vIVkfWlkx0pjshiCSZmpeliKW",
-	"MKSbacHhrEq/ia5jB4Lup4ShkSZhpGlIqZSUTUJDr5YJinOkNZQDVFGTQEnjakqEUXWeD8q3elDAEPYE",
-	"ouD07LhfyIEyOjNWg15gjAP+KRlo/gumuNEkU9uvRyjmxJioyCdahV7F24XhjvxsWLpx8oKM+apnyBun",
-	"Mb8tEDQGhATI0gm9rRm7ZfyemZfD/CU73SHYDAob/zO2+lZP09Oo/hUlO1hUP34XZT/U0Mho6qAiwRan",
-	"8TKl/3kTf6Ob+BzPE47jAefvsHgseDo//Me7s8Pjj4Ozs4/vDi8APhW72Vqw0Q2P59bzIlGnvff9/nev",
-	"0M1cEflVN/gCcYall6lBp/TN817+RvfygPNTzOYueuBxe/nicND/+O7k9GTwsf+/R/3+cdUSBeEYNoJj",
-	"r1vCLheLHsbQhG+gBKuv7OSoITxE2Pd6Ok8FEduGw0ecmeiKaI4inKF7rOEMjqZ/cpdhJQpnZWvv1T/5",
-	"MbpieKamXNBfySOxzdX7w6vBj2cXJ//sHwd1TkAunCKKDs9P0C2Zf9Wj4dNjuL/ttaQRpzgZc5HqM2uh",
-	"vD68d/yWAMHkU5Yr71dMzrKMC0XiUxJTPIAAiMdN2eXV+fnZxaCvVffjk8OPg3+c96ueIP3xbd0Zcj7Z",
-	"ajdfeR7riPTkqY08kJq5YFlD3LOE/QZZQ76BTCyP9cKA1p8RoaiJ8Sltlc/VwKiwdMth1S68hBbvrGFg",
-	"ilmcGDa98EUTpvS5JgariN/6YN4q72SPmOs8eonf/Ewi6NOMECjofQ6oIulaou2kPORfw0JgMAeCLgcM",
-	"IY6pfgkn5968mfiyxSi4+ylPrMu0hd4QSWMirSU7vSFCooRKpVkVVblRm9wRMR+yaIoFjhQR22OauAYI",
-	"s9i84JgbUjzbTsgdSdwrVAECmNA7wlpDPU3lFcYwyIZz4RYQx3pa6d2mC48z2mdxxilTdYGiaiYYidHN",
-	"HB0JoiGO0Zk5S+YHiE4YFyQ2tk9gRjc4um0Zo1R8xpJ5HvZf3VM3lK+nEyuSEqYcqVFC3VWeVe2O4LW8",
-	"EZAdH5q9kSRn46D3YfUHBvlNl4fr6lCAV5ddoN7RuOE8IRj254TjRG48RBrbyLrVs6c3VkJio09u1EHC",
-	"Bdlsg6Qk5WK+rs2peauA6f2GbOi08nrxhQFJMw3nm36ieB++oQSNZPNFP7UNapfcXsSq4Y3lYK51hJZe",
-	"dq0viVKUTWSj1vnLy/lyGGRESM0AqVq7bufeq7plMptQw3oa8eNzeL+OH2dcqv4XiSIX0frDjMYkoWx9",
-	"+4vFFlqWNpxXf0pdlOoazqt54KV5FRrNk7WH6shJi0t4WzebS0XS2gVUTbd+ac8rntkt33yyZ1n8xOxx",
-	"Jolohhho7GKg84k3gqG8g3125/hqIQy8dQ4XQivNuS22dQ3z9iWEPx0FC1mALmHwaXvCt+2PALgv8L1z",
-	"jzosYuSlF1baHJgcMoNIIJYEW4zST+iv+OwS5bADadjRQlfOHWIBCxYESQVyGUuQyq3fF2E0EPVvKD9h",
-	"2ezLpXydTC7P6U8ao8Bko2N4GeVR59aDpKfpqeT4s4BeK6CdSF0r8t5rDvEoUZvvraeRt2tFg6P4t5bD",
-	"xTjxpxPTzL88883L5m9YzDYWivDWo0ROvGgzWKnkfb7BknycieRhB6SO3DE3v8wlNnf/K6hRQ0q6VUPI",
-	"4HScjS7LNTVJfBGAa4JKfIzgT2atWcNbitzKt2jGsTke1pLpFtW3Ny4qnJVBuDdD089SMo0ojOusTPDg",
-	"i5Z2UUkqIse+0LjkL0pBWvHldQN8gnVwU/VV1uEJ6Ps6hDnrXIWfTBxEa2a1g+Nm0wfU6Yp4Qhl2uG2l",
-	"nCverI7I0lT62sphPcGcO/b+9PP+3h6LMqvuIMVRp90ulADpEi8ImsJFKrgCIom4IwJFUxLdGnMmPCcx",
-	"SuBSLQRFpZS5K7adGhZrFo0L9dZEZXrXUkvssAqzsUJ6Wgy8lkhyoSS6mcP1YTZL9ST4zcuc9nopITlf",
-	"dx8x9zPhSm3+p/H2rPmIQUm1d6INFUQijIwaglI8R5KoAzSCb49c0hkzwy8giYAkyh/dImHLCXIpNao7",
-	"0FOCGuI/m0Gm5nQ9RkrX27u+giXsKQV6xarRcMibwoCSqWCJ3cEt49JjfgUf+UIjwRzJ2Q1cvhkXl5df",
-	"SGcJCFGWzCQaGepHLdTH0RRlgoCl3voiBMkSHFmfhzUbcGb9Is+Gg2fDwbPh4Nlw8K9m1M+n489rcvgS",
-	"84IRVjXKYjTFbFITnRDo/SydeHIG6vspl8TmJzAtgYPm23Vxziq7cAk0+TYghA8b3LytgQdPob26tXty",
-	"ZYXhZK7s5izTNhYmi2JzyMkUEXd4LXPP+zxxDYAxCNtvM5XUfePNLLo1gUXVbab4RtQrrhoI/LzfgXm9",
-	"OuUwadC3Nx/5x/NhrlwKO6SFBQENRtalxcol85Kn2X77opR19HOgtQ2sdcGYz24Szzxoch7ZcyfUhnNY",
-	"JDGtzSlW2p3weY/0UvvQDXeR+pWT98izlh+Hr3bQTrxT4lTOKZ8JaDyv1zUrm26RgXsJImrYuJ8bQyKj",
-	"1LqbKkKzMA8Be7um2G8VTXsmmFY4sEKExSQ2OVVLCSVnYsk3/X1auUxmn2hxc8PVFEEsV/1XRGUzN8Eh",
-	"+l0tHuT6jWqEbw2Nx1QqyiIFOWtBEiKZ8dv1k1nZL96WLy+d63nZURDrzkGuUC3QfgihcHp2pVM9JDio",
-	"tbqY/4S2Ct8z1o+2SWIe6NZgd+KMNIgyyPWb4CHcSBO6fgiDCiRbtF8myWZgChL1btRCQ+VNWjzULIan",
-	"qn6JIagA87sV6RYGM0Z/mRH72EZu+Md8ic33pB56VV0667MDLoa0UXPTbyXS9gj8m35fq71YKnv0N7Rw",
-	"2UN0xGd1XrFN2EmRv7k5/f5CubTJC+GXnKcSYi1bdVNmM+xuOGyXTHmRN0G67RI/WdZ3HdAtslfCUnqz",
-	"Uplqn/Dq+tWxJH/WlvqrVnuepNduDWuFsVSbNSTrcdihbpxPjSL8Pp6O2q9KptmrXj7QTvf7qvMiw0oR",
-	"oXfx/334v+HwU7u9PRx+6oyHw0/fja///S91p2eBmSyciJE+lyNI/QMHNERyioWJhoYQby35KEPU5OQa",
-	"mYT1I7Slf9fHDILBc8vsS99JoL+oZ8Bkvr9eQ1+9Fy4XCI0kQ3XBvooTzlCy1gdXHdvTbcWv4pHzO/Cy",
-	"oJQp9ao8+KJwbcGHGp5VVIBoYBw9da+b1MaKGtWgAt4mxubvZBpL5j0wapvYfYyg7gBjIAFsHn5I819v",
-	"2xZ8vVnM1RfgxibmiiAsWneKuhJPIMUGtiAEYOt7wRVB1MRR3k956pUvwEzeEyHXC7diXe24Q5efpqC8",
-	"4aZ56mPsGej+KKfZG+nTHWp/+r7m2T73cNyCE0gQhMv1RyKeEgnJ6Uru34wCYzd1PPRmSchEYLDq3FMt",
-	"p2rZ/XEDR9R8Idtcnv0Em/x4xKfEpe+r7c7Q57s0VrkeF+29jCQbGqRTHhNhkYchrPbijFFR4wE/PpVr",
-	"3jglLLdY1OyEhbXup5maG6IqmKJdM0V5Ip+qrSQmjW54HukXH0p32te2ObbvloOmyvvgx1mK2bYgONaz",
-	"iLyH65kZEL86bKqg3TMwLSY2XkzkVbmNvCyVYhDWpaBczJgYhDW5W5YmcvX/Pu0Pfjw7hseH796d/QQd",
-	"1OXOWHoZuD45wUKGvnKepsV06dfLdtVxsSWaO/yPSUZYLE2qTYL0Uh6UHCuGEQhi7yxCgadFF/64COcp",
-	"fX1l8uVqyjINbCs74GWtjprUZ+n/CSo8mHQJ91iiKVU9KDvg8iSMICuapoKy7XFCJ1OFIpzV9pGVmOaq",
-	"M7bAZE3r3DFcMQGUs1FtectdP1jI6rmkkoTJ4/PCZkg1CUD1vFa3/ctlFksslwkFO4eL0QgFZX4yjXXl",
-	"ULZqdr8LGFtaiuBLvWzWglqDVk1Iip03SGfcdLYelnE1H5GUe+zDjV2TXvOGx/PFY5MnEljLwysQpTK0",
-	"5B7PJYKEAXXYeimAqYa2eUO7gyk1VbYWF1fcEbENIT+mFlYPjUxJJRPlbRrCN9B/X569t9U+EHjcQ0Rw",
-	"NEVjniT83ii+GN0kmN3C88WtFgaftqGb7WapELzebU0vF5JSmf0CMZTHBxOJUnxrQ5jM6QJzdEKkrFdf",
-	"Es4mAyLSNTjE8NWjqm9k+atXzuq/+IqccqF0n0dFPbjKFsQioUQUSprMk4PBIuT572wYJuq2zan0apX4",
-	"xUrazQ7GqTPN5WRtjAPr76B6WHpd+EFBhh9cUpked/3NXw67P3Humhh9Bu0vdNkAe+izSQv6gB5GpSiD",
-	"/I8FT5hqkEig3GiJbls3Tk1dw1cX/NGVf1f1/0WLxNJYzar/qyL3aJJQW4/J5N52e0+QiNA7EmtZYdRo",
-	"faad3tHAJbyRg7fkwiqR7KLArpfvpLyyZ3Mvxh/BglMU7axbttxP8ORWlA1sII5C3+RfdO+Nft3qPM5A",
-	"UFrnp7YKlItjbsgVC1bagH7HeEvL29QwcmI8BJ7stxH6IBYXMpcZw5dE2Iave7DAVm2sl5f1Aus9N3lA",
-	"0P2UKiIzHBErj3LL/CsnklZdNCg24SbDrvIKTeKqlbQWS6fQAh+2O7hWTzutCVWtKFJYkHuyqSd5IghR",
-	"K3INLQnmYxERClO2PiB0nVP5tMiMUZFiXOHkaHUkSB7AUBLD9SoLfO90fbxGuWaJscuW1Bg/riJTtSLr",
-	"cqr13kocfELHBIoLQq6szNZUASBdLmb3+nXr9f5fg7Ifqb39+vpzJ9x9GA5b5h/dh7/+Za2FpTzqsG5W",
-	"82HU7tc8crmmCt6ak3RaDXR2uz1PFp2Xkgr0TuS/QEIFPgFhbatJXa/78NL4kDxXW64zhy4XosmCbj6Y",
-	"a/b5HRrLtpoHh1Svj6zRyjyzH4SHnFajuauBi5rts2h+ThhOzInLUXbXg9jb3RqIk+JPUHpYlpppcN5e",
-	"V0xQSxIiCYvIF/WsSJoRgdVMkKUN27WgLDsvE7uyQR1TOS+5Gyry0BQWPS/fAPUGDVD8nIjlb8AhOqkE",
-	"CFefny+LX6zaQD16Sk1L/VTIqjuq5+Uo/eYIYZMLMZVbHnlEepk11NmvlS2J3eBNganalJbabbDUgWL9",
-	"IWhLEZyiaIrVyxBZfwjaSmkk+E3CJxPKJvqB9ZmgLYM8NdfAWVbyoHseFutW8XwtdUzM5iqqU/nGdNLs",
-	"osSRefch9C0Si4CpyYUP80Fz46NRDoB8CEc5wRtsuZnifTbBExNTV0t1NMWUbXqvI4uuxCpL9vJ4fk/T",
-	"xWJC1I9YThWeyMcCHP9KS42UMjdkkHnfZtixv+l59wMY7RobIwxmVoqZ/bJBKKO/0mGzfFrX+TgcFCjQ",
-	"yn+RhP6KudwxVG9LnmCGy8i729kroZn/+oC3f21vv2593L7+d9fQ/602ROai9tJOxXvNomQWk3eU3S4x",
-	"fXlkfa7RSCgxOYsg7ICbRPgpZnPvjvN643NqPIErDHCZIGMiBIkLWlZ/ciZJP+U/0yXfm0nib9gm7sfF",
-	"SOJF88TdpGFwfbbfbvrm6/1Gb1bv099NTOx8YD5Rx4/Wu48/LzaqpI23IiMvo2t867dkbuzNzo6IaNxC",
-	"Z1Al55bMJZryJEZjQci2fjpk5vvyAI0kiQRREq5qQ5W2bdBSt34g9lI6SrG8tWk8zT2kl3VpOJ2AWedT",
-	"qnjS4S4KULCOQy/yQSe+1t4NM+/5fTohuK6pea1oWbdRL7lQZ6KiQ2AZ2dv+tdK1iNeugxxrFJcytGga",
-	"CuOHiK+7uWgcDcecEeNsqHXSJVg6cwgfI2xtIuamAhiNSGwU0xWRX3VJBUCegL0UCq23nthmqGxW7IaO",
-	"FkiivaC26h/DkqFvpR3Pfg+8al82oWNMtWw16Sso+Gy07vhYz9sTTsZyl5vvtloY+Bkj/phdSTwz9hAp",
-	"zbhwhoXS7G2kvw2eCc1uBE21GmWGm+Iss4aiGKD8qsEUO9vRvXrsxcJZo/zq90GjtW66fH3mBpuY6Xlo",
-	"frFj4YNNGhQDbPa+N0JAU9U19zibGX9oZnlVEpEF0mvg5VjgSWoXP482PMh/1lhH2OtTXEBB7nC5C2oJ",
-	"dH6S3e26WbK/HcT2mfHam7kLgmlDtTilBYTbxKTKZ9lJ/EU30uMBP+JpilncGMaVTMJfrvQMfI9NBRa/",
-	"PUK7u7uv0dXgyCgfqeeSK9suu+3uq+1OZ7vbGXTavbb+/1anu/vPkj8OK7KtjONs0V9fXPwuqK3ChI11",
-	"zXf0ltQDZ/30gqh7QpaooUbrWhr9Zx6vCv1z71jtYok+wKV66wx9tXoil9RedASdoBQFkYZoqlXHuLwY",
-	"e9OKEbmz/fraGI/b4f7Dh3QaX9ebkCvbw4DImaBqfql3rxnFDcGCiMOZUV/Mv966RQard+wqbgQ1OWXt",
-	"oxCN8OT246gc1qFQQrS03u2iGyzJq25F/4JDBHMI3RaDmCqVmSIWlI25Y2A4gtU1hhBHW4opU5gyc0Nx",
-	"JhLbXPZ2diZUTWc3rYinJgthbP+zqDGYhHhhrjCQMJexmMU2DhYdnhg/gERbNnRgG2xn3rBeDhm/IwLC",
-	"XlrIhABZ32BeZmP0GQ2dw3AY9GwimCF4DvW/W60WehiFriZAEUFU19h45dDQiBj9i34h4jEZBvpnOwzz",
-	"Dxs2OgxM7MKQDZkhkWc2jNYVOpVodGgrysDvPfQG1shG+Byen3z8W/8fNrCnhf6m1Setcac4JkMG/GVk",
-	"VwhUK5PlaHSAMBoJguMRlHBJ8dy4+yKcJOiH/qAgRHrU4Zma6rMZYQWg16i8ee0Ec8tVkW0T+2frYThh",
-	"CT9akuDfsCWFK7VhkpsRm3wRPDxevaUixA5+fhkOGZZo5Jfa+LcRbBF72/akP3iLRqWnmmUemGFitN9u",
-	"A1QdsinOMsIkuiFjLkhBqrVc6G5JjBJss62lRp1MaESsK9+eg9OTwcLG5/rLfCYi0uJismMbyR39Ljj2",
-	"VeIdIaPAnmJmLXn6UAdhcEeEtCniWu1WG9BYRhjOaNALdlvt1q5hTFPgIztF/r4JqUExWkTKSh3Cibnv",
-	"i1EGB00hjLREaaGBXlY7o5ILZWCNnpghuxEaKwHOpfGohQ5N60yvql1KfU5y01pCpTJzl+8trVUBQYdF",
-	"fj9X2xOwZsWcoL9vLBqhiV3pQNiPfvbLjIi5S8nRCzLjACgC1XLveWe1uUkD0NqAxYwIGOCyHk0wbG2X",
-	"3XY5kmtTCs5gyxoyqK3FbyIylxGTZyRpFqlXSZm64IDVK39L5gdolCdJG9nLRTcuCXktGVyoN/MNyciz",
-	"Ei6jxNyro5wdoJF+3IgU2LglSpolxC/MJQ/XoZclEWwlDyZJvmGDcOS67fZmNaycWcCd2g9efsA6P8h1",
-	"KeffKoRI42b5d20kWTDJ1PYe39ZbcyHrnVeS2M7nQOAYSo9JSaXC7uovRAkXWRK9RDtVUvc1qe12+58w",
-	"seUrTSWvYqfqRNTHyXcadso+ws6DHzBkr79vsAFL15tqCnidMWI4HR/bQ/lckusbrda3Z05rXcv8VO+8",
-	"wbELFYMmnfVNSlUAdaPu6/WNqhU4H8Jgvwl9kDOGYVub3Gx+m3k08JK1ah4C/owPVqIF114mizoUDrLb",
-	"BO+AsM3/BRB4ffWKITu1l1cYV/Yq0429ulKqZMFiRKIpN8pKYcl3FS6GbHRD+QhA6g1BGEnKJglxESe6",
-	"+cimxhshwhRgUfuy5/yTB0MGyR68rg20oRrRCDzfMRoaAMUWOmRFfX9b33DIRiW+OEIpwUzWBrx4cTI4",
-	"L9Romo+GDKyk7g2vETyvQ0lmSUwyaGPyIVK94fF8M3EDaTc/BP1PWqXXwz8mb6kmRPGIQxKqH0mSSZvD",
-	"Zsb06VF6hlMsbolCShAWQ4qqdVJqMfmmjVu0uTOBiARTVv40ihKCRQK5jrx8mR8CTWgQBgMSTRmNcIIw",
-	"w8lcUiDm6WRYVo37KKI5PgSZIBGF6NgMK2oNbDZqI8gEHxMpwYoSuAiNYCwoYXGikYiLxPgQYJuzCV6c",
-	"kiQbzxJzHF2Gxw9+6ILz3X8IrDv4uuSbtz8WWgfOaEtzS0bU9g1RuGXe0Po38Ic8vMEYeOxsLHE9a+ns",
-	"J2b0PGfFVdEPenB6Lrchmc517YVQ01v5CqjdEzW3Pq3g9lxfFcOPtU6VTT3B3jTwii1ukIQ/5/Flk6ol",
-	"owLyOl8I8vxSDbBcvZ2dhEc4mXKpet+3v2/v3HVcpYYG2O2JoeAG2O5xGKtaQaEGZg3yyNF77MwW8TPS",
-	"ekZaq5FWe3d9o7dc3NA4JmAr3us0aFGt9A/t9puQV1Pj+PcEhH6hzzpE+BA6A9LOZ3sD5KEoGVITMw6/",
-	"+3HeYN+jSlYvc+VX3wBNmDj1UEOtIZtwHrfQobXubtsrvxoZVpJxm4/vtXcXciXUQSZDWwGZnkJN90qn",
-	"lBhuxzJcUGg30L3zwtQG8r5YYL0vYL5wksCcajLQvcbPlpDWKq79OB5dzXu1lkd7JD3z6Gce/ZQ8ur23",
-	"vsV7rt7yGft9FW6/ikC9xl1rlDe1mA0b9apWF8zUMkznyXLFpqUr+RAaXXXIONMsVqLRh+sRJC77/DBq",
-	"ob/jZEasPodGDs638mg64zGStySuY6Q/EPW0XHSdFlqvXjY3fT6B7tmUgy/qqNelAsV1F692F+5P7XWL",
-	"609BB+TIX716CL+VXvtobXYTHfY3UkSXq5ZeJOfxyeXR2cXxx8HZ3/rvg17wb/b/zOn+QrP2o6RvI7H7",
-	"LGqfRe0aUfutCM7c7LvETl32C9f1U7xiTtBJbD1LKlpyOwFqI0GSCStPXf0k6/EGOzeI4wPEITrdZWO6",
-	"JSQzluMhgyBz2UIjW/FhZKzNS8ti4EjNcJLMXX2MUCP8IRvlTGWEUn5nEzka1yYFJYhxZaR8C43YLElG",
-	"fpmiIbO1oHo2h/sI4URydCM0v/Rs9zi6NeZ8W/SsTuCbghKPNjZXZI6TIVyktqyDY6x5MbXNeGS5wFYj",
-	"w90XApa8CMqHSvXyorTdU9rYvKp3v4GoqRYiWano2YqEU4IMZc8i6FkE/e7a3r+UCc8c181MeDvYL+VT",
-	"q4JeQZClCbqUpWwLCAIpsSlgYQOvpnwmkjkSPElmmWwhU5ZGDpnWJHFCJ8wkEroaHMG7EgJq8Vz24Ltj",
-	"KiTkmVBaK0Aj/c1RaGLvsFRDVjxSfBQaFzFovjfQEbqBIGOmJaBJiBg6Z63Wf7XaPGS/EsHlATLldVAE",
-	"o1AgiM1HZAsdKpRyqdB3QJsedU7s7qtXQ+Z+1f9toZGzYY5MWKD0ige4IqLFM6jMqrV66+1dUQ4Fbe23",
-	"d3Wn++3uy9AIepMWTIl5a8jc5UKIyjNxiVp3lQcoIyLSek1CJKSstZ56NKVScbhlDdBjyOyQ0UTwe3Qz",
-	"R932X0MkuaZyDh/Uc0YZ6rT/6haffMKRMqBllVWgKIuzJnzvUmFRXJ0wm8lFwx+g7p6dexuHqRe+SWCX",
-	"LapUyLsGkfE1kWV9Fi8ljfH7JpRAXafH0mEOErqnsZoeoJGekkbT4NWTaij6FwttPV00mykPVmuicRby",
-	"vNKRK3Dkinx9KIpZdfyaQK9qSlV9t7ff2s2LUa3qz09O9rrd1hPvemn7vXRreum0v+u2XtV301nezW67",
-	"rWdU8YUmu+Umrm5TpVJTN6yfiO8Xc7zB1eLvO93Wnr08bCcGrgd39vf2Wq8qCdo6cJPSljLqPiJkbqG2",
-	"1hL4KIgWos9w8Rku/kksFsZj50s/B8XK5t7HmC9qsdxCQbc1cf4uZVbFIQv2CW4TPzKVzF3xNwPOthQl",
-	"0o/yp/HLFjqEcikadnFGyhnz76dcQzQkM4JvpamdcoAwhJINmcLJrdZ3NczgM4VM3RWTFcxGdFc+5+6J",
-	"GEvnkosD1eRbm030uSmwsPY9dzZrA/PLRZWonggaTU2UPlSrMFXgtgQUfLIpNeKXywS5zZjXlP8ups6r",
-	"JdIkFfemF7AOlbAKy0ixOQufmJTyfAFeBUpcMoilVzqKklOb01NU5Ho6kGOvzn7wEo82MQCBoWh9ETVT",
-	"M83VEqpUQqsgnb1ur9Nu7e2/+me1Hlev0/XT9doCFi4ZZe4sGSeci1LxrhX+tT9OvP7SUkNrwvYXEhw+",
-	"Q5JnSPIngCQQ7l8Vib8HKtn5HJWEwcoYsrdcTIi7k+jLKLjOCcEPRvVpoUFNBtAhM3c0hURbo5JffRSi",
-	"0aL/ffTShFQ54IakwvODIdPdM/Ipr6RlvEBYGaDChRNVWFmxrnmlRi+M3IPBKu+ihd4TEutHkKII3ZL5",
-	"8vi0Uum2JxNNzWTMQgXFTvdJeHHD0LHSYlOJJpw9+xOeufHv4k/wt+8fKZKswh6WM/NaJfCM1cF+y0ND",
-	"P7zMsDxTj0WzR8juBAohVVAxZcH4+1UY11dE0rYc5zos3e56trkylt6rgdKNEHORBx3+2N7rBk/CZzdh",
-	"sM+M9ZmxPh7m/uHY5A9ENeeRXwh41xuIyqaPc6ymXwaTd1IvpX4tR68e6xcFPA49d2SIeBITqawxb8YS",
-	"IuWQjSANwn9A1oQyms6vZ0RYiLm9FTtyaQJHLkjJFqE1uXKsYwpwO4TronsIEbmHu7d5NhVTTAbcn03M",
-	"eF5+/d/WmjfCMhqhLX/iXv4eqSXw02aWKMxUXi7L1YVvsCuH23O1NEyVkOAnrf2kHKoETUkePc1jPP/P",
-	"UqWYTYXhBsTdBOWEmvUx0mUPWae7u9far3jA9tt5tWNbKyQf5ymXylpNBVYExSSi0hXhXDnIjjPDLQ7y",
-	"kWaz7lcxm9XV9F1jPcvV8WdE8Ywo/nyIAoxoeQEbSPMafUMAw0cQj4iars0Lcgm3ZLCpuufn5RPe/SWH",
-	"KEyJ+WImnUNvyCROCRoZJ8QIsvSTRBqsYB4Z3jkKkZyaHGylwtxQU6s1ZD9BcruhLZHlEviNPMxBV5XD",
-	"MvFNyXzIEnpL0Oj87HKAls/njmlVGy+t58XVa//CeGmbb/+C86UZwt2bO+UCZiemUV4rjMQbfuDSNWue",
-	"N6FSQu2pQ6+hhXBF/poNBSrFbT4Av1Tdgy2HtmOrnOal13yyYlt5pQlVRXZjvTwmKfZmbd+aNs0H5heM",
-	"XRXI7Q4o2vrvy7P3L22tDHsyAPSO7IbXp0iv6LO4/zOL+xN2hxOac7HnaO/fL9pbt+qubwWFzrwmDWbF",
-	"XPdg+A7TBN8kpIJ8tBhDhRxzMCdXyJfEllck5FcBHhoWwHUsLJFP5oEn7U3ydWnyhlUrY7dQH0fTITMI",
-	"wMYvlYplaxnkF8g2XkKvInYPjUB/HNlPGlPJkBXp3/208HkSeIi0Yg5t2H45IyO0VUCi3OcYu/wYoN++",
-	"hCvc5qKWBS8AwQAqmaKe6BCNeiijbDIasoinqR2fG7uYo84+chV/76c0IVAKnrJJC7018ecSjfXpskYb",
-	"4wq1osB5OQXRo6EMiznkVLb11PO9VQuL4BNPAYys7X4zXHNsGv22qOZfAD+I9aVm9Unwi8/bAj7PEOIZ",
-	"QjxDiN8IQjwtHghRrl3WIwOvqgHIfL+ewYdrk7xBM4u6m0Gaqxyen7yQUJ4AZVhNjWDPZjcJjcyvVxfv",
-	"tFw7/KH/fnD88fzqzbuTo49XF+9aedb1nbsOYAhLXm0i70opMnB10zGJ5lFCvGRK9jbdopNgYOOYFc/v",
-	"VIc2ZYuwBe+4yOfK+2I+V4vf9I075uaWmANlM2tgcZFKfJx36n25bIZ6uH74/wEAAP//",
+	"7H2LUxs5mvi/ourfbQXuGmMbyEycurpjgMxwGwIHzs7dxrm03C1sDW2pR5IhnhT/+6/0SepWP2y3A8xs",
+	"Zrm62iFuPT69vvfjSxDzWcYZYUoGgy8B+YxnWUrg7zMiJZ6QS5KlC/1vOZ/NsFgEg2A4JQhPCFMvJBLw",
+	"OQxucTonulmCFdb/hQanSTAwf33q9n5J9m6/n+3/2v/83c2ruwP1UnQXv+FxHITBzMwFzWdyYhuP+zff",
+	"i/3ZS/Z91v21L/fVy9s7aKywm2XGE5IGg2CSqZ19vjOjjAZhIIjMOJNkSGckGPT6e/udgzBQ/IYw+V6S",
+	"JBj0Drr3RbtgEJxhcUOURCnnNyie8ixbvEZTIgiiEk35HTpFguAEqSmZdfQUnM8AXP3Hp/2Dl0EYKDoj",
+	"UuFZFgyCfrf/cqfX2+n3hr3uoNsddHud/YOXfw/CYC6JgK76j0+9/l5wHwZyHsdEymCgxJzc34fF9v86",
+	"J1IdU0FiVT6GQ5TAr8juHtpSU4Jizm6JkFhRzjTs+jc90Qu57R+TIp+VPkqSpmhGEEa/8BvSaYauBs0p",
+	"u+R8VoXGgUEZwkhvS4juqJoiqiTKUqyuuZhp8GBqDxT3k/5zihmDA1UCJ5RNduIp1o1d/2AQJFTGXCR6",
+	"0xoPwSzs5ylWKOFowedITSm7QXjM5wq2I54LQZhCMzjz/2i56CslCJ7py1N9CxLPiFt9CDPAq0DS9fAW",
+	"2wSyaWeO/ikWYCA/5oxUYNcPApFb/foBboYS3SgHFx7zAH0ZBWqRkVEwGJlHNArCkTk2puDXn6cLlNBk",
+	"FNyP2Ii17WXWMqXxDWGdTmdpbw0UdM7RBPy8GlHYDgZVjILBl5GHAEbBoN8NRyVEMQoGB71+Z09301gF",
+	"5vDwyii4B/iC6sa+wTRtuhaZ4Lc0IQJdQwOErxURsGZz4EgqLJR/PR5tv4kQXEAv+5defswT8/Xwx5N3",
+	"w0/v3x3+7fD07eEPb0/8zTUtNMrW2INxhfAtpikep6QD7RKiME2lGVMqrOayMqcgWHIGP57pnSx2QmBF",
+	"UEpnVCHyOSYk0Udx7/b1PgymBCdEAP25xIq81U134H+BthAZC5pp1BYMgtOT4RsESIVfo//ZqbTXuMyS",
+	"s2DwshsGMp6SGRANvU3BIKBMkQkRMG/R+ZLMMGWUTTaYMO9TmnSTOSVpWOAViTlLJJozRVO4OGPKNFY0",
+	"W/hCojvKEn6HhO4vS5Pv99fNTpRY7BzqO7l8ZsXRHaYKjck1FxqtKbGoLrM8k34ps/ksGPTCpllrx1Sf",
+	"+wx/1iMgYdCuRBkRaEbZXBG977Vt2OygG4+tDsSlmzwl10pTNB/t2l1fC8zBq42AabwD7xn9jDRjgbak",
+	"OZRthBW6m9J4uuGV6H336qB/cNBfs0f3YZBhgWdE2Yd46Di5Kmw+H0gTwhS9pkSEKDIc32je7e7FNIH/",
+	"kqgESxumkOo5MqymQRgwPMt7nSbA4v06p0KjXUM1vRuIP78lbKKmGsd381soldAnrZd35LFIp8mFnqFx",
+	"bT4rVV2i/rZ6hdBiJSPbsMC4BNoD17kMbyoyM68qwxPg+QCQX+dELApI4D4F/oQJucbzVAHp1LPbd67n",
+	"XvPqL/CE1OHQvyI2n431hl4LPkO9ZcBoQJth6a2Z3OPyi8v8nuU0LWdAGewUzrKUxrD9u79IDeaX4ki/",
+	"GBpnuiR6nholDUJHH4HZA0KocdpaMghsoKalwcDOcp+LRXqiZoJckhyucSrJvb9L/yLIdTAI/t9uIeXt",
+	"mq9y90RPcsJuScozYjaqfDy1tRnWFjtIKMOxorck1OgRQA4RF4bbdwu1AMecXdPJXJBEH/BqGt8Es+2x",
+	"W22+nHC3G6Xo0kyO246imy8jbqvGqHdYRaHajlRaVSOJaT8SrEzfjR9wYmniw17M6bu/Hb49Pf50efLf",
+	"70+uhuX3ck1JCioA/Vwu7CUCJGjf0WwuNTOCONO8wADxjDBMQ4SZmgqe0ThEE8F/DdGE80lKQsTTFM9w",
+	"+S2dsluc0gQB0635OVSa70kfVWX5VkKO7B6gf0dfEGxCiMya0X2EGJ5pAq8fX8KVIgnSNCNnP3BiuqAt",
+	"bqSLnHqHSM7jKcISYYb4LRE7KWcTS55Pk2j7+TV+o6/R52DecfWGz1nysHd5dP7ubyeXV4fD0/N3n96d",
+	"Dz+9OX//7jjw340/KaD1az3t70CDcnDQFuP2ThsqZPlynKZEvJAIxzGfM7Wt6VDzgoyOzPSeYk2dzHg+",
+	"3/X8LL7VZ/GGizFNEsIe9haOT96eDE8+XVyeD0+OhifHZSKVCa5IbC8oYZoPS3walZCUKHKRt9JMkCQK",
+	"cX1ZqTSX7zWKU4I1t2QowMXh8OgndE2FVE2M34uhUYeiQympVJipF3pYCwpJDPsMM1POnpiCXb1/8+b0",
+	"6FS/zIuTy7PTq6vT83dXaAsbDfkNWei1YnQnqCLbIapuJ7CJpWH++/358BBtlcjgr3OucIjmkiTo/plU",
+	"fbNv8pQpIhhOT4pH9vW84/Dk8t3h208nl5fnl0GZpzOzGEEEbVnlEaIJ2rvu41fx9hM/Ch8yzY+iOSOf",
+	"M/s4MU3ngrwGYuWsJDEWghKgQNQCL58v+Td7yUGkOHP38TEkpLOTq6vDH0+aJSRrQysLRponGxNEZpla",
+	"lKmIBQzpbppwOK3S7yLr2IWguylhKNIgRBqGGZWSsklo4NU0QXGOtITyGlXEJBDSuJoSYUSd54fyrT4U",
+	"UIQ9Aik4Oz8+KehAmTszWoNBYJQD/isZavwLqrhokqmdVxFKODEqKvKZVlmvonWhuCO/GJRujLxAY570",
+	"DXnrNOq3GkDXwCEBZ+mI3tac3TB+x0zjMG9ktzsEnUGh43/mrb7V1/Q4on9FyA7q4scfIuyHmjUykjqI",
+	"SHDFabJM6H++xN/oJb7Ai5TjZMj5WyweyjxdHP7v2/PD40/D8/NPbw8vgX0qbrPVYKMxTxbW8iJRr7v/",
+	"/cF3L9F4oYh80gteA86g9DI06Iz+8HyXv9G7POT8DLOF8x542F2+PByefHp7enY6/HTyP0cnJ8dVTRS4",
+	"Y1gPjv1+iXe5rFsYQ+O+gVKsntjI0QB4iLBv9XSWCiJ2DIaPOTPeFfECxThDd1izMzie/slNhhUvnJW9",
+	"vaZ/8mf0nuG5mnJBfyMP5G3evzt8P/zp/PL07yfHQZMRkAsniKLDi1N0QxZP+jR8eAz2t7OWJOIZTq+5",
+	"mOk3a1l5/Xhv+Q0BgMnnLBfe3zM5zzIuFEnOSELxEBwgHrZlV+8vLs4vhydadD8+Pfw0/N+Lk6olSA++",
+	"oydDziZbneaJ97EJSI+eWs8DqZELlg3APVPYbxA15BfI+PJYKwxI/RkRihofn9JV+VJ1jApLUQ6rbuEV",
+	"9HhrFQNTzJLUoOnaiMZN6UuDD1bhv/XBtCrfZA+Yj7n3Eh//QmKY06wQIBh8Cagis7VA2025z0fDQmBQ",
+	"B4IsBwghSahuhNMLb9+Mf1ndC+5uylNrMu2gH4ikCZFWkz0bEyFRSqXSqIqqXKlNbolYjFg8xQLHioid",
+	"a5q6DgizxDRwyA0pnu2k5JakrglVwAFM6C1hnZHepvIJY1hky71wB4gTva30dtODxxk9YUnGKVNNjqJq",
+	"LhhJ0HiBjgTRLI6RmTlLF68RnTAuSGJ0n4CMxji+6RilVHLO0kXu9l+9U2PK18OJFZkRphyocUpdKM+q",
+	"fkfQLO8EYCeH5m6k6fl1MPiweoBhHuly/7G6FMDVZROo9zTGnKcEw/2ccJzKjZdIE+tZt3r39MVKSWLk",
+	"yY0mSLkgm12QGZlxsVjX58y0Ktj0k5Zo6KzSvBhhSGaZZufbDlG0hzGUoLFsf+hntkPjkdtArAbcWHbm",
+	"WgdoqbHrfUWUomwiW/XOGy/Hy2GQESE1AqRq7bldeE11z3Q+oQb1tMLHF9C+CR9nXKqTryJFzqP1xzlN",
+	"SErZ+v6X9R6alrbcV39LnZfqGsyrceCVaQqdFunaR3XkqMUVtNbdFlKRWeMBqrZXv3TnFc/slW+/2fMs",
+	"eWT0OJdEtOMYaOJ8oPONN4ShfIN9dOfwakEMvHMOa66V5t0W17oBefsUwt+OAoXUWJcw+Lwz4Tv2R2C4",
+	"L/GdM486XsTQS8+ttD1jcsgMRwK+JNjyKCcp/Q2fX6Gc7UCa7eig984cYhkWLAiSCugylkCVO38sh9GC",
+	"1P9A+SnL5l9P5ZtocnlPf9Y8Cmw2OobGKPc6txYkvU2PRcefCfRaAu1I6lqS905jiAeR2vxuPQ69XUsa",
+	"HMS/Nx0u1ok/n5pufvDMN0+bv2Ey25ooQqsHkZykrjNYKeR9GWNJPs1Fer8LVEfumsgvE8Tm4r+CBjGk",
+	"JFu1ZBmcjLNRsFxblcRXMXBtuBKfR/A3s1Gt4R1FruWrq3Fsjoe1YLpD9fWNdYGzsgjXMjTzLAXTkMKk",
+	"ScsEH77qaOtCUuE59pXKJf9QCtCKkdct8BHOwW3Vk5zDI8D3NIA57VwFn0wci9ZOawfPzaYPaJIV8YQy",
+	"7Pi2lXSuaFldkYWpNNrKZT3Cnjv0/vj7/s4+izKq7iHFUa/bLYQA6RIvCDqDQCoIAZFE3BKB4imJb4w6",
+	"E76TBKUQVAtOUTPKXIhtrwHFmkPjQr0xXpleWGoJHVbZbKyQ3hbDXkskuVASjRcQPszmM70Jfvcypv24",
+	"FJAcr7tBTHwmhNTmfxprz5pBDJfUGBNtoCASYWTEEDTDCySJeo0iGDtySWfMDr+AJAKSKH91dcCWA+RS",
+	"alRvoCcEteT/bAaZhtf1ECrdrO96Ak3YYxL0ilaj5ZI3ZQNKqoIlegd3jEuf+XsY5CuVBAsk52MIvrku",
+	"gpdfSKcJCFGWziWKDPRRB53geIoyQUBTb20RgmQpjq3Nw6oNOLN2kWfFwbPi4Flx8Kw4+GdT6ufb8edV",
+	"OXyNesEQqwZhMZ5iNmnwTgj0fZaOPDkF9d2US2LzE5iegEHz61rfs8otXMKafBsshM82uH1bwx48hvTq",
+	"zu7RhRWG04Wyl7MM27UwWRTbs5xMEXGL1yL3fM5T1wEQg7DzthNJ3Rg/zOMb41hUvWaKbwS94qoFwc/n",
+	"HZrm1S2HTYO5vf3IB8+XufIo7JJqBwISjGxKi5VT5iVfs4PuZSnr6JdASxtYy4IJn49TTz1och7ZdyfU",
+	"hntYJDFtzClWup0wvAd6qX/olluHfuXmPfCt5c/hyR7aqfdKnMg55XMBnRfNsmbl0tURuJcgogGN+7kx",
+	"JDJCrYtUERqFeRywd2uK+1aRtOeCaYEDK0RYQhKTU7WUUHIulozp39NKMJn9osnNmKspAl+u5lFE5TK3",
+	"4UN0W00e5PqLaohvA4zHVCrKYgU5a4ESIpnxm/WbWbkv3pUvH52bedlTEOveQS5Q1WA/BFc4vbvSiR4S",
+	"DNRaXMx/QluF7RnrTzskNR90b9A7cUZaeBnk8k1wH24kCX28D4MKS1bXX6bpZswUJOrdqIdmlTfpcd9w",
+	"GJ6o+jWKoIKZ36tQtzCYM/rrnNjP1nPjiDNGlnid2ji0tbxwPsSh7aAlUyzVyS1hakMVlLvlpw1SuVun",
+	"yzighfGY0NuSNN6AN86brnaOOor0Oc5vooEW5sma25+Ei9Gt6xYWiNp8cyYEEB7Saxs1Dn6VsdnS0sI8",
+	"3paymGy0qzBD+3OE11VDQPkmuPHyNTqQSsdX3v8mvFO/OI0K2jFXLyTid8wFRprEMyRPwV1XWS2RFjZ0",
+	"U8qbrwa+2VySv9xWT9h7hjWutAoajLcepIcxNZXlPTZnU71rtYOP7BOgbBJp+oKFgkASLiB/L2UTSKGA",
+	"QZlJY4wURwprqqq2wxGL8hcUhSiCBOvu30CtsowkgzznluVuuMiv1IgJMuO3JNkOcyvAln/n8hB0qgYQ",
+	"fQ60N9SX1WT4GS9GDDOT4sEmSJKEoMg8mWjbgAW5liK0FQsCuVhxmgfNbBs38dx+ku+HYQDMavQee4vL",
+	"zSHws0nk1MQc+szdEkvfafMTqhry1+eErTsyUxPfveb65QD+Vbe3JMVi7a8jKkfNOGYTJrItIfDhLxEF",
+	"myy/5nTP+UyCh30zxjd51TdctkuhX+dIochCiYtcNncTXixyFsNRhj5lKG21D3j1/JZghRyipV4Kq/0N",
+	"pNdvDUMNa6l2awnWg5FrbZ1PgGHzOR4P2icF09xVLwt0r/991WSdYaWI0Lf4/z7832j0udvdGY0+965H",
+	"o8/fXX/8t38J1mC7v1rkU6E2+l1GkPANHmiI5BQLEwMDgT1a3qFMExdNJSJTpiRCW/p3/cwgBCjnJLd9",
+	"07AeEfAx1DtZh40fiZkoHdiTuF4YSNZ6XlTX9nhX8an4knwCL/dVGVKvto9PCteW+WnAWUXdnxYmsTPX",
+	"3CS019xCg8g+MZZeR9NYuhiAKdNIFhgV/AKKbfUVKO7SbNEUfL0xxFWV4cYS4krf1HX6RTWhR6BiQ1sG",
+	"CDQqd4IrzfsZBnHKZ17RGszkHRFyPXErztWuO3RZyQrIW16ax37GnlnmH+U1eyt9vEftb99Tvu0Lj4+r",
+	"mf4FQbhcdSrmMyIhJWnJ6Sejjv8WCVyWlEwEBl3+HdV0qhHdH7dwP1jUcozmAgc2WVGJD4lL2to4nYHP",
+	"N2SvcjipW/kYSTc0Q854QoTlPAxgjeGSRjGZDPnxmVzT4kwLR1ZP3XATamd9MsvUwgBV4Sm6DVuUp2+r",
+	"asgT0iqu/0g3vC9lMlnb59i2LbvKlu/BT/MZZjuC4ETvIvI+rkdmAPxqZ9kCds+sUE9nX0/fWMlBsSyB",
+	"bhA2JR6u58kNwoaMXUvTd/t/n50Mfzo/hs+Hb9+e/wwTNGVMWpoCojklTS0vazk7X71Ixsdlt+q4uBLt",
+	"3byOSUZYIp2eSx/l65I53SACQWykOpT1q2vBrgsnztLoK1PuVxNVasa2cgO2G2XUtLk2y89Q18ckybnD",
+	"Ek2pGkCxGZcdJwJFjoaCsp3rlE6mCsU4a5wjKyHNVW+shmRN79wdqKICKOcg3PKOu3mxkMt5Sf0go6R8",
+	"YfNim7TPel+r1357mZ1qpd7Y5BGq+qAVkPkplNYVwdpquP3OTXhpAZqv9a2wdrMGbtXq4K1yd4pl6926",
+	"X4bVfI6kPOMJ5GkwSZXHPFnUn02ePmYtDq+wKJWlpXd4IRGkiWnirZcyMFWHZm9pt7ClprZi/XDFLRE7",
+	"4OhpKiAOUGQK6ZnYHtMRxkD/dXX+ztZ4QuBnFSKC4ym65mnK74zgi9E4xewGvtevWhh83oFpdtolwPFm",
+	"t5UcnSNiZfcLjqG8PthINMM3ZZuNwprtkrJZfEk5mwyJmK3hQwxePapaxJc3fe9svfUmcsqF0nMeFVVA",
+	"K1cQi5QSUQhpMk8JCYeQZz21zveo3zWv0qtQ5Zeo6rZ7GGdONZeDtTEf2Jx5wOOl1zmdFWD4LoWV7XFB",
+	"z/5x2PuJc4N09AWkv9DlgB2gLyYZ9D26j0q+ZfkfNf8H1SJ9TLnTEtm2aZ0aupZNa15IlX9X5f+6RmKp",
+	"h37V66FC92iaUluFz1RccHfPWVY1rTBitH7TTu5o4Qi0kVtPyXGhBLLz/f24/Cbl9ZzbWzH+ETQ4Ranm",
+	"pmPL7QSPrkXZQAfiIPRV/sX03urXnc7DFASlc35srUC5JPKGWLFApS3gd4i3dLxtFSOnxkLg0X4blwVk",
+	"sZav0ii+JMI2aMljC2yt3mZ62Uyw3nGT/QndTakiMsMxsfQo18y/dCRpVXhZcQk3WXYVV2gQV52k1Vg6",
+	"gRbwsL3BjXLaWUOAQkWQwoLckU39hyaCELUiw9wSF24WE6EwZevDANa5Ep0V+ZAqVIwrnB6t9v/L3dZK",
+	"ZLhZZIHxztZ76ZUrVRm97DLnnXmmGknW1VTLvZXop5ReEygpCxkSM1tJCxjpcgnTV686rw7+EpTtSN2d",
+	"Vx+/9MK9+9GoY/7Rv//Lv6zVsJRXHTbtar6Mxvuax6s01D5d85LOquEt7rbnJQLyAoKBvon8V0ijwydA",
+	"rG0NwY/rBl7qFZhn6Mxl5tBlwDVeTGbAXLLPIyct2mrvElgNGlwjlXlqP3AKPKvG8FTd1TXaZ/HigjCc",
+	"mheXc9l9j8Xe6TewODP8GQrOy1I3zZx315WQ1ZSESMJi8lUzKzLLiMBqLsjSjt1Gpiy7KAO7skMTUrko",
+	"mRsq9NCUk74ox/17iwZW/IKI5S3gEZ1WwkKq3y+Wea1XdaAePKWupXkqYDU91YtybFZ7DmGTMMhKbF8e",
+	"h1RGDU36a8VZ25YCU7UpLI3XYKkBxdpD0JYieIbiKVbbIbL2ELQ1o7Hg45RPJpRN9AdrM0FbhvPUWANn",
+	"WcmC7llYrFnFs7U0ITGboa5J5Lumk3bhcUem7X3oayTqDFObMD8zoInza5X5JV/CUQ7wBldurvgJm+CJ",
+	"8aRuhDqeYso2jebL4vdilSZ7eRSXJ+liMSHqJyynCk/kQxkcP5CxgUqZuEhk2tu8avY3ve++27o9Y6OE",
+	"wcxSMXNfNnBg9086bJdF8WO+DscKFNzKf5KU/oa53DVQ70ieYobLnHe/t1/iZv7zA975rbvzqvNp5+O/",
+	"uY7+b40uMpeNoZoV6zWL03lC3lJ2s0T15YH1pUEiocRkqgO3A258n2eYLbzMFuuVzzNjCVyhgMsEuSZC",
+	"kKSAZfWQc0lOZvwXumS8uST+hW1jfqzHj9TVE7eTliFV2UG3bctXB61aVrOo3E5MxFRghmjCR+vNx1/q",
+	"nZa477vi6ca2fkMWRt+cu9bSpIPOwXH2hiwkmvI0QdeCkB3jmWvGl69RJEksiJKQoANqc+6AlLr1I7Gp",
+	"SNAMyxubvNlEn243JV92BGadTaliSYcIRIBgHYau40FHvtZGBJt2/pyOCK7rapoVPZsu6hUX6lxUZAgs",
+	"Y5vjpZG6FlE6TSzHGsGlzFq0dYXxA4PWxasbQ8MxZ8QYGxqNdCmWTh3CrxG2OhETnwZKI5IYwXSF51dT",
+	"KhmgJ6AvfSH1PX5knaGytRBaGlqgdEJNbNU/hiVF30o9nh0PrGpft6HXmGraapIWUbDZCNW0vZtZ3h5x",
+	"M5ab3HyzVW3h54z4a3aFUM3aQ6Q04sIZFkqjt0iPDZYJjW4EnWkxyix3hrPMKooSYOVXLaa42Q7u1Wsv",
+	"Ds4q5Ve3B4nWmuny81kY3sRsz337cL7agG06FAts195bIXBT1TP3MJtZf2h2eVXqqBroDezltcCTmT38",
+	"3Nvwdf6z5nWEDZrlGsXW77tnglrCOj/K7XbTLLnfjsX2kfHafAw1wrShWDyjBQu3iUqVz7PT5KvykCRD",
+	"fsRnM8yS1mxcSSX89ULP0LfYVNjiN0dob2/vFXo/PDLCx8wzyZV1l/1u/+VOr7fT7w173UFX/3+n19/7",
+	"e8kehxXZUcZwVrfXF+k+CmirbMLGsuZbekOaGWf99ZKoO0KWiKFG6lrq/Wc+r3L9c22sdLFEHuBSvXGK",
+	"vkY5kUtqw9tBJih5QcxCNNWiY1I+jP1pRYnc23n10SiPu+HB/YfZNPnYrEKuXA/DRM4FVYsrfXvNKsYE",
+	"CyIO50Z8Mf964w4ZtN6Jq7MUNGQSt59CFOHJzaeo7NahUEo0td7rozGW5GW/In/BI4I9hGmLRUyVykzp",
+	"IsquuUNgOIbTNYoQB9sMU6YwZSYufS5S210OdncnVE3n407MZyb3bGL/U5cYTBrUMBcYSJjTWMwS6weL",
+	"Dk+NHUCiLes6sAO6M29Z2yPGb4kAt5cOMi5A1jaYF1eKvqCRMxiOgoFN/zUCy6H+d6fTQfdR6CrBFB5E",
+	"TZ2NVQ6NDInRv+gGMU/IKNA/22WYf1i30VFgfBdGbMQMiDyzbrSuvLVE0aGtIwa/D9APcEbWw+fw4vTT",
+	"X0/+1zr2dNBftfikJe4ZTsiIAX6J7AmBaGVy20WvEYbAxCSCwl0zvDDmvhinKfrxZFgAIj3o8FxN9duM",
+	"sQKm14i8ecUck9tAkR3j+2erIDliCT9akODfcCWFK7Bkgi2JTbkLFh6vyl7hYgc/b4cjhiWK/AJL/xrB",
+	"FbE5Fk5Phm9QVPqqUeZrs0yMDrpdYFVHbIqzjDCJxuSaC1KAajUXelqSoBTbHJszI06mNCbWlG/fwdnp",
+	"sHbxuR6Zz0VMOlxMdm0nuavbgmFfpd4TMgLsGWZWk6cfdRAGt0RImxi00+10gRvLCMMZDQbBXqfb2TOI",
+	"aQp4ZLfI2johDVyMJpGyUn12YrI8YJTBQ1MII01ROmioj9XuqORCGbZGb8yIjYXmlYDPpUnUQYemd6ZP",
+	"1R6lfie5ai2lUpm9y++WlqoAoMMiq6ur6Ay8ZkWdoMc3Go3Q+K70wO1Hf/t1TsTCJWIaBJkxABSOarn1",
+	"vLda3aQZ0EaHxYwIWOCyGY0zbOOU/W7Zk2tTCM7hyhow/AwCc7kMmDwPVTtPvUqi7JoBVp/8DVm8RlGe",
+	"GjOywUVjl0KhEQwu1A+LDcHIc9Eug8TE1VHOXqNIf24FClzcEiTtyqAU6pL7j6GXGxd0JfemNIpBg/Dk",
+	"+t3uZpULnVrAvdoPXlbYJjvIx1Km11UcIk3aZV23nmTBJFM7+3xHX81arlOvEL3dz6HACRSclJJKhV3o",
+	"L3gJF7lxvfRqVVAPNKjdbvfvsLHlkKaSVbFXNSLq5+QbDXtlG2Hv3ncYsklPNriApfCmhrKN54wYTMev",
+	"7aN8LsT4jdZo3Tevtaln/qp3f8CJcxWDLr31XUq1X3Wn/qv1nap1l+/D4KANfJApjOHUasng8tt804GX",
+	"olvjELBnfLAULfjo5S9q4sKBdhvnHSC2+b+ABV5fs2jEzmzwCuPKhjKNbehKqX4RSxCJp9wIK4Um39U1",
+	"GrFoTHkETOqYIIwkZZOUOI8T3T2yCVEjRJgCXtQ29ox/8vWIQbIHb2rD2lDN0Qi82DUSGjCKHXToGJei",
+	"vO6IRSW8GKEZwUw2Orx4fjI4L89rukcjBlpS18LrBN+buCRzJKYEgFH5EKl+4MliM3IDyZY/BCeftUiv",
+	"l39M3lANiOIxh9SDP5E0kzZz2Zzp16P0Ds+wuCEKKUFYArlo1lGpespl67doMyYDECmmrDw0ilOCRQoZ",
+	"7rwsyR8CDWgQBkMSTxmNcYoww+lCUgDm8WhYVvX7KLw5PgSZIDEF79gMK2oVbNZrI8gEvyZSghYlcB4a",
+	"wbWghCWp5kScJ8aHANtMfdBwStLsep6a5+jy+n7wXRec7f5DYM3BH0u2eftjIXXgjHY0tmRE7YyJwh3T",
+	"QsvfgB9y9waj4LG7scT0rKmzn47Xs5wVoaIf9OL0Xu5ACrWPjQGhZrZyCKi9Ew1Rn5Zwe6aviuLHaqfK",
+	"qp5gfxp4JXY3KL2S4/iyStWCUWHyel/J5PkFeuC4Bru7KY9xOuVSDb7vft/dve25+jwteLdHZgU34O0e",
+	"xmNV6+Y0sFnD3HP0Dju1RfLMaT1zWqs5re7e+k5vuBjTJCGgK97vtehxgRcpx8mQ87dYmKQM+72DNuA1",
+	"VLb/IxlCv7xzE0d4HzoF0u4XGwFyXxSKavAZh999P2/Q71Elq8FceegbcBPGTz3UrNaITThPOujQand3",
+	"bMiv5gwrJRjM4PvdvVquhCaWycBWsEyPIaZ7BbNKCLdnES4ItBvI3i4PgE3i8qKGel/AfuE0hT3VYKA7",
+	"zT9bQDqrsPbDcHQ179VaHO2B9Iyjn3H0Y+Lo7v76Hu+4esPn7I8VuP3aMc0Sd6NS3lTgN2jUyNQVZGoR",
+	"prNk2bI+VLpCP6GRVUeMM41iJYo+fIwgcdmX+6iD/obTObHyHIocO9/JvemMxUjekKQJkf5I1ONi0XVS",
+	"aLN42V71+QiyZ1sMXpdRP5bK0jcFXu3V4qf2+0X4U9ADOvIXrwrO7yXXPlia3USG/Z0E0eWipefJeXx6",
+	"dXR+efxpeP7Xk3fBIPhX+3/mdX+lWvtB1LcV2X0mtc+kdg2p/VYIZ672XaKnLtuFm+YpmpgXdJpYy5KK",
+	"l0QnQEU8SDJh6amrmmct3qDnBnL8Gpm0zi4b0w0hmdEcjxg4mcsOimydn8hom5cWQ8KxmuM0XbiqSKHm",
+	"8EcsypFKhGb81iZyNKZNkzyecWWofAdFbJ6mkV+cbsRsBcCBrdwRIZxKjsZC40tPd4/jG6POt0mumwi+",
+	"KSP0YGVzheY4GsLFzBbzcYg1L6G5GY4sl1Vspbj7SoYlL331obQov6DpY+rYvFqnvwOpqZafWino2Tq0",
+	"U4IMZM8k6JkE/eHS3j+VCs88181UeLvYL+DWKIK+BydL43QpS9kWEDhSYlO2yDpeTflcpAskeJrOM9lB",
+	"phiZHDEtSeKUTphJJPR+eARtJTjU4oUcwLjXVEjIM6G0VIAiPWYUGt87LNWIFZ8Uj0JjIgbJdwwToTE4",
+	"GTNNAU1CxNAZa7X8q8XmEfuNCC5fI1NUDcWwCgWE2AwiO+hQoRmXCn0HsOlV58DuvXw5Yu5X/d8OipwO",
+	"MzJugdIrHuBKRxffoB63luqttXdFESy0ddDd05MedPvboSH0Ji2YEovOiLngQvDKM36JWnaVr1FGRKzl",
+	"mpRISFlrLfVoSqXiEGUNrMeI2SWjieB3aLxA/e5fQiS5hnIBA+o9owz1un9xh08+41gZpmWVVqAohrbG",
+	"fe9KYVGETpjL5LzhX6P+vt1764epD76NY5ctpVfQuxae8Q2eZScsWQoa43dtIIFqfg+FwzwkdEcTNX2N",
+	"Ir0lrbbBqyLYkvTXyys+njebKQrZqKJxGvK8vp0ra+dKO34oShj2/EpwLxsKFH63f9DZy0sQrprPT072",
+	"qtvVG+9m6fqz9Btm6XW/63deNk/TWz7NXrerd1TxWpe9chdXra9Sn68fNm/E9/UcbxBa/H2v39m3wcN2",
+	"YyA8uHewv995WUnQ1oNISlvArv8Al7laRcUl7KMgmog+s4vP7OKfRGNhLHY+9XOsWFnd+xD1RSMvF+eV",
+	"tJZzc0MvVVbmReG7jiHUcwSf9jwGn4GlIbKa98iEWLgwRxpjJOYMIjWAN9H9IQTYudKpDopsmAZoJtSU",
+	"gMOdreRGodoVcGgxKRVzM1Gzuv9h8RvjbtoRm2LpIojRgoAupFQs7G5KU+LxqzSvXrrFBaLMhu5sG1fB",
+	"cmkw09dV5zPdlkUpHHkb/1iU0sZffijVXgRdwnfdXn9v/+Dld9/7hekGTsH9aUrSjIhPY16vvlghhPv9",
+	"Qa/b2T94+fdyvb5Br18pmdjr+cld/fIGLkd1kJf+W2mBseUHvbJlmuL6c3crU3dLMxcuhfnEzofSL5xG",
+	"GaoaswbIKfMPL06tQn8jkPMyavD8vo4qLqnLt4Q0eu/ymT4+08c/CX0E3/MyyvQIZP7rU5DHcpbLNWFw",
+	"jkxW/JVAfc9tXmSm0oWjKUZ3saUokX4QHE22NQETnM80LdHksVRQ5m7KyS0RSGYE30hDbV8jDJ7WI6Zw",
+	"eqORm5bC+VwhU5bMJM20AU+V4VwYpTEELqdYpdyUm230hak/tLade5qNcWvlmoNUbwSNpyaIDYo5mdLY",
+	"WwLqIdqMU8n2MjnXJpTdABFXMss2AmlqbnjbC6oAKuEUloFiU/o+Mijl/QJ1DkDil75tjHj0avVuDE9R",
+	"sPLxdAAeZ+PycrexjwDvs77GqCkp6krtVQqFtuB/bGVQzQF5bIep7+RyNee+BNcphwqrXlHO5ZzEP044",
+	"29JKfGui2mr5f585kmeO5E/EkZRI4u8ntBfD736JS8RgpYv1Gy4mxIXs+zQKsh2Ab6ARozpo2JAge8RM",
+	"CgMh0VZUcjuLQhTV3dMiIybnBiMteS9ej5ienpHPeaFJ4ySBlWFUuHCkCitL1jWu1NwLI3dgz8mn6KB3",
+	"hCT6E2TwQzdksdx9u1TZ9NFIUzsaUysw3Os/Ci5u6VldOmwq0YSzZ3P7Mzb+Q8zt/vX9R3K0rqCH5ci8",
+	"UQg8Z01sv8Whoe99bVCeKVem0SNoPkEgpAoKitVso0+CuJ6Qk7bVqtfx0t2+Z7oq89L7Dax0K465KBMC",
+	"f+zs94NHwbObINhnxPqMWB/O5v7DockfiWqPI7+S4V2vICqrPi6wmn4dm7w78yrOLLV7+Z1eFOxx6Hnr",
+	"hIinCZHKKvPmLCVSjlgEWYL+HZIKlbnpPHoxxkIsbNKIyGXRjZwPr63RblLJWb8N4NvBpobuwIPyDlJT",
+	"5MnGTK018A5qo8bzys/8vtq8CMs4Qlv+xm3/EZmX8OMmXirUVF6q59V14bCrFj9wpaZMEa3gZy39zDgU",
+	"0ZuSPLiIJ3jxH6VCapsSww2AGwflfNPNIURlB5Jef2+/c1BxEDno3ufLxM7Z0KzzjEtltaYCK4ISElPp",
+	"alSvXGTPqeHqi3yg2qz/JGqzppL3a7RnuTj+zFE8cxR/Po4ClGh5fTfIgh5/QwyGz0E8IKioMW3WFQSR",
+	"YlOU1k9bK7zwXsdRANnvFDvpDHojJvGMoMgYISIoYkNSaXgF88ngzihEcmpSlHoSrC1Q2RmxnyH368hW",
+	"kHT5bSOP56CrqkUa9990MWIpvSEouji/GqLl+7lrejWGE+l9sev82nAiW47mkvOlBTRcy91yfc9T0ykv",
+	"pUmSDQe4ct3apxWqVBh97Mgk6CFcDdx2S4FCqpsvwK/kem+rhe7aIuB5ZVIfrMQWJmsDVZH8Xx+PqRmx",
+	"Wd83pk/7hfn11FfFObkHirb+6+r83bYtJWVfBjC9kb3w4Oom5s+a2T81uT9ltzilORZ7Dob644KhdK/+",
+	"+l5QB9Tr0mJXTDQkw7eYpnickgrno8kYKuiYY3NygXxJ6FWFQj4J46HZAohWxhL5YL72qL2pTSJNWs0K",
+	"zZcddILj6YgZDsD6L0VahhzYTPOaBtk08yilzDA2GI1TzG7ghwGKQH6M7JBGVTJiRXUUv2pKXiMFPK2Y",
+	"4zbsvJyRCG0VLFFuc0xc+iiQb7chw4mJY7bMC7BgwCqZmtfoEEUDlFE2iUYs5rOZXZ9bu1ig3gFyBfGN",
+	"N/AdpoqySQe9MeFZEl3r12WVNsYUakmBs3IKoldDGRYLKDlgKhHnKfJlI1sEQzwGY2R195vxNcem0+/L",
+	"1fwT8A9ifSV2/RK8Sj62XuWzxuCZhXhmIX4vFuJx+YEQ5dJlM2fgFf0Bmu+X+/nw0eQ20siiKXBWY5XD",
+	"i9MXEqr3oAyrqSHs2Xyc0tj8+v7yraZrhz+evBsef7p4/8Pb06NP7y/fdvKiJLu3PeAhLHiNdS4qlTrB",
+	"1E2vSbyIU+LlGrTB5nUjwdD6MSuepxwJbUYzYevBcpHvlTdivlf1MX3ljglsFguAbG4VLM5TiV/nk3oj",
+	"l9VQDSCXnKZuS+EYeh22BmiIXAE0mPt/yjPk7uz3H+//fwAAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -119,6 +119,7 @@ var operationCases = map[string]operationCase{
 	"listConversationMessages": {invalid: withQuery("order=sideways")},
 	"deleteConversation":       {invalid: withLongConversationID},
 	"getAgentAnalytics":        {invalid: withQuery("interval=week")},
+	"listConnections":          {invalid: withLongAgentID},
 }
 
 func withQuery(q string) func(request) request {

@@ -41,6 +41,8 @@ type Store interface {
 	ListMessages(ctx context.Context, accountID, agentID, id string, q store.MessageQuery) ([]store.Message, int64, error)
 	DeleteConversation(ctx context.Context, accountID, agentID, id string) (int64, error)
 	AgentAnalytics(ctx context.Context, accountID, agentID string, q store.AnalyticsQuery) (store.Analytics, error)
+	// ListConnections returns the stored platform connections of an agent.
+	ListConnections(ctx context.Context, accountID, agentID string) ([]store.Connection, error)
 	// MarkAgentError moves an active agent (or one in error) into error and
 	// returns its status afterwards.
 	MarkAgentError(ctx context.Context, accountID, agentID, reason string, retryAt time.Time) (store.Status, error)

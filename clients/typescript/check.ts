@@ -146,6 +146,11 @@ async function getAgentAnalytics(): Promise<number[]> {
   return (data?.data.series ?? []).map((b) => b.p50ResponseTime);
 }
 
+async function listConnections(): Promise<string[]> {
+  const { data } = await client.GET("/agents/{agentId}/connections", agentPath);
+  return (data?.data.items ?? []).map((c) => `${c.platform}: ${c.state} ${c.account?.username ?? ""} ${c.reason}`);
+}
+
 // calls has one entry per operation of the contract.
 const calls: { [P in keyof paths]: { [M in Methods<paths[P]>]: () => Promise<unknown> } } = {
   "/agents": { post: createAgent, get: listAgents },
@@ -156,6 +161,7 @@ const calls: { [P in keyof paths]: { [M in Methods<paths[P]>]: () => Promise<unk
   "/agents/{agentId}/conversations/{conversationId}": { get: getConversation, delete: deleteConversation },
   "/agents/{agentId}/conversations/{conversationId}/messages": { get: listConversationMessages },
   "/agents/{agentId}/analytics": { get: getAgentAnalytics },
+  "/agents/{agentId}/connections": { get: listConnections },
 };
 
 export { calls };

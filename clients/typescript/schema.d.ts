@@ -265,6 +265,36 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/agents/{agentId}/connections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List Connections
+         * @description The agent's platform connections, one per platform in its `clients`,
+         *     as the replica running each one last stored it. `account` is the
+         *     bot's own identity once the platform told it. A platform no replica
+         *     has started yet is `connecting` while the agent is active (or in
+         *     error) and `disconnected` while it is inactive.
+         */
+        get: operations["listConnections"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -836,6 +866,39 @@ export interface components {
         AnalyticsEnvelope: {
             success: boolean;
             data: components["schemas"]["Analytics"];
+        };
+        /**
+         * @description `connecting` (starting, or waiting for a replica to take it),
+         *     `connected`, `disconnected` (stopped: agent inactive or platform
+         *     removed), `error` (the platform refused it: bad token, bot used by
+         *     another agent; see `reason`), `disabled` (credentials missing).
+         * @enum {string}
+         */
+        ConnectionState: "connecting" | "connected" | "disconnected" | "error" | "disabled";
+        /** @description The bot's own account on the platform. */
+        ConnectionAccount: {
+            id: string;
+            username: string;
+        };
+        Connection: {
+            platform: components["schemas"]["Platform"];
+            state: components["schemas"]["ConnectionState"];
+            /** @description Why it is in this state; empty when connected. */
+            reason: string;
+            account?: components["schemas"]["ConnectionAccount"];
+            since: components["schemas"]["Timestamp"];
+            lastEventAt?: components["schemas"]["Timestamp"];
+            /** @description Platform messages received. */
+            messagesIn: number;
+            /** @description Messages the agent sent. */
+            messagesOut: number;
+        };
+        ConnectionList: {
+            items: components["schemas"]["Connection"][];
+        };
+        ConnectionListEnvelope: {
+            success: boolean;
+            data: components["schemas"]["ConnectionList"];
         };
     };
     responses: {
@@ -2032,6 +2095,73 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["AnalyticsEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listConnections: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The connections. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "items": [
+                     *           {
+                     *             "platform": "telegram",
+                     *             "state": "connected",
+                     *             "reason": "",
+                     *             "account": {
+                     *               "id": "7012345678",
+                     *               "username": "trading_helper_bot"
+                     *             },
+                     *             "since": "2026-11-21T10:00:00.123Z",
+                     *             "lastEventAt": "2026-11-21T10:42:10.456Z",
+                     *             "messagesIn": 12,
+                     *             "messagesOut": 11
+                     *           },
+                     *           {
+                     *             "platform": "discord",
+                     *             "state": "disabled",
+                     *             "reason": "missing credentials in settings.secrets: DISCORD_API_TOKEN",
+                     *             "since": "2026-11-21T10:00:00.123Z",
+                     *             "messagesIn": 0,
+                     *             "messagesOut": 0
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConnectionListEnvelope"];
                 };
             };
             400: components["responses"]["BadRequest"];

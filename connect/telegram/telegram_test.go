@@ -263,8 +263,11 @@ func TestDuplicateAnsweredOnceAndLongRepliesSplit(t *testing.T) {
 	f.tg.Queue(token, u)
 	eventually(t, "two parts", func() bool { return len(f.tg.Sent(token)) == 2 })
 	f.tg.QueueAgain(token, models.Update{ID: 99, Message: u.Message}) // same message, delivered again
+	// Numbered after the duplicate: the server forgets updates below the
+	// offset its poller confirmed.
 	later := private("next")
-	f.tg.Queue(token, later)
+	later.ID = 100
+	f.tg.QueueAgain(token, later)
 	eventually(t, "next reply", func() bool { return len(f.tg.Sent(token)) == 4 })
 	sent := f.tg.Sent(token)
 	if sent[0].ReplyTo != u.Message.ID || sent[1].ReplyTo != 0 || len(sent[0].Text) != 4001 || sent[1].Text != strings.Repeat("b", 200) {

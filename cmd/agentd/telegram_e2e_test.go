@@ -1,0 +1,85 @@
+package main
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/agentd/agentd/connect/telegram/telegramtest"
+	"github.com/agentd/agentd/llm/llmtest"
+	"github.com/go-telegram/bot/models"
+)
+
+// TestTelegramEndToEnd runs `agentd serve` against a Telegram test server
+// and a provider test server: an agent given a bot token connects, its
+// state shows in the API, and a private message goes through the same turn
+// as Send Message (provider, history, metrics) and back to the chat.
+func TestTelegramEndToEnd(t *testing.T) {
+	const token = "4242:e2e"
+	tg := telegramtest.New(t)
+	tg.AddBot(token, 4242, "e2e_bot")
+	openai := llmtest.NewOpenAI(t)
+	openai.Respond(llmtest.Reply{Text: "Hi from Telegram.", PromptTokens: 7, CompletionTokens: 5})
+	env := map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": openai.URL, "TELEGRAM_API_URL": tg.URL}
+	db := tempDB(t)
+	in := boot(t, env, "--addr", "127.0.0.1:0", "--db", db)
+	key := keyFrom(t, in.stdout.String())
+	transport := &http.Transport{}
+	defer transport.CloseIdleConnections()
+	c := &client{t: t, base: in.base, http: &http.Client{Transport: transport, Timeout: 20 * time.Second}, contract: loadContract(t)}
+
+	r := c.do("POST", "/v1/agents", key, map[string]any{"name": "Teller", "clients": []string{"telegram"},
+		"settings": map[string]any{"secrets": map[string]string{"TELEGRAM_BOT_TOKEN": token}}})
+	expect(t, "create", r, 201, "")
+	id := r.data(t)["id"].(string)
+	waitFor(t, "connected", func() bool {
+		items := c.do("GET", "/v1/agents/"+id+"/connections", key, nil).data(t)["items"].([]any)
+		conn := items[0].(map[string]any)
+		account, _ := conn["account"].(map[string]any)
+		return conn["state"] == "connected" && account["username"] == "e2e_bot" && account["id"] == "4242"
+	})
+
+	tg.Queue(token, models.Update{Message: &models.Message{ID: 7, Text: "Hello bot",
+		Chat: models.Chat{ID: 99, Type: models.ChatTypePrivate}, From: &models.User{ID: 99, FirstName: "Ann"}}})
+	waitFor(t, "the reply in the chat", func() bool { return len(tg.Sent(token)) == 1 })
+	if sent := tg.Sent(token)[0]; sent.Text != "Hi from Telegram." || sent.ChatID != "99" || sent.ReplyTo != 7 {
+		t.Errorf("sent %+v", sent)
+	}
+	if n := openai.Count(); n != 1 {
+		t.Errorf("provider called %d times", n)
+	}
+	convs := c.do("GET", "/v1/agents/"+id+"/conversations?platform=telegram", key, nil).data(t)["items"].([]any)
+	if len(convs) != 1 || convs[0].(map[string]any)["userId"] != "telegram:99" || convs[0].(map[string]any)["messageCount"] != 2.0 {
+		t.Errorf("conversations: %v", convs)
+	}
+	metrics := c.do("GET", "/v1/agents/"+id, key, nil).data(t)["metrics"].(map[string]any)
+	if metrics["totalMessages"] != 1.0 || metrics["totalConversations"] != 1.0 {
+		t.Errorf("metrics: %v", metrics)
+	}
+	waitFor(t, "counters", func() bool {
+		conn := c.do("GET", "/v1/agents/"+id+"/connections", key, nil).data(t)["items"].([]any)[0].(map[string]any)
+		return conn["messagesIn"] == 1.0 && conn["messagesOut"] == 1.0 && conn["lastEventAt"] != nil
+	})
+
+	// Inactive stops polling within 5 s and says so.
+	expect(t, "deactivate", c.do("PATCH", "/v1/agents/"+id, key, map[string]any{"status": "inactive"}), 200, "")
+	waitFor(t, "disconnected", func() bool {
+		conn := c.do("GET", "/v1/agents/"+id+"/connections", key, nil).data(t)["items"].([]any)[0].(map[string]any)
+		return conn["state"] == "disconnected" && tg.Polling(token) == 0
+	})
+	transport.CloseIdleConnections()
+	in.stop(t)
+}
+
+// waitFor polls cond every 50 ms for up to 5 s, the bound decisions.md
+// gives connections to follow a change.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 5s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
