@@ -2,7 +2,7 @@
 // editing one (form and JSON) and deleting one.
 import { useEffect, useState } from "preact/hooks";
 import { type Agent, ApiFailure, api, call, type Schemas } from "./api";
-import { ErrorBox, Field, Pager, go, lines, when } from "./ui";
+import { ErrorBox, Field, Pager, fieldOf, go, lines, when } from "./ui";
 
 const statuses: Schemas["AgentStatus"][] = ["active", "inactive", "error"];
 const sortFields: Schemas["AgentSortField"][] = ["createdAt", "name", "status"];
@@ -165,6 +165,11 @@ function AgentForm(props: {
 }) {
   const { draft: d, onChange, error } = props;
   const set = (patch: Partial<Draft>) => onChange({ ...d, ...patch });
+  // Focus the field the API refused, so its error is in view and read out.
+  const bad = fieldOf(error);
+  useEffect(() => {
+    if (bad) document.getElementById(bad)?.focus();
+  }, [error]);
   return (
     <form
       class="agent-form"

@@ -61,7 +61,7 @@ export function ErrorBox({ error }: { error: unknown }) {
   return (
     <div class="error" role="alert">
       <strong>{error.code}</strong>: {error.message}
-      {error.details.reason && error.details.reason !== error.message && <> ({error.details.reason})</>}
+      {error.details.reason && !error.message.includes(error.details.reason) && <> ({error.details.reason})</>}
       {explain[error.code] && <p>{explain[error.code]}</p>}
       {wait !== undefined && (
         <p class="retry">
