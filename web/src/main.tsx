@@ -81,7 +81,8 @@ function AgentPage({ id, tab, rest, paths }: { id: string; tab: string; rest: st
     call(api.GET("/agents/{agentId}", { params: { path: { agentId: id } } }))
       .then((r) => setAgent(r.data))
       .catch(setError);
-  }, [id, version]);
+    // Reloaded on each tab too, so the metrics above count the chat's turns.
+  }, [id, version, tab]);
 
   const tabs: [string, string][] = [
     ["", "Settings"],
