@@ -3,7 +3,7 @@ GO        ?= go
 PKGS      ?= ./...
 BENCHTIME ?= 2s
 
-.PHONY: run build test generate lint spectral ts-check bench fuzz clean
+.PHONY: run build test generate lint spectral ts-check web web-check bench fuzz clean
 
 # TS_CLIENT type-checks a TypeScript client generated from openapi.yaml; its
 # schema.d.ts is committed like gen/.
@@ -40,6 +40,24 @@ ts-check: $(TS_CLIENT)/node_modules/.package-lock.json
 		{ echo "$(TS_CLIENT)/schema.d.ts is not committed" >&2; exit 1; }
 	cd $(TS_CLIENT) && $(NPM) run --silent check
 
+# WEB is the console and /docs: sources in web/src and web/static, built
+# into web/dist (committed, embedded by the Go package web).
+WEB = web
+
+$(WEB)/node_modules/.package-lock.json: $(WEB)/package-lock.json
+	cd $(WEB) && $(NPM) ci --no-audit --no-fund
+
+## web: type-check the console and rebuild web/dist (needs npm; make run does not)
+web: $(WEB)/node_modules/.package-lock.json
+	cd $(WEB) && $(NPM) run --silent check && $(NPM) run --silent build
+
+## web-check: the committed web/dist is what a fresh build of web/ makes
+web-check: web
+	@git diff --exit-code --stat -- $(WEB)/dist || \
+		{ echo "$(WEB)/dist differs from a fresh build: run 'make web' and commit it" >&2; exit 1; }
+	@untracked=$$(git ls-files --others --exclude-standard -- $(WEB)/dist); [ -z "$$untracked" ] || \
+		{ echo "'make web' made files not in git: $$untracked" >&2; exit 1; }
+
 ## lint: go vet and staticcheck
 lint:
 	$(GO) vet $(PKGS)
@@ -65,4 +83,4 @@ fuzz:
 	$(GO) test ./server $(FUZZFLAGS) -fuzz '^FuzzMessageBody$$'
 
 clean:
-	rm -rf bin agentd.db agentd.db-wal agentd.db-shm $(TS_CLIENT)/node_modules
+	rm -rf bin agentd.db agentd.db-wal agentd.db-shm $(TS_CLIENT)/node_modules $(WEB)/node_modules

@@ -62,12 +62,17 @@ func New(cfg Config) (*Server, error) {
 		// Validation messages must never echo schemas or values to clients.
 		SchemaValidationOptions: []openapi3.SchemaValidationOption{openapi3.DisableSchemaErrorDetails()},
 	}}
-	s.echo = s.newEcho()
+	served, err := newContract(cfg.PublicURL)
+	if err != nil {
+		return nil, err
+	}
+	s.echo = s.newEcho(served)
 	return s, nil
 }
 
-// Handler is the whole HTTP surface: the API under /v1, /healthz, /readyz
-// and, when configured, /metrics.
+// Handler is the whole HTTP surface: the API under /v1, the contract at
+// /v1/openapi.{json,yaml}, the console at /, /docs, /healthz, /readyz and,
+// when configured, /metrics.
 func (s *Server) Handler() http.Handler { return s.echo }
 
 // MetricsHandler serves the Prometheus metrics of the configured registry.
@@ -75,7 +80,7 @@ func (s *Server) MetricsHandler() http.Handler {
 	return promhttp.HandlerFor(s.cfg.Registry, promhttp.HandlerOpts{})
 }
 
-func (s *Server) newEcho() *echo.Echo {
+func (s *Server) newEcho(served contract) *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
@@ -84,6 +89,7 @@ func (s *Server) newEcho() *echo.Echo {
 		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 	})
 	e.GET("/readyz", s.readyz)
+	s.registerConsole(e, served)
 	if s.cfg.ServeMetrics {
 		e.GET("/metrics", echo.WrapHandler(s.MetricsHandler()))
 	}

@@ -1,0 +1,336 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentd/agentd/llm/llmtest"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+)
+
+// browser is a headless Chromium driven over the DevTools protocol, with
+// every URL it requested.
+type browser struct {
+	t         *testing.T
+	ctx       context.Context
+	artifacts string
+	mu        sync.Mutex
+	requests  []string
+}
+
+// newBrowser starts Debian's chromium with a fresh profile. Without it the
+// test is skipped on a developer's machine and fails in CI (.ci/run
+// installs it).
+func newBrowser(t *testing.T) *browser {
+	t.Helper()
+	path, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("chromium not found in CI: %v", err)
+		}
+		t.Skipf("chromium not found (apt-get install chromium): %v", err)
+	}
+	// A fresh profile each run; removed after the browser has exited (a
+	// t.TempDir could be removed while Chromium still writes to it).
+	profile, err := os.MkdirTemp("", "agentd-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// No network but this machine's: nothing to update, sync or report.
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(path),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(profile),
+		chromedp.WindowSize(1280, 900),
+	)
+	ctx, cancelCtx := chromedp.NewContext(alloc)
+	// The whole walk is bounded: a stuck wait fails instead of hanging.
+	ctx, cancelTimeout := context.WithTimeout(ctx, 100*time.Second)
+	t.Cleanup(func() {
+		cancelTimeout()
+		cancelCtx()
+		cancelAlloc()
+		if c := chromedp.FromContext(ctx); c != nil && c.Allocator != nil {
+			c.Allocator.Wait()
+		}
+		if err := os.RemoveAll(profile); err != nil {
+			t.Logf("remove the browser profile: %v", err)
+		}
+	})
+
+	b := &browser{t: t, ctx: ctx, artifacts: os.Getenv("AGENTD_ARTIFACTS")}
+	if b.artifacts == "" {
+		b.artifacts = t.TempDir()
+	}
+	if err := os.MkdirAll(b.artifacts, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshots in %s", b.artifacts)
+	chromedp.ListenTarget(ctx, func(ev any) {
+		if e, ok := ev.(*network.EventRequestWillBeSent); ok {
+			b.mu.Lock()
+			b.requests = append(b.requests, e.Request.URL)
+			b.mu.Unlock()
+		}
+	})
+	b.run("start", network.Enable())
+	return b
+}
+
+// run runs actions, failing the test with what was being done.
+func (b *browser) run(what string, actions ...chromedp.Action) {
+	b.t.Helper()
+	if err := chromedp.Run(b.ctx, actions...); err != nil {
+		b.shot("failed-" + strings.ReplaceAll(what, " ", "-"))
+		b.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// shot saves a screenshot of the viewport as NAME.png in the artifacts.
+func (b *browser) shot(name string) {
+	b.t.Helper()
+	var png []byte
+	if err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot(&png)); err != nil {
+		b.t.Errorf("screenshot %s: %v", name, err)
+		return
+	}
+	if err := os.WriteFile(filepath.Join(b.artifacts, name+".png"), png, 0o644); err != nil {
+		b.t.Errorf("save screenshot %s: %v", name, err)
+	}
+}
+
+// until waits for a JavaScript condition to hold.
+func until(cond string) chromedp.Action {
+	return chromedp.Poll(cond, nil, chromedp.WithPollingInterval(50*time.Millisecond))
+}
+
+// fill replaces an input's value and fires the input event typing fires,
+// so the page's handler sees it (SendKeys would add to what is there).
+func fill(sel, value string) chromedp.Action {
+	js := fmt.Sprintf(`(() => {
+		const el = document.querySelector(%s);
+		el.value = %s;
+		el.dispatchEvent(new Event("input", {bubbles: true}));
+		return true;
+	})()`, jsString(sel), jsString(value))
+	var done bool
+	return chromedp.Tasks{chromedp.WaitVisible(sel, chromedp.ByQuery), chromedp.Evaluate(js, &done)}
+}
+
+// jsString quotes s as a JavaScript string literal.
+func jsString(s string) string {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err) // a string always marshals
+	}
+	return string(b)
+}
+
+// requested returns the URLs requested so far.
+func (b *browser) requested() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.requests...)
+}
+
+// checkOnlyFrom fails for every request to another host than base's:
+// the pages load nothing from a CDN or any outside service.
+func (b *browser) checkOnlyFrom(base string) {
+	b.t.Helper()
+	own, err := url.Parse(base)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	for _, raw := range b.requested() {
+		u, err := url.Parse(raw)
+		if err != nil {
+			b.t.Errorf("unparsable request URL %q", raw)
+			continue
+		}
+		if u.Scheme == "data" || u.Scheme == "blob" {
+			continue
+		}
+		if u.Host != own.Host {
+			b.t.Errorf("request to another host: %s", raw)
+		}
+	}
+}
+
+// TestConsoleInBrowser walks the console in a real browser against a real
+// `agentd serve` and a wire-format provider: the API reference, sign-in,
+// create from a character file, a validation error at its field, a chat
+// streamed token by token, a conversation, analytics, delete protection
+// and delete.
+func TestConsoleInBrowser(t *testing.T) {
+	b := newBrowser(t)
+	openai := llmtest.NewOpenAI(t)
+	// The first reply stalls after its first fragment, so the page must show
+	// that fragment while the stream is still open; the second is whole.
+	openai.Enqueue(
+		llmtest.Reply{Fragments: []string{"Loops", " repeat", " steps."}, StallMidStream: true, FailAfter: 1},
+		llmtest.Reply{Fragments: []string{"A", " loop", " repeats", " a", " step."}, PromptTokens: 20, CompletionTokens: 5},
+	)
+	env := map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": openai.URL, "AGENTD_PROVIDER_TIMEOUT": "10s"}
+	in := boot(t, env, "--addr", "127.0.0.1:0", "--db", tempDB(t))
+	key := keyFrom(t, in.stdout.String())
+	character, err := filepath.Abs("testdata/ada.character.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	b.run("open /docs", chromedp.Navigate(in.base+"/docs"), chromedp.WaitVisible(".opblock", chromedp.ByQuery),
+		until(`document.querySelector(".servers select")?.value === "`+in.base+`/v1"`))
+	b.shot("docs")
+
+	b.run("open the console", chromedp.Navigate(in.base+"/"), chromedp.WaitVisible("#api-key", chromedp.ByQuery))
+	b.shot("signin")
+	signIn := chromedp.Click(".signin button[type=submit]", chromedp.ByQuery)
+	b.run("wrong key", chromedp.SendKeys("#api-key", "agk_wrong", chromedp.ByQuery), signIn,
+		until(`document.querySelector(".error")?.textContent.includes("UNAUTHORIZED")`))
+	b.run("sign in", fill("#api-key", key), signIn,
+		chromedp.WaitVisible("#agents-title", chromedp.ByQuery))
+	if got := b.eval(`sessionStorage.getItem("agentd.apiKey")`); got != key {
+		t.Errorf("session storage holds %q, want the key", got)
+	}
+	if got := b.eval(`localStorage.length`); got != float64(0) {
+		t.Errorf("local storage has %v items; the key belongs in session storage only", got)
+	}
+
+	b.run("new agent page", chromedp.Click(`a[href="#/agents/new"]`, chromedp.ByQuery),
+		chromedp.WaitVisible("#character-file", chromedp.ByQuery),
+		chromedp.SetUploadFiles("#character-file", []string{character}, chromedp.ByQuery),
+		until(`document.querySelector(".character")?.textContent.includes("Ada")`))
+	b.shot("create")
+	b.run("create from the character file", chromedp.Click(".character button", chromedp.ByQuery),
+		until(`document.querySelector("#agent-title")?.textContent === "Ada"`))
+	id, _ := b.eval(`location.hash.split("/")[2]`).(string)
+	if !strings.HasPrefix(id, "agent_") {
+		t.Fatalf("after create the page is at %q", b.eval(`location.hash`))
+	}
+	if got, _ := b.eval(`document.querySelector("#agent-json").value`).(string); !strings.Contains(got, `"messageExamples"`) {
+		t.Errorf("the JSON view lacks the character's messageExamples: %.200s", got)
+	}
+	b.shot("agent")
+
+	// A name of spaces passes the schema (minLength 1) and is refused by the
+	// server, which names the field: the error must appear at the input.
+	b.run("save a blank name", fill("#name", "   "), chromedp.Click("form.agent-form button[type=submit]", chromedp.ByQuery),
+		chromedp.WaitVisible("#name-error", chromedp.ByQuery))
+	if got := b.eval(`document.querySelector("#name").getAttribute("aria-describedby")`); got != "name-error" {
+		t.Errorf("name input described by %v, want its error", got)
+	}
+	b.shot("edit-error")
+	b.run("save the name back", fill("#name", "Ada"), chromedp.Click("form.agent-form button[type=submit]", chromedp.ByQuery),
+		until(`document.querySelector(".ok")?.textContent.startsWith("Saved")`),
+		until(`!document.querySelector("#name-error")`))
+
+	chat := `a[href="#/agents/` + id + `/chat"]`
+	b.run("chat", chromedp.Click(chat, chromedp.ByQuery), chromedp.WaitVisible("#text", chromedp.ByQuery),
+		fill("#userId", "grace"), fill("#text", "What is a loop?"), chromedp.Click("form.send button[type=submit]", chromedp.ByQuery),
+		// The first fragment is on the page while the stream is still open.
+		until(`document.querySelector('.turn.agent .text[data-streaming="true"]')?.textContent.startsWith("Loops")`))
+	b.shot("chat-streaming")
+	b.run("stop the stalled reply", chromedp.Click("form.send button[type=button]", chromedp.ByQuery),
+		until(`!document.querySelector('[data-streaming="true"]') && !document.querySelector("form.send button[type=button]")`))
+	b.run("second message", fill("#text", "And again?"), chromedp.Click("form.send button[type=submit]", chromedp.ByQuery),
+		until(`[...document.querySelectorAll(".turn.agent .meta")].some(m => m.textContent.includes("25 tokens"))`))
+	if got := b.eval(`[...document.querySelectorAll(".turn.agent .text")].pop().textContent`); got != "A loop repeats a step." {
+		t.Errorf("streamed reply shown as %q", got)
+	}
+	b.shot("chat")
+	reqs := openai.Requests()
+	if len(reqs) != 2 || reqs[1].Body["stream"] != true {
+		t.Errorf("provider requests %d; want 2, streamed", len(reqs))
+	}
+	if !containsAny(b.requested(), "/messages/stream") {
+		t.Errorf("the console did not call the stream operation: %v", b.requested())
+	}
+
+	b.run("conversations", chromedp.Click(`a[href="#/agents/`+id+`/conversations"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`a[href^="#/agents/`+id+`/conversations/conv_"]`, chromedp.ByQuery))
+	b.shot("conversations")
+	b.run("one conversation", chromedp.Click(`a[href^="#/agents/`+id+`/conversations/conv_"]`, chromedp.ByQuery),
+		until(`document.querySelectorAll(".transcript li").length === 4`),
+		until(`document.querySelector(".transcript").textContent.includes("A loop repeats a step.")`))
+	b.shot("conversation")
+	b.run("delete the conversation", chromedp.Click("div.danger button", chromedp.ByQuery),
+		chromedp.Click(`[role=alertdialog] button.danger`, chromedp.ByQuery),
+		until(`document.querySelector("#conversations-title") && document.body.textContent.includes("No conversations yet")`))
+
+	b.run("analytics", chromedp.Click(`a[href="#/agents/`+id+`/analytics"]`, chromedp.ByQuery),
+		until(`document.querySelectorAll(".chart canvas").length === 3`))
+	b.shot("analytics")
+
+	// The agent has no platform credentials in the test: its clients show
+	// as connections that wait for them, with the reason.
+	b.run("connections", chromedp.Click(`a[href="#/agents/`+id+`/connections"]`, chromedp.ByQuery),
+		until(`document.querySelector("#connections-title") && document.querySelector("section[aria-labelledby=connections-title] table, section[aria-labelledby=connections-title] p")`))
+	b.shot("connections")
+
+	settings := `a[href="#/agents/` + id + `"]`
+	b.run("protect", chromedp.Click(settings, chromedp.ByQuery), chromedp.WaitVisible("#deleteProtection", chromedp.ByQuery),
+		chromedp.Click("#deleteProtection", chromedp.ByQuery), chromedp.Click("form.agent-form button[type=submit]", chromedp.ByQuery),
+		until(`document.querySelector(".ok")?.textContent.includes("deleteProtection")`))
+	b.run("delete refused", chromedp.Click("section.danger > button", chromedp.ByQuery),
+		chromedp.Click(`[role=alertdialog] button.danger`, chromedp.ByQuery),
+		until(`document.querySelector("section.danger .error")?.textContent.includes("DELETE_PROTECTED")`))
+	if got, _ := b.eval(`document.querySelector("section.danger .error").textContent`).(string); !strings.Contains(got, "Protect from deletion") {
+		t.Errorf("protected delete not explained: %q", got)
+	}
+	b.shot("delete-protected")
+	b.run("unprotect and delete", chromedp.Click("#deleteProtection", chromedp.ByQuery),
+		chromedp.Click("form.agent-form button[type=submit]", chromedp.ByQuery),
+		until(`document.querySelector(".ok")?.textContent.includes("deleteProtection")`),
+		chromedp.Click("section.danger > button", chromedp.ByQuery),
+		chromedp.Click(`[role=alertdialog] button.danger`, chromedp.ByQuery),
+		chromedp.WaitVisible("#agents-title", chromedp.ByQuery),
+		until(`document.body.textContent.includes("No agents yet")`))
+	c := &client{t: t, base: in.base, http: &http.Client{Timeout: 10 * time.Second}, contract: loadContract(t)}
+	expect(t, "deleted from the console", c.do("GET", "/v1/agents/"+id, key, nil), 404, "AGENT_NOT_FOUND")
+
+	b.run("narrow screen", chromedp.EmulateViewport(360, 740), chromedp.Click(`a[href="#/agents/new"]`, chromedp.ByQuery),
+		chromedp.WaitVisible("#name", chromedp.ByQuery))
+	if w := b.eval(`document.documentElement.scrollWidth`); w != float64(360) {
+		wide := b.eval(`[...document.querySelectorAll("*")].filter(e => e.getBoundingClientRect().right > 360).map(e => e.tagName + "#" + e.id).join(" ")`)
+		t.Errorf("at 360px the page is %v px wide (%v); it must not scroll sideways", w, wide)
+	}
+	b.shot("create-360px")
+
+	b.checkOnlyFrom(in.base)
+}
+
+// eval returns the value of a JavaScript expression in the page.
+func (b *browser) eval(expr string) any {
+	b.t.Helper()
+	var v any
+	b.run("evaluate "+expr, chromedp.Evaluate(expr, &v))
+	return v
+}
+
+func containsAny(urls []string, part string) bool {
+	for _, u := range urls {
+		if strings.Contains(u, part) {
+			return true
+		}
+	}
+	return false
+}

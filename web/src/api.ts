@@ -1,0 +1,132 @@
+// api.ts is the console's only way to the API: openapi-fetch typed by the
+// schema.d.ts that `make generate` produces from openapi.yaml, so a change
+// of the contract that the console does not follow stops `make web`.
+import createClient from "openapi-fetch";
+import type { components, paths } from "../../clients/typescript/schema";
+
+export type Schemas = components["schemas"];
+export type Agent = Schemas["Agent"];
+export type StreamEvent = Schemas["StreamEvent"];
+
+const keyName = "agentd.apiKey";
+
+// The API key lives in this tab's session storage only: closing the tab
+// signs out, and no other tab or later visit can read it.
+export const session = {
+  key: (): string | null => sessionStorage.getItem(keyName),
+  signIn: (key: string): void => sessionStorage.setItem(keyName, key),
+  signOut: (): void => sessionStorage.removeItem(keyName),
+};
+
+export const api = createClient<paths>({ baseUrl: `${location.origin}/v1` });
+api.use({
+  onRequest({ request }) {
+    const key = session.key();
+    if (key) request.headers.set("Authorization", `Bearer ${key}`);
+    return request;
+  },
+});
+
+// ApiFailure is an error answer of the API: the envelope's code, message and
+// details, plus the status and, for 429, when to retry.
+export class ApiFailure extends Error {
+  readonly status: number;
+  readonly code: Schemas["ErrorCode"] | "NETWORK";
+  readonly details: Schemas["ErrorDetails"];
+  // retryAt is when a rate-limited call may be retried (429 only).
+  readonly retryAt?: Date;
+
+  constructor(status: number, body: Schemas["Error"] | undefined, retryAfter: string | null) {
+    super(body?.message ?? `The server answered ${status} without an error envelope.`);
+    this.status = status;
+    this.code = body?.code ?? "INTERNAL_ERROR";
+    this.details = body?.details ?? {};
+    const seconds = Number(retryAfter ?? this.details.retryAfter);
+    if (status === 429 && seconds > 0) this.retryAt = new Date(Date.now() + seconds * 1000);
+  }
+
+  // field is the dotted path of the bad member of a 400, if any.
+  get field(): string | undefined {
+    return this.details.field;
+  }
+}
+
+// failure turns an answer that is not a success into an ApiFailure.
+export function failure(response: Response, error: unknown): ApiFailure {
+  const body = (error as Schemas["ErrorEnvelope"] | undefined)?.error;
+  return new ApiFailure(response.status, body, response.headers.get("Retry-After"));
+}
+
+// call awaits an openapi-fetch call and returns its data, or throws an
+// ApiFailure. A 401 also signs out: the key is wrong, expired or revoked.
+export async function call<D>(request: Promise<{ data?: D; error?: unknown; response: Response }>): Promise<D> {
+  let answer: { data?: D; error?: unknown; response: Response };
+  try {
+    answer = await request;
+  } catch (err) {
+    throw networkFailure(err);
+  }
+  const { data, error, response } = answer;
+  if (!response.ok || data === undefined) {
+    if (response.status === 401) session.signOut();
+    throw failure(response, error);
+  }
+  return data;
+}
+
+function networkFailure(err: unknown): ApiFailure {
+  const f = new ApiFailure(0, { code: "INTERNAL_ERROR", message: `The server could not be reached: ${String(err)}` }, null);
+  return Object.assign(f, { code: "NETWORK" as const });
+}
+
+// streamMessage sends a message with stream: true and calls onEvent with
+// each server-sent event as it arrives. EventSource cannot POST, so the
+// stream is read from fetch's body and split into `data:` frames here.
+export async function streamMessage(
+  agentId: string,
+  body: Schemas["MessageRequest"],
+  onEvent: (event: StreamEvent) => void,
+  signal?: AbortSignal,
+): Promise<void> {
+  const stream = await call(
+    api.POST("/agents/{agentId}/messages/stream", {
+      params: { path: { agentId } },
+      body: { ...body, stream: true },
+      parseAs: "stream",
+      signal,
+    }),
+  );
+  if (!stream) throw new ApiFailure(502, { code: "INTERNAL_ERROR", message: "The stream had no body." }, null);
+  const reader = stream.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += value;
+    let end: number;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const frame = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      // Lines starting with ":" are keep-alive comments.
+      const data = frame
+        .split("\n")
+        .filter((line) => line.startsWith("data:"))
+        .map((line) => line.slice(5).trimStart())
+        .join("\n");
+      if (data) onEvent(JSON.parse(data) as StreamEvent);
+    }
+  }
+}
+
+// contractPaths are the paths the running server's contract declares, so
+// pages of operations that are not in every build appear only when they
+// exist. The document is the contract, not the API: it is read with fetch.
+export async function contractPaths(): Promise<Set<string>> {
+  try {
+    const res = await fetch("/v1/openapi.json");
+    const doc = (await res.json()) as { paths?: Record<string, unknown> };
+    return new Set(Object.keys(doc.paths ?? {}));
+  } catch {
+    return new Set();
+  }
+}

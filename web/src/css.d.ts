@@ -1,0 +1,2 @@
+// Stylesheets are imported for esbuild to bundle into console.css.
+declare module "*.css";

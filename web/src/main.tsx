@@ -1,0 +1,189 @@
+// main.tsx: the console's shell: sign-in, navigation and the hash routes.
+//
+//   #/signin                                   sign in with an API key
+//   #/agents                                   the agents list
+//   #/agents/new                               create (form or character file)
+//   #/agents/{id}                              edit, JSON view and delete
+//   #/agents/{id}/chat                         chat, streamed
+//   #/agents/{id}/conversations[/{convId}]     history
+//   #/agents/{id}/analytics                    charts
+//   #/agents/{id}/connections
+//   #/webhooks                                 when the contract has it
+import "uplot/dist/uPlot.min.css";
+import "./style.css";
+import { render } from "preact";
+import { useEffect, useState } from "preact/hooks";
+import { AgentCreate, AgentEdit, AgentList } from "./agents";
+import { Analytics } from "./analytics";
+import { type Agent, api, call, contractPaths, session } from "./api";
+import { Chat } from "./chat";
+import { Conversation, Conversations } from "./conversations";
+import { Connections } from "./connections";
+import { Optional, optionalPages } from "./optional";
+import { ErrorBox, go, useRoute } from "./ui";
+
+function SignIn() {
+  const [key, setKey] = useState("");
+  const [error, setError] = useState<unknown>();
+  const [busy, setBusy] = useState(false);
+  const submit = async () => {
+    setBusy(true);
+    setError(undefined);
+    session.signIn(key.trim());
+    try {
+      // Any authenticated read proves the key; a read key may call it too.
+      await call(api.GET("/agents", { params: { query: { limit: 1 } } }));
+      go("/agents");
+    } catch (err) {
+      session.signOut();
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <section class="signin" aria-labelledby="signin-title">
+      <h1 id="signin-title">Sign in to agentd</h1>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          void submit();
+        }}
+      >
+        <label for="api-key">API key</label>
+        <input
+          id="api-key"
+          type="password"
+          autoComplete="off"
+          placeholder="agk_…"
+          required
+          value={key}
+          onInput={(e) => setKey(e.currentTarget.value)}
+          aria-describedby="api-key-hint"
+        />
+        <small id="api-key-hint" class="hint">
+          <code>make run</code> prints one on first start; <code>agentd keys create</code> makes more. It is kept in
+          this tab only.
+        </small>
+        <ErrorBox error={error} />
+        <button type="submit" disabled={busy || !key.trim()}>
+          Sign in
+        </button>
+      </form>
+    </section>
+  );
+}
+
+// AgentPage loads one agent and shows the tab its route names.
+function AgentPage({ id, tab, rest, paths }: { id: string; tab: string; rest: string[]; paths: Set<string> }) {
+  const [agent, setAgent] = useState<Agent>();
+  const [error, setError] = useState<unknown>();
+  const [version, setVersion] = useState(0);
+  useEffect(() => {
+    call(api.GET("/agents/{agentId}", { params: { path: { agentId: id } } }))
+      .then((r) => setAgent(r.data))
+      .catch(setError);
+    // Reloaded on each tab too, so the metrics above count the chat's turns.
+  }, [id, version, tab]);
+
+  const tabs: [string, string][] = [
+    ["", "Settings"],
+    ["chat", "Chat"],
+    ["conversations", "Conversations"],
+    ["analytics", "Analytics"],
+    ["connections", "Connections"],
+    ...optionalPages.filter((p) => p.perAgent && paths.has(p.path)).map((p): [string, string] => [p.route, p.title]),
+  ];
+  if (error) return <ErrorBox error={error} />;
+  if (!agent) return <p aria-busy="true">Loading…</p>;
+  const optional = optionalPages.find((p) => p.perAgent && p.route === tab && paths.has(p.path));
+  return (
+    <section aria-labelledby="agent-title">
+      <p>
+        <a href="#/agents">← Agents</a>
+      </p>
+      <div class="title-row">
+        <h1 id="agent-title">{agent.name}</h1>
+        <span class={`status ${agent.status}`}>{agent.status}</span>
+      </div>
+      <p class="meta">
+        {agent.id} · {agent.modelProvider}/{agent.model} · {agent.metrics.totalMessages} messages in{" "}
+        {agent.metrics.totalConversations} conversations · uptime {agent.metrics.uptime}
+      </p>
+      <nav class="tabs" aria-label="Agent">
+        {tabs.map(([route, title]) => (
+          <a href={`#/agents/${id}${route ? `/${route}` : ""}`} aria-current={route === tab ? "page" : undefined}>
+            {title}
+          </a>
+        ))}
+      </nav>
+      {tab === "" && <AgentEdit agent={agent} onSaved={() => setVersion((v) => v + 1)} />}
+      {tab === "chat" && <Chat agent={agent} />}
+      {tab === "conversations" && !rest[0] && <Conversations agent={agent} />}
+      {tab === "conversations" && rest[0] && <Conversation agent={agent} conversationId={rest[0]} />}
+      {tab === "analytics" && <Analytics agent={agent} />}
+      {tab === "connections" && <Connections agent={agent} />}
+      {optional && <Optional page={optional} agentId={id} />}
+    </section>
+  );
+}
+
+function App() {
+  const route = useRoute();
+  const [paths, setPaths] = useState<Set<string>>(new Set());
+  useEffect(() => void contractPaths().then(setPaths), []);
+  const signedIn = session.key() !== null;
+  useEffect(() => {
+    if (!signedIn && route !== "/signin") go("/signin");
+  }, [signedIn, route]);
+
+  const parts = route.split("/").filter(Boolean);
+  let page;
+  if (!signedIn || parts[0] === "signin") page = <SignIn />;
+  else if (parts[0] === "agents" && parts[1] === "new") page = <AgentCreate />;
+  else if (parts[0] === "agents" && parts[1])
+    page = <AgentPage id={parts[1]} tab={parts[2] ?? ""} rest={parts.slice(3)} paths={paths} />;
+  else {
+    const top = optionalPages.find((p) => !p.perAgent && p.route === parts[0] && paths.has(p.path));
+    page = top ? <Optional page={top} /> : <AgentList />;
+  }
+
+  return (
+    <>
+      <a class="skip" href="#main" onClick={(e) => (e.preventDefault(), document.getElementById("main")?.focus())}>
+        Skip to content
+      </a>
+      <header>
+        <a class="brand" href="#/agents">
+          agentd
+        </a>
+        {signedIn && (
+          <nav aria-label="Main">
+            <a href="#/agents">Agents</a>
+            {optionalPages
+              .filter((p) => !p.perAgent && paths.has(p.path))
+              .map((p) => (
+                <a href={`#/${p.route}`}>{p.title}</a>
+              ))}
+            <a href="/docs">API reference</a>
+            <button
+              type="button"
+              class="link"
+              onClick={() => {
+                session.signOut();
+                go("/signin");
+              }}
+            >
+              Sign out
+            </button>
+          </nav>
+        )}
+      </header>
+      <main id="main" tabIndex={-1}>
+        {page}
+      </main>
+    </>
+  );
+}
+
+render(<App />, document.getElementById("app")!);
