@@ -473,7 +473,7 @@ export interface components {
             limit?: string;
             /** @description The account's quota of agents, or of webhooks (INSUFFICIENT_QUOTA). */
             quota?: number;
-            /** @description Agents */
+            /** @description Agents, or webhooks, the account has (INSUFFICIENT_QUOTA). */
             used?: number;
             status?: components["schemas"]["AgentStatus"];
             /** @description Model provider (MODEL_ERROR). */
