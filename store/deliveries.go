@@ -150,7 +150,8 @@ type Job struct {
 	URL        string
 	Body       []byte
 	// Secrets sign the delivery: the current secret, then the rotated-out
-	// one while it is still valid.
+	// one while it is still valid. None when they do not decrypt under the
+	// configured secret key.
 	Secrets []string
 	// Attempts were made before this one.
 	Attempts int
@@ -239,18 +240,21 @@ func (s *Store) loadJobs(tx *gorm.DB, ids []string, claim string, t time.Time) (
 	}
 	jobs := make([]Job, 0, len(rows))
 	for _, r := range rows {
-		secret, err := s.openSecret(r.Secret, r.WebhookID)
-		if err != nil {
-			return nil, err
-		}
 		job := Job{DeliveryID: r.ID, WebhookID: r.WebhookID, EventID: r.EventID, URL: r.URL, Body: []byte(r.Body),
-			Secrets: []string{secret}, Attempts: r.Attempts, Final: r.Final, claim: claim}
+			Attempts: r.Attempts, Final: r.Final, claim: claim}
+		stored := []string{r.Secret}
 		if r.PrevSecret != "" && r.PrevSecretUntil != nil && r.PrevSecretUntil.After(t) {
-			prev, err := s.openSecret(r.PrevSecret, r.WebhookID)
+			stored = append(stored, r.PrevSecret)
+		}
+		// A secret that does not open leaves Secrets empty: the attempt
+		// fails with a reason, and the other webhooks' deliveries go on.
+		for _, sealed := range stored {
+			secret, err := s.openSecret(sealed, r.WebhookID)
 			if err != nil {
-				return nil, err
+				job.Secrets = nil
+				break
 			}
-			job.Secrets = append(job.Secrets, prev)
+			job.Secrets = append(job.Secrets, secret)
 		}
 		jobs = append(jobs, job)
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -319,6 +320,52 @@ func (s *Store) sealSecret(secret, owner string) (string, error) {
 		return secret, nil
 	}
 	return s.box.Seal([]byte(secret), owner)
+}
+
+// rotateWebhookSecrets re-seals every webhook's secrets under the
+// configured key, one transaction per webhook (see RotateSecrets).
+func (s *Store) rotateWebhookSecrets(ctx context.Context, old *secretbox.Box, res *RotateResult) error {
+	var ids []string
+	if err := s.read(ctx).Model(&webhookRow{}).Order("id").Pluck("id", &ids).Error; err != nil {
+		return wrap("rotate secrets", err)
+	}
+	for _, id := range ids {
+		err := s.write(ctx, "rotate secrets", func(tx *gorm.DB) error {
+			var row webhookRow
+			if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Take(&row, "id = ?", id).Error; err != nil {
+				return err
+			}
+			cols := map[string]any{}
+			for col, stored := range map[string]string{"secret": row.Secret, "prev_secret": row.PrevSecret} {
+				if stored == "" {
+					continue
+				}
+				plain, err := s.openSecret(stored, id)
+				if err != nil && old != nil && secretbox.Sealed(stored) {
+					var p []byte
+					p, err = old.Open(stored, id)
+					plain = string(p)
+				}
+				if err != nil {
+					return ErrSecretUnreadable
+				}
+				if cols[col], err = s.sealSecret(plain, id); err != nil {
+					return err
+				}
+			}
+			return tx.Model(&webhookRow{}).Where("id = ?", id).Updates(cols).Error
+		})
+		switch {
+		case errors.Is(err, ErrSecretUnreadable):
+			res.Unreadable = append(res.Unreadable, id)
+		case errors.Is(err, ErrNotFound): // deleted meanwhile
+		case err != nil:
+			return err
+		default:
+			res.Webhooks++
+		}
+	}
+	return nil
 }
 
 // openSecret decrypts a stored webhook secret; a plain one is returned as is.

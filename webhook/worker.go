@@ -3,6 +3,7 @@ package webhook
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -20,6 +21,10 @@ import (
 var DefaultRetries = []time.Duration{
 	5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 5 * time.Hour, 10 * time.Hour,
 }
+
+// errUnreadableSecret fails an attempt whose signing secret does not
+// decrypt; nothing is sent unsigned.
+var errUnreadableSecret = errors.New("webhook: the signing secret cannot be decrypted: AGENTD_SECRET_KEY is not set or is not the key it was written with")
 
 // maxRetryAfter caps how long a receiver's Retry-After may postpone a retry.
 const maxRetryAfter = 24 * time.Hour
@@ -195,6 +200,9 @@ func (d *Dispatcher) attempt(ctx context.Context, job store.Job) store.Attempt {
 // post sends the signed delivery and reads (a bounded part of) the answer,
 // so the connection can be reused.
 func (d *Dispatcher) post(ctx context.Context, job store.Job, at time.Time) (*http.Response, error) {
+	if len(job.Secrets) == 0 {
+		return nil, errUnreadableSecret
+	}
 	ts := at.Unix()
 	var sigs []byte
 	for i, secret := range job.Secrets {
