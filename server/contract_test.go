@@ -14,6 +14,7 @@ import (
 	"github.com/agentd/agentd/gen"
 	"github.com/agentd/agentd/llm/llmtest"
 	"github.com/agentd/agentd/server/limit"
+	"github.com/agentd/agentd/store"
 	"github.com/getkin/kin-openapi/openapi3"
 )
 
@@ -120,6 +121,22 @@ var operationCases = map[string]operationCase{
 	"deleteConversation":       {invalid: withLongConversationID},
 	"getAgentAnalytics":        {invalid: withQuery("interval=week")},
 	"listConnections":          {invalid: withLongAgentID},
+
+	"createWebhook":         {body: map[string]any{"url": "https://hooks.example.com/a", "events": []string{"*"}}, invalid: withBody(map[string]any{"url": "ftp://hooks.example.com/a", "events": []string{"*"}})},
+	"listWebhooks":          {invalid: withQuery("limit=0")},
+	"getWebhook":            {invalid: withLongWebhookID},
+	"updateWebhook":         {body: map[string]any{"description": "renamed"}, invalid: withBody(map[string]any{"events": []string{}})},
+	"deleteWebhook":         {invalid: withLongWebhookID},
+	"rotateWebhookSecret":   {invalid: withLongWebhookID},
+	"testWebhook":           {invalid: withLongWebhookID},
+	"listWebhookDeliveries": {invalid: withQuery("status=lost")},
+	"retryWebhookDelivery":  {invalid: withLongWebhookID},
+}
+
+// withLongWebhookID swaps the webhook id for one longer than its maxLength.
+func withLongWebhookID(r request) request {
+	r.path = strings.Replace(r.path, "/webhooks/wh_", "/webhooks/wh_"+strings.Repeat("x", 200), 1)
+	return r
 }
 
 func withQuery(q string) func(request) request {
@@ -151,13 +168,17 @@ type walkedOperation struct {
 }
 
 // request is the operation's valid call on target: an agent id, and a
-// conversation id of that agent for the operations on conversations.
+// conversation id of that agent for the operations on conversations; or a
+// webhook id, and a delivery id of that webhook.
 func (w walkedOperation) request(key string, target [2]string) request {
-	path := strings.NewReplacer("{agentId}", target[0], "{conversationId}", target[1]).Replace(w.path)
+	path := strings.NewReplacer("{agentId}", target[0], "{conversationId}", target[1],
+		"{webhookId}", target[0], "{deliveryId}", target[1]).Replace(w.path)
 	return request{method: w.method, path: "/v1" + path, key: key, body: w.body}
 }
 
 func (w walkedOperation) onAgent() bool { return strings.Contains(w.path, "{agentId}") }
+
+func (w walkedOperation) onWebhook() bool { return strings.Contains(w.path, "{webhookId}") }
 
 // TestEveryResponseIsDeclared provokes every status each operation can
 // answer and checks each response against openapi.yaml, headers included
@@ -206,7 +227,17 @@ func TestEveryResponseIsDeclared(t *testing.T) {
 			}
 			// agent makes a fresh target: an agent and, when the operation
 			// needs one, a conversation of it.
+			// A webhook operation works on the subtest's webhook and a
+			// delivery of it: one per subtest keeps the account within its
+			// webhook quota.
+			var hook [2]string
+			if w.onWebhook() {
+				hook = h.webhookWithDelivery("https://hooks.example.com/walked")
+			}
 			agent := func() [2]string {
+				if w.onWebhook() {
+					return hook
+				}
 				id := h.createAgent(map[string]any{"name": "walked"})
 				if !strings.Contains(w.path, "{conversationId}") {
 					return [2]string{id, ""}
@@ -222,6 +253,21 @@ func TestEveryResponseIsDeclared(t *testing.T) {
 			call(broken, w.request(broken.writeKey, missing), 500, false)
 			if w.onAgent() {
 				call(h, w.request(h.writeKey, missing), 404, true)
+			}
+			if w.onWebhook() {
+				call(h, w.request(h.writeKey, [2]string{"wh_missing", "whd_missing"}), 404, true)
+			}
+			if w.id == "createWebhook" {
+				// The quota, in an account of its own so the other
+				// subtests keep theirs.
+				h.newAccount("hooked", store.TierEnterprise)
+				key := h.newKey("hooked", store.ScopeWrite)
+				for range store.WebhookQuota {
+					if res := h.do(w.request(key, missing)); res.Code != 201 {
+						t.Fatalf("create webhook: %d %s", res.Code, res.Body)
+					}
+				}
+				call(h, w.request(key, missing), 403, true)
 			}
 			if w.method != http.MethodGet {
 				call(h, w.request(h.readKey, agent()), 403, true)

@@ -46,6 +46,10 @@ var (
 		Message: "Agent not found."}
 	errConversationNotFound = &apiError{Status: http.StatusNotFound, Code: gen.CONVERSATIONNOTFOUND,
 		Message: "Conversation not found."}
+	errWebhookNotFound = &apiError{Status: http.StatusNotFound, Code: gen.WEBHOOKNOTFOUND,
+		Message: "Webhook not found."}
+	errDeliveryNotFound = &apiError{Status: http.StatusNotFound, Code: gen.DELIVERYNOTFOUND,
+		Message: "Delivery not found."}
 	errNotFound = &apiError{Status: http.StatusNotFound, Code: gen.NOTFOUND,
 		Message: "No such endpoint."}
 	errMethodNotAllowed = &apiError{Status: http.StatusMethodNotAllowed, Code: gen.METHODNOTALLOWED,
@@ -78,7 +82,9 @@ var sentinelErrors = []struct {
 	err error
 	api *apiError
 }{
-	{store.ErrConversationNotFound, errConversationNotFound}, // before ErrNotFound, which it matches
+	{store.ErrConversationNotFound, errConversationNotFound}, // before ErrNotFound, which they match
+	{store.ErrWebhookNotFound, errWebhookNotFound},
+	{store.ErrDeliveryNotFound, errDeliveryNotFound},
 	{store.ErrNotFound, errAgentNotFound},
 	{store.ErrDeleteProtected, errDeleteProtected},
 	{store.ErrUnauthorized, errUnauthorized},
@@ -112,9 +118,13 @@ func asAPIError(err error) (ae *apiError, ok bool) {
 }
 
 func errQuota(q *store.QuotaError) *apiError {
+	msg := fmt.Sprintf("Agent quota of %d reached; delete an agent or raise the quota.", q.Quota)
+	if q.Resource == "webhook" {
+		msg = fmt.Sprintf("Webhook quota of %d reached; delete a webhook first.", q.Quota)
+	}
 	return &apiError{
 		Status: http.StatusForbidden, Code: gen.INSUFFICIENTQUOTA,
-		Message: fmt.Sprintf("Agent quota of %d reached; delete an agent or raise the quota.", q.Quota),
+		Message: msg,
 		Details: map[string]any{"quota": q.Quota, "used": q.Used},
 	}
 }

@@ -53,7 +53,7 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 		if principal.Key.Scope != store.ScopeWrite && req.Method != http.MethodGet {
 			return errForbidden
 		}
-		if err := s.checkBody(c.Response(), req); err != nil {
+		if err := s.checkBody(c.Response(), req, route.Operation); err != nil {
 			return err
 		}
 		input := &openapi3filter.RequestValidationInput{
@@ -94,9 +94,14 @@ func (s *Server) authenticate(req *http.Request) (store.Principal, error) {
 }
 
 // checkBody enforces the media type and the size cap of POST and PATCH
-// bodies; the cap also guards the reads the validator does next.
-func (s *Server) checkBody(w http.ResponseWriter, req *http.Request) error {
+// bodies; the cap also guards the reads the validator does next. An
+// operation that takes no body (rotate, test, retry) may be called without
+// one, and so without a Content-Type.
+func (s *Server) checkBody(w http.ResponseWriter, req *http.Request, op *openapi3.Operation) error {
 	if req.Method != http.MethodPost && req.Method != http.MethodPatch {
+		return nil
+	}
+	if op.RequestBody == nil && req.ContentLength == 0 && len(req.TransferEncoding) == 0 {
 		return nil
 	}
 	mediaType, _, err := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType))

@@ -281,3 +281,22 @@ func (h *harness) createAgent(body any) string {
 	}
 	return res.Data(h.t)["id"].(string)
 }
+
+// webhookWithDelivery creates a webhook of the harness's account on url and
+// queues a test delivery to it; it returns their ids.
+func (h *harness) webhookWithDelivery(url string) [2]string {
+	h.t.Helper()
+	ctx := context.Background()
+	w, err := h.store.CreateWebhook(ctx, store.Webhook{AccountID: h.account.ID, URL: url, Events: []string{"*"}, Enabled: true})
+	if err != nil {
+		h.t.Fatalf("create webhook: %v", err)
+	}
+	if err := h.store.TestWebhook(ctx, h.account.ID, w.ID); err != nil {
+		h.t.Fatalf("test webhook: %v", err)
+	}
+	ds, _, err := h.store.ListDeliveries(ctx, h.account.ID, w.ID, store.DeliveryQuery{})
+	if err != nil || len(ds) != 1 {
+		h.t.Fatalf("deliveries of a tested webhook: %v %v", ds, err)
+	}
+	return [2]string{w.ID, ds[0].ID}
+}

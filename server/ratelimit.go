@@ -34,6 +34,16 @@ var endpointLimits = map[string]int64{
 	"deleteConversation":       10,
 	"getAgentAnalytics":        60,
 	"listConnections":          60,
+
+	"createWebhook":         10,
+	"listWebhooks":          60,
+	"getWebhook":            60,
+	"updateWebhook":         10,
+	"deleteWebhook":         10,
+	"rotateWebhookSecret":   10,
+	"testWebhook":           10,
+	"listWebhookDeliveries": 60,
+	"retryWebhookDelivery":  10,
 }
 
 // checkEndpointLimits reports every operation of spec without a positive

@@ -48,6 +48,20 @@ type Store interface {
 	MarkAgentError(ctx context.Context, accountID, agentID, reason string, retryAt time.Time) (store.Status, error)
 	// MarkAgentRecovered returns an agent in error to active.
 	MarkAgentRecovered(ctx context.Context, accountID, agentID string) error
+	// Webhooks: the Webhook ones return store.ErrWebhookNotFound for a
+	// webhook the account lacks, RetryDelivery store.ErrDeliveryNotFound for
+	// a delivery the webhook lacks; CreateWebhook a *store.QuotaError past
+	// store.WebhookQuota.
+	CreateWebhook(ctx context.Context, w store.Webhook) (store.Webhook, error)
+	GetWebhook(ctx context.Context, accountID, id string) (store.Webhook, error)
+	ListWebhooks(ctx context.Context, accountID string, page, limit int) ([]store.Webhook, int64, error)
+	UpdateWebhook(ctx context.Context, accountID, id string, c store.WebhookChanges) (store.Webhook, []string, error)
+	DeleteWebhook(ctx context.Context, accountID, id string) error
+	RotateWebhookSecret(ctx context.Context, accountID, id string) (store.Webhook, error)
+	TestWebhook(ctx context.Context, accountID, id string) error
+	ListDeliveries(ctx context.Context, accountID, webhookID string, q store.DeliveryQuery) ([]store.Delivery, int64, error)
+	RetryDelivery(ctx context.Context, accountID, webhookID, deliveryID string) error
+
 	// Secrets decrypts an agent's settings.secrets for a provider call;
 	// store.ErrSecretUnreadable when the secret key cannot open them.
 	Secrets(a store.Agent) (store.Secrets, error)

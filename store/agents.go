@@ -65,7 +65,8 @@ type Metrics struct {
 // ErrQuotaExceeded) when the account has quota agents already, ErrNotFound
 // for an unknown account and ErrInvalid for bad fields (a *FieldError for
 // SecretMask sent as a secret's value: there is no stored value to keep).
-// Secrets are stored encrypted when a key is configured (see Secrets).
+// Secrets are stored encrypted when a key is configured (see Secrets). It
+// emits agent.created in the same transaction.
 func (s *Store) CreateAgent(ctx context.Context, a Agent, quota int) (Agent, error) {
 	fields, err := canonicalFields(a.Fields)
 	if err != nil {
@@ -85,16 +86,20 @@ func (s *Store) CreateAgent(ctx context.Context, a Agent, quota int) (Agent, err
 	if err := setFields(&row, fields); err != nil {
 		return Agent{}, wrap("create agent", err)
 	}
-	err = s.write(ctx, "create agent", func(tx *gorm.DB) error {
+	out := toAgentFields(row, fields)
+	err = s.writeEvents(ctx, "create agent", func(tx *gorm.DB, emit emitFunc) error {
 		if err := checkQuota(tx, a.AccountID, quota); err != nil {
 			return err
 		}
-		return tx.Create(&row).Error
+		if err := tx.Create(&row).Error; err != nil {
+			return err
+		}
+		return emit(Event{AccountID: a.AccountID, AgentID: out.ID, Type: EventAgentCreated, Data: agentEvent{Agent: summaryOf(out)}})
 	})
 	if err != nil {
 		return Agent{}, err
 	}
-	return toAgentFields(row, fields), nil
+	return out, nil
 }
 
 // checkQuota locks the account row (PostgreSQL; SQLite's immediate
@@ -135,10 +140,10 @@ func (s *Store) GetAgent(ctx context.Context, accountID, id string) (Agent, erro
 // transaction, its conversations and messages; it returns the agent as it
 // was. A protected agent is not deleted: the error is ErrDeleteProtected and
 // the agent is returned with it. A missing agent or another account's is
-// ErrNotFound.
+// ErrNotFound. It emits agent.deleted in the same transaction.
 func (s *Store) DeleteAgent(ctx context.Context, accountID, id string) (Agent, error) {
 	var out Agent
-	err := s.write(ctx, "delete agent", func(tx *gorm.DB) error {
+	err := s.writeEvents(ctx, "delete agent", func(tx *gorm.DB, emit emitFunc) error {
 		row, err := lockAgent(tx, "id = ? AND account_id = ?", id, accountID)
 		if err != nil {
 			return err
@@ -149,7 +154,11 @@ func (s *Store) DeleteAgent(ctx context.Context, accountID, id string) (Agent, e
 		if row.DeleteProtection {
 			return ErrDeleteProtected
 		}
-		return deleteAgentRows(tx, id)
+		if err := deleteAgentRows(tx, id); err != nil {
+			return err
+		}
+		// The agent's last event: with it gone, nothing can emit another.
+		return emit(Event{AccountID: accountID, AgentID: id, Type: EventAgentDeleted, Data: agentIDEvent{AgentID: id}})
 	})
 	return out, err
 }

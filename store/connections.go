@@ -186,8 +186,8 @@ func (s *Store) CheckLease(ctx context.Context, l Lease) error {
 // state as the connection's state (see SetConnectionState). Releasing a
 // lease already lost does nothing.
 func (s *Store) ReleaseLease(ctx context.Context, l Lease, state ConnState, reason string) error {
-	err := s.write(ctx, "release lease", func(tx *gorm.DB) error {
-		if err := setConnectionState(s.held(tx, l), state, reason, s.now()); err != nil {
+	err := s.writeEvents(ctx, "release lease", func(tx *gorm.DB, emit emitFunc) error {
+		if err := s.setConnectionState(tx, emit, l, state, reason); err != nil {
 			return err
 		}
 		return tx.Model(&connectionRow{}).Where("agent_id = ? AND platform = ? AND lease_owner = ? AND lease_epoch = ?",
@@ -206,21 +206,39 @@ func (s *Store) SaveCursor(ctx context.Context, l Lease, cursor string) error {
 }
 
 // SetConnectionState stores the state of l's connection with its reason;
-// Since moves only when the state or the reason changes. It is the one
-// place a connection's state changes (connection.changed is emitted from
-// its transaction). ErrLeaseLost when l is no longer held.
+// Since moves only when the state or the reason changes, and then
+// connection.changed is emitted in the same transaction. ErrLeaseLost when
+// l is no longer held.
 func (s *Store) SetConnectionState(ctx context.Context, l Lease, state ConnState, reason string) error {
-	return s.write(ctx, "set connection state", func(tx *gorm.DB) error {
-		return setConnectionState(s.held(tx, l), state, reason, s.now())
+	return s.writeEvents(ctx, "set connection state", func(tx *gorm.DB, emit emitFunc) error {
+		return s.setConnectionState(tx, emit, l, state, reason)
 	})
 }
 
-// setConnectionState writes state and reason to the rows of q.
-func setConnectionState(q *gorm.DB, state ConnState, reason string, t time.Time) error {
-	return updateHeldTx(q, map[string]any{
-		"since": gorm.Expr("CASE WHEN state = ? AND reason = ? THEN since ELSE ? END", string(state), reason, t),
-		"state": string(state), "reason": reason,
-	})
+// setConnectionState is the one place a connection's state changes: it
+// writes state and reason under l and reports a change to the account's
+// webhooks.
+func (s *Store) setConnectionState(tx *gorm.DB, emit emitFunc, l Lease, state ConnState, reason string) error {
+	var cur connectionRow
+	if err := s.held(tx, l).Select("state", "reason").Take(&cur).Error; err != nil {
+		if isNotFound(err) {
+			return ErrLeaseLost
+		}
+		return err
+	}
+	if cur.State == string(state) && cur.Reason == reason {
+		return nil
+	}
+	err := updateHeldTx(s.held(tx, l), map[string]any{"since": s.now(), "state": string(state), "reason": reason})
+	if err != nil {
+		return err
+	}
+	var agent agentRow
+	if err := tx.Select("account_id").Take(&agent, "id = ?", l.AgentID).Error; err != nil {
+		return err
+	}
+	return emit(Event{AccountID: string(agent.AccountID), AgentID: l.AgentID, Type: EventConnectionChanged,
+		Data: map[string]string{"agentId": l.AgentID, "platform": l.Platform, "state": string(state), "reason": reason}})
 }
 
 // ClaimBot records botID (with its username) as the account of l's

@@ -94,3 +94,27 @@ func TestConnectionStateBotAndMessages(t *testing.T) {
 		}
 	})
 }
+
+// A connection's state change reaches the account's webhooks through the
+// outbox, once per change.
+func TestConnectionStateChangesEmitEvents(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		acct := mustAccount(t, s, "acme")
+		a := mustAgent(t, s, acct.ID, "bot")
+		w, err := s.CreateWebhook(ctx, Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{string(EventConnectionChanged)}, Enabled: true})
+		mustOK(t, err)
+		l, ok, err := s.AcquireLease(ctx, a.ID, "telegram", "replica-a", 10*time.Second)
+		if err != nil || !ok {
+			t.Fatalf("acquire: %v %v", ok, err)
+		}
+		mustOK(t, s.SetConnectionState(ctx, l, ConnConnected, ""))
+		mustOK(t, s.SetConnectionState(ctx, l, ConnConnected, "")) // no change, no event
+		mustOK(t, s.ReleaseLease(ctx, l, ConnDisconnected, "the agent is inactive"))
+		ds, total, err := s.ListDeliveries(ctx, acct.ID, w.ID, DeliveryQuery{})
+		mustOK(t, err)
+		if total != 2 || ds[0].Type != EventConnectionChanged || ds[1].Type != EventConnectionChanged {
+			t.Errorf("deliveries: %d %+v", total, ds)
+		}
+	})
+}

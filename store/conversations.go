@@ -112,7 +112,8 @@ func (s *Store) History(ctx context.Context, accountID, agentID string, conv Con
 // analytics. Empty IDs and zero times are filled in (now), empty roles
 // default to user and assistant, and the reply is made at least 1 ms younger
 // than the user message so History keeps their order. It returns
-// ErrNotFound if the agent is gone or belongs to another account.
+// ErrNotFound if the agent is gone or belongs to another account. It emits
+// message.completed in the same transaction.
 func (s *Store) SaveExchange(ctx context.Context, accountID, agentID string, conv ConversationRef, user, reply Message) (Message, string, error) {
 	t := s.now()
 	user = fillMessage(user, RoleUser, t)
@@ -121,7 +122,8 @@ func (s *Store) SaveExchange(ctx context.Context, accountID, agentID string, con
 		reply.CreatedAt = user.CreatedAt.Add(time.Millisecond)
 	}
 	var convID ctext
-	err := s.write(ctx, "save exchange", func(tx *gorm.DB) error {
+	err := s.writeEvents(ctx, "save exchange", func(tx *gorm.DB, emit emitFunc) error {
+		convID = ""
 		if err := bumpAgent(tx, accountID, agentID, "total_messages"); err != nil {
 			return err
 		}
@@ -131,7 +133,10 @@ func (s *Store) SaveExchange(ctx context.Context, accountID, agentID string, con
 				return err
 			}
 		}
-		return recordExchange(tx, agentID, convID, user, reply)
+		if err := recordExchange(tx, agentID, convID, user, reply); err != nil {
+			return err
+		}
+		return emit(messageCompleted(accountID, agentID, conv, string(convID), user, reply))
 	})
 	if err != nil {
 		return Message{}, "", err

@@ -27,13 +27,22 @@ var (
 	ErrQuotaExceeded = errors.New("quota exceeded")
 )
 
-// QuotaError is returned by CreateAgent when the account already has Quota
-// agents. Used is how many it has. It matches ErrQuotaExceeded with errors.Is.
-type QuotaError struct{ Quota, Used int }
+// QuotaError is returned by CreateAgent (CreateWebhook) when the account
+// already has Quota agents (webhooks). Used is how many it has; Resource is
+// "webhook" for webhooks, "" for agents. It matches ErrQuotaExceeded with
+// errors.Is.
+type QuotaError struct {
+	Quota, Used int
+	Resource    string
+}
 
 // Error describes the exhausted quota.
 func (e *QuotaError) Error() string {
-	return fmt.Sprintf("agent quota exceeded: %d of %d used", e.Used, e.Quota)
+	resource := e.Resource
+	if resource == "" {
+		resource = "agent"
+	}
+	return fmt.Sprintf("%s quota exceeded: %d of %d used", resource, e.Used, e.Quota)
 }
 
 // Is reports whether target is ErrQuotaExceeded.

@@ -16,12 +16,15 @@ const rotateBatch = 200
 type RotateResult struct {
 	// Agents counts the agents whose secrets were rewritten.
 	Agents int
-	// Unreadable lists the agents with a secret that opened under neither
-	// key; they were left as they were.
+	// Webhooks counts the webhooks whose signing secrets were rewritten.
+	Webhooks int
+	// Unreadable lists the agents (and webhooks) with a secret that opened
+	// under neither key; they were left as they were.
 	Unreadable []string
 }
 
-// RotateSecrets rewrites every agent's secrets under the configured key:
+// RotateSecrets rewrites every agent's secrets, and every webhook's signing
+// secrets, under the configured key:
 // values sealed under old or under the current key, and values stored
 // before any key was set. Each agent is one transaction, so a run that
 // stopped can be run again. It returns ErrInvalid when no key is
@@ -51,7 +54,7 @@ func (s *Store) RotateSecrets(ctx context.Context, old *secretbox.Box) (RotateRe
 			}
 		}
 		if len(ids) < rotateBatch {
-			return res, nil
+			return res, s.rotateWebhookSecrets(ctx, old, &res)
 		}
 		last = ids[len(ids)-1]
 	}

@@ -40,6 +40,7 @@ type Store struct {
 	now      func() time.Time // current time, UTC, millisecond precision
 	uses     *useRecorder     // API key uses, written in the background
 	box      *secretbox.Box   // encrypts settings.secrets; nil stores them plain
+	wake     chan struct{}    // signalled when deliveries were queued
 }
 
 // Open opens the database named by dsn and migrates its schema. A dsn that
@@ -49,7 +50,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	if strings.TrimSpace(dsn) == "" {
 		return nil, wrap("open", invalidf("empty database name"))
 	}
-	s := &Store{now: now}
+	s := &Store{now: now, wake: make(chan struct{}, 1)}
 	for _, opt := range opts {
 		opt(s)
 	}
@@ -156,7 +157,7 @@ func isMemory(dsn string) bool {
 // models lists every table, parents first.
 func models() []any {
 	return append([]any{&accountRow{}, &keyRow{}, &agentRow{}, &conversationRow{}, &conversationUserRow{}, &messageRow{}},
-		append(analyticsModels(), connectionModels()...)...)
+		append(analyticsModels(), append(connectionModels(), webhookModels()...)...)...)
 }
 
 // migrate creates or updates the schema. On PostgreSQL it runs in one

@@ -37,11 +37,13 @@ func (s *Store) UpdateAgent(ctx context.Context, accountID, id string, fields ma
 	}
 	var out Agent
 	changes := []string{}
-	err = s.write(ctx, "update agent", func(tx *gorm.DB) error {
+	err = s.writeEvents(ctx, "update agent", func(tx *gorm.DB, emit emitFunc) error {
+		changes = changes[:0]
 		row, err := lockAgent(tx, "id = ? AND account_id = ?", id, accountID)
 		if err != nil {
 			return err
 		}
+		from := Status(row.Status)
 		stored, err := decodeFields(row.Fields)
 		if err != nil {
 			return err
@@ -74,12 +76,26 @@ func (s *Store) UpdateAgent(ctx context.Context, accountID, id string, fields ma
 			}
 		}
 		out = toAgentFields(row, stored)
-		return nil
+		return emitUpdate(emit, out, from, changes)
 	})
 	if err != nil {
 		return Agent{}, nil, err
 	}
 	return out, changes, nil
+}
+
+// emitUpdate emits agent.updated when something changed, and
+// agent.status_changed too when the status did.
+func emitUpdate(emit emitFunc, a Agent, from Status, changes []string) error {
+	if len(changes) == 0 {
+		return nil
+	}
+	err := emit(Event{AccountID: a.AccountID, AgentID: a.ID, Type: EventAgentUpdated,
+		Data: agentEvent{Agent: summaryOf(a), Changes: changes}})
+	if err != nil || from == a.Status {
+		return err
+	}
+	return emit(statusChanged(a.AccountID, a.ID, from, a.Status, a.StatusReason))
 }
 
 // MarkAgentError puts an active agent, or one already in error, into error
@@ -88,14 +104,23 @@ func (s *Store) UpdateAgent(ctx context.Context, accountID, id string, fields ma
 // error period; an agent already in error keeps its period and gets the new
 // reason and retryAt. UpdatedAt does not move: it tracks configuration
 // changes. It returns the agent's status afterwards, and ErrNotFound for a
-// missing agent or one of another account.
+// missing agent or one of another account. Entering error emits
+// agent.status_changed in the same transaction.
 func (s *Store) MarkAgentError(ctx context.Context, accountID, agentID, reason string, retryAt time.Time) (Status, error) {
 	var retry *time.Time
 	if !retryAt.IsZero() {
 		retry = msPtr(&retryAt)
 	}
 	status := StatusError
-	err := s.write(ctx, "mark agent error", func(tx *gorm.DB) error {
+	err := s.writeEvents(ctx, "mark agent error", func(tx *gorm.DB, emit emitFunc) error {
+		row, err := lockAgent(tx, "id = ? AND account_id = ?", agentID, accountID)
+		if err != nil {
+			return err
+		}
+		if Status(row.Status) == StatusInactive {
+			status = StatusInactive
+			return nil
+		}
 		res := tx.Model(&agentRow{}).
 			Where("id = ? AND account_id = ? AND status IN ?", agentID, accountID, []string{string(StatusActive), string(StatusError)}).
 			Updates(map[string]any{
@@ -105,24 +130,20 @@ func (s *Store) MarkAgentError(ctx context.Context, accountID, agentID, reason s
 				// SET expressions see the row as it was: an open period stays open.
 				"error_since": gorm.Expr("CASE WHEN status = ? THEN error_since ELSE ? END", StatusError, s.now()),
 			})
-		if res.Error != nil || res.RowsAffected == 1 {
+		if res.Error != nil || Status(row.Status) == StatusError {
 			return res.Error
 		}
-		var row agentRow
-		if err := tx.Select("status").Take(&row, "id = ? AND account_id = ?", agentID, accountID).Error; err != nil {
-			return err
-		}
-		status = Status(row.Status)
-		return nil
+		return emit(statusChanged(accountID, agentID, Status(row.Status), StatusError, reason))
 	})
 	return status, err
 }
 
 // MarkAgentRecovered returns an agent in error to active, closing its error
-// period. It does nothing to an agent in another state. It returns
-// ErrNotFound for a missing agent or one of another account.
+// period and emitting agent.status_changed. It does nothing to an agent in
+// another state. It returns ErrNotFound for a missing agent or one of
+// another account.
 func (s *Store) MarkAgentRecovered(ctx context.Context, accountID, agentID string) error {
-	return s.write(ctx, "mark agent recovered", func(tx *gorm.DB) error {
+	return s.writeEvents(ctx, "mark agent recovered", func(tx *gorm.DB, emit emitFunc) error {
 		row, err := lockAgent(tx, "id = ? AND account_id = ?", agentID, accountID)
 		if err != nil {
 			return err
@@ -131,7 +152,10 @@ func (s *Store) MarkAgentRecovered(ctx context.Context, accountID, agentID strin
 			return nil
 		}
 		transition(&row, StatusActive, s.now())
-		return saveStatus(tx, &row)
+		if err := saveStatus(tx, &row); err != nil {
+			return err
+		}
+		return emit(statusChanged(accountID, agentID, StatusError, StatusActive, ""))
 	})
 }
 

@@ -146,6 +146,67 @@ async function getAgentAnalytics(): Promise<number[]> {
   return (data?.data.series ?? []).map((b) => b.p50ResponseTime);
 }
 
+const webhookId = "wh_01jd3vc7m2k4n6p8q0r2s4t6vx";
+const webhookPath = { params: { path: { webhookId } } };
+
+async function createWebhook(): Promise<string | undefined> {
+  const events: Schemas["WebhookEventSelector"][] = ["agent.status_changed", "message.completed"];
+  const { data } = await client.POST("/webhooks", {
+    body: { url: "https://hooks.example.com/agentd", events, description: "Ops alerts", agentId },
+  });
+  return data?.data.secret;
+}
+
+async function listWebhooks(): Promise<Schemas["Webhook"][]> {
+  const { data } = await client.GET("/webhooks", { params: { query: { page: 1, limit: 20 } } });
+  return data?.data.items ?? [];
+}
+
+async function getWebhook(): Promise<string | undefined> {
+  const { data } = await client.GET("/webhooks/{webhookId}", webhookPath);
+  return data?.data.disabledReason;
+}
+
+async function updateWebhook(): Promise<string[]> {
+  const { data } = await client.PATCH("/webhooks/{webhookId}", { ...webhookPath, body: { enabled: true, events: ["*"] } });
+  return data?.data.changes ?? [];
+}
+
+async function deleteWebhook(): Promise<string | undefined> {
+  const { data } = await client.DELETE("/webhooks/{webhookId}", webhookPath);
+  return data?.data.deletedAt;
+}
+
+async function rotateWebhookSecret(): Promise<string | undefined> {
+  const { data } = await client.POST("/webhooks/{webhookId}/rotate-secret", webhookPath);
+  return data?.data.secret;
+}
+
+async function testWebhook(): Promise<number> {
+  const { response } = await client.POST("/webhooks/{webhookId}/test", webhookPath);
+  return response.status;
+}
+
+async function listWebhookDeliveries(): Promise<(number | undefined)[]> {
+  const status: Schemas["DeliveryStatus"] = "failed";
+  const { data } = await client.GET("/webhooks/{webhookId}/deliveries", {
+    params: { path: { webhookId }, query: { status, page: 1 } },
+  });
+  return (data?.data.items ?? []).map((d) => d.lastStatusCode);
+}
+
+async function retryWebhookDelivery(): Promise<boolean> {
+  const { error } = await client.POST("/webhooks/{webhookId}/deliveries/{deliveryId}/retry", {
+    params: { path: { webhookId, deliveryId: "whd_01jd3vd1a2b3c4d5e6f7g8h9jk" } },
+  });
+  return error?.error.code !== "DELIVERY_NOT_FOUND";
+}
+
+// A receiver's view of an event body, typed by the schemas of x-webhooks.
+function describeEvent(e: Schemas["MessageCompletedEvent"]): string {
+  return `${e.type} ${e.data.reply.metadata.model}: ${e.data.reply.text}`;
+}
+
 async function listConnections(): Promise<string[]> {
   const { data } = await client.GET("/agents/{agentId}/connections", agentPath);
   return (data?.data.items ?? []).map((c) => `${c.platform}: ${c.state} ${c.account?.username ?? ""} ${c.reason}`);
@@ -162,6 +223,12 @@ const calls: { [P in keyof paths]: { [M in Methods<paths[P]>]: () => Promise<unk
   "/agents/{agentId}/conversations/{conversationId}/messages": { get: listConversationMessages },
   "/agents/{agentId}/analytics": { get: getAgentAnalytics },
   "/agents/{agentId}/connections": { get: listConnections },
+  "/webhooks": { post: createWebhook, get: listWebhooks },
+  "/webhooks/{webhookId}": { get: getWebhook, patch: updateWebhook, delete: deleteWebhook },
+  "/webhooks/{webhookId}/rotate-secret": { post: rotateWebhookSecret },
+  "/webhooks/{webhookId}/test": { post: testWebhook },
+  "/webhooks/{webhookId}/deliveries": { get: listWebhookDeliveries },
+  "/webhooks/{webhookId}/deliveries/{deliveryId}/retry": { post: retryWebhookDelivery },
 };
 
-export { calls };
+export { calls, describeEvent };

@@ -265,6 +265,183 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Webhooks
+         * @description The account's webhooks, the oldest first; secrets are never shown.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Create Webhook
+         * @description Subscribes a URL to events of the account's agents (of one agent with
+         *     `agentId`). The answer carries the signing `secret`, shown only here
+         *     and by Rotate Webhook Secret. An account has at most 20 webhooks.
+         *     Needs a write key.
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhookId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook's identifier, `wh_<id>`.
+                 * @example wh_01jd3vc7m2k4n6p8q0r2s4t6vx
+                 */
+                webhookId: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get Webhook
+         * @description One webhook of the account, without its secret.
+         */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete Webhook
+         * @description Deletes the webhook and drops its pending deliveries. Needs a write key.
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        /**
+         * Update Webhook
+         * @description Replaces the members present in the body; `changes` names those whose
+         *     value actually changed, and `updatedAt` moves only then. Enabling a
+         *     webhook clears its `disabledReason`. Needs a write key.
+         */
+        patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/webhooks/{webhookId}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook's identifier, `wh_<id>`.
+                 * @example wh_01jd3vc7m2k4n6p8q0r2s4t6vx
+                 */
+                webhookId: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate Webhook Secret
+         * @description Gives the webhook a new secret, returned here only. For 24 hours
+         *     deliveries carry two signatures, one with each secret, so receivers
+         *     can switch without losing events. Takes no body. Needs a write key.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhookId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook's identifier, `wh_<id>`.
+                 * @example wh_01jd3vc7m2k4n6p8q0r2s4t6vx
+                 */
+                webhookId: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Test Webhook
+         * @description Queues a `webhook.test` event to this webhook alone; its delivery
+         *     shows in List Webhook Deliveries. Takes no body. Needs a write key.
+         */
+        post: operations["testWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhookId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook's identifier, `wh_<id>`.
+                 * @example wh_01jd3vc7m2k4n6p8q0r2s4t6vx
+                 */
+                webhookId: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List Webhook Deliveries
+         * @description The webhook's deliveries, the newest first, optionally of one status.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhookId}/deliveries/{deliveryId}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook's identifier, `wh_<id>`.
+                 * @example wh_01jd3vc7m2k4n6p8q0r2s4t6vx
+                 */
+                webhookId: components["parameters"]["WebhookId"];
+                /**
+                 * @description The delivery's identifier, `whd_<id>`.
+                 * @example whd_01jd3vd1a2b3c4d5e6f7g8h9jk
+                 */
+                deliveryId: components["parameters"]["DeliveryId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry Webhook Delivery
+         * @description Sends the delivery again as soon as a worker is free, whatever its
+         *     status, with the same `webhook-id`. If that attempt fails the
+         *     delivery is `failed` again. Takes no body. Needs a write key.
+         */
+        post: operations["retryWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/agents/{agentId}/connections": {
         parameters: {
             query?: never;
@@ -312,7 +489,7 @@ export interface components {
             details?: components["schemas"]["ErrorDetails"];
         };
         /** @enum {string} */
-        ErrorCode: "INVALID_REQUEST" | "INVALID_MESSAGE" | "UNAUTHORIZED" | "INSUFFICIENT_PERMISSIONS" | "DELETE_PROTECTED" | "INSUFFICIENT_QUOTA" | "AGENT_NOT_FOUND" | "CONVERSATION_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "MODEL_ERROR" | "AGENT_UNAVAILABLE";
+        ErrorCode: "INVALID_REQUEST" | "INVALID_MESSAGE" | "UNAUTHORIZED" | "INSUFFICIENT_PERMISSIONS" | "DELETE_PROTECTED" | "INSUFFICIENT_QUOTA" | "AGENT_NOT_FOUND" | "CONVERSATION_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "MODEL_ERROR" | "AGENT_UNAVAILABLE";
         /** @description Depends on the code; the members used are listed here. */
         ErrorDetails: {
             /** @description Dotted path of the bad field (INVALID_REQUEST and INVALID_MESSAGE). */
@@ -324,9 +501,9 @@ export interface components {
             retryAfter?: number;
             /** @description Which limit was hit: `concurrency` for the in-flight cap. */
             limit?: string;
-            /** @description The account's agent quota (INSUFFICIENT_QUOTA). */
+            /** @description The account's quota of agents, or of webhooks (INSUFFICIENT_QUOTA). */
             quota?: number;
-            /** @description Agents the account has (INSUFFICIENT_QUOTA). */
+            /** @description Agents, or webhooks, the account has (INSUFFICIENT_QUOTA). */
             used?: number;
             status?: components["schemas"]["AgentStatus"];
             /** @description Model provider (MODEL_ERROR). */
@@ -868,6 +1045,210 @@ export interface components {
             data: components["schemas"]["Analytics"];
         };
         /**
+         * @description The kinds of event a webhook receives; each one's body is listed under x-webhooks.
+         * @enum {string}
+         */
+        WebhookEventType: "agent.created" | "agent.updated" | "agent.deleted" | "agent.status_changed" | "message.completed" | "connection.changed" | "webhook.test";
+        /**
+         * @description An event type a webhook subscribes to, or `*` for all of them.
+         * @enum {string}
+         */
+        WebhookEventSelector: "*" | "agent.created" | "agent.updated" | "agent.deleted" | "agent.status_changed" | "message.completed" | "connection.changed" | "webhook.test";
+        WebhookEventList: components["schemas"]["WebhookEventSelector"][];
+        /**
+         * @description An http or https URL. At each attempt the address it resolves to must not be loopback, private, link-local, multicast or unspecified (unless the server runs with AGENTD_WEBHOOK_ALLOW_PRIVATE=true).
+         * @example https://hooks.example.com/agentd
+         */
+        WebhookURL: string;
+        WebhookDescription: string;
+        WebhookCreateRequest: {
+            url: components["schemas"]["WebhookURL"];
+            events: components["schemas"]["WebhookEventList"];
+            description?: components["schemas"]["WebhookDescription"];
+            /** @description Only events of this agent of the account; absent means all of them. */
+            agentId?: string;
+            /** @default true */
+            enabled?: boolean;
+        };
+        WebhookUpdateRequest: {
+            url?: components["schemas"]["WebhookURL"];
+            events?: components["schemas"]["WebhookEventList"];
+            description?: components["schemas"]["WebhookDescription"];
+            enabled?: boolean;
+        };
+        Webhook: {
+            /** @example wh_01jd3vc7m2k4n6p8q0r2s4t6vx */
+            id: string;
+            url: string;
+            events: components["schemas"]["WebhookEventSelector"][];
+            description: string;
+            /** @description Present when the webhook is limited to one agent. */
+            agentId?: string;
+            enabled: boolean;
+            /** @description Why the service disabled the webhook (its last 50 deliveries failed); cleared when it is enabled again. */
+            disabledReason?: string;
+            createdAt: components["schemas"]["Timestamp"];
+            updatedAt: components["schemas"]["Timestamp"];
+        };
+        /** @description A webhook with its signing secret, answered by Create Webhook and Rotate Webhook Secret only. */
+        WebhookWithSecret: {
+            id: string;
+            url: string;
+            events: components["schemas"]["WebhookEventSelector"][];
+            description: string;
+            agentId?: string;
+            enabled: boolean;
+            disabledReason?: string;
+            createdAt: components["schemas"]["Timestamp"];
+            updatedAt: components["schemas"]["Timestamp"];
+            /** @description `whsec_` + base64 of 32 random bytes; the HMAC key is the decoded bytes. */
+            secret: string;
+        };
+        WebhookUpdated: {
+            id: string;
+            url: string;
+            events: components["schemas"]["WebhookEventSelector"][];
+            description: string;
+            agentId?: string;
+            enabled: boolean;
+            disabledReason?: string;
+            createdAt: components["schemas"]["Timestamp"];
+            updatedAt: components["schemas"]["Timestamp"];
+            /** @description Names of the members whose value changed. */
+            changes: string[];
+        };
+        WebhookDeleted: {
+            id: string;
+            deletedAt: components["schemas"]["Timestamp"];
+        };
+        WebhookList: {
+            items: components["schemas"]["Webhook"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /** @enum {string} */
+        DeliveryStatus: "pending" | "succeeded" | "failed";
+        /** @description One event sent to one webhook, with the outcome of its latest attempt. */
+        WebhookDelivery: {
+            /** @example whd_01jd3vd1a2b3c4d5e6f7g8h9jk */
+            id: string;
+            /**
+             * @description The event id, sent as webhook-id on every attempt.
+             * @example evt_01jd3vd1a2b3c4d5e6f7g8h9jm
+             */
+            eventId: string;
+            type: components["schemas"]["WebhookEventType"];
+            status: components["schemas"]["DeliveryStatus"];
+            attempts: number;
+            /** @description HTTP status of the latest attempt; absent when it got no answer. */
+            lastStatusCode?: number;
+            /** @description Why the latest attempt failed. */
+            lastError?: string;
+            nextAttemptAt?: components["schemas"]["Timestamp"];
+            createdAt: components["schemas"]["Timestamp"];
+            lastAttemptAt?: components["schemas"]["Timestamp"];
+        };
+        WebhookDeliveryList: {
+            items: components["schemas"]["WebhookDelivery"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        WebhookEnvelope: {
+            success: boolean;
+            data: components["schemas"]["Webhook"];
+        };
+        WebhookSecretEnvelope: {
+            success: boolean;
+            data: components["schemas"]["WebhookWithSecret"];
+        };
+        WebhookUpdatedEnvelope: {
+            success: boolean;
+            data: components["schemas"]["WebhookUpdated"];
+        };
+        WebhookDeletedEnvelope: {
+            success: boolean;
+            data: components["schemas"]["WebhookDeleted"];
+        };
+        WebhookListEnvelope: {
+            success: boolean;
+            data: components["schemas"]["WebhookList"];
+        };
+        WebhookDeliveryListEnvelope: {
+            success: boolean;
+            data: components["schemas"]["WebhookDeliveryList"];
+        };
+        AgentCreatedEvent: {
+            type: components["schemas"]["WebhookEventType"];
+            timestamp: components["schemas"]["Timestamp"];
+            data: {
+                agent: components["schemas"]["AgentSummary"];
+            };
+        };
+        AgentUpdatedEvent: {
+            type: components["schemas"]["WebhookEventType"];
+            timestamp: components["schemas"]["Timestamp"];
+            data: {
+                agent: components["schemas"]["AgentSummary"];
+                changes: string[];
+            };
+        };
+        AgentDeletedEvent: {
+            type: components["schemas"]["WebhookEventType"];
+            timestamp: components["schemas"]["Timestamp"];
+            data: {
+                agentId: string;
+            };
+        };
+        AgentStatusChangedEvent: {
+            type: components["schemas"]["WebhookEventType"];
+            timestamp: components["schemas"]["Timestamp"];
+            data: {
+                agentId: string;
+                from: components["schemas"]["AgentStatus"];
+                to: components["schemas"]["AgentStatus"];
+                /** @description Why the agent entered error; empty otherwise. */
+                reason: string;
+            };
+        };
+        MessageCompletedEvent: {
+            type: components["schemas"]["WebhookEventType"];
+            timestamp: components["schemas"]["Timestamp"];
+            data: {
+                agentId: string;
+                /** @description Absent when the message named no room and no user. */
+                conversationId?: string;
+                platform: components["schemas"]["ConversationPlatform"];
+                userId?: string;
+                roomId?: string;
+                request: {
+                    messageId: string;
+                    text: string;
+                };
+                reply: {
+                    messageId: string;
+                    text: string;
+                    metadata: components["schemas"]["MessageMetadata"];
+                    /** @description The client went away before the reply ended. */
+                    partial: boolean;
+                };
+            };
+        };
+        ConnectionChangedEvent: {
+            type: components["schemas"]["WebhookEventType"];
+            timestamp: components["schemas"]["Timestamp"];
+            data: {
+                agentId: string;
+                platform: components["schemas"]["Platform"];
+                state: components["schemas"]["ConnectionState"];
+                reason: string;
+            };
+        };
+        WebhookTestEvent: {
+            type: components["schemas"]["WebhookEventType"];
+            timestamp: components["schemas"]["Timestamp"];
+            data: {
+                webhookId: string;
+            };
+        };
+        /**
          * @description `connecting` (starting, or waiting for a replica to take it),
          *     `connected`, `disconnected` (stopped: agent inactive or platform
          *     removed), `error` (the platform refused it: bad token, bot used by
@@ -1100,6 +1481,54 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
+        /** @description WEBHOOK_NOT_FOUND, no webhook with this id in the caller's account. */
+        WebhookNotFound: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "WEBHOOK_NOT_FOUND",
+                 *         "message": "Webhook not found."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description WEBHOOK_NOT_FOUND (no such webhook in the caller's account) or DELIVERY_NOT_FOUND (the webhook has no such delivery). */
+        DeliveryNotFound: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "DELIVERY_NOT_FOUND",
+                 *         "message": "Delivery not found."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
         /** @description RATE_LIMIT_EXCEEDED, a rate limit or the per-agent concurrency cap was reached. */
         TooManyRequests: {
             headers: {
@@ -1224,6 +1653,16 @@ export interface components {
          * @example conv_01jd3vb2k8r4m6n8p0q2s4t6vw
          */
         ConversationIdPath: string;
+        /**
+         * @description The webhook's identifier, `wh_<id>`.
+         * @example wh_01jd3vc7m2k4n6p8q0r2s4t6vx
+         */
+        WebhookId: string;
+        /**
+         * @description The delivery's identifier, `whd_<id>`.
+         * @example whd_01jd3vd1a2b3c4d5e6f7g8h9jk
+         */
+        DeliveryId: string;
     };
     requestBodies: never;
     headers: {
@@ -2100,6 +2539,509 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1. */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of webhooks. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "items": [
+                     *           {
+                     *             "id": "wh_01jd3vc7m2k4n6p8q0r2s4t6vx",
+                     *             "url": "https://hooks.example.com/agentd",
+                     *             "events": [
+                     *               "agent.status_changed",
+                     *               "message.completed"
+                     *             ],
+                     *             "description": "Ops alerts",
+                     *             "agentId": "agent_01jd3v8m4q2x7k9w5t6r0yzabc",
+                     *             "enabled": true,
+                     *             "createdAt": "2026-11-21T10:00:00.123Z",
+                     *             "updatedAt": "2026-11-21T10:00:00.123Z"
+                     *           }
+                     *         ],
+                     *         "pagination": {
+                     *           "currentPage": 1,
+                     *           "totalPages": 1,
+                     *           "totalItems": 1,
+                     *           "itemsPerPage": 20
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookListEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://hooks.example.com/agentd",
+                 *       "events": [
+                 *         "agent.status_changed",
+                 *         "message.completed"
+                 *       ],
+                 *       "description": "Ops alerts"
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The webhook, with its secret. */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "wh_01jd3vc7m2k4n6p8q0r2s4t6vx",
+                     *         "url": "https://hooks.example.com/agentd",
+                     *         "events": [
+                     *           "*"
+                     *         ],
+                     *         "description": "",
+                     *         "enabled": true,
+                     *         "createdAt": "2026-11-21T10:00:00.123Z",
+                     *         "updatedAt": "2026-11-21T10:00:00.123Z",
+                     *         "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw7xUT0Rgsjj8="
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookSecretEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook's identifier, `wh_<id>`.
+                 * @example wh_01jd3vc7m2k4n6p8q0r2s4t6vx
+                 */
+                webhookId: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "wh_01jd3vc7m2k4n6p8q0r2s4t6vx",
+                     *         "url": "https://hooks.example.com/agentd",
+                     *         "events": [
+                     *           "agent.status_changed",
+                     *           "message.completed"
+                     *         ],
+                     *         "description": "Ops alerts",
+                     *         "agentId": "agent_01jd3v8m4q2x7k9w5t6r0yzabc",
+                     *         "enabled": true,
+                     *         "createdAt": "2026-11-21T10:00:00.123Z",
+                     *         "updatedAt": "2026-11-21T10:00:00.123Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["WebhookNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook's identifier, `wh_<id>`.
+                 * @example wh_01jd3vc7m2k4n6p8q0r2s4t6vx
+                 */
+                webhookId: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook is gone. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "wh_01jd3vc7m2k4n6p8q0r2s4t6vx",
+                     *         "deletedAt": "2026-11-21T12:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookDeletedEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook's identifier, `wh_<id>`.
+                 * @example wh_01jd3vc7m2k4n6p8q0r2s4t6vx
+                 */
+                webhookId: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "enabled": true,
+                 *       "events": [
+                 *         "*"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description The webhook after the update. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "wh_01jd3vc7m2k4n6p8q0r2s4t6vx",
+                     *         "url": "https://hooks.example.com/agentd",
+                     *         "events": [
+                     *           "*"
+                     *         ],
+                     *         "description": "Ops alerts",
+                     *         "enabled": true,
+                     *         "createdAt": "2026-11-21T10:00:00.123Z",
+                     *         "updatedAt": "2026-11-21T11:00:00.000Z",
+                     *         "changes": [
+                     *           "events"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookUpdatedEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook's identifier, `wh_<id>`.
+                 * @example wh_01jd3vc7m2k4n6p8q0r2s4t6vx
+                 */
+                webhookId: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook with its new secret. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "wh_01jd3vc7m2k4n6p8q0r2s4t6vx",
+                     *         "url": "https://hooks.example.com/agentd",
+                     *         "events": [
+                     *           "*"
+                     *         ],
+                     *         "description": "",
+                     *         "enabled": true,
+                     *         "createdAt": "2026-11-21T10:00:00.123Z",
+                     *         "updatedAt": "2026-11-21T10:00:00.123Z",
+                     *         "secret": "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookSecretEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    testWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook's identifier, `wh_<id>`.
+                 * @example wh_01jd3vc7m2k4n6p8q0r2s4t6vx
+                 */
+                webhookId: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The test event is queued. */
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1. */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Only deliveries in this status. */
+                status?: components["schemas"]["DeliveryStatus"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook's identifier, `wh_<id>`.
+                 * @example wh_01jd3vc7m2k4n6p8q0r2s4t6vx
+                 */
+                webhookId: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of deliveries. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "items": [
+                     *           {
+                     *             "id": "whd_01jd3vd1a2b3c4d5e6f7g8h9jk",
+                     *             "eventId": "evt_01jd3vd1a2b3c4d5e6f7g8h9jm",
+                     *             "type": "message.completed",
+                     *             "status": "pending",
+                     *             "attempts": 2,
+                     *             "lastStatusCode": 503,
+                     *             "lastError": "HTTP 503",
+                     *             "nextAttemptAt": "2026-11-21T10:35:00.000Z",
+                     *             "createdAt": "2026-11-21T10:00:00.123Z",
+                     *             "lastAttemptAt": "2026-11-21T10:05:00.456Z"
+                     *           }
+                     *         ],
+                     *         "pagination": {
+                     *           "currentPage": 1,
+                     *           "totalPages": 1,
+                     *           "totalItems": 1,
+                     *           "itemsPerPage": 20
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookDeliveryListEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["WebhookNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    retryWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook's identifier, `wh_<id>`.
+                 * @example wh_01jd3vc7m2k4n6p8q0r2s4t6vx
+                 */
+                webhookId: components["parameters"]["WebhookId"];
+                /**
+                 * @description The delivery's identifier, `whd_<id>`.
+                 * @example whd_01jd3vd1a2b3c4d5e6f7g8h9jk
+                 */
+                deliveryId: components["parameters"]["DeliveryId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery is queued. */
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["DeliveryNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };

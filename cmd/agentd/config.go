@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/secretbox"
 	"github.com/agentd/agentd/server"
+	"github.com/agentd/agentd/webhook"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -43,6 +45,8 @@ type config struct {
 	// off makes an API-only replica.
 	Connections bool
 	TelegramURL string // TELEGRAM_API_URL
+	// Webhooks configures the delivery workers (retries, timeout, guard).
+	Webhooks webhook.Config
 }
 
 // setting is one configuration variable: its environment variable, the
@@ -76,6 +80,9 @@ var settings = []setting{
 	{env: "AGENTD_CONNECTIONS", flag: "connections", def: "on", usage: "`on` runs agents' platform connections (Telegram); off for API-only replicas"},
 	{env: "TELEGRAM_API_URL", flag: "telegram-api-url", def: telegram.DefaultAPIURL, usage: "Telegram Bot API base `URL`"},
 	{env: "AGENTD_LOG_LEVEL", flag: "log-level", def: "info", usage: "log `level`: debug, info, warn, error"},
+	{env: "AGENTD_WEBHOOK_RETRIES", flag: "webhook-retries", shown: "5s,5m,30m,2h,5h,10h", usage: "comma-separated `durations` to wait before each retry of a failed webhook delivery"},
+	{env: "AGENTD_WEBHOOK_TIMEOUT", flag: "webhook-timeout", def: "10s", usage: "time limit of one webhook delivery attempt, a `duration`"},
+	{env: "AGENTD_WEBHOOK_ALLOW_PRIVATE", flag: "webhook-allow-private", def: "false", usage: "`true` lets webhooks reach loopback, private and link-local addresses (tests, closed networks)"},
 	{env: secretKeyEnv, flag: "secret-key", shown: "none: secrets stored in clear", usage: secretKeyUsage, secret: true},
 	{env: "OPENAI_API_KEY", shown: "none", usage: "API key of provider openai"},
 	{env: "OPENAI_BASE_URL", shown: llm.DefaultBaseURL(llm.ProviderOpenAI), usage: "base URL of provider openai"},
@@ -179,6 +186,14 @@ func (r rawConfig) config() (config, error) {
 	}
 	c.SecretBox, err = parseSecretKey(r.get(secretKeyEnv))
 	check(secretKeyEnv, err)
+	c.Webhooks.Retries, err = parseRetries(r.get("AGENTD_WEBHOOK_RETRIES"))
+	check("AGENTD_WEBHOOK_RETRIES", err)
+	c.Webhooks.Timeout, err = positiveDuration(r.get("AGENTD_WEBHOOK_TIMEOUT"))
+	check("AGENTD_WEBHOOK_TIMEOUT", err)
+	c.Webhooks.AllowPrivate, err = strconv.ParseBool(r.get("AGENTD_WEBHOOK_ALLOW_PRIVATE"))
+	if err != nil {
+		check("AGENTD_WEBHOOK_ALLOW_PRIVATE", fmt.Errorf("%q is not true or false", r.get("AGENTD_WEBHOOK_ALLOW_PRIVATE")))
+	}
 	if len(errs) == 0 {
 		if err := c.LLM.Validate(); err != nil {
 			errs = append(errs, err)
@@ -208,6 +223,38 @@ func (r rawConfig) llmConfig() (llm.Config, error) {
 	}
 	c.Timeout = d
 	return c, nil
+}
+
+// parseRetries reads the retry schedule of webhook deliveries: "" is the
+// default schedule (nil), "none" no retry at all.
+func parseRetries(raw string) ([]time.Duration, error) {
+	if raw == "" {
+		return nil, nil
+	}
+	if raw == "none" {
+		return []time.Duration{}, nil
+	}
+	var out []time.Duration
+	for _, part := range strings.Split(raw, ",") {
+		d, err := positiveDuration(strings.TrimSpace(part))
+		if err != nil {
+			return nil, fmt.Errorf("%q: %w", part, err)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// positiveDuration parses a duration that must be above zero.
+func positiveDuration(raw string) (time.Duration, error) {
+	d, err := time.ParseDuration(raw)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("%q is not a duration such as 10s or 5m", raw)
+	case d <= 0:
+		return 0, errors.New("must be positive")
+	}
+	return d, nil
 }
 
 // checkAddr reports whether addr is a host:port listen address.

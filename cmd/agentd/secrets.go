@@ -48,9 +48,9 @@ Examples:
 				if err != nil {
 					return fmt.Errorf("rotate secrets: %w", err)
 				}
-				fmt.Fprintf(e.stderr, "re-encrypted the secrets of %d agents\n", res.Agents)
+				fmt.Fprintf(e.stderr, "re-encrypted the secrets of %d agents and %d webhooks\n", res.Agents, res.Webhooks)
 				if len(res.Unreadable) > 0 {
-					return fmt.Errorf("the secrets of %d agents open under neither key and were left as they were: %s",
+					return fmt.Errorf("the secrets of %d agents or webhooks open under neither key and were left as they were: %s",
 						len(res.Unreadable), strings.Join(res.Unreadable, ", "))
 				}
 				return nil

@@ -18,6 +18,7 @@ import (
 	"github.com/agentd/agentd/server"
 	"github.com/agentd/agentd/server/limit"
 	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/webhook"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/redis/go-redis/v9"
@@ -120,12 +121,30 @@ func (e *env) serve(ctx context.Context, cfg config) error {
 	if err != nil {
 		return fmt.Errorf("build server: %w", err)
 	}
+	hooks := cfg.Webhooks
+	hooks.Logger = logger
+	defer startWebhooks(st, hooks)() // stopped before the database closes
 	stopConnections, err := startConnections(ctx, cfg, st, srv, logger, reg)
 	if err != nil {
 		return err
 	}
 	defer stopConnections()
 	return e.runHTTP(ctx, cfg, ls, srv, logger)
+}
+
+// startWebhooks runs the webhook delivery workers until the returned stop is
+// called; stop waits for the attempts in flight to be recorded.
+func startWebhooks(st *store.Store, cfg webhook.Config) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		webhook.New(st, cfg).Run(ctx)
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }
 
 // startConnections runs the platform connections' supervisor unless

@@ -1,0 +1,237 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// EventType names a kind of webhook event.
+type EventType string
+
+// The event types of decisions.md.
+const (
+	EventAgentCreated       EventType = "agent.created"
+	EventAgentUpdated       EventType = "agent.updated"
+	EventAgentDeleted       EventType = "agent.deleted"
+	EventAgentStatusChanged EventType = "agent.status_changed"
+	EventMessageCompleted   EventType = "message.completed"
+	EventConnectionChanged  EventType = "connection.changed"
+	EventWebhookTest        EventType = "webhook.test"
+)
+
+// EventTypes lists every event type.
+var EventTypes = []EventType{
+	EventAgentCreated, EventAgentUpdated, EventAgentDeleted, EventAgentStatusChanged,
+	EventMessageCompleted, EventConnectionChanged, EventWebhookTest,
+}
+
+// AllEvents is the webhook event selector matching every type.
+const AllEvents = "*"
+
+// Event is one change to report to the account's webhooks. Data is
+// marshalled to JSON as the body's `data`; it must carry no secret.
+type Event struct {
+	AccountID string
+	AgentID   string // the agent it is about; "" for none
+	Type      EventType
+	Data      any
+	// WebhookID sends the event to that webhook alone, whatever its filters
+	// and state (webhook.test); "" fans it out to the matching webhooks.
+	WebhookID string
+}
+
+// eventRow is a row of webhook_events: an event's body, written in the
+// transaction of the change it reports, shared by its deliveries.
+type eventRow struct {
+	ID        ctext     `gorm:"primaryKey"`
+	AccountID ctext     `gorm:"not null"`
+	AgentID   ctext     `gorm:"not null;default:''"`
+	Type      string    `gorm:"not null"`
+	Body      string    `gorm:"type:text;not null"`
+	CreatedAt time.Time `gorm:"not null;autoCreateTime:false"`
+}
+
+// TableName names the table.
+func (eventRow) TableName() string { return "webhook_events" }
+
+// emitFunc queues an event in the transaction it was handed with.
+type emitFunc func(Event) error
+
+// writeEvents is write for changes that report events: fn gets an emit
+// that writes each event and its deliveries in fn's transaction (the
+// outbox), so a rolled-back change emits nothing and a committed one is
+// never lost. After a commit that queued deliveries it wakes the delivery
+// workers of this process.
+//
+// Code of this package that reports a change of its own (connection.changed)
+// calls writeEvents in place of write and emit inside fn.
+func (s *Store) writeEvents(ctx context.Context, op string, fn func(tx *gorm.DB, emit emitFunc) error) error {
+	queued := 0
+	err := s.write(ctx, op, func(tx *gorm.DB) error {
+		queued = 0 // a retried transaction starts over
+		return fn(tx, func(ev Event) error {
+			n, err := s.emit(tx, ev)
+			queued += n
+			return err
+		})
+	})
+	if err == nil && queued > 0 {
+		s.wakeWorkers()
+	}
+	return err
+}
+
+// Emit reports ev in a transaction of its own, for callers outside the
+// store whose change is not a store write.
+func (s *Store) Emit(ctx context.Context, ev Event) error {
+	return s.writeEvents(ctx, "emit event", func(_ *gorm.DB, emit emitFunc) error { return emit(ev) })
+}
+
+// emit writes ev and one pending delivery per webhook it goes to, in tx,
+// and returns how many deliveries it queued. An event no webhook wants is
+// not stored.
+func (s *Store) emit(tx *gorm.DB, ev Event) (int, error) {
+	var hooks []webhookRow
+	q := tx.Select("id", "events")
+	if ev.WebhookID != "" {
+		q = q.Where("id = ? AND account_id = ?", ev.WebhookID, ev.AccountID)
+	} else {
+		q = q.Where("account_id = ? AND enabled = ? AND (agent_id = '' OR agent_id = ?)", ev.AccountID, true, ev.AgentID)
+	}
+	if err := q.Find(&hooks).Error; err != nil {
+		return 0, err
+	}
+	if ev.WebhookID == "" {
+		hooks = slices.DeleteFunc(hooks, func(h webhookRow) bool { return !subscribes(h.Events, ev.Type) })
+	}
+	if len(hooks) == 0 {
+		return 0, nil
+	}
+	t := s.now()
+	body, err := encodeJSON(struct {
+		Type      EventType `json:"type"`
+		Timestamp string    `json:"timestamp"`
+		Data      any       `json:"data"`
+	}{ev.Type, timestamp(t), ev.Data})
+	if err != nil {
+		return 0, invalidf("encode %s event: %v", ev.Type, err)
+	}
+	row := eventRow{ID: ctext(newID("evt_", t)), AccountID: ctext(ev.AccountID), AgentID: ctext(ev.AgentID),
+		Type: string(ev.Type), Body: string(body), CreatedAt: t}
+	if err := tx.Create(&row).Error; err != nil {
+		return 0, err
+	}
+	deliveries := make([]deliveryRow, len(hooks))
+	for i, h := range hooks {
+		deliveries[i] = deliveryRow{ID: ctext(newID("whd_", t)), WebhookID: h.ID, EventID: row.ID, Type: string(ev.Type),
+			Status: string(DeliveryPending), NextAttemptAt: &t, CreatedAt: t}
+	}
+	return len(deliveries), tx.Create(&deliveries).Error
+}
+
+// subscribes reports whether a webhook's stored events list selects typ.
+func subscribes(events string, typ EventType) bool {
+	var list []string
+	if err := json.Unmarshal([]byte(events), &list); err != nil {
+		return false
+	}
+	return slices.Contains(list, AllEvents) || slices.Contains(list, string(typ))
+}
+
+// timestamp renders t as the contract's RFC 3339 UTC with milliseconds.
+func timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
+
+// agentSummary is an agent as List Agents shows it: the `agent` of
+// agent.created and agent.updated.
+type agentSummary struct {
+	ID            string          `json:"id"`
+	Name          string          `json:"name"`
+	Status        Status          `json:"status"`
+	CreatedAt     string          `json:"createdAt"`
+	UpdatedAt     string          `json:"updatedAt"`
+	ModelProvider string          `json:"modelProvider"`
+	Model         string          `json:"model"`
+	Clients       json.RawMessage `json:"clients"`
+}
+
+func summaryOf(a Agent) agentSummary {
+	clients := a.Fields["clients"]
+	if len(clients) == 0 || string(clients) == "null" {
+		clients = json.RawMessage("[]")
+	}
+	return agentSummary{ID: a.ID, Name: a.Name, Status: a.Status, CreatedAt: timestamp(a.CreatedAt),
+		UpdatedAt: timestamp(a.UpdatedAt), ModelProvider: a.ModelProvider, Model: a.Model, Clients: clients}
+}
+
+// agentEvent is the data of agent.created (Changes nil) and agent.updated.
+type agentEvent struct {
+	Agent   agentSummary `json:"agent"`
+	Changes []string     `json:"changes,omitempty"`
+}
+
+// agentIDEvent is the data of agent.deleted.
+type agentIDEvent struct {
+	AgentID string `json:"agentId"`
+}
+
+// statusEvent is the data of agent.status_changed.
+type statusEvent struct {
+	AgentID string `json:"agentId"`
+	From    Status `json:"from"`
+	To      Status `json:"to"`
+	Reason  string `json:"reason"`
+}
+
+// statusChanged is the agent.status_changed event of agent a moving from
+// from to a.Status.
+func statusChanged(accountID, agentID string, from, to Status, reason string) Event {
+	return Event{AccountID: accountID, AgentID: agentID, Type: EventAgentStatusChanged,
+		Data: statusEvent{AgentID: agentID, From: from, To: to, Reason: reason}}
+}
+
+// messageEvent is the data of message.completed.
+type messageEvent struct {
+	AgentID        string        `json:"agentId"`
+	ConversationID string        `json:"conversationId,omitempty"`
+	Platform       string        `json:"platform"`
+	UserID         string        `json:"userId,omitempty"`
+	RoomID         string        `json:"roomId,omitempty"`
+	Request        messageText   `json:"request"`
+	Reply          replyDocument `json:"reply"`
+}
+
+type messageText struct {
+	MessageID string `json:"messageId"`
+	Text      string `json:"text"`
+}
+
+type replyDocument struct {
+	MessageID string        `json:"messageId"`
+	Text      string        `json:"text"`
+	Metadata  replyMetadata `json:"metadata"`
+	Partial   bool          `json:"partial"`
+}
+
+type replyMetadata struct {
+	TokensUsed   int     `json:"tokensUsed"`
+	ResponseTime float64 `json:"responseTime"`
+	Model        string  `json:"model"`
+}
+
+// messageCompleted is the message.completed event of a stored exchange.
+func messageCompleted(accountID, agentID string, conv ConversationRef, convID string, user, reply Message) Event {
+	platform := conv.Platform
+	if platform == "" {
+		platform = PlatformAPI
+	}
+	return Event{AccountID: accountID, AgentID: agentID, Type: EventMessageCompleted, Data: messageEvent{
+		AgentID: agentID, ConversationID: convID, Platform: platform, UserID: conv.UserID, RoomID: conv.RoomID,
+		Request: messageText{MessageID: user.ID, Text: user.Text},
+		Reply: replyDocument{MessageID: reply.ID, Text: reply.Text, Partial: reply.Partial,
+			Metadata: replyMetadata{TokensUsed: reply.TokensUsed, ResponseTime: reply.ResponseMillis, Model: reply.Model}},
+	}}
+}

@@ -1,0 +1,389 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/agentd/agentd/secretbox"
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// WebhookQuota is how many webhooks an account may have.
+const WebhookQuota = 20
+
+// SecretPrefix starts every webhook secret: `whsec_` + base64 of the key.
+const SecretPrefix = "whsec_"
+
+// rotationOverlap is how long a rotated-out secret still signs deliveries.
+const rotationOverlap = 24 * time.Hour
+
+var (
+	// ErrWebhookNotFound means the account has no such webhook; it matches
+	// ErrNotFound too.
+	ErrWebhookNotFound = fmt.Errorf("webhook %w", ErrNotFound)
+	// ErrDeliveryNotFound means the webhook has no such delivery; it matches
+	// ErrNotFound too.
+	ErrDeliveryNotFound = fmt.Errorf("delivery %w", ErrNotFound)
+)
+
+// Webhook is one subscription of an account to events.
+type Webhook struct {
+	ID             string // "wh_" + lowercase ULID
+	AccountID      string
+	URL            string
+	Events         []string // event types, or AllEvents
+	Description    string
+	AgentID        string // only events of this agent; "" for all
+	Enabled        bool
+	DisabledReason string // why the service disabled it
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	// Secret is the signing secret in clear, set by CreateWebhook and
+	// RotateWebhookSecret only.
+	Secret string
+}
+
+// WebhookChanges are the members an update replaces; nil leaves one as it is.
+type WebhookChanges struct {
+	URL         *string
+	Events      []string
+	Description *string
+	Enabled     *bool
+}
+
+// webhookRow is a row of webhooks. Secret and PrevSecret are sealed under
+// the secret key when one is configured, with the webhook id as owner.
+type webhookRow struct {
+	ID              ctext  `gorm:"primaryKey;index:idx_webhooks_account_created,priority:3"`
+	AccountID       ctext  `gorm:"not null;index:idx_webhooks_account_created,priority:1"`
+	URL             string `gorm:"not null"`
+	Events          string `gorm:"not null"` // JSON array
+	Description     string `gorm:"not null;default:''"`
+	AgentID         ctext  `gorm:"not null;default:''"`
+	Enabled         bool   `gorm:"not null"`
+	DisabledReason  string `gorm:"not null;default:''"`
+	Secret          string `gorm:"not null"`
+	PrevSecret      string `gorm:"not null;default:''"`
+	PrevSecretUntil *time.Time
+	CreatedAt       time.Time `gorm:"not null;autoCreateTime:false;index:idx_webhooks_account_created,priority:2"`
+	UpdatedAt       time.Time `gorm:"not null;autoUpdateTime:false"`
+}
+
+// TableName names the table.
+func (webhookRow) TableName() string { return "webhooks" }
+
+// CreateWebhook stores w as a new webhook of w.AccountID with a fresh
+// secret, returned in clear in Secret. A non-empty w.AgentID must name an
+// agent of the account (else a *FieldError on agentId). It returns a
+// *QuotaError when the account has WebhookQuota webhooks already.
+func (s *Store) CreateWebhook(ctx context.Context, w Webhook) (Webhook, error) {
+	events, err := encodeEvents(w.Events)
+	if err != nil {
+		return Webhook{}, wrap("create webhook", err)
+	}
+	secret, err := newSecret()
+	if err != nil {
+		return Webhook{}, wrap("create webhook", err)
+	}
+	t := s.now()
+	row := webhookRow{ID: ctext(newID("wh_", t)), AccountID: ctext(w.AccountID), URL: w.URL, Events: events,
+		Description: w.Description, AgentID: ctext(w.AgentID), Enabled: w.Enabled, CreatedAt: t, UpdatedAt: t}
+	if row.Secret, err = s.sealSecret(secret, string(row.ID)); err != nil {
+		return Webhook{}, wrap("create webhook", err)
+	}
+	err = s.write(ctx, "create webhook", func(tx *gorm.DB) error {
+		var acct accountRow
+		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Select("id").Take(&acct, "id = ?", w.AccountID).Error; err != nil {
+			return err
+		}
+		var used int64
+		if err := tx.Model(&webhookRow{}).Where("account_id = ?", w.AccountID).Count(&used).Error; err != nil {
+			return err
+		}
+		if used >= WebhookQuota {
+			return &QuotaError{Quota: WebhookQuota, Used: int(used), Resource: "webhook"}
+		}
+		if w.AgentID != "" {
+			if err := ownedAgent(tx, w.AccountID, w.AgentID); isNotFound(err) {
+				return &FieldError{Field: "agentId", Reason: "is not an agent of this account"}
+			} else if err != nil {
+				return err
+			}
+		}
+		return tx.Create(&row).Error
+	})
+	if err != nil {
+		return Webhook{}, err
+	}
+	out := toWebhook(row)
+	out.Secret = secret
+	return out, nil
+}
+
+// GetWebhook returns webhook id of account accountID; ErrWebhookNotFound
+// for a missing one or another account's.
+func (s *Store) GetWebhook(ctx context.Context, accountID, id string) (Webhook, error) {
+	row, err := findWebhook(s.read(ctx), accountID, id)
+	if err != nil {
+		return Webhook{}, wrap("get webhook", err)
+	}
+	return toWebhook(row), nil
+}
+
+// findWebhook reads a webhook of the account; ErrWebhookNotFound if none.
+func findWebhook(db *gorm.DB, accountID, id string) (webhookRow, error) {
+	var row webhookRow
+	err := db.Take(&row, "id = ? AND account_id = ?", id, accountID).Error
+	if isNotFound(err) {
+		return row, ErrWebhookNotFound
+	}
+	return row, err
+}
+
+// ListWebhooks returns a page of the account's webhooks, the oldest first,
+// and how many it has.
+func (s *Store) ListWebhooks(ctx context.Context, accountID string, page, limit int) ([]Webhook, int64, error) {
+	db := s.read(ctx).Model(&webhookRow{}).Where("account_id = ?", accountID).Session(&gorm.Session{})
+	var total int64
+	if err := db.Count(&total).Error; err != nil {
+		return nil, 0, wrap("list webhooks", err)
+	}
+	page, limit, past := pageBounds(page, limit, total)
+	if past {
+		return []Webhook{}, total, nil
+	}
+	var rows []webhookRow
+	if err := db.Order("created_at, id").Offset((page - 1) * limit).Limit(limit).Find(&rows).Error; err != nil {
+		return nil, 0, wrap("list webhooks", err)
+	}
+	out := make([]Webhook, len(rows))
+	for i, r := range rows {
+		out[i] = toWebhook(r)
+	}
+	return out, total, nil
+}
+
+// UpdateWebhook applies c to webhook id of account accountID and returns it
+// with the names of the members whose value changed, sorted. UpdatedAt
+// moves only when something changed; enabling clears DisabledReason.
+func (s *Store) UpdateWebhook(ctx context.Context, accountID, id string, c WebhookChanges) (Webhook, []string, error) {
+	var out Webhook
+	changes := []string{}
+	err := s.write(ctx, "update webhook", func(tx *gorm.DB) error {
+		changes = changes[:0]
+		row, err := findWebhook(tx.Clauses(clause.Locking{Strength: "UPDATE"}), accountID, id)
+		if err != nil {
+			return err
+		}
+		if c.URL != nil && *c.URL != row.URL {
+			row.URL = *c.URL
+			changes = append(changes, "url")
+		}
+		if c.Events != nil {
+			events, err := encodeEvents(c.Events)
+			if err != nil {
+				return err
+			}
+			if events != row.Events {
+				row.Events = events
+				changes = append(changes, "events")
+			}
+		}
+		if c.Description != nil && *c.Description != row.Description {
+			row.Description = *c.Description
+			changes = append(changes, "description")
+		}
+		if c.Enabled != nil && *c.Enabled != row.Enabled {
+			row.Enabled = *c.Enabled
+			if row.Enabled {
+				row.DisabledReason = ""
+			}
+			changes = append(changes, "enabled")
+		}
+		sort.Strings(changes)
+		if len(changes) > 0 {
+			row.UpdatedAt = s.now()
+			if err := tx.Model(&webhookRow{}).Where("id = ?", row.ID).Updates(map[string]any{
+				"url": row.URL, "events": row.Events, "description": row.Description, "enabled": row.Enabled,
+				"disabled_reason": row.DisabledReason, "updated_at": row.UpdatedAt,
+			}).Error; err != nil {
+				return err
+			}
+		}
+		out = toWebhook(row)
+		return nil
+	})
+	if err != nil {
+		return Webhook{}, nil, err
+	}
+	return out, changes, nil
+}
+
+// DeleteWebhook deletes webhook id of account accountID with its
+// deliveries, pending ones included, and their attempts.
+func (s *Store) DeleteWebhook(ctx context.Context, accountID, id string) error {
+	return s.write(ctx, "delete webhook", func(tx *gorm.DB) error {
+		res := tx.Where("id = ? AND account_id = ?", id, accountID).Delete(&webhookRow{})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return ErrWebhookNotFound
+		}
+		mine := tx.Model(&deliveryRow{}).Select("id").Where("webhook_id = ?", id)
+		if err := tx.Where("delivery_id IN (?)", mine).Delete(&attemptRow{}).Error; err != nil {
+			return err
+		}
+		return tx.Where("webhook_id = ?", id).Delete(&deliveryRow{}).Error
+	})
+}
+
+// RotateWebhookSecret gives webhook id of account accountID a new secret,
+// returned in clear in Secret; the old one keeps signing for 24 hours.
+func (s *Store) RotateWebhookSecret(ctx context.Context, accountID, id string) (Webhook, error) {
+	secret, err := newSecret()
+	if err != nil {
+		return Webhook{}, wrap("rotate webhook secret", err)
+	}
+	var out Webhook
+	err = s.write(ctx, "rotate webhook secret", func(tx *gorm.DB) error {
+		row, err := findWebhook(tx.Clauses(clause.Locking{Strength: "UPDATE"}), accountID, id)
+		if err != nil {
+			return err
+		}
+		sealed, err := s.sealSecret(secret, id)
+		if err != nil {
+			return err
+		}
+		until := s.now().Add(rotationOverlap)
+		if err := tx.Model(&webhookRow{}).Where("id = ?", id).Updates(map[string]any{
+			"secret": sealed, "prev_secret": row.Secret, "prev_secret_until": until,
+		}).Error; err != nil {
+			return err
+		}
+		out = toWebhook(row)
+		return nil
+	})
+	if err != nil {
+		return Webhook{}, err
+	}
+	out.Secret = secret
+	return out, nil
+}
+
+// TestWebhook queues a webhook.test event to webhook id of account
+// accountID alone.
+func (s *Store) TestWebhook(ctx context.Context, accountID, id string) error {
+	return s.writeEvents(ctx, "test webhook", func(tx *gorm.DB, emit emitFunc) error {
+		if _, err := findWebhook(tx, accountID, id); err != nil {
+			return err
+		}
+		return emit(Event{AccountID: accountID, Type: EventWebhookTest, WebhookID: id,
+			Data: map[string]string{"webhookId": id}})
+	})
+}
+
+// encodeEvents checks an events list and encodes it for its column.
+func encodeEvents(events []string) (string, error) {
+	if len(events) == 0 {
+		return "", &FieldError{Field: "events", Reason: "must name at least one event type"}
+	}
+	for _, e := range events {
+		if e != AllEvents && !slices.Contains(EventTypes, EventType(e)) {
+			return "", &FieldError{Field: "events", Reason: fmt.Sprintf("%q is not an event type", e)}
+		}
+	}
+	b, err := json.Marshal(events)
+	return string(b), err
+}
+
+// newSecret returns a fresh webhook secret.
+func newSecret() (string, error) {
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return "", fmt.Errorf("webhook secret: %w", err)
+	}
+	return SecretPrefix + base64.StdEncoding.EncodeToString(key), nil
+}
+
+// sealSecret encrypts a webhook secret when a key is configured.
+func (s *Store) sealSecret(secret, owner string) (string, error) {
+	if s.box == nil {
+		return secret, nil
+	}
+	return s.box.Seal([]byte(secret), owner)
+}
+
+// rotateWebhookSecrets re-seals every webhook's secrets under the
+// configured key, one transaction per webhook (see RotateSecrets).
+func (s *Store) rotateWebhookSecrets(ctx context.Context, old *secretbox.Box, res *RotateResult) error {
+	var ids []string
+	if err := s.read(ctx).Model(&webhookRow{}).Order("id").Pluck("id", &ids).Error; err != nil {
+		return wrap("rotate secrets", err)
+	}
+	for _, id := range ids {
+		err := s.write(ctx, "rotate secrets", func(tx *gorm.DB) error {
+			var row webhookRow
+			if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Take(&row, "id = ?", id).Error; err != nil {
+				return err
+			}
+			cols := map[string]any{}
+			for col, stored := range map[string]string{"secret": row.Secret, "prev_secret": row.PrevSecret} {
+				if stored == "" {
+					continue
+				}
+				plain, err := s.openSecret(stored, id)
+				if err != nil && old != nil && secretbox.Sealed(stored) {
+					var p []byte
+					p, err = old.Open(stored, id)
+					plain = string(p)
+				}
+				if err != nil {
+					return ErrSecretUnreadable
+				}
+				if cols[col], err = s.sealSecret(plain, id); err != nil {
+					return err
+				}
+			}
+			return tx.Model(&webhookRow{}).Where("id = ?", id).Updates(cols).Error
+		})
+		switch {
+		case errors.Is(err, ErrSecretUnreadable):
+			res.Unreadable = append(res.Unreadable, id)
+		case errors.Is(err, ErrNotFound): // deleted meanwhile
+		case err != nil:
+			return err
+		default:
+			res.Webhooks++
+		}
+	}
+	return nil
+}
+
+// openSecret decrypts a stored webhook secret; a plain one is returned as is.
+func (s *Store) openSecret(stored, owner string) (string, error) {
+	if !secretbox.Sealed(stored) {
+		return stored, nil
+	}
+	plain, err := s.box.Open(stored, owner)
+	if err != nil {
+		return "", fmt.Errorf("%w: webhook %s: %v", ErrSecretUnreadable, owner, err)
+	}
+	return string(plain), nil
+}
+
+func toWebhook(r webhookRow) Webhook {
+	var events []string
+	_ = json.Unmarshal([]byte(r.Events), &events) // written by encodeEvents
+	return Webhook{ID: string(r.ID), AccountID: string(r.AccountID), URL: r.URL, Events: events,
+		Description: r.Description, AgentID: string(r.AgentID), Enabled: r.Enabled, DisabledReason: r.DisabledReason,
+		CreatedAt: utc(r.CreatedAt), UpdatedAt: utc(r.UpdatedAt)}
+}

@@ -1,0 +1,445 @@
+package webhook_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/store/storetest"
+	"github.com/agentd/agentd/webhook"
+	"github.com/getkin/kin-openapi/openapi3"
+)
+
+// backends runs fn on a fresh SQLite file and a fresh PostgreSQL database.
+func backends(t *testing.T, fn func(t *testing.T, st *store.Store)) {
+	t.Helper()
+	for name, dsn := range map[string]func(*testing.T) string{
+		"sqlite":   func(t *testing.T) string { return filepath.Join(t.TempDir(), "agentd.db") },
+		"postgres": func(t *testing.T) string { return storetest.PostgresDSN(t) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			st, err := store.Open(context.Background(), dsn(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = st.Close() })
+			fn(t, st)
+		})
+	}
+}
+
+// received is one request the receiver got.
+type received struct {
+	header http.Header
+	body   []byte
+}
+
+// receiver is a webhook endpoint on loopback that answers with the scripted
+// statuses (then 200) and keeps every request.
+type receiver struct {
+	*httptest.Server
+	mu       sync.Mutex
+	statuses []int
+	got      []received
+}
+
+func newReceiver(t *testing.T, statuses ...int) *receiver {
+	r := &receiver{statuses: statuses}
+	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		r.mu.Lock()
+		r.got = append(r.got, received{header: req.Header.Clone(), body: body})
+		status := http.StatusOK
+		if len(r.statuses) > 0 {
+			status, r.statuses = r.statuses[0], r.statuses[1:]
+		}
+		r.mu.Unlock()
+		w.WriteHeader(status)
+	}))
+	t.Cleanup(r.Close)
+	return r
+}
+
+func (r *receiver) requests() []received {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]received(nil), r.got...)
+}
+
+// run starts a dispatcher on st with a fast schedule; retries nil is one
+// retry after 10ms per failure, three times.
+func run(t *testing.T, st *store.Store, retries []time.Duration) {
+	t.Helper()
+	if retries == nil {
+		retries = []time.Duration{10 * time.Millisecond, 10 * time.Millisecond, 10 * time.Millisecond}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	d := webhook.New(st, webhook.Config{Retries: retries, Timeout: 2 * time.Second, AllowPrivate: true,
+		Poll: 20 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	go func() { defer close(done); d.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+// setup makes an account and a webhook of it on url with events.
+func setup(t *testing.T, st *store.Store, url string, events ...string) (store.Account, store.Webhook) {
+	t.Helper()
+	ctx := context.Background()
+	acct, err := st.CreateAccount(ctx, store.Account{Name: "acme", Tier: store.TierStandard, AgentQuota: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := st.CreateWebhook(ctx, store.Webhook{AccountID: acct.ID, URL: url, Events: events, Enabled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return acct, w
+}
+
+// waitFor polls cond until it holds, failing after 15 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// deliveries lists a webhook's deliveries, newest first.
+func deliveries(t *testing.T, st *store.Store, w store.Webhook) []store.Delivery {
+	t.Helper()
+	ds, _, err := st.ListDeliveries(context.Background(), w.AccountID, w.ID, store.DeliveryQuery{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ds
+}
+
+// verify checks a received delivery's signature with secret.
+func verify(t *testing.T, secret string, r received) {
+	t.Helper()
+	if err := webhook.Verify(secret, r.header, r.body, time.Now(), 5*time.Minute); err != nil {
+		t.Errorf("signature of %s does not verify: %v (%s)", r.header.Get(webhook.HeaderID), err, r.header.Get(webhook.HeaderSignature))
+	}
+}
+
+func TestRetriedDeliveryKeepsItsIDAndSignature(t *testing.T) {
+	backends(t, func(t *testing.T, st *store.Store) {
+		rcv := newReceiver(t, 500, 500, 200)
+		acct, w := setup(t, st, rcv.URL, "webhook.test")
+		run(t, st, nil)
+		if err := st.TestWebhook(context.Background(), acct.ID, w.ID); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the delivery to succeed", func() bool { return deliveries(t, st, w)[0].Status == store.DeliverySucceeded })
+		d := deliveries(t, st, w)[0]
+		got := rcv.requests()
+		if d.Attempts != 3 || len(got) != 3 || d.LastStatusCode != 200 {
+			t.Fatalf("attempts %d, requests %d, last status %d; want 3, 3, 200", d.Attempts, len(got), d.LastStatusCode)
+		}
+		for _, r := range got {
+			if id := r.header.Get(webhook.HeaderID); id != d.EventID {
+				t.Errorf("webhook-id %q, want the event id %q on every attempt", id, d.EventID)
+			}
+			if ct := r.header.Get("Content-Type"); ct != "application/json" {
+				t.Errorf("Content-Type %q", ct)
+			}
+			verify(t, w.Secret, r)
+		}
+		// A signature made with another secret does not verify.
+		other := got[0]
+		if err := webhook.Verify("whsec_"+strings.Repeat("A", 43)+"=", other.header, other.body, time.Now(), time.Minute); !errors.Is(err, webhook.ErrSignature) {
+			t.Errorf("a wrong secret verified: %v", err)
+		}
+	})
+}
+
+// eventSchemas names the component schema of each event type's body.
+var eventSchemas = map[store.EventType]string{
+	store.EventAgentCreated:       "AgentCreatedEvent",
+	store.EventAgentUpdated:       "AgentUpdatedEvent",
+	store.EventAgentDeleted:       "AgentDeletedEvent",
+	store.EventAgentStatusChanged: "AgentStatusChangedEvent",
+	store.EventMessageCompleted:   "MessageCompletedEvent",
+	store.EventConnectionChanged:  "ConnectionChangedEvent",
+	store.EventWebhookTest:        "WebhookTestEvent",
+}
+
+// TestEveryEventMatchesTheContract makes every kind of event through the
+// store and validates each delivered body against its schema in
+// openapi.yaml, and the schemas against x-webhooks.
+func TestEveryEventMatchesTheContract(t *testing.T) {
+	spec, err := openapi3.NewLoader().LoadFromFile("../openapi.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hooks, _ := spec.Extensions["x-webhooks"].(map[string]any)
+	for typ, name := range eventSchemas {
+		if spec.Components.Schemas[name] == nil {
+			t.Fatalf("openapi.yaml has no schema %s", name)
+		}
+		if !strings.Contains(fmt.Sprint(hooks[string(typ)]), "#/components/schemas/"+name) {
+			t.Errorf("x-webhooks does not list %s with %s", typ, name)
+		}
+	}
+	backends(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		rcv := newReceiver(t)
+		acct, w := setup(t, st, rcv.URL, "*")
+		run(t, st, nil)
+		agent, err := st.CreateAgent(ctx, store.Agent{AccountID: acct.ID, Fields: map[string]json.RawMessage{
+			"name": json.RawMessage(`"walker"`), "modelProvider": json.RawMessage(`"openai"`),
+			"model": json.RawMessage(`"gpt-4o-mini"`), "clients": json.RawMessage(`["telegram"]`)}}, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inactive := store.StatusInactive
+		if _, _, err := st.UpdateAgent(ctx, acct.ID, agent.ID, map[string]json.RawMessage{"name": json.RawMessage(`"runner"`)}, &inactive); err != nil {
+			t.Fatal(err)
+		}
+		active := store.StatusActive
+		if _, _, err := st.UpdateAgent(ctx, acct.ID, agent.ID, nil, &active); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.MarkAgentError(ctx, acct.ID, agent.ID, "Model provider rate limit exceeded", time.Now().Add(time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.MarkAgentRecovered(ctx, acct.ID, agent.ID); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = st.SaveExchange(ctx, acct.ID, agent.ID, store.ConversationRef{RoomID: "room-1", UserID: "u1", Platform: "api"},
+			store.Message{UserID: "u1", Text: "hi"}, store.Message{UserID: "u1", Text: "hello", Model: "gpt-4o-mini", TokensUsed: 12, ResponseMillis: 3.5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Emit(ctx, store.Event{AccountID: acct.ID, AgentID: agent.ID, Type: store.EventConnectionChanged,
+			Data: map[string]string{"agentId": agent.ID, "platform": "telegram", "state": "connected", "reason": ""}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.TestWebhook(ctx, acct.ID, w.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.DeleteAgent(ctx, acct.ID, agent.ID); err != nil {
+			t.Fatal(err)
+		}
+		// created, updated twice, status changed four times, message,
+		// connection, test, deleted.
+		const want = 11
+		waitFor(t, "every event", func() bool { return len(rcv.requests()) >= want })
+		seen := map[store.EventType]int{}
+		for _, r := range rcv.requests() {
+			verify(t, w.Secret, r)
+			var body map[string]any
+			if err := json.Unmarshal(r.body, &body); err != nil {
+				t.Fatal(err)
+			}
+			typ := store.EventType(fmt.Sprint(body["type"]))
+			seen[typ]++
+			schema := spec.Components.Schemas[eventSchemas[typ]]
+			if schema == nil {
+				t.Errorf("unknown event type %q", typ)
+				continue
+			}
+			if err := schema.Value.VisitJSON(body); err != nil {
+				t.Errorf("%s does not match %s: %v\n%s", typ, eventSchemas[typ], err, r.body)
+			}
+		}
+		for typ := range eventSchemas {
+			if seen[typ] == 0 {
+				t.Errorf("no %s event was delivered (seen %v)", typ, seen)
+			}
+		}
+		if seen[store.EventAgentStatusChanged] != 4 {
+			t.Errorf("%d status changes, want 4 (to inactive, to active, into error, out of error)", seen[store.EventAgentStatusChanged])
+		}
+	})
+}
+
+func TestFiltersAndRollback(t *testing.T) {
+	backends(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		acct, created := setup(t, st, "https://hooks.example.com/created", "agent.created")
+		name := func(n string) map[string]json.RawMessage {
+			return map[string]json.RawMessage{"name": json.RawMessage(`"` + n + `"`)}
+		}
+		x, err := st.CreateAgent(ctx, store.Agent{AccountID: acct.ID, Fields: name("x")}, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		onX, err := st.CreateWebhook(ctx, store.Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/x", Events: []string{"*"}, AgentID: x.ID, Enabled: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.CreateAgent(ctx, store.Agent{AccountID: acct.ID, Fields: name("y")}, 2); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := st.UpdateAgent(ctx, acct.ID, x.ID, name("x2"), nil); err != nil {
+			t.Fatal(err)
+		}
+		// Over quota: rolled back, so no event.
+		var qe *store.QuotaError
+		if _, err := st.CreateAgent(ctx, store.Agent{AccountID: acct.ID, Fields: name("z")}, 2); !errors.As(err, &qe) {
+			t.Fatalf("third agent: %v, want a quota error", err)
+		}
+		types := func(w store.Webhook) []string {
+			var out []string
+			for _, d := range deliveries(t, st, w) {
+				out = append(out, string(d.Type))
+			}
+			return out
+		}
+		if got := strings.Join(types(created), ","); got != "agent.created,agent.created" {
+			t.Errorf("agent.created webhook got %s, want two agent.created (x and y, not the rolled-back z)", got)
+		}
+		if got := strings.Join(types(onX), ","); got != "agent.updated" {
+			t.Errorf("webhook of agent x got %s, want only x's update", got)
+		}
+	})
+}
+
+func TestRotationSignsWithBothSecrets(t *testing.T) {
+	backends(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		rcv := newReceiver(t)
+		acct, w := setup(t, st, rcv.URL, "*")
+		rotated, err := st.RotateWebhookSecret(ctx, acct.ID, w.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rotated.Secret == w.Secret || !strings.HasPrefix(rotated.Secret, "whsec_") {
+			t.Fatalf("rotated secret %q", rotated.Secret)
+		}
+		run(t, st, nil)
+		if err := st.TestWebhook(ctx, acct.ID, w.ID); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the delivery", func() bool { return len(rcv.requests()) == 1 })
+		r := rcv.requests()[0]
+		if sigs := strings.Fields(r.header.Get(webhook.HeaderSignature)); len(sigs) != 2 {
+			t.Fatalf("signatures %q, want two while the old secret is valid", sigs)
+		}
+		verify(t, w.Secret, r)
+		verify(t, rotated.Secret, r)
+	})
+}
+
+func TestRetryDisableAndDelete(t *testing.T) {
+	backends(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		rcv := newReceiver(t, 500)
+		acct, w := setup(t, st, rcv.URL, "*")
+		run(t, st, []time.Duration{})
+		if err := st.TestWebhook(ctx, acct.ID, w.ID); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the delivery to fail", func() bool { return deliveries(t, st, w)[0].Status == store.DeliveryFailed })
+		d := deliveries(t, st, w)[0]
+		if err := st.RetryDelivery(ctx, acct.ID, w.ID, d.ID); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the retry to succeed", func() bool { return deliveries(t, st, w)[0].Status == store.DeliverySucceeded })
+		if got := rcv.requests(); len(got) != 2 || got[0].header.Get(webhook.HeaderID) != got[1].header.Get(webhook.HeaderID) {
+			t.Fatalf("%d requests; want 2 with one webhook-id", len(got))
+		}
+		if err := st.RetryDelivery(ctx, acct.ID, w.ID, "whd_missing"); !errors.Is(err, store.ErrDeliveryNotFound) {
+			t.Errorf("retry of a missing delivery: %v", err)
+		}
+
+		// 50 failures in a row disable the webhook.
+		failing, err := st.CreateWebhook(ctx, store.Webhook{AccountID: acct.ID, URL: rcv.URL + "/fail", Events: []string{"*"}, Enabled: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rcv.mu.Lock()
+		for range store.DisableAfter {
+			rcv.statuses = append(rcv.statuses, 500)
+		}
+		rcv.mu.Unlock()
+		for range store.DisableAfter {
+			if err := st.TestWebhook(ctx, acct.ID, failing.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		waitFor(t, "the webhook to be disabled", func() bool {
+			got, err := st.GetWebhook(ctx, acct.ID, failing.ID)
+			return err == nil && !got.Enabled
+		})
+		if got, _ := st.GetWebhook(ctx, acct.ID, failing.ID); got.DisabledReason == "" {
+			t.Error("disabled without a reason")
+		}
+
+		// Deleting a webhook drops its pending deliveries: the one queued
+		// while it is disabled is never sent.
+		before := len(rcv.requests())
+		if err := st.TestWebhook(ctx, acct.ID, failing.ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.DeleteWebhook(ctx, acct.ID, failing.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := st.ListDeliveries(ctx, acct.ID, failing.ID, store.DeliveryQuery{}); !errors.Is(err, store.ErrWebhookNotFound) {
+			t.Errorf("deliveries of a deleted webhook: %v", err)
+		}
+		jobs, err := st.ClaimDeliveries(ctx, 10, time.Minute)
+		if err != nil || len(jobs) != 0 {
+			t.Errorf("claimed %d deliveries after the delete (%v), want none", len(jobs), err)
+		}
+		if got := len(rcv.requests()); got != before {
+			t.Errorf("%d requests after the delete, want none", got-before)
+		}
+	})
+}
+
+// TestGuardRefusesLoopbackAtDialTime: a host name that resolves to
+// 127.0.0.1 passes any check of the URL's text, so the dialer must refuse
+// the address it is about to connect to.
+func TestGuardRefusesLoopbackAtDialTime(t *testing.T) {
+	rcv := newReceiver(t)
+	u, err := url.Parse(rcv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := "http://localhost:" + u.Port()
+	_, err = webhook.NewClient(2*time.Second, false).Post(named, "application/json", strings.NewReader("{}"))
+	if !errors.Is(err, webhook.ErrBlockedAddress) {
+		t.Fatalf("POST %s with the guard: %v, want ErrBlockedAddress", named, err)
+	}
+	if len(rcv.requests()) != 0 {
+		t.Fatal("the receiver was reached")
+	}
+	res, err := webhook.NewClient(2*time.Second, true).Post(named, "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatalf("POST %s without the guard: %v", named, err)
+	}
+	_ = res.Body.Close()
+}
+
+// TestNoRedirectFollowed: a 3xx is the answer, a failure, not a new target.
+func TestNoRedirectFollowed(t *testing.T) {
+	target := newReceiver(t)
+	redirect := httptest.NewServer(http.RedirectHandler(target.URL, http.StatusTemporaryRedirect))
+	t.Cleanup(redirect.Close)
+	res, err := webhook.NewClient(2*time.Second, true).Post(redirect.URL, "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = res.Body.Close()
+	if res.StatusCode != http.StatusTemporaryRedirect || len(target.requests()) != 0 {
+		t.Fatalf("status %d, target reached %d times", res.StatusCode, len(target.requests()))
+	}
+}
