@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"sync"
@@ -77,6 +78,11 @@ func gormConfig() *gorm.Config {
 		NowFunc:                now,
 		TranslateError:         true,
 		SkipDefaultTransaction: true,
+		// Every query is one of a few dozen shapes: preparing each once per
+		// connection saves re-parsing it on every call. The cap bounds the
+		// cache should a query shape ever vary (e.g. an IN list's length).
+		PrepareStmt:        true,
+		PrepareStmtMaxSize: 512,
 	}
 }
 
@@ -158,14 +164,49 @@ func models() []any {
 func (s *Store) migrate(ctx context.Context) error {
 	db := s.w.WithContext(ctx)
 	if !s.postgres {
-		return wrap("migrate", db.AutoMigrate(models()...))
+		return wrap("migrate", db.Transaction(autoMigrate))
 	}
 	return wrap("migrate", db.Transaction(func(tx *gorm.DB) error {
 		if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", migrateLockKey).Error; err != nil {
 			return err
 		}
-		return tx.AutoMigrate(models()...)
+		return autoMigrate(tx)
 	}))
+}
+
+// autoMigrate migrates every table and fills the derived columns a
+// migration adds (see backfills) for the rows that predate them.
+func autoMigrate(tx *gorm.DB) error {
+	var pending []backfill
+	for _, b := range backfills {
+		if !tx.Migrator().HasColumn(b.model, b.column) {
+			pending = append(pending, b)
+		}
+	}
+	if err := tx.AutoMigrate(models()...); err != nil {
+		return err
+	}
+	for _, b := range pending {
+		if err := b.fill(tx); err != nil {
+			return fmt.Errorf("backfill %s: %w", b.column, err)
+		}
+	}
+	return nil
+}
+
+// backfill fills a derived column for the rows that existed before it.
+type backfill struct {
+	model  any
+	column string
+	fill   func(tx *gorm.DB) error
+}
+
+// backfills are the derived columns added after the first release.
+var backfills = []backfill{
+	{&accountRow{}, "agent_count", func(tx *gorm.DB) error {
+		return tx.Exec("UPDATE accounts SET agent_count = (SELECT COUNT(*) FROM agents WHERE agents.account_id = accounts.id)").Error
+	}},
+	{&agentRow{}, "clients", fillClients},
 }
 
 // Close closes every connection pool.
