@@ -39,6 +39,7 @@ type Store struct {
 	postgres bool
 	now      func() time.Time // current time, UTC, millisecond precision
 	uses     *useRecorder     // API key uses, written in the background
+	auth     *authCache       // what Authenticate read, for AuthCacheTTL
 }
 
 // Open opens the database named by dsn and migrates its schema. A dsn that
@@ -48,7 +49,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	if strings.TrimSpace(dsn) == "" {
 		return nil, wrap("open", invalidf("empty database name"))
 	}
-	s := &Store{now: now}
+	s := &Store{now: now, auth: newAuthCache()}
 	var err error
 	if isPostgres(dsn) {
 		err = s.openPostgres(ctx, dsn)
