@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"regexp"
 	"strings"
@@ -219,5 +220,34 @@ func talkToAgent(t *testing.T, c *client, id, key string) {
 	}
 	if text.String() != "Hello from the test server." {
 		t.Errorf("streamed %q", text.String())
+	}
+}
+
+// pprofListening is what serve writes to stderr for a pprof listener.
+var pprofListening = regexp.MustCompile(`pprof on (http://\S+/debug/pprof/)\n`)
+
+func TestPprofOnlyOnItsOwnListener(t *testing.T) {
+	in := boot(t, map[string]string{"AGENTD_PPROF_ADDR": "127.0.0.1:0"}, "--addr", "127.0.0.1:0", "--db", tempDB(t))
+	var m []string
+	for deadline := time.Now().Add(5 * time.Second); m == nil && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		m = pprofListening.FindStringSubmatch(in.stderr.String()) // announced right after the API
+	}
+	if m == nil {
+		t.Fatalf("no pprof address on stderr: %s", in.stderr)
+	}
+	get := func(url string) int {
+		res, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		return res.StatusCode
+	}
+	if code := get(m[1] + "heap"); code != http.StatusOK {
+		t.Errorf("heap profile on the pprof listener: %d", code)
+	}
+	if code := get(in.base + "/debug/pprof/heap"); code != http.StatusNotFound {
+		t.Errorf("heap profile on the API listener: %d, want 404", code)
 	}
 }
