@@ -74,7 +74,7 @@ func (in *instance) stop(t *testing.T) {
 func TestServeEndToEnd(t *testing.T) {
 	// Registered first, so it runs last, after every other cleanup.
 	ignore := goleak.IgnoreCurrent()
-	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore, storetest.IgnoreStatementCache) })
 	t.Run("sqlite", func(t *testing.T) { endToEnd(t, tempDB(t)) })
 	t.Run("postgres", func(t *testing.T) { endToEnd(t, storetest.PostgresDSN(t)) })
 }
