@@ -182,7 +182,8 @@ func (p *provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	_, _ = io.WriteString(w, chunk(`{"role":"assistant","content":""}`, "null"))
 	_, _ = io.WriteString(w, chunk(`{"content":"first"}`, "null"))
-	_ = rc.Flush()
+	// Noted before the flush: the client may read the token before a
+	// note taken after it would be stored.
 	sent := time.Now()
 	if i := bytes.LastIndex(body, []byte(markerPrefix)); i >= 0 { // the new message is last, after the history
 		end := i + len(markerPrefix)
@@ -193,6 +194,7 @@ func (p *provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.first[string(body[i:end])] = sent
 		p.mu.Unlock()
 	}
+	_ = rc.Flush()
 	_, _ = io.WriteString(w, streamTail)
 }
 
