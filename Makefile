@@ -3,7 +3,7 @@ GO        ?= go
 PKGS      ?= ./...
 BENCHTIME ?= 2s
 
-.PHONY: run build test generate lint spectral ts-check web web-check bench fuzz clean
+.PHONY: run build test generate lint spectral ts-check web web-check bench microbench fuzz clean
 
 # TS_CLIENT type-checks a TypeScript client generated from openapi.yaml; its
 # schema.d.ts is committed like gen/.
@@ -67,11 +67,15 @@ lint:
 spectral:
 	npx -y @stoplight/spectral-cli@6 lint --fail-severity=error --ruleset .spectral.yaml openapi.yaml
 
-## bench: Go benchmarks, then a load run: 32 clients against a real `agentd serve` over TCP
-LOAD_SECONDS ?= 20
-bench:
+## bench: agentd against a bare Echo server and an Echo+GORM+SQLite floor, in one run; writes bench/results/latest.md
+# BENCH_FLAGS tunes it, e.g. BENCH_FLAGS='-dur 1s -conns 1,16' (go run ./bench -help).
+BENCH_FLAGS ?=
+bench: build
+	$(GO) run ./bench -agentd bin/agentd $(BENCH_FLAGS)
+
+## microbench: the Go micro-benchmarks of the hot paths (auth, validation, prompt, SSE, store)
+microbench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) $(PKGS)
-	AGENTD_LOAD_SECONDS=$(LOAD_SECONDS) $(GO) test -count=1 -run '^TestLoadRun$$' -v ./cmd/agentd
 
 ## fuzz: fuzz the agent and message body paths for a minute each (seeds in server/testdata/fuzz)
 # A request through the whole stack costs about a millisecond, so minimizing

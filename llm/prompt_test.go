@@ -141,3 +141,14 @@ func TestBuildSystemPromptOmitsEmpty(t *testing.T) {
 		t.Errorf("prompt = %q, want empty", p)
 	}
 }
+
+func BenchmarkBuildSystemPrompt(b *testing.B) {
+	ch := fullCharacter()
+	cx := llm.Context{Platform: "discord", Channel: "general"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if llm.BuildSystemPrompt(ch, cx) == "" {
+			b.Fatal("empty prompt")
+		}
+	}
+}

@@ -1,11 +1,16 @@
 package server
 
 import (
+	"bytes"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
+	"github.com/agentd/agentd/gen"
 	"github.com/agentd/agentd/llm/llmtest"
+	"github.com/getkin/kin-openapi/openapi3filter"
 )
 
 // benchRequest runs one request through the whole stack per iteration.
@@ -56,4 +61,41 @@ func BenchmarkSendMessage(b *testing.B) {
 	id := h.createAgent(character("openai", "gpt-4o-mini"))
 	benchRequest(b, h, request{method: "POST", path: "/v1/agents/" + id + "/messages", key: h.writeKey,
 		body: map[string]any{"text": "hello", "userId": "bench"}}, http.StatusOK)
+}
+
+// BenchmarkValidateCreateBody measures the gate's validation of a Create
+// Agent request against the spec, alone.
+func BenchmarkValidateCreateBody(b *testing.B) {
+	h := newHarness(b)
+	raw, err := json.Marshal(character("openai", "gpt-4o-mini"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		req := httptest.NewRequest("POST", "/v1/agents", bytes.NewReader(raw))
+		req.Header.Set("Content-Type", "application/json")
+		route, params, err := h.srv.router.FindRoute(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		input := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route, Options: h.srv.validation}
+		if err := openapi3filter.ValidateRequest(req.Context(), input); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSSETokenEvent measures framing and flushing one token event.
+func BenchmarkSSETokenEvent(b *testing.B) {
+	rec := httptest.NewRecorder()
+	ev := &eventWriter{w: rec, rc: http.NewResponseController(rec), timeout: time.Second, gone: func() {}}
+	token := "a fragment of the reply"
+	b.ReportAllocs()
+	for b.Loop() {
+		rec.Body.Reset()
+		if err := ev.event(gen.StreamTokenEvent{Type: gen.StreamEventTypeToken, Content: token}); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

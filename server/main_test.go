@@ -3,6 +3,7 @@ package server
 import (
 	"testing"
 
+	"github.com/agentd/agentd/store/storetest"
 	"go.uber.org/goleak"
 )
 
@@ -17,5 +18,6 @@ func TestMain(m *testing.M) {
 		// stopped reading waits there too.
 		goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
 		goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"),
+		storetest.IgnoreStatementCache,
 	)
 }

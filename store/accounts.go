@@ -90,6 +90,7 @@ func (s *Store) UpdateAccount(ctx context.Context, name string, c AccountChanges
 		out = a
 		return err
 	})
+	s.auth.dropAccount(ctext(out.ID))
 	if err != nil {
 		return Account{}, err
 	}

@@ -59,8 +59,9 @@ type Metrics struct {
 
 // CreateAgent stores a new agent of a.AccountID with a.Fields and returns it
 // with ID, Status active and CreatedAt = UpdatedAt = now. The other members
-// of a are ignored. The quota is enforced atomically: the account row is
-// locked while agents are counted, so concurrent creates never exceed it;
+// of a are ignored. The quota is enforced atomically: the account's agent
+// counter is read and bumped under the account row's lock, in the
+// transaction that inserts the agent, so concurrent creates never exceed it;
 // a negative quota disables the check. It returns *QuotaError (matching
 // ErrQuotaExceeded) when the account has quota agents already, ErrNotFound
 // for an unknown account and ErrInvalid for bad fields (a *FieldError for
@@ -94,6 +95,9 @@ func (s *Store) CreateAgent(ctx context.Context, a Agent, quota int) (Agent, err
 		if err := tx.Create(&row).Error; err != nil {
 			return err
 		}
+		if err := countAgents(tx, a.AccountID, 1); err != nil {
+			return err
+		}
 		return emit(Event{AccountID: a.AccountID, AgentID: out.ID, Type: EventAgentCreated, Data: agentEvent{Agent: summaryOf(out)}})
 	})
 	if err != nil {
@@ -107,18 +111,20 @@ func (s *Store) CreateAgent(ctx context.Context, a Agent, quota int) (Agent, err
 // *QuotaError when the account has quota agents or more.
 func checkQuota(tx *gorm.DB, accountID string, quota int) error {
 	var acct accountRow
-	err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Select("id").Take(&acct, "id = ?", accountID).Error
+	err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Select("id", "agent_count").Take(&acct, "id = ?", accountID).Error
 	if err != nil || quota < 0 {
 		return err
 	}
-	var used int64
-	if err := tx.Model(&agentRow{}).Where("account_id = ?", accountID).Count(&used).Error; err != nil {
-		return err
-	}
-	if used >= int64(quota) {
-		return &QuotaError{Quota: quota, Used: int(used)}
+	if acct.AgentCount >= int64(quota) {
+		return &QuotaError{Quota: quota, Used: int(acct.AgentCount)}
 	}
 	return nil
+}
+
+// countAgents adds delta to the agent counter of the account.
+func countAgents(tx *gorm.DB, accountID string, delta int) error {
+	return tx.Model(&accountRow{}).Where("id = ?", accountID).
+		UpdateColumn("agent_count", gorm.Expr("agent_count + ?", delta)).Error
 }
 
 // GetAgent returns the agent id of account accountID with its Metrics. An
@@ -155,6 +161,9 @@ func (s *Store) DeleteAgent(ctx context.Context, accountID, id string) (Agent, e
 			return ErrDeleteProtected
 		}
 		if err := deleteAgentRows(tx, id); err != nil {
+			return err
+		}
+		if err := countAgents(tx, accountID, -1); err != nil {
 			return err
 		}
 		// The agent's last event: with it gone, nothing can emit another.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
+	"time"
 )
 
 func BenchmarkCreateAgent(b *testing.B) {
@@ -38,5 +39,43 @@ func BenchmarkListAgents(b *testing.B) {
 		if err != nil || len(agents) != 20 || total != 1000 {
 			b.Fatalf("%d agents, total %d, %v", len(agents), total, err)
 		}
+	}
+}
+
+func BenchmarkGetAgent(b *testing.B) {
+	s := newSQLite(b)
+	ctx := context.Background()
+	acct := mustAccount(b, s, "acme")
+	a := mustAgent(b, s, acct.ID, "bench", "bio", []string{"one", "two"}, "personality", map[string]any{"tone": "warm"})
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.GetAgent(ctx, acct.ID, a.ID); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkAuthenticate measures a request's authentication from the cache
+// (cached) and from the database (read: the cache entry has always expired).
+func BenchmarkAuthenticate(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		step time.Duration
+	}{{"cached", 0}, {"read", AuthCacheTTL}} {
+		b.Run(tc.name, func(b *testing.B) {
+			s := newSQLite(b)
+			clock := withClock(s)
+			ctx := context.Background()
+			mustAccount(b, s, "acme")
+			plain, _, err := s.CreateKey(ctx, "acme", ScopeWrite, nil)
+			mustOK(b, err)
+			b.ReportAllocs()
+			for b.Loop() {
+				clock.add(tc.step)
+				if _, err := s.Authenticate(ctx, plain); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"gorm.io/gorm"
 )
 
 // canonicalFields copies in with every member canonicalized. A "status"
@@ -63,7 +65,7 @@ func setFields(row *agentRow, fields map[string]json.RawMessage) error {
 		return invalidf("encode fields: %v", err)
 	}
 	row.Name, row.ModelProvider, row.Model, row.DeleteProtection = ctext(name), provider, model, protect
-	row.Fields = string(enc)
+	row.Fields, row.Clients = string(enc), clientsOf(fields)
 	return nil
 }
 
@@ -86,4 +88,43 @@ func decodeFields(s string) (map[string]json.RawMessage, error) {
 		return nil, fmt.Errorf("decode stored fields: %v", err)
 	}
 	return fields, nil
+}
+
+// clientsOf is the Clients column of an agent with fields: its "clients"
+// member as stored, or "" when unset or null.
+func clientsOf(fields map[string]json.RawMessage) string {
+	v, ok := fields["clients"]
+	if !ok || bytes.Equal(v, []byte("null")) {
+		return ""
+	}
+	return string(v)
+}
+
+// backfillBatch is how many agents fillClients reads at a time.
+const backfillBatch = 500
+
+// fillClients derives the Clients column of every agent from its Fields,
+// for the rows stored before the column existed; it walks the agents in id
+// order so memory stays bounded.
+func fillClients(tx *gorm.DB) error {
+	after := ctext("")
+	for {
+		var rows []agentRow
+		err := tx.Select("id", "fields").Where("id > ?", after).Order("id").Limit(backfillBatch).Find(&rows).Error
+		if err != nil || len(rows) == 0 {
+			return err
+		}
+		for _, r := range rows {
+			fields, err := decodeFields(r.Fields)
+			if err != nil {
+				return fmt.Errorf("agent %s: %w", r.ID, err)
+			}
+			if c := clientsOf(fields); c != "" {
+				if err := tx.Model(&agentRow{}).Where("id = ?", r.ID).Update("clients", c).Error; err != nil {
+					return err
+				}
+			}
+		}
+		after = rows[len(rows)-1].ID
+	}
 }

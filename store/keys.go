@@ -117,6 +117,7 @@ func (s *Store) ListKeys(ctx context.Context, accountName string) ([]APIKey, err
 // prefix and ErrConflict if several do.
 func (s *Store) RevokeKey(ctx context.Context, prefix string) (APIKey, error) {
 	var out APIKey
+	var hash string
 	err := s.write(ctx, "revoke key", func(tx *gorm.DB) error {
 		var rows []keyRow
 		if err := tx.Where("prefix = ?", prefix).Limit(2).Find(&rows).Error; err != nil {
@@ -129,6 +130,7 @@ func (s *Store) RevokeKey(ctx context.Context, prefix string) (APIKey, error) {
 			return ErrConflict
 		}
 		row := rows[0]
+		hash = string(row.Hash)
 		if row.RevokedAt == nil {
 			t := s.now()
 			row.RevokedAt = &t
@@ -139,40 +141,55 @@ func (s *Store) RevokeKey(ctx context.Context, prefix string) (APIKey, error) {
 		out = toKey(row)
 		return nil
 	})
+	if err == nil {
+		s.auth.dropKey(hash) // after the commit: a read now sees the revocation
+	}
 	return out, err
 }
 
 // Authenticate returns who the key plaintext belongs to. It returns
 // ErrUnauthorized when the key is malformed (not "agk_" + at least 32 base62
-// characters), unknown, revoked or expired. The lookup is one indexed read
-// by hash; nothing is cached, so a revocation takes effect at once. The use
-// is recorded in the background (see useRecorder): the returned key's
-// LastUsedAt is the one stored before this call.
+// characters), unknown, revoked or expired. What it reads (the key by hash,
+// then its account) is cached for AuthCacheTTL: a revocation or account
+// change made through this Store applies at once, one made by another
+// process within AuthCacheTTL. Expiry is checked on every call. The use is
+// recorded in the background (see useRecorder): the returned key's
+// LastUsedAt is the one stored when it was read.
 func (s *Store) Authenticate(ctx context.Context, plaintext string) (Principal, error) {
 	if !wellFormedKey(plaintext) {
 		return Principal{}, wrap("authenticate", ErrUnauthorized)
 	}
-	db := s.read(ctx)
-	var key keyRow
-	if err := db.Take(&key, "hash = ?", hashKey(plaintext)).Error; err != nil {
-		if isNotFound(err) {
-			err = ErrUnauthorized
-		}
-		return Principal{}, wrap("authenticate", err)
-	}
+	hash := hashKey(plaintext)
 	t := s.now()
-	if key.RevokedAt != nil || (key.ExpiresAt != nil && !key.ExpiresAt.After(t)) {
+	e, ok := s.auth.get(hash, t)
+	if !ok {
+		epoch := s.auth.epoch()
+		var err error
+		if e, err = s.readKey(ctx, hash); err != nil {
+			return Principal{}, wrap("authenticate", err)
+		}
+		s.auth.put(hash, e.key, e.account, t, epoch)
+	}
+	if e.key.RevokedAt != nil || (e.key.ExpiresAt != nil && !e.key.ExpiresAt.After(t)) {
 		return Principal{}, wrap("authenticate", ErrUnauthorized)
 	}
-	var acct accountRow
-	if err := db.Take(&acct, "id = ?", key.AccountID).Error; err != nil {
-		if isNotFound(err) {
-			err = ErrUnauthorized
-		}
-		return Principal{}, wrap("authenticate", err)
+	s.uses.record(e.key, t)
+	return Principal{Account: toAccount(e.account), Key: toKey(e.key)}, nil
+}
+
+// readKey reads the key whose hash is hash and its account; an unknown key
+// is ErrUnauthorized.
+func (s *Store) readKey(ctx context.Context, hash string) (authEntry, error) {
+	db := s.read(ctx)
+	var e authEntry
+	err := db.Take(&e.key, "hash = ?", hash).Error
+	if err == nil {
+		err = db.Take(&e.account, "id = ?", e.key.AccountID).Error
 	}
-	s.uses.record(key, t)
-	return Principal{Account: toAccount(acct), Key: toKey(key)}, nil
+	if isNotFound(err) {
+		err = ErrUnauthorized
+	}
+	return e, err
 }
 
 // wellFormedKey reports whether k looks like an API key.

@@ -38,6 +38,7 @@ func TestCreateKeyAndAuthenticate(t *testing.T) {
 			t.Errorf("principal = %+v", p)
 		}
 		s.uses.wg.Wait()
+		clock.add(AuthCacheTTL) // the key is read again, with its last use
 		p, err = s.Authenticate(ctx, plain)
 		mustOK(t, err)
 		if p.Key.LastUsedAt == nil || !p.Key.LastUsedAt.Equal(t0.Add(time.Second)) {

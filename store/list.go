@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 
 	"gorm.io/gorm"
 )
@@ -36,10 +37,18 @@ type ListQuery struct {
 	Desc   bool      // descending, ties broken by id descending too
 }
 
+// summaryColumns are the columns ListAgents reads: a summary never needs
+// the agent's whole Fields document.
+var summaryColumns = []string{
+	"id", "account_id", "name", "model_provider", "model", "delete_protection",
+	"status", "status_reason", "retry_at", "clients", "created_at", "updated_at",
+}
+
 // ListAgents returns one page of the agents of account accountID and the
-// number of agents matching q.Status. Ties in the sort column are broken by
-// id in the same direction. A page past the end is empty, not an error. An
-// unknown SortBy is ErrInvalid.
+// number of agents matching q.Status. The agents are summaries: Fields holds
+// only "clients" (when set) and Metrics are zero; GetAgent has the rest.
+// Ties in the sort column are broken by id in the same direction. A page
+// past the end is empty, not an error. An unknown SortBy is ErrInvalid.
 func (s *Store) ListAgents(ctx context.Context, accountID string, q ListQuery) ([]Agent, int64, error) {
 	q = normalizeListQuery(q)
 	col, ok := sortColumns[q.SortBy]
@@ -50,9 +59,9 @@ func (s *Store) ListAgents(ctx context.Context, accountID string, q ListQuery) (
 	if q.Status != "" {
 		db = db.Where("status = ?", string(q.Status))
 	}
-	db = db.Session(&gorm.Session{}) // reusable: Count and Find each clone it
-	var total int64
-	if err := db.Count(&total).Error; err != nil {
+	db = db.Session(&gorm.Session{}) // reusable: the count and the page each clone it
+	total, err := s.countListed(ctx, db, accountID, q)
+	if err != nil {
 		return nil, 0, wrap("list agents", err)
 	}
 	// A page past the end is empty without a query; checking it here also
@@ -65,18 +74,39 @@ func (s *Store) ListAgents(ctx context.Context, accountID string, q ListQuery) (
 		dir = " DESC"
 	}
 	var rows []agentRow
-	err := db.Order(col + dir).Order("id" + dir).
+	err = db.Select(summaryColumns).Order(col + dir).Order("id" + dir).
 		Offset((q.Page - 1) * q.Limit).Limit(q.Limit).Find(&rows).Error
 	if err != nil {
 		return nil, 0, wrap("list agents", err)
 	}
 	agents := make([]Agent, len(rows))
 	for i, r := range rows {
-		if agents[i], err = toAgent(r); err != nil {
-			return nil, 0, wrap("list agents", err)
+		fields := map[string]json.RawMessage{}
+		if r.Clients != "" {
+			fields["clients"] = json.RawMessage(r.Clients)
 		}
+		agents[i] = toAgentFields(r, fields)
 	}
 	return agents, total, nil
+}
+
+// countListed returns how many agents match q: the account's agent counter
+// when every status is listed (one primary-key read), else a count over the
+// (account_id, status) index.
+func (s *Store) countListed(ctx context.Context, filtered *gorm.DB, accountID string, q ListQuery) (int64, error) {
+	var total int64
+	if q.Status != "" {
+		err := filtered.Count(&total).Error
+		return total, err
+	}
+	var acct accountRow
+	if err := s.read(ctx).Select("agent_count").Take(&acct, "id = ?", accountID).Error; err != nil {
+		if isNotFound(err) {
+			return 0, nil // an unknown account has no agents, as the count said
+		}
+		return 0, err
+	}
+	return acct.AgentCount, nil
 }
 
 // normalizeListQuery applies the defaults of ListQuery.

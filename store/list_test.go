@@ -119,8 +119,8 @@ func TestListAgentsFilterAndBounds(t *testing.T) {
 		if len(list) != 7 || total != 7 || list[0].ID != expectedOrder(agents, SortCreatedAt, false)[0] {
 			t.Errorf("defaults: %d agents, total %d", len(list), total)
 		}
-		if list[0].Fields["name"] == nil {
-			t.Error("listed agents lack their fields")
+		if list[0].Name == "" || list[0].Fields["name"] != nil {
+			t.Errorf("listed agents are not summaries: %+v", list[0])
 		}
 		list, total, err = s.ListAgents(ctx, "acct_nobody", ListQuery{})
 		mustOK(t, err)
@@ -147,4 +147,33 @@ func TestListAgentsUsesIndexes(t *testing.T) {
 			t.Errorf("sort by %s does not use its index: %s", col, text)
 		}
 	}
+}
+
+func TestListAgentsSummaryClients(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		acct := mustAccount(t, s, "acme")
+		with, err := s.CreateAgent(ctx, Agent{AccountID: acct.ID, Fields: fields(t, "name", "a", "clients", []string{"discord", "slack"})}, -1)
+		mustOK(t, err)
+		mustAgent(t, s, acct.ID, "b")
+		list, total, err := s.ListAgents(ctx, acct.ID, ListQuery{SortBy: SortName})
+		mustOK(t, err)
+		if total != 2 || len(list) != 2 {
+			t.Fatalf("%d agents, total %d", len(list), total)
+		}
+		if list[0].ID != with.ID || string(list[0].Fields["clients"]) != `["discord","slack"]` {
+			t.Errorf("clients of %s: %s", list[0].ID, list[0].Fields["clients"])
+		}
+		if _, ok := list[1].Fields["clients"]; ok {
+			t.Errorf("agent without clients lists %s", list[1].Fields["clients"])
+		}
+		// A PATCH of clients reaches the summary.
+		_, _, err = s.UpdateAgent(ctx, acct.ID, with.ID, fields(t, "clients", []string{"telegram"}), nil)
+		mustOK(t, err)
+		list, _, err = s.ListAgents(ctx, acct.ID, ListQuery{SortBy: SortName})
+		mustOK(t, err)
+		if string(list[0].Fields["clients"]) != `["telegram"]` {
+			t.Errorf("clients after update: %s", list[0].Fields["clients"])
+		}
+	})
 }

@@ -29,6 +29,10 @@ type accountRow struct {
 	EndpointMultiplier int       `gorm:"not null"`
 	AgentQuota         int       `gorm:"not null"`
 	CreatedAt          time.Time `gorm:"not null;autoCreateTime:false"`
+	// AgentCount is how many agents the account has, kept by the create
+	// and delete transactions: the quota check and List's total read it
+	// instead of counting rows.
+	AgentCount int64 `gorm:"not null;default:0"`
 
 	Keys   []keyRow   `gorm:"foreignKey:AccountID;constraint:OnDelete:CASCADE"`
 	Agents []agentRow `gorm:"foreignKey:AccountID;constraint:OnDelete:CASCADE"`
@@ -54,8 +58,8 @@ type keyRow struct {
 func (keyRow) TableName() string { return "api_keys" }
 
 // agentRow is a row of agents. Fields is the canonical JSON object of the
-// agent's members; Name, ModelProvider, Model and DeleteProtection are derived
-// from it on every write. Metrics live here as counters and error periods.
+// agent's members; Name, ModelProvider, Model, DeleteProtection and Clients
+// are derived from it on every write. Metrics live here as counters and error periods.
 type agentRow struct {
 	ID                 ctext  `gorm:"primaryKey;index:idx_agents_account_created,priority:3;index:idx_agents_account_name,priority:3;index:idx_agents_account_status,priority:3"`
 	AccountID          ctext  `gorm:"not null;index:idx_agents_account_created,priority:1;index:idx_agents_account_name,priority:1;index:idx_agents_account_status,priority:1"`
@@ -67,6 +71,7 @@ type agentRow struct {
 	StatusReason       string `gorm:"not null"`
 	RetryAt            *time.Time
 	Fields             string     `gorm:"type:text;not null"`
+	Clients            string     `gorm:"type:text;not null;default:''"` // Fields' "clients", for List without decoding Fields; "" when unset
 	CreatedAt          time.Time  `gorm:"not null;autoCreateTime:false;index:idx_agents_account_created,priority:2"`
 	UpdatedAt          time.Time  `gorm:"not null;autoUpdateTime:false;index:idx_agents_updated"`
 	TotalMessages      int64      `gorm:"not null"`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"sync"
@@ -41,6 +42,7 @@ type Store struct {
 	uses     *useRecorder     // API key uses, written in the background
 	box      *secretbox.Box   // encrypts settings.secrets; nil stores them plain
 	wake     chan struct{}    // signalled when deliveries were queued
+	auth     *authCache       // what Authenticate read, for AuthCacheTTL
 }
 
 // Open opens the database named by dsn and migrates its schema. A dsn that
@@ -50,7 +52,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	if strings.TrimSpace(dsn) == "" {
 		return nil, wrap("open", invalidf("empty database name"))
 	}
-	s := &Store{now: now, wake: make(chan struct{}, 1)}
+	s := &Store{now: now, wake: make(chan struct{}, 1), auth: newAuthCache()}
 	for _, opt := range opts {
 		opt(s)
 	}
@@ -83,6 +85,11 @@ func gormConfig() *gorm.Config {
 		NowFunc:                now,
 		TranslateError:         true,
 		SkipDefaultTransaction: true,
+		// Every query is one of a few dozen shapes: preparing each once per
+		// connection saves re-parsing it on every call. The cap bounds the
+		// cache should a query shape ever vary (e.g. an IN list's length).
+		PrepareStmt:        true,
+		PrepareStmtMaxSize: 512,
 	}
 }
 
@@ -165,38 +172,50 @@ func models() []any {
 func (s *Store) migrate(ctx context.Context) error {
 	db := s.w.WithContext(ctx)
 	if !s.postgres {
-		return wrap("migrate", migrateTables(db))
+		return wrap("migrate", db.Transaction(autoMigrate))
 	}
 	return wrap("migrate", db.Transaction(func(tx *gorm.DB) error {
 		if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", migrateLockKey).Error; err != nil {
 			return err
 		}
-		return migrateTables(tx)
+		return autoMigrate(tx)
 	}))
 }
 
-// migrateTables creates or updates the tables, then fills the columns that
-// conversations stored before history had: kind, room or user, message
-// count and last activity.
-func migrateTables(db *gorm.DB) error {
-	if err := db.AutoMigrate(models()...); err != nil {
+// autoMigrate migrates every table and fills the derived columns a
+// migration adds (see backfills) for the rows that predate them.
+func autoMigrate(tx *gorm.DB) error {
+	var pending []backfill
+	for _, b := range backfills {
+		if !tx.Migrator().HasColumn(b.model, b.column) {
+			pending = append(pending, b)
+		}
+	}
+	if err := tx.AutoMigrate(models()...); err != nil {
 		return err
 	}
-	res := db.Exec(`UPDATE conversations SET
-		kind = CASE WHEN key LIKE 'room:%' THEN 'room' ELSE 'direct' END,
-		room_id = CASE WHEN key LIKE 'room:%' THEN substr(key, 6) ELSE '' END,
-		user_id = CASE WHEN key LIKE 'user:%' THEN substr(key, 6) ELSE '' END,
-		message_count = (SELECT COUNT(*) FROM messages WHERE messages.conversation_id = conversations.id),
-		last_message_at = COALESCE((SELECT MAX(created_at) FROM messages WHERE messages.conversation_id = conversations.id), created_at)
-		WHERE kind = ''`)
-	if res.Error != nil || res.RowsAffected == 0 {
-		return res.Error
+	for _, b := range pending {
+		if err := b.fill(tx); err != nil {
+			return fmt.Errorf("backfill %s: %w", b.column, err)
+		}
 	}
-	return db.Exec(`INSERT INTO conversation_users (conversation_id, user_id, agent_id)
-		SELECT DISTINCT m.conversation_id, m.user_id, c.agent_id FROM messages m
-		JOIN conversations c ON c.id = m.conversation_id
-		WHERE m.role = 'user' AND m.user_id <> '' AND NOT EXISTS (SELECT 1 FROM conversation_users u
-			WHERE u.conversation_id = m.conversation_id AND u.user_id = m.user_id)`).Error
+	return nil
+}
+
+// backfill fills a derived column for the rows that existed before it.
+type backfill struct {
+	model  any
+	column string
+	fill   func(tx *gorm.DB) error
+}
+
+// backfills are the derived columns added after the first release.
+var backfills = []backfill{
+	{&accountRow{}, "agent_count", func(tx *gorm.DB) error {
+		return tx.Exec("UPDATE accounts SET agent_count = (SELECT COUNT(*) FROM agents WHERE agents.account_id = accounts.id)").Error
+	}},
+	{&agentRow{}, "clients", fillClients},
+	{&conversationRow{}, "kind", fillConversations},
 }
 
 // Close closes every connection pool.
@@ -283,4 +302,23 @@ func msPtr(t *time.Time) *time.Time {
 	}
 	u := t.UTC().Truncate(time.Millisecond)
 	return &u
+}
+
+// fillConversations fills the columns that conversations stored before
+// history had: kind, room or user, message count and last activity, and
+// who spoke in each.
+func fillConversations(tx *gorm.DB) error {
+	err := tx.Exec(`UPDATE conversations SET
+		kind = CASE WHEN key LIKE 'room:%' THEN 'room' ELSE 'direct' END,
+		room_id = CASE WHEN key LIKE 'room:%' THEN substr(key, 6) ELSE '' END,
+		user_id = CASE WHEN key LIKE 'user:%' THEN substr(key, 6) ELSE '' END,
+		message_count = (SELECT COUNT(*) FROM messages WHERE messages.conversation_id = conversations.id),
+		last_message_at = COALESCE((SELECT MAX(created_at) FROM messages WHERE messages.conversation_id = conversations.id), created_at)`).Error
+	if err != nil {
+		return err
+	}
+	return tx.Exec(`INSERT INTO conversation_users (conversation_id, user_id, agent_id)
+		SELECT DISTINCT m.conversation_id, m.user_id, c.agent_id FROM messages m
+		JOIN conversations c ON c.id = m.conversation_id
+		WHERE m.role = 'user' AND m.user_id <> ''`).Error
 }

@@ -193,6 +193,7 @@ func saveAgent(tx *gorm.DB, row *agentRow) error {
 	cols["model"] = row.Model
 	cols["delete_protection"] = row.DeleteProtection
 	cols["fields"] = row.Fields
+	cols["clients"] = row.Clients
 	cols["updated_at"] = row.UpdatedAt
 	return tx.Model(&agentRow{}).Where("id = ?", row.ID).Updates(cols).Error
 }

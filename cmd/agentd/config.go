@@ -29,6 +29,7 @@ const maxModelName = 200
 type config struct {
 	Addr        string // API listen address
 	MetricsAddr string // separate /metrics listen address; "" = on the API listener
+	PprofAddr   string // listen address of /debug/pprof; "" = no profiling
 	DB          string // SQLite path or postgres:// URL
 	// PublicURL is {base_url}; "" means http://localhost:PORT/v1 with the
 	// port actually bound.
@@ -70,6 +71,7 @@ var settings = []setting{
 	{env: "AGENTD_PUBLIC_URL", flag: "public-url", shown: "http://localhost:PORT/v1", usage: "public base `URL` of the API, used in apiEndpoint"},
 	{env: "AGENTD_REDIS_URL", flag: "redis-url", shown: "none: in memory", usage: "Redis `URL` for rate limits shared by replicas"},
 	{env: "AGENTD_METRICS_ADDR", flag: "metrics-addr", shown: "none: on the API listener", usage: "separate listen `address` for GET /metrics"},
+	{env: "AGENTD_PPROF_ADDR", flag: "pprof-addr", shown: "none: off", usage: "listen `address` for Go profiles under /debug/pprof/ (never the API listener); bind it to localhost"},
 	{env: "AGENTD_DEFAULT_PROVIDER", flag: "default-provider", def: llm.ProviderOpenAI, usage: "`provider` of agents that name none: openai, anthropic, groq, google, ollama"},
 	{env: "AGENTD_MODEL_OPENAI", flag: "model-openai", def: server.DefaultModels[llm.ProviderOpenAI], usage: "default `model` of openai agents"},
 	{env: "AGENTD_MODEL_ANTHROPIC", flag: "model-anthropic", def: server.DefaultModels[llm.ProviderAnthropic], usage: "default `model` of anthropic agents"},
@@ -144,13 +146,16 @@ func (r rawConfig) config() (config, error) {
 		}
 	}
 	c := config{
-		Addr: r.get("AGENTD_ADDR"), MetricsAddr: r.get("AGENTD_METRICS_ADDR"),
+		Addr: r.get("AGENTD_ADDR"), MetricsAddr: r.get("AGENTD_METRICS_ADDR"), PprofAddr: r.get("AGENTD_PPROF_ADDR"),
 		DB: r.get("AGENTD_DB"), RedisURL: r.get("AGENTD_REDIS_URL"),
 		DefaultProvider: r.get("AGENTD_DEFAULT_PROVIDER"), Models: map[string]string{},
 	}
 	check("AGENTD_ADDR", checkAddr(c.Addr))
 	if c.MetricsAddr != "" {
 		check("AGENTD_METRICS_ADDR", checkMetricsAddr(c.MetricsAddr, c.Addr))
+	}
+	if c.PprofAddr != "" {
+		check("AGENTD_PPROF_ADDR", checkPprofAddr(c.PprofAddr, c.Addr, c.MetricsAddr))
 	}
 	if c.DB == "" {
 		check("AGENTD_DB", errors.New("must not be empty"))
@@ -271,10 +276,29 @@ func checkMetricsAddr(addr, apiAddr string) error {
 	if err := checkAddr(addr); err != nil {
 		return err
 	}
-	if _, port, _ := net.SplitHostPort(addr); addr == apiAddr && port != "0" {
+	if sameAddr(addr, apiAddr) {
 		return errors.New("must differ from the API address; leave it empty to serve /metrics on the API listener")
 	}
 	return nil
+}
+
+// checkPprofAddr checks the profiling listen address, which must differ
+// from the API's and the metrics' (profiles are never served to API clients).
+func checkPprofAddr(addr, apiAddr, metricsAddr string) error {
+	if err := checkAddr(addr); err != nil {
+		return err
+	}
+	if sameAddr(addr, apiAddr) || sameAddr(addr, metricsAddr) {
+		return errors.New("must differ from the API and metrics addresses")
+	}
+	return nil
+}
+
+// sameAddr reports whether two listen addresses would clash: equal, and not
+// both picking a free port.
+func sameAddr(a, b string) bool {
+	_, port, _ := net.SplitHostPort(a)
+	return a == b && port != "0"
 }
 
 // checkPublicURL validates an absolute http(s) URL and returns it without

@@ -28,7 +28,7 @@ func TestConfigDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Addr != ":8080" || c.DB != "./agentd.db" || c.PublicURL != "" || c.RedisURL != "" || c.MetricsAddr != "" {
+	if c.Addr != ":8080" || c.DB != "./agentd.db" || c.PublicURL != "" || c.RedisURL != "" || c.MetricsAddr != "" || c.PprofAddr != "" {
 		t.Errorf("defaults: %+v", c)
 	}
 	if c.DefaultProvider != "openai" || c.LLM.Timeout != 60*time.Second || c.LogLevel != slog.LevelInfo {
@@ -112,6 +112,9 @@ func TestConfigValidation(t *testing.T) {
 		{args: []string{"--addr", "8080"}, want: "--addr / AGENTD_ADDR: \"8080\" is not a listen address"},
 		{args: []string{"--addr", ":9000", "--metrics-addr", ":9000"}, want: "--metrics-addr / AGENTD_METRICS_ADDR: must differ"},
 		{args: []string{"--metrics-addr", "nope"}, want: "AGENTD_METRICS_ADDR"},
+		{args: []string{"--addr", ":9000", "--pprof-addr", ":9000"}, want: "--pprof-addr / AGENTD_PPROF_ADDR: must differ"},
+		{args: []string{"--metrics-addr", ":9090", "--pprof-addr", ":9090"}, want: "--pprof-addr / AGENTD_PPROF_ADDR: must differ"},
+		{env: map[string]string{"AGENTD_PPROF_ADDR": "nope"}, want: "AGENTD_PPROF_ADDR"},
 		{args: []string{"--db", ""}, want: "--db / AGENTD_DB: must not be empty"},
 		{args: []string{"--public-url", "localhost:8080/v1"}, want: "--public-url / AGENTD_PUBLIC_URL"},
 		{args: []string{"--public-url", "ftp://x/v1"}, want: "AGENTD_PUBLIC_URL"},

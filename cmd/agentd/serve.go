@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"strings"
 	"sync"
 	"time"
@@ -253,9 +254,10 @@ func (l *limits) close(logger *slog.Logger) {
 	}
 }
 
-// listeners are the bound sockets of the API and, optionally, the metrics.
+// listeners are the bound sockets of the API and, optionally, the metrics
+// and the profiles.
 type listeners struct {
-	api, metrics net.Listener
+	api, metrics, pprof net.Listener
 }
 
 // listen binds the API address and the metrics address, if any.
@@ -272,14 +274,21 @@ func listen(ctx context.Context, cfg config) (*listeners, error) {
 			return nil, fmt.Errorf("listen on %s for metrics: %w", cfg.MetricsAddr, err)
 		}
 	}
+	if cfg.PprofAddr != "" {
+		if ls.pprof, err = lc.Listen(ctx, "tcp", cfg.PprofAddr); err != nil {
+			ls.close()
+			return nil, fmt.Errorf("listen on %s for pprof: %w", cfg.PprofAddr, err)
+		}
+	}
 	return ls, nil
 }
 
 // close closes the listeners; closing one already closed by its server is harmless.
 func (ls *listeners) close() {
-	_ = ls.api.Close()
-	if ls.metrics != nil {
-		_ = ls.metrics.Close()
+	for _, l := range []net.Listener{ls.api, ls.metrics, ls.pprof} {
+		if l != nil {
+			_ = l.Close()
+		}
 	}
 }
 
@@ -328,6 +337,11 @@ func (e *env) runHTTP(ctx context.Context, cfg config, ls *listeners, srv *serve
 		servers = append(servers, newHTTPServer(srv.MetricsHandler(), base, writeTimeout, logger))
 		listenersOf = append(listenersOf, ls.metrics)
 	}
+	if ls.pprof != nil {
+		// A CPU profile or trace runs as long as its ?seconds= asks.
+		servers = append(servers, newHTTPServer(pprofHandler(), base, 0, logger))
+		listenersOf = append(listenersOf, ls.pprof)
+	}
 	failed := make(chan error, len(servers))
 	for i, hs := range servers {
 		go func() { failed <- hs.Serve(listenersOf[i]) }()
@@ -357,6 +371,22 @@ func (e *env) announce(ls *listeners, logger *slog.Logger) {
 		logger.Info("metrics listening", "addr", ls.metrics.Addr().String())
 		fmt.Fprintf(e.stderr, "metrics on http://%s/metrics\n", ls.metrics.Addr())
 	}
+	if ls.pprof != nil {
+		logger.Info("pprof listening", "addr", ls.pprof.Addr().String())
+		fmt.Fprintf(e.stderr, "pprof on http://%s/debug/pprof/\n", ls.pprof.Addr())
+	}
+}
+
+// pprofHandler serves the Go runtime's profiles under /debug/pprof/. It is
+// mounted on its own listener only: the API's mux never has them.
+func pprofHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
 }
 
 // shutdown stops servers gracefully within shutdownTimeout, then cancels the

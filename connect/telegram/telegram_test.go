@@ -156,7 +156,7 @@ func command(text string) models.MessageEntity {
 	return models.MessageEntity{Type: models.MessageEntityTypeBotCommand, Offset: 0, Length: len(word)}
 }
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, storetest.IgnoreStatementCache) }
 
 func TestPrivateChatAnsweredWithQuote(t *testing.T) {
 	f := newFixture(t)

@@ -1,0 +1,192 @@
+// Command bench is `make bench`: it measures agentd against the limits of
+// its stack in one run. It starts agentd on a fresh SQLite database seeded
+// with an enterprise account whose limits never bind, a bare Echo server
+// answering same-sized JSON (the HTTP stack's limit), a bare Echo + GORM +
+// SQLite server doing one primary-key read or one insert per request (the
+// storage stack's limit) and an instant OpenAI wire-format provider, then
+// loads them at each concurrency in turn, alternating the systems so drift
+// cancels out, and prints a Markdown report (also written to -out).
+//
+// The same binary serves the baseline and the floor in child processes
+// (-serve baseline|floor), so every server has its own runtime and RSS.
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// options are the knobs of a run; the defaults keep a full run on a
+// 2-core machine within a few minutes.
+type options struct {
+	agentd   string        // the agentd binary
+	out      string        // the report file; "" = stdout only
+	dur      time.Duration // measured time of each point
+	warmup   time.Duration // unmeasured time before each point
+	conns    []int
+	agents   int // agents of the main account (Get, List, PATCH, messages)
+	big      int // agents of the account Create is measured on at scale
+	small    int // agents of the accounts Create is measured on small
+	messages int // stored messages before the message workloads
+	dir      string
+}
+
+func main() {
+	serve := flag.String("serve", "", "internal: serve `baseline` or `floor` on -addr")
+	addr := flag.String("addr", "127.0.0.1:0", "internal: listen address of -serve")
+	docBytes := flag.Int("doc-bytes", 1024, "internal: size of the baseline's document")
+	floorDB := flag.String("floor-db", "", "internal: database of the floor server")
+	var o options
+	var conns string
+	flag.StringVar(&o.agentd, "agentd", "bin/agentd", "agentd `binary` to measure")
+	flag.StringVar(&o.out, "out", "bench/results/latest.md", "report `file` (besides stdout); empty for none")
+	flag.DurationVar(&o.dur, "dur", 2*time.Second, "measured `duration` of each point")
+	flag.DurationVar(&o.warmup, "warmup", 300*time.Millisecond, "unmeasured `duration` before each point")
+	flag.StringVar(&conns, "conns", "1,16,64", "comma-separated `connections` of each workload")
+	flag.IntVar(&o.agents, "agents", 10_000, "agents of the main account")
+	flag.IntVar(&o.big, "big", 100_000, "agents of the account Create is measured on at scale")
+	flag.IntVar(&o.small, "small", 1_000, "agents of the accounts Create is measured on small")
+	flag.IntVar(&o.messages, "messages", 100_000, "messages stored before the message workloads")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	switch *serve {
+	case "":
+		if o.conns, err = parseConns(conns); err == nil {
+			err = run(ctx, o)
+		}
+	case "baseline", "floor":
+		err = serveChild(ctx, *serve, *addr, *docBytes, *floorDB)
+	default:
+		err = fmt.Errorf("unknown -serve %q", *serve)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func parseConns(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("-conns: %q is not a positive number", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// serveChild is a child process: it serves the baseline or the floor,
+// announcing its address on stderr as agentd does, until ctx is done.
+func serveChild(ctx context.Context, kind, addr string, docBytes int, floorDB string) error {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	h := baselineHandler(docBytes)
+	if kind == "floor" {
+		f, err := openFloor(floorDB)
+		if err != nil {
+			return err
+		}
+		h = f.handler()
+	}
+	fmt.Fprintf(os.Stderr, "listening on http://%s\n", l.Addr())
+	serveOn(ctx, l, h)
+	<-ctx.Done()
+	return nil
+}
+
+// child is a server process of the run.
+type child struct {
+	cmd  *exec.Cmd
+	base string // http://ADDR
+}
+
+var listeningRE = regexp.MustCompile(`listening on (http://\S+)`)
+
+// start runs name with args and env and waits until it announces its address.
+func start(ctx context.Context, env []string, name string, args ...string) (*child, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 10 * time.Second
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if m := listeningRE.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case found <- m[1]:
+				default:
+				}
+			}
+		}
+		close(found)
+	}()
+	select {
+	case base, ok := <-found:
+		if !ok {
+			_ = cmd.Wait()
+			return nil, fmt.Errorf("%s exited before listening", name)
+		}
+		return &child{cmd: cmd, base: base}, nil
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		return nil, fmt.Errorf("%s did not listen within 30s", name)
+	}
+}
+
+// stop ends the child and waits for it.
+func (c *child) stop() {
+	_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	_ = c.cmd.Wait()
+}
+
+// rssKB returns the child's current and peak resident set size in KiB.
+func (c *child) rssKB() (cur, peak int, err error) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(c.cmd.Process.Pid), "status"))
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		switch f[0] {
+		case "VmRSS:":
+			cur, _ = strconv.Atoi(f[1])
+		case "VmHWM:":
+			peak, _ = strconv.Atoi(f[1])
+		}
+	}
+	if peak == 0 {
+		return 0, 0, errors.New("no VmHWM in /proc status")
+	}
+	return cur, peak, nil
+}
