@@ -58,7 +58,6 @@ type floorDoc struct {
 // one primary-key read or one insert per request, and nothing else.
 type floorServer struct {
 	w, r *gorm.DB
-	mu   sync.Mutex // guards entropy
 }
 
 // openFloor opens (creating) the floor database at path.
