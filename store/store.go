@@ -40,6 +40,7 @@ type Store struct {
 	postgres bool
 	now      func() time.Time // current time, UTC, millisecond precision
 	uses     *useRecorder     // API key uses, written in the background
+	pool     Pool             // PostgreSQL's pool
 	box      *secretbox.Box   // encrypts settings.secrets; nil stores them plain
 	wake     chan struct{}    // signalled when deliveries were queued
 	auth     *authCache       // what Authenticate read, for AuthCacheTTL
@@ -52,7 +53,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	if strings.TrimSpace(dsn) == "" {
 		return nil, wrap("open", invalidf("empty database name"))
 	}
-	s := &Store{now: now, wake: make(chan struct{}, 1), auth: newAuthCache()}
+	s := &Store{now: now, wake: make(chan struct{}, 1), auth: newAuthCache(), pool: DefaultPool}
 	for _, opt := range opts {
 		opt(s)
 	}
@@ -94,10 +95,18 @@ func gormConfig() *gorm.Config {
 }
 
 func (s *Store) openPostgres(ctx context.Context, dsn string) error {
-	db, err := gorm.Open(postgres.Open(dsn), gormConfig())
+	db, err := gorm.Open(postgres.Open(withStatementTimeout(dsn, s.pool.StatementTimeout)), gormConfig())
 	if err != nil {
 		return wrap("open postgres", err)
 	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return wrap("open postgres", err)
+	}
+	sqlDB.SetMaxOpenConns(s.pool.MaxOpen)
+	sqlDB.SetMaxIdleConns(s.pool.MaxIdle)
+	sqlDB.SetConnMaxLifetime(s.pool.MaxLifetime)
+	sqlDB.SetConnMaxIdleTime(s.pool.MaxIdleTime)
 	s.w, s.r, s.postgres = db, db, true
 	if err := s.migrate(ctx); err != nil {
 		_ = s.Close()

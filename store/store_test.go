@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentd/agentd/store/storetest"
 )
@@ -80,5 +82,28 @@ func TestCanceledContext(t *testing.T) {
 	_, err = s.CreateAgent(ctx, Agent{AccountID: acct.ID, Fields: fields(t, "name", "a")}, 5)
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("write: %v, want context.Canceled", err)
+	}
+}
+
+// The pool settings reach PostgreSQL: statement_timeout on every
+// connection, and the pool's size.
+func TestPostgresPool(t *testing.T) {
+	dsn := storetest.PostgresDSN(t)
+	p := Pool{MaxOpen: 3, MaxIdle: 2, MaxLifetime: time.Minute, MaxIdleTime: time.Minute, StatementTimeout: 1500 * time.Millisecond}
+	s, err := Open(context.Background(), dsn, WithPool(p))
+	mustOK(t, err)
+	defer s.Close()
+	var timeout string
+	mustOK(t, s.r.Raw("SHOW statement_timeout").Scan(&timeout).Error)
+	if timeout != "1500ms" {
+		t.Errorf("statement_timeout = %q, want 1500ms", timeout)
+	}
+	sqlDB, _ := s.w.DB()
+	if got := sqlDB.Stats().MaxOpenConnections; got != 3 {
+		t.Errorf("max open = %d, want 3", got)
+	}
+	err = s.w.Exec("SELECT pg_sleep(3)").Error
+	if err == nil || !strings.Contains(err.Error(), "statement timeout") {
+		t.Errorf("a 3 s statement: %v, want it cancelled by the statement timeout", err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/secretbox"
 	"github.com/agentd/agentd/server"
+	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/webhook"
 	"github.com/redis/go-redis/v9"
 )
@@ -48,6 +49,8 @@ type config struct {
 	TelegramURL string // TELEGRAM_API_URL
 	// Webhooks configures the delivery workers (retries, timeout, guard).
 	Webhooks webhook.Config
+	// Pool sizes the PostgreSQL connection pool.
+	Pool store.Pool
 }
 
 // setting is one configuration variable: its environment variable, the
@@ -68,6 +71,11 @@ type setting struct {
 var settings = []setting{
 	{env: "AGENTD_ADDR", flag: "addr", def: ":8080", usage: "listen `address` of the API; port 0 picks a free one"},
 	{env: "AGENTD_DB", flag: "db", def: defaultDB, usage: "database: a SQLite file `path` or a postgres:// URL"},
+	{env: "AGENTD_DB_MAX_OPEN_CONNS", flag: "db-max-open-conns", def: strconv.Itoa(store.DefaultPool.MaxOpen), usage: "PostgreSQL: most open `connections` of this replica (the server must allow replicas × this)"},
+	{env: "AGENTD_DB_MAX_IDLE_CONNS", flag: "db-max-idle-conns", def: strconv.Itoa(store.DefaultPool.MaxIdle), usage: "PostgreSQL: idle `connections` kept open"},
+	{env: "AGENTD_DB_CONN_MAX_LIFETIME", flag: "db-conn-max-lifetime", def: store.DefaultPool.MaxLifetime.String(), usage: "PostgreSQL: a connection is recycled after this `duration` (0: never)"},
+	{env: "AGENTD_DB_CONN_MAX_IDLE_TIME", flag: "db-conn-max-idle-time", def: store.DefaultPool.MaxIdleTime.String(), usage: "PostgreSQL: an idle connection is closed after this `duration` (0: never)"},
+	{env: "AGENTD_DB_STATEMENT_TIMEOUT", flag: "db-statement-timeout", def: store.DefaultPool.StatementTimeout.String(), usage: "PostgreSQL: statements running longer are cancelled, a `duration` (0: no limit)"},
 	{env: "AGENTD_PUBLIC_URL", flag: "public-url", shown: "http://localhost:PORT/v1", usage: "public base `URL` of the API, used in apiEndpoint"},
 	{env: "AGENTD_REDIS_URL", flag: "redis-url", shown: "none: in memory", usage: "Redis `URL` for rate limits shared by replicas"},
 	{env: "AGENTD_METRICS_ADDR", flag: "metrics-addr", shown: "none: on the API listener", usage: "separate listen `address` for GET /metrics"},
@@ -189,6 +197,7 @@ func (r rawConfig) config() (config, error) {
 	if err := c.LogLevel.UnmarshalText([]byte(r.get("AGENTD_LOG_LEVEL"))); err != nil {
 		check("AGENTD_LOG_LEVEL", fmt.Errorf("%q is not a level; use debug, info, warn or error", r.get("AGENTD_LOG_LEVEL")))
 	}
+	c.Pool = r.pool(check)
 	c.SecretBox, err = parseSecretKey(r.get(secretKeyEnv))
 	check(secretKeyEnv, err)
 	c.Webhooks.Retries, err = parseRetries(r.get("AGENTD_WEBHOOK_RETRIES"))
@@ -251,6 +260,31 @@ func parseRetries(raw string) ([]time.Duration, error) {
 }
 
 // positiveDuration parses a duration that must be above zero.
+// pool reads the PostgreSQL pool settings, reporting each bad one to check.
+func (r rawConfig) pool(check func(env string, err error)) store.Pool {
+	var p store.Pool
+	count := func(env string, out *int) {
+		n, err := strconv.Atoi(r.get(env))
+		if err != nil || n < 1 {
+			check(env, fmt.Errorf("%q is not a positive number", r.get(env)))
+		}
+		*out = n
+	}
+	duration := func(env string, out *time.Duration) {
+		d, err := time.ParseDuration(r.get(env))
+		if err != nil || d < 0 {
+			check(env, fmt.Errorf("%q is not a duration such as 30s or 0", r.get(env)))
+		}
+		*out = d
+	}
+	count("AGENTD_DB_MAX_OPEN_CONNS", &p.MaxOpen)
+	count("AGENTD_DB_MAX_IDLE_CONNS", &p.MaxIdle)
+	duration("AGENTD_DB_CONN_MAX_LIFETIME", &p.MaxLifetime)
+	duration("AGENTD_DB_CONN_MAX_IDLE_TIME", &p.MaxIdleTime)
+	duration("AGENTD_DB_STATEMENT_TIMEOUT", &p.StatementTimeout)
+	return p
+}
+
 func positiveDuration(raw string) (time.Duration, error) {
 	d, err := time.ParseDuration(raw)
 	switch {

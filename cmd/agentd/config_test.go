@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/llm"
+	"github.com/agentd/agentd/store"
 )
 
 // loadConfig builds the serve configuration from env and flag arguments as
@@ -91,6 +92,11 @@ func TestConfigFlagsWinOverEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	pool := store.Pool{MaxOpen: 7, MaxIdle: 3, MaxLifetime: time.Hour, MaxIdleTime: 0, StatementTimeout: 5 * time.Second}
+	if p, err := loadConfig(t, map[string]string{"AGENTD_DB_MAX_OPEN_CONNS": "7", "AGENTD_DB_STATEMENT_TIMEOUT": "5s", "AGENTD_DB_CONN_MAX_IDLE_TIME": "0"},
+		"--db-max-idle-conns", "3", "--db-conn-max-lifetime", "1h"); err != nil || p.Pool != pool {
+		t.Errorf("pool = %+v (%v), want %+v", p.Pool, err, pool)
+	}
 	if c.Addr != "127.0.0.1:0" || c.DB != "flag.db" || c.DefaultProvider != "ollama" || c.LLM.Timeout != 90*time.Second ||
 		c.Models["ollama"] != "phi3" || c.LogLevel != slog.LevelWarn || c.PublicURL != "http://x.test/v1" {
 		t.Errorf("flags did not win: %+v", c)
@@ -122,6 +128,8 @@ func TestConfigValidation(t *testing.T) {
 		{args: []string{"--model-groq", ""}, want: "--model-groq / AGENTD_MODEL_GROQ: must be 1 to 200 characters"},
 		{args: []string{"--model-openai", strings.Repeat("m", 201)}, want: "AGENTD_MODEL_OPENAI"},
 		{env: map[string]string{"OPENAI_BASE_URL": "not a url"}, want: "OPENAI_BASE_URL"},
+		{args: []string{"--db-max-open-conns", "0"}, want: "--db-max-open-conns / AGENTD_DB_MAX_OPEN_CONNS: \"0\" is not a positive number"},
+		{env: map[string]string{"AGENTD_DB_STATEMENT_TIMEOUT": "soon"}, want: "AGENTD_DB_STATEMENT_TIMEOUT"},
 	}
 	for _, tt := range tests {
 		_, err := loadConfig(t, tt.env, tt.args...)

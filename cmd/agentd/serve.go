@@ -90,7 +90,7 @@ func envOnlyHelp() string {
 // serve runs the API with cfg until ctx is done.
 func (e *env) serve(ctx context.Context, cfg config) error {
 	logger := slog.New(slog.NewJSONHandler(e.stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
-	st, err := store.Open(ctx, cfg.DB, store.WithSecretBox(cfg.SecretBox))
+	st, err := store.Open(ctx, cfg.DB, store.WithSecretBox(cfg.SecretBox), store.WithPool(cfg.Pool))
 	if err != nil {
 		return fmt.Errorf("open database %s: %w", redactDSN(cfg.DB), err)
 	}
