@@ -161,6 +161,11 @@ function SecretOnce({ secret, note, onDone }: { secret: string; note: string; on
   );
 }
 
+// eventsOf says which events a webhook receives.
+function eventsOf(w: Webhook): string {
+  return w.events.includes("*") ? "all events" : w.events.join(", ");
+}
+
 function Enabled({ webhook: w }: { webhook: Webhook }) {
   return (
     <>
@@ -240,7 +245,7 @@ export function Webhooks() {
                     <a href={`#/webhooks/${w.id}`}>{w.url}</a>
                     {w.description && <div class="meta">{w.description}</div>}
                   </td>
-                  <td>{w.events.join(", ")}</td>
+                  <td>{eventsOf(w)}</td>
                   <td>{w.agentId ?? "all agents"}</td>
                   <td>
                     <Enabled webhook={w} />
@@ -357,7 +362,7 @@ export function WebhookPage({ id }: { id: string }) {
         </span>
       </div>
       <p class="meta">
-        {webhook.id} · {webhook.events.join(", ")} · {webhook.agentId ?? "all agents"} · created{" "}
+        {webhook.id} · {eventsOf(webhook)} · {webhook.agentId ?? "all agents"} · created{" "}
         {when(webhook.createdAt)}
       </p>
       {secret && (
