@@ -394,10 +394,12 @@ export function AgentEdit({ agent, onSaved }: { agent: Agent; onSaved: () => voi
   const [saved, setSaved] = useState<string>();
   const [busy, setBusy] = useState(false);
 
-  useEffect(() => {
-    setDraft(draftOf(agent));
-    setJSON(JSON.stringify(agent, null, 2));
-  }, [agent]);
+  // The page reloads the agent on each tab for its metrics: the form is
+  // reset only when a member it shows changed, so a reload that lands while
+  // someone edits does not undo their edit.
+  const shown = JSON.stringify(draftOf(agent));
+  useEffect(() => setDraft(draftOf(agent)), [shown]);
+  useEffect(() => setJSON(JSON.stringify(agent, null, 2)), [agent]);
 
   const save = async (body: Schemas["AgentUpdateRequest"], onError: (e: unknown) => void) => {
     setBusy(true);
