@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -179,9 +181,10 @@ func (b *browser) checkOnlyFrom(base string) {
 // `agentd serve` and a wire-format provider: the API reference, sign-in,
 // create from a character file, a validation error at its field, a chat
 // streamed token by token, a conversation, analytics, delete protection
-// and delete.
+// and delete, then a webhook: its secret shown once, a test delivered.
 func TestConsoleInBrowser(t *testing.T) {
 	b := newBrowser(t)
+	hooks := newReceiver(t)
 	openai := llmtest.NewOpenAI(t)
 	// The first reply stalls after its first fragment, so the page must show
 	// that fragment while the stream is still open; the second is whole.
@@ -189,7 +192,9 @@ func TestConsoleInBrowser(t *testing.T) {
 		llmtest.Reply{Fragments: []string{"Loops", " repeat", " steps."}, StallMidStream: true, FailAfter: 1},
 		llmtest.Reply{Fragments: []string{"A", " loop", " repeats", " a", " step."}, PromptTokens: 20, CompletionTokens: 5},
 	)
-	env := map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": openai.URL, "AGENTD_PROVIDER_TIMEOUT": "10s"}
+	env := map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": openai.URL, "AGENTD_PROVIDER_TIMEOUT": "10s",
+		// The receiver listens on loopback, which webhooks may not reach otherwise.
+		"AGENTD_WEBHOOK_ALLOW_PRIVATE": "true"}
 	in := boot(t, env, "--addr", "127.0.0.1:0", "--db", tempDB(t))
 	key := keyFrom(t, in.stdout.String())
 	character, err := filepath.Abs("testdata/ada.character.json")
@@ -307,15 +312,119 @@ func TestConsoleInBrowser(t *testing.T) {
 	c := &client{t: t, base: in.base, http: &http.Client{Timeout: 10 * time.Second}, contract: loadContract(t)}
 	expect(t, "deleted from the console", c.do("GET", "/v1/agents/"+id, key, nil), 404, "AGENT_NOT_FOUND")
 
-	b.run("narrow screen", chromedp.EmulateViewport(360, 740), chromedp.Click(`a[href="#/agents/new"]`, chromedp.ByQuery),
+	webhook := b.webhooks(hooks)
+
+	b.run("narrow screen", chromedp.EmulateViewport(360, 740), chromedp.Navigate(in.base+"/#/agents/new"),
 		chromedp.WaitVisible("#name", chromedp.ByQuery))
-	if w := b.eval(`document.documentElement.scrollWidth`); w != float64(360) {
-		wide := b.eval(`[...document.querySelectorAll("*")].filter(e => e.getBoundingClientRect().right > 360).map(e => e.tagName + "#" + e.id).join(" ")`)
-		t.Errorf("at 360px the page is %v px wide (%v); it must not scroll sideways", w, wide)
-	}
+	b.checkNarrow()
 	b.shot("create-360px")
+	b.run("narrow webhook", chromedp.Navigate(in.base+"/#/webhooks/"+webhook),
+		until(`document.querySelector(".deliveries .status.succeeded")`))
+	b.checkNarrow()
+	b.shot("webhooks-360px")
 
 	b.checkOnlyFrom(in.base)
+}
+
+// webhooks walks the Webhooks page: an events error at its field, create
+// with the secret shown once, a test event delivered to hooks and listed
+// as succeeded, and a rotated secret. It returns the webhook's id.
+func (b *browser) webhooks(hooks *receiver) string {
+	t := b.t
+	t.Helper()
+	b.run("webhooks page", chromedp.Click(`header a[href="#/webhooks"]`, chromedp.ByQuery),
+		chromedp.WaitVisible("#webhooks-title", chromedp.ByQuery),
+		until(`document.body.textContent.includes("No webhooks yet")`))
+	all := `#events input[value="*"]`
+	b.run("create with no events", fill("#url", hooks.URL+"/hook"), chromedp.Click(all, chromedp.ByQuery),
+		chromedp.Click("form.webhook-form button[type=submit]", chromedp.ByQuery),
+		chromedp.WaitVisible("#events-error", chromedp.ByQuery))
+	if got := b.eval(`document.querySelector("#events").getAttribute("aria-describedby")`); !strings.Contains(fmt.Sprint(got), "events-error") {
+		t.Errorf("events described by %v, want its error", got)
+	}
+	b.run("create", chromedp.Click(all, chromedp.ByQuery), fill("#description", "console test"),
+		chromedp.Click("form.webhook-form button[type=submit]", chromedp.ByQuery),
+		chromedp.WaitVisible("#webhook-secret", chromedp.ByQuery),
+		until(`document.querySelector("a[href^='#/webhooks/wh_']")`))
+	secret, _ := b.eval(`document.querySelector("#webhook-secret").value`).(string)
+	if !strings.HasPrefix(secret, "whsec_") {
+		t.Errorf("the created webhook's secret shows as %q", secret)
+	}
+	if got, _ := b.eval(`document.querySelector(".secret").textContent`).(string); !strings.Contains(got, "shown only this once") {
+		t.Errorf("the secret has no copy-it-now note: %q", got)
+	}
+	b.shot("webhook-created")
+	b.run("secret stored", chromedp.Click(".secret button.quiet", chromedp.ByQuery), until(`!document.querySelector(".secret")`))
+	if got := b.eval(`document.body.innerHTML.includes(` + jsString(secret) + `)`); got != false {
+		t.Errorf("the secret is still in the page after it was stored")
+	}
+
+	b.run("open the webhook", chromedp.Click("a[href^='#/webhooks/wh_']", chromedp.ByQuery),
+		chromedp.WaitVisible("#webhook-title", chromedp.ByQuery),
+		until(`document.body.textContent.includes("No deliveries")`))
+	id, _ := b.eval(`location.hash.split("/")[2]`).(string)
+	// The page refreshes its deliveries while one is due, without a click.
+	b.run("send a test", chromedp.Click(".actions button", chromedp.ByQuery),
+		until(`document.querySelector(".ok[role=status]")?.textContent.includes("queued")`),
+		until(`document.querySelector(".deliveries .status.succeeded")`))
+	if got, _ := b.eval(`document.querySelector(".deliveries tbody").textContent`).(string); !strings.Contains(got, "webhook.test") || !strings.Contains(got, "HTTP 204") {
+		t.Errorf("the delivery shows as %q; want webhook.test answered 204", got)
+	}
+	if got := hooks.types(); len(got) != 1 || got[0] != "webhook.test" {
+		t.Errorf("the receiver got %v; want one webhook.test", got)
+	}
+	b.shot("webhooks")
+
+	b.run("rotate the secret", chromedp.Click(".actions button:nth-child(2)", chromedp.ByQuery),
+		chromedp.WaitVisible("#webhook-secret", chromedp.ByQuery))
+	if rotated, _ := b.eval(`document.querySelector("#webhook-secret").value`).(string); !strings.HasPrefix(rotated, "whsec_") || rotated == secret {
+		t.Errorf("the rotated secret shows as %q", rotated)
+	}
+	return id
+}
+
+// checkNarrow fails when the page is wider than a 360px viewport.
+func (b *browser) checkNarrow() {
+	b.t.Helper()
+	if w := b.eval(`document.documentElement.scrollWidth`); w != float64(360) {
+		wide := b.eval(`[...document.querySelectorAll("*")].filter(e => e.getBoundingClientRect().right > 360).map(e => e.tagName + "#" + e.id).join(" ")`)
+		b.t.Errorf("at 360px the page is %v px wide (%v); it must not scroll sideways", w, wide)
+	}
+}
+
+// receiver is a webhook endpoint on loopback that answers 204 and keeps
+// the type of each event it got.
+type receiver struct {
+	*httptest.Server
+	mu     sync.Mutex
+	events []string
+}
+
+func newReceiver(t *testing.T) *receiver {
+	r := &receiver{}
+	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, err := io.ReadAll(req.Body)
+		var event struct{ Type string }
+		if err == nil {
+			err = json.Unmarshal(body, &event)
+		}
+		if err != nil || req.Header.Get("webhook-signature") == "" {
+			t.Errorf("webhook request: %v, signature %q, body %q", err, req.Header.Get("webhook-signature"), body)
+		}
+		r.mu.Lock()
+		r.events = append(r.events, event.Type)
+		r.mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(r.Close)
+	return r
+}
+
+// types returns the types of the events received so far.
+func (r *receiver) types() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.events...)
 }
 
 // eval returns the value of a JavaScript expression in the page.

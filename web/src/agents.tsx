@@ -2,7 +2,7 @@
 // editing one (form and JSON) and deleting one.
 import { useEffect, useState } from "preact/hooks";
 import { type Agent, ApiFailure, api, call, type Schemas } from "./api";
-import { ErrorBox, Field, Pager, fieldOf, go, lines, when } from "./ui";
+import { Choices, Confirm, ErrorBox, Field, Pager, go, lines, useFocusRefused, when } from "./ui";
 
 const statuses: Schemas["AgentStatus"][] = ["active", "inactive", "error"];
 const sortFields: Schemas["AgentSortField"][] = ["createdAt", "name", "status"];
@@ -165,11 +165,7 @@ function AgentForm(props: {
 }) {
   const { draft: d, onChange, error } = props;
   const set = (patch: Partial<Draft>) => onChange({ ...d, ...patch });
-  // Focus the field the API refused, so its error is in view and read out.
-  const bad = fieldOf(error);
-  useEffect(() => {
-    if (bad) document.getElementById(bad)?.focus();
-  }, [error]);
+  useFocusRefused(error);
   return (
     <form
       class="agent-form"
@@ -267,21 +263,14 @@ function AgentForm(props: {
           />
         )}
       </Field>
-      <fieldset id="clients">
-        <legend>Platforms</legend>
-        {platforms.map((p) => (
-          <label class="inline">
-            <input
-              type="checkbox"
-              checked={d.clients.includes(p)}
-              onChange={(e) =>
-                set({ clients: e.currentTarget.checked ? [...d.clients, p] : d.clients.filter((c) => c !== p) })
-              }
-            />
-            {p}
-          </label>
-        ))}
-      </fieldset>
+      <Choices
+        id="clients"
+        legend="Platforms"
+        options={platforms.map((p) => ({ value: p, label: p }))}
+        chosen={d.clients}
+        onChange={(clients) => set({ clients })}
+        error={error}
+      />
       {props.withStatus && (
         <Field id="status" label="Status" error={error}>
           {(desc) => (
@@ -405,10 +394,12 @@ export function AgentEdit({ agent, onSaved }: { agent: Agent; onSaved: () => voi
   const [saved, setSaved] = useState<string>();
   const [busy, setBusy] = useState(false);
 
-  useEffect(() => {
-    setDraft(draftOf(agent));
-    setJSON(JSON.stringify(agent, null, 2));
-  }, [agent]);
+  // The page reloads the agent on each tab for its metrics: the form is
+  // reset only when a member it shows changed, so a reload that lands while
+  // someone edits does not undo their edit.
+  const shown = JSON.stringify(draftOf(agent));
+  useEffect(() => setDraft(draftOf(agent)), [shown]);
+  useEffect(() => setJSON(JSON.stringify(agent, null, 2)), [agent]);
 
   const save = async (body: Schemas["AgentUpdateRequest"], onError: (e: unknown) => void) => {
     setBusy(true);
@@ -486,7 +477,6 @@ export function AgentEdit({ agent, onSaved }: { agent: Agent; onSaved: () => voi
 }
 
 function DeleteAgent({ agent }: { agent: Agent }) {
-  const [asking, setAsking] = useState(false);
   const [error, setError] = useState<unknown>();
   const remove = async () => {
     setError(undefined);
@@ -495,30 +485,21 @@ function DeleteAgent({ agent }: { agent: Agent }) {
       go("/agents");
     } catch (err) {
       setError(err);
-      setAsking(false);
     }
   };
   return (
     <section class="danger" aria-labelledby="delete-title">
       <h2 id="delete-title">Delete</h2>
-      {!asking && (
-        <button type="button" class="danger" onClick={() => setAsking(true)}>
-          Delete agent…
-        </button>
-      )}
-      {asking && (
-        <div role="alertdialog" aria-labelledby="confirm-text" class="confirm">
-          <p id="confirm-text">
+      <Confirm
+        label="Delete agent…"
+        question={
+          <>
             Delete <strong>{agent.name}</strong> and all its conversations? This cannot be undone.
-          </p>
-          <button type="button" class="danger" onClick={() => void remove()}>
-            Yes, delete {agent.name}
-          </button>
-          <button type="button" onClick={() => setAsking(false)} autoFocus>
-            Cancel
-          </button>
-        </div>
-      )}
+          </>
+        }
+        yes={`Yes, delete ${agent.name}`}
+        onYes={remove}
+      />
       <ErrorBox error={error} />
     </section>
   );

@@ -57,21 +57,37 @@ export function failure(response: Response, error: unknown): ApiFailure {
   return new ApiFailure(response.status, body, response.headers.get("Retry-After"));
 }
 
-// call awaits an openapi-fetch call and returns its data, or throws an
-// ApiFailure. A 401 also signs out: the key is wrong, expired or revoked.
-export async function call<D>(request: Promise<{ data?: D; error?: unknown; response: Response }>): Promise<D> {
+// settle awaits an openapi-fetch call and returns its answer when it is a
+// success, or throws an ApiFailure. A 401 also signs out: the key is wrong,
+// expired or revoked.
+async function settle<D>(
+  request: Promise<{ data?: D; error?: unknown; response: Response }>,
+): Promise<{ data?: D; response: Response }> {
   let answer: { data?: D; error?: unknown; response: Response };
   try {
     answer = await request;
   } catch (err) {
     throw networkFailure(err);
   }
-  const { data, error, response } = answer;
-  if (!response.ok || data === undefined) {
-    if (response.status === 401) session.signOut();
-    throw failure(response, error);
+  if (!answer.response.ok) {
+    if (answer.response.status === 401) session.signOut();
+    throw failure(answer.response, answer.error);
   }
+  return answer;
+}
+
+// call awaits an openapi-fetch call and returns its data, or throws an
+// ApiFailure.
+export async function call<D>(request: Promise<{ data?: D; error?: unknown; response: Response }>): Promise<D> {
+  const { data, response } = await settle(request);
+  if (data === undefined) throw failure(response, undefined);
   return data;
+}
+
+// send awaits a call whose success has no body (202 Accepted), or throws an
+// ApiFailure.
+export async function send(request: Promise<{ error?: unknown; response: Response }>): Promise<void> {
+  await settle(request);
 }
 
 function networkFailure(err: unknown): ApiFailure {

@@ -2,7 +2,7 @@
 // and deleting a conversation.
 import { useEffect, useState } from "preact/hooks";
 import { type Agent, api, call, type Schemas } from "./api";
-import { ErrorBox, Pager, go, when } from "./ui";
+import { Confirm, ErrorBox, Pager, go, when } from "./ui";
 
 export function Conversations({ agent }: { agent: Agent }) {
   const [page, setPage] = useState(1);
@@ -56,7 +56,6 @@ export function Conversation({ agent, conversationId }: { agent: Agent; conversa
   const [page, setPage] = useState(1);
   const [messages, setMessages] = useState<Schemas["ConversationMessageList"]>();
   const [error, setError] = useState<unknown>();
-  const [asking, setAsking] = useState(false);
   const path = { agentId: agent.id, conversationId };
 
   useEffect(() => {
@@ -80,7 +79,6 @@ export function Conversation({ agent, conversationId }: { agent: Agent; conversa
       go(`/agents/${agent.id}/conversations`);
     } catch (err) {
       setError(err);
-      setAsking(false);
     }
   };
 
@@ -112,22 +110,12 @@ export function Conversation({ agent, conversationId }: { agent: Agent; conversa
       </ol>
       <Pager pagination={messages?.pagination} onPage={setPage} />
       <div class="danger">
-        {!asking && (
-          <button type="button" class="danger" onClick={() => setAsking(true)}>
-            Delete conversation…
-          </button>
-        )}
-        {asking && (
-          <div role="alertdialog" aria-labelledby="confirm-conversation" class="confirm">
-            <p id="confirm-conversation">Delete this conversation and its messages? This cannot be undone.</p>
-            <button type="button" class="danger" onClick={() => void remove()}>
-              Yes, delete it
-            </button>
-            <button type="button" onClick={() => setAsking(false)} autoFocus>
-              Cancel
-            </button>
-          </div>
-        )}
+        <Confirm
+          label="Delete conversation…"
+          question="Delete this conversation and its messages? This cannot be undone."
+          yes="Yes, delete it"
+          onYes={remove}
+        />
       </div>
     </section>
   );

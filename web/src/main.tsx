@@ -8,7 +8,7 @@
 //   #/agents/{id}/conversations[/{convId}]     history
 //   #/agents/{id}/analytics                    charts
 //   #/agents/{id}/connections
-//   #/webhooks                                 when the contract has it
+//   #/webhooks[/{id}]                          webhooks, when the contract has them
 import "uplot/dist/uPlot.min.css";
 import "./style.css";
 import { render } from "preact";
@@ -19,8 +19,8 @@ import { type Agent, api, call, contractPaths, session } from "./api";
 import { Chat } from "./chat";
 import { Conversation, Conversations } from "./conversations";
 import { Connections } from "./connections";
-import { Optional, optionalPages } from "./optional";
 import { ErrorBox, go, useRoute } from "./ui";
+import { WebhookPage, Webhooks } from "./webhooks";
 
 function SignIn() {
   const [key, setKey] = useState("");
@@ -75,7 +75,7 @@ function SignIn() {
 }
 
 // AgentPage loads one agent and shows the tab its route names.
-function AgentPage({ id, tab, rest, paths }: { id: string; tab: string; rest: string[]; paths: Set<string> }) {
+function AgentPage({ id, tab, rest }: { id: string; tab: string; rest: string[] }) {
   const [agent, setAgent] = useState<Agent>();
   const [error, setError] = useState<unknown>();
   const [version, setVersion] = useState(0);
@@ -92,11 +92,9 @@ function AgentPage({ id, tab, rest, paths }: { id: string; tab: string; rest: st
     ["conversations", "Conversations"],
     ["analytics", "Analytics"],
     ["connections", "Connections"],
-    ...optionalPages.filter((p) => p.perAgent && paths.has(p.path)).map((p): [string, string] => [p.route, p.title]),
   ];
   if (error) return <ErrorBox error={error} />;
   if (!agent) return <p aria-busy="true">Loading…</p>;
-  const optional = optionalPages.find((p) => p.perAgent && p.route === tab && paths.has(p.path));
   return (
     <section aria-labelledby="agent-title">
       <p>
@@ -123,7 +121,6 @@ function AgentPage({ id, tab, rest, paths }: { id: string; tab: string; rest: st
       {tab === "conversations" && rest[0] && <Conversation agent={agent} conversationId={rest[0]} />}
       {tab === "analytics" && <Analytics agent={agent} />}
       {tab === "connections" && <Connections agent={agent} />}
-      {optional && <Optional page={optional} agentId={id} />}
     </section>
   );
 }
@@ -132,6 +129,9 @@ function App() {
   const route = useRoute();
   const [paths, setPaths] = useState<Set<string>>(new Set());
   useEffect(() => void contractPaths().then(setPaths), []);
+  // Webhooks are shown only by a server whose contract has them, so the
+  // console never offers a page that would answer 404.
+  const webhooks = paths.has("/webhooks");
   const signedIn = session.key() !== null;
   useEffect(() => {
     if (!signedIn && route !== "/signin") go("/signin");
@@ -142,11 +142,9 @@ function App() {
   if (!signedIn || parts[0] === "signin") page = <SignIn />;
   else if (parts[0] === "agents" && parts[1] === "new") page = <AgentCreate />;
   else if (parts[0] === "agents" && parts[1])
-    page = <AgentPage id={parts[1]} tab={parts[2] ?? ""} rest={parts.slice(3)} paths={paths} />;
-  else {
-    const top = optionalPages.find((p) => !p.perAgent && p.route === parts[0] && paths.has(p.path));
-    page = top ? <Optional page={top} /> : <AgentList />;
-  }
+    page = <AgentPage id={parts[1]} tab={parts[2] ?? ""} rest={parts.slice(3)} />;
+  else if (parts[0] === "webhooks" && webhooks) page = parts[1] ? <WebhookPage id={parts[1]} /> : <Webhooks />;
+  else page = <AgentList />;
 
   return (
     <>
@@ -160,11 +158,7 @@ function App() {
         {signedIn && (
           <nav aria-label="Main">
             <a href="#/agents">Agents</a>
-            {optionalPages
-              .filter((p) => !p.perAgent && paths.has(p.path))
-              .map((p) => (
-                <a href={`#/${p.route}`}>{p.title}</a>
-              ))}
+            {webhooks && <a href="#/webhooks">Webhooks</a>}
             <a href="/docs">API reference</a>
             <button
               type="button"

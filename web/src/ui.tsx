@@ -79,6 +79,34 @@ export function fieldOf(error: unknown): string | undefined {
   return error instanceof ApiFailure ? error.field?.split(".")[0] : undefined;
 }
 
+// refused is the error of a 400 that names member id, if error is one.
+function refused(error: unknown, id: string): ApiFailure | undefined {
+  return error instanceof ApiFailure && fieldOf(error) === id ? error : undefined;
+}
+
+// describedBy names a field's error and hint for aria-describedby.
+function describedBy(id: string, mine: ApiFailure | undefined, hint: string | undefined): string | undefined {
+  return [mine ? `${id}-error` : "", hint ? `${id}-hint` : ""].filter(Boolean).join(" ") || undefined;
+}
+
+// Notes are a field's hint and the API's error for it.
+function Notes({ id, mine, hint }: { id: string; mine: ApiFailure | undefined; hint: string | undefined }) {
+  return (
+    <>
+      {hint && (
+        <small id={`${id}-hint`} class="hint">
+          {hint}
+        </small>
+      )}
+      {mine && (
+        <p id={`${id}-error`} class="field-error" role="alert" data-field={mine.field}>
+          {mine.field}: {mine.details.reason ?? mine.message}
+        </p>
+      )}
+    </>
+  );
+}
+
 // Field is a labelled input whose API error is shown beneath it and tied to
 // it with aria-describedby, so a screen reader reads it with the input.
 export function Field(props: {
@@ -88,24 +116,86 @@ export function Field(props: {
   hint?: string;
   children: (describedBy: string | undefined, invalid: boolean) => ComponentChildren;
 }) {
-  const mine = props.error instanceof ApiFailure && fieldOf(props.error) === props.id ? props.error : undefined;
-  const errId = `${props.id}-error`;
-  const hintId = `${props.id}-hint`;
-  const describedBy = [mine ? errId : "", props.hint ? hintId : ""].filter(Boolean).join(" ") || undefined;
+  const mine = refused(props.error, props.id);
   return (
     <div class={mine ? "field invalid" : "field"}>
       <label for={props.id}>{props.label}</label>
-      {props.children(describedBy, mine !== undefined)}
-      {props.hint && (
-        <small id={hintId} class="hint">
-          {props.hint}
-        </small>
-      )}
-      {mine && (
-        <p id={errId} class="field-error" role="alert" data-field={mine.field}>
-          {mine.field}: {mine.details.reason ?? mine.message}
-        </p>
-      )}
+      {props.children(describedBy(props.id, mine, props.hint), mine !== undefined)}
+      <Notes id={props.id} mine={mine} hint={props.hint} />
+    </div>
+  );
+}
+
+// Choices is a group of checkboxes for a list member (id is its name in
+// the API), with the API's error for it, like Field.
+export function Choices<T extends string>(props: {
+  id: string;
+  legend: string;
+  options: { value: T; label: string; disabled?: boolean }[];
+  chosen: T[];
+  onChange: (chosen: T[]) => void;
+  error?: unknown;
+  hint?: string;
+}) {
+  const mine = refused(props.error, props.id);
+  return (
+    <fieldset
+      id={props.id}
+      class={mine ? "invalid" : undefined}
+      tabIndex={-1}
+      aria-describedby={describedBy(props.id, mine, props.hint)}
+    >
+      <legend>{props.legend}</legend>
+      {props.options.map((o) => (
+        <label class="inline">
+          <input
+            type="checkbox"
+            value={o.value}
+            checked={props.chosen.includes(o.value)}
+            disabled={o.disabled}
+            onChange={(e) =>
+              props.onChange(
+                e.currentTarget.checked ? [...props.chosen, o.value] : props.chosen.filter((c) => c !== o.value),
+              )
+            }
+          />
+          {o.label}
+        </label>
+      ))}
+      <Notes id={props.id} mine={mine} hint={props.hint} />
+    </fieldset>
+  );
+}
+
+// useFocusRefused focuses the field the API refused, so its error is in
+// view and read out.
+export function useFocusRefused(error: unknown): void {
+  useEffect(() => {
+    const bad = fieldOf(error);
+    if (bad) document.getElementById(bad)?.focus();
+  }, [error]);
+}
+
+// Confirm is a button that asks before doing something that cannot be
+// undone; onYes's failure is for the caller to show.
+export function Confirm(props: { label: string; question: ComponentChildren; yes: string; onYes: () => Promise<void> }) {
+  const [asking, setAsking] = useState(false);
+  if (!asking) {
+    return (
+      <button type="button" class="danger" onClick={() => setAsking(true)}>
+        {props.label}
+      </button>
+    );
+  }
+  return (
+    <div role="alertdialog" aria-labelledby="confirm-text" class="confirm">
+      <p id="confirm-text">{props.question}</p>
+      <button type="button" class="danger" onClick={() => void props.onYes().finally(() => setAsking(false))}>
+        {props.yes}
+      </button>
+      <button type="button" onClick={() => setAsking(false)} autoFocus>
+        Cancel
+      </button>
     </div>
   );
 }
