@@ -37,7 +37,7 @@ func TestShorten(t *testing.T) {
 
 func TestPostPrompt(t *testing.T) {
 	ch := llm.Character{Topics: []string{"tea", "gardens"}, Adjectives: []string{"dry"},
-		Style: llm.Style{All: []string{"short sentences"}, Chat: []string{"chat only"}, Post: []string{"no hashtags"}},
+		Style:        llm.Style{All: []string{"short sentences"}, Chat: []string{"chat only"}, Post: []string{"no hashtags"}},
 		PostExamples: []string{"The roses are in."}}
 	p := llm.PostPrompt(ch, 280)
 	for _, want := range []string{"at most 280 characters", "tea, gardens", "dry", "- short sentences", "- no hashtags", "- The roses are in."} {
