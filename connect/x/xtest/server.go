@@ -58,6 +58,7 @@ type Call struct {
 	Query    url.Values
 	Body     map[string]any
 	At       time.Time
+	Failed   int // the status of an injected failure, 0 for none
 }
 
 // Failure is an injected answer: Status with an X problem document, and
@@ -248,6 +249,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if q := s.failures[a.Token+" "+endpoint]; len(q) > 0 {
 		s.failures[a.Token+" "+endpoint] = q[1:]
 		f := q[0]
+		a.calls[len(a.calls)-1].Failed = f.Status
 		if f.Status == http.StatusTooManyRequests {
 			w.Header().Set("x-rate-limit-limit", "75")
 			w.Header().Set("x-rate-limit-remaining", "0")
