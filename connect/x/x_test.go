@@ -372,3 +372,69 @@ func TestRateLimitWaitsForReset(t *testing.T) {
 		t.Fatalf("mentions asked again at %v, before the reset at %v", next.At, reset)
 	}
 }
+
+func TestUnauthorizedIsErrorAndDuplicateSkipped(t *testing.T) {
+	f := newFixture(t)
+	a := f.agent(nil)
+	f.start()
+	f.waitConnected(a)
+	f.polled("mentions", 2)
+	f.srv.Mention(token, xtest.Tweet{Text: "same", AuthorID: "7"})
+	f.srv.Mention(token, xtest.Tweet{Text: "same", AuthorID: "8"}) // the same reply: a duplicate 403
+	later := f.srv.Mention(token, xtest.Tweet{Text: "other", AuthorID: "9"})
+	eventually(t, "the reply after the duplicate", func() bool {
+		posts := f.srv.Posts(token)
+		return len(posts) == 2 && posts[1].ReplyTo == later
+	})
+	if c := f.state(a); c.State != store.ConnConnected {
+		t.Fatalf("after a duplicate: %+v", c)
+	}
+	f.srv.Fail(token, "mentions", xtest.Failure{Status: http.StatusUnauthorized, Detail: "Unauthorized"})
+	eventually(t, "error", func() bool {
+		c := f.state(a)
+		return c.State == store.ConnError && strings.Contains(c.Reason, x.AccessTokenVar)
+	})
+}
+
+func TestMissingCredentialsDisabled(t *testing.T) {
+	f := newFixture(t)
+	fields := map[string]json.RawMessage{"name": mustJSON("Ada"), "clients": mustJSON([]string{"twitter"}),
+		"settings": mustJSON(map[string]any{"secrets": map[string]any{x.APIKeyVar: consumerKey}})}
+	a, err := f.st.CreateAgent(context.Background(), store.Agent{AccountID: f.acct.ID, Fields: fields}, -1)
+	mustOK(t, err)
+	f.start()
+	eventually(t, "disabled", func() bool {
+		c := f.state(a)
+		return c.State == store.ConnDisabled && strings.Contains(c.Reason, x.AccessTokenSecretVar) && !strings.Contains(c.Reason, x.APIKeyVar+",")
+	})
+}
+
+func TestStopsWhenInactiveOrDeleted(t *testing.T) {
+	f := newFixture(t)
+	f.start()
+	ctx := context.Background()
+	inactive := store.StatusInactive
+	for _, name := range []string{"inactive", "deleted"} {
+		a := f.agent(nil)
+		f.waitConnected(a)
+		f.polled("mentions", 1)
+		if name == "inactive" {
+			_, _, err := f.st.UpdateAgent(ctx, f.acct.ID, a.ID, nil, &inactive)
+			mustOK(t, err)
+			eventually(t, "disconnected", func() bool { return f.state(a).State == store.ConnDisconnected })
+		} else {
+			_, err := f.st.DeleteAgent(ctx, f.acct.ID, a.ID)
+			mustOK(t, err)
+		}
+		// Stopped: no poll for three poll intervals in a row.
+		eventually(t, name+" stops polling", func() bool {
+			n := len(f.calls("mentions"))
+			time.Sleep(150 * time.Millisecond)
+			return len(f.calls("mentions")) == n
+		})
+		if name == "inactive" {
+			_, err := f.st.DeleteAgent(ctx, f.acct.ID, a.ID)
+			mustOK(t, err)
+		}
+	}
+}
