@@ -6,6 +6,7 @@ require (
 	github.com/cespare/xxhash/v2 v2.3.0
 	github.com/chromedp/cdproto v0.0.0-20250724212937-08a3db8b4327
 	github.com/chromedp/chromedp v0.14.2
+	github.com/dghubble/oauth1 v0.7.3
 	github.com/getkin/kin-openapi v0.152.0
 	github.com/go-telegram/bot v1.19.0
 	github.com/jackc/pgx/v5 v5.10.0

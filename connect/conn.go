@@ -136,6 +136,13 @@ func (c *Conn) Claim(ctx context.Context, messageID string) (bool, error) {
 // agent is in error or inactive.
 func (c *Conn) Turn(ctx context.Context, req TurnRequest) (TurnReply, error) {
 	c.count(ctx, true)
+	return c.Compose(ctx, req)
+}
+
+// Compose asks the agent for a message that answers no incoming one (a
+// scheduled post), through the Turner like Turn but without counting a
+// message in.
+func (c *Conn) Compose(ctx context.Context, req TurnRequest) (TurnReply, error) {
 	a, err := c.store.GetAgent(ctx, c.Agent.AccountID, c.Agent.ID)
 	if err != nil {
 		return TurnReply{}, fmt.Errorf("connect: turn: %w", err)

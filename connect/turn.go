@@ -18,6 +18,13 @@ type TurnRequest struct {
 	UserID string
 	// Channel names the chat for the prompt's context.
 	Channel string
+	// Post asks for an original post written from the character
+	// (postExamples, topics, style, adjectives) instead of an answer; Text
+	// is not used and UserID is empty.
+	Post bool
+	// MaxChars, when positive, is the platform's limit on a message: the
+	// reply is shortened to it at a word boundary before it is stored.
+	MaxChars int
 }
 
 // TurnReply is the agent's answer to a TurnRequest.

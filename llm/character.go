@@ -26,6 +26,7 @@ type Character struct {
 	Goals              []string           `json:"goals,omitempty"`
 	Topics             []string           `json:"topics,omitempty"`
 	Adjectives         []string           `json:"adjectives,omitempty"`
+	PostExamples       []string           `json:"postExamples,omitempty"`
 	Personality        Personality        `json:"personality"`
 	Style              Style              `json:"style"`
 	ResponseGuidelines ResponseGuidelines `json:"responseGuidelines"`
@@ -147,6 +148,7 @@ func (ch *Character) UnmarshalJSON(data []byte) error {
 	m.strs("goals", &ch.Goals)
 	m.strs("topics", &ch.Topics)
 	m.strs("adjectives", &ch.Adjectives)
+	m.strs("postExamples", &ch.PostExamples)
 	m.object("personality", &ch.Personality)
 	m.object("style", &ch.Style)
 	m.object("responseGuidelines", &ch.ResponseGuidelines)

@@ -28,6 +28,10 @@ type turnInput struct {
 	userID, roomID     string // "" when absent
 	platform, channel  string // the prompt's context
 	conv               store.ConversationRef
+	// post asks for an original post: text is filled with the post
+	// prompt from the character (llm.PostPrompt) once it is read.
+	post     bool
+	maxChars int // the platform's limit on a message, 0 for none
 }
 
 // turn is one message to an agent between the checks and the reply.
@@ -75,13 +79,17 @@ var _ connect.Turner = (*Server)(nil)
 // time per chat, a bounded queue per connection).
 func (s *Server) Turn(ctx context.Context, req connect.TurnRequest) (connect.TurnReply, error) {
 	in := turnInput{accountID: req.AccountID, agentID: req.AgentID, text: req.Text, userID: req.UserID,
-		roomID: req.Conv.RoomID, platform: req.Conv.Platform, channel: req.Channel, conv: req.Conv}
+		roomID: req.Conv.RoomID, platform: req.Conv.Platform, channel: req.Channel, conv: req.Conv,
+		post: req.Post, maxChars: req.MaxChars}
 	t, err := s.prepareTurn(ctx, in, false)
 	if err != nil {
 		return connect.TurnReply{}, err
 	}
 	defer t.release()
 	reply, err := s.cfg.Replier.Generate(ctx, t.llmReq)
+	if in.maxChars > 0 { // shortened before it is stored: history keeps what the platform shows
+		reply.Text = llm.Shorten(reply.Text, in.maxChars)
+	}
 	msg, err := s.finishTurn(ctx, t, reply, err)
 	if err != nil {
 		return connect.TurnReply{}, err
@@ -105,7 +113,7 @@ func apiTurn(ctx context.Context, agentID string, b *gen.MessageRequest) turnInp
 // t.release.
 func (s *Server) prepareTurn(ctx context.Context, in turnInput, limited bool) (*turn, error) {
 	start := time.Now()
-	if strings.TrimSpace(in.text) == "" {
+	if strings.TrimSpace(in.text) == "" && !in.post {
 		return nil, fieldError(gen.INVALIDMESSAGE, "text", "must not be empty or only whitespace")
 	}
 	agent, err := s.cfg.Store.GetAgent(ctx, in.accountID, in.agentID)
@@ -189,6 +197,9 @@ func (s *Server) providerRequest(ctx context.Context, t *turn) (llm.Request, err
 	var ch llm.Character
 	if err := json.Unmarshal(doc, &ch); err != nil {
 		return llm.Request{}, fmt.Errorf("server: decode character: %w", err)
+	}
+	if t.in.post {
+		t.in.text = llm.PostPrompt(ch, t.in.maxChars)
 	}
 	cx := llm.Context{Platform: t.in.platform, Channel: t.in.channel}
 	req := llm.Request{

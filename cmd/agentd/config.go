@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/connect/telegram"
+	"github.com/agentd/agentd/connect/x"
 	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/secretbox"
 	"github.com/agentd/agentd/server"
@@ -47,6 +48,10 @@ type config struct {
 	// off makes an API-only replica.
 	Connections bool
 	TelegramURL string // TELEGRAM_API_URL
+	// TwitterURL and TwitterPoll are where X connections call and how often
+	// they poll mentions and DMs (TWITTER_API_URL, TWITTER_POLL_INTERVAL).
+	TwitterURL  string
+	TwitterPoll time.Duration
 	// Webhooks configures the delivery workers (retries, timeout, guard).
 	Webhooks webhook.Config
 	// Pool sizes the PostgreSQL connection pool.
@@ -89,6 +94,8 @@ var settings = []setting{
 	{env: "AGENTD_PROVIDER_TIMEOUT", flag: "provider-timeout", def: "60s", usage: "time limit of one model provider call, a `duration`"},
 	{env: "AGENTD_CONNECTIONS", flag: "connections", def: "on", usage: "`on` runs agents' platform connections (Telegram); off for API-only replicas"},
 	{env: "TELEGRAM_API_URL", flag: "telegram-api-url", def: telegram.DefaultAPIURL, usage: "Telegram Bot API base `URL`"},
+	{env: "TWITTER_API_URL", flag: "twitter-api-url", def: x.DefaultAPIURL, usage: "X API base `URL`"},
+	{env: "TWITTER_POLL_INTERVAL", flag: "twitter-poll-interval", def: "2m", usage: "gap between polls of X mentions and DMs, a `duration`"},
 	{env: "AGENTD_LOG_LEVEL", flag: "log-level", def: "info", usage: "log `level`: debug, info, warn, error"},
 	{env: "AGENTD_WEBHOOK_RETRIES", flag: "webhook-retries", shown: "5s,5m,30m,2h,5h,10h", usage: "comma-separated `durations` to wait before each retry of a failed webhook delivery"},
 	{env: "AGENTD_WEBHOOK_TIMEOUT", flag: "webhook-timeout", def: "10s", usage: "time limit of one webhook delivery attempt, a `duration`"},
@@ -184,9 +191,11 @@ func (r rawConfig) config() (config, error) {
 		check("AGENTD_CONNECTIONS", fmt.Errorf("%q is neither on nor off", r.get("AGENTD_CONNECTIONS")))
 	}
 	c.TelegramURL = r.get("TELEGRAM_API_URL")
-	if u, err := url.Parse(c.TelegramURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		check("TELEGRAM_API_URL", fmt.Errorf("%q is not an http(s) URL", c.TelegramURL))
-	}
+	check("TELEGRAM_API_URL", checkHTTPURL(c.TelegramURL))
+	c.TwitterURL = r.get("TWITTER_API_URL")
+	check("TWITTER_API_URL", checkHTTPURL(c.TwitterURL))
+	c.TwitterPoll, err = positiveDuration(r.get("TWITTER_POLL_INTERVAL"))
+	check("TWITTER_POLL_INTERVAL", err)
 	for _, p := range llm.Providers {
 		env := "AGENTD_MODEL_" + strings.ToUpper(p)
 		c.Models[p] = r.get(env)
@@ -257,6 +266,14 @@ func parseRetries(raw string) ([]time.Duration, error) {
 		out = append(out, d)
 	}
 	return out, nil
+}
+
+// checkHTTPURL refuses what is not an absolute http(s) URL.
+func checkHTTPURL(raw string) error {
+	if u, err := url.Parse(raw); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%q is not an http(s) URL", raw)
+	}
+	return nil
 }
 
 // positiveDuration parses a duration that must be above zero.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentd/agentd/connect"
 	"github.com/agentd/agentd/connect/telegram"
+	"github.com/agentd/agentd/connect/x"
 	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/server"
 	"github.com/agentd/agentd/server/limit"
@@ -157,7 +158,8 @@ func startConnections(ctx context.Context, cfg config, st *store.Store, srv *ser
 	}
 	sup, err := connect.New(connect.Config{
 		Store: st, Turner: srv, Logger: logger.With("component", "connections"), Registerer: reg,
-		Platforms: []connect.Platform{&telegram.Platform{APIURL: cfg.TelegramURL}},
+		Platforms: []connect.Platform{&telegram.Platform{APIURL: cfg.TelegramURL},
+			&x.Platform{APIURL: cfg.TwitterURL, PollInterval: cfg.TwitterPoll}},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("build connections: %w", err)

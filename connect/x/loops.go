@@ -1,0 +1,260 @@
+package x
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/agentd/agentd/connect"
+	"github.com/agentd/agentd/llm"
+	"github.com/agentd/agentd/store"
+)
+
+// poll runs once every poll interval until ctx ends. Rejected credentials
+// end the connection; an endpoint the access tier does not allow stops
+// this loop only (posting may still work); other failures wait for the
+// next poll.
+func (s *session) poll(ctx context.Context, what string, once func(context.Context) error) error {
+	for {
+		err := once(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case err == nil:
+		case kindOf(err) == kindAuth:
+			return s.fatal(err)
+		case kindOf(err) == kindForbidden:
+			s.c.Logger.Warn("X refused "+what+"; the account's X API access tier may not include it: polling stopped", "error", err)
+			return nil
+		default:
+			s.c.Logger.Warn("X "+what+" poll failed", "error", err)
+		}
+		if !sleep(ctx, s.p.pollInterval()) {
+			return nil
+		}
+	}
+}
+
+func (s *session) mentionLoop(ctx context.Context) error {
+	return s.poll(ctx, "mentions", s.pollMentions)
+}
+
+func (s *session) dmLoop(ctx context.Context) error { return s.poll(ctx, "direct messages", s.pollDMs) }
+
+// pollMentions fetches the mentions after the stored since_id and queues
+// the answers of at most maxRepliesPerPoll of them, oldest first; the rest
+// wait for the next poll. The first poll only notes the newest mention.
+func (s *session) pollMentions(ctx context.Context) error {
+	since := s.cursor().Mentions
+	tweets, err := s.api.mentions(ctx, s.me.ID, since)
+	if err != nil {
+		return err
+	}
+	sort.Slice(tweets, func(i, j int) bool { return newer(tweets[j].ID, tweets[i].ID) })
+	last := since
+	if since == "" {
+		last = "0"
+		if len(tweets) > 0 {
+			last = tweets[len(tweets)-1].ID
+		}
+		tweets = nil
+	}
+	answered := 0
+	for _, t := range tweets {
+		if !newer(t.ID, last) {
+			continue
+		}
+		if t.AuthorID != s.me.ID && on(s.settings.EnableReplies, true) {
+			if answered == maxRepliesPerPoll {
+				break
+			}
+			answered++
+			s.c.Submit("thread:"+t.ConversationID, func(ctx context.Context) { s.answerMention(ctx, t) })
+		}
+		last = t.ID
+	}
+	if last == since {
+		return nil
+	}
+	return s.update(ctx, func(c *cursor) { c.Mentions = last })
+}
+
+// answerMention replies to t in its thread, then likes and reposts it when
+// switched on. It claims t first, so t is answered once.
+func (s *session) answerMention(ctx context.Context, t tweet) {
+	if !s.claim(ctx, "mention:"+t.ID) {
+		return
+	}
+	text, ok := s.turn(ctx, connect.TurnRequest{Text: t.Text, Conv: store.ConversationRef{RoomID: "twitter:" + t.ConversationID},
+		UserID: "twitter:" + t.AuthorID, Channel: "a thread on X where you were mentioned", MaxChars: maxPost})
+	if !ok {
+		return
+	}
+	if s.act(ctx, "reply", func() error { return s.api.post(ctx, text, t.ID) }) {
+		s.c.Sent(ctx)
+	}
+	if on(s.settings.AutoLike, false) {
+		s.act(ctx, "like", func() error { return s.api.like(ctx, s.me.ID, t.ID) })
+	}
+	if on(s.settings.AutoRetweet, false) {
+		s.act(ctx, "repost", func() error { return s.api.repost(ctx, s.me.ID, t.ID) })
+	}
+}
+
+// pollDMs fetches the direct-message events and queues an answer to each
+// one newer than the stored one, oldest first, never the account's own.
+// The first poll only notes the newest event.
+func (s *session) pollDMs(ctx context.Context) error {
+	since := s.cursor().DMs
+	events, err := s.api.dmEvents(ctx)
+	if err != nil {
+		return err
+	}
+	sort.Slice(events, func(i, j int) bool { return newer(events[j].ID, events[i].ID) })
+	last := since
+	if since == "" {
+		last = "0"
+		if len(events) > 0 {
+			last = events[len(events)-1].ID
+		}
+		events = nil
+	}
+	for _, e := range events {
+		if !newer(e.ID, last) {
+			continue
+		}
+		if e.SenderID != s.me.ID && e.EventType == "MessageCreate" && e.Text != "" {
+			s.c.Submit("dm:"+e.SenderID, func(ctx context.Context) { s.answerDM(ctx, e) })
+		}
+		last = e.ID
+	}
+	if last == since {
+		return nil
+	}
+	return s.update(ctx, func(c *cursor) { c.DMs = last })
+}
+
+// answerDM answers a direct message in the sender's direct conversation.
+func (s *session) answerDM(ctx context.Context, e dmEvent) {
+	if !s.claim(ctx, "dm:"+e.ID) {
+		return
+	}
+	user := "twitter:" + e.SenderID
+	text, ok := s.turn(ctx, connect.TurnRequest{Text: e.Text, Conv: store.ConversationRef{UserID: user}, UserID: user,
+		Channel: "direct messages on X"})
+	if ok && s.act(ctx, "direct message", func() error { return s.api.sendDM(ctx, e.SenderID, text) }) {
+		s.c.Sent(ctx)
+	}
+}
+
+// postLoop posts on the postFrequency schedule until ctx ends: the first
+// slot one interval (±20%) after the first connection, each next one an
+// interval (±20%) after the last, kept in the cursor so a restart neither
+// posts a slot twice nor skips one.
+func (s *session) postLoop(ctx context.Context) error {
+	every := s.settings.frequency()
+	if every == 0 {
+		return nil
+	}
+	for {
+		next := s.cursor().NextPost
+		now := s.p.now()
+		switch {
+		case next.IsZero():
+			if err := s.update(ctx, func(c *cursor) { c.NextPost = now.Add(jitter(every)) }); err != nil {
+				return err
+			}
+			continue
+		case !now.Before(next):
+			s.post(ctx, next)
+			following := next.Add(jitter(every))
+			if !following.After(now) { // long down: one post now, no burst of missed ones
+				following = now.Add(jitter(every))
+			}
+			if err := s.update(ctx, func(c *cursor) { c.NextPost = following }); err != nil {
+				return err
+			}
+			continue
+		}
+		if !sleep(ctx, min(s.p.scheduleCheck(), next.Sub(now))) {
+			return nil
+		}
+	}
+}
+
+// post writes and posts the post of slot, once: the slot is claimed first,
+// so a runner that posted but could not store the next slot does not post
+// it again. A failure skips the slot.
+func (s *session) post(ctx context.Context, slot time.Time) {
+	if !s.claim(ctx, "post:"+strconv.FormatInt(slot.Unix(), 10)) {
+		return
+	}
+	r, err := s.c.Compose(ctx, connect.TurnRequest{Post: true, MaxChars: maxPost,
+		Conv: store.ConversationRef{RoomID: "twitter:posts"}, Channel: "your feed on X"})
+	if err != nil {
+		s.notAnswered("post", err)
+		return
+	}
+	text := llm.Shorten(r.Text, maxPost)
+	if text == "" {
+		s.c.Logger.Warn("X post skipped: the model wrote nothing that fits in 280 characters")
+		return
+	}
+	if s.act(ctx, "post", func() error { return s.api.post(ctx, text, "") }) {
+		s.c.Sent(ctx)
+	}
+}
+
+// claim reports whether the X object key is this connection's to handle.
+func (s *session) claim(ctx context.Context, key string) bool {
+	ok, err := s.c.Claim(ctx, key)
+	if err != nil {
+		s.c.Logger.Warn("claim X message", "key", key, "error", err)
+	}
+	return ok && err == nil
+}
+
+// turn asks the agent for the answer to req, at most 280 characters for
+// posts; false when there is nothing to send.
+func (s *session) turn(ctx context.Context, req connect.TurnRequest) (string, bool) {
+	r, err := s.c.Turn(ctx, req)
+	if err != nil {
+		s.notAnswered("message", err)
+		return "", false
+	}
+	text := r.Text
+	if req.MaxChars > 0 {
+		text = llm.Shorten(text, req.MaxChars)
+	}
+	return text, text != ""
+}
+
+func (s *session) notAnswered(what string, err error) {
+	if !errors.Is(err, connect.ErrNotAnswering) && !errors.Is(err, context.Canceled) {
+		s.c.Logger.Warn("X "+what+" not answered", "error", err)
+	}
+}
+
+// act makes one call with a side effect under the lease and reports
+// whether it was done. A duplicate post is skipped and logged; rejected
+// credentials end the connection.
+func (s *session) act(ctx context.Context, what string, call func() error) bool {
+	if err := s.c.Guard(ctx); err != nil {
+		s.c.Logger.Warn("X "+what+" not sent", "error", err)
+		return false
+	}
+	err := call()
+	switch {
+	case err == nil:
+		return true
+	case kindOf(err) == kindDuplicate:
+		s.c.Logger.Warn("X "+what+" skipped: X refused it as duplicate content", "error", err)
+	case kindOf(err) == kindAuth:
+		s.fail(s.fatal(err))
+	default:
+		s.c.Logger.Warn("X "+what+" not sent", "error", err)
+	}
+	return false
+}
