@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentd/agentd/connect/discord"
 	"github.com/agentd/agentd/connect/telegram"
 	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/secretbox"
@@ -46,6 +47,7 @@ type config struct {
 	// off makes an API-only replica.
 	Connections bool
 	TelegramURL string // TELEGRAM_API_URL
+	DiscordURL  string // DISCORD_API_URL
 	// Webhooks configures the delivery workers (retries, timeout, guard).
 	Webhooks webhook.Config
 }
@@ -79,8 +81,9 @@ var settings = []setting{
 	{env: "AGENTD_MODEL_GOOGLE", flag: "model-google", def: server.DefaultModels[llm.ProviderGoogle], usage: "default `model` of google agents"},
 	{env: "AGENTD_MODEL_OLLAMA", flag: "model-ollama", def: server.DefaultModels[llm.ProviderOllama], usage: "default `model` of ollama agents"},
 	{env: "AGENTD_PROVIDER_TIMEOUT", flag: "provider-timeout", def: "60s", usage: "time limit of one model provider call, a `duration`"},
-	{env: "AGENTD_CONNECTIONS", flag: "connections", def: "on", usage: "`on` runs agents' platform connections (Telegram); off for API-only replicas"},
+	{env: "AGENTD_CONNECTIONS", flag: "connections", def: "on", usage: "`on` runs agents' platform connections (Telegram, Discord); off for API-only replicas"},
 	{env: "TELEGRAM_API_URL", flag: "telegram-api-url", def: telegram.DefaultAPIURL, usage: "Telegram Bot API base `URL`"},
+	{env: "DISCORD_API_URL", flag: "discord-api-url", def: discord.DefaultAPIURL, usage: "Discord API `URL` (its gateway endpoint names the gateway)"},
 	{env: "AGENTD_LOG_LEVEL", flag: "log-level", def: "info", usage: "log `level`: debug, info, warn, error"},
 	{env: "AGENTD_WEBHOOK_RETRIES", flag: "webhook-retries", shown: "5s,5m,30m,2h,5h,10h", usage: "comma-separated `durations` to wait before each retry of a failed webhook delivery"},
 	{env: "AGENTD_WEBHOOK_TIMEOUT", flag: "webhook-timeout", def: "10s", usage: "time limit of one webhook delivery attempt, a `duration`"},
@@ -176,9 +179,9 @@ func (r rawConfig) config() (config, error) {
 		check("AGENTD_CONNECTIONS", fmt.Errorf("%q is neither on nor off", r.get("AGENTD_CONNECTIONS")))
 	}
 	c.TelegramURL = r.get("TELEGRAM_API_URL")
-	if u, err := url.Parse(c.TelegramURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		check("TELEGRAM_API_URL", fmt.Errorf("%q is not an http(s) URL", c.TelegramURL))
-	}
+	check("TELEGRAM_API_URL", checkHTTPURL(c.TelegramURL))
+	c.DiscordURL = r.get("DISCORD_API_URL")
+	check("DISCORD_API_URL", checkHTTPURL(c.DiscordURL))
 	for _, p := range llm.Providers {
 		env := "AGENTD_MODEL_" + strings.ToUpper(p)
 		c.Models[p] = r.get(env)
@@ -390,4 +393,12 @@ func redactDSN(dsn string) string {
 		return u.Redacted()
 	}
 	return dsn
+}
+
+// checkHTTPURL accepts the absolute http(s) URL of a platform's API.
+func checkHTTPURL(v string) error {
+	if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%q is not an http(s) URL", v)
+	}
+	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/connect"
+	"github.com/agentd/agentd/connect/discord"
 	"github.com/agentd/agentd/connect/telegram"
 	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/server"
@@ -157,7 +158,7 @@ func startConnections(ctx context.Context, cfg config, st *store.Store, srv *ser
 	}
 	sup, err := connect.New(connect.Config{
 		Store: st, Turner: srv, Logger: logger.With("component", "connections"), Registerer: reg,
-		Platforms: []connect.Platform{&telegram.Platform{APIURL: cfg.TelegramURL}},
+		Platforms: []connect.Platform{&telegram.Platform{APIURL: cfg.TelegramURL}, &discord.Platform{APIURL: cfg.DiscordURL}},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("build connections: %w", err)
