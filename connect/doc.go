@@ -4,5 +4,5 @@
 // store and turns platform messages into agent turns through a Turner. It
 // knows nothing of HTTP: it depends on the small interfaces it declares
 // (Store, Turner, Platform). One sub-package per platform implements
-// Platform (connect/telegram).
+// Platform (connect/telegram, connect/discord).
 package connect

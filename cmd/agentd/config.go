@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentd/agentd/connect/discord"
 	"github.com/agentd/agentd/connect/telegram"
 	"github.com/agentd/agentd/connect/x"
 	"github.com/agentd/agentd/llm"
@@ -52,6 +53,7 @@ type config struct {
 	// they poll mentions and DMs (TWITTER_API_URL, TWITTER_POLL_INTERVAL).
 	TwitterURL  string
 	TwitterPoll time.Duration
+	DiscordURL  string // DISCORD_API_URL
 	// Webhooks configures the delivery workers (retries, timeout, guard).
 	Webhooks webhook.Config
 	// Pool sizes the PostgreSQL connection pool.
@@ -92,10 +94,11 @@ var settings = []setting{
 	{env: "AGENTD_MODEL_GOOGLE", flag: "model-google", def: server.DefaultModels[llm.ProviderGoogle], usage: "default `model` of google agents"},
 	{env: "AGENTD_MODEL_OLLAMA", flag: "model-ollama", def: server.DefaultModels[llm.ProviderOllama], usage: "default `model` of ollama agents"},
 	{env: "AGENTD_PROVIDER_TIMEOUT", flag: "provider-timeout", def: "60s", usage: "time limit of one model provider call, a `duration`"},
-	{env: "AGENTD_CONNECTIONS", flag: "connections", def: "on", usage: "`on` runs agents' platform connections (Telegram); off for API-only replicas"},
+	{env: "AGENTD_CONNECTIONS", flag: "connections", def: "on", usage: "`on` runs agents' platform connections (Telegram, Discord); off for API-only replicas"},
 	{env: "TELEGRAM_API_URL", flag: "telegram-api-url", def: telegram.DefaultAPIURL, usage: "Telegram Bot API base `URL`"},
 	{env: "TWITTER_API_URL", flag: "twitter-api-url", def: x.DefaultAPIURL, usage: "X API base `URL`"},
 	{env: "TWITTER_POLL_INTERVAL", flag: "twitter-poll-interval", def: "2m", usage: "gap between polls of X mentions and DMs, a `duration`"},
+	{env: "DISCORD_API_URL", flag: "discord-api-url", def: discord.DefaultAPIURL, usage: "Discord API `URL` (its gateway endpoint names the gateway)"},
 	{env: "AGENTD_LOG_LEVEL", flag: "log-level", def: "info", usage: "log `level`: debug, info, warn, error"},
 	{env: "AGENTD_WEBHOOK_RETRIES", flag: "webhook-retries", shown: "5s,5m,30m,2h,5h,10h", usage: "comma-separated `durations` to wait before each retry of a failed webhook delivery"},
 	{env: "AGENTD_WEBHOOK_TIMEOUT", flag: "webhook-timeout", def: "10s", usage: "time limit of one webhook delivery attempt, a `duration`"},
@@ -196,6 +199,8 @@ func (r rawConfig) config() (config, error) {
 	check("TWITTER_API_URL", checkHTTPURL(c.TwitterURL))
 	c.TwitterPoll, err = positiveDuration(r.get("TWITTER_POLL_INTERVAL"))
 	check("TWITTER_POLL_INTERVAL", err)
+	c.DiscordURL = r.get("DISCORD_API_URL")
+	check("DISCORD_API_URL", checkHTTPURL(c.DiscordURL))
 	for _, p := range llm.Providers {
 		env := "AGENTD_MODEL_" + strings.ToUpper(p)
 		c.Models[p] = r.get(env)
@@ -276,7 +281,6 @@ func checkHTTPURL(raw string) error {
 	return nil
 }
 
-// positiveDuration parses a duration that must be above zero.
 // pool reads the PostgreSQL pool settings, reporting each bad one to check.
 func (r rawConfig) pool(check func(env string, err error)) store.Pool {
 	var p store.Pool
@@ -302,6 +306,7 @@ func (r rawConfig) pool(check func(env string, err error)) store.Pool {
 	return p
 }
 
+// positiveDuration parses a duration that must be above zero.
 func positiveDuration(raw string) (time.Duration, error) {
 	d, err := time.ParseDuration(raw)
 	switch {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/connect"
+	"github.com/agentd/agentd/connect/discord"
 	"github.com/agentd/agentd/connect/telegram"
 	"github.com/agentd/agentd/connect/x"
 	"github.com/agentd/agentd/llm"
@@ -158,7 +159,7 @@ func startConnections(ctx context.Context, cfg config, st *store.Store, srv *ser
 	}
 	sup, err := connect.New(connect.Config{
 		Store: st, Turner: srv, Logger: logger.With("component", "connections"), Registerer: reg,
-		Platforms: []connect.Platform{&telegram.Platform{APIURL: cfg.TelegramURL},
+		Platforms: []connect.Platform{&telegram.Platform{APIURL: cfg.TelegramURL}, &discord.Platform{APIURL: cfg.DiscordURL},
 			&x.Platform{APIURL: cfg.TwitterURL, PollInterval: cfg.TwitterPoll}},
 	})
 	if err != nil {

@@ -193,7 +193,7 @@ func channelOf(chat models.Chat) string {
 // characters; only the first part quotes. It checks the lease before each
 // part, so a runner that lost it sends nothing more.
 func (s *session) reply(ctx context.Context, m *models.Message, text string) {
-	for i, part := range split(text, maxMessage) {
+	for i, part := range connect.Split(text, maxMessage) {
 		if err := s.c.Guard(ctx); err != nil {
 			s.c.Logger.Warn("telegram reply not sent", "error", err)
 			return
@@ -240,30 +240,4 @@ func utf16Slice(s string, offset, length int) string {
 		end = min(offset+length, len(u))
 	}
 	return string(utf16.Decode(u[offset:end]))
-}
-
-// split cuts text into parts of at most limit UTF-16 code units, at a line
-// break or space in the second half of a part when there is one, never
-// inside a surrogate pair.
-func split(text string, limit int) []string {
-	var parts []string
-	u := utf16.Encode([]rune(text))
-	for len(u) > limit {
-		cut := limit
-		if utf16.IsSurrogate(rune(u[cut-1])) && u[cut-1] < 0xdc00 {
-			cut-- // keep a high surrogate with its low half
-		}
-		for i := cut; i > limit/2; i-- {
-			if u[i-1] == '\n' || u[i-1] == ' ' {
-				cut = i
-				break
-			}
-		}
-		parts = append(parts, string(utf16.Decode(u[:cut])))
-		u = u[cut:]
-	}
-	if len(u) > 0 {
-		parts = append(parts, string(utf16.Decode(u)))
-	}
-	return parts
 }

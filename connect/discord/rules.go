@@ -1,0 +1,203 @@
+package discord
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentd/agentd/connect"
+	"github.com/agentd/agentd/store"
+	"github.com/bwmarrin/discordgo"
+)
+
+// maxMessage is Discord's limit on a message's length.
+const maxMessage = 2000
+
+// typingEvery renews the typing indicator, which Discord shows for about
+// ten seconds.
+const typingEvery = 8 * time.Second
+
+// handle decides, on the gateway's reader, whether m may be answered, and
+// queues the answer in its channel's line. The channel filter may need a
+// REST call, so it runs in the job.
+func (s *session) handle(m *discordgo.Message) {
+	me := s.me.Load()
+	if m.Author == nil || m.Author.Bot || me == nil || m.Author.ID == me.ID || m.WebhookID != "" {
+		return // never itself nor another bot
+	}
+	if (m.Type != discordgo.MessageTypeDefault && m.Type != discordgo.MessageTypeReply) || strings.TrimSpace(m.Content) == "" {
+		return // joins, pins and other system messages; attachments alone
+	}
+	dm := m.GuildID == ""
+	if dm && !enabled(s.settings.RespondToDMs) {
+		return
+	}
+	if !dm && enabled(s.settings.RespondToMentions) && !mentions(m, me.ID) && !repliesTo(m, me.ID) {
+		return
+	}
+	s.c.Submit(m.ChannelID, func(ctx context.Context) { s.answer(ctx, m, dm) })
+}
+
+// enabled reads a setting that defaults to true.
+func enabled(b *bool) bool { return b == nil || *b }
+
+func mentions(m *discordgo.Message, id string) bool {
+	for _, u := range m.Mentions {
+		if u != nil && u.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func repliesTo(m *discordgo.Message, id string) bool {
+	r := m.ReferencedMessage
+	return r != nil && r.Author != nil && r.Author.ID == id
+}
+
+// answer claims the message (so it is answered once), asks the agent with
+// the typing indicator on, and replies.
+func (s *session) answer(ctx context.Context, m *discordgo.Message, dm bool) {
+	name := "direct message"
+	if !dm {
+		ch, allowed := s.allowed(ctx, m.ChannelID)
+		if !allowed {
+			return
+		}
+		if ch != nil && ch.Name != "" {
+			name = "#" + ch.Name
+		} else {
+			name = m.ChannelID
+		}
+	}
+	if ok, err := s.c.Claim(ctx, m.ID); err != nil || !ok {
+		if err != nil {
+			s.c.Logger.Warn("claim discord message", "error", err)
+		}
+		return
+	}
+	user := "discord:" + m.Author.ID
+	conv := store.ConversationRef{RoomID: "discord:" + m.ChannelID}
+	if dm {
+		conv = store.ConversationRef{UserID: user}
+	}
+	req := connect.TurnRequest{Text: m.ContentWithMentionsReplaced(), Conv: conv, UserID: user, Channel: name}
+	stop := s.typing(ctx, m.ChannelID)
+	r, err := s.c.Turn(ctx, req)
+	stop()
+	if err != nil {
+		if !errors.Is(err, connect.ErrNotAnswering) && ctx.Err() == nil {
+			s.c.Logger.Warn("discord message not answered", "channel", m.ChannelID, "error", err)
+		}
+		return // a failure is never sent to the chat
+	}
+	s.reply(ctx, m, r.Text)
+}
+
+// allowed reports whether a guild channel may be answered: every channel
+// when settings.channels is empty, else those it names by id or name (a
+// thread by its parent's). It returns the channel when it is known.
+func (s *session) allowed(ctx context.Context, id string) (*discordgo.Channel, bool) {
+	want := s.settings.Channels
+	ch := s.channel(ctx, id)
+	if len(want) == 0 {
+		return ch, true
+	}
+	candidates := []*discordgo.Channel{ch}
+	if ch != nil && ch.IsThread() && ch.ParentID != "" {
+		candidates = append(candidates, s.channel(ctx, ch.ParentID))
+	}
+	for _, w := range want {
+		w = strings.TrimPrefix(strings.TrimSpace(w), "#")
+		if w == id {
+			return ch, true
+		}
+		for _, c := range candidates {
+			if c != nil && (w == c.ID || strings.EqualFold(w, c.Name)) {
+				return ch, true
+			}
+		}
+	}
+	return ch, false
+}
+
+// channel returns the channel id from the gateway's guilds, else fetched
+// once through the API; nil when it cannot be had.
+func (s *session) channel(ctx context.Context, id string) *discordgo.Channel {
+	if ch, err := s.dg.State.Channel(id); err == nil {
+		return ch
+	}
+	s.chanMu.Lock()
+	ch, ok := s.channels[id]
+	s.chanMu.Unlock()
+	if ok {
+		return ch
+	}
+	ch, err := s.dg.Channel(id, discordgo.WithContext(ctx))
+	if err != nil {
+		s.c.Logger.Warn("fetch discord channel", "channel", id, "error", err)
+		return nil // asked again next time
+	}
+	s.chanMu.Lock()
+	s.channels[id] = ch
+	s.chanMu.Unlock()
+	return ch
+}
+
+// typing shows the typing indicator in channel until the returned stop is
+// called; stop returns once the indicator's goroutine has ended.
+func (s *session) typing(ctx context.Context, channel string) (stop func()) {
+	// The first one before the turn, so the indicator shows even when the
+	// answer is quick.
+	s.sendTyping(ctx, channel)
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(typingEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				s.sendTyping(ctx, channel)
+			}
+		}
+	}()
+	return func() { cancel(); wg.Wait() }
+}
+
+// sendTyping shows the typing indicator once; a failure only loses it.
+func (s *session) sendTyping(ctx context.Context, channel string) {
+	if err := s.dg.ChannelTyping(channel, discordgo.WithContext(ctx)); err != nil && ctx.Err() == nil {
+		s.c.Logger.Debug("discord typing indicator", "channel", channel, "error", err)
+	}
+}
+
+// reply sends text to m's channel in parts of at most 2,000 characters;
+// the first part references m. It checks the lease before each part, so a
+// runner that lost it sends nothing more. Only users are pinged: a reply
+// never mentions @everyone or a role.
+func (s *session) reply(ctx context.Context, m *discordgo.Message, text string) {
+	for i, part := range connect.Split(text, maxMessage) {
+		if err := s.c.Guard(ctx); err != nil {
+			s.c.Logger.Warn("discord reply not sent", "error", err)
+			return
+		}
+		msg := &discordgo.MessageSend{Content: part,
+			AllowedMentions: &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{discordgo.AllowedMentionTypeUsers}, RepliedUser: true}}
+		if i == 0 {
+			f := false
+			msg.Reference = &discordgo.MessageReference{MessageID: m.ID, ChannelID: m.ChannelID, GuildID: m.GuildID, FailIfNotExists: &f}
+		}
+		if _, err := s.dg.ChannelMessageSendComplex(m.ChannelID, msg, discordgo.WithContext(ctx)); err != nil {
+			s.c.Logger.Warn("discord reply not sent", "channel", m.ChannelID, "error", err)
+			return
+		}
+		s.c.Sent(ctx)
+	}
+}
