@@ -85,6 +85,7 @@ func (r *runner) exited() {
 // the background and ends the connection as soon as a renewal fails. A
 // stopped runner releases the lease with the state disconnected.
 func (r *runner) hold(lease store.Lease) {
+	r.log.Info("connection lease acquired", "epoch", lease.Epoch)
 	ctx, lost := context.WithCancelCause(r.ctx)
 	defer lost(nil)
 	var wg sync.WaitGroup

@@ -40,12 +40,13 @@ type process struct {
 var webhookEnv = []string{runMainEnv + "=1", "AGENTD_WEBHOOK_ALLOW_PRIVATE=true",
 	"AGENTD_WEBHOOK_RETRIES=200ms,200ms,200ms,200ms,200ms", "AGENTD_WEBHOOK_TIMEOUT=1s"}
 
-// spawn starts serve on db in a new process and waits until it listens.
-func spawn(t *testing.T, db string) *process {
+// spawn starts serve on db in a new process, with env added to the
+// webhook settings, and waits until it listens.
+func spawn(t *testing.T, db string, env ...string) *process {
 	t.Helper()
 	p := &process{stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(os.Args[0], "serve", "--addr", "127.0.0.1:0", "--db", db)
-	p.cmd.Env = append(os.Environ(), webhookEnv...)
+	p.cmd.Env = append(append(os.Environ(), webhookEnv...), env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
