@@ -7,7 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
+	"strings"
+	"syscall"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver migrations use on PostgreSQL
@@ -72,7 +75,7 @@ func (s *Store) migrate(ctx context.Context, dsn string) error {
 	if err != nil {
 		return wrap("migrate", err)
 	}
-	m, err := newMigrator(db, false)
+	m, err := newMigrator(db, dsn)
 	if err == nil {
 		_, err = m.up(ctx)
 	}
@@ -82,11 +85,11 @@ func (s *Store) migrate(ctx context.Context, dsn string) error {
 // withMigrator opens a migrator on the database named by dsn, runs fn and
 // closes it.
 func withMigrator(ctx context.Context, dsn string, fn func(m *migrator) error) error {
-	db, postgres, err := openMigrationDB(ctx, dsn)
+	db, err := openMigrationDB(ctx, dsn)
 	if err != nil {
 		return err
 	}
-	m, err := newMigrator(db, postgres)
+	m, err := newMigrator(db, dsn)
 	if err == nil {
 		err = fn(m)
 	}
@@ -98,32 +101,34 @@ func withMigrator(ctx context.Context, dsn string, fn func(m *migrator) error) e
 // timeout (a migration filling a large table may take longer than any
 // request should) and with room for the connection holding the lock plus
 // the one goose migrates on.
-func openMigrationDB(ctx context.Context, dsn string) (*sql.DB, bool, error) {
+func openMigrationDB(ctx context.Context, dsn string) (*sql.DB, error) {
 	if isPostgres(dsn) {
 		db, err := sql.Open("pgx", dsn)
 		if err != nil {
-			return nil, false, err
+			return nil, err
 		}
 		db.SetMaxOpenConns(2)
-		return db, true, db.PingContext(ctx)
+		return db, db.PingContext(ctx)
 	}
 	gdb, err := openSQLitePool(withParams(dsn, sqliteWriterParams), 1)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	db, err := gdb.DB()
-	return db, false, err
+	return gdb.DB()
 }
 
 // migrator applies the embedded migrations of one dialect to one database.
 type migrator struct {
 	db       *sql.DB
 	postgres bool
+	lockPath string // SQLite: the file locked while migrating; "" for none
 	dialect  goose.Dialect
 	provider *goose.Provider
 }
 
-func newMigrator(db *sql.DB, postgres bool) (*migrator, error) {
+// newMigrator returns the migrator of db, the database named by dsn.
+func newMigrator(db *sql.DB, dsn string) (*migrator, error) {
+	postgres := isPostgres(dsn)
 	dialect, dir := goose.DialectSQLite3, "migrations/sqlite"
 	if postgres {
 		dialect, dir = goose.DialectPostgres, "migrations/postgres"
@@ -136,7 +141,7 @@ func newMigrator(db *sql.DB, postgres bool) (*migrator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load migrations: %w", err)
 	}
-	return &migrator{db: db, postgres: postgres, dialect: dialect, provider: p}, nil
+	return &migrator{db: db, postgres: postgres, lockPath: sqliteLockPath(dsn), dialect: dialect, provider: p}, nil
 }
 
 // up adopts a database made by AutoMigrate and applies what is pending.
@@ -168,13 +173,20 @@ func (m *migrator) status(ctx context.Context) ([]Migration, error) {
 	return list, err
 }
 
-// locked adopts the database if needed and runs fn, holding on PostgreSQL a
-// session advisory lock so that replicas starting together migrate one
-// after the other (the later ones find nothing pending). goose's own
-// session locker would not cover adopt, which must be in the same lock.
-// SQLite has a single writer and needs none.
+// locked adopts the database if needed and runs fn, holding a lock so that
+// replicas or processes starting together migrate one after the other (the
+// later ones find nothing pending): on PostgreSQL a session advisory lock
+// (goose's own session locker would not cover adopt, which must be in the
+// same lock), on SQLite an flock of a file beside the database, since
+// goose's transactions per migration would not keep a second process from
+// applying the same migration again.
 func (m *migrator) locked(ctx context.Context, fn func() error) error {
 	if !m.postgres {
+		unlock, err := lockFile(m.lockPath)
+		if err != nil {
+			return err
+		}
+		defer unlock()
 		if err := m.adopt(ctx); err != nil {
 			return err
 		}
@@ -250,4 +262,34 @@ func (m *migrator) hasColumn(ctx context.Context, table, column string) (bool, e
 		return false, fmt.Errorf("inspect %s.%s: %w", table, column, err)
 	}
 	return n > 0, nil
+}
+
+// sqliteLockPath is the lock file of the SQLite database named by dsn:
+// its path with "-migrate" appended (beside its -wal and -shm files), or
+// "" for an in-memory database, which no other process can open.
+func sqliteLockPath(dsn string) string {
+	if isMemory(dsn) {
+		return ""
+	}
+	p, _, _ := strings.Cut(strings.TrimPrefix(dsn, "file:"), "?")
+	return p + "-migrate"
+}
+
+// lockFile takes an exclusive flock of path, creating it, and returns its
+// release; path "" locks nothing. It is a file of its own, not the
+// database: closing a descriptor of the database would drop the fcntl
+// locks SQLite holds on it in this process.
+func lockFile(path string) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open migration lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return func() { _ = f.Close() }, nil // closing releases the lock
 }

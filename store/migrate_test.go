@@ -364,3 +364,23 @@ func TestAgentCountFollowsCreatesAndDeletes(t *testing.T) {
 		wantErr(t, err, ErrQuotaExceeded)
 	})
 }
+
+// TestMigrateSQLiteProcessesStartTogether migrates one fresh SQLite file
+// from several connections at once, as processes starting together would:
+// all must succeed.
+func TestMigrateSQLiteProcessesStartTogether(t *testing.T) {
+	ctx := context.Background()
+	dsn := filepath.Join(t.TempDir(), "agentd.db")
+	const processes = 4
+	var wg sync.WaitGroup
+	errs := make([]error, processes)
+	for i := range processes {
+		wg.Go(func() { _, errs[i] = Migrate(ctx, dsn) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("process %d: %v", i, err)
+		}
+	}
+}
