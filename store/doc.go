@@ -12,6 +12,10 @@
 // With PostgreSQL one pool serves both and row locks (SELECT ... FOR UPDATE)
 // keep read-modify-write transactions consistent.
 //
+// The schema is versioned: Open applies the SQL migrations of migrations/
+// (goose, one folder per dialect) before anything else, under an advisory
+// lock on PostgreSQL; Migrate and MigrationStatus do so without a Store.
+//
 // The package knows nothing about HTTP: it takes and returns its own domain
 // types (Account, APIKey, Agent, Message, ...), and every timestamp it hands
 // out is UTC with millisecond precision.

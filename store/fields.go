@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-
-	"gorm.io/gorm"
 )
 
 // canonicalFields copies in with every member canonicalized. A "status"
@@ -98,33 +96,4 @@ func clientsOf(fields map[string]json.RawMessage) string {
 		return ""
 	}
 	return string(v)
-}
-
-// backfillBatch is how many agents fillClients reads at a time.
-const backfillBatch = 500
-
-// fillClients derives the Clients column of every agent from its Fields,
-// for the rows stored before the column existed; it walks the agents in id
-// order so memory stays bounded.
-func fillClients(tx *gorm.DB) error {
-	after := ctext("")
-	for {
-		var rows []agentRow
-		err := tx.Select("id", "fields").Where("id > ?", after).Order("id").Limit(backfillBatch).Find(&rows).Error
-		if err != nil || len(rows) == 0 {
-			return err
-		}
-		for _, r := range rows {
-			fields, err := decodeFields(r.Fields)
-			if err != nil {
-				return fmt.Errorf("agent %s: %w", r.ID, err)
-			}
-			if c := clientsOf(fields); c != "" {
-				if err := tx.Model(&agentRow{}).Where("id = ?", r.ID).Update("clients", c).Error; err != nil {
-					return err
-				}
-			}
-		}
-		after = rows[len(rows)-1].ID
-	}
 }

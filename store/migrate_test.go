@@ -2,45 +2,340 @@ package store
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/agentd/agentd/store/storetest"
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
 )
 
-// TestMigrateBackfillsDerivedColumns opens a database whose accounts and
-// agents predate agent_count and clients, and checks that migrating fills
-// them for the existing rows.
-func TestMigrateBackfillsDerivedColumns(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "agentd.db")
-	old, err := Open(ctx, path)
-	mustOK(t, err)
-	acct := mustAccount(t, old, "acme")
-	mustAccount(t, old, "empty")
-	withClients := mustAgent(t, old, acct.ID, "a", "clients", []string{"discord"})
-	mustAgent(t, old, acct.ID, "b")
-	mustAgent(t, old, acct.ID, "c")
-	for _, stmt := range []string{"ALTER TABLE accounts DROP COLUMN agent_count", "ALTER TABLE agents DROP COLUMN clients"} {
-		mustOK(t, old.w.Exec(stmt).Error)
-	}
-	mustOK(t, old.Close())
+// migrationBackends runs fn with the name of a fresh, empty database on
+// SQLite and on PostgreSQL.
+func migrationBackends(t *testing.T, fn func(t *testing.T, dsn string)) {
+	t.Helper()
+	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
+		fn(t, filepath.Join(t.TempDir(), "agentd.db"))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		fn(t, storetest.PostgresDSN(t))
+	})
+}
 
-	s := openSQLiteAt(t, path)
-	counts := map[string]int64{}
-	var rows []accountRow
-	mustOK(t, s.r.Find(&rows).Error)
-	for _, r := range rows {
-		counts[string(r.Name)] = r.AgentCount
+// rawDB opens the database named by dsn with GORM alone: no migration.
+func rawDB(t *testing.T, dsn string) *gorm.DB {
+	t.Helper()
+	var db *gorm.DB
+	var err error
+	if isPostgres(dsn) {
+		db, err = gorm.Open(postgres.Open(dsn), gormConfig())
+	} else {
+		db, err = openSQLitePool(withParams(dsn, sqliteWriterParams), 1)
 	}
-	if counts["acme"] != 3 || counts["empty"] != 0 {
-		t.Errorf("agent counts after migration: %v", counts)
-	}
-	list, total, err := s.ListAgents(ctx, acct.ID, ListQuery{SortBy: SortName})
 	mustOK(t, err)
-	if total != 3 || list[0].ID != withClients.ID || string(list[0].Fields["clients"]) != `["discord"]` {
-		t.Errorf("after migration: total %d, first %s with clients %s", total, list[0].ID, list[0].Fields["clients"])
+	t.Cleanup(func() { _ = closeDB(db) })
+	return db
+}
+
+// schemaOf describes the tables of db, goose's aside, one sorted line per
+// column, index and constraint, in terms that do not depend on the order
+// or spelling the tables were created with.
+func schemaOf(t *testing.T, db *gorm.DB) []string {
+	t.Helper()
+	var lines []string
+	queries := []string{
+		`SELECT table_name || '.' || column_name || ' ' || data_type || ' nullable=' || is_nullable ||
+			' default=' || COALESCE(column_default, '') || ' collate=' || COALESCE(collation_name, '')
+			FROM information_schema.columns WHERE table_schema = current_schema() AND table_name <> 'goose_db_version'`,
+		`SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema() AND tablename <> 'goose_db_version'`,
+		`SELECT conrelid::regclass::text || ' ' || conname || ' ' || pg_get_constraintdef(oid) FROM pg_constraint
+			WHERE connamespace = current_schema()::regnamespace AND conrelid::regclass::text <> 'goose_db_version'`,
 	}
-	if _, ok := list[1].Fields["clients"]; ok {
-		t.Errorf("agent without clients got %s", list[1].Fields["clients"])
+	if db.Dialector.Name() == "sqlite" {
+		tables := `(SELECT name AS t FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'goose_db_version')`
+		queries = []string{
+			`SELECT t || '.' || c.name || ' ' || c.type || ' notnull=' || c."notnull" || ' default=' ||
+				COALESCE(c.dflt_value, '') || ' pk=' || c.pk FROM ` + tables + `, pragma_table_info(t) c`,
+			`SELECT t || ' index ' || CASE WHEN i.origin = 'c' THEN i.name ELSE i.origin END || ' unique=' || i."unique" ||
+				' (' || (SELECT group_concat(name, ',') FROM (SELECT name FROM pragma_index_info(i.name) ORDER BY seqno)) || ')'
+				FROM ` + tables + `, pragma_index_list(t) i`,
+			`SELECT t || ' fk ' || f."from" || ' -> ' || f."table" || '.' || f."to" || ' on delete ' || f.on_delete
+				FROM ` + tables + `, pragma_foreign_key_list(t) f`,
+		}
+	}
+	for _, q := range queries {
+		var got []string
+		mustOK(t, db.Raw(q).Scan(&got).Error)
+		lines = append(lines, got...)
+	}
+	slices.Sort(lines)
+	return lines
+}
+
+// TestMigrationsMatchModels checks that the migrations create exactly the
+// schema GORM derives from the models (which the store's queries are
+// written against): the same as AutoMigrate on an empty database, and
+// AutoMigrate finds nothing to change.
+func TestMigrationsMatchModels(t *testing.T) {
+	migrationBackends(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		_, err := Migrate(ctx, dsn)
+		mustOK(t, err)
+		migrated := rawDB(t, dsn)
+		got := schemaOf(t, migrated)
+
+		var fresh *gorm.DB
+		if isPostgres(dsn) {
+			fresh = rawDB(t, storetest.PostgresDSN(t))
+		} else {
+			fresh = rawDB(t, filepath.Join(t.TempDir(), "fresh.db"))
+		}
+		mustOK(t, fresh.AutoMigrate(models()...))
+		if want := schemaOf(t, fresh); !slices.Equal(got, want) {
+			t.Errorf("migrated schema differs from the models':\n%s", lineDiff(got, want))
+		}
+
+		mustOK(t, migrated.AutoMigrate(models()...))
+		if after := schemaOf(t, migrated); !slices.Equal(got, after) {
+			t.Errorf("AutoMigrate changed the migrated schema:\n%s", lineDiff(got, after))
+		}
+	})
+}
+
+// lineDiff lists the lines only in got (-) and only in want (+).
+func lineDiff(got, want []string) string {
+	var b strings.Builder
+	for _, l := range got {
+		if !slices.Contains(want, l) {
+			fmt.Fprintf(&b, "- %s\n", l)
+		}
+	}
+	for _, l := range want {
+		if !slices.Contains(got, l) {
+			fmt.Fprintf(&b, "+ %s\n", l)
+		}
+	}
+	return b.String()
+}
+
+// firstReleaseDB makes the database named by dsn as the first release left
+// it: its schema (migration 1) without goose's version table, since that
+// release created it with AutoMigrate.
+func firstReleaseDB(t *testing.T, dsn string) *gorm.DB {
+	t.Helper()
+	ctx := context.Background()
+	mustOK(t, withMigrator(ctx, dsn, func(m *migrator) error {
+		_, err := m.provider.UpTo(ctx, firstReleaseVersion)
+		return err
+	}))
+	db := rawDB(t, dsn)
+	mustOK(t, db.Exec("DROP TABLE goose_db_version").Error)
+	return db
+}
+
+// TestMigrateFirstReleaseData migrates a database of the first release with
+// data in it and checks that nothing is lost and the derived columns are
+// filled: agents with their fields and clients, history, conversations'
+// kind, count and last activity, who spoke, accounts' agent counts.
+func TestMigrateFirstReleaseData(t *testing.T) {
+	migrationBackends(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		db := firstReleaseDB(t, dsn)
+		t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+		exec := func(q string, args ...any) { t.Helper(); mustOK(t, db.Exec(q, args...).Error) }
+		exec(`INSERT INTO accounts (id, name, tier, rpm, endpoint_multiplier, agent_quota, created_at) VALUES
+			('acct_1', 'acme', 'pro', 600, 2, 50, ?), ('acct_2', 'empty', 'free', 60, 1, 5, ?)`, t0, t0)
+		exec(`INSERT INTO api_keys (id, account_id, prefix, hash, scope, created_at) VALUES
+			('key_1', 'acct_1', 'ak_live_abc', 'hash1', 'write', ?)`, t0)
+		agent := `INSERT INTO agents (id, account_id, name, model_provider, model, delete_protection, status, status_reason,
+			fields, created_at, updated_at, total_messages, total_conversations, error_millis)
+			VALUES (?, 'acct_1', ?, 'openai', 'gpt-4o', ?, 'active', '', ?, ?, ?, ?, ?, 0)`
+		exec(agent, "agt_1", "alpha", true,
+			`{"clients":["discord","telegram"],"deleteProtection":true,"model":"gpt-4o","modelProvider":"openai","name":"alpha","tone":"dry"}`,
+			t0, t0, 3, 2)
+		exec(agent, "agt_2", "beta", false, `{"clients":null,"model":"gpt-4o","modelProvider":"openai","name":"beta"}`, t0, t0, 0, 0)
+		exec(agent, "agt_3", "gamma", false, `{"model":"gpt-4o","modelProvider":"openai","name":"gamma"}`, t0, t0, 0, 0)
+		exec(`INSERT INTO conversations (id, agent_id, key, created_at) VALUES
+			('conv_1', 'agt_1', 'user:alice', ?), ('conv_2', 'agt_1', 'room:lobby', ?), ('conv_3', 'agt_1', 'user:bob', ?)`,
+			t0, t0.Add(time.Minute), t0.Add(2*time.Minute))
+		msg := `INSERT INTO messages (id, conversation_id, role, user_id, text, model, prompt_tokens, completion_tokens, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		exec(msg, "msg_1", "conv_1", "user", "alice", "hello", "", 0, 0, t0.Add(time.Second))
+		exec(msg, "msg_2", "conv_1", "assistant", "alice", "hi alice", "gpt-4o", 5, 3, t0.Add(2*time.Second))
+		exec(msg, "msg_3", "conv_2", "user", "carol", "anyone?", "", 0, 0, t0.Add(3*time.Minute))
+		mustOK(t, closeDB(db))
+
+		s, err := Open(ctx, dsn)
+		mustOK(t, err)
+		t.Cleanup(func() { _ = s.Close() })
+
+		a, err := s.GetAgent(ctx, "acct_1", "agt_1")
+		mustOK(t, err)
+		if a.Name != "alpha" || !a.DeleteProtection || string(a.Fields["tone"]) != `"dry"` ||
+			string(a.Fields["clients"]) != `["discord","telegram"]` || a.Metrics.TotalMessages != 3 || !a.CreatedAt.Equal(t0) {
+			t.Errorf("agent after migration: %+v", a)
+		}
+		clients := map[string]string{}
+		var rows []agentRow
+		mustOK(t, s.r.Select("id", "clients").Find(&rows).Error)
+		for _, r := range rows {
+			clients[string(r.ID)] = r.Clients
+		}
+		if want := map[string]string{"agt_1": `["discord","telegram"]`, "agt_2": "", "agt_3": ""}; !maps.Equal(clients, want) {
+			t.Errorf("clients = %v, want %v", clients, want)
+		}
+		var accounts []accountRow
+		mustOK(t, s.r.Order("name").Find(&accounts).Error)
+		if len(accounts) != 2 || accounts[0].AgentCount != 3 || accounts[1].AgentCount != 0 {
+			t.Errorf("accounts after migration: %+v", accounts)
+		}
+		var keys int64
+		mustOK(t, s.r.Model(&keyRow{}).Count(&keys).Error)
+		if keys != 1 {
+			t.Errorf("%d api keys after migration, want 1", keys)
+		}
+
+		convs, total, err := s.ListConversations(ctx, "acct_1", "agt_1", ConversationQuery{})
+		mustOK(t, err)
+		got := map[string]Conversation{}
+		for _, c := range convs {
+			got[c.ID] = c
+		}
+		check := func(id string, kind ConversationKind, room, user string, count int64, last time.Time) {
+			t.Helper()
+			c := got[id]
+			if c.Kind != kind || c.RoomID != room || c.UserID != user || c.MessageCount != count ||
+				!c.LastMessageAt.Equal(last) || c.Platform != "api" {
+				t.Errorf("conversation %s after migration: %+v", id, c)
+			}
+		}
+		if total != 3 {
+			t.Fatalf("%d conversations after migration, want 3", total)
+		}
+		check("conv_1", KindDirect, "", "alice", 2, t0.Add(2*time.Second))
+		check("conv_2", KindRoom, "lobby", "", 1, t0.Add(3*time.Minute))
+		check("conv_3", KindDirect, "", "bob", 0, t0.Add(2*time.Minute))
+
+		history, err := s.History(ctx, "acct_1", "agt_1", ConversationRef{UserID: "alice"}, 10)
+		mustOK(t, err)
+		if len(history) != 2 || history[0].Text != "hello" || history[1].Text != "hi alice" ||
+			history[1].PromptTokens != 5 || !history[1].CreatedAt.Equal(t0.Add(2*time.Second)) {
+			t.Errorf("history after migration: %+v", history)
+		}
+		carol, _, err := s.ListConversations(ctx, "acct_1", "agt_1", ConversationQuery{UserID: "carol"})
+		mustOK(t, err)
+		if len(carol) != 1 || carol[0].ID != "conv_2" {
+			t.Errorf("conversations where carol spoke: %+v", carol)
+		}
+
+		list, err := MigrationStatus(ctx, dsn)
+		mustOK(t, err)
+		for _, m := range list {
+			if !m.Applied {
+				t.Errorf("migration %s pending after Open", m.Name)
+			}
+		}
+	})
+}
+
+// TestMigrateAdoptsAutoMigratedSchema opens a database that AutoMigrate of
+// the current models made (the release before versioned migrations) and
+// checks it is recorded as up to date rather than migrated again.
+func TestMigrateAdoptsAutoMigratedSchema(t *testing.T) {
+	migrationBackends(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		db := rawDB(t, dsn)
+		mustOK(t, db.AutoMigrate(models()...))
+		mustOK(t, closeDB(db))
+		s, err := Open(ctx, dsn)
+		mustOK(t, err)
+		mustAccount(t, s, "acme")
+		mustOK(t, s.Close())
+		list, err := MigrationStatus(ctx, dsn)
+		mustOK(t, err)
+		if len(list) < autoMigratedVersion {
+			t.Fatalf("status lists %d migrations", len(list))
+		}
+		for _, m := range list[:autoMigratedVersion] {
+			if !m.Applied {
+				t.Errorf("migration %s pending on an AutoMigrate database", m.Name)
+			}
+		}
+	})
+}
+
+// TestMigrateUpAndStatus checks Migrate and MigrationStatus alone: all
+// pending on an empty database, all applied once migrated, nothing applied
+// a second time.
+func TestMigrateUpAndStatus(t *testing.T) {
+	ctx := context.Background()
+	dsn := filepath.Join(t.TempDir(), "agentd.db")
+	list, err := MigrationStatus(ctx, dsn)
+	mustOK(t, err)
+	if len(list) < 2 || list[0].Name != "00001_initial.sql" {
+		t.Fatalf("status of an empty database: %+v", list)
+	}
+	for _, m := range list {
+		if m.Applied {
+			t.Errorf("migration %s applied on an empty database", m.Name)
+		}
+	}
+	applied, err := Migrate(ctx, dsn)
+	mustOK(t, err)
+	if len(applied) != len(list) {
+		t.Errorf("applied %d migrations, want %d", len(applied), len(list))
+	}
+	applied, err = Migrate(ctx, dsn)
+	mustOK(t, err)
+	if len(applied) != 0 {
+		t.Errorf("second run applied %+v", applied)
+	}
+	list, err = MigrationStatus(ctx, dsn)
+	mustOK(t, err)
+	for _, m := range list {
+		if !m.Applied || m.AppliedAt.IsZero() {
+			t.Errorf("migration %+v not applied after Migrate", m)
+		}
+	}
+}
+
+// TestMigrateReplicasStartTogether opens several stores at once on one
+// fresh PostgreSQL database: all must succeed and each migration must be
+// applied exactly once.
+func TestMigrateReplicasStartTogether(t *testing.T) {
+	ctx := context.Background()
+	dsn := storetest.PostgresDSN(t)
+	const replicas = 5
+	var wg sync.WaitGroup
+	errs := make([]error, replicas)
+	for i := range replicas {
+		wg.Go(func() {
+			s, err := Open(ctx, dsn)
+			if err == nil {
+				err = s.Close()
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("replica %d: %v", i, err)
+		}
+	}
+	var versions []int64
+	mustOK(t, rawDB(t, dsn).Raw("SELECT version_id FROM goose_db_version WHERE version_id > 0 ORDER BY id").
+		Scan(&versions).Error)
+	if len(versions) != 2 || versions[0] != 1 || versions[1] != 2 {
+		t.Errorf("recorded versions %v, want each migration once: [1 2]", versions)
 	}
 }
 
@@ -68,4 +363,24 @@ func TestAgentCountFollowsCreatesAndDeletes(t *testing.T) {
 		_, err = s.CreateAgent(ctx, Agent{AccountID: acct.ID, Fields: fields(t, "name", "e")}, 3)
 		wantErr(t, err, ErrQuotaExceeded)
 	})
+}
+
+// TestMigrateSQLiteProcessesStartTogether migrates one fresh SQLite file
+// from several connections at once, as processes starting together would:
+// all must succeed.
+func TestMigrateSQLiteProcessesStartTogether(t *testing.T) {
+	ctx := context.Background()
+	dsn := filepath.Join(t.TempDir(), "agentd.db")
+	const processes = 4
+	var wg sync.WaitGroup
+	errs := make([]error, processes)
+	for i := range processes {
+		wg.Go(func() { _, errs[i] = Migrate(ctx, dsn) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("process %d: %v", i, err)
+		}
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
-	"fmt"
 	"runtime"
 	"strings"
 	"sync"
@@ -108,7 +107,7 @@ func (s *Store) openPostgres(ctx context.Context, dsn string) error {
 	sqlDB.SetConnMaxLifetime(s.pool.MaxLifetime)
 	sqlDB.SetConnMaxIdleTime(s.pool.MaxIdleTime)
 	s.w, s.r, s.postgres = db, db, true
-	if err := s.migrate(ctx); err != nil {
+	if err := s.migrate(ctx, dsn); err != nil {
 		_ = s.Close()
 		return err
 	}
@@ -121,7 +120,7 @@ func (s *Store) openSQLite(ctx context.Context, dsn string) error {
 		return wrap("open sqlite writer", err)
 	}
 	s.w, s.r = w, w
-	if err := s.migrate(ctx); err != nil {
+	if err := s.migrate(ctx, dsn); err != nil {
 		_ = s.Close()
 		return err
 	}
@@ -170,61 +169,11 @@ func isMemory(dsn string) bool {
 		strings.Contains(dsn, "mode=memory")
 }
 
-// models lists every table, parents first.
+// models lists every table, parents first. The migrations in migrations/
+// create them; TestMigrationsMatchModels checks they match these models.
 func models() []any {
 	return append([]any{&accountRow{}, &keyRow{}, &agentRow{}, &conversationRow{}, &conversationUserRow{}, &messageRow{}},
 		append(analyticsModels(), append(connectionModels(), webhookModels()...)...)...)
-}
-
-// migrate creates or updates the schema. On PostgreSQL it runs in one
-// transaction under an advisory lock so replicas starting together do not race.
-func (s *Store) migrate(ctx context.Context) error {
-	db := s.w.WithContext(ctx)
-	if !s.postgres {
-		return wrap("migrate", db.Transaction(autoMigrate))
-	}
-	return wrap("migrate", db.Transaction(func(tx *gorm.DB) error {
-		if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", migrateLockKey).Error; err != nil {
-			return err
-		}
-		return autoMigrate(tx)
-	}))
-}
-
-// autoMigrate migrates every table and fills the derived columns a
-// migration adds (see backfills) for the rows that predate them.
-func autoMigrate(tx *gorm.DB) error {
-	var pending []backfill
-	for _, b := range backfills {
-		if !tx.Migrator().HasColumn(b.model, b.column) {
-			pending = append(pending, b)
-		}
-	}
-	if err := tx.AutoMigrate(models()...); err != nil {
-		return err
-	}
-	for _, b := range pending {
-		if err := b.fill(tx); err != nil {
-			return fmt.Errorf("backfill %s: %w", b.column, err)
-		}
-	}
-	return nil
-}
-
-// backfill fills a derived column for the rows that existed before it.
-type backfill struct {
-	model  any
-	column string
-	fill   func(tx *gorm.DB) error
-}
-
-// backfills are the derived columns added after the first release.
-var backfills = []backfill{
-	{&accountRow{}, "agent_count", func(tx *gorm.DB) error {
-		return tx.Exec("UPDATE accounts SET agent_count = (SELECT COUNT(*) FROM agents WHERE agents.account_id = accounts.id)").Error
-	}},
-	{&agentRow{}, "clients", fillClients},
-	{&conversationRow{}, "kind", fillConversations},
 }
 
 // Close closes every connection pool.
@@ -311,23 +260,4 @@ func msPtr(t *time.Time) *time.Time {
 	}
 	u := t.UTC().Truncate(time.Millisecond)
 	return &u
-}
-
-// fillConversations fills the columns that conversations stored before
-// history had: kind, room or user, message count and last activity, and
-// who spoke in each.
-func fillConversations(tx *gorm.DB) error {
-	err := tx.Exec(`UPDATE conversations SET
-		kind = CASE WHEN key LIKE 'room:%' THEN 'room' ELSE 'direct' END,
-		room_id = CASE WHEN key LIKE 'room:%' THEN substr(key, 6) ELSE '' END,
-		user_id = CASE WHEN key LIKE 'user:%' THEN substr(key, 6) ELSE '' END,
-		message_count = (SELECT COUNT(*) FROM messages WHERE messages.conversation_id = conversations.id),
-		last_message_at = COALESCE((SELECT MAX(created_at) FROM messages WHERE messages.conversation_id = conversations.id), created_at)`).Error
-	if err != nil {
-		return err
-	}
-	return tx.Exec(`INSERT INTO conversation_users (conversation_id, user_id, agent_id)
-		SELECT DISTINCT m.conversation_id, m.user_id, c.agent_id FROM messages m
-		JOIN conversations c ON c.id = m.conversation_id
-		WHERE m.role = 'user' AND m.user_id <> ''`).Error
 }

@@ -26,11 +26,12 @@ var commands = []*command{
 	accountsCreateCommand, accountsUpdateCommand, accountsListCommand,
 	keysCreateCommand, keysListCommand, keysRevokeCommand,
 	secretsRotateCommand,
+	migrateUpCommand, migrateStatusCommand,
 	versionCommand,
 }
 
 // groups are the words that only introduce subcommands.
-var groups = map[string]bool{"accounts": true, "keys": true, "secrets": true}
+var groups = map[string]bool{"accounts": true, "keys": true, "secrets": true, "migrate": true}
 
 // isHelp reports whether arg asks for help.
 func isHelp(arg string) bool {

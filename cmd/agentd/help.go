@@ -38,6 +38,7 @@ More examples:
   agentd keys list --account acme
   agentd keys revoke agk_AbCdEfGh
   AGENTD_SECRET_KEY=$NEW_KEY agentd secrets rotate --old "$OLD_KEY"
+  agentd migrate status --db postgres://agentd@db/agentd
 
 Run 'agentd help <command>' (for instance 'agentd help keys create') for a
 command's flags, and 'agentd help serve' for every configuration variable.
@@ -57,7 +58,7 @@ func printHelp(w io.Writer) {
 	_, _ = io.WriteString(w, b.String())
 }
 
-// printGroupHelp writes the commands of group ("accounts", "keys", "secrets").
+// printGroupHelp writes the commands of group ("accounts", "keys", "secrets", "migrate").
 func printGroupHelp(w io.Writer, group string) {
 	fmt.Fprintf(w, "Usage: agentd %s <command> [arguments] [flags]\n\nCommands:\n", group)
 	writeCommandList(w, group)
