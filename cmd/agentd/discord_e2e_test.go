@@ -23,9 +23,7 @@ func TestDiscordEndToEnd(t *testing.T) {
 	openai := llmtest.NewOpenAI(t)
 	openai.Respond(llmtest.Reply{Text: "Hi from Discord.", PromptTokens: 7, CompletionTokens: 5})
 	env := map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": openai.URL, "DISCORD_API_URL": dc.URL}
-	db := tempDB(t)
-	in := boot(t, env, "--addr", "127.0.0.1:0", "--db", db)
-	key := keyFrom(t, in.stdout.String())
+	in, key := bootUnlimited(t, env)
 	transport := &http.Transport{}
 	defer transport.CloseIdleConnections()
 	c := &client{t: t, base: in.base, http: &http.Client{Transport: transport, Timeout: 20 * time.Second}, contract: loadContract(t)}

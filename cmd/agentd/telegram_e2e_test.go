@@ -21,9 +21,7 @@ func TestTelegramEndToEnd(t *testing.T) {
 	openai := llmtest.NewOpenAI(t)
 	openai.Respond(llmtest.Reply{Text: "Hi from Telegram.", PromptTokens: 7, CompletionTokens: 5})
 	env := map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": openai.URL, "TELEGRAM_API_URL": tg.URL}
-	db := tempDB(t)
-	in := boot(t, env, "--addr", "127.0.0.1:0", "--db", db)
-	key := keyFrom(t, in.stdout.String())
+	in, key := bootUnlimited(t, env)
 	transport := &http.Transport{}
 	defer transport.CloseIdleConnections()
 	c := &client{t: t, base: in.base, http: &http.Client{Transport: transport, Timeout: 20 * time.Second}, contract: loadContract(t)}
@@ -69,6 +67,18 @@ func TestTelegramEndToEnd(t *testing.T) {
 	})
 	transport.CloseIdleConnections()
 	in.stop(t)
+}
+
+// bootUnlimited starts serve with env on a fresh SQLite database whose one
+// account is enterprise with limits that never bind, and returns its key:
+// the tests poll the API while platforms connect, which a standard
+// account's 60 requests a minute would refuse.
+func bootUnlimited(t *testing.T, env map[string]string) (*instance, string) {
+	t.Helper()
+	db := tempDB(t)
+	mustAgentd(t, db, "accounts", "create", "e2e", "--tier", "enterprise", "--rpm", "1000000", "--endpoint-multiplier", "10000")
+	key := keyFrom(t, mustAgentd(t, db, "keys", "create", "--account", "e2e").stdout)
+	return boot(t, env, "--addr", "127.0.0.1:0", "--db", db), key
 }
 
 // waitFor polls cond every 50 ms for up to 5 s, the bound decisions.md

@@ -21,8 +21,7 @@ func TestXEndToEnd(t *testing.T) {
 	openai.Respond(llmtest.Reply{Text: "Hi from X.", PromptTokens: 7, CompletionTokens: 5})
 	env := map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": openai.URL,
 		"TWITTER_API_URL": xs.URL, "TWITTER_POLL_INTERVAL": "100ms"}
-	in := boot(t, env, "--addr", "127.0.0.1:0", "--db", tempDB(t))
-	key := keyFrom(t, in.stdout.String())
+	in, key := bootUnlimited(t, env)
 	transport := &http.Transport{}
 	defer transport.CloseIdleConnections()
 	c := &client{t: t, base: in.base, http: &http.Client{Transport: transport, Timeout: 20 * time.Second}, contract: loadContract(t)}
