@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"path/filepath"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -78,37 +77,6 @@ type nopTurner struct{}
 
 func (nopTurner) Turn(context.Context, TurnRequest) (TurnReply, error) { return TurnReply{}, nil }
 
-// waits records the back-off of each "connection dropped" log record.
-type waits struct {
-	mu sync.Mutex
-	d  []time.Duration
-}
-
-func (w *waits) Enabled(context.Context, slog.Level) bool { return true }
-func (w *waits) WithAttrs([]slog.Attr) slog.Handler       { return w }
-func (w *waits) WithGroup(string) slog.Handler            { return w }
-
-func (w *waits) Handle(_ context.Context, r slog.Record) error {
-	if r.Message != "connection dropped; reconnecting" {
-		return nil
-	}
-	r.Attrs(func(a slog.Attr) bool {
-		if a.Key == "after" {
-			w.mu.Lock()
-			w.d = append(w.d, a.Value.Duration())
-			w.mu.Unlock()
-		}
-		return true
-	})
-	return nil
-}
-
-func (w *waits) all() []time.Duration {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return slices.Clone(w.d)
-}
-
 type harness struct {
 	st    *store.Store
 	sup   *Supervisor
@@ -166,8 +134,8 @@ func TestBackoffDoublesToTheCapAndStartsOverAfterAHealthyConnection(t *testing.T
 }
 
 func TestRunnerBackoffResetsAfterAConnectionHeld(t *testing.T) {
-	w := &waits{}
-	h := start(t, Config{Logger: slog.New(w), MinBackoff: 10 * time.Millisecond, MaxBackoff: 40 * time.Millisecond})
+	logs := connecttest.NewLogs()
+	h := start(t, Config{Logger: slog.New(logs), MinBackoff: 10 * time.Millisecond, MaxBackoff: 40 * time.Millisecond})
 	for range 4 {
 		h.p.conn(t)
 		h.p.do(t, drop)
@@ -184,7 +152,11 @@ func TestRunnerBackoffResetsAfterAConnectionHeld(t *testing.T) {
 	h.p.do(t, drop)
 	h.p.conn(t) // the sixth wait is logged before this Run starts
 	ms := time.Millisecond
-	if got, want := w.all(), []time.Duration{10 * ms, 20 * ms, 40 * ms, 40 * ms, 10 * ms, 20 * ms}; !slices.Equal(got, want) {
+	var got []time.Duration
+	for _, r := range logs.Records("connection dropped; reconnecting") {
+		got = append(got, r.Attrs["after"].Duration())
+	}
+	if want := []time.Duration{10 * ms, 20 * ms, 40 * ms, 40 * ms, 10 * ms, 20 * ms}; !slices.Equal(got, want) {
 		t.Fatalf("waits %v; want %v", got, want)
 	}
 }
