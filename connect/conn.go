@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agentd/agentd/store"
 )
@@ -54,17 +55,19 @@ type Conn struct {
 	lease    store.Lease // as acquired; never changed, so every goroutine may read it
 	store    Store
 
-	cursorMu sync.Mutex
-	cursor   string // the platform's cursor, the lease's at first
-	turner   Turner
-	jobs     *dispatcher
-	dropped  func()
+	mu        sync.Mutex
+	cursor    string    // the platform's cursor, the lease's at first
+	connected time.Time // when the running Run reported Connected; zero before
+
+	turner  Turner
+	jobs    *dispatcher
+	dropped func()
 }
 
 // Cursor is the platform's cursor stored by the last runner ("" at first).
 func (c *Conn) Cursor() string {
-	c.cursorMu.Lock()
-	defer c.cursorMu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	return c.cursor
 }
 
@@ -73,9 +76,9 @@ func (c *Conn) SaveCursor(ctx context.Context, cursor string) error {
 	if err := c.store.SaveCursor(ctx, c.lease, cursor); err != nil {
 		return fmt.Errorf("connect: save cursor: %w", err)
 	}
-	c.cursorMu.Lock()
+	c.mu.Lock()
 	c.cursor = cursor
-	c.cursorMu.Unlock()
+	c.mu.Unlock()
 	return nil
 }
 
@@ -89,7 +92,24 @@ func (c *Conn) Connected(ctx context.Context, botID, username string) error {
 	if err != nil {
 		return fmt.Errorf("connect: claim bot: %w", err)
 	}
-	return c.setState(ctx, store.ConnConnected, "")
+	if err := c.setState(ctx, store.ConnConnected, ""); err != nil {
+		return err
+	}
+	c.setConnectedAt(time.Now())
+	return nil
+}
+
+func (c *Conn) setConnectedAt(t time.Time) {
+	c.mu.Lock()
+	c.connected = t
+	c.mu.Unlock()
+}
+
+// connectedAt is when the running Run reported Connected, zero if it did not.
+func (c *Conn) connectedAt() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.connected
 }
 
 func (c *Conn) setState(ctx context.Context, state store.ConnState, reason string) error {

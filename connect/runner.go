@@ -145,14 +145,19 @@ func (r *runner) serve(ctx context.Context, lease store.Lease) {
 		<-ctx.Done()
 		return
 	}
-	backoff := time.Second
+	b := backoff{min: r.sup.cfg.MinBackoff, max: r.sup.cfg.MaxBackoff}
 	for ctx.Err() == nil {
 		r.setState(ctx, c, store.ConnConnecting, "")
 		c.jobs = newDispatcher(ctx, r.sup.cfg.QueueSize)
+		c.setConnectedAt(time.Time{})
 		err := r.spec.platform.Run(ctx, c)
 		c.jobs.close()
 		if ctx.Err() != nil {
 			return
+		}
+		var held time.Duration
+		if at := c.connectedAt(); !at.IsZero() {
+			held = time.Since(at)
 		}
 		var fatal *FatalError
 		if errors.As(err, &fatal) {
@@ -161,13 +166,34 @@ func (r *runner) serve(ctx context.Context, lease store.Lease) {
 			<-ctx.Done()
 			return
 		}
-		r.log.Warn("connection dropped; reconnecting", "error", err, "after", backoff)
+		wait := b.next(held)
+		r.log.Warn("connection dropped; reconnecting", "error", err, "after", wait)
 		r.setState(ctx, c, store.ConnDisconnected, "reconnecting after a failure")
-		if !sleep(ctx, jitter(backoff)) {
+		if !sleep(ctx, jitter(wait)) {
 			return
 		}
-		backoff = min(2*backoff, r.sup.cfg.MaxBackoff)
 	}
+}
+
+// backoff is the wait before a reconnection: min after the first failure,
+// doubling with each further one up to max. A connection that held longer
+// than max was healthy, so the failure that ends it starts over at min:
+// routine drops (a gateway asking to reconnect, a server restart) do not
+// leave a connection slow to come back for the rest of its life.
+type backoff struct {
+	min, max time.Duration
+	cur      time.Duration // the last wait, 0 before the first
+}
+
+// next returns the wait after a connection that was connected for held (0
+// when it never connected).
+func (b *backoff) next(held time.Duration) time.Duration {
+	if b.cur == 0 || held > b.max {
+		b.cur = b.min
+	} else {
+		b.cur = min(2*b.cur, b.max)
+	}
+	return b.cur
 }
 
 func (r *runner) setState(ctx context.Context, c *Conn, state store.ConnState, reason string) {

@@ -44,7 +44,12 @@ type Config struct {
 	// QueueSize caps the messages waiting or being answered per
 	// connection (64); more are dropped.
 	QueueSize int
+	// MinBackoff is the wait before reconnecting after a first failure
+	// (1s, at most MaxBackoff); it doubles with each further failure.
+	MinBackoff time.Duration
 	// MaxBackoff caps the wait before reconnecting after a failure (30s).
+	// A connection that stayed connected longer than it starts over at
+	// MinBackoff when it drops.
 	MaxBackoff time.Duration
 }
 
@@ -59,6 +64,8 @@ func (c Config) withDefaults() Config {
 	def(&c.ChangeEvery, time.Second)
 	def(&c.ResyncEvery, 5*time.Minute)
 	def(&c.MaxBackoff, 30*time.Second)
+	def(&c.MinBackoff, min(time.Second, c.MaxBackoff))
+	c.MinBackoff = min(c.MinBackoff, c.MaxBackoff)
 	if c.QueueSize <= 0 {
 		c.QueueSize = 64
 	}

@@ -54,14 +54,8 @@ func TestDiscordEndToEnd(t *testing.T) {
 	if n := openai.Count(); n != 1 {
 		t.Errorf("provider called %d times", n)
 	}
-	convs := c.do("GET", "/v1/agents/"+id+"/conversations?platform=discord", key, nil).data(t)["items"].([]any)
-	if len(convs) != 1 || convs[0].(map[string]any)["roomId"] != "discord:500" || convs[0].(map[string]any)["messageCount"] != 2.0 {
-		t.Errorf("conversations: %v", convs)
-	}
-	metrics := c.do("GET", "/v1/agents/"+id, key, nil).data(t)["metrics"].(map[string]any)
-	if metrics["totalMessages"] != 1.0 || metrics["totalConversations"] != 1.0 {
-		t.Errorf("metrics: %v", metrics)
-	}
+	checkTurnRecorded(t, c, key, id, platformTurn{platform: "discord", kind: "room", roomID: "discord:500",
+		speaker: "discord:99", text: "@e2e_bot hello", reply: "Hi from Discord."}) // the mention as a name
 	waitFor(t, "counters", func() bool {
 		c := conn()
 		return c["messagesIn"] == 1.0 && c["messagesOut"] == 1.0 && c["lastEventAt"] != nil

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
@@ -46,14 +48,8 @@ func TestTelegramEndToEnd(t *testing.T) {
 	if n := openai.Count(); n != 1 {
 		t.Errorf("provider called %d times", n)
 	}
-	convs := c.do("GET", "/v1/agents/"+id+"/conversations?platform=telegram", key, nil).data(t)["items"].([]any)
-	if len(convs) != 1 || convs[0].(map[string]any)["userId"] != "telegram:99" || convs[0].(map[string]any)["messageCount"] != 2.0 {
-		t.Errorf("conversations: %v", convs)
-	}
-	metrics := c.do("GET", "/v1/agents/"+id, key, nil).data(t)["metrics"].(map[string]any)
-	if metrics["totalMessages"] != 1.0 || metrics["totalConversations"] != 1.0 {
-		t.Errorf("metrics: %v", metrics)
-	}
+	checkTurnRecorded(t, c, key, id, platformTurn{platform: "telegram", kind: "direct", userID: "telegram:99",
+		speaker: "telegram:99", text: "Hello bot", reply: "Hi from Telegram."})
 	waitFor(t, "counters", func() bool {
 		conn := c.do("GET", "/v1/agents/"+id+"/connections", key, nil).data(t)["items"].([]any)[0].(map[string]any)
 		return conn["messagesIn"] == 1.0 && conn["messagesOut"] == 1.0 && conn["lastEventAt"] != nil
@@ -79,6 +75,46 @@ func bootUnlimited(t *testing.T, env map[string]string) (*instance, string) {
 	mustAgentd(t, db, "accounts", "create", "e2e", "--tier", "enterprise", "--rpm", "1000000", "--endpoint-multiplier", "10000")
 	key := keyFrom(t, mustAgentd(t, db, "keys", "create", "--account", "e2e").stdout)
 	return boot(t, env, "--addr", "127.0.0.1:0", "--db", db), key
+}
+
+// platformTurn is what one platform message answered by an agent leaves
+// in the API.
+type platformTurn struct {
+	platform       string
+	kind           string // of the conversation: "room" or "direct"
+	roomID, userID string // the conversation's; "" for the one its kind lacks
+	speaker        string // who wrote the message
+	text, reply    string
+}
+
+// checkTurnRecorded checks that the turn want went through history and
+// metrics like a Send Message: it is the agent's only conversation on its
+// platform, holding the message and the reply, and the agent's metrics
+// count one message in one conversation.
+func checkTurnRecorded(t *testing.T, c *client, key, agentID string, want platformTurn) {
+	t.Helper()
+	convs := c.do("GET", "/v1/agents/"+agentID+"/conversations?platform="+want.platform, key, nil).data(t)["items"].([]any)
+	if len(convs) != 1 {
+		t.Fatalf("%s conversations: %v; want one", want.platform, convs)
+	}
+	conv := convs[0].(map[string]any)
+	roomID, _ := conv["roomId"].(string)
+	userID, _ := conv["userId"].(string)
+	if conv["kind"] != want.kind || conv["platform"] != want.platform || roomID != want.roomID || userID != want.userID || conv["messageCount"] != 2.0 {
+		t.Errorf("conversation %v; want %+v with 2 messages", conv, want)
+	}
+	var got []string
+	for _, m := range c.do("GET", "/v1/agents/"+agentID+"/conversations/"+conv["id"].(string)+"/messages", key, nil).data(t)["items"].([]any) {
+		m := m.(map[string]any)
+		got = append(got, fmt.Sprintf("%v %v %v", m["role"], m["userId"], m["text"]))
+	}
+	if wantMsgs := []string{"user " + want.speaker + " " + want.text, "agent " + want.speaker + " " + want.reply}; !slices.Equal(got, wantMsgs) {
+		t.Errorf("messages %q; want %q", got, wantMsgs)
+	}
+	metrics := c.do("GET", "/v1/agents/"+agentID, key, nil).data(t)["metrics"].(map[string]any)
+	if metrics["totalMessages"] != 1.0 || metrics["totalConversations"] != 1.0 {
+		t.Errorf("metrics: %v; want one message in one conversation", metrics)
+	}
 }
 
 // waitFor polls cond every 50 ms for up to 5 s, the bound decisions.md

@@ -54,14 +54,8 @@ func TestXEndToEnd(t *testing.T) {
 	if p := xs.Posts("9-at")[0]; p.Text != "Hi from X." || p.ReplyTo != mention {
 		t.Errorf("posted %+v", p)
 	}
-	convs := c.do("GET", "/v1/agents/"+id+"/conversations?platform=twitter", key, nil).data(t)["items"].([]any)
-	if len(convs) != 1 || convs[0].(map[string]any)["roomId"] != "twitter:"+mention || convs[0].(map[string]any)["messageCount"] != 2.0 {
-		t.Errorf("conversations: %v", convs)
-	}
-	metrics := c.do("GET", "/v1/agents/"+id, key, nil).data(t)["metrics"].(map[string]any)
-	if metrics["totalMessages"] != 1.0 || metrics["totalConversations"] != 1.0 {
-		t.Errorf("metrics: %v", metrics)
-	}
+	checkTurnRecorded(t, c, key, id, platformTurn{platform: "twitter", kind: "room", roomID: "twitter:" + mention,
+		speaker: "twitter:77", text: "@e2e_x hello", reply: "Hi from X."})
 	waitFor(t, "counters", func() bool { return conn()["messagesIn"] == 1.0 && conn()["messagesOut"] == 1.0 })
 
 	expect(t, "deactivate", c.do("PATCH", "/v1/agents/"+id, key, map[string]any{"status": "inactive"}), 200, "")

@@ -3,18 +3,23 @@ package telegram_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentd/agentd/connect"
+	"github.com/agentd/agentd/connect/connecttest"
 	"github.com/agentd/agentd/connect/telegram"
 	"github.com/agentd/agentd/connect/telegram/telegramtest"
 	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/store/storetest"
 	"github.com/go-telegram/bot/models"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/goleak"
 )
 
@@ -24,14 +29,23 @@ const (
 	botName = "ada_bot"
 )
 
-// echoTurner answers every message with "re: <text>", or with reply when set.
+// echoTurner answers every message with "re: <text>", or with reply when
+// set; when block is set, each turn first waits for it to be closed.
 type echoTurner struct {
 	mu    sync.Mutex
 	reqs  []connect.TurnRequest
 	reply string
+	block chan struct{}
 }
 
-func (e *echoTurner) Turn(_ context.Context, r connect.TurnRequest) (connect.TurnReply, error) {
+func (e *echoTurner) Turn(ctx context.Context, r connect.TurnRequest) (connect.TurnReply, error) {
+	if e.block != nil {
+		select {
+		case <-e.block:
+		case <-ctx.Done():
+			return connect.TurnReply{}, ctx.Err()
+		}
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.reqs = append(e.reqs, r)
@@ -49,6 +63,12 @@ type fixture struct {
 	acct   store.Account
 	cancel context.CancelFunc
 	done   chan struct{}
+
+	// Set before start: the connection queue's size (the default when
+	// 0), the metrics' registry and the logs' handler (none when nil).
+	queueSize int
+	reg       *prometheus.Registry
+	logs      *connecttest.Logs
 }
 
 // start opens a store at dsn ("" for a SQLite file) and runs a supervisor
@@ -69,12 +89,19 @@ func newFixture(t *testing.T) *fixture {
 }
 
 func (f *fixture) run(st *store.Store, owner string) (stop context.CancelFunc, done chan struct{}) {
-	sup, err := connect.New(connect.Config{
+	cfg := connect.Config{
 		Store: st, Turner: f.turner, Owner: owner,
 		Platforms: []connect.Platform{&telegram.Platform{APIURL: f.tg.URL, PollTimeout: 2 * time.Second}},
 		LeaseTTL:  time.Second, RenewEvery: 200 * time.Millisecond, ChangeEvery: 100 * time.Millisecond,
-		MaxBackoff: 200 * time.Millisecond,
-	})
+		MaxBackoff: 200 * time.Millisecond, QueueSize: f.queueSize,
+	}
+	if f.reg != nil {
+		cfg.Registerer = f.reg
+	}
+	if f.logs != nil {
+		cfg.Logger = slog.New(f.logs)
+	}
+	sup, err := connect.New(cfg)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -348,6 +375,115 @@ func TestTooManyRequestsHonoured(t *testing.T) {
 	eventually(t, "reply after retry_after", func() bool { return len(f.tg.Sent(token)) == 1 })
 	if time.Since(start) < time.Second {
 		t.Fatalf("the reply was retried before retry_after")
+	}
+}
+
+// pollFailures returns the failed polls the session logged: each one's
+// error text and the wait it chose.
+func (f *fixture) pollFailures() (errs []string, waits []time.Duration) {
+	for _, r := range f.logs.Records("telegram poll failed; waiting") {
+		errs = append(errs, r.Attrs["error"].String())
+		waits = append(waits, r.Attrs["wait"].Duration())
+	}
+	return errs, waits
+}
+
+// calls counts the bot's requests of method.
+func (f *fixture) calls(method string) int {
+	n := 0
+	for _, c := range f.tg.Calls(token) {
+		if c.Method == method {
+			n++
+		}
+	}
+	return n
+}
+
+// failPollAndRecover makes the next polls fail with status (and
+// retryAfter), checks that the session waits them out by itself (no
+// reconnection: getMe is called once) and answers what comes after; it
+// returns the waits the session chose.
+func failPollAndRecover(t *testing.T, status, retryAfter, times int) []time.Duration {
+	f := newFixture(t)
+	f.logs = connecttest.NewLogs()
+	a := f.agent(withToken(nil))
+	f.start()
+	f.waitConnected(a)
+	for range times {
+		f.tg.Fail(token, "getUpdates", status, retryAfter)
+	}
+	f.tg.Queue(token, private("one")) // ends the held poll: the next ones fail
+	eventually(t, "the failed polls waited out", func() bool { errs, _ := f.pollFailures(); return len(errs) == times })
+	f.tg.Queue(token, private("two"))
+	eventually(t, "both replies", func() bool { return len(f.tg.Sent(token)) == 2 })
+	errs, waits := f.pollFailures()
+	for _, e := range errs {
+		if !strings.Contains(e, strconv.Itoa(status)) {
+			t.Errorf("poll failure logged as %q; want %d", e, status)
+		}
+	}
+	if n := f.calls("getMe"); n != 1 {
+		t.Errorf("getMe called %d times: the connection was restarted instead of waiting", n)
+	}
+	if c := f.state(a); c.State != store.ConnConnected {
+		t.Errorf("connection %+v; want connected", c)
+	}
+	return waits
+}
+
+// A 409 means another getUpdates is running (another poller of the bot,
+// or a restarted runner's request still held): the session backs off,
+// longer each time, and polls again.
+func TestConflictOnGetUpdatesBacksOffAndRecovers(t *testing.T) {
+	waits := failPollAndRecover(t, 409, 0, 3)
+	if len(waits) != 3 || waits[0] <= 0 || waits[1] <= waits[0] || waits[2] <= waits[1] {
+		t.Fatalf("waits after 409s: %v; want growing ones", waits)
+	}
+}
+
+func TestTooManyRequestsOnGetUpdatesWaitsRetryAfter(t *testing.T) {
+	if waits := failPollAndRecover(t, 429, 1, 1); len(waits) != 1 || waits[0] != time.Second {
+		t.Fatalf("waits after a 429 with retry_after 1: %v; want [1s]", waits)
+	}
+}
+
+// A connection answers a bounded number of messages at once; the rest are
+// dropped, logged and counted, not queued without end.
+func TestQueueOverflowDroppedLoggedAndCounted(t *testing.T) {
+	f := newFixture(t)
+	f.queueSize, f.reg, f.logs = 2, prometheus.NewRegistry(), connecttest.NewLogs()
+	f.turner.block = make(chan struct{})
+	a := f.agent(withToken(nil))
+	f.start()
+	f.waitConnected(a)
+	// The first turn blocks, the second waits behind it: the third finds
+	// the queue full.
+	one, two := private("one"), private("two")
+	for _, u := range []models.Update{one, two, private("three")} {
+		f.tg.Queue(token, u)
+	}
+	eventually(t, "a message dropped", func() bool { return connecttest.Dropped(t, f.reg, "telegram") == 1 })
+	if n := len(f.logs.Records("connection queue full: message dropped")); n != 1 {
+		t.Fatalf("%d drops logged; want 1", n)
+	}
+	close(f.turner.block)
+	eventually(t, "the queued replies", func() bool { return len(f.tg.Sent(token)) == 2 })
+	var quoted []int
+	for _, s := range f.tg.Sent(token) {
+		quoted = append(quoted, s.ReplyTo)
+	}
+	if want := []int{one.Message.ID, two.Message.ID}; !slices.Equal(quoted, want) {
+		t.Fatalf("replies quote %v; want %v", quoted, want)
+	}
+	// A dropped message is never turned: the two accepted ones were.
+	f.turner.mu.Lock()
+	turned := len(f.turner.reqs)
+	f.turner.mu.Unlock()
+	if turned != 2 {
+		t.Fatalf("%d turns; want 2", turned)
+	}
+	if n := connecttest.Dropped(t, f.reg, "telegram"); n != 1 {
+		t.Fatalf("dropped counter %v; want 1", n)
 	}
 }
 
