@@ -3,7 +3,7 @@ GO        ?= go
 PKGS      ?= ./...
 BENCHTIME ?= 2s
 
-.PHONY: run build test generate lint spectral ts-check web web-check bench microbench fuzz clean
+.PHONY: run build test reliability generate lint spectral ts-check web web-check bench microbench fuzz clean
 
 # TS_CLIENT type-checks a TypeScript client generated from openapi.yaml; its
 # schema.d.ts is committed like gen/.
@@ -21,6 +21,22 @@ build:
 ## test: every test, with the race detector (needs PostgreSQL and Redis on 127.0.0.1, see .ci/run)
 test:
 	$(GO) test -race -count=1 $(PKGS)
+
+## reliability: kill agentd with SIGKILL under load, hostile and slow clients, then every fuzz target for RELIABILITY_FUZZTIME
+# The budget knobs (defaults fit CI, about 5 minutes in all): AGENTD_CRASH_KILLS
+# (20 per backend), AGENTD_CRASH_WINDOW (1s, the longest load before a kill),
+# AGENTD_HOSTILE_DURATION (3s of measuring per hostile load), RELIABILITY_FUZZTIME
+# (20s per fuzz target). No -race: the load is the point, make test has the race detector.
+RELIABILITY_TESTS    = ^(TestCrashConsistency|TestHostileClients)$$
+RELIABILITY_FUZZTIME ?= 20s
+reliability:
+	AGENTD_RELIABILITY=1 $(GO) test -count=1 -timeout 20m -v -run '$(RELIABILITY_TESTS)' ./cmd/agentd
+	@set -e; for file in $$(grep -rl --include='*_test.go' '^func Fuzz' .); do \
+		for target in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$file); do \
+			echo "+ fuzz $$target in $$(dirname $$file) for $(RELIABILITY_FUZZTIME)"; \
+			$(GO) test $$(dirname $$file) -run '^$$' -fuzz "^$$target\$$" -fuzztime $(RELIABILITY_FUZZTIME) -fuzzminimizetime 100x; \
+		done; \
+	done
 
 ## generate: regenerate gen/ and clients/typescript/schema.d.ts from openapi.yaml (needs npm)
 generate: $(TS_CLIENT)/node_modules/.package-lock.json
