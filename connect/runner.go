@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -69,7 +68,7 @@ func (r *runner) run() {
 			r.hold(lease)
 			continue
 		}
-		sleep(r.ctx, r.sup.cfg.RenewEvery)
+		Sleep(r.ctx, r.sup.cfg.RenewEvery)
 	}
 }
 
@@ -112,7 +111,7 @@ func (r *runner) hold(lease store.Lease) {
 // the lease is taken over, or would expire before the next renewal.
 func (r *runner) renew(ctx context.Context, lost context.CancelCauseFunc, lease store.Lease) {
 	every := r.sup.cfg.RenewEvery
-	for sleep(ctx, every) {
+	for Sleep(ctx, every) {
 		renewed, err := r.sup.cfg.Store.RenewLease(ctx, lease, r.sup.cfg.LeaseTTL)
 		switch {
 		case err == nil:
@@ -169,7 +168,7 @@ func (r *runner) serve(ctx context.Context, lease store.Lease) {
 		wait := b.next(held)
 		r.log.Warn("connection dropped; reconnecting", "error", err, "after", wait)
 		r.setState(ctx, c, store.ConnDisconnected, "reconnecting after a failure")
-		if !sleep(ctx, jitter(wait)) {
+		if !Sleep(ctx, Jitter(wait)) {
 			return
 		}
 	}
@@ -199,22 +198,5 @@ func (b *backoff) next(held time.Duration) time.Duration {
 func (r *runner) setState(ctx context.Context, c *Conn, state store.ConnState, reason string) {
 	if err := c.setState(ctx, state, reason); err != nil && ctx.Err() == nil {
 		r.log.Warn("store connection state", "error", err)
-	}
-}
-
-// jitter spreads d by ±20% so replicas do not retry in step.
-func jitter(d time.Duration) time.Duration {
-	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
-}
-
-// sleep waits d and reports true, or false as soon as ctx ends.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
 	}
 }

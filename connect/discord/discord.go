@@ -154,14 +154,7 @@ func (p *Platform) waitIdentify(ctx context.Context, token string) bool {
 	}
 	p.nextIdentify[token] = at.Add(every)
 	p.mu.Unlock()
-	t := time.NewTimer(time.Until(at))
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
+	return connect.Sleep(ctx, time.Until(at))
 }
 
 // openError turns the close codes and statuses that no retry can fix into

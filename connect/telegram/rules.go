@@ -218,12 +218,8 @@ func (s *session) send(ctx context.Context, p *bot.SendMessageParams) error {
 		if !errors.As(err, &tooMany) || attempt == 2 {
 			return err
 		}
-		t := time.NewTimer(time.Duration(max(tooMany.RetryAfter, 1)) * time.Second)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !connect.Sleep(ctx, time.Duration(max(tooMany.RetryAfter, 1))*time.Second) {
 			return fmt.Errorf("telegram: send: %w", ctx.Err())
-		case <-t.C:
 		}
 	}
 }

@@ -172,12 +172,7 @@ func (s *session) wait(ctx context.Context, err error, backoff time.Duration) (t
 		d = ae.RetryAfter
 	}
 	s.c.Logger.Warn("telegram poll failed; waiting", "error", err, "wait", d)
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
+	connect.Sleep(ctx, d)
 	return backoff, nil
 }
 

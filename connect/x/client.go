@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentd/agentd/connect"
 	"github.com/dghubble/oauth1"
 )
 
@@ -171,14 +172,10 @@ func (c *client) waitLimit(ctx context.Context, endpoint string) error {
 	if d <= 0 {
 		return nil
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
+	if !connect.Sleep(ctx, d) {
 		return fmt.Errorf("x: %s: waiting for the rate limit: %w", endpoint, ctx.Err())
-	case <-t.C:
-		return nil
 	}
+	return nil
 }
 
 // user is an X account.

@@ -31,7 +31,7 @@ func (s *session) poll(ctx context.Context, what string, once func(context.Conte
 		default:
 			s.c.Logger.Warn("X "+what+" poll failed", "error", err)
 		}
-		if !sleep(ctx, s.p.pollInterval()) {
+		if !connect.Sleep(ctx, s.p.pollInterval()) {
 			return nil
 		}
 	}
@@ -163,22 +163,22 @@ func (s *session) postLoop(ctx context.Context) error {
 		now := s.p.now()
 		switch {
 		case next.IsZero():
-			if err := s.update(ctx, func(c *cursor) { c.NextPost = now.Add(jitter(every)) }); err != nil {
+			if err := s.update(ctx, func(c *cursor) { c.NextPost = now.Add(connect.Jitter(every)) }); err != nil {
 				return err
 			}
 			continue
 		case !now.Before(next):
 			s.post(ctx, next)
-			following := next.Add(jitter(every))
+			following := next.Add(connect.Jitter(every))
 			if !following.After(now) { // long down: one post now, no burst of missed ones
-				following = now.Add(jitter(every))
+				following = now.Add(connect.Jitter(every))
 			}
 			if err := s.update(ctx, func(c *cursor) { c.NextPost = following }); err != nil {
 				return err
 			}
 			continue
 		}
-		if !sleep(ctx, min(s.p.scheduleCheck(), next.Sub(now))) {
+		if !connect.Sleep(ctx, min(s.p.scheduleCheck(), next.Sub(now))) {
 			return nil
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -235,23 +234,6 @@ func (s *session) cursor() cursor {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.cur
-}
-
-// jitter spreads d by ±20%.
-func jitter(d time.Duration) time.Duration {
-	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
-}
-
-// sleep waits d and reports true, or false as soon as ctx ends.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
 
 // newer reports whether X id a is after id b (ids are decimal numbers that
