@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -93,4 +94,16 @@ func (l *Logs) Records(msg string) []Record {
 		}
 	}
 	return out
+}
+
+// Eventually polls cond every 20 ms for up to 5 s, the bound decisions.md
+// gives connections to follow a change, and fails t if it never holds.
+func Eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("timed out waiting for %s", what)
 }

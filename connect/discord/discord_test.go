@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/connect"
+	"github.com/agentd/agentd/connect/connecttest"
 	"github.com/agentd/agentd/connect/discord"
 	"github.com/agentd/agentd/connect/discord/discordtest"
 	"github.com/agentd/agentd/store"
@@ -124,17 +125,6 @@ func withToken(tok string, discordSettings map[string]any) map[string]any {
 	return s
 }
 
-// eventually polls cond every 20 ms for up to 5 s.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if cond() {
-			return
-		}
-	}
-	t.Fatalf("timed out waiting for %s", what)
-}
-
 func (f *fixture) state(a store.Agent) store.Connection {
 	conns, err := f.st.ListConnections(context.Background(), f.acct.ID, a.ID)
 	if err != nil || len(conns) == 0 {
@@ -144,7 +134,7 @@ func (f *fixture) state(a store.Agent) store.Connection {
 }
 
 func (f *fixture) waitConnected(a store.Agent) {
-	eventually(f.t, "connected", func() bool { return f.state(a).State == store.ConnConnected && f.dc.Connected(token) == 1 })
+	connecttest.Eventually(f.t, "connected", func() bool { return f.state(a).State == store.ConnConnected && f.dc.Connected(token) == 1 })
 }
 
 var alice = &discordgo.User{ID: "42", Username: "alice"}
@@ -195,7 +185,7 @@ func TestMentionRulesDMsAndBots(t *testing.T) {
 			t.Fatal("not dispatched")
 		}
 	}
-	eventually(t, "replies", func() bool { return len(f.dc.Sent(token)) == len(answered) })
+	connecttest.Eventually(t, "replies", func() bool { return len(f.dc.Sent(token)) == len(answered) })
 	got := f.replies()
 	want := map[string]string{answered[0].ID: "re: @ada hello", answered[1].ID: "re: go on", answered[2].ID: "re: hi in private"}
 	for id, text := range want {
@@ -217,7 +207,7 @@ func TestMentionRulesDMsAndBots(t *testing.T) {
 	if typing := f.dc.Typing(token); !slices.Contains(typing, "222") || !slices.Contains(typing, "700") {
 		t.Errorf("typing in %v", typing)
 	}
-	eventually(t, "counters", func() bool { c := f.state(a); return c.MessagesIn == 3 && c.MessagesOut == 3 })
+	connecttest.Eventually(t, "counters", func() bool { c := f.state(a); return c.MessagesIn == 3 && c.MessagesOut == 3 })
 	if c := f.state(a); c.BotID != botID || c.BotUsername != botName {
 		t.Fatalf("connection %+v", c)
 	}
@@ -233,7 +223,7 @@ func TestChannelsByIDAndNameWithoutMentions(t *testing.T) {
 	f.dc.Dispatch(token, f.inGuild("333", "<@"+botID+"> in off-topic", alice))
 	f.dc.Dispatch(token, byID)
 	f.dc.Dispatch(token, byName)
-	eventually(t, "replies", func() bool { return len(f.dc.Sent(token)) >= 2 })
+	connecttest.Eventually(t, "replies", func() bool { return len(f.dc.Sent(token)) >= 2 })
 	// The channel filter runs in the channel's own line, which nothing
 	// else waits for: give it time to (wrongly) answer.
 	time.Sleep(300 * time.Millisecond)
@@ -251,7 +241,7 @@ func TestDMsOffAndEveryChannelWithoutList(t *testing.T) {
 	f.dc.Dispatch(token, direct("ignored"))
 	last := f.inGuild("333", "anything", alice)
 	f.dc.Dispatch(token, last)
-	eventually(t, "guild reply", func() bool { return len(f.dc.Sent(token)) >= 1 })
+	connecttest.Eventually(t, "guild reply", func() bool { return len(f.dc.Sent(token)) >= 1 })
 	if got := f.replies(); len(got) != 1 || got[last.ID] != "re: anything" {
 		t.Fatalf("replies %v", got)
 	}
@@ -265,12 +255,12 @@ func TestLongReplySplitAndDuplicateAnsweredOnce(t *testing.T) {
 	f.waitConnected(a)
 	m := direct("tell me everything")
 	f.dc.Dispatch(token, m)
-	eventually(t, "two parts", func() bool { return len(f.dc.Sent(token)) == 2 })
+	connecttest.Eventually(t, "two parts", func() bool { return len(f.dc.Sent(token)) == 2 })
 	dup := *m
 	f.dc.Dispatch(token, &dup) // the same message delivered again
 	later := direct("next")
 	f.dc.Dispatch(token, later)
-	eventually(t, "next reply", func() bool { return len(f.dc.Sent(token)) == 4 })
+	connecttest.Eventually(t, "next reply", func() bool { return len(f.dc.Sent(token)) == 4 })
 	sent := f.dc.Sent(token)
 	if sent[0].ReplyTo != m.ID || sent[1].ReplyTo != "" || sent[0].Content != strings.Repeat("a", 1900)+" " || sent[1].Content != strings.Repeat("é", 300) {
 		t.Fatalf("parts: %d chars referencing %q, then %d chars referencing %q", len(sent[0].Content), sent[0].ReplyTo, len(sent[1].Content), sent[1].ReplyTo)
@@ -287,7 +277,7 @@ func TestRejectedTokenAndIntentsAreErrorsWithoutRetry(t *testing.T) {
 	bad := f.agent(withToken("unknown.token", nil))
 	intents := f.agent(withToken(noContent, nil))
 	f.start()
-	eventually(t, "errors", func() bool {
+	connecttest.Eventually(t, "errors", func() bool {
 		return f.state(bad).State == store.ConnError && f.state(intents).State == store.ConnError
 	})
 	if r := f.state(bad).Reason; !strings.Contains(r, "4004") || !strings.Contains(r, "Developer Portal") {
@@ -331,18 +321,18 @@ func TestDroppedSocketReconnectsWithEvents(t *testing.T) {
 		t.Fatalf("%d connection.changed events after connecting", before)
 	}
 	f.dc.Drop(token)
-	eventually(t, "a second identify", func() bool { return len(f.dc.Identifies(token)) == 2 })
+	connecttest.Eventually(t, "a second identify", func() bool { return len(f.dc.Identifies(token)) == 2 })
 	f.waitConnected(a)
 	if after := deliveries(); after < before+3 { // disconnected, connecting, connected
 		t.Fatalf("connection.changed events: %d before the drop, %d after", before, after)
 	}
 	// A close with a code that is not fatal reconnects too.
 	f.dc.CloseWith(token, 4000)
-	eventually(t, "a third identify", func() bool { return len(f.dc.Identifies(token)) == 3 })
+	connecttest.Eventually(t, "a third identify", func() bool { return len(f.dc.Identifies(token)) == 3 })
 	f.waitConnected(a)
 	m := direct("still there?")
 	f.dc.Dispatch(token, m)
-	eventually(t, "reply after reconnecting", func() bool { return f.replies()[m.ID] == "re: still there?" })
+	connecttest.Eventually(t, "reply after reconnecting", func() bool { return f.replies()[m.ID] == "re: still there?" })
 }
 
 func TestStopsWhenInactiveOrDeleted(t *testing.T) {
@@ -360,9 +350,9 @@ func TestStopsWhenInactiveOrDeleted(t *testing.T) {
 			_, err := f.st.DeleteAgent(ctx, f.acct.ID, a.ID)
 			mustOK(t, err)
 		}
-		eventually(t, name+" disconnects", func() bool { return f.dc.Connected(token) == 0 })
+		connecttest.Eventually(t, name+" disconnects", func() bool { return f.dc.Connected(token) == 0 })
 		if name == "inactive" {
-			eventually(t, "disconnected state", func() bool {
+			connecttest.Eventually(t, "disconnected state", func() bool {
 				c := f.state(a)
 				return c.State == store.ConnDisconnected && c.Reason == "the agent is inactive"
 			})
@@ -376,7 +366,7 @@ func TestMissingTokenDisabled(t *testing.T) {
 	f := newFixture(t)
 	a := f.agent(map[string]any{})
 	f.start()
-	eventually(t, "disabled", func() bool {
+	connecttest.Eventually(t, "disabled", func() bool {
 		c := f.state(a)
 		return c.State == store.ConnDisabled && strings.Contains(c.Reason, discord.TokenVar)
 	})
@@ -404,7 +394,7 @@ func TestFailoverOnPostgres(t *testing.T) {
 	t.Cleanup(func() { stopB(); <-doneB })
 	one := direct("one")
 	f.dc.Dispatch(token, one)
-	eventually(t, "first reply", func() bool { return len(f.dc.Sent(token)) == 1 })
+	connecttest.Eventually(t, "first reply", func() bool { return len(f.dc.Sent(token)) == 1 })
 	if n := f.dc.Connected(token); n != 1 {
 		t.Fatalf("%d gateway connections; want exactly one", n)
 	}
@@ -414,13 +404,13 @@ func TestFailoverOnPostgres(t *testing.T) {
 	_ = stA.Close()
 	stopA()
 	<-doneA
-	eventually(t, "replica-b connects", func() bool {
+	connecttest.Eventually(t, "replica-b connects", func() bool {
 		c := f.state(a)
 		return c.State == store.ConnConnected && f.dc.Connected(token) == 1 && len(f.dc.Identifies(token)) == 2
 	})
 	two := direct("two")
 	f.dc.Dispatch(token, two)
-	eventually(t, "replica-b answers", func() bool { return len(f.dc.Sent(token)) == 2 })
+	connecttest.Eventually(t, "replica-b answers", func() bool { return len(f.dc.Sent(token)) == 2 })
 	if got := f.replies(); got[one.ID] != "re: one" || got[two.ID] != "re: two" {
 		t.Fatalf("sent after failover: %v", got)
 	}

@@ -139,17 +139,6 @@ func withToken(extra map[string]any) map[string]any {
 	return s
 }
 
-// eventually polls cond every 20 ms for up to 5 s.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if cond() {
-			return
-		}
-	}
-	t.Fatalf("timed out waiting for %s", what)
-}
-
 func (f *fixture) state(a store.Agent) store.Connection {
 	conns, err := f.st.ListConnections(context.Background(), f.acct.ID, a.ID)
 	if err != nil || len(conns) == 0 {
@@ -159,7 +148,7 @@ func (f *fixture) state(a store.Agent) store.Connection {
 }
 
 func (f *fixture) waitConnected(a store.Agent) {
-	eventually(f.t, "connected", func() bool { return f.state(a).State == store.ConnConnected && f.tg.Polling(token) > 0 })
+	connecttest.Eventually(f.t, "connected", func() bool { return f.state(a).State == store.ConnConnected && f.tg.Polling(token) > 0 })
 }
 
 var nextMsg = 1
@@ -193,7 +182,7 @@ func TestPrivateChatAnsweredWithQuote(t *testing.T) {
 	f.waitConnected(a)
 	u := private("hello")
 	f.tg.Queue(token, u)
-	eventually(t, "reply", func() bool { return len(f.tg.Sent(token)) == 1 })
+	connecttest.Eventually(t, "reply", func() bool { return len(f.tg.Sent(token)) == 1 })
 	sent := f.tg.Sent(token)[0]
 	if sent.Text != "re: hello" || sent.ReplyTo != u.Message.ID || sent.ChatID != "42" {
 		t.Fatalf("sent %+v; want re: hello quoting %d", sent, u.Message.ID)
@@ -204,7 +193,7 @@ func TestPrivateChatAnsweredWithQuote(t *testing.T) {
 	if req.Conv.UserID != "telegram:42" || req.Conv.RoomID != "" || req.Conv.Platform != "telegram" || req.AgentID != a.ID {
 		t.Fatalf("turn request %+v", req)
 	}
-	eventually(t, "counters", func() bool { c := f.state(a); return c.MessagesIn == 1 && c.MessagesOut == 1 })
+	connecttest.Eventually(t, "counters", func() bool { c := f.state(a); return c.MessagesIn == 1 && c.MessagesOut == 1 })
 	if c := f.state(a); c.BotID != "123" || c.BotUsername != botName {
 		t.Fatalf("connection %+v", c)
 	}
@@ -237,7 +226,7 @@ func TestGroupRules(t *testing.T) {
 	for _, u := range append(ignored, answered...) {
 		f.tg.Queue(token, u)
 	}
-	eventually(t, "replies", func() bool { return len(f.tg.Sent(token)) == len(answered)+1 })
+	connecttest.Eventually(t, "replies", func() bool { return len(f.tg.Sent(token)) == len(answered)+1 })
 	texts := map[int]string{}
 	for _, s := range f.tg.Sent(token) {
 		texts[s.ReplyTo] = s.Text
@@ -274,7 +263,7 @@ func TestGroupIDsAndAdminReset(t *testing.T) {
 	f.tg.Queue(token, other)
 	reset := group("/reset", &models.User{ID: 7, Username: "boss"}, command("/reset"))
 	f.tg.Queue(token, reset)
-	eventually(t, "reset reply", func() bool { return len(f.tg.Sent(token)) == 1 })
+	connecttest.Eventually(t, "reset reply", func() bool { return len(f.tg.Sent(token)) == 1 })
 	if s := f.tg.Sent(token)[0]; s.ReplyTo != reset.Message.ID || s.Text != "I have forgotten our conversation." {
 		t.Fatalf("sent %+v", s)
 	}
@@ -288,14 +277,14 @@ func TestDuplicateAnsweredOnceAndLongRepliesSplit(t *testing.T) {
 	f.waitConnected(a)
 	u := private("tell me everything")
 	f.tg.Queue(token, u)
-	eventually(t, "two parts", func() bool { return len(f.tg.Sent(token)) == 2 })
+	connecttest.Eventually(t, "two parts", func() bool { return len(f.tg.Sent(token)) == 2 })
 	f.tg.QueueAgain(token, models.Update{ID: 99, Message: u.Message}) // same message, delivered again
 	// Numbered after the duplicate: the server forgets updates below the
 	// offset its poller confirmed.
 	later := private("next")
 	later.ID = 100
 	f.tg.QueueAgain(token, later)
-	eventually(t, "next reply", func() bool { return len(f.tg.Sent(token)) == 4 })
+	connecttest.Eventually(t, "next reply", func() bool { return len(f.tg.Sent(token)) == 4 })
 	sent := f.tg.Sent(token)
 	if sent[0].ReplyTo != u.Message.ID || sent[1].ReplyTo != 0 || len(sent[0].Text) != 4001 || sent[1].Text != strings.Repeat("b", 200) {
 		t.Fatalf("parts: %d chars quoting %d, then %q quoting %d", len(sent[0].Text), sent[0].ReplyTo, sent[1].Text, sent[1].ReplyTo)
@@ -329,7 +318,7 @@ func TestStopsWhenInactiveRemovedOrDeleted(t *testing.T) {
 		a := f.agent(withToken(nil))
 		f.waitConnected(a)
 		stops[name](a)
-		eventually(t, name+" stops polling", func() bool { return f.tg.Polling(token) == 0 })
+		connecttest.Eventually(t, name+" stops polling", func() bool { return f.tg.Polling(token) == 0 })
 		if name == "inactive" {
 			if c := f.state(a); c.State != store.ConnDisconnected || c.Reason != "the agent is inactive" {
 				t.Fatalf("inactive agent's connection: %+v", c)
@@ -346,7 +335,7 @@ func TestTokenChangesMissingAndRejected(t *testing.T) {
 	f := newFixture(t)
 	a := f.agent(map[string]any{})
 	f.start()
-	eventually(t, "disabled", func() bool {
+	connecttest.Eventually(t, "disabled", func() bool {
 		c := f.state(a)
 		return c.State == store.ConnDisabled && strings.Contains(c.Reason, telegram.TokenVar)
 	})
@@ -356,7 +345,7 @@ func TestTokenChangesMissingAndRejected(t *testing.T) {
 		mustOK(t, err)
 	}
 	setToken("999:unknown") // the test server answers 401 for it
-	eventually(t, "error", func() bool {
+	connecttest.Eventually(t, "error", func() bool {
 		c := f.state(a)
 		return c.State == store.ConnError && strings.Contains(c.Reason, "401")
 	})
@@ -372,7 +361,7 @@ func TestTooManyRequestsHonoured(t *testing.T) {
 	f.tg.Fail(token, "sendMessage", 429, 1)
 	start := time.Now()
 	f.tg.Queue(token, private("hi"))
-	eventually(t, "reply after retry_after", func() bool { return len(f.tg.Sent(token)) == 1 })
+	connecttest.Eventually(t, "reply after retry_after", func() bool { return len(f.tg.Sent(token)) == 1 })
 	if time.Since(start) < time.Second {
 		t.Fatalf("the reply was retried before retry_after")
 	}
@@ -413,9 +402,9 @@ func failPollAndRecover(t *testing.T, status, retryAfter, times int) []time.Dura
 		f.tg.Fail(token, "getUpdates", status, retryAfter)
 	}
 	f.tg.Queue(token, private("one")) // ends the held poll: the next ones fail
-	eventually(t, "the failed polls waited out", func() bool { errs, _ := f.pollFailures(); return len(errs) == times })
+	connecttest.Eventually(t, "the failed polls waited out", func() bool { errs, _ := f.pollFailures(); return len(errs) == times })
 	f.tg.Queue(token, private("two"))
-	eventually(t, "both replies", func() bool { return len(f.tg.Sent(token)) == 2 })
+	connecttest.Eventually(t, "both replies", func() bool { return len(f.tg.Sent(token)) == 2 })
 	errs, waits := f.pollFailures()
 	for _, e := range errs {
 		if !strings.Contains(e, strconv.Itoa(status)) {
@@ -462,12 +451,12 @@ func TestQueueOverflowDroppedLoggedAndCounted(t *testing.T) {
 	for _, u := range []models.Update{one, two, private("three")} {
 		f.tg.Queue(token, u)
 	}
-	eventually(t, "a message dropped", func() bool { return connecttest.Dropped(t, f.reg, "telegram") == 1 })
+	connecttest.Eventually(t, "a message dropped", func() bool { return connecttest.Dropped(t, f.reg, "telegram") == 1 })
 	if n := len(f.logs.Records("connection queue full: message dropped")); n != 1 {
 		t.Fatalf("%d drops logged; want 1", n)
 	}
 	close(f.turner.block)
-	eventually(t, "the queued replies", func() bool { return len(f.tg.Sent(token)) == 2 })
+	connecttest.Eventually(t, "the queued replies", func() bool { return len(f.tg.Sent(token)) == 2 })
 	var quoted []int
 	for _, s := range f.tg.Sent(token) {
 		quoted = append(quoted, s.ReplyTo)
@@ -520,7 +509,7 @@ func TestFailoverOnPostgres(t *testing.T) {
 	stopB, doneB := f.run(stB, "replica-b")
 	t.Cleanup(func() { stopB(); <-doneB })
 	f.tg.Queue(token, private("one"))
-	eventually(t, "first reply", func() bool { return len(f.tg.Sent(token)) == 1 })
+	connecttest.Eventually(t, "first reply", func() bool { return len(f.tg.Sent(token)) == 1 })
 	if n := f.tg.Polling(token); n != 1 {
 		t.Fatalf("%d pollers; want exactly one", n)
 	}
@@ -531,9 +520,9 @@ func TestFailoverOnPostgres(t *testing.T) {
 	stopA()
 	<-doneA
 	f.tg.Queue(token, private("two"))
-	eventually(t, "replica-b answers", func() bool { return len(f.tg.Sent(token)) == 2 })
+	connecttest.Eventually(t, "replica-b answers", func() bool { return len(f.tg.Sent(token)) == 2 })
 	f.tg.Queue(token, private("three"))
-	eventually(t, "third reply", func() bool { return len(f.tg.Sent(token)) == 3 })
+	connecttest.Eventually(t, "third reply", func() bool { return len(f.tg.Sent(token)) == 3 })
 	sent := f.tg.Sent(token)
 	if sent[0].Text != "re: one" || sent[1].Text != "re: two" || sent[2].Text != "re: three" {
 		t.Fatalf("sent after failover: %+v", sent)

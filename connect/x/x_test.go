@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentd/agentd/connect"
+	"github.com/agentd/agentd/connect/connecttest"
 	"github.com/agentd/agentd/connect/x"
 	"github.com/agentd/agentd/connect/x/xtest"
 	"github.com/agentd/agentd/store"
@@ -182,21 +183,11 @@ func (f *fixture) calls(endpoint string) []xtest.Call {
 func (f *fixture) polled(endpoint string, n int) {
 	f.t.Helper()
 	base := len(f.calls(endpoint))
-	eventually(f.t, endpoint+" polled", func() bool { return len(f.calls(endpoint)) >= base+n })
+	connecttest.Eventually(f.t, endpoint+" polled", func() bool { return len(f.calls(endpoint)) >= base+n })
 }
 
 func (f *fixture) waitConnected(a store.Agent) {
-	eventually(f.t, "connected", func() bool { return f.state(a).State == store.ConnConnected })
-}
-
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if cond() {
-			return
-		}
-	}
-	t.Fatalf("timed out waiting for %s", what)
+	connecttest.Eventually(f.t, "connected", func() bool { return f.state(a).State == store.ConnConnected })
 }
 
 func mustOK(t *testing.T, err error) {
@@ -221,10 +212,10 @@ func TestMentionsAnsweredOnceAcrossRestarts(t *testing.T) {
 	thread := f.srv.Mention(token, xtest.Tweet{Text: "@ada_bot hello", AuthorID: "7"})
 	f.srv.Mention(token, xtest.Tweet{Text: "@ada_bot my own post", AuthorID: botID})
 	inThread := f.srv.Mention(token, xtest.Tweet{Text: "@ada_bot and more", AuthorID: "8", ConversationID: thread})
-	eventually(t, "two replies", func() bool { return len(f.srv.Posts(token)) == 2 })
+	connecttest.Eventually(t, "two replies", func() bool { return len(f.srv.Posts(token)) == 2 })
 	// A reply is counted just after it is posted: a restart before that
 	// would lose the count, as any stop would.
-	eventually(t, "the replies counted", func() bool { return f.state(a).MessagesOut == 2 })
+	connecttest.Eventually(t, "the replies counted", func() bool { return f.state(a).MessagesOut == 2 })
 
 	f.restart()
 	f.polled("mentions", 2)
@@ -261,9 +252,9 @@ func TestAtMostTenRepliesPerPollWithLikesAndReposts(t *testing.T) {
 		ids = append(ids, f.srv.Mention(token, xtest.Tweet{Text: fmt.Sprintf("@ada_bot q%d", i), AuthorID: "7"}))
 	}
 	f.start()
-	eventually(t, "ten replies", func() bool { return len(f.srv.Posts(token)) >= 10 })
-	eventually(t, "all twelve", func() bool { return len(f.srv.Posts(token)) == 12 })
-	eventually(t, "likes and reposts", func() bool { return len(f.srv.Likes(token)) == 12 && len(f.srv.Retweets(token)) == 12 })
+	connecttest.Eventually(t, "ten replies", func() bool { return len(f.srv.Posts(token)) >= 10 })
+	connecttest.Eventually(t, "all twelve", func() bool { return len(f.srv.Posts(token)) == 12 })
+	connecttest.Eventually(t, "likes and reposts", func() bool { return len(f.srv.Likes(token)) == 12 && len(f.srv.Retweets(token)) == 12 })
 	// The first poll after the restart answered the ten oldest; the
 	// second one asked from the tenth.
 	var sinces []string
@@ -288,7 +279,7 @@ func TestDMsAnswered(t *testing.T) {
 	f.waitConnected(a)
 	f.polled("dm_events", 2)
 	f.srv.SendDM(token, "7", "hi there")
-	eventually(t, "dm reply", func() bool { return len(f.srv.SentDMs(token)) == 1 })
+	connecttest.Eventually(t, "dm reply", func() bool { return len(f.srv.SentDMs(token)) == 1 })
 	f.polled("dm_events", 2) // its own DM, now among the events, is not answered
 	sent := f.srv.SentDMs(token)
 	if len(sent) != 1 || sent[0].To != "7" || sent[0].Text != "re: hi there" {
@@ -314,7 +305,7 @@ func TestScheduledPosts(t *testing.T) {
 		_ = json.Unmarshal([]byte(f.cs.saved()), &cur)
 		return cur.NextPost
 	}
-	eventually(t, "first slot", func() bool { return !readCursor().IsZero() })
+	connecttest.Eventually(t, "first slot", func() bool { return !readCursor().IsZero() })
 	within := func(what string, got, from time.Time) {
 		t.Helper()
 		if lo, hi := from.Add(4*time.Hour*8/10), from.Add(4*time.Hour*12/10); got.Before(lo) || got.After(hi) {
@@ -328,16 +319,16 @@ func TestScheduledPosts(t *testing.T) {
 	}
 
 	f.clock.set(slot1)
-	eventually(t, "first post", func() bool { return len(f.srv.Posts(token)) == 1 })
-	eventually(t, "second slot", func() bool { return readCursor().After(slot1) })
+	connecttest.Eventually(t, "first post", func() bool { return len(f.srv.Posts(token)) == 1 })
+	connecttest.Eventually(t, "second slot", func() bool { return readCursor().After(slot1) })
 	slot2 := readCursor()
 	within("second slot", slot2, slot1)
 
 	f.restart()
 	f.waitConnected(a)
 	f.clock.set(slot2)
-	eventually(t, "second post", func() bool { return len(f.srv.Posts(token)) >= 2 })
-	eventually(t, "third slot", func() bool { return readCursor().After(slot2) })
+	connecttest.Eventually(t, "second post", func() bool { return len(f.srv.Posts(token)) >= 2 })
+	connecttest.Eventually(t, "third slot", func() bool { return readCursor().After(slot2) })
 	posts := f.srv.Posts(token)
 	if len(posts) != 2 || !strings.HasPrefix(posts[0].Text, "post 1:") || !strings.HasPrefix(posts[1].Text, "post 2:") {
 		t.Fatalf("posts %+v", posts)
@@ -365,7 +356,7 @@ func TestRateLimitWaitsForReset(t *testing.T) {
 	f.polled("mentions", 2)
 	reset := time.Now().Truncate(time.Second).Add(2 * time.Second) // x-rate-limit-reset is in whole seconds
 	f.srv.Fail(token, "mentions", xtest.Failure{Status: http.StatusTooManyRequests, Reset: reset})
-	eventually(t, "a call after the 429", func() bool {
+	connecttest.Eventually(t, "a call after the 429", func() bool {
 		calls := f.calls("mentions")
 		return len(calls) > 0 && calls[len(calls)-1].Failed == 0 && slices.ContainsFunc(calls, func(c xtest.Call) bool { return c.Failed != 0 })
 	})
@@ -387,7 +378,7 @@ func TestUnauthorizedIsErrorAndDuplicateSkipped(t *testing.T) {
 	later := f.srv.Mention(token, xtest.Tweet{Text: "other", AuthorID: "9"})
 	// Each mention is its own thread, answered in parallel: either "same"
 	// may be the duplicate, and "other" may come first.
-	eventually(t, "the duplicate tried and the other mention answered", func() bool {
+	connecttest.Eventually(t, "the duplicate tried and the other mention answered", func() bool {
 		return len(f.calls("tweets")) == 3 && slices.ContainsFunc(f.srv.Posts(token), func(p xtest.Tweet) bool { return p.ReplyTo == later })
 	})
 	if posts := f.srv.Posts(token); len(posts) != 2 {
@@ -397,7 +388,7 @@ func TestUnauthorizedIsErrorAndDuplicateSkipped(t *testing.T) {
 		t.Fatalf("after a duplicate: %+v", c)
 	}
 	f.srv.Fail(token, "mentions", xtest.Failure{Status: http.StatusUnauthorized, Detail: "Unauthorized"})
-	eventually(t, "error", func() bool {
+	connecttest.Eventually(t, "error", func() bool {
 		c := f.state(a)
 		return c.State == store.ConnError && strings.Contains(c.Reason, x.AccessTokenVar)
 	})
@@ -410,7 +401,7 @@ func TestMissingCredentialsDisabled(t *testing.T) {
 	a, err := f.st.CreateAgent(context.Background(), store.Agent{AccountID: f.acct.ID, Fields: fields}, -1)
 	mustOK(t, err)
 	f.start()
-	eventually(t, "disabled", func() bool {
+	connecttest.Eventually(t, "disabled", func() bool {
 		c := f.state(a)
 		return c.State == store.ConnDisabled && strings.Contains(c.Reason, x.AccessTokenSecretVar) && !strings.Contains(c.Reason, x.APIKeyVar+",")
 	})
@@ -428,13 +419,13 @@ func TestStopsWhenInactiveOrDeleted(t *testing.T) {
 		if name == "inactive" {
 			_, _, err := f.st.UpdateAgent(ctx, f.acct.ID, a.ID, nil, &inactive)
 			mustOK(t, err)
-			eventually(t, "disconnected", func() bool { return f.state(a).State == store.ConnDisconnected })
+			connecttest.Eventually(t, "disconnected", func() bool { return f.state(a).State == store.ConnDisconnected })
 		} else {
 			_, err := f.st.DeleteAgent(ctx, f.acct.ID, a.ID)
 			mustOK(t, err)
 		}
 		// Stopped: no poll for three poll intervals in a row.
-		eventually(t, name+" stops polling", func() bool {
+		connecttest.Eventually(t, name+" stops polling", func() bool {
 			n := len(f.calls("mentions"))
 			time.Sleep(150 * time.Millisecond)
 			return len(f.calls("mentions")) == n
