@@ -65,10 +65,44 @@ func (r *runner) run() {
 			r.log.Warn("acquire connection lease", "error", err)
 		}
 		if ok {
-			r.hold(lease)
+			if r.hold(lease) != nil {
+				r.park()
+				return
+			}
 			continue
 		}
 		Sleep(r.ctx, r.sup.cfg.RenewEvery)
+	}
+}
+
+// parked is a connection that cannot run until its configuration changes:
+// credentials missing, secrets that do not decrypt, or a refusal the
+// platform will repeat (a bad token). Its state is stored and it holds no
+// lease: a thousand agents whose credentials are missing cost no lease
+// renewals on the database's writer.
+type parked struct {
+	state  store.ConnState
+	reason string
+}
+
+// park waits, without a lease, until the runner is stopped. When the
+// connection is no longer wanted (the agent was made inactive, or the
+// platform left its clients) it stores why, taking the lease back for that
+// one write; a new runner after a configuration change, or the next start
+// of the service, stores its own state.
+func (r *runner) park() {
+	<-r.ctx.Done()
+	if cause := context.Cause(r.ctx); errors.Is(cause, errConfigChanged) || errors.Is(cause, errShuttingDown) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), releaseTimeout)
+	defer cancel()
+	lease, ok, err := r.sup.cfg.Store.AcquireLease(ctx, r.spec.agent.ID, r.spec.platform.Name(), r.sup.cfg.Owner, r.sup.cfg.LeaseTTL)
+	if err != nil || !ok {
+		return // the agent is gone, or another replica runs it now
+	}
+	if err := r.sup.cfg.Store.ReleaseLease(ctx, lease, store.ConnDisconnected, context.Cause(r.ctx).Error()); err != nil {
+		r.log.Warn("release connection lease", "error", err)
 	}
 }
 
@@ -82,8 +116,10 @@ func (r *runner) exited() {
 
 // hold serves the connection while lease is held: it renews the lease in
 // the background and ends the connection as soon as a renewal fails. A
-// stopped runner releases the lease with the state disconnected.
-func (r *runner) hold(lease store.Lease) {
+// stopped runner releases the lease with the state disconnected; a
+// connection that cannot run releases it with its state and is returned
+// parked.
+func (r *runner) hold(lease store.Lease) *parked {
 	r.log.Info("connection lease acquired", "epoch", lease.Epoch)
 	ctx, lost := context.WithCancelCause(r.ctx)
 	defer lost(nil)
@@ -93,18 +129,25 @@ func (r *runner) hold(lease store.Lease) {
 		defer wg.Done()
 		r.renew(ctx, lost, lease)
 	}()
-	r.serve(ctx, lease)
+	p := r.serve(ctx, lease)
 	lost(nil)
 	wg.Wait()
-	if r.ctx.Err() == nil {
+	state, reason := store.ConnDisconnected, ""
+	switch {
+	case p != nil:
+		state, reason = p.state, p.reason
+	case r.ctx.Err() == nil:
 		r.log.Warn("connection lease lost", "error", context.Cause(ctx))
-		return
+		return nil
+	default:
+		reason = context.Cause(r.ctx).Error()
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), releaseTimeout)
 	defer cancel()
-	if err := r.sup.cfg.Store.ReleaseLease(rctx, lease, store.ConnDisconnected, context.Cause(r.ctx).Error()); err != nil {
+	if err := r.sup.cfg.Store.ReleaseLease(rctx, lease, state, reason); err != nil {
 		r.log.Warn("release connection lease", "error", err)
 	}
+	return p
 }
 
 // renew renews lease every RenewEvery until ctx ends; it calls lost when
@@ -127,22 +170,19 @@ func (r *runner) renew(ctx context.Context, lost context.CancelCauseFunc, lease 
 }
 
 // serve connects, and reconnects with back-off after failures, until ctx
-// ends; a fatal failure or missing credentials wait for ctx instead.
-func (r *runner) serve(ctx context.Context, lease store.Lease) {
+// ends; a fatal failure, secrets that do not decrypt or missing
+// credentials return it parked instead.
+func (r *runner) serve(ctx context.Context, lease store.Lease) *parked {
 	c := &Conn{Agent: r.spec.agent, Settings: r.spec.settings, Secrets: r.spec.secrets, Logger: r.log,
 		platform: r.spec.platform.Name(), lease: lease, cursor: lease.Cursor, store: r.sup.cfg.Store, turner: r.sup.cfg.Turner,
 		dropped: r.sup.dropped.WithLabelValues(r.spec.platform.Name()).Inc}
 	reason := missingCredentials(r.spec.platform, r.spec.secrets)
 	if r.spec.secretsErr != nil {
 		r.log.Warn("connection secrets cannot be decrypted", "error", r.spec.secretsErr)
-		r.setState(ctx, c, store.ConnError, secretsReason)
-		<-ctx.Done()
-		return
+		return &parked{store.ConnError, secretsReason}
 	}
 	if reason != "" {
-		r.setState(ctx, c, store.ConnDisabled, reason)
-		<-ctx.Done()
-		return
+		return &parked{store.ConnDisabled, reason}
 	}
 	b := backoff{min: r.sup.cfg.MinBackoff, max: r.sup.cfg.MaxBackoff}
 	for ctx.Err() == nil {
@@ -152,7 +192,7 @@ func (r *runner) serve(ctx context.Context, lease store.Lease) {
 		err := r.spec.platform.Run(ctx, c)
 		c.jobs.close()
 		if ctx.Err() != nil {
-			return
+			return nil
 		}
 		var held time.Duration
 		if at := c.connectedAt(); !at.IsZero() {
@@ -161,17 +201,16 @@ func (r *runner) serve(ctx context.Context, lease store.Lease) {
 		var fatal *FatalError
 		if errors.As(err, &fatal) {
 			r.log.Warn("connection failed", "reason", fatal.Reason)
-			r.setState(ctx, c, store.ConnError, fatal.Reason)
-			<-ctx.Done()
-			return
+			return &parked{store.ConnError, fatal.Reason}
 		}
 		wait := b.next(held)
 		r.log.Warn("connection dropped; reconnecting", "error", err, "after", wait)
 		r.setState(ctx, c, store.ConnDisconnected, "reconnecting after a failure")
 		if !Sleep(ctx, Jitter(wait)) {
-			return
+			return nil
 		}
 	}
+	return nil
 }
 
 // backoff is the wait before a reconnection: min after the first failure,

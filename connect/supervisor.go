@@ -174,6 +174,13 @@ func (s *Supervisor) apply(ctx context.Context, agents []store.Agent, full bool)
 	}
 }
 
+// Why a runner stops when its connection is not over: a new runner takes
+// its place, or the process ends.
+var (
+	errConfigChanged = errors.New("its configuration changed")
+	errShuttingDown  = errors.New("the service is shutting down")
+)
+
 // applyOne starts, stops or restarts the connection of agent a to p.
 func (s *Supervisor) applyOne(ctx context.Context, a store.Agent, p Platform) {
 	key := runnerKey{a.ID, p.Name()}
@@ -193,7 +200,7 @@ func (s *Supervisor) applyOne(ctx context.Context, a store.Agent, p Platform) {
 		return // status or unrelated members: each turn reads them afresh
 	}
 	if old != nil {
-		old.stop(errors.New("its configuration changed"))
+		old.stop(errConfigChanged)
 	}
 	r := newRunner(ctx, s, spec, old)
 	s.runners[key] = r
@@ -215,7 +222,7 @@ func (s *Supervisor) stopAll() {
 	s.mu.Lock()
 	runners := make([]*runner, 0, len(s.runners))
 	for key, r := range s.runners {
-		r.stop(errors.New("the service is shutting down"))
+		r.stop(errShuttingDown)
 		runners = append(runners, r)
 		delete(s.runners, key)
 	}

@@ -339,6 +339,17 @@ func TestTokenChangesMissingAndRejected(t *testing.T) {
 		c := f.state(a)
 		return c.State == store.ConnDisabled && strings.Contains(c.Reason, telegram.TokenVar)
 	})
+	// A connection that cannot run holds no lease, so a fleet of agents
+	// without credentials costs the database no renewals: another replica
+	// could take it at once.
+	connecttest.Eventually(t, "the lease released", func() bool {
+		l, ok, err := f.st.AcquireLease(context.Background(), a.ID, "telegram", "replica-probe", time.Second)
+		if ok {
+			c := f.state(a)
+			mustOK(t, f.st.ReleaseLease(context.Background(), l, c.State, c.Reason))
+		}
+		return err == nil && ok
+	})
 	setToken := func(tok string) {
 		_, _, err := f.st.UpdateAgent(context.Background(), f.acct.ID, a.ID,
 			map[string]json.RawMessage{"settings": mustJSON(map[string]any{"secrets": map[string]any{telegram.TokenVar: tok}})}, nil)
