@@ -76,10 +76,9 @@ func (r *runner) run() {
 }
 
 // parked is a connection that cannot run until its configuration changes:
-// credentials missing, secrets that do not decrypt, or a refusal the
-// platform will repeat (a bad token). Its state is stored and it holds no
-// lease: a thousand agents whose credentials are missing cost no lease
-// renewals on the database's writer.
+// secrets that do not decrypt, or a refusal the platform will repeat (a
+// bad token). Its state is stored and it holds no lease, so such
+// connections cost no lease renewals on the database's writer.
 type parked struct {
 	state  store.ConnState
 	reason string
@@ -170,19 +169,15 @@ func (r *runner) renew(ctx context.Context, lost context.CancelCauseFunc, lease 
 }
 
 // serve connects, and reconnects with back-off after failures, until ctx
-// ends; a fatal failure, secrets that do not decrypt or missing
-// credentials return it parked instead.
+// ends; a fatal failure or secrets that do not decrypt return it parked
+// instead (the supervisor starts no runner when credentials are missing).
 func (r *runner) serve(ctx context.Context, lease store.Lease) *parked {
 	c := &Conn{Agent: r.spec.agent, Settings: r.spec.settings, Secrets: r.spec.secrets, Logger: r.log,
 		platform: r.spec.platform.Name(), lease: lease, cursor: lease.Cursor, store: r.sup.cfg.Store, turner: r.sup.cfg.Turner,
 		dropped: r.sup.dropped.WithLabelValues(r.spec.platform.Name()).Inc}
-	reason := missingCredentials(r.spec.platform, r.spec.secrets)
 	if r.spec.secretsErr != nil {
 		r.log.Warn("connection secrets cannot be decrypted", "error", r.spec.secretsErr)
 		return &parked{store.ConnError, secretsReason}
-	}
-	if reason != "" {
-		return &parked{store.ConnDisabled, reason}
 	}
 	b := backoff{min: r.sup.cfg.MinBackoff, max: r.sup.cfg.MaxBackoff}
 	for ctx.Err() == nil {

@@ -26,6 +26,9 @@ type Store interface {
 	ReleaseLease(ctx context.Context, l store.Lease, state store.ConnState, reason string) error
 	SaveCursor(ctx context.Context, l store.Lease, cursor string) error
 	SetConnectionState(ctx context.Context, l store.Lease, state store.ConnState, reason string) error
+	// SetIdleConnections stores the states of connections no runner holds
+	// (missing credentials), writing only the changed ones.
+	SetIdleConnections(ctx context.Context, idle []store.IdleConnection) error
 	// ClaimBot returns store.ErrBotInUse when another agent's live
 	// connection has the same bot.
 	ClaimBot(ctx context.Context, l store.Lease, botID, username string) error

@@ -155,11 +155,17 @@ func (s *Supervisor) Run(ctx context.Context) error {
 // agent, so runners of agents not in it are stopped too.
 func (s *Supervisor) apply(ctx context.Context, agents []store.Agent, full bool) {
 	seen := map[string]bool{}
+	var idle []store.IdleConnection
 	for _, a := range agents {
 		seen[a.ID] = true
 		for _, p := range s.cfg.Platforms {
-			s.applyOne(ctx, a, p)
+			if c := s.applyOne(ctx, a, p); c != nil {
+				idle = append(idle, *c)
+			}
 		}
+	}
+	if err := s.cfg.Store.SetIdleConnections(ctx, idle); err != nil && ctx.Err() == nil {
+		s.cfg.Logger.Warn("connections: store idle states", "error", err)
 	}
 	if !full {
 		return
@@ -181,8 +187,11 @@ var (
 	errShuttingDown  = errors.New("the service is shutting down")
 )
 
-// applyOne starts, stops or restarts the connection of agent a to p.
-func (s *Supervisor) applyOne(ctx context.Context, a store.Agent, p Platform) {
+// applyOne starts, stops or restarts the connection of agent a to p. A
+// connection whose credentials are missing gets no runner (an agent's
+// clients often name platforms it has no token for, and a service may have
+// thousands): applyOne returns its disabled state for the caller to store.
+func (s *Supervisor) applyOne(ctx context.Context, a store.Agent, p Platform) *store.IdleConnection {
 	key := runnerKey{a.ID, p.Name()}
 	want, why := wanted(a, p.Name())
 	s.mu.Lock()
@@ -193,11 +202,18 @@ func (s *Supervisor) applyOne(ctx context.Context, a store.Agent, p Platform) {
 			old.stop(errors.New(why))
 			delete(s.runners, key)
 		}
-		return
+		return nil
 	}
 	spec := s.specOf(a, p)
+	if reason := missingCredentials(p, spec.secrets); spec.secretsErr == nil && reason != "" {
+		if old != nil {
+			old.stop(errors.New(reason))
+			delete(s.runners, key)
+		}
+		return &store.IdleConnection{AgentID: a.ID, Platform: p.Name(), State: store.ConnDisabled, Reason: reason}
+	}
 	if old != nil && old.spec.fingerprint == spec.fingerprint && !old.finished() {
-		return // status or unrelated members: each turn reads them afresh
+		return nil // status or unrelated members: each turn reads them afresh
 	}
 	if old != nil {
 		old.stop(errConfigChanged)
@@ -205,6 +221,7 @@ func (s *Supervisor) applyOne(ctx context.Context, a store.Agent, p Platform) {
 	r := newRunner(ctx, s, spec, old)
 	s.runners[key] = r
 	go r.run()
+	return nil
 }
 
 // forget drops a runner that ended by itself (its agent is gone), unless a

@@ -348,3 +348,99 @@ func (s *Store) FindConversation(ctx context.Context, accountID, agentID string,
 	}
 	return toConversation(row), nil
 }
+
+// IdleConnection is the state of a connection no runner holds: one that
+// cannot start (its credentials are missing).
+type IdleConnection struct {
+	AgentID, Platform string
+	State             ConnState
+	Reason            string
+}
+
+// idleBatch bounds the rows one statement or transaction of
+// SetIdleConnections touches.
+const idleBatch = 500
+
+// SetIdleConnections stores the states of connections no runner holds,
+// writing only those that changed, and emits connection.changed for each
+// change in the same transaction. A connection under a live lease is left
+// to its runner. Agents that are gone are skipped. It serves the supervisor,
+// which may list every agent of the service at once: rows are read and
+// written in batches.
+func (s *Store) SetIdleConnections(ctx context.Context, idle []IdleConnection) error {
+	for start := 0; start < len(idle); start += idleBatch {
+		batch := idle[start:min(start+idleBatch, len(idle))]
+		changed, err := s.changedIdle(ctx, batch)
+		if err != nil {
+			return wrap("set idle connections", err)
+		}
+		if len(changed) == 0 {
+			continue
+		}
+		err = s.writeEvents(ctx, "set idle connections", func(tx *gorm.DB, emit emitFunc) error {
+			return writeIdle(tx, emit, changed, s.now())
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// changedIdle returns the connections of batch whose stored state differs.
+func (s *Store) changedIdle(ctx context.Context, batch []IdleConnection) ([]IdleConnection, error) {
+	ids := make([]string, len(batch))
+	for i, c := range batch {
+		ids[i] = c.AgentID
+	}
+	var rows []connectionRow
+	err := s.read(ctx).Select("agent_id", "platform", "state", "reason").Where("agent_id IN ?", ids).Find(&rows).Error
+	if err != nil {
+		return nil, err
+	}
+	stored := make(map[[2]string]connectionRow, len(rows))
+	for _, r := range rows {
+		stored[[2]string{string(r.AgentID), string(r.Platform)}] = r
+	}
+	var changed []IdleConnection
+	for _, c := range batch {
+		r, ok := stored[[2]string{c.AgentID, c.Platform}]
+		if !ok || r.State != string(c.State) || r.Reason != c.Reason {
+			changed = append(changed, c)
+		}
+	}
+	return changed, nil
+}
+
+// writeIdle writes each idle state unless a live lease holds its row.
+func writeIdle(tx *gorm.DB, emit emitFunc, idle []IdleConnection, t time.Time) error {
+	for _, c := range idle {
+		var agent agentRow
+		if err := tx.Select("account_id").Take(&agent, "id = ?", c.AgentID).Error; err != nil {
+			if isNotFound(err) {
+				continue
+			}
+			return err
+		}
+		row := connectionRow{AgentID: ctext(c.AgentID), Platform: ctext(c.Platform), State: string(c.State), Reason: c.Reason, Since: t}
+		res := tx.Clauses(clause.OnConflict{
+			Columns:   []clause.Column{{Name: "agent_id"}, {Name: "platform"}},
+			DoUpdates: clause.Assignments(map[string]any{"state": string(c.State), "reason": c.Reason, "since": t}),
+			Where: clause.Where{Exprs: []clause.Expression{gorm.Expr(
+				"(connections.lease_expires_at IS NULL OR connections.lease_expires_at < ?) AND (connections.state <> ? OR connections.reason <> ?)",
+				t, string(c.State), c.Reason)}},
+		}).Create(&row)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			continue
+		}
+		err := emit(Event{AccountID: string(agent.AccountID), AgentID: c.AgentID, Type: EventConnectionChanged,
+			Data: map[string]string{"agentId": c.AgentID, "platform": c.Platform, "state": string(c.State), "reason": c.Reason}})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

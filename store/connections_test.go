@@ -118,3 +118,42 @@ func TestConnectionStateChangesEmitEvents(t *testing.T) {
 		}
 	})
 }
+
+// Idle states are written once per change, with their event, and never
+// over a connection a live lease holds.
+func TestSetIdleConnections(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		acct := mustAccount(t, s, "acme")
+		a := mustAgent(t, s, acct.ID, "idle")
+		b := mustAgent(t, s, acct.ID, "running")
+		w, err := s.CreateWebhook(ctx, Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{string(EventConnectionChanged)}, Enabled: true})
+		mustOK(t, err)
+		l, ok, err := s.AcquireLease(ctx, b.ID, "telegram", "replica-a", 10*time.Second)
+		if err != nil || !ok {
+			t.Fatalf("acquire: %v %v", ok, err)
+		}
+		mustOK(t, s.SetConnectionState(ctx, l, ConnConnected, ""))
+		idle := []IdleConnection{
+			{AgentID: a.ID, Platform: "telegram", State: ConnDisabled, Reason: "TELEGRAM_BOT_TOKEN missing from settings.secrets"},
+			{AgentID: b.ID, Platform: "telegram", State: ConnDisabled, Reason: "TELEGRAM_BOT_TOKEN missing from settings.secrets"},
+			{AgentID: "agent_gone", Platform: "telegram", State: ConnDisabled, Reason: "x"},
+		}
+		mustOK(t, s.SetIdleConnections(ctx, idle))
+		mustOK(t, s.SetIdleConnections(ctx, idle)) // unchanged: nothing written
+		states := map[string]ConnState{}
+		for _, id := range []string{a.ID, b.ID} {
+			cs, err := s.ListConnections(ctx, acct.ID, id)
+			mustOK(t, err)
+			states[id] = cs[0].State
+		}
+		if states[a.ID] != ConnDisabled || states[b.ID] != ConnConnected {
+			t.Errorf("states = %v; want the idle one disabled and the leased one untouched", states)
+		}
+		_, total, err := s.ListDeliveries(ctx, acct.ID, w.ID, DeliveryQuery{})
+		mustOK(t, err)
+		if total != 2 { // b connected, a disabled once
+			t.Errorf("%d connection.changed deliveries, want 2", total)
+		}
+	})
+}
