@@ -127,13 +127,12 @@ func (s *Supervisor) Run(ctx context.Context) error {
 		if full {
 			q = time.Time{}
 		}
-		if agents, err := s.cfg.Store.AgentsChangedSince(ctx, q); err != nil {
+		if err := s.sync(ctx, q, full); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
 			s.cfg.Logger.Warn("connections: read changed agents", "error", err)
 		} else {
-			s.apply(ctx, agents, full)
 			// Overlap the next window: updatedAt comes from the writing
 			// replica's clock and a write may commit after it was stamped.
 			since = start.Add(-s.cfg.ChangeEvery - 2*time.Second)
@@ -151,10 +150,41 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	}
 }
 
-// apply brings the runners in line with agents; full says agents is every
-// agent, so runners of agents not in it are stopped too.
-func (s *Supervisor) apply(ctx context.Context, agents []store.Agent, full bool) {
+// syncPage is how many agents the supervisor reads at once, so that a full
+// resync of a large service does not hold every agent in memory.
+const syncPage = 500
+
+// sync brings the runners in line with the agents changed since since (all
+// of them when full: then runners of agents no longer there are stopped).
+func (s *Supervisor) sync(ctx context.Context, since time.Time, full bool) error {
 	seen := map[string]bool{}
+	for after := ""; ; {
+		page, err := s.cfg.Store.AgentsChangedSince(ctx, since, after, syncPage)
+		if err != nil {
+			return err
+		}
+		s.apply(ctx, page, seen)
+		if len(page) < syncPage {
+			break
+		}
+		after = page[len(page)-1].ID
+	}
+	if !full {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for key, r := range s.runners {
+		if !seen[key.agentID] {
+			r.stop(errors.New("the agent was deleted"))
+			delete(s.runners, key)
+		}
+	}
+	return nil
+}
+
+// apply brings the runners in line with agents, noting each in seen.
+func (s *Supervisor) apply(ctx context.Context, agents []store.Agent, seen map[string]bool) {
 	var idle []store.IdleConnection
 	for _, a := range agents {
 		seen[a.ID] = true
@@ -166,17 +196,6 @@ func (s *Supervisor) apply(ctx context.Context, agents []store.Agent, full bool)
 	}
 	if err := s.cfg.Store.SetIdleConnections(ctx, idle); err != nil && ctx.Err() == nil {
 		s.cfg.Logger.Warn("connections: store idle states", "error", err)
-	}
-	if !full {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for key, r := range s.runners {
-		if !seen[key.agentID] {
-			r.stop(errors.New("the agent was deleted"))
-			delete(s.runners, key)
-		}
 	}
 }
 

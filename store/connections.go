@@ -307,13 +307,14 @@ func (s *Store) ListConnections(ctx context.Context, accountID, agentID string) 
 	return out, nil
 }
 
-// AgentsChangedSince returns every agent whose configuration changed at or
-// after since (UpdatedAt; created agents included), in no account in
-// particular; a zero since returns every agent. It serves the connection
+// AgentsChangedSince returns up to limit agents whose configuration changed
+// at or after since (UpdatedAt; created agents included), in no account in
+// particular, ordered by id and after the id after ("" for the first page);
+// a zero since pages through every agent. It serves the connection
 // supervisor, which needs all accounts.
-func (s *Store) AgentsChangedSince(ctx context.Context, since time.Time) ([]Agent, error) {
+func (s *Store) AgentsChangedSince(ctx context.Context, since time.Time, after string, limit int) ([]Agent, error) {
 	var rows []agentRow
-	q := s.read(ctx)
+	q := s.read(ctx).Where("id > ?", after).Order("id").Limit(limit)
 	if !since.IsZero() {
 		q = q.Where("updated_at >= ?", since.UTC())
 	}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -154,6 +155,36 @@ func TestSetIdleConnections(t *testing.T) {
 		mustOK(t, err)
 		if total != 2 { // b connected, a disabled once
 			t.Errorf("%d connection.changed deliveries, want 2", total)
+		}
+	})
+}
+
+// The supervisor pages through every agent of the service by id.
+func TestAgentsChangedSincePages(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		acct := mustAccount(t, s, "acme")
+		other := mustAccount(t, s, "other")
+		want := []string{mustAgent(t, s, acct.ID, "a").ID, mustAgent(t, s, other.ID, "b").ID, mustAgent(t, s, acct.ID, "c").ID}
+		var got []string
+		for after := ""; ; {
+			page, err := s.AgentsChangedSince(ctx, time.Time{}, after, 2)
+			mustOK(t, err)
+			for _, a := range page {
+				got = append(got, a.ID)
+			}
+			if len(page) < 2 {
+				break
+			}
+			after = page[len(page)-1].ID
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("paged %v, want %v", got, want)
+		}
+		recent, err := s.AgentsChangedSince(ctx, time.Now().Add(time.Hour), "", 10)
+		mustOK(t, err)
+		if len(recent) != 0 {
+			t.Errorf("changed in the future: %d agents", len(recent))
 		}
 	})
 }
