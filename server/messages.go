@@ -306,7 +306,10 @@ func (s *Server) providerFailure(ctx context.Context, agent store.Agent, err err
 	}
 	s.cfg.Logger.Warn("model provider call failed", "request_id", requestIDFrom(ctx), "agent", agent.ID,
 		"provider", le.Provider, "kind", le.Kind.String(), "status", le.Status, "reason", le.Reason, "detail", le.Detail)
-	s.recordTurnError(ctx, agent, le)
+	// The writes below must happen whether or not the client waits.
+	writeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
+	defer cancel()
+	s.recordTurnError(writeCtx, agent, le)
 	switch le.Kind {
 	case llm.KindNotConfigured, llm.KindRequest:
 		return providerError(le, agent.Status)
@@ -315,9 +318,7 @@ func (s *Server) providerFailure(ctx context.Context, agent store.Agent, err err
 	if le.RetryAfter > 0 {
 		cooldown = le.RetryAfter
 	}
-	markCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
-	defer cancel()
-	status, err := s.cfg.Store.MarkAgentError(markCtx, agent.AccountID, agent.ID, le.Reason, time.Now().Add(cooldown))
+	status, err := s.cfg.Store.MarkAgentError(writeCtx, agent.AccountID, agent.ID, le.Reason, time.Now().Add(cooldown))
 	if err != nil {
 		return err
 	}
@@ -327,9 +328,7 @@ func (s *Server) providerFailure(ctx context.Context, agent store.Agent, err err
 // recordTurnError counts the failed turn in the agent's analytics, best
 // effort: the client's answer does not depend on it.
 func (s *Server) recordTurnError(ctx context.Context, agent store.Agent, le *llm.Error) {
-	recCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
-	defer cancel()
-	if err := s.cfg.Store.RecordTurnError(recCtx, agent.AccountID, agent.ID, le.Kind.String(), time.Now()); err != nil {
+	if err := s.cfg.Store.RecordTurnError(ctx, agent.AccountID, agent.ID, le.Kind.String(), time.Now()); err != nil {
 		s.cfg.Logger.Warn("record failed turn", "request_id", requestIDFrom(ctx), "agent", agent.ID, "error", err)
 	}
 }

@@ -268,9 +268,9 @@ func (s *Store) AgentAnalytics(ctx context.Context, accountID, agentID string, q
 	start, end := bucketStart(q.From, q.Interval), next(bucketStart(q.To, q.Interval), q.Interval)
 	var report Analytics
 	series, index := emptySeries(start, end, q.Interval)
-	err := s.sumStats(db, agentID, start, end, q.Interval, series, index, &report.Totals)
+	err := sumStats(db, agentID, start, end, q.Interval, series, index, &report.Totals)
 	if err == nil {
-		err = s.sumLatency(db, agentID, start, end, q.Interval, series, index, &report.Totals)
+		err = sumLatency(db, agentID, start, end, q.Interval, series, index, &report.Totals)
 	}
 	if err == nil {
 		err = countDistinct(db, agentID, start, end, &report.Totals)
@@ -296,7 +296,7 @@ func emptySeries(start, end time.Time, interval Interval) ([]AnalyticsBucket, ma
 
 // sumStats adds the hourly figures of [start, end) into the series and the
 // totals.
-func (s *Store) sumStats(db *gorm.DB, agentID string, start, end time.Time, interval Interval,
+func sumStats(db *gorm.DB, agentID string, start, end time.Time, interval Interval,
 	series []AnalyticsBucket, index map[time.Time]int, totals *AnalyticsTotals) error {
 	var rows []hourStatsRow
 	err := db.Where("agent_id = ? AND hour >= ? AND hour < ?", agentID, start, end).Find(&rows).Error
@@ -324,7 +324,7 @@ func (s *Store) sumStats(db *gorm.DB, agentID string, start, end time.Time, inte
 
 // sumLatency merges the response-time histograms of [start, end): per
 // bucket for its p50, over the range for the totals' p50 and p95.
-func (s *Store) sumLatency(db *gorm.DB, agentID string, start, end time.Time, interval Interval,
+func sumLatency(db *gorm.DB, agentID string, start, end time.Time, interval Interval,
 	series []AnalyticsBucket, index map[time.Time]int, totals *AnalyticsTotals) error {
 	var rows []hourLatencyRow
 	err := db.Where("agent_id = ? AND hour >= ? AND hour < ?", agentID, start, end).Find(&rows).Error

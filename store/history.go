@@ -28,8 +28,8 @@ func ownedAgent(db *gorm.DB, accountID, agentID string) error {
 }
 
 // pageBounds normalizes a page and size and reports whether the page lies
-// past total items (then it is empty without a query, which also keeps the
-// offset from overflowing).
+// past total items: then it is empty without a query, and checking first
+// also keeps (page-1)*limit from overflowing for absurd page numbers.
 func pageBounds(page, limit int, total int64) (int, int, bool) {
 	page = max(page, 1)
 	if limit < 1 {

@@ -64,9 +64,7 @@ func (s *Store) ListAgents(ctx context.Context, accountID string, q ListQuery) (
 	if err != nil {
 		return nil, 0, wrap("list agents", err)
 	}
-	// A page past the end is empty without a query; checking it here also
-	// keeps (Page-1)*Limit from overflowing for absurd page numbers.
-	if pages := (total + int64(q.Limit) - 1) / int64(q.Limit); int64(q.Page-1) >= pages {
+	if _, _, past := pageBounds(q.Page, q.Limit, total); past {
 		return []Agent{}, total, nil
 	}
 	dir := " ASC"
