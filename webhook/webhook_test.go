@@ -111,7 +111,9 @@ func setup(t *testing.T, st *store.Store, url string, events ...string) (store.A
 // waitFor polls cond until it holds, failing after 15 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
+	// Generous: under CI's parallel -race run, 50 failing deliveries with
+	// their retries on PostgreSQL once took longer than 15 s.
+	deadline := time.Now().Add(60 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
