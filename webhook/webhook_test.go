@@ -108,7 +108,7 @@ func setup(t *testing.T, st *store.Store, url string, events ...string) (store.A
 	return acct, w
 }
 
-// waitFor polls cond until it holds, failing after 15 s.
+// waitFor polls cond until it holds, failing after 60 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	// Generous: under CI's parallel -race run, 50 failing deliveries with
