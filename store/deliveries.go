@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 )
 
 // DeliveryStatus is where a delivery stands.
@@ -276,6 +278,20 @@ func (s *Store) FinishAttempt(ctx context.Context, job Job, a Attempt) error {
 	}
 	at := a.At.UTC().Truncate(time.Millisecond)
 	return s.write(ctx, "finish attempt", func(tx *gorm.DB) error {
+		// A final failure locks its webhook first, so that failures finishing
+		// together count one after the other: each counting only what was
+		// committed, the last ones could all miss the DisableAfter-th.
+		// Locking before the delivery row keeps the order DeleteWebhook takes.
+		if status == DeliveryFailed {
+			var w webhookRow
+			err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Select("id").Take(&w, "id = ?", job.WebhookID).Error
+			if errors.Is(err, gorm.ErrRecordNotFound) {
+				return nil // deleted: its deliveries are gone
+			}
+			if err != nil {
+				return err
+			}
+		}
 		res := tx.Model(&deliveryRow{}).Where("id = ? AND claim = ?", job.DeliveryID, job.claim).Updates(map[string]any{
 			"status": string(status), "attempts": gorm.Expr("attempts + 1"), "last_status_code": a.StatusCode,
 			"last_error": a.Error, "last_attempt_at": at, "next_attempt_at": next, "claim": "",

@@ -83,8 +83,17 @@ func (s *Store) migrate(ctx context.Context, dsn string) error {
 }
 
 // withMigrator opens a migrator on the database named by dsn, runs fn and
-// closes it.
+// closes it. On SQLite the whole of it holds the migration lock (see
+// withSQLiteLock).
 func withMigrator(ctx context.Context, dsn string, fn func(m *migrator) error) error {
+	if isPostgres(dsn) {
+		return runMigrator(ctx, dsn, fn)
+	}
+	return withSQLiteLock(dsn, func() error { return runMigrator(ctx, dsn, fn) })
+}
+
+// runMigrator is withMigrator without the SQLite lock.
+func runMigrator(ctx context.Context, dsn string, fn func(m *migrator) error) error {
 	db, err := openMigrationDB(ctx, dsn)
 	if err != nil {
 		return err
@@ -121,7 +130,6 @@ func openMigrationDB(ctx context.Context, dsn string) (*sql.DB, error) {
 type migrator struct {
 	db       *sql.DB
 	postgres bool
-	lockPath string // SQLite: the file locked while migrating; "" for none
 	dialect  goose.Dialect
 	provider *goose.Provider
 }
@@ -141,7 +149,7 @@ func newMigrator(db *sql.DB, dsn string) (*migrator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load migrations: %w", err)
 	}
-	return &migrator{db: db, postgres: postgres, lockPath: sqliteLockPath(dsn), dialect: dialect, provider: p}, nil
+	return &migrator{db: db, postgres: postgres, dialect: dialect, provider: p}, nil
 }
 
 // up adopts a database made by AutoMigrate and applies what is pending.
@@ -177,16 +185,9 @@ func (m *migrator) status(ctx context.Context) ([]Migration, error) {
 // replicas or processes starting together migrate one after the other (the
 // later ones find nothing pending): on PostgreSQL a session advisory lock
 // (goose's own session locker would not cover adopt, which must be in the
-// same lock), on SQLite an flock of a file beside the database, since
-// goose's transactions per migration would not keep a second process from
-// applying the same migration again.
+// same lock); on SQLite the caller holds withSQLiteLock already.
 func (m *migrator) locked(ctx context.Context, fn func() error) error {
 	if !m.postgres {
-		unlock, err := lockFile(m.lockPath)
-		if err != nil {
-			return err
-		}
-		defer unlock()
 		if err := m.adopt(ctx); err != nil {
 			return err
 		}
@@ -273,6 +274,21 @@ func sqliteLockPath(dsn string) string {
 	}
 	p, _, _ := strings.Cut(strings.TrimPrefix(dsn, "file:"), "?")
 	return p + "-migrate"
+}
+
+// withSQLiteLock runs fn holding an flock of a file beside the SQLite
+// database named by dsn. Opening the writer and migrating run inside it:
+// goose's transactions per migration would not keep a second process from
+// applying the same migration again, and the writer's first connection to
+// a fresh file switches it to WAL, which SQLite refuses at once (without
+// waiting out the busy timeout) to a second connection switching it too.
+func withSQLiteLock(dsn string, fn func() error) error {
+	unlock, err := lockFile(sqliteLockPath(dsn))
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return fn()
 }
 
 // lockFile takes an exclusive flock of path, creating it, and returns its

@@ -365,22 +365,39 @@ func TestAgentCountFollowsCreatesAndDeletes(t *testing.T) {
 	})
 }
 
-// TestMigrateSQLiteProcessesStartTogether migrates one fresh SQLite file
-// from several connections at once, as processes starting together would:
-// all must succeed.
+// TestMigrateSQLiteProcessesStartTogether migrates or opens one fresh
+// SQLite file from several connections at once, as `agentd serve` and CLI
+// commands starting together would: all must succeed. The first connection
+// to a fresh file switches it to WAL, which needs the file to itself;
+// SQLite refuses at once, without waiting out the busy timeout, a second
+// connection that tries the same switch meanwhile, so the switch must be
+// inside the migration lock. Several rounds, since one round misses the
+// window most of the time.
 func TestMigrateSQLiteProcessesStartTogether(t *testing.T) {
 	ctx := context.Background()
-	dsn := filepath.Join(t.TempDir(), "agentd.db")
-	const processes = 4
-	var wg sync.WaitGroup
-	errs := make([]error, processes)
-	for i := range processes {
-		wg.Go(func() { _, errs[i] = Migrate(ctx, dsn) })
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Errorf("process %d: %v", i, err)
+	const processes, rounds = 6, 8
+	for round := range rounds {
+		dsn := filepath.Join(t.TempDir(), "agentd.db")
+		var wg sync.WaitGroup
+		errs := make([]error, processes)
+		for i := range processes {
+			wg.Go(func() {
+				if i%2 == 0 {
+					_, errs[i] = Migrate(ctx, dsn)
+					return
+				}
+				s, err := Open(ctx, dsn)
+				if err == nil {
+					err = s.Close()
+				}
+				errs[i] = err
+			})
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Errorf("round %d, process %d: %v", round, i, err)
+			}
 		}
 	}
 }

@@ -115,12 +115,15 @@ func (s *Store) openPostgres(ctx context.Context, dsn string) error {
 }
 
 func (s *Store) openSQLite(ctx context.Context, dsn string) error {
-	w, err := openSQLitePool(withParams(dsn, sqliteWriterParams), 1)
+	err := withSQLiteLock(dsn, func() error {
+		w, err := openSQLitePool(withParams(dsn, sqliteWriterParams), 1)
+		if err != nil {
+			return wrap("open sqlite writer", err)
+		}
+		s.w, s.r = w, w
+		return s.migrate(ctx, dsn)
+	})
 	if err != nil {
-		return wrap("open sqlite writer", err)
-	}
-	s.w, s.r = w, w
-	if err := s.migrate(ctx, dsn); err != nil {
 		_ = s.Close()
 		return err
 	}

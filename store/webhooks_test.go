@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -52,6 +53,45 @@ func TestWebhookSecretsAtRest(t *testing.T) {
 		}
 		if got := claimSecrets(t, s, w); len(got) != 1 || got[0] != w.Secret {
 			t.Fatalf("job secrets after rotation %q, want the created one", got)
+		}
+	})
+}
+
+// TestConcurrentFailuresDisableWebhook: DisableAfter deliveries that fail
+// for good at the same moment, on as many workers, disable their webhook.
+// Each finish used to count the failures it could see; on PostgreSQL two
+// finishing together each missed the other's uncommitted row, so the last
+// ones all counted DisableAfter-1 and the webhook stayed enabled for good.
+func TestConcurrentFailuresDisableWebhook(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		acct := mustAccount(t, s, "acme")
+		w, err := s.CreateWebhook(ctx, Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{"*"}, Enabled: true})
+		mustOK(t, err)
+		for range DisableAfter {
+			mustOK(t, s.TestWebhook(ctx, acct.ID, w.ID))
+		}
+		jobs, err := s.ClaimDeliveries(ctx, DisableAfter, time.Minute)
+		mustOK(t, err)
+		if len(jobs) != DisableAfter {
+			t.Fatalf("claimed %d jobs, want %d", len(jobs), DisableAfter)
+		}
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for _, job := range jobs {
+			wg.Go(func() {
+				<-start
+				if err := s.FinishAttempt(ctx, job, Attempt{At: time.Now(), StatusCode: 500, Error: "HTTP 500"}); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		got, err := s.GetWebhook(ctx, acct.ID, w.ID)
+		mustOK(t, err)
+		if got.Enabled {
+			t.Fatalf("webhook enabled after %d failures in a row", DisableAfter)
 		}
 	})
 }
