@@ -2,7 +2,8 @@
 // editing one (form and JSON) and deleting one.
 import { useEffect, useState } from "preact/hooks";
 import { type Agent, ApiFailure, api, call, type Schemas } from "./api";
-import { Choices, Confirm, ErrorBox, Field, Pager, go, lines, useFocusRefused, when } from "./ui";
+import { useQuery } from "./hooks";
+import { Choices, Confirm, ErrorBox, Field, ListTable, go, lines, useFocusRefused, when } from "./ui";
 
 const statuses: Schemas["AgentStatus"][] = ["active", "inactive", "error"];
 const sortFields: Schemas["AgentSortField"][] = ["createdAt", "name", "status"];
@@ -14,15 +15,16 @@ export function AgentList() {
   const [sortBy, setSortBy] = useState<Schemas["AgentSortField"]>("createdAt");
   const [order, setOrder] = useState<Schemas["SortOrder"]>("desc");
   const [page, setPage] = useState(1);
-  const [list, setList] = useState<Schemas["AgentList"]>();
-  const [error, setError] = useState<unknown>();
-
-  useEffect(() => {
-    setError(undefined);
-    call(api.GET("/agents", { params: { query: { page, limit: 10, sortBy, order, ...(status ? { status } : {}) } } }))
-      .then((r) => setList(r.data))
-      .catch(setError);
-  }, [status, sortBy, order, page]);
+  const list = useQuery(
+    (signal) =>
+      call(
+        api.GET("/agents", {
+          params: { query: { page, limit: 10, sortBy, order, ...(status ? { status } : {}) } },
+          signal,
+        }),
+      ).then((r) => r.data),
+    [status, sortBy, order, page],
+  );
 
   return (
     <section aria-labelledby="agents-title">
@@ -38,7 +40,7 @@ export function AgentList() {
           <select value={status} onChange={(e) => (setStatus(e.currentTarget.value as typeof status), setPage(1))}>
             <option value="">all</option>
             {statuses.map((s) => (
-              <option value={s}>{s}</option>
+              <option key={s} value={s}>{s}</option>
             ))}
           </select>
         </label>
@@ -46,7 +48,7 @@ export function AgentList() {
           Sort by
           <select value={sortBy} onChange={(e) => setSortBy(e.currentTarget.value as typeof sortBy)}>
             {sortFields.map((s) => (
-              <option value={s}>{s}</option>
+              <option key={s} value={s}>{s}</option>
             ))}
           </select>
         </label>
@@ -58,39 +60,29 @@ export function AgentList() {
           </select>
         </label>
       </form>
-      <ErrorBox error={error} />
-      {list && list.agents.length === 0 && <p>No agents yet. Create one, or drop a character file on “New agent”.</p>}
-      {list && list.agents.length > 0 && (
-        <div class="scroll">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Status</th>
-                <th scope="col">Model</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.agents.map((a) => (
-                <tr>
-                  <td>
-                    <a href={`#/agents/${a.id}`}>{a.name}</a>
-                  </td>
-                  <td>
-                    <span class={`status ${a.status}`}>{a.status}</span>
-                  </td>
-                  <td>
-                    {a.modelProvider}/{a.model}
-                  </td>
-                  <td>{when(a.createdAt)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-      <Pager pagination={list?.pagination} onPage={setPage} />
+      <ListTable
+        items={list.data?.agents}
+        error={list.error}
+        empty="No agents yet. Create one, or drop a character file on “New agent”."
+        columns={["Name", "Status", "Model", "Created"]}
+        rowKey={(a) => a.id}
+        row={(a) => (
+          <tr>
+            <td>
+              <a href={`#/agents/${a.id}`}>{a.name}</a>
+            </td>
+            <td>
+              <span class={`status ${a.status}`}>{a.status}</span>
+            </td>
+            <td>
+              {a.modelProvider}/{a.model}
+            </td>
+            <td>{when(a.createdAt)}</td>
+          </tr>
+        )}
+        pagination={list.data?.pagination}
+        onPage={setPage}
+      />
     </section>
   );
 }
@@ -211,7 +203,7 @@ function AgentForm(props: {
             >
               <option value="">server default</option>
               {providers.map((p) => (
-                <option value={p}>{p}</option>
+                <option key={p} value={p}>{p}</option>
               ))}
             </select>
           )}

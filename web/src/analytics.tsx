@@ -3,6 +3,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import uPlot from "uplot";
 import { type Agent, api, call, type Schemas } from "./api";
+import { useQuery } from "./hooks";
 import { ErrorBox } from "./ui";
 
 // ranges are the choices of the range selector: hours back and the interval.
@@ -14,20 +15,20 @@ const ranges = {
 
 export function Analytics({ agent }: { agent: Agent }) {
   const [range, setRange] = useState<keyof typeof ranges>("24h");
-  const [report, setReport] = useState<Schemas["Analytics"]>();
-  const [error, setError] = useState<unknown>();
-  useEffect(() => {
-    const { hours, interval } = ranges[range];
-    const to = new Date();
-    const from = new Date(to.getTime() - hours * 3600 * 1000);
-    call(
-      api.GET("/agents/{agentId}/analytics", {
-        params: { path: { agentId: agent.id }, query: { from: from.toISOString(), to: to.toISOString(), interval } },
-      }),
-    )
-      .then((r) => setReport(r.data))
-      .catch(setError);
-  }, [agent.id, range]);
+  const { data: report, error } = useQuery(
+    (signal) => {
+      const { hours, interval } = ranges[range];
+      const to = new Date();
+      const from = new Date(to.getTime() - hours * 3600 * 1000);
+      return call(
+        api.GET("/agents/{agentId}/analytics", {
+          params: { path: { agentId: agent.id }, query: { from: from.toISOString(), to: to.toISOString(), interval } },
+          signal,
+        }),
+      ).then((r) => r.data);
+    },
+    [agent.id, range],
+  );
 
   const t = report?.totals;
   const x = report?.series.map((b) => new Date(b.start).getTime() / 1000) ?? [];

@@ -133,16 +133,3 @@ export async function streamMessage(
     }
   }
 }
-
-// contractPaths are the paths the running server's contract declares, so
-// pages of operations that are not in every build appear only when they
-// exist. The document is the contract, not the API: it is read with fetch.
-export async function contractPaths(): Promise<Set<string>> {
-  try {
-    const res = await fetch("/v1/openapi.json");
-    const doc = (await res.json()) as { paths?: Record<string, unknown> };
-    return new Set(Object.keys(doc.paths ?? {}));
-  } catch {
-    return new Set();
-  }
-}

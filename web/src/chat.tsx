@@ -4,6 +4,8 @@ import { type Agent, ApiFailure, api, call, type Schemas, streamMessage } from "
 import { ErrorBox, Field } from "./ui";
 
 type Turn = {
+  // key tells the turns apart, for rendering: a reply has no id until done.
+  key: number;
   role: "user" | "agent";
   text: string;
   metadata?: Schemas["MessageMetadata"];
@@ -20,6 +22,7 @@ export function Chat({ agent }: { agent: Agent }) {
   const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
   const abort = useRef<AbortController>();
+  const turnKeys = useRef(0);
 
   // update replaces the last turn, the reply being written.
   const update = (patch: Partial<Turn>) =>
@@ -36,7 +39,12 @@ export function Chat({ agent }: { agent: Agent }) {
     setBusy(true);
     setError(undefined);
     setText("");
-    setTurns((ts) => [...ts, { role: "user", text: body.text }, { role: "agent", text: "", streaming: true }]);
+    const key = (turnKeys.current += 2);
+    setTurns((ts) => [
+      ...ts,
+      { key: key - 1, role: "user", text: body.text },
+      { key, role: "agent", text: "", streaming: true },
+    ]);
     abort.current = new AbortController();
     try {
       if (stream) {
@@ -87,7 +95,7 @@ export function Chat({ agent }: { agent: Agent }) {
       </div>
       <ol class="transcript" aria-live="polite">
         {turns.map((t) => (
-          <li class={`turn ${t.role}`}>
+          <li key={t.key} class={`turn ${t.role}`}>
             <span class="who">{t.role === "user" ? userId || "you" : agent.name}</span>
             <p class="text" data-streaming={t.streaming ? "true" : undefined}>
               {t.text}

@@ -1,84 +1,78 @@
 // conversations.tsx: an agent's conversations, one conversation's messages,
 // and deleting a conversation.
-import { useEffect, useState } from "preact/hooks";
-import { type Agent, api, call, type Schemas } from "./api";
-import { Confirm, ErrorBox, Pager, go, when } from "./ui";
+import { useState } from "preact/hooks";
+import { type Agent, api, call } from "./api";
+import { useQuery } from "./hooks";
+import { Confirm, ErrorBox, ListTable, Pager, go, when } from "./ui";
 
 export function Conversations({ agent }: { agent: Agent }) {
   const [page, setPage] = useState(1);
-  const [list, setList] = useState<Schemas["ConversationList"]>();
-  const [error, setError] = useState<unknown>();
-  useEffect(() => {
-    call(api.GET("/agents/{agentId}/conversations", { params: { path: { agentId: agent.id }, query: { page, limit: 20 } } }))
-      .then((r) => setList(r.data))
-      .catch(setError);
-  }, [agent.id, page]);
+  const list = useQuery(
+    (signal) =>
+      call(
+        api.GET("/agents/{agentId}/conversations", {
+          params: { path: { agentId: agent.id }, query: { page, limit: 20 } },
+          signal,
+        }),
+      ).then((r) => r.data),
+    [agent.id, page],
+  );
   return (
     <section aria-labelledby="conversations-title">
       <h2 id="conversations-title">Conversations</h2>
-      <ErrorBox error={error} />
-      {list && list.items.length === 0 && <p>No conversations yet: say something in the chat.</p>}
-      {list && list.items.length > 0 && (
-        <div class="scroll">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Conversation</th>
-                <th scope="col">With</th>
-                <th scope="col">Platform</th>
-                <th scope="col">Messages</th>
-                <th scope="col">Last message</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.items.map((c) => (
-                <tr>
-                  <td>
-                    <a href={`#/agents/${agent.id}/conversations/${c.id}`}>{c.id}</a>
-                  </td>
-                  <td>{c.kind === "room" ? `room ${c.roomId ?? ""}` : `user ${c.userId ?? ""}`}</td>
-                  <td>{c.platform}</td>
-                  <td>{c.messageCount}</td>
-                  <td>{when(c.lastMessageAt)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-      <Pager pagination={list?.pagination} onPage={setPage} />
+      <ListTable
+        items={list.data?.items}
+        error={list.error}
+        empty="No conversations yet: say something in the chat."
+        columns={["Conversation", "With", "Platform", "Messages", "Last message"]}
+        rowKey={(c) => c.id}
+        row={(c) => (
+          <tr>
+            <td>
+              <a href={`#/agents/${agent.id}/conversations/${c.id}`}>{c.id}</a>
+            </td>
+            <td>{c.kind === "room" ? `room ${c.roomId ?? ""}` : `user ${c.userId ?? ""}`}</td>
+            <td>{c.platform}</td>
+            <td>{c.messageCount}</td>
+            <td>{when(c.lastMessageAt)}</td>
+          </tr>
+        )}
+        pagination={list.data?.pagination}
+        onPage={setPage}
+      />
     </section>
   );
 }
 
 export function Conversation({ agent, conversationId }: { agent: Agent; conversationId: string }) {
-  const [conversation, setConversation] = useState<Schemas["Conversation"]>();
   const [page, setPage] = useState(1);
-  const [messages, setMessages] = useState<Schemas["ConversationMessageList"]>();
-  const [error, setError] = useState<unknown>();
+  const [deleteError, setDeleteError] = useState<unknown>();
   const path = { agentId: agent.id, conversationId };
-
-  useEffect(() => {
-    call(api.GET("/agents/{agentId}/conversations/{conversationId}", { params: { path } }))
-      .then((r) => setConversation(r.data))
-      .catch(setError);
-  }, [agent.id, conversationId]);
-  useEffect(() => {
-    call(
-      api.GET("/agents/{agentId}/conversations/{conversationId}/messages", {
-        params: { path, query: { page, limit: 50 } },
-      }),
-    )
-      .then((r) => setMessages(r.data))
-      .catch(setError);
-  }, [agent.id, conversationId, page]);
+  const { data: conversation, error } = useQuery(
+    (signal) =>
+      call(api.GET("/agents/{agentId}/conversations/{conversationId}", { params: { path }, signal })).then(
+        (r) => r.data,
+      ),
+    [agent.id, conversationId],
+  );
+  const { data: messages, error: messagesError } = useQuery(
+    (signal) =>
+      call(
+        api.GET("/agents/{agentId}/conversations/{conversationId}/messages", {
+          params: { path, query: { page, limit: 50 } },
+          signal,
+        }),
+      ).then((r) => r.data),
+    [agent.id, conversationId, page],
+  );
 
   const remove = async () => {
+    setDeleteError(undefined);
     try {
       await call(api.DELETE("/agents/{agentId}/conversations/{conversationId}", { params: { path } }));
       go(`/agents/${agent.id}/conversations`);
     } catch (err) {
-      setError(err);
+      setDeleteError(err);
     }
   };
 
@@ -94,10 +88,10 @@ export function Conversation({ agent, conversationId }: { agent: Agent; conversa
           · {conversation.platform} · {conversation.messageCount} messages · started {when(conversation.startedAt)}
         </p>
       )}
-      <ErrorBox error={error} />
+      <ErrorBox error={deleteError ?? error ?? messagesError} />
       <ol class="transcript">
         {messages?.items.map((m) => (
-          <li class={`turn ${m.role}`}>
+          <li key={m.messageId} class={`turn ${m.role}`}>
             <span class="who">{m.role === "user" ? (m.userId ?? "user") : agent.name}</span>
             <p class="text">{m.text}</p>
             <p class="meta">

@@ -8,17 +8,18 @@
 //   #/agents/{id}/conversations[/{convId}]     history
 //   #/agents/{id}/analytics                    charts
 //   #/agents/{id}/connections
-//   #/webhooks[/{id}]                          webhooks, when the contract has them
+//   #/webhooks[/{id}]                          webhooks
 import "uplot/dist/uPlot.min.css";
 import "./style.css";
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { AgentCreate, AgentEdit, AgentList } from "./agents";
 import { Analytics } from "./analytics";
-import { type Agent, api, call, contractPaths, session } from "./api";
+import { api, call, session } from "./api";
 import { Chat } from "./chat";
 import { Conversation, Conversations } from "./conversations";
 import { Connections } from "./connections";
+import { useQuery } from "./hooks";
 import { ErrorBox, go, useRoute } from "./ui";
 import { WebhookPage, Webhooks } from "./webhooks";
 
@@ -76,15 +77,11 @@ function SignIn() {
 
 // AgentPage loads one agent and shows the tab its route names.
 function AgentPage({ id, tab, rest }: { id: string; tab: string; rest: string[] }) {
-  const [agent, setAgent] = useState<Agent>();
-  const [error, setError] = useState<unknown>();
-  const [version, setVersion] = useState(0);
-  useEffect(() => {
-    call(api.GET("/agents/{agentId}", { params: { path: { agentId: id } } }))
-      .then((r) => setAgent(r.data))
-      .catch(setError);
-    // Reloaded on each tab too, so the metrics above count the chat's turns.
-  }, [id, version, tab]);
+  // Reloaded on each tab too, so the metrics above count the chat's turns.
+  const { data: agent, error, reload } = useQuery(
+    (signal) => call(api.GET("/agents/{agentId}", { params: { path: { agentId: id } }, signal })).then((r) => r.data),
+    [id, tab],
+  );
 
   const tabs: [string, string][] = [
     ["", "Settings"],
@@ -110,12 +107,12 @@ function AgentPage({ id, tab, rest }: { id: string; tab: string; rest: string[] 
       </p>
       <nav class="tabs" aria-label="Agent">
         {tabs.map(([route, title]) => (
-          <a href={`#/agents/${id}${route ? `/${route}` : ""}`} aria-current={route === tab ? "page" : undefined}>
+          <a key={route} href={`#/agents/${id}${route ? `/${route}` : ""}`} aria-current={route === tab ? "page" : undefined}>
             {title}
           </a>
         ))}
       </nav>
-      {tab === "" && <AgentEdit agent={agent} onSaved={() => setVersion((v) => v + 1)} />}
+      {tab === "" && <AgentEdit agent={agent} onSaved={reload} />}
       {tab === "chat" && <Chat agent={agent} />}
       {tab === "conversations" && !rest[0] && <Conversations agent={agent} />}
       {tab === "conversations" && rest[0] && <Conversation agent={agent} conversationId={rest[0]} />}
@@ -127,11 +124,6 @@ function AgentPage({ id, tab, rest }: { id: string; tab: string; rest: string[] 
 
 function App() {
   const route = useRoute();
-  const [paths, setPaths] = useState<Set<string>>(new Set());
-  useEffect(() => void contractPaths().then(setPaths), []);
-  // Webhooks are shown only by a server whose contract has them, so the
-  // console never offers a page that would answer 404.
-  const webhooks = paths.has("/webhooks");
   const signedIn = session.key() !== null;
   useEffect(() => {
     if (!signedIn && route !== "/signin") go("/signin");
@@ -143,7 +135,7 @@ function App() {
   else if (parts[0] === "agents" && parts[1] === "new") page = <AgentCreate />;
   else if (parts[0] === "agents" && parts[1])
     page = <AgentPage id={parts[1]} tab={parts[2] ?? ""} rest={parts.slice(3)} />;
-  else if (parts[0] === "webhooks" && webhooks) page = parts[1] ? <WebhookPage id={parts[1]} /> : <Webhooks />;
+  else if (parts[0] === "webhooks") page = parts[1] ? <WebhookPage id={parts[1]} /> : <Webhooks />;
   else page = <AgentList />;
 
   return (
@@ -158,7 +150,7 @@ function App() {
         {signedIn && (
           <nav aria-label="Main">
             <a href="#/agents">Agents</a>
-            {webhooks && <a href="#/webhooks">Webhooks</a>}
+            <a href="#/webhooks">Webhooks</a>
             <a href="/docs">API reference</a>
             <button
               type="button"

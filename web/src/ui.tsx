@@ -1,7 +1,7 @@
 // ui.tsx holds the small pieces every page uses: error display, labelled
-// fields that show the API's error for their member, the pager and the
-// hash router's helpers.
-import type { ComponentChildren } from "preact";
+// fields that show the API's error for their member, the pager, the list
+// table and the hash router's helpers.
+import { type ComponentChildren, Fragment } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { ApiFailure, type Schemas } from "./api";
 
@@ -147,7 +147,7 @@ export function Choices<T extends string>(props: {
     >
       <legend>{props.legend}</legend>
       {props.options.map((o) => (
-        <label class="inline">
+        <label class="inline" key={o.value}>
           <input
             type="checkbox"
             value={o.value}
@@ -216,6 +216,48 @@ export function Pager({ pagination, onPage }: { pagination?: Schemas["Pagination
         Next
       </button>
     </nav>
+  );
+}
+
+// ListTable is a page's list: its load error, a line when it is empty, the
+// table of its items (one row each, keyed by rowKey) and the pager.
+export function ListTable<T>(props: {
+  items: T[] | undefined;
+  error: unknown;
+  empty: ComponentChildren;
+  columns: string[];
+  rowKey: (item: T) => string;
+  row: (item: T) => ComponentChildren;
+  pagination?: Schemas["Pagination"];
+  onPage?: (page: number) => void;
+}) {
+  const { items } = props;
+  return (
+    <>
+      <ErrorBox error={props.error} />
+      {items && items.length === 0 && <p>{props.empty}</p>}
+      {items && items.length > 0 && (
+        <div class="scroll">
+          <table>
+            <thead>
+              <tr>
+                {props.columns.map((c) => (
+                  <th scope="col" key={c}>
+                    {c}
+                  </th>
+                ))}
+              </tr>
+            </thead>
+            <tbody>
+              {items.map((item) => (
+                <Fragment key={props.rowKey(item)}>{props.row(item)}</Fragment>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {props.onPage && <Pager pagination={props.pagination} onPage={props.onPage} />}
+    </>
   );
 }
 

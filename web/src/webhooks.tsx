@@ -3,7 +3,8 @@
 // answered by create and rotate only, so it is shown once, then forgotten.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, call, type Schemas, send } from "./api";
-import { Choices, Confirm, ErrorBox, Field, Pager, go, useFocusRefused, when } from "./ui";
+import { useQuery } from "./hooks";
+import { Choices, Confirm, ErrorBox, Field, ListTable, go, useFocusRefused, when } from "./ui";
 
 type Webhook = Schemas["Webhook"];
 type Selector = Schemas["WebhookEventSelector"];
@@ -177,18 +178,14 @@ function Enabled({ webhook: w }: { webhook: Webhook }) {
 
 export function Webhooks() {
   const [page, setPage] = useState(1);
-  const [list, setList] = useState<Schemas["WebhookList"]>();
-  const [error, setError] = useState<unknown>();
   const [draft, setDraft] = useState<Draft>(emptyDraft);
   const [createError, setCreateError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
   const [created, setCreated] = useState<Schemas["WebhookWithSecret"]>();
-
-  useEffect(() => {
-    call(api.GET("/webhooks", { params: { query: { page, limit: 10 } } }))
-      .then((r) => setList(r.data))
-      .catch(setError);
-  }, [page, created]);
+  const list = useQuery(
+    (signal) => call(api.GET("/webhooks", { params: { query: { page, limit: 10 } }, signal })).then((r) => r.data),
+    [page, created],
+  );
 
   const create = async () => {
     setBusy(true);
@@ -224,40 +221,29 @@ export function Webhooks() {
           onDone={() => setCreated(undefined)}
         />
       )}
-      <ErrorBox error={error} />
-      {list && list.items.length === 0 && <p>No webhooks yet: add one below to have agentd POST its events.</p>}
-      {list && list.items.length > 0 && (
-        <div class="scroll">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">URL</th>
-                <th scope="col">Events</th>
-                <th scope="col">Agent</th>
-                <th scope="col">State</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.items.map((w) => (
-                <tr>
-                  <td>
-                    <a href={`#/webhooks/${w.id}`}>{w.url}</a>
-                    {w.description && <div class="meta">{w.description}</div>}
-                  </td>
-                  <td>{eventsOf(w)}</td>
-                  <td>{w.agentId ?? "all agents"}</td>
-                  <td>
-                    <Enabled webhook={w} />
-                  </td>
-                  <td>{when(w.createdAt)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-      <Pager pagination={list?.pagination} onPage={setPage} />
+      <ListTable
+        items={list.data?.items}
+        error={list.error}
+        empty="No webhooks yet: add one below to have agentd POST its events."
+        columns={["URL", "Events", "Agent", "State", "Created"]}
+        rowKey={(w) => w.id}
+        row={(w) => (
+          <tr>
+            <td>
+              <a href={`#/webhooks/${w.id}`}>{w.url}</a>
+              {w.description && <div class="meta">{w.description}</div>}
+            </td>
+            <td>{eventsOf(w)}</td>
+            <td>{w.agentId ?? "all agents"}</td>
+            <td>
+              <Enabled webhook={w} />
+            </td>
+            <td>{when(w.createdAt)}</td>
+          </tr>
+        )}
+        pagination={list.data?.pagination}
+        onPage={setPage}
+      />
       <h2>New webhook</h2>
       <WebhookForm
         draft={draft}
@@ -276,8 +262,6 @@ function draftOf(w: Webhook): Draft {
 }
 
 export function WebhookPage({ id }: { id: string }) {
-  const [webhook, setWebhook] = useState<Webhook>();
-  const [error, setError] = useState<unknown>();
   const [draft, setDraft] = useState<Draft>(emptyDraft);
   const [saveError, setSaveError] = useState<unknown>();
   const [saved, setSaved] = useState<string>();
@@ -289,12 +273,14 @@ export function WebhookPage({ id }: { id: string }) {
   // tests counts the test events sent, so the deliveries reload after each.
   const [tests, setTests] = useState(0);
   const webhookId = { params: { path: { webhookId: id } } };
-
+  const { data: webhook, error, setData: setWebhook } = useQuery(
+    (signal) => call(api.GET("/webhooks/{webhookId}", { ...webhookId, signal })).then((r) => r.data),
+    [id],
+  );
+  // The form starts from each webhook loaded or saved.
   useEffect(() => {
-    call(api.GET("/webhooks/{webhookId}", webhookId))
-      .then((r) => (setWebhook(r.data), setDraft(draftOf(r.data))))
-      .catch(setError);
-  }, [id]);
+    if (webhook) setDraft(draftOf(webhook));
+  }, [webhook]);
 
   // act runs one of the page's actions, showing its failure above them.
   const act = async (action: () => Promise<void>) => {
@@ -319,7 +305,6 @@ export function WebhookPage({ id }: { id: string }) {
           api.PATCH("/webhooks/{webhookId}", { ...webhookId, body: { url: url.trim(), events, description, enabled } }),
         );
         setWebhook(r.data);
-        setDraft(draftOf(r.data));
         setSaved(r.data.changes.length ? `Saved: ${r.data.changes.join(", ")} changed.` : "Saved: nothing changed.");
       } catch (err) {
         setSaveError(err);
@@ -425,21 +410,17 @@ const soon = 30_000;
 function Deliveries({ webhookId, reload }: { webhookId: string; reload: number }) {
   const [status, setStatus] = useState<Schemas["DeliveryStatus"] | "">("");
   const [page, setPage] = useState(1);
-  const [list, setList] = useState<Schemas["WebhookDeliveryList"]>();
-  const [error, setError] = useState<unknown>();
-  const [version, setVersion] = useState(0);
-  const refresh = () => setVersion((v) => v + 1);
-
-  useEffect(() => {
-    setError(undefined);
-    call(
-      api.GET("/webhooks/{webhookId}/deliveries", {
-        params: { path: { webhookId }, query: { page, limit: 10, ...(status ? { status } : {}) } },
-      }),
-    )
-      .then((r) => setList(r.data))
-      .catch(setError);
-  }, [webhookId, status, page, reload, version]);
+  const [retryError, setRetryError] = useState<unknown>();
+  const { data: list, error, reload: refresh } = useQuery(
+    (signal) =>
+      call(
+        api.GET("/webhooks/{webhookId}/deliveries", {
+          params: { path: { webhookId }, query: { page, limit: 10, ...(status ? { status } : {}) } },
+          signal,
+        }),
+      ).then((r) => r.data),
+    [webhookId, status, page, reload],
+  );
 
   const due = list?.items.some(
     (d) => d.status === "pending" && (!d.nextAttemptAt || Date.parse(d.nextAttemptAt) - Date.now() < soon),
@@ -451,14 +432,14 @@ function Deliveries({ webhookId, reload }: { webhookId: string; reload: number }
   }, [list]);
 
   const retry = async (deliveryId: string) => {
-    setError(undefined);
+    setRetryError(undefined);
     try {
       await send(
         api.POST("/webhooks/{webhookId}/deliveries/{deliveryId}/retry", { params: { path: { webhookId, deliveryId } } }),
       );
       refresh();
     } catch (err) {
-      setError(err);
+      setRetryError(err);
     }
   };
 
@@ -480,53 +461,41 @@ function Deliveries({ webhookId, reload }: { webhookId: string; reload: number }
           >
             <option value="">all</option>
             {deliveryStatuses.map((s) => (
-              <option value={s}>{s}</option>
+              <option key={s} value={s}>{s}</option>
             ))}
           </select>
         </label>
       </form>
-      <ErrorBox error={error} />
-      {list && list.items.length === 0 && <p>No deliveries{status && ` ${status}`} yet.</p>}
-      {list && list.items.length > 0 && (
-        <div class="scroll">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Event</th>
-                <th scope="col">Status</th>
-                <th scope="col">Attempts</th>
-                <th scope="col">Last answer</th>
-                <th scope="col">Next attempt</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.items.map((d) => (
-                <tr data-delivery={d.id}>
-                  <td>{d.type}</td>
-                  <td>
-                    <span class={`status ${d.status}`}>{d.status}</span>
-                    {d.status === "failed" && (
-                      <button type="button" class="small" onClick={() => void retry(d.id)}>
-                        Retry
-                      </button>
-                    )}
-                  </td>
-                  <td>{d.attempts}</td>
-                  <td>
-                    {d.lastStatusCode !== undefined ? `HTTP ${d.lastStatusCode}` : d.attempts ? "no answer" : "—"}
-                    {d.lastError && <div class="meta">{d.lastError}</div>}
-                    {d.lastAttemptAt && <div class="meta">{when(d.lastAttemptAt)}</div>}
-                  </td>
-                  <td>{d.nextAttemptAt ? when(d.nextAttemptAt) : "—"}</td>
-                  <td>{when(d.createdAt)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-      <Pager pagination={list?.pagination} onPage={setPage} />
+      <ListTable
+        items={list?.items}
+        error={retryError ?? error}
+        empty={`No deliveries${status && ` ${status}`} yet.`}
+        columns={["Event", "Status", "Attempts", "Last answer", "Next attempt", "Created"]}
+        rowKey={(d) => d.id}
+        row={(d) => (
+          <tr data-delivery={d.id}>
+            <td>{d.type}</td>
+            <td>
+              <span class={`status ${d.status}`}>{d.status}</span>
+              {d.status === "failed" && (
+                <button type="button" class="small" onClick={() => void retry(d.id)}>
+                  Retry
+                </button>
+              )}
+            </td>
+            <td>{d.attempts}</td>
+            <td>
+              {d.lastStatusCode !== undefined ? `HTTP ${d.lastStatusCode}` : d.attempts ? "no answer" : "—"}
+              {d.lastError && <div class="meta">{d.lastError}</div>}
+              {d.lastAttemptAt && <div class="meta">{when(d.lastAttemptAt)}</div>}
+            </td>
+            <td>{d.nextAttemptAt ? when(d.nextAttemptAt) : "—"}</td>
+            <td>{when(d.createdAt)}</td>
+          </tr>
+        )}
+        pagination={list?.pagination}
+        onPage={setPage}
+      />
     </section>
   );
 }

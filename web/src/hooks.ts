@@ -1,0 +1,36 @@
+// hooks.ts holds useQuery, the console's one way to load data for a page.
+import { useCallback, useEffect, useState } from "preact/hooks";
+
+export type Query<T> = {
+  // data is the last answer; it stays while a newer one loads, so a page
+  // does not flash empty when its filters or page change.
+  data: T | undefined;
+  // error is the last load's failure, cleared when the next load starts.
+  error: unknown;
+  loading: boolean;
+  // reload loads again with the same inputs.
+  reload: () => void;
+  // setData replaces the data with an answer got otherwise (a save's).
+  setData: (data: T) => void;
+};
+
+// useQuery calls load when the component mounts and whenever an input in
+// deps changes, as useEffect would. An answer that arrives after its inputs
+// changed, after a reload or after the component went away is dropped (and
+// its request aborted), so an older answer never replaces a newer one.
+export function useQuery<T>(load: (signal: AbortSignal) => Promise<T>, deps: readonly unknown[]): Query<T> {
+  const [state, setState] = useState<{ data?: T; error?: unknown; loading: boolean }>({ loading: true });
+  const [version, setVersion] = useState(0);
+  useEffect(() => {
+    const abort = new AbortController();
+    setState((s) => (s.loading && s.error === undefined ? s : { ...s, error: undefined, loading: true }));
+    load(abort.signal).then(
+      (data) => abort.signal.aborted || setState({ data, loading: false }),
+      (error: unknown) => abort.signal.aborted || setState((s) => ({ ...s, error, loading: false })),
+    );
+    return () => abort.abort();
+  }, [...deps, version]);
+  const reload = useCallback(() => setVersion((v) => v + 1), []);
+  const setData = useCallback((data: T) => setState((s) => ({ ...s, data, error: undefined })), []);
+  return { data: state.data, error: state.error, loading: state.loading, reload, setData };
+}
