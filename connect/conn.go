@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/turn"
 )
 
 // Platform connects agents to one chat platform.
@@ -152,27 +153,26 @@ func (c *Conn) Claim(ctx context.Context, messageID string) (bool, error) {
 }
 
 // Turn counts the incoming message and answers it through the Turner, with
-// the agent's account and id filled in. It returns ErrNotAnswering when the
-// agent is in error or inactive.
-func (c *Conn) Turn(ctx context.Context, req TurnRequest) (TurnReply, error) {
+// the agent's account and id and the platform filled in. It returns an
+// error matching ErrNotAnswering when the agent cannot answer now (the
+// turn decides: inactive, or in error during its cool-down).
+func (c *Conn) Turn(ctx context.Context, in turn.Input) (turn.Result, error) {
 	c.count(ctx, true)
-	return c.Compose(ctx, req)
+	return c.Compose(ctx, in)
 }
 
 // Compose asks the agent for a message that answers no incoming one (a
 // scheduled post), through the Turner like Turn but without counting a
 // message in.
-func (c *Conn) Compose(ctx context.Context, req TurnRequest) (TurnReply, error) {
-	a, err := c.store.GetAgent(ctx, c.Agent.AccountID, c.Agent.ID)
-	if err != nil {
-		return TurnReply{}, fmt.Errorf("connect: turn: %w", err)
+func (c *Conn) Compose(ctx context.Context, in turn.Input) (turn.Result, error) {
+	in.AccountID, in.AgentID = c.Agent.AccountID, c.Agent.ID
+	in.Conv.Platform, in.Platform = c.platform, c.platform
+	res, err := c.turner.Reply(ctx, in)
+	var unavailable *turn.UnavailableError
+	if errors.As(err, &unavailable) {
+		return turn.Result{}, fmt.Errorf("%w: %w", ErrNotAnswering, err)
 	}
-	if a.Status != store.StatusActive {
-		return TurnReply{}, ErrNotAnswering
-	}
-	req.AccountID, req.AgentID = c.Agent.AccountID, c.Agent.ID
-	req.Conv.Platform = c.platform
-	return c.turner.Turn(ctx, req)
+	return res, err
 }
 
 // Sent counts one message sent to the platform.

@@ -13,6 +13,7 @@ import (
 	"github.com/agentd/agentd/connect/connecttest"
 	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/store/storetest"
+	"github.com/agentd/agentd/turn"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/goleak"
 )
@@ -75,7 +76,7 @@ func drop(context.Context, *Conn) error { return errDropped }
 
 type nopTurner struct{}
 
-func (nopTurner) Turn(context.Context, TurnRequest) (TurnReply, error) { return TurnReply{}, nil }
+func (nopTurner) Reply(context.Context, turn.Input) (turn.Result, error) { return turn.Result{}, nil }
 
 type harness struct {
 	st    *store.Store

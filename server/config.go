@@ -5,23 +5,19 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/server/limit"
+	"github.com/agentd/agentd/turn"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Replier produces an agent's reply; *llm.Client implements it, tests may
-// inject their own.
-type Replier interface {
-	Generate(ctx context.Context, req llm.Request) (llm.Reply, error)
-	Stream(ctx context.Context, req llm.Request, onToken func(string) error) (llm.Reply, error)
-	// Configured returns an *llm.Error when provider cannot be called as
-	// configured (no API key in the environment, nor apiKey, the agent's
-	// own), so a message is refused before it starts.
-	Configured(provider, apiKey string) error
+// Turns runs agents' turns; *turn.Service implements it.
+type Turns interface {
+	Prepare(ctx context.Context, in turn.Input) (*turn.Turn, error)
+	Generate(ctx context.Context, t *turn.Turn) (turn.Result, error)
+	Stream(ctx context.Context, t *turn.Turn, onToken func(string) error) (turn.Result, error)
 }
 
-var _ Replier = (*llm.Client)(nil)
+var _ Turns = (*turn.Service)(nil)
 
 // Config is everything the HTTP layer needs; cmd/agentd fills it from the
 // environment and flags, tests fill it directly.
@@ -33,12 +29,11 @@ type Config struct {
 	// DefaultModels maps a provider to the model used when none is given.
 	DefaultModels map[string]string
 
-	Store   Store
-	Replier Replier
-	// Counter and Semaphore hold the rate limits and the per-agent
-	// concurrency cap (in memory or Redis).
-	Counter   limit.Counter
-	Semaphore limit.Semaphore
+	Store Store
+	// Turns answers Send Message and its stream.
+	Turns Turns
+	// Counter holds the rate limits (in memory or Redis).
+	Counter limit.Counter
 
 	Logger *slog.Logger
 	// Registry receives the service's Prometheus collectors; nil means a new one.
@@ -53,9 +48,6 @@ type Config struct {
 	// client that stops reading is then taken as gone instead of holding
 	// the stream, its provider call and its concurrency slot forever.
 	StreamWriteTimeout time.Duration
-	// ErrorCooldown is how long an agent in error refuses messages when the
-	// provider gave no Retry-After (30s).
-	ErrorCooldown time.Duration
 	// MaxBodyBytes caps request bodies (1 MiB).
 	MaxBodyBytes int64
 }
@@ -99,17 +91,11 @@ func (c Config) withDefaults() Config {
 	if c.StreamWriteTimeout <= 0 {
 		c.StreamWriteTimeout = 10 * time.Second
 	}
-	if c.ErrorCooldown <= 0 {
-		c.ErrorCooldown = 30 * time.Second
-	}
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = 1 << 20
 	}
 	if c.Counter == nil {
 		c.Counter = limit.NewMemoryCounter()
-	}
-	if c.Semaphore == nil {
-		c.Semaphore = limit.NewMemorySemaphore()
 	}
 	return c
 }

@@ -17,7 +17,7 @@ func get(h *harness, path string) *httptest.ResponseRecorder {
 }
 
 func TestContractServedWithoutKey(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.PublicURL = "https://agents.example.com/v1/" })
+	h := newHarness(t, func(c *harnessConfig) { c.PublicURL = "https://agents.example.com/v1/" })
 	for path, decode := range map[string]func([]byte, any) error{
 		"/v1/openapi.json": json.Unmarshal,
 		"/v1/openapi.yaml": func(b []byte, v any) error {

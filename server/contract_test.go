@@ -186,8 +186,8 @@ func (w walkedOperation) onWebhook() bool { return strings.Contains(w.path, "{we
 // are declared. It fails when a status the contract declares was not
 // provoked, so new responses get a provocation here.
 func TestEveryResponseIsDeclared(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.MaxBodyBytes = 4 << 10 })
-	refusing := newHarness(t, func(c *Config) { c.Counter = refusingCounter{} })
+	h := newHarness(t, func(c *harnessConfig) { c.MaxBodyBytes = 4 << 10 })
+	refusing := newHarness(t, func(c *harnessConfig) { c.Counter = refusingCounter{} })
 	broken := newHarness(t)
 	if err := broken.store.Close(); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"github.com/agentd/agentd/gen"
 	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/turn"
 )
 
 // apiError is an error with its place in the API: status, code, message and
@@ -110,9 +111,29 @@ func asAPIError(err error) (ae *apiError, ok bool) {
 			return m.api, true
 		}
 	}
+	if ae, ok := turnError(err); ok {
+		return ae, true
+	}
 	var le *llm.Error
 	if errors.As(err, &le) {
 		return providerError(le, store.StatusError), true
+	}
+	return nil, false
+}
+
+// turnError maps the errors of the turn package.
+func turnError(err error) (*apiError, bool) {
+	var unavailable *turn.UnavailableError
+	var provider *turn.ProviderError
+	switch {
+	case errors.Is(err, turn.ErrEmptyText):
+		return fieldError(gen.INVALIDMESSAGE, "text", "must not be empty or only whitespace"), true
+	case errors.Is(err, turn.ErrBusy):
+		return errRateLimited(1, map[string]any{"limit": "concurrency"}), true
+	case errors.As(err, &unavailable):
+		return errUnavailable(unavailable.Status, unavailable.Reason), true
+	case errors.As(err, &provider):
+		return providerError(provider.Err, provider.Status), true
 	}
 	return nil, false
 }

@@ -10,18 +10,22 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentd/agentd/gen"
 	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/llm/llmtest"
+	"github.com/agentd/agentd/server/limit"
 	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/store/storetest"
+	"github.com/agentd/agentd/turn"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // harness is the real Echo stack over a real SQLite store and the providers'
@@ -37,29 +41,39 @@ type harness struct {
 	writeKey  string
 	readKey   string
 	spec      *openapi3.T
-	router    routers.Router
+	// model is the turns' provider client, swappable while the harness runs.
+	model  *swapModel
+	cfg    harnessConfig // as the harness was built
+	router routers.Router
 }
 
-// newHarness boots a server; tweak adjusts its Config before it is built.
-func newHarness(t testing.TB, tweak ...func(*Config)) *harness {
+// harnessConfig is what a test may change before its harness boots: the
+// server's Config and its turn service's.
+type harnessConfig struct {
+	Config
+	Turn turn.Config
+}
+
+// newHarness boots a server; tweak adjusts its configuration before it is built.
+func newHarness(t testing.TB, tweak ...func(*harnessConfig)) *harness {
 	t.Helper()
 	return newHarnessLLM(t, nil, tweak...)
 }
 
 // newHarnessLLM is newHarness with a say on the providers' configuration.
-func newHarnessLLM(t testing.TB, tweakLLM func(*llm.Config), tweak ...func(*Config)) *harness {
+func newHarnessLLM(t testing.TB, tweakLLM func(*llm.Config), tweak ...func(*harnessConfig)) *harness {
 	t.Helper()
 	return newHarnessAt(t, filepath.Join(t.TempDir(), "agentd.db"), nil, tweakLLM, tweak...)
 }
 
 // newHarnessPostgres is newHarness on a fresh PostgreSQL database.
-func newHarnessPostgres(t testing.TB, tweak ...func(*Config)) *harness {
+func newHarnessPostgres(t testing.TB, tweak ...func(*harnessConfig)) *harness {
 	t.Helper()
 	return newHarnessAt(t, storetest.PostgresDSN(t), nil, nil, tweak...)
 }
 
 // newHarnessAt boots a server on the database dsn, opened with opts.
-func newHarnessAt(t testing.TB, dsn string, opts []store.Option, tweakLLM func(*llm.Config), tweak ...func(*Config)) *harness {
+func newHarnessAt(t testing.TB, dsn string, opts []store.Option, tweakLLM func(*llm.Config), tweak ...func(*harnessConfig)) *harness {
 	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, dsn, opts...)
@@ -84,16 +98,25 @@ func newHarnessAt(t testing.TB, dsn string, opts []store.Option, tweakLLM func(*
 	if tweakLLM != nil {
 		tweakLLM(&llmCfg)
 	}
-	cfg := Config{
-		Store:        st,
-		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Replier:      llm.New(llmCfg),
-		ServeMetrics: true,
+	cfg := harnessConfig{
+		Config: Config{Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), ServeMetrics: true,
+			Registry: prometheus.NewRegistry()},
+		Turn: turn.Config{Store: st, Model: llm.New(llmCfg), Semaphore: limit.NewMemorySemaphore()},
 	}
 	for _, f := range tweak {
 		f(&cfg)
 	}
-	if h.srv, err = New(cfg); err != nil {
+	h.model = &swapModel{}
+	h.model.set(cfg.Turn.Model)
+	cfg.Turn.Model, cfg.Turn.Registerer = h.model, cfg.Registry
+	if cfg.Turn.Logger == nil {
+		cfg.Turn.Logger = cfg.Logger
+	}
+	if cfg.Turns, err = turn.New(cfg.Turn); err != nil {
+		t.Fatalf("new turns: %v", err)
+	}
+	h.cfg = cfg
+	if h.srv, err = New(cfg.Config); err != nil {
 		t.Fatalf("new server: %v", err)
 	}
 	if h.spec, err = gen.GetSpec(); err != nil {
@@ -103,6 +126,36 @@ func newHarnessAt(t testing.TB, dsn string, opts []store.Option, tweakLLM func(*
 		t.Fatal(err)
 	}
 	return h
+}
+
+// swapModel is a turn.Model a test may replace while the harness runs.
+type swapModel struct {
+	mu    sync.Mutex
+	model turn.Model
+}
+
+func (m *swapModel) set(model turn.Model) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.model = model
+}
+
+func (m *swapModel) get() turn.Model {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.model
+}
+
+func (m *swapModel) Generate(ctx context.Context, req llm.Request) (llm.Reply, error) {
+	return m.get().Generate(ctx, req)
+}
+
+func (m *swapModel) Stream(ctx context.Context, req llm.Request, onToken func(string) error) (llm.Reply, error) {
+	return m.get().Stream(ctx, req, onToken)
+}
+
+func (m *swapModel) Configured(provider, apiKey string) error {
+	return m.get().Configured(provider, apiKey)
 }
 
 // with returns the harness reporting to t (a fuzz target's or a subtest's).

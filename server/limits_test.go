@@ -16,6 +16,7 @@ import (
 	"github.com/agentd/agentd/llm/llmtest"
 	"github.com/agentd/agentd/server/limit"
 	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/turn"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -128,7 +129,7 @@ func TestUnauthenticatedRequestsAreNotCounted(t *testing.T) {
 }
 
 func TestRateLimitWindowMoves(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.Counter = limit.NewMemoryCounter(limit.WithWindow(time.Second)) })
+	h := newHarness(t, func(c *harnessConfig) { c.Counter = limit.NewMemoryCounter(limit.WithWindow(time.Second)) })
 	h.newAccount("std", store.TierStandard)
 	key := h.newKey("std", store.ScopeRead)
 	_, _, first := rateHeaders(t, h.do(request{method: "GET", path: "/v1/agents", key: key}))
@@ -254,12 +255,17 @@ func TestReplicasShareLimitsThroughRedis(t *testing.T) {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	prefix := "agentd-test-" + hex.EncodeToString(b[:]) + ":"
-	replicaA := newHarness(t, func(c *Config) { c.Counter, c.Semaphore = redisBackends(t, prefix, 2*time.Second) })
+	replicaA := newHarness(t, func(c *harnessConfig) { c.Counter, c.Turn.Semaphore = redisBackends(t, prefix, 2*time.Second) })
 	// Replica B serves the same database with its own Redis clients.
-	cfgB := replicaA.srv.cfg
-	cfgB.Counter, cfgB.Semaphore = redisBackends(t, prefix, 2*time.Second)
-	cfgB.Registry = nil
-	replicaB, err := New(cfgB)
+	cfgB := replicaA.cfg
+	cfgB.Counter, cfgB.Turn.Semaphore = redisBackends(t, prefix, 2*time.Second)
+	cfgB.Registry, cfgB.Turn.Registerer = nil, nil
+	turnsB, err := turn.New(cfgB.Turn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgB.Turns = turnsB
+	replicaB, err := New(cfgB.Config)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/agentd/agentd/llm/llmtest"
 	"github.com/agentd/agentd/server/limit"
 	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/turn"
 )
 
 // character is a small character with every prompt-shaping member.
@@ -234,8 +235,12 @@ func TestHistorySurvivesRestart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv, err := New(Config{Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-			Replier: llm.New(llm.Config{OpenAI: llm.ProviderConfig{APIKey: "k", BaseURL: wire.URL}})})
+		turns, err := turn.New(turn.Config{Store: st, Semaphore: limit.NewMemorySemaphore(),
+			Model: llm.New(llm.Config{OpenAI: llm.ProviderConfig{APIKey: "k", BaseURL: wire.URL}})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv, err := New(Config{Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Turns: turns})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -368,7 +373,7 @@ func TestProviderFailuresMoveAgentToError(t *testing.T) {
 }
 
 func TestCooldownEndsAndSuccessRecovers(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.ErrorCooldown = 300 * time.Millisecond })
+	h := newHarness(t, func(c *harnessConfig) { c.Turn.ErrorCooldown = 300 * time.Millisecond })
 	h.openai.Respond(llmtest.Reply{Status: 401})
 	id := h.createAgent(map[string]any{"name": "flaky"})
 	h.send(id, map[string]any{"text": "hi"})
@@ -439,7 +444,7 @@ func TestStreamErrorMidway(t *testing.T) {
 }
 
 func TestStreamClientDisconnectStoresPartialReply(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.PingInterval = 20 * time.Millisecond })
+	h := newHarness(t, func(c *harnessConfig) { c.PingInterval = 20 * time.Millisecond })
 	h.openai.Respond(llmtest.Reply{Fragments: []string{"first ", "second ", "third ", "fourth"}, FragmentDelay: 150 * time.Millisecond})
 	id := h.createAgent(map[string]any{"name": "slow"})
 	ts := httptest.NewServer(h.srv.Handler())
@@ -485,7 +490,7 @@ func TestStreamClientDisconnectStoresPartialReply(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	// The disconnected stream gives its concurrency slot back.
-	for !allSlotsFree(t, h.srv.cfg.Semaphore, "agent:"+id) {
+	for !allSlotsFree(t, h.cfg.Turn.Semaphore, "agent:"+id) {
 		if time.Now().After(deadline) {
 			t.Fatal("the disconnected stream kept its concurrency slot")
 		}
@@ -494,7 +499,7 @@ func TestStreamClientDisconnectStoresPartialReply(t *testing.T) {
 }
 
 // allSlotsFree reports whether all 10 slots of key can be taken now.
-func allSlotsFree(t *testing.T, sem limit.Semaphore, key string) bool {
+func allSlotsFree(t *testing.T, sem turn.Semaphore, key string) bool {
 	t.Helper()
 	var releases []func()
 	defer func() {
@@ -502,8 +507,8 @@ func allSlotsFree(t *testing.T, sem limit.Semaphore, key string) bool {
 			r()
 		}
 	}()
-	for i := 0; i < maxInFlightPerAgent; i++ {
-		release, ok, err := sem.TryAcquire(context.Background(), key, maxInFlightPerAgent)
+	for i := 0; i < turn.MaxInFlightPerAgent; i++ {
+		release, ok, err := sem.TryAcquire(context.Background(), key, turn.MaxInFlightPerAgent)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -534,8 +539,8 @@ func TestReplyStoredWhenClientLeavesAfterLastToken(t *testing.T) {
 				return llm.Reply{Text: "all of it", Model: "m"}, nil
 			}
 			fail := true
-			h := newHarness(t, func(c *Config) {
-				c.Replier = fakeReplier{
+			h := newHarness(t, func(c *harnessConfig) {
+				c.Turn.Model = fakeReplier{
 					generate: func(ctx context.Context, _ llm.Request) (llm.Reply, error) {
 						if fail {
 							// A cool-down that has passed by the next message.
@@ -580,7 +585,7 @@ func TestReplyStoredWhenClientLeavesAfterLastToken(t *testing.T) {
 func TestStreamToClientThatStopsReading(t *testing.T) {
 	const providerTimeout, frameTimeout = time.Second, 200 * time.Millisecond
 	h := newHarnessLLM(t, func(c *llm.Config) { c.Timeout = providerTimeout },
-		func(c *Config) { c.StreamWriteTimeout = frameTimeout })
+		func(c *harnessConfig) { c.StreamWriteTimeout = frameTimeout })
 	// Far more than the shrunken socket buffers hold.
 	frags := make([]string, 2000)
 	for i := range frags {
@@ -605,14 +610,14 @@ func TestStreamToClientThatStopsReading(t *testing.T) {
 		"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", id, h.writeKey, len(body), body)
 	// Wait until the stream has started: its slot is taken.
 	deadline := time.Now().Add(providerTimeout)
-	for allSlotsFree(t, h.srv.cfg.Semaphore, "agent:"+id) {
+	for allSlotsFree(t, h.cfg.Turn.Semaphore, "agent:"+id) {
 		if time.Now().After(deadline) {
 			t.Fatal("the stream never started")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	deadline = time.Now().Add(providerTimeout + frameTimeout + time.Second)
-	for !allSlotsFree(t, h.srv.cfg.Semaphore, "agent:"+id) {
+	for !allSlotsFree(t, h.cfg.Turn.Semaphore, "agent:"+id) {
 		if time.Now().After(deadline) {
 			t.Fatal("a client that stopped reading kept its concurrency slot")
 		}
@@ -673,7 +678,7 @@ func TestProviderErrorTextStaysInTheLog(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var logs syncBuffer
-			h := newHarness(t, func(c *Config) { c.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
+			h := newHarness(t, func(c *harnessConfig) { c.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
 			h.openai.Respond(tc.reply)
 			var seen []string
 			checkReason := func(what string, reason any) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/turn"
 )
 
 // fakeReplier answers through function fields; Stream uses stream when
@@ -21,7 +22,7 @@ type fakeReplier struct {
 	stream   func(context.Context, llm.Request, func(string) error) (llm.Reply, error)
 }
 
-var _ Replier = fakeReplier{}
+var _ turn.Model = fakeReplier{}
 
 func (f fakeReplier) Generate(ctx context.Context, req llm.Request) (llm.Reply, error) {
 	return f.generate(ctx, req)
@@ -37,8 +38,8 @@ func (f fakeReplier) Stream(ctx context.Context, req llm.Request, onToken func(s
 }
 
 func TestInternalErrorsHideTheirDetail(t *testing.T) {
-	h := newHarness(t, func(c *Config) {
-		c.Replier = fakeReplier{generate: func(context.Context, llm.Request) (llm.Reply, error) {
+	h := newHarness(t, func(c *harnessConfig) {
+		c.Turn.Model = fakeReplier{generate: func(context.Context, llm.Request) (llm.Reply, error) {
 			return llm.Reply{}, errors.New("secret database password is hunter2")
 		}}
 	})
@@ -50,7 +51,7 @@ func TestInternalErrorsHideTheirDetail(t *testing.T) {
 	if !strings.Contains(string(res.Body), res.Header.Get("X-Request-ID")) {
 		t.Errorf("message does not name the request id: %s", res.Body)
 	}
-	h.srv.cfg.Replier = fakeReplier{generate: func(context.Context, llm.Request) (llm.Reply, error) { panic("boom") }}
+	h.model.set(fakeReplier{generate: func(context.Context, llm.Request) (llm.Reply, error) { panic("boom") }})
 	if res := h.send(id, map[string]any{"text": "hi"}); res.Code != 500 || strings.Contains(string(res.Body), "boom") {
 		t.Fatalf("panic: %d %s", res.Code, res.Body)
 	}
@@ -122,8 +123,8 @@ func TestChunkedBodyOverTheCapIs413(t *testing.T) {
 // the contract's 404, never a 500 carrying a store sentinel.
 func TestAgentDeletedMidTurnIsNotFound(t *testing.T) {
 	var h *harness
-	h = newHarness(t, func(c *Config) {
-		c.Replier = fakeReplier{generate: func(ctx context.Context, req llm.Request) (llm.Reply, error) {
+	h = newHarness(t, func(c *harnessConfig) {
+		c.Turn.Model = fakeReplier{generate: func(ctx context.Context, req llm.Request) (llm.Reply, error) {
 			p := principalFrom(ctx)
 			agents, _, err := h.store.ListAgents(ctx, p.Account.ID, store.ListQuery{Page: 1, Limit: 10, SortBy: store.SortCreatedAt})
 			if err != nil || len(agents) != 1 {
@@ -140,11 +141,11 @@ func TestAgentDeletedMidTurnIsNotFound(t *testing.T) {
 	for _, failing := range []bool{false, true} {
 		if failing {
 			id = h.createAgent(map[string]any{"name": "ephemeral"})
-			generate := h.srv.cfg.Replier.(fakeReplier).generate
-			h.srv.cfg.Replier = fakeReplier{generate: func(ctx context.Context, req llm.Request) (llm.Reply, error) {
+			generate := h.model.get().(fakeReplier).generate
+			h.model.set(fakeReplier{generate: func(ctx context.Context, req llm.Request) (llm.Reply, error) {
 				_, _ = generate(ctx, req)
 				return llm.Reply{}, &llm.Error{Kind: llm.KindUnavailable, Provider: "openai", Reason: "timed out"}
-			}}
+			}})
 		}
 		res := h.send(id, map[string]any{"text": "hi"})
 		if res.Code != 404 || res.ErrorCode(t) != "AGENT_NOT_FOUND" {
@@ -157,8 +158,8 @@ func TestAgentDeletedMidTurnIsNotFound(t *testing.T) {
 // inactive, and the 503 says so.
 func TestFailingTurnKeepsInactiveAgentInactive(t *testing.T) {
 	var h *harness
-	h = newHarness(t, func(c *Config) {
-		c.Replier = fakeReplier{generate: func(ctx context.Context, req llm.Request) (llm.Reply, error) {
+	h = newHarness(t, func(c *harnessConfig) {
+		c.Turn.Model = fakeReplier{generate: func(ctx context.Context, req llm.Request) (llm.Reply, error) {
 			p := principalFrom(ctx)
 			agents, _, _ := h.store.ListAgents(ctx, p.Account.ID, store.ListQuery{Page: 1, Limit: 10, SortBy: store.SortCreatedAt})
 			inactive := store.StatusInactive

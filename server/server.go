@@ -33,8 +33,8 @@ var _ gen.StrictServerInterface = (*Server)(nil)
 // New builds the server and its HTTP handler.
 func New(cfg Config) (*Server, error) {
 	cfg = cfg.withDefaults()
-	if cfg.Store == nil || cfg.Replier == nil {
-		return nil, errors.New("server: Store and Replier are required")
+	if cfg.Store == nil || cfg.Turns == nil {
+		return nil, errors.New("server: Store and Turns are required")
 	}
 	spec, err := gen.GetSpec()
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/gen"
+	"github.com/agentd/agentd/turn"
 )
 
 // sseResponse streams a turn's reply as server-sent events. It is the
@@ -18,7 +19,7 @@ import (
 type sseResponse struct {
 	s    *Server
 	ctx  context.Context
-	turn *turn
+	turn *turn.Turn
 }
 
 var (
@@ -37,7 +38,7 @@ func (r *sseResponse) VisitStreamMessageResponse(w http.ResponseWriter) error { 
 // goes away, or stops reading for a whole StreamWriteTimeout, cancels the
 // provider call.
 func (r *sseResponse) stream(w http.ResponseWriter) error {
-	defer r.turn.release()
+	defer r.turn.Release()
 	ctx, gone := context.WithCancel(r.ctx)
 	defer gone()
 	h := w.Header()
@@ -50,11 +51,10 @@ func (r *sseResponse) stream(w http.ResponseWriter) error {
 		return nil // the client is gone before the first byte
 	}
 	stopPings := ev.pingEvery(r.s.cfg.PingInterval)
-	reply, err := r.s.cfg.Replier.Stream(ctx, r.turn.llmReq, func(fragment string) error {
+	res, err := r.s.cfg.Turns.Stream(ctx, r.turn, func(fragment string) error {
 		return ev.event(gen.StreamTokenEvent{Type: gen.StreamEventTypeToken, Content: fragment})
 	})
 	stopPings()
-	msg, err := r.s.finishTurn(ctx, r.turn, reply, err)
 	if ctx.Err() != nil {
 		return nil // nobody to tell
 	}
@@ -65,7 +65,7 @@ func (r *sseResponse) stream(w http.ResponseWriter) error {
 			Code: env.Error.Code, Message: env.Error.Message, Details: detailsOf(env.Error.Details),
 		}})
 	}
-	return ev.event(gen.StreamDoneEvent{Type: gen.StreamEventTypeDone, MessageId: msg.MessageId, Metadata: msg.Metadata})
+	return ev.event(gen.StreamDoneEvent{Type: gen.StreamEventTypeDone, MessageId: res.MessageID, Metadata: messageMetadata(res.Metadata)})
 }
 
 // eventWriter serialises the writes of the token callback and the pinger.

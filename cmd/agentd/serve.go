@@ -21,6 +21,7 @@ import (
 	"github.com/agentd/agentd/server"
 	"github.com/agentd/agentd/server/limit"
 	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/turn"
 	"github.com/agentd/agentd/webhook"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -115,10 +116,15 @@ func (e *env) serve(ctx context.Context, cfg config) error {
 		return err
 	}
 	defer lim.close(logger)
+	turns, err := turn.New(turn.Config{Store: st, Model: llm.New(cfg.LLM), Semaphore: lim.semaphore,
+		Logger: logger, Registerer: reg})
+	if err != nil {
+		return fmt.Errorf("build turns: %w", err)
+	}
 	srv, err := server.New(server.Config{
 		PublicURL: publicURL(cfg.PublicURL, ls.api.Addr()), DefaultProvider: cfg.DefaultProvider,
-		DefaultModels: cfg.Models, Store: st, Replier: llm.New(cfg.LLM),
-		Counter: lim.counter, Semaphore: lim.semaphore, Logger: logger,
+		DefaultModels: cfg.Models, Store: st, Turns: turns,
+		Counter: lim.counter, Logger: logger,
 		Registry: reg, ServeMetrics: ls.metrics == nil,
 	})
 	if err != nil {
@@ -127,7 +133,7 @@ func (e *env) serve(ctx context.Context, cfg config) error {
 	hooks := cfg.Webhooks
 	hooks.Logger = logger
 	defer startWebhooks(st, hooks)() // stopped before the database closes
-	stopConnections, err := startConnections(ctx, cfg, st, srv, logger, reg)
+	stopConnections, err := startConnections(ctx, cfg, st, turns, logger, reg)
 	if err != nil {
 		return err
 	}
@@ -153,12 +159,12 @@ func startWebhooks(st *store.Store, cfg webhook.Config) (stop func()) {
 // startConnections runs the platform connections' supervisor unless
 // AGENTD_CONNECTIONS is off; the returned function stops it and waits for
 // its connections to release their leases.
-func startConnections(ctx context.Context, cfg config, st *store.Store, srv *server.Server, logger *slog.Logger, reg *prometheus.Registry) (func(), error) {
+func startConnections(ctx context.Context, cfg config, st *store.Store, turns connect.Turner, logger *slog.Logger, reg *prometheus.Registry) (func(), error) {
 	if !cfg.Connections {
 		return func() {}, nil
 	}
 	sup, err := connect.New(connect.Config{
-		Store: st, Turner: srv, Logger: logger.With("component", "connections"), Registerer: reg,
+		Store: st, Turner: turns, Logger: logger.With("component", "connections"), Registerer: reg,
 		Platforms: []connect.Platform{&telegram.Platform{APIURL: cfg.TelegramURL}, &discord.Platform{APIURL: cfg.DiscordURL},
 			&x.Platform{APIURL: cfg.TwitterURL, PollInterval: cfg.TwitterPoll}},
 	})

@@ -129,3 +129,54 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestTelegramAgentRecoversAfterCooldown: an agent reached only through a
+// platform, put in error by its provider, answers again once its cool-down
+// has passed, and is active again, as an agent talked to through the API
+// is. The platform path used to refuse any agent not active, so such an
+// agent stayed silent in error for good.
+func TestTelegramAgentRecoversAfterCooldown(t *testing.T) {
+	const token = "4343:e2e"
+	tg := telegramtest.New(t)
+	tg.AddBot(token, 4343, "recover_bot")
+	openai := llmtest.NewOpenAI(t)
+	openai.Respond(llmtest.Reply{Text: "Back again."})
+	openai.Enqueue(llmtest.Reply{Status: http.StatusTooManyRequests, RetryAfter: "1"})
+	env := map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": openai.URL, "TELEGRAM_API_URL": tg.URL}
+	in, key := bootUnlimited(t, env)
+	transport := &http.Transport{}
+	defer transport.CloseIdleConnections()
+	c := &client{t: t, base: in.base, http: &http.Client{Transport: transport, Timeout: 20 * time.Second}, contract: loadContract(t)}
+	r := c.do("POST", "/v1/agents", key, map[string]any{"name": "Phoenix", "clients": []string{"telegram"},
+		"settings": map[string]any{"secrets": map[string]string{"TELEGRAM_BOT_TOKEN": token}}})
+	expect(t, "create", r, 201, "")
+	id := r.data(t)["id"].(string)
+	waitFor(t, "connected", func() bool {
+		conn := c.do("GET", "/v1/agents/"+id+"/connections", key, nil).data(t)["items"].([]any)[0].(map[string]any)
+		return conn["state"] == "connected"
+	})
+	say := func(msgID int, text string) {
+		tg.Queue(token, models.Update{Message: &models.Message{ID: msgID, Text: text,
+			Chat: models.Chat{ID: 77, Type: models.ChatTypePrivate}, From: &models.User{ID: 77, FirstName: "Eve"}}})
+	}
+	status := func() any { return c.do("GET", "/v1/agents/"+id, key, nil).data(t)["status"] }
+
+	say(1, "Are you there?")
+	waitFor(t, "the agent in error", func() bool { return status() == "error" })
+	failedAt := time.Now()
+	if n := len(tg.Sent(token)); n != 0 {
+		t.Fatalf("%d messages sent for a failed turn", n)
+	}
+	// The provider asked for one second: past it, the next message is tried.
+	time.Sleep(time.Until(failedAt.Add(1100 * time.Millisecond)))
+	say(2, "Now?")
+	waitFor(t, "the reply after the cool-down", func() bool { return len(tg.Sent(token)) == 1 })
+	if sent := tg.Sent(token)[0]; sent.Text != "Back again." || sent.ReplyTo != 2 {
+		t.Errorf("sent %+v", sent)
+	}
+	if s := status(); s != "active" {
+		t.Errorf("status after the reply: %v, want active", s)
+	}
+	transport.CloseIdleConnections()
+	in.stop(t)
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/agentd/agentd/connect/discord/discordtest"
 	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/store/storetest"
+	"github.com/agentd/agentd/turn"
 	"github.com/bwmarrin/discordgo"
 	"go.uber.org/goleak"
 )
@@ -30,24 +31,24 @@ const (
 // echoTurner answers every message with "re: <text>", or with reply when set.
 type echoTurner struct {
 	mu    sync.Mutex
-	reqs  []connect.TurnRequest
+	reqs  []turn.Input
 	reply string
 }
 
-func (e *echoTurner) Turn(_ context.Context, r connect.TurnRequest) (connect.TurnReply, error) {
+func (e *echoTurner) Reply(_ context.Context, r turn.Input) (turn.Result, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.reqs = append(e.reqs, r)
 	if e.reply != "" {
-		return connect.TurnReply{Text: e.reply}, nil
+		return turn.Result{Text: e.reply}, nil
 	}
-	return connect.TurnReply{Text: "re: " + r.Text}, nil
+	return turn.Result{Text: "re: " + r.Text}, nil
 }
 
-func (e *echoTurner) requests() []connect.TurnRequest {
+func (e *echoTurner) requests() []turn.Input {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return append([]connect.TurnRequest(nil), e.reqs...)
+	return append([]turn.Input(nil), e.reqs...)
 }
 
 type fixture struct {
@@ -194,7 +195,7 @@ func TestMentionRulesDMsAndBots(t *testing.T) {
 		}
 	}
 	reqs := f.turner.requests()
-	byText := map[string]connect.TurnRequest{}
+	byText := map[string]turn.Input{}
 	for _, r := range reqs {
 		byText[r.Text] = r
 	}

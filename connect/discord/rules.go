@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentd/agentd/connect"
 	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/turn"
 	"github.com/bwmarrin/discordgo"
 )
 
@@ -83,7 +84,7 @@ func (s *session) answer(ctx context.Context, m *discordgo.Message, dm bool) {
 	if dm {
 		conv = store.ConversationRef{UserID: user}
 	}
-	req := connect.TurnRequest{Text: m.ContentWithMentionsReplaced(), Conv: conv, UserID: user, Channel: name}
+	req := turn.Input{Text: m.ContentWithMentionsReplaced(), Conv: conv, UserID: user, Channel: name}
 	stop := s.typing(ctx, m.ChannelID)
 	r, err := s.c.Turn(ctx, req)
 	stop()

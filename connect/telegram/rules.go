@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentd/agentd/connect"
 	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/turn"
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 )
@@ -62,7 +63,7 @@ func (s *session) answer(ctx context.Context, m *models.Message, private bool, c
 	if private {
 		conv = store.ConversationRef{UserID: "telegram:" + strconv.FormatInt(m.From.ID, 10)}
 	}
-	req := connect.TurnRequest{Text: m.Text, Conv: conv, UserID: "telegram:" + strconv.FormatInt(m.From.ID, 10), Channel: channelOf(m.Chat)}
+	req := turn.Input{Text: m.Text, Conv: conv, UserID: "telegram:" + strconv.FormatInt(m.From.ID, 10), Channel: channelOf(m.Chat)}
 	var text string
 	var err error
 	switch cmd {
@@ -92,7 +93,7 @@ func (s *session) answer(ctx context.Context, m *models.Message, private bool, c
 	s.reply(ctx, m, text)
 }
 
-func (s *session) turn(ctx context.Context, req connect.TurnRequest) (string, error) {
+func (s *session) turn(ctx context.Context, req turn.Input) (string, error) {
 	r, err := s.c.Turn(ctx, req)
 	return r.Text, err
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/agentd/agentd/connect/telegram/telegramtest"
 	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/store/storetest"
+	"github.com/agentd/agentd/turn"
 	"github.com/go-telegram/bot/models"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/goleak"
@@ -33,26 +34,26 @@ const (
 // set; when block is set, each turn first waits for it to be closed.
 type echoTurner struct {
 	mu    sync.Mutex
-	reqs  []connect.TurnRequest
+	reqs  []turn.Input
 	reply string
 	block chan struct{}
 }
 
-func (e *echoTurner) Turn(ctx context.Context, r connect.TurnRequest) (connect.TurnReply, error) {
+func (e *echoTurner) Reply(ctx context.Context, r turn.Input) (turn.Result, error) {
 	if e.block != nil {
 		select {
 		case <-e.block:
 		case <-ctx.Done():
-			return connect.TurnReply{}, ctx.Err()
+			return turn.Result{}, ctx.Err()
 		}
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.reqs = append(e.reqs, r)
 	if e.reply != "" {
-		return connect.TurnReply{Text: e.reply}, nil
+		return turn.Result{Text: e.reply}, nil
 	}
-	return connect.TurnReply{Text: "re: " + r.Text}, nil
+	return turn.Result{Text: "re: " + r.Text}, nil
 }
 
 type fixture struct {

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/connect"
-	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/turn"
 )
 
 // poll runs once every poll interval until ctx ends. Rejected credentials
@@ -87,7 +87,7 @@ func (s *session) answerMention(ctx context.Context, t tweet) {
 	if !s.claim(ctx, "mention:"+t.ID) {
 		return
 	}
-	text, ok := s.turn(ctx, connect.TurnRequest{Text: t.Text, Conv: store.ConversationRef{RoomID: "twitter:" + t.ConversationID},
+	text, ok := s.turn(ctx, turn.Input{Text: t.Text, Conv: store.ConversationRef{RoomID: "twitter:" + t.ConversationID},
 		UserID: "twitter:" + t.AuthorID, Channel: "a thread on X where you were mentioned", MaxChars: maxPost})
 	if !ok {
 		return
@@ -142,7 +142,7 @@ func (s *session) answerDM(ctx context.Context, e dmEvent) {
 		return
 	}
 	user := "twitter:" + e.SenderID
-	text, ok := s.turn(ctx, connect.TurnRequest{Text: e.Text, Conv: store.ConversationRef{UserID: user}, UserID: user,
+	text, ok := s.turn(ctx, turn.Input{Text: e.Text, Conv: store.ConversationRef{UserID: user}, UserID: user,
 		Channel: "direct messages on X"})
 	if ok && s.act(ctx, "direct message", func() error { return s.api.sendDM(ctx, e.SenderID, text) }) {
 		s.c.Sent(ctx)
@@ -191,13 +191,13 @@ func (s *session) post(ctx context.Context, slot time.Time) {
 	if !s.claim(ctx, "post:"+strconv.FormatInt(slot.Unix(), 10)) {
 		return
 	}
-	r, err := s.c.Compose(ctx, connect.TurnRequest{Post: true, MaxChars: maxPost,
+	r, err := s.c.Compose(ctx, turn.Input{Post: true, MaxChars: maxPost,
 		Conv: store.ConversationRef{RoomID: "twitter:posts"}, Channel: "your feed on X"})
 	if err != nil {
 		s.notAnswered("post", err)
 		return
 	}
-	text := llm.Shorten(r.Text, maxPost)
+	text := r.Text // shortened to maxPost by the turn
 	if text == "" {
 		s.c.Logger.Warn("X post skipped: the model wrote nothing that fits in 280 characters")
 		return
@@ -216,19 +216,15 @@ func (s *session) claim(ctx context.Context, key string) bool {
 	return ok && err == nil
 }
 
-// turn asks the agent for the answer to req, at most 280 characters for
-// posts; false when there is nothing to send.
-func (s *session) turn(ctx context.Context, req connect.TurnRequest) (string, bool) {
+// turn asks the agent for the answer to req (shortened to req.MaxChars by
+// the turn); false when there is nothing to send.
+func (s *session) turn(ctx context.Context, req turn.Input) (string, bool) {
 	r, err := s.c.Turn(ctx, req)
 	if err != nil {
 		s.notAnswered("message", err)
 		return "", false
 	}
-	text := r.Text
-	if req.MaxChars > 0 {
-		text = llm.Shorten(text, req.MaxChars)
-	}
-	return text, text != ""
+	return r.Text, r.Text != ""
 }
 
 func (s *session) notAnswered(what string, err error) {

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/agentd/agentd/connect"
 	"github.com/agentd/agentd/connect/connecttest"
@@ -19,6 +18,7 @@ import (
 	"github.com/agentd/agentd/connect/x/xtest"
 	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/store/storetest"
+	"github.com/agentd/agentd/turn"
 	"go.uber.org/goleak"
 )
 
@@ -32,28 +32,28 @@ const (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m, storetest.IgnoreStatementCache) }
 
 // fakeTurner answers "re: <text>", and to a post request a numbered post
-// longer than 280 characters.
+// (the turn, not the platform, shortens to MaxChars).
 type fakeTurner struct {
 	mu    sync.Mutex
-	reqs  []connect.TurnRequest
+	reqs  []turn.Input
 	posts int
 }
 
-func (f *fakeTurner) Turn(_ context.Context, r connect.TurnRequest) (connect.TurnReply, error) {
+func (f *fakeTurner) Reply(_ context.Context, r turn.Input) (turn.Result, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.reqs = append(f.reqs, r)
 	if r.Post {
 		f.posts++
-		return connect.TurnReply{Text: fmt.Sprintf("post %d: %s", f.posts, strings.Repeat("lovely tea ", 40))}, nil
+		return turn.Result{Text: fmt.Sprintf("post %d: lovely tea", f.posts)}, nil
 	}
-	return connect.TurnReply{Text: "re: " + r.Text}, nil
+	return turn.Result{Text: "re: " + r.Text}, nil
 }
 
-func (f *fakeTurner) requests() []connect.TurnRequest {
+func (f *fakeTurner) requests() []turn.Input {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]connect.TurnRequest(nil), f.reqs...)
+	return append([]turn.Input(nil), f.reqs...)
 }
 
 // clock is a settable clock for the post schedule.
@@ -330,14 +330,9 @@ func TestScheduledPosts(t *testing.T) {
 	connecttest.Eventually(t, "second post", func() bool { return len(f.srv.Posts(token)) >= 2 })
 	connecttest.Eventually(t, "third slot", func() bool { return readCursor().After(slot2) })
 	posts := f.srv.Posts(token)
-	if len(posts) != 2 || !strings.HasPrefix(posts[0].Text, "post 1:") || !strings.HasPrefix(posts[1].Text, "post 2:") {
+	if len(posts) != 2 || posts[0].Text != "post 1: lovely tea" || posts[1].Text != "post 2: lovely tea" ||
+		posts[0].ReplyTo != "" || posts[1].ReplyTo != "" {
 		t.Fatalf("posts %+v", posts)
-	}
-	for _, p := range posts {
-		whole := strings.HasSuffix(p.Text, " lovely") || strings.HasSuffix(p.Text, " tea") // never cut mid-word
-		if n := utf8.RuneCountInString(p.Text); n > 280 || n < 270 || !whole || p.ReplyTo != "" {
-			t.Errorf("post of %d characters: %q", n, p.Text)
-		}
 	}
 	r := f.turner.requests()[0]
 	if !r.Post || r.Conv.RoomID != "twitter:posts" || r.MaxChars != 280 {

@@ -1,0 +1,25 @@
+package turn
+
+import (
+	"time"
+
+	"github.com/agentd/agentd/store"
+)
+
+// inactiveReason is the reason an inactive agent gives.
+const inactiveReason = "The agent is inactive; set its status to active to talk to it."
+
+// CanAnswer is the one rule of whether agent a can answer at now: an
+// inactive agent cannot; an agent in `error` cannot until its cool-down
+// (RetryAt) has passed, after which its next turn tries the provider again
+// and, when it answers, moves the agent back to active. It returns nil or
+// an *UnavailableError.
+func CanAnswer(a store.Agent, now time.Time) error {
+	switch {
+	case a.Status == store.StatusInactive:
+		return &UnavailableError{Status: store.StatusInactive, Reason: inactiveReason}
+	case a.Status == store.StatusError && now.Before(a.RetryAt):
+		return &UnavailableError{Status: store.StatusError, Reason: a.StatusReason}
+	}
+	return nil
+}

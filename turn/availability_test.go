@@ -1,0 +1,36 @@
+package turn
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/agentd/agentd/store"
+)
+
+// TestCanAnswer: the one availability rule, for every status and both
+// sides of an error's cool-down.
+func TestCanAnswer(t *testing.T) {
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		name   string
+		agent  store.Agent
+		status store.Status // of the refusal; "" when it may answer
+	}{
+		{"active", store.Agent{Status: store.StatusActive}, ""},
+		{"inactive", store.Agent{Status: store.StatusInactive}, store.StatusInactive},
+		{"error, cooling down", store.Agent{Status: store.StatusError, RetryAt: now.Add(time.Second), StatusReason: "down"}, store.StatusError},
+		{"error, cool-down over", store.Agent{Status: store.StatusError, RetryAt: now}, ""},
+	} {
+		err := CanAnswer(c.agent, now)
+		var ue *UnavailableError
+		switch {
+		case c.status == "" && err != nil:
+			t.Errorf("%s: %v, want nil", c.name, err)
+		case c.status != "" && (!errors.As(err, &ue) || ue.Status != c.status):
+			t.Errorf("%s: %v, want unavailable with status %s", c.name, err, c.status)
+		case c.status == store.StatusError && ue.Reason != "down":
+			t.Errorf("%s: reason %q, want the agent's", c.name, ue.Reason)
+		}
+	}
+}

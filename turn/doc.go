@@ -1,0 +1,13 @@
+// Package turn owns an agent's turn: one message to an agent and its reply,
+// whichever way it came in (Send Message and its stream in server/, a
+// platform message in connect/). A turn decides whether the agent can
+// answer now, builds the prompt from the character and the conversation's
+// history, calls the model provider, stores the exchange, and moves the
+// agent into `error` (and out again) when its provider fails (and
+// recovers).
+//
+// It knows nothing of HTTP or of the platforms: callers pass an Input and
+// get a Result or one of the errors of errors.go, which each caller maps to
+// its own edge (server/ to statuses and codes, connect/ to silence). It
+// depends on the small interfaces it declares (Store, Model, Semaphore).
+package turn

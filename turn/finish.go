@@ -1,0 +1,107 @@
+package turn
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/agentd/agentd/llm"
+	"github.com/agentd/agentd/store"
+)
+
+// finish turns the provider's outcome into the turn's Result: it stores
+// the exchange (the partial reply too when the caller went away), moves the
+// agent in and out of `error`, and classifies provider failures. Its writes
+// do not end with the request: a client leaving right after the last token
+// must not lose a reply the provider has already given (and billed).
+func (s *Service) finish(ctx context.Context, t *Turn, reply llm.Reply, callErr error) (Result, error) {
+	s.metrics.observe(t.agent.ModelProvider, callErr, time.Since(t.start))
+	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
+	defer cancel()
+	if t.in.MaxChars > 0 {
+		reply.Text = llm.Shorten(reply.Text, t.in.MaxChars)
+	}
+	meta := metadata(t, reply)
+	if callErr != nil {
+		if ctx.Err() != nil && reply.Text != "" {
+			_, _ = s.saveExchange(saveCtx, t, reply, meta, true)
+		}
+		return Result{}, s.providerFailure(ctx, t.in.RequestID, t.agent, callErr)
+	}
+	if t.agent.Status == store.StatusError {
+		if err := s.cfg.Store.MarkAgentRecovered(saveCtx, t.agent.AccountID, t.agent.ID); err != nil {
+			return Result{}, err
+		}
+	}
+	stored, err := s.saveExchange(saveCtx, t, reply, meta, false)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{MessageID: stored.ID, Text: reply.Text, AgentID: t.agent.ID, UserID: t.in.UserID,
+		RoomID: t.in.Conv.RoomID, CreatedAt: stored.CreatedAt, Metadata: meta}, nil
+}
+
+func metadata(t *Turn, reply llm.Reply) Metadata {
+	tokens := reply.Usage.TotalTokens
+	if tokens == 0 {
+		tokens = reply.Usage.PromptTokens + reply.Usage.CompletionTokens
+	}
+	return Metadata{
+		TokensUsed:     tokens,
+		ResponseMillis: float64(time.Since(t.start).Microseconds()) / 1000,
+		Model:          reply.Model,
+	}
+}
+
+// saveExchange stores the message and the reply described by meta; partial
+// marks a reply its caller did not wait for.
+func (s *Service) saveExchange(ctx context.Context, t *Turn, reply llm.Reply, meta Metadata, partial bool) (store.Message, error) {
+	user := store.Message{Role: store.RoleUser, UserID: t.in.UserID, Text: t.in.Text,
+		PromptTokens: reply.Usage.PromptTokens, CreatedAt: t.start}
+	answer := store.Message{Role: store.RoleAssistant, UserID: t.in.UserID, Text: reply.Text, Model: meta.Model,
+		CompletionTokens: reply.Usage.CompletionTokens, TokensUsed: meta.TokensUsed, ResponseMillis: meta.ResponseMillis,
+		Partial: partial}
+	stored, _, err := s.cfg.Store.SaveExchange(ctx, t.agent.AccountID, t.agent.ID, t.in.Conv, user, answer)
+	return stored, err
+}
+
+// providerFailure handles a failed provider call: failures of the provider
+// itself put the agent in `error` for a cool-down (the provider's
+// Retry-After when it gave one), failures about this request and a missing
+// key leave its status alone. It returns a *ProviderError, or err itself
+// when it is not the provider's (the caller went away, an internal
+// failure). The error's fixed Reason is what clients and the stored status
+// get; the provider's own (masked) text goes to the log only.
+func (s *Service) providerFailure(ctx context.Context, requestID string, agent store.Agent, err error) error {
+	var le *llm.Error
+	if !errors.As(err, &le) {
+		return err
+	}
+	s.cfg.Logger.Warn("model provider call failed", "request_id", requestID, "agent", agent.ID,
+		"provider", le.Provider, "kind", le.Kind.String(), "status", le.Status, "reason", le.Reason, "detail", le.Detail)
+	// The writes below must happen whether or not the caller waits.
+	writeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
+	defer cancel()
+	s.recordTurnError(writeCtx, requestID, agent, le)
+	switch le.Kind {
+	case llm.KindNotConfigured, llm.KindRequest:
+		return &ProviderError{Err: le, Status: agent.Status}
+	}
+	cooldown := s.cfg.ErrorCooldown
+	if le.RetryAfter > 0 {
+		cooldown = le.RetryAfter
+	}
+	status, err := s.cfg.Store.MarkAgentError(writeCtx, agent.AccountID, agent.ID, le.Reason, time.Now().Add(cooldown))
+	if err != nil {
+		return err
+	}
+	return &ProviderError{Err: le, Status: status}
+}
+
+// recordTurnError counts the failed turn in the agent's analytics, best
+// effort: the caller's answer does not depend on it.
+func (s *Service) recordTurnError(ctx context.Context, requestID string, agent store.Agent, le *llm.Error) {
+	if err := s.cfg.Store.RecordTurnError(ctx, agent.AccountID, agent.ID, le.Kind.String(), time.Now()); err != nil {
+		s.cfg.Logger.Warn("record failed turn", "request_id", requestID, "agent", agent.ID, "error", err)
+	}
+}

@@ -1,0 +1,62 @@
+package turn
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/agentd/agentd/llm"
+	"github.com/agentd/agentd/store"
+)
+
+// providerRequest shapes the provider call from the agent's character, the
+// conversation's recent history and the message.
+func (s *Service) providerRequest(ctx context.Context, t *Turn) (llm.Request, error) {
+	doc, err := json.Marshal(t.agent.Fields)
+	if err != nil {
+		return llm.Request{}, fmt.Errorf("turn: encode agent: %w", err)
+	}
+	var ch llm.Character
+	if err := json.Unmarshal(doc, &ch); err != nil {
+		return llm.Request{}, fmt.Errorf("turn: decode character: %w", err)
+	}
+	if t.in.Post {
+		t.in.Text = llm.PostPrompt(ch, t.in.MaxChars)
+	}
+	cx := llm.Context{Platform: t.in.Platform, Channel: t.in.Channel}
+	req := llm.Request{
+		Provider: t.agent.ModelProvider, Model: t.agent.Model, APIKey: t.apiKey,
+		System: llm.BuildSystemPrompt(ch, cx), Text: speaker(t.in) + t.in.Text,
+		Options: ch.Options(), MaxReplyChars: ch.MaxReplyChars(),
+	}
+	if window := ch.HistoryWindow(); window > 0 {
+		history, err := s.cfg.Store.History(ctx, t.agent.AccountID, t.agent.ID, t.in.Conv, window)
+		if err != nil {
+			return llm.Request{}, err
+		}
+		req.History = llmHistory(history, t.in.Conv.RoomID != "")
+	}
+	return req, nil
+}
+
+// speaker prefixes room messages with their author, so the model can tell
+// the people of a room apart.
+func speaker(in Input) string {
+	if in.Conv.RoomID != "" && in.UserID != "" {
+		return in.UserID + ": "
+	}
+	return ""
+}
+
+// llmHistory is the conversation's history as the provider gets it, each
+// room message prefixed with its author as speaker does.
+func llmHistory(msgs []store.Message, room bool) []llm.Message {
+	out := make([]llm.Message, len(msgs))
+	for i, m := range msgs {
+		out[i] = llm.Message{Role: llm.Role(m.Role), Content: m.Text}
+		if room && m.Role == store.RoleUser && m.UserID != "" {
+			out[i].Content = m.UserID + ": " + m.Text
+		}
+	}
+	return out
+}

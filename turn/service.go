@@ -1,0 +1,245 @@
+package turn
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/agentd/agentd/llm"
+	"github.com/agentd/agentd/store"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// MaxInFlightPerAgent caps the limited turns (messages through the API) an
+// agent has in flight at once.
+const MaxInFlightPerAgent = 10
+
+// saveTimeout bounds the writes after the provider call, which go on when
+// the caller has gone away.
+const saveTimeout = 5 * time.Second
+
+// Store is what a turn reads and writes; *store.Store implements it.
+type Store interface {
+	GetAgent(ctx context.Context, accountID, id string) (store.Agent, error)
+	// Secrets opens the agent's secrets; store.ErrSecretUnreadable when
+	// they do not decrypt under the configured key.
+	Secrets(a store.Agent) (store.Secrets, error)
+	// History is the last limit messages of the conversation, oldest first.
+	History(ctx context.Context, accountID, agentID string, conv store.ConversationRef, limit int) ([]store.Message, error)
+	// SaveExchange stores a message and its reply in the conversation,
+	// with their analytics and events, and returns the stored reply.
+	SaveExchange(ctx context.Context, accountID, agentID string, conv store.ConversationRef, user, reply store.Message) (store.Message, string, error)
+	// MarkAgentError puts the agent in `error` until retryAt unless it is
+	// inactive, and returns its status afterwards.
+	MarkAgentError(ctx context.Context, accountID, agentID, reason string, retryAt time.Time) (store.Status, error)
+	// MarkAgentRecovered moves an agent in `error` back to active.
+	MarkAgentRecovered(ctx context.Context, accountID, agentID string) error
+	// RecordTurnError counts a failed turn of kind in the agent's analytics.
+	RecordTurnError(ctx context.Context, accountID, agentID, kind string, t time.Time) error
+}
+
+var _ Store = (*store.Store)(nil)
+
+// Model produces an agent's reply; *llm.Client implements it.
+type Model interface {
+	Generate(ctx context.Context, req llm.Request) (llm.Reply, error)
+	Stream(ctx context.Context, req llm.Request, onToken func(string) error) (llm.Reply, error)
+	// Configured returns an *llm.Error when provider cannot be called as
+	// configured (no API key in the environment, nor apiKey, the agent's
+	// own), so a message is refused before it starts.
+	Configured(provider, apiKey string) error
+}
+
+var _ Model = (*llm.Client)(nil)
+
+// Semaphore caps concurrent holders of a key (server/limit's, in memory or
+// Redis).
+type Semaphore interface {
+	TryAcquire(ctx context.Context, key string, max int) (release func(), ok bool, err error)
+}
+
+// Config is what a Service needs.
+type Config struct {
+	Store Store
+	Model Model
+	// Semaphore holds the per-agent cap of limited turns.
+	Semaphore Semaphore
+	// ErrorCooldown is how long an agent in error refuses messages when
+	// the provider gave no Retry-After (30s).
+	ErrorCooldown time.Duration
+	Logger        *slog.Logger
+	// Registerer receives the provider call metrics; nil registers none.
+	Registerer prometheus.Registerer
+}
+
+// Service runs turns. It is safe for concurrent use.
+type Service struct {
+	cfg     Config
+	metrics *providerMetrics
+}
+
+// New returns a Service; Store, Model and Semaphore are required.
+func New(cfg Config) (*Service, error) {
+	if cfg.Store == nil || cfg.Model == nil || cfg.Semaphore == nil {
+		return nil, errors.New("turn: Store, Model and Semaphore are required")
+	}
+	if cfg.ErrorCooldown <= 0 {
+		cfg.ErrorCooldown = 30 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	m, err := newProviderMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	return &Service{cfg: cfg, metrics: m}, nil
+}
+
+// Input is one message to an agent, from the API or a platform.
+type Input struct {
+	AccountID, AgentID string
+	Text               string
+	// UserID is the speaker ("<platform>:<user id>" on platforms); "" when
+	// the API message names none.
+	UserID string
+	// Conv is the conversation the exchange is stored in: a room, else the
+	// speaker's direct conversation; Platform is set.
+	Conv store.ConversationRef
+	// Platform and Channel are the prompt's context ("" for none).
+	Platform, Channel string
+	// Post asks for an original post written from the character
+	// (postExamples, topics, style) instead of an answer; Text is filled
+	// with the post prompt once the character is read.
+	Post bool
+	// MaxChars, when positive, is the platform's limit on a message: the
+	// reply is shortened to it at a word boundary before it is stored, so
+	// history keeps what the platform shows.
+	MaxChars int
+	// Limited turns (the API's) take a slot of the agent's
+	// MaxInFlightPerAgent; platform turns are bounded by their connection.
+	Limited bool
+	// RequestID names the request in the log ("" for none).
+	RequestID string
+}
+
+// Turn is one message between the checks and the reply. Release frees its
+// slot; Generate and Stream release it.
+type Turn struct {
+	agent   store.Agent
+	apiKey  string // the agent's own provider key, "" for the environment's
+	in      Input
+	req     llm.Request
+	start   time.Time
+	release func()
+}
+
+// Release frees the turn's concurrency slot; it is idempotent.
+func (t *Turn) Release() { t.release() }
+
+// Result is the stored reply of a turn.
+type Result struct {
+	MessageID string
+	Text      string
+	AgentID   string
+	UserID    string // "" when the message named none
+	RoomID    string // "" for a direct conversation
+	CreatedAt time.Time
+	Metadata  Metadata
+}
+
+// Metadata describes how the reply was made.
+type Metadata struct {
+	TokensUsed int
+	// ResponseMillis is the time from the message's arrival to the reply.
+	ResponseMillis float64
+	Model          string
+}
+
+// Prepare does every check that can refuse a message before the provider
+// is called, takes a concurrency slot when in.Limited, and builds the
+// provider request. The caller must call Release, or Generate or Stream.
+func (s *Service) Prepare(ctx context.Context, in Input) (*Turn, error) {
+	start := time.Now()
+	if strings.TrimSpace(in.Text) == "" && !in.Post {
+		return nil, ErrEmptyText
+	}
+	agent, err := s.cfg.Store.GetAgent(ctx, in.AccountID, in.AgentID)
+	if err != nil {
+		return nil, err
+	}
+	if err := CanAnswer(agent, start); err != nil {
+		return nil, err
+	}
+	apiKey, err := s.agentAPIKey(agent)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.cfg.Model.Configured(agent.ModelProvider, apiKey); err != nil {
+		return nil, s.providerFailure(ctx, in.RequestID, agent, err)
+	}
+	release := func() {}
+	if in.Limited {
+		var ok bool
+		release, ok, err = s.cfg.Semaphore.TryAcquire(ctx, "agent:"+agent.ID, MaxInFlightPerAgent)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, ErrBusy
+		}
+	}
+	t := &Turn{agent: agent, apiKey: apiKey, in: in, start: start, release: release}
+	if t.req, err = s.providerRequest(ctx, t); err != nil {
+		release()
+		return nil, err
+	}
+	return t, nil
+}
+
+// Generate asks the provider for the whole reply of t and finishes it.
+func (s *Service) Generate(ctx context.Context, t *Turn) (Result, error) {
+	defer t.Release()
+	reply, err := s.cfg.Model.Generate(ctx, t.req)
+	return s.finish(ctx, t, reply, err)
+}
+
+// Stream asks the provider for the reply of t, passing each fragment to
+// onToken as it comes, and finishes it. An error of onToken ends the call
+// (the client went away); the part already produced is stored as partial.
+func (s *Service) Stream(ctx context.Context, t *Turn, onToken func(string) error) (Result, error) {
+	defer t.Release()
+	reply, err := s.cfg.Model.Stream(ctx, t.req, onToken)
+	return s.finish(ctx, t, reply, err)
+}
+
+// Reply runs a whole turn: Prepare, then Generate.
+func (s *Service) Reply(ctx context.Context, in Input) (Result, error) {
+	t, err := s.Prepare(ctx, in)
+	if err != nil {
+		return Result{}, err
+	}
+	return s.Generate(ctx, t)
+}
+
+// errSecretKeyReason is the reason an agent whose secrets do not decrypt
+// gives; it names the setting to fix and no secret.
+const errSecretKeyReason = "The agent's secrets cannot be decrypted: AGENTD_SECRET_KEY is not set or is not the key they were written with."
+
+// agentAPIKey returns the agent's own key for its provider (the secret
+// named like the provider's variable, e.g. OPENAI_API_KEY), "" when it has
+// none. Secrets that do not decrypt refuse the turn without putting the
+// agent in error: the fix is the server's key, not the provider.
+func (s *Service) agentAPIKey(agent store.Agent) (string, error) {
+	secrets, err := s.cfg.Store.Secrets(agent)
+	if errors.Is(err, store.ErrSecretUnreadable) {
+		s.cfg.Logger.Warn("agent secrets cannot be decrypted", "agent", agent.ID, "error", err)
+		return "", &UnavailableError{Status: agent.Status, Reason: errSecretKeyReason}
+	}
+	if err != nil {
+		return "", err
+	}
+	return secrets.String(llm.APIKeyVar(agent.ModelProvider)), nil
+}

@@ -1,0 +1,126 @@
+package turn_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentd/agentd/llm"
+	"github.com/agentd/agentd/server/limit"
+	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/turn"
+)
+
+// scriptedModel answers with its replies in order, then with its last.
+type scriptedModel struct {
+	mu      sync.Mutex
+	replies []func() (llm.Reply, error)
+	calls   int
+}
+
+func (m *scriptedModel) Generate(context.Context, llm.Request) (llm.Reply, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := m.replies[min(m.calls, len(m.replies)-1)]
+	m.calls++
+	return r()
+}
+
+func (m *scriptedModel) Stream(ctx context.Context, req llm.Request, _ func(string) error) (llm.Reply, error) {
+	return m.Generate(ctx, req)
+}
+
+func (m *scriptedModel) Configured(string, string) error { return nil }
+
+// newService returns a Service over a fresh SQLite store and model, with an
+// account and an agent of it.
+func newService(t *testing.T, model turn.Model) (*turn.Service, *store.Store, store.Agent) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "agentd.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	acct, err := st.CreateAccount(ctx, store.Account{Name: "acme", Tier: store.TierEnterprise, AgentQuota: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent, err := st.CreateAgent(ctx, store.Agent{AccountID: acct.ID, Name: "Ada", ModelProvider: "openai", Model: "m",
+		Status: store.StatusActive, Fields: map[string]json.RawMessage{"name": json.RawMessage(`"Ada"`)}}, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := turn.New(turn.Config{Store: st, Model: model, Semaphore: limit.NewMemorySemaphore(), ErrorCooldown: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc, st, agent
+}
+
+// TestPlatformTurnShortensBeforeStoring: a reply longer than the
+// platform's limit is cut at a word boundary, and history keeps what the
+// platform shows.
+func TestPlatformTurnShortensBeforeStoring(t *testing.T) {
+	model := &scriptedModel{replies: []func() (llm.Reply, error){func() (llm.Reply, error) {
+		return llm.Reply{Text: strings.Repeat("lovely tea ", 40)}, nil
+	}}}
+	svc, st, agent := newService(t, model)
+	ctx := context.Background()
+	conv := store.ConversationRef{RoomID: "twitter:posts", Platform: "twitter"}
+	res, err := svc.Reply(ctx, turn.Input{AccountID: agent.AccountID, AgentID: agent.ID, Text: "hi", Conv: conv, MaxChars: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Text != "lovely tea lovely tea lovely" {
+		t.Fatalf("reply %q, want it cut at the last word within 30 characters", res.Text)
+	}
+	history, err := st.History(ctx, agent.AccountID, agent.ID, conv, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(history) != 2 || history[1].Text != res.Text {
+		t.Fatalf("history %+v, want the shortened reply", history)
+	}
+}
+
+// TestAgentInErrorRecoversAfterCooldown: a provider failure puts the agent
+// in error; during the cool-down the turn is refused without calling the
+// provider; after it the provider is tried again and, when it answers, the
+// agent is active again. Any way in (API or platform) takes this path.
+func TestAgentInErrorRecoversAfterCooldown(t *testing.T) {
+	down := &llm.Error{Kind: llm.KindRateLimited, Provider: "openai", Reason: "rate limited", RetryAfter: 200 * time.Millisecond}
+	model := &scriptedModel{replies: []func() (llm.Reply, error){
+		func() (llm.Reply, error) { return llm.Reply{}, down },
+		func() (llm.Reply, error) { return llm.Reply{Text: "back"}, nil },
+	}}
+	svc, st, agent := newService(t, model)
+	ctx := context.Background()
+	in := turn.Input{AccountID: agent.AccountID, AgentID: agent.ID, Text: "hi",
+		Conv: store.ConversationRef{UserID: "telegram:1", Platform: "telegram"}, UserID: "telegram:1"}
+	var pe *turn.ProviderError
+	if _, err := svc.Reply(ctx, in); !errors.As(err, &pe) || pe.Status != store.StatusError {
+		t.Fatalf("first turn: %v, want a provider error leaving the agent in error", err)
+	}
+	failedAt := time.Now()
+	var ue *turn.UnavailableError
+	if _, err := svc.Reply(ctx, in); !errors.As(err, &ue) || ue.Reason != "rate limited" {
+		t.Fatalf("turn during the cool-down: %v, want unavailable", err)
+	}
+	if model.calls != 1 {
+		t.Fatalf("%d provider calls, want the refused turn to make none", model.calls)
+	}
+	time.Sleep(time.Until(failedAt.Add(250 * time.Millisecond))) // past the provider's Retry-After
+	res, err := svc.Reply(ctx, in)
+	if err != nil || res.Text != "back" {
+		t.Fatalf("turn after the cool-down: %+v, %v", res, err)
+	}
+	if a, err := st.GetAgent(ctx, agent.AccountID, agent.ID); err != nil || a.Status != store.StatusActive {
+		t.Fatalf("agent after the recovery: %v, %v; want active", a.Status, err)
+	}
+}
