@@ -271,10 +271,8 @@ func (s *Supervisor) stopAll() {
 // wanted reports whether agent a should be connected to platform, and why
 // not.
 func wanted(a store.Agent, platform string) (bool, string) {
-	var clients []string
-	_ = json.Unmarshal(a.Fields["clients"], &clients) // stored fields are validated
 	switch {
-	case !slices.Contains(clients, platform):
+	case !slices.Contains(a.Fields.Clients(), platform):
 		return false, "the platform was removed from the agent's clients"
 	case a.Status == store.StatusInactive:
 		return false, "the agent is inactive"
@@ -296,9 +294,7 @@ type spec struct {
 // its decrypted secrets and their fingerprint.
 func (s *Supervisor) specOf(a store.Agent, p Platform) spec {
 	sp := spec{agent: a, platform: p}
-	var settings map[string]json.RawMessage
-	_ = json.Unmarshal(a.Fields["settings"], &settings)
-	sp.settings = settings[p.Name()]
+	sp.settings = a.Fields.PlatformSettings(p.Name())
 	sp.secrets, sp.secretsErr = s.cfg.Store.Secrets(a)
 	h := sha256.New()
 	h.Write(sp.settings)

@@ -139,7 +139,20 @@ func (ch *Character) UnmarshalJSON(data []byte) error {
 	if err != nil {
 		return fmt.Errorf("character: %w", err)
 	}
-	*ch = Character{}
+	*ch = CharacterFrom(m)
+	return nil
+}
+
+// CharacterFrom reads a character from the members of an agent document
+// as they are, without encoding them again; see Character.
+func CharacterFrom(m map[string]json.RawMessage) Character {
+	var ch Character
+	fillCharacter(members(m), &ch)
+	return ch
+}
+
+// fillCharacter sets the members of ch found in m.
+func fillCharacter(m members, ch *Character) {
 	m.str("name", &ch.Name)
 	m.str("system", &ch.System)
 	m.strs("bio", &ch.Bio)
@@ -156,7 +169,6 @@ func (ch *Character) UnmarshalJSON(data []byte) error {
 	m.object("memory", &ch.Memory)
 	m.object("modelSettings", &ch.ModelSettings)
 	ch.Actions = m.actions("actions")
-	return nil
 }
 
 // UnmarshalJSON decodes the personality leniently.

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/agentd/agentd/gen"
 	"github.com/agentd/agentd/store"
@@ -24,8 +23,7 @@ func (s *Server) ListConnections(ctx context.Context, req gen.ListConnectionsReq
 	for _, c := range stored {
 		byPlatform[c.Platform] = c
 	}
-	var clients []string
-	_ = json.Unmarshal(agent.Fields["clients"], &clients) // stored after validation: platform ids
+	clients := agent.Fields.Clients()
 	items := make([]gen.Connection, 0, len(clients))
 	for _, platform := range clients {
 		c, ok := byPlatform[platform]

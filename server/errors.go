@@ -76,40 +76,59 @@ var errDeleteProtected = &apiError{
 		"reason": "deleteProtection is set on this agent; set it to false with PATCH before deleting"},
 }
 
-// sentinelErrors is the one table from the error vocabularies of the store
-// to the contract. Handlers return store errors as they are; the error
-// handler maps them here, so no sentinel can reach a client as a 500.
-var sentinelErrors = []struct {
-	err error
-	api *apiError
-}{
-	{store.ErrConversationNotFound, errConversationNotFound}, // before ErrNotFound, which they match
-	{store.ErrWebhookNotFound, errWebhookNotFound},
-	{store.ErrDeliveryNotFound, errDeliveryNotFound},
-	{store.ErrNotFound, errAgentNotFound},
-	{store.ErrDeleteProtected, errDeleteProtected},
-	{store.ErrUnauthorized, errUnauthorized},
+// storeErrors is the one table from the store's error codes to the
+// contract; TestEveryStoreCodeIsMapped fails when a code has no row. The
+// codes no operation of the API can meet (the spec refuses the values
+// first, or only the CLI and the platform runtime see them) are internal
+// errors, said so here rather than left out.
+var storeErrors = map[store.Code]func(e *store.Error) *apiError{
+	store.CodeNotFound:        notFound,
+	store.CodeDeleteProtected: func(*store.Error) *apiError { return errDeleteProtected },
+	store.CodeUnauthorized:    func(*store.Error) *apiError { return errUnauthorized },
+	store.CodeQuotaExceeded:   errQuota,
+	store.CodeInvalid: func(e *store.Error) *apiError {
+		if e.Field == "" {
+			return invalidRequest("body", "has a value the service cannot accept")
+		}
+		return invalidRequest(e.Field, e.Reason)
+	},
+	// Account names and key prefixes are the only unique values: the CLI's.
+	store.CodeConflict: nil,
+	// A turn reports secrets that do not open as an unavailable agent.
+	store.CodeSecretUnreadable: nil,
+	// Leases and bots belong to the platform runtime.
+	store.CodeLeaseLost: nil,
+	store.CodeBotInUse:  nil,
+}
+
+// notFound names what is missing. Every path below /agents/{agentId} looks
+// its agent up first, so a not-found that names no other resource is the
+// agent's.
+func notFound(e *store.Error) *apiError {
+	switch e.Resource {
+	case "conversation":
+		return errConversationNotFound
+	case "webhook":
+		return errWebhookNotFound
+	case "delivery":
+		return errDeliveryNotFound
+	}
+	return errAgentNotFound
 }
 
 // asAPIError maps err to the contract when it is an *apiError or belongs to
-// the vocabulary of the store or of the model providers; ok is false for
-// anything else (an internal error).
+// the vocabulary of the store, of a turn or of the model providers; ok is
+// false for anything else (an internal error).
 func asAPIError(err error) (ae *apiError, ok bool) {
 	if errors.As(err, &ae) {
 		return ae, true
 	}
-	var quota *store.QuotaError
-	if errors.As(err, &quota) {
-		return errQuota(quota), true
-	}
-	var field *store.FieldError
-	if errors.As(err, &field) {
-		return invalidRequest(field.Field, field.Reason), true
-	}
-	for _, m := range sentinelErrors {
-		if errors.Is(err, m.err) {
-			return m.api, true
+	var se *store.Error
+	if errors.As(err, &se) {
+		if toAPI := storeErrors[se.Code]; toAPI != nil {
+			return toAPI(se), true
 		}
+		return nil, false
 	}
 	if ae, ok := turnError(err); ok {
 		return ae, true
@@ -138,7 +157,7 @@ func turnError(err error) (*apiError, bool) {
 	return nil, false
 }
 
-func errQuota(q *store.QuotaError) *apiError {
+func errQuota(q *store.Error) *apiError {
 	msg := fmt.Sprintf("Agent quota of %d reached; delete an agent or raise the quota.", q.Quota)
 	if q.Resource == "webhook" {
 		msg = fmt.Sprintf("Webhook quota of %d reached; delete a webhook first.", q.Quota)

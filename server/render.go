@@ -87,8 +87,8 @@ func maskSecrets(settings json.RawMessage) (json.RawMessage, error) {
 // agentSummary is one entry of List Agents.
 func agentSummary(a store.Agent) gen.AgentSummary {
 	clients := []gen.Platform{}
-	if raw, ok := a.Fields["clients"]; ok {
-		_ = json.Unmarshal(raw, &clients) // stored after validation: a list of platform ids
+	for _, c := range a.Fields.Clients() {
+		clients = append(clients, gen.Platform(c))
 	}
 	return gen.AgentSummary{
 		Id: a.ID, Name: a.Name, Status: gen.AgentStatus(a.Status),

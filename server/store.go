@@ -11,9 +11,7 @@ import (
 // Store is what the HTTP layer needs of persistence. Every method that
 // touches an agent's data takes the account, so tenancy is enforced by the
 // store's queries rather than trusted to the caller. Errors are the store's
-// vocabulary (store.ErrNotFound, *store.QuotaError, store.ErrDeleteProtected,
-// store.ErrUnauthorized, ...), mapped to the contract in one place
-// (apiErrorOf).
+// *store.Error, mapped to the contract by code in one table (storeErrors).
 type Store interface {
 	// Authenticate resolves an API key; store.ErrUnauthorized when it is unusable.
 	Authenticate(ctx context.Context, plaintext string) (store.Principal, error)
@@ -61,10 +59,6 @@ type Store interface {
 	TestWebhook(ctx context.Context, accountID, id string) error
 	ListDeliveries(ctx context.Context, accountID, webhookID string, q store.DeliveryQuery) ([]store.Delivery, int64, error)
 	RetryDelivery(ctx context.Context, accountID, webhookID, deliveryID string) error
-
-	// Secrets decrypts an agent's settings.secrets for a provider call;
-	// store.ErrSecretUnreadable when the secret key cannot open them.
-	Secrets(a store.Agent) (store.Secrets, error)
 }
 
 var _ Store = (*store.Store)(nil)

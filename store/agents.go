@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/agentd/agentd/agent"
+
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 )
@@ -44,7 +46,7 @@ type Agent struct {
 	Status           Status
 	StatusReason     string    // why it is in error
 	RetryAt          time.Time // end of the error cool-down; zero when not in error
-	Fields           map[string]json.RawMessage
+	Fields           agent.Document
 	CreatedAt        time.Time // UTC, millisecond precision
 	UpdatedAt        time.Time // UTC, millisecond precision
 	Metrics          Metrics   // filled by GetAgent only
@@ -62,10 +64,11 @@ type Metrics struct {
 // of a are ignored. The quota is enforced atomically: the account's agent
 // counter is read and bumped under the account row's lock, in the
 // transaction that inserts the agent, so concurrent creates never exceed it;
-// a negative quota disables the check. It returns *QuotaError (matching
-// ErrQuotaExceeded) when the account has quota agents already, ErrNotFound
-// for an unknown account and ErrInvalid for bad fields (a *FieldError for
-// SecretMask sent as a secret's value: there is no stored value to keep).
+// a negative quota disables the check. It returns ErrQuotaExceeded (an
+// *Error with Quota and Used) when the account has quota agents already,
+// ErrNotFound for an unknown account and ErrInvalid for bad fields (naming
+// the field for SecretMask sent as a secret's value: there is no stored
+// value to keep).
 // Secrets are stored encrypted when a key is configured (see Secrets). It
 // emits agent.created in the same transaction.
 func (s *Store) CreateAgent(ctx context.Context, a Agent, quota int) (Agent, error) {
@@ -108,7 +111,7 @@ func (s *Store) CreateAgent(ctx context.Context, a Agent, quota int) (Agent, err
 
 // checkQuota locks the account row (PostgreSQL; SQLite's immediate
 // transaction already excludes every other writer) and fails with a
-// *QuotaError when the account has quota agents or more.
+// an ErrQuotaExceeded *Error when the account has quota agents or more.
 func checkQuota(tx *gorm.DB, accountID string, quota int) error {
 	var acct accountRow
 	err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Select("id", "agent_count").Take(&acct, "id = ?", accountID).Error
@@ -116,7 +119,7 @@ func checkQuota(tx *gorm.DB, accountID string, quota int) error {
 		return err
 	}
 	if acct.AgentCount >= int64(quota) {
-		return &QuotaError{Quota: quota, Used: int(acct.AgentCount)}
+		return quotaError("agent", quota, int(acct.AgentCount))
 	}
 	return nil
 }

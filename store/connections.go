@@ -21,14 +21,6 @@ const (
 	ConnDisabled     ConnState = "disabled"
 )
 
-var (
-	// ErrLeaseLost means the lease named in a call is no longer held by its
-	// owner at its epoch: another runner took over, or the agent is gone.
-	ErrLeaseLost = errors.New("lease lost")
-	// ErrBotInUse means the bot account is connected for another agent.
-	ErrBotInUse = errors.New("bot account in use")
-)
-
 // Connection is the stored state of one agent's connection to one platform.
 type Connection struct {
 	AgentID     string

@@ -1,10 +1,11 @@
 // Package store persists agentd's accounts, API keys, agents, conversations
-// and messages in SQLite or PostgreSQL through GORM.
+// messages, webhooks with their outbox and deliveries, platform connections
+// and analytics, in SQLite or PostgreSQL through GORM.
 //
-// It owns its error vocabulary: callers see only ErrNotFound, ErrConflict,
-// ErrDeleteProtected, ErrUnauthorized, ErrInvalid and *QuotaError (which also
-// matches ErrQuotaExceeded), each wrapped with the operation that failed.
-// No GORM or driver error ever leaves the package.
+// It owns its error vocabulary: every error it returns is an *Error with a
+// Code (see Codes), wrapped with the operation that failed, or a context
+// error, or an internal failure whose text only the log sees. No GORM or
+// driver error ever leaves the package.
 //
 // With SQLite the store keeps one writer connection (every write and every
 // transaction goes through it, BEGIN IMMEDIATE) and a separate pool of

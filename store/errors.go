@@ -4,62 +4,124 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"gorm.io/gorm"
 )
 
-var (
-	// ErrNotFound means the record does not exist (or belongs to another account).
-	ErrNotFound = errors.New("not found")
-	// ErrConflict means a unique value (an account name, a key prefix) is taken or ambiguous.
-	ErrConflict = errors.New("conflict")
-	// ErrDeleteProtected means the agent has deleteProtection set and was not deleted.
-	ErrDeleteProtected = errors.New("delete protected")
-	// ErrUnauthorized means an API key is malformed, unknown, revoked or expired.
-	ErrUnauthorized = errors.New("unauthorized")
-	// ErrInvalid means the caller passed a value the store cannot accept
-	// (bad JSON, an unknown tier, scope, status or sort field, an empty name).
-	ErrInvalid = errors.New("invalid")
-	// ErrConversationNotFound means the agent exists but has no such
-	// conversation; it matches ErrNotFound too.
-	ErrConversationNotFound = fmt.Errorf("conversation %w", ErrNotFound)
-	// ErrQuotaExceeded is matched (errors.Is) by every *QuotaError.
-	ErrQuotaExceeded = errors.New("quota exceeded")
+// Code classifies every error the store returns to its callers. Callers
+// map codes, not messages: server/ has one row per code.
+type Code string
+
+// The codes of Error.
+const (
+	// CodeNotFound: the record does not exist (or belongs to another
+	// account); Resource names it when known.
+	CodeNotFound Code = "not_found"
+	// CodeConflict: a unique value (an account name, a key prefix) is
+	// taken or ambiguous.
+	CodeConflict Code = "conflict"
+	// CodeDeleteProtected: the agent has deleteProtection set.
+	CodeDeleteProtected Code = "delete_protected"
+	// CodeUnauthorized: an API key is malformed, unknown, revoked or expired.
+	CodeUnauthorized Code = "unauthorized"
+	// CodeInvalid: the caller passed a value the store cannot accept; Field
+	// and Reason name it when one field is at fault.
+	CodeInvalid Code = "invalid"
+	// CodeQuotaExceeded: the account has Quota of Resource already.
+	CodeQuotaExceeded Code = "quota_exceeded"
+	// CodeSecretUnreadable: a stored secret does not decrypt under the
+	// configured key.
+	CodeSecretUnreadable Code = "secret_unreadable"
+	// CodeLeaseLost: a platform connection's lease was taken over.
+	CodeLeaseLost Code = "lease_lost"
+	// CodeBotInUse: the bot account is connected for another agent.
+	CodeBotInUse Code = "bot_in_use"
 )
 
-// QuotaError is returned by CreateAgent (CreateWebhook) when the account
-// already has Quota agents (webhooks). Used is how many it has; Resource is
-// "webhook" for webhooks, "" for agents. It matches ErrQuotaExceeded with
-// errors.Is.
-type QuotaError struct {
+// Codes lists every Code, so a caller's mapping can be checked to cover
+// them all.
+var Codes = []Code{CodeNotFound, CodeConflict, CodeDeleteProtected, CodeUnauthorized, CodeInvalid,
+	CodeQuotaExceeded, CodeSecretUnreadable, CodeLeaseLost, CodeBotInUse}
+
+// Error is the one error type of the store.
+type Error struct {
+	Code Code
+	// Resource is what is missing or exhausted ("agent", "conversation",
+	// "webhook", "delivery"); "" when the code needs none or it is not known.
+	Resource string
+	// Field and Reason name the refused value of a CodeInvalid, e.g.
+	// "settings.secrets.TOKEN".
+	Field, Reason string
+	// Quota and Used describe a CodeQuotaExceeded.
 	Quota, Used int
-	Resource    string
+	// Detail says more, for logs only.
+	Detail string
 }
 
-// Error describes the exhausted quota.
-func (e *QuotaError) Error() string {
-	resource := e.Resource
-	if resource == "" {
-		resource = "agent"
+// Error describes the error for logs.
+func (e *Error) Error() string {
+	switch {
+	case e.Code == CodeQuotaExceeded:
+		return fmt.Sprintf("%s quota exceeded: %d of %d used", e.resource(), e.Used, e.Quota)
+	case e.Field != "":
+		return fmt.Sprintf("%s %s", e.Field, e.Reason)
 	}
-	return fmt.Sprintf("%s quota exceeded: %d of %d used", resource, e.Used, e.Quota)
+	msg := strings.ReplaceAll(string(e.Code), "_", " ")
+	if e.Resource != "" {
+		msg = e.Resource + " " + msg
+	}
+	if e.Detail != "" {
+		msg += ": " + e.Detail
+	}
+	return msg
 }
 
-// Is reports whether target is ErrQuotaExceeded.
-func (e *QuotaError) Is(target error) bool { return target == ErrQuotaExceeded }
+func (e *Error) resource() string {
+	if e.Resource == "" {
+		return "agent"
+	}
+	return e.Resource
+}
 
-// invalidf returns an ErrInvalid wrapped with a formatted explanation.
+// Is matches a target *Error of the same code whose Resource, when set,
+// agrees: every not-found matches ErrNotFound, only a webhook's matches
+// ErrWebhookNotFound.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Code == e.Code && (t.Resource == "" || t.Resource == e.Resource)
+}
+
+// The errors callers match with errors.Is; any *Error of the same code
+// (and resource) matches them.
+var (
+	ErrNotFound             = &Error{Code: CodeNotFound}
+	ErrConversationNotFound = &Error{Code: CodeNotFound, Resource: "conversation"}
+	ErrWebhookNotFound      = &Error{Code: CodeNotFound, Resource: "webhook"}
+	ErrDeliveryNotFound     = &Error{Code: CodeNotFound, Resource: "delivery"}
+	ErrConflict             = &Error{Code: CodeConflict}
+	ErrDeleteProtected      = &Error{Code: CodeDeleteProtected}
+	ErrUnauthorized         = &Error{Code: CodeUnauthorized}
+	ErrInvalid              = &Error{Code: CodeInvalid}
+	ErrQuotaExceeded        = &Error{Code: CodeQuotaExceeded}
+	ErrSecretUnreadable     = &Error{Code: CodeSecretUnreadable}
+	ErrLeaseLost            = &Error{Code: CodeLeaseLost}
+	ErrBotInUse             = &Error{Code: CodeBotInUse}
+)
+
+// invalidf returns a CodeInvalid error with a formatted explanation.
 func invalidf(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
+	return &Error{Code: CodeInvalid, Detail: fmt.Sprintf(format, args...)}
 }
 
-// isOurs reports whether err already belongs to the store's vocabulary.
-func isOurs(err error) bool {
-	var qe *QuotaError
-	return errors.Is(err, ErrNotFound) || errors.Is(err, ErrConflict) ||
-		errors.Is(err, ErrDeleteProtected) || errors.Is(err, ErrUnauthorized) ||
-		errors.Is(err, ErrInvalid) || errors.Is(err, ErrSecretUnreadable) || errors.As(err, &qe) ||
-		errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrBotInUse)
+// fieldError returns a CodeInvalid error naming the refused field.
+func fieldError(field, reason string) error {
+	return &Error{Code: CodeInvalid, Field: field, Reason: reason}
+}
+
+// quotaError returns a CodeQuotaExceeded error of resource.
+func quotaError(resource string, quota, used int) error {
+	return &Error{Code: CodeQuotaExceeded, Resource: resource, Quota: quota, Used: used}
 }
 
 // wrap prefixes err with the operation and translates GORM and driver errors
@@ -69,7 +131,7 @@ func wrap(op string, err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case isOurs(err):
+	case errors.As(err, new(*Error)):
 		return fmt.Errorf("store: %s: %w", op, err)
 	case errors.Is(err, gorm.ErrRecordNotFound), errors.Is(err, gorm.ErrForeignKeyViolated):
 		return fmt.Errorf("store: %s: %w", op, ErrNotFound)

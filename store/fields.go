@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/agentd/agentd/agent"
 )
 
 // canonicalFields copies in with every member canonicalized. A "status"
@@ -37,45 +39,23 @@ func mergeFields(stored, in map[string]json.RawMessage) []string {
 	return changed
 }
 
-// setFields stores fields on row and derives the indexed columns from them.
-// "name" must be a non-empty string; "modelProvider" and "model" strings and
-// "deleteProtection" a boolean when present.
-func setFields(row *agentRow, fields map[string]json.RawMessage) error {
-	var name, provider, model string
+// setFields stores fields on row and derives the indexed columns from
+// them, once the document is valid (agent.Document.Validate).
+func setFields(row *agentRow, fields agent.Document) error {
+	if err := fields.Validate(); err != nil {
+		return invalidf("%v", err)
+	}
+	var provider, model string
 	var protect bool
-	if err := member(fields, "name", &name); err != nil {
-		return err
-	}
-	if name == "" {
-		return invalidf(`field "name" is missing or empty`)
-	}
-	if err := member(fields, "modelProvider", &provider); err != nil {
-		return err
-	}
-	if err := member(fields, "model", &model); err != nil {
-		return err
-	}
-	if err := member(fields, "deleteProtection", &protect); err != nil {
-		return err
-	}
+	_, _ = fields.Decode("modelProvider", &provider) // valid: the shapes were checked
+	_, _ = fields.Decode("model", &model)
+	_, _ = fields.Decode("deleteProtection", &protect)
 	enc, err := encodeJSON(fields)
 	if err != nil {
 		return invalidf("encode fields: %v", err)
 	}
-	row.Name, row.ModelProvider, row.Model, row.DeleteProtection = ctext(name), provider, model, protect
+	row.Name, row.ModelProvider, row.Model, row.DeleteProtection = ctext(fields.Name()), provider, model, protect
 	row.Fields, row.Clients = string(enc), clientsOf(fields)
-	return nil
-}
-
-// member decodes fields[name] into dst when present and not null.
-func member(fields map[string]json.RawMessage, name string, dst any) error {
-	v, ok := fields[name]
-	if !ok || bytes.Equal(v, []byte("null")) {
-		return nil
-	}
-	if err := json.Unmarshal(v, dst); err != nil {
-		return invalidf("field %q: %v", name, err)
-	}
 	return nil
 }
 

@@ -25,7 +25,7 @@ func TestQuotaHoldsUnderConcurrency(t *testing.T) {
 		wg.Wait()
 		ok := 0
 		for _, err := range errs {
-			var qe *QuotaError
+			var qe *Error
 			switch {
 			case err == nil:
 				ok++
@@ -53,7 +53,7 @@ func TestQuotaBounds(t *testing.T) {
 	ctx := context.Background()
 	acct := mustAccount(t, s, "acme")
 	_, err := s.CreateAgent(ctx, Agent{AccountID: acct.ID, Fields: fields(t, "name", "a")}, 0)
-	var qe *QuotaError
+	var qe *Error
 	if !errors.As(err, &qe) || qe.Quota != 0 || qe.Used != 0 {
 		t.Fatalf("quota 0: %v", err)
 	}

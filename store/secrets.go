@@ -2,7 +2,6 @@ package store
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
 
@@ -13,20 +12,6 @@ import (
 // settings.secrets. Sent back in an update, it keeps the stored value of
 // that secret.
 const SecretMask = "********"
-
-// ErrSecretUnreadable means a secret is stored encrypted and does not open
-// under the configured key (none configured, or another key).
-var ErrSecretUnreadable = errors.New("secret cannot be decrypted")
-
-// FieldError is a value of a field the store refuses; Field is its path
-// (e.g. "settings.secrets.TOKEN"). It matches ErrInvalid with errors.Is.
-type FieldError struct{ Field, Reason string }
-
-// Error names the field and the reason.
-func (e *FieldError) Error() string { return fmt.Sprintf("%s %s", e.Field, e.Reason) }
-
-// Is reports whether target is ErrInvalid.
-func (e *FieldError) Is(target error) bool { return target == ErrInvalid }
 
 // Option configures a Store at Open.
 type Option func(*Store)
@@ -137,8 +122,8 @@ func (s *Store) hasPlainSecrets(fields map[string]json.RawMessage) bool {
 
 // resolveSecrets checks the secrets a client sent in fields: the mask takes
 // the value of view's secret of that name (view is the stored agent as
-// openView shows it, nil on create) and is a *FieldError when there is none;
-// a value in the sealed form is a *FieldError too, so a stored value is
+// openView shows it, nil on create) and is an ErrInvalid *Error naming it when there is none;
+// a value in the sealed form is one too, so a stored value is
 // sealed exactly when the store sealed it.
 func resolveSecrets(fields, view map[string]json.RawMessage) error {
 	settings, secrets := splitSecrets(fields)
@@ -149,14 +134,14 @@ func resolveSecrets(fields, view map[string]json.RawMessage) error {
 	for _, name := range sortedKeys(secrets) {
 		field := "settings.secrets." + name
 		if _, ok := sealedString(secrets[name]); ok {
-			return &FieldError{Field: field, Reason: fmt.Sprintf("must not start with %q", secretbox.Prefix)}
+			return fieldError(field, fmt.Sprintf("must not start with %q", secretbox.Prefix))
 		}
 		if string(secrets[name]) != `"`+SecretMask+`"` {
 			continue
 		}
 		prev, ok := stored[name]
 		if !ok {
-			return &FieldError{Field: field, Reason: fmt.Sprintf("is the mask %q but the agent has no such secret; send its value", SecretMask)}
+			return fieldError(field, fmt.Sprintf("is the mask %q but the agent has no such secret; send its value", SecretMask))
 		}
 		secrets[name] = prev
 	}

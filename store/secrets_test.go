@@ -245,12 +245,12 @@ func TestRotateSecrets(t *testing.T) {
 	})
 }
 
-// wantField fails unless err is a *FieldError naming field.
+// wantField fails unless err is an ErrInvalid naming field.
 func wantField(t testing.TB, err error, field string) {
 	t.Helper()
 	wantErr(t, err, ErrInvalid)
-	var fe *FieldError
+	var fe *Error
 	if !errors.As(err, &fe) || fe.Field != field {
-		t.Errorf("error %v, want a FieldError on %s", err, field)
+		t.Errorf("error %v, want an invalid field %s", err, field)
 	}
 }

@@ -25,7 +25,7 @@ import (
 // lose it. A write also encrypts the secrets stored before the key was set.
 //
 // It returns ErrNotFound for a missing agent or another account's,
-// ErrInvalid for bad fields or an unknown status, and a *FieldError
+// ErrInvalid for bad fields or an unknown status, and an ErrInvalid naming the field
 // (matching ErrInvalid) for the mask sent for a secret that is not stored.
 func (s *Store) UpdateAgent(ctx context.Context, accountID, id string, fields map[string]json.RawMessage, status *Status) (Agent, []string, error) {
 	in, err := canonicalFields(fields)

@@ -25,15 +25,6 @@ const SecretPrefix = "whsec_"
 // rotationOverlap is how long a rotated-out secret still signs deliveries.
 const rotationOverlap = 24 * time.Hour
 
-var (
-	// ErrWebhookNotFound means the account has no such webhook; it matches
-	// ErrNotFound too.
-	ErrWebhookNotFound = fmt.Errorf("webhook %w", ErrNotFound)
-	// ErrDeliveryNotFound means the webhook has no such delivery; it matches
-	// ErrNotFound too.
-	ErrDeliveryNotFound = fmt.Errorf("delivery %w", ErrNotFound)
-)
-
 // Webhook is one subscription of an account to events.
 type Webhook struct {
 	ID             string // "wh_" + lowercase ULID
@@ -82,8 +73,8 @@ func (webhookRow) TableName() string { return "webhooks" }
 
 // CreateWebhook stores w as a new webhook of w.AccountID with a fresh
 // secret, returned in clear in Secret. A non-empty w.AgentID must name an
-// agent of the account (else a *FieldError on agentId). It returns a
-// *QuotaError when the account has WebhookQuota webhooks already.
+// agent of the account (else an ErrInvalid naming agentId). It returns a
+// an ErrQuotaExceeded *Error when the account has WebhookQuota webhooks already.
 func (s *Store) CreateWebhook(ctx context.Context, w Webhook) (Webhook, error) {
 	events, err := encodeEvents(w.Events)
 	if err != nil {
@@ -109,11 +100,11 @@ func (s *Store) CreateWebhook(ctx context.Context, w Webhook) (Webhook, error) {
 			return err
 		}
 		if used >= WebhookQuota {
-			return &QuotaError{Quota: WebhookQuota, Used: int(used), Resource: "webhook"}
+			return quotaError("webhook", WebhookQuota, int(used))
 		}
 		if w.AgentID != "" {
 			if err := ownedAgent(tx, w.AccountID, w.AgentID); isNotFound(err) {
-				return &FieldError{Field: "agentId", Reason: "is not an agent of this account"}
+				return fieldError("agentId", "is not an agent of this account")
 			} else if err != nil {
 				return err
 			}
@@ -294,11 +285,11 @@ func (s *Store) TestWebhook(ctx context.Context, accountID, id string) error {
 // encodeEvents checks an events list and encodes it for its column.
 func encodeEvents(events []string) (string, error) {
 	if len(events) == 0 {
-		return "", &FieldError{Field: "events", Reason: "must name at least one event type"}
+		return "", fieldError("events", "must name at least one event type")
 	}
 	for _, e := range events {
 		if e != AllEvents && !slices.Contains(EventTypes, EventType(e)) {
-			return "", &FieldError{Field: "events", Reason: fmt.Sprintf("%q is not an event type", e)}
+			return "", fieldError("events", fmt.Sprintf("%q is not an event type", e))
 		}
 	}
 	b, err := json.Marshal(events)

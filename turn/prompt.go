@@ -2,8 +2,6 @@ package turn
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 
 	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/store"
@@ -12,14 +10,7 @@ import (
 // providerRequest shapes the provider call from the agent's character, the
 // conversation's recent history and the message.
 func (s *Service) providerRequest(ctx context.Context, t *Turn) (llm.Request, error) {
-	doc, err := json.Marshal(t.agent.Fields)
-	if err != nil {
-		return llm.Request{}, fmt.Errorf("turn: encode agent: %w", err)
-	}
-	var ch llm.Character
-	if err := json.Unmarshal(doc, &ch); err != nil {
-		return llm.Request{}, fmt.Errorf("turn: decode character: %w", err)
-	}
+	ch := llm.CharacterFrom(t.agent.Fields)
 	if t.in.Post {
 		t.in.Text = llm.PostPrompt(ch, t.in.MaxChars)
 	}

@@ -294,8 +294,8 @@ func TestFiltersAndRollback(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Over quota: rolled back, so no event.
-		var qe *store.QuotaError
-		if _, err := st.CreateAgent(ctx, store.Agent{AccountID: acct.ID, Fields: name("z")}, 2); !errors.As(err, &qe) {
+		var qe *store.Error
+		if _, err := st.CreateAgent(ctx, store.Agent{AccountID: acct.ID, Fields: name("z")}, 2); !errors.Is(err, store.ErrQuotaExceeded) || !errors.As(err, &qe) {
 			t.Fatalf("third agent: %v, want a quota error", err)
 		}
 		types := func(w store.Webhook) []string {

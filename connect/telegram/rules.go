@@ -124,7 +124,7 @@ func (s *session) greeting() string {
 	var t struct {
 		Greeting json.RawMessage `json:"greeting"`
 	}
-	_ = json.Unmarshal(s.c.Agent.Fields["messageTemplates"], &t)
+	_, _ = s.c.Agent.Fields.Decode("messageTemplates", &t) // a template of another shape means none
 	var many []string
 	if json.Unmarshal(t.Greeting, &many) == nil && len(many) > 0 {
 		return many[0]
