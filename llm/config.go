@@ -29,8 +29,8 @@ const DefaultTimeout = 60 * time.Second
 // Config.MaxIdleConnsPerHost is zero.
 const DefaultMaxIdleConnsPerHost = 100
 
-// defaultBaseURLs are the providers' public endpoints (decisions.md,
-// Configuration).
+// defaultBaseURLs are the providers' public endpoints, used unless
+// <PROVIDER>_BASE_URL is set.
 var defaultBaseURLs = map[string]string{
 	ProviderOpenAI:    "https://api.openai.com/v1",
 	ProviderAnthropic: "https://api.anthropic.com/v1",

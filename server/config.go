@@ -52,7 +52,8 @@ type Config struct {
 	MaxBodyBytes int64
 }
 
-// DefaultModels are the models of decisions.md used when an agent names none.
+// DefaultModels are the models used when an agent names none (the README's
+// Configuration section lists them).
 var DefaultModels = map[string]string{
 	"openai":    "gpt-4o-mini",
 	"anthropic": "claude-3-5-haiku-latest",

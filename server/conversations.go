@@ -8,7 +8,8 @@ import (
 	"github.com/agentd/agentd/store"
 )
 
-// Analytics ranges: decisions.md's bounds and default.
+// Analytics ranges: the bounds and default openapi.yaml states for Get
+// Agent Analytics.
 const (
 	defaultAnalyticsRange = 24 * time.Hour
 	maxHourlyRange        = 7 * 24 * time.Hour
@@ -92,7 +93,7 @@ func (s *Server) GetAgentAnalytics(ctx context.Context, req gen.GetAgentAnalytic
 	}}}, nil
 }
 
-// analyticsQuery applies the defaults and bounds of decisions.md to the
+// analyticsQuery applies the defaults and bounds of analytics ranges to the
 // validated parameters; now is the default end.
 func analyticsQuery(p gen.GetAgentAnalyticsParams, now time.Time) (store.AnalyticsQuery, error) {
 	q := store.AnalyticsQuery{To: now.UTC(), Interval: store.IntervalHour}

@@ -12,7 +12,7 @@ import (
 // EventType names a kind of webhook event.
 type EventType string
 
-// The event types of decisions.md.
+// The event types, as openapi.yaml's WebhookEventType lists them.
 const (
 	EventAgentCreated       EventType = "agent.created"
 	EventAgentUpdated       EventType = "agent.updated"

@@ -16,8 +16,9 @@ import (
 	"github.com/agentd/agentd/store"
 )
 
-// DefaultRetries is decisions.md's schedule: the waits after the first,
-// second, ... failed attempt; after the last one the delivery is failed.
+// DefaultRetries is the retry schedule the README's Webhooks section
+// documents: the waits after the first, second, ... failed attempt; after
+// the last one the delivery is failed.
 var DefaultRetries = []time.Duration{
 	5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 5 * time.Hour, 10 * time.Hour,
 }

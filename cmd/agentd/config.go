@@ -25,7 +25,8 @@ import (
 // defaultDB is the database used when neither --db nor AGENTD_DB is given.
 const defaultDB = "./agentd.db"
 
-// maxModelName is the longest model name accepted (decisions.md, Bounds).
+// maxModelName is the longest default model name accepted, the bound the
+// service gives every short name it takes.
 const maxModelName = 200
 
 // config is the whole configuration of `agentd serve`, validated.
