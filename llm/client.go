@@ -224,6 +224,9 @@ func (a *attempt) callOptions() []llms.CallOption {
 // openai an error chunk or a cancelled read), so a nil err is checked
 // against what the exchange recorded.
 func (a *attempt) finish(parent context.Context, resp *llms.ContentResponse, err error) (Reply, error) {
+	if err == nil && parent.Err() == nil && !a.failedSilently() {
+		a.sink.flush() // the stream ended whole: the word held back is the last
+	}
 	reply := a.reply(resp)
 	switch {
 	case a.sink.wasCapped():
@@ -247,7 +250,7 @@ func (a *attempt) failedSilently() bool {
 }
 
 // reply assembles the Reply: the streamed text in Stream, else the text of
-// the response's choices, cut to MaxReplyChars.
+// the response's choices, cut to MaxReplyChars at a word boundary.
 func (a *attempt) reply(resp *llms.ContentResponse) Reply {
 	rec := a.ex.snapshot()
 	r := Reply{Model: rec.model, Usage: rec.usage}
@@ -264,7 +267,9 @@ func (a *attempt) reply(resp *llms.ContentResponse) Reply {
 	if a.sink.streaming() {
 		r.Text = a.sink.text()
 	}
-	r.Text = truncate(r.Text, a.req.MaxReplyChars)
+	if a.req.MaxReplyChars > 0 {
+		r.Text = CutAtWord(r.Text, a.req.MaxReplyChars)
+	}
 	return r
 }
 

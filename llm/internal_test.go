@@ -75,21 +75,26 @@ func TestConfigValidate(t *testing.T) {
 	}
 }
 
-func TestTruncate(t *testing.T) {
+func TestCutAtWord(t *testing.T) {
 	cases := []struct {
 		s    string
 		n    int
 		want string
 	}{
 		{"héllo", 0, "héllo"},
-		{"héllo", 2, "hé"},
+		{"héllo", 2, "hé"}, // one word longer than the cap: cut inside
 		{"héllo", 5, "héllo"},
 		{"héllo", 9, "héllo"},
 		{"👋🏽 hi", 1, "👋"},
+		{"Hello there. General Kenobi", 20, "Hello there. General"},
+		{"Hello there. General Kenobi", 19, "Hello there."},
+		{"Hello there. General Kenobi", 12, "Hello there."},
+		{"Hello there. General Kenobi", 11, "Hello"},
+		{"  lead", 4, "  le"},
 	}
 	for _, tc := range cases {
-		if got := truncate(tc.s, tc.n); got != tc.want {
-			t.Errorf("truncate(%q, %d) = %q, want %q", tc.s, tc.n, got, tc.want)
+		if got := CutAtWord(tc.s, tc.n); got != tc.want {
+			t.Errorf("CutAtWord(%q, %d) = %q, want %q", tc.s, tc.n, got, tc.want)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // PostPrompt is the message asking a character's model for one original
@@ -30,12 +31,20 @@ func PostPrompt(ch Character, maxChars int) string {
 	return b.String()
 }
 
-// Shorten returns text, trimmed, cut to at most n characters (runes) at a
-// word boundary: it never cuts inside a word, so a text whose first word
-// alone is longer than n gives "". n <= 0 means no limit.
+// Shorten returns text, trimmed, cut to at most n characters (runes) as
+// CutAtWord cuts. n <= 0 means no limit.
 func Shorten(text string, n int) string {
-	text = strings.TrimSpace(text)
-	if n <= 0 || len([]rune(text)) <= n {
+	return CutAtWord(strings.TrimSpace(text), n)
+}
+
+// CutAtWord cuts text to at most n characters (runes) at the last word
+// boundary before the limit, so no word is cut in half and nothing is
+// appended; trailing space is dropped. Only a first word longer than n,
+// which no boundary can save, is cut inside. n <= 0 or a text within n
+// leaves text as it is. Every reply cap (responseGuidelines.maxLength, a
+// platform's message limit) cuts with it, streamed or not.
+func CutAtWord(text string, n int) string {
+	if n <= 0 || utf8.RuneCountInString(text) <= n {
 		return text
 	}
 	r := []rune(text)
@@ -43,5 +52,9 @@ func Shorten(text string, n int) string {
 	for cut > 0 && !unicode.IsSpace(r[cut]) {
 		cut-- // r[cut] is the first rune left out: end before its word
 	}
-	return strings.TrimRightFunc(string(r[:cut]), unicode.IsSpace)
+	head := strings.TrimRightFunc(string(r[:cut]), unicode.IsSpace)
+	if head == "" {
+		return string(r[:n])
+	}
+	return head
 }

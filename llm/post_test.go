@@ -21,7 +21,7 @@ func TestShorten(t *testing.T) {
 		{"one two three", 7, "one two"},
 		{"one two three", 6, "one"},
 		{"héllo wörld", 10, "héllo"},
-		{"unbreakable", 5, ""},
+		{"unbreakable", 5, "unbre"},
 		{"a b", 0, "a b"},
 	}
 	for _, c := range cases {

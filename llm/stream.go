@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -12,7 +13,11 @@ import (
 var errCapReached = errors.New("llm: reply reached its length cap")
 
 // sink receives the fragments langchaingo streams, enforces the length cap
-// and hands them on. The anthropic client calls it from its own reader
+// and hands them on. With a cap, the reply must end at a word boundary
+// (see CutAtWord) whatever path it takes, and a fragment once sent cannot
+// be taken back: so the sink holds back the word in progress (pending)
+// until a space shows it complete, and flushes it when the stream ends
+// under the cap. The anthropic client calls it from its own reader
 // goroutine, so its state is guarded.
 type sink struct {
 	onToken func(string) error
@@ -20,8 +25,8 @@ type sink struct {
 	kick    func()
 
 	mu        sync.Mutex
-	buf       strings.Builder
-	runes     int
+	buf       strings.Builder // what onToken was given
+	pending   string          // held back: the word in progress
 	capped    bool
 	delivered bool
 	abort     error
@@ -50,23 +55,58 @@ func (s *sink) write(_ context.Context, chunk []byte) error {
 		return s.abort
 	}
 	s.kick()
-	frag := string(chunk)
-	if left := s.max - s.runes; s.max > 0 && utf8.RuneCountInString(frag) >= left {
-		frag, s.capped = firstRunes(frag, left), true
+	if s.max <= 0 {
+		return s.deliver(string(chunk))
 	}
-	if frag != "" {
-		if err := s.onToken(frag); err != nil {
-			s.abort = err
-			return err
+	s.pending += string(chunk)
+	sent := s.buf.String()
+	if all := sent + s.pending; utf8.RuneCountInString(all) > s.max {
+		s.capped, s.pending = true, ""
+		if cut := CutAtWord(all, s.max); len(cut) > len(sent) {
+			if err := s.deliver(cut[len(sent):]); err != nil {
+				return err
+			}
 		}
-		s.buf.WriteString(frag)
-		s.runes += utf8.RuneCountInString(frag)
-		s.delivered = true
-	}
-	if s.capped {
 		return errCapReached
 	}
+	// Under the cap: send up to the last space, keep the word in progress.
+	i := strings.LastIndexFunc(s.pending, unicode.IsSpace)
+	if i < 0 {
+		return nil
+	}
+	_, size := utf8.DecodeRuneInString(s.pending[i:])
+	ready := s.pending[:i+size]
+	s.pending = s.pending[i+size:]
+	return s.deliver(ready)
+}
+
+// deliver hands frag to onToken and records it; the caller holds mu.
+func (s *sink) deliver(frag string) error {
+	if frag == "" {
+		return nil
+	}
+	if err := s.onToken(frag); err != nil {
+		s.abort = err
+		return err
+	}
+	s.buf.WriteString(frag)
+	s.delivered = true
 	return nil
+}
+
+// flush sends the word held back when the stream ended whole under the cap.
+func (s *sink) flush() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.capped || s.abort != nil {
+		return
+	}
+	frag := s.pending
+	s.pending = ""
+	_ = s.deliver(frag) // an error is kept in abort
 }
 
 // streaming reports whether this is a Stream call.
@@ -107,27 +147,4 @@ func (s *sink) abortErr() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.abort
-}
-
-// truncate cuts s to at most n runes; n <= 0 means no cap.
-func truncate(s string, n int) string {
-	if n <= 0 {
-		return s
-	}
-	return firstRunes(s, n)
-}
-
-// firstRunes returns the first n runes of s ("" for n <= 0).
-func firstRunes(s string, n int) string {
-	if n <= 0 {
-		return ""
-	}
-	i := 0
-	for pos := range s {
-		if i == n {
-			return s[:pos]
-		}
-		i++
-	}
-	return s
 }

@@ -153,32 +153,34 @@ func TestMaxReplyCharsGenerate(t *testing.T) {
 	forEachProvider(t, func(t *testing.T, pc providerCase, srv *llmtest.Server, c *llm.Client) {
 		srv.Respond(llmtest.Reply{Text: "Héllo wörld, how are you?"})
 		req := request(pc)
-		req.MaxReplyChars = 9
+		req.MaxReplyChars = 15 // ends inside "how": cut before it, appending nothing
 		reply, err := c.Generate(context.Background(), req)
-		if err != nil || reply.Text != "Héllo wör" {
-			t.Errorf("got %q, %v; want %q", reply.Text, err, "Héllo wör")
+		if err != nil || reply.Text != "Héllo wörld," {
+			t.Errorf("got %q, %v; want %q", reply.Text, err, "Héllo wörld,")
 		}
 	})
 }
 
-// TestMaxReplyCharsStream checks that the stream stops at the cap: the
-// last fragment is cut, the provider call is cancelled long before the
-// slow stream would end, and the capped text comes back without error.
+// TestMaxReplyCharsStream checks that the stream stops at the cap at a word
+// boundary: the word in progress is held back until it is known whole, so
+// the client never gets half a word, the provider call is cancelled long
+// before the slow stream would end, and the capped text (what the client
+// got) comes back without error.
 func TestMaxReplyCharsStream(t *testing.T) {
 	leakCase(t, 0, func(t *testing.T, pc providerCase, srv *llmtest.Server, c *llm.Client) {
 		frags := []string{"Héllo", " wörld", ",", " how", " are", " you", " today", "?"}
-		srv.Respond(llmtest.Reply{Fragments: frags, FragmentDelay: 40 * time.Millisecond})
+		srv.Respond(llmtest.Reply{Fragments: frags, FragmentDelay: 20 * time.Millisecond})
 		req := request(pc)
-		req.MaxReplyChars = 9
+		req.MaxReplyChars = 15
 		var got []string
 		start := time.Now()
 		reply, err := c.Stream(context.Background(), req, collect(&got))
 		if err != nil {
 			t.Fatalf("Stream: %v", err)
 		}
-		want := []string{"Héllo", " wör"}
-		if strings.Join(got, "|") != strings.Join(want, "|") || reply.Text != "Héllo wör" {
-			t.Errorf("fragments %q, text %q; want %q, %q", got, reply.Text, want, "Héllo wör")
+		want := []string{"Héllo ", "wörld,"}
+		if strings.Join(got, "|") != strings.Join(want, "|") || reply.Text != "Héllo wörld," {
+			t.Errorf("fragments %q, text %q; want %q, %q", got, reply.Text, want, "Héllo wörld,")
 		}
 		if d := time.Since(start); d > 200*time.Millisecond {
 			t.Errorf("took %v: the provider call was not cancelled at the cap", d)
@@ -274,4 +276,19 @@ func TestRetryBackoff(t *testing.T) {
 	if d := time.Since(start); d < 400*time.Millisecond || d > 2*time.Second {
 		t.Errorf("three attempts took %v, want the 100ms and 300ms pauses", d)
 	}
+}
+
+// TestMaxReplyCharsStreamUnderTheCap: a reply shorter than its cap arrives
+// whole, the word held back at the end included.
+func TestMaxReplyCharsStreamUnderTheCap(t *testing.T) {
+	forEachProvider(t, func(t *testing.T, pc providerCase, srv *llmtest.Server, c *llm.Client) {
+		srv.Respond(llmtest.Reply{Fragments: []string{"Héllo", " wörld", ", how", " are you?"}})
+		req := request(pc)
+		req.MaxReplyChars = 100
+		var got []string
+		reply, err := c.Stream(context.Background(), req, collect(&got))
+		if err != nil || strings.Join(got, "") != "Héllo wörld, how are you?" || reply.Text != "Héllo wörld, how are you?" {
+			t.Errorf("fragments %q, text %q, %v; want the whole reply", got, reply.Text, err)
+		}
+	})
 }

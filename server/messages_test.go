@@ -730,3 +730,44 @@ func TestProviderErrorTextStaysInTheLog(t *testing.T) {
 		})
 	}
 }
+
+// TestMaxLengthCutsAtAWordOnEveryPath: responseGuidelines.maxLength ends
+// the reply at the last word boundary before the limit, appending nothing,
+// on Send Message, with stream: true and on the stream path, and the
+// stored reply is the cut one.
+func TestMaxLengthCutsAtAWordOnEveryPath(t *testing.T) {
+	h := newHarness(t)
+	h.openai.Respond(llmtest.Reply{Text: "Héllo wörld, how are you?"})
+	id := h.createAgent(map[string]any{"name": "Terse", "responseGuidelines": map[string]any{"maxLength": 15}})
+	const want = "Héllo wörld,"
+	res := h.send(id, map[string]any{"text": "hi", "userId": "u1"})
+	if got := res.Data(t)["response"]; res.Code != 200 || got != want {
+		t.Fatalf("Send Message: %d %v, want %q", res.Code, got, want)
+	}
+	for _, path := range []string{"/messages/stream", "/messages"} {
+		res := h.do(request{method: "POST", path: "/v1/agents/" + id + path, key: h.writeKey,
+			body: map[string]any{"text": "hi", "userId": "u1", "stream": true}})
+		var text strings.Builder
+		for _, ev := range parseSSE(t, res.Body) {
+			if ev["type"] == "token" {
+				text.WriteString(ev["content"].(string))
+			}
+		}
+		if text.String() != want {
+			t.Errorf("%s: streamed %q, want %q", path, text.String(), want)
+		}
+	}
+	acct := h.account.ID
+	msgs, err := h.store.History(context.Background(), acct, id, store.ConversationRef{UserID: "u1", Platform: store.PlatformAPI}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range msgs {
+		if m.Role == store.RoleAssistant && m.Text != want {
+			t.Errorf("stored reply %q, want %q", m.Text, want)
+		}
+	}
+	if len(msgs) != 6 {
+		t.Errorf("%d stored messages, want 6", len(msgs))
+	}
+}
