@@ -1,10 +1,13 @@
 // Package agent owns the agent document: the members of an agent as the
 // API takes them and the store keeps them (name, clients, settings,
-// modelProvider, the character's members, ...), each a JSON value. Every
-// package that reads a member reads it through Document, so a member's
-// shape is known in one place; the character's members that shape the
-// prompt are llm's (llm.CharacterFrom). It imports nothing of agentd and
-// no database code.
+// modelProvider, the character's members, ...), each a JSON value. The
+// members the service itself relies on (name, clients, settings.<platform>
+// and those Validate checks) are read through Document, so their shape is
+// known in one place; the store calls Validate on every write. The
+// character's members that shape the prompt are llm's (llm.CharacterFrom),
+// settings.secrets is sealed by the store and masked by server/, and
+// server/ normalizes the members of a request body before they become a
+// document. It imports nothing of agentd and no database code.
 package agent
 
 import (

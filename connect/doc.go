@@ -1,8 +1,25 @@
-// Package connect runs agents on chat platforms: a Supervisor keeps one
-// connection per (agent, platform) that should run, across replicas, by a
-// lease in the database; each connection keeps its cursor and state in the
-// store and turns platform messages into agent turns through a Turner. It
-// knows nothing of HTTP: it depends on the small interfaces it declares
-// (Store, Turner, Platform). One sub-package per platform implements
-// Platform (connect/telegram, connect/discord).
+// Package connect runs agents on chat platforms. A Supervisor
+// (supervisor.go) keeps one runner per (agent, platform) that should run:
+// the platform is in the agent's clients and the agent is not inactive (a
+// connection whose credentials are missing from settings.secrets gets no
+// runner, only its disabled state). A runner (runner.go) connects only
+// while it holds that connection's lease in the database, so across
+// replicas at most one is connected and the others stand by. A connection
+// keeps its cursor, state and message counts in the store, and answers the
+// messages of one chat one at a time (Conn.Submit, dispatch.go).
+//
+// One sub-package per platform implements Platform: connect/telegram,
+// connect/discord and connect/x (platform id "twitter"), each with a
+// wire-format test server (telegramtest, discordtest, xtest). A Platform
+// decides which messages to answer and sends the replies; it asks the
+// agent through Conn.Turn (an incoming message) or Conn.Compose (a post of
+// the agent's own), which go through a Turner. *turn.Service implements
+// Turner: a platform message takes the same turn as the API's Send Message,
+// under the same rule of whether the agent can answer (turn.CanAnswer). An
+// agent that cannot answer now gives an error matching ErrNotAnswering and
+// the message is dropped; no failure is ever sent to the chat.
+//
+// It knows nothing of HTTP: it depends on the small interfaces it declares
+// (Store, Turner, Platform) and imports only store and turn. connecttest
+// is the fixture the platforms' tests share.
 package connect

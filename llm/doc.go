@@ -4,8 +4,10 @@
 //
 // llm knows nothing about HTTP servers, the API or the store, and it never
 // reads the environment: cmd/agentd fills a [Config] and passes it to [New].
-// The subpackage llmtest provides local servers speaking each provider's
-// wire format, for this package's tests and the server's.
+// Package turn makes the calls (its Model interface is [Client]'s); server/
+// only maps an [Error] to the API. The subpackage llmtest provides local
+// servers speaking each provider's wire format, for this package's tests and
+// those of server/ and cmd/agentd.
 //
 // # Calls
 //

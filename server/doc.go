@@ -1,8 +1,26 @@
-// Package server is agentd's HTTP layer: the strict handlers generated from
-// openapi.yaml, the middleware in front of them (request ids, logging,
-// authentication, rate limits, request validation against the spec) and the
-// one place where errors become the `{success:false,error}` envelope.
+// Package server is agentd's HTTP layer: the handlers of the strict
+// interface oapi-codegen generates from openapi.yaml
+// (gen.StrictServerInterface), the middleware in front of them, the console
+// and the served contract, and the one place where errors become the
+// `{success:false,error}` envelope.
 //
-// It knows the store and the model providers only through their Go APIs; it
-// never imports gorm and never reads the environment.
+// A request passes newEcho's middleware (server.go: request ids, the log
+// line and metrics, panic recovery), then the gate of every /v1 operation
+// (gate.go: the route in the spec, authentication, rate limits over
+// server/limit, the key's scope, the body's media type and size, validation
+// against the spec), then the generated strict handler, then a method of
+// Server. An error a handler returns goes through handleError
+// (middleware.go) to asAPIError (errors.go): the table storeErrors maps
+// each store.Code, turnError maps a turn's errors, and anything else is a
+// 500 whose detail only the log sees.
+//
+// Send Message and its stream (messages.go, sse.go) are a turn of package
+// turn, reached through the Turns interface that *turn.Service implements:
+// server/ builds the turn.Input, renders the turn.Result and maps the
+// errors, and builds no prompt and calls no provider itself. The platforms
+// take the same turn through connect/; server/ does not import connect.
+//
+// It reaches persistence through the Store interface it declares
+// (store.go), never imports gorm and never reads the environment:
+// cmd/agentd fills a Config.
 package server

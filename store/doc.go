@@ -1,11 +1,20 @@
-// Package store persists agentd's accounts, API keys, agents, conversations
-// messages, webhooks with their outbox and deliveries, platform connections
-// and analytics, in SQLite or PostgreSQL through GORM.
+// Package store persists agentd's accounts, API keys, agents,
+// conversations and messages, the hourly analytics, webhooks with their
+// outbox (events, deliveries, attempts) and platform connections (leases,
+// cursors, states, claimed messages), in SQLite or PostgreSQL through
+// GORM. An agent's members are an agent.Document, checked by its Validate
+// on every write; settings.secrets are sealed with secretbox when a key is
+// configured.
 //
 // It owns its error vocabulary: every error it returns is an *Error with a
 // Code (see Codes), wrapped with the operation that failed, or a context
 // error, or an internal failure whose text only the log sees. No GORM or
-// driver error ever leaves the package.
+// driver error ever leaves the package. Callers map codes, not messages.
+//
+// A change that reports a webhook event writes the event and its
+// deliveries in its own transaction (the outbox), so a rolled-back change
+// emits nothing and a committed one is never lost; WakeWorkers then tells
+// this process's delivery workers.
 //
 // With SQLite the store keeps one writer connection (every write and every
 // transaction goes through it, BEGIN IMMEDIATE) and a separate pool of

@@ -10,4 +10,13 @@
 // get a Result or one of the errors of errors.go, which each caller maps to
 // its own edge (server/ to statuses and codes, connect/ to silence). It
 // depends on the small interfaces it declares (Store, Model, Semaphore).
+//
+// service.go has Service with Prepare (every check that can refuse a
+// message, the concurrency slot, the provider request), Generate, Stream
+// and Reply (Prepare then Generate, for connect/); availability.go has
+// CanAnswer, the one rule of whether an agent can answer now; prompt.go
+// builds the provider request from the character (llm.CharacterFrom,
+// llm.BuildSystemPrompt) and the conversation's history; finish.go stores
+// the exchange and handles a provider failure; metrics.go counts the
+// provider calls. cmd/agentd builds one Service for server/ and connect/.
 package turn
