@@ -972,11 +972,40 @@ type ErrorEnvelope struct {
 // EventStream Server-sent events: `data: <StreamEvent JSON>` lines, each followed by a blank line.
 type EventStream = string
 
+// KnowledgeDirectory defines model for KnowledgeDirectory.
+type KnowledgeDirectory struct {
+	Directory string `json:"directory"`
+	Shared    *bool  `json:"shared,omitempty"`
+}
+
+// KnowledgeItem defines model for KnowledgeItem.
+type KnowledgeItem struct {
+	union json.RawMessage
+}
+
+// KnowledgeList What the agent knows: statements, which go into the system prompt, and
+// ElizaOS knowledge items `{ path }` or `{ directory }` (with an optional
+// `shared`), which are stored and echoed as given but never read from
+// the server's disk and left out of prompts.
+type KnowledgeList = []KnowledgeItem
+
+// KnowledgePath defines model for KnowledgePath.
+type KnowledgePath struct {
+	Path   string `json:"path"`
+	Shared *bool  `json:"shared,omitempty"`
+}
+
 // Memory defines model for Memory.
 type Memory struct {
 	// Enabled false makes the agent stateless.
-	Enabled               *bool `json:"enabled,omitempty"`
-	LongTermEnabled       *bool `json:"longTermEnabled,omitempty"`
+	Enabled         *bool `json:"enabled,omitempty"`
+	LongTermEnabled *bool `json:"longTermEnabled,omitempty"`
+
+	// MaxContextTokens Budget of the earlier messages sent with each request, in tokens
+	// estimated at 4 characters a token (default 8,000): the newest
+	// messages that fit both this and shortTermContext are sent. The
+	// system prompt and the new message are always sent whole.
+	MaxContextTokens      *int  `json:"maxContextTokens,omitempty"`
 	RememberConversations *bool `json:"rememberConversations,omitempty"`
 	RememberUsers         *bool `json:"rememberUsers,omitempty"`
 
@@ -2877,6 +2906,94 @@ func (t BioInput) MarshalJSON() ([]byte, error) {
 }
 
 func (t *BioInput) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsStatement returns the union data inside the KnowledgeItem as a Statement
+func (t KnowledgeItem) AsStatement() (Statement, error) {
+	var body Statement
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromStatement overwrites any union data inside the KnowledgeItem as the provided Statement
+func (t *KnowledgeItem) FromStatement(v Statement) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeStatement performs a merge with any union data inside the KnowledgeItem, using the provided Statement
+func (t *KnowledgeItem) MergeStatement(v Statement) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsKnowledgePath returns the union data inside the KnowledgeItem as a KnowledgePath
+func (t KnowledgeItem) AsKnowledgePath() (KnowledgePath, error) {
+	var body KnowledgePath
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromKnowledgePath overwrites any union data inside the KnowledgeItem as the provided KnowledgePath
+func (t *KnowledgeItem) FromKnowledgePath(v KnowledgePath) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeKnowledgePath performs a merge with any union data inside the KnowledgeItem, using the provided KnowledgePath
+func (t *KnowledgeItem) MergeKnowledgePath(v KnowledgePath) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsKnowledgeDirectory returns the union data inside the KnowledgeItem as a KnowledgeDirectory
+func (t KnowledgeItem) AsKnowledgeDirectory() (KnowledgeDirectory, error) {
+	var body KnowledgeDirectory
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromKnowledgeDirectory overwrites any union data inside the KnowledgeItem as the provided KnowledgeDirectory
+func (t *KnowledgeItem) FromKnowledgeDirectory(v KnowledgeDirectory) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeKnowledgeDirectory performs a merge with any union data inside the KnowledgeItem, using the provided KnowledgeDirectory
+func (t *KnowledgeItem) MergeKnowledgeDirectory(v KnowledgeDirectory) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t KnowledgeItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *KnowledgeItem) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -24019,249 +24136,255 @@ func (sh *strictHandler) TestWebhook(ctx echo.Context, webhookId WebhookId) erro
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H2LUxs5mvi/ourfbYXsNsY2kIeprTsSyAw3IbBgZnY3zsVyt2z30JYcScZ4Uvzvv9InqVv9sN0GQ5JZ",
-	"X13thLYen17f+/HVC9hozCihUnitrx65xaNxTODfp0QIPCAXZBzP1N9iMhphPvNaXntIEB4QKp8JxOFn",
-	"37vB8YSoZiGWWP0XGpyEXkv/63O98Xu4e/NqtPelefvy+vV0X77g9dkfuBd4vjfSc0HzkRiYxr3m9Su+",
-	"N3pBX43rX5piT764mUJjie0sIxaS2Gt5g7Hc3mPbo4hGnu9xIsaMCtKORsRrNZq7e7V935PsmlBxJUjo",
-	"tRr79bu0ndfyTjG/JlKgmLFrFAzZeDw7QEPCCYoEGrIpOkGc4BDJIRnV1BSMjQBc9Y/Pe/svPN+T0YgI",
-	"iUdjr+U1680X243GdrPRbtRb9Xqr3qjt7b/4t+d7E0E4dFX/+Nxo7np3vicmQUCE8FqST8jdnZ9u/5cJ",
-	"EfIo4iSQ2WM4RCF8RWb30JYcEhQwekO4wDJiVMGuvqmJnonn7jFJcivVUZI4RiOCMPqdXZNaOXQFaE7o",
-	"BWOjPDQWjIgijNS2+GgaySGKpEDjGMs+4yMFHkztgGI/qX8OMaVwoJLjMKKD7WCIVWPb32t5YSQCxkO1",
-	"aaWHoBf22xBLFDI0YxMkhxG9RrjHJhK2I5hwTqhEIzjz/6646EvJCR6py5N/CwKPiF29DzPAq0DC9nAW",
-	"WwaybqeP/jEWoCE/YpTkYFcPApEb9foBbopC1SgBFx5zC33teHI2Jh2v1dGPqOP5HX1sVMLX34YzFEZh",
-	"x7vr0A6t2kuvZRgF14TWarW5vRVQ0DlBE/B5MaIwHTSq6Hitrx0HAXS8VrPudzKIouO19hvN2q7qprAK",
-	"zOHglY53B/B5+Y19h6O47FqMObuJQsJRHxog3JeEw5r1gSMhMZfu9VjbfhPOGYde5l9q+QEL9a+HPx1/",
-	"aH+++nD46+HJ+8M374/dzdUtFMpW2IMyifANjmLci0kN2oVE4igWekwhsZyI3JycYMEofDxVO5nuBMeS",
-	"oDgaRRKR24CQUB3Fnd3XO98bEhwSDvTnAkvyXjXdhv8F2kJEwKOxQm1eyzs5br9DgFRYH/1zO9de4TJD",
-	"zrzWi7rviWBIRkA01DZ5LS+ikgwIh3nTzhdkhCMa0cEKEyZ9MpOuMqcgJQu8JAGjoUATKqMYLk4vogor",
-	"6i18JtA0oiGbIq76i8zke81lsxPJZ9uH6k7On1kyNMWRRD3SZ1yhNcln+WVmZ1IvZTQZea2GXzZr4ZiK",
-	"c5/iWzUC4hrtCjQmHI0iOpFE7XthG1Y76NJjKwJxYSePSV8qiuaiXbPrS4HZf70SMKV34IpGt0gxFmhL",
-	"6EN5jrBE02EUDFe8Eo2Xr/eb+/vNJXt053tjzPGISPMQDy0nl4fN5QOjkFAZ9SPCfdTVHF9nUq/vBlEI",
-	"/yXdDCxVmMJIzTHGcuj5HsWjpNdJCCzel0nEFdrVVNO5gfj2PaEDOVQ4vp7cQiG5Omm1vLcOi3QSnqsZ",
-	"StfmslL5JarfFq8QWixkZEsWGGRAe+A6j0gc3RA+m3d2ofk9v7bpMFy8NNVAryxs4GZvN9gL98mL/svB",
-	"q+Hr36/LVxamwDxsVfOogSQjjSvGeACcLADxZUL4LIUCXonnThiSPp7EEhgCNbvBXmruJbjsHA9IEQ71",
-	"FdHJqKe2ss/ZCDXmAaMALYelsXTy30hvyNj1vKOd6p+LJ7vsYM25Bi9Hzes9+mL86kud6xt7W36u0wSQ",
-	"hxyrI4ylOOeKJqxHIidQOHo8HsdRAK9k53ehVv01XcVXzYroLqGapsDweL5lY4AnB35FkZ6l3Apw64rl",
-	"8VpmlrtEelUTlfNNGQGvj2NB7tzN+S9O+l7L+387qTC+o38VO8dqkmN6Q2I2JnqjsqddWJuWQLCFJKI4",
-	"kNEN8RUVA5B9xLgWyuxCDcABo/1oMOEkVLdiMStWBrPpsZNvPp+/qjZK2qWca6o6imo+jwdZNEaxwyJG",
-	"oupImVWVcgLVR4KVqbvxBoeGdXnYizn58Ovh+5OjzxfH/7g6vmxn30s/IjFoatRzOTeXCJ6/eUejiVA8",
-	"I2JUsWwtxMaE4shHmMohZ+Mo8NGAsy8+GjA2iImPWBzjEc6+pRN6g+MoRCAbKbYbZeZ71EeVW75RZHTN",
-	"HqC/o68INsFHes3orosoHik+TD2+kElJQqQQZcIl4lB3QVtMC4EJk+UjMQmGCAuEKWI3hG/HjA4MF3US",
-	"dp9vXuMP+hpdRvMDk+/YhIYPe5dvzz78enxxedg+Ofvw+cNZ+/O7s6sPR577btxJAa331bRPQIMScNAW",
-	"ZeZOaypkxCccx4Q/EwgHAZtQ+VzRofIFaVWm7j3Eijrp8Vz2ePMsftRnYeWS9TyJo+P3J78eX/xrznOw",
-	"kz3RU/jt+M3PZ2e/lD0GwykvfA7FxeinYPu6j8FKVJuH8KM+hHeM96IwJPTBL+C4ffz5/OKsffy2fXyU",
-	"5dbGnEkSmOtJqBJIQpdZC0lMJDlPWilpQBCJmLqmkdBY+AAFMcFKbNCs0Plh++3PqB9xIcskoGdtbb5B",
-	"h0JEQmIqn6lhDSgk1IIxzBwx+sis3OXVu3cnb08UiTo/vjg9ubw8Oftwibawtuhdk5laK0ZTHkny3Ef5",
-	"7QR5KTPMP67O2odoK8MPfpkwiX00ESREdxue7Yd9kydUEk5xfJw+svsLUe3jiw+H7z8fX1ycXXhZ4UbP",
-	"oiVytGWU3SgK0W6/iV8Hzx/5UbiQKcEMTSi5HZvHiaN4wskBkClr1Q0w5xEB6hMZ4MXmkv+wlxxk61N7",
-	"H9ehKjg9vrw8/Om4XFVgbP5ZDYHiyHoEkdFYzrJUxACGVDdFOKxi8UmEfrMQNB0SiroKhK6CYRQJEdGB",
-	"r+FVNEEyhpSofoBy+gLQVjA5JFzL/JuH8qM+FNAIr4EUnJ4dHad0IMudafVZy9NaMveVtBX+BZ10dzCW",
-	"26+7KGRE62rJbZRnvdLWqQab/K5RunZKARrzqG/IWafWQxcA6gOHBJylJXpbE3pN2ZTqxn7SyGy3D8qz",
-	"1Ca54a1+1Ne0HoE/p23yiuLHN9F6+Yo10iorEJHgikfhPHF/c4l/0Et8jmcxw2GbsfeYP5R5Oj/81/uz",
-	"w6PP7bOzz+8PL4B9Sm+zMeWgHgtnxgQpUKO+92r/5QvUm0kiHvWCF4DTKD0LDTqN3mzu8g96l9uMnWI6",
-	"s95OD7vLF4ft48/vT05P2p+P//n2+Pgor4kC9zHjcbbXzPAuF0VTu6/dzVCM5SNb+0oA9xF2zf/WZEf4",
-	"tsbwAaPaGyyYoQCP0RQrdgYHwz+57TznNbiwt9P0T/6MriieyCHj0R/kgbzN1YfDq/bPZxcn/z4+8sqs",
-	"4YxbQRQdnp+gazJ71KfhwqOxv5k1IxGPcNxnfKTerGHl1eO9YdcEACa340R4v6JiMh4zLkl4SsIIt8ER",
-	"6GFbdnl1fn520T5WovvRyeHn9r/Oj/MmUTX4tpoMWeeE/DSPvI9lQDr01LjgCIVcsCgBbkNhf0jUYPz0",
-	"1iP5FIyLmVtupvpWhk6Qf6ydciMB/WnvdHKFtKOmsSyCJmtMuIy0A2fmsnzN+3v6mUjDRffwEnq8N8qu",
-	"IaZhrFmPwojaH/Vricdw6pb6UbfK3mUHmE+JZyrr/U4CmFOvECBoffUiSUZLgTabcpeMhjnHoOIG/QS8",
-	"/DCMVCMcnzv7pt1mS9x5hyw2/jA19IaIKCTCWGdGPcIFiiMhFfmNZGKoITeEzzo0GGKOA0n4dj+KbQeE",
-	"aagbWIKNJBtvx+SGxLZJJIGrHUQ3hNY6apuyJ4xhkRX3wh4gDtW2RjerHjweR8c0HLOIyrJgDTnhlISo",
-	"N0NvOVFsu9YDMRrPDlA0oIyTUOvzgcD2cHBd04rW8IzGsyT0Ln+nehFbDieWZESotKAGcWTDaRf1ewvN",
-	"kk4Adnio70Ycn/W91sfFA7STaNO7T/mlALbOmvWdp9FjLCYY7ueA4VisvMQoNG7Ti3dPXayYhFpHstIE",
-	"MeNktQsyIiPGZ8v6nOpWqeh5XBENneaapyO0yWisRNSqQ6TtYQzJo0BUP/RT06H0yE0wdAluzHrqLgM0",
-	"09j2viRSRnQgKvVOGs/Hy743JlwoBBjJped27jRVPePJINKopxI+Pof2Zfh4zIQ8vhcpsuEKP02ikMQR",
-	"Xd7/othD0dKK++puqQ1BWIJ5FQ681E2h0yxe+qjeWmpxCa1Vt5mQZFR6gLLq1c/cecnG5spX3+zJOFwz",
-	"epwIwqtxDFFog12SjdeEIXuDXXRn8WpKDJxz9gt+8/rdpte6BHm7FMLdjhSFFFgX37vdHrBt8xGEyAs8",
-	"tSZ/y4toeunEDFRnTA6p5kjAPwobHuU4jv7AZ5coYTuQYjtq6Mqa+AzDgjlBQgJdxgKocu3bchgVSP2b",
-	"iJ3Q8eT+VL6MJuekKsWjwGajI2iMkpAiYxVV27QuOr4h0EsJtCWpS0neB4UhHkRqk7u1Hnq7lDRYiJ+a",
-	"DqfrxLcnupsbE/jD0+YfmMxWJorQ6kEkJyzqDBYKeV97WJDPEx7f7QDVETs6klUHktt4Vq9EDMnIVhVZ",
-	"BivjrBSwXlUlcS8GrgpX4vII7maWqjWco0j0fEU1jsmztBRMe6iuxrEocOYWYVv6ep6lYN4Y5Uk5jOWc",
-	"C6g9C5yFVcMs336T0iUPuh6hDGInC9QK100aO8iiDkbBC9sAdpM8UDCIC8GyjdU8RlimvoMf7vVmitJn",
-	"6mZ6T62de9tT0NKRly1wDRfcbtWjXHAL5nov+Em4fGdtwx/9Jq/hhB/naK3iuOR8qjNOWVRUwirhQUSx",
-	"FSkWsmBpy9KroBbkjLZwWWvYc8t5rH/fPxjEkuUiGkgy1KjXU/lU2LxcPBpBADfE2wnCbwhHwZAE11rT",
-	"Dr+TEMWQxgJ8UEcRtUktGiXUXx8a4/KddoJ38ntkKHVeAsQSqW3Rkp9AgnEpUG8GmTroZKQ2we2eZQI+",
-	"zQUkYTnsIDovBGT1SP6pLY5LBnk7xHTwNNjK9/pcZxpcQdNl/aeLwvXMyY1BqCSchDoC58B69csh4dNI",
-	"kFoZPyfZQ1i2NHkRrAmGS4D90fGvXrMW7Uoz0uj7SQTCSOtO0AjPkCDyAHXhCLo2W6V+e88g+5gg0r33",
-	"xSs7/6raXHz5++lobioKrSb1ZAnefYhoUa6kfwT1/TqlkJwqtuKSV5VdMvrNOcpSe4xzb+QVDHJPzeYM",
-	"iUkPomD7Kcp4Jqz60kfjeCJQV0PfraFjHAzRmBMwLxoDKifjGAfGUGt0nYwaY+5G27nRdm60nRtt53+a",
-	"JTLZjj+vnvQ+OlFNrEoUMQHw2kWXKk/dZ2HJk7WqTYdMEJMxS/cEDJpc1+Ke5W7hHNbkx2AhXLbB7tsS",
-	"9mAdmiF7do8ixlowv6Xq03dvYdW7VKovXXwuP4q8Q3E8kwZpZDe3irCaFQWUEHqDlxLdZM4T2wEQNo/I",
-	"CkokO8abSXCtvVTzz3+5gJvdeiYrMGLJvG3dPL/3rjSc7EcyeLLMhUdhllQ4EJAsRVme44RjmvPreL9+",
-	"kSkj8dVTUiCWXssL2aQXO7Ymne7V4EMuV9zDtCpFaZLoDNaA4R3QM/19u9wi9As374E4MHkOa0eAhUvv",
-	"aK+GbMKh86xcB5C7dEXC6qSSKyGvbhY9gbSywTqyc4XCHMnEuTXpfctpQCacKkEQS0RoSEJdJCNTIWDC",
-	"54zp3tNctL35RbEBPSaHCByDy0fhuctchT9UbRXZFssvqmaKSmA8ioSMaCChCAlwKEiM2fXyzczdF+fK",
-	"Z4/OzjzvKfBl7yARdAuwH4JftdpdYUVCAd5OSoxPPqGt1JEJq5+2Sax/UL1BU8woqeCylsid3p2/koT6",
-	"6c73cqxy0eIQx6sxuVB5ZaUeSoRZpcddyWE4KoT7KOhSIWs3R918b0KjLxNifjZugG8ZpWROCIMJU1kq",
-	"oyRDHJoOd74XYyGB21hRNWhv+UmJtsSu06ZkEoiTgEQ3GS1JCd44K7vaCepIFeLWCa+EFibVd6qfxCIl",
-	"fGQyU+sIIXhIVgEPTvqB3tLMwhyZI6IBWWlXYYbq5wivq4CAkk2w4yVrtCBlji+7/2V4p3hxShXnPSaf",
-	"CcSm1MZN6cx8JKmpVFQlzpHiVvR5TZovBv5JrUEPu4ml4uuDL0Zq15l/RX5gcSddfrkpO8HRlZC1g3CX",
-	"iYx6vOUgPYx9zS1v3Txs/vIUnnjXILuIDrqKk8BcQkw141B6J6IDyCaGwZwQBRhJhiRW/JN87ndoN8GV",
-	"XR91oTaa/Rv4kvGYhK0kD7PhYxlPkEeHcjJiNyR87id2uC0XuyTZmCLZgkRMwGX5Ci3pZJe9WYdiqrOd",
-	"mVyhghDU1Te/+1yDBWlHu2gr4AQKUuA4iR9/rqPLEtt2sh+a1dOrUXvsLC4xVcNnndO0TAxw2fg5Xhhz",
-	"ME3e/295OZdi/FOkA36XXL8EwF9Ue8M8GPp8P/bhbTk1WUVcqIpoXfgzSNfUuSvE6jE2EhCYV07bdUm0",
-	"FZdtq98VZQ+oj5iRF+bNXUYBU8wOR5lB8JmtdgHPn98crJBANNcHb7E3nXD6LRGdYC35bhXBejByLazz",
-	"ETBsMsf6oH1UMPVddWriNJqv8u5EYywl4eoW/9/H/+t0buv17U7nttHvdG5f9j/97b+8JdjuF4N8ctRG",
-	"vcsu5D6GB+ojMcRch85CPLCSbCOqiIuiEl1dYbSLttR39cwgcjiRGZ67zhlqRMDHUKp0GTZeEzORObBH",
-	"cYvTkCz1isuvbX1X8bH4kmQCJw1sFlKnLK9LCpdW6C3BWWnJ3gpG6VPbXNeiU9xCiXJmoH0tLE2j8awF",
-	"zgRahsQo5RdQYAqnQl3Wcp8CzpabI21BWKZtkbZqbdESci/Ofh4Va5sKvqA7m3ImFe+nGcQhGzn1ZjEV",
-	"U8LFcuKWnqtZt28T9KaQV7w0637GjmH0e3nNzkrX96jd7XvMt33u8HEF5xtOEM4WjA7YiAjIzp9xuxtH",
-	"lv/mIVyWmAw4BqvNNFJ0qhTdH1VwAJoV0u0nAgfWBQKIC4mtXzBnOqiHUfR0HROokemZfTaF3HRZ3vKh",
-	"9FJdr5RF3mNFkz0l8Yo+BSMWEm6YGL3G0oQNWpsdttnRqVjS4lTJWca4UXKpCtfmeDSWMw1Ujj2pl2xR",
-	"khQ5b1YJSaXcQm9Vw7tMfsClfY5M22xMSfZK/TwZYbrNCQ7VLiLnx+V4EYBfHFWSwu7cr2K1tGJS9Fxm",
-	"t3llKTy/rJxHsfqE55fkwZ1bHaoscVRp3Rz336fH7Z/PjuDnw/fvz34DSMoSls7NwFaeEbJQFiGbHLtY",
-	"rPHTvOt3lN6d6s6dR0ShA2G1qOrMDzJONBr5cGKS6iCFJ4s61n7q1J8ZfWHpt3yeeMVM567K81K5OC4v",
-	"evoblAHWOSqnWKBhJFtQm9Ymp+yC8khBEdHtfhwNhhIFeFw6xziDqBc9xgJi170TJ8Cc2iGbAnzLOe7y",
-	"xUIplTnlhrUK/JnQ9VbUFuuwFW2W69sEZELtdf7NPJ9nGV1oqdCpPfPeqCm0blbTZXW0t0pehA0lmVvt",
-	"9b5eVsZSW8I1692yW2UKhhrjwhBX37u7eQjS5ZOy8x9D0ild9aTHwlnxYSVJ75aSgxzjlFtoPMUzgcDC",
-	"UMbxz2Wr8iEwztJuYIM5waOyo+Y3hG+DAzhRDUULdXVlfh2orDvCGOh/L88+mAK8CPwvfURwMER9Fsds",
-	"qsVxjHoxptfwe/Hi+d7tNkyzXS2fnzM7rP00cVDO7X7KfGTXBxuJRvg6azOUWDGDQpQLVTGjgzbhoyUs",
-	"jca8b/MeGfObXllfg2ITMWRcqjkh6edtCdI8xjyOCE9FR5HkbIdDSMoSmHAt1KzrN+oUh3arQ9erPYxT",
-	"qzBUUrR8KoNZUFA75Z5JT68ePPGdcj8Uj0iIKAM9EdApykAKLScdD9UWK/l1xVVnlBNPonGAmvA6dmkK",
-	"eVqneIZ6pM84caRw8O8pfw5zFAYLpHMjlierSaErQ1B8WbDLPTbynjCXgpfYBEpN06uEK2dU8XbZ9h79",
-	"wMbWBEkkuGtluXOp3XyZx3oKhhuPkMOhNs2Ti7MNEcOJ11T3K6AM31ZyaaGvuqTTHbrrZhzTk38UnPRk",
-	"hYSZ2U7zb2xhnQq6ik0LrrK5v/OIpKhMnRvel3fNy7HPURxHwjCSUDfREijr/qPYS417AkNc1N5W8FZd",
-	"yfc0412XAdkGDi240BcWwVenXN+D8tkus/zY5qOzhyqAV1DfWghda6WLapLVLzudh+k2M+e8boVmMnil",
-	"WM4SFHIrK8JvEW/meKtyNCfauOkICCbc35DdfNZa0NkLhE3EsyM7ID3IYi4iFw/EdL5bNB1GkogxDohh",
-	"WhOj4gvLty7KWpBewlWWnccV81gA14LiKNAAD/uFpDopVKcl0Y05fQzmZEpWdXIdcELkgpzac+K/aEC4",
-	"xBFdHkO4zN/1NM0Am6NiTOL47WIn9cS3OkOGy7UcMN7pclfybOF1bVKa52E6GctSknU5xJzkQ6fjqE9U",
-	"c13nYGwKw4O0XUtzcHst7/Xr2uv9v3hZE3h9+/Wnrw1/967Tqek/mnd/+a+lGt3sqv2yXU2WUXpfk2DX",
-	"rEa8WeElneZjY+1tTwr9YSqHnI2jwFM3kX2BxKFsAMSaxTEe4fLHUIyjLXFdT+psJKo339ax0a62esBE",
-	"QZikXTBoq7rfej7jwBLVjWNmAM/103wAcD6mSqF9GszOCcWxfnGJKN505PDtZgmLM8K3bWBcMt2UBJ8V",
-	"4kv1bjqgPyD3mlmS0ZhwLCeczO1YL2XKxudZYBd2KEMq5xlLaY4egmZYnmcTcjmLBlb8nPD5LeARneTi",
-	"APO/n88LrcrbXBx4Ml0z8+TAKnuq59nA7uocwio5FHKJAZIg5ixqqJfmjqFVW3IcyVVhKb0Gc22/xpSL",
-	"tiTBIxQMsXzuI2PKRVujKOCsF7PBIKID9YMx96ItzXkqrIHH44zzj2McNhZhx0xchsRMTu4yka8fDarF",
-	"1r/Vbe98V21ZZJiq5AjQA+okAZVyXSZLeJsAvMKVm0h2TAd4oMN9SqEOhjiiq6YCGAdXfJFBbH7YriPp",
-	"Yj4g8mcshhIPxEMZHDcLQgmV0kkVkG5vMkmbb2rf3dgqc8ZaU4upoWL6vqwQZeWetF8tb/ynZB2WFUi5",
-	"lf8hcfQHZmJHQ70tWIwpznLezcZehpv5n494+4/69uva5+1Pf7Md3W+l3n0XpXkeco43NIgnIXkf0es5",
-	"+nEHrK8lEklEdG5u8JhiOkBnhOnMSZi23F410p4HC7T0Y076hHMSprAsHnIiyPGI/R7NGW8iiHthq7g7",
-	"FIMci+qJm0HFuN/xfr1qy9f7lVrmFZ83Ax3W6+khyvDRcneVr8VOc2LM9LOaaI8UdE1m2iiVRAVEYQ2d",
-	"gc//NZkJNGRxiPqckG0dVKDHFweoK0jAiRSQ3WvKI0m2QUrd+omYDHdohMW1KVejU1c8Lys3YwnMMtN0",
-	"znMHwuQBgmUYuogHLflamk5Et3PntERwWVfdLO1ZdlEvGZdnPCdDYBGY1IGl1DUNJS1jOZYILlnWoqoX",
-	"nxu9uizZjbZGHjFKEitY0dQSY2HVIayPsNGJ6CDqxI+raD/O6A3L8tABPQF96TOh7vGadYZVbAaONXaR",
-	"ycBV9C3U45nxwPR+vw3VznAmF2YEhl0uy7Z3NfP8Gjdjvl3etW0XFn5Gibtma9/Ua/eRVIgLjzGXCr11",
-	"1dhgmVDohkcjJUbp5Y7weGwURSGw8osWk95sC/fitacHZ5Tyi9uDRGts+cn5zDRvorfnrnrMeWHAKh3S",
-	"BVZr76wQuKn8mTuYTa/f17u8KCNpAfQS9rLP8WBkDj8x0R4knxWvw01mB6ZQbPG+OyaoOazzWm63nWbO",
-	"/bYs9goJeHyvQJhWFItHUcrCraJSZZPxSXivJGZhm71loxGmYWU2LqMSvr/Q03YtNjm2+N1btLu7+xpd",
-	"td9q4WPkmOSyustmvfliu9HYbjbajXqrrv6/1mju/jtjj8OSbEttOCs69aS5wlJo82zCyrLm++ialDPO",
-	"6tcLIqeEzBFDtdQ119tY/7zI1di2MdLFHHmACfnOKvpK5UQmIpODBWSCjKvUyEdDJTqG2cPYG+aUyI3t",
-	"15+08rju7999HA3DT+Uq5ML1MEb+hRbMHCdtkoEmnjW2NGoktMOmttsyaus6rq90xbLamzZi9mJJnmRB",
-	"+E0UEGTbZ5axFUmhOYr9Ogq1670SHjUj8fwABTHBSdlFnfHBSvB4gCNauuCFehztVleZIXUdMy5JTALp",
-	"8iT5nHfptZkOjYE5eDlqXu/RF+NXX+pcG5hvy4C+Tz4735vwuGoiBh57yeoLtUvNjs3LoPtp/m2uWPtr",
-	"mc9Znt+KZ8YBUhPdSBh7krUHaUfTA4R7JlsupgLhODYNRjmzZbNUSZq74xXuwZHTI3vTEjttRhAsvXhV",
-	"71tiKeRxxW5XF+8Lp585+AUH+RRlPMouZjr8cuAe5l6QW+i6HQzS4SGCaJEUAXfWIG6DC31b7pogNpEB",
-	"G4HtU+NHSYREigSNxmUV7vQPc+wo98P+AOY86VevIQr9pNK8WcN2FCJGjRbGgTdFi+TGlj8KG7jZ2w32",
-	"wn3yov9y8Gr4+vdRGV4sItZw/gjXpWEPWMhDDcyKuwAJmKyoWk7esodjCFdtHhim9IGJ/MnFHLXb5ybB",
-	"vcVy2cETZGeJ4YBJRJkxr5cb1ym5vefaq4UL5MLl1uXtCIjB3kHfijdJjtbkxrvXu8KTXEecaf6Vf+MY",
-	"05IVrgtJplv2aJgyQ34dcr1fSq7ttVnH+h5rTSnhfiiHmWo/dVoH80ejUkq60kGLEhE1uFyNiHDClotJ",
-	"TzXrEYEkA3ta9686CCzHYVl1y1+t31XNvMfkb8NDJn8bap/8rd/0Z5NnOlVX1qwXapgm8IkYraUNDbA1",
-	"hSJLVTsFLFNKzK4jiOPrm51IN8E4xooD7ZDMKHkmINpIC18Q1TehIeHodttGQWXinb/T/VgjEvxOkN/a",
-	"kN5jIrtLMCCtBczfIjnUwz0WsG1iMk+uJbTI3MwqXslp0x84/sIRxspQ7lDKscKp6r8CXV28r6FDaaIe",
-	"DBsJIm4YciKEYvQ4ESy+AWyMRhMhwfuxR1DM2LiHg2sfjXl0gyXxURzR6+2YBTj20WgSyyjAQqrZJlSM",
-	"SRD1IxKirQmN1dBOkTI+oUJLIBA6ffTZRntD1Pbn84uTXw/bx39X5OV5lqWHZbR2djQCNN8VutIlVsOC",
-	"IL6AtFcst1N6y9YpzH9b6X3uhZpX32Fh7N7T1n54KmXjd6T0+7FUeYurJ2Rv2lqo1WNVtigSwxKNv2Xm",
-	"ALNFUiARDWhEB0j7c/iJbzrqzZBWZSIzMMSrXjDpftITJdn/VniFm2dhXGhK0slNh4IEn7vob6iHBXmx",
-	"p5DSbhNxTEM2Qr2ZVEy4wlI/nx6+RddkZov8hSRgIZydJKL2w2nVky0pXm+9XRMeydmlglDfsB7BnPDD",
-	"ifZ103+9sxZBTW3R4fmJ2iKvWI7O/uSjLh5cf+5mEwVIFBPFKuw29Sk0c856sFFwf2DadLMV/ffu7qAO",
-	"SZ9ZazcOYMu116yFbYQjKnFEdaZ92OWEfRhEcjjpOXyDZR8K7mX6mfqJdxnxE4cM9WRDUwTuxCT1QFsm",
-	"znQbHK2dZT3vUKZ4n/+9PPtQQzqphEE8iaDX/Yo6Fht1vJYpNNcBtKT+rtVq6K7ra51nh6Y5Kco6a74F",
-	"dbQ/gvqiGqg73PHUZ7MM/YfJadTxdKBrh3aoBpGNTY4nZK6jQF11JxiP/oDvLfQGzsjkjDg8P/n8y/G/",
-	"TKqIGvqFzLR75giHpEMBNXbNCYEfnr6t3QOEIQFv2IU3N8IzHRsW4DhGPx23U0CEAx2eyCGhiu+U4CGl",
-	"/SNRgDlY9nS1Bkm2db6ZIcGh4juswlN9NCDB33AlOVEXJymrS0xF+mfGBmoDUtK0LvD5ud+hWKDuP7cv",
-	"sCTv1aftv3bhipiqESfH7Xeom/m1z/joQC8To/16HfyaOnSIx2NChRunD3MYN1c1LQlRjE2d35H2PYyj",
-	"gJi4T/MOTk/ahYvP1MhswgNSY3ywYzqJHdUWZB4ZO09IezueYmrcvtWj9nzvhnBhihPX6rU6uO6MCcXj",
-	"yGt5u7V6bVdbsYeAR3bSytGDMoysWFd9VOqsIZ7HJsjBaAwPTSKMlDBUQ211rGZHBeNS+8CojenQHmfX",
-	"hIJTVBR2a+hQ9x6rUzVHqd5J4ocdR0LqvUvuliKoANBhWlma4xGR4FPysWAxh7wT4P7q60DnBjCw6rcv",
-	"E8JntuRXyxvraJE09Uliwmss9k2+88sT4qAx4bDAeTPqBEylUzbr2dwgq0IAFlOD8NyaCBMxD5hEm14t",
-	"90uuKHEhWk+d/DWZHaBuQuy6JolmzxaFKAWDcflmtiIYST3seZDo/LERoweoq36uBApc3AwkOI6ruL8l",
-	"vrV3n3ynPjc41t6pbxYNwpNr1uv5tARjyMqu4N353XByiYDtqFzMq/3o1B8uC5r5lOE3F7kTKU5ND2ts",
-	"aq9Ge1+aty+vX0/35Qten/2Be0ESmt/yBmO5vce21dUsVNVtpSGJZj/bHIcKax8KEQmJbYprMCulVZgd",
-	"Fi0P6r4CtV6v/xs2NqtZzISgNfIRZ+o5uRFmjWxAWePOlUaMznyFC5jROALvU7T0AqZLUoupO2eInZoh",
-	"JTrvbVK2sklNj5188zvfGeHCksfqo6RdciMJIlcZRWgVpEtiK62n2CE3SuU1lXcqjFZhXcUOcLB7+rWW",
-	"9Uxe9c4bHFqlFXRpLO9yRbHh2bRsvNd8vbxTm7FTTGdmLrC37leBD2qfURwbl2q4/KayOdBWlBBXHfzy",
-	"0VA075NTkamMCwfarT1zgNgmfwELDIFYUKkaJbleLPeN+lFMah16ajRPlEmTZ7Nn0iUCb2Ujt2iISDBk",
-	"WlhJwz6wTrxV69BuL2JdYFJ7BGEkIjqIiQ1PVt27pvRuFxEqgRc1jZ1IMXHQoVDUwJlaszaR4mg4nu1o",
-	"CQ0YxRo6tIwL47YQRYd2M3ixa3yTyqKjnaBqbPsj3b3boeBSb1s4neD3Mi5JH8mhKZJpEry8YeFsNXID",
-	"Zb0/ese3Y8IhvP6IvIsUIJIFDIop/kzisTC12MAEprC7Eu/4NZFIckJDUC8to1LF4t5Gs2tqcwMQMY5o",
-	"dmjtFahzNDn1uD96ClDP99okGNIowDHCFMczEQEw66Nh43yQcBr6+9EbcxJEkEpljGVkvLFNiK835qxP",
-	"hACFtmfDeb0+jwgNY8WJ2LDdjx42tQeh4ZDE4/4k1s/RVpD+6Ma52kDPj56JHfyUCeQ0H1OpA4+jmsKW",
-	"lMjtHpG4plso+RvwQ6I30u5sZjfmxCkq6uwWfnbCrNI8xh/V4tRebkNRuE+l2Yr1bNn8xOZOlKQkNoTb",
-	"iZPKeQkbV+asX7C3N9SofQWCn/VyvMvqggwYOSavcU8mbxwdGwHXHFdrZwcMOkMmZOtV/VV956ZhJLid",
-	"CrzbmlnBFXi7h/FYesvDRWxWO0kzMsVWbRFuOK0Np7WY06rvLu/0jvFeFIYE9OR7jQo9zvEsZjhsM/Ye",
-	"c118YK+xXwW8JMnKKQkj3DahV9+MITRmEMtHFDjCO98qkHa+GpvHXeonXJJgCL67SYESa0wu81+STBW4",
-	"CZ3UyFesVocOGAtr6NBod7dNmmkIAwBn1CS9sh58r75bqAlQxjJp2FKWaR1iuuMvnUG4DYNwQaBdQfa2",
-	"SepNsZJnBdT7DPYLxzHsqQIDTRX/bACpLcLaD8PRebfspTjaAWmDozc4ep04ur63vMcHJt+xCf22AveR",
-	"MVDNw69+uVL+gkhT/5sYmTqHTA3CtJYs7dKhMKPOQCV9Lat2KKMKxQrU/fipC86dX++6NfQrjifEyHOo",
-	"a9n5WpJ6QVuMxDUJyxDpT0SuF4suk0LLxcvqqs81yJ5VMXhRRv0Eofg2Z19Zlr7dQrK9vWaaK89rAB35",
-	"i6358oRy7YOl2VVk2CcSROeLlk7aj6OTy7dnF0ef22e/HH/wWt5fzf/p131PtfaDqG8lsrshtRtSu4TU",
-	"/iiEM1H7ztFTZ+3CZfOkTfQLOgmNZUkGc1JZ4YAI7Ztr6KkhptbiDXpuIMcHSJcvtq6U14SMtea4Q8Gh",
-	"UtRQ1/jedbW2ea7rJQ7kBMfxzPpg+orD79BuglS6aMRuTMFCNziaMqmpfA116SSOu45kVOvQrsZTLaTR",
-	"VBfhWDDU4wpfOrp7HFxrdb4p5lxG8LVb34OVzTmaY2kI4yMcu2Fonq077a2GI7MexZUUd/dkWBJH24+Z",
-	"RSVL+LReHVuyH09CavIOoQsFPZ3/R91tDdmGBG1I0DeX9v6jVHj6ua6mwtuxPPp8v7ArcLLUTpcik5ob",
-	"gSMlRlzhQON4NWQTHs8QZ3E8GYsaejMJrokUHaokSRxHA6qzl1y130JbAdlX8Ey0YNx+xAUkJZdKKkBd",
-	"NWbXN3HRQnZo+pNkXV+biEHy7cFEqAcZaWgarudbY62Sf5XY3KF/EM7EAQJRS6AAViGBEOtBBMTmjJiQ",
-	"6CXApladALv74kWH2q/qvzXUtTrMrnYLFE6R/ANDT9Pf1GJAqjfWXij7o1gLnJa66+MonnCCtvbru2rS",
-	"/Xrzua8JvS40Jfms1qE2EyV45Wm/RCW7igM0JjxQck1MBJRmNZZ6NIyEZJCSF1iPDjVLRgPOpqg3Q836",
-	"X3wkmIJyBgOqPYsoatT/Yg+f3OJAaqZlkVbgMLlaS9z3LiXmaZ4tfZls6qQD1Nwze2/8MNXBV3HsUgvO",
-	"+HVVSKNU4ll2TMO5oFE2rQKJZGuAQz8kNI1COTxAXbUllbYhUhjjBmT1iqTfHtuJ7blGbzY4lHIVjdWQ",
-	"21lbnloj+MtzsOt+NCkEtWfXKNGRvIDspheZUjgv9/Zru8A4cbl4PreSzet6XW28naXuztIsmaVRf9ms",
-	"vSifpjF/mt16Xe2oZIUuu9kuEsc2k5yrJmr65RvxqlgQCPLQvmo0a3sm06zZGMgl29jf26u9yFXzaUDW",
-	"nInO3tZ8gMucvUbL2EdOFBHdsIsbdvFPorHQFjuX+llWLKvufYj6opSXSzMEzOfm2k5dlbGTstl29CE9",
-	"Efi0JwmbKVgaukbz3tUhFjYnZhRgxCcUIjVszgSd3c260ska6powja4J4gKHu2cCsSlFUaj4FODQAh1l",
-	"kcwMKVZV/8P0G2V22g4dYmHTzaIZAV1I166FDhR5jGLi8KuRMDoQtMU4iqgJ3XmuXQVBbwydSWj7agWL",
-	"FbvnRSm8dTZ+XZTSBOd9/OqZvYOPasaX9UZzd2//xctXnkbUls3QmoPPQxKPCf/cYzJJZ3Sj2LEiIdxr",
-	"thr12t7+i3+nJmdxQhURSP8+m0iv1Wi4lQDdMv62BrKnKHVEgyW5LKHsq9fykp2GNLDu3PXc1PXMzKlL",
-	"YTKx9aEMOIGrpJj6iKK8MauFrDL/8PzEKPRXAtkGXurndz+qmN6UZd7kUDI0vVcb+rihj38S+gi+51mU",
-	"6RDI5OtjkMdsSbQlYXCWTOb8lUB9z0wRTSrjmaUpWnexJSMi3CC4KHyuCBhUQ44EkEd3RCWHkxvCkRgT",
-	"fC00tT1AGDytO1Ti+FohNyWFs4lEWA8EFdZMwFNuOBtGqQ2B8ylWppDZahsN4Tbz0nc77ezTLI1by2yr",
-	"WvZ0GAVDHcSm1o7EmF0TtKXWq36H8iTh83lyrqk+uAIizpUhLAVSDnOnZROTKqjmgWLqP64ZlOx+gToH",
-	"ILHEcW7EY1rueHV40lLb69MBOJyNTZ5QxT4CvI/ahMVFXK8jGpoz8DT3Y7wpKvI/bzWvpTggh+3A48hL",
-	"C3smvgT9mDHuGQXAMveT7yeczT3hVaLaCsUiNxzJhiP5E3EkGZL4dEJ7OvzO1yBDDBa6WL9jfEBsyL5L",
-	"oyDbAfgGajGqhtol1VQ7VKcw4AJtdTNuZ10fdYvuaV0tJicGIyV5zw46VE1Pya1M8nGAkwSWmlFh3JIq",
-	"LA1ZV7hScS+UTMGek0xRQx8ICdVPUO4JXZPZfPdtF7b1Cd3VaIzd2CR7dqO5Flxc0bM6c9iRQANGN+b2",
-	"DTb+JuZ29/p+T47WOfQwH5mXCoFntIztNzjUd72vNcoDTAroETSfIBBGEtKFFWyjj4K4HpGT1kLmUl66",
-	"3nRMV1leeq+Ela7EMac15eEf23tNby14dhUEu0GsG8T6cDb3u0OTPxFZHUfek+FdriDKqj7OsRzej03e",
-	"SY3gC+xebqdnKXvsO946PmJxSIQ0yjydMrdDu5Al6O+QVCjLTSfRiwHmfGaSRnRtycWu9eEdYy4jHOtU",
-	"ct20tJO2qaEpeFBOITVFkmwMKs5p76AqarwkaOSptXldLIIu2nI37vm3yLyE15t4KVVTOXVBvZEYzKea",
-	"GHREsVVHQiHzWwmFQ7AE521dCcsGF7EQz/47k2B6VWK4AnA9L1uctDyEKOtA0mju7tX2cw4i+/W7ZJnY",
-	"OhvqdZ4yIY3WlGMJuTojYYjo4kU2rBquuMgHqs2aj6I2M69tFe1ZIo5vOIoNR/Hn4yhAiWaJkC6ZG/xA",
-	"DIbLQTwgqKg0bdYlBJFiJF01mZIWuRPeazkKIPu1dCetQa9DBR4R1NVGiC5UaCGx0LyC/knjzq6PxFCn",
-	"KHUkWCCAt7LWob9B7teOpwsZ2/y2XYfniBSwOm/VNsQ9mQJmuuozuP/Gsw6No2uCuudnl200fz93dK/S",
-	"cCK1L2ad9w0n0oms6QVjc6ut25a25La59Se6E4QbKQhJuOIAl7Zb9bRC2QHWHpkEPeAIqy9FNb7HAsbx",
-	"zKF7mgHYgWuyrbczD5YufV0NqrRStDoeXV5ttb7vdJ/qC9P5zTXki+Kc7ANFW/97efbhua/T3ZmXAUxv",
-	"11x4cHXjk41m9k9N7k/oDY6jBIttgqG+XTCU6tVc3utUyT1Olwq7oqMhKb7BUYx7MclxPoqMoZSOWTYn",
-	"EcjnhF7lKOSjMB6KLYBoZSyQC+aBQ+11IXuh02rmaL6ooWMcDDvUlP/U/ktdJUO2TKZ5RYNMmnkUR1Qz",
-	"Nhj1Ykyv4UMLdUF+7NrivqAq6dC0lL5bYj8pqA+eVtRyG2ZeRkkXbaUsUWJzDG36KJBvn0OGEx3HbJgX",
-	"YMGAVYLdrqFD1G2hcUQH3Q4N2Ghk1mfXzmeosY9MqXbjDTzFkYzooIbe6fAsgfrqdRmljTaFGlJgrZyc",
-	"qNVEFPMZlBxAulhAcrdK2SIYYh2MkdHdr8bXHOlOT8vV/AfwD+a1LeStWR/pQWA8pPPObjQGGxZiw0I8",
-	"FQuxXn7AR4l0OZczsIVEFwftJIVObHPtiuyq3Q9MhStNd6h2Kx6yKa2VWg9+s/M+ssXgW3uOVk4OltHc",
-	"jgXCMeGQID2Xj8qW0PpYvX6rTQQyHRpYg5ej5vUefTF+9aXOtYb+dnFaj4wpIFNNZm4Vxu/H5bSsausS",
-	"fblbX3dD/Tb68u+0ioKDRS1+Tz7Nr6RwmVbbxujq4j2SzIpH1tcoQfi2pBnrgxSUZoDs0K5BhN3nxiwN",
-	"lQ0zhbds8cOupg2gHWZTqrNIDYmSW5To1JuV1z2EegcGFh12YlJjNOvpC+3QSp6bOsmwrSP9gARSi1D1",
-	"vXBzVXy6Irp7ugzy96JxiyjbXyuTLFvi0dMlHU/7v/zjNX/10y//+sLb09+vzo9enbw///cJa77H7/Hl",
-	"9OXtVbt+MRC///7q7+sneA+kT7mC3XMkOXPvHUdAvQcbSrWhVJss9A/PQp9SiBKK6kpMO1+T2vGVs9FP",
-	"nUq/IWdjAQ94TCik3QtJHN1AwpmyaIQ5sQguRXvMZPLNkmTyi7HzQ/FhxYgEu6ebYIQNHvyGuipzab+n",
-	"OISFqGxB9IF9UVlhwE/iwLNMRyHIYN0YaaNveRL2syKe3eDXDX59uAfh94QtfyJyGapcTUX9m+ULK+X6",
-	"dlNyl+T6PijJ4c0EsSk0F6TvRnOyd8shoTUEFfCgVGWHWoQPpSY0T9q1GYcuINVRt2J8rM4DuwYtyyLd",
-	"wKqY7Zuk5DYQf3pUkvTXB9OaXKrIJ6I1FbN7J+LSJr/3hgZ9pzz+f2Ka73vpSHZS9cZCY7PpAfWHbQdt",
-	"bqZkmpibfcSgE1A9Y5zQrPlCe/NRCsM3STyVLknT+Eg4UJcFqpnyC1Xxq1nf7FJ3e5zMSVKS0Vjq8KaK",
-	"xA1IFhwGubESXNjAzd5usBfukxf9l4NXw9e/j1LNUji/1bUJCD/UgMwtQ2GiuiALJVzmlvdzu32O9uu7",
-	"5rPeprcsJF5rv77re5TcLhh2d98hlUlhDKO+SxNpFyXC784Wbu/JKjZxRz25ob8b+vunkgFdazrKEIk1",
-	"y4MVqOPOV/PvmfoO5RZW98925lxOso6S+ZYGkik6bMFDeIAjCr7bjFHtXTpl/FoXgexzQnw0HWIJvmCR",
-	"FB2qcaafJorUsWNmG7ajsFtDJ32dsMmQGShHYRI3JxNHAnW1a21XA1FDbXxNBKIMhOaK0uqF2tscRiyq",
-	"LZvlfIoLzJcJmWyKzG7Q4rcRS+zV/S4wKbypPCqdrSgqcPAG2rbeHV8fpoArRWc/QdxJxiirBAxj2PBN",
-	"eCwJwU0JFGc19I7xpCRMgo2iNAHHlIHHE5YTTkw2e8B0kJveDiwYZO9VXUWHBpgiMY1kMEzMKzGDlOI2",
-	"BuZeiA32L+NXsjZzzPfj7fO2+e5X8eYfJ0MugrfD+B8np7/+rbcvLv8lxqz3kh392B4+qYNPei03FGZD",
-	"Yf7TjdulnqIr0hdJxCORlX8oTlDhZ8vU1tRcNhBQMq3zSUhOzCg5gEdu2ckOFUM2BfXQHKHkfiShTcR8",
-	"y/wcFleBjpLoyw2Tu0FBGxQ0M29piRJcl3KfcCgz/PGr1yOYE344kUOv9fGTLhvPb8prEqqnd3h+8kyg",
-	"HhYEjbEc6pjp8aQXR4H+enXxXj3Kw5+OP7SPPp9fvXl/8vbz1cX7WsLO7Nw0AFEZ8PKz6FJRuhj+hKfZ",
-	"m+OoT4JZEIOVzWihTR3PolK7bUpESJZUc/Z1dWpdKYlA2UobhuaMmIShFcd08+bompF8BpBNTO4amwSa",
-	"9ZNJnZGzGX5KQM7ko77JVLpR6zjSVX581DaFhmDuf2ZnSCqFFMe/hDqjPgonXDG8Bn86woJkaMYmXJ2g",
-	"0Odqgi8wJ6ZwKJrQkHB0u+3GIZnZk1umzjZtkXhK1QyDDvTN0KjVzPArlGnWTrMhRAwrNDPHkp67eXSG",
-	"mre3CAfXlE1jEg6MJAb7UMuXNLNVwqdYILs21USvNrR5sJ9gtdYj9alWa9amGQTI7kvM1H65N9pTbIKx",
-	"megZn2IrnlkbWerdElFAOCFS8jLrm8QGkjFna4zo9yR7Yv0ZnmY3rLeQPXXVMEVitSe6DCkWfIq7UFYw",
-	"0CUAdjOQrpimehfNcI+8I6c287SZ70nwhI66IyHCSXa3LYxMzleT90Ey9hz6uzLJY++GoVOKV3rMjbhU",
-	"m9CbIZcn03IWllk5CwD4/wEAAP//",
+	"7H2LUxs5mvi/ourfbQV2G2MbyMPU1h0JZIabEFhwZnY3zsVyt2z30JY6kozxpPjff6VPUre63bbbYEgy",
+	"662rm9DW49Prez++egEbJYwSKoXX+uqRWzxKYgL/PiNC4AG5JEk8VX+L8WiE+dRree0hQXhAqHwmEIef",
+	"fe8Gx2OimoVYYvVfaHAaei39r8/1xu/h3s3L0f6X5u2L61eTA/mc16d/4F7g+d5IzwXNR2JgGvea1y/5",
+	"/ug5fZnUvzTFvnx+M4HGEttZRiwksdfyBonc2Wc7o4hGnu9xIhJGBWlHI+K1Gs29/dqB70l2Taj4IEjo",
+	"tRoH9busndfyzjC/JlKgmLFrFAxZkkwP0ZBwgiKBhmyCThEnOERySEY1NQVjIwBX/ePz/sFzz/dkNCJC",
+	"4lHitbxmvfl8p9HYaTbajXqrXm/VG7X9g+f/9nxvLAiHruofnxvNPe/O98Q4CIgQXkvyMbm787Pt/zIm",
+	"Qh5HnAQyfwxHKISvyOwe2pJDggJGbwgXWEaMKtjVNzXRM7HtHpMkt1IdJYljNCIIo9/ZNamVQzcDzSm9",
+	"ZGxUhMaCEVGEkdoWH00iOUSRFCiJsewzPlLgwdQOKPaT+ucQUwoHKjkOIzrYCYZYNbb9vZYXRiJgPFSb",
+	"VnoIemG/DbFEIUNTNkZyGNFrhHtsLGE7gjHnhEo0gjP/74qLvpKc4JG6PMW3IPCI2NX7MAO8CiRsD2ex",
+	"ZSDrdvroH2MBGvJjRkkBdvUgELlRrx/gpihUjVJw4TG30NeOJ6cJ6Xitjn5EHc/v6GOjEr7+NpyiMAo7",
+	"3l2HdmjVXnotwyi4JrRWq83trYCCzimagM+LEYXpoFFFx2t97TgIoOO1mnW/k0MUHa910GjW9lQ3hVVg",
+	"DgevdLw7gM8rbuxbHMVl1yLh7CYKCUd9aIBwXxIOa9YHjoTEXLrXY237TThnHHqZf6nlByzUvx79dPK+",
+	"/fnD+6Nfj07fHb1+d+Jurm6hULbCHpRJhG9wFONeTGrQLiQSR7HQYwqJ5VgU5uQEC0bh45nayWwnOJYE",
+	"xdEokojcBoSE6iju7L7e+d6Q4JBwoD+XWJJ3qukO/H+gLUQEPEoUavNa3ulJ+y0CpML66J87hfYKlxly",
+	"5rWe131PBEMyAqKhtslreRGVZEA4zJt1viQjHNGIDlaYMO2Tm3SVOQUpWeAVCRgNBRpTGcVwcXoRVVhR",
+	"b+EzgSYRDdkEcdVf5Cbfby6bnUg+3TlSd3L+zJKhCY4k6pE+4wqtST4tLjM/k3opo/HIazX8sllnjml2",
+	"7jN8q0ZAXKNdgRLC0SiiY0nUvs9sw2oHXXpss0Bc2slj0peKorlo1+z6UmAOXq0ETOkd+ECjW6QYC7Ql",
+	"9KFsIyzRZBgFwxWvROPFq4PmwUFzyR7d+V6COR4RaR7ikeXkirC5fGAUEiqjfkS4j7qa4+uM6/W9IArh",
+	"v6Sbg6UKUxipORIsh57vUTxKe52GwOJ9GUdcoV1NNZ0biG/fETqQQ4Xj6+ktFJKrk1bLe+OwSKfhhZqh",
+	"dG0uK1Vcovpt8QqhxUJGtmSBQQ60B67zmMTRDeHTeWcXmt+La5sMw8VLUw30ysIGbvb2gv3wgDzvvxi8",
+	"HL76/bp8ZWEGzMNWNY8aSDLSuCLBA+BkAYgvY8KnGRTwSjx3wpD08TiWwBCo2Q32UnMvwWUXeEBm4VBf",
+	"ER2Pemor+5yNUGMeMArQclgaSyf/jfSGjF3PO9qJ/nn2ZJcdrDnX4MWoeb1Pnycvv9S5vrG35ec6SQF5",
+	"yLE6wliGcz7QlPVI5QQKR4+TJI4CeCW7vwu16q/ZKr5qVkR3CdU0MwyP51s2Bnhy4FcU6VnKrQC3rlge",
+	"r2VmuUulVzVROd+UE/D6OBbkzt2c/+Kk77W8/7ebCeO7+lexe6ImOaE3JGYJ0RuVP+2ZtWkJBFtIIooD",
+	"Gd0QX1ExANlHjGuhzC7UABww2o8GY05CdSsWs2JlMJseu8Xm8/mraqNkXcq5pqqjqObzeJBFY8x2WMRI",
+	"VB0pt6pSTqD6SLAydTde49CwLg97Mafvfz16d3r8+fLkHx9Ortr599KPSAyaGvVcLswlgudv3tFoLBTP",
+	"iBhVLFsLsYRQHPkIUznkLIkCHw04++KjAWODmPiIxTEe4fxbOqU3OI5CBLKRYrtRbr5HfVSF5RtFRtfs",
+	"Afo7+opgE3yk14zuuojikeLD1OMLmZQkRApRplwiDnUXtMW0EJgyWT4S42CIsECYInZD+E7M6MBwUadh",
+	"d3vzGn/Q1+gymu+ZfMvGNHzYu3xz/v7Xk8uro/bp+fvP78/bn9+ef3h/7Lnvxp0U0HpfTfsENCgFB21R",
+	"Zu60pkJGfMJxTPgzgXAQsDGV24oOlS9IqzJ17yFW1EmP57LHm2fxoz4LK5es50kcn7w7/fXk8l9znoOd",
+	"7Imewm8nr38+P/+l7DEYTnnhc5hdjH4Ktq/7GKxEtXkIP+pDeMt4LwpDQh/8Ak7aJ58vLs/bJ2/aJ8d5",
+	"bi3hTJLAXE9ClUASusxaSGIiyUXaSkkDgkjE1DWNhMbChyiICVZig2aFLo7ab35G/YgLWSYBPWtr8w06",
+	"EiISElP5TA1rQCGhFoxh5ojRR2blrj68fXv65lSRqIuTy7PTq6vT8/dXaAtri941maq1YjThkSTbPipu",
+	"J8hLuWH+8eG8fYS2cvzglzGT2EdjQUJ0t+HZftg3eUol4RTHJ9kju78Q1T65fH/07vPJ5eX5pZcXbvQs",
+	"WiJHW0bZjaIQ7fWb+FWw/ciPwoVMCWZoTMltYh4njuIxJ4dApqxVN8CcRwSoT2SAF5tL/sNecpCtz+x9",
+	"XIeq4Ozk6urop5NyVYGx+ec1BIoj6xFERomc5qmIAQypbopwWMXikwj9ZiFoMiQUdRUIXQXDKBIiogNf",
+	"w6togmQMKVH9EBX0BaCtYHJIuJb5Nw/lR30ooBFeAyk4Oz8+yehAnjvT6rOWp7Vk7itpK/wLOunuIJE7",
+	"r7ooZETrasltVGS9staZBpv8rlG6dkoBGvOob8hZp9ZDzwDUBw4JOEtL9LbG9JqyCdWN/bSR2W4flGeZ",
+	"TXLDW/2or2k9An9B2+TNih/fROvlK9ZIq6xARIIrHoXzxP3NJf5BL/EFnsYMh23G3mH+UObp4uhf786P",
+	"jj+3z88/vzu6BPYpu83GlIN6LJwaE6RAjfr+y4MXz1FvKol41As+A5xG6Xlo0Fn0enOXf9C73GbsDNOp",
+	"9XZ62F2+PGqffH53enba/nzyzzcnJ8dFTRS4jxmPs/1mjne5nDW1+9rdDMVYPrK1rwRwH2HX/G9NdoTv",
+	"aAwfMKq9wYIpCnCCJlixMzgY/slt5wWvwYW9naZ/8mf0geKxHDIe/UEeyNt8eH/0of3z+eXpv0+OvTJr",
+	"OONWEEVHF6fomkwf9Wm48Gjsb2bNScQjHPcZH6k3a1h59Xhv2DUBgMltkgrvH6gYJwnjkoRnJIxwGxyB",
+	"HrZlVx8uLs4v2ydKdD8+Pfrc/tfFSdEkqgbfUZMh65xQnOaR97EMSIeeGhccoZALFiXAbSjsD4kajJ/e",
+	"eiSfGeNi7pabqb6VoRPkH2un3EhAf9o7nV4h7ahpLIugyUoIl5F24Mxdlq9Ff08/F2m46B5eQY93Rtk1",
+	"xDSMNesxM6L2R/1a4jGcuaV+1K3yd9kB5lPqmcp6v5MA5tQrBAhaX71IktFSoM2m3KWjYc4xqLhBPwEv",
+	"Pwwj1QjHF86+abfZEnfeIYuNP0wNvSYiCokw1plRj3CB4khIRX4jmRpqyA3h0w4NhpjjQBK+049i2wFh",
+	"GuoGlmAjyZKdmNyQ2DaJJHC1g+iG0FpHbVP+hDEssuJe2APEodrW6GbVg8dJdELDhEVUlgVryDGnJES9",
+	"KXrDiWLbtR6I0Xh6iKIBZZyEWp8PBLaHg+uaVrSG5zSepqF3xTvVi9hyOLEkI0KlBTWIIxtOu6jfG2iW",
+	"dgKwwyN9N+L4vO+1Pi4eoJ1Gm959Ki4FsHXerO88jR5jMcFwPwcMx2LlJUahcZtevHvqYsUk1DqSRRP8",
+	"YhvaCWLGyWoXZERGjE+X9TnTrTLR86QiGjorNM9GaJNRokTUqkNk7WEMyaNAVD/0M9Oh9MhNMHQJbsx7",
+	"6i4DNNfY9r4iUkZ0ICr1ThvPx8u+lxAuFAKM5NJzu3Caqp7xeBBp1FMJH19A+zJ8nDAhT+5Fimy4wk/j",
+	"KCRxRJf3v5ztoWhpxX11t9SGICzBvAoHXummaadLY1sq4tDfhtNi3ADqAv/ZPUQJJ8LiUzQZKjrS1cOB",
+	"ZdS0q4RRhZzGS5/2G0uzrqC16jYVkoxKr5Gs+gBzL0+yxDy86kc+TsI1I+mxILwa3xKFNuQmPX5NnvLv",
+	"yEW6FrtnJMm5bf6M977GHtnjKiEhLp1ytyNDZDMMlO/d7gzYjvkIouwlnljHA8sRaartRC5UZ4+OqL6z",
+	"4KWFDad0Ekd/4PMrlDI/SDE/NfTBGhoN24Q5QUICd4AF8Aa1b8vnVGA4XkfslCbj+/MaZZxBERkQimCz",
+	"0TE0Rmlgk7HNqm1aFzexYROWsgmWsC8lvO8VhngQwU/v1nqo/lICZSF+am4gWye+PdXd3MjEH55D+IHJ",
+	"bGWiCK0eRHLCWc3FQlHzaw8L8nnM47tdoDpiV8fT6nB2G1XrlTA+OQmvIstgJa2VwuarKkbuxUZW4Upc",
+	"HsHdzFLlinMUqbZxVplksj0tBdMeqqv3nBV7C4uwLX09z1Iwb4wKpxzGcs4FlK8znIVVBi3ffpNYpgi6",
+	"HqEMYicX1QrXTRprzKIORs0M2wDWmyJQMIgLwbKN1TxGWKZEhB/u9WZmZeDM2fWeukP3tmegZSMvW+Aa",
+	"Lrjdqke54BbM9V7w03D5ztqGP/pNXsMJP87RWvV1yflUZ5zyqKiEVcKDiGIrUixkwbKWpVdBLcgZbeGy",
+	"1rDnlvNY/76/N4glz0U0kGSoUa9n8qmw2cF4NIIwcoj6E4TfEI6CIQmutb4ffichiiGZBnjCjiJqU2s0",
+	"Sqi/PjTG5Vvtiu9kGclR6qIEiCVS26IlP4EE41Kg3hTyhdDxSG2C2z3PBHyaC0jKcthBdHYKyC2S/lPb",
+	"PZcM8maI6eBpsJXv9bnOd7iCvo1X0rQRKgknoY4DOrSxBXJI+CQSpFbGz0n2EJYtS6EEa4LhUmB/dPyr",
+	"16xFu9K8OPp+EoEw0roTNMJTJIg8tFpMmzNTv71nkANNEOne+9krO/+q2oyAxfvpaG4qCq0mAWYJ3n2I",
+	"aFFuKngEI8I6pZCCKrbikleVXXL6zTnKUnuMc2/kBxjknprNKRLjHsTi9jOU8UxY9aWPkngsUlV8DZ3g",
+	"YJgq640Zl5MkxoExFxtdJ6PGpLzRdm60nRtt50bb+Z9mD02348+rJ72PTlQTqxJFTAC89qxjl6fus7Dk",
+	"yVrVJkMmiMnbpXsCBk2v6+yeFW7hHNbkx2AhXLbB7tsS9mAdmiF7do8ixlowv6Xq03dvYdW7VKovXXwu",
+	"P4q8Q3E8lQZp5De3irCaFwWUEHqDlxLddM5T2wEQNo/ICkokO8brcXCtfWWLz3+5gJvfeiYrMGLpvG3d",
+	"vLj3rjSc7kc6eLrMhUdhljRzICBZirJsyynHNOfX5KB+mStm8dVTUiCWXssL2bgXO7YmnXTW4EMuV9zD",
+	"rDZGaarqHNaA4R3Qc/19u9xZ6Bdu3gNxYPoc1o4AZy69o70asjGHztNyHUDh0s0SViehXQl5dXP5CaSV",
+	"DdadnisU5kgmzq3J7ltBAzLmVAmCWCJCQxLqUh25OgVjPmdM954WYv7NL4oN6DE5ROCeXD4KL1zmKvyh",
+	"aqvItlh+UTVTVALjcSRkRAMJpVCAQ0EiYdfLN7NwX5wrnz86O/O8p8CXvYNU0J2B/Qi8u9XuCitMCvB2",
+	"UmJ8+gltZY5MWP20Q2L9g+oNmmJGSQWXtVRi9e78lWTbT3e+V2CVZy0Ocbwakwv1X1bqoUSYVXrclRyG",
+	"o0K4j4IuE7L2CtTN98Y0+jIm5mfjBviGUUrmBFKYYJmlMko6xJHpcOd7MRYSuI0VVYP2lp+WaEvsOm1i",
+	"KIE4CUh0k9OSlOCN87KrnaKOTCFunfBKaGFaA6j6SSxSwkfWzxXilOAhWQU8hAoEektzC3NkjogGZKVd",
+	"hRmqnyO8rhkElG6CHS9dowUpd3z5/S/DO7MXp1Rx3mPymUBsQm30ls4PSNLKTrOqxDlS3Io+r2nzxcA/",
+	"qTXoYTexVHx98MXI7Drzr8gPLO5kyy83Zac4uhKydhDuMpFRj7ccpIexr4XlrZuHLV6emSfeNcguooOu",
+	"4iQwlxDZzTgUAIroAHKaYTAnRAFGkiGJFf8kt/0O7aa4suujLlRos38DX5IkJGyl2aANH8t4ijw6lJMR",
+	"uyHhtp/a4bZc7JLmhIpkC9JBAZflK7SkU272ph2Kqc65ZjKWCkJQV9/87rYGC5KfdtFWwAmUxcBxGsW+",
+	"rWPcUtt2uh+a1dOrUXvsLC41VcNnnVm1TAxw2fg5XhhzME3R/295UZnZKKxIhx0vuX4pgL+o9oZ5MPT5",
+	"fuzDm3Jqsoq4UBXRuvDnkK6ptjcTMcjYSEA4Szlt14XZVly2rcE3K3tAlcacvDBv7jIKmGF2OMocgs9t",
+	"tQt48fzmYIUUork+eIu96YTTb4noBGspdqsI1oOR68w6HwHDpnOsD9pHBVPfVacyT6P5suhOlGApCVe3",
+	"+P8+/l+nc1uv73Q6t41+p3P7ov/pb//lLcF2vxjkU6A26l12IQMzPFAfiSHmOoAXopKVZBtRRVwUlejq",
+	"OqddtKW+q2cG8cupzLDtOmeoEQEfQ8HUZdh4TcxE7sAexS1OQ7LUK664tvVdxcfiS9IJnGS0eUid4sAu",
+	"KVxaJ7gEZ2WFgysYpc9sc10RT3ELJcqZgfa1sDSNxtMWOBNoGRKjjF9AgSnfCtVhy30KOFtujrRlaZm2",
+	"RdraubOWkHtx9vOoWNvUEQbd2YQzqXg/zSAO2cipeoupmBAulhO37FzNun2bJjiDvOKlWfczdgyj38tr",
+	"dla6vkftbt9jvu0Lh4+bcb7hBOF82eqAjYiAGgE5t7sksvw3D+GyxGTAMVhtJpGiU6Xo/riCA9B0Jul/",
+	"KnBgXaaAuJDYKgpzpoOqHLOergmBSp2e2WdTTk4XBy4fSi/V9UpZ5D02a7KnJF7Rp2DEQsINE6PXWJo2",
+	"QmuzwzY7PhNLWpwpOcsYN0ou1cy1ORklcqqBKrAn9ZItSlMzF80qIamU4eiNaniXy1K4tM+xaZuPKclf",
+	"qZ/HI0x3OMGh2kXk/LgcLwLwi6NKMtid+zVbs202NXshv9y84hieX1ZUZLYGhueXZOOdW6OqLH1VafUe",
+	"999nJ+2fz4/h56N3785/A0jK0qbOzQNXnpdypjhDPkX3bMnIT/Ou33F2d6o7dx4ThQ6E1aKqMz/MOdFo",
+	"5MOJSe2DFJ6c1bH2M6f+3OgLC9AVs9UrZrpwVbZL5eK4vPTqb1CMWGfKnGCBhpFsQYVcmyKzC8ojBUVE",
+	"d/pxNBhKFOCkdI4kh6gXPcYZxK57p06ABbVDPhH5lnPc5YuFgi5zih5rFfgzoau+qC3WYSvaLNe3adCE",
+	"2uvim9meZxldaKnQCUaL3qgZtG5u1WXVvLdKXoQNJZlbc/a+XlbGUlvCNevdsltlypYa48IQV9+7u3kI",
+	"0uWT8vOfQOorXXulx8Lp7MNKU+8tJQcFxqmw0HiCpwKBhaGM45/LVhVDYJyl3cAGc4JHZUfNbwjfAQdw",
+	"ohqKFuoqFq2FdKCy7ghjoP+9On9vygAj8L/0EcHBEPVZHLOJFscx6sWYXsPvsxfP9253YJqdalkFndlh",
+	"7amPs9aRGWflFaw0odvPVWXUm/tLQ6O00qECt5vNUnYg6SJOjU/ouu3s6QRQqrxy62xPwTSf9ycvwTNY",
+	"OmbYa8omopXzONA15wdQ/4fpcAJwg1VIdZRIX9GRDrWpV1I/dwTCDup+1eTorgsqna8o3VT1aQsSRmKK",
+	"WKJPvkO7+ni623ZmN1kLDREJhky7O0CKOtQbS0TJDYQ8YF1hrENzkTxhJK6hKxT1Z2PwqdDAC639ryQo",
+	"5s97uU91/vhWu9+J6fJoVxsmKLvVZ2nsQAExZnJB/gIB/GiEr/PmfHWBYiJEub4jZnTQJny0UNoY4VvI",
+	"4Hsr2+BbMzv363E4yMJkCOZxRHimlRFpUQbAb6buCFTE1t46HUqEjEZYMU1Yov1cYKZug7ZM3CR66dfr",
+	"9e0WTEXJhAjZoaPMkQFL1I+kNm3oAno0RGLIuFQLNQvRlxnSObaHpENzLynVblIySetvqQ5YUxO9HIjf",
+	"gVubVq1v1tX/XDpedy5kjtnQbOabovtZmSCnm36wjlWzTYqLK6G31U4k2+NmXTMkTj1+d131alzAmbWO",
+	"jJIni2zPO4aVadKOeuYACc1VWKN4REJEGSjF4Q5QBiq3cj75oaYxksSrUtucJvZJ1KuK2zaBmhNIjT3B",
+	"U9QjfcaJo3IEZ8ZyBDNHO7pAFWl0kOlqMujK0CRfFtl3j428J8yl4KUG0FI/nFVyM+TsjnbZ9h79wJ4l",
+	"KZJIcdfKSralTkLLwnMyMNzgqwIOtTntXJxtOHacuoh2vwLK8G3xrBb6qqvo3aG7bi4KJ/3HjEeyrJCj",
+	"ON9p/o2dWaeCrmLTmbiAwt9FRDJrOZoby1z0Qy7oCqI4joSRmqFUrSVQ1tdRydIa9wSGuKi9reCav5Kj",
+	"fc6VOAeyjZJccKEvLYKvTrm+B0ubXWb5sc1HZw+1dq1gq7IQuq4ZLqpJV7/sdB5myMmd87qtN+nglQLX",
+	"S1DIrawIv0W8ueOtytGcak8ORxticpsYsltMFA4GSsXTi6KiBOlBFnMRheBHlqXElUQkOCCGaU1Fs+eW",
+	"b10krGWXcJVlF3HFPBbANRc71gLAw/5MBrEMqrOSUO6C8hlzMiGrevQPOCFyQRmDOcGuNCBc4oguD5he",
+	"5tx/liXdLlAxJnH8ZnFEThpIkiPD5SpdGO9sedxMJi0P1d0E+/k8d/pxIktJ1pUS+It5IuKoT1RzXVom",
+	"0d6XWu1Zy8oeeC3v1avaq4O/eHl/n/rOq09fG/7eXadT03807/7yX0vNV/lV+2W7mi6j9L6mkf15vUez",
+	"wks6KyYCsLc9ra2KqRxylkSBp24i+wJZktkAiDWLYzzC5Y9hNmlASZxOWtootTP4tnSYjivQA6bWkEwz",
+	"pdFW9SCdYnqVJXpqx6YKusCzYraDYgCpQvs0mF4QimNplatGyeDI4TvNEhZnhG8zPU1Ogi8oJ0o9PiF7",
+	"SUDuNbMko4RwLMeczO1YL2XKkos8sAs7lCGVi5xbSIEeghlMXuSzDzqLBlb8gvD5LeARnRaCnou/X8yL",
+	"Iy0amB14cl1z8xTAKnuqF/ksFtU5hFUSxhTyp6QZG/KooV6aKItWbclxJFeFpfQazHV0MX4raEsSPELB",
+	"EMttHxm/FbQ1igLOejEbDCI6UD8Y3xa0pTlPhTVwkuQ8HR1PGOP+4vjElCExUwahTOTrR4NqiUTe6LZ3",
+	"vqsInmWYqiRE0QPqjCiVEvumS3iTArzClRtLdkIHeKBtLqVQB0Mc0VXzniTBB77I+j8/R4Ej6WI+IPJn",
+	"LIYSD8RDGRw35UsJldIZZJBub9Lmm29q391AUnPGyFpnNBXT92WFkFL3pP1qpTo+peuwrEDGrfwPiaM/",
+	"MBO7GuodwWJMcZ7zbjb2c9zM/3zEO3/Ud17VPu98+pvt6H4rdWW+LE1qU/AypEE8Dsm7iF6LufYLC9bX",
+	"EokkIroQAbiHMm0zGGE6dYwQy43zI+1mtUBLn3DSJ5yTMINl8ZBjQU5G7PdoznhjQdwLW8W3azaie1Y9",
+	"cTOomOQgOahXbfnqoFLLouLzZqBzGHh6iDJ8tNw37+tspzkBtfpZjbX7HbomU22BT0OgorCGziHA6ZpM",
+	"BRqyOER9TsiOjqDS44tD1BUk4ETq2iwTHkmyA1Lq1k/EpPNEIyyuTYUwnadnu6zClyUwy/xwCm6KkBME",
+	"IFiGoWfxoCVfS3Mn6XbunJYILuuqm2U9yy7qFePynBdkCCwCkye1lLpm9vwylmOJ4JJnLaq6LLsuBMus",
+	"0Nr14phRklrBZk0tMRZWHcL6CBudiDZqpk6rs84yOb1hWdJNoCegL30m1D1es86wis3AcT1ZZDJwFX0L",
+	"9XhmPPAzut+Gas9fk/g3AlM5l2Xbu5ov0ho3Y74TkuvIM7Pwc0rcNVv7pl67j6RCXDjBXCr01lVjg2VC",
+	"oRsejZQYpZc7wkliFEUhsPKLFpPdbAv34rVnB2eU8ovbg0RrHJfS85lq3kRvz131BBszA1bpkC2wWntn",
+	"hcBNFc/cwWx6/b7e5UXpl2dAL2Ev+xwPRubwUxPtYfpZ8TrcpLFhCsXO3nfHBDWHdV7L7bbTzLnflsVe",
+	"IduY780QphXF4lGUsXCrqFTZODkN75WxMWyzN2w0wjSszMblVML3F3rarsWmwBa/fYP29vZeoQ/tN1r4",
+	"GDkmubzusllvPt9pNHaajXaj3qqr/6s1mnv/ztnjsCQ7UhvOZj0Ys8SIGbRFNmFlWfNddE3KGWf16yWR",
+	"E0LmiKFa6pobWqF/XhRXYdsY6WKOPMCEfGsVfaVyIhORSTgFMkHOL3Tko6ESHcP8YewPC0rkxs6rT1p5",
+	"XPcP7j6OhuGnchXyzPUwRv6FFswCJ20yH6eeNbYadSS0d7q22zJqS+mur07PsnLHNj3AsvKLgvCbKCDI",
+	"ts8tYyuSQnMUB3UU6jgjJTxqRmL7EAUxwWmlW53exkrweIAjWrrghXoc7UNcmSF1HTOuSAz+nfMTfGbX",
+	"ZjI0Bubgxah5vU+fJy+/1Lk2MN+WAX2f5J2+N+Zx1awzPPbS1c+UizY7Ni9d+Kf5t7liocNlPmdFfiue",
+	"Gm9vTXQjYexJ1h6kveoPEe6Z1OCYCoTj2DQYFcyWzVIlaeGOV7gHx06P/E1L7bQ5QbD04lW9b6mlkMcV",
+	"u324fDdz+rmDX3CQT1GzqOxiZsMvB+5h7gWFha7bwSAbHsIlF0kRcGcN4ja40NdcgbrcbCwDNgLbp8aP",
+	"kgiJFAkaJWXlPPUPc+wo98P+AOY86VevIQp9vQ4s7Bp2ohAxarQwDrwZWiQ3ttZb2MDN3l6wHx6Q5/0X",
+	"g5fDV7+PyvDiLGIN549wXRrjhYU80sCsuAuQbc6KquXkLX84hnDV5oFh6ryYMMdCgGW7fWGqeVgslx88",
+	"RXaWGA6YRJQZ83q5cZ2S23uuvVpsVCE2eF3ejoAY7B30rXiTJqROb7x7vSs8yXUE1Rdf+TcOqC9Z4bqQ",
+	"ZLZlj4Ypc+TXIdcHpeTaXpt1rO+x1pQR7odymJn2U+ewMX80KuXfLB10ViKiBperERFO2XIx7qlmPSKQ",
+	"ZGBP6/5VR7wWOCyrbvmr9buqmfeY/m14yPRvQ+3Tv/Wb/myS6mfqypr1Qg2zbGURo7WsoQG2plBkqWpn",
+	"BsuUErPrCIKW+2Ynsk0wjrHiUDskM0qeCQit1MIXhDCPaUg4ut2xIZ+55A7f6X6sEQl+J8hvbUjvMZHd",
+	"FRiQ1gLmb5Ec6uEeC9g2MWl21xJaZG5mFa/krOkPHH/hCGNlKHcoZaJwqvqvQB8u39XQkTRRD4aNBBE3",
+	"DDkRQjF6nAgW3wA2RqOxkOD92CMoZizp4eDaRwmPbrAkPoojer0TswDHPhqNYxkFWEg125iKhARRPyIh",
+	"2hrTWA3tVGTkYyq0BAJ5Io4/29QWkKLi88Xl6a9H7ZO/K/KynWfpYRmt3V2NAM13ha50PelwRhBfQNor",
+	"1hYrD5xeozD/baX3uRdqXjGbhbF7T1vo5qmUjd+R0u/HUuUtLhWTv2lroVaPVcZnlhiWaPwtMweYLZIC",
+	"iWhAIzpA2p/DT33TUW+KtCoTmYEhXvWSSfeTnihNdbrCK9w8C+NCU5I7czIUJPjcRX9DPSzI832FlPaa",
+	"iGMashHqTaViwhWW+vns6A26JlNb0TQkAQvh7CQRtR9Oq55uyez11ts15pGcXikI9Q3rEcwJPxprXzf9",
+	"11trEdTUFh1dnKot8mZrb9qffNTFg+vP3XxWFIlioliFvaY+hWbBWQ82Cu4PTJtttqL/3t0dFF3qM2vt",
+	"xgFsufaatbCNcEQljqguKwK7nLIPg0gOxz2Hb7Dsw4x7mX6mfupdRvwspQANTXI7dHRqMhihLRNnugOO",
+	"1s6ytjuUKd7nf6/O39eQzqBjEE8q6HW/oo7FRh2vZapqdgAtqb9rtRq66/pa59mhWQKess6ab0Ed7Y+g",
+	"vqgG6g53PPXZLEP/YRK4dTwd6NqhHapBZIlJaIfMdRSoq+4E49Ef8L2FXsMZmQQ5Rxenn385+ZfJi1ND",
+	"v5Cpds8c4ZB0KKDGrjkh8MPTt7V7iDBkGw+78OZGeKpjwwIcx+ink3YGiHCgw2M5JFTxnRI8pLR/JAow",
+	"B8ueLk0jyY5OrjUkOFR8h1V4qo8GJPgbriQn6uKkNcQJDRMWmXAgNYiJPclyWMHnbb9DsUDdf+5cYkne",
+	"qU87f+3CFTElck5P2m9RN/drn/HRoV4mRgf1Ovg1degQJwmhwo3ThzmMm6ualoQoxqao+Uj7HsZRQEzc",
+	"p3kHZ6ftmYvP1MhszANSY3ywazqJXdUWZB4ZO09IezueYWrcvtWj9nzvhnBhKrHX6rU6uO4khOIk8lre",
+	"Xq1e29NW7CHgkd2sTP6gDCMr1lUflTpriOex2cAwSuChSYSREoZqqK2O1eyoYFxqHxi1MR3a45BopDdF",
+	"3Sjs1tCR7p2oUzVHiSCfiPHDjiMh9d6ld0sRVADoKCujz/GISPAp+ThjMYe8E+D+6utA5wYwsOq3L2PC",
+	"p7a+YctLdLRIlucpNeE1Fvsm3/nl2b9QQjgscN6MOttc6ZTNej43yKoQgMXUIDy3AMxYzAMm1aZXS3RV",
+	"qMA+E62nTv6aTA9RNyV2XZMxuGcr4JSCwbh8PV0RjLT4/zxIdCqmiNFD1FU/VwIFLm4OEhzHVdzfUt/a",
+	"u09+dqTasfZOfbNoEJ5cs14vpiVIoASFgnf3d8PJpQK2o3Ixr/ajU2y9LGjmU47fXOROpDg1Payxqb0c",
+	"7X9p3r64fjU5kM95ffoH7gVpaH7LGyRyZ5/tqKs5U0K8lYUkmv1scxwqrH0kRCQktvn8wayUlZx3WLQi",
+	"qAcK1Hq9/m/Y2LxmMReC1ihGnKnn5EaYNfIBZY07VxoxOvMVLmBO4wi8z6ylFzBdmkdR3TlD7NQMGdF5",
+	"ZzNQlk1qeuwWm9/5zgiXljxWHyXrUhhJELnKKEKrIF0SW2k9sx0Ko1ReU3mnmdEqrGu2Axzsvn6tZT3T",
+	"V737GodWaQVdGsu7fKDY8GxaNt5vvlreqc3YGaZTMxfYWw+qwAeFHimOjUs1XH5dhFbTVpQSVx388tFQ",
+	"NO+TU36ujAsH2q09c4DYpn8BCwyBWJDWC6W5Xiz3jfoRZPs6M5onyqRJKtwzuWHnpMfrTVEW9oF14q1a",
+	"h3Z7EesCk9ojCCMR0UFMbHiy6t41dca7iFAJvKhp7ESKicMOhTRnztSatYkUR8PxdFdLaMAo1tCRZVwY",
+	"t1V3OrSbw4td45tUFh3tBFVj2x/p7t0OBZd628LpBL+XcUn6SI5MRWCT4OU1C6erkZtexNQNOLlNCIfw",
+	"+mPyNlKASBYwqBz7M4kTYQpPgglMYXcl3vFrIpHkhIagXlpGpcKZROZGsztgUFsUgIhxRPNDa69AnaMp",
+	"TcqoWitAPd9rk2BIowDHCFMcT0UEwKyPhiXFIOEs9Pejl3ASRJBKJcEyMt7YJsTXSzjrEyFAoe3ZcF6v",
+	"zyNCw1hxIjZs96OHTaFVaDgkcdIfx/o52nL5H904Vxvo+dEzsYOfcoGc5mMmdeAkqilsSYnc6RGJa7qF",
+	"kr8BP6R6I+3OZnZjTpyios5ulXsnzCpL2v5RLU7t5Q5UwPxUmppdz5ZPxm7uREn+dUO4nTipgpewcWXO",
+	"+wV7+0ON2lcg+Hkvx7u8LsiAUWDyGvdk8pLoxAi45rhau7tg0BkyIVsv6y/ruzcNI8HtVuDd1swKrsDb",
+	"PYzH0lseLmKz2mmakQm2aotww2ltOK3FnFZ9b3mnt4z3ojAkoCffb1TocYGnMcNhm7F3mOtKK/uNgyrg",
+	"pUlWzkgY4bYJvfpmDKExg1g+YoYjvPOtAmn3q7F53GV+wiUJhuC7mxQotcYUMv+lyVSBm9BJjXzFanXo",
+	"gLGwho6MdnfH5NSHMABwRk1zyevB9+t7MwVQylgmDVvGMq1DTHf8pXMIt2EQLgi0K8jetiKHqcz0bAb1",
+	"PoP9wnEMe6rAQBPFPxtAaouw9sNwdNEteymOdkDa4OgNjl4njq7vL+/xnsm3bEy/rcB9bAxU8/CrX66U",
+	"vyRyzI0gqWXqAjI1CNNasrRLh8KMOgOV9LWs2qGMKhQrUPfjJ5O6/q5bQ7/ieEyMPIe6lp2vpakXtMVI",
+	"XJOwDJH+ROR6segyKbRcvKyu+lyD7FkVg8/KqJ8gFN/m7CvL0rc3k2xvv5nlyvMaQEf+YgtcPaFc+2Bp",
+	"dhUZ9okE0fmipZP24/j06s355fHn9vkvJ++9lvdX8z/9uu+p1n4Q9a1EdjekdkNql5DaH4VwpmrfOXrq",
+	"vF24bJ6siX5Bp6GxLMlgTiorHBChfXMNPTXE1Fq8Qc8N5PgQ6Vrt1pXympBEa447FBwqRQ11je9dV2ub",
+	"57pe4kCOcRxPrQ+mqUTTTZFKF43YjanO6gZHUyY1la+hLh3HcdeRjGod2tV4qoU0muoiHAuGelzhS0d3",
+	"j4Nrrc43levLCL5263uwsrlAcywNYXyEYzcMzbNF9r3VcGTeo7iS4u6eDEvqaPsxt6h0CZ/Wq2NL9+NJ",
+	"SE3RIXShoKfz/6i7rSHbkKANCfrm0t5/lApPP9fVVHi7lkef7xf2AZwstdOlyKXmRuBIiRFXONA4Xg3Z",
+	"mMdTxFkcjxNRQ6/HwTWRokN14adoQHX2kg/tN9BWQPYVPBW6EFU/4gKSkkslFaCuGrPrm7hoITs0+0my",
+	"rq9NxCD59mAi1IOMNDQL1/OtsVbJv0ps7tA/CGfiEIGoJVAAq5BAiPUgAmJzRkxI9AJgU6tOgd17/rxD",
+	"7Vf13xrqWh1mV7sFCl02S0QhEYeGnma/qcWAVG+svVD2R7EWOKvr2cdRPOYEbR3U99SkB/Xmtq8JvS40",
+	"Jfm01qE2EyV45Wm/RCW7ikOUEB4ouSYmAupQG0s9GkZCMkjJC6xHh5olowFnE9Sbomb9Lz4SUBhvCgOq",
+	"PYsoatT/khYmu8WB1EzLIq3AUXq1lrjvXUnMszxb+jLZ1EmHqLlv9t74YaqDr+LYpRac8+uqkEapxLPs",
+	"hIZzQaNsUgUSydYAh35IaBKFcniIumpLKm1DpDDGDcjqFUm/PbZT23ON3mxwKOUqGqsht7O2PLVG8Jfn",
+	"YNf9aFIIas+uUaojeQ7ZTS9zpXBe7B/U9oBx4nLxfG4lm1f1utp4O0vdnaVZMkuj/qJZe14+TWP+NHv1",
+	"utpRyWa67OW7SBzbTHKumqjpl2/Ey9mCQJCH9mWjWds3mWbNxkAu2cbB/n7teaGaTwOy5ox19rbmA1zm",
+	"7DVaxj5yoojohl3csIt/Eo2Ftti51M+yYnl170PUF6W8XJYhYD4313bqqiROymbb0Yf0RODTniZspmBp",
+	"6BrNe1eHWNicmFGAER9TiNSwORN0djfrSidrqGvCNLomiAsc7p4JxCYURaHiU4BDC3SURTozpFhV/Y+y",
+	"b5TZaTt0iIVNN4umBHQhXbsWOlDkMYqJw69GwuhA0BbjKKImdGdbuwqC3hg6k9D21QoWK3bPi1J442z8",
+	"uiilCc77+NUzewcf1Ywv6o3m3v7B8xcvPY2oLZuhNQefhyROCP/cYzJNZ3Sj2LFZQrjfbDXqtf2D5//O",
+	"TM7ilCoikP19PpZeq9FwKwFmCa6zgu+eotQRDZbksoRCul7LS3ca0sC6c9cLU9dzM2cuhenE1ocy4ASu",
+	"kmLqI4qKxqwWssr8o4tTo9BfCWQbeKmf3/2oYnZTlnmTQ8nQ7F5t6OOGPv5J6CP4nudRpkMg06+PQR7z",
+	"JdGWhMFZMlnwVwL1PTNFNKmMp5amaN3FloyIcIPgonBbETCohhwJII/uiEoOh3LvIiH4Wmhqe4gweFp3",
+	"qMTxtUJuSgpnY4mwHggqrJmAp8JwNoxSGwLnU6xcIbPVNhrCbeal73ba2adZGreW21a1bF0eH4LY1NqR",
+	"SNg1QVtqvep3KE8Sbs+Tc031wRUQcaEMYSmQclg4LZuYVEE1DxRT/3HNoOT3C9Q5AIkljnMjHrNyx6vD",
+	"k5XaXp8OwOFsbPKEKvYR4H3UJiwu4nod0dCcgae5H+NNUZH/eaN5LcUBOWwHTiIvK+yZ+hL0Y8a4ZxQA",
+	"y9xPvp9wNveEV4lqmykWueFINhzJn4gjyZHEpxPas+F3vwY5YrDQxfot4wNiQ/ZdGgXZDsA3UItRNdQu",
+	"qabaoTqFARdoq5tzO+v6qDvrntbVYnJqMFKS9/SwQ9X0lNzKNB8HOElgqRkVxi2pwtKQdYUrFfdCyQTs",
+	"OekUNfSekFD9BOWe0DWZznffdmFbn9BdjcbYjU2zZzeaa8HFFT2rc4cdCTRgdGNu32Djb2Jud6/v9+Ro",
+	"XUAP85F5qRB4TsvYfoNDfdf7WqM8wKSAHkHzCQJhJCFd2Ixt9FEQ1yNy0lrIXMpL15uO6SrPS++XsNKV",
+	"OOaspjz8Y2e/6a0Fz66CYDeIdYNYH87mfndo8iciq+PIezK8yxVEedXHBZbD+7HJu5kRfIHdy+30LGOP",
+	"fcdbx0csDomQRpmnU+Z2aBeyBP0dkgrluek0ejHAnE9N0oiuLbnYtT68CeYywrFOJdfNSjtpmxqagAfl",
+	"BFJTpMnGoOKc9g6qosZLg0aeWpvXxSLooi1347a/ReYlvN7ES5mayqkL6o3EYD7VxKAjiq06EgqZ30oo",
+	"HIIlOG/rSlg2uIiFePrfuQTTqxLDFYDrefnipOUhRHkHkkZzb792UHAQOajfpcvE1tlQr/OMCWm0phxL",
+	"yNUZCUNEFy+yYdVws4t8oNqs+ShqM/PaVtGepeL4hqPYcBR/Po4ClGiWCOmSucEPxGC4HMQDgopK02Zd",
+	"QRApRtJVkylpkTvhvZajALJfy3bSGvQ6VOARQV1thOhChRYSC80r6J807uz6SAx1ilJHggUCeCtrHfob",
+	"5H7teLqQsc1v23V4jkgBq/NW7UDckylgpqs+g/tvPO3QOLomqHtxftVG8/dzV/cqDSdS+2LWed9wIp3I",
+	"ml4yNrfaum1pS26bW3+qO0G4kYKQhCsOcGW7VU8rlB9g7ZFJ0AOOsPpSVON7LCCJpw7d0wzALlyTHb2d",
+	"RbB06etqUGWVotXx6PJqq/V9q/tUX5jOb64hXxTnZB8o2vrfq/P3275Od2deBjC9XXPhwdWNjzea2T81",
+	"uT+lNziOUiy2CYb6dsFQqldzea8zJfc4XSrsio6GpPgGRzHuxaTA+SgyhjI6ZtmcVCCfE3pVoJCPwngo",
+	"tgCilbFALpiHDrXXheyFTqtZoPmihk5wMOxQU/5T+y91lQzZMpnmFQ0yaeZRHFHN2GDUizG9hg8t1AX5",
+	"sWuL+4KqpEOzUvpuif20oD54WlHLbZh5GSVdtJWxRKnNMbTpo0C+3YYMJzqO2TAvwIIBqwS7XUNHqNtC",
+	"SUQH3Q4N2Ghk1mfXzqeocYBMqXbjDTzBkYzooIbe6vAsgfrqdRmljTaFGlJgrZycqNVEFPMplBxAulhA",
+	"erdK2SIYYh2MkdHdr8bXHOtOT8vV/AfwD+a1LeStWR/pQWA8pPPObjQGGxZiw0I8FQuxXn7AR6l0OZcz",
+	"sIVEFwftpIVObHPtiuyq3Q9NhStNd6h2Kx6yCa2VWg9+s/M+ssXgW3uOVk4OltPcJgLhmHBIkF7IR2VL",
+	"aH2sXr/VJgKZDA2swYtR83qfPk9efqlzraG/XZzWI2cKyFWTmVuF8ftxOS2r2rpEX+7W191Qv42+/Dut",
+	"ouBgUYvf00/zKylcZdW2Mfpw+Q5JZsUj62uUInxb0oz1QQrKMkB2aNcgwu62MUtDZcNc4S1b/LCraQNo",
+	"h9mE6ixSQ6LkFiU69abldQ+h3oGBRYedmNQYzXr2Qju0kuemTjJs60g/IIHUIlR9L9xcFZ+uiO6eLoP8",
+	"vWjcIsr218oky5Z49HRJx7P+L/94xV/+9Mu/vvD25PcPF8cvT99d/PuUNd/hd/hq8uL2Q7t+ORC///7y",
+	"7+sneA+kT4WC3XMkOXPvHUdAvQcbSrWhVJss9A/PQp9RiBKK6kpMu1/T2vGVs9FPnEq/IWeJgAecEApp",
+	"90ISRzeQcKYsGmFOLIJL0R4zmXyzJJn8Yuz8UHxYMSLB7ukmGGGDB7+hrspc2u8pDmEhKlsQfWBfVF4Y",
+	"8NM48DzTMRNksG6MtNG3PAn7WRHPbvDrBr8+3IPwe8KWPxG5DFWupqL+zfKFlXJ9uym5S3J9H5bk8GaC",
+	"2BSaC9J3oznZu+WQ0BqCCnhQqrJDLcKHUhOaJ+3ajEOXkOqoWzE+VueBXYOWZZFuYFXM9k1SchuIPz0q",
+	"Sfrrg2lNIVXkE9Gaitm9U3Fpk997Q4O+Ux7/PzHN9710JLuZemOhsdn0gPrDtoM2N1MySc3NPmLQCaie",
+	"MU5o1nyhvfk4g+GbJJ7KlqRpfCQcqMsC1Uz5har41axveqW7PU7mJCnJKJE6vKkicQOSBYdBbqwEFzZw",
+	"s7cX7IcH5Hn/xeDl8NXvo0yzFM5vdW0Cwo80IHPLUJioLshCCZe55f3cbl+gg/qe+ay36Q0Lidc6qO/5",
+	"HiW3C4bdO3BIZVoYw6jvskTasxLhd2cLt/dkFZu4o57c0N8N/f1TyYCuNR3liMSa5cEK1HH3q/n3VH2H",
+	"cgur+2c7cy4nWcfpfEsDyRQdtuAhPMARBd9txqj2Lp0wfq2LQPY5IT6aDLEEX7BIig7VONPPEkXq2DGz",
+	"DTtR2K2h075O2GTIDJSjMImb04kjgbratbargaihNr4mAlEGQnNFafVS7W0BI86qLZvlfIoLzJcxGW+K",
+	"zG7Q4rcRS+zV/S4wKbypIiqdrigqcPAG2rHeHV8fpoArRWc/QdxJziirBAxj2PBNeCwJwU0JFGc19Jbx",
+	"tCRMio2iLAHHhIHHE5ZjTkw2e8B0kJveDiwYZO9VXUWHBpgiMYlkMEzNKzGDlOI2BuZeiA32L+dXsjZz",
+	"zPfj7fOm+fZX8fofp0MugjfD+B+nZ7/+rXcgrv4lEtZ7wY5/bA+fzMEnu5YbCrOhMP/pxu1ST9EV6Ysk",
+	"4pHIyj8UJ6jws2Vqa2ouGwgomdb5pCQnZpQcwiO37GSHiiGbgHpojlByP5LQJmK+ZX4Oi6tAR2n05YbJ",
+	"3aCgDQqamre0RAmuS7mPOZQZ/vjV6xHMCT8ay6HX+vhJl43nN+U1CdXTO7o4fSZQDwuCEiyHOmY6Gffi",
+	"KNBfP1y+U4/y6KeT9+3jzxcfXr87ffP5w+W7WsrO7N40AFEZ8Iqz6FJRuhj+mGfZm+OoT4JpEIOVzWih",
+	"TR3PWaV225SIkCyt5uzr6tS6UhKBspU2DM0ZMQ1Dmx3TzZuja0byKUA2NrlrbBJo1k8ndUbOZ/gpATmX",
+	"j/omV+lGreNYV/nxUdsUGoK5/5mfIa0UMjv+FdQZ9VE45orhNfjTERYkQ1M25uoEhT5XE3yBOTGFQ9GY",
+	"hoSj2x03DsnMnt4ydbZZi9RTqmYYdKBvhkatZoZfoUyzdpoNIWJYoZk5lvTCzaNT1Ly9RTi4pmwSk3Bg",
+	"JDHYh1qxpJmtEj7BAtm1qSZ6taHNg/0Eq7UeqU+1WrM2zSBAdl9ipvbLvdGeYhOMzUTP+BRb8czayDLv",
+	"logCwgmRkpdZ3yQ2kIw5W2NEvyfZE+vP8DS7Yb2F7KmrhhkSqz3RZciw4FPchbKCgS4BsJuBdMU01XvW",
+	"DPfIO3JmM0+b+Z4ET+ioOxIinGZ328LI5Hw1eR8kY9vQ35VJHns3DJ1SvNJjbsSV2oTeFLk8mZazsMzL",
+	"WQDA/w8AAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -27,6 +27,7 @@ type Character struct {
 	Topics             []string           `json:"topics,omitempty"`
 	Adjectives         []string           `json:"adjectives,omitempty"`
 	PostExamples       []string           `json:"postExamples,omitempty"`
+	MessageExamples    [][]ExampleMessage `json:"messageExamples,omitempty"`
 	Personality        Personality        `json:"personality"`
 	Style              Style              `json:"style"`
 	ResponseGuidelines ResponseGuidelines `json:"responseGuidelines"`
@@ -78,10 +79,18 @@ type Action struct {
 	Handler     string   `json:"handler,omitempty"`
 }
 
+// ExampleMessage is one message of an ElizaOS example conversation
+// (messageExamples): who says it (user, or name in newer files) and what.
+type ExampleMessage struct {
+	User string `json:"user,omitempty"`
+	Text string `json:"text,omitempty"`
+}
+
 // Memory is the character file's memory member. Nil means not set.
 type Memory struct {
 	Enabled          *bool `json:"enabled,omitempty"`
 	ShortTermContext *int  `json:"shortTermContext,omitempty"`
+	MaxContextTokens *int  `json:"maxContextTokens,omitempty"`
 }
 
 // ModelSettings is the character file's modelSettings member. Nil means not
@@ -122,6 +131,22 @@ func (ch Character) HistoryWindow() int {
 		return *m.ShortTermContext
 	}
 	return DefaultHistoryWindow
+}
+
+// The bounds of memory.maxContextTokens and its default.
+const (
+	DefaultContextTokens = 8000
+	minContextTokens     = 1000
+	maxContextTokens     = 200000
+)
+
+// ContextTokens returns memory.maxContextTokens, the budget of the earlier
+// messages sent (DefaultContextTokens when not set, clamped to its bounds).
+func (ch Character) ContextTokens() int {
+	if n := ch.Memory.MaxContextTokens; n != nil {
+		return min(max(*n, minContextTokens), maxContextTokens)
+	}
+	return DefaultContextTokens
 }
 
 // MaxReplyChars returns responseGuidelines.maxLength, or 0 (no cap) when it
@@ -169,6 +194,7 @@ func fillCharacter(m members, ch *Character) {
 	m.object("memory", &ch.Memory)
 	m.object("modelSettings", &ch.ModelSettings)
 	ch.Actions = m.actions("actions")
+	ch.MessageExamples = m.examples("messageExamples")
 }
 
 // UnmarshalJSON decodes the personality leniently.
@@ -226,6 +252,7 @@ func (mem *Memory) UnmarshalJSON(data []byte) error {
 	return decodeInto(data, mem, func(m members) {
 		m.boolean("enabled", &mem.Enabled)
 		m.integer("shortTermContext", &mem.ShortTermContext)
+		m.integer("maxContextTokens", &mem.MaxContextTokens)
 	})
 }
 
@@ -369,4 +396,47 @@ func clone[T any](p *T) *T {
 	}
 	v := *p
 	return &v
+}
+
+// examples reads messageExamples: a list of conversations, each a list of
+// { user (or name), content: { text } }. Messages without text and
+// conversations without messages are dropped.
+func (m members) examples(key string) [][]ExampleMessage {
+	raw, ok := m.get(key)
+	if !ok {
+		return nil
+	}
+	var convs []json.RawMessage
+	if json.Unmarshal(raw, &convs) != nil {
+		return nil
+	}
+	var out [][]ExampleMessage
+	for _, c := range convs {
+		var msgs []json.RawMessage
+		if json.Unmarshal(c, &msgs) != nil {
+			continue
+		}
+		var conv []ExampleMessage
+		for _, raw := range msgs {
+			msg, err := decodeMembers(raw)
+			if err != nil {
+				continue
+			}
+			var e ExampleMessage
+			msg.str("user", &e.User)
+			if e.User == "" {
+				msg.str("name", &e.User)
+			}
+			if content, err := decodeMembers(msg["content"]); err == nil {
+				content.str("text", &e.Text)
+			}
+			if e.Text != "" {
+				conv = append(conv, e)
+			}
+		}
+		if len(conv) > 0 {
+			out = append(out, conv)
+		}
+	}
+	return out
 }

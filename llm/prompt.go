@@ -4,13 +4,22 @@ import (
 	"regexp"
 	"strings"
 	"text/template"
+	"unicode/utf8"
 )
 
-// Context is the context member of a message request.
+// Context is where a message comes from: the context member of a message
+// request, and in a direct conversation who the model talks with.
 type Context struct {
 	Platform string `json:"platform,omitempty"`
 	Channel  string `json:"channel,omitempty"`
+	// User is the other side of a direct conversation, as the prompt names
+	// them: a display name with the user id, or the id alone; "" in a room.
+	User string `json:"-"`
 }
+
+// MaxPromptExamples is how many messageExamples conversations the system
+// prompt shows, in stored order.
+const MaxPromptExamples = 5
 
 // promptTemplate renders the system prompt. Every section is guarded by
 // "with", so a section with nothing in it disappears; the blank lines it
@@ -49,6 +58,11 @@ const promptTemplate = `
 {{range .}}- {{.}}
 {{end}}{{end}}
 
+{{with .Examples}}Example conversations, to show your voice (do not repeat them word for word):
+{{range .}}
+{{range .}}{{.User}}: {{.Text}}
+{{end}}{{end}}{{end}}
+
 {{with .Guidelines}}Response guidelines:
 {{with .MaxLength}}- Keep every reply to at most {{.}} characters.
 {{end}}{{with .PreferredLength}}- Aim for replies of about {{.}} characters.
@@ -76,6 +90,7 @@ const promptTemplate = `
 {{with .Context}}Conversation context:
 {{with .Platform}}- Platform: {{.}}
 {{end}}{{with .Channel}}- Channel: {{.}}
+{{end}}{{with .User}}- You are talking with {{.}}.
 {{end}}{{end}}
 `
 
@@ -96,6 +111,7 @@ type promptData struct {
 	System, Name                        string
 	Bio, Lore, Knowledge, Topics, Goals []string
 	Style                               []string
+	Examples                            [][]ExampleMessage
 	Personality                         *Personality
 	Guidelines                          *ResponseGuidelines
 	Templates                           *MessageTemplates
@@ -106,8 +122,10 @@ type promptData struct {
 // BuildSystemPrompt renders the system prompt of a character: its system
 // text first, then name, bio, lore, personality (with the top-level
 // adjectives), knowledge, topics, goals, style (all and chat; post is for
-// posts), response guidelines, message templates, actions, and the
-// platform/channel context of the message. Empty sections are omitted.
+// posts), up to MaxPromptExamples example conversations, response
+// guidelines, message templates, actions, and the context of the message
+// (platform, channel, who the model talks with). Empty sections are
+// omitted.
 func BuildSystemPrompt(ch Character, cx Context) string {
 	var b strings.Builder
 	if err := prompt.Execute(&b, newPromptData(ch, cx)); err != nil {
@@ -128,6 +146,7 @@ func newPromptData(ch Character, cx Context) promptData {
 		Topics:      clean(ch.Topics),
 		Goals:       clean(ch.Goals),
 		Style:       clean(append(append([]string{}, ch.Style.All...), ch.Style.Chat...)),
+		Examples:    examplesData(ch),
 		Personality: personalityData(ch),
 		Guidelines:  guidelinesData(ch.ResponseGuidelines),
 		Templates:   templatesData(ch.MessageTemplates),
@@ -186,9 +205,32 @@ func actionsData(actions []Action) []Action {
 	return out
 }
 
+// userPlaceholder is how ElizaOS example conversations name the user.
+var userPlaceholder = regexp.MustCompile(`\{\{user[0-9]*\}\}`)
+
+// examplesData is the first MaxPromptExamples example conversations with
+// their placeholders filled: {{user1}} (any {{userN}}) is "user",
+// {{agentName}} the agent's name.
+func examplesData(ch Character) [][]ExampleMessage {
+	name := strings.TrimSpace(ch.Name)
+	fill := func(s string) string {
+		s = userPlaceholder.ReplaceAllString(s, "user")
+		return strings.TrimSpace(strings.ReplaceAll(s, "{{agentName}}", name))
+	}
+	var out [][]ExampleMessage
+	for _, conv := range ch.MessageExamples[:min(len(ch.MessageExamples), MaxPromptExamples)] {
+		msgs := make([]ExampleMessage, 0, len(conv))
+		for _, m := range conv {
+			msgs = append(msgs, ExampleMessage{User: fill(m.User), Text: fill(m.Text)})
+		}
+		out = append(out, msgs)
+	}
+	return out
+}
+
 // contextData trims the context; nil when empty.
 func contextData(cx Context) *Context {
-	cx = Context{Platform: strings.TrimSpace(cx.Platform), Channel: strings.TrimSpace(cx.Channel)}
+	cx = Context{Platform: strings.TrimSpace(cx.Platform), Channel: strings.TrimSpace(cx.Channel), User: strings.TrimSpace(cx.User)}
 	if cx == (Context{}) {
 		return nil
 	}
@@ -209,4 +251,23 @@ func clean(items []string) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// EstimateTokens estimates the tokens of text at 4 characters a token.
+func EstimateTokens(text string) int {
+	return (utf8.RuneCountInString(text) + 3) / 4
+}
+
+// FitHistory keeps the newest of msgs (oldest first) that fit together in
+// budget tokens, so a conversation that grows never overflows the model's
+// context; the system prompt and the new message are not counted.
+func FitHistory(msgs []Message, budget int) []Message {
+	used := 0
+	for i := len(msgs) - 1; i >= 0; i-- {
+		used += EstimateTokens(msgs[i].Content)
+		if used > budget {
+			return msgs[i+1:]
+		}
+	}
+	return msgs
 }

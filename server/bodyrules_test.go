@@ -97,7 +97,7 @@ func TestAgentMembersComeFromTheSpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := fmt.Sprint(m.readOnly); got != "[apiEndpoint createdAt id metrics updatedAt]" {
+	if got := fmt.Sprint(m.readOnly); got != "[apiEndpoint createdAt id metrics statusReason updatedAt]" {
 		t.Errorf("read-only members = %s", got)
 	}
 	want := map[string]string{"bio": "[]", "personality": "{}", "knowledge": "[]", "goals": "[]",

@@ -51,6 +51,9 @@ func (s *Server) agentDocument(a store.Agent) (json.RawMessage, error) {
 	}
 	member("id", mustJSON(a.ID))
 	member("status", mustJSON(a.Status))
+	if a.Status == store.StatusError && a.StatusReason != "" {
+		member("statusReason", mustJSON(a.StatusReason))
+	}
 	member("createdAt", mustJSON(timestamp(a.CreatedAt)))
 	member("updatedAt", mustJSON(timestamp(a.UpdatedAt)))
 	member("metrics", mustJSON(gen.Metrics{

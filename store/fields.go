@@ -26,11 +26,14 @@ func canonicalFields(in map[string]json.RawMessage) (map[string]json.RawMessage,
 }
 
 // mergeFields replaces each member of stored present in in and returns the
-// names of the members whose value actually changed.
+// names of the members whose value actually changed. An absent member
+// equals its empty value, as Get Agent shows it: [] or {} sent for a
+// member never set changes nothing.
 func mergeFields(stored, in map[string]json.RawMessage) []string {
 	var changed []string
 	for k, v := range in {
-		if old, ok := stored[k]; ok && bytes.Equal(old, v) {
+		old, ok := stored[k]
+		if ok && bytes.Equal(old, v) || !ok && isEmptyValue(v) {
 			continue
 		}
 		stored[k] = v
@@ -76,4 +79,9 @@ func clientsOf(fields map[string]json.RawMessage) string {
 		return ""
 	}
 	return string(v)
+}
+
+// isEmptyValue reports whether the canonical v is [] or {}.
+func isEmptyValue(v json.RawMessage) bool {
+	return bytes.Equal(v, []byte("[]")) || bytes.Equal(v, []byte("{}"))
 }

@@ -14,7 +14,7 @@ func (s *Service) providerRequest(ctx context.Context, t *Turn) (llm.Request, er
 	if t.in.Post {
 		t.in.Text = llm.PostPrompt(ch, t.in.MaxChars)
 	}
-	cx := llm.Context{Platform: t.in.Platform, Channel: t.in.Channel}
+	cx := llm.Context{Platform: t.in.Platform, Channel: t.in.Channel, User: talkingWith(t.in)}
 	req := llm.Request{
 		Provider: t.agent.ModelProvider, Model: t.agent.Model, APIKey: t.apiKey,
 		System: llm.BuildSystemPrompt(ch, cx), Text: speaker(t.in) + t.in.Text,
@@ -25,9 +25,22 @@ func (s *Service) providerRequest(ctx context.Context, t *Turn) (llm.Request, er
 		if err != nil {
 			return llm.Request{}, err
 		}
-		req.History = llmHistory(history, t.in.Conv.RoomID != "")
+		req.History = llm.FitHistory(llmHistory(history, t.in.Conv.RoomID != ""), ch.ContextTokens())
 	}
 	return req, nil
+}
+
+// talkingWith names the other side of a direct conversation for the
+// prompt: the display name with the user id, or the id alone; "" in a room
+// or when the message names nobody.
+func talkingWith(in Input) string {
+	switch {
+	case in.Conv.RoomID != "" || in.UserID == "":
+		return ""
+	case in.UserName != "":
+		return in.UserName + " (" + in.UserID + ")"
+	}
+	return in.UserID
 }
 
 // speaker prefixes room messages with their author, so the model can tell

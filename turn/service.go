@@ -105,6 +105,8 @@ type Input struct {
 	// UserID is the speaker ("<platform>:<user id>" on platforms); "" when
 	// the API message names none.
 	UserID string
+	// UserName is the speaker's display name when the platform gives one.
+	UserName string
 	// Conv is the conversation the exchange is stored in: a room, else the
 	// speaker's direct conversation; Platform is set.
 	Conv store.ConversationRef

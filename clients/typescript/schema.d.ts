@@ -623,9 +623,11 @@ export interface components {
             readonly id: string;
             name: string;
             status: components["schemas"]["AgentStatus"];
+            /** @description Why the agent is in `error`; present only while `status` is `error`. */
+            readonly statusReason?: string;
             bio: components["schemas"]["StatementList"];
             personality: components["schemas"]["Personality"];
-            knowledge: components["schemas"]["StatementList"];
+            knowledge: components["schemas"]["KnowledgeList"];
             goals: components["schemas"]["StatementList"];
             clients: components["schemas"]["ClientList"];
             settings: components["schemas"]["Settings"];
@@ -659,6 +661,22 @@ export interface components {
         AgentName: string;
         Statement: string;
         StatementList: components["schemas"]["Statement"][];
+        /**
+         * @description What the agent knows: statements, which go into the system prompt, and
+         *     ElizaOS knowledge items `{ path }` or `{ directory }` (with an optional
+         *     `shared`), which are stored and echoed as given but never read from
+         *     the server's disk and left out of prompts.
+         */
+        KnowledgeList: components["schemas"]["KnowledgeItem"][];
+        KnowledgeItem: components["schemas"]["Statement"] | components["schemas"]["KnowledgePath"] | components["schemas"]["KnowledgeDirectory"];
+        KnowledgePath: {
+            path: string;
+            shared?: boolean;
+        };
+        KnowledgeDirectory: {
+            directory: string;
+            shared?: boolean;
+        };
         /** @description A list of statements, or one statement (stored as a one-element list). */
         BioInput: components["schemas"]["Statement"] | components["schemas"]["StatementList"];
         StringList: string[];
@@ -770,6 +788,13 @@ export interface components {
             enabled?: boolean;
             /** @description Earlier messages sent with each request (default 20). */
             shortTermContext?: number;
+            /**
+             * @description Budget of the earlier messages sent with each request, in tokens
+             *     estimated at 4 characters a token (default 8,000): the newest
+             *     messages that fit both this and shortTermContext are sent. The
+             *     system prompt and the new message are always sent whole.
+             */
+            maxContextTokens?: number;
             longTermEnabled?: boolean;
             rememberUsers?: boolean;
             rememberConversations?: boolean;
@@ -803,7 +828,7 @@ export interface components {
             name: components["schemas"]["AgentName"];
             bio?: components["schemas"]["BioInput"];
             personality?: components["schemas"]["Personality"];
-            knowledge?: components["schemas"]["StatementList"];
+            knowledge?: components["schemas"]["KnowledgeList"];
             goals?: components["schemas"]["StatementList"];
             clients?: components["schemas"]["ClientList"];
             settings?: components["schemas"]["Settings"];
@@ -834,7 +859,7 @@ export interface components {
             name?: components["schemas"]["AgentName"];
             bio?: components["schemas"]["BioInput"];
             personality?: components["schemas"]["Personality"];
-            knowledge?: components["schemas"]["StatementList"];
+            knowledge?: components["schemas"]["KnowledgeList"];
             goals?: components["schemas"]["StatementList"];
             clients?: components["schemas"]["ClientList"];
             settings?: components["schemas"]["Settings"];

@@ -84,7 +84,8 @@ func (s *session) answer(ctx context.Context, m *discordgo.Message, dm bool) {
 	if dm {
 		conv = store.ConversationRef{UserID: user}
 	}
-	req := turn.Input{Text: m.ContentWithMentionsReplaced(), Conv: conv, UserID: user, Channel: name}
+	req := turn.Input{Text: m.ContentWithMentionsReplaced(), Conv: conv, UserID: user, Channel: name,
+		UserName: m.Author.DisplayName()}
 	stop := s.typing(ctx, m.ChannelID)
 	r, err := s.c.Turn(ctx, req)
 	stop()

@@ -63,7 +63,8 @@ func (s *session) answer(ctx context.Context, m *models.Message, private bool, c
 	if private {
 		conv = store.ConversationRef{UserID: "telegram:" + strconv.FormatInt(m.From.ID, 10)}
 	}
-	req := turn.Input{Text: m.Text, Conv: conv, UserID: "telegram:" + strconv.FormatInt(m.From.ID, 10), Channel: channelOf(m.Chat)}
+	req := turn.Input{Text: m.Text, Conv: conv, UserID: "telegram:" + strconv.FormatInt(m.From.ID, 10),
+		UserName: displayName(m.From), Channel: channelOf(m.Chat)}
 	var text string
 	var err error
 	switch cmd {
@@ -237,4 +238,16 @@ func utf16Slice(s string, offset, length int) string {
 		end = min(offset+length, len(u))
 	}
 	return string(utf16.Decode(u[offset:end]))
+}
+
+// displayName is how Telegram shows u: first and last name, else
+// @username.
+func displayName(u *models.User) string {
+	if name := strings.TrimSpace(u.FirstName + " " + u.LastName); name != "" {
+		return name
+	}
+	if u.Username != "" {
+		return "@" + u.Username
+	}
+	return ""
 }
