@@ -46,9 +46,6 @@ func (s *Server) parseAgentBody(raw json.RawMessage, creating bool) (agentBody, 
 		if isJSONNull(v) {
 			return agentBody{}, invalidRequest(name, "must not be null")
 		}
-		if err := checkDepth(name, v); err != nil {
-			return agentBody{}, err
-		}
 	}
 	if err := normalizeMembers(members); err != nil {
 		return agentBody{}, err

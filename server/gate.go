@@ -1,8 +1,10 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"mime"
 	"net/http"
 	"strings"
@@ -111,6 +113,13 @@ func (s *Server) checkBody(w http.ResponseWriter, req *http.Request, op *openapi
 	if req.ContentLength > s.cfg.MaxBodyBytes {
 		return errPayloadTooLarge(s.cfg.MaxBodyBytes)
 	}
-	req.Body = http.MaxBytesReader(w, req.Body, s.cfg.MaxBodyBytes)
+	raw, err := io.ReadAll(http.MaxBytesReader(w, req.Body, s.cfg.MaxBodyBytes))
+	if err != nil {
+		return err // a *http.MaxBytesError is 413; a broken connection has nobody to answer
+	}
+	if be := checkBodyDepth(raw); be != nil {
+		return invalidRequest(be.Field, be.Reason)
+	}
+	req.Body = io.NopCloser(bytes.NewReader(raw))
 	return nil
 }

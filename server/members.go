@@ -8,8 +8,8 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 )
 
-// maxMemberDepth bounds how deeply a member of an agent may nest objects
-// and arrays (real ElizaOS character files nest at most 5 deep).
+// maxMemberDepth bounds how deeply a member of any request body may nest
+// objects and arrays (real ElizaOS character files nest at most 5 deep).
 const maxMemberDepth = 32
 
 // maxUnknownMembers bounds the top-level members of an agent that the
@@ -86,29 +86,4 @@ func (m agentMembers) checkUnknown(members map[string]json.RawMessage) error {
 	sort.Strings(unknown)
 	return invalidRequest(unknown[maxUnknownMembers],
 		fmt.Sprintf("is one member too many: an agent may have at most %d members the API does not describe", maxUnknownMembers))
-}
-
-// checkDepth refuses a member that nests objects and arrays deeper than
-// maxMemberDepth. The member is valid JSON (the validator parsed it), so
-// counting brackets outside strings measures its depth.
-func checkDepth(name string, v json.RawMessage) error {
-	depth, inString, escaped := 0, false, false
-	for _, c := range v {
-		switch {
-		case escaped:
-			escaped = false
-		case inString:
-			escaped = c == '\\'
-			inString = c != '"'
-		case c == '"':
-			inString = true
-		case c == '[' || c == '{':
-			if depth++; depth > maxMemberDepth {
-				return invalidRequest(name, fmt.Sprintf("nests deeper than %d levels", maxMemberDepth))
-			}
-		case c == ']' || c == '}':
-			depth--
-		}
-	}
-	return nil
 }

@@ -71,6 +71,18 @@ func (s *Server) recoverPanics(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// methodLabel bounds the method label of the metrics: net/http accepts any
+// token as a method, and a label value per token sent would let anyone,
+// unauthenticated, grow the series without end.
+func methodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions:
+		return method
+	}
+	return "other"
+}
+
 // observe logs one structured line per request and records its metrics.
 func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
@@ -83,8 +95,9 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 		elapsed := time.Since(start)
 		status := c.Response().Status
 		route := c.Path()
-		s.metrics.requests.WithLabelValues(route, c.Request().Method, strconv.Itoa(status)).Inc()
-		s.metrics.duration.WithLabelValues(route, c.Request().Method).Observe(elapsed.Seconds())
+		method := methodLabel(c.Request().Method)
+		s.metrics.requests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
+		s.metrics.duration.WithLabelValues(route, method).Observe(elapsed.Seconds())
 		attrs := []any{
 			"request_id", requestIDOf(c), "method", c.Request().Method, "path", c.Request().URL.Path,
 			"status", status, "duration_ms", float64(elapsed.Microseconds()) / 1000,
