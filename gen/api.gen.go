@@ -225,6 +225,7 @@ const (
 	RATELIMITEXCEEDED       ErrorCode = "RATE_LIMIT_EXCEEDED"
 	UNAUTHORIZED            ErrorCode = "UNAUTHORIZED"
 	UNSUPPORTEDMEDIATYPE    ErrorCode = "UNSUPPORTED_MEDIA_TYPE"
+	WEBHOOKDISABLED         ErrorCode = "WEBHOOK_DISABLED"
 	WEBHOOKNOTFOUND         ErrorCode = "WEBHOOK_NOT_FOUND"
 )
 
@@ -264,6 +265,8 @@ func (e ErrorCode) Valid() bool {
 	case UNAUTHORIZED:
 		return true
 	case UNSUPPORTEDMEDIATYPE:
+		return true
+	case WEBHOOKDISABLED:
 		return true
 	case WEBHOOKNOTFOUND:
 		return true
@@ -1055,7 +1058,7 @@ type MessageContext struct {
 	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
-// MessageExamples ElizaOS conversations, each a list of `{ user, content: { text } }`.
+// MessageExamples ElizaOS conversations, each a list of `{ user, content: { text } }`; the first five shape the system prompt.
 type MessageExamples = [][]struct {
 	Content *MessageExamples_Content `json:"content,omitempty"`
 	User    *string                  `json:"user,omitempty"`
@@ -3617,6 +3620,8 @@ type ClientInterface interface {
 	//
 	// Queues a `webhook.test` event to this webhook alone; its delivery
 	// shows in List Webhook Deliveries. Takes no body. Needs a write key.
+	// A disabled webhook delivers nothing, so testing one is refused with
+	// 409 WEBHOOK_DISABLED: enable it first.
 	//
 	// Corresponds with POST /webhooks/{webhookId}/test (the `TestWebhook` operationId).
 	TestWebhook(ctx context.Context, webhookId WebhookId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4176,6 +4181,8 @@ func (c *Client) RotateWebhookSecret(ctx context.Context, webhookId WebhookId, r
 //
 // Queues a `webhook.test` event to this webhook alone; its delivery
 // shows in List Webhook Deliveries. Takes no body. Needs a write key.
+// A disabled webhook delivers nothing, so testing one is refused with
+// 409 WEBHOOK_DISABLED: enable it first.
 //
 // Corresponds with POST /webhooks/{webhookId}/test (the `TestWebhook` operationId).
 func (c *Client) TestWebhook(ctx context.Context, webhookId WebhookId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5716,6 +5723,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Queues a `webhook.test` event to this webhook alone; its delivery
 	// shows in List Webhook Deliveries. Takes no body. Needs a write key.
+	// A disabled webhook delivers nothing, so testing one is refused with
+	// 409 WEBHOOK_DISABLED: enable it first.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9044,6 +9053,16 @@ type TestWebhookResponse404Headers struct {
 	XRateLimitReset     *int
 }
 
+// TestWebhookResponse409Headers the declared response headers of an HTTP 409 response for TestWebhook
+type TestWebhookResponse409Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
 // TestWebhookResponse429Headers the declared response headers of an HTTP 429 response for TestWebhook
 type TestWebhookResponse429Headers struct {
 	RateLimitLimit      *int
@@ -9076,6 +9095,8 @@ type TestWebhookResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *WebhookNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ErrorEnvelope
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -9088,6 +9109,8 @@ type TestWebhookResponse struct {
 	Headers403 *TestWebhookResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *TestWebhookResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *TestWebhookResponse409Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *TestWebhookResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -9112,6 +9135,11 @@ func (r TestWebhookResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r TestWebhookResponse) GetJSON404() *WebhookNotFound {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r TestWebhookResponse) GetJSON409() *ErrorEnvelope {
+	return r.JSON409
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -9629,6 +9657,8 @@ func (c *ClientWithResponses) RotateWebhookSecretWithResponse(ctx context.Contex
 //
 // Queues a `webhook.test` event to this webhook alone; its delivery
 // shows in List Webhook Deliveries. Takes no body. Needs a write key.
+// A disabled webhook delivers nothing, so testing one is refused with
+// 409 WEBHOOK_DISABLED: enable it first.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -17038,6 +17068,13 @@ func ParseTestWebhookResponse(rsp *http.Response) (*TestWebhookResponse, error) 
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -17235,6 +17272,51 @@ func ParseTestWebhookResponse(rsp *http.Response) (*TestWebhookResponse, error) 
 			headers.XRateLimitReset = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers TestWebhookResponse409Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
 		var headers TestWebhookResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -23290,6 +23372,50 @@ func (response TestWebhook404JSONResponse) VisitTestWebhookResponse(w http.Respo
 	return err
 }
 
+type TestWebhook409ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type TestWebhook409JSONResponse struct {
+	Body    ErrorEnvelope
+	Headers TestWebhook409ResponseHeaders
+}
+
+func (response TestWebhook409JSONResponse) VisitTestWebhookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type TestWebhook429JSONResponse struct{ TooManyRequestsJSONResponse }
 
 func (response TestWebhook429JSONResponse) VisitTestWebhookResponse(w http.ResponseWriter) error {
@@ -24136,255 +24262,258 @@ func (sh *strictHandler) TestWebhook(ctx echo.Context, webhookId WebhookId) erro
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H2LUxs5mvi/ourfbQV2G2MbyMPU1h0JZIabEFhwZnY3zsVyt2z30JY6kozxpPjff6VPUre63bbbYEgy",
-	"662rm9DW49Prez++egEbJYwSKoXX+uqRWzxKYgL/PiNC4AG5JEk8VX+L8WiE+dRree0hQXhAqHwmEIef",
-	"fe8Gx2OimoVYYvVfaHAaei39r8/1xu/h3s3L0f6X5u2L61eTA/mc16d/4F7g+d5IzwXNR2JgGvea1y/5",
-	"/ug5fZnUvzTFvnx+M4HGEttZRiwksdfyBonc2Wc7o4hGnu9xIhJGBWlHI+K1Gs29/dqB70l2Taj4IEjo",
-	"tRoH9busndfyzjC/JlKgmLFrFAxZkkwP0ZBwgiKBhmyCThEnOERySEY1NQVjIwBX/ePz/sFzz/dkNCJC",
-	"4lHitbxmvfl8p9HYaTbajXqrXm/VG7X9g+f/9nxvLAiHruofnxvNPe/O98Q4CIgQXkvyMbm787Pt/zIm",
-	"Qh5HnAQyfwxHKISvyOwe2pJDggJGbwgXWEaMKtjVNzXRM7HtHpMkt1IdJYljNCIIo9/ZNamVQzcDzSm9",
-	"ZGxUhMaCEVGEkdoWH00iOUSRFCiJsewzPlLgwdQOKPaT+ucQUwoHKjkOIzrYCYZYNbb9vZYXRiJgPFSb",
-	"VnoIemG/DbFEIUNTNkZyGNFrhHtsLGE7gjHnhEo0gjP/74qLvpKc4JG6PMW3IPCI2NX7MAO8CiRsD2ex",
-	"ZSDrdvroH2MBGvJjRkkBdvUgELlRrx/gpihUjVJw4TG30NeOJ6cJ6Xitjn5EHc/v6GOjEr7+NpyiMAo7",
-	"3l2HdmjVXnotwyi4JrRWq83trYCCzimagM+LEYXpoFFFx2t97TgIoOO1mnW/k0MUHa910GjW9lQ3hVVg",
-	"DgevdLw7gM8rbuxbHMVl1yLh7CYKCUd9aIBwXxIOa9YHjoTEXLrXY237TThnHHqZf6nlByzUvx79dPK+",
-	"/fnD+6Nfj07fHb1+d+Jurm6hULbCHpRJhG9wFONeTGrQLiQSR7HQYwqJ5VgU5uQEC0bh45nayWwnOJYE",
-	"xdEokojcBoSE6iju7L7e+d6Q4JBwoD+XWJJ3qukO/H+gLUQEPEoUavNa3ulJ+y0CpML66J87hfYKlxly",
-	"5rWe131PBEMyAqKhtslreRGVZEA4zJt1viQjHNGIDlaYMO2Tm3SVOQUpWeAVCRgNBRpTGcVwcXoRVVhR",
-	"b+EzgSYRDdkEcdVf5Cbfby6bnUg+3TlSd3L+zJKhCY4k6pE+4wqtST4tLjM/k3opo/HIazX8sllnjml2",
-	"7jN8q0ZAXKNdgRLC0SiiY0nUvs9sw2oHXXpss0Bc2slj0peKorlo1+z6UmAOXq0ETOkd+ECjW6QYC7Ql",
-	"9KFsIyzRZBgFwxWvROPFq4PmwUFzyR7d+V6COR4RaR7ikeXkirC5fGAUEiqjfkS4j7qa4+uM6/W9IArh",
-	"v6Sbg6UKUxipORIsh57vUTxKe52GwOJ9GUdcoV1NNZ0biG/fETqQQ4Xj6+ktFJKrk1bLe+OwSKfhhZqh",
-	"dG0uK1Vcovpt8QqhxUJGtmSBQQ60B67zmMTRDeHTeWcXmt+La5sMw8VLUw30ysIGbvb2gv3wgDzvvxi8",
-	"HL76/bp8ZWEGzMNWNY8aSDLSuCLBA+BkAYgvY8KnGRTwSjx3wpD08TiWwBCo2Q32UnMvwWUXeEBm4VBf",
-	"ER2Pemor+5yNUGMeMArQclgaSyf/jfSGjF3PO9qJ/nn2ZJcdrDnX4MWoeb1Pnycvv9S5vrG35ec6SQF5",
-	"yLE6wliGcz7QlPVI5QQKR4+TJI4CeCW7vwu16q/ZKr5qVkR3CdU0MwyP51s2Bnhy4FcU6VnKrQC3rlge",
-	"r2VmuUulVzVROd+UE/D6OBbkzt2c/+Kk77W8/7ebCeO7+lexe6ImOaE3JGYJ0RuVP+2ZtWkJBFtIIooD",
-	"Gd0QX1ExANlHjGuhzC7UABww2o8GY05CdSsWs2JlMJseu8Xm8/mraqNkXcq5pqqjqObzeJBFY8x2WMRI",
-	"VB0pt6pSTqD6SLAydTde49CwLg97Mafvfz16d3r8+fLkHx9Ortr599KPSAyaGvVcLswlgudv3tFoLBTP",
-	"iBhVLFsLsYRQHPkIUznkLIkCHw04++KjAWODmPiIxTEe4fxbOqU3OI5CBLKRYrtRbr5HfVSF5RtFRtfs",
-	"Afo7+opgE3yk14zuuojikeLD1OMLmZQkRApRplwiDnUXtMW0EJgyWT4S42CIsECYInZD+E7M6MBwUadh",
-	"d3vzGn/Q1+gymu+ZfMvGNHzYu3xz/v7Xk8uro/bp+fvP78/bn9+ef3h/7Lnvxp0U0HpfTfsENCgFB21R",
-	"Zu60pkJGfMJxTPgzgXAQsDGV24oOlS9IqzJ17yFW1EmP57LHm2fxoz4LK5es50kcn7w7/fXk8l9znoOd",
-	"7Imewm8nr38+P/+l7DEYTnnhc5hdjH4Ktq/7GKxEtXkIP+pDeMt4LwpDQh/8Ak7aJ58vLs/bJ2/aJ8d5",
-	"bi3hTJLAXE9ClUASusxaSGIiyUXaSkkDgkjE1DWNhMbChyiICVZig2aFLo7ab35G/YgLWSYBPWtr8w06",
-	"EiISElP5TA1rQCGhFoxh5ojRR2blrj68fXv65lSRqIuTy7PTq6vT8/dXaAtri941maq1YjThkSTbPipu",
-	"J8hLuWH+8eG8fYS2cvzglzGT2EdjQUJ0t+HZftg3eUol4RTHJ9kju78Q1T65fH/07vPJ5eX5pZcXbvQs",
-	"WiJHW0bZjaIQ7fWb+FWw/ciPwoVMCWZoTMltYh4njuIxJ4dApqxVN8CcRwSoT2SAF5tL/sNecpCtz+x9",
-	"XIeq4Ozk6urop5NyVYGx+ec1BIoj6xFERomc5qmIAQypbopwWMXikwj9ZiFoMiQUdRUIXQXDKBIiogNf",
-	"w6togmQMKVH9EBX0BaCtYHJIuJb5Nw/lR30ooBFeAyk4Oz8+yehAnjvT6rOWp7Vk7itpK/wLOunuIJE7",
-	"r7ooZETrasltVGS9staZBpv8rlG6dkoBGvOob8hZp9ZDzwDUBw4JOEtL9LbG9JqyCdWN/bSR2W4flGeZ",
-	"TXLDW/2or2k9An9B2+TNih/fROvlK9ZIq6xARIIrHoXzxP3NJf5BL/EFnsYMh23G3mH+UObp4uhf786P",
-	"jj+3z88/vzu6BPYpu83GlIN6LJwaE6RAjfr+y4MXz1FvKol41As+A5xG6Xlo0Fn0enOXf9C73GbsDNOp",
-	"9XZ62F2+PGqffH53enba/nzyzzcnJ8dFTRS4jxmPs/1mjne5nDW1+9rdDMVYPrK1rwRwH2HX/G9NdoTv",
-	"aAwfMKq9wYIpCnCCJlixMzgY/slt5wWvwYW9naZ/8mf0geKxHDIe/UEeyNt8eH/0of3z+eXpv0+OvTJr",
-	"OONWEEVHF6fomkwf9Wm48Gjsb2bNScQjHPcZH6k3a1h59Xhv2DUBgMltkgrvH6gYJwnjkoRnJIxwGxyB",
-	"HrZlVx8uLs4v2ydKdD8+Pfrc/tfFSdEkqgbfUZMh65xQnOaR97EMSIeeGhccoZALFiXAbSjsD4kajJ/e",
-	"eiSfGeNi7pabqb6VoRPkH2un3EhAf9o7nV4h7ahpLIugyUoIl5F24Mxdlq9Ff08/F2m46B5eQY93Rtk1",
-	"xDSMNesxM6L2R/1a4jGcuaV+1K3yd9kB5lPqmcp6v5MA5tQrBAhaX71IktFSoM2m3KWjYc4xqLhBPwEv",
-	"Pwwj1QjHF86+abfZEnfeIYuNP0wNvSYiCokw1plRj3CB4khIRX4jmRpqyA3h0w4NhpjjQBK+049i2wFh",
-	"GuoGlmAjyZKdmNyQ2DaJJHC1g+iG0FpHbVP+hDEssuJe2APEodrW6GbVg8dJdELDhEVUlgVryDGnJES9",
-	"KXrDiWLbtR6I0Xh6iKIBZZyEWp8PBLaHg+uaVrSG5zSepqF3xTvVi9hyOLEkI0KlBTWIIxtOu6jfG2iW",
-	"dgKwwyN9N+L4vO+1Pi4eoJ1Gm959Ki4FsHXerO88jR5jMcFwPwcMx2LlJUahcZtevHvqYsUk1DqSRRP8",
-	"YhvaCWLGyWoXZERGjE+X9TnTrTLR86QiGjorNM9GaJNRokTUqkNk7WEMyaNAVD/0M9Oh9MhNMHQJbsx7",
-	"6i4DNNfY9r4iUkZ0ICr1ThvPx8u+lxAuFAKM5NJzu3Caqp7xeBBp1FMJH19A+zJ8nDAhT+5Fimy4wk/j",
-	"KCRxRJf3v5ztoWhpxX11t9SGICzBvAoHXummaadLY1sq4tDfhtNi3ADqAv/ZPUQJJ8LiUzQZKjrS1cOB",
-	"ZdS0q4RRhZzGS5/2G0uzrqC16jYVkoxKr5Gs+gBzL0+yxDy86kc+TsI1I+mxILwa3xKFNuQmPX5NnvLv",
-	"yEW6FrtnJMm5bf6M977GHtnjKiEhLp1ytyNDZDMMlO/d7gzYjvkIouwlnljHA8sRaartRC5UZ4+OqL6z",
-	"4KWFDad0Ekd/4PMrlDI/SDE/NfTBGhoN24Q5QUICd4AF8Aa1b8vnVGA4XkfslCbj+/MaZZxBERkQimCz",
-	"0TE0Rmlgk7HNqm1aFzexYROWsgmWsC8lvO8VhngQwU/v1nqo/lICZSF+am4gWye+PdXd3MjEH55D+IHJ",
-	"bGWiCK0eRHLCWc3FQlHzaw8L8nnM47tdoDpiV8fT6nB2G1XrlTA+OQmvIstgJa2VwuarKkbuxUZW4Upc",
-	"HsHdzFLlinMUqbZxVplksj0tBdMeqqv3nBV7C4uwLX09z1Iwb4wKpxzGcs4FlK8znIVVBi3ffpNYpgi6",
-	"HqEMYicX1QrXTRprzKIORs0M2wDWmyJQMIgLwbKN1TxGWKZEhB/u9WZmZeDM2fWeukP3tmegZSMvW+Aa",
-	"Lrjdqke54BbM9V7w03D5ztqGP/pNXsMJP87RWvV1yflUZ5zyqKiEVcKDiGIrUixkwbKWpVdBLcgZbeGy",
-	"1rDnlvNY/76/N4glz0U0kGSoUa9n8qmw2cF4NIIwcoj6E4TfEI6CIQmutb4ffichiiGZBnjCjiJqU2s0",
-	"Sqi/PjTG5Vvtiu9kGclR6qIEiCVS26IlP4EE41Kg3hTyhdDxSG2C2z3PBHyaC0jKcthBdHYKyC2S/lPb",
-	"PZcM8maI6eBpsJXv9bnOd7iCvo1X0rQRKgknoY4DOrSxBXJI+CQSpFbGz0n2EJYtS6EEa4LhUmB/dPyr",
-	"16xFu9K8OPp+EoEw0roTNMJTJIg8tFpMmzNTv71nkANNEOne+9krO/+q2oyAxfvpaG4qCq0mAWYJ3n2I",
-	"aFFuKngEI8I6pZCCKrbikleVXXL6zTnKUnuMc2/kBxjknprNKRLjHsTi9jOU8UxY9aWPkngsUlV8DZ3g",
-	"YJgq640Zl5MkxoExFxtdJ6PGpLzRdm60nRtt50bb+Z9mD02348+rJ72PTlQTqxJFTAC89qxjl6fus7Dk",
-	"yVrVJkMmiMnbpXsCBk2v6+yeFW7hHNbkx2AhXLbB7tsS9mAdmiF7do8ixlowv6Xq03dvYdW7VKovXXwu",
-	"P4q8Q3E8lQZp5De3irCaFwWUEHqDlxLddM5T2wEQNo/ICkokO8brcXCtfWWLz3+5gJvfeiYrMGLpvG3d",
-	"vLj3rjSc7kc6eLrMhUdhljRzICBZirJsyynHNOfX5KB+mStm8dVTUiCWXssL2bgXO7YmnXTW4EMuV9zD",
-	"rDZGaarqHNaA4R3Qc/19u9xZ6Bdu3gNxYPoc1o4AZy69o70asjGHztNyHUDh0s0SViehXQl5dXP5CaSV",
-	"DdadnisU5kgmzq3J7ltBAzLmVAmCWCJCQxLqUh25OgVjPmdM954WYv7NL4oN6DE5ROCeXD4KL1zmKvyh",
-	"aqvItlh+UTVTVALjcSRkRAMJpVCAQ0EiYdfLN7NwX5wrnz86O/O8p8CXvYNU0J2B/Qi8u9XuCitMCvB2",
-	"UmJ8+gltZY5MWP20Q2L9g+oNmmJGSQWXtVRi9e78lWTbT3e+V2CVZy0Ocbwakwv1X1bqoUSYVXrclRyG",
-	"o0K4j4IuE7L2CtTN98Y0+jIm5mfjBviGUUrmBFKYYJmlMko6xJHpcOd7MRYSuI0VVYP2lp+WaEvsOm1i",
-	"KIE4CUh0k9OSlOCN87KrnaKOTCFunfBKaGFaA6j6SSxSwkfWzxXilOAhWQU8hAoEektzC3NkjogGZKVd",
-	"hRmqnyO8rhkElG6CHS9dowUpd3z5/S/DO7MXp1Rx3mPymUBsQm30ls4PSNLKTrOqxDlS3Io+r2nzxcA/",
-	"qTXoYTexVHx98MXI7Drzr8gPLO5kyy83Zac4uhKydhDuMpFRj7ccpIexr4XlrZuHLV6emSfeNcguooOu",
-	"4iQwlxDZzTgUAIroAHKaYTAnRAFGkiGJFf8kt/0O7aa4suujLlRos38DX5IkJGyl2aANH8t4ijw6lJMR",
-	"uyHhtp/a4bZc7JLmhIpkC9JBAZflK7SkU272ph2Kqc65ZjKWCkJQV9/87rYGC5KfdtFWwAmUxcBxGsW+",
-	"rWPcUtt2uh+a1dOrUXvsLC41VcNnnVm1TAxw2fg5XhhzME3R/295UZnZKKxIhx0vuX4pgL+o9oZ5MPT5",
-	"fuzDm3Jqsoq4UBXRuvDnkK6ptjcTMcjYSEA4Szlt14XZVly2rcE3K3tAlcacvDBv7jIKmGF2OMocgs9t",
-	"tQt48fzmYIUUork+eIu96YTTb4noBGspdqsI1oOR68w6HwHDpnOsD9pHBVPfVacyT6P5suhOlGApCVe3",
-	"+P8+/l+nc1uv73Q6t41+p3P7ov/pb//lLcF2vxjkU6A26l12IQMzPFAfiSHmOoAXopKVZBtRRVwUlejq",
-	"OqddtKW+q2cG8cupzLDtOmeoEQEfQ8HUZdh4TcxE7sAexS1OQ7LUK664tvVdxcfiS9IJnGS0eUid4sAu",
-	"KVxaJ7gEZ2WFgysYpc9sc10RT3ELJcqZgfa1sDSNxtMWOBNoGRKjjF9AgSnfCtVhy30KOFtujrRlaZm2",
-	"RdraubOWkHtx9vOoWNvUEQbd2YQzqXg/zSAO2cipeoupmBAulhO37FzNun2bJjiDvOKlWfczdgyj38tr",
-	"dla6vkftbt9jvu0Lh4+bcb7hBOF82eqAjYiAGgE5t7sksvw3D+GyxGTAMVhtJpGiU6Xo/riCA9B0Jul/",
-	"KnBgXaaAuJDYKgpzpoOqHLOergmBSp2e2WdTTk4XBy4fSi/V9UpZ5D02a7KnJF7Rp2DEQsINE6PXWJo2",
-	"QmuzwzY7PhNLWpwpOcsYN0ou1cy1ORklcqqBKrAn9ZItSlMzF80qIamU4eiNaniXy1K4tM+xaZuPKclf",
-	"qZ/HI0x3OMGh2kXk/LgcLwLwi6NKMtid+zVbs202NXshv9y84hieX1ZUZLYGhueXZOOdW6OqLH1VafUe",
-	"999nJ+2fz4/h56N3785/A0jK0qbOzQNXnpdypjhDPkX3bMnIT/Ou33F2d6o7dx4ThQ6E1aKqMz/MOdFo",
-	"5MOJSe2DFJ6c1bH2M6f+3OgLC9AVs9UrZrpwVbZL5eK4vPTqb1CMWGfKnGCBhpFsQYVcmyKzC8ojBUVE",
-	"d/pxNBhKFOCkdI4kh6gXPcYZxK57p06ABbVDPhH5lnPc5YuFgi5zih5rFfgzoau+qC3WYSvaLNe3adCE",
-	"2uvim9meZxldaKnQCUaL3qgZtG5u1WXVvLdKXoQNJZlbc/a+XlbGUlvCNevdsltlypYa48IQV9+7u3kI",
-	"0uWT8vOfQOorXXulx8Lp7MNKU+8tJQcFxqmw0HiCpwKBhaGM45/LVhVDYJyl3cAGc4JHZUfNbwjfAQdw",
-	"ohqKFuoqFq2FdKCy7ghjoP+9On9vygAj8L/0EcHBEPVZHLOJFscx6sWYXsPvsxfP9253YJqdalkFndlh",
-	"7amPs9aRGWflFaw0odvPVWXUm/tLQ6O00qECt5vNUnYg6SJOjU/ouu3s6QRQqrxy62xPwTSf9ycvwTNY",
-	"OmbYa8omopXzONA15wdQ/4fpcAJwg1VIdZRIX9GRDrWpV1I/dwTCDup+1eTorgsqna8o3VT1aQsSRmKK",
-	"WKJPvkO7+ni623ZmN1kLDREJhky7O0CKOtQbS0TJDYQ8YF1hrENzkTxhJK6hKxT1Z2PwqdDAC639ryQo",
-	"5s97uU91/vhWu9+J6fJoVxsmKLvVZ2nsQAExZnJB/gIB/GiEr/PmfHWBYiJEub4jZnTQJny0UNoY4VvI",
-	"4Hsr2+BbMzv363E4yMJkCOZxRHimlRFpUQbAb6buCFTE1t46HUqEjEZYMU1Yov1cYKZug7ZM3CR66dfr",
-	"9e0WTEXJhAjZoaPMkQFL1I+kNm3oAno0RGLIuFQLNQvRlxnSObaHpENzLynVblIySetvqQ5YUxO9HIjf",
-	"gVubVq1v1tX/XDpedy5kjtnQbOabovtZmSCnm36wjlWzTYqLK6G31U4k2+NmXTMkTj1+d131alzAmbWO",
-	"jJIni2zPO4aVadKOeuYACc1VWKN4REJEGSjF4Q5QBiq3cj75oaYxksSrUtucJvZJ1KuK2zaBmhNIjT3B",
-	"U9QjfcaJo3IEZ8ZyBDNHO7pAFWl0kOlqMujK0CRfFtl3j428J8yl4KUG0FI/nFVyM+TsjnbZ9h79wJ4l",
-	"KZJIcdfKSralTkLLwnMyMNzgqwIOtTntXJxtOHacuoh2vwLK8G3xrBb6qqvo3aG7bi4KJ/3HjEeyrJCj",
-	"ON9p/o2dWaeCrmLTmbiAwt9FRDJrOZoby1z0Qy7oCqI4joSRmqFUrSVQ1tdRydIa9wSGuKi9reCav5Kj",
-	"fc6VOAeyjZJccKEvLYKvTrm+B0ubXWb5sc1HZw+1dq1gq7IQuq4ZLqpJV7/sdB5myMmd87qtN+nglQLX",
-	"S1DIrawIv0W8ueOtytGcak8ORxticpsYsltMFA4GSsXTi6KiBOlBFnMRheBHlqXElUQkOCCGaU1Fs+eW",
-	"b10krGWXcJVlF3HFPBbANRc71gLAw/5MBrEMqrOSUO6C8hlzMiGrevQPOCFyQRmDOcGuNCBc4oguD5he",
-	"5tx/liXdLlAxJnH8ZnFEThpIkiPD5SpdGO9sedxMJi0P1d0E+/k8d/pxIktJ1pUS+It5IuKoT1RzXVom",
-	"0d6XWu1Zy8oeeC3v1avaq4O/eHl/n/rOq09fG/7eXadT03807/7yX0vNV/lV+2W7mi6j9L6mkf15vUez",
-	"wks6KyYCsLc9ra2KqRxylkSBp24i+wJZktkAiDWLYzzC5Y9hNmlASZxOWtootTP4tnSYjivQA6bWkEwz",
-	"pdFW9SCdYnqVJXpqx6YKusCzYraDYgCpQvs0mF4QimNplatGyeDI4TvNEhZnhG8zPU1Ogi8oJ0o9PiF7",
-	"SUDuNbMko4RwLMeczO1YL2XKkos8sAs7lCGVi5xbSIEeghlMXuSzDzqLBlb8gvD5LeARnRaCnou/X8yL",
-	"Iy0amB14cl1z8xTAKnuqF/ksFtU5hFUSxhTyp6QZG/KooV6aKItWbclxJFeFpfQazHV0MX4raEsSPELB",
-	"EMttHxm/FbQ1igLOejEbDCI6UD8Y3xa0pTlPhTVwkuQ8HR1PGOP+4vjElCExUwahTOTrR4NqiUTe6LZ3",
-	"vqsInmWYqiRE0QPqjCiVEvumS3iTArzClRtLdkIHeKBtLqVQB0Mc0VXzniTBB77I+j8/R4Ej6WI+IPJn",
-	"LIYSD8RDGRw35UsJldIZZJBub9Lmm29q391AUnPGyFpnNBXT92WFkFL3pP1qpTo+peuwrEDGrfwPiaM/",
-	"MBO7GuodwWJMcZ7zbjb2c9zM/3zEO3/Ud17VPu98+pvt6H4rdWW+LE1qU/AypEE8Dsm7iF6LufYLC9bX",
-	"EokkIroQAbiHMm0zGGE6dYwQy43zI+1mtUBLn3DSJ5yTMINl8ZBjQU5G7PdoznhjQdwLW8W3azaie1Y9",
-	"cTOomOQgOahXbfnqoFLLouLzZqBzGHh6iDJ8tNw37+tspzkBtfpZjbX7HbomU22BT0OgorCGziHA6ZpM",
-	"BRqyOER9TsiOjqDS44tD1BUk4ETq2iwTHkmyA1Lq1k/EpPNEIyyuTYUwnadnu6zClyUwy/xwCm6KkBME",
-	"IFiGoWfxoCVfS3Mn6XbunJYILuuqm2U9yy7qFePynBdkCCwCkye1lLpm9vwylmOJ4JJnLaq6LLsuBMus",
-	"0Nr14phRklrBZk0tMRZWHcL6CBudiDZqpk6rs84yOb1hWdJNoCegL30m1D1es86wis3AcT1ZZDJwFX0L",
-	"9XhmPPAzut+Gas9fk/g3AlM5l2Xbu5ov0ho3Y74TkuvIM7Pwc0rcNVv7pl67j6RCXDjBXCr01lVjg2VC",
-	"oRsejZQYpZc7wkliFEUhsPKLFpPdbAv34rVnB2eU8ovbg0RrHJfS85lq3kRvz131BBszA1bpkC2wWntn",
-	"hcBNFc/cwWx6/b7e5UXpl2dAL2Ev+xwPRubwUxPtYfpZ8TrcpLFhCsXO3nfHBDWHdV7L7bbTzLnflsVe",
-	"IduY780QphXF4lGUsXCrqFTZODkN75WxMWyzN2w0wjSszMblVML3F3rarsWmwBa/fYP29vZeoQ/tN1r4",
-	"GDkmubzusllvPt9pNHaajXaj3qqr/6s1mnv/ztnjsCQ7UhvOZj0Ys8SIGbRFNmFlWfNddE3KGWf16yWR",
-	"E0LmiKFa6pobWqF/XhRXYdsY6WKOPMCEfGsVfaVyIhORSTgFMkHOL3Tko6ESHcP8YewPC0rkxs6rT1p5",
-	"XPcP7j6OhuGnchXyzPUwRv6FFswCJ20yH6eeNbYadSS0d7q22zJqS+mur07PsnLHNj3AsvKLgvCbKCDI",
-	"ts8tYyuSQnMUB3UU6jgjJTxqRmL7EAUxwWmlW53exkrweIAjWrrghXoc7UNcmSF1HTOuSAz+nfMTfGbX",
-	"ZjI0Bubgxah5vU+fJy+/1Lk2MN+WAX2f5J2+N+Zx1awzPPbS1c+UizY7Ni9d+Kf5t7liocNlPmdFfiue",
-	"Gm9vTXQjYexJ1h6kveoPEe6Z1OCYCoTj2DQYFcyWzVIlaeGOV7gHx06P/E1L7bQ5QbD04lW9b6mlkMcV",
-	"u324fDdz+rmDX3CQT1GzqOxiZsMvB+5h7gWFha7bwSAbHsIlF0kRcGcN4ja40NdcgbrcbCwDNgLbp8aP",
-	"kgiJFAkaJWXlPPUPc+wo98P+AOY86VevIQp9vQ4s7Bp2ohAxarQwDrwZWiQ3ttZb2MDN3l6wHx6Q5/0X",
-	"g5fDV7+PyvDiLGIN549wXRrjhYU80sCsuAuQbc6KquXkLX84hnDV5oFh6ryYMMdCgGW7fWGqeVgslx88",
-	"RXaWGA6YRJQZ83q5cZ2S23uuvVpsVCE2eF3ejoAY7B30rXiTJqROb7x7vSs8yXUE1Rdf+TcOqC9Z4bqQ",
-	"ZLZlj4Ypc+TXIdcHpeTaXpt1rO+x1pQR7odymJn2U+ewMX80KuXfLB10ViKiBperERFO2XIx7qlmPSKQ",
-	"ZGBP6/5VR7wWOCyrbvmr9buqmfeY/m14yPRvQ+3Tv/Wb/myS6mfqypr1Qg2zbGURo7WsoQG2plBkqWpn",
-	"BsuUErPrCIKW+2Ynsk0wjrHiUDskM0qeCQit1MIXhDCPaUg4ut2xIZ+55A7f6X6sEQl+J8hvbUjvMZHd",
-	"FRiQ1gLmb5Ec6uEeC9g2MWl21xJaZG5mFa/krOkPHH/hCGNlKHcoZaJwqvqvQB8u39XQkTRRD4aNBBE3",
-	"DDkRQjF6nAgW3wA2RqOxkOD92CMoZizp4eDaRwmPbrAkPoojer0TswDHPhqNYxkFWEg125iKhARRPyIh",
-	"2hrTWA3tVGTkYyq0BAJ5Io4/29QWkKLi88Xl6a9H7ZO/K/KynWfpYRmt3V2NAM13ha50PelwRhBfQNor",
-	"1hYrD5xeozD/baX3uRdqXjGbhbF7T1vo5qmUjd+R0u/HUuUtLhWTv2lroVaPVcZnlhiWaPwtMweYLZIC",
-	"iWhAIzpA2p/DT33TUW+KtCoTmYEhXvWSSfeTnihNdbrCK9w8C+NCU5I7czIUJPjcRX9DPSzI832FlPaa",
-	"iGMashHqTaViwhWW+vns6A26JlNb0TQkAQvh7CQRtR9Oq55uyez11ts15pGcXikI9Q3rEcwJPxprXzf9",
-	"11trEdTUFh1dnKot8mZrb9qffNTFg+vP3XxWFIlioliFvaY+hWbBWQ82Cu4PTJtttqL/3t0dFF3qM2vt",
-	"xgFsufaatbCNcEQljqguKwK7nLIPg0gOxz2Hb7Dsw4x7mX6mfupdRvwspQANTXI7dHRqMhihLRNnugOO",
-	"1s6ytjuUKd7nf6/O39eQzqBjEE8q6HW/oo7FRh2vZapqdgAtqb9rtRq66/pa59mhWQKess6ab0Ed7Y+g",
-	"vqgG6g53PPXZLEP/YRK4dTwd6NqhHapBZIlJaIfMdRSoq+4E49Ef8L2FXsMZmQQ5Rxenn385+ZfJi1ND",
-	"v5Cpds8c4ZB0KKDGrjkh8MPTt7V7iDBkGw+78OZGeKpjwwIcx+ink3YGiHCgw2M5JFTxnRI8pLR/JAow",
-	"B8ueLk0jyY5OrjUkOFR8h1V4qo8GJPgbriQn6uKkNcQJDRMWmXAgNYiJPclyWMHnbb9DsUDdf+5cYkne",
-	"qU87f+3CFTElck5P2m9RN/drn/HRoV4mRgf1Ovg1degQJwmhwo3ThzmMm6ualoQoxqao+Uj7HsZRQEzc",
-	"p3kHZ6ftmYvP1MhszANSY3ywazqJXdUWZB4ZO09IezueYWrcvtWj9nzvhnBhKrHX6rU6uO4khOIk8lre",
-	"Xq1e29NW7CHgkd2sTP6gDCMr1lUflTpriOex2cAwSuChSYSREoZqqK2O1eyoYFxqHxi1MR3a45BopDdF",
-	"3Sjs1tCR7p2oUzVHiSCfiPHDjiMh9d6ld0sRVADoKCujz/GISPAp+ThjMYe8E+D+6utA5wYwsOq3L2PC",
-	"p7a+YctLdLRIlucpNeE1Fvsm3/nl2b9QQjgscN6MOttc6ZTNej43yKoQgMXUIDy3AMxYzAMm1aZXS3RV",
-	"qMA+E62nTv6aTA9RNyV2XZMxuGcr4JSCwbh8PV0RjLT4/zxIdCqmiNFD1FU/VwIFLm4OEhzHVdzfUt/a",
-	"u09+dqTasfZOfbNoEJ5cs14vpiVIoASFgnf3d8PJpQK2o3Ixr/ajU2y9LGjmU47fXOROpDg1Payxqb0c",
-	"7X9p3r64fjU5kM95ffoH7gVpaH7LGyRyZ5/tqKs5U0K8lYUkmv1scxwqrH0kRCQktvn8wayUlZx3WLQi",
-	"qAcK1Hq9/m/Y2LxmMReC1ihGnKnn5EaYNfIBZY07VxoxOvMVLmBO4wi8z6ylFzBdmkdR3TlD7NQMGdF5",
-	"ZzNQlk1qeuwWm9/5zgiXljxWHyXrUhhJELnKKEKrIF0SW2k9sx0Ko1ReU3mnmdEqrGu2Axzsvn6tZT3T",
-	"V737GodWaQVdGsu7fKDY8GxaNt5vvlreqc3YGaZTMxfYWw+qwAeFHimOjUs1XH5dhFbTVpQSVx388tFQ",
-	"NO+TU36ujAsH2q09c4DYpn8BCwyBWJDWC6W5Xiz3jfoRZPs6M5onyqRJKtwzuWHnpMfrTVEW9oF14q1a",
-	"h3Z7EesCk9ojCCMR0UFMbHiy6t41dca7iFAJvKhp7ESKicMOhTRnztSatYkUR8PxdFdLaMAo1tCRZVwY",
-	"t1V3OrSbw4td45tUFh3tBFVj2x/p7t0OBZd628LpBL+XcUn6SI5MRWCT4OU1C6erkZtexNQNOLlNCIfw",
-	"+mPyNlKASBYwqBz7M4kTYQpPgglMYXcl3vFrIpHkhIagXlpGpcKZROZGsztgUFsUgIhxRPNDa69AnaMp",
-	"TcqoWitAPd9rk2BIowDHCFMcT0UEwKyPhiXFIOEs9Pejl3ASRJBKJcEyMt7YJsTXSzjrEyFAoe3ZcF6v",
-	"zyNCw1hxIjZs96OHTaFVaDgkcdIfx/o52nL5H904Vxvo+dEzsYOfcoGc5mMmdeAkqilsSYnc6RGJa7qF",
-	"kr8BP6R6I+3OZnZjTpyios5ulXsnzCpL2v5RLU7t5Q5UwPxUmppdz5ZPxm7uREn+dUO4nTipgpewcWXO",
-	"+wV7+0ON2lcg+Hkvx7u8LsiAUWDyGvdk8pLoxAi45rhau7tg0BkyIVsv6y/ruzcNI8HtVuDd1swKrsDb",
-	"PYzH0lseLmKz2mmakQm2aotww2ltOK3FnFZ9b3mnt4z3ojAkoCffb1TocYGnMcNhm7F3mOtKK/uNgyrg",
-	"pUlWzkgY4bYJvfpmDKExg1g+YoYjvPOtAmn3q7F53GV+wiUJhuC7mxQotcYUMv+lyVSBm9BJjXzFanXo",
-	"gLGwho6MdnfH5NSHMABwRk1zyevB9+t7MwVQylgmDVvGMq1DTHf8pXMIt2EQLgi0K8jetiKHqcz0bAb1",
-	"PoP9wnEMe6rAQBPFPxtAaouw9sNwdNEteymOdkDa4OgNjl4njq7vL+/xnsm3bEy/rcB9bAxU8/CrX66U",
-	"vyRyzI0gqWXqAjI1CNNasrRLh8KMOgOV9LWs2qGMKhQrUPfjJ5O6/q5bQ7/ieEyMPIe6lp2vpakXtMVI",
-	"XJOwDJH+ROR6segyKbRcvKyu+lyD7FkVg8/KqJ8gFN/m7CvL0rc3k2xvv5nlyvMaQEf+YgtcPaFc+2Bp",
-	"dhUZ9okE0fmipZP24/j06s355fHn9vkvJ++9lvdX8z/9uu+p1n4Q9a1EdjekdkNql5DaH4VwpmrfOXrq",
-	"vF24bJ6siX5Bp6GxLMlgTiorHBChfXMNPTXE1Fq8Qc8N5PgQ6Vrt1pXympBEa447FBwqRQ11je9dV2ub",
-	"57pe4kCOcRxPrQ+mqUTTTZFKF43YjanO6gZHUyY1la+hLh3HcdeRjGod2tV4qoU0muoiHAuGelzhS0d3",
-	"j4Nrrc43levLCL5263uwsrlAcywNYXyEYzcMzbNF9r3VcGTeo7iS4u6eDEvqaPsxt6h0CZ/Wq2NL9+NJ",
-	"SE3RIXShoKfz/6i7rSHbkKANCfrm0t5/lApPP9fVVHi7lkef7xf2AZwstdOlyKXmRuBIiRFXONA4Xg3Z",
-	"mMdTxFkcjxNRQ6/HwTWRokN14adoQHX2kg/tN9BWQPYVPBW6EFU/4gKSkkslFaCuGrPrm7hoITs0+0my",
-	"rq9NxCD59mAi1IOMNDQL1/OtsVbJv0ps7tA/CGfiEIGoJVAAq5BAiPUgAmJzRkxI9AJgU6tOgd17/rxD",
-	"7Vf13xrqWh1mV7sFCl02S0QhEYeGnma/qcWAVG+svVD2R7EWOKvr2cdRPOYEbR3U99SkB/Xmtq8JvS40",
-	"Jfm01qE2EyV45Wm/RCW7ikOUEB4ouSYmAupQG0s9GkZCMkjJC6xHh5olowFnE9Sbomb9Lz4SUBhvCgOq",
-	"PYsoatT/khYmu8WB1EzLIq3AUXq1lrjvXUnMszxb+jLZ1EmHqLlv9t74YaqDr+LYpRac8+uqkEapxLPs",
-	"hIZzQaNsUgUSydYAh35IaBKFcniIumpLKm1DpDDGDcjqFUm/PbZT23ON3mxwKOUqGqsht7O2PLVG8Jfn",
-	"YNf9aFIIas+uUaojeQ7ZTS9zpXBe7B/U9oBx4nLxfG4lm1f1utp4O0vdnaVZMkuj/qJZe14+TWP+NHv1",
-	"utpRyWa67OW7SBzbTHKumqjpl2/Ey9mCQJCH9mWjWds3mWbNxkAu2cbB/n7teaGaTwOy5ox19rbmA1zm",
-	"7DVaxj5yoojohl3csIt/Eo2Ftti51M+yYnl170PUF6W8XJYhYD4313bqqiROymbb0Yf0RODTniZspmBp",
-	"6BrNe1eHWNicmFGAER9TiNSwORN0djfrSidrqGvCNLomiAsc7p4JxCYURaHiU4BDC3SURTozpFhV/Y+y",
-	"b5TZaTt0iIVNN4umBHQhXbsWOlDkMYqJw69GwuhA0BbjKKImdGdbuwqC3hg6k9D21QoWK3bPi1J442z8",
-	"uiilCc77+NUzewcf1Ywv6o3m3v7B8xcvPY2oLZuhNQefhyROCP/cYzJNZ3Sj2LFZQrjfbDXqtf2D5//O",
-	"TM7ilCoikP19PpZeq9FwKwFmCa6zgu+eotQRDZbksoRCul7LS3ca0sC6c9cLU9dzM2cuhenE1ocy4ASu",
-	"kmLqI4qKxqwWssr8o4tTo9BfCWQbeKmf3/2oYnZTlnmTQ8nQ7F5t6OOGPv5J6CP4nudRpkMg06+PQR7z",
-	"JdGWhMFZMlnwVwL1PTNFNKmMp5amaN3FloyIcIPgonBbETCohhwJII/uiEoOh3LvIiH4Wmhqe4gweFp3",
-	"qMTxtUJuSgpnY4mwHggqrJmAp8JwNoxSGwLnU6xcIbPVNhrCbeal73ba2adZGreW21a1bF0eH4LY1NqR",
-	"SNg1QVtqvep3KE8Sbs+Tc031wRUQcaEMYSmQclg4LZuYVEE1DxRT/3HNoOT3C9Q5AIkljnMjHrNyx6vD",
-	"k5XaXp8OwOFsbPKEKvYR4H3UJiwu4nod0dCcgae5H+NNUZH/eaN5LcUBOWwHTiIvK+yZ+hL0Y8a4ZxQA",
-	"y9xPvp9wNveEV4lqmykWueFINhzJn4gjyZHEpxPas+F3vwY5YrDQxfot4wNiQ/ZdGgXZDsA3UItRNdQu",
-	"qabaoTqFARdoq5tzO+v6qDvrntbVYnJqMFKS9/SwQ9X0lNzKNB8HOElgqRkVxi2pwtKQdYUrFfdCyQTs",
-	"OekUNfSekFD9BOWe0DWZznffdmFbn9BdjcbYjU2zZzeaa8HFFT2rc4cdCTRgdGNu32Djb2Jud6/v9+Ro",
-	"XUAP85F5qRB4TsvYfoNDfdf7WqM8wKSAHkHzCQJhJCFd2Ixt9FEQ1yNy0lrIXMpL15uO6SrPS++XsNKV",
-	"OOaspjz8Y2e/6a0Fz66CYDeIdYNYH87mfndo8iciq+PIezK8yxVEedXHBZbD+7HJu5kRfIHdy+30LGOP",
-	"fcdbx0csDomQRpmnU+Z2aBeyBP0dkgrluek0ejHAnE9N0oiuLbnYtT68CeYywrFOJdfNSjtpmxqagAfl",
-	"BFJTpMnGoOKc9g6qosZLg0aeWpvXxSLooi1347a/ReYlvN7ES5mayqkL6o3EYD7VxKAjiq06EgqZ30oo",
-	"HIIlOG/rSlg2uIiFePrfuQTTqxLDFYDrefnipOUhRHkHkkZzb792UHAQOajfpcvE1tlQr/OMCWm0phxL",
-	"yNUZCUNEFy+yYdVws4t8oNqs+ShqM/PaVtGepeL4hqPYcBR/Po4ClGiWCOmSucEPxGC4HMQDgopK02Zd",
-	"QRApRtJVkylpkTvhvZajALJfy3bSGvQ6VOARQV1thOhChRYSC80r6J807uz6SAx1ilJHggUCeCtrHfob",
-	"5H7teLqQsc1v23V4jkgBq/NW7UDckylgpqs+g/tvPO3QOLomqHtxftVG8/dzV/cqDSdS+2LWed9wIp3I",
-	"ml4yNrfaum1pS26bW3+qO0G4kYKQhCsOcGW7VU8rlB9g7ZFJ0AOOsPpSVON7LCCJpw7d0wzALlyTHb2d",
-	"RbB06etqUGWVotXx6PJqq/V9q/tUX5jOb64hXxTnZB8o2vrfq/P3275Od2deBjC9XXPhwdWNjzea2T81",
-	"uT+lNziOUiy2CYb6dsFQqldzea8zJfc4XSrsio6GpPgGRzHuxaTA+SgyhjI6ZtmcVCCfE3pVoJCPwngo",
-	"tgCilbFALpiHDrXXheyFTqtZoPmihk5wMOxQU/5T+y91lQzZMpnmFQ0yaeZRHFHN2GDUizG9hg8t1AX5",
-	"sWuL+4KqpEOzUvpuif20oD54WlHLbZh5GSVdtJWxRKnNMbTpo0C+3YYMJzqO2TAvwIIBqwS7XUNHqNtC",
-	"SUQH3Q4N2Ghk1mfXzqeocYBMqXbjDTzBkYzooIbe6vAsgfrqdRmljTaFGlJgrZycqNVEFPMplBxAulhA",
-	"erdK2SIYYh2MkdHdr8bXHOtOT8vV/AfwD+a1LeStWR/pQWA8pPPObjQGGxZiw0I8FQuxXn7AR6l0OZcz",
-	"sIVEFwftpIVObHPtiuyq3Q9NhStNd6h2Kx6yCa2VWg9+s/M+ssXgW3uOVk4OltPcJgLhmHBIkF7IR2VL",
-	"aH2sXr/VJgKZDA2swYtR83qfPk9efqlzraG/XZzWI2cKyFWTmVuF8ftxOS2r2rpEX+7W191Qv42+/Dut",
-	"ouBgUYvf00/zKylcZdW2Mfpw+Q5JZsUj62uUInxb0oz1QQrKMkB2aNcgwu62MUtDZcNc4S1b/LCraQNo",
-	"h9mE6ixSQ6LkFiU69abldQ+h3oGBRYedmNQYzXr2Qju0kuemTjJs60g/IIHUIlR9L9xcFZ+uiO6eLoP8",
-	"vWjcIsr218oky5Z49HRJx7P+L/94xV/+9Mu/vvD25PcPF8cvT99d/PuUNd/hd/hq8uL2Q7t+ORC///7y",
-	"7+sneA+kT4WC3XMkOXPvHUdAvQcbSrWhVJss9A/PQp9RiBKK6kpMu1/T2vGVs9FPnEq/IWeJgAecEApp",
-	"90ISRzeQcKYsGmFOLIJL0R4zmXyzJJn8Yuz8UHxYMSLB7ukmGGGDB7+hrspc2u8pDmEhKlsQfWBfVF4Y",
-	"8NM48DzTMRNksG6MtNG3PAn7WRHPbvDrBr8+3IPwe8KWPxG5DFWupqL+zfKFlXJ9uym5S3J9H5bk8GaC",
-	"2BSaC9J3oznZu+WQ0BqCCnhQqrJDLcKHUhOaJ+3ajEOXkOqoWzE+VueBXYOWZZFuYFXM9k1SchuIPz0q",
-	"Sfrrg2lNIVXkE9Gaitm9U3Fpk997Q4O+Ux7/PzHN9710JLuZemOhsdn0gPrDtoM2N1MySc3NPmLQCaie",
-	"MU5o1nyhvfk4g+GbJJ7KlqRpfCQcqMsC1Uz5har41axveqW7PU7mJCnJKJE6vKkicQOSBYdBbqwEFzZw",
-	"s7cX7IcH5Hn/xeDl8NXvo0yzFM5vdW0Cwo80IHPLUJioLshCCZe55f3cbl+gg/qe+ay36Q0Lidc6qO/5",
-	"HiW3C4bdO3BIZVoYw6jvskTasxLhd2cLt/dkFZu4o57c0N8N/f1TyYCuNR3liMSa5cEK1HH3q/n3VH2H",
-	"cgur+2c7cy4nWcfpfEsDyRQdtuAhPMARBd9txqj2Lp0wfq2LQPY5IT6aDLEEX7BIig7VONPPEkXq2DGz",
-	"DTtR2K2h075O2GTIDJSjMImb04kjgbratbargaihNr4mAlEGQnNFafVS7W0BI86qLZvlfIoLzJcxGW+K",
-	"zG7Q4rcRS+zV/S4wKbypIiqdrigqcPAG2rHeHV8fpoArRWc/QdxJziirBAxj2PBNeCwJwU0JFGc19Jbx",
-	"tCRMio2iLAHHhIHHE5ZjTkw2e8B0kJveDiwYZO9VXUWHBpgiMYlkMEzNKzGDlOI2BuZeiA32L+dXsjZz",
-	"zPfj7fOm+fZX8fofp0MugjfD+B+nZ7/+rXcgrv4lEtZ7wY5/bA+fzMEnu5YbCrOhMP/pxu1ST9EV6Ysk",
-	"4pHIyj8UJ6jws2Vqa2ouGwgomdb5pCQnZpQcwiO37GSHiiGbgHpojlByP5LQJmK+ZX4Oi6tAR2n05YbJ",
-	"3aCgDQqamre0RAmuS7mPOZQZ/vjV6xHMCT8ay6HX+vhJl43nN+U1CdXTO7o4fSZQDwuCEiyHOmY6Gffi",
-	"KNBfP1y+U4/y6KeT9+3jzxcfXr87ffP5w+W7WsrO7N40AFEZ8Iqz6FJRuhj+mGfZm+OoT4JpEIOVzWih",
-	"TR3PWaV225SIkCyt5uzr6tS6UhKBspU2DM0ZMQ1Dmx3TzZuja0byKUA2NrlrbBJo1k8ndUbOZ/gpATmX",
-	"j/omV+lGreNYV/nxUdsUGoK5/5mfIa0UMjv+FdQZ9VE45orhNfjTERYkQ1M25uoEhT5XE3yBOTGFQ9GY",
-	"hoSj2x03DsnMnt4ydbZZi9RTqmYYdKBvhkatZoZfoUyzdpoNIWJYoZk5lvTCzaNT1Ly9RTi4pmwSk3Bg",
-	"JDHYh1qxpJmtEj7BAtm1qSZ6taHNg/0Eq7UeqU+1WrM2zSBAdl9ipvbLvdGeYhOMzUTP+BRb8czayDLv",
-	"logCwgmRkpdZ3yQ2kIw5W2NEvyfZE+vP8DS7Yb2F7KmrhhkSqz3RZciw4FPchbKCgS4BsJuBdMU01XvW",
-	"DPfIO3JmM0+b+Z4ET+ioOxIinGZ328LI5Hw1eR8kY9vQ35VJHns3DJ1SvNJjbsSV2oTeFLk8mZazsMzL",
-	"WQDA/w8AAP//",
+	"7H2LUxs5mvi/ourfbYXsNsY2kIeprTsSyAw3IbBgZnY3zsVyt2z30JY6kozxpPjff6VPUre63bbbYEgy",
+	"66urndDW49Prez++egEbJYwSKoXX+uqRWzxKYgL/PiVC4AG5IEk8VX+L8WiE+dRree0hQXhAqHwmEIef",
+	"fe8Gx2OimoVYYvVfaHASei39r8/1xu/h7s2r0d6X5u3L69eTffmC16d/4F7g+d5IzwXNR2JgGvea16/4",
+	"3ugFfZXUvzTFnnxxM4HGEttZRiwksdfyBonc3mPbo4hGnu9xIhJGBWlHI+K1Gs3dvdq+70l2Tai4EiT0",
+	"Wo39+l3Wzmt5p5hfEylQzNg1CoYsSaYHaEg4QZFAQzZBJ4gTHCI5JKOamoKxEYCr/vF5b/+F53syGhEh",
+	"8SjxWl6z3nyx3WhsNxvtRr1Vr7fqjdre/ot/e743FoRDV/WPz43mrnfne2IcBEQIryX5mNzd+dn2fxkT",
+	"IY8iTgKZP4ZDFMJXZHYPbckhQQGjN4QLLCNGFezqm5romXjuHpMkt1IdJYljNCIIo9/ZNamVQzcDzQm9",
+	"YGxUhMaCEVGEkdoWH00iOUSRFCiJsewzPlLgwdQOKPaT+ucQUwoHKjkOIzrYDoZYNbb9vZYXRiJgPFSb",
+	"VnoIemG/DbFEIUNTNkZyGNFrhHtsLGE7gjHnhEo0gjP/74qLvpSc4JG6PMW3IPCI2NX7MAO8CiRsD2ex",
+	"ZSDrdvroH2MBGvIjRkkBdvUgELlRrx/gpihUjVJw4TG30NeOJ6cJ6Xitjn5EHc/v6GOjEr7+NpyiMAo7",
+	"3l2HdmjVXnotwyi4JrRWq83trYCCzimagM+LEYXpoFFFx2t97TgIoOO1mnW/k0MUHa+132jWdlU3hVVg",
+	"DgevdLw7gM8rbuw7HMVl1yLh7CYKCUd9aIBwXxIOa9YHjoTEXLrXY237TThnHHqZf6nlByzUvx7+dPyh",
+	"/fnqw+GvhyfvD9+8P3Y3V7dQKFthD8okwjc4inEvJjVoFxKJo1joMYXEciwKc3KCBaPw8VTtZLYTHEuC",
+	"4mgUSURuA0JCdRR3dl/vfG9IcEg40J8LLMl71XQb/hdoCxEBjxKF2ryWd3LcfocAqbA++ud2ob3CZYac",
+	"ea0Xdd8TwZCMgGiobfJaXkQlGRAO82adL8gIRzSigxUmTPvkJl1lTkFKFnhJAkZDgcZURjFcnF5EFVbU",
+	"W/hMoElEQzZBXPUXucn3mstmJ5JPtw/VnZw/s2RogiOJeqTPuEJrkk+Ly8zPpF7KaDzyWg2/bNaZY5qd",
+	"+xTfqhEQ12hXoIRwNIroWBK17zPbsNpBlx7bLBAXdvKY9KWiaC7aNbu+FJj91ysBU3oHrmh0ixRjgbaE",
+	"PpTnCEs0GUbBcMUr0Xj5er+5v99cskd3vpdgjkdEmod4aDm5ImwuHxiFhMqoHxHuo67m+Drjen03iEL4",
+	"L+nmYKnCFEZqjgTLoed7FI/SXichsHhfxhFXaFdTTecG4tv3hA7kUOH4enoLheTqpNXy3jos0kl4rmYo",
+	"XZvLShWXqH5bvEJosZCRLVlgkAPtges8InF0Q/h03tmF5vfi2ibDcPHSVAO9srCBm73dYC/cJy/6Lwev",
+	"hq9/vy5fWZgB87BVzaMGkow0rkjwADhZAOLLmPBpBgW8Es+dMCR9PI4lMARqdoO91NxLcNk5HpBZONRX",
+	"RMejntrKPmcj1JgHjAK0HJbG0sl/I70hY9fzjnaif5492WUHa841eDlqXu/RF8mrL3Wub+xt+blOUkAe",
+	"cqyOMJbhnCuash6pnEDh6HGSxFEAr2Tnd6FW/TVbxVfNiuguoZpmhuHxfMvGAE8O/IoiPUu5FeDWFcvj",
+	"tcwsd6n0qiYq55tyAl4fx4LcuZvzX5z0vZb3/3YyYXxH/yp2jtUkx/SGxCwheqPypz2zNi2BYAtJRHEg",
+	"oxviKyoGIPuIcS2U2YUagANG+9FgzEmobsViVqwMZtNjp9h8Pn9VbZSsSznXVHUU1XweD7JojNkOixiJ",
+	"qiPlVlXKCVQfCVam7sYbHBrW5WEv5uTDr4fvT44+Xxz/4+r4sp1/L/2IxKCpUc/l3FwieP7mHY3GQvGM",
+	"iFHFsrUQSwjFkY8wlUPOkijw0YCzLz4aMDaIiY9YHOMRzr+lE3qD4yhEIBspthvl5nvUR1VYvlFkdM0e",
+	"oL+jrwg2wUd6zeiuiygeKT5MPb6QSUlCpBBlyiXiUHdBW0wLgSmT5SMxDoYIC4QpYjeEb8eMDgwXdRJ2",
+	"n29e4w/6Gl1G8wOT79iYhg97l2/PPvx6fHF52D45+/D5w1n787uzqw9Hnvtu3EkBrffVtE9Ag1Jw0BZl",
+	"5k5rKmTEJxzHhD8TCAcBG1P5XNGh8gVpVabuPcSKOunxXPZ48yx+1Gdh5ZL1PImj4/cnvx5f/GvOc7CT",
+	"PdFT+O34zc9nZ7+UPQbDKS98DrOL0U/B9nUfg5WoNg/hR30I7xjvRWFI6INfwHH7+PP5xVn7+G37+CjP",
+	"rSWcSRKY60moEkhCl1kLSUwkOU9bKWlAEImYuqaR0Fj4AAUxwUps0KzQ+WH77c+oH3EhyySgZ21tvkGH",
+	"QkRCYiqfqWENKCTUgjHMHDH6yKzc5dW7dydvTxSJOj++OD25vDw5+3CJtrC26F2TqVorRhMeSfLcR8Xt",
+	"BHkpN8w/rs7ah2grxw9+GTOJfTQWJER3G57th32TJ1QSTnF8nD2y+wtR7eOLD4fvPx9fXJxdeHnhRs+i",
+	"JXK0ZZTdKArRbr+JXwfPH/lRuJApwQyNKblNzOPEUTzm5ADIlLXqBpjziAD1iQzwYnPJf9hLDrL1qb2P",
+	"61AVnB5fXh7+dFyuKjA2/7yGQHFkPYLIKJHTPBUxgCHVTREOq1h8EqHfLARNhoSirgKhq2AYRUJEdOBr",
+	"eBVNkIwhJaofoIK+ALQVTA4J1zL/5qH8qA8FNMJrIAWnZ0fHGR3Ic2dafdbytJbMfSVthX9BJ90dJHL7",
+	"dReFjGhdLbmNiqxX1jrTYJPfNUrXTilAYx71DTnr1HroGYD6wCEBZ2mJ3taYXlM2obqxnzYy2+2D8iyz",
+	"SW54qx/1Na1H4C9om7xZ8eObaL18xRpplRWISHDFo3CeuL+5xD/oJT7H05jhsM3Ye8wfyjydH/7r/dnh",
+	"0ef22dnn94cXwD5lt9mYclCPhVNjghSoUd97tf/yBepNJRGPesFngNMoPQ8NOo3ebO7yD3qX24ydYjq1",
+	"3k4Pu8sXh+3jz+9PTk/an4//+fb4+KioiQL3MeNxttfM8S4Xs6Z2X7uboRjLR7b2lQDuI+ya/63JjvBt",
+	"jeEDRrU3WDBFAU7QBCt2BgfDP7ntvOA1uLC30/RP/oyuKB7LIePRH+SBvM3Vh8Or9s9nFyf/Pj7yyqzh",
+	"jFtBFB2en6BrMn3Up+HCo7G/mTUnEY9w3Gd8pN6sYeXV471h1wQAJrdJKrxfUTFOEsYlCU9JGOE2OAI9",
+	"bMsur87Pzy7ax0p0Pzo5/Nz+1/lx0SSqBt9WkyHrnFCc5pH3sQxIh54aFxyhkAsWJcBtKOwPiRqMn956",
+	"JJ8Z42LulpupvpWhE+Qfa6fcSEB/2judXiHtqGksi6DJSgiXkXbgzF2Wr0V/Tz8XabjoHl5Cj/dG2TXE",
+	"NIw16zEzovZH/VriMZy5pX7UrfJ32QHmU+qZynq/kwDm1CsECFpfvUiS0VKgzabcpaNhzjGouEE/AS8/",
+	"DCPVCMfnzr5pt9kSd94hi40/TA29ISIKiTDWmVGPcIHiSEhFfiOZGmrIDeHTDg2GmONAEr7dj2LbAWEa",
+	"6gaWYCPJku2Y3JDYNokkcLWD6IbQWkdtU/6EMSyy4l7YA8Sh2tboZtWDx0l0TMOERVSWBWvIMackRL0p",
+	"esuJYtu1HojReHqAogFlnIRanw8EtoeD65pWtIZnNJ6moXfFO9WL2HI4sSQjQqUFNYgjG067qN9baJZ2",
+	"ArDDQ3034vis77U+Lh6gnUab3n0qLgWwdd6s7zyNHmMxwXA/BwzHYuUlRqFxm168e+pixSTUOpJFE/xi",
+	"G9oJYsbJahdkREaMT5f1OdWtMtHzuCIaOi00z0Zok1GiRNSqQ2TtYQzJo0BUP/RT06H0yE0wdAluzHvq",
+	"LgM019j2viRSRnQgKvVOG8/Hy76XEC4UAozk0nM7d5qqnvF4EGnUUwkfn0P7MnycMCGP70WKbLjCT+Mo",
+	"JHFEl/e/mO2haGnFfXW31IYgLMG8Cgde6qZppwtjWyri0N+G02LcAOoC/9k9QAknwuJTNBkqOtLVw4Fl",
+	"1LSrhFGFnMZLn/ZbS7MuobXqNhWSjMpjXfRvKOFslJj4aNtfh9gKzY5uYYlGTEjUrPv1ej1rpS1K+RCV",
+	"kiAV35NV33rukUuWmDde/XaNk3DN9GAsCLdPcXmQlcsyRaGN9klvnqaM+Sfs4ntLWDJq6Fx0fyZwQCOu",
+	"7F2XUC+XRLrbk+HQGd7N9263B2zbfAQp+gJPrM+DZcY0w+AETVTnzA6pfi7gIIYNk3YcR3/gs0vnDiq+",
+	"q4aurI3TcGyYEyQkMCZYAFtS+7YsVgVe503ETmgyvj+bU8aUFPEQoQg2Gx1BY5TGVBmzsNqmdTEyGw5l",
+	"KYdieYqlNP+DwhAP4jXSu7UehmMpbbQQPzUjkq0T357obi4a/uGZkw2Fr0Lh702PodeDqF04q69ZKGB/",
+	"7WFBPo95fLcDBE/s6ChiHcRvY4m9kv3MybUVuRcrX66ULKCqOuhezHMVhshlT9zNLFUpOUeR6lhnVWgm",
+	"x9VSMO2hutreWWG/sAjb0tfzLAXzxiiuymEsZ5pA5TzD1FgV2PLtN+l0iqDrEcogdjJwrXDdpLFBLepg",
+	"lOuwDWCzKgIFg7gQLNtYzd6EZapT+OFeb2ZW8s9cfO+pMXVvewZaNvKyBa7hgtutepQLbsFc7wU/CZfv",
+	"rG34o9/kNZzw4xytVdqXnE91ni2Pikq4NDyIKLbSzELuL2tZehXUgpzRFi5rDXtuOZH17/sHg1jyXEQD",
+	"SYYaObbM5kTj0QiC5yHWURB+QzgKhiS41lYO+J2EKAYmSfNyEbUsU6OE+utDY1y+0wEITm6VHKUuCp9Y",
+	"IrUtWugUSDDFW/amkCWFjkdqE9zueSbg01xAUpbDDqJzckBGlfSf2tq7ZJC3Q0wHT4OtfK/PdZbHFbSM",
+	"vJJ+kVBJOAl19NOBjaiQQ8InkSC1Mn5OsoewbFniKFgTDJcC+6PjX71mLVWWy0/QgAiEkVbboBGeIkHk",
+	"gdXd2kyh+u09g8xvgkj33s9e2flX1eZBLN5PR2lUUV42aT9L8O5DRItyA8kjmE7WKYUUtMIVl7yq7JJT",
+	"rc7R09pjnHsjr2CQeypVp0iMexCB3M9QxjNhNac+SuKxSA0QNXSMg2FqojDGa06SGAfGSG7UrIwaQ/pG",
+	"0bpRtG4UrRtF63+aFTjdjo2K9hFUtPdRx2o6WaIDCoDNn/Wk89RTEpYyWlviZMgEMYnSdE9A3ulLmd3D",
+	"wgOYwxX9GNyLy7HYfVvCmaxDKWXP7lEkaAvmt9S6+u4trHqXSlW1i8/lRxG1KI6n0iCR/OZWkZPzUoiS",
+	"f2/wUnqfznliOwCt4BFZQX9lx3gzDq61c3Lx+S+XrfNbz2QFHjCdt62bF/feFcTT/UgHT5e58CjMkmYO",
+	"BIRaUZbeOmXW5vya7NcvctVDvnpKAMXSa3khG/dix8yls/wafMjlinuYFSMpzQ2ewxowvAN6rr9vlzsL",
+	"/cLNeyAOTJ/D2hHgzKV3FGdDNubQeVqufihculnC6mQQLCGvbvJEgbSew8YvcIXCHKHIuTXZfStwRmNO",
+	"lQyKJSI0JKGujZIrDDHmc8Z072khyYL5RbEBPSaHCPzBy0fhhctchTVVbRXZFssvqmaSSmA8ioSMaCCh",
+	"9gxwKEgk7Hr5Zhbui3Pl80dnZ573FPiyd5DK2DOwH4I7vdpdYeVYAT5ejJLsE9rK3Lew+mmbxPoH1Ru4",
+	"WUZJBce9VFj27vyVxOpPd75X4NJnjR1xvBrTCwV3VuqhpKdVetyVHIajvbiPbjCT73YL1M33xjT6Mibm",
+	"Z+MM+ZZRSuZErpjopKXiUTrEoelw53sxFhK4jRW1kvaWn5Qoauw6bSYugTgJSHSTU9CU4I2zsqudoo5M",
+	"F29dD0toYVp0qfpJLNL/R9axGALD4CFZ3T/EZgR6S3MLc2SOiAZkpV2FGaqfI7yuGQSUboIdL12jBSl3",
+	"fPn9L8M7sxenVKDuMflMIDahNlxOJ2QkaSmtWS3mHCnOFWMrmPrT5ouBf1JD1MNuYqn4+uCLkZmU5l+R",
+	"H1jcyZZfbkVPcXQlZO0g3GUiox5vOUgPY18Ly1s3D1u8PDNPvGuQXUQHXcVJYC4hlJ5xqLgU0QEkkcNg",
+	"yYgCjCRDEiv+ST73O7Sb4squj7pQEs/+DXxJkpCwlabfNnws4yny6FBORuyGhM/91AS45WKXNAlXJFuQ",
+	"fwu4LF+hJZ3jtDftUEx1kjuTIlYQgrr65nefa7Ag22wXbQWcQB0SHKdpA57roMLUrJ7uh2b19GrUHjuL",
+	"S63k8Fmnsi0TA1w2fo4DyBxMU3Q9XF7FZzbsLdJx3kuuXwrgL6q9YR4Mfb4f+/C2nJqsIi5URbQu/Dmk",
+	"a8obzoRoMjYSED9UTtt1JbwVl22LHs7KHlAWMycvzJu7jAJmmB2OMofgc1vtAl48vzlYIYVorvvfYkc+",
+	"4fRbIjrBWordKoL1YOQ6s85HwLDpHOuD9lHB1HfVsSQ0mq+KnkwJlpJwdYv/7+P/dTq39fp2p3Pb6Hc6",
+	"ty/7n/72X94SbPeLQT4FaqPeZRdSXsMD9ZEYYq4jpiEMXEm2EVXERVGJri4s20Vb6rt6ZhAwnsoMz12/",
+	"EDUi4GOoULsMG6+Jmcgd2KN45GlIljrkFde2vqv4WHxJOoGT/TcPqVON2SWFSwszl+CsrFJzBXv4qW2u",
+	"SxAqbqFEOTPQbh6WptF42gI/Bi1DYpTxCygw9XKhHG+5OwNnyy2htg4w02ZQW6x41hJyL85+HhVrm8LN",
+	"oDubcCYV76cZxCEbOWWGMRUTwsVy4padq1m3b/MyZ5BXvDTrfsaOYfR7ec3OStf3qN3te8y3fe7wcTN+",
+	"P5wgnK8THrAREVCUIefxl0SW/+YhXJaYDDgGq80kUnSqFN0fVfA9ms5UWUgFDqzrQhAXElu2Ys50UAZl",
+	"1sk2IVAa1TP7bOr36WrM5UPppboOMYsc12ZN9pTEK/oYjFhIuGFi9BpL83RobXbYZkenYkmLUyVnGeNG",
+	"yaWauTbHo0RONVAF9qTM+yLNhV00q4SkUkqpt6rhXS4t5NI+R6ZtPpwlf6V+Ho8w3eYEh2oXkfPjcrwI",
+	"wC8OaMlgd+7XbJG82Vz4hYR+86qReH5ZFZfZoiOeX5L+eG5RsLJ8YaXlktx/nx63fz47gp8P378/+w0g",
+	"KctTOzfxXnki0JlqGPmc6GU1Oi38RyeX6stR6aPNXZGVXE2PiMIQwipW1TU4yPnVaHzEiUmvhBTqnFW7",
+	"9rMQg9zoC4sAFisGKP66cHuel4rKcXn529+gILTOVjrBAg0j2YIqxTZNaRf0SQqKiG7342gwlCjASekc",
+	"SQ53L3qfM7he905dEguaiHwy+C3nBpQvForqzCk8rbXiz4SuvKO2WAfRaEtd36aiE2qvi8/o+Txj6ULj",
+	"hU7yWvSNzaB189suq6i+VfJIbGDL3Lq/93W8MsbbEkZa75bdKlM61tgbhrj63t3Nw5ku65Sf/xjSj+n6",
+	"Nz0WTmcfVpr+cCmFKPBShYXGEzwVCIwOZULAXE6rGJDjLO0GNpgTPCo7an5D+Da4oxPVULRQV3FtLaTD",
+	"pnVHGAP97+XZB1OKGYE3qI8IDoaoz+KYTbSEjlEvxvQafp+9eL53uw3TbFfL7OjMDmtPPa612sy4Tq9g",
+	"uAndfq52o97cWxqopfUQFRjgbJayA0kXcWI8VNdtek8ngHLxlVtnewrW+rx3ewmewdKxzF5TNhGtnBOC",
+	"rvs/gBpMTAc3uI63vqIjHWpz0KRe9wjkH9T9qsnRXRe0PF9Ruqnq0xY46GKKWKJPvkO7+ni6z+3MbtYa",
+	"GiISDJn2gIA0gag3loiSGwjAwLrKW4fm4orCSFxD15j0JWJjcLPQwAttEKgkO+bPe7mHd/74Vrvfieny",
+	"aFcbJii71adpJEMBMWaiQv4CAfxohK/zFn51gWIiRLkKJGZ00CZ8tFAAGeFbyKJ8K9vgbjM795txOMiC",
+	"dgjmcUR4pqgRaWEMwG+m9gtUJdcOPB1KhIxGWDFNWKK9XJioboO2TBQneuXX6/XnLZiKkgkRskNHmW8D",
+	"lqgfSW3t0EUMaYjEkHGpFmoWoi8zpNRsD0mH5l3YrcKTkklaA011wJqa6OVANBHc2hG+1WQb3NbrLh13",
+	"3dhzzIZmM98WPdLKZDvd9Mr6Ws02KS6uhN5WO5Fsj5t165LvLiRdV70aF3BqDSaj5Mni7PO+YmXKtcOe",
+	"OUBCc1XuKB6REFEGenK4A5SBFq6cT36otYwk8arUNqecfRKNq+K2TdjoBNKTT/AU9UifceJoIcG/sRzB",
+	"zFGYLtBOGrVkupoMujI0yZfFGd5jI+8Jcyl4qU201DVnlUwROVOkXba9Rz+ws0mKJFLctbLebanf0LKI",
+	"nQwMNxSsgENtcj8XZxuOHadeo92vgDJ8W8Cshb7qSoZ36K6rNQxQORf1oxuCxBAnZJaVywXwpP+YcWaW",
+	"FfJJ5zvZHXbYmb16lZAmc1/vEw2VY9D2S/iz7NdGGftWRFezJqu58dtFB+iCRiKK40gY2RyKElsyaJ0s",
+	"lcSuMVxgSJg6mQoxASt5+Od8mHMg28jQBc/mwpKR6vTxezDx2WWWH9t8pPlQM9sKRjILoesT4iK0dPXL",
+	"TudhFqTcOa/bbJQOXilYvwQB3cqK8Fv0njveqnzTiXYhcXQuJp+LIe7FlPBgGVWSgyiqY5AeZDGvUoi6",
+	"ZFnyY0lEggNSiFZtvLDc8SKRMLuEqyy7iCvmMRqundoxUwDS9meypmVQnZaErxdU3JiTCVk1lGDACZEL",
+	"ClbMibqlAeESR3R5kPiyqILTLL16gQYyieO3i0OB0giWHLEvVxzDeKfLA3YymXyo7iYY7uf58Y8TWUqy",
+	"LodKDC3kxoijPlHNdRGhRLt9auVqLStw4bW8169rr/f/4uUdjerbrz99bfi7d51OTf/RvPvLfy21m+VX",
+	"7ZftarqM0vuaZjMoYSmWvKTTYvIDe9vTKrqYyiFnSRR46iayL5CUmg2AWLM4xiNc/hhmEyWUBAilRaxS",
+	"a4Zvi8TpgAY9YGpzyfRfGm1Vjw4qppRZog13jLmgcTwtZngoRq4qtE+D6TmhOJZWhWtUGY60v90sYXFG",
+	"+DbTBuX0BAUVSKmrKWRsCci9ZpZklBCO5ZiTuR3rpUxZcp4HdmGHMqRynvNHKdBDMLbJ83zGRWfRwMif",
+	"Ez6/BTyik0K0dfH383kBrEXLtgNPrmtungJYZU/1PJ+5ozqHsEqSnELOmDRLRSEpRGlyMFq1JceRXBWW",
+	"0msw18PGOMygLUnwCAVDLJ/7yDjMoK1RFHDWi9lgENGB+sE41aAtzXkqrIGTJOdi6bjgGL8bxxmnDImZ",
+	"ghdlAmM/GlRLnvJWt73zXXXzLMNUJQmMHlBngamUzDhdwtsU4BWu3FiyYzrAA23ZKYU6GOKIrprrJQmu",
+	"+CIfg/nJERyFDOYDIn/GYijxQDyUwXHT3JRQKZ01B+n2pkqB+ab23Y1gNWeMrA1IUzF9X1aIZXVP2q9W",
+	"lOVTug7LCmTcyv+QOPoDM7Gjod4WLMYUF/LENPZy3Mz/fMTbf9S3X9c+b3/6m+3ofiv1ob4oTeRTcG+k",
+	"QTwOyfuIXou5VhIL1tcSiSQiuu4D+KUybZkYYTp1TB3LXQBG2r9rgS0g4aRPOCdhBsviIceCHI/Y79Gc",
+	"8caCuBe2ilPZbCj5rHriZlAxu0KyX6/a8vV+pZZF9erNQCdP8PQQZfhouVPg19lOcyJ59bMaa78/dE2m",
+	"2s6fxl5FYQ2dQWTVNZkKNGRxiPqckG0duqXHFweoK0jAidRVeCY8kmQbpNStn4hJYYpGWFybWnA6QdDz",
+	"slpulsAs8/Yp+EdCMhKAYBmGnsWDlnwtTeKk27lzWiK4rKtulvUsu6iXjMszXpAhsAhMbthS6pp5DZSx",
+	"HEsElzxrUdVX2nVUWGbr1g4eR4yS1NY2a9CJsbDqENZH2OhEtOk09ZaddcnJ6Q3LEo0CPQF96TOh7vGa",
+	"dYZVLBOOg8siw4Sr6FuoxzPjgTfT/TZUuxybZMeRRCZq7KEeT2vcjPmuTq670MzCzyhx12ytqHrtPpIK",
+	"ceEEc6nQW1eNDVXCFLrh0UiJUczYE5LEKIpCYOUXLSa72RbuxWvPDs4o5Re3B4nWuEel5zPVvInenrvq",
+	"mT1mBqzSIVtgtfbOCoGbKp65g9n0+n29y4tSTs+AXsJe9jkejMzhp4bgg/Sz4nW4yZ/DFIqdve+OAWsO",
+	"67yW222nmXO/LYvtIuPlkuQSLDxDuFYUm0dRxuKtonJl4+QkvFcWy7DN3rLRCNOwMpuXUxnP44pyflNz",
+	"99Lt41gInblcs0+Bt373Fu3u7r5GV+23WoIZOXa9vAK0WW++2G40tpuNdqPeqqv/rzWau//OGfWwJNtS",
+	"W99mnS2ztI7ZAoq8xsoC6/vompRz3+rXCyInhMyRZbXoNjcwRP+8KCrEtjEiyhyhggn5zmoLS4VNJiKT",
+	"LgsEi5wL68hHQyV/hvnD2BsWNNGN7deftAa67u/ffRwNw0/leuiZ62H8ERaaQQvsuEkZnToB2eLlkdCO",
+	"9Nr4y6itvLy+AkfLqmPb5AbLqnUKwm+igCDbPreMrUgKzZbs11Goo6SUBKq5kecHKIgJTgsj6+Q8Vg2A",
+	"BziipQteqAzS7s6VuVrXh+SSxOCKOj89aXZtJkNjpQ5ejprXe/RF8upLnWsr9W0Z0PdJPep7Yx5XzZnD",
+	"Yy9d/Ux1cbNj8/Ksf5p/mysWp1zmHldk2uKpcUzXlDsSxihljUo6AOAA4Z7JqY6pQDiOTYPRbKbekj0v",
+	"3PEK9+DI6ZG/aamxNydNll68qvctNTfyuGK3q4v3M6efO/gFB/kUxZ7KLmY2/HLgHuajUFjour0UsuEh",
+	"2HORKAJ31iBugwt9zRWoy83GMmAjMKBq/CiJkEiRION0VXhF+oc5xpj7YX8Ac54IrdcQhb5eBxZ2DdtR",
+	"iBg1qhwH3gwtkhtbJC9s4GZvN9gL98mL/svBq+Hr30dleHEWsYbzR7guDUfDQh5qYFbcBciVZ+XdcvKW",
+	"PxxDuGrzwDAFckyQZiE8tN0+N2VQLJbLD54iO0sMB0wiyoyNvtxCT8ntPddeLYyrENm8LsdMQAz2DvpW",
+	"RkrTaac33r3eFZ7kOlICFF/5N04HULLCdSHJbMseDVPmyK9DrvdLybW9NutY32OtKSPcD+UwM+FdZ+Cx",
+	"zqeVsoeWDjorEVGDy9WICKdsuRj3VLMeEUgyMMp1/6qDcwscltXZ/NU6b9XMe0z/Njxk+reh9unf+k1/",
+	"NiUBMp1nzbqyhlmutYjRWtbQAFtTKLJUPzSDZUqJ2XUE8dV9sxPZJhjvWnGgfacZJc8ERIFq4Quircc0",
+	"JBzdbtvo1Fxqiu90P9aIBL8T5Lc2pPeYyO4SrFBrAfO3SA71cI8FbJuYJMFriYIyN7OKa3PW9AcOFXGE",
+	"sTKUO5QyUThV/Vegq4v3NXQoTYCGYSNBxA1DToRQjB4ngsU3gI3RaCwkuFD2CIoZS3o4uPZRwqMbLImP",
+	"4oheb8cswLGPRuNYRgEWUs02piIhQdSPSIi2xjRWQzulLPmYmvI3kOXi6LNNbAEJNj6fX5z8etg+/rsi",
+	"L8/zLD0so7WzoxGg+a7QlS7EHc6WzJmPmyoWZSuP8V6jMP9tpfe5F2peKZ6FYYZPW6bnqZSN35HS78dS",
+	"5S0udJO/aWuhVo9VhGiWGJZo/C0zB5gtkgKJaEAjOkDaKcRPHdxRb4q0KhOZgSG09oJJ95OeKE3UusIr",
+	"3DwL44dTkvlzMhQk+NxFf0M9LMiLPYWUdpuIYxqyEepNpWLCFZb6+fTwLbomU1sKNiQBC+HsJBG1H06r",
+	"nm7J7PXW2zXmkZxeKgj1DesRzAk/HGuHOf3XO2sR1NQWHZ6fqC3yZouW2p981MWD68/dfAIXiWKiWIXd",
+	"pj6FZsHjDzYK7g9Mm222ov/e3R2UjOozazLHAWy5dr21sI1wRCWOqC6KArucsg+DSA7HPYdvsOzDjI+a",
+	"fqZ+6qJG/Cz7AQ1Naj50eGKSLaEtExK7Dd7abjm/DmWK9/nfy7MPNaST/RjEkwp63a+oY7FRx2uZcqQd",
+	"QEvq71qthu66vtZ5dmiWK6iss+ZbUEc7NagvqoG6wx1PfTbL0H+Y9HMdD2Jyax3aoRpElph0fMhcR4G6",
+	"6k4wHv0B31voDZyRyeVzeH7y+Zfjf5kUPjX0C5lqH88RDkmHAmrsmhMCZz59W7sHCEOu9LALb26EpzrA",
+	"LMBxjH46bmeACAc6PJZDQhXfKcHNSjtZogBzsOzpwjqSbOs8YEOCQ8V3WIWn+mhAgr/hSnKiLk5afJ3Q",
+	"MGGRiSlSg5gAlizdFnx+7ncoFqj7z+0LLMl79Wn7r124IqbAz8lx+x3q5n7tMz460MvEaL9eB+eoDh3i",
+	"JCFUuCkFYA7jK6umJSGKsakGP9IOjHEUEBM8at7B6Ul75uIzNTIb84DUGB/smE5iR7UFmUfGzhPSLpOn",
+	"mBrfcfWoPd+7IVyYEva1eq0O/j8JoTiJvJa3W6vXdrUVewh4ZMfU8m999QZlGFmxrvqo1FlDUJBNXIZR",
+	"Ag9NIoyUMFRDbXWsZkcF41I70qiN6dAeh5wovSnqRmG3hg5170SdqjlKBKlPjDN3HAmp9y69W4qgAkA6",
+	"GZjOs4BHRILjyccZizmkyAAfWl9HSzeAgVW/fRkTPrXVGVteokNOspRUqQmvsdjB+c4vT1SGEsJhgfNm",
+	"1InxSqds1vNpTFaFACymBuG55WvGYh4wqTa9Wk6uQun6mZA/dfLXZHqAuimx65p8xz1bv6cUDMblm+mK",
+	"YDAu30FKw3mQ6KxREaMHqKt+rgQKXNwcJDiOq/jQpQ66d5/87Ei1d+6d+mbRIDy5Zr1ezIyQQAENBe/O",
+	"74aTSwVsR+ViXu1Hp0p9WeTNpxy/ucidSHFqelhjU3s12vvSvH15/XqyL1/w+vQP3AvS+P6WN0jk9h7b",
+	"VldzpvZ6K4trNPvZ5jhUWPtQiEhIbKsRgFkpq9XvsGhFUPcVqPV6/d+wsXnNYi6OrVEMW1PPyQ1Ta+Sj",
+	"0hp3rjRidOYrXMCcxhF4n1lLL2C6NOWjunOG2KkZMqLz3ibLLJvU9NgpNr/znREuLHmsPkrWpTCSIHKV",
+	"UYRWQbokttJ6ZjsURqm8pvJOM6NVWNdsBzjYPf1ay3qmr3rnDQ6t0gq6NJZ3uaLY8GxaNt5rvl7eqc3Y",
+	"KaZTMxfYW/erwAdlKimOjV82XH5dQlfTVpQSVx1B89FQNO+TUzyvjAsH2q09c4DYpn8BCwzRXJCBDKVp",
+	"adKS2/0IEpOdGs0TZdKkRO6ZNLZzMvn1piiLHcE6R1itQ7u9iHWBSe0RhJGI6CAmNsZZde+aAu1dRKgE",
+	"XtQ0dsLNxEGHQkY2Z2rN2kSKo+F4uqMlNGAUa+jQMi6M25pBHdrN4cWu8U0qC7F2IrOx7Y90926Hgl++",
+	"beF0gt/LuCR9JIemnrHJEvOGhdPVyE0vYuoGHN8mhEOM/hF5FylAJAsY1L39mcSJMGUzwQSmsLsS7/g1",
+	"kUhyQkNQLy2jUuFMGnaj2R0wqIwKQMQ4ovmhtVegTieV5o9UrRWgnu+1STCkUYBjhCmOpyICYNZHw5Ji",
+	"pHEWP/zRSzgJIsjHkmAZGZduEyfsJZz1iRCg0PZsTLDX5xGhYaw4ERv7+9HDpkwsNBySOOmPY/0c9TXW",
+	"bEAae2qjRT96JgDxUy4a1HzMpA6cRDWFLSmR2z0icU23UPI34IdUb6Td2cxuzAl2VNRZOH7FTqxWlnL+",
+	"o1qc2sttqN/5qTSxvJ4tn0re3ImS7PGGcDvBVgUvYePKnPcL9vaGGrWvQPDzXo53eV2QAaPA5DXuyeQl",
+	"0bERcM1xtXZ2wKAzZEK2XtVf1XduGkaC26nAu62ZFVyBt3sYj6W3PFzEZrXTXCUTbNUW4YbT2nBaizmt",
+	"+u7yTu8Y70VhSEBPvteo0OMcT2OGwzZj7zHXdWL2GvtVwEsztZySMMJtE7/1zRhCYwaxfMQMR3jnWwXS",
+	"zldj87jL/IRLshTBdzezUGqNKSQpTPO+AjehMyP5itXq0AFjYQ0dGu3utkn/D2EA4Iyapr3Xg+/Vd2fK",
+	"t5SxTBq2jGVah5ju+EvnEG7DIFwQaFeQvW09EVNX6tkM6n0G+4XjGPZUgYEmin82gNQWYe2H4eiiW/ZS",
+	"HO2AtMHRGxy9Thxd31ve4wOT79iYfluB+8gYqObhV79cKX9B5JgbQVLL1AVkahCmtWRplw6FGXUaK+lr",
+	"WbVDGVUoVqDux08my/5dt4Z+xfGYGHkOdS07X0vzN2iLkbgmYRki/YnI9WLRZVJouXhZXfW5BtmzKgaf",
+	"lVE/QTy/TfxXlupvdyZj314zS7jnNYCO/MWW53pCufbB0uwqMuwTCaLzRUsnd8jRyeXbs4ujz+2zX44/",
+	"eC3vr+b/9Ou+p1r7QdS3EtndkNoNqV1Can8UwpmqfefoqfN24bJ5sib6BZ2ExrIkgzn5sHBAhPbNNfTU",
+	"EFNr8QY9N5DjA6QrzVtXymtCEq057lBwqBQ11DW+d12tbZ7reokDOcZxPLU+mKZoTjdFKl00Yjemtqwb",
+	"HE2Z1FS+hrp0HMddRzKqdWhX46kW0miqi3AsGOpxhS8d3T0OrrU639TdLyP42q3vwcrmAs2xNITxEY7d",
+	"MDQvoo5WqTqOzHsUV1Lc3ZNhSR1tP+YWlS7h03p1bOl+PAmpKTqELhT0dBIhdbc1ZBsStCFB31za+49S",
+	"4ennupoKb8fy6PP9wq7AyVI7XYpcfm8EjpQYcYUDjePVkI15PEWcxfE4ETX0ZhxcEyk6VNeoigZUZy+5",
+	"ar+FtgKyr+CpaDn1R8CXNKICddWYXd/ERQvZodlPknV9bSIGybcHE6EeZKShWbieb421Sv5VYnOH/kE4",
+	"EwcIRC2BAliFBEKsBxEQmzNiQqKXAJtadQrs7osXHWq/qv/WUNfqMLvaLVDoCl8iCok4MPQ0+00tBqR6",
+	"Y+2FCkWKtcBZCdI+juIxJ2hrv76rJt2vN5/7mtDrmliST2sdatNZglee9ktUsqs4QAnhgZJrYiKgirax",
+	"1KNhJCSDvL7AenSoWTIacDZBvSlq1v/iIwE1/KYwoNqziKJG/S9pDbVbHEjNtCzSChymV2uJ+96lxDxL",
+	"1qUvk02ddICae2bvjR+mOvgqjl1qwTm/rgpplEo8y45pOBc0yiZVIJFsDXDoh4QmUSiHB6irtqTSNkQK",
+	"Y9yArF6R9NtjO7E91+jNBodSrqKxGnI7a8tTawR/eQ523Y8mD6H27BqlOpIXkCL1IldP5+Xefm0XGCcu",
+	"F8/nlsN5Xa+rjbez1N1ZmiWzNOovm7UX5dM05k+zW6+rHZVspstuvovEsU1H56qJmn75RryarSoEyWxf",
+	"NZq1PZOu1mwMJKRt7O/t1V4USgI1IGvOWKd4az7AZc5eo2XsIyeKiG7YxQ27+CfRWGiLnUv9LCuWV/c+",
+	"RH1RystlGQLmc3NtpzhL4uR9th19SE8EPu1p1mcKloau0bx3dYiFTawZBRjxMYVIDZszQWd3s650soa6",
+	"Jkyja4K4wOHumUBsQlEUKj4FOLRAR1mkM0OeVtX/MPtGmZ22Q4dY2Jy1aEpAF9K1a6EDRR6jmDj8aiSM",
+	"DgRtMY4iakJ3nmtXQdAbQ2cS2r5awWLF7nlRCm+djV8XpTTBeR+/embv4KOa8WW90dzd23/x8pWnEbVl",
+	"M7Tm4POQxAnhn3tMpumMbhQ7NksI95qtRr22t//i35nJWZxQRQSyv8/G0ms1Gm7RwixLdlab3lOUOqLB",
+	"klyWUPPXa3npTkMuWXfuemHqem7mzKUwndj6UAacwFVSTH1EUdGY1UJWmX94fmIU+iuBbAMv9fO7H1XM",
+	"bsoyb3Kobprdqw193NDHPwl9BN/zPMp0CGT69THIY76u2pIwOEsmC/5KoL5nphInlfHU0hStu9iSERFu",
+	"EFwUPlcEDAo3RwLIozuiksOhMr1ICL4WmtoeIAye1h0qcXytkJuSwtlYIqwHgjJtJuCpMJwNo9SGwPkU",
+	"K1cNbbWNhnCbeTnAnXb2aZbGreW2VS1bV/KHIDa1diQSdk3Qllqv+h1qnITP58m5poThCoi4UMuwFEg5",
+	"LJyWTUyqoJoHiikiuWZQ8vsF6hyAxBLHuRGPWWXm1eHJqoKvTwfgcDY2eUIV+wjwPmoTFleCvY5oaM7A",
+	"09yP8aaoyP+81byW4oActgMnkZdVB019CfoxY9wzCoBl7iffTzibe8KrRLXNVJzccCQbjuRPxJHkSOLT",
+	"Ce3Z8DtfgxwxWOhi/Y7xAbEh+y6NgmwH4BuoxagaapeUZO1QncKAC7TVzbmddX3UnXVP62oxOTUYKcl7",
+	"etChanpKbmWajwOcJLDUjArjllRhaci6wpWKe6FkAvacdIoa+kBIqH6CmlHomkznu2+7sK1P6K5GY+zG",
+	"ptmzG8214OKKntW5w44EGjC6MbdvsPE3Mbe71/d7crQuoIf5yLxUCDyjZWy/waG+632tUR5gUkCPoPkE",
+	"gTCSkC5sxjb6KIjrETlpLWQu5aXrTcd0leel90pY6Uocc1aYHv6xvdf01oJnV0GwG8S6QawPZ3O/OzT5",
+	"E5HVceQ9Gd7lCqK86uMcy+H92OSdzAi+wO7ldnqWsce+463jIxaHREijzNMpczu0C1mC/g5JhfLcdBq9",
+	"GGDOpyZpRNfWbexaH94EcxnhWKeS62alnbRNDU3Ag3ICqSnSZGNQtk57B1VR46VBI0+tzetiEXTRlrtx",
+	"z79F5iW83sRLmZrKKS7qjcRgPtXEoCOKrToSqqHfSigcgiU4b+tKWDa4iIV4+t+5BNOrEsMVgOt5+Qqn",
+	"5SFEeQeSRnN3r7ZfcBDZr9+ly8TW2VCv85QJabSmHEvI1RkJQ0QXL7Jh1XCzi3yg2qz5KGoz89pW0Z6l",
+	"4viGo9hwFH8+jgKUaJYI6bq7wQ/EYLgcxAOCikrTZl1CEClG0lWTKWmRO+G9lqMAsl/LdtIa9DpU4BFB",
+	"XW2E6EKFFhILzSvonzTu7PpIDHWKUkeCBQJ4K2sd+hvkfu14uhqyzW/bdXiOSAGr81ZtQ9yTKWCmS0eD",
+	"+2887dA4uiaoe3522Ubz93NH9yoNJ1L7YtZ533AinciaXjA2t2S7bWnrdptbf6I7QbiRgpCEKw5wabtV",
+	"TyuUH2DtkUnQA46w+lJU43ssIImnDt3TDMAOXJNtvZ1FsHT97GpQZeWm1fHo8mqr9X2n+1RfmM5vriFf",
+	"FOdkHyja+t/Lsw/PfZ3uzrwMYHq75sKDqxsfbzSzf2pyf0JvcBylWGwTDPXtgqFUr+byXqdK7nG6VNgV",
+	"HQ1J8Q2OYtyLSYHzUWQMZXTMsjmpQD4n9KpAIR+F8VBsAUQrY4FcMA8caq+r4QudVrNA80UNHeNg2KGm",
+	"/Kf2X+oqGbJlMs0rGmTSzKM4opqxwagXY3oNH1qoC/Jj1xb3BVVJh2b1+N06/WlVfvC0opbbMPMySrpo",
+	"K2OJUptjaNNHgXz7HDKc6Dhmw7wACwasEux2DR2ibgslER10OzRgo5FZn107n6LGPjKl2o038ARHMqKD",
+	"Gnqnw7ME6qvXZZQ22hRqSIG1cnKiVhNRzKdQcgDpYgHp3Spli2CIdTBGRne/Gl9zpDs9LVfzH8A/mNe2",
+	"kLdmfaQHgfGQzju70RhsWIgNC/FULMR6+QEfpdLlXM7AFhJdHLSTFjqxzbUrsqt2PzAVrjTdodqteMgm",
+	"tFZqPfjNzvvIFoNv7TlaOTlYTnObCIRjwiFBeiEflS2h9bF6/VabCGQyNLAGL0fN6z36Inn1pc61hv52",
+	"cVqPnCkgV01mbhXG78fltKxq6xJ9uVtfd0P9Nvry77SKgoNFLX5PP82vpHCZVdvG6OriPZLMikfW1yhF",
+	"+LakGeuDFJRlgOzQrkGE3efGLA2VDXOFt2zxw66mDaAdZhOqs0gNiZJblOjUm5bXPYR6BwYWHXZiUmM0",
+	"69kL7dBKnps6ybCtI/2ABFKLUPW9cHNVfLoiunu6DPL3onGLKNtfK5MsW+LR0yUdT/u//OM1f/XTL//6",
+	"wtuT36/Oj16dvD//9wlrvsfv8eXk5e1Vu34xEL///urv6yd4D6RPhYLdcyQ5c+8dR0C9BxtKtaFUmyz0",
+	"D89Cn1GIEorqSkw7X9Pa8ZWz0U+cSr8hZ4mAB5wQCmn3QhJHN5BwpiwaYU4sgkvRHjOZfLMkmfxi7PxQ",
+	"fFgxIsHu6SYYYYMHv6Guylza7ykOYSEqWxB9YF9UXhjw0zjwPNMxE2Swboy00bc8CftZEc9u8OsGvz7c",
+	"g/B7wpY/EbkMVa6mov7N8oWVcn27KblLcn0flOTwZoLYFJoL0nejOdm75ZDQGoIKeFCqskMtwodSE5on",
+	"7dqMQxeQ6qhbMT5W54Fdg5ZlkW5gVcz2TVJyG4g/PSpJ+uuDaU0hVeQT0ZqK2b1TcWmT33tDg75THv8/",
+	"Mc33vXQkO5l6Y6Gx2fSA+sO2gzY3UzJJzc0+YtAJqJ4xTmjWfKG9+SiD4ZsknsqWpGl8JByoywLVTPmF",
+	"qvjVrG96qbs9TuYkKckokTq8qSJxA5IFh0FurAQXNnCztxvshfvkRf/l4NXw9e+jTLMUzm91bQLCDzUg",
+	"c8tQmKguyEIJl7nl/dxun6P9+q75rLfpLQuJ19qv7/oeJbcLht3dd0hlWhjDqO+yRNqzEuF3Zwu392QV",
+	"m7ijntzQ3w39/VPJgK41HeWIxJrlwQrUceer+fdUfYdyC6v7ZztzLidZR+l8SwPJFB224CE8wBEF323G",
+	"qPYunTB+rYtA9jkhPpoMsQRfsEiKDtU4088SRerYMbMN21HYraGTvk7YZMgMlKMwiZvTiSOButq1tquB",
+	"qKE2viYCUQZCc0Vp9ULtbQEjzqotm+V8igvMlzEZb4rMbtDitxFL7NX9LjApvKkiKp2uKCpw8Abatt4d",
+	"Xx+mgCtFZz9B3EnOKKsEDGPY8E14LAnBTQkUZzX0jvG0JEyKjaIsAceEgccTlmNOTDZ7wHSQm94OLBhk",
+	"71VdRYcGmCIxiWQwTM0rMYOU4jYG5l6IDfYv51eyNnPM9+Pt87b57lfx5h8nQy6Ct8P4Hyenv/6tty8u",
+	"/yUS1nvJjn5sD5/MwSe7lhsKs6Ew/+nG7VJP0RXpiyTikcjKPxQnqPCzZWprai4bCCiZ1vmkJCdmlBzA",
+	"I7fsZIeKIZuAemiOUFKJJBwia8BJJzMzQM3WYUQHutQaEVJRG0WrssqtxsN3r/4a/Xb85uezs18+H51c",
+	"Hr55f3zUQhqRo8ho4sroT5uI+W4Ac/hpBQlKQz03HPUG331f+K7+ugK/VDFgU6G1RWxA8dH5OUY1Eunj",
+	"PnBeI/ALeQ29eaGbV/SDvqJvRWMV/l5i5bkDdnzMoY72x69ej2BO+OFYDr3Wx0+KQOpA47KimwrdH56f",
+	"PBOohwVBCZZDnRQgGffiKNBfry7eq5t++NPxh/bR5/OrN+9P3n6+unhfS/n1nZsGUGIDXnEWXQstYBTq",
+	"x2bpyeOoT4JpEIMZ2ZhZTKHaWatN29RAkSwtV+7r8uu6FBiBuqw2ztIZMY2znB3TTQyli6LyKUA2NsmZ",
+	"bJZz1k8ndUbOp7AqATmXcP0mV8pJreNIl7HyUdtU0oK5/5mfIS2FMzv+JRTS9VE45oB6NM12pGHJ0JSN",
+	"uTpBoc/VRBdhTkxlXDSmIeHodtsNtDOzp7dMnW3WInUFrBkJFBg4w4St5meyQh1y7RUeQki8epRzXEUK",
+	"N49OUfP2FuHgmrJJTMKBUTXAPtSKNftsGfwJFsiuTTXRqw1tovcnWK11uX6q1Zq1aQ4Y0lcTM7Vf7m75",
+	"FJtgjIJ6xqfYimfWCJy5b0UUEE6I2BiqE+vMHZIxZ2uMbuNJ9sQ67DzNblh3OHvqqmGGxGpPdBkyLPgU",
+	"d6GsIqZLAOxmIF0SUPWetTM/8o6c2tTqZr4nwRM6rJSECKfpC7cwMkmNTWITydhz6O8K3Y+9G4ZOKV7p",
+	"MTfiUm1Cb4pcnkwrErDMKxIAgP8fAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -50,6 +50,10 @@ type Config struct {
 	StreamWriteTimeout time.Duration
 	// MaxBodyBytes caps request bodies (1 MiB).
 	MaxBodyBytes int64
+	// AllowPrivateNetworks accepts URLs with literal internal addresses
+	// (AGENTD_ALLOW_PRIVATE_NETWORKS, or AGENTD_WEBHOOK_ALLOW_PRIVATE for
+	// webhooks), for tests and closed networks.
+	AllowPrivateNetworks bool
 }
 
 // DefaultModels are the models used when an agent names none (the README's

@@ -257,6 +257,14 @@ func TestEveryResponseIsDeclared(t *testing.T) {
 			if w.onWebhook() {
 				call(h, w.request(h.writeKey, [2]string{"wh_missing", "whd_missing"}), 404, true)
 			}
+			if w.id == "testWebhook" {
+				disabled := h.webhookWithDelivery("https://hooks.example.com/off")
+				if res := h.do(request{method: http.MethodPatch, path: "/v1/webhooks/" + disabled[0], key: h.writeKey,
+					body: map[string]any{"enabled": false}}); res.Code != 200 {
+					t.Fatalf("disable: %d %s", res.Code, res.Body)
+				}
+				call(h, w.request(h.writeKey, disabled), 409, true)
+			}
 			if w.id == "createWebhook" {
 				// The quota, in an account of its own so the other
 				// subtests keep theirs.

@@ -51,6 +51,8 @@ var (
 		Message: "Webhook not found."}
 	errDeliveryNotFound = &apiError{Status: http.StatusNotFound, Code: gen.DELIVERYNOTFOUND,
 		Message: "Delivery not found."}
+	errWebhookDisabled = &apiError{Status: http.StatusConflict, Code: gen.WEBHOOKDISABLED,
+		Message: "The webhook is disabled; enable it before testing it."}
 	errNotFound = &apiError{Status: http.StatusNotFound, Code: gen.NOTFOUND,
 		Message: "No such endpoint."}
 	errMethodNotAllowed = &apiError{Status: http.StatusMethodNotAllowed, Code: gen.METHODNOTALLOWED,
@@ -86,6 +88,7 @@ var storeErrors = map[store.Code]func(e *store.Error) *apiError{
 	store.CodeDeleteProtected: func(*store.Error) *apiError { return errDeleteProtected },
 	store.CodeUnauthorized:    func(*store.Error) *apiError { return errUnauthorized },
 	store.CodeQuotaExceeded:   errQuota,
+	store.CodeDisabled:        func(*store.Error) *apiError { return errWebhookDisabled },
 	store.CodeInvalid: func(e *store.Error) *apiError {
 		if e.Field == "" {
 			return invalidRequest("body", "has a value the service cannot accept")

@@ -7,7 +7,9 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentd/agentd/store"
 	"github.com/getkin/kin-openapi/openapi3"
@@ -65,8 +67,76 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 		if err := openapi3filter.ValidateRequest(req.Context(), input); err != nil {
 			return translateValidation(err, operationID, s.cfg.MaxBodyBytes)
 		}
+		if err := checkParams(req, route.Operation, pathParams); err != nil {
+			return err
+		}
 		return next(c)
 	}
+}
+
+// pathNotFound is the not-found of each path parameter: an id no record
+// can have is a record that does not exist.
+var pathNotFound = map[string]*apiError{
+	"agentId": errAgentNotFound, "conversationId": errConversationNotFound,
+	"webhookId": errWebhookNotFound, "deliveryId": errDeliveryNotFound,
+}
+
+// checkParams refuses what the validator lets through but no backend should
+// get, the same way on SQLite and PostgreSQL (which fails on such bytes where
+// SQLite finds nothing): a path id or query value that is not valid UTF-8 or
+// holds a control character (404 for the id, 400 naming the parameter), and a
+// query parameter given twice where the operation takes one value.
+func checkParams(req *http.Request, op *openapi3.Operation, pathParams map[string]string) error {
+	for name, v := range pathParams {
+		// The router keeps the id as the path escapes it; the handler gets
+		// it unescaped.
+		if v, err := url.PathUnescape(v); err != nil || !cleanText(v) {
+			if nf, ok := pathNotFound[name]; ok {
+				return nf
+			}
+			return errNotFound
+		}
+	}
+	query := req.URL.Query()
+	for name, values := range query {
+		for _, v := range values {
+			if !cleanText(name) || !cleanText(v) {
+				return invalidRequest(queryName(name), "must be valid UTF-8 without control characters")
+			}
+		}
+	}
+	for _, p := range op.Parameters {
+		param := p.Value
+		if param == nil || param.In != openapi3.ParameterInQuery || len(query[param.Name]) < 2 {
+			continue
+		}
+		if param.Schema == nil || param.Schema.Value == nil || !param.Schema.Value.Type.Is(openapi3.TypeArray) {
+			return invalidRequest(param.Name, "must be given once")
+		}
+	}
+	return nil
+}
+
+// cleanText reports whether s is valid UTF-8 without control characters.
+func cleanText(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// queryName is name as an error may show it: "query" when it is not
+// printable itself.
+func queryName(name string) string {
+	if cleanText(name) {
+		return name
+	}
+	return "query"
 }
 
 // specOperationID returns the operation's operationId as openapi.yaml

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strconv"
 	"time"
 
@@ -135,6 +136,21 @@ func (s *Server) handleError(err error, c echo.Context) {
 	}
 }
 
+// boundParameter finds the parameter the generated binder could not bind in
+// its message ("Invalid format for parameter page: ...").
+var boundParameter = regexp.MustCompile(`^Invalid format for parameter ([A-Za-z0-9_]+):`)
+
+// bindingError names what Echo or the generated binder refused: a
+// parameter by its name, else the body.
+func bindingError(he *echo.HTTPError) *apiError {
+	if msg, ok := he.Message.(string); ok {
+		if m := boundParameter.FindStringSubmatch(msg); m != nil {
+			return invalidRequest(m[1], "is not valid")
+		}
+	}
+	return invalidRequest("body", "is not valid JSON")
+}
+
 // toAPIError maps any error to the contract; unknown errors are 500s whose
 // detail goes to the log, never to the client.
 func (s *Server) toAPIError(err error, requestID string) *apiError {
@@ -157,7 +173,7 @@ func (s *Server) toAPIError(err error, requestID string) *apiError {
 		case http.StatusUnsupportedMediaType:
 			return errUnsupportedMediaType
 		case http.StatusBadRequest:
-			return invalidRequest("body", "is not valid JSON")
+			return bindingError(he)
 		}
 	}
 	s.cfg.Logger.Error("internal error", "request_id", requestID, "error", err)

@@ -2,17 +2,17 @@ package server
 
 import (
 	"context"
-	"net/url"
 	"time"
 
 	"github.com/agentd/agentd/gen"
+	"github.com/agentd/agentd/netguard"
 	"github.com/agentd/agentd/store"
 )
 
 // CreateWebhook subscribes a URL to the account's events.
 func (s *Server) CreateWebhook(ctx context.Context, req gen.CreateWebhookRequestObject) (gen.CreateWebhookResponseObject, error) {
 	b := req.Body
-	if err := checkWebhookURL(b.Url); err != nil {
+	if err := s.checkWebhookURL(b.Url); err != nil {
 		return nil, err
 	}
 	w := store.Webhook{AccountID: principalFrom(ctx).Account.ID, URL: b.Url, Events: eventStrings(b.Events),
@@ -52,7 +52,7 @@ func (s *Server) GetWebhook(ctx context.Context, req gen.GetWebhookRequestObject
 func (s *Server) UpdateWebhook(ctx context.Context, req gen.UpdateWebhookRequestObject) (gen.UpdateWebhookResponseObject, error) {
 	b := req.Body
 	if b.Url != nil {
-		if err := checkWebhookURL(*b.Url); err != nil {
+		if err := s.checkWebhookURL(*b.Url); err != nil {
 			return nil, err
 		}
 	}
@@ -122,19 +122,13 @@ func (s *Server) RetryWebhookDelivery(ctx context.Context, req gen.RetryWebhookD
 	return gen.RetryWebhookDelivery202Response{}, nil
 }
 
-// checkWebhookURL refuses what can never be delivered to: not http(s), or
-// no host. Where the host resolves is checked at each attempt.
-func checkWebhookURL(raw string) error {
-	u, err := url.Parse(raw)
-	switch {
-	case err != nil:
-		return invalidRequest("url", "must be an absolute http or https URL")
-	case u.Scheme != "http" && u.Scheme != "https":
-		return invalidRequest("url", "must use http or https")
-	case u.Hostname() == "":
-		return invalidRequest("url", "must name a host")
-	case u.User != nil:
-		return invalidRequest("url", "must not carry credentials")
+// checkWebhookURL refuses what can never be delivered to (netguard.CheckURL):
+// not http(s), no host, credentials, or unless private networks are
+// allowed a literal internal address. Where a name resolves is checked at
+// each attempt.
+func (s *Server) checkWebhookURL(raw string) error {
+	if reason := netguard.CheckURL(raw, s.cfg.AllowPrivateNetworks); reason != "" {
+		return invalidRequest("url", reason)
 	}
 	return nil
 }

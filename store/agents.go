@@ -184,6 +184,9 @@ func deleteAgentRows(tx *gorm.DB, id string) error {
 	if err := tx.Where("conversation_id IN (?)", convs).Delete(&messageRow{}).Error; err != nil {
 		return err
 	}
+	if err := deleteMessageEvents(tx, "agent_id = ?", id); err != nil {
+		return err
+	}
 	owned := append(append([]any{&conversationUserRow{}, &conversationRow{}}, analyticsModels()...), connectionModels()...)
 	for _, model := range owned {
 		if err := tx.Where("agent_id = ?", id).Delete(model).Error; err != nil {

@@ -37,12 +37,14 @@ const (
 	CodeLeaseLost Code = "lease_lost"
 	// CodeBotInUse: the bot account is connected for another agent.
 	CodeBotInUse Code = "bot_in_use"
+	// CodeDisabled: the webhook is disabled, so it cannot be tested.
+	CodeDisabled Code = "disabled"
 )
 
 // Codes lists every Code, so a caller's mapping can be checked to cover
 // them all.
 var Codes = []Code{CodeNotFound, CodeConflict, CodeDeleteProtected, CodeUnauthorized, CodeInvalid,
-	CodeQuotaExceeded, CodeSecretUnreadable, CodeLeaseLost, CodeBotInUse}
+	CodeQuotaExceeded, CodeSecretUnreadable, CodeLeaseLost, CodeBotInUse, CodeDisabled}
 
 // Error is the one error type of the store.
 type Error struct {
@@ -107,6 +109,7 @@ var (
 	ErrSecretUnreadable     = &Error{Code: CodeSecretUnreadable}
 	ErrLeaseLost            = &Error{Code: CodeLeaseLost}
 	ErrBotInUse             = &Error{Code: CodeBotInUse}
+	ErrWebhookDisabled      = &Error{Code: CodeDisabled, Resource: "webhook"}
 )
 
 // invalidf returns a CodeInvalid error with a formatted explanation.

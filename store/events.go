@@ -37,8 +37,11 @@ const AllEvents = "*"
 type Event struct {
 	AccountID string
 	AgentID   string // the agent it is about; "" for none
-	Type      EventType
-	Data      any
+	// ConversationID is the conversation whose messages Data quotes; ""
+	// for none.
+	ConversationID string
+	Type           EventType
+	Data           any
 	// WebhookID sends the event to that webhook alone, whatever its filters
 	// and state (webhook.test); "" fans it out to the matching webhooks.
 	WebhookID string
@@ -47,12 +50,15 @@ type Event struct {
 // eventRow is a row of webhook_events: an event's body, written in the
 // transaction of the change it reports, shared by its deliveries.
 type eventRow struct {
-	ID        ctext     `gorm:"primaryKey"`
-	AccountID ctext     `gorm:"not null"`
-	AgentID   ctext     `gorm:"not null;default:''"`
-	Type      string    `gorm:"not null"`
-	Body      string    `gorm:"type:text;not null"`
-	CreatedAt time.Time `gorm:"not null;autoCreateTime:false"`
+	ID        ctext `gorm:"primaryKey"`
+	AccountID ctext `gorm:"not null"`
+	AgentID   ctext `gorm:"not null;default:'';index:idx_webhook_events_agent"`
+	// ConversationID is the conversation a message.completed event quotes,
+	// so deleting the conversation deletes its text here too.
+	ConversationID ctext     `gorm:"not null;default:'';index:idx_webhook_events_conversation"`
+	Type           string    `gorm:"not null"`
+	Body           string    `gorm:"type:text;not null"`
+	CreatedAt      time.Time `gorm:"not null;autoCreateTime:false"`
 }
 
 // TableName names the table.
@@ -121,7 +127,7 @@ func (s *Store) emit(tx *gorm.DB, ev Event) (int, error) {
 		return 0, invalidf("encode %s event: %v", ev.Type, err)
 	}
 	row := eventRow{ID: ctext(newID("evt_", t)), AccountID: ctext(ev.AccountID), AgentID: ctext(ev.AgentID),
-		Type: string(ev.Type), Body: string(body), CreatedAt: t}
+		ConversationID: ctext(ev.ConversationID), Type: string(ev.Type), Body: string(body), CreatedAt: t}
 	if err := tx.Create(&row).Error; err != nil {
 		return 0, err
 	}
@@ -228,10 +234,25 @@ func messageCompleted(accountID, agentID string, conv ConversationRef, convID st
 	if platform == "" {
 		platform = PlatformAPI
 	}
-	return Event{AccountID: accountID, AgentID: agentID, Type: EventMessageCompleted, Data: messageEvent{
+	return Event{AccountID: accountID, AgentID: agentID, ConversationID: convID, Type: EventMessageCompleted, Data: messageEvent{
 		AgentID: agentID, ConversationID: convID, Platform: platform, UserID: conv.UserID, RoomID: conv.RoomID,
 		Request: messageText{MessageID: user.ID, Text: user.Text},
 		Reply: replyDocument{MessageID: reply.ID, Text: reply.Text, Partial: reply.Partial,
 			Metadata: replyMetadata{TokensUsed: reply.TokensUsed, ResponseTime: reply.ResponseMillis, Model: reply.Model}},
 	}}
+}
+
+// deleteMessageEvents deletes the message.completed events matching where
+// (their bodies quote messages being deleted), with their deliveries and
+// the deliveries' attempts, so no retry can send the text again.
+func deleteMessageEvents(tx *gorm.DB, where string, args ...any) error {
+	events := tx.Model(&eventRow{}).Select("id").Where("type = ?", string(EventMessageCompleted)).Where(where, args...)
+	deliveries := tx.Model(&deliveryRow{}).Select("id").Where("event_id IN (?)", events)
+	if err := tx.Where("delivery_id IN (?)", deliveries).Delete(&attemptRow{}).Error; err != nil {
+		return err
+	}
+	if err := tx.Where("event_id IN (?)", events).Delete(&deliveryRow{}).Error; err != nil {
+		return err
+	}
+	return tx.Where("type = ?", string(EventMessageCompleted)).Where(where, args...).Delete(&eventRow{}).Error
 }

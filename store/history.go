@@ -153,6 +153,9 @@ func (s *Store) DeleteConversation(ctx context.Context, accountID, agentID, id s
 		if err := tx.Where("conversation_id = ?", id).Delete(&conversationUserRow{}).Error; err != nil {
 			return err
 		}
+		if err := deleteMessageEvents(tx, "conversation_id = ?", id); err != nil {
+			return err
+		}
 		return tx.Where("id = ?", id).Delete(&conversationRow{}).Error
 	})
 	return deleted, err

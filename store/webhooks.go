@@ -274,8 +274,12 @@ func (s *Store) RotateWebhookSecret(ctx context.Context, accountID, id string) (
 // accountID alone.
 func (s *Store) TestWebhook(ctx context.Context, accountID, id string) error {
 	return s.writeEvents(ctx, "test webhook", func(tx *gorm.DB, emit emitFunc) error {
-		if _, err := findWebhook(tx, accountID, id); err != nil {
+		w, err := findWebhook(tx, accountID, id)
+		if err != nil {
 			return err
+		}
+		if !w.Enabled {
+			return ErrWebhookDisabled // its delivery would wait, unsent, until it is enabled
 		}
 		return emit(Event{AccountID: accountID, Type: EventWebhookTest, WebhookID: id,
 			Data: map[string]string{"webhookId": id}})

@@ -95,3 +95,63 @@ func TestConcurrentFailuresDisableWebhook(t *testing.T) {
 		}
 	})
 }
+
+// TestDeletingMessagesDeletesTheirEvents: the text of a message lives in
+// its message.completed event too; deleting the conversation or the agent
+// deletes those events with their deliveries and attempts, so no retry
+// can send the text again. Other events stay.
+func TestDeletingMessagesDeletesTheirEvents(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		acct := mustAccount(t, s, "acme")
+		_, err := s.CreateWebhook(ctx, Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{"*"}, Enabled: true})
+		mustOK(t, err)
+		agent := mustAgent(t, s, acct.ID, "talker")
+		exchange := func(user string) string {
+			_, convID, err := s.SaveExchange(ctx, acct.ID, agent.ID, ConversationRef{UserID: user, Platform: PlatformAPI},
+				Message{Role: RoleUser, UserID: user, Text: "secret of " + user, CreatedAt: time.Now()},
+				Message{Role: RoleAssistant, UserID: user, Text: "noted"})
+			mustOK(t, err)
+			return convID
+		}
+		count := func(what string) (n int64) {
+			t.Helper()
+			q := s.w.Model(&eventRow{}).Where("body LIKE ?", "%"+what+"%")
+			mustOK(t, q.Count(&n).Error)
+			return n
+		}
+		jobs, err := s.ClaimDeliveries(ctx, 100, time.Minute)
+		mustOK(t, err)
+		for _, j := range jobs { // attempts recorded, so they must go too
+			mustOK(t, s.FinishAttempt(ctx, j, Attempt{At: time.Now(), StatusCode: 500, Error: "HTTP 500", RetryAt: time.Now().Add(time.Hour)}))
+		}
+		ann := exchange("ann")
+		exchange("bob")
+		jobs, err = s.ClaimDeliveries(ctx, 100, time.Minute)
+		mustOK(t, err)
+		for _, j := range jobs {
+			mustOK(t, s.FinishAttempt(ctx, j, Attempt{At: time.Now(), StatusCode: 500, Error: "HTTP 500", RetryAt: time.Now().Add(time.Hour)}))
+		}
+		_, err = s.DeleteConversation(ctx, acct.ID, agent.ID, ann)
+		mustOK(t, err)
+		if n := count("secret of ann"); n != 0 {
+			t.Errorf("%d events still quote the deleted conversation", n)
+		}
+		if n := count("secret of bob"); n != 1 {
+			t.Errorf("%d events quote the other conversation, want 1", n)
+		}
+		_, err = s.DeleteAgent(ctx, acct.ID, agent.ID)
+		mustOK(t, err)
+		var deliveries, attempts, events int64
+		mustOK(t, s.w.Model(&eventRow{}).Where("type = ?", string(EventMessageCompleted)).Count(&events).Error)
+		mustOK(t, s.w.Model(&deliveryRow{}).Where("type = ?", string(EventMessageCompleted)).Count(&deliveries).Error)
+		mustOK(t, s.w.Model(&attemptRow{}).Count(&attempts).Error)
+		if events != 0 || deliveries != 0 || attempts != 1 {
+			t.Errorf("after deleting the agent: %d message events, %d of their deliveries, %d attempts (want 0, 0, and the agent.created one)",
+				events, deliveries, attempts)
+		}
+		if n := count(`"agent.deleted"`); n != 1 {
+			t.Errorf("%d agent.deleted events, want 1", n)
+		}
+	})
+}

@@ -3,6 +3,7 @@ package webhook
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -11,8 +12,10 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
+	"github.com/agentd/agentd/netguard"
 	"github.com/agentd/agentd/store"
 )
 
@@ -102,7 +105,7 @@ func New(q Queue, cfg Config) *Dispatcher {
 func NewClient(timeout time.Duration, allowPrivate bool) *http.Client {
 	dialer := &net.Dialer{Timeout: timeout}
 	if !allowPrivate {
-		dialer.Control = refusePrivate
+		dialer.Control = netguard.Control
 	}
 	return &http.Client{
 		Timeout: timeout,
@@ -181,7 +184,7 @@ func (d *Dispatcher) attempt(ctx context.Context, job store.Job) store.Attempt {
 	var retryAfter time.Duration
 	switch {
 	case err != nil:
-		a.Error = err.Error()
+		a.Error = attemptError(err)
 	case res.StatusCode/100 == 2:
 		a.StatusCode, a.Succeeded = res.StatusCode, true
 		return a
@@ -232,6 +235,29 @@ func (d *Dispatcher) post(ctx context.Context, job store.Job, at time.Time) (*ht
 	defer res.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
 	return res, nil
+}
+
+// attemptError says why an attempt got no answer, in words for the
+// delivery's lastError: never the resolver's or the dialer's own text,
+// which would tell a tenant about the service's network.
+func attemptError(err error) string {
+	var dnsErr *net.DNSError
+	var netErr net.Error
+	switch {
+	case errors.Is(err, errUnreadableSecret):
+		return err.Error()
+	case errors.Is(err, netguard.ErrBlocked):
+		return "the receiver's address is not allowed (loopback, private or other internal address)"
+	case errors.As(err, &dnsErr):
+		return "the receiver's host name could not be resolved"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "the receiver refused the connection"
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return "the receiver did not answer in time"
+	case errors.As(err, new(*tls.CertificateVerificationError)), errors.As(err, new(tls.RecordHeaderError)):
+		return "the TLS handshake with the receiver failed"
+	}
+	return "the request to the receiver failed"
 }
 
 // parseRetryAfter reads a Retry-After in seconds or as an HTTP date; 0 when

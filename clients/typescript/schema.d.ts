@@ -375,6 +375,8 @@ export interface paths {
          * Test Webhook
          * @description Queues a `webhook.test` event to this webhook alone; its delivery
          *     shows in List Webhook Deliveries. Takes no body. Needs a write key.
+         *     A disabled webhook delivers nothing, so testing one is refused with
+         *     409 WEBHOOK_DISABLED: enable it first.
          */
         post: operations["testWebhook"];
         delete?: never;
@@ -489,7 +491,7 @@ export interface components {
             details?: components["schemas"]["ErrorDetails"];
         };
         /** @enum {string} */
-        ErrorCode: "INVALID_REQUEST" | "INVALID_MESSAGE" | "UNAUTHORIZED" | "INSUFFICIENT_PERMISSIONS" | "DELETE_PROTECTED" | "INSUFFICIENT_QUOTA" | "AGENT_NOT_FOUND" | "CONVERSATION_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "MODEL_ERROR" | "AGENT_UNAVAILABLE";
+        ErrorCode: "INVALID_REQUEST" | "INVALID_MESSAGE" | "UNAUTHORIZED" | "INSUFFICIENT_PERMISSIONS" | "DELETE_PROTECTED" | "INSUFFICIENT_QUOTA" | "AGENT_NOT_FOUND" | "CONVERSATION_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "MODEL_ERROR" | "AGENT_UNAVAILABLE" | "WEBHOOK_DISABLED";
         /** @description Depends on the code; the members used are listed here. */
         ErrorDetails: {
             /** @description Dotted path of the bad field (INVALID_REQUEST and INVALID_MESSAGE). */
@@ -645,6 +647,7 @@ export interface components {
             responseGuidelines?: components["schemas"]["ResponseGuidelines"];
             memory?: components["schemas"]["Memory"];
             modelSettings?: components["schemas"]["ModelSettings"];
+            /** @description The system prompt the character starts with (at most 20,000 characters). */
             system?: string;
             username?: string;
             lore?: components["schemas"]["StringList"];
@@ -806,7 +809,7 @@ export interface components {
             frequencyPenalty?: number;
             presencePenalty?: number;
         };
-        /** @description ElizaOS conversations, each a list of `{ user, content: { text } }`. */
+        /** @description ElizaOS conversations, each a list of `{ user, content: { text } }`; the first five shape the system prompt. */
         MessageExamples: {
             user?: string;
             content?: {
@@ -842,6 +845,7 @@ export interface components {
             responseGuidelines?: components["schemas"]["ResponseGuidelines"];
             memory?: components["schemas"]["Memory"];
             modelSettings?: components["schemas"]["ModelSettings"];
+            /** @description The system prompt the character starts with (at most 20,000 characters). */
             system?: string;
             username?: string;
             lore?: components["schemas"]["StringList"];
@@ -873,6 +877,7 @@ export interface components {
             responseGuidelines?: components["schemas"]["ResponseGuidelines"];
             memory?: components["schemas"]["Memory"];
             modelSettings?: components["schemas"]["ModelSettings"];
+            /** @description The system prompt the character starts with (at most 20,000 characters). */
             system?: string;
             username?: string;
             lore?: components["schemas"]["StringList"];
@@ -2955,6 +2960,21 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["WebhookNotFound"];
+            /** @description WEBHOOK_DISABLED, the webhook is disabled; enable it with Update Webhook first. */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };

@@ -59,6 +59,9 @@ type config struct {
 	Webhooks webhook.Config
 	// Pool sizes the PostgreSQL connection pool.
 	Pool store.Pool
+	// AllowPrivateNetworks lifts the guard against internal addresses for
+	// every URL given through the API (AGENTD_ALLOW_PRIVATE_NETWORKS).
+	AllowPrivateNetworks bool
 }
 
 // setting is one configuration variable: its environment variable, the
@@ -104,6 +107,7 @@ var settings = []setting{
 	{env: "AGENTD_WEBHOOK_RETRIES", flag: "webhook-retries", shown: "5s,5m,30m,2h,5h,10h", usage: "comma-separated `durations` to wait before each retry of a failed webhook delivery"},
 	{env: "AGENTD_WEBHOOK_TIMEOUT", flag: "webhook-timeout", def: "10s", usage: "time limit of one webhook delivery attempt, a `duration`"},
 	{env: "AGENTD_WEBHOOK_ALLOW_PRIVATE", flag: "webhook-allow-private", def: "false", usage: "`true` lets webhooks reach loopback, private and link-local addresses (tests, closed networks)"},
+	{env: "AGENTD_ALLOW_PRIVATE_NETWORKS", flag: "allow-private-networks", def: "false", usage: "`true` lets every URL given through the API (webhooks, action handlers, MCP servers) reach internal addresses (tests, closed networks)"},
 	{env: secretKeyEnv, flag: "secret-key", shown: "none: secrets stored in clear", usage: secretKeyUsage, secret: true},
 	{env: "OPENAI_API_KEY", shown: "none", usage: "API key of provider openai"},
 	{env: "OPENAI_BASE_URL", shown: llm.DefaultBaseURL(llm.ProviderOpenAI), usage: "base URL of provider openai"},
@@ -144,6 +148,15 @@ func defineSettings(fs *flag.FlagSet, getenv func(string) string) rawConfig {
 
 // get returns the value of the variable env.
 func (r rawConfig) get(env string) string { return strings.TrimSpace(*r[env]) }
+
+// boolean reads env as true or false, reporting anything else to check.
+func (r rawConfig) boolean(env string, check func(env string, err error)) bool {
+	b, err := strconv.ParseBool(r.get(env))
+	if err != nil {
+		check(env, fmt.Errorf("%q is not true or false", r.get(env)))
+	}
+	return b
+}
 
 // settingName names a setting in messages: "--addr / AGENTD_ADDR".
 func settingName(env string) string {
@@ -219,10 +232,9 @@ func (r rawConfig) config() (config, error) {
 	check("AGENTD_WEBHOOK_RETRIES", err)
 	c.Webhooks.Timeout, err = positiveDuration(r.get("AGENTD_WEBHOOK_TIMEOUT"))
 	check("AGENTD_WEBHOOK_TIMEOUT", err)
-	c.Webhooks.AllowPrivate, err = strconv.ParseBool(r.get("AGENTD_WEBHOOK_ALLOW_PRIVATE"))
-	if err != nil {
-		check("AGENTD_WEBHOOK_ALLOW_PRIVATE", fmt.Errorf("%q is not true or false", r.get("AGENTD_WEBHOOK_ALLOW_PRIVATE")))
-	}
+	webhooksPrivate := r.boolean("AGENTD_WEBHOOK_ALLOW_PRIVATE", check)
+	c.AllowPrivateNetworks = r.boolean("AGENTD_ALLOW_PRIVATE_NETWORKS", check)
+	c.Webhooks.AllowPrivate = webhooksPrivate || c.AllowPrivateNetworks
 	if len(errs) == 0 {
 		if err := c.LLM.Validate(); err != nil {
 			errs = append(errs, err)

@@ -93,6 +93,9 @@ func envOnlyHelp() string {
 // serve runs the API with cfg until ctx is done.
 func (e *env) serve(ctx context.Context, cfg config) error {
 	logger := slog.New(slog.NewJSONHandler(e.stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	if cfg.SecretBox == nil {
+		logger.Warn("AGENTD_SECRET_KEY is not set: agents' secrets and webhook signing secrets are stored in clear")
+	}
 	st, err := store.Open(ctx, cfg.DB, store.WithSecretBox(cfg.SecretBox), store.WithPool(cfg.Pool))
 	if err != nil {
 		return fmt.Errorf("open database %s: %w", redactDSN(cfg.DB), err)
@@ -125,7 +128,7 @@ func (e *env) serve(ctx context.Context, cfg config) error {
 		PublicURL: publicURL(cfg.PublicURL, ls.api.Addr()), DefaultProvider: cfg.DefaultProvider,
 		DefaultModels: cfg.Models, Store: st, Turns: turns,
 		Counter: lim.counter, Logger: logger,
-		Registry: reg, ServeMetrics: ls.metrics == nil,
+		Registry: reg, ServeMetrics: ls.metrics == nil, AllowPrivateNetworks: cfg.Webhooks.AllowPrivate,
 	})
 	if err != nil {
 		return fmt.Errorf("build server: %w", err)
