@@ -3,7 +3,7 @@ GO        ?= go
 PKGS      ?= ./...
 BENCHTIME ?= 2s
 
-.PHONY: run build test reliability generate lint spectral ts-check web web-check bench microbench fuzz clean
+.PHONY: run build test flake reliability generate lint spectral ts-check web web-check bench microbench fuzz clean
 
 # TS_CLIENT type-checks a TypeScript client generated from openapi.yaml; its
 # schema.d.ts is committed like gen/.
@@ -21,6 +21,15 @@ build:
 ## test: every test, with the race detector (needs PostgreSQL and Redis on 127.0.0.1, see .ci/run)
 test:
 	$(GO) test -race -count=1 $(PKGS)
+
+## flake: every test 5 times at -cpu 1 and 2 with the race detector, to catch tests that depend on timing (needs what make test needs)
+# FLAKE_TIMEOUT bounds each package's test binary (go test runs as many
+# packages at once as there are CPUs). The reliability tests stay skipped
+# unless AGENTD_RELIABILITY is set.
+FLAKE_COUNT   ?= 5
+FLAKE_TIMEOUT ?= 25m
+flake:
+	$(GO) test -race -count=$(FLAKE_COUNT) -cpu 1,2 -timeout $(FLAKE_TIMEOUT) $(PKGS)
 
 ## reliability: kill agentd with SIGKILL under load, hostile and slow clients, then every fuzz target for RELIABILITY_FUZZTIME
 # The budget knobs (defaults fit CI, about 5 minutes in all): AGENTD_CRASH_KILLS

@@ -2,9 +2,12 @@ package connect
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"testing"
+
+	"github.com/agentd/agentd/internal/testutil"
 )
 
 // recorder records the jobs that ran, in order.
@@ -93,7 +96,12 @@ func TestDispatcherFreesSlotsAsJobsFinish(t *testing.T) {
 		done := make(chan struct{})
 		job := func(context.Context) { close(done) }
 		// The slot is freed just after the previous job returned.
-		eventually(t, "a slot", func() bool { return d.submit("a", job) })
+		testutil.Eventually(t, "a slot", func() error {
+			if !d.submit("a", job) {
+				return errors.New("the job refused")
+			}
+			return nil
+		})
 		<-done
 	}
 }

@@ -5,12 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/connect/connecttest"
+	"github.com/agentd/agentd/internal/testutil"
 	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/store/storetest"
 	"github.com/agentd/agentd/turn"
@@ -90,15 +89,8 @@ type harness struct {
 // agent connected to it, until the test ends.
 func start(t *testing.T, cfg Config) *harness {
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "agentd.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	acct, err := st.CreateAccount(ctx, store.Account{Name: "acme", Tier: store.TierStandard})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := storetest.Open(t, storetest.SQLiteDSN(t))
+	acct := storetest.Account(t, st, "acme")
 	a, err := st.CreateAgent(ctx, store.Agent{AccountID: acct.ID, Fields: map[string]json.RawMessage{
 		"name": json.RawMessage(`"Ada"`), "clients": json.RawMessage(`["fake"]`)}}, -1)
 	if err != nil {
@@ -135,7 +127,7 @@ func TestBackoffDoublesToTheCapAndStartsOverAfterAHealthyConnection(t *testing.T
 }
 
 func TestRunnerBackoffResetsAfterAConnectionHeld(t *testing.T) {
-	logs := connecttest.NewLogs()
+	logs := testutil.NewLogs()
 	h := start(t, Config{Logger: slog.New(logs), MinBackoff: 10 * time.Millisecond, MaxBackoff: 40 * time.Millisecond})
 	for range 4 {
 		h.p.conn(t)
@@ -206,18 +198,7 @@ func TestSubmitDropsAndCountsOverflow(t *testing.T) {
 	if c.Submit("a", block) {
 		t.Fatal("a job beyond the queue accepted")
 	}
-	if n := connecttest.Dropped(t, reg, "fake"); n != 1 {
+	if n := testutil.Counter(t, reg, "agentd_connection_messages_dropped_total", "platform", "fake"); n != 1 {
 		t.Fatalf("dropped counter %v; want 1", n)
 	}
-}
-
-// eventually polls cond every 10 ms for up to 5 s.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if cond() {
-			return
-		}
-	}
-	t.Fatalf("timed out waiting for %s", what)
 }

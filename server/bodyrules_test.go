@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentd/agentd/gen"
 	"github.com/agentd/agentd/llm"
+	"github.com/agentd/agentd/store/storetest"
 )
 
 // nested returns a member value nesting depth arrays.
@@ -27,8 +28,7 @@ func manyMembers(n int) map[string]any {
 }
 
 func TestBodyRulesRefuse(t *testing.T) {
-	t.Run("sqlite", func(t *testing.T) { testBodyRulesRefuse(t, newHarness(t)) })
-	t.Run("postgres", func(t *testing.T) { testBodyRulesRefuse(t, newHarnessPostgres(t)) })
+	storetest.Backends(t, func(t *testing.T, dsn string) { testBodyRulesRefuse(t, newHarnessAt(t, dsn, nil, nil)) })
 }
 
 func testBodyRulesRefuse(t *testing.T, h *harness) {

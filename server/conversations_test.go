@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentd/agentd/llm/llmtest"
 	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/store/storetest"
 )
 
 // conversationOf sends one message from user to the agent and returns the
@@ -53,8 +54,7 @@ func field(items []map[string]any, name string) string {
 }
 
 func TestConversationsThroughTheAPI(t *testing.T) {
-	t.Run("sqlite", func(t *testing.T) { testConversationsThroughTheAPI(t, newHarness(t)) })
-	t.Run("postgres", func(t *testing.T) { testConversationsThroughTheAPI(t, newHarnessPostgres(t)) })
+	storetest.Backends(t, func(t *testing.T, dsn string) { testConversationsThroughTheAPI(t, newHarnessAt(t, dsn, nil, nil)) })
 }
 
 func testConversationsThroughTheAPI(t *testing.T, h *harness) {
@@ -146,8 +146,7 @@ func testConversationsThroughTheAPI(t *testing.T, h *harness) {
 }
 
 func TestAnalyticsThroughTheAPI(t *testing.T) {
-	t.Run("sqlite", func(t *testing.T) { testAnalyticsThroughTheAPI(t, newHarness(t)) })
-	t.Run("postgres", func(t *testing.T) { testAnalyticsThroughTheAPI(t, newHarnessPostgres(t)) })
+	storetest.Backends(t, func(t *testing.T, dsn string) { testAnalyticsThroughTheAPI(t, newHarnessAt(t, dsn, nil, nil)) })
 }
 
 func testAnalyticsThroughTheAPI(t *testing.T, h *harness) {

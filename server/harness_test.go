@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -63,7 +62,7 @@ func newHarness(t testing.TB, tweak ...func(*harnessConfig)) *harness {
 // newHarnessLLM is newHarness with a say on the providers' configuration.
 func newHarnessLLM(t testing.TB, tweakLLM func(*llm.Config), tweak ...func(*harnessConfig)) *harness {
 	t.Helper()
-	return newHarnessAt(t, filepath.Join(t.TempDir(), "agentd.db"), nil, tweakLLM, tweak...)
+	return newHarnessAt(t, storetest.SQLiteDSN(t), nil, tweakLLM, tweak...)
 }
 
 // newHarnessPostgres is newHarness on a fresh PostgreSQL database.
@@ -75,12 +74,7 @@ func newHarnessPostgres(t testing.TB, tweak ...func(*harnessConfig)) *harness {
 // newHarnessAt boots a server on the database dsn, opened with opts.
 func newHarnessAt(t testing.TB, dsn string, opts []store.Option, tweakLLM func(*llm.Config), tweak ...func(*harnessConfig)) *harness {
 	t.Helper()
-	ctx := context.Background()
-	st, err := store.Open(ctx, dsn, opts...)
-	if err != nil {
-		t.Fatalf("open store: %v", err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := storetest.Open(t, dsn, opts...)
 	h := &harness{t: t, store: st, openai: llmtest.NewOpenAI(t), anthropic: llmtest.NewAnthropic(t), ollama: llmtest.NewOllama(t)}
 	// Enterprise with generous limits, so tests that are not about limits
 	// never meet one.
@@ -99,7 +93,7 @@ func newHarnessAt(t testing.TB, dsn string, opts []store.Option, tweakLLM func(*
 		tweakLLM(&llmCfg)
 	}
 	cfg := harnessConfig{
-		Config: Config{Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), ServeMetrics: true,
+		Config: Config{Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), ServeMetrics: true, AllowPrivateNetworks: true,
 			Registry: prometheus.NewRegistry()},
 		Turn: turn.Config{Store: st, Model: llm.New(llmCfg), Semaphore: limit.NewMemorySemaphore()},
 	}
@@ -112,6 +106,7 @@ func newHarnessAt(t testing.TB, dsn string, opts []store.Option, tweakLLM func(*
 	if cfg.Turn.Logger == nil {
 		cfg.Turn.Logger = cfg.Logger
 	}
+	var err error
 	if cfg.Turns, err = turn.New(cfg.Turn); err != nil {
 		t.Fatalf("new turns: %v", err)
 	}

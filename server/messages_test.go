@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,15 +13,16 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/testutil"
 	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/llm/llmtest"
 	"github.com/agentd/agentd/server/limit"
 	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/store/storetest"
 	"github.com/agentd/agentd/turn"
 )
 
@@ -231,10 +233,7 @@ func TestHistorySurvivesRestart(t *testing.T) {
 	wire := llmtest.NewOpenAI(t)
 	wire.Respond(llmtest.Reply{Text: "remembered"})
 	boot := func() (*Server, *store.Store) {
-		st, err := store.Open(context.Background(), dbPath)
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := storetest.Open(t, dbPath)
 		turns, err := turn.New(turn.Config{Store: st, Semaphore: limit.NewMemorySemaphore(),
 			Model: llm.New(llm.Config{OpenAI: llm.ProviderConfig{APIKey: "k", BaseURL: wire.URL}})})
 		if err != nil {
@@ -263,8 +262,7 @@ func TestHistorySurvivesRestart(t *testing.T) {
 	_ = json.Unmarshal(call(srv, "POST", "/v1/agents", `{"name":"persistent"}`).Body.Bytes(), &created)
 	call(srv, "POST", "/v1/agents/"+created.Data.ID+"/messages", `{"text":"before restart","userId":"u"}`)
 	_ = st.Close()
-	srv, st = boot()
-	defer st.Close()
+	srv, _ = boot()
 	if rec := call(srv, "POST", "/v1/agents/"+created.Data.ID+"/messages", `{"text":"after restart","userId":"u"}`); rec.Code != 200 {
 		t.Fatalf("%d %s", rec.Code, rec.Body)
 	}
@@ -472,29 +470,29 @@ func TestStreamClientDisconnectStoresPartialReply(t *testing.T) {
 	cancel()
 	res.Body.Close()
 	// The partial reply is stored with the conversation.
-	deadline := time.Now().Add(3 * time.Second)
-	for {
-		msgs, err := h.store.History(context.Background(), h.account.ID, id, store.ConversationRef{UserID: "u"}, 10)
+	var msgs []store.Message
+	testutil.Eventually(t, "the partial reply stored", func() error {
+		var err error
+		msgs, err = h.store.History(context.Background(), h.account.ID, id, store.ConversationRef{UserID: "u"}, 10)
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
-		if len(msgs) == 2 {
-			if !strings.HasPrefix(msgs[1].Text, "first second") || strings.Contains(msgs[1].Text, "fourth") || !msgs[1].Partial {
-				t.Errorf("partial reply %q, marked partial %v", msgs[1].Text, msgs[1].Partial)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("partial reply not stored: %+v", msgs)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return testutil.Equal("messages", len(msgs), 2)
+	})
+	if !strings.HasPrefix(msgs[1].Text, "first second") || strings.Contains(msgs[1].Text, "fourth") || !msgs[1].Partial {
+		t.Errorf("partial reply %q, marked partial %v", msgs[1].Text, msgs[1].Partial)
 	}
 	// The disconnected stream gives its concurrency slot back.
-	for !allSlotsFree(t, h.cfg.Turn.Semaphore, "agent:"+id) {
-		if time.Now().After(deadline) {
-			t.Fatal("the disconnected stream kept its concurrency slot")
+	testutil.Eventually(t, "the disconnected stream's slot freed", slotsFree(t, h.cfg.Turn.Semaphore, "agent:"+id))
+}
+
+// slotsFree is a check that all the slots of key can be taken.
+func slotsFree(t *testing.T, sem turn.Semaphore, key string) func() error {
+	return func() error {
+		if !allSlotsFree(t, sem, key) {
+			return fmt.Errorf("a slot of %s held", key)
 		}
-		time.Sleep(20 * time.Millisecond)
+		return nil
 	}
 }
 
@@ -609,20 +607,14 @@ func TestStreamToClientThatStopsReading(t *testing.T) {
 	fmt.Fprintf(conn, "POST /v1/agents/%s/messages/stream HTTP/1.1\r\nHost: agentd\r\nAuthorization: Bearer %s\r\n"+
 		"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", id, h.writeKey, len(body), body)
 	// Wait until the stream has started: its slot is taken.
-	deadline := time.Now().Add(providerTimeout)
-	for allSlotsFree(t, h.cfg.Turn.Semaphore, "agent:"+id) {
-		if time.Now().After(deadline) {
-			t.Fatal("the stream never started")
+	testutil.Eventually(t, "the stream started", func() error {
+		if allSlotsFree(t, h.cfg.Turn.Semaphore, "agent:"+id) {
+			return errors.New("every slot free")
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	deadline = time.Now().Add(providerTimeout + frameTimeout + time.Second)
-	for !allSlotsFree(t, h.cfg.Turn.Semaphore, "agent:"+id) {
-		if time.Now().After(deadline) {
-			t.Fatal("a client that stopped reading kept its concurrency slot")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
+	testutil.Within(t, "the slot of a client that stopped reading freed", providerTimeout+frameTimeout+time.Second,
+		slotsFree(t, h.cfg.Turn.Semaphore, "agent:"+id))
 }
 
 // smallBufferListener shrinks the send buffer of accepted connections, so
@@ -635,24 +627,6 @@ func (l smallBufferListener) Accept() (net.Conn, error) {
 		_ = tc.SetWriteBuffer(4096)
 	}
 	return c, err
-}
-
-// syncBuffer is a log destination safe for concurrent handlers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestProviderErrorTextStaysInTheLog: the provider's error text carries the
@@ -677,7 +651,7 @@ func TestProviderErrorTextStaysInTheLog(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			var logs syncBuffer
+			var logs testutil.SyncBuffer
 			h := newHarness(t, func(c *harnessConfig) { c.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
 			h.openai.Respond(tc.reply)
 			var seen []string

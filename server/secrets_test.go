@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -15,19 +14,8 @@ import (
 	"github.com/agentd/agentd/llm/llmtest"
 	"github.com/agentd/agentd/secretbox"
 	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/store/storetest"
 )
-
-// newBox returns a Box of a fresh random key.
-func newBox(t testing.TB) *secretbox.Box {
-	t.Helper()
-	key := make([]byte, secretbox.KeySize)
-	_, _ = rand.Read(key)
-	b, err := secretbox.New(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 // withSecrets is an agent body whose settings hold secrets.
 func withSecrets(name string, secrets map[string]any) map[string]any {
@@ -42,7 +30,7 @@ func TestAgentOwnProviderKey(t *testing.T) {
 		envKey   string // "" when the environment has none
 	}{{"env key set", nil, "sk-test"}, {"no env key", noEnvKey, ""}} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHarnessAt(t, filepath.Join(t.TempDir(), "agentd.db"), []store.Option{store.WithSecretBox(newBox(t))}, tc.tweakLLM)
+			h := newHarnessAt(t, filepath.Join(t.TempDir(), "agentd.db"), []store.Option{store.WithSecretBox(storetest.Box(t))}, tc.tweakLLM)
 			h.openai.Respond(llmtest.Reply{Text: "ok"})
 			own := h.createAgent(withSecrets("own", map[string]any{"OPENAI_API_KEY": "sk-agent-own"}))
 			res := h.send(own, map[string]any{"text": "hi"})
@@ -74,12 +62,8 @@ func TestAgentOwnProviderKey(t *testing.T) {
 
 func TestUndecryptableSecretsRefuseOnlyThatAgent(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "agentd.db")
-	h := newHarnessAt(t, path, []store.Option{store.WithSecretBox(newBox(t))}, nil)
-	other, err := store.Open(context.Background(), path, store.WithSecretBox(newBox(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = other.Close() })
+	h := newHarnessAt(t, path, []store.Option{store.WithSecretBox(storetest.Box(t))}, nil)
+	other := storetest.Open(t, path, store.WithSecretBox(storetest.Box(t)))
 	fields := map[string]json.RawMessage{"name": []byte(`"old-key"`), "modelProvider": []byte(`"openai"`), "model": []byte(`"gpt-4o-mini"`),
 		"settings": []byte(`{"secrets":{"OPENAI_API_KEY":"sk-under-another-key"}}`)}
 	agent, err := other.CreateAgent(context.Background(), store.Agent{AccountID: h.account.ID, Fields: fields}, -1)

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/store/storetest"
+	"github.com/agentd/agentd/store/storetest/pgtest"
 	"gorm.io/gorm"
 )
 
@@ -62,7 +62,7 @@ func openSQLiteAt(t testing.TB, path string) *Store {
 // newPostgres opens a store on a fresh PostgreSQL database, dropped at cleanup.
 func newPostgres(t testing.TB) *Store {
 	t.Helper()
-	dsn := storetest.PostgresDSN(t)
+	dsn := pgtest.DSN(t)
 	s, err := Open(context.Background(), dsn)
 	if err != nil {
 		t.Fatalf("open postgres: %v", err)

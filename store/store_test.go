@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/store/storetest"
+	"github.com/agentd/agentd/store/storetest/pgtest"
 )
 
 func TestOpenRejectsEmptyDSN(t *testing.T) {
@@ -28,7 +28,7 @@ func TestOpenTwiceMigratesIdempotently(t *testing.T) {
 		}
 	})
 	t.Run("postgres", func(t *testing.T) {
-		dsn := storetest.PostgresDSN(t)
+		dsn := pgtest.DSN(t)
 		for i := 0; i < 2; i++ {
 			s, err := Open(context.Background(), dsn)
 			if err != nil {
@@ -88,7 +88,7 @@ func TestCanceledContext(t *testing.T) {
 // The pool settings reach PostgreSQL: statement_timeout on every
 // connection, and the pool's size.
 func TestPostgresPool(t *testing.T) {
-	dsn := storetest.PostgresDSN(t)
+	dsn := pgtest.DSN(t)
 	p := Pool{MaxOpen: 3, MaxIdle: 2, MaxLifetime: time.Minute, MaxIdleTime: time.Minute, StatementTimeout: 1500 * time.Millisecond}
 	s, err := Open(context.Background(), dsn, WithPool(p))
 	mustOK(t, err)

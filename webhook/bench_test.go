@@ -6,12 +6,12 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/store/storetest"
 	"github.com/agentd/agentd/webhook"
 )
 
@@ -20,21 +20,14 @@ import (
 // from the workers' start until the receiver has them all.
 func BenchmarkDelivery(b *testing.B) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(b.TempDir(), "agentd.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
+	st := storetest.Open(b, storetest.SQLiteDSN(b))
 	var got atomic.Int64
 	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		got.Add(1)
 	}))
 	defer rcv.Close()
-	acct, err := st.CreateAccount(ctx, store.Account{Name: "bench", Tier: store.TierStandard})
-	if err != nil {
-		b.Fatal(err)
-	}
+	acct := storetest.Account(b, st, "bench")
 	w, err := st.CreateWebhook(ctx, store.Webhook{AccountID: acct.ID, URL: rcv.URL, Events: []string{"*"}, Enabled: true})
 	if err != nil {
 		b.Fatal(err)

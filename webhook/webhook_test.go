@@ -10,35 +10,18 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/testutil"
+	"github.com/agentd/agentd/netguard"
 	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/store/storetest"
 	"github.com/agentd/agentd/webhook"
 	"github.com/getkin/kin-openapi/openapi3"
 )
-
-// backends runs fn on a fresh SQLite file and a fresh PostgreSQL database.
-func backends(t *testing.T, fn func(t *testing.T, st *store.Store)) {
-	t.Helper()
-	for name, dsn := range map[string]func(*testing.T) string{
-		"sqlite":   func(t *testing.T) string { return filepath.Join(t.TempDir(), "agentd.db") },
-		"postgres": func(t *testing.T) string { return storetest.PostgresDSN(t) },
-	} {
-		t.Run(name, func(t *testing.T) {
-			st, err := store.Open(context.Background(), dsn(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = st.Close() })
-			fn(t, st)
-		})
-	}
-}
 
 // received is one request the receiver got.
 type received struct {
@@ -108,20 +91,6 @@ func setup(t *testing.T, st *store.Store, url string, events ...string) (store.A
 	return acct, w
 }
 
-// waitFor polls cond until it holds, failing after 60 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	// Generous: under CI's parallel -race run, 50 failing deliveries with
-	// their retries on PostgreSQL once took longer than 15 s.
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // deliveries lists a webhook's deliveries, newest first.
 func deliveries(t *testing.T, st *store.Store, w store.Webhook) []store.Delivery {
 	t.Helper()
@@ -130,6 +99,17 @@ func deliveries(t *testing.T, st *store.Store, w store.Webhook) []store.Delivery
 		t.Fatal(err)
 	}
 	return ds
+}
+
+// deliveredAs is a check that the newest delivery of w has status.
+func deliveredAs(t *testing.T, st *store.Store, w store.Webhook, status store.DeliveryStatus) func() error {
+	return func() error {
+		d := deliveries(t, st, w)[0]
+		if d.Status != status {
+			return fmt.Errorf("status %q after %d attempts (last %d)", d.Status, d.Attempts, d.LastStatusCode)
+		}
+		return nil
+	}
 }
 
 // verify checks a received delivery's signature with secret.
@@ -141,14 +121,15 @@ func verify(t *testing.T, secret string, r received) {
 }
 
 func TestRetriedDeliveryKeepsItsIDAndSignature(t *testing.T) {
-	backends(t, func(t *testing.T, st *store.Store) {
+	storetest.Backends(t, func(t *testing.T, dsn string) {
+		st := storetest.Open(t, dsn)
 		rcv := newReceiver(t, 500, 500, 200)
 		acct, w := setup(t, st, rcv.URL, "webhook.test")
 		run(t, st, nil)
 		if err := st.TestWebhook(context.Background(), acct.ID, w.ID); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "the delivery to succeed", func() bool { return deliveries(t, st, w)[0].Status == store.DeliverySucceeded })
+		testutil.Eventually(t, "the delivery to succeed", deliveredAs(t, st, w, store.DeliverySucceeded))
 		d := deliveries(t, st, w)[0]
 		got := rcv.requests()
 		if d.Attempts != 3 || len(got) != 3 || d.LastStatusCode != 200 {
@@ -199,7 +180,8 @@ func TestEveryEventMatchesTheContract(t *testing.T) {
 			t.Errorf("x-webhooks does not list %s with %s", typ, name)
 		}
 	}
-	backends(t, func(t *testing.T, st *store.Store) {
+	storetest.Backends(t, func(t *testing.T, dsn string) {
+		st := storetest.Open(t, dsn)
 		ctx := context.Background()
 		rcv := newReceiver(t)
 		acct, w := setup(t, st, rcv.URL, "*")
@@ -236,13 +218,24 @@ func TestEveryEventMatchesTheContract(t *testing.T) {
 		if err := st.TestWebhook(ctx, acct.ID, w.ID); err != nil {
 			t.Fatal(err)
 		}
+		// created, updated twice, status changed four times, message,
+		// connection, test; then deleted. Deleting the agent drops the
+		// message events still pending (they quote its messages), so the
+		// delete waits for them to be sent.
+		received := func(want int) func() error {
+			return func() error {
+				if n := len(rcv.requests()); n < want {
+					return fmt.Errorf("%d requests, want %d", n, want)
+				}
+				return nil
+			}
+		}
+		testutil.Eventually(t, "the events before the delete", received(10))
 		if _, err := st.DeleteAgent(ctx, acct.ID, agent.ID); err != nil {
 			t.Fatal(err)
 		}
-		// created, updated twice, status changed four times, message,
-		// connection, test, deleted.
 		const want = 11
-		waitFor(t, "every event", func() bool { return len(rcv.requests()) >= want })
+		testutil.Eventually(t, "every event", received(want))
 		seen := map[store.EventType]int{}
 		for _, r := range rcv.requests() {
 			verify(t, w.Secret, r)
@@ -273,7 +266,8 @@ func TestEveryEventMatchesTheContract(t *testing.T) {
 }
 
 func TestFiltersAndRollback(t *testing.T) {
-	backends(t, func(t *testing.T, st *store.Store) {
+	storetest.Backends(t, func(t *testing.T, dsn string) {
+		st := storetest.Open(t, dsn)
 		ctx := context.Background()
 		acct, created := setup(t, st, "https://hooks.example.com/created", "agent.created")
 		name := func(n string) map[string]json.RawMessage {
@@ -315,7 +309,8 @@ func TestFiltersAndRollback(t *testing.T) {
 }
 
 func TestRotationSignsWithBothSecrets(t *testing.T) {
-	backends(t, func(t *testing.T, st *store.Store) {
+	storetest.Backends(t, func(t *testing.T, dsn string) {
+		st := storetest.Open(t, dsn)
 		ctx := context.Background()
 		rcv := newReceiver(t)
 		acct, w := setup(t, st, rcv.URL, "*")
@@ -330,7 +325,7 @@ func TestRotationSignsWithBothSecrets(t *testing.T) {
 		if err := st.TestWebhook(ctx, acct.ID, w.ID); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "the delivery", func() bool { return len(rcv.requests()) == 1 })
+		testutil.Eventually(t, "the delivery", func() error { return testutil.Equal("requests", len(rcv.requests()), 1) })
 		r := rcv.requests()[0]
 		if sigs := strings.Fields(r.header.Get(webhook.HeaderSignature)); len(sigs) != 2 {
 			t.Fatalf("signatures %q, want two while the old secret is valid", sigs)
@@ -341,7 +336,8 @@ func TestRotationSignsWithBothSecrets(t *testing.T) {
 }
 
 func TestRetryDisableAndDelete(t *testing.T) {
-	backends(t, func(t *testing.T, st *store.Store) {
+	storetest.Backends(t, func(t *testing.T, dsn string) {
+		st := storetest.Open(t, dsn)
 		ctx := context.Background()
 		rcv := newReceiver(t, 500)
 		acct, w := setup(t, st, rcv.URL, "*")
@@ -349,12 +345,12 @@ func TestRetryDisableAndDelete(t *testing.T) {
 		if err := st.TestWebhook(ctx, acct.ID, w.ID); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "the delivery to fail", func() bool { return deliveries(t, st, w)[0].Status == store.DeliveryFailed })
+		testutil.Eventually(t, "the delivery to fail", deliveredAs(t, st, w, store.DeliveryFailed))
 		d := deliveries(t, st, w)[0]
 		if err := st.RetryDelivery(ctx, acct.ID, w.ID, d.ID); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "the retry to succeed", func() bool { return deliveries(t, st, w)[0].Status == store.DeliverySucceeded })
+		testutil.Eventually(t, "the retry to succeed", deliveredAs(t, st, w, store.DeliverySucceeded))
 		if got := rcv.requests(); len(got) != 2 || got[0].header.Get(webhook.HeaderID) != got[1].header.Get(webhook.HeaderID) {
 			t.Fatalf("%d requests; want 2 with one webhook-id", len(got))
 		}
@@ -377,18 +373,35 @@ func TestRetryDisableAndDelete(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		waitFor(t, "the webhook to be disabled", func() bool {
+		testutil.Eventually(t, "the webhook to be disabled", func() error {
 			got, err := st.GetWebhook(ctx, acct.ID, failing.ID)
-			return err == nil && !got.Enabled
+			if err != nil {
+				return err
+			}
+			if got.Enabled {
+				failed := 0
+				for _, d := range deliveries(t, st, failing) {
+					if d.Status == store.DeliveryFailed {
+						failed++
+					}
+				}
+				return fmt.Errorf("still enabled after %d failed deliveries", failed)
+			}
+			return nil
 		})
 		if got, _ := st.GetWebhook(ctx, acct.ID, failing.ID); got.DisabledReason == "" {
 			t.Error("disabled without a reason")
 		}
 
-		// Deleting a webhook drops its pending deliveries: the one queued
-		// while it is disabled is never sent.
+		// A disabled webhook cannot be tested: its delivery would wait,
+		// unsent, until it is enabled.
+		if err := st.TestWebhook(ctx, acct.ID, failing.ID); !errors.Is(err, store.ErrWebhookDisabled) {
+			t.Errorf("test of a disabled webhook: %v, want ErrWebhookDisabled", err)
+		}
+		// Deleting a webhook drops its pending deliveries: the one a retry
+		// queued while it is disabled is never sent.
 		before := len(rcv.requests())
-		if err := st.TestWebhook(ctx, acct.ID, failing.ID); err != nil {
+		if err := st.RetryDelivery(ctx, acct.ID, failing.ID, deliveries(t, st, failing)[0].ID); err != nil {
 			t.Fatal(err)
 		}
 		if err := st.DeleteWebhook(ctx, acct.ID, failing.ID); err != nil {
@@ -418,8 +431,8 @@ func TestGuardRefusesLoopbackAtDialTime(t *testing.T) {
 	}
 	named := "http://localhost:" + u.Port()
 	_, err = webhook.NewClient(2*time.Second, false).Post(named, "application/json", strings.NewReader("{}"))
-	if !errors.Is(err, webhook.ErrBlockedAddress) {
-		t.Fatalf("POST %s with the guard: %v, want ErrBlockedAddress", named, err)
+	if !errors.Is(err, netguard.ErrBlocked) {
+		t.Fatalf("POST %s with the guard: %v, want netguard.ErrBlocked", named, err)
 	}
 	if len(rcv.requests()) != 0 {
 		t.Fatal("the receiver was reached")

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/agentd/agentd/connect/discord/discordtest"
+	"github.com/agentd/agentd/internal/testutil"
 	"github.com/agentd/agentd/llm/llmtest"
 	"github.com/bwmarrin/discordgo"
 )
@@ -35,16 +37,19 @@ func TestDiscordEndToEnd(t *testing.T) {
 	conn := func() map[string]any {
 		return c.do("GET", "/v1/agents/"+id+"/connections", key, nil).data(t)["items"].([]any)[0].(map[string]any)
 	}
-	waitFor(t, "connected", func() bool {
+	testutil.Eventually(t, "connected", func() error {
 		cn := conn()
 		account, _ := cn["account"].(map[string]any)
-		return cn["state"] == "connected" && account["username"] == "e2e_bot" && account["id"] == "4242" && dc.Connected(token) == 1
+		if cn["state"] != "connected" || account["username"] != "e2e_bot" || account["id"] != "4242" || dc.Connected(token) != 1 {
+			return fmt.Errorf("connection %v, %d gateway connections", cn, dc.Connected(token))
+		}
+		return nil
 	})
 
 	m := &discordgo.Message{ChannelID: "500", GuildID: "77", Content: "<@4242> hello", Author: &discordgo.User{ID: "99", Username: "ann"}}
 	m.Mentions = dc.Mentions(m.Content)
 	dc.Dispatch(token, m)
-	waitFor(t, "the reply in the channel", func() bool { return len(dc.Sent(token)) == 1 })
+	testutil.Eventually(t, "the reply in the channel", func() error { return testutil.Equal("messages sent", len(dc.Sent(token)), 1) })
 	if sent := dc.Sent(token)[0]; sent.Content != "Hi from Discord." || sent.ChannelID != "500" || sent.ReplyTo != m.ID {
 		t.Errorf("sent %+v", sent)
 	}
@@ -56,14 +61,21 @@ func TestDiscordEndToEnd(t *testing.T) {
 	}
 	checkTurnRecorded(t, c, key, id, platformTurn{platform: "discord", kind: "room", roomID: "discord:500",
 		speaker: "discord:99", text: "@e2e_bot hello", reply: "Hi from Discord."}) // the mention as a name
-	waitFor(t, "counters", func() bool {
-		c := conn()
-		return c["messagesIn"] == 1.0 && c["messagesOut"] == 1.0 && c["lastEventAt"] != nil
+	testutil.Eventually(t, "counters", func() error {
+		if cn := conn(); cn["messagesIn"] != 1.0 || cn["messagesOut"] != 1.0 || cn["lastEventAt"] == nil {
+			return fmt.Errorf("connection %v", cn)
+		}
+		return nil
 	})
 
 	// Inactive closes the gateway connection within 5 s and says so.
 	expect(t, "deactivate", c.do("PATCH", "/v1/agents/"+id, key, map[string]any{"status": "inactive"}), 200, "")
-	waitFor(t, "disconnected", func() bool { return conn()["state"] == "disconnected" && dc.Connected(token) == 0 })
+	testutil.Within(t, "disconnected", 5*time.Second, func() error {
+		if cn := conn(); cn["state"] != "disconnected" || dc.Connected(token) != 0 {
+			return fmt.Errorf("connection %v, %d gateway connections", cn, dc.Connected(token))
+		}
+		return nil
+	})
 	transport.CloseIdleConnections()
 	in.stop(t)
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"regexp"
@@ -12,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/testutil"
 	"github.com/agentd/agentd/llm/llmtest"
 	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/store/storetest"
@@ -24,7 +27,7 @@ var listening = regexp.MustCompile(`listening on (http://\S+)\n`)
 // instance is one `agentd serve` running in this process.
 type instance struct {
 	base           string // http://127.0.0.1:PORT
-	stdout, stderr *syncBuffer
+	stdout, stderr *testutil.SyncBuffer
 	cancel         context.CancelFunc
 	done           chan error
 	stopped        sync.Once
@@ -34,24 +37,23 @@ type instance struct {
 func boot(t *testing.T, env map[string]string, args ...string) *instance {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	in := &instance{stdout: &syncBuffer{}, stderr: &syncBuffer{}, cancel: cancel, done: make(chan error, 1)}
+	in := &instance{stdout: &testutil.SyncBuffer{}, stderr: &testutil.SyncBuffer{}, cancel: cancel, done: make(chan error, 1)}
 	go func() { in.done <- runEnv(ctx, append([]string{"serve"}, args...), mapEnv(env), in.stdout, in.stderr) }()
 	t.Cleanup(func() { in.stop(t) })
-	deadline := time.After(20 * time.Second)
-	for {
+	testutil.Eventually(t, "serve listening", func() error {
 		if m := listening.FindStringSubmatch(in.stderr.String()); m != nil {
 			in.base = m[1]
-			return in
+			return nil
 		}
 		select {
 		case err := <-in.done:
 			in.done <- err
 			t.Fatalf("serve ended before listening: %v\nstderr: %s", err, in.stderr)
-		case <-deadline:
-			t.Fatalf("serve did not listen within 20s\nstderr: %s", in.stderr)
-		case <-time.After(10 * time.Millisecond):
+		default:
 		}
-	}
+		return fmt.Errorf("stderr %q", in.stderr)
+	})
+	return in
 }
 
 // stop cancels serve, as SIGTERM does, and checks that it ends cleanly;
@@ -75,8 +77,7 @@ func TestServeEndToEnd(t *testing.T) {
 	// Registered first, so it runs last, after every other cleanup.
 	ignore := goleak.IgnoreCurrent()
 	t.Cleanup(func() { goleak.VerifyNone(t, ignore, storetest.IgnoreStatementCache) })
-	t.Run("sqlite", func(t *testing.T) { endToEnd(t, tempDB(t)) })
-	t.Run("postgres", func(t *testing.T) { endToEnd(t, storetest.PostgresDSN(t)) })
+	storetest.Backends(t, endToEnd)
 }
 
 // endToEnd boots serve on db and walks the whole API over real HTTP, with
@@ -106,11 +107,14 @@ func endToEnd(t *testing.T, db string) {
 	// A key revoked by the CLI, another process, is refused within the
 	// serving process's cache bound (the margin absorbs a loaded machine).
 	mustAgentd(t, db, "keys", "revoke", cliKey[:store.KeyPrefixLen])
-	r := c.do("GET", "/v1/agents", cliKey, nil)
-	for deadline := time.Now().Add(store.AuthCacheTTL + 5*time.Second); r.status == 200 && time.Now().Before(deadline); {
-		time.Sleep(100 * time.Millisecond)
-		r = c.do("GET", "/v1/agents", cliKey, nil)
-	}
+	var r result
+	testutil.Within(t, "the revoked key refused", store.AuthCacheTTL+5*time.Second, func() error {
+		if r = c.do("GET", "/v1/agents", cliKey, nil); r.status == 200 {
+			time.Sleep(100 * time.Millisecond) // the account's rate limit counts every try
+			return errors.New("still accepted")
+		}
+		return nil
+	})
 	expect(t, "revoked key", r, 401, "UNAUTHORIZED")
 	expect(t, "deleted agent", c.do("GET", "/v1/agents/"+id, bootKey, nil), 404, "AGENT_NOT_FOUND")
 
@@ -235,12 +239,12 @@ var pprofListening = regexp.MustCompile(`pprof on (http://\S+/debug/pprof/)\n`)
 func TestPprofOnlyOnItsOwnListener(t *testing.T) {
 	in := boot(t, map[string]string{"AGENTD_PPROF_ADDR": "127.0.0.1:0"}, "--addr", "127.0.0.1:0", "--db", tempDB(t))
 	var m []string
-	for deadline := time.Now().Add(5 * time.Second); m == nil && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		m = pprofListening.FindStringSubmatch(in.stderr.String()) // announced right after the API
-	}
-	if m == nil {
-		t.Fatalf("no pprof address on stderr: %s", in.stderr)
-	}
+	testutil.Eventually(t, "the pprof address on stderr", func() error {
+		if m = pprofListening.FindStringSubmatch(in.stderr.String()); m == nil { // announced right after the API
+			return fmt.Errorf("stderr %q", in.stderr)
+		}
+		return nil
+	})
 	get := func(url string) int {
 		res, err := http.Get(url)
 		if err != nil {

@@ -1,32 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/agentd/agentd/internal/testutil"
 )
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader in different
-// goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // mapEnv returns a getenv over m, so tests never read or change the
 // process environment.
@@ -46,7 +27,7 @@ func (r cliResult) code() int { return exitCode(r.err) }
 // agentd runs the command line args with the environment env.
 func agentd(t testing.TB, env map[string]string, args ...string) cliResult {
 	t.Helper()
-	var stdout, stderr syncBuffer
+	var stdout, stderr testutil.SyncBuffer
 	err := runEnv(context.Background(), args, mapEnv(env), &stdout, &stderr)
 	return cliResult{stdout: stdout.String(), stderr: stderr.String(), err: err}
 }

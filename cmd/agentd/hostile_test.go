@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/testutil"
 	"github.com/agentd/agentd/llm/llmtest"
 )
 
@@ -235,7 +236,12 @@ func unreadStreams(t *testing.T, base, addr, key string, openai *llmtest.Server,
 				"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", ids[first+i/10], key, len(body), body)
 			return err
 		})
-		eventually(t, fmt.Sprintf("%d streams at the provider", n), func() bool { return openai.Count()-before >= n })
+		testutil.Eventually(t, fmt.Sprintf("%d streams at the provider", n), func() error {
+			if got := openai.Count() - before; got < n {
+				return fmt.Errorf("%d streams", got)
+			}
+			return nil
+		})
 		if status := probe(ids[first]); status != http.StatusTooManyRequests {
 			t.Fatalf("a message to an agent with 10 streams open: %d, want 429 (the streams do not hold their slots)", status)
 		}

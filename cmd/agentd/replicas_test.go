@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -17,6 +19,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/connect/telegram/telegramtest"
+	"github.com/agentd/agentd/internal/testutil"
 	"github.com/agentd/agentd/llm/llmtest"
 	"github.com/agentd/agentd/store/storetest"
 )
@@ -68,7 +71,7 @@ func startNginx(t *testing.T, replicas []string) string {
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var stderr syncBuffer
+	var stderr testutil.SyncBuffer
 	cmd := exec.Command(bin, "-p", dir, "-c", path, "-g", "daemon off; pid "+filepath.Join(dir, "nginx.pid")+";")
 	cmd.Stderr = &stderr
 	// SIGTERM makes the master stop its workers too; they share stderr, so
@@ -79,12 +82,13 @@ func startNginx(t *testing.T, replicas []string) string {
 	}
 	t.Cleanup(func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() })
 	base := "http://" + addr
-	eventually(t, "nginx listening", func() bool {
+	testutil.Eventually(t, "nginx listening", func() error {
 		res, err := http.Get(base + "/healthz")
-		if err == nil {
-			res.Body.Close()
+		if err != nil {
+			return err
 		}
-		return err == nil && res.StatusCode == 200
+		res.Body.Close()
+		return testutil.Equal("status", res.StatusCode, 200)
 	})
 	return base
 }
@@ -193,7 +197,7 @@ func TestReplicasBehindNginx(t *testing.T) {
 
 	t.Run("each webhook event once", func(t *testing.T) {
 		// The default account created shared, busy and streamer.
-		eventually(t, "every agent.created", func() bool { return len(rcv.counts()) == 3 })
+		testutil.Eventually(t, "every agent.created", func() error { return testutil.Equal("events", len(rcv.counts()), 3) })
 		for id, n := range rcv.counts() {
 			if n != 1 {
 				t.Errorf("event %s delivered %d times", id, n)
@@ -212,16 +216,21 @@ func TestReplicasBehindNginx(t *testing.T) {
 			}
 			return -1
 		}
-		eventually(t, "one replica polls", func() bool { return owner() >= 0 && tg.Polling(token) == 1 })
+		testutil.Eventually(t, "one replica polls", func() error {
+			if o, n := owner(), tg.Polling(token); o < 0 || n != 1 {
+				return fmt.Errorf("owner %d, %d pollers", o, n)
+			}
+			return nil
+		})
 		first := owner()
 		replicas[first].kill(t)
-		eventually(t, "another replica takes over", func() bool {
+		testutil.Eventually(t, "another replica takes over", func() error {
 			for i, r := range replicas {
 				if i != first && acquired(r, id) {
-					return tg.Polling(token) == 1
+					return testutil.Equal("pollers", tg.Polling(token), 1)
 				}
 			}
-			return false
+			return errors.New("no other replica took the lease")
 		})
 	})
 
@@ -235,6 +244,7 @@ func TestReplicasBehindNginx(t *testing.T) {
 		}
 		var mu sync.Mutex
 		var acked []string
+		answered := 0 // creates answered, acknowledged or not
 		var wg sync.WaitGroup
 		stop := make(chan struct{})
 		for range 4 {
@@ -247,17 +257,37 @@ func TestReplicasBehindNginx(t *testing.T) {
 						return
 					default:
 					}
-					if id := createVia(lb.base, key); id != "" {
-						mu.Lock()
+					id := createVia(lb.base, key)
+					mu.Lock()
+					answered++
+					if id != "" {
 						acked = append(acked, id)
-						mu.Unlock()
 					}
+					mu.Unlock()
 				}
 			}()
 		}
-		time.Sleep(500 * time.Millisecond)
+		counts := func() (int, int) { // answered, acknowledged
+			mu.Lock()
+			defer mu.Unlock()
+			return answered, len(acked)
+		}
+		testutil.Eventually(t, "the load acknowledged", func() error {
+			if _, n := counts(); n == 0 {
+				return errors.New("no create acknowledged")
+			}
+			return nil
+		})
 		alive.kill(t)
-		time.Sleep(time.Second)
+		before, _ := counts()
+		// The load goes on across the kill: creates sent to the killed
+		// replica fail, the others are acknowledged by the one left.
+		testutil.Eventually(t, "creates answered after the kill", func() error {
+			if n, _ := counts(); n-before < 8 {
+				return fmt.Errorf("%d answered", n-before)
+			}
+			return nil
+		})
 		close(stop)
 		wg.Wait()
 		if len(acked) == 0 {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/store/storetest"
 )
 
 // newSecretKey returns a fresh key as `openssl rand -base64 32` prints it.
@@ -26,12 +27,7 @@ func openWithKey(t testing.TB, db, key string) *store.Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(context.Background(), db, store.WithSecretBox(box))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	return st
+	return storetest.Open(t, db, store.WithSecretBox(box))
 }
 
 // secretAgent stores an agent holding one secret and returns its id.

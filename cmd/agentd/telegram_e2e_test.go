@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/connect/telegram/telegramtest"
+	"github.com/agentd/agentd/internal/testutil"
 	"github.com/agentd/agentd/llm/llmtest"
 	"github.com/go-telegram/bot/models"
 )
@@ -32,16 +33,21 @@ func TestTelegramEndToEnd(t *testing.T) {
 		"settings": map[string]any{"secrets": map[string]string{"TELEGRAM_BOT_TOKEN": token}}})
 	expect(t, "create", r, 201, "")
 	id := r.data(t)["id"].(string)
-	waitFor(t, "connected", func() bool {
-		items := c.do("GET", "/v1/agents/"+id+"/connections", key, nil).data(t)["items"].([]any)
-		conn := items[0].(map[string]any)
-		account, _ := conn["account"].(map[string]any)
-		return conn["state"] == "connected" && account["username"] == "e2e_bot" && account["id"] == "4242"
+	conn := func() map[string]any {
+		return c.do("GET", "/v1/agents/"+id+"/connections", key, nil).data(t)["items"].([]any)[0].(map[string]any)
+	}
+	testutil.Eventually(t, "connected", func() error {
+		cn := conn()
+		account, _ := cn["account"].(map[string]any)
+		if cn["state"] != "connected" || account["username"] != "e2e_bot" || account["id"] != "4242" {
+			return fmt.Errorf("connection %v", cn)
+		}
+		return nil
 	})
 
 	tg.Queue(token, models.Update{Message: &models.Message{ID: 7, Text: "Hello bot",
 		Chat: models.Chat{ID: 99, Type: models.ChatTypePrivate}, From: &models.User{ID: 99, FirstName: "Ann"}}})
-	waitFor(t, "the reply in the chat", func() bool { return len(tg.Sent(token)) == 1 })
+	testutil.Eventually(t, "the reply in the chat", func() error { return testutil.Equal("messages sent", len(tg.Sent(token)), 1) })
 	if sent := tg.Sent(token)[0]; sent.Text != "Hi from Telegram." || sent.ChatID != "99" || sent.ReplyTo != 7 {
 		t.Errorf("sent %+v", sent)
 	}
@@ -50,16 +56,20 @@ func TestTelegramEndToEnd(t *testing.T) {
 	}
 	checkTurnRecorded(t, c, key, id, platformTurn{platform: "telegram", kind: "direct", userID: "telegram:99",
 		speaker: "telegram:99", text: "Hello bot", reply: "Hi from Telegram."})
-	waitFor(t, "counters", func() bool {
-		conn := c.do("GET", "/v1/agents/"+id+"/connections", key, nil).data(t)["items"].([]any)[0].(map[string]any)
-		return conn["messagesIn"] == 1.0 && conn["messagesOut"] == 1.0 && conn["lastEventAt"] != nil
+	testutil.Eventually(t, "counters", func() error {
+		if cn := conn(); cn["messagesIn"] != 1.0 || cn["messagesOut"] != 1.0 || cn["lastEventAt"] == nil {
+			return fmt.Errorf("connection %v", cn)
+		}
+		return nil
 	})
 
 	// Inactive stops polling within 5 s and says so.
 	expect(t, "deactivate", c.do("PATCH", "/v1/agents/"+id, key, map[string]any{"status": "inactive"}), 200, "")
-	waitFor(t, "disconnected", func() bool {
-		conn := c.do("GET", "/v1/agents/"+id+"/connections", key, nil).data(t)["items"].([]any)[0].(map[string]any)
-		return conn["state"] == "disconnected" && tg.Polling(token) == 0
+	testutil.Within(t, "disconnected", 5*time.Second, func() error {
+		if cn := conn(); cn["state"] != "disconnected" || tg.Polling(token) != 0 {
+			return fmt.Errorf("connection %v, %d pollers", cn, tg.Polling(token))
+		}
+		return nil
 	})
 	transport.CloseIdleConnections()
 	in.stop(t)
@@ -117,19 +127,6 @@ func checkTurnRecorded(t *testing.T, c *client, key, agentID string, want platfo
 	}
 }
 
-// waitFor polls cond every 50 ms for up to 5 s, the bound decisions.md
-// gives connections to follow a change.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 5s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // TestTelegramAgentRecoversAfterCooldown: an agent reached only through a
 // platform, put in error by its provider, answers again once its cool-down
 // has passed, and is active again, as an agent talked to through the API
@@ -151,9 +148,12 @@ func TestTelegramAgentRecoversAfterCooldown(t *testing.T) {
 		"settings": map[string]any{"secrets": map[string]string{"TELEGRAM_BOT_TOKEN": token}}})
 	expect(t, "create", r, 201, "")
 	id := r.data(t)["id"].(string)
-	waitFor(t, "connected", func() bool {
+	testutil.Eventually(t, "connected", func() error {
 		conn := c.do("GET", "/v1/agents/"+id+"/connections", key, nil).data(t)["items"].([]any)[0].(map[string]any)
-		return conn["state"] == "connected"
+		if conn["state"] != "connected" {
+			return fmt.Errorf("connection %v", conn)
+		}
+		return nil
 	})
 	say := func(msgID int, text string) {
 		tg.Queue(token, models.Update{Message: &models.Message{ID: msgID, Text: text,
@@ -162,7 +162,12 @@ func TestTelegramAgentRecoversAfterCooldown(t *testing.T) {
 	status := func() any { return c.do("GET", "/v1/agents/"+id, key, nil).data(t)["status"] }
 
 	say(1, "Are you there?")
-	waitFor(t, "the agent in error", func() bool { return status() == "error" })
+	testutil.Eventually(t, "the agent in error", func() error {
+		if s := status(); s != "error" {
+			return fmt.Errorf("status %v", s)
+		}
+		return nil
+	})
 	failedAt := time.Now()
 	if n := len(tg.Sent(token)); n != 0 {
 		t.Fatalf("%d messages sent for a failed turn", n)
@@ -170,7 +175,7 @@ func TestTelegramAgentRecoversAfterCooldown(t *testing.T) {
 	// The provider asked for one second: past it, the next message is tried.
 	time.Sleep(time.Until(failedAt.Add(1100 * time.Millisecond)))
 	say(2, "Now?")
-	waitFor(t, "the reply after the cool-down", func() bool { return len(tg.Sent(token)) == 1 })
+	testutil.Eventually(t, "the reply after the cool-down", func() error { return testutil.Equal("messages sent", len(tg.Sent(token)), 1) })
 	if sent := tg.Sent(token)[0]; sent.Text != "Back again." || sent.ReplyTo != 2 {
 		t.Errorf("sent %+v", sent)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/testutil"
 	"github.com/agentd/agentd/store/storetest"
 )
 
@@ -31,7 +33,7 @@ func TestMain(m *testing.M) {
 type process struct {
 	cmd            *exec.Cmd
 	base           string
-	stdout, stderr *syncBuffer
+	stdout, stderr *testutil.SyncBuffer
 	done           chan struct{}
 }
 
@@ -44,7 +46,7 @@ var webhookEnv = []string{runMainEnv + "=1", "AGENTD_WEBHOOK_ALLOW_PRIVATE=true"
 // webhook settings, and waits until it listens.
 func spawn(t *testing.T, db string, env ...string) *process {
 	t.Helper()
-	p := &process{stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
+	p := &process{stdout: &testutil.SyncBuffer{}, stderr: &testutil.SyncBuffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(os.Args[0], "serve", "--addr", "127.0.0.1:0", "--db", db)
 	p.cmd.Env = append(append(os.Environ(), webhookEnv...), env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
@@ -53,20 +55,19 @@ func spawn(t *testing.T, db string, env ...string) *process {
 	}
 	go func() { _ = p.cmd.Wait(); close(p.done) }()
 	t.Cleanup(func() { p.kill(t) })
-	deadline := time.After(30 * time.Second)
-	for {
+	testutil.Eventually(t, "serve listening", func() error {
 		if m := listening.FindStringSubmatch(p.stderr.String()); m != nil {
 			p.base = m[1]
-			return p
+			return nil
 		}
 		select {
 		case <-p.done:
 			t.Fatalf("serve ended before listening\nstderr: %s", p.stderr)
-		case <-deadline:
-			t.Fatalf("serve did not listen within 30s\nstderr: %s", p.stderr)
-		case <-time.After(10 * time.Millisecond):
+		default:
 		}
-	}
+		return fmt.Errorf("stderr %q", p.stderr)
+	})
+	return p
 }
 
 // kill ends the process with SIGKILL: no shutdown code runs.
@@ -133,15 +134,17 @@ func newHookReceiver(t *testing.T, hold bool) *hookReceiver {
 
 func (r *hookReceiver) unhold() { r.released.Do(func() { close(r.release) }) }
 
-func (r *hookReceiver) sawAgents(names ...string) bool {
+// sawAgents returns an error naming the first of names whose
+// agent.created it has not counted.
+func (r *hookReceiver) sawAgents(names ...string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, n := range names {
 		if !r.agents[n] {
-			return false
+			return fmt.Errorf("no event of %s", n)
 		}
 	}
-	return true
+	return nil
 }
 
 func (r *hookReceiver) counts() map[string]int {
@@ -152,18 +155,6 @@ func (r *hookReceiver) counts() map[string]int {
 		out[k] = v
 	}
 	return out
-}
-
-// eventually polls cond for up to 30 s.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 func newClient(t *testing.T, base string) *client {
@@ -198,9 +189,9 @@ func TestWebhooksSurviveSIGKILL(t *testing.T) {
 	mustAgentd(t, db, "accounts", "update", "default", "--agent-quota", "2")
 	third := spawn(t, db)
 	expect(t, "create a3 over quota", newClient(t, third.base).do("POST", "/v1/agents", key, map[string]any{"name": "a3"}), 403, "INSUFFICIENT_QUOTA")
-	eventually(t, "the events of a1 and a2", func() bool { return rcv.sawAgents("a1", "a2") })
+	testutil.Eventually(t, "the events of a1 and a2", func() error { return rcv.sawAgents("a1", "a2") })
 	third.stop(t)
-	if rcv.sawAgents("a3") {
+	if rcv.sawAgents("a3") == nil {
 		t.Error("the rolled-back create of a3 was delivered")
 	}
 }
@@ -219,7 +210,7 @@ func TestTwoReplicasDeliverEachEventOnce(t *testing.T) {
 	for i := range agents {
 		expect(t, "create agent", clients[i%2].do("POST", "/v1/agents", key, map[string]any{"name": "r" + string(rune('a'+i))}), 201, "")
 	}
-	eventually(t, "every event", func() bool { return len(rcv.counts()) == agents })
+	testutil.Eventually(t, "every event", func() error { return testutil.Equal("events", len(rcv.counts()), agents) })
 	a.stop(t)
 	b.stop(t)
 	for id, n := range rcv.counts() {

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/agentd/agentd/connect/x/xtest"
+	"github.com/agentd/agentd/internal/testutil"
 	"github.com/agentd/agentd/llm/llmtest"
 )
 
@@ -34,9 +37,13 @@ func TestXEndToEnd(t *testing.T) {
 	conn := func() map[string]any {
 		return c.do("GET", "/v1/agents/"+id+"/connections", key, nil).data(t)["items"].([]any)[0].(map[string]any)
 	}
-	waitFor(t, "connected", func() bool {
-		account, _ := conn()["account"].(map[string]any)
-		return conn()["state"] == "connected" && account["username"] == "e2e_x" && account["id"] == "9"
+	testutil.Eventually(t, "connected", func() error {
+		cn := conn()
+		account, _ := cn["account"].(map[string]any)
+		if cn["state"] != "connected" || account["username"] != "e2e_x" || account["id"] != "9" {
+			return fmt.Errorf("connection %v", cn)
+		}
+		return nil
 	})
 	mentionsPolled := func() int {
 		n := 0
@@ -47,19 +54,34 @@ func TestXEndToEnd(t *testing.T) {
 		}
 		return n
 	}
-	waitFor(t, "first mentions poll", func() bool { return mentionsPolled() > 0 })
+	testutil.Eventually(t, "first mentions poll", func() error {
+		if mentionsPolled() == 0 {
+			return errors.New("no mentions poll")
+		}
+		return nil
+	})
 
 	mention := xs.Mention("9-at", xtest.Tweet{Text: "@e2e_x hello", AuthorID: "77"})
-	waitFor(t, "the reply", func() bool { return len(xs.Posts("9-at")) == 1 })
+	testutil.Eventually(t, "the reply", func() error { return testutil.Equal("posts", len(xs.Posts("9-at")), 1) })
 	if p := xs.Posts("9-at")[0]; p.Text != "Hi from X." || p.ReplyTo != mention {
 		t.Errorf("posted %+v", p)
 	}
 	checkTurnRecorded(t, c, key, id, platformTurn{platform: "twitter", kind: "room", roomID: "twitter:" + mention,
 		speaker: "twitter:77", text: "@e2e_x hello", reply: "Hi from X."})
-	waitFor(t, "counters", func() bool { return conn()["messagesIn"] == 1.0 && conn()["messagesOut"] == 1.0 })
+	testutil.Eventually(t, "counters", func() error {
+		if cn := conn(); cn["messagesIn"] != 1.0 || cn["messagesOut"] != 1.0 {
+			return fmt.Errorf("connection %v", cn)
+		}
+		return nil
+	})
 
 	expect(t, "deactivate", c.do("PATCH", "/v1/agents/"+id, key, map[string]any{"status": "inactive"}), 200, "")
-	waitFor(t, "disconnected", func() bool { return conn()["state"] == "disconnected" })
+	testutil.Within(t, "disconnected", 5*time.Second, func() error {
+		if cn := conn(); cn["state"] != "disconnected" {
+			return fmt.Errorf("connection %v", cn)
+		}
+		return nil
+	})
 	transport.CloseIdleConnections()
 	in.stop(t)
 }

@@ -1,109 +1,242 @@
-// Package connecttest helps tests of connect and its platforms.
+// Package connecttest is the fixture of the platforms' tests: a store with
+// an account, supervisors of one platform on it, agents of that platform,
+// and a Turner that echoes. connect's own tests cannot import it (it
+// imports connect); the helpers that are not about connections live in
+// internal/testutil.
 package connecttest
 
 import (
 	"context"
-	"log/slog"
-	"slices"
+	"encoding/json"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/connect"
+	"github.com/agentd/agentd/internal/testutil"
+	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/store/storetest"
+	"github.com/agentd/agentd/turn"
 	"github.com/prometheus/client_golang/prometheus"
 )
+
+// Fixture runs supervisors of one platform on a SQLite store holding the
+// account "acme". Set its fields before Start or Run.
+type Fixture struct {
+	T       *testing.T
+	Store   *store.Store
+	Account store.Account
+	Turner  *EchoTurner
+
+	// Client is the platform's name in an agent's clients ("telegram").
+	Client string
+	// Platform returns a new Platform for each supervisor.
+	Platform func() connect.Platform
+	// Live, when set, is the platform test server's own sign that a bot
+	// is connected, checked by WaitConnected with the stored state; it
+	// returns what it saw when it is not.
+	Live func() error
+	// Config is each supervisor's configuration: short leases, renewals
+	// and back-offs. Run sets Turner, Owner and Platforms, and Store
+	// unless it is set (a wrapper of the fixture's store).
+	Config connect.Config
+
+	stop func()
+}
+
+// NewFixture returns a Fixture of the platform client on a fresh SQLite
+// store; platform makes the Platform each supervisor runs.
+func NewFixture(t *testing.T, client string, platform func() connect.Platform) *Fixture {
+	t.Helper()
+	st := storetest.Open(t, storetest.SQLiteDSN(t))
+	return &Fixture{T: t, Store: st, Account: storetest.Account(t, st, "acme"), Turner: &EchoTurner{},
+		Client: client, Platform: platform,
+		Config: connect.Config{LeaseTTL: time.Second, RenewEvery: 200 * time.Millisecond,
+			ChangeEvery: 100 * time.Millisecond, MaxBackoff: 200 * time.Millisecond}}
+}
+
+// Run runs a supervisor as owner on st (f.Config.Store when nil) until
+// stop is called or the test ends; stop waits for it to end.
+func (f *Fixture) Run(st connect.Store, owner string) (stop func()) {
+	f.T.Helper()
+	cfg := f.Config
+	if st != nil {
+		cfg.Store = st
+	} else if cfg.Store == nil {
+		cfg.Store = f.Store
+	}
+	cfg.Turner, cfg.Owner, cfg.Platforms = f.Turner, owner, []connect.Platform{f.Platform()}
+	sup, err := connect.New(cfg)
+	if err != nil {
+		f.T.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = sup.Run(ctx) }()
+	var once sync.Once
+	stop = func() { once.Do(func() { cancel(); <-done }) }
+	f.T.Cleanup(stop)
+	return stop
+}
+
+// Start runs the fixture's supervisor, as "replica-a", until Stop or the
+// end of the test.
+func (f *Fixture) Start() {
+	f.T.Helper()
+	f.stop = f.Run(nil, "replica-a")
+}
+
+// Stop ends the supervisor Start runs and waits for it.
+func (f *Fixture) Stop() { f.stop() }
+
+// Restart stops the supervisor Start runs and starts another.
+func (f *Fixture) Restart() {
+	f.T.Helper()
+	f.Stop()
+	f.Start()
+}
+
+// Agent creates the agent "Ada" of the account, on the fixture's
+// platform, with settings.
+func (f *Fixture) Agent(settings map[string]any) store.Agent {
+	f.T.Helper()
+	fields := map[string]json.RawMessage{"name": JSON("Ada"), "clients": JSON([]string{f.Client}), "settings": JSON(settings)}
+	a, err := f.Store.CreateAgent(context.Background(), store.Agent{AccountID: f.Account.ID, Fields: fields}, -1)
+	if err != nil {
+		f.T.Fatal(err)
+	}
+	return a
+}
+
+// State returns the stored connection of agent a; the zero Connection
+// before it has one.
+func (f *Fixture) State(a store.Agent) store.Connection {
+	conns, err := f.Store.ListConnections(context.Background(), f.Account.ID, a.ID)
+	if err != nil || len(conns) == 0 {
+		return store.Connection{}
+	}
+	return conns[0]
+}
+
+// InState is a check that agent a's connection is stored in state, with
+// a reason holding each of words.
+func (f *Fixture) InState(a store.Agent, state store.ConnState, words ...string) func() error {
+	return func() error {
+		c := f.State(a)
+		ok := c.State == state
+		for _, w := range words {
+			ok = ok && strings.Contains(c.Reason, w)
+		}
+		if !ok {
+			return fmt.Errorf("state %q (%s)", c.State, c.Reason)
+		}
+		return nil
+	}
+}
+
+// Counted is a check that agent a's connection counted in messages in
+// and out out.
+func (f *Fixture) Counted(a store.Agent, in, out int64) func() error {
+	return func() error {
+		if c := f.State(a); c.MessagesIn != in || c.MessagesOut != out {
+			return fmt.Errorf("%d in, %d out", c.MessagesIn, c.MessagesOut)
+		}
+		return nil
+	}
+}
+
+// WaitConnected waits until agent a's connection is stored as connected
+// and Live, when set, holds.
+func (f *Fixture) WaitConnected(a store.Agent) {
+	f.T.Helper()
+	connected := f.InState(a, store.ConnConnected)
+	testutil.Eventually(f.T, "connected", func() error {
+		if err := connected(); err != nil || f.Live == nil {
+			return err
+		}
+		return f.Live()
+	})
+}
+
+// EchoTurner answers a message with "re: <text>", or with Text when set,
+// and a post request (X's scheduled posts) with "post <n>: lovely tea".
+// When Block is set, each turn first waits for it to be closed. Set its
+// fields before the supervisor starts.
+type EchoTurner struct {
+	Text  string
+	Block chan struct{}
+
+	mu    sync.Mutex
+	reqs  []turn.Input
+	posts int
+}
+
+// Reply answers in, and keeps it.
+func (e *EchoTurner) Reply(ctx context.Context, in turn.Input) (turn.Result, error) {
+	if e.Block != nil {
+		select {
+		case <-e.Block:
+		case <-ctx.Done():
+			return turn.Result{}, ctx.Err()
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.reqs = append(e.reqs, in)
+	switch {
+	case in.Post:
+		e.posts++
+		return turn.Result{Text: fmt.Sprintf("post %d: lovely tea", e.posts)}, nil
+	case e.Text != "":
+		return turn.Result{Text: e.Text}, nil
+	}
+	return turn.Result{Text: "re: " + in.Text}, nil
+}
+
+// Requests returns the turns asked for so far, oldest first.
+func (e *EchoTurner) Requests() []turn.Input {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]turn.Input(nil), e.reqs...)
+}
+
+// Clock is a settable clock.
+type Clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// NewClock returns a Clock at now.
+func NewClock(now time.Time) *Clock { return &Clock{now: now} }
+
+// Now returns the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Set moves the clock to now.
+func (c *Clock) Set(now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = now
+}
 
 // Dropped reads agentd_connection_messages_dropped_total for platform from
 // g (the Registerer given to connect.New); 0 when it has no such series.
 func Dropped(t testing.TB, g prometheus.Gatherer, platform string) float64 {
 	t.Helper()
-	families, err := g.Gather()
+	return testutil.Counter(t, g, "agentd_connection_messages_dropped_total", "platform", platform)
+}
+
+// JSON encodes v, which must encode.
+func JSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
 	if err != nil {
-		t.Fatalf("gather metrics: %v", err)
+		panic(err)
 	}
-	for _, f := range families {
-		if f.GetName() != "agentd_connection_messages_dropped_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "platform" && l.GetValue() == platform {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return 0
-}
-
-// Logs is a slog.Handler keeping every record, for tests of what a
-// connection logs. Its methods are safe for concurrent use.
-type Logs struct {
-	attrs []slog.Attr // from WithAttrs
-	kept  *records
-}
-
-type records struct {
-	mu   sync.Mutex
-	list []Record
-}
-
-// Record is one kept log record.
-type Record struct {
-	Message string
-	Attrs   map[string]slog.Value // its own and its logger's; groups are ignored
-}
-
-// NewLogs returns an empty Logs.
-func NewLogs() *Logs { return &Logs{kept: &records{}} }
-
-// Enabled keeps every level.
-func (l *Logs) Enabled(context.Context, slog.Level) bool { return true }
-
-// Handle keeps r.
-func (l *Logs) Handle(_ context.Context, r slog.Record) error {
-	rec := Record{Message: r.Message, Attrs: map[string]slog.Value{}}
-	for _, a := range l.attrs {
-		rec.Attrs[a.Key] = a.Value
-	}
-	r.Attrs(func(a slog.Attr) bool {
-		rec.Attrs[a.Key] = a.Value
-		return true
-	})
-	l.kept.mu.Lock()
-	l.kept.list = append(l.kept.list, rec)
-	l.kept.mu.Unlock()
-	return nil
-}
-
-// WithAttrs returns a handler adding attrs to its records, kept with l's.
-func (l *Logs) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return &Logs{attrs: append(slices.Clip(l.attrs), attrs...), kept: l.kept}
-}
-
-// WithGroup returns l: groups are ignored.
-func (l *Logs) WithGroup(string) slog.Handler { return l }
-
-// Records returns the records with message msg, oldest first.
-func (l *Logs) Records(msg string) []Record {
-	l.kept.mu.Lock()
-	defer l.kept.mu.Unlock()
-	var out []Record
-	for _, r := range l.kept.list {
-		if r.Message == msg {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// Eventually polls cond every 20 ms for up to 5 s, the bound decisions.md
-// gives connections to follow a change, and fails t if it never holds.
-func Eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if cond() {
-			return
-		}
-	}
-	t.Fatalf("timed out waiting for %s", what)
+	return b
 }

@@ -3,12 +3,12 @@ package telegram_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,9 +16,9 @@ import (
 	"github.com/agentd/agentd/connect/connecttest"
 	"github.com/agentd/agentd/connect/telegram"
 	"github.com/agentd/agentd/connect/telegram/telegramtest"
+	"github.com/agentd/agentd/internal/testutil"
 	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/store/storetest"
-	"github.com/agentd/agentd/turn"
 	"github.com/go-telegram/bot/models"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/goleak"
@@ -30,106 +30,33 @@ const (
 	botName = "ada_bot"
 )
 
-// echoTurner answers every message with "re: <text>", or with reply when
-// set; when block is set, each turn first waits for it to be closed.
-type echoTurner struct {
-	mu    sync.Mutex
-	reqs  []turn.Input
-	reply string
-	block chan struct{}
-}
-
-func (e *echoTurner) Reply(ctx context.Context, r turn.Input) (turn.Result, error) {
-	if e.block != nil {
-		select {
-		case <-e.block:
-		case <-ctx.Done():
-			return turn.Result{}, ctx.Err()
-		}
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.reqs = append(e.reqs, r)
-	if e.reply != "" {
-		return turn.Result{Text: e.reply}, nil
-	}
-	return turn.Result{Text: "re: " + r.Text}, nil
-}
-
 type fixture struct {
-	t      *testing.T
-	st     *store.Store
-	tg     *telegramtest.Server
-	turner *echoTurner
-	acct   store.Account
-	cancel context.CancelFunc
-	done   chan struct{}
-
-	// Set before start: the connection queue's size (the default when
-	// 0), the metrics' registry and the logs' handler (none when nil).
-	queueSize int
-	reg       *prometheus.Registry
-	logs      *connecttest.Logs
+	*connecttest.Fixture
+	tg   *telegramtest.Server
+	logs *testutil.Logs // the supervisors' logs, when a test sets it
 }
 
-// start opens a store at dsn ("" for a SQLite file) and runs a supervisor
-// on it against a fresh test server.
+// newFixture runs supervisors against a fresh test server holding the bot
+// token.
 func newFixture(t *testing.T) *fixture {
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "agentd.db"))
-	if err != nil {
-		t.Fatal(err)
+	tg := telegramtest.New(t)
+	tg.AddBot(token, botID, botName)
+	f := &fixture{tg: tg, Fixture: connecttest.NewFixture(t, "telegram", func() connect.Platform {
+		return &telegram.Platform{APIURL: tg.URL, PollTimeout: 2 * time.Second}
+	})}
+	f.Live = func() error {
+		if tg.Polling(token) == 0 {
+			return errors.New("the bot is not polled")
+		}
+		return nil
 	}
-	t.Cleanup(func() { _ = st.Close() })
-	acct, err := st.CreateAccount(context.Background(), store.Account{Name: "acme", Tier: store.TierStandard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fixture{t: t, st: st, tg: telegramtest.New(t), turner: &echoTurner{}, acct: acct}
-	f.tg.AddBot(token, botID, botName)
 	return f
 }
 
-func (f *fixture) run(st *store.Store, owner string) (stop context.CancelFunc, done chan struct{}) {
-	cfg := connect.Config{
-		Store: st, Turner: f.turner, Owner: owner,
-		Platforms: []connect.Platform{&telegram.Platform{APIURL: f.tg.URL, PollTimeout: 2 * time.Second}},
-		LeaseTTL:  time.Second, RenewEvery: 200 * time.Millisecond, ChangeEvery: 100 * time.Millisecond,
-		MaxBackoff: 200 * time.Millisecond, QueueSize: f.queueSize,
-	}
-	if f.reg != nil {
-		cfg.Registerer = f.reg
-	}
-	if f.logs != nil {
-		cfg.Logger = slog.New(f.logs)
-	}
-	sup, err := connect.New(cfg)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done = make(chan struct{})
-	go func() { defer close(done); _ = sup.Run(ctx) }()
-	return cancel, done
-}
-
-// start runs the fixture's supervisor until the test ends.
-func (f *fixture) start() {
-	stop, done := f.run(f.st, "replica-a")
-	f.t.Cleanup(func() { stop(); <-done })
-	f.cancel, f.done = stop, done
-}
-
-func (f *fixture) agent(settings map[string]any) store.Agent {
-	doc := map[string]any{"name": "Ada", "clients": []string{"telegram"}, "settings": settings}
-	fields := map[string]json.RawMessage{}
-	for k, v := range doc {
-		fields[k], _ = json.Marshal(v)
-	}
-	a, err := f.st.CreateAgent(context.Background(), store.Agent{AccountID: f.acct.ID, Fields: fields}, -1)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	return a
+// keepLogs makes the supervisors log to f.logs.
+func (f *fixture) keepLogs() {
+	f.logs = testutil.NewLogs()
+	f.Config.Logger = slog.New(f.logs)
 }
 
 func withToken(extra map[string]any) map[string]any {
@@ -140,16 +67,9 @@ func withToken(extra map[string]any) map[string]any {
 	return s
 }
 
-func (f *fixture) state(a store.Agent) store.Connection {
-	conns, err := f.st.ListConnections(context.Background(), f.acct.ID, a.ID)
-	if err != nil || len(conns) == 0 {
-		return store.Connection{}
-	}
-	return conns[0]
-}
-
-func (f *fixture) waitConnected(a store.Agent) {
-	connecttest.Eventually(f.t, "connected", func() bool { return f.state(a).State == store.ConnConnected && f.tg.Polling(token) > 0 })
+// sent is a check that the bot sent n messages.
+func (f *fixture) sent(n int) func() error {
+	return func() error { return testutil.Equal("messages sent", len(f.tg.Sent(token)), n) }
 }
 
 var nextMsg = 1
@@ -178,33 +98,31 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m, storetest.IgnoreStatement
 func TestPrivateChatAnsweredWithQuote(t *testing.T) {
 	f := newFixture(t)
 	f.tg.Queue(token, private("old backlog")) // before the first connection: skipped
-	a := f.agent(withToken(nil))
-	f.start()
-	f.waitConnected(a)
+	a := f.Agent(withToken(nil))
+	f.Start()
+	f.WaitConnected(a)
 	u := private("hello")
 	f.tg.Queue(token, u)
-	connecttest.Eventually(t, "reply", func() bool { return len(f.tg.Sent(token)) == 1 })
+	testutil.Eventually(t, "reply", f.sent(1))
 	sent := f.tg.Sent(token)[0]
 	if sent.Text != "re: hello" || sent.ReplyTo != u.Message.ID || sent.ChatID != "42" {
 		t.Fatalf("sent %+v; want re: hello quoting %d", sent, u.Message.ID)
 	}
-	f.turner.mu.Lock()
-	req := f.turner.reqs[0]
-	f.turner.mu.Unlock()
+	req := f.Turner.Requests()[0]
 	if req.Conv.UserID != "telegram:42" || req.Conv.RoomID != "" || req.Conv.Platform != "telegram" || req.AgentID != a.ID {
 		t.Fatalf("turn request %+v", req)
 	}
-	connecttest.Eventually(t, "counters", func() bool { c := f.state(a); return c.MessagesIn == 1 && c.MessagesOut == 1 })
-	if c := f.state(a); c.BotID != "123" || c.BotUsername != botName {
+	testutil.Eventually(t, "counters", f.Counted(a, 1, 1))
+	if c := f.State(a); c.BotID != "123" || c.BotUsername != botName {
 		t.Fatalf("connection %+v", c)
 	}
 }
 
 func TestGroupRules(t *testing.T) {
 	f := newFixture(t)
-	a := f.agent(withToken(map[string]any{"telegram": map[string]any{"adminUsers": []string{"boss"}}}))
-	f.start()
-	f.waitConnected(a)
+	a := f.Agent(withToken(map[string]any{"telegram": map[string]any{"adminUsers": []string{"boss"}}}))
+	f.Start()
+	f.WaitConnected(a)
 	mention := "hi @ada_bot"
 	// "é" is two UTF-8 bytes but one UTF-16 unit: offsets are in UTF-16.
 	accented := "é @ada_bot"
@@ -227,7 +145,7 @@ func TestGroupRules(t *testing.T) {
 	for _, u := range append(ignored, answered...) {
 		f.tg.Queue(token, u)
 	}
-	connecttest.Eventually(t, "replies", func() bool { return len(f.tg.Sent(token)) == len(answered)+1 })
+	testutil.Eventually(t, "replies", f.sent(len(answered)+1))
 	texts := map[int]string{}
 	for _, s := range f.tg.Sent(token) {
 		texts[s.ReplyTo] = s.Text
@@ -247,24 +165,22 @@ func TestGroupRules(t *testing.T) {
 	if !strings.HasPrefix(texts[answered[2].Message.ID], "Talk to me") {
 		t.Errorf("/help answered %q", texts[answered[2].Message.ID])
 	}
-	f.turner.mu.Lock()
-	defer f.turner.mu.Unlock()
-	if r := f.turner.reqs[0]; r.Conv.RoomID != "telegram:-100" || r.UserID != "telegram:42" || r.Channel != "Friends" {
+	if r := f.Turner.Requests()[0]; r.Conv.RoomID != "telegram:-100" || r.UserID != "telegram:42" || r.Channel != "Friends" {
 		t.Errorf("group turn %+v", r)
 	}
 }
 
 func TestGroupIDsAndAdminReset(t *testing.T) {
 	f := newFixture(t)
-	a := f.agent(withToken(map[string]any{"telegram": map[string]any{"groupIds": []string{"@friends"}, "adminUsers": []string{"@Boss"}}}))
-	f.start()
-	f.waitConnected(a)
+	a := f.Agent(withToken(map[string]any{"telegram": map[string]any{"groupIds": []string{"@friends"}, "adminUsers": []string{"@Boss"}}}))
+	f.Start()
+	f.WaitConnected(a)
 	other := group("/help", alice, command("/help"))
 	other.Message.Chat = models.Chat{ID: -200, Type: models.ChatTypeGroup, Title: "Strangers"}
 	f.tg.Queue(token, other)
 	reset := group("/reset", &models.User{ID: 7, Username: "boss"}, command("/reset"))
 	f.tg.Queue(token, reset)
-	connecttest.Eventually(t, "reset reply", func() bool { return len(f.tg.Sent(token)) == 1 })
+	testutil.Eventually(t, "reset reply", f.sent(1))
 	if s := f.tg.Sent(token)[0]; s.ReplyTo != reset.Message.ID || s.Text != "I have forgotten our conversation." {
 		t.Fatalf("sent %+v", s)
 	}
@@ -272,20 +188,20 @@ func TestGroupIDsAndAdminReset(t *testing.T) {
 
 func TestDuplicateAnsweredOnceAndLongRepliesSplit(t *testing.T) {
 	f := newFixture(t)
-	f.turner.reply = strings.Repeat("a", 4000) + " " + strings.Repeat("b", 200)
-	a := f.agent(withToken(nil))
-	f.start()
-	f.waitConnected(a)
+	f.Turner.Text = strings.Repeat("a", 4000) + " " + strings.Repeat("b", 200)
+	a := f.Agent(withToken(nil))
+	f.Start()
+	f.WaitConnected(a)
 	u := private("tell me everything")
 	f.tg.Queue(token, u)
-	connecttest.Eventually(t, "two parts", func() bool { return len(f.tg.Sent(token)) == 2 })
+	testutil.Eventually(t, "two parts", f.sent(2))
 	f.tg.QueueAgain(token, models.Update{ID: 99, Message: u.Message}) // same message, delivered again
 	// Numbered after the duplicate: the server forgets updates below the
 	// offset its poller confirmed.
 	later := private("next")
 	later.ID = 100
 	f.tg.QueueAgain(token, later)
-	connecttest.Eventually(t, "next reply", func() bool { return len(f.tg.Sent(token)) == 4 })
+	testutil.Eventually(t, "next reply", f.sent(4))
 	sent := f.tg.Sent(token)
 	if sent[0].ReplyTo != u.Message.ID || sent[1].ReplyTo != 0 || len(sent[0].Text) != 4001 || sent[1].Text != strings.Repeat("b", 200) {
 		t.Fatalf("parts: %d chars quoting %d, then %q quoting %d", len(sent[0].Text), sent[0].ReplyTo, sent[1].Text, sent[1].ReplyTo)
@@ -297,35 +213,39 @@ func TestDuplicateAnsweredOnceAndLongRepliesSplit(t *testing.T) {
 
 func TestStopsWhenInactiveRemovedOrDeleted(t *testing.T) {
 	f := newFixture(t)
-	f.start()
+	f.Start()
 	ctx := context.Background()
 	inactive := store.StatusInactive
 	active := store.StatusActive
 	stops := map[string]func(a store.Agent){
 		"inactive": func(a store.Agent) {
-			_, _, err := f.st.UpdateAgent(ctx, f.acct.ID, a.ID, nil, &inactive)
-			mustOK(t, err)
+			_, _, err := f.Store.UpdateAgent(ctx, f.Account.ID, a.ID, nil, &inactive)
+			testutil.OK(t, err)
 		},
 		"removed": func(a store.Agent) {
-			_, _, err := f.st.UpdateAgent(ctx, f.acct.ID, a.ID, map[string]json.RawMessage{"clients": json.RawMessage(`[]`)}, &active)
-			mustOK(t, err)
+			_, _, err := f.Store.UpdateAgent(ctx, f.Account.ID, a.ID, map[string]json.RawMessage{"clients": json.RawMessage(`[]`)}, &active)
+			testutil.OK(t, err)
 		},
 		"deleted": func(a store.Agent) {
-			_, err := f.st.DeleteAgent(ctx, f.acct.ID, a.ID)
-			mustOK(t, err)
+			_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID)
+			testutil.OK(t, err)
 		},
 	}
 	for _, name := range []string{"inactive", "removed", "deleted"} {
-		a := f.agent(withToken(nil))
-		f.waitConnected(a)
+		a := f.Agent(withToken(nil))
+		f.WaitConnected(a)
 		stops[name](a)
-		connecttest.Eventually(t, name+" stops polling", func() bool { return f.tg.Polling(token) == 0 })
+		testutil.Eventually(t, name+" stops polling", func() error { return testutil.Equal("pollers", f.tg.Polling(token), 0) })
 		if name == "inactive" {
-			if c := f.state(a); c.State != store.ConnDisconnected || c.Reason != "the agent is inactive" {
-				t.Fatalf("inactive agent's connection: %+v", c)
-			}
+			// The runner records why it stopped after it stops polling.
+			testutil.Eventually(t, "the inactive agent's connection state", func() error {
+				if c := f.State(a); c.State != store.ConnDisconnected || c.Reason != "the agent is inactive" {
+					return fmt.Errorf("connection %+v", c)
+				}
+				return nil
+			})
 		}
-		_, err := f.st.DeleteAgent(ctx, f.acct.ID, a.ID)
+		_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID)
 		if err != nil && name != "deleted" {
 			t.Fatal(err)
 		}
@@ -334,46 +254,43 @@ func TestStopsWhenInactiveRemovedOrDeleted(t *testing.T) {
 
 func TestTokenChangesMissingAndRejected(t *testing.T) {
 	f := newFixture(t)
-	a := f.agent(map[string]any{})
-	f.start()
-	connecttest.Eventually(t, "disabled", func() bool {
-		c := f.state(a)
-		return c.State == store.ConnDisabled && strings.Contains(c.Reason, telegram.TokenVar)
-	})
+	a := f.Agent(map[string]any{})
+	f.Start()
+	testutil.Eventually(t, "disabled", f.InState(a, store.ConnDisabled, telegram.TokenVar))
 	// A connection that cannot run holds no lease, so a fleet of agents
 	// without credentials costs the database no renewals: another replica
 	// could take it at once.
-	connecttest.Eventually(t, "the lease released", func() bool {
-		l, ok, err := f.st.AcquireLease(context.Background(), a.ID, "telegram", "replica-probe", time.Second)
+	testutil.Eventually(t, "the lease released", func() error {
+		l, ok, err := f.Store.AcquireLease(context.Background(), a.ID, "telegram", "replica-probe", time.Second)
 		if ok {
-			c := f.state(a)
-			mustOK(t, f.st.ReleaseLease(context.Background(), l, c.State, c.Reason))
+			c := f.State(a)
+			testutil.OK(t, f.Store.ReleaseLease(context.Background(), l, c.State, c.Reason))
 		}
-		return err == nil && ok
+		if err == nil && !ok {
+			return errors.New("the lease is still held")
+		}
+		return err
 	})
 	setToken := func(tok string) {
-		_, _, err := f.st.UpdateAgent(context.Background(), f.acct.ID, a.ID,
-			map[string]json.RawMessage{"settings": mustJSON(map[string]any{"secrets": map[string]any{telegram.TokenVar: tok}})}, nil)
-		mustOK(t, err)
+		_, _, err := f.Store.UpdateAgent(context.Background(), f.Account.ID, a.ID,
+			map[string]json.RawMessage{"settings": connecttest.JSON(map[string]any{"secrets": map[string]any{telegram.TokenVar: tok}})}, nil)
+		testutil.OK(t, err)
 	}
 	setToken("999:unknown") // the test server answers 401 for it
-	connecttest.Eventually(t, "error", func() bool {
-		c := f.state(a)
-		return c.State == store.ConnError && strings.Contains(c.Reason, "401")
-	})
+	testutil.Eventually(t, "error", f.InState(a, store.ConnError, "401"))
 	setToken(token)
-	f.waitConnected(a)
+	f.WaitConnected(a)
 }
 
 func TestTooManyRequestsHonoured(t *testing.T) {
 	f := newFixture(t)
-	a := f.agent(withToken(nil))
-	f.start()
-	f.waitConnected(a)
+	a := f.Agent(withToken(nil))
+	f.Start()
+	f.WaitConnected(a)
 	f.tg.Fail(token, "sendMessage", 429, 1)
 	start := time.Now()
 	f.tg.Queue(token, private("hi"))
-	connecttest.Eventually(t, "reply after retry_after", func() bool { return len(f.tg.Sent(token)) == 1 })
+	testutil.Eventually(t, "reply after retry_after", f.sent(1))
 	if time.Since(start) < time.Second {
 		t.Fatalf("the reply was retried before retry_after")
 	}
@@ -406,17 +323,20 @@ func (f *fixture) calls(method string) int {
 // returns the waits the session chose.
 func failPollAndRecover(t *testing.T, status, retryAfter, times int) []time.Duration {
 	f := newFixture(t)
-	f.logs = connecttest.NewLogs()
-	a := f.agent(withToken(nil))
-	f.start()
-	f.waitConnected(a)
+	f.keepLogs()
+	a := f.Agent(withToken(nil))
+	f.Start()
+	f.WaitConnected(a)
 	for range times {
 		f.tg.Fail(token, "getUpdates", status, retryAfter)
 	}
 	f.tg.Queue(token, private("one")) // ends the held poll: the next ones fail
-	connecttest.Eventually(t, "the failed polls waited out", func() bool { errs, _ := f.pollFailures(); return len(errs) == times })
+	testutil.Eventually(t, "the failed polls waited out", func() error {
+		errs, _ := f.pollFailures()
+		return testutil.Equal("failed polls", len(errs), times)
+	})
 	f.tg.Queue(token, private("two"))
-	connecttest.Eventually(t, "both replies", func() bool { return len(f.tg.Sent(token)) == 2 })
+	testutil.Eventually(t, "both replies", f.sent(2))
 	errs, waits := f.pollFailures()
 	for _, e := range errs {
 		if !strings.Contains(e, strconv.Itoa(status)) {
@@ -426,7 +346,7 @@ func failPollAndRecover(t *testing.T, status, retryAfter, times int) []time.Dura
 	if n := f.calls("getMe"); n != 1 {
 		t.Errorf("getMe called %d times: the connection was restarted instead of waiting", n)
 	}
-	if c := f.state(a); c.State != store.ConnConnected {
+	if c := f.State(a); c.State != store.ConnConnected {
 		t.Errorf("connection %+v; want connected", c)
 	}
 	return waits
@@ -452,23 +372,25 @@ func TestTooManyRequestsOnGetUpdatesWaitsRetryAfter(t *testing.T) {
 // dropped, logged and counted, not queued without end.
 func TestQueueOverflowDroppedLoggedAndCounted(t *testing.T) {
 	f := newFixture(t)
-	f.queueSize, f.reg, f.logs = 2, prometheus.NewRegistry(), connecttest.NewLogs()
-	f.turner.block = make(chan struct{})
-	a := f.agent(withToken(nil))
-	f.start()
-	f.waitConnected(a)
+	reg := prometheus.NewRegistry()
+	f.keepLogs()
+	f.Config.QueueSize, f.Config.Registerer = 2, reg
+	f.Turner.Block = make(chan struct{})
+	a := f.Agent(withToken(nil))
+	f.Start()
+	f.WaitConnected(a)
 	// The first turn blocks, the second waits behind it: the third finds
 	// the queue full.
 	one, two := private("one"), private("two")
 	for _, u := range []models.Update{one, two, private("three")} {
 		f.tg.Queue(token, u)
 	}
-	connecttest.Eventually(t, "a message dropped", func() bool { return connecttest.Dropped(t, f.reg, "telegram") == 1 })
+	testutil.Eventually(t, "a message dropped", func() error { return testutil.Equal("dropped", connecttest.Dropped(t, reg, "telegram"), 1) })
 	if n := len(f.logs.Records("connection queue full: message dropped")); n != 1 {
 		t.Fatalf("%d drops logged; want 1", n)
 	}
-	close(f.turner.block)
-	connecttest.Eventually(t, "the queued replies", func() bool { return len(f.tg.Sent(token)) == 2 })
+	close(f.Turner.Block)
+	testutil.Eventually(t, "the queued replies", f.sent(2))
 	var quoted []int
 	for _, s := range f.tg.Sent(token) {
 		quoted = append(quoted, s.ReplyTo)
@@ -477,51 +399,26 @@ func TestQueueOverflowDroppedLoggedAndCounted(t *testing.T) {
 		t.Fatalf("replies quote %v; want %v", quoted, want)
 	}
 	// A dropped message is never turned: the two accepted ones were.
-	f.turner.mu.Lock()
-	turned := len(f.turner.reqs)
-	f.turner.mu.Unlock()
-	if turned != 2 {
+	if turned := len(f.Turner.Requests()); turned != 2 {
 		t.Fatalf("%d turns; want 2", turned)
 	}
-	if n := connecttest.Dropped(t, f.reg, "telegram"); n != 1 {
+	if n := connecttest.Dropped(t, reg, "telegram"); n != 1 {
 		t.Fatalf("dropped counter %v; want 1", n)
 	}
 }
 
-func mustOK(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-func mustJSON(v any) json.RawMessage {
-	b, _ := json.Marshal(v)
-	return b
-}
-
 func TestFailoverOnPostgres(t *testing.T) {
 	f := newFixture(t)
-	ctx := context.Background()
 	dsn := storetest.PostgresDSN(t)
-	open := func() *store.Store {
-		st, err := store.Open(ctx, dsn)
-		mustOK(t, err)
-		t.Cleanup(func() { _ = st.Close() })
-		return st
-	}
-	stA, stB := open(), open()
-	acct, err := stB.CreateAccount(ctx, store.Account{Name: "acme", Tier: store.TierStandard})
-	mustOK(t, err)
-	f.st, f.acct = stB, acct
-	a := f.agent(withToken(nil))
+	stA, stB := storetest.Open(t, dsn), storetest.Open(t, dsn)
+	f.Store, f.Account = stB, storetest.Account(t, stB, "acme")
+	a := f.Agent(withToken(nil))
 
-	stopA, doneA := f.run(stA, "replica-a")
-	f.waitConnected(a)
-	stopB, doneB := f.run(stB, "replica-b")
-	t.Cleanup(func() { stopB(); <-doneB })
+	stopA := f.Run(stA, "replica-a")
+	f.WaitConnected(a)
+	f.Run(stB, "replica-b")
 	f.tg.Queue(token, private("one"))
-	connecttest.Eventually(t, "first reply", func() bool { return len(f.tg.Sent(token)) == 1 })
+	testutil.Eventually(t, "first reply", f.sent(1))
 	if n := f.tg.Polling(token); n != 1 {
 		t.Fatalf("%d pollers; want exactly one", n)
 	}
@@ -530,11 +427,10 @@ func TestFailoverOnPostgres(t *testing.T) {
 	// never released and must expire.
 	_ = stA.Close()
 	stopA()
-	<-doneA
 	f.tg.Queue(token, private("two"))
-	connecttest.Eventually(t, "replica-b answers", func() bool { return len(f.tg.Sent(token)) == 2 })
+	testutil.Eventually(t, "replica-b answers", f.sent(2))
 	f.tg.Queue(token, private("three"))
-	connecttest.Eventually(t, "third reply", func() bool { return len(f.tg.Sent(token)) == 3 })
+	testutil.Eventually(t, "third reply", f.sent(3))
 	sent := f.tg.Sent(token)
 	if sent[0].Text != "re: one" || sent[1].Text != "re: two" || sent[2].Text != "re: three" {
 		t.Fatalf("sent after failover: %+v", sent)

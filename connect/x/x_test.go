@@ -3,9 +3,9 @@ package x_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -16,9 +16,9 @@ import (
 	"github.com/agentd/agentd/connect/connecttest"
 	"github.com/agentd/agentd/connect/x"
 	"github.com/agentd/agentd/connect/x/xtest"
+	"github.com/agentd/agentd/internal/testutil"
 	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/store/storetest"
-	"github.com/agentd/agentd/turn"
 	"go.uber.org/goleak"
 )
 
@@ -30,49 +30,6 @@ const (
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m, storetest.IgnoreStatementCache) }
-
-// fakeTurner answers "re: <text>", and to a post request a numbered post
-// (the turn, not the platform, shortens to MaxChars).
-type fakeTurner struct {
-	mu    sync.Mutex
-	reqs  []turn.Input
-	posts int
-}
-
-func (f *fakeTurner) Reply(_ context.Context, r turn.Input) (turn.Result, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.reqs = append(f.reqs, r)
-	if r.Post {
-		f.posts++
-		return turn.Result{Text: fmt.Sprintf("post %d: lovely tea", f.posts)}, nil
-	}
-	return turn.Result{Text: "re: " + r.Text}, nil
-}
-
-func (f *fakeTurner) requests() []turn.Input {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]turn.Input(nil), f.reqs...)
-}
-
-// clock is a settable clock for the post schedule.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = t
-}
 
 // cursorStore records the cursors saved through it.
 type cursorStore struct {
@@ -98,73 +55,38 @@ func (c *cursorStore) saved() string {
 }
 
 type fixture struct {
-	t      *testing.T
-	st     *store.Store
-	cs     *cursorStore
-	srv    *xtest.Server
-	turner *fakeTurner
-	clock  *clock
-	acct   store.Account
-	stop   func()
+	*connecttest.Fixture
+	srv   *xtest.Server
+	cs    *cursorStore
+	clock *connecttest.Clock
 }
 
+// newFixture runs supervisors against a fresh test server holding the bot's
+// account, on a store recording the cursors saved, with a settable clock.
 func newFixture(t *testing.T) *fixture {
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "agentd.db"))
-	mustOK(t, err)
-	t.Cleanup(func() { _ = st.Close() })
-	acct, err := st.CreateAccount(context.Background(), store.Account{Name: "acme", Tier: store.TierStandard})
-	mustOK(t, err)
-	f := &fixture{t: t, st: st, srv: xtest.New(t), turner: &fakeTurner{}, acct: acct,
-		clock: &clock{now: time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)}}
-	f.cs = &cursorStore{Store: st}
-	f.srv.AddAccount(xtest.Account{ConsumerKey: consumerKey, Token: token, ID: botID, Username: botName})
+	srv := xtest.New(t)
+	srv.AddAccount(xtest.Account{ConsumerKey: consumerKey, Token: token, ID: botID, Username: botName})
+	clock := connecttest.NewClock(time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC))
+	f := &fixture{srv: srv, clock: clock, Fixture: connecttest.NewFixture(t, "twitter", func() connect.Platform {
+		return &x.Platform{APIURL: srv.URL, PollInterval: 50 * time.Millisecond, Now: clock.Now, ScheduleCheck: 20 * time.Millisecond}
+	})}
+	f.cs = &cursorStore{Store: f.Store}
+	f.Config.Store = f.cs
 	return f
-}
-
-// start runs a supervisor until stop or the end of the test.
-func (f *fixture) start() {
-	sup, err := connect.New(connect.Config{
-		Store: f.cs, Turner: f.turner, Owner: "replica-a",
-		Platforms: []connect.Platform{&x.Platform{APIURL: f.srv.URL, PollInterval: 50 * time.Millisecond,
-			Now: f.clock.Now, ScheduleCheck: 20 * time.Millisecond}},
-		LeaseTTL: time.Second, RenewEvery: 200 * time.Millisecond, ChangeEvery: 100 * time.Millisecond,
-		MaxBackoff: 200 * time.Millisecond,
-	})
-	mustOK(f.t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = sup.Run(ctx) }()
-	var once sync.Once
-	f.stop = func() { once.Do(func() { cancel(); <-done }) }
-	f.t.Cleanup(f.stop)
-}
-
-func (f *fixture) restart() {
-	f.stop()
-	f.start()
 }
 
 func secrets() map[string]any {
 	return map[string]any{x.APIKeyVar: consumerKey, x.APISecretKeyVar: "cs", x.AccessTokenVar: token, x.AccessTokenSecretVar: "ts"}
 }
 
+// agent creates an agent with the bot's credentials and, when given,
+// settings.twitter.
 func (f *fixture) agent(twitter map[string]any) store.Agent {
 	settings := map[string]any{"secrets": secrets()}
 	if twitter != nil {
 		settings["twitter"] = twitter
 	}
-	fields := map[string]json.RawMessage{"name": mustJSON("Ada"), "clients": mustJSON([]string{"twitter"}), "settings": mustJSON(settings)}
-	a, err := f.st.CreateAgent(context.Background(), store.Agent{AccountID: f.acct.ID, Fields: fields}, -1)
-	mustOK(f.t, err)
-	return a
-}
-
-func (f *fixture) state(a store.Agent) store.Connection {
-	conns, err := f.st.ListConnections(context.Background(), f.acct.ID, a.ID)
-	if err != nil || len(conns) == 0 {
-		return store.Connection{}
-	}
-	return conns[0]
+	return f.Agent(settings)
 }
 
 // calls counts the requests to endpoint.
@@ -181,43 +103,37 @@ func (f *fixture) calls(endpoint string) []xtest.Call {
 // polled waits until endpoint has been called n more times than now, so
 // what a poll would have done is done.
 func (f *fixture) polled(endpoint string, n int) {
-	f.t.Helper()
+	f.T.Helper()
 	base := len(f.calls(endpoint))
-	connecttest.Eventually(f.t, endpoint+" polled", func() bool { return len(f.calls(endpoint)) >= base+n })
+	testutil.Eventually(f.T, endpoint+" polled", func() error {
+		if got := len(f.calls(endpoint)) - base; got < n {
+			return fmt.Errorf("%d more calls", got)
+		}
+		return nil
+	})
 }
 
-func (f *fixture) waitConnected(a store.Agent) {
-	connecttest.Eventually(f.t, "connected", func() bool { return f.state(a).State == store.ConnConnected })
-}
-
-func mustOK(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-func mustJSON(v any) json.RawMessage {
-	b, _ := json.Marshal(v)
-	return b
+// posted is a check that the bot posted n times.
+func (f *fixture) posted(n int) func() error {
+	return func() error { return testutil.Equal("posts", len(f.srv.Posts(token)), n) }
 }
 
 func TestMentionsAnsweredOnceAcrossRestarts(t *testing.T) {
 	f := newFixture(t)
 	f.srv.Mention(token, xtest.Tweet{Text: "old backlog", AuthorID: "7"})
 	a := f.agent(nil)
-	f.start()
-	f.waitConnected(a)
+	f.Start()
+	f.WaitConnected(a)
 	f.polled("mentions", 2)
 	thread := f.srv.Mention(token, xtest.Tweet{Text: "@ada_bot hello", AuthorID: "7"})
 	f.srv.Mention(token, xtest.Tweet{Text: "@ada_bot my own post", AuthorID: botID})
 	inThread := f.srv.Mention(token, xtest.Tweet{Text: "@ada_bot and more", AuthorID: "8", ConversationID: thread})
-	connecttest.Eventually(t, "two replies", func() bool { return len(f.srv.Posts(token)) == 2 })
+	testutil.Eventually(t, "two replies", f.posted(2))
 	// A reply is counted just after it is posted: a restart before that
 	// would lose the count, as any stop would.
-	connecttest.Eventually(t, "the replies counted", func() bool { return f.state(a).MessagesOut == 2 })
+	testutil.Eventually(t, "the replies counted", func() error { return testutil.Equal("messages out", f.State(a).MessagesOut, 2) })
 
-	f.restart()
+	f.Restart()
 	f.polled("mentions", 2)
 	posts := f.srv.Posts(token)
 	if len(posts) != 2 || posts[0].Text != "re: @ada_bot hello" || posts[0].ReplyTo != thread || posts[1].ReplyTo != inThread {
@@ -227,7 +143,7 @@ func TestMentionsAnsweredOnceAcrossRestarts(t *testing.T) {
 	if since := calls[len(calls)-1].Query.Get("since_id"); since != inThread {
 		t.Fatalf("since_id after restart = %q; want %s", since, inThread)
 	}
-	for _, r := range f.turner.requests() {
+	for _, r := range f.Turner.Requests() {
 		if r.Conv.RoomID != "twitter:"+thread || r.Conv.Platform != "twitter" || r.MaxChars != 280 {
 			t.Errorf("turn %+v", r)
 		}
@@ -235,7 +151,7 @@ func TestMentionsAnsweredOnceAcrossRestarts(t *testing.T) {
 	if len(f.srv.Likes(token)) != 0 || len(f.srv.Retweets(token)) != 0 {
 		t.Errorf("liked %v, reposted %v with the switches off", f.srv.Likes(token), f.srv.Retweets(token))
 	}
-	if c := f.state(a); c.BotID != botID || c.BotUsername != botName || c.MessagesIn != 2 || c.MessagesOut != 2 {
+	if c := f.State(a); c.BotID != botID || c.BotUsername != botName || c.MessagesIn != 2 || c.MessagesOut != 2 {
 		t.Errorf("connection %+v", c)
 	}
 }
@@ -243,18 +159,28 @@ func TestMentionsAnsweredOnceAcrossRestarts(t *testing.T) {
 func TestAtMostTenRepliesPerPollWithLikesAndReposts(t *testing.T) {
 	f := newFixture(t)
 	a := f.agent(map[string]any{"autoLike": true, "autoRetweet": true})
-	f.start()
-	f.waitConnected(a)
+	f.Start()
+	f.WaitConnected(a)
 	f.polled("mentions", 2)
-	f.stop() // queue twelve mentions for one poll
+	f.Stop() // queue twelve mentions for one poll
 	var ids []string
 	for i := range 12 {
 		ids = append(ids, f.srv.Mention(token, xtest.Tweet{Text: fmt.Sprintf("@ada_bot q%d", i), AuthorID: "7"}))
 	}
-	f.start()
-	connecttest.Eventually(t, "ten replies", func() bool { return len(f.srv.Posts(token)) >= 10 })
-	connecttest.Eventually(t, "all twelve", func() bool { return len(f.srv.Posts(token)) == 12 })
-	connecttest.Eventually(t, "likes and reposts", func() bool { return len(f.srv.Likes(token)) == 12 && len(f.srv.Retweets(token)) == 12 })
+	f.Start()
+	testutil.Eventually(t, "ten replies", func() error {
+		if n := len(f.srv.Posts(token)); n < 10 {
+			return fmt.Errorf("%d posts", n)
+		}
+		return nil
+	})
+	testutil.Eventually(t, "all twelve", f.posted(12))
+	testutil.Eventually(t, "likes and reposts", func() error {
+		if l, r := len(f.srv.Likes(token)), len(f.srv.Retweets(token)); l != 12 || r != 12 {
+			return fmt.Errorf("%d likes, %d reposts", l, r)
+		}
+		return nil
+	})
 	// The first poll after the restart answered the ten oldest; the
 	// second one asked from the tenth.
 	var sinces []string
@@ -275,17 +201,17 @@ func TestDMsAnswered(t *testing.T) {
 	f := newFixture(t)
 	f.srv.SendDM(token, "7", "old dm") // before the first connection: skipped
 	a := f.agent(map[string]any{"enableDMs": true, "enableMentions": false})
-	f.start()
-	f.waitConnected(a)
+	f.Start()
+	f.WaitConnected(a)
 	f.polled("dm_events", 2)
 	f.srv.SendDM(token, "7", "hi there")
-	connecttest.Eventually(t, "dm reply", func() bool { return len(f.srv.SentDMs(token)) == 1 })
+	testutil.Eventually(t, "dm reply", func() error { return testutil.Equal("DMs sent", len(f.srv.SentDMs(token)), 1) })
 	f.polled("dm_events", 2) // its own DM, now among the events, is not answered
 	sent := f.srv.SentDMs(token)
 	if len(sent) != 1 || sent[0].To != "7" || sent[0].Text != "re: hi there" {
 		t.Fatalf("sent DMs %+v", sent)
 	}
-	if r := f.turner.requests(); len(r) != 1 || r[0].Conv.UserID != "twitter:7" || r[0].UserID != "twitter:7" || r[0].Conv.RoomID != "" {
+	if r := f.Turner.Requests(); len(r) != 1 || r[0].Conv.UserID != "twitter:7" || r[0].UserID != "twitter:7" || r[0].Conv.RoomID != "" {
 		t.Fatalf("turns %+v", r)
 	}
 	if len(f.calls("mentions")) != 0 {
@@ -297,15 +223,20 @@ func TestScheduledPosts(t *testing.T) {
 	f := newFixture(t)
 	t0 := f.clock.Now()
 	a := f.agent(map[string]any{"postFrequency": "4h", "enableMentions": false})
-	f.start()
-	f.waitConnected(a)
+	f.Start()
+	f.WaitConnected(a)
 	var cur struct{ NextPost time.Time }
 	readCursor := func() time.Time {
 		cur.NextPost = time.Time{}
 		_ = json.Unmarshal([]byte(f.cs.saved()), &cur)
 		return cur.NextPost
 	}
-	connecttest.Eventually(t, "first slot", func() bool { return !readCursor().IsZero() })
+	testutil.Eventually(t, "first slot", func() error {
+		if readCursor().IsZero() {
+			return fmt.Errorf("cursor %q", f.cs.saved())
+		}
+		return nil
+	})
 	within := func(what string, got, from time.Time) {
 		t.Helper()
 		if lo, hi := from.Add(4*time.Hour*8/10), from.Add(4*time.Hour*12/10); got.Before(lo) || got.After(hi) {
@@ -318,27 +249,32 @@ func TestScheduledPosts(t *testing.T) {
 		t.Fatalf("posted at connect")
 	}
 
-	f.clock.set(slot1)
-	connecttest.Eventually(t, "first post", func() bool { return len(f.srv.Posts(token)) == 1 })
-	connecttest.Eventually(t, "second slot", func() bool { return readCursor().After(slot1) })
+	f.clock.Set(slot1)
+	testutil.Eventually(t, "first post", f.posted(1))
+	testutil.Eventually(t, "second slot", func() error { return after(readCursor(), slot1) })
 	slot2 := readCursor()
 	within("second slot", slot2, slot1)
 
-	f.restart()
-	f.waitConnected(a)
-	f.clock.set(slot2)
-	connecttest.Eventually(t, "second post", func() bool { return len(f.srv.Posts(token)) >= 2 })
-	connecttest.Eventually(t, "third slot", func() bool { return readCursor().After(slot2) })
+	f.Restart()
+	f.WaitConnected(a)
+	f.clock.Set(slot2)
+	testutil.Eventually(t, "second post", func() error {
+		if n := len(f.srv.Posts(token)); n < 2 {
+			return fmt.Errorf("%d posts", n)
+		}
+		return nil
+	})
+	testutil.Eventually(t, "third slot", func() error { return after(readCursor(), slot2) })
 	posts := f.srv.Posts(token)
 	if len(posts) != 2 || posts[0].Text != "post 1: lovely tea" || posts[1].Text != "post 2: lovely tea" ||
 		posts[0].ReplyTo != "" || posts[1].ReplyTo != "" {
 		t.Fatalf("posts %+v", posts)
 	}
-	r := f.turner.requests()[0]
+	r := f.Turner.Requests()[0]
 	if !r.Post || r.Conv.RoomID != "twitter:posts" || r.MaxChars != 280 {
 		t.Errorf("post turn %+v", r)
 	}
-	if c := f.state(a); c.MessagesOut != 2 || c.MessagesIn != 0 {
+	if c := f.State(a); c.MessagesOut != 2 || c.MessagesIn != 0 {
 		t.Errorf("counters %+v", c)
 	}
 }
@@ -346,14 +282,20 @@ func TestScheduledPosts(t *testing.T) {
 func TestRateLimitWaitsForReset(t *testing.T) {
 	f := newFixture(t)
 	a := f.agent(nil)
-	f.start()
-	f.waitConnected(a)
+	f.Start()
+	f.WaitConnected(a)
 	f.polled("mentions", 2)
 	reset := time.Now().Truncate(time.Second).Add(2 * time.Second) // x-rate-limit-reset is in whole seconds
 	f.srv.Fail(token, "mentions", xtest.Failure{Status: http.StatusTooManyRequests, Reset: reset})
-	connecttest.Eventually(t, "a call after the 429", func() bool {
+	testutil.Eventually(t, "a call after the 429", func() error {
 		calls := f.calls("mentions")
-		return len(calls) > 0 && calls[len(calls)-1].Failed == 0 && slices.ContainsFunc(calls, func(c xtest.Call) bool { return c.Failed != 0 })
+		if !slices.ContainsFunc(calls, func(c xtest.Call) bool { return c.Failed != 0 }) {
+			return errors.New("no call failed yet")
+		}
+		if last := calls[len(calls)-1]; last.Failed != 0 {
+			return fmt.Errorf("the last call failed with %d", last.Failed)
+		}
+		return nil
 	})
 	calls := f.calls("mentions")
 	i := slices.IndexFunc(calls, func(c xtest.Call) bool { return c.Failed != 0 })
@@ -365,69 +307,82 @@ func TestRateLimitWaitsForReset(t *testing.T) {
 func TestUnauthorizedIsErrorAndDuplicateSkipped(t *testing.T) {
 	f := newFixture(t)
 	a := f.agent(nil)
-	f.start()
-	f.waitConnected(a)
+	f.Start()
+	f.WaitConnected(a)
 	f.polled("mentions", 2)
 	f.srv.Mention(token, xtest.Tweet{Text: "same", AuthorID: "7"})
 	f.srv.Mention(token, xtest.Tweet{Text: "same", AuthorID: "8"}) // the same reply: a duplicate 403
 	later := f.srv.Mention(token, xtest.Tweet{Text: "other", AuthorID: "9"})
 	// Each mention is its own thread, answered in parallel: either "same"
 	// may be the duplicate, and "other" may come first.
-	connecttest.Eventually(t, "the duplicate tried and the other mention answered", func() bool {
-		return len(f.calls("tweets")) == 3 && slices.ContainsFunc(f.srv.Posts(token), func(p xtest.Tweet) bool { return p.ReplyTo == later })
+	testutil.Eventually(t, "the duplicate tried and the other mention answered", func() error {
+		if n := len(f.calls("tweets")); n != 3 {
+			return fmt.Errorf("%d posts tried", n)
+		}
+		if posts := f.srv.Posts(token); !slices.ContainsFunc(posts, func(p xtest.Tweet) bool { return p.ReplyTo == later }) {
+			return fmt.Errorf("posts %+v", posts)
+		}
+		return nil
 	})
 	if posts := f.srv.Posts(token); len(posts) != 2 {
 		t.Fatalf("posts %+v; want the first \"same\" and \"other\" answered", posts)
 	}
-	if c := f.state(a); c.State != store.ConnConnected {
+	if c := f.State(a); c.State != store.ConnConnected {
 		t.Fatalf("after a duplicate: %+v", c)
 	}
 	f.srv.Fail(token, "mentions", xtest.Failure{Status: http.StatusUnauthorized, Detail: "Unauthorized"})
-	connecttest.Eventually(t, "error", func() bool {
-		c := f.state(a)
-		return c.State == store.ConnError && strings.Contains(c.Reason, x.AccessTokenVar)
-	})
+	testutil.Eventually(t, "error", f.InState(a, store.ConnError, x.AccessTokenVar))
 }
 
 func TestMissingCredentialsDisabled(t *testing.T) {
 	f := newFixture(t)
-	fields := map[string]json.RawMessage{"name": mustJSON("Ada"), "clients": mustJSON([]string{"twitter"}),
-		"settings": mustJSON(map[string]any{"secrets": map[string]any{x.APIKeyVar: consumerKey}})}
-	a, err := f.st.CreateAgent(context.Background(), store.Agent{AccountID: f.acct.ID, Fields: fields}, -1)
-	mustOK(t, err)
-	f.start()
-	connecttest.Eventually(t, "disabled", func() bool {
-		c := f.state(a)
-		return c.State == store.ConnDisabled && strings.Contains(c.Reason, x.AccessTokenSecretVar) && !strings.Contains(c.Reason, x.APIKeyVar+",")
+	a := f.Agent(map[string]any{"secrets": map[string]any{x.APIKeyVar: consumerKey}})
+	f.Start()
+	testutil.Eventually(t, "disabled", func() error {
+		if c := f.State(a); c.State != store.ConnDisabled || !strings.Contains(c.Reason, x.AccessTokenSecretVar) || strings.Contains(c.Reason, x.APIKeyVar+",") {
+			return fmt.Errorf("state %q (%s)", c.State, c.Reason)
+		}
+		return nil
 	})
 }
 
 func TestStopsWhenInactiveOrDeleted(t *testing.T) {
 	f := newFixture(t)
-	f.start()
+	f.Start()
 	ctx := context.Background()
 	inactive := store.StatusInactive
 	for _, name := range []string{"inactive", "deleted"} {
 		a := f.agent(nil)
-		f.waitConnected(a)
+		f.WaitConnected(a)
 		f.polled("mentions", 1)
 		if name == "inactive" {
-			_, _, err := f.st.UpdateAgent(ctx, f.acct.ID, a.ID, nil, &inactive)
-			mustOK(t, err)
-			connecttest.Eventually(t, "disconnected", func() bool { return f.state(a).State == store.ConnDisconnected })
+			_, _, err := f.Store.UpdateAgent(ctx, f.Account.ID, a.ID, nil, &inactive)
+			testutil.OK(t, err)
+			testutil.Eventually(t, "disconnected", f.InState(a, store.ConnDisconnected))
 		} else {
-			_, err := f.st.DeleteAgent(ctx, f.acct.ID, a.ID)
-			mustOK(t, err)
+			_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID)
+			testutil.OK(t, err)
 		}
 		// Stopped: no poll for three poll intervals in a row.
-		connecttest.Eventually(t, name+" stops polling", func() bool {
+		testutil.Eventually(t, name+" stops polling", func() error {
 			n := len(f.calls("mentions"))
 			time.Sleep(150 * time.Millisecond)
-			return len(f.calls("mentions")) == n
+			if more := len(f.calls("mentions")) - n; more != 0 {
+				return fmt.Errorf("%d polls in 150ms", more)
+			}
+			return nil
 		})
 		if name == "inactive" {
-			_, err := f.st.DeleteAgent(ctx, f.acct.ID, a.ID)
-			mustOK(t, err)
+			_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID)
+			testutil.OK(t, err)
 		}
 	}
+}
+
+// after is a check that got is after t.
+func after(got, t time.Time) error {
+	if !got.After(t) {
+		return fmt.Errorf("%v, not after %v", got, t)
+	}
+	return nil
 }

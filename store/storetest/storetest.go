@@ -1,49 +1,70 @@
-// Package storetest gives tests of any package a fresh PostgreSQL database.
+// Package storetest gives tests of other packages a store: a fresh
+// database on SQLite or PostgreSQL, opened and closed with the test, an
+// account in it, a secret box. The store's own tests cannot import it
+// (it imports the store) and keep helpers of their own; they find
+// PostgreSQL through storetest/pgtest.
 package storetest
 
 import (
 	"context"
 	"crypto/rand"
-	"net/url"
-	"os"
-	"strings"
+	"path/filepath"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/agentd/agentd/secretbox"
+	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/store/storetest/pgtest"
 )
 
-// DefaultPostgres is the server used when AGENTD_TEST_POSTGRES is empty.
-// CI starts it, so an unreachable server fails the tests instead of
-// skipping them.
-const DefaultPostgres = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
-
-// PostgresDSN creates an empty database on the test server, dropped when
-// the test ends, and returns its URL.
+// PostgresDSN creates an empty database on the test server (CI's, or
+// AGENTD_TEST_POSTGRES), dropped when the test ends, and returns its URL.
 func PostgresDSN(t testing.TB) string {
 	t.Helper()
-	admin := os.Getenv("AGENTD_TEST_POSTGRES")
-	if admin == "" {
-		admin = DefaultPostgres
-	}
-	u, err := url.Parse(admin)
+	return pgtest.DSN(t)
+}
+
+// SQLiteDSN returns the path of a new SQLite file in the test's directory.
+func SQLiteDSN(t testing.TB) string {
+	return filepath.Join(t.TempDir(), "agentd.db")
+}
+
+// Backends runs fn as the subtests "sqlite" and "postgres", each with the
+// DSN of a fresh database of its kind.
+func Backends(t *testing.T, fn func(t *testing.T, dsn string)) {
+	t.Helper()
+	t.Run("sqlite", func(t *testing.T) { fn(t, SQLiteDSN(t)) })
+	t.Run("postgres", func(t *testing.T) { fn(t, PostgresDSN(t)) })
+}
+
+// Open opens the store at dsn with opts, closed when the test ends.
+func Open(t testing.TB, dsn string, opts ...store.Option) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), dsn, opts...)
 	if err != nil {
-		t.Fatalf("parse AGENTD_TEST_POSTGRES: %v", err)
+		t.Fatalf("open store: %v", err)
 	}
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, admin)
+	t.Cleanup(func() { _ = st.Close() })
+	return st
+}
+
+// Account creates a standard account called name.
+func Account(t testing.TB, st *store.Store, name string) store.Account {
+	t.Helper()
+	a, err := st.CreateAccount(context.Background(), store.Account{Name: name, Tier: store.TierStandard})
 	if err != nil {
-		t.Fatalf("postgres unreachable at %s (set AGENTD_TEST_POSTGRES; .ci/run starts it): %v", u.Redacted(), err)
+		t.Fatalf("create account %s: %v", name, err)
 	}
-	name := "agentd_test_" + strings.ToLower(rand.Text())
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatalf("create database: %v", err)
+	return a
+}
+
+// Box returns a secret box of a fresh random key.
+func Box(t testing.TB) *secretbox.Box {
+	t.Helper()
+	key := make([]byte, secretbox.KeySize)
+	_, _ = rand.Read(key)
+	b, err := secretbox.New(key)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-			t.Errorf("drop database %s: %v", name, err)
-		}
-		_ = conn.Close(ctx)
-	})
-	u.Path = "/" + name
-	return u.String()
+	return b
 }
