@@ -11,14 +11,15 @@ import (
 	"github.com/agentd/agentd/llm"
 )
 
-const fixtures = "/work/shared/fixtures/characters"
+// fixtures are real ElizaOS character files (testdata/characters/README.md).
+const fixtures = "../testdata/characters"
 
 // readFixture returns a character file as raw JSON.
 func readFixture(t *testing.T, name string) []byte {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(fixtures, name))
 	if err != nil {
-		t.Skipf("fixture not available: %v", err)
+		t.Fatalf("fixture: %v", err)
 	}
 	return raw
 }
@@ -196,5 +197,19 @@ func TestOptionsAndCap(t *testing.T) {
 	*o.Temperature = 1
 	if *ch.ModelSettings.Temperature != 0 {
 		t.Error("Options shares memory with the character")
+	}
+}
+
+// TestFixtureKeepsItsVoice: a real character's example conversations reach
+// its system prompt, placeholders filled.
+func TestFixtureKeepsItsVoice(t *testing.T) {
+	var ch llm.Character
+	if err := json.Unmarshal(readFixture(t, "fozzie.character.json"), &ch); err != nil {
+		t.Fatal(err)
+	}
+	system := llm.BuildSystemPrompt(ch, llm.Context{})
+	if !strings.Contains(system, "Example conversations") || !strings.Contains(system, "Wocka") ||
+		!strings.Contains(system, "user: Hey Fozzie, tell me a joke!") || strings.Contains(system, "{{user1}}") {
+		t.Errorf("system prompt lacks fozzie's examples:\n%s", system)
 	}
 }

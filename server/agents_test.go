@@ -275,14 +275,9 @@ func TestDeleteAgent(t *testing.T) {
 
 func TestCharacterFixtures(t *testing.T) {
 	h := newHarness(t)
-	files, _ := filepath.Glob("../../shared/fixtures/characters/*.character.json")
+	files, _ := filepath.Glob("../testdata/characters/*.character.json")
 	if len(files) == 0 {
-		// CI always has shared/ beside the clone: a miss there is a broken
-		// path, not a missing checkout, and must not pass silently.
-		if os.Getenv("CI") != "" {
-			t.Fatal("no character fixtures in ../../shared/fixtures/characters")
-		}
-		t.Skip("shared fixtures not present")
+		t.Fatal("no character fixtures in testdata/characters")
 	}
 	for _, f := range files {
 		raw, err := os.ReadFile(f)

@@ -11,7 +11,7 @@ import (
 	"github.com/agentd/agentd/store"
 )
 
-// keyPattern is an API key as decisions.md defines it.
+// keyPattern is an API key as the README documents it.
 var keyPattern = regexp.MustCompile(`^agk_[0-9A-Za-z]{32,}$`)
 
 // newAccountDB returns a database holding the account acme.
