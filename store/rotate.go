@@ -24,8 +24,8 @@ type RotateResult struct {
 }
 
 // RotateSecrets rewrites every agent's secrets, and every webhook's signing
-// secrets, under the configured key:
-// values sealed under old or under the current key, and values stored
+// secrets, under the newest configured key, bound to their owner and name:
+// values sealed under old or under any configured key, and values stored
 // before any key was set. Each agent is one transaction, so a run that
 // stopped can be run again. It returns ErrInvalid when no key is
 // configured.
@@ -76,15 +76,15 @@ func (s *Store) rotateAgent(ctx context.Context, id string, old *secretbox.Box) 
 		if _, secrets := splitSecrets(stored); len(secrets) == 0 {
 			return nil
 		}
-		plain, err := mapSecrets(stored, func(_ string, v json.RawMessage) (json.RawMessage, error) {
+		plain, err := mapSecrets(stored, func(name string, v json.RawMessage) (json.RawMessage, error) {
 			sealed, ok := sealedString(v)
 			if !ok {
 				return v, nil
 			}
-			if p, err := s.box.Open(sealed, id); err == nil {
+			if p, err := s.box.Open(sealed, id, name); err == nil {
 				return p, nil
 			}
-			if p, err := old.Open(sealed, id); err == nil {
+			if p, err := old.Open(sealed, id, name); err == nil {
 				return p, nil
 			}
 			return nil, ErrSecretUnreadable

@@ -41,7 +41,7 @@ func (s *Store) Secrets(a Agent) (Secrets, error) {
 	_, secrets := splitSecrets(a.Fields)
 	out := make(Secrets, len(secrets))
 	for name, v := range secrets {
-		plain, err := s.openValue(v, a.ID)
+		plain, err := s.openValue(v, a.ID, name)
 		if err != nil {
 			return nil, fmt.Errorf("store: secret %s of agent %s: %w", name, a.ID, err)
 		}
@@ -50,25 +50,27 @@ func (s *Store) Secrets(a Agent) (Secrets, error) {
 	return out, nil
 }
 
-// openValue decrypts a sealed value; a plain one is returned as it is.
-func (s *Store) openValue(v json.RawMessage, owner string) (json.RawMessage, error) {
+// openValue decrypts a sealed value of owner's secret name; a plain one is
+// returned as it is.
+func (s *Store) openValue(v json.RawMessage, owner, name string) (json.RawMessage, error) {
 	sealed, ok := sealedString(v)
 	if !ok {
 		return v, nil
 	}
-	plain, err := s.box.Open(sealed, owner)
+	plain, err := s.box.Open(sealed, owner, name)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrSecretUnreadable, err)
 	}
 	return plain, nil
 }
 
-// sealValue encrypts a plain value when a key is configured.
-func (s *Store) sealValue(v json.RawMessage, owner string) (json.RawMessage, error) {
+// sealValue encrypts a plain value of owner's secret name when a key is
+// configured, bound to both.
+func (s *Store) sealValue(v json.RawMessage, owner, name string) (json.RawMessage, error) {
 	if _, ok := sealedString(v); ok || s.box == nil {
 		return v, nil
 	}
-	sealed, err := s.box.Seal(v, owner)
+	sealed, err := s.box.Seal(v, owner, name)
 	if err != nil {
 		return nil, err
 	}
@@ -88,8 +90,8 @@ func sealedString(v json.RawMessage) (string, bool) {
 // configured key decrypted; the others stay sealed. Updates compare and
 // merge in this form, so resending a secret's value is no change.
 func (s *Store) openView(fields map[string]json.RawMessage, owner string) (map[string]json.RawMessage, error) {
-	return mapSecrets(fields, func(_ string, v json.RawMessage) (json.RawMessage, error) {
-		if plain, err := s.openValue(v, owner); err == nil {
+	return mapSecrets(fields, func(name string, v json.RawMessage) (json.RawMessage, error) {
+		if plain, err := s.openValue(v, owner, name); err == nil {
 			return plain, nil
 		}
 		return v, nil
@@ -100,20 +102,21 @@ func (s *Store) openView(fields map[string]json.RawMessage, owner string) (map[s
 // key is configured: values written before the key was set are encrypted on
 // their next write.
 func (s *Store) sealAll(fields map[string]json.RawMessage, owner string) (map[string]json.RawMessage, error) {
-	return mapSecrets(fields, func(_ string, v json.RawMessage) (json.RawMessage, error) {
-		return s.sealValue(v, owner)
+	return mapSecrets(fields, func(name string, v json.RawMessage) (json.RawMessage, error) {
+		return s.sealValue(v, owner, name)
 	})
 }
 
 // hasPlainSecrets reports whether a key is configured and fields still hold
-// a secret that is not encrypted.
+// a secret that is not encrypted under its newest key (plain, or sealed by
+// an older key or format): any write then seals it afresh.
 func (s *Store) hasPlainSecrets(fields map[string]json.RawMessage) bool {
 	if s.box == nil {
 		return false
 	}
 	_, secrets := splitSecrets(fields)
 	for _, v := range secrets {
-		if _, ok := sealedString(v); !ok {
+		if sealed, ok := sealedString(v); !ok || !s.box.Current(sealed) {
 			return true
 		}
 	}

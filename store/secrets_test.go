@@ -254,3 +254,80 @@ func wantField(t testing.TB, err error, field string) {
 		t.Errorf("error %v, want an invalid field %s", err, field)
 	}
 }
+
+// TestRollingKeyChange: replicas restarted one by one through the key
+// lists old → old,new → new,old → new read each other's writes at every
+// step, including a write by a replica a step behind (security review D6).
+func TestRollingKeyChange(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		oldKey, newKey := make([]byte, secretbox.KeySize), make([]byte, secretbox.KeySize)
+		_, _ = rand.Read(oldKey)
+		_, _ = rand.Read(newKey)
+		box := func(keys ...[]byte) *secretbox.Box {
+			b, err := secretbox.New(keys...)
+			mustOK(t, err)
+			return b
+		}
+		acct := mustAccount(t, s, "acme")
+		s.box = box(oldKey)
+		a := mustAgent(t, s, acct.ID, "rolled", "settings", map[string]any{"secrets": map[string]any{"K": "v0"}})
+		steps := [][]*secretbox.Box{
+			{box(oldKey), box(oldKey, newKey)},
+			{box(oldKey, newKey), box(newKey, oldKey)},
+			{box(newKey, oldKey), box(newKey)},
+		}
+		for i, step := range steps {
+			behind, ahead := step[0], step[1]
+			for j, writer := range []*secretbox.Box{behind, ahead} {
+				if i == 2 && j == 0 {
+					continue // the last step starts after the rotation: no replica writes with the old key then
+				}
+				s.box = writer
+				value := fmt.Sprintf("v%d%d", i, j)
+				_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", map[string]any{"secrets": map[string]any{"K": value}}), nil)
+				mustOK(t, err)
+				for _, reader := range step {
+					s.box = reader
+					got, err := s.GetAgent(ctx, acct.ID, a.ID)
+					mustOK(t, err)
+					secrets, err := s.Secrets(got)
+					if err != nil || secrets.String("K") != value {
+						t.Fatalf("step %d, write %d: read %q, %v", i, j, secrets.String("K"), err)
+					}
+				}
+			}
+			if i == 1 { // everything under the newest key before the old one goes
+				s.box = ahead
+				_, err := s.RotateSecrets(ctx, nil)
+				mustOK(t, err)
+			}
+		}
+	})
+}
+
+// TestSecretsAreBoundToTheirName: a sealed value copied to another secret
+// name, or another agent, does not open (security review D7).
+func TestSecretsAreBoundToTheirName(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		s.box = newBox(t)
+		acct := mustAccount(t, s, "acme")
+		a := mustAgent(t, s, acct.ID, "bound", "settings", map[string]any{"secrets": map[string]any{"A": "alpha", "B": "beta"}})
+		row, err := lockAgent(s.w, "id = ?", a.ID)
+		mustOK(t, err)
+		stored, err := decodeFields(row.Fields)
+		mustOK(t, err)
+		settings, secrets := splitSecrets(stored)
+		secrets["A"], secrets["B"] = secrets["B"], secrets["A"]
+		mustOK(t, joinSecrets(stored, settings, secrets))
+		enc, err := encodeJSON(stored)
+		mustOK(t, err)
+		mustOK(t, s.w.Model(&agentRow{}).Where("id = ?", a.ID).Update("fields", string(enc)).Error)
+		got, err := s.GetAgent(ctx, acct.ID, a.ID)
+		mustOK(t, err)
+		if _, err := s.Secrets(got); !errors.Is(err, ErrSecretUnreadable) {
+			t.Errorf("swapped secrets opened: %v", err)
+		}
+	})
+}

@@ -309,12 +309,16 @@ func newSecret() (string, error) {
 	return SecretPrefix + base64.StdEncoding.EncodeToString(key), nil
 }
 
+// webhookSecretName binds a sealed webhook secret (current or rotated out:
+// rotation moves the sealed value between the two columns) to its use.
+const webhookSecretName = "webhook signing secret"
+
 // sealSecret encrypts a webhook secret when a key is configured.
 func (s *Store) sealSecret(secret, owner string) (string, error) {
 	if s.box == nil {
 		return secret, nil
 	}
-	return s.box.Seal([]byte(secret), owner)
+	return s.box.Seal([]byte(secret), owner, webhookSecretName)
 }
 
 // rotateWebhookSecrets re-seals every webhook's secrets under the
@@ -338,7 +342,7 @@ func (s *Store) rotateWebhookSecrets(ctx context.Context, old *secretbox.Box, re
 				plain, err := s.openSecret(stored, id)
 				if err != nil && old != nil && secretbox.Sealed(stored) {
 					var p []byte
-					p, err = old.Open(stored, id)
+					p, err = old.Open(stored, id, webhookSecretName)
 					plain = string(p)
 				}
 				if err != nil {
@@ -368,7 +372,7 @@ func (s *Store) openSecret(stored, owner string) (string, error) {
 	if !secretbox.Sealed(stored) {
 		return stored, nil
 	}
-	plain, err := s.box.Open(stored, owner)
+	plain, err := s.box.Open(stored, owner, webhookSecretName)
 	if err != nil {
 		return "", fmt.Errorf("%w: webhook %s: %v", ErrSecretUnreadable, owner, err)
 	}

@@ -109,6 +109,7 @@ var settings = []setting{
 	{env: "AGENTD_WEBHOOK_ALLOW_PRIVATE", flag: "webhook-allow-private", def: "false", usage: "`true` lets webhooks reach loopback, private and link-local addresses (tests, closed networks)"},
 	{env: "AGENTD_ALLOW_PRIVATE_NETWORKS", flag: "allow-private-networks", def: "false", usage: "`true` lets every URL given through the API (webhooks, action handlers, MCP servers) reach internal addresses (tests, closed networks)"},
 	{env: secretKeyEnv, flag: "secret-key", shown: "none: secrets stored in clear", usage: secretKeyUsage, secret: true},
+	{env: secretKeysEnv, flag: "secret-keys", shown: "none", usage: secretKeysUsage, secret: true},
 	{env: "OPENAI_API_KEY", shown: "none", usage: "API key of provider openai"},
 	{env: "OPENAI_BASE_URL", shown: llm.DefaultBaseURL(llm.ProviderOpenAI), usage: "base URL of provider openai"},
 	{env: "ANTHROPIC_API_KEY", shown: "none", usage: "API key of provider anthropic"},
@@ -226,8 +227,12 @@ func (r rawConfig) config() (config, error) {
 		check("AGENTD_LOG_LEVEL", fmt.Errorf("%q is not a level; use debug, info, warn or error", r.get("AGENTD_LOG_LEVEL")))
 	}
 	c.Pool = r.pool(check)
-	c.SecretBox, err = parseSecretKey(r.get(secretKeyEnv))
-	check(secretKeyEnv, err)
+	if one, many := r.get(secretKeyEnv), r.get(secretKeysEnv); one != "" && many != "" {
+		check(secretKeysEnv, fmt.Errorf("set %s or %s, not both", secretKeysEnv, secretKeyEnv))
+	} else {
+		c.SecretBox, err = parseSecretKey(one + many)
+		check(secretKeysEnv+" / "+secretKeyEnv, err)
+	}
 	c.Webhooks.Retries, err = parseRetries(r.get("AGENTD_WEBHOOK_RETRIES"))
 	check("AGENTD_WEBHOOK_RETRIES", err)
 	c.Webhooks.Timeout, err = positiveDuration(r.get("AGENTD_WEBHOOK_TIMEOUT"))
@@ -411,18 +416,31 @@ func dbFlag(fs *flag.FlagSet, e *env) *string {
 	return fs.String("db", def, "database: a SQLite file `path` or a postgres:// URL (env AGENTD_DB)")
 }
 
-// secretKeyEnv names the key that encrypts agents' secrets.
-const secretKeyEnv = "AGENTD_SECRET_KEY"
+// secretKeyEnv names the key that encrypts agents' secrets, and
+// secretKeysEnv a list of keys, newest first, for rotating it without an
+// outage: the newest encrypts, each one decrypts.
+const (
+	secretKeyEnv  = "AGENTD_SECRET_KEY"
+	secretKeysEnv = "AGENTD_SECRET_KEYS"
+)
+
+// secretKeysUsage documents the list of keys.
+const secretKeysUsage = "comma-separated `keys`, newest first, each as for --secret-key: the newest encrypts, " +
+	"every one decrypts, so a key rotates without an outage (replaces AGENTD_SECRET_KEY)"
 
 // secretKeyUsage documents the key; the flag exists for scripts, the
 // environment keeps it out of process lists.
 const secretKeyUsage = "`key` encrypting agents' settings.secrets: 32 random bytes in standard base64, " +
 	"as 'openssl rand -base64 32' prints (prefer the environment: flags show in process lists)"
 
-// secretKeyFlag defines --secret-key with its default from AGENTD_SECRET_KEY.
+// secretKeyFlag defines --secret-key with its default from
+// AGENTD_SECRET_KEYS, else AGENTD_SECRET_KEY; it takes a list of keys too.
 func secretKeyFlag(fs *flag.FlagSet, e *env) *string {
 	p := new(string)
-	*p = strings.TrimSpace(e.getenv(secretKeyEnv))
+	*p = strings.TrimSpace(e.getenv(secretKeysEnv))
+	if *p == "" {
+		*p = strings.TrimSpace(e.getenv(secretKeyEnv))
+	}
 	fs.Var(secretString{p}, "secret-key", secretKeyUsage+" (env "+secretKeyEnv+")")
 	return p
 }
@@ -440,15 +458,15 @@ func (s secretString) Set(v string) error {
 	return nil
 }
 
-// parseSecretKey returns the Box of an encoded key, nil for "". Its errors
-// never quote the key.
+// parseSecretKey returns the Box of an encoded key or a comma-separated
+// list of keys, newest first; nil for "". Its errors never quote a key.
 func parseSecretKey(encoded string) (*secretbox.Box, error) {
 	if strings.TrimSpace(encoded) == "" {
 		return nil, nil
 	}
-	box, err := secretbox.ParseKey(encoded)
+	box, err := secretbox.ParseKeys(encoded)
 	if err != nil {
-		return nil, fmt.Errorf("must be 32 bytes in standard base64, as 'openssl rand -base64 32' prints: %w", err)
+		return nil, fmt.Errorf("each key must be 32 bytes in standard base64, as 'openssl rand -base64 32' prints: %w", err)
 	}
 	return box, nil
 }

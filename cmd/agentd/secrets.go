@@ -11,18 +11,21 @@ import (
 
 var secretsRotateCommand = &command{
 	name:    "secrets rotate",
-	summary: "re-encrypt every agent's secrets under the current AGENTD_SECRET_KEY",
-	details: `Rewrites the settings.secrets of every agent encrypted under the current key
-(AGENTD_SECRET_KEY or --secret-key): values encrypted under the --old key or
-already under the current one, and values stored in clear before any key was
-set. Each agent is rewritten on its own, so an interrupted run can simply be
-run again. Agents with a value that opens under neither key are left as they
-are and listed; the command then fails.
+	summary: "re-encrypt every agent's and webhook's secrets under the newest key",
+	details: `Rewrites the settings.secrets of every agent, and every webhook's signing
+secrets, under the newest key (the first of AGENTD_SECRET_KEYS, or
+AGENTD_SECRET_KEY, or --secret-key): values encrypted under any listed key or
+the --old key, and values stored in clear before any key was set. Each agent is
+rewritten on its own, so an interrupted run can simply be run again. Agents
+with a value that opens under no key are left as they are and listed; the
+command then fails.
 
-To change the key: generate one with 'openssl rand -base64 32', run this
-command with the new key as AGENTD_SECRET_KEY and the old one as --old, then
-restart the servers with the new key. Without --old it only encrypts the
-values stored in clear.
+To change the key without an outage: generate one with 'openssl rand -base64
+32'; restart every server with AGENTD_SECRET_KEYS=OLD,NEW (the new key reads),
+then with AGENTD_SECRET_KEYS=NEW,OLD (the new key writes, the old one still
+reads), run this command, then restart with AGENTD_SECRET_KEYS=NEW. Every
+value names the key that sealed it, so each step works while the servers of
+the step before still run. Without a list, --old names the previous key.
 
 Examples:
   AGENTD_SECRET_KEY=$(openssl rand -base64 32) agentd secrets rotate
