@@ -2,6 +2,8 @@ package server
 
 import (
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -76,6 +78,43 @@ func FuzzMessageBody(f *testing.F) {
 			default:
 				t.Fatalf("answered %d %s: %s\nbody: %q", res.Code, code, res.Body, body)
 			}
+		}
+	})
+}
+
+// FuzzPathAndQuery sends arbitrary path ids and query values (invalid
+// UTF-8, NUL, separators, any length) to the agent, conversation and
+// webhook paths on SQLite and PostgreSQL: every answer is a contract
+// response, the same status on both, never a 500. Seeds live in
+// testdata/fuzz/FuzzPathAndQuery.
+func FuzzPathAndQuery(f *testing.F) {
+	f.Add("agent_\xff", "\xc0\xaf")
+	f.Add("agent_missing", "u1")
+	hs := fuzzBackends(f)
+	ids := make([]string, len(hs))
+	for i, h := range hs {
+		ids[i] = h.createAgent(map[string]any{"name": "target"})
+	}
+	f.Fuzz(func(t *testing.T, id, value string) {
+		var statuses []int
+		for i, h := range hs {
+			h := h.with(t)
+			esc, q := url.PathEscape(id), url.QueryEscape(value)
+			for _, path := range []string{
+				"/v1/agents/" + esc,
+				"/v1/agents/" + ids[i] + "/conversations/" + esc,
+				"/v1/agents/" + ids[i] + "/conversations?userId=" + q + "&roomId=" + q,
+				"/v1/webhooks/" + esc,
+			} {
+				res := h.do(request{method: "GET", path: path, key: h.readKey})
+				if res.Code >= 500 {
+					t.Fatalf("GET %s answered %d: %s", path, res.Code, res.Body)
+				}
+				statuses = append(statuses, res.Code)
+			}
+		}
+		if half := len(statuses) / 2; !slices.Equal(statuses[:half], statuses[half:]) {
+			t.Fatalf("SQLite answered %v, PostgreSQL %v for %q, %q", statuses[:half], statuses[half:], id, value)
 		}
 	})
 }
