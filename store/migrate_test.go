@@ -320,20 +320,7 @@ func TestMigrateUpAndStatus(t *testing.T) {
 func TestMigrateReplicasStartTogether(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.DSN(t)
-	const replicas = 5
-	var wg sync.WaitGroup
-	errs := make([]error, replicas)
-	for i := range replicas {
-		wg.Go(func() {
-			s, err := Open(ctx, dsn)
-			if err == nil {
-				err = s.Close()
-			}
-			errs[i] = err
-		})
-	}
-	wg.Wait()
-	for i, err := range errs {
+	for i, err := range together(5, func(int) error { return openClose(ctx, dsn) }) {
 		if err != nil {
 			t.Errorf("replica %d: %v", i, err)
 		}
@@ -393,26 +380,38 @@ func TestMigrateSQLiteProcessesStartTogether(t *testing.T) {
 	const processes, rounds = 6, 8
 	for round := range rounds {
 		dsn := filepath.Join(t.TempDir(), "agentd.db")
-		var wg sync.WaitGroup
-		errs := make([]error, processes)
-		for i := range processes {
-			wg.Go(func() {
-				if i%2 == 0 {
-					_, errs[i] = Migrate(ctx, dsn)
-					return
-				}
-				s, err := Open(ctx, dsn)
-				if err == nil {
-					err = s.Close()
-				}
-				errs[i] = err
-			})
-		}
-		wg.Wait()
+		errs := together(processes, func(i int) error {
+			if i%2 == 0 {
+				_, err := Migrate(ctx, dsn)
+				return err
+			}
+			return openClose(ctx, dsn)
+		})
 		for i, err := range errs {
 			if err != nil {
 				t.Errorf("round %d, process %d: %v", round, i, err)
 			}
 		}
 	}
+}
+
+// together runs fn(0) to fn(n-1) at once, as processes or replicas starting
+// together, and returns their errors.
+func together(n int, fn func(i int) error) []error {
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { errs[i] = fn(i) })
+	}
+	wg.Wait()
+	return errs
+}
+
+// openClose opens a store on dsn, as a starting process does, and closes it.
+func openClose(ctx context.Context, dsn string) error {
+	s, err := Open(ctx, dsn)
+	if err == nil {
+		err = s.Close()
+	}
+	return err
 }

@@ -19,31 +19,17 @@ import (
 // as Send Message (provider, history, metrics) and back to the chat.
 func TestTelegramEndToEnd(t *testing.T) {
 	const token = "4242:e2e"
-	tg := telegramtest.New(t)
-	tg.AddBot(token, 4242, "e2e_bot")
-	openai := llmtest.NewOpenAI(t)
+	e := startTelegramAgent(t, token, 4242, "e2e_bot", "Teller")
+	tg, openai, c, key, id, in := e.tg, e.openai, e.c, e.key, e.id, e.in
 	openai.Respond(llmtest.Reply{Text: "Hi from Telegram.", PromptTokens: 7, CompletionTokens: 5})
-	env := map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": openai.URL, "TELEGRAM_API_URL": tg.URL}
-	in, key := bootUnlimited(t, env)
-	transport := &http.Transport{}
-	defer transport.CloseIdleConnections()
-	c := &client{t: t, base: in.base, http: &http.Client{Transport: transport, Timeout: 20 * time.Second}, contract: loadContract(t)}
-
-	r := c.do("POST", "/v1/agents", key, map[string]any{"name": "Teller", "clients": []string{"telegram"},
-		"settings": map[string]any{"secrets": map[string]string{"TELEGRAM_BOT_TOKEN": token}}})
-	expect(t, "create", r, 201, "")
-	id := r.data(t)["id"].(string)
-	conn := func() map[string]any {
-		return c.do("GET", "/v1/agents/"+id+"/connections", key, nil).data(t)["items"].([]any)[0].(map[string]any)
-	}
-	testutil.Eventually(t, "connected", func() error {
-		cn := conn()
-		account, _ := cn["account"].(map[string]any)
-		if cn["state"] != "connected" || account["username"] != "e2e_bot" || account["id"] != "4242" {
+	testutil.Eventually(t, "the bot's account", func() error {
+		cn := e.connection()
+		if account, _ := cn["account"].(map[string]any); account["username"] != "e2e_bot" || account["id"] != "4242" {
 			return fmt.Errorf("connection %v", cn)
 		}
 		return nil
 	})
+	conn := e.connection
 
 	tg.Queue(token, models.Update{Message: &models.Message{ID: 7, Text: "Hello bot",
 		Chat: models.Chat{ID: 99, Type: models.ChatTypePrivate}, From: &models.User{ID: 99, FirstName: "Ann"}}})
@@ -71,8 +57,46 @@ func TestTelegramEndToEnd(t *testing.T) {
 		}
 		return nil
 	})
-	transport.CloseIdleConnections()
 	in.stop(t)
+}
+
+// telegramE2E is `agentd serve` with one agent on a Telegram test server,
+// answering through a provider test server.
+type telegramE2E struct {
+	tg      *telegramtest.Server
+	openai  *llmtest.Server
+	in      *instance
+	c       *client
+	key, id string
+}
+
+// startTelegramAgent boots serve against the two test servers, creates the
+// agent name with the token of bot botID, and waits until it is connected.
+func startTelegramAgent(t *testing.T, token string, botID int64, bot, name string) *telegramE2E {
+	t.Helper()
+	e := &telegramE2E{tg: telegramtest.New(t), openai: llmtest.NewOpenAI(t)}
+	e.tg.AddBot(token, botID, bot)
+	env := map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": e.openai.URL, "TELEGRAM_API_URL": e.tg.URL}
+	e.in, e.key = bootUnlimited(t, env)
+	transport := &http.Transport{}
+	t.Cleanup(transport.CloseIdleConnections)
+	e.c = &client{t: t, base: e.in.base, http: &http.Client{Transport: transport, Timeout: 20 * time.Second}, contract: loadContract(t)}
+	r := e.c.do("POST", "/v1/agents", e.key, map[string]any{"name": name, "clients": []string{"telegram"},
+		"settings": map[string]any{"secrets": map[string]string{"TELEGRAM_BOT_TOKEN": token}}})
+	expect(t, "create", r, 201, "")
+	e.id = r.data(t)["id"].(string)
+	testutil.Eventually(t, "connected", func() error {
+		if cn := e.connection(); cn["state"] != "connected" {
+			return fmt.Errorf("connection %v", cn)
+		}
+		return nil
+	})
+	return e
+}
+
+// connection is the agent's Telegram connection as the API shows it.
+func (e *telegramE2E) connection() map[string]any {
+	return e.c.do("GET", "/v1/agents/"+e.id+"/connections", e.key, nil).data(e.c.t)["items"].([]any)[0].(map[string]any)
 }
 
 // bootUnlimited starts serve with env on a fresh SQLite database whose one
@@ -134,27 +158,10 @@ func checkTurnRecorded(t *testing.T, c *client, key, agentID string, want platfo
 // agent stayed silent in error for good.
 func TestTelegramAgentRecoversAfterCooldown(t *testing.T) {
 	const token = "4343:e2e"
-	tg := telegramtest.New(t)
-	tg.AddBot(token, 4343, "recover_bot")
-	openai := llmtest.NewOpenAI(t)
-	openai.Respond(llmtest.Reply{Text: "Back again."})
-	openai.Enqueue(llmtest.Reply{Status: http.StatusTooManyRequests, RetryAfter: "1"})
-	env := map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": openai.URL, "TELEGRAM_API_URL": tg.URL}
-	in, key := bootUnlimited(t, env)
-	transport := &http.Transport{}
-	defer transport.CloseIdleConnections()
-	c := &client{t: t, base: in.base, http: &http.Client{Transport: transport, Timeout: 20 * time.Second}, contract: loadContract(t)}
-	r := c.do("POST", "/v1/agents", key, map[string]any{"name": "Phoenix", "clients": []string{"telegram"},
-		"settings": map[string]any{"secrets": map[string]string{"TELEGRAM_BOT_TOKEN": token}}})
-	expect(t, "create", r, 201, "")
-	id := r.data(t)["id"].(string)
-	testutil.Eventually(t, "connected", func() error {
-		conn := c.do("GET", "/v1/agents/"+id+"/connections", key, nil).data(t)["items"].([]any)[0].(map[string]any)
-		if conn["state"] != "connected" {
-			return fmt.Errorf("connection %v", conn)
-		}
-		return nil
-	})
+	e := startTelegramAgent(t, token, 4343, "recover_bot", "Phoenix")
+	tg, c, key, id := e.tg, e.c, e.key, e.id
+	e.openai.Respond(llmtest.Reply{Text: "Back again."})
+	e.openai.Enqueue(llmtest.Reply{Status: http.StatusTooManyRequests, RetryAfter: "1"})
 	say := func(msgID int, text string) {
 		tg.Queue(token, models.Update{Message: &models.Message{ID: msgID, Text: text,
 			Chat: models.Chat{ID: 77, Type: models.ChatTypePrivate}, From: &models.User{ID: 77, FirstName: "Eve"}}})
@@ -182,6 +189,5 @@ func TestTelegramAgentRecoversAfterCooldown(t *testing.T) {
 	if s := status(); s != "active" {
 		t.Errorf("status after the reply: %v, want active", s)
 	}
-	transport.CloseIdleConnections()
-	in.stop(t)
+	e.in.stop(t)
 }
