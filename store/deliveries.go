@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentd/agentd/outbox"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 )
@@ -144,35 +145,11 @@ func (s *Store) RetryDelivery(ctx context.Context, accountID, webhookID, deliver
 	return err
 }
 
-// Job is a claimed delivery, with what a worker needs to send it.
-type Job struct {
-	DeliveryID string
-	WebhookID  string
-	EventID    string
-	URL        string
-	Body       []byte
-	// Secrets sign the delivery: the current secret, then the rotated-out
-	// one while it is still valid. None when they do not decrypt under the
-	// configured secret key.
-	Secrets []string
-	// Attempts were made before this one.
-	Attempts int
-	// Final: a failure of this attempt is final whatever the schedule.
-	Final bool
-	claim string
-}
+// Job is a claimed delivery (see outbox.Job).
+type Job = outbox.Job
 
-// Attempt is the outcome of one attempt of a Job.
-type Attempt struct {
-	At         time.Time
-	Duration   time.Duration
-	StatusCode int    // 0 when no answer came
-	Error      string // "" on success
-	Succeeded  bool
-	// RetryAt is when to try again after a failure; zero makes the
-	// delivery failed.
-	RetryAt time.Time
-}
+// Attempt is the outcome of one attempt of a Job (see outbox.Attempt).
+type Attempt = outbox.Attempt
 
 // WakeWorkers is signalled after a commit that queued deliveries in this
 // process, so workers need not wait for their next poll.
@@ -243,7 +220,7 @@ func (s *Store) loadJobs(tx *gorm.DB, ids []string, claim string, t time.Time) (
 	jobs := make([]Job, 0, len(rows))
 	for _, r := range rows {
 		job := Job{DeliveryID: r.ID, WebhookID: r.WebhookID, EventID: r.EventID, URL: r.URL, Body: []byte(r.Body),
-			Attempts: r.Attempts, Final: r.Final, claim: claim}
+			Attempts: r.Attempts, Final: r.Final, Claim: claim}
 		stored := []string{r.Secret}
 		if r.PrevSecret != "" && r.PrevSecretUntil != nil && r.PrevSecretUntil.After(t) {
 			stored = append(stored, r.PrevSecret)
@@ -292,7 +269,7 @@ func (s *Store) FinishAttempt(ctx context.Context, job Job, a Attempt) error {
 				return err
 			}
 		}
-		res := tx.Model(&deliveryRow{}).Where("id = ? AND claim = ?", job.DeliveryID, job.claim).Updates(map[string]any{
+		res := tx.Model(&deliveryRow{}).Where("id = ? AND claim = ?", job.DeliveryID, job.Claim).Updates(map[string]any{
 			"status": string(status), "attempts": gorm.Expr("attempts + 1"), "last_status_code": a.StatusCode,
 			"last_error": a.Error, "last_attempt_at": at, "next_attempt_at": next, "claim": "",
 		})

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/netguard"
-	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/outbox"
 )
 
 // DefaultRetries is the retry schedule the README's Webhooks section
@@ -37,17 +37,16 @@ const maxRetryAfter = 24 * time.Hour
 // write of its result.
 const leaseMargin = 5 * time.Second
 
-// Queue is the outbox the workers drain; *store.Store implements it.
+// Queue is the outbox the workers drain; *store.Store implements it (cmd/agentd
+// asserts it, so this package needs neither the store nor its ORM).
 type Queue interface {
 	// ClaimDeliveries claims up to n due deliveries for lease.
-	ClaimDeliveries(ctx context.Context, n int, lease time.Duration) ([]store.Job, error)
+	ClaimDeliveries(ctx context.Context, n int, lease time.Duration) ([]outbox.Job, error)
 	// FinishAttempt records an attempt's outcome.
-	FinishAttempt(ctx context.Context, job store.Job, a store.Attempt) error
+	FinishAttempt(ctx context.Context, job outbox.Job, a outbox.Attempt) error
 	// WakeWorkers is signalled when deliveries were queued.
 	WakeWorkers() <-chan struct{}
 }
-
-var _ Queue = (*store.Store)(nil)
 
 // Config configures the workers.
 type Config struct {
@@ -134,7 +133,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	freed := make(chan struct{}, 1)
 	for {
 		free := d.cfg.Concurrency - len(slots)
-		var jobs []store.Job
+		var jobs []outbox.Job
 		if free > 0 {
 			var err error
 			if jobs, err = d.q.ClaimDeliveries(ctx, free, lease); err != nil && ctx.Err() == nil {
@@ -168,7 +167,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 }
 
 // deliver makes one attempt of job and records it.
-func (d *Dispatcher) deliver(ctx context.Context, job store.Job) {
+func (d *Dispatcher) deliver(ctx context.Context, job outbox.Job) {
 	a := d.attempt(ctx, job)
 	if err := d.q.FinishAttempt(ctx, job, a); err != nil {
 		d.cfg.Logger.Error("record webhook attempt", "delivery", job.DeliveryID, "error", err)
@@ -176,9 +175,9 @@ func (d *Dispatcher) deliver(ctx context.Context, job store.Job) {
 }
 
 // attempt POSTs job once and decides what follows.
-func (d *Dispatcher) attempt(ctx context.Context, job store.Job) store.Attempt {
+func (d *Dispatcher) attempt(ctx context.Context, job outbox.Job) outbox.Attempt {
 	start := time.Now()
-	a := store.Attempt{At: start}
+	a := outbox.Attempt{At: start}
 	res, err := d.post(ctx, job, start)
 	a.Duration = time.Since(start)
 	var retryAfter time.Duration
@@ -203,7 +202,7 @@ func (d *Dispatcher) attempt(ctx context.Context, job store.Job) store.Attempt {
 
 // post sends the signed delivery and reads (a bounded part of) the answer,
 // so the connection can be reused.
-func (d *Dispatcher) post(ctx context.Context, job store.Job, at time.Time) (*http.Response, error) {
+func (d *Dispatcher) post(ctx context.Context, job outbox.Job, at time.Time) (*http.Response, error) {
 	if len(job.Secrets) == 0 {
 		return nil, errUnreadableSecret
 	}

@@ -144,6 +144,9 @@ func (e *env) serve(ctx context.Context, cfg config) error {
 	return e.runHTTP(ctx, cfg, ls, srv, logger)
 }
 
+// The store is the outbox the webhook workers drain.
+var _ webhook.Queue = (*store.Store)(nil)
+
 // startWebhooks runs the webhook delivery workers until the returned stop is
 // called; stop waits for the attempts in flight to be recorded.
 func startWebhooks(st *store.Store, cfg webhook.Config) (stop func()) {
