@@ -15,6 +15,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 )
 
 // Document is an agent's members by name, each a JSON value.
@@ -23,18 +25,41 @@ type Document map[string]json.RawMessage
 // ErrInvalid is matched by every error of Validate and Decode.
 var ErrInvalid = errors.New("agent: invalid document")
 
+// MemberError is a member Validate or Decode refuses, and why.
+type MemberError struct{ Member, Reason string }
+
+func (e *MemberError) Error() string { return fmt.Sprintf("agent: member %q %s", e.Member, e.Reason) }
+
+// Is makes every MemberError match ErrInvalid.
+func (e *MemberError) Is(target error) bool { return target == ErrInvalid }
+
+// MaxNameLength bounds a name, counted in characters after trimming.
+const MaxNameLength = 100
+
 // Decode decodes member name into dst when it is present and not null; it
-// reports whether it was. A member of the wrong shape is an error matching
-// ErrInvalid.
+// reports whether it was. A member of the wrong shape is a *MemberError.
 func (d Document) Decode(name string, dst any) (bool, error) {
 	v, ok := d[name]
 	if !ok || bytes.Equal(v, []byte("null")) {
 		return false, nil
 	}
 	if err := json.Unmarshal(v, dst); err != nil {
-		return false, fmt.Errorf("%w: member %q: %v", ErrInvalid, name, err)
+		return false, &MemberError{Member: name, Reason: "has the wrong type: " + jsonType(dst)}
 	}
 	return true, nil
+}
+
+// jsonType names the JSON type dst decodes.
+func jsonType(dst any) string {
+	switch dst.(type) {
+	case *string:
+		return "must be a string"
+	case *bool:
+		return "must be true or false"
+	case *[]string:
+		return "must be a list of strings"
+	}
+	return "must be an object"
 }
 
 // Name is the agent's name, "" when it has none.
@@ -64,11 +89,22 @@ func (d Document) PlatformSettings(platform string) json.RawMessage {
 	return settings[platform]
 }
 
-// Validate checks the members the service itself relies on, whatever the
-// way in (the API's schema checks the rest first): name a non-empty
-// string, modelProvider and model strings, deleteProtection a boolean and
-// clients a list of strings, when present. Its errors match ErrInvalid.
+// Validate checks a whole document, as the store keeps it: ValidateMembers,
+// and a name is required.
 func (d Document) Validate() error {
+	if _, ok := d["name"]; !ok {
+		return &MemberError{Member: "name", Reason: "is required"}
+	}
+	return d.ValidateMembers()
+}
+
+// ValidateMembers checks the members the service itself relies on that d
+// holds (an update's body holds only some), whatever the way in (the API's
+// schema checks the rest first): name a string of 1 to MaxNameLength
+// characters with no space around it, modelProvider and model strings,
+// deleteProtection a boolean and clients a list of strings. Its errors are
+// *MemberError.
+func (d Document) ValidateMembers() error {
 	var name, provider, model string
 	var protect bool
 	var clients []string
@@ -80,8 +116,10 @@ func (d Document) Validate() error {
 			return err
 		}
 	}
-	if name == "" {
-		return fmt.Errorf(`%w: member "name" is missing or empty`, ErrInvalid)
+	if _, ok := d["name"]; ok {
+		if n := utf8.RuneCountInString(name); n < 1 || n > MaxNameLength || strings.TrimSpace(name) != name {
+			return &MemberError{Member: "name", Reason: fmt.Sprintf("must be 1 to %d characters after trimming", MaxNameLength)}
+		}
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -49,10 +50,22 @@ func TestValidate(t *testing.T) {
 		{`{"name":"Ada","deleteProtection":"yes"}`, false},
 		{`{"name":"Ada","clients":"telegram"}`, false},
 		{`{"name":"Ada","model":["m"]}`, false},
+		{`{"name":" Ada "}`, false},
+		{`{"name":"` + strings.Repeat("n", MaxNameLength+1) + `"}`, false},
 	} {
 		err := doc(t, c.doc).Validate()
-		if c.ok != (err == nil) || (err != nil && !errors.Is(err, ErrInvalid)) {
+		var me *MemberError
+		if c.ok != (err == nil) || (err != nil && (!errors.Is(err, ErrInvalid) || !errors.As(err, &me))) {
 			t.Errorf("%s: %v", c.doc, err)
 		}
+	}
+	// An update's body holds some members: each present one is checked,
+	// none is required.
+	if err := doc(t, `{"model":"m"}`).ValidateMembers(); err != nil {
+		t.Errorf("partial document: %v", err)
+	}
+	err := doc(t, `{"clients":"telegram"}`).ValidateMembers()
+	if me := (*MemberError)(nil); !errors.As(err, &me) || me.Member != "clients" {
+		t.Errorf("a partial document's bad member: %v", err)
 	}
 }

@@ -3,10 +3,11 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/store"
 )
 
@@ -53,6 +54,13 @@ func (s *Server) parseAgentBody(raw json.RawMessage, creating bool) (agentBody, 
 	if err := s.applyModelDefaults(members, creating); err != nil {
 		return agentBody{}, err
 	}
+	if err := agent.Document(members).ValidateMembers(); err != nil {
+		var me *agent.MemberError
+		if errors.As(err, &me) {
+			return agentBody{}, invalidRequest(me.Member, me.Reason)
+		}
+		return agentBody{}, err
+	}
 	fields, err := canonicalMembers(members)
 	if err != nil {
 		return agentBody{}, err
@@ -62,18 +70,14 @@ func (s *Server) parseAgentBody(raw json.RawMessage, creating bool) (agentBody, 
 }
 
 // normalizeMembers trims the name and rewrites the ElizaOS shorthands into
-// the stored forms.
+// the stored forms; agent.Document.ValidateMembers checks the result.
 func normalizeMembers(m map[string]json.RawMessage) error {
 	if raw, ok := m["name"]; ok {
 		var name string
 		if err := json.Unmarshal(raw, &name); err != nil {
 			return invalidRequest("name", "must be a string")
 		}
-		name = strings.TrimSpace(name)
-		if n := utf8.RuneCountInString(name); n < 1 || n > 100 {
-			return invalidRequest("name", "must be 1 to 100 characters after trimming")
-		}
-		m["name"] = mustJSON(name)
+		m["name"] = mustJSON(strings.TrimSpace(name))
 	}
 	if raw, ok := m["bio"]; ok && bytes.HasPrefix(bytes.TrimSpace(raw), []byte(`"`)) {
 		var one string

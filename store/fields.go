@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/agentd/agentd/agent"
@@ -46,6 +47,10 @@ func mergeFields(stored, in map[string]json.RawMessage) []string {
 // them, once the document is valid (agent.Document.Validate).
 func setFields(row *agentRow, fields agent.Document) error {
 	if err := fields.Validate(); err != nil {
+		var me *agent.MemberError
+		if errors.As(err, &me) {
+			return fieldError(me.Member, me.Reason)
+		}
 		return invalidf("%v", err)
 	}
 	var provider, model string
