@@ -96,20 +96,21 @@ func (p *Platform) Run(ctx context.Context, c *connect.Conn) error {
 	if len(c.Settings) > 0 {
 		_ = json.Unmarshal(c.Settings, &s.settings) // validated on write; unknown shapes mean defaults
 	}
-	if err := c.Connected(ctx, strconv.FormatInt(me.ID, 10), me.Username); err != nil {
-		return err
-	}
-	return s.poll(ctx, token)
-}
-
-// poll long-polls from the stored offset and hands each update to handle,
-// storing the cursor after each. The very first connection of an agent
-// skips the backlog.
-func (s *session) poll(ctx context.Context, token string) error {
+	// The backlog is measured before the connection says it is connected:
+	// a message sent once it shows connected is never taken for backlog.
 	next, err := s.firstOffset(ctx, token)
 	if err != nil {
 		return err
 	}
+	if err := c.Connected(ctx, strconv.FormatInt(me.ID, 10), me.Username); err != nil {
+		return err
+	}
+	return s.poll(ctx, token, next)
+}
+
+// poll long-polls from offset next and hands each update to handle,
+// storing the cursor after each.
+func (s *session) poll(ctx context.Context, token string, next int64) error {
 	var backoff time.Duration
 	for ctx.Err() == nil {
 		updates, err := getUpdates(ctx, s.p.client(), s.p.apiURL(), token, next, s.p.pollTimeout())
