@@ -86,6 +86,16 @@ func (c *Conn) SaveCursor(ctx context.Context, cursor string) error {
 // Connected records the bot's identity and the state connected. A bot
 // already connected for another agent is a *FatalError.
 func (c *Conn) Connected(ctx context.Context, botID, username string) error {
+	if err := c.ClaimBot(ctx, botID, username); err != nil {
+		return err
+	}
+	return c.MarkConnected(ctx)
+}
+
+// ClaimBot is the first half of Connected, for a platform with work to do
+// between claiming the bot and saying it is connected: it records the bot
+// account, refusing (FatalError) one connected for another agent.
+func (c *Conn) ClaimBot(ctx context.Context, botID, username string) error {
 	err := c.store.ClaimBot(ctx, c.lease, botID, username)
 	if errors.Is(err, store.ErrBotInUse) {
 		return &FatalError{Reason: botInUseReason}
@@ -93,6 +103,12 @@ func (c *Conn) Connected(ctx context.Context, botID, username string) error {
 	if err != nil {
 		return fmt.Errorf("connect: claim bot: %w", err)
 	}
+	return nil
+}
+
+// MarkConnected is the second half of Connected: the connection's state
+// becomes connected.
+func (c *Conn) MarkConnected(ctx context.Context) error {
 	if err := c.setState(ctx, store.ConnConnected, ""); err != nil {
 		return err
 	}

@@ -70,8 +70,16 @@ func (s *sink) write(_ context.Context, chunk []byte) error {
 		return errCapReached
 	}
 	// Under the cap: send up to the last space, keep the word in progress.
+	// The first word goes out as it comes: a cut never falls inside it
+	// (CutAtWord cuts a first word only past the cap), so text without
+	// spaces still streams.
 	i := strings.LastIndexFunc(s.pending, unicode.IsSpace)
 	if i < 0 {
+		if !strings.ContainsFunc(sent, unicode.IsSpace) {
+			ready := s.pending
+			s.pending = ""
+			return s.deliver(ready)
+		}
 		return nil
 	}
 	_, size := utf8.DecodeRuneInString(s.pending[i:])

@@ -178,7 +178,7 @@ func TestMaxReplyCharsStream(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Stream: %v", err)
 		}
-		want := []string{"Héllo ", "wörld,"}
+		want := []string{"Héllo", " ", "wörld,"} // the first word as it came, then whole words
 		if strings.Join(got, "|") != strings.Join(want, "|") || reply.Text != "Héllo wörld," {
 			t.Errorf("fragments %q, text %q; want %q, %q", got, reply.Text, want, "Héllo wörld,")
 		}
@@ -289,6 +289,22 @@ func TestMaxReplyCharsStreamUnderTheCap(t *testing.T) {
 		reply, err := c.Stream(context.Background(), req, collect(&got))
 		if err != nil || strings.Join(got, "") != "Héllo wörld, how are you?" || reply.Text != "Héllo wörld, how are you?" {
 			t.Errorf("fragments %q, text %q, %v; want the whole reply", got, reply.Text, err)
+		}
+	})
+}
+
+// TestMaxReplyCharsStreamWithoutSpaces: text without spaces (Chinese,
+// Japanese) streams as it comes under a cap: no cut can fall inside the
+// first word before the cap.
+func TestMaxReplyCharsStreamWithoutSpaces(t *testing.T) {
+	forEachProvider(t, func(t *testing.T, pc providerCase, srv *llmtest.Server, c *llm.Client) {
+		srv.Respond(llmtest.Reply{Fragments: []string{"你好", "世界", "。"}})
+		req := request(pc)
+		req.MaxReplyChars = 100
+		var got []string
+		reply, err := c.Stream(context.Background(), req, collect(&got))
+		if err != nil || len(got) != 3 || reply.Text != "你好世界。" {
+			t.Errorf("fragments %q, text %q, %v; want each fragment as it came", got, reply.Text, err)
 		}
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -95,9 +96,12 @@ func keyID(k []byte) string {
 	return hex.EncodeToString(sum[:4])
 }
 
-// Sealed reports whether v has the form of a sealed value, of any format
-// (one this version cannot open too: it is not a plain secret either).
-func Sealed(v string) bool { return strings.HasPrefix(v, Prefix) }
+// sealedForm matches a sealed value of any format version, one this version
+// cannot open too (it is not a plain secret either).
+var sealedForm = regexp.MustCompile(`^enc:v[0-9]+:`)
+
+// Sealed reports whether v has the form of a sealed value.
+func Sealed(v string) bool { return sealedForm.MatchString(v) }
 
 // Current reports whether sealed was sealed by b's newest key in the
 // current format, so a rotation can leave it as it is.

@@ -115,6 +115,17 @@ func TestFirstFormatStillOpens(t *testing.T) {
 	}
 }
 
+// TestSealedForm: only the sealed formats count as sealed, so a plain
+// secret that merely starts like one stays a plain secret.
+func TestSealedForm(t *testing.T) {
+	for v, want := range map[string]bool{"enc:v1:abc": true, "enc:v2:0a1b2c3d:abc": true, "enc:v9:x": true,
+		"enc:value": false, "enc:v": false, "sk-enc:v1:": false} {
+		if got := secretbox.Sealed(v); got != want {
+			t.Errorf("Sealed(%q) = %v, want %v", v, got, want)
+		}
+	}
+}
+
 func TestParseKeyRejects(t *testing.T) {
 	_, good := newKey(t)
 	for _, k := range []string{"", "not base64!", base64.StdEncoding.EncodeToString(make([]byte, 16)), good + ",", good + ",nope"} {

@@ -91,7 +91,7 @@ var storeErrors = map[store.Code]func(e *store.Error) *apiError{
 	store.CodeDisabled:        func(*store.Error) *apiError { return errWebhookDisabled },
 	store.CodeInvalid: func(e *store.Error) *apiError {
 		if e.Field == "" {
-			return invalidRequest("body", "has a value the service cannot accept")
+			return nil // a value the spec let through but the store could not encode: a bug of ours
 		}
 		return invalidRequest(e.Field, e.Reason)
 	},
@@ -129,7 +129,9 @@ func asAPIError(err error) (ae *apiError, ok bool) {
 	var se *store.Error
 	if errors.As(err, &se) {
 		if toAPI := storeErrors[se.Code]; toAPI != nil {
-			return toAPI(se), true
+			if ae := toAPI(se); ae != nil {
+				return ae, true
+			}
 		}
 		return nil, false
 	}

@@ -81,20 +81,25 @@ var pathNotFound = map[string]*apiError{
 	"webhookId": errWebhookNotFound, "deliveryId": errDeliveryNotFound,
 }
 
+// pathOrder is the order the path parameters nest in, outermost first: a
+// path with two bad ids names the outer one.
+var pathOrder = []string{"agentId", "conversationId", "webhookId", "deliveryId"}
+
 // checkParams refuses what the validator lets through but no backend should
 // get, the same way on SQLite and PostgreSQL (which fails on such bytes where
 // SQLite finds nothing): a path id or query value that is not valid UTF-8 or
 // holds a control character (404 for the id, 400 naming the parameter), and a
 // query parameter given twice where the operation takes one value.
 func checkParams(req *http.Request, op *openapi3.Operation, pathParams map[string]string) error {
-	for name, v := range pathParams {
+	for _, name := range pathOrder {
+		v, ok := pathParams[name]
+		if !ok {
+			continue
+		}
 		// The router keeps the id as the path escapes it; the handler gets
 		// it unescaped.
 		if v, err := url.PathUnescape(v); err != nil || !cleanText(v) {
-			if nf, ok := pathNotFound[name]; ok {
-				return nf
-			}
-			return errNotFound
+			return pathNotFound[name]
 		}
 	}
 	query := req.URL.Query()

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -78,7 +79,7 @@ func checkBodyDepth(raw []byte) *bodyError {
 		case c == ']' || c == '}':
 			depth--
 		case c == ',':
-			expectKey = depth == 1 && raw[0] == '{'
+			expectKey = depth == 1 && bytes.HasPrefix(bytes.TrimLeft(raw, " \t\r\n"), []byte("{"))
 		}
 	}
 	return nil

@@ -26,6 +26,7 @@ func TestOddBytesInPathsAndQueries(t *testing.T) {
 				{"GET", "/v1/agents/" + id + "/conversations/conv_%FF", 404, "CONVERSATION_NOT_FOUND"},
 				{"GET", "/v1/webhooks/wh_%FF", 404, "WEBHOOK_NOT_FOUND"},
 				{"POST", "/v1/webhooks/" + wh[0] + "/deliveries/whd_%FF/retry", 404, "DELIVERY_NOT_FOUND"},
+				{"POST", "/v1/webhooks/wh_%FF/deliveries/whd_%FF/retry", 404, "WEBHOOK_NOT_FOUND"},
 				{"GET", "/v1/agents/" + id + "/conversations?userId=%FF", 400, "INVALID_REQUEST"},
 				{"GET", "/v1/agents/" + id + "/conversations?roomId=%C0%AF", 400, "INVALID_REQUEST"},
 			} {

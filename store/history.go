@@ -153,10 +153,13 @@ func (s *Store) DeleteConversation(ctx context.Context, accountID, agentID, id s
 		if err := tx.Where("conversation_id = ?", id).Delete(&conversationUserRow{}).Error; err != nil {
 			return err
 		}
-		if err := deleteMessageEvents(tx, "conversation_id = ?", id); err != nil {
+		if err := tx.Where("id = ?", id).Delete(&conversationRow{}).Error; err != nil {
 			return err
 		}
-		return tx.Where("id = ?", id).Delete(&conversationRow{}).Error
+		// After the conversation's row: on PostgreSQL that delete waits for
+		// an exchange being saved in it to commit, so this statement sees
+		// that exchange's event too.
+		return deleteMessageEvents(tx, "conversation_id = ?", id)
 	})
 	return deleted, err
 }

@@ -137,7 +137,7 @@ func resolveSecrets(fields, view map[string]json.RawMessage) error {
 	for _, name := range sortedKeys(secrets) {
 		field := "settings.secrets." + name
 		if _, ok := sealedString(secrets[name]); ok {
-			return fieldError(field, fmt.Sprintf("must not start with %q", secretbox.Prefix))
+			return fieldError(field, "must not be in the sealed form (enc:v<n>:...)")
 		}
 		if string(secrets[name]) != `"`+SecretMask+`"` {
 			continue

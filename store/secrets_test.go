@@ -179,7 +179,7 @@ func TestMaskWithoutStoredSecretIsRefused(t *testing.T) {
 			"settings", map[string]any{"secrets": map[string]any{"K": SecretMask, "NEW": SecretMask}}), nil)
 		wantField(t, err, "settings.secrets.NEW")
 		_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t,
-			"settings", map[string]any{"secrets": map[string]any{"K": secretbox.Prefix + "AAAA"}}), nil)
+			"settings", map[string]any{"secrets": map[string]any{"K": "enc:v1:AAAA"}}), nil)
 		wantField(t, err, "settings.secrets.K")
 		got, err := s.GetAgent(ctx, acct.ID, a.ID)
 		mustOK(t, err)

@@ -2,6 +2,8 @@ package turn
 
 import (
 	"context"
+	"strings"
+	"unicode"
 
 	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/store"
@@ -37,10 +39,35 @@ func talkingWith(in Input) string {
 	switch {
 	case in.Conv.RoomID != "" || in.UserID == "":
 		return ""
-	case in.UserName != "":
-		return in.UserName + " (" + in.UserID + ")"
+	}
+	if name := displayName(in.UserName); name != "" {
+		return name + " (" + in.UserID + ")"
 	}
 	return in.UserID
+}
+
+// maxDisplayName bounds the display name the system prompt shows.
+const maxDisplayName = 64
+
+// displayName is a platform user's display name as the system prompt may
+// show it: the user chooses it, so it is kept to one line of printable
+// characters (no control or format characters, which could fake a new
+// instruction or reorder text), spaces collapsed, at most maxDisplayName.
+func displayName(name string) string {
+	clean := strings.Map(func(r rune) rune {
+		switch {
+		case unicode.IsSpace(r):
+			return ' '
+		case unicode.IsControl(r), unicode.Is(unicode.Cf, r):
+			return -1
+		}
+		return r
+	}, name)
+	clean = strings.Join(strings.Fields(clean), " ")
+	if r := []rune(clean); len(r) > maxDisplayName {
+		clean = strings.TrimSpace(string(r[:maxDisplayName]))
+	}
+	return clean
 }
 
 // speaker prefixes room messages with their author, so the model can tell

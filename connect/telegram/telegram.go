@@ -96,13 +96,18 @@ func (p *Platform) Run(ctx context.Context, c *connect.Conn) error {
 	if len(c.Settings) > 0 {
 		_ = json.Unmarshal(c.Settings, &s.settings) // validated on write; unknown shapes mean defaults
 	}
-	// The backlog is measured before the connection says it is connected:
-	// a message sent once it shows connected is never taken for backlog.
+	// The bot is claimed first (a bot in use elsewhere must not lose its
+	// updates to this connection), then the backlog measured before the
+	// connection says it is connected: a message sent once it shows
+	// connected is never taken for backlog.
+	if err := c.ClaimBot(ctx, strconv.FormatInt(me.ID, 10), me.Username); err != nil {
+		return err
+	}
 	next, err := s.firstOffset(ctx, token)
 	if err != nil {
 		return err
 	}
-	if err := c.Connected(ctx, strconv.FormatInt(me.ID, 10), me.Username); err != nil {
+	if err := c.MarkConnected(ctx); err != nil {
 		return err
 	}
 	return s.poll(ctx, token, next)
