@@ -430,14 +430,14 @@ func TestGuardRefusesLoopbackAtDialTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	named := "http://localhost:" + u.Port()
-	_, err = webhook.NewClient(2*time.Second, false).Post(named, "application/json", strings.NewReader("{}"))
+	_, err = netguard.NewClient(2*time.Second, false).Post(named, "application/json", strings.NewReader("{}"))
 	if !errors.Is(err, netguard.ErrBlocked) {
 		t.Fatalf("POST %s with the guard: %v, want netguard.ErrBlocked", named, err)
 	}
 	if len(rcv.requests()) != 0 {
 		t.Fatal("the receiver was reached")
 	}
-	res, err := webhook.NewClient(2*time.Second, true).Post(named, "application/json", strings.NewReader("{}"))
+	res, err := netguard.NewClient(2*time.Second, true).Post(named, "application/json", strings.NewReader("{}"))
 	if err != nil {
 		t.Fatalf("POST %s without the guard: %v", named, err)
 	}
@@ -449,7 +449,7 @@ func TestNoRedirectFollowed(t *testing.T) {
 	target := newReceiver(t)
 	redirect := httptest.NewServer(http.RedirectHandler(target.URL, http.StatusTemporaryRedirect))
 	t.Cleanup(redirect.Close)
-	res, err := webhook.NewClient(2*time.Second, true).Post(redirect.URL, "application/json", strings.NewReader("{}"))
+	res, err := netguard.NewClient(2*time.Second, true).Post(redirect.URL, "application/json", strings.NewReader("{}"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -95,29 +95,7 @@ type Dispatcher struct {
 // New returns a Dispatcher draining q.
 func New(q Queue, cfg Config) *Dispatcher {
 	cfg = cfg.withDefaults()
-	return &Dispatcher{q: q, cfg: cfg, client: NewClient(cfg.Timeout, cfg.AllowPrivate)}
-}
-
-// NewClient returns the HTTP client deliveries go through: no proxy (the
-// guard must see the receiver's address), no redirects followed, timeout
-// per attempt, and unless allowPrivate the dial-time address guard.
-func NewClient(timeout time.Duration, allowPrivate bool) *http.Client {
-	dialer := &net.Dialer{Timeout: timeout}
-	if !allowPrivate {
-		dialer.Control = netguard.Control
-	}
-	return &http.Client{
-		Timeout: timeout,
-		Transport: &http.Transport{
-			Proxy:               nil,
-			DialContext:         dialer.DialContext,
-			TLSHandshakeTimeout: timeout,
-			MaxIdleConnsPerHost: 4,
-			IdleConnTimeout:     90 * time.Second,
-			ForceAttemptHTTP2:   true,
-		},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
+	return &Dispatcher{q: q, cfg: cfg, client: netguard.NewClient(cfg.Timeout, cfg.AllowPrivate)}
 }
 
 // Run delivers until ctx is done, then waits for the attempts in flight to
