@@ -171,14 +171,14 @@ func (a *attempt) run(parent context.Context, base *http.Client) (Reply, error) 
 	if next == nil {
 		next = http.DefaultTransport
 	}
-	a.ex = &exchange{next: next, format: a.adapter.format, opts: a.req.Options}
+	a.ex = &exchange{next: next, format: a.adapter.format, req: &a.req}
 	hc := *base
 	hc.Transport = a.ex
 	model, err := a.adapter.newModel(a.conf, a.req.Model, &hc)
 	if err != nil {
 		return Reply{}, &Error{Kind: KindNotConfigured, Provider: a.provider, Reason: "the provider client could not be built", Err: err}
 	}
-	resp, err := model.GenerateContent(ctx, messages(a.req), a.callOptions()...)
+	resp, err := model.GenerateContent(ctx, a.messages(), a.callOptions()...)
 	a.timer.Stop() // a timeout firing from now on must not fail a finished call
 	return a.finish(parent, resp, err)
 }
@@ -213,6 +213,7 @@ func (a *attempt) timedOut() bool {
 func (a *attempt) callOptions() []llms.CallOption {
 	opts := []llms.CallOption{llms.WithModel(a.req.Model)}
 	opts = append(opts, a.adapter.callOptions(a.req.Options)...)
+	opts = append(opts, toolOptions(&a.req, a.adapter)...)
 	if a.sink.streaming() {
 		opts = append(opts, llms.WithStreamingFunc(a.sink.write))
 	}
@@ -253,7 +254,7 @@ func (a *attempt) failedSilently() bool {
 // the response's choices, cut to MaxReplyChars at a word boundary.
 func (a *attempt) reply(resp *llms.ContentResponse) Reply {
 	rec := a.ex.snapshot()
-	r := Reply{Model: rec.model, Usage: rec.usage}
+	r := Reply{Model: rec.model, Usage: rec.usage, ToolCalls: rec.toolCalls.result()}
 	if r.Model == "" {
 		r.Model = a.req.Model
 	}
@@ -321,6 +322,16 @@ func intValue(info map[string]any, keys ...string) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// messages builds the conversation: system prompt, history, new text and
+// the turn's tool steps (which ollama's wire format writes itself).
+func (a *attempt) messages() []llms.MessageContent {
+	msgs := messages(a.req)
+	if a.adapter.wireTools {
+		return msgs
+	}
+	return append(msgs, stepMessages(a.req.Steps)...)
 }
 
 // messages builds the conversation: system prompt, history, new text.

@@ -2,6 +2,7 @@ package llm_test
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -18,7 +19,7 @@ func TestGenerate(t *testing.T) {
 			t.Fatalf("Generate: %v", err)
 		}
 		want := llm.Reply{Text: "Certainly, sir.", Usage: llm.Usage{PromptTokens: 31, CompletionTokens: 4, TotalTokens: 35}, Model: pc.model + "-2024"}
-		if reply != want {
+		if !reflect.DeepEqual(reply, want) {
 			t.Errorf("reply = %+v, want %+v", reply, want)
 		}
 		checkReceived(t, pc, srv.Last(t), req)

@@ -44,4 +44,30 @@
 //     choices are joined, and the model is read from the reply on the wire.
 //   - openai and anthropic read OPENAI_* and ANTHROPIC_API_KEY from the
 //     environment as defaults; every such option is set explicitly.
+//
+// # Tools
+//
+// A [Request] offers Tools and carries the turn's Steps (each call with its
+// result); a [Reply] returns the ToolCalls the model asked for. Package
+// turn runs the loop; this package only speaks each wire format:
+//
+//   - The calls are read from the wire by the transport for every
+//     provider, not from langchaingo's result: the openai client hands
+//     each streamed tool-call delta to the streaming func as JSON text, as
+//     if the model had written it, and appends the arguments of parallel
+//     calls to the last call whatever their index. The transport takes
+//     tool_calls out of the stream deltas it passes on (the text stays)
+//     and gathers the calls by index itself.
+//   - The ollama client neither sends tools nor reads tool calls, and its
+//     messages carry text only: the ollama wire format writes `tools` and
+//     the steps' assistant and `tool` messages into the request body, and
+//     reads `message.tool_calls` (arguments as an object, no id) from the
+//     reply.
+//   - The anthropic client reads one part per AI or tool message, so each
+//     call is replayed as its own assistant message followed by its result;
+//     Anthropic refuses tool_use blocks in a request that defines no tools,
+//     so the last, tool-less call of a turn still defines them and sends
+//     tool_choice {"type": "none"}, which the client cannot set itself.
+//   - Steps must carry arguments that are a JSON object (turn replays
+//     others as {}): the anthropic client and ollama decode them into one.
 package llm

@@ -3,6 +3,7 @@ package llm
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 )
 
 // openaiFormat is the OpenAI chat-completions wire format (openai, groq and
@@ -11,7 +12,8 @@ type openaiFormat struct{}
 
 // patch replaces langchaingo's sampling fields: it always sends temperature
 // (0 when unset), never sends top_p, and omits zero penalties.
-func (openaiFormat) patch(body map[string]json.RawMessage, o Options) error {
+func (openaiFormat) patch(body map[string]json.RawMessage, req *Request) error {
+	o := req.Options
 	return setAll(body, map[string]*float64{
 		"temperature":       o.Temperature,
 		"top_p":             o.TopP,
@@ -29,7 +31,9 @@ func (openaiFormat) observe(doc []byte, rec *record) bool {
 	var v struct {
 		Model   string `json:"model"`
 		Choices []struct {
-			FinishReason *string `json:"finish_reason"`
+			FinishReason *string          `json:"finish_reason"`
+			Message      *openaiToolCalls `json:"message"`
+			Delta        *openaiToolCalls `json:"delta"`
 		} `json:"choices"`
 		Usage *struct {
 			PromptTokens     int `json:"prompt_tokens"`
@@ -64,8 +68,61 @@ func (openaiFormat) observe(doc []byte, rec *record) bool {
 		if c.FinishReason != nil && *c.FinishReason != "" {
 			rec.complete = true
 		}
+		c.Message.addTo(&rec.toolCalls)
+		c.Delta.addTo(&rec.toolCalls)
 	}
 	return false
+}
+
+// openaiToolCalls is the tool_calls member of a message or a stream delta.
+type openaiToolCalls struct {
+	ToolCalls []struct {
+		Index    *int   `json:"index"`
+		ID       string `json:"id"`
+		Function struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	} `json:"tool_calls"`
+}
+
+// addTo records the calls, whole or in pieces; nil adds nothing.
+func (m *openaiToolCalls) addTo(b *toolCallBuilder) {
+	if m == nil {
+		return
+	}
+	for _, c := range m.ToolCalls {
+		b.piece(c.Index, c.ID, c.Function.Name, c.Function.Arguments)
+	}
+}
+
+// rewrite takes tool_calls out of stream deltas: langchaingo v0.1.14 hands
+// them to the streaming func as JSON text, as if the model had written it,
+// and appends the arguments of parallel calls to the last call whatever
+// their index. The calls are read from the wire instead (observe).
+func (openaiFormat) rewrite(doc []byte) []byte {
+	if !bytes.Contains(doc, []byte(`"tool_calls"`)) {
+		return nil
+	}
+	var v map[string]json.RawMessage
+	var choices []map[string]json.RawMessage
+	if json.Unmarshal(doc, &v) != nil || json.Unmarshal(v["choices"], &choices) != nil {
+		return nil
+	}
+	for _, c := range choices {
+		var delta map[string]json.RawMessage
+		if json.Unmarshal(c["delta"], &delta) != nil || delta == nil {
+			continue
+		}
+		delete(delta, "tool_calls")
+		c["delta"], _ = json.Marshal(delta)
+	}
+	v["choices"], _ = json.Marshal(choices)
+	out, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	return out
 }
 
 // anthropicFormat is the Anthropic Messages wire format.
@@ -74,11 +131,17 @@ type anthropicFormat struct{}
 // patch replaces langchaingo's temperature (always sent, 0 when unset) and
 // top_p. Anthropic has no frequency or presence penalty, so those are not
 // sent; max_tokens is set by langchaingo (mandatory there, 2048 unless set).
-func (anthropicFormat) patch(body map[string]json.RawMessage, o Options) error {
-	return setAll(body, map[string]*float64{
-		"temperature": o.Temperature,
-		"top_p":       o.TopP,
+// A last call after tool steps still defines the tools (Anthropic refuses
+// tool_use blocks otherwise) and forbids their use.
+func (anthropicFormat) patch(body map[string]json.RawMessage, req *Request) error {
+	err := setAll(body, map[string]*float64{
+		"temperature": req.Options.Temperature,
+		"top_p":       req.Options.TopP,
 	})
+	if err == nil && req.ToolsDone && len(req.Steps) > 0 {
+		err = setJSON(body, "tool_choice", map[string]string{"type": "none"})
+	}
+	return err
 }
 
 // anthropicUsage is the usage member of Anthropic messages and events.
@@ -97,6 +160,13 @@ func (anthropicFormat) observe(doc []byte, rec *record) bool {
 			Model string          `json:"model"`
 			Usage *anthropicUsage `json:"usage"`
 		} `json:"message"`
+		Index        *int             `json:"index"`
+		Content      []anthropicBlock `json:"content"`
+		ContentBlock *anthropicBlock  `json:"content_block"`
+		Delta        *struct {
+			Type        string `json:"type"`
+			PartialJSON string `json:"partial_json"`
+		} `json:"delta"`
 		Error *struct {
 			Type    string `json:"type"`
 			Message string `json:"message"`
@@ -121,9 +191,32 @@ func (anthropicFormat) observe(doc []byte, rec *record) bool {
 		rec.complete = true
 	case "message":
 		rec.model = v.Model
+		for _, b := range v.Content {
+			if b.Type == "tool_use" {
+				rec.toolCalls.add(ToolCall{ID: b.ID, Name: b.Name, Arguments: string(b.Input)})
+			}
+		}
+	case "content_block_start":
+		if b := v.ContentBlock; b != nil && b.Type == "tool_use" {
+			rec.toolCalls.piece(v.Index, b.ID, b.Name, "")
+		}
+	case "content_block_delta":
+		if v.Delta != nil && v.Delta.Type == "input_json_delta" && v.Index != nil {
+			if _, ok := rec.toolCalls.pos[*v.Index]; ok {
+				rec.toolCalls.piece(v.Index, "", "", v.Delta.PartialJSON)
+			}
+		}
 	}
 	addAnthropicUsage(rec, v.Usage)
 	return false
+}
+
+// anthropicBlock is a content block of a message.
+type anthropicBlock struct {
+	Type  string          `json:"type"`
+	ID    string          `json:"id"`
+	Name  string          `json:"name"`
+	Input json.RawMessage `json:"input"`
 }
 
 // addAnthropicUsage records the counts present in u.
@@ -146,7 +239,20 @@ type ollamaFormat struct{}
 // patch replaces langchaingo's options object, which always carries
 // temperature (0 when unset, overriding the model's default) and cannot
 // carry a zero top_p or penalty, with exactly the options that were set.
-func (ollamaFormat) patch(body map[string]json.RawMessage, o Options) error {
+// langchaingo v0.1.14's ollama client knows no tools: they and the turn's
+// steps are written here.
+func (f ollamaFormat) patch(body map[string]json.RawMessage, req *Request) error {
+	if err := f.patchOptions(body, req.Options); err != nil {
+		return err
+	}
+	if err := ollamaTools(body, offered(req)); err != nil {
+		return err
+	}
+	return ollamaSteps(body, req.Steps)
+}
+
+// patchOptions writes the sampling options.
+func (ollamaFormat) patchOptions(body map[string]json.RawMessage, o Options) error {
 	opts := map[string]any{}
 	add := func(key string, v any, set bool) {
 		if set {
@@ -173,6 +279,9 @@ func (ollamaFormat) observe(doc []byte, rec *record) bool {
 		PromptEvalCount int    `json:"prompt_eval_count"`
 		EvalCount       int    `json:"eval_count"`
 		Error           string `json:"error"`
+		Message         *struct {
+			ToolCalls []ollamaToolCall `json:"tool_calls"`
+		} `json:"message"`
 	}
 	if json.Unmarshal(doc, &v) != nil {
 		return false
@@ -183,6 +292,11 @@ func (ollamaFormat) observe(doc []byte, rec *record) bool {
 	}
 	if v.Model != "" {
 		rec.model = v.Model
+	}
+	if v.Message != nil {
+		for _, c := range v.Message.ToolCalls {
+			rec.toolCalls.add(ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: string(c.Function.Arguments)})
+		}
 	}
 	if v.Done {
 		rec.complete = true
@@ -208,4 +322,56 @@ func deref[T any](p *T) T {
 		return zero
 	}
 	return *p
+}
+
+// ollamaToolCall is a tool call of an ollama message; arguments are an
+// object, not a string as in OpenAI's format.
+type ollamaToolCall struct {
+	ID       string `json:"id,omitempty"`
+	Function struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"function"`
+}
+
+// ollamaTools writes the tools offered, in OpenAI's function shape as
+// ollama takes them.
+func ollamaTools(body map[string]json.RawMessage, tools []Tool) error {
+	delete(body, "tools")
+	if len(tools) == 0 {
+		return nil
+	}
+	defs := make([]map[string]any, len(tools))
+	for i, t := range tools {
+		defs[i] = map[string]any{"type": "function", "function": map[string]any{
+			"name": t.Name, "description": t.Description, "parameters": schema(t.Parameters)}}
+	}
+	return setJSON(body, "tools", defs)
+}
+
+// ollamaSteps appends the turn's tool steps to the messages: each call as
+// an assistant message, then its result as a tool message naming the tool.
+func ollamaSteps(body map[string]json.RawMessage, steps []ToolStep) error {
+	if len(steps) == 0 {
+		return nil
+	}
+	var msgs []json.RawMessage
+	if err := json.Unmarshal(body["messages"], &msgs); err != nil {
+		return fmt.Errorf("decode messages: %w", err)
+	}
+	for _, s := range steps {
+		call := ollamaToolCall{}
+		call.Function.Name, call.Function.Arguments = s.Call.Name, json.RawMessage(s.Call.Arguments)
+		for _, m := range []any{
+			map[string]any{"role": "assistant", "content": "", "tool_calls": []ollamaToolCall{call}},
+			map[string]any{"role": "tool", "content": s.Result, "tool_name": s.Call.Name},
+		} {
+			raw, err := json.Marshal(m)
+			if err != nil {
+				return fmt.Errorf("encode tool step: %w", err)
+			}
+			msgs = append(msgs, raw)
+		}
+	}
+	return setJSON(body, "messages", msgs)
 }

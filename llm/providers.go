@@ -24,6 +24,12 @@ type adapter struct {
 	newModel func(pc resolved, model string, hc *http.Client) (llms.Model, error)
 	// callOptions are provider-specific call options.
 	callOptions func(o Options) []llms.CallOption
+	// wireTools: langchaingo cannot send tools or tool steps for this
+	// provider, so its wire format writes them (ollama).
+	wireTools bool
+	// toolsWhenDone: the last call of a turn with tool steps must still
+	// define the tools (Anthropic refuses tool_use blocks otherwise).
+	toolsWhenDone bool
 }
 
 // resolved is a provider configuration with its base URL filled in.
@@ -36,8 +42,8 @@ var adapters = map[string]adapter{
 	ProviderOpenAI:    openaiAdapter(false),
 	ProviderGroq:      openaiAdapter(true),
 	ProviderGoogle:    openaiAdapter(true),
-	ProviderAnthropic: {format: anthropicFormat{}, needsKey: true, newModel: newAnthropic, callOptions: anthropicOptions},
-	ProviderOllama:    {format: ollamaFormat{}, newModel: newOllama, callOptions: maxTokensOption},
+	ProviderAnthropic: {format: anthropicFormat{}, needsKey: true, newModel: newAnthropic, callOptions: anthropicOptions, toolsWhenDone: true},
+	ProviderOllama:    {format: ollamaFormat{}, newModel: newOllama, callOptions: maxTokensOption, wireTools: true},
 }
 
 // openaiAdapter speaks the OpenAI chat-completions format. OpenAI itself

@@ -1,5 +1,7 @@
 package llm
 
+import "encoding/json"
+
 // Role is the author of a message in a conversation.
 type Role string
 
@@ -44,6 +46,37 @@ type Request struct {
 	// MaxReplyChars caps the reply, and the stream, at this many characters
 	// (runes); 0 means no cap (see Character.MaxReplyChars).
 	MaxReplyChars int
+	// Tools are offered to the model in the provider's wire format, unless
+	// ToolsDone: then the model must answer in text.
+	Tools     []Tool
+	ToolsDone bool
+	// Steps are the tool calls of this turn so far with their results, in
+	// call order: they follow Text as the provider's tool messages.
+	Steps []ToolStep
+}
+
+// Tool is a tool offered to the model.
+type Tool struct {
+	Name, Description string
+	// Parameters is the JSON Schema (type object) of the arguments.
+	Parameters json.RawMessage
+}
+
+// ToolCall is a call the model asked for.
+type ToolCall struct {
+	// ID is the provider's id of the call (made up for ollama, which has
+	// none), given back with its result.
+	ID   string
+	Name string
+	// Arguments is the arguments as the model wrote them; normally a JSON
+	// object, but the model may write anything.
+	Arguments string
+}
+
+// ToolStep is a call of the turn with its result as the model sees it.
+type ToolStep struct {
+	Call   ToolCall
+	Result string
 }
 
 // Usage counts the tokens of one call as the provider reported them; all
@@ -62,4 +95,7 @@ type Reply struct {
 	// Model is the model that answered, from the provider's reply when it
 	// names one, else the requested model.
 	Model string
+	// ToolCalls are the calls the model asked for, in its order; none when
+	// it answered in text only.
+	ToolCalls []ToolCall
 }

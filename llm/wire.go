@@ -24,14 +24,21 @@ const maxDocument = 4 << 20
 
 // wireFormat is what exchange needs to know about one provider wire format.
 type wireFormat interface {
-	// patch sets the sampling options of the request body: exactly the
-	// options that were set, none that were not.
-	patch(body map[string]json.RawMessage, o Options) error
+	// patch rewrites the request body langchaingo made for req: exactly
+	// the sampling options that were set, none that were not, and the
+	// tool members langchaingo gets wrong or cannot send.
+	patch(body map[string]json.RawMessage, req *Request) error
 	// observe inspects one JSON document of a reply (a whole JSON body, an
 	// SSE data payload or an NDJSON line) and records what it learns. It
 	// returns stop when the document reports an error, so the stream is
 	// ended there instead of reaching langchaingo.
 	observe(doc []byte, rec *record) (stop bool)
+}
+
+// rewriter is a wire format that changes the stream documents langchaingo
+// reads: it returns the document to pass on, or nil to pass doc as it is.
+type rewriter interface {
+	rewrite(doc []byte) []byte
 }
 
 // providerError is an error reported by the provider in a body or stream.
@@ -67,6 +74,9 @@ type record struct {
 	usage        Usage
 	streaming    bool
 	complete     bool
+	// toolCalls are the calls the reply asked for, read from the wire
+	// (see toolCallBuilder).
+	toolCalls toolCallBuilder
 }
 
 // exchange is the http.RoundTripper of one attempt. It rewrites the request
@@ -77,7 +87,7 @@ type record struct {
 type exchange struct {
 	next   http.RoundTripper
 	format wireFormat
-	opts   Options
+	req    *Request
 
 	mu  sync.Mutex
 	rec record
@@ -138,7 +148,7 @@ func (x *exchange) patchRequest(req *http.Request) (*http.Request, error) {
 	if body == nil {
 		return nil, errNotObject
 	}
-	if err := x.format.patch(body, x.opts); err != nil {
+	if err := x.format.patch(body, x.req); err != nil {
 		return nil, err
 	}
 	patched, err := json.Marshal(body)
@@ -215,10 +225,7 @@ func (s *sniffer) fill() {
 	line, err := s.br.ReadBytes('\n')
 	stop := false
 	if len(line) > 0 {
-		stop = s.inspect(line)
-		if !stop {
-			s.pending = line
-		}
+		s.pending, stop = s.inspect(line)
 	}
 	switch {
 	case stop:
@@ -232,23 +239,45 @@ func (s *sniffer) fill() {
 	}
 }
 
-// inspect observes one line and reports whether the body must end here.
-func (s *sniffer) inspect(line []byte) (stop bool) {
+// inspect observes one line and returns what to pass on (nil when the
+// body must end here).
+func (s *sniffer) inspect(line []byte) (out []byte, stop bool) {
 	if !s.lines {
 		s.collect(line)
-		return false
+		return line, false
 	}
 	data := bytes.TrimSpace(line)
+	sse := false
 	if rest, ok := bytes.CutPrefix(data, []byte("data:")); ok {
-		data = bytes.TrimSpace(rest)
+		data, sse = bytes.TrimSpace(rest), true
 	} else if bytes.HasPrefix(data, []byte("event:")) || bytes.HasPrefix(data, []byte(":")) {
-		return false
+		return line, false
 	}
 	if len(data) == 0 {
-		return false
+		return line, false
 	}
 	s.x.update(func(r *record) { stop = s.x.format.observe(data, r) })
-	return stop
+	if stop {
+		return nil, true
+	}
+	return s.rewrite(line, data, sse), false
+}
+
+// rewrite passes the line on, changed when the wire format rewrites its
+// document.
+func (s *sniffer) rewrite(line, data []byte, sse bool) []byte {
+	rw, ok := s.x.format.(rewriter)
+	if !ok {
+		return line
+	}
+	doc := rw.rewrite(data)
+	if doc == nil {
+		return line
+	}
+	if sse {
+		return append(append([]byte("data: "), doc...), '\n')
+	}
+	return append(doc, '\n')
 }
 
 // collect gathers a non-stream body and observes it as soon as it is a

@@ -25,17 +25,32 @@ func (anthropicFormat) streaming(body map[string]any) bool {
 }
 
 // writeJSON implements format.
-func (anthropicFormat) writeJSON(w http.ResponseWriter, r Reply, model string) {
+func (f anthropicFormat) writeJSON(w http.ResponseWriter, r Reply, model string) {
 	var content []any
 	if r.Thinking != "" {
 		content = append(content, map[string]any{"type": "thinking", "thinking": r.Thinking, "signature": "sig"})
 	}
-	content = append(content, map[string]any{"type": "text", "text": r.text()})
+	if r.hasText() {
+		content = append(content, map[string]any{"type": "text", "text": r.text()})
+	}
+	for _, c := range r.ToolCalls {
+		// A whole reply carries the input as an object, so arguments that
+		// are not a JSON object cannot be sent as written: input() makes {}.
+		content = append(content, map[string]any{"type": "tool_use", "id": c.ID, "name": c.Name, "input": c.input()})
+	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"id": "msg_test", "type": "message", "role": "assistant", "model": model,
-		"content": content, "stop_reason": "end_turn", "stop_sequence": nil,
+		"content": content, "stop_reason": f.stopReason(r), "stop_sequence": nil,
 		"usage": map[string]any{"input_tokens": r.PromptTokens, "output_tokens": r.CompletionTokens},
 	})
+}
+
+// stopReason is "tool_use" for a tool-use turn, else "end_turn".
+func (anthropicFormat) stopReason(r Reply) string {
+	if len(r.ToolCalls) > 0 {
+		return "tool_use"
+	}
+	return "end_turn"
 }
 
 // event is one server-sent event.
@@ -45,7 +60,8 @@ func (anthropicFormat) event(name string, data map[string]any) string {
 }
 
 // stream implements format: message_start, ping, an optional thinking
-// block, the text block, message_delta with the output usage, message_stop.
+// block, the text block, one tool_use block per tool call, message_delta
+// with the output usage, message_stop.
 func (f anthropicFormat) stream(w http.ResponseWriter, r Reply, model string, out *output) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
@@ -64,32 +80,58 @@ func (f anthropicFormat) stream(w http.ResponseWriter, r Reply, model string, ou
 		}
 		index++
 	}
-	if !f.textBlock(r, index, model, out) {
+	index, ok := f.textBlock(r, index, model, out)
+	for i := 0; ok && i < len(r.ToolCalls); i++ {
+		ok = f.toolBlock(r.ToolCalls[i], index+i, out)
+	}
+	if !ok {
 		return
 	}
 	_ = out.send(f.event("message_delta", map[string]any{
-		"delta": map[string]any{"stop_reason": "end_turn", "stop_sequence": nil},
+		"delta": map[string]any{"stop_reason": f.stopReason(r), "stop_sequence": nil},
 		"usage": map[string]any{"output_tokens": r.CompletionTokens},
 	})) && out.send(f.event("message_stop", map[string]any{}))
 }
 
-// textBlock streams the text block, or fails mid-stream with the error
-// event (overloaded_error, the commonest in practice).
-func (f anthropicFormat) textBlock(r Reply, index int, model string, out *output) bool {
+// textBlock streams the text block at index, if the reply has one, or
+// fails mid-stream with the error event (overloaded_error, the commonest in
+// practice). It returns the index of the next block and whether the stream
+// goes on.
+func (f anthropicFormat) textBlock(r Reply, index int, model string, out *output) (int, bool) {
+	failure := f.event("error", f.errorBody(r, 529, model))
+	if !r.hasText() {
+		// No text block, but a mid-stream failure still comes at its point.
+		return index, out.text(nil, nil, failure)
+	}
 	if !out.send(f.event("content_block_start", map[string]any{
 		"index": index, "content_block": map[string]any{"type": "text", "text": ""},
 	})) {
+		return index, false
+	}
+	delta := func(frag string) string {
+		return f.event("content_block_delta", map[string]any{
+			"index": index, "delta": map[string]any{"type": "text_delta", "text": frag},
+		})
+	}
+	if !out.text(r.fragments(), delta, failure) {
+		return index, false
+	}
+	return index + 1, out.send(f.event("content_block_stop", map[string]any{"index": index}))
+}
+
+// toolBlock streams a tool_use block: its start with an empty input, the
+// arguments in input_json_delta pieces, as written even when they are not
+// a JSON object (what a client does with those is what tests want to see),
+// and its stop.
+func (f anthropicFormat) toolBlock(c ToolCall, index int, out *output) bool {
+	if !out.send(f.event("content_block_start", map[string]any{
+		"index": index, "content_block": map[string]any{"type": "tool_use", "id": c.ID, "name": c.Name, "input": map[string]any{}},
+	})) {
 		return false
 	}
-	frags := r.fragments()
-	failAt := r.failAfter(len(frags))
-	for i := 0; i <= len(frags); i++ {
-		if i == failAt {
-			out.fail(f.event("error", f.errorBody(r, 529, model)))
-			return false
-		}
-		if i < len(frags) && !out.fragment(f.event("content_block_delta", map[string]any{
-			"index": index, "delta": map[string]any{"type": "text_delta", "text": frags[i]},
+	for _, part := range halves(c.Arguments) {
+		if !out.send(f.event("content_block_delta", map[string]any{
+			"index": index, "delta": map[string]any{"type": "input_json_delta", "partial_json": part},
 		})) {
 			return false
 		}
@@ -110,6 +152,9 @@ func (f anthropicFormat) thinkingBlock(text string, index int, out *output) bool
 func (f anthropicFormat) writeError(w http.ResponseWriter, r Reply, model string) {
 	writeJSON(w, r.Status, f.errorBody(r, r.Status, model))
 }
+
+// callIDPrefix implements format.
+func (anthropicFormat) callIDPrefix() string { return "toolu_" }
 
 // errorBody is Anthropic's error object for a status.
 func (anthropicFormat) errorBody(r Reply, status int, model string) map[string]any {

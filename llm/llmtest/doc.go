@@ -4,7 +4,20 @@
 // so the llm adapters and the server's end-to-end tests run against the
 // real langchaingo clients without touching the internet.
 //
-// A Server answers with a configurable Reply (text, usage, model, HTTP error
-// with the provider's error body, Retry-After, slow or broken streams, a
-// hang) and records every request it received.
+// A Server answers with a configurable Reply (text, tool calls, usage,
+// model, HTTP error with the provider's error body, Retry-After, slow or
+// broken streams, a hang) and records every request it received.
+//
+// A Reply with ToolCalls ends as a tool-use turn in each format, streamed
+// or not, as the provider sends it: OpenAI's tool_calls with the arguments
+// as text, streamed in index-tagged deltas, and finish_reason "tool_calls";
+// Anthropic's tool_use blocks, streamed as input_json_delta pieces, and
+// stop_reason "tool_use"; ollama's tool_calls with the arguments as an
+// object, streamed whole in one line. Calls given without an id get one
+// unique within the server ("call_<n>", "toolu_<n>"; ollama sends none).
+//
+// A Recorded request reads back the same across the three formats: its
+// Conversation, and the tools it offered (ToolNames, ToolSchema,
+// ToolChoice), the tool calls it replays (ToolCallsSent) and the tool
+// results it carries (ToolResults).
 package llmtest

@@ -25,12 +25,13 @@ func (ollamaFormat) streaming(body map[string]any) bool {
 	return !ok || stream
 }
 
-// line is one response object, a stream line or the whole reply.
-func (ollamaFormat) line(model, content string, done bool, r Reply) map[string]any {
+// line is one response object, a stream line or the whole reply, whose
+// message has content and calls.
+func (f ollamaFormat) line(model, content string, calls []ToolCall, done bool, r Reply) map[string]any {
 	v := map[string]any{
 		"model":      model,
 		"created_at": time.Now().UTC().Format(time.RFC3339Nano),
-		"message":    map[string]any{"role": "assistant", "content": content},
+		"message":    f.message(content, calls),
 		"done":       done,
 	}
 	if done {
@@ -42,29 +43,53 @@ func (ollamaFormat) line(model, content string, done bool, r Reply) map[string]a
 	return v
 }
 
-// writeJSON implements format.
-func (f ollamaFormat) writeJSON(w http.ResponseWriter, r Reply, model string) {
-	writeJSON(w, http.StatusOK, f.line(model, r.text(), true, r))
+// message is the assistant message of a line. Ollama sends a call's
+// arguments as an object, so arguments that are not a JSON object become {}
+// (see input), and a call's id only when the test gave one, as ollama
+// versions before ids did.
+func (ollamaFormat) message(content string, calls []ToolCall) map[string]any {
+	msg := map[string]any{"role": "assistant", "content": content}
+	if len(calls) == 0 {
+		return msg
+	}
+	list := make([]any, len(calls))
+	for i, c := range calls {
+		call := map[string]any{"function": map[string]any{"index": i, "name": c.Name, "arguments": c.input()}}
+		if c.ID != "" {
+			call["id"] = c.ID
+		}
+		list[i] = call
+	}
+	msg["tool_calls"] = list
+	return msg
 }
 
-// stream implements format: one line per fragment, then the done line
-// with the usage counts; a failure is an {"error": ...} line.
+// writeJSON implements format.
+func (f ollamaFormat) writeJSON(w http.ResponseWriter, r Reply, model string) {
+	writeJSON(w, http.StatusOK, f.line(model, r.text(), r.ToolCalls, true, r))
+}
+
+// stream implements format: one line per fragment, one line with all the
+// tool calls and no content (ollama parses whole calls before sending
+// them), then the done line with the usage counts; a failure is an
+// {"error": ...} line.
 func (f ollamaFormat) stream(w http.ResponseWriter, r Reply, model string, out *output) {
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.WriteHeader(http.StatusOK)
-	frags := r.fragments()
-	failAt := r.failAfter(len(frags))
-	for i := 0; i <= len(frags); i++ {
-		if i == failAt {
-			out.fail(mustJSON(map[string]any{"error": r.errorText("an error was encountered while running the model: unexpected EOF")}) + "\n")
-			return
-		}
-		if i < len(frags) && !out.fragment(mustJSON(f.line(model, frags[i], false, r))+"\n") {
-			return
-		}
+	content := func(frag string) string { return mustJSON(f.line(model, frag, nil, false, r)) + "\n" }
+	failure := mustJSON(map[string]any{"error": r.errorText("an error was encountered while running the model: unexpected EOF")}) + "\n"
+	if !out.text(r.fragments(), content, failure) {
+		return
 	}
-	out.send(mustJSON(f.line(model, "", true, r)) + "\n")
+	if len(r.ToolCalls) > 0 && !out.send(mustJSON(f.line(model, "", r.ToolCalls, false, r))+"\n") {
+		return
+	}
+	out.send(mustJSON(f.line(model, "", nil, true, r)) + "\n")
 }
+
+// callIDPrefix implements format: ollama makes no ids (recent versions do,
+// which tests can mimic by giving ids).
+func (ollamaFormat) callIDPrefix() string { return "" }
 
 // writeError implements format.
 func (ollamaFormat) writeError(w http.ResponseWriter, r Reply, model string) {

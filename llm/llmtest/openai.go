@@ -44,12 +44,41 @@ func (f openaiFormat) writeJSON(w http.ResponseWriter, r Reply, model string) {
 		"model":   model,
 		"choices": []any{map[string]any{
 			"index":         0,
-			"message":       map[string]any{"role": "assistant", "content": r.text()},
-			"finish_reason": "stop",
+			"message":       f.message(r),
+			"finish_reason": f.finishReason(r),
 		}},
 		"usage":              f.usage(r),
 		"system_fingerprint": "fp_test",
 	})
+}
+
+// message is the assistant message of a complete reply: a tool-use turn
+// without text has content null, and its calls carry the arguments as text.
+func (openaiFormat) message(r Reply) map[string]any {
+	msg := map[string]any{"role": "assistant", "content": nil}
+	if r.hasText() {
+		msg["content"] = r.text()
+	}
+	if len(r.ToolCalls) == 0 {
+		return msg
+	}
+	calls := make([]any, len(r.ToolCalls))
+	for i, c := range r.ToolCalls {
+		calls[i] = map[string]any{
+			"id": c.ID, "type": "function",
+			"function": map[string]any{"name": c.Name, "arguments": c.Arguments},
+		}
+	}
+	msg["tool_calls"] = calls
+	return msg
+}
+
+// finishReason is "tool_calls" for a tool-use turn, else "stop".
+func (openaiFormat) finishReason(r Reply) string {
+	if len(r.ToolCalls) > 0 {
+		return "tool_calls"
+	}
+	return "stop"
 }
 
 // chunk is one streamed chat.completion.chunk.
@@ -63,8 +92,8 @@ func (openaiFormat) chunk(model string, delta map[string]any, finish any) string
 	}) + "\n\n"
 }
 
-// stream implements format: a role chunk, one chunk per fragment, a
-// finish chunk, the usage chunk (langchaingo always asks for
+// stream implements format: a role chunk, one chunk per fragment, the
+// tool calls, a finish chunk, the usage chunk (langchaingo always asks for
 // stream_options.include_usage) and [DONE].
 func (f openaiFormat) stream(w http.ResponseWriter, r Reply, model string, out *output) {
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -72,28 +101,49 @@ func (f openaiFormat) stream(w http.ResponseWriter, r Reply, model string, out *
 	if !out.send(f.chunk(model, map[string]any{"role": "assistant", "content": ""}, nil)) {
 		return
 	}
-	frags := r.fragments()
-	failAt := r.failAfter(len(frags))
-	for i := 0; i <= len(frags); i++ {
-		if i == failAt {
-			out.fail("data: " + mustJSON(f.errorBody(r, http.StatusInternalServerError, model)) + "\n\n")
-			return
-		}
-		if i < len(frags) && !out.fragment(f.chunk(model, map[string]any{"content": frags[i]}, nil)) {
-			return
-		}
+	content := func(frag string) string { return f.chunk(model, map[string]any{"content": frag}, nil) }
+	failure := "data: " + mustJSON(f.errorBody(r, http.StatusInternalServerError, model)) + "\n\n"
+	if !out.text(r.fragments(), content, failure) || !f.streamCalls(r.ToolCalls, model, out) {
+		return
 	}
 	usage := "data: " + mustJSON(map[string]any{
 		"id": "chatcmpl-test", "object": "chat.completion.chunk", "model": model,
 		"choices": []any{}, "usage": f.usage(r),
 	}) + "\n\n"
-	_ = out.send(f.chunk(model, map[string]any{}, "stop")) && out.send(usage) && out.send("data: [DONE]\n\n")
+	_ = out.send(f.chunk(model, map[string]any{}, f.finishReason(r))) && out.send(usage) && out.send("data: [DONE]\n\n")
+}
+
+// streamCalls streams tool calls as OpenAI does: for each, a chunk opening
+// it with its id, type, name and empty arguments, then chunks carrying only
+// the call's index and a piece of the arguments.
+func (f openaiFormat) streamCalls(calls []ToolCall, model string, out *output) bool {
+	for i, c := range calls {
+		open := map[string]any{"id": c.ID, "type": "function", "function": map[string]any{"name": c.Name, "arguments": ""}}
+		if !out.send(f.chunk(model, f.callDelta(i, open), nil)) {
+			return false
+		}
+		for _, part := range halves(c.Arguments) {
+			if !out.send(f.chunk(model, f.callDelta(i, map[string]any{"function": map[string]any{"arguments": part}}), nil)) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// callDelta is the delta of a chunk carrying part of the index-th tool call.
+func (openaiFormat) callDelta(index int, call map[string]any) map[string]any {
+	call["index"] = index
+	return map[string]any{"tool_calls": []any{call}}
 }
 
 // writeError implements format.
 func (f openaiFormat) writeError(w http.ResponseWriter, r Reply, model string) {
 	writeJSON(w, r.Status, f.errorBody(r, r.Status, model))
 }
+
+// callIDPrefix implements format.
+func (openaiFormat) callIDPrefix() string { return "call_" }
 
 // errorBody is OpenAI's error object for a status, as the real API sends it:
 // the 401 shows the ends of the key, the 429 the organization id.

@@ -2,6 +2,7 @@ package llmtest
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -21,6 +22,10 @@ type Reply struct {
 	// Thinking, for the Anthropic format only, adds a thinking content
 	// block before the text block.
 	Thinking string
+	// ToolCalls are the tool calls the reply asks for, sent after the text
+	// (a reply with calls and no text has no text part at all) in the
+	// format's own shape; the reply then ends as a tool-use turn does.
+	ToolCalls []ToolCall
 	// PromptTokens and CompletionTokens are the usage reported.
 	PromptTokens, CompletionTokens int
 	// Model is the model named in the reply; empty echoes the request's.
@@ -44,6 +49,8 @@ type Reply struct {
 	// FailAfter fragments, then holds the connection open until the client
 	// closes it (at most 5s). FailAfter defaults to half
 	// of the fragments; set FailAfter -1 to fail before the first one.
+	// Only text fragments count, so a stream always fails before its tool
+	// calls.
 	FailMidStream bool
 	FailAfter     int
 	// DropMidStream breaks the connection after FailAfter fragments,
@@ -87,6 +94,7 @@ type Server struct {
 	queue    []Reply
 	requests []Recorded
 	conns    int
+	calls    int // tool call ids made so far
 	once     sync.Once
 }
 
@@ -102,6 +110,9 @@ type format interface {
 	stream(w http.ResponseWriter, r Reply, model string, out *output)
 	// writeError writes the provider's error body for r.Status.
 	writeError(w http.ResponseWriter, r Reply, model string)
+	// callIDPrefix starts the ids made for tool calls given without one;
+	// "" leaves them without, as older ollama versions send them.
+	callIDPrefix() string
 }
 
 // defaultReply is used until Respond is called.
@@ -227,12 +238,31 @@ func (s *Server) record(rec Recorded) Reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.requests = append(s.requests, rec)
+	r := s.def
 	if len(s.queue) > 0 {
-		r := s.queue[0]
+		r = s.queue[0]
 		s.queue = s.queue[1:]
-		return r
 	}
-	return s.def
+	r.ToolCalls = s.callIDs(r.ToolCalls)
+	return r
+}
+
+// callIDs returns a copy of calls with ids given to those without one,
+// numbered across the server's replies so that the ids of a conversation
+// never repeat, as a client matching results to calls needs. s.mu is held.
+func (s *Server) callIDs(calls []ToolCall) []ToolCall {
+	prefix := s.format.callIDPrefix()
+	if len(calls) == 0 || prefix == "" {
+		return calls
+	}
+	out := append([]ToolCall(nil), calls...)
+	for i := range out {
+		if out[i].ID == "" {
+			s.calls++
+			out[i].ID = fmt.Sprintf("%s%d", prefix, s.calls)
+		}
+	}
+	return out
 }
 
 // output writes the chunks of a stream, each flushed at once.
@@ -241,19 +271,23 @@ type output struct {
 	rc      *http.ResponseController
 	done    <-chan struct{}
 	delay   time.Duration
+	failAt  int // fragment index at which to send the error, -1 never
 	dropAt  int // fragment index at which to break the connection, -1 never
 	stallAt int // fragment index at which to stall, -1 never
-	frags   int
 }
 
 // newOutput returns the output of a streamed reply r.
 func newOutput(w http.ResponseWriter, req *http.Request, r Reply) *output {
-	o := &output{w: w, rc: http.NewResponseController(w), done: req.Context().Done(), delay: r.FragmentDelay, dropAt: -1, stallAt: -1}
+	o := &output{w: w, rc: http.NewResponseController(w), done: req.Context().Done(), delay: r.FragmentDelay, failAt: -1, dropAt: -1, stallAt: -1}
+	at := r.failAt(len(r.fragments()))
+	if r.FailMidStream {
+		o.failAt = at
+	}
 	if r.DropMidStream {
-		o.dropAt = r.failAt(len(r.fragments()))
+		o.dropAt = at
 	}
 	if r.StallMidStream {
-		o.stallAt = r.failAt(len(r.fragments()))
+		o.stallAt = at
 	}
 	return o
 }
@@ -287,19 +321,35 @@ func (o *output) fail(chunk string) {
 	}
 }
 
-// fragment waits FragmentDelay and sends a chunk carrying reply text. At
-// the DropMidStream point the handler aborts instead, which closes the
-// connection without ending the chunked body; at the StallMidStream point
-// it waits for the client to go.
-func (o *output) fragment(chunk string) bool {
-	switch o.frags {
-	case o.dropAt:
-		panic(http.ErrAbortHandler)
-	case o.stallAt:
-		<-o.done
-		return false
+// text streams the text fragments, each made into the format's chunk by
+// chunk, and reports whether the stream goes on. At the FailMidStream point
+// it sends errChunk instead; at the DropMidStream point the handler aborts,
+// which closes the connection without ending the chunked body; at the
+// StallMidStream point it waits for the client to go. A point may be after
+// the last fragment, and with no text it is before anything else.
+func (o *output) text(frags []string, chunk func(string) string, errChunk string) bool {
+	for i := 0; ; i++ {
+		switch i {
+		case o.failAt:
+			o.fail(errChunk)
+			return false
+		case o.dropAt:
+			panic(http.ErrAbortHandler)
+		case o.stallAt:
+			<-o.done
+			return false
+		}
+		if i == len(frags) {
+			return true
+		}
+		if !o.fragment(chunk(frags[i])) {
+			return false
+		}
 	}
-	o.frags++
+}
+
+// fragment waits FragmentDelay and sends a chunk carrying reply text.
+func (o *output) fragment(chunk string) bool {
 	if o.delay > 0 {
 		t := time.NewTimer(o.delay)
 		defer t.Stop()
@@ -331,15 +381,6 @@ func (r Reply) fragments() []string {
 	return out
 }
 
-// failAfter returns after how many fragments a mid-stream error is sent,
-// or -1 for none.
-func (r Reply) failAfter(n int) int {
-	if !r.FailMidStream {
-		return -1
-	}
-	return r.failAt(n)
-}
-
 // failAt returns after how many of n fragments a stream fails.
 func (r Reply) failAt(n int) int {
 	switch {
@@ -349,6 +390,12 @@ func (r Reply) failAt(n int) int {
 		return min(r.FailAfter, n)
 	}
 	return n / 2
+}
+
+// hasText reports whether the reply has a text part: every reply has one,
+// even empty, except a tool-use turn without text.
+func (r Reply) hasText() bool {
+	return r.text() != "" || len(r.ToolCalls) == 0
 }
 
 // text returns the reply text, the joined fragments when only those are set.
