@@ -13,12 +13,13 @@ import (
 // timestamp renders t as the contract's RFC 3339 UTC with milliseconds.
 func timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
 
-// secretMask replaces every value under settings.secrets.
+// secretMask replaces the value of every secret (see store.SecretMask).
 const secretMask = store.SecretMask
 
 // agentDocument renders the whole agent of Get Agent: the stored members,
 // the defaults of the members never set, the service's own members, and
-// settings.secrets masked.
+// every secret of settings masked: the values of settings.secrets and the
+// header values of each MCP server.
 func (s *Server) agentDocument(a store.Agent) (json.RawMessage, error) {
 	// Written member by member: the stored members are canonical JSON
 	// already, so building a map and marshalling it would only decode,
@@ -35,10 +36,10 @@ func (s *Server) agentDocument(a store.Agent) (json.RawMessage, error) {
 		b.Write(value)
 	}
 	for name, value := range a.Fields {
-		if name == "settings" && bytes.Contains(value, []byte(`"secrets"`)) {
-			masked, err := maskSecrets(value)
+		if name == "settings" {
+			masked, err := store.MaskSecrets(value)
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("server: mask stored settings: %w", err)
 			}
 			value = masked
 		}
@@ -63,28 +64,6 @@ func (s *Server) agentDocument(a store.Agent) (json.RawMessage, error) {
 	}))
 	b.WriteByte('}')
 	return b.Bytes(), nil
-}
-
-// maskSecrets keeps the key names of settings.secrets and hides the values.
-func maskSecrets(settings json.RawMessage) (json.RawMessage, error) {
-	var s map[string]json.RawMessage
-	if err := json.Unmarshal(settings, &s); err != nil {
-		return nil, fmt.Errorf("server: decode stored settings: %w", err)
-	}
-	raw, ok := s["secrets"]
-	if !ok {
-		return settings, nil
-	}
-	var secrets map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &secrets); err != nil {
-		return nil, fmt.Errorf("server: decode stored secrets: %w", err)
-	}
-	masked := make(map[string]string, len(secrets))
-	for k := range secrets {
-		masked[k] = secretMask
-	}
-	s["secrets"] = mustJSON(masked)
-	return json.Marshal(s)
 }
 
 // agentSummary is one entry of List Agents.

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/llm/llmtest"
 	"github.com/agentd/agentd/secretbox"
@@ -152,5 +153,61 @@ func TestConcurrentPatchKeepsMaskedSecret(t *testing.T) {
 		if got := secrets.String("TOKEN"); got != value {
 			t.Fatalf("round %d: TOKEN = %q, want %q: a masked PATCH restored an older value", i, got, value)
 		}
+	}
+}
+
+// withMCPHeaders is an agent body whose settings hold the MCP server docs
+// sending headers.
+func withMCPHeaders(name string, headers map[string]any) map[string]any {
+	return map[string]any{"name": name, "settings": map[string]any{"mcp": map[string]any{"servers": map[string]any{
+		"docs": map[string]any{"type": "streamable-http", "url": "https://docs.example/mcp", "headers": headers}}}}}
+}
+
+// TestAgentDocumentMasksSecrets: Get Agent shows every secret, MCP header
+// values included, as the mask, keeping the names and the other members.
+func TestAgentDocumentMasksSecrets(t *testing.T) {
+	settings := `{"mcp":{"servers":{"docs":{"headers":{"Authorization":"enc:v1:AAAA","X-Team":"t"},"type":"http","url":"https://docs.example/mcp"}}},"secrets":{"K":"enc:v1:BBBB"}}`
+	doc, err := (&Server{}).agentDocument(store.Agent{ID: "agent_1", Status: store.StatusActive,
+		Fields: agent.Document{"name": json.RawMessage(`"a"`), "settings": json.RawMessage(settings)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct{ Settings json.RawMessage }
+	if err := json.Unmarshal(doc, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"mcp":{"servers":{"docs":{"headers":{"Authorization":"********","X-Team":"********"},"type":"http","url":"https://docs.example/mcp"}}},"secrets":{"K":"********"}}`
+	if string(got.Settings) != want {
+		t.Errorf("settings %s\nwant     %s", got.Settings, want)
+	}
+}
+
+func TestMCPHeadersAreSecrets(t *testing.T) {
+	h := newHarnessAt(t, filepath.Join(t.TempDir(), "agentd.db"), []store.Option{store.WithSecretBox(storetest.Box(t))}, nil)
+	id := h.createAgent(withMCPHeaders("m", map[string]any{"Authorization": "Bearer hdr-1"}))
+	patch := func(headers map[string]any) response {
+		return h.do(request{method: "PATCH", path: "/v1/agents/" + id, key: h.writeKey, body: withMCPHeaders("m", headers)})
+	}
+	if res := patch(map[string]any{"Authorization": secretMask}); res.Code != http.StatusOK {
+		t.Errorf("masked patch: %d %s", res.Code, res.Body)
+	}
+	res := patch(map[string]any{"Authorization": secretMask, "X-New": secretMask})
+	if res.Code != http.StatusBadRequest || res.Details(t)["field"] != "settings.mcp.servers.docs.headers.X-New" {
+		t.Errorf("mask of a missing header: %d %s", res.Code, res.Body)
+	}
+	g := h.do(request{method: "GET", path: "/v1/agents/" + id, key: h.readKey})
+	if g.Code != http.StatusOK || strings.Contains(string(g.Body), "hdr-1") || !strings.Contains(string(g.Body), `"Authorization":"`+secretMask+`"`) {
+		t.Errorf("Get Agent: %d %s", g.Code, g.Body)
+	}
+	agent, err := h.store.GetAgent(context.Background(), h.account.ID, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets, err := h.store.Secrets(agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := secrets.String(store.HeaderSecretName("docs", "Authorization")); got != "Bearer hdr-1" {
+		t.Errorf("header = %q, want the value created", got)
 	}
 }

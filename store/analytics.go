@@ -24,6 +24,8 @@ type hourStatsRow struct {
 	Replies        int64     `gorm:"not null"`
 	ResponseMillis float64   `gorm:"not null"`
 	Errors         int64     `gorm:"not null"`
+	ToolCalls      int64     `gorm:"not null;default:0"`
+	ToolErrors     int64     `gorm:"not null;default:0"`
 }
 
 // TableName names the table.
@@ -101,7 +103,8 @@ func recordExchange(tx *gorm.DB, agentID string, convID ctext, user, reply Messa
 	id := ctext(agentID)
 	uh, rh := hourOf(user.CreatedAt), hourOf(reply.CreatedAt)
 	rows := []hourStatsRow{{AgentID: id, Hour: rh, Messages: 1, TokensUsed: int64(reply.TokensUsed),
-		Replies: 1, ResponseMillis: reply.ResponseMillis}}
+		Replies: 1, ResponseMillis: reply.ResponseMillis,
+		ToolCalls: int64(len(reply.ToolCalls)), ToolErrors: int64(toolErrors(reply.ToolCalls))}}
 	if uh.Equal(rh) {
 		rows[0].Messages++
 	} else {
@@ -154,7 +157,7 @@ func addToSketches(tx *gorm.DB, agentID ctext, hour time.Time, user, conv string
 // addHourStats adds r's figures to its hour's row.
 func addHourStats(tx *gorm.DB, r hourStatsRow) error {
 	return tx.Clauses(addOnConflict([]string{"agent_id", "hour"}, "agent_hour_stats",
-		"messages", "tokens_used", "replies", "response_millis", "errors")).Create(&r).Error
+		"messages", "tokens_used", "replies", "response_millis", "errors", "tool_calls", "tool_errors")).Create(&r).Error
 }
 
 // addOnConflict is an upsert that adds the inserted values of columns to
@@ -217,14 +220,15 @@ type ResponseTimes struct {
 // AnalyticsTotals are a report's figures over its whole range.
 type AnalyticsTotals struct {
 	Messages, Conversations, Users, TokensUsed, Errors int64
+	ToolCalls, ToolErrors                              int64
 	ResponseTime                                       ResponseTimes
 }
 
 // AnalyticsBucket is one bucket of a report's series.
 type AnalyticsBucket struct {
-	Start                        time.Time
-	Messages, TokensUsed, Errors int64
-	P50ResponseTime              float64
+	Start                                   time.Time
+	Messages, TokensUsed, Errors, ToolCalls int64
+	P50ResponseTime                         float64
 }
 
 // Analytics is a report over the buckets of a range.
@@ -310,6 +314,9 @@ func sumStats(db *gorm.DB, agentID string, start, end time.Time, interval Interv
 		b.Messages += r.Messages
 		b.TokensUsed += r.TokensUsed
 		b.Errors += r.Errors
+		b.ToolCalls += r.ToolCalls
+		totals.ToolCalls += r.ToolCalls
+		totals.ToolErrors += r.ToolErrors
 		totals.Messages += r.Messages
 		totals.TokensUsed += r.TokensUsed
 		totals.Errors += r.Errors

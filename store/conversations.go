@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"gorm.io/gorm"
@@ -74,10 +75,48 @@ type Message struct {
 	Model            string // the model that wrote a reply
 	PromptTokens     int
 	CompletionTokens int
-	TokensUsed       int       // a reply's tokens, prompt and completion
-	ResponseMillis   float64   // a reply's time from request to completion
-	Partial          bool      // a reply cut short when its client went away
-	CreatedAt        time.Time // UTC, millisecond precision
+	TokensUsed       int        // a reply's tokens, prompt and completion
+	ResponseMillis   float64    // a reply's time from request to completion
+	Partial          bool       // a reply cut short when its client went away
+	CreatedAt        time.Time  // UTC, millisecond precision
+	ToolCalls        []ToolCall // a reply's tool calls, in call order
+}
+
+// ToolCall is one tool call of a turn as the API shows it.
+type ToolCall struct {
+	ID         string          `json:"id"`
+	Name       string          `json:"name"`
+	Arguments  json.RawMessage `json:"arguments"`
+	OK         bool            `json:"ok"`
+	Result     string          `json:"result"`
+	DurationMs float64         `json:"durationMs"`
+}
+
+// toolErrors counts the failed calls.
+func toolErrors(calls []ToolCall) int {
+	n := 0
+	for _, c := range calls {
+		if !c.OK {
+			n++
+		}
+	}
+	return n
+}
+
+// ConversationID returns the id of agent agentID's conversation conv, ""
+// when it does not exist (yet) or conv names none.
+func (s *Store) ConversationID(ctx context.Context, accountID, agentID string, conv ConversationRef) (string, error) {
+	if conv.key() == "" {
+		return "", nil
+	}
+	db := s.read(ctx)
+	owned := db.Model(&agentRow{}).Select("id").Where("id = ? AND account_id = ?", agentID, accountID)
+	var ids []string
+	err := db.Model(&conversationRow{}).Where("agent_id = (?) AND key = ?", owned, conv.key()).Limit(1).Pluck("id", &ids).Error
+	if err != nil || len(ids) == 0 {
+		return "", wrap("conversation id", err)
+	}
+	return ids[0], nil
 }
 
 // History returns the last limit messages of conversation conv of agent
@@ -225,6 +264,7 @@ func fromMessage(m Message, convID ctext) messageRow {
 		ID: ctext(m.ID), ConversationID: convID, Role: string(m.Role), UserID: m.UserID, Text: m.Text,
 		Model: m.Model, PromptTokens: m.PromptTokens, CompletionTokens: m.CompletionTokens,
 		TokensUsed: m.TokensUsed, ResponseMillis: m.ResponseMillis, Partial: m.Partial, CreatedAt: m.CreatedAt,
+		ToolCalls: encodeToolCalls(m.ToolCalls),
 	}
 }
 
@@ -233,7 +273,28 @@ func toMessage(r messageRow) Message {
 		ID: string(r.ID), Role: Role(r.Role), UserID: r.UserID, Text: r.Text, Model: r.Model,
 		PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens,
 		TokensUsed: r.TokensUsed, ResponseMillis: r.ResponseMillis, Partial: r.Partial, CreatedAt: utc(r.CreatedAt),
+		ToolCalls: decodeToolCalls(r.ToolCalls),
 	}
+}
+
+// encodeToolCalls is the stored form of a reply's tool calls: "" for none,
+// so the many replies without tools cost no bytes.
+func encodeToolCalls(calls []ToolCall) string {
+	if len(calls) == 0 {
+		return ""
+	}
+	raw, _ := json.Marshal(calls) // plain structs with raw JSON arguments that were checked
+	return string(raw)
+}
+
+// decodeToolCalls reads the stored form; "" (or a row written before
+// tools) is none.
+func decodeToolCalls(stored string) []ToolCall {
+	var calls []ToolCall
+	if stored != "" {
+		_ = json.Unmarshal([]byte(stored), &calls) // written by encodeToolCalls
+	}
+	return calls
 }
 
 func toConversation(r conversationRow) Conversation {

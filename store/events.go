@@ -223,9 +223,10 @@ type replyDocument struct {
 }
 
 type replyMetadata struct {
-	TokensUsed   int     `json:"tokensUsed"`
-	ResponseTime float64 `json:"responseTime"`
-	Model        string  `json:"model"`
+	TokensUsed   int        `json:"tokensUsed"`
+	ResponseTime float64    `json:"responseTime"`
+	Model        string     `json:"model"`
+	ToolCalls    []ToolCall `json:"toolCalls,omitempty"`
 }
 
 // messageCompleted is the message.completed event of a stored exchange.
@@ -238,7 +239,8 @@ func messageCompleted(accountID, agentID string, conv ConversationRef, convID st
 		AgentID: agentID, ConversationID: convID, Platform: platform, UserID: conv.UserID, RoomID: conv.RoomID,
 		Request: messageText{MessageID: user.ID, Text: user.Text},
 		Reply: replyDocument{MessageID: reply.ID, Text: reply.Text, Partial: reply.Partial,
-			Metadata: replyMetadata{TokensUsed: reply.TokensUsed, ResponseTime: reply.ResponseMillis, Model: reply.Model}},
+			Metadata: replyMetadata{TokensUsed: reply.TokensUsed, ResponseTime: reply.ResponseMillis, Model: reply.Model,
+				ToolCalls: reply.ToolCalls}},
 	}}
 }
 

@@ -132,6 +132,7 @@ type messageRow struct {
 	ResponseMillis   float64   `gorm:"not null;default:0"`
 	Partial          bool      `gorm:"not null;default:false"`
 	CreatedAt        time.Time `gorm:"not null;autoCreateTime:false;index:idx_messages_conversation_created,priority:2"`
+	ToolCalls        string    `gorm:"type:text;not null;default:''"`
 }
 
 // TableName names the table.

@@ -73,7 +73,7 @@ func (s *Store) rotateAgent(ctx context.Context, id string, old *secretbox.Box) 
 		if err != nil {
 			return err
 		}
-		if _, secrets := splitSecrets(stored); len(secrets) == 0 {
+		if !hasSecrets(stored) {
 			return nil
 		}
 		plain, err := mapSecrets(stored, func(name string, v json.RawMessage) (json.RawMessage, error) {

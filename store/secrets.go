@@ -1,28 +1,36 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/agentd/agentd/secretbox"
 )
 
-// SecretMask is what Get Agent shows for every value under
-// settings.secrets. Sent back in an update, it keeps the stored value of
-// that secret.
+// SecretMask is what Get Agent shows for every secret: the values under
+// settings.secrets and the header values of each MCP server under
+// settings.mcp.servers. Sent back in an update, it keeps the stored value
+// of that secret.
 const SecretMask = "********"
 
 // Option configures a Store at Open.
 type Option func(*Store)
 
-// WithSecretBox makes the store encrypt every value under settings.secrets
+// WithSecretBox makes the store encrypt every secret (see SecretMask)
 // with box (AGENTD_SECRET_KEY) on write and decrypt it in Secrets.
 func WithSecretBox(box *secretbox.Box) Option {
 	return func(s *Store) { s.box = box }
 }
 
-// Secrets are an agent's decrypted settings.secrets: name to JSON value.
+// Secrets are an agent's decrypted secrets, name to JSON value: the members
+// of settings.secrets under their own names, and the headers of each MCP
+// server under HeaderSecretName(server, header).
 type Secrets map[string]json.RawMessage
 
 // String returns the secret name when it is a JSON string, else "".
@@ -32,20 +40,23 @@ func (s Secrets) String(name string) string {
 	return v
 }
 
-// Secrets decrypts the settings.secrets of a, an agent as GetAgent returns
+// Secrets decrypts the secrets of a, an agent as GetAgent returns
 // it (its Fields hold the stored, encrypted form). It is the only way to
 // the values: call it just before a provider or platform call. It returns
 // ErrSecretUnreadable, naming the secret but never its value, when one does
 // not open under the configured key.
 func (s *Store) Secrets(a Agent) (Secrets, error) {
-	_, secrets := splitSecrets(a.Fields)
-	out := make(Secrets, len(secrets))
-	for name, v := range secrets {
+	out := Secrets{}
+	err := eachSecret(a.Fields, func(name string, v json.RawMessage) error {
 		plain, err := s.openValue(v, a.ID, name)
 		if err != nil {
-			return nil, fmt.Errorf("store: secret %s of agent %s: %w", name, a.ID, err)
+			return fmt.Errorf("store: secret %s of agent %s: %w", name, a.ID, err)
 		}
 		out[name] = plain
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -111,91 +122,250 @@ func (s *Store) sealAll(fields map[string]json.RawMessage, owner string) (map[st
 // a secret that is not encrypted under its newest key (plain, or sealed by
 // an older key or format): any write then seals it afresh.
 func (s *Store) hasPlainSecrets(fields map[string]json.RawMessage) bool {
-	if s.box == nil {
-		return false
-	}
-	_, secrets := splitSecrets(fields)
-	for _, v := range secrets {
-		if sealed, ok := sealedString(v); !ok || !s.box.Current(sealed) {
-			return true
-		}
-	}
-	return false
+	return s.box != nil && anySecret(fields, func(v json.RawMessage) bool {
+		sealed, ok := sealedString(v)
+		return !ok || !s.box.Current(sealed)
+	})
 }
 
 // resolveSecrets checks the secrets a client sent in fields: the mask takes
-// the value of view's secret of that name (view is the stored agent as
-// openView shows it, nil on create) and is an ErrInvalid *Error naming it when there is none;
-// a value in the sealed form is one too, so a stored value is
-// sealed exactly when the store sealed it.
+// the value of view's secret at the same path (view is the stored agent as
+// openView shows it, nil on create) and is an ErrInvalid *Error naming that
+// path when there is none; a value in the sealed form is one too, so a
+// stored value is sealed exactly when the store sealed it.
 func resolveSecrets(fields, view map[string]json.RawMessage) error {
-	settings, secrets := splitSecrets(fields)
-	if secrets == nil {
+	var stored []secretGroup
+	_ = eachGroup(view, func(g secretGroup) error { // fn never fails
+		stored = append(stored, g)
 		return nil
+	})
+	return editGroups(fields, func(g secretGroup) error {
+		for _, member := range sortedKeys(g.members) {
+			v := g.members[member]
+			if _, ok := sealedString(v); ok {
+				return fieldError(g.field(member), "must not be in the sealed form (enc:v<n>:...)")
+			}
+			if !bytes.Equal(v, maskJSON) {
+				continue
+			}
+			prev, ok := storedSecret(stored, g.path, member)
+			if !ok {
+				return fieldError(g.field(member), fmt.Sprintf("is the mask %q but the agent has no such secret; send its value", SecretMask))
+			}
+			g.members[member] = prev
+		}
+		return nil
+	})
+}
+
+// storedSecret returns member of the group at path among groups. Groups are
+// matched by path, not secret name, so a mask only ever keeps the value
+// stored at the very place it was sent to.
+func storedSecret(groups []secretGroup, path []string, member string) (json.RawMessage, bool) {
+	for _, g := range groups {
+		if slices.Equal(g.path, path) {
+			v, ok := g.members[member]
+			return v, ok
+		}
 	}
-	_, stored := splitSecrets(view)
-	for _, name := range sortedKeys(secrets) {
-		field := "settings.secrets." + name
-		if _, ok := sealedString(secrets[name]); ok {
-			return fieldError(field, "must not be in the sealed form (enc:v<n>:...)")
+	return nil, false
+}
+
+// MaskSecrets returns settings (a stored settings member) with the value of
+// every secret replaced by SecretMask and the names kept: what Get Agent
+// shows. Members not of the expected shape are left as they are, as the
+// store leaves them unsealed.
+func MaskSecrets(settings json.RawMessage) (json.RawMessage, error) {
+	out, _, err := walkSettings(settings, true, func(g secretGroup) error {
+		for member := range g.members {
+			g.members[member] = maskJSON
 		}
-		if string(secrets[name]) != `"`+SecretMask+`"` {
-			continue
+		return nil
+	})
+	return out, err
+}
+
+// HeaderSecretName is the secret name of header of MCP server: its seal
+// binding and its key in Secrets.
+func HeaderSecretName(server, header string) string {
+	return "mcp." + server + ".headers." + header
+}
+
+// maskJSON is SecretMask as a JSON value.
+var maskJSON = json.RawMessage(`"` + SecretMask + `"`)
+
+// secretPattern locates secret groups, JSON objects under settings every
+// member of which is a secret: keys are the members from settings down to
+// the object, "*" standing for every member at that level; name makes a
+// member's secret name from the group's concrete path.
+type secretPattern struct {
+	keys []string
+	name func(path []string, member string) string
+}
+
+// secretPatterns are the secret groups, in the order they are visited (a
+// later group's secret wins in Secrets should names collide). The members
+// of settings.secrets keep their bare names, so values sealed before MCP
+// servers existed still open.
+var secretPatterns = []*secretPattern{
+	{keys: []string{"secrets"}, name: func(_ []string, member string) string { return member }},
+	{keys: []string{"mcp", "servers", "*", "headers"}, name: func(path []string, member string) string {
+		return HeaderSecretName(path[2], member)
+	}},
+}
+
+// secretGroup is one secret group found in an agent's settings.
+type secretGroup struct {
+	pattern *secretPattern
+	path    []string                   // keys from settings down to the object
+	members map[string]json.RawMessage // editGroups' fn changes them in place
+}
+
+// secretName is member's seal binding and key in Secrets.
+func (g secretGroup) secretName(member string) string { return g.pattern.name(g.path, member) }
+
+// field is member's dotted path, as errors name it.
+func (g secretGroup) field(member string) string {
+	return "settings." + strings.Join(g.path, ".") + "." + member
+}
+
+// eachSecret calls fn with the secret name and value of every secret of
+// fields.
+func eachSecret(fields map[string]json.RawMessage, fn func(name string, v json.RawMessage) error) error {
+	return eachGroup(fields, func(g secretGroup) error {
+		for member, v := range g.members {
+			if err := fn(g.secretName(member), v); err != nil {
+				return err
+			}
 		}
-		prev, ok := stored[name]
-		if !ok {
-			return fieldError(field, fmt.Sprintf("is the mask %q but the agent has no such secret; send its value", SecretMask))
+		return nil
+	})
+}
+
+// hasSecrets reports whether fields hold any secret.
+func hasSecrets(fields map[string]json.RawMessage) bool {
+	return anySecret(fields, func(json.RawMessage) bool { return true })
+}
+
+// errFound stops anySecret's walk at the first match.
+var errFound = errors.New("found")
+
+// anySecret reports whether some secret value of fields satisfies pred.
+func anySecret(fields map[string]json.RawMessage, pred func(v json.RawMessage) bool) bool {
+	return eachSecret(fields, func(_ string, v json.RawMessage) error {
+		if pred(v) {
+			return errFound
 		}
-		secrets[name] = prev
-	}
-	return joinSecrets(fields, settings, secrets)
+		return nil
+	}) != nil
 }
 
 // mapSecrets returns a copy of fields whose secrets are replaced by fn's
-// results; fields without secrets are returned as they are.
+// results; fields itself is not changed.
 func mapSecrets(fields map[string]json.RawMessage, fn func(name string, v json.RawMessage) (json.RawMessage, error)) (map[string]json.RawMessage, error) {
-	settings, secrets := splitSecrets(fields)
-	if secrets == nil {
-		return fields, nil
-	}
-	out := make(map[string]json.RawMessage, len(fields))
-	for k, v := range fields {
-		out[k] = v
-	}
-	for name, v := range secrets {
-		nv, err := fn(name, v)
-		if err != nil {
-			return nil, fmt.Errorf("secret %s: %w", name, err)
+	out := maps.Clone(fields)
+	err := editGroups(out, func(g secretGroup) error {
+		for member, v := range g.members {
+			name := g.secretName(member)
+			nv, err := fn(name, v)
+			if err != nil {
+				return fmt.Errorf("secret %s: %w", name, err)
+			}
+			g.members[member] = nv
 		}
-		secrets[name] = nv
-	}
-	return out, joinSecrets(out, settings, secrets)
-}
-
-// splitSecrets decodes fields' settings into its members and the members
-// of its secrets object; secrets is nil when there is no such object.
-func splitSecrets(fields map[string]json.RawMessage) (settings, secrets map[string]json.RawMessage) {
-	if json.Unmarshal(fields["settings"], &settings) != nil {
-		return nil, nil
-	}
-	if json.Unmarshal(settings["secrets"], &secrets) != nil {
-		return settings, nil
-	}
-	return settings, secrets
-}
-
-// joinSecrets writes secrets back into settings and settings into fields,
-// canonically.
-func joinSecrets(fields, settings, secrets map[string]json.RawMessage) error {
-	enc, err := encodeJSON(secrets)
+		return nil
+	})
 	if err != nil {
-		return invalidf("encode secrets: %v", err)
+		return nil, err
 	}
-	settings["secrets"] = enc
-	if fields["settings"], err = encodeJSON(settings); err != nil {
-		return invalidf("encode settings: %v", err)
+	return out, nil
+}
+
+// eachGroup calls fn with every secret group of fields, read only.
+func eachGroup(fields map[string]json.RawMessage, fn func(g secretGroup) error) error {
+	_, _, err := walkSettings(fields["settings"], false, fn)
+	return err
+}
+
+// editGroups lets fn change the members of every secret group of fields and
+// writes fields' settings back canonically; fields without a group are
+// left as they are.
+func editGroups(fields map[string]json.RawMessage, fn func(g secretGroup) error) error {
+	settings, found, err := walkSettings(fields["settings"], true, fn)
+	if err == nil && found {
+		fields["settings"] = settings
 	}
-	return nil
+	return err
+}
+
+// walkSettings calls fn with the groups of every pattern in settings and
+// reports whether there was any; with write, it returns settings with fn's
+// changes, else settings as it is.
+func walkSettings(settings json.RawMessage, write bool, fn func(g secretGroup) error) (json.RawMessage, bool, error) {
+	found := false
+	for _, p := range secretPatterns {
+		// Stored settings are canonical, so a group's key is spelt exactly
+		// so: most settings need no decoding at all.
+		if !bytes.Contains(settings, []byte(`"`+p.keys[len(p.keys)-1]+`"`)) {
+			continue
+		}
+		out, f, err := p.walk(settings, nil, write, fn)
+		if err != nil {
+			return nil, false, err
+		}
+		settings, found = out, found || f
+	}
+	return settings, found, nil
+}
+
+// walk visits the groups of p inside raw, the object at path, and reports
+// whether there was any; with write, it returns raw re-encoded with fn's
+// changes. A member along the way that is not an object holds no group and
+// is left alone.
+func (p *secretPattern) walk(raw json.RawMessage, path []string, write bool, fn func(g secretGroup) error) (json.RawMessage, bool, error) {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil || obj == nil {
+		return raw, false, nil
+	}
+	if len(path) == len(p.keys) {
+		if err := fn(secretGroup{pattern: p, path: path, members: obj}); err != nil {
+			return nil, false, err
+		}
+		return reencode(raw, obj, write)
+	}
+	keys := []string{p.keys[len(path)]}
+	if keys[0] == "*" {
+		keys = sortedKeys(obj)
+	}
+	found := false
+	for _, k := range keys {
+		v, ok := obj[k]
+		if !ok {
+			continue
+		}
+		out, f, err := p.walk(v, slices.Concat(path, []string{k}), write, fn)
+		if err != nil {
+			return nil, false, err
+		}
+		obj[k], found = out, found || f
+	}
+	if !found {
+		return raw, false, nil
+	}
+	return reencode(raw, obj, write)
+}
+
+// reencode returns obj, decoded from raw and holding a group, encoded
+// canonically when write, else raw.
+func reencode(raw json.RawMessage, obj map[string]json.RawMessage, write bool) (json.RawMessage, bool, error) {
+	if !write {
+		return raw, true, nil
+	}
+	enc, err := encodeJSON(obj)
+	if err != nil {
+		return nil, false, invalidf("encode settings: %v", err)
+	}
+	return enc, true, nil
 }
 
 func sortedKeys(m map[string]json.RawMessage) []string {

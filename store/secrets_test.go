@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -48,6 +51,37 @@ func wantSecret(t testing.TB, s *Store, a Agent, name, want string) {
 	}
 }
 
+// wantSealed fails unless the database holds a sealed value and neither it
+// nor a, an agent as read from the store, holds any of values in clear.
+func wantSealed(t testing.TB, s *Store, a Agent, values ...string) {
+	t.Helper()
+	raw := rawAgents(t, s)
+	for _, v := range values {
+		if strings.Contains(raw, v) || strings.Contains(string(a.Fields["settings"]), v) {
+			t.Errorf("%s stored or returned in clear", v)
+		}
+	}
+	if !strings.Contains(raw, secretbox.Prefix) {
+		t.Errorf("no sealed value in %s", raw)
+	}
+}
+
+// mcpSettings are settings holding secrets and the MCP server docs with
+// headers.
+func mcpSettings(secrets, headers map[string]any) map[string]any {
+	return map[string]any{"secrets": secrets, "mcp": map[string]any{"servers": map[string]any{
+		"docs": map[string]any{"type": "http", "url": "https://docs.example/mcp", "headers": headers}}}}
+}
+
+// mcpAgent creates an agent whose settings are mcpSettings(secrets, headers).
+func mcpAgent(t testing.TB, s *Store, accountID, name string, secrets, headers map[string]any) Agent {
+	t.Helper()
+	return mustAgent(t, s, accountID, name, "settings", mcpSettings(secrets, headers))
+}
+
+// docsHeader is the secret name of header of the MCP server docs.
+func docsHeader(header string) string { return HeaderSecretName("docs", header) }
+
 func TestSecretsEncryptedAtRest(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
@@ -57,17 +91,9 @@ func TestSecretsEncryptedAtRest(t *testing.T) {
 		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", map[string]any{
 			"secrets": map[string]any{"OPENAI_API_KEY": SecretMask, "CONFIG": SecretMask, "DISCORD_TOKEN": "tok-updated-3"}}), nil)
 		mustOK(t, err)
-		raw := rawAgents(t, s)
 		got, err := s.GetAgent(ctx, acct.ID, a.ID)
 		mustOK(t, err)
-		for _, secret := range []string{"sk-created-1", "pin-created-2", "tok-updated-3"} {
-			if strings.Contains(raw, secret) || strings.Contains(string(got.Fields["settings"]), secret) {
-				t.Errorf("%s stored or returned in clear", secret)
-			}
-		}
-		if !strings.Contains(raw, secretbox.Prefix) {
-			t.Errorf("no sealed value in %s", raw)
-		}
+		wantSealed(t, s, got, "sk-created-1", "pin-created-2", "tok-updated-3")
 		wantSecret(t, s, got, "OPENAI_API_KEY", "sk-created-1")
 		wantSecret(t, s, got, "DISCORD_TOKEN", "tok-updated-3")
 		sec, _ := s.Secrets(got)
@@ -307,27 +333,182 @@ func TestRollingKeyChange(t *testing.T) {
 }
 
 // TestSecretsAreBoundToTheirName: a sealed value copied to another secret
-// name, or another agent, does not open (security review D7).
+// name, settings.secrets member or MCP header, does not open (security
+// review D7).
 func TestSecretsAreBoundToTheirName(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		s.box = newBox(t)
 		acct := mustAccount(t, s, "acme")
-		a := mustAgent(t, s, acct.ID, "bound", "settings", map[string]any{"secrets": map[string]any{"A": "alpha", "B": "beta"}})
-		row, err := lockAgent(s.w, "id = ?", a.ID)
-		mustOK(t, err)
-		stored, err := decodeFields(row.Fields)
-		mustOK(t, err)
-		settings, secrets := splitSecrets(stored)
-		secrets["A"], secrets["B"] = secrets["B"], secrets["A"]
-		mustOK(t, joinSecrets(stored, settings, secrets))
-		enc, err := encodeJSON(stored)
-		mustOK(t, err)
-		mustOK(t, s.w.Model(&agentRow{}).Where("id = ?", a.ID).Update("fields", string(enc)).Error)
+		a := mcpAgent(t, s, acct.ID, "bound", map[string]any{"A": "alpha", "B": "beta"}, map[string]any{"H": "eta"})
+		for _, swap := range [][2]string{{"A", "B"}, {"A", docsHeader("H")}} {
+			swapStored(t, s, a.ID, swap[0], swap[1])
+			got, err := s.GetAgent(ctx, acct.ID, a.ID)
+			mustOK(t, err)
+			if _, err := s.Secrets(got); !errors.Is(err, ErrSecretUnreadable) {
+				t.Errorf("swapped %v opened: %v", swap, err)
+			}
+			swapStored(t, s, a.ID, swap[0], swap[1])
+		}
 		got, err := s.GetAgent(ctx, acct.ID, a.ID)
 		mustOK(t, err)
-		if _, err := s.Secrets(got); !errors.Is(err, ErrSecretUnreadable) {
-			t.Errorf("swapped secrets opened: %v", err)
+		wantSecret(t, s, got, docsHeader("H"), "eta")
+	})
+}
+
+// swapStored swaps the stored values of agent id's secrets x and y in its
+// row, as one with access to the database could.
+func swapStored(t testing.TB, s *Store, id, x, y string) {
+	t.Helper()
+	row, err := lockAgent(s.w, "id = ?", id)
+	mustOK(t, err)
+	stored, err := decodeFields(row.Fields)
+	mustOK(t, err)
+	values := map[string]json.RawMessage{}
+	mustOK(t, eachSecret(stored, func(name string, v json.RawMessage) error {
+		values[name] = v
+		return nil
+	}))
+	swapped, err := mapSecrets(stored, func(name string, v json.RawMessage) (json.RawMessage, error) {
+		switch name {
+		case x:
+			return values[y], nil
+		case y:
+			return values[x], nil
+		}
+		return v, nil
+	})
+	mustOK(t, err)
+	enc, err := encodeJSON(swapped)
+	mustOK(t, err)
+	mustOK(t, s.w.Model(&agentRow{}).Where("id = ?", id).Update("fields", string(enc)).Error)
+}
+
+func TestMCPHeadersEncryptedAtRest(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		s.box = newBox(t)
+		acct := mustAccount(t, s, "acme")
+		a := mcpAgent(t, s, acct.ID, "a", map[string]any{"K": "k-created-1"}, map[string]any{"Authorization": "Bearer hdr-created-2"})
+		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", mcpSettings(map[string]any{"K": SecretMask},
+			map[string]any{"Authorization": SecretMask, "X-Api-Key": "hdr-updated-3"})), nil)
+		mustOK(t, err)
+		got, err := s.GetAgent(ctx, acct.ID, a.ID)
+		mustOK(t, err)
+		wantSealed(t, s, got, "k-created-1", "hdr-created-2", "hdr-updated-3")
+		if !strings.Contains(string(got.Fields["settings"]), `"url":"https://docs.example/mcp"`) {
+			t.Errorf("the server's other members changed: %s", got.Fields["settings"])
+		}
+		secrets, err := s.Secrets(got)
+		mustOK(t, err)
+		want := []string{"K", docsHeader("Authorization"), docsHeader("X-Api-Key")}
+		if names := slices.Sorted(maps.Keys(secrets)); !slices.Equal(names, want) {
+			t.Errorf("secret names %v, want %v", names, want)
+		}
+		wantSecret(t, s, got, "K", "k-created-1")
+		wantSecret(t, s, got, docsHeader("Authorization"), "Bearer hdr-created-2")
+		wantSecret(t, s, got, docsHeader("X-Api-Key"), "hdr-updated-3")
+	})
+}
+
+func TestMCPHeaderMaskKeepsValueAndNewValueIsSealed(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		s.box = newBox(t)
+		acct := mustAccount(t, s, "acme")
+		a := mcpAgent(t, s, acct.ID, "a", map[string]any{}, map[string]any{"Authorization": "Bearer old"})
+		u, changes, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", mcpSettings(map[string]any{},
+			map[string]any{"Authorization": SecretMask})), nil)
+		mustOK(t, err)
+		if len(changes) != 0 {
+			t.Errorf("sending the mask back changed %v", changes)
+		}
+		wantSecret(t, s, u, docsHeader("Authorization"), "Bearer old")
+		u, changes, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", mcpSettings(map[string]any{},
+			map[string]any{"Authorization": "Bearer new"})), nil)
+		mustOK(t, err)
+		if fmt.Sprint(changes) != "[settings]" {
+			t.Errorf("changes %v", changes)
+		}
+		wantSealed(t, s, u, "Bearer old", "Bearer new")
+		wantSecret(t, s, u, docsHeader("Authorization"), "Bearer new")
+	})
+}
+
+// TestHeaderMaskWithoutStoredHeaderIsRefused: the mask keeps only the value
+// stored at its own path, never a same-named secret or another server's
+// header.
+func TestHeaderMaskWithoutStoredHeaderIsRefused(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		acct := mustAccount(t, s, "acme")
+		const path = "settings.mcp.servers.docs.headers."
+		_, err := s.CreateAgent(ctx, Agent{AccountID: acct.ID, Fields: fields(t, "name", "a",
+			"settings", mcpSettings(map[string]any{}, map[string]any{"Authorization": SecretMask}))}, -1)
+		wantField(t, err, path+"Authorization")
+		a := mcpAgent(t, s, acct.ID, "a", map[string]any{"Authorization": "a-secret"}, map[string]any{"X": "kept"})
+		for _, c := range []struct {
+			settings map[string]any
+			field    string
+		}{
+			{mcpSettings(map[string]any{}, map[string]any{"X": SecretMask, "Authorization": SecretMask}), path + "Authorization"},
+			{mcpSettings(map[string]any{}, map[string]any{"X": "enc:v1:AAAA"}), path + "X"},
+			{map[string]any{"mcp": map[string]any{"servers": map[string]any{
+				"docs":  map[string]any{"type": "http", "headers": map[string]any{"X": SecretMask}},
+				"other": map[string]any{"type": "http", "headers": map[string]any{"X": SecretMask}}}}},
+				"settings.mcp.servers.other.headers.X"},
+		} {
+			_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", c.settings), nil)
+			wantField(t, err, c.field)
+		}
+		got, err := s.GetAgent(ctx, acct.ID, a.ID)
+		mustOK(t, err)
+		wantSecret(t, s, got, docsHeader("X"), "kept")
+	})
+}
+
+func TestRotateSecretsReencryptsHeaders(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		acct := mustAccount(t, s, "acme")
+		plain := mcpAgent(t, s, acct.ID, "plain", map[string]any{}, map[string]any{"H": "h-plain"})
+		old := newBox(t)
+		s.box = old
+		sealed := mcpAgent(t, s, acct.ID, "sealed", map[string]any{}, map[string]any{"H": "h-old"})
+		s.box = newBox(t) // the only key from now on: the values must open under it alone
+		res, err := s.RotateSecrets(ctx, old)
+		mustOK(t, err)
+		if res.Agents != 2 || len(res.Unreadable) != 0 {
+			t.Errorf("rotate = %+v, want 2 agents", res)
+		}
+		for _, c := range []struct{ id, want string }{{plain.ID, "h-plain"}, {sealed.ID, "h-old"}} {
+			got, err := s.GetAgent(ctx, acct.ID, c.id)
+			mustOK(t, err)
+			wantSealed(t, s, got, c.want)
+			wantSecret(t, s, got, docsHeader("H"), c.want)
 		}
 	})
+}
+
+// TestMaskSecrets: every secret is masked, names and other members kept;
+// members not of a group's shape are left alone, as the store leaves them
+// unsealed.
+func TestMaskSecrets(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`{"secrets":{"A":"a","B":{"pin":1}},"x":"<b>"}`, `{"secrets":{"A":"********","B":"********"},"x":"<b>"}`},
+		{`{"mcp":{"servers":{"d":{"headers":{"H":"h"},"type":"http"},"e":{"type":"sse"}}}}`,
+			`{"mcp":{"servers":{"d":{"headers":{"H":"********"},"type":"http"},"e":{"type":"sse"}}}}`},
+		{`{"mcp":{"servers":{"a":{"headers":"x"},"b":null,"c":{"headers":{"H":"h"}},"d":[]}}}`,
+			`{"mcp":{"servers":{"a":{"headers":"x"},"b":null,"c":{"headers":{"H":"********"}},"d":[]}}}`},
+		{`{"mcp":"x","secrets":"y"}`, `{"mcp":"x","secrets":"y"}`},
+		{`{"mcp":{"servers":[{"headers":{"H":"h"}}]}}`, `{"mcp":{"servers":[{"headers":{"H":"h"}}]}}`},
+		{`{"discord":{"headers":{"H":"h"}},"secrets":null}`, `{"discord":{"headers":{"H":"h"}},"secrets":null}`},
+		{`"settings"`, `"settings"`},
+	} {
+		got, err := MaskSecrets(json.RawMessage(c.in))
+		mustOK(t, err)
+		if string(got) != c.want {
+			t.Errorf("MaskSecrets(%s) = %s, want %s", c.in, got, c.want)
+		}
+	}
 }

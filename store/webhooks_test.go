@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"encoding/json"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -152,6 +154,52 @@ func TestDeletingMessagesDeletesTheirEvents(t *testing.T) {
 		}
 		if n := count(`"agent.deleted"`); n != 1 {
 			t.Errorf("%d agent.deleted events, want 1", n)
+		}
+	})
+}
+
+// TestToolCallsInReplyAndEvent: a reply's tool calls are stored with it,
+// counted in the hour's rollup (failed ones apart), and carried by its
+// message.completed event.
+func TestToolCallsInReplyAndEvent(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		acct := mustAccount(t, s, "acme")
+		_, err := s.CreateWebhook(ctx, Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{"*"}, Enabled: true})
+		mustOK(t, err)
+		agent := mustAgent(t, s, acct.ID, "actor")
+		calls := []ToolCall{
+			{ID: "call_1", Name: "get_price", Arguments: json.RawMessage(`{"symbol":"SOL"}`), OK: true, Result: `{"price":142}`, DurationMs: 3.5},
+			{ID: "call_2", Name: "nope", Arguments: json.RawMessage(`{}`), Result: `{"error":"unknown tool"}`},
+		}
+		conv := ConversationRef{UserID: "u1", Platform: PlatformAPI}
+		_, _, err = s.SaveExchange(ctx, acct.ID, agent.ID, conv, Message{Role: RoleUser, UserID: "u1", Text: "price?", CreatedAt: time.Now()},
+			Message{Role: RoleAssistant, UserID: "u1", Text: "142", ToolCalls: calls})
+		mustOK(t, err)
+		history, err := s.History(ctx, acct.ID, agent.ID, conv, 2)
+		mustOK(t, err)
+		if len(history) != 2 || !reflect.DeepEqual(history[1].ToolCalls, calls) || history[0].ToolCalls != nil {
+			t.Errorf("stored tool calls = %+v / %+v", history[1].ToolCalls, history[0].ToolCalls)
+		}
+		rep, err := s.AgentAnalytics(ctx, acct.ID, agent.ID, AnalyticsQuery{From: time.Now().Add(-time.Hour), To: time.Now(), Interval: IntervalHour})
+		mustOK(t, err)
+		if rep.Totals.ToolCalls != 2 || rep.Totals.ToolErrors != 1 || rep.Series[len(rep.Series)-1].ToolCalls != 2 {
+			t.Errorf("analytics totals %+v", rep.Totals)
+		}
+		var ev eventRow
+		mustOK(t, s.w.Where("type = ?", string(EventMessageCompleted)).Take(&ev).Error)
+		var body struct {
+			Data struct {
+				Reply struct {
+					Metadata struct {
+						ToolCalls []ToolCall `json:"toolCalls"`
+					} `json:"metadata"`
+				} `json:"reply"`
+			} `json:"data"`
+		}
+		mustOK(t, json.Unmarshal([]byte(ev.Body), &body))
+		if !reflect.DeepEqual(body.Data.Reply.Metadata.ToolCalls, calls) {
+			t.Errorf("event tool calls = %+v", body.Data.Reply.Metadata.ToolCalls)
 		}
 	})
 }

@@ -1,0 +1,12 @@
+-- Replies keep the tool calls of their turn, and the hourly rollups count
+-- tool calls and failed ones.
+--
+-- +goose Up
+ALTER TABLE `messages` ADD COLUMN `tool_calls` text NOT NULL DEFAULT "";
+ALTER TABLE `agent_hour_stats` ADD COLUMN `tool_calls` integer NOT NULL DEFAULT 0;
+ALTER TABLE `agent_hour_stats` ADD COLUMN `tool_errors` integer NOT NULL DEFAULT 0;
+
+-- +goose Down
+ALTER TABLE `agent_hour_stats` DROP COLUMN `tool_errors`;
+ALTER TABLE `agent_hour_stats` DROP COLUMN `tool_calls`;
+ALTER TABLE `messages` DROP COLUMN `tool_calls`;
