@@ -1,0 +1,79 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/agentd/agentd/agent"
+)
+
+// NamePattern is what a tool name the model sees must match.
+var NamePattern = agent.ToolName
+
+// The sources of a tool, as List Tools reports them.
+const (
+	SourceAction  = "action"
+	SourceMCP     = "mcp"
+	SourceBuiltin = "builtin"
+)
+
+// Tool is one tool an agent offers the model.
+type Tool struct {
+	// Name is the name the model sees (NamePattern).
+	Name        string
+	Description string
+	// Parameters is the JSON Schema (type object) of the arguments.
+	Parameters json.RawMessage
+	// Source is SourceAction, SourceMCP or SourceBuiltin; Server names the
+	// MCP server of an MCP tool.
+	Source string
+	Server string
+}
+
+// Call is one call the model asked for.
+type Call struct {
+	// ID is agentd's own call id ("call_…"): the handler's callId and
+	// webhook-id.
+	ID   string
+	Name string
+	// Arguments is a JSON object.
+	Arguments json.RawMessage
+	// Turn says whose turn the call belongs to, for action handlers.
+	Turn TurnInfo
+}
+
+// TurnInfo is what an action handler is told about the turn.
+type TurnInfo struct {
+	AgentID        string
+	ConversationID string
+	UserID         string
+	RoomID         string
+	Platform       string
+}
+
+// Result is what a call gave back to the model.
+type Result struct {
+	// Text is the result as the model sees it: compacted JSON or text,
+	// {"error": "<reason>"} for a failed call.
+	Text string
+	OK   bool
+}
+
+// failure is the result of a failed call.
+func failure(reason string) Result {
+	raw, _ := json.Marshal(map[string]string{"error": reason})
+	return Result{Text: string(raw)}
+}
+
+// Failure returns the result of a call that failed for reason.
+func Failure(reason string) Result { return failure(reason) }
+
+// Builtin is a source of tools another package provides (the memory tools):
+// its tools are offered to the agents whose Spec asks for them.
+type Builtin interface {
+	// Tools lists the source's tools for the agent of spec; none when it
+	// does not apply to that agent.
+	Tools(spec Spec) []Tool
+	// Call runs one of its tools.
+	Call(ctx context.Context, spec Spec, c Call) Result
+}
