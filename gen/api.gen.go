@@ -275,6 +275,30 @@ func (e ErrorCode) Valid() bool {
 	}
 }
 
+// Defines values for McpTransport.
+const (
+	Http           McpTransport = "http"
+	Sse            McpTransport = "sse"
+	Stdio          McpTransport = "stdio"
+	StreamableHttp McpTransport = "streamable-http"
+)
+
+// Valid indicates whether the value is a known member of the McpTransport enum.
+func (e McpTransport) Valid() bool {
+	switch e {
+	case Http:
+		return true
+	case Sse:
+		return true
+	case Stdio:
+		return true
+	case StreamableHttp:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MessageRole.
 const (
 	MessageRoleAgent MessageRole = "agent"
@@ -361,9 +385,11 @@ func (e SortOrder) Valid() bool {
 
 // Defines values for StreamEventType.
 const (
-	StreamEventTypeDone  StreamEventType = "done"
-	StreamEventTypeError StreamEventType = "error"
-	StreamEventTypeToken StreamEventType = "token"
+	StreamEventTypeDone       StreamEventType = "done"
+	StreamEventTypeError      StreamEventType = "error"
+	StreamEventTypeToken      StreamEventType = "token"
+	StreamEventTypeToolCall   StreamEventType = "tool_call"
+	StreamEventTypeToolResult StreamEventType = "tool_result"
 )
 
 // Valid indicates whether the value is a known member of the StreamEventType enum.
@@ -374,6 +400,31 @@ func (e StreamEventType) Valid() bool {
 	case StreamEventTypeError:
 		return true
 	case StreamEventTypeToken:
+		return true
+	case StreamEventTypeToolCall:
+		return true
+	case StreamEventTypeToolResult:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ToolSource.
+const (
+	ToolSourceAction  ToolSource = "action"
+	ToolSourceBuiltin ToolSource = "builtin"
+	ToolSourceMcp     ToolSource = "mcp"
+)
+
+// Valid indicates whether the value is a known member of the ToolSource enum.
+func (e ToolSource) Valid() bool {
+	switch e {
+	case ToolSourceAction:
+		return true
+	case ToolSourceBuiltin:
+		return true
+	case ToolSourceMcp:
 		return true
 	default:
 		return false
@@ -453,8 +504,19 @@ func (e WebhookEventType) Valid() bool {
 type Action struct {
 	Description string     `json:"description"`
 	Examples    StringList `json:"examples"`
-	Handler     *string    `json:"handler,omitempty"`
-	Name        string     `json:"name"`
+
+	// Handler An `http` or `https` URL makes the action a tool the model can
+	// call: a signed `POST` (Standard Webhooks headers with
+	// `settings.secrets.ACTION_SECRET` when set) whose 2xx body is the
+	// result. Any other string (an ElizaOS code handler) is stored and
+	// the action stays prompt text.
+	Handler *string `json:"handler,omitempty"`
+	Name    string  `json:"name"`
+
+	// Parameters JSON Schema (`type: object`, at most 16 KB) of the tool's
+	// arguments; absent means `{type: object, properties: {input:
+	// {type: string}}}`.
+	Parameters *map[string]interface{} `json:"parameters,omitempty"`
 }
 
 // ActionList defines model for ActionList.
@@ -608,6 +670,40 @@ type AgentSummary struct {
 	UpdatedAt Timestamp `json:"updatedAt"`
 }
 
+// AgentTool defines model for AgentTool.
+type AgentTool struct {
+	Description string `json:"description"`
+	Name        string `json:"name"`
+
+	// Offered false for the tools past the 64 a call offers.
+	Offered bool `json:"offered"`
+
+	// Parameters A JSON object, passed on as it is (key order kept).
+	Parameters JSONObject `json:"parameters"`
+
+	// Server The MCP server of an `mcp` tool.
+	Server *string    `json:"server,omitempty"`
+	Source ToolSource `json:"source"`
+}
+
+// AgentToolServerError defines model for AgentToolServerError.
+type AgentToolServerError struct {
+	Reason string `json:"reason"`
+	Server string `json:"server"`
+}
+
+// AgentTools defines model for AgentTools.
+type AgentTools struct {
+	Errors []AgentToolServerError `json:"errors"`
+	Items  []AgentTool            `json:"items"`
+}
+
+// AgentToolsEnvelope defines model for AgentToolsEnvelope.
+type AgentToolsEnvelope struct {
+	Data    AgentTools `json:"data"`
+	Success bool       `json:"success"`
+}
+
 // AgentUpdateRequest Any subset of the agent's members, plus `status`. Each present member replaces the stored one whole.
 type AgentUpdateRequest = json.RawMessage
 
@@ -674,6 +770,7 @@ type AnalyticsBucket struct {
 	// Example: 2026-11-21T10:00:00.123Z
 	Start      Timestamp `json:"start"`
 	TokensUsed int       `json:"tokensUsed"`
+	ToolCalls  int       `json:"toolCalls"`
 }
 
 // AnalyticsEnvelope defines model for AnalyticsEnvelope.
@@ -697,6 +794,12 @@ type AnalyticsTotals struct {
 	Messages     int               `json:"messages"`
 	ResponseTime ResponseTimeStats `json:"responseTime"`
 	TokensUsed   int               `json:"tokensUsed"`
+
+	// ToolCalls Tool calls the agent made.
+	ToolCalls int `json:"toolCalls"`
+
+	// ToolErrors Tool calls that failed (`ok: false`), unknown tools included.
+	ToolErrors int `json:"toolErrors"`
 
 	// Users Distinct users who spoke in the range.
 	Users int `json:"users"`
@@ -975,6 +1078,9 @@ type ErrorEnvelope struct {
 // EventStream Server-sent events: `data: <StreamEvent JSON>` lines, each followed by a blank line.
 type EventStream = string
 
+// JSONObject A JSON object, passed on as it is (key order kept).
+type JSONObject = json.RawMessage
+
 // KnowledgeDirectory defines model for KnowledgeDirectory.
 type KnowledgeDirectory struct {
 	Directory string `json:"directory"`
@@ -997,6 +1103,36 @@ type KnowledgePath struct {
 	Path   string `json:"path"`
 	Shared *bool  `json:"shared,omitempty"`
 }
+
+// McpServer defines model for McpServer.
+type McpServer struct {
+	Args *[]string `json:"args,omitempty"`
+
+	// Command stdio only.
+	Command *string            `json:"command,omitempty"`
+	Env     *map[string]string `json:"env,omitempty"`
+	Headers *map[string]string `json:"headers,omitempty"`
+
+	// Type `http` is `streamable-http`; `stdio` only when the operator sets AGENTD_MCP_STDIO=true.
+	Type McpTransport `json:"type"`
+
+	// Url http or https URL (streamable-http and sse).
+	Url *string `json:"url,omitempty"`
+}
+
+// McpSettings defines model for McpSettings.
+type McpSettings struct {
+	// Servers The agent's MCP servers by name (`^[a-zA-Z0-9-]{1,24}$`), used
+	// when `plugins` holds an enabled `@elizaos/plugin-mcp` or
+	// `@agentd/plugin-mcp`. Header values are secrets: encrypted at
+	// rest, `********` in Get Agent; sending `********` back keeps the
+	// stored value.
+	Servers              *map[string]McpServer  `json:"servers,omitempty"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
+// McpTransport `http` is `streamable-http`; `stdio` only when the operator sets AGENTD_MCP_STDIO=true.
+type McpTransport string
 
 // Memory defines model for Memory.
 type Memory struct {
@@ -1076,7 +1212,12 @@ type MessageMetadata struct {
 
 	// ResponseTime Milliseconds from request received to reply complete.
 	ResponseTime float64 `json:"responseTime"`
-	TokensUsed   int     `json:"tokensUsed"`
+
+	// TokensUsed Prompt and completion tokens of every provider call of the turn.
+	TokensUsed int `json:"tokensUsed"`
+
+	// ToolCalls The tool calls of the turn in call order; present when a tool ran.
+	ToolCalls *[]ToolCall `json:"toolCalls,omitempty"`
 }
 
 // MessageReply defines model for MessageReply.
@@ -1155,9 +1296,13 @@ type ModelProviderInput struct {
 type ModelSettings struct {
 	FrequencyPenalty *float32 `json:"frequencyPenalty,omitempty"`
 	MaxTokens        *int     `json:"maxTokens,omitempty"`
-	PresencePenalty  *float32 `json:"presencePenalty,omitempty"`
-	Temperature      *float32 `json:"temperature,omitempty"`
-	TopP             *float32 `json:"topP,omitempty"`
+
+	// MaxToolSteps Model calls that may use tools in one turn (default 5; 0 offers
+	// no tools); a last call without tools then gets the answer.
+	MaxToolSteps    *int     `json:"maxToolSteps,omitempty"`
+	PresencePenalty *float32 `json:"presencePenalty,omitempty"`
+	Temperature     *float32 `json:"temperature,omitempty"`
+	TopP            *float32 `json:"topP,omitempty"`
 }
 
 // Pagination defines model for Pagination.
@@ -1229,6 +1374,7 @@ type ResponseTimeStats struct {
 // objects; `secrets` is write-only (Get Agent masks every value).
 type Settings struct {
 	Discord              *DiscordSettings                  `json:"discord,omitempty"`
+	Mcp                  *McpSettings                      `json:"mcp,omitempty"`
 	Secrets              *map[string]interface{}           `json:"secrets,omitempty"`
 	Telegram             *TelegramSettings                 `json:"telegram,omitempty"`
 	Twitter              *TwitterSettings                  `json:"twitter,omitempty"`
@@ -1272,6 +1418,24 @@ type StreamTokenEvent struct {
 	Type    StreamEventType `json:"type"`
 }
 
+// StreamToolCallEvent A tool call starts; it comes before its `tool_result` and before the tokens of the answer that follows.
+type StreamToolCallEvent struct {
+	// Arguments A JSON object, passed on as it is (key order kept).
+	Arguments JSONObject      `json:"arguments"`
+	Id        string          `json:"id"`
+	Name      string          `json:"name"`
+	Type      StreamEventType `json:"type"`
+}
+
+// StreamToolResultEvent A tool call ended; `result` is cut to 2,000 characters.
+type StreamToolResultEvent struct {
+	Id     string          `json:"id"`
+	Name   string          `json:"name"`
+	Ok     bool            `json:"ok"`
+	Result string          `json:"result"`
+	Type   StreamEventType `json:"type"`
+}
+
 // StringList defines model for StringList.
 type StringList = []string
 
@@ -1290,6 +1454,26 @@ type Templates map[string]string
 //
 // Example: 2026-11-21T10:00:00.123Z
 type Timestamp = string
+
+// ToolCall defines model for ToolCall.
+type ToolCall struct {
+	// Arguments A JSON object, passed on as it is (key order kept).
+	Arguments  JSONObject `json:"arguments"`
+	DurationMs float64    `json:"durationMs"`
+
+	// Id agentd's call id, also the action handler's `callId` and `webhook-id`.
+	//
+	// Example: call_01jd3vb2k8r4m6n8p0q2s4t6vw
+	Id   string `json:"id"`
+	Name string `json:"name"`
+	Ok   bool   `json:"ok"`
+
+	// Result The result the model saw, cut to 2,000 characters; `{"error": "<reason>"}` for a failed call.
+	Result string `json:"result"`
+}
+
+// ToolSource defines model for ToolSource.
+type ToolSource string
 
 // TwitterSettings defines model for TwitterSettings.
 type TwitterSettings struct {
@@ -1994,6 +2178,74 @@ func (a ErrorDetails) MarshalJSON() ([]byte, error) {
 	return json.Marshal(object)
 }
 
+// Getter for additional properties for McpSettings. Returns the specified
+// element and whether it was found
+func (a McpSettings) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for McpSettings
+func (a *McpSettings) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for McpSettings to handle AdditionalProperties
+func (a *McpSettings) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["servers"]; found {
+		err = json.Unmarshal(raw, &a.Servers)
+		if err != nil {
+			return fmt.Errorf("error reading 'servers': %w", err)
+		}
+		delete(object, "servers")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for McpSettings to handle AdditionalProperties
+func (a McpSettings) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	if a.Servers != nil {
+		object["servers"], err = json.Marshal(a.Servers)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'servers': %w", err)
+		}
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
 // Getter for additional properties for MessageContext. Returns the specified
 // element and whether it was found
 func (a MessageContext) Get(fieldName string) (value interface{}, found bool) {
@@ -2530,6 +2782,14 @@ func (a *Settings) UnmarshalJSON(b []byte) error {
 		delete(object, "discord")
 	}
 
+	if raw, found := object["mcp"]; found {
+		err = json.Unmarshal(raw, &a.Mcp)
+		if err != nil {
+			return fmt.Errorf("error reading 'mcp': %w", err)
+		}
+		delete(object, "mcp")
+	}
+
 	if raw, found := object["secrets"]; found {
 		err = json.Unmarshal(raw, &a.Secrets)
 		if err != nil {
@@ -2577,6 +2837,13 @@ func (a Settings) MarshalJSON() ([]byte, error) {
 		object["discord"], err = json.Marshal(a.Discord)
 		if err != nil {
 			return nil, fmt.Errorf("error marshaling 'discord': %w", err)
+		}
+	}
+
+	if a.Mcp != nil {
+		object["mcp"], err = json.Marshal(a.Mcp)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'mcp': %w", err)
 		}
 	}
 
@@ -3159,6 +3426,74 @@ func (t *StreamEvent) MergeStreamTokenEvent(v StreamTokenEvent) error {
 	return err
 }
 
+// AsStreamToolCallEvent returns the union data inside the StreamEvent as a StreamToolCallEvent
+func (t StreamEvent) AsStreamToolCallEvent() (StreamToolCallEvent, error) {
+	var body StreamToolCallEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromStreamToolCallEvent overwrites any union data inside the StreamEvent as the provided StreamToolCallEvent
+func (t *StreamEvent) FromStreamToolCallEvent(v StreamToolCallEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"tool_call"}`))
+	t.union = b
+	return err
+}
+
+// MergeStreamToolCallEvent performs a merge with any union data inside the StreamEvent, using the provided StreamToolCallEvent
+func (t *StreamEvent) MergeStreamToolCallEvent(v StreamToolCallEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"tool_call"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsStreamToolResultEvent returns the union data inside the StreamEvent as a StreamToolResultEvent
+func (t StreamEvent) AsStreamToolResultEvent() (StreamToolResultEvent, error) {
+	var body StreamToolResultEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromStreamToolResultEvent overwrites any union data inside the StreamEvent as the provided StreamToolResultEvent
+func (t *StreamEvent) FromStreamToolResultEvent(v StreamToolResultEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"tool_result"}`))
+	t.union = b
+	return err
+}
+
+// MergeStreamToolResultEvent performs a merge with any union data inside the StreamEvent, using the provided StreamToolResultEvent
+func (t *StreamEvent) MergeStreamToolResultEvent(v StreamToolResultEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"tool_result"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 // AsStreamDoneEvent returns the union data inside the StreamEvent as a StreamDoneEvent
 func (t StreamEvent) AsStreamDoneEvent() (StreamDoneEvent, error) {
 	var body StreamDoneEvent
@@ -3247,6 +3582,10 @@ func (t StreamEvent) ValueByDiscriminator() (interface{}, error) {
 		return t.AsStreamErrorEvent()
 	case "token":
 		return t.AsStreamTokenEvent()
+	case "tool_call":
+		return t.AsStreamToolCallEvent()
+	case "tool_result":
+		return t.AsStreamToolResultEvent()
 	default:
 		return nil, errors.New("unknown discriminator value: " + discriminator)
 	}
@@ -3523,6 +3862,21 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /agents/{agentId}/messages/stream (the `StreamMessage` operationId).
 	StreamMessage(ctx context.Context, agentId AgentId, body StreamMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListAgentTools List Tools
+	//
+	// The tools the agent's next turn would offer the model: its action
+	// handlers (actions whose `handler` is an http or https URL), the tools
+	// each MCP server of `settings.mcp.servers` lists now (named
+	// `<server>__<tool>`, when the `@elizaos/plugin-mcp` or
+	// `@agentd/plugin-mcp` plugin is enabled) and the built-in tools, by
+	// name. A turn offers at most 64 (by name order): the others have
+	// `offered: false`. Each MCP server is asked now; one that cannot be
+	// reached is in `errors` (the reason carries no credential) and its
+	// tools are left out, as the turn itself leaves them out.
+	//
+	// Corresponds with GET /agents/{agentId}/tools (the `ListAgentTools` operationId).
+	ListAgentTools(ctx context.Context, agentId AgentId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListWebhooks List Webhooks
 	//
@@ -3975,6 +4329,31 @@ func (c *Client) StreamMessageWithBody(ctx context.Context, agentId AgentId, con
 // Corresponds with POST /agents/{agentId}/messages/stream (the `StreamMessage` operationId).
 func (c *Client) StreamMessage(ctx context.Context, agentId AgentId, body StreamMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewStreamMessageRequest(c.Server, agentId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListAgentTools List Tools
+//
+// The tools the agent's next turn would offer the model: its action
+// handlers (actions whose `handler` is an http or https URL), the tools
+// each MCP server of `settings.mcp.servers` lists now (named
+// `<server>__<tool>`, when the `@elizaos/plugin-mcp` or
+// `@agentd/plugin-mcp` plugin is enabled) and the built-in tools, by
+// name. A turn offers at most 64 (by name order): the others have
+// `offered: false`. Each MCP server is asked now; one that cannot be
+// reached is in `errors` (the reason carries no credential) and its
+// tools are left out, as the turn itself leaves them out.
+//
+// Corresponds with GET /agents/{agentId}/tools (the `ListAgentTools` operationId).
+func (c *Client) ListAgentTools(ctx context.Context, agentId AgentId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListAgentToolsRequest(c.Server, agentId)
 	if err != nil {
 		return nil, err
 	}
@@ -4950,6 +5329,40 @@ func NewStreamMessageRequestWithBody(server string, agentId AgentId, contentType
 	return req, nil
 }
 
+// NewListAgentToolsRequest constructs an http.Request for the ListAgentTools method
+func NewListAgentToolsRequest(server string, agentId AgentId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "agentId", agentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/agents/%s/tools", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListWebhooksRequest constructs an http.Request for the ListWebhooks method
 func NewListWebhooksRequest(server string, params *ListWebhooksParams) (*http.Request, error) {
 	var err error
@@ -5614,6 +6027,23 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /agents/{agentId}/messages/stream (the `StreamMessage` operationId).
 	StreamMessageWithResponse(ctx context.Context, agentId AgentId, body StreamMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*StreamMessageResponse, error)
+
+	// ListAgentToolsWithResponse List Tools
+	//
+	// The tools the agent's next turn would offer the model: its action
+	// handlers (actions whose `handler` is an http or https URL), the tools
+	// each MCP server of `settings.mcp.servers` lists now (named
+	// `<server>__<tool>`, when the `@elizaos/plugin-mcp` or
+	// `@agentd/plugin-mcp` plugin is enabled) and the built-in tools, by
+	// name. A turn offers at most 64 (by name order): the others have
+	// `offered: false`. Each MCP server is asked now; one that cannot be
+	// reached is in `errors` (the reason carries no credential) and its
+	// tools are left out, as the turn itself leaves them out.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /agents/{agentId}/tools (the `ListAgentTools` operationId).
+	ListAgentToolsWithResponse(ctx context.Context, agentId AgentId, reqEditors ...RequestEditorFn) (*ListAgentToolsResponse, error)
 
 	// ListWebhooksWithResponse List Webhooks
 	//
@@ -7791,6 +8221,143 @@ func (r StreamMessageResponse) ContentType() string {
 	return ""
 }
 
+// ListAgentToolsResponse200Headers the declared response headers of an HTTP 200 response for ListAgentTools
+type ListAgentToolsResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListAgentToolsResponse400Headers the declared response headers of an HTTP 400 response for ListAgentTools
+type ListAgentToolsResponse400Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListAgentToolsResponse404Headers the declared response headers of an HTTP 404 response for ListAgentTools
+type ListAgentToolsResponse404Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListAgentToolsResponse429Headers the declared response headers of an HTTP 429 response for ListAgentTools
+type ListAgentToolsResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListAgentToolsResponse500Headers the declared response headers of an HTTP 500 response for ListAgentTools
+type ListAgentToolsResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type ListAgentToolsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AgentToolsEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListAgentToolsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListAgentToolsResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListAgentToolsResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListAgentToolsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListAgentToolsResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListAgentToolsResponse) GetJSON200() *AgentToolsEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListAgentToolsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListAgentToolsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListAgentToolsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListAgentToolsResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListAgentToolsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListAgentToolsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListAgentToolsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListAgentToolsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListAgentToolsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListWebhooksResponse200Headers the declared response headers of an HTTP 200 response for ListWebhooks
 type ListWebhooksResponse200Headers struct {
 	RateLimitLimit      *int
@@ -9487,6 +10054,29 @@ func (c *ClientWithResponses) StreamMessageWithResponse(ctx context.Context, age
 		return nil, err
 	}
 	return ParseStreamMessageResponse(rsp)
+}
+
+// ListAgentToolsWithResponse List Tools
+//
+// The tools the agent's next turn would offer the model: its action
+// handlers (actions whose `handler` is an http or https URL), the tools
+// each MCP server of `settings.mcp.servers` lists now (named
+// `<server>__<tool>`, when the `@elizaos/plugin-mcp` or
+// `@agentd/plugin-mcp` plugin is enabled) and the built-in tools, by
+// name. A turn offers at most 64 (by name order): the others have
+// `offered: false`. Each MCP server is asked now; one that cannot be
+// reached is in `errors` (the reason carries no credential) and its
+// tools are left out, as the turn itself leaves them out.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /agents/{agentId}/tools (the `ListAgentTools` operationId).
+func (c *ClientWithResponses) ListAgentToolsWithResponse(ctx context.Context, agentId AgentId, reqEditors ...RequestEditorFn) (*ListAgentToolsResponse, error) {
+	rsp, err := c.ListAgentTools(ctx, agentId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListAgentToolsResponse(rsp)
 }
 
 // ListWebhooksWithResponse List Webhooks
@@ -14295,6 +14885,302 @@ func ParseStreamMessageResponse(rsp *http.Response) (*StreamMessageResponse, err
 	return response, nil
 }
 
+// ParseListAgentToolsResponse parses an HTTP response from a ListAgentToolsWithResponse call
+func ParseListAgentToolsResponse(rsp *http.Response) (*ListAgentToolsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListAgentToolsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AgentToolsEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListAgentToolsResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListAgentToolsResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListAgentToolsResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListAgentToolsResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListAgentToolsResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListWebhooksResponse parses an HTTP response from a ListWebhooksWithResponse call
 func ParseListWebhooksResponse(rsp *http.Response) (*ListWebhooksResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -17460,6 +18346,9 @@ type ServerInterface interface {
 	// StreamMessage Send Message, streamed
 	// (POST /agents/{agentId}/messages/stream)
 	StreamMessage(ctx echo.Context, agentId AgentId) error
+	// ListAgentTools List Tools
+	// (GET /agents/{agentId}/tools)
+	ListAgentTools(ctx echo.Context, agentId AgentId) error
 	// ListWebhooks List Webhooks
 	// (GET /webhooks)
 	ListWebhooks(ctx echo.Context, params ListWebhooksParams) error
@@ -17832,6 +18721,22 @@ func (w *ServerInterfaceWrapper) StreamMessage(ctx echo.Context) error {
 	return err
 }
 
+// ListAgentTools converts echo context to params.
+func (w *ServerInterfaceWrapper) ListAgentTools(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", ctx.Param("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListAgentTools(ctx, agentId)
+	return err
+}
+
 // ListWebhooks converts echo context to params.
 func (w *ServerInterfaceWrapper) ListWebhooks(ctx echo.Context) error {
 	var err error
@@ -18068,6 +18973,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/agents/:agentId/conversations/:conversationId", wrapper.GetConversation, options.OperationMiddlewares["getConversation"]...)
 	router.GET(options.BaseURL+"/agents/:agentId/conversations/:conversationId/messages", wrapper.ListConversationMessages, options.OperationMiddlewares["listConversationMessages"]...)
 	router.GET(options.BaseURL+"/agents/:agentId/analytics", wrapper.GetAgentAnalytics, options.OperationMiddlewares["getAgentAnalytics"]...)
+	router.GET(options.BaseURL+"/agents/:agentId/tools", wrapper.ListAgentTools, options.OperationMiddlewares["listAgentTools"]...)
 	router.GET(options.BaseURL+"/webhooks", wrapper.ListWebhooks, options.OperationMiddlewares["listWebhooks"]...)
 	router.POST(options.BaseURL+"/webhooks", wrapper.CreateWebhook, options.OperationMiddlewares["createWebhook"]...)
 	router.DELETE(options.BaseURL+"/webhooks/:webhookId", wrapper.DeleteWebhook, options.OperationMiddlewares["deleteWebhook"]...)
@@ -21419,6 +22325,203 @@ func (response StreamMessage503JSONResponse) VisitStreamMessageResponse(w http.R
 	return err
 }
 
+type ListAgentToolsRequestObject struct {
+	AgentId AgentId `json:"agentId"`
+}
+
+type ListAgentToolsResponseObject interface {
+	VisitListAgentToolsResponse(w http.ResponseWriter) error
+}
+
+type ListAgentTools200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type ListAgentTools200JSONResponse struct {
+	Body    AgentToolsEnvelope
+	Headers ListAgentTools200ResponseHeaders
+}
+
+func (response ListAgentTools200JSONResponse) VisitListAgentToolsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAgentTools400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListAgentTools400JSONResponse) VisitListAgentToolsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAgentTools401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListAgentTools401JSONResponse) VisitListAgentToolsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAgentTools404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ListAgentTools404JSONResponse) VisitListAgentToolsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAgentTools429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ListAgentTools429JSONResponse) VisitListAgentToolsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAgentTools500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListAgentTools500JSONResponse) VisitListAgentToolsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListWebhooksRequestObject struct {
 	Params ListWebhooksParams
 }
@@ -23524,6 +24627,9 @@ type StrictServerInterface interface {
 	// StreamMessage Send Message, streamed
 	// (POST /agents/{agentId}/messages/stream)
 	StreamMessage(ctx context.Context, request StreamMessageRequestObject) (StreamMessageResponseObject, error)
+	// ListAgentTools List Tools
+	// (GET /agents/{agentId}/tools)
+	ListAgentTools(ctx context.Context, request ListAgentToolsRequestObject) (ListAgentToolsResponseObject, error)
 	// ListWebhooks List Webhooks
 	// (GET /webhooks)
 	ListWebhooks(ctx context.Context, request ListWebhooksRequestObject) (ListWebhooksResponseObject, error)
@@ -23986,6 +25092,31 @@ func (sh *strictHandler) StreamMessage(ctx echo.Context, agentId AgentId) error 
 	return nil
 }
 
+// ListAgentTools operation middleware
+func (sh *strictHandler) ListAgentTools(ctx echo.Context, agentId AgentId) error {
+	var request ListAgentToolsRequestObject
+
+	request.AgentId = agentId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListAgentTools(ctx.Request().Context(), request.(ListAgentToolsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListAgentTools")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListAgentToolsResponseObject); ok {
+		return validResponse.VisitListAgentToolsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // ListWebhooks operation middleware
 func (sh *strictHandler) ListWebhooks(ctx echo.Context, params ListWebhooksParams) error {
 	var request ListWebhooksRequestObject
@@ -24262,258 +25393,286 @@ func (sh *strictHandler) TestWebhook(ctx echo.Context, webhookId WebhookId) erro
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H2LUxs5mvi/ourfbYXsNsY2kIeprTsSyAw3IbBgZnY3zsVyt2z30JY6kozxpPjff6VPUre63bbbYEgy",
-	"66urndDW49Prez++egEbJYwSKoXX+uqRWzxKYgL/PiVC4AG5IEk8VX+L8WiE+dRree0hQXhAqHwmEIef",
-	"fe8Gx2OimoVYYvVfaHASei39r8/1xu/h7s2r0d6X5u3L69eTffmC16d/4F7g+d5IzwXNR2JgGvea16/4",
-	"3ugFfZXUvzTFnnxxM4HGEttZRiwksdfyBonc3mPbo4hGnu9xIhJGBWlHI+K1Gs3dvdq+70l2Tai4EiT0",
-	"Wo39+l3Wzmt5p5hfEylQzNg1CoYsSaYHaEg4QZFAQzZBJ4gTHCI5JKOamoKxEYCr/vF5b/+F53syGhEh",
-	"8SjxWl6z3nyx3WhsNxvtRr1Vr7fqjdre/ot/e743FoRDV/WPz43mrnfne2IcBEQIryX5mNzd+dn2fxkT",
-	"IY8iTgKZP4ZDFMJXZHYPbckhQQGjN4QLLCNGFezqm5romXjuHpMkt1IdJYljNCIIo9/ZNamVQzcDzQm9",
-	"YGxUhMaCEVGEkdoWH00iOUSRFCiJsewzPlLgwdQOKPaT+ucQUwoHKjkOIzrYDoZYNbb9vZYXRiJgPFSb",
-	"VnoIemG/DbFEIUNTNkZyGNFrhHtsLGE7gjHnhEo0gjP/74qLvpSc4JG6PMW3IPCI2NX7MAO8CiRsD2ex",
-	"ZSDrdvroH2MBGvIjRkkBdvUgELlRrx/gpihUjVJw4TG30NeOJ6cJ6Xitjn5EHc/v6GOjEr7+NpyiMAo7",
-	"3l2HdmjVXnotwyi4JrRWq83trYCCzimagM+LEYXpoFFFx2t97TgIoOO1mnW/k0MUHa+132jWdlU3hVVg",
-	"DgevdLw7gM8rbuw7HMVl1yLh7CYKCUd9aIBwXxIOa9YHjoTEXLrXY237TThnHHqZf6nlByzUvx7+dPyh",
-	"/fnqw+GvhyfvD9+8P3Y3V7dQKFthD8okwjc4inEvJjVoFxKJo1joMYXEciwKc3KCBaPw8VTtZLYTHEuC",
-	"4mgUSURuA0JCdRR3dl/vfG9IcEg40J8LLMl71XQb/hdoCxEBjxKF2ryWd3LcfocAqbA++ud2ob3CZYac",
-	"ea0Xdd8TwZCMgGiobfJaXkQlGRAO82adL8gIRzSigxUmTPvkJl1lTkFKFnhJAkZDgcZURjFcnF5EFVbU",
-	"W/hMoElEQzZBXPUXucn3mstmJ5JPtw/VnZw/s2RogiOJeqTPuEJrkk+Ly8zPpF7KaDzyWg2/bNaZY5qd",
-	"+xTfqhEQ12hXoIRwNIroWBK17zPbsNpBlx7bLBAXdvKY9KWiaC7aNbu+FJj91ysBU3oHrmh0ixRjgbaE",
-	"PpTnCEs0GUbBcMUr0Xj5er+5v99cskd3vpdgjkdEmod4aDm5ImwuHxiFhMqoHxHuo67m+Drjen03iEL4",
-	"L+nmYKnCFEZqjgTLoed7FI/SXichsHhfxhFXaFdTTecG4tv3hA7kUOH4enoLheTqpNXy3jos0kl4rmYo",
-	"XZvLShWXqH5bvEJosZCRLVlgkAPtges8InF0Q/h03tmF5vfi2ibDcPHSVAO9srCBm73dYC/cJy/6Lwev",
-	"hq9/vy5fWZgB87BVzaMGkow0rkjwADhZAOLLmPBpBgW8Es+dMCR9PI4lMARqdoO91NxLcNk5HpBZONRX",
-	"RMejntrKPmcj1JgHjAK0HJbG0sl/I70hY9fzjnaif5492WUHa841eDlqXu/RF8mrL3Wub+xt+blOUkAe",
-	"cqyOMJbhnCuash6pnEDh6HGSxFEAr2Tnd6FW/TVbxVfNiuguoZpmhuHxfMvGAE8O/IoiPUu5FeDWFcvj",
-	"tcwsd6n0qiYq55tyAl4fx4LcuZvzX5z0vZb3/3YyYXxH/yp2jtUkx/SGxCwheqPypz2zNi2BYAtJRHEg",
-	"oxviKyoGIPuIcS2U2YUagANG+9FgzEmobsViVqwMZtNjp9h8Pn9VbZSsSznXVHUU1XweD7JojNkOixiJ",
-	"qiPlVlXKCVQfCVam7sYbHBrW5WEv5uTDr4fvT44+Xxz/4+r4sp1/L/2IxKCpUc/l3FwieP7mHY3GQvGM",
-	"iFHFsrUQSwjFkY8wlUPOkijw0YCzLz4aMDaIiY9YHOMRzr+lE3qD4yhEIBspthvl5nvUR1VYvlFkdM0e",
-	"oL+jrwg2wUd6zeiuiygeKT5MPb6QSUlCpBBlyiXiUHdBW0wLgSmT5SMxDoYIC4QpYjeEb8eMDgwXdRJ2",
-	"n29e4w/6Gl1G8wOT79iYhg97l2/PPvx6fHF52D45+/D5w1n787uzqw9Hnvtu3EkBrffVtE9Ag1Jw0BZl",
-	"5k5rKmTEJxzHhD8TCAcBG1P5XNGh8gVpVabuPcSKOunxXPZ48yx+1Gdh5ZL1PImj4/cnvx5f/GvOc7CT",
-	"PdFT+O34zc9nZ7+UPQbDKS98DrOL0U/B9nUfg5WoNg/hR30I7xjvRWFI6INfwHH7+PP5xVn7+G37+CjP",
-	"rSWcSRKY60moEkhCl1kLSUwkOU9bKWlAEImYuqaR0Fj4AAUxwUps0KzQ+WH77c+oH3EhyySgZ21tvkGH",
-	"QkRCYiqfqWENKCTUgjHMHDH6yKzc5dW7dydvTxSJOj++OD25vDw5+3CJtrC26F2TqVorRhMeSfLcR8Xt",
-	"BHkpN8w/rs7ah2grxw9+GTOJfTQWJER3G57th32TJ1QSTnF8nD2y+wtR7eOLD4fvPx9fXJxdeHnhRs+i",
-	"JXK0ZZTdKArRbr+JXwfPH/lRuJApwQyNKblNzOPEUTzm5ADIlLXqBpjziAD1iQzwYnPJf9hLDrL1qb2P",
-	"61AVnB5fXh7+dFyuKjA2/7yGQHFkPYLIKJHTPBUxgCHVTREOq1h8EqHfLARNhoSirgKhq2AYRUJEdOBr",
-	"eBVNkIwhJaofoIK+ALQVTA4J1zL/5qH8qA8FNMJrIAWnZ0fHGR3Ic2dafdbytJbMfSVthX9BJ90dJHL7",
-	"dReFjGhdLbmNiqxX1jrTYJPfNUrXTilAYx71DTnr1HroGYD6wCEBZ2mJ3taYXlM2obqxnzYy2+2D8iyz",
-	"SW54qx/1Na1H4C9om7xZ8eObaL18xRpplRWISHDFo3CeuL+5xD/oJT7H05jhsM3Ye8wfyjydH/7r/dnh",
-	"0ef22dnn94cXwD5lt9mYclCPhVNjghSoUd97tf/yBepNJRGPesFngNMoPQ8NOo3ebO7yD3qX24ydYjq1",
-	"3k4Pu8sXh+3jz+9PTk/an4//+fb4+KioiQL3MeNxttfM8S4Xs6Z2X7uboRjLR7b2lQDuI+ya/63JjvBt",
-	"jeEDRrU3WDBFAU7QBCt2BgfDP7ntvOA1uLC30/RP/oyuKB7LIePRH+SBvM3Vh8Or9s9nFyf/Pj7yyqzh",
-	"jFtBFB2en6BrMn3Up+HCo7G/mTUnEY9w3Gd8pN6sYeXV471h1wQAJrdJKrxfUTFOEsYlCU9JGOE2OAI9",
-	"bMsur87Pzy7ax0p0Pzo5/Nz+1/lx0SSqBt9WkyHrnFCc5pH3sQxIh54aFxyhkAsWJcBtKOwPiRqMn956",
-	"JJ8Z42LulpupvpWhE+Qfa6fcSEB/2judXiHtqGksi6DJSgiXkXbgzF2Wr0V/Tz8XabjoHl5Cj/dG2TXE",
-	"NIw16zEzovZH/VriMZy5pX7UrfJ32QHmU+qZynq/kwDm1CsECFpfvUiS0VKgzabcpaNhzjGouEE/AS8/",
-	"DCPVCMfnzr5pt9kSd94hi40/TA29ISIKiTDWmVGPcIHiSEhFfiOZGmrIDeHTDg2GmONAEr7dj2LbAWEa",
-	"6gaWYCPJku2Y3JDYNokkcLWD6IbQWkdtU/6EMSyy4l7YA8Sh2tboZtWDx0l0TMOERVSWBWvIMackRL0p",
-	"esuJYtu1HojReHqAogFlnIRanw8EtoeD65pWtIZnNJ6moXfFO9WL2HI4sSQjQqUFNYgjG067qN9baJZ2",
-	"ArDDQ3034vis77U+Lh6gnUab3n0qLgWwdd6s7zyNHmMxwXA/BwzHYuUlRqFxm168e+pixSTUOpJFE/xi",
-	"G9oJYsbJahdkREaMT5f1OdWtMtHzuCIaOi00z0Zok1GiRNSqQ2TtYQzJo0BUP/RT06H0yE0wdAluzHvq",
-	"LgM019j2viRSRnQgKvVOG8/Hy76XEC4UAozk0nM7d5qqnvF4EGnUUwkfn0P7MnycMCGP70WKbLjCT+Mo",
-	"JHFEl/e/mO2haGnFfXW31IYgLMG8Cgde6qZppwtjWyri0N+G02LcAOoC/9k9QAknwuJTNBkqOtLVw4Fl",
-	"1LSrhFGFnMZLn/ZbS7MuobXqNhWSjMpjXfRvKOFslJj4aNtfh9gKzY5uYYlGTEjUrPv1ej1rpS1K+RCV",
-	"kiAV35NV33rukUuWmDde/XaNk3DN9GAsCLdPcXmQlcsyRaGN9klvnqaM+Sfs4ntLWDJq6Fx0fyZwQCOu",
-	"7F2XUC+XRLrbk+HQGd7N9263B2zbfAQp+gJPrM+DZcY0w+AETVTnzA6pfi7gIIYNk3YcR3/gs0vnDiq+",
-	"q4aurI3TcGyYEyQkMCZYAFtS+7YsVgVe503ETmgyvj+bU8aUFPEQoQg2Gx1BY5TGVBmzsNqmdTEyGw5l",
-	"KYdieYqlNP+DwhAP4jXSu7UehmMpbbQQPzUjkq0T357obi4a/uGZkw2Fr0Lh702PodeDqF04q69ZKGB/",
-	"7WFBPo95fLcDBE/s6ChiHcRvY4m9kv3MybUVuRcrX66ULKCqOuhezHMVhshlT9zNLFUpOUeR6lhnVWgm",
-	"x9VSMO2hutreWWG/sAjb0tfzLAXzxiiuymEsZ5pA5TzD1FgV2PLtN+l0iqDrEcogdjJwrXDdpLFBLepg",
-	"lOuwDWCzKgIFg7gQLNtYzd6EZapT+OFeb2ZW8s9cfO+pMXVvewZaNvKyBa7hgtutepQLbsFc7wU/CZfv",
-	"rG34o9/kNZzw4xytVdqXnE91ni2Pikq4NDyIKLbSzELuL2tZehXUgpzRFi5rDXtuOZH17/sHg1jyXEQD",
-	"SYYaObbM5kTj0QiC5yHWURB+QzgKhiS41lYO+J2EKAYmSfNyEbUsU6OE+utDY1y+0wEITm6VHKUuCp9Y",
-	"IrUtWugUSDDFW/amkCWFjkdqE9zueSbg01xAUpbDDqJzckBGlfSf2tq7ZJC3Q0wHT4OtfK/PdZbHFbSM",
-	"vJJ+kVBJOAl19NOBjaiQQ8InkSC1Mn5OsoewbFniKFgTDJcC+6PjX71mLVWWy0/QgAiEkVbboBGeIkHk",
-	"gdXd2kyh+u09g8xvgkj33s9e2flX1eZBLN5PR2lUUV42aT9L8O5DRItyA8kjmE7WKYUUtMIVl7yq7JJT",
-	"rc7R09pjnHsjr2CQeypVp0iMexCB3M9QxjNhNac+SuKxSA0QNXSMg2FqojDGa06SGAfGSG7UrIwaQ/pG",
-	"0bpRtG4UrRtF63+aFTjdjo2K9hFUtPdRx2o6WaIDCoDNn/Wk89RTEpYyWlviZMgEMYnSdE9A3ulLmd3D",
-	"wgOYwxX9GNyLy7HYfVvCmaxDKWXP7lEkaAvmt9S6+u4trHqXSlW1i8/lRxG1KI6n0iCR/OZWkZPzUoiS",
-	"f2/wUnqfznliOwCt4BFZQX9lx3gzDq61c3Lx+S+XrfNbz2QFHjCdt62bF/feFcTT/UgHT5e58CjMkmYO",
-	"BIRaUZbeOmXW5vya7NcvctVDvnpKAMXSa3khG/dix8yls/wafMjlinuYFSMpzQ2ewxowvAN6rr9vlzsL",
-	"/cLNeyAOTJ/D2hHgzKV3FGdDNubQeVqufihculnC6mQQLCGvbvJEgbSew8YvcIXCHKHIuTXZfStwRmNO",
-	"lQyKJSI0JKGujZIrDDHmc8Z072khyYL5RbEBPSaHCPzBy0fhhctchTVVbRXZFssvqmaSSmA8ioSMaCCh",
-	"9gxwKEgk7Hr5Zhbui3Pl80dnZ573FPiyd5DK2DOwH4I7vdpdYeVYAT5ejJLsE9rK3Lew+mmbxPoH1Ru4",
-	"WUZJBce9VFj27vyVxOpPd75X4NJnjR1xvBrTCwV3VuqhpKdVetyVHIajvbiPbjCT73YL1M33xjT6Mibm",
-	"Z+MM+ZZRSuZErpjopKXiUTrEoelw53sxFhK4jRW1kvaWn5Qoauw6bSYugTgJSHSTU9CU4I2zsqudoo5M",
-	"F29dD0toYVp0qfpJLNL/R9axGALD4CFZ3T/EZgR6S3MLc2SOiAZkpV2FGaqfI7yuGQSUboIdL12jBSl3",
-	"fPn9L8M7sxenVKDuMflMIDahNlxOJ2QkaSmtWS3mHCnOFWMrmPrT5ouBf1JD1MNuYqn4+uCLkZmU5l+R",
-	"H1jcyZZfbkVPcXQlZO0g3GUiox5vOUgPY18Ly1s3D1u8PDNPvGuQXUQHXcVJYC4hlJ5xqLgU0QEkkcNg",
-	"yYgCjCRDEiv+ST73O7Sb4squj7pQEs/+DXxJkpCwlabfNnws4yny6FBORuyGhM/91AS45WKXNAlXJFuQ",
-	"fwu4LF+hJZ3jtDftUEx1kjuTIlYQgrr65nefa7Ag22wXbQWcQB0SHKdpA57roMLUrJ7uh2b19GrUHjuL",
-	"S63k8Fmnsi0TA1w2fo4DyBxMU3Q9XF7FZzbsLdJx3kuuXwrgL6q9YR4Mfb4f+/C2nJqsIi5URbQu/Dmk",
-	"a8obzoRoMjYSED9UTtt1JbwVl22LHs7KHlAWMycvzJu7jAJmmB2OMofgc1vtAl48vzlYIYVorvvfYkc+",
-	"4fRbIjrBWordKoL1YOQ6s85HwLDpHOuD9lHB1HfVsSQ0mq+KnkwJlpJwdYv/7+P/dTq39fp2p3Pb6Hc6",
-	"ty/7n/72X94SbPeLQT4FaqPeZRdSXsMD9ZEYYq4jpiEMXEm2EVXERVGJri4s20Vb6rt6ZhAwnsoMz12/",
-	"EDUi4GOoULsMG6+Jmcgd2KN45GlIljrkFde2vqv4WHxJOoGT/TcPqVON2SWFSwszl+CsrFJzBXv4qW2u",
-	"SxAqbqFEOTPQbh6WptF42gI/Bi1DYpTxCygw9XKhHG+5OwNnyy2htg4w02ZQW6x41hJyL85+HhVrm8LN",
-	"oDubcCYV76cZxCEbOWWGMRUTwsVy4padq1m3b/MyZ5BXvDTrfsaOYfR7ec3OStf3qN3te8y3fe7wcTN+",
-	"P5wgnK8THrAREVCUIefxl0SW/+YhXJaYDDgGq80kUnSqFN0fVfA9ms5UWUgFDqzrQhAXElu2Ys50UAZl",
-	"1sk2IVAa1TP7bOr36WrM5UPppboOMYsc12ZN9pTEK/oYjFhIuGFi9BpL83RobXbYZkenYkmLUyVnGeNG",
-	"yaWauTbHo0RONVAF9qTM+yLNhV00q4SkUkqpt6rhXS4t5NI+R6ZtPpwlf6V+Ho8w3eYEh2oXkfPjcrwI",
-	"wC8OaMlgd+7XbJG82Vz4hYR+86qReH5ZFZfZoiOeX5L+eG5RsLJ8YaXlktx/nx63fz47gp8P378/+w0g",
-	"KctTOzfxXnki0JlqGPmc6GU1Oi38RyeX6stR6aPNXZGVXE2PiMIQwipW1TU4yPnVaHzEiUmvhBTqnFW7",
-	"9rMQg9zoC4sAFisGKP66cHuel4rKcXn529+gILTOVjrBAg0j2YIqxTZNaRf0SQqKiG7342gwlCjASekc",
-	"SQ53L3qfM7he905dEguaiHwy+C3nBpQvForqzCk8rbXiz4SuvKO2WAfRaEtd36aiE2qvi8/o+Txj6ULj",
-	"hU7yWvSNzaB189suq6i+VfJIbGDL3Lq/93W8MsbbEkZa75bdKlM61tgbhrj63t3Nw5ku65Sf/xjSj+n6",
-	"Nz0WTmcfVpr+cCmFKPBShYXGEzwVCIwOZULAXE6rGJDjLO0GNpgTPCo7an5D+Da4oxPVULRQV3FtLaTD",
-	"pnVHGAP97+XZB1OKGYE3qI8IDoaoz+KYTbSEjlEvxvQafp+9eL53uw3TbFfL7OjMDmtPPa612sy4Tq9g",
-	"uAndfq52o97cWxqopfUQFRjgbJayA0kXcWI8VNdtek8ngHLxlVtnewrW+rx3ewmewdKxzF5TNhGtnBOC",
-	"rvs/gBpMTAc3uI63vqIjHWpz0KRe9wjkH9T9qsnRXRe0PF9Ruqnq0xY46GKKWKJPvkO7+ni6z+3MbtYa",
-	"GiISDJn2gIA0gag3loiSGwjAwLrKW4fm4orCSFxD15j0JWJjcLPQwAttEKgkO+bPe7mHd/74Vrvfieny",
-	"aFcbJii71adpJEMBMWaiQv4CAfxohK/zFn51gWIiRLkKJGZ00CZ8tFAAGeFbyKJ8K9vgbjM795txOMiC",
-	"dgjmcUR4pqgRaWEMwG+m9gtUJdcOPB1KhIxGWDFNWKK9XJioboO2TBQneuXX6/XnLZiKkgkRskNHmW8D",
-	"lqgfSW3t0EUMaYjEkHGpFmoWoi8zpNRsD0mH5l3YrcKTkklaA011wJqa6OVANBHc2hG+1WQb3NbrLh13",
-	"3dhzzIZmM98WPdLKZDvd9Mr6Ws02KS6uhN5WO5Fsj5t165LvLiRdV70aF3BqDSaj5Mni7PO+YmXKtcOe",
-	"OUBCc1XuKB6REFEGenK4A5SBFq6cT36otYwk8arUNqecfRKNq+K2TdjoBNKTT/AU9UifceJoIcG/sRzB",
-	"zFGYLtBOGrVkupoMujI0yZfFGd5jI+8Jcyl4qU201DVnlUwROVOkXba9Rz+ws0mKJFLctbLebanf0LKI",
-	"nQwMNxSsgENtcj8XZxuOHadeo92vgDJ8W8Cshb7qSoZ36K6rNQxQORf1oxuCxBAnZJaVywXwpP+YcWaW",
-	"FfJJ5zvZHXbYmb16lZAmc1/vEw2VY9D2S/iz7NdGGftWRFezJqu58dtFB+iCRiKK40gY2RyKElsyaJ0s",
-	"lcSuMVxgSJg6mQoxASt5+Od8mHMg28jQBc/mwpKR6vTxezDx2WWWH9t8pPlQM9sKRjILoesT4iK0dPXL",
-	"TudhFqTcOa/bbJQOXilYvwQB3cqK8Fv0njveqnzTiXYhcXQuJp+LIe7FlPBgGVWSgyiqY5AeZDGvUoi6",
-	"ZFnyY0lEggNSiFZtvLDc8SKRMLuEqyy7iCvmMRqundoxUwDS9meypmVQnZaErxdU3JiTCVk1lGDACZEL",
-	"ClbMibqlAeESR3R5kPiyqILTLL16gQYyieO3i0OB0giWHLEvVxzDeKfLA3YymXyo7iYY7uf58Y8TWUqy",
-	"LodKDC3kxoijPlHNdRGhRLt9auVqLStw4bW8169rr/f/4uUdjerbrz99bfi7d51OTf/RvPvLfy21m+VX",
-	"7ZftarqM0vuaZjMoYSmWvKTTYvIDe9vTKrqYyiFnSRR46iayL5CUmg2AWLM4xiNc/hhmEyWUBAilRaxS",
-	"a4Zvi8TpgAY9YGpzyfRfGm1Vjw4qppRZog13jLmgcTwtZngoRq4qtE+D6TmhOJZWhWtUGY60v90sYXFG",
-	"+DbTBuX0BAUVSKmrKWRsCci9ZpZklBCO5ZiTuR3rpUxZcp4HdmGHMqRynvNHKdBDMLbJ83zGRWfRwMif",
-	"Ez6/BTyik0K0dfH383kBrEXLtgNPrmtungJYZU/1PJ+5ozqHsEqSnELOmDRLRSEpRGlyMFq1JceRXBWW",
-	"0msw18PGOMygLUnwCAVDLJ/7yDjMoK1RFHDWi9lgENGB+sE41aAtzXkqrIGTJOdi6bjgGL8bxxmnDImZ",
-	"ghdlAmM/GlRLnvJWt73zXXXzLMNUJQmMHlBngamUzDhdwtsU4BWu3FiyYzrAA23ZKYU6GOKIrprrJQmu",
-	"+CIfg/nJERyFDOYDIn/GYijxQDyUwXHT3JRQKZ01B+n2pkqB+ab23Y1gNWeMrA1IUzF9X1aIZXVP2q9W",
-	"lOVTug7LCmTcyv+QOPoDM7Gjod4WLMYUF/LENPZy3Mz/fMTbf9S3X9c+b3/6m+3ofiv1ob4oTeRTcG+k",
-	"QTwOyfuIXou5VhIL1tcSiSQiuu4D+KUybZkYYTp1TB3LXQBG2r9rgS0g4aRPOCdhBsviIceCHI/Y79Gc",
-	"8caCuBe2ilPZbCj5rHriZlAxu0KyX6/a8vV+pZZF9erNQCdP8PQQZfhouVPg19lOcyJ59bMaa78/dE2m",
-	"2s6fxl5FYQ2dQWTVNZkKNGRxiPqckG0duqXHFweoK0jAidRVeCY8kmQbpNStn4hJYYpGWFybWnA6QdDz",
-	"slpulsAs8/Yp+EdCMhKAYBmGnsWDlnwtTeKk27lzWiK4rKtulvUsu6iXjMszXpAhsAhMbthS6pp5DZSx",
-	"HEsElzxrUdVX2nVUWGbr1g4eR4yS1NY2a9CJsbDqENZH2OhEtOk09ZaddcnJ6Q3LEo0CPQF96TOh7vGa",
-	"dYZVLBOOg8siw4Sr6FuoxzPjgTfT/TZUuxybZMeRRCZq7KEeT2vcjPmuTq670MzCzyhx12ytqHrtPpIK",
-	"ceEEc6nQW1eNDVXCFLrh0UiJUczYE5LEKIpCYOUXLSa72RbuxWvPDs4o5Re3B4nWuEel5zPVvInenrvq",
-	"mT1mBqzSIVtgtfbOCoGbKp65g9n0+n29y4tSTs+AXsJe9jkejMzhp4bgg/Sz4nW4yZ/DFIqdve+OAWsO",
-	"67yW222nmXO/LYvtIuPlkuQSLDxDuFYUm0dRxuKtonJl4+QkvFcWy7DN3rLRCNOwMpuXUxnP44pyflNz",
-	"99Lt41gInblcs0+Bt373Fu3u7r5GV+23WoIZOXa9vAK0WW++2G40tpuNdqPeqqv/rzWau//OGfWwJNtS",
-	"W99mnS2ztI7ZAoq8xsoC6/vompRz3+rXCyInhMyRZbXoNjcwRP+8KCrEtjEiyhyhggn5zmoLS4VNJiKT",
-	"LgsEi5wL68hHQyV/hvnD2BsWNNGN7deftAa67u/ffRwNw0/leuiZ62H8ERaaQQvsuEkZnToB2eLlkdCO",
-	"9Nr4y6itvLy+AkfLqmPb5AbLqnUKwm+igCDbPreMrUgKzZbs11Goo6SUBKq5kecHKIgJTgsj6+Q8Vg2A",
-	"BziipQteqAzS7s6VuVrXh+SSxOCKOj89aXZtJkNjpQ5ejprXe/RF8upLnWsr9W0Z0PdJPep7Yx5XzZnD",
-	"Yy9d/Ux1cbNj8/Ksf5p/mysWp1zmHldk2uKpcUzXlDsSxihljUo6AOAA4Z7JqY6pQDiOTYPRbKbekj0v",
-	"3PEK9+DI6ZG/aamxNydNll68qvctNTfyuGK3q4v3M6efO/gFB/kUxZ7KLmY2/HLgHuajUFjour0UsuEh",
-	"2HORKAJ31iBugwt9zRWoy83GMmAjMKBq/CiJkEiRION0VXhF+oc5xpj7YX8Ac54IrdcQhb5eBxZ2DdtR",
-	"iBg1qhwH3gwtkhtbJC9s4GZvN9gL98mL/svBq+Hr30dleHEWsYbzR7guDUfDQh5qYFbcBciVZ+XdcvKW",
-	"PxxDuGrzwDAFckyQZiE8tN0+N2VQLJbLD54iO0sMB0wiyoyNvtxCT8ntPddeLYyrENm8LsdMQAz2DvpW",
-	"RkrTaac33r3eFZ7kOlICFF/5N04HULLCdSHJbMseDVPmyK9DrvdLybW9NutY32OtKSPcD+UwM+FdZ+Cx",
-	"zqeVsoeWDjorEVGDy9WICKdsuRj3VLMeEUgyMMp1/6qDcwscltXZ/NU6b9XMe0z/Njxk+reh9unf+k1/",
-	"NiUBMp1nzbqyhlmutYjRWtbQAFtTKLJUPzSDZUqJ2XUE8dV9sxPZJhjvWnGgfacZJc8ERIFq4Quircc0",
-	"JBzdbtvo1Fxqiu90P9aIBL8T5Lc2pPeYyO4SrFBrAfO3SA71cI8FbJuYJMFriYIyN7OKa3PW9AcOFXGE",
-	"sTKUO5QyUThV/Vegq4v3NXQoTYCGYSNBxA1DToRQjB4ngsU3gI3RaCwkuFD2CIoZS3o4uPZRwqMbLImP",
-	"4oheb8cswLGPRuNYRgEWUs02piIhQdSPSIi2xjRWQzulLPmYmvI3kOXi6LNNbAEJNj6fX5z8etg+/rsi",
-	"L8/zLD0so7WzoxGg+a7QlS7EHc6WzJmPmyoWZSuP8V6jMP9tpfe5F2peKZ6FYYZPW6bnqZSN35HS78dS",
-	"5S0udJO/aWuhVo9VhGiWGJZo/C0zB5gtkgKJaEAjOkDaKcRPHdxRb4q0KhOZgSG09oJJ95OeKE3UusIr",
-	"3DwL44dTkvlzMhQk+NxFf0M9LMiLPYWUdpuIYxqyEepNpWLCFZb6+fTwLbomU1sKNiQBC+HsJBG1H06r",
-	"nm7J7PXW2zXmkZxeKgj1DesRzAk/HGuHOf3XO2sR1NQWHZ6fqC3yZouW2p981MWD68/dfAIXiWKiWIXd",
-	"pj6FZsHjDzYK7g9Mm222ov/e3R2UjOozazLHAWy5dr21sI1wRCWOqC6KArucsg+DSA7HPYdvsOzDjI+a",
-	"fqZ+6qJG/Cz7AQ1Naj50eGKSLaEtExK7Dd7abjm/DmWK9/nfy7MPNaST/RjEkwp63a+oY7FRx2uZcqQd",
-	"QEvq71qthu66vtZ5dmiWK6iss+ZbUEc7NagvqoG6wx1PfTbL0H+Y9HMdD2Jyax3aoRpElph0fMhcR4G6",
-	"6k4wHv0B31voDZyRyeVzeH7y+Zfjf5kUPjX0C5lqH88RDkmHAmrsmhMCZz59W7sHCEOu9LALb26EpzrA",
-	"LMBxjH46bmeACAc6PJZDQhXfKcHNSjtZogBzsOzpwjqSbOs8YEOCQ8V3WIWn+mhAgr/hSnKiLk5afJ3Q",
-	"MGGRiSlSg5gAlizdFnx+7ncoFqj7z+0LLMl79Wn7r124IqbAz8lx+x3q5n7tMz460MvEaL9eB+eoDh3i",
-	"JCFUuCkFYA7jK6umJSGKsakGP9IOjHEUEBM8at7B6Ul75uIzNTIb84DUGB/smE5iR7UFmUfGzhPSLpOn",
-	"mBrfcfWoPd+7IVyYEva1eq0O/j8JoTiJvJa3W6vXdrUVewh4ZMfU8m999QZlGFmxrvqo1FlDUJBNXIZR",
-	"Ag9NIoyUMFRDbXWsZkcF41I70qiN6dAeh5wovSnqRmG3hg5170SdqjlKBKlPjDN3HAmp9y69W4qgAkA6",
-	"GZjOs4BHRILjyccZizmkyAAfWl9HSzeAgVW/fRkTPrXVGVteokNOspRUqQmvsdjB+c4vT1SGEsJhgfNm",
-	"1InxSqds1vNpTFaFACymBuG55WvGYh4wqTa9Wk6uQun6mZA/dfLXZHqAuimx65p8xz1bv6cUDMblm+mK",
-	"YDAu30FKw3mQ6KxREaMHqKt+rgQKXNwcJDiOq/jQpQ66d5/87Ei1d+6d+mbRIDy5Zr1ezIyQQAENBe/O",
-	"74aTSwVsR+ViXu1Hp0p9WeTNpxy/ucidSHFqelhjU3s12vvSvH15/XqyL1/w+vQP3AvS+P6WN0jk9h7b",
-	"VldzpvZ6K4trNPvZ5jhUWPtQiEhIbKsRgFkpq9XvsGhFUPcVqPV6/d+wsXnNYi6OrVEMW1PPyQ1Ta+Sj",
-	"0hp3rjRidOYrXMCcxhF4n1lLL2C6NOWjunOG2KkZMqLz3ibLLJvU9NgpNr/znREuLHmsPkrWpTCSIHKV",
-	"UYRWQbokttJ6ZjsURqm8pvJOM6NVWNdsBzjYPf1ay3qmr3rnDQ6t0gq6NJZ3uaLY8GxaNt5rvl7eqc3Y",
-	"KaZTMxfYW/erwAdlKimOjV82XH5dQlfTVpQSVx1B89FQNO+TUzyvjAsH2q09c4DYpn8BCwzRXJCBDKVp",
-	"adKS2/0IEpOdGs0TZdKkRO6ZNLZzMvn1piiLHcE6R1itQ7u9iHWBSe0RhJGI6CAmNsZZde+aAu1dRKgE",
-	"XtQ0dsLNxEGHQkY2Z2rN2kSKo+F4uqMlNGAUa+jQMi6M25pBHdrN4cWu8U0qC7F2IrOx7Y90926Hgl++",
-	"beF0gt/LuCR9JIemnrHJEvOGhdPVyE0vYuoGHN8mhEOM/hF5FylAJAsY1L39mcSJMGUzwQSmsLsS7/g1",
-	"kUhyQkNQLy2jUuFMGnaj2R0wqIwKQMQ4ovmhtVegTieV5o9UrRWgnu+1STCkUYBjhCmOpyICYNZHw5Ji",
-	"pHEWP/zRSzgJIsjHkmAZGZduEyfsJZz1iRCg0PZsTLDX5xGhYaw4ERv7+9HDpkwsNBySOOmPY/0c9TXW",
-	"bEAae2qjRT96JgDxUy4a1HzMpA6cRDWFLSmR2z0icU23UPI34IdUb6Td2cxuzAl2VNRZOH7FTqxWlnL+",
-	"o1qc2sttqN/5qTSxvJ4tn0re3ImS7PGGcDvBVgUvYePKnPcL9vaGGrWvQPDzXo53eV2QAaPA5DXuyeQl",
-	"0bERcM1xtXZ2wKAzZEK2XtVf1XduGkaC26nAu62ZFVyBt3sYj6W3PFzEZrXTXCUTbNUW4YbT2nBaizmt",
-	"+u7yTu8Y70VhSEBPvteo0OMcT2OGwzZj7zHXdWL2GvtVwEsztZySMMJtE7/1zRhCYwaxfMQMR3jnWwXS",
-	"zldj87jL/IRLshTBdzezUGqNKSQpTPO+AjehMyP5itXq0AFjYQ0dGu3utkn/D2EA4Iyapr3Xg+/Vd2fK",
-	"t5SxTBq2jGVah5ju+EvnEG7DIFwQaFeQvW09EVNX6tkM6n0G+4XjGPZUgYEmin82gNQWYe2H4eiiW/ZS",
-	"HO2AtMHRGxy9Thxd31ve4wOT79iYfluB+8gYqObhV79cKX9B5JgbQVLL1AVkahCmtWRplw6FGXUaK+lr",
-	"WbVDGVUoVqDux08my/5dt4Z+xfGYGHkOdS07X0vzN2iLkbgmYRki/YnI9WLRZVJouXhZXfW5BtmzKgaf",
-	"lVE/QTy/TfxXlupvdyZj314zS7jnNYCO/MWW53pCufbB0uwqMuwTCaLzRUsnd8jRyeXbs4ujz+2zX44/",
-	"eC3vr+b/9Ou+p1r7QdS3EtndkNoNqV1Can8UwpmqfefoqfN24bJ5sib6BZ2ExrIkgzn5sHBAhPbNNfTU",
-	"EFNr8QY9N5DjA6QrzVtXymtCEq057lBwqBQ11DW+d12tbZ7reokDOcZxPLU+mKZoTjdFKl00Yjemtqwb",
-	"HE2Z1FS+hrp0HMddRzKqdWhX46kW0miqi3AsGOpxhS8d3T0OrrU639TdLyP42q3vwcrmAs2xNITxEY7d",
-	"MDQvoo5WqTqOzHsUV1Lc3ZNhSR1tP+YWlS7h03p1bOl+PAmpKTqELhT0dBIhdbc1ZBsStCFB31za+49S",
-	"4ennupoKb8fy6PP9wq7AyVI7XYpcfm8EjpQYcYUDjePVkI15PEWcxfE4ETX0ZhxcEyk6VNeoigZUZy+5",
-	"ar+FtgKyr+CpaDn1R8CXNKICddWYXd/ERQvZodlPknV9bSIGybcHE6EeZKShWbieb421Sv5VYnOH/kE4",
-	"EwcIRC2BAliFBEKsBxEQmzNiQqKXAJtadQrs7osXHWq/qv/WUNfqMLvaLVDoCl8iCok4MPQ0+00tBqR6",
-	"Y+2FCkWKtcBZCdI+juIxJ2hrv76rJt2vN5/7mtDrmliST2sdatNZglee9ktUsqs4QAnhgZJrYiKgirax",
-	"1KNhJCSDvL7AenSoWTIacDZBvSlq1v/iIwE1/KYwoNqziKJG/S9pDbVbHEjNtCzSChymV2uJ+96lxDxL",
-	"1qUvk02ddICae2bvjR+mOvgqjl1qwTm/rgpplEo8y45pOBc0yiZVIJFsDXDoh4QmUSiHB6irtqTSNkQK",
-	"Y9yArF6R9NtjO7E91+jNBodSrqKxGnI7a8tTawR/eQ523Y8mD6H27BqlOpIXkCL1IldP5+Xefm0XGCcu",
-	"F8/nlsN5Xa+rjbez1N1ZmiWzNOovm7UX5dM05k+zW6+rHZVspstuvovEsU1H56qJmn75RryarSoEyWxf",
-	"NZq1PZOu1mwMJKRt7O/t1V4USgI1IGvOWKd4az7AZc5eo2XsIyeKiG7YxQ27+CfRWGiLnUv9LCuWV/c+",
-	"RH1RystlGQLmc3NtpzhL4uR9th19SE8EPu1p1mcKloau0bx3dYiFTawZBRjxMYVIDZszQWd3s650soa6",
-	"Jkyja4K4wOHumUBsQlEUKj4FOLRAR1mkM0OeVtX/MPtGmZ22Q4dY2Jy1aEpAF9K1a6EDRR6jmDj8aiSM",
-	"DgRtMY4iakJ3nmtXQdAbQ2cS2r5awWLF7nlRCm+djV8XpTTBeR+/embv4KOa8WW90dzd23/x8pWnEbVl",
-	"M7Tm4POQxAnhn3tMpumMbhQ7NksI95qtRr22t//i35nJWZxQRQSyv8/G0ms1Gm7RwixLdlab3lOUOqLB",
-	"klyWUPPXa3npTkMuWXfuemHqem7mzKUwndj6UAacwFVSTH1EUdGY1UJWmX94fmIU+iuBbAMv9fO7H1XM",
-	"bsoyb3Kobprdqw193NDHPwl9BN/zPMp0CGT69THIY76u2pIwOEsmC/5KoL5nphInlfHU0hStu9iSERFu",
-	"EFwUPlcEDAo3RwLIozuiksOhMr1ICL4WmtoeIAye1h0qcXytkJuSwtlYIqwHgjJtJuCpMJwNo9SGwPkU",
-	"K1cNbbWNhnCbeTnAnXb2aZbGreW2VS1bV/KHIDa1diQSdk3Qllqv+h1qnITP58m5poThCoi4UMuwFEg5",
-	"LJyWTUyqoJoHiikiuWZQ8vsF6hyAxBLHuRGPWWXm1eHJqoKvTwfgcDY2eUIV+wjwPmoTFleCvY5oaM7A",
-	"09yP8aaoyP+81byW4oActgMnkZdVB019CfoxY9wzCoBl7iffTzibe8KrRLXNVJzccCQbjuRPxJHkSOLT",
-	"Ce3Z8DtfgxwxWOhi/Y7xAbEh+y6NgmwH4BuoxagaapeUZO1QncKAC7TVzbmddX3UnXVP62oxOTUYKcl7",
-	"etChanpKbmWajwOcJLDUjArjllRhaci6wpWKe6FkAvacdIoa+kBIqH6CmlHomkznu2+7sK1P6K5GY+zG",
-	"ptmzG8214OKKntW5w44EGjC6MbdvsPE3Mbe71/d7crQuoIf5yLxUCDyjZWy/waG+632tUR5gUkCPoPkE",
-	"gTCSkC5sxjb6KIjrETlpLWQu5aXrTcd0leel90pY6Uocc1aYHv6xvdf01oJnV0GwG8S6QawPZ3O/OzT5",
-	"E5HVceQ9Gd7lCqK86uMcy+H92OSdzAi+wO7ldnqWsce+463jIxaHREijzNMpczu0C1mC/g5JhfLcdBq9",
-	"GGDOpyZpRNfWbexaH94EcxnhWKeS62alnbRNDU3Ag3ICqSnSZGNQtk57B1VR46VBI0+tzetiEXTRlrtx",
-	"z79F5iW83sRLmZrKKS7qjcRgPtXEoCOKrToSqqHfSigcgiU4b+tKWDa4iIV4+t+5BNOrEsMVgOt5+Qqn",
-	"5SFEeQeSRnN3r7ZfcBDZr9+ly8TW2VCv85QJabSmHEvI1RkJQ0QXL7Jh1XCzi3yg2qz5KGoz89pW0Z6l",
-	"4viGo9hwFH8+jgKUaJYI6bq7wQ/EYLgcxAOCikrTZl1CEClG0lWTKWmRO+G9lqMAsl/LdtIa9DpU4BFB",
-	"XW2E6EKFFhILzSvonzTu7PpIDHWKUkeCBQJ4K2sd+hvkfu14uhqyzW/bdXiOSAGr81ZtQ9yTKWCmS0eD",
-	"+2887dA4uiaoe3522Ubz93NH9yoNJ1L7YtZ533AinciaXjA2t2S7bWnrdptbf6I7QbiRgpCEKw5wabtV",
-	"TyuUH2DtkUnQA46w+lJU43ssIImnDt3TDMAOXJNtvZ1FsHT97GpQZeWm1fHo8mqr9X2n+1RfmM5vriFf",
-	"FOdkHyja+t/Lsw/PfZ3uzrwMYHq75sKDqxsfbzSzf2pyf0JvcBylWGwTDPXtgqFUr+byXqdK7nG6VNgV",
-	"HQ1J8Q2OYtyLSYHzUWQMZXTMsjmpQD4n9KpAIR+F8VBsAUQrY4FcMA8caq+r4QudVrNA80UNHeNg2KGm",
-	"/Kf2X+oqGbJlMs0rGmTSzKM4opqxwagXY3oNH1qoC/Jj1xb3BVVJh2b1+N06/WlVfvC0opbbMPMySrpo",
-	"K2OJUptjaNNHgXz7HDKc6Dhmw7wACwasEux2DR2ibgslER10OzRgo5FZn107n6LGPjKl2o038ARHMqKD",
-	"Gnqnw7ME6qvXZZQ22hRqSIG1cnKiVhNRzKdQcgDpYgHp3Spli2CIdTBGRne/Gl9zpDs9LVfzH8A/mNe2",
-	"kLdmfaQHgfGQzju70RhsWIgNC/FULMR6+QEfpdLlXM7AFhJdHLSTFjqxzbUrsqt2PzAVrjTdodqteMgm",
-	"tFZqPfjNzvvIFoNv7TlaOTlYTnObCIRjwiFBeiEflS2h9bF6/VabCGQyNLAGL0fN6z36Inn1pc61hv52",
-	"cVqPnCkgV01mbhXG78fltKxq6xJ9uVtfd0P9Nvry77SKgoNFLX5PP82vpHCZVdvG6OriPZLMikfW1yhF",
-	"+LakGeuDFJRlgOzQrkGE3efGLA2VDXOFt2zxw66mDaAdZhOqs0gNiZJblOjUm5bXPYR6BwYWHXZiUmM0",
-	"69kL7dBKnps6ybCtI/2ABFKLUPW9cHNVfLoiunu6DPL3onGLKNtfK5MsW+LR0yUdT/u//OM1f/XTL//6",
-	"wtuT36/Oj16dvD//9wlrvsfv8eXk5e1Vu34xEL///urv6yd4D6RPhYLdcyQ5c+8dR0C9BxtKtaFUmyz0",
-	"D89Cn1GIEorqSkw7X9Pa8ZWz0U+cSr8hZ4mAB5wQCmn3QhJHN5BwpiwaYU4sgkvRHjOZfLMkmfxi7PxQ",
-	"fFgxIsHu6SYYYYMHv6Guylza7ykOYSEqWxB9YF9UXhjw0zjwPNMxE2Swboy00bc8CftZEc9u8OsGvz7c",
-	"g/B7wpY/EbkMVa6mov7N8oWVcn27KblLcn0flOTwZoLYFJoL0nejOdm75ZDQGoIKeFCqskMtwodSE5on",
-	"7dqMQxeQ6qhbMT5W54Fdg5ZlkW5gVcz2TVJyG4g/PSpJ+uuDaU0hVeQT0ZqK2b1TcWmT33tDg75THv8/",
-	"Mc33vXQkO5l6Y6Gx2fSA+sO2gzY3UzJJzc0+YtAJqJ4xTmjWfKG9+SiD4ZsknsqWpGl8JByoywLVTPmF",
-	"qvjVrG96qbs9TuYkKckokTq8qSJxA5IFh0FurAQXNnCztxvshfvkRf/l4NXw9e+jTLMUzm91bQLCDzUg",
-	"c8tQmKguyEIJl7nl/dxun6P9+q75rLfpLQuJ19qv7/oeJbcLht3dd0hlWhjDqO+yRNqzEuF3Zwu392QV",
-	"m7ijntzQ3w39/VPJgK41HeWIxJrlwQrUceer+fdUfYdyC6v7ZztzLidZR+l8SwPJFB224CE8wBEF323G",
-	"qPYunTB+rYtA9jkhPpoMsQRfsEiKDtU4088SRerYMbMN21HYraGTvk7YZMgMlKMwiZvTiSOButq1tquB",
-	"qKE2viYCUQZCc0Vp9ULtbQEjzqotm+V8igvMlzEZb4rMbtDitxFL7NX9LjApvKkiKp2uKCpw8Abatt4d",
-	"Xx+mgCtFZz9B3EnOKKsEDGPY8E14LAnBTQkUZzX0jvG0JEyKjaIsAceEgccTlmNOTDZ7wHSQm94OLBhk",
-	"71VdRYcGmCIxiWQwTM0rMYOU4jYG5l6IDfYv51eyNnPM9+Pt87b57lfx5h8nQy6Ct8P4Hyenv/6tty8u",
-	"/yUS1nvJjn5sD5/MwSe7lhsKs6Ew/+nG7VJP0RXpiyTikcjKPxQnqPCzZWprai4bCCiZ1vmkJCdmlBzA",
-	"I7fsZIeKIZuAemiOUFKJJBwia8BJJzMzQM3WYUQHutQaEVJRG0WrssqtxsN3r/4a/Xb85uezs18+H51c",
-	"Hr55f3zUQhqRo8ho4sroT5uI+W4Ac/hpBQlKQz03HPUG331f+K7+ugK/VDFgU6G1RWxA8dH5OUY1Eunj",
-	"PnBeI/ALeQ29eaGbV/SDvqJvRWMV/l5i5bkDdnzMoY72x69ej2BO+OFYDr3Wx0+KQOpA47KimwrdH56f",
-	"PBOohwVBCZZDnRQgGffiKNBfry7eq5t++NPxh/bR5/OrN+9P3n6+unhfS/n1nZsGUGIDXnEWXQstYBTq",
-	"x2bpyeOoT4JpEIMZ2ZhZTKHaWatN29RAkSwtV+7r8uu6FBiBuqw2ztIZMY2znB3TTQyli6LyKUA2NsmZ",
-	"bJZz1k8ndUbOp7AqATmXcP0mV8pJreNIl7HyUdtU0oK5/5mfIS2FMzv+JRTS9VE45oB6NM12pGHJ0JSN",
-	"uTpBoc/VRBdhTkxlXDSmIeHodtsNtDOzp7dMnW3WInUFrBkJFBg4w4St5meyQh1y7RUeQki8epRzXEUK",
-	"N49OUfP2FuHgmrJJTMKBUTXAPtSKNftsGfwJFsiuTTXRqw1tovcnWK11uX6q1Zq1aQ4Y0lcTM7Vf7m75",
-	"FJtgjIJ6xqfYimfWCJy5b0UUEE6I2BiqE+vMHZIxZ2uMbuNJ9sQ67DzNblh3OHvqqmGGxGpPdBkyLPgU",
-	"d6GsIqZLAOxmIF0SUPWetTM/8o6c2tTqZr4nwRM6rJSECKfpC7cwMkmNTWITydhz6O8K3Y+9G4ZOKV7p",
-	"MTfiUm1Cb4pcnkwrErDMKxIAgP8fAAD//w==",
+	"7L0LU+M4tjj+VVT+362GvSaEVz9C3fpdGugZdpqGhfTO7nb6YsVWEk8cySMpQKaL7/4vHUm27DiJA6Ef",
+	"s7l1a6eJ9dbReT++eCEbpYwSKoXX+uKRezxKEwL/PidC4D65ImkyUX+L8WiE+cRree0BQbhPqHwhEIfP",
+	"vneLkzFRzSIssfovNDiLvJb+101z57do7/b1aP/33ftXwzd3B/Ilb07+wN3Q872Rnguaj0TfNO7uDl/z",
+	"/dFL+jpt/r4r9uXL2ztoLLGdZcQikngtr5/KrX22NYpp7PkeJyJlVJB2PCJea2d3b79x4HuSDQkVHwWJ",
+	"vNbOQfMhb+e1vHPMh0QKlDA2ROGApenkEA0IJygWaMDu0BniBEdIDsiooaZgbATLVf+42T946fmejEdE",
+	"SDxKvZa329x9ubWzs7W7095ptprNVnOnsX/w8t+e740F4dBV/eNmZ3fPe/A9MQ5DIoTXknxMHh78/Ph/",
+	"HxMhT2JOQlm8hiMUwa/InB7akAOCQkZvCRdYxoyqtavf1EQvxKZ7TZLcS3WVJEnQiCCMfmND0qhe3dRq",
+	"zugVY6PyauwyYoowUsfio7tYDlAsBUoTLHuMj9TyYGpnKfYn9c8BphQuVHIcxbS/FQ6wamz7ey0vikXI",
+	"eKQOrfIS9MZ+HWCJIoYmbIzkIKZDhLtsLOE4wjHnhEo0gjv/fzU3fS05wSMFPOW3IPCI2N37MAO8CiRs",
+	"D2ezVUvW7fTVP8cG9MpPGCWltasHgcitev2wbooi1ShbLjzmFvrS8eQkJR2v1dGPqOP5HX1tVMKvvw4m",
+	"KIqjjvfQoR1at5feyyAOh4Q2Go2ZvdWioHOGJuDn+YjCdNCoouO1vnQcBNDxWrtNv1NAFB2vdbCz29hT",
+	"3RRWgTkcvNLxHmB9Xvlg3+E4qQKLlLPbOCIc9aABwj1JOOxZXzgSEnPpgsfKzptwzjj0Mv9S2w9ZpL8e",
+	"/XT6oX3z8cPRP47O3h+9fX/qHq5uoVC2wh6USYRvcZzgbkIa0C4iEseJ0GMKieVYlObkBAtG4cdzdZL5",
+	"SXAsCUriUSwRuQ8JidRVPNhzffC9AcER4UB/rrAk71XTLfhfoC1EhDxOFWrzWt7ZafsdAqTCeuifW6X2",
+	"CpcZcua1XjZ9T4QDMgKioY7Ja3kxlaRPOMybd74iIxzTmPaXmDDrU5h0mTkFqdjgNQkZjQQaUxknADjd",
+	"mCqsqI/whUB3MY3YHeKqvyhMvr+7aHYi+WTrSMHk7JklQ3c4lqhLeowrtCb5pLzN4kzqpYzGI6+141fN",
+	"OnVN03Of43s1AuIa7QqUEo5GMR1Los596hiWu+jKa5texJWdPCE9qSiai3bNqS9czMGbpRZTCQMfaXyP",
+	"FGOBNoS+lE2EJbobxOFgSZDYefXmYPfgYHfBGT34Xoo5HhFpHuKR5eTKa3P5wDgiVMa9mHAfBZrj64yb",
+	"zb0wjuC/JCispQ5TGKs5UiwHnu9RPMp6nUXA4v0+jrlCu5pqOhCI798T2pcDheObGRQKydVNq+0dOyzS",
+	"WXSpZqjcm8tKlbeovs3fIbSYy8hWbDAsLO2J+zwhSXxL+GTW3UXme3lvd4No/tZUA72zaAfvdvfC/eiA",
+	"vOy96r8evPltWL2zKF/M03Y1ixpIMtK4IsV94GRhEb+PCZ/kq4BX4rkTRqSHx4kEhkDNbrCXmnsBLrvE",
+	"fTK9DvUrouNRVx1lj7MR2pm1GLXQ6rXsLJz8V9IdMDacdbV3+vP0zS66WHOv4avR7nCfvkxf/97kGmLv",
+	"q+/1LlvIU67VEcZynPORZqxHJidQuHqcpkkcwivZ/k2oXX/Jd/FFsyK6S6SmmWJ4PN+yMcCTA7+iSM9C",
+	"bgW4dcXyeC0zy0MmvaqJqvmmgoDXw4kgD+7h/BcnPa/l/X/buTC+rb+K7VM1ySm9JQlLiT6o4m1P7U1L",
+	"INiuJKY4lPEt8RUVgyX7iHEtlNmNmgWHjPbi/piTSEHFfFasas2mx3a5+Wz+qt4oeZdqrqnuKKr5LB5k",
+	"3hjTHeYxEnVHKuyqkhOoPxLsTMHGWxwZ1uVpL+bswz+O3p+d3Fyd/v3j6XW7+F56MUlAU6Oey6UBInj+",
+	"5h2NxkLxjIhRxbK1EEsJxbGPMJUDztI49FGfs9991GesnxAfsSTBI1x8S2f0FidxhEA2Umw3Ksz3rI+q",
+	"tH2jyAjMGaD/QV8QHIKP9J7RQ4AoHik+TD2+iElJIqQQZcYl4kh3QRtMC4EZk+UjMQ4HCAuEKWK3hG8l",
+	"jPYNF3UWBZvr1/iDvkaX0fzA5Ds2ptHT3uXxxYd/nF5dH7XPLj7cfLho37y7+PjhxHPfjTspoPWemvYr",
+	"0KBsOWiDMgPTmgoZ8QknCeEvBMJhyMZUbio6VL0hrcrUvQdYUSc9nsser5/Fj/osrFyymidxcvr+7B+n",
+	"V/+a8RzsZF/pKfx6+vbni4tfqh6D4ZTnPofpzeinYPu6j8FKVOuH8KM+hHeMd+MoIvTJL+C0fXpzeXXR",
+	"Pj1un54UubWUM0lCA56EKoEkcpm1iCREksuslZIGBJGIKTCNhcbChyhMCFZig2aFLo/axz+jXsyFrJKA",
+	"XrS1+QYdCRELial8oYY1SyGRFoxh5pjRZ2blrj++e3d2fKZI1OXp1fnZ9fXZxYdrtIG1RW9IJmqvGN3x",
+	"WJJNH5WPE+SlwjB//3jRPkIbBX7w9zGT2EdjQSL0sObZftg3eUYl4RQnp/kje7wQ1T69+nD0/ub06uri",
+	"yisKN3oWLZGjDaPsRnGE9nq7+E24+cyPwl2ZEszQmJL71DxOHCdjTg6BTFmrbog5jwlQn9gsXqyB/IcF",
+	"cpCtzy08rkJVcH56fX3002m1qsDY/IsaAsWRdQkio1ROilTELAypbopwWMXiVxH6zUbQ3YBQFKglBGoN",
+	"o1iImPZ9vV5FEyRjSInqh6ikLwBtBZMDwrXMv34oP+pDAY3wCkjB+cXJaU4HityZVp+1PK0lc19JW+Ff",
+	"0EkH/VRuvQlQxIjW1ZL7uMx65a1zDTb5TaN07ZQCNOZZ35CzT62HnlpQDzgk4Cwt0dsY0yFld1Q39rNG",
+	"5rh9UJ7lNsk1b/WjvqbVCPwlbZM3LX58E62Xr1gjrbICEQlAPI5miftrIP5BgfgSTxKGozZj7zF/KvN0",
+	"efSv9xdHJzfti4ub90dXwD7l0GxMOajLookxQQq009x/ffDqJepOJBHPCuBTi9MovbgadB6/XcPyDwrL",
+	"bcbOMZ1Yb6enwfLVUfv05v3Z+Vn75vSfx6enJ2VNFLiPGY+z/d0C73I1bWr3tbsZSrB8ZmtfxcJ9hF3z",
+	"vzXZEb6lMXzIqPYGCycoxCm6w4qdweHgT247L3kNzu3tNP2TP6OPFI/lgPH4D/JE3ubjh6OP7Z8vrs7+",
+	"fXriVVnDGbeCKDq6PENDMnnWp+GuR2N/M2tBIh7hpMf4SL1Zw8qrx3vLhgQWTO7TTHj/SMU4TRmXJDon",
+	"UYzb4Aj0tCO7/nh5eXHVPlWi+8nZ0U37X5enZZOoGnxLTYasc0J5mmc+x6pFOvTUuOAIhVywqFjcmsL+",
+	"kKjB+OmtRvKZMi4WoNxM9a0MnSD/WDvlWgL608J0BkLaUdNYFkGTlRIuY+3AWQCWL2V/T78QaTgPDq+h",
+	"x3uj7BpgGiVVAQtHFAUDKdNA0Rv4lwjQx6v3aISHRAfBYW3dxEgylji6qRDTDlWw2UIYibhPSYSCy4vr",
+	"doA2riWmEeYRMm9LIHM0AOAdGggiZUz7oiFIyIkUjaNj8GS5Pj2+Om0HWocsiNxEdwMmCNq9v8/wvRyQ",
+	"DuVEjBPZQEd0YjTG+ozQBqboNIn/wBfXSD1/ZPa+CfZZyTiJEKZRhzp7ExJPwMo6SiXozhsd6vnTh69d",
+	"dytupej4j6MoVuPi5NK5W+3aWzz+v11ffEDXcGVoI1DDthDr/kZCGfgISzRiQqKdl+iXt5vWIU7dwgvR",
+	"oZj3xyN15YcId4H8jQimAgVf3GF8lINXC32JaTqWrQ41bfQGHh4egsKGdVdPOxdbz+RPevfFHTjw+Hmq",
+	"u2+AHICw9cWLJRkthFvzLh6y0TDnGKwcoKJa7njBo3vAEuMS1UBviYgjA9cjMuoqiExiIRUHFsvMVkdu",
+	"CZ90aDjAHIeS8K1enNgOCnh0A8uzIcnSrYTcksQ2iSUINv34llB9ssVHrsGu5lnYN4wjdazx7bJvH6fx",
+	"KY1SFlNZFa8jx1y93O4EHXOiJDetCmQ0mRyiuE/hwZjnSCXq4nDY0Lr26IImkyz6svwkujFbvE4siYJh",
+	"u9QwiW1E9bx+x9As6wTLjo40bCTJRc9rfZo/QDsLOH74XN4KEOyiZ4fz5LuMJQQDfPYZTsTSW4wj4zk/",
+	"//QUYCUk0mqyeRP8YhvaCRLGyXIAMiIjxieL+pzrVrn24bQmJTovNc9HaJNRmmBZe4i8PYwheRyK+pd+",
+	"bjpUXrmJh69A7UVn7UULLTS2va8NsavVO2s8l94QLhQCjOXCe7t0mqqeybgfa9RTCx9fQvsqfJwyIU8f",
+	"xY3YiJWfxnFEkpgu7n813UOxUzXP1T1SG4WyAPMqHHitm2adrox5sYxDfx1MyqEjKAARJDhEKSfC4lN0",
+	"N1B0JNDDgXHctKuFUYWcJAuf9rGlWdfQWnWbCElG1eFO+lvG+UBYuemvo6w1w4Y2LC+y2/SbzWbeShsV",
+	"i1FKFXFKvifrvvXCI5csNW+8PnSN02jF9GAsCLdPcXGcncsyxZEN+MogT1PG4hN28b0lLDk1dADdn4od",
+	"0Ygrf9cV1Mslke7x5Dh0infzvfutPtsyP4Ii5QrfWbcXy4xphsGJm6nPmR1R/VzARxAbJi1j2zMYVHxX",
+	"A320Zm7DsWFOMk5eAFvS+LYsVg1e523MzhTz/Wg2p4opKeMhQhEcNjqBxigLqzOeAY2cx38yI7PmUBZy",
+	"KJanWEjzPygM8SReI4Ot1TAcC2mjXfHXZkTyfeL7M93NRcM/PHOypvB1KPyj6TH0ehK1i6ZVdnMF7C9d",
+	"LMjNmCcP20DwxLYOJNd5HGw4eZWyqSDX1uRerHy5VL6I+mquRzDPdRgilz1xD7NSpeRcRaZmn9aimjRn",
+	"C5dpL9VV+E8L+6VN2Ja+nmfhMm+N4qp6jdVME1gdppgaqwJbfPwmo1J56XqEqhU7SdiWADdpzJDzOhgd",
+	"MBwDmC3Li4JB3BUsOljN3kRV2nP48Kg3My35517edZ/IHGjPl5aPvGiDKwBwe1TPAuB2masF8LNo8cna",
+	"hj86JK/ghp/naq3SvuJ+6vNsRVRUwaXhfkyxlWbmcn95y0pQUBtyRpu7rRWcueVEVn/uHwxiKXIRO0gy",
+	"tFNgy2xaPB6PIH8ChLsKwm8JR+GAhENt5YDvJEIJMEmal4upZZl2Kqi/vjTG5Tsdg+Kk1ylQ6rLwiSVS",
+	"x6KFToEEU7xldwKJcuh4pA7B7V5kAj7PXEjGcthBdFoWSKqT/VMb/BcMcjzAtP91sJXv9bhO9LmElpHX",
+	"0i8SKgknkQ6AO7RBNXJA+F0sSKOKn5PsKSxbnjsM9gTDZYv90fGv3rOWKqvlJ2hABMJIq23QCE+QIPLQ",
+	"6m5tslj99l5A8j9BpAv30yA7G1RtKswyfDpKo5ryssn8WoF3nyJaVBtInsF0skoppKQVrrnlZWWXgmp1",
+	"hp7WXuNMiGwzlizvFjLzsFivRzipyHYGGA0C7qxXgUApFlpH8HJfwTtOEgT9RbXisOj1MO9Q/3Z98eEi",
+	"26d+KdXv7fz40lIx1kOYomAUpgGsrxK3CTbm4ULEoQ71Wrec4dVgxim7NzhbzM9y7t1dw+Kz0LfiNeYo",
+	"fnoj2aHM53xNu7kYOFuMmF4CIK0lWbjyvipQSjbYcqNOD1V+dDCcb5c9f7cr4Oz0qT0La/cR0MMjzSUT",
+	"JMZdSC/Ry5mBF8LaRHyUJmORmRYb6BSHg8z4aNxSOEkTHBr3F2NAYdS4yKxNKGsTytqEsjah/Kf5d2TH",
+	"sTa+PIPx5TGGFk0nK7S7IQjw0/ywp56SsJTReglox2GdBVP3BOSdvZTpMyyzNNFyrPZ3JZe4sog9twWc",
+	"ySrUzfbunpGB+rb2FN+FwrqwVGmEmX8vP4oSheJkIg0SKR5uHQ1YUb9AJeG3eCG9z+Y8sx20+BSTJQQQ",
+	"O8bbcTjUkSfl579Ya1Y8eiZr8IDZvG3dvHz2rootO49s8Gybc6/CbGmO5FfOi54xazO+pgfNq0JpqC9e",
+	"j/ERll7Li9i4mzgGbJ3C3eBDLpc8w7zSVNU6JGPJMU4SMaMuRAGpwOzOzgrDZwKlO+j0Ruee8xPRZfZy",
+	"Vo4rp96Hoz0fsDGHzpNqHWQJPqdpsJNJtoISu0l0BdLKThvHxhW2c+Qn52Jz0CwxUWNOlbiKJSI0IpGu",
+	"kVUoEDTmM8Z0QbqUbMd8URxDl8kBgqCQ6lF4Ce7rcLGqraLwYmmYLu2esQS0cMLR/49wNGPDaqTTWQfp",
+	"DoWlLa20EbBhCwFtDDZ9J6CFJQLFNEzGUUHkdWZTfGDFRCexkDENJdROAyYMiZQNFwNBCc6dZ1sEOTtz",
+	"nefsnEjpJqveTaZfmI6SgyAhBS7CyvACPFcZJflPaCN3SsXq0xZJ9AfVGzh5RkkNd+RMUeA9+EupFD4/",
+	"+F5JQpk24SbJcgw/VJJbqoeSHJfp8VBxGY7m5jEWj1y23StRdt8b0/j3MTGfjYv3MaOUzAjJNGG3C0XD",
+	"bIgj0+HB9xIsJHBaS9paLPifVSip7D5tikmBOAlJfDvrpdpmF1WgneHCHMNYh+oKPiCrJlj/JuZZNWMb",
+	"LgERz/CQrEUTIs5CfaSFjTnyVkxraP7dU4UZ6t8jvK4pzJQdgh0v26NdUuH6iudfhXemAadSmdBl8oVA",
+	"Cj0bgNSZhklWI3JagztDgnVF+BoOTFnz+Yv/qub1p0Fipej+ZMDIDeWzQeQHFvXy7Vf7Bi1nAXIQbj0T",
+	"0OIlPY0fL21v1Ux5GXimnnhgkF1M+4HiJDCXkCOGcSglGNM+GGsxWHHiECPJkMSKsZKbfocGGa4MfBRA",
+	"rVf7N/AlaUqiVlZXwjDmjGfIo0M5GbFbEm36mWPDhotdsuySsWxBYklgv3yFlnTy7u6kQzHVsfgm97kg",
+	"BAUa8hV7qZYFadQDtBFyAgW2cJLlw9nUodKZs1B2HpoH1LtRZ+xsLvP9gZ91jvYqucaVS2a4tc3ANGWH",
+	"6sXl6aaDeWOdwGQB+GUL/EW1N8yDoc+PYx+Oq6nJMvJPXUTrrr+AdE3d3qnAc8ZGAqIiq2m7LvG65LZt",
+	"Nd9poQTqPRcEiVlzV1HAHLPDVRYQfOGo3YWX728GVshWNNOpeb57snD6LZCpYC/lbjWX9WTkOrXPZ8Cw",
+	"2RyrW+2zLlPDqmNF2dl9XfbPTLGUhCso/r9P/9fp3DebW53O/U6v07l/1fv83//lLcB2vxjkU6I26l0G",
+	"UMsBHqiPxABznQcCklsoyTamirhAZhhdMT1AG+p39cwgDUYmM2y63m5qRMDHUHp9ETZeETNRuLBn8TO2",
+	"nigL3IzLe1sdKD4XX5JN4KS1L640qx9eJIXzC4lXAaatK17TF+DcNtfOZopbqFDOaLVYRtNoMmmBD4eW",
+	"ITHK+QUUmkLwUGe+2pWDs8VWYFvgnmkTsK3CP20FehRnP4uKKSEQnt7dgKE7zqTi/TSDOGAjp34+puKu",
+	"6LQ3g7jl92r27duCA/nKawLNqp+xYxT+Xl6zs9PVPWr3+J7zbV86fNyUzxMnCBe4IxSyERFQbajgx5zG",
+	"lv/mEQBLQvocg8XqLlZ0qhLdn9Twu5pMlQ/KBA6sCx4RdyW2HtOM6aC+13ToQEqg5rdnztkUptW68Oqh",
+	"9FZdZ6B5TnvT7gqUJEv6V4xYRLhhYvQeK7MPaW121GYn52JBi3MlZxlrTQVQTYHN6SiVE72oEntS5Xky",
+	"w9NVZ16skSvxWDV8KOQ7XtjnxLQtBukVQern8QjTLU5wpE4ROR8X40VY/PwwvXztDnxNV3+dLvJSylQ7",
+	"q8yW51eVJ5uupuX5FXn9Z1a7rEqEWVkH0P33+Wn754sT+Hz0/v3Fr7CSqgTsMzPKVme4nirzVCz2UVV8",
+	"2q7/5Oxa/XJS+WgLILKUm+0JURhCWMWqAoPDgk+RxkecmKRxSKHOabVrLw+cKow+t7ptuRSO4q9L0LNZ",
+	"KSon1XXdfx3E4cCk4b7DAg1i2YLy+zb/dpA5/8d0q5fE/YFEIU4r50gLuHve+5zC9bp35o5Z0kQUq5xs",
+	"OBBQvVmoFlfNGhmt+AuhS8pB+EA/t9T1bI5Voc66/Iw2Z1l/5xovdPbysl9wvlo3cXt5iGsSMgVrkoF+",
+	"D21UPBIbrjezoP1jnc5EVUTIUX5a9qhMTXRjbxjg+mf3MAtnuqxTcf5TSKqoC7t1WTSZflhZXt+FFKLE",
+	"S5U2mtzhidBm7yohYCanVQ4zdLZ2CwfMCR5VXTW/JXwLXPGJaihaKFBcWwvpZBC6I4yB/nZ98UEnhQgQ",
+	"eML6iOBwgHosSdidltAx6iaYDuH7NOD53v0WTLNVL2WxMzvs3QnWWS5IAdaeJx7FQkCAAcLCWPo2oGYk",
+	"V099SFLpAk5dD9HMFV7r9IxP+xJWpcjt56pemrv7C2NjtZKkBneez1IFLdkmzozr8Kr9ArIJLrEc1G+d",
+	"nym4EhTDDiqQIJaO2XhI2Z1oFTwk7oAG9aHyIdNRJ65HtK8T8dq0X1k4BALhDAVfNK180MmJv6DsUNVP",
+	"G+A5jSliqb75Dg309QSbdmY3URiNEAkHTLtnQGZW1B1LRMktRMZgXVtVpwXOQjmjWAyha0J6ErEx+IDo",
+	"xQttragl2Bbve7HrffH6loPv1HR5NtCGCaqg+jxMr7MgtpKBhfeXcpj1vZCNRrhKcylkFLPZhgNCb2cf",
+	"2Ox58104mdUfP0gd4+x5mLY5piJlXDvW8wrl1kDKVEE/ZOaGxNwbAtC1Emq24KsCTyHI5mKxBr7OvLnH",
+	"iLj6ocw9rAVHYCDmoSp1s41xy2NChaJ+FI8I2gj+7xPe+uNo69/NrTdbn7/s+Lv7D/8FTmyCRB2qi1Ca",
+	"CJkADVgSCYUtjOIABf9LFNphYlu32YIwU8Y7NPhfmDdyPzTQzwAWOpzAZCDUmctbiNCQT1LF2mMJicml",
+	"j4K/mv8LUEzRT8SkRThEQqsg3AZdHA7RkJDUpDY3GAum0khmhO/dQ91pVqXqrrrVHMCmLQA67XsMQYMF",
+	"iAoO1U9RzAKbtZRoeUitAEvGkSBSIJDPTm7Ojy9vrtsnZxf/owDE1dGUhvV8z/xHCB2qEMWsUoA7z2LV",
+	"SuxfrhCpimV2UtZrPyZFiRIiZkQvJ4z224SP5qpZRvgeiqDcyzZ4G07P/XYc9fOwTIJ5EhOeq6NFVtcO",
+	"uDhTutEHpycYsUOJkPEIa/hB+4UUH7oN2jAZONBrv9lsbrZgKkruiJAdOso9uLBEvVhqm66uQa5ww4Bx",
+	"qTZqNmKAl8oGagO4FYKUrFmHkrushLHqgDXPrLcD8aIWMrVwAoFJTVdacQOVCiKVFqaPy47EVRos3fSj",
+	"dTWdblLeXIVUUe9G8jPebdqgK3cj2b6a9WSdc2sWHqVfLUdS0VW2yoRw1DUXaF60vWGFUiNEGVgDAQYo",
+	"A1tDtTbgqT4BJE2WZdsLJqivYldSFMik/LiD6kJ3eIK6pMc4cWwt4JZejWBmmIXm2GCM8SXbTb66KqrN",
+	"F0WSP+IgH7nmyuVlnh+VDojLZPkqOFzYbVs4+oFd6jIkkeGupa0LC70jF8Vk5stwg31LODSrp+LgbKOX",
+	"wJlvfPAFUIZv6w+30BddiPwBPQRaj9qLuVA06pYgMcApmZYJCyGa2T+mYlBkjVogxU72hB25aL9ZJ2jV",
+	"wOtj4l0Lkt5BhaCXf92pkgPL6GraMD8z9045bqWkd42TJBZGA6nk3owMWldyJJnBcKEhYepmakR9FeNd",
+	"Sp7rOY9hRo2Z5YMUBOmyKpk62CSg0QlqxpzODnuZFUBjMtuYyBdnKMV/6eF5RHiept+4DEAnjmmjroTf",
+	"NotY6MxaCFopXJLNdjAHUVxZwlmfI/geXDfsNqsBdTaZeKr7xBLOD3aFrq+fi8Kz3S+6nad5BhTuedXu",
+	"ANngtRLQVKDce1lz/ZagFa63Lqd4pl0DHV26yT5o2JlyASPweFGykiir2ZEeZD53VsokwPJSHZKIFIek",
+	"lIFh56WVB+Zp03IgXGbbZVwxi7Vy/Y8c8zOQKX8qx68rWE+nZCmZLjEnd2TZELE+J0TOqbA3I5MEDQmX",
+	"OKaLE58sihY7z4sBlag+kzg5nh+zmoUsFtibWcRG4uR8cWRproUYKNgEh6yZkZSprCTS1wMleJfyPSVx",
+	"j6jmuuppqt35tdGskZdj81remzeNNwd/8YoOpM2tN5+/7Ph7D51OQ/+x+/CX/1qsOCzs2q861WwblfCa",
+	"ZeipYKIWvKTzckIfC+0sJRTHCt6pHHCWxqGnIJH9DiVUWB/YE5YkeISrH8N08p+KwM+s6m7Glvi2qrUO",
+	"VDNlB60tPTcdaLRVP+qznABxgZXTcdIBY815OWtRORuDQvs0nFwSihNprV9GeePoN7Z2K5i6Eb7P9V8F",
+	"zUhJ6VMZf6g6s+RaklTMcgFwQpNHeKLkiCwIGYJsgWfLVDQHh6hpMhN2KGW66eahkkWwkJqxu4vlgI2l",
+	"GUYqvq5PpHmZ8B6nNFjztTyKJComMSSPOkJJRqA+HXMys2Ozkp9OL4unPrdDFXa8LDhMlgg7eIPIy2Ki",
+	"c2fTwP5eEj67BWCDs5Jlp/z9clZ2ibLrlbOeQtfCPKVlVeGcy2JarfqszjIZ7EoJ3bIUUqWMTZU5eWnd",
+	"lhzHctm1VILBTBdQ49GJNiTBIxQOsNz0kfHoRBujOOSsm7B+P6Z99cF4faINzUIr9IfTtBAD4PiIGsdQ",
+	"x1u0ChubOnNVsn4v7tfLbHas24IVcI5Ov06GNj2gTtFWq4ZItoXjbMFLgNxYslPax31t3a9cdTjAMV02",
+	"EVsafuTJU22ZmPeJ/BmLgcR98VROzc1BV0Futc0t8yGBgEfzmzb75SkWrCXP+gFocqzhZYlkC+5N+/Vq",
+	"IX7O9mF5mpztKpsVBUswxaUkbjv7Bbbsfz/hrT+aW28aN1uf/9t2dH+rDPK5qsyyV/K/1yk83sd0KGYa",
+	"uOyyvlSIVrExdkLgBNNGpRGmE8dKtdhHbaQdkOeYcVJOeoRzEuVrmT/kWJDTEfstnjHeWBAXYOt4PU8n",
+	"b5nWs9z2a6Y+Sg+adVu+OajVsqwZv+3rdEWeHqIKHy026X+Z7jQj1YR+VmPtmI6GZKId0bLg4DhqoAsI",
+	"/R2SiQBzO+pxQrZ0bLEeXxyiwFjNwfB8x2NJtkDc3shM5GiExdCUYNY28M2qEsqWwCxyRy058CtoDNNa",
+	"fglOTkm95kU4fRpzWoK3MCejbufOacnmoq66Wd6zCrSvGZcXvCQ+YRGabNeV9Dj3NatiUhbIbEVmpG74",
+	"j+vetshDSvssnjBKMsPqtOoXhAGtCWI9hI06SEsZWQDItJdpQWVaVREAKBAox18IBfkrVpfWMUM5Ppvz",
+	"rFCujnOuCtOMBw66jztQk1FKVyWJJTKB0E914l3hYcz23nU9YKc2fkGJu2drMtd795FUqA6nmEuFEKGG",
+	"P5TzVQiKxyMleDFjPEpToyOLgPmft5kcsu265+89vzhjgZnfHoT5vD1LbkLICzW/jzZxFLpxInRlmAUd",
+	"r6Cd8THOIGKi+Sd9IQ/102OVtrA4S9b0+uv3KS69Tq/88uq1d24PeMsyPDtYW9+te2fFi/A1bM2riDN1",
+	"fBVseI/j/siAfObrcJj9rHhCbjL7gQFt+pU7NtoZIsZK3rSdZvarLl57xV4zA6FJyXyosJeOfzTeHrEU",
+	"KHBOOQALpuMKklswc+2SwYrgtS8qkuvz/nhUJ4V9sXTGsjmJV3jUbprhfPXzD959O3OPHtxoDlFgDzgW",
+	"VuTYLWXErp3lanZJlOHMgEnAZV/vGNnQy6adcZBWmHaZqMU6owXc0xTDuaSCbBTnwtwyViI2Ts+iRyWT",
+	"j9rsWHuE1xboClauWfJPwUt+5lm6fQ6aVXO5luqSFP3uGO3t7b1BH9vHWlcxcpwvijab3ebuy62dna3d",
+	"nfZOs9VU/9/Y2d37d8HzAkuyJbXDwHTcTx47k28g802ocst/DBKKjByoI49rCLlxBSutnaxfCP3+48hH",
+	"OBHMxJuBlDnANErAlhKoNmeRxruBCU7biqOgeHyq1ZJeDU9AEtPssf6mHSvBqiHwnT8Ljx2i4EtHk+mO",
+	"10IdT4eC6YhDHQDW8R4Ck/TLcNdqhzVzFk1h6iK6KdxiFe5xSiaViu9BpkMlRftedxwnMqaVfEZZNF1a",
+	"I/o+HpLqS1Bfr4i8I2SGslTrBmeGxuvP8+LibRujA5uhtWJCvrN2tUptJhOxyYAMmqtCEN/IRwPEOIqK",
+	"QLw/KNlsd7befNa22qZ/8PBpNIg+V1tsp67Q+CrOdRgqO2iRooOweWuKHkMosXYMY9QYpBurK1y9qMKZ",
+	"Te92taBKoiD8Ng4Jsu0L29hQrBxIsQdNFOk8ETER5nltHqIwIZAGCQ5ABy1aPTPu45jOiDmaY23QAZ+1",
+	"lSCuf+k1SSDebXZxihxs7gYG84WvRrvDffoyff17k2vMd1+16McUnsiClOpkDeVKNjG7L5dVsyc2q37e",
+	"59nQrItqXz3K93km3F/QZGJCczUXHwvjvmF5eh0CfYhw11TUwlSg3D9xNF2npeLMSzBeAw5OnB5FSMvc",
+	"ogrKx0rAqwtvmWMOT2p2+3j1fur2Cxc/5yK/RhHvKsDMh1+8uKd585U2ump/vnx4SHczT3MFMGsQt8GF",
+	"vmZGIa5rLJW8q0BZ40dJhESKBBmH7NIr0h9mWPsfh/1hmbM0rnoPikWEfWCBchYQMWpsBc56c7RIbqXB",
+	"i9EO3u3uhfvRAXnZe9V/PXjz26gKL04j1mj2CMPKhBxYyCO9mCVPAbKFW/VoNXkrXo4hXI1ZyzCFj02a",
+	"mlKCnHb70pS3tViuOHiG7Cwx7DOJKLPeM5W+bJTcP3Lv9RJZlHI7rSpoAxCDhUHfiupZMaUM4l3wrvEk",
+	"V5EUrfzKv3FCtIodrgpJ5kf2bJiyQH4dcn1QSa4t2Kxif8+1p5xwP5XDzHVGOgepDUypVT+hctBpiYga",
+	"XK5GRDhjy8W4q5p1iUCSgddH8Fcj+RY5LCuG/tW6OTfMe8z+Njxk9reh9tnf+k3fmIJwuYmsYcNcojzb",
+	"dMxoI29oFttQKLJS4J3CMpXEbBhDhqmeOYn8EEzkjTjUcVWMkhcC8uBo4QvyTY1pRDi637L5eQrJ+b7T",
+	"81ghEvxOkN/KkN5zIrtrcFpYyTJ/jeVAD/dci20TIVcXIW0gs04QUN70Bw4jdYSxKpQ7lUOkgY6kCd40",
+	"bCSIuFHEiYBUTZwIltwCNkajsZAQbNAlKGEs7eJw6KOUx7dYEh8lMR1uJSzEiY9G40TGIRZSzTamIiVh",
+	"3ItJhDbGNFFD5w7yiI+pKX5q8kjY1H6QYvDm8ursH0ftU8gpsVlk6WEbre1tjQDN7wpdbWuV8nTB1Nm4",
+	"qWZJ7upEUisU5r+t9D4ToGYVYp2bguDrFmn9WsrG70jp92Op8uaXOS1C2kqo1XOVoJ0mhhUaf8vMAWaL",
+	"pUAi7tOY9k22ID8LBUPdCdKqTGQGBuPWFZPuT3qiLNvVEq9w/SyM22ZF5qO7gSDhTYD+G3WxIC/3FVLa",
+	"20Uc04iNUHciFROusNTP50fHaEiAA1d/RyRkEdydJKLxw2nVsyP5XJU/SpBwzGM5uVYr1BDWJZgTfjTW",
+	"Htn6r3fW3KupLTq6PFNH5PnTjIf55KMA94c3QTGFpUQJUazC3q6+hd2SjwccFMAPTJsfNiSReniAgsE9",
+	"Zn2NsM5Wqe25dm0jHFOJY6rrRcIpZ+xDP5aDcdfhGyz7MOUErZ+pn/lAEz/PjEQjk5wcHZ2ZdLNow6TL",
+	"2IJwILeYe4cyxfv87friQwPpdKcG8WSCXvAFdSw26ni6kIGPOoCW1N+NRgM9BL7WeXZoni21qrPmW5Bj",
+	"ZlYNFAx3PPWz2Yb+wyTg7niQr6PRoR2ql6jTfsWMIgOOAgUKJhiP/4DfW+gt3JHJZnp0eXbzy+m/TBLT",
+	"BvqFTHQQwQhHpEMBNQbmhsBbXENrcIgwVIuKAnhzIzzRodjgIPDTaTtfiHBWh8dyQKjiOyV45WovfhRi",
+	"DpY9XXNUki2dCdlk98sUnupHsyT4G0CSEwU4CmtDBSxCo5TFJvpWDWJCPfOEw/Dzpt+hWKDgn1tXWJL3",
+	"6qetv2qXBVP79Oy0/Q4Fha89xkeHepsYHTSb4DXWoQOcpoQK18cM5jDBGGpaEqEEh0OhdSPgIZ/EITFp",
+	"Fsw7OD9rTwE+UyODYb/BeH/bdBLbqi3IPDJxnpD2yT/H1AQnqUft+d4t4UK/jp1Gs9EEj4mUUJzGXsvb",
+	"azQbe9qKPQA8op8W/LNfhZEV66qvSt01uHzY1M0YpfDQJMJICUMN1FbXak5UMC5NQlnMSYd2OeRL605Q",
+	"EEdBAx3p3qm6VXOVKBZ5tFASC6nPLoMtRVBhQTodss7BhEdEgr/TpymLOaTPAk8XX2dS2QEGVn37fUz4",
+	"xLpitLxUxzTmSXkzE97O/AiaB786VTNKCYcNzppRpwavnBKiXZ1A3mVXABZTg/DcAp5jMWsxmTa9Xlbi",
+	"Qsrq6fmv1c0PyeQQBRmxC0z6lq6tYFq5DMbl28mSy2BcvoOk7rNWolPTxoweokB9rrUUANzCSnCS1HGA",
+	"zuI5Hj77+ZXqYI4H9ZtFg/DkdpvNctakFEoIqvVu/2Y4uUzAdlQu5tV++uLpRGiiOrTzc4HfnOfFpjg1",
+	"Payxqb0e7f++e/9q+ObuQL7kzckfuBtmmXBaXj+VW/tsS4Gm/TVPBZBnADDn2eYYcmseCRELiW09NjAr",
+	"ebrkYYEfmlrqgVpqs9n8NxxsUbNYCJTeKcdFq+fkxkHvFMOedx5cacTozJcAwILGEXifaUsvYLos6b2C",
+	"OSeVbU503ttyAVWTmh7b5eYPvjPClSWP9UfJu5RGEkQuM4rQKkiXxNbaz3SH0ii191TdaWq0Gvua7gAX",
+	"u69fa1XP7FVvv8WRVVpBl53FXT5SbHg2LRvv775Z3KnN2DmmEzMX2FsP6qzvjErCKU5MGA8A/2iE+cTQ",
+	"VpQRVx2i+clQNO+zUz68igsH2q09c4DYZn8BCwyukpCdFGUp6yz3jXoxJC09N5onyqQpCtM1hTxmpAvv",
+	"TvL8vQjr/KGNDg26MQuASe0ShJGIaT8hNhsI+KlmyYcJlcCLmsZOPLM47FDI1upMrVmbWHE0HE+2tYQG",
+	"jGIDHVnGhXFbNbVDgwJeDIxvUlUyEieHCbb9ke4edCgELNgWTif4XsUl6SuBg8nzMr5l0WQ5ctONmYKA",
+	"0/uUcMhmc0LexWohkoUM6vj/TJIUiq9woU1gCrsr8Y4PiUSSExqBemkRlYqmClEZzW6f4USYRSQ4psWh",
+	"tVegTjWZJalXrdVCPd9rk3BA4xAnCFOcTEQMi1kdDUvLqSzyBBWfvJSTMIbMZSmWsYmFMYkovJSzHhEC",
+	"FNqeTTrh9XhMaJQoTsQml/jkwdKVGJUA5UjS3jjRz1GDsWYDsuQGNh3BJ89EuH8upBswP+ZSB07jhsKW",
+	"lMitLpG4oVso+RvwQ6Y30u5s5jRmRNMr6iwcv2InGDgvuvVJbU6d5VY4wNLeSKm0lp6tWEzLwERF/SxD",
+	"uJ3Y3JKXsHFlLvoFe/sDjdqXIPhFL8eHoi7ILKPE5O08kslL41Mj4Jrram1vg0FnwIRsvW6+bm7f7hgJ",
+	"brsG77ZiVnAJ3u5pPJY+8mgem5UlpYfKP2aja05rzWnN57Sae4s7vWO8G0cRAT35/k6NHpd4kjActRl7",
+	"j7kujrO/c1BneVlOs3MSxbhtgm+/GUNozCCWj5jiCB98q0Da/mJsHg+5n3BFPj/43c3Bl1ljSgmMs5zw",
+	"wE3oHIK+YrU6tM9Y1EBHRru7ZQqgQRgAOKNmhb/04PvNvakCllUsk15bzjKtQkx3/KULCHfHIFwQaJeQ",
+	"vW1FRVNZ98UU6n0B5wVhW1IgtQx0p/hns5DGPKz9NBxddsteiKOdJa1x9BpHrxJHN/cX9/jA5Ds2pt9W",
+	"4D4xBqpZ+NWvVspfETnmRpDUMnUJmRqEaS1Z2qVDYUaTTNvXsmqHMqpQrEDBp8+mlNdD0ED/0KV0tEtj",
+	"YNn5RpYgSFuMxJBEVYj0JyJXi0UXSaHV4mV91ecKZM+6GHxaRv0M6V9sityqpLh7U7lt93fz1LTeDtCR",
+	"v9gCxV9Rrn2yNLuMDPuVBNHZoqWTaurk7Pr44urkpn3xy+kHr+XZglH6dT9Srf0k6luL7K5J7ZrULiC1",
+	"PwrhzNS+M/TURbtw1Tx5E/2CziJjWZLhjISLOCRC++YaemorUxiLN+i5gRwfIgYJ96wr5ZCQVGuOO1SX",
+	"qWugwPjeBVrbPNP1EodyjJNkYn0wTWXOIEMqARqxWyKcgnA6OJoyqal8AwV0nCSBIxk1OjTQeKqFNJoK",
+	"dI6HLlf40tHd43Co1fkBOKoEVQRfu/U9WdlcojmWhjA+wokbhubF1NEq1ceRRY/iWoq7RzIsmaPtp8Km",
+	"si18Xq2OLTuPr0Jqyg6hcwU9nXNOwbZe2ZoErUnQN5f2/qNUePq5LqfC27Y8+my/sI/gZKmdLkWhEgYC",
+	"R0qMuMKBxvFqwMY8mSDOkmScigZ6Ow6HRIoO1fUr4z7V2Us+to+hrYDsK3giWk5tMvAljalAgRoz8E1c",
+	"tJAdmn+SLPC1iRgk3y5MhLqQkYbm4Xq+NdYq+VeJzR36B+FMHCIQtQQKYRcSCLEeREBszogJiV7B2tSu",
+	"s8XuvXzZofZX9d8GCqwOM9BugUJX/xRxRMShoaf5N1v+ShhrL6RdU6wFzqtu9XCcjDlBGwfNPTXpQXN3",
+	"09eEXtfLlHzS6FCbLxm88rRfopJdxSFKCQ+VXJMQAXn0jKUeDWIhGSSOB9ajQ82WUZ+zO9SdoN3mX3yk",
+	"c0BNYEB1ZjFFO82/ZPVV73Eo3dK41VqBowy0FrjvXUvM8yyHGphsxq5DtLtvzt74YaqLr+PYpTZc8Ouq",
+	"kb2rwrPslEYzl0bZXZ2VSLaCdeiHhO7iSA4OUaCOpNYxxApj3IKsXpP022s7sz1X6M0Gl1KtorEacjtr",
+	"y1N7BH95DnbdTyZtrfbsGmU6kpeQg/uqUGvv1f5BYw8YJy7nz+eWynsDYWp5Kbs9dQ12zqY7527FnDvN",
+	"V7uNl9WT7syedK80aVOdtmRTA+wVB5A4sTk+XRXSrl99SK+nqxFCJvXXO7uNfZMr3RwaZEPfOdjfb7ws",
+	"lRLc2S0fkP7rNJ9xrFMS7j7B187C3yK+kxNFfdd85prP/JOoOrSpzyWblocr6omfoveoZALz1AKz2cC2",
+	"U/8sdSoS2I4+5DUCZ/isHgHVWXuNyj7QsRk2lXEcYsTHFEI8bLIFnRbO+uDJBgpMfEdgor/AU++FQOyO",
+	"ojhSDA6wdqEOz8hmhnzgqv9R/htldtoOHWBhc6OjCQElSmD3QvuKrsYJcRjdWBjlCdpgHMXUxPxsah9D",
+	"UDhDZxLZvlozY+X1WeENx87Br4rEmqi+T188c3Y2Pa/3qrmzu7d/8PLVa08jasufaJXDzYAkKeE3XSaz",
+	"PEi3io+bpqD7u62dZmP/4OW/c1u1OKOKQuR/X4yl19rZcSsh59UY1G51/KKnSHxMwwW5V4XEEvKL2pOG",
+	"vN7u3M3S1M3CzLkvYjaxdb4MOQFQwrrUWdkK1kLWCnB0eWYsAUst2UZs6uf3OKqYQ8oiN3QomZ7D1Zo+",
+	"runjn4Q+gtN6EWU6BDL79TnIY7F06YL4OUsmS45OOiWxKe9NZTKxNEUrPTZkTIQbPRdHm4qAccZGipYo",
+	"8uiOqAR4cks4EinBQ6Gp7SHC4KLdoRInQ4XcbAlGrAeCSqgmUqo0nI2/1BbE2RSrUHB0uYOGOJ1Z9Ric",
+	"dvZpVga8FY5VbftuEIcDHf2m9o5EyoYEbaj9qu9QfSvanCUgmyrBSyDiUrngykXKQem2bEZTtapZSzF1",
+	"mle8lOJ5gR4IVmKJ48xQSUs8H7OerM7hCpUHDmdjsy7UMawA76MOYX5a8mFMI3MHnuZ+jBtGTf7nWPNa",
+	"igNy2A6cxl5egDtzQugljHHP6AoW+a18P3Fw7g0vEw43VdR5zZGsOZI/EUdSIIlfT2jPh9/+EhaIwVzf",
+	"7HeMZ1WYCzQK0iSAU6EWoxqoXVH1vEN17gMu0EZQ8FcLfBRM+7UFWkzOLE1K8p4cdqianpJ7mSXyAO8K",
+	"LDWjwrglVVgasg6VgRBGlNyBISibooE+EBKpT1DNEA3JZLbft7u21Qnd9WiMPdgs7fbO7kpwcU2X7MJl",
+	"xwL1GV3b6dfY+JvY6V3w/Z48tEvoYTYyrxQCL2gV229wqO+6bWuUB5gU0CNoPkEgjCXkGZsyqj4L4npG",
+	"TloLmQt56eauY9cq8tL7Fax0LY7Zt1KdFu+29ne9leDZZRDsGrGuEevT2dzvDk3+RGR9HPlIhnexgqio",
+	"+rjEcvA4Nnk7t5DPsXu5nV7k7LHvuPn4iCUREdIo83Su3Q4NIL3Q/0A2oiI3nYU9hpjzick2Edj6wIF1",
+	"/k0xlzFOdA66IK8JpW1q6A5cL+8gp0WWpQwKhWq3ojpqvCza5Gtr8wIswgBtuAe3+S1SNuHVZmzK1VRO",
+	"EWtvJPqzqSYGHVFi1ZHqTZF7CRVHsASvb11Cy0YlsQhP/l8hM/WyxHCJxXW9YiXt6tijonfJzu7efuOg",
+	"5D1y0HzItomtl6Le5zkT0mhNOZaQ5DMWhojO3+SOVcNNb/KJarPdZ1Gbmde2jPYsE8fXHMWao/jzcRSg",
+	"RLNESNd3D38gBsPlIJ4QjVSZb+saok8xkq6aTEmL3IkLthwFkP1GfpLWoNehAo8ICrQRIoDSLiQRmlfQ",
+	"nzTuDHwkBjq3qSPBAgG8l40O/RWSxnY8XXXfJsYNHJ4jVovVCa+2IGDKVD6DDtpvOJl0aBIPCQouL67b",
+	"aPZ5butelXFI6lzMPh8bh6QzYNMrxkazwNe23DZTGag/050gTkmtUCfaXmKAa9utfj6i4gArD2mCHnCF",
+	"9beiGj9iA2kyceieZgC2AUy29HGWlwW19GuuKi/9r65H12Vbru873af+xnRidL3yeQFS9oGijb9dX3zY",
+	"9HWePPMygOkNDMCDqxsfrzWzf2pyf0ZvcRJnWGwdRfXtoqhUr93Fvc6V3ON0qXEqOoyS4lscJ7ibkBLn",
+	"o8gYyumYZXMygXxGzFaJQj4L46HYAghzxgK5yzx0qD3mPL7VWUWmaL5ooFMcDjrU1A3V/kuBkiFbJkX9",
+	"b1mN9QAlMdWMDUbdBNMh/NBCAciPga0KDKqSDu1x3B/lZYIz5oPqLOTgaUUtt2HmZZQEaCNniTKbY2Tz",
+	"ToF8uwmpUXQAtGFegAUDVglOu4GOUNBCaUz7QYeGbDQy+7N75xO0c4AECZnqqL2B73AsY9pvoHc6rkug",
+	"nnpdRmmjTaGGFFgrJydqNzHFfAK1CpCuMpDBViVbBEOsgjEyuvvl+JoT3enrcjX/AfyDeW1zeWvWQ3oQ",
+	"GA/phLVrjcGahVizEF+LhVgtP+CjTLqszxlIxpL5pgxoUVAbgAuOHHOK7tg4iRDr9UwiB1D0tsBejcG3",
+	"ukMHmEYJeP7oX2wGk8B8CExlj6lyh5va/xmm71CI9zk/vrSFCFnPST42CtOG/l0EEMQtINB2g6rD6NBA",
+	"cw+6heYfbm70b2p0w1H4uakkKOeNGoVpgBjv0OB/TdUh94PJDB4LZLJQafclyPsyjhO5FVO9DR91Jx2q",
+	"VqV4AjhBODuBsIkef7mPNroTSPuiWZNNHeUOOWMEGuBb0qEBdCKRqRQUaMbJPR11pGJIInUMh8DPgFNU",
+	"iKkuCdmhXB0oiXTIUR5wvqGZIywYzWrxUObEu2xal68O1YCh2I6E9CRiY+kjnAerq0Yk6aGE4Fudw2ak",
+	"2syt29JmOnP4aswqNqz105c8gsfEubSQ5DgcEu5Womw5UTA2G46OJr6F5GimCzDBucmm5NPP2BCNU4QR",
+	"MKIo5XFIckNUn8gb+5O5xSz9tMOQl+voicmoy2oUGzPtqurg6dpBJvUYVLKcVh1iHmqH/ohBMKFZtPrr",
+	"5kbA5+XWrc1wlcueXqA9ZjN5tuBRmD4lDioHrFppaV4I/VbXjNDadPJn8jm2qHWFGdEUQ2FLms+PAs5K",
+	"rtnmmra7dvxDU2tTUxSq45QG7I42KsnFr3beZ3ZB+NahKLXTlBZMwalAOCEcSrWUMmPaYp6f6leStynJ",
+	"7gZmreGr0e5wn75MX//e5Nrkfz8/wVjBt6BQ125mPejvJ4alqn78AgO8W+l/TUXWVOQ7refkYFFLF7Kf",
+	"Ztd0uh53dQEmgbCS1JBkVt9qnZczhG+Lq7IeiCF5LuoODQwiDDaNnxvUWC6UALVlmANNG8DczO6ozmc5",
+	"IJx0qBJHupPqCsxQecmsRcexGjFrt5m/0A6tFQqiyx2Y8Z+SynIeqn4Ubq6LT5dEd1+vls2jaNw8yvbX",
+	"2iTLFpv2dHHp894vf3/DX//0y79+5+273z5enrw+e3/57zO2+x6/x9d3r+4/tptXffHbb6//Z/UE74n0",
+	"ScP8IiHHwL0TWaDPYE2p1pRqXQ/n6fVwcgpRQVFdiWn7i/nXEnVxTA9dwJyzVMADTgmFBMARSeJbSH1X",
+	"Fd44I7jRpWjPWdZmt6KszXzs/FR8WDPE0Z7pOrpxjQe/ofHLAO33FNg4F5XNCWe0L6ooDPhZYpki0zEV",
+	"tbhqjLTWt3wV9rMmnl3j1zV+fbpe/XvClj8RuQhVLqei/tXyhbWqjrjFQSqqjhxWVBNhgthk3nMKiaAZ",
+	"dUTkgNAGglq8UDS7Qy3Ch6JXmicNbArDK7C8BjUTbuiM9CvQsszTDSyL2b5JcRCz4s/PSpL++mRaU0pT",
+	"/ZVoTc06I5m4tK40sqZB3ymP/59YcORROpLtXL0x19hserwQjj5Em5spucvMzT5i0AmonjFOaNZ8rr35",
+	"JF/DN8lkmW9J0/hYOKuuinw3haDq4lezv8m17vY8qRilJKNU6njpmsQNSBZcBrm1Ely0g3e7e+F+dEBe",
+	"9l71Xw/e/DbKNUvR7FZDk2HmSC9kZkEsEyYOaa0BmFvez+32JTpo7pmf9TEds4h4rYPmnu9Rcj9n2L0D",
+	"h1RmJbqM+i4v6TEtEX53tnALJ8vYxB315Jr+runvn0oGdK3pqEAkViwP1qCO21/Mvyfqdyj8tHzAlzPn",
+	"YpJ1ks23MDIdvEtNc4T7OKYQDMYY1eEqd4wPtQNzjxPio7sBluALBi7HGmf6eeZpHYxujmErjoIGOutp",
+	"Z2dDZqAwlqkEkU0cCxToWJ1AL6KB2niofZ2V0FxTWr1SZ1vCiNNqy91qPsVdzO9jMl6Xu1+jxW8jlljQ",
+	"/S4wKbypMiqdLCkqcPAG2rLeHV+epoCrRGc/xbdlo6wSMIxhwzf5NkgEbkqgOGugd4xnxekybBTnGb3u",
+	"GHg8YTnmxJTHAUwHwS92YMGgHIDqKjo0xBSJu1iGg8y8kjCoUWKDah+F2OD8Cn4lKzPHfD/ePse77/4h",
+	"3v79bMBFeDxI/n52/o//7h6I63+JlHVfsZMf28Mnd/DJwXJNYdYU5j/duF3pKbokfZFEPBNZ+bviBBV+",
+	"tkxtQ81lMwtIpnU+GclJGCWH8MgtO9mhYsDuQD00QyipRRKOkDXgZJOZGaB6/CCmfV30lQipqI2iVXkN",
+	"eePhu998g349ffvzxcUvNydn10dv35+etEyQJIqNJq6K/rSJmO0GMIOfVitBWe6INUe9xnffF75rvqnB",
+	"L9XMAKHQ2jw2oPzo/AKjGovscR86rxH4haKG3rzQ9Sv6QV/Rt6KxCn8vsPJAxG845rGcAO3sEswJPxrL",
+	"gdf69FkRSBPRXxFkrdD90eXZC4G6WBCUYjnQWYbScTeJQ/3rx6v3CtKPfjr90D65ufz49v3Z8c3Hq/eN",
+	"jF/fvt0BSmyWV55FF1cNGYVK9nm9kyTukXASJmBGNmYWE005bbVpm6JqkiFMs6T+A5aYkqYEKsTbxA3O",
+	"iFnihukx3UyTujw7n8DKxibboy2bwnrZpM7IxZyYFUsuVHC5LdSGVPs40XUxfdQ2pTlh7n8WZ8hq61XE",
+	"mUNJfx9FYw6oR9NsRxqWDE3YmKsbFPpeTXQR5BqAGv1oTCPC0f2WG2hnZs+gTN1t3iJzBWwYCRQYOMOE",
+	"LednskTgufYKjyDHjnqUM1xFSpBHJ2j3/h7hcEjZXUKivlE1wDk0ykWAqQ2rwgLZvakmereRrRzzFXZr",
+	"Xa6/1m7N3jQHDPUwiJnar3a3/BqHYIyCesavcRQvrBE4d9+KKSCcCLGxVGhApwKTjDlHY3QbX+VMrMPO",
+	"1zkN6w5nb101zJFY4ysBQ44FvwYsVJXYdgmAPQykawyr3tN25mc+kXNbq8XM91XwhA4rJRHCWT7kDYxM",
+	"lQSTKU0ytgn9XaH7uU/D0CnFKz3nQVyrQ+hOkMuTaUUClkVFAizg/w8AAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -54,7 +54,12 @@ func (s *Server) parseAgentBody(raw json.RawMessage, creating bool) (agentBody, 
 	if err := s.applyModelDefaults(members, creating); err != nil {
 		return agentBody{}, err
 	}
-	if err := agent.Document(members).ValidateMembers(); err != nil {
+	doc := agent.Document(members)
+	err := doc.ValidateMembers()
+	if err == nil {
+		err = doc.ValidateTools(s.cfg.ToolRules)
+	}
+	if err != nil {
 		var me *agent.MemberError
 		if errors.As(err, &me) {
 			return agentBody{}, invalidRequest(me.Member, me.Reason)

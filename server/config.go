@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"github.com/agentd/agentd/agent"
 	"log/slog"
 	"time"
 
@@ -14,7 +15,8 @@ import (
 type Turns interface {
 	Prepare(ctx context.Context, in turn.Input) (*turn.Turn, error)
 	Generate(ctx context.Context, t *turn.Turn) (turn.Result, error)
-	Stream(ctx context.Context, t *turn.Turn, onToken func(string) error) (turn.Result, error)
+	Stream(ctx context.Context, t *turn.Turn, emit func(turn.Event) error) (turn.Result, error)
+	ListTools(ctx context.Context, accountID, agentID string) (turn.ToolListing, error)
 }
 
 var _ Turns = (*turn.Service)(nil)
@@ -54,6 +56,8 @@ type Config struct {
 	// (AGENTD_ALLOW_PRIVATE_NETWORKS, or AGENTD_WEBHOOK_ALLOW_PRIVATE for
 	// webhooks), for tests and closed networks.
 	AllowPrivateNetworks bool
+	// ToolRules check the action handlers and MCP servers of characters.
+	ToolRules agent.ToolRules
 }
 
 // DefaultModels are the models used when an agent names none (the README's

@@ -121,6 +121,7 @@ var operationCases = map[string]operationCase{
 	"deleteConversation":       {invalid: withLongConversationID},
 	"getAgentAnalytics":        {invalid: withQuery("interval=week")},
 	"listConnections":          {invalid: withLongAgentID},
+	"listAgentTools":           {invalid: withLongAgentID},
 
 	"createWebhook":         {body: map[string]any{"url": "https://hooks.example.com/a", "events": []string{"*"}}, invalid: withBody(map[string]any{"url": "ftp://hooks.example.com/a", "events": []string{"*"}})},
 	"listWebhooks":          {invalid: withQuery("limit=0")},

@@ -82,13 +82,13 @@ func (s *Server) GetAgentAnalytics(ctx context.Context, req gen.GetAgentAnalytic
 	series := make([]gen.AnalyticsBucket, len(rep.Series))
 	for i, b := range rep.Series {
 		series[i] = gen.AnalyticsBucket{Start: timestamp(b.Start), Messages: int(b.Messages),
-			TokensUsed: int(b.TokensUsed), Errors: int(b.Errors), P50ResponseTime: b.P50ResponseTime}
+			TokensUsed: int(b.TokensUsed), Errors: int(b.Errors), ToolCalls: int(b.ToolCalls), P50ResponseTime: b.P50ResponseTime}
 	}
 	t := rep.Totals
 	return gen.GetAgentAnalytics200JSONResponse{Body: gen.AnalyticsEnvelope{Success: true, Data: gen.Analytics{
 		From: timestamp(q.From), To: timestamp(q.To), Interval: gen.AnalyticsInterval(q.Interval), Series: series,
 		Totals: gen.AnalyticsTotals{Messages: int(t.Messages), Conversations: int(t.Conversations), Users: int(t.Users),
-			TokensUsed: int(t.TokensUsed), Errors: int(t.Errors),
+			TokensUsed: int(t.TokensUsed), Errors: int(t.Errors), ToolCalls: int(t.ToolCalls), ToolErrors: int(t.ToolErrors),
 			ResponseTime: gen.ResponseTimeStats{Avg: round2(t.ResponseTime.Avg), P50: t.ResponseTime.P50, P95: t.ResponseTime.P95}},
 	}}}, nil
 }
@@ -168,7 +168,8 @@ func conversationMessage(m store.Message) gen.ConversationMessage {
 	}
 	if m.Role == store.RoleAssistant {
 		out.Role = gen.MessageRoleAgent
-		out.Metadata = &gen.MessageMetadata{TokensUsed: m.TokensUsed, ResponseTime: m.ResponseMillis, Model: m.Model}
+		out.Metadata = &gen.MessageMetadata{TokensUsed: m.TokensUsed, ResponseTime: m.ResponseMillis, Model: m.Model,
+			ToolCalls: toolCalls(m.ToolCalls)}
 		if m.Partial {
 			out.Partial = &m.Partial
 		}

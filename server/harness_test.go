@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/agentd/agentd/agent"
+	"github.com/agentd/agentd/tools"
 	"io"
 	"log/slog"
 	"net/http"
@@ -94,8 +96,8 @@ func newHarnessAt(t testing.TB, dsn string, opts []store.Option, tweakLLM func(*
 	}
 	cfg := harnessConfig{
 		Config: Config{Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), ServeMetrics: true, AllowPrivateNetworks: true,
-			Registry: prometheus.NewRegistry()},
-		Turn: turn.Config{Store: st, Model: llm.New(llmCfg), Semaphore: limit.NewMemorySemaphore()},
+			Registry: prometheus.NewRegistry(), ToolRules: agent.ToolRules{AllowPrivate: true}},
+		Turn: turn.Config{Store: st, Model: llm.New(llmCfg), Semaphore: limit.NewMemorySemaphore(), Tools: newToolbox(t)},
 	}
 	for _, f := range tweak {
 		f(&cfg)
@@ -121,6 +123,14 @@ func newHarnessAt(t testing.TB, dsn string, opts []store.Option, tweakLLM func(*
 		t.Fatal(err)
 	}
 	return h
+}
+
+// newToolbox is the tools of a harness: handlers and MCP servers run on
+// loopback in tests.
+func newToolbox(t testing.TB) *tools.Service {
+	box := tools.New(tools.Config{AllowPrivate: true, Timeout: 5 * time.Second})
+	t.Cleanup(box.Close)
+	return box
 }
 
 // swapModel is a turn.Model a test may replace while the harness runs.

@@ -58,7 +58,21 @@ func messageReply(r turn.Result) gen.MessageReply {
 }
 
 func messageMetadata(m turn.Metadata) gen.MessageMetadata {
-	return gen.MessageMetadata{TokensUsed: m.TokensUsed, ResponseTime: m.ResponseMillis, Model: m.Model}
+	return gen.MessageMetadata{TokensUsed: m.TokensUsed, ResponseTime: m.ResponseMillis, Model: m.Model,
+		ToolCalls: toolCalls(m.ToolCalls)}
+}
+
+// toolCalls renders a turn's tool calls; nil (absent) for none.
+func toolCalls(calls []store.ToolCall) *[]gen.ToolCall {
+	if len(calls) == 0 {
+		return nil
+	}
+	out := make([]gen.ToolCall, len(calls))
+	for i, c := range calls {
+		out[i] = gen.ToolCall{Id: c.ID, Name: c.Name, Arguments: gen.JSONObject(c.Arguments), Ok: c.OK,
+			Result: c.Result, DurationMs: c.DurationMs}
+	}
+	return &out
 }
 
 // optional is nil for "", else a pointer to v.

@@ -33,6 +33,7 @@ var endpointLimits = map[string]int64{
 	"listConversationMessages": 60,
 	"deleteConversation":       10,
 	"getAgentAnalytics":        60,
+	"listAgentTools":           60,
 	"listConnections":          60,
 
 	"createWebhook":         10,

@@ -51,9 +51,7 @@ func (r *sseResponse) stream(w http.ResponseWriter) error {
 		return nil // the client is gone before the first byte
 	}
 	stopPings := ev.pingEvery(r.s.cfg.PingInterval)
-	res, err := r.s.cfg.Turns.Stream(ctx, r.turn, func(fragment string) error {
-		return ev.event(gen.StreamTokenEvent{Type: gen.StreamEventTypeToken, Content: fragment})
-	})
+	res, err := r.s.cfg.Turns.Stream(ctx, r.turn, func(e turn.Event) error { return ev.event(streamEvent(e)) })
 	stopPings()
 	if ctx.Err() != nil {
 		return nil // nobody to tell
@@ -66,6 +64,19 @@ func (r *sseResponse) stream(w http.ResponseWriter) error {
 		}})
 	}
 	return ev.event(gen.StreamDoneEvent{Type: gen.StreamEventTypeDone, MessageId: res.MessageID, Metadata: messageMetadata(res.Metadata)})
+}
+
+// streamEvent is the stream event of a turn's event.
+func streamEvent(e turn.Event) any {
+	switch e.Kind {
+	case turn.EventToolCall:
+		return gen.StreamToolCallEvent{Type: gen.StreamEventTypeToolCall, Id: e.Call.ID, Name: e.Call.Name,
+			Arguments: gen.JSONObject(e.Call.Arguments)}
+	case turn.EventToolResult:
+		return gen.StreamToolResultEvent{Type: gen.StreamEventTypeToolResult, Id: e.Call.ID, Name: e.Call.Name,
+			Ok: e.Call.OK, Result: e.Call.Result}
+	}
+	return gen.StreamTokenEvent{Type: gen.StreamEventTypeToken, Content: e.Token}
 }
 
 // eventWriter serialises the writes of the token callback and the pinger.

@@ -14,7 +14,7 @@ import (
 // agent in and out of `error`, and classifies provider failures. Its writes
 // do not end with the request: a client leaving right after the last token
 // must not lose a reply the provider has already given (and billed).
-func (s *Service) finish(ctx context.Context, t *Turn, reply llm.Reply, callErr error) (Result, error) {
+func (s *Service) finish(ctx context.Context, t *Turn, reply llm.Reply, calls []store.ToolCall, callErr error) (Result, error) {
 	s.metrics.observe(t.agent.ModelProvider, callErr, time.Since(t.start))
 	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
 	defer cancel()
@@ -22,6 +22,7 @@ func (s *Service) finish(ctx context.Context, t *Turn, reply llm.Reply, callErr 
 		reply.Text = llm.Shorten(reply.Text, t.in.MaxChars)
 	}
 	meta := metadata(t, reply)
+	meta.ToolCalls = calls
 	if callErr != nil {
 		if ctx.Err() != nil && reply.Text != "" {
 			_, _ = s.saveExchange(saveCtx, t, reply, meta, true)
@@ -60,7 +61,7 @@ func (s *Service) saveExchange(ctx context.Context, t *Turn, reply llm.Reply, me
 		PromptTokens: reply.Usage.PromptTokens, CreatedAt: t.start}
 	answer := store.Message{Role: store.RoleAssistant, UserID: t.in.UserID, Text: reply.Text, Model: meta.Model,
 		CompletionTokens: reply.Usage.CompletionTokens, TokensUsed: meta.TokensUsed, ResponseMillis: meta.ResponseMillis,
-		Partial: partial}
+		Partial: partial, ToolCalls: meta.ToolCalls}
 	stored, _, err := s.cfg.Store.SaveExchange(ctx, t.agent.AccountID, t.agent.ID, t.in.Conv, user, answer)
 	return stored, err
 }

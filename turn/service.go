@@ -38,6 +38,9 @@ type Store interface {
 	MarkAgentRecovered(ctx context.Context, accountID, agentID string) error
 	// RecordTurnError counts a failed turn of kind in the agent's analytics.
 	RecordTurnError(ctx context.Context, accountID, agentID, kind string, t time.Time) error
+	// ConversationID is the id of the agent's conversation conv, "" while
+	// it has no message.
+	ConversationID(ctx context.Context, accountID, agentID string, conv store.ConversationRef) (string, error)
 }
 
 var _ Store = (*store.Store)(nil)
@@ -72,6 +75,8 @@ type Config struct {
 	Logger        *slog.Logger
 	// Registerer receives the provider call metrics; nil registers none.
 	Registerer prometheus.Registerer
+	// Tools makes the agents' tools; nil offers none.
+	Tools Tools
 }
 
 // Service runs turns. It is safe for concurrent use.
@@ -134,6 +139,7 @@ type Turn struct {
 	apiKey  string // the agent's own provider key, "" for the environment's
 	in      Input
 	req     llm.Request
+	tools   *toolRun // nil when the turn offers no tools
 	start   time.Time
 	release func()
 }
@@ -158,6 +164,8 @@ type Metadata struct {
 	// ResponseMillis is the time from the message's arrival to the reply.
 	ResponseMillis float64
 	Model          string
+	// ToolCalls are the tool calls of the turn in call order.
+	ToolCalls []store.ToolCall
 }
 
 // Prepare does every check that can refuse a message before the provider
@@ -175,10 +183,11 @@ func (s *Service) Prepare(ctx context.Context, in Input) (*Turn, error) {
 	if err := CanAnswer(agent, start); err != nil {
 		return nil, err
 	}
-	apiKey, err := s.agentAPIKey(agent)
+	secrets, err := s.secrets(agent)
 	if err != nil {
 		return nil, err
 	}
+	apiKey := secrets.String(llm.APIKeyVar(agent.ModelProvider))
 	if err := s.cfg.Model.Configured(agent.ModelProvider, apiKey); err != nil {
 		return nil, s.providerFailure(ctx, in.RequestID, agent, err)
 	}
@@ -198,23 +207,40 @@ func (s *Service) Prepare(ctx context.Context, in Input) (*Turn, error) {
 		release()
 		return nil, err
 	}
+	if t.tools, err = s.newToolRun(ctx, t, secrets); err != nil {
+		release()
+		return nil, err
+	}
 	return t, nil
 }
 
-// Generate asks the provider for the whole reply of t and finishes it.
+// Generate asks the provider for the whole reply of t, running the tools
+// it asks for, and finishes it.
 func (s *Service) Generate(ctx context.Context, t *Turn) (Result, error) {
 	defer t.Release()
-	reply, err := s.cfg.Model.Generate(ctx, t.req)
-	return s.finish(ctx, t, reply, err)
+	reply, calls, err := s.converse(ctx, t, s.cfg.Model.Generate, nil)
+	return s.finish(ctx, t, reply, calls, err)
 }
 
-// Stream asks the provider for the reply of t, passing each fragment to
-// onToken as it comes, and finishes it. An error of onToken ends the call
-// (the client went away); the part already produced is stored as partial.
-func (s *Service) Stream(ctx context.Context, t *Turn, onToken func(string) error) (Result, error) {
+// Stream asks the provider for the reply of t, passing each fragment and
+// each tool call's start and end to emit as they come, and finishes it. An
+// error of emit ends the turn (the client went away); the part already
+// produced is stored as partial.
+func (s *Service) Stream(ctx context.Context, t *Turn, emit func(Event) error) (Result, error) {
 	defer t.Release()
-	reply, err := s.cfg.Model.Stream(ctx, t.req, onToken)
-	return s.finish(ctx, t, reply, err)
+	said := false // a call's text follows earlier text after a blank line
+	ask := func(ctx context.Context, req llm.Request) (llm.Reply, error) {
+		first := true
+		return s.cfg.Model.Stream(ctx, req, func(tok string) error {
+			if first && said {
+				tok = stepSeparator + tok
+			}
+			first, said = false, true
+			return emit(Event{Kind: EventToken, Token: tok})
+		})
+	}
+	reply, calls, err := s.converse(ctx, t, ask, emit)
+	return s.finish(ctx, t, reply, calls, err)
 }
 
 // Reply runs a whole turn: Prepare, then Generate.
@@ -230,18 +256,16 @@ func (s *Service) Reply(ctx context.Context, in Input) (Result, error) {
 // gives; it names the setting to fix and no secret.
 const errSecretKeyReason = "The agent's secrets cannot be decrypted: AGENTD_SECRET_KEY is not set or is not the key they were written with."
 
-// agentAPIKey returns the agent's own key for its provider (the secret
-// named like the provider's variable, e.g. OPENAI_API_KEY), "" when it has
-// none. Secrets that do not decrypt refuse the turn without putting the
-// agent in error: the fix is the server's key, not the provider.
-func (s *Service) agentAPIKey(agent store.Agent) (string, error) {
+// secrets opens the agent's secrets: its own provider key (the secret
+// named like the provider's variable, e.g. OPENAI_API_KEY), its action
+// secret and MCP headers. Secrets that do not decrypt refuse the turn
+// without putting the agent in error: the fix is the server's key, not the
+// provider.
+func (s *Service) secrets(agent store.Agent) (store.Secrets, error) {
 	secrets, err := s.cfg.Store.Secrets(agent)
 	if errors.Is(err, store.ErrSecretUnreadable) {
 		s.cfg.Logger.Warn("agent secrets cannot be decrypted", "agent", agent.ID, "error", err)
-		return "", &UnavailableError{Status: agent.Status, Reason: errSecretKeyReason}
+		return nil, &UnavailableError{Status: agent.Status, Reason: errSecretKeyReason}
 	}
-	if err != nil {
-		return "", err
-	}
-	return secrets.String(llm.APIKeyVar(agent.ModelProvider)), nil
+	return secrets, err
 }

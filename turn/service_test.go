@@ -40,6 +40,12 @@ func (m *scriptedModel) Configured(string, string) error { return nil }
 // newService returns a Service over a fresh SQLite store and model, with an
 // account and an agent of it.
 func newService(t *testing.T, model turn.Model) (*turn.Service, *store.Store, store.Agent) {
+	return newServiceWith(t, turn.Config{Model: model}, nil)
+}
+
+// newServiceWith is newService with cfg's Model and Tools, and an agent
+// with the character members fields besides its name.
+func newServiceWith(t *testing.T, cfg turn.Config, fields map[string]json.RawMessage) (*turn.Service, *store.Store, store.Agent) {
 	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "agentd.db"))
@@ -51,12 +57,18 @@ func newService(t *testing.T, model turn.Model) (*turn.Service, *store.Store, st
 	if err != nil {
 		t.Fatal(err)
 	}
+	all := map[string]json.RawMessage{"name": json.RawMessage(`"Ada"`),
+		"modelProvider": json.RawMessage(`"openai"`), "model": json.RawMessage(`"m"`)}
+	for k, v := range fields {
+		all[k] = v
+	}
 	agent, err := st.CreateAgent(ctx, store.Agent{AccountID: acct.ID, Name: "Ada", ModelProvider: "openai", Model: "m",
-		Status: store.StatusActive, Fields: map[string]json.RawMessage{"name": json.RawMessage(`"Ada"`)}}, -1)
+		Status: store.StatusActive, Fields: all}, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := turn.New(turn.Config{Store: st, Model: model, Semaphore: limit.NewMemorySemaphore(), ErrorCooldown: time.Hour})
+	cfg.Store, cfg.Semaphore, cfg.ErrorCooldown = st, limit.NewMemorySemaphore(), time.Hour
+	svc, err := turn.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -265,6 +265,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/agents/{agentId}/tools": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List Tools
+         * @description The tools the agent's next turn would offer the model: its action
+         *     handlers (actions whose `handler` is an http or https URL), the tools
+         *     each MCP server of `settings.mcp.servers` lists now (named
+         *     `<server>__<tool>`, when the `@elizaos/plugin-mcp` or
+         *     `@agentd/plugin-mcp` plugin is enabled) and the built-in tools, by
+         *     name. A turn offers at most 64 (by name order): the others have
+         *     `offered: false`. Each MCP server is asked now; one that cannot be
+         *     reached is in `errors` (the reason carries no credential) and its
+         *     tools are left out, as the turn itself leaves them out.
+         */
+        get: operations["listAgentTools"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks": {
         parameters: {
             query?: never;
@@ -711,11 +745,47 @@ export interface components {
             discord?: components["schemas"]["DiscordSettings"];
             twitter?: components["schemas"]["TwitterSettings"];
             telegram?: components["schemas"]["TelegramSettings"];
+            mcp?: components["schemas"]["McpSettings"];
             secrets?: {
                 [key: string]: unknown;
             };
         } & {
             [key: string]: Record<string, never>;
+        };
+        McpSettings: {
+            /**
+             * @description The agent's MCP servers by name (`^[a-zA-Z0-9-]{1,24}$`), used
+             *     when `plugins` holds an enabled `@elizaos/plugin-mcp` or
+             *     `@agentd/plugin-mcp`. Header values are secrets: encrypted at
+             *     rest, `********` in Get Agent; sending `********` back keeps the
+             *     stored value.
+             */
+            servers?: {
+                [key: string]: components["schemas"]["McpServer"];
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * @description `http` is `streamable-http`; `stdio` only when the operator sets AGENTD_MCP_STDIO=true.
+         * @enum {string}
+         */
+        McpTransport: "streamable-http" | "http" | "sse" | "stdio";
+        /** @enum {string} */
+        ToolSource: "action" | "mcp" | "builtin";
+        McpServer: {
+            type: components["schemas"]["McpTransport"];
+            /** @description http or https URL (streamable-http and sse). */
+            url?: string;
+            headers?: {
+                [key: string]: string;
+            };
+            /** @description stdio only. */
+            command?: string;
+            args?: string[];
+            env?: {
+                [key: string]: string;
+            };
         };
         DiscordSettings: {
             channels?: components["schemas"]["StringList"];
@@ -769,7 +839,22 @@ export interface components {
             name: string;
             description: string;
             examples: components["schemas"]["StringList"];
+            /**
+             * @description An `http` or `https` URL makes the action a tool the model can
+             *     call: a signed `POST` (Standard Webhooks headers with
+             *     `settings.secrets.ACTION_SECRET` when set) whose 2xx body is the
+             *     result. Any other string (an ElizaOS code handler) is stored and
+             *     the action stays prompt text.
+             */
             handler?: string;
+            /**
+             * @description JSON Schema (`type: object`, at most 16 KB) of the tool's
+             *     arguments; absent means `{type: object, properties: {input:
+             *     {type: string}}}`.
+             */
+            parameters?: {
+                [key: string]: unknown;
+            };
         };
         ActionList: components["schemas"]["Action"][];
         MessageTemplates: {
@@ -808,6 +893,11 @@ export interface components {
             topP?: number;
             frequencyPenalty?: number;
             presencePenalty?: number;
+            /**
+             * @description Model calls that may use tools in one turn (default 5; 0 offers
+             *     no tools); a last call without tools then gets the answer.
+             */
+            maxToolSteps?: number;
         };
         /** @description ElizaOS conversations, each a list of `{ user, content: { text } }`; the first five shape the system prompt. */
         MessageExamples: {
@@ -923,6 +1013,7 @@ export interface components {
             metadata: components["schemas"]["MessageMetadata"];
         };
         MessageMetadata: {
+            /** @description Prompt and completion tokens of every provider call of the turn. */
             tokensUsed: number;
             /**
              * Format: double
@@ -930,13 +1021,55 @@ export interface components {
              */
             responseTime: number;
             model: string;
+            /** @description The tool calls of the turn in call order; present when a tool ran. */
+            toolCalls?: components["schemas"]["ToolCall"][];
+        };
+        ToolCall: {
+            /**
+             * @description agentd's call id, also the action handler's `callId` and `webhook-id`.
+             * @example call_01jd3vb2k8r4m6n8p0q2s4t6vw
+             */
+            id: string;
+            name: string;
+            arguments: components["schemas"]["JSONObject"];
+            ok: boolean;
+            /** @description The result the model saw, cut to 2,000 characters; `{"error": "<reason>"}` for a failed call. */
+            result: string;
+            /** Format: double */
+            durationMs: number;
+        };
+        /** @description A JSON object, passed on as it is (key order kept). */
+        JSONObject: {
+            [key: string]: unknown;
+        };
+        AgentTool: {
+            name: string;
+            source: components["schemas"]["ToolSource"];
+            /** @description The MCP server of an `mcp` tool. */
+            server?: string;
+            description: string;
+            parameters: components["schemas"]["JSONObject"];
+            /** @description false for the tools past the 64 a call offers. */
+            offered: boolean;
+        };
+        AgentToolServerError: {
+            server: string;
+            reason: string;
+        };
+        AgentTools: {
+            items: components["schemas"]["AgentTool"][];
+            errors: components["schemas"]["AgentToolServerError"][];
+        };
+        AgentToolsEnvelope: {
+            success: boolean;
+            data: components["schemas"]["AgentTools"];
         };
         /** @description Server-sent events: `data: <StreamEvent JSON>` lines, each followed by a blank line. */
         EventStream: string;
         /** @description One event of a message stream, told apart by `type`. */
-        StreamEvent: components["schemas"]["StreamTokenEvent"] | components["schemas"]["StreamDoneEvent"] | components["schemas"]["StreamErrorEvent"];
+        StreamEvent: components["schemas"]["StreamTokenEvent"] | components["schemas"]["StreamToolCallEvent"] | components["schemas"]["StreamToolResultEvent"] | components["schemas"]["StreamDoneEvent"] | components["schemas"]["StreamErrorEvent"];
         /** @enum {string} */
-        StreamEventType: "token" | "done" | "error";
+        StreamEventType: "token" | "tool_call" | "tool_result" | "done" | "error";
         /** @description A fragment of the reply; fragments arrive in order. */
         StreamTokenEvent: {
             /**
@@ -945,6 +1078,29 @@ export interface components {
              */
             type: "token";
             content: string;
+        };
+        /** @description A tool call starts; it comes before its `tool_result` and before the tokens of the answer that follows. */
+        StreamToolCallEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "tool_call";
+            id: string;
+            name: string;
+            arguments: components["schemas"]["JSONObject"];
+        };
+        /** @description A tool call ended; `result` is cut to 2,000 characters. */
+        StreamToolResultEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "tool_result";
+            id: string;
+            name: string;
+            ok: boolean;
+            result: string;
         };
         /** @description The last event of a stream that succeeded. */
         StreamDoneEvent: {
@@ -1053,6 +1209,10 @@ export interface components {
             tokensUsed: number;
             /** @description Turns that ended in a provider failure. */
             errors: number;
+            /** @description Tool calls the agent made. */
+            toolCalls: number;
+            /** @description Tool calls that failed (`ok: false`), unknown tools included. */
+            toolErrors: number;
             responseTime: components["schemas"]["ResponseTimeStats"];
         };
         AnalyticsBucket: {
@@ -1060,6 +1220,7 @@ export interface components {
             messages: number;
             tokensUsed: number;
             errors: number;
+            toolCalls: number;
             /** Format: double */
             p50ResponseTime: number;
         };
@@ -2538,6 +2699,8 @@ export interface operations {
                      *           "users": 2,
                      *           "tokensUsed": 1200,
                      *           "errors": 1,
+                     *           "toolCalls": 3,
+                     *           "toolErrors": 1,
                      *           "responseTime": {
                      *             "avg": 812.4,
                      *             "p50": 745.3,
@@ -2550,6 +2713,7 @@ export interface operations {
                      *             "messages": 6,
                      *             "tokensUsed": 900,
                      *             "errors": 1,
+                     *             "toolCalls": 3,
                      *             "p50ResponseTime": 745.3
                      *           },
                      *           {
@@ -2557,6 +2721,7 @@ export interface operations {
                      *             "messages": 2,
                      *             "tokensUsed": 300,
                      *             "errors": 0,
+                     *             "toolCalls": 0,
                      *             "p50ResponseTime": 1072.6
                      *           }
                      *         ]
@@ -2564,6 +2729,90 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["AnalyticsEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listAgentTools: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The agent's tools. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "items": [
+                     *           {
+                     *             "name": "get_price",
+                     *             "source": "action",
+                     *             "description": "Look up a token price",
+                     *             "parameters": {
+                     *               "type": "object",
+                     *               "properties": {
+                     *                 "symbol": {
+                     *                   "type": "string"
+                     *                 }
+                     *               },
+                     *               "required": [
+                     *                 "symbol"
+                     *               ]
+                     *             },
+                     *             "offered": true
+                     *           },
+                     *           {
+                     *             "name": "docs__search",
+                     *             "source": "mcp",
+                     *             "server": "docs",
+                     *             "description": "Search the docs",
+                     *             "parameters": {
+                     *               "type": "object",
+                     *               "properties": {
+                     *                 "query": {
+                     *                   "type": "string"
+                     *                 }
+                     *               }
+                     *             },
+                     *             "offered": true
+                     *           }
+                     *         ],
+                     *         "errors": [
+                     *           {
+                     *             "server": "tracker",
+                     *             "reason": "connect: tracker.example.com: connection refused"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AgentToolsEnvelope"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -62,6 +62,10 @@ type config struct {
 	// AllowPrivateNetworks lifts the guard against internal addresses for
 	// every URL given through the API (AGENTD_ALLOW_PRIVATE_NETWORKS).
 	AllowPrivateNetworks bool
+	// ToolTimeout bounds each tool call (AGENTD_TOOL_TIMEOUT); MCPStdio
+	// lets MCP servers of type stdio run (AGENTD_MCP_STDIO).
+	ToolTimeout time.Duration
+	MCPStdio    bool
 }
 
 // setting is one configuration variable: its environment variable, the
@@ -108,6 +112,8 @@ var settings = []setting{
 	{env: "AGENTD_WEBHOOK_TIMEOUT", flag: "webhook-timeout", def: "10s", usage: "time limit of one webhook delivery attempt, a `duration`"},
 	{env: "AGENTD_WEBHOOK_ALLOW_PRIVATE", flag: "webhook-allow-private", def: "false", usage: "`true` lets webhooks reach loopback, private and link-local addresses (tests, closed networks)"},
 	{env: "AGENTD_ALLOW_PRIVATE_NETWORKS", flag: "allow-private-networks", def: "false", usage: "`true` lets every URL given through the API (webhooks, action handlers, MCP servers) reach internal addresses (tests, closed networks)"},
+	{env: "AGENTD_TOOL_TIMEOUT", flag: "tool-timeout", def: "15s", usage: "time limit of one tool call (action handler or MCP server), a `duration`"},
+	{env: "AGENTD_MCP_STDIO", flag: "mcp-stdio", def: "false", usage: "`true` lets agents' MCP servers of type stdio run programs on this host (single-tenant hosts only)"},
 	{env: secretKeyEnv, flag: "secret-key", shown: "none: secrets stored in clear", usage: secretKeyUsage, secret: true},
 	{env: secretKeysEnv, flag: "secret-keys", shown: "none", usage: secretKeysUsage, secret: true},
 	{env: "OPENAI_API_KEY", shown: "none", usage: "API key of provider openai"},
@@ -240,6 +246,9 @@ func (r rawConfig) config() (config, error) {
 	webhooksPrivate := r.boolean("AGENTD_WEBHOOK_ALLOW_PRIVATE", check)
 	c.AllowPrivateNetworks = r.boolean("AGENTD_ALLOW_PRIVATE_NETWORKS", check)
 	c.Webhooks.AllowPrivate = webhooksPrivate || c.AllowPrivateNetworks
+	c.ToolTimeout, err = positiveDuration(r.get("AGENTD_TOOL_TIMEOUT"))
+	check("AGENTD_TOOL_TIMEOUT", err)
+	c.MCPStdio = r.boolean("AGENTD_MCP_STDIO", check)
 	if len(errs) == 0 {
 		if err := c.LLM.Validate(); err != nil {
 			errs = append(errs, err)

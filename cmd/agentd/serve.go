@@ -5,6 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/agentd/agentd/agent"
+	"github.com/agentd/agentd/tools"
 	"log/slog"
 	"net"
 	"net/http"
@@ -119,8 +121,11 @@ func (e *env) serve(ctx context.Context, cfg config) error {
 		return err
 	}
 	defer lim.close(logger)
+	toolbox := tools.New(tools.Config{Timeout: cfg.ToolTimeout, AllowPrivate: cfg.AllowPrivateNetworks,
+		AllowStdio: cfg.MCPStdio, Logger: logger.With("component", "tools")})
+	defer toolbox.Close()
 	turns, err := turn.New(turn.Config{Store: st, Model: llm.New(cfg.LLM), Semaphore: lim.semaphore,
-		Logger: logger, Registerer: reg})
+		Logger: logger, Registerer: reg, Tools: toolbox})
 	if err != nil {
 		return fmt.Errorf("build turns: %w", err)
 	}
@@ -129,6 +134,7 @@ func (e *env) serve(ctx context.Context, cfg config) error {
 		DefaultModels: cfg.Models, Store: st, Turns: turns,
 		Counter: lim.counter, Logger: logger,
 		Registry: reg, ServeMetrics: ls.metrics == nil, AllowPrivateNetworks: cfg.Webhooks.AllowPrivate,
+		ToolRules: agent.ToolRules{AllowPrivate: cfg.AllowPrivateNetworks, AllowStdio: cfg.MCPStdio},
 	})
 	if err != nil {
 		return fmt.Errorf("build server: %w", err)

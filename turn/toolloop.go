@@ -1,0 +1,274 @@
+package turn
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentd/agentd/llm"
+	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/tools"
+	"github.com/oklog/ulid/v2"
+)
+
+// The bounds of tool use in a turn.
+const (
+	// MaxOfferedTools is how many tools a call offers, by name order.
+	MaxOfferedTools = 64
+	// maxParallelCalls bounds the calls of one step that run at once.
+	maxParallelCalls = 8
+	// maxResultBytes bounds a result as the model sees it.
+	maxResultBytes = 16 << 10
+	// maxShownResult bounds a result as the reply, the stream and the
+	// history show it, in characters.
+	maxShownResult = 2000
+)
+
+// Tools makes the tool set of an agent; *tools.Service implements it.
+type Tools interface {
+	Set(ctx context.Context, spec tools.Spec) *tools.Set
+}
+
+var _ Tools = (*tools.Service)(nil)
+
+// EventKind tells the events of a streamed turn apart.
+type EventKind int
+
+// The events of a streamed turn.
+const (
+	EventToken EventKind = iota
+	EventToolCall
+	EventToolResult
+)
+
+// Event is one event of a streamed turn: a fragment of the reply, or a
+// tool call starting (Call without its result) or ending.
+type Event struct {
+	Kind  EventKind
+	Token string
+	Call  store.ToolCall
+}
+
+// toolRun is the tool side of one turn.
+type toolRun struct {
+	set      *tools.Set
+	offered  []llm.Tool
+	maxSteps int
+	info     tools.TurnInfo
+
+	mu    sync.Mutex
+	calls []store.ToolCall
+}
+
+// newToolRun lists the agent's tools for the turn; nil when the agent has
+// none to offer or its maxToolSteps is 0.
+func (s *Service) newToolRun(ctx context.Context, t *Turn, secrets store.Secrets) (*toolRun, error) {
+	steps := maxToolSteps(t.agent)
+	if s.cfg.Tools == nil || steps <= 0 {
+		return nil, nil
+	}
+	set := s.cfg.Tools.Set(ctx, toolSpec(t.agent, secrets))
+	list := set.Tools()
+	if len(list) == 0 {
+		return nil, nil
+	}
+	convID, err := s.cfg.Store.ConversationID(ctx, t.agent.AccountID, t.agent.ID, t.in.Conv)
+	if err != nil {
+		return nil, err
+	}
+	if len(list) > MaxOfferedTools {
+		list = list[:MaxOfferedTools]
+	}
+	offered := make([]llm.Tool, len(list))
+	for i, tl := range list {
+		offered[i] = llm.Tool{Name: tl.Name, Description: tl.Description, Parameters: tl.Parameters}
+	}
+	return &toolRun{set: set, offered: offered, maxSteps: steps, info: tools.TurnInfo{
+		AgentID: t.agent.ID, ConversationID: convID, UserID: t.in.UserID, RoomID: t.in.Conv.RoomID,
+		Platform: platformOf(t.in)}}, nil
+}
+
+// platformOf names the platform of a turn, "api" for the API.
+func platformOf(in Input) string {
+	if in.Conv.Platform != "" {
+		return in.Conv.Platform
+	}
+	return store.PlatformAPI
+}
+
+// call asks the model once: streamed through onToken when it is set.
+type call func(ctx context.Context, req llm.Request) (llm.Reply, error)
+
+// converse runs the model calls of a turn: while the model asks for tools
+// (and steps remain) the calls of each step run and their results go back
+// to it; the last call, once the steps are spent, offers no tools. The
+// texts of the calls are joined by a blank line, tokens summed.
+func (s *Service) converse(ctx context.Context, t *Turn, ask call, emit func(Event) error) (llm.Reply, []store.ToolCall, error) {
+	req := t.req
+	run := t.tools
+	if run != nil {
+		req.Tools = run.offered
+	}
+	var total llm.Reply
+	for step := 0; ; step++ {
+		req.ToolsDone = run == nil || step >= run.maxSteps
+		reply, err := ask(ctx, req)
+		total = joinReplies(total, reply)
+		if err != nil || req.ToolsDone || len(reply.ToolCalls) == 0 {
+			return total, run.recorded(), err
+		}
+		steps, err := run.step(ctx, reply.ToolCalls, emit)
+		if err != nil {
+			return total, run.recorded(), err
+		}
+		req.Steps = append(req.Steps, steps...)
+		if req.MaxReplyChars > 0 {
+			if req.MaxReplyChars -= utf8.RuneCountInString(reply.Text); req.MaxReplyChars <= 0 {
+				return total, run.recorded(), nil
+			}
+		}
+	}
+}
+
+// joinReplies adds a call's reply to the turn's: texts joined by a blank
+// line, usage summed, the last model kept.
+func joinReplies(total, r llm.Reply) llm.Reply {
+	switch {
+	case total.Text == "":
+		total.Text = r.Text
+	case r.Text != "":
+		total.Text += stepSeparator + r.Text
+	}
+	total.Usage.PromptTokens += r.Usage.PromptTokens
+	total.Usage.CompletionTokens += r.Usage.CompletionTokens
+	total.Usage.TotalTokens += max(r.Usage.TotalTokens, r.Usage.PromptTokens+r.Usage.CompletionTokens)
+	if r.Model != "" {
+		total.Model = r.Model
+	}
+	return total
+}
+
+// stepSeparator joins the texts of a turn's calls.
+const stepSeparator = "\n\n"
+
+// step runs the calls of one step, at most maxParallelCalls at once, and
+// returns them with their results in call order. emit (nil for none)
+// gets each call's start and end; its error ends the turn.
+func (r *toolRun) step(ctx context.Context, calls []llm.ToolCall, emit func(Event) error) ([]llm.ToolStep, error) {
+	steps := make([]llm.ToolStep, len(calls))
+	records := make([]store.ToolCall, len(calls))
+	var emitMu sync.Mutex
+	var emitErr error
+	send := func(e Event) {
+		emitMu.Lock()
+		defer emitMu.Unlock()
+		if emit != nil && emitErr == nil {
+			emitErr = emit(e)
+		}
+	}
+	slots := make(chan struct{}, maxParallelCalls)
+	var wg sync.WaitGroup
+	for i, c := range calls {
+		rec, args, ok := newRecord(c)
+		send(Event{Kind: EventToolCall, Call: rec})
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			records[i], steps[i] = r.run(ctx, rec, c, args, ok)
+			send(Event{Kind: EventToolResult, Call: records[i]})
+		})
+	}
+	wg.Wait()
+	r.mu.Lock()
+	r.calls = append(r.calls, records...)
+	r.mu.Unlock()
+	return steps, emitErr
+}
+
+// newRecord starts the record of a call with agentd's own id; arguments
+// that are not a JSON object are recorded as {} and the call is not run.
+func newRecord(c llm.ToolCall) (store.ToolCall, json.RawMessage, bool) {
+	rec := store.ToolCall{ID: "call_" + strings.ToLower(ulid.Make().String()), Name: c.Name, Arguments: json.RawMessage("{}")}
+	args := json.RawMessage(strings.TrimSpace(c.Arguments))
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(args, &obj) != nil || obj == nil {
+		return rec, nil, false
+	}
+	rec.Arguments = args
+	return rec, args, true
+}
+
+// run runs one call and returns its record and its step for the model.
+func (r *toolRun) run(ctx context.Context, rec store.ToolCall, c llm.ToolCall, args json.RawMessage, argsOK bool) (store.ToolCall, llm.ToolStep) {
+	start := time.Now()
+	res := tools.Failure("arguments are not a JSON object")
+	if argsOK {
+		res = r.set.Call(ctx, tools.Call{ID: rec.ID, Name: c.Name, Arguments: args, Turn: r.info})
+	}
+	text := cutBytes(res.Text, maxResultBytes)
+	rec.OK, rec.Result = res.OK, cutRunes(text, maxShownResult)
+	rec.DurationMs = float64(time.Since(start).Microseconds()) / 1000
+	c.Arguments = string(rec.Arguments)
+	return rec, llm.ToolStep{Call: c, Result: text}
+}
+
+// recorded returns the calls of the turn so far; nil for a turn without
+// tools.
+func (r *toolRun) recorded() []store.ToolCall {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.calls
+}
+
+// cutBytes cuts s to at most n bytes, at a character boundary.
+func cutBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// cutRunes cuts s to at most n characters.
+func cutRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n])
+}
+
+// ToolListing is what List Tools shows: the tools the agent's next turn
+// would offer, by name, of which the first Offered are offered, and the
+// MCP servers that could not be listed.
+type ToolListing struct {
+	Tools   []tools.Tool
+	Offered int
+	Errors  []tools.ServerError
+}
+
+// ListTools lists the tools of agent agentID of account accountID as its
+// next turn would see them, asking each MCP server now.
+func (s *Service) ListTools(ctx context.Context, accountID, agentID string) (ToolListing, error) {
+	agent, err := s.cfg.Store.GetAgent(ctx, accountID, agentID)
+	if err != nil {
+		return ToolListing{}, err
+	}
+	secrets, err := s.secrets(agent)
+	if err != nil || s.cfg.Tools == nil {
+		return ToolListing{}, err
+	}
+	set := s.cfg.Tools.Set(ctx, toolSpec(agent, secrets))
+	list := ToolListing{Tools: set.Tools(), Errors: set.Errors()}
+	if maxToolSteps(agent) > 0 {
+		list.Offered = min(len(list.Tools), MaxOfferedTools)
+	}
+	return list, nil
+}
