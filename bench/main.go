@@ -42,6 +42,8 @@ type options struct {
 	small    int // agents of the accounts Create is measured on small
 	messages int // stored messages before the message workloads
 	dir      string
+	// handler is the URL of the action handler the tool agents call.
+	handler string
 }
 
 func main() {

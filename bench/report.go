@@ -81,6 +81,10 @@ func (r *report) targets() []target {
 	added, ok := r.added(one)
 	ts = append(ts, target{"Send Message adds ≤ 0.8 ms p50", fmt.Sprintf("%s at %d conn", ms(added), one), added <= 800*time.Microsecond, ok})
 	atLeast("Send Message ≥ 1,800 msg/s", "Send Message", 1800)
+	for _, conns := range []int{one, c} {
+		step, ok := r.toolStep(conns)
+		ts = append(ts, target{fmt.Sprintf("a tool step adds ≤ 1 ms p50 (%d conns)", conns), ms(step), step <= time.Millisecond, ok})
+	}
 	first, okF := r.find("Stream first token", "agentd", one)
 	ts = append(ts, target{"first token ≤ 1 ms after the provider sent it", fmt.Sprintf("p50 %s at %d conn", ms(first.quantile(0.5)), one),
 		first.quantile(0.5) <= time.Millisecond, okF && first.n > 0})
@@ -103,6 +107,18 @@ func (r *report) added(conns int) (time.Duration, bool) {
 	a, okA := r.find("Send Message", "agentd", conns)
 	p, okP := r.find("Send Message", "provider", conns)
 	return a.quantile(0.5) - p.quantile(0.5), okA && okP && a.n > 0 && p.n > 0
+}
+
+// toolStep is agentd's own time per tool step at conns: a tool turn's p50
+// less a plain message's (the same turn without the step), the provider's
+// second call and the handler's own p50.
+func (r *report) toolStep(conns int) (time.Duration, bool) {
+	tool, okT := r.find("Tool turn", "agentd", conns)
+	h, okH := r.find("Tool turn", "handler", conns)
+	msg, okM := r.find("Send Message", "agentd", conns)
+	p, okP := r.find("Send Message", "provider", conns)
+	ok := okT && okH && okM && okP && tool.n > 0 && h.n > 0 && msg.n > 0 && p.n > 0
+	return tool.quantile(0.5) - msg.quantile(0.5) - p.quantile(0.5) - h.quantile(0.5), ok
 }
 
 // write renders the report to w and, when set, to the -out file.
@@ -145,6 +161,15 @@ func (r *report) write(w io.Writer) error {
 	for _, c := range r.o.conns {
 		if d, ok := r.added(c); ok {
 			fmt.Fprintf(&b, "| %d | %s |\n", c, ms(d))
+		}
+	}
+	b.WriteString("\n## Time per tool step\n\nA tool turn is two provider calls and one action handler call. " +
+		"agentd's own time per step is the tool turn's p50 less a plain message's p50, the provider's and the handler's own p50.\n\n" +
+		"| conns | tool turn p50 | agentd per step |\n|---|---|---|\n")
+	for _, c := range r.o.conns {
+		if d, ok := r.toolStep(c); ok {
+			tool, _ := r.find("Tool turn", "agentd", c)
+			fmt.Fprintf(&b, "| %d | %s | %s |\n", c, ms(tool.quantile(0.5)), ms(d))
 		}
 	}
 	fmt.Fprintf(&b, "\n## Memory\n\nagentd peak RSS (VmHWM) after the Get, List, PATCH and message workloads "+

@@ -36,7 +36,11 @@ type fixture struct {
 	ids      []string // the main account's agents
 	smallKey []string // one key per concurrency, each account with o.small agents
 	bigKey   string   // an account with o.big agents
+	toolIDs  []string // agents of the main account with an action handler
 }
+
+// toolAgents is how many agents with a tool the main account holds.
+const toolAgents = 20
 
 // seedAgentd creates the accounts and agents through the store, before
 // agentd starts: every account is enterprise with limits that never bind.
@@ -74,6 +78,9 @@ func seedAgentd(ctx context.Context, dsn string, o options) (fixture, error) {
 	if f.key, f.ids, err = account("bench", o.agents); err != nil {
 		return f, err
 	}
+	if f.toolIDs, err = seedToolAgents(ctx, st, f.key, fields, o.handler); err != nil {
+		return f, err
+	}
 	for i := range o.conns {
 		key, _, err := account("small-"+strconv.Itoa(i), o.small)
 		if err != nil {
@@ -99,6 +106,29 @@ func seedAgentd(ctx context.Context, dsn string, o options) (fixture, error) {
 		}
 	}
 	return f, nil
+}
+
+// seedToolAgents adds toolAgents agents whose action get_price calls
+// handler to the account of key.
+func seedToolAgents(ctx context.Context, st *store.Store, key string, fields map[string]json.RawMessage, handler string) ([]string, error) {
+	p, err := st.Authenticate(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	withTool := make(map[string]json.RawMessage, len(fields)+1)
+	for k, v := range fields {
+		withTool[k] = v
+	}
+	withTool["actions"] = json.RawMessage(`[{"name":"get_price","description":"Look up a price","examples":[],"handler":"` + handler + `"}]`)
+	ids := make([]string, toolAgents)
+	for i := range ids {
+		a, err := st.CreateAgent(ctx, store.Agent{AccountID: p.Account.ID, Fields: withTool}, -1)
+		if err != nil {
+			return nil, err
+		}
+		ids[i] = a.ID
+	}
+	return ids, nil
 }
 
 // system is one server a workload measures.
@@ -133,6 +163,14 @@ func run(ctx context.Context, o options) error {
 	defer os.RemoveAll(dir)
 	o.dir = dir
 	logf("seeding agentd: %d + %d×%d + %d agents, %d messages", o.agents, len(o.conns), o.small, o.big, o.messages)
+	pctx, stopServers := context.WithCancel(ctx)
+	defer stopServers()
+	hl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	serveOn(pctx, hl, http.HandlerFunc(actionHandler))
+	o.handler = "http://" + hl.Addr().String() + "/action"
 	began := time.Now()
 	dsn := filepath.Join(dir, "agentd.db")
 	fx, err := seedAgentd(ctx, dsn, o)
@@ -146,12 +184,12 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	pctx, stopProvider := context.WithCancel(ctx)
-	defer stopProvider()
 	serveOn(pctx, pl, prov)
 	provURL := "http://" + pl.Addr().String() + "/v1"
 
-	agentd, err := start(ctx, []string{"OPENAI_API_KEY=sk-bench", "OPENAI_BASE_URL=" + provURL, "AGENTD_LOG_LEVEL=error"},
+	// The action handler listens on loopback.
+	agentd, err := start(ctx, []string{"OPENAI_API_KEY=sk-bench", "OPENAI_BASE_URL=" + provURL, "AGENTD_LOG_LEVEL=error",
+		"AGENTD_ALLOW_PRIVATE_NETWORKS=true"},
 		o.agentd, "serve", "--addr", "127.0.0.1:0", "--db", dsn)
 	if err != nil {
 		return err
@@ -244,6 +282,15 @@ func run(ctx context.Context, o options) error {
 			{"provider", func(int64) request {
 				return request{method: "POST", url: provURL + "/chat/completions", want: 200,
 					body: []byte(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hello there"}]}`)}
+			}},
+		}},
+		workload{name: "Tool turn", systems: []system{
+			{"agentd", func(i int64) request {
+				return request{method: "POST", url: a + "/" + fx.toolIDs[rand.IntN(len(fx.toolIDs))] + "/messages", key: fx.key, want: 200,
+					body: []byte(`{"text":"price of SOL?","userId":"t` + strconv.FormatInt(i%1000, 10) + `"}`)}
+			}},
+			{"handler", func(int64) request {
+				return request{method: "POST", url: o.handler, want: 200, body: []byte(`{"type":"action.call","data":{"arguments":{"symbol":"SOL"}}}`)}
 			}},
 		}},
 		workload{name: "Stream first token", call: streamCall(prov), systems: []system{{"agentd", func(i int64) request {

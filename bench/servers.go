@@ -167,6 +167,12 @@ var streamTail = chunk(`{"content":" reply"}`, "null") + chunk(`{}`, `"stop"`) +
 	`data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[],"usage":{"prompt_tokens":20,"completion_tokens":6,"total_tokens":26}}` + "\n\n" +
 	"data: [DONE]\n\n"
 
+// toolCallCompletion asks for the tool the tool agents have.
+var toolCallCompletion = []byte(`{"id":"chatcmpl-bench","object":"chat.completion","created":1,"model":"gpt-4o-mini",` +
+	`"choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_b","type":"function",` +
+	`"function":{"name":"get_price","arguments":"{\"symbol\":\"SOL\"}"}}]},"finish_reason":"tool_calls"}],` +
+	`"usage":{"prompt_tokens":20,"completion_tokens":6,"total_tokens":26}}`)
+
 func (p *provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -174,6 +180,11 @@ func (p *provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if !bytes.Contains(body, []byte(`"stream":true`)) {
 		w.Header().Set("Content-Type", "application/json")
+		// A call that offers tools and has no result yet asks for one.
+		if bytes.Contains(body, []byte(`"tools":[`)) && !bytes.Contains(body, []byte(`"role":"tool"`)) {
+			_, _ = w.Write(toolCallCompletion)
+			return
+		}
 		_, _ = w.Write(completion)
 		return
 	}
@@ -195,6 +206,13 @@ func (p *provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	_ = rc.Flush()
 	_, _ = io.WriteString(w, streamTail)
+}
+
+// actionHandler is an instant action handler.
+func actionHandler(w http.ResponseWriter, r *http.Request) {
+	_, _ = io.Copy(io.Discard, r.Body)
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = io.WriteString(w, `{"symbol":"SOL","price":142}`)
 }
 
 // firstSent returns when the first token of the stream marked marker left.
