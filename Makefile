@@ -3,7 +3,7 @@ GO        ?= go
 PKGS      ?= ./...
 BENCHTIME ?= 2s
 
-.PHONY: run build test flake reliability generate lint spectral ts-check web web-check bench microbench fuzz clean
+.PHONY: run build test flake reliability generate interop lint spectral ts-check web web-check bench microbench fuzz clean
 
 # TS_CLIENT type-checks a TypeScript client generated from openapi.yaml; its
 # schema.d.ts is committed like gen/.
@@ -64,6 +64,12 @@ ts-check: $(TS_CLIENT)/node_modules/.package-lock.json
 	@git ls-files --error-unmatch $(TS_CLIENT)/schema.d.ts >/dev/null || \
 		{ echo "$(TS_CLIENT)/schema.d.ts is not committed" >&2; exit 1; }
 	cd $(TS_CLIENT) && $(NPM) run --silent check
+
+## interop: install the third-party programs the tests run against agentd (the MCP reference server; needs npm)
+interop: interop/node_modules/.package-lock.json
+
+interop/node_modules/.package-lock.json: interop/package-lock.json
+	cd interop && $(NPM) ci --no-audit --no-fund
 
 # WEB is the console and /docs: sources in web/src and web/static, built
 # into web/dist (committed, embedded by the Go package web).
