@@ -1,9 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -76,7 +80,9 @@ func startTelegramAgent(t *testing.T, token string, botID int64, bot, name strin
 	t.Helper()
 	e := &telegramE2E{tg: telegramtest.New(t), openai: llmtest.NewOpenAI(t)}
 	e.tg.AddBot(token, botID, bot)
-	env := map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": e.openai.URL, "TELEGRAM_API_URL": e.tg.URL}
+	// Private networks allowed: the tests' action handlers are on loopback.
+	env := map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": e.openai.URL, "TELEGRAM_API_URL": e.tg.URL,
+		"AGENTD_ALLOW_PRIVATE_NETWORKS": "true"}
 	e.in, e.key = bootUnlimited(t, env)
 	transport := &http.Transport{}
 	t.Cleanup(transport.CloseIdleConnections)
@@ -188,6 +194,51 @@ func TestTelegramAgentRecoversAfterCooldown(t *testing.T) {
 	}
 	if s := status(); s != "active" {
 		t.Errorf("status after the reply: %v, want active", s)
+	}
+	e.in.stop(t)
+}
+
+// TestTelegramAgentUsesATool: a Telegram message whose answer needs a
+// tool calls the agent's action handler, told it comes from Telegram, and
+// the chat gets the answer made from its result; the history shows the
+// call.
+func TestTelegramAgentUsesATool(t *testing.T) {
+	const token = "4444:e2e"
+	e := startTelegramAgent(t, token, 4444, "tool_bot", "Toolie")
+	var mu sync.Mutex
+	var calls []map[string]any
+	handler := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		mu.Lock()
+		calls = append(calls, body)
+		mu.Unlock()
+		_, _ = io.WriteString(w, `{"price":142}`)
+	}))
+	t.Cleanup(handler.Close)
+	expect(t, "add the action", e.c.do("PATCH", "/v1/agents/"+e.id, e.key, map[string]any{"actions": []any{map[string]any{
+		"name": "get_price", "description": "Price of a token", "examples": []string{}, "handler": handler.URL}}}), 200, "")
+	e.openai.Respond(llmtest.Reply{Text: "SOL is at 142."})
+	e.openai.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "get_price", Arguments: `{"input":"SOL"}`}}})
+	e.tg.Queue(token, models.Update{Message: &models.Message{ID: 3, Text: "SOL price?",
+		Chat: models.Chat{ID: 55, Type: models.ChatTypePrivate}, From: &models.User{ID: 55, FirstName: "Sol"}}})
+	testutil.Eventually(t, "the reply in the chat", func() error { return testutil.Equal("messages sent", len(e.tg.Sent(token)), 1) })
+	if sent := e.tg.Sent(token)[0]; sent.Text != "SOL is at 142." {
+		t.Errorf("sent %+v", sent)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(calls) != 1 {
+		t.Fatalf("the handler got %d calls", len(calls))
+	}
+	if data := calls[0]["data"].(map[string]any); data["platform"] != "telegram" || data["userId"] != "telegram:55" {
+		t.Errorf("call data = %v", data)
+	}
+	convs := e.c.do("GET", "/v1/agents/"+e.id+"/conversations?platform=telegram", e.key, nil).data(t)["items"].([]any)
+	msgs := e.c.do("GET", "/v1/agents/"+e.id+"/conversations/"+convs[0].(map[string]any)["id"].(string)+"/messages", e.key, nil).data(t)["items"].([]any)
+	reply := msgs[len(msgs)-1].(map[string]any)
+	if tc, _ := reply["metadata"].(map[string]any)["toolCalls"].([]any); len(tc) != 1 {
+		t.Errorf("history reply %v, want its tool call", reply)
 	}
 	e.in.stop(t)
 }
