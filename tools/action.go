@@ -58,22 +58,22 @@ func (s *Service) callAction(ctx context.Context, spec Spec, a Action, c Call) R
 			ConversationID: c.Turn.ConversationID, UserID: optional(c.Turn.UserID), RoomID: optional(c.Turn.RoomID),
 			Platform: c.Turn.Platform}})
 	if err != nil {
-		return failure("the call could not be encoded")
+		return Failure("the call could not be encoded")
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.Handler, bytes.NewReader(body))
 	if err != nil {
-		return failure("the handler URL is not valid")
+		return Failure("the handler URL is not valid")
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "agentd-actions/1")
 	if spec.ActionSecret != "" {
 		if err := signCall(req, spec.ActionSecret, c.ID, now.Unix(), body); err != nil {
-			return failure("ACTION_SECRET is not a whsec_ secret")
+			return Failure("ACTION_SECRET is not a whsec_ secret")
 		}
 	}
 	res, err := s.client.Do(req)
 	if err != nil {
-		return failure(transportReason(ctx, err))
+		return Failure(transportReason(ctx, err))
 	}
 	defer res.Body.Close()
 	return handlerResult(res)
@@ -97,11 +97,11 @@ func handlerResult(res *http.Response) Result {
 	raw, err := io.ReadAll(io.LimitReader(res.Body, MaxResultBytes))
 	switch {
 	case res.StatusCode >= 300 && res.StatusCode < 400:
-		return failure(fmt.Sprintf("the handler answered a redirect (%d), which is not followed", res.StatusCode))
+		return Failure(fmt.Sprintf("the handler answered a redirect (%d), which is not followed", res.StatusCode))
 	case res.StatusCode < 200 || res.StatusCode >= 300:
-		return failure(fmt.Sprintf("the handler answered %d", res.StatusCode))
+		return Failure(fmt.Sprintf("the handler answered %d", res.StatusCode))
 	case err != nil:
-		return failure("the handler's answer could not be read")
+		return Failure("the handler's answer could not be read")
 	}
 	return Result{Text: compactJSON(raw), OK: true}
 }

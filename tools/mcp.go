@@ -156,7 +156,7 @@ func (p *mcpPool) tools(ctx context.Context, spec Spec, srv MCPServer) ([]Tool, 
 func (p *mcpPool) call(ctx context.Context, spec Spec, srv MCPServer, name string, args json.RawMessage) Result {
 	args, err := callArguments(args)
 	if err != nil {
-		return failure(err.Error())
+		return Failure(err.Error())
 	}
 	p.sweep()
 	res, err := p.callOnce(ctx, spec, srv, name, args)
@@ -173,7 +173,7 @@ func (p *mcpPool) call(ctx context.Context, spec Spec, srv MCPServer, name strin
 func (p *mcpPool) callOnce(ctx context.Context, spec Spec, srv MCPServer, name string, args json.RawMessage) (Result, error) {
 	e, s, tool, err := p.resolve(ctx, spec, srv, name)
 	if err != nil {
-		return failure(err.Error()), nil
+		return Failure(err.Error()), nil
 	}
 	defer s.busy.Add(-1)
 
@@ -225,18 +225,18 @@ func (p *mcpPool) callFailure(ctx context.Context, e *mcpEntry, s *mcpSession, s
 	var rpcErr *jsonrpc.Error
 	switch {
 	case errors.Is(ctx.Err(), context.Canceled):
-		return failure("call cancelled"), nil
+		return Failure("call cancelled"), nil
 	case errors.As(err, &rpcErr) && ctx.Err() == nil && !errors.Is(err, mcp.ErrConnectionClosed) &&
 		(rpcErr.Code == jsonrpc.CodeInvalidParams || rpcErr.Code == jsonrpc.CodeInternalError):
-		return failure("tool error: " + redact(rpcErr, srv).Error()), nil
+		return Failure("tool error: " + redact(rpcErr, srv).Error()), nil
 	}
 	p.lockEntry(e)
 	p.drop(e, s, spec, srv, err)
 	p.release(e)
 	if ctx.Err() != nil {
-		return failure(fmt.Sprintf("call timed out after %s", p.cfg.Timeout)), err
+		return Failure(fmt.Sprintf("call timed out after %s", p.cfg.Timeout)), err
 	}
-	return failure("call failed: " + redact(err, srv).Error()), err
+	return Failure("call failed: " + redact(err, srv).Error()), err
 }
 
 // close closes every session and waits for them to be gone.

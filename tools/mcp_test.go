@@ -346,8 +346,8 @@ func TestMCPCall(t *testing.T) {
 		{"srv__fail", ``, Result{Text: "it broke"}},
 		{"srv__mixed", `{}`, Result{Text: "caption\n" + string(image), OK: true}},
 		{"srv__structured", `{}`, Result{Text: `{"sum":3}`, OK: true}},
-		{"srv__nope", `{}`, failure(`unknown tool "srv__nope"`)},
-		{"srv__echo", `[1]`, failure("arguments must be a JSON object")},
+		{"srv__nope", `{}`, Failure(`unknown tool "srv__nope"`)},
+		{"srv__echo", `[1]`, Failure("arguments must be a JSON object")},
 	}
 	for _, flavour := range mcpFlavours {
 		t.Run(flavour, func(t *testing.T) {
@@ -381,12 +381,12 @@ func TestMCPSlowCall(t *testing.T) {
 		keep bool
 	}{
 		{"timeout", func() (context.Context, context.CancelFunc) { return context.Background(), func() {} },
-			failure("call timed out after 300ms"), false},
+			Failure("call timed out after 300ms"), false},
 		{"cancelled", func() (context.Context, context.CancelFunc) {
 			ctx, cancel := context.WithCancel(context.Background())
 			time.AfterFunc(100*time.Millisecond, cancel)
 			return ctx, cancel
-		}, failure("call cancelled"), true},
+		}, Failure("call cancelled"), true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -651,7 +651,7 @@ func TestMCPStdioRefused(t *testing.T) {
 	if err == nil || err.Error() != "stdio servers are not allowed on this host" {
 		t.Errorf("tools error = %v", err)
 	}
-	if got, want := p.call(context.Background(), mcpTestSpec, srv, "local__x", nil), failure("stdio servers are not allowed on this host"); got != want {
+	if got, want := p.call(context.Background(), mcpTestSpec, srv, "local__x", nil), Failure("stdio servers are not allowed on this host"); got != want {
 		t.Errorf("call = %+v, want %+v", got, want)
 	}
 }

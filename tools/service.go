@@ -141,7 +141,7 @@ func (set *Set) Has(name string) bool {
 func (set *Set) Call(ctx context.Context, c Call) Result {
 	run, ok := set.run[c.Name]
 	if !ok {
-		return failure("unknown tool")
+		return Failure("unknown tool")
 	}
 	return run(ctx, c)
 }

@@ -59,14 +59,12 @@ type Result struct {
 	OK   bool
 }
 
-// failure is the result of a failed call.
-func failure(reason string) Result {
+// Failure is the result of a call that failed for reason:
+// {"error": "<reason>"}.
+func Failure(reason string) Result {
 	raw, _ := json.Marshal(map[string]string{"error": reason})
 	return Result{Text: string(raw)}
 }
-
-// Failure returns the result of a call that failed for reason.
-func Failure(reason string) Result { return failure(reason) }
 
 // Builtin is a source of tools another package provides (the memory tools):
 // its tools are offered to the agents whose Spec asks for them.
