@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/testutil"
 	"github.com/agentd/agentd/llm/llmtest"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
@@ -147,6 +148,13 @@ func jsString(s string) string {
 	return string(b)
 }
 
+// signInWith signs in on the sign-in page with key and waits for the
+// agents list.
+func signInWith(key string) chromedp.Action {
+	return chromedp.Tasks{fill("#api-key", key), chromedp.Click(".signin button[type=submit]", chromedp.ByQuery),
+		chromedp.WaitVisible("#agents-title", chromedp.ByQuery)}
+}
+
 // requested returns the URLs requested so far.
 func (b *browser) requested() []string {
 	b.mu.Lock()
@@ -211,8 +219,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	signIn := chromedp.Click(".signin button[type=submit]", chromedp.ByQuery)
 	b.run("wrong key", chromedp.SendKeys("#api-key", "agk_wrong", chromedp.ByQuery), signIn,
 		until(`document.querySelector(".error")?.textContent.includes("UNAUTHORIZED")`))
-	b.run("sign in", fill("#api-key", key), signIn,
-		chromedp.WaitVisible("#agents-title", chromedp.ByQuery))
+	b.run("sign in", signInWith(key))
 	if got := b.eval(`sessionStorage.getItem("agentd.apiKey")`); got != key {
 		t.Errorf("session storage holds %q, want the key", got)
 	}
@@ -323,6 +330,133 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.checkNarrow()
 	b.shot("webhooks-360px")
 
+	b.checkOnlyFrom(in.base)
+}
+
+// TestConsoleToolsInBrowser walks the console's tools: an action handler
+// and an MCP server added in the agent form (parameters that are not a
+// JSON object refused before sending, the header's value masked and kept
+// through a second save), the Tools section (the tool, its parameters, the
+// server that could not be asked), then a streamed chat whose tool call
+// shows as a card, running until the handler answers, and again in the
+// conversation's history.
+func TestConsoleToolsInBrowser(t *testing.T) {
+	b := newBrowser(t)
+	// The handler holds each call until the test has seen the card run.
+	release := make(chan struct{})
+	var once sync.Once
+	handler := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var call struct {
+			Data struct{ Arguments map[string]any }
+		}
+		if err := json.NewDecoder(r.Body).Decode(&call); err != nil || call.Data.Arguments["symbol"] != "ADA" {
+			t.Errorf("action call: %v, arguments %v", err, call.Data.Arguments)
+		}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"symbol":"ADA","price":0.42}`)
+	}))
+	t.Cleanup(handler.Close)
+	t.Cleanup(func() { once.Do(func() { close(release) }) }) // runs before handler.Close
+	// The MCP server refuses every request; it keeps the Authorization
+	// header of each, to show which value agentd stored.
+	var mu sync.Mutex
+	var auths []string
+	mcp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		auths = append(auths, r.Header.Get("Authorization"))
+		mu.Unlock()
+		http.Error(w, "no entry", http.StatusForbidden)
+	}))
+	t.Cleanup(mcp.Close)
+	seen := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), auths...)
+	}
+
+	openai := llmtest.NewOpenAI(t)
+	openai.Respond(llmtest.Reply{Fragments: []string{"ADA", " is", " at", " 0.42."}})
+	openai.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "get_price", Arguments: `{"symbol":"ADA"}`}}})
+	in := boot(t, map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": openai.URL, "AGENTD_PROVIDER_TIMEOUT": "10s",
+		// The handler and the MCP server listen on loopback.
+		"AGENTD_ALLOW_PRIVATE_NETWORKS": "true"}, "--addr", "127.0.0.1:0", "--db", tempDB(t))
+	key := keyFrom(t, in.stdout.String())
+	c := &client{t: t, base: in.base, http: &http.Client{Timeout: 10 * time.Second}, contract: loadContract(t)}
+	r := c.do("POST", "/v1/agents", key, map[string]any{"name": "Ticker", "modelProvider": "openai", "model": "gpt-4o-mini"})
+	expect(t, "create", r, 201, "")
+	id := r.data(t)["id"].(string)
+
+	save := chromedp.Click("form.agent-form button[type=submit]", chromedp.ByQuery)
+	b.run("sign in", chromedp.Navigate(in.base+"/"), signInWith(key),
+		chromedp.Navigate(in.base+"/#/agents/"+id), chromedp.WaitVisible("#add-action", chromedp.ByQuery),
+		until(`document.querySelector("#tools-title") && !document.querySelector(".tools[aria-busy=true]")`))
+	b.run("add an action", chromedp.Click("#add-action", chromedp.ByQuery), fill("#action-0-name", "get_price"),
+		fill("#action-0-description", "Look up a token price"), fill("#action-0-handler", handler.URL+"/price"),
+		fill("#action-0-parameters", `["symbol"]`), chromedp.WaitVisible("#action-0-parameters-error", chromedp.ByQuery),
+		save, until(`document.activeElement?.id === "action-0-parameters" && document.querySelector("form.agent-form .error")`))
+	b.shot("tools-form-refused")
+	b.run("add an MCP server", fill("#action-0-parameters", `{"type":"object","properties":{"symbol":{"type":"string"}}}`),
+		until(`!document.querySelector("#action-0-parameters-error")`),
+		chromedp.Click("#add-server", chromedp.ByQuery), fill("#server-0-name", "tracker"), fill("#server-0-url", mcp.URL+"/mcp"),
+		chromedp.Click("#server-0-add-header", chromedp.ByQuery), fill("#server-0-header-0-name", "Authorization"),
+		fill("#server-0-header-0-value", "Bearer sekrit"), chromedp.Click("#mcp-plugin", chromedp.ByQuery),
+		save, until(`document.querySelector(".ok")?.textContent.includes("actions")`))
+	// The saved agent comes back with the header masked, and the Tools
+	// section lists the action and the server that refused.
+	b.run("tools listed", until(`document.querySelector("#server-0-header-0-value")?.value === "********"`),
+		until(`[...document.querySelectorAll(".tools tbody tr")].some(r => r.textContent.includes("get_price") && r.textContent.includes("offered"))`),
+		until(`document.querySelector(".tools .warning")?.textContent.includes("tracker")`),
+		chromedp.Click(`button[aria-controls="tool-get_price-parameters"]`, chromedp.ByQuery),
+		chromedp.WaitVisible("#tool-get_price-parameters", chromedp.ByQuery))
+	if got, _ := b.eval(`document.querySelector("#tool-get_price-parameters").textContent`).(string); !strings.Contains(got, `"symbol"`) {
+		t.Errorf("the parameters shown: %q", got)
+	}
+	b.shot("tools")
+	// Saved again untouched, the mask keeps the stored value: the tools
+	// do not change, and the server is still sent the real header.
+	asked := len(seen())
+	b.run("save again", save, until(`/^Saved/.test(document.querySelector(".ok")?.textContent) && !document.querySelector(".ok").textContent.includes("actions")`))
+	if got, _ := b.eval(`document.querySelector(".ok").textContent`).(string); strings.Contains(got, "settings") || strings.Contains(got, "plugins") {
+		t.Errorf("saving the form untouched says %q", got)
+	}
+	b.run("ask again", chromedp.Click("#tools-reload", chromedp.ByQuery))
+	testutil.Eventually(t, "the MCP server asked again", func() error {
+		if n := len(seen()); n <= asked {
+			return fmt.Errorf("%d requests, as before", n)
+		}
+		return nil
+	})
+	for _, a := range seen() {
+		if a != "Bearer sekrit" {
+			t.Errorf("the MCP server was sent Authorization %q", a)
+		}
+	}
+
+	b.run("chat", chromedp.Click(`a[href="#/agents/`+id+`/chat"]`, chromedp.ByQuery), chromedp.WaitVisible("#text", chromedp.ByQuery),
+		fill("#text", "What does ADA cost?"), chromedp.Click("form.send button[type=submit]", chromedp.ByQuery),
+		until(`document.querySelector('.turn.agent .tool-call.running[data-tool="get_price"] .tool-args')?.textContent.includes('"ADA"')`))
+	b.shot("chat-tool-running")
+	once.Do(func() { close(release) })
+	card := `.turn.agent .tool-call.ok[data-tool="get_price"]`
+	b.run("tool result", until(`document.querySelector('`+card+` .tool-result')?.textContent.includes("0.42")`),
+		until(`document.querySelector(".turn.agent .text")?.textContent === "ADA is at 0.42."`),
+		until(`document.querySelector('`+card+` .tool-head')?.textContent.includes("ms")`))
+	if got := b.eval(`!!document.querySelector(".turn.agent .tool-calls + .text")`); got != true {
+		t.Errorf("the tool card is not before the answer's text")
+	}
+	b.shot("chat-tool")
+	if reqs := openai.Requests(); len(reqs) != 2 || len(reqs[1].ToolResults()) != 1 || !strings.Contains(reqs[1].ToolResults()[0].Content, "0.42") {
+		t.Errorf("provider requests %d; want the second to carry the handler's result", len(reqs))
+	}
+
+	b.run("history", chromedp.Click(`a[href="#/agents/`+id+`/conversations"]`, chromedp.ByQuery),
+		chromedp.Click(`a[href^="#/agents/`+id+`/conversations/conv_"]`, chromedp.ByQuery),
+		until(`document.querySelector('.transcript .tool-call.ok[data-tool="get_price"] .tool-result')?.textContent.includes("0.42")`))
+	b.shot("history-tool")
 	b.checkOnlyFrom(in.base)
 }
 

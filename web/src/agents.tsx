@@ -1,14 +1,21 @@
 // agents.tsx: the agents list, creating an agent (form or character file),
-// editing one (form and JSON) and deleting one.
+// editing one (form and JSON), its tools, and deleting one.
 import { useEffect, useState } from "preact/hooks";
 import { type Agent, ApiFailure, api, call, type Schemas } from "./api";
 import { useQuery } from "./hooks";
-import { Choices, Confirm, ErrorBox, Field, ListTable, go, lines, useFocusRefused, when } from "./ui";
+import { Choices, Confirm, ErrorBox, Field, Group, ListTable, go, lines, useFocusRefused, when } from "./ui";
 
 const statuses: Schemas["AgentStatus"][] = ["active", "inactive", "error"];
 const sortFields: Schemas["AgentSortField"][] = ["createdAt", "name", "status"];
 const providers: Schemas["ModelProvider"][] = ["openai", "anthropic", "groq", "google", "ollama"];
 const platforms: Schemas["Platform"][] = ["discord", "twitter", "telegram"];
+const transports: Schemas["McpTransport"][] = ["streamable-http", "http", "sse", "stdio"];
+// mcpPlugins are the plugins that, enabled, make the agent use its MCP
+// servers; the form enables the first.
+const mcpPlugins = ["@elizaos/plugin-mcp", "@agentd/plugin-mcp"];
+// secretMask is what Get Agent shows for a secret; sent back, it keeps the
+// stored value.
+const secretMask = "********";
 
 export function AgentList() {
   const [status, setStatus] = useState<Schemas["AgentStatus"] | "">("");
@@ -99,7 +106,31 @@ type Draft = {
   clients: Schemas["Platform"][];
   deleteProtection: boolean;
   status: Schemas["AgentStatusInput"];
+  // The tools: actions (a handler URL makes one a tool), how many model
+  // calls of a turn may use them ("" for the default), the MCP servers and
+  // whether the MCP plugin that uses them is enabled.
+  actions: ActionDraft[];
+  maxToolSteps: string;
+  servers: ServerDraft[];
+  mcp: boolean;
 };
+
+// ActionDraft is an action; parameters is its JSON Schema as text, checked
+// to be a JSON object before the form is sent. examples are kept as they are.
+type ActionDraft = { name: string; description: string; examples: string[]; handler: string; parameters: string };
+
+// ServerDraft is an MCP server; rest keeps the members the form does not
+// show (a stdio server's command, args and env).
+type ServerDraft = {
+  name: string;
+  type: Schemas["McpTransport"];
+  url: string;
+  headers: { name: string; value: string }[];
+  rest: Omit<Schemas["McpServer"], "type" | "url" | "headers">;
+};
+
+const emptyAction: ActionDraft = { name: "", description: "", examples: [], handler: "", parameters: "" };
+const emptyServer: ServerDraft = { name: "", type: "streamable-http", url: "", headers: [], rest: {} };
 
 const emptyDraft: Draft = {
   name: "",
@@ -112,7 +143,16 @@ const emptyDraft: Draft = {
   clients: [],
   deleteProtection: false,
   status: "active",
+  actions: [],
+  maxToolSteps: "",
+  servers: [],
+  mcp: false,
 };
+
+// usesMCP is whether plugins holds an enabled MCP plugin.
+function usesMCP(plugins: Schemas["Plugin"][]): boolean {
+  return plugins.some((p) => mcpPlugins.includes(p.name) && p.enabled !== false);
+}
 
 function draftOf(a: Agent): Draft {
   return {
@@ -126,23 +166,130 @@ function draftOf(a: Agent): Draft {
     clients: a.clients,
     deleteProtection: a.deleteProtection,
     status: a.status === "inactive" ? "inactive" : "active",
+    actions: (a.actions ?? []).map((x) => ({
+      name: x.name,
+      description: x.description,
+      examples: x.examples,
+      handler: x.handler ?? "",
+      parameters: x.parameters ? JSON.stringify(x.parameters, null, 2) : "",
+    })),
+    maxToolSteps: a.modelSettings?.maxToolSteps === undefined ? "" : String(a.modelSettings.maxToolSteps),
+    servers: Object.entries(a.settings.mcp?.servers ?? {}).map(([name, { type, url, headers, ...rest }]) => ({
+      name,
+      type,
+      url: url ?? "",
+      headers: Object.entries(headers ?? {}).map(([h, value]) => ({ name: h, value })),
+      rest,
+    })),
+    mcp: usesMCP(a.plugins),
   };
 }
 
-// membersOf is the request body the form stands for; personality keeps the
-// members the form does not show.
-function membersOf(d: Draft, personality: Schemas["Personality"] = {}): Schemas["AgentUpdateRequest"] {
+// parametersOf is an action's parameters: undefined when the text is
+// empty, the object it holds, or an Error saying why it is not one.
+function parametersOf(text: string): Schemas["JSONObject"] | undefined | Error {
+  if (!text.trim()) return undefined;
+  try {
+    const v: unknown = JSON.parse(text);
+    if (typeof v === "object" && v !== null && !Array.isArray(v)) return v as Schemas["JSONObject"];
+    return new Error("The parameters must be a JSON object, such as {\"type\": \"object\"}.");
+  } catch (err) {
+    return new Error(`The parameters are not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+// problemOf checks what the API cannot tell apart once it is sent (the
+// JSON of parameters, names that would overwrite each other) and returns
+// the input to focus and what is wrong, or undefined when all is well.
+function problemOf(d: Draft): { id: string; error: Error } | undefined {
+  for (const [i, a] of d.actions.entries()) {
+    const p = parametersOf(a.parameters);
+    if (p instanceof Error) return { id: `action-${i}-parameters`, error: new Error(`Action ${a.name || i + 1}: ${p.message}`) };
+  }
+  const names = new Set<string>();
+  for (const [i, sv] of d.servers.entries()) {
+    const name = sv.name.trim();
+    if (!name || names.has(name)) {
+      return { id: `server-${i}-name`, error: new Error(name ? `Two MCP servers are named ${name}.` : "An MCP server has no name.") };
+    }
+    names.add(name);
+    const headers = new Set<string>();
+    for (const [j, h] of sv.headers.entries()) {
+      const header = h.name.trim();
+      if (!header || headers.has(header.toLowerCase())) {
+        return {
+          id: `server-${i}-header-${j}-name`,
+          error: new Error(header ? `MCP server ${name} has two ${header} headers.` : `MCP server ${name} has a header with no name.`),
+        };
+      }
+      headers.add(header.toLowerCase());
+    }
+  }
+  return undefined;
+}
+
+// membersOf is the request body the form stands for; agent, when editing,
+// keeps the members the form does not show (of personality, settings,
+// modelSettings and plugins). Check problemOf(d) first: parameters must
+// parse.
+function membersOf(d: Draft, agent?: Agent): Schemas["AgentUpdateRequest"] {
   return {
+    ...toolMembersOf(d, agent),
     name: d.name,
     bio: lines(d.bio),
     modelProvider: d.modelProvider,
     ...(d.model.trim() ? { model: d.model.trim() } : {}),
-    personality: { ...personality, tone: d.tone },
+    personality: { ...agent?.personality, tone: d.tone },
     goals: lines(d.goals),
     knowledge: lines(d.knowledge),
     clients: d.clients,
     deleteProtection: d.deleteProtection,
   };
+}
+
+// toolMembersOf are the members of the form's tools section. Each is sent
+// only when the agent has it or the form gives it a value, so saving a form
+// whose tools were not touched changes nothing.
+function toolMembersOf(d: Draft, agent?: Agent): Schemas["AgentUpdateRequest"] {
+  const out: Schemas["AgentUpdateRequest"] = {};
+  if (d.actions.length || agent?.actions) {
+    out.actions = d.actions.map((a) => {
+      const parameters = parametersOf(a.parameters);
+      return {
+        name: a.name,
+        description: a.description,
+        examples: a.examples,
+        ...(a.handler.trim() ? { handler: a.handler.trim() } : {}),
+        ...(parameters && !(parameters instanceof Error) ? { parameters } : {}),
+      };
+    });
+  }
+  const { maxToolSteps: _, ...modelSettings } = agent?.modelSettings ?? {};
+  if (d.maxToolSteps.trim()) out.modelSettings = { ...modelSettings, maxToolSteps: Number(d.maxToolSteps) };
+  else if (agent?.modelSettings) out.modelSettings = modelSettings;
+  if (d.servers.length || agent?.settings.mcp?.servers) {
+    const servers = Object.fromEntries(
+      d.servers.map((sv): [string, Schemas["McpServer"]] => [
+        sv.name.trim(),
+        {
+          ...sv.rest,
+          type: sv.type,
+          ...(sv.url.trim() ? { url: sv.url.trim() } : {}),
+          ...(sv.headers.length ? { headers: Object.fromEntries(sv.headers.map((h) => [h.name.trim(), h.value])) } : {}),
+        },
+      ]),
+    );
+    out.settings = { ...agent?.settings, mcp: { ...agent?.settings.mcp, servers } } as Schemas["Settings"];
+  }
+  const plugins = agent?.plugins ?? [];
+  if (d.mcp !== usesMCP(plugins)) {
+    out.plugins = d.mcp
+      ? plugins.some((p) => p.name === mcpPlugins[0])
+        ? plugins.map((p) => (p.name === mcpPlugins[0] ? { ...p, enabled: true } : p))
+        : [...plugins, { name: mcpPlugins[0]!, enabled: true }]
+      : plugins.map((p) => (mcpPlugins.includes(p.name) ? { ...p, enabled: false } : p));
+  }
+  return out;
 }
 
 // AgentForm is the form of both create and edit.
@@ -155,16 +302,23 @@ function AgentForm(props: {
   submit: string;
   withStatus?: boolean;
 }) {
-  const { draft: d, onChange, error } = props;
+  const { draft: d, onChange } = props;
   const set = (patch: Partial<Draft>) => onChange({ ...d, ...patch });
-  useFocusRefused(error);
+  // problem is what the form refused before sending, shown as the API's
+  // errors are; a new submit clears it.
+  const [problem, setProblem] = useState<Error>();
+  const error = problem ?? props.error;
+  useFocusRefused(props.error);
   return (
     <form
       class="agent-form"
       noValidate
       onSubmit={(e) => {
         e.preventDefault();
-        props.onSubmit();
+        const p = problemOf(d);
+        setProblem(p?.error);
+        if (p) document.getElementById(p.id)?.focus();
+        else props.onSubmit();
       }}
     >
       <Field id="name" label="Name" error={error}>
@@ -263,6 +417,7 @@ function AgentForm(props: {
         onChange={(clients) => set({ clients })}
         error={error}
       />
+      <ToolsFields draft={d} onChange={onChange} error={error} />
       {props.withStatus && (
         <Field id="status" label="Status" error={error}>
           {(desc) => (
@@ -432,7 +587,7 @@ export function AgentEdit({ agent, onSaved }: { agent: Agent; onSaved: () => voi
           busy={busy}
           submit="Save"
           withStatus
-          onSubmit={() => void save({ ...membersOf(draft, agent.personality), status: draft.status }, setError)}
+          onSubmit={() => void save({ ...membersOf(draft, agent), status: draft.status }, setError)}
         />
         {saved && (
           <p class="ok" role="status">
@@ -463,8 +618,340 @@ export function AgentEdit({ agent, onSaved }: { agent: Agent; onSaved: () => voi
           Save JSON
         </button>
       </section>
+      <AgentTools agent={agent} />
       <DeleteAgent agent={agent} />
     </div>
+  );
+}
+
+// ToolsFields is the form's tools section: the actions with their handler
+// and parameters, maxToolSteps and the MCP servers.
+function ToolsFields({ draft: d, onChange, error }: { draft: Draft; onChange: (d: Draft) => void; error: unknown }) {
+  const set = (patch: Partial<Draft>) => onChange({ ...d, ...patch });
+  const setAction = (i: number, patch: Partial<ActionDraft>) =>
+    set({ actions: d.actions.map((a, j) => (j === i ? { ...a, ...patch } : a)) });
+  const setServer = (i: number, patch: Partial<ServerDraft>) =>
+    set({ servers: d.servers.map((sv, j) => (j === i ? { ...sv, ...patch } : sv)) });
+  return (
+    <fieldset class="tools-fields">
+      <legend>Tools</legend>
+      <Group
+        id="actions"
+        legend="Actions"
+        hint="An action whose handler is an http or https URL is a tool the model can call: agentd POSTs the arguments there, signed."
+        error={error}
+      >
+        {d.actions.map((a, i) => (
+          <div class="row-group" key={i}>
+            <div class="pair">
+              <Field id={`action-${i}-name`} label="Name" error={error}>
+                {(desc) => (
+                  <input
+                    id={`action-${i}-name`}
+                    value={a.name}
+                    aria-describedby={desc}
+                    onInput={(e) => setAction(i, { name: e.currentTarget.value })}
+                  />
+                )}
+              </Field>
+              <Field id={`action-${i}-handler`} label="Handler URL" error={error}>
+                {(desc) => (
+                  <input
+                    id={`action-${i}-handler`}
+                    type="url"
+                    placeholder="https://tools.example.com/price"
+                    value={a.handler}
+                    aria-describedby={desc}
+                    onInput={(e) => setAction(i, { handler: e.currentTarget.value })}
+                  />
+                )}
+              </Field>
+            </div>
+            <Field id={`action-${i}-description`} label="Description" error={error}>
+              {(desc) => (
+                <input
+                  id={`action-${i}-description`}
+                  value={a.description}
+                  aria-describedby={desc}
+                  onInput={(e) => setAction(i, { description: e.currentTarget.value })}
+                />
+              )}
+            </Field>
+            <ParametersField id={`action-${i}-parameters`} value={a.parameters} onChange={(parameters) => setAction(i, { parameters })} />
+            <button type="button" class="quiet small" onClick={() => set({ actions: d.actions.filter((_, j) => j !== i) })}>
+              Remove action {a.name}
+            </button>
+          </div>
+        ))}
+        <button id="add-action" type="button" class="quiet" onClick={() => set({ actions: [...d.actions, emptyAction] })}>
+          Add action
+        </button>
+      </Group>
+      <Field
+        id="modelSettings"
+        label="Tool steps per turn"
+        hint="Model calls of one turn that may use tools, 0 to 20; 0 offers none. Empty for the default, 5."
+        error={error}
+      >
+        {(desc, invalid) => (
+          <input
+            id="modelSettings"
+            type="number"
+            min={0}
+            max={20}
+            step={1}
+            value={d.maxToolSteps}
+            aria-describedby={desc}
+            aria-invalid={invalid}
+            onInput={(e) => set({ maxToolSteps: e.currentTarget.value })}
+          />
+        )}
+      </Field>
+      <Group
+        id="settings"
+        legend="MCP servers"
+        hint={`Header values are secrets: a stored one shows as ${secretMask} and is kept unless you type a new one (renaming its server or header drops it).`}
+        error={error}
+      >
+        <label class="inline">
+          <input id="mcp-plugin" type="checkbox" checked={d.mcp} onChange={(e) => set({ mcp: e.currentTarget.checked })} />
+          Use the MCP servers (enables {mcpPlugins[0]})
+        </label>
+        {d.servers.map((sv, i) => (
+          <ServerFields
+            key={i}
+            index={i}
+            server={sv}
+            error={error}
+            onChange={(patch) => setServer(i, patch)}
+            onRemove={() => set({ servers: d.servers.filter((_, j) => j !== i) })}
+          />
+        ))}
+        <button id="add-server" type="button" class="quiet" onClick={() => set({ servers: [...d.servers, emptyServer] })}>
+          Add MCP server
+        </button>
+      </Group>
+    </fieldset>
+  );
+}
+
+// ParametersField is an action's JSON Schema, checked as it is typed.
+function ParametersField({ id, value, onChange }: { id: string; value: string; onChange: (v: string) => void }) {
+  const p = parametersOf(value);
+  const bad = p instanceof Error;
+  return (
+    <div class={bad ? "field invalid" : "field"}>
+      <label for={id}>Parameters (JSON Schema)</label>
+      <textarea
+        id={id}
+        class="json"
+        rows={4}
+        spellcheck={false}
+        placeholder={'{"type": "object", "properties": {"symbol": {"type": "string"}}}'}
+        value={value}
+        aria-invalid={bad}
+        aria-describedby={`${id}-hint${bad ? ` ${id}-error` : ""}`}
+        onInput={(e) => onChange(e.currentTarget.value)}
+      />
+      <small id={`${id}-hint`} class="hint">
+        A JSON object; empty for one string argument, input.
+      </small>
+      {bad && (
+        <p id={`${id}-error`} class="field-error">
+          {p.message}
+        </p>
+      )}
+    </div>
+  );
+}
+
+// ServerFields is one MCP server of the form, with its headers.
+function ServerFields(props: {
+  index: number;
+  server: ServerDraft;
+  error: unknown;
+  onChange: (patch: Partial<ServerDraft>) => void;
+  onRemove: () => void;
+}) {
+  const { index: i, server: sv, error, onChange } = props;
+  const setHeader = (j: number, patch: Partial<ServerDraft["headers"][number]>) =>
+    onChange({ headers: sv.headers.map((h, k) => (k === j ? { ...h, ...patch } : h)) });
+  return (
+    <div class="row-group">
+      <div class="pair">
+        <Field id={`server-${i}-name`} label="Name" hint="Letters, digits and -, up to 24." error={error}>
+          {(desc) => (
+            <input
+              id={`server-${i}-name`}
+              value={sv.name}
+              aria-describedby={desc}
+              onInput={(e) => onChange({ name: e.currentTarget.value })}
+            />
+          )}
+        </Field>
+        <Field id={`server-${i}-type`} label="Transport" error={error}>
+          {(desc) => (
+            <select
+              id={`server-${i}-type`}
+              value={sv.type}
+              aria-describedby={desc}
+              onChange={(e) => onChange({ type: e.currentTarget.value as ServerDraft["type"] })}
+            >
+              {transports.map((t) => (
+                <option key={t} value={t}>{t}</option>
+              ))}
+            </select>
+          )}
+        </Field>
+      </div>
+      <Field
+        id={`server-${i}-url`}
+        label="URL"
+        hint={sv.type === "stdio" ? "stdio servers take command and args: edit them in the JSON." : undefined}
+        error={error}
+      >
+        {(desc) => (
+          <input
+            id={`server-${i}-url`}
+            type="url"
+            placeholder="https://mcp.example.com/mcp"
+            value={sv.url}
+            aria-describedby={desc}
+            onInput={(e) => onChange({ url: e.currentTarget.value })}
+          />
+        )}
+      </Field>
+      {sv.headers.map((h, j) => (
+        <div class="pair header-row" key={j}>
+          <Field id={`server-${i}-header-${j}-name`} label="Header" error={error}>
+            {(desc) => (
+              <input
+                id={`server-${i}-header-${j}-name`}
+                value={h.name}
+                placeholder="Authorization"
+                aria-describedby={desc}
+                onInput={(e) => setHeader(j, { name: e.currentTarget.value })}
+              />
+            )}
+          </Field>
+          <Field id={`server-${i}-header-${j}-value`} label="Value" error={error}>
+            {(desc) => (
+              <input
+                id={`server-${i}-header-${j}-value`}
+                value={h.value}
+                autoComplete="off"
+                spellcheck={false}
+                aria-describedby={desc}
+                // A stored value shows as the mask: focusing selects it, so
+                // typing replaces it whole.
+                onFocus={(e) => h.value === secretMask && e.currentTarget.select()}
+                onInput={(e) => setHeader(j, { value: e.currentTarget.value })}
+              />
+            )}
+          </Field>
+          <button
+            type="button"
+            class="quiet small"
+            onClick={() => onChange({ headers: sv.headers.filter((_, k) => k !== j) })}
+          >
+            Remove header {h.name}
+          </button>
+        </div>
+      ))}
+      <button
+        id={`server-${i}-add-header`}
+        type="button"
+        class="quiet small"
+        onClick={() => onChange({ headers: [...sv.headers, { name: "", value: "" }] })}
+      >
+        Add header
+      </button>
+      <button type="button" class="quiet small" onClick={props.onRemove}>
+        Remove server {sv.name}
+      </button>
+    </div>
+  );
+}
+
+// AgentTools lists the tools the agent's next turn would offer, and the
+// MCP servers that could not be asked for theirs. Each load asks the
+// servers again; saving the agent reloads it.
+function AgentTools({ agent }: { agent: Agent }) {
+  const tools = useQuery(
+    (signal) =>
+      call(api.GET("/agents/{agentId}/tools", { params: { path: { agentId: agent.id } }, signal })).then((r) => r.data),
+    [agent.id, agent.updatedAt],
+  );
+  const errors = tools.data?.errors ?? [];
+  return (
+    <section class="tools" aria-labelledby="tools-title" aria-busy={tools.loading}>
+      <div class="title-row">
+        <h2 id="tools-title">Tools</h2>
+        <button id="tools-reload" type="button" class="quiet" disabled={tools.loading} onClick={tools.reload}>
+          Ask again
+        </button>
+      </div>
+      <p class="hint">
+        What the next turn offers the model: actions with a handler URL, the tools of the MCP servers and the built-in
+        tools.
+      </p>
+      {errors.length > 0 && (
+        <div class="warning">
+          <p>
+            <strong>MCP servers that could not be asked</strong> (their tools are left out):
+          </p>
+          <ul>
+            {errors.map((e) => (
+              <li key={e.server}>
+                <code>{e.server}</code>: {e.reason}
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
+      <ListTable
+        items={tools.data?.items}
+        error={tools.error}
+        empty="No tools: give an action a handler URL, or add an MCP server and enable its plugin."
+        columns={["Name", "Source", "Description", "Offered", "Parameters"]}
+        rowKey={(t) => t.name}
+        row={(t) => <ToolRow tool={t} />}
+      />
+    </section>
+  );
+}
+
+// ToolRow is a tool's row, and the row of its parameters when shown.
+function ToolRow({ tool: t }: { tool: Schemas["AgentTool"] }) {
+  const [open, setOpen] = useState(false);
+  const schemaId = `tool-${t.name}-parameters`;
+  return (
+    <>
+      <tr>
+        <td>
+          <code>{t.name}</code>
+        </td>
+        <td>
+          {t.source}
+          {t.server && <> ({t.server})</>}
+        </td>
+        <td class="wrap">{t.description}</td>
+        <td>
+          <span class={`status ${t.offered ? "active" : ""}`}>{t.offered ? "offered" : "not offered"}</span>
+        </td>
+        <td>
+          <button type="button" class="link" aria-expanded={open} aria-controls={schemaId} onClick={() => setOpen(!open)}>
+            {open ? "Hide" : "Show"}
+            <span class="visually-hidden"> the parameters of {t.name}</span>
+          </button>
+        </td>
+      </tr>
+      <tr id={schemaId} class="tool-parameters" hidden={!open}>
+        <td colSpan={5}>
+          <pre class="json">{JSON.stringify(t.parameters, null, 2)}</pre>
+        </td>
+      </tr>
+    </>
   );
 }
 

@@ -67,6 +67,12 @@ export function Analytics({ agent }: { agent: Agent }) {
             <dd>{t.errors}</dd>
           </div>
           <div>
+            <dt>Tool calls (failed)</dt>
+            <dd>
+              {t.toolCalls} ({t.toolErrors})
+            </dd>
+          </div>
+          <div>
             <dt>Response time p50 / p95</dt>
             <dd>
               {Math.round(t.responseTime.p50)} / {Math.round(t.responseTime.p95)} ms

@@ -1,4 +1,5 @@
-// chat.tsx: talking to an agent, the reply streamed token by token.
+// chat.tsx: talking to an agent, the reply streamed token by token, and
+// the cards of the tool calls a reply made (also shown in history).
 import { useRef, useState } from "preact/hooks";
 import { type Agent, ApiFailure, api, call, type Schemas, streamMessage } from "./api";
 import { ErrorBox, Field } from "./ui";
@@ -11,7 +12,83 @@ type Turn = {
   metadata?: Schemas["MessageMetadata"];
   messageId?: string;
   streaming?: boolean;
+  tools?: ToolView[];
 };
+
+// ToolView is a tool call as a card shows it: ok and result are missing
+// until its tool_result arrives, durationMs until the reply's metadata.
+type ToolView = Pick<Schemas["ToolCall"], "id" | "name" | "arguments"> &
+  Partial<Pick<Schemas["ToolCall"], "ok" | "result" | "durationMs">>;
+
+// ToolCalls are the cards of a reply's tool calls, in call order; live is
+// whether the reply is still streaming, so a call without a result yet is
+// running rather than cut short.
+export function ToolCalls({ calls, live }: { calls?: ToolView[]; live?: boolean }) {
+  if (!calls?.length) return null;
+  return (
+    <ul class="tool-calls" aria-label="Tool calls">
+      {calls.map((c) => (
+        <ToolCard key={c.id} call={c} live={live} />
+      ))}
+    </ul>
+  );
+}
+
+// shortResult is how much of a long result shows until it is expanded.
+const shortResult = 280;
+
+function ToolCard({ call: c, live }: { call: ToolView; live?: boolean }) {
+  const [open, setOpen] = useState(false);
+  const result = c.result === undefined ? undefined : pretty(c.result);
+  const long = result !== undefined && (result.length > shortResult || result.split("\n").length > 8);
+  const resultId = `${c.id}-result`;
+  const state = c.ok === undefined ? (live ? "running" : "unfinished") : c.ok ? "ok" : "failed";
+  return (
+    <li class={`tool-call ${state}`} data-tool={c.name}>
+      <div class="tool-head">
+        <code class="tool-name">{c.name}</code>
+        <span class={`status ${state === "ok" ? "succeeded" : state}`}>
+          {state === "running" && <span class="spinner" aria-hidden="true" />}
+          {state === "unfinished" ? "no result" : state}
+        </span>
+        {c.durationMs !== undefined && <span class="meta">{Math.round(c.durationMs)} ms</span>}
+      </div>
+      <span class="visually-hidden">Arguments:</span>
+      <pre class="json tool-args">{JSON.stringify(c.arguments, null, 2)}</pre>
+      {result !== undefined && (
+        <>
+          <span class="visually-hidden">Result:</span>
+          <pre id={resultId} class="json tool-result">
+            {long && !open ? `${result.slice(0, shortResult)}…` : result}
+          </pre>
+          {long && (
+            <button
+              type="button"
+              class="link"
+              aria-expanded={open}
+              aria-controls={resultId}
+              onClick={() => setOpen(!open)}
+            >
+              {open ? "Show less" : `Show the whole result (${result.length} characters)`}
+            </button>
+          )}
+        </>
+      )}
+    </li>
+  );
+}
+
+// pretty indents a result that is JSON; any other text (or JSON cut at
+// 2,000 characters) is shown as it is.
+function pretty(result: string): string {
+  try {
+    const v: unknown = JSON.parse(result);
+    if (typeof v === "object" && v !== null) return JSON.stringify(v, null, 2);
+  } catch {
+    // not JSON
+  }
+  return result;
+}
 
 export function Chat({ agent }: { agent: Agent }) {
   const [userId, setUserId] = useState("console");
@@ -49,6 +126,7 @@ export function Chat({ agent }: { agent: Agent }) {
     try {
       if (stream) {
         let reply = "";
+        let tools: ToolView[] = [];
         await streamMessage(
           agent.id,
           body,
@@ -56,8 +134,20 @@ export function Chat({ agent }: { agent: Agent }) {
             if (ev.type === "token" && "content" in ev) {
               reply += ev.content;
               update({ text: reply });
+            } else if (ev.type === "tool_call") {
+              tools = [...tools, { id: ev.id, name: ev.name, arguments: ev.arguments }];
+              update({ tools });
+            } else if (ev.type === "tool_result") {
+              tools = tools.map((c) => (c.id === ev.id ? { ...c, ok: ev.ok, result: ev.result } : c));
+              update({ tools });
             } else if (ev.type === "done" && "metadata" in ev) {
-              update({ metadata: ev.metadata, messageId: ev.messageId, streaming: false });
+              // The metadata's calls are the same, with their durations.
+              update({
+                metadata: ev.metadata,
+                messageId: ev.messageId,
+                streaming: false,
+                tools: ev.metadata.toolCalls ?? tools,
+              });
             } else if (ev.type === "error" && "error" in ev) {
               throw new ApiFailure(502, ev.error, null);
             }
@@ -68,7 +158,12 @@ export function Chat({ agent }: { agent: Agent }) {
         const r = await call(api.POST("/agents/{agentId}/messages", { params: { path: { agentId: agent.id } }, body }));
         // The operation answers text/event-stream only when asked to stream.
         if (typeof r === "string") throw new Error("The server streamed a reply that was not asked to stream.");
-        update({ text: r.data.response, metadata: r.data.metadata, messageId: r.data.messageId });
+        update({
+          text: r.data.response,
+          metadata: r.data.metadata,
+          messageId: r.data.messageId,
+          tools: r.data.metadata.toolCalls,
+        });
       }
     } catch (err) {
       setError(err);
@@ -97,6 +192,7 @@ export function Chat({ agent }: { agent: Agent }) {
         {turns.map((t) => (
           <li key={t.key} class={`turn ${t.role}`}>
             <span class="who">{t.role === "user" ? userId || "you" : agent.name}</span>
+            <ToolCalls calls={t.tools} live={t.streaming} />
             <p class="text" data-streaming={t.streaming ? "true" : undefined}>
               {t.text}
               {t.streaming && <span class="cursor" aria-hidden="true">▍</span>}

@@ -2,6 +2,7 @@
 // and deleting a conversation.
 import { useState } from "preact/hooks";
 import { type Agent, api, call } from "./api";
+import { ToolCalls } from "./chat";
 import { useQuery } from "./hooks";
 import { Confirm, ErrorBox, ListTable, Pager, go, when } from "./ui";
 
@@ -93,6 +94,7 @@ export function Conversation({ agent, conversationId }: { agent: Agent; conversa
         {messages?.items.map((m) => (
           <li key={m.messageId} class={`turn ${m.role}`}>
             <span class="who">{m.role === "user" ? (m.userId ?? "user") : agent.name}</span>
+            <ToolCalls calls={m.metadata?.toolCalls} />
             <p class="text">{m.text}</p>
             <p class="meta">
               {when(m.timestamp)}

@@ -167,6 +167,26 @@ export function Choices<T extends string>(props: {
   );
 }
 
+// Group is a fieldset for a member made of several inputs (id is its name
+// in the API: "actions", "settings"), with the API's error for anything
+// under it, like Field.
+export function Group(props: { id: string; legend: string; error?: unknown; hint?: string; children: ComponentChildren }) {
+  const mine = refused(props.error, props.id);
+  return (
+    <fieldset
+      id={props.id}
+      class={mine ? "invalid" : undefined}
+      tabIndex={-1}
+      aria-describedby={describedBy(props.id, mine, props.hint)}
+    >
+      <legend>{props.legend}</legend>
+      <Notes id={props.id} mine={undefined} hint={props.hint} />
+      {props.children}
+      <Notes id={props.id} mine={mine} hint={undefined} />
+    </fieldset>
+  );
+}
+
 // useFocusRefused focuses the field the API refused, so its error is in
 // view and read out.
 export function useFocusRefused(error: unknown): void {
