@@ -156,7 +156,9 @@ func TestToolMembersValidated(t *testing.T) {
 	for i := range 11 {
 		eleven[string(rune('a'+i))] = map[string]any{"type": "sse", "url": "https://mcp.example.com/sse"}
 	}
-	create := func(body any) request { return request{method: "POST", path: "/v1/agents", key: h.writeKey, body: body} }
+	create := func(body any) request {
+		return request{method: "POST", path: "/v1/agents", key: h.writeKey, body: body}
+	}
 	for _, tc := range []errorCase{
 		{name: "handler without host", req: create(action("ok", "https://", nil)), field: "actions[0].handler"},
 		{name: "private handler", req: create(action("ok", "http://127.0.0.1:9/x", nil)), field: "actions[0].handler"},
