@@ -15,7 +15,8 @@ import (
 // its range, whatever the number of stored messages.
 
 // hourStatsRow sums an agent's hour: messages (both sides), tokens, replies
-// timed and their total time, and turns that ended in a provider failure.
+// timed and their total time, turns that ended in a provider failure, tool
+// calls and memories saved (by the model or the API).
 type hourStatsRow struct {
 	AgentID        ctext     `gorm:"primaryKey"`
 	Hour           time.Time `gorm:"primaryKey;autoCreateTime:false"`
@@ -26,6 +27,7 @@ type hourStatsRow struct {
 	Errors         int64     `gorm:"not null"`
 	ToolCalls      int64     `gorm:"not null;default:0"`
 	ToolErrors     int64     `gorm:"not null;default:0"`
+	MemoriesSaved  int64     `gorm:"not null;default:0"`
 }
 
 // TableName names the table.
@@ -157,7 +159,7 @@ func addToSketches(tx *gorm.DB, agentID ctext, hour time.Time, user, conv string
 // addHourStats adds r's figures to its hour's row.
 func addHourStats(tx *gorm.DB, r hourStatsRow) error {
 	return tx.Clauses(addOnConflict([]string{"agent_id", "hour"}, "agent_hour_stats",
-		"messages", "tokens_used", "replies", "response_millis", "errors", "tool_calls", "tool_errors")).Create(&r).Error
+		"messages", "tokens_used", "replies", "response_millis", "errors", "tool_calls", "tool_errors", "memories_saved")).Create(&r).Error
 }
 
 // addOnConflict is an upsert that adds the inserted values of columns to
@@ -180,12 +182,8 @@ func addOnConflict(keys []string, table string, columns ...string) clause.OnConf
 // It returns ErrNotFound for a missing agent or one of another account.
 func (s *Store) RecordTurnError(ctx context.Context, accountID, agentID, kind string, t time.Time) error {
 	return s.write(ctx, "record turn error", func(tx *gorm.DB) error {
-		var n int64
-		if err := tx.Model(&agentRow{}).Where("id = ? AND account_id = ?", agentID, accountID).Count(&n).Error; err != nil {
+		if err := agentOfAccount(tx, accountID, agentID); err != nil {
 			return err
-		}
-		if n == 0 {
-			return ErrNotFound
 		}
 		h := hourOf(t)
 		if err := addHourStats(tx, hourStatsRow{AgentID: ctext(agentID), Hour: h, Errors: 1}); err != nil {
@@ -193,6 +191,31 @@ func (s *Store) RecordTurnError(ctx context.Context, accountID, agentID, kind st
 		}
 		e := hourErrorRow{AgentID: ctext(agentID), Hour: h, Kind: kind, Count: 1}
 		return tx.Clauses(addOnConflict([]string{"agent_id", "hour", "kind"}, "agent_hour_errors", "count")).Create(&e).Error
+	})
+}
+
+// agentOfAccount returns ErrNotFound unless agent agentID is of account
+// accountID.
+func agentOfAccount(tx *gorm.DB, accountID, agentID string) error {
+	var n int64
+	if err := tx.Model(&agentRow{}).Where("id = ? AND account_id = ?", agentID, accountID).Count(&n).Error; err != nil {
+		return err
+	}
+	if n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// RecordTokens adds tokens the agent spent outside a turn (a conversation's
+// summary) to its hour at t. It returns ErrNotFound for a missing agent or
+// one of another account.
+func (s *Store) RecordTokens(ctx context.Context, accountID, agentID string, tokens int, t time.Time) error {
+	return s.write(ctx, "record tokens", func(tx *gorm.DB) error {
+		if err := agentOfAccount(tx, accountID, agentID); err != nil {
+			return err
+		}
+		return addHourStats(tx, hourStatsRow{AgentID: ctext(agentID), Hour: hourOf(t), TokensUsed: int64(tokens)})
 	})
 }
 
@@ -220,7 +243,7 @@ type ResponseTimes struct {
 // AnalyticsTotals are a report's figures over its whole range.
 type AnalyticsTotals struct {
 	Messages, Conversations, Users, TokensUsed, Errors int64
-	ToolCalls, ToolErrors                              int64
+	ToolCalls, ToolErrors, MemoriesSaved               int64
 	ResponseTime                                       ResponseTimes
 }
 
@@ -317,6 +340,7 @@ func sumStats(db *gorm.DB, agentID string, start, end time.Time, interval Interv
 		b.ToolCalls += r.ToolCalls
 		totals.ToolCalls += r.ToolCalls
 		totals.ToolErrors += r.ToolErrors
+		totals.MemoriesSaved += r.MemoriesSaved
 		totals.Messages += r.Messages
 		totals.TokensUsed += r.TokensUsed
 		totals.Errors += r.Errors

@@ -64,6 +64,8 @@ type Conversation struct {
 	MessageCount  int64 // both sides
 	StartedAt     time.Time
 	LastMessageAt time.Time
+	Summary       string // condenses the oldest Summarized messages; "" for none
+	Summarized    int
 }
 
 // Message is one stored message of a conversation.
@@ -301,6 +303,6 @@ func toConversation(r conversationRow) Conversation {
 	return Conversation{
 		ID: string(r.ID), AgentID: string(r.AgentID), Kind: ConversationKind(r.Kind), RoomID: r.RoomID,
 		UserID: r.UserID, Platform: string(r.Platform), MessageCount: r.MessageCount,
-		StartedAt: utc(r.CreatedAt), LastMessageAt: utc(r.LastMessageAt),
+		StartedAt: utc(r.CreatedAt), LastMessageAt: utc(r.LastMessageAt), Summary: r.Summary, Summarized: r.Summarized,
 	}
 }

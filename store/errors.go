@@ -50,7 +50,8 @@ var Codes = []Code{CodeNotFound, CodeConflict, CodeDeleteProtected, CodeUnauthor
 type Error struct {
 	Code Code
 	// Resource is what is missing or exhausted ("agent", "conversation",
-	// "webhook", "delivery"); "" when the code needs none or it is not known.
+	// "webhook", "delivery", "memory", "knowledge"; of quotas also
+	// "knowledge_bytes"); "" when the code needs none or it is not known.
 	Resource string
 	// Field and Reason name the refused value of a CodeInvalid, e.g.
 	// "settings.secrets.TOKEN".
@@ -101,6 +102,8 @@ var (
 	ErrConversationNotFound = &Error{Code: CodeNotFound, Resource: "conversation"}
 	ErrWebhookNotFound      = &Error{Code: CodeNotFound, Resource: "webhook"}
 	ErrDeliveryNotFound     = &Error{Code: CodeNotFound, Resource: "delivery"}
+	ErrMemoryNotFound       = &Error{Code: CodeNotFound, Resource: "memory"}
+	ErrKnowledgeNotFound    = &Error{Code: CodeNotFound, Resource: "knowledge"}
 	ErrConflict             = &Error{Code: CodeConflict}
 	ErrDeleteProtected      = &Error{Code: CodeDeleteProtected}
 	ErrUnauthorized         = &Error{Code: CodeUnauthorized}

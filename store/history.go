@@ -163,3 +163,87 @@ func (s *Store) DeleteConversation(ctx context.Context, accountID, agentID, id s
 	})
 	return deleted, err
 }
+
+// MaxSummaryText is the longest conversation summary, in characters.
+const MaxSummaryText = 2000
+
+// ConversationSummary returns the summary of conversation conv of agent
+// agentID of account accountID and how many of its oldest messages it
+// covers: "" and 0 when it has none, or conv names no stored conversation.
+// ErrNotFound for a missing agent or one of another account.
+func (s *Store) ConversationSummary(ctx context.Context, accountID, agentID string, conv ConversationRef) (string, int, error) {
+	// One query: the agent's row tells a missing agent from a missing
+	// conversation, whose columns the outer join leaves NULL.
+	var got []struct {
+		Summary    string
+		Summarized int
+	}
+	err := s.read(ctx).Raw(`SELECT COALESCE(c.summary, '') AS summary, COALESCE(c.summarized, 0) AS summarized
+		FROM agents a LEFT JOIN conversations c ON c.agent_id = a.id AND c.key = ?
+		WHERE a.id = ? AND a.account_id = ?`, conv.key(), agentID, accountID).Scan(&got).Error
+	switch {
+	case err != nil:
+		return "", 0, wrap("conversation summary", err)
+	case len(got) == 0:
+		return "", 0, wrap("conversation summary", ErrNotFound)
+	}
+	return got[0].Summary, got[0].Summarized, nil
+}
+
+// SaveSummary stores summary as that of conversation conv of agent agentID
+// of account accountID, covering its oldest summarized messages, unless
+// the stored one covers as many or more (two turns summarising at once
+// never move it backwards) or the conversation has fewer messages than
+// that (it was deleted and started afresh since the caller read it: the
+// old messages must not come back through their summary). A summary over
+// MaxSummaryText characters is ErrInvalid; ErrNotFound for a missing agent
+// or one of another account, ErrConversationNotFound when conv names no
+// stored conversation.
+func (s *Store) SaveSummary(ctx context.Context, accountID, agentID string, conv ConversationRef, summary string, summarized int) error {
+	if !validLength(summary, 0, MaxSummaryText) {
+		return wrap("save summary", fieldError("summary", "must be at most 2000 characters"))
+	}
+	return s.write(ctx, "save summary", func(tx *gorm.DB) error {
+		if err := ownedAgent(tx, accountID, agentID); err != nil {
+			return err
+		}
+		var row conversationRow
+		err := tx.Select("id").Take(&row, "agent_id = ? AND key = ?", agentID, conv.key()).Error
+		if isNotFound(err) {
+			return ErrConversationNotFound
+		}
+		if err != nil {
+			return err
+		}
+		return tx.Model(&conversationRow{}).Where("id = ? AND summarized < ? AND message_count >= ?", row.ID, summarized, summarized).
+			Updates(map[string]any{"summary": summary, "summarized": summarized}).Error
+	})
+}
+
+// MessagesRange returns messages [from, to) of conversation conv of agent
+// agentID of account accountID, oldest first (by time, then id), for
+// folding into its summary: none when the range is empty or conv names no
+// stored conversation. ErrNotFound for a missing agent or one of another
+// account.
+func (s *Store) MessagesRange(ctx context.Context, accountID, agentID string, conv ConversationRef, from, to int) ([]Message, error) {
+	db := s.read(ctx)
+	if err := ownedAgent(db, accountID, agentID); err != nil {
+		return nil, wrap("messages range", err)
+	}
+	from = max(from, 0)
+	if to <= from || conv.key() == "" {
+		return []Message{}, nil
+	}
+	convID := db.Model(&conversationRow{}).Select("id").Where("agent_id = ? AND key = ?", agentID, conv.key())
+	var rows []messageRow
+	err := db.Where("conversation_id = (?)", convID).Order("created_at").Order("id").
+		Offset(from).Limit(to - from).Find(&rows).Error
+	if err != nil {
+		return nil, wrap("messages range", err)
+	}
+	out := make([]Message, len(rows))
+	for i, r := range rows {
+		out[i] = toMessage(r)
+	}
+	return out, nil
+}

@@ -79,7 +79,9 @@ type agentRow struct {
 	ErrorSince         *time.Time // start of the current error period
 	ErrorMillis        int64      `gorm:"not null"` // closed error periods, summed
 
-	Conversations []conversationRow `gorm:"foreignKey:AgentID;constraint:OnDelete:CASCADE"`
+	Conversations      []conversationRow `gorm:"foreignKey:AgentID;constraint:OnDelete:CASCADE"`
+	Memories           []memoryRow       `gorm:"foreignKey:AgentID;constraint:OnDelete:CASCADE"`
+	KnowledgeDocuments []knowledgeDocRow `gorm:"foreignKey:AgentID;constraint:OnDelete:CASCADE"`
 }
 
 // TableName names the table.
@@ -99,6 +101,10 @@ type conversationRow struct {
 	MessageCount  int64     `gorm:"not null;default:0"`
 	CreatedAt     time.Time `gorm:"not null;autoCreateTime:false"`
 	LastMessageAt time.Time `gorm:"not null;default:CURRENT_TIMESTAMP;autoCreateTime:false;index:idx_conversations_agent_active,priority:2;index:idx_conversations_agent_platform,priority:3"`
+	// Summary condenses the conversation's oldest Summarized messages, so
+	// a turn sends it in place of them; "" and 0 for none.
+	Summary    string `gorm:"type:text;not null;default:''"`
+	Summarized int    `gorm:"not null;default:0"`
 
 	Messages []messageRow          `gorm:"foreignKey:ConversationID;constraint:OnDelete:CASCADE"`
 	Speakers []conversationUserRow `gorm:"foreignKey:ConversationID;constraint:OnDelete:CASCADE"`
@@ -137,3 +143,58 @@ type messageRow struct {
 
 // TableName names the table.
 func (messageRow) TableName() string { return "messages" }
+
+// memoryRow is a row of memories: a fact an agent keeps about a user
+// (UserID) or for everyone (UserID ""). Terms are the text's normalised
+// search tokens, indexed for full-text search by the migration (see
+// search.go); Embedding is its vector under EmbeddingModel (see
+// encodeVector), empty when none.
+type memoryRow struct {
+	ID             ctext     `gorm:"primaryKey;index:idx_memories_agent_created,priority:3;index:idx_memories_agent_user_created,priority:4"`
+	AgentID        ctext     `gorm:"not null;index:idx_memories_agent_created,priority:1;index:idx_memories_agent_user_created,priority:1"`
+	UserID         ctext     `gorm:"not null;index:idx_memories_agent_user_created,priority:2"`
+	Text           string    `gorm:"type:text;not null"`
+	Source         string    `gorm:"not null"`
+	ConversationID string    `gorm:"not null"` // where the model saved it; kept when that conversation is deleted
+	Terms          string    `gorm:"type:text;not null"`
+	Embedding      []byte    `gorm:"not null"`
+	EmbeddingModel string    `gorm:"not null"`
+	CreatedAt      time.Time `gorm:"not null;autoCreateTime:false;index:idx_memories_agent_created,priority:2;index:idx_memories_agent_user_created,priority:3"`
+}
+
+// TableName names the table.
+func (memoryRow) TableName() string { return "memories" }
+
+// knowledgeDocRow is a row of knowledge_documents: a document given to an
+// agent, whose text lives in its chunks. ChunkCount and Bytes are kept so
+// listing and the quota never read the chunks.
+type knowledgeDocRow struct {
+	ID         ctext     `gorm:"primaryKey;index:idx_knowledge_documents_agent_created,priority:3"`
+	AgentID    ctext     `gorm:"not null;index:idx_knowledge_documents_agent_created,priority:1"`
+	Name       string    `gorm:"not null"`
+	ChunkCount int       `gorm:"not null"`
+	Bytes      int64     `gorm:"not null"`
+	CreatedAt  time.Time `gorm:"not null;autoCreateTime:false;index:idx_knowledge_documents_agent_created,priority:2"`
+
+	Chunks []knowledgeChunkRow `gorm:"foreignKey:DocumentID;constraint:OnDelete:CASCADE"`
+}
+
+// TableName names the table.
+func (knowledgeDocRow) TableName() string { return "knowledge_documents" }
+
+// knowledgeChunkRow is a row of knowledge_chunks: the Seq-th piece of a
+// document, searched like memories (Terms, Embedding). AgentID repeats the
+// document's so that searches and re-embedding need no join.
+type knowledgeChunkRow struct {
+	ID             ctext  `gorm:"primaryKey"`
+	DocumentID     ctext  `gorm:"not null;index:idx_knowledge_chunks_document_seq,priority:1"`
+	AgentID        ctext  `gorm:"not null;index:idx_knowledge_chunks_agent"`
+	Seq            int    `gorm:"not null;index:idx_knowledge_chunks_document_seq,priority:2"`
+	Text           string `gorm:"type:text;not null"`
+	Terms          string `gorm:"type:text;not null"`
+	Embedding      []byte `gorm:"not null"`
+	EmbeddingModel string `gorm:"not null"`
+}
+
+// TableName names the table.
+func (knowledgeChunkRow) TableName() string { return "knowledge_chunks" }

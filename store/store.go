@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -175,8 +176,8 @@ func isMemory(dsn string) bool {
 // models lists every table, parents first. The migrations in migrations/
 // create them; TestMigrationsMatchModels checks they match these models.
 func models() []any {
-	return append([]any{&accountRow{}, &keyRow{}, &agentRow{}, &conversationRow{}, &conversationUserRow{}, &messageRow{}},
-		append(analyticsModels(), append(connectionModels(), webhookModels()...)...)...)
+	core := []any{&accountRow{}, &keyRow{}, &agentRow{}, &conversationRow{}, &conversationUserRow{}, &messageRow{}}
+	return slices.Concat(core, analyticsModels(), connectionModels(), webhookModels(), searchModels())
 }
 
 // Close closes every connection pool.
