@@ -46,7 +46,7 @@ func TestDecodeFixtures(t *testing.T) {
 				!reflect.DeepEqual(ch.Style.All, generic.Style.All) || !reflect.DeepEqual(ch.Style.Chat, generic.Style.Chat) {
 				t.Errorf("decoded %+v, want the file's name, bio, knowledge and style", ch)
 			}
-			p := llm.BuildSystemPrompt(ch, llm.Context{})
+			p := llm.BuildSystemPrompt(ch, llm.Context{}, llm.Recalled{})
 			if !strings.Contains(p, "Your name is "+ch.Name+".") || !strings.Contains(p, ch.Bio[0]) {
 				t.Errorf("prompt lacks the name or bio:\n%s", p)
 			}
@@ -66,7 +66,7 @@ func TestDecodeAlfredDetails(t *testing.T) {
 		len(ch.Adjectives) == 0 || len(ch.Style.Post) == 0 {
 		t.Errorf("alfred decoded as %+v", ch)
 	}
-	if p := llm.BuildSystemPrompt(ch, llm.Context{}); !strings.HasPrefix(p, ch.System) {
+	if p := llm.BuildSystemPrompt(ch, llm.Context{}, llm.Recalled{}); !strings.HasPrefix(p, ch.System) {
 		t.Errorf("prompt does not start with the system text:\n%s", p)
 	}
 }
@@ -207,7 +207,7 @@ func TestFixtureKeepsItsVoice(t *testing.T) {
 	if err := json.Unmarshal(readFixture(t, "fozzie.character.json"), &ch); err != nil {
 		t.Fatal(err)
 	}
-	system := llm.BuildSystemPrompt(ch, llm.Context{})
+	system := llm.BuildSystemPrompt(ch, llm.Context{}, llm.Recalled{})
 	if !strings.Contains(system, "Example conversations") || !strings.Contains(system, "Wocka") ||
 		!strings.Contains(system, "user: Hey Fozzie, tell me a joke!") || strings.Contains(system, "{{user1}}") {
 		t.Errorf("system prompt lacks fozzie's examples:\n%s", system)

@@ -167,20 +167,26 @@ type attempt struct {
 func (a *attempt) run(parent context.Context, base *http.Client) (Reply, error) {
 	ctx := a.start(parent)
 	defer a.end()
-	next := base.Transport
-	if next == nil {
-		next = http.DefaultTransport
-	}
-	a.ex = &exchange{next: next, format: a.adapter.format, req: &a.req}
-	hc := *base
-	hc.Transport = a.ex
-	model, err := a.adapter.newModel(a.conf, a.req.Model, &hc)
+	model, err := a.adapter.newModel(a.conf, a.req.Model, a.httpClient(base, a.adapter.format))
 	if err != nil {
 		return Reply{}, &Error{Kind: KindNotConfigured, Provider: a.provider, Reason: "the provider client could not be built", Err: err}
 	}
 	resp, err := model.GenerateContent(ctx, a.messages(), a.callOptions()...)
 	a.timer.Stop() // a timeout firing from now on must not fail a finished call
 	return a.finish(parent, resp, err)
+}
+
+// httpClient returns a copy of base that sends through the attempt's
+// exchange, which speaks format.
+func (a *attempt) httpClient(base *http.Client, format wireFormat) *http.Client {
+	next := base.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	a.ex = &exchange{next: next, format: format, req: &a.req}
+	hc := *base
+	hc.Transport = a.ex
+	return &hc
 }
 
 // start derives the call's context; the Timeout cancels it with

@@ -62,7 +62,7 @@ func TestStream(t *testing.T) {
 // conversationRequest has a system prompt, history and sampling options.
 func conversationRequest(pc providerCase) llm.Request {
 	req := request(pc)
-	req.System = llm.BuildSystemPrompt(llm.Character{Name: "Alfred", Bio: []string{"Loyal butler to Bruce Wayne"}}, llm.Context{})
+	req.System = llm.BuildSystemPrompt(llm.Character{Name: "Alfred", Bio: []string{"Loyal butler to Bruce Wayne"}}, llm.Context{}, llm.Recalled{})
 	req.History = []llm.Message{
 		{Role: llm.RoleUser, Content: "Alfred, are you there?"},
 		{Role: llm.RoleAssistant, Content: "Always, Master Bruce."},

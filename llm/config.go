@@ -77,6 +77,11 @@ type Config struct {
 	// kept for reuse when HTTPClient is nil; size it to the calls expected
 	// at once. Zero means DefaultMaxIdleConnsPerHost.
 	MaxIdleConnsPerHost int
+	// EmbeddingModels are the embedding models by provider, overriding
+	// DefaultEmbeddingModels (cmd/agentd fills it from
+	// AGENTD_EMBEDDING_MODEL_<PROVIDER>). A provider without an embeddings
+	// API gains none by being named here.
+	EmbeddingModels map[string]string
 }
 
 // provider returns the configuration of the named provider.

@@ -45,6 +45,34 @@
 //   - openai and anthropic read OPENAI_* and ANTHROPIC_API_KEY from the
 //     environment as defaults; every such option is set explicitly.
 //
+// # Embeddings
+//
+// [Client.Embed] turns texts into vectors for ranking an agent's memories
+// and knowledge by meaning. openai, google (its OpenAI-compatible endpoint,
+// POST {base}/embeddings, through the openai client as for chat) and ollama
+// have an embeddings API; [Client.EmbeddingModel] names the model
+// ([DefaultEmbeddingModels], overridden by Config.EmbeddingModels) and
+// anthropic and groq have none: Embed then fails with KindNotConfigured
+// without calling anything, and callers rank by full text instead, as they
+// do on any failure (which is why a failed batch is not retried). Each batch
+// is one attempt through the same exchange transport as chat calls, so a
+// failure is classified and redacted the same way. With langchaingo v0.1.14:
+//
+//   - Its embedders report a failure as a string ("API returned unexpected
+//     status code: 429: ..."); the exchange records the status, Retry-After
+//     and error body as for chat, with a wire format that leaves the
+//     request body alone (the chat patch would write sampling options).
+//   - The ollama client sends one /api/embed request per text, though the
+//     endpoint takes a list, so ollama batches hold one text and each
+//     request gets its own Timeout; openai and google get 96 texts a
+//     request (Google's endpoint takes at most 100).
+//   - embeddings.EmbedderImpl replaces newlines in the caller's slice in
+//     place (advice for models before text-embedding-3), so it is not
+//     used: batches are cut with embeddings.BatchTexts and the texts sent
+//     as given.
+//   - The openai client orders vectors as the reply lists them, not by
+//     their index; OpenAI lists them in order.
+//
 // # Tools
 //
 // A [Request] offers Tools and carries the turn's Steps (each call with its

@@ -17,6 +17,22 @@ type Context struct {
 	User string `json:"-"`
 }
 
+// Recalled is what the agent's long-term memory and knowledge bring to a
+// turn's system prompt.
+type Recalled struct {
+	// Summary folds what has slid out of the conversation's window.
+	Summary string
+	// Memories are the memories most relevant to the message, best first.
+	Memories []string
+	// Knowledge are the knowledge chunks most relevant to the message.
+	Knowledge []Snippet
+}
+
+// Snippet is a knowledge chunk and the name of its document.
+type Snippet struct {
+	Document, Text string
+}
+
 // MaxPromptExamples is how many messageExamples conversations the system
 // prompt shows, in stored order.
 const MaxPromptExamples = 5
@@ -87,6 +103,19 @@ const promptTemplate = `
 {{with .Examples}}  Examples: {{quoted .}}
 {{end}}{{end}}{{end}}
 
+{{with .Summary}}Earlier in this conversation:
+{{.}}
+{{end}}
+
+{{with .Memories}}What you remember:
+{{range .}}- {{.}}
+{{end}}{{end}}
+
+{{with .Snippets}}Relevant knowledge:
+{{range .}}[{{.Document}}]
+{{.Text}}
+{{end}}{{end}}
+
 {{with .Context}}Conversation context:
 {{with .Platform}}- Platform: {{.}}
 {{end}}{{with .Channel}}- Channel: {{.}}
@@ -117,18 +146,24 @@ type promptData struct {
 	Templates                           *MessageTemplates
 	Actions                             []Action
 	Context                             *Context
+	Summary                             string
+	Memories                            []string
+	Snippets                            []Snippet
 }
 
 // BuildSystemPrompt renders the system prompt of a character: its system
 // text first, then name, bio, lore, personality (with the top-level
 // adjectives), knowledge, topics, goals, style (all and chat; post is for
 // posts), up to MaxPromptExamples example conversations, response
-// guidelines, message templates, actions, and the context of the message
-// (platform, channel, who the model talks with). Empty sections are
-// omitted.
-func BuildSystemPrompt(ch Character, cx Context) string {
+// guidelines, message templates, actions, what is recalled (the
+// conversation's summary, memories, knowledge), and the context of the
+// message (platform, channel, who the model talks with). Empty sections
+// are omitted.
+func BuildSystemPrompt(ch Character, cx Context, rc Recalled) string {
 	var b strings.Builder
-	if err := prompt.Execute(&b, newPromptData(ch, cx)); err != nil {
+	data := newPromptData(ch, cx)
+	data.Summary, data.Memories, data.Snippets = strings.TrimSpace(rc.Summary), clean(rc.Memories), rc.Knowledge
+	if err := prompt.Execute(&b, data); err != nil {
 		// The template is fixed and its data typed: an error is a bug.
 		panic("llm: system prompt template: " + err.Error())
 	}

@@ -36,7 +36,7 @@ func fullCharacter() llm.Character {
 var fullContext = llm.Context{Platform: "discord", Channel: "#batcave"}
 
 func TestBuildSystemPromptOrder(t *testing.T) {
-	p := llm.BuildSystemPrompt(fullCharacter(), fullContext)
+	p := llm.BuildSystemPrompt(fullCharacter(), fullContext, llm.Recalled{})
 	order := []string{
 		"You are Alfred Pennyworth, the world's best butler.",
 		"Your name is Alfred.",
@@ -84,7 +84,7 @@ func TestBuildSystemPromptGolden(t *testing.T) {
 		"Your goals:\n- Make people laugh\n\n" +
 		"Response guidelines:\n- Use emojis where they fit.\n\n" +
 		"Conversation context:\n- Platform: twitter"
-	if got := llm.BuildSystemPrompt(ch, llm.Context{Platform: "twitter"}); got != want {
+	if got := llm.BuildSystemPrompt(ch, llm.Context{Platform: "twitter"}, llm.Recalled{}); got != want {
 		t.Errorf("prompt =\n%s\n--- want\n%s", got, want)
 	}
 }
@@ -118,7 +118,7 @@ func TestBuildSystemPromptSections(t *testing.T) {
 		{"Conversation context:", llm.Character{}, llm.Context{Channel: "#general"}, "- Channel: #general"},
 	}
 	for _, tc := range cases {
-		p := llm.BuildSystemPrompt(tc.ch, tc.cx)
+		p := llm.BuildSystemPrompt(tc.ch, tc.cx, llm.Recalled{})
 		if !strings.Contains(p, tc.want) {
 			t.Errorf("%q: prompt %q lacks %q", tc.header, p, tc.want)
 		}
@@ -137,7 +137,7 @@ func TestBuildSystemPromptOmitsEmpty(t *testing.T) {
 		MessageTemplates:   llm.MessageTemplates{Greeting: []string{" "}},
 		Actions:            []llm.Action{{Description: "no name"}},
 	}
-	if p := llm.BuildSystemPrompt(ch, llm.Context{Platform: " "}); p != "" {
+	if p := llm.BuildSystemPrompt(ch, llm.Context{Platform: " "}, llm.Recalled{}); p != "" {
 		t.Errorf("prompt = %q, want empty", p)
 	}
 }
@@ -147,7 +147,7 @@ func BenchmarkBuildSystemPrompt(b *testing.B) {
 	cx := llm.Context{Platform: "discord", Channel: "general"}
 	b.ReportAllocs()
 	for b.Loop() {
-		if llm.BuildSystemPrompt(ch, cx) == "" {
+		if llm.BuildSystemPrompt(ch, cx, llm.Recalled{}) == "" {
 			b.Fatal("empty prompt")
 		}
 	}

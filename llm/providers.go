@@ -65,16 +65,25 @@ func openaiAdapter(legacyMaxTokens bool) adapter {
 	}
 }
 
-// newOpenAI builds an OpenAI-format client. Every option langchaingo would
-// otherwise read from the environment (OPENAI_*) is set explicitly.
+// newOpenAI builds an OpenAI-format chat client.
 func newOpenAI(pc resolved, model string, hc *http.Client) (llms.Model, error) {
-	m, err := openai.New(
+	m, err := buildOpenAI(pc, hc, openai.WithModel(model))
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// buildOpenAI builds an OpenAI-format client with opts. Every option
+// langchaingo would otherwise read from the environment (OPENAI_*) is set
+// explicitly.
+func buildOpenAI(pc resolved, hc *http.Client, opts ...openai.Option) (*openai.LLM, error) {
+	m, err := openai.New(append([]openai.Option{
 		openai.WithToken(pc.apiKey),
-		openai.WithModel(model),
 		openai.WithBaseURL(pc.baseURL),
 		openai.WithOrganization(""),
 		openai.WithHTTPClient(hc),
-	)
+	}, opts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("build openai client: %w", err)
 	}

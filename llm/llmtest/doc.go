@@ -16,6 +16,12 @@
 // object, streamed whole in one line. Calls given without an id get one
 // unique within the server ("call_<n>", "toolu_<n>"; ollama sends none).
 //
+// The OpenAI-format and ollama servers also answer embeddings requests
+// (POST {URL}/embeddings, POST /api/embed) with deterministic vectors that
+// put texts sharing words close together (see Embedding); RespondEmbeddings
+// and FailEmbeddings set how, and EmbeddingRequests returns what came, apart
+// from the chat requests.
+//
 // A Recorded request reads back the same across the three formats: its
 // Conversation, and the tools it offered (ToolNames, ToolSchema,
 // ToolChoice), the tool calls it replays (ToolCallsSent) and the tool

@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// NewOllama starts a server speaking ollama's chat API (POST /api/chat);
-// URL is the server root, as OLLAMA_HOST.
+// NewOllama starts a server speaking ollama's chat API (POST /api/chat) and
+// embeddings API (POST /api/embed); URL is the server root, as OLLAMA_HOST.
 func NewOllama(t testing.TB) *Server {
 	return newServer(t, ollamaFormat{}, "")
 }

@@ -9,7 +9,8 @@ import (
 
 // NewOpenAI starts a server speaking the OpenAI chat-completions format
 // (POST {URL}/chat/completions), as openai, groq and google's
-// OpenAI-compatible endpoint do.
+// OpenAI-compatible endpoint do, and the embeddings API (POST
+// {URL}/embeddings).
 func NewOpenAI(t testing.TB) *Server {
 	return newServer(t, openaiFormat{}, "/v1")
 }

@@ -95,6 +95,7 @@ type Server struct {
 	requests []Recorded
 	conns    int
 	calls    int // tool call ids made so far
+	emb      embeddingState
 	once     sync.Once
 }
 
@@ -202,6 +203,9 @@ func (s *Server) handle(w http.ResponseWriter, req *http.Request) {
 	raw, _ := io.ReadAll(req.Body)
 	rec := Recorded{Method: req.Method, Path: req.URL.Path, Header: req.Header.Clone(), Raw: raw}
 	_ = json.Unmarshal(raw, &rec.Body)
+	if s.serveEmbeddings(w, req, rec) {
+		return
+	}
 	reply := s.record(rec)
 	if req.Method != http.MethodPost || req.URL.Path != s.format.path() {
 		http.NotFound(w, req)
