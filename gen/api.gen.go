@@ -218,6 +218,8 @@ const (
 	INTERNALERROR           ErrorCode = "INTERNAL_ERROR"
 	INVALIDMESSAGE          ErrorCode = "INVALID_MESSAGE"
 	INVALIDREQUEST          ErrorCode = "INVALID_REQUEST"
+	KNOWLEDGENOTFOUND       ErrorCode = "KNOWLEDGE_NOT_FOUND"
+	MEMORYNOTFOUND          ErrorCode = "MEMORY_NOT_FOUND"
 	METHODNOTALLOWED        ErrorCode = "METHOD_NOT_ALLOWED"
 	MODELERROR              ErrorCode = "MODEL_ERROR"
 	NOTFOUND                ErrorCode = "NOT_FOUND"
@@ -251,6 +253,10 @@ func (e ErrorCode) Valid() bool {
 	case INVALIDMESSAGE:
 		return true
 	case INVALIDREQUEST:
+		return true
+	case KNOWLEDGENOTFOUND:
+		return true
+	case MEMORYNOTFOUND:
 		return true
 	case METHODNOTALLOWED:
 		return true
@@ -293,6 +299,24 @@ func (e McpTransport) Valid() bool {
 	case Stdio:
 		return true
 	case StreamableHttp:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemorySource.
+const (
+	MemorySourceAgent MemorySource = "agent"
+	MemorySourceApi   MemorySource = "api"
+)
+
+// Valid indicates whether the value is a known member of the MemorySource enum.
+func (e MemorySource) Valid() bool {
+	switch e {
+	case MemorySourceAgent:
+		return true
+	case MemorySourceApi:
 		return true
 	default:
 		return false
@@ -618,6 +642,27 @@ type AgentListEnvelope struct {
 	Success bool      `json:"success"`
 }
 
+// AgentMemory defines model for AgentMemory.
+type AgentMemory struct {
+	AgentId string `json:"agentId"`
+
+	// ConversationId The conversation the agent saved it in.
+	ConversationId *string `json:"conversationId,omitempty"`
+
+	// CreatedAt RFC 3339 UTC with milliseconds.
+	//
+	// Example: 2026-11-21T10:00:00.123Z
+	CreatedAt Timestamp `json:"createdAt"`
+
+	// Id Example: mem_01jd3vb2k8r4m6n8p0q2s4t6vw
+	Id     string       `json:"id"`
+	Source MemorySource `json:"source"`
+	Text   string       `json:"text"`
+
+	// UserId Absent for an agent-wide memory.
+	UserId *string `json:"userId,omitempty"`
+}
+
 // AgentName 1 to 100 characters after trimming (the server checks the trimmed length).
 type AgentName = string
 
@@ -790,6 +835,9 @@ type AnalyticsTotals struct {
 	// Errors Turns that ended in a provider failure.
 	Errors int `json:"errors"`
 
+	// MemoriesSaved Memories created in the range
+	MemoriesSaved int `json:"memoriesSaved"`
+
 	// Messages Messages of both sides.
 	Messages     int               `json:"messages"`
 	ResponseTime ResponseTimeStats `json:"responseTime"`
@@ -902,6 +950,47 @@ type ConnectionListEnvelope struct {
 // another agent; see `reason`), `disabled` (credentials missing).
 type ConnectionState string
 
+// ContextKnowledge defines model for ContextKnowledge.
+type ContextKnowledge struct {
+	DocumentId string `json:"documentId"`
+	Name       string `json:"name"`
+	Text       string `json:"text"`
+}
+
+// ContextMemory defines model for ContextMemory.
+type ContextMemory struct {
+	Id   string `json:"id"`
+	Text string `json:"text"`
+}
+
+// ContextMessage defines model for ContextMessage.
+type ContextMessage struct {
+	Role MessageRole `json:"role"`
+	Text string      `json:"text"`
+}
+
+// ContextPreview defines model for ContextPreview.
+type ContextPreview struct {
+	EstimatedTokens int                `json:"estimatedTokens"`
+	History         []ContextMessage   `json:"history"`
+	Knowledge       []ContextKnowledge `json:"knowledge"`
+	Memories        []ContextMemory    `json:"memories"`
+	System          string             `json:"system"`
+	Tools           []ContextTool      `json:"tools"`
+}
+
+// ContextPreviewEnvelope defines model for ContextPreviewEnvelope.
+type ContextPreviewEnvelope struct {
+	Data    ContextPreview `json:"data"`
+	Success bool           `json:"success"`
+}
+
+// ContextTool defines model for ContextTool.
+type ContextTool struct {
+	Name   string     `json:"name"`
+	Source ToolSource `json:"source"`
+}
+
 // Conversation defines model for Conversation.
 type Conversation struct {
 	AgentId string `json:"agentId"`
@@ -930,6 +1019,9 @@ type Conversation struct {
 	//
 	// Example: 2026-11-21T10:00:00.123Z
 	StartedAt Timestamp `json:"startedAt"`
+
+	// Summary With memory.rememberConversations: what has slid out of the window, at most 2,000 characters; absent when none.
+	Summary *string `json:"summary,omitempty"`
 
 	// UserId Direct conversations only.
 	UserId *string `json:"userId,omitempty"`
@@ -1078,13 +1170,59 @@ type ErrorEnvelope struct {
 // EventStream Server-sent events: `data: <StreamEvent JSON>` lines, each followed by a blank line.
 type EventStream = string
 
+// IdEnvelope defines model for IdEnvelope.
+type IdEnvelope struct {
+	Data    IdOnly `json:"data"`
+	Success bool   `json:"success"`
+}
+
+// IdOnly defines model for IdOnly.
+type IdOnly struct {
+	Id string `json:"id"`
+}
+
 // JSONObject A JSON object, passed on as it is (key order kept).
 type JSONObject = json.RawMessage
+
+// KnowledgeCreateRequest defines model for KnowledgeCreateRequest.
+type KnowledgeCreateRequest struct {
+	Name string `json:"name"`
+
+	// Text At most 1
+	Text string `json:"text"`
+}
 
 // KnowledgeDirectory defines model for KnowledgeDirectory.
 type KnowledgeDirectory struct {
 	Directory string `json:"directory"`
 	Shared    *bool  `json:"shared,omitempty"`
+}
+
+// KnowledgeDocument defines model for KnowledgeDocument.
+type KnowledgeDocument struct {
+	Bytes  int `json:"bytes"`
+	Chunks int `json:"chunks"`
+
+	// CreatedAt RFC 3339 UTC with milliseconds.
+	//
+	// Example: 2026-11-21T10:00:00.123Z
+	CreatedAt Timestamp `json:"createdAt"`
+
+	// Id Example: kn_01jd3vb2k8r4m6n8p0q2s4t6vw
+	Id   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// KnowledgeDocumentEnvelope defines model for KnowledgeDocumentEnvelope.
+type KnowledgeDocumentEnvelope struct {
+	Data    KnowledgeDocument `json:"data"`
+	Success bool              `json:"success"`
+}
+
+// KnowledgeDocumentList defines model for KnowledgeDocumentList.
+type KnowledgeDocumentList struct {
+	Items      []KnowledgeDocument `json:"items"`
+	Pagination Pagination          `json:"pagination"`
 }
 
 // KnowledgeItem defines model for KnowledgeItem.
@@ -1097,6 +1235,12 @@ type KnowledgeItem struct {
 // `shared`), which are stored and echoed as given but never read from
 // the server's disk and left out of prompts.
 type KnowledgeList = []KnowledgeItem
+
+// KnowledgeListEnvelope defines model for KnowledgeListEnvelope.
+type KnowledgeListEnvelope struct {
+	Data    KnowledgeDocumentList `json:"data"`
+	Success bool                  `json:"success"`
+}
 
 // KnowledgePath defines model for KnowledgePath.
 type KnowledgePath struct {
@@ -1134,6 +1278,17 @@ type McpSettings struct {
 // McpTransport `http` is `streamable-http`; `stdio` only when the operator sets AGENTD_MCP_STDIO=true.
 type McpTransport string
 
+// MemoriesDeleted defines model for MemoriesDeleted.
+type MemoriesDeleted struct {
+	Deleted int `json:"deleted"`
+}
+
+// MemoriesDeletedEnvelope defines model for MemoriesDeletedEnvelope.
+type MemoriesDeletedEnvelope struct {
+	Data    MemoriesDeleted `json:"data"`
+	Success bool            `json:"success"`
+}
+
 // Memory defines model for Memory.
 type Memory struct {
 	// Enabled false makes the agent stateless.
@@ -1151,6 +1306,33 @@ type Memory struct {
 	// ShortTermContext Earlier messages sent with each request (default 20).
 	ShortTermContext *int `json:"shortTermContext,omitempty"`
 }
+
+// MemoryCreateRequest defines model for MemoryCreateRequest.
+type MemoryCreateRequest struct {
+	Text   string          `json:"text"`
+	UserId *ConversationId `json:"userId,omitempty"`
+}
+
+// MemoryEnvelope defines model for MemoryEnvelope.
+type MemoryEnvelope struct {
+	Data    AgentMemory `json:"data"`
+	Success bool        `json:"success"`
+}
+
+// MemoryList defines model for MemoryList.
+type MemoryList struct {
+	Items      []AgentMemory `json:"items"`
+	Pagination Pagination    `json:"pagination"`
+}
+
+// MemoryListEnvelope defines model for MemoryListEnvelope.
+type MemoryListEnvelope struct {
+	Data    MemoryList `json:"data"`
+	Success bool       `json:"success"`
+}
+
+// MemorySource defines model for MemorySource.
+type MemorySource string
 
 // MessageCompletedEvent defines model for MessageCompletedEvent.
 type MessageCompletedEvent struct {
@@ -1757,6 +1939,12 @@ type InternalError = ErrorEnvelope
 // InvalidMessage Every error body.
 type InvalidMessage = ErrorEnvelope
 
+// KnowledgeNotFound Every error body.
+type KnowledgeNotFound = ErrorEnvelope
+
+// MemoryNotFound Every error body.
+type MemoryNotFound = ErrorEnvelope
+
 // ModelError Every error body.
 type ModelError = ErrorEnvelope
 
@@ -1838,6 +2026,33 @@ type ListConversationMessagesParams struct {
 	Order *SortOrder `form:"order,omitempty" json:"order,omitempty"`
 }
 
+// ListKnowledgeParams defines parameters for ListKnowledge.
+type ListKnowledgeParams struct {
+	// Page Page number, from 1.
+	Page *Page `form:"page,omitempty" json:"page,omitempty"`
+
+	// Limit Items per page.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// ForgetUserParams defines parameters for ForgetUser.
+type ForgetUserParams struct {
+	UserId ConversationId `form:"userId" json:"userId"`
+}
+
+// ListMemoriesParams defines parameters for ListMemories.
+type ListMemoriesParams struct {
+	// Page Page number, from 1.
+	Page *Page `form:"page,omitempty" json:"page,omitempty"`
+
+	// Limit Items per page.
+	Limit  *Limit          `form:"limit,omitempty" json:"limit,omitempty"`
+	UserId *ConversationId `form:"userId,omitempty" json:"userId,omitempty"`
+
+	// Q Rank by relevance to this text instead of by date.
+	Q *string `form:"q,omitempty" json:"q,omitempty"`
+}
+
 // ListWebhooksParams defines parameters for ListWebhooks.
 type ListWebhooksParams struct {
 	// Page Page number, from 1.
@@ -1864,6 +2079,15 @@ type CreateAgentJSONRequestBody = AgentCreateRequest
 
 // UpdateAgentJSONRequestBody defines body for UpdateAgent for application/json ContentType.
 type UpdateAgentJSONRequestBody = AgentUpdateRequest
+
+// PreviewContextJSONRequestBody defines body for PreviewContext for application/json ContentType.
+type PreviewContextJSONRequestBody = MessageRequest
+
+// CreateKnowledgeJSONRequestBody defines body for CreateKnowledge for application/json ContentType.
+type CreateKnowledgeJSONRequestBody = KnowledgeCreateRequest
+
+// CreateMemoryJSONRequestBody defines body for CreateMemory for application/json ContentType.
+type CreateMemoryJSONRequestBody = MemoryCreateRequest
 
 // SendMessageJSONRequestBody defines body for SendMessage for application/json ContentType.
 type SendMessageJSONRequestBody = MessageRequest
@@ -3776,6 +4000,34 @@ type ClientInterface interface {
 	// Corresponds with GET /agents/{agentId}/connections (the `ListConnections` operationId).
 	ListConnections(ctx context.Context, agentId AgentId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PreviewContextWithBody Preview Context
+	//
+	// What the agent's next turn would send the model for this message,
+	// built by the same code as the turn, without calling the model and
+	// without writing anything: the whole system prompt, the history
+	// (roles `user` and `agent`), the memories and knowledge chunks
+	// recalled, the tools offered, and the estimated tokens (4 characters
+	// a token). A read key may use it.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /agents/{agentId}/context-preview (the `PreviewContext` operationId).
+	PreviewContextWithBody(ctx context.Context, agentId AgentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PreviewContext Preview Context
+	//
+	// What the agent's next turn would send the model for this message,
+	// built by the same code as the turn, without calling the model and
+	// without writing anything: the whole system prompt, the history
+	// (roles `user` and `agent`), the memories and knowledge chunks
+	// recalled, the tools offered, and the estimated tokens (4 characters
+	// a token). A read key may use it.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /agents/{agentId}/context-preview (the `PreviewContext` operationId).
+	PreviewContext(ctx context.Context, agentId AgentId, body PreviewContextJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListConversations List Conversations
 	//
 	// Lists the agent's conversations, the most recently active first (ties
@@ -3810,6 +4062,96 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /agents/{agentId}/conversations/{conversationId}/messages (the `ListConversationMessages` operationId).
 	ListConversationMessages(ctx context.Context, agentId AgentId, conversationId ConversationIdPath, params *ListConversationMessagesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListKnowledge List Knowledge Documents
+	//
+	// The agent's knowledge documents, newest first.
+	//
+	// Corresponds with GET /agents/{agentId}/knowledge (the `ListKnowledge` operationId).
+	ListKnowledge(ctx context.Context, agentId AgentId, params *ListKnowledgeParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateKnowledgeWithBody Add Knowledge Document
+	//
+	// Adds a text or Markdown document to the agent's knowledge. It is cut
+	// into chunks of about 1,000 characters on paragraph boundaries; before
+	// each turn the up to 5 chunks most relevant to the message go into
+	// the prompt with the document's name. `text` is at most 1,000,000
+	// bytes (this operation takes bodies up to 2 MiB). At most 100
+	// documents and 50 MB per agent (403 INSUFFICIENT_QUOTA beyond).
+	// Needs a write key.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /agents/{agentId}/knowledge (the `CreateKnowledge` operationId).
+	CreateKnowledgeWithBody(ctx context.Context, agentId AgentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateKnowledge Add Knowledge Document
+	//
+	// Adds a text or Markdown document to the agent's knowledge. It is cut
+	// into chunks of about 1,000 characters on paragraph boundaries; before
+	// each turn the up to 5 chunks most relevant to the message go into
+	// the prompt with the document's name. `text` is at most 1,000,000
+	// bytes (this operation takes bodies up to 2 MiB). At most 100
+	// documents and 50 MB per agent (403 INSUFFICIENT_QUOTA beyond).
+	// Needs a write key.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /agents/{agentId}/knowledge (the `CreateKnowledge` operationId).
+	CreateKnowledge(ctx context.Context, agentId AgentId, body CreateKnowledgeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteKnowledge Delete Knowledge Document
+	//
+	// Deletes a document and its chunks. Needs a write key.
+	//
+	// Corresponds with DELETE /agents/{agentId}/knowledge/{knowledgeId} (the `DeleteKnowledge` operationId).
+	DeleteKnowledge(ctx context.Context, agentId AgentId, knowledgeId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ForgetUser Forget User
+	//
+	// Deletes every memory of the user `userId` (not the agent-wide ones). Needs a write key.
+	//
+	// Corresponds with DELETE /agents/{agentId}/memories (the `ForgetUser` operationId).
+	ForgetUser(ctx context.Context, agentId AgentId, params *ForgetUserParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListMemories List Memories
+	//
+	// The agent's memories, newest first; with `q`, the at most 20 most
+	// relevant to `q`, best first (by embeddings where the agent's
+	// provider has them, else by full-text ranking). `userId` lists that
+	// user's memories only, not the agent-wide ones.
+	//
+	// Corresponds with GET /agents/{agentId}/memories (the `ListMemories` operationId).
+	ListMemories(ctx context.Context, agentId AgentId, params *ListMemoriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateMemoryWithBody Create Memory
+	//
+	// Stores a memory of the agent: the user's when `userId` is given,
+	// else agent-wide. At most 10,000 memories per agent (403
+	// INSUFFICIENT_QUOTA beyond). Needs a write key.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /agents/{agentId}/memories (the `CreateMemory` operationId).
+	CreateMemoryWithBody(ctx context.Context, agentId AgentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateMemory Create Memory
+	//
+	// Stores a memory of the agent: the user's when `userId` is given,
+	// else agent-wide. At most 10,000 memories per agent (403
+	// INSUFFICIENT_QUOTA beyond). Needs a write key.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /agents/{agentId}/memories (the `CreateMemory` operationId).
+	CreateMemory(ctx context.Context, agentId AgentId, body CreateMemoryJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteMemory Delete Memory
+	//
+	// Deletes one memory. Needs a write key.
+	//
+	// Corresponds with DELETE /agents/{agentId}/memories/{memoryId} (the `DeleteMemory` operationId).
+	DeleteMemory(ctx context.Context, agentId AgentId, memoryId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SendMessageWithBody Send Message
 	//
@@ -4172,6 +4514,54 @@ func (c *Client) ListConnections(ctx context.Context, agentId AgentId, reqEditor
 	return c.Client.Do(req)
 }
 
+// PreviewContextWithBody Preview Context
+//
+// What the agent's next turn would send the model for this message,
+// built by the same code as the turn, without calling the model and
+// without writing anything: the whole system prompt, the history
+// (roles `user` and `agent`), the memories and knowledge chunks
+// recalled, the tools offered, and the estimated tokens (4 characters
+// a token). A read key may use it.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /agents/{agentId}/context-preview (the `PreviewContext` operationId).
+func (c *Client) PreviewContextWithBody(ctx context.Context, agentId AgentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPreviewContextRequestWithBody(c.Server, agentId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PreviewContext Preview Context
+//
+// What the agent's next turn would send the model for this message,
+// built by the same code as the turn, without calling the model and
+// without writing anything: the whole system prompt, the history
+// (roles `user` and `agent`), the memories and knowledge chunks
+// recalled, the tools offered, and the estimated tokens (4 characters
+// a token). A read key may use it.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /agents/{agentId}/context-preview (the `PreviewContext` operationId).
+func (c *Client) PreviewContext(ctx context.Context, agentId AgentId, body PreviewContextJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPreviewContextRequest(c.Server, agentId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListConversations List Conversations
 //
 // Lists the agent's conversations, the most recently active first (ties
@@ -4237,6 +4627,186 @@ func (c *Client) GetConversation(ctx context.Context, agentId AgentId, conversat
 // Corresponds with GET /agents/{agentId}/conversations/{conversationId}/messages (the `ListConversationMessages` operationId).
 func (c *Client) ListConversationMessages(ctx context.Context, agentId AgentId, conversationId ConversationIdPath, params *ListConversationMessagesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListConversationMessagesRequest(c.Server, agentId, conversationId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListKnowledge List Knowledge Documents
+//
+// The agent's knowledge documents, newest first.
+//
+// Corresponds with GET /agents/{agentId}/knowledge (the `ListKnowledge` operationId).
+func (c *Client) ListKnowledge(ctx context.Context, agentId AgentId, params *ListKnowledgeParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListKnowledgeRequest(c.Server, agentId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateKnowledgeWithBody Add Knowledge Document
+//
+// Adds a text or Markdown document to the agent's knowledge. It is cut
+// into chunks of about 1,000 characters on paragraph boundaries; before
+// each turn the up to 5 chunks most relevant to the message go into
+// the prompt with the document's name. `text` is at most 1,000,000
+// bytes (this operation takes bodies up to 2 MiB). At most 100
+// documents and 50 MB per agent (403 INSUFFICIENT_QUOTA beyond).
+// Needs a write key.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /agents/{agentId}/knowledge (the `CreateKnowledge` operationId).
+func (c *Client) CreateKnowledgeWithBody(ctx context.Context, agentId AgentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateKnowledgeRequestWithBody(c.Server, agentId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateKnowledge Add Knowledge Document
+//
+// Adds a text or Markdown document to the agent's knowledge. It is cut
+// into chunks of about 1,000 characters on paragraph boundaries; before
+// each turn the up to 5 chunks most relevant to the message go into
+// the prompt with the document's name. `text` is at most 1,000,000
+// bytes (this operation takes bodies up to 2 MiB). At most 100
+// documents and 50 MB per agent (403 INSUFFICIENT_QUOTA beyond).
+// Needs a write key.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /agents/{agentId}/knowledge (the `CreateKnowledge` operationId).
+func (c *Client) CreateKnowledge(ctx context.Context, agentId AgentId, body CreateKnowledgeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateKnowledgeRequest(c.Server, agentId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteKnowledge Delete Knowledge Document
+//
+// Deletes a document and its chunks. Needs a write key.
+//
+// Corresponds with DELETE /agents/{agentId}/knowledge/{knowledgeId} (the `DeleteKnowledge` operationId).
+func (c *Client) DeleteKnowledge(ctx context.Context, agentId AgentId, knowledgeId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteKnowledgeRequest(c.Server, agentId, knowledgeId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ForgetUser Forget User
+//
+// Deletes every memory of the user `userId` (not the agent-wide ones). Needs a write key.
+//
+// Corresponds with DELETE /agents/{agentId}/memories (the `ForgetUser` operationId).
+func (c *Client) ForgetUser(ctx context.Context, agentId AgentId, params *ForgetUserParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewForgetUserRequest(c.Server, agentId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListMemories List Memories
+//
+// The agent's memories, newest first; with `q`, the at most 20 most
+// relevant to `q`, best first (by embeddings where the agent's
+// provider has them, else by full-text ranking). `userId` lists that
+// user's memories only, not the agent-wide ones.
+//
+// Corresponds with GET /agents/{agentId}/memories (the `ListMemories` operationId).
+func (c *Client) ListMemories(ctx context.Context, agentId AgentId, params *ListMemoriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListMemoriesRequest(c.Server, agentId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateMemoryWithBody Create Memory
+//
+// Stores a memory of the agent: the user's when `userId` is given,
+// else agent-wide. At most 10,000 memories per agent (403
+// INSUFFICIENT_QUOTA beyond). Needs a write key.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /agents/{agentId}/memories (the `CreateMemory` operationId).
+func (c *Client) CreateMemoryWithBody(ctx context.Context, agentId AgentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateMemoryRequestWithBody(c.Server, agentId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateMemory Create Memory
+//
+// Stores a memory of the agent: the user's when `userId` is given,
+// else agent-wide. At most 10,000 memories per agent (403
+// INSUFFICIENT_QUOTA beyond). Needs a write key.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /agents/{agentId}/memories (the `CreateMemory` operationId).
+func (c *Client) CreateMemory(ctx context.Context, agentId AgentId, body CreateMemoryJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateMemoryRequest(c.Server, agentId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteMemory Delete Memory
+//
+// Deletes one memory. Needs a write key.
+//
+// Corresponds with DELETE /agents/{agentId}/memories/{memoryId} (the `DeleteMemory` operationId).
+func (c *Client) DeleteMemory(ctx context.Context, agentId AgentId, memoryId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteMemoryRequest(c.Server, agentId, memoryId)
 	if err != nil {
 		return nil, err
 	}
@@ -4952,6 +5522,53 @@ func NewListConnectionsRequest(server string, agentId AgentId) (*http.Request, e
 	return req, nil
 }
 
+// NewPreviewContextRequest calls the generic PreviewContext builder with application/json body
+func NewPreviewContextRequest(server string, agentId AgentId, body PreviewContextJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPreviewContextRequestWithBody(server, agentId, "application/json", bodyReader)
+}
+
+// NewPreviewContextRequestWithBody constructs an http.Request for the PreviewContext method, with any body, and a specified content type
+func NewPreviewContextRequestWithBody(server string, agentId AgentId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "agentId", agentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/agents/%s/context-preview", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewListConversationsRequest constructs an http.Request for the ListConversations method
 func NewListConversationsRequest(server string, agentId AgentId, params *ListConversationsParams) (*http.Request, error) {
 	var err error
@@ -5228,6 +5845,409 @@ func NewListConversationMessagesRequest(server string, agentId AgentId, conversa
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListKnowledgeRequest constructs an http.Request for the ListKnowledge method
+func NewListKnowledgeRequest(server string, agentId AgentId, params *ListKnowledgeParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "agentId", agentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/agents/%s/knowledge", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Page != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateKnowledgeRequest calls the generic CreateKnowledge builder with application/json body
+func NewCreateKnowledgeRequest(server string, agentId AgentId, body CreateKnowledgeJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateKnowledgeRequestWithBody(server, agentId, "application/json", bodyReader)
+}
+
+// NewCreateKnowledgeRequestWithBody constructs an http.Request for the CreateKnowledge method, with any body, and a specified content type
+func NewCreateKnowledgeRequestWithBody(server string, agentId AgentId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "agentId", agentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/agents/%s/knowledge", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteKnowledgeRequest constructs an http.Request for the DeleteKnowledge method
+func NewDeleteKnowledgeRequest(server string, agentId AgentId, knowledgeId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "agentId", agentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "knowledgeId", knowledgeId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/agents/%s/knowledge/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewForgetUserRequest constructs an http.Request for the ForgetUser method
+func NewForgetUserRequest(server string, agentId AgentId, params *ForgetUserParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "agentId", agentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/agents/%s/memories", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "userId", params.UserId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListMemoriesRequest constructs an http.Request for the ListMemories method
+func NewListMemoriesRequest(server string, agentId AgentId, params *ListMemoriesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "agentId", agentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/agents/%s/memories", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Page != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.UserId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "userId", *params.UserId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateMemoryRequest calls the generic CreateMemory builder with application/json body
+func NewCreateMemoryRequest(server string, agentId AgentId, body CreateMemoryJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateMemoryRequestWithBody(server, agentId, "application/json", bodyReader)
+}
+
+// NewCreateMemoryRequestWithBody constructs an http.Request for the CreateMemory method, with any body, and a specified content type
+func NewCreateMemoryRequestWithBody(server string, agentId AgentId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "agentId", agentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/agents/%s/memories", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteMemoryRequest constructs an http.Request for the DeleteMemory method
+func NewDeleteMemoryRequest(server string, agentId AgentId, memoryId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "agentId", agentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "memoryId", memoryId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/agents/%s/memories/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -5933,6 +6953,34 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /agents/{agentId}/connections (the `ListConnections` operationId).
 	ListConnectionsWithResponse(ctx context.Context, agentId AgentId, reqEditors ...RequestEditorFn) (*ListConnectionsResponse, error)
 
+	// PreviewContextWithBodyWithResponse Preview Context
+	//
+	// What the agent's next turn would send the model for this message,
+	// built by the same code as the turn, without calling the model and
+	// without writing anything: the whole system prompt, the history
+	// (roles `user` and `agent`), the memories and knowledge chunks
+	// recalled, the tools offered, and the estimated tokens (4 characters
+	// a token). A read key may use it.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /agents/{agentId}/context-preview (the `PreviewContext` operationId).
+	PreviewContextWithBodyWithResponse(ctx context.Context, agentId AgentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PreviewContextResponse, error)
+
+	// PreviewContextWithResponse Preview Context
+	//
+	// What the agent's next turn would send the model for this message,
+	// built by the same code as the turn, without calling the model and
+	// without writing anything: the whole system prompt, the history
+	// (roles `user` and `agent`), the memories and knowledge chunks
+	// recalled, the tools offered, and the estimated tokens (4 characters
+	// a token). A read key may use it.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /agents/{agentId}/context-preview (the `PreviewContext` operationId).
+	PreviewContextWithResponse(ctx context.Context, agentId AgentId, body PreviewContextJSONRequestBody, reqEditors ...RequestEditorFn) (*PreviewContextResponse, error)
+
 	// ListConversationsWithResponse List Conversations
 	//
 	// Lists the agent's conversations, the most recently active first (ties
@@ -5975,6 +7023,106 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /agents/{agentId}/conversations/{conversationId}/messages (the `ListConversationMessages` operationId).
 	ListConversationMessagesWithResponse(ctx context.Context, agentId AgentId, conversationId ConversationIdPath, params *ListConversationMessagesParams, reqEditors ...RequestEditorFn) (*ListConversationMessagesResponse, error)
+
+	// ListKnowledgeWithResponse List Knowledge Documents
+	//
+	// The agent's knowledge documents, newest first.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /agents/{agentId}/knowledge (the `ListKnowledge` operationId).
+	ListKnowledgeWithResponse(ctx context.Context, agentId AgentId, params *ListKnowledgeParams, reqEditors ...RequestEditorFn) (*ListKnowledgeResponse, error)
+
+	// CreateKnowledgeWithBodyWithResponse Add Knowledge Document
+	//
+	// Adds a text or Markdown document to the agent's knowledge. It is cut
+	// into chunks of about 1,000 characters on paragraph boundaries; before
+	// each turn the up to 5 chunks most relevant to the message go into
+	// the prompt with the document's name. `text` is at most 1,000,000
+	// bytes (this operation takes bodies up to 2 MiB). At most 100
+	// documents and 50 MB per agent (403 INSUFFICIENT_QUOTA beyond).
+	// Needs a write key.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /agents/{agentId}/knowledge (the `CreateKnowledge` operationId).
+	CreateKnowledgeWithBodyWithResponse(ctx context.Context, agentId AgentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateKnowledgeResponse, error)
+
+	// CreateKnowledgeWithResponse Add Knowledge Document
+	//
+	// Adds a text or Markdown document to the agent's knowledge. It is cut
+	// into chunks of about 1,000 characters on paragraph boundaries; before
+	// each turn the up to 5 chunks most relevant to the message go into
+	// the prompt with the document's name. `text` is at most 1,000,000
+	// bytes (this operation takes bodies up to 2 MiB). At most 100
+	// documents and 50 MB per agent (403 INSUFFICIENT_QUOTA beyond).
+	// Needs a write key.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /agents/{agentId}/knowledge (the `CreateKnowledge` operationId).
+	CreateKnowledgeWithResponse(ctx context.Context, agentId AgentId, body CreateKnowledgeJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateKnowledgeResponse, error)
+
+	// DeleteKnowledgeWithResponse Delete Knowledge Document
+	//
+	// Deletes a document and its chunks. Needs a write key.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /agents/{agentId}/knowledge/{knowledgeId} (the `DeleteKnowledge` operationId).
+	DeleteKnowledgeWithResponse(ctx context.Context, agentId AgentId, knowledgeId string, reqEditors ...RequestEditorFn) (*DeleteKnowledgeResponse, error)
+
+	// ForgetUserWithResponse Forget User
+	//
+	// Deletes every memory of the user `userId` (not the agent-wide ones). Needs a write key.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /agents/{agentId}/memories (the `ForgetUser` operationId).
+	ForgetUserWithResponse(ctx context.Context, agentId AgentId, params *ForgetUserParams, reqEditors ...RequestEditorFn) (*ForgetUserResponse, error)
+
+	// ListMemoriesWithResponse List Memories
+	//
+	// The agent's memories, newest first; with `q`, the at most 20 most
+	// relevant to `q`, best first (by embeddings where the agent's
+	// provider has them, else by full-text ranking). `userId` lists that
+	// user's memories only, not the agent-wide ones.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /agents/{agentId}/memories (the `ListMemories` operationId).
+	ListMemoriesWithResponse(ctx context.Context, agentId AgentId, params *ListMemoriesParams, reqEditors ...RequestEditorFn) (*ListMemoriesResponse, error)
+
+	// CreateMemoryWithBodyWithResponse Create Memory
+	//
+	// Stores a memory of the agent: the user's when `userId` is given,
+	// else agent-wide. At most 10,000 memories per agent (403
+	// INSUFFICIENT_QUOTA beyond). Needs a write key.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /agents/{agentId}/memories (the `CreateMemory` operationId).
+	CreateMemoryWithBodyWithResponse(ctx context.Context, agentId AgentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateMemoryResponse, error)
+
+	// CreateMemoryWithResponse Create Memory
+	//
+	// Stores a memory of the agent: the user's when `userId` is given,
+	// else agent-wide. At most 10,000 memories per agent (403
+	// INSUFFICIENT_QUOTA beyond). Needs a write key.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /agents/{agentId}/memories (the `CreateMemory` operationId).
+	CreateMemoryWithResponse(ctx context.Context, agentId AgentId, body CreateMemoryJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateMemoryResponse, error)
+
+	// DeleteMemoryWithResponse Delete Memory
+	//
+	// Deletes one memory. Needs a write key.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /agents/{agentId}/memories/{memoryId} (the `DeleteMemory` operationId).
+	DeleteMemoryWithResponse(ctx context.Context, agentId AgentId, memoryId string, reqEditors ...RequestEditorFn) (*DeleteMemoryResponse, error)
 
 	// SendMessageWithBodyWithResponse Send Message
 	//
@@ -7216,6 +8364,181 @@ func (r ListConnectionsResponse) ContentType() string {
 	return ""
 }
 
+// PreviewContextResponse200Headers the declared response headers of an HTTP 200 response for PreviewContext
+type PreviewContextResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// PreviewContextResponse400Headers the declared response headers of an HTTP 400 response for PreviewContext
+type PreviewContextResponse400Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// PreviewContextResponse404Headers the declared response headers of an HTTP 404 response for PreviewContext
+type PreviewContextResponse404Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// PreviewContextResponse413Headers the declared response headers of an HTTP 413 response for PreviewContext
+type PreviewContextResponse413Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// PreviewContextResponse415Headers the declared response headers of an HTTP 415 response for PreviewContext
+type PreviewContextResponse415Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// PreviewContextResponse429Headers the declared response headers of an HTTP 429 response for PreviewContext
+type PreviewContextResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// PreviewContextResponse500Headers the declared response headers of an HTTP 500 response for PreviewContext
+type PreviewContextResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type PreviewContextResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ContextPreviewEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PreviewContextResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PreviewContextResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PreviewContextResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PreviewContextResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *PreviewContextResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PreviewContextResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PreviewContextResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PreviewContextResponse) GetJSON200() *ContextPreviewEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PreviewContextResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PreviewContextResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PreviewContextResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PreviewContextResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r PreviewContextResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PreviewContextResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PreviewContextResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r PreviewContextResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PreviewContextResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PreviewContextResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PreviewContextResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListConversationsResponse200Headers the declared response headers of an HTTP 200 response for ListConversations
 type ListConversationsResponse200Headers struct {
 	RateLimitLimit      *int
@@ -7777,6 +9100,1136 @@ func (r ListConversationMessagesResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListConversationMessagesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListKnowledgeResponse200Headers the declared response headers of an HTTP 200 response for ListKnowledge
+type ListKnowledgeResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListKnowledgeResponse400Headers the declared response headers of an HTTP 400 response for ListKnowledge
+type ListKnowledgeResponse400Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListKnowledgeResponse404Headers the declared response headers of an HTTP 404 response for ListKnowledge
+type ListKnowledgeResponse404Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListKnowledgeResponse429Headers the declared response headers of an HTTP 429 response for ListKnowledge
+type ListKnowledgeResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListKnowledgeResponse500Headers the declared response headers of an HTTP 500 response for ListKnowledge
+type ListKnowledgeResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type ListKnowledgeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *KnowledgeListEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *KnowledgeNotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListKnowledgeResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListKnowledgeResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListKnowledgeResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListKnowledgeResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListKnowledgeResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListKnowledgeResponse) GetJSON200() *KnowledgeListEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListKnowledgeResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListKnowledgeResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListKnowledgeResponse) GetJSON404() *KnowledgeNotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListKnowledgeResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListKnowledgeResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListKnowledgeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListKnowledgeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListKnowledgeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListKnowledgeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateKnowledgeResponse201Headers the declared response headers of an HTTP 201 response for CreateKnowledge
+type CreateKnowledgeResponse201Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateKnowledgeResponse400Headers the declared response headers of an HTTP 400 response for CreateKnowledge
+type CreateKnowledgeResponse400Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateKnowledgeResponse403Headers the declared response headers of an HTTP 403 response for CreateKnowledge
+type CreateKnowledgeResponse403Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateKnowledgeResponse404Headers the declared response headers of an HTTP 404 response for CreateKnowledge
+type CreateKnowledgeResponse404Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateKnowledgeResponse413Headers the declared response headers of an HTTP 413 response for CreateKnowledge
+type CreateKnowledgeResponse413Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateKnowledgeResponse415Headers the declared response headers of an HTTP 415 response for CreateKnowledge
+type CreateKnowledgeResponse415Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateKnowledgeResponse429Headers the declared response headers of an HTTP 429 response for CreateKnowledge
+type CreateKnowledgeResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateKnowledgeResponse500Headers the declared response headers of an HTTP 500 response for CreateKnowledge
+type CreateKnowledgeResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type CreateKnowledgeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *KnowledgeDocumentEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *KnowledgeNotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateKnowledgeResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateKnowledgeResponse400Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateKnowledgeResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CreateKnowledgeResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreateKnowledgeResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *CreateKnowledgeResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateKnowledgeResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CreateKnowledgeResponse500Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateKnowledgeResponse) GetJSON201() *KnowledgeDocumentEnvelope {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateKnowledgeResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateKnowledgeResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateKnowledgeResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateKnowledgeResponse) GetJSON404() *KnowledgeNotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateKnowledgeResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CreateKnowledgeResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateKnowledgeResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateKnowledgeResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateKnowledgeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateKnowledgeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateKnowledgeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateKnowledgeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteKnowledgeResponse200Headers the declared response headers of an HTTP 200 response for DeleteKnowledge
+type DeleteKnowledgeResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// DeleteKnowledgeResponse400Headers the declared response headers of an HTTP 400 response for DeleteKnowledge
+type DeleteKnowledgeResponse400Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// DeleteKnowledgeResponse403Headers the declared response headers of an HTTP 403 response for DeleteKnowledge
+type DeleteKnowledgeResponse403Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// DeleteKnowledgeResponse404Headers the declared response headers of an HTTP 404 response for DeleteKnowledge
+type DeleteKnowledgeResponse404Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// DeleteKnowledgeResponse429Headers the declared response headers of an HTTP 429 response for DeleteKnowledge
+type DeleteKnowledgeResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// DeleteKnowledgeResponse500Headers the declared response headers of an HTTP 500 response for DeleteKnowledge
+type DeleteKnowledgeResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type DeleteKnowledgeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *IdEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *KnowledgeNotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DeleteKnowledgeResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DeleteKnowledgeResponse400Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DeleteKnowledgeResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DeleteKnowledgeResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteKnowledgeResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DeleteKnowledgeResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteKnowledgeResponse) GetJSON200() *IdEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteKnowledgeResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteKnowledgeResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteKnowledgeResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteKnowledgeResponse) GetJSON404() *KnowledgeNotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteKnowledgeResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteKnowledgeResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteKnowledgeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteKnowledgeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteKnowledgeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteKnowledgeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ForgetUserResponse200Headers the declared response headers of an HTTP 200 response for ForgetUser
+type ForgetUserResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ForgetUserResponse400Headers the declared response headers of an HTTP 400 response for ForgetUser
+type ForgetUserResponse400Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ForgetUserResponse403Headers the declared response headers of an HTTP 403 response for ForgetUser
+type ForgetUserResponse403Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ForgetUserResponse404Headers the declared response headers of an HTTP 404 response for ForgetUser
+type ForgetUserResponse404Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ForgetUserResponse429Headers the declared response headers of an HTTP 429 response for ForgetUser
+type ForgetUserResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ForgetUserResponse500Headers the declared response headers of an HTTP 500 response for ForgetUser
+type ForgetUserResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type ForgetUserResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *MemoriesDeletedEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *MemoryNotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ForgetUserResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ForgetUserResponse400Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ForgetUserResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ForgetUserResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ForgetUserResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ForgetUserResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ForgetUserResponse) GetJSON200() *MemoriesDeletedEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ForgetUserResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ForgetUserResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ForgetUserResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ForgetUserResponse) GetJSON404() *MemoryNotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ForgetUserResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ForgetUserResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ForgetUserResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ForgetUserResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ForgetUserResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ForgetUserResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListMemoriesResponse200Headers the declared response headers of an HTTP 200 response for ListMemories
+type ListMemoriesResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListMemoriesResponse400Headers the declared response headers of an HTTP 400 response for ListMemories
+type ListMemoriesResponse400Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListMemoriesResponse404Headers the declared response headers of an HTTP 404 response for ListMemories
+type ListMemoriesResponse404Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListMemoriesResponse429Headers the declared response headers of an HTTP 429 response for ListMemories
+type ListMemoriesResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListMemoriesResponse500Headers the declared response headers of an HTTP 500 response for ListMemories
+type ListMemoriesResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type ListMemoriesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *MemoryListEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *MemoryNotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListMemoriesResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListMemoriesResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListMemoriesResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListMemoriesResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListMemoriesResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListMemoriesResponse) GetJSON200() *MemoryListEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListMemoriesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListMemoriesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListMemoriesResponse) GetJSON404() *MemoryNotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListMemoriesResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListMemoriesResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListMemoriesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListMemoriesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListMemoriesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListMemoriesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateMemoryResponse201Headers the declared response headers of an HTTP 201 response for CreateMemory
+type CreateMemoryResponse201Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateMemoryResponse400Headers the declared response headers of an HTTP 400 response for CreateMemory
+type CreateMemoryResponse400Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateMemoryResponse403Headers the declared response headers of an HTTP 403 response for CreateMemory
+type CreateMemoryResponse403Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateMemoryResponse404Headers the declared response headers of an HTTP 404 response for CreateMemory
+type CreateMemoryResponse404Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateMemoryResponse413Headers the declared response headers of an HTTP 413 response for CreateMemory
+type CreateMemoryResponse413Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateMemoryResponse415Headers the declared response headers of an HTTP 415 response for CreateMemory
+type CreateMemoryResponse415Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateMemoryResponse429Headers the declared response headers of an HTTP 429 response for CreateMemory
+type CreateMemoryResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateMemoryResponse500Headers the declared response headers of an HTTP 500 response for CreateMemory
+type CreateMemoryResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type CreateMemoryResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *MemoryEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *MemoryNotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateMemoryResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateMemoryResponse400Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateMemoryResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CreateMemoryResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreateMemoryResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *CreateMemoryResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateMemoryResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CreateMemoryResponse500Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateMemoryResponse) GetJSON201() *MemoryEnvelope {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateMemoryResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateMemoryResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateMemoryResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateMemoryResponse) GetJSON404() *MemoryNotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateMemoryResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CreateMemoryResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateMemoryResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateMemoryResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateMemoryResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateMemoryResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateMemoryResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateMemoryResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteMemoryResponse200Headers the declared response headers of an HTTP 200 response for DeleteMemory
+type DeleteMemoryResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// DeleteMemoryResponse400Headers the declared response headers of an HTTP 400 response for DeleteMemory
+type DeleteMemoryResponse400Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// DeleteMemoryResponse403Headers the declared response headers of an HTTP 403 response for DeleteMemory
+type DeleteMemoryResponse403Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// DeleteMemoryResponse404Headers the declared response headers of an HTTP 404 response for DeleteMemory
+type DeleteMemoryResponse404Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// DeleteMemoryResponse429Headers the declared response headers of an HTTP 429 response for DeleteMemory
+type DeleteMemoryResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// DeleteMemoryResponse500Headers the declared response headers of an HTTP 500 response for DeleteMemory
+type DeleteMemoryResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type DeleteMemoryResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *IdEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *MemoryNotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DeleteMemoryResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DeleteMemoryResponse400Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DeleteMemoryResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DeleteMemoryResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteMemoryResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DeleteMemoryResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteMemoryResponse) GetJSON200() *IdEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteMemoryResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteMemoryResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteMemoryResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteMemoryResponse) GetJSON404() *MemoryNotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteMemoryResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteMemoryResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteMemoryResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteMemoryResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteMemoryResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteMemoryResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -9913,6 +12366,46 @@ func (c *ClientWithResponses) ListConnectionsWithResponse(ctx context.Context, a
 	return ParseListConnectionsResponse(rsp)
 }
 
+// PreviewContextWithBodyWithResponse Preview Context
+//
+// What the agent's next turn would send the model for this message,
+// built by the same code as the turn, without calling the model and
+// without writing anything: the whole system prompt, the history
+// (roles `user` and `agent`), the memories and knowledge chunks
+// recalled, the tools offered, and the estimated tokens (4 characters
+// a token). A read key may use it.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /agents/{agentId}/context-preview (the `PreviewContext` operationId).
+func (c *ClientWithResponses) PreviewContextWithBodyWithResponse(ctx context.Context, agentId AgentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PreviewContextResponse, error) {
+	rsp, err := c.PreviewContextWithBody(ctx, agentId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePreviewContextResponse(rsp)
+}
+
+// PreviewContextWithResponse Preview Context
+//
+// What the agent's next turn would send the model for this message,
+// built by the same code as the turn, without calling the model and
+// without writing anything: the whole system prompt, the history
+// (roles `user` and `agent`), the memories and knowledge chunks
+// recalled, the tools offered, and the estimated tokens (4 characters
+// a token). A read key may use it.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /agents/{agentId}/context-preview (the `PreviewContext` operationId).
+func (c *ClientWithResponses) PreviewContextWithResponse(ctx context.Context, agentId AgentId, body PreviewContextJSONRequestBody, reqEditors ...RequestEditorFn) (*PreviewContextResponse, error) {
+	rsp, err := c.PreviewContext(ctx, agentId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePreviewContextResponse(rsp)
+}
+
 // ListConversationsWithResponse List Conversations
 //
 // Lists the agent's conversations, the most recently active first (ties
@@ -9978,6 +12471,160 @@ func (c *ClientWithResponses) ListConversationMessagesWithResponse(ctx context.C
 		return nil, err
 	}
 	return ParseListConversationMessagesResponse(rsp)
+}
+
+// ListKnowledgeWithResponse List Knowledge Documents
+//
+// The agent's knowledge documents, newest first.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /agents/{agentId}/knowledge (the `ListKnowledge` operationId).
+func (c *ClientWithResponses) ListKnowledgeWithResponse(ctx context.Context, agentId AgentId, params *ListKnowledgeParams, reqEditors ...RequestEditorFn) (*ListKnowledgeResponse, error) {
+	rsp, err := c.ListKnowledge(ctx, agentId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListKnowledgeResponse(rsp)
+}
+
+// CreateKnowledgeWithBodyWithResponse Add Knowledge Document
+//
+// Adds a text or Markdown document to the agent's knowledge. It is cut
+// into chunks of about 1,000 characters on paragraph boundaries; before
+// each turn the up to 5 chunks most relevant to the message go into
+// the prompt with the document's name. `text` is at most 1,000,000
+// bytes (this operation takes bodies up to 2 MiB). At most 100
+// documents and 50 MB per agent (403 INSUFFICIENT_QUOTA beyond).
+// Needs a write key.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /agents/{agentId}/knowledge (the `CreateKnowledge` operationId).
+func (c *ClientWithResponses) CreateKnowledgeWithBodyWithResponse(ctx context.Context, agentId AgentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateKnowledgeResponse, error) {
+	rsp, err := c.CreateKnowledgeWithBody(ctx, agentId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateKnowledgeResponse(rsp)
+}
+
+// CreateKnowledgeWithResponse Add Knowledge Document
+//
+// Adds a text or Markdown document to the agent's knowledge. It is cut
+// into chunks of about 1,000 characters on paragraph boundaries; before
+// each turn the up to 5 chunks most relevant to the message go into
+// the prompt with the document's name. `text` is at most 1,000,000
+// bytes (this operation takes bodies up to 2 MiB). At most 100
+// documents and 50 MB per agent (403 INSUFFICIENT_QUOTA beyond).
+// Needs a write key.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /agents/{agentId}/knowledge (the `CreateKnowledge` operationId).
+func (c *ClientWithResponses) CreateKnowledgeWithResponse(ctx context.Context, agentId AgentId, body CreateKnowledgeJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateKnowledgeResponse, error) {
+	rsp, err := c.CreateKnowledge(ctx, agentId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateKnowledgeResponse(rsp)
+}
+
+// DeleteKnowledgeWithResponse Delete Knowledge Document
+//
+// Deletes a document and its chunks. Needs a write key.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /agents/{agentId}/knowledge/{knowledgeId} (the `DeleteKnowledge` operationId).
+func (c *ClientWithResponses) DeleteKnowledgeWithResponse(ctx context.Context, agentId AgentId, knowledgeId string, reqEditors ...RequestEditorFn) (*DeleteKnowledgeResponse, error) {
+	rsp, err := c.DeleteKnowledge(ctx, agentId, knowledgeId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteKnowledgeResponse(rsp)
+}
+
+// ForgetUserWithResponse Forget User
+//
+// Deletes every memory of the user `userId` (not the agent-wide ones). Needs a write key.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /agents/{agentId}/memories (the `ForgetUser` operationId).
+func (c *ClientWithResponses) ForgetUserWithResponse(ctx context.Context, agentId AgentId, params *ForgetUserParams, reqEditors ...RequestEditorFn) (*ForgetUserResponse, error) {
+	rsp, err := c.ForgetUser(ctx, agentId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseForgetUserResponse(rsp)
+}
+
+// ListMemoriesWithResponse List Memories
+//
+// The agent's memories, newest first; with `q`, the at most 20 most
+// relevant to `q`, best first (by embeddings where the agent's
+// provider has them, else by full-text ranking). `userId` lists that
+// user's memories only, not the agent-wide ones.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /agents/{agentId}/memories (the `ListMemories` operationId).
+func (c *ClientWithResponses) ListMemoriesWithResponse(ctx context.Context, agentId AgentId, params *ListMemoriesParams, reqEditors ...RequestEditorFn) (*ListMemoriesResponse, error) {
+	rsp, err := c.ListMemories(ctx, agentId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListMemoriesResponse(rsp)
+}
+
+// CreateMemoryWithBodyWithResponse Create Memory
+//
+// Stores a memory of the agent: the user's when `userId` is given,
+// else agent-wide. At most 10,000 memories per agent (403
+// INSUFFICIENT_QUOTA beyond). Needs a write key.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /agents/{agentId}/memories (the `CreateMemory` operationId).
+func (c *ClientWithResponses) CreateMemoryWithBodyWithResponse(ctx context.Context, agentId AgentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateMemoryResponse, error) {
+	rsp, err := c.CreateMemoryWithBody(ctx, agentId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateMemoryResponse(rsp)
+}
+
+// CreateMemoryWithResponse Create Memory
+//
+// Stores a memory of the agent: the user's when `userId` is given,
+// else agent-wide. At most 10,000 memories per agent (403
+// INSUFFICIENT_QUOTA beyond). Needs a write key.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /agents/{agentId}/memories (the `CreateMemory` operationId).
+func (c *ClientWithResponses) CreateMemoryWithResponse(ctx context.Context, agentId AgentId, body CreateMemoryJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateMemoryResponse, error) {
+	rsp, err := c.CreateMemory(ctx, agentId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateMemoryResponse(rsp)
+}
+
+// DeleteMemoryWithResponse Delete Memory
+//
+// Deletes one memory. Needs a write key.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /agents/{agentId}/memories/{memoryId} (the `DeleteMemory` operationId).
+func (c *ClientWithResponses) DeleteMemoryWithResponse(ctx context.Context, agentId AgentId, memoryId string, reqEditors ...RequestEditorFn) (*DeleteMemoryResponse, error) {
+	rsp, err := c.DeleteMemory(ctx, agentId, memoryId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteMemoryResponse(rsp)
 }
 
 // SendMessageWithBodyWithResponse Send Message
@@ -12593,6 +15240,406 @@ func ParseListConnectionsResponse(rsp *http.Response) (*ListConnectionsResponse,
 	return response, nil
 }
 
+// ParsePreviewContextResponse parses an HTTP response from a PreviewContextWithResponse call
+func ParsePreviewContextResponse(rsp *http.Response) (*PreviewContextResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PreviewContextResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ContextPreviewEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PreviewContextResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers PreviewContextResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers PreviewContextResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers PreviewContextResponse413Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers PreviewContextResponse415Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers PreviewContextResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers PreviewContextResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListConversationsResponse parses an HTTP response from a ListConversationsWithResponse call
 func ParseListConversationsResponse(rsp *http.Response) (*ListConversationsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -13781,6 +16828,2546 @@ func ParseListConversationMessagesResponse(rsp *http.Response) (*ListConversatio
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers ListConversationMessagesResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListKnowledgeResponse parses an HTTP response from a ListKnowledgeWithResponse call
+func ParseListKnowledgeResponse(rsp *http.Response) (*ListKnowledgeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListKnowledgeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest KnowledgeListEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest KnowledgeNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListKnowledgeResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListKnowledgeResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListKnowledgeResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListKnowledgeResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListKnowledgeResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateKnowledgeResponse parses an HTTP response from a CreateKnowledgeWithResponse call
+func ParseCreateKnowledgeResponse(rsp *http.Response) (*CreateKnowledgeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateKnowledgeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest KnowledgeDocumentEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest KnowledgeNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateKnowledgeResponse201Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateKnowledgeResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateKnowledgeResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers CreateKnowledgeResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreateKnowledgeResponse413Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers CreateKnowledgeResponse415Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateKnowledgeResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CreateKnowledgeResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteKnowledgeResponse parses an HTTP response from a DeleteKnowledgeWithResponse call
+func ParseDeleteKnowledgeResponse(rsp *http.Response) (*DeleteKnowledgeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteKnowledgeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest IdEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest KnowledgeNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DeleteKnowledgeResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers DeleteKnowledgeResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 403:
+		var headers DeleteKnowledgeResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers DeleteKnowledgeResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteKnowledgeResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers DeleteKnowledgeResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseForgetUserResponse parses an HTTP response from a ForgetUserWithResponse call
+func ParseForgetUserResponse(rsp *http.Response) (*ForgetUserResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ForgetUserResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest MemoriesDeletedEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest MemoryNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ForgetUserResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ForgetUserResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 403:
+		var headers ForgetUserResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ForgetUserResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers ForgetUserResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ForgetUserResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListMemoriesResponse parses an HTTP response from a ListMemoriesWithResponse call
+func ParseListMemoriesResponse(rsp *http.Response) (*ListMemoriesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListMemoriesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest MemoryListEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest MemoryNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListMemoriesResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListMemoriesResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListMemoriesResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListMemoriesResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListMemoriesResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateMemoryResponse parses an HTTP response from a CreateMemoryWithResponse call
+func ParseCreateMemoryResponse(rsp *http.Response) (*CreateMemoryResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateMemoryResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest MemoryEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest MemoryNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateMemoryResponse201Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateMemoryResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateMemoryResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers CreateMemoryResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreateMemoryResponse413Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers CreateMemoryResponse415Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateMemoryResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CreateMemoryResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteMemoryResponse parses an HTTP response from a DeleteMemoryWithResponse call
+func ParseDeleteMemoryResponse(rsp *http.Response) (*DeleteMemoryResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteMemoryResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest IdEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest MemoryNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DeleteMemoryResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers DeleteMemoryResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 403:
+		var headers DeleteMemoryResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers DeleteMemoryResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteMemoryResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers DeleteMemoryResponse500Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -18328,6 +23915,9 @@ type ServerInterface interface {
 	// ListConnections List Connections
 	// (GET /agents/{agentId}/connections)
 	ListConnections(ctx echo.Context, agentId AgentId) error
+	// PreviewContext Preview Context
+	// (POST /agents/{agentId}/context-preview)
+	PreviewContext(ctx echo.Context, agentId AgentId) error
 	// ListConversations List Conversations
 	// (GET /agents/{agentId}/conversations)
 	ListConversations(ctx echo.Context, agentId AgentId, params ListConversationsParams) error
@@ -18340,6 +23930,27 @@ type ServerInterface interface {
 	// ListConversationMessages List Messages of a conversation
 	// (GET /agents/{agentId}/conversations/{conversationId}/messages)
 	ListConversationMessages(ctx echo.Context, agentId AgentId, conversationId ConversationIdPath, params ListConversationMessagesParams) error
+	// ListKnowledge List Knowledge Documents
+	// (GET /agents/{agentId}/knowledge)
+	ListKnowledge(ctx echo.Context, agentId AgentId, params ListKnowledgeParams) error
+	// CreateKnowledge Add Knowledge Document
+	// (POST /agents/{agentId}/knowledge)
+	CreateKnowledge(ctx echo.Context, agentId AgentId) error
+	// DeleteKnowledge Delete Knowledge Document
+	// (DELETE /agents/{agentId}/knowledge/{knowledgeId})
+	DeleteKnowledge(ctx echo.Context, agentId AgentId, knowledgeId string) error
+	// ForgetUser Forget User
+	// (DELETE /agents/{agentId}/memories)
+	ForgetUser(ctx echo.Context, agentId AgentId, params ForgetUserParams) error
+	// ListMemories List Memories
+	// (GET /agents/{agentId}/memories)
+	ListMemories(ctx echo.Context, agentId AgentId, params ListMemoriesParams) error
+	// CreateMemory Create Memory
+	// (POST /agents/{agentId}/memories)
+	CreateMemory(ctx echo.Context, agentId AgentId) error
+	// DeleteMemory Delete Memory
+	// (DELETE /agents/{agentId}/memories/{memoryId})
+	DeleteMemory(ctx echo.Context, agentId AgentId, memoryId string) error
 	// SendMessage Send Message
 	// (POST /agents/{agentId}/messages)
 	SendMessage(ctx echo.Context, agentId AgentId) error
@@ -18541,6 +24152,22 @@ func (w *ServerInterfaceWrapper) ListConnections(ctx echo.Context) error {
 	return err
 }
 
+// PreviewContext converts echo context to params.
+func (w *ServerInterfaceWrapper) PreviewContext(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", ctx.Param("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.PreviewContext(ctx, agentId)
+	return err
+}
+
 // ListConversations converts echo context to params.
 func (w *ServerInterfaceWrapper) ListConversations(ctx echo.Context) error {
 	var err error
@@ -18686,6 +24313,189 @@ func (w *ServerInterfaceWrapper) ListConversationMessages(ctx echo.Context) erro
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.ListConversationMessages(ctx, agentId, conversationId, params)
+	return err
+}
+
+// ListKnowledge converts echo context to params.
+func (w *ServerInterfaceWrapper) ListKnowledge(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", ctx.Param("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListKnowledgeParams
+	// ------------- Optional query parameter "page" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "page", ctx.QueryParams(), &params.Page, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter page: %s", err))
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListKnowledge(ctx, agentId, params)
+	return err
+}
+
+// CreateKnowledge converts echo context to params.
+func (w *ServerInterfaceWrapper) CreateKnowledge(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", ctx.Param("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CreateKnowledge(ctx, agentId)
+	return err
+}
+
+// DeleteKnowledge converts echo context to params.
+func (w *ServerInterfaceWrapper) DeleteKnowledge(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", ctx.Param("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
+	}
+
+	// ------------- Path parameter "knowledgeId" -------------
+	var knowledgeId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "knowledgeId", ctx.Param("knowledgeId"), &knowledgeId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter knowledgeId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DeleteKnowledge(ctx, agentId, knowledgeId)
+	return err
+}
+
+// ForgetUser converts echo context to params.
+func (w *ServerInterfaceWrapper) ForgetUser(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", ctx.Param("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ForgetUserParams
+	// ------------- Required query parameter "userId" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "userId", ctx.QueryParams(), &params.UserId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter userId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ForgetUser(ctx, agentId, params)
+	return err
+}
+
+// ListMemories converts echo context to params.
+func (w *ServerInterfaceWrapper) ListMemories(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", ctx.Param("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListMemoriesParams
+	// ------------- Optional query parameter "page" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "page", ctx.QueryParams(), &params.Page, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter page: %s", err))
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// ------------- Optional query parameter "userId" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "userId", ctx.QueryParams(), &params.UserId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter userId: %s", err))
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", ctx.QueryParams(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter q: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListMemories(ctx, agentId, params)
+	return err
+}
+
+// CreateMemory converts echo context to params.
+func (w *ServerInterfaceWrapper) CreateMemory(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", ctx.Param("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CreateMemory(ctx, agentId)
+	return err
+}
+
+// DeleteMemory converts echo context to params.
+func (w *ServerInterfaceWrapper) DeleteMemory(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", ctx.Param("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
+	}
+
+	// ------------- Path parameter "memoryId" -------------
+	var memoryId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "memoryId", ctx.Param("memoryId"), &memoryId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter memoryId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DeleteMemory(ctx, agentId, memoryId)
 	return err
 }
 
@@ -18974,6 +24784,14 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/agents/:agentId/conversations/:conversationId/messages", wrapper.ListConversationMessages, options.OperationMiddlewares["listConversationMessages"]...)
 	router.GET(options.BaseURL+"/agents/:agentId/analytics", wrapper.GetAgentAnalytics, options.OperationMiddlewares["getAgentAnalytics"]...)
 	router.GET(options.BaseURL+"/agents/:agentId/tools", wrapper.ListAgentTools, options.OperationMiddlewares["listAgentTools"]...)
+	router.DELETE(options.BaseURL+"/agents/:agentId/memories", wrapper.ForgetUser, options.OperationMiddlewares["forgetUser"]...)
+	router.GET(options.BaseURL+"/agents/:agentId/memories", wrapper.ListMemories, options.OperationMiddlewares["listMemories"]...)
+	router.POST(options.BaseURL+"/agents/:agentId/memories", wrapper.CreateMemory, options.OperationMiddlewares["createMemory"]...)
+	router.DELETE(options.BaseURL+"/agents/:agentId/memories/:memoryId", wrapper.DeleteMemory, options.OperationMiddlewares["deleteMemory"]...)
+	router.GET(options.BaseURL+"/agents/:agentId/knowledge", wrapper.ListKnowledge, options.OperationMiddlewares["listKnowledge"]...)
+	router.POST(options.BaseURL+"/agents/:agentId/knowledge", wrapper.CreateKnowledge, options.OperationMiddlewares["createKnowledge"]...)
+	router.DELETE(options.BaseURL+"/agents/:agentId/knowledge/:knowledgeId", wrapper.DeleteKnowledge, options.OperationMiddlewares["deleteKnowledge"]...)
+	router.POST(options.BaseURL+"/agents/:agentId/context-preview", wrapper.PreviewContext, options.OperationMiddlewares["previewContext"]...)
 	router.GET(options.BaseURL+"/webhooks", wrapper.ListWebhooks, options.OperationMiddlewares["listWebhooks"]...)
 	router.POST(options.BaseURL+"/webhooks", wrapper.CreateWebhook, options.OperationMiddlewares["createWebhook"]...)
 	router.DELETE(options.BaseURL+"/webhooks/:webhookId", wrapper.DeleteWebhook, options.OperationMiddlewares["deleteWebhook"]...)
@@ -19083,6 +24901,34 @@ type InvalidMessageJSONResponse struct {
 	Body ErrorEnvelope
 
 	Headers InvalidMessageResponseHeaders
+}
+
+type KnowledgeNotFoundResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+type KnowledgeNotFoundJSONResponse struct {
+	Body ErrorEnvelope
+
+	Headers KnowledgeNotFoundResponseHeaders
+}
+
+type MemoryNotFoundResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+type MemoryNotFoundJSONResponse struct {
+	Body ErrorEnvelope
+
+	Headers MemoryNotFoundResponseHeaders
 }
 
 type ModelErrorResponseHeaders struct {
@@ -20717,6 +26563,270 @@ func (response ListConnections500JSONResponse) VisitListConnectionsResponse(w ht
 	return err
 }
 
+type PreviewContextRequestObject struct {
+	AgentId AgentId `json:"agentId"`
+	Body    *PreviewContextJSONRequestBody
+}
+
+type PreviewContextResponseObject interface {
+	VisitPreviewContextResponse(w http.ResponseWriter) error
+}
+
+type PreviewContext200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type PreviewContext200JSONResponse struct {
+	Body    ContextPreviewEnvelope
+	Headers PreviewContext200ResponseHeaders
+}
+
+func (response PreviewContext200JSONResponse) VisitPreviewContextResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PreviewContext400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response PreviewContext400JSONResponse) VisitPreviewContextResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PreviewContext401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response PreviewContext401JSONResponse) VisitPreviewContextResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PreviewContext404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response PreviewContext404JSONResponse) VisitPreviewContextResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PreviewContext413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response PreviewContext413JSONResponse) VisitPreviewContextResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PreviewContext415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response PreviewContext415JSONResponse) VisitPreviewContextResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PreviewContext429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response PreviewContext429JSONResponse) VisitPreviewContextResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PreviewContext500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response PreviewContext500JSONResponse) VisitPreviewContextResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListConversationsRequestObject struct {
 	AgentId AgentId `json:"agentId"`
 	Params  ListConversationsParams
@@ -21519,6 +27629,1684 @@ func (response ListConversationMessages429JSONResponse) VisitListConversationMes
 type ListConversationMessages500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response ListConversationMessages500JSONResponse) VisitListConversationMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListKnowledgeRequestObject struct {
+	AgentId AgentId `json:"agentId"`
+	Params  ListKnowledgeParams
+}
+
+type ListKnowledgeResponseObject interface {
+	VisitListKnowledgeResponse(w http.ResponseWriter) error
+}
+
+type ListKnowledge200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type ListKnowledge200JSONResponse struct {
+	Body    KnowledgeListEnvelope
+	Headers ListKnowledge200ResponseHeaders
+}
+
+func (response ListKnowledge200JSONResponse) VisitListKnowledgeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListKnowledge400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListKnowledge400JSONResponse) VisitListKnowledgeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListKnowledge401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListKnowledge401JSONResponse) VisitListKnowledgeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListKnowledge404JSONResponse struct{ KnowledgeNotFoundJSONResponse }
+
+func (response ListKnowledge404JSONResponse) VisitListKnowledgeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListKnowledge429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ListKnowledge429JSONResponse) VisitListKnowledgeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListKnowledge500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListKnowledge500JSONResponse) VisitListKnowledgeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateKnowledgeRequestObject struct {
+	AgentId AgentId `json:"agentId"`
+	Body    *CreateKnowledgeJSONRequestBody
+}
+
+type CreateKnowledgeResponseObject interface {
+	VisitCreateKnowledgeResponse(w http.ResponseWriter) error
+}
+
+type CreateKnowledge201ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type CreateKnowledge201JSONResponse struct {
+	Body    KnowledgeDocumentEnvelope
+	Headers CreateKnowledge201ResponseHeaders
+}
+
+func (response CreateKnowledge201JSONResponse) VisitCreateKnowledgeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateKnowledge400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CreateKnowledge400JSONResponse) VisitCreateKnowledgeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateKnowledge401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response CreateKnowledge401JSONResponse) VisitCreateKnowledgeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateKnowledge403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response CreateKnowledge403JSONResponse) VisitCreateKnowledgeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateKnowledge404JSONResponse struct{ KnowledgeNotFoundJSONResponse }
+
+func (response CreateKnowledge404JSONResponse) VisitCreateKnowledgeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateKnowledge413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response CreateKnowledge413JSONResponse) VisitCreateKnowledgeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateKnowledge415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response CreateKnowledge415JSONResponse) VisitCreateKnowledgeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateKnowledge429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response CreateKnowledge429JSONResponse) VisitCreateKnowledgeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateKnowledge500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response CreateKnowledge500JSONResponse) VisitCreateKnowledgeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteKnowledgeRequestObject struct {
+	AgentId     AgentId `json:"agentId"`
+	KnowledgeId string  `json:"knowledgeId"`
+}
+
+type DeleteKnowledgeResponseObject interface {
+	VisitDeleteKnowledgeResponse(w http.ResponseWriter) error
+}
+
+type DeleteKnowledge200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type DeleteKnowledge200JSONResponse struct {
+	Body    IdEnvelope
+	Headers DeleteKnowledge200ResponseHeaders
+}
+
+func (response DeleteKnowledge200JSONResponse) VisitDeleteKnowledgeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteKnowledge400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response DeleteKnowledge400JSONResponse) VisitDeleteKnowledgeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteKnowledge401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response DeleteKnowledge401JSONResponse) VisitDeleteKnowledgeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteKnowledge403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response DeleteKnowledge403JSONResponse) VisitDeleteKnowledgeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteKnowledge404JSONResponse struct{ KnowledgeNotFoundJSONResponse }
+
+func (response DeleteKnowledge404JSONResponse) VisitDeleteKnowledgeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteKnowledge429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response DeleteKnowledge429JSONResponse) VisitDeleteKnowledgeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteKnowledge500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response DeleteKnowledge500JSONResponse) VisitDeleteKnowledgeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ForgetUserRequestObject struct {
+	AgentId AgentId `json:"agentId"`
+	Params  ForgetUserParams
+}
+
+type ForgetUserResponseObject interface {
+	VisitForgetUserResponse(w http.ResponseWriter) error
+}
+
+type ForgetUser200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type ForgetUser200JSONResponse struct {
+	Body    MemoriesDeletedEnvelope
+	Headers ForgetUser200ResponseHeaders
+}
+
+func (response ForgetUser200JSONResponse) VisitForgetUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ForgetUser400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ForgetUser400JSONResponse) VisitForgetUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ForgetUser401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ForgetUser401JSONResponse) VisitForgetUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ForgetUser403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ForgetUser403JSONResponse) VisitForgetUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ForgetUser404JSONResponse struct{ MemoryNotFoundJSONResponse }
+
+func (response ForgetUser404JSONResponse) VisitForgetUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ForgetUser429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ForgetUser429JSONResponse) VisitForgetUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ForgetUser500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ForgetUser500JSONResponse) VisitForgetUserResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMemoriesRequestObject struct {
+	AgentId AgentId `json:"agentId"`
+	Params  ListMemoriesParams
+}
+
+type ListMemoriesResponseObject interface {
+	VisitListMemoriesResponse(w http.ResponseWriter) error
+}
+
+type ListMemories200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type ListMemories200JSONResponse struct {
+	Body    MemoryListEnvelope
+	Headers ListMemories200ResponseHeaders
+}
+
+func (response ListMemories200JSONResponse) VisitListMemoriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMemories400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListMemories400JSONResponse) VisitListMemoriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMemories401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListMemories401JSONResponse) VisitListMemoriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMemories404JSONResponse struct{ MemoryNotFoundJSONResponse }
+
+func (response ListMemories404JSONResponse) VisitListMemoriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMemories429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ListMemories429JSONResponse) VisitListMemoriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMemories500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListMemories500JSONResponse) VisitListMemoriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMemoryRequestObject struct {
+	AgentId AgentId `json:"agentId"`
+	Body    *CreateMemoryJSONRequestBody
+}
+
+type CreateMemoryResponseObject interface {
+	VisitCreateMemoryResponse(w http.ResponseWriter) error
+}
+
+type CreateMemory201ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type CreateMemory201JSONResponse struct {
+	Body    MemoryEnvelope
+	Headers CreateMemory201ResponseHeaders
+}
+
+func (response CreateMemory201JSONResponse) VisitCreateMemoryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMemory400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CreateMemory400JSONResponse) VisitCreateMemoryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMemory401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response CreateMemory401JSONResponse) VisitCreateMemoryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMemory403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response CreateMemory403JSONResponse) VisitCreateMemoryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMemory404JSONResponse struct{ MemoryNotFoundJSONResponse }
+
+func (response CreateMemory404JSONResponse) VisitCreateMemoryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMemory413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response CreateMemory413JSONResponse) VisitCreateMemoryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMemory415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response CreateMemory415JSONResponse) VisitCreateMemoryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMemory429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response CreateMemory429JSONResponse) VisitCreateMemoryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMemory500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response CreateMemory500JSONResponse) VisitCreateMemoryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteMemoryRequestObject struct {
+	AgentId  AgentId `json:"agentId"`
+	MemoryId string  `json:"memoryId"`
+}
+
+type DeleteMemoryResponseObject interface {
+	VisitDeleteMemoryResponse(w http.ResponseWriter) error
+}
+
+type DeleteMemory200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type DeleteMemory200JSONResponse struct {
+	Body    IdEnvelope
+	Headers DeleteMemory200ResponseHeaders
+}
+
+func (response DeleteMemory200JSONResponse) VisitDeleteMemoryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteMemory400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response DeleteMemory400JSONResponse) VisitDeleteMemoryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteMemory401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response DeleteMemory401JSONResponse) VisitDeleteMemoryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteMemory403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response DeleteMemory403JSONResponse) VisitDeleteMemoryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteMemory404JSONResponse struct{ MemoryNotFoundJSONResponse }
+
+func (response DeleteMemory404JSONResponse) VisitDeleteMemoryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteMemory429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response DeleteMemory429JSONResponse) VisitDeleteMemoryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteMemory500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response DeleteMemory500JSONResponse) VisitDeleteMemoryResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -24609,6 +32397,9 @@ type StrictServerInterface interface {
 	// ListConnections List Connections
 	// (GET /agents/{agentId}/connections)
 	ListConnections(ctx context.Context, request ListConnectionsRequestObject) (ListConnectionsResponseObject, error)
+	// PreviewContext Preview Context
+	// (POST /agents/{agentId}/context-preview)
+	PreviewContext(ctx context.Context, request PreviewContextRequestObject) (PreviewContextResponseObject, error)
 	// ListConversations List Conversations
 	// (GET /agents/{agentId}/conversations)
 	ListConversations(ctx context.Context, request ListConversationsRequestObject) (ListConversationsResponseObject, error)
@@ -24621,6 +32412,27 @@ type StrictServerInterface interface {
 	// ListConversationMessages List Messages of a conversation
 	// (GET /agents/{agentId}/conversations/{conversationId}/messages)
 	ListConversationMessages(ctx context.Context, request ListConversationMessagesRequestObject) (ListConversationMessagesResponseObject, error)
+	// ListKnowledge List Knowledge Documents
+	// (GET /agents/{agentId}/knowledge)
+	ListKnowledge(ctx context.Context, request ListKnowledgeRequestObject) (ListKnowledgeResponseObject, error)
+	// CreateKnowledge Add Knowledge Document
+	// (POST /agents/{agentId}/knowledge)
+	CreateKnowledge(ctx context.Context, request CreateKnowledgeRequestObject) (CreateKnowledgeResponseObject, error)
+	// DeleteKnowledge Delete Knowledge Document
+	// (DELETE /agents/{agentId}/knowledge/{knowledgeId})
+	DeleteKnowledge(ctx context.Context, request DeleteKnowledgeRequestObject) (DeleteKnowledgeResponseObject, error)
+	// ForgetUser Forget User
+	// (DELETE /agents/{agentId}/memories)
+	ForgetUser(ctx context.Context, request ForgetUserRequestObject) (ForgetUserResponseObject, error)
+	// ListMemories List Memories
+	// (GET /agents/{agentId}/memories)
+	ListMemories(ctx context.Context, request ListMemoriesRequestObject) (ListMemoriesResponseObject, error)
+	// CreateMemory Create Memory
+	// (POST /agents/{agentId}/memories)
+	CreateMemory(ctx context.Context, request CreateMemoryRequestObject) (CreateMemoryResponseObject, error)
+	// DeleteMemory Delete Memory
+	// (DELETE /agents/{agentId}/memories/{memoryId})
+	DeleteMemory(ctx context.Context, request DeleteMemoryRequestObject) (DeleteMemoryResponseObject, error)
 	// SendMessage Send Message
 	// (POST /agents/{agentId}/messages)
 	SendMessage(ctx context.Context, request SendMessageRequestObject) (SendMessageResponseObject, error)
@@ -24891,6 +32703,54 @@ func (sh *strictHandler) ListConnections(ctx echo.Context, agentId AgentId) erro
 	return nil
 }
 
+// PreviewContext operation middleware
+func (sh *strictHandler) PreviewContext(ctx echo.Context, agentId AgentId) error {
+	var request PreviewContextRequestObject
+
+	request.AgentId = agentId
+
+	var body PreviewContextJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.PreviewContext(ctx.Request().Context(), request.(PreviewContextRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PreviewContext")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(PreviewContextResponseObject); ok {
+		return validResponse.VisitPreviewContextResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // ListConversations operation middleware
 func (sh *strictHandler) ListConversations(ctx echo.Context, agentId AgentId, params ListConversationsParams) error {
 	var request ListConversationsRequestObject
@@ -24990,6 +32850,232 @@ func (sh *strictHandler) ListConversationMessages(ctx echo.Context, agentId Agen
 		return err
 	} else if validResponse, ok := response.(ListConversationMessagesResponseObject); ok {
 		return validResponse.VisitListConversationMessagesResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListKnowledge operation middleware
+func (sh *strictHandler) ListKnowledge(ctx echo.Context, agentId AgentId, params ListKnowledgeParams) error {
+	var request ListKnowledgeRequestObject
+
+	request.AgentId = agentId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListKnowledge(ctx.Request().Context(), request.(ListKnowledgeRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListKnowledge")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListKnowledgeResponseObject); ok {
+		return validResponse.VisitListKnowledgeResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CreateKnowledge operation middleware
+func (sh *strictHandler) CreateKnowledge(ctx echo.Context, agentId AgentId) error {
+	var request CreateKnowledgeRequestObject
+
+	request.AgentId = agentId
+
+	var body CreateKnowledgeJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateKnowledge(ctx.Request().Context(), request.(CreateKnowledgeRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateKnowledge")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CreateKnowledgeResponseObject); ok {
+		return validResponse.VisitCreateKnowledgeResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// DeleteKnowledge operation middleware
+func (sh *strictHandler) DeleteKnowledge(ctx echo.Context, agentId AgentId, knowledgeId string) error {
+	var request DeleteKnowledgeRequestObject
+
+	request.AgentId = agentId
+	request.KnowledgeId = knowledgeId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteKnowledge(ctx.Request().Context(), request.(DeleteKnowledgeRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteKnowledge")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DeleteKnowledgeResponseObject); ok {
+		return validResponse.VisitDeleteKnowledgeResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ForgetUser operation middleware
+func (sh *strictHandler) ForgetUser(ctx echo.Context, agentId AgentId, params ForgetUserParams) error {
+	var request ForgetUserRequestObject
+
+	request.AgentId = agentId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ForgetUser(ctx.Request().Context(), request.(ForgetUserRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ForgetUser")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ForgetUserResponseObject); ok {
+		return validResponse.VisitForgetUserResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListMemories operation middleware
+func (sh *strictHandler) ListMemories(ctx echo.Context, agentId AgentId, params ListMemoriesParams) error {
+	var request ListMemoriesRequestObject
+
+	request.AgentId = agentId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListMemories(ctx.Request().Context(), request.(ListMemoriesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListMemories")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListMemoriesResponseObject); ok {
+		return validResponse.VisitListMemoriesResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CreateMemory operation middleware
+func (sh *strictHandler) CreateMemory(ctx echo.Context, agentId AgentId) error {
+	var request CreateMemoryRequestObject
+
+	request.AgentId = agentId
+
+	var body CreateMemoryJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateMemory(ctx.Request().Context(), request.(CreateMemoryRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateMemory")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CreateMemoryResponseObject); ok {
+		return validResponse.VisitCreateMemoryResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// DeleteMemory operation middleware
+func (sh *strictHandler) DeleteMemory(ctx echo.Context, agentId AgentId, memoryId string) error {
+	var request DeleteMemoryRequestObject
+
+	request.AgentId = agentId
+	request.MemoryId = memoryId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteMemory(ctx.Request().Context(), request.(DeleteMemoryRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteMemory")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DeleteMemoryResponseObject); ok {
+		return validResponse.VisitDeleteMemoryResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -25393,286 +33479,323 @@ func (sh *strictHandler) TestWebhook(ctx echo.Context, webhookId WebhookId) erro
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L0LU+M4tjj+VVT+362GvSaEVz9C3fpdGugZdpqGhfTO7nb6YsVWEk8cySMpQKaL7/4vHUm27DiJA6Ef",
-	"s7l1a6eJ9dbReT++eCEbpYwSKoXX+uKRezxKEwL/PidC4D65ImkyUX+L8WiE+cRree0BQbhPqHwhEIfP",
-	"vneLkzFRzSIssfovNDiLvJb+101z57do7/b1aP/33ftXwzd3B/Ilb07+wN3Q872Rnguaj0TfNO7uDl/z",
-	"/dFL+jpt/r4r9uXL2ztoLLGdZcQikngtr5/KrX22NYpp7PkeJyJlVJB2PCJea2d3b79x4HuSDQkVHwWJ",
-	"vNbOQfMhb+e1vHPMh0QKlDA2ROGApenkEA0IJygWaMDu0BniBEdIDsiooaZgbATLVf+42T946fmejEdE",
-	"SDxKvZa329x9ubWzs7W7095ptprNVnOnsX/w8t+e740F4dBV/eNmZ3fPe/A9MQ5DIoTXknxMHh78/Ph/",
-	"HxMhT2JOQlm8hiMUwa/InB7akAOCQkZvCRdYxoyqtavf1EQvxKZ7TZLcS3WVJEnQiCCMfmND0qhe3dRq",
-	"zugVY6PyauwyYoowUsfio7tYDlAsBUoTLHuMj9TyYGpnKfYn9c8BphQuVHIcxbS/FQ6wamz7ey0vikXI",
-	"eKQOrfIS9MZ+HWCJIoYmbIzkIKZDhLtsLOE4wjHnhEo0gjv/fzU3fS05wSMFPOW3IPCI2N37MAO8CiRs",
-	"D2ezVUvW7fTVP8cG9MpPGCWltasHgcitev2wbooi1ShbLjzmFvrS8eQkJR2v1dGPqOP5HX1tVMKvvw4m",
-	"KIqjjvfQoR1at5feyyAOh4Q2Go2ZvdWioHOGJuDn+YjCdNCoouO1vnQcBNDxWrtNv1NAFB2vdbCz29hT",
-	"3RRWgTkcvNLxHmB9Xvlg3+E4qQKLlLPbOCIc9aABwj1JOOxZXzgSEnPpgsfKzptwzjj0Mv9S2w9ZpL8e",
-	"/XT6oX3z8cPRP47O3h+9fX/qHq5uoVC2wh6USYRvcZzgbkIa0C4iEseJ0GMKieVYlObkBAtG4cdzdZL5",
-	"SXAsCUriUSwRuQ8JidRVPNhzffC9AcER4UB/rrAk71XTLfhfoC1EhDxOFWrzWt7ZafsdAqTCeuifW6X2",
-	"CpcZcua1XjZ9T4QDMgKioY7Ja3kxlaRPOMybd74iIxzTmPaXmDDrU5h0mTkFqdjgNQkZjQQaUxknADjd",
-	"mCqsqI/whUB3MY3YHeKqvyhMvr+7aHYi+WTrSMHk7JklQ3c4lqhLeowrtCb5pLzN4kzqpYzGI6+141fN",
-	"OnVN03Of43s1AuIa7QqUEo5GMR1Los596hiWu+jKa5texJWdPCE9qSiai3bNqS9czMGbpRZTCQMfaXyP",
-	"FGOBNoS+lE2EJbobxOFgSZDYefXmYPfgYHfBGT34Xoo5HhFpHuKR5eTKa3P5wDgiVMa9mHAfBZrj64yb",
-	"zb0wjuC/JCispQ5TGKs5UiwHnu9RPMp6nUXA4v0+jrlCu5pqOhCI798T2pcDheObGRQKydVNq+0dOyzS",
-	"WXSpZqjcm8tKlbeovs3fIbSYy8hWbDAsLO2J+zwhSXxL+GTW3UXme3lvd4No/tZUA72zaAfvdvfC/eiA",
-	"vOy96r8evPltWL2zKF/M03Y1ixpIMtK4IsV94GRhEb+PCZ/kq4BX4rkTRqSHx4kEhkDNbrCXmnsBLrvE",
-	"fTK9DvUrouNRVx1lj7MR2pm1GLXQ6rXsLJz8V9IdMDacdbV3+vP0zS66WHOv4avR7nCfvkxf/97kGmLv",
-	"q+/1LlvIU67VEcZynPORZqxHJidQuHqcpkkcwivZ/k2oXX/Jd/FFsyK6S6SmmWJ4PN+yMcCTA7+iSM9C",
-	"bgW4dcXyeC0zy0MmvaqJqvmmgoDXw4kgD+7h/BcnPa/l/X/buTC+rb+K7VM1ySm9JQlLiT6o4m1P7U1L",
-	"INiuJKY4lPEt8RUVgyX7iHEtlNmNmgWHjPbi/piTSEHFfFasas2mx3a5+Wz+qt4oeZdqrqnuKKr5LB5k",
-	"3hjTHeYxEnVHKuyqkhOoPxLsTMHGWxwZ1uVpL+bswz+O3p+d3Fyd/v3j6XW7+F56MUlAU6Oey6UBInj+",
-	"5h2NxkLxjIhRxbK1EEsJxbGPMJUDztI49FGfs9991GesnxAfsSTBI1x8S2f0FidxhEA2Umw3Ksz3rI+q",
-	"tH2jyAjMGaD/QV8QHIKP9J7RQ4AoHik+TD2+iElJIqQQZcYl4kh3QRtMC4EZk+UjMQ4HCAuEKWK3hG8l",
-	"jPYNF3UWBZvr1/iDvkaX0fzA5Ds2ptHT3uXxxYd/nF5dH7XPLj7cfLho37y7+PjhxHPfjTspoPWemvYr",
-	"0KBsOWiDMgPTmgoZ8QknCeEvBMJhyMZUbio6VL0hrcrUvQdYUSc9nsser5/Fj/osrFyymidxcvr+7B+n",
-	"V/+a8RzsZF/pKfx6+vbni4tfqh6D4ZTnPofpzeinYPu6j8FKVOuH8KM+hHeMd+MoIvTJL+C0fXpzeXXR",
-	"Pj1un54UubWUM0lCA56EKoEkcpm1iCREksuslZIGBJGIKTCNhcbChyhMCFZig2aFLo/axz+jXsyFrJKA",
-	"XrS1+QYdCRELial8oYY1SyGRFoxh5pjRZ2blrj++e3d2fKZI1OXp1fnZ9fXZxYdrtIG1RW9IJmqvGN3x",
-	"WJJNH5WPE+SlwjB//3jRPkIbBX7w9zGT2EdjQSL0sObZftg3eUYl4RQnp/kje7wQ1T69+nD0/ub06uri",
-	"yisKN3oWLZGjDaPsRnGE9nq7+E24+cyPwl2ZEszQmJL71DxOHCdjTg6BTFmrbog5jwlQn9gsXqyB/IcF",
-	"cpCtzy08rkJVcH56fX3002m1qsDY/IsaAsWRdQkio1ROilTELAypbopwWMXiVxH6zUbQ3YBQFKglBGoN",
-	"o1iImPZ9vV5FEyRjSInqh6ikLwBtBZMDwrXMv34oP+pDAY3wCkjB+cXJaU4HityZVp+1PK0lc19JW+Ff",
-	"0EkH/VRuvQlQxIjW1ZL7uMx65a1zDTb5TaN07ZQCNOZZ35CzT62HnlpQDzgk4Cwt0dsY0yFld1Q39rNG",
-	"5rh9UJ7lNsk1b/WjvqbVCPwlbZM3LX58E62Xr1gjrbICEQlAPI5miftrIP5BgfgSTxKGozZj7zF/KvN0",
-	"efSv9xdHJzfti4ub90dXwD7l0GxMOajLookxQQq009x/ffDqJepOJBHPCuBTi9MovbgadB6/XcPyDwrL",
-	"bcbOMZ1Yb6enwfLVUfv05v3Z+Vn75vSfx6enJ2VNFLiPGY+z/d0C73I1bWr3tbsZSrB8ZmtfxcJ9hF3z",
-	"vzXZEb6lMXzIqPYGCycoxCm6w4qdweHgT247L3kNzu3tNP2TP6OPFI/lgPH4D/JE3ubjh6OP7Z8vrs7+",
-	"fXriVVnDGbeCKDq6PENDMnnWp+GuR2N/M2tBIh7hpMf4SL1Zw8qrx3vLhgQWTO7TTHj/SMU4TRmXJDon",
-	"UYzb4Aj0tCO7/nh5eXHVPlWi+8nZ0U37X5enZZOoGnxLTYasc0J5mmc+x6pFOvTUuOAIhVywqFjcmsL+",
-	"kKjB+OmtRvKZMi4WoNxM9a0MnSD/WDvlWgL608J0BkLaUdNYFkGTlRIuY+3AWQCWL2V/T78QaTgPDq+h",
-	"x3uj7BpgGiVVAQtHFAUDKdNA0Rv4lwjQx6v3aISHRAfBYW3dxEgylji6qRDTDlWw2UIYibhPSYSCy4vr",
-	"doA2riWmEeYRMm9LIHM0AOAdGggiZUz7oiFIyIkUjaNj8GS5Pj2+Om0HWocsiNxEdwMmCNq9v8/wvRyQ",
-	"DuVEjBPZQEd0YjTG+ozQBqboNIn/wBfXSD1/ZPa+CfZZyTiJEKZRhzp7ExJPwMo6SiXozhsd6vnTh69d",
-	"dytupej4j6MoVuPi5NK5W+3aWzz+v11ffEDXcGVoI1DDthDr/kZCGfgISzRiQqKdl+iXt5vWIU7dwgvR",
-	"oZj3xyN15YcId4H8jQimAgVf3GF8lINXC32JaTqWrQ41bfQGHh4egsKGdVdPOxdbz+RPevfFHTjw+Hmq",
-	"u2+AHICw9cWLJRkthFvzLh6y0TDnGKwcoKJa7njBo3vAEuMS1UBviYgjA9cjMuoqiExiIRUHFsvMVkdu",
-	"CZ90aDjAHIeS8K1enNgOCnh0A8uzIcnSrYTcksQ2iSUINv34llB9ssVHrsGu5lnYN4wjdazx7bJvH6fx",
-	"KY1SFlNZFa8jx1y93O4EHXOiJDetCmQ0mRyiuE/hwZjnSCXq4nDY0Lr26IImkyz6svwkujFbvE4siYJh",
-	"u9QwiW1E9bx+x9As6wTLjo40bCTJRc9rfZo/QDsLOH74XN4KEOyiZ4fz5LuMJQQDfPYZTsTSW4wj4zk/",
-	"//QUYCUk0mqyeRP8YhvaCRLGyXIAMiIjxieL+pzrVrn24bQmJTovNc9HaJNRmmBZe4i8PYwheRyK+pd+",
-	"bjpUXrmJh69A7UVn7UULLTS2va8NsavVO2s8l94QLhQCjOXCe7t0mqqeybgfa9RTCx9fQvsqfJwyIU8f",
-	"xY3YiJWfxnFEkpgu7n813UOxUzXP1T1SG4WyAPMqHHitm2adrox5sYxDfx1MyqEjKAARJDhEKSfC4lN0",
-	"N1B0JNDDgXHctKuFUYWcJAuf9rGlWdfQWnWbCElG1eFO+lvG+UBYuemvo6w1w4Y2LC+y2/SbzWbeShsV",
-	"i1FKFXFKvifrvvXCI5csNW+8PnSN02jF9GAsCLdPcXGcncsyxZEN+MogT1PG4hN28b0lLDk1dADdn4od",
-	"0Ygrf9cV1Mslke7x5Dh0infzvfutPtsyP4Ii5QrfWbcXy4xphsGJm6nPmR1R/VzARxAbJi1j2zMYVHxX",
-	"A320Zm7DsWFOMk5eAFvS+LYsVg1e523MzhTz/Wg2p4opKeMhQhEcNjqBxigLqzOeAY2cx38yI7PmUBZy",
-	"KJanWEjzPygM8SReI4Ot1TAcC2mjXfHXZkTyfeL7M93NRcM/PHOypvB1KPyj6TH0ehK1i6ZVdnMF7C9d",
-	"LMjNmCcP20DwxLYOJNd5HGw4eZWyqSDX1uRerHy5VL6I+mquRzDPdRgilz1xD7NSpeRcRaZmn9aimjRn",
-	"C5dpL9VV+E8L+6VN2Ja+nmfhMm+N4qp6jdVME1gdppgaqwJbfPwmo1J56XqEqhU7SdiWADdpzJDzOhgd",
-	"MBwDmC3Li4JB3BUsOljN3kRV2nP48Kg3My35517edZ/IHGjPl5aPvGiDKwBwe1TPAuB2masF8LNo8cna",
-	"hj86JK/ghp/naq3SvuJ+6vNsRVRUwaXhfkyxlWbmcn95y0pQUBtyRpu7rRWcueVEVn/uHwxiKXIRO0gy",
-	"tFNgy2xaPB6PIH8ChLsKwm8JR+GAhENt5YDvJEIJMEmal4upZZl2Kqi/vjTG5Tsdg+Kk1ylQ6rLwiSVS",
-	"x6KFToEEU7xldwKJcuh4pA7B7V5kAj7PXEjGcthBdFoWSKqT/VMb/BcMcjzAtP91sJXv9bhO9LmElpHX",
-	"0i8SKgknkQ6AO7RBNXJA+F0sSKOKn5PsKSxbnjsM9gTDZYv90fGv3rOWKqvlJ2hABMJIq23QCE+QIPLQ",
-	"6m5tslj99l5A8j9BpAv30yA7G1RtKswyfDpKo5ryssn8WoF3nyJaVBtInsF0skoppKQVrrnlZWWXgmp1",
-	"hp7WXuNMiGwzlizvFjLzsFivRzipyHYGGA0C7qxXgUApFlpH8HJfwTtOEgT9RbXisOj1MO9Q/3Z98eEi",
-	"26d+KdXv7fz40lIx1kOYomAUpgGsrxK3CTbm4ULEoQ71Wrec4dVgxim7NzhbzM9y7t1dw+Kz0LfiNeYo",
-	"fnoj2aHM53xNu7kYOFuMmF4CIK0lWbjyvipQSjbYcqNOD1V+dDCcb5c9f7cr4Oz0qT0La/cR0MMjzSUT",
-	"JMZdSC/Ry5mBF8LaRHyUJmORmRYb6BSHg8z4aNxSOEkTHBr3F2NAYdS4yKxNKGsTytqEsjah/Kf5d2TH",
-	"sTa+PIPx5TGGFk0nK7S7IQjw0/ywp56SsJTReglox2GdBVP3BOSdvZTpMyyzNNFyrPZ3JZe4sog9twWc",
-	"ySrUzfbunpGB+rb2FN+FwrqwVGmEmX8vP4oSheJkIg0SKR5uHQ1YUb9AJeG3eCG9z+Y8sx20+BSTJQQQ",
-	"O8bbcTjUkSfl579Ya1Y8eiZr8IDZvG3dvHz2rootO49s8Gybc6/CbGmO5FfOi54xazO+pgfNq0JpqC9e",
-	"j/ERll7Li9i4mzgGbJ3C3eBDLpc8w7zSVNU6JGPJMU4SMaMuRAGpwOzOzgrDZwKlO+j0Ruee8xPRZfZy",
-	"Vo4rp96Hoz0fsDGHzpNqHWQJPqdpsJNJtoISu0l0BdLKThvHxhW2c+Qn52Jz0CwxUWNOlbiKJSI0IpGu",
-	"kVUoEDTmM8Z0QbqUbMd8URxDl8kBgqCQ6lF4Ce7rcLGqraLwYmmYLu2esQS0cMLR/49wNGPDaqTTWQfp",
-	"DoWlLa20EbBhCwFtDDZ9J6CFJQLFNEzGUUHkdWZTfGDFRCexkDENJdROAyYMiZQNFwNBCc6dZ1sEOTtz",
-	"nefsnEjpJqveTaZfmI6SgyAhBS7CyvACPFcZJflPaCN3SsXq0xZJ9AfVGzh5RkkNd+RMUeA9+EupFD4/",
-	"+F5JQpk24SbJcgw/VJJbqoeSHJfp8VBxGY7m5jEWj1y23StRdt8b0/j3MTGfjYv3MaOUzAjJNGG3C0XD",
-	"bIgj0+HB9xIsJHBaS9paLPifVSip7D5tikmBOAlJfDvrpdpmF1WgneHCHMNYh+oKPiCrJlj/JuZZNWMb",
-	"LgERz/CQrEUTIs5CfaSFjTnyVkxraP7dU4UZ6t8jvK4pzJQdgh0v26NdUuH6iudfhXemAadSmdBl8oVA",
-	"Cj0bgNSZhklWI3JagztDgnVF+BoOTFnz+Yv/qub1p0Fipej+ZMDIDeWzQeQHFvXy7Vf7Bi1nAXIQbj0T",
-	"0OIlPY0fL21v1Ux5GXimnnhgkF1M+4HiJDCXkCOGcSglGNM+GGsxWHHiECPJkMSKsZKbfocGGa4MfBRA",
-	"rVf7N/AlaUqiVlZXwjDmjGfIo0M5GbFbEm36mWPDhotdsuySsWxBYklgv3yFlnTy7u6kQzHVsfgm97kg",
-	"BAUa8hV7qZYFadQDtBFyAgW2cJLlw9nUodKZs1B2HpoH1LtRZ+xsLvP9gZ91jvYqucaVS2a4tc3ANGWH",
-	"6sXl6aaDeWOdwGQB+GUL/EW1N8yDoc+PYx+Oq6nJMvJPXUTrrr+AdE3d3qnAc8ZGAqIiq2m7LvG65LZt",
-	"Nd9poQTqPRcEiVlzV1HAHLPDVRYQfOGo3YWX728GVshWNNOpeb57snD6LZCpYC/lbjWX9WTkOrXPZ8Cw",
-	"2RyrW+2zLlPDqmNF2dl9XfbPTLGUhCso/r9P/9fp3DebW53O/U6v07l/1fv83//lLcB2vxjkU6I26l0G",
-	"UMsBHqiPxABznQcCklsoyTamirhAZhhdMT1AG+p39cwgDUYmM2y63m5qRMDHUHp9ETZeETNRuLBn8TO2",
-	"nigL3IzLe1sdKD4XX5JN4KS1L640qx9eJIXzC4lXAaatK17TF+DcNtfOZopbqFDOaLVYRtNoMmmBD4eW",
-	"ITHK+QUUmkLwUGe+2pWDs8VWYFvgnmkTsK3CP20FehRnP4uKKSEQnt7dgKE7zqTi/TSDOGAjp34+puKu",
-	"6LQ3g7jl92r27duCA/nKawLNqp+xYxT+Xl6zs9PVPWr3+J7zbV86fNyUzxMnCBe4IxSyERFQbajgx5zG",
-	"lv/mEQBLQvocg8XqLlZ0qhLdn9Twu5pMlQ/KBA6sCx4RdyW2HtOM6aC+13ToQEqg5rdnztkUptW68Oqh",
-	"9FZdZ6B5TnvT7gqUJEv6V4xYRLhhYvQeK7MPaW121GYn52JBi3MlZxlrTQVQTYHN6SiVE72oEntS5Xky",
-	"w9NVZ16skSvxWDV8KOQ7XtjnxLQtBukVQern8QjTLU5wpE4ROR8X40VY/PwwvXztDnxNV3+dLvJSylQ7",
-	"q8yW51eVJ5uupuX5FXn9Z1a7rEqEWVkH0P33+Wn754sT+Hz0/v3Fr7CSqgTsMzPKVme4nirzVCz2UVV8",
-	"2q7/5Oxa/XJS+WgLILKUm+0JURhCWMWqAoPDgk+RxkecmKRxSKHOabVrLw+cKow+t7ptuRSO4q9L0LNZ",
-	"KSon1XXdfx3E4cCk4b7DAg1i2YLy+zb/dpA5/8d0q5fE/YFEIU4r50gLuHve+5zC9bp35o5Z0kQUq5xs",
-	"OBBQvVmoFlfNGhmt+AuhS8pB+EA/t9T1bI5Voc66/Iw2Z1l/5xovdPbysl9wvlo3cXt5iGsSMgVrkoF+",
-	"D21UPBIbrjezoP1jnc5EVUTIUX5a9qhMTXRjbxjg+mf3MAtnuqxTcf5TSKqoC7t1WTSZflhZXt+FFKLE",
-	"S5U2mtzhidBm7yohYCanVQ4zdLZ2CwfMCR5VXTW/JXwLXPGJaihaKFBcWwvpZBC6I4yB/nZ98UEnhQgQ",
-	"eML6iOBwgHosSdidltAx6iaYDuH7NOD53v0WTLNVL2WxMzvs3QnWWS5IAdaeJx7FQkCAAcLCWPo2oGYk",
-	"V099SFLpAk5dD9HMFV7r9IxP+xJWpcjt56pemrv7C2NjtZKkBneez1IFLdkmzozr8Kr9ArIJLrEc1G+d",
-	"nym4EhTDDiqQIJaO2XhI2Z1oFTwk7oAG9aHyIdNRJ65HtK8T8dq0X1k4BALhDAVfNK180MmJv6DsUNVP",
-	"G+A5jSliqb75Dg309QSbdmY3URiNEAkHTLtnQGZW1B1LRMktRMZgXVtVpwXOQjmjWAyha0J6ErEx+IDo",
-	"xQttragl2Bbve7HrffH6loPv1HR5NtCGCaqg+jxMr7MgtpKBhfeXcpj1vZCNRrhKcylkFLPZhgNCb2cf",
-	"2Ox58104mdUfP0gd4+x5mLY5piJlXDvW8wrl1kDKVEE/ZOaGxNwbAtC1Emq24KsCTyHI5mKxBr7OvLnH",
-	"iLj6ocw9rAVHYCDmoSp1s41xy2NChaJ+FI8I2gj+7xPe+uNo69/NrTdbn7/s+Lv7D/8FTmyCRB2qi1Ca",
-	"CJkADVgSCYUtjOIABf9LFNphYlu32YIwU8Y7NPhfmDdyPzTQzwAWOpzAZCDUmctbiNCQT1LF2mMJicml",
-	"j4K/mv8LUEzRT8SkRThEQqsg3AZdHA7RkJDUpDY3GAum0khmhO/dQ91pVqXqrrrVHMCmLQA67XsMQYMF",
-	"iAoO1U9RzAKbtZRoeUitAEvGkSBSIJDPTm7Ojy9vrtsnZxf/owDE1dGUhvV8z/xHCB2qEMWsUoA7z2LV",
-	"SuxfrhCpimV2UtZrPyZFiRIiZkQvJ4z224SP5qpZRvgeiqDcyzZ4G07P/XYc9fOwTIJ5EhOeq6NFVtcO",
-	"uDhTutEHpycYsUOJkPEIa/hB+4UUH7oN2jAZONBrv9lsbrZgKkruiJAdOso9uLBEvVhqm66uQa5ww4Bx",
-	"qTZqNmKAl8oGagO4FYKUrFmHkrushLHqgDXPrLcD8aIWMrVwAoFJTVdacQOVCiKVFqaPy47EVRos3fSj",
-	"dTWdblLeXIVUUe9G8jPebdqgK3cj2b6a9WSdc2sWHqVfLUdS0VW2yoRw1DUXaF60vWGFUiNEGVgDAQYo",
-	"A1tDtTbgqT4BJE2WZdsLJqivYldSFMik/LiD6kJ3eIK6pMc4cWwt4JZejWBmmIXm2GCM8SXbTb66KqrN",
-	"F0WSP+IgH7nmyuVlnh+VDojLZPkqOFzYbVs4+oFd6jIkkeGupa0LC70jF8Vk5stwg31LODSrp+LgbKOX",
-	"wJlvfPAFUIZv6w+30BddiPwBPQRaj9qLuVA06pYgMcApmZYJCyGa2T+mYlBkjVogxU72hB25aL9ZJ2jV",
-	"wOtj4l0Lkt5BhaCXf92pkgPL6GraMD8z9045bqWkd42TJBZGA6nk3owMWldyJJnBcKEhYepmakR9FeNd",
-	"Sp7rOY9hRo2Z5YMUBOmyKpk62CSg0QlqxpzODnuZFUBjMtuYyBdnKMV/6eF5RHiept+4DEAnjmmjroTf",
-	"NotY6MxaCFopXJLNdjAHUVxZwlmfI/geXDfsNqsBdTaZeKr7xBLOD3aFrq+fi8Kz3S+6nad5BhTuedXu",
-	"ANngtRLQVKDce1lz/ZagFa63Lqd4pl0DHV26yT5o2JlyASPweFGykiir2ZEeZD53VsokwPJSHZKIFIek",
-	"lIFh56WVB+Zp03IgXGbbZVwxi7Vy/Y8c8zOQKX8qx68rWE+nZCmZLjEnd2TZELE+J0TOqbA3I5MEDQmX",
-	"OKaLE58sihY7z4sBlag+kzg5nh+zmoUsFtibWcRG4uR8cWRproUYKNgEh6yZkZSprCTS1wMleJfyPSVx",
-	"j6jmuuppqt35tdGskZdj81remzeNNwd/8YoOpM2tN5+/7Ph7D51OQ/+x+/CX/1qsOCzs2q861WwblfCa",
-	"ZeipYKIWvKTzckIfC+0sJRTHCt6pHHCWxqGnIJH9DiVUWB/YE5YkeISrH8N08p+KwM+s6m7Glvi2qrUO",
-	"VDNlB60tPTcdaLRVP+qznABxgZXTcdIBY815OWtRORuDQvs0nFwSihNprV9GeePoN7Z2K5i6Eb7P9V8F",
-	"zUhJ6VMZf6g6s+RaklTMcgFwQpNHeKLkiCwIGYJsgWfLVDQHh6hpMhN2KGW66eahkkWwkJqxu4vlgI2l",
-	"GUYqvq5PpHmZ8B6nNFjztTyKJComMSSPOkJJRqA+HXMys2Ozkp9OL4unPrdDFXa8LDhMlgg7eIPIy2Ki",
-	"c2fTwP5eEj67BWCDs5Jlp/z9clZ2ibLrlbOeQtfCPKVlVeGcy2JarfqszjIZ7EoJ3bIUUqWMTZU5eWnd",
-	"lhzHctm1VILBTBdQ49GJNiTBIxQOsNz0kfHoRBujOOSsm7B+P6Z99cF4faINzUIr9IfTtBAD4PiIGsdQ",
-	"x1u0ChubOnNVsn4v7tfLbHas24IVcI5Ov06GNj2gTtFWq4ZItoXjbMFLgNxYslPax31t3a9cdTjAMV02",
-	"EVsafuTJU22ZmPeJ/BmLgcR98VROzc1BV0Futc0t8yGBgEfzmzb75SkWrCXP+gFocqzhZYlkC+5N+/Vq",
-	"IX7O9mF5mpztKpsVBUswxaUkbjv7Bbbsfz/hrT+aW28aN1uf/9t2dH+rDPK5qsyyV/K/1yk83sd0KGYa",
-	"uOyyvlSIVrExdkLgBNNGpRGmE8dKtdhHbaQdkOeYcVJOeoRzEuVrmT/kWJDTEfstnjHeWBAXYOt4PU8n",
-	"b5nWs9z2a6Y+Sg+adVu+OajVsqwZv+3rdEWeHqIKHy026X+Z7jQj1YR+VmPtmI6GZKId0bLg4DhqoAsI",
-	"/R2SiQBzO+pxQrZ0bLEeXxyiwFjNwfB8x2NJtkDc3shM5GiExdCUYNY28M2qEsqWwCxyRy058CtoDNNa",
-	"fglOTkm95kU4fRpzWoK3MCejbufOacnmoq66Wd6zCrSvGZcXvCQ+YRGabNeV9Dj3NatiUhbIbEVmpG74",
-	"j+vetshDSvssnjBKMsPqtOoXhAGtCWI9hI06SEsZWQDItJdpQWVaVREAKBAox18IBfkrVpfWMUM5Ppvz",
-	"rFCujnOuCtOMBw66jztQk1FKVyWJJTKB0E914l3hYcz23nU9YKc2fkGJu2drMtd795FUqA6nmEuFEKGG",
-	"P5TzVQiKxyMleDFjPEpToyOLgPmft5kcsu265+89vzhjgZnfHoT5vD1LbkLICzW/jzZxFLpxInRlmAUd",
-	"r6Cd8THOIGKi+Sd9IQ/102OVtrA4S9b0+uv3KS69Tq/88uq1d24PeMsyPDtYW9+te2fFi/A1bM2riDN1",
-	"fBVseI/j/siAfObrcJj9rHhCbjL7gQFt+pU7NtoZIsZK3rSdZvarLl57xV4zA6FJyXyosJeOfzTeHrEU",
-	"KHBOOQALpuMKklswc+2SwYrgtS8qkuvz/nhUJ4V9sXTGsjmJV3jUbprhfPXzD959O3OPHtxoDlFgDzgW",
-	"VuTYLWXErp3lanZJlOHMgEnAZV/vGNnQy6adcZBWmHaZqMU6owXc0xTDuaSCbBTnwtwyViI2Ts+iRyWT",
-	"j9rsWHuE1xboClauWfJPwUt+5lm6fQ6aVXO5luqSFP3uGO3t7b1BH9vHWlcxcpwvijab3ebuy62dna3d",
-	"nfZOs9VU/9/Y2d37d8HzAkuyJbXDwHTcTx47k28g802ocst/DBKKjByoI49rCLlxBSutnaxfCP3+48hH",
-	"OBHMxJuBlDnANErAlhKoNmeRxruBCU7biqOgeHyq1ZJeDU9AEtPssf6mHSvBqiHwnT8Ljx2i4EtHk+mO",
-	"10IdT4eC6YhDHQDW8R4Ck/TLcNdqhzVzFk1h6iK6KdxiFe5xSiaViu9BpkMlRftedxwnMqaVfEZZNF1a",
-	"I/o+HpLqS1Bfr4i8I2SGslTrBmeGxuvP8+LibRujA5uhtWJCvrN2tUptJhOxyYAMmqtCEN/IRwPEOIqK",
-	"QLw/KNlsd7befNa22qZ/8PBpNIg+V1tsp67Q+CrOdRgqO2iRooOweWuKHkMosXYMY9QYpBurK1y9qMKZ",
-	"Te92taBKoiD8Ng4Jsu0L29hQrBxIsQdNFOk8ETER5nltHqIwIZAGCQ5ABy1aPTPu45jOiDmaY23QAZ+1",
-	"lSCuf+k1SSDebXZxihxs7gYG84WvRrvDffoyff17k2vMd1+16McUnsiClOpkDeVKNjG7L5dVsyc2q37e",
-	"59nQrItqXz3K93km3F/QZGJCczUXHwvjvmF5eh0CfYhw11TUwlSg3D9xNF2npeLMSzBeAw5OnB5FSMvc",
-	"ogrKx0rAqwtvmWMOT2p2+3j1fur2Cxc/5yK/RhHvKsDMh1+8uKd585U2ump/vnx4SHczT3MFMGsQt8GF",
-	"vmZGIa5rLJW8q0BZ40dJhESKBBmH7NIr0h9mWPsfh/1hmbM0rnoPikWEfWCBchYQMWpsBc56c7RIbqXB",
-	"i9EO3u3uhfvRAXnZe9V/PXjz26gKL04j1mj2CMPKhBxYyCO9mCVPAbKFW/VoNXkrXo4hXI1ZyzCFj02a",
-	"mlKCnHb70pS3tViuOHiG7Cwx7DOJKLPeM5W+bJTcP3Lv9RJZlHI7rSpoAxCDhUHfiupZMaUM4l3wrvEk",
-	"V5EUrfzKv3FCtIodrgpJ5kf2bJiyQH4dcn1QSa4t2Kxif8+1p5xwP5XDzHVGOgepDUypVT+hctBpiYga",
-	"XK5GRDhjy8W4q5p1iUCSgddH8Fcj+RY5LCuG/tW6OTfMe8z+Njxk9reh9tnf+k3fmIJwuYmsYcNcojzb",
-	"dMxoI29oFttQKLJS4J3CMpXEbBhDhqmeOYn8EEzkjTjUcVWMkhcC8uBo4QvyTY1pRDi637L5eQrJ+b7T",
-	"81ghEvxOkN/KkN5zIrtrcFpYyTJ/jeVAD/dci20TIVcXIW0gs04QUN70Bw4jdYSxKpQ7lUOkgY6kCd40",
-	"bCSIuFHEiYBUTZwIltwCNkajsZAQbNAlKGEs7eJw6KOUx7dYEh8lMR1uJSzEiY9G40TGIRZSzTamIiVh",
-	"3ItJhDbGNFFD5w7yiI+pKX5q8kjY1H6QYvDm8ursH0ftU8gpsVlk6WEbre1tjQDN7wpdbWuV8nTB1Nm4",
-	"qWZJ7upEUisU5r+t9D4ToGYVYp2bguDrFmn9WsrG70jp92Op8uaXOS1C2kqo1XOVoJ0mhhUaf8vMAWaL",
-	"pUAi7tOY9k22ID8LBUPdCdKqTGQGBuPWFZPuT3qiLNvVEq9w/SyM22ZF5qO7gSDhTYD+G3WxIC/3FVLa",
-	"20Uc04iNUHciFROusNTP50fHaEiAA1d/RyRkEdydJKLxw2nVsyP5XJU/SpBwzGM5uVYr1BDWJZgTfjTW",
-	"Htn6r3fW3KupLTq6PFNH5PnTjIf55KMA94c3QTGFpUQJUazC3q6+hd2SjwccFMAPTJsfNiSReniAgsE9",
-	"Zn2NsM5Wqe25dm0jHFOJY6rrRcIpZ+xDP5aDcdfhGyz7MOUErZ+pn/lAEz/PjEQjk5wcHZ2ZdLNow6TL",
-	"2IJwILeYe4cyxfv87friQwPpdKcG8WSCXvAFdSw26ni6kIGPOoCW1N+NRgM9BL7WeXZoni21qrPmW5Bj",
-	"ZlYNFAx3PPWz2Yb+wyTg7niQr6PRoR2ql6jTfsWMIgOOAgUKJhiP/4DfW+gt3JHJZnp0eXbzy+m/TBLT",
-	"BvqFTHQQwQhHpEMBNQbmhsBbXENrcIgwVIuKAnhzIzzRodjgIPDTaTtfiHBWh8dyQKjiOyV45WovfhRi",
-	"DpY9XXNUki2dCdlk98sUnupHsyT4G0CSEwU4CmtDBSxCo5TFJvpWDWJCPfOEw/Dzpt+hWKDgn1tXWJL3",
-	"6qetv2qXBVP79Oy0/Q4Fha89xkeHepsYHTSb4DXWoQOcpoQK18cM5jDBGGpaEqEEh0OhdSPgIZ/EITFp",
-	"Fsw7OD9rTwE+UyODYb/BeH/bdBLbqi3IPDJxnpD2yT/H1AQnqUft+d4t4UK/jp1Gs9EEj4mUUJzGXsvb",
-	"azQbe9qKPQA8op8W/LNfhZEV66qvSt01uHzY1M0YpfDQJMJICUMN1FbXak5UMC5NQlnMSYd2OeRL605Q",
-	"EEdBAx3p3qm6VXOVKBZ5tFASC6nPLoMtRVBhQTodss7BhEdEgr/TpymLOaTPAk8XX2dS2QEGVn37fUz4",
-	"xLpitLxUxzTmSXkzE97O/AiaB786VTNKCYcNzppRpwavnBKiXZ1A3mVXABZTg/DcAp5jMWsxmTa9Xlbi",
-	"Qsrq6fmv1c0PyeQQBRmxC0z6lq6tYFq5DMbl28mSy2BcvoOk7rNWolPTxoweokB9rrUUANzCSnCS1HGA",
-	"zuI5Hj77+ZXqYI4H9ZtFg/DkdpvNctakFEoIqvVu/2Y4uUzAdlQu5tV++uLpRGiiOrTzc4HfnOfFpjg1",
-	"Payxqb0e7f++e/9q+ObuQL7kzckfuBtmmXBaXj+VW/tsS4Gm/TVPBZBnADDn2eYYcmseCRELiW09NjAr",
-	"ebrkYYEfmlrqgVpqs9n8NxxsUbNYCJTeKcdFq+fkxkHvFMOedx5cacTozJcAwILGEXifaUsvYLos6b2C",
-	"OSeVbU503ttyAVWTmh7b5eYPvjPClSWP9UfJu5RGEkQuM4rQKkiXxNbaz3SH0ii191TdaWq0Gvua7gAX",
-	"u69fa1XP7FVvv8WRVVpBl53FXT5SbHg2LRvv775Z3KnN2DmmEzMX2FsP6qzvjErCKU5MGA8A/2iE+cTQ",
-	"VpQRVx2i+clQNO+zUz68igsH2q09c4DYZn8BCwyukpCdFGUp6yz3jXoxJC09N5onyqQpCtM1hTxmpAvv",
-	"TvL8vQjr/KGNDg26MQuASe0ShJGIaT8hNhsI+KlmyYcJlcCLmsZOPLM47FDI1upMrVmbWHE0HE+2tYQG",
-	"jGIDHVnGhXFbNbVDgwJeDIxvUlUyEieHCbb9ke4edCgELNgWTif4XsUl6SuBg8nzMr5l0WQ5ctONmYKA",
-	"0/uUcMhmc0LexWohkoUM6vj/TJIUiq9woU1gCrsr8Y4PiUSSExqBemkRlYqmClEZzW6f4USYRSQ4psWh",
-	"tVegTjWZJalXrdVCPd9rk3BA4xAnCFOcTEQMi1kdDUvLqSzyBBWfvJSTMIbMZSmWsYmFMYkovJSzHhEC",
-	"FNqeTTrh9XhMaJQoTsQml/jkwdKVGJUA5UjS3jjRz1GDsWYDsuQGNh3BJ89EuH8upBswP+ZSB07jhsKW",
-	"lMitLpG4oVso+RvwQ6Y30u5s5jRmRNMr6iwcv2InGDgvuvVJbU6d5VY4wNLeSKm0lp6tWEzLwERF/SxD",
-	"uJ3Y3JKXsHFlLvoFe/sDjdqXIPhFL8eHoi7ILKPE5O08kslL41Mj4Jrram1vg0FnwIRsvW6+bm7f7hgJ",
-	"brsG77ZiVnAJ3u5pPJY+8mgem5UlpYfKP2aja05rzWnN57Sae4s7vWO8G0cRAT35/k6NHpd4kjActRl7",
-	"j7kujrO/c1BneVlOs3MSxbhtgm+/GUNozCCWj5jiCB98q0Da/mJsHg+5n3BFPj/43c3Bl1ljSgmMs5zw",
-	"wE3oHIK+YrU6tM9Y1EBHRru7ZQqgQRgAOKNmhb/04PvNvakCllUsk15bzjKtQkx3/KULCHfHIFwQaJeQ",
-	"vW1FRVNZ98UU6n0B5wVhW1IgtQx0p/hns5DGPKz9NBxddsteiKOdJa1x9BpHrxJHN/cX9/jA5Ds2pt9W",
-	"4D4xBqpZ+NWvVspfETnmRpDUMnUJmRqEaS1Z2qVDYUaTTNvXsmqHMqpQrEDBp8+mlNdD0ED/0KV0tEtj",
-	"YNn5RpYgSFuMxJBEVYj0JyJXi0UXSaHV4mV91ecKZM+6GHxaRv0M6V9sityqpLh7U7lt93fz1LTeDtCR",
-	"v9gCxV9Rrn2yNLuMDPuVBNHZoqWTaurk7Pr44urkpn3xy+kHr+XZglH6dT9Srf0k6luL7K5J7ZrULiC1",
-	"PwrhzNS+M/TURbtw1Tx5E/2CziJjWZLhjISLOCRC++YaemorUxiLN+i5gRwfIgYJ96wr5ZCQVGuOO1SX",
-	"qWugwPjeBVrbPNP1EodyjJNkYn0wTWXOIEMqARqxWyKcgnA6OJoyqal8AwV0nCSBIxk1OjTQeKqFNJoK",
-	"dI6HLlf40tHd43Co1fkBOKoEVQRfu/U9WdlcojmWhjA+wokbhubF1NEq1ceRRY/iWoq7RzIsmaPtp8Km",
-	"si18Xq2OLTuPr0Jqyg6hcwU9nXNOwbZe2ZoErUnQN5f2/qNUePq5LqfC27Y8+my/sI/gZKmdLkWhEgYC",
-	"R0qMuMKBxvFqwMY8mSDOkmScigZ6Ow6HRIoO1fUr4z7V2Us+to+hrYDsK3giWk5tMvAljalAgRoz8E1c",
-	"tJAdmn+SLPC1iRgk3y5MhLqQkYbm4Xq+NdYq+VeJzR36B+FMHCIQtQQKYRcSCLEeREBszogJiV7B2tSu",
-	"s8XuvXzZofZX9d8GCqwOM9BugUJX/xRxRMShoaf5N1v+ShhrL6RdU6wFzqtu9XCcjDlBGwfNPTXpQXN3",
-	"09eEXtfLlHzS6FCbLxm88rRfopJdxSFKCQ+VXJMQAXn0jKUeDWIhGSSOB9ajQ82WUZ+zO9SdoN3mX3yk",
-	"c0BNYEB1ZjFFO82/ZPVV73Eo3dK41VqBowy0FrjvXUvM8yyHGphsxq5DtLtvzt74YaqLr+PYpTZc8Ouq",
-	"kb2rwrPslEYzl0bZXZ2VSLaCdeiHhO7iSA4OUaCOpNYxxApj3IKsXpP022s7sz1X6M0Gl1KtorEacjtr",
-	"y1N7BH95DnbdTyZtrfbsGmU6kpeQg/uqUGvv1f5BYw8YJy7nz+eWynsDYWp5Kbs9dQ12zqY7527FnDvN",
-	"V7uNl9WT7syedK80aVOdtmRTA+wVB5A4sTk+XRXSrl99SK+nqxFCJvXXO7uNfZMr3RwaZEPfOdjfb7ws",
-	"lRLc2S0fkP7rNJ9xrFMS7j7B187C3yK+kxNFfdd85prP/JOoOrSpzyWblocr6omfoveoZALz1AKz2cC2",
-	"U/8sdSoS2I4+5DUCZ/isHgHVWXuNyj7QsRk2lXEcYsTHFEI8bLIFnRbO+uDJBgpMfEdgor/AU++FQOyO",
-	"ojhSDA6wdqEOz8hmhnzgqv9R/htldtoOHWBhc6OjCQElSmD3QvuKrsYJcRjdWBjlCdpgHMXUxPxsah9D",
-	"UDhDZxLZvlozY+X1WeENx87Br4rEmqi+T188c3Y2Pa/3qrmzu7d/8PLVa08jasufaJXDzYAkKeE3XSaz",
-	"PEi3io+bpqD7u62dZmP/4OW/c1u1OKOKQuR/X4yl19rZcSsh59UY1G51/KKnSHxMwwW5V4XEEvKL2pOG",
-	"vN7u3M3S1M3CzLkvYjaxdb4MOQFQwrrUWdkK1kLWCnB0eWYsAUst2UZs6uf3OKqYQ8oiN3QomZ7D1Zo+",
-	"runjn4Q+gtN6EWU6BDL79TnIY7F06YL4OUsmS45OOiWxKe9NZTKxNEUrPTZkTIQbPRdHm4qAccZGipYo",
-	"8uiOqAR4cks4EinBQ6Gp7SHC4KLdoRInQ4XcbAlGrAeCSqgmUqo0nI2/1BbE2RSrUHB0uYOGOJ1Z9Ric",
-	"dvZpVga8FY5VbftuEIcDHf2m9o5EyoYEbaj9qu9QfSvanCUgmyrBSyDiUrngykXKQem2bEZTtapZSzF1",
-	"mle8lOJ5gR4IVmKJ48xQSUs8H7OerM7hCpUHDmdjsy7UMawA76MOYX5a8mFMI3MHnuZ+jBtGTf7nWPNa",
-	"igNy2A6cxl5egDtzQugljHHP6AoW+a18P3Fw7g0vEw43VdR5zZGsOZI/EUdSIIlfT2jPh9/+EhaIwVzf",
-	"7HeMZ1WYCzQK0iSAU6EWoxqoXVH1vEN17gMu0EZQ8FcLfBRM+7UFWkzOLE1K8p4cdqianpJ7mSXyAO8K",
-	"LDWjwrglVVgasg6VgRBGlNyBISibooE+EBKpT1DNEA3JZLbft7u21Qnd9WiMPdgs7fbO7kpwcU2X7MJl",
-	"xwL1GV3b6dfY+JvY6V3w/Z48tEvoYTYyrxQCL2gV229wqO+6bWuUB5gU0CNoPkEgjCXkGZsyqj4L4npG",
-	"TloLmQt56eauY9cq8tL7Fax0LY7Zt1KdFu+29ne9leDZZRDsGrGuEevT2dzvDk3+RGR9HPlIhnexgqio",
-	"+rjEcvA4Nnk7t5DPsXu5nV7k7LHvuPn4iCUREdIo83Su3Q4NIL3Q/0A2oiI3nYU9hpjzick2Edj6wIF1",
-	"/k0xlzFOdA66IK8JpW1q6A5cL+8gp0WWpQwKhWq3ojpqvCza5Gtr8wIswgBtuAe3+S1SNuHVZmzK1VRO",
-	"EWtvJPqzqSYGHVFi1ZHqTZF7CRVHsASvb11Cy0YlsQhP/l8hM/WyxHCJxXW9YiXt6tijonfJzu7efuOg",
-	"5D1y0HzItomtl6Le5zkT0mhNOZaQ5DMWhojO3+SOVcNNb/KJarPdZ1Gbmde2jPYsE8fXHMWao/jzcRSg",
-	"RLNESNd3D38gBsPlIJ4QjVSZb+saok8xkq6aTEmL3IkLthwFkP1GfpLWoNehAo8ICrQRIoDSLiQRmlfQ",
-	"nzTuDHwkBjq3qSPBAgG8l40O/RWSxnY8XXXfJsYNHJ4jVovVCa+2IGDKVD6DDtpvOJl0aBIPCQouL67b",
-	"aPZ5butelXFI6lzMPh8bh6QzYNMrxkazwNe23DZTGag/050gTkmtUCfaXmKAa9utfj6i4gArD2mCHnCF",
-	"9beiGj9iA2kyceieZgC2AUy29HGWlwW19GuuKi/9r65H12Vbru873af+xnRidL3yeQFS9oGijb9dX3zY",
-	"9HWePPMygOkNDMCDqxsfrzWzf2pyf0ZvcRJnWGwdRfXtoqhUr93Fvc6V3ON0qXEqOoyS4lscJ7ibkBLn",
-	"o8gYyumYZXMygXxGzFaJQj4L46HYAghzxgK5yzx0qD3mPL7VWUWmaL5ooFMcDjrU1A3V/kuBkiFbJkX9",
-	"b1mN9QAlMdWMDUbdBNMh/NBCAciPga0KDKqSDu1x3B/lZYIz5oPqLOTgaUUtt2HmZZQEaCNniTKbY2Tz",
-	"ToF8uwmpUXQAtGFegAUDVglOu4GOUNBCaUz7QYeGbDQy+7N75xO0c4AECZnqqL2B73AsY9pvoHc6rkug",
-	"nnpdRmmjTaGGFFgrJydqNzHFfAK1CpCuMpDBViVbBEOsgjEyuvvl+JoT3enrcjX/AfyDeW1zeWvWQ3oQ",
-	"GA/phLVrjcGahVizEF+LhVgtP+CjTLqszxlIxpL5pgxoUVAbgAuOHHOK7tg4iRDr9UwiB1D0tsBejcG3",
-	"ukMHmEYJeP7oX2wGk8B8CExlj6lyh5va/xmm71CI9zk/vrSFCFnPST42CtOG/l0EEMQtINB2g6rD6NBA",
-	"cw+6heYfbm70b2p0w1H4uakkKOeNGoVpgBjv0OB/TdUh94PJDB4LZLJQafclyPsyjhO5FVO9DR91Jx2q",
-	"VqV4AjhBODuBsIkef7mPNroTSPuiWZNNHeUOOWMEGuBb0qEBdCKRqRQUaMbJPR11pGJIInUMh8DPgFNU",
-	"iKkuCdmhXB0oiXTIUR5wvqGZIywYzWrxUObEu2xal68O1YCh2I6E9CRiY+kjnAerq0Yk6aGE4Fudw2ak",
-	"2syt29JmOnP4aswqNqz105c8gsfEubSQ5DgcEu5Womw5UTA2G46OJr6F5GimCzDBucmm5NPP2BCNU4QR",
-	"MKIo5XFIckNUn8gb+5O5xSz9tMOQl+voicmoy2oUGzPtqurg6dpBJvUYVLKcVh1iHmqH/ohBMKFZtPrr",
-	"5kbA5+XWrc1wlcueXqA9ZjN5tuBRmD4lDioHrFppaV4I/VbXjNDadPJn8jm2qHWFGdEUQ2FLms+PAs5K",
-	"rtnmmra7dvxDU2tTUxSq45QG7I42KsnFr3beZ3ZB+NahKLXTlBZMwalAOCEcSrWUMmPaYp6f6leStynJ",
-	"7gZmreGr0e5wn75MX//e5Nrkfz8/wVjBt6BQ125mPejvJ4alqn78AgO8W+l/TUXWVOQ7refkYFFLF7Kf",
-	"Ztd0uh53dQEmgbCS1JBkVt9qnZczhG+Lq7IeiCF5LuoODQwiDDaNnxvUWC6UALVlmANNG8DczO6ozmc5",
-	"IJx0qBJHupPqCsxQecmsRcexGjFrt5m/0A6tFQqiyx2Y8Z+SynIeqn4Ubq6LT5dEd1+vls2jaNw8yvbX",
-	"2iTLFpv2dHHp894vf3/DX//0y79+5+273z5enrw+e3/57zO2+x6/x9d3r+4/tptXffHbb6//Z/UE74n0",
-	"ScP8IiHHwL0TWaDPYE2p1pRqXQ/n6fVwcgpRQVFdiWn7i/nXEnVxTA9dwJyzVMADTgmFBMARSeJbSH1X",
-	"Fd44I7jRpWjPWdZmt6KszXzs/FR8WDPE0Z7pOrpxjQe/ofHLAO33FNg4F5XNCWe0L6ooDPhZYpki0zEV",
-	"tbhqjLTWt3wV9rMmnl3j1zV+fbpe/XvClj8RuQhVLqei/tXyhbWqjrjFQSqqjhxWVBNhgthk3nMKiaAZ",
-	"dUTkgNAGglq8UDS7Qy3Ch6JXmicNbArDK7C8BjUTbuiM9CvQsszTDSyL2b5JcRCz4s/PSpL++mRaU0pT",
-	"/ZVoTc06I5m4tK40sqZB3ymP/59YcORROpLtXL0x19hserwQjj5Em5spucvMzT5i0AmonjFOaNZ8rr35",
-	"JF/DN8lkmW9J0/hYOKuuinw3haDq4lezv8m17vY8qRilJKNU6njpmsQNSBZcBrm1Ely0g3e7e+F+dEBe",
-	"9l71Xw/e/DbKNUvR7FZDk2HmSC9kZkEsEyYOaa0BmFvez+32JTpo7pmf9TEds4h4rYPmnu9Rcj9n2L0D",
-	"h1RmJbqM+i4v6TEtEX53tnALJ8vYxB315Jr+runvn0oGdK3pqEAkViwP1qCO21/Mvyfqdyj8tHzAlzPn",
-	"YpJ1ks23MDIdvEtNc4T7OKYQDMYY1eEqd4wPtQNzjxPio7sBluALBi7HGmf6eeZpHYxujmErjoIGOutp",
-	"Z2dDZqAwlqkEkU0cCxToWJ1AL6KB2niofZ2V0FxTWr1SZ1vCiNNqy91qPsVdzO9jMl6Xu1+jxW8jlljQ",
-	"/S4wKbypMiqdLCkqcPAG2rLeHV+epoCrRGc/xbdlo6wSMIxhwzf5NkgEbkqgOGugd4xnxekybBTnGb3u",
-	"GHg8YTnmxJTHAUwHwS92YMGgHIDqKjo0xBSJu1iGg8y8kjCoUWKDah+F2OD8Cn4lKzPHfD/ePse77/4h",
-	"3v79bMBFeDxI/n52/o//7h6I63+JlHVfsZMf28Mnd/DJwXJNYdYU5j/duF3pKbokfZFEPBNZ+bviBBV+",
-	"tkxtQ81lMwtIpnU+GclJGCWH8MgtO9mhYsDuQD00QyipRRKOkDXgZJOZGaB6/CCmfV30lQipqI2iVXkN",
-	"eePhu998g349ffvzxcUvNydn10dv35+etEyQJIqNJq6K/rSJmO0GMIOfVitBWe6INUe9xnffF75rvqnB",
-	"L9XMAKHQ2jw2oPzo/AKjGovscR86rxH4haKG3rzQ9Sv6QV/Rt6KxCn8vsPJAxG845rGcAO3sEswJPxrL",
-	"gdf69FkRSBPRXxFkrdD90eXZC4G6WBCUYjnQWYbScTeJQ/3rx6v3CtKPfjr90D65ufz49v3Z8c3Hq/eN",
-	"jF/fvt0BSmyWV55FF1cNGYVK9nm9kyTukXASJmBGNmYWE005bbVpm6JqkiFMs6T+A5aYkqYEKsTbxA3O",
-	"iFnihukx3UyTujw7n8DKxibboy2bwnrZpM7IxZyYFUsuVHC5LdSGVPs40XUxfdQ2pTlh7n8WZ8hq61XE",
-	"mUNJfx9FYw6oR9NsRxqWDE3YmKsbFPpeTXQR5BqAGv1oTCPC0f2WG2hnZs+gTN1t3iJzBWwYCRQYOMOE",
-	"LednskTgufYKjyDHjnqUM1xFSpBHJ2j3/h7hcEjZXUKivlE1wDk0ykWAqQ2rwgLZvakmereRrRzzFXZr",
-	"Xa6/1m7N3jQHDPUwiJnar3a3/BqHYIyCesavcRQvrBE4d9+KKSCcCLGxVGhApwKTjDlHY3QbX+VMrMPO",
-	"1zkN6w5nb101zJFY4ysBQ44FvwYsVJXYdgmAPQykawyr3tN25mc+kXNbq8XM91XwhA4rJRHCWT7kDYxM",
-	"lQSTKU0ytgn9XaH7uU/D0CnFKz3nQVyrQ+hOkMuTaUUClkVFAizg/w8AAP//",
+	"7L0NVxs5ljf+VfT3s3MCs4VjCKQTc/bsEiDdTIfAAOnemThLyVWyraYsVSQZ48nhu/+PrqQqVblsl8Hk",
+	"pcfPeXY6uEql9/t+f/dLI+LDlDPClGy0vzTIHR6mCYF/nxIpcZ9ckDSZ6L/laDjEYtJoN64GBOE+YeqZ",
+	"RAIeB41bnIyIfi3GCuv/wgsncaNt/nXd2v4jfnH7arj7eefup5vX4z31UrQm/8LdqBE0hqYveH0o+/bl",
+	"7s7NK7E7fMlepa3PO3JXvbwdw8sKu16GPCZJo93op2prl28NKaONoCGITDmT5IoOSaO9vfNit7kXNBS/",
+	"IUx+kCRutLf3Wvf5e4124xSLG6IkSji/QdGAp+lkHw2IIIhKNOBjdIIEwTFSAzJs6i44H8Jw9T+ud/de",
+	"NoKGokMiFR6mjXZjp7Xzcmt7e2tn+2q71W612q3t5u7ey382gsZIEgFN9T+ut3deNO6DhhxFEZGy0VZi",
+	"RO7vg3z5P4+IVEdUkEgVt+EAxfArsquHNtSAoIizWyIkVpQzPXb9m+7omdz0t0mRO6W3kiQJGhKE0R/8",
+	"hjSrRzc1mhN2wfmwPBo3DMoQRnpZAjSmaoCokihNsOpxMdTDg669obif9D8HmDHYUCVwTFl/Kxpg/bJr",
+	"32g3YiojLmK9aJWbYCb2+wArFHM04SOkBpTdINzlIwXLEY2EIEyhIez5f9ec9KUSBA/14SnfBYmHxM0+",
+	"gB7gViDpWniTrRqyec9s/VNMwIz8iDNSGru+EIjc6tsP42Yo1i9lw4XL3EZfOg01SUmn0e6YS9RpBB2z",
+	"bUzBr78PJiimcadx32EdVreVmcuARjeENZvNma31oKBxRibg5/mEwjYwpKLTaH/peASg02jvtIJOgVB0",
+	"Gu297Z3mC91MUxXow6MrncY9jK9RXti3mCZVxyIV/JbGRKAevIBwTxEBczYbjqTCQvnHY2XrTYTgAlrZ",
+	"f+npRzw2Tw9+Pn5/df3h/cFvByfvDt68O/YX17yhSbamHowrhG8xTXA3IU14LyYK00Sab0qF1UiW+hQE",
+	"S87gx1O9kvlKCKwISuiQKkTuIkJivRX3bl3vg8aA4JgI4D8XWJF3+tUt+F/gLURGgqaatDXajZPjq7cI",
+	"iArvof/dKr2vaZllZ432y1bQkNGADIFp6GVqtBuUKdInAvrNG1+QIaaMsv4SHWZtCp0u06ckFRO8JBFn",
+	"sUQjpmgCB6dLmaaKZgmfSTSmLOZjJHR7Weh8d2dR70SJydaBPpOze1YcjTFVqEt6XGiypsSkPM1iT/qm",
+	"DEfDRns7qOp1apum+z7Fd/oLSBiyK1FKBBpSNlJEr/vUMiy30ZXbNj2IC9d5QnpKczSf7NpVXziYvddL",
+	"DabyDHxg9A5pwQJtSLMpmwgrNB7QaLDkkdj+6fXezt7ezoI1ug8aKRZ4SJS9iAdOkiuPzZcDaUyYoj1K",
+	"RIBCI/F1Rq3Wi4jG8F8SFsZSRyikuo8Uq0EjaDA8zFqdxCDifR5Rocmu4ZreCcR37wjrq4Gm8a3sFEol",
+	"9E7r6R16ItJJfK57qJybL0qVp6ifzZ8hvDFXkK2YYFQY2iPneUQSekvEZNbexfZ5eW7jQTx/avoFM7N4",
+	"G+90X0S78R552fup/2rw+o+b6pnF+WAeN6tZ3ECRoaEVKe6DJAuD+DwiYpKPAm5Jw+8wJj08ShQIBLp3",
+	"S7103wto2Tnuk+lx6F8RGw27eil7gg/R9qzB6IFWj2V7Yee/k+6A85tZWzs2j6d3dtHG2n2Nfhru3Oyy",
+	"l+mrzy1hTuxd9b6Os4E8Zls9ZSynOR9YJnpkegKDrcdpmtAIbsnzP6Se9Zd8Fl+MKGKaxLqbKYGnETgx",
+	"BmRykFc061korYC0rkWeRtv2cp9pr7qjarmpoOD1cCLJvb84/yFIr9Fu/L/nuTL+3DyVz491J8fsliQ8",
+	"JWahirs9NTejgWA3EspwpOgtCTQXgyEHiAujlLmJ2gFHnPVofyRIrE/FfFGsasy2xfPy67Plq3pfyZtU",
+	"S011v6JfnyWDzPvGdIN5gkTdLxVmVSkJ1P8SzEyfjTc4tqLL427MyfvfDt6dHF1fHP/9w/HlVfG+9ChJ",
+	"wFKjr8u5PURw/e09Go6klhkRZ1pkayOeEoZpgDBTA8FTGgWoL/jnAPU57yckQDxJ8BAX79IJu8UJjRHo",
+	"RlrsRoX+nvRSlaZvDRmhXQP0X+gLgkUIkJkzug8Rw0Mth+nLF3OlSIw0ocykRBybJmiDGyUwE7ICJEfR",
+	"AGGJMEP8loithLO+laJO4nBzfRt/0NvoC5rvuXrLRyx+3L08PHv/2/HF5cHVydn76/dnV9dvzz68P2r4",
+	"98bvFMh6T3f7FXhQNhy0wbg904YLWfUJJwkRzyTCUcRHTG1qPlQ9IWPKNK0HWHMn8z1fPF5fix/1Wji9",
+	"ZDVX4uj43clvxxf/mHEdXGdf6Sr8fvzml7OzX6sug5WU516H6cmYq+Da+pfBaVTri/CjXoS3XHRpHBP2",
+	"6BtwfHV8fX5xdnV8eHV8VJTWUsEViezxJEwrJLEvrMUkIYqcZ29pbUAShbg+plQaKryPooRgrTYYUej8",
+	"4OrwF9SjQqoqDejZlXHfoAMpqVSYqWf6s3YoJDaKMfRMOXtiUe7yw9u3J4cnmkWdH1+cnlxenpy9v0Qb",
+	"2Hj0bshEzxWjsaCKbAaovJygLxU+8/cPZ1cHaKMgD34ecYUDNJIkRvdrme2HvZMnTBHBcHKcX7KHK1FX",
+	"xxfvD95dH19cnF00isqN6cVo5GjDGrsRjdGL3g5+HW0+8aXwR6YVMzRi5C61lxPTZCTIPrAp59WNsBCU",
+	"APehdvByfch/2EMOuvWpO4+rMBWcHl9eHvx8XG0qsD7/ooVAS2RdgsgwVZMiF7EDQ7qZZhzOsPhVlH47",
+	"ETQeEIZCPYRQj2FIpaSsH5jxap6gOEdaVd9HJXsBWCu4GhBhdP71RflRL8qvjI8TEvfJanSVX9+f/f7u",
+	"+Ojn4xnKStYdink0GmpR6rvX4CvmNEt9d5NaS0c/6n04JUO+KsX99Pj0bKbabjr6/k9/eRKzjv4Q5rM+",
+	"+D/swecxWYVOcHp2dJwrBEU13fhR2g3jLvHFpSstiINzMuynaut1iGJOjNOO3NGyDp6/nbsyyR9GtjfR",
+	"iaBsPOmV8uZpHJJTA+qBqgwmBqf9bIzYDeNjZl4OspfscgfgRcmDU9a36Ue9TathICWy3Zi2Q30T9hFo",
+	"om84ANjK4IjTeBYbWR/iH/QQn+NJwnF8xfk7LB6rRZ8f/OPd2cHR9dXZ2fW7gwvQo/PTbH36qMvjiY1F",
+	"kWi7tftq76eXqDtRRD7pAZ8anCHpxdGgU/pmfZZ/0LN8xfkpZhMX9vq4s3xxcHV8/e7k9OTq+vh/D4+P",
+	"j8ouCYgjtqHHuzsF2eViOuYqMHHHKMHqicM+KgYeIOzHgbnYDSK2DIWPODNhwdEERThFY6zFGRwN/uRB",
+	"VKXw8bmtvVf/5NfoA8MjNeCC/os8Urb58P7gw9UvZxcn/zw+alSFRXHhLJLo4PwE3ZDJk14NfzyG+tte",
+	"C6bRIU56XAz1nbWivL68t/yGwIDJXZpZcT8wOUpTLhSJT0lM8RVEhD5uyS4/nJ+fXVwdH12fHh+dHFxf",
+	"/eP8uBwboz++pTtDLkqt3M0Tr2PVID1+amMxpSYuWFYMbs1hf0jSYAO2V6P5TEWZFE657epbRbyA/uMC",
+	"VtYa0J/2TGdHyETs2xATsGSlRChqIvkLh+VLOfA/KKSczzuHl9DinTV2DTCLk6rMtQOGwoFSaaj5DfxL",
+	"hujDxTs0xDfEZENjE+aCkeI88WxTEWYdps9mG2EkaZ+RGIXnZ5dXIdq4VJjFWMTI3i2J7NLAAe+wUBKl",
+	"KOvLpiSRIEo2Dw4hpPHy+PDi+Co0zkRJ1CYaD7gkaOfuLqP3akA6TBA5SlQTHbCJdR2aNUIbmKHjhP4L",
+	"n10iff2RnfsmBOooLkiMMIs7zJubVHgC4TbDVIETtdlhjWB68U0OR8WuFDPAcBxT/V2cnHt7a3I8isv/",
+	"t8uz9+gStgxthPqzbcS7f5BIhQHCCg25VGj7Jfr1zaaLjNa78Ex2GBZ9cA7JfYS7wP6GBDOJwi/+ZwKU",
+	"H682+kJZOlLtDrPvmAnc39+HhQmbpg2TZeJSVD6a2Rdn4J3HT1PNA3vI4RC2vzSoIsOF59bei/vsa1gI",
+	"DO5uMFEtt7yQ2jPgifUwNNEbImlsz/WQDLv6RCZUKi2BUZUFbZBbIiYdFg2wwJEiYqtHE9dAHx7zgpPZ",
+	"kOLpVkJuSeJeoQoUmz69JcysbPGSm2NXcy3cHcaxXlZ6u+zdxyk9ZnHKKVNViZtqJPTN7U7QoSBaczOm",
+	"QM6SyT6ifQYXxl5HplAXRzdNY2uPz1gyydLwy1eiS/nicWJF9Bl2Q40S6qA15rU7hNeyRjDs+MCcjSQ5",
+	"6zXaH+d/4CpDnrj/VJ4KMOxiiJ935bucJwTD+exznMilp0hjm0I1f/VunGd7UQeZC9x1kHBBljsgxte2",
+	"qI3xMHqek+OanOi09Hr+hSsyTBOsan8ifx++oQSNZP1NP7UNKrfcAqNUkPZi1s6igRZedq0vLbOr1Tp7",
+	"eS6/IUJqAkjVwn07917VLZNRnxrSU4sen8P7VfQ45VIdP0gacamLP49oTBLKFre/mG6hxama6+ovqUtH",
+	"XEB5NQ28NK9mjS6se7FMQ38fTMo5hCgEFSTcR6kg0tFTNB5oPhKaz0GUlH2vFkWVapIsvNqHjmddwtu6",
+	"2UQqMqzOezXPMskH8EVsewO3YQQ2tOFkkZ1W0Gq18reMU7GYrlqRsBo0VN27Xrjkiqf2jtc/XaM0XjE/",
+	"GEki3FVcnHDti0w0dpm/2ckznLF4hX167xhLzg29gx5MJREawpXf6wru5bNIf3lyGjoluwWNu60+37I/",
+	"giHlAo9d/KMTxozA4CVQ1pfMDpi5LhAsjq2Qlont2RnUclcTfXBubiuxYUEySV6CWNL8tiJWDVnnDeUn",
+	"Wvh+sJhTJZSU6RBhCBYbHcHLKMuvtpEBzVzGf7Qgs5ZQFkooTqZYyPPfawrxKFkjO1urETgW8kY34q8t",
+	"iOTzxHcnpplPhn944WTN4etw+AfzY2j1KG4XT5vs5irYX7pYkuuRSO6fA8OTzw2iiAH0cbgiVcamgl5b",
+	"U3px+uVSwEH1zVwPEJ7rCES+eOIvZqVJyduKzMw+bUW1eJcLh+k21Tf4Tyv7pUm4NwPTz8Jh3lrDVfUY",
+	"q4Um8DpMCTXOBLZ4+S20Xnno5gtVI/bQOJc4bsq6Iec1sDZgWAZwW5YHBR/xR7BoYY14E1dZz+HBg+7M",
+	"tOafp/vUvSJzTns+tPzLiya4ggPulupJDrgb5moP+Em8eGXdiz/6SV7BDj/N1jqjfcX+1JfZiqSoQkrD",
+	"fcqw02bmSn/5m5VHQU/I+9rcaa1gzZ0ksvp1P81Unbo3Iyij4C0E5/OsVRLfkhhRhShrPp0QMiTD+dB+",
+	"05IGH4mI1NP4Ls279w4LuGKFHN7vlPvTeM56XCBsLRJbYxoTm39SsSRVFD6HWbR5m3b0/vLN3PD3lpMU",
+	"B7aNFEfbBTncAeIKOgTkJMickUTcEoGiAYlujFsLnpMYJSAVG+GdMicjb1estbmlXKi3JvvUA9YriGZl",
+	"awNWSN8DY2WQSHKtTHRh0QgbDfXy+M2LUt+nmQPJZEz3EQPIBnB62T9NhMeCjxwOMOt/HfYUNHrCQHwv",
+	"YVYWtQzKhCkiSGxS3/ddOq0aEDGmklTeWsUfI6PnxxnmBJ/LBvujM1wzZ2NGqFaY4QUiEUbGToeGeIIk",
+	"UfvOWO9g4s3dewawv5Io/9xPH9nZR9WBYJfPp2clrGkgsZjvFYz2MWS82iP2BL6yVaqdJTdAzSkvq6wW",
+	"bOkzDPNuG2eeyCvOk+XjgGYuFu/1iCAVvA4oGrA6F0YiUYqlMQq93NXnHScJgvay2lJcDHOZt6h/uzx7",
+	"f5bN09yU6vt2enjuuBjvaS4cDqM0hPE1Hy4Z6EV1ckF1GEvGo4vxLN4U87Wcu3eXMPgs17G4jTmJn55I",
+	"tijzRQz73lwKnA1GTg8BiNaSMnt5XhUkJfvYcl+d/lT50sHnAjfs+bNdgShvVu1JZPkPQB4e6B+bIDnq",
+	"ArBULxcGnknnBAtQmoxk5ktuomMcDTJvs41DEiRNcGTjnazHjDMbE7X2ma19Zmuf2dpn9u8W0JMtx9rb",
+	"9gTetod41gyfrDDnR6DAT8vDDX2VpOOMLizERIob/GvTEoh3dlOm17As0sTLidrflV7i6yJu3RZIJqvw",
+	"L7i9e0IB6ts60AL/FNY9S5Vet/n78qMYURhOJsoSkeLi1rGAFe0LTBFxixfy+6zPE9fAqE+ULKGAuG+8",
+	"GUU3JtWofP0XW82KS89VDRkw6/fKvF5ee9/Elq1H9vFsmnO3wk5pjuZXroiSCWsznqZ7rYtCUcgvjR4X",
+	"Q6wa7UbMR93Ei1gwxVssPRRqyTXMa0xWjUNxnhziJJEzKkIViAr07s2s8PlMofQ/Oj3Ruev8SHKZ3ZyV",
+	"08qp++FZzwd8JKDxpNoGWTqf0zzYcxxVcGIfPl8iY+x0iYtCUztPf/I2Nj+aJSFqJJhWV7FChMUkNtUx",
+	"C6UBR2LGN0HjoURe4ltznroTL13N2r0Ozk+ajTYbJckUBJNtjqyFrzCLGR3md6j8LfNEiyhdrgYI0o6q",
+	"hy1KF62O2Kzf1SKFXPoSlZab8wTMftJzOAxxPGOF9ZeOZ+2c/ymsXBXHjZDftBEw43Az8FKmeCIRZVEy",
+	"igs6ttebFjwrOjqiUlEWKSjTClIfkim/WXzqShfLoxPFM+56rkM/vBUpH8DSzlZd3MzAMe2YhLQ0fXyk",
+	"MyJIiJXmjOQ/oY08DBrrR1skMQ90a1AlOCM1AuAzS0XjPljKpvHpPmiUVKRp13WSLKdxQBHbpVpo1XWZ",
+	"FvcVm+GZjh7icsmV6xcl0SJojBj9PCL2sU0qOOSMkRlJwDbRe6Fumn3iwDa4DxoJlgpEvSWdPe46nFRY",
+	"ydw8Hbq1RIJEhN7OurnutbOqo53RRi8KwYbwVwgiWSHj+jsxz61KXYIO5NjDRXIuVchxjMySFibmKXyU",
+	"1XA9+KsKPdTfR7hdU5QqWwT3vWyObkiF7SuufxXdmT44ldaMLlfPJNLk2h5IZGNH3ICmTcgzVGjfhlAj",
+	"oCJ7ff7gv6p//3EnsdJ28OiDkXvqZx+RH1jXzKdfHY22nAvKI7j1fFCLh/Q4haA0vVVrBeXDM3XFQ0vs",
+	"KOuHWpLAQgEqERdQxZiyvgmMAjcSjTBSHCmsBS21GXRYmNHKMEAhlJl3f4NckqYkbmeQwFYz4CIjHh0m",
+	"yJDfkngzyCIrNnzqkuGZUtUGKFMQxwJNlkzdkO6kwzAz6A+27IokBIXm5GtxUw8LKriEaCMSBGp74iRD",
+	"YNo0yflZtFK2HkYmNLPRa+xNLgs+gp9NeZgqxerQlOn/1Xf5lM6Ihfc+WdLsOCPKrXRCvK9nxkJoOeOs",
+	"6Gezgg9nUPV6A6FxrZ6zWOuSA50npKYj6YInpP6w4MOLB3YuyC0l4wrjilR0qPXEK1ASqlWvAdUC+mQZ",
+	"GuWvRoWRquBCXOab+UGs+KrTXJYfqHMflr+Ye0kqotNsnMIyPdWKHbCd5uvuzayYY2vGEEzt4uKT8Gia",
+	"75+qJ6D52WJNjW+2H2O1ITUzBpZp2MsFN5djiRfXCZ8G06AGQGzBxmQD/FW/b1UpexUfpkwdVsvWy1iH",
+	"6oqd/vgLIijnw6rI5wvOhxJQCao1HS0NLB0wKPNYxpLqRZXD9G8KYhx2BcthG40H2JQAkADXOMoCX0yF",
+	"/hwOaafkMc3wj0CBY5xVx8TOCgE/ooJEqhAfP3Nd5gd/wzEriOKFY+AvavlsLboyMxOe5qcuSa/dAmsY",
+	"zKXcrOawHk0Sp+b5BHQx62N1o33SYZqz6jnct3delUP5U6wUEfoU/9/H/+t07lqtrU7nbrvX6dz91Pv0",
+	"n//RqJZLi4RuWi/QNCOEgn9APAIkB1gYjCgAvuIMjK3UlPQIY7hBIdrQv+trBhBZmXVn0w+M1l8EyVk3",
+	"mSU3Z+NbkdpX2LAnyUFyQYsLUpDKc1vdUXwqDTLrYKaAbmnGSTnlR/aX5NJDonCdaduRnLrXTVyy1usq",
+	"zOjGoZHxW5ZM2hDuZ5gFRrlmh6KRsuU+0gLx96L+VqeMPNQGM4uLXQ3s1RsPOBoLrrSWblT5AR/m80KY",
+	"yXExvnsGc8v3NSjoSv7Iax6aVV/jOerRt7rN3kxXd6n95XvKu33uyZhT4bGCIFzMHoz4kEgoSVtIeUmp",
+	"s5QIo/EnpC8wBDeMqeZTleT+qEaI7mSqxmxmGsKmKi7xR+KK9s7oDopAT2eZpYTFxvIDq0diMPUYL2b1",
+	"p8xU/bjRefHd05FtjCRLhuINeUyEFWLMHCuRCY3fMb7iR6dywRunhGWO/YpDNXVsjoepmphBlcSTqiDF",
+	"GUkRBpW5Bo7yoX7xvlALYWGbI/tuMYG/eKR+GQ0x2xIEx3oVkfdwMV2Ewc9P4c/H7p2vUs3LRlBRCbSE",
+	"Yj+rFnMjqKphPV1yuRFU1Pw5PHv/2/HF5QHA7foPqkCyK4vFVxSiqy7UWGx09cvZETw+ePfu7HcYclUV",
+	"l5mw9NVlMqaKBhcrhpn5f3h/8NvBybuDN++OvYkenVzqX44qb3fhLC2VunFENCmRzlemz8t+IU7VEC5B",
+	"LPIs0jR22pPWy5NxC1/nSrdJsRo4BbmLY1M3FW2UC6tqQbx0zDYrtePEQW2XaS+NBraWxxhLNKCqjUKv",
+	"iEeYJZRRttVLaH+gUITTyj7SApGfd5GnmIJpnYX4l8wpxVJpG94JqJ4s1B6vlqGso/OZNAXKISWtnwdf",
+	"9BxQu9RrXb5vm7MCfOb6o00JlHKuST5av/pL+ROXJOL6rCkOLhu0UXFJXAo4HWpCtF01wocFMsuqLMOD",
+	"fLXcUgUWRty4kAe4/trdzyKuvoxV7P8YkJlNmfAujyfTFysrDrCQlZSErtJEkzGeSBPZVKUtzBTJyqnr",
+	"3tRuYYEFwcOqrRa3RGyBpYvoF2UbhVq8ayODKGUawjfQ3y7P3htkqRBBdkWACI4GqMeThI+NKo9RN8Hs",
+	"Bp5PH7ygcbcF3WzVq3vg9Q5zP3mkVejEQHCuWuy1n61nR5s2kVV90kt1XS7FD3Ypx2nHUkJ6HsLShqls",
+	"3JAJ4kITtRuSKv+K1M2vyLw+NbE6K8MiZmV/LMCVcKpvy8VbtlotV32tMgLzwAHeL8KsqHY/zHTlZYtg",
+	"bL3WIbfEAsR+O98k19rZXbgMxnhW4/jmvcyfhHXsTh9iWNtqR2Q0GLGbWc9WgvFyw5a09ywPoWUnEdiJ",
+	"LoJXmVqxx1Gk6Q1YNXGa6mEVhpPKYX9Ls0k2oBPrIF51iGrWwTlWg/pv58QBolqLKbgVwhtWXgTjDeNj",
+	"2S4E645Bdu5zRJniJgPbzw4MTBUSh3mcOacRLCMKvxgZ/95UZvmCMuqgf9qALELMEE8NCeuw0NCZcNP1",
+	"7KMksxiRaMBNpDCUpUDdkUKM3EKWuFYgBB+amigZrElM5Q00TUhPOY+cGbw0gTPLHUDY78VpqIWFX/GV",
+	"fRJTWvG8LcdZUtvkyZgKdFA16tMovcwQKErueNFfKtstaER8OMRVviSpYspnu5kJu529YLP7zWfh1cF6",
+	"+EfqBDaeRumVwEymXJisWFHhbhgolerrCnWUoIzShgS5GHcTsgVP9X2SkmwuNjTB05k79xCjo7nZcxdr",
+	"wRLYE3NfVWjHAVTkgC5Sqxmad6ON8P8+4q1/HWz9s7X1euvTl+1gZ/f+PyAhRJK4w8AbE9r09hANeBJL",
+	"Td6sKReF/0M0neTyuXlnCzBiuOiw8H+g39h/0ES/wLEwucAWL97UmWojwiIxSZUmhQrKSKkAhX+1/y9E",
+	"lKGficU020fSGIX9F7o4ukE3hKS2EJUlsdCVoYpDfOcv6narqrBS1a7mB2zaJ2uKdFFA/CicqHBf/xRT",
+	"HroaE8QYnvQIsOICSaIkAkPY0fXp4fn15dXRydl/6QPiW81Ln20EDfsfKU2ecUx5paXM5U0tAmWtEYQQ",
+	"z4k7KHXzOMZQHvOqWcKsQEqSm+2rwJm8omsmL0KLEwmRM+CYEs76V0QM5zoDhvguiwpzgYrFvt+M4n6O",
+	"M0OwSCgRudNUZpXZwYQgjAoZQBIFfLHDsig6hBXaLWAWmnfQhoUURK+CVqu12YauGBkTqTpsmGeEYIV6",
+	"VJmoKEjRAHo54ELpidqJ2AvNVBNdwRUsoC644ANGxm4S0AAbg40NFeJJfluNZQyQFlq+qcxHXijY8yoC",
+	"mGb5WcyrH1wq2/Qr5clVmLTq7Ui+xjsthyLhTySbV6ueoc2c4cfYDdx0SnAWC4Wb3Mld11N6Ek+zz1nW",
+	"ADOvFUAf5MGvT0A7VqH6lUb5LZW+fFIrINyTJxHjC2CyPvyoBW/AKZ3B/2yQ3zD9amjYizF/D7yYSON8",
+	"MpRQi2MxYhxiu4BWMg6RI9Uum8dGn5I0WdbYVggo+ipRQoCPbLA+x1BHeownqEt6XBAvcgby0asZcb2M",
+	"Az+ixobSZLPJR1d1NMWDyO/8hXzgmCuHl8UYzyHl9fDcC+GzbtruHP3AqWwZkch4/NKxIguzEheBMeXD",
+	"8FG+SrJGVjnXk22s8whnOenhFyAZAbIludvoC5TNRffoPjTO7h4VUstytwTJAU7JtAGsgM2U/WMKfELV",
+	"qPq6UOzYbdVBq7Ln9SFAVwWz1l6FVSt/ul1l9CqTq+kwy5mgu2X8iJJznCYJldZN3BN8mImLLoUbKW4p",
+	"XGRZmN6ZGnAvRdyJUsZ4LovbrwLuPLTQJ8gU0M189hZ51iDTjgSbDT8xC8jCQtpaBArvU1pPMZ8XMRF5",
+	"QUYbAAqNBGbNuubMKzuIhclIBfCIwiY5mMM5hOLCMc76EsH3EIjrpll9UGeziccGwy4RyupGWIDt90h4",
+	"NvtFu/NYQdbb59WLsvbjtZBnK0junao5fsfQCtu7jNYWWMNToeyAFWfKpaohflkibM2LXiwEMh+ZL52V",
+	"IAR5XpRVEZniiJSgF7dffg/Kah5N7ukkwKaCqWpOU0pJAYu1FF+GBRmTZaFZ+oIQZYM/l4CQZBERClO2",
+	"GPF0EUrLaV72ucT1ucLJ4Xywqgw6qCDezGI2CienixGecmvdQJ9NCK+fiWiUqkomfTnAgpSBnhPaI/p1",
+	"xLhCMjVp9CayqZkX3m+0G69fN1/v/aVRTAdqbb3+9GU7eHHf6TTNHzv3f/mPxU6HwqyDqlXNplF5XjNo",
+	"3uXjRU7LSL7utPOUMEz1eWdqIHhKo4Y+ifwzFMvlfRBPeJLgIa6+DNOovxWAS3KUplxAcKV9NXCgYQYg",
+	"xnwwC3jM/aSGbNVHWypXPlgQiuaFXINn+rQMV1yGYdRkn0WTc8JwolzMijVyenbArZ0KoW6I73I7ccGC",
+	"WDKOVuL+6MY8uVQklbPiND2IsCGeaD0iAwMDcCuQ2TJT5t4+atmSBB3GuHl1c1/rIlgqI9iNqRrwkbKf",
+	"UVqu6xNlbybcxylL73xrqGaJWkiMyIOWUJEhuF5Ggsxs2KqUp9Pz4qrPbVBFHc8LJr0SY4eQXXVeLGnn",
+	"TRrE33MiZr8B1OCk5BUuPz+fBStZDqT3xlNoWuinNKwqmnNexNOuL+osA11fQnLPsKOnbNsVcAes7psC",
+	"U7XsWCqPwcyEHpufgzYUwUMUDbDaDJDNz0EbQxoJ3k14v09ZXz+wOTxow4jQmvzhNC1kdHoZPzbNx8v9",
+	"qaLGBpS8Utfv0X49SPND8y5EEMzxfdWBZjcfNNjstarFZlM4zAa8xJEbKX7M+rhPXAjf9KijAaZsWQT2",
+	"NPogksfGQWDRJ+oXLAcK9+VjJTUffL6C3Rp/fRb+CkBD9jcTMpBDG7ooABf0ZNixOS9LgBz6Ox3UedWw",
+	"W69ZQbEuhyRInmCGS+jt27sFsex/PuKtf7W2Xjevtz79p2vo/1aZsn1RCa9f8gwZKM13tBjmWXQEu2F9",
+	"qVCtqA2UgDRYbpyvQ8wmnjd3cSLB0KSTzXF3poL0iBAkzscy/5MjSY6H/A8643sjSfwDWyeHbRpEddrO",
+	"ctuviXmc7rXqvvl6r9abZcv4bd/gFDfMJ6ro0eJwoC/TjWZAPJprNTJphuiGTEy2QAbKReMmOgPIrRsy",
+	"kRCqg3qCkC2D6WW+L/dRaCNuIGhlLKgiW6Bub2ThNWiI5Y20pkCIn7F4XOXga8NgFuUMldIx9WmM0lox",
+	"TV4xCTPmRTR9mnI6hrewGIN5z+/Tsc1FTc1recuqo33JhToTJfUJy8iWuarkx3lg7QNc9UVhpK5j2o/l",
+	"XRQOahJLjjgjmWN12vQLyoCxBPEewtYcZLSMLJ13OhWoYDKtKgUIHAiM48+kPvkrNpfWcUN5iTXzvFC+",
+	"jXOuCdN+D7KoHragFtnZlCOlCllYm8dmWq1wMWanWPlpSlMTP2PEn7NzmZu5B0hpUodTLJQmiKH+dti0",
+	"Oe+CDrXixa3zKE2tjSwG4X/eZPKT7cY9f+75xlkPzPz3QZnP3+fJdQR4zPPbGBdHoZkg0pSEXdDwAt6z",
+	"iWDZiZgY+clsyH19WOrSFBajU0+Pv36b4tDrtMo3r9773u6BbFk+zx7VNnvr71lxIwJztuaVwp1avgox",
+	"vCdwf2iPfBbrsJ/9rGVCYSH9wYE2fcs9H+0MFWMld9p1M/tWF7e9Yq6Zg9DWYtrX1MugWdhoD6okCr1V",
+	"DsGD6YWC5B7M3LpkqSKkVsqKqnqiD7kHS9bMXLYY0QqX2s+5ykc/f+H9uzN36SGMZh+FboGpdCpHGdit",
+	"Nrr07FqoNzPhL4CWfb1l5DeNrNsZC+mUaV+IWmwzWiA9TQmcSxrIhjRX5pbxEvFRehI/qIpcfMUPTTZJ",
+	"bYWu4OWapf8UMmxmrqXfZq9V1ZfvqS5p0W8P0YsXL16jD1eHxlYx9IIvij6bndbOy63t7a2d7avtVrul",
+	"/39ze+fFPwuRF1iRLWUCBqaTs/O033wCWWxCVUrPQ4hQbPVAgyNTQ8mlFaK0SdB4Js39p3GAcCK5BQUA",
+	"LXOAWZyALyXU75zEhu6GFkFgi8Zhcfn0W6tJN61DJKbFY/PMqy4j8TiYRcf2UfilY9h0p9FGnYbJ1zew",
+	"ECZLv9O4Dy3YtpWu9QxrIlBOUeoiuSnsYhXt8YBdS1X3ocKA1qKDRndEE0VZpZxRVk2Xtoi+ozekehP0",
+	"0wuixoTMMJYa2+BMoCPzeB7KkXvH2sBmWK24VG+dX63SmskltaWPwHJVQFoYBmiAuEBx8RDvDko+2+2t",
+	"15+Mr7YV7N1/HA7iT9Ue26kttLGKcwOGygFapBggbO+a5seA92ICwzizDulK1fdhmeOLSps7WPWLObgp",
+	"zgFLI4Lc+4VpbGhRDrTYvRaKDeoXJdJer819FCUEQC1hAQzegrMz4z6mbEa+4hxvg0HlqG0E8eNLL0kC",
+	"yb2zq1Lmx2Y8sJQv+mm4c7PLXqavPreEoXx3lci3D6g4mSU41qnWIbRuYmdfrqfuVmxW4fxPs0/zY1JP",
+	"Zp77M5ZMLH6KkeKptOEbTqY3ODUZqvCQYCZRHp84nC7QWrHmpTNe4xwceS2KJy0LiyoYHysPXt3zlgXm",
+	"iKRmsw8X76Z2v7DxczZyUWbgg5AnahzM/POLB/e4aL7SRFcdz5d/HsAL51mu4Mxawm1pYWCEUcgJHSmt",
+	"7+qjbOijIlIhzYJsQHbpFpkHK8UNgWHOsriaOWgREeaBJcpFQMSZ9RV4483JIrlVli7G23in+yLajffI",
+	"y95P/VeD138Mq+jiNGGNZ3/hphI1DUt1YAaz5CpAlS5nHq1mb8XNsYyrOWsYBpfLgQ6W4A6vrs6Rwfhy",
+	"VK748SKEOlWozxVi3EXPVMayMXL3wLnXQxsrIXWuKmkDCIM7g4FT1bMqytmJXwQuU7qSq0jXK9/yb5yy",
+	"VzHDVRHJfMmejFIW2K/Hrvcq2bU7NquY31PNKWfcj5Uwc5uRQZR3iSm16hZWfnRaI2KWlusvIpyJ5XLU",
+	"1a91iUSKQ9RH+Fer+RYlLKeG/tWFOTftfcz+tjJk9rcDD3B/mzt9bSvB5y6ypktzifMqT5SzZv6iHWxT",
+	"k8hKhXeKylQysxsKMKA9uxL5ItjMG7lv8qo4I88kgBUa5QtAQUcsJgLdbTkQxQLU8ne6Hiskgt8J8VsZ",
+	"0XtKYncJQQsrGebvVA3M555qsFdEqtVlSNuTWScJKH/1B04j9ZSxKpI7hT/URAfKJm9aMRJU3DgWRALK",
+	"pCCSJ7dAjdFwJBUkG3QJSjhPuzi6CVAq6C1WJEAJZTdbCY9wEqDhKFE0wlLp3kZMpiSiPUpitDFiif50",
+	"HiCPxIhJo4FYDBqHvww40NfnFye/HVwdAx7NZlGkh2m0nz83BND+rsnVc2NSnlLE57D2D0AdH2ZMWKUy",
+	"/22195kHyvKOpRIODYOoCPR/j4ck0zQc6vV4wCUxYV7IspZCzuVijLGvZGz8jox+P5YpLz8RnxaetJVw",
+	"K3dqn4hVecywwuLvhDmgbFRJJGmfUda3SGNBlgqGuhNkTJnIfhicWxdc+T+ZjjKkvCVu4fpa2LDNCtS0",
+	"8UCS6DpE/4m6WJKXu5oovdhBArOYDw0WsYEr+OX04BDdEJDA9d8xiXgMe6eIbP5wVvVsST5VYc9JEo0E",
+	"VZNLPUILHUywIOJgZCKyzV9vnbvXcFt0cH6il6gRTAse9lGAQty/uQ6LOOMKJUSLCi92zC7slGI8YKHg",
+	"/EC3+WIDAN29HjFlPe5ijbAB2jb+XDe2IaZMYcqIkHbtcvGhT9Vg1PXkBic+TAVBm2saZDHQJMgRxFhs",
+	"S82ggxNbEwBtWLiMLUgH8qa12WFcyz5/uzx730QGk94SnkzRC7+gjqNGnYYpSxWgDpAl/Xez2UT3YWBs",
+	"nh2WQ9pXNTZyC/LczPoFfYY7Df2znYb5w5ZT6TQAr6PZYR1mhmggAylnyB5HiUJ9Jrig/4Lf2+gN7JGF",
+	"nD84P7n+9fgfFmm+iX4lE5NEMMQx6TAgjaHdIYgWN6c13EcYqjTHIdy5IZ6YVGwIEPj5+CofiPRGh0dq",
+	"QJiWOxVE5ZoofhRhAZ49iF7DimyZchUWGTQzeOof7ZDgbziSguiDo6k2VJ4mLE45tdm3+iM21TOvCgE/",
+	"bwYdhiUK/3frAivyTv+09VcTskCNM/Xk+OotCgtPe1wM9800MdprtSBqrMMGOE0Jk36MGfRhkzF0tyRG",
+	"CY5upLGNQIR8QiNiYRbsPTg9uZo6+Fx/GRz7TS76z20j+Vy/CzqPSrwrZGLyTzGzyUn6UjeCxi0R0tyO",
+	"7War2YKIiZQwnNJGu/Gi2Wq+MF7sAdARc7Xgn/0qiqxFV7NVeq8h5MPV18AohYumEEZaGWqiK72tdkUl",
+	"F8pi4WNBOqwrAFewO0EhjcMmOjCtU72rdisRlXm2UEKlMmuXnS3NUGFApmaFwWDCQ6Ig3unjlMcc4LMg",
+	"0iUwSCrbIMDqZ59HBKoN281ITU5jXjkhc+Ftz8+guQ+q62mglAiY4KweTf2Wyi4h29VL5F12BOAxtQQP",
+	"NoNK60yYNZjMml6vdEShrsh0/5d652/IZB+FGbMLLXwLeC1mDoML9Way5DC4UG+h8s6skRgcbsrZPgr1",
+	"41pDgYNbGAlOkjoB0Fk+x/2nIN9Sk8xxr39zZBCu3E6rVUZNSqF0vx7v8z+sJJcp2J7Jxd7aj18aBghN",
+	"Vqd2firIm/Oi2LSkZj5rfWqvhrufd+5+unk93lMvRWvyL9yNMiScdqOfqq1dvqWPpvs1hwLIEQDsel4J",
+	"DLi8B1JSqbCrrgtuJYhcuiUFeWhqqHt6qK1W65+wsEXLYiFRerucF62vk58HvV1Me96+97URazNf4gAW",
+	"LI4g+0x7eoHSZZWJ9JnzYLBzpvPO1XSq6tS2eF5+/T7wvnDh2GP9r+RNSl+SRC3zFWlMkD6LrTWf6Qal",
+	"r9SeU3Wjqa/VmNd0A9jYXXNbq1pmt/r5Gxw7oxU02V7c5APDVmYzuvHuzuvFja44P8VsYvsCf+tenfGd",
+	"MEUEw4lN4/GLgANvRRlzNSmaHy1Ha3yyYXXTMoKRwoF3m8gcYLbZXyACQ6gkoPiiDLLOSd+oRwHc99Ra",
+	"nhhXtsRf11Zbm1EboTvJsb8RNji7zQ4Lu5SHIKR2CcJIUtZPiEMDgTjVDLicMAWyqH3Zy2eW+x0GqMZe",
+	"10a0oVqiEXjy3GhoICg20YETXLhAQyp1px0WFuhiaGOTqsBIPAwT7Noj0zzsMEhYcG94jeB5lZRktuTA",
+	"IqFaBLk3PJ4sx266lOsTcHyXEgFoNkfkLdUDUTziiT4kv5AkhQp5QhoXmKbuWr0TN0QhJQiLwby0iEvF",
+	"U2VFrWW3z3Ei7SASTFnx0yYq0EBNZhU59Nt6oI2gcUWiAaMRThBmOJlICoNZHQ9Ly1AWOUDFx0YqSEQB",
+	"uSzFitpcGAtE0UgF7xEpwaDdcKATjZ6ghMWJlkQcuMTHBgxdq1EJcI4k7Y0Scx3NMTZiQAZu4OAIPjZs",
+	"hvunAtyA/THXOnBKm5paMqK2ukThpnlD699AHzK7kQlns6sxI5tec2fpxRV7ycB5CdWPenJ6LbeiAVZu",
+	"R0qFUk1vxdKo9kxUVEO1jNvLzS1FCdtQ5mJccGN3YEj7Egy/GOV4X7QF2WGUhLztBwp5KT22Cq7drvbz",
+	"5+DQGXCp2q9ar1rPb7etBve8huy2YlFwCdnucTKWWfJ4npiVFbSA8ox2omtJay1pzZe0Wi8WN3rLRZfG",
+	"MQE7+e52jRbneJJwHF9x/g4LU9dvd3uvzvAyTLNTElN8ZZNvv5lAaN0gTo6YkgjvA2dAev7F+jzu8zjh",
+	"Cjw/+N3H4Mu8MSUA46x2AkgTBkMw0KJWh/U5j5vowFp3t2yVWkgDgGDUrDqr+fhu68VUOfIqkcmMLReZ",
+	"VqGme/HSBYK7bQkuKLRL6N6uPrbZAfRsivQ+g/WCtC0lkR4GGmv52Q6kOY9qP45Gl8OyF9Job0hrGr2m",
+	"0auk0a3dxS3ec/WWj9i3VbiPrINqFn0Nqo3yF0SNhFUkjU5dIqaWYDpPlgnp0JTRgmkHRlftMM40iZUo",
+	"/PjJ1i28D5voN1OGy4Q0hk6cb2YAQcZjJG9IXEVIfyZqtVR0kRZarV7WN32uQPesS8GnddRPAP/iIHKr",
+	"QHFfTGHb7u7k0LSNbeAjf4E44a+r1z5am11Gh/1Kiuhs1dKDmjo6uTw8uzi6vjr79fh9o91wxebM7X6g",
+	"WftR3LcW212z2jWrXcBqfxTGmZl9Z9ipi37hqn7yV8wNOomtZ0lFMwAXcUSkic21/NRVprAeb7BzAzve",
+	"RxwA91wo5Q0hqbEcd5gpcdlEoY29C421eWboJY7UCCfJxMVg2jLEYUZUQjTkt0R6xSRNcjTjynD5JgrZ",
+	"KElCTzNqdlho6FQbGTIVGoyHrtD00rPd4+jGmPNDCFQJqxi+Cet7tLG5xHMcD+FiiBM/Da1BmWdVqk8j",
+	"ixHFtQx3DxRYskDbj4VJZVP4tFobW7YeX4XVlANC5yp6BnNOn20zsjULWrOgb67t/VuZ8Mx1Xc6E99zJ",
+	"6LPjwj5AkKUJupSFShgIAikxEpoG2sCrAR+JZIIET5JRKpvozSi6IUp2mKnzSvvMoJd8uDqEdyWgr+CJ",
+	"bHu1ySCWlDKJQv3NMLB50VJ1WP5I8TAwLmLQfLvQEeoCIg3L0/UC56zV+q9WmzvsX0RwuY9A1ZIoglko",
+	"YMTmIxJyc4ZcKvQTjE3POhvsi5cvO8z9qv/bRKGzYYYmLFCaKrmSxkTuW36aP3Plr6T19gLsmhYtcF51",
+	"q4dpMhIEbey1XuhO91o7m4Fh9KaurBKTZoc5vGSIyjNxiVp3lfsoJSLSek1CJODoWU89GlCpOADHg+jR",
+	"YXbKqC/4GHUnaKf1lwAZDKgJfFCvGWVou/WXrA7xHY6UX1a72ipwkB2tBeF7lwqLHOXQHCaH2LWPdnbt",
+	"2ts4TL3xdQK79IQLcV010LsqIsuOWTxzaIyP64xE8RWMw1wkNKaxGuyjUC9JrWWgmmLcgq5ek/W7bTtx",
+	"LVcYzQabUm2icRZy12u7oecI8fIC/LofLWytiewaZjaSl4DBfVGotffT7l7zBQhOQs3vzy+V9xrS1PJS",
+	"di/0Nrg+W36fOxV9brd+2mm+rO50e3anL0qdtvRqKz71gRfFDyicOIxP34S0ExQXyRRTv8S3uqsdfwqv",
+	"pusTArb6q+2d5q5FT7fLCPjo23u7u82XpeKC2zvlJTN/HedjGBmQwp1HRN+5E7lIEhVE8+O15LmWPP8k",
+	"xg/j/PMZqZPqipbjx1hCKsXCHGxgtmB45VVES70aBa5hAEhHEB6fVShgBsfXGvFDk63hwI1phJEYMUj6",
+	"cPALBijOReWpJgptxkdo88Egdu+ZRHzMEI21yAPCXmQSNrKeASFctz/If2PcddthAywdWjqaEDCrhG4u",
+	"rK85LU2IJ/pSac0paIMLRJnNAto0UYdggobGJHZtja3GafCzEh4OvYVfFdO1eX4fvzTs2jnA3sZPre2d",
+	"F7t7L3961TCE2kksxghxPSBJSsR1l6sMGelWS3bTPHV3p73dau7uvfxn7r2WJ0xziPzvs5FqtLe3/drI",
+	"eX0GPVuT0djQTJ+yaAEaq1RYAeKoW2lA+vb7bpW6bhV6zqMTs45dOGYkCBwlbIqflf1ibeT8AgfnJ9Y3",
+	"sNSQXQ6nuX4P44r5SVkUmA5F1PNzteaPa/74J+GPEMZeJJkeg8x+fQr2qMid2koFuaVkDDbthzsiKkPt",
+	"fx9gVSg6ysidMiUYx3yUxEgSFnswx6b2JZUunirQqj1NoCAGhKHjoaYCMUE4N0EEWYXGCCeJpnz5B8H5",
+	"4B6PBVUmpn6iBpT1215EQqF0vLHVgJVBTDpsQ/CESBRq3mKRo2E+4Wbg/CCgoMCjzGWOosGI3cgOEwRy",
+	"EePAIvxzKCDeI8J6R4w5Qio6xAYVF0oAbOx6+b4dhs3vm5r3C4LjLLF1JDVXruLE52ZfXQnlR7g6TIVj",
+	"s5sxjdEJUiRJ0ISPEO7qlb0YSfXfjbxYMfxja3envsujVFL6Kd0d2VK7QqS7mr3b3YZzL6AcsquCbGf/",
+	"CwXWbJ9hZ6C0D0mS8P8PboIfM/Ep117hwyCvDMlwAba4+eaJRAnBAiRJvcBNEyQAB7XRbvxDr74g6CDG",
+	"zWbTVu8w3VgBCLqeXEuCRTTQjNuCcGdg249j3HqY9ozVYNz67TXTXjPtFTPtfyvniL1tKCfpTlDIgq1m",
+	"eEiicuHyBdnzjl+XwpwNYwVgg4gwlUyc/mhcHhuKEunnztPYMCzOh1pv1Kqw/0XNe8ktEUimBN9Io1nv",
+	"IwwJWh2mcHKjiZ/j39h8COqg2zzp0ucc+oKJH5qtnRbKjS8n9ECW7qxqTN577kZXprsXllVPezyg0cCI",
+	"PnruSKb8hqANPV/9HGpvxpuzzOOW7S5Bu7PeT+KZOflqUNoth2euRzVrKPrZ6odSXC/wAsFInCI8EyjB",
+	"KcoPGU9W5XiFrgPPiuEwl+qEVYDcoBdhvuBwQ1ls96BhLB2WLtS0dRwau4oWhzwTA06pFh7NxmZmla1e",
+	"wrloWE/BoqjV7ycL3t/hZZLhC0dwLcisBZk/mfWhwBK/noE+//zzL1GBGczNzHrLRZ84pB+fRwFIksoM",
+	"CLKJfAt/QntE0SHpMIN8JCTaCAvR6mGAwumo9tCYxLM4EyQVnux3mO4eTBoOxgtiK7EyggoXjlVhZdk6",
+	"1AVEGDEyhjCQrIsmek9IrB9BLWOt3s/O+vLHtjoDez0e4xY2K7qxvbMSWlwzIauw2VSiPmfrKL01Nf4m",
+	"UXr+8f2e8rNK5GE2Ma9UAs9YldhvaWjgJ20ZkgeUFMgjeDlBIaQKUEanQqqehHA9oSRtlMyFsnRrx4tq",
+	"KcrSuxWidC2JeYYx9dF0dhkCuyasa8L6eDH3uyOTPxNVn0Y+UOBdbCAqmj7OsRo8TEx+nkfDzYlx8Rs9",
+	"y8XjwAvyDRBPYiKVNeYZpP0OCwFc8L8Ai7AoTWegBxEWYmKxpsIhUViT5tCl/qRYKIoTg0Ab5hUhTfwM",
+	"GkPixRgQrTKMUigTboKK65jxMvPn17bmhVhGIdrwF27zWwA24tXiNeZmKrvHsOpD2Z/NNTHYiCr8ZuA1",
+	"HPJbW0DT5STzGE/+u1CXYllmuMTgusCXzbmEgk2VmcfFSNLtnRe7zb1SpOhe6z6Y4QI85VJZq6nACiC+",
+	"qbRMdP4kt50ZbnqSjzSb7TyJ2czetmWsZ5k6vpYo1hLFn0+iACOaY0IAnVpguN+7gOGFLNQIk80jXGIe",
+	"mZLgAWJknHHAZiW//jXr5ImZ9BNwQSjT0Gjv7L5qBQ0T1wNZAssg1N2w+Sqny/jBn5vD+DtymGT7tgy9",
+	"z07GmuCvCf7jCX52Br8fap8NCR25s16IxxhyMXksuENlTOVBDG4CLXUiLtApFjcxH7PsyiHFCyEcGblu",
+	"ohOI3o9GqsMoU9xGKAK/gjC+7aDVanlhh4gzpMfWFzgdoK5eeCwokftWVeswyHCAeE6TNK8733PftZEi",
+	"CbnF+bCc2bDPkR6D8aGYsMs8fsPN5ZkEuIkmCvV0IVsC26RWGKv+vw4D6ow2ICIgLzGi8A2BaiiUSDuy",
+	"HXRK32zmibHbunVGqsCGuddCp28g38OkSGzstl6gk/eXH96+PTk8OX5/df33D2dXB6hLJpzFm80Oq+W3",
+	"MciEPgt8cDBmkU9k6sf/Q28JkR3WYVcCx5AwKxVqNbf/0mwsT+u/HmrsN2Ctj+aE7sYvsqXajB93wta8",
+	"cM0Lv4Wfqpp7/ltFTh7EcQXHrmLY8xWk51+yf9bEjsU5Y3axCYbKVXn8Z/j7i3xjZc7++WTzwWTyZKET",
+	"P1uRtQN/TRi/O8L4jb339cjUY+xG4JBIsRrkopFH1RplUc+/91495Je7UOnL/bk9Df9RbWzKE2IWE0/i",
+	"8GC5mLg4BAikCo2pPEQbjHsZZltjGhNAydmsRV5NGNkH468oLejcQOvZK7RUtPOnFSN3Pyoa69RuTI1I",
+	"rF/4GA0xm+Spb2XY7jU5X5Pzr03ODXH8Lmi5ISzIUpYK6r3Qyu5uVtG0vm9sJOFniyfmrCE7Lfhvh/nm",
+	"Fnirm3v0N7oTRIZdEseAmjmGUlWeqajDMuiugcmvHQaIJJKg7gT1RkmyBUYngdkNZf3NZk6FE5s4hFWH",
+	"6d+88QPQp0H9qiDTs5z7jhZ9BYf+V0moucDsRq+i3Z6IGHMYlcaOR5lUBANGV3eCHPJk1cg+N2aw452W",
+	"Lb05jyF/4zSWYuTKwkC8uyVrAC1MrM0SYEuu+3NBekRIJAdcKFtYHTwXK3fIr84tY2jJcj54c6fW7HnN",
+	"nh/vkvmOmK31vmcc4ys4YS4VF2DcKeomQFfamZryTJpYsIxPUon69JawoMOAr+bc0HdKgBcm459FX0SH",
+	"zXFGoCV8EXZxHo8KUUk8ja1rCsDgcQgResBfsZzdUpztadgUhIuvbp0fwWhqujrMdVhzmDWH+U4UwH/H",
+	"+ncZaa/n3HCc5vkXc3trOjY4I+661/dkeFxnZW6MBfT0Cf0YlvmvvRhrqrc2e3kujNkEaMVuC0ewnt5n",
+	"kafYrFyVgOJsNqDLRUdpsU54ZfOcVRDyYpp5qLGLmOowgMYLDUpHGCAujOUuQ81zOkiA5ACLUoqnw+fq",
+	"sN/BvNjRC0LwsNNwWTt5Ug7VgzX14LegnhC51f9rGhhY/WTSYQm9ISg8P7u8QrPX87lpVVmmR6+LnedD",
+	"tRTYL8ouOB/OOtfuzRIA3YlpBGV89AhJvOQHLl2z++8FAg9awBbWn4p++QETSBNfXzAazHM4JltmOcvD",
+	"iqF4Ur1RmZU90i3ug0YP06T+5pi2b02b+hMDvGDTdm79IHdB0cbfLs/eb8ItxO5mGEuAPfCA+yxGa5nh",
+	"Ty0znLBbnNCMiq2LDH07PUm32qkhS/GY+E1qrIqpMsbwLaYJ7iakJBJpNoZyPlYXsK/EIZ9E8NBiAVQB",
+	"xBL5w9z3uD0Wgt6aortTPF820TGOBh1mJAAL8Bdq5ayNOqNW60WkeRD8i4QoocwINhh1E8xu4Ic2CiHB",
+	"MrSfNLnEHdYTuG+isl3dGiN8MASps+D9ZE7asP1yRkK0kYtEGShP7MqyQwLoJlQONvUBrfACIhiISrDa",
+	"TXSAwjZKKeuHHRbxoQtWc3MXE7S9hySJuG5ooPHHGNCFm+itKXskUU/frixUPv98BgMkiJ4NZVhMkOYY",
+	"CAaFsrNVKRbBJ1YhGFlwi+XkmiPT6OtKNf8G8oO9bXNla95D5iPwPcS7f5BonWG1FiHWIsRXEyFWKw8E",
+	"KNMu60sGFuZ7TqKugZifB7sP8PM5TH4bwtIxFBrosAFmcQLQeOYXV+A3tA9MGhZDA6VSzUr1fyX6cPFu",
+	"00O4t6lhp4fnlp5p6pXX5h9GadP8Ll30EONjtMH0YnRYaKQH84aRH66vzW/661aiCHIskbBcVn0YpSHi",
+	"osPC/4FFiAsPzL/1PGyR9s0MiB+w0bcoM9MIUHfSYSYH7cCsIKxdnof2chfiqvQrRjTZNP5fKKks0QDf",
+	"kg4LLd5/G0Gp/tAITv7q6CWVNyTWy7AP8gygBkaYMa5Ql3SY0AtKYlN/J6/HuGGEIyw5A9mJEr2UXvGX",
+	"TZd30GHmYGixIyE9hfhIBX4hBf0SSXooIfjWlHge6ndmxWjBQb+C07gyaH5bce3jl7ycjS360kZK4OiG",
+	"iKZt14z4sO2VhHHFok2xvVsiDFatbgJCcB6zVAK95vwGjVJkKyygVNCI5CbGPlHX7ie7i87E6AvkXxqp",
+	"0EukbGSznAy7PAHhpVwU0RN/Prr3PmWWSMPVwfKUuYFhfhXoM5eA7O8yJmU+aP3XdQ78v8S4TbhZ5bCn",
+	"B+iW2XaeDXgYpY+pLZAfrFpVm59Jc1fXgtDa//JnAuV1pHWqBvLjUHjHpDvg/GZBSTxTY+2ZRO51w9t9",
+	"oKt9ZCuJAUdhBsh/wMesGv/jd9fvjwf/8RShQKU4zVQinBABIAJWJnHk2hhG9AkwZQ1MIf1rU7U/zhEn",
+	"NUNMTRqIq9g/HtixRj8Nd2522cv01eeWyKNr59TfL4BvCahkq+W89vPnsIs+FzYy6veEWWLP2jLRse6c",
+	"r7nImovM5yLflCl4VNTxhewn4AzVpt5RV//ZhZDVDxfvkOLO3uoiVzOCbxROtMF7oIaY0FNTcz60hDDc",
+	"tECQEISYqR1g4aR9iEMMDW8AdzMfM8gCQQMiSIdpdaQ7QRdcYUXchNAlvN9EB8yNxRR6yRNcshu6FOaG",
+	"/f5jAl3nkeoH0ea69HRJcvf1YmMfxOPmcba/1mZZ5lzBi5JE16e9X//+Wrz6+dd/fBZX4z8+nB+9Onl3",
+	"/s8TvvMOv8OX45/uPly1Lvryjz9e/dfqGd4j+ZM584uUHHvuPehtswZrTrXmVKs2+v47hsvmHKKCo/oa",
+	"0/Mv9l81I2RVfnnBBhcLnkq4wClhseaSMUnoLYGkrPoxtD5HW2Hu+BRN3LE00eLa16DOj6WHNWuAuDVd",
+	"x92u6eA3dH7ZQ/s9Bd7OJWVz6n24G1VUBvLCykWhY6qsx6op0tre8lXEz5p0dk1f1/T18Xb174la/kzU",
+	"IlK5nIn6dycXWhuoigbThPaCpAmOrFw4JMMuERKlgkCgDzV+7C6PJ/soNLRGhuBW1g24JMYL32G3OBlp",
+	"Eq1GOEkmyJIlU0k+zAhMCCUXDPoGxMo10bEmc1D/vsMcwY8SgoWRScOYSqCDF+B5DWtmE3+AHldgZZln",
+	"G1iWsplBfY1i8nan9DjtiD89KUv666N5zXZRrP9KvMbsSG3RHveUDVAx01jzoDUP+l5k/H8rG4m5tw+z",
+	"kTzPzRtznc22xTPp2UOMu9mHvgoQh0bA9axzwojmc/3NR/kYvkmp93xKhsdT6Y26CuHJPK2NPWXnN7k0",
+	"zZ4G5EkpMkyVKShUk7kBy4LNILdOg4u38U73RbQb75GXvZ/6rwav/xjmlqV49ls3tgTjgRlIVd97um9b",
+	"R0m/ag5zu/HL1dU52mu9sD+bZTrkMWm091ovggYjd3M++2LPY5V2Z9oNa75rZDFR0xrhd+cLd+dkqSoe",
+	"uXlyzX/X/PdPpQP63nRUYBIr1gdrcMfnX+y/J/p3QZQJwXxwn4tZ1lHW38LMdIguta8j3MeUQTIY58yk",
+	"q4y5uDEBzD1BSIDGA6wgFgxCjg3NDPLSHiYZ3S7DFo3DJjrpmWBny2ZQD1MTv95hWcdUotDk6oRmEE10",
+	"BQU+GAeluaa2eqHXtkQRp82WO9Vyij+YzyMyWiPdrsnit1FL3NH9Ligp3KkyKZ0sqSoIiAbactEdXx5n",
+	"gKskZz/T27JTVisY1rERWLwNEkOYEhjOmugtF2hnFw34SMiMGtG85O2YQ8QTViMBBXQZMZQOkl/chyVH",
+	"gkREN5UdFmGG5JiqaJC5VxIuKetnSbUPImywfoW4kpW5Y76faJ/Dnbe/yTd/PxkIGR0Okr+fnP72n909",
+	"efkPmfLuT/zox47wyQN88mO55jBrDvPv7tyujBRdkr8oIp+IrfxdS4KaPjuhtqn7csgCDuY7YzkJZ2Qf",
+	"LrkTJztMDvgYzEMzlJJaLOEAOQdO1pntQTdUA8r6wIr06DS30byKSpc1ZyN8d1uv0e/Hb345O/v1+ujk",
+	"8uDNu+Ojtk2SRNTVd63gP1dEzg4DmCFP65GgDDtiLVGv6d33Re9ar2vISzURIDRZmycGlC9dUBBUqcwu",
+	"9753G0FeKFro8wrM61v0I96ib8VjNf1e4OWBjN9oJKiamKLYBAsiDkZq0Gh//KQZpM3or0iy1uT+4Pzk",
+	"mURdLAlKsRoYlKF01E1oZH79cPFOn/SDn4/fXx1dn3948+7k8PrDxbtmJq8/v90GTmyHN1UaF3JVIs56",
+	"tD+yZWAxi1FCeySaRAm4ka2bxWZTTnttrnByo/mj4ggzk/4SoPGAJwakBUqaiAy4wftiBtww/U2/QAga",
+	"UKm4mMDIRhbtEScTRSNTitd26n25WDR++vO/g/XMtkOCuOCSjYSz/pYiYpjByRs0gBumBY6Nikrum4UJ",
+	"AWpnxRJ5qddawvCy8KVetyMqIy7iAF2RhPQFHkKn/1uckWtQlddO+4zEAYpHAkidkRE87VtxNOEjoU+M",
+	"NOfIZjMBtgGVisRoxGIi0N2Wn9hne89OtT5L+RtZ6GHTarwgMFqhb7m4liUS3U0UegyYPpoIzAhNKZ10",
+	"NkE7d3cIR9keynwdmuXql+5ojLFEbm76FTPbrHjYV5itC/H+WrO1czMSd4KdwOnNvhTe+TUWwTohTY9f",
+	"YymeOadzHi4GBcD1teQjpcmOgR5TnHtLY20pX2VNXIDQ11kNRyHdrusXcyLW/EqHIaeCX+MsoDTBqsfF",
+	"0AdN8RiOWww4Kga2aNqv/cQrYnnooevvq9AJk8ZKYijnYiADNzBKsVAUJxaZTXG+Ce19Jf+pV8PyKS2b",
+	"PeVCXOpF6E6QLwMawwVWRcMFDOD/DwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"github.com/agentd/agentd/agent"
+	"github.com/agentd/agentd/recall"
 	"log/slog"
 	"time"
 
@@ -17,6 +18,8 @@ type Turns interface {
 	Generate(ctx context.Context, t *turn.Turn) (turn.Result, error)
 	Stream(ctx context.Context, t *turn.Turn, emit func(turn.Event) error) (turn.Result, error)
 	ListTools(ctx context.Context, accountID, agentID string) (turn.ToolListing, error)
+	Preview(ctx context.Context, in turn.Input) (turn.Preview, error)
+	RecallAgent(ctx context.Context, accountID, agentID string) (recall.Agent, error)
 }
 
 var _ Turns = (*turn.Service)(nil)
@@ -58,6 +61,8 @@ type Config struct {
 	AllowPrivateNetworks bool
 	// ToolRules check the action handlers and MCP servers of characters.
 	ToolRules agent.ToolRules
+	// Recall stores and ranks memories and knowledge.
+	Recall Recall
 }
 
 // DefaultModels are the models used when an agent names none (the README's

@@ -102,6 +102,7 @@ func (c refusingCounter) Peek(ctx context.Context, key string, l int64) (limit.R
 // that provokes its 400.
 type operationCase struct {
 	body    any
+	query   string // of the valid call
 	invalid func(r request) request
 }
 
@@ -122,6 +123,14 @@ var operationCases = map[string]operationCase{
 	"getAgentAnalytics":        {invalid: withQuery("interval=week")},
 	"listConnections":          {invalid: withLongAgentID},
 	"listAgentTools":           {invalid: withLongAgentID},
+	"createMemory":             {body: map[string]any{"text": "Likes tea"}, invalid: withBody(map[string]any{"text": ""})},
+	"listMemories":             {invalid: withQuery("limit=0")},
+	"forgetUser":               {query: "userId=u1", invalid: withoutQuery},
+	"deleteMemory":             {invalid: withLongLastID},
+	"createKnowledge":          {body: map[string]any{"name": "faq.md", "text": "Fees are low."}, invalid: withBody(map[string]any{"name": "", "text": "x"})},
+	"listKnowledge":            {invalid: withQuery("limit=0")},
+	"deleteKnowledge":          {invalid: withLongLastID},
+	"previewContext":           {body: map[string]any{"text": "hi"}, invalid: withBody(map[string]any{"text": 7})},
 
 	"createWebhook":         {body: map[string]any{"url": "https://hooks.example.com/a", "events": []string{"*"}}, invalid: withBody(map[string]any{"url": "ftp://hooks.example.com/a", "events": []string{"*"}})},
 	"listWebhooks":          {invalid: withQuery("limit=0")},
@@ -137,6 +146,18 @@ var operationCases = map[string]operationCase{
 // withLongWebhookID swaps the webhook id for one longer than its maxLength.
 func withLongWebhookID(r request) request {
 	r.path = strings.Replace(r.path, "/webhooks/wh_", "/webhooks/wh_"+strings.Repeat("x", 200), 1)
+	return r
+}
+
+// withoutQuery drops the query of the valid call.
+func withoutQuery(r request) request {
+	r.path, _, _ = strings.Cut(r.path, "?")
+	return r
+}
+
+// withLongLastID makes the id ending the path longer than its maxLength.
+func withLongLastID(r request) request {
+	r.path += strings.Repeat("x", 100)
 	return r
 }
 
@@ -173,7 +194,10 @@ type walkedOperation struct {
 // webhook id, and a delivery id of that webhook.
 func (w walkedOperation) request(key string, target [2]string) request {
 	path := strings.NewReplacer("{agentId}", target[0], "{conversationId}", target[1],
-		"{webhookId}", target[0], "{deliveryId}", target[1]).Replace(w.path)
+		"{webhookId}", target[0], "{deliveryId}", target[1], "{memoryId}", target[1], "{knowledgeId}", target[1]).Replace(w.path)
+	if w.query != "" {
+		path += "?" + w.query
+	}
 	return request{method: w.method, path: "/v1" + path, key: key, body: w.body}
 }
 
@@ -240,10 +264,15 @@ func TestEveryResponseIsDeclared(t *testing.T) {
 					return hook
 				}
 				id := h.createAgent(map[string]any{"name": "walked"})
-				if !strings.Contains(w.path, "{conversationId}") {
-					return [2]string{id, ""}
+				switch {
+				case strings.Contains(w.path, "{conversationId}"):
+					return [2]string{id, h.conversationOf(id, "walker")}
+				case strings.Contains(w.path, "{memoryId}"):
+					return [2]string{id, h.created(t, "/v1/agents/"+id+"/memories", map[string]any{"text": "walked"})}
+				case strings.Contains(w.path, "{knowledgeId}"):
+					return [2]string{id, h.created(t, "/v1/agents/"+id+"/knowledge", map[string]any{"name": "w.md", "text": "walked"})}
 				}
-				return [2]string{id, h.conversationOf(id, "walker")}
+				return [2]string{id, ""}
 			}
 			missing := [2]string{"agent_missing", "conv_missing"}
 			call(h, w.request(h.writeKey, agent()), successStatus(t, w.op), true)
@@ -278,12 +307,12 @@ func TestEveryResponseIsDeclared(t *testing.T) {
 				}
 				call(h, w.request(key, missing), 403, true)
 			}
-			if w.method != http.MethodGet {
+			if w.method != http.MethodGet && !readingPosts[w.id] {
 				call(h, w.request(h.readKey, agent()), 403, true)
 			}
 			if w.body != nil {
 				tooLarge, wrongType := w.request(h.writeKey, agent()), w.request(h.writeKey, agent())
-				tooLarge.body = `{"pad":"` + strings.Repeat("x", 8<<10) + `"}`
+				tooLarge.body = `{"pad":"` + strings.Repeat("x", int(h.srv.bodyLimit(w.id))+1) + `"}`
 				wrongType.contentType = "text/plain"
 				call(h, tooLarge, 413, true)
 				call(h, wrongType, 415, true)
@@ -309,6 +338,16 @@ func TestEveryResponseIsDeclared(t *testing.T) {
 			}
 		})
 	}
+}
+
+// created POSTs body to path with the write key and returns the id made.
+func (h *harness) created(t *testing.T, path string, body any) string {
+	t.Helper()
+	res := h.do(request{method: http.MethodPost, path: path, key: h.writeKey, body: body})
+	if res.Code != http.StatusCreated {
+		t.Fatalf("POST %s: %d %s", path, res.Code, res.Body)
+	}
+	return res.Data(t)["id"].(string)
 }
 
 // successStatus returns the 2xx status op declares.

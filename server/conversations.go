@@ -89,7 +89,8 @@ func (s *Server) GetAgentAnalytics(ctx context.Context, req gen.GetAgentAnalytic
 		From: timestamp(q.From), To: timestamp(q.To), Interval: gen.AnalyticsInterval(q.Interval), Series: series,
 		Totals: gen.AnalyticsTotals{Messages: int(t.Messages), Conversations: int(t.Conversations), Users: int(t.Users),
 			TokensUsed: int(t.TokensUsed), Errors: int(t.Errors), ToolCalls: int(t.ToolCalls), ToolErrors: int(t.ToolErrors),
-			ResponseTime: gen.ResponseTimeStats{Avg: round2(t.ResponseTime.Avg), P50: t.ResponseTime.P50, P95: t.ResponseTime.P95}},
+			MemoriesSaved: int(t.MemoriesSaved),
+			ResponseTime:  gen.ResponseTimeStats{Avg: round2(t.ResponseTime.Avg), P50: t.ResponseTime.P50, P95: t.ResponseTime.P95}},
 	}}}, nil
 }
 
@@ -158,6 +159,7 @@ func conversation(c store.Conversation) gen.Conversation {
 	if c.UserID != "" {
 		out.UserId = &c.UserID
 	}
+	out.Summary = optional[string](c.Summary)
 	return out
 }
 

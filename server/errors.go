@@ -51,6 +51,10 @@ var (
 		Message: "Webhook not found."}
 	errDeliveryNotFound = &apiError{Status: http.StatusNotFound, Code: gen.DELIVERYNOTFOUND,
 		Message: "Delivery not found."}
+	errMemoryNotFound = &apiError{Status: http.StatusNotFound, Code: gen.MEMORYNOTFOUND,
+		Message: "Memory not found."}
+	errKnowledgeNotFound = &apiError{Status: http.StatusNotFound, Code: gen.KNOWLEDGENOTFOUND,
+		Message: "Knowledge document not found."}
 	errWebhookDisabled = &apiError{Status: http.StatusConflict, Code: gen.WEBHOOKDISABLED,
 		Message: "The webhook is disabled; enable it before testing it."}
 	errNotFound = &apiError{Status: http.StatusNotFound, Code: gen.NOTFOUND,
@@ -115,6 +119,10 @@ func notFound(e *store.Error) *apiError {
 		return errWebhookNotFound
 	case "delivery":
 		return errDeliveryNotFound
+	case "memory":
+		return errMemoryNotFound
+	case "knowledge":
+		return errKnowledgeNotFound
 	}
 	return errAgentNotFound
 }
@@ -164,8 +172,15 @@ func turnError(err error) (*apiError, bool) {
 
 func errQuota(q *store.Error) *apiError {
 	msg := fmt.Sprintf("Agent quota of %d reached; delete an agent or raise the quota.", q.Quota)
-	if q.Resource == "webhook" {
+	switch q.Resource {
+	case "webhook":
 		msg = fmt.Sprintf("Webhook quota of %d reached; delete a webhook first.", q.Quota)
+	case "memory":
+		msg = fmt.Sprintf("The agent holds the most memories it may (%d); delete some first.", q.Quota)
+	case "knowledge":
+		msg = fmt.Sprintf("The agent holds the most knowledge documents it may (%d); delete one first.", q.Quota)
+	case "knowledge_bytes":
+		msg = fmt.Sprintf("The agent's knowledge would pass %d bytes; delete a document first.", q.Quota)
 	}
 	return &apiError{
 		Status: http.StatusForbidden, Code: gen.INSUFFICIENTQUOTA,

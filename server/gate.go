@@ -52,12 +52,14 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 		if err := s.takeRateLimits(c, principal, operationID, pathParams["agentId"]); err != nil {
 			return err
 		}
-		// Read keys may only call GET operations; the refusal is an
-		// authenticated response, so it counts and carries the headers.
-		if principal.Key.Scope != store.ScopeWrite && req.Method != http.MethodGet {
+		// Read keys may only call GET operations and the POSTs that only
+		// read; the refusal is an authenticated response, so it counts and
+		// carries the headers.
+		if principal.Key.Scope != store.ScopeWrite && req.Method != http.MethodGet && !readingPosts[operationID] {
 			return errForbidden
 		}
-		if err := s.checkBody(c.Response(), req, route.Operation); err != nil {
+		limit := s.bodyLimit(operationID)
+		if err := s.checkBody(c.Response(), req, route.Operation, limit); err != nil {
 			return err
 		}
 		input := &openapi3filter.RequestValidationInput{
@@ -65,7 +67,7 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 			Options: s.validation,
 		}
 		if err := openapi3filter.ValidateRequest(req.Context(), input); err != nil {
-			return translateValidation(err, operationID, s.cfg.MaxBodyBytes)
+			return translateValidation(err, operationID, limit)
 		}
 		if err := checkParams(req, route.Operation, pathParams); err != nil {
 			return err
@@ -79,6 +81,7 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 var pathNotFound = map[string]*apiError{
 	"agentId": errAgentNotFound, "conversationId": errConversationNotFound,
 	"webhookId": errWebhookNotFound, "deliveryId": errDeliveryNotFound,
+	"memoryId": errMemoryNotFound, "knowledgeId": errKnowledgeNotFound,
 }
 
 // pathOrder is the order the path parameters nest in, outermost first: a
@@ -170,11 +173,25 @@ func (s *Server) authenticate(req *http.Request) (store.Principal, error) {
 	return principal, nil
 }
 
-// checkBody enforces the media type and the size cap of POST and PATCH
-// bodies; the cap also guards the reads the validator does next. An
+// readingPosts are the POST operations that write nothing, which a read
+// key may call.
+var readingPosts = map[string]bool{"previewContext": true}
+
+// bodyLimits are the operations whose bodies may exceed the server's
+// MaxBodyBytes: a knowledge document's text is up to 1,000,000 bytes,
+// which JSON escaping can double.
+var bodyLimits = map[string]int64{"createKnowledge": 2 << 20}
+
+// bodyLimit is the most a request body of operation op may hold.
+func (s *Server) bodyLimit(op string) int64 {
+	return max(s.cfg.MaxBodyBytes, bodyLimits[op])
+}
+
+// checkBody enforces the media type and the size cap (limit) of POST and
+// PATCH bodies; the cap also guards the reads the validator does next. An
 // operation that takes no body (rotate, test, retry) may be called without
 // one, and so without a Content-Type.
-func (s *Server) checkBody(w http.ResponseWriter, req *http.Request, op *openapi3.Operation) error {
+func (s *Server) checkBody(w http.ResponseWriter, req *http.Request, op *openapi3.Operation, limit int64) error {
 	if req.Method != http.MethodPost && req.Method != http.MethodPatch {
 		return nil
 	}
@@ -185,10 +202,10 @@ func (s *Server) checkBody(w http.ResponseWriter, req *http.Request, op *openapi
 	if err != nil || mediaType != echo.MIMEApplicationJSON {
 		return errUnsupportedMediaType
 	}
-	if req.ContentLength > s.cfg.MaxBodyBytes {
-		return errPayloadTooLarge(s.cfg.MaxBodyBytes)
+	if req.ContentLength > limit {
+		return errPayloadTooLarge(limit)
 	}
-	raw, err := io.ReadAll(http.MaxBytesReader(w, req.Body, s.cfg.MaxBodyBytes))
+	raw, err := io.ReadAll(http.MaxBytesReader(w, req.Body, limit))
 	if err != nil {
 		return err // a *http.MaxBytesError is 413; a broken connection has nobody to answer
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"github.com/agentd/agentd/agent"
+	"github.com/agentd/agentd/recall"
 	"github.com/agentd/agentd/tools"
 	"io"
 	"log/slog"
@@ -94,10 +95,12 @@ func newHarnessAt(t testing.TB, dsn string, opts []store.Option, tweakLLM func(*
 	if tweakLLM != nil {
 		tweakLLM(&llmCfg)
 	}
+	model := llm.New(llmCfg)
+	memories := recall.New(st, model, nil)
 	cfg := harnessConfig{
 		Config: Config{Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), ServeMetrics: true, AllowPrivateNetworks: true,
-			Registry: prometheus.NewRegistry(), ToolRules: agent.ToolRules{AllowPrivate: true}},
-		Turn: turn.Config{Store: st, Model: llm.New(llmCfg), Semaphore: limit.NewMemorySemaphore(), Tools: newToolbox(t)},
+			Registry: prometheus.NewRegistry(), ToolRules: agent.ToolRules{AllowPrivate: true}, Recall: memories},
+		Turn: turn.Config{Store: st, Model: model, Semaphore: limit.NewMemorySemaphore(), Tools: newToolbox(t, memories), Recall: memories},
 	}
 	for _, f := range tweak {
 		f(&cfg)
@@ -108,10 +111,12 @@ func newHarnessAt(t testing.TB, dsn string, opts []store.Option, tweakLLM func(*
 	if cfg.Turn.Logger == nil {
 		cfg.Turn.Logger = cfg.Logger
 	}
-	var err error
-	if cfg.Turns, err = turn.New(cfg.Turn); err != nil {
+	turns, err := turn.New(cfg.Turn)
+	if err != nil {
 		t.Fatalf("new turns: %v", err)
 	}
+	t.Cleanup(turns.Close)
+	cfg.Turns = turns
 	h.cfg = cfg
 	if h.srv, err = New(cfg.Config); err != nil {
 		t.Fatalf("new server: %v", err)
@@ -125,10 +130,10 @@ func newHarnessAt(t testing.TB, dsn string, opts []store.Option, tweakLLM func(*
 	return h
 }
 
-// newToolbox is the tools of a harness: handlers and MCP servers run on
-// loopback in tests.
-func newToolbox(t testing.TB) *tools.Service {
-	box := tools.New(tools.Config{AllowPrivate: true, Timeout: 5 * time.Second})
+// newToolbox is the tools of a harness, the memory tools included:
+// handlers and MCP servers run on loopback in tests.
+func newToolbox(t testing.TB, memories turn.Recall) *tools.Service {
+	box := tools.New(tools.Config{AllowPrivate: true, Timeout: 5 * time.Second, Builtins: []tools.Builtin{turn.MemoryTools{Recall: memories}}})
 	t.Cleanup(box.Close)
 	return box
 }
@@ -172,7 +177,7 @@ func (h *harness) with(t testing.TB) *harness {
 
 func (h *harness) newAccount(name string, tier store.Tier) store.Account {
 	h.t.Helper()
-	a, err := h.store.CreateAccount(context.Background(), store.Account{Name: name, Tier: tier, RPM: 1 << 40, EndpointMultiplier: 1 << 30, AgentQuota: 100})
+	a, err := h.store.CreateAccount(context.Background(), store.Account{Name: name, Tier: tier, RPM: 1 << 40, EndpointMultiplier: 1 << 30, AgentQuota: 1000})
 	if err != nil {
 		h.t.Fatalf("create account: %v", err)
 	}

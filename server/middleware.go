@@ -159,7 +159,7 @@ func (s *Server) toAPIError(err error, requestID string) *apiError {
 	}
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
-		return errPayloadTooLarge(s.cfg.MaxBodyBytes)
+		return errPayloadTooLarge(tooLarge.Limit)
 	}
 	var he *echo.HTTPError
 	if errors.As(err, &he) {

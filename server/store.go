@@ -39,6 +39,14 @@ type Store interface {
 	ListMessages(ctx context.Context, accountID, agentID, id string, q store.MessageQuery) ([]store.Message, int64, error)
 	DeleteConversation(ctx context.Context, accountID, agentID, id string) (int64, error)
 	AgentAnalytics(ctx context.Context, accountID, agentID string, q store.AnalyticsQuery) (store.Analytics, error)
+	// Memories and knowledge: DeleteMemory returns store.ErrMemoryNotFound
+	// and DeleteKnowledge store.ErrKnowledgeNotFound for one the agent
+	// lacks.
+	ListMemories(ctx context.Context, accountID, agentID string, q store.MemoryQuery) ([]store.Memory, int64, error)
+	DeleteMemory(ctx context.Context, accountID, agentID, id string) error
+	DeleteUserMemories(ctx context.Context, accountID, agentID, userID string) (int64, error)
+	ListKnowledge(ctx context.Context, accountID, agentID string, page, limit int) ([]store.KnowledgeDoc, int64, error)
+	DeleteKnowledge(ctx context.Context, accountID, agentID, id string) error
 	// ListConnections returns the stored platform connections of an agent.
 	ListConnections(ctx context.Context, accountID, agentID string) ([]store.Connection, error)
 	// MarkAgentError moves an active agent (or one in error) into error and

@@ -38,6 +38,7 @@ func (s *Service) finish(ctx context.Context, t *Turn, reply llm.Reply, calls []
 	if err != nil {
 		return Result{}, err
 	}
+	s.summarizeLater(t)
 	return Result{MessageID: stored.ID, Text: reply.Text, AgentID: t.agent.ID, UserID: t.in.UserID,
 		RoomID: t.in.Conv.RoomID, CreatedAt: stored.CreatedAt, Metadata: meta}, nil
 }

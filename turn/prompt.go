@@ -17,9 +17,16 @@ func (s *Service) providerRequest(ctx context.Context, t *Turn) (llm.Request, er
 		t.in.Text = llm.PostPrompt(ch, t.in.MaxChars)
 	}
 	cx := llm.Context{Platform: t.in.Platform, Channel: t.in.Channel, User: talkingWith(t.in)}
+	summary, err := s.summary(ctx, t)
+	if err != nil {
+		return llm.Request{}, err
+	}
+	if t.memories, t.chunks, err = s.recalled(ctx, t); err != nil {
+		return llm.Request{}, err
+	}
 	req := llm.Request{
 		Provider: t.agent.ModelProvider, Model: t.agent.Model, APIKey: t.apiKey,
-		System: llm.BuildSystemPrompt(ch, cx), Text: speaker(t.in) + t.in.Text,
+		System: llm.BuildSystemPrompt(ch, cx, promptRecall(summary, t.memories, t.chunks)), Text: speaker(t.in) + t.in.Text,
 		Options: ch.Options(), MaxReplyChars: ch.MaxReplyChars(),
 	}
 	if window := ch.HistoryWindow(); window > 0 {

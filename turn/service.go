@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentd/agentd/llm"
@@ -41,6 +42,19 @@ type Store interface {
 	// ConversationID is the id of the agent's conversation conv, "" while
 	// it has no message.
 	ConversationID(ctx context.Context, accountID, agentID string, conv store.ConversationRef) (string, error)
+	// ConversationSummary is conv's summary and how many of its oldest
+	// messages it covers.
+	ConversationSummary(ctx context.Context, accountID, agentID string, conv store.ConversationRef) (string, int, error)
+	// SaveSummary stores a summary covering the oldest summarized
+	// messages, unless the stored one covers as many.
+	SaveSummary(ctx context.Context, accountID, agentID string, conv store.ConversationRef, summary string, summarized int) error
+	// MessagesRange is messages [from, to) of conv, oldest first.
+	MessagesRange(ctx context.Context, accountID, agentID string, conv store.ConversationRef, from, to int) ([]store.Message, error)
+	// GetConversation is one conversation, with its message count.
+	GetConversation(ctx context.Context, accountID, agentID, id string) (store.Conversation, error)
+	// RecordTokens adds tokens spent outside a turn (summaries) to the
+	// agent's analytics.
+	RecordTokens(ctx context.Context, accountID, agentID string, tokens int, t time.Time) error
 }
 
 var _ Store = (*store.Store)(nil)
@@ -77,13 +91,19 @@ type Config struct {
 	Registerer prometheus.Registerer
 	// Tools makes the agents' tools; nil offers none.
 	Tools Tools
+	// Recall finds the agents' memories and knowledge; nil recalls none.
+	Recall Recall
 }
 
 // Service runs turns. It is safe for concurrent use.
 type Service struct {
 	cfg     Config
 	metrics *providerMetrics
+	bg      sync.WaitGroup // summaries in the background
 }
+
+// Close waits for the work a Service does after its turns (summaries).
+func (s *Service) Close() { s.bg.Wait() }
 
 // New returns a Service; Store, Model and Semaphore are required.
 func New(cfg Config) (*Service, error) {
@@ -142,6 +162,9 @@ type Turn struct {
 	tools   *toolRun // nil when the turn offers no tools
 	start   time.Time
 	release func()
+	// What the prompt recalled, for the context preview.
+	memories []store.Memory
+	chunks   []store.KnowledgeChunk
 }
 
 // Release frees the turn's concurrency slot; it is idempotent.

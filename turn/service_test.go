@@ -44,8 +44,9 @@ func newService(t *testing.T, model turn.Model) (*turn.Service, *store.Store, st
 }
 
 // newServiceWith is newService with cfg's Model and Tools, and an agent
-// with the character members fields besides its name.
-func newServiceWith(t *testing.T, cfg turn.Config, fields map[string]json.RawMessage) (*turn.Service, *store.Store, store.Agent) {
+// with the character members fields besides its name; tweak, when given,
+// completes cfg once the store is open.
+func newServiceWith(t *testing.T, cfg turn.Config, fields map[string]json.RawMessage, tweak ...func(*store.Store, *turn.Config)) (*turn.Service, *store.Store, store.Agent) {
 	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "agentd.db"))
@@ -68,6 +69,9 @@ func newServiceWith(t *testing.T, cfg turn.Config, fields map[string]json.RawMes
 		t.Fatal(err)
 	}
 	cfg.Store, cfg.Semaphore, cfg.ErrorCooldown = st, limit.NewMemorySemaphore(), time.Hour
+	for _, f := range tweak {
+		f(st, &cfg)
+	}
 	svc, err := turn.New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/agentd/agentd/agent"
+	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/tools"
 )
@@ -20,12 +21,14 @@ const DefaultMaxToolSteps = 5
 const ActionSecretName = "ACTION_SECRET"
 
 // toolSpec is what the tools of agent a are made from; secrets are its
-// opened secrets (the action secret and the MCP headers).
+// opened secrets (the action secret, the MCP headers, its provider key
+// for the memory tools' embeddings).
 func toolSpec(a store.Agent, secrets store.Secrets) tools.Spec {
 	return tools.Spec{
 		AgentID: a.ID, Version: a.UpdatedAt.UTC().Format("2006-01-02T15:04:05.000000000Z"),
 		Actions: actions(a), ActionSecret: secrets.String(ActionSecretName),
 		MCPServers: mcpServers(a, secrets),
+		Owner:      &memoryOwner{agent: recallAgent(a, secrets.String(llm.APIKeyVar(a.ModelProvider))), settings: memoryOf(a)},
 	}
 }
 

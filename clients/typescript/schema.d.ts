@@ -299,6 +299,166 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/agents/{agentId}/memories": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List Memories
+         * @description The agent's memories, newest first; with `q`, the at most 20 most
+         *     relevant to `q`, best first (by embeddings where the agent's
+         *     provider has them, else by full-text ranking). `userId` lists that
+         *     user's memories only, not the agent-wide ones.
+         */
+        get: operations["listMemories"];
+        put?: never;
+        /**
+         * Create Memory
+         * @description Stores a memory of the agent: the user's when `userId` is given,
+         *     else agent-wide. At most 10,000 memories per agent (403
+         *     INSUFFICIENT_QUOTA beyond). Needs a write key.
+         */
+        post: operations["createMemory"];
+        /**
+         * Forget User
+         * @description Deletes every memory of the user `userId` (not the agent-wide ones). Needs a write key.
+         */
+        delete: operations["forgetUser"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/{agentId}/memories/{memoryId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+                memoryId: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete Memory
+         * @description Deletes one memory. Needs a write key.
+         */
+        delete: operations["deleteMemory"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/{agentId}/knowledge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List Knowledge Documents
+         * @description The agent's knowledge documents, newest first.
+         */
+        get: operations["listKnowledge"];
+        put?: never;
+        /**
+         * Add Knowledge Document
+         * @description Adds a text or Markdown document to the agent's knowledge. It is cut
+         *     into chunks of about 1,000 characters on paragraph boundaries; before
+         *     each turn the up to 5 chunks most relevant to the message go into
+         *     the prompt with the document's name. `text` is at most 1,000,000
+         *     bytes (this operation takes bodies up to 2 MiB). At most 100
+         *     documents and 50 MB per agent (403 INSUFFICIENT_QUOTA beyond).
+         *     Needs a write key.
+         */
+        post: operations["createKnowledge"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/{agentId}/knowledge/{knowledgeId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+                knowledgeId: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete Knowledge Document
+         * @description Deletes a document and its chunks. Needs a write key.
+         */
+        delete: operations["deleteKnowledge"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/{agentId}/context-preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Preview Context
+         * @description What the agent's next turn would send the model for this message,
+         *     built by the same code as the turn, without calling the model and
+         *     without writing anything: the whole system prompt, the history
+         *     (roles `user` and `agent`), the memories and knowledge chunks
+         *     recalled, the tools offered, and the estimated tokens (4 characters
+         *     a token). A read key may use it.
+         */
+        post: operations["previewContext"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks": {
         parameters: {
             query?: never;
@@ -525,7 +685,7 @@ export interface components {
             details?: components["schemas"]["ErrorDetails"];
         };
         /** @enum {string} */
-        ErrorCode: "INVALID_REQUEST" | "INVALID_MESSAGE" | "UNAUTHORIZED" | "INSUFFICIENT_PERMISSIONS" | "DELETE_PROTECTED" | "INSUFFICIENT_QUOTA" | "AGENT_NOT_FOUND" | "CONVERSATION_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "MODEL_ERROR" | "AGENT_UNAVAILABLE" | "WEBHOOK_DISABLED";
+        ErrorCode: "INVALID_REQUEST" | "INVALID_MESSAGE" | "UNAUTHORIZED" | "INSUFFICIENT_PERMISSIONS" | "DELETE_PROTECTED" | "INSUFFICIENT_QUOTA" | "AGENT_NOT_FOUND" | "CONVERSATION_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "MEMORY_NOT_FOUND" | "KNOWLEDGE_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "MODEL_ERROR" | "AGENT_UNAVAILABLE" | "WEBHOOK_DISABLED";
         /** @description Depends on the code; the members used are listed here. */
         ErrorDetails: {
             /** @description Dotted path of the bad field (INVALID_REQUEST and INVALID_MESSAGE). */
@@ -1038,6 +1198,104 @@ export interface components {
             /** Format: double */
             durationMs: number;
         };
+        MemoryCreateRequest: {
+            text: string;
+            userId?: components["schemas"]["ConversationId"];
+        };
+        /** @enum {string} */
+        MemorySource: "agent" | "api";
+        AgentMemory: {
+            /** @example mem_01jd3vb2k8r4m6n8p0q2s4t6vw */
+            id: string;
+            agentId: string;
+            /** @description Absent for an agent-wide memory. */
+            userId?: string;
+            text: string;
+            source: components["schemas"]["MemorySource"];
+            /** @description The conversation the agent saved it in. */
+            conversationId?: string;
+            createdAt: components["schemas"]["Timestamp"];
+        };
+        MemoryEnvelope: {
+            success: boolean;
+            data: components["schemas"]["AgentMemory"];
+        };
+        MemoryList: {
+            items: components["schemas"]["AgentMemory"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        MemoryListEnvelope: {
+            success: boolean;
+            data: components["schemas"]["MemoryList"];
+        };
+        MemoriesDeleted: {
+            deleted: number;
+        };
+        MemoriesDeletedEnvelope: {
+            success: boolean;
+            data: components["schemas"]["MemoriesDeleted"];
+        };
+        IdOnly: {
+            id: string;
+        };
+        IdEnvelope: {
+            success: boolean;
+            data: components["schemas"]["IdOnly"];
+        };
+        KnowledgeCreateRequest: {
+            name: string;
+            /** @description At most 1 */
+            text: string;
+        };
+        KnowledgeDocument: {
+            /** @example kn_01jd3vb2k8r4m6n8p0q2s4t6vw */
+            id: string;
+            name: string;
+            chunks: number;
+            bytes: number;
+            createdAt: components["schemas"]["Timestamp"];
+        };
+        KnowledgeDocumentEnvelope: {
+            success: boolean;
+            data: components["schemas"]["KnowledgeDocument"];
+        };
+        KnowledgeDocumentList: {
+            items: components["schemas"]["KnowledgeDocument"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        KnowledgeListEnvelope: {
+            success: boolean;
+            data: components["schemas"]["KnowledgeDocumentList"];
+        };
+        ContextMessage: {
+            role: components["schemas"]["MessageRole"];
+            text: string;
+        };
+        ContextMemory: {
+            id: string;
+            text: string;
+        };
+        ContextKnowledge: {
+            documentId: string;
+            name: string;
+            text: string;
+        };
+        ContextTool: {
+            name: string;
+            source: components["schemas"]["ToolSource"];
+        };
+        ContextPreview: {
+            system: string;
+            history: components["schemas"]["ContextMessage"][];
+            memories: components["schemas"]["ContextMemory"][];
+            knowledge: components["schemas"]["ContextKnowledge"][];
+            tools: components["schemas"]["ContextTool"][];
+            estimatedTokens: number;
+        };
+        ContextPreviewEnvelope: {
+            success: boolean;
+            data: components["schemas"]["ContextPreview"];
+        };
         /** @description A JSON object, passed on as it is (key order kept). */
         JSONObject: {
             [key: string]: unknown;
@@ -1146,6 +1404,8 @@ export interface components {
             messageCount: number;
             startedAt: components["schemas"]["Timestamp"];
             lastMessageAt: components["schemas"]["Timestamp"];
+            /** @description With memory.rememberConversations: what has slid out of the window, at most 2,000 characters; absent when none. */
+            summary?: string;
         };
         ConversationList: {
             items: components["schemas"]["Conversation"][];
@@ -1213,6 +1473,8 @@ export interface components {
             toolCalls: number;
             /** @description Tool calls that failed (`ok: false`), unknown tools included. */
             toolErrors: number;
+            /** @description Memories created in the range */
+            memoriesSaved: number;
             responseTime: components["schemas"]["ResponseTimeStats"];
         };
         AnalyticsBucket: {
@@ -1690,6 +1952,54 @@ export interface components {
                  *       "error": {
                  *         "code": "WEBHOOK_NOT_FOUND",
                  *         "message": "Webhook not found."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description AGENT_NOT_FOUND (no such agent in the caller's account) or MEMORY_NOT_FOUND (the agent has no such memory). */
+        MemoryNotFound: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "MEMORY_NOT_FOUND",
+                 *         "message": "Memory not found."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description AGENT_NOT_FOUND (no such agent in the caller's account) or KNOWLEDGE_NOT_FOUND (the agent has no such document). */
+        KnowledgeNotFound: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "KNOWLEDGE_NOT_FOUND",
+                 *         "message": "Knowledge document not found."
                  *       }
                  *     }
                  */
@@ -2701,6 +3011,7 @@ export interface operations {
                      *           "errors": 1,
                      *           "toolCalls": 3,
                      *           "toolErrors": 1,
+                     *           "memoriesSaved": 2,
                      *           "responseTime": {
                      *             "avg": 812.4,
                      *             "p50": 745.3,
@@ -2818,6 +3129,487 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listMemories: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1. */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. */
+                limit?: components["parameters"]["Limit"];
+                userId?: components["schemas"]["ConversationId"];
+                /** @description Rank by relevance to this text instead of by date. */
+                q?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of memories. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "items": [
+                     *           {
+                     *             "id": "mem_01jd3vb2k8r4m6n8p0q2s4t6vw",
+                     *             "agentId": "agent_01jd3v8m4q2x7k9w5t6r0yzabc",
+                     *             "userId": "user-42",
+                     *             "text": "Prefers short answers.",
+                     *             "source": "agent",
+                     *             "conversationId": "conv_01jd3vb2k8r4m6n8p0q2s4t6vx",
+                     *             "createdAt": "2026-11-21T10:00:00.123Z"
+                     *           }
+                     *         ],
+                     *         "pagination": {
+                     *           "currentPage": 1,
+                     *           "totalPages": 1,
+                     *           "totalItems": 1,
+                     *           "itemsPerPage": 20
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MemoryListEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["MemoryNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createMemory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "text": "Prefers short answers and is learning Rust.",
+                 *       "userId": "user-42"
+                 *     }
+                 */
+                "application/json": components["schemas"]["MemoryCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The stored memory. */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "mem_01jd3vb2k8r4m6n8p0q2s4t6vw",
+                     *         "agentId": "agent_01jd3v8m4q2x7k9w5t6r0yzabc",
+                     *         "userId": "user-42",
+                     *         "text": "Prefers short answers and is learning Rust.",
+                     *         "source": "api",
+                     *         "createdAt": "2026-11-21T10:00:00.123Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MemoryEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["MemoryNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    forgetUser: {
+        parameters: {
+            query: {
+                userId: components["schemas"]["ConversationId"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description How many memories were deleted. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "deleted": 12
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MemoriesDeletedEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["MemoryNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteMemory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+                memoryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The memory is gone. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "mem_01jd3vb2k8r4m6n8p0q2s4t6vw"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["IdEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["MemoryNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listKnowledge: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1. */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of documents. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "items": [
+                     *           {
+                     *             "id": "kn_01jd3vb2k8r4m6n8p0q2s4t6vw",
+                     *             "name": "faq.md",
+                     *             "chunks": 3,
+                     *             "bytes": 2480,
+                     *             "createdAt": "2026-11-21T10:00:00.123Z"
+                     *           }
+                     *         ],
+                     *         "pagination": {
+                     *           "currentPage": 1,
+                     *           "totalPages": 1,
+                     *           "totalItems": 1,
+                     *           "itemsPerPage": 20
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["KnowledgeListEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["KnowledgeNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createKnowledge: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "faq.md",
+                 *       "text": "# Fees\n\nTrades cost 0.1%."
+                 *     }
+                 */
+                "application/json": components["schemas"]["KnowledgeCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The stored document. */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "kn_01jd3vb2k8r4m6n8p0q2s4t6vw",
+                     *         "name": "faq.md",
+                     *         "chunks": 3,
+                     *         "bytes": 2480,
+                     *         "createdAt": "2026-11-21T10:00:00.123Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["KnowledgeDocumentEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["KnowledgeNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteKnowledge: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+                knowledgeId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The document is gone. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "kn_01jd3vb2k8r4m6n8p0q2s4t6vw"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["IdEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["KnowledgeNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    previewContext: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "text": "What did I tell you about Rust?",
+                 *       "userId": "user-42"
+                 *     }
+                 */
+                "application/json": components["schemas"]["MessageRequest"];
+            };
+        };
+        responses: {
+            /** @description The context. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "system": "You are Ada...",
+                     *         "history": [
+                     *           {
+                     *             "role": "user",
+                     *             "text": "Hi"
+                     *           },
+                     *           {
+                     *             "role": "agent",
+                     *             "text": "Hello!"
+                     *           }
+                     *         ],
+                     *         "memories": [
+                     *           {
+                     *             "id": "mem_01jd3vb2k8r4m6n8p0q2s4t6vw",
+                     *             "text": "Is learning Rust."
+                     *           }
+                     *         ],
+                     *         "knowledge": [],
+                     *         "tools": [
+                     *           {
+                     *             "name": "memory_search",
+                     *             "source": "builtin"
+                     *           }
+                     *         ],
+                     *         "estimatedTokens": 412
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ContextPreviewEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -112,6 +113,9 @@ var settings = []setting{
 	{env: "AGENTD_WEBHOOK_TIMEOUT", flag: "webhook-timeout", def: "10s", usage: "time limit of one webhook delivery attempt, a `duration`"},
 	{env: "AGENTD_WEBHOOK_ALLOW_PRIVATE", flag: "webhook-allow-private", def: "false", usage: "`true` lets webhooks reach loopback, private and link-local addresses (tests, closed networks)"},
 	{env: "AGENTD_ALLOW_PRIVATE_NETWORKS", flag: "allow-private-networks", def: "false", usage: "`true` lets every URL given through the API (webhooks, action handlers, MCP servers) reach internal addresses (tests, closed networks)"},
+	{env: embeddingModelVar(llm.ProviderOpenAI), flag: "embedding-model-openai", def: llm.DefaultEmbeddingModels[llm.ProviderOpenAI], usage: "embedding `model` of openai agents' memories and knowledge"},
+	{env: embeddingModelVar(llm.ProviderGoogle), flag: "embedding-model-google", def: llm.DefaultEmbeddingModels[llm.ProviderGoogle], usage: "embedding `model` of google agents' memories and knowledge"},
+	{env: embeddingModelVar(llm.ProviderOllama), flag: "embedding-model-ollama", def: llm.DefaultEmbeddingModels[llm.ProviderOllama], usage: "embedding `model` of ollama agents' memories and knowledge"},
 	{env: "AGENTD_TOOL_TIMEOUT", flag: "tool-timeout", def: "15s", usage: "time limit of one tool call (action handler or MCP server), a `duration`"},
 	{env: "AGENTD_MCP_STDIO", flag: "mcp-stdio", def: "false", usage: "`true` lets agents' MCP servers of type stdio run programs on this host (single-tenant hosts only)"},
 	{env: secretKeyEnv, flag: "secret-key", shown: "none: secrets stored in clear", usage: secretKeyUsage, secret: true},
@@ -267,7 +271,11 @@ func (r rawConfig) llmConfig() (llm.Config, error) {
 	c := llm.Config{
 		OpenAI: pc(llm.ProviderOpenAI), Anthropic: pc(llm.ProviderAnthropic),
 		Groq: pc(llm.ProviderGroq), Google: pc(llm.ProviderGoogle),
-		Ollama: llm.ProviderConfig{BaseURL: r.get("OLLAMA_HOST")},
+		Ollama:          llm.ProviderConfig{BaseURL: r.get("OLLAMA_HOST")},
+		EmbeddingModels: map[string]string{},
+	}
+	for provider, def := range llm.DefaultEmbeddingModels {
+		c.EmbeddingModels[provider] = cmp.Or(r.get(embeddingModelVar(provider)), def)
 	}
 	d, err := time.ParseDuration(r.get("AGENTD_PROVIDER_TIMEOUT"))
 	switch {
@@ -278,6 +286,11 @@ func (r rawConfig) llmConfig() (llm.Config, error) {
 	}
 	c.Timeout = d
 	return c, nil
+}
+
+// embeddingModelVar is the variable naming provider's embedding model.
+func embeddingModelVar(provider string) string {
+	return "AGENTD_EMBEDDING_MODEL_" + strings.ToUpper(provider)
 }
 
 // parseRetries reads the retry schedule of webhook deliveries: "" is the

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"github.com/agentd/agentd/agent"
+	"github.com/agentd/agentd/recall"
 	"github.com/agentd/agentd/tools"
 	"log/slog"
 	"net"
@@ -121,20 +122,23 @@ func (e *env) serve(ctx context.Context, cfg config) error {
 		return err
 	}
 	defer lim.close(logger)
+	model := llm.New(cfg.LLM)
+	memories := recall.New(st, model, logger.With("component", "recall"))
 	toolbox := tools.New(tools.Config{Timeout: cfg.ToolTimeout, AllowPrivate: cfg.AllowPrivateNetworks,
-		AllowStdio: cfg.MCPStdio, Logger: logger.With("component", "tools")})
+		AllowStdio: cfg.MCPStdio, Logger: logger.With("component", "tools"), Builtins: []tools.Builtin{turn.MemoryTools{Recall: memories}}})
 	defer toolbox.Close()
-	turns, err := turn.New(turn.Config{Store: st, Model: llm.New(cfg.LLM), Semaphore: lim.semaphore,
-		Logger: logger, Registerer: reg, Tools: toolbox})
+	turns, err := turn.New(turn.Config{Store: st, Model: model, Semaphore: lim.semaphore,
+		Logger: logger, Registerer: reg, Tools: toolbox, Recall: memories})
 	if err != nil {
 		return fmt.Errorf("build turns: %w", err)
 	}
+	defer turns.Close() // summaries in flight end before the database closes
 	srv, err := server.New(server.Config{
 		PublicURL: publicURL(cfg.PublicURL, ls.api.Addr()), DefaultProvider: cfg.DefaultProvider,
 		DefaultModels: cfg.Models, Store: st, Turns: turns,
 		Counter: lim.counter, Logger: logger,
 		Registry: reg, ServeMetrics: ls.metrics == nil, AllowPrivateNetworks: cfg.Webhooks.AllowPrivate,
-		ToolRules: agent.ToolRules{AllowPrivate: cfg.AllowPrivateNetworks, AllowStdio: cfg.MCPStdio},
+		ToolRules: agent.ToolRules{AllowPrivate: cfg.AllowPrivateNetworks, AllowStdio: cfg.MCPStdio}, Recall: memories,
 	})
 	if err != nil {
 		return fmt.Errorf("build server: %w", err)

@@ -1,0 +1,64 @@
+package recall
+
+import (
+	"context"
+
+	"github.com/agentd/agentd/store"
+)
+
+// AddKnowledge cuts a document into chunks (Chunk), embeds them when the
+// agent's provider can, and stores them with the document.
+func (s *Service) AddKnowledge(ctx context.Context, a Agent, name, text string) (store.KnowledgeDoc, error) {
+	parts := Chunk(text, ChunkSize)
+	chunks := make([]store.KnowledgeChunk, len(parts))
+	terms := make([]string, len(parts))
+	vecs, model := s.vectors(ctx, a, parts)
+	for i, p := range parts {
+		chunks[i] = store.KnowledgeChunk{Text: p, Seq: i}
+		if vecs != nil {
+			chunks[i].Embedding, chunks[i].EmbeddingModel = vecs[i], model
+		}
+		terms[i] = indexTerms(p)
+	}
+	return s.store.CreateKnowledge(ctx, a.AccountID, a.ID, name, int64(len(text)), chunks, terms)
+}
+
+// Knowledge returns at most k chunks of a's documents most relevant to
+// query, best first, ranked as Memories ranks memories.
+func (s *Service) Knowledge(ctx context.Context, a Agent, query string, k int) ([]store.KnowledgeChunk, error) {
+	terms := queryTerms(query)
+	found, total, err := s.store.SearchKnowledge(ctx, a.AccountID, a.ID, terms, candidates)
+	if err != nil || total == 0 {
+		return nil, err
+	}
+	if model, ok := s.model(a); ok {
+		if q, _ := s.vectors(ctx, a, []string{query}); q != nil {
+			s.refreshChunks(ctx, a, model)
+			vecs, err := s.store.KnowledgeVectors(ctx, a.AccountID, a.ID, model)
+			if err != nil {
+				return nil, err
+			}
+			if len(vecs) > 0 {
+				return rankByVector(q[0], vecs, func(c store.KnowledgeChunk) []float32 { return c.Embedding }, k), nil
+			}
+		}
+	}
+	texts := make([]string, len(found))
+	for i, c := range found {
+		texts[i] = c.Text
+	}
+	return pick(found, top(bm25(terms, texts, total), k, true)), nil
+}
+
+// refreshChunks embeds again the agent's chunks that model has not
+// embedded.
+func (s *Service) refreshChunks(ctx context.Context, a Agent, model string) {
+	stale, err := s.store.StaleChunks(ctx, a.AccountID, a.ID, model, maxReembed)
+	if err != nil {
+		s.logger.Warn("stale chunks not read", "agent", a.ID, "error", err)
+		return
+	}
+	reembed(ctx, s, a, model, stale, func(c store.KnowledgeChunk) string { return c.Text },
+		func(c store.KnowledgeChunk) string { return c.ID },
+		func(v map[string][]float32) error { return s.store.SetChunkEmbeddings(ctx, a.ID, model, v) })
+}

@@ -1,0 +1,96 @@
+package recall_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/agentd/agentd/llm/llmtest"
+	"github.com/agentd/agentd/recall"
+	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/store/storetest"
+)
+
+// embedder embeds with llmtest's bag of words under a model a test can
+// change, or fails.
+type embedder struct {
+	model string
+	fail  bool
+	calls int
+}
+
+func (e *embedder) EmbeddingModel(string) (string, bool) { return e.model, true }
+
+func (e *embedder) Embed(_ context.Context, _, _ string, texts []string) ([][]float32, string, error) {
+	e.calls++
+	if e.fail {
+		return nil, "", errors.New("embeddings down")
+	}
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		out[i] = llmtest.Embedding(t)
+	}
+	return out, e.model, nil
+}
+
+// newRecall is a Service over a fresh store of backend dsn with an agent.
+func newRecall(t *testing.T, dsn string, e *embedder) (*recall.Service, *store.Store, recall.Agent) {
+	st := storetest.Open(t, dsn)
+	acct := storetest.Account(t, st, "acme")
+	a, err := st.CreateAgent(context.Background(), store.Agent{AccountID: acct.ID, Name: "Rem", Fields: map[string]json.RawMessage{"name": json.RawMessage(`"Rem"`)}}, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recall.New(st, e, nil), st, recall.Agent{AccountID: acct.ID, ID: a.ID, Provider: "openai"}
+}
+
+// TestReembedWhenTheModelChanges: memories embedded by an older model are
+// embedded again by the current one when they are next recalled, and
+// ranked by it.
+func TestReembedWhenTheModelChanges(t *testing.T) {
+	storetest.Backends(t, func(t *testing.T, dsn string) {
+		e := &embedder{model: "old-model"}
+		svc, st, a := newRecall(t, dsn, e)
+		ctx := context.Background()
+		for _, text := range []string{"Ann is learning Rust", "Bob likes chess"} {
+			if _, err := svc.SaveMemory(ctx, a, store.Memory{UserID: "ann", Text: text, Source: store.MemorySourceAPI}, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e.model = "new-model"
+		got, err := svc.Memories(ctx, a, []string{"ann"}, "what is Ann learning", 1)
+		if err != nil || len(got) != 1 || got[0].Text != "Ann is learning Rust" {
+			t.Fatalf("recalled %+v, %v", got, err)
+		}
+		vecs, err := st.MemoryVectors(ctx, a.AccountID, a.ID, []string{"ann"}, "new-model")
+		if err != nil || len(vecs) != 2 {
+			t.Errorf("%d memories embedded by the new model, %v", len(vecs), err)
+		}
+	})
+}
+
+// TestFallbackToFullText: when embedding fails, memories and knowledge are
+// ranked by their terms; the memory is stored all the same.
+func TestFallbackToFullText(t *testing.T) {
+	e := &embedder{model: "m", fail: true}
+	svc, _, a := newRecall(t, storetest.SQLiteDSN(t), e)
+	ctx := context.Background()
+	for _, text := range []string{"The office closes at six", "Ann is learning Rust"} {
+		if _, err := svc.SaveMemory(ctx, a, store.Memory{Text: text, Source: store.MemorySourceAPI}, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := svc.AddKnowledge(ctx, a, "lake.md", "The lake is cold in May.\n\nThe trail is steep."); err != nil {
+		t.Fatal(err)
+	}
+	mems, err := svc.Memories(ctx, a, []string{""}, "Rust lessons", 5)
+	if err != nil || len(mems) != 1 || mems[0].Text != "Ann is learning Rust" {
+		t.Errorf("memories %+v, %v", mems, err)
+	}
+	chunks, err := svc.Knowledge(ctx, a, "how cold is the lake", 5)
+	if err != nil || len(chunks) != 1 || !strings.Contains(chunks[0].Text, "cold") || chunks[0].DocumentName != "lake.md" {
+		t.Errorf("chunks %+v, %v", chunks, err)
+	}
+}
