@@ -1244,7 +1244,7 @@ export interface components {
         };
         KnowledgeCreateRequest: {
             name: string;
-            /** @description At most 1 */
+            /** @description At most 1,000,000 bytes. */
             text: string;
         };
         KnowledgeDocument: {
@@ -1473,7 +1473,7 @@ export interface components {
             toolCalls: number;
             /** @description Tool calls that failed (`ok: false`), unknown tools included. */
             toolErrors: number;
-            /** @description Memories created in the range */
+            /** @description Memories created in the range, by the model or the API. */
             memoriesSaved: number;
             responseTime: components["schemas"]["ResponseTimeStats"];
         };
