@@ -44,6 +44,9 @@ type options struct {
 	dir      string
 	// handler is the URL of the action handler the tool agents call.
 	handler string
+	// recallPG is the PostgreSQL server the recall bench makes a database
+	// on ("" for SQLite only).
+	recallPG string
 }
 
 func main() {
@@ -62,6 +65,8 @@ func main() {
 	flag.IntVar(&o.big, "big", 100_000, "agents of the account Create is measured on at scale")
 	flag.IntVar(&o.small, "small", 1_000, "agents of the accounts Create is measured on small")
 	flag.IntVar(&o.messages, "messages", 100_000, "messages stored before the message workloads")
+	flag.StringVar(&o.recallPG, "recall-pg", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable",
+		"PostgreSQL `DSN` whose server the recall bench makes a fresh database on; empty for SQLite only")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -17,6 +17,7 @@ type report struct {
 	docBytes                   int
 	points                     []point
 	rssKB, rssPeakKB, rssEndKB int
+	recall                     []recallPoint
 }
 
 func (r *report) add(p point) { r.points = append(r.points, p) }
@@ -84,6 +85,12 @@ func (r *report) targets() []target {
 	for _, conns := range []int{one, c} {
 		step, ok := r.toolStep(conns)
 		ts = append(ts, target{fmt.Sprintf("a tool step adds ≤ 1 ms p50 (%d conns)", conns), ms(step), step <= time.Millisecond, ok})
+	}
+	for _, p := range r.recall {
+		if p.what == "memories" && p.items == 10_000 {
+			ts = append(ts, target{fmt.Sprintf("recall of 10,000 memories ≤ 10 ms p95 (%s, %s)", p.backend, p.ranking),
+				ms(p.p95), p.p95 <= 10*time.Millisecond, p.p95 > 0})
+		}
 	}
 	first, okF := r.find("Stream first token", "agentd", one)
 	ts = append(ts, target{"first token ≤ 1 ms after the provider sent it", fmt.Sprintf("p50 %s at %d conn", ms(first.quantile(0.5)), one),
@@ -171,6 +178,12 @@ func (r *report) write(w io.Writer) error {
 			tool, _ := r.find("Tool turn", "agentd", c)
 			fmt.Fprintf(&b, "| %d | %s | %s |\n", c, ms(tool.quantile(0.5)), ms(d))
 		}
+	}
+	b.WriteString("\n## Recall\n\nOne agent's recall of the 5 best memories (of its user and agent-wide) or knowledge chunks for a message, " +
+		"in process, the embedding call excluded (an instant embedder of 1,536 dimensions); " +
+		fmt.Sprint(recallRounds) + " recalls a point.\n\n| backend | items | held | ranking | p50 | p95 |\n|---|---|---|---|---|---|\n")
+	for _, p := range r.recall {
+		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s |\n", p.backend, p.what, p.items, p.ranking, ms(p.p50), ms(p.p95))
 	}
 	fmt.Fprintf(&b, "\n## Memory\n\nagentd peak RSS (VmHWM) after the Get, List, PATCH and message workloads "+
 		"(%d agents measured, %d stored messages and more added by the run): **%.1f MB** (current %.1f MB); "+

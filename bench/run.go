@@ -314,6 +314,9 @@ func run(ctx context.Context, o options) error {
 		}
 	}})
 	_, rep.rssEndKB, _ = agentd.rssKB()
+	if rep.recall, err = benchRecall(ctx, dir, o.recallPG); err != nil {
+		return err
+	}
 	return rep.write(os.Stdout)
 }
 

@@ -26,22 +26,16 @@ func (s *Service) AddKnowledge(ctx context.Context, a Agent, name, text string) 
 // Knowledge returns at most k chunks of a's documents most relevant to
 // query, best first, ranked as Memories ranks memories.
 func (s *Service) Knowledge(ctx context.Context, a Agent, query string, k int) ([]store.KnowledgeChunk, error) {
+	if model, ok := s.model(a); ok {
+		found, ok, err := byVectors(ctx, s, a, s.chunkSource(a, model), query, func(store.KnowledgeChunk) bool { return true }, k)
+		if err != nil || ok {
+			return found, err
+		}
+	}
 	terms := queryTerms(query)
 	found, total, err := s.store.SearchKnowledge(ctx, a.AccountID, a.ID, terms, candidates)
 	if err != nil || total == 0 {
 		return nil, err
-	}
-	if model, ok := s.model(a); ok {
-		if q, _ := s.vectors(ctx, a, []string{query}); q != nil {
-			s.refreshChunks(ctx, a, model)
-			vecs, err := s.store.KnowledgeVectors(ctx, a.AccountID, a.ID, model)
-			if err != nil {
-				return nil, err
-			}
-			if len(vecs) > 0 {
-				return rankByVector(q[0], vecs, func(c store.KnowledgeChunk) []float32 { return c.Embedding }, k), nil
-			}
-		}
 	}
 	texts := make([]string, len(found))
 	for i, c := range found {
@@ -61,4 +55,19 @@ func (s *Service) refreshChunks(ctx context.Context, a Agent, model string) {
 	reembed(ctx, s, a, model, stale, func(c store.KnowledgeChunk) string { return c.Text },
 		func(c store.KnowledgeChunk) string { return c.ID },
 		func(v map[string][]float32) error { return s.store.SetChunkEmbeddings(ctx, a.ID, model, v) })
+}
+
+// chunkSource is where the vectors model made of a's chunks come from.
+func (s *Service) chunkSource(a Agent, model string) vectorSource[store.KnowledgeChunk] {
+	return vectorSource[store.KnowledgeChunk]{
+		key: "chunks|" + a.ID + "|" + model,
+		state: func(ctx context.Context) (store.VectorState, error) {
+			return s.store.VectorState(ctx, a.AccountID, a.ID, "chunks", model)
+		},
+		refresh: func(ctx context.Context) { s.refreshChunks(ctx, a, model) },
+		load: func(ctx context.Context) ([]store.KnowledgeChunk, error) {
+			return s.store.KnowledgeVectors(ctx, a.AccountID, a.ID, model)
+		},
+		take: func(c *store.KnowledgeChunk) []float32 { v := c.Embedding; c.Embedding = nil; return v },
+	}
 }

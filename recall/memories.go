@@ -2,6 +2,7 @@ package recall
 
 import (
 	"context"
+	"slices"
 
 	"github.com/agentd/agentd/store"
 )
@@ -19,26 +20,21 @@ func (s *Service) SaveMemory(ctx context.Context, a Agent, m store.Memory, dropO
 }
 
 // Memories returns at most k of a's memories of scope (user ids, "" for
-// agent-wide ones) most relevant to query, best first. With embeddings
-// every memory of the scope is ranked by cosine; otherwise only those
-// sharing a term with the query, by BM25.
+// agent-wide ones; nil for all) most relevant to query, best first. With
+// embeddings every memory of the scope is ranked by cosine; otherwise only
+// those sharing a term with the query, by BM25.
 func (s *Service) Memories(ctx context.Context, a Agent, scope []string, query string, k int) ([]store.Memory, error) {
+	if model, ok := s.model(a); ok {
+		in := inScope(scope)
+		found, ok, err := byVectors(ctx, s, a, s.memorySource(a, model), query, func(m store.Memory) bool { return in(m.UserID) }, k)
+		if err != nil || ok {
+			return found, err
+		}
+	}
 	terms := queryTerms(query)
 	found, total, err := s.store.SearchMemories(ctx, a.AccountID, a.ID, scope, terms, candidates)
 	if err != nil || total == 0 {
 		return nil, err
-	}
-	if model, ok := s.model(a); ok {
-		if q, _ := s.vectors(ctx, a, []string{query}); q != nil {
-			s.refreshMemories(ctx, a, scope, model)
-			vecs, err := s.store.MemoryVectors(ctx, a.AccountID, a.ID, scope, model)
-			if err != nil {
-				return nil, err
-			}
-			if len(vecs) > 0 {
-				return rankByVector(q[0], vecs, func(m store.Memory) []float32 { return m.Embedding }, k), nil
-			}
-		}
 	}
 	texts := make([]string, len(found))
 	for i, m := range found {
@@ -47,13 +43,26 @@ func (s *Service) Memories(ctx context.Context, a Agent, scope []string, query s
 	return pick(found, top(bm25(terms, texts, total), k, true)), nil
 }
 
-// rankByVector returns the k items closest to q by cosine, best first.
-func rankByVector[T any](q []float32, items []T, vec func(T) []float32, k int) []T {
-	scores := make([]float64, len(items))
-	for i, it := range items {
-		scores[i] = cosine(q, vec(it))
+// memorySource is where the vectors model made of a's memories come from
+// (all of them: a recall keeps those of its scope).
+func (s *Service) memorySource(a Agent, model string) vectorSource[store.Memory] {
+	return vectorSource[store.Memory]{
+		key: "memories|" + a.ID + "|" + model,
+		state: func(ctx context.Context) (store.VectorState, error) {
+			return s.store.VectorState(ctx, a.AccountID, a.ID, "memories", model)
+		},
+		refresh: func(ctx context.Context) { s.refreshMemories(ctx, a, nil, model) },
+		load: func(ctx context.Context) ([]store.Memory, error) {
+			return s.store.MemoryVectors(ctx, a.AccountID, a.ID, nil, model)
+		},
+		take: func(m *store.Memory) []float32 { v := m.Embedding; m.Embedding = nil; return v },
 	}
-	return pick(items, top(scores, k, false))
+}
+
+// inScope reports whether a memory of userID is in scope; a nil scope
+// holds every memory.
+func inScope(scope []string) func(userID string) bool {
+	return func(userID string) bool { return scope == nil || slices.Contains(scope, userID) }
 }
 
 // pick returns items at idx, in idx's order.

@@ -55,15 +55,32 @@ func TestBM25Ranks(t *testing.T) {
 	}
 }
 
-// TestCosine: parallel vectors score 1, orthogonal 0, mismatched 0.
+// TestCosine: the dot product of unit vectors is their cosine: parallel
+// vectors score 1, orthogonal 0, mismatched lengths 0.
 func TestCosine(t *testing.T) {
-	if c := cosine([]float32{1, 2}, []float32{2, 4}); c < 0.999 {
+	cos := func(a, b []float32) float64 { return dot(unit(a), unit(b)) }
+	if c := cos([]float32{1, 2}, []float32{2, 4}); c < 0.999 {
 		t.Errorf("parallel = %v", c)
 	}
-	if c := cosine([]float32{1, 0}, []float32{0, 3}); c != 0 {
+	if c := cos([]float32{1, 0}, []float32{0, 3}); c != 0 {
 		t.Errorf("orthogonal = %v", c)
 	}
-	if c := cosine([]float32{1}, []float32{1, 2}); c != 0 {
+	if c := cos([]float32{1}, []float32{1, 2}); c != 0 {
 		t.Errorf("mismatched = %v", c)
+	}
+}
+
+// TestTop: the best k, best first, ties in their order, non-positive
+// scores left out when asked.
+func TestTop(t *testing.T) {
+	scores := []float64{1, 3, 3, 2, 0, -1}
+	for _, tc := range []struct {
+		k        int
+		positive bool
+		want     []int
+	}{{3, false, []int{1, 2, 3}}, {10, true, []int{1, 2, 3, 0}}, {10, false, []int{1, 2, 3, 0, 4, 5}}, {0, false, []int{}}} {
+		if got := top(scores, tc.k, tc.positive); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("top(%d, %v) = %v, want %v", tc.k, tc.positive, got, tc.want)
+		}
 	}
 }

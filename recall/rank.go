@@ -2,7 +2,7 @@ package recall
 
 import (
 	"math"
-	"sort"
+	"slices"
 )
 
 // BM25's parameters, the usual ones.
@@ -63,34 +63,24 @@ func termsWithRepeats(text string, terms []string) []string {
 	return out
 }
 
-// cosine is the cosine similarity of two vectors; 0 when either is empty
-// or their lengths differ.
-func cosine(a, b []float32) float64 {
-	if len(a) == 0 || len(a) != len(b) {
-		return 0
-	}
-	var dot, na, nb float64
-	for i := range a {
-		dot += float64(a[i]) * float64(b[i])
-		na += float64(a[i]) * float64(a[i])
-		nb += float64(b[i]) * float64(b[i])
-	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return dot / math.Sqrt(na*nb)
-}
-
 // top returns the indexes of the k highest scores, best first; ties keep
 // the candidates' order (newest first). Scores of zero or less are left
-// out when positiveOnly.
+// out when positiveOnly. It keeps the best k as it goes (insertion into a
+// list of k), as k is small and the candidates may be many.
 func top(scores []float64, k int, positiveOnly bool) []int {
-	idx := make([]int, 0, len(scores))
+	best := make([]int, 0, k+1)
 	for i, s := range scores {
-		if !positiveOnly || s > 0 {
-			idx = append(idx, i)
+		if (positiveOnly && s <= 0) || k <= 0 || (len(best) == k && s <= scores[best[k-1]]) {
+			continue
+		}
+		at := len(best)
+		for at > 0 && s > scores[best[at-1]] {
+			at--
+		}
+		best = slices.Insert(best, at, i)
+		if len(best) > k {
+			best = best[:k]
 		}
 	}
-	sort.SliceStable(idx, func(a, b int) bool { return scores[idx[a]] > scores[idx[b]] })
-	return idx[:min(len(idx), k)]
+	return best
 }

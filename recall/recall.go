@@ -27,6 +27,9 @@ type Store interface {
 	CreateKnowledge(ctx context.Context, accountID, agentID, name string, bytes int64, chunks []store.KnowledgeChunk, terms []string) (store.KnowledgeDoc, error)
 	SearchKnowledge(ctx context.Context, accountID, agentID string, terms []string, limit int) ([]store.KnowledgeChunk, int64, error)
 	KnowledgeVectors(ctx context.Context, accountID, agentID, model string) ([]store.KnowledgeChunk, error)
+	// VectorState says how many of the agent's memories or chunks model
+	// embedded, with a version that changes with them.
+	VectorState(ctx context.Context, accountID, agentID, of, model string) (store.VectorState, error)
 	StaleChunks(ctx context.Context, accountID, agentID, model string, limit int) ([]store.KnowledgeChunk, error)
 	SetChunkEmbeddings(ctx context.Context, agentID, model string, vectors map[string][]float32) error
 }
@@ -55,6 +58,7 @@ type Service struct {
 	store  Store
 	embed  Embedder
 	logger *slog.Logger
+	cache  *vectorCache
 }
 
 // New returns a Service; embed may be nil (full-text ranking only).
@@ -62,7 +66,7 @@ func New(st Store, embed Embedder, logger *slog.Logger) *Service {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &Service{store: st, embed: embed, logger: logger}
+	return &Service{store: st, embed: embed, logger: logger, cache: newVectorCache(DefaultCacheFloats)}
 }
 
 // model is the agent's embedding model; false when it has none.

@@ -94,3 +94,48 @@ func TestFallbackToFullText(t *testing.T) {
 		t.Errorf("chunks %+v, %v", chunks, err)
 	}
 }
+
+// countingStore counts the loads of memory vectors.
+type countingStore struct {
+	*store.Store
+	loads int
+}
+
+func (c *countingStore) MemoryVectors(ctx context.Context, accountID, agentID string, scope []string, model string) ([]store.Memory, error) {
+	c.loads++
+	return c.Store.MemoryVectors(ctx, accountID, agentID, scope, model)
+}
+
+// TestVectorsCachedUntilTheyChange: recalls reuse the vectors they loaded
+// until a memory is added; a new one is then found at once.
+func TestVectorsCachedUntilTheyChange(t *testing.T) {
+	e := &embedder{model: "m"}
+	_, st, a := newRecall(t, storetest.SQLiteDSN(t), e)
+	cs := &countingStore{Store: st}
+	svc := recall.New(cs, e, nil)
+	ctx := context.Background()
+	save := func(text string) {
+		if _, err := svc.SaveMemory(ctx, a, store.Memory{Text: text, Source: store.MemorySourceAPI}, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recalled := func(q string) string {
+		got, err := svc.Memories(ctx, a, []string{""}, q, 1)
+		if err != nil || len(got) != 1 {
+			t.Fatalf("recalled %+v, %v", got, err)
+		}
+		return got[0].Text
+	}
+	save("The lake is cold")
+	save("The trail is steep")
+	for range 3 {
+		recalled("how cold is the lake")
+	}
+	if cs.loads != 1 {
+		t.Errorf("%d loads for 3 recalls, want 1", cs.loads)
+	}
+	save("Ann brings hot cocoa")
+	if got := recalled("who brings cocoa"); got != "Ann brings hot cocoa" || cs.loads != 2 {
+		t.Errorf("after a save: %q, %d loads", got, cs.loads)
+	}
+}

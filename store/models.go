@@ -150,15 +150,15 @@ func (messageRow) TableName() string { return "messages" }
 // search.go); Embedding is its vector under EmbeddingModel (see
 // encodeVector), empty when none.
 type memoryRow struct {
-	ID             ctext     `gorm:"primaryKey;index:idx_memories_agent_created,priority:3;index:idx_memories_agent_user_created,priority:4"`
-	AgentID        ctext     `gorm:"not null;index:idx_memories_agent_created,priority:1;index:idx_memories_agent_user_created,priority:1"`
+	ID             ctext     `gorm:"primaryKey;index:idx_memories_agent_created,priority:3;index:idx_memories_agent_user_created,priority:4;index:idx_memories_agent_model,priority:3"`
+	AgentID        ctext     `gorm:"not null;index:idx_memories_agent_created,priority:1;index:idx_memories_agent_user_created,priority:1;index:idx_memories_agent_model,priority:1"`
 	UserID         ctext     `gorm:"not null;index:idx_memories_agent_user_created,priority:2"`
 	Text           string    `gorm:"type:text;not null"`
 	Source         string    `gorm:"not null"`
 	ConversationID string    `gorm:"not null"` // where the model saved it; kept when that conversation is deleted
 	Terms          string    `gorm:"type:text;not null"`
 	Embedding      []byte    `gorm:"not null"`
-	EmbeddingModel string    `gorm:"not null"`
+	EmbeddingModel string    `gorm:"not null;index:idx_memories_agent_model,priority:2"`
 	CreatedAt      time.Time `gorm:"not null;autoCreateTime:false;index:idx_memories_agent_created,priority:2;index:idx_memories_agent_user_created,priority:3"`
 }
 
@@ -186,14 +186,14 @@ func (knowledgeDocRow) TableName() string { return "knowledge_documents" }
 // document, searched like memories (Terms, Embedding). AgentID repeats the
 // document's so that searches and re-embedding need no join.
 type knowledgeChunkRow struct {
-	ID             ctext  `gorm:"primaryKey"`
+	ID             ctext  `gorm:"primaryKey;index:idx_knowledge_chunks_agent_model,priority:3"`
 	DocumentID     ctext  `gorm:"not null;index:idx_knowledge_chunks_document_seq,priority:1"`
-	AgentID        ctext  `gorm:"not null;index:idx_knowledge_chunks_agent"`
+	AgentID        ctext  `gorm:"not null;index:idx_knowledge_chunks_agent;index:idx_knowledge_chunks_agent_model,priority:1"`
 	Seq            int    `gorm:"not null;index:idx_knowledge_chunks_document_seq,priority:2"`
 	Text           string `gorm:"type:text;not null"`
 	Terms          string `gorm:"type:text;not null"`
 	Embedding      []byte `gorm:"not null"`
-	EmbeddingModel string `gorm:"not null"`
+	EmbeddingModel string `gorm:"not null;index:idx_knowledge_chunks_agent_model,priority:2"`
 }
 
 // TableName names the table.
