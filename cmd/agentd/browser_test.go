@@ -460,6 +460,188 @@ func TestConsoleToolsInBrowser(t *testing.T) {
 	b.checkOnlyFrom(in.base)
 }
 
+// TestConsoleMemoryInBrowser walks the console's memory and knowledge: a
+// memory added for a user, found by a search and forgotten with the user;
+// a document refused for its size before sending, then one uploaded and
+// one pasted; the context preview showing the document recalled into the
+// system prompt; the memory switches of the agent form; a conversation's
+// summary above its messages; and, signed in with a read key, the memory
+// list without its write controls once the API has refused a write.
+func TestConsoleMemoryInBrowser(t *testing.T) {
+	b := newBrowser(t)
+	openai := llmtest.NewOpenAI(t)
+	// Every chat call (the reply, then the summary) answers this.
+	openai.Respond(llmtest.Reply{Text: "Ann asked about trading fees."})
+	db := tempDB(t)
+	in := boot(t, map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": openai.URL, "AGENTD_PROVIDER_TIMEOUT": "10s"},
+		"--addr", "127.0.0.1:0", "--db", db)
+	key := keyFrom(t, in.stdout.String())
+	c := &client{t: t, base: in.base, http: &http.Client{Timeout: 10 * time.Second}, contract: loadContract(t)}
+	r := c.do("POST", "/v1/agents", key, map[string]any{"name": "Broker", "modelProvider": "openai", "model": "gpt-4o-mini",
+		"memory": map[string]any{"longTermEnabled": true, "shortTermContext": 1}})
+	expect(t, "create", r, 201, "")
+	id := r.data(t)["id"].(string)
+	tab := func(name string) chromedp.Action {
+		if name != "" {
+			name = "/" + name
+		}
+		return chromedp.Click(`nav.tabs a[href="#/agents/`+id+name+`"]`, chromedp.ByQuery)
+	}
+	rows := `[...document.querySelectorAll("section.memory tbody tr")]`
+
+	b.run("memory tab", chromedp.Navigate(in.base+"/"), signInWith(key), chromedp.Navigate(in.base+"/#/agents/"+id+"/memory"),
+		chromedp.WaitVisible("#memory-title", chromedp.ByQuery), until(`document.body.textContent.includes("No memories yet")`))
+	if got := b.eval(`!!document.querySelector("#memory-off")`); got != false {
+		t.Errorf("the memory tab says long-term memory is off for an agent that has it on")
+	}
+	add := chromedp.Click("form.add-memory button[type=submit]", chromedp.ByQuery)
+	b.run("add memories", fill("#text", "Ann prefers short answers about trading fees."), fill("#userId", "ann"), add,
+		until(`document.querySelector("form.add-memory .ok")?.textContent.includes("Saved for ann")`),
+		until(rows+`.length === 1`),
+		fill("#text", "The office opens at nine."), fill("#userId", ""), add,
+		until(`document.querySelector("form.add-memory .ok")?.textContent.includes("agent-wide")`),
+		until(rows+`.length === 2`))
+	if got, _ := b.eval(rows + `[0].textContent`).(string); !strings.Contains(got, "office") || !strings.Contains(got, "agent-wide") {
+		t.Errorf("the newest memory is not first: %q", got)
+	}
+	b.shot("memory")
+	b.run("search", fill("#memory-q", "short answers"), chromedp.Click("form.memory-search button[type=submit]", chromedp.ByQuery),
+		until(`document.querySelector("#memory-ranked")?.textContent.includes("short answers")`),
+		until(rows+`[0]?.textContent.includes("Ann prefers short answers")`))
+	if !containsAny(b.requested(), "q=short+answers") && !containsAny(b.requested(), "q=short%20answers") {
+		t.Errorf("the search did not send q: %v", b.requested())
+	}
+	b.shot("memory-search")
+	b.run("filter by user", fill("#memory-q", ""), fill("#memory-user", "ann"),
+		chromedp.Click("form.memory-search button[type=submit]", chromedp.ByQuery),
+		until(`!document.querySelector("#memory-ranked") && `+rows+`.length === 1 && `+rows+`[0].textContent.includes("ann")`),
+		chromedp.Click("form.memory-search button.quiet", chromedp.ByQuery), until(rows+`.length === 2`))
+	b.run("forget ann", fill("#forget-userId", "ann"), chromedp.Click(".forget button.danger", chromedp.ByQuery),
+		until(`document.querySelector(".forget [role=alertdialog]")?.textContent.includes("ann")`),
+		chromedp.Click(".forget [role=alertdialog] button.danger", chromedp.ByQuery),
+		until(`document.querySelector("#forget-done")?.textContent === "Forgot ann: 1 memory deleted."`),
+		until(rows+`.length === 1 && `+rows+`[0].textContent.includes("office")`))
+	b.shot("memory-forgot")
+
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.md")
+	if err := os.WriteFile(big, []byte(strings.Repeat("a", 1_000_001)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fees := filepath.Join(dir, "fees.md")
+	if err := os.WriteFile(fees, []byte("# Fees\n\nA trade costs a fee of 0.1% of its value.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	docs := `[...document.querySelectorAll("section.knowledge tbody tr")]`
+	b.run("knowledge tab", tab("knowledge"), chromedp.WaitVisible("#knowledge-file", chromedp.ByQuery),
+		until(`document.body.textContent.includes("No documents yet")`))
+	b.run("too large", chromedp.SetUploadFiles("#knowledge-file", []string{big}, chromedp.ByQuery),
+		until(`document.querySelector(".dropzone .error")?.textContent.includes("at most 1,000,000 bytes")`))
+	if got := b.eval(`document.querySelector("#knowledge-upload").disabled`); got != true {
+		t.Errorf("a file over the limit can still be sent")
+	}
+	b.shot("knowledge-too-large")
+	b.run("upload", chromedp.SetUploadFiles("#knowledge-file", []string{fees}, chromedp.ByQuery),
+		until(`!document.querySelector(".dropzone .error") && !document.querySelector("#knowledge-upload").disabled`),
+		chromedp.Click("#knowledge-upload", chromedp.ByQuery),
+		until(`document.querySelector(".dropzone .ok")?.textContent.startsWith("Added fees.md")`),
+		until(docs+`.some(r => r.textContent.includes("fees.md"))`))
+	b.run("paste", fill("#name", "hours.txt"), fill("#text", "The office opens at nine and closes at five."),
+		chromedp.Click("form.paste-document button[type=submit]", chromedp.ByQuery),
+		until(`document.querySelector("form.paste-document .ok")?.textContent.startsWith("Added hours.txt")`),
+		until(docs+`.length === 2`))
+	b.shot("knowledge")
+	r = c.do("GET", "/v1/agents/"+id+"/knowledge", key, nil)
+	expect(t, "list knowledge", r, 200, "")
+	if items, _ := r.data(t)["items"].([]any); len(items) != 2 {
+		t.Errorf("the agent has %d documents, want 2 (the large one refused before sending)", len(items))
+	}
+
+	b.run("context tab", tab("context"), chromedp.WaitVisible("form.context-form", chromedp.ByQuery),
+		fill("#text", "What fee does a trade cost?"), chromedp.Click("form.context-form button[type=submit]", chromedp.ByQuery),
+		until(`[...document.querySelectorAll("#context-knowledge .document")].some(d => d.textContent === "fees.md")`),
+		chromedp.Click("#context-system summary", chromedp.ByQuery), chromedp.WaitVisible("#context-system pre", chromedp.ByQuery))
+	if got, _ := b.eval(`document.querySelector("#context-system pre").textContent`).(string); !strings.Contains(got, "fees.md") || !strings.Contains(got, "0.1%") {
+		t.Errorf("the system prompt shown lacks the document: %.300s", got)
+	}
+	if got, _ := b.eval(`document.querySelector("#context-tools").textContent`).(string); !strings.Contains(got, "memory_search") {
+		t.Errorf("the tools shown lack memory_search: %q", got)
+	}
+	if got, _ := b.eval(`document.querySelector("#context-tokens").textContent`).(string); got == "" || got == "0" {
+		t.Errorf("estimated tokens shown as %q", got)
+	}
+	b.shot("context")
+	if n := openai.Count(); n != 0 {
+		t.Errorf("the provider got %d chat requests before any chat; the preview must not call the model", n)
+	}
+
+	// The form keeps longTermEnabled (and shortTermContext, which it does
+	// not show) when a switch is ticked.
+	b.run("memory switches", tab(""), chromedp.WaitVisible("#memory-rememberConversations", chromedp.ByQuery),
+		until(`document.querySelector("#memory-longTermEnabled").checked && document.querySelector("#memory-rememberUsers").checked`),
+		chromedp.Click("#memory-rememberConversations", chromedp.ByQuery),
+		chromedp.Click("form.agent-form button[type=submit]", chromedp.ByQuery),
+		until(`document.querySelector(".ok")?.textContent.includes("memory")`))
+	r = c.do("GET", "/v1/agents/"+id, key, nil)
+	expect(t, "get agent", r, 200, "")
+	if m, _ := r.data(t)["memory"].(map[string]any); m["longTermEnabled"] != true || m["rememberConversations"] != true || m["shortTermContext"] != float64(1) {
+		t.Errorf("after the form the memory member is %v", m)
+	}
+
+	// One turn puts a message out of the one-message window: the model
+	// folds it into the summary, after the turn.
+	r = c.do("POST", "/v1/agents/"+id+"/messages", key, map[string]any{"text": "What fee does a trade cost?", "userId": "ann"})
+	expect(t, "message", r, 200, "")
+	r = c.do("GET", "/v1/agents/"+id+"/conversations", key, nil)
+	expect(t, "conversations", r, 200, "")
+	items, _ := r.data(t)["items"].([]any)
+	if len(items) != 1 {
+		t.Fatalf("%d conversations, want 1: %s", len(items), r.body)
+	}
+	conv, _ := items[0].(map[string]any)["id"].(string)
+	testutil.Eventually(t, "the summary", func() error {
+		r := c.do("GET", "/v1/agents/"+id+"/conversations/"+conv, key, nil)
+		if s, _ := r.data(t)["summary"].(string); s == "" {
+			return fmt.Errorf("no summary yet: %s", r.body)
+		}
+		return nil
+	})
+	b.run("summary", chromedp.Navigate(in.base+"/#/agents/"+id+"/conversations/"+conv),
+		until(`document.querySelector(".summary")?.textContent.includes("Ann asked about trading fees.")`),
+		until(`document.querySelectorAll(".transcript li").length === 2`))
+	if got := b.eval(`!!document.querySelector(".summary + .transcript")`); got != true {
+		t.Errorf("the summary is not above the messages")
+	}
+	b.shot("conversation-summary")
+
+	b.run("narrow memory", chromedp.EmulateViewport(360, 740), chromedp.Navigate(in.base+"/#/agents/"+id+"/memory"),
+		until(rows+`.length === 1`))
+	b.checkNarrow()
+	b.shot("memory-360px")
+	b.run("narrow context", tab("context"), fill("#text", "What fee does a trade cost?"),
+		chromedp.Click("form.context-form button[type=submit]", chromedp.ByQuery),
+		chromedp.WaitVisible("#context-knowledge .document", chromedp.ByQuery),
+		chromedp.Click("#context-system summary", chromedp.ByQuery), chromedp.WaitVisible("#context-system pre", chromedp.ByQuery))
+	b.checkNarrow()
+	b.shot("context-360px")
+
+	// A read key sees the list; its first refused write tells the console
+	// that the key is read-only, and the write controls go.
+	readKey := keyFrom(t, mustAgentd(t, db, "keys", "create", "--account", "default", "--scope", "read", "--expires", "1d").stdout)
+	b.run("read key", chromedp.EmulateViewport(1280, 900), chromedp.Click("header button.link", chromedp.ByQuery),
+		chromedp.WaitVisible("#api-key", chromedp.ByQuery), signInWith(readKey),
+		chromedp.Navigate(in.base+"/#/agents/"+id+"/memory"), until(rows+`.length === 1`),
+		fill("#text", "Read keys cannot write."), add,
+		until(`document.querySelector("section.memory .read-only") && !document.querySelector("form.add-memory") && !document.querySelector(".forget")`))
+	if got := b.eval(`document.querySelectorAll("section.memory tbody button").length`); got != float64(0) {
+		t.Errorf("a read key still sees %v delete buttons", got)
+	}
+	b.shot("memory-read-key")
+	b.run("read-only knowledge", tab("knowledge"), until(docs+`.length === 2`),
+		until(`document.querySelector("section.knowledge .read-only") && !document.querySelector("#knowledge-file")`))
+	b.checkOnlyFrom(in.base)
+}
+
 // webhooks walks the Webhooks page: an events error at its field, create
 // with the secret shown once, a test event delivered to hooks and listed
 // as succeeded, and a rotated secret. It returns the webhook's id.

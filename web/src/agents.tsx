@@ -113,7 +113,15 @@ type Draft = {
   maxToolSteps: string;
   servers: ServerDraft[];
   mcp: boolean;
+  // The memory switches the form shows; the other members of memory are
+  // kept as they are.
+  memory: MemoryDraft;
 };
+
+type MemoryDraft = Required<Pick<Schemas["Memory"], "longTermEnabled" | "rememberUsers" | "rememberConversations">>;
+
+// memoryDefaults are what the server takes for a missing switch.
+const memoryDefaults: MemoryDraft = { longTermEnabled: false, rememberUsers: true, rememberConversations: false };
 
 // ActionDraft is an action; parameters is its JSON Schema as text, checked
 // to be a JSON object before the form is sent. examples are kept as they are.
@@ -147,6 +155,7 @@ const emptyDraft: Draft = {
   maxToolSteps: "",
   servers: [],
   mcp: false,
+  memory: memoryDefaults,
 };
 
 // usesMCP is whether plugins holds an enabled MCP plugin.
@@ -182,6 +191,11 @@ function draftOf(a: Agent): Draft {
       rest,
     })),
     mcp: usesMCP(a.plugins),
+    memory: {
+      longTermEnabled: a.memory?.longTermEnabled ?? memoryDefaults.longTermEnabled,
+      rememberUsers: a.memory?.rememberUsers ?? memoryDefaults.rememberUsers,
+      rememberConversations: a.memory?.rememberConversations ?? memoryDefaults.rememberConversations,
+    },
   };
 }
 
@@ -235,6 +249,7 @@ function problemOf(d: Draft): { id: string; error: Error } | undefined {
 function membersOf(d: Draft, agent?: Agent): Schemas["AgentUpdateRequest"] {
   return {
     ...toolMembersOf(d, agent),
+    ...memoryMembersOf(d, agent),
     name: d.name,
     bio: lines(d.bio),
     modelProvider: d.modelProvider,
@@ -245,6 +260,16 @@ function membersOf(d: Draft, agent?: Agent): Schemas["AgentUpdateRequest"] {
     clients: d.clients,
     deleteProtection: d.deleteProtection,
   };
+}
+
+// memoryMembersOf is the memory member when the form changed a switch of
+// it (from the agent's, or from the defaults when creating), keeping its
+// other members; else nothing, so an untouched form changes nothing.
+function memoryMembersOf(d: Draft, agent?: Agent): Schemas["AgentUpdateRequest"] {
+  const before = agent ? draftOf(agent).memory : memoryDefaults;
+  const keys = Object.keys(memoryDefaults) as (keyof MemoryDraft)[];
+  if (keys.every((k) => d.memory[k] === before[k])) return {};
+  return { memory: { ...agent?.memory, ...d.memory } };
 }
 
 // toolMembersOf are the members of the form's tools section. Each is sent
@@ -417,6 +442,7 @@ function AgentForm(props: {
         onChange={(clients) => set({ clients })}
         error={error}
       />
+      <MemoryFields draft={d} onChange={onChange} error={error} />
       <ToolsFields draft={d} onChange={onChange} error={error} />
       {props.withStatus && (
         <Field id="status" label="Status" error={error}>
@@ -621,6 +647,36 @@ export function AgentEdit({ agent, onSaved }: { agent: Agent; onSaved: () => voi
       <AgentTools agent={agent} />
       <DeleteAgent agent={agent} />
     </div>
+  );
+}
+
+// memorySwitches are the memory member's switches, as the form shows them.
+const memorySwitches: { key: keyof MemoryDraft; label: string }[] = [
+  {
+    key: "longTermEnabled",
+    label: "Long-term memory: recall memories into each turn, and give the model memory_save and memory_search",
+  },
+  { key: "rememberUsers", label: "Keep each memory to the user it came from (else every memory is agent-wide)" },
+  { key: "rememberConversations", label: "Summarize what slides out of a conversation's window, and keep the summary" },
+];
+
+// MemoryFields is the form's memory section: the switches of the memory
+// member (the JSON edits the others).
+function MemoryFields({ draft: d, onChange, error }: { draft: Draft; onChange: (d: Draft) => void; error: unknown }) {
+  return (
+    <Group id="memory" legend="Memory" hint="History bounds (shortTermContext, maxContextTokens) are edited in the JSON." error={error}>
+      {memorySwitches.map(({ key, label }) => (
+        <label class="inline" key={key}>
+          <input
+            id={`memory-${key}`}
+            type="checkbox"
+            checked={d.memory[key]}
+            onChange={(e) => onChange({ ...d, memory: { ...d.memory, [key]: e.currentTarget.checked } })}
+          />
+          {label}
+        </label>
+      ))}
+    </Group>
   );
 }
 

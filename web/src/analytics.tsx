@@ -73,6 +73,10 @@ export function Analytics({ agent }: { agent: Agent }) {
             </dd>
           </div>
           <div>
+            <dt>Memories saved</dt>
+            <dd>{t.memoriesSaved}</dd>
+          </div>
+          <div>
             <dt>Response time p50 / p95</dt>
             <dd>
               {Math.round(t.responseTime.p50)} / {Math.round(t.responseTime.p95)} ms

@@ -9,13 +9,28 @@ export type Agent = Schemas["Agent"];
 export type StreamEvent = Schemas["StreamEvent"];
 
 const keyName = "agentd.apiKey";
+const readOnlyName = "agentd.readOnly";
+// readOnlyEvent is fired on window when the console learns that the key is
+// read-only (useReadOnly listens to it).
+export const readOnlyEvent = "agentd:read-only";
 
 // The API key lives in this tab's session storage only: closing the tab
-// signs out, and no other tab or later visit can read it.
+// signs out, and no other tab or later visit can read it. The console
+// cannot ask a key's scope: it learns that a key is read-only when the
+// API refuses it a write (403 INSUFFICIENT_PERMISSIONS), and from then on
+// pages leave out the controls that change things.
 export const session = {
   key: (): string | null => sessionStorage.getItem(keyName),
-  signIn: (key: string): void => sessionStorage.setItem(keyName, key),
-  signOut: (): void => sessionStorage.removeItem(keyName),
+  signIn: (key: string): void => {
+    sessionStorage.setItem(keyName, key);
+    sessionStorage.removeItem(readOnlyName);
+  },
+  signOut: (): void => {
+    sessionStorage.removeItem(keyName);
+    sessionStorage.removeItem(readOnlyName);
+  },
+  // readOnly is whether the API has refused this key a write.
+  readOnly: (): boolean => sessionStorage.getItem(readOnlyName) === "true",
 };
 
 export const api = createClient<paths>({ baseUrl: `${location.origin}/v1` });
@@ -71,7 +86,12 @@ async function settle<D>(
   }
   if (!answer.response.ok) {
     if (answer.response.status === 401) session.signOut();
-    throw failure(answer.response, answer.error);
+    const f = failure(answer.response, answer.error);
+    if (f.code === "INSUFFICIENT_PERMISSIONS" && !session.readOnly()) {
+      sessionStorage.setItem(readOnlyName, "true");
+      dispatchEvent(new Event(readOnlyEvent));
+    }
+    throw f;
   }
   return answer;
 }

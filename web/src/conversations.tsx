@@ -90,6 +90,13 @@ export function Conversation({ agent, conversationId }: { agent: Agent; conversa
         </p>
       )}
       <ErrorBox error={deleteError ?? error ?? messagesError} />
+      {conversation?.summary && (
+        <section class="summary" aria-labelledby="summary-title">
+          <h3 id="summary-title">Summary of earlier messages</h3>
+          <p class="hint">What has slid out of the window, kept by the agent's model; it goes into each prompt.</p>
+          <p class="text">{conversation.summary}</p>
+        </section>
+      )}
       <ol class="transcript">
         {messages?.items.map((m) => (
           <li key={m.messageId} class={`turn ${m.role}`}>

@@ -1,5 +1,7 @@
-// hooks.ts holds useQuery, the console's one way to load data for a page.
+// hooks.ts holds useQuery, the console's one way to load data for a page,
+// and useReadOnly.
 import { useCallback, useEffect, useState } from "preact/hooks";
+import { readOnlyEvent, session } from "./api";
 
 export type Query<T> = {
   // data is the last answer; it stays while a newer one loads, so a page
@@ -33,4 +35,17 @@ export function useQuery<T>(load: (signal: AbortSignal) => Promise<T>, deps: rea
   const reload = useCallback(() => setVersion((v) => v + 1), []);
   const setData = useCallback((data: T) => setState((s) => ({ ...s, data, error: undefined })), []);
   return { data: state.data, error: state.error, loading: state.loading, reload, setData };
+}
+
+// useReadOnly is whether the API has refused this key a write, so a page
+// shows what it lists without the controls that change it. It turns true
+// as soon as any write of the page is refused.
+export function useReadOnly(): boolean {
+  const [readOnly, setReadOnly] = useState(session.readOnly());
+  useEffect(() => {
+    const on = () => setReadOnly(session.readOnly());
+    addEventListener(readOnlyEvent, on);
+    return () => removeEventListener(readOnlyEvent, on);
+  }, []);
+  return readOnly;
 }

@@ -6,6 +6,9 @@
 //   #/agents/{id}                              edit, JSON view and delete
 //   #/agents/{id}/chat                         chat, streamed
 //   #/agents/{id}/conversations[/{convId}]     history
+//   #/agents/{id}/memory                       memories: search, add, forget
+//   #/agents/{id}/knowledge                    documents: upload, paste
+//   #/agents/{id}/context                      what the next turn would send
 //   #/agents/{id}/analytics                    charts
 //   #/agents/{id}/connections
 //   #/webhooks[/{id}]                          webhooks
@@ -19,7 +22,10 @@ import { api, call, session } from "./api";
 import { Chat } from "./chat";
 import { Conversation, Conversations } from "./conversations";
 import { Connections } from "./connections";
+import { ContextPreview } from "./context";
 import { useQuery } from "./hooks";
+import { Knowledge } from "./knowledge";
+import { Memories } from "./memory";
 import { ErrorBox, go, useRoute } from "./ui";
 import { WebhookPage, Webhooks } from "./webhooks";
 
@@ -87,6 +93,9 @@ function AgentPage({ id, tab, rest }: { id: string; tab: string; rest: string[] 
     ["", "Settings"],
     ["chat", "Chat"],
     ["conversations", "Conversations"],
+    ["memory", "Memory"],
+    ["knowledge", "Knowledge"],
+    ["context", "Context"],
     ["analytics", "Analytics"],
     ["connections", "Connections"],
   ];
@@ -116,6 +125,9 @@ function AgentPage({ id, tab, rest }: { id: string; tab: string; rest: string[] 
       {tab === "chat" && <Chat agent={agent} />}
       {tab === "conversations" && !rest[0] && <Conversations agent={agent} />}
       {tab === "conversations" && rest[0] && <Conversation agent={agent} conversationId={rest[0]} />}
+      {tab === "memory" && <Memories agent={agent} />}
+      {tab === "knowledge" && <Knowledge agent={agent} />}
+      {tab === "context" && <ContextPreview agent={agent} />}
       {tab === "analytics" && <Analytics agent={agent} />}
       {tab === "connections" && <Connections agent={agent} />}
     </section>

@@ -2,7 +2,7 @@
 // fields that show the API's error for their member, the pager, the list
 // table and the hash router's helpers.
 import { type ComponentChildren, Fragment } from "preact";
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useId, useState } from "preact/hooks";
 import { ApiFailure, type Schemas } from "./api";
 
 // go navigates to a hash route such as "/agents".
@@ -41,6 +41,8 @@ const explain: Partial<Record<ApiFailure["code"], string>> = {
   DELETE_PROTECTED:
     "This agent is protected from deletion. Untick “Protect from deletion” in its form, save, then delete it.",
   INSUFFICIENT_PERMISSIONS: "This API key is read-only: sign in with a write key to change anything.",
+  INSUFFICIENT_QUOTA:
+    "A quota is reached (of the account's agents or webhooks, or of an agent's 10,000 memories or 100 documents and 50 MB of knowledge): delete some first.",
   UNAUTHORIZED: "The API key was refused: it may be wrong, expired or revoked. Sign in again.",
   NETWORK: "Check that agentd is running.",
 };
@@ -197,19 +199,33 @@ export function useFocusRefused(error: unknown): void {
 }
 
 // Confirm is a button that asks before doing something that cannot be
-// undone; onYes's failure is for the caller to show.
-export function Confirm(props: { label: string; question: ComponentChildren; yes: string; onYes: () => Promise<void> }) {
+// undone; onYes's failure is for the caller to show. Several may be on a
+// page (one a row), each question with its own id.
+export function Confirm(props: {
+  label: ComponentChildren;
+  question: ComponentChildren;
+  yes: string;
+  onYes: () => Promise<void>;
+  disabled?: boolean;
+  small?: boolean;
+}) {
   const [asking, setAsking] = useState(false);
+  const id = `confirm-${useId()}`;
   if (!asking) {
     return (
-      <button type="button" class="danger" onClick={() => setAsking(true)}>
+      <button
+        type="button"
+        class={props.small ? "danger small" : "danger"}
+        disabled={props.disabled}
+        onClick={() => setAsking(true)}
+      >
         {props.label}
       </button>
     );
   }
   return (
-    <div role="alertdialog" aria-labelledby="confirm-text" class="confirm">
-      <p id="confirm-text">{props.question}</p>
+    <div role="alertdialog" aria-labelledby={id} class="confirm">
+      <p id={id}>{props.question}</p>
       <button type="button" class="danger" onClick={() => void props.onYes().finally(() => setAsking(false))}>
         {props.yes}
       </button>
@@ -279,6 +295,24 @@ export function ListTable<T>(props: {
       {props.onPage && <Pager pagination={props.pagination} onPage={props.onPage} />}
     </>
   );
+}
+
+// ReadOnlyNote says why a page lists things without the controls that
+// change them: the API has refused this key a write.
+export function ReadOnlyNote({ what }: { what: string }) {
+  return (
+    <p class="hint read-only" role="note">
+      This API key is read-only: {what} are shown without the controls that change them. Sign in with a write key to
+      change them.
+    </p>
+  );
+}
+
+// size formats a count of bytes for people.
+export function size(bytes: number): string {
+  if (bytes < 1000) return `${bytes} bytes`;
+  if (bytes < 1_000_000) return `${(bytes / 1000).toFixed(1)} kB`;
+  return `${(bytes / 1_000_000).toFixed(2)} MB`;
 }
 
 // when formats a timestamp of the API for people.
