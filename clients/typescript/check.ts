@@ -88,8 +88,12 @@ function describe(event: Schemas["StreamEvent"]): string {
   switch (event.type) {
     case "token":
       return event.content;
+    case "tool_call":
+      return `${event.name}(${JSON.stringify(event.arguments)})`;
+    case "tool_result":
+      return `${event.name}: ${event.ok ? event.result : "failed"}`;
     case "done":
-      return `${event.messageId}: ${event.metadata.tokensUsed} tokens`;
+      return `${event.messageId}: ${event.metadata.tokensUsed} tokens, ${event.metadata.toolCalls?.length ?? 0} tool calls`;
     case "error":
       return event.error.message;
   }
@@ -212,6 +216,69 @@ async function listConnections(): Promise<string[]> {
   return (data?.data.items ?? []).map((c) => `${c.platform}: ${c.state} ${c.account?.username ?? ""} ${c.reason}`);
 }
 
+async function listAgentTools(): Promise<string[]> {
+  const { data } = await client.GET("/agents/{agentId}/tools", agentPath);
+  const source: Schemas["ToolSource"] = "mcp";
+  return (data?.data.items ?? []).filter((t) => t.source === source && t.offered).map((t) => `${t.server}__${t.name}`);
+}
+
+async function createMemory(): Promise<Schemas["MemorySource"] | undefined> {
+  const { data } = await client.POST("/agents/{agentId}/memories", {
+    ...agentPath,
+    body: { text: "Prefers short answers", userId: "user-42" },
+  });
+  return data?.data.source;
+}
+
+async function listMemories(): Promise<string[]> {
+  const { data } = await client.GET("/agents/{agentId}/memories", {
+    params: { path: { agentId }, query: { userId: "user-42", q: "answers", page: 1, limit: 20 } },
+  });
+  return (data?.data.items ?? []).map((m) => m.text);
+}
+
+async function forgetUser(): Promise<number | undefined> {
+  const { data } = await client.DELETE("/agents/{agentId}/memories", {
+    params: { path: { agentId }, query: { userId: "user-42" } },
+  });
+  return data?.data.deleted;
+}
+
+async function deleteMemory(): Promise<boolean> {
+  const { error } = await client.DELETE("/agents/{agentId}/memories/{memoryId}", {
+    params: { path: { agentId, memoryId: "mem_01jd3vb2k8r4m6n8p0q2s4t6vw" } },
+  });
+  return error?.error.code !== "MEMORY_NOT_FOUND";
+}
+
+async function createKnowledge(): Promise<number | undefined> {
+  const { data } = await client.POST("/agents/{agentId}/knowledge", {
+    ...agentPath,
+    body: { name: "faq.md", text: "# Fees\n\nTrades cost 0.1%." },
+  });
+  return data?.data.chunks;
+}
+
+async function listKnowledge(): Promise<string[]> {
+  const { data } = await client.GET("/agents/{agentId}/knowledge", { params: { path: { agentId }, query: { page: 1 } } });
+  return (data?.data.items ?? []).map((d) => d.name);
+}
+
+async function deleteKnowledge(): Promise<boolean> {
+  const { error } = await client.DELETE("/agents/{agentId}/knowledge/{knowledgeId}", {
+    params: { path: { agentId, knowledgeId: "kn_01jd3vb2k8r4m6n8p0q2s4t6vw" } },
+  });
+  return error?.error.code !== "KNOWLEDGE_NOT_FOUND";
+}
+
+async function previewContext(): Promise<number | undefined> {
+  const { data } = await client.POST("/agents/{agentId}/context-preview", {
+    ...agentPath,
+    body: { text: "What did I tell you about Rust?", userId: "user-42" },
+  });
+  return data?.data.estimatedTokens;
+}
+
 // calls has one entry per operation of the contract.
 const calls: { [P in keyof paths]: { [M in Methods<paths[P]>]: () => Promise<unknown> } } = {
   "/agents": { post: createAgent, get: listAgents },
@@ -223,6 +290,12 @@ const calls: { [P in keyof paths]: { [M in Methods<paths[P]>]: () => Promise<unk
   "/agents/{agentId}/conversations/{conversationId}/messages": { get: listConversationMessages },
   "/agents/{agentId}/analytics": { get: getAgentAnalytics },
   "/agents/{agentId}/connections": { get: listConnections },
+  "/agents/{agentId}/tools": { get: listAgentTools },
+  "/agents/{agentId}/memories": { post: createMemory, get: listMemories, delete: forgetUser },
+  "/agents/{agentId}/memories/{memoryId}": { delete: deleteMemory },
+  "/agents/{agentId}/knowledge": { post: createKnowledge, get: listKnowledge },
+  "/agents/{agentId}/knowledge/{knowledgeId}": { delete: deleteKnowledge },
+  "/agents/{agentId}/context-preview": { post: previewContext },
   "/webhooks": { post: createWebhook, get: listWebhooks },
   "/webhooks/{webhookId}": { get: getWebhook, patch: updateWebhook, delete: deleteWebhook },
   "/webhooks/{webhookId}/rotate-secret": { post: rotateWebhookSecret },
