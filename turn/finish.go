@@ -19,7 +19,7 @@ func (s *Service) finish(ctx context.Context, t *Turn, reply llm.Reply, calls []
 	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
 	defer cancel()
 	if t.in.MaxChars > 0 {
-		reply.Text = llm.Shorten(reply.Text, t.in.MaxChars)
+		reply.Text = llm.ShortenBy(reply.Text, t.in.MaxChars, t.in.Length)
 	}
 	meta := metadata(t, reply)
 	meta.ToolCalls = calls

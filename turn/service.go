@@ -145,6 +145,9 @@ type Input struct {
 	// reply is shortened to it at a word boundary before it is stored, so
 	// history keeps what the platform shows.
 	MaxChars int
+	// Length measures a reply against MaxChars as the platform counts
+	// (X weighs CJK and emoji double, links 23); nil counts characters.
+	Length func(string) int
 	// Limited turns (the API's) take a slot of the agent's
 	// MaxInFlightPerAgent; platform turns are bounded by their connection.
 	Limited bool

@@ -88,7 +88,8 @@ func (s *session) answerMention(ctx context.Context, t tweet) {
 		return
 	}
 	text, ok := s.turn(ctx, turn.Input{Text: t.Text, Conv: store.ConversationRef{RoomID: "twitter:" + t.ConversationID},
-		UserID: "twitter:" + t.AuthorID, Channel: "a thread on X where you were mentioned", MaxChars: maxPost})
+		UserID: "twitter:" + t.AuthorID, Channel: "a thread on X where you were mentioned", MaxChars: maxPost,
+		Length: weightedLength})
 	if !ok {
 		return
 	}
@@ -191,7 +192,7 @@ func (s *session) post(ctx context.Context, slot time.Time) {
 	if !s.claim(ctx, "post:"+strconv.FormatInt(slot.Unix(), 10)) {
 		return
 	}
-	r, err := s.c.Compose(ctx, turn.Input{Post: true, MaxChars: maxPost,
+	r, err := s.c.Compose(ctx, turn.Input{Post: true, MaxChars: maxPost, Length: weightedLength,
 		Conv: store.ConversationRef{RoomID: "twitter:posts"}, Channel: "your feed on X"})
 	if err != nil {
 		s.notAnswered("post", err)
