@@ -86,7 +86,7 @@ func TestCutAtWord(t *testing.T) {
 		{"héllo", 5, "héllo"},
 		{"héllo", 9, "héllo"},
 		{"👋🏽 hi", 1, "👋"}, // the emoji alone is longer than the cap
-		{"👋🏽👋🏽", 3, "👋🏽"},   // never the next emoji without its skin tone
+		{"👋🏽👋🏽", 3, "👋🏽"}, // never the next emoji without its skin tone
 		{"e\u0301e\u0301e\u0301", 3, "e\u0301"},
 		{"👨\u200d👩\u200d👧👍", 4, "👨\u200d👩"}, // within the cap, cut before the joined part
 		{"Hello there. General Kenobi", 20, "Hello there. General"},
