@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agentd/agentd/connect"
@@ -131,7 +132,7 @@ func (s *session) poll(ctx context.Context, token string, next int64) error {
 		backoff = 0
 		for _, u := range updates {
 			s.handle(u)
-			if err := s.c.SaveCursor(ctx, strconv.FormatInt(u.ID, 10)); err != nil {
+			if err := s.saveCursor(ctx, u.ID); err != nil {
 				return err
 			}
 			next = u.ID + 1
@@ -141,28 +142,52 @@ func (s *session) poll(ctx context.Context, token string, next int64) error {
 }
 
 // firstOffset is the offset to poll from: after the stored cursor, or, on
-// the very first connection, after the newest pending update (which is
-// stored as the cursor, so the backlog is never answered).
+// the first connection of this bot, after its newest pending update (which
+// is stored as the cursor, so the backlog is never answered).
 func (s *session) firstOffset(ctx context.Context, token string) (int64, error) {
-	if cur := s.c.Cursor(); cur != "" {
-		id, err := strconv.ParseInt(cur, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("telegram: stored cursor %q: %w", cur, err)
-		}
-		return id + 1, nil
+	id, ok, err := cursorOf(s.c.Cursor(), s.me.ID)
+	if err != nil || ok {
+		return id + 1, err
 	}
 	last, err := getUpdates(ctx, s.p.client(), s.p.apiURL(), token, -1, 0)
 	if err != nil {
 		return 0, s.fatal(err)
 	}
-	var id int64
+	id = 0
 	if len(last) > 0 {
 		id = last[len(last)-1].ID
 	}
-	if err := s.c.SaveCursor(ctx, strconv.FormatInt(id, 10)); err != nil {
+	if err := s.saveCursor(ctx, id); err != nil {
 		return 0, err
 	}
 	return id + 1, nil
+}
+
+// saveCursor stores the last update handled, with the bot it came from.
+func (s *session) saveCursor(ctx context.Context, updateID int64) error {
+	return s.c.SaveCursor(ctx, fmt.Sprintf("%d:%d", s.me.ID, updateID))
+}
+
+// cursorOf reads a stored cursor, "<bot id>:<update id>", as bot botID's:
+// update ids are per bot, so another bot's cursor (the token was changed
+// to another bot's) is none, and the bot starts as on a first connection.
+// A bare update id, stored before cursors named their bot, is taken as
+// this bot's.
+func cursorOf(stored string, botID int64) (updateID int64, ok bool, err error) {
+	if stored == "" {
+		return 0, false, nil
+	}
+	bot, id, named := strings.Cut(stored, ":")
+	if !named {
+		id = bot
+	} else if bot != strconv.FormatInt(botID, 10) {
+		return 0, false, nil
+	}
+	updateID, err = strconv.ParseInt(id, 10, 64)
+	if err != nil {
+		return 0, false, fmt.Errorf("telegram: stored cursor %q: %w", stored, err)
+	}
+	return updateID, true, nil
 }
 
 // wait backs off after a failed poll: retry_after for 429, a growing wait

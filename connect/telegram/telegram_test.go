@@ -282,6 +282,40 @@ func TestTokenChangesMissingAndRejected(t *testing.T) {
 	f.WaitConnected(a)
 }
 
+// TestTokenOfAnotherBotStartsAfresh: update ids are per bot, so when the
+// token changes to another bot's, that bot starts as on a first
+// connection: its backlog is skipped and its first new message answered,
+// not taken as already seen below the old bot's cursor.
+func TestTokenOfAnotherBotStartsAfresh(t *testing.T) {
+	f := newFixture(t)
+	const token2 = "456:def"
+	f.tg.AddBot(token2, 456, "other_bot")
+	a := f.Agent(withToken(nil))
+	f.Start()
+	f.WaitConnected(a)
+	for range 5 { // the first bot's update ids reach 5
+		f.tg.Queue(token, private("warm up"))
+	}
+	testutil.Eventually(t, "five replies", f.sent(5))
+	f.tg.Queue(token2, private("backlog of the new bot"))
+	_, _, err := f.Store.UpdateAgent(context.Background(), f.Account.ID, a.ID,
+		map[string]json.RawMessage{"settings": connecttest.JSON(map[string]any{"secrets": map[string]any{telegram.TokenVar: token2}})}, nil)
+	testutil.OK(t, err)
+	testutil.Eventually(t, "the new bot polled", func() error {
+		if f.tg.Polling(token2) == 0 {
+			return errors.New("not polled")
+		}
+		return nil
+	})
+	f.tg.Queue(token2, private("hello new bot"))
+	testutil.Eventually(t, "the new bot's message answered", func() error {
+		return testutil.Equal("messages sent by the new bot", len(f.tg.Sent(token2)), 1)
+	})
+	if got := f.tg.Sent(token2)[0].Text; !strings.Contains(got, "hello new bot") {
+		t.Errorf("the new bot answered %q, want the message after the token change", got)
+	}
+}
+
 func TestTooManyRequestsHonoured(t *testing.T) {
 	f := newFixture(t)
 	a := f.Agent(withToken(nil))
