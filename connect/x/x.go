@@ -134,6 +134,8 @@ func (s Settings) frequency() time.Duration {
 // the first poll (which skips the backlog); NextPost is the next post's
 // slot.
 type cursor struct {
+	// Account is the X account the ids below belong to.
+	Account  string    `json:"account,omitempty"`
 	Mentions string    `json:"mentions,omitempty"`
 	DMs      string    `json:"dms,omitempty"`
 	NextPost time.Time `json:"nextPost,omitzero"`
@@ -172,6 +174,7 @@ func (p *Platform) Run(ctx context.Context, c *connect.Conn) error {
 		return s.fatal(err)
 	}
 	s.me = me
+	s.cur = s.cur.of(me.ID)
 	if err := c.Connected(ctx, me.ID, me.Username); err != nil {
 		return err
 	}
@@ -214,6 +217,18 @@ func (s *session) fatal(err error) error {
 			err, APIKeyVar, APISecretKeyVar, AccessTokenVar, AccessTokenSecretVar)}
 	}
 	return err
+}
+
+// of is the cursor as account's: another account's (the credentials now
+// name another account) is none, so that account starts as on a first
+// connection instead of reading its mentions from the other's ids. A
+// cursor stored before cursors named their account is taken as account's.
+func (c cursor) of(account string) cursor {
+	if c.Account != "" && c.Account != account {
+		c = cursor{}
+	}
+	c.Account = account
+	return c
 }
 
 // update changes the cursor and stores it.
