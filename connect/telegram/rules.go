@@ -215,7 +215,9 @@ func (s *session) reply(ctx context.Context, m *models.Message, text string) {
 // send sends one message, waiting out a 429's retry_after (twice at most).
 func (s *session) send(ctx context.Context, p *bot.SendMessageParams) error {
 	for attempt := 0; ; attempt++ {
-		_, err := s.b.SendMessage(ctx, p)
+		callCtx, cancel := context.WithTimeout(ctx, connect.CallTimeout)
+		_, err := s.b.SendMessage(callCtx, p)
+		cancel()
 		var tooMany *bot.TooManyRequestsError
 		if !errors.As(err, &tooMany) || attempt == 2 {
 			return err

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentd/agentd/connect"
@@ -28,8 +29,9 @@ type Platform struct {
 	// PollTimeout is how long Telegram holds a getUpdates request (50s);
 	// it is also how long a stopping connection may wait for it.
 	PollTimeout time.Duration
-	// Client makes the HTTP calls; nil for a default client.
+	// Client makes the HTTP calls; nil for a default client (see client).
 	Client *http.Client
+	once   sync.Once
 }
 
 var _ connect.Platform = (*Platform)(nil)
@@ -54,10 +56,14 @@ func (p *Platform) pollTimeout() time.Duration {
 	return p.PollTimeout
 }
 
+// client is the Client given, else one shared by the platform's bots
+// whose wait for response headers outlasts a long poll.
 func (p *Platform) client() *http.Client {
-	if p.Client == nil {
-		return http.DefaultClient
-	}
+	p.once.Do(func() {
+		if p.Client == nil {
+			p.Client = connect.HTTPClient(p.pollTimeout() + 15*time.Second)
+		}
+	})
 	return p.Client
 }
 

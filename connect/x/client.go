@@ -110,8 +110,11 @@ func (c *client) call(ctx context.Context, endpoint, method, path string, query 
 	}
 }
 
-// once makes one request and records its rate limit.
+// once makes one request, within connect.CallTimeout, and records its
+// rate limit.
 func (c *client) once(ctx context.Context, endpoint, method, u string, payload []byte, out any) error {
+	ctx, cancel := context.WithTimeout(ctx, connect.CallTimeout)
+	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(payload))
 	if err != nil {
 		return fmt.Errorf("x: %s: %w", endpoint, err)

@@ -41,8 +41,10 @@ type Platform struct {
 	// PollInterval is the gap between polls of mentions and of DMs
 	// (TWITTER_POLL_INTERVAL, 2m).
 	PollInterval time.Duration
-	// Client makes the HTTP calls (before signing); nil for a default one.
+	// Client makes the HTTP calls (before signing); nil for a default one
+	// (see client).
 	Client *http.Client
+	once   sync.Once
 	// Now is the clock of the post schedule; nil for time.Now.
 	Now func() time.Time
 	// ScheduleCheck is the longest gap between looks at the post schedule
@@ -88,10 +90,13 @@ func (p *Platform) scheduleCheck() time.Duration {
 	return p.ScheduleCheck
 }
 
+// client is the Client given, else one shared by the platform's accounts.
 func (p *Platform) client() *http.Client {
-	if p.Client == nil {
-		return http.DefaultClient
-	}
+	p.once.Do(func() {
+		if p.Client == nil {
+			p.Client = connect.HTTPClient(connect.CallTimeout)
+		}
+	})
 	return p.Client
 }
 
