@@ -116,6 +116,14 @@ func (c *Conn) MarkConnected(ctx context.Context) error {
 	return nil
 }
 
+// Trouble reports that the connection cannot do its work now, with the
+// reason: store.ConnConnecting while it retries by itself,
+// store.ConnError for a fault only the operator can fix (it retries all
+// the same). MarkConnected ends it.
+func (c *Conn) Trouble(ctx context.Context, state store.ConnState, reason string) error {
+	return c.setState(ctx, state, reason)
+}
+
 func (c *Conn) setConnectedAt(t time.Time) {
 	c.mu.Lock()
 	c.connected = t

@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	neturl "net/url"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/agentd/agentd/connect"
+	"github.com/agentd/agentd/store"
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 )
@@ -81,6 +83,8 @@ type session struct {
 	b        *bot.Bot
 	me       *models.User
 	settings Settings
+	// trouble is the reason shown while polls fail, "" when they work.
+	trouble string
 }
 
 // Run connects the bot, then polls for updates until ctx ends. A rejected
@@ -130,12 +134,15 @@ func (s *session) poll(ctx context.Context, token string, next int64) error {
 			return nil
 		}
 		if err != nil {
-			if backoff, err = s.wait(ctx, err, backoff); err != nil {
+			if backoff, err = s.wait(ctx, token, err, backoff); err != nil {
 				return err
 			}
 			continue
 		}
 		backoff = 0
+		if err := s.recovered(ctx); err != nil {
+			return err
+		}
 		for _, u := range updates {
 			s.handle(u)
 			if err := s.saveCursor(ctx, u.ID); err != nil {
@@ -198,9 +205,12 @@ func cursorOf(stored string, botID int64) (updateID int64, ok bool, err error) {
 
 // wait backs off after a failed poll: retry_after for 429, a growing wait
 // for 409 (another poller) and transient failures; 401 is fatal.
-func (s *session) wait(ctx context.Context, err error, backoff time.Duration) (time.Duration, error) {
+func (s *session) wait(ctx context.Context, token string, err error, backoff time.Duration) (time.Duration, error) {
 	if fe := s.fatal(err); fe != err {
 		return 0, fe
+	}
+	if err := s.report(ctx, token, err); err != nil {
+		return 0, err
 	}
 	backoff = min(max(2*backoff, 500*time.Millisecond), 30*time.Second)
 	d := backoff
@@ -211,6 +221,51 @@ func (s *session) wait(ctx context.Context, err error, backoff time.Duration) (t
 	s.c.Logger.Warn("telegram poll failed; waiting", "error", err, "wait", d)
 	connect.Sleep(ctx, d)
 	return backoff, nil
+}
+
+// report shows what failing polls mean in the connection's state, when
+// that changes: a webhook set on the bot, or another program polling it,
+// is an error only the operator can fix (agentd never removes another
+// host's webhook); anything else is connecting while the polls are
+// retried. The connection is never shown connected meanwhile.
+func (s *session) report(ctx context.Context, token string, err error) error {
+	state, reason := store.ConnConnecting, "Polling Telegram fails; retrying: "+err.Error()
+	var ae *apiError
+	if errors.As(err, &ae) && ae.Code == http.StatusConflict {
+		state, reason = store.ConnError, conflictReason(ctx, s, token)
+	}
+	if reason == s.trouble {
+		return nil
+	}
+	s.trouble = reason
+	return s.c.Trouble(ctx, state, reason)
+}
+
+// conflictReason says why Telegram refuses to be polled (409) and how to
+// fix it: a webhook is set (named by its host: its path may hold a
+// secret), or another program polls the bot.
+func conflictReason(ctx context.Context, s *session, token string) string {
+	url, err := webhookURL(ctx, s.p.client(), s.p.apiURL(), token)
+	if err == nil && url != "" {
+		host := url
+		if u, perr := neturl.Parse(url); perr == nil && u.Host != "" {
+			host = u.Host
+		}
+		return "A webhook is set on this bot (at " + host + "), so Telegram refuses polling (409 Conflict). " +
+			"agentd does not remove another host's webhook: remove it with the Bot API's deleteWebhook " +
+			"(https://api.telegram.org/bot<token>/deleteWebhook) and the connection resumes by itself."
+	}
+	return "Another program polls this bot (Telegram answers 409 Conflict): stop it, or give this agent " +
+		"another bot's token; the connection resumes by itself once it is the only poller."
+}
+
+// recovered shows the connection connected again after failing polls.
+func (s *session) recovered(ctx context.Context) error {
+	if s.trouble == "" {
+		return nil
+	}
+	s.trouble = ""
+	return s.c.MarkConnected(ctx)
 }
 
 // fatal turns a 401 into a *connect.FatalError and returns other errors

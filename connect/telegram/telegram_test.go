@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -469,4 +470,43 @@ func TestFailoverOnPostgres(t *testing.T) {
 	if sent[0].Text != "re: one" || sent[1].Text != "re: two" || sent[2].Text != "re: three" {
 		t.Fatalf("sent after failover: %+v", sent)
 	}
+}
+
+// TestStateSaysWhatPollingDoes: a webhook set on the bot by another host
+// makes polls fail with 409: the connection is in error with a reason that
+// names the webhook's host and how to remove it, never connected, and
+// agentd does not remove it; once removed, the connection is connected
+// again and answers. Another failing poll shows connecting while it is
+// retried.
+func TestStateSaysWhatPollingDoes(t *testing.T) {
+	f := newFixture(t)
+	a := f.Agent(withToken(nil))
+	f.Start()
+	f.WaitConnected(a)
+	f.tg.SetWebhook(token, "https://hooks.other.example/telegram/s3cret-path")
+	f.tg.Queue(token, private("ends the held poll"))
+	testutil.Eventually(t, "error naming the webhook", f.InState(a, store.ConnError, "webhook", "hooks.other.example", "deleteWebhook"))
+	if c := f.State(a); strings.Contains(c.Reason, "s3cret") {
+		t.Errorf("the reason shows the webhook's path: %q", c.Reason)
+	}
+	if f.calls("deleteWebhook") != 0 {
+		t.Error("agentd removed the webhook")
+	}
+	f.tg.SetWebhook(token, "")
+	testutil.Eventually(t, "connected again", f.InState(a, store.ConnConnected))
+	f.tg.Queue(token, private("after the webhook"))
+	testutil.Eventually(t, "answered", func() error {
+		for _, s := range f.tg.Sent(token) {
+			if strings.Contains(s.Text, "after the webhook") {
+				return nil
+			}
+		}
+		return errors.New("not yet")
+	})
+
+	f.tg.Fail(token, "getUpdates", http.StatusInternalServerError, 0)
+	f.tg.Fail(token, "getUpdates", http.StatusInternalServerError, 0)
+	f.tg.Queue(token, private("ends the held poll again"))
+	testutil.Eventually(t, "connecting while polls fail", f.InState(a, store.ConnConnecting, "500"))
+	testutil.Eventually(t, "connected once they work", f.InState(a, store.ConnConnected))
 }

@@ -57,6 +57,7 @@ type botState struct {
 	sent    []Sent
 	polls   int // getUpdates requests in flight
 	evict   chan struct{}
+	webhook string // the URL of a webhook set on the bot, "" for none
 }
 
 type failure struct {
@@ -162,7 +163,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, f.status, http.StatusText(f.status), f.retryAfter)
 		return
 	}
+	if method == "getUpdates" && b.webhook != "" {
+		s.mu.Unlock()
+		writeError(w, http.StatusConflict, "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first", 0)
+		return
+	}
 	switch method {
+	case "getWebhookInfo":
+		info := map[string]any{"url": b.webhook, "has_custom_certificate": false, "pending_update_count": len(b.pending)}
+		s.mu.Unlock()
+		writeResult(w, info)
 	case "getMe":
 		user := b.user
 		s.mu.Unlock()
@@ -178,6 +188,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 		writeError(w, http.StatusNotFound, "Not Found: method not found", 0)
 	}
+}
+
+// SetWebhook sets (url) or removes ("") a webhook on the bot of token, as
+// another host would: while one is set, getUpdates answers 409, as
+// Telegram does.
+func (s *Server) SetWebhook(token, url string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.bots[token].webhook = url
 }
 
 // takeFailure pops an injected failure; s.mu is held.
