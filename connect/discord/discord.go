@@ -42,6 +42,16 @@ const (
 	closeDisallowedIntents    = 4014
 )
 
+// fatalCloses are the other close codes no retry can fix, with what to
+// do: retrying them spends the bot's daily IDENTIFY budget (about 1,000),
+// past which Discord resets the token.
+var fatalCloses = map[int]string{
+	4010: "Discord refused the gateway session (invalid shard, close code 4010): this bot needs a sharded connection, which agentd does not open",
+	4011: "Discord requires sharding for this bot (close code 4011: it is in too many servers for one gateway connection), which agentd does not do yet",
+	4012: "Discord refused the gateway API version (close code 4012): upgrade agentd",
+	4013: "Discord refused the gateway intents as invalid (close code 4013): upgrade agentd",
+}
+
 // Reasons of a connection in error, saying what to fix.
 const (
 	reasonBadToken = "Discord rejected DISCORD_API_TOKEN (authentication failed, close code 4004): " +
@@ -168,6 +178,8 @@ func openError(err error) error {
 		return &connect.FatalError{Reason: reasonBadToken}
 	case errors.As(err, &ce) && ce.Code == closeDisallowedIntents:
 		return &connect.FatalError{Reason: reasonIntents}
+	case errors.As(err, &ce) && fatalCloses[ce.Code] != "":
+		return &connect.FatalError{Reason: fatalCloses[ce.Code]}
 	}
 	return fmt.Errorf("discord: open gateway: %w", err)
 }

@@ -240,6 +240,26 @@ func TestRejectedTokenAndIntentsAreErrorsWithoutRetry(t *testing.T) {
 	}
 }
 
+// TestFatalCloseCodesAreNotRetried: the close codes no retry can fix
+// (sharding, API version, invalid intents) put the connection in error
+// with the reason, after one IDENTIFY: retrying would spend the bot's
+// daily IDENTIFY budget.
+func TestFatalCloseCodesAreNotRetried(t *testing.T) {
+	for _, code := range []int{4010, 4011, 4012, 4013} {
+		t.Run(fmt.Sprint(code), func(t *testing.T) {
+			f := newFixture(t)
+			f.dc.RejectIdentify(token, code)
+			a := f.Agent(withToken(token, nil))
+			f.Start()
+			testutil.Eventually(t, "error", f.InState(a, store.ConnError, fmt.Sprint(code)))
+			time.Sleep(500 * time.Millisecond) // many times the back-off and the identify spacing
+			if n := len(f.dc.Identifies(token)); n != 1 {
+				t.Fatalf("%d identifies after close code %d; want 1", n, code)
+			}
+		})
+	}
+}
+
 func TestDroppedSocketReconnectsWithEvents(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
