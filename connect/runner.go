@@ -180,12 +180,16 @@ func (r *runner) serve(ctx context.Context, lease store.Lease) *parked {
 		return &parked{store.ConnError, secretsReason}
 	}
 	b := backoff{min: r.sup.cfg.MinBackoff, max: r.sup.cfg.MaxBackoff}
+	// One dispatcher for the lease, not one per Run: the jobs of a session
+	// that dropped go on (they answer through the platform's HTTP API)
+	// while the next session connects, instead of keeping the platform
+	// disconnected until they have all run.
+	c.jobs = newDispatcher(ctx, r.sup.cfg.QueueSize)
+	defer c.jobs.close()
 	for ctx.Err() == nil {
 		r.setState(ctx, c, store.ConnConnecting, "")
-		c.jobs = newDispatcher(ctx, r.sup.cfg.QueueSize)
 		c.setConnectedAt(time.Time{})
 		err := r.spec.platform.Run(ctx, c)
-		c.jobs.close()
 		if ctx.Err() != nil {
 			return nil
 		}

@@ -202,3 +202,34 @@ func TestSubmitDropsAndCountsOverflow(t *testing.T) {
 		t.Fatalf("dropped counter %v; want 1", n)
 	}
 }
+
+// TestReconnectDoesNotWaitForTheQueue: after a connection drops, the
+// runner reconnects at once while a job of the dropped session still
+// runs; the job finishes on the new session's watch. (A gateway kept down
+// until the queue drained lost every message sent meanwhile.)
+func TestReconnectDoesNotWaitForTheQueue(t *testing.T) {
+	h := start(t, Config{MinBackoff: 10 * time.Millisecond, MaxBackoff: 20 * time.Millisecond})
+	h.p.conn(t)
+	release, finished := make(chan struct{}), make(chan struct{})
+	h.p.do(t, func(ctx context.Context, c *Conn) error {
+		c.Submit("chat", func(ctx context.Context) {
+			defer close(finished)
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		})
+		return errDropped // the gateway dropped while a turn was running
+	})
+	select {
+	case <-h.p.conns:
+	case <-time.After(testutil.Timeout):
+		t.Fatal("no reconnection while a job of the dropped session ran")
+	}
+	close(release)
+	select {
+	case <-finished:
+	case <-time.After(testutil.Timeout):
+		t.Fatal("the job of the dropped session did not finish")
+	}
+}
