@@ -289,14 +289,30 @@ func (s *Store) ListConnections(ctx context.Context, accountID, agentID string) 
 		return nil, wrap("list connections", err)
 	}
 	out := make([]Connection, len(rows))
+	now := s.now()
 	for i, r := range rows {
 		out[i] = Connection{
 			AgentID: string(r.AgentID), Platform: string(r.Platform), State: ConnState(r.State), Reason: r.Reason,
 			BotID: string(r.BotID), BotUsername: r.BotUsername, Since: utc(r.Since), LastEventAt: utcPtr(r.LastEventAt),
 			MessagesIn: r.MessagesIn, MessagesOut: r.MessagesOut,
 		}
+		if orphaned(r, now) {
+			out[i].State, out[i].Reason = ConnDisconnected, orphanedReason
+		}
 	}
 	return out, nil
+}
+
+// orphanedReason is shown for a connection no replica holds any more.
+const orphanedReason = "No replica holds this connection (its lease expired: the replica that ran it stopped " +
+	"without releasing it); it resumes when a replica takes it over."
+
+// orphaned reports a connection stored as connecting or connected whose
+// lease has expired: the runner that wrote that state died without
+// releasing it (a crash), so the state no longer says what happens.
+func orphaned(r connectionRow, now time.Time) bool {
+	live := ConnState(r.State) == ConnConnected || ConnState(r.State) == ConnConnecting
+	return live && (r.LeaseExpiresAt == nil || r.LeaseExpiresAt.Before(now))
 }
 
 // AgentsChangedSince returns up to limit agents whose configuration changed

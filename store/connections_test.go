@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -185,6 +186,40 @@ func TestAgentsChangedSincePages(t *testing.T) {
 		mustOK(t, err)
 		if len(recent) != 0 {
 			t.Errorf("changed in the future: %d agents", len(recent))
+		}
+	})
+}
+
+// TestOrphanedConnectionShowsDisconnected: a connection left connected by
+// a runner that died (its lease expired unreleased) is shown
+// disconnected, saying why; a live one, or one in error, as stored.
+func TestOrphanedConnectionShowsDisconnected(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		clock := withClock(s)
+		acct := mustAccount(t, s, "acme")
+		a := mustAgent(t, s, acct.ID, "Ada")
+		l, _, err := s.AcquireLease(ctx, a.ID, "telegram", "r", 15*time.Second)
+		mustOK(t, err)
+		mustOK(t, s.SetConnectionState(ctx, l, ConnConnected, ""))
+		state := func() Connection {
+			conns, err := s.ListConnections(ctx, acct.ID, a.ID)
+			mustOK(t, err)
+			return conns[0]
+		}
+		if c := state(); c.State != ConnConnected {
+			t.Fatalf("live connection shown %+v", c)
+		}
+		clock.add(16 * time.Second) // the replica died: no renewal, no release
+		if c := state(); c.State != ConnDisconnected || !strings.Contains(c.Reason, "No replica holds") {
+			t.Errorf("orphaned connection shown %+v", c)
+		}
+		l, _, err = s.AcquireLease(ctx, a.ID, "telegram", "r2", 15*time.Second)
+		mustOK(t, err)
+		mustOK(t, s.SetConnectionState(ctx, l, ConnError, "token rejected"))
+		clock.add(time.Minute)
+		if c := state(); c.State != ConnError {
+			t.Errorf("an error shown %+v", c)
 		}
 	})
 }
