@@ -43,7 +43,7 @@ reliability:
 	@set -e; for file in $$(grep -rl --include='*_test.go' '^func Fuzz' .); do \
 		for target in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$file); do \
 			echo "+ fuzz $$target in $$(dirname $$file) for $(RELIABILITY_FUZZTIME)"; \
-			$(GO) test $$(dirname $$file) -run '^$$' -fuzz "^$$target\$$" -fuzztime $(RELIABILITY_FUZZTIME) -fuzzminimizetime 100x; \
+			GO=$(GO) .ci/fuzz $$(dirname $$file) $$target $(RELIABILITY_FUZZTIME); \
 		done; \
 	done
 
