@@ -182,7 +182,7 @@ func addOnConflict(keys []string, table string, columns ...string) clause.OnConf
 // It returns ErrNotFound for a missing agent or one of another account.
 func (s *Store) RecordTurnError(ctx context.Context, accountID, agentID, kind string, t time.Time) error {
 	return s.write(ctx, "record turn error", func(tx *gorm.DB) error {
-		if err := agentOfAccount(tx, accountID, agentID); err != nil {
+		if err := ownedAgent(tx, accountID, agentID); err != nil {
 			return err
 		}
 		h := hourOf(t)
@@ -194,25 +194,12 @@ func (s *Store) RecordTurnError(ctx context.Context, accountID, agentID, kind st
 	})
 }
 
-// agentOfAccount returns ErrNotFound unless agent agentID is of account
-// accountID.
-func agentOfAccount(tx *gorm.DB, accountID, agentID string) error {
-	var n int64
-	if err := tx.Model(&agentRow{}).Where("id = ? AND account_id = ?", agentID, accountID).Count(&n).Error; err != nil {
-		return err
-	}
-	if n == 0 {
-		return ErrNotFound
-	}
-	return nil
-}
-
 // RecordTokens adds tokens the agent spent outside a turn (a conversation's
 // summary) to its hour at t. It returns ErrNotFound for a missing agent or
 // one of another account.
 func (s *Store) RecordTokens(ctx context.Context, accountID, agentID string, tokens int, t time.Time) error {
 	return s.write(ctx, "record tokens", func(tx *gorm.DB) error {
-		if err := agentOfAccount(tx, accountID, agentID); err != nil {
+		if err := ownedAgent(tx, accountID, agentID); err != nil {
 			return err
 		}
 		return addHourStats(tx, hourStatsRow{AgentID: ctext(agentID), Hour: hourOf(t), TokensUsed: int64(tokens)})

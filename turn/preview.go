@@ -28,11 +28,7 @@ func (s *Service) Preview(ctx context.Context, in Input) (Preview, error) {
 	if strings.TrimSpace(in.Text) == "" {
 		return Preview{}, ErrEmptyText
 	}
-	agent, err := s.cfg.Store.GetAgent(ctx, in.AccountID, in.AgentID)
-	if err != nil {
-		return Preview{}, err
-	}
-	secrets, err := s.secrets(agent)
+	agent, secrets, err := s.agentWithSecrets(ctx, in.AccountID, in.AgentID)
 	if err != nil {
 		return Preview{}, err
 	}
@@ -56,13 +52,21 @@ func (s *Service) Preview(ctx context.Context, in Input) (Preview, error) {
 // provider and its own key for it, for the memory and knowledge
 // operations of the API.
 func (s *Service) RecallAgent(ctx context.Context, accountID, agentID string) (recall.Agent, error) {
-	agent, err := s.cfg.Store.GetAgent(ctx, accountID, agentID)
-	if err != nil {
-		return recall.Agent{}, err
-	}
-	secrets, err := s.secrets(agent)
+	agent, secrets, err := s.agentWithSecrets(ctx, accountID, agentID)
 	if err != nil {
 		return recall.Agent{}, err
 	}
 	return recallAgent(agent, secrets.String(llm.APIKeyVar(agent.ModelProvider))), nil
+}
+
+// agentWithSecrets is agent agentID of account accountID with its opened
+// secrets, for the operations that read an agent as its turn would
+// without taking one.
+func (s *Service) agentWithSecrets(ctx context.Context, accountID, agentID string) (store.Agent, store.Secrets, error) {
+	agent, err := s.cfg.Store.GetAgent(ctx, accountID, agentID)
+	if err != nil {
+		return store.Agent{}, nil, err
+	}
+	secrets, err := s.secrets(agent)
+	return agent, secrets, err
 }

@@ -257,11 +257,7 @@ type ToolListing struct {
 // ListTools lists the tools of agent agentID of account accountID as its
 // next turn would see them, asking each MCP server now.
 func (s *Service) ListTools(ctx context.Context, accountID, agentID string) (ToolListing, error) {
-	agent, err := s.cfg.Store.GetAgent(ctx, accountID, agentID)
-	if err != nil {
-		return ToolListing{}, err
-	}
-	secrets, err := s.secrets(agent)
+	agent, secrets, err := s.agentWithSecrets(ctx, accountID, agentID)
 	if err != nil || s.cfg.Tools == nil {
 		return ToolListing{}, err
 	}
