@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/turn"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Platform connects agents to one chat platform.
@@ -51,6 +52,10 @@ type Conn struct {
 	// Secrets are the agent's decrypted settings.secrets.
 	Secrets store.Secrets
 	Logger  *slog.Logger
+	// Local is the Platform's own, kept across the Runs of one lease (a
+	// gateway session to resume); nil at first. Runs of a Conn never
+	// overlap, so Run may use it without locking.
+	Local any
 
 	platform string
 	lease    store.Lease // as acquired; never changed, so every goroutine may read it
@@ -60,9 +65,39 @@ type Conn struct {
 	cursor    string    // the platform's cursor, the lease's at first
 	connected time.Time // when the running Run reported Connected; zero before
 
-	turner  Turner
-	jobs    *dispatcher
-	dropped func()
+	turner Turner
+	jobs   *dispatcher
+	inbox  inbox
+	// lose ends the lease's work at once: a lease-bound write found the
+	// lease lost, so nothing more may be done under it.
+	lose    func(error)
+	dropped *prometheus.CounterVec
+}
+
+// Why a message is left unanswered on purpose, as Drop counts it.
+const (
+	DropNotAnswering = "not_answering" // the agent is inactive or in error
+	DropRateLimited  = "rate_limited"  // the user sent more than userRateLimit a minute
+	DropNotAllowed   = "not_allowed"   // a private chat with a user not in allowedUsers
+)
+
+// Unanswered reports a turn of chat that gave no reply: an agent not
+// answering now is a drop (counted), any other failure is logged unless
+// the lease's work ended. No failure is ever sent to the chat.
+func (c *Conn) Unanswered(ctx context.Context, chat string, err error) {
+	switch {
+	case errors.Is(err, ErrNotAnswering):
+		c.Drop(DropNotAnswering, chat)
+	case ctx.Err() == nil:
+		c.Logger.Warn("platform message not answered", "chat", chat, "error", err)
+	}
+}
+
+// Drop logs and counts a message left unanswered on purpose, with why
+// (one of the Drop constants) and the chat it came from.
+func (c *Conn) Drop(why, chat string) {
+	c.dropped.WithLabelValues(c.platform, why).Inc()
+	c.Logger.Info("platform message not answered", "reason", why, "chat", chat)
 }
 
 // Cursor is the platform's cursor stored by the last runner ("" at first).
@@ -75,7 +110,7 @@ func (c *Conn) Cursor() string {
 // SaveCursor stores the platform's cursor.
 func (c *Conn) SaveCursor(ctx context.Context, cursor string) error {
 	if err := c.store.SaveCursor(ctx, c.lease, cursor); err != nil {
-		return fmt.Errorf("connect: save cursor: %w", err)
+		return c.leaseErr(fmt.Errorf("connect: save cursor: %w", err))
 	}
 	c.mu.Lock()
 	c.cursor = cursor
@@ -139,7 +174,7 @@ func (c *Conn) connectedAt() time.Time {
 
 func (c *Conn) setState(ctx context.Context, state store.ConnState, reason string) error {
 	if err := c.store.SetConnectionState(ctx, c.lease, state, reason); err != nil {
-		return fmt.Errorf("connect: set state %s: %w", state, err)
+		return c.leaseErr(fmt.Errorf("connect: set state %s: %w", state, err))
 	}
 	return nil
 }
@@ -149,31 +184,18 @@ func (c *Conn) setState(ctx context.Context, state store.ConnState, reason strin
 // lease to another replica stops before it acts.
 func (c *Conn) Guard(ctx context.Context) error {
 	if err := c.store.CheckLease(ctx, c.lease); err != nil {
-		return fmt.Errorf("connect: guard: %w", err)
+		return c.leaseErr(fmt.Errorf("connect: guard: %w", err))
 	}
 	return nil
 }
 
-// Submit queues job for chat: jobs of one chat run one at a time, in
-// order. When the connection's queue is full the job is dropped, logged
-// and counted, and Submit reports false.
-func (c *Conn) Submit(chat string, job func(ctx context.Context)) bool {
-	if c.jobs.submit(chat, job) {
-		return true
+// leaseErr returns err, first ending the lease's work when err says the
+// lease is lost: the runner learns of it at once, not at its next renewal.
+func (c *Conn) leaseErr(err error) error {
+	if errors.Is(err, store.ErrLeaseLost) && c.lose != nil {
+		c.lose(err)
 	}
-	c.dropped()
-	c.Logger.Warn("connection queue full: message dropped", "chat", chat)
-	return false
-}
-
-// Claim reports whether the platform message messageID is this agent's to
-// answer: false when it was claimed before, here or on another replica.
-func (c *Conn) Claim(ctx context.Context, messageID string) (bool, error) {
-	ok, err := c.store.ClaimPlatformMessage(ctx, c.Agent.ID, c.platform, messageID)
-	if err != nil {
-		return false, fmt.Errorf("connect: claim message: %w", err)
-	}
-	return ok, nil
+	return err
 }
 
 // Turn counts the incoming message and answers it through the Turner, with

@@ -7,10 +7,14 @@ import (
 
 // dispatcher runs a connection's jobs: the jobs of one chat one at a time,
 // in order; different chats in parallel. At most max jobs wait or run at
-// once; submit refuses the rest.
+// once; submit refuses the rest, and waitRoom waits until there is room.
 type dispatcher struct {
-	ctx context.Context
-	max int
+	ctx   context.Context
+	max   int
+	freed chan struct{} // signalled when a job ends
+	// after, when set, runs on a chat's goroutine each time a job has
+	// left (its room is free again).
+	after func(context.Context)
 
 	mu     sync.Mutex
 	queued int
@@ -20,7 +24,25 @@ type dispatcher struct {
 }
 
 func newDispatcher(ctx context.Context, max int) *dispatcher {
-	return &dispatcher{ctx: ctx, max: max, chats: map[string][]func(context.Context){}}
+	return &dispatcher{ctx: ctx, max: max, freed: make(chan struct{}, 1), chats: map[string][]func(context.Context){}}
+}
+
+// waitRoom waits until submit would accept a job and reports false when
+// ctx ends first.
+func (d *dispatcher) waitRoom(ctx context.Context) bool {
+	for {
+		d.mu.Lock()
+		room := d.queued < d.max
+		d.mu.Unlock()
+		if room {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-d.freed:
+		}
+	}
 }
 
 // submit queues job for chat and reports whether it was accepted.
@@ -61,6 +83,13 @@ func (d *dispatcher) drain(chat string) {
 		d.mu.Lock()
 		d.queued--
 		d.mu.Unlock()
+		select {
+		case d.freed <- struct{}{}:
+		default:
+		}
+		if d.after != nil {
+			d.after(d.ctx)
+		}
 	}
 }
 

@@ -16,17 +16,48 @@ const releaseTimeout = 5 * time.Second
 // secretsReason is the reason of a connection whose secrets do not decrypt.
 const secretsReason = "the agent's secrets cannot be decrypted: AGENTD_SECRET_KEY is not set or is not the key they were written with"
 
-// runner keeps one (agent, platform) connection: it stands by until it
-// holds the lease, then connects, and reconnects after failures, until it
-// is stopped or its agent is gone.
+// unreachableReason is the reason of a connection this replica gave up
+// after failing to connect, for another replica to try.
+const unreachableReason = "this replica could not reach the platform; another replica may take the connection over"
+
+// Why a hold ends while the runner goes on standing by.
+var (
+	errHandedOver   = errors.New("the connection moved to another replica to spread the load")
+	errDrainTimeout = errors.New("the messages being answered ran out of time to finish")
+	errLeaseExpired = errors.New("connect: the lease could not be renewed before it expired")
+)
+
+// runner is one (agent, platform) connection on this replica. It stands
+// by, with no goroutine, until the supervisor acquires the lease for it;
+// then it connects, reconnects after failures, and answers until it is
+// stopped, the lease is lost, or the supervisor moves the lease away.
 type runner struct {
 	sup    *Supervisor
 	spec   spec
-	prev   *runner // the runner it replaces; it starts once prev is done
+	prev   *runner // the runner it replaces; it may hold once prev is done
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-	done   chan struct{}
+	done   chan struct{} // closed once stopped and not holding
 	log    *slog.Logger
+
+	mu        sync.Mutex
+	hold      *holding  // the lease held now; nil while standing by
+	parked    bool      // it cannot run until its configuration changes
+	tried     bool      // an acquisition was tried, so its row exists
+	coolUntil time.Time // no acquisition before it (after giving a lease up)
+	ended     bool
+}
+
+// holding is a lease held by a runner.
+type holding struct {
+	lease store.Lease
+	// expires is the lease's local deadline: the supervisor moves it at
+	// each renewal, and ends the work when no renewal succeeded in time.
+	expires time.Time
+	// stopFetch stops taking new messages: the work in hand drains.
+	stopFetch context.CancelCauseFunc
+	// lose ends all work at once.
+	lose context.CancelCauseFunc
 }
 
 func newRunner(parent context.Context, s *Supervisor, sp spec, prev *runner) *runner {
@@ -35,8 +66,28 @@ func newRunner(parent context.Context, s *Supervisor, sp spec, prev *runner) *ru
 		log: s.cfg.Logger.With("agent", sp.agent.ID, "platform", sp.platform.Name())}
 }
 
-// stop asks the runner to end; why becomes the connection's reason.
-func (r *runner) stop(why error) { r.cancel(why) }
+func (r *runner) key() runnerKey { return runnerKey{r.spec.agent.ID, r.spec.platform.Name()} }
+
+// stop ends the runner; why becomes the connection's reason. A holding
+// runner drains and releases first; a parked one stores why unless a new
+// runner takes its place or the process ends.
+func (r *runner) stop(why error) {
+	r.cancel(why)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.hold != nil || r.ended {
+		return
+	}
+	r.ended = true
+	if r.parked && !errors.Is(why, errConfigChanged) && !errors.Is(why, errShuttingDown) {
+		go func() {
+			defer close(r.done)
+			r.storeWhy()
+		}()
+		return
+	}
+	close(r.done)
+}
 
 func (r *runner) finished() bool {
 	select {
@@ -47,53 +98,157 @@ func (r *runner) finished() bool {
 	}
 }
 
-// run stands by for the lease and holds it until the runner is stopped or
-// its agent is gone.
-func (r *runner) run() {
-	defer close(r.done)
-	defer r.cancel(nil)
-	if r.prev != nil {
-		<-r.prev.done // never two pollers of one bot in one process
+// standby reports whether the supervisor may acquire the lease for r now:
+// stopped, holding, parked, cooling off and replacing runners may not.
+func (r *runner) standby(now time.Time) bool {
+	if r.ctx.Err() != nil || (r.prev != nil && !r.prev.finished()) {
+		return false
 	}
-	for r.ctx.Err() == nil {
-		lease, ok, err := r.sup.cfg.Store.AcquireLease(r.ctx, r.spec.agent.ID, r.spec.platform.Name(), r.sup.cfg.Owner, r.sup.cfg.LeaseTTL)
-		if errors.Is(err, store.ErrNotFound) {
-			r.exited()
-			return
-		}
-		if err != nil && r.ctx.Err() == nil {
-			r.log.Warn("acquire connection lease", "error", err)
-		}
-		if ok {
-			if r.hold(lease) != nil {
-				r.park()
-				return
-			}
-			continue
-		}
-		Sleep(r.ctx, r.sup.cfg.RenewEvery)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.hold == nil && !r.parked && now.After(r.coolUntil)
+}
+
+func (r *runner) holds() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.hold != nil
+}
+
+// acquire tries to take the lease and, when it does, starts holding it. It
+// returns store.ErrNotFound when the agent is gone.
+func (r *runner) acquire() error {
+	lease, ok, err := r.sup.cfg.Store.AcquireLease(r.ctx, r.spec.agent.ID, r.spec.platform.Name(), r.sup.cfg.Owner, r.sup.cfg.LeaseTTL)
+	r.mu.Lock()
+	r.tried = true
+	r.mu.Unlock()
+	if err != nil || !ok {
+		return err
+	}
+	work, lose := context.WithCancelCause(context.WithoutCancel(r.ctx))
+	fetch, stopFetch := context.WithCancelCause(work)
+	h := &holding{lease: lease, expires: time.Now().Add(r.sup.cfg.LeaseTTL), stopFetch: stopFetch, lose: lose}
+	r.mu.Lock()
+	r.hold = h
+	r.mu.Unlock()
+	// A stop ends the fetching; the lease stays held while the work drains.
+	unhook := context.AfterFunc(r.ctx, func() { stopFetch(context.Cause(r.ctx)) })
+	go func() {
+		defer unhook()
+		r.serveLease(h, fetch, work)
+	}()
+	return nil
+}
+
+// serveLease serves the connection under h, then drains the messages in
+// hand (within DrainTimeout, the lease still renewed) and releases the
+// lease with the connection's state.
+func (r *runner) serveLease(h *holding, fetch, work context.Context) {
+	r.log.Info("connection lease acquired", "epoch", h.lease.Epoch)
+	c := r.newConn(h, work)
+	p := r.serve(fetch, c)
+	drain := time.AfterFunc(r.sup.cfg.DrainTimeout, func() { h.lose(errDrainTimeout) })
+	c.jobs.close()
+	drain.Stop()
+	lost := work.Err() != nil && !errors.Is(context.Cause(work), errDrainTimeout)
+	h.lose(nil)
+	if lost {
+		r.log.Warn("connection lease lost", "error", context.Cause(work))
+	} else {
+		r.release(h, p, context.Cause(fetch))
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.hold = nil
+	switch {
+	case p != nil && p.giveUp:
+		r.coolUntil = time.Now().Add(r.sup.cfg.LeaseTTL)
+	case p != nil:
+		r.parked = true
+	case errors.Is(context.Cause(fetch), errHandedOver):
+		r.coolUntil = time.Now().Add(2 * r.sup.cfg.LeaseTTL)
+	}
+	if r.ctx.Err() != nil && !r.ended {
+		r.ended = true
+		close(r.done)
+	}
+	r.sup.poke() // a runner replacing this one may start now
+}
+
+// release frees the lease, storing the connection's state: the parked
+// one's, else disconnected with why the connection ended.
+func (r *runner) release(h *holding, p *parked, why error) {
+	state, reason := store.ConnDisconnected, ""
+	switch {
+	case p != nil:
+		state, reason = p.state, p.reason
+	case why != nil:
+		reason = why.Error()
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), releaseTimeout)
+	defer cancel()
+	if err := r.sup.cfg.Store.ReleaseLease(ctx, h.lease, state, reason); err != nil {
+		r.log.Warn("release connection lease", "error", err)
 	}
 }
 
-// parked is a connection that cannot run until its configuration changes:
-// secrets that do not decrypt, or a refusal the platform will repeat (a
-// bad token). Its state is stored and it holds no lease, so such
-// connections cost no lease renewals on the database's writer.
+// renewed applies a batch renewal to the lease held: when the renewal
+// found it (ok, with its epoch) its local deadline moves to expires, else
+// it was lost and its work ends.
+func (r *runner) renewed(ok bool, epoch int64, expires time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch h := r.hold; {
+	case h == nil:
+	case ok && h.lease.Epoch == epoch:
+		h.expires = expires
+	default:
+		h.lose(store.ErrLeaseLost)
+	}
+}
+
+// expireBefore ends the work of the lease held when its local deadline
+// comes before t: a renewal failed and the next may come too late, when
+// another replica could hold the lease already.
+func (r *runner) expireBefore(t time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if h := r.hold; h != nil && h.expires.Before(t) {
+		h.lose(errLeaseExpired)
+	}
+}
+
+func (r *runner) isParked() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.parked
+}
+
+// handOver stops taking messages so that the lease, once the work in hand
+// is done, is released for another replica.
+func (r *runner) handOver() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.hold != nil {
+		r.hold.stopFetch(errHandedOver)
+	}
+}
+
+// parked is why a connection cannot run until its configuration changes
+// (secrets that do not decrypt, a refusal the platform will repeat), or,
+// with giveUp, why this replica leaves it for another for a while. Its
+// state is stored and it holds no lease, so it costs no renewals.
 type parked struct {
 	state  store.ConnState
 	reason string
+	giveUp bool
 }
 
-// park waits, without a lease, until the runner is stopped. When the
-// connection is no longer wanted (the agent was made inactive, or the
-// platform left its clients) it stores why, taking the lease back for that
-// one write; a new runner after a configuration change, or the next start
-// of the service, stores its own state.
-func (r *runner) park() {
-	<-r.ctx.Done()
-	if cause := context.Cause(r.ctx); errors.Is(cause, errConfigChanged) || errors.Is(cause, errShuttingDown) {
-		return
-	}
+// storeWhy stores why a parked connection is no longer wanted (the agent
+// was made inactive, or the platform left its clients), taking the lease
+// back for that one write; if another replica holds it, that replica
+// stores its own.
+func (r *runner) storeWhy() {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), releaseTimeout)
 	defer cancel()
 	lease, ok, err := r.sup.cfg.Store.AcquireLease(ctx, r.spec.agent.ID, r.spec.platform.Name(), r.sup.cfg.Owner, r.sup.cfg.LeaseTTL)
@@ -105,87 +260,29 @@ func (r *runner) park() {
 	}
 }
 
-// exited tells the supervisor that the runner ended by itself.
-func (r *runner) exited() {
-	select {
-	case r.sup.exited <- runnerKey{r.spec.agent.ID, r.spec.platform.Name()}:
-	default: // the next full resync forgets it
-	}
-}
-
-// hold serves the connection while lease is held: it renews the lease in
-// the background and ends the connection as soon as a renewal fails. A
-// stopped runner releases the lease with the state disconnected; a
-// connection that cannot run releases it with its state and is returned
-// parked.
-func (r *runner) hold(lease store.Lease) *parked {
-	r.log.Info("connection lease acquired", "epoch", lease.Epoch)
-	ctx, lost := context.WithCancelCause(r.ctx)
-	defer lost(nil)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		r.renew(ctx, lost, lease)
-	}()
-	p := r.serve(ctx, lease)
-	lost(nil)
-	wg.Wait()
-	state, reason := store.ConnDisconnected, ""
-	switch {
-	case p != nil:
-		state, reason = p.state, p.reason
-	case r.ctx.Err() == nil:
-		r.log.Warn("connection lease lost", "error", context.Cause(ctx))
-		return nil
-	default:
-		reason = context.Cause(r.ctx).Error()
-	}
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), releaseTimeout)
-	defer cancel()
-	if err := r.sup.cfg.Store.ReleaseLease(rctx, lease, state, reason); err != nil {
-		r.log.Warn("release connection lease", "error", err)
-	}
-	return p
-}
-
-// renew renews lease every RenewEvery until ctx ends; it calls lost when
-// the lease is taken over, or would expire before the next renewal.
-func (r *runner) renew(ctx context.Context, lost context.CancelCauseFunc, lease store.Lease) {
-	every := r.sup.cfg.RenewEvery
-	for Sleep(ctx, every) {
-		renewed, err := r.sup.cfg.Store.RenewLease(ctx, lease, r.sup.cfg.LeaseTTL)
-		switch {
-		case err == nil:
-			lease = renewed
-		case errors.Is(err, store.ErrLeaseLost):
-			lost(err)
-			return
-		case time.Until(lease.ExpiresAt) < every:
-			lost(err)
-			return
-		}
-	}
+// newConn is the Conn of a lease: one dispatcher for the lease, not one
+// per Run, so the jobs of a session that dropped go on (they answer
+// through the platform's HTTP API) while the next session connects.
+func (r *runner) newConn(h *holding, work context.Context) *Conn {
+	c := &Conn{Agent: r.spec.agent, Settings: r.spec.settings, Secrets: r.spec.secrets, Logger: r.log,
+		platform: r.spec.platform.Name(), lease: h.lease, cursor: h.lease.Cursor, store: r.sup.cfg.Store,
+		turner: r.sup.cfg.Turner, lose: func(err error) { h.lose(err) }, dropped: r.sup.dropped}
+	c.jobs = newDispatcher(work, r.sup.cfg.QueueSize)
+	c.jobs.after = c.freed
+	return c
 }
 
 // serve connects, and reconnects with back-off after failures, until ctx
-// ends; a fatal failure or secrets that do not decrypt return it parked
-// instead (the supervisor starts no runner when credentials are missing).
-func (r *runner) serve(ctx context.Context, lease store.Lease) *parked {
-	c := &Conn{Agent: r.spec.agent, Settings: r.spec.settings, Secrets: r.spec.secrets, Logger: r.log,
-		platform: r.spec.platform.Name(), lease: lease, cursor: lease.Cursor, store: r.sup.cfg.Store, turner: r.sup.cfg.Turner,
-		dropped: r.sup.dropped.WithLabelValues(r.spec.platform.Name()).Inc}
+// ends. A fatal failure or secrets that do not decrypt return it parked;
+// GiveUpAfter failed connections in a row return it given up (the
+// supervisor starts no runner when credentials are missing).
+func (r *runner) serve(ctx context.Context, c *Conn) *parked {
 	if r.spec.secretsErr != nil {
 		r.log.Warn("connection secrets cannot be decrypted", "error", r.spec.secretsErr)
-		return &parked{store.ConnError, secretsReason}
+		return &parked{state: store.ConnError, reason: secretsReason}
 	}
 	b := backoff{min: r.sup.cfg.MinBackoff, max: r.sup.cfg.MaxBackoff}
-	// One dispatcher for the lease, not one per Run: the jobs of a session
-	// that dropped go on (they answer through the platform's HTTP API)
-	// while the next session connects, instead of keeping the platform
-	// disconnected until they have all run.
-	c.jobs = newDispatcher(ctx, r.sup.cfg.QueueSize)
-	defer c.jobs.close()
+	failed := 0
 	for ctx.Err() == nil {
 		r.setState(ctx, c, store.ConnConnecting, "")
 		c.setConnectedAt(time.Time{})
@@ -195,12 +292,18 @@ func (r *runner) serve(ctx context.Context, lease store.Lease) *parked {
 		}
 		var held time.Duration
 		if at := c.connectedAt(); !at.IsZero() {
-			held = time.Since(at)
+			held, failed = time.Since(at), 0
+		} else {
+			failed++
 		}
 		var fatal *FatalError
 		if errors.As(err, &fatal) {
 			r.log.Warn("connection failed", "reason", fatal.Reason)
-			return &parked{store.ConnError, fatal.Reason}
+			return &parked{state: store.ConnError, reason: fatal.Reason}
+		}
+		if failed >= r.sup.cfg.GiveUpAfter {
+			r.log.Warn("connection given up on this replica", "error", err, "failures", failed)
+			return &parked{state: store.ConnDisconnected, reason: unreachableReason, giveUp: true}
 		}
 		wait := b.next(held)
 		r.log.Warn("connection dropped; reconnecting", "error", err, "after", wait)

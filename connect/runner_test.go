@@ -1,11 +1,15 @@
 package connect
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,7 +17,6 @@ import (
 	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/store/storetest"
 	"github.com/agentd/agentd/turn"
-	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/goleak"
 )
 
@@ -180,29 +183,6 @@ func TestGuardRefusesOnceTheLeaseIsLost(t *testing.T) {
 	}
 }
 
-func TestSubmitDropsAndCountsOverflow(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	h := start(t, Config{QueueSize: 2, Registerer: reg})
-	c := h.p.conn(t)
-	release := make(chan struct{})
-	defer close(release)
-	block := func(ctx context.Context) {
-		select {
-		case <-release:
-		case <-ctx.Done():
-		}
-	}
-	if !c.Submit("a", block) || !c.Submit("b", block) {
-		t.Fatal("jobs within the queue refused")
-	}
-	if c.Submit("a", block) {
-		t.Fatal("a job beyond the queue accepted")
-	}
-	if n := testutil.Counter(t, reg, "agentd_connection_messages_dropped_total", "platform", "fake"); n != 1 {
-		t.Fatalf("dropped counter %v; want 1", n)
-	}
-}
-
 // TestReconnectDoesNotWaitForTheQueue: after a connection drops, the
 // runner reconnects at once while a job of the dropped session still
 // runs; the job finishes on the new session's watch. (A gateway kept down
@@ -212,13 +192,16 @@ func TestReconnectDoesNotWaitForTheQueue(t *testing.T) {
 	h.p.conn(t)
 	release, finished := make(chan struct{}), make(chan struct{})
 	h.p.do(t, func(ctx context.Context, c *Conn) error {
-		c.Submit("chat", func(ctx context.Context) {
+		err := c.Take(ctx, "", []Inbound{{ID: "1", Chat: "chat"}}, func(ctx context.Context, _ Inbound) {
 			defer close(finished)
 			select {
 			case <-release:
 			case <-ctx.Done():
 			}
 		})
+		if err != nil {
+			return err
+		}
 		return errDropped // the gateway dropped while a turn was running
 	})
 	select {
@@ -231,5 +214,248 @@ func TestReconnectDoesNotWaitForTheQueue(t *testing.T) {
 	case <-finished:
 	case <-time.After(testutil.Timeout):
 		t.Fatal("the job of the dropped session did not finish")
+	}
+}
+
+// steadyPlatform connects at once and stays connected; with fail set it
+// never connects (a replica that cannot reach the platform).
+type steadyPlatform struct {
+	fail  bool
+	taken chan Inbound // the messages its handler answered, when set
+}
+
+func (p *steadyPlatform) Name() string          { return "steady" }
+func (p *steadyPlatform) Credentials() []string { return nil }
+
+func (p *steadyPlatform) Run(ctx context.Context, c *Conn) error {
+	if p.fail {
+		return errDropped
+	}
+	if err := c.MarkConnected(ctx); err != nil {
+		return err
+	}
+	if err := c.Resume(ctx, p.answer); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return nil
+}
+
+func (p *steadyPlatform) answer(_ context.Context, m Inbound) {
+	if p.taken != nil {
+		p.taken <- m
+	}
+}
+
+// countingStore counts the lease writes of the supervisors using it.
+type countingStore struct {
+	*store.Store
+	acquires, renewals atomic.Int64
+}
+
+func (s *countingStore) AcquireLease(ctx context.Context, agentID, platform, owner string, ttl time.Duration) (store.Lease, bool, error) {
+	s.acquires.Add(1)
+	return s.Store.AcquireLease(ctx, agentID, platform, owner, ttl)
+}
+
+func (s *countingStore) RenewLeases(ctx context.Context, owner string, ttl time.Duration) ([]store.HeldLease, error) {
+	s.renewals.Add(1)
+	return s.Store.RenewLeases(ctx, owner, ttl)
+}
+
+// fleet is a store with agents on the steady platform and the replicas
+// running them.
+type fleet struct {
+	t      *testing.T
+	st     *countingStore
+	agents []store.Agent
+	sups   map[string]*Supervisor
+	stops  map[string]func()
+}
+
+func newFleet(t *testing.T, agents int) *fleet {
+	ctx := context.Background()
+	st := storetest.Open(t, storetest.SQLiteDSN(t))
+	acct := storetest.Account(t, st, "acme")
+	f := &fleet{t: t, st: &countingStore{Store: st}, sups: map[string]*Supervisor{}, stops: map[string]func(){}}
+	for i := range agents {
+		a, err := st.CreateAgent(ctx, store.Agent{AccountID: acct.ID, Fields: map[string]json.RawMessage{
+			"name": json.RawMessage(fmt.Sprintf(`"bot %d"`, i)), "clients": json.RawMessage(`["steady"]`)}}, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.agents = append(f.agents, a)
+	}
+	t.Cleanup(func() {
+		for _, stop := range f.stops {
+			stop()
+		}
+	})
+	return f
+}
+
+// start runs replica owner with platform p.
+func (f *fleet) start(owner string, p *steadyPlatform, cfg Config) {
+	cfg.Store, cfg.Turner, cfg.Platforms, cfg.Owner = f.st, nopTurner{}, []Platform{p}, owner
+	cfg.ChangeEvery = 20 * time.Millisecond
+	cfg.RenewEvery = cmp.Or(cfg.RenewEvery, 30*time.Millisecond)
+	cfg.LeaseTTL = cmp.Or(cfg.LeaseTTL, time.Second)
+	cfg.MinBackoff, cfg.MaxBackoff = time.Millisecond, 5*time.Millisecond
+	sup, err := New(cfg)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = sup.Run(ctx) }()
+	f.sups[owner] = sup
+	f.stops[owner] = func() { cancel(); <-done }
+}
+
+func (f *fleet) stop(owner string) {
+	f.stops[owner]()
+	delete(f.stops, owner)
+	delete(f.sups, owner)
+}
+
+// held returns how many connections each running replica holds.
+func (f *fleet) held() map[string]int {
+	out := map[string]int{}
+	for owner, s := range f.sups {
+		out[owner] = len(s.runnersWhere(func(r *runner) bool { return r.holds() }))
+	}
+	return out
+}
+
+func (f *fleet) holding(want map[string]int) func() error {
+	return func() error {
+		if got := f.held(); !maps.Equal(got, want) {
+			return fmt.Errorf("held %v; want %v", got, want)
+		}
+		return nil
+	}
+}
+
+// Replicas share the connections: none takes more than its share while
+// another has room, a replica that stops leaves its share to the others,
+// and one that joins takes its share back.
+func TestLeasesSpreadAcrossReplicas(t *testing.T) {
+	f := newFleet(t, 12)
+	f.start("a", &steadyPlatform{}, Config{})
+	f.start("b", &steadyPlatform{}, Config{})
+	testutil.Eventually(t, "an even split", f.holding(map[string]int{"a": 6, "b": 6}))
+	f.stop("b")
+	testutil.Eventually(t, "b's share taken over", f.holding(map[string]int{"a": 12}))
+	f.start("c", &steadyPlatform{}, Config{})
+	testutil.Eventually(t, "c takes its share back", f.holding(map[string]int{"a": 6, "c": 6}))
+}
+
+// A replica renews all its leases in one statement per interval, and in
+// a steady state no replica tries to acquire anything: the lease writes do
+// not grow with the number of connections.
+func TestLeaseWritesDoNotGrowWithConnections(t *testing.T) {
+	f := newFleet(t, 40)
+	f.start("a", &steadyPlatform{}, Config{})
+	f.start("b", &steadyPlatform{}, Config{})
+	// The first replica up takes all; the second takes its share of them
+	// (22: an even split and 10%).
+	testutil.Eventually(t, "a steady split", func() error {
+		held := f.held()
+		if held["a"]+held["b"] != 40 || held["a"] > 22 || held["b"] > 22 {
+			return fmt.Errorf("held %v", held)
+		}
+		return nil
+	})
+	time.Sleep(2 * time.Second) // the replica that handed leases over has cooled off
+	acquires, renewals := f.st.acquires.Load(), f.st.renewals.Load()
+	time.Sleep(20 * 30 * time.Millisecond) // 20 intervals
+	if n := f.st.acquires.Load() - acquires; n != 0 {
+		t.Errorf("%d acquisitions in a steady state; want none", n)
+	}
+	// Two replicas, one statement each per interval (with slack for a
+	// slow scheduler); a renewal per connection would be 40 per interval.
+	if n := f.st.renewals.Load() - renewals; n < 10 || n > 60 {
+		t.Errorf("%d renewal statements in 20 intervals of 2 replicas; want about 40", n)
+	}
+}
+
+// A replica that cannot reach the platform gives the lease up after
+// GiveUpAfter failed attempts, and one that can takes it over.
+func TestUnreachablePlatformMovesTheConnection(t *testing.T) {
+	f := newFleet(t, 1)
+	f.start("broken", &steadyPlatform{fail: true}, Config{GiveUpAfter: 3})
+	testutil.Eventually(t, "the lease given up", func() error {
+		conns, err := f.st.ListConnections(context.Background(), f.agents[0].AccountID, f.agents[0].ID)
+		if err != nil || len(conns) != 1 {
+			return fmt.Errorf("connections %+v, %v", conns, err)
+		}
+		return testutil.Equal("reason", conns[0].Reason, unreachableReason)
+	})
+	f.start("healthy", &steadyPlatform{}, Config{})
+	testutil.Eventually(t, "the healthy replica connected", f.holding(map[string]int{"broken": 0, "healthy": 1}))
+}
+
+// Messages a runner took and did not finish (its replica died) are
+// answered by the lease's next holder.
+func TestInboxOfADeadRunnerIsTakenOver(t *testing.T) {
+	f := newFleet(t, 1)
+	ctx := context.Background()
+	a := f.agents[0]
+	dead, ok, err := f.st.AcquireLease(ctx, a.ID, "steady", "dead", 50*time.Millisecond)
+	if err != nil || !ok {
+		t.Fatalf("acquire: %v %v", ok, err)
+	}
+	if _, err := f.st.TakePlatformMessages(ctx, dead, "", []store.InboxMessage{{ID: "m1", Chat: "c", Payload: []byte(`{}`), ReceivedAt: time.Now()}}); err != nil {
+		t.Fatal(err)
+	}
+	p := &steadyPlatform{taken: make(chan Inbound, 1)}
+	f.start("alive", p, Config{})
+	select {
+	case m := <-p.taken:
+		if m.ID != "m1" {
+			t.Fatalf("answered %+v; want m1", m)
+		}
+	case <-time.After(testutil.Timeout):
+		t.Fatal("the dead runner's message was not answered")
+	}
+	testutil.Eventually(t, "the message finished", func() error {
+		pending, err := f.st.PendingPlatformMessages(ctx, dead)
+		if !errors.Is(err, store.ErrLeaseLost) {
+			return fmt.Errorf("the dead lease still reads the inbox: %v %v", pending, err)
+		}
+		return nil
+	})
+}
+
+// A lease-bound write that finds the lease lost ends the lease's work at
+// once, without waiting for the next renewal: a turn in progress is
+// cancelled before it can answer under a lease another runner holds.
+func TestLostLeaseEndsTheWorkAtOnce(t *testing.T) {
+	h := start(t, Config{LeaseTTL: time.Minute, RenewEvery: time.Minute})
+	ctx := context.Background()
+	c := h.p.conn(t)
+	ended, started := make(chan struct{}), make(chan struct{})
+	err := c.Take(ctx, "", []Inbound{{ID: "1", Chat: "a"}}, func(ctx context.Context, _ Inbound) {
+		close(started)
+		<-ctx.Done()
+		close(ended)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	if _, ok, err := h.st.AcquireLease(ctx, h.agent.ID, "fake", "replica-b", -time.Second); err != nil || ok {
+		t.Fatalf("a live lease was taken: %v %v", ok, err)
+	}
+	if _, ok, err := h.st.AcquireLease(ctx, h.agent.ID, "fake", h.owner, time.Minute); err != nil || !ok {
+		t.Fatalf("take the lease: %v %v", ok, err)
+	}
+	if err := c.Take(ctx, "", []Inbound{{ID: "2", Chat: "b"}}, nil); !errors.Is(err, store.ErrLeaseLost) {
+		t.Fatalf("take under a lost lease: %v; want ErrLeaseLost", err)
+	}
+	select {
+	case <-ended:
+	case <-time.After(testutil.Timeout):
+		t.Fatal("the work under the lost lease went on")
 	}
 }

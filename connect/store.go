@@ -21,7 +21,15 @@ type Store interface {
 	// AcquireLease returns ok false when another owner holds the lease and
 	// store.ErrNotFound when the agent is gone.
 	AcquireLease(ctx context.Context, agentID, platform, owner string, ttl time.Duration) (store.Lease, bool, error)
-	RenewLease(ctx context.Context, l store.Lease, ttl time.Duration) (store.Lease, error)
+	// RenewLeases renews every live lease of owner's in one statement and
+	// returns them.
+	RenewLeases(ctx context.Context, owner string, ttl time.Duration) ([]store.HeldLease, error)
+	// Heartbeat records owner as live and returns how many replicas are.
+	Heartbeat(ctx context.Context, owner string, ttl time.Duration) (int, error)
+	LeaveReplicas(ctx context.Context, owner string) error
+	// FreeConnections returns up to limit connections no live lease of
+	// another owner holds.
+	FreeConnections(ctx context.Context, owner string, limit int) ([]store.ConnKey, error)
 	CheckLease(ctx context.Context, l store.Lease) error
 	ReleaseLease(ctx context.Context, l store.Lease, state store.ConnState, reason string) error
 	SaveCursor(ctx context.Context, l store.Lease, cursor string) error
@@ -33,9 +41,14 @@ type Store interface {
 	// connection has the same bot.
 	ClaimBot(ctx context.Context, l store.Lease, botID, username string) error
 	CountConnectionMessage(ctx context.Context, l store.Lease, in bool) error
-	// ClaimPlatformMessage reports whether this is the first claim of the
-	// platform message.
-	ClaimPlatformMessage(ctx context.Context, agentID, platform, messageID string) (bool, error)
+	// TakePlatformMessages stores messages in the connection's inbox (and
+	// the cursor) under the lease and returns the new ones.
+	TakePlatformMessages(ctx context.Context, l store.Lease, cursor string, msgs []store.InboxMessage) ([]store.InboxMessage, error)
+	PendingPlatformMessages(ctx context.Context, l store.Lease) ([]store.InboxMessage, error)
+	// FinishPlatformMessage takes a message out of the inbox, remembered
+	// as answered.
+	FinishPlatformMessage(ctx context.Context, agentID, platform, id string) error
+	PruneAnsweredMessages(ctx context.Context, limit int) (int64, error)
 
 	// FindConversation returns store.ErrConversationNotFound when the agent
 	// has no such conversation.

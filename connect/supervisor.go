@@ -32,17 +32,29 @@ type Config struct {
 	// LeaseTTL is how long a lease lasts unrenewed (15s): a killed
 	// replica's connections move to another within it.
 	LeaseTTL time.Duration
-	// RenewEvery is the gap between lease renewals, and between attempts
-	// to take a lease held elsewhere (3s). Deleting an agent stops its
-	// connection within it.
+	// RenewEvery is the gap between lease renewals (one statement for
+	// all the replica's leases), and between looks for free connections
+	// (3s).
 	RenewEvery time.Duration
+	// DrainTimeout bounds how long a stopping connection, which takes no
+	// new messages, keeps its lease to finish the ones in hand (20s); what
+	// is left then stays in its inbox for the next holder.
+	DrainTimeout time.Duration
+	// GiveUpAfter is how many connection attempts in a row may fail
+	// before this replica releases the lease for another to try (5).
+	GiveUpAfter int
+	// AcquireBatch caps the leases one look for free connections tries to
+	// take (1,000), so that a start with many connections spreads its
+	// writes over a few rounds.
+	AcquireBatch int
 	// ChangeEvery is the gap between checks for changed agents (1s).
 	ChangeEvery time.Duration
 	// ResyncEvery is the gap between full reads of the agents, a safety
 	// net for changes missed through clock skew (5m).
 	ResyncEvery time.Duration
 	// QueueSize caps the messages waiting or being answered per
-	// connection (64); more are dropped.
+	// connection (64); more wait in the connection's inbox, and pull
+	// platforms stop fetching until there is room.
 	QueueSize int
 	// MinBackoff is the wait before reconnecting after a first failure
 	// (1s, at most MaxBackoff); it doubles with each further failure.
@@ -65,10 +77,16 @@ func (c Config) withDefaults() Config {
 	def(&c.ResyncEvery, 5*time.Minute)
 	def(&c.MaxBackoff, 30*time.Second)
 	def(&c.MinBackoff, min(time.Second, c.MaxBackoff))
+	def(&c.DrainTimeout, 20*time.Second)
 	c.MinBackoff = min(c.MinBackoff, c.MaxBackoff)
-	if c.QueueSize <= 0 {
-		c.QueueSize = 64
+	defInt := func(n *int, v int) {
+		if *n <= 0 {
+			*n = v
+		}
 	}
+	defInt(&c.QueueSize, 64)
+	defInt(&c.GiveUpAfter, 5)
+	defInt(&c.AcquireBatch, 1000)
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -89,7 +107,7 @@ type Supervisor struct {
 
 	mu      sync.Mutex
 	runners map[runnerKey]*runner
-	exited  chan runnerKey
+	wake    chan struct{} // see poke
 }
 
 type runnerKey struct{ agentID, platform string }
@@ -100,11 +118,11 @@ func New(cfg Config) (*Supervisor, error) {
 	if cfg.Store == nil || cfg.Turner == nil {
 		return nil, errors.New("connect: Store and Turner are required")
 	}
-	s := &Supervisor{cfg: cfg, runners: map[runnerKey]*runner{}, exited: make(chan runnerKey, 16),
+	s := &Supervisor{cfg: cfg, runners: map[runnerKey]*runner{}, wake: make(chan struct{}, 1),
 		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agentd_connection_messages_dropped_total",
-			Help: "Platform messages dropped because their connection's queue was full.",
-		}, []string{"platform"})}
+			Help: "Platform messages left unanswered on purpose: the agent was not answering, the user was over the rate limit, or not allowed.",
+		}, []string{"platform", "reason"})}
 	if cfg.Registerer != nil {
 		if err := cfg.Registerer.Register(s.dropped); err != nil {
 			return nil, fmt.Errorf("connect: register metrics: %w", err)
@@ -113,10 +131,27 @@ func New(cfg Config) (*Supervisor, error) {
 	return s, nil
 }
 
-// Run supervises until ctx ends, then stops every connection (releasing
-// its lease, so another replica takes over at once) and returns.
+// Run supervises until ctx ends, then stops every connection (each
+// finishes the messages in hand and releases its lease, so another
+// replica takes over at once) and returns.
 func (s *Supervisor) Run(ctx context.Context) error {
-	defer s.stopAll()
+	leases, stopLeases := context.WithCancel(context.WithoutCancel(ctx))
+	renewing := make(chan struct{})
+	go func() {
+		defer close(renewing)
+		s.leases(leases)
+	}()
+	defer func() {
+		// The leases are renewed until every connection has drained.
+		s.stopAll()
+		stopLeases()
+		<-renewing
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+		defer cancel()
+		if err := s.cfg.Store.LeaveReplicas(lctx, s.cfg.Owner); err != nil {
+			s.cfg.Logger.Warn("connections: leave replicas", "error", err)
+		}
+	}()
 	var since, lastFull time.Time
 	change := time.NewTicker(s.cfg.ChangeEvery)
 	defer change.Stop()
@@ -144,8 +179,6 @@ func (s *Supervisor) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-change.C:
-		case key := <-s.exited:
-			s.forget(key)
 		}
 	}
 }
@@ -237,19 +270,19 @@ func (s *Supervisor) applyOne(ctx context.Context, a store.Agent, p Platform) *s
 	if old != nil {
 		old.stop(errConfigChanged)
 	}
-	r := newRunner(ctx, s, spec, old)
-	s.runners[key] = r
-	go r.run()
+	s.runners[key] = newRunner(ctx, s, spec, old)
+	s.poke()
 	return nil
 }
 
-// forget drops a runner that ended by itself (its agent is gone), unless a
-// newer one took its place.
-func (s *Supervisor) forget(key runnerKey) {
+// forget stops and drops r, whose agent is gone, unless a newer runner
+// took its place.
+func (s *Supervisor) forget(r *runner) {
+	r.stop(errors.New("the agent was deleted"))
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if r := s.runners[key]; r != nil && r.finished() {
-		delete(s.runners, key)
+	if s.runners[r.key()] == r {
+		delete(s.runners, r.key())
 	}
 }
 

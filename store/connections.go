@@ -61,7 +61,7 @@ type connectionRow struct {
 	MessagesIn     int64  `gorm:"not null;default:0"`
 	MessagesOut    int64  `gorm:"not null;default:0"`
 	Cursor         string `gorm:"not null;default:''"`
-	LeaseOwner     string `gorm:"not null;default:''"`
+	LeaseOwner     string `gorm:"not null;default:'';index:idx_connections_lease_owner"`
 	LeaseEpoch     int64  `gorm:"not null;default:0"`
 	LeaseExpiresAt *time.Time
 }
@@ -75,7 +75,7 @@ type platformMessageRow struct {
 	AgentID   ctext     `gorm:"primaryKey"`
 	Platform  ctext     `gorm:"primaryKey"`
 	MessageID ctext     `gorm:"primaryKey"`
-	CreatedAt time.Time `gorm:"not null;autoCreateTime:false"`
+	CreatedAt time.Time `gorm:"not null;autoCreateTime:false;index:idx_platform_messages_created"`
 }
 
 // TableName names the table.
@@ -83,7 +83,7 @@ func (platformMessageRow) TableName() string { return "platform_messages" }
 
 // connectionModels are the tables of platform connections, deleted with
 // their agent.
-func connectionModels() []any { return []any{&connectionRow{}, &platformMessageRow{}} }
+func connectionModels() []any { return []any{&connectionRow{}, &platformMessageRow{}, &inboxRow{}} }
 
 // AcquireLease gives owner the lease of agentID's connection to platform
 // until now+ttl when it is free, expired or already owner's, with a new
@@ -148,17 +148,6 @@ func updateHeldTx(q *gorm.DB, cols map[string]any) error {
 		return ErrLeaseLost
 	}
 	return nil
-}
-
-// RenewLease extends l until now+ttl and returns it renewed; ErrLeaseLost
-// when it expired, was taken over, or the agent was deleted.
-func (s *Store) RenewLease(ctx context.Context, l Lease, ttl time.Duration) (Lease, error) {
-	exp := s.now().Add(ttl)
-	if err := s.updateHeld(ctx, "renew lease", l, map[string]any{"lease_expires_at": exp}); err != nil {
-		return Lease{}, err
-	}
-	l.ExpiresAt = exp
-	return l, nil
 }
 
 // CheckLease returns ErrLeaseLost unless l is still held; a runner calls it
@@ -261,20 +250,6 @@ func (s *Store) CountConnectionMessage(ctx context.Context, l Lease, in bool) er
 	return s.updateHeld(ctx, "count connection message", l, map[string]any{
 		col: gorm.Expr(col + " + 1"), "last_event_at": s.now(),
 	})
-}
-
-// ClaimPlatformMessage records that agentID answers the platform's message
-// messageID and reports whether it was the first to: a message claimed
-// before (by this or another runner) returns false.
-func (s *Store) ClaimPlatformMessage(ctx context.Context, agentID, platform, messageID string) (bool, error) {
-	row := platformMessageRow{AgentID: ctext(agentID), Platform: ctext(platform), MessageID: ctext(messageID), CreatedAt: s.now()}
-	var first bool
-	err := s.write(ctx, "claim platform message", func(tx *gorm.DB) error {
-		res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&row)
-		first = res.RowsAffected == 1
-		return res.Error
-	})
-	return first, err
 }
 
 // ListConnections returns the stored connections of agent agentID of

@@ -32,8 +32,12 @@ func TestLeaseOneOwnerAtATime(t *testing.T) {
 			t.Fatalf("takeover = %+v, %v; want epoch 2 and cursor 42", lb, ok)
 		}
 		wantErr(t, s.CheckLease(ctx, la), ErrLeaseLost)
-		_, err = s.RenewLease(ctx, la, 10*time.Second)
-		wantErr(t, err, ErrLeaseLost)
+		if held, err := s.RenewLeases(ctx, "replica-a", 10*time.Second); err != nil || len(held) != 0 {
+			t.Fatalf("replica-a renewed %+v, %v; want none: its lease was taken over", held, err)
+		}
+		if held, err := s.RenewLeases(ctx, "replica-b", 10*time.Second); err != nil || len(held) != 1 || held[0].Epoch != 2 || held[0].AgentID != a.ID {
+			t.Fatalf("replica-b renewed %+v, %v; want its lease of epoch 2", held, err)
+		}
 		wantErr(t, s.SaveCursor(ctx, la, "43"), ErrLeaseLost)
 		mustOK(t, s.CheckLease(ctx, lb))
 
@@ -53,8 +57,7 @@ func TestLeaseEndsWithItsAgent(t *testing.T) {
 		mustOK(t, err)
 		_, err = s.DeleteAgent(ctx, acct.ID, a.ID)
 		mustOK(t, err)
-		_, err = s.RenewLease(ctx, l, time.Minute)
-		wantErr(t, err, ErrLeaseLost)
+		wantErr(t, s.CheckLease(ctx, l), ErrLeaseLost)
 		_, _, err = s.AcquireLease(ctx, a.ID, "telegram", "r", time.Minute)
 		wantErr(t, err, ErrNotFound)
 	})
@@ -86,13 +89,104 @@ func TestConnectionStateBotAndMessages(t *testing.T) {
 		if c.State != ConnConnected || c.BotID != "777" || c.BotUsername != "ada_bot" || c.MessagesIn != 1 || c.MessagesOut != 1 || c.LastEventAt == nil {
 			t.Fatalf("connection = %+v", c)
 		}
+	})
+}
 
-		first, err := s.ClaimPlatformMessage(ctx, a.ID, "telegram", "10:5")
+// A message taken is new once: taken again while pending or after it was
+// finished it is not, and it stays in the inbox until finished, for the
+// lease's next holder. Taking is bound to the lease, finishing is not.
+func TestInboxTakesEachMessageOnce(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		clock := withClock(s)
+		acct := mustAccount(t, s, "acme")
+		a := mustAgent(t, s, acct.ID, "Ada")
+		la, _, err := s.AcquireLease(ctx, a.ID, "telegram", "replica-a", 10*time.Second)
 		mustOK(t, err)
-		again, err := s.ClaimPlatformMessage(ctx, a.ID, "telegram", "10:5")
+		at := clock.now()
+		msg := func(id, chat string, i int) InboxMessage {
+			return InboxMessage{ID: id, Chat: chat, Payload: []byte(`{"id":"` + id + `"}`), ReceivedAt: at.Add(time.Duration(i) * time.Microsecond)}
+		}
+		fresh, err := s.TakePlatformMessages(ctx, la, "7:2", []InboxMessage{msg("c:2", "c", 0), msg("c:1", "c", 1)})
 		mustOK(t, err)
-		if !first || again {
-			t.Fatalf("claims = %v, %v; want true then false", first, again)
+		if len(fresh) != 2 {
+			t.Fatalf("fresh = %+v; want both", fresh)
+		}
+		fresh, err = s.TakePlatformMessages(ctx, la, "", []InboxMessage{msg("c:1", "c", 2), msg("c:3", "d", 3)})
+		mustOK(t, err)
+		if len(fresh) != 1 || fresh[0].ID != "c:3" {
+			t.Fatalf("fresh = %+v; want c:3 alone", fresh)
+		}
+		mustOK(t, s.FinishPlatformMessage(ctx, a.ID, "telegram", "c:2"))
+		clock.add(11 * time.Second)
+		lb, ok, err := s.AcquireLease(ctx, a.ID, "telegram", "replica-b", 10*time.Second)
+		if err != nil || !ok || lb.Cursor != "7:2" {
+			t.Fatalf("takeover = %+v, %v, %v; want the cursor stored with the messages", lb, ok, err)
+		}
+		_, err = s.TakePlatformMessages(ctx, la, "", []InboxMessage{msg("c:9", "c", 4)})
+		wantErr(t, err, ErrLeaseLost)
+		_, err = s.PendingPlatformMessages(ctx, la)
+		wantErr(t, err, ErrLeaseLost)
+		pending, err := s.PendingPlatformMessages(ctx, lb)
+		mustOK(t, err)
+		var ids []string
+		for _, m := range pending {
+			ids = append(ids, m.ID+"="+string(m.Payload))
+		}
+		if got := strings.Join(ids, " "); got != `c:1={"id":"c:1"} c:3={"id":"c:3"}` {
+			t.Fatalf("pending = %s; want c:1 then c:3, in the order taken", got)
+		}
+		fresh, err = s.TakePlatformMessages(ctx, lb, "", []InboxMessage{msg("c:2", "c", 5)})
+		mustOK(t, err)
+		if len(fresh) != 0 {
+			t.Fatalf("a finished message was taken again: %+v", fresh)
+		}
+		clock.add(AnsweredFor + time.Hour)
+		n, err := s.PruneAnsweredMessages(ctx, 100)
+		mustOK(t, err)
+		if n != 1 {
+			t.Fatalf("pruned %d; want the one finished", n)
+		}
+	})
+}
+
+// Replicas count the live ones; free connections are those whose lease
+// nobody holds, leaving out the disabled.
+func TestReplicasAndFreeConnections(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		clock := withClock(s)
+		acct := mustAccount(t, s, "acme")
+		a, b := mustAgent(t, s, acct.ID, "Ada"), mustAgent(t, s, acct.ID, "Bob")
+		for _, owner := range []string{"r1", "r2"} {
+			_, err := s.Heartbeat(ctx, owner, 10*time.Second)
+			mustOK(t, err)
+		}
+		clock.add(11 * time.Second)
+		n, err := s.Heartbeat(ctx, "r3", 10*time.Second)
+		mustOK(t, err)
+		if n != 1 {
+			t.Fatalf("%d live replicas; want r3 alone", n)
+		}
+		_, err = s.Heartbeat(ctx, "r1", 10*time.Second)
+		mustOK(t, err)
+		mustOK(t, s.LeaveReplicas(ctx, "r3"))
+		if n, err = s.Heartbeat(ctx, "r1", 10*time.Second); err != nil || n != 1 {
+			t.Fatalf("%d live replicas, %v; want r1 alone", n, err)
+		}
+		la, _, err := s.AcquireLease(ctx, a.ID, "telegram", "r1", 10*time.Second)
+		mustOK(t, err)
+		_, _, err = s.AcquireLease(ctx, b.ID, "telegram", "r1", 10*time.Second)
+		mustOK(t, err)
+		mustOK(t, s.SetIdleConnections(ctx, []IdleConnection{{AgentID: a.ID, Platform: "discord", State: ConnDisabled, Reason: "no token"}}))
+		mustOK(t, s.ReleaseLease(ctx, la, ConnDisconnected, "stopped"))
+		free, err := s.FreeConnections(ctx, "r2", 10)
+		mustOK(t, err)
+		if len(free) != 1 || free[0] != (ConnKey{a.ID, "telegram"}) {
+			t.Fatalf("free = %+v; want Ada's telegram alone", free)
+		}
+		if free, err = s.FreeConnections(ctx, "r1", 10); err != nil || len(free) != 2 {
+			t.Fatalf("free for r1 = %+v, %v; want both: its own leases are its to take", free, err)
 		}
 	})
 }

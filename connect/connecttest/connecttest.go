@@ -225,11 +225,12 @@ func (c *Clock) Set(now time.Time) {
 	c.now = now
 }
 
-// Dropped reads agentd_connection_messages_dropped_total for platform from
-// g (the Registerer given to connect.New); 0 when it has no such series.
-func Dropped(t testing.TB, g prometheus.Gatherer, platform string) float64 {
+// Dropped reads agentd_connection_messages_dropped_total for platform and
+// reason (a connect.Drop constant) from g (the Registerer given to
+// connect.New); 0 when it has no such series.
+func Dropped(t testing.TB, g prometheus.Gatherer, platform, reason string) float64 {
 	t.Helper()
-	return testutil.Counter(t, g, "agentd_connection_messages_dropped_total", "platform", platform)
+	return testutil.Counter(t, g, "agentd_connection_messages_dropped_total", "platform", platform, "reason", reason)
 }
 
 // JSON encodes v, which must encode.

@@ -2,7 +2,7 @@ package discord
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
 	"strings"
 	"sync"
 	"time"
@@ -21,8 +21,8 @@ const maxMessage = 2000
 const typingEvery = 8 * time.Second
 
 // handle decides, on the gateway's reader, whether m may be answered, and
-// queues the answer in its channel's line. The channel filter may need a
-// REST call, so it runs in the job.
+// takes it into the connection's inbox, in its channel's line. The channel
+// filter may need a REST call, so it runs in the job.
 func (s *session) handle(m *discordgo.Message) {
 	me := s.me.Load()
 	if m.Author == nil || m.Author.Bot || me == nil || m.Author.ID == me.ID || m.WebhookID != "" {
@@ -38,7 +38,13 @@ func (s *session) handle(m *discordgo.Message) {
 	if !dm && enabled(s.settings.RespondToMentions) && !mentions(m, me.ID) && !repliesTo(m, me.ID) {
 		return
 	}
-	s.c.Submit(m.ChannelID, func(ctx context.Context) { s.answer(ctx, m, dm) })
+	payload, err := json.Marshal(m)
+	if err == nil {
+		err = s.c.Take(s.ctx, "", []connect.Inbound{{ID: m.ID, Chat: m.ChannelID, Payload: payload}}, s.answer)
+	}
+	if err != nil && s.ctx.Err() == nil {
+		s.c.Logger.Warn("discord message not taken", "channel", m.ChannelID, "error", err)
+	}
 }
 
 // enabled reads a setting that defaults to true.
@@ -58,9 +64,15 @@ func repliesTo(m *discordgo.Message, id string) bool {
 	return r != nil && r.Author != nil && r.Author.ID == id
 }
 
-// answer claims the message (so it is answered once), asks the agent with
-// the typing indicator on, and replies.
-func (s *session) answer(ctx context.Context, m *discordgo.Message, dm bool) {
+// answer asks the agent, with the typing indicator on, and replies to a
+// message taken by handle.
+func (s *session) answer(ctx context.Context, in connect.Inbound) {
+	m := new(discordgo.Message)
+	if err := json.Unmarshal(in.Payload, m); err != nil {
+		s.c.Logger.Warn("discord message unreadable", "error", err)
+		return
+	}
+	dm := m.GuildID == ""
 	name := "direct message"
 	if !dm {
 		ch, allowed := s.allowed(ctx, m.ChannelID)
@@ -73,12 +85,6 @@ func (s *session) answer(ctx context.Context, m *discordgo.Message, dm bool) {
 			name = m.ChannelID
 		}
 	}
-	if ok, err := s.c.Claim(ctx, m.ID); err != nil || !ok {
-		if err != nil {
-			s.c.Logger.Warn("claim discord message", "error", err)
-		}
-		return
-	}
 	user := "discord:" + m.Author.ID
 	conv := store.ConversationRef{RoomID: "discord:" + m.ChannelID}
 	if dm {
@@ -90,10 +96,8 @@ func (s *session) answer(ctx context.Context, m *discordgo.Message, dm bool) {
 	r, err := s.c.Turn(ctx, req)
 	stop()
 	if err != nil {
-		if !errors.Is(err, connect.ErrNotAnswering) && ctx.Err() == nil {
-			s.c.Logger.Warn("discord message not answered", "channel", m.ChannelID, "error", err)
-		}
-		return // a failure is never sent to the chat
+		s.c.Unanswered(ctx, m.ChannelID, err)
+		return
 	}
 	s.reply(ctx, m, r.Text)
 }

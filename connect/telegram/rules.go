@@ -24,41 +24,47 @@ const maxMessage = 4096
 const helpText = "Talk to me in a private chat, or in a group mention me or reply to me.\n" +
 	"/start - say hello\n/help - this help\n/reset - forget our conversation (group admins only in groups)"
 
-// handle decides whether the update is answered and queues the answer in
-// its chat's line.
-func (s *session) handle(u models.Update) {
+// inbound returns the update as a message to answer, and false when it is
+// not to be answered: not a text message, from a bot, or in a group not
+// addressed to the bot.
+func (s *session) inbound(u models.Update) (connect.Inbound, bool) {
 	m := u.Message
 	if m == nil || m.From == nil || m.From.IsBot || m.Text == "" {
-		return // never itself nor another bot
+		return connect.Inbound{}, false // never itself nor another bot
 	}
 	private := m.Chat.Type == models.ChatTypePrivate
-	cmd, args, addressed := s.command(m)
+	cmd, _, addressed := s.command(m)
 	if !private && !s.inGroups(m.Chat) {
-		return
+		return connect.Inbound{}, false
 	}
 	if !private && !s.repliesToMe(m) && !s.mentionsMe(m) && !(addressed && s.respondToCommands()) {
-		return
+		return connect.Inbound{}, false
 	}
 	if cmd != "" && !addressed {
-		return
+		return connect.Inbound{}, false
+	}
+	payload, err := json.Marshal(m)
+	if err != nil {
+		return connect.Inbound{}, false
 	}
 	chat := strconv.FormatInt(m.Chat.ID, 10)
-	s.c.Submit(chat, func(ctx context.Context) { s.answer(ctx, m, private, cmd, args) })
+	return connect.Inbound{ID: chat + ":" + strconv.Itoa(m.ID), Chat: chat, Payload: payload}, true
 }
 
 func (s *session) respondToCommands() bool {
 	return s.settings.RespondToCommands == nil || *s.settings.RespondToCommands
 }
 
-// answer claims the message (so it is answered once) and answers it.
-func (s *session) answer(ctx context.Context, m *models.Message, private bool, cmd, args string) {
-	chat := strconv.FormatInt(m.Chat.ID, 10)
-	if ok, err := s.c.Claim(ctx, chat+":"+strconv.Itoa(m.ID)); err != nil || !ok {
-		if err != nil {
-			s.c.Logger.Warn("claim telegram message", "error", err)
-		}
+// answer answers a message taken by inbound.
+func (s *session) answer(ctx context.Context, in connect.Inbound) {
+	var m models.Message
+	if err := json.Unmarshal(in.Payload, &m); err != nil {
+		s.c.Logger.Warn("telegram message unreadable", "error", err)
 		return
 	}
+	private := m.Chat.Type == models.ChatTypePrivate
+	cmd, args, _ := s.command(&m)
+	chat := in.Chat
 	conv := store.ConversationRef{RoomID: "telegram:" + chat}
 	if private {
 		conv = store.ConversationRef{UserID: "telegram:" + strconv.FormatInt(m.From.ID, 10)}
@@ -76,7 +82,7 @@ func (s *session) answer(ctx context.Context, m *models.Message, private bool, c
 	case "help":
 		text = helpText
 	case "reset":
-		text, err = s.reset(ctx, m, private, conv)
+		text, err = s.reset(ctx, &m, private, conv)
 	case "":
 		text, err = s.turn(ctx, req)
 	default:
@@ -86,12 +92,10 @@ func (s *session) answer(ctx context.Context, m *models.Message, private bool, c
 		text, err = s.turn(ctx, req)
 	}
 	if err != nil {
-		if !errors.Is(err, connect.ErrNotAnswering) && ctx.Err() == nil {
-			s.c.Logger.Warn("telegram message not answered", "chat", chat, "error", err)
-		}
-		return // a failure is never sent to the chat
+		s.c.Unanswered(ctx, chat, err)
+		return
 	}
-	s.reply(ctx, m, text)
+	s.reply(ctx, &m, text)
 }
 
 func (s *session) turn(ctx context.Context, req turn.Input) (string, error) {

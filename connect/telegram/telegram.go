@@ -121,14 +121,19 @@ func (p *Platform) Run(ctx context.Context, c *connect.Conn) error {
 	if err := c.MarkConnected(ctx); err != nil {
 		return err
 	}
+	if err := c.Resume(ctx, s.answer); err != nil {
+		return err
+	}
 	return s.poll(ctx, token, next)
 }
 
-// poll long-polls from offset next and hands each update to handle,
-// storing the cursor after each.
+// poll long-polls from offset next and takes the updates to answer, with
+// the cursor after them, in one write: an update is confirmed to Telegram
+// (by the next poll's offset) only once it is stored. It polls only while
+// the connection has room, so a busy bot leaves updates with Telegram.
 func (s *session) poll(ctx context.Context, token string, next int64) error {
 	var backoff time.Duration
-	for ctx.Err() == nil {
+	for s.c.Room(ctx) {
 		updates, err := getUpdates(ctx, s.p.client(), s.p.apiURL(), token, next, s.p.pollTimeout())
 		if ctx.Err() != nil {
 			return nil
@@ -143,13 +148,20 @@ func (s *session) poll(ctx context.Context, token string, next int64) error {
 		if err := s.recovered(ctx); err != nil {
 			return err
 		}
-		for _, u := range updates {
-			s.handle(u)
-			if err := s.saveCursor(ctx, u.ID); err != nil {
-				return err
-			}
-			next = u.ID + 1
+		if len(updates) == 0 {
+			continue
 		}
+		var msgs []connect.Inbound
+		for _, u := range updates {
+			if m, ok := s.inbound(u); ok {
+				msgs = append(msgs, m)
+			}
+		}
+		last := updates[len(updates)-1].ID
+		if err := s.c.Take(ctx, s.cursor(last), msgs, s.answer); err != nil {
+			return err
+		}
+		next = last + 1
 	}
 	return nil
 }
@@ -170,16 +182,15 @@ func (s *session) firstOffset(ctx context.Context, token string) (int64, error) 
 	if len(last) > 0 {
 		id = last[len(last)-1].ID
 	}
-	if err := s.saveCursor(ctx, id); err != nil {
+	if err := s.c.SaveCursor(ctx, s.cursor(id)); err != nil {
 		return 0, err
 	}
 	return id + 1, nil
 }
 
-// saveCursor stores the last update handled, with the bot it came from.
-func (s *session) saveCursor(ctx context.Context, updateID int64) error {
-	return s.c.SaveCursor(ctx, fmt.Sprintf("%d:%d", s.me.ID, updateID))
-}
+// cursor is the stored form of the last update taken: with the bot it
+// came from.
+func (s *session) cursor(updateID int64) string { return fmt.Sprintf("%d:%d", s.me.ID, updateID) }
 
 // cursorOf reads a stored cursor, "<bot id>:<update id>", as bot botID's:
 // update ids are per bot, so another bot's cursor (the token was changed

@@ -403,42 +403,83 @@ func TestTooManyRequestsOnGetUpdatesWaitsRetryAfter(t *testing.T) {
 	}
 }
 
-// A connection answers a bounded number of messages at once; the rest are
-// dropped, logged and counted, not queued without end.
-func TestQueueOverflowDroppedLoggedAndCounted(t *testing.T) {
+// A connection answers a bounded number of messages at once; while it is
+// full it stops polling, so the rest wait with Telegram, and every message
+// is answered in the end, in order. None is dropped.
+func TestBusyConnectionStopsPollingAndDropsNothing(t *testing.T) {
 	f := newFixture(t)
 	reg := prometheus.NewRegistry()
-	f.keepLogs()
 	f.Config.QueueSize, f.Config.Registerer = 2, reg
 	f.Turner.Block = make(chan struct{})
 	a := f.Agent(withToken(nil))
 	f.Start()
 	f.WaitConnected(a)
-	// The first turn blocks, the second waits behind it: the third finds
-	// the queue full.
-	one, two := private("one"), private("two")
-	for _, u := range []models.Update{one, two, private("three")} {
-		f.tg.Queue(token, u)
-	}
-	testutil.Eventually(t, "a message dropped", func() error { return testutil.Equal("dropped", connecttest.Dropped(t, reg, "telegram"), 1) })
-	if n := len(f.logs.Records("connection queue full: message dropped")); n != 1 {
-		t.Fatalf("%d drops logged; want 1", n)
+	one, two, three := private("one"), private("two"), private("three")
+	f.tg.Queue(token, one)
+	f.tg.Queue(token, two)
+	testutil.Eventually(t, "polling stopped while full", func() error { return testutil.Equal("polls in flight", f.tg.Polling(token), 0) })
+	f.tg.Queue(token, three)
+	time.Sleep(100 * time.Millisecond)
+	if n := f.tg.Polling(token); n != 0 {
+		t.Fatalf("%d polls in flight with the queue full; want none", n)
 	}
 	close(f.Turner.Block)
-	testutil.Eventually(t, "the queued replies", f.sent(2))
+	testutil.Eventually(t, "every reply", f.sent(3))
 	var quoted []int
 	for _, s := range f.tg.Sent(token) {
 		quoted = append(quoted, s.ReplyTo)
 	}
-	if want := []int{one.Message.ID, two.Message.ID}; !slices.Equal(quoted, want) {
+	if want := []int{one.Message.ID, two.Message.ID, three.Message.ID}; !slices.Equal(quoted, want) {
 		t.Fatalf("replies quote %v; want %v", quoted, want)
 	}
-	// A dropped message is never turned: the two accepted ones were.
-	if turned := len(f.Turner.Requests()); turned != 2 {
-		t.Fatalf("%d turns; want 2", turned)
+	if n := connecttest.Dropped(t, reg, "telegram", connect.DropNotAnswering); n != 0 {
+		t.Fatalf("dropped counter %v; want 0", n)
 	}
-	if n := connecttest.Dropped(t, reg, "telegram"); n != 1 {
-		t.Fatalf("dropped counter %v; want 1", n)
+}
+
+// A message whose answer is in progress when the service stops (a rolling
+// deploy) is answered: the stopping runner keeps its lease while the turn
+// finishes, within DrainTimeout.
+func TestMessageInFlightAtStopIsFinished(t *testing.T) {
+	f := newFixture(t)
+	f.Turner.Block = make(chan struct{})
+	a := f.Agent(withToken(nil))
+	f.Start()
+	f.WaitConnected(a)
+	f.tg.Queue(token, private("in flight at deploy"))
+	testutil.Eventually(t, "the turn started", f.Counted(a, 1, 0))
+	stopped := make(chan struct{})
+	go func() { defer close(stopped); f.Stop() }()
+	time.Sleep(50 * time.Millisecond)
+	close(f.Turner.Block) // the turn ends while the runner drains
+	<-stopped
+	if sent := f.tg.Sent(token); len(sent) != 1 || sent[0].Text != "re: in flight at deploy" {
+		t.Fatalf("sent %+v; want the reply of the message in flight", sent)
+	}
+}
+
+// A message whose turn cannot finish before the drain's deadline stays in
+// the inbox, and the next runner (after a restart) answers it, once.
+func TestMessageCutShortAtStopIsAnsweredAfterRestart(t *testing.T) {
+	f := newFixture(t)
+	f.Config.DrainTimeout = 50 * time.Millisecond
+	f.Turner.Block = make(chan struct{})
+	a := f.Agent(withToken(nil))
+	f.Start()
+	f.WaitConnected(a)
+	f.tg.Queue(token, private("in flight at deploy"))
+	testutil.Eventually(t, "the turn started", f.Counted(a, 1, 0))
+	f.Stop()
+	if sent := f.tg.Sent(token); len(sent) != 0 {
+		t.Fatalf("sent %+v before the restart", sent)
+	}
+	close(f.Turner.Block)
+	f.Start()
+	testutil.Eventually(t, "the reply after the restart", f.sent(1))
+	f.tg.Queue(token, private("after deploy"))
+	testutil.Eventually(t, "the next reply", f.sent(2))
+	if sent := f.tg.Sent(token); sent[0].Text != "re: in flight at deploy" || sent[1].Text != "re: after deploy" {
+		t.Fatalf("sent %+v; want the message cut short, then the next, each once", sent)
 	}
 }
 

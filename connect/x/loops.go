@@ -2,10 +2,11 @@ package x
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sort"
 	"strconv"
-	"time"
+	"strings"
 
 	"github.com/agentd/agentd/connect"
 	"github.com/agentd/agentd/store"
@@ -61,32 +62,64 @@ func (s *session) pollMentions(ctx context.Context) error {
 		}
 		tweets = nil
 	}
-	answered := 0
+	var msgs []connect.Inbound
 	for _, t := range tweets {
 		if !newer(t.ID, last) {
 			continue
 		}
 		if t.AuthorID != s.me.ID && on(s.settings.EnableReplies, true) {
-			if answered == maxRepliesPerPoll {
+			if len(msgs) == maxRepliesPerPoll {
 				break
 			}
-			answered++
-			s.c.Submit("thread:"+t.ConversationID, func(ctx context.Context) { s.answerMention(ctx, t) })
+			msgs = append(msgs, inbound(mentionPrefix+t.ID, "thread:"+t.ConversationID, t))
 		}
 		last = t.ID
 	}
 	if last == since {
 		return nil
 	}
-	return s.update(ctx, func(c *cursor) { c.Mentions = last })
+	return s.take(ctx, func(c *cursor) { c.Mentions = last }, msgs)
+}
+
+// The prefixes of the ids of the messages a connection takes, by kind.
+const (
+	mentionPrefix = "mention:"
+	dmPrefix      = "dm:"
+	postPrefix    = "post:"
+)
+
+// inbound is a mention or direct message to take, with v as its payload.
+func inbound(id, chat string, v any) connect.Inbound {
+	payload, _ := json.Marshal(v) // tweets and events always marshal
+	return connect.Inbound{ID: id, Chat: chat, Payload: payload}
+}
+
+// answer answers a taken mention or direct message, or posts a slot's
+// post.
+func (s *session) answer(ctx context.Context, in connect.Inbound) {
+	var err error
+	switch {
+	case strings.HasPrefix(in.ID, postPrefix):
+		s.post(ctx)
+	case strings.HasPrefix(in.ID, mentionPrefix):
+		var t tweet
+		if err = json.Unmarshal(in.Payload, &t); err == nil {
+			s.answerMention(ctx, t)
+		}
+	case strings.HasPrefix(in.ID, dmPrefix):
+		var e dmEvent
+		if err = json.Unmarshal(in.Payload, &e); err == nil {
+			s.answerDM(ctx, e)
+		}
+	}
+	if err != nil {
+		s.c.Logger.Warn("X message unreadable", "error", err)
+	}
 }
 
 // answerMention replies to t in its thread, then likes and reposts it when
-// switched on. It claims t first, so t is answered once.
+// switched on.
 func (s *session) answerMention(ctx context.Context, t tweet) {
-	if !s.claim(ctx, "mention:"+t.ID) {
-		return
-	}
 	text, ok := s.turn(ctx, turn.Input{Text: t.Text, Conv: store.ConversationRef{RoomID: "twitter:" + t.ConversationID},
 		UserID: "twitter:" + t.AuthorID, Channel: "a thread on X where you were mentioned", MaxChars: maxPost,
 		Length: weightedLength})
@@ -122,26 +155,24 @@ func (s *session) pollDMs(ctx context.Context) error {
 		}
 		events = nil
 	}
+	var msgs []connect.Inbound
 	for _, e := range events {
 		if !newer(e.ID, last) {
 			continue
 		}
 		if e.SenderID != s.me.ID && e.EventType == "MessageCreate" && e.Text != "" {
-			s.c.Submit("dm:"+e.SenderID, func(ctx context.Context) { s.answerDM(ctx, e) })
+			msgs = append(msgs, inbound(dmPrefix+e.ID, "dm:"+e.SenderID, e))
 		}
 		last = e.ID
 	}
 	if last == since {
 		return nil
 	}
-	return s.update(ctx, func(c *cursor) { c.DMs = last })
+	return s.take(ctx, func(c *cursor) { c.DMs = last }, msgs)
 }
 
 // answerDM answers a direct message in the sender's direct conversation.
 func (s *session) answerDM(ctx context.Context, e dmEvent) {
-	if !s.claim(ctx, "dm:"+e.ID) {
-		return
-	}
 	user := "twitter:" + e.SenderID
 	text, ok := s.turn(ctx, turn.Input{Text: e.Text, Conv: store.ConversationRef{UserID: user}, UserID: user,
 		Channel: "direct messages on X"})
@@ -169,12 +200,14 @@ func (s *session) postLoop(ctx context.Context) error {
 			}
 			continue
 		case !now.Before(next):
-			s.post(ctx, next)
 			following := next.Add(connect.Jitter(every))
 			if !following.After(now) { // long down: one post now, no burst of missed ones
 				following = now.Add(connect.Jitter(every))
 			}
-			if err := s.update(ctx, func(c *cursor) { c.NextPost = following }); err != nil {
+			// The slot is taken with the next one stored: it is posted
+			// once, even by the next holder if this one stops first.
+			slot := inbound(postPrefix+strconv.FormatInt(next.Unix(), 10), "posts", next)
+			if err := s.take(ctx, func(c *cursor) { c.NextPost = following }, []connect.Inbound{slot}); err != nil {
 				return err
 			}
 			continue
@@ -185,13 +218,8 @@ func (s *session) postLoop(ctx context.Context) error {
 	}
 }
 
-// post writes and posts the post of slot, once: the slot is claimed first,
-// so a runner that posted but could not store the next slot does not post
-// it again. A failure skips the slot.
-func (s *session) post(ctx context.Context, slot time.Time) {
-	if !s.claim(ctx, "post:"+strconv.FormatInt(slot.Unix(), 10)) {
-		return
-	}
+// post writes and posts the post of a slot; a failure skips the slot.
+func (s *session) post(ctx context.Context) {
 	r, err := s.c.Compose(ctx, turn.Input{Post: true, MaxChars: maxPost, Length: weightedLength,
 		Conv: store.ConversationRef{RoomID: "twitter:posts"}, Channel: "your feed on X"})
 	if err != nil {
@@ -206,15 +234,6 @@ func (s *session) post(ctx context.Context, slot time.Time) {
 	if s.act(ctx, "post", func() error { return s.api.post(ctx, text, "") }) {
 		s.c.Sent(ctx)
 	}
-}
-
-// claim reports whether the X object key is this connection's to handle.
-func (s *session) claim(ctx context.Context, key string) bool {
-	ok, err := s.c.Claim(ctx, key)
-	if err != nil {
-		s.c.Logger.Warn("claim X message", "key", key, "error", err)
-	}
-	return ok && err == nil
 }
 
 // turn asks the agent for the answer to req (shortened to req.MaxChars by

@@ -183,6 +183,9 @@ func (p *Platform) Run(ctx context.Context, c *connect.Conn) error {
 	if err := c.Connected(ctx, me.ID, me.Username); err != nil {
 		return err
 	}
+	if err := c.Resume(ctx, s.answer); err != nil {
+		return err
+	}
 	parent := ctx
 	ctx, s.fail = context.WithCancelCause(ctx)
 	defer s.fail(nil)
@@ -238,12 +241,23 @@ func (c cursor) of(account string) cursor {
 
 // update changes the cursor and stores it.
 func (s *session) update(ctx context.Context, change func(*cursor)) error {
+	return s.store(change, func(raw string) error { return s.c.SaveCursor(ctx, raw) })
+}
+
+// take stores the cursor as change leaves it together with msgs, taken
+// into the connection's inbox.
+func (s *session) take(ctx context.Context, change func(*cursor), msgs []connect.Inbound) error {
+	return s.store(change, func(raw string) error { return s.c.Take(ctx, raw, msgs, s.answer) })
+}
+
+// store changes the cursor, kept once save has stored it.
+func (s *session) store(change func(*cursor), save func(raw string) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	next := s.cur
 	change(&next)
 	raw, _ := json.Marshal(next)
-	if err := s.c.SaveCursor(ctx, string(raw)); err != nil {
+	if err := save(string(raw)); err != nil {
 		return err
 	}
 	s.cur = next

@@ -40,12 +40,25 @@ type cursorStore struct {
 
 func (c *cursorStore) SaveCursor(ctx context.Context, l store.Lease, cursor string) error {
 	err := c.Store.SaveCursor(ctx, l, cursor)
+	c.record(cursor, err)
+	return err
+}
+
+// TakePlatformMessages stores the cursor with the messages taken.
+func (c *cursorStore) TakePlatformMessages(ctx context.Context, l store.Lease, cursor string, msgs []store.InboxMessage) ([]store.InboxMessage, error) {
+	fresh, err := c.Store.TakePlatformMessages(ctx, l, cursor, msgs)
+	if cursor != "" {
+		c.record(cursor, err)
+	}
+	return fresh, err
+}
+
+func (c *cursorStore) record(cursor string, err error) {
 	if err == nil {
 		c.mu.Lock()
 		c.cursor = cursor
 		c.mu.Unlock()
 	}
-	return err
 }
 
 func (c *cursorStore) saved() string {

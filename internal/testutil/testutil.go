@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // Timeout bounds every wait for a state that must come. It is no speed
@@ -103,9 +104,10 @@ func (s *SyncBuffer) String() string {
 	return s.b.String()
 }
 
-// Counter reads the counter name with the label label=value from g; 0
-// when g has no such series.
-func Counter(t testing.TB, g prometheus.Gatherer, name, label, value string) float64 {
+// Counter reads the counter name of the series whose labels include
+// every pair of labels (name, value, name, value...) from g; 0 when g has
+// no such series.
+func Counter(t testing.TB, g prometheus.Gatherer, name string, labels ...string) float64 {
 	t.Helper()
 	families, err := g.Gather()
 	if err != nil {
@@ -116,14 +118,28 @@ func Counter(t testing.TB, g prometheus.Gatherer, name, label, value string) flo
 			continue
 		}
 		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == label && l.GetValue() == value {
-					return m.GetCounter().GetValue()
-				}
+			if hasLabels(m.GetLabel(), labels) {
+				return m.GetCounter().GetValue()
 			}
 		}
 	}
 	return 0
+}
+
+// hasLabels reports whether have includes every pair of want.
+func hasLabels(have []*dto.LabelPair, want []string) bool {
+	for i := 0; i+1 < len(want); i += 2 {
+		found := false
+		for _, l := range have {
+			if l.GetName() == want[i] && l.GetValue() == want[i+1] {
+				found = true
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }
 
 // Logs is a slog.Handler keeping every record, for tests of what code
