@@ -72,14 +72,24 @@ type Conn struct {
 	// lease lost, so nothing more may be done under it.
 	lose    func(error)
 	dropped *prometheus.CounterVec
+	policy  *Policy
 }
 
-// Why a message is left unanswered on purpose, as Drop counts it.
-const (
-	DropNotAnswering = "not_answering" // the agent is inactive or in error
-	DropRateLimited  = "rate_limited"  // the user sent more than userRateLimit a minute
-	DropNotAllowed   = "not_allowed"   // a private chat with a user not in allowedUsers
-)
+// DropNotAnswering is why Drop counts a message the agent could not answer
+// (inactive, or in error); a refused Verdict's String is why for the
+// others.
+const DropNotAnswering = "not_answering"
+
+// Admit reports whether a message from user in chat (private: a direct
+// conversation) is to be answered under settings.<platform>'s allowedUsers
+// and userRateLimit; a refusal is logged and counted.
+func (c *Conn) Admit(user Sender, private bool, chat string) bool {
+	v := c.policy.Admit(user, private, time.Now())
+	if v != Admitted {
+		c.Drop(v.String(), chat)
+	}
+	return v == Admitted
+}
 
 // Unanswered reports a turn of chat that gave no reply: an agent not
 // answering now is a drop (counted), any other failure is logged unless
@@ -93,8 +103,8 @@ func (c *Conn) Unanswered(ctx context.Context, chat string, err error) {
 	}
 }
 
-// Drop logs and counts a message left unanswered on purpose, with why
-// (one of the Drop constants) and the chat it came from.
+// Drop logs and counts a message left unanswered on purpose, with why and
+// the chat it came from.
 func (c *Conn) Drop(why, chat string) {
 	c.dropped.WithLabelValues(c.platform, why).Inc()
 	c.Logger.Info("platform message not answered", "reason", why, "chat", chat)
@@ -213,6 +223,7 @@ func (c *Conn) Turn(ctx context.Context, in turn.Input) (turn.Result, error) {
 func (c *Conn) Compose(ctx context.Context, in turn.Input) (turn.Result, error) {
 	in.AccountID, in.AgentID = c.Agent.AccountID, c.Agent.ID
 	in.Conv.Platform, in.Platform = c.platform, c.platform
+	in.WaitForSlot = true // a platform message waits for the agent's cap; it is never refused
 	res, err := c.turner.Reply(ctx, in)
 	var unavailable *turn.UnavailableError
 	if errors.As(err, &unavailable) {

@@ -24,19 +24,20 @@ type Inbound struct {
 	Payload json.RawMessage
 }
 
-// Handler answers one taken message. A message is finished when its
-// handler returns with the lease's work still running (answered, or left
-// unanswered on purpose); when the work was ended first (the lease was
-// lost, or a stopping runner ran out of time) it stays in the inbox and the
-// lease's next holder answers it.
+// Handler answers one taken message, calling Answering just before it
+// sends the reply. A message is finished then, or when its handler returns
+// with the lease's work still running (left unanswered on purpose); when
+// the work ended first (the lease was lost, or a stopping runner ran out
+// of time) it stays in the inbox and the lease's next holder answers it.
 type Handler func(ctx context.Context, m Inbound)
 
 // inbox tracks the connection's messages between the stored inbox and the
 // dispatcher.
 type inbox struct {
-	mu      sync.Mutex
-	queued  map[string]bool // ids in the dispatcher now
-	handler Handler         // the last given, for messages queued later
+	mu       sync.Mutex
+	queued   map[string]bool // ids in the dispatcher now
+	answered map[string]bool // ids of those among them already finished
+	handler  Handler         // the last given, for messages queued later
 	// behind is set when a stored message could not be queued (the
 	// dispatcher was full): until the inbox is read again, nothing newer is
 	// queued, so each chat keeps its order.
@@ -97,7 +98,7 @@ func (c *Conn) queue(h Handler, msgs []store.InboxMessage, reread bool) {
 	defer in.mu.Unlock()
 	in.handler = h
 	if in.queued == nil {
-		in.queued = map[string]bool{}
+		in.queued, in.answered = map[string]bool{}, map[string]bool{}
 	}
 	if in.behind && !reread {
 		return
@@ -117,17 +118,40 @@ func (c *Conn) queue(h Handler, msgs []store.InboxMessage, reread bool) {
 	}
 }
 
-// job answers m with h and finishes it, unless the lease's work ended.
+// Answering finishes m just before its reply is sent, under the lease,
+// and reports whether the reply may be sent: false when the lease is lost
+// (its next holder answers m) or m was answered already. A crash after it
+// loses that one reply rather than sending it twice.
+func (c *Conn) Answering(ctx context.Context, m Inbound) bool {
+	first, err := c.store.FinishPlatformMessage(ctx, c.lease, m.ID)
+	if err != nil {
+		c.Logger.Warn("platform reply not sent", "error", c.leaseErr(fmt.Errorf("connect: finish message: %w", err)))
+		return false
+	}
+	c.inbox.mu.Lock()
+	c.inbox.answered[m.ID] = true
+	c.inbox.mu.Unlock()
+	return first
+}
+
+// job answers m with h and finishes it, unless the handler did or the
+// lease's work ended.
 func (c *Conn) job(h Handler, m Inbound) func(context.Context) {
 	return func(ctx context.Context) {
 		h(ctx, m)
-		if ctx.Err() == nil {
-			if err := c.store.FinishPlatformMessage(ctx, c.Agent.ID, c.platform, m.ID); err != nil {
-				c.Logger.Warn("finish platform message", "error", err)
+		c.inbox.mu.Lock()
+		answered := c.inbox.answered[m.ID]
+		c.inbox.mu.Unlock()
+		if ctx.Err() == nil && !answered {
+			if _, err := c.store.FinishPlatformMessage(ctx, c.lease, m.ID); err != nil {
+				c.Logger.Warn("finish platform message", "error", c.leaseErr(err))
 			}
 		}
+		// Forgotten only once finished, so a reading of the inbox
+		// meanwhile does not queue it again.
 		c.inbox.mu.Lock()
 		delete(c.inbox.queued, m.ID)
+		delete(c.inbox.answered, m.ID)
 		c.inbox.mu.Unlock()
 	}
 }

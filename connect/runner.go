@@ -266,7 +266,8 @@ func (r *runner) storeWhy() {
 func (r *runner) newConn(h *holding, work context.Context) *Conn {
 	c := &Conn{Agent: r.spec.agent, Settings: r.spec.settings, Secrets: r.spec.secrets, Logger: r.log,
 		platform: r.spec.platform.Name(), lease: h.lease, cursor: h.lease.Cursor, store: r.sup.cfg.Store,
-		turner: r.sup.cfg.Turner, lose: func(err error) { h.lose(err) }, dropped: r.sup.dropped}
+		turner: r.sup.cfg.Turner, lose: func(err error) { h.lose(err) }, dropped: r.sup.dropped,
+		policy: NewPolicy(r.spec.settings)}
 	c.jobs = newDispatcher(work, r.sup.cfg.QueueSize)
 	c.jobs.after = c.freed
 	return c

@@ -46,8 +46,8 @@ type Store interface {
 	TakePlatformMessages(ctx context.Context, l store.Lease, cursor string, msgs []store.InboxMessage) ([]store.InboxMessage, error)
 	PendingPlatformMessages(ctx context.Context, l store.Lease) ([]store.InboxMessage, error)
 	// FinishPlatformMessage takes a message out of the inbox, remembered
-	// as answered.
-	FinishPlatformMessage(ctx context.Context, agentID, platform, id string) error
+	// as answered, under the lease; false when it was finished before.
+	FinishPlatformMessage(ctx context.Context, l store.Lease, id string) (bool, error)
 	PruneAnsweredMessages(ctx context.Context, limit int) (int64, error)
 
 	// FindConversation returns store.ErrConversationNotFound when the agent

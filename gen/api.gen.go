@@ -1104,12 +1104,21 @@ type DeleteProtection string
 // DeliveryStatus defines model for DeliveryStatus.
 type DeliveryStatus string
 
-// DiscordSettings defines model for DiscordSettings.
+// DiscordSettings `allowedUsers`: Discord numeric user ids (an entry of digits only)
+// or usernames (case-insensitive, a leading `@` ignored); when
+// non-empty, only these users are answered in direct messages (server channels
+// are not affected).
 type DiscordSettings struct {
-	Channels             *StringList            `json:"channels,omitempty"`
-	ModerationEnabled    *bool                  `json:"moderationEnabled,omitempty"`
-	RespondToDMs         *bool                  `json:"respondToDMs,omitempty"`
-	RespondToMentions    *bool                  `json:"respondToMentions,omitempty"`
+	AllowedUsers      *StringList `json:"allowedUsers,omitempty"`
+	Channels          *StringList `json:"channels,omitempty"`
+	ModerationEnabled *bool       `json:"moderationEnabled,omitempty"`
+	RespondToDMs      *bool       `json:"respondToDMs,omitempty"`
+	RespondToMentions *bool       `json:"respondToMentions,omitempty"`
+
+	// UserRateLimit Messages per minute the bot answers from one Discord user
+	// (default 10); past it the bot answers nothing and counts the
+	// message in its metrics.
+	UserRateLimit        *int                   `json:"userRateLimit,omitempty"`
 	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
@@ -1555,9 +1564,18 @@ type ResponseTimeStats struct {
 // Settings Platform configuration keyed by platform id. Other keys hold free-form
 // objects; `secrets` is write-only (Get Agent masks every value).
 type Settings struct {
-	Discord              *DiscordSettings                  `json:"discord,omitempty"`
-	Mcp                  *McpSettings                      `json:"mcp,omitempty"`
-	Secrets              *map[string]interface{}           `json:"secrets,omitempty"`
+	// Discord `allowedUsers`: Discord numeric user ids (an entry of digits only)
+	// or usernames (case-insensitive, a leading `@` ignored); when
+	// non-empty, only these users are answered in direct messages (server channels
+	// are not affected).
+	Discord *DiscordSettings        `json:"discord,omitempty"`
+	Mcp     *McpSettings            `json:"mcp,omitempty"`
+	Secrets *map[string]interface{} `json:"secrets,omitempty"`
+
+	// Telegram `allowedUsers`: Telegram numeric user ids (an entry of digits only)
+	// or usernames (case-insensitive, a leading `@` ignored); when
+	// non-empty, only these users are answered in private chats (groups
+	// are not affected).
 	Telegram             *TelegramSettings                 `json:"telegram,omitempty"`
 	Twitter              *TwitterSettings                  `json:"twitter,omitempty"`
 	AdditionalProperties map[string]map[string]interface{} `json:"-"`
@@ -1621,11 +1639,20 @@ type StreamToolResultEvent struct {
 // StringList defines model for StringList.
 type StringList = []string
 
-// TelegramSettings defines model for TelegramSettings.
+// TelegramSettings `allowedUsers`: Telegram numeric user ids (an entry of digits only)
+// or usernames (case-insensitive, a leading `@` ignored); when
+// non-empty, only these users are answered in private chats (groups
+// are not affected).
 type TelegramSettings struct {
-	AdminUsers           *StringList            `json:"adminUsers,omitempty"`
-	GroupIds             *StringList            `json:"groupIds,omitempty"`
-	RespondToCommands    *bool                  `json:"respondToCommands,omitempty"`
+	AdminUsers        *StringList `json:"adminUsers,omitempty"`
+	AllowedUsers      *StringList `json:"allowedUsers,omitempty"`
+	GroupIds          *StringList `json:"groupIds,omitempty"`
+	RespondToCommands *bool       `json:"respondToCommands,omitempty"`
+
+	// UserRateLimit Messages per minute the bot answers from one Telegram user
+	// (default 10); past it the bot answers nothing and counts the
+	// message in its metrics.
+	UserRateLimit        *int                   `json:"userRateLimit,omitempty"`
 	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
@@ -1668,7 +1695,12 @@ type TwitterSettings struct {
 	// PostFrequency A positive integer followed by m, h or d.
 	//
 	// Example: 4h
-	PostFrequency        *string                `json:"postFrequency,omitempty"`
+	PostFrequency *string `json:"postFrequency,omitempty"`
+
+	// UserRateLimit Messages per minute the bot answers from one X user
+	// (default 10); past it the bot answers nothing and counts the
+	// message in its metrics.
+	UserRateLimit        *int                   `json:"userRateLimit,omitempty"`
 	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
@@ -2126,6 +2158,14 @@ func (a *DiscordSettings) UnmarshalJSON(b []byte) error {
 		return err
 	}
 
+	if raw, found := object["allowedUsers"]; found {
+		err = json.Unmarshal(raw, &a.AllowedUsers)
+		if err != nil {
+			return fmt.Errorf("error reading 'allowedUsers': %w", err)
+		}
+		delete(object, "allowedUsers")
+	}
+
 	if raw, found := object["channels"]; found {
 		err = json.Unmarshal(raw, &a.Channels)
 		if err != nil {
@@ -2158,6 +2198,14 @@ func (a *DiscordSettings) UnmarshalJSON(b []byte) error {
 		delete(object, "respondToMentions")
 	}
 
+	if raw, found := object["userRateLimit"]; found {
+		err = json.Unmarshal(raw, &a.UserRateLimit)
+		if err != nil {
+			return fmt.Errorf("error reading 'userRateLimit': %w", err)
+		}
+		delete(object, "userRateLimit")
+	}
+
 	if len(object) != 0 {
 		a.AdditionalProperties = make(map[string]interface{})
 		for fieldName, fieldBuf := range object {
@@ -2176,6 +2224,13 @@ func (a *DiscordSettings) UnmarshalJSON(b []byte) error {
 func (a DiscordSettings) MarshalJSON() ([]byte, error) {
 	var err error
 	object := make(map[string]json.RawMessage)
+
+	if a.AllowedUsers != nil {
+		object["allowedUsers"], err = json.Marshal(a.AllowedUsers)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'allowedUsers': %w", err)
+		}
+	}
 
 	if a.Channels != nil {
 		object["channels"], err = json.Marshal(a.Channels)
@@ -2202,6 +2257,13 @@ func (a DiscordSettings) MarshalJSON() ([]byte, error) {
 		object["respondToMentions"], err = json.Marshal(a.RespondToMentions)
 		if err != nil {
 			return nil, fmt.Errorf("error marshaling 'respondToMentions': %w", err)
+		}
+	}
+
+	if a.UserRateLimit != nil {
+		object["userRateLimit"], err = json.Marshal(a.UserRateLimit)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'userRateLimit': %w", err)
 		}
 	}
 
@@ -3134,6 +3196,14 @@ func (a *TelegramSettings) UnmarshalJSON(b []byte) error {
 		delete(object, "adminUsers")
 	}
 
+	if raw, found := object["allowedUsers"]; found {
+		err = json.Unmarshal(raw, &a.AllowedUsers)
+		if err != nil {
+			return fmt.Errorf("error reading 'allowedUsers': %w", err)
+		}
+		delete(object, "allowedUsers")
+	}
+
 	if raw, found := object["groupIds"]; found {
 		err = json.Unmarshal(raw, &a.GroupIds)
 		if err != nil {
@@ -3148,6 +3218,14 @@ func (a *TelegramSettings) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("error reading 'respondToCommands': %w", err)
 		}
 		delete(object, "respondToCommands")
+	}
+
+	if raw, found := object["userRateLimit"]; found {
+		err = json.Unmarshal(raw, &a.UserRateLimit)
+		if err != nil {
+			return fmt.Errorf("error reading 'userRateLimit': %w", err)
+		}
+		delete(object, "userRateLimit")
 	}
 
 	if len(object) != 0 {
@@ -3176,6 +3254,13 @@ func (a TelegramSettings) MarshalJSON() ([]byte, error) {
 		}
 	}
 
+	if a.AllowedUsers != nil {
+		object["allowedUsers"], err = json.Marshal(a.AllowedUsers)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'allowedUsers': %w", err)
+		}
+	}
+
 	if a.GroupIds != nil {
 		object["groupIds"], err = json.Marshal(a.GroupIds)
 		if err != nil {
@@ -3187,6 +3272,13 @@ func (a TelegramSettings) MarshalJSON() ([]byte, error) {
 		object["respondToCommands"], err = json.Marshal(a.RespondToCommands)
 		if err != nil {
 			return nil, fmt.Errorf("error marshaling 'respondToCommands': %w", err)
+		}
+	}
+
+	if a.UserRateLimit != nil {
+		object["userRateLimit"], err = json.Marshal(a.UserRateLimit)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'userRateLimit': %w", err)
 		}
 	}
 
@@ -3272,6 +3364,14 @@ func (a *TwitterSettings) UnmarshalJSON(b []byte) error {
 		delete(object, "postFrequency")
 	}
 
+	if raw, found := object["userRateLimit"]; found {
+		err = json.Unmarshal(raw, &a.UserRateLimit)
+		if err != nil {
+			return fmt.Errorf("error reading 'userRateLimit': %w", err)
+		}
+		delete(object, "userRateLimit")
+	}
+
 	if len(object) != 0 {
 		a.AdditionalProperties = make(map[string]interface{})
 		for fieldName, fieldBuf := range object {
@@ -3330,6 +3430,13 @@ func (a TwitterSettings) MarshalJSON() ([]byte, error) {
 		object["postFrequency"], err = json.Marshal(a.PostFrequency)
 		if err != nil {
 			return nil, fmt.Errorf("error marshaling 'postFrequency': %w", err)
+		}
+	}
+
+	if a.UserRateLimit != nil {
+		object["userRateLimit"], err = json.Marshal(a.UserRateLimit)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'userRateLimit': %w", err)
 		}
 	}
 
@@ -33479,323 +33586,327 @@ func (sh *strictHandler) TestWebhook(ctx echo.Context, webhookId WebhookId) erro
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L0NVxs5ljf+VfT3s3MCs4VjCKQTc/bsEiDdTIfAAOnemThLyVWyraYsVSQZ48nhu/+PrqQqVblsl8Hk",
-	"pcfPeXY6uEql9/t+f/dLI+LDlDPClGy0vzTIHR6mCYF/nxIpcZ9ckDSZ6L/laDjEYtJoN64GBOE+YeqZ",
-	"RAIeB41bnIyIfi3GCuv/wgsncaNt/nXd2v4jfnH7arj7eefup5vX4z31UrQm/8LdqBE0hqYveH0o+/bl",
-	"7s7NK7E7fMlepa3PO3JXvbwdw8sKu16GPCZJo93op2prl28NKaONoCGITDmT5IoOSaO9vfNit7kXNBS/",
-	"IUx+kCRutLf3Wvf5e4124xSLG6IkSji/QdGAp+lkHw2IIIhKNOBjdIIEwTFSAzJs6i44H8Jw9T+ud/de",
-	"NoKGokMiFR6mjXZjp7Xzcmt7e2tn+2q71W612q3t5u7ey382gsZIEgFN9T+ut3deNO6DhhxFEZGy0VZi",
-	"RO7vg3z5P4+IVEdUkEgVt+EAxfArsquHNtSAoIizWyIkVpQzPXb9m+7omdz0t0mRO6W3kiQJGhKE0R/8",
-	"hjSrRzc1mhN2wfmwPBo3DMoQRnpZAjSmaoCokihNsOpxMdTDg669obif9D8HmDHYUCVwTFl/Kxpg/bJr",
-	"32g3YiojLmK9aJWbYCb2+wArFHM04SOkBpTdINzlIwXLEY2EIEyhIez5f9ec9KUSBA/14SnfBYmHxM0+",
-	"gB7gViDpWniTrRqyec9s/VNMwIz8iDNSGru+EIjc6tsP42Yo1i9lw4XL3EZfOg01SUmn0e6YS9RpBB2z",
-	"bUzBr78PJiimcadx32EdVreVmcuARjeENZvNma31oKBxRibg5/mEwjYwpKLTaH/peASg02jvtIJOgVB0",
-	"Gu297Z3mC91MUxXow6MrncY9jK9RXti3mCZVxyIV/JbGRKAevIBwTxEBczYbjqTCQvnHY2XrTYTgAlrZ",
-	"f+npRzw2Tw9+Pn5/df3h/cFvByfvDt68O/YX17yhSbamHowrhG8xTXA3IU14LyYK00Sab0qF1UiW+hQE",
-	"S87gx1O9kvlKCKwISuiQKkTuIkJivRX3bl3vg8aA4JgI4D8XWJF3+tUt+F/gLURGgqaatDXajZPjq7cI",
-	"iArvof/dKr2vaZllZ432y1bQkNGADIFp6GVqtBuUKdInAvrNG1+QIaaMsv4SHWZtCp0u06ckFRO8JBFn",
-	"sUQjpmgCB6dLmaaKZgmfSTSmLOZjJHR7Weh8d2dR70SJydaBPpOze1YcjTFVqEt6XGiypsSkPM1iT/qm",
-	"DEfDRns7qOp1apum+z7Fd/oLSBiyK1FKBBpSNlJEr/vUMiy30ZXbNj2IC9d5QnpKczSf7NpVXziYvddL",
-	"DabyDHxg9A5pwQJtSLMpmwgrNB7QaLDkkdj+6fXezt7ezoI1ug8aKRZ4SJS9iAdOkiuPzZcDaUyYoj1K",
-	"RIBCI/F1Rq3Wi4jG8F8SFsZSRyikuo8Uq0EjaDA8zFqdxCDifR5Rocmu4ZreCcR37wjrq4Gm8a3sFEol",
-	"9E7r6R16ItJJfK57qJybL0qVp6ifzZ8hvDFXkK2YYFQY2iPneUQSekvEZNbexfZ5eW7jQTx/avoFM7N4",
-	"G+90X0S78R552fup/2rw+o+b6pnF+WAeN6tZ3ECRoaEVKe6DJAuD+DwiYpKPAm5Jw+8wJj08ShQIBLp3",
-	"S7103wto2Tnuk+lx6F8RGw27eil7gg/R9qzB6IFWj2V7Yee/k+6A85tZWzs2j6d3dtHG2n2Nfhru3Oyy",
-	"l+mrzy1hTuxd9b6Os4E8Zls9ZSynOR9YJnpkegKDrcdpmtAIbsnzP6Se9Zd8Fl+MKGKaxLqbKYGnETgx",
-	"BmRykFc061korYC0rkWeRtv2cp9pr7qjarmpoOD1cCLJvb84/yFIr9Fu/L/nuTL+3DyVz491J8fsliQ8",
-	"JWahirs9NTejgWA3EspwpOgtCTQXgyEHiAujlLmJ2gFHnPVofyRIrE/FfFGsasy2xfPy67Plq3pfyZtU",
-	"S011v6JfnyWDzPvGdIN5gkTdLxVmVSkJ1P8SzEyfjTc4tqLL427MyfvfDt6dHF1fHP/9w/HlVfG+9ChJ",
-	"wFKjr8u5PURw/e09Go6klhkRZ1pkayOeEoZpgDBTA8FTGgWoL/jnAPU57yckQDxJ8BAX79IJu8UJjRHo",
-	"RlrsRoX+nvRSlaZvDRmhXQP0X+gLgkUIkJkzug8Rw0Mth+nLF3OlSIw0ocykRBybJmiDGyUwE7ICJEfR",
-	"AGGJMEP8loithLO+laJO4nBzfRt/0NvoC5rvuXrLRyx+3L08PHv/2/HF5cHVydn76/dnV9dvzz68P2r4",
-	"98bvFMh6T3f7FXhQNhy0wbg904YLWfUJJwkRzyTCUcRHTG1qPlQ9IWPKNK0HWHMn8z1fPF5fix/1Wji9",
-	"ZDVX4uj43clvxxf/mHEdXGdf6Sr8fvzml7OzX6sug5WU516H6cmYq+Da+pfBaVTri/CjXoS3XHRpHBP2",
-	"6BtwfHV8fX5xdnV8eHV8VJTWUsEViezxJEwrJLEvrMUkIYqcZ29pbUAShbg+plQaKryPooRgrTYYUej8",
-	"4OrwF9SjQqoqDejZlXHfoAMpqVSYqWf6s3YoJDaKMfRMOXtiUe7yw9u3J4cnmkWdH1+cnlxenpy9v0Qb",
-	"2Hj0bshEzxWjsaCKbAaovJygLxU+8/cPZ1cHaKMgD34ecYUDNJIkRvdrme2HvZMnTBHBcHKcX7KHK1FX",
-	"xxfvD95dH19cnF00isqN6cVo5GjDGrsRjdGL3g5+HW0+8aXwR6YVMzRi5C61lxPTZCTIPrAp59WNsBCU",
-	"APehdvByfch/2EMOuvWpO4+rMBWcHl9eHvx8XG0qsD7/ooVAS2RdgsgwVZMiF7EDQ7qZZhzOsPhVlH47",
-	"ETQeEIZCPYRQj2FIpaSsH5jxap6gOEdaVd9HJXsBWCu4GhBhdP71RflRL8qvjI8TEvfJanSVX9+f/f7u",
-	"+Ojn4xnKStYdink0GmpR6rvX4CvmNEt9d5NaS0c/6n04JUO+KsX99Pj0bKbabjr6/k9/eRKzjv4Q5rM+",
-	"+D/swecxWYVOcHp2dJwrBEU13fhR2g3jLvHFpSstiINzMuynaut1iGJOjNOO3NGyDp6/nbsyyR9GtjfR",
-	"iaBsPOmV8uZpHJJTA+qBqgwmBqf9bIzYDeNjZl4OspfscgfgRcmDU9a36Ue9TathICWy3Zi2Q30T9hFo",
-	"om84ANjK4IjTeBYbWR/iH/QQn+NJwnF8xfk7LB6rRZ8f/OPd2cHR9dXZ2fW7gwvQo/PTbH36qMvjiY1F",
-	"kWi7tftq76eXqDtRRD7pAZ8anCHpxdGgU/pmfZZ/0LN8xfkpZhMX9vq4s3xxcHV8/e7k9OTq+vh/D4+P",
-	"j8ouCYgjtqHHuzsF2eViOuYqMHHHKMHqicM+KgYeIOzHgbnYDSK2DIWPODNhwdEERThFY6zFGRwN/uRB",
-	"VKXw8bmtvVf/5NfoA8MjNeCC/os8Urb58P7gw9UvZxcn/zw+alSFRXHhLJLo4PwE3ZDJk14NfzyG+tte",
-	"C6bRIU56XAz1nbWivL68t/yGwIDJXZpZcT8wOUpTLhSJT0lM8RVEhD5uyS4/nJ+fXVwdH12fHh+dHFxf",
-	"/eP8uBwboz++pTtDLkqt3M0Tr2PVID1+amMxpSYuWFYMbs1hf0jSYAO2V6P5TEWZFE657epbRbyA/uMC",
-	"VtYa0J/2TGdHyETs2xATsGSlRChqIvkLh+VLOfA/KKSczzuHl9DinTV2DTCLk6rMtQOGwoFSaaj5DfxL",
-	"hujDxTs0xDfEZENjE+aCkeI88WxTEWYdps9mG2EkaZ+RGIXnZ5dXIdq4VJjFWMTI3i2J7NLAAe+wUBKl",
-	"KOvLpiSRIEo2Dw4hpPHy+PDi+Co0zkRJ1CYaD7gkaOfuLqP3akA6TBA5SlQTHbCJdR2aNUIbmKHjhP4L",
-	"n10iff2RnfsmBOooLkiMMIs7zJubVHgC4TbDVIETtdlhjWB68U0OR8WuFDPAcBxT/V2cnHt7a3I8isv/",
-	"t8uz9+gStgxthPqzbcS7f5BIhQHCCg25VGj7Jfr1zaaLjNa78Ex2GBZ9cA7JfYS7wP6GBDOJwi/+ZwKU",
-	"H682+kJZOlLtDrPvmAnc39+HhQmbpg2TZeJSVD6a2Rdn4J3HT1PNA3vI4RC2vzSoIsOF59bei/vsa1gI",
-	"DO5uMFEtt7yQ2jPgifUwNNEbImlsz/WQDLv6RCZUKi2BUZUFbZBbIiYdFg2wwJEiYqtHE9dAHx7zgpPZ",
-	"kOLpVkJuSeJeoQoUmz69JcysbPGSm2NXcy3cHcaxXlZ6u+zdxyk9ZnHKKVNViZtqJPTN7U7QoSBaczOm",
-	"QM6SyT6ifQYXxl5HplAXRzdNY2uPz1gyydLwy1eiS/nicWJF9Bl2Q40S6qA15rU7hNeyRjDs+MCcjSQ5",
-	"6zXaH+d/4CpDnrj/VJ4KMOxiiJ935bucJwTD+exznMilp0hjm0I1f/VunGd7UQeZC9x1kHBBljsgxte2",
-	"qI3xMHqek+OanOi09Hr+hSsyTBOsan8ifx++oQSNZP1NP7UNKrfcAqNUkPZi1s6igRZedq0vLbOr1Tp7",
-	"eS6/IUJqAkjVwn07917VLZNRnxrSU4sen8P7VfQ45VIdP0gacamLP49oTBLKFre/mG6hxama6+ovqUtH",
-	"XEB5NQ28NK9mjS6se7FMQ38fTMo5hCgEFSTcR6kg0tFTNB5oPhKaz0GUlH2vFkWVapIsvNqHjmddwtu6",
-	"2UQqMqzOezXPMskH8EVsewO3YQQ2tOFkkZ1W0Gq18reMU7GYrlqRsBo0VN27Xrjkiqf2jtc/XaM0XjE/",
-	"GEki3FVcnHDti0w0dpm/2ckznLF4hX167xhLzg29gx5MJREawpXf6wru5bNIf3lyGjoluwWNu60+37I/",
-	"giHlAo9d/KMTxozA4CVQ1pfMDpi5LhAsjq2Qlont2RnUclcTfXBubiuxYUEySV6CWNL8tiJWDVnnDeUn",
-	"Wvh+sJhTJZSU6RBhCBYbHcHLKMuvtpEBzVzGf7Qgs5ZQFkooTqZYyPPfawrxKFkjO1urETgW8kY34q8t",
-	"iOTzxHcnpplPhn944WTN4etw+AfzY2j1KG4XT5vs5irYX7pYkuuRSO6fA8OTzw2iiAH0cbgiVcamgl5b",
-	"U3px+uVSwEH1zVwPEJ7rCES+eOIvZqVJyduKzMw+bUW1eJcLh+k21Tf4Tyv7pUm4NwPTz8Jh3lrDVfUY",
-	"q4Um8DpMCTXOBLZ4+S20Xnno5gtVI/bQOJc4bsq6Iec1sDZgWAZwW5YHBR/xR7BoYY14E1dZz+HBg+7M",
-	"tOafp/vUvSJzTns+tPzLiya4ggPulupJDrgb5moP+Em8eGXdiz/6SV7BDj/N1jqjfcX+1JfZiqSoQkrD",
-	"fcqw02bmSn/5m5VHQU/I+9rcaa1gzZ0ksvp1P81Unbo3Iyij4C0E5/OsVRLfkhhRhShrPp0QMiTD+dB+",
-	"05IGH4mI1NP4Ls279w4LuGKFHN7vlPvTeM56XCBsLRJbYxoTm39SsSRVFD6HWbR5m3b0/vLN3PD3lpMU",
-	"B7aNFEfbBTncAeIKOgTkJMickUTcEoGiAYlujFsLnpMYJSAVG+GdMicjb1estbmlXKi3JvvUA9YriGZl",
-	"awNWSN8DY2WQSHKtTHRh0QgbDfXy+M2LUt+nmQPJZEz3EQPIBnB62T9NhMeCjxwOMOt/HfYUNHrCQHwv",
-	"YVYWtQzKhCkiSGxS3/ddOq0aEDGmklTeWsUfI6PnxxnmBJ/LBvujM1wzZ2NGqFaY4QUiEUbGToeGeIIk",
-	"UfvOWO9g4s3dewawv5Io/9xPH9nZR9WBYJfPp2clrGkgsZjvFYz2MWS82iP2BL6yVaqdJTdAzSkvq6wW",
-	"bOkzDPNuG2eeyCvOk+XjgGYuFu/1iCAVvA4oGrA6F0YiUYqlMQq93NXnHScJgvay2lJcDHOZt6h/uzx7",
-	"f5bN09yU6vt2enjuuBjvaS4cDqM0hPE1Hy4Z6EV1ckF1GEvGo4vxLN4U87Wcu3eXMPgs17G4jTmJn55I",
-	"tijzRQz73lwKnA1GTg8BiNaSMnt5XhUkJfvYcl+d/lT50sHnAjfs+bNdgShvVu1JZPkPQB4e6B+bIDnq",
-	"ArBULxcGnknnBAtQmoxk5ktuomMcDTJvs41DEiRNcGTjnazHjDMbE7X2ma19Zmuf2dpn9u8W0JMtx9rb",
-	"9gTetod41gyfrDDnR6DAT8vDDX2VpOOMLizERIob/GvTEoh3dlOm17As0sTLidrflV7i6yJu3RZIJqvw",
-	"L7i9e0IB6ts60AL/FNY9S5Vet/n78qMYURhOJsoSkeLi1rGAFe0LTBFxixfy+6zPE9fAqE+ULKGAuG+8",
-	"GUU3JtWofP0XW82KS89VDRkw6/fKvF5ee9/Elq1H9vFsmnO3wk5pjuZXroiSCWsznqZ7rYtCUcgvjR4X",
-	"Q6wa7UbMR93Ei1gwxVssPRRqyTXMa0xWjUNxnhziJJEzKkIViAr07s2s8PlMofQ/Oj3Ruev8SHKZ3ZyV",
-	"08qp++FZzwd8JKDxpNoGWTqf0zzYcxxVcGIfPl8iY+x0iYtCUztPf/I2Nj+aJSFqJJhWV7FChMUkNtUx",
-	"C6UBR2LGN0HjoURe4tsq+9epfYysBa8wygB1J15umzWSHZyfzOoqvz3lXswTLZx0uRogSDiq/oooXbE6",
-	"ArN+VwsTcunrU1pozhMw+EnP1TDE8Yy11V86nrVn/qewcvUbN0J+00bAhsPNwEuW4olElEXJKC5o115v",
-	"WuSs6OiISkVZpKBAK8h7SKb8ZvF5K10pj0IUT7fruQ7l8FakfPRKO1t1ZTPTxrRLEhLS9PGRznwgIUqa",
-	"M5L/hDbyAGisH22RxDzQrUGJ4IzUCH3PbBSN+2Apa8an+6BRUo6mndZJspyuAeVrl2qhldZlWtxXbIZn",
-	"NHqIsyVXq1+UhIqgMWL084jYxzad4JAzRmak/9oU74VaafaJA9vgPmgkWCoQ8pZ087jrcFJhH3PzdLjW",
-	"EgkSEXo76+a6186qjnZGG734Axu8XyGCZCWM6+/EPIcqdak5kF0PF8k5UyG7MTJLWpiYp+pRVsPp4K8q",
-	"9FB/H+F2TVGqbBHc97I5uiEVtq+4/lV0Z/rgVNoxulw9k0iTa3sgkY0acQOaNh7PUJ5960GNUIrs9fmD",
-	"/6qe/cedxEqrwaMPRu6jn31EfmAtM59+dRzacs4nj+DW8z4tHtLjVIHS9FatD5QPz9QVDy2xo6wfakkC",
-	"CwV4RFxA/WLK+iYkChxINMJIcaSwFrTUZtBhYUYrwwCFUGDe/Q1ySZqSuJ2BAVudgIuMeHSYIEN+S+LN",
-	"IIup2PCpS4ZkSlUbQExBHAs0WTIVQ7qTDsPM4D7YgiuSEBSak6/FTT0sqN0Soo1IEKjqiZMMe2nTpOVn",
-	"cUrZehiZ0MxGr7E3uSzsCH42hWGqVKpDU6D/V9/ZUzojFtj7ZEmD44z4ttIJ8b6emQmh5Yyzop/NCjuc",
-	"QdXrDYTGtXrOoqxLrnOekJoupAuekPrDgg8vHti5ILeUjCvMKlLRodYgr0BJqFa9BlQL6JNlaJS/GhXm",
-	"qYLzcJlv5gex4qtOc1l+oM5xWP5i7h+piEuzEQrL9FQrasB2mq+7N7Nidq0ZQzC1i4tPwqNpvn+qnoDm",
-	"Z4s1Nb7ZHozVBtPMGFimYS8X1lyOIl5cIXwaRoMa6LAFG5MN8Ff9vlWl7FV8mDJ1WC1bL2Mdqit2+uMv",
-	"iKCcD6tini84H0rAI6jWdLQ0sHSooMyjGEuqF1UOzb8piHHVFWyGbTQeYAP+LwGocZSFvJja/DkQ0k7J",
-	"V5ohH4ECxzirjoadFfx9RAWJVCEyfua6zA/7hmNWEMULx8Bf1PLZWnRlZqY6zU9akl67BdYwmEu5Wc1h",
-	"PZokTs3zCehi1sfqRvukwzRn1XO1b++8Kgfxp1gpIvQp/r+P/9fp3LVaW53O3Xav07n7qffpP/+jUS2X",
-	"FgndtF6gaUYIpf6AeARIDrAw6FAAecUZGFupKeYRxnCDQrShf9fXDMCxMuvOph8Srb8IkrNuMktuzsa3",
-	"IrWvsGFPkn3kwhUXJB+V57a6o/hUGmTWwUwB3dKMk3Kyj+wvyaWHROE607YjOXWvm4hkrddVmNGNQyPj",
-	"tyyZtCHQzzALjHLNDkUjZQt9pAXi78X7rU4ZeagNZhYXuxrYqzcecDQWXGkt3ajyAz7M54Uwk+NiZPcM",
-	"5pbva1DQlfyR1zw0q77Gc9Sjb3WbvZmu7lL7y/eUd/vckzGnAmMFQbiYNxjxIZFQjLaQ7JJSZykRRuNP",
-	"SF9gCGsYU82nKsn9UY3g3MlUddnMNIRNPVzij8SV653RHZR/ns4vSwmLjeUHVo/EYOoxXszqT5mp+hGj",
-	"8yK7p2PaGEmWDMIb8pgIK8SYOVZiEhq/Y3zFj07lgjdOCctc+hWHaurYHA9TNTGDKoknVeGJM9IhDB5z",
-	"DQTlQ/3ifaEKwsI2R/bdYup+8Uj9MhpitiUIjvUqIu/hYroIg5+fvJ+P3TtfpWqXjaCiBmgJv35WFeZG",
-	"UFW9errYciOoqPZzePb+t+OLywMA2vUfVMFjV5aJryhBV12isdjo6pezI3h88O7d2e8w5Kr6LTMB6asL",
-	"ZEyVCy7WCjPz//D+4LeDk3cHb94dexM9OrnUvxxV3u7CWVoqaeOIaFIina9Mn5f9QoSqIVyCWMxZpGns",
-	"tCetl6fhFr7OlW6TYjVwCnIXx6ZiKtool1TVgnjpmG1WaseJA9ku014aDWwVjzGWaEBVG4Ve+Y4wSyWj",
-	"bKuX0P5AoQinlX2kBSI/7yJPMQXTOgvuL5lTikXSNrwTUD1ZqDpeLUNZR+czaUqTQzJaPw++6DmIdqnX",
-	"unzfNmcF+Mz1R5viJ+Usk3y0ft2X8icuScT1WVMcXDZoo+KSuORvOtSEaLtqhA8LYZZV8VUH+Wq5pQos",
-	"gLhxIQ9w/bW7n0VcfRmr2P8xYDKbAuFdHk+mL1ZWFmAhKykJXaWJJmM8kSayqUpbmCmSlZPWvandwgIL",
-	"godVWy1uidgCSxfRL8o2CrV410YGS8o0hG+gv12evTeYUiGCvIoAERwNUI8nCR8bVR6jboLZDTyfPnhB",
-	"424LutmqV/HA6x3mfvJIq9CJAd9ctdhrP1vPjjZtIqv6pJfkulxyH+xSjtCOpYTEPISlDVPZuCETxIUm",
-	"ajckVf4VqZtZkXl9aqJ0VoZFzMr7WIAo4VTf0rQdnn3Qapm0F1uKbcH3ql0OM9132cSNfdc64ZaYdOy3",
-	"881wrZ3dhVM3BrMaRzbvZf4krDN3+uDC4lU7H6PBiN3MerYSRJcbtqSNZ3nALDuJwE50EZjK1Io9jgpN",
-	"b8CqCdJUD6swllQO+1uaSrIBnVin8KrDUrMOzrEa1H87Jw4QyVpMuK0Q2LDyohZvGB/LdiFAdwzycp8j",
-	"yhQ3+dZ+LmBgao44hOPMIY1gGVH4xcj196YOyxeUUQf90wbkDGKGeGpIWIeFhs6Em65nHxOZxYhEA26i",
-	"g6EIBeqOFGLkFnLCtdIg+NBUQMlATGIqb6BpQnrKeeHM4KUJllnuAMJ+L046LSz8iq/sk5jPiudtOc6S",
-	"2iZPxlSgg6pRn0bpZYY3UXLBi/5SuW1BI+LDIa7yH0kVUz7btUzY7ewFm91vPguv6tXDP1InmPE0Sq8E",
-	"ZjLlwuTAigoXw0CpVF9XqJoERZM2JMjCuJuQLXiq75OUZHOxcQmezty5hxgazc2eu1gLlsCemPuqsjoO",
-	"jiKHb5FatdC8G22E//cRb/3rYOufra3XW5++bAc7u/f/AUkgksQdBh6Y0Cazh2jAk1hq8mbNtyj8H6Lp",
-	"JJfPzTtbgAjDRYeF/wP9xv6DJvoFjoXJ/LXo8KaqVBsRFolJqjQpVFA0SgUo/Kv9fyGiDP1MLILZPpLG",
-	"EOy/0MXRDbohJLVlpyyJha4MVRziO39Rt1tVZZSqdjU/YNN+WFOSiwK+R+FEhfv6p5jy0FWUIMbYpEeA",
-	"FRdIEiURGL+Ork8Pz68vr45Ozv5LHxDfUl76bCNo2P9IabKKY8orrWMui2oRBGuNwIN4TqxBqZvHMYby",
-	"mFfNEmYFT5LcVF8FxeSVWDO5EFqcSIicAb6UcNa/ImI41wEwxHdZJJgLTiz2/WYU93NUGYJFQonIHaUy",
-	"q8MOZgNh1MYAEifgix2WRc4hrNBuAaHQvIM2LIAgeqXVvM02dMXImEjVYcM8CwQr1KPKREJBWgbQywEX",
-	"Sk/UTsReaKaa6AquYAFjwQUcMDJ2k4AG2BhpbHgQT/LbaqxhgKvQ8s1jPs5CwYZXEbQ0y7diXv3g0tem",
-	"XylPrsKMVW9H8jXeaTnMCH8i2bxa9Yxr5gw/xlbgplMCr1go3OSO7bre0ZN4mn3OsgaYea0A6CAPeH0C",
-	"2rEK1a80ym+p9OWTWgHhnjyJGF+AjvXBRi1UA07pDP5nA/uG6VfDvl6M8HvgxUEah5OhhFocixHjEM8F",
-	"tJJxiBapdtM8NuKUpMmyxrZCENFXiQwCNGSD7DmGqtFjPEFd0uOCeNEykH1ezYjrZRn4UTQ2fCabTT66",
-	"qqMpHkR+5y/kA8dcObwsrngOKa+H3l4ImXXTdufoB05fy4hExuOXjg9ZmIm4CHopH4aP6VWSNbI6uZ5s",
-	"Yx1GOMtDD78AyQiQLcDdRl+gSC66R/ehcXD3qJBalrslSA5wSqYNYAUkpuwfU1ATqkaN14Vix26rDjaV",
-	"Pa8PgbUqmLX2Kqxa+dPtKqNXmVxNh1bOhNgtY0aUHOI0Sai0ruGe4MNMXHRp20hxS+Eiy8L0ztQAdyli",
-	"TZSyxHNZ3H4VUOahhT5Bplxu5qe3OLMGh3Yk2GzIiVngFRbA1qJOeJ/Seor5vIiJyMsv2qBPaCQwa9Y1",
-	"Z17ZQSxMQCoARhQ2yYEaziEUF45x1pcIvofgWzfN6oM6m008NgB2ifBVN8ICSL9HwrPZL9qdxwqy3j6v",
-	"XpS1H6+FM1tBcu9UzfE7hlbY3mW0tsAangpFBqw4Uy5MDTHLEmFrXvTiH5D5yHzprAQYyPMSrIrIFEek",
-	"BLS4/fJ7UFbzCHJPJwE2FUzVbppSSgrIq6WYMizImCwLx9IXhCgb8LkEYCSLiFCYssX4pouQWU7zIs8l",
-	"rs8VTg7nQ1NlcEEF8WYWs1E4OV2M6pRb6wb6bEJI/UwUo1RVMunLARakDOuc0B7RryPGFZKpSZ030UzN",
-	"vMx+o914/br5eu8vjWIKUGvr9acv28GL+06naf7Yuf/Lfyx2OhRmHVStajaNyvOaAfEuHyNyWsbtdaed",
-	"p4Rhqs87UwPBUxo19Enkn6E0Lu+DeMKTBA9x9WWYxvitAFmSozTlAgIq7auBQ/0yoDDmg1mQY+4nNWSr",
-	"PsJSuc7BgvAzL8waPNOnZXDiMuiiJvssmpwThhPlYlaskdOzA27tVAh1Q3yX24kLFsSScbQS60c35sml",
-	"IqmcFZvpwYIN8UTrERkAGABagcyWmTL39lHLFiDoMMbNq5v7WhfBUhnBbkzVgI+U/YzScl2fKHsz4T5O",
-	"WXrnW0M1S9RCYkQetISKDMH1MhJkZsNWpTydnhdXfW6DKup4XjDplRg7hOmq82IBO2/SIP6eEzH7DaAG",
-	"JyWvcPn5+SwQyXLwvDeeQtNCP6VhVdGc8yJ6dn1RZxmg+hJue4YUPWXbroA4YHXfFJiqZcdSeQxmJvHY",
-	"nBy0oQgeomiA1WaAbE4O2hjSSPBuwvt9yvr6gc3bQRtGhNbkD6dpIYvTy/KxqT1evk8VNTYQ5JW6fo/2",
-	"6wGYH5p3IYJgju+rDhC7+aBBYq9VGzabwmE24CWO3EjxY9bHfeJC+KZHHQ0wZcvirafRB5E8Ng4Ciz5R",
-	"v2A5ULgvHyup+VDzFezW+OuzkFcAF7K/mZCBHM7QRQG4oCfDjs15WQLY0N/poM6rht16zQqKdTkkQfIE",
-	"M1zCat/eLYhl//MRb/2rtfW6eb316T9dQ/+3yjTti0ow/ZJnyMBnvqPFMM+iI9gN60uFakVtoASkvnLj",
-	"fB1iNvG8uYuTB4YmhWyOuzMVpEeEIHE+lvmfHElyPOR/0BnfG0niH9g6eWvTwKnTdpbbfk2E43SvVffN",
-	"13u13ixbxm/7BpW4YT5RRY8WhwN9mW40A9bRXKuRSS1EN2RiMgQyIC4aN9EZwGzdkImEUB3UE4RsGRwv",
-	"8325j0IbcQNBK2NBFdkCdXsjC69BQyxvpDUFQvyMxeAqB18bBrMoT6iUgqlPY5TWimnySkeYMS+i6dOU",
-	"0zG8haUXzHt+n45tLmpqXstbVh3tSy7UmSipT1hGtqhVJT/OA2sf4KovCiN1HdN+LO+icFCTTHLEGckc",
-	"q9OmX1AGjCWI9xC25iCjZWQpvNPpPwWTaVXhP+BAYBx/JvXJX7G5tI4bykummeeF8m2cc02Y9nuQOfWw",
-	"BbVozqb4KFXIQtk8NrtqhYsxO63KT02amvgZI/6cncvczD1ASpM6nGKhNEEM9bfDps1zF3SoFS9unUdp",
-	"am1kMQj/8yaTn2w37vlzzzfOemDmvw/KfP4+T64jwGCe38a4OArNBJGmAOyChhfwnk3+yk7ExMhPZkPu",
-	"60NRl6awGJF6evz12xSHXqdVvnn13vd2D2TL8nn2qLbZW3/PihsRmLM1r/Dt1PJViOE9gftDe+SzWIf9",
-	"7GctEwoL4A8OtOlb7vloZ6gYK7nTrpvZt7q47RVzzRyEtvLSvqZeBsHCRntQJVHorXIIHkwvFCT3YObW",
-	"JUsVIZ1SVtTQE33IPViyQuaypYdWuNR+zlU++vkL79+duUsPYTT7KHQLTKVTOcpgbrURpWdXPr2ZCXkB",
-	"tOzrLSO/aWTdzlhIp0z7QtRim9EC6WlK4FzSQDakuTK3jJeIj9KT+EE14+IrfmiySWordAUv1yz9p5Bh",
-	"M3Mt/TZ7raq+fE91SYt+e4hevHjxGn24OjS2iqEXfFH02ey0dl5ubW9v7WxfbbfaLf3/m9s7L/5ZiLzA",
-	"imwpEzAwnZCdp/rmE8hiE6pSeh5ChGKrBxrsmBpKLq0QpU2CxjNp7j+NA4QTyS0QAGiZA8ziBHwpoX7n",
-	"JDZ0N7SoAVs0DovLp99aTbppHSIxLR6bZ155GInHwSw6to/CLx3DpjuNNuo0TI6+gYIwmfmdxn1oAbat",
-	"dK1nWBN1copSF8lNYReraI8H5lqqsQ9VBbQWHTS6I5ooyirljLJqurRF9B29IdWboJ9eEDUmZIax1NgG",
-	"Z4IbmcfzkI3cO9YGNsNqxaV66/xqldZMLqktdASWqwK6wjBAA8QFiouHeHdQ8tlub73+ZHy1rWDv/uNw",
-	"EH+q9thObaGNVZwbMFQO0CLFAGF71zQ/BowXExjGmXVIV6q+D8scX1TI3EGpX8zBSnEOWBoR5N4vTGND",
-	"i3Kgxe61UGyQviiR9npt7qMoIQBkCQtgMBacnRn3MWUz8hXneBsMEkdtI4gfX3pJEkjunV2DMj8244Gl",
-	"fNFPw52bXfYyffW5JQzlu6tEu31AfckswbFOhQ6hdRM7+3L1dLdis8rkf5p9mh+TejLz3J+xZGIxU4wU",
-	"T6UN33AyvcGmyZCEhwQzifL4xOF0OdaKNS+d8Rrn4MhrUTxpWVhUwfhYefDqnrcsMEckNZt9uHg3tfuF",
-	"jZ+zkYsyAx+EPFHjYOafXzy4x0XzlSa66ni+/PMAWDjPcgVn1hJuSwsDI4xCTuhIaX1XH2VDHxWRCmkW",
-	"ZAOyS7fIPFgpbggMc5bF1cxBi4gwDyxRLgIizqyvwBtvThbJrbJ0Md7GO90X0W68R172fuq/Grz+Y1hF",
-	"F6cJazz7CzeVSGlYqgMzmCVXASpzOfNoNXsrbo5lXM1ZwzBYXA5osARxeHV1jgyul6NyxY8XYdOpQn2u",
-	"EOMueqYylo2RuwfOvR7CWAmdc1VJG0AY3BkMnKqe1UzOTvwicJnSlVxFul75ln/jlL2KGa6KSOZL9mSU",
-	"ssB+PXa9V8mu3bFZxfyeak45436shJnbjAyKvEtMqVWrsPKj0xoRs7RcfxHhTCyXo65+rUskUhyiPsK/",
-	"Ws23KGE5NfSvLsy5ae9j9reVIbO/HXiA+9vc6Wtb9z13kTVdmkucV3ainDXzF+1gm5pEViq8U1Smkpnd",
-	"UID+7NmVyBfBZt7IfZNXxRl5JgGg0ChfAAQ6YjER6G7LAScW4JW/0/VYIRH8TojfyojeUxK7SwhaWMkw",
-	"f6dqYD73VIO9IlKtLkPansw6SUD5qz9wGqmnjFWR3Cn8oSY6UDZ504qRoOLGsSASkCUFkTy5BWqMhiOp",
-	"INmgS1DCedrF0U2AUkFvsSIBSii72Up4hJMADUeJohGWSvc2YjIlEe1REqONEUv0p/MAeSRGTBoNxGLQ",
-	"OMxlwH6+Pr84+e3g6hjwaDaLIj1Mo/38uSGA9ndNrp4bk/KUIj6HtX8A6vgwY8Iqlflvq73PPFCWdyyV",
-	"cGgYREWg/3s8JJmm4ZCuxwMuiQnzQpa1FHIuF2OMfSVj43dk9PuxTHn5ifi08KSthFu5U/tErMpjhhUW",
-	"fyfMAWWjSiJJ+4yyvkUaC7JUMNSdIGPKRPbD4Ny64Mr/yXSUIeUtcQvX18KGbVagpo0HkkTXIfpP1MWS",
-	"vNzVROnFDhKYxXxowIYNXMEvpweH6IaABK7/jknEY9g7RWTzh7OqZ0vyqQp7TpJoJKiaXOoRWuhgggUR",
-	"ByMTkW3+euvcvYbbooPzE71EjWBa8LCPAhTi/s11WMQWVyghWlR4sWN2YacU4wELBecHus0XGwDo7vWI",
-	"KetxF2uEDbi28ee6sQ0xZQpTRoS0a5eLD32qBqOuJzc48WEqCNpc0yCLgSZBjiDGYlteBh2c2DoAaMPC",
-	"ZWxBOpA3rc0O41r2+dvl2fsmMjj0lvBkil74BXUcNeo0TCmqAHWALOm/m80mug8DY/PssBzGvqqxkVuQ",
-	"52bWL+gz3Gnon+00zB+2hEqnAXgdzQ7rMDNEAxlIOUP2OEoU6jPBBf0X/N5Gb2CPLMz8wfnJ9a/H/7Do",
-	"8k30K5mYJIIhjkmHAWkM7Q5BtLg5reE+wlCZOQ7hzg3xxKRiQ4DAz8dX+UCkNzo8UgPCtNypICrXRPGj",
-	"CAvw7EH0GlZky5SosMigmcFT/2iHBH/DkRREHxxNtaHaNGFxyqnNvtUfsameeSUI+Hkz6DAsUfi/WxdY",
-	"kXf6p62/mpAFapypJ8dXb1FYeNrjYrhvponRXqsFUWMdNsBpSpj0Y8ygD5uMobslMUpwdCONbQQi5BMa",
-	"EQuzYO/B6cnV1MHn+svg2G9y0X9uG8nn+l3QeVTiXSETk3+KmU1O0pe6ETRuiZDmdmw3W80WREykhOGU",
-	"NtqNF81W84XxYg+AjpirBf/sV1FkLbqardJ7DSEfrqYGRilcNIUw0spQE13pbbUrKrlQFv8eC9JhXQG4",
-	"gt0JCmkcNtGBaZ3qXbVbiajMs4USKpVZu+xsaYYKAzJ1KgwGEx4SBfFOH6c85gCfBZEugUFS2QYBVj/7",
-	"PCJQYdhuRmpyGvNqCZkLb3t+Bs19UF1DA6VEwARn9WhqtlR2CdmuXiLvsiMAj6kleLAZVFpnwqzBZNb0",
-	"euUiCrVEpvu/1Dt/Qyb7KMyYXWjhW8BrMXMYXKg3kyWHwYV6C9V2Zo3E4HBTzvZRqB/XGgoc3MJIcJLU",
-	"CYDO8jnuPwX5lppkjnv9myODcOV2Wq0yalIK5fr1eJ//YSW5TMH2TC721n780jBAaLI6tfNTQd6cF8Wm",
-	"JTXzWetTezXc/bxz99PN6/Geeilak3/hbpQh4bQb/VRt7fItfTTdrzkUQI4AYNfzSmDA5T2QkkqFXUVd",
-	"cCtB5NItKchDU0Pd00NttVr/hIUtWhYLidLb5bxofZ38POjtYtrz9r2vjVib+RIHsGBxBNln2tMLlC6r",
-	"RqTPnAeDnTOdd66OU1WntsXz8uv3gfeFC8ce638lb1L6kiRqma9IY4L0WWyt+Uw3KH2l9pyqG019rca8",
-	"phvAxu6a21rVMrvVz9/g2BmtoMn24iYfGLYym9GNd3deL250xfkpZhPbF/hb9+qM74QpIhhObBqPX/gb",
-	"eCvKmKtJ0fxoOVrjkw2rm5YRjBQOvNtE5gCzzf4CERhCJQHFF2WQdU76Rj0K4L6n1vLEuLJl/bq2wtqM",
-	"2gjdSY79jbDB2W12WNilPAQhtUsQRpKyfkIcGgjEqWbA5YQpkEXty14+s9zvMEA19ro2og3VEo3Ak+dG",
-	"QwNBsYkOnODCBRpSqTvtsLBAF0Mbm1QFRuJhmGDXHpnmYYdBwoJ7w2sEz6ukJLMlBxYJ1SLIveHxZDl2",
-	"06Vcn4Dju5QIQLM5Im+pHojiEU/0IfmFJClUxRPSuMA0ddfqnbghCilBWAzmpUVcKp4qJWotu32OE2kH",
-	"kWDKip82UYEGajKryKHf1gNtBI0rEg0YjXCCMMPJRFIYzOp4WFqGssgBKj42UkEiCshlKVbU5sJYIIpG",
-	"KniPSAkG7YYDnWj0BCUsTrQk4sAlPjZg6FqNSoBzJGlvlJjraI6xEQMycAMHR/CxYTPcPxXgBuyPudaB",
-	"U9rU1JIRtdUlCjfNG1r/BvqQ2Y1MOJtdjRnZ9Jo7Sy+u2EsGzsumftST02u5FQ2wcjtSKo5qeiuWQ7Vn",
-	"oqICqmXcXm5uKUrYhjIX44IbuwND2pdg+MUox/uiLcgOoyTkbT9QyEvpsVVw7Xa1nz8Hh86AS9V+1XrV",
-	"en67bTW45zVktxWLgkvIdo+TscySx/PErKygBZRktBNdS1prSWu+pNV6sbjRWy66NI4J2Ml3t2u0OMeT",
-	"hOP4ivN3WJhafrvbe3WGl2GanZKY4iubfPvNBELrBnFyxJREeB84A9LzL9bncZ/HCVfg+cHvPgZf5o0p",
-	"ARhntRNAmjAYgoEWtTqsz3ncRAfWurtlK9NCGgAEo2YVWc3Hd1svpkqQV4lMZmy5yLQKNd2Lly4Q3G1L",
-	"cEGhXUL3djWxzQ6gZ1Ok9xmsF6RtKYn0MNBYy892IM15VPtxNLoclr2QRntDWtPoNY1eJY1u7S5u8Z6r",
-	"t3zEvq3CfWQdVLPoa1BtlL8gaiSsIml06hIxtQTTebJMSIemjBZMOzC6aodxpkmsROHHT7Zu4X3YRL+Z",
-	"MlwmpDF04nwzAwgyHiN5Q+IqQvozUauloou00Gr1sr7pcwW6Z10KPq2jfgL4FweRWwWK+2IK23Z3J4em",
-	"bWwDH/kLxAl/Xb320drsMjrsV1JEZ6uWHtTU0cnl4dnF0fXV2a/H7xvthis2Z273A83aj+K+tdjumtWu",
-	"We0CVvujMM7M7DvDTl30C1f1k79ibtBJbD1LKpoBuIgjIk1sruWnrjKF9XiDnRvY8T7iALjnQilvCEmN",
-	"5bjDTInLJgpt7F1orM0zQy9xpEY4SSYuBtOWIQ4zohKiIb8l0ismaZKjGVeGyzdRyEZJEnqaUbPDQkOn",
-	"2siQqdBgPHSFppee7R5HN8acH0KgSljF8E1Y36ONzSWe43gIF0Oc+GloDco8q1J9GlmMKK5luHugwJIF",
-	"2n4sTCqbwqfV2tiy9fgqrKYcEDpX0TOYc/psm5GtWdCaBX1zbe/fyoRnrutyJrznTkafHRf2AYIsTdCl",
-	"LFTCQBBIiZHQNNAGXg34SCQTJHiSjFLZRG9G0Q1RssNMnVfaZwa95MPVIbwrAX0FT2Tbq00GsaSUSRTq",
-	"b4aBzYuWqsPyR4qHgXERg+bbhY5QFxBpWJ6uFzhnrdZ/tdrcYf8igst9BKqWRBHMQgEjNh+RkJsz5FKh",
-	"n2BsetbZYF+8fNlh7lf93yYKnQ0zNGGB0lTJlTQmct/y0/yZK38lrbcXYNe0aIHzqls9TJORIGhjr/VC",
-	"d7rX2tkMDKM3dWWVmDQ7zOElQ1SeiUvUuqvcRykRkdZrEiIBR8966tGASsUBOB5Ejw6zU0Z9wceoO0E7",
-	"rb8EyGBATeCDes0oQ9utv2R1iO9wpPyy2tVWgYPsaC0I37tUWOQoh+YwOcSufbSza9fexmHqja8T2KUn",
-	"XIjrqoHeVRFZdszimUNjfFxnJIqvYBzmIqExjdVgH4V6SWotA9UU4xZ09Zqs323biWu5wmg22JRqE42z",
-	"kLte2w09R4iXF+DX/Whha01k1zCzkbwEDO6LQq29n3b3mi9AcBJqfn9+qbzXkKaWl7J7obfB9dny+9yp",
-	"6HO79dNO82V1p9uzO31R6rSlV1vxqQ+8KH5A4cRhfPompJ2guEimmPolvtVd7fhTeDVdnxCw1V9t7zR3",
-	"LXq6XUbAR9/e291tviwVF9zeKS+Z+es4H8PIgBTuPCL6zp3IRZKoIJofryXPteT5JzF+GOefz0idVFe0",
-	"HD/GElIpFuZgA7MFwyuvIlrq1ShwDQNAOoLw+KxCATM4vtaIH5psDQduTCOMxIhB0oeDXzBAcS4qTzVR",
-	"aDM+QpsPBrF7zyTiY4ZorEUeEPYik7CR9QwI4br9Qf4b467bDhtg6dDS0YSAWSV0c2F9zWlpQjzRl0pr",
-	"TkEbXCDKbBbQpok6BBM0NCaxa2tsNU6Dn5XwcOgt/KqYrs3z+/ilYdfOAfY2fmpt77zY3Xv506uGIdRO",
-	"YjFGiOsBSVIirrtcZchIt1qym+apuzvt7VZzd+/lP3PvtTxhmkPkf5+NVKO9ve3XRs7rM+jZmozGhmb6",
-	"lEUL0FilwgoQR91KA9K333er1HWr0HMenZh17MIxI0HgKGFT/KzsF2sj5xc4OD+xvoGlhuxyOM31exhX",
-	"zE/KosB0KKKen6s1f1zzxz8Jf4Qw9iLJ9Bhk9utTsEdF7tRWKsgtJWOwaT/cEVEZav/7AKtC0VFG7pQp",
-	"wTjmoyRGkrDYgzk2tS+pdPFUgVbtaQIFMSAMHQ81FYgJwrkJIsgqNEY4STTlyz8Izgf3eCyoMjH1EzWg",
-	"rN/2IhIKpeONrQasDGLSYRuCJ0SiUPMWixwN8wk3A+cHAQUFHmUucxQNRuxGdpggkIsYBxbhn0MB8R4R",
-	"1jtizBFS0SE2qLhQAmBj18v37TBsft/UvF8QHGeJrSOpuXIVJz43++pKKD/C1WEqHJvdjGmMTpAiSYIm",
-	"fIRwV6/sxUiq/27kxYrhH1u7O/VdHqWS0k/p7siW2hUi3dXs3e42nHsB5ZBdFWQ7+18osGb7DDsDpX1I",
-	"koT/f3AT/JiJT7n2Ch8GeWVIhguwxc03TyRKCBYgSeoFbpogATiojXbjH3r1BUEHMW42m7Z6h+nGCkDQ",
-	"9eRaEiyigWbcFoQ7A9t+HOPWw7RnrAbj1m+vmfaaaa+Yaf9bOUfsbUM5SXeCQhZsNcNDEpULly/Innf8",
-	"uhTmbBgrABtEhKlk4vRH4/LYUJRIP3eexoZhcT7UeqNWhf0vat5LbolAMiX4RhrNeh9hSNDqMIWTG038",
-	"HP/G5kNQB93mSZc+59AXTPzQbO20UG58OaEHsnRnVWPy3nM3ujLdvbCsetrjAY0GRvTRc0cy5TcEbej5",
-	"6udQezPenGUet2x3Cdqd9X4Sz8zJV4PSbjk8cz2qWUPRz1Y/lOJ6gRcIRuIU4ZlACU5Rfsh4sirHK3Qd",
-	"eFYMh7lUJ6wC5Aa9CPMFhxvKYrsHDWPpsHShpq3j0NhVtDjkmRhwSrXwaDY2M6ts9RLORcN6ChZFrX4/",
-	"WfD+Di+TDF84gmtBZi3I/MmsDwWW+PUM9Pnnn3+JCsxgbmbWWy76xCH9+DwKQJJUZkCQTeRb+BPaI4oO",
-	"SYcZ5CMh0UZYiFYPAxROR7WHxiSexZkgqfBkv8N092DScDBeEFuJlRFUuHCsCivL1qEuIMKIkTGEgWRd",
-	"NNF7QmL9CGoZa/V+dtaXP7bVGdjr8Ri3sFnRje2dldDimglZhc2mEvU5W0fpranxN4nS84/v95SfVSIP",
-	"s4l5pRJ4xqrEfktDAz9py5A8oKRAHsHLCQohVYAyOhVS9SSE6wklaaNkLpSlWzteVEtRlt6tEKVrScwz",
-	"jKmPprPLENg1YV0T1seLud8dmfyZqPo08oEC72IDUdH0cY7V4GFi8vM8Gm5OjIvf6FkuHgdekG+AeBIT",
-	"qawxzyDtd1gI4IL/BViERWk6Az2IsBATizUVDonCmjSHLvUnxUJRnBgE2jCvCGniZ9AYEi/GgGiVYZRC",
-	"mXATVFzHjJeZP7+2NS/EMgrRhr9wm98CsBGvFq8xN1PZPYZVH8r+bK6JwUZU4TcDr+GQ39oCmi4nmcd4",
-	"8t+FuhTLMsMlBtcFvmzOJRRsqsw8LkaSbu+82G3ulSJF91r3wQwX4CmXylpNBVYA8U2lZaLzJ7ntzHDT",
-	"k3yk2WznScxm9rYtYz3L1PG1RLGWKP58EgUY0RwTAujUAsP93gUML2ShRphsHuES88iUBA8QI+OMAzYr",
-	"+fWvWSdPzKSfgAtCmYZGe2f3VStomLgeyBJYBqHuhs1XOV3GD/7cHMbfkcMk27dl6H12MtYEf03wH0/w",
-	"szP4/VD7bEjoyJ31QjzGkIvJY8EdKmMqD2JwE2ipE3GBTrG4ifmYZVcOKV4I4cjIdROdQPR+NFIdRpni",
-	"NkIR+BWE8W0HrVbLCztEnCE9tr7A6QB19cJjQYnct6pah0GGA8RzmqR53fme+66NFEnILc6H5cyGfY70",
-	"GIwPxYRd5vEbbi7PJMBNNFGopwvZEtgmtcJY9f91GFBntAERAXmJEYVvCFRDoUTake2gU/pmM0+M3dat",
-	"M1IFNsy9Fjp9A/keJkViY7f1Ap28v/zw9u3J4cnx+6vrv384uzpAXTLhLN5sdlgtv41BJvRZ4IODMYt8",
-	"IlM//h96S4jssA67EjiGhFmpUKu5/ZdmY3la//VQY78Ba300J3Q3fpEt1Wb8uBO25oVrXvgt/FTV3PPf",
-	"KnLyII4rOHYVw56vID3/kv2zJnYszhmzi00wVK7K4z/D31/kGytz9s8nmw8mkycLnfjZiqwd+GvC+N0R",
-	"xm/sva9Hph5jNwKHRIrVIBeNPKrWKIt6/r336iG/3IVKX+7P7Wn4j2pjU54Qs5h4EocHy8XExSFAIFVo",
-	"TOUh2mDcyzDbGtOYAErOZi3yasLIPhh/RWlB5wZaz16hpaKdP60YuftR0VindmNqRGL9wsdoiNkkT30r",
-	"w3avyfmanH9tcm6I43dByw1hQZayVFDvhVZ2d7OKpvV9YyMJP1s8MWcN2WnBfzvMN7fAW93co7/RnSAy",
-	"7JI4BtTMMZSq8kxFHZZBdw1Mfu0wQCSRBHUnqDdKki0wOgnMbijrbzZzKpzYxCGsOkz/5o0fgD4N6lcF",
-	"mZ7l3He06Cs49L9KQs0FZjd6Fe32RMSYw6g0djzKpCIYMLq6E+SQJ6tG9rkxgx3vtGzpzXkM+RunsRQj",
-	"VxYG4t0tWQNoYWJtlgBbct2fC9IjQiI54ELZwurguVi5Q351bhlDS5bzwZs7tWbPa/b8eJfMd8Rsrfc9",
-	"4xhfwQlzqbgA405RNwG60s7UlGfSxIJlfJJK1Ke3hAUdBnw154a+UwK8MBn/LPoiOmyOMwIt4Yuwi/N4",
-	"VIhK4mlsXVMABo9DiNAD/orl7JbibE/DpiBcfHXr/AhGU9PVYa7DmsOsOcx3ogD+O9a/y0h7PeeG4zTP",
-	"v5jbW9OxwRlx172+J8PjOitzYyygp0/ox7DMf+3FWFO9tdnLc2HMJkArdls4gvX0Pos8xWblqgQUZ7MB",
-	"XS46Sot1wiub56yCkBfTzEONXcRUhwE0XmhQOsIAcWEsdxlqntNBAiQHWJRSPB0+V4f9DubFjl4Qgoed",
-	"hsvayZNyqB6sqQe/BfWEyK3+X9PAwOonkw5L6A1B4fnZ5RWavZ7PTavKMj16Xew8H6qlwH5RdsH5cNa5",
-	"dm+WAOhOTCMo46NHSOIlP3Dpmt1/LxB40AK2sP5U9MsPmECa+PqC0WCewzHZMstZHlYMxZPqjcqs7JFu",
-	"cR80epgm9TfHtH1r2tSfGOAFm7Zz6we5C4o2/nZ59n4TbiF2N8NYAuyBB9xnMVrLDH9qmeGE3eKEZlRs",
-	"XWTo2+lJutVODVmKx8RvUmNVTJUxhm8xTXA3ISWRSLMxlPOxuoB9JQ75JIKHFgugCiCWyB/mvsftsRD0",
-	"1hTdneL5somOcTToMCMBWIC/UCtnbdQZtVovIs2D4F8kRAllRrDBqJtgdgM/tFEICZah/aTJJe6wnsB9",
-	"E5Xt6tYY4YMhSJ0F7ydz0obtlzMSoo1cJMpAeWJXlh0SQDehcrCpD2iFFxDBQFSC1W6iAxS2UUpZP+yw",
-	"iA9dsJqbu5ig7T0kScR1QwONP8aALtxEb03ZI4l6+nZlofL55zMYIEH0bCjDYoI0x0AwKJSdrUqxCD6x",
-	"CsHIglssJ9ccmUZfV6r5N5Af7G2bK1vzHjIfge8h3v2DROsMq7UIsRYhvpoIsVp5IECZdllfMrAw33MS",
-	"dQ3E/DzYfYCfz2Hy2xCWjqHQQIcNMIsTgMYzv7gCv6F9YNKwGBoolWpWqv8r0YeLd5sewr1NDTs9PLf0",
-	"TFOvvDb/MEqb5nfpoocYH6MNphejw0IjPZg3jPxwfW1+01+3EkWQY4mE5bLqwygNERcdFv4PLEJceGD+",
-	"redhi7RvZkD8gI2+RZmZRoC6kw4zOWgHZgVh7fI8tJe7EFelXzGiyabx/0JJZYkG+JZ0WGjx/tsISvWH",
-	"RnDyV0cvqbwhsV6GfZBnADUwwoxxhbqkw4ReUBKb+jt5PcYNIxxhyRnITpTopfSKv2y6vIMOMwdDix0J",
-	"6SnERyrwCynol0jSQwnBt6bE81C/MytGCw76FZzGlUHz24prH7/k5Wxs0Zc2UgJHN0Q0bbtmxIdtrySM",
-	"KxZtiu3dEmGwanUTEILzmKUS6DXnN2iUIlthAaWCRiQ3MfaJunY/2V10JkZfIP/SSIVeImUjm+Vk2OUJ",
-	"CC/looie+PPRvfcps0Qarg6Wp8wNDPOrQJ+5BGR/lzEp80Hrv65z4P8lxm3CzSqHPT1At8y282zAwyh9",
-	"TG2B/GDVqtr8TJq7uhaE1v6XPxMoryOtUzWQH4fCOybdAec3C0rimRprzyRyrxve7gNd7SNbSQw4CjNA",
-	"/gM+ZtX4H7+7fn88+I+nCAUqxWmmEuGECAARsDKJI9fGMKJPgClrYArpX5uq/XGOOKkZYmrSQFzF/vHA",
-	"jjX6abhzs8tepq8+t0QeXTun/n4BfEtAJVst57WfP4dd9LmwkVG/J8wSe9aWiY5153zNRdZcZD4X+aZM",
-	"waOiji9kPwFnqDb1jrr6zy6ErH64eIcUd/ZWF7maEXyjcKIN3gM1xISemprzoSWE4aYFgoQgxEztAAsn",
-	"7UMcYmh4A7ib+ZhBFggaEEE6TKsj3Qm64Aor4iaELuH9Jjpgbiym0Eue4JLd0KUwN+z3HxPoOo9UP4g2",
-	"16WnS5K7rxcb+yAeN4+z/bU2yzLnCl6UJLo+7f3699fi1c+//uOzuBr/8eH86NXJu/N/nvCdd/gdvhz/",
-	"dPfhqnXRl3/88eq/Vs/wHsmfzJlfpOTYc+9Bb5s1WHOqNadatdH33zFcNucQFRzV15ief7H/qhkhq/LL",
-	"Cza4WPBUwgVOCYs1l4xJQm8JJGXVj6H1OdoKc8enaOKOpYkW174GdX4sPaxZA8St6Trudk0Hv6Hzyx7a",
-	"7ynwdi4pm1Pvw92oojKQF1YuCh1TZT1WTZHW9pavIn7WpLNr+rqmr4+3q39P1PJnohaRyuVM1L87udDa",
-	"QFU0mCa0FyRNcGTlwiEZdomQKBUEAn2o8WN3eTzZR6GhNTIEt7JuwCUxXvgOu8XJSJNoNcJJMkGWLJlK",
-	"8mFGYEIouWDQNyBWromONZmD+vcd5gh+lBAsjEwaxlQCHbwAz2tYM5v4A/S4AivLPNvAspTNDOprFJO3",
-	"O6XHaUf86UlZ0l8fzWu2i2L9V+I1Zkdqi/a4p2yAipnGmgetedD3IuP/W9lIzL19mI3keW7emOtsti2e",
-	"Sc8eYtzNPvRVgDg0Aq5nnRNGNJ/rbz7Kx/BNSr3nUzI8nkpv1FUIT+ZpbewpO7/JpWn2NCBPSpFhqkxB",
-	"oZrMDVgWbAa5dRpcvI13ui+i3XiPvOz91H81eP3HMLcsxbPfurElGA/MQKr63tN92zpK+lVzmNuNX66u",
-	"ztFe64X92SzTIY9Jo73XehE0GLmb89kXex6rtDvTbljzXSOLiZrWCL87X7g7J0tV8cjNk2v+u+a/fyod",
-	"0PemowKTWLE+WIM7Pv9i/z3RvwuiTAjmg/tczLKOsv4WZqZDdKl9HeE+pgySwThnJl1lzMWNCWDuCUIC",
-	"NB5gBbFgEHJsaGaQl/Ywyeh2GbZoHDbRSc8EO1s2g3qYmvj1Dss6phKFJlcnNINooiso8ME4KM01tdUL",
-	"vbYlijhtttypllP8wXwekdEa6XZNFr+NWuKO7ndBSeFOlUnpZElVQUA00JaL7vjyOANcJTn7md6WnbJa",
-	"wbCOjcDibZAYwpTAcNZEb7lAO7towEdCZtSI5iVvxxwinrAaCSigy4ihdJD84j4sORIkIrqp7LAIMyTH",
-	"VEWDzL2ScElZP0uqfRBhg/UrxJWszB3z/UT7HO68/U2++fvJQMjocJD8/eT0t//s7snLf8iUd3/iRz92",
-	"hE8e4JMfyzWHWXOYf3fndmWk6JL8RRH5RGzl71oS1PTZCbVN3ZdDFnAw3xnLSTgj+3DJnTjZYXLAx2Ae",
-	"mqGU1GIJB8g5cLLObA+6oRpQ1gdWpEenuY3mVVS6rDkb4bvbeo1+P37zy9nZr9dHJ5cHb94dH7VtkiSi",
-	"rr5rBf+5InJ2GMAMeVqPBGXYEWuJek3vvi9613pdQ16qiQChydo8MaB86YKCoEpldrn3vdsI8kLRQp9X",
-	"YF7foh/xFn0rHqvp9wIvD2T8RiNB1cQUxSZYEHEwUoNG++MnzSBtRn9FkrUm9wfnJ88k6mJJUIrVwKAM",
-	"paNuQiPz64eLd/qkH/x8/P7q6Pr8w5t3J4fXHy7eNTN5/fntNnBiO7yp0riQqxJx1qP9kS0Di1mMEtoj",
-	"0SRKwI1s3Sw2m3Laa3OFkxvNHxVHmJn0lwCNBzwxIC1Q0kRkwA3eFzPghulv+gVC0IBKxcUERjayaI84",
-	"mSgamVK8tlPvy8Wi8dOf/x2sZ7YdEsQFl2wknPW3FBHDDE7eoAHcMC1wbFRUct8sTAhQOyuWyEu91hKG",
-	"l4Uv9bodURlxEQfoiiSkL/AQOv3f4oxcg6q8dtpnJA5QPBJA6oyM4GnfiqMJHwl9YqQ5RzabCbANqFQk",
-	"RiMWE4HutvzEPtt7dqr1WcrfyEIPm1bjBYHRCn3LxbUskehuotBjwPTRRGBGaErppLMJ2rm7QzjK9lDm",
-	"69AsV790R2OMJXJz06+Y2WbFw77CbF2I99earZ2bkbgT7AROb/al8M6vsQjWCWl6/BpL8cw5nfNwMSgA",
-	"rq8lHylNdgz0mOLcWxprS/kqa+IChL7OajgK6XZdv5gTseZXOgw5FfwaZwGlCVY9LoY+aIrHcNxiwFEx",
-	"sEXTfu0nXhHLQw9df1+FTpg0VhJDORcDGbiBUYqFojixyGyK801o7yv5T70alk9p2ewpF+JSL0J3gnwZ",
-	"0BgusCoaLmAA/38AAAD//w==",
+	"7L0NVxs5ljf+VfT3s3MCs4VjCKQTc/bsEiDdbIfAAOmemThLyVWyraYsVSQZx5PDd/8fXUlVqnLZLoMh",
+	"SY+f8+x0cJVK7/f9/u7XRsSHKWeEKdlof22QL3iYJgT+fUqkxH1yQdJkov+Wo+EQi0mj3bgaEIT7hKln",
+	"Egl4HDRucTIi+rUYK6z/Cy+cxI22+dd1a/uP+MXtq+Hu550vP928Hu+pl6I1+RfuRo2gMTR9wetD2bcv",
+	"d3duXond4Uv2Km193pG76uXtGF5W2PUy5DFJGu1GP1Vbu3xrSBltBA1BZMqZJFd0SBrt7Z0Xu829oKH4",
+	"DWHygyRxo72917rL32u0G6dY3BAlUcL5DYoGPE0n+2hABEFUogEfoxMkCI6RGpBhU3fB+RCGq/9xvbv3",
+	"shE0FB0SqfAwbbQbO62dl1vb21s721fbrXar1W5tN3f3Xv6zETRGkghoqv9xvb3zonEXNOQoioiUjbYS",
+	"I3J3F+TL/3lEpDqigkSquA0HKIZfkV09tKEGBEWc3RIhsaKc6bHr33RHz+Smv02KfFF6K0mSoCFBGP3B",
+	"b0izenRTozlhF5wPy6Nxw6AMYaSXJUBjqgaIKonSBKseF0M9POjaG4r7Sf9zgBmDDVUCx5T1t6IB1i+7",
+	"9o12I6Yy4iLWi1a5CWZivw+wQjFHEz5CakDZDcJdPlKwHNFICMIUGsKe/3fNSV8qQfBQH57yXZB4SNzs",
+	"A+gBbgWSroU32aohm/fM1j/GBMzIjzgjpbHrC4HIrb79MG6GYv1SNly4zG30tdNQk5R0Gu2OuUSdRtAx",
+	"28YU/Pr7YIJiGncadx3WYXVbmbkMaHRDWLPZnNlaDwoaZ2QCfp5PKGwDQyo6jfbXjkcAOo32TivoFAhF",
+	"p9He295pvtDNNFWBPjy60mncwfga5YV9i2lSdSxSwW9pTATqwQsI9xQRMGez4UgqLJR/PFa23kQILqCV",
+	"/ZeefsRj8/Tg5+P3V9cf3h/8dnDy7uDNu2N/cc0bmmRr6sG4QvgW0wR3E9KE92KiME2k+aZUWI1kqU9B",
+	"sOQMfjzVK5mvhMCKoIQOqULkS0RIrLfizq3rXdAYEBwTAfznAivyTr+6Bf8LvIXISNBUk7ZGu3FyfPUW",
+	"AVHhPfT3rdL7mpZZdtZov2wFDRkNyBCYhl6mRrtBmSJ9IqDfvPEFGWLKKOsv0WHWptDpMn1KUjHBSxJx",
+	"Fks0YoomcHC6lGmqaJbwmURjymI+RkK3l4XOd3cW9U6UmGwd6DM5u2fF0RhThbqkx4Uma0pMytMs9qRv",
+	"ynA0bLS3g6pep7Zpuu9T/EV/AQlDdiVKiUBDykaK6HWfWoblNrpy26YHceE6T0hPaY7mk1276gsHs/d6",
+	"qcFUnoEPjH5BWrBAG9JsyibCCo0HNBoseSS2f3q9t7O3t7Ngje6CRooFHhJlL+KBk+TKY/PlQBoTpmiP",
+	"EhGg0Eh8nVGr9SKiMfyXhIWx1BEKqe4jxWrQCBoMD7NWJzGIeJ9HVGiya7imdwLxl3eE9dVA0/hWdgql",
+	"Enqn9fQOPRHpJD7XPVTOzRelylPUz+bPEN6YK8hWTDAqDO2B8zwiCb0lYjJr72L7vDy38SCePzX9gplZ",
+	"vI13ui+i3XiPvOz91H81eP3HTfXM4nwwD5vVLG6gyNDQihT3QZKFQXweETHJRwG3pOF3GJMeHiUKBALd",
+	"u6Veuu8FtOwc98n0OPSviI2GXb2UPcGHaHvWYPRAq8eyvbDz30l3wPnNrK0dm8fTO7toY+2+Rj8Nd252",
+	"2cv01eeWMCf2S/W+jrOBPGRbPWUspzkfWCZ6ZHoCg63HaZrQCG7J8z+knvXXfBZfjShimsS6mymBpxE4",
+	"MQZkcpBXNOtZKK2AtK5Fnkbb9nKXaa+6o2q5qaDg9XAiyZ2/OP8hSK/Rbvy/57ky/tw8lc+PdSfH7JYk",
+	"PCVmoYq7PTU3o4FgNxLKcKToLQk0F4MhB4gLo5S5idoBR5z1aH8kSKxPxXxRrGrMtsXz8uuz5at6X8mb",
+	"VEtNdb+iX58lg8z7xnSDeYJE3S8VZlUpCdT/EsxMn403OLaiy8NuzMn73w7enRxdXxz/7cPx5VXxvvQo",
+	"ScBSo6/LuT1EcP3tPRqOpJYZEWdaZGsjnhKGaYAwUwPBUxoFqC/45wD1Oe8nJEA8SfAQF+/SCbvFCY0R",
+	"6EZa7EaF/h71UpWmbw0ZoV0D9F/oK4JFCJCZM7oLEcNDLYfpyxdzpUiMNKHMpEQcmyZogxslMBOyAiRH",
+	"0QBhiTBD/JaIrYSzvpWiTuJwc30bf9Db6Aua77l6y0csfti9PDx7/9vxxeXB1cnZ++v3Z1fXb88+vD9q",
+	"+PfG7xTIek93+wQ8KBsO2mDcnmnDhaz6hJOEiGcS4SjiI6Y2NR+qnpAxZZrWA6y5k/meLx6vr8WPei2c",
+	"XrKaK3F0/O7kt+OLf8y4Dq6zJ7oKvx+/+eXs7Neqy2Al5bnXYXoy5iq4tv5lcBrV+iL8qBfhLRddGseE",
+	"PfgGHF8dX59fnF0dH14dHxWltVRwRSJ7PAnTCknsC2sxSYgi59lbWhuQRCGujymVhgrvoyghWKsNRhQ6",
+	"P7g6/AX1qJCqSgN6dmXcN+hASioVZuqZ/qwdComNYgw9U84eWZS7/PD27cnhiWZR58cXpyeXlydn7y/R",
+	"BjYevRsy0XPFaCyoIpsBKi8n6EuFz/ztw9nVAdooyIOfR1zhAI0kidHdWmb7Ye/kCVNEMJwc55fs/krU",
+	"1fHF+4N318cXF2cXjaJyY3oxGjnasMZuRGP0oreDX0ebj3wp/JFpxQyNGPmS2suJaTISZB/YlPPqRlgI",
+	"SoD7UDt4uT7kP+whB9361J3HVZgKTo8vLw9+Pq42FViff9FCoCWyLkFkmKpJkYvYgSHdTDMOZ1h8EqXf",
+	"TgSNB4ShUA8h1GMYUikp6wdmvJonKM6RVtX3UcleANYKrgZEGJ1/fVF+1IvyK+PjhMR9shpd5df3Z7+/",
+	"Oz76+XiGspJ1h2IejYZalPruNfiKOc1S392k1tLRj3ofTsmQr0pxPz0+PZuptpuOvv/TX57ErKM/hPms",
+	"D/4Pe/B5TFahE5yeHR3nCkFRTTd+lHbDuEt8celKC+LgnAz7qdp6HaKYE+O0I19oWQfP385dmeQPI9ub",
+	"6ERQNh71SnnzNA7JqQH1QFUGE4PTfjZG7IbxMTMvB9lLdrkD8KLkwSnr2/Sj3qbVMJAS2W5M26G+CfsI",
+	"NNE3HABsZXDEaTyLjawP8Q96iM/xJOE4vuL8HRYP1aLPD/7x7uzg6Prq7Oz63cEF6NH5abY+fdTl8cTG",
+	"oki03dp9tffTS9SdKCIf9YBPDc6Q9OJo0Cl9sz7LP+hZvuL8FLOJC3t92Fm+OLg6vn53cnpydX3898Pj",
+	"46OySwLiiG3o8e5OQXa5mI65CkzcMUqweuSwj4qBBwj7cWAudoOILUPhI85MWHA0QRFO0RhrcQZHgz95",
+	"EFUpfHxua+/VP/k1+sDwSA24oP8iD5RtPrw/+HD1y9nFyT+PjxpVYVFcOIskOjg/QTdk8qhXwx+Pof62",
+	"14JpdIiTHhdDfWetKK8v7y2/ITBg8iXNrLgfmBylKReKxKckpvgKIkIftmSXH87Pzy6ujo+uT4+PTg6u",
+	"r/5xflyOjdEf39KdIRelVu7mkdexapAeP7WxmFITFywrBrfmsD8kabAB26vRfKaiTAqn3Hb1rSJeQP9x",
+	"AStrDehPe6azI2Qi9m2ICViyUiIUNZH8hcPytRz4HxRSzuedw0to8c4auwaYxUlV5toBQ+FAqTTU/Ab+",
+	"JUP04eIdGuIbYrKhsQlzwUhxnni2qQizDtNns40wkrTPSIzC87PLqxBtXCrMYixiZO+WRHZp4IB3WCiJ",
+	"UpT1ZVOSSBAlmweHENJ4eXx4cXwVGmeiJGoTjQdcErTz5UtG79WAdJggcpSoJjpgE+s6NGuENjBDxwn9",
+	"Fz67RPr6Izv3TQjUUVyQGGEWd5g3N6nwBMJthqkCJ2qzwxrB9OKbHI6KXSlmgOE4pvq7ODn39tbkeBSX",
+	"/38vz96jS9gytBHqz7YR7/5BIhUGCCs05FKh7Zfo1zebLjJa78Iz2WFY9ME5JPcR7gL7GxLMJAq/+p8J",
+	"UH682ugrZelItTvMvmMmcHd3FxYmbJo2TJaJS1H5aGZfnIF3Hj9NNQ/sIYdD2P7aoIoMF55bey/usq9h",
+	"ITC4u8FEtdzyQmrPgCfWw9BEb4iksT3XQzLs6hOZUKm0BEZVFrRBbomYdFg0wAJHioitHk1cA314zAtO",
+	"ZkOKp1sJuSWJe4UqUGz69JYws7LFS26OXc21cHcYx3pZ6e2ydx+n9JjFKadMVSVuqpHQN7c7QYeCaM3N",
+	"mAI5Syb7iPYZXBh7HZlCXRzdNI2tPT5jySRLwy9fiS7li8eJFdFn2A01SqiD1pjX7hBeyxrBsOMDczaS",
+	"5KzXaH+c/4GrDHni7lN5KsCwiyF+3pXvcp4QDOezz3Eil54ijW0K1fzVu3Ge7UUdZC5w10HCBVnugBhf",
+	"26I2xsPoeU6Oa3Ki09Lr+ReuyDBNsKr9ifx9+IYSNJL1N/3UNqjccguMUkHai1k7iwZaeNm1vrTMrlbr",
+	"7OW5/IYIqQkgVQv37dx7VbdMRn1qSE8tenwO71fR45RLdXwvacSlLv48ojFJKFvc/mK6hRanaq6rv6Qu",
+	"HXEB5dU08NK8mjW6sO7FMg39fTAp5xCiEFSQcB+lgkhHT9F4oPlIaD4HUVL2vVoUVapJsvBqHzqedQlv",
+	"62YTqciwOu/VPMskH8AXse0N3IYR2NCGk0V2WkGr1crfMk7FYrpqRcJq0FB173rhkiue2jte/3SN0njF",
+	"/GAkiXBXcXHCtS8y0dhl/mYnz3DG4hX26b1jLDk39A56MJVEaAhXfq8ruJfPIv3lyWnolOwWNL5s9fmW",
+	"/REMKRd47OIfnTBmBAYvgbK+ZHbAzHWBYHFshbRMbM/OoJa7muiDc3NbiQ0LkknyEsSS5rcVsWrIOm8o",
+	"P9HC973FnCqhpEyHCEOw2OgIXkZZfrWNDGjmMv6DBZm1hLJQQnEyxUKe/15TiAfJGtnZWo3AsZA3uhE/",
+	"tSCSzxN/OTHNfDL8wwsnaw5fh8Pfmx9Dqwdxu3jaZDdXwf7axZJcj0Ry9xwYnnxuEEUMoI/DFakyNhX0",
+	"2prSi9MvlwIOqm/muofwXEcg8sUTfzErTUreVmRm9mkrqsW7XDhMt6m+wX9a2S9Nwr0ZmH4WDvPWGq6q",
+	"x1gtNIHXYUqocSawxctvofXKQzdfqBqxh8a5xHFT1g05r4G1AcMygNuyPCj4iD+CRQtrxJu4ynoOD+51",
+	"Z6Y1/zzdp+4VmXPa86HlX140wRUccLdUj3LA3TBXe8BP4sUr61780U/yCnb4cbbWGe0r9qe+zFYkRRVS",
+	"Gu5Thp02M1f6y9+sPAp6Qt7X5k5rBWvuJJHVr/tppurUvRlBGQVvITifZ62S+JbEiCpEWfPxhJAhGc6H",
+	"9puWNPhIRKSexndp3r1zWMAVK+Twfqfcn8Zz1uMCYWuR2BrTmNj8k4olqaLwOcyizdu0o/eXb+aGv7ec",
+	"pDiwbaQ42i7I4Q4QV9AhICdB5owk4pYIFA1IdGPcWvCcxCgBqdgI75Q5GXm7Yq3NLeVCvTXZpx6wXkE0",
+	"K1sbsEL6Hhgrg0SSa2WiC4tG2Giol8dvXpT6Ps0cSCZjuo8YQDaA08v+aSI8FnzkcIBZ/2nYU9DoCQPx",
+	"vYRZWdQyKBOmiCCxSX3fd+m0akDEmEpSeWsVf4iMnh9nmBN8Lhvsj85wzZyNGaFaYYYXiEQYGTsdGuIJ",
+	"kkTtO2O9g4k3d+8ZwP5KovxzP31kZx9VB4JdPp+elbCmgcRivlcw2oeQ8WqP2CP4ylapdpbcADWnvKyy",
+	"WrClzzDMu22ceSKvOE+WjwOauVi81yOCVPA6oGjA6lwYiUQplsYo9HJXn3ecJAjay2pLcTHMZd6i/u/l",
+	"2fuzbJ7mplTft9PDc8fFeE9z4XAYpSGMr3l/yUAvqpMLqsNYMh5djGfxppiv5dy9u4TBZ7mOxW3MSfz0",
+	"RLJFmS9i2PfmUuBsMHJ6CEC0lpTZy/OqICnZx5b76vSnypcOPhe4Yc+f7QpEebNqjyLLfwDycE//2ATJ",
+	"UReApXq5MPBMOidYgNJkJDNfchMd42iQeZttHJIgaYIjG+9kPWac2Ziotc9s7TNb+8zWPrN/t4CebDnW",
+	"3rZH8Lbdx7Nm+GSFOT8CBX5aHm7oqyQdZ3RhISZS3OBfm5ZAvLObMr2GZZEmXk7U/q70El8Xceu2QDJZ",
+	"hX/B7d0jClDf1oEW+Kew7lmq9LrN35cfxYjCcDJRlogUF7eOBaxoX2CKiFu8kN9nfZ64BkZ9omQJBcR9",
+	"480oujGpRuXrv9hqVlx6rmrIgFm/V+b18tr7JrZsPbKPZ9OcuxV2SnM0v3JFlExYm/E03WtdFIpCfm30",
+	"uBhi1Wg3Yj7qJl7EgineYumhUEuuYV5jsmocivPkECeJnFERqkBUoHdvZoXPZwql/9Hpic5d5weSy+zm",
+	"rJxWTt0Pz3o+4CMBjSfVNsjS+ZzmwZ7jqIIT+/D5Ehljp0tcFJraefqTt7H50SwJUSPBtLqKFSIsJrGp",
+	"jlkoDTgSM74JGg8l8hLfVtm/Tu1jZC14hVEGqDvxctuskezg/GRWV/ntKfdinmjhpMvVAEHCUfVXROmK",
+	"1RGY9btamJBLX5/SQnOegMFPeq6GIY5nrK3+0vGsPfM/hZWr37gR8ps2AjYcbgZeshRPJKIsSkZxQbv2",
+	"etMiZ0VHR1QqyiIFBVpB3kMy5TeLz1vpSnkUoni6Xc91KIe3IuWjV9rZqiubmTamXZKQkKaPj3TmAwlR",
+	"0pyR/Ce0kQdAY/1oiyTmgW4NSgRnpEboe2ajaNwFS1kzPt0FjZJyNO20TpLldA0oX7tUC620LtPirmIz",
+	"PKPRfZwtuVr9oiRUBI0Ro59HxD626QSHnDEyI/3Xpngv1EqzTxzYBndBI8FSgZC3pJvHXYeTCvuYm6fD",
+	"tZZIkIjQ21k31712VnW0M9roxR/Y4P0KESQrYVx/J+Y5VKlLzYHserhIzpkK2Y2RWdLCxDxVj7IaTgd/",
+	"VaGH+vsIt2uKUmWL4L6XzdENqbB9xfWvojvTB6fSjtHl6plEmlzbA4ls1Igb0LTxeIby7FsPaoRSZK/P",
+	"H/yTevYfdhIrrQYPPhi5j372EfmBtcx8+tVxaMs5nzyCW8/7tHhID1MFStNbtT5QPjxTVzy0xI6yfqgl",
+	"CSwU4BFxAfWLKeubkChwINEII8WRwlrQUptBh4UZrQwDFEKBefc3yCVpSuJ2BgZsdQIuMuLRYYIM+S2J",
+	"N4MspmLDpy4ZkilVbQAxBXEs0GTJVAzpTjoMM4P7YAuuSEJQaE6+Fjf1sKB2S4g2IkGgqidOMuylTZOW",
+	"n8UpZethZEIzG73G3uSysCP42RSGqVKpDk2B/l99Z0/pjFhg75MlDY4z4ttKJ8T7emYmhJYzzop+Nivs",
+	"cAZVrzcQGtfqOYuyLrnOeUJqupAueELqDws+vHhg54LcUjKuMKtIRYdag7wCJaFa9RpQLaBPlqFR/mpU",
+	"mKcKzsNlvpkfxIqvOs1l+YE6x2H5i7l/pCIuzUYoLNNTragB22m+7t7Mitm1ZgzB1C4uPgkPpvn+qXoE",
+	"mp8t1tT4ZnswVhtMM2NgmYa9XFhzOYp4cYXwaRgNaqDDFmxMNsBf9ftWlbJX8X7K1GG1bL2Mdaiu2OmP",
+	"vyCCcj6sinm+4HwoAY+gWtPR0sDSoYIyj2IsqV5UOTT/piDGVVewGbbReIAN+L8EoMZRFvJiavPnQEg7",
+	"JV9phnwEChzjrDoadlbw9xEVJFKFyPiZ6zI/7BuOWUEULxwDf1HLZ2vRlZmZ6jQ/aUl67RZYw2Au5WY1",
+	"h/Vgkjg1z0egi1kfqxvtow7TnFXP1b6986ocxJ9ipYjQp/j/Pv5fp/Ol1drqdL5s9zqdLz/1Pv3nfzSq",
+	"5dIioZvWCzTNCKHUHxCPAMkBFgYdCiCvOANjKzXFPMIYblCINvTv+poBOFZm3dn0Q6L1F0Fy1k1myc3Z",
+	"+Fak9hU27FGyj1y44oLko/LcVncUH0uDzDqYKaBbmnFSTvaR/SW59JAoXGfadiSn7nUTkaz1ugozunFo",
+	"ZPyWJZM2BPoZZoFRrtmhaKRsoY+0QPy9eL/VKSP3tcHM4mJXA3v1xgOOxoIrraUbVX7Ah/m8EGZyXIzs",
+	"nsHc8n0NCrqSP/Kah2bV13iOevStbrM309Vdan/5HvNun3sy5lRgrCAIF/MGIz4kEorRFpJdUuosJcJo",
+	"/AnpCwxhDWOq+VQluT+qEZw7maoum5mGsKmHS/yRuHK9M7qD8s/T+WUpYbGx/MDqkRhMPcaLWf0pM1U/",
+	"YrR+ZHeIk4SPSfxBEiHDNrIfQ2w0JIJG5i7TWAKQKWFKTLQ4HNM+VYaMbXYYF8gZyiXaiLAkW5RJwiRV",
+	"9JYECKOEmILC4f+EDsRxcx9IX4cxzrbA8REYVDI1IJJYnyrWmw6EwjjIDbvO6ehGlnCIGSMJ4JASQE7G",
+	"vR5YyTYrAS+9OS/tEYSOlgx+5jERVuYzR6ISwtG4aeMrfnQqF7xxSlgWATH9ml68DPJ3jtqXEoGGlI0U",
+	"sQjmypFlU+JZy1HuQOhvdtiGzcVE263NfZOvQ9VUY8bVQG+3Fr/AX2NRcl01WpDZJLJ4X2aHhvgLHeob",
+	"8LLVAvHS/LVd6T6foiLH+gCZRS9Jq1XRqjOyYww8dw1A7UP94l2hKMbCNkf23SKSQ3FjfhkNMdsSBMf6",
+	"lCDv4WI2CYOfj+WQj90jN6Xip42goiRsqZzBrKLcjaCqmPl07e1GUFH86fDs/W/HF5cHgLvsP6hCS58u",
+	"tN8IqioSVlfsLDa6+uXsCB4fvHt39jsMuaqcz8z6BNX1UqaqRxdLx5n5f3h/8NvBybuDN++OvYkenVzq",
+	"X44qiX3hLC1F6Y+I5izSuU71edkvBCwbPiaIhSBGmuVOO1Z7eVZ24etc6TYpVgNnL+ni2BTQRRvlCrua",
+	"MJSO2WalsSSppmC/D2g0sEVdxliiAVVtFHrVXMIss5CyrV5C+wOFIpxW9pEWeP68izwlI5jWWa5HicwW",
+	"a+ZteCegerJQhL5apLZ+72fSVKqH3MR+HovTc4j9Uq91+b5tzor3mhueYGrhlJOO8tH6ZYDKn7gkEddn",
+	"TXHw4KGNikvisABm0vn7RrTLqnC7g3y13FIFFk/eRBQMcP21u5tFXH2Ru9j/MUB0m3rxXR5Ppi9WViVi",
+	"ISspyeCliSZjPJEm0K1KeZwpoZcxDLyp3cICC4KHVVutJbAtMHwS/aJso1BL+21koMVMQ/gG+t/Ls/cG",
+	"YixEkGYTIIKjAepxI5Gh7gRh1E0wu4Hn0wcvaHzZgm626hXA8HqHuZ880Eh4YrBYV60F2c/WM6tOW0yr",
+	"PunlPC+X6wm7lAP2YykhTxNhaaOWNm7IBHGhidoNSZV/Reom2mROwJqgrZVRMrPSgBYAjDhLSGnarrxB",
+	"0GqZLChbmW/B96o9UDO9udnEjbnf+mSXmHTst/Otsq2d3YVTN/bTGkc272X+JKxvf/rgwuJV+6KjwYjd",
+	"zHq2EoCfG7akyW95/DQ7icBOdBG2ztSKPYwKTW/AqgnSVA+rsJ1VDvtbWs6yAZ3YGIFVRylnHZxjNaj/",
+	"dk4cILC5mH9dIbBh5QWx3jA+lu1CvPYY5OU+R5QpbtLv/dTQwJSgcYDXWXwCgmVE4Vcj19+ZsjxfUUYd",
+	"9E8bkEKKGeKpIWEdFho6E266nn2IbBYjEg24CRaHmiSoO1KIkVuACNBKg+BDUxAnw7SJqbyBpgnpKeeU",
+	"NYO39oPlDiDs9+Ic5MLCr/jKPoo1tXjeluMsqW3yaEwFOqga9WmUXmbwIyVTnegvleoYNCI+HOIqd6JU",
+	"MeWzIw0Iu529YLP7zWfhFUG7/0fqxLaeRumVwEymXJiUaFHhcRoolerrCkW0oIbWhgRZGHcTsgVP9X2S",
+	"kmwuNi7B05k7V8/uXNxXc7PnLtaCJbAn5q6qypJDJ8nRfKRWLTTvRhvh/33EW/862Ppna+v11qev28HO",
+	"7t1/QE6QJHGHgUMutNgGIRrwJJYIjN9gukXh/xBNJ7l8bt7ZAoAgLjos/B/oN/YfNNEvcCxMIrgtFmCK",
+	"jLURYZGYpEqTQgU1xFSAwr/a/xciytDPxALa7SNp/AL+C10c3aAbQlJrX7UkFrrKrKr+om63qqpqVe1q",
+	"fsCm3fKmQhsFuJfCiQr39U8x5aErMEKMsUmPACsukCRKIjB+HV2fHp5fX14dnZz9lz4gvuOk9NlG0LD/",
+	"kdIkmceUV1rHXFLdIkTeGnEo8ZzQk1I3D2MM5TGvmiXMiqUluSuiCpnLq7hnUmO0OJEQOQOLK+Gsf0XE",
+	"cK6DY4i/ZIGBLla12PebUdzPQYYIFgklIvf3yKwsP5gNhFEbA8ijgS92WBZIibBCuwXASvMOynwYr7Sa",
+	"t9mGrhgZE6kyF4XLHaTKBMZBlg7QywEXSk/UTsReaKaa6AquYAFyw8WfMDJ2kzA+LWOksdFiPCElHwjA",
+	"bBTcID7sRsGGVxHDNst3ZF7NvF7Tr5QnV2HGqrcj+RrvtByEiD+RbF6tesY1c4YfYitw0ylhmSwUbvI4",
+	"h7rO8pN4mn3OsgaYea0A9yKPf34E2rEK1a80ym+p9OWTWgHhnjyKGF9AEvaxZy1yB07pDP5n4zyH6ZNB",
+	"oS8GfD7wwmKNw8lQQi2OxYhxCO8DWsk4+Jmr3TQPDUAmabKssa0QU/YkgWIAjm2AXsdQRHyMJ6hLelwQ",
+	"L3gKwAiqGXG9pBM/qMpGU2WzyUdXdTTFvcjv/IW855grh5eFmc8h5fXA/AsR1G7a7hz9wNmMGZHIeHx9",
+	"tc3GvyxMTF2ExJUPw4d4K8kaWdlkT7axDiOcwRKEX4FkBMjWY2+jr1AzGd2hu9A4uHtUSC3L3RIkBzgl",
+	"0wawAjBX9o8p5BFVo+TvQrFjt1UHqsye1/ugnBXMWnsVVq386XaV0atMrqYjbWciLpchREoOcZokVFrX",
+	"MAQYOXHRZfEjxS2FiywL0ztTA+unCD1SAg3IZXH7VSg6AC30CTLVkzM/vYUdNrDEI8FmI5DMwjKxeMYW",
+	"hMT7lNZTzOdFTERejdPGAEMjgVmzrjnzyg5iYT5aAT+ksEkO43IOobhwjLO+RPA9xGK7aVYf1Nls4qHx",
+	"0EtEM7sRFmo2eCQ8m/2i3XmoIOvt8+pFWfvxWrDDFST3i6o5fsfQCtu7jNYWWMNToeaEFWfKdcohhF0i",
+	"bM2LXvwDMh+ZL52V8CN5XpFXEZniiJRwN7dffg/Kap5Q4OkkwKaCqVJeU0pJAYi3FFOGBRmTZdF5+oIQ",
+	"ZQM+l8APZRERClO2GO52EVDPaV7zu8T1ucLJ4Xyksgw9qiDezGI2Cieni0G+cmvdQJ9NGzg9A9QqVZVM",
+	"+nKABSmjfCe0R/TrEFotU4OkYKKZwG6bUfjXr5uv9/7SKGaEtbZef/q6Hby463Sa5o+du7/8x2KnQ2HW",
+	"QdWqZtOoPK8ZLvPyMSKnZRhnd9p5Shim+rwzNRA8pVFDn0T+GSol8z6IJzxJ8BBXX4ZpyOcKzC05SlMu",
+	"IKDSvho4EDiDEWQ+mAU55n5SQ7bqA26Vy14sCD/zwqzBM31axqouY3Bqss+iyTlhOFEuZsUaOT074NZO",
+	"hVA3xF9yO3HBgthaFCNuG/PkUpFUzorN9FDihnii9YgMDw5i30Fmy0yZe/uoZetRdBjj5tXNfa2LYKmM",
+	"YDemasBHyn5GabmuT5S9mXAfpyy9862hmiVqITEi91pCRYbgehkJMrNhq1KeTs+Lqz63QRV1PC+Y9EqM",
+	"HcJ01XmxnqE3aRB/z4mY/QZQg5OSV7j8/HwWpmg5eN4bT6FpoZ/SsKpoznkRTL2+qLNM3YISjH8GHD5l",
+	"265AvGB13xSYqmXHUnkMZuZ02RQttKEIHqJogNVmgGyKFtoY0kjwbsL7fcr6+oFN40IbRoSG/JI0LST1",
+	"eklfNtPLS/+qosYGkb5S1+/Rfj08+0PzLkQQzPF91cHlNx80wPy1SgVnUzjMBrzEkRspfsz6uE9cCN/0",
+	"qKMBpmxZ+P00+iCSh8ZBYNEn6hcsBwr35UMlNb/yQAW7Nf76LOQVsKbsbyZkIEe3dFEALujJsGNzXpbA",
+	"ufR3OqjzqmG3XrOCYl0OSZA8wQyXoPu3dwti2f98xFv/am29bl5vffpP19D/rTJr/6KytkLJM2TQVN/R",
+	"Yphn0RHshvW1QrWiNlACMqG5cb4OMZt43tzFyQNDkyI3x92ZCtIjQpA4H8v8T44kOR7yP+jstDv/wFbo",
+	"zlMHcxpHd9rOctuvCXid7rXqvvl6r9abZcv4bd+AVDfMJ6ro0eJwoK/TjWagfJprNTKpk+iGTEyGQIbL",
+	"RuMmOgPUtRsykRCqg3qCkC0D62a+L/dRaCNuIGhlLKgiW6Bub2ThNWiI5Y20pkCIn6lMHHUMZlGeUCkj",
+	"V5/GKK0V0+RVEjFjXkTTpymnY3gLK3GY9/w+Hdtc1NS8lresOtqXXKgzUVKfsIxsjbNKfpwH1t7DVV8U",
+	"Ruo6pv1Y3kXhoCaZ5IgzkjlWp02/oAwYSxDvIWzNQUbLyDK6p9N/CibTqjqQwIHAOP5M6pO/YnNpHTeU",
+	"l0wzzwvl2zjnmjDt9yBz6n4LasG9TS1aqpBFNnpodtUKF2N2WpWfmjQ18TNG/Dk7l7mZe4CUJnU4xUJp",
+	"ghjqb4dNC3sg6FArXtw6j9LU2shiEP7nTSY/2W7c8+eeb5z1wMx/H5T5/H2eXEcAyT2/jXFxFJoJIk09",
+	"4AUNL+A9m/yVnYiJkZ/MhtzVRyYvTWExQPn0+Ou3KQ69Tqt88+q97+0eyJbl8+xRbbO3/p4VNyIwZ2te",
+	"HeSp5asQw3sC94f2yGexDvvZz1omFLaeAzjQpm+556OdoWKs5E67bmbf6uK2V8w1cxDaQlz7mnoZQBMb",
+	"7UGVRKG3yiF4ML1QkNyDmVuXLFWEdEpZUVJR9CH3YMmCqctWolrhUvs5V/no5y+8f3fmLj2E0eyj0C0w",
+	"lU7lKGP71QYYn10I92YmpAfQsqdbRn7TyLqdsZBOmfaFqMU2owXS05TA+SCgGve17xSpJhX0Fiuo/KYk",
+	"2ugLPkprw9PEQ8ruAU5zf1gbGN5JfK86i/EVPzQpN0+ARpPt+vcNR1Pwdc7Sggt5VjNvlN9mr1XVlx+v",
+	"ULKlvD1EL168eI0+XB0ai9XQC8Epeu52Wjsvt7a3t3a2r7Zb7Zb+/83tnRf/LMTfYEW2lAkbmU7LzxO+",
+	"8wlkESpViV33YUWxtQYYhKQapg5aoVCZNJ1n0nABGgcIJ5JbOAiwNQwwixPwqIX6nZPYcN/QYkds0Tgs",
+	"Lp9+azVJx3VYxbSSZJ55NaMkHgezuNk+Cr92jLDWabRRp2GQGgwgiMFn6DTuQou6b3UsPcOaULRT/LrI",
+	"dAq7WMWBPIRn33YQ2aLowyhtBI3uiCaKskpps2ygWNou/o7ekOpN0E8viBoTMsNkbizEMyG8zOP5+F3m",
+	"HWsJnWG75FK9dd7VSps2N0wNWUJVwNgYBmiAuEBx8RDvDkqe++2t15+Mx74V7N19HA7iT/8xC9N4VST+",
+	"7985bbexuHMD4soBiKQYAG+piJY3AcPIBD7qycM3Kk0790NGKAykgtS4yhEXc7CAXIABjQhy7xemsaFX",
+	"GKw0ey0UG2BDSqQlHJv7KEoI4PbCAhgMEedHwX1M2Yx83DneNIM0U9vI58dPX5IEktdnl9zNL8R4YGl6",
+	"9NNw52aXvUxffW4JQ9O/VF6Ee5TTzRJ46xQkElr3trMvbm++Yv5h8Yf0afZpfkhq1cxzf6aFZDNWo6VS",
+	"acOTnM5qsJcy4PQhwUyiPP52OF19umLNS2e8xjk48loUT1oW9lcwrlcevLrnLQs8E0nNZh8u3k3tfmHj",
+	"52zkoszXeyGr1DiY+ecXD+5h0aqlia46XjX/POCzzrPMwpm1hNvSwsCI2ZDzPFIRH0IonaGPikiFNHO1",
+	"CQelW2QerBQXB4Y5y6Ng5qCFX5gHligXbhFn1hfmjTcni+RWWboYb+Od7otoN94jL3s/9V8NXv8xrKKL",
+	"04Q1nv2Fm0okQCzVgRnMkqsAhQid+b+avRU3xzKu5qxhGKw5B6RZgvC8ujpHBrfOUbnix4tVIqhCfa4Q",
+	"4y46rDJWk5Ev95x7PQS9EhjxqpKSgDC4Mxg4U1RWIj478YvAk0pXchXpqOVb/o1TUitmuCoimS/Zo1HK",
+	"Avv12PVeJbt2x2YV83usOeWM+6ESZm4TNUUzXOJVrdKslR+d1vWYpeX6iwhnYrkcdfVrXSKR4hDVFP7V",
+	"6vRFCcsp2H91YfxNex+zv60Mmf3twDHc3+ZOX0emDmbuAm66NK44L2RHOWvmL9rBNjWJrFTlp6hMJTO7",
+	"oQBt27MrkS+CzSyT+yZvkDPyTAIAp1G+AOh2xGIi0JctBwxaQJP/TtdjhUTwOyF+KyN6j0nsLiEoZyXD",
+	"/J2qgfncYw32iki1OgQAezLrJLnlr/7AadKeMlZFcqfwtZroQNnkZCtGgoobx4JIQE4VRPLkFqgxGo6k",
+	"AkdQl6CE87SLo5vAOY0ClFB2s5XwCCcBGo4SRSMsle5txGRKItqjJEYbI5boT+cJIEiMmDQaiMVYcpji",
+	"gG1+fX5x8tvB1THgLW0WRXqYRvv5c0MA7e+aXD03xvIpRXwOa/8A1PF+xoRVKvPfVnufeaAs71gqodYw",
+	"iIpElvfgyrSahkNyHw+4JCaMEVnWUsgpXoyh90TGxu/I6PdjmfLyE/Fp4UlbCbdyp/aRWJXHDCt8GU6Y",
+	"A8pGlUSS9hllfYukF+Se9+4EGVMmsh8Gx8AFV/5PpqMMCXKJW7i+FjYsuQIVcDyQJLoO0X+iLpbk5a4m",
+	"Si92kMAs5kMDpm3gOH45PThENwQkcP13TCIew94pIps/nFU9W5JPVdiKkkQjQdXkUo/QQmMTLIg4GJmM",
+	"A/PXW+fINtwWHZyf6CVqBNOCh30UoBD3b67DIna+QgnRosKLHbMLO6UYJlgoOD/Qbb7YALB4p0dMWY+7",
+	"WDpswOONp9qNbYgpU5gyIqRdu1x86FM1GHU9ucGJD1NB/uaaBlmMPwlyhDwW22pa6ODE1rlAGxYOZgvS",
+	"3bxpbXYY17LP/16evW8iU2fBEp5M0Qu/oo6jRp2GqbwXoA6QJf13s9lEd2FgbJ4dlpdpqGps5BbkOdD1",
+	"C/oMdxr6ZzsN84ctEdRpAB5Ns8M6zAzRQGJSzpA9jhKF+kxwQf8Fv7fRG9gjW0bh4Pzk+tfjf9jqCU30",
+	"K5mYqKMhjkmHAWkM7Q5BNoQ5reE+wlCIPg7hzg3xxAQvQejDz8dX+UCkNzo8UgPCtNypIOrcZKmgCAvw",
+	"7EF0JlZky5Rgsci3mcFT/2iHBH/DkRREHxxNtaG4PmFxyqnNLtcfsanMeaUT+Hkz6DAsUfj3rcy/vPVX",
+	"E4xBjTP15PjqLQoLT3tcDPfNNDHaa7UgKrLDBjhNCZN+DCX0YZONdLckRgmObqSxjYC3OKERsTAi9h6c",
+	"nlxNHXyuvwwhC00u+s9tI/lcvws6j0q8K2RyTk4xs8l3+lI3gsYtEdLcju1mq9mCWJCUMJzSRrvxotlq",
+	"vjD++QHQEXO14J/9KoqsRVezVXqvIZjF1YzBKIWLphBGWhlqoiu9rXZFJRfK1nfAgnRYVwBuZneCQhqH",
+	"TXRgWoNL3m4lojLPhkuoVGbtsrOlGSoMyNRhMRhjeEgUhKp9nPKYAzwcxPAEJjJgGwRY/ezziEBBdbsZ",
+	"qcnZzauBZC687UW+/eoaMRCkoL86q0dTk6iyS8jm9hLVlx0BeEwtwYPNoNI6E2YNJrOm1yuHUqiVM93/",
+	"pd75GzLZR2HG7EILTwRei5nD4EK9mSw5DC7UW6gmNWskBmeecraPQv241lDg4BZGgpOkToB/lq909ynI",
+	"t9QkK93p3xwZhCu302qVUcHSNNEEk3L2/A8ryWUKtmdysbf249eGAfqT1anLnwry5rz4PC2pmc9an9qr",
+	"4e7nnS8/3bwe76mXojX5F+5GGdJTu9FP1dYu39JH0/2aQ13kCBd2Pa+EiYg9kJJKhV0BcXArQUzWLSnI",
+	"Q1ND3dNDbbVa/4SFLVoWC0AA2+W8f32d/Dz/7WJa//adr41Ym/kSB7BgcQTZZ9rTC5Quq7alz5wH854z",
+	"nSzwqapT2+J5+fW7wPvChWOP9b+SNyl9SRK1zFekMUH6LLbWfKYblL5Se07Vjaa+VmNe0w1gY3fNba1q",
+	"md3q529w7IxW0GR7cZMPDFuZzejGuzuvFze64vwUs4ntC/yte3XGd8IUEQwnNk0NDv9wiMXE8laUMVeT",
+	"gvzRcrTGJxswOC0jGCkceLeJzAFmm/0FIjAEgQJKNcogGZ30jXoUwKtPreWJcWXLVnZtBcEZtT+6kxzb",
+	"HmGDI93ssLBLeQhCapcgjCRl/YQ4tBuIwM2A+QlTIIval718fbnfYYDa7XVtRBuqJRqBJ8+NhgaCYhMd",
+	"OMGFCzSkUnfaYWGBLoY2NqkKbMfD6MGuPTLNww6DhBz3htcInldJSWZLDizSr0VIfMPjyXLspku5PgHH",
+	"X1IiAK3piLyleiCKRzzRh+QXkqTSpi+AC0xTd63eiRuikBKExWBeWsSl4qnKyday2+c4kXYQCaas+GkT",
+	"FWigVLOKM/ptPdBG0Lgi0YDRCCcIM5xMJIXBrI6HpWWolhyA5WMjFSSigMyXYkVtrpcFWmmkgveIlGDQ",
+	"bjhQlUZPUMLiREsiDjzlYwOGrtWoBDhHkvZGibmO5hgbMSAD73BwGx8bFsHhUwFOw/6Yax04pU1NLRlR",
+	"W12icNO8ofVvoA+Z3ciEs9nVmIEWobmz9CKmvWT3vOzxRz05vZZb0QArtyOl4samt2I5Y3smKioYW8bt",
+	"5Z6X4p9tkHYx4rmxOzCkfQmGX4xyvCvaguwwSkLe9j2FvJQeWwXXblf7+XNw6Ay4VO1XrVet57fbVoN7",
+	"XkN2W7EouIRs9zAZyyx5PE/Mygq2QMlRO9G1pLWWtOZLWq0Xixu95aJL45iAnXx3u0aLczxJOI6vOH+H",
+	"halVubu9V2d4GWbfKYkpvrLJ5d9MILRuECdHTEmEd4EzID3/an0ed3mccAVeJfzuY0xm3pgSQHdWGwSk",
+	"CZN4EWhRq8P6nMdNdGCtu1u28jKkAUAwalZx2Hx8t/UClSuKV4lMZmy5yLQKNd2Lly4Q3G1LcEGhXUL3",
+	"djXfzQ6gZ1Ok9xmsFySkKYn0MNBYy892IM15VPthNLoclr2QRntDWtPoNY1eJY1u7S5u8Z6rt3zEvq3C",
+	"fWQdVLPoa1BtlL8gaiSsIml06hIxdZlq1pNlQjo0ZbRg8YHRVTuMM01iJQo/frJ1Oe/CJvrNlJkzIY2h",
+	"E+ebGQCW8RjJGxJXEdKfiVotFV2khVarl/VNnyvQPetS8Gkd9RPAGzkI6CrQ5xdT2M27Ozn0cmMb+Mhf",
+	"IE74afXaB2uzy+iwT6SIzlYtPSi1o5PLw7OLo+urs1+P3zfaDVdM0dzue5q1H8R9a7HdNatds9oFrPZH",
+	"YZyZ2XeGnbroF67qJ3/F3KCT2HqWVDQDUBRHRJrYXMtPXeUV6/EGOzew433EAVDShVLeEJIay3GHmRKu",
+	"TRTa2LvQWJtnhl7iSI1wkkxcDKYtsx1mRCVEQ35LpFcs1SRHM64Ml2+ikI2SJPQ0o2aHhYZOtZEhU6FB",
+	"r+gKTS892z2Obow5P4RAlbCK4Zuwvgcbm0s8x/EQLoY48dPQGpR5VqX6NLIYUVzLcHdPgSULtP1YmFQ2",
+	"hU+rtbFl6/EkrKYcEDpX0TOYivpsm5GtWdCaBX1zbe/fyoRnrutyJrznTkafHRf2AYIsTdClLFR6QRBI",
+	"iZHQNNAGXg34SCQTJHiSjFLZRG9G0Q1RFsoMJ7TPDHrJh6tDeFcCrgyeyLZXew9iSSmTKNTfDAObFy1V",
+	"h+WPFA8D4yIGzbcLHaEuYO2wPF0vcM5arf9qtbnD/kUEl/sIVC2JIpiFAkZsPiIhN2fIpUI/wdj0rLPB",
+	"vnj5ssPcr/q/TRQ6G2boQGXAnyxpTOS+5af5M1feTVpvL8AKatEC51XlepgmI0HQxl7rhe50r7WzGRhG",
+	"b+omKzFpdpjDA4eoPBOXqHVXuY9SIiKt1yREAk6k9dSjAZWKAyQaiB4dZqeM+oKPUXeCdlp/CZBBt5rA",
+	"B/WaUYa2W3/J6mx/wZHyy8ZXWwUOsqO1IHzvUmGRo3iaw+SwyPbRzq5dexuHqTe+TmCXnnAhrqsGLllF",
+	"ZNkxi2cOjfFxnZEovoJxmIuExjRWg30U6iWptQxUU4xb0NVrsn63bSeu5Qqj2WBTqk00zkLuem039Bwh",
+	"Xl6AX/ejhWU2kV3DzEbyEjDmLwq1JH/a3Wu+AMFJqPn9+aUgX0OaWl6q8YXeBtdny+9zp6LP7dZPO82X",
+	"1Z1uz+70RanTll5txac+8KL4AYUTh2Hrm5B2guIiDblevEt8q7va8afwarr+JtQOeLW909y11QHsMgL+",
+	"//be7m7zZal45vZOecnMX8f5GEYGX3LnAdF37kQukkQF0fx4LXmuJc8/ifHDOP98RuqkuqLl+CGWkEqx",
+	"MAcbmC0YXnkV/1KvBodrGADSEYTHZxU4DLxeaI34ocnWcODdNMJIjBgkfTj4BQMU56LyVBOFNuMjtPlg",
+	"ELv3TCI+ZojGWuQBYS8yCRtZz4CAr9sf5L8x7rrtsAGWrhoAmhAwq4RuLqyvOS1NiCf6UmnNKWiDC0SZ",
+	"zQLaNFGHYIKGxiR2bY2txmnwsxIeDr2FXxXTtXl+H7827No5QOrGT63tnRe7ey9/etUwhNpJLMYIcT0g",
+	"SUrEdZerDBnpVkt20zx1d6e93Wru7r38Z+69lidMc4j877ORarS3t/3a33n9ET1bk9HY0EyfsmgBzqxU",
+	"WAGWqltpQLL3+26Vum4Ves6jE7OOXThmJAgcJWyK+5X9Ym3k/AIH5yfWN7DUkF0Op7l+9+OK+UlZFJiu",
+	"L6p3L9f8cc0f/yT8EcLYiyTTY5DZr4/BHhX5orZSQW4pGYNN+/6OiMpQ+98HWBWK6jLyRZkSo2M+SmIk",
+	"CYs9AGdT25VKF08VaNWeJlDwBcLQ8VBTgZggnJsggqwCaYSTRFO+/IPgfHCPx4IqE1M/AQDdtheRICdS",
+	"kSFKoW6+sdWAlUFMOmxD8IRIFGreYjGxYT7hZuD8IKCgwKPMZY6iwYjdyA4TBHIR48BWsOBQIL9HhPWO",
+	"GHOEVHSIDSoulLjY2PXyfTsMm983Ne8XBMdZYutIaq5cxYnPzb66EuEPcHWYCt5mN2MaoxOkSJKgCR8h",
+	"3NUrezGS6r8beTFu+MfW7k59l0epZPpjujuypXaFdnc1e7e7DedeQLlvV+Xbzv4XCqzZPsPOQGkfkiTh",
+	"/x/cBD9m4lOuvcKHQV4ZkuEC1HTzzROJEoIFSJJ6gZsmSAAOaqPd+IdefUHQQYybzaatTmO6sQIQdD25",
+	"lgSLaKAZt4UXz2DEH8a49TDtGavBuPXba6a9ZtorZtr/Vs4Re9tQTtKdoJAFW83wkETlwvwLsucdvy6F",
+	"ORvGCsAGEWEqmTj90bg8NhQl0s+dp7FhWJwPtd6oVWH/i5r3klsikEwJvpFGs95H2KLhK5zcaOLn+Dc2",
+	"H4I6/zZPuvQ5h75g4odma6eFcvrLCT2QpTur2pj3nrvRlenuhWXV0x4PaDQwog/U9JEpvyFoQ89XP4fa",
+	"svHmLPO4ZbtL0O6s95N4Zk6+GpR2y+GZ61HNGop+tvqhFNcLvEAwEqcIzwRKcIryfcaTVfFeoevAs2I4",
+	"zKU6YRUgN+hFmC843FAW2z1oGEuHpQs1bR2Hxq6ixSHPxIBTqoVHs7GZWWWrl3AuGtZTsChq9fvJgvd3",
+	"eJlk+MIRXAsya0HmT2Z9KLDEpzPQ559//jUqMIO5mVlvuegTh/Tj8ygASVKZAUE2kW/hT2iPKDokHWaQ",
+	"j4REG2EhWj0MUDgd1R4ak3gWZ4KkwpP9DtPdg0nDK70D4RAgqHDhWBVWlq1D3UuEESNjCAPJumii94TE",
+	"+hHU6tbq/eysL39sqzOw1+MxbmGzohvbOyuhxTUTsgqbTSXqc7aO0ltT428Specf3+8pP6tEHmYT80ol",
+	"8IxVif2WhgZ+0pYheUBJgTyClxMUQqoAZXQqpOpRCNcjStJGyVwoS7d2vKiWoiy9WyFK15KYZxhTH0xn",
+	"lyGwa8K6JqwPF3O/OzL5M1H1aeQ9Bd7FBqKi6eMcq8H9xOTneTTcnBgXv9GzXDwOvCDfAPEkJlJZY55B",
+	"2u+wEMAF/wuwCIvSdAZ6EGEhJhZrKhwShTVpDl3qT4qFojgxCLRhXhHSxM+gMSRejAHRKsMohTL4Jqi4",
+	"jhkvM38+tTUvxDIK0Ya/cJvfArARrxavMTdT2T2GVR/K/myuicFGVOE3A6/hkN/aApouJ5nHePLfhboU",
+	"yzLDJQbXBb5sziUUbKrMPC5Gkm7vvNht7pUiRfdad8EMF+Apl8paTQVWAPFNpWWi8ye57cxw05N8oNls",
+	"51HMZva2LWM9y9TxtUSxlij+fBIFGNGyis+8h3CB4X7vAoYXslAjTDaPcIl5ZIqdB4iRccYBm5X8+tes",
+	"k0dm0o/ABaFMQ6O9s/uqFTRMXA9kCSyDUHfD5qucLuMHf24O4+/IYZLt2zL0PjsZa4K/JvgPJ/jZGfx+",
+	"qH02JHTkznohHmPIxeSh4A6VMZUHMbgJtNSJuECnWNzEfMyyK4cUL4RwZOS6iU4gej8aqQ6jTHEboQj8",
+	"CsL4toNWq+WFHSLOkB5bX+B0gLp64bGgRO5bVa3DIMMB4jlN0rzufM9910aKJOQW58NyZsM+R3oMxodi",
+	"wi7z+A03l2cS4CaaKNTThWwJbJNaYaz6/zoMqDPagIiAvMSIwjcEqqFQIu3IdtApfbOZJ8Zu69YZqQIb",
+	"5l4Lnb6BfA+TIrGx23qBTt5ffnj79uTw5Pj91fXfPpxdHaAumXAWbzY7rJbfxiAT+izw3sGYRT6RqR//",
+	"D70lRHZYh10JHEPCrFSo1dz+S7OxPK1/OtTYb8BaH8wJ3Y1fZEu1GT/uhK154ZoXfgs/VTX3/LeKnDyI",
+	"4wqOXcWw5ytIz79m/6yJHYtzxuxiEwyVq/L4z/D3F/nGypz988nmvcnkyUInfrYiawf+mjB+d4TxG3vv",
+	"65Gph9iNwCGRYjXIRSOPqjXKop5/7716yC93odKX+3N7Gv6j2tiUJ8QsJp7E4cFyMXFxCBBIFRpTeYg2",
+	"GPcyzLbGNCaAkrNZi7yaMLIPxl9RWtC5gdazV2ipaOdPK0buflA01qndmBqRWL/wMRpiNslT38qw3Wty",
+	"vibnT03ODXH8Lmi5ISzIUpYK6r3Qyu5uVtG0vm9sJOFniyfmrCE7Lfhvh/nmFnirm3v0N7oTRIZdEseA",
+	"mjmGUlWeqajDMuiugcmvHQaIJJKg7gT1RkmyBUYngdkNZf3NZk6FE5s4hFWH6d+88QPQp0H9qiDTs5z7",
+	"jhY9gUP/SRJqLjC70atotycixhxGpbHjUSYVwYDR1Z0ghzxZNbLPjRnseKdlS2/OY8jfOI2lGLmyMBDv",
+	"y5I1gBYm1mYJsCXX/bkgPSIkkgMulC2sDp6LlTvkV+eWMbRkOR+8uVNr9rxmzw93yXxHzNZ63zOO8QRO",
+	"mEvFBRh3iroJ0JV2pqY8kyYWLOOTVKI+vSUs6DDgqzk39J0S4IXJ+GfRF9Fhc5wRaAlfhF2ch6NCVBJP",
+	"Y+uaAjB4GEKEHvATlrNbirM9DpuCcPHVrfMDGE1NV4e5DmsOs+Yw34kC+O9Y/y4j7fWcG47TPP9qbm9N",
+	"xwZnxF33+p4Mj+uszI2xgJ4+oh/DMv+1F2NN9dZmL8+FMZsArdht4QjW4/ss8hSblasSUJzNBnS56Cgt",
+	"1gmvbJ6zCkJeTDMPNXYRUx0G0HihQekIA8SFsdxlqHlOBwmQHGBRSvF0+Fwd9juYFzt6QQgedhouaydP",
+	"yqF6sKYe/BbUEyK3+n9NAwOrn0w6LKE3BIXnZ5dXaPZ6PjetKsv06HWx87yvlgL7RdkF58NZ59q9WQKg",
+	"OzGNoIyPHiGJl/zApWt2971A4EEL2ML6U9Ev32MCaeLrC0aDeQ7HZMssZ3lYMRRPqjcqs7JHusVd0Ohh",
+	"mtTfHNP2rWlTf2KAF2zazq0f5C4o2vjfy7P3m3ALsbsZxhJgDzzgPovRWmb4U8sMJ+wWJzSjYusiQ99O",
+	"T9KtdmrIUjwmfpMaq2KqjDF8i2mCuwkpiUSajaGcj9UF7CtxyEcRPLRYAFUAsUT+MPc9bo+FoLem6O4U",
+	"z5dNdIyjQYcZCcAC/IVaOWujzqjVehFpHgT/IiFKKDOCDUbdBLMb+KGNQkiwDO0nTS5xh/UE7puobFe3",
+	"xggfDEHqLHg/mZM2bL+ckRBt5CJRBsoTu7LskAC6CZWDTX1AK7yACAaiEqx2Ex2gsI1Syvphh0V86ILV",
+	"3NzFBG3vIUkirhsaaPwxBnThJnpryh5J1NO3KwuVzz+fwQAJomdDGRYTpDkGgkGh7GxVikXwiVUIRhbc",
+	"Yjm55sg0elqp5t9AfrC3ba5szXvIfAS+h3j3DxKtM6zWIsRahHgyEWK18kCAMu2yvmRgYb7nJOoaiPl5",
+	"sPsAP5/D5LchLB1DoYEOG2AWJwCNZ35xBX5D+8CkYTE0UCrVrFT/V6IPF+82PYR7mxp2enhu6ZmmXnlt",
+	"/mGUNs3v0kUPMT5GG0wvRoeFRnowbxj54fra/Ka/biWKIMcSCctl1YdRGiIuOiz8H1iEuPDA/FvPwxZp",
+	"38yA+AEbfYsyM40AdScdZnLQDswKwtrleWgvdyGuSr9iRJNN4/+FksoSDfAt6bDQ4v23EZTqD43g5K+O",
+	"XlJ5Q2K9DPsgzwBqYIQZ4wp1SYcJvaAkNvV38nqMG0Y4wpIzkJ0o0UvpFX/ZdHkHHWYOhhY7EtJTiI9U",
+	"4BdS0C+RpIcSgm9NieehfmdWjBYc9Cs4jSuD5rcV1z5+zcvZ2KIvbaQEjm6IaNp2zYgP215JGFcs2hTb",
+	"uyXCYNXqJiAE5zFLJdBrzm/QKEW2wgJKBY1IbmLsE3XtfrK76EyMvkD+tZEKvUTKRjbLybDLExBeykUR",
+	"PfHno3vvU2aJNFwdLE+ZGxjmV4E+cwnI/i5jUuaD1n9d58D/S4zbhJtVDnt6gG6ZbefZgIdR+pDaAvnB",
+	"qlW1+Zk0d3UtCK39L38mUF5HWqdqID8MhXdMugPObxaUxDM11p5J5F43vN0HutpHtpIYcBRmgPwHfMyq",
+	"8T9+d/3+ePAfjxEKVIrTTCXCCREAImBlEkeujWFEnwBT1sAU0r82VfvjHHFSM8TUpIG4iv3jgR1r9NNw",
+	"52aXvUxffW6JPLp2Tv39AviWgEq2Ws5rP38Ou+hzYSOjfk+YJfasLRMd6875mousuch8LvJNmYJHRR1f",
+	"yH4CzlBt6h119Z9dCFn9cPEOKe7srS5yNSP4RuFEG7wHaogJPTU150NLCMNNCwQJQYiZ2gEWTtqHOMTQ",
+	"8AZwN/MxgywQNCCCdJhWR7oTdMEVVsRNCF3C+010wNxYTKGXPMElu6FLYW7Y7z8k0HUeqb4Xba5LT5ck",
+	"d08XG3svHjePs/21Nssy5wpelCS6Pu39+rfX4tXPv/7js7ga//Hh/OjVybvzf57wnXf4Hb4c//Tlw1Xr",
+	"oi//+OPVf62e4T2QP5kzv0jJsefeg942a7DmVGtOtWqj779juGzOISo4qq8xPf9q/1UzQlbllxdscLHg",
+	"qYQLnBIWay4Zk4TeEkjKqh9D63O0FeaOT9HEHUsTLa59Der8UHpYswaIW9N13O2aDn5D55c9tN9T4O1c",
+	"Ujan3oe7UUVlIC+sXBQ6psp6rJoire0tTyJ+1qSza/q6pq8Pt6t/T9TyZ6IWkcrlTNS/O7nQ2kBVNJgm",
+	"tBckTXBk5cIhGXaJkCgVBAJ9qPFjd3k82UehoTUyBLeybsAlMV74DrvFyUiTaDXCSTJBliyZSvJhRmBC",
+	"KLlg0DcgVq6JjjWZg/r3HeYIfpQQLIxMGsZUAh28AM9rWDOb+AP0uAIryzzbwLKUzQzqKYrJ253S47Qj",
+	"/vSoLOmvD+Y120Wx/ol4jdmR2qI97ikboGKmseZBax70vcj4/1Y2EnNv72cjeZ6bN+Y6m22LZ9Kzhxh3",
+	"sw99FSAOjYDrWeeEEc3n+puP8jF8k1Lv+ZQMj6fSG3UVwpN5Wht7ys5vcmmaPQ7Ik1JkmCpTUKgmcwOW",
+	"BZtBbp0GF2/jne6LaDfeIy97P/VfDV7/McwtS/Hst25sCcYDM5Cqvvd037aOkn7VHOZ245erq3O013ph",
+	"fzbLdMhj0mjvtV4EDUa+zPnsiz2PVdqdaTes+a6RxURNa4TfnS/cnZOlqnjk5sk1/13z3z+VDuh701GB",
+	"SaxYH6zBHZ9/tf+e6N8FUSYE8959LmZZR1l/CzPTIbrUvo5wH1MGyWCcM5OuMubixgQw9wQhARoPsIJY",
+	"MAg5NjQzyEt7mGR0uwxbNA6b6KRngp0tm0E9TE38eodlHVOJQpOrE5pBNNEVFPhgHJTmmtrqhV7bEkWc",
+	"NlvuVMsp/mA+j8hojXS7JovfRi1xR/e7oKRwp8qkdLKkqiAgGmjLRXd8fZgBrpKc/Uxvy05ZrWBYx0Zg",
+	"8TZIDGFKYDhrordcoJ1dNOAjITNqRPOSt2MOEU9YjQQU0GXEUDpIfnEflhwJEhHdVHZYhBmSY6qiQeZe",
+	"SbikrJ8l1d6LsMH6FeJKVuaO+X6ifQ533v4m3/ztZCBkdDhI/nZy+tt/dvfk5T9kyrs/8aMfO8InD/DJ",
+	"j+Waw6w5zL+7c7syUnRJ/qKIfCS28jctCWr67ITapu7LIQs4mO+M5SSckX245E6c7DA54GMwD81QSmqx",
+	"hAPkHDhZZ7YH3VANKOsDK9Kj09xG8yoqXdacjfDdbb1Gvx+/+eXs7Nfro5PLgzfvjo/aNkkSUVfftYL/",
+	"XBE5OwxghjytR4Iy7Ii1RL2md98XvWu9riEv1USA0GRtnhhQvnRBQVClMrvc+95tBHmhaKHPKzCvb9GP",
+	"eIu+FY/V9HuBlwcyfqORoGpiimITLIg4GKlBo/3xk2aQNqO/Islak/uD85NnEnWxJCjFamBQhtJRN6GR",
+	"+fXDxTt90g9+Pn5/dXR9/uHNu5PD6w8X75qZvP78dhs4sR3eVGlcyFWJOOvR/siWgcUsRgntkWgSJeBG",
+	"tm4Wm0057bW5wsmN5o+KI8xM+kuAxgOeGJAWKGkiMuAG74sZcMP0N/0CIWhApeJiAiMbWbRHnEwUjUwp",
+	"Xtup9+Vi0fjpz/8O1jPbDgnigks2Es76W4qIYQYnb9AAbpgWODYqKrlvFiYEqJ0VS+SlXmsJw8vCl3rd",
+	"jqiMuIgDdEUS0hd4CJ3+vTgj16Aqr532GYkDFI8EkDojI3jat+JowkdCnxhpzpHNZgJsAyoVidGIxUSg",
+	"L1t+Yp/tPTvV+izlb2Shh02r8YLAaIW+5eJalkh0N1HoMWD6aCIwIzSldNLZBO18+YJwlO2hzNehWa5+",
+	"6Y7GGEvk5qZfMbPNioc9wWxdiPdTzdbOzUjcCXYCpzf7UnjnUyyCdUKaHp9iKZ45p3MeLgYFwPW15COl",
+	"yY6BHlOce0tjbSlPsiYuQOhpVsNRSLfr+sWciDWf6DDkVPApzgJKE6x6XAx90BSP4bjFgKNiYIum/dqP",
+	"vCKWhx66/p6ETpg0VhJDORcDGbiBUYqFojixyGyK801o7yv5j70alk9p2ewxF+JSL0J3gnwZ0BgusCoa",
+	"LmAA/38AAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -117,8 +117,16 @@ func TestInboxTakesEachMessageOnce(t *testing.T) {
 		if len(fresh) != 1 || fresh[0].ID != "c:3" {
 			t.Fatalf("fresh = %+v; want c:3 alone", fresh)
 		}
-		mustOK(t, s.FinishPlatformMessage(ctx, a.ID, "telegram", "c:2"))
+		first, err := s.FinishPlatformMessage(ctx, la, "c:2")
+		mustOK(t, err)
+		again, err := s.FinishPlatformMessage(ctx, la, "c:2")
+		mustOK(t, err)
+		if !first || again {
+			t.Fatalf("finished %v then %v; want true then false", first, again)
+		}
 		clock.add(11 * time.Second)
+		_, err = s.FinishPlatformMessage(ctx, la, "c:1")
+		wantErr(t, err, ErrLeaseLost)
 		lb, ok, err := s.AcquireLease(ctx, a.ID, "telegram", "replica-b", 10*time.Second)
 		if err != nil || !ok || lb.Cursor != "7:2" {
 			t.Fatalf("takeover = %+v, %v, %v; want the cursor stored with the messages", lb, ok, err)

@@ -91,19 +91,25 @@ func (s *Store) PendingPlatformMessages(ctx context.Context, l Lease) ([]InboxMe
 	return out, err
 }
 
-// FinishPlatformMessage takes message id out of the inbox of agentID's
-// connection to platform and remembers it as finished. It is not bound to
-// a lease: a message answered is finished even when the lease was lost
-// since, or the next holder would answer it again.
-func (s *Store) FinishPlatformMessage(ctx context.Context, agentID, platform, id string) error {
-	return s.write(ctx, "finish platform message", func(tx *gorm.DB) error {
-		if err := tx.Where("agent_id = ? AND platform = ? AND message_id = ?", agentID, platform, id).Delete(&inboxRow{}).Error; err != nil {
+// FinishPlatformMessage takes message id out of the inbox of l's
+// connection and remembers it as finished, under l, and reports whether
+// this call finished it (false: it was finished before). ErrLeaseLost
+// when l is no longer held: then another runner may answer it.
+func (s *Store) FinishPlatformMessage(ctx context.Context, l Lease, id string) (bool, error) {
+	var first bool
+	err := s.write(ctx, "finish platform message", func(tx *gorm.DB) error {
+		if err := updateHeldTx(s.held(tx, l), map[string]any{"cursor": gorm.Expr("cursor")}); err != nil {
 			return err
 		}
-		return tx.Exec(`INSERT INTO platform_messages (agent_id, platform, message_id, created_at)
-			SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM agents WHERE id = ?) ON CONFLICT DO NOTHING`,
-			agentID, platform, id, s.now(), agentID).Error
+		if err := tx.Where("agent_id = ? AND platform = ? AND message_id = ?", l.AgentID, l.Platform, id).Delete(&inboxRow{}).Error; err != nil {
+			return err
+		}
+		res := tx.Exec(`INSERT INTO platform_messages (agent_id, platform, message_id, created_at) VALUES (?, ?, ?, ?)
+			ON CONFLICT DO NOTHING`, l.AgentID, l.Platform, id, s.now())
+		first = res.RowsAffected == 1
+		return res.Error
 	})
+	return first, err
 }
 
 // PruneAnsweredMessages forgets up to limit platform messages finished

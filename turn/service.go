@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"time"
@@ -13,9 +14,18 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// MaxInFlightPerAgent caps the limited turns (messages through the API) an
-// agent has in flight at once.
+// MaxInFlightPerAgent caps the turns an agent has in flight at once, on
+// every replica: the API's (Input.Limited, refused when full) and the
+// platforms' (Input.WaitForSlot, which wait for a slot).
 const MaxInFlightPerAgent = 10
+
+// slotPollMin and slotPollMax bound the back-off between two tries of a
+// turn waiting for a slot (Input.WaitForSlot): the Semaphore can only be
+// polled, and across replicas it lives in Redis.
+const (
+	slotPollMin = 5 * time.Millisecond
+	slotPollMax = 250 * time.Millisecond
+)
 
 // saveTimeout bounds the writes after the provider call, which go on when
 // the caller has gone away.
@@ -81,7 +91,7 @@ type Semaphore interface {
 type Config struct {
 	Store Store
 	Model Model
-	// Semaphore holds the per-agent cap of limited turns.
+	// Semaphore holds the per-agent cap of turns (MaxInFlightPerAgent).
 	Semaphore Semaphore
 	// ErrorCooldown is how long an agent in error refuses messages when
 	// the provider gave no Retry-After (30s).
@@ -149,8 +159,12 @@ type Input struct {
 	// (X weighs CJK and emoji double, links 23); nil counts characters.
 	Length func(string) int
 	// Limited turns (the API's) take a slot of the agent's
-	// MaxInFlightPerAgent; platform turns are bounded by their connection.
+	// MaxInFlightPerAgent and are refused with ErrBusy when none is free.
 	Limited bool
+	// WaitForSlot turns (the platforms', which must not be refused) take a
+	// slot of the same cap, waiting until one is free or ctx ends (then
+	// ctx's error); it prevails over Limited.
+	WaitForSlot bool
 	// RequestID names the request in the log ("" for none).
 	RequestID string
 }
@@ -195,8 +209,9 @@ type Metadata struct {
 }
 
 // Prepare does every check that can refuse a message before the provider
-// is called, takes a concurrency slot when in.Limited, and builds the
-// provider request. The caller must call Release, or Generate or Stream.
+// is called, takes a concurrency slot when in.Limited or in.WaitForSlot
+// (see acquireSlot), and builds the provider request. The caller must call
+// Release, or Generate or Stream.
 func (s *Service) Prepare(ctx context.Context, in Input) (*Turn, error) {
 	start := time.Now()
 	if strings.TrimSpace(in.Text) == "" && !in.Post {
@@ -217,16 +232,9 @@ func (s *Service) Prepare(ctx context.Context, in Input) (*Turn, error) {
 	if err := s.cfg.Model.Configured(agent.ModelProvider, apiKey); err != nil {
 		return nil, s.providerFailure(ctx, in.RequestID, agent, err)
 	}
-	release := func() {}
-	if in.Limited {
-		var ok bool
-		release, ok, err = s.cfg.Semaphore.TryAcquire(ctx, "agent:"+agent.ID, MaxInFlightPerAgent)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			return nil, ErrBusy
-		}
+	release, err := s.acquireSlot(ctx, agent.ID, in)
+	if err != nil {
+		return nil, err
 	}
 	t := &Turn{agent: agent, apiKey: apiKey, in: in, start: start, release: release}
 	if t.req, err = s.providerRequest(ctx, t); err != nil {
@@ -238,6 +246,38 @@ func (s *Service) Prepare(ctx context.Context, in Input) (*Turn, error) {
 		return nil, err
 	}
 	return t, nil
+}
+
+// acquireSlot takes a slot of the agent's MaxInFlightPerAgent for a turn
+// that needs one and returns its release (a no-op for a turn that needs
+// none). A Limited turn is refused with ErrBusy when the agent is full; a
+// WaitForSlot turn polls the Semaphore with a growing, jittered back-off
+// until a slot frees or ctx ends. A Semaphore failure is returned as is.
+func (s *Service) acquireSlot(ctx context.Context, agentID string, in Input) (func(), error) {
+	if !in.Limited && !in.WaitForSlot {
+		return func() {}, nil
+	}
+	key := "agent:" + agentID
+	backoff := slotPollMin
+	for {
+		release, ok, err := s.cfg.Semaphore.TryAcquire(ctx, key, MaxInFlightPerAgent)
+		switch {
+		case err != nil:
+			return nil, err
+		case ok:
+			return release, nil
+		case !in.WaitForSlot:
+			return nil, ErrBusy
+		}
+		wait := time.NewTimer(backoff/2 + rand.N(backoff/2+1))
+		select {
+		case <-ctx.Done():
+			wait.Stop()
+			return nil, ctx.Err()
+		case <-wait.C:
+		}
+		backoff = min(2*backoff, slotPollMax)
+	}
 }
 
 // Generate asks the provider for the whole reply of t, running the tools

@@ -140,3 +140,74 @@ func TestAgentInErrorRecoversAfterCooldown(t *testing.T) {
 		t.Fatalf("agent after the recovery: %v, %v; want active", a.Status, err)
 	}
 }
+
+// TestPlatformTurnWaitsForSlot: platform turns (WaitForSlot) count against
+// the agent's MaxInFlightPerAgent like the API's; when every slot is held
+// the API's turn is refused with ErrBusy while a platform turn waits, takes
+// the slot as soon as one is released, and gives up when its ctx ends.
+func TestPlatformTurnWaitsForSlot(t *testing.T) {
+	model := &scriptedModel{replies: []func() (llm.Reply, error){func() (llm.Reply, error) {
+		return llm.Reply{Text: "hello"}, nil
+	}}}
+	svc, _, agent := newService(t, model)
+	ctx := context.Background()
+	platform := turn.Input{AccountID: agent.AccountID, AgentID: agent.ID, Text: "hi", UserID: "telegram:1",
+		Conv: store.ConversationRef{UserID: "telegram:1", Platform: "telegram"}, WaitForSlot: true}
+	api := turn.Input{AccountID: agent.AccountID, AgentID: agent.ID, Text: "hi", Limited: true}
+
+	held := make([]*turn.Turn, 0, turn.MaxInFlightPerAgent)
+	for i := range turn.MaxInFlightPerAgent {
+		in := api
+		if i%2 == 0 {
+			in = platform // both kinds hold slots of the one cap
+		}
+		tr, err := svc.Prepare(ctx, in)
+		if err != nil {
+			t.Fatalf("turn %d: %v", i, err)
+		}
+		held = append(held, tr)
+	}
+	if _, err := svc.Prepare(ctx, api); !errors.Is(err, turn.ErrBusy) {
+		t.Fatalf("API turn with every slot held: %v, want ErrBusy", err)
+	}
+
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if _, err := svc.Prepare(short, platform); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("platform turn whose ctx ends while waiting: %v, want its ctx's error", err)
+	}
+
+	type outcome struct {
+		res turn.Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := svc.Reply(ctx, platform)
+		done <- outcome{res, err}
+	}()
+	select {
+	case o := <-done:
+		t.Fatalf("platform turn did not wait for a slot: %+v, %v", o.res, o.err)
+	case <-time.After(150 * time.Millisecond):
+	}
+	held[0].Release()
+	select {
+	case o := <-done:
+		if o.err != nil || o.res.Text != "hello" {
+			t.Fatalf("platform turn after a release: %+v, %v", o.res, o.err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("platform turn still waiting after a slot was released")
+	}
+	// Its slot is free again once it has answered: nine are held, one is
+	// free.
+	tr, err := svc.Prepare(ctx, api)
+	if err != nil {
+		t.Fatalf("API turn after the platform turn answered: %v", err)
+	}
+	tr.Release()
+	for _, tr := range held[1:] {
+		tr.Release()
+	}
+}

@@ -947,11 +947,24 @@ export interface components {
                 [key: string]: string;
             };
         };
+        /**
+         * @description `allowedUsers`: Discord numeric user ids (an entry of digits only)
+         *     or usernames (case-insensitive, a leading `@` ignored); when
+         *     non-empty, only these users are answered in direct messages (server channels
+         *     are not affected).
+         */
         DiscordSettings: {
             channels?: components["schemas"]["StringList"];
             respondToMentions?: boolean;
             respondToDMs?: boolean;
             moderationEnabled?: boolean;
+            /**
+             * @description Messages per minute the bot answers from one Discord user
+             *     (default 10); past it the bot answers nothing and counts the
+             *     message in its metrics.
+             */
+            userRateLimit?: number;
+            allowedUsers?: components["schemas"]["StringList"];
         } & {
             [key: string]: unknown;
         };
@@ -966,13 +979,32 @@ export interface components {
              * @example 4h
              */
             postFrequency?: string;
+            /**
+             * @description Messages per minute the bot answers from one X user
+             *     (default 10); past it the bot answers nothing and counts the
+             *     message in its metrics.
+             */
+            userRateLimit?: number;
         } & {
             [key: string]: unknown;
         };
+        /**
+         * @description `allowedUsers`: Telegram numeric user ids (an entry of digits only)
+         *     or usernames (case-insensitive, a leading `@` ignored); when
+         *     non-empty, only these users are answered in private chats (groups
+         *     are not affected).
+         */
         TelegramSettings: {
             groupIds?: components["schemas"]["StringList"];
             respondToCommands?: boolean;
             adminUsers?: components["schemas"]["StringList"];
+            /**
+             * @description Messages per minute the bot answers from one Telegram user
+             *     (default 10); past it the bot answers nothing and counts the
+             *     message in its metrics.
+             */
+            userRateLimit?: number;
+            allowedUsers?: components["schemas"]["StringList"];
         } & {
             [key: string]: unknown;
         };

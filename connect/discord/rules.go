@@ -38,6 +38,9 @@ func (s *session) handle(m *discordgo.Message) {
 	if !dm && enabled(s.settings.RespondToMentions) && !mentions(m, me.ID) && !repliesTo(m, me.ID) {
 		return
 	}
+	if !s.c.Admit(connect.Sender{ID: m.Author.ID, Username: m.Author.Username}, dm, m.ChannelID) {
+		return
+	}
 	payload, err := json.Marshal(m)
 	if err == nil {
 		err = s.c.Take(s.ctx, "", []connect.Inbound{{ID: m.ID, Chat: m.ChannelID, Payload: payload}}, s.answer)
@@ -99,7 +102,9 @@ func (s *session) answer(ctx context.Context, in connect.Inbound) {
 		s.c.Unanswered(ctx, m.ChannelID, err)
 		return
 	}
-	s.reply(ctx, m, r.Text)
+	if s.c.Answering(ctx, in) {
+		s.reply(ctx, m, r.Text)
+	}
 }
 
 // allowed reports whether a guild channel may be answered: every channel

@@ -25,8 +25,8 @@ const helpText = "Talk to me in a private chat, or in a group mention me or repl
 	"/start - say hello\n/help - this help\n/reset - forget our conversation (group admins only in groups)"
 
 // inbound returns the update as a message to answer, and false when it is
-// not to be answered: not a text message, from a bot, or in a group not
-// addressed to the bot.
+// not to be answered: not a text message, from a bot, in a group not
+// addressed to the bot, or refused by allowedUsers or userRateLimit.
 func (s *session) inbound(u models.Update) (connect.Inbound, bool) {
 	m := u.Message
 	if m == nil || m.From == nil || m.From.IsBot || m.Text == "" {
@@ -43,11 +43,14 @@ func (s *session) inbound(u models.Update) (connect.Inbound, bool) {
 	if cmd != "" && !addressed {
 		return connect.Inbound{}, false
 	}
+	chat := strconv.FormatInt(m.Chat.ID, 10)
+	if !s.c.Admit(connect.Sender{ID: strconv.FormatInt(m.From.ID, 10), Username: m.From.Username}, private, chat) {
+		return connect.Inbound{}, false
+	}
 	payload, err := json.Marshal(m)
 	if err != nil {
 		return connect.Inbound{}, false
 	}
-	chat := strconv.FormatInt(m.Chat.ID, 10)
 	return connect.Inbound{ID: chat + ":" + strconv.Itoa(m.ID), Chat: chat, Payload: payload}, true
 }
 
@@ -95,7 +98,9 @@ func (s *session) answer(ctx context.Context, in connect.Inbound) {
 		s.c.Unanswered(ctx, chat, err)
 		return
 	}
-	s.reply(ctx, &m, text)
+	if s.c.Answering(ctx, in) {
+		s.reply(ctx, &m, text)
+	}
 }
 
 func (s *session) turn(ctx context.Context, req turn.Input) (string, error) {

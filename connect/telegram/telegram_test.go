@@ -483,6 +483,37 @@ func TestMessageCutShortAtStopIsAnsweredAfterRestart(t *testing.T) {
 	}
 }
 
+// allowedUsers keeps strangers out of private chats, and userRateLimit
+// answers nothing past its count a minute; each refusal is counted.
+func TestWhoMayTalkAndHowOften(t *testing.T) {
+	f := newFixture(t)
+	reg := prometheus.NewRegistry()
+	f.Config.Registerer = reg
+	a := f.Agent(withToken(map[string]any{"telegram": map[string]any{"allowedUsers": []string{"@Alice"}, "userRateLimit": 2}}))
+	f.Start()
+	f.WaitConnected(a)
+	stranger := private("who are you")
+	stranger.Message.From = &models.User{ID: 77, Username: "mallory"}
+	stranger.Message.Chat.ID = 77
+	f.tg.Queue(token, stranger)
+	testutil.Eventually(t, "the stranger refused", func() error {
+		return testutil.Equal("not allowed", connecttest.Dropped(t, reg, "telegram", "not_allowed"), 1)
+	})
+	for _, text := range []string{"one", "two", "three"} {
+		f.tg.Queue(token, private(text))
+	}
+	testutil.Eventually(t, "the third message refused", func() error {
+		return testutil.Equal("rate limited", connecttest.Dropped(t, reg, "telegram", "rate_limited"), 1)
+	})
+	testutil.Eventually(t, "two replies", f.sent(2))
+	if sent := f.tg.Sent(token); sent[0].Text != "re: one" || sent[1].Text != "re: two" {
+		t.Fatalf("sent %+v; want the first two of alice's", sent)
+	}
+	if n := len(f.Turner.Requests()); n != 2 {
+		t.Fatalf("%d turns; want 2: refused messages cost nothing", n)
+	}
+}
+
 func TestFailoverOnPostgres(t *testing.T) {
 	f := newFixture(t)
 	dsn := storetest.PostgresDSN(t)

@@ -3,7 +3,6 @@ package x
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"sort"
 	"strconv"
 	"strings"
@@ -71,7 +70,10 @@ func (s *session) pollMentions(ctx context.Context) error {
 			if len(msgs) == maxRepliesPerPoll {
 				break
 			}
-			msgs = append(msgs, inbound(mentionPrefix+t.ID, "thread:"+t.ConversationID, t))
+			chat := "thread:" + t.ConversationID
+			if s.c.Admit(connect.Sender{ID: t.AuthorID}, false, chat) {
+				msgs = append(msgs, inbound(mentionPrefix+t.ID, chat, t))
+			}
 		}
 		last = t.ID
 	}
@@ -100,16 +102,16 @@ func (s *session) answer(ctx context.Context, in connect.Inbound) {
 	var err error
 	switch {
 	case strings.HasPrefix(in.ID, postPrefix):
-		s.post(ctx)
+		s.post(ctx, in)
 	case strings.HasPrefix(in.ID, mentionPrefix):
 		var t tweet
 		if err = json.Unmarshal(in.Payload, &t); err == nil {
-			s.answerMention(ctx, t)
+			s.answerMention(ctx, in, t)
 		}
 	case strings.HasPrefix(in.ID, dmPrefix):
 		var e dmEvent
 		if err = json.Unmarshal(in.Payload, &e); err == nil {
-			s.answerDM(ctx, e)
+			s.answerDM(ctx, in, e)
 		}
 	}
 	if err != nil {
@@ -119,11 +121,11 @@ func (s *session) answer(ctx context.Context, in connect.Inbound) {
 
 // answerMention replies to t in its thread, then likes and reposts it when
 // switched on.
-func (s *session) answerMention(ctx context.Context, t tweet) {
+func (s *session) answerMention(ctx context.Context, in connect.Inbound, t tweet) {
 	text, ok := s.turn(ctx, turn.Input{Text: t.Text, Conv: store.ConversationRef{RoomID: "twitter:" + t.ConversationID},
 		UserID: "twitter:" + t.AuthorID, Channel: "a thread on X where you were mentioned", MaxChars: maxPost,
 		Length: weightedLength})
-	if !ok {
+	if !ok || !s.c.Answering(ctx, in) {
 		return
 	}
 	if s.act(ctx, "reply", func() error { return s.api.post(ctx, text, t.ID) }) {
@@ -160,8 +162,9 @@ func (s *session) pollDMs(ctx context.Context) error {
 		if !newer(e.ID, last) {
 			continue
 		}
-		if e.SenderID != s.me.ID && e.EventType == "MessageCreate" && e.Text != "" {
-			msgs = append(msgs, inbound(dmPrefix+e.ID, "dm:"+e.SenderID, e))
+		chat := "dm:" + e.SenderID
+		if e.SenderID != s.me.ID && e.EventType == "MessageCreate" && e.Text != "" && s.c.Admit(connect.Sender{ID: e.SenderID}, true, chat) {
+			msgs = append(msgs, inbound(dmPrefix+e.ID, chat, e))
 		}
 		last = e.ID
 	}
@@ -172,11 +175,11 @@ func (s *session) pollDMs(ctx context.Context) error {
 }
 
 // answerDM answers a direct message in the sender's direct conversation.
-func (s *session) answerDM(ctx context.Context, e dmEvent) {
+func (s *session) answerDM(ctx context.Context, in connect.Inbound, e dmEvent) {
 	user := "twitter:" + e.SenderID
 	text, ok := s.turn(ctx, turn.Input{Text: e.Text, Conv: store.ConversationRef{UserID: user}, UserID: user,
 		Channel: "direct messages on X"})
-	if ok && s.act(ctx, "direct message", func() error { return s.api.sendDM(ctx, e.SenderID, text) }) {
+	if ok && s.c.Answering(ctx, in) && s.act(ctx, "direct message", func() error { return s.api.sendDM(ctx, e.SenderID, text) }) {
 		s.c.Sent(ctx)
 	}
 }
@@ -219,11 +222,11 @@ func (s *session) postLoop(ctx context.Context) error {
 }
 
 // post writes and posts the post of a slot; a failure skips the slot.
-func (s *session) post(ctx context.Context) {
+func (s *session) post(ctx context.Context, in connect.Inbound) {
 	r, err := s.c.Compose(ctx, turn.Input{Post: true, MaxChars: maxPost, Length: weightedLength,
 		Conv: store.ConversationRef{RoomID: "twitter:posts"}, Channel: "your feed on X"})
 	if err != nil {
-		s.notAnswered("post", err)
+		s.c.Unanswered(ctx, "posts", err)
 		return
 	}
 	text := r.Text // shortened to maxPost by the turn
@@ -231,7 +234,7 @@ func (s *session) post(ctx context.Context) {
 		s.c.Logger.Warn("X post skipped: the model wrote nothing that fits in 280 characters")
 		return
 	}
-	if s.act(ctx, "post", func() error { return s.api.post(ctx, text, "") }) {
+	if s.c.Answering(ctx, in) && s.act(ctx, "post", func() error { return s.api.post(ctx, text, "") }) {
 		s.c.Sent(ctx)
 	}
 }
@@ -241,16 +244,10 @@ func (s *session) post(ctx context.Context) {
 func (s *session) turn(ctx context.Context, req turn.Input) (string, bool) {
 	r, err := s.c.Turn(ctx, req)
 	if err != nil {
-		s.notAnswered("message", err)
+		s.c.Unanswered(ctx, req.Conv.RoomID+req.Conv.UserID, err)
 		return "", false
 	}
 	return r.Text, r.Text != ""
-}
-
-func (s *session) notAnswered(what string, err error) {
-	if !errors.Is(err, connect.ErrNotAnswering) && !errors.Is(err, context.Canceled) {
-		s.c.Logger.Warn("X "+what+" not answered", "error", err)
-	}
 }
 
 // act makes one call with a side effect under the lease and reports

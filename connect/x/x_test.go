@@ -171,7 +171,8 @@ func TestMentionsAnsweredOnceAcrossRestarts(t *testing.T) {
 
 func TestAtMostTenRepliesPerPollWithLikesAndReposts(t *testing.T) {
 	f := newFixture(t)
-	a := f.agent(map[string]any{"autoLike": true, "autoRetweet": true})
+	// One author's twelve mentions, within a userRateLimit that allows them.
+	a := f.agent(map[string]any{"autoLike": true, "autoRetweet": true, "userRateLimit": 20})
 	f.Start()
 	f.WaitConnected(a)
 	f.polled("mentions", 2)
@@ -287,9 +288,12 @@ func TestScheduledPosts(t *testing.T) {
 	if !r.Post || r.Conv.RoomID != "twitter:posts" || r.MaxChars != 280 {
 		t.Errorf("post turn %+v", r)
 	}
-	if c := f.State(a); c.MessagesOut != 2 || c.MessagesIn != 0 {
-		t.Errorf("counters %+v", c)
-	}
+	testutil.Eventually(t, "the counters", func() error {
+		if c := f.State(a); c.MessagesOut != 2 || c.MessagesIn != 0 {
+			return fmt.Errorf("counters %+v", c)
+		}
+		return nil
+	})
 }
 
 func TestRateLimitWaitsForReset(t *testing.T) {
