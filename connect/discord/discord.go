@@ -1,11 +1,16 @@
-// Package discord connects agents to Discord bots over the gateway, through
-// github.com/bwmarrin/discordgo. It implements connect.Platform; discordtest
-// is a wire-format test server.
+// Package discord connects agents to Discord bots over the gateway. It
+// implements connect.Platform; discordtest is a wire-format test server.
 //
-// discordgo's own reconnect loop is off (it retries forever, also after
-// close codes that no retry can fix, and Close does not stop it): each Run
-// is one gateway session, and the runtime's runner reconnects with capped,
-// jittered back-off, while Platform spaces the IDENTIFYs of one bot.
+// github.com/bwmarrin/discordgo serves the REST API, the event types and
+// the channel cache; the gateway client is this package's (gateway.go).
+// discordgo's (v0.29) cannot be kept within Discord's limits: it resumes
+// at the first gateway's address rather than resume_gateway_url,
+// IDENTIFYs at once on every invalid session (even a resumable one), never
+// reads the daily session start limit, and notices a dead connection only
+// after five heartbeat intervals without an ACK. Each Run is one gateway
+// connection; the runtime's runner reconnects with capped, jittered
+// back-off, the session lives for the lease so that reconnections RESUME,
+// and Platform spaces and budgets the IDENTIFYs of one bot.
 package discord
 
 import (
@@ -13,7 +18,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"sync"
@@ -64,7 +68,7 @@ const (
 type Platform struct {
 	// APIURL is where the API is reached (DISCORD_API_URL): requests to
 	// discord.com go to its scheme and host instead. The gateway address
-	// comes from its GET /api/v9/gateway.
+	// comes from its GET /api/v9/gateway/bot.
 	APIURL string
 	// Transport makes the HTTP calls; nil for http.DefaultTransport.
 	Transport http.RoundTripper
@@ -100,54 +104,36 @@ type Settings struct {
 	ModerationEnabled bool `json:"moderationEnabled"`
 }
 
-// Run opens one gateway session and serves it until ctx ends (nil) or the
-// session drops (an error: the runner reconnects with back-off). A
-// rejected token or disallowed intents are a *connect.FatalError.
+// Run serves one gateway connection of the lease's session until ctx ends
+// (nil) or the connection drops (an error: the runner reconnects with
+// back-off). The session outlives the connection (in c.Local), so the next
+// Run of the lease RESUMEs it when Discord allows, and Discord replays the
+// events missed meanwhile. A rejected token or disallowed intents are a
+// *connect.FatalError.
 func (p *Platform) Run(ctx context.Context, c *connect.Conn) error {
-	token := c.Secrets.String(TokenVar)
-	if !p.waitIdentify(ctx, token) {
+	s := p.session(c)
+	s.ctx = ctx
+	err := s.connect(ctx, p)
+	if ctx.Err() != nil {
 		return nil
 	}
-	s := newSession(ctx, p, c, token)
-	if len(c.Settings) > 0 {
-		_ = json.Unmarshal(c.Settings, &s.settings) // validated on write; unknown shapes mean defaults
+	return err
+}
+
+// session returns the lease's session, made by its first Run.
+func (p *Platform) session(c *connect.Conn) *session {
+	if s, ok := c.Local.(*session); ok {
+		return s
 	}
-	dropped := make(chan struct{}, 1)
-	s.dg.AddHandler(func(_ *discordgo.Session, _ *discordgo.Disconnect) {
-		select {
-		case dropped <- struct{}{}:
-		default:
-		}
-	})
-	s.dg.AddHandler(func(_ *discordgo.Session, r *discordgo.Ready) { s.me.Store(r.User) })
-	s.dg.AddHandler(func(_ *discordgo.Session, m *discordgo.MessageCreate) { s.handle(m.Message) })
-	if err := s.open(); err != nil {
-		return openError(err)
-	}
-	defer s.close()
-	me := s.me.Load()
-	if me == nil {
-		return errors.New("discord: the gateway sent no READY")
-	}
-	if err := c.Connected(ctx, me.ID, me.Username); err != nil {
-		return err
-	}
-	select {
-	case <-ctx.Done():
-		return nil
-	case <-dropped:
-		return errors.New("discord: the gateway connection dropped")
-	}
+	s := newSession(p, c)
+	c.Local = s
+	return s
 }
 
 // waitIdentify waits for the bot's next IDENTIFY slot and reports false
 // when ctx ends first. Slots are reserved in turn, so two connections of
 // one bot (another agent's, a replacing runner) are spaced too.
 func (p *Platform) waitIdentify(ctx context.Context, token string) bool {
-	every := p.IdentifyEvery
-	if every <= 0 {
-		every = 5 * time.Second
-	}
 	now := time.Now()
 	p.mu.Lock()
 	if p.nextIdentify == nil {
@@ -162,14 +148,22 @@ func (p *Platform) waitIdentify(ctx context.Context, token string) bool {
 	if next := p.nextIdentify[token]; next.After(at) {
 		at = next
 	}
-	p.nextIdentify[token] = at.Add(every)
+	p.nextIdentify[token] = at.Add(p.identifyEvery())
 	p.mu.Unlock()
 	return connect.Sleep(ctx, time.Until(at))
 }
 
-// openError turns the close codes and statuses that no retry can fix into
-// a *connect.FatalError, and returns other errors wrapped.
-func openError(err error) error {
+// identifyEvery is IdentifyEvery, or its default.
+func (p *Platform) identifyEvery() time.Duration {
+	if p.IdentifyEvery <= 0 {
+		return 5 * time.Second
+	}
+	return p.IdentifyEvery
+}
+
+// gatewayError turns the close codes and statuses that no retry can fix
+// into a *connect.FatalError, and returns other errors wrapped.
+func gatewayError(err error) error {
 	var ce *websocket.CloseError
 	var re *discordgo.RESTError
 	switch {
@@ -181,39 +175,36 @@ func openError(err error) error {
 	case errors.As(err, &ce) && fatalCloses[ce.Code] != "":
 		return &connect.FatalError{Reason: fatalCloses[ce.Code]}
 	}
-	return fmt.Errorf("discord: open gateway: %w", err)
+	return fmt.Errorf("discord: gateway: %w", err)
 }
 
-// session is one gateway session of a bot: who it is and how it answers.
+// session is a bot's gateway session for one lease (kept in Conn.Local):
+// who it is, how it answers, and what resuming it needs. Only the Run in
+// progress touches resume and ctx, so they need no lock.
 type session struct {
 	c        *connect.Conn
-	dg       *discordgo.Session
+	dg       *discordgo.Session // the REST API, the IDENTIFY payload and the channel cache
 	settings Settings
 	me       atomic.Pointer[discordgo.User]
-	ctx      context.Context // the Run's
-
-	// conn is the gateway's network connection, to end a blocked Open.
-	connMu sync.Mutex
-	conn   net.Conn
+	resume   resumeState
+	ctx      context.Context // the running Run's, for handle
 
 	chanMu   sync.Mutex
 	channels map[string]*discordgo.Channel // fetched channels, by id
 }
 
-func newSession(ctx context.Context, p *Platform, c *connect.Conn, token string) *session {
-	s := &session{c: c, ctx: ctx, channels: map[string]*discordgo.Channel{}}
-	dg, _ := discordgo.New("Bot " + token) // New never fails
-	dg.ShouldReconnectOnError = false
-	dg.ShouldReconnectVoiceOnSessionError = false
-	dg.Compress = false
+func newSession(p *Platform, c *connect.Conn) *session {
+	s := &session{c: c, channels: map[string]*discordgo.Channel{}}
+	if len(c.Settings) > 0 {
+		_ = json.Unmarshal(c.Settings, &s.settings) // validated on write; unknown shapes mean defaults
+	}
+	dg, _ := discordgo.New("Bot " + c.Secrets.String(TokenVar)) // New never fails
 	dg.Identify.Compress = false
 	dg.Identify.Intents = Intents
-	dg.SyncEvents = true // handlers only queue work: no goroutine per event
-	dg.LogLevel = -1     // failures come back as errors and are logged by the runtime
+	dg.LogLevel = -1 // failures come back as errors and are logged by the runtime
 	dg.State.TrackMembers, dg.State.TrackRoles, dg.State.TrackEmojis = false, false, false
 	dg.State.TrackVoice, dg.State.TrackPresences, dg.State.TrackStickers = false, false, false
-	dg.Client = &http.Client{Timeout: 20 * time.Second, Transport: &rewrite{base: p.Transport, target: p.apiURL(), ctx: ctx}}
-	dg.Dialer = &websocket.Dialer{Proxy: http.ProxyFromEnvironment, HandshakeTimeout: 20 * time.Second, NetDialContext: s.dial}
+	dg.Client = &http.Client{Timeout: 20 * time.Second, Transport: &rewrite{base: p.Transport, target: p.apiURL()}}
 	s.dg = dg
 	return s
 }
@@ -226,64 +217,15 @@ func (p *Platform) apiURL() *url.URL {
 	return u
 }
 
-// open opens the gateway. discordgo's Open takes no context: ending the
-// Run's closes the network connection under it, which ends a blocked Open.
-// A failed Open has started no goroutine.
-func (s *session) open() error {
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		select {
-		case <-s.ctx.Done():
-			s.connMu.Lock()
-			if s.conn != nil {
-				_ = s.conn.Close()
-			}
-			s.connMu.Unlock()
-		case <-done:
-		}
-	}()
-	return s.dg.Open()
-}
-
-// close closes the session. discordgo's reader and heartbeat goroutines
-// leave as soon as they see it: the reader on its next read of the closed
-// connection, the heartbeat at once.
-func (s *session) close() {
-	if err := s.dg.Close(); err != nil {
-		s.c.Logger.Debug("close discord gateway", "error", err)
-	}
-}
-
-// dial dials the gateway with the Run's context and keeps the connection,
-// for open to close.
-func (s *session) dial(_ context.Context, network, addr string) (net.Conn, error) {
-	var d net.Dialer
-	nc, err := d.DialContext(s.ctx, network, addr)
-	if err != nil {
-		return nil, fmt.Errorf("discord: dial gateway: %w", err)
-	}
-	s.connMu.Lock()
-	s.conn = nc
-	s.connMu.Unlock()
-	return nc, nil
-}
-
 // rewrite sends discordgo's requests for discord.com to target's scheme
-// and host; requests made without a context get the Run's, so a stopping
-// connection does not wait for them.
+// and host.
 type rewrite struct {
 	base   http.RoundTripper
 	target *url.URL
-	ctx    context.Context
 }
 
 func (r *rewrite) RoundTrip(req *http.Request) (*http.Response, error) {
-	ctx := req.Context()
-	if ctx.Done() == nil {
-		ctx = r.ctx
-	}
-	out := req.Clone(ctx)
+	out := req.Clone(req.Context())
 	out.URL.Scheme, out.URL.Host, out.Host = r.target.Scheme, r.target.Host, ""
 	base := r.base
 	if base == nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -44,9 +45,9 @@ func newFixture(t *testing.T) *fixture {
 	f := &fixture{dc: dc, Fixture: connecttest.NewFixture(t, "discord", func() connect.Platform {
 		return &discord.Platform{APIURL: dc.URL, IdentifyEvery: 50 * time.Millisecond}
 	})}
-	// discordgo's Close waits a second for its close frame to reach
-	// Discord, after the lease stopped being renewed: the lease must
-	// outlast it for the release to store the final state.
+	// A stopping connection waits up to a second for Discord's answer to
+	// its close frame, after the lease stopped being renewed: the lease
+	// must outlast it for the release to store the final state.
 	f.Config.LeaseTTL = 3 * time.Second
 	f.Live = func() error { return testutil.Equal("gateway connections", dc.Connected(token), 1) }
 	return f
@@ -260,8 +261,47 @@ func TestFatalCloseCodesAreNotRetried(t *testing.T) {
 	}
 }
 
-func TestDroppedSocketReconnectsWithEvents(t *testing.T) {
+// stateLog is the fixture's store, recording each connection state
+// stored, "state: reason", even one that lasts a moment.
+type stateLog struct {
+	connect.Store
+	mu     sync.Mutex
+	states []string
+}
+
+func (l *stateLog) SetConnectionState(ctx context.Context, lease store.Lease, state store.ConnState, reason string) error {
+	l.mu.Lock()
+	l.states = append(l.states, string(state)+": "+reason)
+	l.mu.Unlock()
+	return l.Store.SetConnectionState(ctx, lease, state, reason)
+}
+
+// saw is a check that a state stored holds every one of words.
+func (l *stateLog) saw(words ...string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if slices.ContainsFunc(l.states, func(s string) bool {
+		return !slices.ContainsFunc(words, func(w string) bool { return !strings.Contains(s, w) })
+	}) {
+		return nil
+	}
+	return fmt.Errorf("no state with %q in %q", words, l.states)
+}
+
+// answered is a check that m was answered.
+func (f *fixture) answered(m *discordgo.Message) func() error {
+	return func() error { return testutil.Equal("reply to "+m.Content, f.replies()[m.ID], "re: "+m.Content) }
+}
+
+// TestDropsResumeWithMissedEvents: however the gateway connection ends
+// short of the session (a network drop, a close code that is not fatal,
+// op 7, a resumable op 9), the next connection RESUMEs at READY's
+// resume_gateway_url, spending no IDENTIFY (none would be allowed), and
+// the messages sent meanwhile are answered. The state says so.
+func TestDropsResumeWithMissedEvents(t *testing.T) {
 	f := newFixture(t)
+	states := &stateLog{Store: f.Store}
+	f.Config.Store = states
 	ctx := context.Background()
 	w, err := f.Store.CreateWebhook(ctx, store.Webhook{AccountID: f.Account.ID, URL: "https://hooks.example.com/",
 		Events: []string{string(store.EventConnectionChanged)}, Enabled: true})
@@ -279,23 +319,112 @@ func TestDroppedSocketReconnectsWithEvents(t *testing.T) {
 	a := f.Agent(withToken(token, nil))
 	f.Start()
 	f.WaitConnected(a)
-	before := deliveries()
-	if before < 1 { // connected (a new connection starts connecting)
-		t.Fatalf("%d connection.changed events after connecting", before)
+	f.dc.SessionStartLimit(token, 0, time.Hour) // an IDENTIFY would wait an hour
+	drops := []struct {
+		name string
+		drop func()
+	}{
+		{"network drop", func() { f.dc.Drop(token) }},
+		{"close 4000", func() { f.dc.CloseWith(token, 4000) }},
+		{"op 7 reconnect", func() { f.dc.Reconnect(token) }},
+		{"op 9 resumable", func() { f.dc.InvalidSession(token, true) }},
 	}
+	var seq int64
+	for i, d := range drops {
+		before := deliveries()
+		d.drop()
+		missed := direct("while down after " + d.name)
+		if n := f.dc.Dispatch(token, missed); n != 1 {
+			t.Fatalf("%s: dispatched to %d sessions", d.name, n)
+		}
+		testutil.Eventually(t, d.name+": resumed", func() error { return testutil.Equal("resumes", len(f.dc.Resumes(token)), i+1) })
+		f.WaitConnected(a)
+		testutil.Eventually(t, d.name+": missed message answered", f.answered(missed))
+		r := f.dc.Resumes(token)[i]
+		if r.SessionID != "session-1" || !r.AtResumeURL || r.Refused || r.Seq <= seq {
+			t.Fatalf("%s: resume %+v after sequence number %d", d.name, r, seq)
+		}
+		seq = r.Seq
+		if after := deliveries(); after < before+3 { // disconnected, connecting, connected
+			t.Fatalf("%s: connection.changed events: %d before, %d after", d.name, before, after)
+		}
+	}
+	if r := f.dc.Resumes(token)[0]; r.Replayed < 1 {
+		t.Errorf("the message sent during the network drop was not replayed: %+v", r)
+	}
+	if n := len(f.dc.Identifies(token)); n != 1 {
+		t.Fatalf("%d identifies; want 1", n)
+	}
+	testutil.OK(t, states.saw(string(store.ConnConnecting), "resuming"))
+}
+
+// TestUnresumableSessionIdentifiesAfresh: a RESUME of a session Discord
+// ended gets op 9 (d=false), and so does a live connection whose session
+// it invalidates: the next connection IDENTIFYs a new session.
+func TestUnresumableSessionIdentifiesAfresh(t *testing.T) {
+	f := newFixture(t)
+	a := f.Agent(withToken(token, nil))
+	f.Start()
+	f.WaitConnected(a)
 	f.dc.Drop(token)
+	f.dc.EndSessions(token)
 	testutil.Eventually(t, "a second identify", func() error { return testutil.Equal("identifies", len(f.dc.Identifies(token)), 2) })
 	f.WaitConnected(a)
-	if after := deliveries(); after < before+3 { // disconnected, connecting, connected
-		t.Fatalf("connection.changed events: %d before the drop, %d after", before, after)
-	}
-	// A close with a code that is not fatal reconnects too.
-	f.dc.CloseWith(token, 4000)
+	f.dc.InvalidSession(token, false)
 	testutil.Eventually(t, "a third identify", func() error { return testutil.Equal("identifies", len(f.dc.Identifies(token)), 3) })
 	f.WaitConnected(a)
 	m := direct("still there?")
 	f.dc.Dispatch(token, m)
-	testutil.Eventually(t, "reply after reconnecting", func() error { return testutil.Equal("reply", f.replies()[m.ID], "re: still there?") })
+	testutil.Eventually(t, "reply after identifying", f.answered(m))
+	// One RESUME, refused; none after op 9 (d=false) on a live connection.
+	if r := f.dc.Resumes(token); len(r) != 1 || !r[0].Refused || r[0].SessionID != "session-1" {
+		t.Fatalf("resumes %+v", r)
+	}
+}
+
+// TestIdentifyWaitsForTheSessionStartLimit: with fewer than 5 session
+// starts left of the bot's daily limit, the connection IDENTIFYs only
+// after the limit resets, saying why meanwhile.
+func TestIdentifyWaitsForTheSessionStartLimit(t *testing.T) {
+	f := newFixture(t)
+	resets := time.Now().Add(1500 * time.Millisecond)
+	f.dc.SessionStartLimit(token, 4, time.Until(resets))
+	a := f.Agent(withToken(token, nil))
+	f.Start()
+	testutil.Eventually(t, "waiting", f.InState(a, store.ConnConnecting, "daily session start limit", "4 of 1000 left", "reset"))
+	if n := len(f.dc.Identifies(token)); n != 0 {
+		t.Fatalf("%d identifies with 4 session starts left", n)
+	}
+	f.WaitConnected(a)
+	if time.Now().Before(resets) {
+		t.Fatal("connected before the session start limit reset")
+	}
+	if n := len(f.dc.Identifies(token)); n != 1 {
+		t.Fatalf("%d identifies; want 1", n)
+	}
+}
+
+// TestDeadConnectionResumesWithinTwoHeartbeats: a connection that stops
+// carrying anything (no heartbeat ACK, no event) is dropped after about two
+// heartbeat intervals without an ACK, not discordgo's five, and resumed:
+// the message it did not deliver is answered.
+func TestDeadConnectionResumesWithinTwoHeartbeats(t *testing.T) {
+	f := newFixture(t)
+	const every = 400 * time.Millisecond
+	f.dc.HeartbeatInterval = every
+	a := f.Agent(withToken(token, nil))
+	f.Start()
+	f.WaitConnected(a)
+	f.dc.Zombie(token)
+	lost := direct("into the void")
+	f.dc.Dispatch(token, lost)
+	// 2.25 intervals, the reconnection back-off (≤240ms) and slack for the
+	// race detector, where five missed ACKs alone take longer.
+	testutil.Within(t, "resumed", 5*every, func() error { return testutil.Equal("resumes", len(f.dc.Resumes(token)), 1) })
+	testutil.Eventually(t, "the lost message answered", f.answered(lost))
+	if n := len(f.dc.Identifies(token)); n != 1 {
+		t.Fatalf("%d identifies; want 1", n)
+	}
 }
 
 func TestStopsWhenInactiveOrDeleted(t *testing.T) {

@@ -1,10 +1,17 @@
 // Package discordtest is a Discord server for tests, speaking the wire
 // format of the REST API (v9, Authorization "Bot <token>") and of the
-// gateway (a JSON WebSocket): GET /api/v*/gateway and /gateway/bot name the
-// gateway's ws:// address; the gateway sends HELLO (op 10), takes IDENTIFY
-// (op 2), dispatches READY, a GUILD_CREATE per guild and then MESSAGE_CREATE
-// on demand, acks heartbeats (op 11) and can close with a chosen code. It
-// records what bots send: identifies, typing and messages.
+// gateway (a JSON WebSocket) as Discord does. GET /api/v*/gateway/bot
+// names the gateway's ws:// address and the bot's daily session start
+// limit, which each IDENTIFY spends. The gateway sends HELLO (op 10) and
+// acks heartbeats (op 11); it answers IDENTIFY (op 2) with READY (its
+// session_id and resume_gateway_url) and a GUILD_CREATE per guild, and
+// RESUME (op 6) with the dispatches the session missed and RESUMED, or
+// with op 9 (d=false) for a session it does not know. A session outlives
+// its connection and keeps the dispatches sent meanwhile, unless the
+// client closed it with 1000 or 1001. Tests dispatch MESSAGE_CREATE, drop
+// connections, close them with a code, ask for a reconnect (op 7),
+// invalidate sessions (op 9) or stop a connection carrying anything. It
+// records what bots send: identifies, resumes, typing and messages.
 package discordtest
 
 import (
@@ -34,6 +41,18 @@ type Identify struct {
 	Intents discordgo.Intent
 }
 
+// Resume is one RESUME a bot sent.
+type Resume struct {
+	SessionID   string
+	Seq         int64 // the last sequence number the bot had
+	AtResumeURL bool  // sent to READY's resume_gateway_url
+	Refused     bool  // the session was unknown: answered with op 9 (d=false)
+	Replayed    int   // how many dispatches the bot had missed
+}
+
+// startsPerDay is a bot's daily session start limit.
+const startsPerDay = 1000
+
 // Sent is one message a bot posted.
 type Sent struct {
 	ChannelID string
@@ -48,12 +67,14 @@ type Server struct {
 	// first connection).
 	HeartbeatInterval time.Duration
 
-	mu       sync.Mutex
-	bots     map[string]*bot // by token, without "Bot "
-	guilds   map[string][]*discordgo.Channel
-	channels map[string]*discordgo.Channel
-	nextID   int64
-	conns    map[*gatewayConn]bool
+	mu          sync.Mutex
+	bots        map[string]*bot // by token, without "Bot "
+	guilds      map[string][]*discordgo.Channel
+	channels    map[string]*discordgo.Channel
+	nextID      int64
+	conns       map[*gatewayConn]bool
+	sessions    map[string]*session // by id
+	nextSession int
 }
 
 type bot struct {
@@ -63,24 +84,37 @@ type bot struct {
 	typing     []string
 	sent       []Sent
 	rejectWith int // close code answering every IDENTIFY, 0 for none
+	resumes    []Resume
+	startsLeft int       // of the daily session start limit
+	resetsAt   time.Time // when startsLeft goes back to startsPerDay
 }
 
-// gatewayConn is one gateway connection; writes are serialized by mu.
+// session is a gateway session. It outlives its connection and keeps
+// every dispatch, for a RESUME to replay those the bot missed.
+type session struct {
+	id     string
+	token  string
+	conn   *gatewayConn // nil while no connection serves it
+	events []frame      // every dispatch: events[i] has sequence number i+1
+}
+
+// gatewayConn is one gateway connection; writes are serialized by mu,
+// session and zombie are guarded by Server.mu.
 type gatewayConn struct {
-	ws    *websocket.Conn
-	mu    sync.Mutex
-	token string // "" until identified
-	seq   int64
+	ws      *websocket.Conn
+	mu      sync.Mutex
+	session *session // nil until identified or resumed
+	zombie  bool     // carries nothing: no ACK, no dispatch
 }
 
 // New starts a server, closed when the test ends.
 func New(t testing.TB) *Server {
 	s := &Server{HeartbeatInterval: time.Second, bots: map[string]*bot{}, guilds: map[string][]*discordgo.Channel{},
-		channels: map[string]*discordgo.Channel{}, nextID: 900000, conns: map[*gatewayConn]bool{}}
+		channels: map[string]*discordgo.Channel{}, nextID: 900000, conns: map[*gatewayConn]bool{}, sessions: map[string]*session{}}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /gateway/", s.gateway)
-	mux.HandleFunc("GET /api/{version}/gateway", s.gatewayURL)
-	mux.HandleFunc("GET /api/{version}/gateway/bot", s.gatewayURL)
+	mux.HandleFunc("GET /gateway/", s.gateway(false))
+	mux.HandleFunc("GET /resume", s.gateway(true))
+	mux.HandleFunc("GET /api/{version}/gateway/bot", s.gatewayBot)
 	mux.HandleFunc("GET /api/{version}/channels/{id}", s.channel)
 	mux.HandleFunc("POST /api/{version}/channels/{id}/messages", s.message)
 	mux.HandleFunc("POST /api/{version}/channels/{id}/typing", s.typing)
@@ -99,7 +133,17 @@ func New(t testing.TB) *Server {
 func (s *Server) AddBot(token, id, username string, messageContent bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.bots[token] = &bot{user: discordgo.User{ID: id, Username: username, Bot: true}, privileged: messageContent}
+	s.bots[token] = &bot{user: discordgo.User{ID: id, Username: username, Bot: true}, privileged: messageContent,
+		startsLeft: startsPerDay, resetsAt: time.Now().Add(24 * time.Hour)}
+}
+
+// SessionStartLimit sets what is left of the bot's daily session start
+// limit, and when it goes back to 1,000.
+func (s *Server) SessionStartLimit(token string, remaining int, resetAfter time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.bots[token]
+	b.startsLeft, b.resetsAt = remaining, time.Now().Add(resetAfter)
 }
 
 // AddChannel adds a text channel to a guild; READY's GUILD_CREATE lists it.
@@ -119,23 +163,28 @@ func (s *Server) RejectIdentify(token string, code int) {
 	s.bots[token].rejectWith = code
 }
 
-// Dispatch sends MESSAGE_CREATE with m to every identified connection of
-// the bot and returns how many got it; a message without id gets one.
+// Dispatch sends MESSAGE_CREATE with m to every session of the bot, and
+// returns how many there are: a session without a connection keeps it for
+// a RESUME. A message without id gets one.
 func (s *Server) Dispatch(token string, m *discordgo.Message) int {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if m.ID == "" {
 		s.nextID++
 		m.ID = strconv.FormatInt(s.nextID, 10)
 	}
-	conns := s.connsOf(token)
-	s.mu.Unlock()
-	for _, c := range conns {
-		c.dispatch("MESSAGE_CREATE", m)
+	n := 0
+	for _, sess := range s.sessions {
+		if sess.token == token {
+			s.emit(sess, "MESSAGE_CREATE", m)
+			n++
+		}
 	}
-	return len(conns)
+	return n
 }
 
-// Connected returns how many identified gateway connections the bot has.
+// Connected returns how many gateway connections serve a session of the
+// bot.
 func (s *Server) Connected(token string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -143,25 +192,60 @@ func (s *Server) Connected(token string) int {
 }
 
 // Drop closes the bot's gateway connections ("" for every connection)
-// without a close frame, as a network failure does.
+// without a close frame, as a network failure does; their sessions wait
+// for a RESUME.
 func (s *Server) Drop(token string) {
-	s.mu.Lock()
-	conns := s.connsOf(token)
-	s.mu.Unlock()
-	for _, c := range conns {
+	s.each(token, func(c *gatewayConn) {
+		s.detach(c)
 		_ = c.ws.Close()
-	}
+	})
 }
 
 // CloseWith closes the bot's gateway connections with a close frame
-// carrying code.
+// carrying code; their sessions wait for a RESUME.
 func (s *Server) CloseWith(token string, code int) {
-	s.mu.Lock()
-	conns := s.connsOf(token)
-	s.mu.Unlock()
-	for _, c := range conns {
+	s.each(token, func(c *gatewayConn) {
+		s.detach(c)
 		c.close(code)
+	})
+}
+
+// Reconnect asks the bot's gateway connections to reconnect and resume
+// (op 7).
+func (s *Server) Reconnect(token string) {
+	s.each(token, func(c *gatewayConn) { c.send(7, nil) })
+}
+
+// InvalidSession tells the bot's gateway connections that their session
+// is invalid (op 9) and whether it may be resumed; one that may not is
+// ended.
+func (s *Server) InvalidSession(token string, resumable bool) {
+	s.each(token, func(c *gatewayConn) { c.send(9, resumable) })
+	if !resumable {
+		s.EndSessions(token)
 	}
+}
+
+// EndSessions ends the bot's sessions, as Discord does some time after
+// their connection dropped: a RESUME gets op 9 (d=false).
+func (s *Server) EndSessions(token string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, sess := range s.sessions {
+		if sess.token == token {
+			if sess.conn != nil {
+				s.detach(sess.conn)
+			}
+			delete(s.sessions, id)
+		}
+	}
+}
+
+// Zombie makes the bot's gateway connections carry nothing from now on,
+// as a network path that failed silently: they ack no heartbeat and
+// deliver no dispatch (their sessions keep them for a RESUME).
+func (s *Server) Zombie(token string) {
+	s.each(token, func(c *gatewayConn) { c.zombie = true })
 }
 
 // Identifies returns the bot's IDENTIFY payloads, oldest first.
@@ -169,6 +253,13 @@ func (s *Server) Identifies(token string) []Identify {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Identify(nil), s.bots[token].identifies...)
+}
+
+// Resumes returns the bot's RESUMEs, oldest first.
+func (s *Server) Resumes(token string) []Resume {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Resume(nil), s.bots[token].resumes...)
 }
 
 // Typing returns the channels in which the bot triggered typing, in order.
@@ -185,16 +276,46 @@ func (s *Server) Sent(token string) []Sent {
 	return append([]Sent(nil), s.bots[token].sent...)
 }
 
-// connsOf returns the identified connections of token, every connection
-// for ""; s.mu is held.
+// connsOf returns the connections serving a session of token, every
+// connection for ""; s.mu is held.
 func (s *Server) connsOf(token string) []*gatewayConn {
 	var out []*gatewayConn
 	for c := range s.conns {
-		if token == "" || c.token == token {
+		if token == "" || c.session != nil && c.session.token == token {
 			out = append(out, c)
 		}
 	}
 	return out
+}
+
+// each calls fn, with s.mu held, on the connections serving a session of
+// token (every connection for "").
+func (s *Server) each(token string, fn func(c *gatewayConn)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.connsOf(token) {
+		fn(c)
+	}
+}
+
+// detach parts c from its session, which waits for a RESUME; s.mu is held.
+func (s *Server) detach(c *gatewayConn) {
+	if c.session != nil && c.session.conn == c {
+		c.session.conn = nil
+	}
+	c.session = nil
+}
+
+// emit dispatches event to sess, keeping it for a RESUME, and sends it
+// when a connection serves the session; s.mu is held.
+func (s *Server) emit(sess *session, event string, d any) {
+	raw, _ := json.Marshal(d)
+	seq := int64(len(sess.events) + 1)
+	f := frame{Op: 0, D: raw, S: &seq, T: event}
+	sess.events = append(sess.events, f)
+	if c := sess.conn; c != nil && !c.zombie {
+		c.write(f)
+	}
 }
 
 // authorized returns the bot of the request's "Bot <token>", or answers
@@ -208,10 +329,27 @@ func (s *Server) authorized(w http.ResponseWriter, r *http.Request) *bot {
 	return nil
 }
 
-func (s *Server) gatewayURL(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"url": "ws" + strings.TrimPrefix(s.URL, "http") + "/gateway", "shards": 1,
-		"session_start_limit": map[string]int{"total": 1000, "remaining": 1000, "reset_after": 0, "max_concurrency": 1}})
+func (s *Server) gatewayBot(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.authorized(w, r)
+	if b == nil {
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"url": s.wsURL("/gateway"), "shards": 1, "session_start_limit": b.startLimit()})
 }
+
+// startLimit returns the bot's daily session start limit; s.mu is held.
+func (b *bot) startLimit() discordgo.SessionInformation {
+	if now := time.Now(); now.After(b.resetsAt) {
+		b.startsLeft, b.resetsAt = startsPerDay, now.Add(24*time.Hour)
+	}
+	return discordgo.SessionInformation{Total: startsPerDay, Remaining: b.startsLeft,
+		ResetAfter: int(time.Until(b.resetsAt).Milliseconds()), MaxConcurrency: 1}
+}
+
+// wsURL is the WebSocket address of path on the server.
+func (s *Server) wsURL(path string) string { return "ws" + strings.TrimPrefix(s.URL, "http") + path }
 
 func (s *Server) channel(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
@@ -273,41 +411,65 @@ type frame struct {
 	T  string          `json:"t,omitempty"`
 }
 
-// gateway serves one gateway connection until either side closes it.
-func (s *Server) gateway(w http.ResponseWriter, r *http.Request) {
-	ws, err := upgrader.Upgrade(w, r, nil)
-	if err != nil {
-		return
-	}
-	c := &gatewayConn{ws: ws}
-	s.mu.Lock()
-	s.conns[c] = true
-	interval := s.HeartbeatInterval
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		delete(s.conns, c)
-		s.mu.Unlock()
-		_ = ws.Close()
-	}()
-	c.send(10, map[string]any{"heartbeat_interval": interval.Milliseconds()})
-	for {
-		var f frame
-		if err := ws.ReadJSON(&f); err != nil {
+// gateway serves gateway connections, at READY's resume_gateway_url when
+// atResumeURL, each until either side closes it.
+func (s *Server) gateway(atResumeURL bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ws, err := upgrader.Upgrade(w, r, nil)
+		if err != nil {
 			return
 		}
-		switch f.Op {
-		case 1:
-			c.send(11, nil)
-		case 2:
-			if !s.identify(c, f.D) {
+		c := &gatewayConn{ws: ws}
+		s.mu.Lock()
+		s.conns[c] = true
+		interval := s.HeartbeatInterval
+		s.mu.Unlock()
+		c.send(10, map[string]any{"heartbeat_interval": interval.Milliseconds()})
+		for {
+			var f frame
+			if err := ws.ReadJSON(&f); err != nil {
+				s.hungUp(c, err)
 				return
+			}
+			switch f.Op {
+			case 1:
+				s.heartbeat(c)
+			case 2:
+				if !s.identify(c, f.D) {
+					s.hungUp(c, nil)
+					return
+				}
+			case 6:
+				s.resume(c, f.D, atResumeURL)
 			}
 		}
 	}
 }
 
-// identify answers an IDENTIFY: READY and the guilds, or a close code.
+// hungUp forgets c, which ended with err: its session waits for a RESUME,
+// unless the client closed it normally (1000 or 1001), which ends it.
+func (s *Server) hungUp(c *gatewayConn, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.conns, c)
+	if sess := c.session; sess != nil && websocket.IsCloseError(err, websocket.CloseNormalClosure, websocket.CloseGoingAway) {
+		delete(s.sessions, sess.id)
+	}
+	s.detach(c)
+	_ = c.ws.Close()
+}
+
+// heartbeat acks a heartbeat, unless c is a zombie.
+func (s *Server) heartbeat(c *gatewayConn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !c.zombie {
+		c.send(11, nil)
+	}
+}
+
+// identify answers an IDENTIFY: a new session, READY and the guilds, or a
+// close code.
 func (s *Server) identify(c *gatewayConn, d json.RawMessage) bool {
 	var id struct {
 		Token   string           `json:"token"`
@@ -316,6 +478,7 @@ func (s *Server) identify(c *gatewayConn, d json.RawMessage) bool {
 	_ = json.Unmarshal(d, &id)
 	token := strings.TrimPrefix(id.Token, "Bot ")
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	b := s.bots[token]
 	code := 0
 	switch {
@@ -328,41 +491,66 @@ func (s *Server) identify(c *gatewayConn, d json.RawMessage) bool {
 	}
 	if b != nil {
 		b.identifies = append(b.identifies, Identify{Token: id.Token, Intents: id.Intents})
+		b.startLimit()
+		b.startsLeft--
 	}
 	if code != 0 {
-		s.mu.Unlock()
 		c.close(code)
 		return false
 	}
-	c.token = token
-	user := b.user
+	s.nextSession++
+	sess := &session{id: "session-" + strconv.Itoa(s.nextSession), token: token, conn: c}
+	s.sessions[sess.id], c.session = sess, sess
 	var guilds []map[string]any
-	var creates []map[string]any
-	for gid, chans := range s.guilds {
+	for gid := range s.guilds {
 		guilds = append(guilds, map[string]any{"id": gid, "unavailable": true})
-		creates = append(creates, map[string]any{"id": gid, "name": "guild " + gid, "channels": chans})
 	}
-	s.mu.Unlock()
-	c.dispatch("READY", map[string]any{"v": 9, "user": user, "session_id": "session-" + user.ID, "guilds": guilds,
-		"resume_gateway_url": "ws" + strings.TrimPrefix(s.URL, "http") + "/gateway"})
-	for _, g := range creates {
-		c.dispatch("GUILD_CREATE", g)
+	s.emit(sess, "READY", map[string]any{"v": 9, "user": b.user, "session_id": sess.id, "guilds": guilds,
+		"resume_gateway_url": s.wsURL("/resume")})
+	for gid, chans := range s.guilds {
+		s.emit(sess, "GUILD_CREATE", map[string]any{"id": gid, "name": "guild " + gid, "channels": chans})
 	}
 	return true
+}
+
+// resume answers a RESUME: the dispatches the session missed and RESUMED
+// on c, or op 9 (not resumable) for a session it does not know.
+func (s *Server) resume(c *gatewayConn, d json.RawMessage, atResumeURL bool) {
+	var r struct {
+		Token     string `json:"token"`
+		SessionID string `json:"session_id"`
+		Seq       int64  `json:"seq"`
+	}
+	_ = json.Unmarshal(d, &r)
+	token := strings.TrimPrefix(r.Token, "Bot ")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sess := s.sessions[r.SessionID]
+	known := sess != nil && sess.token == token && r.Seq >= 0 && r.Seq <= int64(len(sess.events))
+	var missed []frame
+	if known {
+		missed = sess.events[r.Seq:]
+	}
+	if b := s.bots[token]; b != nil {
+		b.resumes = append(b.resumes, Resume{SessionID: r.SessionID, Seq: r.Seq, AtResumeURL: atResumeURL, Refused: !known, Replayed: len(missed)})
+	}
+	if !known {
+		c.send(9, false)
+		return
+	}
+	if sess.conn != nil {
+		s.detach(sess.conn)
+	}
+	sess.conn, c.session = c, sess
+	for _, f := range missed {
+		c.write(f)
+	}
+	s.emit(sess, "RESUMED", map[string]any{})
 }
 
 func (c *gatewayConn) send(op int, d any) {
 	raw, _ := json.Marshal(d)
 	c.write(frame{Op: op, D: raw})
-}
-
-func (c *gatewayConn) dispatch(event string, d any) {
-	raw, _ := json.Marshal(d)
-	c.mu.Lock()
-	c.seq++
-	seq := c.seq
-	c.mu.Unlock()
-	c.write(frame{Op: 0, D: raw, S: &seq, T: event})
 }
 
 func (c *gatewayConn) write(f frame) {
