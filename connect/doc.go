@@ -4,9 +4,15 @@
 // connection whose credentials are missing from settings.secrets gets no
 // runner, only its disabled state). A runner (runner.go) connects only
 // while it holds that connection's lease in the database, so across
-// replicas at most one is connected and the others stand by. A connection
-// keeps its cursor, state and message counts in the store, and answers the
-// messages of one chat one at a time (Conn.Submit, dispatch.go).
+// replicas at most one is connected and the others stand by with no
+// goroutine. The supervisor's lease loop (leases.go) renews all of a
+// replica's leases in one statement and takes free connections up to the
+// replica's share. A connection keeps its cursor, state and message counts
+// in the store. The messages it takes go to its inbox (inbox.go: Take,
+// Resume, Answering) with the cursor in one write, and leave it when
+// answered, so a stop, a crash or a lease move loses none; the messages of
+// one chat are answered one at a time (dispatch.go). A stopping runner
+// stops fetching and drains what it holds before releasing its lease.
 //
 // One sub-package per platform implements Platform: connect/telegram,
 // connect/discord and connect/x (platform id "twitter"), each with a
@@ -17,7 +23,9 @@
 // Turner: a platform message takes the same turn as the API's Send Message,
 // under the same rule of whether the agent can answer (turn.CanAnswer). An
 // agent that cannot answer now gives an error matching ErrNotAnswering and
-// the message is dropped; no failure is ever sent to the chat.
+// the message is dropped (Conn.Unanswered counts it); no failure is ever
+// sent to the chat. Conn.Admit applies a platform's allowedUsers and
+// userRateLimit (limits.go) before a message is taken.
 //
 // It knows nothing of HTTP: it depends on the small interfaces it declares
 // (Store, Turner, Platform) and imports only store and turn. connecttest
