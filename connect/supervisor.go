@@ -121,7 +121,7 @@ func New(cfg Config) (*Supervisor, error) {
 	s := &Supervisor{cfg: cfg, runners: map[runnerKey]*runner{}, wake: make(chan struct{}, 1),
 		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agentd_connection_messages_dropped_total",
-			Help: "Platform messages left unanswered on purpose: the agent was not answering, the user was over the rate limit, or not allowed.",
+			Help: "Platform messages left unanswered on purpose, by reason: the agent was not answering, the user was over the rate limit or not allowed, an X thread reached its reply cap, or X's listing no longer reached them.",
 		}, []string{"platform", "reason"})}
 	if cfg.Registerer != nil {
 		if err := cfg.Registerer.Register(s.dropped); err != nil {

@@ -46,9 +46,11 @@ const (
 )
 
 // kindOf classifies err. X answers 401 to bad credentials, and 403 to
-// duplicate content, to an app without the permission (oauth1-permissions,
-// unsupported-authentication: a credentials problem) and to an access tier
-// without the endpoint (client-forbidden).
+// duplicate content, to an access tier without the endpoint or an app
+// outside a Project (type client-forbidden, whose detail speaks of
+// "authenticating" with "keys and tokens": the type decides), and to an
+// app without the permission (oauth1-permissions,
+// unsupported-authentication: a credentials problem).
 func kindOf(err error) errorKind {
 	var ae *apiError
 	if !errors.As(err, &ae) {
@@ -62,6 +64,8 @@ func kindOf(err error) errorKind {
 		return kindTransient
 	case strings.Contains(text, "duplicate"):
 		return kindDuplicate
+	case strings.Contains(ae.Type, "client-forbidden"):
+		return kindForbidden
 	case strings.Contains(ae.Type, "oauth1-permissions"), strings.Contains(ae.Type, "unsupported-authentication"),
 		strings.Contains(text, "authenticat"), strings.Contains(text, "token"):
 		return kindAuth
@@ -209,18 +213,51 @@ func (c *client) me(ctx context.Context) (user, error) {
 	return r.Data, err
 }
 
-// mentions returns the posts mentioning userID after sinceID ("" for the
-// newest ones), newest first.
-func (c *client) mentions(ctx context.Context, userID, sinceID string) ([]tweet, error) {
-	q := url.Values{"max_results": {"100"}, "tweet.fields": {"author_id,conversation_id"}}
-	if sinceID != "" {
-		q.Set("since_id", sinceID)
-	} else {
-		q.Set("max_results", "5")
-	}
+// mentionReach is how far back the mentions timeline reaches: X serves
+// only the 800 newest mentions, however they are paged.
+const mentionReach = 800
+
+// maxPages bounds the pages of one listing (the mentions timeline's reach
+// is 8 pages of 100), in case X keeps handing out next tokens.
+const maxPages = 10
+
+// pageMeta is the meta of a page of a listing: next_token is set while
+// older results remain.
+type pageMeta struct {
+	NextToken string `json:"next_token"`
+}
+
+// newestMentions returns a few of the newest posts mentioning userID,
+// newest first.
+func (c *client) newestMentions(ctx context.Context, userID string) ([]tweet, error) {
+	q := url.Values{"max_results": {"5"}, "tweet.fields": {"author_id,conversation_id"}}
 	var r struct{ Data []tweet }
 	err := c.call(ctx, "mentions", http.MethodGet, "/2/users/"+url.PathEscape(userID)+"/mentions", q, nil, &r)
 	return r.Data, err
+}
+
+// mentions returns every post mentioning userID after sinceID, newest
+// first: X lists them newest first, a page at a time, and its next_token
+// (sent back as pagination_token) leads down to since_id. complete is
+// false when there may be more than it reached: X's timeline ends after
+// mentionReach mentions, even when since_id is older.
+func (c *client) mentions(ctx context.Context, userID, sinceID string) (tweets []tweet, complete bool, err error) {
+	q := url.Values{"max_results": {"100"}, "tweet.fields": {"author_id,conversation_id"}, "since_id": {sinceID}}
+	for range maxPages {
+		var r struct {
+			Data []tweet
+			Meta pageMeta
+		}
+		if err := c.call(ctx, "mentions", http.MethodGet, "/2/users/"+url.PathEscape(userID)+"/mentions", q, nil, &r); err != nil {
+			return nil, false, err
+		}
+		tweets = append(tweets, r.Data...)
+		if r.Meta.NextToken == "" {
+			return tweets, len(tweets) < mentionReach, nil
+		}
+		q.Set("pagination_token", r.Meta.NextToken)
+	}
+	return tweets, false, nil
 }
 
 // post creates a post, replying to replyTo unless it is "".
@@ -240,12 +277,28 @@ func (c *client) repost(ctx context.Context, userID, tweetID string) error {
 	return c.call(ctx, "retweets", http.MethodPost, "/2/users/"+url.PathEscape(userID)+"/retweets", nil, map[string]string{"tweet_id": tweetID}, nil)
 }
 
-// dmEvents returns the newest direct-message events, newest first.
-func (c *client) dmEvents(ctx context.Context) ([]dmEvent, error) {
+// dmEvents returns the direct-message events after sinceID, newest
+// first, paging (X lists them newest first, a page at a time) until a
+// page reaches sinceID; with sinceID "" only the newest page. complete is
+// false when it stopped after maxPages with newer events left unread.
+func (c *client) dmEvents(ctx context.Context, sinceID string) (events []dmEvent, complete bool, err error) {
 	q := url.Values{"event_types": {"MessageCreate"}, "dm_event.fields": {"id,event_type,text,sender_id"}, "max_results": {"100"}}
-	var r struct{ Data []dmEvent }
-	err := c.call(ctx, "dm_events", http.MethodGet, "/2/dm_events", q, nil, &r)
-	return r.Data, err
+	for range maxPages {
+		var r struct {
+			Data []dmEvent
+			Meta pageMeta
+		}
+		if err := c.call(ctx, "dm_events", http.MethodGet, "/2/dm_events", q, nil, &r); err != nil {
+			return nil, false, err
+		}
+		events = append(events, r.Data...)
+		reached := sinceID == "" || (len(r.Data) > 0 && !newer(r.Data[len(r.Data)-1].ID, sinceID))
+		if reached || r.Meta.NextToken == "" {
+			return events, true, nil
+		}
+		q.Set("pagination_token", r.Meta.NextToken)
+	}
+	return events, false, nil
 }
 
 // sendDM sends text to the one-to-one conversation with participantID.

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agentd/agentd/connect"
 	"github.com/agentd/agentd/store"
@@ -14,22 +15,31 @@ import (
 
 // poll runs once every poll interval until ctx ends. Rejected credentials
 // end the connection; an endpoint the access tier does not allow stops
-// this loop only (posting may still work); other failures wait for the
-// next poll.
-func (s *session) poll(ctx context.Context, what string, once func(context.Context) error) error {
+// this loop only (posting may still work) and says so in the connection's
+// reason, naming setting, the switch of the loop; failures that last
+// failingAfter polls are shown there too until a poll works again.
+func (s *session) poll(ctx context.Context, what, setting string, once func(context.Context) error) error {
+	failed := 0
 	for {
 		err := once(ctx)
 		switch {
 		case ctx.Err() != nil:
 			return nil
 		case err == nil:
+			failed = 0
+			s.recovered(ctx, what)
 		case kindOf(err) == kindAuth:
 			return s.fatal(err)
 		case kindOf(err) == kindForbidden:
 			s.c.Logger.Warn("X refused "+what+"; the account's X API access tier may not include it: polling stopped", "error", err)
+			s.report(ctx, what, unavailable(what, setting, err))
 			return nil
 		default:
-			s.c.Logger.Warn("X "+what+" poll failed", "error", err)
+			failed++
+			s.c.Logger.Warn("X "+what+" poll failed", "error", err, "failures", failed)
+			if failed >= failingAfter {
+				s.report(ctx, what, failing(what, err))
+			}
 		}
 		if !connect.Sleep(ctx, s.p.pollInterval()) {
 			return nil
@@ -38,49 +48,124 @@ func (s *session) poll(ctx context.Context, what string, once func(context.Conte
 }
 
 func (s *session) mentionLoop(ctx context.Context) error {
-	return s.poll(ctx, "mentions", s.pollMentions)
+	return s.poll(ctx, "mentions", "enableMentions", s.pollMentions)
 }
 
-func (s *session) dmLoop(ctx context.Context) error { return s.poll(ctx, "direct messages", s.pollDMs) }
+func (s *session) dmLoop(ctx context.Context) error {
+	return s.poll(ctx, "direct messages", "enableDMs", s.pollDMs)
+}
 
-// pollMentions fetches the mentions after the stored since_id and queues
-// the answers of at most maxRepliesPerPoll of them, oldest first; the rest
-// wait for the next poll. The first poll only notes the newest mention.
+// DropBeyondReach is why Drop counts messages never read: more came
+// between two polls than X's mentions timeline reaches (its 800 newest),
+// or than maxPages pages of direct-message events hold. Each count is one
+// gap, of at least one message.
+const DropBeyondReach = "beyond_reach"
+
+// maxPending bounds the mentions fetched and waiting for a later poll's
+// answers; while that many wait, newer ones wait with X.
+const maxPending = mentionReach
+
+// pollMentions fetches the mentions after the newest one fetched, every
+// page of them, and takes the answers of at most maxRepliesPerPoll of the
+// waiting ones, oldest first. The stored cursor moves only past the
+// mentions taken or passed over, so the rest are answered by later polls,
+// or by the next session from the cursor if this one ends first. The
+// first poll only notes the newest mention.
 func (s *session) pollMentions(ctx context.Context) error {
 	since := s.cursor().Mentions
-	tweets, err := s.api.mentions(ctx, s.me.ID, since)
+	if since == "" {
+		tweets, err := s.api.newestMentions(ctx, s.me.ID)
+		if err != nil {
+			return err
+		}
+		last := "0"
+		for _, t := range tweets {
+			if newer(t.ID, last) {
+				last = t.ID
+			}
+		}
+		return s.take(ctx, func(c *cursor) { c.Mentions = last }, nil)
+	}
+	if err := s.fetchMentions(ctx, since); err != nil {
+		return err
+	}
+	now := s.p.now()
+	s.threads.forget(now)
+	last, msgs, walked := s.pickMentions(since, now)
+	if last == since {
+		return nil
+	}
+	if err := s.take(ctx, func(c *cursor) { c.Mentions = last }, msgs); err != nil {
+		return err
+	}
+	s.pending = s.pending[walked:]
+	for _, m := range msgs {
+		s.threads.add(strings.TrimPrefix(m.Chat, threadPrefix), now)
+	}
+	return nil
+}
+
+// fetchMentions adds the mentions after the newest one waiting (since,
+// the cursor, when none is) to s.pending, oldest first. A gap that X's
+// reach leaves between them is logged and counted.
+func (s *session) fetchMentions(ctx context.Context, since string) error {
+	if len(s.pending) >= maxPending {
+		return nil
+	}
+	from := since
+	if len(s.pending) > 0 {
+		from = s.pending[len(s.pending)-1].ID
+	}
+	tweets, complete, err := s.api.mentions(ctx, s.me.ID, from)
 	if err != nil {
 		return err
 	}
 	sort.Slice(tweets, func(i, j int) bool { return newer(tweets[j].ID, tweets[i].ID) })
-	last := since
-	if since == "" {
-		last = "0"
-		if len(tweets) > 0 {
-			last = tweets[len(tweets)-1].ID
-		}
-		tweets = nil
+	if !complete && len(tweets) > 0 {
+		s.c.Logger.Warn("X mentions skipped: more came between two polls than X's mentions timeline reaches (the 800 newest), "+
+			"so some after the last one seen were never listed", "after", from, "oldest_listed", tweets[0].ID)
+		s.c.Drop(DropBeyondReach, "mentions")
 	}
-	var msgs []connect.Inbound
 	for _, t := range tweets {
-		if !newer(t.ID, last) {
-			continue
+		if newer(t.ID, from) {
+			s.pending = append(s.pending, t)
+			from = t.ID
 		}
-		if t.AuthorID != s.me.ID && on(s.settings.EnableReplies, true) {
+	}
+	return nil
+}
+
+// threadPrefix starts the chat of a mention: its conversation.
+const threadPrefix = "thread:"
+
+// pickMentions walks the waiting mentions, oldest first, and picks the
+// ones to answer, at most maxRepliesPerPoll: the account's own (and every
+// one while enableReplies is off) are passed over, and the thread limit
+// or Admit may refuse one (a drop, counted). It returns the id the cursor
+// moves to, the messages to take, and how many waiting mentions it
+// walked.
+func (s *session) pickMentions(since string, now time.Time) (last string, msgs []connect.Inbound, walked int) {
+	last = since
+	replies := on(s.settings.EnableReplies, true)
+	picked := map[string]int{} // conversation → mentions picked in it
+	for _, t := range s.pending {
+		if t.AuthorID != s.me.ID && replies {
 			if len(msgs) == maxRepliesPerPoll {
 				break
 			}
-			chat := "thread:" + t.ConversationID
-			if s.c.Admit(connect.Sender{ID: t.AuthorID}, false, chat) {
+			chat := threadPrefix + t.ConversationID
+			switch {
+			case !s.threads.allow(t.ConversationID, picked[t.ConversationID], now):
+				s.c.Drop(DropThreadLimit, chat)
+			case s.c.Admit(connect.Sender{ID: t.AuthorID}, false, chat):
 				msgs = append(msgs, inbound(mentionPrefix+t.ID, chat, t))
+				picked[t.ConversationID]++
 			}
 		}
 		last = t.ID
+		walked++
 	}
-	if last == since {
-		return nil
-	}
-	return s.take(ctx, func(c *cursor) { c.Mentions = last }, msgs)
+	return last, msgs, walked
 }
 
 // The prefixes of the ids of the messages a connection takes, by kind.
@@ -139,16 +224,21 @@ func (s *session) answerMention(ctx context.Context, in connect.Inbound, t tweet
 	}
 }
 
-// pollDMs fetches the direct-message events and queues an answer to each
-// one newer than the stored one, oldest first, never the account's own.
-// The first poll only notes the newest event.
+// pollDMs fetches the direct-message events after the stored one, every
+// page of them, and queues an answer to each, oldest first, never the
+// account's own. The first poll only notes the newest event.
 func (s *session) pollDMs(ctx context.Context) error {
 	since := s.cursor().DMs
-	events, err := s.api.dmEvents(ctx)
+	events, complete, err := s.api.dmEvents(ctx, since)
 	if err != nil {
 		return err
 	}
 	sort.Slice(events, func(i, j int) bool { return newer(events[j].ID, events[i].ID) })
+	if !complete && len(events) > 0 {
+		s.c.Logger.Warn("X direct messages skipped: more came between two polls than one poll reads",
+			"after", since, "oldest_read", events[0].ID)
+		s.c.Drop(DropBeyondReach, "direct messages")
+	}
 	last := since
 	if since == "" {
 		last = "0"

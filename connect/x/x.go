@@ -45,7 +45,8 @@ type Platform struct {
 	// (see client).
 	Client *http.Client
 	once   sync.Once
-	// Now is the clock of the post schedule; nil for time.Now.
+	// Now is the clock of the post schedule and of the thread limit; nil
+	// for time.Now.
 	Now func() time.Time
 	// ScheduleCheck is the longest gap between looks at the post schedule
 	// (30s), so a post is at most that late.
@@ -157,6 +158,19 @@ type session struct {
 
 	mu  sync.Mutex // orders cursor updates of the loops
 	cur cursor
+
+	health health
+	// pending are the mentions fetched, newer than the cursor, and not
+	// taken yet (past maxRepliesPerPoll), oldest first; the mention loop's
+	// own.
+	pending []tweet
+	threads *threads // the thread limit's counts, kept with the lease
+}
+
+// local is what a connection keeps across the Runs of its lease
+// (Conn.Local).
+type local struct {
+	threads threads
 }
 
 // Run connects the account, then polls mentions and DMs and posts on
@@ -164,6 +178,12 @@ type session struct {
 // another agent are a *connect.FatalError.
 func (p *Platform) Run(ctx context.Context, c *connect.Conn) error {
 	s := &session{p: p, c: c}
+	kept, ok := c.Local.(*local)
+	if !ok {
+		kept = &local{}
+		c.Local = kept
+	}
+	s.threads = &kept.threads
 	if len(c.Settings) > 0 {
 		_ = json.Unmarshal(c.Settings, &s.settings) // validated on write; unknown shapes mean defaults
 	}
@@ -175,6 +195,10 @@ func (p *Platform) Run(ctx context.Context, c *connect.Conn) error {
 	s.api = newClient(p.apiURL(), p.client(), c.Secrets.String(APIKeyVar), c.Secrets.String(APISecretKeyVar),
 		c.Secrets.String(AccessTokenVar), c.Secrets.String(AccessTokenSecretVar))
 	me, err := s.api.me(ctx)
+	if kindOf(err) == kindForbidden {
+		return &connect.FatalError{Reason: fmt.Sprintf("X refuses this app even the account lookup (users/me; X answered %s): "+
+			"the app must belong to a Project with X API access", describe(err))}
+	}
 	if err != nil {
 		return s.fatal(err)
 	}

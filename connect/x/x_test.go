@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -34,8 +35,9 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m, storetest.IgnoreStatement
 // cursorStore records the cursors saved through it.
 type cursorStore struct {
 	*store.Store
-	mu     sync.Mutex
-	cursor string
+	mu      sync.Mutex
+	cursor  string
+	history []string // every cursor saved, oldest first
 }
 
 func (c *cursorStore) SaveCursor(ctx context.Context, l store.Lease, cursor string) error {
@@ -57,8 +59,25 @@ func (c *cursorStore) record(cursor string, err error) {
 	if err == nil {
 		c.mu.Lock()
 		c.cursor = cursor
+		c.history = append(c.history, cursor)
 		c.mu.Unlock()
 	}
+}
+
+// mentionCursors returns the mentions cursors saved, oldest first, each
+// once in a row.
+func (c *cursorStore) mentionCursors() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for _, raw := range c.history {
+		var cur struct{ Mentions string }
+		_ = json.Unmarshal([]byte(raw), &cur)
+		if cur.Mentions != "" && (len(out) == 0 || out[len(out)-1] != cur.Mentions) {
+			out = append(out, cur.Mentions)
+		}
+	}
+	return out
 }
 
 func (c *cursorStore) saved() string {
@@ -195,19 +214,10 @@ func TestAtMostTenRepliesPerPollWithLikesAndReposts(t *testing.T) {
 		}
 		return nil
 	})
-	// The first poll after the restart answered the ten oldest; the
-	// second one asked from the tenth.
-	var sinces []string
-	for _, c := range f.calls("mentions") {
-		sinces = append(sinces, c.Query.Get("since_id"))
-	}
-	want := ids[9]
-	found := false
-	for _, s := range sinces {
-		found = found || s == want
-	}
-	if !found {
-		t.Fatalf("no poll from the tenth mention %s: since_ids %v", want, sinces)
+	// The first poll after the restart took the ten oldest, moving the
+	// cursor past the tenth only; the next one took the other two.
+	if got, want := f.cs.mentionCursors(), []string{"0", ids[9], ids[11]}; !slices.Equal(got, want) {
+		t.Fatalf("mentions cursors %v; want %v", got, want)
 	}
 }
 
@@ -230,6 +240,36 @@ func TestDMsAnswered(t *testing.T) {
 	}
 	if len(f.calls("mentions")) != 0 {
 		t.Errorf("mentions polled with enableMentions false")
+	}
+}
+
+// More direct messages than one page came while the connection was
+// down: each is answered, once, the older pages read with
+// pagination_token.
+func TestDMsPaged(t *testing.T) {
+	f := newFixture(t)
+	f.busy()
+	a := f.agent(map[string]any{"enableDMs": true, "enableMentions": false})
+	f.Start()
+	f.WaitConnected(a)
+	f.polled("dm_events", 2)
+	f.Stop()
+	const n = 120
+	for i := range n {
+		f.srv.SendDM(token, strconv.Itoa(100+i), fmt.Sprintf("hello %d", i))
+	}
+	f.Start()
+	testutil.Eventually(t, "every DM answered", func() error { return testutil.Equal("DMs sent", len(f.srv.SentDMs(token)), n) })
+	f.polled("dm_events", 2)
+	to := map[string]bool{}
+	for _, d := range f.srv.SentDMs(token) {
+		to[d.To] = true
+	}
+	if len(to) != n || len(f.srv.SentDMs(token)) != n {
+		t.Fatalf("%d DMs sent to %d senders; want one to each of %d", len(f.srv.SentDMs(token)), len(to), n)
+	}
+	if !slices.ContainsFunc(f.calls("dm_events"), func(c xtest.Call) bool { return c.Query.Get("pagination_token") != "" }) {
+		t.Fatalf("no page asked with pagination_token")
 	}
 }
 

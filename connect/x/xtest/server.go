@@ -1,13 +1,21 @@
 // Package xtest is an X API v2 server for tests, speaking the wire format
 // of the calls connect/x makes: GET /2/users/me, POST /2/tweets, GET
-// /2/users/:id/mentions (since_id, max_results), POST /2/users/:id/likes,
-// POST /2/users/:id/retweets, GET /2/dm_events and POST
+// /2/users/:id/mentions, POST /2/users/:id/likes, POST
+// /2/users/:id/retweets, GET /2/dm_events and POST
 // /2/dm_conversations/with/:participant_id/messages. Every request must
 // carry an OAuth 1.0a Authorization header with a registered account's
 // consumer key and access token (the signature is not verified), else 401.
-// Like X it answers a post repeating an earlier one with a duplicate-content
-// 403; it can inject failures (429 with x-rate-limit-reset, 401, 403), and
-// it records what it got.
+//
+// The two listings page as X's do, newest first: max_results (mentions 5
+// to 100, default 10; DM events 1 to 100, default 100; else a 400),
+// meta.next_token when older results remain, and pagination_token to ask
+// for them. The mentions timeline takes since_id and, like X's, reaches
+// only the MentionReach newest mentions. An empty page has no data member.
+//
+// Like X it answers a post repeating an earlier one with a
+// duplicate-content 403; it can inject failures (429 with
+// x-rate-limit-reset, 401, 403, 5xx), once or until cleared, and it
+// records what it got.
 package xtest
 
 import (
@@ -24,6 +32,10 @@ import (
 	"testing"
 	"time"
 )
+
+// MentionReach is how many of an account's newest mentions its mentions
+// timeline serves, however it is paged: X's limit.
+const MentionReach = 800
 
 // Account is a registered X account and the credentials that act as it.
 type Account struct {
@@ -61,10 +73,12 @@ type Call struct {
 	Failed   int // the status of an injected failure, 0 for none
 }
 
-// Failure is an injected answer: Status with an X problem document, and
-// for 429 the x-rate-limit-reset header set to Reset.
+// Failure is an injected answer: Status with an X problem document (its
+// title the status text unless Title is set), and for 429 the
+// x-rate-limit-reset header set to Reset.
 type Failure struct {
 	Status int
+	Title  string
 	Detail string
 	Type   string
 	Reset  time.Time
@@ -78,6 +92,7 @@ type Server struct {
 	nextID   int64
 	accounts map[string]*state // by access token
 	failures map[string][]Failure
+	always   map[string]Failure // token+" "+endpoint → the failure of every request
 }
 
 type state struct {
@@ -92,7 +107,7 @@ type state struct {
 
 // New starts a server, closed when the test ends.
 func New(t testing.TB) *Server {
-	s := &Server{nextID: 1_000_000, accounts: map[string]*state{}, failures: map[string][]Failure{}}
+	s := &Server{nextID: 1_000_000, accounts: map[string]*state{}, failures: map[string][]Failure{}, always: map[string]Failure{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	return s
@@ -140,6 +155,23 @@ func (s *Server) Fail(token, endpoint string, f Failure) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.failures[token+" "+endpoint] = append(s.failures[token+" "+endpoint], f)
+}
+
+// FailEvery makes every request of token to endpoint fail with f until
+// ClearFailures; failures queued by Fail come first.
+func (s *Server) FailEvery(token, endpoint string, f Failure) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.always[token+" "+endpoint] = f
+}
+
+// ClearFailures ends the failures of token's requests to endpoint, those
+// of FailEvery and those queued by Fail.
+func (s *Server) ClearFailures(token, endpoint string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.always, token+" "+endpoint)
+	delete(s.failures, token+" "+endpoint)
 }
 
 // Calls returns the requests made with token, oldest first.
@@ -246,16 +278,18 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.calls = append(a.calls, Call{Endpoint: endpoint, Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(), Body: body, At: time.Now()})
-	if q := s.failures[a.Token+" "+endpoint]; len(q) > 0 {
-		s.failures[a.Token+" "+endpoint] = q[1:]
-		f := q[0]
+	if f, ok := s.failure(a.Token + " " + endpoint); ok {
 		a.calls[len(a.calls)-1].Failed = f.Status
 		if f.Status == http.StatusTooManyRequests {
 			w.Header().Set("x-rate-limit-limit", "75")
 			w.Header().Set("x-rate-limit-remaining", "0")
 			w.Header().Set("x-rate-limit-reset", strconv.FormatInt(f.Reset.Unix(), 10))
 		}
-		problem(w, f.Status, http.StatusText(f.Status), f.Detail, f.Type)
+		title := f.Title
+		if title == "" {
+			title = http.StatusText(f.Status)
+		}
+		problem(w, f.Status, title, f.Detail, f.Type)
 		return
 	}
 	if pathID != "" && endpoint != "dm_send" && pathID != a.ID {
@@ -276,7 +310,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		a.retweets = append(a.retweets, str(body["tweet_id"]))
 		result(w, http.StatusOK, map[string]any{"data": map[string]bool{"retweeted": true}})
 	case "dm_events":
-		s.listDMs(w, a)
+		s.listDMs(w, a, r.URL.Query())
 	case "dm_send":
 		d := DM{ID: s.id(), Text: str(body["text"]), SenderID: a.ID, To: pathID}
 		a.dms = append(a.dms, d)
@@ -301,40 +335,109 @@ func (s *Server) createTweet(w http.ResponseWriter, a *state, body map[string]an
 	result(w, http.StatusCreated, map[string]any{"data": map[string]string{"id": t.ID, "text": t.Text}})
 }
 
-// listMentions answers the mentions after since_id, newest first, at most
-// max_results (10 by default, as on X).
-func (s *Server) listMentions(w http.ResponseWriter, a *state, q url.Values) {
-	since, _ := strconv.ParseInt(q.Get("since_id"), 10, 64)
-	limit, err := strconv.Atoi(q.Get("max_results"))
-	if err != nil {
-		limit = 10
+// failure is the injected failure of the next request to key (token and
+// endpoint), if any; s.mu is held.
+func (s *Server) failure(key string) (Failure, bool) {
+	if q := s.failures[key]; len(q) > 0 {
+		s.failures[key] = q[1:]
+		return q[0], true
 	}
+	f, ok := s.always[key]
+	return f, ok
+}
+
+// listMentions answers a page of the mentions after since_id among the
+// MentionReach newest, newest first.
+func (s *Server) listMentions(w http.ResponseWriter, a *state, q url.Values) {
+	all := append([]Tweet(nil), a.mentions...)
+	sort.Slice(all, func(i, j int) bool { return idOf(all[i].ID) > idOf(all[j].ID) })
+	if len(all) > MentionReach {
+		all = all[:MentionReach]
+	}
+	since := idOf(q.Get("since_id"))
 	var out []Tweet
-	for _, t := range a.mentions {
-		if id, _ := strconv.ParseInt(t.ID, 10, 64); id > since {
+	for _, t := range all {
+		if idOf(t.ID) > since {
 			out = append(out, t)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID > out[j].ID })
-	if len(out) > limit {
-		out = out[:limit]
+	out, meta, ok := page(w, q, 5, 10, out, func(t Tweet) string { return t.ID })
+	if !ok {
+		return
 	}
-	meta := map[string]any{"result_count": len(out)}
+	body := map[string]any{"meta": meta}
 	if len(out) > 0 {
 		meta["newest_id"], meta["oldest_id"] = out[0].ID, out[len(out)-1].ID
+		body["data"] = out
 	}
-	result(w, http.StatusOK, map[string]any{"data": out, "meta": meta})
+	result(w, http.StatusOK, body)
 }
 
-// listDMs answers the account's direct-message events, newest first,
-// its own included, as X does.
-func (s *Server) listDMs(w http.ResponseWriter, a *state) {
+// listDMs answers a page of the account's direct-message events, newest
+// first, its own included, as X does.
+func (s *Server) listDMs(w http.ResponseWriter, a *state, q url.Values) {
 	out := make([]map[string]string, 0, len(a.dms))
 	for i := len(a.dms) - 1; i >= 0; i-- {
 		d := a.dms[i]
 		out = append(out, map[string]string{"id": d.ID, "event_type": "MessageCreate", "text": d.Text, "sender_id": d.SenderID})
 	}
-	result(w, http.StatusOK, map[string]any{"data": out, "meta": map[string]int{"result_count": len(out)}})
+	out, meta, ok := page(w, q, 1, 100, out, func(e map[string]string) string { return e["id"] })
+	if !ok {
+		return
+	}
+	body := map[string]any{"meta": meta}
+	if len(out) > 0 {
+		body["data"] = out
+	}
+	result(w, http.StatusOK, body)
+}
+
+// maxPage is the largest max_results of a listing.
+const maxPage = 100
+
+// page returns the page of items (newest first) that q asks for, and its
+// meta: from pagination_token (the id below which the page starts), at
+// most max_results (minimum low, def when absent), with next_token when
+// older items remain. A bad parameter is answered with a 400 and !ok.
+func page[T any](w http.ResponseWriter, q url.Values, low, def int, items []T, id func(T) string) ([]T, map[string]any, bool) {
+	limit := def
+	if v := q.Get("max_results"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < low || n > maxPage {
+			problem(w, http.StatusBadRequest, "Invalid Request", "The `max_results` query parameter value ["+v+"] is not between "+
+				strconv.Itoa(low)+" and "+strconv.Itoa(maxPage), "https://api.twitter.com/2/problems/invalid-request")
+			return nil, nil, false
+		}
+		limit = n
+	}
+	if tok := q.Get("pagination_token"); tok != "" {
+		below, err := strconv.ParseInt(strings.TrimPrefix(tok, tokenPrefix), 36, 64)
+		if err != nil || !strings.HasPrefix(tok, tokenPrefix) {
+			problem(w, http.StatusBadRequest, "Invalid Request", "The `pagination_token` query parameter value ["+tok+"] is not valid",
+				"https://api.twitter.com/2/problems/invalid-request")
+			return nil, nil, false
+		}
+		i := 0
+		for i < len(items) && idOf(id(items[i])) >= below {
+			i++
+		}
+		items = items[i:]
+	}
+	meta := map[string]any{"result_count": min(len(items), limit)}
+	if len(items) > limit {
+		meta["next_token"] = tokenPrefix + strconv.FormatInt(idOf(id(items[limit-1])), 36)
+		items = items[:limit]
+	}
+	return items, meta, true
+}
+
+// tokenPrefix starts a pagination token, opaque to clients as X's are.
+const tokenPrefix = "7140dibdnow9c7btw"
+
+// idOf is the number of an id, 0 for none.
+func idOf(id string) int64 {
+	n, _ := strconv.ParseInt(id, 10, 64)
+	return n
 }
 
 func str(v any) string {
