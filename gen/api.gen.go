@@ -1193,6 +1193,13 @@ type IdOnly struct {
 // JSONObject A JSON object, passed on as it is (key order kept).
 type JSONObject = json.RawMessage
 
+// JsonRpcMessage A JSON-RPC 2.0 request, notification or response, as the protocol of the path defines it.
+type JsonRpcMessage struct {
+	// Jsonrpc Always 2.0.
+	Jsonrpc              string                 `json:"jsonrpc"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
 // KnowledgeCreateRequest defines model for KnowledgeCreateRequest.
 type KnowledgeCreateRequest struct {
 	Name string `json:"name"`
@@ -2127,6 +2134,9 @@ type SendMessageJSONRequestBody = MessageRequest
 // StreamMessageJSONRequestBody defines body for StreamMessage for application/json ContentType.
 type StreamMessageJSONRequestBody = MessageRequest
 
+// CallMcpJSONRequestBody defines body for CallMcp for application/json ContentType.
+type CallMcpJSONRequestBody = JsonRpcMessage
+
 // CreateWebhookJSONRequestBody defines body for CreateWebhook for application/json ContentType.
 type CreateWebhookJSONRequestBody = WebhookCreateRequest
 
@@ -2453,6 +2463,72 @@ func (a ErrorDetails) MarshalJSON() ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("error marshaling 'used': %w", err)
 		}
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for JsonRpcMessage. Returns the specified
+// element and whether it was found
+func (a JsonRpcMessage) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for JsonRpcMessage
+func (a *JsonRpcMessage) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for JsonRpcMessage to handle AdditionalProperties
+func (a *JsonRpcMessage) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["jsonrpc"]; found {
+		err = json.Unmarshal(raw, &a.Jsonrpc)
+		if err != nil {
+			return fmt.Errorf("error reading 'jsonrpc': %w", err)
+		}
+		delete(object, "jsonrpc")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for JsonRpcMessage to handle AdditionalProperties
+func (a JsonRpcMessage) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["jsonrpc"], err = json.Marshal(a.Jsonrpc)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'jsonrpc': %w", err)
 	}
 
 	for fieldName, field := range a.AdditionalProperties {
@@ -4327,6 +4403,52 @@ type ClientInterface interface {
 	// Corresponds with GET /agents/{agentId}/tools (the `ListAgentTools` operationId).
 	ListAgentTools(ctx context.Context, agentId AgentId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// CallMcpWithBody MCP Server
+	//
+	// An MCP server (Model Context Protocol, streamable HTTP transport) over
+	// the caller's account, so IDE and desktop assistants can reach its
+	// agents. The request and the response follow MCP's JSON-RPC shapes,
+	// not the envelope: point an MCP client at this URL with the API key as
+	// a bearer token. The server is stateless (no `Mcp-Session-Id`; any
+	// replica answers any request) and answers with `application/json`;
+	// the request's `Accept` must name both `application/json` and
+	// `text/event-stream`, as the transport requires. Tools:
+	// `list_agents` (the account's agents: id, name, status, model) and
+	// `send_message` (`agentId`, `text`, `userId?`, `roomId?`: the agent's
+	// reply as text, and as structured content its `messageId`,
+	// `response` and `metadata`, the turn Send Message takes, with its
+	// history, limits and tools). A failed call is a tool result with
+	// `isError` and the error's code and message. A read key may list
+	// tools and agents; `send_message` needs a write key.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /mcp (the `CallMcp` operationId).
+	CallMcpWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CallMcp MCP Server
+	//
+	// An MCP server (Model Context Protocol, streamable HTTP transport) over
+	// the caller's account, so IDE and desktop assistants can reach its
+	// agents. The request and the response follow MCP's JSON-RPC shapes,
+	// not the envelope: point an MCP client at this URL with the API key as
+	// a bearer token. The server is stateless (no `Mcp-Session-Id`; any
+	// replica answers any request) and answers with `application/json`;
+	// the request's `Accept` must name both `application/json` and
+	// `text/event-stream`, as the transport requires. Tools:
+	// `list_agents` (the account's agents: id, name, status, model) and
+	// `send_message` (`agentId`, `text`, `userId?`, `roomId?`: the agent's
+	// reply as text, and as structured content its `messageId`,
+	// `response` and `metadata`, the turn Send Message takes, with its
+	// history, limits and tools). A failed call is a tool result with
+	// `isError` and the error's code and message. A read key may list
+	// tools and agents; `send_message` needs a write key.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /mcp (the `CallMcp` operationId).
+	CallMcp(ctx context.Context, body CallMcpJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListWebhooks List Webhooks
 	//
 	// The account's webhooks, the oldest first; secrets are never shown.
@@ -5031,6 +5153,72 @@ func (c *Client) StreamMessage(ctx context.Context, agentId AgentId, body Stream
 // Corresponds with GET /agents/{agentId}/tools (the `ListAgentTools` operationId).
 func (c *Client) ListAgentTools(ctx context.Context, agentId AgentId, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListAgentToolsRequest(c.Server, agentId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CallMcpWithBody MCP Server
+//
+// An MCP server (Model Context Protocol, streamable HTTP transport) over
+// the caller's account, so IDE and desktop assistants can reach its
+// agents. The request and the response follow MCP's JSON-RPC shapes,
+// not the envelope: point an MCP client at this URL with the API key as
+// a bearer token. The server is stateless (no `Mcp-Session-Id`; any
+// replica answers any request) and answers with `application/json`;
+// the request's `Accept` must name both `application/json` and
+// `text/event-stream`, as the transport requires. Tools:
+// `list_agents` (the account's agents: id, name, status, model) and
+// `send_message` (`agentId`, `text`, `userId?`, `roomId?`: the agent's
+// reply as text, and as structured content its `messageId`,
+// `response` and `metadata`, the turn Send Message takes, with its
+// history, limits and tools). A failed call is a tool result with
+// `isError` and the error's code and message. A read key may list
+// tools and agents; `send_message` needs a write key.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /mcp (the `CallMcp` operationId).
+func (c *Client) CallMcpWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCallMcpRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CallMcp MCP Server
+//
+// An MCP server (Model Context Protocol, streamable HTTP transport) over
+// the caller's account, so IDE and desktop assistants can reach its
+// agents. The request and the response follow MCP's JSON-RPC shapes,
+// not the envelope: point an MCP client at this URL with the API key as
+// a bearer token. The server is stateless (no `Mcp-Session-Id`; any
+// replica answers any request) and answers with `application/json`;
+// the request's `Accept` must name both `application/json` and
+// `text/event-stream`, as the transport requires. Tools:
+// `list_agents` (the account's agents: id, name, status, model) and
+// `send_message` (`agentId`, `text`, `userId?`, `roomId?`: the agent's
+// reply as text, and as structured content its `messageId`,
+// `response` and `metadata`, the turn Send Message takes, with its
+// history, limits and tools). A failed call is a tool result with
+// `isError` and the error's code and message. A read key may list
+// tools and agents; `send_message` needs a write key.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /mcp (the `CallMcp` operationId).
+func (c *Client) CallMcp(ctx context.Context, body CallMcpJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCallMcpRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -6490,6 +6678,46 @@ func NewListAgentToolsRequest(server string, agentId AgentId) (*http.Request, er
 	return req, nil
 }
 
+// NewCallMcpRequest calls the generic CallMcp builder with application/json body
+func NewCallMcpRequest(server string, body CallMcpJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCallMcpRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewCallMcpRequestWithBody constructs an http.Request for the CallMcp method, with any body, and a specified content type
+func NewCallMcpRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/mcp")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewListWebhooksRequest constructs an http.Request for the ListWebhooks method
 func NewListWebhooksRequest(server string, params *ListWebhooksParams) (*http.Request, error) {
 	var err error
@@ -7299,6 +7527,52 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /agents/{agentId}/tools (the `ListAgentTools` operationId).
 	ListAgentToolsWithResponse(ctx context.Context, agentId AgentId, reqEditors ...RequestEditorFn) (*ListAgentToolsResponse, error)
+
+	// CallMcpWithBodyWithResponse MCP Server
+	//
+	// An MCP server (Model Context Protocol, streamable HTTP transport) over
+	// the caller's account, so IDE and desktop assistants can reach its
+	// agents. The request and the response follow MCP's JSON-RPC shapes,
+	// not the envelope: point an MCP client at this URL with the API key as
+	// a bearer token. The server is stateless (no `Mcp-Session-Id`; any
+	// replica answers any request) and answers with `application/json`;
+	// the request's `Accept` must name both `application/json` and
+	// `text/event-stream`, as the transport requires. Tools:
+	// `list_agents` (the account's agents: id, name, status, model) and
+	// `send_message` (`agentId`, `text`, `userId?`, `roomId?`: the agent's
+	// reply as text, and as structured content its `messageId`,
+	// `response` and `metadata`, the turn Send Message takes, with its
+	// history, limits and tools). A failed call is a tool result with
+	// `isError` and the error's code and message. A read key may list
+	// tools and agents; `send_message` needs a write key.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /mcp (the `CallMcp` operationId).
+	CallMcpWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CallMcpResponse, error)
+
+	// CallMcpWithResponse MCP Server
+	//
+	// An MCP server (Model Context Protocol, streamable HTTP transport) over
+	// the caller's account, so IDE and desktop assistants can reach its
+	// agents. The request and the response follow MCP's JSON-RPC shapes,
+	// not the envelope: point an MCP client at this URL with the API key as
+	// a bearer token. The server is stateless (no `Mcp-Session-Id`; any
+	// replica answers any request) and answers with `application/json`;
+	// the request's `Accept` must name both `application/json` and
+	// `text/event-stream`, as the transport requires. Tools:
+	// `list_agents` (the account's agents: id, name, status, model) and
+	// `send_message` (`agentId`, `text`, `userId?`, `roomId?`: the agent's
+	// reply as text, and as structured content its `messageId`,
+	// `response` and `metadata`, the turn Send Message takes, with its
+	// history, limits and tools). A failed call is a tool result with
+	// `isError` and the error's code and message. A read key may list
+	// tools and agents; `send_message` needs a write key.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /mcp (the `CallMcp` operationId).
+	CallMcpWithResponse(ctx context.Context, body CallMcpJSONRequestBody, reqEditors ...RequestEditorFn) (*CallMcpResponse, error)
 
 	// ListWebhooksWithResponse List Webhooks
 	//
@@ -10918,6 +11192,174 @@ func (r ListAgentToolsResponse) ContentType() string {
 	return ""
 }
 
+// CallMcpResponse200Headers the declared response headers of an HTTP 200 response for CallMcp
+type CallMcpResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CallMcpResponse202Headers the declared response headers of an HTTP 202 response for CallMcp
+type CallMcpResponse202Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CallMcpResponse400Headers the declared response headers of an HTTP 400 response for CallMcp
+type CallMcpResponse400Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CallMcpResponse413Headers the declared response headers of an HTTP 413 response for CallMcp
+type CallMcpResponse413Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CallMcpResponse415Headers the declared response headers of an HTTP 415 response for CallMcp
+type CallMcpResponse415Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CallMcpResponse429Headers the declared response headers of an HTTP 429 response for CallMcp
+type CallMcpResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CallMcpResponse500Headers the declared response headers of an HTTP 500 response for CallMcp
+type CallMcpResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type CallMcpResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *JsonRpcMessage
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CallMcpResponse200Headers
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *CallMcpResponse202Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CallMcpResponse400Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CallMcpResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *CallMcpResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CallMcpResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CallMcpResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CallMcpResponse) GetJSON200() *JsonRpcMessage {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CallMcpResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CallMcpResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CallMcpResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CallMcpResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CallMcpResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CallMcpResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r CallMcpResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CallMcpResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CallMcpResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CallMcpResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListWebhooksResponse200Headers the declared response headers of an HTTP 200 response for ListWebhooks
 type ListWebhooksResponse200Headers struct {
 	RateLimitLimit      *int
@@ -12831,6 +13273,64 @@ func (c *ClientWithResponses) ListAgentToolsWithResponse(ctx context.Context, ag
 		return nil, err
 	}
 	return ParseListAgentToolsResponse(rsp)
+}
+
+// CallMcpWithBodyWithResponse MCP Server
+//
+// An MCP server (Model Context Protocol, streamable HTTP transport) over
+// the caller's account, so IDE and desktop assistants can reach its
+// agents. The request and the response follow MCP's JSON-RPC shapes,
+// not the envelope: point an MCP client at this URL with the API key as
+// a bearer token. The server is stateless (no `Mcp-Session-Id`; any
+// replica answers any request) and answers with `application/json`;
+// the request's `Accept` must name both `application/json` and
+// `text/event-stream`, as the transport requires. Tools:
+// `list_agents` (the account's agents: id, name, status, model) and
+// `send_message` (`agentId`, `text`, `userId?`, `roomId?`: the agent's
+// reply as text, and as structured content its `messageId`,
+// `response` and `metadata`, the turn Send Message takes, with its
+// history, limits and tools). A failed call is a tool result with
+// `isError` and the error's code and message. A read key may list
+// tools and agents; `send_message` needs a write key.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /mcp (the `CallMcp` operationId).
+func (c *ClientWithResponses) CallMcpWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CallMcpResponse, error) {
+	rsp, err := c.CallMcpWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCallMcpResponse(rsp)
+}
+
+// CallMcpWithResponse MCP Server
+//
+// An MCP server (Model Context Protocol, streamable HTTP transport) over
+// the caller's account, so IDE and desktop assistants can reach its
+// agents. The request and the response follow MCP's JSON-RPC shapes,
+// not the envelope: point an MCP client at this URL with the API key as
+// a bearer token. The server is stateless (no `Mcp-Session-Id`; any
+// replica answers any request) and answers with `application/json`;
+// the request's `Accept` must name both `application/json` and
+// `text/event-stream`, as the transport requires. Tools:
+// `list_agents` (the account's agents: id, name, status, model) and
+// `send_message` (`agentId`, `text`, `userId?`, `roomId?`: the agent's
+// reply as text, and as structured content its `messageId`,
+// `response` and `metadata`, the turn Send Message takes, with its
+// history, limits and tools). A failed call is a tool result with
+// `isError` and the error's code and message. A read key may list
+// tools and agents; `send_message` needs a write key.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /mcp (the `CallMcp` operationId).
+func (c *ClientWithResponses) CallMcpWithResponse(ctx context.Context, body CallMcpJSONRequestBody, reqEditors ...RequestEditorFn) (*CallMcpResponse, error) {
+	rsp, err := c.CallMcp(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCallMcpResponse(rsp)
 }
 
 // ListWebhooksWithResponse List Webhooks
@@ -20875,6 +21375,402 @@ func ParseListAgentToolsResponse(rsp *http.Response) (*ListAgentToolsResponse, e
 	return response, nil
 }
 
+// ParseCallMcpResponse parses an HTTP response from a CallMcpWithResponse call
+func ParseCallMcpResponse(rsp *http.Response) (*CallMcpResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CallMcpResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest JsonRpcMessage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 202:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers CallMcpResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 202:
+		var headers CallMcpResponse202Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers202 = &headers
+	case rsp.StatusCode == 400:
+		var headers CallMcpResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 413:
+		var headers CallMcpResponse413Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers CallMcpResponse415Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers CallMcpResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CallMcpResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListWebhooksResponse parses an HTTP response from a ListWebhooksWithResponse call
 func ParseListWebhooksResponse(rsp *http.Response) (*ListWebhooksResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -24067,6 +24963,9 @@ type ServerInterface interface {
 	// ListAgentTools List Tools
 	// (GET /agents/{agentId}/tools)
 	ListAgentTools(ctx echo.Context, agentId AgentId) error
+	// CallMcp MCP Server
+	// (POST /mcp)
+	CallMcp(ctx echo.Context) error
 	// ListWebhooks List Webhooks
 	// (GET /webhooks)
 	ListWebhooks(ctx echo.Context, params ListWebhooksParams) error
@@ -24654,6 +25553,15 @@ func (w *ServerInterfaceWrapper) ListAgentTools(ctx echo.Context) error {
 	return err
 }
 
+// CallMcp converts echo context to params.
+func (w *ServerInterfaceWrapper) CallMcp(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CallMcp(ctx)
+	return err
+}
+
 // ListWebhooks converts echo context to params.
 func (w *ServerInterfaceWrapper) ListWebhooks(ctx echo.Context) error {
 	var err error
@@ -24899,6 +25807,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/agents/:agentId/knowledge", wrapper.CreateKnowledge, options.OperationMiddlewares["createKnowledge"]...)
 	router.DELETE(options.BaseURL+"/agents/:agentId/knowledge/:knowledgeId", wrapper.DeleteKnowledge, options.OperationMiddlewares["deleteKnowledge"]...)
 	router.POST(options.BaseURL+"/agents/:agentId/context-preview", wrapper.PreviewContext, options.OperationMiddlewares["previewContext"]...)
+	router.POST(options.BaseURL+"/mcp", wrapper.CallMcp, options.OperationMiddlewares["callMcp"]...)
 	router.GET(options.BaseURL+"/webhooks", wrapper.ListWebhooks, options.OperationMiddlewares["listWebhooks"]...)
 	router.POST(options.BaseURL+"/webhooks", wrapper.CreateWebhook, options.OperationMiddlewares["createWebhook"]...)
 	router.DELETE(options.BaseURL+"/webhooks/:webhookId", wrapper.DeleteWebhook, options.OperationMiddlewares["deleteWebhook"]...)
@@ -30417,6 +31326,273 @@ func (response ListAgentTools500JSONResponse) VisitListAgentToolsResponse(w http
 	return err
 }
 
+type CallMcpRequestObject struct {
+	Body *CallMcpJSONRequestBody
+}
+
+type CallMcpResponseObject interface {
+	VisitCallMcpResponse(w http.ResponseWriter) error
+}
+
+type CallMcp200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type CallMcp200JSONResponse struct {
+	Body    JsonRpcMessage
+	Headers CallMcp200ResponseHeaders
+}
+
+func (response CallMcp200JSONResponse) VisitCallMcpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CallMcp202ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type CallMcp202Response struct {
+	Headers CallMcp202ResponseHeaders
+}
+
+func (response CallMcp202Response) VisitCallMcpResponse(w http.ResponseWriter) error {
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(202)
+	return nil
+}
+
+type CallMcp400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CallMcp400JSONResponse) VisitCallMcpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CallMcp401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response CallMcp401JSONResponse) VisitCallMcpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CallMcp413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response CallMcp413JSONResponse) VisitCallMcpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CallMcp415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response CallMcp415JSONResponse) VisitCallMcpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CallMcp429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response CallMcp429JSONResponse) VisitCallMcpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CallMcp500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response CallMcp500JSONResponse) VisitCallMcpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListWebhooksRequestObject struct {
 	Params ListWebhooksParams
 }
@@ -32549,6 +33725,9 @@ type StrictServerInterface interface {
 	// ListAgentTools List Tools
 	// (GET /agents/{agentId}/tools)
 	ListAgentTools(ctx context.Context, request ListAgentToolsRequestObject) (ListAgentToolsResponseObject, error)
+	// CallMcp MCP Server
+	// (POST /mcp)
+	CallMcp(ctx context.Context, request CallMcpRequestObject) (CallMcpResponseObject, error)
 	// ListWebhooks List Webhooks
 	// (GET /webhooks)
 	ListWebhooks(ctx context.Context, request ListWebhooksRequestObject) (ListWebhooksResponseObject, error)
@@ -33310,6 +34489,52 @@ func (sh *strictHandler) ListAgentTools(ctx echo.Context, agentId AgentId) error
 	return nil
 }
 
+// CallMcp operation middleware
+func (sh *strictHandler) CallMcp(ctx echo.Context) error {
+	var request CallMcpRequestObject
+
+	var body CallMcpJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CallMcp(ctx.Request().Context(), request.(CallMcpRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CallMcp")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CallMcpResponseObject); ok {
+		return validResponse.VisitCallMcpResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // ListWebhooks operation middleware
 func (sh *strictHandler) ListWebhooks(ctx echo.Context, params ListWebhooksParams) error {
 	var request ListWebhooksRequestObject
@@ -33586,327 +34811,339 @@ func (sh *strictHandler) TestWebhook(ctx echo.Context, webhookId WebhookId) erro
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L0NVxs5ljf+VfT3s3MCs4VjCKQTc/bsEiDdbIfAAOmemThLyVWyraYsVSQZx5PDd/8fXUlVqnLZLoMh",
-	"SY+f8+x0cJVK7/f9/u7XRsSHKWeEKdlof22QL3iYJgT+fUqkxH1yQdJkov+Wo+EQi0mj3bgaEIT7hKln",
-	"Egl4HDRucTIi+rUYK6z/Cy+cxI22+dd1a/uP+MXtq+Hu550vP928Hu+pl6I1+RfuRo2gMTR9wetD2bcv",
-	"d3duXond4Uv2Km193pG76uXtGF5W2PUy5DFJGu1GP1Vbu3xrSBltBA1BZMqZJFd0SBrt7Z0Xu829oKH4",
-	"DWHygyRxo72917rL32u0G6dY3BAlUcL5DYoGPE0n+2hABEFUogEfoxMkCI6RGpBhU3fB+RCGq/9xvbv3",
-	"shE0FB0SqfAwbbQbO62dl1vb21s721fbrXar1W5tN3f3Xv6zETRGkghoqv9xvb3zonEXNOQoioiUjbYS",
-	"I3J3F+TL/3lEpDqigkSquA0HKIZfkV09tKEGBEWc3RIhsaKc6bHr33RHz+Smv02KfFF6K0mSoCFBGP3B",
-	"b0izenRTozlhF5wPy6Nxw6AMYaSXJUBjqgaIKonSBKseF0M9POjaG4r7Sf9zgBmDDVUCx5T1t6IB1i+7",
-	"9o12I6Yy4iLWi1a5CWZivw+wQjFHEz5CakDZDcJdPlKwHNFICMIUGsKe/3fNSV8qQfBQH57yXZB4SNzs",
-	"A+gBbgWSroU32aohm/fM1j/GBMzIjzgjpbHrC4HIrb79MG6GYv1SNly4zG30tdNQk5R0Gu2OuUSdRtAx",
-	"28YU/Pr7YIJiGncadx3WYXVbmbkMaHRDWLPZnNlaDwoaZ2QCfp5PKGwDQyo6jfbXjkcAOo32TivoFAhF",
-	"p9He295pvtDNNFWBPjy60mncwfga5YV9i2lSdSxSwW9pTATqwQsI9xQRMGez4UgqLJR/PFa23kQILqCV",
-	"/ZeefsRj8/Tg5+P3V9cf3h/8dnDy7uDNu2N/cc0bmmRr6sG4QvgW0wR3E9KE92KiME2k+aZUWI1kqU9B",
-	"sOQMfjzVK5mvhMCKoIQOqULkS0RIrLfizq3rXdAYEBwTAfznAivyTr+6Bf8LvIXISNBUk7ZGu3FyfPUW",
-	"AVHhPfT3rdL7mpZZdtZov2wFDRkNyBCYhl6mRrtBmSJ9IqDfvPEFGWLKKOsv0WHWptDpMn1KUjHBSxJx",
-	"Fks0YoomcHC6lGmqaJbwmURjymI+RkK3l4XOd3cW9U6UmGwd6DM5u2fF0RhThbqkx4Uma0pMytMs9qRv",
-	"ynA0bLS3g6pep7Zpuu9T/EV/AQlDdiVKiUBDykaK6HWfWoblNrpy26YHceE6T0hPaY7mk1276gsHs/d6",
-	"qcFUnoEPjH5BWrBAG9JsyibCCo0HNBoseSS2f3q9t7O3t7Ngje6CRooFHhJlL+KBk+TKY/PlQBoTpmiP",
-	"EhGg0Eh8nVGr9SKiMfyXhIWx1BEKqe4jxWrQCBoMD7NWJzGIeJ9HVGiya7imdwLxl3eE9dVA0/hWdgql",
-	"Enqn9fQOPRHpJD7XPVTOzRelylPUz+bPEN6YK8hWTDAqDO2B8zwiCb0lYjJr72L7vDy38SCePzX9gplZ",
-	"vI13ui+i3XiPvOz91H81eP3HTfXM4nwwD5vVLG6gyNDQihT3QZKFQXweETHJRwG3pOF3GJMeHiUKBALd",
-	"u6Veuu8FtOwc98n0OPSviI2GXb2UPcGHaHvWYPRAq8eyvbDz30l3wPnNrK0dm8fTO7toY+2+Rj8Nd252",
-	"2cv01eeWMCf2S/W+jrOBPGRbPWUspzkfWCZ6ZHoCg63HaZrQCG7J8z+knvXXfBZfjShimsS6mymBpxE4",
-	"MQZkcpBXNOtZKK2AtK5Fnkbb9nKXaa+6o2q5qaDg9XAiyZ2/OP8hSK/Rbvy/57ky/tw8lc+PdSfH7JYk",
-	"PCVmoYq7PTU3o4FgNxLKcKToLQk0F4MhB4gLo5S5idoBR5z1aH8kSKxPxXxRrGrMtsXz8uuz5at6X8mb",
-	"VEtNdb+iX58lg8z7xnSDeYJE3S8VZlUpCdT/EsxMn403OLaiy8NuzMn73w7enRxdXxz/7cPx5VXxvvQo",
-	"ScBSo6/LuT1EcP3tPRqOpJYZEWdaZGsjnhKGaYAwUwPBUxoFqC/45wD1Oe8nJEA8SfAQF+/SCbvFCY0R",
-	"6EZa7EaF/h71UpWmbw0ZoV0D9F/oK4JFCJCZM7oLEcNDLYfpyxdzpUiMNKHMpEQcmyZogxslMBOyAiRH",
-	"0QBhiTBD/JaIrYSzvpWiTuJwc30bf9Db6Aua77l6y0csfti9PDx7/9vxxeXB1cnZ++v3Z1fXb88+vD9q",
-	"+PfG7xTIek93+wQ8KBsO2mDcnmnDhaz6hJOEiGcS4SjiI6Y2NR+qnpAxZZrWA6y5k/meLx6vr8WPei2c",
-	"XrKaK3F0/O7kt+OLf8y4Dq6zJ7oKvx+/+eXs7Neqy2Al5bnXYXoy5iq4tv5lcBrV+iL8qBfhLRddGseE",
-	"PfgGHF8dX59fnF0dH14dHxWltVRwRSJ7PAnTCknsC2sxSYgi59lbWhuQRCGujymVhgrvoyghWKsNRhQ6",
-	"P7g6/AX1qJCqSgN6dmXcN+hASioVZuqZ/qwdComNYgw9U84eWZS7/PD27cnhiWZR58cXpyeXlydn7y/R",
-	"BjYevRsy0XPFaCyoIpsBKi8n6EuFz/ztw9nVAdooyIOfR1zhAI0kidHdWmb7Ye/kCVNEMJwc55fs/krU",
-	"1fHF+4N318cXF2cXjaJyY3oxGjnasMZuRGP0oreDX0ebj3wp/JFpxQyNGPmS2suJaTISZB/YlPPqRlgI",
-	"SoD7UDt4uT7kP+whB9361J3HVZgKTo8vLw9+Pq42FViff9FCoCWyLkFkmKpJkYvYgSHdTDMOZ1h8EqXf",
-	"TgSNB4ShUA8h1GMYUikp6wdmvJonKM6RVtX3UcleANYKrgZEGJ1/fVF+1IvyK+PjhMR9shpd5df3Z7+/",
-	"Oz76+XiGspJ1h2IejYZalPruNfiKOc1S392k1tLRj3ofTsmQr0pxPz0+PZuptpuOvv/TX57ErKM/hPms",
-	"D/4Pe/B5TFahE5yeHR3nCkFRTTd+lHbDuEt8celKC+LgnAz7qdp6HaKYE+O0I19oWQfP385dmeQPI9ub",
-	"6ERQNh71SnnzNA7JqQH1QFUGE4PTfjZG7IbxMTMvB9lLdrkD8KLkwSnr2/Sj3qbVMJAS2W5M26G+CfsI",
-	"NNE3HABsZXDEaTyLjawP8Q96iM/xJOE4vuL8HRYP1aLPD/7x7uzg6Prq7Oz63cEF6NH5abY+fdTl8cTG",
-	"oki03dp9tffTS9SdKCIf9YBPDc6Q9OJo0Cl9sz7LP+hZvuL8FLOJC3t92Fm+OLg6vn53cnpydX3898Pj",
-	"46OySwLiiG3o8e5OQXa5mI65CkzcMUqweuSwj4qBBwj7cWAudoOILUPhI85MWHA0QRFO0RhrcQZHgz95",
-	"EFUpfHxua+/VP/k1+sDwSA24oP8iD5RtPrw/+HD1y9nFyT+PjxpVYVFcOIskOjg/QTdk8qhXwx+Pof62",
-	"14JpdIiTHhdDfWetKK8v7y2/ITBg8iXNrLgfmBylKReKxKckpvgKIkIftmSXH87Pzy6ujo+uT4+PTg6u",
-	"r/5xflyOjdEf39KdIRelVu7mkdexapAeP7WxmFITFywrBrfmsD8kabAB26vRfKaiTAqn3Hb1rSJeQP9x",
-	"AStrDehPe6azI2Qi9m2ICViyUiIUNZH8hcPytRz4HxRSzuedw0to8c4auwaYxUlV5toBQ+FAqTTU/Ab+",
-	"JUP04eIdGuIbYrKhsQlzwUhxnni2qQizDtNns40wkrTPSIzC87PLqxBtXCrMYixiZO+WRHZp4IB3WCiJ",
-	"UpT1ZVOSSBAlmweHENJ4eXx4cXwVGmeiJGoTjQdcErTz5UtG79WAdJggcpSoJjpgE+s6NGuENjBDxwn9",
-	"Fz67RPr6Izv3TQjUUVyQGGEWd5g3N6nwBMJthqkCJ2qzwxrB9OKbHI6KXSlmgOE4pvq7ODn39tbkeBSX",
-	"/38vz96jS9gytBHqz7YR7/5BIhUGCCs05FKh7Zfo1zebLjJa78Iz2WFY9ME5JPcR7gL7GxLMJAq/+p8J",
-	"UH682ugrZelItTvMvmMmcHd3FxYmbJo2TJaJS1H5aGZfnIF3Hj9NNQ/sIYdD2P7aoIoMF55bey/usq9h",
-	"ITC4u8FEtdzyQmrPgCfWw9BEb4iksT3XQzLs6hOZUKm0BEZVFrRBbomYdFg0wAJHioitHk1cA314zAtO",
-	"ZkOKp1sJuSWJe4UqUGz69JYws7LFS26OXc21cHcYx3pZ6e2ydx+n9JjFKadMVSVuqpHQN7c7QYeCaM3N",
-	"mAI5Syb7iPYZXBh7HZlCXRzdNI2tPT5jySRLwy9fiS7li8eJFdFn2A01SqiD1pjX7hBeyxrBsOMDczaS",
-	"5KzXaH+c/4GrDHni7lN5KsCwiyF+3pXvcp4QDOezz3Eil54ijW0K1fzVu3Ge7UUdZC5w10HCBVnugBhf",
-	"26I2xsPoeU6Oa3Ki09Lr+ReuyDBNsKr9ifx9+IYSNJL1N/3UNqjccguMUkHai1k7iwZaeNm1vrTMrlbr",
-	"7OW5/IYIqQkgVQv37dx7VbdMRn1qSE8tenwO71fR45RLdXwvacSlLv48ojFJKFvc/mK6hRanaq6rv6Qu",
-	"HXEB5dU08NK8mjW6sO7FMg39fTAp5xCiEFSQcB+lgkhHT9F4oPlIaD4HUVL2vVoUVapJsvBqHzqedQlv",
-	"62YTqciwOu/VPMskH8AXse0N3IYR2NCGk0V2WkGr1crfMk7FYrpqRcJq0FB173rhkiue2jte/3SN0njF",
-	"/GAkiXBXcXHCtS8y0dhl/mYnz3DG4hX26b1jLDk39A56MJVEaAhXfq8ruJfPIv3lyWnolOwWNL5s9fmW",
-	"/REMKRd47OIfnTBmBAYvgbK+ZHbAzHWBYHFshbRMbM/OoJa7muiDc3NbiQ0LkknyEsSS5rcVsWrIOm8o",
-	"P9HC973FnCqhpEyHCEOw2OgIXkZZfrWNDGjmMv6DBZm1hLJQQnEyxUKe/15TiAfJGtnZWo3AsZA3uhE/",
-	"tSCSzxN/OTHNfDL8wwsnaw5fh8Pfmx9Dqwdxu3jaZDdXwf7axZJcj0Ry9xwYnnxuEEUMoI/DFakyNhX0",
-	"2prSi9MvlwIOqm/muofwXEcg8sUTfzErTUreVmRm9mkrqsW7XDhMt6m+wX9a2S9Nwr0ZmH4WDvPWGq6q",
-	"x1gtNIHXYUqocSawxctvofXKQzdfqBqxh8a5xHFT1g05r4G1AcMygNuyPCj4iD+CRQtrxJu4ynoOD+51",
-	"Z6Y1/zzdp+4VmXPa86HlX140wRUccLdUj3LA3TBXe8BP4sUr61780U/yCnb4cbbWGe0r9qe+zFYkRRVS",
-	"Gu5Thp02M1f6y9+sPAp6Qt7X5k5rBWvuJJHVr/tppurUvRlBGQVvITifZ62S+JbEiCpEWfPxhJAhGc6H",
-	"9puWNPhIRKSexndp3r1zWMAVK+Twfqfcn8Zz1uMCYWuR2BrTmNj8k4olqaLwOcyizdu0o/eXb+aGv7ec",
-	"pDiwbaQ42i7I4Q4QV9AhICdB5owk4pYIFA1IdGPcWvCcxCgBqdgI75Q5GXm7Yq3NLeVCvTXZpx6wXkE0",
-	"K1sbsEL6Hhgrg0SSa2WiC4tG2Giol8dvXpT6Ps0cSCZjuo8YQDaA08v+aSI8FnzkcIBZ/2nYU9DoCQPx",
-	"vYRZWdQyKBOmiCCxSX3fd+m0akDEmEpSeWsVf4iMnh9nmBN8Lhvsj85wzZyNGaFaYYYXiEQYGTsdGuIJ",
-	"kkTtO2O9g4k3d+8ZwP5KovxzP31kZx9VB4JdPp+elbCmgcRivlcw2oeQ8WqP2CP4ylapdpbcADWnvKyy",
-	"WrClzzDMu22ceSKvOE+WjwOauVi81yOCVPA6oGjA6lwYiUQplsYo9HJXn3ecJAjay2pLcTHMZd6i/u/l",
-	"2fuzbJ7mplTft9PDc8fFeE9z4XAYpSGMr3l/yUAvqpMLqsNYMh5djGfxppiv5dy9u4TBZ7mOxW3MSfz0",
-	"RLJFmS9i2PfmUuBsMHJ6CEC0lpTZy/OqICnZx5b76vSnypcOPhe4Yc+f7QpEebNqjyLLfwDycE//2ATJ",
-	"UReApXq5MPBMOidYgNJkJDNfchMd42iQeZttHJIgaYIjG+9kPWac2Ziotc9s7TNb+8zWPrN/t4CebDnW",
-	"3rZH8Lbdx7Nm+GSFOT8CBX5aHm7oqyQdZ3RhISZS3OBfm5ZAvLObMr2GZZEmXk7U/q70El8Xceu2QDJZ",
-	"hX/B7d0jClDf1oEW+Kew7lmq9LrN35cfxYjCcDJRlogUF7eOBaxoX2CKiFu8kN9nfZ64BkZ9omQJBcR9",
-	"480oujGpRuXrv9hqVlx6rmrIgFm/V+b18tr7JrZsPbKPZ9OcuxV2SnM0v3JFlExYm/E03WtdFIpCfm30",
-	"uBhi1Wg3Yj7qJl7EgineYumhUEuuYV5jsmocivPkECeJnFERqkBUoHdvZoXPZwql/9Hpic5d5weSy+zm",
-	"rJxWTt0Pz3o+4CMBjSfVNsjS+ZzmwZ7jqIIT+/D5Ehljp0tcFJraefqTt7H50SwJUSPBtLqKFSIsJrGp",
-	"jlkoDTgSM74JGg8l8hLfVtm/Tu1jZC14hVEGqDvxctuskezg/GRWV/ntKfdinmjhpMvVAEHCUfVXROmK",
-	"1RGY9btamJBLX5/SQnOegMFPeq6GIY5nrK3+0vGsPfM/hZWr37gR8ps2AjYcbgZeshRPJKIsSkZxQbv2",
-	"etMiZ0VHR1QqyiIFBVpB3kMy5TeLz1vpSnkUoni6Xc91KIe3IuWjV9rZqiubmTamXZKQkKaPj3TmAwlR",
-	"0pyR/Ce0kQdAY/1oiyTmgW4NSgRnpEboe2ajaNwFS1kzPt0FjZJyNO20TpLldA0oX7tUC620LtPirmIz",
-	"PKPRfZwtuVr9oiRUBI0Ro59HxD626QSHnDEyI/3Xpngv1EqzTxzYBndBI8FSgZC3pJvHXYeTCvuYm6fD",
-	"tZZIkIjQ21k31712VnW0M9roxR/Y4P0KESQrYVx/J+Y5VKlLzYHserhIzpkK2Y2RWdLCxDxVj7IaTgd/",
-	"VaGH+vsIt2uKUmWL4L6XzdENqbB9xfWvojvTB6fSjtHl6plEmlzbA4ls1Igb0LTxeIby7FsPaoRSZK/P",
-	"H/yTevYfdhIrrQYPPhi5j372EfmBtcx8+tVxaMs5nzyCW8/7tHhID1MFStNbtT5QPjxTVzy0xI6yfqgl",
-	"CSwU4BFxAfWLKeubkChwINEII8WRwlrQUptBh4UZrQwDFEKBefc3yCVpSuJ2BgZsdQIuMuLRYYIM+S2J",
-	"N4MspmLDpy4ZkilVbQAxBXEs0GTJVAzpTjoMM4P7YAuuSEJQaE6+Fjf1sKB2S4g2IkGgqidOMuylTZOW",
-	"n8UpZethZEIzG73G3uSysCP42RSGqVKpDk2B/l99Z0/pjFhg75MlDY4z4ttKJ8T7emYmhJYzzop+Nivs",
-	"cAZVrzcQGtfqOYuyLrnOeUJqupAueELqDws+vHhg54LcUjKuMKtIRYdag7wCJaFa9RpQLaBPlqFR/mpU",
-	"mKcKzsNlvpkfxIqvOs1l+YE6x2H5i7l/pCIuzUYoLNNTragB22m+7t7Mitm1ZgzB1C4uPgkPpvn+qXoE",
-	"mp8t1tT4ZnswVhtMM2NgmYa9XFhzOYp4cYXwaRgNaqDDFmxMNsBf9ftWlbJX8X7K1GG1bL2Mdaiu2OmP",
-	"vyCCcj6sinm+4HwoAY+gWtPR0sDSoYIyj2IsqV5UOTT/piDGVVewGbbReIAN+L8EoMZRFvJiavPnQEg7",
-	"JV9phnwEChzjrDoadlbw9xEVJFKFyPiZ6zI/7BuOWUEULxwDf1HLZ2vRlZmZ6jQ/aUl67RZYw2Au5WY1",
-	"h/Vgkjg1z0egi1kfqxvtow7TnFXP1b6986ocxJ9ipYjQp/j/Pv5fp/Ol1drqdL5s9zqdLz/1Pv3nfzSq",
-	"5dIioZvWCzTNCKHUHxCPAMkBFgYdCiCvOANjKzXFPMIYblCINvTv+poBOFZm3dn0Q6L1F0Fy1k1myc3Z",
-	"+Fak9hU27FGyj1y44oLko/LcVncUH0uDzDqYKaBbmnFSTvaR/SW59JAoXGfadiSn7nUTkaz1ugozunFo",
-	"ZPyWJZM2BPoZZoFRrtmhaKRsoY+0QPy9eL/VKSP3tcHM4mJXA3v1xgOOxoIrraUbVX7Ah/m8EGZyXIzs",
-	"nsHc8n0NCrqSP/Kah2bV13iOevStbrM309Vdan/5HvNun3sy5lRgrCAIF/MGIz4kEorRFpJdUuosJcJo",
-	"/AnpCwxhDWOq+VQluT+qEZw7maoum5mGsKmHS/yRuHK9M7qD8s/T+WUpYbGx/MDqkRhMPcaLWf0pM1U/",
-	"YrR+ZHeIk4SPSfxBEiHDNrIfQ2w0JIJG5i7TWAKQKWFKTLQ4HNM+VYaMbXYYF8gZyiXaiLAkW5RJwiRV",
-	"9JYECKOEmILC4f+EDsRxcx9IX4cxzrbA8REYVDI1IJJYnyrWmw6EwjjIDbvO6ehGlnCIGSMJ4JASQE7G",
-	"vR5YyTYrAS+9OS/tEYSOlgx+5jERVuYzR6ISwtG4aeMrfnQqF7xxSlgWATH9ml68DPJ3jtqXEoGGlI0U",
-	"sQjmypFlU+JZy1HuQOhvdtiGzcVE263NfZOvQ9VUY8bVQG+3Fr/AX2NRcl01WpDZJLJ4X2aHhvgLHeob",
-	"8LLVAvHS/LVd6T6foiLH+gCZRS9Jq1XRqjOyYww8dw1A7UP94l2hKMbCNkf23SKSQ3FjfhkNMdsSBMf6",
-	"lCDv4WI2CYOfj+WQj90jN6Xip42goiRsqZzBrKLcjaCqmPl07e1GUFH86fDs/W/HF5cHgLvsP6hCS58u",
-	"tN8IqioSVlfsLDa6+uXsCB4fvHt39jsMuaqcz8z6BNX1UqaqRxdLx5n5f3h/8NvBybuDN++OvYkenVzq",
-	"X44qiX3hLC1F6Y+I5izSuU71edkvBCwbPiaIhSBGmuVOO1Z7eVZ24etc6TYpVgNnL+ni2BTQRRvlCrua",
-	"MJSO2WalsSSppmC/D2g0sEVdxliiAVVtFHrVXMIss5CyrV5C+wOFIpxW9pEWeP68izwlI5jWWa5HicwW",
-	"a+ZteCegerJQhL5apLZ+72fSVKqH3MR+HovTc4j9Uq91+b5tzor3mhueYGrhlJOO8tH6ZYDKn7gkEddn",
-	"TXHw4KGNikvisABm0vn7RrTLqnC7g3y13FIFFk/eRBQMcP21u5tFXH2Ru9j/MUB0m3rxXR5Ppi9WViVi",
-	"ISspyeCliSZjPJEm0K1KeZwpoZcxDLyp3cICC4KHVVutJbAtMHwS/aJso1BL+21koMVMQ/gG+t/Ls/cG",
-	"YixEkGYTIIKjAepxI5Gh7gRh1E0wu4Hn0wcvaHzZgm626hXA8HqHuZ880Eh4YrBYV60F2c/WM6tOW0yr",
-	"PunlPC+X6wm7lAP2YykhTxNhaaOWNm7IBHGhidoNSZV/Reom2mROwJqgrZVRMrPSgBYAjDhLSGnarrxB",
-	"0GqZLChbmW/B96o9UDO9udnEjbnf+mSXmHTst/Otsq2d3YVTN/bTGkc272X+JKxvf/rgwuJV+6KjwYjd",
-	"zHq2EoCfG7akyW95/DQ7icBOdBG2ztSKPYwKTW/AqgnSVA+rsJ1VDvtbWs6yAZ3YGIFVRylnHZxjNaj/",
-	"dk4cILC5mH9dIbBh5QWx3jA+lu1CvPYY5OU+R5QpbtLv/dTQwJSgcYDXWXwCgmVE4Vcj19+ZsjxfUUYd",
-	"9E8bkEKKGeKpIWEdFho6E266nn2IbBYjEg24CRaHmiSoO1KIkVuACNBKg+BDUxAnw7SJqbyBpgnpKeeU",
-	"NYO39oPlDiDs9+Ic5MLCr/jKPoo1tXjeluMsqW3yaEwFOqga9WmUXmbwIyVTnegvleoYNCI+HOIqd6JU",
-	"MeWzIw0Iu529YLP7zWfhFUG7/0fqxLaeRumVwEymXJiUaFHhcRoolerrCkW0oIbWhgRZGHcTsgVP9X2S",
-	"kmwuNi7B05k7V8/uXNxXc7PnLtaCJbAn5q6qypJDJ8nRfKRWLTTvRhvh/33EW/862Ppna+v11qev28HO",
-	"7t1/QE6QJHGHgUMutNgGIRrwJJYIjN9gukXh/xBNJ7l8bt7ZAoAgLjos/B/oN/YfNNEvcCxMIrgtFmCK",
-	"jLURYZGYpEqTQgU1xFSAwr/a/xciytDPxALa7SNp/AL+C10c3aAbQlJrX7UkFrrKrKr+om63qqpqVe1q",
-	"fsCm3fKmQhsFuJfCiQr39U8x5aErMEKMsUmPACsukCRKIjB+HV2fHp5fX14dnZz9lz4gvuOk9NlG0LD/",
-	"kdIkmceUV1rHXFLdIkTeGnEo8ZzQk1I3D2MM5TGvmiXMiqUluSuiCpnLq7hnUmO0OJEQOQOLK+Gsf0XE",
-	"cK6DY4i/ZIGBLla12PebUdzPQYYIFgklIvf3yKwsP5gNhFEbA8ijgS92WBZIibBCuwXASvMOynwYr7Sa",
-	"t9mGrhgZE6kyF4XLHaTKBMZBlg7QywEXSk/UTsReaKaa6AquYAFyw8WfMDJ2kzA+LWOksdFiPCElHwjA",
-	"bBTcID7sRsGGVxHDNst3ZF7NvF7Tr5QnV2HGqrcj+RrvtByEiD+RbF6tesY1c4YfYitw0ylhmSwUbvI4",
-	"h7rO8pN4mn3OsgaYea0A9yKPf34E2rEK1a80ym+p9OWTWgHhnjyKGF9AEvaxZy1yB07pDP5n4zyH6ZNB",
-	"oS8GfD7wwmKNw8lQQi2OxYhxCO8DWsk4+Jmr3TQPDUAmabKssa0QU/YkgWIAjm2AXsdQRHyMJ6hLelwQ",
-	"L3gKwAiqGXG9pBM/qMpGU2WzyUdXdTTFvcjv/IW855grh5eFmc8h5fXA/AsR1G7a7hz9wNmMGZHIeHx9",
-	"tc3GvyxMTF2ExJUPw4d4K8kaWdlkT7axDiOcwRKEX4FkBMjWY2+jr1AzGd2hu9A4uHtUSC3L3RIkBzgl",
-	"0wawAjBX9o8p5BFVo+TvQrFjt1UHqsye1/ugnBXMWnsVVq386XaV0atMrqYjbWciLpchREoOcZokVFrX",
-	"MAQYOXHRZfEjxS2FiywL0ztTA+unCD1SAg3IZXH7VSg6AC30CTLVkzM/vYUdNrDEI8FmI5DMwjKxeMYW",
-	"hMT7lNZTzOdFTERejdPGAEMjgVmzrjnzyg5iYT5aAT+ksEkO43IOobhwjLO+RPA9xGK7aVYf1Nls4qHx",
-	"0EtEM7sRFmo2eCQ8m/2i3XmoIOvt8+pFWfvxWrDDFST3i6o5fsfQCtu7jNYWWMNToeaEFWfKdcohhF0i",
-	"bM2LXvwDMh+ZL52V8CN5XpFXEZniiJRwN7dffg/Kap5Q4OkkwKaCqVJeU0pJAYi3FFOGBRmTZdF5+oIQ",
-	"ZQM+l8APZRERClO2GO52EVDPaV7zu8T1ucLJ4Xyksgw9qiDezGI2Cieni0G+cmvdQJ9NGzg9A9QqVZVM",
-	"+nKABSmjfCe0R/TrEFotU4OkYKKZwG6bUfjXr5uv9/7SKGaEtbZef/q6Hby463Sa5o+du7/8x2KnQ2HW",
-	"QdWqZtOoPK8ZLvPyMSKnZRhnd9p5Shim+rwzNRA8pVFDn0T+GSol8z6IJzxJ8BBXX4ZpyOcKzC05SlMu",
-	"IKDSvho4EDiDEWQ+mAU55n5SQ7bqA26Vy14sCD/zwqzBM31axqouY3Bqss+iyTlhOFEuZsUaOT074NZO",
-	"hVA3xF9yO3HBgthaFCNuG/PkUpFUzorN9FDihnii9YgMDw5i30Fmy0yZe/uoZetRdBjj5tXNfa2LYKmM",
-	"YDemasBHyn5GabmuT5S9mXAfpyy9862hmiVqITEi91pCRYbgehkJMrNhq1KeTs+Lqz63QRV1PC+Y9EqM",
-	"HcJ01XmxnqE3aRB/z4mY/QZQg5OSV7j8/HwWpmg5eN4bT6FpoZ/SsKpoznkRTL2+qLNM3YISjH8GHD5l",
-	"265AvGB13xSYqmXHUnkMZuZ02RQttKEIHqJogNVmgGyKFtoY0kjwbsL7fcr6+oFN40IbRoSG/JI0LST1",
-	"eklfNtPLS/+qosYGkb5S1+/Rfj08+0PzLkQQzPF91cHlNx80wPy1SgVnUzjMBrzEkRspfsz6uE9cCN/0",
-	"qKMBpmxZ+P00+iCSh8ZBYNEn6hcsBwr35UMlNb/yQAW7Nf76LOQVsKbsbyZkIEe3dFEALujJsGNzXpbA",
-	"ufR3OqjzqmG3XrOCYl0OSZA8wQyXoPu3dwti2f98xFv/am29bl5vffpP19D/rTJr/6KytkLJM2TQVN/R",
-	"Yphn0RHshvW1QrWiNlACMqG5cb4OMZt43tzFyQNDkyI3x92ZCtIjQpA4H8v8T44kOR7yP+jstDv/wFbo",
-	"zlMHcxpHd9rOctuvCXid7rXqvvl6r9abZcv4bd+AVDfMJ6ro0eJwoK/TjWagfJprNTKpk+iGTEyGQIbL",
-	"RuMmOgPUtRsykRCqg3qCkC0D62a+L/dRaCNuIGhlLKgiW6Bub2ThNWiI5Y20pkCIn6lMHHUMZlGeUCkj",
-	"V5/GKK0V0+RVEjFjXkTTpymnY3gLK3GY9/w+Hdtc1NS8lresOtqXXKgzUVKfsIxsjbNKfpwH1t7DVV8U",
-	"Ruo6pv1Y3kXhoCaZ5IgzkjlWp02/oAwYSxDvIWzNQUbLyDK6p9N/CibTqjqQwIHAOP5M6pO/YnNpHTeU",
-	"l0wzzwvl2zjnmjDt9yBz6n4LasG9TS1aqpBFNnpodtUKF2N2WpWfmjQ18TNG/Dk7l7mZe4CUJnU4xUJp",
-	"ghjqb4dNC3sg6FArXtw6j9LU2shiEP7nTSY/2W7c8+eeb5z1wMx/H5T5/H2eXEcAyT2/jXFxFJoJIk09",
-	"4AUNL+A9m/yVnYiJkZ/MhtzVRyYvTWExQPn0+Ou3KQ69Tqt88+q97+0eyJbl8+xRbbO3/p4VNyIwZ2te",
-	"HeSp5asQw3sC94f2yGexDvvZz1omFLaeAzjQpm+556OdoWKs5E67bmbf6uK2V8w1cxDaQlz7mnoZQBMb",
-	"7UGVRKG3yiF4ML1QkNyDmVuXLFWEdEpZUVJR9CH3YMmCqctWolrhUvs5V/no5y+8f3fmLj2E0eyj0C0w",
-	"lU7lKGP71QYYn10I92YmpAfQsqdbRn7TyLqdsZBOmfaFqMU2owXS05TA+SCgGve17xSpJhX0Fiuo/KYk",
-	"2ugLPkprw9PEQ8ruAU5zf1gbGN5JfK86i/EVPzQpN0+ARpPt+vcNR1Pwdc7Sggt5VjNvlN9mr1XVlx+v",
-	"ULKlvD1EL168eI0+XB0ai9XQC8Epeu52Wjsvt7a3t3a2r7Zb7Zb+/83tnRf/LMTfYEW2lAkbmU7LzxO+",
-	"8wlkESpViV33YUWxtQYYhKQapg5aoVCZNJ1n0nABGgcIJ5JbOAiwNQwwixPwqIX6nZPYcN/QYkds0Tgs",
-	"Lp9+azVJx3VYxbSSZJ55NaMkHgezuNk+Cr92jLDWabRRp2GQGgwgiMFn6DTuQou6b3UsPcOaULRT/LrI",
-	"dAq7WMWBPIRn33YQ2aLowyhtBI3uiCaKskpps2ygWNou/o7ekOpN0E8viBoTMsNkbizEMyG8zOP5+F3m",
-	"HWsJnWG75FK9dd7VSps2N0wNWUJVwNgYBmiAuEBx8RDvDkqe++2t15+Mx74V7N19HA7iT/8xC9N4VST+",
-	"7985bbexuHMD4soBiKQYAG+piJY3AcPIBD7qycM3Kk0790NGKAykgtS4yhEXc7CAXIABjQhy7xemsaFX",
-	"GKw0ey0UG2BDSqQlHJv7KEoI4PbCAhgMEedHwX1M2Yx83DneNIM0U9vI58dPX5IEktdnl9zNL8R4YGl6",
-	"9NNw52aXvUxffW4JQ9O/VF6Ee5TTzRJ46xQkElr3trMvbm++Yv5h8Yf0afZpfkhq1cxzf6aFZDNWo6VS",
-	"acOTnM5qsJcy4PQhwUyiPP52OF19umLNS2e8xjk48loUT1oW9lcwrlcevLrnLQs8E0nNZh8u3k3tfmHj",
-	"52zkoszXeyGr1DiY+ecXD+5h0aqlia46XjX/POCzzrPMwpm1hNvSwsCI2ZDzPFIRH0IonaGPikiFNHO1",
-	"CQelW2QerBQXB4Y5y6Ng5qCFX5gHligXbhFn1hfmjTcni+RWWboYb+Od7otoN94jL3s/9V8NXv8xrKKL",
-	"04Q1nv2Fm0okQCzVgRnMkqsAhQid+b+avRU3xzKu5qxhGKw5B6RZgvC8ujpHBrfOUbnix4tVIqhCfa4Q",
-	"4y46rDJWk5Ev95x7PQS9EhjxqpKSgDC4Mxg4U1RWIj478YvAk0pXchXpqOVb/o1TUitmuCoimS/Zo1HK",
-	"Avv12PVeJbt2x2YV83usOeWM+6ESZm4TNUUzXOJVrdKslR+d1vWYpeX6iwhnYrkcdfVrXSKR4hDVFP7V",
-	"6vRFCcsp2H91YfxNex+zv60Mmf3twDHc3+ZOX0emDmbuAm66NK44L2RHOWvmL9rBNjWJrFTlp6hMJTO7",
-	"oQBt27MrkS+CzSyT+yZvkDPyTAIAp1G+AOh2xGIi0JctBwxaQJP/TtdjhUTwOyF+KyN6j0nsLiEoZyXD",
-	"/J2qgfncYw32iki1OgQAezLrJLnlr/7AadKeMlZFcqfwtZroQNnkZCtGgoobx4JIQE4VRPLkFqgxGo6k",
-	"AkdQl6CE87SLo5vAOY0ClFB2s5XwCCcBGo4SRSMsle5txGRKItqjJEYbI5boT+cJIEiMmDQaiMVYcpji",
-	"gG1+fX5x8tvB1THgLW0WRXqYRvv5c0MA7e+aXD03xvIpRXwOa/8A1PF+xoRVKvPfVnufeaAs71gqodYw",
-	"iIpElvfgyrSahkNyHw+4JCaMEVnWUsgpXoyh90TGxu/I6PdjmfLyE/Fp4UlbCbdyp/aRWJXHDCt8GU6Y",
-	"A8pGlUSS9hllfYukF+Se9+4EGVMmsh8Gx8AFV/5PpqMMCXKJW7i+FjYsuQIVcDyQJLoO0X+iLpbk5a4m",
-	"Si92kMAs5kMDpm3gOH45PThENwQkcP13TCIew94pIps/nFU9W5JPVdiKkkQjQdXkUo/QQmMTLIg4GJmM",
-	"A/PXW+fINtwWHZyf6CVqBNOCh30UoBD3b67DIna+QgnRosKLHbMLO6UYJlgoOD/Qbb7YALB4p0dMWY+7",
-	"WDpswOONp9qNbYgpU5gyIqRdu1x86FM1GHU9ucGJD1NB/uaaBlmMPwlyhDwW22pa6ODE1rlAGxYOZgvS",
-	"3bxpbXYY17LP/16evW8iU2fBEp5M0Qu/oo6jRp2GqbwXoA6QJf13s9lEd2FgbJ4dlpdpqGps5BbkOdD1",
-	"C/oMdxr6ZzsN84ctEdRpAB5Ns8M6zAzRQGJSzpA9jhKF+kxwQf8Fv7fRG9gjW0bh4Pzk+tfjf9jqCU30",
-	"K5mYqKMhjkmHAWkM7Q5BNoQ5reE+wlCIPg7hzg3xxAQvQejDz8dX+UCkNzo8UgPCtNypIOrcZKmgCAvw",
-	"7EF0JlZky5Rgsci3mcFT/2iHBH/DkRREHxxNtaG4PmFxyqnNLtcfsanMeaUT+Hkz6DAsUfj3rcy/vPVX",
-	"E4xBjTP15PjqLQoLT3tcDPfNNDHaa7UgKrLDBjhNCZN+DCX0YZONdLckRgmObqSxjYC3OKERsTAi9h6c",
-	"nlxNHXyuvwwhC00u+s9tI/lcvws6j0q8K2RyTk4xs8l3+lI3gsYtEdLcju1mq9mCWJCUMJzSRrvxotlq",
-	"vjD++QHQEXO14J/9KoqsRVezVXqvIZjF1YzBKIWLphBGWhlqoiu9rXZFJRfK1nfAgnRYVwBuZneCQhqH",
-	"TXRgWoNL3m4lojLPhkuoVGbtsrOlGSoMyNRhMRhjeEgUhKp9nPKYAzwcxPAEJjJgGwRY/ezziEBBdbsZ",
-	"qcnZzauBZC687UW+/eoaMRCkoL86q0dTk6iyS8jm9hLVlx0BeEwtwYPNoNI6E2YNJrOm1yuHUqiVM93/",
-	"pd75GzLZR2HG7EILTwRei5nD4EK9mSw5DC7UW6gmNWskBmeecraPQv241lDg4BZGgpOkToB/lq909ynI",
-	"t9QkK93p3xwZhCu302qVUcHSNNEEk3L2/A8ryWUKtmdysbf249eGAfqT1anLnwry5rz4PC2pmc9an9qr",
-	"4e7nnS8/3bwe76mXojX5F+5GGdJTu9FP1dYu39JH0/2aQ13kCBd2Pa+EiYg9kJJKhV0BcXArQUzWLSnI",
-	"Q1ND3dNDbbVa/4SFLVoWC0AA2+W8f32d/Dz/7WJa//adr41Ym/kSB7BgcQTZZ9rTC5Quq7alz5wH854z",
-	"nSzwqapT2+J5+fW7wPvChWOP9b+SNyl9SRK1zFekMUH6LLbWfKYblL5Se07Vjaa+VmNe0w1gY3fNba1q",
-	"md3q529w7IxW0GR7cZMPDFuZzejGuzuvFze64vwUs4ntC/yte3XGd8IUEQwnNk0NDv9wiMXE8laUMVeT",
-	"gvzRcrTGJxswOC0jGCkceLeJzAFmm/0FIjAEgQJKNcogGZ30jXoUwKtPreWJcWXLVnZtBcEZtT+6kxzb",
-	"HmGDI93ssLBLeQhCapcgjCRl/YQ4tBuIwM2A+QlTIIval718fbnfYYDa7XVtRBuqJRqBJ8+NhgaCYhMd",
-	"OMGFCzSkUnfaYWGBLoY2NqkKbMfD6MGuPTLNww6DhBz3htcInldJSWZLDizSr0VIfMPjyXLspku5PgHH",
-	"X1IiAK3piLyleiCKRzzRh+QXkqTSpi+AC0xTd63eiRuikBKExWBeWsSl4qnKyday2+c4kXYQCaas+GkT",
-	"FWigVLOKM/ptPdBG0Lgi0YDRCCcIM5xMJIXBrI6HpWWolhyA5WMjFSSigMyXYkVtrpcFWmmkgveIlGDQ",
-	"bjhQlUZPUMLiREsiDjzlYwOGrtWoBDhHkvZGibmO5hgbMSAD73BwGx8bFsHhUwFOw/6Yax04pU1NLRlR",
-	"W12icNO8ofVvoA+Z3ciEs9nVmIEWobmz9CKmvWT3vOzxRz05vZZb0QArtyOl4samt2I5Y3smKioYW8bt",
-	"5Z6X4p9tkHYx4rmxOzCkfQmGX4xyvCvaguwwSkLe9j2FvJQeWwXXblf7+XNw6Ay4VO1XrVet57fbVoN7",
-	"XkN2W7EouIRs9zAZyyx5PE/Mygq2QMlRO9G1pLWWtOZLWq0Xixu95aJL45iAnXx3u0aLczxJOI6vOH+H",
-	"halVubu9V2d4GWbfKYkpvrLJ5d9MILRuECdHTEmEd4EzID3/an0ed3mccAVeJfzuY0xm3pgSQHdWGwSk",
-	"CZN4EWhRq8P6nMdNdGCtu1u28jKkAUAwalZx2Hx8t/UClSuKV4lMZmy5yLQKNd2Lly4Q3G1LcEGhXUL3",
-	"djXfzQ6gZ1Ok9xmsFySkKYn0MNBYy892IM15VPthNLoclr2QRntDWtPoNY1eJY1u7S5u8Z6rt3zEvq3C",
-	"fWQdVLPoa1BtlL8gaiSsIml06hIxdZlq1pNlQjo0ZbRg8YHRVTuMM01iJQo/frJ1Oe/CJvrNlJkzIY2h",
-	"E+ebGQCW8RjJGxJXEdKfiVotFV2khVarl/VNnyvQPetS8Gkd9RPAGzkI6CrQ5xdT2M27Ozn0cmMb+Mhf",
-	"IE74afXaB2uzy+iwT6SIzlYtPSi1o5PLw7OLo+urs1+P3zfaDVdM0dzue5q1H8R9a7HdNatds9oFrPZH",
-	"YZyZ2XeGnbroF67qJ3/F3KCT2HqWVDQDUBRHRJrYXMtPXeUV6/EGOzew433EAVDShVLeEJIay3GHmRKu",
-	"TRTa2LvQWJtnhl7iSI1wkkxcDKYtsx1mRCVEQ35LpFcs1SRHM64Ml2+ikI2SJPQ0o2aHhYZOtZEhU6FB",
-	"r+gKTS892z2Obow5P4RAlbCK4Zuwvgcbm0s8x/EQLoY48dPQGpR5VqX6NLIYUVzLcHdPgSULtP1YmFQ2",
-	"hU+rtbFl6/EkrKYcEDpX0TOYivpsm5GtWdCaBX1zbe/fyoRnrutyJrznTkafHRf2AYIsTdClLFR6QRBI",
-	"iZHQNNAGXg34SCQTJHiSjFLZRG9G0Q1RFsoMJ7TPDHrJh6tDeFcCrgyeyLZXew9iSSmTKNTfDAObFy1V",
-	"h+WPFA8D4yIGzbcLHaEuYO2wPF0vcM5arf9qtbnD/kUEl/sIVC2JIpiFAkZsPiIhN2fIpUI/wdj0rLPB",
-	"vnj5ssPcr/q/TRQ6G2boQGXAnyxpTOS+5af5M1feTVpvL8AKatEC51XlepgmI0HQxl7rhe50r7WzGRhG",
-	"b+omKzFpdpjDA4eoPBOXqHVXuY9SIiKt1yREAk6k9dSjAZWKAyQaiB4dZqeM+oKPUXeCdlp/CZBBt5rA",
-	"B/WaUYa2W3/J6mx/wZHyy8ZXWwUOsqO1IHzvUmGRo3iaw+SwyPbRzq5dexuHqTe+TmCXnnAhrqsGLllF",
-	"ZNkxi2cOjfFxnZEovoJxmIuExjRWg30U6iWptQxUU4xb0NVrsn63bSeu5Qqj2WBTqk00zkLuem039Bwh",
-	"Xl6AX/ejhWU2kV3DzEbyEjDmLwq1JH/a3Wu+AMFJqPn9+aUgX0OaWl6q8YXeBtdny+9zp6LP7dZPO82X",
-	"1Z1uz+70RanTll5txac+8KL4AYUTh2Hrm5B2guIiDblevEt8q7va8afwarr+JtQOeLW909y11QHsMgL+",
-	"//be7m7zZal45vZOecnMX8f5GEYGX3LnAdF37kQukkQF0fx4LXmuJc8/ifHDOP98RuqkuqLl+CGWkEqx",
-	"MAcbmC0YXnkV/1KvBodrGADSEYTHZxU4DLxeaI34ocnWcODdNMJIjBgkfTj4BQMU56LyVBOFNuMjtPlg",
-	"ELv3TCI+ZojGWuQBYS8yCRtZz4CAr9sf5L8x7rrtsAGWrhoAmhAwq4RuLqyvOS1NiCf6UmnNKWiDC0SZ",
-	"zQLaNFGHYIKGxiR2bY2txmnwsxIeDr2FXxXTtXl+H7827No5QOrGT63tnRe7ey9/etUwhNpJLMYIcT0g",
-	"SUrEdZerDBnpVkt20zx1d6e93Wru7r38Z+69lidMc4j877ORarS3t/3a33n9ET1bk9HY0EyfsmgBzqxU",
-	"WAGWqltpQLL3+26Vum4Ves6jE7OOXThmJAgcJWyK+5X9Ym3k/AIH5yfWN7DUkF0Op7l+9+OK+UlZFJiu",
-	"L6p3L9f8cc0f/yT8EcLYiyTTY5DZr4/BHhX5orZSQW4pGYNN+/6OiMpQ+98HWBWK6jLyRZkSo2M+SmIk",
-	"CYs9AGdT25VKF08VaNWeJlDwBcLQ8VBTgZggnJsggqwCaYSTRFO+/IPgfHCPx4IqE1M/AQDdtheRICdS",
-	"kSFKoW6+sdWAlUFMOmxD8IRIFGreYjGxYT7hZuD8IKCgwKPMZY6iwYjdyA4TBHIR48BWsOBQIL9HhPWO",
-	"GHOEVHSIDSoulLjY2PXyfTsMm983Ne8XBMdZYutIaq5cxYnPzb66EuEPcHWYCt5mN2MaoxOkSJKgCR8h",
-	"3NUrezGS6r8beTFu+MfW7k59l0epZPpjujuypXaFdnc1e7e7DedeQLlvV+Xbzv4XCqzZPsPOQGkfkiTh",
-	"/x/cBD9m4lOuvcKHQV4ZkuEC1HTzzROJEoIFSJJ6gZsmSAAOaqPd+IdefUHQQYybzaatTmO6sQIQdD25",
-	"lgSLaKAZt4UXz2DEH8a49TDtGavBuPXba6a9ZtorZtr/Vs4Re9tQTtKdoJAFW83wkETlwvwLsucdvy6F",
-	"ORvGCsAGEWEqmTj90bg8NhQl0s+dp7FhWJwPtd6oVWH/i5r3klsikEwJvpFGs95H2KLhK5zcaOLn+Dc2",
-	"H4I6/zZPuvQ5h75g4odma6eFcvrLCT2QpTur2pj3nrvRlenuhWXV0x4PaDQwog/U9JEpvyFoQ89XP4fa",
-	"svHmLPO4ZbtL0O6s95N4Zk6+GpR2y+GZ61HNGop+tvqhFNcLvEAwEqcIzwRKcIryfcaTVfFeoevAs2I4",
-	"zKU6YRUgN+hFmC843FAW2z1oGEuHpQs1bR2Hxq6ixSHPxIBTqoVHs7GZWWWrl3AuGtZTsChq9fvJgvd3",
-	"eJlk+MIRXAsya0HmT2Z9KLDEpzPQ559//jUqMIO5mVlvuegTh/Tj8ygASVKZAUE2kW/hT2iPKDokHWaQ",
-	"j4REG2EhWj0MUDgd1R4ak3gWZ4KkwpP9DtPdg0nDK70D4RAgqHDhWBVWlq1D3UuEESNjCAPJumii94TE",
-	"+hHU6tbq/eysL39sqzOw1+MxbmGzohvbOyuhxTUTsgqbTSXqc7aO0ltT428Specf3+8pP6tEHmYT80ol",
-	"8IxVif2WhgZ+0pYheUBJgTyClxMUQqoAZXQqpOpRCNcjStJGyVwoS7d2vKiWoiy9WyFK15KYZxhTH0xn",
-	"lyGwa8K6JqwPF3O/OzL5M1H1aeQ9Bd7FBqKi6eMcq8H9xOTneTTcnBgXv9GzXDwOvCDfAPEkJlJZY55B",
-	"2u+wEMAF/wuwCIvSdAZ6EGEhJhZrKhwShTVpDl3qT4qFojgxCLRhXhHSxM+gMSRejAHRKsMohTL4Jqi4",
-	"jhkvM38+tTUvxDIK0Ya/cJvfArARrxavMTdT2T2GVR/K/myuicFGVOE3A6/hkN/aApouJ5nHePLfhboU",
-	"yzLDJQbXBb5sziUUbKrMPC5Gkm7vvNht7pUiRfdad8EMF+Apl8paTQVWAPFNpWWi8ye57cxw05N8oNls",
-	"51HMZva2LWM9y9TxtUSxlij+fBIFGNGyis+8h3CB4X7vAoYXslAjTDaPcIl5ZIqdB4iRccYBm5X8+tes",
-	"k0dm0o/ABaFMQ6O9s/uqFTRMXA9kCSyDUHfD5qucLuMHf24O4+/IYZLt2zL0PjsZa4K/JvgPJ/jZGfx+",
-	"qH02JHTkznohHmPIxeSh4A6VMZUHMbgJtNSJuECnWNzEfMyyK4cUL4RwZOS6iU4gej8aqQ6jTHEboQj8",
-	"CsL4toNWq+WFHSLOkB5bX+B0gLp64bGgRO5bVa3DIMMB4jlN0rzufM9910aKJOQW58NyZsM+R3oMxodi",
-	"wi7z+A03l2cS4CaaKNTThWwJbJNaYaz6/zoMqDPagIiAvMSIwjcEqqFQIu3IdtApfbOZJ8Zu69YZqQIb",
-	"5l4Lnb6BfA+TIrGx23qBTt5ffnj79uTw5Pj91fXfPpxdHaAumXAWbzY7rJbfxiAT+izw3sGYRT6RqR//",
-	"D70lRHZYh10JHEPCrFSo1dz+S7OxPK1/OtTYb8BaH8wJ3Y1fZEu1GT/uhK154ZoXfgs/VTX3/LeKnDyI",
-	"4wqOXcWw5ytIz79m/6yJHYtzxuxiEwyVq/L4z/D3F/nGypz988nmvcnkyUInfrYiawf+mjB+d4TxG3vv",
-	"65Gph9iNwCGRYjXIRSOPqjXKop5/7716yC93odKX+3N7Gv6j2tiUJ8QsJp7E4cFyMXFxCBBIFRpTeYg2",
-	"GPcyzLbGNCaAkrNZi7yaMLIPxl9RWtC5gdazV2ipaOdPK0buflA01qndmBqRWL/wMRpiNslT38qw3Wty",
-	"vibnT03ODXH8Lmi5ISzIUpYK6r3Qyu5uVtG0vm9sJOFniyfmrCE7Lfhvh/nmFnirm3v0N7oTRIZdEseA",
-	"mjmGUlWeqajDMuiugcmvHQaIJJKg7gT1RkmyBUYngdkNZf3NZk6FE5s4hFWH6d+88QPQp0H9qiDTs5z7",
-	"jhY9gUP/SRJqLjC70atotycixhxGpbHjUSYVwYDR1Z0ghzxZNbLPjRnseKdlS2/OY8jfOI2lGLmyMBDv",
-	"y5I1gBYm1mYJsCXX/bkgPSIkkgMulC2sDp6LlTvkV+eWMbRkOR+8uVNr9rxmzw93yXxHzNZ63zOO8QRO",
-	"mEvFBRh3iroJ0JV2pqY8kyYWLOOTVKI+vSUs6DDgqzk39J0S4IXJ+GfRF9Fhc5wRaAlfhF2ch6NCVBJP",
-	"Y+uaAjB4GEKEHvATlrNbirM9DpuCcPHVrfMDGE1NV4e5DmsOs+Yw34kC+O9Y/y4j7fWcG47TPP9qbm9N",
-	"xwZnxF33+p4Mj+uszI2xgJ4+oh/DMv+1F2NN9dZmL8+FMZsArdht4QjW4/ss8hSblasSUJzNBnS56Cgt",
-	"1gmvbJ6zCkJeTDMPNXYRUx0G0HihQekIA8SFsdxlqHlOBwmQHGBRSvF0+Fwd9juYFzt6QQgedhouaydP",
-	"yqF6sKYe/BbUEyK3+n9NAwOrn0w6LKE3BIXnZ5dXaPZ6PjetKsv06HWx87yvlgL7RdkF58NZ59q9WQKg",
-	"OzGNoIyPHiGJl/zApWt2971A4EEL2ML6U9Ev32MCaeLrC0aDeQ7HZMssZ3lYMRRPqjcqs7JHusVd0Ohh",
-	"mtTfHNP2rWlTf2KAF2zazq0f5C4o2vjfy7P3m3ALsbsZxhJgDzzgPovRWmb4U8sMJ+wWJzSjYusiQ99O",
-	"T9KtdmrIUjwmfpMaq2KqjDF8i2mCuwkpiUSajaGcj9UF7CtxyEcRPLRYAFUAsUT+MPc9bo+FoLem6O4U",
-	"z5dNdIyjQYcZCcAC/IVaOWujzqjVehFpHgT/IiFKKDOCDUbdBLMb+KGNQkiwDO0nTS5xh/UE7puobFe3",
-	"xggfDEHqLHg/mZM2bL+ckRBt5CJRBsoTu7LskAC6CZWDTX1AK7yACAaiEqx2Ex2gsI1Syvphh0V86ILV",
-	"3NzFBG3vIUkirhsaaPwxBnThJnpryh5J1NO3KwuVzz+fwQAJomdDGRYTpDkGgkGh7GxVikXwiVUIRhbc",
-	"Yjm55sg0elqp5t9AfrC3ba5szXvIfAS+h3j3DxKtM6zWIsRahHgyEWK18kCAMu2yvmRgYb7nJOoaiPl5",
-	"sPsAP5/D5LchLB1DoYEOG2AWJwCNZ35xBX5D+8CkYTE0UCrVrFT/V6IPF+82PYR7mxp2enhu6ZmmXnlt",
-	"/mGUNs3v0kUPMT5GG0wvRoeFRnowbxj54fra/Ka/biWKIMcSCctl1YdRGiIuOiz8H1iEuPDA/FvPwxZp",
-	"38yA+AEbfYsyM40AdScdZnLQDswKwtrleWgvdyGuSr9iRJNN4/+FksoSDfAt6bDQ4v23EZTqD43g5K+O",
-	"XlJ5Q2K9DPsgzwBqYIQZ4wp1SYcJvaAkNvV38nqMG0Y4wpIzkJ0o0UvpFX/ZdHkHHWYOhhY7EtJTiI9U",
-	"4BdS0C+RpIcSgm9NieehfmdWjBYc9Cs4jSuD5rcV1z5+zcvZ2KIvbaQEjm6IaNp2zYgP215JGFcs2hTb",
-	"uyXCYNXqJiAE5zFLJdBrzm/QKEW2wgJKBY1IbmLsE3XtfrK76EyMvkD+tZEKvUTKRjbLybDLExBeykUR",
-	"PfHno3vvU2aJNFwdLE+ZGxjmV4E+cwnI/i5jUuaD1n9d58D/S4zbhJtVDnt6gG6ZbefZgIdR+pDaAvnB",
-	"qlW1+Zk0d3UtCK39L38mUF5HWqdqID8MhXdMugPObxaUxDM11p5J5F43vN0HutpHtpIYcBRmgPwHfMyq",
-	"8T9+d/3+ePAfjxEKVIrTTCXCCREAImBlEkeujWFEnwBT1sAU0r82VfvjHHFSM8TUpIG4iv3jgR1r9NNw",
-	"52aXvUxffW6JPLp2Tv39AviWgEq2Ws5rP38Ou+hzYSOjfk+YJfasLRMd6875mousuch8LvJNmYJHRR1f",
-	"yH4CzlBt6h119Z9dCFn9cPEOKe7srS5yNSP4RuFEG7wHaogJPTU150NLCMNNCwQJQYiZ2gEWTtqHOMTQ",
-	"8AZwN/MxgywQNCCCdJhWR7oTdMEVVsRNCF3C+010wNxYTKGXPMElu6FLYW7Y7z8k0HUeqb4Xba5LT5ck",
-	"d08XG3svHjePs/21Nssy5wpelCS6Pu39+rfX4tXPv/7js7ga//Hh/OjVybvzf57wnXf4Hb4c//Tlw1Xr",
-	"oi//+OPVf62e4T2QP5kzv0jJsefeg942a7DmVGtOtWqj779juGzOISo4qq8xPf9q/1UzQlbllxdscLHg",
-	"qYQLnBIWay4Zk4TeEkjKqh9D63O0FeaOT9HEHUsTLa59Der8UHpYswaIW9N13O2aDn5D55c9tN9T4O1c",
-	"Ujan3oe7UUVlIC+sXBQ6psp6rJoire0tTyJ+1qSza/q6pq8Pt6t/T9TyZ6IWkcrlTNS/O7nQ2kBVNJgm",
-	"tBckTXBk5cIhGXaJkCgVBAJ9qPFjd3k82UehoTUyBLeybsAlMV74DrvFyUiTaDXCSTJBliyZSvJhRmBC",
-	"KLlg0DcgVq6JjjWZg/r3HeYIfpQQLIxMGsZUAh28AM9rWDOb+AP0uAIryzzbwLKUzQzqKYrJ253S47Qj",
-	"/vSoLOmvD+Y120Wx/ol4jdmR2qI97ikboGKmseZBax70vcj4/1Y2EnNv72cjeZ6bN+Y6m22LZ9Kzhxh3",
-	"sw99FSAOjYDrWeeEEc3n+puP8jF8k1Lv+ZQMj6fSG3UVwpN5Wht7ys5vcmmaPQ7Ik1JkmCpTUKgmcwOW",
-	"BZtBbp0GF2/jne6LaDfeIy97P/VfDV7/McwtS/Hst25sCcYDM5Cqvvd037aOkn7VHOZ245erq3O013ph",
-	"fzbLdMhj0mjvtV4EDUa+zPnsiz2PVdqdaTes+a6RxURNa4TfnS/cnZOlqnjk5sk1/13z3z+VDuh701GB",
-	"SaxYH6zBHZ9/tf+e6N8FUSYE8959LmZZR1l/CzPTIbrUvo5wH1MGyWCcM5OuMubixgQw9wQhARoPsIJY",
-	"MAg5NjQzyEt7mGR0uwxbNA6b6KRngp0tm0E9TE38eodlHVOJQpOrE5pBNNEVFPhgHJTmmtrqhV7bEkWc",
-	"NlvuVMsp/mA+j8hojXS7JovfRi1xR/e7oKRwp8qkdLKkqiAgGmjLRXd8fZgBrpKc/Uxvy05ZrWBYx0Zg",
-	"8TZIDGFKYDhrordcoJ1dNOAjITNqRPOSt2MOEU9YjQQU0GXEUDpIfnEflhwJEhHdVHZYhBmSY6qiQeZe",
-	"SbikrJ8l1d6LsMH6FeJKVuaO+X6ifQ533v4m3/ztZCBkdDhI/nZy+tt/dvfk5T9kyrs/8aMfO8InD/DJ",
-	"j+Waw6w5zL+7c7syUnRJ/qKIfCS28jctCWr67ITapu7LIQs4mO+M5SSckX245E6c7DA54GMwD81QSmqx",
-	"hAPkHDhZZ7YH3VANKOsDK9Kj09xG8yoqXdacjfDdbb1Gvx+/+eXs7Nfro5PLgzfvjo/aNkkSUVfftYL/",
-	"XBE5OwxghjytR4Iy7Ii1RL2md98XvWu9riEv1USA0GRtnhhQvnRBQVClMrvc+95tBHmhaKHPKzCvb9GP",
-	"eIu+FY/V9HuBlwcyfqORoGpiimITLIg4GKlBo/3xk2aQNqO/Islak/uD85NnEnWxJCjFamBQhtJRN6GR",
-	"+fXDxTt90g9+Pn5/dXR9/uHNu5PD6w8X75qZvP78dhs4sR3eVGlcyFWJOOvR/siWgcUsRgntkWgSJeBG",
-	"tm4Wm0057bW5wsmN5o+KI8xM+kuAxgOeGJAWKGkiMuAG74sZcMP0N/0CIWhApeJiAiMbWbRHnEwUjUwp",
-	"Xtup9+Vi0fjpz/8O1jPbDgnigks2Es76W4qIYQYnb9AAbpgWODYqKrlvFiYEqJ0VS+SlXmsJw8vCl3rd",
-	"jqiMuIgDdEUS0hd4CJ3+vTgj16Aqr532GYkDFI8EkDojI3jat+JowkdCnxhpzpHNZgJsAyoVidGIxUSg",
-	"L1t+Yp/tPTvV+izlb2Shh02r8YLAaIW+5eJalkh0N1HoMWD6aCIwIzSldNLZBO18+YJwlO2hzNehWa5+",
-	"6Y7GGEvk5qZfMbPNioc9wWxdiPdTzdbOzUjcCXYCpzf7UnjnUyyCdUKaHp9iKZ45p3MeLgYFwPW15COl",
-	"yY6BHlOce0tjbSlPsiYuQOhpVsNRSLfr+sWciDWf6DDkVPApzgJKE6x6XAx90BSP4bjFgKNiYIum/dqP",
-	"vCKWhx66/p6ETpg0VhJDORcDGbiBUYqFojixyGyK801o7yv5j70alk9p2ewxF+JSL0J3gnwZ0BgusCoa",
-	"LmAA/38AAAD//w==",
+	"7L0NVxs5ljf+VfT3s3MCs4VjCKQTc/bsEiDdTIfAAJnemThLyVWyraYsVSQZ48nhu/+PrqQqVblsl8Hk",
+	"pdvPeXY6uEql9/t+f/dLI+LDlDPClGy0vzTIHR6mCYF/nxIpcZ9ckDSZ6L/laDjEYtJoN64GBOE+YeqZ",
+	"RAIeB41bnIyIfi3GCuv/wgsncaNt/nXd2v49fnH7arj7eefup5vX4z31UrQm/8bdqBE0hqYveH0o+/bl",
+	"7s7NK7E7fMlepa3PO3JXvbwdw8sKu16GPCZJo93op2prl28NKaONoCGITDmT5IoOSaO9vfNit7kXNBS/",
+	"IUx+kCRutLf3Wvf5e4124xSLG6IkSji/QdGAp+lkHw2IIIhKNOBjdIIEwTFSAzJs6i44H8Jw9T+ud/de",
+	"NoKGokMiFR6mjXZjp7Xzcmt7e2tn+2q71W612q3t5u7ey381gsZIEgFN9T+ut3deNO6DhhxFEZGy0VZi",
+	"RO7vg3z5P4+IVEdUkEgVt+EAxfArsquHNtSAoIizWyIkVpQzPXb9m+7omdz0t0mRO6W3kiQJGhKE0e/8",
+	"hjSrRzc1mhN2wfmwPBo3DMoQRnpZAjSmaoCokihNsOpxMdTDg669obif9D8HmDHYUCVwTFl/Kxpg/bJr",
+	"32g3YiojLmK9aJWbYCb22wArFHM04SOkBpTdINzlIwXLEY2EIEyhIez5f9ec9KUSBA/14SnfBYmHxM0+",
+	"gB7gViDpWniTrRqyec9s/VNMwIz8iDNSGru+EIjc6tsP42Yo1i9lw4XL3EZfOg01SUmn0e6YS9RpBB2z",
+	"bUzBr78NJiimcadx32EdVreVmcuARjeENZvNma31oKBxRibg5/mEwjYwpKLTaH/peASg02jvtIJOgVB0",
+	"Gu297Z3mC91MUxXow6MrncY9jK9RXti3mCZVxyIV/JbGRKAevIBwTxEBczYbjqTCQvnHY2XrTYTgAlrZ",
+	"f+npRzw2Tw9+Pn5/df3h/cE/Dk7eHbx5d+wvrnlDk2xNPRhXCN9imuBuQprwXkwUpok035QKq5Es9SkI",
+	"lpzBj6d6JfOVEFgRlNAhVYjcRYTEeivu3breB40BwTERwH8usCLv9Ktb8L/AW4iMBE01aWu0GyfHV28R",
+	"EBXeQ/+7VXpf0zLLzhrtl62gIaMBGQLT0MvUaDcoU6RPBPSbN74gQ0wZZf0lOszaFDpdpk9JKiZ4SSLO",
+	"YolGTNEEDk6XMk0VzRI+k2hMWczHSOj2stD57s6i3okSk60DfSZn96w4GmOqUJf0uNBkTYlJeZrFnvRN",
+	"GY6GjfZ2UNXr1DZN932K7/QXkDBkV6KUCDSkbKSIXvepZVhuoyu3bXoQF67zhPSU5mg+2bWrvnAwe6+X",
+	"GkzlGfjA6B3SggXakGZTNhFWaDyg0WDJI7H90+u9nb29nQVrdB80UizwkCh7EQ+cJFcemy8H0pgwRXuU",
+	"iACFRuLrjFqtFxGN4b8kLIyljlBIdR8pVoNG0GB4mLU6iUHE+zyiQpNdwzW9E4jv3hHWVwNN41vZKZRK",
+	"6J3W0zv0RKST+Fz3UDk3X5QqT1E/mz9DeGOuIFsxwagwtEfO84gk9JaIyay9i+3z8tzGg3j+1PQLZmbx",
+	"Nt7pvoh24z3ysvdT/9Xg9e831TOL88E8blazuIEiQ0MrUtwHSRYG8XlExCQfBdySht9hTHp4lCgQCHTv",
+	"lnrpvhfQsnPcJ9Pj0L8iNhp29VL2BB+i7VmD0QOtHsv2ws5/I90B5zeztnZsHk/v7KKNtfsa/TTcudll",
+	"L9NXn1vCnNi76n0dZwN5zLZ6ylhOcz6wTPTI9AQGW4/TNKER3JLnv0s96y/5LL4YUcQ0iXU3UwJPI3Bi",
+	"DMjkIK9o1rNQWgFpXYs8jbbt5T7TXnVH1XJTQcHr4USSe39x/kOQXqPd+H/Pc2X8uXkqnx/rTo7ZLUl4",
+	"SsxCFXd7am5GA8FuJJThSNFbEmguBkMOEBdGKXMTtQOOOOvR/kiQWJ+K+aJY1Zhti+fl12fLV/W+kjep",
+	"lprqfkW/PksGmfeN6QbzBIm6XyrMqlISqP8lmJk+G29wbEWXx92Yk/f/OHh3cnR9cfz3D8eXV8X70qMk",
+	"AUuNvi7n9hDB9bf3aDiSWmZEnGmRrY14ShimAcJMDQRPaRSgvuCfA9TnvJ+QAPEkwUNcvEsn7BYnNEag",
+	"G2mxGxX6e9JLVZq+NWSEdg3Qf6EvCBYhQGbO6D5EDA+1HKYvX8yVIjHShDKTEnFsmqANbpTATMgKkBxF",
+	"A4QlwgzxWyK2Es76Voo6icPN9W38QW+jL2i+5+otH7H4cffy8Oz9P44vLg+uTs7eX78/u7p+e/bh/VHD",
+	"vzd+p0DWe7rbr8CDsuGgDcbtmTZcyKpPOEmIeCYRjiI+YmpT86HqCRlTpmk9wJo7me/54vH6Wvyo18Lp",
+	"Jau5EkfH707+cXzxzxnXwXX2la7Cb8dvfjk7+7XqMlhJee51mJ6MuQqurX8ZnEa1vgg/6kV4y0WXxjFh",
+	"j74Bx1fH1+cXZ1fHh1fHR0VpLRVckcgeT8K0QhL7wlpMEqLIefaW1gYkUYjrY0qlocL7KEoI1mqDEYXO",
+	"D64Of0E9KqSq0oCeXRn3DTqQkkqFmXqmP2uHQmKjGEPPlLMnFuUuP7x9e3J4olnU+fHF6cnl5cnZ+0u0",
+	"gY1H74ZM9FwxGguqyGaAyssJ+lLhM3//cHZ1gDYK8uDnEVc4QCNJYnS/ltl+2Dt5whQRDCfH+SV7uBJ1",
+	"dXzx/uDd9fHFxdlFo6jcmF6MRo42rLEb0Ri96O3g19HmE18Kf2RaMUMjRu5SezkxTUaC7AObcl7dCAtB",
+	"CXAfagcv14f8hz3koFufuvO4ClPB6fHl5cHPx9WmAuvzL1oItETWJYgMUzUpchE7MKSbacbhDItfRem3",
+	"E0HjAWEo1EMI9RiGVErK+oEZr+YJinOkVfV9VLIXgLWCqwERRudfX5Qf9aL8yvg4IXGfrEZX+fX92W/v",
+	"jo9+Pp6hrGTdoZhHo6EWpb57Db5iTrPUdzeptXT0o96HUzLkq1LcT49Pz2aq7aaj7//0lycx6+gPYT7r",
+	"g//DHnwek1XoBKdnR8e5QlBU040fpd0w7hJfXLrSgjg4J8N+qrZehyjmxDjtyB0t6+D527krk/xuZHsT",
+	"nQjKxpNeKW+exiE5NaAeqMpgYnDaz8aI3TA+ZublIHvJLncAXpQ8OGV9m37U27QaBlIi241pO9Q3YR+B",
+	"JvqGA4CtDI44jWexkfUh/kEP8TmeJBzHV5y/w+KxWvT5wT/fnR0cXV+dnV2/O7gAPTo/zdanj7o8nthY",
+	"FIm2W7uv9n56iboTReSTHvCpwRmSXhwNOqVv1mf5Bz3LV5yfYjZxYa+PO8sXB1fH1+9OTk+uro//9/D4",
+	"+KjskoA4Yht6vLtTkF0upmOuAhN3jBKsnjjso2LgAcJ+HJiL3SBiy1D4iDMTFhxNUIRTNMZanMHR4A8e",
+	"RFUKH5/b2nv1D36NPjA8UgMu6L/JI2WbD+8PPlz9cnZx8q/jo0ZVWBQXziKJDs5P0A2ZPOnV8MdjqL/t",
+	"tWAaHeKkx8VQ31kryuvLe8tvCAyY3KWZFfcDk6M05UKR+JTEFF9BROjjluzyw/n52cXV8dH16fHRycH1",
+	"1T/Pj8uxMfrjW7oz5KLUyt088TpWDdLjpzYWU2rigmXF4NYc9ockDTZgezWaz1SUSeGU266+VcQL6D8u",
+	"YGWtAf1hz3R2hEzEvg0xAUtWSoSiJpK/cFi+lAP/g0LK+bxzeAkt3llj1wCzOKnKXDtgKBwolYaa38C/",
+	"ZIg+XLxDQ3xDTDY0NmEuGCnOE882FWHWYfpsthFGkvYZiVF4fnZ5FaKNS4VZjEWM7N2SyC4NHPAOCyVR",
+	"irK+bEoSCaJk8+AQQhovjw8vjq9C40yURG2i8YBLgnbu7jJ6rwakwwSRo0Q10QGbWNehWSO0gRk6Tui/",
+	"8dkl0tcf2blvQqCO4oLECLO4w7y5SYUnEG4zTBU4UZsd1gimF9/kcFTsSjEDDMcx1d/Fybm3tybHo7j8",
+	"f7s8e48uYcvQRqg/20a8+zuJVBggrNCQS4W2X6Jf32y6yGi9C89kh2HRB+eQ3Ee4C+xvSDCTKPzifyZA",
+	"+fFqoy+UpSPV7jD7jpnA/f19WJiwadowWSYuReWjmX1xBt55/DTVPLCHHA5h+0uDKjJceG7tvbjPvoaF",
+	"wODuBhPVcssLqT0DnlgPQxO9IZLG9lwPybCrT2RCpdISGFVZ0Aa5JWLSYdEACxwpIrZ6NHEN9OExLziZ",
+	"DSmebiXkliTuFapAsenTW8LMyhYvuTl2NdfC3WEc62Wlt8vefZzSYxannDJVlbipRkLf3O4EHQqiNTdj",
+	"CuQsmewj2mdwYex1ZAp1cXTTNLb2+IwlkywNv3wlupQvHidWRJ9hN9QooQ5aY167Q3gtawTDjg/M2UiS",
+	"s16j/XH+B64y5In7T+WpAMMuhvh5V77LeUIwnM8+x4lceoo0tilU81fvxnm2F3WQucBdBwkXZLkDYnxt",
+	"i9oYD6PnOTmuyYlOS6/nX7giwzTBqvYn8vfhG0rQSNbf9FPboHLLLTBKBWkvZu0sGmjhZdf60jK7Wq2z",
+	"l+fyGyKkJoBULdy3c+9V3TIZ9akhPbXo8Tm8X0WPUy7V8YOkEZe6+POIxiShbHH7i+kWWpyqua7+krp0",
+	"xAWUV9PAS/Nq1ujCuhfLNPS3waScQ4hCUEHCfZQKIh09ReOB5iOh+RxESdn3alFUqSbJwqt96HjWJbyt",
+	"m02kIsPqvFfzLJN8AF/EtjdwG0ZgQxtOFtlpBa1WK3/LOBWL6aoVCatBQ9W964VLrnhq73j90zVK4xXz",
+	"g5Ekwl3FxQnXvshEY5f5m508wxmLV9in946x5NzQO+jBVBKhIVz5va7gXj6L9Jcnp6FTslvQuNvq8y37",
+	"IxhSLvDYxT86YcwIDF4CZX3J7ICZ6wLB4tgKaZnYnp1BLXc10Qfn5rYSGxYkk+QliCXNbyti1ZB13lB+",
+	"ooXvB4s5VUJJmQ4RhmCx0RG8jLL8ahsZ0Mxl/EcLMmsJZaGE4mSKhTz/vaYQj5I1srO1GoFjIW90I/7a",
+	"gkg+T3x3Ypr5ZPiHF07WHL4Oh38wP4ZWj+J28bTJbq6C/aWLJbkeieT+OTA8+dwgihhAH4crUmVsKui1",
+	"NaUXp18uBRxU38z1AOG5jkDkiyf+YlaalLytyMzs01ZUi3e5cJhuU32D/7SyX5qEezMw/Swc5q01XFWP",
+	"sVpoAq/DlFDjTGCLl99C65WHbr5QNWIPjXOJ46asG3JeA2sDhmUAt2V5UPARfwSLFtaIN3GV9RwePOjO",
+	"TGv+ebpP3Ssy57TnQ8u/vGiCKzjgbqme5IC7Ya72gJ/Ei1fWvfijn+QV7PDTbK0z2lfsT32ZrUiKKqQ0",
+	"3KcMO21mrvSXv1l5FPSEvK/NndYK1txJIqtf99NM1al7M4IyCt5CcD7PWiXxLYkRVYiy5tMJIUMynA/t",
+	"Ny1p8JGISD2N79K8e++wgCtWyOH9Trk/jeesxwXC1iKxNaYxsfknFUtSReFzmEWbt2lH7y/fzA1/bzlJ",
+	"cWDbSHG0XZDDHSCuoENAToLMGUnELREoGpDoxri14DmJUQJSsRHeKXMy8nbFWptbyoV6a7JPPWC9gmhW",
+	"tjZghfQ9MFYGiSTXykQXFo2w0VAvj9+8KPV9mjmQTMZ0HzGAbACnl/3TRHgs+MjhALP+12FPQaMnDMT3",
+	"EmZlUcugTJgigsQm9X3fpdOqARFjKknlrVX8MTJ6fpxhTvC5bLA/OsM1czZmhGqFGV4gEmFk7HRoiCdI",
+	"ErXvjPUOJt7cvWcA+yuJ8s/99JGdfVQdCHb5fHpWwpoGEov5XsFoH0PGqz1iT+ArW6XaWXID1Jzysspq",
+	"wZY+wzDvtnHmibziPFk+DmjmYvFejwhSweuAogGrc2EkEqVYGqPQy1193nGSIGgvqy3FxTCXeYv6t8uz",
+	"92fZPM1Nqb5vp4fnjovxnubC4TBKQxhf8+GSgV5UJxdUh7FkPLoYz+JNMV/LuXt3CYPPch2L25iT+OmJ",
+	"ZIsyX8Sw782lwNlg5PQQgGgtKbOX51VBUrKPLffV6U+VLx18LnDDnj/bFYjyZtWeRJb/AOThgf6xCZKj",
+	"LgBL9XJh4Jl0TrAApclIZr7kJjrG0SDzNts4JEHSBEc23sl6zDizMVFrn9naZ7b2ma19Zn+2gJ5sOdbe",
+	"tifwtj3Es2b4ZIU5PwIFfloebuirJB1ndGEhJlLc4F+blkC8s5syvYZlkSZeTtT+rvQSXxdx67ZAMlmF",
+	"f8Ht3RMKUN/WgRb4p7DuWar0us3flx/FiMJwMlGWiBQXt44FrGhfYIqIW7yQ32d9nrgGRn2iZAkFxH3j",
+	"zSi6MalG5eu/2GpWXHquasiAWb9X5vXy2vsmtmw9so9n05y7FXZKczS/ckWUTFib8TTda10UikJ+afS4",
+	"GGLVaDdiPuomXsSCKd5i6aFQS65hXmOyahyK8+QQJ4mcURGqQFSgd29mhc9nCqX/0emJzl3nR5LL7Oas",
+	"nFZO3Q/Pej7gIwGNJ9U2yNL5nObBnuOoghP78PkSGWOnS1wUmtp5+pO3sfnRLAlRI8G0uooVIiwmsamO",
+	"WSgNOBIzvgkaDyXyEt9W2b9O7WNkLXiFUQaoO/Fy26yR7OD8ZFZX+e0p92KeaOGky9UAQcJR9VdE6YrV",
+	"EZj1u1qYkEtfn9JCc56AwU96roYhjmesrf7S8aw98z+FlavfuBHymzYCNhxuBl6yFE8koixKRnFBu/Z6",
+	"0yJnRUdHVCrKIgUFWkHeQzLlN4vPW+lKeRSieLpdz3Uoh7ci5aNX2tmqK5uZNqZdkpCQpo+PdOYDCVHS",
+	"nJH8J7SRB0Bj/WiLJOaBbg1KBGekRuh7ZqNo3AdLWTM+3QeNknI07bROkuV0DShfu1QLrbQu0+K+YjM8",
+	"o9FDnC25Wv2iJFQEjRGjn0fEPrbpBIecMTIj/demeC/USrNPHNgG90EjwVKBkLekm8ddh5MK+5ibp8O1",
+	"lkiQiNDbWTfXvXZWdbQz2ujFH9jg/QoRJCthXH8n5jlUqUvNgex6uEjOmQrZjZFZ0sLEPFWPshpOB39V",
+	"oYf6+wi3a4pSZYvgvpfN0Q2psH3F9a+iO9MHp9KO0eXqmUSaXNsDiWzUiBvQtPF4hvLsWw9qhFJkr88f",
+	"/Ff17D/uJFZaDR59MHIf/ewj8gNrmfn0q+PQlnM+eQS3nvdp8ZAepwqUprdqfaB8eKaueGiJHWX9UEsS",
+	"WCjAI+IC6hdT1jchUeBAohFGiiOFtaClNoMOCzNaGQYohALz7m+QS9KUxO0MDNjqBFxkxKPDBBnyWxJv",
+	"BllMxYZPXTIkU6raAGIK4ligyZKpGNKddBhmBvfBFlyRhKDQnHwtbuphQe2WEG1EgkBVT5xk2EubJi0/",
+	"i1PK1sPIhGY2eo29yWVhR/CzKQxTpVIdmgL9v/rOntIZscDeJ0saHGfEt5VOiPf1zEwILWecFf1sVtjh",
+	"DKpebyA0rtVzFmVdcp3zhNR0IV3whNQfFnx48cDOBbmlZFxhVpGKDrUGeQVKQrXqNaBaQJ8sQ6P81agw",
+	"TxWch8t8Mz+IFV91msvyA3WOw/IXc/9IRVyajVBYpqdaUQO203zdvZkVs2vNGIKpXVx8Eh5N8/1T9QQ0",
+	"P1usqfHN9mCsNphmxsAyDXu5sOZyFPHiCuHTMBrUQIct2JhsgL/q960qZa/iw5Spw2rZehnrUF2x0x9/",
+	"QQTlfFgV83zB+VACHkG1pqOlgaVDBWUexVhSvahyaP5NQYyrrmAzbKPxABvwfwlAjaMs5MXU5s+BkHZK",
+	"vtIM+QgUOMZZdTTsrODvIypIpAqR8TPXZX7YNxyzgiheOAb+opbP1qIrMzPVaX7SkvTaLbCGwVzKzWoO",
+	"69EkcWqeT0AXsz5WN9onHaY5q56rfXvnVTmIP8VKEaFP8f99/L9O567V2up07rZ7nc7dT71P//kfjWq5",
+	"tEjopvUCTTNCKPUHxCNAcoCFQYcCyCvOwNhKTTGPMIYbFKIN/bu+ZgCOlVl3Nv2QaP1FkJx1k1lycza+",
+	"Fal9hQ17kuwjF664IPmoPLfVHcWn0iCzDmYK6JZmnJSTfWR/SS49JArXmbYdyal73UQka72uwoxuHBoZ",
+	"v2XJpA2BfoZZYJRrdigaKVvoIy0Qfy/eb3XKyENtMLO42NXAXr3xgKOx4Epr6UaVH/BhPi+EmRwXI7tn",
+	"MLd8X4OCruSPvOahWfU1nqMefavb7M10dZfaX76nvNvnnow5FRgrCMLFvMGID4mEYrSFZJeUOkuJMBp/",
+	"QvoCQ1jDmGo+VUnuj2oE506mqstmpiFs6uESfySuXO+M7qD883R+WUpYbCw/sHokBlOP8WJWf8pM1Y8Y",
+	"rR/ZHeIk4WMSf5BEyLCN7McQGw2JoJG5yzSWAGRKmBITLQ7HtE+VIWObHcYFcoZyiTYiLMkWZZIwSRW9",
+	"JQHCKCGmoHD4P6EDcdzcB9LXYYyzLXB8BAaVTA2IJNanivWmA6EwDnLDrnM6upElHGLGSAI4pASQk3Gv",
+	"B1ayzUrAS2/OS3sEoaMlg595TISV+cyRqIRwNG7a+IofncoFb5wSlkVATL+mFy+D/J2j9qVEoCFlI0Us",
+	"grlyZNmUeNZylDsQ+psdtmFzMdF2a3Pf5OtQNdWYcTXQ263FL/DXWJRcV40WZDaJLN6X2aEhvqNDfQNe",
+	"tlogXpq/tivd51NU5FgfILPoJWm1Klp1RnaMgeeuAah9qF+8LxTFWNjmyL5bRHIobswvoyFmW4LgWJ8S",
+	"5D1czCZh8POxHPKxe+SmVPy0EVSUhC2VM5hVlLsRVBUzn6693Qgqij8dnr3/x/HF5QHgLvsPqtDSpwvt",
+	"N4KqioTVFTuLja5+OTuCxwfv3p39BkOuKuczsz5Bdb2UqerRxdJxZv4f3h/84+Dk3cGbd8feRI9OLvUv",
+	"R5XEvnCWlqL0R0RzFulcp/q87BcClg0fE8RCECPNcqcdq708K7vwda50mxSrgbOXdHFsCuiijXKFXU0Y",
+	"Ssdss9JYklRTsN8GNBrYoi5jLNGAqjYKvWouYZZZSNlWL6H9gUIRTiv7SAs8f95FnpIRTOss16NEZos1",
+	"8za8E1A9WShCXy1SW7/3M2kq1UNuYj+Pxek5xH6p17p83zZnxXvNDU8wtXDKSUf5aP0yQOVPXJKI67Om",
+	"OHjw0EbFJXFYADPp/EMj2mVVuN1BvlpuqQKLJ28iCga4/trdzyKuvshd7P8YILpNvfgujyfTFyurErGQ",
+	"lZRk8NJEkzGeSBPoVqU8zpTQyxgG3tRuYYEFwcOqrdYS2BYYPol+UbZRqKX9NjLQYqYhfAP97fLsvYEY",
+	"CxGk2QSI4GiAetxIZKg7QRh1E8xu4Pn0wQsad1vQzVa9Ahhe7zD3k0caCU8MFuuqtSD72Xpm1WmLadUn",
+	"vZzn5XI9YZdywH4sJeRpIixt1NLGDZkgLjRRuyGp8q9I3USbv0nOLtLIM+YsO8Cti/NDtNNsufKjgZY6",
+	"ac+WYdH33EU9Bnrk4M8XXPGIJ45BAbOKSU8fREQrUFv1wEUazbxkO83WYsHMfaRqjzJfaE3s2spgoVnZ",
+	"UAtwVpxBqDQzV+UhaLVMMpgtULjge9WOuJlO7WzixuthXdNLTDr22/nG6dbO7sKpGzNyjZub9zJ/EjbE",
+	"Yfr+wuJVu+SjwYjdzHq2EpyjG7ak5XN5GDk7icBOdBHE0NSKPY4YT2/AqunyVA+rMCFWDvtbGhCzAZ3Y",
+	"UIlVB2tnHZxjNaj/dk4cIL67mIZeIbdi5cXy3jA+lu1C2PoY1IY+R5QpblAI/AzZwFTicbjfWZgGgmVE",
+	"4RfDMe5NdaIvKKMO+qcNyKTFDPHUkLAOCw2dCTddzz5SOIsRiQbcxMxDaRbUHSnEyC0gJWjdSfChqQuU",
+	"QfvEVN5A04T0lPNNm8FbM8pyBxD2e3EqdmHhV3xln8SoXDxvy3GW1DZ5MqYCHVSN+jRKLzMUlpLFUvSX",
+	"yvgMGhEfDnGVV1WqmPLZAReE3c5esNn95rPwasE9/CN1QnxPo/RKYCZTLkxmuKhwvA2USvV1hVpiUEps",
+	"Q4JKgLsJ2YKn+j5JSTYXi3LwdObO1TO/F/fV3Oy5i7VgCeyJua8qNuVAWnJQI6k1LM270Ub4fx/x1r8P",
+	"tv7V2nq99enLdrCze/8fkBolSdxh4JcMLcRDiAY8iSUCHwBYsFH4P0TTSS6fm3e2ACeJiw4L/wf6jf0H",
+	"TfQLHAuTD29rJphaa21EWCQmqdKkUEEpNRWg8K/2/4WIMvQzsbh++0ga94j/QhdHN+iGkNSamS2Jha4y",
+	"47K/qNutquJiVbuaH7Dp6ARTqI4C6k3hRIX7+qeY8tDVWSHG5qZHgBUXSBIlEdgAj65PD8+vL6+OTs7+",
+	"Sx8Q339U+mwjaNj/SGly7WPKK42ELrdwETBxjXCceE4ETqmbxzGG8phXzRJmhRST3CNTBVDmFR40GUJa",
+	"nEiInAFJlnDWvyJiONfPM8R3WXykC9kt9v1mFPdzrCWCRUKJyN1eJspMyxtgPck0YMpMaLrssCyeFGGF",
+	"dgu4neYdlLlyXmk1b7MNXTEyJlJlnhqXQkmViQ+EZCWglwMulJ6onYi90Ew10RVcwQLyiAvDYWTsJmFc",
+	"e0aNtkFzPCElVxCgjRS8QT76SMGUWRHKN8uFZl7NnH/Tr5QnV2HNq7cj+RrvtBySij+RbF6tejZGc4Yf",
+	"Yytw0ylBuiwUbvJwj7oxAyfxNPucZQ0w81oB/EceBv4EtGMVql9plN9S6csntQLCPXkSMb4AqOxD8FoA",
+	"E5zSGfzPhrsO06+GCL8Y9/rAiw42fjdDCbU4FiPGIcoRaCXj4G6v9lY9Ng6bpMmyxrZCaN1XiZcDjHCD",
+	"dzuGWupjPEFd0uOCeDFkgMlQzYjr5d74sWU2qCybTT66qqMpHkR+5y/kA8dcObws2n4OKa9X06AQSO6m",
+	"7c7RD5zUmRGJjMfXV9tsGNDC/NxFgGT5MHyku5KskVWP9mQb6zfDGTpD+AVIRoBsWfo2+gKlo9E9ug+N",
+	"n79HhdSy3C1BcoBTMm0AK+CTZf+YAmBRNSofLxQ7dlt1ENvseX0I2FvBrLVXYdXKn25XGb3K5Go64Hgm",
+	"8HQZSaUUF0CThErrIYc4KycuOjADpLilcJFlYXpnakAeFRFYStgJuSxuvwq1F6CFPkGmiHQWrmDRlw06",
+	"80iw2UAssyBdLKyzxWLxPqX1FPN5ERORFyW1odDQSGDWrGvOvLKDWJiWV4BRKWySg/qcQyguHOOsLxF8",
+	"DyHpbprVB3U2m3hsWPgSQd1uhIXSFR4Jz2a/aHceK8h6+7x6UdZ+vBb6cgXJvVM1x+8YWmF7l9HaAmt4",
+	"KpTesOJMuVw7RPJLhK150QsDQeYj86WzEowmzwsTKyJTHJES/Oj2y+9BWc3zKjydBNhUMFXRbEopKeAR",
+	"l0LrsCBjsixIUV8Qomzc6xIwqiwiQmHKFqP+LsIrOs1Ln5e4Plc4OZwP2JaBaBXEm1nMRuHkdDHWWW6t",
+	"G+izaePHZ2B7paqSSV8OsCBlsPOE9oh+HSLMZWoAJUxQF9htMwr/+nXz9d5fGsXEuNbW609ftoMX951O",
+	"0/yxc/+X/1jsdCjMOqha1Wwalec1g6dePkbktIxm7U47TwnDVJ93pgaCpzRq6JPIP0PBaN4H8YQnCR7i",
+	"6sswjXxdAT0mR2nKBcSV2lcDh4VnoJLMB7NYz9xPashWfdyxcvWPBVF4XrQ5eKZPy5DdZShSTfZZNDkn",
+	"DCfKxaxYI6dnB9zaqRDqhvgutxMXLIitRaHytjFPLhVJ5awQVQ8sb4gnWo/IYPEgBQBktsyUubePWrYs",
+	"R4cxbl7d3Ne6CJbKCHZjqgZ8pOxnlJbr+kTZmwn3ccrSO98aqlmiFhIj8qAlVGQIrpeRIDMbtirl6fS8",
+	"uOpzG1RRx/OCSa/E2CFaWZ0Xyzp6kwbx95yI2W8ANTgpeYXLz89nQauWcwi88RSaFvopDauK5pwXMeXr",
+	"izrLlG8oVTPI8NOnbNsVwB+s7psCU7XsWCqPwczUNpuphjYUwUMUDbDaDJDNVEMbQxoJ3k14v09ZXz+w",
+	"2Wxow4jQkGaTpoXcZi/3zSa8eVlwVdTYAPNX6vo92q8H639o3oUIgjm+rzrlCcwHTX2CWhWTsykcZgNe",
+	"4siNFD9mfdwnLoRvetTRAFO2bBWCNPogksfGQWDRJ+oXLAcK9+VjJTW/AEMFuzX++izyFyC37G8mZCAH",
+	"+XRRAC7oybBjc16WgPv0dzqo86pht16zgmJdDkmQPMEMlyoYbO8WxLL/+Yi3/t3aet283vr0n66h/1sl",
+	"eMFFZYmJkmfIgMq+o8Uwz6Ij2A3rS4VqRW2gBCSEc+N8HWI28by5i3MohiZTcI67MxWkR4QgcT6W+Z8c",
+	"SXI85L/T2dmH/oGt0J2nDuY0nPC0neW2XxP3O91r1X3z9V6tN8uW8du+wepumE9U0aPF4UBfphvNADs1",
+	"12pkMkjRDZmYRIkMno7GTXQG4HM3ZCIhVAf1BCFbBt3OfF/uo9BG3EDQylhQRbZA3d7IwmvQEMsbaU2B",
+	"ED9TmT/rGMyidKlSYrI+jVFaK6bJK6hixryIpk9TTsfwFhYkMe/5fTq2uaipeS1vWXW0L7lQZ6KkPmEZ",
+	"2VJvlfw4D6x9gKu+KIzUdUz7sbyLwkFNTs0RZyRzrE6bfkEZMJYg3kPYmoOMlpEltk+nXBRMplXlMIED",
+	"gXH8mdQnf8Xm0jpuKC+naJ4XyrdxzjVh2u9BAtnDFtRinJuSvFQhC/D02CSzFS7G7OwyP0NrauJnjPhz",
+	"di5zM/cAKU3qcIqF0gQx1N8Omxb9QdChVry4dR6lqbWRxSD8z5tMfrLduOfPPd8464GZ/z4o8/n7PLmO",
+	"AJl8fhvj4ig0E0SassgLGl7AezYHLjsREyM/mQ25rw/QXprCYpz26fHXb1Mcep1W+ebVe9/bPZAty+fZ",
+	"o9pmb/09K25EYM7WvHLQU8tXIYb3BO4P7ZHPYh32s5+1TChsWQtwoE3fcs9HO0PFWMmddt3MvtXFba+Y",
+	"a+YgtPXI9jX1MrguNtqDKolCb5VD8GB6oSC5BzO3LlmqCFmlsqKypOhD7sGSdWOXLci1wqX2c67y0c9f",
+	"eP/uzF16CKPZR6FbYCqdylGGOKyNsz67HvDNTGQToGVfbxn5TSPrdsZCOmXaF6IW24wWSE9TAuej8Hrc",
+	"175TwJ5U0FusoACekmijL/gorY3SEw8pewBGz8PRfWB4J/GDyk3GV/zQpNx8BVCebNe/b1Segq9zlhZc",
+	"yLOaeaP8Nnutqr78eIWSLeXtIXrx4sVr9OHq0Fishl4ITtFzt9Paebm1vb21s3213Wq39P9vbu+8+Fch",
+	"/gYrsqVM2Mg0OkGe955PIItQqUrseggriq01wABF1TB10AqFyqTpPJOGC9A4QDiR3KJigK1hgFmcgEct",
+	"1O+cxIb7hhZCY4vGYXH59FurSTquwyqmlSTzzCudJfE4mMXN9lH4pWOEtU6jjToNA1hhcFEMTEWncR/a",
+	"4gNWx9IzrInIO8Wvi0ynsItVHMgDuvZtB5GtDT+M0kbQ6I5ooiirlDbLBoql7eLv6A2p3gT99IKoMSEz",
+	"TObGQjwTycw8ng9jZt6xltAZtksu1VvnXa20aXPD1JAlVAWokWGABogLFBcP8e6g5Lnf3nr9yXjsW8He",
+	"/cfhIP70H7OgnVdF4v/3O6ftNhZ3bkBcOQCRFAPgLRXR8iZAOZnARz15+EalaedhyAiFgVSQGldA42IO",
+	"JJILMKARQe79wjQ29AqDlWavhWKD70iJtIRjcx9FCQH4YlgAA6Xi/Ci4jymbkY87x5tmAHdqG/n8+OlL",
+	"kkDy+uzKw/mFGA8sTY9+Gu7c7LKX6avPLWFo+l3lRXhAVeEsgbdOXSahdW87++L25ivmHxZ/SJ9mn+bH",
+	"pFbNPPdnWkg2YzVaKpU2PMnprAaCKsOPHxLMJMrjb4fTRbgr1rx0xmucgyOvRfGkZWF/BeN65cGre96y",
+	"wDOR1Gz24eLd1O4XNn7ORi7KfH0QskqNg5l/fvHgHhetWproquNV888DTO08yyycWUu4LS0MjJgNOc8j",
+	"FfEhhNIZ+qiIVEgzV5twULpF5sFKcXFgmLM8CmYOWviFeWCJcuEWcWZ9Yd54c7JIbpWli/E23um+iHbj",
+	"PfKy91P/1eD178MqujhNWOPZX7ipBETEUh2YwSy5ClCP0Zn/q9lbcXMs42rOGoaB3HN4oiUk06urc2Tg",
+	"+xyVK368WCyDKtTnCjHuosMqYzUZuXvg3OsBCZYwmVeVlASEwZ3BwJmiskr52YlfBJ5UupKrSEct3/Jv",
+	"nJJaMcNVEcl8yZ6MUhbYr8eu9yrZtTs2q5jfU80pZ9yPlTBzm6ipHeISr2pVqK386LSuxywt119EOBPL",
+	"5airX+sSiRSHqKbwr1anL0pYTsH+qwvjb9r7mP1tZcjsbweO4f42d/o6MuVAcxdw06VxxXk9P8pZM3/R",
+	"DrapSWSlKj9FZSqZ2Q0FhN+eXYl8EWxmmdw3eYOckWcScEiN8gV4vyMWE4Huthw+agFU/ztdjxUSwe+E",
+	"+K2M6D0lsbuEoJyVDPM3qgbmc0812Csi1eoQAOzJrJPklr/6A6dJe8pYFcmdwtdqogNlk5OtGAkqbhwL",
+	"IgFAVhDJk1ugxmg4kgocQV2CEs7TLo5uAuc0ClBC2c1WwiOcBGg4ShSNsFS6txGTKYloj5IYbYxYoj+d",
+	"J4AgMWLSaCAWY8lBqwPE+/X5xck/Dq6OAW9psyjSwzTaz58bAmh/1+TquTGWTynic1j7B6CODzMmrFKZ",
+	"/7ba+8wDZXnHUgm1hkFUJLK8B1em1TQcoP14wCUxYYzIspZCTvFiDL2vZGz8jox+P5YpLz8RnxaetJVw",
+	"K3dqn4hVecywwpfhhDmgbFRJJGmfUda3SHpB7nnvTpAxZSL7YXAMXHDl/2Q6ypAgl7iF62thw5IrUAHH",
+	"A0mi6xD9J+piSV7uaqL0YgcJzGI+NGDaBo7jl9ODQ3RDQALXf8ck4jHsnSKy+cNZ1bMl+VSFrShJNBJU",
+	"TS71CC00NsGCiIORyTgwf711jmzDbdHB+YleokYwLXjYRwEKcf/mOiyWEFAoIVpUeLFjdmGnFMMECwXn",
+	"B7rNFxsAFu/1iCnrcRdLhw2GvvFUu7ENMWUKU0aEtGuXiw99qgajric3OPFhKsjfXNMgi/EnQY6Qx2Jb",
+	"VAwdnNhyH2jDwsFsQbqbN63NDuNa9vnb5dn7JjLlJizhyRS98AvqOGrUaZgChAHqAFnSfzebTXQfBsbm",
+	"2WF5tYqqxkZuQZ4DXb+gz3CnoX+20zB/2EpJnQbg0TQ7rMPMEA0kJuUM2eMoUajPBBf03/B7G72BPbLV",
+	"JA7OT65/Pf6nLSLRRL+SiYk6GuKYdBiQxtDuEGRDmNMa7iMM9fjjEO7cEE9M8BKEPvx8fJUPRHqjwyM1",
+	"IEzLnQqizk2WCoqwAM8eRGdiRbZMJRqLfJsZPPWPdkjwNxxJQfTB0VR7A/KYWZxyarPL9UdsKnNe8AV+",
+	"3gw6DEsU/u9W5l/e+qsJxqDGmXpyfPUWhYWnPS6G+2aaGO21WhAV2WEDnKaEST+GEvqwyUa6WxKjBEc3",
+	"0thGwFuc0IhYGBF7D05PrqYOPtdfhpCFJhf957aRfK7fBZ1HJd4VMjknp5jZ5Dt9qRtB45YIaW7HdrPV",
+	"bEEsSEoYTmmj3XjRbDVfGP/8AOiIuVrwz34VRdaiq9kqvdcQzOJK52CUwkVTCCOtDDXRld5Wu6KSC2XL",
+	"XGBBOqwrADezO0EhjcMmOjCtwSVvtxJRmWfDJVQqs3bZ2dIMFQZkytEYjDE8JApC1T5OecwBHg5ieAIT",
+	"GbANAqx+9nlEoK683YzU5OzmRVEyF972It9+dakcCFLQX53VoynNVNklZHN7ierLjgA8ppbgwWZQaZ0J",
+	"swaTWdPrVYUplAya7v9S7/wNmeyjMGN2oYUnAq/FzGFwod5MlhwGF+otFNWaNRKDM08520ehflxrKHBw",
+	"CyPBSVInwD/LV7r/FORbapKV7vVvjgzCldtptcqoYGma2Cosz3+3klymYHsmF3trP35pGKA/WZ26/Kkg",
+	"b86Lz9OSmvms9am9Gu5+3rn76eb1eE+9FK3Jv3E3ypCe2o1+qrZ2+ZY+mu7XHOoiR7iw63klTETsgZRU",
+	"KuzqqINbCWKybklBHpoa6p4eaqvV+hcsbNGyWAAC2C7n/evr5Of5bxfT+rfvfW3E2syXOIAFiyPIPtOe",
+	"XqB0WdExfeY8mPec6WSBT1Wd2hbPy6/fB94XLhx7rP+VvEnpS5KoZb4ijQnSZ7G15jPdoPSV2nOqbjT1",
+	"tRrzmm4AG7trbmtVy+xWP3+DY2e0gibbi5t8YNjKbEY33t15vbjRFeenmE1sX+Bv3aszvhOmiGA4sWlq",
+	"cPiHQywmlreijLmaFOSPlqM1PtmAwWkZwUjhwLtNZA4w2+wvEIEhCBRQqlEGyeikb9SjAF59ai1PjCtb",
+	"vbNrCynOqP3RneTY9ggbHOlmh4VdykMQUrsEYSQp6yfEod1ABG4GzE+YAlnUvuzl68v9DgPUbq9rI9pQ",
+	"LdEIPHluNDQQFJvowAkuXKAhlbrTDgsLdDG0sUlVYDseRg927ZFpHnYYJOS4N7xG8LxKSjJbcmCRfi1C",
+	"4hseT5ZjN13K9Qk4vkuJALSmI/KWZpXA9CH5hSSptOkL4ALT1F2rd+KGKKQEYTGYlxZxqXiqgLS17PY5",
+	"TqQdRIIpK37aRAUaKNWs4ox+Ww+0ETSuSDRgNMIJwgwnE0lhMKvjYWkZqiUHYPnYSAWJKCDzpVhRm+tl",
+	"gVYaqeA9IiUYtBsOVKXRE5SwONGSiANP+diAoWs1KgHOkaS9UWKuoznGRgzIwDsc3MbHhkVw+FSA07A/",
+	"5loHTmlTU0tG1FaXKNw0b2j9G+hDZjcy4Wx2NWagRWjuLL2IaS/ZPa/+/FFPTq/lVjTAyu1Iqcaz6a1Y",
+	"1dmeiYpCzpZxe7nnpfhnG6RdjHhu7A4MaV+C4RejHO+LtiA7jJKQt/1AIS+lx1bBtdvVfv4cHDoDLlX7",
+	"VetV6/ntttXgnteQ3VYsCi4h2z1OxjJLHs8Ts7KCLVB51U50LWmtJa35klbrxeJGb7no0jgmYCff3a7R",
+	"4hxPEo7jK87fYWFKdu5u79UZXobZd0piiq9scvk3EwitG8TJEVMS4X3gDEjPv1ifx30eJ1yBVwm/+xiT",
+	"mTemBNCd1QYBacIkXgRa1OqwPudxEx1Y6+6WLUANaQAQjJoVXjYf3229QOXC6lUikxlbLjKtQk334qUL",
+	"BHfbElxQaJfQvV3BV7MD6NkU6X0G6wUJaUoiPQw01vKzHUhzHtV+HI0uh2UvpNHekNY0ek2jV0mjW7uL",
+	"W7zn6i0fsW+rcB9ZB9Us+hpUG+UviBoJq0ganbpETF2mmvVkmZAOTRktWHxgdNUO40yTWInCj59sXc77",
+	"sIn+YcrMmZDG0InzzQwAy3iM5A2Jqwjpz0Stloou0kKr1cv6ps8V6J51Kfi0jvoJ4I0cBHQV6POLKezm",
+	"3Z0cermxDXzkLxAn/HX12kdrs8vosF9JEZ2tWnpQakcnl4dnF0fXV2e/Hr9vtBuumKK53Q80az+K+9Zi",
+	"u2tWu2a1C1jtj8I4M7PvDDt10S9c1U/+irlBJ7H1LKloBqAojog0sbmWn7rKK9bjDXZuYMf7iAOgpAul",
+	"vCEkNZbjDjMlXJsotLF3obE2zwy9xJEa4SSZuBhMW2Y7zIhKiIb8lkivWKpJjmZcGS7fRCEbJUnoaUbN",
+	"DgsNnWojQ6ZCg17RFZpeerZ7HN0Yc34IgSphFcM3YX2PNjaXeI7jIVwMceKnoTUo86xK9WlkMaK4luHu",
+	"gQJLFmj7sTCpbAqfVmtjy9bjq7CackDoXEXPYCrqs21GtmZBaxb0zbW9P5UJz1zX5Ux4z52MPjsu7AME",
+	"WZqgS1mo9IIgkBIjoWmgDbwa8JFIJkjwJBmlsonejKIboiyUGU5onxn0kg9Xh/CuBFwZPJFtr/YexJJS",
+	"JlGovxkGNi9aqg7LHykeBsZFDJpvFzpCXcDaYXm6XuCctVr/1Wpzh/2bCC73EahaEkUwCwWM2HxEQm7O",
+	"kEuFfoKx6Vlng33x8mWHuV/1f5sodDbM0IHKgD9Z0pjIfctP82euvJu03l6AFdSiBc6ryvUwTUaCoI29",
+	"1gvd6V5rZzMwjN7UTVZi0uwwhwcOUXkmLlHrrnIfpUREWq9JiAScSOupRwMqFQdINBA9OsxOGfUFH6Pu",
+	"BO20/hIgg241gQ/qNaMMbbf+ktXZvsOR8svGV1sFDrKjtSB871JhkaN4msPksMj20c6uXXsbh6k3vk5g",
+	"l55wIa6rBi5ZRWTZMYtnDo3xcZ2RKL6CcZiLhMY0VoN9FOolqbUMVFOMW9DVa7J+t20nruUKo9lgU6pN",
+	"NM5C7nptN/QcIV5egF/3o4VlNpFdw8xG8hIw5i8KtSR/2t1rvgDBSaj5/fmlIF9DmlpeqvGF3gbXZ8vv",
+	"c6eiz+3WTzvNl9Wdbs/u9EWp05ZebcWnPvCi+AGFE4dh65uQdoLiIg25XrxLfKu72vGn8Gq6/ibUDni1",
+	"vdPctdUB7DIC/v/23u5u82WpeOb2TnnJzF/H+RhGBl9y5xHRd+5ELpJEBdH8eC15riXPP4jxwzj/fEbq",
+	"pLqi5fgxlpBKsTAHG5gtGF55Ff9SrwaHaxgA0hGEx2cVOAy8XmiN+KHJ1nDg3TTCSIwYJH04+AUDFOei",
+	"8lQThTbjI7T5YBC790wiPmaIxlrkAWEvMgkbWc+AgK/bH+S/Me667bABlq4aAJoQMKuEbi6srzktTYgn",
+	"+lJpzSlogwtEmc0C2jRRh2CChsYkdm2NrcZp8LMSHg69hV8V07V5fh+/NOzaOUDqxk+t7Z0Xu3svf3rV",
+	"MITaSSzGCHE9IElKxHWXqwwZ6VZLdtM8dXenvd1q7u69/FfuvZYnTHOI/O+zkWq0t7f92t95/RE9W5PR",
+	"2NBMn7JoAc6sVFgBlqpbaUCy9/tulbpuFXrOoxOzjl04ZiQIHCVsivuV/WJt5PwCB+cn1jew1JBdDqe5",
+	"fg/jivlJWRSYri+qdy/X/HHNH/8g/BHC2Isk02OQ2a9PwR4VuVNbqSC3lIzBpv1wR0RlqP1vA6wKRXUZ",
+	"uVOmxOiYj5IYScJiD8DZ1Hal0sVTBVq1pwkUfIEwdDzUVCAmCOcmiCCrQBrhJNGUL/8gOB/c47GgysTU",
+	"TwBAt+1FJMiJVGSIUqibb2w1YGUQkw7bEDwhEoWat1hMbJhPuBk4PwgoKPAoc5mjaDBiN7LDBIFcxDiw",
+	"FSw4FMjvEWG9I8YcIRUdYoOKCyUuNna9fN8Ow+b3Tc37BcFxltg6kporV3Hic7OvrkT4I1wdpoK32c2Y",
+	"xugEKZIkaMJHCHf1yl6MpPrvRl6MG/6xtbtT3+VRKpn+lO6ObKldod1dzd7tbsO5F1Du21X5trP/hQJr",
+	"ts+wM1DahyRJ+P8HN8GPmfiUa6/wYZBXhmS4ADXdfPNEooRgAZKkXuCmCRKAg9poN/6pV18QdBDjZrNp",
+	"q9OYbqwABF1PriXBIhpoxm3hxTMY8ccxbj1Me8ZqMG799pppr5n2ipn2n8o5Ym8bykm6ExSyYKsZHpKo",
+	"XJh/Qfa849elMGfDWAHYICJMJROnPxqXx4aiRPq58zQ2DIvzodYbtSrsf1HzXnJLBJIpwTfSaNb7CFs0",
+	"fIWTG038HP/G5kNQ59/mSZc+59AXTPzQbO20UE5/OaEHsnRnVRvz3nM3ujLdvbCsetrjAY0GRvSBmj4y",
+	"5TcEbej56udQWzbenGUet2x3Cdqd9X4Sz8zJV4PSbjk8cz2qWUPRz1Y/lOJ6gRcIRuIU4ZlACU5Rfsh4",
+	"sireK3QdeFYMh7lUJ6wC5Aa9CPMFhxvKYrsHDWPpsHShpq3j0NhVtDjkmRhwSrXwaDY2M6ts9RLORcN6",
+	"ChZFrX4/WfD+Di+TDF84gmtBZi3I/MGsDwWW+PUM9Pnnn3+JCsxgbmbWWy76xCH9+DwKQJJUZkCQTeRb",
+	"+BPaI4oOSYcZ5CMh0UZYiFYPAxROR7WHxiSexZkgqfBkv8N092DS8ErvQDgECCpcOFaFlWXrUPcSYcTI",
+	"GMJAsi6a6D0hsX4Etbq1ej8768sf2+oM7PV4jFvYrOjG9s5KaHHNhKzCZlOJ+pyto/TW1PibROn5x/d7",
+	"ys8qkYfZxLxSCTxjVWK/paGBn7RlSB5QUiCP4OUEhZAqQBmdCql6EsL1hJK0UTIXytKtHS+qpShL71aI",
+	"0rUk5hnG1EfT2WUI7Jqwrgnr48Xc745M/kxUfRr5QIF3sYGoaPo4x2rwMDH5eR4NNyfGxW/0LBePAy/I",
+	"N0A8iYlU1phnkPY7LARwwf8CLMKiNJ2BHkRYiInFmgqHRGFNmkOX+pNioShODAJtmFeENPEzaAyJF2NA",
+	"tMowSqEMvgkqrmPGy8yfX9uaF2IZhWjDX7jNbwHYiFeL15ibqewew6oPZX8218RgI6rwm4HXcMhvbQFN",
+	"l5PMYzz570JdimWZ4RKD6wJfNucSCjZVZh4XI0m3d17sNvdKkaJ7rftghgvwlEtlraYCK4D4ptIy0fmT",
+	"3HZmuOlJPtJstvMkZjN725axnmXq+FqiWEsUfzyJAoxoWcVn3kO4wHC/dwHDC1moESabR7jEPDLFzgPE",
+	"yDjjgM1Kfv1r1skTM+kn4IJQpqHR3tl91QoaJq4HsgSWQai7YfNVTpfxgz83h/F35DDJ9m0Zep+djDXB",
+	"XxP8xxP87Ax+P9Q+GxI6cme9EI8x5GLyWHCHypjKgxjcBFrqRFygUyxuYj5m2ZVDihdCODJy3UQnEL0f",
+	"jVSHUaa4jVAEfgVhfNtBq9Xywg4RZ0iPrS9wOkBdvfBYUCL3rarWYZDhAPGcJmled77nvmsjRRJyi/Nh",
+	"ObNhnyM9BuNDMWGXefyGm8szCXATTRTq6UK2BLZJrTBW/X8dBtQZbUBEQF5iROEbAtVQKJF2ZDvolL7Z",
+	"zBNjt3XrjFSBDXOvhU7fQL6HSZHY2G29QCfvLz+8fXtyeHL8/ur67x/Org5Ql0w4izebHVbLb2OQCX0W",
+	"+OBgzCKfyNSP/4feEiI7rMOuBI4hYVYq1Gpu/6XZWJ7Wfz3U2G/AWh/NCd2NX2RLtRk/7oSteeGaF34L",
+	"P1U19/xTRU4exHEFx65i2PMVpOdfsn/WxI7FOWN2sQmGylV5/Gf4+4t8Y2XO/vlk88Fk8mShEz9bkbUD",
+	"f00YvzvC+I299/XI1GPsRuCQSLEa5KKRR9UaZVHPv/dePeSXu1Dpy/25PQ3/UW1syhNiFhNP4vBguZi4",
+	"OAQIpAqNqTxEG4x7GWZbYxoTQMnZrEVeTRjZB+OvKC3o3EDr2Su0VLTzpxUjdz8qGuvUbkyNSKxf+BgN",
+	"MZvkqW9l2O41OV+T869Nzg1x/C5ouSEsyFKWCuq90MrublbRtL5vbCThZ4sn5qwhOy34b4f55hZ4q5t7",
+	"9De6E0SGXRLHgJo5hlJVnqmowzLoroHJrx0GiCSSoO4E9UZJsgVGJ4HZDWX9zWZOhRObOIRVh+nfvPED",
+	"0KdB/aog07Oc+44WfQWH/ldJqLnA7Eavot2eiBhzGJXGjkeZVAQDRld3ghzyZNXIPjdmsOOdli29OY8h",
+	"f+M0lmLkysJAvLslawAtTKzNEmBLrvtzQXpESCQHXChbWB08Fyt3yK/OLWNoyXI+eHOn1ux5zZ4f75L5",
+	"jpit9b5nHOMrOGEuFRdg3CnqJkBX2pma8kyaWLCMT1KJ+vSWsKDDgK/m3NB3SoAXJuOfRV9Eh81xRqAl",
+	"fBF2cR6PClFJPI2tawrA4HEIEXrAX7Gc3VKc7WnYFISLr26dH8Foaro6zHVYc5g1h/lOFMA/Y/27jLTX",
+	"c244TvP8i7m9NR0bnBF33et7MjyuszI3xgJ6+oR+DMv8116MNdVbm708F8ZsArRit4UjWE/vs8hTbFau",
+	"SkBxNhvQ5aKjtFgnvLJ5zioIeTHNPNTYRUx1GEDjhQalIwwQF8Zyl6HmOR0kQHKARSnF0+FzddhvYF7s",
+	"6AUheNhpuKydPCmH6sGaevBbUE+I3Or/NQ0MrH4y6bCE3hAUnp9dXqHZ6/nctKos06PXxc7zoVoK7Bdl",
+	"F5wPZ51r92YJgO7ENIIyPnqEJF7yA5eu2f33AoEHLWAL609Fv/yACaSJry8YDeY5HJMts5zlYcVQPKne",
+	"qMzKHukW90Gjh2lSf3NM27emTf2JAV6waTu3fpC7oGjjb5dn7zfhFmJ3M4wlwB54wH0Wo7XM8IeWGU7Y",
+	"LU5oRsXWRYa+nZ6kW+3UkKV4TPwmNVbFVBlj+BbTBHcTUhKJNBtDOR+rC9hX4pBPInhosQCqAGKJ/GHu",
+	"e9weC0FvTdHdKZ4vm+gYR4MOMxKABfgLtXLWRp1Rq/Ui0jwI/kVClFBmBBuMuglmN/BDG4WQYBnaT5pc",
+	"4g7rCdw3Udmubo0RPhiC1FnwfjInbdh+OSMh2shFogyUJ3Zl2SEBdBMqB5v6gFZ4AREMRCVY7SY6QGEb",
+	"pZT1ww6L+NAFq7m5iwna3kOSRFw3NND4Ywzowk301pQ9kqinb1cWKp9/PoMBEkTPhjIsJkhzDASDQtnZ",
+	"qhSL4BOrEIwsuMVycs2RafR1pZo/gfxgb9tc2Zr3kPkIfA/x7u8kWmdYrUWItQjx1USI1coDAcq0y/qS",
+	"gYX5npOoayDm58HuA/x8DpPfhrB0DIUGOmyAWZwANJ75xRX4De0Dk4bF0ECpVLNS/V+JPly82/QQ7m1q",
+	"2OnhuaVnmnrltfmHUdo0v0sXPcT4GG0wvRgdFhrpwbxh5Ifra/Ob/rqVKIIcSyQsl1UfRmmIuOiw8H9g",
+	"EeLCA/NvPQ9bpH0zA+IHbPQtysw0AtSddJjJQTswKwhrl+ehvdyFuCr9ihFNNo3/F0oqSzTAt6TDQov3",
+	"30ZQqj80gpO/OnpJ5Q2J9TLsgzwDqIERZowr1CUdJvSCktjU38nrMW4Y4QhLzkB2okQvpVf8ZdPlHXSY",
+	"ORha7EhITyE+UoFfSEG/RJIeSgi+NSWeh/qdWTFacNCv4DSuDJrfVlz7+CUvZ2OLvrSREji6IaJp2zUj",
+	"Pmx7JWFcsWhTbO+WCINVq5uAEJzHLJVArzm/QaMU2QoLKBU0IrmJsU/UtfvJ7qIzMfoC+ZdGKvQSKRvZ",
+	"LCfDLk9AeCkXRfTEn4/uvU+ZJdJwdbA8ZW5gmF8F+swlIPu7jEmZD1r/dZ0D/y8xbhNuVjns6QG6Zbad",
+	"ZwMeRuljagvkB6tW1eZn0tzVtSC09r/8kUB5HWmdqoH8OBRefTn1ta9OLmc+U9oAc4grN4DOBVc84okT",
+	"WzTnRL9cXZ1r0sykFs82oZyyUXah6o14pgULwIiEirwnR8fAj2IibxRPEXYV4rXmr2m45ovArIzgYxDH",
+	"rJKbMWm3iqjHk4SP9ZifSVChty7OD5Ec4JTIoMNc1DGxdKSNUk4hEw+maRHIoEYRBREmT0E/OD+BGjsY",
+	"iu90CRZaYtIcwgwp59tQDy0hUqINxlF4GqVbl0RKytnWSRzuI8wmmnub0oB53M7EzcphC5sHJr67zC9D",
+	"CzZsmzyTKDyIIpKqEA1HUhnxA6DcpptaGLYpJTrMmb/bPmRZk152ffraHRZq6ezabIaVNux+6p2Fn9uI",
+	"xgEMIUCmyn9g5MpN27UkLL621pgQbYRWlgWsZXKn9H+Nd+q/9T+ND+u/w3YxNj3TkHUTUzgJyh2KUaRG",
+	"gsTIihumOGMGDRYGHRa682KrN3kQdZns48vlBjsgxzrtMFsdKECJJl4m7AqYDtS3MEYEOPDGPaYf6UM6",
+	"SpQt1x1SeWwsTlnFJ/0nlNiIibVPQedTFZ70BmSym541LPo+Ki0rqxX7h5PkNEofE/ZHY3Cc6icijRrt",
+	"xk6zZeDVBhzqA+iBPtdr4YL3gR1j0bcoGZWxdYN/T17cvLpriZeTXbbzeW/40/i12gbgNr/EkqauVsbx",
+	"Z7+ELeZvkrOLNMoU6icoNDVjhcx5KHzq45e8upQ+FIL8f3kZbXgCJZ+yM36Yj2Ea+27GEkaedF7o6P5x",
+	"izYtjWX013UXQPDq6eH5WjT7QUWzHeM0KQkJiHFFe/YGIM9i7fDuc3BPDOyfpIrE+1ov7fJ4sj4Wa4m9",
+	"psT+pwrf1CLppdGpc6nfCd3OHjgm3QHnNwsqWmcSmnvdSDo+Tu0+soWAwSDETB2uAR+zavi+31y/Px56",
+	"31NE8pfSrFKJcEIEYIBZk6Kzthi/pt5KU5XMSMjX0QCzPlirnNynl8VkcX+ymQLjgR1r9NNw52aXvUxf",
+	"fW6JPDlulMZ1xjoSSaPdADNt+/lz2EXfiGZMzN8T5KA9a8skt7lzvmYpa5Yyn6V8U5uOR0Udgc9+AsNO",
+	"daTGqKv/7ELG2YeLd0hxFy7hEs9KKjna4D3wIpjMMauDOr170+K4g8kh8xpAgALtQxpRaHgDRIvyMYMk",
+	"bqTVhg7TKmh3gi64woq4CaFLeL+JDpgbi6nTmOenZzd0Kcg8+/3HKKzzSPWDaHNderokuft6qW0P4nHz",
+	"ONtfa7Msc67gRUmi69Per39/LV79/Os/P4ur8e8fzo9enbw7/9cJ33mH3+HL8U93H65aF335+++v/mv1",
+	"DO+R/Mmc+UU+Cnvuvco5Zg3WnGrNqVYds/FnzHbLOUQFR/U1pudf7L9qJrip/PIal4XgqYQLnBIWay4Z",
+	"k4TeEsBUqJ8C53O0FUI/TdHEHUsTbVmqGtT5sfSwZgk/t6brtLk1HfyGsWv20H5PeXNzSdmccn3uRhWV",
+	"gSArnF4UOqaq8q2aIq3tLV9F/KxJZ9f0dU1fHx8W8z1Ry5+JWkQqlzNR/+bkQmsDVdFgmtBekDTBkZUL",
+	"h2TYJUKiVBCI06cmDLXL48k+Cg2tkSHEROgGXBITRNthtzgZaRKtRjhJJsiSJRPPEGYEJoSKaQY8D1Jd",
+	"muhYkzktdeIOcwQ/SggWRiYNYyqBDl5A4GRYEwzoA/S4AivLPNvAspTNDOqpEmELlhCzU3qcdsSfnpQl",
+	"/fXRvGa7KNZ/JV5jdqS2aI97ysaXm2msedCaB30vMv6fykZi7u3DbCTPc/PGXGezbfFMevYQ4272kWsD",
+	"xKERcD3rnDCi+Vx/81E+hq9d2/VM8958SobH23hPM+oqgFbztDZ0rJ3f5NI0exqMVqXIMFWmHmhN5gYs",
+	"CzaD3DoNLt7GO90X0W68R172fuq/Grz+fZhbluLZb93YCuoHZiBVfe/pvm0ZVP2qOcztBoQX77Ve2J/N",
+	"Mh3ymDTae60XQYORuzmffbHnsUq7M+2GNd/lkXbTGuF35wt352SpIny5eXLNf9f89w+lA/redFRgEivW",
+	"B2twx+df7L8n+ndBlMmgenCfi1nWUdbfQmApSA6zryPcx5RB2DznzGSbj7m4MXkMPUFIgMYDrCAWDOLe",
+	"XTh/lhZhsKTsMmzROGyik57JVbRsBqLhpUFgyDqmEoUmSj40g2iiK6jPZ0NCa2qrF3ptSxRx2my5Uy2n",
+	"+IP5PCKjdaGKNVn8NmqJO7rfBSWFO1UmpZMlVQUB0UBbLrrjy+MMcJXk7Gd6W3bKagXDOjYCC5dHYghT",
+	"AsNZE73lAu3sogEfCZlRIy3LA8oMUmMOEU9YjYTWWbROApQOstDchyVHgkREN5UdFmGG5JiqaJC5VxIu",
+	"KetnmDgPImywfoW4kpW5Y76faJ/Dnbf/kG/+fjIQMjocJH8/Of3Hf3b35OU/Zcq7P/GjHzvCJw/wyY/l",
+	"msOsOcyf3bldGSm6JH9RRD4RW/m7lgQ1fXZCbVP35YDBXJWejOUknJF9uOROnOwwOeBjMA/NUEpqsYQD",
+	"5Bw4WWe2B91QDSjrAyvSo9PcRvMqKh3ohY3w3W29Rr8dv/nl7OzX66OTy4M3746P2hbjBFFriaviP1dE",
+	"zg4DmCFP65GgDPptLVGv6d33Re9ar2vISzUB3DRZmycGlC9dUBBUqcwu9753G0FeKFro7Q1d36If9BZ9",
+	"Kx6r6fcCLw8A9kQjQdUEeKeBtDgYqUGj/fET5JkbQK4KjKQrA4jxTKIulgSlWA0MSGg66iY0Mr9+uHin",
+	"T/rBz8fvr46uzz+8eXdyeP3h4l0zk9ef324DJ7bDm8orhlyViLMe7Y8Mc4KwiIT2SDSJEnAjWzeLBUOZ",
+	"9tpc4eRG80fFEWYm/SVA4wFPDMYiVCQUGe6a98UMd236m359P2ShIGBkIwvWjpOJohFk47hOvS/7zas+",
+	"/xtYz2w7JIgLLtlIOOtvKSKGWTUogxVyw7TAsZEV7c0KasvNwoQAdL9iiTzkJC1heCBaUq/bEZURF3GA",
+	"rkhC+gIPodP/Lc7INaiCpaJ9RuIAxSMBpM7ICJ72rTia8JHQJ0aac2SzmQCajEpFYjRiMRHobstP7LO9",
+	"Z6d6xtTKuVBqIPioP0CpS6U14Gw2R10inAiC4wmSKcE3gDpiz7h0+DImgidr/8whzKAywIw3yjxxVx/5",
+	"fCJZhGTTKuY+Gs9y4TdLwGmZYPkYkEM1rZoRQVNGA5qgnbs7hKPsqMl8u5rlGvvuBI+xRG5u+hUz26xE",
+	"8VeYrYtE/1qztXMzikGCnVzszb4Uhfo1FsH6Sk2PX2MpnjnfeB7VRhnQ4RjxkdLU0QAcK869pbEmn6+y",
+	"Ji6O6eushiPkbtf1izmtbX6lw5AT669xFlCaYNXjYuhDM3p80S2Ggc2C1tPu9ydeEcvqD11/X4VOmGxb",
+	"EkPRSAMztYFRioWiOLH4z4rzTWjv2yKeejUsO9Ui5FMuxKVehO4E+aKqsa9gVbSvwAD+/wAAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -102,9 +102,13 @@ func (c refusingCounter) Peek(ctx context.Context, key string, l int64) (limit.R
 // that provokes its 400.
 type operationCase struct {
 	body    any
-	query   string // of the valid call
+	query   string            // of the valid call
+	header  map[string]string // of every call
 	invalid func(r request) request
 }
+
+// mcpAccept is the Accept header MCP's streamable HTTP transport requires.
+var mcpAccept = map[string]string{"Accept": "application/json, text/event-stream"}
 
 // operationCases has one entry per operation of openapi.yaml.
 var operationCases = map[string]operationCase{
@@ -131,6 +135,9 @@ var operationCases = map[string]operationCase{
 	"listKnowledge":            {invalid: withQuery("limit=0")},
 	"deleteKnowledge":          {invalid: withLongLastID},
 	"previewContext":           {body: map[string]any{"text": "hi"}, invalid: withBody(map[string]any{"text": 7})},
+
+	"callMcp": {body: map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+		header: mcpAccept, invalid: withBody(map[string]any{"id": 1, "method": "tools/list"})},
 
 	"createWebhook":         {body: map[string]any{"url": "https://hooks.example.com/a", "events": []string{"*"}}, invalid: withBody(map[string]any{"url": "ftp://hooks.example.com/a", "events": []string{"*"}})},
 	"listWebhooks":          {invalid: withQuery("limit=0")},
@@ -198,7 +205,7 @@ func (w walkedOperation) request(key string, target [2]string) request {
 	if w.query != "" {
 		path += "?" + w.query
 	}
-	return request{method: w.method, path: "/v1" + path, key: key, body: w.body}
+	return request{method: w.method, path: "/v1" + path, key: key, body: w.body, header: w.header}
 }
 
 func (w walkedOperation) onAgent() bool { return strings.Contains(w.path, "{agentId}") }
@@ -323,6 +330,11 @@ func TestEveryResponseIsDeclared(t *testing.T) {
 					t.Fatalf("deactivate: %d %s", res.Code, res.Body)
 				}
 				call(h, w.request(h.writeKey, inactive), 503, true)
+			}
+			if w.id == "callMcp" {
+				notice := w.request(h.writeKey, agent())
+				notice.body = map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"}
+				call(h, notice, 202, true)
 			}
 			if w.id == "sendMessage" {
 				streamed := w.request(h.writeKey, agent())

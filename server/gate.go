@@ -174,8 +174,9 @@ func (s *Server) authenticate(req *http.Request) (store.Principal, error) {
 }
 
 // readingPosts are the POST operations that write nothing, which a read
-// key may call.
-var readingPosts = map[string]bool{"previewContext": true}
+// key may call. MCP's is one: its send_message tool refuses a read key
+// itself.
+var readingPosts = map[string]bool{"previewContext": true, "callMcp": true}
 
 // bodyLimits are the operations whose bodies may exceed the server's
 // MaxBodyBytes: a knowledge document's text is up to 1,000,000 bytes,

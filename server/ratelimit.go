@@ -53,6 +53,8 @@ var endpointLimits = map[string]int64{
 	"testWebhook":           10,
 	"listWebhookDeliveries": 60,
 	"retryWebhookDelivery":  10,
+
+	"callMcp": 60,
 }
 
 // checkEndpointLimits reports every operation of spec without a positive

@@ -26,6 +26,7 @@ type Server struct {
 	echo       *echo.Echo
 	metrics    *serverMetrics
 	members    agentMembers
+	mcp        *mcpServer
 }
 
 var _ gen.StrictServerInterface = (*Server)(nil)
@@ -66,6 +67,9 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.mcp, err = newMCPServer(s, spec); err != nil {
+		return nil, err
+	}
 	s.echo = s.newEcho(served)
 	return s, nil
 }
@@ -97,7 +101,7 @@ func (s *Server) newEcho(served contract) *echo.Echo {
 	// Every path under /v1 goes through the gate, which answers unknown
 	// paths and methods with the envelope.
 	api.Any("/*", func(echo.Context) error { return errNotFound })
-	gen.RegisterHandlersWithBaseURL(api, gen.NewStrictHandler(s, nil), "")
+	gen.RegisterHandlersWithBaseURL(api, gen.NewStrictHandler(s, []gen.StrictMiddlewareFunc{withHTTPRequest}), "")
 	return e
 }
 

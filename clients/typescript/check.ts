@@ -279,6 +279,16 @@ async function previewContext(): Promise<number | undefined> {
   return data?.data.estimatedTokens;
 }
 
+// callMcp speaks MCP's JSON-RPC, which the contract types loosely: an MCP
+// client library is the way to use it.
+async function callMcp(): Promise<unknown> {
+  const { data } = await client.POST("/mcp", {
+    body: { jsonrpc: "2.0", id: 1, method: "tools/list" },
+    headers: { Accept: "application/json, text/event-stream" },
+  });
+  return data?.jsonrpc === "2.0" ? data["result"] : undefined;
+}
+
 // calls has one entry per operation of the contract.
 const calls: { [P in keyof paths]: { [M in Methods<paths[P]>]: () => Promise<unknown> } } = {
   "/agents": { post: createAgent, get: listAgents },
@@ -302,6 +312,7 @@ const calls: { [P in keyof paths]: { [M in Methods<paths[P]>]: () => Promise<unk
   "/webhooks/{webhookId}/test": { post: testWebhook },
   "/webhooks/{webhookId}/deliveries": { get: listWebhookDeliveries },
   "/webhooks/{webhookId}/deliveries/{deliveryId}/retry": { post: retryWebhookDelivery },
+  "/mcp": { post: callMcp },
 };
 
 export { calls, describeEvent };

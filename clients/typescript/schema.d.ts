@@ -459,6 +459,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * MCP Server
+         * @description An MCP server (Model Context Protocol, streamable HTTP transport) over
+         *     the caller's account, so IDE and desktop assistants can reach its
+         *     agents. The request and the response follow MCP's JSON-RPC shapes,
+         *     not the envelope: point an MCP client at this URL with the API key as
+         *     a bearer token. The server is stateless (no `Mcp-Session-Id`; any
+         *     replica answers any request) and answers with `application/json`;
+         *     the request's `Accept` must name both `application/json` and
+         *     `text/event-stream`, as the transport requires. Tools:
+         *     `list_agents` (the account's agents: id, name, status, model) and
+         *     `send_message` (`agentId`, `text`, `userId?`, `roomId?`: the agent's
+         *     reply as text, and as structured content its `messageId`,
+         *     `response` and `metadata`, the turn Send Message takes, with its
+         *     history, limits and tools). A failed call is a tool result with
+         *     `isError` and the error's code and message. A read key may list
+         *     tools and agents; `send_message` needs a write key.
+         */
+        post: operations["callMcp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks": {
         parameters: {
             query?: never;
@@ -1005,6 +1039,13 @@ export interface components {
              */
             userRateLimit?: number;
             allowedUsers?: components["schemas"]["StringList"];
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A JSON-RPC 2.0 request, notification or response, as the protocol of the path defines it. */
+        JsonRpcMessage: {
+            /** @description Always 2.0. */
+            jsonrpc: string;
         } & {
             [key: string]: unknown;
         };
@@ -3640,6 +3681,87 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    callMcp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "jsonrpc": "2.0",
+                 *       "id": 1,
+                 *       "method": "tools/call",
+                 *       "params": {
+                 *         "name": "send_message",
+                 *         "arguments": {
+                 *           "agentId": "agent_01hzy3k8x0r6y4n2q5m7w9t1vb",
+                 *           "text": "Hello"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["JsonRpcMessage"];
+            };
+        };
+        responses: {
+            /** @description The JSON-RPC response, per MCP. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "jsonrpc": "2.0",
+                     *       "id": 1,
+                     *       "result": {
+                     *         "content": [
+                     *           {
+                     *             "type": "text",
+                     *             "text": "Hi there!"
+                     *           }
+                     *         ],
+                     *         "structuredContent": {
+                     *           "messageId": "msg_01hzy3k8x0r6y4n2q5m7w9t1vc",
+                     *           "response": "Hi there!"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["JsonRpcMessage"];
+                };
+            };
+            /** @description A notification or response from the client was accepted; no body, per MCP. */
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];

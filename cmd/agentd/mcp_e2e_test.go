@@ -15,24 +15,35 @@ import (
 	"github.com/agentd/agentd/llm/llmtest"
 )
 
-// everythingServer starts the MCP reference server
-// (@modelcontextprotocol/server-everything, installed in interop/ by
-// `npm ci`) in its streamable HTTP mode and returns its endpoint. Without
-// it the test is skipped on a developer's machine and fails in CI (.ci/run
-// installs it).
-func everythingServer(t *testing.T) string {
+// interopProgram returns node and the absolute path of a program of
+// interop/ (rel to it), whose packages `make interop` installs. Without
+// them the test is skipped on a developer's machine and fails in CI
+// (.ci/run installs them).
+func interopProgram(t *testing.T, rel string) (node, path string) {
 	t.Helper()
-	bin, err := filepath.Abs("../../interop/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+	path, err := filepath.Abs(filepath.Join("../../interop", rel))
 	if err == nil {
-		_, err = os.Stat(bin)
+		_, err = os.Stat(path)
+	}
+	if err == nil {
+		_, err = os.Stat(filepath.Join("../../interop/node_modules/.package-lock.json"))
 	}
 	node, nodeErr := exec.LookPath("node")
 	if err != nil || nodeErr != nil {
 		if os.Getenv("CI") != "" {
-			t.Fatalf("the MCP reference server is not installed in CI: %v %v", err, nodeErr)
+			t.Fatalf("interop/%s cannot run in CI: %v %v", rel, err, nodeErr)
 		}
-		t.Skipf("the MCP reference server is not installed (cd interop && npm ci): %v %v", err, nodeErr)
+		t.Skipf("interop/%s cannot run (make interop): %v %v", rel, err, nodeErr)
 	}
+	return node, path
+}
+
+// everythingServer starts the MCP reference server
+// (@modelcontextprotocol/server-everything) in its streamable HTTP mode
+// and returns its endpoint.
+func everythingServer(t *testing.T) string {
+	t.Helper()
+	node, bin := interopProgram(t, "node_modules/@modelcontextprotocol/server-everything/dist/index.js")
 	addr := freePort(t)
 	_, port, _ := net.SplitHostPort(addr)
 	cmd := exec.Command(node, bin, "streamableHttp")
