@@ -189,16 +189,6 @@ func (c *Conn) setState(ctx context.Context, state store.ConnState, reason strin
 	return nil
 }
 
-// Guard returns an error unless the lease is still held: a Platform calls
-// it before each side effect (a message sent), so a runner that lost its
-// lease to another replica stops before it acts.
-func (c *Conn) Guard(ctx context.Context) error {
-	if err := c.store.CheckLease(ctx, c.lease); err != nil {
-		return c.leaseErr(fmt.Errorf("connect: guard: %w", err))
-	}
-	return nil
-}
-
 // leaseErr returns err, first ending the lease's work when err says the
 // lease is lost: the runner learns of it at once, not at its next renewal.
 func (c *Conn) leaseErr(err error) error {

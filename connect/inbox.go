@@ -97,9 +97,6 @@ func (c *Conn) queue(h Handler, msgs []store.InboxMessage, reread bool) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	in.handler = h
-	if in.queued == nil {
-		in.queued, in.answered = map[string]bool{}, map[string]bool{}
-	}
 	if in.behind && !reread {
 		return
 	}
@@ -118,20 +115,31 @@ func (c *Conn) queue(h Handler, msgs []store.InboxMessage, reread bool) {
 	}
 }
 
+// sendTimeout bounds the sending of one reply once it is answering.
+const sendTimeout = 2 * time.Minute
+
 // Answering finishes m just before its reply is sent, under the lease,
 // and reports whether the reply may be sent: false when the lease is lost
 // (its next holder answers m) or m was answered already. A crash after it
-// loses that one reply rather than sending it twice.
-func (c *Conn) Answering(ctx context.Context, m Inbound) bool {
+// loses that one reply rather than sending it twice. When it may be sent,
+// the reply is sent with the context returned, and done called after:
+// ctx's values without its end, within sendTimeout, since once m is
+// finished no other runner will answer it, so a lease lost meanwhile must
+// not cut the reply short.
+func (c *Conn) Answering(ctx context.Context, m Inbound) (send context.Context, done func(), ok bool) {
 	first, err := c.store.FinishPlatformMessage(ctx, c.lease, m.ID)
 	if err != nil {
 		c.Logger.Warn("platform reply not sent", "error", c.leaseErr(fmt.Errorf("connect: finish message: %w", err)))
-		return false
+		return nil, nil, false
 	}
 	c.inbox.mu.Lock()
 	c.inbox.answered[m.ID] = true
 	c.inbox.mu.Unlock()
-	return first
+	if !first {
+		return nil, nil, false
+	}
+	send, done = context.WithTimeout(context.WithoutCancel(ctx), sendTimeout)
+	return send, done, true
 }
 
 // job answers m with h and finishes it, unless the handler did or the

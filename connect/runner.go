@@ -268,6 +268,7 @@ func (r *runner) newConn(h *holding, work context.Context) *Conn {
 		platform: r.spec.platform.Name(), lease: h.lease, cursor: h.lease.Cursor, store: r.sup.cfg.Store,
 		turner: r.sup.cfg.Turner, lose: func(err error) { h.lose(err) }, dropped: r.sup.dropped,
 		policy: NewPolicy(r.spec.settings)}
+	c.inbox.queued, c.inbox.answered = map[string]bool{}, map[string]bool{}
 	c.jobs = newDispatcher(work, r.sup.cfg.QueueSize)
 	c.jobs.after = c.freed
 	return c

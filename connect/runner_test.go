@@ -157,29 +157,38 @@ func TestRunnerBackoffResetsAfterAConnectionHeld(t *testing.T) {
 	}
 }
 
-func TestGuardRefusesOnceTheLeaseIsLost(t *testing.T) {
+// A message is answered under the lease, once: a runner that lost the
+// lease may not answer what it took, the lease's next holder answers it,
+// and only the first Answering of a message may send.
+func TestAnsweringRefusesOnceTheLeaseIsLost(t *testing.T) {
 	h := start(t, Config{LeaseTTL: time.Minute, RenewEvery: 50 * time.Millisecond})
 	ctx := context.Background()
 	c := h.p.conn(t)
-	if err := c.Guard(ctx); err != nil {
-		t.Fatalf("guard under the lease: %v", err)
+	m := Inbound{ID: "m1", Chat: "c"}
+	if err := c.Take(ctx, "", []Inbound{m}, func(ctx context.Context, _ Inbound) { <-ctx.Done() }); err != nil {
+		t.Fatal(err)
 	}
 	// Another acquisition of the lease (here by the same owner, which
 	// needs no expiry) gives it a new epoch: c's lease is gone.
 	if _, ok, err := h.st.AcquireLease(ctx, h.agent.ID, "fake", h.owner, time.Minute); err != nil || !ok {
 		t.Fatalf("take the lease: %v %v", ok, err)
 	}
-	if err := c.Guard(ctx); !errors.Is(err, store.ErrLeaseLost) {
-		t.Fatalf("guard after the lease was lost: %v; want ErrLeaseLost", err)
+	if _, _, ok := c.Answering(ctx, m); ok {
+		t.Fatal("answering under a lost lease")
 	}
 	// The runner notices at its next renewal, ends the Run and connects
 	// again under a lease of its own.
 	c2 := h.p.conn(t)
-	if err := c2.Guard(ctx); err != nil {
-		t.Fatalf("guard under the new lease: %v", err)
+	send, done, ok := c2.Answering(ctx, m)
+	if !ok {
+		t.Fatal("the new holder may not answer the message taken before")
 	}
-	if err := c.Guard(ctx); !errors.Is(err, store.ErrLeaseLost) {
-		t.Fatalf("the old connection's guard: %v; want ErrLeaseLost", err)
+	done()
+	if send.Err() == nil {
+		t.Error("the send context outlives its done")
+	}
+	if _, _, ok := c2.Answering(ctx, m); ok {
+		t.Fatal("a message answered twice")
 	}
 }
 

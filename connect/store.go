@@ -30,7 +30,6 @@ type Store interface {
 	// FreeConnections returns up to limit connections no live lease of
 	// another owner holds.
 	FreeConnections(ctx context.Context, owner string, limit int) ([]store.ConnKey, error)
-	CheckLease(ctx context.Context, l store.Lease) error
 	ReleaseLease(ctx context.Context, l store.Lease, state store.ConnState, reason string) error
 	SaveCursor(ctx context.Context, l store.Lease, cursor string) error
 	SetConnectionState(ctx context.Context, l store.Lease, state store.ConnState, reason string) error

@@ -150,19 +150,6 @@ func updateHeldTx(q *gorm.DB, cols map[string]any) error {
 	return nil
 }
 
-// CheckLease returns ErrLeaseLost unless l is still held; a runner calls it
-// before each side effect on a platform.
-func (s *Store) CheckLease(ctx context.Context, l Lease) error {
-	var n int64
-	if err := s.held(s.w.WithContext(ctx), l).Count(&n).Error; err != nil {
-		return wrap("check lease", err)
-	}
-	if n == 0 {
-		return wrap("check lease", ErrLeaseLost)
-	}
-	return nil
-}
-
 // ReleaseLease frees l so another runner may take over at once, and stores
 // state as the connection's state (see SetConnectionState). Releasing a
 // lease already lost does nothing.

@@ -102,8 +102,9 @@ func (s *session) answer(ctx context.Context, in connect.Inbound) {
 		s.c.Unanswered(ctx, m.ChannelID, err)
 		return
 	}
-	if s.c.Answering(ctx, in) {
-		s.reply(ctx, m, r.Text)
+	if send, done, ok := s.c.Answering(ctx, in); ok {
+		defer done()
+		s.reply(send, m, r.Text)
 	}
 }
 
@@ -190,15 +191,10 @@ func (s *session) sendTyping(ctx context.Context, channel string) {
 }
 
 // reply sends text to m's channel in parts of at most 2,000 characters;
-// the first part references m. It checks the lease before each part, so a
-// runner that lost it sends nothing more. Only users are pinged: a reply
-// never mentions @everyone or a role.
+// the first part references m. Only users are pinged: a reply never
+// mentions @everyone or a role.
 func (s *session) reply(ctx context.Context, m *discordgo.Message, text string) {
 	for i, part := range connect.Split(text, maxMessage) {
-		if err := s.c.Guard(ctx); err != nil {
-			s.c.Logger.Warn("discord reply not sent", "error", err)
-			return
-		}
 		msg := &discordgo.MessageSend{Content: part,
 			AllowedMentions: &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{discordgo.AllowedMentionTypeUsers}, RepliedUser: true}}
 		if i == 0 {

@@ -98,8 +98,9 @@ func (s *session) answer(ctx context.Context, in connect.Inbound) {
 		s.c.Unanswered(ctx, chat, err)
 		return
 	}
-	if s.c.Answering(ctx, in) {
-		s.reply(ctx, &m, text)
+	if send, done, ok := s.c.Answering(ctx, in); ok {
+		defer done()
+		s.reply(send, &m, text)
 	}
 }
 
@@ -201,14 +202,9 @@ func channelOf(chat models.Chat) string {
 }
 
 // reply sends text to m's chat, quoting m, in parts of at most 4,096
-// characters; only the first part quotes. It checks the lease before each
-// part, so a runner that lost it sends nothing more.
+// characters; only the first part quotes.
 func (s *session) reply(ctx context.Context, m *models.Message, text string) {
 	for i, part := range connect.Split(text, maxMessage) {
-		if err := s.c.Guard(ctx); err != nil {
-			s.c.Logger.Warn("telegram reply not sent", "error", err)
-			return
-		}
 		p := &bot.SendMessageParams{ChatID: m.Chat.ID, Text: part}
 		if i == 0 {
 			p.ReplyParameters = &models.ReplyParameters{MessageID: m.ID, AllowSendingWithoutReply: true}

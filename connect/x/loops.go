@@ -210,17 +210,22 @@ func (s *session) answerMention(ctx context.Context, in connect.Inbound, t tweet
 	text, ok := s.turn(ctx, turn.Input{Text: t.Text, Conv: store.ConversationRef{RoomID: "twitter:" + t.ConversationID},
 		UserID: "twitter:" + t.AuthorID, Channel: "a thread on X where you were mentioned", MaxChars: maxPost,
 		Length: weightedLength})
-	if !ok || !s.c.Answering(ctx, in) {
+	if !ok {
 		return
 	}
-	if s.act(ctx, "reply", func() error { return s.api.post(ctx, text, t.ID) }) {
-		s.c.Sent(ctx)
+	send, done, ok := s.c.Answering(ctx, in)
+	if !ok {
+		return
+	}
+	defer done()
+	if s.act("reply", func() error { return s.api.post(send, text, t.ID) }) {
+		s.c.Sent(send)
 	}
 	if on(s.settings.AutoLike, false) {
-		s.act(ctx, "like", func() error { return s.api.like(ctx, s.me.ID, t.ID) })
+		s.act("like", func() error { return s.api.like(send, s.me.ID, t.ID) })
 	}
 	if on(s.settings.AutoRetweet, false) {
-		s.act(ctx, "repost", func() error { return s.api.repost(ctx, s.me.ID, t.ID) })
+		s.act("repost", func() error { return s.api.repost(send, s.me.ID, t.ID) })
 	}
 }
 
@@ -269,8 +274,14 @@ func (s *session) answerDM(ctx context.Context, in connect.Inbound, e dmEvent) {
 	user := "twitter:" + e.SenderID
 	text, ok := s.turn(ctx, turn.Input{Text: e.Text, Conv: store.ConversationRef{UserID: user}, UserID: user,
 		Channel: "direct messages on X"})
-	if ok && s.c.Answering(ctx, in) && s.act(ctx, "direct message", func() error { return s.api.sendDM(ctx, e.SenderID, text) }) {
-		s.c.Sent(ctx)
+	if !ok {
+		return
+	}
+	if send, done, ok := s.c.Answering(ctx, in); ok {
+		defer done()
+		if s.act("direct message", func() error { return s.api.sendDM(send, e.SenderID, text) }) {
+			s.c.Sent(send)
+		}
 	}
 }
 
@@ -324,8 +335,11 @@ func (s *session) post(ctx context.Context, in connect.Inbound) {
 		s.c.Logger.Warn("X post skipped: the model wrote nothing that fits in 280 characters")
 		return
 	}
-	if s.c.Answering(ctx, in) && s.act(ctx, "post", func() error { return s.api.post(ctx, text, "") }) {
-		s.c.Sent(ctx)
+	if send, done, ok := s.c.Answering(ctx, in); ok {
+		defer done()
+		if s.act("post", func() error { return s.api.post(send, text, "") }) {
+			s.c.Sent(send)
+		}
 	}
 }
 
@@ -340,14 +354,10 @@ func (s *session) turn(ctx context.Context, req turn.Input) (string, bool) {
 	return r.Text, r.Text != ""
 }
 
-// act makes one call with a side effect under the lease and reports
-// whether it was done. A duplicate post is skipped and logged; rejected
-// credentials end the connection.
-func (s *session) act(ctx context.Context, what string, call func() error) bool {
-	if err := s.c.Guard(ctx); err != nil {
-		s.c.Logger.Warn("X "+what+" not sent", "error", err)
-		return false
-	}
+// act makes one call with a side effect of an answer (after Answering)
+// and reports whether it was done. A duplicate post is skipped and logged;
+// rejected credentials end the connection.
+func (s *session) act(what string, call func() error) bool {
 	err := call()
 	switch {
 	case err == nil:

@@ -15,8 +15,8 @@ import (
 )
 
 // busy readies f for a test answering hundreds of messages: a lease that
-// outlives a loaded machine's stalls, so that no handover (which loses a
-// reply cut short between Answering and its send) makes the counts flaky.
+// outlives a loaded machine's stalls, so that no handover (a crash's
+// window: a reply finished but not yet sent) makes the counts flaky.
 func (f *fixture) busy() { f.Config.LeaseTTL = 10 * time.Second }
 
 // stopWithMentions stops the connection of a once it has polled, then
