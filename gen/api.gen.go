@@ -4413,7 +4413,8 @@ type ClientInterface interface {
 	// replica answers any request) and answers with `application/json`;
 	// the request's `Accept` must name both `application/json` and
 	// `text/event-stream`, as the transport requires. Tools:
-	// `list_agents` (the account's agents: id, name, status, model) and
+	// `list_agents` (the account's agents: id, name, status, modelProvider,
+	// model) and
 	// `send_message` (`agentId`, `text`, `userId?`, `roomId?`: the agent's
 	// reply as text, and as structured content its `messageId`,
 	// `response` and `metadata`, the turn Send Message takes, with its
@@ -4436,7 +4437,8 @@ type ClientInterface interface {
 	// replica answers any request) and answers with `application/json`;
 	// the request's `Accept` must name both `application/json` and
 	// `text/event-stream`, as the transport requires. Tools:
-	// `list_agents` (the account's agents: id, name, status, model) and
+	// `list_agents` (the account's agents: id, name, status, modelProvider,
+	// model) and
 	// `send_message` (`agentId`, `text`, `userId?`, `roomId?`: the agent's
 	// reply as text, and as structured content its `messageId`,
 	// `response` and `metadata`, the turn Send Message takes, with its
@@ -5173,7 +5175,8 @@ func (c *Client) ListAgentTools(ctx context.Context, agentId AgentId, reqEditors
 // replica answers any request) and answers with `application/json`;
 // the request's `Accept` must name both `application/json` and
 // `text/event-stream`, as the transport requires. Tools:
-// `list_agents` (the account's agents: id, name, status, model) and
+// `list_agents` (the account's agents: id, name, status, modelProvider,
+// model) and
 // `send_message` (`agentId`, `text`, `userId?`, `roomId?`: the agent's
 // reply as text, and as structured content its `messageId`,
 // `response` and `metadata`, the turn Send Message takes, with its
@@ -5206,7 +5209,8 @@ func (c *Client) CallMcpWithBody(ctx context.Context, contentType string, body i
 // replica answers any request) and answers with `application/json`;
 // the request's `Accept` must name both `application/json` and
 // `text/event-stream`, as the transport requires. Tools:
-// `list_agents` (the account's agents: id, name, status, model) and
+// `list_agents` (the account's agents: id, name, status, modelProvider,
+// model) and
 // `send_message` (`agentId`, `text`, `userId?`, `roomId?`: the agent's
 // reply as text, and as structured content its `messageId`,
 // `response` and `metadata`, the turn Send Message takes, with its
@@ -7538,7 +7542,8 @@ type ClientWithResponsesInterface interface {
 	// replica answers any request) and answers with `application/json`;
 	// the request's `Accept` must name both `application/json` and
 	// `text/event-stream`, as the transport requires. Tools:
-	// `list_agents` (the account's agents: id, name, status, model) and
+	// `list_agents` (the account's agents: id, name, status, modelProvider,
+	// model) and
 	// `send_message` (`agentId`, `text`, `userId?`, `roomId?`: the agent's
 	// reply as text, and as structured content its `messageId`,
 	// `response` and `metadata`, the turn Send Message takes, with its
@@ -7561,7 +7566,8 @@ type ClientWithResponsesInterface interface {
 	// replica answers any request) and answers with `application/json`;
 	// the request's `Accept` must name both `application/json` and
 	// `text/event-stream`, as the transport requires. Tools:
-	// `list_agents` (the account's agents: id, name, status, model) and
+	// `list_agents` (the account's agents: id, name, status, modelProvider,
+	// model) and
 	// `send_message` (`agentId`, `text`, `userId?`, `roomId?`: the agent's
 	// reply as text, and as structured content its `messageId`,
 	// `response` and `metadata`, the turn Send Message takes, with its
@@ -13285,7 +13291,8 @@ func (c *ClientWithResponses) ListAgentToolsWithResponse(ctx context.Context, ag
 // replica answers any request) and answers with `application/json`;
 // the request's `Accept` must name both `application/json` and
 // `text/event-stream`, as the transport requires. Tools:
-// `list_agents` (the account's agents: id, name, status, model) and
+// `list_agents` (the account's agents: id, name, status, modelProvider,
+// model) and
 // `send_message` (`agentId`, `text`, `userId?`, `roomId?`: the agent's
 // reply as text, and as structured content its `messageId`,
 // `response` and `metadata`, the turn Send Message takes, with its
@@ -13314,7 +13321,8 @@ func (c *ClientWithResponses) CallMcpWithBodyWithResponse(ctx context.Context, c
 // replica answers any request) and answers with `application/json`;
 // the request's `Accept` must name both `application/json` and
 // `text/event-stream`, as the transport requires. Tools:
-// `list_agents` (the account's agents: id, name, status, model) and
+// `list_agents` (the account's agents: id, name, status, modelProvider,
+// model) and
 // `send_message` (`agentId`, `text`, `userId?`, `roomId?`: the agent's
 // reply as text, and as structured content its `messageId`,
 // `response` and `metadata`, the turn Send Message takes, with its
@@ -35105,45 +35113,46 @@ var swaggerSpec = []string{
 	"rJKbMWm3iqjHk4SP9ZifSVChty7OD5Ec4JTIoMNc1DGxdKSNUk4hEw+maRHIoEYRBREmT0E/OD+BGjsY",
 	"iu90CRZaYtIcwgwp59tQDy0hUqINxlF4GqVbl0RKytnWSRzuI8wmmnub0oB53M7EzcphC5sHJr67zC9D",
 	"CzZsmzyTKDyIIpKqEA1HUhnxA6DcpptaGLYpJTrMmb/bPmRZk152ffraHRZq6ezabIaVNux+6p2Fn9uI",
-	"xgEMIUCmyn9g5MpN27UkLL621pgQbYRWlgWsZXKn9H+Nd+q/9T+ND+u/w3YxNj3TkHUTUzgJyh2KUaRG",
-	"gsTIihumOGMGDRYGHRa682KrN3kQdZns48vlBjsgxzrtMFsdKECJJl4m7AqYDtS3MEYEOPDGPaYf6UM6",
-	"SpQt1x1SeWwsTlnFJ/0nlNiIibVPQedTFZ70BmSym541LPo+Ki0rqxX7h5PkNEofE/ZHY3Cc6icijRrt",
-	"xk6zZeDVBhzqA+iBPtdr4YL3gR1j0bcoGZWxdYN/T17cvLpriZeTXbbzeW/40/i12gbgNr/EkqauVsbx",
-	"Z7+ELeZvkrOLNMoU6icoNDVjhcx5KHzq45e8upQ+FIL8f3kZbXgCJZ+yM36Yj2Ea+27GEkaedF7o6P5x",
-	"izYtjWX013UXQPDq6eH5WjT7QUWzHeM0KQkJiHFFe/YGIM9i7fDuc3BPDOyfpIrE+1ov7fJ4sj4Wa4m9",
-	"psT+pwrf1CLppdGpc6nfCd3OHjgm3QHnNwsqWmcSmnvdSDo+Tu0+soWAwSDETB2uAR+zavi+31y/Px56",
-	"31NE8pfSrFKJcEIEYIBZk6Kzthi/pt5KU5XMSMjX0QCzPlirnNynl8VkcX+ymQLjgR1r9NNw52aXvUxf",
-	"fW6JPDlulMZ1xjoSSaPdADNt+/lz2EXfiGZMzN8T5KA9a8skt7lzvmYpa5Yyn6V8U5uOR0Udgc9+AsNO",
-	"daTGqKv/7ELG2YeLd0hxFy7hEs9KKjna4D3wIpjMMauDOr170+K4g8kh8xpAgALtQxpRaHgDRIvyMYMk",
-	"bqTVhg7TKmh3gi64woq4CaFLeL+JDpgbi6nTmOenZzd0Kcg8+/3HKKzzSPWDaHNderokuft6qW0P4nHz",
-	"ONtfa7Msc67gRUmi69Per39/LV79/Os/P4ur8e8fzo9enbw7/9cJ33mH3+HL8U93H65aF335+++v/mv1",
-	"DO+R/Mmc+UU+Cnvuvco5Zg3WnGrNqVYds/FnzHbLOUQFR/U1pudf7L9qJrip/PIal4XgqYQLnBIWay4Z",
-	"k4TeEsBUqJ8C53O0FUI/TdHEHUsTbVmqGtT5sfSwZgk/t6brtLk1HfyGsWv20H5PeXNzSdmccn3uRhWV",
-	"gSArnF4UOqaq8q2aIq3tLV9F/KxJZ9f0dU1fHx8W8z1Ry5+JWkQqlzNR/+bkQmsDVdFgmtBekDTBkZUL",
-	"h2TYJUKiVBCI06cmDLXL48k+Cg2tkSHEROgGXBITRNthtzgZaRKtRjhJJsiSJRPPEGYEJoSKaQY8D1Jd",
-	"muhYkzktdeIOcwQ/SggWRiYNYyqBDl5A4GRYEwzoA/S4AivLPNvAspTNDOqpEmELlhCzU3qcdsSfnpQl",
-	"/fXRvGa7KNZ/JV5jdqS2aI97ysaXm2msedCaB30vMv6fykZi7u3DbCTPc/PGXGezbfFMevYQ4272kWsD",
-	"xKERcD3rnDCi+Vx/81E+hq9d2/VM8958SobH23hPM+oqgFbztDZ0rJ3f5NI0exqMVqXIMFWmHmhN5gYs",
-	"CzaD3DoNLt7GO90X0W68R172fuq/Grz+fZhbluLZb93YCuoHZiBVfe/pvm0ZVP2qOcztBoQX77Ve2J/N",
-	"Mh3ymDTae60XQYORuzmffbHnsUq7M+2GNd/lkXbTGuF35wt352SpIny5eXLNf9f89w+lA/redFRgEivW",
-	"B2twx+df7L8n+ndBlMmgenCfi1nWUdbfQmApSA6zryPcx5RB2DznzGSbj7m4MXkMPUFIgMYDrCAWDOLe",
-	"XTh/lhZhsKTsMmzROGyik57JVbRsBqLhpUFgyDqmEoUmSj40g2iiK6jPZ0NCa2qrF3ptSxRx2my5Uy2n",
-	"+IP5PCKjdaGKNVn8NmqJO7rfBSWFO1UmpZMlVQUB0UBbLrrjy+MMcJXk7Gd6W3bKagXDOjYCC5dHYghT",
-	"AsNZE73lAu3sogEfCZlRIy3LA8oMUmMOEU9YjYTWWbROApQOstDchyVHgkREN5UdFmGG5JiqaJC5VxIu",
-	"KetnmDgPImywfoW4kpW5Y76faJ/Dnbf/kG/+fjIQMjocJH8/Of3Hf3b35OU/Zcq7P/GjHzvCJw/wyY/l",
-	"msOsOcyf3bldGSm6JH9RRD4RW/m7lgQ1fXZCbVP35YDBXJWejOUknJF9uOROnOwwOeBjMA/NUEpqsYQD",
-	"5Bw4WWe2B91QDSjrAyvSo9PcRvMqKh3ohY3w3W29Rr8dv/nl7OzX66OTy4M3746P2hbjBFFriaviP1dE",
-	"zg4DmCFP65GgDPptLVGv6d33Re9ar2vISzUB3DRZmycGlC9dUBBUqcwu9753G0FeKFro7Q1d36If9BZ9",
-	"Kx6r6fcCLw8A9kQjQdUEeKeBtDgYqUGj/fET5JkbQK4KjKQrA4jxTKIulgSlWA0MSGg66iY0Mr9+uHin",
-	"T/rBz8fvr46uzz+8eXdyeP3h4l0zk9ef324DJ7bDm8orhlyViLMe7Y8Mc4KwiIT2SDSJEnAjWzeLBUOZ",
-	"9tpc4eRG80fFEWYm/SVA4wFPDMYiVCQUGe6a98UMd236m359P2ShIGBkIwvWjpOJohFk47hOvS/7zas+",
-	"/xtYz2w7JIgLLtlIOOtvKSKGWTUogxVyw7TAsZEV7c0KasvNwoQAdL9iiTzkJC1heCBaUq/bEZURF3GA",
-	"rkhC+gIPodP/Lc7INaiCpaJ9RuIAxSMBpM7ICJ72rTia8JHQJ0aac2SzmQCajEpFYjRiMRHobstP7LO9",
-	"Z6d6xtTKuVBqIPioP0CpS6U14Gw2R10inAiC4wmSKcE3gDpiz7h0+DImgidr/8whzKAywIw3yjxxVx/5",
-	"fCJZhGTTKuY+Gs9y4TdLwGmZYPkYkEM1rZoRQVNGA5qgnbs7hKPsqMl8u5rlGvvuBI+xRG5u+hUz26xE",
-	"8VeYrYtE/1qztXMzikGCnVzszb4Uhfo1FsH6Sk2PX2MpnjnfeB7VRhnQ4RjxkdLU0QAcK869pbEmn6+y",
-	"Ji6O6eushiPkbtf1izmtbX6lw5AT669xFlCaYNXjYuhDM3p80S2Ggc2C1tPu9ydeEcvqD11/X4VOmGxb",
-	"EkPRSAMztYFRioWiOLH4z4rzTWjv2yKeejUsO9Ui5FMuxKVehO4E+aKqsa9gVbSvwAD+/wAAAP//",
+	"xgEMIUCmyn9g5MpzG04edBj8vWmHIgmLr611JkQboZVtAXuZ3Cn9X+Ot+m/9T+PT+u+wXYxVzzRm3cQU",
+	"UoLyh2IUqZEgMbLihynWmEGFhUGHhe782GpOHmRdJgv5crrBEsixTzvMVgsKUKKJmQnDAiYE9S6MUQEu",
+	"gHGX6Uf60I4SZct3h1QeGwtUVgFK/wklN2Ji7VXQ+VTFJ70hmSynZw2bsI9Ky8pqxQLiJDmN0seEAdIY",
+	"HKn6iUijRrux02wZuLUBh3oBeqDP9Vq4YH5gz1j0LWpGZazd4N+TFzev7lri5WSX7XzeG/40fq22AcjN",
+	"L7mkqa2VefzZL2Gb+Zvk7CKNMgX7CQpPzVghcx4Kn/r4Ja82pQ+FIP9fXlYbnkAJqOyMH+ZjmMbCm7GE",
+	"kSetFzq6f9yiTUtnGT123QUQzHp6eL4W1X5QUW3HOFFKQgNiXNGevQHIs2A7/Psc7BODOEBSReJ9rad2",
+	"eTxZH4u1BF9Tgv9ThXNqEfXS6Ni5FuCEcGcfHJPugPObBRWuM4nNvW4kHR+3dh/ZwsBgIGKmLteAj1k1",
+	"nN9vrt8fD83vKSL7S2lXqUQ4IQIwwayJ0VlfjJ9Tb6WpUmYk5utogFkfrFdO7tPLYrK6P9nMgfHAjjX6",
+	"abhzs8tepq8+t0SeLDdK4zpjHYmk0W6A2bb9/Dnsom9UMybn7wmC0J61ZZLd3Dlfs5Q1S5nPUr6pjcej",
+	"oo7AZz+Boac6cmPU1X92IQPtw8U7pLgLn3CJaCUVHW3wHngVTCaZ1UGd3r1pcd3BBJF5ESBggfYhrSg0",
+	"vAGiR/mYQVI30mpDh2kVtDtBF1xhRdyE0CW830QHzI3F1G3M89WzG7oUhJ79/mMU1nmk+kG0uS49XZLc",
+	"fb1UtwfxuHmc7a+1WZY5V/CiJNH1ae/Xv78Wr37+9Z+fxdX49w/nR69O3p3/64TvvMPv8OX4p7sPV62L",
+	"vvz991f/tXqG90j+ZM78Ip+FPfdeJR2zBmtOteZUq47h+DNmv+UcooKj+hrT8y/2XzUT3lR+eY0LQ/BU",
+	"wgVOCYs1l4xJQm8JYCzUT4nzOdoKoaCmaOKOpYm2TFUN6vxYelizpJ9b03Ua3ZoOfsNYNntov6c8urmk",
+	"bE75PnejispAkBVSLwodU1X6Vk2R1vaWryJ+1qSza/q6pq+PD5P5nqjlz0QtIpXLmah/c3KhtYGqaDBN",
+	"aC9ImuDIyoVDMuwSIVEqCMTtUxOW2uXxZB+FhtbIEGIkdAMuiQmq7bBbnIw0iVYjnCQTZMmSiWcIMwIT",
+	"QgU1A6YHqS9NdKzJnJY6cYc5gh8lBAsjk4YxlUAHLyCQMqwJDvQBelyBlWWebWBZymYG9VSJsQVLiNkp",
+	"PU474k9PypL++mhes10U678SrzE7Ulu0xz1l483NNNY8aM2DvhcZ/09lIzH39mE2kue5eWOus9m2eCY9",
+	"e4hxN/tItgHi0Ai4nnVOGNF8rr/5KB/D1671eqZ5bz4lw+Nt/KcZdRVgq3laG0rWzm9yaZo9DWarUmSY",
+	"KlMftCZzA5YFm0FunQYXb+Od7otoN94jL3s/9V8NXv8+zC1L8ey3bmxF9QMzkKq+93TftiyqftUc5nYD",
+	"wo33Wi/sz2aZDnlMGu291ougwcjdnM++2PNYpd2ZdsOa7/JIu2mN8LvzhbtzslRRvtw8uea/a/77h9IB",
+	"fW86KjCJFeuDNbjj8y/23xP9uyDKZFQ9uM/FLOso628h0BQki9nXEe5jyiBsnnNmss/HXNyYvIaeICRA",
+	"4wFWEAsGce8uvD9LkzDYUnYZtmgcNtFJz+QuWjYD0fDSIDJkHVOJQhMlH5pBNNEV1OuzIaE1tdULvbYl",
+	"ijhtttypllP8wXwekdG6cMWaLH4btcQd3e+CksKdKpPSyZKqgoBooC0X3fHlcQa4SnL2M70tO2W1gmEd",
+	"G4GFzyMxhCmB4ayJ3nKBdnbRgI+EzKiRluUBdQapMYeIJ6xGQussWicBSgdZae7DkiNBIqKbyg6LMENy",
+	"TFU0yNwrCZeU9TOMnAcRNli/QlzJytwx30+0z+HO23/IN38/GQgZHQ6Sv5+c/uM/u3vy8p8y5d2f+NGP",
+	"HeGTB/jkx3LNYdYc5s/u3K6MFF2Svygin4it/F1Lgpo+O6G2qftyQGGuak/GchLOyD5ccidOdpgc8DGY",
+	"h2YoJbVYwgFyDpysM9uDbqgGlPWBFenRaW6jeRWVDgTDRvjutl6j347f/HJ29uv10cnlwZt3x0dti3mC",
+	"qLXEVfGfKyJnhwHMkKf1SFAGBbeWqNf07vuid63XNeSlmoBumqzNEwPKly4oCKpUZpd737uNIC8ULfT2",
+	"hq5v0Q96i74Vj9X0e4GXBwB8opGgagK800BcHIzUoNH++AnyzA1AVwVm0pUByHgmURdLglKsBgY0NB11",
+	"ExqZXz9cvNMn/eDn4/dXR9fnH968Ozm8/nDxrpnJ689vt4ET2+FN5RVDrkrEWY/2R4Y5QVhEQnskmkQJ",
+	"uJGtm8WCo0x7ba5wcqP5o+IIM5P+EqDxgCcGcxEqFIoMh837YobDNv1Nv94fslAQMLKRBW/HyUTRCLJx",
+	"XKfel/3mVZ//Daxnth0SxAWXbCSc9bcUEcOsOpTBDrlhWuDYyIr4ZgW25WZhQgDCX7FEHpKSljA8UC2p",
+	"1+2IyoiLOEBXJCF9gYfQ6f8WZ+QaVMFU0T4jcYDikQBSZ2QET/tWHE34SOgTI805stlMAFVGpSIxGrGY",
+	"CHS35Sf22d6zUz1jauVcKDUQfNQfoNSl0hqwNpujLhFOBMHxBMmU4BtAHbFnXDq8GRPBk7V/5hBnUBlw",
+	"xhtlnrirj3w+kSxCsmkVcx+dZ7nwmyXgtUywfAxIoppWzYigKaMDTdDO3R3CUXbUZL5dzXLNfXeCx1gi",
+	"Nzf9ipltVrL4K8zWRaJ/rdnauRnFIMFOLvZmX4pC/RqLYH2lpsevsRTPnG88j2qjDOhwjPhIaepoAI8V",
+	"597SWJPPV1kTF8f0dVbDEXK36/rFnNY2v9JhyIn11zgLKE2w6nEx9KEaPb7oFsPAaEHraff7E6+IZfWH",
+	"rr+vQidMti2JoYikgZnawCjFQlGcWDxoxfkmtPdtEU+9GpadahHyKRfiUi9Cd4J8UdXYV7Aq2ldgAP9/",
+	"AAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

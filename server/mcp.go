@@ -21,16 +21,15 @@ const mcpListLimit = 100
 
 // mcpAgent is an agent as list_agents shows it.
 type mcpAgent struct {
-	ID     string `json:"id"`
-	Name   string `json:"name"`
-	Status string `json:"status"`
-	Model  string `json:"model"`
+	ID            string `json:"id"`
+	Name          string `json:"name"`
+	Status        string `json:"status"`
+	ModelProvider string `json:"modelProvider"`
+	Model         string `json:"model"`
 }
 
 type mcpAgentList struct {
 	Agents []mcpAgent `json:"agents"`
-	// Total counts the account's agents; at most mcpListLimit are listed.
-	Total int64 `json:"total"`
 }
 
 type mcpListArgs struct {
@@ -135,13 +134,13 @@ func (m *mcpServer) serverFor(r *http.Request) *mcp.Server {
 
 func (m *mcpServer) listAgents(ctx context.Context, p store.Principal, args mcpListArgs) (mcpAgentList, error) {
 	q := store.ListQuery{Page: 1, Limit: mcpListLimit, SortBy: "createdAt", Desc: true, Status: store.Status(args.Status)}
-	agents, total, err := m.s.cfg.Store.ListAgents(ctx, p.Account.ID, q)
+	agents, _, err := m.s.cfg.Store.ListAgents(ctx, p.Account.ID, q)
 	if err != nil {
 		return mcpAgentList{}, err
 	}
-	out := mcpAgentList{Agents: make([]mcpAgent, len(agents)), Total: total}
+	out := mcpAgentList{Agents: make([]mcpAgent, len(agents))}
 	for i, a := range agents {
-		out.Agents[i] = mcpAgent{ID: a.ID, Name: a.Name, Status: string(a.Status), Model: a.Model}
+		out.Agents[i] = mcpAgent{ID: a.ID, Name: a.Name, Status: string(a.Status), ModelProvider: a.ModelProvider, Model: a.Model}
 	}
 	return out, nil
 }

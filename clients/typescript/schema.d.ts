@@ -478,7 +478,8 @@ export interface paths {
          *     replica answers any request) and answers with `application/json`;
          *     the request's `Accept` must name both `application/json` and
          *     `text/event-stream`, as the transport requires. Tools:
-         *     `list_agents` (the account's agents: id, name, status, model) and
+         *     `list_agents` (the account's agents: id, name, status, modelProvider,
+         *     model) and
          *     `send_message` (`agentId`, `text`, `userId?`, `roomId?`: the agent's
          *     reply as text, and as structured content its `messageId`,
          *     `response` and `metadata`, the turn Send Message takes, with its

@@ -14,8 +14,7 @@ type mcpClientRun struct {
 	Server struct{ Name string }
 	Tools  []string
 	Agents struct {
-		Agents []struct{ ID, Name string }
-		Total  int
+		Agents []struct{ ID, Name, ModelProvider, Model string }
 	}
 	Reply struct {
 		Text       string
@@ -62,7 +61,7 @@ func TestMCPServerWithTheOfficialClient(t *testing.T) {
 	if run.Server.Name != "agentd" || strings.Join(run.Tools, ",") != "list_agents,send_message" {
 		t.Errorf("server %+v with tools %v", run.Server, run.Tools)
 	}
-	if a := run.Agents; a.Total != 1 || len(a.Agents) != 1 || a.Agents[0].ID != id || a.Agents[0].Name != "Ada" {
+	if a := run.Agents; len(a.Agents) != 1 || a.Agents[0].ID != id || a.Agents[0].Name != "Ada" || a.Agents[0].ModelProvider != "openai" {
 		t.Errorf("list_agents = %+v; want Ada alone", a)
 	}
 	rep := run.Reply
