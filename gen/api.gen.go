@@ -224,6 +224,7 @@ const (
 	MODELERROR              ErrorCode = "MODEL_ERROR"
 	NOTFOUND                ErrorCode = "NOT_FOUND"
 	PAYLOADTOOLARGE         ErrorCode = "PAYLOAD_TOO_LARGE"
+	PRECONDITIONFAILED      ErrorCode = "PRECONDITION_FAILED"
 	RATELIMITEXCEEDED       ErrorCode = "RATE_LIMIT_EXCEEDED"
 	UNAUTHORIZED            ErrorCode = "UNAUTHORIZED"
 	UNSUPPORTEDMEDIATYPE    ErrorCode = "UNSUPPORTED_MEDIA_TYPE"
@@ -265,6 +266,8 @@ func (e ErrorCode) Valid() bool {
 	case NOTFOUND:
 		return true
 	case PAYLOADTOOLARGE:
+		return true
+	case PRECONDITIONFAILED:
 		return true
 	case RATELIMITEXCEEDED:
 		return true
@@ -1948,6 +1951,12 @@ type ConversationIdPath = string
 // DeliveryId defines model for DeliveryId.
 type DeliveryId = string
 
+// IfMatch Example: "7"
+type IfMatch = string
+
+// IfNoneMatch Example: "7"
+type IfNoneMatch = string
+
 // Limit defines model for Limit.
 type Limit = int
 
@@ -1993,6 +2002,9 @@ type NotFound = ErrorEnvelope
 // PayloadTooLarge Every error body.
 type PayloadTooLarge = ErrorEnvelope
 
+// PreconditionFailed Every error body.
+type PreconditionFailed = ErrorEnvelope
+
 // TooManyRequests Every error body.
 type TooManyRequests = ErrorEnvelope
 
@@ -2021,6 +2033,28 @@ type ListAgentsParams struct {
 
 	// Order Sort direction; `desc` when absent.
 	Order *SortOrder `form:"order,omitempty" json:"order,omitempty"`
+}
+
+// DeleteAgentParams defines parameters for DeleteAgent.
+type DeleteAgentParams struct {
+	// IfMatch Apply the change only if the resource's ETag is this one (or `*`):
+	// otherwise nothing changes and the answer is 412
+	// `PRECONDITION_FAILED`. The check and the change are one transaction.
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
+
+// GetAgentParams defines parameters for GetAgent.
+type GetAgentParams struct {
+	// IfNoneMatch Answer 304 with no body when the resource's ETag is this one (or one of a comma-separated list, or `*`).
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// UpdateAgentParams defines parameters for UpdateAgent.
+type UpdateAgentParams struct {
+	// IfMatch Apply the change only if the resource's ETag is this one (or `*`):
+	// otherwise nothing changes and the answer is 412
+	// `PRECONDITION_FAILED`. The check and the change are one transaction.
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
 // GetAgentAnalyticsParams defines parameters for GetAgentAnalytics.
@@ -2099,6 +2133,28 @@ type ListWebhooksParams struct {
 
 	// Limit Items per page.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// DeleteWebhookParams defines parameters for DeleteWebhook.
+type DeleteWebhookParams struct {
+	// IfMatch Apply the change only if the resource's ETag is this one (or `*`):
+	// otherwise nothing changes and the answer is 412
+	// `PRECONDITION_FAILED`. The check and the change are one transaction.
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
+
+// GetWebhookParams defines parameters for GetWebhook.
+type GetWebhookParams struct {
+	// IfNoneMatch Answer 304 with no body when the resource's ETag is this one (or one of a comma-separated list, or `*`).
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// UpdateWebhookParams defines parameters for UpdateWebhook.
+type UpdateWebhookParams struct {
+	// IfMatch Apply the change only if the resource's ETag is this one (or `*`):
+	// otherwise nothing changes and the answer is 412
+	// `PRECONDITION_FAILED`. The check and the change are one transaction.
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
 // ListWebhookDeliveriesParams defines parameters for ListWebhookDeliveries.
@@ -4124,7 +4180,7 @@ type ClientInterface interface {
 	// good. A delete-protected agent is refused with 403 DELETE_PROTECTED.
 	//
 	// Corresponds with DELETE /agents/{agentId} (the `DeleteAgent` operationId).
-	DeleteAgent(ctx context.Context, agentId AgentId, reqEditors ...RequestEditorFn) (*http.Response, error)
+	DeleteAgent(ctx context.Context, agentId AgentId, params *DeleteAgentParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetAgent Get Agent
 	//
@@ -4132,7 +4188,7 @@ type ClientInterface interface {
 	// ones as `[]` or `{}`. Values under `settings.secrets` are masked.
 	//
 	// Corresponds with GET /agents/{agentId} (the `GetAgent` operationId).
-	GetAgent(ctx context.Context, agentId AgentId, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetAgent(ctx context.Context, agentId AgentId, params *GetAgentParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// UpdateAgentWithBody Update Agent
 	//
@@ -4144,7 +4200,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PATCH /agents/{agentId} (the `UpdateAgent` operationId).
-	UpdateAgentWithBody(ctx context.Context, agentId AgentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	UpdateAgentWithBody(ctx context.Context, agentId AgentId, params *UpdateAgentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// UpdateAgent Update Agent
 	//
@@ -4156,7 +4212,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PATCH /agents/{agentId} (the `UpdateAgent` operationId).
-	UpdateAgent(ctx context.Context, agentId AgentId, body UpdateAgentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	UpdateAgent(ctx context.Context, agentId AgentId, params *UpdateAgentParams, body UpdateAgentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetAgentAnalytics Agent Analytics
 	//
@@ -4487,14 +4543,14 @@ type ClientInterface interface {
 	// Deletes the webhook and drops its pending deliveries. Needs a write key.
 	//
 	// Corresponds with DELETE /webhooks/{webhookId} (the `DeleteWebhook` operationId).
-	DeleteWebhook(ctx context.Context, webhookId WebhookId, reqEditors ...RequestEditorFn) (*http.Response, error)
+	DeleteWebhook(ctx context.Context, webhookId WebhookId, params *DeleteWebhookParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetWebhook Get Webhook
 	//
 	// One webhook of the account, without its secret.
 	//
 	// Corresponds with GET /webhooks/{webhookId} (the `GetWebhook` operationId).
-	GetWebhook(ctx context.Context, webhookId WebhookId, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetWebhook(ctx context.Context, webhookId WebhookId, params *GetWebhookParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// UpdateWebhookWithBody Update Webhook
 	//
@@ -4505,7 +4561,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PATCH /webhooks/{webhookId} (the `UpdateWebhook` operationId).
-	UpdateWebhookWithBody(ctx context.Context, webhookId WebhookId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	UpdateWebhookWithBody(ctx context.Context, webhookId WebhookId, params *UpdateWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// UpdateWebhook Update Webhook
 	//
@@ -4516,7 +4572,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PATCH /webhooks/{webhookId} (the `UpdateWebhook` operationId).
-	UpdateWebhook(ctx context.Context, webhookId WebhookId, body UpdateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	UpdateWebhook(ctx context.Context, webhookId WebhookId, params *UpdateWebhookParams, body UpdateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListWebhookDeliveries List Webhook Deliveries
 	//
@@ -4626,8 +4682,8 @@ func (c *Client) CreateAgent(ctx context.Context, body CreateAgentJSONRequestBod
 // good. A delete-protected agent is refused with 403 DELETE_PROTECTED.
 //
 // Corresponds with DELETE /agents/{agentId} (the `DeleteAgent` operationId).
-func (c *Client) DeleteAgent(ctx context.Context, agentId AgentId, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewDeleteAgentRequest(c.Server, agentId)
+func (c *Client) DeleteAgent(ctx context.Context, agentId AgentId, params *DeleteAgentParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteAgentRequest(c.Server, agentId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4644,8 +4700,8 @@ func (c *Client) DeleteAgent(ctx context.Context, agentId AgentId, reqEditors ..
 // ones as `[]` or `{}`. Values under `settings.secrets` are masked.
 //
 // Corresponds with GET /agents/{agentId} (the `GetAgent` operationId).
-func (c *Client) GetAgent(ctx context.Context, agentId AgentId, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetAgentRequest(c.Server, agentId)
+func (c *Client) GetAgent(ctx context.Context, agentId AgentId, params *GetAgentParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAgentRequest(c.Server, agentId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4666,8 +4722,8 @@ func (c *Client) GetAgent(ctx context.Context, agentId AgentId, reqEditors ...Re
 // Takes any type of body and a specified content type.
 //
 // Corresponds with PATCH /agents/{agentId} (the `UpdateAgent` operationId).
-func (c *Client) UpdateAgentWithBody(ctx context.Context, agentId AgentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewUpdateAgentRequestWithBody(c.Server, agentId, contentType, body)
+func (c *Client) UpdateAgentWithBody(ctx context.Context, agentId AgentId, params *UpdateAgentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateAgentRequestWithBody(c.Server, agentId, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4688,8 +4744,8 @@ func (c *Client) UpdateAgentWithBody(ctx context.Context, agentId AgentId, conte
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PATCH /agents/{agentId} (the `UpdateAgent` operationId).
-func (c *Client) UpdateAgent(ctx context.Context, agentId AgentId, body UpdateAgentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewUpdateAgentRequest(c.Server, agentId, body)
+func (c *Client) UpdateAgent(ctx context.Context, agentId AgentId, params *UpdateAgentParams, body UpdateAgentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateAgentRequest(c.Server, agentId, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5299,8 +5355,8 @@ func (c *Client) CreateWebhook(ctx context.Context, body CreateWebhookJSONReques
 // Deletes the webhook and drops its pending deliveries. Needs a write key.
 //
 // Corresponds with DELETE /webhooks/{webhookId} (the `DeleteWebhook` operationId).
-func (c *Client) DeleteWebhook(ctx context.Context, webhookId WebhookId, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewDeleteWebhookRequest(c.Server, webhookId)
+func (c *Client) DeleteWebhook(ctx context.Context, webhookId WebhookId, params *DeleteWebhookParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteWebhookRequest(c.Server, webhookId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5316,8 +5372,8 @@ func (c *Client) DeleteWebhook(ctx context.Context, webhookId WebhookId, reqEdit
 // One webhook of the account, without its secret.
 //
 // Corresponds with GET /webhooks/{webhookId} (the `GetWebhook` operationId).
-func (c *Client) GetWebhook(ctx context.Context, webhookId WebhookId, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetWebhookRequest(c.Server, webhookId)
+func (c *Client) GetWebhook(ctx context.Context, webhookId WebhookId, params *GetWebhookParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetWebhookRequest(c.Server, webhookId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5337,8 +5393,8 @@ func (c *Client) GetWebhook(ctx context.Context, webhookId WebhookId, reqEditors
 // Takes any type of body and a specified content type.
 //
 // Corresponds with PATCH /webhooks/{webhookId} (the `UpdateWebhook` operationId).
-func (c *Client) UpdateWebhookWithBody(ctx context.Context, webhookId WebhookId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewUpdateWebhookRequestWithBody(c.Server, webhookId, contentType, body)
+func (c *Client) UpdateWebhookWithBody(ctx context.Context, webhookId WebhookId, params *UpdateWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateWebhookRequestWithBody(c.Server, webhookId, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5358,8 +5414,8 @@ func (c *Client) UpdateWebhookWithBody(ctx context.Context, webhookId WebhookId,
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PATCH /webhooks/{webhookId} (the `UpdateWebhook` operationId).
-func (c *Client) UpdateWebhook(ctx context.Context, webhookId WebhookId, body UpdateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewUpdateWebhookRequest(c.Server, webhookId, body)
+func (c *Client) UpdateWebhook(ctx context.Context, webhookId WebhookId, params *UpdateWebhookParams, body UpdateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateWebhookRequest(c.Server, webhookId, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5588,7 +5644,7 @@ func NewCreateAgentRequestWithBody(server string, contentType string, body io.Re
 }
 
 // NewDeleteAgentRequest constructs an http.Request for the DeleteAgent method
-func NewDeleteAgentRequest(server string, agentId AgentId) (*http.Request, error) {
+func NewDeleteAgentRequest(server string, agentId AgentId, params *DeleteAgentParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -5618,11 +5674,26 @@ func NewDeleteAgentRequest(server string, agentId AgentId) (*http.Request, error
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewGetAgentRequest constructs an http.Request for the GetAgent method
-func NewGetAgentRequest(server string, agentId AgentId) (*http.Request, error) {
+func NewGetAgentRequest(server string, agentId AgentId, params *GetAgentParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -5652,22 +5723,37 @@ func NewGetAgentRequest(server string, agentId AgentId) (*http.Request, error) {
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewUpdateAgentRequest calls the generic UpdateAgent builder with application/json body
-func NewUpdateAgentRequest(server string, agentId AgentId, body UpdateAgentJSONRequestBody) (*http.Request, error) {
+func NewUpdateAgentRequest(server string, agentId AgentId, params *UpdateAgentParams, body UpdateAgentJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewUpdateAgentRequestWithBody(server, agentId, "application/json", bodyReader)
+	return NewUpdateAgentRequestWithBody(server, agentId, params, "application/json", bodyReader)
 }
 
 // NewUpdateAgentRequestWithBody constructs an http.Request for the UpdateAgent method, with any body, and a specified content type
-func NewUpdateAgentRequestWithBody(server string, agentId AgentId, contentType string, body io.Reader) (*http.Request, error) {
+func NewUpdateAgentRequestWithBody(server string, agentId AgentId, params *UpdateAgentParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -5698,6 +5784,21 @@ func NewUpdateAgentRequestWithBody(server string, agentId AgentId, contentType s
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -6829,7 +6930,7 @@ func NewCreateWebhookRequestWithBody(server string, contentType string, body io.
 }
 
 // NewDeleteWebhookRequest constructs an http.Request for the DeleteWebhook method
-func NewDeleteWebhookRequest(server string, webhookId WebhookId) (*http.Request, error) {
+func NewDeleteWebhookRequest(server string, webhookId WebhookId, params *DeleteWebhookParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -6859,11 +6960,26 @@ func NewDeleteWebhookRequest(server string, webhookId WebhookId) (*http.Request,
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewGetWebhookRequest constructs an http.Request for the GetWebhook method
-func NewGetWebhookRequest(server string, webhookId WebhookId) (*http.Request, error) {
+func NewGetWebhookRequest(server string, webhookId WebhookId, params *GetWebhookParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -6893,22 +7009,37 @@ func NewGetWebhookRequest(server string, webhookId WebhookId) (*http.Request, er
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewUpdateWebhookRequest calls the generic UpdateWebhook builder with application/json body
-func NewUpdateWebhookRequest(server string, webhookId WebhookId, body UpdateWebhookJSONRequestBody) (*http.Request, error) {
+func NewUpdateWebhookRequest(server string, webhookId WebhookId, params *UpdateWebhookParams, body UpdateWebhookJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewUpdateWebhookRequestWithBody(server, webhookId, "application/json", bodyReader)
+	return NewUpdateWebhookRequestWithBody(server, webhookId, params, "application/json", bodyReader)
 }
 
 // NewUpdateWebhookRequestWithBody constructs an http.Request for the UpdateWebhook method, with any body, and a specified content type
-func NewUpdateWebhookRequestWithBody(server string, webhookId WebhookId, contentType string, body io.Reader) (*http.Request, error) {
+func NewUpdateWebhookRequestWithBody(server string, webhookId WebhookId, params *UpdateWebhookParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -6939,6 +7070,21 @@ func NewUpdateWebhookRequestWithBody(server string, webhookId WebhookId, content
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -7227,7 +7373,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /agents/{agentId} (the `DeleteAgent` operationId).
-	DeleteAgentWithResponse(ctx context.Context, agentId AgentId, reqEditors ...RequestEditorFn) (*DeleteAgentResponse, error)
+	DeleteAgentWithResponse(ctx context.Context, agentId AgentId, params *DeleteAgentParams, reqEditors ...RequestEditorFn) (*DeleteAgentResponse, error)
 
 	// GetAgentWithResponse Get Agent
 	//
@@ -7237,7 +7383,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /agents/{agentId} (the `GetAgent` operationId).
-	GetAgentWithResponse(ctx context.Context, agentId AgentId, reqEditors ...RequestEditorFn) (*GetAgentResponse, error)
+	GetAgentWithResponse(ctx context.Context, agentId AgentId, params *GetAgentParams, reqEditors ...RequestEditorFn) (*GetAgentResponse, error)
 
 	// UpdateAgentWithBodyWithResponse Update Agent
 	//
@@ -7249,7 +7395,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /agents/{agentId} (the `UpdateAgent` operationId).
-	UpdateAgentWithBodyWithResponse(ctx context.Context, agentId AgentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateAgentResponse, error)
+	UpdateAgentWithBodyWithResponse(ctx context.Context, agentId AgentId, params *UpdateAgentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateAgentResponse, error)
 
 	// UpdateAgentWithResponse Update Agent
 	//
@@ -7261,7 +7407,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /agents/{agentId} (the `UpdateAgent` operationId).
-	UpdateAgentWithResponse(ctx context.Context, agentId AgentId, body UpdateAgentJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateAgentResponse, error)
+	UpdateAgentWithResponse(ctx context.Context, agentId AgentId, params *UpdateAgentParams, body UpdateAgentJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateAgentResponse, error)
 
 	// GetAgentAnalyticsWithResponse Agent Analytics
 	//
@@ -7620,7 +7766,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /webhooks/{webhookId} (the `DeleteWebhook` operationId).
-	DeleteWebhookWithResponse(ctx context.Context, webhookId WebhookId, reqEditors ...RequestEditorFn) (*DeleteWebhookResponse, error)
+	DeleteWebhookWithResponse(ctx context.Context, webhookId WebhookId, params *DeleteWebhookParams, reqEditors ...RequestEditorFn) (*DeleteWebhookResponse, error)
 
 	// GetWebhookWithResponse Get Webhook
 	//
@@ -7629,7 +7775,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /webhooks/{webhookId} (the `GetWebhook` operationId).
-	GetWebhookWithResponse(ctx context.Context, webhookId WebhookId, reqEditors ...RequestEditorFn) (*GetWebhookResponse, error)
+	GetWebhookWithResponse(ctx context.Context, webhookId WebhookId, params *GetWebhookParams, reqEditors ...RequestEditorFn) (*GetWebhookResponse, error)
 
 	// UpdateWebhookWithBodyWithResponse Update Webhook
 	//
@@ -7640,7 +7786,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /webhooks/{webhookId} (the `UpdateWebhook` operationId).
-	UpdateWebhookWithBodyWithResponse(ctx context.Context, webhookId WebhookId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateWebhookResponse, error)
+	UpdateWebhookWithBodyWithResponse(ctx context.Context, webhookId WebhookId, params *UpdateWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateWebhookResponse, error)
 
 	// UpdateWebhookWithResponse Update Webhook
 	//
@@ -7651,7 +7797,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /webhooks/{webhookId} (the `UpdateWebhook` operationId).
-	UpdateWebhookWithResponse(ctx context.Context, webhookId WebhookId, body UpdateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateWebhookResponse, error)
+	UpdateWebhookWithResponse(ctx context.Context, webhookId WebhookId, params *UpdateWebhookParams, body UpdateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateWebhookResponse, error)
 
 	// ListWebhookDeliveriesWithResponse List Webhook Deliveries
 	//
@@ -8030,6 +8176,16 @@ type DeleteAgentResponse404Headers struct {
 	XRateLimitReset     *int
 }
 
+// DeleteAgentResponse412Headers the declared response headers of an HTTP 412 response for DeleteAgent
+type DeleteAgentResponse412Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
 // DeleteAgentResponse429Headers the declared response headers of an HTTP 429 response for DeleteAgent
 type DeleteAgentResponse429Headers struct {
 	RateLimitLimit      *int
@@ -8064,6 +8220,8 @@ type DeleteAgentResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON412 the response for an HTTP 412 `application/json` response
+	JSON412 *PreconditionFailed
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -8076,6 +8234,8 @@ type DeleteAgentResponse struct {
 	Headers403 *DeleteAgentResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *DeleteAgentResponse404Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *DeleteAgentResponse412Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *DeleteAgentResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -8105,6 +8265,11 @@ func (r DeleteAgentResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r DeleteAgentResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON412 returns the response for an HTTP 412 `application/json` response
+func (r DeleteAgentResponse) GetJSON412() *PreconditionFailed {
+	return r.JSON412
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -8148,6 +8313,18 @@ func (r DeleteAgentResponse) ContentType() string {
 
 // GetAgentResponse200Headers the declared response headers of an HTTP 200 response for GetAgent
 type GetAgentResponse200Headers struct {
+	ETag                *string
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// GetAgentResponse304Headers the declared response headers of an HTTP 304 response for GetAgent
+type GetAgentResponse304Headers struct {
+	ETag                *string
 	RateLimitLimit      *int
 	RateLimitRemaining  *int
 	RateLimitReset      *int
@@ -8214,6 +8391,8 @@ type GetAgentResponse struct {
 	JSON500 *InternalError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetAgentResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetAgentResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *GetAgentResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
@@ -8285,6 +8464,7 @@ func (r GetAgentResponse) ContentType() string {
 
 // UpdateAgentResponse200Headers the declared response headers of an HTTP 200 response for UpdateAgent
 type UpdateAgentResponse200Headers struct {
+	ETag                *string
 	RateLimitLimit      *int
 	RateLimitRemaining  *int
 	RateLimitReset      *int
@@ -8315,6 +8495,16 @@ type UpdateAgentResponse403Headers struct {
 
 // UpdateAgentResponse404Headers the declared response headers of an HTTP 404 response for UpdateAgent
 type UpdateAgentResponse404Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// UpdateAgentResponse412Headers the declared response headers of an HTTP 412 response for UpdateAgent
+type UpdateAgentResponse412Headers struct {
 	RateLimitLimit      *int
 	RateLimitRemaining  *int
 	RateLimitReset      *int
@@ -8377,6 +8567,8 @@ type UpdateAgentResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON412 the response for an HTTP 412 `application/json` response
+	JSON412 *PreconditionFailed
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -8393,6 +8585,8 @@ type UpdateAgentResponse struct {
 	Headers403 *UpdateAgentResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *UpdateAgentResponse404Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *UpdateAgentResponse412Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *UpdateAgentResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
@@ -8426,6 +8620,11 @@ func (r UpdateAgentResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r UpdateAgentResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON412 returns the response for an HTTP 412 `application/json` response
+func (r UpdateAgentResponse) GetJSON412() *PreconditionFailed {
+	return r.JSON412
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -11699,6 +11898,16 @@ type DeleteWebhookResponse404Headers struct {
 	XRateLimitReset     *int
 }
 
+// DeleteWebhookResponse412Headers the declared response headers of an HTTP 412 response for DeleteWebhook
+type DeleteWebhookResponse412Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
 // DeleteWebhookResponse429Headers the declared response headers of an HTTP 429 response for DeleteWebhook
 type DeleteWebhookResponse429Headers struct {
 	RateLimitLimit      *int
@@ -11733,6 +11942,8 @@ type DeleteWebhookResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *WebhookNotFound
+	// JSON412 the response for an HTTP 412 `application/json` response
+	JSON412 *PreconditionFailed
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -11745,6 +11956,8 @@ type DeleteWebhookResponse struct {
 	Headers403 *DeleteWebhookResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *DeleteWebhookResponse404Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *DeleteWebhookResponse412Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *DeleteWebhookResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -11774,6 +11987,11 @@ func (r DeleteWebhookResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r DeleteWebhookResponse) GetJSON404() *WebhookNotFound {
 	return r.JSON404
+}
+
+// GetJSON412 returns the response for an HTTP 412 `application/json` response
+func (r DeleteWebhookResponse) GetJSON412() *PreconditionFailed {
+	return r.JSON412
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -11817,6 +12035,18 @@ func (r DeleteWebhookResponse) ContentType() string {
 
 // GetWebhookResponse200Headers the declared response headers of an HTTP 200 response for GetWebhook
 type GetWebhookResponse200Headers struct {
+	ETag                *string
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// GetWebhookResponse304Headers the declared response headers of an HTTP 304 response for GetWebhook
+type GetWebhookResponse304Headers struct {
+	ETag                *string
 	RateLimitLimit      *int
 	RateLimitRemaining  *int
 	RateLimitReset      *int
@@ -11883,6 +12113,8 @@ type GetWebhookResponse struct {
 	JSON500 *InternalError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetWebhookResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetWebhookResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *GetWebhookResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
@@ -11954,6 +12186,7 @@ func (r GetWebhookResponse) ContentType() string {
 
 // UpdateWebhookResponse200Headers the declared response headers of an HTTP 200 response for UpdateWebhook
 type UpdateWebhookResponse200Headers struct {
+	ETag                *string
 	RateLimitLimit      *int
 	RateLimitRemaining  *int
 	RateLimitReset      *int
@@ -11984,6 +12217,16 @@ type UpdateWebhookResponse403Headers struct {
 
 // UpdateWebhookResponse404Headers the declared response headers of an HTTP 404 response for UpdateWebhook
 type UpdateWebhookResponse404Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// UpdateWebhookResponse412Headers the declared response headers of an HTTP 412 response for UpdateWebhook
+type UpdateWebhookResponse412Headers struct {
 	RateLimitLimit      *int
 	RateLimitRemaining  *int
 	RateLimitReset      *int
@@ -12046,6 +12289,8 @@ type UpdateWebhookResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *WebhookNotFound
+	// JSON412 the response for an HTTP 412 `application/json` response
+	JSON412 *PreconditionFailed
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -12062,6 +12307,8 @@ type UpdateWebhookResponse struct {
 	Headers403 *UpdateWebhookResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *UpdateWebhookResponse404Headers
+	// Headers412 the parsed response headers for an HTTP 412 response
+	Headers412 *UpdateWebhookResponse412Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *UpdateWebhookResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
@@ -12095,6 +12342,11 @@ func (r UpdateWebhookResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r UpdateWebhookResponse) GetJSON404() *WebhookNotFound {
 	return r.JSON404
+}
+
+// GetJSON412 returns the response for an HTTP 412 `application/json` response
+func (r UpdateWebhookResponse) GetJSON412() *PreconditionFailed {
+	return r.JSON412
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -12820,8 +13072,8 @@ func (c *ClientWithResponses) CreateAgentWithResponse(ctx context.Context, body 
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /agents/{agentId} (the `DeleteAgent` operationId).
-func (c *ClientWithResponses) DeleteAgentWithResponse(ctx context.Context, agentId AgentId, reqEditors ...RequestEditorFn) (*DeleteAgentResponse, error) {
-	rsp, err := c.DeleteAgent(ctx, agentId, reqEditors...)
+func (c *ClientWithResponses) DeleteAgentWithResponse(ctx context.Context, agentId AgentId, params *DeleteAgentParams, reqEditors ...RequestEditorFn) (*DeleteAgentResponse, error) {
+	rsp, err := c.DeleteAgent(ctx, agentId, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -12836,8 +13088,8 @@ func (c *ClientWithResponses) DeleteAgentWithResponse(ctx context.Context, agent
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /agents/{agentId} (the `GetAgent` operationId).
-func (c *ClientWithResponses) GetAgentWithResponse(ctx context.Context, agentId AgentId, reqEditors ...RequestEditorFn) (*GetAgentResponse, error) {
-	rsp, err := c.GetAgent(ctx, agentId, reqEditors...)
+func (c *ClientWithResponses) GetAgentWithResponse(ctx context.Context, agentId AgentId, params *GetAgentParams, reqEditors ...RequestEditorFn) (*GetAgentResponse, error) {
+	rsp, err := c.GetAgent(ctx, agentId, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -12854,8 +13106,8 @@ func (c *ClientWithResponses) GetAgentWithResponse(ctx context.Context, agentId 
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /agents/{agentId} (the `UpdateAgent` operationId).
-func (c *ClientWithResponses) UpdateAgentWithBodyWithResponse(ctx context.Context, agentId AgentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateAgentResponse, error) {
-	rsp, err := c.UpdateAgentWithBody(ctx, agentId, contentType, body, reqEditors...)
+func (c *ClientWithResponses) UpdateAgentWithBodyWithResponse(ctx context.Context, agentId AgentId, params *UpdateAgentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateAgentResponse, error) {
+	rsp, err := c.UpdateAgentWithBody(ctx, agentId, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -12872,8 +13124,8 @@ func (c *ClientWithResponses) UpdateAgentWithBodyWithResponse(ctx context.Contex
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /agents/{agentId} (the `UpdateAgent` operationId).
-func (c *ClientWithResponses) UpdateAgentWithResponse(ctx context.Context, agentId AgentId, body UpdateAgentJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateAgentResponse, error) {
-	rsp, err := c.UpdateAgent(ctx, agentId, body, reqEditors...)
+func (c *ClientWithResponses) UpdateAgentWithResponse(ctx context.Context, agentId AgentId, params *UpdateAgentParams, body UpdateAgentJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateAgentResponse, error) {
+	rsp, err := c.UpdateAgent(ctx, agentId, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -13399,8 +13651,8 @@ func (c *ClientWithResponses) CreateWebhookWithResponse(ctx context.Context, bod
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /webhooks/{webhookId} (the `DeleteWebhook` operationId).
-func (c *ClientWithResponses) DeleteWebhookWithResponse(ctx context.Context, webhookId WebhookId, reqEditors ...RequestEditorFn) (*DeleteWebhookResponse, error) {
-	rsp, err := c.DeleteWebhook(ctx, webhookId, reqEditors...)
+func (c *ClientWithResponses) DeleteWebhookWithResponse(ctx context.Context, webhookId WebhookId, params *DeleteWebhookParams, reqEditors ...RequestEditorFn) (*DeleteWebhookResponse, error) {
+	rsp, err := c.DeleteWebhook(ctx, webhookId, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -13414,8 +13666,8 @@ func (c *ClientWithResponses) DeleteWebhookWithResponse(ctx context.Context, web
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /webhooks/{webhookId} (the `GetWebhook` operationId).
-func (c *ClientWithResponses) GetWebhookWithResponse(ctx context.Context, webhookId WebhookId, reqEditors ...RequestEditorFn) (*GetWebhookResponse, error) {
-	rsp, err := c.GetWebhook(ctx, webhookId, reqEditors...)
+func (c *ClientWithResponses) GetWebhookWithResponse(ctx context.Context, webhookId WebhookId, params *GetWebhookParams, reqEditors ...RequestEditorFn) (*GetWebhookResponse, error) {
+	rsp, err := c.GetWebhook(ctx, webhookId, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -13431,8 +13683,8 @@ func (c *ClientWithResponses) GetWebhookWithResponse(ctx context.Context, webhoo
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /webhooks/{webhookId} (the `UpdateWebhook` operationId).
-func (c *ClientWithResponses) UpdateWebhookWithBodyWithResponse(ctx context.Context, webhookId WebhookId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateWebhookResponse, error) {
-	rsp, err := c.UpdateWebhookWithBody(ctx, webhookId, contentType, body, reqEditors...)
+func (c *ClientWithResponses) UpdateWebhookWithBodyWithResponse(ctx context.Context, webhookId WebhookId, params *UpdateWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateWebhookResponse, error) {
+	rsp, err := c.UpdateWebhookWithBody(ctx, webhookId, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -13448,8 +13700,8 @@ func (c *ClientWithResponses) UpdateWebhookWithBodyWithResponse(ctx context.Cont
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /webhooks/{webhookId} (the `UpdateWebhook` operationId).
-func (c *ClientWithResponses) UpdateWebhookWithResponse(ctx context.Context, webhookId WebhookId, body UpdateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateWebhookResponse, error) {
-	rsp, err := c.UpdateWebhook(ctx, webhookId, body, reqEditors...)
+func (c *ClientWithResponses) UpdateWebhookWithResponse(ctx context.Context, webhookId WebhookId, params *UpdateWebhookParams, body UpdateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateWebhookResponse, error) {
+	rsp, err := c.UpdateWebhook(ctx, webhookId, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -14216,6 +14468,13 @@ func ParseDeleteAgentResponse(rsp *http.Response) (*DeleteAgentResponse, error) 
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest PreconditionFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON412 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14413,6 +14672,51 @@ func ParseDeleteAgentResponse(rsp *http.Response) (*DeleteAgentResponse, error) 
 			headers.XRateLimitReset = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 412:
+		var headers DeleteAgentResponse412Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers412 = &headers
 	case rsp.StatusCode == 429:
 		var headers DeleteAgentResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -14536,6 +14840,9 @@ func ParseGetAgentResponse(rsp *http.Response) (*GetAgentResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14576,6 +14883,13 @@ func ParseGetAgentResponse(rsp *http.Response) (*GetAgentResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetAgentResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -14619,6 +14933,58 @@ func ParseGetAgentResponse(rsp *http.Response) (*GetAgentResponse, error) {
 			headers.XRateLimitReset = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetAgentResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers GetAgentResponse400Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -14860,6 +15226,13 @@ func ParseUpdateAgentResponse(rsp *http.Response) (*UpdateAgentResponse, error) 
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest PreconditionFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON412 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14893,6 +15266,13 @@ func ParseUpdateAgentResponse(rsp *http.Response) (*UpdateAgentResponse, error) 
 	switch {
 	case rsp.StatusCode == 200:
 		var headers UpdateAgentResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -15071,6 +15451,51 @@ func ParseUpdateAgentResponse(rsp *http.Response) (*UpdateAgentResponse, error) 
 			headers.XRateLimitReset = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 412:
+		var headers UpdateAgentResponse412Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers412 = &headers
 	case rsp.StatusCode == 413:
 		var headers UpdateAgentResponse413Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -22472,6 +22897,13 @@ func ParseDeleteWebhookResponse(rsp *http.Response) (*DeleteWebhookResponse, err
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest PreconditionFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON412 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -22669,6 +23101,51 @@ func ParseDeleteWebhookResponse(rsp *http.Response) (*DeleteWebhookResponse, err
 			headers.XRateLimitReset = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 412:
+		var headers DeleteWebhookResponse412Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers412 = &headers
 	case rsp.StatusCode == 429:
 		var headers DeleteWebhookResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -22792,6 +23269,9 @@ func ParseGetWebhookResponse(rsp *http.Response) (*GetWebhookResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -22832,6 +23312,13 @@ func ParseGetWebhookResponse(rsp *http.Response) (*GetWebhookResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetWebhookResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -22875,6 +23362,58 @@ func ParseGetWebhookResponse(rsp *http.Response) (*GetWebhookResponse, error) {
 			headers.XRateLimitReset = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetWebhookResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers GetWebhookResponse400Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -23116,6 +23655,13 @@ func ParseUpdateWebhookResponse(rsp *http.Response) (*UpdateWebhookResponse, err
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest PreconditionFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON412 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -23149,6 +23695,13 @@ func ParseUpdateWebhookResponse(rsp *http.Response) (*UpdateWebhookResponse, err
 	switch {
 	case rsp.StatusCode == 200:
 		var headers UpdateWebhookResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -23327,6 +23880,51 @@ func ParseUpdateWebhookResponse(rsp *http.Response) (*UpdateWebhookResponse, err
 			headers.XRateLimitReset = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 412:
+		var headers UpdateWebhookResponse412Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers412 = &headers
 	case rsp.StatusCode == 413:
 		var headers UpdateWebhookResponse413Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -24913,13 +25511,13 @@ type ServerInterface interface {
 	CreateAgent(ctx echo.Context) error
 	// DeleteAgent Delete Agent
 	// (DELETE /agents/{agentId})
-	DeleteAgent(ctx echo.Context, agentId AgentId) error
+	DeleteAgent(ctx echo.Context, agentId AgentId, params DeleteAgentParams) error
 	// GetAgent Get Agent
 	// (GET /agents/{agentId})
-	GetAgent(ctx echo.Context, agentId AgentId) error
+	GetAgent(ctx echo.Context, agentId AgentId, params GetAgentParams) error
 	// UpdateAgent Update Agent
 	// (PATCH /agents/{agentId})
-	UpdateAgent(ctx echo.Context, agentId AgentId) error
+	UpdateAgent(ctx echo.Context, agentId AgentId, params UpdateAgentParams) error
 	// GetAgentAnalytics Agent Analytics
 	// (GET /agents/{agentId}/analytics)
 	GetAgentAnalytics(ctx echo.Context, agentId AgentId, params GetAgentAnalyticsParams) error
@@ -24982,13 +25580,13 @@ type ServerInterface interface {
 	CreateWebhook(ctx echo.Context) error
 	// DeleteWebhook Delete Webhook
 	// (DELETE /webhooks/{webhookId})
-	DeleteWebhook(ctx echo.Context, webhookId WebhookId) error
+	DeleteWebhook(ctx echo.Context, webhookId WebhookId, params DeleteWebhookParams) error
 	// GetWebhook Get Webhook
 	// (GET /webhooks/{webhookId})
-	GetWebhook(ctx echo.Context, webhookId WebhookId) error
+	GetWebhook(ctx echo.Context, webhookId WebhookId, params GetWebhookParams) error
 	// UpdateWebhook Update Webhook
 	// (PATCH /webhooks/{webhookId})
-	UpdateWebhook(ctx echo.Context, webhookId WebhookId) error
+	UpdateWebhook(ctx echo.Context, webhookId WebhookId, params UpdateWebhookParams) error
 	// ListWebhookDeliveries List Webhook Deliveries
 	// (GET /webhooks/{webhookId}/deliveries)
 	ListWebhookDeliveries(ctx echo.Context, webhookId WebhookId, params ListWebhookDeliveriesParams) error
@@ -25074,8 +25672,28 @@ func (w *ServerInterfaceWrapper) DeleteAgent(ctx echo.Context) error {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
 	}
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params DeleteAgentParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "If-Match" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("If-Match")]; found {
+		var IfMatch IfMatch
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for If-Match, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "If-Match", valueList[0], &IfMatch, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter If-Match: %s", err))
+		}
+
+		params.IfMatch = &IfMatch
+	}
+
 	// Invoke the callback with all the unmarshaled arguments
-	err = w.Handler.DeleteAgent(ctx, agentId)
+	err = w.Handler.DeleteAgent(ctx, agentId, params)
 	return err
 }
 
@@ -25090,8 +25708,28 @@ func (w *ServerInterfaceWrapper) GetAgent(ctx echo.Context) error {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
 	}
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetAgentParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "If-None-Match" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("If-None-Match")]; found {
+		var IfNoneMatch IfNoneMatch
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for If-None-Match, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "If-None-Match", valueList[0], &IfNoneMatch, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter If-None-Match: %s", err))
+		}
+
+		params.IfNoneMatch = &IfNoneMatch
+	}
+
 	// Invoke the callback with all the unmarshaled arguments
-	err = w.Handler.GetAgent(ctx, agentId)
+	err = w.Handler.GetAgent(ctx, agentId, params)
 	return err
 }
 
@@ -25106,8 +25744,28 @@ func (w *ServerInterfaceWrapper) UpdateAgent(ctx echo.Context) error {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
 	}
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params UpdateAgentParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "If-Match" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("If-Match")]; found {
+		var IfMatch IfMatch
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for If-Match, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "If-Match", valueList[0], &IfMatch, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter If-Match: %s", err))
+		}
+
+		params.IfMatch = &IfMatch
+	}
+
 	// Invoke the callback with all the unmarshaled arguments
-	err = w.Handler.UpdateAgent(ctx, agentId)
+	err = w.Handler.UpdateAgent(ctx, agentId, params)
 	return err
 }
 
@@ -25615,8 +26273,28 @@ func (w *ServerInterfaceWrapper) DeleteWebhook(ctx echo.Context) error {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter webhookId: %s", err))
 	}
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params DeleteWebhookParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "If-Match" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("If-Match")]; found {
+		var IfMatch IfMatch
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for If-Match, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "If-Match", valueList[0], &IfMatch, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter If-Match: %s", err))
+		}
+
+		params.IfMatch = &IfMatch
+	}
+
 	// Invoke the callback with all the unmarshaled arguments
-	err = w.Handler.DeleteWebhook(ctx, webhookId)
+	err = w.Handler.DeleteWebhook(ctx, webhookId, params)
 	return err
 }
 
@@ -25631,8 +26309,28 @@ func (w *ServerInterfaceWrapper) GetWebhook(ctx echo.Context) error {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter webhookId: %s", err))
 	}
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetWebhookParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "If-None-Match" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("If-None-Match")]; found {
+		var IfNoneMatch IfNoneMatch
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for If-None-Match, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "If-None-Match", valueList[0], &IfNoneMatch, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter If-None-Match: %s", err))
+		}
+
+		params.IfNoneMatch = &IfNoneMatch
+	}
+
 	// Invoke the callback with all the unmarshaled arguments
-	err = w.Handler.GetWebhook(ctx, webhookId)
+	err = w.Handler.GetWebhook(ctx, webhookId, params)
 	return err
 }
 
@@ -25647,8 +26345,28 @@ func (w *ServerInterfaceWrapper) UpdateWebhook(ctx echo.Context) error {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter webhookId: %s", err))
 	}
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params UpdateWebhookParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "If-Match" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("If-Match")]; found {
+		var IfMatch IfMatch
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for If-Match, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "If-Match", valueList[0], &IfMatch, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter If-Match: %s", err))
+		}
+
+		params.IfMatch = &IfMatch
+	}
+
 	// Invoke the callback with all the unmarshaled arguments
-	err = w.Handler.UpdateWebhook(ctx, webhookId)
+	err = w.Handler.UpdateWebhook(ctx, webhookId, params)
 	return err
 }
 
@@ -25983,6 +26701,19 @@ type NotFoundJSONResponse struct {
 	Headers NotFoundResponseHeaders
 }
 
+type NotModifiedResponseHeaders struct {
+	ETag                *string
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+type NotModifiedResponse struct {
+	Headers NotModifiedResponseHeaders
+}
+
 type PayloadTooLargeResponseHeaders struct {
 	RateLimitLimit      *int
 	RateLimitRemaining  *int
@@ -25995,6 +26726,20 @@ type PayloadTooLargeJSONResponse struct {
 	Body ErrorEnvelope
 
 	Headers PayloadTooLargeResponseHeaders
+}
+
+type PreconditionFailedResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+type PreconditionFailedJSONResponse struct {
+	Body ErrorEnvelope
+
+	Headers PreconditionFailedResponseHeaders
 }
 
 type TooManyRequestsResponseHeaders struct {
@@ -26472,6 +27217,7 @@ func (response CreateAgent500JSONResponse) VisitCreateAgentResponse(w http.Respo
 
 type DeleteAgentRequestObject struct {
 	AgentId AgentId `json:"agentId"`
+	Params  DeleteAgentParams
 }
 
 type DeleteAgentResponseObject interface {
@@ -26632,6 +27378,38 @@ func (response DeleteAgent404JSONResponse) VisitDeleteAgentResponse(w http.Respo
 	return err
 }
 
+type DeleteAgent412JSONResponse struct{ PreconditionFailedJSONResponse }
+
+func (response DeleteAgent412JSONResponse) VisitDeleteAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(412)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type DeleteAgent429JSONResponse struct{ TooManyRequestsJSONResponse }
 
 func (response DeleteAgent429JSONResponse) VisitDeleteAgentResponse(w http.ResponseWriter) error {
@@ -26701,6 +27479,7 @@ func (response DeleteAgent500JSONResponse) VisitDeleteAgentResponse(w http.Respo
 
 type GetAgentRequestObject struct {
 	AgentId AgentId `json:"agentId"`
+	Params  GetAgentParams
 }
 
 type GetAgentResponseObject interface {
@@ -26708,6 +27487,7 @@ type GetAgentResponseObject interface {
 }
 
 type GetAgent200ResponseHeaders struct {
+	ETag                *string
 	RateLimitLimit      *int
 	RateLimitRemaining  *int
 	RateLimitReset      *int
@@ -26728,6 +27508,9 @@ func (response GetAgent200JSONResponse) VisitGetAgentResponse(w http.ResponseWri
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
 	if response.Headers.RateLimitLimit != nil {
 		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
 	}
@@ -26749,6 +27532,34 @@ func (response GetAgent200JSONResponse) VisitGetAgentResponse(w http.ResponseWri
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
+}
+
+type GetAgent304Response = NotModifiedResponse
+
+func (response GetAgent304Response) VisitGetAgentResponse(w http.ResponseWriter) error {
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(304)
+	return nil
 }
 
 type GetAgent400JSONResponse struct{ BadRequestJSONResponse }
@@ -26898,6 +27709,7 @@ func (response GetAgent500JSONResponse) VisitGetAgentResponse(w http.ResponseWri
 
 type UpdateAgentRequestObject struct {
 	AgentId AgentId `json:"agentId"`
+	Params  UpdateAgentParams
 	Body    *UpdateAgentJSONRequestBody
 }
 
@@ -26906,6 +27718,7 @@ type UpdateAgentResponseObject interface {
 }
 
 type UpdateAgent200ResponseHeaders struct {
+	ETag                *string
 	RateLimitLimit      *int
 	RateLimitRemaining  *int
 	RateLimitReset      *int
@@ -26926,6 +27739,9 @@ func (response UpdateAgent200JSONResponse) VisitUpdateAgentResponse(w http.Respo
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
 	if response.Headers.RateLimitLimit != nil {
 		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
 	}
@@ -27055,6 +27871,38 @@ func (response UpdateAgent404JSONResponse) VisitUpdateAgentResponse(w http.Respo
 		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
 	}
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateAgent412JSONResponse struct{ PreconditionFailedJSONResponse }
+
+func (response UpdateAgent412JSONResponse) VisitUpdateAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(412)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -32031,6 +32879,7 @@ func (response CreateWebhook500JSONResponse) VisitCreateWebhookResponse(w http.R
 
 type DeleteWebhookRequestObject struct {
 	WebhookId WebhookId `json:"webhookId"`
+	Params    DeleteWebhookParams
 }
 
 type DeleteWebhookResponseObject interface {
@@ -32191,6 +33040,38 @@ func (response DeleteWebhook404JSONResponse) VisitDeleteWebhookResponse(w http.R
 	return err
 }
 
+type DeleteWebhook412JSONResponse struct{ PreconditionFailedJSONResponse }
+
+func (response DeleteWebhook412JSONResponse) VisitDeleteWebhookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(412)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type DeleteWebhook429JSONResponse struct{ TooManyRequestsJSONResponse }
 
 func (response DeleteWebhook429JSONResponse) VisitDeleteWebhookResponse(w http.ResponseWriter) error {
@@ -32260,6 +33141,7 @@ func (response DeleteWebhook500JSONResponse) VisitDeleteWebhookResponse(w http.R
 
 type GetWebhookRequestObject struct {
 	WebhookId WebhookId `json:"webhookId"`
+	Params    GetWebhookParams
 }
 
 type GetWebhookResponseObject interface {
@@ -32267,6 +33149,7 @@ type GetWebhookResponseObject interface {
 }
 
 type GetWebhook200ResponseHeaders struct {
+	ETag                *string
 	RateLimitLimit      *int
 	RateLimitRemaining  *int
 	RateLimitReset      *int
@@ -32287,6 +33170,9 @@ func (response GetWebhook200JSONResponse) VisitGetWebhookResponse(w http.Respons
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
 	if response.Headers.RateLimitLimit != nil {
 		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
 	}
@@ -32308,6 +33194,34 @@ func (response GetWebhook200JSONResponse) VisitGetWebhookResponse(w http.Respons
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
+}
+
+type GetWebhook304Response = NotModifiedResponse
+
+func (response GetWebhook304Response) VisitGetWebhookResponse(w http.ResponseWriter) error {
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(304)
+	return nil
 }
 
 type GetWebhook400JSONResponse struct{ BadRequestJSONResponse }
@@ -32457,6 +33371,7 @@ func (response GetWebhook500JSONResponse) VisitGetWebhookResponse(w http.Respons
 
 type UpdateWebhookRequestObject struct {
 	WebhookId WebhookId `json:"webhookId"`
+	Params    UpdateWebhookParams
 	Body      *UpdateWebhookJSONRequestBody
 }
 
@@ -32465,6 +33380,7 @@ type UpdateWebhookResponseObject interface {
 }
 
 type UpdateWebhook200ResponseHeaders struct {
+	ETag                *string
 	RateLimitLimit      *int
 	RateLimitRemaining  *int
 	RateLimitReset      *int
@@ -32485,6 +33401,9 @@ func (response UpdateWebhook200JSONResponse) VisitUpdateWebhookResponse(w http.R
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
 	if response.Headers.RateLimitLimit != nil {
 		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
 	}
@@ -32614,6 +33533,38 @@ func (response UpdateWebhook404JSONResponse) VisitUpdateWebhookResponse(w http.R
 		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
 	}
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateWebhook412JSONResponse struct{ PreconditionFailedJSONResponse }
+
+func (response UpdateWebhook412JSONResponse) VisitUpdateWebhookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(412)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -33849,10 +34800,11 @@ func (sh *strictHandler) CreateAgent(ctx echo.Context) error {
 }
 
 // DeleteAgent operation middleware
-func (sh *strictHandler) DeleteAgent(ctx echo.Context, agentId AgentId) error {
+func (sh *strictHandler) DeleteAgent(ctx echo.Context, agentId AgentId, params DeleteAgentParams) error {
 	var request DeleteAgentRequestObject
 
 	request.AgentId = agentId
+	request.Params = params
 
 	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
 		return sh.ssi.DeleteAgent(ctx.Request().Context(), request.(DeleteAgentRequestObject))
@@ -33874,10 +34826,11 @@ func (sh *strictHandler) DeleteAgent(ctx echo.Context, agentId AgentId) error {
 }
 
 // GetAgent operation middleware
-func (sh *strictHandler) GetAgent(ctx echo.Context, agentId AgentId) error {
+func (sh *strictHandler) GetAgent(ctx echo.Context, agentId AgentId, params GetAgentParams) error {
 	var request GetAgentRequestObject
 
 	request.AgentId = agentId
+	request.Params = params
 
 	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
 		return sh.ssi.GetAgent(ctx.Request().Context(), request.(GetAgentRequestObject))
@@ -33899,10 +34852,11 @@ func (sh *strictHandler) GetAgent(ctx echo.Context, agentId AgentId) error {
 }
 
 // UpdateAgent operation middleware
-func (sh *strictHandler) UpdateAgent(ctx echo.Context, agentId AgentId) error {
+func (sh *strictHandler) UpdateAgent(ctx echo.Context, agentId AgentId, params UpdateAgentParams) error {
 	var request UpdateAgentRequestObject
 
 	request.AgentId = agentId
+	request.Params = params
 
 	var body UpdateAgentJSONRequestBody
 	var err error
@@ -34615,10 +35569,11 @@ func (sh *strictHandler) CreateWebhook(ctx echo.Context) error {
 }
 
 // DeleteWebhook operation middleware
-func (sh *strictHandler) DeleteWebhook(ctx echo.Context, webhookId WebhookId) error {
+func (sh *strictHandler) DeleteWebhook(ctx echo.Context, webhookId WebhookId, params DeleteWebhookParams) error {
 	var request DeleteWebhookRequestObject
 
 	request.WebhookId = webhookId
+	request.Params = params
 
 	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
 		return sh.ssi.DeleteWebhook(ctx.Request().Context(), request.(DeleteWebhookRequestObject))
@@ -34640,10 +35595,11 @@ func (sh *strictHandler) DeleteWebhook(ctx echo.Context, webhookId WebhookId) er
 }
 
 // GetWebhook operation middleware
-func (sh *strictHandler) GetWebhook(ctx echo.Context, webhookId WebhookId) error {
+func (sh *strictHandler) GetWebhook(ctx echo.Context, webhookId WebhookId, params GetWebhookParams) error {
 	var request GetWebhookRequestObject
 
 	request.WebhookId = webhookId
+	request.Params = params
 
 	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
 		return sh.ssi.GetWebhook(ctx.Request().Context(), request.(GetWebhookRequestObject))
@@ -34665,10 +35621,11 @@ func (sh *strictHandler) GetWebhook(ctx echo.Context, webhookId WebhookId) error
 }
 
 // UpdateWebhook operation middleware
-func (sh *strictHandler) UpdateWebhook(ctx echo.Context, webhookId WebhookId) error {
+func (sh *strictHandler) UpdateWebhook(ctx echo.Context, webhookId WebhookId, params UpdateWebhookParams) error {
 	var request UpdateWebhookRequestObject
 
 	request.WebhookId = webhookId
+	request.Params = params
 
 	var body UpdateWebhookJSONRequestBody
 	var err error
@@ -34819,340 +35776,349 @@ func (sh *strictHandler) TestWebhook(ctx echo.Context, webhookId WebhookId) erro
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L0NVxs5ljf+VfT3s3MCs4VjCKQTc/bsEiDdTIfAAJnemThLyVWyraYsVSQZ48nhu/+PrqQqVblsl8Hk",
-	"pdvPeXY6uEql9/t+f/dLI+LDlDPClGy0vzTIHR6mCYF/nxIpcZ9ckDSZ6L/laDjEYtJoN64GBOE+YeqZ",
-	"RAIeB41bnIyIfi3GCuv/wgsncaNt/nXd2v49fnH7arj7eefup5vX4z31UrQm/8bdqBE0hqYveH0o+/bl",
-	"7s7NK7E7fMlepa3PO3JXvbwdw8sKu16GPCZJo93op2prl28NKaONoCGITDmT5IoOSaO9vfNit7kXNBS/",
-	"IUx+kCRutLf3Wvf5e4124xSLG6IkSji/QdGAp+lkHw2IIIhKNOBjdIIEwTFSAzJs6i44H8Jw9T+ud/de",
-	"NoKGokMiFR6mjXZjp7Xzcmt7e2tn+2q71W612q3t5u7ey381gsZIEgFN9T+ut3deNO6DhhxFEZGy0VZi",
-	"RO7vg3z5P4+IVEdUkEgVt+EAxfArsquHNtSAoIizWyIkVpQzPXb9m+7omdz0t0mRO6W3kiQJGhKE0e/8",
-	"hjSrRzc1mhN2wfmwPBo3DMoQRnpZAjSmaoCokihNsOpxMdTDg669obif9D8HmDHYUCVwTFl/Kxpg/bJr",
-	"32g3YiojLmK9aJWbYCb22wArFHM04SOkBpTdINzlIwXLEY2EIEyhIez5f9ec9KUSBA/14SnfBYmHxM0+",
-	"gB7gViDpWniTrRqyec9s/VNMwIz8iDNSGru+EIjc6tsP42Yo1i9lw4XL3EZfOg01SUmn0e6YS9RpBB2z",
-	"bUzBr78NJiimcadx32EdVreVmcuARjeENZvNma31oKBxRibg5/mEwjYwpKLTaH/peASg02jvtIJOgVB0",
-	"Gu297Z3mC91MUxXow6MrncY9jK9RXti3mCZVxyIV/JbGRKAevIBwTxEBczYbjqTCQvnHY2XrTYTgAlrZ",
-	"f+npRzw2Tw9+Pn5/df3h/cE/Dk7eHbx5d+wvrnlDk2xNPRhXCN9imuBuQprwXkwUpok035QKq5Es9SkI",
-	"lpzBj6d6JfOVEFgRlNAhVYjcRYTEeivu3breB40BwTERwH8usCLv9Ktb8L/AW4iMBE01aWu0GyfHV28R",
-	"EBXeQ/+7VXpf0zLLzhrtl62gIaMBGQLT0MvUaDcoU6RPBPSbN74gQ0wZZf0lOszaFDpdpk9JKiZ4SSLO",
-	"YolGTNEEDk6XMk0VzRI+k2hMWczHSOj2stD57s6i3okSk60DfSZn96w4GmOqUJf0uNBkTYlJeZrFnvRN",
-	"GY6GjfZ2UNXr1DZN932K7/QXkDBkV6KUCDSkbKSIXvepZVhuoyu3bXoQF67zhPSU5mg+2bWrvnAwe6+X",
-	"GkzlGfjA6B3SggXakGZTNhFWaDyg0WDJI7H90+u9nb29nQVrdB80UizwkCh7EQ+cJFcemy8H0pgwRXuU",
-	"iACFRuLrjFqtFxGN4b8kLIyljlBIdR8pVoNG0GB4mLU6iUHE+zyiQpNdwzW9E4jv3hHWVwNN41vZKZRK",
-	"6J3W0zv0RKST+Fz3UDk3X5QqT1E/mz9DeGOuIFsxwagwtEfO84gk9JaIyay9i+3z8tzGg3j+1PQLZmbx",
-	"Nt7pvoh24z3ysvdT/9Xg9e831TOL88E8blazuIEiQ0MrUtwHSRYG8XlExCQfBdySht9hTHp4lCgQCHTv",
-	"lnrpvhfQsnPcJ9Pj0L8iNhp29VL2BB+i7VmD0QOtHsv2ws5/I90B5zeztnZsHk/v7KKNtfsa/TTcudll",
-	"L9NXn1vCnNi76n0dZwN5zLZ6ylhOcz6wTPTI9AQGW4/TNKER3JLnv0s96y/5LL4YUcQ0iXU3UwJPI3Bi",
-	"DMjkIK9o1rNQWgFpXYs8jbbt5T7TXnVH1XJTQcHr4USSe39x/kOQXqPd+H/Pc2X8uXkqnx/rTo7ZLUl4",
-	"SsxCFXd7am5GA8FuJJThSNFbEmguBkMOEBdGKXMTtQOOOOvR/kiQWJ+K+aJY1Zhti+fl12fLV/W+kjep",
-	"lprqfkW/PksGmfeN6QbzBIm6XyrMqlISqP8lmJk+G29wbEWXx92Yk/f/OHh3cnR9cfz3D8eXV8X70qMk",
-	"AUuNvi7n9hDB9bf3aDiSWmZEnGmRrY14ShimAcJMDQRPaRSgvuCfA9TnvJ+QAPEkwUNcvEsn7BYnNEag",
-	"G2mxGxX6e9JLVZq+NWSEdg3Qf6EvCBYhQGbO6D5EDA+1HKYvX8yVIjHShDKTEnFsmqANbpTATMgKkBxF",
-	"A4QlwgzxWyK2Es76Voo6icPN9W38QW+jL2i+5+otH7H4cffy8Oz9P44vLg+uTs7eX78/u7p+e/bh/VHD",
-	"vzd+p0DWe7rbr8CDsuGgDcbtmTZcyKpPOEmIeCYRjiI+YmpT86HqCRlTpmk9wJo7me/54vH6Wvyo18Lp",
-	"Jau5EkfH707+cXzxzxnXwXX2la7Cb8dvfjk7+7XqMlhJee51mJ6MuQqurX8ZnEa1vgg/6kV4y0WXxjFh",
-	"j74Bx1fH1+cXZ1fHh1fHR0VpLRVckcgeT8K0QhL7wlpMEqLIefaW1gYkUYjrY0qlocL7KEoI1mqDEYXO",
-	"D64Of0E9KqSq0oCeXRn3DTqQkkqFmXqmP2uHQmKjGEPPlLMnFuUuP7x9e3J4olnU+fHF6cnl5cnZ+0u0",
-	"gY1H74ZM9FwxGguqyGaAyssJ+lLhM3//cHZ1gDYK8uDnEVc4QCNJYnS/ltl+2Dt5whQRDCfH+SV7uBJ1",
-	"dXzx/uDd9fHFxdlFo6jcmF6MRo42rLEb0Ri96O3g19HmE18Kf2RaMUMjRu5SezkxTUaC7AObcl7dCAtB",
-	"CXAfagcv14f8hz3koFufuvO4ClPB6fHl5cHPx9WmAuvzL1oItETWJYgMUzUpchE7MKSbacbhDItfRem3",
-	"E0HjAWEo1EMI9RiGVErK+oEZr+YJinOkVfV9VLIXgLWCqwERRudfX5Qf9aL8yvg4IXGfrEZX+fX92W/v",
-	"jo9+Pp6hrGTdoZhHo6EWpb57Db5iTrPUdzeptXT0o96HUzLkq1LcT49Pz2aq7aaj7//0lycx6+gPYT7r",
-	"g//DHnwek1XoBKdnR8e5QlBU040fpd0w7hJfXLrSgjg4J8N+qrZehyjmxDjtyB0t6+D527krk/xuZHsT",
-	"nQjKxpNeKW+exiE5NaAeqMpgYnDaz8aI3TA+ZublIHvJLncAXpQ8OGV9m37U27QaBlIi241pO9Q3YR+B",
-	"JvqGA4CtDI44jWexkfUh/kEP8TmeJBzHV5y/w+KxWvT5wT/fnR0cXV+dnV2/O7gAPTo/zdanj7o8nthY",
-	"FIm2W7uv9n56iboTReSTHvCpwRmSXhwNOqVv1mf5Bz3LV5yfYjZxYa+PO8sXB1fH1+9OTk+uro//9/D4",
-	"+KjskoA4Yht6vLtTkF0upmOuAhN3jBKsnjjso2LgAcJ+HJiL3SBiy1D4iDMTFhxNUIRTNMZanMHR4A8e",
-	"RFUKH5/b2nv1D36NPjA8UgMu6L/JI2WbD+8PPlz9cnZx8q/jo0ZVWBQXziKJDs5P0A2ZPOnV8MdjqL/t",
-	"tWAaHeKkx8VQ31kryuvLe8tvCAyY3KWZFfcDk6M05UKR+JTEFF9BROjjluzyw/n52cXV8dH16fHRycH1",
-	"1T/Pj8uxMfrjW7oz5KLUyt088TpWDdLjpzYWU2rigmXF4NYc9ockDTZgezWaz1SUSeGU266+VcQL6D8u",
-	"YGWtAf1hz3R2hEzEvg0xAUtWSoSiJpK/cFi+lAP/g0LK+bxzeAkt3llj1wCzOKnKXDtgKBwolYaa38C/",
-	"ZIg+XLxDQ3xDTDY0NmEuGCnOE882FWHWYfpsthFGkvYZiVF4fnZ5FaKNS4VZjEWM7N2SyC4NHPAOCyVR",
-	"irK+bEoSCaJk8+AQQhovjw8vjq9C40yURG2i8YBLgnbu7jJ6rwakwwSRo0Q10QGbWNehWSO0gRk6Tui/",
-	"8dkl0tcf2blvQqCO4oLECLO4w7y5SYUnEG4zTBU4UZsd1gimF9/kcFTsSjEDDMcx1d/Fybm3tybHo7j8",
-	"f7s8e48uYcvQRqg/20a8+zuJVBggrNCQS4W2X6Jf32y6yGi9C89kh2HRB+eQ3Ee4C+xvSDCTKPzifyZA",
-	"+fFqoy+UpSPV7jD7jpnA/f19WJiwadowWSYuReWjmX1xBt55/DTVPLCHHA5h+0uDKjJceG7tvbjPvoaF",
-	"wODuBhPVcssLqT0DnlgPQxO9IZLG9lwPybCrT2RCpdISGFVZ0Aa5JWLSYdEACxwpIrZ6NHEN9OExLziZ",
-	"DSmebiXkliTuFapAsenTW8LMyhYvuTl2NdfC3WEc62Wlt8vefZzSYxannDJVlbipRkLf3O4EHQqiNTdj",
-	"CuQsmewj2mdwYex1ZAp1cXTTNLb2+IwlkywNv3wlupQvHidWRJ9hN9QooQ5aY167Q3gtawTDjg/M2UiS",
-	"s16j/XH+B64y5In7T+WpAMMuhvh5V77LeUIwnM8+x4lceoo0tilU81fvxnm2F3WQucBdBwkXZLkDYnxt",
-	"i9oYD6PnOTmuyYlOS6/nX7giwzTBqvYn8vfhG0rQSNbf9FPboHLLLTBKBWkvZu0sGmjhZdf60jK7Wq2z",
-	"l+fyGyKkJoBULdy3c+9V3TIZ9akhPbXo8Tm8X0WPUy7V8YOkEZe6+POIxiShbHH7i+kWWpyqua7+krp0",
-	"xAWUV9PAS/Nq1ujCuhfLNPS3waScQ4hCUEHCfZQKIh09ReOB5iOh+RxESdn3alFUqSbJwqt96HjWJbyt",
-	"m02kIsPqvFfzLJN8AF/EtjdwG0ZgQxtOFtlpBa1WK3/LOBWL6aoVCatBQ9W964VLrnhq73j90zVK4xXz",
-	"g5Ekwl3FxQnXvshEY5f5m508wxmLV9in946x5NzQO+jBVBKhIVz5va7gXj6L9Jcnp6FTslvQuNvq8y37",
-	"IxhSLvDYxT86YcwIDF4CZX3J7ICZ6wLB4tgKaZnYnp1BLXc10Qfn5rYSGxYkk+QliCXNbyti1ZB13lB+",
-	"ooXvB4s5VUJJmQ4RhmCx0RG8jLL8ahsZ0Mxl/EcLMmsJZaGE4mSKhTz/vaYQj5I1srO1GoFjIW90I/7a",
-	"gkg+T3x3Ypr5ZPiHF07WHL4Oh38wP4ZWj+J28bTJbq6C/aWLJbkeieT+OTA8+dwgihhAH4crUmVsKui1",
-	"NaUXp18uBRxU38z1AOG5jkDkiyf+YlaalLytyMzs01ZUi3e5cJhuU32D/7SyX5qEezMw/Swc5q01XFWP",
-	"sVpoAq/DlFDjTGCLl99C65WHbr5QNWIPjXOJ46asG3JeA2sDhmUAt2V5UPARfwSLFtaIN3GV9RwePOjO",
-	"TGv+ebpP3Ssy57TnQ8u/vGiCKzjgbqme5IC7Ya72gJ/Ei1fWvfijn+QV7PDTbK0z2lfsT32ZrUiKKqQ0",
-	"3KcMO21mrvSXv1l5FPSEvK/NndYK1txJIqtf99NM1al7M4IyCt5CcD7PWiXxLYkRVYiy5tMJIUMynA/t",
-	"Ny1p8JGISD2N79K8e++wgCtWyOH9Trk/jeesxwXC1iKxNaYxsfknFUtSReFzmEWbt2lH7y/fzA1/bzlJ",
-	"cWDbSHG0XZDDHSCuoENAToLMGUnELREoGpDoxri14DmJUQJSsRHeKXMy8nbFWptbyoV6a7JPPWC9gmhW",
-	"tjZghfQ9MFYGiSTXykQXFo2w0VAvj9+8KPV9mjmQTMZ0HzGAbACnl/3TRHgs+MjhALP+12FPQaMnDMT3",
-	"EmZlUcugTJgigsQm9X3fpdOqARFjKknlrVX8MTJ6fpxhTvC5bLA/OsM1czZmhGqFGV4gEmFk7HRoiCdI",
-	"ErXvjPUOJt7cvWcA+yuJ8s/99JGdfVQdCHb5fHpWwpoGEov5XsFoH0PGqz1iT+ArW6XaWXID1Jzysspq",
-	"wZY+wzDvtnHmibziPFk+DmjmYvFejwhSweuAogGrc2EkEqVYGqPQy1193nGSIGgvqy3FxTCXeYv6t8uz",
-	"92fZPM1Nqb5vp4fnjovxnubC4TBKQxhf8+GSgV5UJxdUh7FkPLoYz+JNMV/LuXt3CYPPch2L25iT+OmJ",
-	"ZIsyX8Sw782lwNlg5PQQgGgtKbOX51VBUrKPLffV6U+VLx18LnDDnj/bFYjyZtWeRJb/AOThgf6xCZKj",
-	"LgBL9XJh4Jl0TrAApclIZr7kJjrG0SDzNts4JEHSBEc23sl6zDizMVFrn9naZ7b2ma19Zn+2gJ5sOdbe",
-	"tifwtj3Es2b4ZIU5PwIFfloebuirJB1ndGEhJlLc4F+blkC8s5syvYZlkSZeTtT+rvQSXxdx67ZAMlmF",
-	"f8Ht3RMKUN/WgRb4p7DuWar0us3flx/FiMJwMlGWiBQXt44FrGhfYIqIW7yQ32d9nrgGRn2iZAkFxH3j",
-	"zSi6MalG5eu/2GpWXHquasiAWb9X5vXy2vsmtmw9so9n05y7FXZKczS/ckWUTFib8TTda10UikJ+afS4",
-	"GGLVaDdiPuomXsSCKd5i6aFQS65hXmOyahyK8+QQJ4mcURGqQFSgd29mhc9nCqX/0emJzl3nR5LL7Oas",
-	"nFZO3Q/Pej7gIwGNJ9U2yNL5nObBnuOoghP78PkSGWOnS1wUmtp5+pO3sfnRLAlRI8G0uooVIiwmsamO",
-	"WSgNOBIzvgkaDyXyEt9W2b9O7WNkLXiFUQaoO/Fy26yR7OD8ZFZX+e0p92KeaOGky9UAQcJR9VdE6YrV",
-	"EZj1u1qYkEtfn9JCc56AwU96roYhjmesrf7S8aw98z+FlavfuBHymzYCNhxuBl6yFE8koixKRnFBu/Z6",
-	"0yJnRUdHVCrKIgUFWkHeQzLlN4vPW+lKeRSieLpdz3Uoh7ci5aNX2tmqK5uZNqZdkpCQpo+PdOYDCVHS",
-	"nJH8J7SRB0Bj/WiLJOaBbg1KBGekRuh7ZqNo3AdLWTM+3QeNknI07bROkuV0DShfu1QLrbQu0+K+YjM8",
-	"o9FDnC25Wv2iJFQEjRGjn0fEPrbpBIecMTIj/demeC/USrNPHNgG90EjwVKBkLekm8ddh5MK+5ibp8O1",
-	"lkiQiNDbWTfXvXZWdbQz2ujFH9jg/QoRJCthXH8n5jlUqUvNgex6uEjOmQrZjZFZ0sLEPFWPshpOB39V",
-	"oYf6+wi3a4pSZYvgvpfN0Q2psH3F9a+iO9MHp9KO0eXqmUSaXNsDiWzUiBvQtPF4hvLsWw9qhFJkr88f",
-	"/Ff17D/uJFZaDR59MHIf/ewj8gNrmfn0q+PQlnM+eQS3nvdp8ZAepwqUprdqfaB8eKaueGiJHWX9UEsS",
-	"WCjAI+IC6hdT1jchUeBAohFGiiOFtaClNoMOCzNaGQYohALz7m+QS9KUxO0MDNjqBFxkxKPDBBnyWxJv",
-	"BllMxYZPXTIkU6raAGIK4ligyZKpGNKddBhmBvfBFlyRhKDQnHwtbuphQe2WEG1EgkBVT5xk2EubJi0/",
-	"i1PK1sPIhGY2eo29yWVhR/CzKQxTpVIdmgL9v/rOntIZscDeJ0saHGfEt5VOiPf1zEwILWecFf1sVtjh",
-	"DKpebyA0rtVzFmVdcp3zhNR0IV3whNQfFnx48cDOBbmlZFxhVpGKDrUGeQVKQrXqNaBaQJ8sQ6P81agw",
-	"TxWch8t8Mz+IFV91msvyA3WOw/IXc/9IRVyajVBYpqdaUQO203zdvZkVs2vNGIKpXVx8Eh5N8/1T9QQ0",
-	"P1usqfHN9mCsNphmxsAyDXu5sOZyFPHiCuHTMBrUQIct2JhsgL/q960qZa/iw5Spw2rZehnrUF2x0x9/",
-	"QQTlfFgV83zB+VACHkG1pqOlgaVDBWUexVhSvahyaP5NQYyrrmAzbKPxABvwfwlAjaMs5MXU5s+BkHZK",
-	"vtIM+QgUOMZZdTTsrODvIypIpAqR8TPXZX7YNxyzgiheOAb+opbP1qIrMzPVaX7SkvTaLbCGwVzKzWoO",
-	"69EkcWqeT0AXsz5WN9onHaY5q56rfXvnVTmIP8VKEaFP8f99/L9O567V2up07rZ7nc7dT71P//kfjWq5",
-	"tEjopvUCTTNCKPUHxCNAcoCFQYcCyCvOwNhKTTGPMIYbFKIN/bu+ZgCOlVl3Nv2QaP1FkJx1k1lycza+",
-	"Fal9hQ17kuwjF664IPmoPLfVHcWn0iCzDmYK6JZmnJSTfWR/SS49JArXmbYdyal73UQka72uwoxuHBoZ",
-	"v2XJpA2BfoZZYJRrdigaKVvoIy0Qfy/eb3XKyENtMLO42NXAXr3xgKOx4Epr6UaVH/BhPi+EmRwXI7tn",
-	"MLd8X4OCruSPvOahWfU1nqMefavb7M10dZfaX76nvNvnnow5FRgrCMLFvMGID4mEYrSFZJeUOkuJMBp/",
-	"QvoCQ1jDmGo+VUnuj2oE506mqstmpiFs6uESfySuXO+M7qD883R+WUpYbCw/sHokBlOP8WJWf8pM1Y8Y",
-	"rR/ZHeIk4WMSf5BEyLCN7McQGw2JoJG5yzSWAGRKmBITLQ7HtE+VIWObHcYFcoZyiTYiLMkWZZIwSRW9",
-	"JQHCKCGmoHD4P6EDcdzcB9LXYYyzLXB8BAaVTA2IJNanivWmA6EwDnLDrnM6upElHGLGSAI4pASQk3Gv",
-	"B1ayzUrAS2/OS3sEoaMlg595TISV+cyRqIRwNG7a+IofncoFb5wSlkVATL+mFy+D/J2j9qVEoCFlI0Us",
-	"grlyZNmUeNZylDsQ+psdtmFzMdF2a3Pf5OtQNdWYcTXQ263FL/DXWJRcV40WZDaJLN6X2aEhvqNDfQNe",
-	"tlogXpq/tivd51NU5FgfILPoJWm1Klp1RnaMgeeuAah9qF+8LxTFWNjmyL5bRHIobswvoyFmW4LgWJ8S",
-	"5D1czCZh8POxHPKxe+SmVPy0EVSUhC2VM5hVlLsRVBUzn6693Qgqij8dnr3/x/HF5QHgLvsPqtDSpwvt",
-	"N4KqioTVFTuLja5+OTuCxwfv3p39BkOuKuczsz5Bdb2UqerRxdJxZv4f3h/84+Dk3cGbd8feRI9OLvUv",
-	"R5XEvnCWlqL0R0RzFulcp/q87BcClg0fE8RCECPNcqcdq708K7vwda50mxSrgbOXdHFsCuiijXKFXU0Y",
-	"Ssdss9JYklRTsN8GNBrYoi5jLNGAqjYKvWouYZZZSNlWL6H9gUIRTiv7SAs8f95FnpIRTOss16NEZos1",
-	"8za8E1A9WShCXy1SW7/3M2kq1UNuYj+Pxek5xH6p17p83zZnxXvNDU8wtXDKSUf5aP0yQOVPXJKI67Om",
-	"OHjw0EbFJXFYADPp/EMj2mVVuN1BvlpuqQKLJ28iCga4/trdzyKuvshd7P8YILpNvfgujyfTFyurErGQ",
-	"lZRk8NJEkzGeSBPoVqU8zpTQyxgG3tRuYYEFwcOqrdYS2BYYPol+UbZRqKX9NjLQYqYhfAP97fLsvYEY",
-	"CxGk2QSI4GiAetxIZKg7QRh1E8xu4Pn0wQsad1vQzVa9Ahhe7zD3k0caCU8MFuuqtSD72Xpm1WmLadUn",
-	"vZzn5XI9YZdywH4sJeRpIixt1NLGDZkgLjRRuyGp8q9I3USbv0nOLtLIM+YsO8Cti/NDtNNsufKjgZY6",
-	"ac+WYdH33EU9Bnrk4M8XXPGIJ45BAbOKSU8fREQrUFv1wEUazbxkO83WYsHMfaRqjzJfaE3s2spgoVnZ",
-	"UAtwVpxBqDQzV+UhaLVMMpgtULjge9WOuJlO7WzixuthXdNLTDr22/nG6dbO7sKpGzNyjZub9zJ/EjbE",
-	"Yfr+wuJVu+SjwYjdzHq2EpyjG7ak5XN5GDk7icBOdBHE0NSKPY4YT2/AqunyVA+rMCFWDvtbGhCzAZ3Y",
-	"UIlVB2tnHZxjNaj/dk4cIL67mIZeIbdi5cXy3jA+lu1C2PoY1IY+R5QpblAI/AzZwFTicbjfWZgGgmVE",
-	"4RfDMe5NdaIvKKMO+qcNyKTFDPHUkLAOCw2dCTddzz5SOIsRiQbcxMxDaRbUHSnEyC0gJWjdSfChqQuU",
-	"QfvEVN5A04T0lPNNm8FbM8pyBxD2e3EqdmHhV3xln8SoXDxvy3GW1DZ5MqYCHVSN+jRKLzMUlpLFUvSX",
-	"yvgMGhEfDnGVV1WqmPLZAReE3c5esNn95rPwasE9/CN1QnxPo/RKYCZTLkxmuKhwvA2USvV1hVpiUEps",
-	"Q4JKgLsJ2YKn+j5JSTYXi3LwdObO1TO/F/fV3Oy5i7VgCeyJua8qNuVAWnJQI6k1LM270Ub4fx/x1r8P",
-	"tv7V2nq99enLdrCze/8fkBolSdxh4JcMLcRDiAY8iSUCHwBYsFH4P0TTSS6fm3e2ACeJiw4L/wf6jf0H",
-	"TfQLHAuTD29rJphaa21EWCQmqdKkUEEpNRWg8K/2/4WIMvQzsbh++0ga94j/QhdHN+iGkNSamS2Jha4y",
-	"47K/qNutquJiVbuaH7Dp6ARTqI4C6k3hRIX7+qeY8tDVWSHG5qZHgBUXSBIlEdgAj65PD8+vL6+OTs7+",
-	"Sx8Q339U+mwjaNj/SGly7WPKK42ELrdwETBxjXCceE4ETqmbxzGG8phXzRJmhRST3CNTBVDmFR40GUJa",
-	"nEiInAFJlnDWvyJiONfPM8R3WXykC9kt9v1mFPdzrCWCRUKJyN1eJspMyxtgPck0YMpMaLrssCyeFGGF",
-	"dgu4neYdlLlyXmk1b7MNXTEyJlJlnhqXQkmViQ+EZCWglwMulJ6onYi90Ew10RVcwQLyiAvDYWTsJmFc",
-	"e0aNtkFzPCElVxCgjRS8QT76SMGUWRHKN8uFZl7NnH/Tr5QnV2HNq7cj+RrvtBySij+RbF6tejZGc4Yf",
-	"Yytw0ylBuiwUbvJwj7oxAyfxNPucZQ0w81oB/EceBv4EtGMVql9plN9S6csntQLCPXkSMb4AqOxD8FoA",
-	"E5zSGfzPhrsO06+GCL8Y9/rAiw42fjdDCbU4FiPGIcoRaCXj4G6v9lY9Ng6bpMmyxrZCaN1XiZcDjHCD",
-	"dzuGWupjPEFd0uOCeDFkgMlQzYjr5d74sWU2qCybTT66qqMpHkR+5y/kA8dcObws2n4OKa9X06AQSO6m",
-	"7c7RD5zUmRGJjMfXV9tsGNDC/NxFgGT5MHyku5KskVWP9mQb6zfDGTpD+AVIRoBsWfo2+gKlo9E9ug+N",
-	"n79HhdSy3C1BcoBTMm0AK+CTZf+YAmBRNSofLxQ7dlt1ENvseX0I2FvBrLVXYdXKn25XGb3K5Go64Hgm",
-	"8HQZSaUUF0CThErrIYc4KycuOjADpLilcJFlYXpnakAeFRFYStgJuSxuvwq1F6CFPkGmiHQWrmDRlw06",
-	"80iw2UAssyBdLKyzxWLxPqX1FPN5ERORFyW1odDQSGDWrGvOvLKDWJiWV4BRKWySg/qcQyguHOOsLxF8",
-	"DyHpbprVB3U2m3hsWPgSQd1uhIXSFR4Jz2a/aHceK8h6+7x6UdZ+vBb6cgXJvVM1x+8YWmF7l9HaAmt4",
-	"KpTesOJMuVw7RPJLhK150QsDQeYj86WzEowmzwsTKyJTHJES/Oj2y+9BWc3zKjydBNhUMFXRbEopKeAR",
-	"l0LrsCBjsixIUV8Qomzc6xIwqiwiQmHKFqP+LsIrOs1Ln5e4Plc4OZwP2JaBaBXEm1nMRuHkdDHWWW6t",
-	"G+izaePHZ2B7paqSSV8OsCBlsPOE9oh+HSLMZWoAJUxQF9htMwr/+nXz9d5fGsXEuNbW609ftoMX951O",
-	"0/yxc/+X/1jsdCjMOqha1Wwalec1g6dePkbktIxm7U47TwnDVJ93pgaCpzRq6JPIP0PBaN4H8YQnCR7i",
-	"6sswjXxdAT0mR2nKBcSV2lcDh4VnoJLMB7NYz9xPashWfdyxcvWPBVF4XrQ5eKZPy5DdZShSTfZZNDkn",
-	"DCfKxaxYI6dnB9zaqRDqhvgutxMXLIitRaHytjFPLhVJ5awQVQ8sb4gnWo/IYPEgBQBktsyUubePWrYs",
-	"R4cxbl7d3Ne6CJbKCHZjqgZ8pOxnlJbr+kTZmwn3ccrSO98aqlmiFhIj8qAlVGQIrpeRIDMbtirl6fS8",
-	"uOpzG1RRx/OCSa/E2CFaWZ0Xyzp6kwbx95yI2W8ANTgpeYXLz89nQauWcwi88RSaFvopDauK5pwXMeXr",
-	"izrLlG8oVTPI8NOnbNsVwB+s7psCU7XsWCqPwczUNpuphjYUwUMUDbDaDJDNVEMbQxoJ3k14v09ZXz+w",
-	"2Wxow4jQkGaTpoXcZi/3zSa8eVlwVdTYAPNX6vo92q8H639o3oUIgjm+rzrlCcwHTX2CWhWTsykcZgNe",
-	"4siNFD9mfdwnLoRvetTRAFO2bBWCNPogksfGQWDRJ+oXLAcK9+VjJTW/AEMFuzX++izyFyC37G8mZCAH",
-	"+XRRAC7oybBjc16WgPv0dzqo86pht16zgmJdDkmQPMEMlyoYbO8WxLL/+Yi3/t3aet283vr0n66h/1sl",
-	"eMFFZYmJkmfIgMq+o8Uwz6Ij2A3rS4VqRW2gBCSEc+N8HWI28by5i3MohiZTcI67MxWkR4QgcT6W+Z8c",
-	"SXI85L/T2dmH/oGt0J2nDuY0nPC0neW2XxP3O91r1X3z9V6tN8uW8du+wepumE9U0aPF4UBfphvNADs1",
-	"12pkMkjRDZmYRIkMno7GTXQG4HM3ZCIhVAf1BCFbBt3OfF/uo9BG3EDQylhQRbZA3d7IwmvQEMsbaU2B",
-	"ED9TmT/rGMyidKlSYrI+jVFaK6bJK6hixryIpk9TTsfwFhYkMe/5fTq2uaipeS1vWXW0L7lQZ6KkPmEZ",
-	"2VJvlfw4D6x9gKu+KIzUdUz7sbyLwkFNTs0RZyRzrE6bfkEZMJYg3kPYmoOMlpEltk+nXBRMplXlMIED",
-	"gXH8mdQnf8Xm0jpuKC+naJ4XyrdxzjVh2u9BAtnDFtRinJuSvFQhC/D02CSzFS7G7OwyP0NrauJnjPhz",
-	"di5zM/cAKU3qcIqF0gQx1N8Omxb9QdChVry4dR6lqbWRxSD8z5tMfrLduOfPPd8464GZ/z4o8/n7PLmO",
-	"AJl8fhvj4ig0E0SassgLGl7AezYHLjsREyM/mQ25rw/QXprCYpz26fHXb1Mcep1W+ebVe9/bPZAty+fZ",
-	"o9pmb/09K25EYM7WvHLQU8tXIYb3BO4P7ZHPYh32s5+1TChsWQtwoE3fcs9HO0PFWMmddt3MvtXFba+Y",
-	"a+YgtPXI9jX1MrguNtqDKolCb5VD8GB6oSC5BzO3LlmqCFmlsqKypOhD7sGSdWOXLci1wqX2c67y0c9f",
-	"eP/uzF16CKPZR6FbYCqdylGGOKyNsz67HvDNTGQToGVfbxn5TSPrdsZCOmXaF6IW24wWSE9TAuej8Hrc",
-	"175TwJ5U0FusoACekmijL/gorY3SEw8pewBGz8PRfWB4J/GDyk3GV/zQpNx8BVCebNe/b1Segq9zlhZc",
-	"yLOaeaP8Nnutqr78eIWSLeXtIXrx4sVr9OHq0Fishl4ITtFzt9Paebm1vb21s3213Wq39P9vbu+8+Fch",
-	"/gYrsqVM2Mg0OkGe955PIItQqUrseggriq01wABF1TB10AqFyqTpPJOGC9A4QDiR3KJigK1hgFmcgEct",
-	"1O+cxIb7hhZCY4vGYXH59FurSTquwyqmlSTzzCudJfE4mMXN9lH4pWOEtU6jjToNA1hhcFEMTEWncR/a",
-	"4gNWx9IzrInIO8Wvi0ynsItVHMgDuvZtB5GtDT+M0kbQ6I5ooiirlDbLBoql7eLv6A2p3gT99IKoMSEz",
-	"TObGQjwTycw8ng9jZt6xltAZtksu1VvnXa20aXPD1JAlVAWokWGABogLFBcP8e6g5Lnf3nr9yXjsW8He",
-	"/cfhIP70H7OgnVdF4v/3O6ftNhZ3bkBcOQCRFAPgLRXR8iZAOZnARz15+EalaedhyAiFgVSQGldA42IO",
-	"JJILMKARQe79wjQ29AqDlWavhWKD70iJtIRjcx9FCQH4YlgAA6Xi/Ci4jymbkY87x5tmAHdqG/n8+OlL",
-	"kkDy+uzKw/mFGA8sTY9+Gu7c7LKX6avPLWFo+l3lRXhAVeEsgbdOXSahdW87++L25ivmHxZ/SJ9mn+bH",
-	"pFbNPPdnWkg2YzVaKpU2PMnprAaCKsOPHxLMJMrjb4fTRbgr1rx0xmucgyOvRfGkZWF/BeN65cGre96y",
-	"wDOR1Gz24eLd1O4XNn7ORi7KfH0QskqNg5l/fvHgHhetWproquNV888DTO08yyycWUu4LS0MjJgNOc8j",
-	"FfEhhNIZ+qiIVEgzV5twULpF5sFKcXFgmLM8CmYOWviFeWCJcuEWcWZ9Yd54c7JIbpWli/E23um+iHbj",
-	"PfKy91P/1eD178MqujhNWOPZX7ipBETEUh2YwSy5ClCP0Zn/q9lbcXMs42rOGoaB3HN4oiUk06urc2Tg",
-	"+xyVK368WCyDKtTnCjHuosMqYzUZuXvg3OsBCZYwmVeVlASEwZ3BwJmiskr52YlfBJ5UupKrSEct3/Jv",
-	"nJJaMcNVEcl8yZ6MUhbYr8eu9yrZtTs2q5jfU80pZ9yPlTBzm6ipHeISr2pVqK386LSuxywt119EOBPL",
-	"5airX+sSiRSHqKbwr1anL0pYTsH+qwvjb9r7mP1tZcjsbweO4f42d/o6MuVAcxdw06VxxXk9P8pZM3/R",
-	"DrapSWSlKj9FZSqZ2Q0FhN+eXYl8EWxmmdw3eYOckWcScEiN8gV4vyMWE4Huthw+agFU/ztdjxUSwe+E",
-	"+K2M6D0lsbuEoJyVDPM3qgbmc0812Csi1eoQAOzJrJPklr/6A6dJe8pYFcmdwtdqogNlk5OtGAkqbhwL",
-	"IgFAVhDJk1ugxmg4kgocQV2CEs7TLo5uAuc0ClBC2c1WwiOcBGg4ShSNsFS6txGTKYloj5IYbYxYoj+d",
-	"J4AgMWLSaCAWY8lBqwPE+/X5xck/Dq6OAW9psyjSwzTaz58bAmh/1+TquTGWTynic1j7B6CODzMmrFKZ",
-	"/7ba+8wDZXnHUgm1hkFUJLK8B1em1TQcoP14wCUxYYzIspZCTvFiDL2vZGz8jox+P5YpLz8RnxaetJVw",
-	"K3dqn4hVecywwpfhhDmgbFRJJGmfUda3SHpB7nnvTpAxZSL7YXAMXHDl/2Q6ypAgl7iF62thw5IrUAHH",
-	"A0mi6xD9J+piSV7uaqL0YgcJzGI+NGDaBo7jl9ODQ3RDQALXf8ck4jHsnSKy+cNZ1bMl+VSFrShJNBJU",
-	"TS71CC00NsGCiIORyTgwf711jmzDbdHB+YleokYwLXjYRwEKcf/mOiyWEFAoIVpUeLFjdmGnFMMECwXn",
-	"B7rNFxsAFu/1iCnrcRdLhw2GvvFUu7ENMWUKU0aEtGuXiw99qgajric3OPFhKsjfXNMgi/EnQY6Qx2Jb",
-	"VAwdnNhyH2jDwsFsQbqbN63NDuNa9vnb5dn7JjLlJizhyRS98AvqOGrUaZgChAHqAFnSfzebTXQfBsbm",
-	"2WF5tYqqxkZuQZ4DXb+gz3CnoX+20zB/2EpJnQbg0TQ7rMPMEA0kJuUM2eMoUajPBBf03/B7G72BPbLV",
-	"JA7OT65/Pf6nLSLRRL+SiYk6GuKYdBiQxtDuEGRDmNMa7iMM9fjjEO7cEE9M8BKEPvx8fJUPRHqjwyM1",
-	"IEzLnQqizk2WCoqwAM8eRGdiRbZMJRqLfJsZPPWPdkjwNxxJQfTB0VR7A/KYWZxyarPL9UdsKnNe8AV+",
-	"3gw6DEsU/u9W5l/e+qsJxqDGmXpyfPUWhYWnPS6G+2aaGO21WhAV2WEDnKaEST+GEvqwyUa6WxKjBEc3",
-	"0thGwFuc0IhYGBF7D05PrqYOPtdfhpCFJhf957aRfK7fBZ1HJd4VMjknp5jZ5Dt9qRtB45YIaW7HdrPV",
-	"bEEsSEoYTmmj3XjRbDVfGP/8AOiIuVrwz34VRdaiq9kqvdcQzOJK52CUwkVTCCOtDDXRld5Wu6KSC2XL",
-	"XGBBOqwrADezO0EhjcMmOjCtwSVvtxJRmWfDJVQqs3bZ2dIMFQZkytEYjDE8JApC1T5OecwBHg5ieAIT",
-	"GbANAqx+9nlEoK683YzU5OzmRVEyF972It9+dakcCFLQX53VoynNVNklZHN7ierLjgA8ppbgwWZQaZ0J",
-	"swaTWdPrVYUplAya7v9S7/wNmeyjMGN2oYUnAq/FzGFwod5MlhwGF+otFNWaNRKDM08520ehflxrKHBw",
-	"CyPBSVInwD/LV7r/FORbapKV7vVvjgzCldtptcqoYGma2Cosz3+3klymYHsmF3trP35pGKA/WZ26/Kkg",
-	"b86Lz9OSmvms9am9Gu5+3rn76eb1eE+9FK3Jv3E3ypCe2o1+qrZ2+ZY+mu7XHOoiR7iw63klTETsgZRU",
-	"KuzqqINbCWKybklBHpoa6p4eaqvV+hcsbNGyWAAC2C7n/evr5Of5bxfT+rfvfW3E2syXOIAFiyPIPtOe",
-	"XqB0WdExfeY8mPec6WSBT1Wd2hbPy6/fB94XLhx7rP+VvEnpS5KoZb4ijQnSZ7G15jPdoPSV2nOqbjT1",
-	"tRrzmm4AG7trbmtVy+xWP3+DY2e0gibbi5t8YNjKbEY33t15vbjRFeenmE1sX+Bv3aszvhOmiGA4sWlq",
-	"cPiHQywmlreijLmaFOSPlqM1PtmAwWkZwUjhwLtNZA4w2+wvEIEhCBRQqlEGyeikb9SjAF59ai1PjCtb",
-	"vbNrCynOqP3RneTY9ggbHOlmh4VdykMQUrsEYSQp6yfEod1ABG4GzE+YAlnUvuzl68v9DgPUbq9rI9pQ",
-	"LdEIPHluNDQQFJvowAkuXKAhlbrTDgsLdDG0sUlVYDseRg927ZFpHnYYJOS4N7xG8LxKSjJbcmCRfi1C",
-	"4hseT5ZjN13K9Qk4vkuJALSmI/KWZpXA9CH5hSSptOkL4ALT1F2rd+KGKKQEYTGYlxZxqXiqgLS17PY5",
-	"TqQdRIIpK37aRAUaKNWs4ox+Ww+0ETSuSDRgNMIJwgwnE0lhMKvjYWkZqiUHYPnYSAWJKCDzpVhRm+tl",
-	"gVYaqeA9IiUYtBsOVKXRE5SwONGSiANP+diAoWs1KgHOkaS9UWKuoznGRgzIwDsc3MbHhkVw+FSA07A/",
-	"5loHTmlTU0tG1FaXKNw0b2j9G+hDZjcy4Wx2NWagRWjuLL2IaS/ZPa/+/FFPTq/lVjTAyu1Iqcaz6a1Y",
-	"1dmeiYpCzpZxe7nnpfhnG6RdjHhu7A4MaV+C4RejHO+LtiA7jJKQt/1AIS+lx1bBtdvVfv4cHDoDLlX7",
-	"VetV6/ntttXgnteQ3VYsCi4h2z1OxjJLHs8Ts7KCLVB51U50LWmtJa35klbrxeJGb7no0jgmYCff3a7R",
-	"4hxPEo7jK87fYWFKdu5u79UZXobZd0piiq9scvk3EwitG8TJEVMS4X3gDEjPv1ifx30eJ1yBVwm/+xiT",
-	"mTemBNCd1QYBacIkXgRa1OqwPudxEx1Y6+6WLUANaQAQjJoVXjYf3229QOXC6lUikxlbLjKtQk334qUL",
-	"BHfbElxQaJfQvV3BV7MD6NkU6X0G6wUJaUoiPQw01vKzHUhzHtV+HI0uh2UvpNHekNY0ek2jV0mjW7uL",
-	"W7zn6i0fsW+rcB9ZB9Us+hpUG+UviBoJq0ganbpETF2mmvVkmZAOTRktWHxgdNUO40yTWInCj59sXc77",
-	"sIn+YcrMmZDG0InzzQwAy3iM5A2Jqwjpz0Stloou0kKr1cv6ps8V6J51Kfi0jvoJ4I0cBHQV6POLKezm",
-	"3Z0cermxDXzkLxAn/HX12kdrs8vosF9JEZ2tWnpQakcnl4dnF0fXV2e/Hr9vtBuumKK53Q80az+K+9Zi",
-	"u2tWu2a1C1jtj8I4M7PvDDt10S9c1U/+irlBJ7H1LKloBqAojog0sbmWn7rKK9bjDXZuYMf7iAOgpAul",
-	"vCEkNZbjDjMlXJsotLF3obE2zwy9xJEa4SSZuBhMW2Y7zIhKiIb8lkivWKpJjmZcGS7fRCEbJUnoaUbN",
-	"DgsNnWojQ6ZCg17RFZpeerZ7HN0Yc34IgSphFcM3YX2PNjaXeI7jIVwMceKnoTUo86xK9WlkMaK4luHu",
-	"gQJLFmj7sTCpbAqfVmtjy9bjq7CackDoXEXPYCrqs21GtmZBaxb0zbW9P5UJz1zX5Ux4z52MPjsu7AME",
-	"WZqgS1mo9IIgkBIjoWmgDbwa8JFIJkjwJBmlsonejKIboiyUGU5onxn0kg9Xh/CuBFwZPJFtr/YexJJS",
-	"JlGovxkGNi9aqg7LHykeBsZFDJpvFzpCXcDaYXm6XuCctVr/1Wpzh/2bCC73EahaEkUwCwWM2HxEQm7O",
-	"kEuFfoKx6Vlng33x8mWHuV/1f5sodDbM0IHKgD9Z0pjIfctP82euvJu03l6AFdSiBc6ryvUwTUaCoI29",
-	"1gvd6V5rZzMwjN7UTVZi0uwwhwcOUXkmLlHrrnIfpUREWq9JiAScSOupRwMqFQdINBA9OsxOGfUFH6Pu",
-	"BO20/hIgg241gQ/qNaMMbbf+ktXZvsOR8svGV1sFDrKjtSB871JhkaN4msPksMj20c6uXXsbh6k3vk5g",
-	"l55wIa6rBi5ZRWTZMYtnDo3xcZ2RKL6CcZiLhMY0VoN9FOolqbUMVFOMW9DVa7J+t20nruUKo9lgU6pN",
-	"NM5C7nptN/QcIV5egF/3o4VlNpFdw8xG8hIw5i8KtSR/2t1rvgDBSaj5/fmlIF9DmlpeqvGF3gbXZ8vv",
-	"c6eiz+3WTzvNl9Wdbs/u9EWp05ZebcWnPvCi+AGFE4dh65uQdoLiIg25XrxLfKu72vGn8Gq6/ibUDni1",
-	"vdPctdUB7DIC/v/23u5u82WpeOb2TnnJzF/H+RhGBl9y5xHRd+5ELpJEBdH8eC15riXPP4jxwzj/fEbq",
-	"pLqi5fgxlpBKsTAHG5gtGF55Ff9SrwaHaxgA0hGEx2cVOAy8XmiN+KHJ1nDg3TTCSIwYJH04+AUDFOei",
-	"8lQThTbjI7T5YBC790wiPmaIxlrkAWEvMgkbWc+AgK/bH+S/Me667bABlq4aAJoQMKuEbi6srzktTYgn",
-	"+lJpzSlogwtEmc0C2jRRh2CChsYkdm2NrcZp8LMSHg69hV8V07V5fh+/NOzaOUDqxk+t7Z0Xu3svf3rV",
-	"MITaSSzGCHE9IElKxHWXqwwZ6VZLdtM8dXenvd1q7u69/FfuvZYnTHOI/O+zkWq0t7f92t95/RE9W5PR",
-	"2NBMn7JoAc6sVFgBlqpbaUCy9/tulbpuFXrOoxOzjl04ZiQIHCVsivuV/WJt5PwCB+cn1jew1JBdDqe5",
-	"fg/jivlJWRSYri+qdy/X/HHNH/8g/BHC2Isk02OQ2a9PwR4VuVNbqSC3lIzBpv1wR0RlqP1vA6wKRXUZ",
-	"uVOmxOiYj5IYScJiD8DZ1Hal0sVTBVq1pwkUfIEwdDzUVCAmCOcmiCCrQBrhJNGUL/8gOB/c47GgysTU",
-	"TwBAt+1FJMiJVGSIUqibb2w1YGUQkw7bEDwhEoWat1hMbJhPuBk4PwgoKPAoc5mjaDBiN7LDBIFcxDiw",
-	"FSw4FMjvEWG9I8YcIRUdYoOKCyUuNna9fN8Ow+b3Tc37BcFxltg6kporV3Hic7OvrkT4I1wdpoK32c2Y",
-	"xugEKZIkaMJHCHf1yl6MpPrvRl6MG/6xtbtT3+VRKpn+lO6ObKldod1dzd7tbsO5F1Du21X5trP/hQJr",
-	"ts+wM1DahyRJ+P8HN8GPmfiUa6/wYZBXhmS4ADXdfPNEooRgAZKkXuCmCRKAg9poN/6pV18QdBDjZrNp",
-	"q9OYbqwABF1PriXBIhpoxm3hxTMY8ccxbj1Me8ZqMG799pppr5n2ipn2n8o5Ym8bykm6ExSyYKsZHpKo",
-	"XJh/Qfa849elMGfDWAHYICJMJROnPxqXx4aiRPq58zQ2DIvzodYbtSrsf1HzXnJLBJIpwTfSaNb7CFs0",
-	"fIWTG038HP/G5kNQ59/mSZc+59AXTPzQbO20UE5/OaEHsnRnVRvz3nM3ujLdvbCsetrjAY0GRvSBmj4y",
-	"5TcEbej56udQWzbenGUet2x3Cdqd9X4Sz8zJV4PSbjk8cz2qWUPRz1Y/lOJ6gRcIRuIU4ZlACU5Rfsh4",
-	"sireK3QdeFYMh7lUJ6wC5Aa9CPMFhxvKYrsHDWPpsHShpq3j0NhVtDjkmRhwSrXwaDY2M6ts9RLORcN6",
-	"ChZFrX4/WfD+Di+TDF84gmtBZi3I/MGsDwWW+PUM9Pnnn3+JCsxgbmbWWy76xCH9+DwKQJJUZkCQTeRb",
-	"+BPaI4oOSYcZ5CMh0UZYiFYPAxROR7WHxiSexZkgqfBkv8N092DS8ErvQDgECCpcOFaFlWXrUPcSYcTI",
-	"GMJAsi6a6D0hsX4Etbq1ej8768sf2+oM7PV4jFvYrOjG9s5KaHHNhKzCZlOJ+pyto/TW1PibROn5x/d7",
-	"ys8qkYfZxLxSCTxjVWK/paGBn7RlSB5QUiCP4OUEhZAqQBmdCql6EsL1hJK0UTIXytKtHS+qpShL71aI",
-	"0rUk5hnG1EfT2WUI7Jqwrgnr48Xc745M/kxUfRr5QIF3sYGoaPo4x2rwMDH5eR4NNyfGxW/0LBePAy/I",
-	"N0A8iYlU1phnkPY7LARwwf8CLMKiNJ2BHkRYiInFmgqHRGFNmkOX+pNioShODAJtmFeENPEzaAyJF2NA",
-	"tMowSqEMvgkqrmPGy8yfX9uaF2IZhWjDX7jNbwHYiFeL15ibqewew6oPZX8218RgI6rwm4HXcMhvbQFN",
-	"l5PMYzz570JdimWZ4RKD6wJfNucSCjZVZh4XI0m3d17sNvdKkaJ7rftghgvwlEtlraYCK4D4ptIy0fmT",
-	"3HZmuOlJPtJstvMkZjN725axnmXq+FqiWEsUfzyJAoxoWcVn3kO4wHC/dwHDC1moESabR7jEPDLFzgPE",
-	"yDjjgM1Kfv1r1skTM+kn4IJQpqHR3tl91QoaJq4HsgSWQai7YfNVTpfxgz83h/F35DDJ9m0Zep+djDXB",
-	"XxP8xxP87Ax+P9Q+GxI6cme9EI8x5GLyWHCHypjKgxjcBFrqRFygUyxuYj5m2ZVDihdCODJy3UQnEL0f",
-	"jVSHUaa4jVAEfgVhfNtBq9Xywg4RZ0iPrS9wOkBdvfBYUCL3rarWYZDhAPGcJmled77nvmsjRRJyi/Nh",
-	"ObNhnyM9BuNDMWGXefyGm8szCXATTRTq6UK2BLZJrTBW/X8dBtQZbUBEQF5iROEbAtVQKJF2ZDvolL7Z",
-	"zBNjt3XrjFSBDXOvhU7fQL6HSZHY2G29QCfvLz+8fXtyeHL8/ur67x/Org5Ql0w4izebHVbLb2OQCX0W",
-	"+OBgzCKfyNSP/4feEiI7rMOuBI4hYVYq1Gpu/6XZWJ7Wfz3U2G/AWh/NCd2NX2RLtRk/7oSteeGaF34L",
-	"P1U19/xTRU4exHEFx65i2PMVpOdfsn/WxI7FOWN2sQmGylV5/Gf4+4t8Y2XO/vlk88Fk8mShEz9bkbUD",
-	"f00YvzvC+I299/XI1GPsRuCQSLEa5KKRR9UaZVHPv/dePeSXu1Dpy/25PQ3/UW1syhNiFhNP4vBguZi4",
-	"OAQIpAqNqTxEG4x7GWZbYxoTQMnZrEVeTRjZB+OvKC3o3EDr2Su0VLTzpxUjdz8qGuvUbkyNSKxf+BgN",
-	"MZvkqW9l2O41OV+T869Nzg1x/C5ouSEsyFKWCuq90MrublbRtL5vbCThZ4sn5qwhOy34b4f55hZ4q5t7",
-	"9De6E0SGXRLHgJo5hlJVnqmowzLoroHJrx0GiCSSoO4E9UZJsgVGJ4HZDWX9zWZOhRObOIRVh+nfvPED",
-	"0KdB/aog07Oc+44WfQWH/ldJqLnA7Eavot2eiBhzGJXGjkeZVAQDRld3ghzyZNXIPjdmsOOdli29OY8h",
-	"f+M0lmLkysJAvLslawAtTKzNEmBLrvtzQXpESCQHXChbWB08Fyt3yK/OLWNoyXI+eHOn1ux5zZ4f75L5",
-	"jpit9b5nHOMrOGEuFRdg3CnqJkBX2pma8kyaWLCMT1KJ+vSWsKDDgK/m3NB3SoAXJuOfRV9Eh81xRqAl",
-	"fBF2cR6PClFJPI2tawrA4HEIEXrAX7Gc3VKc7WnYFISLr26dH8Foaro6zHVYc5g1h/lOFMA/Y/27jLTX",
-	"c244TvP8i7m9NR0bnBF33et7MjyuszI3xgJ6+oR+DMv8116MNdVbm708F8ZsArRit4UjWE/vs8hTbFau",
-	"SkBxNhvQ5aKjtFgnvLJ5zioIeTHNPNTYRUx1GEDjhQalIwwQF8Zyl6HmOR0kQHKARSnF0+FzddhvYF7s",
-	"6AUheNhpuKydPCmH6sGaevBbUE+I3Or/NQ0MrH4y6bCE3hAUnp9dXqHZ6/nctKos06PXxc7zoVoK7Bdl",
-	"F5wPZ51r92YJgO7ENIIyPnqEJF7yA5eu2f33AoEHLWAL609Fv/yACaSJry8YDeY5HJMts5zlYcVQPKne",
-	"qMzKHukW90Gjh2lSf3NM27emTf2JAV6waTu3fpC7oGjjb5dn7zfhFmJ3M4wlwB54wH0Wo7XM8IeWGU7Y",
-	"LU5oRsXWRYa+nZ6kW+3UkKV4TPwmNVbFVBlj+BbTBHcTUhKJNBtDOR+rC9hX4pBPInhosQCqAGKJ/GHu",
-	"e9weC0FvTdHdKZ4vm+gYR4MOMxKABfgLtXLWRp1Rq/Ui0jwI/kVClFBmBBuMuglmN/BDG4WQYBnaT5pc",
-	"4g7rCdw3Udmubo0RPhiC1FnwfjInbdh+OSMh2shFogyUJ3Zl2SEBdBMqB5v6gFZ4AREMRCVY7SY6QGEb",
-	"pZT1ww6L+NAFq7m5iwna3kOSRFw3NND4Ywzowk301pQ9kqinb1cWKp9/PoMBEkTPhjIsJkhzDASDQtnZ",
-	"qhSL4BOrEIwsuMVycs2RafR1pZo/gfxgb9tc2Zr3kPkIfA/x7u8kWmdYrUWItQjx1USI1coDAcq0y/qS",
-	"gYX5npOoayDm58HuA/x8DpPfhrB0DIUGOmyAWZwANJ75xRX4De0Dk4bF0ECpVLNS/V+JPly82/QQ7m1q",
-	"2OnhuaVnmnrltfmHUdo0v0sXPcT4GG0wvRgdFhrpwbxh5Ifra/Ob/rqVKIIcSyQsl1UfRmmIuOiw8H9g",
-	"EeLCA/NvPQ9bpH0zA+IHbPQtysw0AtSddJjJQTswKwhrl+ehvdyFuCr9ihFNNo3/F0oqSzTAt6TDQov3",
-	"30ZQqj80gpO/OnpJ5Q2J9TLsgzwDqIERZowr1CUdJvSCktjU38nrMW4Y4QhLzkB2okQvpVf8ZdPlHXSY",
-	"ORha7EhITyE+UoFfSEG/RJIeSgi+NSWeh/qdWTFacNCv4DSuDJrfVlz7+CUvZ2OLvrSREji6IaJp2zUj",
-	"Pmx7JWFcsWhTbO+WCINVq5uAEJzHLJVArzm/QaMU2QoLKBU0IrmJsU/UtfvJ7qIzMfoC+ZdGKvQSKRvZ",
-	"LCfDLk9AeCkXRfTEn4/uvU+ZJdJwdbA8ZW5gmF8F+swlIPu7jEmZD1r/dZ0D/y8xbhNuVjns6QG6Zbad",
-	"ZwMeRuljagvkB6tW1eZn0tzVtSC09r/8kUB5HWmdqoH8OBRefTn1ta9OLmc+U9oAc4grN4DOBVc84okT",
-	"WzTnRL9cXZ1r0sykFs82oZyyUXah6o14pgULwIiEirwnR8fAj2IibxRPEXYV4rXmr2m45ovArIzgYxDH",
-	"rJKbMWm3iqjHk4SP9ZifSVChty7OD5Ec4JTIoMNc1DGxdKSNUk4hEw+maRHIoEYRBREmT0E/OD+BGjsY",
-	"iu90CRZaYtIcwgwp59tQDy0hUqINxlF4GqVbl0RKytnWSRzuI8wmmnub0oB53M7EzcphC5sHJr67zC9D",
-	"CzZsmzyTKDyIIpKqEA1HUhnxA6DcpptaGLYpJTrMmb/bPmRZk152ffraHRZq6ezabIaVNux+6p2Fn9uI",
-	"xgEMIUCmyn9g5MpzG04edBj8vWmHIgmLr611JkQboZVtAXuZ3Cn9X+Ot+m/9T+PT+u+wXYxVzzRm3cQU",
-	"UoLyh2IUqZEgMbLihynWmEGFhUGHhe782GpOHmRdJgv5crrBEsixTzvMVgsKUKKJmQnDAiYE9S6MUQEu",
-	"gHGX6Uf60I4SZct3h1QeGwtUVgFK/wklN2Ji7VXQ+VTFJ70hmSynZw2bsI9Ky8pqxQLiJDmN0seEAdIY",
-	"HKn6iUijRrux02wZuLUBh3oBeqDP9Vq4YH5gz1j0LWpGZazd4N+TFzev7lri5WSX7XzeG/40fq22AcjN",
-	"L7mkqa2VefzZL2Gb+Zvk7CKNMgX7CQpPzVghcx4Kn/r4Ja82pQ+FIP9fXlYbnkAJqOyMH+ZjmMbCm7GE",
-	"kSetFzq6f9yiTUtnGT123QUQzHp6eL4W1X5QUW3HOFFKQgNiXNGevQHIs2A7/Psc7BODOEBSReJ9rad2",
-	"eTxZH4u1BF9Tgv9ThXNqEfXS6Ni5FuCEcGcfHJPugPObBRWuM4nNvW4kHR+3dh/ZwsBgIGKmLteAj1k1",
-	"nN9vrt8fD83vKSL7S2lXqUQ4IQIwwayJ0VlfjJ9Tb6WpUmYk5utogFkfrFdO7tPLYrK6P9nMgfHAjjX6",
-	"abhzs8tepq8+t0SeLDdK4zpjHYmk0W6A2bb9/Dnsom9UMybn7wmC0J61ZZLd3Dlfs5Q1S5nPUr6pjcej",
-	"oo7AZz+Boac6cmPU1X92IQPtw8U7pLgLn3CJaCUVHW3wHngVTCaZ1UGd3r1pcd3BBJF5ESBggfYhrSg0",
-	"vAGiR/mYQVI30mpDh2kVtDtBF1xhRdyE0CW830QHzI3F1G3M89WzG7oUhJ79/mMU1nmk+kG0uS49XZLc",
-	"fb1UtwfxuHmc7a+1WZY5V/CiJNH1ae/Xv78Wr37+9Z+fxdX49w/nR69O3p3/64TvvMPv8OX4p7sPV62L",
-	"vvz991f/tXqG90j+ZM78Ip+FPfdeJR2zBmtOteZUq47h+DNmv+UcooKj+hrT8y/2XzUT3lR+eY0LQ/BU",
-	"wgVOCYs1l4xJQm8JYCzUT4nzOdoKoaCmaOKOpYm2TFUN6vxYelizpJ9b03Ua3ZoOfsNYNntov6c8urmk",
-	"bE75PnejispAkBVSLwodU1X6Vk2R1vaWryJ+1qSza/q6pq+PD5P5nqjlz0QtIpXLmah/c3KhtYGqaDBN",
-	"aC9ImuDIyoVDMuwSIVEqCMTtUxOW2uXxZB+FhtbIEGIkdAMuiQmq7bBbnIw0iVYjnCQTZMmSiWcIMwIT",
-	"QgU1A6YHqS9NdKzJnJY6cYc5gh8lBAsjk4YxlUAHLyCQMqwJDvQBelyBlWWebWBZymYG9VSJsQVLiNkp",
-	"PU474k9PypL++mhes10U678SrzE7Ulu0xz1l483NNNY8aM2DvhcZ/09lIzH39mE2kue5eWOus9m2eCY9",
-	"e4hxN/tItgHi0Ai4nnVOGNF8rr/5KB/D1671eqZ5bz4lw+Nt/KcZdRVgq3laG0rWzm9yaZo9DWarUmSY",
-	"KlMftCZzA5YFm0FunQYXb+Od7otoN94jL3s/9V8NXv8+zC1L8ey3bmxF9QMzkKq+93TftiyqftUc5nYD",
-	"wo33Wi/sz2aZDnlMGu291ougwcjdnM++2PNYpd2ZdsOa7/JIu2mN8LvzhbtzslRRvtw8uea/a/77h9IB",
-	"fW86KjCJFeuDNbjj8y/23xP9uyDKZFQ9uM/FLOso628h0BQki9nXEe5jyiBsnnNmss/HXNyYvIaeICRA",
-	"4wFWEAsGce8uvD9LkzDYUnYZtmgcNtFJz+QuWjYD0fDSIDJkHVOJQhMlH5pBNNEV1OuzIaE1tdULvbYl",
-	"ijhtttypllP8wXwekdG6cMWaLH4btcQd3e+CksKdKpPSyZKqgoBooC0X3fHlcQa4SnL2M70tO2W1gmEd",
-	"G4GFzyMxhCmB4ayJ3nKBdnbRgI+EzKiRluUBdQapMYeIJ6xGQussWicBSgdZae7DkiNBIqKbyg6LMENy",
-	"TFU0yNwrCZeU9TOMnAcRNli/QlzJytwx30+0z+HO23/IN38/GQgZHQ6Sv5+c/uM/u3vy8p8y5d2f+NGP",
-	"HeGTB/jkx3LNYdYc5s/u3K6MFF2Svygin4it/F1Lgpo+O6G2qftyQGGuak/GchLOyD5ccidOdpgc8DGY",
-	"h2YoJbVYwgFyDpysM9uDbqgGlPWBFenRaW6jeRWVDgTDRvjutl6j347f/HJ29uv10cnlwZt3x0dti3mC",
-	"qLXEVfGfKyJnhwHMkKf1SFAGBbeWqNf07vuid63XNeSlmoBumqzNEwPKly4oCKpUZpd737uNIC8ULfT2",
-	"hq5v0Q96i74Vj9X0e4GXBwB8opGgagK800BcHIzUoNH++AnyzA1AVwVm0pUByHgmURdLglKsBgY0NB11",
-	"ExqZXz9cvNMn/eDn4/dXR9fnH968Ozm8/nDxrpnJ689vt4ET2+FN5RVDrkrEWY/2R4Y5QVhEQnskmkQJ",
-	"uJGtm8WCo0x7ba5wcqP5o+IIM5P+EqDxgCcGcxEqFIoMh837YobDNv1Nv94fslAQMLKRBW/HyUTRCLJx",
-	"XKfel/3mVZ//Daxnth0SxAWXbCSc9bcUEcOsOpTBDrlhWuDYyIr4ZgW25WZhQgDCX7FEHpKSljA8UC2p",
-	"1+2IyoiLOEBXJCF9gYfQ6f8WZ+QaVMFU0T4jcYDikQBSZ2QET/tWHE34SOgTI805stlMAFVGpSIxGrGY",
-	"CHS35Sf22d6zUz1jauVcKDUQfNQfoNSl0hqwNpujLhFOBMHxBMmU4BtAHbFnXDq8GRPBk7V/5hBnUBlw",
-	"xhtlnrirj3w+kSxCsmkVcx+dZ7nwmyXgtUywfAxIoppWzYigKaMDTdDO3R3CUXbUZL5dzXLNfXeCx1gi",
-	"Nzf9ipltVrL4K8zWRaJ/rdnauRnFIMFOLvZmX4pC/RqLYH2lpsevsRTPnG88j2qjDOhwjPhIaepoAI8V",
-	"597SWJPPV1kTF8f0dVbDEXK36/rFnNY2v9JhyIn11zgLKE2w6nEx9KEaPb7oFsPAaEHraff7E6+IZfWH",
-	"rr+vQidMti2JoYikgZnawCjFQlGcWDxoxfkmtPdtEU+9GpadahHyKRfiUi9Cd4J8UdXYV7Aq2ldgAP9/",
-	"AAAA//8=",
+	"7L2LVxs5lj/+r+jn784JzBaOIZCHOXt2CJBuT4fAgNM9M3GWkqtkW02VVJFkHE8O//vv6Eqql8t2GUwe",
+	"3d6z08F2qfS+7/u5XxoBjxPOCFOy0f7SIJ9xnEQE/j4jUuIhuSRJNNWf5TiOsZg22o3uiCA8JEw9kUjA",
+	"z17jFkdjoh8LscL6X3igEzba5q/r1u7v4bPbl/H+p73PL25eTQ7Uc9Ga/gf3g4bXiE1f8Hgsh/bh/t7N",
+	"S7EfP2cvk9anPbmvnt9O4GGFXS8xD0nUaDeGidrZ5zsxZbThNQSRCWeSdGlMGu3dvWf7zQOvofgNYfK9",
+	"JGGjvXvQusuea7QbZ1jcECVRxPkNCkY8SaaHaEQEQVSiEZ+gDhIEh0iNSNzUXXAew3D1H9f7B88bXkPR",
+	"mEiF46TRbuy19p7v7O7u7O12d1vtVqvd2m3uHzz/d8NrjCUR0FT/cb2796xx5zXkOAiIlI22EmNyd+dl",
+	"y/9pTKQ6oYIEqrgNRyiEb5FdPbSlRgQFnN0SIbGinOmx6+90R0/kdn6bFPms9FaSKEIxQRj9zm9Is3p0",
+	"M6PpsEvO4/Jo3DAoQxjpZfHQhKoRokqiJMJqwEWshwdd54bivtJ/jjBjsKFK4JCy4U4wwvph177RboRU",
+	"BlyEetEqN8FM7LcRVijkaMrHSI0ou0G4z8cKliMYC0GYQjHs+f/WnPSVEgTH+vCU74LEMXGz96AHuBVI",
+	"uha5yVYN2Txntv4xJmBGfsIZKY1dXwhEbvXth3EzFOqH0uHCZW6jL72Gmiak12j3zCXqNbye2Tam4Nvf",
+	"RlMU0rDXuOuxHqvbysxlRIMbwprN5tzWelDQOCUT8PViQmEbGFLRa7S/9HIEoNdo77W8XoFQ9Brtg929",
+	"5jPdTFMV6CNHV3qNOxhfo7ywbzCNqo5FIvgtDYlAA3gA4YEiAuZsNhxJhYXKH4+1rTcRggtoZf/S0w94",
+	"aH49+un0Xff6/bujX486b49evz3NL655QpNsTT0YVwjfYhrhfkSa8FxIFKaRNO+UCquxLPUpCJacwZdn",
+	"eiWzlRBYERTRmCpEPgeEhHor7ty63nmNEcEhEcB/Trt4CAyFyEDQRNMzu7CCSD4WAXkikSZ1mtBhiTBD",
+	"hCmqpkjh4SGiCsX8lkhDg8gtEVOkycuQoJ+IQnLEJxJtYZZyspgoQQOJsKQh2W6iK8JC/ZY+Dm40TesM",
+	"ds6wCkaIC/33O86I+UJTTRmMSIxzLLTRbvQaL3oNTZGmif4olaBsCLO8xIq81auwA/+dnWXntPsGAb3k",
+	"A/TPndLzusO0m+etfO+2L8oUGRJR6uySxJgyPYj6HaZtCp2u0qckFRO8IgFnoURjpmgEd6JPmSb45nQ8",
+	"0dvGQj7Re02ULHS+v7esd6LEdOdIX7f5PSuOJlhvLxlwoc+UEtPyNIs9aSIQj+NGe9er6nVmm2b7PsOf",
+	"9RuQMBxFooQIFFM2VkSv+8wyrLbRlds2O4hL13lEBkof7DxHsau+dDAHr1YaTOUZeM/oZ6RlJrQlzaZs",
+	"I6zQZESD0YpHYvfFq4O9g4O9JWt05zUSLHBMlKUxR05IrSIzjjDQUNOVASXCQ74RZnvjVutZQEP4l/iF",
+	"sdSRd6nuI8Fq1PAaDMdpq04I0uunMRWaoxiBIHcC8ee3hA3VSLOvVhVlOc5Jf53wQvdQObe8lFieov5t",
+	"8QzhiYUyesUEg8LQHjjPExJRTdLn7V1ofy/PbTIKF09NP2BmFu7ivf6zYD88IM8HL4YvR69+v6meWZgN",
+	"5mGz6gyAocxO6SjR8qQRl4CFcRZNER1YYTNlh5pnGqGfSsQZQVtcIP+v/na7x7gaETGhkmimPtL3yrxL",
+	"c07QaxBmckKEbr+/u9dj/sXl6fH5u5NOt3P+7vrNUeft6YnfRHB8RiS4SdvZMWFBoE8lMJM40ENv9phb",
+	"MsPZs0Vz7HQJ88wt2sHuXvWiaVY8b+HMlJ619o0cwDjq83CKJlrYrbN4+l8+QBgFPI7xjiSagCgSoohK",
+	"5SG7vM0Fs8wEhQdPdZ60oEhseEmChyQdy6cxEdNsKEBFC0MIyQCPIwWysO7dcjd9Npfwugs8JLPj0N8i",
+	"No77+qoNBI/R7rzB6IFWj2V3aee/kf6I85t5V39ifp69+csuvr33wYt472afPU9efmoJQ9E+V9/7STqQ",
+	"h1z7nB0i40nvWSp1pyoyg63HSRLRAKjo09+lnnXuLH0xUrhpEupuZmT9huckeFBHQVTXoslSQR0UVS3t",
+	"N9q2l7vUcKM7qlYZCraNAY4kucsvzn8JMmi0G//vaWaHemp+lU9PdSen7JZEPCFmoUqXuzw3o3xjNxLK",
+	"NBW6JZ6WcmDIcGHBHuEmagcccDagw7EgoT4VOS2kQqarGrNt8bT8+Hz5u95bsibVUnXdt+jH58moi94x",
+	"22CRoFn3TYVZVUqK9d8EM9Nn4zUOrWj7sBvTeffr0dvOyfXl6T/en151i/dlQEkERkp9XS7sIYLrb+9R",
+	"PJZap7B8o414QhimHsJMjQRPaOChoeCfPDTkfBgRD/EowjEu3qUOu8URDRGYBbRahgr9PeqlKk3f2vB8",
+	"uwbof9AXBIvgITNndOcjhmMtT+jLF3KluaMmlKkWgUPTBBiq/iYVwj0kx8HIau/8loidiLOhlbI7oWGs",
+	"m9v4A97GvCLyjqs3fMzCh93L4/N3v55eXh2BNPruvHv95vz9u5NG/t7kOwWyPtDdfgUelA4HbTFuz7Th",
+	"Qla9xlFExBOJcBDwMVPbmg9VT8hY8U3rEdbcybwvrz5trsWPei2c3rqeK3Fy+rbz6+nlv+ZcB9fZV7oK",
+	"v52+/vn8/Jeqy2Al5YXXYXYy5iq4tvnL4DTuzUX4US/CGy76NAwJe/ANOO2eXl9cnndPj7unJ0VpLRFc",
+	"kcAeT8K0QhLmhbWQRESRi/QprQ1IohBnxggAVPgQBRHBWm0wotDFUff4ZzSgQqoqDehJ13gu0ZGUVCrM",
+	"1BP9WjsUEhrFGHqmnD2yKHf1/s2bznFHs6iL08uzztVV5/zdFdrCxpl9Q6Z6rhhNBFVk20Pl5QR9qfCa",
+	"f7w/7x6hrYI8+GnMFfbQWJIQ3W1kth/2TnaYIoLh6DS7ZPdXorqnl++O3l6fXl6eXzaKyo3pxWjkaMs6",
+	"QxAN0bPBHn4VbD/ypciPTCtmaMzI58ReTkyjsSCHwKZcQEOAhaAEuA+1g5ebQ/7DHnLQrc/ceVyHqeDs",
+	"9Orq6KfTalOBDXcpWgi0RNYniMSJmha5iB0Y0s0043CGxa+i9NuJGPO4r4fg6zHEVErKhp4Zr+YJinOk",
+	"VfVDVLIXgLUCXA1G599clB/1ovzC+CQi4ZCsR1f55d35b29PT346naOspN2hkAfjWItS370GXzGneeq7",
+	"m9RGOvpR78MZifm6FPez07PzuWq76ej7P/3lScw7+jHMZ3Pwf9iDz0OyDp3g7PzkNFMIimq68aO0G8Zd",
+	"kheXuloQB+ekP0zUzisfhZwYpx35TMs6ePZ05sokvxvZ3rj7Qdl41CuVm6dxSM4MaACqMpgYnPazNWY3",
+	"jE+YedhLH7LL7YEXJQte2tymH/U2rYeBlMh2Y9YO9U3Yh6eJvuEAYCuDI07DeWxkc4h/3EN8xkM6oCRc",
+	"GqKdhVUZr3ghJAoxHJPw0MVllQ6ECwFfNEJ4pjqmenN4vsvDc4GnEcdhl/O3WDzUBHNx9K+350cn193z",
+	"8+u3R5dghMlIoQ0IMTF/JpBJot3W/suDF89Rf6qIfFTqODM4Iw8UR4PO6OsNIfxRz7KAyHWqNzzLA3rA",
+	"cZ4NuW2U5VtHW23cbYgkZQGBk+XSYdJcFU1eH/mMz47YK0TWVgwTWEJxjIdpVPIES9dkcy1+0GvR5fwM",
+	"s6lLNXnYnbg86p5ev+2cdbrXp/88Pj09Kbt5IXfHpvvs7xX0wcvZOFbP5PqgCKtHDqWrGLiHcD621sXD",
+	"EbFjpOaAM5OKE0xRgBO4DILgYPQHvwyllK2FrXOP/sGv0XuGx2rEBf3PQ/nK+3dH77s/n192/l1iKC7U",
+	"lAvn5UFHFx10Q6aPejXy4zHswvZacDfFOBpwEes7a80j+vLe8hsCAyafk9Qz9p7JcZJwoUh4RkKKuxBl",
+	"/7Alu3p/cXF+2T09uT47PekcXXf/dXFajjfUL9/RnSEX+Vvu5pHXsWqQOTHTxrdLTVywrBjchsP+kKTB",
+	"JsGsx5o0E7lXOOW2q28VRQg2JRcEuLEq/WHPdHqETBaUDdsD70BChKImO6pwWL6Uk6m8AoLNonN4BS3e",
+	"WgfCCLMwqsoWP2LIHymV+JDpp/+SPnp/+RbF+IYYm5bJdEQYKc6jnL0/wKzH9NlsI4wkHTISIv/i/Krr",
+	"o60rhVmIRYjs3ZLILg0c8B7zJVGKsqFsShIIomTz6BgUrKvT48vTrm8CNCRR22gy4pKgvc+fU3qvRqTH",
+	"BJHjSDXREZvacAyzRgB5cBrR/+DzK6SvP7Jz34bgR8UFCRFmYY/l5iYVnkIIY5woCEwxeZ0zi2/y4ip2",
+	"pZh1jUOjMOPoIre3Jm+uuPx/vzp/h65gy9CWr1/bRrz/OwmU7yGsUMylQrvP0S+vt122id6FJ7LHsBiC",
+	"w10eItwH9hcTzCTyv+Rf46HseLXRF8qSsWr3mH3GTODu7s4vTNg0bZjMPZf298HMvjiD3Hn8ONPcs4cc",
+	"DmH7S4MqEi89t/Ze3KVvw0JgCCECs/9qywvpkiMeWa9tE70mkob2XMck7usTGVGptARGVRoIB2gaPRaM",
+	"sMCBImJnQCPXALKCDdyGc2kpnuxE5JZE7hGqQLEZ0ltiU4SLl9wcu5pr4e4wDvWy0ttV7z5O6CkLE06Z",
+	"qgJLUGOhb25/io4F0Zqbca9wFk0PER0yuDD2OjKDFtI0/svwnEXTFNWnfCX6lC8fJ1ZEn2E31CCiDqlr",
+	"UbtjeCxtBMMOj8zZiKLzQaP9YfELuimQ1d3H8lSAYRfDpnNXvs95RDCczyHHkVx5ijS0aamLV+/GRQst",
+	"6yANK3IdRFyQ1Q6IiV9Y1sZEbeS80ac1OdFZ6fHsDV0SJxFWtV+RPQ/vADib+pt+ZhtUbrnFWasg7cVM",
+	"yGUDLTzsWl9ZZlerdfrwQn5DhNQEkKql+3aRe1S3jMZDakhPLXp8Ac9X0eOES3V6L2nEpYP/NKYhiShb",
+	"3v5ytoUWp2qua35JXYr3EsqraeCVeTRtdGlDNso09LfRtJyXjXxQQfxDlAgiHT1Fk5HmI755HUSe2udq",
+	"UVSpptHSq33seNYVPK2bTaUicbUb0/yWSj4G68K0N+hdFl5qy8kiey2v1WplT5lAjSIEQAUIgNdQde96",
+	"4ZIrntg7Xv90jZNwzfxgLIlwV3E5yEleZKKhQ1NIT57hjMUrnKf3jrFk3DB30L2ZxGxDuLJ7XcG98iwy",
+	"vzwZDZ2R3bzG550h37FfgiHlEk9cTLkTxozAkEtKry+ZHVlcMkjAwVZIS8X29AxquauJ3rvQISuxYUFS",
+	"SV6CWNL8tiJWDVnnNeUdLXzfW8ypEkrKdIgwBIuNTuBhlGJW2GirZibjP1iQ2UgoSyUUJ1Ms5fnvNIV4",
+	"kKyRnq31CBxLeaMb8dcWRLJ54s8d0yxPhn944WTD4etw+HvzY2j1IG4XzprsFirYX/pYkuuxiO6eAsOT",
+	"Tw1KkwHRc1hNVcamgl5bU3px+uVKYH31zVz3EJ7rCER58SS/mJUmpdxWpGb2WSuqhc9eOky3qXmD/6yy",
+	"X5qEe9Iz/Swd5q01XFWPsVpoAq/DjFDjTGDLl98i9ZaHbt5QNeIcuPcKx01ZN+SiBtYGDMsAbsvyoOAl",
+	"+REsW1gj3oRV1nP44V53Zlbzz1Io616RBac9G1r25mUTXMMBd0v1KAfcDXO9B7wTLl9Z9+CPfpLXsMOP",
+	"s7XOaF+xP/VltiIpqpDS8JAy7LSZhdJf9mTlUdATyr1t4bTWsOZOEln/up+lqk7dm+GVkWeXAuLmrFUS",
+	"3xJAAaes+XhCSEzixXC6s5IGhFbW0/iuzLN3rrRAxQq58gEz7k/jORtwgRxS+s6EhsTm9DUbtQw8GbSx",
+	"zYW3o88v39wNf2c5SXFgu0hxtFuQwx2+vqAxoNFBNqIk4pYIg1dr3FrwOwlRBFKxEd4pczLybsVam1vK",
+	"hXpjMvpzYKUF0axsbcAK6XtgrAwSSa6ViT4sGmHjWC9PvnlR6vs4dyCpjOleYkAuAaI0/dNEeCx5ybGJ",
+	"sv0a7MlrDISpGLKCWVnUMigTpoggoYETOXQQBQ7suPLWKv4QGT07zjAneF062B+d4Zo5GzNCtcIMDxCJ",
+	"MDJ2OhTjKZJEHTpjvUv2MXfvCUDtS6Ly5372yM4/qq6mRvl85qyENQ0ktoRMBaN9CBmv9og9gq9snWpn",
+	"yQ1Qc8qrKqsFW/ocw7zbxrknsst5tHoc0NzF4oMBEVVpa0DRgNW5MBKJEiyNUej5vj7vOIoQtJfVluJi",
+	"mMuiRf371fm783Se5qZU37ez4wvHxfhAc2E/DhIfxte8v2SgF9XJBdVhLCmPLsaz5KaYreXCvbuCwaf5",
+	"48VtzEj87ETSRVksYtjnFlLgdDBydghAtFaU2cvzqiAp6ctWe+vsq8qXDl7nuWEvnu0aRHmzao8iy78H",
+	"8nBP/9gUyXEfwPoGmTAAZXzACeahJBrL1JfcRKc4GKXeZhuHJEgS4cDGO1mPGWc2JmrjM9v4zDY+s43P",
+	"7M8W0JMux8bb9gjetvt41gyfrDDn2wI+s2utr5J0nNGFhZhIcVNTIJdgm96U2TUsizThaqL2d6WX5HUR",
+	"t25LJJN1+Bfc3j2iAPVtHWhe/hTWPUuVXrfF+/KjGFEYjqbKEpHi4taxgBXtC0wRcYuX8vu0z45rYNQn",
+	"SlZQQNw7Xo+DG5NqVL7+y61mxaXnqoYMmPbbNY+X1z5vYkvXI315Os2FW2GntEDzK1eZSoW1Ob8mB63L",
+	"Qo3pL40BFzFWjXYj5ON+lItYMAWxLD0UasU1zEpWV41DcR4d4yiSc6owFogK9J6bWeH1qUKZf+nsRBeu",
+	"8wPJZXpz1k4rZ+5Hzno+4mMBjafVNsjS+ZzlwTnHUQUnzpckkcgYO13iotDULqc/5TY2O5olIWosmFZX",
+	"sUKEhSQ0xbYLlYbHYs47QeOhRF7h2yr715n9GVkLXmGUHupPc7lt1kh2dNGZ11V2e8q9mF+0cNLnaoQg",
+	"4aj6LaJ0xeoIzPpZLUzIla9PaaE5j8DgJ3OuhhiHc9ZWv+l03p7lX4WVKwe95fObNgI27G97uWQpHklE",
+	"WRCNw4J2netNi5wVHZ1QqSgLFNR7B3kPyYTfLD9vpSuVoxDF0+16rkM5citSPnqlna26sqlpY9YlCQlp",
+	"+vhIZz6QECXNGcm+QltZADTWP+2QyPygW4MSwRmpEfqe2igad95K1oyPd16jpBzNOq2jaDVdA6rhr9RC",
+	"K62rtLir2Iyc0eg+zpZMrX5WEiq8xpjRT2Nif7bpBMecMTIn/demeC/VStNXHNkGd14jwlKBkLeim8dd",
+	"h06FfczN09UKkEiQgNDbeTfXPXZedbRT2piLP7DB+xUiiFvhFXZikUOVutQcyK6Hi+ScqZDdGJglLUws",
+	"p+pRVsPpkF9V6KH+PsLtmqFU6SK496VzdEMqbF9x/avozuzBqbRj9Ll6IpEm1/ZAIhs14gY0azyeozzn",
+	"rQc1QinSxxcP/qt69h92EiutBg8+GJmPfv4R+YG1zGz61XFoqzmfcgS3nvdp+ZAepgqUprdufaB8eGau",
+	"uG+JHWVDX0sSWCjAI+ICTTDVf5uQKHAg0QAjxZHCWtBS216P+Smt9D3kh1Rmn0EuSRIStlOAdasTcJES",
+	"jx4TJOa3JNz20piKrTx1SdGhqWoDMDSIY54mS6YKU3/aY9hU/HZFrCQhyDcnX4ubelhQD8tHW4EgUCkZ",
+	"Ryn20rZJy0/jlNL1MDKhmY1e49zk0rAj+NoU26pSqQA16bP6Je/sKZ0RWyyhs6LBcU58W+mE5N6emgmh",
+	"5Zyzon+bF3Y4h6rXGwgNa/WcRlmXXOc8IjVdSJc8IvWHBS9ePrALQW4pmVSYVaSisdYgu6AkVKteI6oF",
+	"9OkqNCq/GhXmqYLzcJV3Zgex4q1Oc1l9oM5xWH5j5h+piEuzEQqr9FQrasB2mq17bmbF7FozBm9mF5ef",
+	"hAfT/PypegSany7WzPjmezDWG0wzZ2Cphr1aWHM5iljr6iuGEd9QAx22ZGPSAf6in7eqlL2K91Omjqtl",
+	"61WsQ3XFzvz4CyIo53FVzPMl57EEPIJqTUdLAyuHCsosirGkelHlKqQ0BTGuuoLNsI0mI2wKqkgAahyn",
+	"IS8TykI+yYCQ9kq+0hT5CBQ4xll1NOy84O8TKkigCpHxc9dlcdg3HLOCKF44BvlFLZ+tZVdmbqrT4qQl",
+	"mWu3xBoGcyk3qzmsB5PEmXk+Al1M+1jfaB91mOas5lztu3svy0H8CVaKCH2K/+/D//V6n1utnV7v8+6g",
+	"1/v8YvDxv/+rUS2XFgndrF6gaYYP5VOBeHhIjrAw6FAAecUZGFupKZDkh3CDfLSlv9fXDMCxUuvOdj4k",
+	"Wr8RJGfdZJ7cnI5vTWpfYcMeJfvIhSsuST4qz219R/GxNMi0g7kCuqUZnXKyjxyuyKVjonCdaduRnLnH",
+	"TUSy1usqzOjGoZHyWxZN2xDoZ5gFRplmh4KxsojuSYH45+L91qeM3NcGM4+LdUf26k1GHE0EV1pLN6r8",
+	"iMfZvBBmclKM7J7D3LJ99Qq6Un7kNQ/Nuq/xAvXoW93m3EzXd6nzy/eYd/siJ2POBMYKgnAxbzDgMZFQ",
+	"4LuQ7JJQZykRRuOPyFBgCGuYUM2nKsn9SY3g3OlMxe7UNIRNjXGSH4krgT6nOyipP5tflhAWGssPrB4J",
+	"wdRjvJjVrzJTzUeM1o/s9nEU8QkJ30sipN9G9mWIjWMiaGDuMg0lAJkSpsRUi8MhHVJlyNh2j3GBnKFc",
+	"oq0AS7JDmSRMUkVviYcwiogp0u7/zXcgjtuHQPp6jHG2A44Pz6CSqRGRxPpUsd50IBTGQW7YdUZHt9KE",
+	"Q8wYiQCHlAByMh4MwEq2XQl4mZvzyh5B6GjF4GceEmFlPnMkKiEcjZs27PKTM7nkiTPC0giI2cf04qWQ",
+	"vwvUvoQIFFM2VsQimCtHlk3ZfC1HuQOh39ljWzYXE+22tg9Nvg5VM41dbREtfoG/xqLkugrfILNJZPG+",
+	"zA7F+DON9Q143mqBeGk+7Va6z2eoyKk+QGbRS9JqVbTqnOwYA89dA1D7WD94VyiKsbTNiX22iORQ3Jif",
+	"xzFmO4LgUJ8SlPtxOZuEwS/GcsjGniM3pYLSDa+izHapnEHn3dX7N286x53Td93ri9PLs87VVef83VXD",
+	"a5TpY/npf7w/7x41vIqCesfn7349vbw6Atzl/A9VaOknp287v56WSrpWVHmtroJcbNT9+fwEfj56+/b8",
+	"NxhyVZWrufUJquulzFTkL5bjNPN//+7o16PO26PXb09zEz3pXOlvYCAV9Yk+zjvQJ9lprE//T4jmN9I5",
+	"VPUpOiyEMRvuJogFJkaaEc+6WwdZrnbh7VzpNglWI2dF6ePQlCpHW+Va5ppclA7fdqUJJaqma7+NaDCy",
+	"pV4mWKIRVW3k52q8+Gm+IWU7g4gORwoFOKnsIylIAouu94zkYFqnGSAl4lusTrqVOxfVk/005kZamxW0",
+	"rTf8iUTwEGQsDrMInYHD8Zd6rcu3cHteFNjCoAVTIaecipSNNl8cqPyKKyjeBQnKE0wV2qq4Og4hYC71",
+	"v2+cu6wKwjvKVsstlWdR5k2cwQjXX7u7eSQ3L4gX+z8F4G5w46UFGSuCZmsxmJJkXppoNMFTacLfqlTK",
+	"uXJ7GdkgN7VbWGBBcFy11Vou2wFzKNEPyjbytQ7QRgZwzDSEd6C/X52/M8BjPoLkGw8RHIzQgBs5DfWn",
+	"CKN+hNkN/D578LzG5x3oZqdeWYxc7zD3zgNNhx2D0Lpu3ci+tp6xddaOWvXKXCb0ahmgsEsZjD+WErI3",
+	"EZY2lmnrhkwRF5qo3ZBE5a9I3fSbv0vOLpMgZ+JZdYA7lxfHaK/ZcoWePS2L0oEtzqLvuYuF9PTIwcsv",
+	"uOIBjxyDAmYVkoE+iIhWYLnqgYskmHvJ9pqt5eKae0nVHqUe0pqItpUhRPNypJagrzgzUWlmrvaD12qZ",
+	"FDFbzXPJ+6rdc3Nd3enEjS/EOqxXmHSYb5c3Wbf29pdO3RiXa9zcrJfFk7CBD7P3Fxav2lEfjMbsZt5v",
+	"a0E/umEr2kNXB5ezk/DsRJcBD82s2MOI8ewGrJsuz/SwDsNi5bC/pVkxHVDHBlCsO4Q77eACq1H9pzPi",
+	"AFHfxeT0CrkVq1yE7w3jE9kuBLNPQG0YckSZ4gabIJ8365n6PA4NPA3eQLCMyP9iOMadqVn0BaXUQX+1",
+	"Bfm1mCGeGBLWY76hM/626zmPH85CRIIRN5H0ULAF9ccKMXIL+AladxI8NtWCUsCfkMobaBqRgXIeazN4",
+	"a1xZ7QDCfi9P0C4s/Jqv7KOYmovnbTXOktgmj8ZUoIOqUZ8FyVWKzVKyY4rhSnmgXiPgcYyrfK1ShZTP",
+	"D8Mg7Hb+gs3vN5tFrkLc/V9SJ/D3LEi6AjOZcGHyxUWFO26kVKKvK1QYgwJjWxJUAtyPyA78qu+TlGR7",
+	"uSgHv87duXpG+eK+mpu9cLGWLIE9MXdVJagcdEsGdSS1hqV5N9ry/+8D3vnP0c6/Wzuvdj5+2fX29u/+",
+	"CxKmJAl7DLyVvgV+8NGIR6FE4BkAuzby/0Y0neTyqXlmB9CTuOgx/2/Qb5j/oYl+hmNhsuRtJQVTga2N",
+	"CAvENFGaFCoosKY85P/V/p+PKEM/EYv2d4ikcZrkH+jj4AbdEJJY47MlsdBVanLOL+puq6rkWNWuZgds",
+	"NmbBlK+jgIVTOFH+of4qpNx31VeIsbnpEWDFBZJESQSWwZPrs+OL66vuSef8f/QByXuVSq9teA37j5Qm",
+	"Az+kvNJI6DIOl8EV1wjSCRfE5ZS6eRhjKI953SxhXqAxyfw0VbBluXKEJm9IixMRkXOAyiLOhl0i4oXe",
+	"nxh/TqMmXSBvse/X43CYITARLCJKROYMM7FnWt4A60mqAVNmAtZlj6VRpggrtF9A8zTPoNTB81Kredtt",
+	"6IqRCZEq9d+4xEqqTNQgpDABvRxxofRE7UTshWaqibpwBQt4JC44h5GJm4Rx+Bk12obS8YiUHESAQVLw",
+	"EeUxSQqmzIoAv3mONfNo6hKcfaQ8uQprXr0dydZ4r+XwVfITSefVqmdjNGf4IbYCN50S0MtS4SYLAqkb",
+	"SdAJZ9nnPGuAmdcaQEGy4PBHoB3rUP1Ko/yWSl82qTUQ7umjiPEFmOU8MK+FNcEJncP/bBBsnHw1nPjl",
+	"aNhHuZhh43czlFCLYyFiHGIfgVYyDk74am/VQ6OzSRKtamwrBNx9lSg6QA43KLgTqLA+wVPUJwMuSC6y",
+	"DJAaqhlxvYycfMSZDTVLZ5ONrupoinuR38ULec8xVw4vjcFfQMrrVToohJe7abtz9AOneqZEIuXx9dU2",
+	"Gxy0NGt3GUxZNow8/l1J1khrSudkG+s3wylmg/8FSIaHbLH6NvoCBaXRHbrzjZ9/QIXUstwtQXKEEzJr",
+	"ACuglqV/zMCyqBr1kJeKHfutOjhu9rzeBwKuYNY6qLBqZb/uVhm9yuRqNgx5Lhx1GV+lFBdAo4hK6yGH",
+	"6CsnLjqIA6S4pXCBZWF6Z2oAIRVxWUqICpksbt8KFRmghT5BprR0Gq5gMZkNZvNYsPnwLPOAXizYs0Vo",
+	"yb1K6ynm9SIkIitVagOkoZHArFnXnNm1g1iarFcAVylskgMAXUAoLh3jrC8RfA+B6m6a1Qd1Ppt4aLD4",
+	"CqHeboSFghY5Ep7OftnuPFSQze3z+kVZ+/JamMwVJPezqjl+x9AK27uK1uZZw1OhIIcVZ8pF3CG+XyJs",
+	"zYu5MBBkXrJYOiuBa/KsXLEiMsEBKYGS7j7/HpTVLNsip5MAm/Jm6pzNKCUFlOJSaB0WZEJWhS4aCkKU",
+	"jYZdAVyVBUQoTNlyLOBlKEZnWUH0EtfnCkfHi2HcUmitgngzj9koHJ0tR0DLrHUjfTZtVPkcxK9EVTLp",
+	"qxEWpAyBHtEB0Y9D3LlMDMyECeoCu21K4V+9ar46+EujmC7X2nn18cuu9+yu12uaD3t3f/mv5U6Hwqy9",
+	"qlVNp1F5XlPQ6tVjRM7KGNfutPOEMEz1eWdqJHhCg4Y+ifwTlJHmQxBPeBThGFdfhlk87ApAMjlOEi4g",
+	"rtQ+6jmEPAOgZF6YxnpmflJDtuqjkZVrgiyJwsvFoINn+qwM5F0GKNVknwXTC8JwpFzMijVy5uyAO3sV",
+	"Ql2MP2d24oIFsbUsgN425tGVIomcF6Kag9CL8VTrESlYHiQGgMyWmjIPDlHLFuvoMcbNo9uHWhfBUhnB",
+	"bkLViI+VfY3Sct2QKHsz4T7OWHoXW0M1S9RCYkDutYSKxOB6GQsyt2GrUp5OLoqrvrBBFXW8KJj0Sowd",
+	"opXVRbHYY27SIP5eEDH/CaAGnZJXuPz7xTzA1XJmQW48haaFfkrDqqI5F0Wk+fqizipFHUo1DlJU9Rnb",
+	"dgUcCKv7pMBUrTqWymMwN+HN5q+hLUVwjIIRVtsesvlraCumgeD9iA+HlA31DzbHDW0ZERqSb5KkkPGc",
+	"y4izaXC53Lgqamzg+it1/QEd1gP7PzbPQgTBAt9XnaIF5oWmakGtOsrpFI7TAa9w5MaKn7IhHhIXwjc7",
+	"6mCEKVu1NkESvBfRQ+MgsBgS9TOWI4WH8qGSWr4sQwW7Nf76NPIXgLjsdyZkIIP+dFEALujJsGNzXlYA",
+	"Ac3vtFfnUcNuc80KinU5JEHyCDNcqmuwu18Qy/72Ae/8p7Xzqnm98/G/XcP8d5WQBpeVhSdKniEDNfuW",
+	"FsM8i45gN6wvFaoVtYESkCbOjfM1xmya8+Yuz6GITf7gAndnIsiACEHCbCyLXzmW5DTmv9P5OYn5A1uh",
+	"O88czFmQ4Vk7y+2wJhp4ctCq++Srg1pPli3jt0OD4N0wr6iiR8vDgb7MNpoDgWqu1djklaIbMjWJEilo",
+	"HQ2b6Bwg6W7IVEKoDhoIQnYM5p15vzxEvo24gaCViaCK7IC6vZWG16AYyxtpTYEQP1OZVesYzLJ0qVK6",
+	"sj6NQVIrpilXZsWMeRlNn6WcjuEtLVNinsv36djmsqbmsaxl1dG+4kKdi5L6hGVgC8BV8uMssPYervqi",
+	"MFLXMZ2P5V0WDmpyak44I6ljddb0C8qAsQTxAcLWHGS0jDTdfTblomAyrSqSCRwIjONPpD75azaX1nFD",
+	"5XKKFnmh8jbOhSZM+z5IILvfglrkc1OolypkYZ8emmS2xsWYn12Wz9Camfg5I/k5O5e5mbuHlCZ1OMFC",
+	"aYLo63f7TYsJIWisFS9unUdJYm1kIQj/iyaTnWw37sVzzzbOemAWPw/KfPY8j64DwCtf3Ma4OArNBJGm",
+	"WPKShpfwnM2BS0/E1MhPZkPu6sO2l6awHL19dvz12xSHXqdVtnn1ns/tHsiW5fOco9pmb/N7VtwIz5yt",
+	"RUWiZ5avQgwfCDyM7ZFPYx0O06+1TChssQtwoM3e8pyPdo6KsZY77bqZf6uL214x19RBaKuUHWrqZdBe",
+	"bLQHVRL5uVX2wYOZCwXJPJiZdclSRcgqlRX1JsUQcg9WrCa7apmuNS51PucqG/3ihc/fnYVLD2E0h8h3",
+	"C0ylUznKwIe10dfnVwm+mYt3ArTs6y0jv2mk3c5ZSKdM54Wo5TajJdLTjMD5IBQf97bvFMYnEfQWKyiL",
+	"pyTaGgo+Tmpj94QxZfdA7rk/5g8MrxPeqwhl2OXHJuXmK0D1pLv+fWP1FHyd87TgQp7V3BuVb3PQquor",
+	"H69QsqW8OUbPnj17hd53j43FKs6F4BQ9d3utvec7u7s7e7vd3Va7pf+/ubv37N+F+BusyI4yYSOz6ARZ",
+	"3ns2gTRCpSqx6z6sKLTWAAMfVcPUQSsUKpOm80QaLkBDD+FIcouKAbaGEWZhBB41Xz/TCQ339S2Exg4N",
+	"/eLy6afWk3Rch1XMKknmt1xBLYkn3jxudoj8Lz0jrPUabdRrGMAKg4tiYCp6jTvfliSwOpaeYU2c3hl+",
+	"XWQ6hV2s4kA5+Ou87SCwFePjIGl4jf6YRoqySmmzbKBY2S7+lt6Q6k3Qv14SNSFkjsncWIjn4puZnxeD",
+	"m5lnrCV0ju2SS/XGeVcrbdrcMDVkCVUBaiT20AhxgcLiId4flTz3uzuvPhqPfcs7uPsQj8KP/zUP8Hld",
+	"JP6f3zltt7G4CwPiygGIpBgAb6mIljcByskEPurJwzsqTTv3Q0YoDKSC1LiyGpcLIJFcgAENCHLPF6ax",
+	"pVcYrDQHLRQa1EdKpCUc24coiAiAGsMCGCgV50fBQ0zZnHzcBd40A7hT28iXj5++IhEkr8+vR5xdiMnI",
+	"0vTgRbx3s8+eJy8/tYSh6Z8rL8I9ag2nCbx1qjUJrXvb2Re3N1ux/GHJD+nj/NP8kNSquef+XAvJZqxG",
+	"S6XShic5ndVAUKWo8jHBTKIs/jaeLc1dsealM17jHJzkWhRPWhr2VzCuVx68uuctDTwTUc1m7y/fzux+",
+	"YeMXbOSyzNd7IavUOJjZ65cP7mHRqqWJrjteNXs9gNcusszCmbWE29JCz4jZkPM8VgGPIZTO0EdFpEKa",
+	"udqEg9ItMj+sFRcHhjnPo2DmoIVfmAeWKBNuEWfWF5Ybb0YWya2ydDHcxXv9Z8F+eECeD14MX45e/R5X",
+	"0cVZwhrOf8NNJSAilurIDGbFVYAqjc78X83eiptjGVdz3jAM5J5DGS3hm3a7F8jA9zkqV3x5sYQGVWjI",
+	"FWLcRYdVxmoy8vmec68HJFhCal5XUhIQBncGPWeKSuvnpyd+GXhS6UquIx21fMu/cUpqxQzXRSSzJXs0",
+	"Sllgvzl2fVDJrt2xWcf8HmtOGeN+qISZ2URNRRGXeFWrbm3lS2d1PWZpuX4jwqlYLsd9/VifSKQ4RDX5",
+	"f7U6fVHCcgr2X10Yf9Pex/SzlSHTzw4cw302d/o6MEVCMxdw06VxhVmVP8pZM3vQDrapSWSlKj9DZSqZ",
+	"2Q0FhN+BXYlsEWxmmTw0eYOckScScEiN8gV4v2MWEoE+7zh81ALU/ne6Hmskgt8J8Vsb0XtMYncFQTlr",
+	"GeZvVI3M6x5rsF0i1foQAOzJrJPklj36A6dJ55SxKpI7g6/VREfKJidbMRJU3DAURAKArCCSR7dAjVE8",
+	"lgocQX2CIs6TPg5uPOc08lBE2c1OxAMceSgeR4oGWCrd25jJhAR0QEmItsYs0q/OEkCQGDNpNBCLseQA",
+	"1wH4/frisvPrUfcU8Ja2iyI9TKP99KkhgPZ7Ta6eGmP5jCK+gLW/B+p4P2PCOpX5b6u9zz1QlneslFBr",
+	"GERFIss7cGVaTcMB2k9GXBITxogsaynkFC/H0PtKxsbvyOj3Y5nyshPxcelJWwu3cqf2kVhVjhlW+DKc",
+	"MAeUjSqJJB0yyoYWSc/LPO/9KTKmTGRfDI6BS67yX5mOUiTIFW7h5lrYsOQKVMDJSJLg2kf/jfpYkuf7",
+	"mig920MCs5DHBkzbwHH8fHZ0jG4ISOD6c0gCHsLeKSKbP5xVPV2Sj1XYipIEY0HV9EqP0EJjEyyIOBqb",
+	"jAPz6Y1zZBtui44uOnqJGt6s4GF/8pCPhzfXfrGEgEIR0aLCsz2zC3ulGCZYKDg/0G222ACweKdHTNmA",
+	"u1g6bDD0jafajS3GlClMGRHSrl0mPgypGo37ObnBiQ8zQf7mmnppjD/xMoQ8FtpSY+ioY8t9oC0LB7MD",
+	"6W65aW33GNeyz9+vzt81kSk3YQlPquj5X1DPUaNew5Ql9FAPyJL+3Gw20Z3vGZtnj2XVKqoaG7kF5Rzo",
+	"+gF9hnsN/bWdhvlg6yf1GoBH0+yxHjNDNJCYlDNkj6NEvj4TXND/wPdt9Br2yFaTOLroXP9y+i9bRKKJ",
+	"fiFTE3UU45D0GJBG3+4QZEOY0+ofIgxV+kMf7lyMpyZ4CUIffjrtZgORudHhsRoRpuVOBVHnJksFBViA",
+	"Zw+iM7EiO6YSjUW+TQ2e+ks7JPgMR1IQfXA01d6CPGYWJpza7HL9EpvKnBV8ga+3vR7DEvn/3En9yzt/",
+	"NcEY1DhTO6fdN8gv/DrgIj4008TooNWCqMgeG+EkIUzmYyihD5tspLslIYpwcCONbQS8xRENiIURsffg",
+	"rNOdOfhcvxlCFppcDJ/aRvKpfhZ0HhXlrpDJOTnDzCbf6Uvd8Bq3REhzO3abrWYLYkESwnBCG+3Gs2ar",
+	"+cz450dAR8zVgj+HVRRZi65mq/ReQzCLK52DUQIXTSGMtDLURF29rXZFJRfKlrnAgvRYXwBuZn+KfBr6",
+	"TXRkWoNL3m4lojLLhouoVGbt0rOlGSoMyJSjMRhjOCYKQtU+zHjMAR4OYng8ExmwCwKs/u3TmEC1ebsZ",
+	"icnZzYqipC683WW+/epSORCkoN86r0dTmqmyS8jmziWqrzoC8JhaggebQaV1JswbTGpNr1cVplAyaLb/",
+	"K73zN2R6iPyU2fkWngi8FnOHwYV6PV1xGFyoN1BUa95IDM485ewQ+frnWkOBg1sYCY6iOgH+ab7S3Ucv",
+	"21KTrHSnv3NkEK7cXqtVRgVLkshWYXn6u5XkUgU7Z3Kxt/bDl4YB+pPVqcsfC/Lmovg8LamZ11qf2st4",
+	"/9Pe5xc3ryYH6rloTf+D+0GK9NRuDBO1s8939NF032ZQFxnChV3PrjARsUdSUqmwq64ObiWIybolBXlo",
+	"ZqgHeqitVuvfsLBFy2IBCGC3nPevr1M+z3+3mNa/e5fXRqzNfIUDWLA4guwz6+kFSpcWHdNnLgfznjGd",
+	"NPCpqlPb4mn58Tsv94ZLxx7rvyVrUnqTJGqVt0hjgsyz2FrzmW1QekvtOVU3mnlbjXnNNoCN3Te3tapl",
+	"equfvsahM1pBk93lTd4zbGU2oxvv771a3qjL+RlmU9sX+FsP6oyvwxQRDEc2TQ0OfxxjMbW8FaXM1aQg",
+	"f7AcrfHRBgzOyghGCgfebSJzgNmmn0AEhiBQQKlGKSSjk77RgAJ49Zm1PDGubE3Pvi2kOKf2R3+aYdsj",
+	"bHCkmz3m9yn3QUjtE4SRpGwYEYd2AxG4KTA/YQpkUftwLl9fHvYYoHbnujaiDdUSjcDTp0ZDA0GxiY6c",
+	"4MIFiqnUnfaYX6CLvo1NqgLbyWH0YNcemeZ+j0FCjnsi1wh+r5KSzJYcWaRfi5D4mofT1dhNn3J9Ak4/",
+	"J0QAWtMJeUPTSmD6kPxMokTa9AVwgWnqrtU7cUMUUoKwEMxLy7hUOFNW2lp2hxxH0g4iwpQVX22iAg2U",
+	"alpxRj+tB9rwGl0SjBgNcIQww9FUUhjM+nhYUoZqyQBYPjQSQQIKyHwJVtTmelmglUYi+IBICQbthgNV",
+	"aQwEJSyMtCTiwFM+NGDoWo2KgHNEyWAcmetojrERA1LwDge38aFhERw+FuA07JeZ1oET2tTUkhG10ycK",
+	"N80TWv8G+pDajUw4m12NOWgRmjvLXMR0Ltk9qwn9QU9Or+VOMMLK7Uip8rPprVjr2Z6JivLOlnHncs9L",
+	"8c82SLsY8dzYHxnSvgLDL0Y53hVtQXYYJSFv955CXkJPrYJrt6v99Ck4dEZcqvbL1svW09tdq8E9rSG7",
+	"rVkUXEG2e5iMZZY8XCRmpQVboPKqnehG0tpIWoslrdaz5Y3ecNGnYUjATr6/W6PFBZ5GHIddzt9iYUp2",
+	"7u8e1Bleitl3RkKKuza5/JsJhNYN4uSIGYnwznMGpKdfrM/jLosTrsCrhO/zGJOpN6YE0J3WBgFpwiRe",
+	"eFrU6rEh52ETHVnr7o4tQA1pABCMmhZeNi/fbz1D5XLrVSKTGZubasmyVLWE2SNPO4MzrIJRY30Kfi7S",
+	"ukCqdy2pBlV4Ba3dlYo1e4eezBDtJ7DSkMqmJNLDQBMteduBNBfR+4dR93JA91LqnhvShrpvqPs6qXtr",
+	"f3mLd1y94WNmutjdq8EOBOTKQvTKG4gK/6ZE/cR6xeYRda/aE3BJ1FhY7dUo8iUK7tLjrPvMxJFocmwR",
+	"6j2jIPcYZ5quS+R/+GiLgd75TfSrqW1n4ih9p0M0U9Qt46aSNySsot4/EXVf0v2OM7Ju8r1Mca7WiOtb",
+	"a9egLtdlHbNq9UdAZHKo1VU41c9m4Kb39zK06MYuMLC/QGjz11XFH6yAr6J2fyXdeb42nEN/O+lcHZ9f",
+	"nlx3z385fddoN1z9R0Mb7mmJfxDbr8XvSzz+tIuXsi94psCDN/LA9y0PPKvJdc94CEGrja8qQ6wqEXwr",
+	"tp5awueY7lfiikc2gM042zRvrMRYxQGRJlzZcntXjMYGAYDpH4SFQ8QBY9NFl94Qkhhjeo+ZqrZN5Ntw",
+	"RN8Y4OdGo+JAjXEUTV1Yqq087qdEy0cxvyUyVz/W5IszrowM0kQ+G0eRn1MWmz3mGzrYRoYM+gbQoy80",
+	"Pc65M3BwYzwcPsTu+FXiiIl0XIcyeU/LfYkbOu7GRYyjfE5fg7Kcia4+9S6GZ9eygt5TlEqjlj8UJpVO",
+	"4eN6DZbpenwVJliOrl2o+xqASn0rzMg2zHGjLP9ZlOU/ldnVUIXVzK5PnZIyP5bvPQTGmkBZWajOgyD4",
+	"FSOhSa0NlhvxsYimSPAoGieyiV6PgxuiLPwcjuiQGcSZ991jeFYCFhCeynauXiLE/1Imka/f6Xs2l12q",
+	"Hst+Utz3jFsfDAd96Aj1AR+JZSmWnnOwM2Lyk3rsP0RweYhA15QogFkokBTMSyTkU8VcKvQCxqZnnQ72",
+	"2fPnPea+1f82ke/szr4DAoIYAElDIg8tw89+cyX5pPXQAxSkln1wVglwgGk0FgRtHbSe6U4PWnvbnpFE",
+	"TK1rJabNHnMY7hBJaWJJtfIuD1FCRKAVu4hIwPa00RVoRKXiAGMHslGP2SmjoeAT1J+ivdZfPGQQyabw",
+	"Qr1mlKHd1l/S2uifcaDypf6rjSpH6dFaEnJ5pbDIkFfNYXL4cYdob9+uvY2d1RtfJxhPT7gQi1cDS64i",
+	"GvCUhXOHxvikzkgUX8M4zEVCExqq0SHy9ZLUWgaqKcYtGCtqShhu2zqu5RojEGFTqm1Uzjfhem039Bwh",
+	"x0GAL/6DhdI20XhxaiR6DnUBLgv1P1/sHzSfgXwm1OL+8uU7X0FqYVZe85neBtdnK9/nXkWfu60Xe83n",
+	"1Z3uzu/0WanTll5txWde8Kz4AoUjhzuct6HtecVFirlevCt8q7vay0/h5WzNVKj38HJ3r7lvKzrYZYSa",
+	"DbsH+/vN56WCp7t75SUzn06zMYwNJujeAyIm3YlcJvAKovnxxsOzEVr/INYZ43bNM1In1RVN5w8x1VSK",
+	"hRlAxHzBsJur0pjk6qa4hh6gU0FKQ1o1xUAi+taL4ZsMGwe4TgOMxJhBoo6DzDDgfi6SUjWRb7N0fJvD",
+	"B/GWTyTiE4ZoqEUeEPYCk2ST9gxVC3T7o+w7xl23PTbC0lVwQFMCdh/fzYUNNaelEcmJvlRaew/a4gJR",
+	"ZjO3tk2kKNjgoTEJXVtjTHKGgnlJKse5hV8X07W5mR++NOzaORDxxovW7t6z/YPnL142DKF2EouxdVyP",
+	"SJQQcd3nKkWzutWS3SxP3d9r77aa+wfP/53FDcgO0xwi+3w+Vo327m6+XntWM0bP1mShNjTTpyxYgg0s",
+	"FVaAf+tWGqoP5PtulbpuFXrOIkrTjl0IbSAIHCVsCjKW3Ypt5BwjRxcd6xxZacgu79Zcv/txxeykLEsm",
+	"0Bc1dy83/HHDH/8g/BFSD4okM8cg028fgz0q8lntJILcUjIB0/n9PSWV6RG/jbAqFEJm5LMyZWEnfByF",
+	"SBIW5kC3TT1eKl0MnKdVexpBkR5IHcCxpgIhQTgzQXhp1dgAR5GmfNkLwTvifp4IqkwexBRAj9u5gA45",
+	"lYrEKBE8TpSx1YCVQUx7bEvwiEjka95iccxhPv625xw1oKDAT2nMAApGY3Yje0wQyB8NPVt1hEfSlMG1",
+	"7htjjpCKxtggGUNZkq39XI52j2Hz/bbm/YLgME1GHkvNlas48YXZV1fW/QEeFVN13exmSEPUQYpEEZry",
+	"McJ9vbKXY6n+t5EVUIc/dvb36ntWSmXuH9Orki61K468r9m73W049wJKtLvK7Hb2P1NgzfY37AyU9kcS",
+	"Rfz/g5uQDxr5mGmv8GKQV2ISL0G6N+/sSBQRLECS1AvcNFEScFAb7ca/9OoLgo5C3Gw2bUUh040VgKDr",
+	"6bUkWAQjzbgtJHwK/f4wxq2Hac9YDcatn94w7Q3TXjPT/lM5R+xtQxlJd4JCGm02x0NSMrAtRTxw/LoU",
+	"mm4YK4BRBISpaOr0R+Py2FKUyDzeAQ0Nw+I81nqjVoXzb9S8l9wSgWRC8I00mvUhwraCgcLRjSZ+jn9j",
+	"8yKt5WKb2156nUPMMAFU87XT3FqsKlRBZvW8CnG559yNroQoKCyrnvZkRIOREX2gDpNM+A1BW3q++neo",
+	"BxxuzzOPW7a7Au1Oe++Ec3EU1Ki0Ww6DXo9q3lD0b+sfSnG9wAsEI3GK8FxwC6co32c8aeX1NboOclYM",
+	"h5NVJ3oD5Aa9CIsFhxvKQrsHDWPpsHShpq3j2NhVtDiUMzHghGrh0WxsalbZGUSci4b1FCwL2/1+kAvy",
+	"O7wKgEHhCG4EmY0g8wezPhRY4tcz0Gevf/olKDCDhdl0b7gYEofOlOdRAGylUgOCbKK8hT+iA6JoTHrM",
+	"oFUJibb8Qri+7yF/NqzfNybxNM4ESYWnhz2muweTRq5cEoRDgKDChWNVWFm2DrVKEUaMTCAMJO2iid4R",
+	"EuqfoL66Vu/nZ+rlx7Y+A3s9HuMWNi2Usru3FlpcMxWusNlUoiFnZEONN9T4WwT45Y/vd0HLbXpbiTzM",
+	"J+aVSuA5qxL7LQ318jlvhuQBJQXyCF5OUAipAmTYmZCqRyFcjyhJGyVzqSzd2stFtRRl6f0KUbqWxDzH",
+	"mPpgOrsKgd0Q1g1hfbiY+92RyZ+Iqk8j7ynwLjcQFU0fF1iN7icmP82i4RbEuOQbPcnEYy8X5OshHoVE",
+	"KmvMM9UReswHQMj/AfzIojSdAlUEWIipxQfzY6KwJs2+y01KsFAURwY12M+qeJr4GTSB/I4JoJCluLKC",
+	"JNHUBBXXMeOl5s+vbc3zsQx8tJVfuO1vAbKJ14uxmZmp7B7DqsdyOJ9rYrARVfjNwGsY81tb9NQlZfMQ",
+	"T/+3UEtkVWa4wuD6wJfNuYQiW5Wp18VI0t29Z/vNg1Kk6EHrzpvjAjzjUlmrqcAKYNmptEx08SR3nRlu",
+	"dpIPNJvtPYrZzN62VaxnqTq+kSg2EsUfT6IAI1papZsPEC4w3O9dwMiFLNQIk80iXEIemAL1HmJkknLA",
+	"ZiW//iXt5JGZ9CNwQSit0Wjv7b9seQ0T1wNZAqugCt6wxSqny/jBn5px+B05TNJ9W4XepydjQ/A3BP/h",
+	"BD89g98PtU+HhE7cWS/EY8RcTB+KPlEZU3kUgptAS52IC3SGxU3IJyy9ckjxQghHSq6bqAPR+8FY9Rhl",
+	"itsIReBXEMa367VarVzYIeIM6bENBU5GqK8XHgtK5KFV1XoMMhwgntPk5uvOD9x7baRIRG5xNixnNhxy",
+	"pMdgfCgm7DKL33BzeSIBD6OJfD1dyJbANqkVxqr/12NAndEWRARkZWEUviFQwYYSaUe2h87o6+0sMXZX",
+	"t05JFdgwD1ro7DXke5gUia391jPUeXf1/s2bznHn9F33+h/vz7tHqE+mnIXbzR6r5bcxaJJ5FnjvYMwi",
+	"n0jVj/+H3hAie6zHugKHkDArFWo1d//SbKxO678e0u83YK0P5oTuxi+zpdqMH3fCNrxwwwu/hZ+qmnv+",
+	"qSInj8KwgmNXMezFCtLTL+mfNfF+ccaYXWyCoXJVHv85/v4i31ibs38x2bw3mewsdeKnK7Jx4G8I43dH",
+	"GL+x974emXqI3QgcEglWo0w0ylG1RlnUy9/7XA3r5/tQnc193J2F/6g2NmUJMcuJJ3FwulxMXRwCBFL5",
+	"xlTuoy3GcxlmOxMaEkDJ2a5FXk0Y2Xvjrygt6MJA6/krtFK087ox0x8UjXVmN6ZGJNbPfIJizKZZ6lsZ",
+	"MH1Dzjfk/GuTc0McvwtabggLspSlgnovtbK7m1U0rR8aG4n/yeKJOWvIXgv+7bG8uQWe6mce/a3+FJG4",
+	"T8IQYD0nUF4sZyrqsRS6a2Tya2MPkUgS1J+iwTiKdsDoJDC7oWy43cyocGQTh7DqMf1dbvyARGpQvyrI",
+	"9DznvqNFX8Gh/1USai4xu9GraLcnIMYcRqWx41EmFcGA0dWfIgdwWTWyT4057HivZculLmLI3ziNpRi5",
+	"sjQQ7/OKdZuWJtamCbAl1/2FIAMiJJIjLpQthg+ei7U75NfnljG0ZDUfvLlTG/a8Yc8Pd8l8R8zWet9T",
+	"jvEVnDBXigsw7hR1E6Ar7VRNeSJNLFjKJ6lEQ3pLmNdjwFczbph3SoAXJuWfRV9Ejy1wRqAVfBF2cR6O",
+	"ClFJPI2tawbA4GEIEXrAX7EE4Uqc7XHYFISLr2+dH8Boaro6zHXYcJgNh/lOFMA/Y83ClLTXc244TvP0",
+	"i7m9NR0bnBF33et7MnJcZ21ujCX09BH9GJb5b7wYG6q3MXvlXBjzCdCa3RaOYD2+zyJLsVm7KgHV6WxA",
+	"l4uO0mKdyFUddFZByItpZqHGLmKqxwAazzcoHb6HuDCWuxQ1z+kgHpIjLEopng6fq8d+A/NiTy8IwXGv",
+	"4bJ2sqQcqgdravjvQMEjcqv/axoYWP1o2mMRvSHIvzi/6qL56/nUtKqsI6TXxc7zvloK7Bdll5zH8861",
+	"e7IEQNcxjaBakB4hCVd8wZVrdve9QOBBC9jC+lPRD99jAkmU1xeMBvMUjsmOWc7ysEKo0VRvVGZlT3SL",
+	"O68xMHVSVmrraqvUnhjgBZu2C8sUuQuKtv5+df5uG24hdjfDWALsgQfcZzHeyAx/aJmhw25xRFMq9l3X",
+	"J/qD60m6VY0STGc8JPkmNVbFFDNj+BbTCPcjUhKJNBtDGR+rC9hX4pCPInhosQDKFGKJ8sM8zHF7LAS9",
+	"NTWLZ3i+bKJTHIx6zEgAFuDP18pZG/XGrdazQPMg+Iv4KKLMCDYY9SPMbuCLNvIhwdK3rzS5xD02EHho",
+	"orJd3RojfDAEqbPg/WRO2rD9ckZ8tJWJRCkoT+hK6UMC6DYUXjYFDK3wAiIYiEqw2k10hPw2Sigb+j0W",
+	"8NgFq7m5iynaPUASynVJC40/wYAu3ERvTNkjiQb6dqWh8tnrUxggQfRsKMNiijTHQDAolJ6tSrEIXrEO",
+	"wciCW6wm15yYRl9XqvkTyA/2ti2UrfkAmZfA+xDv/06CTYbVRoTYiBBfTYRYrzzgoVS7rC8ZWJjvBYm6",
+	"BmJ+Eew+wM9nMPltCEvHUGigx0aYhRFA45lvXAVi3/5g0rAYGimVaFaq/5Xo/eXb7RzCvU0NOzu+sPRM",
+	"Uy8/rUESB0nTfC9d9BDjE7TF9GL0mG+kB/OEkR+ur813+u1WovAyLBG/XFc+DhIfcdFj/t9gEcLCD+Zv",
+	"PQ9bpX47BeIHbPQdysw0PNSf9pjJQTsyKwhrl+WhPd+HuCr9iBFNto3/F2o+SzTCt6THfIv330YDHEni",
+	"G8Epvzp6SeUNCfUyHII8A6iBAWaMK9QnPSb0gpLQ1N/J6jFuGeEIS85AdqJEL2Wu+Mu2yzvoMXMwtNgR",
+	"kYFCfKy8fCEF/RCJBigi+NbUoI71M/NitOCgd+E0rg2a31Zc+/AlK2dji760kRI4uCGiads1Ax63cyVh",
+	"XDVrU2zvlgiDVaubgBCcxSyVQK85v0HjBNkKCygRNCCZiXFI1LX7yu6iMzHmBfIvjUToJVI2sllO4z6P",
+	"QHgpF0XMiT8f3HMfU0uk4epgeUrdwDC/CvSZK0D2dxmTMhu0/nSdAf+vMG4TblY57NkBumW2nacDjoPk",
+	"IbUFsoNVqzj0E2nu6kYQ2vhf/kigvI60ztRAfhgKr76c+tpXJ5ezPFPaAnOIKzeALgRXPOCRE1s050Q/",
+	"d7sXmjQzqcWzbSinbJRdqHojnmjBAjAioSJv5+QU+FFI5I3iCcKuEL3W/DUN13wRmJURfAzimFVyUybt",
+	"VhENeBTxiR7zEwkq9M7lxTGSI5wQ6fWYizomlo60UcIpZOLBNC0CGdQooiDCZCnoRxcdqLGDofhOn2Ch",
+	"JSbNIcyQMr4N9dAiIiXaYhz5Z0Gyc0WkpJztdEL/EGE21dzblAbM4namblYOW9j8YOK7y/zSt2DDtskT",
+	"ifyjICCJ8lE8lsqIHwDlNtvUwrDNKNF+xvzd9iHLmvSy69PX7jFfS2fXZjOstGH3U+8sfN1GNPRgCB4s",
+	"xlh6Rq68sOHkXo/B5207FElYeG2tMz7a8q1sC9jL5LPS/xpv1f/qP41P63/9djFWPdWYdRNTSAnKH4px",
+	"oMaChMiKH6ZYYwoV5ns95rvzY6s55SDrUlkoL6cbLIEM+7THbLUgD0WamJkwLGBCUO/CGBXgAhh3mf5J",
+	"H9pxpGz5bp/KU2OBSitA6Y9QciMk1l4Fnc9UfNIbkspyetawCYeotKysViwgjqKzIHlIGCANwZGqfxFJ",
+	"0Gg39potA7c24lAvQA/0qV4LF8wP7BmLoUXNqIy1G/1n+uzm5eeWeD7dZ3ufDuIXk1dqF4Dc8iWXNLW1",
+	"Mk9+9ivYZv4uObtMglTBfoTCU3NWyJyHwqs+fMmqTelDIcj/l5XVhl+gBFR6xo+zMcxi4c1ZwiAnrRc6",
+	"unvYos1KZyk9dt15EMx6dnyxEdV+UFFtzzhRSkIDYlzRgb0BKGfBdvj3GdgnBnGAJIqEh1pP7fNwujkW",
+	"Gwm+pgT/pwrn1CLqldGxMy3ACeHOPjgh/RHnN0sqXKcSm3vcSDp53NpDZAsDg4GImbpcIz5h1XB+v7l+",
+	"fzw0v8eI7C+lXSUS4YgIwASzJkZnfTF+Tr2VpkqZkZivgxFmQ7BeOblPL4vJ6v5oMwcmIzvW4EW8d7PP",
+	"nicvP7VEliw3TsI6Yx2LqNFugNm2/fQp7GLeqGZMzt8TBKE9a6sku7lzvmEpG5aymKV8UxtPjoo6Ap9+",
+	"BYae6siNcV9/7EMG2vvLt0hxFz7hEtFKKjra4gPwKphMMquDOr172+K6gwki9SJAwAIdQlqRb3gDRI/y",
+	"CYOkbqTVhh7TKmh/ii65woq4CaEreL6Jjpgbi6nbmOWrpzd0JQg9+/6HKKyLSPW9aHNderoiuft6qW73",
+	"4nGLONtfa7Msc67gQUmC67PBL/94JV7+9Mu/Ponu5Pf3FycvO28v/t3he2/xW3w1efH5fbd1OZS///7y",
+	"f9bP8B7In8yZX+azsOc+V0nHrMGGU2041bpjOP6M2W8Zh6jgqHmN6ekX+1fNhDeVXV7jwhA8kXCBE8JC",
+	"zSVDEtFbAhgL9VPisvGupkd1BmdYBaPG2kGkZqjpnqWmtsBVDbr+UEpasxig241NAt6Ggn7DKDh7aIvB",
+	"cDWCzS8EBBBTfaJdTOm3T95bSD8X1Ax0l7GogXhp9faipDNTGvD+ZPAdZ2TdpHBjIvoqEnNNAl8i7Kdd",
+	"vJRmwTMFwrthAt83E3hWMzrnjId0QB1B/44ih6rYwLcscbiEkK9GZn9zorI1C2tyO8MGLkkS4cCKyjGJ",
+	"+0RIlAgCqQzUROr2eTg9RL6hZdKHsBHdgEti4ox77BZHY81A1BhH0RRZsmdCPPyUgPlQVM7gC0I2UBOd",
+	"ajKqBXHcY44dBRHBwojpfkgl0NlLiC31a+IlvYce1yOm39NktcjQsirNNdN5rCzjglnJ7LEepx3xx0dl",
+	"ln99MBfcLWo6X4kLmh2pre3ggbLB+2YaG+64UZH+ZCrSn8quZcjD/exaTzOT1MIAAdviiczZsEyIQB59",
+	"2EMcGgFbtg4lo5ssjBE4ycbwtevznmvhIJuSEUJszK4ZdRXIrvm1Nvyvnd/0yjR7HJxdpUicKFPTtSYP",
+	"Bc4Im0FunQob7uK9/rNgPzwgzwcvhi9Hr36PM5teOP+pG1sF/8gMpKrvA923LWWrHzWHud2AEPGD1jP7",
+	"tVmmYx6SRvug9cxrMPJ5wWufHeQ4st2ZdsOaXLPoyFmV+LuLX3DnZKVCiplJeWPd3LDuP5SSmo+AQAUm",
+	"sWaFtQZ3fPrF/j3V3wuiTBbcvftczrJO0v6WgoNBgp99HOEhpgxSHThnBjFgwsWNyUUZCEI8NBlhBfF7",
+	"kKvgUjLS1BaDB2aXYYeGfhN1Bibf1LIZyGCQBkUj7ZhK5JvMBt8Moom6UGPRhvHWVKcv9dqWKOJsAule",
+	"tZySH8ynMRlvio1syOK30Wjc0f0uKCncqTIpna6oKgiI4NpxETlfHmYhrCRnP9HbsiNdKxjWL+RZyEMS",
+	"QmgZWPaa6A0XaG8fjfhYyJQaaVkekIKQmnCIUsNqLLTOonUSoHSQSeheLDkSJCC6qeyxADMkJ1QFo9Q7",
+	"FXFJ2TDFNboXYYP1K8QCrS0x/vuJ0Dree/OrfP2PzkjI4HgU/aNz9ut/9w/k1b9kwvsv+MmPHZWVBWVl",
+	"x3LDYTYc5nuxmX0zBlMV3bsif1FEPhJb+YeWBDV9dkJtU/flwN1cpaWU5USckUO45E6c7DE54hMwD81R",
+	"SmqxhCPkPExpZ7YH3VCNKBsCK9Kj09xG8yoqHXCJjcreb71Cv52+/vn8/Jfrk87V0eu3pydti1ODqLXE",
+	"VfGfLpEqHx5dR57WI0EpfN9Got7Qu++L3rVe1ZCXaoLwabK2SAwoXzqvIKhSmV7uw9xtBHmhaKG3N3Rz",
+	"i37QW/SteKym30u8PAC6FIwFVVPgnQaW5GisRo32h4+ADWBA1SpwrroG1OSJRH0sCUqwGhmg12Tcj2hg",
+	"vn1/+Vaf9KOfTt91T64v3r9+2zm+fn/5tpnK609vd4ET2+HN5IJDflHA2YAOx4Y5QdxGRAckmAYReKut",
+	"m8UC2sx6bbo4utH8UXGEmUlZ8tBkxCODkwlVJUWKnZd7Y4qdN/vOfI1GZOE7YGRjC7iPo6miAWRQuU5z",
+	"b843r3r9b2A9s+2QIC76ZSvibLijiIjTil4G7+WGaYFjKy28nBZFl9uFCUHhhIolyqFfaQkjB4Qm9bqd",
+	"UBlwEXqoSyIyFDiGTv9ZnJFrUAUtRoeMhB4KxwJInZERctq34mjKx0KfGGnOkc1AA3g5KhUJ0ZiFRKDP",
+	"O/lkTNt7eqrnTK2cv6ZGgo+HI5S49GcDsGdxBSTCkSA4nCKZEHwDSDH2jEuHEWRCjNL2TxxKECqDBOVG",
+	"mSVb6yOfTSQNEW1axTyPqLRalM8KkGgmwSEE9FdNq+YE6pQRnaZo7/NnhIP0qMlsu5olGnTkTvAES+Tm",
+	"ph8xs03LTH+F2bocgK81Wzs3oxhE2MnFudmXwnC/xiJYX6np8WssxRPnG8/C7igDOhwiPlaaOhqQasV5",
+	"bmmsyeerrIkLl/o6q+EIudt1/WBGa5tf6TBkxPprnAWURFgNuIjz8Jo5vugWw0CfQetZ9/sjr4hl9ceu",
+	"v69CJ0yGNAmh8KeBBtvCKMFCURxZDG/F+Ta0z9siHns1LDvVIuRjLsSVXoT+FOVFVWNfwapoX4EB/P8B",
+	"AAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

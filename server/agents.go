@@ -64,17 +64,22 @@ func listQuery(p gen.ListAgentsParams) store.ListQuery {
 	return q
 }
 
-// GetAgent returns the whole agent with its metrics.
+// GetAgent returns the whole agent with its metrics, and its ETag; 304
+// when If-None-Match names it.
 func (s *Server) GetAgent(ctx context.Context, req gen.GetAgentRequestObject) (gen.GetAgentResponseObject, error) {
 	agent, err := s.cfg.Store.GetAgent(ctx, principalFrom(ctx).Account.ID, req.AgentId)
 	if err != nil {
 		return nil, err
 	}
+	if noneMatch(req.Params.IfNoneMatch, agent.Version) {
+		return gen.GetAgent304Response{Headers: gen.NotModifiedResponseHeaders{ETag: etag(agent.Version)}}, nil
+	}
 	doc, err := s.agentDocument(agent)
 	if err != nil {
 		return nil, err
 	}
-	return gen.GetAgent200JSONResponse{Body: gen.AgentEnvelope{Success: true, Data: doc}}, nil
+	return gen.GetAgent200JSONResponse{Body: gen.AgentEnvelope{Success: true, Data: doc},
+		Headers: gen.GetAgent200ResponseHeaders{ETag: etag(agent.Version)}}, nil
 }
 
 // UpdateAgent replaces the members present in the body.
@@ -87,7 +92,7 @@ func (s *Server) UpdateAgent(ctx context.Context, req gen.UpdateAgentRequestObje
 	if err := s.mergeWithStored(ctx, accountID, req.AgentId, body.fields); err != nil {
 		return nil, err
 	}
-	agent, changes, err := s.cfg.Store.UpdateAgent(ctx, accountID, req.AgentId, body.fields, body.status)
+	agent, changes, err := s.cfg.Store.UpdateAgent(ctx, accountID, req.AgentId, body.fields, body.status, ifMatch(req.Params.IfMatch))
 	if err != nil {
 		return nil, err
 	}
@@ -97,12 +102,12 @@ func (s *Server) UpdateAgent(ctx context.Context, req gen.UpdateAgentRequestObje
 	return gen.UpdateAgent200JSONResponse{Body: gen.AgentUpdatedEnvelope{Success: true, Data: gen.AgentUpdated{
 		Id: agent.ID, Name: agent.Name, Status: gen.AgentStatus(agent.Status),
 		UpdatedAt: timestamp(agent.UpdatedAt), Changes: changes,
-	}}}, nil
+	}}, Headers: gen.UpdateAgent200ResponseHeaders{ETag: etag(agent.Version)}}, nil
 }
 
 // DeleteAgent removes the agent and everything that belongs to it.
 func (s *Server) DeleteAgent(ctx context.Context, req gen.DeleteAgentRequestObject) (gen.DeleteAgentResponseObject, error) {
-	agent, err := s.cfg.Store.DeleteAgent(ctx, principalFrom(ctx).Account.ID, req.AgentId)
+	agent, err := s.cfg.Store.DeleteAgent(ctx, principalFrom(ctx).Account.ID, req.AgentId, ifMatch(req.Params.IfMatch))
 	if err != nil {
 		return nil, err
 	}

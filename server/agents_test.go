@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agentd/agentd/llm/llmtest"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -367,5 +368,51 @@ func TestRequestVariantsAccepted(t *testing.T) {
 		header: map[string]string{"Authorization": "bearer " + h.writeKey}})
 	if res.Code != 201 {
 		t.Fatalf("%d %s", res.Code, res.Body)
+	}
+}
+
+// Get Agent's ETag moves with a change, not with a message; If-None-Match
+// answers 304 while it holds; a PATCH or DELETE naming an old one is 412
+// and changes nothing.
+func TestAgentETagAndConditionalWrites(t *testing.T) {
+	h := newHarness(t)
+	id := h.createAgent(map[string]any{"name": "Ada"})
+	path := "/v1/agents/" + id
+	get := func(header map[string]string) response {
+		return h.do(request{method: http.MethodGet, path: path, key: h.writeKey, header: header})
+	}
+	first := get(nil).Header.Get("ETag")
+	if first == "" {
+		t.Fatal("Get Agent has no ETag")
+	}
+	if res := get(map[string]string{"If-None-Match": first}); res.Code != 304 || len(res.Body) != 0 || res.Header.Get("ETag") != first {
+		t.Fatalf("If-None-Match the current ETag: %d %q %q", res.Code, res.Body, res.Header.Get("ETag"))
+	}
+	h.openai.Respond(llmtest.Reply{Text: "hi"})
+	if res := h.do(request{method: http.MethodPost, path: path + "/messages", key: h.writeKey, body: map[string]any{"text": "hi"}}); res.Code != 200 {
+		t.Fatalf("send: %d %s", res.Code, res.Body)
+	}
+	if got := get(nil).Header.Get("ETag"); got != first {
+		t.Fatalf("a message moved the ETag: %s -> %s", first, got)
+	}
+	patch := h.do(request{method: http.MethodPatch, path: path, key: h.writeKey, header: map[string]string{"If-Match": first},
+		body: map[string]any{"bio": "Curious"}})
+	second := patch.Header.Get("ETag")
+	if patch.Code != 200 || second == "" || second == first || get(nil).Header.Get("ETag") != second {
+		t.Fatalf("PATCH with the current ETag: %d %s, ETag %q", patch.Code, patch.Body, second)
+	}
+	stale := h.do(request{method: http.MethodPatch, path: path, key: h.writeKey, header: map[string]string{"If-Match": first},
+		body: map[string]any{"bio": "Overwritten"}})
+	if stale.Code != 412 || stale.ErrorCode(t) != "PRECONDITION_FAILED" {
+		t.Fatalf("PATCH with a stale ETag: %d %s", stale.Code, stale.Body)
+	}
+	if res := get(nil); !strings.Contains(string(res.Body), "Curious") || res.Header.Get("ETag") != second {
+		t.Fatalf("a refused PATCH changed the agent: %s", res.Body)
+	}
+	if res := h.do(request{method: http.MethodDelete, path: path, key: h.writeKey, header: map[string]string{"If-Match": first}}); res.Code != 412 {
+		t.Fatalf("DELETE with a stale ETag: %d %s", res.Code, res.Body)
+	}
+	if res := h.do(request{method: http.MethodDelete, path: path, key: h.writeKey, header: map[string]string{"If-Match": second}}); res.Code != 200 {
+		t.Fatalf("DELETE with the current ETag: %d %s", res.Code, res.Body)
 	}
 }

@@ -107,6 +107,16 @@ type operationCase struct {
 	invalid func(r request) request
 }
 
+// withHeader returns r with the header name set to value.
+func withHeader(r request, name, value string) request {
+	h := map[string]string{name: value}
+	for k, v := range r.header {
+		h[k] = v
+	}
+	r.header = h
+	return r
+}
+
 // mcpAccept is the Accept header MCP's streamable HTTP transport requires.
 var mcpAccept = map[string]string{"Accept": "application/json, text/event-stream"}
 
@@ -330,6 +340,19 @@ func TestEveryResponseIsDeclared(t *testing.T) {
 					t.Fatalf("deactivate: %d %s", res.Code, res.Body)
 				}
 				call(h, w.request(h.writeKey, inactive), 503, true)
+			}
+			// Conditional requests: a version no resource has fails
+			// If-Match; any version matches If-None-Match: *.
+			// (A fresh target each: the walk's may be deleted by now.)
+			fresh := agent
+			if w.onWebhook() {
+				fresh = func() [2]string { return h.webhookWithDelivery("https://hooks.example.com/conditional") }
+			}
+			if w.op.Responses.Status(http.StatusPreconditionFailed) != nil {
+				call(h, withHeader(w.request(h.writeKey, fresh()), "If-Match", `"999999"`), 412, true)
+			}
+			if w.op.Responses.Status(http.StatusNotModified) != nil {
+				call(h, withHeader(w.request(h.writeKey, fresh()), "If-None-Match", "*"), 304, true)
 			}
 			if w.id == "callMcp" {
 				notice := w.request(h.writeKey, agent())

@@ -57,6 +57,8 @@ var (
 		Message: "Knowledge document not found."}
 	errWebhookDisabled = &apiError{Status: http.StatusConflict, Code: gen.WEBHOOKDISABLED,
 		Message: "The webhook is disabled; enable it before testing it."}
+	errPreconditionFailed = &apiError{Status: http.StatusPreconditionFailed, Code: gen.PRECONDITIONFAILED,
+		Message: "The resource changed since the version If-Match names; nothing was changed. Get it again and retry."}
 	errNotFound = &apiError{Status: http.StatusNotFound, Code: gen.NOTFOUND,
 		Message: "No such endpoint."}
 	errMethodNotAllowed = &apiError{Status: http.StatusMethodNotAllowed, Code: gen.METHODNOTALLOWED,
@@ -88,11 +90,12 @@ var errDeleteProtected = &apiError{
 // first, or only the CLI and the platform runtime see them) are internal
 // errors, said so here rather than left out.
 var storeErrors = map[store.Code]func(e *store.Error) *apiError{
-	store.CodeNotFound:        notFound,
-	store.CodeDeleteProtected: func(*store.Error) *apiError { return errDeleteProtected },
-	store.CodeUnauthorized:    func(*store.Error) *apiError { return errUnauthorized },
-	store.CodeQuotaExceeded:   errQuota,
-	store.CodeDisabled:        func(*store.Error) *apiError { return errWebhookDisabled },
+	store.CodeNotFound:           notFound,
+	store.CodeDeleteProtected:    func(*store.Error) *apiError { return errDeleteProtected },
+	store.CodeUnauthorized:       func(*store.Error) *apiError { return errUnauthorized },
+	store.CodeQuotaExceeded:      errQuota,
+	store.CodeDisabled:           func(*store.Error) *apiError { return errWebhookDisabled },
+	store.CodePreconditionFailed: func(*store.Error) *apiError { return errPreconditionFailed },
 	store.CodeInvalid: func(e *store.Error) *apiError {
 		if e.Field == "" {
 			return nil // a value the spec let through but the store could not encode: a bug of ours

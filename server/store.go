@@ -21,8 +21,8 @@ type Store interface {
 	CreateAgent(ctx context.Context, a store.Agent, quota int) (store.Agent, error)
 	GetAgent(ctx context.Context, accountID, id string) (store.Agent, error)
 	ListAgents(ctx context.Context, accountID string, q store.ListQuery) ([]store.Agent, int64, error)
-	UpdateAgent(ctx context.Context, accountID, id string, fields map[string]json.RawMessage, status *store.Status) (store.Agent, []string, error)
-	DeleteAgent(ctx context.Context, accountID, id string) (store.Agent, error)
+	UpdateAgent(ctx context.Context, accountID, id string, fields map[string]json.RawMessage, status *store.Status, ifVersion int64) (store.Agent, []string, error)
+	DeleteAgent(ctx context.Context, accountID, id string, ifVersion int64) (store.Agent, error)
 
 	// History returns the last limit messages of a conversation, oldest first.
 	History(ctx context.Context, accountID, agentID string, conv store.ConversationRef, limit int) ([]store.Message, error)
@@ -61,8 +61,8 @@ type Store interface {
 	CreateWebhook(ctx context.Context, w store.Webhook) (store.Webhook, error)
 	GetWebhook(ctx context.Context, accountID, id string) (store.Webhook, error)
 	ListWebhooks(ctx context.Context, accountID string, page, limit int) ([]store.Webhook, int64, error)
-	UpdateWebhook(ctx context.Context, accountID, id string, c store.WebhookChanges) (store.Webhook, []string, error)
-	DeleteWebhook(ctx context.Context, accountID, id string) error
+	UpdateWebhook(ctx context.Context, accountID, id string, c store.WebhookChanges, ifVersion int64) (store.Webhook, []string, error)
+	DeleteWebhook(ctx context.Context, accountID, id string, ifVersion int64) error
 	RotateWebhookSecret(ctx context.Context, accountID, id string) (store.Webhook, error)
 	TestWebhook(ctx context.Context, accountID, id string) error
 	ListDeliveries(ctx context.Context, accountID, webhookID string, q store.DeliveryQuery) ([]store.Delivery, int64, error)

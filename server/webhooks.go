@@ -39,13 +39,18 @@ func (s *Server) ListWebhooks(ctx context.Context, req gen.ListWebhooksRequestOb
 		Data: gen.WebhookList{Items: items, Pagination: pagination(page, limit, total)}}}, nil
 }
 
-// GetWebhook returns one webhook, without its secret.
+// GetWebhook returns one webhook, without its secret, and its ETag; 304
+// when If-None-Match names it.
 func (s *Server) GetWebhook(ctx context.Context, req gen.GetWebhookRequestObject) (gen.GetWebhookResponseObject, error) {
 	w, err := s.cfg.Store.GetWebhook(ctx, principalFrom(ctx).Account.ID, req.WebhookId)
 	if err != nil {
 		return nil, err
 	}
-	return gen.GetWebhook200JSONResponse{Body: gen.WebhookEnvelope{Success: true, Data: webhook(w)}}, nil
+	if noneMatch(req.Params.IfNoneMatch, w.Version) {
+		return gen.GetWebhook304Response{Headers: gen.NotModifiedResponseHeaders{ETag: etag(w.Version)}}, nil
+	}
+	return gen.GetWebhook200JSONResponse{Body: gen.WebhookEnvelope{Success: true, Data: webhook(w)},
+		Headers: gen.GetWebhook200ResponseHeaders{ETag: etag(w.Version)}}, nil
 }
 
 // UpdateWebhook replaces the members present in the body.
@@ -60,7 +65,7 @@ func (s *Server) UpdateWebhook(ctx context.Context, req gen.UpdateWebhookRequest
 	if b.Events != nil {
 		c.Events = eventStrings(*b.Events)
 	}
-	w, changes, err := s.cfg.Store.UpdateWebhook(ctx, principalFrom(ctx).Account.ID, req.WebhookId, c)
+	w, changes, err := s.cfg.Store.UpdateWebhook(ctx, principalFrom(ctx).Account.ID, req.WebhookId, c, ifMatch(req.Params.IfMatch))
 	if err != nil {
 		return nil, err
 	}
@@ -68,12 +73,12 @@ func (s *Server) UpdateWebhook(ctx context.Context, req gen.UpdateWebhookRequest
 	return gen.UpdateWebhook200JSONResponse{Body: gen.WebhookUpdatedEnvelope{Success: true, Data: gen.WebhookUpdated{
 		Id: v.Id, Url: v.Url, Events: v.Events, Description: v.Description, AgentId: v.AgentId, Enabled: v.Enabled,
 		DisabledReason: v.DisabledReason, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt, Changes: changes,
-	}}}, nil
+	}}, Headers: gen.UpdateWebhook200ResponseHeaders{ETag: etag(w.Version)}}, nil
 }
 
 // DeleteWebhook deletes a webhook and drops its pending deliveries.
 func (s *Server) DeleteWebhook(ctx context.Context, req gen.DeleteWebhookRequestObject) (gen.DeleteWebhookResponseObject, error) {
-	if err := s.cfg.Store.DeleteWebhook(ctx, principalFrom(ctx).Account.ID, req.WebhookId); err != nil {
+	if err := s.cfg.Store.DeleteWebhook(ctx, principalFrom(ctx).Account.ID, req.WebhookId, ifMatch(req.Params.IfMatch)); err != nil {
 		return nil, err
 	}
 	return gen.DeleteWebhook200JSONResponse{Body: gen.WebhookDeletedEnvelope{Success: true,

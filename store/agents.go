@@ -49,6 +49,7 @@ type Agent struct {
 	Fields           agent.Document
 	CreatedAt        time.Time // UTC, millisecond precision
 	UpdatedAt        time.Time // UTC, millisecond precision
+	Version          int64     // grows with every change Get shows, metrics aside
 	Metrics          Metrics   // filled by GetAgent only
 }
 
@@ -150,11 +151,14 @@ func (s *Store) GetAgent(ctx context.Context, accountID, id string) (Agent, erro
 // was. A protected agent is not deleted: the error is ErrDeleteProtected and
 // the agent is returned with it. A missing agent or another account's is
 // ErrNotFound. It emits agent.deleted in the same transaction.
-func (s *Store) DeleteAgent(ctx context.Context, accountID, id string) (Agent, error) {
+func (s *Store) DeleteAgent(ctx context.Context, accountID, id string, ifVersion int64) (Agent, error) {
 	var out Agent
 	err := s.writeEvents(ctx, "delete agent", func(tx *gorm.DB, emit emitFunc) error {
 		row, err := lockAgent(tx, "id = ? AND account_id = ?", id, accountID)
 		if err != nil {
+			return err
+		}
+		if err := checkVersion(row.Version, ifVersion); err != nil {
 			return err
 		}
 		if out, err = toAgent(row); err != nil {
@@ -244,7 +248,7 @@ func toAgentFields(r agentRow, fields map[string]json.RawMessage) Agent {
 		ID: string(r.ID), AccountID: string(r.AccountID), Name: string(r.Name),
 		ModelProvider: r.ModelProvider, Model: r.Model, DeleteProtection: r.DeleteProtection,
 		Status: Status(r.Status), StatusReason: r.StatusReason, Fields: fields,
-		CreatedAt: utc(r.CreatedAt), UpdatedAt: utc(r.UpdatedAt),
+		CreatedAt: utc(r.CreatedAt), UpdatedAt: utc(r.UpdatedAt), Version: r.Version,
 	}
 	if r.RetryAt != nil {
 		a.RetryAt = r.RetryAt.UTC()

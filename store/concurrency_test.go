@@ -67,12 +67,12 @@ func mixedRound(ctx context.Context, s *Store, accountID, seedID, key string, w,
 	check(err)
 	if err == nil {
 		inactive := StatusInactive
-		_, _, err = s.UpdateAgent(ctx, accountID, a.ID, map[string]json.RawMessage{"bio": json.RawMessage(`["x"]`)}, &inactive)
+		_, _, err = s.UpdateAgent(ctx, accountID, a.ID, map[string]json.RawMessage{"bio": json.RawMessage(`["x"]`)}, &inactive, AnyVersion)
 		check(err)
 		_, err = s.GetAgent(ctx, accountID, a.ID)
 		check(err)
 		if r%4 == 0 {
-			_, err = s.DeleteAgent(ctx, accountID, a.ID)
+			_, err = s.DeleteAgent(ctx, accountID, a.ID, AnyVersion)
 			check(err)
 		}
 	}

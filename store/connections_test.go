@@ -54,7 +54,7 @@ func TestLeaseEndsWithItsAgent(t *testing.T) {
 		a := mustAgent(t, s, acct.ID, "Ada")
 		l, _, err := s.AcquireLease(ctx, a.ID, "telegram", "r", time.Minute)
 		mustOK(t, err)
-		_, err = s.DeleteAgent(ctx, acct.ID, a.ID)
+		_, err = s.DeleteAgent(ctx, acct.ID, a.ID, AnyVersion)
 		mustOK(t, err)
 		wantErr(t, s.SaveCursor(ctx, l, "1"), ErrLeaseLost)
 		_, _, err = s.AcquireLease(ctx, a.ID, "telegram", "r", time.Minute)

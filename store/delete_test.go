@@ -13,7 +13,7 @@ func TestDeleteProtection(t *testing.T) {
 		if !a.DeleteProtection {
 			t.Fatal("deleteProtection not derived on create")
 		}
-		got, err := s.DeleteAgent(ctx, acct.ID, a.ID)
+		got, err := s.DeleteAgent(ctx, acct.ID, a.ID, AnyVersion)
 		wantErr(t, err, ErrDeleteProtected)
 		if got.ID != a.ID || got.Name != "keeper" {
 			t.Errorf("protected delete returned %+v", got)
@@ -21,16 +21,16 @@ func TestDeleteProtection(t *testing.T) {
 		if _, err := s.GetAgent(ctx, acct.ID, a.ID); err != nil {
 			t.Fatalf("protected agent gone: %v", err)
 		}
-		_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "deleteProtection", false), nil)
+		_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "deleteProtection", false), nil, AnyVersion)
 		mustOK(t, err)
-		got, err = s.DeleteAgent(ctx, acct.ID, a.ID)
+		got, err = s.DeleteAgent(ctx, acct.ID, a.ID, AnyVersion)
 		mustOK(t, err)
 		if got.ID != a.ID || got.Name != "keeper" || got.Fields["name"] == nil {
 			t.Errorf("deleted agent = %+v", got)
 		}
 		_, err = s.GetAgent(ctx, acct.ID, a.ID)
 		wantErr(t, err, ErrNotFound)
-		_, err = s.DeleteAgent(ctx, acct.ID, a.ID)
+		_, err = s.DeleteAgent(ctx, acct.ID, a.ID, AnyVersion)
 		wantErr(t, err, ErrNotFound)
 	})
 }
@@ -47,7 +47,7 @@ func TestDeleteCascades(t *testing.T) {
 				mustOK(t, err)
 			}
 		}
-		_, err := s.DeleteAgent(ctx, acct.ID, a.ID)
+		_, err := s.DeleteAgent(ctx, acct.ID, a.ID, AnyVersion)
 		mustOK(t, err)
 		for _, key := range []string{"user:u1", "room:r1"} {
 			h, err := s.History(ctx, acct.ID, a.ID, ref(key), 10)

@@ -301,6 +301,7 @@ func disableIfFailing(tx *gorm.DB, webhookID string) error {
 	}
 	return tx.Model(&webhookRow{}).Where("id = ? AND enabled = ?", webhookID, true).Updates(map[string]any{
 		"enabled": false, "disabled_reason": fmt.Sprintf("The last %d deliveries failed.", DisableAfter),
+		"version": gorm.Expr("version + 1"),
 	}).Error
 }
 

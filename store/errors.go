@@ -39,12 +39,15 @@ const (
 	CodeBotInUse Code = "bot_in_use"
 	// CodeDisabled: the webhook is disabled, so it cannot be tested.
 	CodeDisabled Code = "disabled"
+	// CodePreconditionFailed: the resource's version is not the one the
+	// caller named (If-Match): it changed since the caller read it.
+	CodePreconditionFailed Code = "precondition_failed"
 )
 
 // Codes lists every Code, so a caller's mapping can be checked to cover
 // them all.
 var Codes = []Code{CodeNotFound, CodeConflict, CodeDeleteProtected, CodeUnauthorized, CodeInvalid,
-	CodeQuotaExceeded, CodeSecretUnreadable, CodeLeaseLost, CodeBotInUse, CodeDisabled}
+	CodeQuotaExceeded, CodeSecretUnreadable, CodeLeaseLost, CodeBotInUse, CodeDisabled, CodePreconditionFailed}
 
 // Error is the one error type of the store.
 type Error struct {
@@ -113,7 +116,21 @@ var (
 	ErrLeaseLost            = &Error{Code: CodeLeaseLost}
 	ErrBotInUse             = &Error{Code: CodeBotInUse}
 	ErrWebhookDisabled      = &Error{Code: CodeDisabled, Resource: "webhook"}
+	ErrPreconditionFailed   = &Error{Code: CodePreconditionFailed}
 )
+
+// AnyVersion is the version a conditional write names to apply whatever
+// the resource's version is.
+const AnyVersion int64 = 0
+
+// checkVersion returns ErrPreconditionFailed unless want is AnyVersion or
+// the version stored.
+func checkVersion(stored, want int64) error {
+	if want != AnyVersion && want != stored {
+		return ErrPreconditionFailed
+	}
+	return nil
+}
 
 // invalidf returns a CodeInvalid error with a formatted explanation.
 func invalidf(format string, args ...any) error {

@@ -214,7 +214,7 @@ func TestAnalyticsBuckets(t *testing.T) {
 		wantErr(t, err, ErrNotFound)
 		wantErr(t, s.RecordTurnError(ctx, other.ID, a.ID, "x", day), ErrNotFound)
 
-		_, err = s.DeleteAgent(ctx, acct.ID, a.ID)
+		_, err = s.DeleteAgent(ctx, acct.ID, a.ID, AnyVersion)
 		mustOK(t, err)
 		for _, model := range analyticsModels() {
 			var n int64

@@ -203,7 +203,7 @@ func TestDeletingAnAgentDeletesItsMemoryAndKnowledge(t *testing.T) {
 		saveMemory(t, s, acct.ID, old.ID, "u1", "old fact", "alpha")
 		_, err := addDocument(t, s, acct.ID, old.ID, "old.txt", 10, "alpha one", "alpha two")
 		mustOK(t, err)
-		_, err = s.DeleteAgent(ctx, acct.ID, old.ID)
+		_, err = s.DeleteAgent(ctx, acct.ID, old.ID, AnyVersion)
 		mustOK(t, err)
 		for _, model := range searchModels() {
 			var n int64

@@ -61,7 +61,7 @@ func TestMarkAgentErrorOnlyFromActiveOrError(t *testing.T) {
 		other := mustAccount(t, s, "other")
 		a := mustAgent(t, s, acct.ID, "resting")
 		inactive := StatusInactive
-		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, nil, &inactive)
+		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, nil, &inactive, AnyVersion)
 		mustOK(t, err)
 
 		got, err := s.MarkAgentError(ctx, acct.ID, a.ID, "timeout", time.Now().Add(time.Minute))
@@ -106,7 +106,7 @@ func TestUpdateStatusLeavesError(t *testing.T) {
 			clock.add(4 * time.Second)
 			mustEnterError(t)(s.MarkAgentError(ctx, acct.ID, a.ID, "bad key", clock.now().Add(time.Minute)))
 			clock.add(4 * time.Second)
-			u, changes, err := s.UpdateAgent(ctx, acct.ID, a.ID, nil, &to)
+			u, changes, err := s.UpdateAgent(ctx, acct.ID, a.ID, nil, &to, AnyVersion)
 			mustOK(t, err)
 			if fmt.Sprint(changes) != "[status]" || u.Status != to || u.StatusReason != "" || !u.RetryAt.IsZero() ||
 				!u.UpdatedAt.Equal(clock.now()) {

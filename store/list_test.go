@@ -27,7 +27,7 @@ func listFixture(t *testing.T, s *Store) (string, []Agent) {
 	}
 	inactive := StatusInactive
 	for _, i := range []int{1, 4, 6} {
-		a, _, err := s.UpdateAgent(ctx, acct.ID, agents[i].ID, nil, &inactive)
+		a, _, err := s.UpdateAgent(ctx, acct.ID, agents[i].ID, nil, &inactive, AnyVersion)
 		mustOK(t, err)
 		agents[i] = a
 	}
@@ -168,7 +168,7 @@ func TestListAgentsSummaryClients(t *testing.T) {
 			t.Errorf("agent without clients lists %s", list[1].Fields["clients"])
 		}
 		// A PATCH of clients reaches the summary.
-		_, _, err = s.UpdateAgent(ctx, acct.ID, with.ID, fields(t, "clients", []string{"telegram"}), nil)
+		_, _, err = s.UpdateAgent(ctx, acct.ID, with.ID, fields(t, "clients", []string{"telegram"}), nil, AnyVersion)
 		mustOK(t, err)
 		list, _, err = s.ListAgents(ctx, acct.ID, ListQuery{SortBy: SortName})
 		mustOK(t, err)

@@ -78,6 +78,9 @@ type agentRow struct {
 	TotalConversations int64      `gorm:"not null"`
 	ErrorSince         *time.Time // start of the current error period
 	ErrorMillis        int64      `gorm:"not null"` // closed error periods, summed
+	// Version grows with every change Get Agent shows (metrics aside): the
+	// agent's ETag.
+	Version int64 `gorm:"not null;default:1"`
 
 	Conversations      []conversationRow `gorm:"foreignKey:AgentID;constraint:OnDelete:CASCADE"`
 	Memories           []memoryRow       `gorm:"foreignKey:AgentID;constraint:OnDelete:CASCADE"`

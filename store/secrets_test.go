@@ -89,7 +89,8 @@ func TestSecretsEncryptedAtRest(t *testing.T) {
 		acct := mustAccount(t, s, "acme")
 		a := secretAgent(t, s, acct.ID, "a", map[string]any{"OPENAI_API_KEY": "sk-created-1", "CONFIG": map[string]any{"pin": "pin-created-2"}})
 		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", map[string]any{
-			"secrets": map[string]any{"OPENAI_API_KEY": SecretMask, "CONFIG": SecretMask, "DISCORD_TOKEN": "tok-updated-3"}}), nil)
+			"secrets": map[string]any{"OPENAI_API_KEY": SecretMask, "CONFIG": SecretMask, "DISCORD_TOKEN": "tok-updated-3"}}), nil, AnyVersion)
+
 		mustOK(t, err)
 		got, err := s.GetAgent(ctx, acct.ID, a.ID)
 		mustOK(t, err)
@@ -110,7 +111,7 @@ func TestSQLiteFileHoldsNoSecret(t *testing.T) {
 	mustOK(t, err)
 	acct := mustAccount(t, s, "acme")
 	a := secretAgent(t, s, acct.ID, "a", map[string]any{"OPENAI_API_KEY": "sk-in-the-file"})
-	_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "name", "b"), nil)
+	_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "name", "b"), nil, AnyVersion)
 	mustOK(t, err)
 	mustOK(t, s.Close())
 	files, err := os.ReadDir(dir)
@@ -135,7 +136,8 @@ func TestSecretsUnchangedValueIsNoChange(t *testing.T) {
 		acct := mustAccount(t, s, "acme")
 		a := secretAgent(t, s, acct.ID, "a", map[string]any{"K": "v1"})
 		_, changes, err := s.UpdateAgent(context.Background(), acct.ID, a.ID, fields(t,
-			"settings", map[string]any{"secrets": map[string]any{"K": "v1"}, "voice": map[string]any{"model": "v"}}), nil)
+			"settings", map[string]any{"secrets": map[string]any{"K": "v1"}, "voice": map[string]any{"model": "v"}}), nil, AnyVersion)
+
 		mustOK(t, err)
 		if len(changes) != 0 {
 			t.Errorf("resending the same secret changed %v", changes)
@@ -152,7 +154,7 @@ func TestSecretWrittenBeforeKeyIsEncryptedOnNextWrite(t *testing.T) {
 			t.Fatal("without a key the secret should be stored as it is")
 		}
 		s.box = newBox(t)
-		_, changes, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "bio", []string{"b"}), nil)
+		_, changes, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "bio", []string{"b"}), nil, AnyVersion)
 		mustOK(t, err)
 		if fmt.Sprint(changes) != "[bio]" {
 			t.Errorf("changes %v", changes)
@@ -186,7 +188,8 @@ func TestWrongKeyFailsOnlyThatAgentsSecrets(t *testing.T) {
 			t.Fatalf("list: %d, %v", n, err)
 		}
 		u, _, err := s.UpdateAgent(ctx, acct.ID, sealed.ID, fields(t,
-			"name", "renamed", "settings", map[string]any{"secrets": map[string]any{"K": SecretMask}}), nil)
+			"name", "renamed", "settings", map[string]any{"secrets": map[string]any{"K": SecretMask}}), nil, AnyVersion)
+
 		mustOK(t, err)
 		s.box = first
 		wantSecret(t, s, u, "K", "v-sealed")
@@ -202,10 +205,12 @@ func TestMaskWithoutStoredSecretIsRefused(t *testing.T) {
 		wantField(t, err, "settings.secrets.NEW")
 		a := secretAgent(t, s, acct.ID, "a", map[string]any{"K": "kept"})
 		_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t,
-			"settings", map[string]any{"secrets": map[string]any{"K": SecretMask, "NEW": SecretMask}}), nil)
+			"settings", map[string]any{"secrets": map[string]any{"K": SecretMask, "NEW": SecretMask}}), nil, AnyVersion)
+
 		wantField(t, err, "settings.secrets.NEW")
 		_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t,
-			"settings", map[string]any{"secrets": map[string]any{"K": "enc:v1:AAAA"}}), nil)
+			"settings", map[string]any{"secrets": map[string]any{"K": "enc:v1:AAAA"}}), nil, AnyVersion)
+
 		wantField(t, err, "settings.secrets.K")
 		got, err := s.GetAgent(ctx, acct.ID, a.ID)
 		mustOK(t, err)
@@ -219,10 +224,11 @@ func TestMaskKeepsTheValueStoredAtUpdateTime(t *testing.T) {
 		s.box = newBox(t)
 		acct := mustAccount(t, s, "acme")
 		a := secretAgent(t, s, acct.ID, "a", map[string]any{"K": "old", "L": "l"})
-		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", map[string]any{"secrets": map[string]any{"K": "new", "L": "l"}}), nil)
+		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", map[string]any{"secrets": map[string]any{"K": "new", "L": "l"}}), nil, AnyVersion)
 		mustOK(t, err)
 		u, changes, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t,
-			"settings", map[string]any{"secrets": map[string]any{"K": SecretMask, "L": SecretMask}, "x": map[string]any{}}), nil)
+			"settings", map[string]any{"secrets": map[string]any{"K": SecretMask, "L": SecretMask}, "x": map[string]any{}}), nil, AnyVersion)
+
 		mustOK(t, err)
 		if fmt.Sprint(changes) != "[settings]" {
 			t.Errorf("changes %v", changes)
@@ -311,7 +317,7 @@ func TestRollingKeyChange(t *testing.T) {
 				}
 				s.box = writer
 				value := fmt.Sprintf("v%d%d", i, j)
-				_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", map[string]any{"secrets": map[string]any{"K": value}}), nil)
+				_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", map[string]any{"secrets": map[string]any{"K": value}}), nil, AnyVersion)
 				mustOK(t, err)
 				for _, reader := range step {
 					s.box = reader
@@ -391,7 +397,8 @@ func TestMCPHeadersEncryptedAtRest(t *testing.T) {
 		acct := mustAccount(t, s, "acme")
 		a := mcpAgent(t, s, acct.ID, "a", map[string]any{"K": "k-created-1"}, map[string]any{"Authorization": "Bearer hdr-created-2"})
 		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", mcpSettings(map[string]any{"K": SecretMask},
-			map[string]any{"Authorization": SecretMask, "X-Api-Key": "hdr-updated-3"})), nil)
+			map[string]any{"Authorization": SecretMask, "X-Api-Key": "hdr-updated-3"})), nil, AnyVersion)
+
 		mustOK(t, err)
 		got, err := s.GetAgent(ctx, acct.ID, a.ID)
 		mustOK(t, err)
@@ -418,14 +425,16 @@ func TestMCPHeaderMaskKeepsValueAndNewValueIsSealed(t *testing.T) {
 		acct := mustAccount(t, s, "acme")
 		a := mcpAgent(t, s, acct.ID, "a", map[string]any{}, map[string]any{"Authorization": "Bearer old"})
 		u, changes, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", mcpSettings(map[string]any{},
-			map[string]any{"Authorization": SecretMask})), nil)
+			map[string]any{"Authorization": SecretMask})), nil, AnyVersion)
+
 		mustOK(t, err)
 		if len(changes) != 0 {
 			t.Errorf("sending the mask back changed %v", changes)
 		}
 		wantSecret(t, s, u, docsHeader("Authorization"), "Bearer old")
 		u, changes, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", mcpSettings(map[string]any{},
-			map[string]any{"Authorization": "Bearer new"})), nil)
+			map[string]any{"Authorization": "Bearer new"})), nil, AnyVersion)
+
 		mustOK(t, err)
 		if fmt.Sprint(changes) != "[settings]" {
 			t.Errorf("changes %v", changes)
@@ -458,7 +467,7 @@ func TestHeaderMaskWithoutStoredHeaderIsRefused(t *testing.T) {
 				"other": map[string]any{"type": "http", "headers": map[string]any{"X": SecretMask}}}}},
 				"settings.mcp.servers.other.headers.X"},
 		} {
-			_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", c.settings), nil)
+			_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", c.settings), nil, AnyVersion)
 			wantField(t, err, c.field)
 		}
 		got, err := s.GetAgent(ctx, acct.ID, a.ID)

@@ -24,10 +24,14 @@ import (
 // stored value, merged inside the transaction so a concurrent update cannot
 // lose it. A write also encrypts the secrets stored before the key was set.
 //
+// With ifVersion other than AnyVersion it changes nothing and returns
+// ErrPreconditionFailed unless that is the agent's version; a change moves
+// the version.
+//
 // It returns ErrNotFound for a missing agent or another account's,
 // ErrInvalid for bad fields or an unknown status, and an ErrInvalid naming the field
 // (matching ErrInvalid) for the mask sent for a secret that is not stored.
-func (s *Store) UpdateAgent(ctx context.Context, accountID, id string, fields map[string]json.RawMessage, status *Status) (Agent, []string, error) {
+func (s *Store) UpdateAgent(ctx context.Context, accountID, id string, fields map[string]json.RawMessage, status *Status, ifVersion int64) (Agent, []string, error) {
 	in, err := canonicalFields(fields)
 	if err != nil {
 		return Agent{}, nil, wrap("update agent", err)
@@ -41,6 +45,9 @@ func (s *Store) UpdateAgent(ctx context.Context, accountID, id string, fields ma
 		changes = changes[:0]
 		row, err := lockAgent(tx, "id = ? AND account_id = ?", id, accountID)
 		if err != nil {
+			return err
+		}
+		if err := checkVersion(row.Version, ifVersion); err != nil {
 			return err
 		}
 		from := Status(row.Status)
@@ -63,7 +70,7 @@ func (s *Store) UpdateAgent(ctx context.Context, accountID, id string, fields ma
 		sort.Strings(changes)
 		if len(changes) > 0 || s.hasPlainSecrets(stored) {
 			if len(changes) > 0 {
-				row.UpdatedAt = t
+				row.UpdatedAt, row.Version = t, row.Version+1
 			}
 			if stored, err = s.sealAll(view, id); err != nil {
 				return err
@@ -129,6 +136,8 @@ func (s *Store) MarkAgentError(ctx context.Context, accountID, agentID, reason s
 				"retry_at":      retry,
 				// SET expressions see the row as it was: an open period stays open.
 				"error_since": gorm.Expr("CASE WHEN status = ? THEN error_since ELSE ? END", StatusError, s.now()),
+				// Get shows the status and its reason, not the cool-down.
+				"version": gorm.Expr("CASE WHEN status = ? AND status_reason = ? THEN version ELSE version + 1 END", StatusError, reason),
 			})
 		if res.Error != nil || Status(row.Status) == StatusError {
 			return res.Error
@@ -152,6 +161,7 @@ func (s *Store) MarkAgentRecovered(ctx context.Context, accountID, agentID strin
 			return nil
 		}
 		transition(&row, StatusActive, s.now())
+		row.Version++
 		if err := saveStatus(tx, &row); err != nil {
 			return err
 		}
@@ -207,5 +217,6 @@ func statusColumns(row *agentRow) map[string]any {
 		"retry_at":      row.RetryAt,
 		"error_since":   row.ErrorSince,
 		"error_millis":  row.ErrorMillis,
+		"version":       row.Version,
 	}
 }

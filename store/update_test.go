@@ -25,7 +25,7 @@ func TestUpdateAgentChanges(t *testing.T) {
 			"name":          json.RawMessage(`"eliza"`),
 		}
 		active := StatusActive
-		u, changes, err := s.UpdateAgent(ctx, acct.ID, a.ID, same, &active)
+		u, changes, err := s.UpdateAgent(ctx, acct.ID, a.ID, same, &active, AnyVersion)
 		mustOK(t, err)
 		if len(changes) != 0 || changes == nil {
 			t.Errorf("unchanged values reported as changes: %#v", changes)
@@ -43,7 +43,8 @@ func TestUpdateAgentChanges(t *testing.T) {
 		inactive := StatusInactive
 		u, changes, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t,
 			"name", "Eliza II", "model", "gpt-4o", "lore", []string{"new"}, "bio", []string{"<b>born</b> & raised"},
-			"deleteProtection", true), &inactive)
+			"deleteProtection", true), &inactive, AnyVersion)
+
 		mustOK(t, err)
 		if fmt.Sprint(changes) != "[deleteProtection lore model name status]" {
 			t.Errorf("changes = %v", changes)
@@ -64,7 +65,7 @@ func TestUpdateAgentChanges(t *testing.T) {
 		if list[0].Name != "Eliza II" {
 			t.Errorf("name column not derived on update: %q", list[0].Name)
 		}
-		_, changes, err = s.UpdateAgent(ctx, acct.ID, a.ID, nil, &inactive)
+		_, changes, err = s.UpdateAgent(ctx, acct.ID, a.ID, nil, &inactive, AnyVersion)
 		mustOK(t, err)
 		if len(changes) != 0 {
 			t.Errorf("same status reported as a change: %v", changes)
@@ -78,11 +79,11 @@ func TestUpdateAgentRejects(t *testing.T) {
 		acct := mustAccount(t, s, "acme")
 		a := mustAgent(t, s, acct.ID, "eliza")
 		bogus := Status("sleeping")
-		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, nil, &bogus)
+		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, nil, &bogus, AnyVersion)
 		wantErr(t, err, ErrInvalid)
-		_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "name", ""), nil)
+		_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "name", ""), nil, AnyVersion)
 		wantErr(t, err, ErrInvalid)
-		_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, map[string]json.RawMessage{"bio": json.RawMessage(`[`)}, nil)
+		_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, map[string]json.RawMessage{"bio": json.RawMessage(`[`)}, nil, AnyVersion)
 		wantErr(t, err, ErrInvalid)
 		got, err := s.GetAgent(ctx, acct.ID, a.ID)
 		mustOK(t, err)

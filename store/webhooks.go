@@ -37,6 +37,7 @@ type Webhook struct {
 	DisabledReason string // why the service disabled it
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
+	Version        int64 // grows with every change Get shows
 	// Secret is the signing secret in clear, set by CreateWebhook and
 	// RotateWebhookSecret only.
 	Secret string
@@ -66,6 +67,8 @@ type webhookRow struct {
 	PrevSecretUntil *time.Time
 	CreatedAt       time.Time `gorm:"not null;autoCreateTime:false;index:idx_webhooks_account_created,priority:2"`
 	UpdatedAt       time.Time `gorm:"not null;autoUpdateTime:false"`
+	// Version grows with every change Get Webhook shows: its ETag.
+	Version int64 `gorm:"not null;default:1"`
 }
 
 // TableName names the table.
@@ -163,15 +166,20 @@ func (s *Store) ListWebhooks(ctx context.Context, accountID string, page, limit 
 }
 
 // UpdateWebhook applies c to webhook id of account accountID and returns it
-// with the names of the members whose value changed, sorted. UpdatedAt
-// moves only when something changed; enabling clears DisabledReason.
-func (s *Store) UpdateWebhook(ctx context.Context, accountID, id string, c WebhookChanges) (Webhook, []string, error) {
+// with the names of the members whose value changed, sorted. UpdatedAt and
+// the version move only when something changed; enabling clears
+// DisabledReason. With ifVersion other than AnyVersion it changes nothing
+// and returns ErrPreconditionFailed unless that is the webhook's version.
+func (s *Store) UpdateWebhook(ctx context.Context, accountID, id string, c WebhookChanges, ifVersion int64) (Webhook, []string, error) {
 	var out Webhook
 	changes := []string{}
 	err := s.write(ctx, "update webhook", func(tx *gorm.DB) error {
 		changes = changes[:0]
 		row, err := findWebhook(tx.Clauses(clause.Locking{Strength: "UPDATE"}), accountID, id)
 		if err != nil {
+			return err
+		}
+		if err := checkVersion(row.Version, ifVersion); err != nil {
 			return err
 		}
 		if c.URL != nil && *c.URL != row.URL {
@@ -201,10 +209,10 @@ func (s *Store) UpdateWebhook(ctx context.Context, accountID, id string, c Webho
 		}
 		sort.Strings(changes)
 		if len(changes) > 0 {
-			row.UpdatedAt = s.now()
+			row.UpdatedAt, row.Version = s.now(), row.Version+1
 			if err := tx.Model(&webhookRow{}).Where("id = ?", row.ID).Updates(map[string]any{
 				"url": row.URL, "events": row.Events, "description": row.Description, "enabled": row.Enabled,
-				"disabled_reason": row.DisabledReason, "updated_at": row.UpdatedAt,
+				"disabled_reason": row.DisabledReason, "updated_at": row.UpdatedAt, "version": row.Version,
 			}).Error; err != nil {
 				return err
 			}
@@ -219,15 +227,20 @@ func (s *Store) UpdateWebhook(ctx context.Context, accountID, id string, c Webho
 }
 
 // DeleteWebhook deletes webhook id of account accountID with its
-// deliveries, pending ones included, and their attempts.
-func (s *Store) DeleteWebhook(ctx context.Context, accountID, id string) error {
+// deliveries, pending ones included, and their attempts; with ifVersion
+// other than AnyVersion, only when that is its version
+// (ErrPreconditionFailed).
+func (s *Store) DeleteWebhook(ctx context.Context, accountID, id string, ifVersion int64) error {
 	return s.write(ctx, "delete webhook", func(tx *gorm.DB) error {
-		res := tx.Where("id = ? AND account_id = ?", id, accountID).Delete(&webhookRow{})
-		if res.Error != nil {
-			return res.Error
+		row, err := findWebhook(tx.Clauses(clause.Locking{Strength: "UPDATE"}), accountID, id)
+		if err != nil {
+			return err
 		}
-		if res.RowsAffected == 0 {
-			return ErrWebhookNotFound
+		if err := checkVersion(row.Version, ifVersion); err != nil {
+			return err
+		}
+		if err := tx.Where("id = ?", id).Delete(&webhookRow{}).Error; err != nil {
+			return err
 		}
 		mine := tx.Model(&deliveryRow{}).Select("id").Where("webhook_id = ?", id)
 		if err := tx.Where("delivery_id IN (?)", mine).Delete(&attemptRow{}).Error; err != nil {
@@ -384,5 +397,5 @@ func toWebhook(r webhookRow) Webhook {
 	_ = json.Unmarshal([]byte(r.Events), &events) // written by encodeEvents
 	return Webhook{ID: string(r.ID), AccountID: string(r.AccountID), URL: r.URL, Events: events,
 		Description: r.Description, AgentID: string(r.AgentID), Enabled: r.Enabled, DisabledReason: r.DisabledReason,
-		CreatedAt: utc(r.CreatedAt), UpdatedAt: utc(r.UpdatedAt)}
+		CreatedAt: utc(r.CreatedAt), UpdatedAt: utc(r.UpdatedAt), Version: r.Version}
 }

@@ -142,7 +142,7 @@ func TestDeletingMessagesDeletesTheirEvents(t *testing.T) {
 		if n := count("secret of bob"); n != 1 {
 			t.Errorf("%d events quote the other conversation, want 1", n)
 		}
-		_, err = s.DeleteAgent(ctx, acct.ID, agent.ID)
+		_, err = s.DeleteAgent(ctx, acct.ID, agent.ID, AnyVersion)
 		mustOK(t, err)
 		var deliveries, attempts, events int64
 		mustOK(t, s.w.Model(&eventRow{}).Where("type = ?", string(EventMessageCompleted)).Count(&events).Error)

@@ -193,11 +193,11 @@ func TestEveryEventMatchesTheContract(t *testing.T) {
 			t.Fatal(err)
 		}
 		inactive := store.StatusInactive
-		if _, _, err := st.UpdateAgent(ctx, acct.ID, agent.ID, map[string]json.RawMessage{"name": json.RawMessage(`"runner"`)}, &inactive); err != nil {
+		if _, _, err := st.UpdateAgent(ctx, acct.ID, agent.ID, map[string]json.RawMessage{"name": json.RawMessage(`"runner"`)}, &inactive, store.AnyVersion); err != nil {
 			t.Fatal(err)
 		}
 		active := store.StatusActive
-		if _, _, err := st.UpdateAgent(ctx, acct.ID, agent.ID, nil, &active); err != nil {
+		if _, _, err := st.UpdateAgent(ctx, acct.ID, agent.ID, nil, &active, store.AnyVersion); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := st.MarkAgentError(ctx, acct.ID, agent.ID, "Model provider rate limit exceeded", time.Now().Add(time.Minute)); err != nil {
@@ -231,7 +231,7 @@ func TestEveryEventMatchesTheContract(t *testing.T) {
 			}
 		}
 		testutil.Eventually(t, "the events before the delete", received(10))
-		if _, err := st.DeleteAgent(ctx, acct.ID, agent.ID); err != nil {
+		if _, err := st.DeleteAgent(ctx, acct.ID, agent.ID, store.AnyVersion); err != nil {
 			t.Fatal(err)
 		}
 		const want = 11
@@ -284,7 +284,7 @@ func TestFiltersAndRollback(t *testing.T) {
 		if _, err := st.CreateAgent(ctx, store.Agent{AccountID: acct.ID, Fields: name("y")}, 2); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := st.UpdateAgent(ctx, acct.ID, x.ID, name("x2"), nil); err != nil {
+		if _, _, err := st.UpdateAgent(ctx, acct.ID, x.ID, name("x2"), nil, store.AnyVersion); err != nil {
 			t.Fatal(err)
 		}
 		// Over quota: rolled back, so no event.
@@ -404,7 +404,7 @@ func TestRetryDisableAndDelete(t *testing.T) {
 		if err := st.RetryDelivery(ctx, acct.ID, failing.ID, deliveries(t, st, failing)[0].ID); err != nil {
 			t.Fatal(err)
 		}
-		if err := st.DeleteWebhook(ctx, acct.ID, failing.ID); err != nil {
+		if err := st.DeleteWebhook(ctx, acct.ID, failing.ID, store.AnyVersion); err != nil {
 			t.Fatal(err)
 		}
 		if _, _, err := st.ListDeliveries(ctx, acct.ID, failing.ID, store.DeliveryQuery{}); !errors.Is(err, store.ErrWebhookNotFound) {

@@ -720,7 +720,7 @@ export interface components {
             details?: components["schemas"]["ErrorDetails"];
         };
         /** @enum {string} */
-        ErrorCode: "INVALID_REQUEST" | "INVALID_MESSAGE" | "UNAUTHORIZED" | "INSUFFICIENT_PERMISSIONS" | "DELETE_PROTECTED" | "INSUFFICIENT_QUOTA" | "AGENT_NOT_FOUND" | "CONVERSATION_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "MEMORY_NOT_FOUND" | "KNOWLEDGE_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "MODEL_ERROR" | "AGENT_UNAVAILABLE" | "WEBHOOK_DISABLED";
+        ErrorCode: "INVALID_REQUEST" | "INVALID_MESSAGE" | "UNAUTHORIZED" | "INSUFFICIENT_PERMISSIONS" | "DELETE_PROTECTED" | "INSUFFICIENT_QUOTA" | "AGENT_NOT_FOUND" | "CONVERSATION_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "MEMORY_NOT_FOUND" | "KNOWLEDGE_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "MODEL_ERROR" | "AGENT_UNAVAILABLE" | "WEBHOOK_DISABLED" | "PRECONDITION_FAILED";
         /** @description Depends on the code; the members used are listed here. */
         ErrorDetails: {
             /** @description Dotted path of the bad field (INVALID_REQUEST and INVALID_MESSAGE). */
@@ -2104,6 +2104,44 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
+        /** @description The resource's ETag is the one If-None-Match named; no body. */
+        NotModified: {
+            headers: {
+                ETag: components["headers"]["ETag"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /** @description PRECONDITION_FAILED, the resource changed since the ETag If-Match names; nothing was changed. */
+        PreconditionFailed: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "PRECONDITION_FAILED",
+                 *         "message": "The resource changed since the version If-Match names."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
         /** @description RATE_LIMIT_EXCEEDED, a rate limit or the per-agent concurrency cap was reached. */
         TooManyRequests: {
             headers: {
@@ -2215,6 +2253,14 @@ export interface components {
     };
     parameters: {
         /**
+         * @description Apply the change only if the resource's ETag is this one (or `*`):
+         *     otherwise nothing changes and the answer is 412
+         *     `PRECONDITION_FAILED`. The check and the change are one transaction.
+         */
+        IfMatch: string;
+        /** @description Answer 304 with no body when the resource's ETag is this one (or one of a comma-separated list, or `*`). */
+        IfNoneMatch: string;
+        /**
          * @description The agent's identifier, `agent_<id>`.
          * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
          */
@@ -2241,6 +2287,8 @@ export interface components {
     };
     requestBodies: never;
     headers: {
+        /** @description The resource's version as an entity tag; it moves with every change Get shows (an agent's metrics aside). Send it back in If-Match or If-None-Match. */
+        ETag: string;
         /**
          * @description Maximum requests per minute of the binding limit.
          * @example 60
@@ -2465,7 +2513,10 @@ export interface operations {
     getAgent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Answer 304 with no body when the resource's ETag is this one (or one of a comma-separated list, or `*`). */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /**
                  * @description The agent's identifier, `agent_<id>`.
@@ -2480,6 +2531,7 @@ export interface operations {
             /** @description The agent. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2556,6 +2608,7 @@ export interface operations {
                     "application/json": components["schemas"]["AgentEnvelope"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
@@ -2566,7 +2619,14 @@ export interface operations {
     deleteAgent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Apply the change only if the resource's ETag is this one (or `*`):
+                 *     otherwise nothing changes and the answer is 412
+                 *     `PRECONDITION_FAILED`. The check and the change are one transaction.
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description The agent's identifier, `agent_<id>`.
@@ -2608,6 +2668,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -2615,7 +2676,14 @@ export interface operations {
     updateAgent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Apply the change only if the resource's ETag is this one (or `*`):
+                 *     otherwise nothing changes and the answer is 412
+                 *     `PRECONDITION_FAILED`. The check and the change are one transaction.
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description The agent's identifier, `agent_<id>`.
@@ -2642,6 +2710,7 @@ export interface operations {
             /** @description The agent after the update. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2673,6 +2742,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -3899,7 +3969,10 @@ export interface operations {
     getWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Answer 304 with no body when the resource's ETag is this one (or one of a comma-separated list, or `*`). */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /**
                  * @description The webhook's identifier, `wh_<id>`.
@@ -3914,6 +3987,7 @@ export interface operations {
             /** @description The webhook. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3944,6 +4018,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEnvelope"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["WebhookNotFound"];
@@ -3954,7 +4029,14 @@ export interface operations {
     deleteWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Apply the change only if the resource's ETag is this one (or `*`):
+                 *     otherwise nothing changes and the answer is 412
+                 *     `PRECONDITION_FAILED`. The check and the change are one transaction.
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description The webhook's identifier, `wh_<id>`.
@@ -3994,6 +4076,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["WebhookNotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -4001,7 +4084,14 @@ export interface operations {
     updateWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Apply the change only if the resource's ETag is this one (or `*`):
+                 *     otherwise nothing changes and the answer is 412
+                 *     `PRECONDITION_FAILED`. The check and the change are one transaction.
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description The webhook's identifier, `wh_<id>`.
@@ -4028,6 +4118,7 @@ export interface operations {
             /** @description The webhook after the update. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4063,6 +4154,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["WebhookNotFound"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];

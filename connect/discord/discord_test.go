@@ -436,10 +436,10 @@ func TestStopsWhenInactiveOrDeleted(t *testing.T) {
 		a := f.Agent(withToken(token, nil))
 		f.WaitConnected(a)
 		if name == "inactive" {
-			_, _, err := f.Store.UpdateAgent(ctx, f.Account.ID, a.ID, nil, &inactive)
+			_, _, err := f.Store.UpdateAgent(ctx, f.Account.ID, a.ID, nil, &inactive, store.AnyVersion)
 			testutil.OK(t, err)
 		} else {
-			_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID)
+			_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID, store.AnyVersion)
 			testutil.OK(t, err)
 		}
 		testutil.Eventually(t, name+" disconnects", func() error { return testutil.Equal("gateway connections", f.dc.Connected(token), 0) })
@@ -450,7 +450,7 @@ func TestStopsWhenInactiveOrDeleted(t *testing.T) {
 				}
 				return nil
 			})
-			_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID)
+			_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID, store.AnyVersion)
 			testutil.OK(t, err)
 		}
 	}

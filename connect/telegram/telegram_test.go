@@ -220,15 +220,15 @@ func TestStopsWhenInactiveRemovedOrDeleted(t *testing.T) {
 	active := store.StatusActive
 	stops := map[string]func(a store.Agent){
 		"inactive": func(a store.Agent) {
-			_, _, err := f.Store.UpdateAgent(ctx, f.Account.ID, a.ID, nil, &inactive)
+			_, _, err := f.Store.UpdateAgent(ctx, f.Account.ID, a.ID, nil, &inactive, store.AnyVersion)
 			testutil.OK(t, err)
 		},
 		"removed": func(a store.Agent) {
-			_, _, err := f.Store.UpdateAgent(ctx, f.Account.ID, a.ID, map[string]json.RawMessage{"clients": json.RawMessage(`[]`)}, &active)
+			_, _, err := f.Store.UpdateAgent(ctx, f.Account.ID, a.ID, map[string]json.RawMessage{"clients": json.RawMessage(`[]`)}, &active, store.AnyVersion)
 			testutil.OK(t, err)
 		},
 		"deleted": func(a store.Agent) {
-			_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID)
+			_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID, store.AnyVersion)
 			testutil.OK(t, err)
 		},
 	}
@@ -246,7 +246,7 @@ func TestStopsWhenInactiveRemovedOrDeleted(t *testing.T) {
 				return nil
 			})
 		}
-		_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID)
+		_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID, store.AnyVersion)
 		if err != nil && name != "deleted" {
 			t.Fatal(err)
 		}
@@ -273,8 +273,8 @@ func TestTokenChangesMissingAndRejected(t *testing.T) {
 		return err
 	})
 	setToken := func(tok string) {
-		_, _, err := f.Store.UpdateAgent(context.Background(), f.Account.ID, a.ID,
-			map[string]json.RawMessage{"settings": connecttest.JSON(map[string]any{"secrets": map[string]any{telegram.TokenVar: tok}})}, nil)
+		_, _, err := f.Store.UpdateAgent(context.Background(), f.Account.ID, a.ID, map[string]json.RawMessage{"settings": connecttest.JSON(map[string]any{"secrets": map[string]any{telegram.TokenVar: tok}})}, nil, store.AnyVersion)
+
 		testutil.OK(t, err)
 	}
 	setToken("999:unknown") // the test server answers 401 for it
@@ -299,8 +299,8 @@ func TestTokenOfAnotherBotStartsAfresh(t *testing.T) {
 	}
 	testutil.Eventually(t, "five replies", f.sent(5))
 	f.tg.Queue(token2, private("backlog of the new bot"))
-	_, _, err := f.Store.UpdateAgent(context.Background(), f.Account.ID, a.ID,
-		map[string]json.RawMessage{"settings": connecttest.JSON(map[string]any{"secrets": map[string]any{telegram.TokenVar: token2}})}, nil)
+	_, _, err := f.Store.UpdateAgent(context.Background(), f.Account.ID, a.ID, map[string]json.RawMessage{"settings": connecttest.JSON(map[string]any{"secrets": map[string]any{telegram.TokenVar: token2}})}, nil, store.AnyVersion)
+
 	testutil.OK(t, err)
 	testutil.Eventually(t, "the new bot polled", func() error {
 		if f.tg.Polling(token2) == 0 {

@@ -413,11 +413,11 @@ func TestStopsWhenInactiveOrDeleted(t *testing.T) {
 		f.WaitConnected(a)
 		f.polled("mentions", 1)
 		if name == "inactive" {
-			_, _, err := f.Store.UpdateAgent(ctx, f.Account.ID, a.ID, nil, &inactive)
+			_, _, err := f.Store.UpdateAgent(ctx, f.Account.ID, a.ID, nil, &inactive, store.AnyVersion)
 			testutil.OK(t, err)
 			testutil.Eventually(t, "disconnected", f.InState(a, store.ConnDisconnected))
 		} else {
-			_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID)
+			_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID, store.AnyVersion)
 			testutil.OK(t, err)
 		}
 		// Stopped: no poll for three poll intervals in a row.
@@ -430,7 +430,7 @@ func TestStopsWhenInactiveOrDeleted(t *testing.T) {
 			return nil
 		})
 		if name == "inactive" {
-			_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID)
+			_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID, store.AnyVersion)
 			testutil.OK(t, err)
 		}
 	}
