@@ -18,15 +18,32 @@ const maxMovesPerRound = 50
 // pruneEvery is the gap between prunes of answered platform messages.
 const pruneEvery = time.Hour
 
-// leases keeps this replica's leases, every RenewEvery until ctx ends:
-// one statement renews all of them, then the replica takes its share of
-// the free connections or hands over what it holds beyond its share.
-func (s *Supervisor) leases(ctx context.Context) {
-	var pruned time.Time
+// renewing renews this replica's leases every RenewEvery until ctx ends,
+// one statement for all of them. It has a goroutine of its own: a round
+// of acquisitions (thousands at a start) must never delay a renewal past
+// the leases' expiry.
+func (s *Supervisor) renewing(ctx context.Context) {
 	tick := time.NewTicker(s.cfg.RenewEvery)
 	defer tick.Stop()
 	for {
 		s.renew(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// balancing takes this replica's share of the free connections, or hands
+// over what it holds beyond its share, every RenewEvery and at each poke
+// (a runner added, a lease released), until ctx ends; and prunes the
+// answered messages hourly.
+func (s *Supervisor) balancing(ctx context.Context) {
+	var pruned time.Time
+	tick := time.NewTicker(s.cfg.RenewEvery)
+	defer tick.Stop()
+	for {
 		s.balance(ctx)
 		if time.Since(pruned) >= pruneEvery {
 			pruned = time.Now()
@@ -34,23 +51,11 @@ func (s *Supervisor) leases(ctx context.Context) {
 				s.cfg.Logger.Warn("connections: prune answered messages", "error", err)
 			}
 		}
-		if !s.waitTick(ctx, tick) {
-			return
-		}
-	}
-}
-
-// waitTick waits for tick and reports false when ctx ends first; each poke
-// meanwhile (a runner added, a lease released) looks for free connections.
-func (s *Supervisor) waitTick(ctx context.Context, tick *time.Ticker) bool {
-	for {
 		select {
 		case <-ctx.Done():
-			return false
+			return
 		case <-tick.C:
-			return true
 		case <-s.wake:
-			s.balance(ctx)
 		}
 	}
 }
@@ -69,7 +74,9 @@ func (s *Supervisor) poke() {
 func (s *Supervisor) renew(ctx context.Context) {
 	at := time.Now()
 	held, err := s.cfg.Store.RenewLeases(ctx, s.cfg.Owner, s.cfg.LeaseTTL)
-	holders := s.runnersWhere(func(r *runner) bool { return r.holds() })
+	// A lease acquired while the statement ran may be missing from its
+	// answer without being lost: only those held before it count.
+	holders := s.runnersWhere(func(r *runner) bool { return r.heldSince(at) })
 	if err != nil {
 		if ctx.Err() == nil {
 			s.cfg.Logger.Warn("connections: renew leases", "error", err)
@@ -142,38 +149,19 @@ func (s *Supervisor) balance(ctx context.Context) {
 	}
 }
 
-// free returns the runners of standby whose lease may be free: those never
-// tried (their connection may have no row yet) and those whose connection
-// the store shows with no live lease.
+// free returns the runners of standby whose lease no other replica holds
+// now, as one read of the store shows: trying the others would only cost
+// writes.
 func (s *Supervisor) free(ctx context.Context, standby []*runner) ([]*runner, error) {
-	var out, tried []*runner
-	for _, r := range standby {
-		r.mu.Lock()
-		t := r.tried
-		r.mu.Unlock()
-		if t {
-			tried = append(tried, r)
-		} else {
-			out = append(out, r)
-		}
-	}
-	if len(tried) == 0 {
-		return out, nil
-	}
-	keys, err := s.cfg.Store.FreeConnections(ctx, s.cfg.Owner, len(tried)+s.cfg.AcquireBatch)
+	keys, err := s.cfg.Store.LeasedElsewhere(ctx, s.cfg.Owner)
 	if err != nil {
 		return nil, err
 	}
-	isFree := make(map[runnerKey]bool, len(keys))
+	taken := make(map[runnerKey]bool, len(keys))
 	for _, k := range keys {
-		isFree[runnerKey{k.AgentID, k.Platform}] = true
+		taken[runnerKey{k.AgentID, k.Platform}] = true
 	}
-	for _, r := range tried {
-		if isFree[r.key()] {
-			out = append(out, r)
-		}
-	}
-	return out, nil
+	return slices.DeleteFunc(standby, func(r *runner) bool { return taken[r.key()] }), nil
 }
 
 // fairShare is how many of n connections one of replicas live replicas

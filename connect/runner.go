@@ -43,14 +43,14 @@ type runner struct {
 	mu        sync.Mutex
 	hold      *holding  // the lease held now; nil while standing by
 	parked    bool      // it cannot run until its configuration changes
-	tried     bool      // an acquisition was tried, so its row exists
 	coolUntil time.Time // no acquisition before it (after giving a lease up)
 	ended     bool
 }
 
 // holding is a lease held by a runner.
 type holding struct {
-	lease store.Lease
+	lease    store.Lease
+	acquired time.Time
 	// expires is the lease's local deadline: the supervisor moves it at
 	// each renewal, and ends the work when no renewal succeeded in time.
 	expires time.Time
@@ -115,19 +115,26 @@ func (r *runner) holds() bool {
 	return r.hold != nil
 }
 
+// heldSince reports whether r holds a lease it acquired before t.
+func (r *runner) heldSince(t time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.hold != nil && r.hold.acquired.Before(t)
+}
+
 // acquire tries to take the lease and, when it does, starts holding it. It
 // returns store.ErrNotFound when the agent is gone.
 func (r *runner) acquire() error {
+	asked := time.Now()
 	lease, ok, err := r.sup.cfg.Store.AcquireLease(r.ctx, r.spec.agent.ID, r.spec.platform.Name(), r.sup.cfg.Owner, r.sup.cfg.LeaseTTL)
-	r.mu.Lock()
-	r.tried = true
-	r.mu.Unlock()
 	if err != nil || !ok {
 		return err
 	}
 	work, lose := context.WithCancelCause(context.WithoutCancel(r.ctx))
 	fetch, stopFetch := context.WithCancelCause(work)
-	h := &holding{lease: lease, expires: time.Now().Add(r.sup.cfg.LeaseTTL), stopFetch: stopFetch, lose: lose}
+	// acquired is after the commit, so a renewal that started later sees
+	// the lease; expires counts from before the call, to be safe.
+	h := &holding{lease: lease, acquired: time.Now(), expires: asked.Add(r.sup.cfg.LeaseTTL), stopFetch: stopFetch, lose: lose}
 	r.mu.Lock()
 	r.hold = h
 	r.mu.Unlock()

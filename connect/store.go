@@ -27,9 +27,11 @@ type Store interface {
 	// Heartbeat records owner as live and returns how many replicas are.
 	Heartbeat(ctx context.Context, owner string, ttl time.Duration) (int, error)
 	LeaveReplicas(ctx context.Context, owner string) error
-	// FreeConnections returns up to limit connections no live lease of
-	// another owner holds.
-	FreeConnections(ctx context.Context, owner string, limit int) ([]store.ConnKey, error)
+	// LeasedElsewhere returns the connections a live lease of another
+	// owner holds.
+	LeasedElsewhere(ctx context.Context, owner string) ([]store.ConnKey, error)
+	// ReleaseLeases frees every lease owner holds, in one statement.
+	ReleaseLeases(ctx context.Context, owner string) error
 	ReleaseLease(ctx context.Context, l store.Lease, state store.ConnState, reason string) error
 	SaveCursor(ctx context.Context, l store.Lease, cursor string) error
 	SetConnectionState(ctx context.Context, l store.Lease, state store.ConnState, reason string) error

@@ -135,22 +135,14 @@ func New(cfg Config) (*Supervisor, error) {
 // finishes the messages in hand and releases its lease, so another
 // replica takes over at once) and returns.
 func (s *Supervisor) Run(ctx context.Context) error {
-	leases, stopLeases := context.WithCancel(context.WithoutCancel(ctx))
-	renewing := make(chan struct{})
-	go func() {
-		defer close(renewing)
-		s.leases(leases)
-	}()
+	stopBalancing := s.background(ctx, s.balancing)
+	// The leases are renewed until every connection has drained.
+	stopRenewing := s.background(context.WithoutCancel(ctx), s.renewing)
 	defer func() {
-		// The leases are renewed until every connection has drained.
+		stopBalancing()
 		s.stopAll()
-		stopLeases()
-		<-renewing
-		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
-		defer cancel()
-		if err := s.cfg.Store.LeaveReplicas(lctx, s.cfg.Owner); err != nil {
-			s.cfg.Logger.Warn("connections: leave replicas", "error", err)
-		}
+		stopRenewing()
+		s.leave(context.WithoutCancel(ctx))
 	}()
 	var since, lastFull time.Time
 	change := time.NewTicker(s.cfg.ChangeEvery)
@@ -180,6 +172,32 @@ func (s *Supervisor) Run(ctx context.Context) error {
 			return nil
 		case <-change.C:
 		}
+	}
+}
+
+// background runs loop until ctx ends or the returned stop is called, which
+// waits for it.
+func (s *Supervisor) background(ctx context.Context, loop func(context.Context)) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		loop(ctx)
+	}()
+	return func() { cancel(); <-done }
+}
+
+// leave releases what leases this replica still holds (a release that ran
+// out of time at the end of a drain), so that other replicas take them
+// over at once, and forgets the replica.
+func (s *Supervisor) leave(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, releaseTimeout)
+	defer cancel()
+	if err := s.cfg.Store.ReleaseLeases(ctx, s.cfg.Owner); err != nil {
+		s.cfg.Logger.Warn("connections: release leases", "error", err)
+	}
+	if err := s.cfg.Store.LeaveReplicas(ctx, s.cfg.Owner); err != nil {
+		s.cfg.Logger.Warn("connections: leave replicas", "error", err)
 	}
 }
 

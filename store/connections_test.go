@@ -157,8 +157,8 @@ func TestInboxTakesEachMessageOnce(t *testing.T) {
 	})
 }
 
-// Replicas count the live ones; free connections are those whose lease
-// nobody holds, leaving out the disabled.
+// Replicas count the live ones; a replica sees which connections others
+// hold, and releases all of its own in one statement.
 func TestReplicasAndFreeConnections(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
@@ -185,15 +185,18 @@ func TestReplicasAndFreeConnections(t *testing.T) {
 		mustOK(t, err)
 		_, _, err = s.AcquireLease(ctx, b.ID, "telegram", "r1", 10*time.Second)
 		mustOK(t, err)
-		mustOK(t, s.SetIdleConnections(ctx, []IdleConnection{{AgentID: a.ID, Platform: "discord", State: ConnDisabled, Reason: "no token"}}))
 		mustOK(t, s.ReleaseLease(ctx, la, ConnDisconnected, "stopped"))
-		free, err := s.FreeConnections(ctx, "r2", 10)
+		taken, err := s.LeasedElsewhere(ctx, "r2")
 		mustOK(t, err)
-		if len(free) != 1 || free[0] != (ConnKey{a.ID, "telegram"}) {
-			t.Fatalf("free = %+v; want Ada's telegram alone", free)
+		if len(taken) != 1 || taken[0] != (ConnKey{b.ID, "telegram"}) {
+			t.Fatalf("leased elsewhere than r2 = %+v; want Bob's telegram alone", taken)
 		}
-		if free, err = s.FreeConnections(ctx, "r1", 10); err != nil || len(free) != 2 {
-			t.Fatalf("free for r1 = %+v, %v; want both: its own leases are its to take", free, err)
+		if taken, err = s.LeasedElsewhere(ctx, "r1"); err != nil || len(taken) != 0 {
+			t.Fatalf("leased elsewhere than r1 = %+v, %v; want none: its own are its own", taken, err)
+		}
+		mustOK(t, s.ReleaseLeases(ctx, "r1"))
+		if taken, err = s.LeasedElsewhere(ctx, "r2"); err != nil || len(taken) != 0 {
+			t.Fatalf("leased after r1 released all = %+v, %v; want none", taken, err)
 		}
 	})
 }

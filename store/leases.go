@@ -79,15 +79,21 @@ func (s *Store) LeaveReplicas(ctx context.Context, owner string) error {
 	})
 }
 
-// FreeConnections returns up to limit connections whose lease no other
-// owner than owner holds, leaving out those disabled or in error (they
-// wait for their configuration to change). Connections never run have no
-// row and are not among them.
-func (s *Store) FreeConnections(ctx context.Context, owner string, limit int) ([]ConnKey, error) {
+// LeasedElsewhere returns the connections whose live lease another owner
+// than owner holds: the ones owner need not try to acquire.
+func (s *Store) LeasedElsewhere(ctx context.Context, owner string) ([]ConnKey, error) {
 	var rows []ConnKey
 	err := s.read(ctx).Model(&connectionRow{}).Select("agent_id, platform").
-		Where("(lease_expires_at IS NULL OR lease_expires_at < ? OR lease_owner = ?) AND state NOT IN ?",
-			s.now(), owner, []string{string(ConnDisabled), string(ConnError)}).
-		Limit(limit).Scan(&rows).Error
-	return rows, wrap("free connections", err)
+		Where("lease_owner <> ? AND lease_expires_at >= ?", owner, s.now()).Scan(&rows).Error
+	return rows, wrap("leased elsewhere", err)
+}
+
+// ReleaseLeases frees every lease owner still holds, in one statement,
+// leaving the connections' states as they are: a stopping replica's last
+// word for the leases its runners could not release in time.
+func (s *Store) ReleaseLeases(ctx context.Context, owner string) error {
+	return s.write(ctx, "release leases", func(tx *gorm.DB) error {
+		return tx.Model(&connectionRow{}).Where("lease_owner = ? AND lease_expires_at IS NOT NULL", owner).
+			Update("lease_expires_at", nil).Error
+	})
 }
