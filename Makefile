@@ -100,6 +100,8 @@ spectral:
 
 ## bench: agentd against a bare Echo server and an Echo+GORM+SQLite floor, in one run; writes bench/results/latest.md
 # BENCH_FLAGS tunes it, e.g. BENCH_FLAGS='-dur 1s -conns 1,16' (go run ./bench -help).
+# BENCH_FLAGS='-only leases' measures the connection leases alone (10,000 bots,
+# 3 replicas, SQLite and PostgreSQL; 5 to 15 minutes) and updates its section.
 BENCH_FLAGS ?=
 bench: build
 	$(GO) run ./bench -agentd bin/agentd $(BENCH_FLAGS)

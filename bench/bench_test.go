@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/connect/telegram/telegramtest"
 )
 
 // These tests only check that the load generator and the servers work;
@@ -74,5 +76,54 @@ func TestProviderStreamsAndTimesFirstToken(t *testing.T) {
 	}
 	if _, ok := p.firstSent("ttft-1"); ok {
 		t.Error("a marker of the history was recorded")
+	}
+}
+
+// TestLeasesScenario runs the connection leases scenario on a few bots:
+// every connection ends up connected under one replica's lease and the
+// counter sees the renewals.
+func TestLeasesScenario(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the scenario takes a few lease rounds")
+	}
+	const agents = 12
+	tg := telegramtest.New(t)
+	addBots(tg, agents)
+	bots := botServer{url: tg.URL, stats: func(_ context.Context, calls bool) (botStats, error) { return statsOf(tg, agents, calls), nil }}
+	o := leaseOptions{agents: agents, replicas: 3, window: 4 * time.Second, pollTimeout: 2 * time.Second,
+		startLimit: time.Minute, stopLimit: 30 * time.Second, pgPool: 2, progressEvery: time.Hour}
+	r, err := leasesOn(context.Background(), "sqlite", filepath.Join(t.TempDir(), "leases.db"), bots, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := 0
+	for _, n := range r.heldAtStart {
+		held += n
+	}
+	if !r.allConnected || held != agents || !r.stopped {
+		t.Errorf("all connected %v after %s, %d leases held (%v), stopped %v", r.allConnected, r.connectedAfter, held, r.heldAtStart, r.stopped)
+	}
+	// A replica over its share hands leases over during the window too.
+	released := r.steady.writes.calls[mReleaseLease] + r.stop.writes.calls[mReleaseLease]
+	if r.startup.writes.calls[mAcquireLease] < agents || r.steady.writes.calls[mRenewLeases] == 0 || released < agents {
+		t.Errorf("acquired %d, renewed %d in the window, released %d", r.startup.writes.calls[mAcquireLease],
+			r.steady.writes.calls[mRenewLeases], released)
+	}
+	if s := leasesSection([]leaseRun{r}); !strings.HasPrefix(s, "## Connection leases (12 bots, 3 replicas)") {
+		t.Errorf("section starts %q", s[:min(len(s), 60)])
+	}
+}
+
+func TestSpliceSection(t *testing.T) {
+	const sec = "## Connection leases (new)\n\nnew\n"
+	for name, c := range map[string]struct{ in, want string }{
+		"replaced":       {"# r\n\n## Connection leases (old)\n\nold\n\n## Targets\n\nt\n", "# r\n\n" + sec + "\n## Targets\n\nt\n"},
+		"replaced last":  {"# r\n\n## Connection leases (old)\n\nold\n", "# r\n\n" + sec},
+		"before targets": {"# r\n\n## Memory\n\nm\n\n## Targets\n\nt\n", "# r\n\n## Memory\n\nm\n\n" + sec + "\n## Targets\n\nt\n"},
+		"appended":       {"# r\n\nx", "# r\n\nx\n\n" + sec},
+	} {
+		if got := spliceSection(c.in, leasesHeading, sec); got != c.want {
+			t.Errorf("%s: got\n%q\nwant\n%q", name, got, c.want)
+		}
 	}
 }

@@ -44,16 +44,24 @@ type options struct {
 	dir      string
 	// handler is the URL of the action handler the tool agents call.
 	handler string
-	// recallPG is the PostgreSQL server the recall bench makes a database
-	// on ("" for SQLite only).
+	// recallPG is the PostgreSQL server the recall and leases benches make
+	// their databases on ("" for SQLite only).
 	recallPG string
+	// leases is the connection leases scenario.
+	leases leaseOptions
+	// only runs one scenario ("leases") instead of the whole bench.
+	only string
+	// withLeases adds the connection leases scenario to the whole bench;
+	// without it the report keeps the section of the last measurement.
+	withLeases bool
 }
 
 func main() {
-	serve := flag.String("serve", "", "internal: serve `baseline` or `floor` on -addr")
+	serve := flag.String("serve", "", "internal: serve `baseline`, `floor` or `telegram` on -addr")
 	addr := flag.String("addr", "127.0.0.1:0", "internal: listen address of -serve")
 	docBytes := flag.Int("doc-bytes", 1024, "internal: size of the baseline's document")
 	floorDB := flag.String("floor-db", "", "internal: database of the floor server")
+	bots := flag.Int("bots", 0, "internal: bots of the telegram server")
 	var o options
 	var conns string
 	flag.StringVar(&o.agentd, "agentd", "bin/agentd", "agentd `binary` to measure")
@@ -67,16 +75,37 @@ func main() {
 	flag.IntVar(&o.messages, "messages", 100_000, "messages stored before the message workloads")
 	flag.StringVar(&o.recallPG, "recall-pg", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable",
 		"PostgreSQL `DSN` whose server the recall bench makes a fresh database on; empty for SQLite only")
+	flag.IntVar(&o.leases.agents, "leases", 10_000, "agents (each with its own Telegram bot) of the connection leases scenario; 0 skips it")
+	flag.DurationVar(&o.leases.window, "leases-window", time.Minute, "steady-state `duration` measured once every connection is connected")
+	flag.DurationVar(&o.leases.pollTimeout, "leases-poll", 30*time.Second, "Telegram long-poll `timeout` of the leases scenario")
+	flag.DurationVar(&o.leases.startLimit, "leases-start-limit", 5*time.Minute, "longest `wait` for every connection to be connected")
+	flag.IntVar(&o.leases.pgPool, "leases-pg-pool", 10, "PostgreSQL connections of each replica's pool (3 replicas share the server)")
+	var leaseBackends string
+	flag.StringVar(&leaseBackends, "leases-backends", "sqlite,postgres", "comma-separated `backends` of the leases scenario")
+	flag.StringVar(&o.only, "only", "", "run only `scenario` (leases) and replace its section of -out")
+	flag.BoolVar(&o.withLeases, "with-leases", false, "add the connection leases scenario (5 to 15 minutes) to the whole bench; "+
+		"without it the report keeps the section -out has")
 	flag.Parse()
+	o.leases.replicas, o.leases.stopLimit, o.leases.progressEvery = 3, 3*time.Minute, 5*time.Second
+	o.leases.backends = strings.Split(leaseBackends, ",")
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var err error
 	switch *serve {
 	case "":
-		if o.conns, err = parseConns(conns); err == nil {
-			err = run(ctx, o)
+		switch o.only {
+		case "":
+			if o.conns, err = parseConns(conns); err == nil {
+				err = run(ctx, o)
+			}
+		case "leases":
+			err = runLeasesOnly(ctx, o)
+		default:
+			err = fmt.Errorf("unknown -only %q", o.only)
 		}
+	case "telegram":
+		err = serveTelegram(ctx, *addr, *bots)
 	case "baseline", "floor":
 		err = serveChild(ctx, *serve, *addr, *docBytes, *floorDB)
 	default:
@@ -175,8 +204,11 @@ func (c *child) stop() {
 }
 
 // rssKB returns the child's current and peak resident set size in KiB.
-func (c *child) rssKB() (cur, peak int, err error) {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(c.cmd.Process.Pid), "status"))
+func (c *child) rssKB() (cur, peak int, err error) { return rssOf(c.cmd.Process.Pid) }
+
+// rssOf returns the current and peak resident set size of process pid in KiB.
+func rssOf(pid int) (cur, peak int, err error) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
 	if err != nil {
 		return 0, 0, err
 	}

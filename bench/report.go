@@ -18,6 +18,7 @@ type report struct {
 	points                     []point
 	rssKB, rssPeakKB, rssEndKB int
 	recall                     []recallPoint
+	leases                     []leaseRun
 }
 
 func (r *report) add(p point) { r.points = append(r.points, p) }
@@ -95,6 +96,7 @@ func (r *report) targets() []target {
 	first, okF := r.find("Stream first token", "agentd", one)
 	ts = append(ts, target{"first token ≤ 1 ms after the provider sent it", fmt.Sprintf("p50 %s at %d conn", ms(first.quantile(0.5)), one),
 		first.quantile(0.5) <= time.Millisecond, okF && first.n > 0})
+	ts = append(ts, leaseTargets(r.leases)...)
 	ts = append(ts, target{"peak RSS ≤ 60 MB", fmt.Sprintf("%.1f MB", float64(r.rssPeakKB)/1024), r.rssPeakKB <= 60*1024, r.rssPeakKB > 0})
 	return ts
 }
@@ -189,6 +191,14 @@ func (r *report) write(w io.Writer) error {
 		"(%d agents measured, %d stored messages and more added by the run): **%.1f MB** (current %.1f MB); "+
 		"at the end of the run, after the Create workloads: %.1f MB.\n\n",
 		r.o.agents, r.o.messages, float64(r.rssPeakKB)/1024, float64(r.rssKB)/1024, float64(r.rssEndKB)/1024)
+	if len(r.leases) > 0 {
+		b.WriteString(leasesSection(r.leases) + "\n")
+	} else if old, err := os.ReadFile(r.o.out); err == nil && r.o.out != "" {
+		// Not measured in this run (-with-leases): the last measurement stays.
+		if sec := section(string(old), leasesHeading); sec != "" {
+			b.WriteString(sec + "\n")
+		}
+	}
 	b.WriteString("## Targets\n\n| target | measured | status |\n|---|---|---|\n")
 	for _, t := range r.targets() {
 		status := "**missed**"

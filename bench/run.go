@@ -317,6 +317,11 @@ func run(ctx context.Context, o options) error {
 	if rep.recall, err = benchRecall(ctx, dir, o.recallPG); err != nil {
 		return err
 	}
+	if o.withLeases {
+		if rep.leases, err = benchLeases(ctx, dir, o.recallPG, o.leases); err != nil {
+			return err
+		}
+	}
 	return rep.write(os.Stdout)
 }
 
