@@ -20,6 +20,7 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/labstack/echo/v4"
+	"github.com/oapi-codegen/nullable"
 	"github.com/oapi-codegen/runtime"
 )
 
@@ -95,6 +96,111 @@ func (e AnalyticsInterval) Valid() bool {
 	case Day:
 		return true
 	case Hour:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ChatCompletionAssistantRole.
+const (
+	ChatCompletionAssistantRoleAssistant ChatCompletionAssistantRole = "assistant"
+)
+
+// Valid indicates whether the value is a known member of the ChatCompletionAssistantRole enum.
+func (e ChatCompletionAssistantRole) Valid() bool {
+	switch e {
+	case ChatCompletionAssistantRoleAssistant:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ChatCompletionChunkFinishReason.
+const (
+	ChatCompletionChunkFinishReasonStop ChatCompletionChunkFinishReason = "stop"
+)
+
+// Valid indicates whether the value is a known member of the ChatCompletionChunkFinishReason enum.
+func (e ChatCompletionChunkFinishReason) Valid() bool {
+	switch e {
+	case ChatCompletionChunkFinishReasonStop:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ChatCompletionChunkObject.
+const (
+	ChatCompletionChunkObjectChatCompletionChunk ChatCompletionChunkObject = "chat.completion.chunk"
+)
+
+// Valid indicates whether the value is a known member of the ChatCompletionChunkObject enum.
+func (e ChatCompletionChunkObject) Valid() bool {
+	switch e {
+	case ChatCompletionChunkObjectChatCompletionChunk:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ChatCompletionFinishReason.
+const (
+	ChatCompletionFinishReasonStop ChatCompletionFinishReason = "stop"
+)
+
+// Valid indicates whether the value is a known member of the ChatCompletionFinishReason enum.
+func (e ChatCompletionFinishReason) Valid() bool {
+	switch e {
+	case ChatCompletionFinishReasonStop:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ChatCompletionObject.
+const (
+	ChatCompletionObjectChatCompletion ChatCompletionObject = "chat.completion"
+)
+
+// Valid indicates whether the value is a known member of the ChatCompletionObject enum.
+func (e ChatCompletionObject) Valid() bool {
+	switch e {
+	case ChatCompletionObjectChatCompletion:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ChatCompletionRole.
+const (
+	ChatCompletionRoleAssistant ChatCompletionRole = "assistant"
+	ChatCompletionRoleDeveloper ChatCompletionRole = "developer"
+	ChatCompletionRoleFunction  ChatCompletionRole = "function"
+	ChatCompletionRoleSystem    ChatCompletionRole = "system"
+	ChatCompletionRoleTool      ChatCompletionRole = "tool"
+	ChatCompletionRoleUser      ChatCompletionRole = "user"
+)
+
+// Valid indicates whether the value is a known member of the ChatCompletionRole enum.
+func (e ChatCompletionRole) Valid() bool {
+	switch e {
+	case ChatCompletionRoleAssistant:
+		return true
+	case ChatCompletionRoleDeveloper:
+		return true
+	case ChatCompletionRoleFunction:
+		return true
+	case ChatCompletionRoleSystem:
+		return true
+	case ChatCompletionRoleTool:
+		return true
+	case ChatCompletionRoleUser:
 		return true
 	default:
 		return false
@@ -365,6 +471,108 @@ func (e ModelProvider) Valid() bool {
 	case Ollama:
 		return true
 	case Openai:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OpenAIErrorCode.
+const (
+	OpenAIErrorCodeAgentUnavailable        OpenAIErrorCode = "agent_unavailable"
+	OpenAIErrorCodeInsufficientPermissions OpenAIErrorCode = "insufficient_permissions"
+	OpenAIErrorCodeInternalError           OpenAIErrorCode = "internal_error"
+	OpenAIErrorCodeInvalidApiKey           OpenAIErrorCode = "invalid_api_key"
+	OpenAIErrorCodeInvalidRequest          OpenAIErrorCode = "invalid_request"
+	OpenAIErrorCodeMethodNotAllowed        OpenAIErrorCode = "method_not_allowed"
+	OpenAIErrorCodeModelError              OpenAIErrorCode = "model_error"
+	OpenAIErrorCodeModelNotFound           OpenAIErrorCode = "model_not_found"
+	OpenAIErrorCodePayloadTooLarge         OpenAIErrorCode = "payload_too_large"
+	OpenAIErrorCodeRateLimitExceeded       OpenAIErrorCode = "rate_limit_exceeded"
+	OpenAIErrorCodeUnsupportedMediaType    OpenAIErrorCode = "unsupported_media_type"
+)
+
+// Valid indicates whether the value is a known member of the OpenAIErrorCode enum.
+func (e OpenAIErrorCode) Valid() bool {
+	switch e {
+	case OpenAIErrorCodeAgentUnavailable:
+		return true
+	case OpenAIErrorCodeInsufficientPermissions:
+		return true
+	case OpenAIErrorCodeInternalError:
+		return true
+	case OpenAIErrorCodeInvalidApiKey:
+		return true
+	case OpenAIErrorCodeInvalidRequest:
+		return true
+	case OpenAIErrorCodeMethodNotAllowed:
+		return true
+	case OpenAIErrorCodeModelError:
+		return true
+	case OpenAIErrorCodeModelNotFound:
+		return true
+	case OpenAIErrorCodePayloadTooLarge:
+		return true
+	case OpenAIErrorCodeRateLimitExceeded:
+		return true
+	case OpenAIErrorCodeUnsupportedMediaType:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OpenAIErrorType.
+const (
+	AuthenticationError OpenAIErrorType = "authentication_error"
+	InvalidRequestError OpenAIErrorType = "invalid_request_error"
+	PermissionError     OpenAIErrorType = "permission_error"
+	RateLimitError      OpenAIErrorType = "rate_limit_error"
+	ServerError         OpenAIErrorType = "server_error"
+)
+
+// Valid indicates whether the value is a known member of the OpenAIErrorType enum.
+func (e OpenAIErrorType) Valid() bool {
+	switch e {
+	case AuthenticationError:
+		return true
+	case InvalidRequestError:
+		return true
+	case PermissionError:
+		return true
+	case RateLimitError:
+		return true
+	case ServerError:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OpenAIListObject.
+const (
+	List OpenAIListObject = "list"
+)
+
+// Valid indicates whether the value is a known member of the OpenAIListObject enum.
+func (e OpenAIListObject) Valid() bool {
+	switch e {
+	case List:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OpenAIModelObject.
+const (
+	Model OpenAIModelObject = "model"
+)
+
+// Valid indicates whether the value is a known member of the OpenAIModelObject enum.
+func (e OpenAIModelObject) Valid() bool {
+	switch e {
+	case Model:
 		return true
 	default:
 		return false
@@ -867,6 +1075,164 @@ type CharacterStyle struct {
 	Chat *StringList `json:"chat,omitempty"`
 	Post *StringList `json:"post,omitempty"`
 }
+
+// ChatCompletion OpenAI's `chat.completion` object.
+type ChatCompletion struct {
+	// Choices Exactly one choice.
+	Choices []ChatCompletionChoice `json:"choices"`
+
+	// Created Unix seconds.
+	Created int64 `json:"created"`
+
+	// Id `chatcmpl-` and the request id.
+	Id string `json:"id"`
+
+	// Model The agent id.
+	Model  string               `json:"model"`
+	Object ChatCompletionObject `json:"object"`
+
+	// Usage `total_tokens` is the turn's `tokensUsed`; `prompt_tokens` and `completion_tokens` are the provider's figures summed over the turn's calls (0 when it reported only a total).
+	Usage ChatCompletionUsage `json:"usage"`
+}
+
+// ChatCompletionAssistantRole defines model for ChatCompletionAssistantRole.
+type ChatCompletionAssistantRole string
+
+// ChatCompletionChoice defines model for ChatCompletionChoice.
+type ChatCompletionChoice struct {
+	// FinishReason Always `stop`, the agent's reply is complete.
+	FinishReason ChatCompletionFinishReason    `json:"finish_reason"`
+	Index        int                           `json:"index"`
+	Message      ChatCompletionResponseMessage `json:"message"`
+}
+
+// ChatCompletionChunk OpenAI's `chat.completion.chunk` object.
+type ChatCompletionChunk struct {
+	// Choices One choice; empty in the usage chunk.
+	Choices []ChatCompletionChunkChoice `json:"choices"`
+	Created int64                       `json:"created"`
+
+	// Id The same in every chunk of a stream.
+	Id     string                    `json:"id"`
+	Model  string                    `json:"model"`
+	Object ChatCompletionChunkObject `json:"object"`
+
+	// Usage `total_tokens` is the turn's `tokensUsed`; `prompt_tokens` and `completion_tokens` are the provider's figures summed over the turn's calls (0 when it reported only a total).
+	Usage *ChatCompletionUsage `json:"usage,omitempty"`
+}
+
+// ChatCompletionChunkChoice defines model for ChatCompletionChunkChoice.
+type ChatCompletionChunkChoice struct {
+	Delta ChatCompletionChunkDelta `json:"delta"`
+
+	// FinishReason Null until the last chunk of the reply, then `stop`.
+	FinishReason nullable.Nullable[ChatCompletionChunkFinishReason] `json:"finish_reason"`
+	Index        int                                                `json:"index"`
+}
+
+// ChatCompletionChunkDelta defines model for ChatCompletionChunkDelta.
+type ChatCompletionChunkDelta struct {
+	Content *string                      `json:"content,omitempty"`
+	Role    *ChatCompletionAssistantRole `json:"role,omitempty"`
+}
+
+// ChatCompletionChunkFinishReason Null until the last chunk of the reply, then `stop`.
+type ChatCompletionChunkFinishReason string
+
+// ChatCompletionChunkObject defines model for ChatCompletionChunkObject.
+type ChatCompletionChunkObject string
+
+// ChatCompletionContentPart defines model for ChatCompletionContentPart.
+type ChatCompletionContentPart struct {
+	Text *string `json:"text,omitempty"`
+
+	// Type `text` parts carry `text`; other types (`image_url`, `input_audio`, `file`, ...) are ignored.
+	Type                 string                 `json:"type"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
+// ChatCompletionFinishReason Always `stop`, the agent's reply is complete.
+type ChatCompletionFinishReason string
+
+// ChatCompletionMessageContent A string or a list of content parts, whose `text` parts are joined by newlines and the others ignored; null in an assistant message made of tool calls.
+type ChatCompletionMessageContent struct {
+	union json.RawMessage
+}
+
+// ChatCompletionMessageContent0 defines model for ChatCompletionMessageContent.0.
+type ChatCompletionMessageContent0 = string
+
+// ChatCompletionMessageContent1 defines model for ChatCompletionMessageContent.1.
+type ChatCompletionMessageContent1 = []ChatCompletionContentPart
+
+// ChatCompletionObject defines model for ChatCompletionObject.
+type ChatCompletionObject string
+
+// ChatCompletionRequest OpenAI's Chat Completions request. Members not listed here (sampling fields, `tools`, `n`, `response_format`, ...) are accepted and ignored; the agent's own settings apply.
+type ChatCompletionRequest struct {
+	// Messages The conversation, oldest first; the last `user` message is the new message (at most 16000 characters of text).
+	Messages []ChatCompletionRequestMessage `json:"messages"`
+
+	// Model The id of an agent of the caller's account.
+	Model string `json:"model"`
+
+	// SafetyIdentifier The user the agent talks with (its `userId`); the agent's stored conversation with this user is the context. Empty is the same as absent.
+	SafetyIdentifier *ChatCompletionUser `json:"safety_identifier,omitempty"`
+
+	// Stream Answer as server-sent events of `chat.completion.chunk` objects.
+	Stream        nullable.Nullable[bool]                        `json:"stream,omitempty"`
+	StreamOptions nullable.Nullable[ChatCompletionStreamOptions] `json:"stream_options,omitempty"`
+
+	// User The user the agent talks with (its `userId`); the agent's stored conversation with this user is the context. Empty is the same as absent.
+	User                 *ChatCompletionUser    `json:"user,omitempty"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
+// ChatCompletionRequestMessage defines model for ChatCompletionRequestMessage.
+type ChatCompletionRequestMessage struct {
+	// Content A string or a list of content parts, whose `text` parts are joined by newlines and the others ignored; null in an assistant message made of tool calls.
+	Content *ChatCompletionMessageContent `json:"content,omitempty"`
+	Name    *string                       `json:"name,omitempty"`
+
+	// Role The author of a message. Only `user` and `assistant` messages reach the agent.
+	Role                 ChatCompletionRole     `json:"role"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
+// ChatCompletionResponseMessage defines model for ChatCompletionResponseMessage.
+type ChatCompletionResponseMessage struct {
+	// Content The agent's reply.
+	Content string                      `json:"content"`
+	Role    ChatCompletionAssistantRole `json:"role"`
+}
+
+// ChatCompletionRole The author of a message. Only `user` and `assistant` messages reach the agent.
+type ChatCompletionRole string
+
+// ChatCompletionStream Server-sent events: `data: <ChatCompletionStreamEvent JSON>` lines, each followed by a blank line, ending with `data: [DONE]` (not after an error event).
+type ChatCompletionStream = string
+
+// ChatCompletionStreamEvent One event of a Chat Completions stream, a chunk or, after a failure, an error.
+type ChatCompletionStreamEvent struct {
+	union json.RawMessage
+}
+
+// ChatCompletionStreamOptions defines model for ChatCompletionStreamOptions.
+type ChatCompletionStreamOptions struct {
+	// IncludeUsage Send a last chunk with empty `choices` and the `usage` before `data: [DONE]`.
+	IncludeUsage         nullable.Nullable[bool] `json:"include_usage,omitempty"`
+	AdditionalProperties map[string]interface{}  `json:"-"`
+}
+
+// ChatCompletionUsage `total_tokens` is the turn's `tokensUsed`; `prompt_tokens` and `completion_tokens` are the provider's figures summed over the turn's calls (0 when it reported only a total).
+type ChatCompletionUsage struct {
+	CompletionTokens int `json:"completion_tokens"`
+	PromptTokens     int `json:"prompt_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+// ChatCompletionUser The user the agent talks with (its `userId`); the agent's stored conversation with this user is the context. Empty is the same as absent.
+type ChatCompletionUser = string
 
 // ClientList defines model for ClientList.
 type ClientList = []Platform
@@ -1506,6 +1872,55 @@ type ModelSettings struct {
 	TopP            *float32 `json:"topP,omitempty"`
 }
 
+// OpenAIError defines model for OpenAIError.
+type OpenAIError struct {
+	Code    OpenAIErrorCode `json:"code"`
+	Message string          `json:"message"`
+
+	// Param The field at fault as a dotted path; null when none.
+	Param nullable.Nullable[string] `json:"param"`
+	Type  OpenAIErrorType           `json:"type"`
+}
+
+// OpenAIErrorCode defines model for OpenAIErrorCode.
+type OpenAIErrorCode string
+
+// OpenAIErrorResponse Every error of the OpenAI-compatible operations, in OpenAI's shape.
+type OpenAIErrorResponse struct {
+	Error OpenAIError `json:"error"`
+}
+
+// OpenAIErrorType defines model for OpenAIErrorType.
+type OpenAIErrorType string
+
+// OpenAIListObject defines model for OpenAIListObject.
+type OpenAIListObject string
+
+// OpenAIModel An agent as an OpenAI model.
+type OpenAIModel struct {
+	// Created The agent's creation in Unix seconds.
+	Created int64 `json:"created"`
+
+	// Id The agent id.
+	Id string `json:"id"`
+
+	// Name The agent's name (not in OpenAI's own shape).
+	Name   string            `json:"name"`
+	Object OpenAIModelObject `json:"object"`
+
+	// OwnedBy The account's name.
+	OwnedBy string `json:"owned_by"`
+}
+
+// OpenAIModelList defines model for OpenAIModelList.
+type OpenAIModelList struct {
+	Data   []OpenAIModel    `json:"data"`
+	Object OpenAIListObject `json:"object"`
+}
+
+// OpenAIModelObject defines model for OpenAIModelObject.
+type OpenAIModelObject string
+
 // Pagination defines model for Pagination.
 type Pagination struct {
 	CurrentPage  int `json:"currentPage"`
@@ -1999,6 +2414,36 @@ type ModelError = ErrorEnvelope
 // NotFound Every error body.
 type NotFound = ErrorEnvelope
 
+// OpenAIAgentUnavailable Every error of the OpenAI-compatible operations, in OpenAI's shape.
+type OpenAIAgentUnavailable = OpenAIErrorResponse
+
+// OpenAIBadRequest Every error of the OpenAI-compatible operations, in OpenAI's shape.
+type OpenAIBadRequest = OpenAIErrorResponse
+
+// OpenAIForbidden Every error of the OpenAI-compatible operations, in OpenAI's shape.
+type OpenAIForbidden = OpenAIErrorResponse
+
+// OpenAIInternalError Every error of the OpenAI-compatible operations, in OpenAI's shape.
+type OpenAIInternalError = OpenAIErrorResponse
+
+// OpenAIModelError Every error of the OpenAI-compatible operations, in OpenAI's shape.
+type OpenAIModelError = OpenAIErrorResponse
+
+// OpenAIModelNotFound Every error of the OpenAI-compatible operations, in OpenAI's shape.
+type OpenAIModelNotFound = OpenAIErrorResponse
+
+// OpenAIPayloadTooLarge Every error of the OpenAI-compatible operations, in OpenAI's shape.
+type OpenAIPayloadTooLarge = OpenAIErrorResponse
+
+// OpenAITooManyRequests Every error of the OpenAI-compatible operations, in OpenAI's shape.
+type OpenAITooManyRequests = OpenAIErrorResponse
+
+// OpenAIUnauthorized Every error of the OpenAI-compatible operations, in OpenAI's shape.
+type OpenAIUnauthorized = OpenAIErrorResponse
+
+// OpenAIUnsupportedMediaType Every error of the OpenAI-compatible operations, in OpenAI's shape.
+type OpenAIUnsupportedMediaType = OpenAIErrorResponse
+
 // PayloadTooLarge Every error body.
 type PayloadTooLarge = ErrorEnvelope
 
@@ -2190,6 +2635,9 @@ type SendMessageJSONRequestBody = MessageRequest
 // StreamMessageJSONRequestBody defines body for StreamMessage for application/json ContentType.
 type StreamMessageJSONRequestBody = MessageRequest
 
+// CreateChatCompletionJSONRequestBody defines body for CreateChatCompletion for application/json ContentType.
+type CreateChatCompletionJSONRequestBody = ChatCompletionRequest
+
 // CallMcpJSONRequestBody defines body for CallMcp for application/json ContentType.
 type CallMcpJSONRequestBody = JsonRpcMessage
 
@@ -2198,6 +2646,392 @@ type CreateWebhookJSONRequestBody = WebhookCreateRequest
 
 // UpdateWebhookJSONRequestBody defines body for UpdateWebhook for application/json ContentType.
 type UpdateWebhookJSONRequestBody = WebhookUpdateRequest
+
+// Getter for additional properties for ChatCompletionContentPart. Returns the specified
+// element and whether it was found
+func (a ChatCompletionContentPart) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for ChatCompletionContentPart
+func (a *ChatCompletionContentPart) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for ChatCompletionContentPart to handle AdditionalProperties
+func (a *ChatCompletionContentPart) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["text"]; found {
+		err = json.Unmarshal(raw, &a.Text)
+		if err != nil {
+			return fmt.Errorf("error reading 'text': %w", err)
+		}
+		delete(object, "text")
+	}
+
+	if raw, found := object["type"]; found {
+		err = json.Unmarshal(raw, &a.Type)
+		if err != nil {
+			return fmt.Errorf("error reading 'type': %w", err)
+		}
+		delete(object, "type")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for ChatCompletionContentPart to handle AdditionalProperties
+func (a ChatCompletionContentPart) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	if a.Text != nil {
+		object["text"], err = json.Marshal(a.Text)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'text': %w", err)
+		}
+	}
+
+	object["type"], err = json.Marshal(a.Type)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'type': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for ChatCompletionRequest. Returns the specified
+// element and whether it was found
+func (a ChatCompletionRequest) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for ChatCompletionRequest
+func (a *ChatCompletionRequest) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for ChatCompletionRequest to handle AdditionalProperties
+func (a *ChatCompletionRequest) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["messages"]; found {
+		err = json.Unmarshal(raw, &a.Messages)
+		if err != nil {
+			return fmt.Errorf("error reading 'messages': %w", err)
+		}
+		delete(object, "messages")
+	}
+
+	if raw, found := object["model"]; found {
+		err = json.Unmarshal(raw, &a.Model)
+		if err != nil {
+			return fmt.Errorf("error reading 'model': %w", err)
+		}
+		delete(object, "model")
+	}
+
+	if raw, found := object["safety_identifier"]; found {
+		err = json.Unmarshal(raw, &a.SafetyIdentifier)
+		if err != nil {
+			return fmt.Errorf("error reading 'safety_identifier': %w", err)
+		}
+		delete(object, "safety_identifier")
+	}
+
+	if raw, found := object["stream"]; found {
+		err = json.Unmarshal(raw, &a.Stream)
+		if err != nil {
+			return fmt.Errorf("error reading 'stream': %w", err)
+		}
+		delete(object, "stream")
+	}
+
+	if raw, found := object["stream_options"]; found {
+		err = json.Unmarshal(raw, &a.StreamOptions)
+		if err != nil {
+			return fmt.Errorf("error reading 'stream_options': %w", err)
+		}
+		delete(object, "stream_options")
+	}
+
+	if raw, found := object["user"]; found {
+		err = json.Unmarshal(raw, &a.User)
+		if err != nil {
+			return fmt.Errorf("error reading 'user': %w", err)
+		}
+		delete(object, "user")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for ChatCompletionRequest to handle AdditionalProperties
+func (a ChatCompletionRequest) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	if a.Messages != nil {
+		object["messages"], err = json.Marshal(a.Messages)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'messages': %w", err)
+		}
+	}
+
+	object["model"], err = json.Marshal(a.Model)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'model': %w", err)
+	}
+
+	if a.SafetyIdentifier != nil {
+		object["safety_identifier"], err = json.Marshal(a.SafetyIdentifier)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'safety_identifier': %w", err)
+		}
+	}
+
+	if a.Stream != nil {
+		object["stream"], err = json.Marshal(a.Stream)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'stream': %w", err)
+		}
+	}
+
+	if a.StreamOptions != nil {
+		object["stream_options"], err = json.Marshal(a.StreamOptions)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'stream_options': %w", err)
+		}
+	}
+
+	if a.User != nil {
+		object["user"], err = json.Marshal(a.User)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'user': %w", err)
+		}
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for ChatCompletionRequestMessage. Returns the specified
+// element and whether it was found
+func (a ChatCompletionRequestMessage) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for ChatCompletionRequestMessage
+func (a *ChatCompletionRequestMessage) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for ChatCompletionRequestMessage to handle AdditionalProperties
+func (a *ChatCompletionRequestMessage) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["content"]; found {
+		err = json.Unmarshal(raw, &a.Content)
+		if err != nil {
+			return fmt.Errorf("error reading 'content': %w", err)
+		}
+		delete(object, "content")
+	}
+
+	if raw, found := object["name"]; found {
+		err = json.Unmarshal(raw, &a.Name)
+		if err != nil {
+			return fmt.Errorf("error reading 'name': %w", err)
+		}
+		delete(object, "name")
+	}
+
+	if raw, found := object["role"]; found {
+		err = json.Unmarshal(raw, &a.Role)
+		if err != nil {
+			return fmt.Errorf("error reading 'role': %w", err)
+		}
+		delete(object, "role")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for ChatCompletionRequestMessage to handle AdditionalProperties
+func (a ChatCompletionRequestMessage) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	if a.Content != nil {
+		object["content"], err = json.Marshal(a.Content)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'content': %w", err)
+		}
+	}
+
+	if a.Name != nil {
+		object["name"], err = json.Marshal(a.Name)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'name': %w", err)
+		}
+	}
+
+	object["role"], err = json.Marshal(a.Role)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'role': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for ChatCompletionStreamOptions. Returns the specified
+// element and whether it was found
+func (a ChatCompletionStreamOptions) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for ChatCompletionStreamOptions
+func (a *ChatCompletionStreamOptions) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for ChatCompletionStreamOptions to handle AdditionalProperties
+func (a *ChatCompletionStreamOptions) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["include_usage"]; found {
+		err = json.Unmarshal(raw, &a.IncludeUsage)
+		if err != nil {
+			return fmt.Errorf("error reading 'include_usage': %w", err)
+		}
+		delete(object, "include_usage")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for ChatCompletionStreamOptions to handle AdditionalProperties
+func (a ChatCompletionStreamOptions) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	if a.IncludeUsage != nil {
+		object["include_usage"], err = json.Marshal(a.IncludeUsage)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'include_usage': %w", err)
+		}
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
 
 // Getter for additional properties for DiscordSettings. Returns the specified
 // element and whether it was found
@@ -3643,6 +4477,130 @@ func (t *BioInput) UnmarshalJSON(b []byte) error {
 	return err
 }
 
+// AsChatCompletionMessageContent0 returns the union data inside the ChatCompletionMessageContent as a ChatCompletionMessageContent0
+func (t ChatCompletionMessageContent) AsChatCompletionMessageContent0() (ChatCompletionMessageContent0, error) {
+	var body ChatCompletionMessageContent0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromChatCompletionMessageContent0 overwrites any union data inside the ChatCompletionMessageContent as the provided ChatCompletionMessageContent0
+func (t *ChatCompletionMessageContent) FromChatCompletionMessageContent0(v ChatCompletionMessageContent0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeChatCompletionMessageContent0 performs a merge with any union data inside the ChatCompletionMessageContent, using the provided ChatCompletionMessageContent0
+func (t *ChatCompletionMessageContent) MergeChatCompletionMessageContent0(v ChatCompletionMessageContent0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsChatCompletionMessageContent1 returns the union data inside the ChatCompletionMessageContent as a ChatCompletionMessageContent1
+func (t ChatCompletionMessageContent) AsChatCompletionMessageContent1() (ChatCompletionMessageContent1, error) {
+	var body ChatCompletionMessageContent1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromChatCompletionMessageContent1 overwrites any union data inside the ChatCompletionMessageContent as the provided ChatCompletionMessageContent1
+func (t *ChatCompletionMessageContent) FromChatCompletionMessageContent1(v ChatCompletionMessageContent1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeChatCompletionMessageContent1 performs a merge with any union data inside the ChatCompletionMessageContent, using the provided ChatCompletionMessageContent1
+func (t *ChatCompletionMessageContent) MergeChatCompletionMessageContent1(v ChatCompletionMessageContent1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ChatCompletionMessageContent) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *ChatCompletionMessageContent) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsChatCompletionChunk returns the union data inside the ChatCompletionStreamEvent as a ChatCompletionChunk
+func (t ChatCompletionStreamEvent) AsChatCompletionChunk() (ChatCompletionChunk, error) {
+	var body ChatCompletionChunk
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromChatCompletionChunk overwrites any union data inside the ChatCompletionStreamEvent as the provided ChatCompletionChunk
+func (t *ChatCompletionStreamEvent) FromChatCompletionChunk(v ChatCompletionChunk) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeChatCompletionChunk performs a merge with any union data inside the ChatCompletionStreamEvent, using the provided ChatCompletionChunk
+func (t *ChatCompletionStreamEvent) MergeChatCompletionChunk(v ChatCompletionChunk) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOpenAIErrorResponse returns the union data inside the ChatCompletionStreamEvent as a OpenAIErrorResponse
+func (t ChatCompletionStreamEvent) AsOpenAIErrorResponse() (OpenAIErrorResponse, error) {
+	var body OpenAIErrorResponse
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOpenAIErrorResponse overwrites any union data inside the ChatCompletionStreamEvent as the provided OpenAIErrorResponse
+func (t *ChatCompletionStreamEvent) FromOpenAIErrorResponse(v OpenAIErrorResponse) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOpenAIErrorResponse performs a merge with any union data inside the ChatCompletionStreamEvent, using the provided OpenAIErrorResponse
+func (t *ChatCompletionStreamEvent) MergeOpenAIErrorResponse(v OpenAIErrorResponse) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ChatCompletionStreamEvent) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *ChatCompletionStreamEvent) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // AsStatement returns the union data inside the KnowledgeItem as a Statement
 func (t KnowledgeItem) AsStatement() (Statement, error) {
 	var body Statement
@@ -4459,6 +5417,100 @@ type ClientInterface interface {
 	// Corresponds with GET /agents/{agentId}/tools (the `ListAgentTools` operationId).
 	ListAgentTools(ctx context.Context, agentId AgentId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// CreateChatCompletionWithBody Create Chat Completion (OpenAI-compatible)
+	//
+	// Talks to an agent in OpenAI's Chat Completions shapes, not the
+	// envelope, so any OpenAI SDK or chat UI can use it: give it
+	// `{base_url}` as its base URL and an API key as its key. `model` is
+	// the id of an agent of the caller's account (`GET /models` lists
+	// them); another account's agent is 404 `model_not_found`. `model` in
+	// the answer is the agent id.
+	//
+	// The last `user` message is the new message. With `user` (or
+	// `safety_identifier`) set, that is the `userId`: the agent's stored
+	// conversation with that user is the context, as Send Message with
+	// `userId` uses it, and the request's earlier messages are ignored.
+	// Without it the request's earlier `user` and `assistant` messages are
+	// the context, and the exchange is stored in no conversation (it counts
+	// in the agent's analytics and sends `message.completed`, as Send
+	// Message without `userId` does).
+	//
+	// The agent's own model, character and tools apply: `system`,
+	// `developer` and tool messages, non-text content parts, the sampling
+	// fields, `tools` and every other member of OpenAI's request are
+	// accepted and ignored. It runs the turn of Send Message: the same
+	// history, analytics, webhooks and limits (it counts against the
+	// agent's Send Message limit and its concurrency cap of 10).
+	//
+	// With `"stream": true` the answer is server-sent events of
+	// `chat.completion.chunk` objects: the first carries `delta.role`, the
+	// next ones `delta.content` fragments, the last of the reply its
+	// `finish_reason`; when `stream_options.include_usage` is true a chunk
+	// with empty `choices` and the `usage` follows, as OpenAI sends it;
+	// then `data: [DONE]`. A `: ping` comment is sent every 15 seconds
+	// while waiting. A failure after the stream started is one
+	// `data: {"error": {...}}` event and no `[DONE]`.
+	//
+	// `usage.total_tokens` is the turn's `tokensUsed` (every provider call
+	// of the turn, tool steps included); `prompt_tokens` and
+	// `completion_tokens` are the provider's figures summed the same way,
+	// both 0 when it reported only a total. `id` is `chatcmpl-` and the
+	// request id (the `X-Request-ID` header). Errors are OpenAI's
+	// `{ "error": { "message", "type", "code", "param" } }` with the API's
+	// statuses.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /chat/completions (the `CreateChatCompletion` operationId).
+	CreateChatCompletionWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateChatCompletion Create Chat Completion (OpenAI-compatible)
+	//
+	// Talks to an agent in OpenAI's Chat Completions shapes, not the
+	// envelope, so any OpenAI SDK or chat UI can use it: give it
+	// `{base_url}` as its base URL and an API key as its key. `model` is
+	// the id of an agent of the caller's account (`GET /models` lists
+	// them); another account's agent is 404 `model_not_found`. `model` in
+	// the answer is the agent id.
+	//
+	// The last `user` message is the new message. With `user` (or
+	// `safety_identifier`) set, that is the `userId`: the agent's stored
+	// conversation with that user is the context, as Send Message with
+	// `userId` uses it, and the request's earlier messages are ignored.
+	// Without it the request's earlier `user` and `assistant` messages are
+	// the context, and the exchange is stored in no conversation (it counts
+	// in the agent's analytics and sends `message.completed`, as Send
+	// Message without `userId` does).
+	//
+	// The agent's own model, character and tools apply: `system`,
+	// `developer` and tool messages, non-text content parts, the sampling
+	// fields, `tools` and every other member of OpenAI's request are
+	// accepted and ignored. It runs the turn of Send Message: the same
+	// history, analytics, webhooks and limits (it counts against the
+	// agent's Send Message limit and its concurrency cap of 10).
+	//
+	// With `"stream": true` the answer is server-sent events of
+	// `chat.completion.chunk` objects: the first carries `delta.role`, the
+	// next ones `delta.content` fragments, the last of the reply its
+	// `finish_reason`; when `stream_options.include_usage` is true a chunk
+	// with empty `choices` and the `usage` follows, as OpenAI sends it;
+	// then `data: [DONE]`. A `: ping` comment is sent every 15 seconds
+	// while waiting. A failure after the stream started is one
+	// `data: {"error": {...}}` event and no `[DONE]`.
+	//
+	// `usage.total_tokens` is the turn's `tokensUsed` (every provider call
+	// of the turn, tool steps included); `prompt_tokens` and
+	// `completion_tokens` are the provider's figures summed the same way,
+	// both 0 when it reported only a total. `id` is `chatcmpl-` and the
+	// request id (the `X-Request-ID` header). Errors are OpenAI's
+	// `{ "error": { "message", "type", "code", "param" } }` with the API's
+	// statuses.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /chat/completions (the `CreateChatCompletion` operationId).
+	CreateChatCompletion(ctx context.Context, body CreateChatCompletionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// CallMcpWithBody MCP Server
 	//
 	// An MCP server (Model Context Protocol, streamable HTTP transport) over
@@ -4506,6 +5558,19 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /mcp (the `CallMcp` operationId).
 	CallMcp(ctx context.Context, body CallMcpJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListModels List Models (OpenAI-compatible)
+	//
+	// The caller's agents as OpenAI models, in OpenAI's shape (not the
+	// envelope), oldest first and all at once: `id` is the agent id to
+	// give as `model`, `owned_by` the account's name, `created` the
+	// agent's creation in Unix seconds; `name`, the agent's name, is an
+	// addition OpenAI's own list does not have (chat UIs such as Open
+	// WebUI show it). Errors are OpenAI's
+	// `{ "error": { "message", "type", "code", "param" } }`.
+	//
+	// Corresponds with GET /models (the `ListModels` operationId).
+	ListModels(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListWebhooks List Webhooks
 	//
@@ -5221,6 +6286,120 @@ func (c *Client) ListAgentTools(ctx context.Context, agentId AgentId, reqEditors
 	return c.Client.Do(req)
 }
 
+// CreateChatCompletionWithBody Create Chat Completion (OpenAI-compatible)
+//
+// Talks to an agent in OpenAI's Chat Completions shapes, not the
+// envelope, so any OpenAI SDK or chat UI can use it: give it
+// `{base_url}` as its base URL and an API key as its key. `model` is
+// the id of an agent of the caller's account (`GET /models` lists
+// them); another account's agent is 404 `model_not_found`. `model` in
+// the answer is the agent id.
+//
+// The last `user` message is the new message. With `user` (or
+// `safety_identifier`) set, that is the `userId`: the agent's stored
+// conversation with that user is the context, as Send Message with
+// `userId` uses it, and the request's earlier messages are ignored.
+// Without it the request's earlier `user` and `assistant` messages are
+// the context, and the exchange is stored in no conversation (it counts
+// in the agent's analytics and sends `message.completed`, as Send
+// Message without `userId` does).
+//
+// The agent's own model, character and tools apply: `system`,
+// `developer` and tool messages, non-text content parts, the sampling
+// fields, `tools` and every other member of OpenAI's request are
+// accepted and ignored. It runs the turn of Send Message: the same
+// history, analytics, webhooks and limits (it counts against the
+// agent's Send Message limit and its concurrency cap of 10).
+//
+// With `"stream": true` the answer is server-sent events of
+// `chat.completion.chunk` objects: the first carries `delta.role`, the
+// next ones `delta.content` fragments, the last of the reply its
+// `finish_reason`; when `stream_options.include_usage` is true a chunk
+// with empty `choices` and the `usage` follows, as OpenAI sends it;
+// then `data: [DONE]`. A `: ping` comment is sent every 15 seconds
+// while waiting. A failure after the stream started is one
+// `data: {"error": {...}}` event and no `[DONE]`.
+//
+// `usage.total_tokens` is the turn's `tokensUsed` (every provider call
+// of the turn, tool steps included); `prompt_tokens` and
+// `completion_tokens` are the provider's figures summed the same way,
+// both 0 when it reported only a total. `id` is `chatcmpl-` and the
+// request id (the `X-Request-ID` header). Errors are OpenAI's
+// `{ "error": { "message", "type", "code", "param" } }` with the API's
+// statuses.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /chat/completions (the `CreateChatCompletion` operationId).
+func (c *Client) CreateChatCompletionWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateChatCompletionRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateChatCompletion Create Chat Completion (OpenAI-compatible)
+//
+// Talks to an agent in OpenAI's Chat Completions shapes, not the
+// envelope, so any OpenAI SDK or chat UI can use it: give it
+// `{base_url}` as its base URL and an API key as its key. `model` is
+// the id of an agent of the caller's account (`GET /models` lists
+// them); another account's agent is 404 `model_not_found`. `model` in
+// the answer is the agent id.
+//
+// The last `user` message is the new message. With `user` (or
+// `safety_identifier`) set, that is the `userId`: the agent's stored
+// conversation with that user is the context, as Send Message with
+// `userId` uses it, and the request's earlier messages are ignored.
+// Without it the request's earlier `user` and `assistant` messages are
+// the context, and the exchange is stored in no conversation (it counts
+// in the agent's analytics and sends `message.completed`, as Send
+// Message without `userId` does).
+//
+// The agent's own model, character and tools apply: `system`,
+// `developer` and tool messages, non-text content parts, the sampling
+// fields, `tools` and every other member of OpenAI's request are
+// accepted and ignored. It runs the turn of Send Message: the same
+// history, analytics, webhooks and limits (it counts against the
+// agent's Send Message limit and its concurrency cap of 10).
+//
+// With `"stream": true` the answer is server-sent events of
+// `chat.completion.chunk` objects: the first carries `delta.role`, the
+// next ones `delta.content` fragments, the last of the reply its
+// `finish_reason`; when `stream_options.include_usage` is true a chunk
+// with empty `choices` and the `usage` follows, as OpenAI sends it;
+// then `data: [DONE]`. A `: ping` comment is sent every 15 seconds
+// while waiting. A failure after the stream started is one
+// `data: {"error": {...}}` event and no `[DONE]`.
+//
+// `usage.total_tokens` is the turn's `tokensUsed` (every provider call
+// of the turn, tool steps included); `prompt_tokens` and
+// `completion_tokens` are the provider's figures summed the same way,
+// both 0 when it reported only a total. `id` is `chatcmpl-` and the
+// request id (the `X-Request-ID` header). Errors are OpenAI's
+// `{ "error": { "message", "type", "code", "param" } }` with the API's
+// statuses.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /chat/completions (the `CreateChatCompletion` operationId).
+func (c *Client) CreateChatCompletion(ctx context.Context, body CreateChatCompletionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateChatCompletionRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // CallMcpWithBody MCP Server
 //
 // An MCP server (Model Context Protocol, streamable HTTP transport) over
@@ -5279,6 +6458,29 @@ func (c *Client) CallMcpWithBody(ctx context.Context, contentType string, body i
 // Corresponds with POST /mcp (the `CallMcp` operationId).
 func (c *Client) CallMcp(ctx context.Context, body CallMcpJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCallMcpRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListModels List Models (OpenAI-compatible)
+//
+// The caller's agents as OpenAI models, in OpenAI's shape (not the
+// envelope), oldest first and all at once: `id` is the agent id to
+// give as `model`, `owned_by` the account's name, `created` the
+// agent's creation in Unix seconds; `name`, the agent's name, is an
+// addition OpenAI's own list does not have (chat UIs such as Open
+// WebUI show it). Errors are OpenAI's
+// `{ "error": { "message", "type", "code", "param" } }`.
+//
+// Corresponds with GET /models (the `ListModels` operationId).
+func (c *Client) ListModels(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListModelsRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -6783,6 +7985,46 @@ func NewListAgentToolsRequest(server string, agentId AgentId) (*http.Request, er
 	return req, nil
 }
 
+// NewCreateChatCompletionRequest calls the generic CreateChatCompletion builder with application/json body
+func NewCreateChatCompletionRequest(server string, body CreateChatCompletionJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateChatCompletionRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewCreateChatCompletionRequestWithBody constructs an http.Request for the CreateChatCompletion method, with any body, and a specified content type
+func NewCreateChatCompletionRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/chat/completions")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewCallMcpRequest calls the generic CallMcp builder with application/json body
 func NewCallMcpRequest(server string, body CallMcpJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -6819,6 +8061,33 @@ func NewCallMcpRequestWithBody(server string, contentType string, body io.Reader
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewListModelsRequest constructs an http.Request for the ListModels method
+func NewListModelsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/models")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -7678,6 +8947,100 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /agents/{agentId}/tools (the `ListAgentTools` operationId).
 	ListAgentToolsWithResponse(ctx context.Context, agentId AgentId, reqEditors ...RequestEditorFn) (*ListAgentToolsResponse, error)
 
+	// CreateChatCompletionWithBodyWithResponse Create Chat Completion (OpenAI-compatible)
+	//
+	// Talks to an agent in OpenAI's Chat Completions shapes, not the
+	// envelope, so any OpenAI SDK or chat UI can use it: give it
+	// `{base_url}` as its base URL and an API key as its key. `model` is
+	// the id of an agent of the caller's account (`GET /models` lists
+	// them); another account's agent is 404 `model_not_found`. `model` in
+	// the answer is the agent id.
+	//
+	// The last `user` message is the new message. With `user` (or
+	// `safety_identifier`) set, that is the `userId`: the agent's stored
+	// conversation with that user is the context, as Send Message with
+	// `userId` uses it, and the request's earlier messages are ignored.
+	// Without it the request's earlier `user` and `assistant` messages are
+	// the context, and the exchange is stored in no conversation (it counts
+	// in the agent's analytics and sends `message.completed`, as Send
+	// Message without `userId` does).
+	//
+	// The agent's own model, character and tools apply: `system`,
+	// `developer` and tool messages, non-text content parts, the sampling
+	// fields, `tools` and every other member of OpenAI's request are
+	// accepted and ignored. It runs the turn of Send Message: the same
+	// history, analytics, webhooks and limits (it counts against the
+	// agent's Send Message limit and its concurrency cap of 10).
+	//
+	// With `"stream": true` the answer is server-sent events of
+	// `chat.completion.chunk` objects: the first carries `delta.role`, the
+	// next ones `delta.content` fragments, the last of the reply its
+	// `finish_reason`; when `stream_options.include_usage` is true a chunk
+	// with empty `choices` and the `usage` follows, as OpenAI sends it;
+	// then `data: [DONE]`. A `: ping` comment is sent every 15 seconds
+	// while waiting. A failure after the stream started is one
+	// `data: {"error": {...}}` event and no `[DONE]`.
+	//
+	// `usage.total_tokens` is the turn's `tokensUsed` (every provider call
+	// of the turn, tool steps included); `prompt_tokens` and
+	// `completion_tokens` are the provider's figures summed the same way,
+	// both 0 when it reported only a total. `id` is `chatcmpl-` and the
+	// request id (the `X-Request-ID` header). Errors are OpenAI's
+	// `{ "error": { "message", "type", "code", "param" } }` with the API's
+	// statuses.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /chat/completions (the `CreateChatCompletion` operationId).
+	CreateChatCompletionWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateChatCompletionResponse, error)
+
+	// CreateChatCompletionWithResponse Create Chat Completion (OpenAI-compatible)
+	//
+	// Talks to an agent in OpenAI's Chat Completions shapes, not the
+	// envelope, so any OpenAI SDK or chat UI can use it: give it
+	// `{base_url}` as its base URL and an API key as its key. `model` is
+	// the id of an agent of the caller's account (`GET /models` lists
+	// them); another account's agent is 404 `model_not_found`. `model` in
+	// the answer is the agent id.
+	//
+	// The last `user` message is the new message. With `user` (or
+	// `safety_identifier`) set, that is the `userId`: the agent's stored
+	// conversation with that user is the context, as Send Message with
+	// `userId` uses it, and the request's earlier messages are ignored.
+	// Without it the request's earlier `user` and `assistant` messages are
+	// the context, and the exchange is stored in no conversation (it counts
+	// in the agent's analytics and sends `message.completed`, as Send
+	// Message without `userId` does).
+	//
+	// The agent's own model, character and tools apply: `system`,
+	// `developer` and tool messages, non-text content parts, the sampling
+	// fields, `tools` and every other member of OpenAI's request are
+	// accepted and ignored. It runs the turn of Send Message: the same
+	// history, analytics, webhooks and limits (it counts against the
+	// agent's Send Message limit and its concurrency cap of 10).
+	//
+	// With `"stream": true` the answer is server-sent events of
+	// `chat.completion.chunk` objects: the first carries `delta.role`, the
+	// next ones `delta.content` fragments, the last of the reply its
+	// `finish_reason`; when `stream_options.include_usage` is true a chunk
+	// with empty `choices` and the `usage` follows, as OpenAI sends it;
+	// then `data: [DONE]`. A `: ping` comment is sent every 15 seconds
+	// while waiting. A failure after the stream started is one
+	// `data: {"error": {...}}` event and no `[DONE]`.
+	//
+	// `usage.total_tokens` is the turn's `tokensUsed` (every provider call
+	// of the turn, tool steps included); `prompt_tokens` and
+	// `completion_tokens` are the provider's figures summed the same way,
+	// both 0 when it reported only a total. `id` is `chatcmpl-` and the
+	// request id (the `X-Request-ID` header). Errors are OpenAI's
+	// `{ "error": { "message", "type", "code", "param" } }` with the API's
+	// statuses.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /chat/completions (the `CreateChatCompletion` operationId).
+	CreateChatCompletionWithResponse(ctx context.Context, body CreateChatCompletionJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateChatCompletionResponse, error)
+
 	// CallMcpWithBodyWithResponse MCP Server
 	//
 	// An MCP server (Model Context Protocol, streamable HTTP transport) over
@@ -7725,6 +9088,21 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /mcp (the `CallMcp` operationId).
 	CallMcpWithResponse(ctx context.Context, body CallMcpJSONRequestBody, reqEditors ...RequestEditorFn) (*CallMcpResponse, error)
+
+	// ListModelsWithResponse List Models (OpenAI-compatible)
+	//
+	// The caller's agents as OpenAI models, in OpenAI's shape (not the
+	// envelope), oldest first and all at once: `id` is the agent id to
+	// give as `model`, `owned_by` the account's name, `created` the
+	// agent's creation in Unix seconds; `name`, the agent's name, is an
+	// addition OpenAI's own list does not have (chat UIs such as Open
+	// WebUI show it). Errors are OpenAI's
+	// `{ "error": { "message", "type", "code", "param" } }`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /models (the `ListModels` operationId).
+	ListModelsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListModelsResponse, error)
 
 	// ListWebhooksWithResponse List Webhooks
 	//
@@ -11397,6 +12775,238 @@ func (r ListAgentToolsResponse) ContentType() string {
 	return ""
 }
 
+// CreateChatCompletionResponse200Headers the declared response headers of an HTTP 200 response for CreateChatCompletion
+type CreateChatCompletionResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateChatCompletionResponse400Headers the declared response headers of an HTTP 400 response for CreateChatCompletion
+type CreateChatCompletionResponse400Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateChatCompletionResponse403Headers the declared response headers of an HTTP 403 response for CreateChatCompletion
+type CreateChatCompletionResponse403Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateChatCompletionResponse404Headers the declared response headers of an HTTP 404 response for CreateChatCompletion
+type CreateChatCompletionResponse404Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateChatCompletionResponse413Headers the declared response headers of an HTTP 413 response for CreateChatCompletion
+type CreateChatCompletionResponse413Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateChatCompletionResponse415Headers the declared response headers of an HTTP 415 response for CreateChatCompletion
+type CreateChatCompletionResponse415Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateChatCompletionResponse429Headers the declared response headers of an HTTP 429 response for CreateChatCompletion
+type CreateChatCompletionResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateChatCompletionResponse500Headers the declared response headers of an HTTP 500 response for CreateChatCompletion
+type CreateChatCompletionResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateChatCompletionResponse502Headers the declared response headers of an HTTP 502 response for CreateChatCompletion
+type CreateChatCompletionResponse502Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateChatCompletionResponse503Headers the declared response headers of an HTTP 503 response for CreateChatCompletion
+type CreateChatCompletionResponse503Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type CreateChatCompletionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ChatCompletion
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *OpenAIBadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *OpenAIUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *OpenAIForbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *OpenAIModelNotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *OpenAIPayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *OpenAIUnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *OpenAITooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *OpenAIInternalError
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *OpenAIModelError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *OpenAIAgentUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CreateChatCompletionResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateChatCompletionResponse400Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateChatCompletionResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CreateChatCompletionResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreateChatCompletionResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *CreateChatCompletionResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateChatCompletionResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CreateChatCompletionResponse500Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *CreateChatCompletionResponse502Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateChatCompletionResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CreateChatCompletionResponse) GetJSON200() *ChatCompletion {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateChatCompletionResponse) GetJSON400() *OpenAIBadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateChatCompletionResponse) GetJSON401() *OpenAIUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateChatCompletionResponse) GetJSON403() *OpenAIForbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateChatCompletionResponse) GetJSON404() *OpenAIModelNotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateChatCompletionResponse) GetJSON413() *OpenAIPayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CreateChatCompletionResponse) GetJSON415() *OpenAIUnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateChatCompletionResponse) GetJSON429() *OpenAITooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateChatCompletionResponse) GetJSON500() *OpenAIInternalError {
+	return r.JSON500
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r CreateChatCompletionResponse) GetJSON502() *OpenAIModelError {
+	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateChatCompletionResponse) GetJSON503() *OpenAIAgentUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateChatCompletionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateChatCompletionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateChatCompletionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateChatCompletionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // CallMcpResponse200Headers the declared response headers of an HTTP 200 response for CallMcp
 type CallMcpResponse200Headers struct {
 	RateLimitLimit      *int
@@ -11559,6 +13169,105 @@ func (r CallMcpResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r CallMcpResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListModelsResponse200Headers the declared response headers of an HTTP 200 response for ListModels
+type ListModelsResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListModelsResponse429Headers the declared response headers of an HTTP 429 response for ListModels
+type ListModelsResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListModelsResponse500Headers the declared response headers of an HTTP 500 response for ListModels
+type ListModelsResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type ListModelsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *OpenAIModelList
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *OpenAIUnauthorized
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *OpenAITooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *OpenAIInternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListModelsResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListModelsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListModelsResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListModelsResponse) GetJSON200() *OpenAIModelList {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListModelsResponse) GetJSON401() *OpenAIUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListModelsResponse) GetJSON429() *OpenAITooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListModelsResponse) GetJSON500() *OpenAIInternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListModelsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListModelsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListModelsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListModelsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -13533,6 +15242,112 @@ func (c *ClientWithResponses) ListAgentToolsWithResponse(ctx context.Context, ag
 	return ParseListAgentToolsResponse(rsp)
 }
 
+// CreateChatCompletionWithBodyWithResponse Create Chat Completion (OpenAI-compatible)
+//
+// Talks to an agent in OpenAI's Chat Completions shapes, not the
+// envelope, so any OpenAI SDK or chat UI can use it: give it
+// `{base_url}` as its base URL and an API key as its key. `model` is
+// the id of an agent of the caller's account (`GET /models` lists
+// them); another account's agent is 404 `model_not_found`. `model` in
+// the answer is the agent id.
+//
+// The last `user` message is the new message. With `user` (or
+// `safety_identifier`) set, that is the `userId`: the agent's stored
+// conversation with that user is the context, as Send Message with
+// `userId` uses it, and the request's earlier messages are ignored.
+// Without it the request's earlier `user` and `assistant` messages are
+// the context, and the exchange is stored in no conversation (it counts
+// in the agent's analytics and sends `message.completed`, as Send
+// Message without `userId` does).
+//
+// The agent's own model, character and tools apply: `system`,
+// `developer` and tool messages, non-text content parts, the sampling
+// fields, `tools` and every other member of OpenAI's request are
+// accepted and ignored. It runs the turn of Send Message: the same
+// history, analytics, webhooks and limits (it counts against the
+// agent's Send Message limit and its concurrency cap of 10).
+//
+// With `"stream": true` the answer is server-sent events of
+// `chat.completion.chunk` objects: the first carries `delta.role`, the
+// next ones `delta.content` fragments, the last of the reply its
+// `finish_reason`; when `stream_options.include_usage` is true a chunk
+// with empty `choices` and the `usage` follows, as OpenAI sends it;
+// then `data: [DONE]`. A `: ping` comment is sent every 15 seconds
+// while waiting. A failure after the stream started is one
+// `data: {"error": {...}}` event and no `[DONE]`.
+//
+// `usage.total_tokens` is the turn's `tokensUsed` (every provider call
+// of the turn, tool steps included); `prompt_tokens` and
+// `completion_tokens` are the provider's figures summed the same way,
+// both 0 when it reported only a total. `id` is `chatcmpl-` and the
+// request id (the `X-Request-ID` header). Errors are OpenAI's
+// `{ "error": { "message", "type", "code", "param" } }` with the API's
+// statuses.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /chat/completions (the `CreateChatCompletion` operationId).
+func (c *ClientWithResponses) CreateChatCompletionWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateChatCompletionResponse, error) {
+	rsp, err := c.CreateChatCompletionWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateChatCompletionResponse(rsp)
+}
+
+// CreateChatCompletionWithResponse Create Chat Completion (OpenAI-compatible)
+//
+// Talks to an agent in OpenAI's Chat Completions shapes, not the
+// envelope, so any OpenAI SDK or chat UI can use it: give it
+// `{base_url}` as its base URL and an API key as its key. `model` is
+// the id of an agent of the caller's account (`GET /models` lists
+// them); another account's agent is 404 `model_not_found`. `model` in
+// the answer is the agent id.
+//
+// The last `user` message is the new message. With `user` (or
+// `safety_identifier`) set, that is the `userId`: the agent's stored
+// conversation with that user is the context, as Send Message with
+// `userId` uses it, and the request's earlier messages are ignored.
+// Without it the request's earlier `user` and `assistant` messages are
+// the context, and the exchange is stored in no conversation (it counts
+// in the agent's analytics and sends `message.completed`, as Send
+// Message without `userId` does).
+//
+// The agent's own model, character and tools apply: `system`,
+// `developer` and tool messages, non-text content parts, the sampling
+// fields, `tools` and every other member of OpenAI's request are
+// accepted and ignored. It runs the turn of Send Message: the same
+// history, analytics, webhooks and limits (it counts against the
+// agent's Send Message limit and its concurrency cap of 10).
+//
+// With `"stream": true` the answer is server-sent events of
+// `chat.completion.chunk` objects: the first carries `delta.role`, the
+// next ones `delta.content` fragments, the last of the reply its
+// `finish_reason`; when `stream_options.include_usage` is true a chunk
+// with empty `choices` and the `usage` follows, as OpenAI sends it;
+// then `data: [DONE]`. A `: ping` comment is sent every 15 seconds
+// while waiting. A failure after the stream started is one
+// `data: {"error": {...}}` event and no `[DONE]`.
+//
+// `usage.total_tokens` is the turn's `tokensUsed` (every provider call
+// of the turn, tool steps included); `prompt_tokens` and
+// `completion_tokens` are the provider's figures summed the same way,
+// both 0 when it reported only a total. `id` is `chatcmpl-` and the
+// request id (the `X-Request-ID` header). Errors are OpenAI's
+// `{ "error": { "message", "type", "code", "param" } }` with the API's
+// statuses.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /chat/completions (the `CreateChatCompletion` operationId).
+func (c *ClientWithResponses) CreateChatCompletionWithResponse(ctx context.Context, body CreateChatCompletionJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateChatCompletionResponse, error) {
+	rsp, err := c.CreateChatCompletion(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateChatCompletionResponse(rsp)
+}
+
 // CallMcpWithBodyWithResponse MCP Server
 //
 // An MCP server (Model Context Protocol, streamable HTTP transport) over
@@ -13591,6 +15406,27 @@ func (c *ClientWithResponses) CallMcpWithResponse(ctx context.Context, body Call
 		return nil, err
 	}
 	return ParseCallMcpResponse(rsp)
+}
+
+// ListModelsWithResponse List Models (OpenAI-compatible)
+//
+// The caller's agents as OpenAI models, in OpenAI's shape (not the
+// envelope), oldest first and all at once: `id` is the agent id to
+// give as `model`, `owned_by` the account's name, `created` the
+// agent's creation in Unix seconds; `name`, the agent's name, is an
+// addition OpenAI's own list does not have (chat UIs such as Open
+// WebUI show it). Errors are OpenAI's
+// `{ "error": { "message", "type", "code", "param" } }`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /models (the `ListModels` operationId).
+func (c *ClientWithResponses) ListModelsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListModelsResponse, error) {
+	rsp, err := c.ListModels(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListModelsResponse(rsp)
 }
 
 // ListWebhooksWithResponse List Webhooks
@@ -21808,6 +23644,565 @@ func ParseListAgentToolsResponse(rsp *http.Response) (*ListAgentToolsResponse, e
 	return response, nil
 }
 
+// ParseCreateChatCompletionResponse parses an HTTP response from a CreateChatCompletionWithResponse call
+func ParseCreateChatCompletionResponse(rsp *http.Response) (*CreateChatCompletionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateChatCompletionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ChatCompletion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest OpenAIBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest OpenAIUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest OpenAIForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest OpenAIModelNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest OpenAIPayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest OpenAIUnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest OpenAITooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest OpenAIInternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest OpenAIModelError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest OpenAIAgentUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case rsp.StatusCode == 200:
+		// Content-type (text/event-stream) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers CreateChatCompletionResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateChatCompletionResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateChatCompletionResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers CreateChatCompletionResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreateChatCompletionResponse413Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers CreateChatCompletionResponse415Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateChatCompletionResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CreateChatCompletionResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 502:
+		var headers CreateChatCompletionResponse502Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers502 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateChatCompletionResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseCallMcpResponse parses an HTTP response from a CallMcpWithResponse call
 func ParseCallMcpResponse(rsp *http.Response) (*CallMcpResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -22156,6 +24551,198 @@ func ParseCallMcpResponse(rsp *http.Response) (*CallMcpResponse, error) {
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers CallMcpResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListModelsResponse parses an HTTP response from a ListModelsWithResponse call
+func ParseListModelsResponse(rsp *http.Response) (*ListModelsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListModelsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest OpenAIModelList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest OpenAIUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest OpenAITooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest OpenAIInternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListModelsResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListModelsResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListModelsResponse500Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -25569,9 +28156,15 @@ type ServerInterface interface {
 	// ListAgentTools List Tools
 	// (GET /agents/{agentId}/tools)
 	ListAgentTools(ctx echo.Context, agentId AgentId) error
+	// CreateChatCompletion Create Chat Completion (OpenAI-compatible)
+	// (POST /chat/completions)
+	CreateChatCompletion(ctx echo.Context) error
 	// CallMcp MCP Server
 	// (POST /mcp)
 	CallMcp(ctx echo.Context) error
+	// ListModels List Models (OpenAI-compatible)
+	// (GET /models)
+	ListModels(ctx echo.Context) error
 	// ListWebhooks List Webhooks
 	// (GET /webhooks)
 	ListWebhooks(ctx echo.Context, params ListWebhooksParams) error
@@ -26219,12 +28812,30 @@ func (w *ServerInterfaceWrapper) ListAgentTools(ctx echo.Context) error {
 	return err
 }
 
+// CreateChatCompletion converts echo context to params.
+func (w *ServerInterfaceWrapper) CreateChatCompletion(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CreateChatCompletion(ctx)
+	return err
+}
+
 // CallMcp converts echo context to params.
 func (w *ServerInterfaceWrapper) CallMcp(ctx echo.Context) error {
 	var err error
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.CallMcp(ctx)
+	return err
+}
+
+// ListModels converts echo context to params.
+func (w *ServerInterfaceWrapper) ListModels(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListModels(ctx)
 	return err
 }
 
@@ -26544,6 +29155,8 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/webhooks/:webhookId/deliveries", wrapper.ListWebhookDeliveries, options.OperationMiddlewares["listWebhookDeliveries"]...)
 	router.POST(options.BaseURL+"/webhooks/:webhookId/deliveries/:deliveryId/retry", wrapper.RetryWebhookDelivery, options.OperationMiddlewares["retryWebhookDelivery"]...)
 	router.GET(options.BaseURL+"/agents/:agentId/connections", wrapper.ListConnections, options.OperationMiddlewares["listConnections"]...)
+	router.POST(options.BaseURL+"/chat/completions", wrapper.CreateChatCompletion, options.OperationMiddlewares["createChatCompletion"]...)
+	router.GET(options.BaseURL+"/models", wrapper.ListModels, options.OperationMiddlewares["listModels"]...)
 
 }
 
@@ -26712,6 +29325,135 @@ type NotModifiedResponseHeaders struct {
 }
 type NotModifiedResponse struct {
 	Headers NotModifiedResponseHeaders
+}
+
+type OpenAIAgentUnavailableResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+type OpenAIAgentUnavailableJSONResponse struct {
+	Body OpenAIErrorResponse
+
+	Headers OpenAIAgentUnavailableResponseHeaders
+}
+
+type OpenAIBadRequestResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+type OpenAIBadRequestJSONResponse struct {
+	Body OpenAIErrorResponse
+
+	Headers OpenAIBadRequestResponseHeaders
+}
+
+type OpenAIForbiddenResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+type OpenAIForbiddenJSONResponse struct {
+	Body OpenAIErrorResponse
+
+	Headers OpenAIForbiddenResponseHeaders
+}
+
+type OpenAIInternalErrorResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+type OpenAIInternalErrorJSONResponse struct {
+	Body OpenAIErrorResponse
+
+	Headers OpenAIInternalErrorResponseHeaders
+}
+
+type OpenAIModelErrorResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+type OpenAIModelErrorJSONResponse struct {
+	Body OpenAIErrorResponse
+
+	Headers OpenAIModelErrorResponseHeaders
+}
+
+type OpenAIModelNotFoundResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+type OpenAIModelNotFoundJSONResponse struct {
+	Body OpenAIErrorResponse
+
+	Headers OpenAIModelNotFoundResponseHeaders
+}
+
+type OpenAIPayloadTooLargeResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+type OpenAIPayloadTooLargeJSONResponse struct {
+	Body OpenAIErrorResponse
+
+	Headers OpenAIPayloadTooLargeResponseHeaders
+}
+
+type OpenAITooManyRequestsResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+type OpenAITooManyRequestsJSONResponse struct {
+	Body OpenAIErrorResponse
+
+	Headers OpenAITooManyRequestsResponseHeaders
+}
+
+type OpenAIUnauthorizedJSONResponse OpenAIErrorResponse
+
+type OpenAIUnsupportedMediaTypeResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+type OpenAIUnsupportedMediaTypeJSONResponse struct {
+	Body OpenAIErrorResponse
+
+	Headers OpenAIUnsupportedMediaTypeResponseHeaders
 }
 
 type PayloadTooLargeResponseHeaders struct {
@@ -32182,6 +34924,437 @@ func (response ListAgentTools500JSONResponse) VisitListAgentToolsResponse(w http
 	return err
 }
 
+type CreateChatCompletionRequestObject struct {
+	Body *CreateChatCompletionJSONRequestBody
+}
+
+type CreateChatCompletionResponseObject interface {
+	VisitCreateChatCompletionResponse(w http.ResponseWriter) error
+}
+
+type CreateChatCompletion200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type CreateChatCompletion200JSONResponse struct {
+	Body    ChatCompletion
+	Headers CreateChatCompletion200ResponseHeaders
+}
+
+func (response CreateChatCompletion200JSONResponse) VisitCreateChatCompletionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateChatCompletion200TexteventStreamResponse struct {
+	Body          io.Reader
+	Headers       CreateChatCompletion200ResponseHeaders
+	ContentLength int64
+}
+
+func (response CreateChatCompletion200TexteventStreamResponse) VisitCreateChatCompletionResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		// If w doesn't support flushing, fall back to io.Copy.
+		_, err := io.Copy(w, response.Body)
+		return err
+	}
+	// text/event-stream messages are typically small; use a
+	// modest buffer and flush after each chunk so clients see
+	// events immediately instead of waiting on OS buffering.
+	buf := make([]byte, 4096)
+	for {
+		n, err := response.Body.Read(buf)
+		if n > 0 {
+			if _, writeErr := w.Write(buf[:n]); writeErr != nil {
+				return writeErr
+			}
+			flusher.Flush()
+		}
+		if err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+type CreateChatCompletion400JSONResponse struct{ OpenAIBadRequestJSONResponse }
+
+func (response CreateChatCompletion400JSONResponse) VisitCreateChatCompletionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateChatCompletion401JSONResponse struct{ OpenAIUnauthorizedJSONResponse }
+
+func (response CreateChatCompletion401JSONResponse) VisitCreateChatCompletionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateChatCompletion403JSONResponse struct{ OpenAIForbiddenJSONResponse }
+
+func (response CreateChatCompletion403JSONResponse) VisitCreateChatCompletionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateChatCompletion404JSONResponse struct {
+	OpenAIModelNotFoundJSONResponse
+}
+
+func (response CreateChatCompletion404JSONResponse) VisitCreateChatCompletionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateChatCompletion413JSONResponse struct {
+	OpenAIPayloadTooLargeJSONResponse
+}
+
+func (response CreateChatCompletion413JSONResponse) VisitCreateChatCompletionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateChatCompletion415JSONResponse struct {
+	OpenAIUnsupportedMediaTypeJSONResponse
+}
+
+func (response CreateChatCompletion415JSONResponse) VisitCreateChatCompletionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateChatCompletion429JSONResponse struct {
+	OpenAITooManyRequestsJSONResponse
+}
+
+func (response CreateChatCompletion429JSONResponse) VisitCreateChatCompletionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateChatCompletion500JSONResponse struct {
+	OpenAIInternalErrorJSONResponse
+}
+
+func (response CreateChatCompletion500JSONResponse) VisitCreateChatCompletionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateChatCompletion502JSONResponse struct{ OpenAIModelErrorJSONResponse }
+
+func (response CreateChatCompletion502JSONResponse) VisitCreateChatCompletionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(502)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateChatCompletion503JSONResponse struct {
+	OpenAIAgentUnavailableJSONResponse
+}
+
+func (response CreateChatCompletion503JSONResponse) VisitCreateChatCompletionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CallMcpRequestObject struct {
 	Body *CallMcpJSONRequestBody
 }
@@ -32420,6 +35593,142 @@ func (response CallMcp429JSONResponse) VisitCallMcpResponse(w http.ResponseWrite
 type CallMcp500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response CallMcp500JSONResponse) VisitCallMcpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListModelsRequestObject struct {
+}
+
+type ListModelsResponseObject interface {
+	VisitListModelsResponse(w http.ResponseWriter) error
+}
+
+type ListModels200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type ListModels200JSONResponse struct {
+	Body    OpenAIModelList
+	Headers ListModels200ResponseHeaders
+}
+
+func (response ListModels200JSONResponse) VisitListModelsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListModels401JSONResponse struct{ OpenAIUnauthorizedJSONResponse }
+
+func (response ListModels401JSONResponse) VisitListModelsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListModels429JSONResponse struct {
+	OpenAITooManyRequestsJSONResponse
+}
+
+func (response ListModels429JSONResponse) VisitListModelsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListModels500JSONResponse struct {
+	OpenAIInternalErrorJSONResponse
+}
+
+func (response ListModels500JSONResponse) VisitListModelsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -34684,9 +37993,15 @@ type StrictServerInterface interface {
 	// ListAgentTools List Tools
 	// (GET /agents/{agentId}/tools)
 	ListAgentTools(ctx context.Context, request ListAgentToolsRequestObject) (ListAgentToolsResponseObject, error)
+	// CreateChatCompletion Create Chat Completion (OpenAI-compatible)
+	// (POST /chat/completions)
+	CreateChatCompletion(ctx context.Context, request CreateChatCompletionRequestObject) (CreateChatCompletionResponseObject, error)
 	// CallMcp MCP Server
 	// (POST /mcp)
 	CallMcp(ctx context.Context, request CallMcpRequestObject) (CallMcpResponseObject, error)
+	// ListModels List Models (OpenAI-compatible)
+	// (GET /models)
+	ListModels(ctx context.Context, request ListModelsRequestObject) (ListModelsResponseObject, error)
 	// ListWebhooks List Webhooks
 	// (GET /webhooks)
 	ListWebhooks(ctx context.Context, request ListWebhooksRequestObject) (ListWebhooksResponseObject, error)
@@ -35451,6 +38766,52 @@ func (sh *strictHandler) ListAgentTools(ctx echo.Context, agentId AgentId) error
 	return nil
 }
 
+// CreateChatCompletion operation middleware
+func (sh *strictHandler) CreateChatCompletion(ctx echo.Context) error {
+	var request CreateChatCompletionRequestObject
+
+	var body CreateChatCompletionJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateChatCompletion(ctx.Request().Context(), request.(CreateChatCompletionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateChatCompletion")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CreateChatCompletionResponseObject); ok {
+		return validResponse.VisitCreateChatCompletionResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // CallMcp operation middleware
 func (sh *strictHandler) CallMcp(ctx echo.Context) error {
 	var request CallMcpRequestObject
@@ -35491,6 +38852,29 @@ func (sh *strictHandler) CallMcp(ctx echo.Context) error {
 		return err
 	} else if validResponse, ok := response.(CallMcpResponseObject); ok {
 		return validResponse.VisitCallMcpResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListModels operation middleware
+func (sh *strictHandler) ListModels(ctx echo.Context) error {
+	var request ListModelsRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListModels(ctx.Request().Context(), request.(ListModelsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListModels")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListModelsResponseObject); ok {
+		return validResponse.VisitListModelsResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -35776,349 +39160,415 @@ func (sh *strictHandler) TestWebhook(ctx echo.Context, webhookId WebhookId) erro
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L2LVxs5lj/+r+jn784JzBaOIZCHOXt2CJBuT4fAgNM9M3GWkqtkW02VVJFkHE8O//vv6Eqql8t2GUwe",
-	"3d6z08F2qfS+7/u5XxoBjxPOCFOy0f7SIJ9xnEQE/j4jUuIhuSRJNNWf5TiOsZg22o3uiCA8JEw9kUjA",
-	"z17jFkdjoh8LscL6X3igEzba5q/r1u7v4bPbl/H+p73PL25eTQ7Uc9Ga/gf3g4bXiE1f8Hgsh/bh/t7N",
-	"S7EfP2cvk9anPbmvnt9O4GGFXS8xD0nUaDeGidrZ5zsxZbThNQSRCWeSdGlMGu3dvWf7zQOvofgNYfK9",
-	"JGGjvXvQusuea7QbZ1jcECVRxPkNCkY8SaaHaEQEQVSiEZ+gDhIEh0iNSNzUXXAew3D1H9f7B88bXkPR",
-	"mEiF46TRbuy19p7v7O7u7O12d1vtVqvd2m3uHzz/d8NrjCUR0FT/cb2796xx5zXkOAiIlI22EmNyd+dl",
-	"y/9pTKQ6oYIEqrgNRyiEb5FdPbSlRgQFnN0SIbGinOmx6+90R0/kdn6bFPms9FaSKEIxQRj9zm9Is3p0",
-	"M6PpsEvO4/Jo3DAoQxjpZfHQhKoRokqiJMJqwEWshwdd54bivtJ/jjBjsKFK4JCy4U4wwvph177RboRU",
-	"BlyEetEqN8FM7LcRVijkaMrHSI0ou0G4z8cKliMYC0GYQjHs+f/WnPSVEgTH+vCU74LEMXGz96AHuBVI",
-	"uha5yVYN2Txntv4xJmBGfsIZKY1dXwhEbvXth3EzFOqH0uHCZW6jL72Gmiak12j3zCXqNbye2Tam4Nvf",
-	"RlMU0rDXuOuxHqvbysxlRIMbwprN5tzWelDQOCUT8PViQmEbGFLRa7S/9HIEoNdo77W8XoFQ9Brtg929",
-	"5jPdTFMV6CNHV3qNOxhfo7ywbzCNqo5FIvgtDYlAA3gA4YEiAuZsNhxJhYXKH4+1rTcRggtoZf/S0w94",
-	"aH49+un0Xff6/bujX486b49evz3NL655QpNsTT0YVwjfYhrhfkSa8FxIFKaRNO+UCquxLPUpCJacwZdn",
-	"eiWzlRBYERTRmCpEPgeEhHor7ty63nmNEcEhEcB/Trt4CAyFyEDQRNMzu7CCSD4WAXkikSZ1mtBhiTBD",
-	"hCmqpkjh4SGiCsX8lkhDg8gtEVOkycuQoJ+IQnLEJxJtYZZyspgoQQOJsKQh2W6iK8JC/ZY+Dm40TesM",
-	"ds6wCkaIC/33O86I+UJTTRmMSIxzLLTRbvQaL3oNTZGmif4olaBsCLO8xIq81auwA/+dnWXntPsGAb3k",
-	"A/TPndLzusO0m+etfO+2L8oUGRJR6uySxJgyPYj6HaZtCp2u0qckFRO8IgFnoURjpmgEd6JPmSb45nQ8",
-	"0dvGQj7Re02ULHS+v7esd6LEdOdIX7f5PSuOJlhvLxlwoc+UEtPyNIs9aSIQj+NGe9er6nVmm2b7PsOf",
-	"9RuQMBxFooQIFFM2VkSv+8wyrLbRlds2O4hL13lEBkof7DxHsau+dDAHr1YaTOUZeM/oZ6RlJrQlzaZs",
-	"I6zQZESD0YpHYvfFq4O9g4O9JWt05zUSLHBMlKUxR05IrSIzjjDQUNOVASXCQ74RZnvjVutZQEP4l/iF",
-	"sdSRd6nuI8Fq1PAaDMdpq04I0uunMRWaoxiBIHcC8ee3hA3VSLOvVhVlOc5Jf53wQvdQObe8lFieov5t",
-	"8QzhiYUyesUEg8LQHjjPExJRTdLn7V1ofy/PbTIKF09NP2BmFu7ivf6zYD88IM8HL4YvR69+v6meWZgN",
-	"5mGz6gyAocxO6SjR8qQRl4CFcRZNER1YYTNlh5pnGqGfSsQZQVtcIP+v/na7x7gaETGhkmimPtL3yrxL",
-	"c07QaxBmckKEbr+/u9dj/sXl6fH5u5NOt3P+7vrNUeft6YnfRHB8RiS4SdvZMWFBoE8lMJM40ENv9phb",
-	"MsPZs0Vz7HQJ88wt2sHuXvWiaVY8b+HMlJ619o0cwDjq83CKJlrYrbN4+l8+QBgFPI7xjiSagCgSoohK",
-	"5SG7vM0Fs8wEhQdPdZ60oEhseEmChyQdy6cxEdNsKEBFC0MIyQCPIwWysO7dcjd9Npfwugs8JLPj0N8i",
-	"No77+qoNBI/R7rzB6IFWj2V3aee/kf6I85t5V39ifp69+csuvr33wYt472afPU9efmoJQ9E+V9/7STqQ",
-	"h1z7nB0i40nvWSp1pyoyg63HSRLRAKjo09+lnnXuLH0xUrhpEupuZmT9huckeFBHQVTXoslSQR0UVS3t",
-	"N9q2l7vUcKM7qlYZCraNAY4kucsvzn8JMmi0G//vaWaHemp+lU9PdSen7JZEPCFmoUqXuzw3o3xjNxLK",
-	"NBW6JZ6WcmDIcGHBHuEmagcccDagw7EgoT4VOS2kQqarGrNt8bT8+Hz5u95bsibVUnXdt+jH58moi94x",
-	"22CRoFn3TYVZVUqK9d8EM9Nn4zUOrWj7sBvTeffr0dvOyfXl6T/en151i/dlQEkERkp9XS7sIYLrb+9R",
-	"PJZap7B8o414QhimHsJMjQRPaOChoeCfPDTkfBgRD/EowjEu3qUOu8URDRGYBbRahgr9PeqlKk3f2vB8",
-	"uwbof9AXBIvgITNndOcjhmMtT+jLF3KluaMmlKkWgUPTBBiq/iYVwj0kx8HIau/8loidiLOhlbI7oWGs",
-	"m9v4A97GvCLyjqs3fMzCh93L4/N3v55eXh2BNPruvHv95vz9u5NG/t7kOwWyPtDdfgUelA4HbTFuz7Th",
-	"Qla9xlFExBOJcBDwMVPbmg9VT8hY8U3rEdbcybwvrz5trsWPei2c3rqeK3Fy+rbz6+nlv+ZcB9fZV7oK",
-	"v52+/vn8/Jeqy2Al5YXXYXYy5iq4tvnL4DTuzUX4US/CGy76NAwJe/ANOO2eXl9cnndPj7unJ0VpLRFc",
-	"kcAeT8K0QhLmhbWQRESRi/QprQ1IohBnxggAVPgQBRHBWm0wotDFUff4ZzSgQqoqDehJ13gu0ZGUVCrM",
-	"1BP9WjsUEhrFGHqmnD2yKHf1/s2bznFHs6iL08uzztVV5/zdFdrCxpl9Q6Z6rhhNBFVk20Pl5QR9qfCa",
-	"f7w/7x6hrYI8+GnMFfbQWJIQ3W1kth/2TnaYIoLh6DS7ZPdXorqnl++O3l6fXl6eXzaKyo3pxWjkaMs6",
-	"QxAN0bPBHn4VbD/ypciPTCtmaMzI58ReTkyjsSCHwKZcQEOAhaAEuA+1g5ebQ/7DHnLQrc/ceVyHqeDs",
-	"9Orq6KfTalOBDXcpWgi0RNYniMSJmha5iB0Y0s0043CGxa+i9NuJGPO4r4fg6zHEVErKhp4Zr+YJinOk",
-	"VfVDVLIXgLUCXA1G599clB/1ovzC+CQi4ZCsR1f55d35b29PT346naOspN2hkAfjWItS370GXzGneeq7",
-	"m9RGOvpR78MZifm6FPez07PzuWq76ej7P/3lScw7+jHMZ3Pwf9iDz0OyDp3g7PzkNFMIimq68aO0G8Zd",
-	"kheXuloQB+ekP0zUzisfhZwYpx35TMs6ePZ05sokvxvZ3rj7Qdl41CuVm6dxSM4MaACqMpgYnPazNWY3",
-	"jE+YedhLH7LL7YEXJQte2tymH/U2rYeBlMh2Y9YO9U3Yh6eJvuEAYCuDI07DeWxkc4h/3EN8xkM6oCRc",
-	"GqKdhVUZr3ghJAoxHJPw0MVllQ6ECwFfNEJ4pjqmenN4vsvDc4GnEcdhl/O3WDzUBHNx9K+350cn193z",
-	"8+u3R5dghMlIoQ0IMTF/JpBJot3W/suDF89Rf6qIfFTqODM4Iw8UR4PO6OsNIfxRz7KAyHWqNzzLA3rA",
-	"cZ4NuW2U5VtHW23cbYgkZQGBk+XSYdJcFU1eH/mMz47YK0TWVgwTWEJxjIdpVPIES9dkcy1+0GvR5fwM",
-	"s6lLNXnYnbg86p5ev+2cdbrXp/88Pj09Kbt5IXfHpvvs7xX0wcvZOFbP5PqgCKtHDqWrGLiHcD621sXD",
-	"EbFjpOaAM5OKE0xRgBO4DILgYPQHvwyllK2FrXOP/sGv0XuGx2rEBf3PQ/nK+3dH77s/n192/l1iKC7U",
-	"lAvn5UFHFx10Q6aPejXy4zHswvZacDfFOBpwEes7a80j+vLe8hsCAyafk9Qz9p7JcZJwoUh4RkKKuxBl",
-	"/7Alu3p/cXF+2T09uT47PekcXXf/dXFajjfUL9/RnSEX+Vvu5pHXsWqQOTHTxrdLTVywrBjchsP+kKTB",
-	"JsGsx5o0E7lXOOW2q28VRQg2JRcEuLEq/WHPdHqETBaUDdsD70BChKImO6pwWL6Uk6m8AoLNonN4BS3e",
-	"WgfCCLMwqsoWP2LIHymV+JDpp/+SPnp/+RbF+IYYm5bJdEQYKc6jnL0/wKzH9NlsI4wkHTISIv/i/Krr",
-	"o60rhVmIRYjs3ZLILg0c8B7zJVGKsqFsShIIomTz6BgUrKvT48vTrm8CNCRR22gy4pKgvc+fU3qvRqTH",
-	"BJHjSDXREZvacAyzRgB5cBrR/+DzK6SvP7Jz34bgR8UFCRFmYY/l5iYVnkIIY5woCEwxeZ0zi2/y4ip2",
-	"pZh1jUOjMOPoIre3Jm+uuPx/vzp/h65gy9CWr1/bRrz/OwmU7yGsUMylQrvP0S+vt122id6FJ7LHsBiC",
-	"w10eItwH9hcTzCTyv+Rf46HseLXRF8qSsWr3mH3GTODu7s4vTNg0bZjMPZf298HMvjiD3Hn8ONPcs4cc",
-	"DmH7S4MqEi89t/Ze3KVvw0JgCCECs/9qywvpkiMeWa9tE70mkob2XMck7usTGVGptARGVRoIB2gaPRaM",
-	"sMCBImJnQCPXALKCDdyGc2kpnuxE5JZE7hGqQLEZ0ltiU4SLl9wcu5pr4e4wDvWy0ttV7z5O6CkLE06Z",
-	"qgJLUGOhb25/io4F0Zqbca9wFk0PER0yuDD2OjKDFtI0/svwnEXTFNWnfCX6lC8fJ1ZEn2E31CCiDqlr",
-	"UbtjeCxtBMMOj8zZiKLzQaP9YfELuimQ1d3H8lSAYRfDpnNXvs95RDCczyHHkVx5ijS0aamLV+/GRQst",
-	"6yANK3IdRFyQ1Q6IiV9Y1sZEbeS80ac1OdFZ6fHsDV0SJxFWtV+RPQ/vADib+pt+ZhtUbrnFWasg7cVM",
-	"yGUDLTzsWl9ZZlerdfrwQn5DhNQEkKql+3aRe1S3jMZDakhPLXp8Ac9X0eOES3V6L2nEpYP/NKYhiShb",
-	"3v5ytoUWp2qua35JXYr3EsqraeCVeTRtdGlDNso09LfRtJyXjXxQQfxDlAgiHT1Fk5HmI755HUSe2udq",
-	"UVSpptHSq33seNYVPK2bTaUicbUb0/yWSj4G68K0N+hdFl5qy8kiey2v1WplT5lAjSIEQAUIgNdQde96",
-	"4ZIrntg7Xv90jZNwzfxgLIlwV3E5yEleZKKhQ1NIT57hjMUrnKf3jrFk3DB30L2ZxGxDuLJ7XcG98iwy",
-	"vzwZDZ2R3bzG550h37FfgiHlEk9cTLkTxozAkEtKry+ZHVlcMkjAwVZIS8X29AxquauJ3rvQISuxYUFS",
-	"SV6CWNL8tiJWDVnnNeUdLXzfW8ypEkrKdIgwBIuNTuBhlGJW2GirZibjP1iQ2UgoSyUUJ1Ms5fnvNIV4",
-	"kKyRnq31CBxLeaMb8dcWRLJ54s8d0yxPhn944WTD4etw+HvzY2j1IG4XzprsFirYX/pYkuuxiO6eAsOT",
-	"Tw1KkwHRc1hNVcamgl5bU3px+uVKYH31zVz3EJ7rCER58SS/mJUmpdxWpGb2WSuqhc9eOky3qXmD/6yy",
-	"X5qEe9Iz/Swd5q01XFWPsVpoAq/DjFDjTGDLl98i9ZaHbt5QNeIcuPcKx01ZN+SiBtYGDMsAbsvyoOAl",
-	"+REsW1gj3oRV1nP44V53Zlbzz1Io616RBac9G1r25mUTXMMBd0v1KAfcDXO9B7wTLl9Z9+CPfpLXsMOP",
-	"s7XOaF+xP/VltiIpqpDS8JAy7LSZhdJf9mTlUdATyr1t4bTWsOZOEln/up+lqk7dm+GVkWeXAuLmrFUS",
-	"3xJAAaes+XhCSEzixXC6s5IGhFbW0/iuzLN3rrRAxQq58gEz7k/jORtwgRxS+s6EhsTm9DUbtQw8GbSx",
-	"zYW3o88v39wNf2c5SXFgu0hxtFuQwx2+vqAxoNFBNqIk4pYIg1dr3FrwOwlRBFKxEd4pczLybsVam1vK",
-	"hXpjMvpzYKUF0axsbcAK6XtgrAwSSa6ViT4sGmHjWC9PvnlR6vs4dyCpjOleYkAuAaI0/dNEeCx5ybGJ",
-	"sv0a7MlrDISpGLKCWVnUMigTpoggoYETOXQQBQ7suPLWKv4QGT07zjAneF062B+d4Zo5GzNCtcIMDxCJ",
-	"MDJ2OhTjKZJEHTpjvUv2MXfvCUDtS6Ly5372yM4/qq6mRvl85qyENQ0ktoRMBaN9CBmv9og9gq9snWpn",
-	"yQ1Qc8qrKqsFW/ocw7zbxrknsst5tHoc0NzF4oMBEVVpa0DRgNW5MBKJEiyNUej5vj7vOIoQtJfVluJi",
-	"mMuiRf371fm783Se5qZU37ez4wvHxfhAc2E/DhIfxte8v2SgF9XJBdVhLCmPLsaz5KaYreXCvbuCwaf5",
-	"48VtzEj87ETSRVksYtjnFlLgdDBydghAtFaU2cvzqiAp6ctWe+vsq8qXDl7nuWEvnu0aRHmzao8iy78H",
-	"8nBP/9gUyXEfwPoGmTAAZXzACeahJBrL1JfcRKc4GKXeZhuHJEgS4cDGO1mPGWc2JmrjM9v4zDY+s43P",
-	"7M8W0JMux8bb9gjetvt41gyfrDDn2wI+s2utr5J0nNGFhZhIcVNTIJdgm96U2TUsizThaqL2d6WX5HUR",
-	"t25LJJN1+Bfc3j2iAPVtHWhe/hTWPUuVXrfF+/KjGFEYjqbKEpHi4taxgBXtC0wRcYuX8vu0z45rYNQn",
-	"SlZQQNw7Xo+DG5NqVL7+y61mxaXnqoYMmPbbNY+X1z5vYkvXI315Os2FW2GntEDzK1eZSoW1Ob8mB63L",
-	"Qo3pL40BFzFWjXYj5ON+lItYMAWxLD0UasU1zEpWV41DcR4d4yiSc6owFogK9J6bWeH1qUKZf+nsRBeu",
-	"8wPJZXpz1k4rZ+5Hzno+4mMBjafVNsjS+ZzlwTnHUQUnzpckkcgYO13iotDULqc/5TY2O5olIWosmFZX",
-	"sUKEhSQ0xbYLlYbHYs47QeOhRF7h2yr715n9GVkLXmGUHupPc7lt1kh2dNGZ11V2e8q9mF+0cNLnaoQg",
-	"4aj6LaJ0xeoIzPpZLUzIla9PaaE5j8DgJ3OuhhiHc9ZWv+l03p7lX4WVKwe95fObNgI27G97uWQpHklE",
-	"WRCNw4J2netNi5wVHZ1QqSgLFNR7B3kPyYTfLD9vpSuVoxDF0+16rkM5citSPnqlna26sqlpY9YlCQlp",
-	"+vhIZz6QECXNGcm+QltZADTWP+2QyPygW4MSwRmpEfqe2igad95K1oyPd16jpBzNOq2jaDVdA6rhr9RC",
-	"K62rtLir2Iyc0eg+zpZMrX5WEiq8xpjRT2Nif7bpBMecMTIn/demeC/VStNXHNkGd14jwlKBkLeim8dd",
-	"h06FfczN09UKkEiQgNDbeTfXPXZedbRT2piLP7DB+xUiiFvhFXZikUOVutQcyK6Hi+ScqZDdGJglLUws",
-	"p+pRVsPpkF9V6KH+PsLtmqFU6SK496VzdEMqbF9x/avozuzBqbRj9Ll6IpEm1/ZAIhs14gY0azyeozzn",
-	"rQc1QinSxxcP/qt69h92EiutBg8+GJmPfv4R+YG1zGz61XFoqzmfcgS3nvdp+ZAepgqUprdufaB8eGau",
-	"uG+JHWVDX0sSWCjAI+ICTTDVf5uQKHAg0QAjxZHCWtBS216P+Smt9D3kh1Rmn0EuSRIStlOAdasTcJES",
-	"jx4TJOa3JNz20piKrTx1SdGhqWoDMDSIY54mS6YKU3/aY9hU/HZFrCQhyDcnX4ubelhQD8tHW4EgUCkZ",
-	"Ryn20rZJy0/jlNL1MDKhmY1e49zk0rAj+NoU26pSqQA16bP6Je/sKZ0RWyyhs6LBcU58W+mE5N6emgmh",
-	"5Zyzon+bF3Y4h6rXGwgNa/WcRlmXXOc8IjVdSJc8IvWHBS9ePrALQW4pmVSYVaSisdYgu6AkVKteI6oF",
-	"9OkqNCq/GhXmqYLzcJV3Zgex4q1Oc1l9oM5xWH5j5h+piEuzEQqr9FQrasB2mq17bmbF7FozBm9mF5ef",
-	"hAfT/PypegSany7WzPjmezDWG0wzZ2Cphr1aWHM5iljr6iuGEd9QAx22ZGPSAf6in7eqlL2K91Omjqtl",
-	"61WsQ3XFzvz4CyIo53FVzPMl57EEPIJqTUdLAyuHCsosirGkelHlKqQ0BTGuuoLNsI0mI2wKqkgAahyn",
-	"IS8TykI+yYCQ9kq+0hT5CBQ4xll1NOy84O8TKkigCpHxc9dlcdg3HLOCKF44BvlFLZ+tZVdmbqrT4qQl",
-	"mWu3xBoGcyk3qzmsB5PEmXk+Al1M+1jfaB91mOas5lztu3svy0H8CVaKCH2K/+/D//V6n1utnV7v8+6g",
-	"1/v8YvDxv/+rUS2XFgndrF6gaYYP5VOBeHhIjrAw6FAAecUZGFupKZDkh3CDfLSlv9fXDMCxUuvOdj4k",
-	"Wr8RJGfdZJ7cnI5vTWpfYcMeJfvIhSsuST4qz219R/GxNMi0g7kCuqUZnXKyjxyuyKVjonCdaduRnLnH",
-	"TUSy1usqzOjGoZHyWxZN2xDoZ5gFRplmh4KxsojuSYH45+L91qeM3NcGM4+LdUf26k1GHE0EV1pLN6r8",
-	"iMfZvBBmclKM7J7D3LJ99Qq6Un7kNQ/Nuq/xAvXoW93m3EzXd6nzy/eYd/siJ2POBMYKgnAxbzDgMZFQ",
-	"4LuQ7JJQZykRRuOPyFBgCGuYUM2nKsn9SY3g3OlMxe7UNIRNjXGSH4krgT6nOyipP5tflhAWGssPrB4J",
-	"wdRjvJjVrzJTzUeM1o/s9nEU8QkJ30sipN9G9mWIjWMiaGDuMg0lAJkSpsRUi8MhHVJlyNh2j3GBnKFc",
-	"oq0AS7JDmSRMUkVviYcwiogp0u7/zXcgjtuHQPp6jHG2A44Pz6CSqRGRxPpUsd50IBTGQW7YdUZHt9KE",
-	"Q8wYiQCHlAByMh4MwEq2XQl4mZvzyh5B6GjF4GceEmFlPnMkKiEcjZs27PKTM7nkiTPC0giI2cf04qWQ",
-	"vwvUvoQIFFM2VsQimCtHlk3ZfC1HuQOh39ljWzYXE+22tg9Nvg5VM41dbREtfoG/xqLkugrfILNJZPG+",
-	"zA7F+DON9Q143mqBeGk+7Va6z2eoyKk+QGbRS9JqVbTqnOwYA89dA1D7WD94VyiKsbTNiX22iORQ3Jif",
-	"xzFmO4LgUJ8SlPtxOZuEwS/GcsjGniM3pYLSDa+izHapnEHn3dX7N286x53Td93ri9PLs87VVef83VXD",
-	"a5TpY/npf7w/7x41vIqCesfn7349vbw6Atzl/A9VaOknp287v56WSrpWVHmtroJcbNT9+fwEfj56+/b8",
-	"NxhyVZWrufUJquulzFTkL5bjNPN//+7o16PO26PXb09zEz3pXOlvYCAV9Yk+zjvQJ9lprE//T4jmN9I5",
-	"VPUpOiyEMRvuJogFJkaaEc+6WwdZrnbh7VzpNglWI2dF6ePQlCpHW+Va5ppclA7fdqUJJaqma7+NaDCy",
-	"pV4mWKIRVW3k52q8+Gm+IWU7g4gORwoFOKnsIylIAouu94zkYFqnGSAl4lusTrqVOxfVk/005kZamxW0",
-	"rTf8iUTwEGQsDrMInYHD8Zd6rcu3cHteFNjCoAVTIaecipSNNl8cqPyKKyjeBQnKE0wV2qq4Og4hYC71",
-	"v2+cu6wKwjvKVsstlWdR5k2cwQjXX7u7eSQ3L4gX+z8F4G5w46UFGSuCZmsxmJJkXppoNMFTacLfqlTK",
-	"uXJ7GdkgN7VbWGBBcFy11Vou2wFzKNEPyjbytQ7QRgZwzDSEd6C/X52/M8BjPoLkGw8RHIzQgBs5DfWn",
-	"CKN+hNkN/D578LzG5x3oZqdeWYxc7zD3zgNNhx2D0Lpu3ci+tp6xddaOWvXKXCb0ahmgsEsZjD+WErI3",
-	"EZY2lmnrhkwRF5qo3ZBE5a9I3fSbv0vOLpMgZ+JZdYA7lxfHaK/ZcoWePS2L0oEtzqLvuYuF9PTIwcsv",
-	"uOIBjxyDAmYVkoE+iIhWYLnqgYskmHvJ9pqt5eKae0nVHqUe0pqItpUhRPNypJagrzgzUWlmrvaD12qZ",
-	"FDFbzXPJ+6rdc3Nd3enEjS/EOqxXmHSYb5c3Wbf29pdO3RiXa9zcrJfFk7CBD7P3Fxav2lEfjMbsZt5v",
-	"a0E/umEr2kNXB5ezk/DsRJcBD82s2MOI8ewGrJsuz/SwDsNi5bC/pVkxHVDHBlCsO4Q77eACq1H9pzPi",
-	"AFHfxeT0CrkVq1yE7w3jE9kuBLNPQG0YckSZ4gabIJ8365n6PA4NPA3eQLCMyP9iOMadqVn0BaXUQX+1",
-	"Bfm1mCGeGBLWY76hM/626zmPH85CRIIRN5H0ULAF9ccKMXIL+AladxI8NtWCUsCfkMobaBqRgXIeazN4",
-	"a1xZ7QDCfi9P0C4s/Jqv7KOYmovnbTXOktgmj8ZUoIOqUZ8FyVWKzVKyY4rhSnmgXiPgcYyrfK1ShZTP",
-	"D8Mg7Hb+gs3vN5tFrkLc/V9SJ/D3LEi6AjOZcGHyxUWFO26kVKKvK1QYgwJjWxJUAtyPyA78qu+TlGR7",
-	"uSgHv87duXpG+eK+mpu9cLGWLIE9MXdVJagcdEsGdSS1hqV5N9ry/+8D3vnP0c6/Wzuvdj5+2fX29u/+",
-	"CxKmJAl7DLyVvgV+8NGIR6FE4BkAuzby/0Y0neTyqXlmB9CTuOgx/2/Qb5j/oYl+hmNhsuRtJQVTga2N",
-	"CAvENFGaFCoosKY85P/V/p+PKEM/EYv2d4ikcZrkH+jj4AbdEJJY47MlsdBVanLOL+puq6rkWNWuZgds",
-	"NmbBlK+jgIVTOFH+of4qpNx31VeIsbnpEWDFBZJESQSWwZPrs+OL66vuSef8f/QByXuVSq9teA37j5Qm",
-	"Az+kvNJI6DIOl8EV1wjSCRfE5ZS6eRhjKI953SxhXqAxyfw0VbBluXKEJm9IixMRkXOAyiLOhl0i4oXe",
-	"nxh/TqMmXSBvse/X43CYITARLCJKROYMM7FnWt4A60mqAVNmAtZlj6VRpggrtF9A8zTPoNTB81Kredtt",
-	"6IqRCZEq9d+4xEqqTNQgpDABvRxxofRE7UTshWaqibpwBQt4JC44h5GJm4Rx+Bk12obS8YiUHESAQVLw",
-	"EeUxSQqmzIoAv3mONfNo6hKcfaQ8uQprXr0dydZ4r+XwVfITSefVqmdjNGf4IbYCN50S0MtS4SYLAqkb",
-	"SdAJZ9nnPGuAmdcaQEGy4PBHoB3rUP1Ko/yWSl82qTUQ7umjiPEFmOU8MK+FNcEJncP/bBBsnHw1nPjl",
-	"aNhHuZhh43czlFCLYyFiHGIfgVYyDk74am/VQ6OzSRKtamwrBNx9lSg6QA43KLgTqLA+wVPUJwMuSC6y",
-	"DJAaqhlxvYycfMSZDTVLZ5ONrupoinuR38ULec8xVw4vjcFfQMrrVToohJe7abtz9AOneqZEIuXx9dU2",
-	"Gxy0NGt3GUxZNow8/l1J1khrSudkG+s3wylmg/8FSIaHbLH6NvoCBaXRHbrzjZ9/QIXUstwtQXKEEzJr",
-	"ACuglqV/zMCyqBr1kJeKHfutOjhu9rzeBwKuYNY6qLBqZb/uVhm9yuRqNgx5Lhx1GV+lFBdAo4hK6yGH",
-	"6CsnLjqIA6S4pXCBZWF6Z2oAIRVxWUqICpksbt8KFRmghT5BprR0Gq5gMZkNZvNYsPnwLPOAXizYs0Vo",
-	"yb1K6ynm9SIkIitVagOkoZHArFnXnNm1g1iarFcAVylskgMAXUAoLh3jrC8RfA+B6m6a1Qd1Ppt4aLD4",
-	"CqHeboSFghY5Ep7OftnuPFSQze3z+kVZ+/JamMwVJPezqjl+x9AK27uK1uZZw1OhIIcVZ8pF3CG+XyJs",
-	"zYu5MBBkXrJYOiuBa/KsXLEiMsEBKYGS7j7/HpTVLNsip5MAm/Jm6pzNKCUFlOJSaB0WZEJWhS4aCkKU",
-	"jYZdAVyVBUQoTNlyLOBlKEZnWUH0EtfnCkfHi2HcUmitgngzj9koHJ0tR0DLrHUjfTZtVPkcxK9EVTLp",
-	"qxEWpAyBHtEB0Y9D3LlMDMyECeoCu21K4V+9ar46+EujmC7X2nn18cuu9+yu12uaD3t3f/mv5U6Hwqy9",
-	"qlVNp1F5XlPQ6tVjRM7KGNfutPOEMEz1eWdqJHhCg4Y+ifwTlJHmQxBPeBThGFdfhlk87ApAMjlOEi4g",
-	"rtQ+6jmEPAOgZF6YxnpmflJDtuqjkZVrgiyJwsvFoINn+qwM5F0GKNVknwXTC8JwpFzMijVy5uyAO3sV",
-	"Ql2MP2d24oIFsbUsgN425tGVIomcF6Kag9CL8VTrESlYHiQGgMyWmjIPDlHLFuvoMcbNo9uHWhfBUhnB",
-	"bkLViI+VfY3Sct2QKHsz4T7OWHoXW0M1S9RCYkDutYSKxOB6GQsyt2GrUp5OLoqrvrBBFXW8KJj0Sowd",
-	"opXVRbHYY27SIP5eEDH/CaAGnZJXuPz7xTzA1XJmQW48haaFfkrDqqI5F0Wk+fqizipFHUo1DlJU9Rnb",
-	"dgUcCKv7pMBUrTqWymMwN+HN5q+hLUVwjIIRVtsesvlraCumgeD9iA+HlA31DzbHDW0ZERqSb5KkkPGc",
-	"y4izaXC53Lgqamzg+it1/QEd1gP7PzbPQgTBAt9XnaIF5oWmakGtOsrpFI7TAa9w5MaKn7IhHhIXwjc7",
-	"6mCEKVu1NkESvBfRQ+MgsBgS9TOWI4WH8qGSWr4sQwW7Nf76NPIXgLjsdyZkIIP+dFEALujJsGNzXlYA",
-	"Ac3vtFfnUcNuc80KinU5JEHyCDNcqmuwu18Qy/72Ae/8p7Xzqnm98/G/XcP8d5WQBpeVhSdKniEDNfuW",
-	"FsM8i45gN6wvFaoVtYESkCbOjfM1xmya8+Yuz6GITf7gAndnIsiACEHCbCyLXzmW5DTmv9P5OYn5A1uh",
-	"O88czFmQ4Vk7y+2wJhp4ctCq++Srg1pPli3jt0OD4N0wr6iiR8vDgb7MNpoDgWqu1djklaIbMjWJEilo",
-	"HQ2b6Bwg6W7IVEKoDhoIQnYM5p15vzxEvo24gaCViaCK7IC6vZWG16AYyxtpTYEQP1OZVesYzLJ0qVK6",
-	"sj6NQVIrpilXZsWMeRlNn6WcjuEtLVNinsv36djmsqbmsaxl1dG+4kKdi5L6hGVgC8BV8uMssPYervqi",
-	"MFLXMZ2P5V0WDmpyak44I6ljddb0C8qAsQTxAcLWHGS0jDTdfTblomAyrSqSCRwIjONPpD75azaX1nFD",
-	"5XKKFnmh8jbOhSZM+z5IILvfglrkc1OolypkYZ8emmS2xsWYn12Wz9Camfg5I/k5O5e5mbuHlCZ1OMFC",
-	"aYLo63f7TYsJIWisFS9unUdJYm1kIQj/iyaTnWw37sVzzzbOemAWPw/KfPY8j64DwCtf3Ma4OArNBJGm",
-	"WPKShpfwnM2BS0/E1MhPZkPu6sO2l6awHL19dvz12xSHXqdVtnn1ns/tHsiW5fOco9pmb/N7VtwIz5yt",
-	"RUWiZ5avQgwfCDyM7ZFPYx0O06+1TChssQtwoM3e8pyPdo6KsZY77bqZf6uL214x19RBaKuUHWrqZdBe",
-	"bLQHVRL5uVX2wYOZCwXJPJiZdclSRcgqlRX1JsUQcg9WrCa7apmuNS51PucqG/3ihc/fnYVLD2E0h8h3",
-	"C0ylUznKwIe10dfnVwm+mYt3ArTs6y0jv2mk3c5ZSKdM54Wo5TajJdLTjMD5IBQf97bvFMYnEfQWKyiL",
-	"pyTaGgo+Tmpj94QxZfdA7rk/5g8MrxPeqwhl2OXHJuXmK0D1pLv+fWP1FHyd87TgQp7V3BuVb3PQquor",
-	"H69QsqW8OUbPnj17hd53j43FKs6F4BQ9d3utvec7u7s7e7vd3Va7pf+/ubv37N+F+BusyI4yYSOz6ARZ",
-	"3ns2gTRCpSqx6z6sKLTWAAMfVcPUQSsUKpOm80QaLkBDD+FIcouKAbaGEWZhBB41Xz/TCQ339S2Exg4N",
-	"/eLy6afWk3Rch1XMKknmt1xBLYkn3jxudoj8Lz0jrPUabdRrGMAKg4tiYCp6jTvfliSwOpaeYU2c3hl+",
-	"XWQ6hV2s4kA5+Ou87SCwFePjIGl4jf6YRoqySmmzbKBY2S7+lt6Q6k3Qv14SNSFkjsncWIjn4puZnxeD",
-	"m5lnrCV0ju2SS/XGeVcrbdrcMDVkCVUBaiT20AhxgcLiId4flTz3uzuvPhqPfcs7uPsQj8KP/zUP8Hld",
-	"JP6f3zltt7G4CwPiygGIpBgAb6mIljcByskEPurJwzsqTTv3Q0YoDKSC1LiyGpcLIJFcgAENCHLPF6ax",
-	"pVcYrDQHLRQa1EdKpCUc24coiAiAGsMCGCgV50fBQ0zZnHzcBd40A7hT28iXj5++IhEkr8+vR5xdiMnI",
-	"0vTgRbx3s8+eJy8/tYSh6Z8rL8I9ag2nCbx1qjUJrXvb2Re3N1ux/GHJD+nj/NP8kNSquef+XAvJZqxG",
-	"S6XShic5ndVAUKWo8jHBTKIs/jaeLc1dsealM17jHJzkWhRPWhr2VzCuVx68uuctDTwTUc1m7y/fzux+",
-	"YeMXbOSyzNd7IavUOJjZ65cP7mHRqqWJrjteNXs9gNcusszCmbWE29JCz4jZkPM8VgGPIZTO0EdFpEKa",
-	"udqEg9ItMj+sFRcHhjnPo2DmoIVfmAeWKBNuEWfWF5Ybb0YWya2ydDHcxXv9Z8F+eECeD14MX45e/R5X",
-	"0cVZwhrOf8NNJSAilurIDGbFVYAqjc78X83eiptjGVdz3jAM5J5DGS3hm3a7F8jA9zkqV3x5sYQGVWjI",
-	"FWLcRYdVxmoy8vmec68HJFhCal5XUhIQBncGPWeKSuvnpyd+GXhS6UquIx21fMu/cUpqxQzXRSSzJXs0",
-	"Sllgvzl2fVDJrt2xWcf8HmtOGeN+qISZ2URNRRGXeFWrbm3lS2d1PWZpuX4jwqlYLsd9/VifSKQ4RDX5",
-	"f7U6fVHCcgr2X10Yf9Pex/SzlSHTzw4cw302d/o6MEVCMxdw06VxhVmVP8pZM3vQDrapSWSlKj9DZSqZ",
-	"2Q0FhN+BXYlsEWxmmTw0eYOckScScEiN8gV4v2MWEoE+7zh81ALU/ne6Hmskgt8J8Vsb0XtMYncFQTlr",
-	"GeZvVI3M6x5rsF0i1foQAOzJrJPklj36A6dJ55SxKpI7g6/VREfKJidbMRJU3DAURAKArCCSR7dAjVE8",
-	"lgocQX2CIs6TPg5uPOc08lBE2c1OxAMceSgeR4oGWCrd25jJhAR0QEmItsYs0q/OEkCQGDNpNBCLseQA",
-	"1wH4/frisvPrUfcU8Ja2iyI9TKP99KkhgPZ7Ta6eGmP5jCK+gLW/B+p4P2PCOpX5b6u9zz1QlneslFBr",
-	"GERFIss7cGVaTcMB2k9GXBITxogsaynkFC/H0PtKxsbvyOj3Y5nyshPxcelJWwu3cqf2kVhVjhlW+DKc",
-	"MAeUjSqJJB0yyoYWSc/LPO/9KTKmTGRfDI6BS67yX5mOUiTIFW7h5lrYsOQKVMDJSJLg2kf/jfpYkuf7",
-	"mig920MCs5DHBkzbwHH8fHZ0jG4ISOD6c0gCHsLeKSKbP5xVPV2Sj1XYipIEY0HV9EqP0EJjEyyIOBqb",
-	"jAPz6Y1zZBtui44uOnqJGt6s4GF/8pCPhzfXfrGEgEIR0aLCsz2zC3ulGCZYKDg/0G222ACweKdHTNmA",
-	"u1g6bDD0jafajS3GlClMGRHSrl0mPgypGo37ObnBiQ8zQf7mmnppjD/xMoQ8FtpSY+ioY8t9oC0LB7MD",
-	"6W65aW33GNeyz9+vzt81kSk3YQlPquj5X1DPUaNew5Ql9FAPyJL+3Gw20Z3vGZtnj2XVKqoaG7kF5Rzo",
-	"+gF9hnsN/bWdhvlg6yf1GoBH0+yxHjNDNJCYlDNkj6NEvj4TXND/wPdt9Br2yFaTOLroXP9y+i9bRKKJ",
-	"fiFTE3UU45D0GJBG3+4QZEOY0+ofIgxV+kMf7lyMpyZ4CUIffjrtZgORudHhsRoRpuVOBVHnJksFBViA",
-	"Zw+iM7EiO6YSjUW+TQ2e+ks7JPgMR1IQfXA01d6CPGYWJpza7HL9EpvKnBV8ga+3vR7DEvn/3En9yzt/",
-	"NcEY1DhTO6fdN8gv/DrgIj4008TooNWCqMgeG+EkIUzmYyihD5tspLslIYpwcCONbQS8xRENiIURsffg",
-	"rNOdOfhcvxlCFppcDJ/aRvKpfhZ0HhXlrpDJOTnDzCbf6Uvd8Bq3REhzO3abrWYLYkESwnBCG+3Gs2ar",
-	"+cz450dAR8zVgj+HVRRZi65mq/ReQzCLK52DUQIXTSGMtDLURF29rXZFJRfKlrnAgvRYXwBuZn+KfBr6",
-	"TXRkWoNL3m4lojLLhouoVGbt0rOlGSoMyJSjMRhjOCYKQtU+zHjMAR4OYng8ExmwCwKs/u3TmEC1ebsZ",
-	"icnZzYqipC683WW+/epSORCkoN86r0dTmqmyS8jmziWqrzoC8JhaggebQaV1JswbTGpNr1cVplAyaLb/",
-	"K73zN2R6iPyU2fkWngi8FnOHwYV6PV1xGFyoN1BUa95IDM485ewQ+frnWkOBg1sYCY6iOgH+ab7S3Ucv",
-	"21KTrHSnv3NkEK7cXqtVRgVLkshWYXn6u5XkUgU7Z3Kxt/bDl4YB+pPVqcsfC/Lmovg8LamZ11qf2st4",
-	"/9Pe5xc3ryYH6rloTf+D+0GK9NRuDBO1s8939NF032ZQFxnChV3PrjARsUdSUqmwq64ObiWIybolBXlo",
-	"ZqgHeqitVuvfsLBFy2IBCGC3nPevr1M+z3+3mNa/e5fXRqzNfIUDWLA4guwz6+kFSpcWHdNnLgfznjGd",
-	"NPCpqlPb4mn58Tsv94ZLxx7rvyVrUnqTJGqVt0hjgsyz2FrzmW1QekvtOVU3mnlbjXnNNoCN3Te3tapl",
-	"equfvsahM1pBk93lTd4zbGU2oxvv771a3qjL+RlmU9sX+FsP6oyvwxQRDEc2TQ0OfxxjMbW8FaXM1aQg",
-	"f7AcrfHRBgzOyghGCgfebSJzgNmmn0AEhiBQQKlGKSSjk77RgAJ49Zm1PDGubE3Pvi2kOKf2R3+aYdsj",
-	"bHCkmz3m9yn3QUjtE4SRpGwYEYd2AxG4KTA/YQpkUftwLl9fHvYYoHbnujaiDdUSjcDTp0ZDA0GxiY6c",
-	"4MIFiqnUnfaYX6CLvo1NqgLbyWH0YNcemeZ+j0FCjnsi1wh+r5KSzJYcWaRfi5D4mofT1dhNn3J9Ak4/",
-	"J0QAWtMJeUPTSmD6kPxMokTa9AVwgWnqrtU7cUMUUoKwEMxLy7hUOFNW2lp2hxxH0g4iwpQVX22iAg2U",
-	"alpxRj+tB9rwGl0SjBgNcIQww9FUUhjM+nhYUoZqyQBYPjQSQQIKyHwJVtTmelmglUYi+IBICQbthgNV",
-	"aQwEJSyMtCTiwFM+NGDoWo2KgHNEyWAcmetojrERA1LwDge38aFhERw+FuA07JeZ1oET2tTUkhG10ycK",
-	"N80TWv8G+pDajUw4m12NOWgRmjvLXMR0Ltk9qwn9QU9Or+VOMMLK7Uip8rPprVjr2Z6JivLOlnHncs9L",
-	"8c82SLsY8dzYHxnSvgLDL0Y53hVtQXYYJSFv955CXkJPrYJrt6v99Ck4dEZcqvbL1svW09tdq8E9rSG7",
-	"rVkUXEG2e5iMZZY8XCRmpQVboPKqnehG0tpIWoslrdaz5Y3ecNGnYUjATr6/W6PFBZ5GHIddzt9iYUp2",
-	"7u8e1Bleitl3RkKKuza5/JsJhNYN4uSIGYnwznMGpKdfrM/jLosTrsCrhO/zGJOpN6YE0J3WBgFpwiRe",
-	"eFrU6rEh52ETHVnr7o4tQA1pABCMmhZeNi/fbz1D5XLrVSKTGZubasmyVLWE2SNPO4MzrIJRY30Kfi7S",
-	"ukCqdy2pBlV4Ba3dlYo1e4eezBDtJ7DSkMqmJNLDQBMteduBNBfR+4dR93JA91LqnhvShrpvqPs6qXtr",
-	"f3mLd1y94WNmutjdq8EOBOTKQvTKG4gK/6ZE/cR6xeYRda/aE3BJ1FhY7dUo8iUK7tLjrPvMxJFocmwR",
-	"6j2jIPcYZ5quS+R/+GiLgd75TfSrqW1n4ih9p0M0U9Qt46aSNySsot4/EXVf0v2OM7Ju8r1Mca7WiOtb",
-	"a9egLtdlHbNq9UdAZHKo1VU41c9m4Kb39zK06MYuMLC/QGjz11XFH6yAr6J2fyXdeb42nEN/O+lcHZ9f",
-	"nlx3z385fddoN1z9R0Mb7mmJfxDbr8XvSzz+tIuXsi94psCDN/LA9y0PPKvJdc94CEGrja8qQ6wqEXwr",
-	"tp5awueY7lfiikc2gM042zRvrMRYxQGRJlzZcntXjMYGAYDpH4SFQ8QBY9NFl94Qkhhjeo+ZqrZN5Ntw",
-	"RN8Y4OdGo+JAjXEUTV1Yqq087qdEy0cxvyUyVz/W5IszrowM0kQ+G0eRn1MWmz3mGzrYRoYM+gbQoy80",
-	"Pc65M3BwYzwcPsTu+FXiiIl0XIcyeU/LfYkbOu7GRYyjfE5fg7Kcia4+9S6GZ9eygt5TlEqjlj8UJpVO",
-	"4eN6DZbpenwVJliOrl2o+xqASn0rzMg2zHGjLP9ZlOU/ldnVUIXVzK5PnZIyP5bvPQTGmkBZWajOgyD4",
-	"FSOhSa0NlhvxsYimSPAoGieyiV6PgxuiLPwcjuiQGcSZ991jeFYCFhCeynauXiLE/1Imka/f6Xs2l12q",
-	"Hst+Utz3jFsfDAd96Aj1AR+JZSmWnnOwM2Lyk3rsP0RweYhA15QogFkokBTMSyTkU8VcKvQCxqZnnQ72",
-	"2fPnPea+1f82ke/szr4DAoIYAElDIg8tw89+cyX5pPXQAxSkln1wVglwgGk0FgRtHbSe6U4PWnvbnpFE",
-	"TK1rJabNHnMY7hBJaWJJtfIuD1FCRKAVu4hIwPa00RVoRKXiAGMHslGP2SmjoeAT1J+ivdZfPGQQyabw",
-	"Qr1mlKHd1l/S2uifcaDypf6rjSpH6dFaEnJ5pbDIkFfNYXL4cYdob9+uvY2d1RtfJxhPT7gQi1cDS64i",
-	"GvCUhXOHxvikzkgUX8M4zEVCExqq0SHy9ZLUWgaqKcYtGCtqShhu2zqu5RojEGFTqm1Uzjfhem039Bwh",
-	"x0GAL/6DhdI20XhxaiR6DnUBLgv1P1/sHzSfgXwm1OL+8uU7X0FqYVZe85neBtdnK9/nXkWfu60Xe83n",
-	"1Z3uzu/0WanTll5txWde8Kz4AoUjhzuct6HtecVFirlevCt8q7vay0/h5WzNVKj38HJ3r7lvKzrYZYSa",
-	"DbsH+/vN56WCp7t75SUzn06zMYwNJujeAyIm3YlcJvAKovnxxsOzEVr/INYZ43bNM1In1RVN5w8x1VSK",
-	"hRlAxHzBsJur0pjk6qa4hh6gU0FKQ1o1xUAi+taL4ZsMGwe4TgOMxJhBoo6DzDDgfi6SUjWRb7N0fJvD",
-	"B/GWTyTiE4ZoqEUeEPYCk2ST9gxVC3T7o+w7xl23PTbC0lVwQFMCdh/fzYUNNaelEcmJvlRaew/a4gJR",
-	"ZjO3tk2kKNjgoTEJXVtjTHKGgnlJKse5hV8X07W5mR++NOzaORDxxovW7t6z/YPnL142DKF2EouxdVyP",
-	"SJQQcd3nKkWzutWS3SxP3d9r77aa+wfP/53FDcgO0xwi+3w+Vo327m6+XntWM0bP1mShNjTTpyxYgg0s",
-	"FVaAf+tWGqoP5PtulbpuFXrOIkrTjl0IbSAIHCVsCjKW3Ypt5BwjRxcd6xxZacgu79Zcv/txxeykLEsm",
-	"0Bc1dy83/HHDH/8g/BFSD4okM8cg028fgz0q8lntJILcUjIB0/n9PSWV6RG/jbAqFEJm5LMyZWEnfByF",
-	"SBIW5kC3TT1eKl0MnKdVexpBkR5IHcCxpgIhQTgzQXhp1dgAR5GmfNkLwTvifp4IqkwexBRAj9u5gA45",
-	"lYrEKBE8TpSx1YCVQUx7bEvwiEjka95iccxhPv625xw1oKDAT2nMAApGY3Yje0wQyB8NPVt1hEfSlMG1",
-	"7htjjpCKxtggGUNZkq39XI52j2Hz/bbm/YLgME1GHkvNlas48YXZV1fW/QEeFVN13exmSEPUQYpEEZry",
-	"McJ9vbKXY6n+t5EVUIc/dvb36ntWSmXuH9Orki61K468r9m73W049wJKtLvK7Hb2P1NgzfY37AyU9kcS",
-	"Rfz/g5uQDxr5mGmv8GKQV2ISL0G6N+/sSBQRLECS1AvcNFEScFAb7ca/9OoLgo5C3Gw2bUUh040VgKDr",
-	"6bUkWAQjzbgtJHwK/f4wxq2Hac9YDcatn94w7Q3TXjPT/lM5R+xtQxlJd4JCGm02x0NSMrAtRTxw/LoU",
-	"mm4YK4BRBISpaOr0R+Py2FKUyDzeAQ0Nw+I81nqjVoXzb9S8l9wSgWRC8I00mvUhwraCgcLRjSZ+jn9j",
-	"8yKt5WKb2156nUPMMAFU87XT3FqsKlRBZvW8CnG559yNroQoKCyrnvZkRIOREX2gDpNM+A1BW3q++neo",
-	"BxxuzzOPW7a7Au1Oe++Ec3EU1Ki0Ww6DXo9q3lD0b+sfSnG9wAsEI3GK8FxwC6co32c8aeX1NboOclYM",
-	"h5NVJ3oD5Aa9CIsFhxvKQrsHDWPpsHShpq3j2NhVtDiUMzHghGrh0WxsalbZGUSci4b1FCwL2/1+kAvy",
-	"O7wKgEHhCG4EmY0g8wezPhRY4tcz0Gevf/olKDCDhdl0b7gYEofOlOdRAGylUgOCbKK8hT+iA6JoTHrM",
-	"oFUJibb8Qri+7yF/NqzfNybxNM4ESYWnhz2muweTRq5cEoRDgKDChWNVWFm2DrVKEUaMTCAMJO2iid4R",
-	"EuqfoL66Vu/nZ+rlx7Y+A3s9HuMWNi2Usru3FlpcMxWusNlUoiFnZEONN9T4WwT45Y/vd0HLbXpbiTzM",
-	"J+aVSuA5qxL7LQ318jlvhuQBJQXyCF5OUAipAmTYmZCqRyFcjyhJGyVzqSzd2stFtRRl6f0KUbqWxDzH",
-	"mPpgOrsKgd0Q1g1hfbiY+92RyZ+Iqk8j7ynwLjcQFU0fF1iN7icmP82i4RbEuOQbPcnEYy8X5OshHoVE",
-	"KmvMM9UReswHQMj/AfzIojSdAlUEWIipxQfzY6KwJs2+y01KsFAURwY12M+qeJr4GTSB/I4JoJCluLKC",
-	"JNHUBBXXMeOl5s+vbc3zsQx8tJVfuO1vAbKJ14uxmZmp7B7DqsdyOJ9rYrARVfjNwGsY81tb9NQlZfMQ",
-	"T/+3UEtkVWa4wuD6wJfNuYQiW5Wp18VI0t29Z/vNg1Kk6EHrzpvjAjzjUlmrqcAKYNmptEx08SR3nRlu",
-	"dpIPNJvtPYrZzN62VaxnqTq+kSg2EsUfT6IAI1papZsPEC4w3O9dwMiFLNQIk80iXEIemAL1HmJkknLA",
-	"ZiW//iXt5JGZ9CNwQSit0Wjv7b9seQ0T1wNZAqugCt6wxSqny/jBn5px+B05TNJ9W4XepydjQ/A3BP/h",
-	"BD89g98PtU+HhE7cWS/EY8RcTB+KPlEZU3kUgptAS52IC3SGxU3IJyy9ckjxQghHSq6bqAPR+8FY9Rhl",
-	"itsIReBXEMa367VarVzYIeIM6bENBU5GqK8XHgtK5KFV1XoMMhwgntPk5uvOD9x7baRIRG5xNixnNhxy",
-	"pMdgfCgm7DKL33BzeSIBD6OJfD1dyJbANqkVxqr/12NAndEWRARkZWEUviFQwYYSaUe2h87o6+0sMXZX",
-	"t05JFdgwD1ro7DXke5gUia391jPUeXf1/s2bznHn9F33+h/vz7tHqE+mnIXbzR6r5bcxaJJ5FnjvYMwi",
-	"n0jVj/+H3hAie6zHugKHkDArFWo1d//SbKxO678e0u83YK0P5oTuxi+zpdqMH3fCNrxwwwu/hZ+qmnv+",
-	"qSInj8KwgmNXMezFCtLTL+mfNfF+ccaYXWyCoXJVHv85/v4i31ibs38x2bw3mewsdeKnK7Jx4G8I43dH",
-	"GL+x974emXqI3QgcEglWo0w0ylG1RlnUy9/7XA3r5/tQnc193J2F/6g2NmUJMcuJJ3FwulxMXRwCBFL5",
-	"xlTuoy3GcxlmOxMaEkDJ2a5FXk0Y2Xvjrygt6MJA6/krtFK087ox0x8UjXVmN6ZGJNbPfIJizKZZ6lsZ",
-	"MH1Dzjfk/GuTc0McvwtabggLspSlgnovtbK7m1U0rR8aG4n/yeKJOWvIXgv+7bG8uQWe6mce/a3+FJG4",
-	"T8IQYD0nUF4sZyrqsRS6a2Tya2MPkUgS1J+iwTiKdsDoJDC7oWy43cyocGQTh7DqMf1dbvyARGpQvyrI",
-	"9DznvqNFX8Gh/1USai4xu9GraLcnIMYcRqWx41EmFcGA0dWfIgdwWTWyT4057HivZculLmLI3ziNpRi5",
-	"sjQQ7/OKdZuWJtamCbAl1/2FIAMiJJIjLpQthg+ei7U75NfnljG0ZDUfvLlTG/a8Yc8Pd8l8R8zWet9T",
-	"jvEVnDBXigsw7hR1E6Ar7VRNeSJNLFjKJ6lEQ3pLmNdjwFczbph3SoAXJuWfRV9Ejy1wRqAVfBF2cR6O",
-	"ClFJPI2tawbA4GEIEXrAX7EE4Uqc7XHYFISLr2+dH8Boaro6zHXYcJgNh/lOFMA/Y83ClLTXc244TvP0",
-	"i7m9NR0bnBF33et7MnJcZ21ujCX09BH9GJb5b7wYG6q3MXvlXBjzCdCa3RaOYD2+zyJLsVm7KgHV6WxA",
-	"l4uO0mKdyFUddFZByItpZqHGLmKqxwAazzcoHb6HuDCWuxQ1z+kgHpIjLEopng6fq8d+A/NiTy8IwXGv",
-	"4bJ2sqQcqgdravjvQMEjcqv/axoYWP1o2mMRvSHIvzi/6qL56/nUtKqsI6TXxc7zvloK7Bdll5zH8861",
-	"e7IEQNcxjaBakB4hCVd8wZVrdve9QOBBC9jC+lPRD99jAkmU1xeMBvMUjsmOWc7ysEKo0VRvVGZlT3SL",
-	"O68xMHVSVmrraqvUnhjgBZu2C8sUuQuKtv5+df5uG24hdjfDWALsgQfcZzHeyAx/aJmhw25xRFMq9l3X",
-	"J/qD60m6VY0STGc8JPkmNVbFFDNj+BbTCPcjUhKJNBtDGR+rC9hX4pCPInhosQDKFGKJ8sM8zHF7LAS9",
-	"NTWLZ3i+bKJTHIx6zEgAFuDP18pZG/XGrdazQPMg+Iv4KKLMCDYY9SPMbuCLNvIhwdK3rzS5xD02EHho",
-	"orJd3RojfDAEqbPg/WRO2rD9ckZ8tJWJRCkoT+hK6UMC6DYUXjYFDK3wAiIYiEqw2k10hPw2Sigb+j0W",
-	"8NgFq7m5iynaPUASynVJC40/wYAu3ERvTNkjiQb6dqWh8tnrUxggQfRsKMNiijTHQDAolJ6tSrEIXrEO",
-	"wciCW6wm15yYRl9XqvkTyA/2ti2UrfkAmZfA+xDv/06CTYbVRoTYiBBfTYRYrzzgoVS7rC8ZWJjvBYm6",
-	"BmJ+Eew+wM9nMPltCEvHUGigx0aYhRFA45lvXAVi3/5g0rAYGimVaFaq/5Xo/eXb7RzCvU0NOzu+sPRM",
-	"Uy8/rUESB0nTfC9d9BDjE7TF9GL0mG+kB/OEkR+ur813+u1WovAyLBG/XFc+DhIfcdFj/t9gEcLCD+Zv",
-	"PQ9bpX47BeIHbPQdysw0PNSf9pjJQTsyKwhrl+WhPd+HuCr9iBFNto3/F2o+SzTCt6THfIv330YDHEni",
-	"G8Epvzp6SeUNCfUyHII8A6iBAWaMK9QnPSb0gpLQ1N/J6jFuGeEIS85AdqJEL2Wu+Mu2yzvoMXMwtNgR",
-	"kYFCfKy8fCEF/RCJBigi+NbUoI71M/NitOCgd+E0rg2a31Zc+/AlK2dji760kRI4uCGiads1Ax63cyVh",
-	"XDVrU2zvlgiDVaubgBCcxSyVQK85v0HjBNkKCygRNCCZiXFI1LX7yu6iMzHmBfIvjUToJVI2sllO4z6P",
-	"QHgpF0XMiT8f3HMfU0uk4epgeUrdwDC/CvSZK0D2dxmTMhu0/nSdAf+vMG4TblY57NkBumW2nacDjoPk",
-	"IbUFsoNVqzj0E2nu6kYQ2vhf/kigvI60ztRAfhgKr76c+tpXJ5ezPFPaAnOIKzeALgRXPOCRE1s050Q/",
-	"d7sXmjQzqcWzbSinbJRdqHojnmjBAjAioSJv5+QU+FFI5I3iCcKuEL3W/DUN13wRmJURfAzimFVyUybt",
-	"VhENeBTxiR7zEwkq9M7lxTGSI5wQ6fWYizomlo60UcIpZOLBNC0CGdQooiDCZCnoRxcdqLGDofhOn2Ch",
-	"JSbNIcyQMr4N9dAiIiXaYhz5Z0Gyc0WkpJztdEL/EGE21dzblAbM4namblYOW9j8YOK7y/zSt2DDtskT",
-	"ifyjICCJ8lE8lsqIHwDlNtvUwrDNKNF+xvzd9iHLmvSy69PX7jFfS2fXZjOstGH3U+8sfN1GNPRgCB4s",
-	"xlh6Rq68sOHkXo/B5207FElYeG2tMz7a8q1sC9jL5LPS/xpv1f/qP41P63/9djFWPdWYdRNTSAnKH4px",
-	"oMaChMiKH6ZYYwoV5ns95rvzY6s55SDrUlkoL6cbLIEM+7THbLUgD0WamJkwLGBCUO/CGBXgAhh3mf5J",
-	"H9pxpGz5bp/KU2OBSitA6Y9QciMk1l4Fnc9UfNIbkspyetawCYeotKysViwgjqKzIHlIGCANwZGqfxFJ",
-	"0Gg39potA7c24lAvQA/0qV4LF8wP7BmLoUXNqIy1G/1n+uzm5eeWeD7dZ3ufDuIXk1dqF4Dc8iWXNLW1",
-	"Mk9+9ivYZv4uObtMglTBfoTCU3NWyJyHwqs+fMmqTelDIcj/l5XVhl+gBFR6xo+zMcxi4c1ZwiAnrRc6",
-	"unvYos1KZyk9dt15EMx6dnyxEdV+UFFtzzhRSkIDYlzRgb0BKGfBdvj3GdgnBnGAJIqEh1pP7fNwujkW",
-	"Gwm+pgT/pwrn1CLqldGxMy3ACeHOPjgh/RHnN0sqXKcSm3vcSDp53NpDZAsDg4GImbpcIz5h1XB+v7l+",
-	"fzw0v8eI7C+lXSUS4YgIwASzJkZnfTF+Tr2VpkqZkZivgxFmQ7BeOblPL4vJ6v5oMwcmIzvW4EW8d7PP",
-	"nicvP7VEliw3TsI6Yx2LqNFugNm2/fQp7GLeqGZMzt8TBKE9a6sku7lzvmEpG5aymKV8UxtPjoo6Ap9+",
-	"BYae6siNcV9/7EMG2vvLt0hxFz7hEtFKKjra4gPwKphMMquDOr172+K6gwki9SJAwAIdQlqRb3gDRI/y",
-	"CYOkbqTVhh7TKmh/ii65woq4CaEreL6Jjpgbi6nbmOWrpzd0JQg9+/6HKKyLSPW9aHNderoiuft6qW73",
-	"4nGLONtfa7Msc67gQUmC67PBL/94JV7+9Mu/Ponu5Pf3FycvO28v/t3he2/xW3w1efH5fbd1OZS///7y",
-	"f9bP8B7In8yZX+azsOc+V0nHrMGGU2041bpjOP6M2W8Zh6jgqHmN6ekX+1fNhDeVXV7jwhA8kXCBE8JC",
-	"zSVDEtFbAhgL9VPisvGupkd1BmdYBaPG2kGkZqjpnqWmtsBVDbr+UEpasxig241NAt6Ggn7DKDh7aIvB",
-	"cDWCzS8EBBBTfaJdTOm3T95bSD8X1Ax0l7GogXhp9faipDNTGvD+ZPAdZ2TdpHBjIvoqEnNNAl8i7Kdd",
-	"vJRmwTMFwrthAt83E3hWMzrnjId0QB1B/44ih6rYwLcscbiEkK9GZn9zorI1C2tyO8MGLkkS4cCKyjGJ",
-	"+0RIlAgCqQzUROr2eTg9RL6hZdKHsBHdgEti4ox77BZHY81A1BhH0RRZsmdCPPyUgPlQVM7gC0I2UBOd",
-	"ajKqBXHcY44dBRHBwojpfkgl0NlLiC31a+IlvYce1yOm39NktcjQsirNNdN5rCzjglnJ7LEepx3xx0dl",
-	"ln99MBfcLWo6X4kLmh2pre3ggbLB+2YaG+64UZH+ZCrSn8quZcjD/exaTzOT1MIAAdviiczZsEyIQB59",
-	"2EMcGgFbtg4lo5ssjBE4ycbwtevznmvhIJuSEUJszK4ZdRXIrvm1Nvyvnd/0yjR7HJxdpUicKFPTtSYP",
-	"Bc4Im0FunQob7uK9/rNgPzwgzwcvhi9Hr36PM5teOP+pG1sF/8gMpKrvA923LWWrHzWHud2AEPGD1jP7",
-	"tVmmYx6SRvug9cxrMPJ5wWufHeQ4st2ZdsOaXLPoyFmV+LuLX3DnZKVCiplJeWPd3LDuP5SSmo+AQAUm",
-	"sWaFtQZ3fPrF/j3V3wuiTBbcvftczrJO0v6WgoNBgp99HOEhpgxSHThnBjFgwsWNyUUZCEI8NBlhBfF7",
-	"kKvgUjLS1BaDB2aXYYeGfhN1Bibf1LIZyGCQBkUj7ZhK5JvMBt8Moom6UGPRhvHWVKcv9dqWKOJsAule",
-	"tZySH8ynMRlvio1syOK30Wjc0f0uKCncqTIpna6oKgiI4NpxETlfHmYhrCRnP9HbsiNdKxjWL+RZyEMS",
-	"QmgZWPaa6A0XaG8fjfhYyJQaaVkekIKQmnCIUsNqLLTOonUSoHSQSeheLDkSJCC6qeyxADMkJ1QFo9Q7",
-	"FXFJ2TDFNboXYYP1K8QCrS0x/vuJ0Dree/OrfP2PzkjI4HgU/aNz9ut/9w/k1b9kwvsv+MmPHZWVBWVl",
-	"x3LDYTYc5nuxmX0zBlMV3bsif1FEPhJb+YeWBDV9dkJtU/flwN1cpaWU5USckUO45E6c7DE54hMwD81R",
-	"SmqxhCPkPExpZ7YH3VCNKBsCK9Kj09xG8yoqHXCJjcreb71Cv52+/vn8/Jfrk87V0eu3pydti1ODqLXE",
-	"VfGfLpEqHx5dR57WI0EpfN9Got7Qu++L3rVe1ZCXaoLwabK2SAwoXzqvIKhSmV7uw9xtBHmhaKG3N3Rz",
-	"i37QW/SteKym30u8PAC6FIwFVVPgnQaW5GisRo32h4+ADWBA1SpwrroG1OSJRH0sCUqwGhmg12Tcj2hg",
-	"vn1/+Vaf9KOfTt91T64v3r9+2zm+fn/5tpnK609vd4ET2+HN5IJDflHA2YAOx4Y5QdxGRAckmAYReKut",
-	"m8UC2sx6bbo4utH8UXGEmUlZ8tBkxCODkwlVJUWKnZd7Y4qdN/vOfI1GZOE7YGRjC7iPo6miAWRQuU5z",
-	"b843r3r9b2A9s+2QIC76ZSvibLijiIjTil4G7+WGaYFjKy28nBZFl9uFCUHhhIolyqFfaQkjB4Qm9bqd",
-	"UBlwEXqoSyIyFDiGTv9ZnJFrUAUtRoeMhB4KxwJInZERctq34mjKx0KfGGnOkc1AA3g5KhUJ0ZiFRKDP",
-	"O/lkTNt7eqrnTK2cv6ZGgo+HI5S49GcDsGdxBSTCkSA4nCKZEHwDSDH2jEuHEWRCjNL2TxxKECqDBOVG",
-	"mSVb6yOfTSQNEW1axTyPqLRalM8KkGgmwSEE9FdNq+YE6pQRnaZo7/NnhIP0qMlsu5olGnTkTvAES+Tm",
-	"ph8xs03LTH+F2bocgK81Wzs3oxhE2MnFudmXwnC/xiJYX6np8WssxRPnG8/C7igDOhwiPlaaOhqQasV5",
-	"bmmsyeerrIkLl/o6q+EIudt1/WBGa5tf6TBkxPprnAWURFgNuIjz8Jo5vugWw0CfQetZ9/sjr4hl9ceu",
-	"v69CJ0yGNAmh8KeBBtvCKMFCURxZDG/F+Ta0z9siHns1LDvVIuRjLsSVXoT+FOVFVWNfwapoX4EB/P8B",
-	"AAD//w==",
+	"7L2LVxtHlj/+r9RP351jmG1kgcGJxdkzS0BONDGG4ZHMjOWli+6SVKFV1ekqARof/vffqXur+qWW1ALh",
+	"R6I9OzGSurre930/91MjkKNYCia0arQ/Ndg9HcURg7+PmVJ0wM5YHE3MZzUejWgyabQbF0NG6IAJ/UKR",
+	"BH72Grc0GjPzWEg1Nf/CA92w0ca/rlrbv4Wvbr8f7f6+c//dzZu7Pf06aU3+Q6+DhtcYYV/w+EgN7MPX",
+	"OzffJ7uj1+L7uPX7jtrVr2/v4GFNXS8jGbKo0W4MYr21K7dGXPCG10iYiqVQ7IKPWKO9vfNqt7nnNbS8",
+	"YUJdKhY22tt7rYfsuUa7cUyTG6YViaS8IcFQxvFknwxZwghXZCjvSJckjIZED9moabqQcgTDNX9c7e69",
+	"bngNzUdMaTqKG+3GTmvn9db29tbO9sV2q91qtVvbzd291/9ueI2xYgk0NX9cbe+8ajx4DTUOAqZUo62T",
+	"MXt48LLl/33MlD7iCQt0cRsOSAjfErt6ZEMPGQmkuGWJoppLYcZuvjMdvVCb+W3S7F6brWRRREaMUPKb",
+	"vGHN6tFNjaYrzqQclUfjhsEFocQsi0fuuB4SrhWJI6r7MhmZ4UHXuaG4r8yfQyoEbKhOaMjFYCsYUvOw",
+	"a99oN0KuApmEZtEqNwEn9uuQahJKMpFjoodc3BB6LccaliMYJwkTmoxgz/9Wc9LnOmF0ZA5P+S4oOmJu",
+	"9h70ALeCKNciN9mqIeNzuPXPMQEc+ZEUrDR2cyEIuzW3H8YtSGgeSocLl7lNPvUaehKzXqPdw0vUa3g9",
+	"3Dah4dtfhxMS8rDXeOiJnqjbCucy5MENE81mc2ZrMyhonJIJ+Ho+obANkFT0Gu1PvRwB6DXaOy2vVyAU",
+	"vUZ7b3un+co0M1QF+sjRlV7jAcbXKC/sW8qjqmMRJ/KWhywhfXiA0L5mCcwZN5woTROdPx4rW2+WJDKB",
+	"VvYvM/1AhvjrwY+d9xdXl+8Pfjnovjv44V0nv7j4hCHZhnoIqQm9pTyi1xFrwnMh05RHCt+pNNVjVeoz",
+	"YVRJAV8em5XMViKhmpGIj7gm7D5gLDRb8eDW9cFrDBkNWQL8p3NBB8BQmAoSHht6Zhc2YUqOk4C9UMSQ",
+	"OkPoqCJUECY01xOi6WCfcE1G8pYppEHsliUTYsjLgJEfmSZqKO8U2aAi5WQjphMeKEIVD9lmk5wzEZq3",
+	"XNPgxtC0bn/rmOpgSGRi/n4vBcMvDNVUwZCNaI6FNtqNXuO7XsNQpElsPiqdcDGAWZ5Rzd6ZVdiC/07P",
+	"stu5eEuAXso++edW6XnTYdrN61a+d9sXF5oNWFLq7IyNKBdmEPU7TNsUOl2mT8UqJnjOAilCRcZC8wju",
+	"xDUXhuDj6Xhhtk2E8s7sNdOq0PnuzqLemU4mWwfmus3uWUtyR832sr5MzJnSyaQ8zWJPhgiMxqNGe9ur",
+	"6nVqm6b7Pqb35g0kQY6iSMwSMuJirJlZ96llWG6jK7dtehBnrvOI9bU52HmOYld94WD23iw1mMozcCn4",
+	"PTEyE9lQuCmbhGpyN+TBcMkjsf3dm72dvb2dBWv04DVimtAR05bGHDghtYrMOMLAQ0NX+pwlHvFRmO2N",
+	"W61XAQ/hX+YXxlJH3uWmj5jqYcNrCDpKW3VDkF5/H/PEcBQUCHInkN6/Y2Kgh4Z9taooy2FO+uuGp6aH",
+	"yrnlpcTyFM1v82cIT8yV0SsmGBSG9sR5HrGIG5I+a+9C+3t5bnfDcP7UzAM4s3Cb7ly/CnbDPfa6/93g",
+	"++Gb326qZxZmg3narLp9YCjTUzqIjTyJ4hKwMCmiCeF9K2ym7NDwTBT6uSJSMLIhE+L/1d9s94TUQ5bc",
+	"ccUMUx+ae4XvMpwT9BpChbpjiWm/u73TE/7pWefw5P1R96J78v7q7UH3XefIbxI4PkMW3KTt7JhowqBP",
+	"nVChaGCG3uwJt2TI2bNFc+x0AfPMLdre9k71ohlWPGvhcEqvWrsoBwhJrmU4IXdG2K2zeOZf2SeUBHI0",
+	"oluKGQKiWUgirrRH7PI258wyExSePNVZ0oJmI+QlMR2wdCy/j1kyyYYCVLQwhJD16TjSIAub3i13M2dz",
+	"Aa87pQM2PQ7zLRHj0bW5av1Ejsj2rMGYgVaPZXth57+y66GUN7Ou/h3+PH3zF118e++D70Y7N7vidfz9",
+	"760EKdp99b2/SwfylGufs0NkPOlSpFJ3qiIL2HoaxxEPgIq+/E2ZWefO0ieUwrFJaLqZkvUbnpPgQR0F",
+	"Ud2IJgsFdVBUjbTfaNteHlLDjemoWmUo2Db6NFLsIb84/5WwfqPd+H8vMzvUS/xVveyYTjrilkUyZrhQ",
+	"pctdnhsq39SNhAtDhW6ZZ6QcGDJcWLBHuInaAQdS9PlgnLDQnIqcFlIh01WN2bZ4WX58tvxd7y1Zk2qp",
+	"uu5bzOOzZNR575huME/QrPumwqwqJcX6b4KZmbPxAw2taPu0G9N9/8vBu+7R1VnnH5ed84vifelzFoGR",
+	"0lyXU3uI4PrbezQaK6NTWL7RJjJmgnKPUKGHiYx54JFBIn/3yEDKQcQ8IqOIjmjxLnXFLY14SMAsYNQy",
+	"UujvWS9VafrWhufbNSD/Qz4RWASP4JzJg08EHRl5wly+UGrDHQ2hTLUIGmITYKjmm1QI94gaB0Orvctb",
+	"lmxFUgyslN0NkbGub+M3eBvzish7qd/KsQifdi8PT97/0jk7PwBp9P3JxdXbk8v3R438vcl3CmS9b7r9",
+	"DDwoHQ7ZENKeaeRCVr2mUcSSF4rQIJBjoTcNH6qeEFrxsfWQGu6E78urT+tr8a1eC6e3ruZKHHXedX/p",
+	"nP1rxnVwnX2mq/Br54efTk5+rroMVlKeex2mJ4NXwbXNXwanca8vwrd6Ed7K5JqHIRNPvgGdi87V6dnJ",
+	"RefwonNUlNbiRGoW2OPJhFFIwrywFrKIaXaaPmW0AcU0kQKNAECF90kQMWrUBhSFTg8uDn8ifZ4oXaUB",
+	"vbhAzyU5UIorTYV+YV5rh8JCVIyhZy7FM4ty55dv33YPu4ZFnXbOjrvn592T9+dkg6Iz+4ZNzFwpuUu4",
+	"ZpseKS8n6EuF1/zj8uTigGwU5MHfx1JTj4wVC8nDWmb7Zu9kV2iWCBp1skv2eCXqonP2/uDdVefs7OSs",
+	"UVRusBfUyMmGdYYQHpJX/R36Jth85kuRH5lRzMhYsPvYXk7Ko3HC9oFNuYCGgCYJZ8B9uB28Wh/yb/aQ",
+	"g2597M7jKkwFx53z84MfO9WmAhvuUrQQGInsmhE2ivWkyEXswIhpZhiHMyx+FqXfTgTN474Zgm/GMOJK",
+	"cTHwcLyGJ2gpiVHV90nJXgDWCnA1oM6/vijf6kX5Wci7iIUDthpd5ef3J7++6xz92JmhrKTdkVAG45ER",
+	"pb56Db5iTrPUdzeptXT0rd6HYzaSq1LcjzvHJzPVduzo6z/95UnMOvojmM/64H+zB1+GbBU6wfHJUSdT",
+	"CIpqOvpR2g10l+TFpQsjiINz0h/EeuuNT0LJ0GnH7nlZB8+ezlyZ7DeU7dHdD8rGs16p3DzRITk1oD6o",
+	"ymBicNrPxljcCHkn8GEvfcgutwdelCx4aX2bvtXbtBoGUiLbjWk71BdhH54h+sgBwFYGR5yHs9jI+hB/",
+	"u4f4WIa8z1m4MEQ7C6tCr3ghJIoIOmLhvovLKh0IFwI+b4TwTHVM9frwfJWH5yRm4qC72jAnjLkd515X",
+	"lgpoZXxSm9QKfALG22iLcRRlAVwsuWXJlQ2Fqk1ScfZAWM9c+lkFYfXzr/fJSxd5nJui316HO/3Zb9Gq",
+	"gp44WkWvrDjaWBCNhL+pNgFjpumWQtbfWLH0VysBsHtg8/YGudeqRi60s9D1s12oyn7gZpV+8duE2oCl",
+	"zPYJNwmfg1slZJbvqAglvpm6Pz33feLD1CFIiinCNUQ7FeKkNny3Kh9aH5uJjNjaifaN38sVube5UON+",
+	"nwfckP6YJXAYpVAl7sYVOTjtgjs3VY6H9JZhsF3aDO4uRrfHLKHof65mblmjZ7uP5S7sVayeMNzJ1Gcd",
+	"UGGmqJgIU1q0vjDf9IVZoe/Z+WjtyV3W9/x1SHvFSZjjv/ZT/wmvxapsr2BVrLgQNe2lbbLQDPt1XJvc",
+	"PPPq0QtVxwi7vivf/l1ZjXkVj5GQ+gpMqDOujL8o07d8SUCJsBYICzyASRK8YBJNdSUAt/mKFKXSsvht",
+	"+5VfPau1wfcPdsNO6SSSNLyQ8h1Nnho8FePLrrSUVxG8Ln/LrFUDs3XREqfIdmv3+73vXpPriUaBv4rl",
+	"fPlrMjUzy4qKcyHH/If1ffim78OFlMdUTByixtPuQ0I1uwLL81XO8py7EdOWaQ9hSyyy0O4OsTgas65G",
+	"votnuhXlLuBCVEwNFfpsSjYz0ElrgRQISRIYbT8md9RIaTQYsnCf+DmAF58oOlE2n1/ievyhb1UJ3GZu",
+	"69yjf4r7eCnoWA9lwv/DwtXYw2nMr27YpNIeLpPUOGytb7PunRkVE9r2/2x3r6qbgoHbzsayI2cyzAf4",
+	"jmjUl8nIkBYbkGJozK28YTBfdh+nschuydU4jmWiWXjMQk4vYMZPWfpx9sarkXnlFaxiKc/TvHzLdEZc",
+	"xnW5m69XPqieYV5IsOK0MqI0VZVTW4sN3yCZWqkAfXrwr3cnB0dXFycnV+8OziD/YDkB+hkDg6YG561F",
+	"4D/YWU5A2ORmwzMIzCcc52m0qSm7iwsrspBTIVFcBOjmckiQKUwj+Fuf94xPj9grgEpVDBOioYpj3E8B",
+	"uYyUa5usr8U3ei1WqhOeHVx0rt51j7sXV51/HnY6R+UMZ9B3rDKwu/NQU1+MqH5mFJmKgXuVCl/Mki00",
+	"Gc5R+dYK3Z9OoVudKnf5/uDy4qeTs+6/Swxlnh73jFcjPx5vFYrY6lWwy/fnl6enJ2cXnaOr485R9+Dq",
+	"4l+nnceoYM+6jlWD9NZK1B+dNFj8x9V4+qZAawqn3Hb1pQB0IJ3C4d+sEyr+sGc6PUIIAGoRayAxLmaJ",
+	"5ggMWjgsn8o4ol6heMu8c3gOLd7Z3LkhFWFUBZR+IIg/1Dr2AeTW/KV8cnn2jozoDcN0DgT5JZRoKaNc",
+	"qltARU+Ys9kmlCg+ECwk/unJ+YVPNs41FSFNQmLvliJ2aeCA94SvmNZcDFRTsSBhWjUPDkHBOu8cnnUu",
+	"fDT1K6Y3yd1QKkZ27u9Teq+HrCcSpsaRbpIDMbFIBLhGgPbfifh/6Mk5Mdef2LlvAu6PlgkLCRVhT+Tm",
+	"pjSdQPz8KNYYzAyQxlOLj5CwFbtSBBynISrMNDrN7S1CxhaX/+/nJ+/JOWwZ2fDNa9tEXv/GAu17hGoy",
+	"kkqT7dfk5x82nbfd7MIL1RM0GUCuudon9BrY34hRoYj/Kf8aj2THq00+cRGPdbsn7DM4gYeHB78wYWza",
+	"QNBah3j7AWdfnEHuPH6cau7ZQw6HsP2pwTUbLTy39l48ZGb1JKGAngG5JMstLyAFD2VkXU5N8gNTPLTn",
+	"esRG1+ZERlxpI4FxncbWQSGJngiGNKGBZslWn0euAQBiY6UJl82pZbwVsVsWuUe4BsVmwG+ZRccuXnI8",
+	"djXXwt1hGppl5bfL3n0a844IY8mFrqoToMeJubnXE3KYMKO5YWahFNFkn/CBgAtjr6PAQhlNTN0NT0Q0",
+	"SQvalK/ENZeLx0k1M2fYDTWIuCtSNa/dITyWNoJhhwd4NqLopN9of5j/gou0htPDx/JUgGEXEcNyV/5a",
+	"yohROJ8DSSO19BR5aBGZ56/ejQPKWNRBiqjhOohkwpY7IJi6v6gNAhbkErE7NTnRcenx7A0XbBRHVNd+",
+	"RfY8vAMqudTf9GPboHLLbYmxCtJeBAFeNNDCw671uWV2tVqnD8/lNyxRhgByvXDfTnOPmpbReMCR9NSi",
+	"x6fwfBU9jqXSnUdJIw4J/ccxD1nExeL2Z9MtjDhVc13zS+rQzRdQXkMDz/HRtNGZRSso09Bfh5Nyjh7x",
+	"0RG4T+KEKUdPyd3Q8BEfXwfxdPa5WhRV6Um08GofOp51Dk+bZhOl2ag6gxd/SyUfLPOA7bFwla2stOFk",
+	"kZ2W12q1sqcQo6CIfl+Bf+81dN27XrjkWsb2jtc/XeM4XDE/GCuWuKu4uL5HXmTioSskkJ485IzFK5yn",
+	"946xZNwwd9C9KUxyFz7q7nUF98qzyPzyZDR0SnbzGvdbA7llvwRDyhm9c3BqThhDgSGXmlhfMjuwMaSQ",
+	"ZketkJaK7ekZNHJXk1w61AwrsdGEpZK8ArGk+WVFrBqyzg9cdo3w/Wgxp0ooKdMhJggsNjmCh0larsEG",
+	"wjczGf/JgsxaQlkooTiZYiHPf28oxJNkjfRsrUbgWMgb3Yg/tyCSzZPed7FZngx/88LJmsPX4fCP5sfQ",
+	"6kncLpw22c1VsD9dU8Wuxkn08BIYnnqJBYowq8SVKaoyNhX02prSi9Mvl6pTV9/M9QjhuY5AlBdP8otZ",
+	"aVLKbUVqZp+2otrK0QuH6TY1b/CfVvZLk3BPetjPwmHeWsNV9RirhSbwOkwJNc4Etnj5bZHa8tDxDVUj",
+	"ztW1XuK4aeuGnNfA2oBhGcBtWR6UDf3MRrBoYVG8Caus5/DDo+7MtOafoQfXvSJzTns2tOzNiya4ggPu",
+	"lupZDrgb5moPeDdcvLLuwW/9JK9gh59na53RvmJ/6stsRVJUIaXRARfUaTNzpb/sycqjoBqFt82d1grW",
+	"3Ekiq1/341TVqXszvHLR1YW1YHPWKkVvGRTA5qL5fELIiI3mV5KdljQgtLKexneOzz64qvoVK+Qq50+5",
+	"P9Fz1pdJmtW6dcdDZuFsm41aBp6sqq+Fgbejzy/fzA1/bzlJcWDbREuyXZDDXWn5hI+gEBsA8WJuPJZq",
+	"RbcW/M5CEoFUjMI7F05G3q5Ya7ylMtFvEcw+V6ezIJqVrQ1UE3MP0MqgiJJGmbiGRWNiPDLLk29elPo+",
+	"zhxIKmO6lyDgGVTnTP/ECI8FLznEKNvPwZ68Rj+RoyXNykktgzITmiUsRDSTfYfO7+r8Vt5aLZ8io2fH",
+	"GeYEr0sH+60zXJwzmhGqFWZ4gClCCdrpyIhOiGJ63xnrHc4l3r0XUGVeMZ0/99NHdvZRtexx6nzmrIQ1",
+	"DSRU92UyqmK0TyHj1R6xZ/CVrVLtLLkBak55WWW1YEufYZh32zjzRF5IGS0fBzRzsWS/z5IqxFagaBYd",
+	"DMNIFImpQqPQ611z3mkUEWivqi3FxTCXeYv69/OT9yfpPPGmVN+348NTx8Vk33BhfxTEPoyv+XjJwCyq",
+	"kwuqw1hSHl2MZ8lNMVvLuXt3DoNP4XuK25iR+OmJpIsyX8Swz82lwOlg1PQQgGgtKbOX51VBUtKXLffW",
+	"6VeVLx28znPDnj/bFYjyuGrPIstfAnl4pH9sQtT4GurU9YsQR+gE80gcjVXqS26SDg2GqbfZxiElLI5o",
+	"YOOdrMdMChsTtfaZrX1ma5/Z2mf2ZwvoSZdj7W17Bm/bYzxryCcrzPmYJjstDzfeA8yy5YwuLAQjxRHA",
+	"Opdgm96U6TUsizThcqL2V6WX5HURt24LJJNV+Bfc3j2jAPVlHWhe/hTWPUuVXrf5+/KtGFEEjSbaEpHi",
+	"4taxgBXtC0Kz5JYu5Pdpn13XANUnzpZQQNw7fhgHN5hqVL7+i61mxaWXuoYMmPZ7gY+X1z5vYkvXI315",
+	"Os25W2GnNEfzS1FxNBvYwGQH0V/5a7zXchzazBl2VyYjqhvtRijHWHrDNhNjQ34tPUz0kmt4w4S6VCys",
+	"HoeWMjqkUVQ5zDJRgd69QvGB7PWpQpl/6fRE567zE8llenNWTiun7kfOej6U4wQaT6ptkKXzOc2Dc46j",
+	"Ck58mP+ZoLHTJS4mhto189im6cZmR7MkRI0TYdRVqgkTIYMcSJoB+lpE7Op3gsbDmTqnt1X2r2P7M7EW",
+	"vMIoPXI9yeW2WSPZwWl3VlfZ7Sn3gr8Y4eRa6iGBhKPqtySlK1ZHYDbPGmFCLX19SgstZQQGP5VzNYxo",
+	"OGNtzZs6s/Ys/yqqYZNYSDZ8edMmwIb9TS+XLCUjRbgIonFY0K5zvRmRs6KjI640F4GGCiQg7xEVy5vF",
+	"5610pXIUoni6Xc91KEduRcpHr7SzVVc2NW1MuyQhIc0cH+XMBwqipKVg2VdkIwuApuanLRbhD6Y1KBFS",
+	"sBqh76mNovHgLWXN+PjgNUrK0bTTOoqW0zWCIdXLtTBK6zItHio243BI9aE0em+1kQjB4F4o4pvxNYP0",
+	"Ud9mWU6b0oKh5EEVfejc00BHE9hNfKigoyxQRXPDPITGc5w9031fCn6fRw9NWToX+vVu5U3kFa+BVQhG",
+	"cbTlQzJkDkKe8LDSaJ+adaZVZps1U93O7tFSC5O5HcYufKt+40tUTKsUrlSldeub8/HY3XZdflx4yA6U",
+	"4kpToc+khSxwnkP3QyW3rjwC04I4F1wNrzLfQ/35v4WmNtMJRPSQ3c+VIJd7v2NjqQmgvNLQX/ZyrzSZ",
+	"xSt7OByLmyXucDMwDR5xk0/SG+yc8pYNjbFOh3nto+/2WNzUuuCPvMJgq6Ij4JyYywzDBQ8cUTphdDT/",
+	"Hq/kpsI0v+B1rXmYZl2zkEWLpf6K9x1BuwfvKfcUXlT7ss64ZDiBR16xIzf7KXXBgbRMnZFERkvub5FM",
+	"1mDe0+sybTscRxEZC80RzCKiSmenH3lZHE0AYkgQX2kZ+/nQDvOFWSMxjmxJyxnpmrPPeo7cVxKjOqQf",
+	"l/nUKtzzHIvF/ZkZIucsSSVeb573SQym64AmyYTgV/sWdcM0U2TD5yM6gDwH3yM+wExc0XHIpfnY5xHz",
+	"PdJsNjchd8+iCiyOroNfF5/H+ft9EN3RibI76RV8qbDThCtid4BVbfSCnbCc7DA792V53gKTQKKjk+3t",
+	"NcGF9azpurDYZqF+k9xiMwh2B16SVOCC1VduKfeJOY6gLAuSihBpzSij18HpTjW1ooKw6Cx/ehQTyx3R",
+	"KSb2cWodF96NGnvxKFd7KhmYd5HsZVnFIHJsPQxCagsXQoYsYWRD0VEcmc2FSpLKIz6ot+bQC/Mfpwde",
+	"IZ/OXwIaBCzWCEaTbWP+dBpt2XnEANhsMi2dzDZElIN+PSKj0IjofZ4ovZ/RvlJRSxvcJthd+tVGhkRT",
+	"dFbBmWL3qG8+4ojY/cr5gzIX5Tb4vUZcuM/TctAcrYKHNppoYaWavEtr7/XCYFlF+0xPrnjIhOZ9vtjl",
+	"XBZYnKnUyFiFWFvrsCjHgag7lmCac3LLki0I72C3EHEr+wukWbjmMy53LpgBB3Ml41rhH8UJnUPbE9vU",
+	"2m4esyZlG42V1dIDvpgNlE7TUmwxJ7bUH3iJ9M9zFS4v+qQST35V4DV1VqKoZc2T0mZo5I47VqoBqxDk",
+	"pqblpaOqMUE7gIrBA6AoKjL27DTJiYgmjs4ZcuunLDKlexaGNiPAeVEgZGj4Txqp+98edC+nsKNN0MjT",
+	"YxHU5FjnOTqQn8r51G1vEz+kmrYJ5o9WvQY8fOTv5yfvMavUJyAzeARm1pdRJO9QnKDkOqLiBn73CBMh",
+	"AFNzPXSdfDg6ed/56JMNKPgFiQfU1hvH8WxOHwyvcb8Fv23Vg0qcOQU4H7N/rdTEoWPc9ik+jvTNI9TJ",
+	"+Ynn5uQ8Cl46vfqm0yq7wyIjamVdiY8zpnuSEeR5lKxM4ItX3Vrar1LtunzQRGjk0kwLgmOABg3fasqZ",
+	"nc+H1/jkmvVlwkqnpQ63WazCXVYP1AeX6BUa5tMYfD1OxAtlxC5nr/f3iY/xN+mzcOUzHpl9n9jiyda9",
+	"9EIRLJiviBpDEo28ZUm+H/RybLQQEI1rQyMBkxfxfSiBQW5WWJHKvc/wu+YHPsunky1DDV2/+EavYiCl",
+	"V36ssUGzYrmhMnzmTtI0unEBT1wrpMDd0N8syrnWk1HIUMtwUOGddreBQdzrJumgvc0GttIRAz/ItYOC",
+	"ycl02zvfe42Yas0SM8r/+/B/vd59q7XV691v93u9++/6H//6X1U8LhdJ+pgMjEyQfVUSXL3GWPDfx8z+",
+	"bDGGDqUQbAYmqJVWF9LT9BUHtsGD1zAXG8jmkrkfji12KzRqN8887wwYv53lznOPnVT5u1KHaS4p0W5j",
+	"xf1wK7zETszLsuIOrwuOGnjXnDEXbniAS8qqvRNQ8GGpVYUe6u8juNymr7SbnHtfOkc3pML2Fde/8npP",
+	"HZzK230tnVZqDySxqaRuQNNkb0ZEXT6ksEZ+Zfr4/MF/1nS/p53EylDCJx+MLHFv9hH5hkPPsulXJ6cv",
+	"l5GSI7j1UlIWD+lp8UGl6a06SKh8eCrcuvYJMfDJBkRTQZECmZA7yjVYucCGafRCHhhZh2h6wwjXm15P",
+	"+Cmt9D3ih1xlnyFYIY5Z2HbeXpsVad7tjmpPJGwkb1m46aWJlht56pJW8+a6Ta5pSEBg8QxZIvD99aQn",
+	"qECzNPSzTxRjxMeT72/isIxwaoYUJAxsODRKCzJsIlZvan9M1wN1U5yNWePc5NJcZPgaXl6t9qHo8nM+",
+	"A6R0RmQAgM7dJaOQZ1j0Syck9/Y0dhhazjgr5rdZWAQzqHq9gfCwVs8zDBd1LA+2MVoa6g7LmiAWDew0",
+	"Ybec3VXEWirNR1Sz8GKO7D7kRtadLEOj8qtR4QouZBQt887sIFa81YUzLT9Ql01UfmOWNFGRrG7TFpfp",
+	"qVYqYWqqceuem1kRchPH4E3t4uKT8GSanz9Vz0Dz08WaGt/stIbVZtjOGFiq6y2HdVKGFjFa45LYIjcc",
+	"64ks2Jh0gD+b560qZa/i45Spw2rZepmQ0bpiZ378BRFUylEVEMqZlCMFRoxqTcdIA0vjB6gM2qCkehnt",
+	"3kKsJAzzdwqBxG1yN6SaDKkiCqo3jVMfzh0XobzLqiPslBKo0nIIoMAJKaohMmYhwhzxhAW6YIyYuS7z",
+	"sWDgmBVE8cIxyC9q+WwtujIz8c/mI5mpXLtFISK5suRps5rDejJJnJrnM9DFtI/VjfZZh4lntWzYKjor",
+	"55u5/rvazFUmdNN6gaEZPtmgBImHR9SQJuhHgNgxKSCOjOtNKCITwg3yyYb5Hqx3zngMd2Mz71gxbwTJ",
+	"2TSZJTen41uR2lfYsGeBJHMYBgsQycpzW91RfC4NMu1gpoBuaUa3jACmBkty6RHTtM607UiO3eMIU2L0",
+	"uopYHMxySPmtiCZtyP5HZkFJptmRYKyzaLBqEIDVKSOPtcHM4mKpMf5uKMldIrXR0lGVH8pRNi9CIb5A",
+	"LWZu2b56BV0pP/Kah2bV13iOevSlbnNupqu71Pnle867fZqTMafQMhJGaNFVE8gRU6SfyFEBASvmzlKS",
+	"oMYfsUFCIdfxjhs+VUnuj2ogdkzIUedd56JzdXp2ctE5vOgcpaYhShDyIz8SJmZbZY5YxA0Lmwadi9Ep",
+	"3rDrzEIw9WBqU/WrcKp5GIn6MWg+Rd/8pWKJ8tvEvoyI8YglPLBOsFBBdTMmdDIx4nDIB1wjGdvsCZkQ",
+	"ZyhXZCOgim1xoZhQXPNb5hFKIkbB0e//r+8izjb3gfT1hJBiCxwfHroy9ZApZhOtIFwNCAVmzSG7zujo",
+	"RopCSIVgERQnYwQjB/pgJdusrIKVm/PSaULQ0ZKIKDJkiZX58EhU1nXCmL3wQh4dqwVPHDOReuinHzOL",
+	"l9YBnKP2xSwhIy7GmtmyptqRZbhVkCrkDoR5Z09s2KAxst3a3EcQL66nGruC40b8An+NLZ2XRvoZmU0R",
+	"WwQEd2hE7/nI3IDXNvoOP21X5tRNURFwy+Kil6TVKgiLGZBZWLOzRpXNQ/PgQ6FS9sI2R/bZYv5KcWN+",
+	"Go+o2EoYDc0pIbkfF7NJGPx8gOds7Dly033/y8G77tHVWecfl53zi4aXfnPcOT8/+LHT8Mo1jrvvzy/f",
+	"vu0edjvvL65OO2fH3fPz7sn784bXKNPH8tP/uDy5OGh4jYMfzad8VdTDk/e/dM7OD6AYY/6HqhKqR513",
+	"3V86Z/8qfHncOT4pffXz+5Nf33WOfuwUvi02uvjp5Ah+Pnj37uRXGPLpwb/enRwcXV2cnFy9OzizazCj",
+	"aHF1EfXu+4vO2fuDd1eds7OTM9PRyVEn+4Tzv3x/8MtB993BD+86uYkedc/NNzCQs87hyfujLizK24Ou",
+	"+fbjrAN9lJ3G+vT/iBl+o5xD1Zyi/QK2CXK3hOXDj6fdrf0MwLXwdqlNm5jqobOiXNMQY5bJRunoAbko",
+	"Hb7NShNKVE3Xfh3yYGjrv99RRYZct4mfK/zupyCEXGz1Iz4YahLQuLKPuCAJzLveU5IDtk5hoUrEF9K8",
+	"07zyjdy5qJ7s72OJ0lpFyCF6w18oAg9BENogS9vtu+K+yqx1+RZuzkoNnxu0gGXzy/hkuQBNppNJWm2+",
+	"HPEFCaBES/DrkY2Kq+Ngg2dS/8eC36iqvNSDbLXcUtk8DRtnMKT11+5hFsnNC+KlnFzIgMPgxmsZVoTZ",
+	"pwWlFzKYkmRemYoCwQZVKuVMub0Md5yb2i0s8COjSJ8SN/r0ANByyGf3iabDLpZtW7VuZF9bz9g6bUet",
+	"emUOHnU5WEjYpay2L1UKYg8JVTaWaeOGTYhMDFG7YXEhTLcuJtfflRRncVAzjr5qgFtnp4dkp9lyGTSe",
+	"kUV531ZsN/fcJcZ4ZuQ2BlPLQEaOQQGzClkfkp54RV6uGXgSBzMv2U6ztVhccy+p2qPUQ1qzzF1lCNEs",
+	"4LQFWSbOTFSamUvD8VotxI27nmj0FM19X7V7bqarO504+kKsw3qJSYf5dnmTdWtnd3GCDRiXa9zcrJf5",
+	"k7CBD9P3Fxav2lEPkdCzfltJSYQbsaQ9dPmKM3YSnp3oomoEUyv2NGI8vQGrpstTPazCsFg57C9pVkwH",
+	"1LUBFKvGdUk7OKV6WP/pjDhA/kIRsbZCbqU6F+F7I+SdahcQbu5AbRhIwoWWGNedB9P0sGi/KxGaBm8Q",
+	"WEbif0KO8eCDD+oTSamD+WoDwsmpIJjiRqOe8JHO+Juu53xRURESFgwlwutAFXdyPdZEsFsAVTa6UyJH",
+	"PVGoAhBydQNNI9bXzmONg7fGleUOIOz3YtTWwsKv+Mo+i6m5eN6W4yyxbfJsTAU6qBr1cRCfp4DtJTtm",
+	"MlgKHBKSMEa0yteqdMjl7DAMJm5nL9jsfrNZDBkNrbX18S+pE/h7HMQXCRUqlpj9PU4q3HFDrWNzXc2/",
+	"ilyevSMbmKpFryO2Bb+a+6QU23wCVgDsXD2jfHFf8WbPXawFS2BPzIM3J8syq3+gINGfjhjZ8P/vA936",
+	"z8HWv1tbb7Y+ftr2dnYf/gtQ1BQLewK8lb5Fg/bJUEahggQ2tGsT/3+ZoZNSvcRntqCkgkx6wv9f6DfM",
+	"/9AkP8GxQOhcW16ZBQkz6iITQTLBPHXdEwkI8/5f7f/5hAvyI7MlgPaJspmEuQeuaXBDbhiLrfHZkljo",
+	"KjU55xd1uzW1hw/Vu5odsOmYBXN4sMB66UT5++arkEvflWRnaHMzI6BaJkQxrQhYBo+ujg9Pr84vjron",
+	"/2MOSBEdovDahtew/yiFsLwhl5VGQgdDuKiGYY0gnXBOXE6pm6cxhvKYV80SZgUas8xPU1XLZERvinlD",
+	"RpyImJpRvSSSYnDBktFc78+I3qdRky6Qt9j3D+NwkJVlYDSJOEsyZxjGnkEOJQ2GmQbMBQasq55Io0wJ",
+	"1WS3UOILnyGpg+d7o+Ztth0kA1M69d84tEWuMWoQUpiAXg5los1E7UTshRa6SS7gChZAyl1wTh7wARx+",
+	"qEbbUDoZsZKDCIDJCz6iPFB5wZRZEeA3y7GGj6YuwQqsgtLkKqx59XYkW+OdlgNdz08knVerno0Rz/BT",
+	"bAVuOiX094XCTRYEUjeSoBtOs89Z1gCc1wqQwrPg8GegHatQ/Uqj/JJKXzapFRDuybOI8YXai3kAQ4t1",
+	"TmM+g//ZIFhEXPpM6XqLSmQe5GKG0e+GlNCIYyEREmIfgVYKCU74am/VU6OzWRwta2wrBNx9lig6QBbC",
+	"0nh35j/0jk4cIEAWWQbwzdWMuF5GTj7izIaapbPJRld1NJNHkd/5C/nIMVcOL43Bn0PK65U/LoSXu2m7",
+	"c/QNp3rmkXXul0S4s8FBC7N2F9UuyYaRL4pTkjWsOaqQLmD9ZhnYm/8JSIbnUN/a5BPAZpEH8uCjnx9A",
+	"uUif3zKihjRm0wawAsRW+sdMWJ/lEQFzYsduq05xlxzY07J1YQpmrb0Kq1YBB2z65zK5mg5DnglUWgZd",
+	"L8UF8CjiFiIZo6+cuOggDoiWlsLlQQNrVEcogrWXEBUyWTwD6LD6gjlBiNGahivYQo0pMslszPZZ6O+2",
+	"AqQFNMm9yugp+PokZMl+WlHOBkhDo4SK2oBvF3YQC5P1CojrhU1yQG9zCMWZY5z1JYKvIVDdTXMGZNhM",
+	"NvHUYPElQr3dCAtVrnMkPJ39ot15qiCb2+fVi7L25bXQIytI7r2uOX7H0Arbu4zWVh858Azj+xWh09CB",
+	"0xDPFdJZCTVXamcw45qpmCJwfd4Q//prUFazbIucTuKg2gZsBq76cUXpwlJoHU3YHVu2nsEgYUzbaNgl",
+	"Kq6JgCWacrG4QOCi0gbHGNw7PR/AfDqcX9slrbdREG9mMRtNo+PFZVEya93QnE0bVT6jDEisK5n0+ZAm",
+	"rFwXNeJ9Zh6HuHMVI8xEBumWUfg3b5pv9v7SKKbLtbbefPy07b166PWa+GHn4S//tdjpUJi1V7Wq6TQq",
+	"z2tayXL5GJHjcuFLd9plzATl5rwLPUxkzIOGOYnyd/OPlAMQT2QU0RGtvgzTRTKrUI3HsYU+c2KJ58rm",
+	"IICShT12sZ6ZnxTJVn2cvXKh8AVReLkYdPBMH5ere5arlhmyL4LJKRM00i5mxRo5c3bArZ0KoW5E7zM7",
+	"ccGC2FoUQG8by+hcs1jNClHN1dUZ0YnRI9IKOpAYADJbasrc2yctW8G7J4TERzf3U4A/I9jdcT2UY21f",
+	"AyjnA6btzYT7OGXpnW8NNSzRCIkBe9QSajYC18s4YTMbtirl6fi0uOpzG1RRxxwa4+PyEHIvcNkIubSC",
+	"afWTJnRG5VAMxobqSWYjgW+HWdy2Bfgu5LQvRKCvo7bnZlCptWeFOKz+bjMccCof5y9qOcuBi1sa8fAq",
+	"s1S4b2jMr27YBL5R436fB5wJfRWzBLB5kJCCGnAlpL7qy7HADHU9lCF8ZbOJYGiTSNLwSkt5FdEEBj8W",
+	"Kb26GrGQ0ys7nYRqdgXB6lfsPs3zgkp8gkZXDtsHu3afgOdcjQW9pRy3oIqOVmF9zo09thwN222ZzaKa",
+	"X0fON4m2BS5IilgOpoJHRivnz35502eHG5ePy+zNzRZrbGiMtsGf6dfZ1qZf5ffCfoVc46o8oPIiGwFo",
+	"GkA+MmLR7EbH1fDhBw40HOQTu9hYF64C13NWraW8ix8eMgo9F2RFNZgWVk5y4YKzR4WRBkZayh8pAJ03",
+	"x2rzCQWZcuublXeRd4KFV9eTRUkUZlw1wTYqarykvdglmH2IYXjVfiOnkdaycOQPU4XbaJkVyx3j8nzT",
+	"qc7UYqcXPXcVyhaUbEdPC26t0umGjB19WuRn+aNpFuiUJbOfAIm4W4qMKv9+OqsSaTm7LjeeQtNCP6Vh",
+	"Va3VabEEe311n4bmFfyWLV/8Py03PuXfrYDEEnWfTCjXy46lShSanfRtc7jJhmZ0RIIh1ZsesTncZGPE",
+	"g0ReR3Iw4GJgfrB53mQDJQdIQI3jAupHLivcpoLn8sMrzygEK1Xau/t8UK8K/iE+C1F0c+I/6lTzxxdi",
+	"Of+q2PrKE5cfxHJHbqxlRwzogI2KhZVyow6GlItli/bHwWUSPTUW0MhX+ieqhpoO1FOtFbhIM1VOjFlL",
+	"s18AjNJ+h8wsq4npIuFc4C+qpHhelqiOmd9pr86jqHLmmhWMy+WwPCUjKmipCMn2bsE08b8f6NZ/Wltv",
+	"mldbH//bNcx/Vwnr4wTOH8c8ZJDNVREdgcjw73gx1aEYDOWG9anCvMhtsCBApUgMQBpRMclFNC3OIxxh",
+	"Dv2ckJ84YX2WJCzMxjL/lWPFOiP5G5+dl58/sHUQ6qer7077Gm4HNctkx3utuk++2av1ZNk7fDvA0tYN",
+	"fEUVPVocEvtputEMGHC8VmNUUcgNm2CyYArcysMmOQFY1hs2URCuSvoJY1uI+2pr1ewT30adQuDmXcI1",
+	"2wKT80YaYkpGVN0o6w6DGNJKZAnHYBalDJcgO8xpDOJacb1ZCzvmRTR9mnI6hrfIhWOfy/fp2OaipvhY",
+	"1rLqaJ/LRJ8kJRMiVUEDt7uSH2fJJY8IVysKI3Wl7Hw+y6KUCMwrPZKCzSgYcuFqX+WqhqBLBC1tKeTL",
+	"zIJbs0CXLAcCB/ELNbMc7uNdhnVsOrm82nmRGHk/31w3nn0fJFE/bkFtSXAsusIhUjfRVcu7XKL1Chdj",
+	"tsljmdIzLmzMVZzRhtTRmCbaEETfvBuqpBgClfCRUbykDaCIY+snCkH4nzeZ7GS7cc+fe7ZxNgph/vNg",
+	"0M6el9FVAIW857dBN3+hWcIU+CcXNTyD52weeHoiJig/4YY81K9nXprC4rLm0+Ov36Y49Dqtss2r93xu",
+	"90C2LJ/nHNXGvc3vWXEjPDxb04c9T5xLy1chhvcTOhjlquoBsdtPvzYyYcJvAV8IgkiqquHMLhK7wjs9",
+	"r55Y1bZXzDUNkkGSpfYN9ULEMxvxCIVtcquM5YZy4ZBZFE/mYbFUEZAV1PT60GQA+XcLuWIORyA1FC6B",
+	"HL+6pc7nHWejn7/w+bszd+khlHQfqmnCAnPlVI4y+G/tCiQz10TezMT8Alr2+ZZR3jTSbmcspFOm80LU",
+	"YpvRAulpSuB8EpKde9tXCmUXJ/yWagZmLUU2Bokcx7Xx68IRF49Ar3s87h0Mrxsua+hxcHWHmHb6GeDq",
+	"0l3/uvHqCvE+s7TgQq7xzBuVb7PXquorH7NXsqW8PSSvXr16Qy4vDtFiNcqFoRajV3ZaO6+3tre3drYv",
+	"tlvtlvn/5vbOq38XYlCpZlsaQyenEXoy7JdsAmmUZlVy82NYUWitAQihWMPUUeXkwlRVW3aP8NAjNFLS",
+	"IkOBrWFIRYgVfX3zTDe0xf4sjNQWD/3i8pmnVgO8UYdVTCtJ+BummEB8h6J33ixutk/8Tz0U1nqNNuk1",
+	"ELQJscEQqqnXePBtWR6rY5kZ1nSfTfHrItMp7GIVB8qVgMjbDhB+DW0pXuN6zCPNq2uhlg0US9vF3/Eb",
+	"Vr0J5tczpu8Ym2EyRwvxTIxP/Hk+wCc+Yy2hM2yXUum3LsKo0qYtkakRS6gKcFsjjwyJTEhYPMS7w1L0",
+	"2vbWm48Ytdby9h4+jIbhx/+aVfRgVST+n185bbf5KHODwstB+KyYBGapiJE3ISoBg//N5NMKwdOJZo9C",
+	"ByoMpILUuNJSZ3NgAV2QHQ8Ycc8XpgE1OMFKs9ciISIfc6Ys4djcJ0HEANjfFTflmR+FDigXMzAp5njT",
+	"EHSutpEvn0N0ziIAcKnyqZfBlO6GlqYH3412bnbF6/j731sJ0vT7yosQh4/YJQtiUadiYWJ0bzv74vZm",
+	"K5Y/LPkhfZx9mp+SXjzz3EN17KykPOaR58vm29iMtLLKiFGhSJaDMirX0a8UkkpnvMY5OMq1KJ60NPR9",
+	"Vkn77ODVPW9p8HUS1Wx2efZuavcLGz9nIxehPzwKXazGwcxev3hwT8vYKE101Tkb2esBwH2eZRbOrCXc",
+	"lhZ6rsAwI3KsAzmCcHKkj5opTQxztUl3pVuEP6wUGw6GOcujgHMwwq+yQWmZcEuksL6w3HgzsshutaWL",
+	"4TbduX4V7IZ77HX/u8H3wze/jaro4jRhDWe/4aYSFJgqfYCDWXIVoFKxM/9Xs7fi5ljG1Zw1DISddTGo",
+	"JYzvi4tTghC2jsoVX14sI8U1GUhNhHQR0pWBeoLdP3Lu9cB0S9UKVpWYC4TBncE0ztcOyctO/CIAwdKV",
+	"XAUkQ/mWf2FYhooZropIZkv2bJSywH5z7Hqvkl27Y7OK+T3XnDLG/VQJM7OJYlUtl3xcq3Z75Uur4oqR",
+	"lps3EpqK5Wp8bR67ZopoCVFN/l+tTl+UsJyC/VcXgd7Mwl7xs5Uh088OIMp9xjt9FWCh7MwF3HSpzGFW",
+	"6ZZL0cwetINtGhJZqcpPUZlKZnbDAeW+b1ciWwSbXa32MXdeCvZCARY3Kl+AeT8WIUvI/ZbDCC+Um/lK",
+	"12OFRPArIX4rI3rPSezOIShnJcP8leshvu65BnvBlF4dCo49mXUSvbNHv2GokJwyVkVypzAmm+RAW4AO",
+	"K0aCihuGCVMAop4wJaNboMZkNFYaHEHXjERSxtc0uPGc08gjERc3W5EMaOSR0TjSPKBKm97GQsUs4H3O",
+	"QrIxFpF5dZYESZKxUKiBWJxBV3QEip9cnZ51fzm46ADm4GZRpIdptF++RAJovzfk6iUay6cU8Tms/RKo",
+	"4+OMCatU5r+s9j7zQFnesRSoBDKIimTO9+DKtJqGK+pyN5SKYRgjsaylgKuxGEf2MxkbvyKj37dlystO",
+	"xMeFJ20l3Mqd2mdiVTlmWOHLcMIcUDauFVF8ILgYWDRZL/O8X08ImjKJfTE4Bs6kzn+FHaVoyEvcwvW1",
+	"sGHJFci4d0PFgiuf/De5poq93jVE6dUOSagI5QgLSiAk1U/HB4fkhoEEbj6HLJAh7J1mqvnNWdXTJflY",
+	"hS+sWDBOuJ6cmxHa8hCMJiw5GGPGAX566xzZyG3JwWmXYNrylOBhf/KITwc3V36xjI4mETOiwqsd3IWd",
+	"UgwTLBScH+g2W2wAGX4wI+aiL10sHcVkP/RUu7GNKBeacsESZdcuEx8GXA/H1zm5wYkPU0H+eE29NMaf",
+	"eRlKrAhtuU1y0LUlr8iGhUTbgnS33LQ2e0Ia2efv5yfvmwTTni3hSRU9/xPpOWrUa2BpXo/0gCyZz81m",
+	"kzz4Hto8eyKr2FTVGOUWknOgmwfMGe41zNd2GvjB1hDsNQCTzesJdh+wWLuCbDHVQ2DfEtIYXLEaRTY0",
+	"HZBT93GzTfyXgLVt/Z49cXx4+kKlRXG8FG53OsnbfxkMqX6Z4X8pH2se+C8hVEC5t06ngCsPM8gVsTk9",
+	"IdmA5cim3hOlGZsDhX9lSwJJ/XYNNj0CsRZUuxTo86OfEWDYjJNcdlVPBFQgJMWQjZo90RO4r2m+OrF3",
+	"WBHfXCSZ8P/A923yAxxsW4bq4LR79XPnX7b6VJP8zCYYqjWiIesJ4Ce+PdaQQoJX3N8nlPgJo6EPhGpE",
+	"JxjxBfEiP3YuconzudHlEtIhVB9Te0hAE3CHQkgr1WwLS9hZyPzUSmy+tEOCz3CPE2Zum2F1GwCAIsJY",
+	"cgtLY15iMVCyJGf4etPrCaqI/8+t1Cm/9VeMYOF47rqdi7fEL/zal8loH6dJyV6rBVvUE0Max0yofOAp",
+	"9GEztEy3LCQRDW6U262G14h4wCwsgSUex92LKWohzZshzqMpk8FL20i9NM+CoqijHN3BRJ1jKmzGoqGE",
+	"Da9xyxKFJGW72Wq2IIAmZoLGvNFuvGq2mq8wqGEIxBfpEfw5qGJjRt7HrTJ7DRFAruYeJTFQJ00oMRpk",
+	"k1yYbbUrqmSibX0smrCeuE4AcPt6Qnwe+k1ygK0hjsFuJeEqSyGMuNK4dunZMlIIDAjr2DlwDKYhvu/D",
+	"VJgB4MpC4JOH4RTbIPWb334fsyRNXW83Ykx0zqqppX7P7UUBEdU19iCyw7x1Vo9Y07GyS4CBySHcLDsC",
+	"cDNbLgGbwZX1wMwaTOqCqFdOrlBrcLr/c7PzN2yyT/xUQvAtriG4emYOQyb6h8mSw5CJfgvVOGeNBAvU",
+	"cCn2iW9+rjUUOLiFkdAoqpMVkSZ5PXz0si3FDK8H850jg3DldlqtMpxoHEcWwePlb1b8Ta0SOTuVvbUf",
+	"PjUQIVhV53t/LAjp84IajXhr8VbQEfn9aPf3nfvvbt7c7enXSWvyH3odpBCR7cYg1lu7csscTfdthpGV",
+	"QWPZ9bxIMIz4QCmuNIXUFeeLg0C2W1YQIqeGumeG2mq1/g0LWzTHFtATtstgCeY65cERtotYCNsPeRXO",
+	"OhqWOIAFMy0IjNPucaB0abVSc+Zy9WEyppNGi1V1alu8LD/+4OXecObYY/23ZE1Kb1JML/MWhXbbPIut",
+	"NZ/pBqW31J5TdaOpt9WY13QD2NhdvK1VLdNb/fIHGjpLHzTZXtzkUlArs6FBYXfnzeJGF1IeUzGxfYGT",
+	"eq/O+LoWcSkDJFLj0YgmE8tbScpcMW/7g+VojY82ynJaRkDVBXg3hjMBs00/gd4AkbNQ3oKkWM5OZSF9",
+	"DlUvjq25Tkhti4Ff2wrMM4qGXU+yojiEYgGKZk/411z6IKReM0KJ4mIQMQeTB2HLaUUfJjTIovbhHMiB",
+	"2u8JKPeR6xpFG24kmoROXqJaC4Jikxw4wUUmBPCWxKAn/AJd9G1AVxVKXw7cj7r2BJv7PQHagXsi1wjB",
+	"kiqkJNySA1siwCJF/SDDyXLs5ppLcwI69zFLAL7oiL3lmVbW8Bo/sShWNucD/IaGuhudOLlhmuiEiRBs",
+	"cou4VFiuKu3M4QNJI2UHEVEuiq/GUErEYE9L1ZmnzUAbXuOCBUPBAxoRKmg0URwGszoeFpfxbTLUmg+N",
+	"OGEBVwjiprlNkLPoNI04kX0GsFwU0wchGbWfcCbCyEgiDnHmQwOGbtSoCDhHFPfHEV5HPMYoBqSIJw6j",
+	"5EPDwl58LGCQ2C8zrYPGvGmopWB665pp2sQnmoEcAX1IjW0YA2hXYwbEhuHOKhdmnkMIsHjxMDKNa7ll",
+	"NFy3I3h8O8Xe0pwaCCC3ZyL9Mgsbt4w7l7BfChq3ke3FMPHG7hBJ+xIMvxga+lA0oNlhlIS87UcKeTHv",
+	"WAXXblf75Uvwgg2l0u3vW9+3Xt5uWw3uZQ3ZbcWi4BKy3dNkLFzycJ6YleG03VFntgjXktZa0povabVe",
+	"LW70VibXPAwZOBd2t2u0OEVgzAsp3wEsJrTbqzO8FDzzmIWcXtiM/C8mEFrfkZMjpiTCB88ZkF5+so6i",
+	"hyy4ugLoGr7Pg1OnLqxSZY+0qBhIE5it4hlRqycGUoZNcmBN4lsxygyQOwERvIokrD9WDpRqt/WKHHXe",
+	"dS46V6dnJxedw4vOUZXIhGNzUy1ZlqqWMHvkZbd/THUwbKxOwc+FpxdI9bYl1aAKL6G1O7Bc3DvyYopo",
+	"v4CVhvw/rYgZBrkzkrcdSHMevX8adS9HwS+k7rkhran7mrqvkrq3dhe3eC/1W4BFBrK+U4MdJJBgDCE/",
+	"byGU/osS9SPrSpxF1L1qT8AZ0+PEaq+oyJcouMsptD5HDL4x5NiWtvFQQe4JKQxdV8T/8NFWEX/wm+QX",
+	"LIqLwae+0yGaKVQZuqnUDQurqPePTD+WdL+Xgq2afC9SnKs14vrW2hWoy3VZx7Ra/RFgrFy5i6oCF6+m",
+	"6lTs7mRlJhrbwMD+AvHgn1cVf7ICvoza/Zl059nacA4y76h7fnhydnR1cfJz532j3XCFo5E2PNIS/yS2",
+	"X4vfl3h854IuZF/wTIEHr+WBr1seeFWT6x7LECJ9G59VhlhWIvhSbD21hM8w3S/FFQ9s1B862wxvrASm",
+	"pQFTGONtub2rYmeDAMD0D8LCvo3ocSG5N4zFaEzvCSyH3yS+jeH00QA/M4SXBnpMo2jiYnk9G76TEi2f",
+	"jOQtU7nC85hkL6RGGaRJfDGOIj+nLDZ7wkc62CZIBn1EQblODD3OuTNocIMeDh+ifvwqcQTDQ1ehTD7S",
+	"cl/iho67yWREo3wiZIOLnImuPvUuxrTXsoI+UpRKQ70/FCaVTuHjag2W6Xp8FiZYDkmeq/siqqe5FTiy",
+	"NXNcK8t/FmX5T2V2RaqwnNn1pVNSZsfyXUI0MUYXq0JZPwIRw5QkhtTaYLmhHCfRhCQyisaxapIfxsEN",
+	"0xazj0Z8IBCm5/LiEJ5VAKBEJ6qdK7QMQdNcKOKbd/qeBQBQuieyn7T0MV4XIRauoSNyDaBSIstL9ZyD",
+	"XTBM6uqJ/7BEqn0CuqYiAcxCg6SAL1GQhDaSSpPvYGxm1ulgX71+3RPuW/Nvk/jO7uw79CSIAVA8ZGrf",
+	"MvzsN1fLV1kPPeBnGtmHZiWE+5RH44SRjb3WK9PpXmtn00NJxMhNCdPJpNkTDvgeIikxltQo72qfxCwJ",
+	"jGIXMQWAqDa6ggy50hKw/0A26gk7ZTJI5B25npCd1l9saDGbwAvNmnFBtlt/cZvP7mmgUaqaZ1Q5SI/W",
+	"gpDLc02TDK4WD5MD3dsnO7t27W3srNn4OsF4ZsKFWLwaAHwV0YAdEc4cmpB3dUai5QrGgReJ3PFQD/eJ",
+	"b5ak1jJArbRbMFbUlDDctnVdyxVGIMKmVNuonG/C9dpumDlikTHwxX+w+OMYjTdKjUSvoZjCWaFw+He7",
+	"e81XIJ8len5/+brfbyAfM6vL/cpsg+uzle9zp6LP7dZ3O83X1Z1uz+70VanTllltLade8Kr4Ak0jB9ac",
+	"t6HteMVFGkmzeOf01nS1k5/C99PF1qFIxvfbO81dWwbDLiMUutje291tvi5VSt/eKS8ZfupkYxgjkOrO",
+	"EyIm3YlcJPAmzPDjtYdnLbT+Qawz6HbNM1In1RVN508x1VSKhRmqxmzBMF+tMM4Vm3ENPYD0gpSGtNQM",
+	"4kj61ovhY4aNQ6nnASXJWECijsMZQUREF0mpm8S3WTq+TXyEeEtbGZGHRuQBYS/AJJu0Zyj1YNofZN8J",
+	"6brtiSFVruwFmTCw+/huLmJgOC2PWE705crae8iGTAgXNt1tEyNFwQYPjVno2qIxyRkKZiWpHOYWflVM",
+	"1ya0fvjUsGvnkNcb37W2d17t7r3+7vsGEmonsaCt42rIopglV9dSpxBgt0aym+apuzvt7VZzd+/1v7O4",
+	"AdUVhkNkn0/GutHe3vYacVrOLiu0Y2aLqbsNw/S5CBYAKitNNYAGu5WGkg35vlulrluFnrOI0rRjF0Ib",
+	"JAyOEsVKzmW3Yps4x8jBadc6R5YasktWxuv3OK6YnZRFyQTmoubu5Zo/rvnjH4Q/QupBkWTmGGT67XOw",
+	"R83u9VacsFvO7sB0/nhPSWV6xK9DqjN+80IRwe411pO/k+MoJIrZXGVEKsdC/ly5GDjPqPY8gspGkDpA",
+	"R4YKhIzQzAThpeXmAxpFhvJlLwTviPv5LuEa8yAmgBTdzgV0qInSbETiRI5ijbYasDIkk57YSGTEFPEN",
+	"b7Hg7zAff9NzjhpQUOCnNGaABMOxuFE9kTDIHw09W6pFRgrr51v3DZojlOYjivDPUMtlYzeX2N4TFL/f",
+	"NLw/YTRMk5HHynDlKk58ivt6iNv8lFwIaG93M+Qh6RLNoohM5JjQa7OyZ2Ol/2a5L/Rt/tja3anvWbHh",
+	"Ep/Dq5IuNZQgUo32rmHvdrfh3Jv9tpOAsrEw+584sGb7G3UGSvsjiyL5/8FNyAeNfMy0V3gxyCsjNlpQ",
+	"HgDf2VUkYjQBSdIscBOjJOCgNtqNf5nVTxg5CGmz2bRlmLAbKwBB15MrxWgSDA3jtjj6KV7+0xi3GaY9",
+	"YzUYt3l6zbTXTHvFTPtP5Ryxt41kJN0JCmm02QwPScnAthDxwPHrUmg6MlYAowiY0NHE6Y/o8tjQnKk8",
+	"3gEPkWFJOTJ6o1GF8280vJfdsoSomNEbhZr1PqG27IOm0Y0hfo5/U3yR0XKpzW0vvc4hZmAA1WztNLcW",
+	"ywpVkFk9q6xe7jl3oyshCgrLaqZ9N+TBEEUfKF6lYnnDyIaZbwa4sjnLPG7Z7hK0O+29G87EUdDD0m45",
+	"4H4zqllDMb+tfijF9QIvEIzEKcIzwS2covyY8aTl6lfoOshZMRy4WJ3oDZAbzCLMFxxuuAjtHjTQ0mHp",
+	"Qk1bxyHaVYw4lDMx0Jgb4RE3NjWrbPUjKZOG9RQsCtv9epAL8ju8DIBB4QiuBZm1IPMHsz4UWOLnM9Bn",
+	"r3/5KSgwg7nZdG9lMmAOnSnPowDYSqcGBNUkeQt/xPtM8xHrCUSrShTZ8Avh+r5H/Omwfh9N4mmcCVGa",
+	"TvZ7wnQPJo1cjSkIhwBBRSaOVVFt2ToUeCWUCHYHYSBpF03ynrHQ/ARF6Y16PztTLz+21RnY6/EYt7Bp",
+	"dZntnZXQ4pqpcIXN5ooMpGBrarymxl8iwC9/fL8KWm7T20rkYTYxr1QCT0SV2G9pqJfPeUOSB5QUyCN4",
+	"OUEh5BrgdKdCqp6FcD2jJI1K5kJZurWTi2opytK7FaJ0LYl5hjH1yXR2GQK7Jqxrwvp0MferI5M/Ml2f",
+	"Rj5S4F1sICqaPk6pHj5OTH6ZRcPNiXHJN3qRicdeLsjXIzIKmdLWmIclJXrCB0DI/wH8yKI0nQJVBDRJ",
+	"JhYfzB8xTQ1p9l1uUkwTzWmEUMt+VvoU42fIHeR33AEKWYorm7A4mmBQcR0zXmr+/NzWPJ+qwCcb+YXb",
+	"/BIgm3S1GJuZmcruMaz6SA1mc00KNqIKvxl4DUfy1laKdUnZMqSTvxUKsCzLDJcY3DXwZTyXUJmsMvW6",
+	"GEm6vfNqt7lXihTdaz14M1yAx1JpazVNqAYse64sE50/yW1nhpue5BPNZjvPYjazt20Z61mqjq8lirVE",
+	"8ceTKMCIlpY2l31CCwz3axcwciELNcJkswiXUAZY1d8jgt2lHLBZya9/Tjt5Zib9DFwQ6pE02ju737e8",
+	"Bsb1QJbAMqiCN2K+yukyfujvzVH4FTlM0n1bht6nJ2NN8NcE/+kEPz2DXw+1T4dEjtxZL8RjjGQyeSr6",
+	"RGVM5UEIbgIjdRKZkGOa3ITyTqRXjmhZCOFIyXWTdCF6PxjrnuBCSxuhCPwKwvi2vVarlQs7JFIQM7ZB",
+	"QuMhuTYLTxPO1L5V1XoCMhwgnhNz803ne+69NlIkYrc0G5YzGw4kMWNAHwqGXWbxG24uLxTgYTSJb6YL",
+	"2RLUJrXCWM3/egKoM9mAiICsLIymNwzK/nCm7Mh2yDH/YTNLjN02rVNSBTbMvRY5/gHyPTBFYmO39Yp0",
+	"359fvn3bPex23l9c/ePy5OKAXLOJFOFmsydq+W0QTTLPAh8djFnkE6n68f/IW8ZUT/TERUJDSJhVmrSa",
+	"239pNpan9Z8P6fcLsNYnc0J34xfZUm3Gjztha1645oVfwk9VzT3/VJGTB2FYwbGrGPZ8Benlp/TPmni/",
+	"NGPMLjYBqVyVx3+Gv7/IN1bm7J9PNh9NJrsLnfjpiqwd+GvC+NURxi/sva9Hpp5iNwKHREz1MBONclSt",
+	"URb18vc+V/j79S5UZ3Mft6fhP6qNTVlCzGLiyRycrkwmLg4BAql8NJX7ZEPIXIbZ1h0PGaDkbNYirxhG",
+	"don+itKCzg20nr1CS0U7rxoz/UnRWMd2Y2pEYv0k78iIikmW+lYGTF+T8zU5/9zkHInjV0HLkbAQS1kq",
+	"qPdCK7u7WUXT+j7aSPzfLZ6Ys4bstODfnsibW+Cp68yjv3E9IWx0zcIQYD3voLxYzlTUEyl01xDza0ce",
+	"YZFi5HpC+uMo2gKjU0LFDReDzWZGhSObOER1T5jvcuMHJFJE/aog07Oc+44WfQaH/mdJqDmj4sasot2e",
+	"gKE5jCu043GhNKOA0XU9IQ7gsmpkvzdmsOOdli2XOo8hf+E0lmLkysJAvPsl6zYtTKxNE2BLrvvThPVZ",
+	"oogaykS7utrN53DIr84tg7RkOR883qk1e16z56e7ZL4iZmu97ynH+AxOmHMtEzDuFHUToCvtVE15oTAW",
+	"LOWTXJEBv2XC6wngqxk3zDslwAuT8s+iL6In5jgjyBK+CLs4T0eFqCSeaOuaAjB4GkKEGfBnLEG4FGd7",
+	"HjYF4eKrW+cnMJqarg68DmsOs+YwX4kC+GesWZiS9nrODcdpXn7C21vTsSEFc9e9vicjx3VW5sZYQE+f",
+	"0Y9hmf/ai7GmemuzV86FMZsArdht4QjW8/ssshSblasSUJ3OBnS56Cgj1iW5qoPOKgh5Mc0s1NhFTPUE",
+	"QOP5iNLhe0QmaLlLUfOcDuIRNaRJKcXT4XP1xK9gXuyZBWF01Gu4rJ0sKYebwWIN/y0oeMRuzX+xAcLq",
+	"R5OeiPgNI/7pyfkFmb2eL7FVZR0hsy52no/VUmC/uDiTcjTrXLsnSwB0XWwE1YLMCFm45AvOXbOHrwUC",
+	"D1rAFtafinn4EROIo7y+gBrMSzgmW7ic5WGFUKOp3qhwZY9Miwev0cc6KUu1dbVVak8M8IKx7dwyRe6C",
+	"ko2/n5+834RbSN3NQEuAPfCA+5yM1zLDH1pm6IpbGvGUin3V9Yn+4HqSaVWjBNOxDFm+SY1VwWJmgt5S",
+	"HtHriJVEIsPGSMbH6gL2lTjkswgeRiyAMoVUkfww93PcniYJv8WaxVM8XzVJhwbDnkAJwAL8+UY5a5Pe",
+	"uNV6FRgeBH8xn0RcoGBDyXVExQ180SY+JFj69pWYS9wT/YQOMCrb1a1B4UMQSJ0F76dw0obtVwrmk41M",
+	"JEpBeUJXSh8SQDeh8DIWMLTCC4hgICrBajfJAfHbJOZi4PdEIEcuWM3NPZmQ7T2ioFyXstD4dxTQhZvk",
+	"LZY9UqRvblcaKp+9PoUBSpiZDRc0mRDDMQgMiqRnq1IsglesQjCy4BbLyTVH2OjzSjV/AvnB3ra5srXs",
+	"E3wJvI/I699YsM6wWosQaxHis4kQq5UHPJJql/UlAwvzPSdRFyHm58HuA/x8BpPfhrB0CoUGemJIRRgB",
+	"NB5+4yoQ+/YHTMMSZKh1bFip+VeRy7N3mzmEe5sadnx4aumZoV5+WoNkFMRN/F656CEh78iGMIvREz5K",
+	"D/gEyg9XV/idebuVKLwMS8Qv15UfBbFPZNIT/v/CIoSFH/BvMw9bpX4zBeIHbPQtLnAaHrme9ATmoB3g",
+	"CsLaZXlor3chrso8gqLJJvp/oeazIkN6y3rCt3j/bdKnkWI+Ck751TFLqm5YaJZhH+QZQA0MqBBSk2vW",
+	"E4lZUBZi/Z2sHuMGCkdUSQGyE2dmKXPFXzZd3kFP4MEwYkfE+prIsfbyhRTMQyzqk4jRW6xBPTLPzIrR",
+	"goN+AadxZdD8tuLah09ZORtb9KVNdEKDG5Y0bbtmIEftXEkYV80ai+3dsgSxak0TEIKzmKUS6LWUN2Qc",
+	"E1thgcQJD1hmYhwwfeW+srvoTIx5gfxTI07MEmkb2awmo2sZgfBSLoqYE38+uOc+ppZI5OpgeUrdwDC/",
+	"CvSZc0D2dxmTKhu0+XSVAf8vMW4MN6sc9vQA3TLbztMBj4L4KbUFsoNVqzj0C4V3dS0Irf0vfyRQXkda",
+	"p2ogPw2FNxhSDQ9GLK0GUG0guKDRjblbhtnbgnGCnMRMHHRfKHJo+NNh9h6ihjSGeGUM9e0JZm8vlOKl",
+	"YmLbkvOjn43cYAZCLruGx9kqNm2IjiJc94T/6ZoqdjVOogff8CgjoJhvjJxhsXjJwWkXyuDYn2/YpEl8",
+	"EGiMiIIaN4eg2nQC1pgABXmSF0bmQfjKDf/HzgV5CY2dRAIvGG3uEyqAmbuHTTNXPm+3tWu7vBJSX4HG",
+	"7+dGIXAUGK1ji/251mETsrVtVWhXXig1WuCzgt25r5oEnTP43AYIN4r2mZ5cYc3APmeJv0kUgwJGVLt3",
+	"ONdPuyATYsROEYXY+ZMcXjFPEZaNCu6VDUW2FHUa3jZWzGxFVtXIGideKMJoEnGWZJhxUOZ5IMwYrNtJ",
+	"jjXheka7QvElpbjSVGi/8Dpc6mysrrLSfTCkAlfUlWAUICLlJ77BtS1t3RNcFBYqQ302r1RgK3LFspv2",
+	"IrHQT1enJ/LLY2aVLlAomdpMt911IO8EyuFehr2Aw0d5LY6jSZv4WPnH93rCDxneLLsi5rkcpJ+QAiP1",
+	"rQBGYppoW71DGdmJi0FP9DmLQgVw19Kc+awKOZ72ERtdo9ieXnm7LbjYNAhYrBna1txOkq4myVjkZErZ",
+	"LxyZduqR7AlbcsnLVtgjd+x6KOUNrnVkOIXK7Q2hA8qFsvTFrV/hSEKbLNVWCgzQDiYkoLEZzXYLd2Ce",
+	"pzO7r9NGTyL7PeEb4tXMqGgTcnp9Z5Mp1IG3QrkfskjTZiIjhskbPQFqGdR0tz/aDfNJav7MysaXDKHm",
+	"oPp9LrgaXqGs7O8XfExXMsZaBbZ8yNXYrE/qeSIU85CxPJqtL+8HQ8kDZk+DpR3Qqi+jSN4pOOSWjONN",
+	"4Bpx0IUz/H44Onnf+ejnbahkkQm1J0o21IO0eDzta6uq5o2nqAdJYXQr7PZTD7UHs5Gfms3mw4Mz7pqp",
+	"CEl8NzCz+TitJsTiXyHCn6vFCsf2hbJ2aQD+88kGjjjNjzEMpCfsjmAROriESrM4V7Bln/gIbZL2gZCY",
+	"2cHJfrC5OK6LF4r0+QDsyEYusOiJ4Mq/oxMPKsYOSQu3nGtbNpqFkG8DyoymUZP4HMOO4cAGozjaSvfW",
+	"qJR4n3mIaqT/zy0rxmx1j3yCYttmk2AhbBiiowWGQ5P8kpOeg2PsNTzSA20B/wpkaP8CmaTXIA/kwc/A",
+	"Xg5O4X1KUz2eYfTGwDYjcWQCx5Ns33FEOXx5S6MxqKBZiMeH3JtszTsJte70kIsbC5UDrAZTPyyk5d9K",
+	"AJhG53Q4kwsjiB9KkQaLhnXBIkPxCSW/yRvwIj+6a9dxGjhToB4YQZEjIKkuBz1hh1fbO69QlK+ZL1XY",
+	"yOes+WfpGaxegViCaitjyLIK2X2+zG6hB4zzQ8zSCBhTQKMRwpfmlj0VSTDLyoaDN9rb371+9d32Gygw",
+	"j9Dj7hq+6u/QN8F2+B17fb1Hd4NX1zt0O2yxxlJbZ5VxfG+OH0EEeDqXErFptF+1vEaBMEERfJublH21",
+	"13rsni4M+2i0Gynd5mGv0e6Vl6bX8Hp2funPUxwXHrKr3Sssdw+XEZouWkh8Cx6VnjkrPTwVPXMseg3g",
+	"zb1G+1MPthtf6TYc2+JxgV96jQevVzxsvUZbjKPo4eOD4T3f4rzzEzyk0aj5B5xl1YR6QCV6ja9+Uh+9",
+	"Ht543K/C5e7h7e5NU4Jeo73j9QrXHh7eechNF+Um4MqPIQXz/Z7ZkPJBUxZArjLoYB1I9ecz/qHU+QgT",
+	"IDZ8lDcUmy7vE8V2EEi0tHsU2z7WSeom+wRXKb7isSZNbP24yKvcsi3nb8WGC7yuNjOmZLMkG9h4y7yY",
+	"an4dsc2cwfU0kVoGMnKu2FEQzzaWHoi8O28DJuIKtRL3JufwNSMkP11cnBKdUKHMbm0SeQtFTyvMk2BA",
+	"7R51QHMLmbrRMiapBKLAggruQTQLoMsYazWkJpvUIofrZhV6M+YXCoKPts5OD50NtyccXoOz4bZJLDko",
+	"0zBNW7sBqrtzcP4W9Dlrlu0JSq4ZTYwCb5gLDinzeBqVj0VMKbJhFPTjIN46Z0pxKba6ob9PqJgYJRUk",
+	"/FzG48TNylVlwx8QGaOsEPi2TFtmUvQPwHLlk9FYaXTcgi493dRq61NyrJ+5Td32Eau4mGWXMlLtnvAj",
+	"rvQVbob105YsyKpNeOjBEDyC+q+HlsBTawXwegI+b9qhKCbCK6un+GTDt1EBULWO3WvzL9oa/2b+xGyA",
+	"vxUNv7iiYDXPDKWG0+pkHOhxwsLUbsh1Zuk0nfSE786PNcXmin2kFr+COQ5QWLOqUTmjnzXupXbOTWf1",
+	"MQOgUYSJBmBVSZgaR9pZm7nqYOxeauE1H6FYcchspJ81mJdq5ZsNSb3gZtawCfuktKyiVhY1jaLjIH5K",
+	"ArVRCLe9hvkliYNGu7HTbGGhiqGESqtmoC/NWjgYFJBtaDKweMOVWcrD/0xe3Xx/30peT3bFzu97o+/u",
+	"3uhtKIGRL1Zv6Kv1Fudnv0RU29+VFGdxkIYmPYP6PmOF8DwUXvXhU1an3xyKhP1/jdRlDb9A8fz0jB9m",
+	"Y5iuIjJjCYNcnEOho4enLdq0VJzSY9edBzAAx4enazn3G5Vzd1AIKgkNREjN+/YGkFzsr6scmpVJoiAO",
+	"gMtlnwgJkdvrY7GOfagZ+/CnSoQ3Iuo5RifNEefB2T+/aloqiA8QIT51fmFjrxARAcJzikiZxT9sliqr",
+	"gegRRUZ6liJg7dRJkw8OIFr2BIRDUOXiCTziyzvBwqvrifVTpvIkypC+tSv5RQcpfAsFcwW5FPzeud32",
+	"iW/aOSy5Acu9CmI8e4KGIYem6SzlnQBBCpzZEOwxpLeMbNhwDkXUOBi6leqJX9n1ZZeoobwjXD+TL2km",
+	"ihzu8GqiEz98mmPWr2Gqt8LWBZbPJwepxyBnxUfLv9dwuwzBfyMGskv6kFn8+rA5Ob36HXdelopIupJm",
+	"YjYQz/iatXyzrOXxBrIvZCuqgPWCM7ikocYFkcwvZ5WeePc4ksE8qd43lDJhNldLsFuWACkT1SWufnX9",
+	"fnsVrp4D7aoERRgrQiOWQJ0cG3bvfM5o2TdbCb030RZyhYFbYVZUOQu3any0lPduaMcafDfaudkVr+Pv",
+	"f28lGYDkOA7rjHWcRI12A1IZ2i9fwi7mA80xDeNrKstlz9oyAJDunK8p+lpZmK8sfNG45xwVdQQ+/QqC",
+	"n6uzmcfX5uM1oDJenr0jWmYBe6TK+Eo2ZB8ybVDkttZFZ1HdtLWOMRLQBfFBDBYfANSej7wBEFWMUAyB",
+	"V0MGsZEiJNcTciY11cxNiJzD801yINK44yFVeQzn9IYuVVbKvv8ppsh5pPpRtLkuPV2S3H0++MdH8bh5",
+	"nO2vtVkWnit4ULHg6rj/8z/eJN//+PO/fk8u7n67PD36vvvu9N9dufOOvqPnd9/dX160zgbqt9++/5/V",
+	"M7wn8ic884vyeOy5z/wEVu5ac6o1p1p1XvOfEREy4xAVHDWvMb38ZP+qCQKps8uLzulExpiNEzMBdo6Q",
+	"RfyWAe54fZjIbLzL6VHd/jHVwbCx8sIqU9R0x1LTVquVAvvOp+tPpaQ1yrLkSOkalHJNQb8kMoQ9tMUI",
+	"qBphQKcJmKbB5uxwVr48oOVc+jmjmIvRvN1lLGogXpoYVpR0ipTwR6YfTwbfS8FWTQrXJqLPIjHXJPAl",
+	"wt65oAtpFjxTILxrJvB1M4FXNTPWj2XI+9wR9K8om76KDXwpWv4j04sI+XJk9lcnKluzsCG3U2zgjMUR",
+	"DayojDm1isQJUzafHjBnZDjZhxQ9MWDKBw+saSAVQ+ydnoCEMEIDPaZRNCGW7GHwnp8SMJ+M5K2tuQUI",
+	"eU3SMWTUCOK0Jxw7CiJGExTT/ZAroLNnmENas4bIJfS4GjH9kSareYaWZWkuTuc5E9FSsxLusRmnHfHH",
+	"Z2WWf30yF9wuajqfiQvijtTWdrIsYZzGmjuuVaQ/mYr0p7JrIXl4nF3rZWaSmhsgYFu8UDkbludAWdIQ",
+	"AY9gpjSwZetQQt1kbozAUTaG5y9xWVZMo0luSiiE2GwMHHVV4Un8tXYOoJ3f5BybPU/tSa3ZKDZ8bqc2",
+	"DwXOCJvBbp0KG27TnetXwW64x173vxt8P3zz2yiz6YWznzIHL6JKH+BAqvreM33v7r3+t30UD3O7Ack/",
+	"e61X9mtcpkMZskZ7r/XKawh2P+e1r/ZyHNnuTLthTa5Z3Pu0SvzVxS+4c7JMHEPOpLy2bq5Z9x9KSc1H",
+	"QJACk1ixwlqDO778ZP+emO8TphEZ8tF9LmZZR2l/CwvmAOilfRxhoSCJTUqBKNp3MrnBLMN+wphH7oZU",
+	"Q/weZKG5ZLs0aRFr5Nhl2OKh3yTdPiKhWTYDuWkKA6vTjrkiPuas+TiIJrmgNwjBarT6mur0mVnbEkWc",
+	"DlveqZZT8oP5fczG6wL8a7L4ZTQad3S/CkoKd6pMSidLqgoJRHBtuYicT0+zEFaSsx/5bdmRDqiP2Kdn",
+	"y4CxEELLwLLXJG9lQnZ2yVCOE5VSIyPLQ/UMou8kRKlRPU6MzmJ0EkR5o8EwfbGSJGEBM01VTwRUEHXH",
+	"dTBMvVORVFwM0lofjyJssH6FWKCVgUV/PRFahztvf1E//KM7TFRwOIz+0T3+5b+v99T5v1Qsr7+TR992",
+	"VFYWlJUdyzWHWXOYr8Vm9sUYTFV075L8RTP1TGzlH0YSNPTZCbVN05fDxNQSbT4py4mkYPtwyZ042RNq",
+	"KO/APDRDKanFEg6I8zClndkeIHlwyMUAWJEZneE2hldx5cD8bVT2busN+bXzw08nJz9fHXXPD3541zlq",
+	"29oNhFtLXBX/uWBK58Oj68jTZiQkLWm1lqjX9O7ronetNzXkpZqFqQxZmycGlC+dVxBUuUov937uNoK8",
+	"ULTQ2xu6vkXf6C36UjzW0O8FXh4oRBKME64nwDsRcOpgrIeN9oePgPqChYYqar9cOPhhrC0QUz3E4ofx",
+	"+DriQVZxgCty8GPn/cXR1enlD++6h1eXZ++aqbz+8nYbOLEd3hTKB+QXBVIAoDNm4iO8eZ8FkyACb7V1",
+	"s9giD9Nemwsa3Rj+mCvH4JG7oYwQEdwofzJJ60nl3pjWk5p+52EeAd8CM8HIxrYItQO+z5VQyL0537zq",
+	"9YCdnJZeSJiLftmIpBhsaZaMsII+ZwqRvG6EETg2zD8RCwdQ1QahjjYLE4Ji4hVLlAMxMBJGrjgQlLE4",
+	"4iqQSeiRCxaxQUJH0Ok/izNyDarK7fCBYKFHwnECpA5lhJz2rQEnOjEnRuE5shloUHKJK81CMhYhS8j9",
+	"Vj4Z0/aenuoZUyvnr+lhIseDIYld+rNF7kfEGEVolDAaToiKGb0BDDB7xpVDf8MQo7T9i3INjxT+LTfK",
+	"LNnaHPlsImmIaDOFSciw8paL8lmiTBAmOIRQEdHQqhmBOmWsvgnZub8nNEiPmsq2q1miQQfuBN9RC6Vh",
+	"iz/ibG2GwGeZrcsB+FyztXNDxQCKEDDbtVcdhvs5FsH6SrHHz7EUL5xvPAu74wLocEjkGAozYOFWLWVu",
+	"aazJ57OsiQuX+jyr4Qi523XzYEZrm5/pMGTE+nOcBRJHVPdlMsqXnMuXFrKzRlBLaD3tfn/mFbGs/tD1",
+	"91noBGZIs5DQtHbRBoWSM5xGtlqJlv+/8jXB+pHHImgdGtDqFNSEpGVABIMCIalSAbmpChlfSSxBHV8B",
+	"OwAQAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -99,9 +99,13 @@ func (c refusingCounter) Peek(ctx context.Context, key string, l int64) (limit.R
 }
 
 // operationCase is a valid call of one operation, and the invalid variant
-// that provokes its 400.
+// that provokes its 400 (nil for an operation that has none).
 type operationCase struct {
-	body    any
+	body any
+	// bodyFor, when set, is the body of a call on the agent agentID, for
+	// the operations that name their agent in the body (Chat Completions'
+	// `model`).
+	bodyFor func(agentID string) any
 	query   string            // of the valid call
 	header  map[string]string // of every call
 	invalid func(r request) request
@@ -119,6 +123,11 @@ func withHeader(r request, name, value string) request {
 
 // mcpAccept is the Accept header MCP's streamable HTTP transport requires.
 var mcpAccept = map[string]string{"Accept": "application/json, text/event-stream"}
+
+// chatBody is a Chat Completions body for the agent agentID.
+func chatBody(agentID string) any {
+	return map[string]any{"model": agentID, "messages": []any{map[string]any{"role": "user", "content": "hi"}}}
+}
 
 // operationCases has one entry per operation of openapi.yaml.
 var operationCases = map[string]operationCase{
@@ -158,6 +167,9 @@ var operationCases = map[string]operationCase{
 	"testWebhook":           {invalid: withLongWebhookID},
 	"listWebhookDeliveries": {invalid: withQuery("status=lost")},
 	"retryWebhookDelivery":  {invalid: withLongWebhookID},
+
+	"createChatCompletion": {bodyFor: chatBody, invalid: withBody(map[string]any{"model": "agent_x", "messages": []any{}})},
+	"listModels":           {},
 }
 
 // withLongWebhookID swaps the webhook id for one longer than its maxLength.
@@ -215,10 +227,19 @@ func (w walkedOperation) request(key string, target [2]string) request {
 	if w.query != "" {
 		path += "?" + w.query
 	}
-	return request{method: w.method, path: "/v1" + path, key: key, body: w.body, header: w.header}
+	body := w.body
+	if w.bodyFor != nil {
+		body = w.bodyFor(target[0])
+	}
+	return request{method: w.method, path: "/v1" + path, key: key, body: body, header: w.header}
 }
 
-func (w walkedOperation) onAgent() bool { return strings.Contains(w.path, "{agentId}") }
+func (w walkedOperation) onAgent() bool {
+	return strings.Contains(w.path, "{agentId}") || w.bodyFor != nil
+}
+
+// sendsMessage reports whether the operation sends its agent a message.
+func (w walkedOperation) sendsMessage() bool { return messageLimited[w.id] }
 
 func (w walkedOperation) onWebhook() bool { return strings.Contains(w.path, "{webhookId}") }
 
@@ -293,7 +314,9 @@ func TestEveryResponseIsDeclared(t *testing.T) {
 			}
 			missing := [2]string{"agent_missing", "conv_missing"}
 			call(h, w.request(h.writeKey, agent()), successStatus(t, w.op), true)
-			call(h, w.invalid(w.request(h.writeKey, agent())), 400, true)
+			if w.invalid != nil {
+				call(h, w.invalid(w.request(h.writeKey, agent())), 400, true)
+			}
 			call(h, w.request("", agent()), 401, false)
 			call(refusing, w.request(refusing.writeKey, missing), 429, true)
 			// The store fails before the key is known, so no limit was taken.
@@ -327,14 +350,14 @@ func TestEveryResponseIsDeclared(t *testing.T) {
 			if w.method != http.MethodGet && !readingPosts[w.id] {
 				call(h, w.request(h.readKey, agent()), 403, true)
 			}
-			if w.body != nil {
+			if w.body != nil || w.bodyFor != nil {
 				tooLarge, wrongType := w.request(h.writeKey, agent()), w.request(h.writeKey, agent())
 				tooLarge.body = `{"pad":"` + strings.Repeat("x", int(h.srv.bodyLimit(w.id))+1) + `"}`
 				wrongType.contentType = "text/plain"
 				call(h, tooLarge, 413, true)
 				call(h, wrongType, 415, true)
 			}
-			if w.id == "sendMessage" || w.id == "streamMessage" {
+			if w.sendsMessage() {
 				inactive := agent()
 				if res := h.do(request{method: http.MethodPatch, path: "/v1/agents/" + inactive[0], key: h.writeKey, body: map[string]any{"status": "inactive"}}); res.Code != 200 {
 					t.Fatalf("deactivate: %d %s", res.Code, res.Body)
@@ -359,9 +382,13 @@ func TestEveryResponseIsDeclared(t *testing.T) {
 				notice.body = map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"}
 				call(h, notice, 202, true)
 			}
-			if w.id == "sendMessage" {
+			if w.id == "sendMessage" || w.id == "createChatCompletion" {
 				streamed := w.request(h.writeKey, agent())
-				streamed.body = map[string]any{"text": "hi", "stream": true}
+				if w.id == "sendMessage" {
+					streamed.body = map[string]any{"text": "hi", "stream": true}
+				} else {
+					streamed.body.(map[string]any)["stream"] = true
+				}
 				call(h, streamed, 200, true)
 				h.openai.Enqueue(llmtest.Reply{Status: 404, ErrorType: "invalid_request_error", ErrorMessage: "The model `gpt-9` does not exist"})
 				call(h, w.request(h.writeKey, agent()), 502, true)

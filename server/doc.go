@@ -2,7 +2,7 @@
 // interface oapi-codegen generates from openapi.yaml
 // (gen.StrictServerInterface), the middleware in front of them, the console
 // and the served contract, and the one place where errors become the
-// `{success:false,error}` envelope.
+// `{success:false,error}` envelope (or OpenAI's error on its paths).
 //
 // A request passes newEcho's middleware (server.go: request ids, the log
 // line and metrics, panic recovery), then the gate of every /v1 operation
@@ -19,6 +19,10 @@
 // server/ builds the turn.Input, renders the turn.Result and maps the
 // errors, and builds no prompt and calls no provider itself. The platforms
 // take the same turn through connect/; server/ does not import connect.
+// OpenAI's Chat Completions and Models (openai.go, openai_stream.go) take
+// that turn too, in OpenAI's shapes: their errors are mapped by the same
+// table and only rendered in OpenAI's shape (openai_errors.go), on their
+// paths alone.
 //
 // It reaches persistence through the Store interface it declares
 // (store.go), never imports gorm and never reads the environment:

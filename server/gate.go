@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"mime"
@@ -49,7 +50,11 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		req = req.WithContext(context.WithValue(req.Context(), principalKey{}, principal))
 		c.SetRequest(req)
-		if err := s.takeRateLimits(c, principal, operationID, pathParams["agentId"]); err != nil {
+		agentID := pathParams["agentId"]
+		if operationID == "createChatCompletion" {
+			agentID = bodyModel(req, s.bodyLimit(operationID))
+		}
+		if err := s.takeRateLimits(c, principal, operationID, agentID); err != nil {
 			return err
 		}
 		// Read keys may only call GET operations and the POSTs that only
@@ -74,6 +79,29 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return next(c)
 	}
+}
+
+// bodyModel is the `model` member of a Chat Completions body, the agent
+// whose message counter the request takes (Send Message's names it in the
+// path); "" when the body is larger than limit or not a JSON object with a
+// string model, for the checks after the limits to refuse. What it reads
+// is put back for those checks.
+func bodyModel(req *http.Request, limit int64) string {
+	if req.Body == nil || req.ContentLength > limit {
+		return ""
+	}
+	raw, err := io.ReadAll(io.LimitReader(req.Body, limit+1))
+	req.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(raw), req.Body), req.Body}
+	var b struct {
+		Model string `json:"model"`
+	}
+	if err != nil || int64(len(raw)) > limit || json.Unmarshal(raw, &b) != nil {
+		return ""
+	}
+	return b.Model
 }
 
 // pathNotFound is the not-found of each path parameter: an id no record

@@ -302,7 +302,7 @@ func (h *harness) validate(req *http.Request, res response) {
 	h.t.Helper()
 	route, params, err := h.router.FindRoute(req)
 	if err != nil || res.Header.Get("Content-Type") == "text/event-stream" && route == nil {
-		h.validateEnvelope(res)
+		h.validateEnvelope(req, res)
 		return
 	}
 	opts := &openapi3filter.Options{IncludeResponseStatus: true}
@@ -321,17 +321,22 @@ func (h *harness) validate(req *http.Request, res response) {
 	}
 }
 
-// validateEnvelope checks a response outside any operation (unknown path)
-// against the ErrorEnvelope schema.
-func (h *harness) validateEnvelope(res response) {
+// validateEnvelope checks a response outside any operation (unknown path,
+// wrong method) against the ErrorEnvelope schema, or on the OpenAI paths
+// against OpenAIErrorResponse: the one exception to the envelope.
+func (h *harness) validateEnvelope(req *http.Request, res response) {
 	h.t.Helper()
 	var v any
 	if err := json.Unmarshal(res.Body, &v); err != nil {
 		h.t.Errorf("body is not JSON: %s", res.Body)
 		return
 	}
-	if err := h.spec.Components.Schemas["ErrorEnvelope"].Value.VisitJSON(v); err != nil {
-		h.t.Errorf("body is not an ErrorEnvelope: %v\n%s", err, res.Body)
+	schema := "ErrorEnvelope"
+	if openAIPaths[req.URL.Path] {
+		schema = "OpenAIErrorResponse"
+	}
+	if err := h.spec.Components.Schemas[schema].Value.VisitJSON(v); err != nil {
+		h.t.Errorf("body is not an %s: %v\n%s", schema, err, res.Body)
 	}
 }
 

@@ -111,7 +111,8 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// handleError is the one place an error becomes the envelope and a status.
+// handleError is the one place an error becomes a status and its body: the
+// envelope, or OpenAI's shape on the OpenAI-compatible paths.
 func (s *Server) handleError(err error, c echo.Context) {
 	if c.Response().Committed {
 		s.cfg.Logger.Warn("error after response started", "request_id", requestIDOf(c), "error", err)
@@ -126,9 +127,12 @@ func (s *Server) handleError(err error, c echo.Context) {
 	for k, v := range ae.Header {
 		c.Response().Header()[k] = v
 	}
-	if c.Request().Method == http.MethodHead {
+	switch {
+	case c.Request().Method == http.MethodHead:
 		err = c.NoContent(ae.Status)
-	} else {
+	case openAIPaths[c.Request().URL.Path]:
+		err = c.JSON(ae.Status, ae.openAI())
+	default:
 		err = c.JSON(ae.Status, ae.envelope())
 	}
 	if err != nil {

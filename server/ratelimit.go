@@ -16,9 +16,10 @@ import (
 )
 
 // endpointLimits are the per-minute limits of the spec's table for a
-// `standard` account, by operationId. Send Message and its stream share one
-// counter per agent. New refuses to start unless every operation of the
-// contract has an entry (checkEndpointLimits).
+// `standard` account, by operationId. Send Message, its stream and Chat
+// Completions share one counter per agent (messageLimited). New refuses to
+// start unless every operation of the contract has an entry
+// (checkEndpointLimits).
 var endpointLimits = map[string]int64{
 	"createAgent":   10,
 	"listAgents":    60,
@@ -27,6 +28,9 @@ var endpointLimits = map[string]int64{
 	"deleteAgent":   10,
 	"sendMessage":   60,
 	"streamMessage": 60,
+
+	"createChatCompletion": 60,
+	"listModels":           60,
 
 	"listConversations":        60,
 	"getConversation":          60,
@@ -114,11 +118,16 @@ func AccountRPM(a store.Account) int64 {
 	return accountLimits[store.TierStandard]
 }
 
+// messageLimited are the operations that send an agent a message: they
+// count against the agent's one message counter, not an endpoint's.
+var messageLimited = map[string]bool{"sendMessage": true, "streamMessage": true, "createChatCompletion": true}
+
 // rateRules are the two limits a request must pass: its endpoint's and its
-// account's.
+// account's; agentID is the agent a message goes to ("" when the request
+// names none it can be told by, which counts on the endpoint's counter).
 func rateRules(p store.Principal, operationID, agentID string) []limit.Rule {
 	endpointKey := "ep:" + p.Account.ID + ":" + operationID
-	if operationID == "sendMessage" || operationID == "streamMessage" {
+	if messageLimited[operationID] && agentID != "" {
 		endpointKey = "msg:" + p.Account.ID + ":" + agentID
 	}
 	return []limit.Rule{

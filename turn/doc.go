@@ -16,7 +16,8 @@
 // and Reply (Prepare then Generate, for connect/); availability.go has
 // CanAnswer, the one rule of whether an agent can answer now; prompt.go
 // builds the provider request from the character (llm.CharacterFrom,
-// llm.BuildSystemPrompt) and the conversation's history; finish.go stores
+// llm.BuildSystemPrompt) and the conversation's history (the stored one,
+// or the one the caller gives: Input.Given); finish.go stores
 // the exchange and handles a provider failure; metrics.go counts the
 // provider calls. cmd/agentd builds one Service for server/ and connect/.
 package turn

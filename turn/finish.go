@@ -49,9 +49,11 @@ func metadata(t *Turn, reply llm.Reply) Metadata {
 		tokens = reply.Usage.PromptTokens + reply.Usage.CompletionTokens
 	}
 	return Metadata{
-		TokensUsed:     tokens,
-		ResponseMillis: float64(time.Since(t.start).Microseconds()) / 1000,
-		Model:          reply.Model,
+		TokensUsed:       tokens,
+		PromptTokens:     reply.Usage.PromptTokens,
+		CompletionTokens: reply.Usage.CompletionTokens,
+		ResponseMillis:   float64(time.Since(t.start).Microseconds()) / 1000,
+		Model:            reply.Model,
 	}
 }
 

@@ -30,13 +30,26 @@ func (s *Service) providerRequest(ctx context.Context, t *Turn) (llm.Request, er
 		Options: ch.Options(), MaxReplyChars: ch.MaxReplyChars(),
 	}
 	if window := ch.HistoryWindow(); window > 0 {
-		history, err := s.cfg.Store.History(ctx, t.agent.AccountID, t.agent.ID, t.in.Conv, window)
+		history, err := s.history(ctx, t, window)
 		if err != nil {
 			return llm.Request{}, err
 		}
-		req.History = llm.FitHistory(llmHistory(history, t.in.Conv.RoomID != ""), ch.ContextTokens())
+		req.History = llm.FitHistory(history, ch.ContextTokens())
 	}
 	return req, nil
+}
+
+// history is the last window messages of the turn's conversation: the
+// ones the caller gave (Input.Given), else the stored ones.
+func (s *Service) history(ctx context.Context, t *Turn, window int) ([]llm.Message, error) {
+	if given := t.in.Given; given != nil {
+		return given[max(0, len(given)-window):], nil
+	}
+	history, err := s.cfg.Store.History(ctx, t.agent.AccountID, t.agent.ID, t.in.Conv, window)
+	if err != nil {
+		return nil, err
+	}
+	return llmHistory(history, t.in.Conv.RoomID != ""), nil
 }
 
 // talkingWith names the other side of a direct conversation for the

@@ -167,6 +167,12 @@ type Input struct {
 	WaitForSlot bool
 	// RequestID names the request in the log ("" for none).
 	RequestID string
+	// Given, when not nil, is the conversation so far as the caller sent
+	// it (OpenAI Chat Completions without `user`), oldest first, roles
+	// user and assistant only: the prompt takes its history from it, cut
+	// to the character's window and context budget as stored history is,
+	// and the stored history is not read.
+	Given []llm.Message
 }
 
 // Turn is one message between the checks and the reply. Release frees its
@@ -204,6 +210,10 @@ type Metadata struct {
 	// ResponseMillis is the time from the message's arrival to the reply.
 	ResponseMillis float64
 	Model          string
+	// PromptTokens and CompletionTokens split TokensUsed as the provider
+	// reported them, summed over the turn's calls; both 0 when it reported
+	// only a total (or nothing).
+	PromptTokens, CompletionTokens int
 	// ToolCalls are the tool calls of the turn in call order.
 	ToolCalls []store.ToolCall
 }

@@ -289,6 +289,42 @@ async function callMcp(): Promise<unknown> {
   return data?.jsonrpc === "2.0" ? data["result"] : undefined;
 }
 
+// createChatCompletion talks to the agent in OpenAI's Chat Completions
+// shapes: the answer is the completion, or the chunk stream when `stream` is
+// true; errors are OpenAI's, not the envelope.
+async function createChatCompletion(): Promise<string | undefined> {
+  const role: Schemas["ChatCompletionRole"] = "user";
+  const { data, error } = await client.POST("/chat/completions", {
+    body: {
+      model: agentId,
+      user: "user_123",
+      messages: [
+        { role: "system", content: "ignored: the agent's character applies" },
+        { role, content: [{ type: "text", text: "What do you think about the current market?" }] },
+      ],
+      stream_options: { include_usage: true },
+    },
+  });
+  if (error) {
+    const code: Schemas["OpenAIErrorCode"] = error.error.code;
+    return `${error.error.type} ${code} ${error.error.param ?? ""}`;
+  }
+  if (typeof data === "string") {
+    return data
+      .split("\n\n")
+      .filter((frame) => frame.startsWith("data: {"))
+      .map((frame) => JSON.parse(frame.slice("data: ".length)) as Schemas["ChatCompletionStreamEvent"])
+      .map((event) => ("error" in event ? event.error.message : (event.choices[0]?.delta.content ?? "")))
+      .join("");
+  }
+  return `${data.choices[0]?.message.content} (${data.usage.total_tokens} tokens)`;
+}
+
+async function listModels(): Promise<string[]> {
+  const { data } = await client.GET("/models");
+  return (data?.data ?? []).map((m) => `${m.id} (${m.name}, ${m.owned_by})`);
+}
+
 // calls has one entry per operation of the contract.
 const calls: { [P in keyof paths]: { [M in Methods<paths[P]>]: () => Promise<unknown> } } = {
   "/agents": { post: createAgent, get: listAgents },
@@ -313,6 +349,8 @@ const calls: { [P in keyof paths]: { [M in Methods<paths[P]>]: () => Promise<unk
   "/webhooks/{webhookId}/deliveries": { get: listWebhookDeliveries },
   "/webhooks/{webhookId}/deliveries/{deliveryId}/retry": { post: retryWebhookDelivery },
   "/mcp": { post: callMcp },
+  "/chat/completions": { post: createChatCompletion },
+  "/models": { get: listModels },
 };
 
 export { calls, describeEvent };

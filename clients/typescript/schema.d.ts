@@ -703,6 +703,90 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/chat/completions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create Chat Completion (OpenAI-compatible)
+         * @description Talks to an agent in OpenAI's Chat Completions shapes, not the
+         *     envelope, so any OpenAI SDK or chat UI can use it: give it
+         *     `{base_url}` as its base URL and an API key as its key. `model` is
+         *     the id of an agent of the caller's account (`GET /models` lists
+         *     them); another account's agent is 404 `model_not_found`. `model` in
+         *     the answer is the agent id.
+         *
+         *     The last `user` message is the new message. With `user` (or
+         *     `safety_identifier`) set, that is the `userId`: the agent's stored
+         *     conversation with that user is the context, as Send Message with
+         *     `userId` uses it, and the request's earlier messages are ignored.
+         *     Without it the request's earlier `user` and `assistant` messages are
+         *     the context, and the exchange is stored in no conversation (it counts
+         *     in the agent's analytics and sends `message.completed`, as Send
+         *     Message without `userId` does).
+         *
+         *     The agent's own model, character and tools apply: `system`,
+         *     `developer` and tool messages, non-text content parts, the sampling
+         *     fields, `tools` and every other member of OpenAI's request are
+         *     accepted and ignored. It runs the turn of Send Message: the same
+         *     history, analytics, webhooks and limits (it counts against the
+         *     agent's Send Message limit and its concurrency cap of 10).
+         *
+         *     With `"stream": true` the answer is server-sent events of
+         *     `chat.completion.chunk` objects: the first carries `delta.role`, the
+         *     next ones `delta.content` fragments, the last of the reply its
+         *     `finish_reason`; when `stream_options.include_usage` is true a chunk
+         *     with empty `choices` and the `usage` follows, as OpenAI sends it;
+         *     then `data: [DONE]`. A `: ping` comment is sent every 15 seconds
+         *     while waiting. A failure after the stream started is one
+         *     `data: {"error": {...}}` event and no `[DONE]`.
+         *
+         *     `usage.total_tokens` is the turn's `tokensUsed` (every provider call
+         *     of the turn, tool steps included); `prompt_tokens` and
+         *     `completion_tokens` are the provider's figures summed the same way,
+         *     both 0 when it reported only a total. `id` is `chatcmpl-` and the
+         *     request id (the `X-Request-ID` header). Errors are OpenAI's
+         *     `{ "error": { "message", "type", "code", "param" } }` with the API's
+         *     statuses.
+         */
+        post: operations["createChatCompletion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Models (OpenAI-compatible)
+         * @description The caller's agents as OpenAI models, in OpenAI's shape (not the
+         *     envelope), oldest first and all at once: `id` is the agent id to
+         *     give as `model`, `owned_by` the account's name, `created` the
+         *     agent's creation in Unix seconds; `name`, the agent's name, is an
+         *     addition OpenAI's own list does not have (chat UIs such as Open
+         *     WebUI show it). Errors are OpenAI's
+         *     `{ "error": { "message", "type", "code", "param" } }`.
+         */
+        get: operations["listModels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1808,6 +1892,163 @@ export interface components {
             success: boolean;
             data: components["schemas"]["ConnectionList"];
         };
+        /** @description OpenAI's Chat Completions request. Members not listed here (sampling fields, `tools`, `n`, `response_format`, ...) are accepted and ignored; the agent's own settings apply. */
+        ChatCompletionRequest: {
+            /** @description The id of an agent of the caller's account. */
+            model: string;
+            /** @description The conversation, oldest first; the last `user` message is the new message (at most 16000 characters of text). */
+            messages: components["schemas"]["ChatCompletionRequestMessage"][];
+            /**
+             * @description Answer as server-sent events of `chat.completion.chunk` objects.
+             * @default false
+             */
+            stream?: boolean | null;
+            stream_options?: components["schemas"]["ChatCompletionStreamOptions"];
+            user?: components["schemas"]["ChatCompletionUser"];
+            safety_identifier?: components["schemas"]["ChatCompletionUser"];
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description The user the agent talks with (its `userId`); the agent's stored conversation with this user is the context. Empty is the same as absent. */
+        ChatCompletionUser: string;
+        ChatCompletionStreamOptions: ({
+            /** @description Send a last chunk with empty `choices` and the `usage` before `data: [DONE]`. */
+            include_usage?: boolean | null;
+        } & {
+            [key: string]: unknown;
+        }) | null;
+        /**
+         * @description The author of a message. Only `user` and `assistant` messages reach the agent.
+         * @enum {string}
+         */
+        ChatCompletionRole: "developer" | "system" | "user" | "assistant" | "tool" | "function";
+        ChatCompletionRequestMessage: {
+            role: components["schemas"]["ChatCompletionRole"];
+            content?: components["schemas"]["ChatCompletionMessageContent"];
+            name?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A string or a list of content parts, whose `text` parts are joined by newlines and the others ignored; null in an assistant message made of tool calls. */
+        ChatCompletionMessageContent: (string | null) | components["schemas"]["ChatCompletionContentPart"][];
+        ChatCompletionContentPart: {
+            /** @description `text` parts carry `text`; other types (`image_url`, `input_audio`, `file`, ...) are ignored. */
+            type: string;
+            text?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @enum {string} */
+        ChatCompletionObject: "chat.completion";
+        /** @enum {string} */
+        ChatCompletionChunkObject: "chat.completion.chunk";
+        /** @enum {string} */
+        ChatCompletionAssistantRole: "assistant";
+        /**
+         * @description Always `stop`, the agent's reply is complete.
+         * @enum {string}
+         */
+        ChatCompletionFinishReason: "stop";
+        /** @description OpenAI's `chat.completion` object. */
+        ChatCompletion: {
+            /** @description `chatcmpl-` and the request id. */
+            id: string;
+            object: components["schemas"]["ChatCompletionObject"];
+            /**
+             * Format: int64
+             * @description Unix seconds.
+             */
+            created: number;
+            /** @description The agent id. */
+            model: string;
+            /** @description Exactly one choice. */
+            choices: components["schemas"]["ChatCompletionChoice"][];
+            usage: components["schemas"]["ChatCompletionUsage"];
+        };
+        ChatCompletionChoice: {
+            index: number;
+            message: components["schemas"]["ChatCompletionResponseMessage"];
+            finish_reason: components["schemas"]["ChatCompletionFinishReason"];
+        };
+        ChatCompletionResponseMessage: {
+            role: components["schemas"]["ChatCompletionAssistantRole"];
+            /** @description The agent's reply. */
+            content: string;
+        };
+        /** @description `total_tokens` is the turn's `tokensUsed`; `prompt_tokens` and `completion_tokens` are the provider's figures summed over the turn's calls (0 when it reported only a total). */
+        ChatCompletionUsage: {
+            prompt_tokens: number;
+            completion_tokens: number;
+            total_tokens: number;
+        };
+        /** @description Server-sent events: `data: <ChatCompletionStreamEvent JSON>` lines, each followed by a blank line, ending with `data: [DONE]` (not after an error event). */
+        ChatCompletionStream: string;
+        /** @description One event of a Chat Completions stream, a chunk or, after a failure, an error. */
+        ChatCompletionStreamEvent: components["schemas"]["ChatCompletionChunk"] | components["schemas"]["OpenAIErrorResponse"];
+        /** @description OpenAI's `chat.completion.chunk` object. */
+        ChatCompletionChunk: {
+            /** @description The same in every chunk of a stream. */
+            id: string;
+            object: components["schemas"]["ChatCompletionChunkObject"];
+            /** Format: int64 */
+            created: number;
+            model: string;
+            /** @description One choice; empty in the usage chunk. */
+            choices: components["schemas"]["ChatCompletionChunkChoice"][];
+            usage?: components["schemas"]["ChatCompletionUsage"];
+        };
+        ChatCompletionChunkChoice: {
+            index: number;
+            delta: components["schemas"]["ChatCompletionChunkDelta"];
+            finish_reason: components["schemas"]["ChatCompletionChunkFinishReason"];
+        };
+        /**
+         * @description Null until the last chunk of the reply, then `stop`.
+         * @enum {string|null}
+         */
+        ChatCompletionChunkFinishReason: "stop" | null;
+        ChatCompletionChunkDelta: {
+            role?: components["schemas"]["ChatCompletionAssistantRole"];
+            content?: string;
+        };
+        /** @enum {string} */
+        OpenAIModelObject: "model";
+        /** @enum {string} */
+        OpenAIListObject: "list";
+        /** @description An agent as an OpenAI model. */
+        OpenAIModel: {
+            /** @description The agent id. */
+            id: string;
+            object: components["schemas"]["OpenAIModelObject"];
+            /**
+             * Format: int64
+             * @description The agent's creation in Unix seconds.
+             */
+            created: number;
+            /** @description The account's name. */
+            owned_by: string;
+            /** @description The agent's name (not in OpenAI's own shape). */
+            name: string;
+        };
+        OpenAIModelList: {
+            object: components["schemas"]["OpenAIListObject"];
+            data: components["schemas"]["OpenAIModel"][];
+        };
+        /** @description Every error of the OpenAI-compatible operations, in OpenAI's shape. */
+        OpenAIErrorResponse: {
+            error: components["schemas"]["OpenAIError"];
+        };
+        OpenAIError: {
+            message: string;
+            type: components["schemas"]["OpenAIErrorType"];
+            code: components["schemas"]["OpenAIErrorCode"];
+            /** @description The field at fault as a dotted path; null when none. */
+            param: string | null;
+        };
+        /** @enum {string} */
+        OpenAIErrorType: "invalid_request_error" | "authentication_error" | "permission_error" | "rate_limit_error" | "server_error";
+        /** @enum {string} */
+        OpenAIErrorCode: "invalid_request" | "invalid_api_key" | "insufficient_permissions" | "model_not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "rate_limit_exceeded" | "internal_error" | "model_error" | "agent_unavailable";
     };
     responses: {
         /** @description INVALID_REQUEST, with `details = { field, reason }` naming the dotted path of the bad field (or the parameter, such as an over-long `agentId`). */
@@ -2248,6 +2489,251 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description `invalid_request_error` / `invalid_request`: a field is missing or invalid, or no message is a `user` message with text; `param` names it as a dotted path (`messages[0].role`). */
+        OpenAIBadRequest: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "message": "Invalid value for messages: must contain a user message with text.",
+                 *         "type": "invalid_request_error",
+                 *         "code": "invalid_request",
+                 *         "param": "messages"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OpenAIErrorResponse"];
+            };
+        };
+        /** @description `authentication_error` / `invalid_api_key`: the API key is missing, malformed, unknown, revoked or expired. */
+        OpenAIUnauthorized: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "message": "Invalid or missing API key.",
+                 *         "type": "authentication_error",
+                 *         "code": "invalid_api_key",
+                 *         "param": null
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OpenAIErrorResponse"];
+            };
+        };
+        /** @description `permission_error` / `insufficient_permissions`: a read key cannot send messages. */
+        OpenAIForbidden: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "message": "This API key does not have the permission for this operation.",
+                 *         "type": "permission_error",
+                 *         "code": "insufficient_permissions",
+                 *         "param": null
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OpenAIErrorResponse"];
+            };
+        };
+        /** @description `invalid_request_error` / `model_not_found`: `model` is not an agent of the caller's account. */
+        OpenAIModelNotFound: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "message": "The model `agent_01jd3v8m4q2x7k9w5t6r0yzabc` does not exist or is not an agent of this account.",
+                 *         "type": "invalid_request_error",
+                 *         "code": "model_not_found",
+                 *         "param": "model"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OpenAIErrorResponse"];
+            };
+        };
+        /** @description `invalid_request_error` / `payload_too_large`: the body exceeds 1 MiB. */
+        OpenAIPayloadTooLarge: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "message": "Request body exceeds 1048576 bytes.",
+                 *         "type": "invalid_request_error",
+                 *         "code": "payload_too_large",
+                 *         "param": null
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OpenAIErrorResponse"];
+            };
+        };
+        /** @description `invalid_request_error` / `unsupported_media_type`: the body is not sent as application/json. */
+        OpenAIUnsupportedMediaType: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "message": "Content-Type must be application/json.",
+                 *         "type": "invalid_request_error",
+                 *         "code": "unsupported_media_type",
+                 *         "param": null
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OpenAIErrorResponse"];
+            };
+        };
+        /** @description `rate_limit_error` / `rate_limit_exceeded`: a rate limit or the agent's concurrency cap was reached; `Retry-After` says when to retry. */
+        OpenAITooManyRequests: {
+            headers: {
+                "Retry-After": components["headers"]["Retry-After"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "message": "Rate limit exceeded, retry after 42 seconds.",
+                 *         "type": "rate_limit_error",
+                 *         "code": "rate_limit_exceeded",
+                 *         "param": null
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OpenAIErrorResponse"];
+            };
+        };
+        /** @description `server_error` / `internal_error`: an unexpected failure; the message carries no internals. */
+        OpenAIInternalError: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "message": "Internal error (request id 3f2a9c).",
+                 *         "type": "server_error",
+                 *         "code": "internal_error",
+                 *         "param": null
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OpenAIErrorResponse"];
+            };
+        };
+        /** @description `server_error` / `model_error`: the agent's model provider refused this request. */
+        OpenAIModelError: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "message": "The model provider rejected the request: The model `gpt-9` does not exist",
+                 *         "type": "server_error",
+                 *         "code": "model_error",
+                 *         "param": null
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OpenAIErrorResponse"];
+            };
+        };
+        /** @description `server_error` / `agent_unavailable`: the agent is inactive, in error, or its provider is not configured. */
+        OpenAIAgentUnavailable: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "message": "The agent is not available: Model provider rate limit exceeded",
+                 *         "type": "server_error",
+                 *         "code": "agent_unavailable",
+                 *         "param": null
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OpenAIErrorResponse"];
             };
         };
     };
@@ -4444,6 +4930,124 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+        };
+    };
+    createChatCompletion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChatCompletionRequest"];
+            };
+        };
+        responses: {
+            /** @description The completion (JSON), or chunks as server-sent events when `stream` is true. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "chatcmpl-3f2a9c1d7e6b5a4c3b2a1d0e",
+                     *       "object": "chat.completion",
+                     *       "created": 1763719200,
+                     *       "model": "agent_01jd3v8m4q2x7k9w5t6r0yzabc",
+                     *       "choices": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": {
+                     *             "role": "assistant",
+                     *             "content": "The market looks calm today."
+                     *           },
+                     *           "finish_reason": "stop"
+                     *         }
+                     *       ],
+                     *       "usage": {
+                     *         "prompt_tokens": 120,
+                     *         "completion_tokens": 30,
+                     *         "total_tokens": 150
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ChatCompletion"];
+                    /**
+                     * @example data: {"id":"chatcmpl-3f2a9c","object":"chat.completion.chunk","created":1763719200,"model":"agent_01jd3v8m4q2x7k9w5t6r0yzabc","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}
+                     *
+                     *     data: {"id":"chatcmpl-3f2a9c","object":"chat.completion.chunk","created":1763719200,"model":"agent_01jd3v8m4q2x7k9w5t6r0yzabc","choices":[{"index":0,"delta":{"content":"Calm."},"finish_reason":null}]}
+                     *
+                     *     data: {"id":"chatcmpl-3f2a9c","object":"chat.completion.chunk","created":1763719200,"model":"agent_01jd3v8m4q2x7k9w5t6r0yzabc","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}
+                     *
+                     *     data: {"id":"chatcmpl-3f2a9c","object":"chat.completion.chunk","created":1763719200,"model":"agent_01jd3v8m4q2x7k9w5t6r0yzabc","choices":[],"usage":{"prompt_tokens":120,"completion_tokens":2,"total_tokens":122}}
+                     *
+                     *     data: [DONE]
+                     */
+                    "text/event-stream": components["schemas"]["ChatCompletionStream"];
+                };
+            };
+            400: components["responses"]["OpenAIBadRequest"];
+            401: components["responses"]["OpenAIUnauthorized"];
+            403: components["responses"]["OpenAIForbidden"];
+            404: components["responses"]["OpenAIModelNotFound"];
+            413: components["responses"]["OpenAIPayloadTooLarge"];
+            415: components["responses"]["OpenAIUnsupportedMediaType"];
+            429: components["responses"]["OpenAITooManyRequests"];
+            500: components["responses"]["OpenAIInternalError"];
+            502: components["responses"]["OpenAIModelError"];
+            503: components["responses"]["OpenAIAgentUnavailable"];
+        };
+    };
+    listModels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account's agents as models. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "agent_01jd3v8m4q2x7k9w5t6r0yzabc",
+                     *           "object": "model",
+                     *           "created": 1763719200,
+                     *           "owned_by": "acme",
+                     *           "name": "Trading Assistant"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpenAIModelList"];
+                };
+            };
+            401: components["responses"]["OpenAIUnauthorized"];
+            429: components["responses"]["OpenAITooManyRequests"];
+            500: components["responses"]["OpenAIInternalError"];
         };
     };
 }

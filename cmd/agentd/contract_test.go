@@ -43,14 +43,23 @@ func loadContract(t testing.TB) *contract {
 	return &contract{spec: spec, router: router}
 }
 
+// openAIPaths answer in OpenAI's shapes: an error outside their operations
+// (a wrong method) is an OpenAIErrorResponse, not the envelope.
+var openAIPaths = map[string]bool{"/v1/chat/completions": true, "/v1/models": true}
+
 // check validates res (whose body is body) against the operation req
-// matched, or against ErrorEnvelope for paths outside the API. Stream
-// bodies are checked event by event.
+// matched, or against ErrorEnvelope (OpenAIErrorResponse on the OpenAI
+// paths) outside the operations. Stream bodies are checked event by event
+// against the schema their operation names in x-event-schema.
 func (c *contract) check(t testing.TB, req *http.Request, res *http.Response, body []byte) {
 	t.Helper()
 	route, params, err := c.router.FindRoute(req)
 	if err != nil {
-		c.checkSchema(t, "ErrorEnvelope", body)
+		schema := "ErrorEnvelope"
+		if openAIPaths[req.URL.Path] {
+			schema = "OpenAIErrorResponse"
+		}
+		c.checkSchema(t, schema, body)
 		return
 	}
 	opts := &openapi3filter.Options{IncludeResponseStatus: true}
@@ -64,10 +73,30 @@ func (c *contract) check(t testing.TB, req *http.Request, res *http.Response, bo
 		t.Errorf("%s %s: %d response does not match openapi.yaml: %v\n%s", req.Method, req.URL.Path, res.StatusCode, err, body)
 	}
 	if stream {
+		schema := eventSchema(t, route.Operation)
 		for _, ev := range sseEvents(t, body) {
-			c.checkSchema(t, "StreamEvent", ev)
+			if string(ev) != "[DONE]" {
+				c.checkSchema(t, schema, ev)
+			}
 		}
 	}
+}
+
+// eventSchema is the name of the schema of each event of op's stream: the
+// x-event-schema of its text/event-stream response.
+func eventSchema(t testing.TB, op *openapi3.Operation) string {
+	t.Helper()
+	if ok := op.Responses.Status(http.StatusOK); ok != nil && ok.Value != nil {
+		if mt := ok.Value.Content.Get("text/event-stream"); mt != nil && mt.Schema != nil && mt.Schema.Value != nil {
+			if ext, ok := mt.Schema.Value.Extensions["x-event-schema"].(map[string]any); ok {
+				if ref, ok := ext["$ref"].(string); ok {
+					return strings.TrimPrefix(ref, "#/components/schemas/")
+				}
+			}
+		}
+	}
+	t.Fatalf("%s streams without an x-event-schema", op.OperationID)
+	return ""
 }
 
 // checkSchema validates the JSON document doc against a named schema.
@@ -236,6 +265,10 @@ func TestContractCatchesDrift(t *testing.T) {
 		{"bad stream event", "POST", "/v1/agents/agent_x/messages/stream", 200, "text/event-stream", "data: {\"type\":\"tick\"}\n\n", false},
 		{"good stream", "POST", "/v1/agents/agent_x/messages/stream", 200, "text/event-stream", "data: {\"type\":\"token\",\"content\":\"a\"}\n\n: ping\n\n", true},
 		{"outside the API", "GET", "/v1/nothing", 404, "application/json", `{"success":false}`, false},
+		{"good chat stream", "POST", "/v1/chat/completions", 200, "text/event-stream", "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"a\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"},\"finish_reason\":null}]}\n\ndata: [DONE]\n\n", true},
+		{"envelope event in a chat stream", "POST", "/v1/chat/completions", 200, "text/event-stream", "data: {\"type\":\"token\",\"content\":\"a\"}\n\n", false},
+		{"envelope on an OpenAI path", "POST", "/v1/chat/completions", 404, "application/json", `{"success":false,"error":{"code":"AGENT_NOT_FOUND","message":"Agent not found."}}`, false},
+		{"OpenAI error off the operation", "PUT", "/v1/models", 405, "application/json", `{"error":{"message":"x","type":"invalid_request_error","code":"method_not_allowed","param":null}}`, true},
 	}
 	for _, tt := range tests {
 		req, _ := http.NewRequest(tt.method, "http://127.0.0.1:1"+tt.path, nil)

@@ -1,0 +1,78 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/agentd/agentd/gen"
+)
+
+// openAIPaths are the request paths answered in OpenAI's shapes: their
+// errors are the contract's errors (the one mapping of errors.go) rendered
+// as OpenAI's `{ "error": { message, type, code, param } }`.
+var openAIPaths = map[string]bool{"/v1/chat/completions": true, "/v1/models": true}
+
+// openAIKind is OpenAI's type and code of an error.
+type openAIKind struct {
+	Type gen.OpenAIErrorType
+	Code gen.OpenAIErrorCode
+}
+
+// openAIKinds are OpenAI's type and code for each status the API answers
+// (decisions.md, Round 3 rulings); any other status is a server_error.
+var openAIKinds = map[int]openAIKind{
+	http.StatusBadRequest:            {gen.InvalidRequestError, gen.OpenAIErrorCodeInvalidRequest},
+	http.StatusUnauthorized:          {gen.AuthenticationError, gen.OpenAIErrorCodeInvalidApiKey},
+	http.StatusForbidden:             {gen.PermissionError, gen.OpenAIErrorCodeInsufficientPermissions},
+	http.StatusNotFound:              {gen.InvalidRequestError, gen.OpenAIErrorCodeModelNotFound},
+	http.StatusMethodNotAllowed:      {gen.InvalidRequestError, gen.OpenAIErrorCodeMethodNotAllowed},
+	http.StatusRequestEntityTooLarge: {gen.InvalidRequestError, gen.OpenAIErrorCodePayloadTooLarge},
+	http.StatusUnsupportedMediaType:  {gen.InvalidRequestError, gen.OpenAIErrorCodeUnsupportedMediaType},
+	http.StatusTooManyRequests:       {gen.RateLimitError, gen.OpenAIErrorCodeRateLimitExceeded},
+	http.StatusInternalServerError:   {gen.ServerError, gen.OpenAIErrorCodeInternalError},
+	http.StatusBadGateway:            {gen.ServerError, gen.OpenAIErrorCodeModelError},
+	http.StatusServiceUnavailable:    {gen.ServerError, gen.OpenAIErrorCodeAgentUnavailable},
+}
+
+// openAIErrorBody is gen.OpenAIErrorResponse with a plain pointer for the
+// nullable param.
+type openAIErrorBody struct {
+	Error struct {
+		Message string              `json:"message"`
+		Type    gen.OpenAIErrorType `json:"type"`
+		Code    gen.OpenAIErrorCode `json:"code"`
+		Param   *string             `json:"param"`
+	} `json:"error"`
+}
+
+// openAI renders the error in OpenAI's shape: param is the field at fault
+// (`model` for a model that is no agent of the account), and the reason of
+// an unavailable agent or a refused request joins the message, since
+// OpenAI's shape has no details.
+func (e *apiError) openAI() openAIErrorBody {
+	kind, ok := openAIKinds[e.Status]
+	if !ok {
+		kind = openAIKinds[http.StatusInternalServerError]
+	}
+	var b openAIErrorBody
+	b.Error.Message, b.Error.Type, b.Error.Code = e.Message, kind.Type, kind.Code
+	if field, ok := e.Details["field"].(string); ok {
+		b.Error.Param = &field
+	}
+	switch e.Status {
+	case http.StatusNotFound:
+		b.Error.Message, b.Error.Param = "The model does not exist or is not an agent of this account.", new("model")
+	case http.StatusBadGateway, http.StatusServiceUnavailable:
+		if reason, ok := e.Details["reason"].(string); ok && reason != "" {
+			b.Error.Message = trimPeriod(e.Message) + ": " + reason
+		}
+	}
+	return b
+}
+
+// trimPeriod drops the full stop ending s.
+func trimPeriod(s string) string {
+	if n := len(s); n > 0 && s[n-1] == '.' {
+		return s[:n-1]
+	}
+	return s
+}
