@@ -41,13 +41,8 @@ func (r *sseResponse) stream(w http.ResponseWriter) error {
 	defer r.turn.Release()
 	ctx, gone := context.WithCancel(r.ctx)
 	defer gone()
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	ev := &eventWriter{w: w, rc: http.NewResponseController(w), timeout: r.s.cfg.StreamWriteTimeout, gone: gone}
-	if err := ev.write(""); err != nil {
+	ev, err := r.s.openStream(w, gone)
+	if err != nil {
 		return nil // the client is gone before the first byte
 	}
 	stopPings := ev.pingEvery(r.s.cfg.PingInterval)
@@ -64,6 +59,19 @@ func (r *sseResponse) stream(w http.ResponseWriter) error {
 		}})
 	}
 	return ev.event(gen.StreamDoneEvent{Type: gen.StreamEventTypeDone, MessageId: res.MessageID, Metadata: messageMetadata(res.Metadata)})
+}
+
+// openStream sends the status and headers of an event stream and returns
+// its writer; a failed write calls gone. An error means the client went
+// away before the first byte.
+func (s *Server) openStream(w http.ResponseWriter, gone context.CancelFunc) (*eventWriter, error) {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	ev := &eventWriter{w: w, rc: http.NewResponseController(w), timeout: s.cfg.StreamWriteTimeout, gone: gone}
+	return ev, ev.write("")
 }
 
 // streamEvent is the stream event of a turn's event.
@@ -94,7 +102,7 @@ type eventWriter struct {
 
 // event writes one `data: <json>` event and flushes it; ev is one of the
 // branches of gen.StreamEvent (StreamTokenEvent, StreamDoneEvent,
-// StreamErrorEvent).
+// StreamErrorEvent) or of gen.ChatCompletionStreamEvent.
 func (e *eventWriter) event(ev any) error {
 	b, err := json.Marshal(ev)
 	if err != nil {
