@@ -23,6 +23,117 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for A2ALegacyRole.
+const (
+	A2ALegacyRoleAgent A2ALegacyRole = "agent"
+	A2ALegacyRoleUser  A2ALegacyRole = "user"
+)
+
+// Valid indicates whether the value is a known member of the A2ALegacyRole enum.
+func (e A2ALegacyRole) Valid() bool {
+	switch e {
+	case A2ALegacyRoleAgent:
+		return true
+	case A2ALegacyRoleUser:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for A2ALegacyTaskState.
+const (
+	A2ALegacyTaskStateAuthRequired  A2ALegacyTaskState = "auth-required"
+	A2ALegacyTaskStateCanceled      A2ALegacyTaskState = "canceled"
+	A2ALegacyTaskStateCompleted     A2ALegacyTaskState = "completed"
+	A2ALegacyTaskStateFailed        A2ALegacyTaskState = "failed"
+	A2ALegacyTaskStateInputRequired A2ALegacyTaskState = "input-required"
+	A2ALegacyTaskStateRejected      A2ALegacyTaskState = "rejected"
+	A2ALegacyTaskStateSubmitted     A2ALegacyTaskState = "submitted"
+	A2ALegacyTaskStateUnknown       A2ALegacyTaskState = "unknown"
+	A2ALegacyTaskStateWorking       A2ALegacyTaskState = "working"
+)
+
+// Valid indicates whether the value is a known member of the A2ALegacyTaskState enum.
+func (e A2ALegacyTaskState) Valid() bool {
+	switch e {
+	case A2ALegacyTaskStateAuthRequired:
+		return true
+	case A2ALegacyTaskStateCanceled:
+		return true
+	case A2ALegacyTaskStateCompleted:
+		return true
+	case A2ALegacyTaskStateFailed:
+		return true
+	case A2ALegacyTaskStateInputRequired:
+		return true
+	case A2ALegacyTaskStateRejected:
+		return true
+	case A2ALegacyTaskStateSubmitted:
+		return true
+	case A2ALegacyTaskStateUnknown:
+		return true
+	case A2ALegacyTaskStateWorking:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for A2ARole.
+const (
+	ROLEAGENT A2ARole = "ROLE_AGENT"
+	ROLEUSER  A2ARole = "ROLE_USER"
+)
+
+// Valid indicates whether the value is a known member of the A2ARole enum.
+func (e A2ARole) Valid() bool {
+	switch e {
+	case ROLEAGENT:
+		return true
+	case ROLEUSER:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for A2ATaskState.
+const (
+	TASKSTATEAUTHREQUIRED  A2ATaskState = "TASK_STATE_AUTH_REQUIRED"
+	TASKSTATECANCELED      A2ATaskState = "TASK_STATE_CANCELED"
+	TASKSTATECOMPLETED     A2ATaskState = "TASK_STATE_COMPLETED"
+	TASKSTATEFAILED        A2ATaskState = "TASK_STATE_FAILED"
+	TASKSTATEINPUTREQUIRED A2ATaskState = "TASK_STATE_INPUT_REQUIRED"
+	TASKSTATEREJECTED      A2ATaskState = "TASK_STATE_REJECTED"
+	TASKSTATESUBMITTED     A2ATaskState = "TASK_STATE_SUBMITTED"
+	TASKSTATEWORKING       A2ATaskState = "TASK_STATE_WORKING"
+)
+
+// Valid indicates whether the value is a known member of the A2ATaskState enum.
+func (e A2ATaskState) Valid() bool {
+	switch e {
+	case TASKSTATEAUTHREQUIRED:
+		return true
+	case TASKSTATECANCELED:
+		return true
+	case TASKSTATECOMPLETED:
+		return true
+	case TASKSTATEFAILED:
+		return true
+	case TASKSTATEINPUTREQUIRED:
+		return true
+	case TASKSTATEREJECTED:
+		return true
+	case TASKSTATESUBMITTED:
+		return true
+	case TASKSTATEWORKING:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for AgentSortField.
 const (
 	CreatedAt AgentSortField = "createdAt"
@@ -187,19 +298,19 @@ func (e DeleteProtection) Valid() bool {
 
 // Defines values for DeliveryStatus.
 const (
-	Failed    DeliveryStatus = "failed"
-	Pending   DeliveryStatus = "pending"
-	Succeeded DeliveryStatus = "succeeded"
+	DeliveryStatusFailed    DeliveryStatus = "failed"
+	DeliveryStatusPending   DeliveryStatus = "pending"
+	DeliveryStatusSucceeded DeliveryStatus = "succeeded"
 )
 
 // Valid indicates whether the value is a known member of the DeliveryStatus enum.
 func (e DeliveryStatus) Valid() bool {
 	switch e {
-	case Failed:
+	case DeliveryStatusFailed:
 		return true
-	case Pending:
+	case DeliveryStatusPending:
 		return true
-	case Succeeded:
+	case DeliveryStatusSucceeded:
 		return true
 	default:
 		return false
@@ -525,6 +636,398 @@ func (e WebhookEventType) Valid() bool {
 	default:
 		return false
 	}
+}
+
+// A2AAgentCapabilities defines model for A2AAgentCapabilities.
+type A2AAgentCapabilities struct {
+	ExtendedAgentCard *bool `json:"extendedAgentCard,omitempty"`
+	PushNotifications *bool `json:"pushNotifications,omitempty"`
+	Streaming         *bool `json:"streaming,omitempty"`
+}
+
+// A2AAgentCard The agent card of A2A 1.0.
+type A2AAgentCard struct {
+	Capabilities         A2AAgentCapabilities          `json:"capabilities"`
+	DefaultInputModes    []string                      `json:"defaultInputModes"`
+	DefaultOutputModes   []string                      `json:"defaultOutputModes"`
+	Description          string                        `json:"description"`
+	Name                 string                        `json:"name"`
+	SecurityRequirements *[]A2ASecurityRequirement     `json:"securityRequirements,omitempty"`
+	SecuritySchemes      *map[string]A2ASecurityScheme `json:"securitySchemes,omitempty"`
+	Skills               []A2AAgentSkill               `json:"skills"`
+	SupportedInterfaces  []A2AAgentInterface           `json:"supportedInterfaces"`
+
+	// Version The agent's `updatedAt`.
+	Version string `json:"version"`
+}
+
+// A2AAgentInterface defines model for A2AAgentInterface.
+type A2AAgentInterface struct {
+	// ProtocolBinding `JSONRPC`.
+	ProtocolBinding string `json:"protocolBinding"`
+
+	// ProtocolVersion `1.0` or `0.3`.
+	ProtocolVersion string `json:"protocolVersion"`
+	Url             string `json:"url"`
+}
+
+// A2AAgentSkill A skill of the card; agentd lists `chat`, then one per character action (its name, description and examples).
+type A2AAgentSkill struct {
+	Description string    `json:"description"`
+	Examples    *[]string `json:"examples,omitempty"`
+	Id          string    `json:"id"`
+	InputModes  *[]string `json:"inputModes,omitempty"`
+	Name        string    `json:"name"`
+	OutputModes *[]string `json:"outputModes,omitempty"`
+	Tags        []string  `json:"tags"`
+}
+
+// A2AArtifact defines model for A2AArtifact.
+type A2AArtifact struct {
+	ArtifactId  string                  `json:"artifactId"`
+	Description *string                 `json:"description,omitempty"`
+	Metadata    *map[string]interface{} `json:"metadata,omitempty"`
+	Name        *string                 `json:"name,omitempty"`
+	Parts       []A2APart               `json:"parts"`
+}
+
+// A2AEventStream Server-sent events: `data: <A2AJsonRpcResponse JSON>` lines, each followed by a blank line; a `: ping` comment every 15 seconds while waiting.
+type A2AEventStream = string
+
+// A2AGetTaskRequest The params of `GetTask` (A2A 1.0).
+type A2AGetTaskRequest struct {
+	HistoryLength *int    `json:"historyLength,omitempty"`
+	Id            string  `json:"id"`
+	Tenant        *string `json:"tenant,omitempty"`
+}
+
+// A2AHTTPAuthSecurityScheme defines model for A2AHTTPAuthSecurityScheme.
+type A2AHTTPAuthSecurityScheme struct {
+	BearerFormat *string `json:"bearerFormat,omitempty"`
+	Description  *string `json:"description,omitempty"`
+	Scheme       string  `json:"scheme"`
+}
+
+// A2AJsonRpcError A JSON-RPC error. For 1.0 methods `data` is a list of
+// `google.rpc.ErrorInfo` objects (`reason` is agentd's error code, such
+// as `AGENT_NOT_FOUND`, or the protocol's, such as `TASK_NOT_FOUND`;
+// `metadata` its details as strings); for 0.3 methods an object with
+// `code` and the details.
+type A2AJsonRpcError struct {
+	// Code The JSON-RPC error code.
+	Code int `json:"code"`
+
+	// Data Structured details (see above).
+	Data    interface{} `json:"data,omitempty"`
+	Message string      `json:"message"`
+}
+
+// A2AJsonRpcRequest A JSON-RPC 2.0 request of the A2A protocol's JSON-RPC binding. The
+// server reads it itself (a body that is not a request gets a JSON-RPC
+// error, not the envelope).
+type A2AJsonRpcRequest = json.RawMessage
+
+// A2AJsonRpcResponse A JSON-RPC 2.0 response of the A2A protocol's JSON-RPC binding, with either `result` or `error`.
+type A2AJsonRpcResponse struct {
+	// Error A JSON-RPC error. For 1.0 methods `data` is a list of
+	// `google.rpc.ErrorInfo` objects (`reason` is agentd's error code, such
+	// as `AGENT_NOT_FOUND`, or the protocol's, such as `TASK_NOT_FOUND`;
+	// `metadata` its details as strings); for 0.3 methods an object with
+	// `code` and the details.
+	Error *A2AJsonRpcError `json:"error,omitempty"`
+
+	// Id The request's id; null when the request could not be read.
+	Id A2AJsonRpcResponse_Id `json:"id"`
+
+	// Jsonrpc Always `2.0`.
+	Jsonrpc string `json:"jsonrpc"`
+
+	// Result `SendMessage`: an A2ASendMessageResponse; `GetTask`: an A2ATask;
+	// each event of `SendStreamingMessage`: an A2AStreamResponse. The 0.3
+	// methods: an A2ALegacyTask, and in a `message/stream` the 0.3
+	// status and artifact update events.
+	Result *A2AJsonRpcResponse_Result `json:"result,omitempty"`
+}
+
+// A2AJsonRpcResponseId0 defines model for A2AJsonRpcResponse.Id.0.
+type A2AJsonRpcResponseId0 = string
+
+// A2AJsonRpcResponseId1 defines model for A2AJsonRpcResponse.Id.1.
+type A2AJsonRpcResponseId1 = float32
+
+// A2AJsonRpcResponse_Id The request's id; null when the request could not be read.
+type A2AJsonRpcResponse_Id struct {
+	union json.RawMessage
+}
+
+// A2AJsonRpcResponse_Result `SendMessage`: an A2ASendMessageResponse; `GetTask`: an A2ATask;
+// each event of `SendStreamingMessage`: an A2AStreamResponse. The 0.3
+// methods: an A2ALegacyTask, and in a `message/stream` the 0.3
+// status and artifact update events.
+type A2AJsonRpcResponse_Result struct {
+	union json.RawMessage
+}
+
+// A2ALegacyAgentCard The agent card of A2A 0.3.
+type A2ALegacyAgentCard struct {
+	Capabilities       A2AAgentCapabilities `json:"capabilities"`
+	DefaultInputModes  []string             `json:"defaultInputModes"`
+	DefaultOutputModes []string             `json:"defaultOutputModes"`
+	Description        string               `json:"description"`
+	Name               string               `json:"name"`
+
+	// PreferredTransport `JSONRPC`.
+	PreferredTransport *string `json:"preferredTransport,omitempty"`
+
+	// ProtocolVersion `0.3.0`.
+	ProtocolVersion string                              `json:"protocolVersion"`
+	Security        *[]map[string][]string              `json:"security,omitempty"`
+	SecuritySchemes *map[string]A2ALegacySecurityScheme `json:"securitySchemes,omitempty"`
+	Skills          []A2AAgentSkill                     `json:"skills"`
+	Url             string                              `json:"url"`
+	Version         string                              `json:"version"`
+}
+
+// A2ALegacyArtifact defines model for A2ALegacyArtifact.
+type A2ALegacyArtifact struct {
+	ArtifactId  string                  `json:"artifactId"`
+	Description *string                 `json:"description,omitempty"`
+	Metadata    *map[string]interface{} `json:"metadata,omitempty"`
+	Name        *string                 `json:"name,omitempty"`
+	Parts       []A2ALegacyPart         `json:"parts"`
+}
+
+// A2ALegacyMessage A message of A2A 0.3 (`kind` is `message`).
+type A2ALegacyMessage struct {
+	ContextId *string                 `json:"contextId,omitempty"`
+	Kind      string                  `json:"kind"`
+	MessageId string                  `json:"messageId"`
+	Metadata  *map[string]interface{} `json:"metadata,omitempty"`
+	Parts     []A2ALegacyPart         `json:"parts"`
+	Role      A2ALegacyRole           `json:"role"`
+	TaskId    *string                 `json:"taskId,omitempty"`
+}
+
+// A2ALegacyMessageSendParams The params of `message/send` and `message/stream` (A2A 0.3).
+type A2ALegacyMessageSendParams struct {
+	Configuration *struct {
+		AcceptedOutputModes    *[]string               `json:"acceptedOutputModes,omitempty"`
+		Blocking               *bool                   `json:"blocking,omitempty"`
+		HistoryLength          *int                    `json:"historyLength,omitempty"`
+		PushNotificationConfig *map[string]interface{} `json:"pushNotificationConfig,omitempty"`
+	} `json:"configuration,omitempty"`
+
+	// Message A message of A2A 0.3 (`kind` is `message`).
+	Message  A2ALegacyMessage        `json:"message"`
+	Metadata *map[string]interface{} `json:"metadata,omitempty"`
+}
+
+// A2ALegacyPart A part of A2A 0.3, told apart by `kind` (`text`, `file` or `data`).
+type A2ALegacyPart struct {
+	Data     *map[string]interface{} `json:"data,omitempty"`
+	File     *map[string]interface{} `json:"file,omitempty"`
+	Kind     string                  `json:"kind"`
+	Metadata *map[string]interface{} `json:"metadata,omitempty"`
+	Text     *string                 `json:"text,omitempty"`
+}
+
+// A2ALegacyRole defines model for A2ALegacyRole.
+type A2ALegacyRole string
+
+// A2ALegacySecurityScheme defines model for A2ALegacySecurityScheme.
+type A2ALegacySecurityScheme struct {
+	BearerFormat *string `json:"bearerFormat,omitempty"`
+	Description  *string `json:"description,omitempty"`
+	Scheme       *string `json:"scheme,omitempty"`
+
+	// Type `http`.
+	Type string `json:"type"`
+}
+
+// A2ALegacyTask A task of A2A 0.3 (`kind` is `task`).
+type A2ALegacyTask struct {
+	Artifacts *[]A2ALegacyArtifact    `json:"artifacts,omitempty"`
+	ContextId string                  `json:"contextId"`
+	History   *[]A2ALegacyMessage     `json:"history,omitempty"`
+	Id        string                  `json:"id"`
+	Kind      string                  `json:"kind"`
+	Metadata  *map[string]interface{} `json:"metadata,omitempty"`
+	Status    A2ALegacyTaskStatus     `json:"status"`
+}
+
+// A2ALegacyTaskArtifactUpdateEvent A fragment of the reply in A2A 0.3 (`kind` is `artifact-update`).
+type A2ALegacyTaskArtifactUpdateEvent struct {
+	Append    *bool                   `json:"append,omitempty"`
+	Artifact  A2ALegacyArtifact       `json:"artifact"`
+	ContextId string                  `json:"contextId"`
+	Kind      string                  `json:"kind"`
+	LastChunk *bool                   `json:"lastChunk,omitempty"`
+	Metadata  *map[string]interface{} `json:"metadata,omitempty"`
+	TaskId    string                  `json:"taskId"`
+}
+
+// A2ALegacyTaskQueryParams The params of `tasks/get` (A2A 0.3).
+type A2ALegacyTaskQueryParams struct {
+	HistoryLength *int                    `json:"historyLength,omitempty"`
+	Id            string                  `json:"id"`
+	Metadata      *map[string]interface{} `json:"metadata,omitempty"`
+}
+
+// A2ALegacyTaskState defines model for A2ALegacyTaskState.
+type A2ALegacyTaskState string
+
+// A2ALegacyTaskStatus defines model for A2ALegacyTaskStatus.
+type A2ALegacyTaskStatus struct {
+	// Message A message of A2A 0.3 (`kind` is `message`).
+	Message   *A2ALegacyMessage  `json:"message,omitempty"`
+	State     A2ALegacyTaskState `json:"state"`
+	Timestamp *time.Time         `json:"timestamp,omitempty"`
+}
+
+// A2ALegacyTaskStatusUpdateEvent A status update of A2A 0.3 (`kind` is `status-update`; `final` ends the stream).
+type A2ALegacyTaskStatusUpdateEvent struct {
+	ContextId string                  `json:"contextId"`
+	Final     bool                    `json:"final"`
+	Kind      string                  `json:"kind"`
+	Metadata  *map[string]interface{} `json:"metadata,omitempty"`
+	Status    A2ALegacyTaskStatus     `json:"status"`
+	TaskId    string                  `json:"taskId"`
+}
+
+// A2AMessage A message of the A2A protocol 1.0; agentd reads its text parts.
+type A2AMessage struct {
+	ContextId        *string                 `json:"contextId,omitempty"`
+	Extensions       *[]string               `json:"extensions,omitempty"`
+	MessageId        string                  `json:"messageId"`
+	Metadata         *map[string]interface{} `json:"metadata,omitempty"`
+	Parts            []A2APart               `json:"parts"`
+	ReferenceTaskIds *[]string               `json:"referenceTaskIds,omitempty"`
+	Role             A2ARole                 `json:"role"`
+	TaskId           *string                 `json:"taskId,omitempty"`
+}
+
+// A2APart One part of a message or artifact, with one of `text`, `raw`, `url` or `data`.
+type A2APart struct {
+	// Data Any JSON value.
+	Data      interface{}             `json:"data,omitempty"`
+	Filename  *string                 `json:"filename,omitempty"`
+	MediaType *string                 `json:"mediaType,omitempty"`
+	Metadata  *map[string]interface{} `json:"metadata,omitempty"`
+	Raw       *[]byte                 `json:"raw,omitempty"`
+	Text      *string                 `json:"text,omitempty"`
+	Url       *string                 `json:"url,omitempty"`
+}
+
+// A2ARole defines model for A2ARole.
+type A2ARole string
+
+// A2ASecurityRequirement defines model for A2ASecurityRequirement.
+type A2ASecurityRequirement struct {
+	Schemes *map[string]A2AStringList `json:"schemes,omitempty"`
+}
+
+// A2ASecurityScheme defines model for A2ASecurityScheme.
+type A2ASecurityScheme struct {
+	HttpAuthSecurityScheme *A2AHTTPAuthSecurityScheme `json:"httpAuthSecurityScheme,omitempty"`
+}
+
+// A2ASendMessageConfiguration How to answer. `historyLength` bounds the task's `history` in the
+// answer (0 leaves it out); the answer always waits for the reply
+// (`returnImmediately` is not honoured); push notifications are not
+// supported.
+type A2ASendMessageConfiguration struct {
+	AcceptedOutputModes        *[]string               `json:"acceptedOutputModes,omitempty"`
+	HistoryLength              *int                    `json:"historyLength,omitempty"`
+	ReturnImmediately          *bool                   `json:"returnImmediately,omitempty"`
+	TaskPushNotificationConfig *map[string]interface{} `json:"taskPushNotificationConfig,omitempty"`
+}
+
+// A2ASendMessageRequest The params of `SendMessage` and `SendStreamingMessage` (A2A 1.0).
+type A2ASendMessageRequest struct {
+	// Configuration How to answer. `historyLength` bounds the task's `history` in the
+	// answer (0 leaves it out); the answer always waits for the reply
+	// (`returnImmediately` is not honoured); push notifications are not
+	// supported.
+	Configuration *A2ASendMessageConfiguration `json:"configuration,omitempty"`
+
+	// Message A message of the A2A protocol 1.0; agentd reads its text parts.
+	Message  A2AMessage              `json:"message"`
+	Metadata *map[string]interface{} `json:"metadata,omitempty"`
+	Tenant   *string                 `json:"tenant,omitempty"`
+}
+
+// A2ASendMessageResponse The result of `SendMessage`; agentd always answers a `task`.
+type A2ASendMessageResponse struct {
+	// Message A message of the A2A protocol 1.0; agentd reads its text parts.
+	Message *A2AMessage `json:"message,omitempty"`
+
+	// Task One message to the agent and its reply (A2A 1.0). `id` is `task_` and
+	// a time-sortable id; the artifact `reply` holds the reply text;
+	// `history` the user message and the reply.
+	Task *A2ATask `json:"task,omitempty"`
+}
+
+// A2AStreamResponse One event of `SendStreamingMessage`, exactly one of its members.
+type A2AStreamResponse struct {
+	// ArtifactUpdate A fragment of the reply; `append` is true after the first, `lastChunk` on the last.
+	ArtifactUpdate *A2ATaskArtifactUpdateEvent `json:"artifactUpdate,omitempty"`
+
+	// Message A message of the A2A protocol 1.0; agentd reads its text parts.
+	Message      *A2AMessage               `json:"message,omitempty"`
+	StatusUpdate *A2ATaskStatusUpdateEvent `json:"statusUpdate,omitempty"`
+
+	// Task One message to the agent and its reply (A2A 1.0). `id` is `task_` and
+	// a time-sortable id; the artifact `reply` holds the reply text;
+	// `history` the user message and the reply.
+	Task *A2ATask `json:"task,omitempty"`
+}
+
+// A2AStringList defines model for A2AStringList.
+type A2AStringList struct {
+	List *[]string `json:"list,omitempty"`
+}
+
+// A2ATask One message to the agent and its reply (A2A 1.0). `id` is `task_` and
+// a time-sortable id; the artifact `reply` holds the reply text;
+// `history` the user message and the reply.
+type A2ATask struct {
+	Artifacts *[]A2AArtifact          `json:"artifacts,omitempty"`
+	ContextId *string                 `json:"contextId,omitempty"`
+	History   *[]A2AMessage           `json:"history,omitempty"`
+	Id        string                  `json:"id"`
+	Metadata  *map[string]interface{} `json:"metadata,omitempty"`
+	Status    A2ATaskStatus           `json:"status"`
+}
+
+// A2ATaskArtifactUpdateEvent A fragment of the reply; `append` is true after the first, `lastChunk` on the last.
+type A2ATaskArtifactUpdateEvent struct {
+	Append    *bool                   `json:"append,omitempty"`
+	Artifact  A2AArtifact             `json:"artifact"`
+	ContextId string                  `json:"contextId"`
+	LastChunk *bool                   `json:"lastChunk,omitempty"`
+	Metadata  *map[string]interface{} `json:"metadata,omitempty"`
+	TaskId    string                  `json:"taskId"`
+}
+
+// A2ATaskState A task's state; agentd's tasks are `TASK_STATE_WORKING`, then `TASK_STATE_COMPLETED` or `TASK_STATE_FAILED`.
+type A2ATaskState string
+
+// A2ATaskStatus defines model for A2ATaskStatus.
+type A2ATaskStatus struct {
+	// Message A message of the A2A protocol 1.0; agentd reads its text parts.
+	Message *A2AMessage `json:"message,omitempty"`
+
+	// State A task's state; agentd's tasks are `TASK_STATE_WORKING`, then `TASK_STATE_COMPLETED` or `TASK_STATE_FAILED`.
+	State     A2ATaskState `json:"state"`
+	Timestamp *time.Time   `json:"timestamp,omitempty"`
+}
+
+// A2ATaskStatusUpdateEvent defines model for A2ATaskStatusUpdateEvent.
+type A2ATaskStatusUpdateEvent struct {
+	ContextId string                  `json:"contextId"`
+	Metadata  *map[string]interface{} `json:"metadata,omitempty"`
+	Status    A2ATaskStatus           `json:"status"`
+	TaskId    string                  `json:"taskId"`
 }
 
 // Action defines model for Action.
@@ -1942,6 +2445,9 @@ type WebhookWithSecret struct {
 	Url       string    `json:"url"`
 }
 
+// A2AVersion defines model for A2AVersion.
+type A2AVersion = string
+
 // AgentId defines model for AgentId.
 type AgentId = string
 
@@ -2055,6 +2561,23 @@ type UpdateAgentParams struct {
 	// otherwise nothing changes and the answer is 412
 	// `PRECONDITION_FAILED`. The check and the change are one transaction.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
+
+// CallA2AParams defines parameters for CallA2A.
+type CallA2AParams struct {
+	// A2AVersion The A2A protocol version of the request (`1.0`, or `0.3`; none means 0.3, as the protocol says).
+	A2AVersion *A2AVersion `json:"A2A-Version,omitempty"`
+}
+
+// GetA2AAgentCardParams defines parameters for GetA2AAgentCard.
+type GetA2AAgentCardParams struct {
+	// A2AVersion The A2A protocol version of the request (`1.0`, or `0.3`; none means 0.3, as the protocol says).
+	A2AVersion *A2AVersion `json:"A2A-Version,omitempty"`
+}
+
+// GetA2AAgentCard200JSONResponseBody defines parameters for GetA2AAgentCard.
+type GetA2AAgentCard200JSONResponseBody struct {
+	union json.RawMessage
 }
 
 // GetAgentAnalyticsParams defines parameters for GetAgentAnalytics.
@@ -2174,6 +2697,9 @@ type CreateAgentJSONRequestBody = AgentCreateRequest
 
 // UpdateAgentJSONRequestBody defines body for UpdateAgent for application/json ContentType.
 type UpdateAgentJSONRequestBody = AgentUpdateRequest
+
+// CallA2AJSONRequestBody defines body for CallA2A for application/json ContentType.
+type CallA2AJSONRequestBody = A2AJsonRpcRequest
 
 // PreviewContextJSONRequestBody defines body for PreviewContext for application/json ContentType.
 type PreviewContextJSONRequestBody = MessageRequest
@@ -3581,6 +4107,234 @@ func (a TwitterSettings) MarshalJSON() ([]byte, error) {
 	return json.Marshal(object)
 }
 
+// AsA2AJsonRpcResponseId0 returns the union data inside the A2AJsonRpcResponse_Id as a A2AJsonRpcResponseId0
+func (t A2AJsonRpcResponse_Id) AsA2AJsonRpcResponseId0() (A2AJsonRpcResponseId0, error) {
+	var body A2AJsonRpcResponseId0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromA2AJsonRpcResponseId0 overwrites any union data inside the A2AJsonRpcResponse_Id as the provided A2AJsonRpcResponseId0
+func (t *A2AJsonRpcResponse_Id) FromA2AJsonRpcResponseId0(v A2AJsonRpcResponseId0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeA2AJsonRpcResponseId0 performs a merge with any union data inside the A2AJsonRpcResponse_Id, using the provided A2AJsonRpcResponseId0
+func (t *A2AJsonRpcResponse_Id) MergeA2AJsonRpcResponseId0(v A2AJsonRpcResponseId0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsA2AJsonRpcResponseId1 returns the union data inside the A2AJsonRpcResponse_Id as a A2AJsonRpcResponseId1
+func (t A2AJsonRpcResponse_Id) AsA2AJsonRpcResponseId1() (A2AJsonRpcResponseId1, error) {
+	var body A2AJsonRpcResponseId1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromA2AJsonRpcResponseId1 overwrites any union data inside the A2AJsonRpcResponse_Id as the provided A2AJsonRpcResponseId1
+func (t *A2AJsonRpcResponse_Id) FromA2AJsonRpcResponseId1(v A2AJsonRpcResponseId1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeA2AJsonRpcResponseId1 performs a merge with any union data inside the A2AJsonRpcResponse_Id, using the provided A2AJsonRpcResponseId1
+func (t *A2AJsonRpcResponse_Id) MergeA2AJsonRpcResponseId1(v A2AJsonRpcResponseId1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t A2AJsonRpcResponse_Id) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *A2AJsonRpcResponse_Id) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsA2ASendMessageResponse returns the union data inside the A2AJsonRpcResponse_Result as a A2ASendMessageResponse
+func (t A2AJsonRpcResponse_Result) AsA2ASendMessageResponse() (A2ASendMessageResponse, error) {
+	var body A2ASendMessageResponse
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromA2ASendMessageResponse overwrites any union data inside the A2AJsonRpcResponse_Result as the provided A2ASendMessageResponse
+func (t *A2AJsonRpcResponse_Result) FromA2ASendMessageResponse(v A2ASendMessageResponse) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeA2ASendMessageResponse performs a merge with any union data inside the A2AJsonRpcResponse_Result, using the provided A2ASendMessageResponse
+func (t *A2AJsonRpcResponse_Result) MergeA2ASendMessageResponse(v A2ASendMessageResponse) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsA2ATask returns the union data inside the A2AJsonRpcResponse_Result as a A2ATask
+func (t A2AJsonRpcResponse_Result) AsA2ATask() (A2ATask, error) {
+	var body A2ATask
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromA2ATask overwrites any union data inside the A2AJsonRpcResponse_Result as the provided A2ATask
+func (t *A2AJsonRpcResponse_Result) FromA2ATask(v A2ATask) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeA2ATask performs a merge with any union data inside the A2AJsonRpcResponse_Result, using the provided A2ATask
+func (t *A2AJsonRpcResponse_Result) MergeA2ATask(v A2ATask) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsA2AStreamResponse returns the union data inside the A2AJsonRpcResponse_Result as a A2AStreamResponse
+func (t A2AJsonRpcResponse_Result) AsA2AStreamResponse() (A2AStreamResponse, error) {
+	var body A2AStreamResponse
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromA2AStreamResponse overwrites any union data inside the A2AJsonRpcResponse_Result as the provided A2AStreamResponse
+func (t *A2AJsonRpcResponse_Result) FromA2AStreamResponse(v A2AStreamResponse) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeA2AStreamResponse performs a merge with any union data inside the A2AJsonRpcResponse_Result, using the provided A2AStreamResponse
+func (t *A2AJsonRpcResponse_Result) MergeA2AStreamResponse(v A2AStreamResponse) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsA2ALegacyTask returns the union data inside the A2AJsonRpcResponse_Result as a A2ALegacyTask
+func (t A2AJsonRpcResponse_Result) AsA2ALegacyTask() (A2ALegacyTask, error) {
+	var body A2ALegacyTask
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromA2ALegacyTask overwrites any union data inside the A2AJsonRpcResponse_Result as the provided A2ALegacyTask
+func (t *A2AJsonRpcResponse_Result) FromA2ALegacyTask(v A2ALegacyTask) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeA2ALegacyTask performs a merge with any union data inside the A2AJsonRpcResponse_Result, using the provided A2ALegacyTask
+func (t *A2AJsonRpcResponse_Result) MergeA2ALegacyTask(v A2ALegacyTask) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsA2ALegacyTaskStatusUpdateEvent returns the union data inside the A2AJsonRpcResponse_Result as a A2ALegacyTaskStatusUpdateEvent
+func (t A2AJsonRpcResponse_Result) AsA2ALegacyTaskStatusUpdateEvent() (A2ALegacyTaskStatusUpdateEvent, error) {
+	var body A2ALegacyTaskStatusUpdateEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromA2ALegacyTaskStatusUpdateEvent overwrites any union data inside the A2AJsonRpcResponse_Result as the provided A2ALegacyTaskStatusUpdateEvent
+func (t *A2AJsonRpcResponse_Result) FromA2ALegacyTaskStatusUpdateEvent(v A2ALegacyTaskStatusUpdateEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeA2ALegacyTaskStatusUpdateEvent performs a merge with any union data inside the A2AJsonRpcResponse_Result, using the provided A2ALegacyTaskStatusUpdateEvent
+func (t *A2AJsonRpcResponse_Result) MergeA2ALegacyTaskStatusUpdateEvent(v A2ALegacyTaskStatusUpdateEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsA2ALegacyTaskArtifactUpdateEvent returns the union data inside the A2AJsonRpcResponse_Result as a A2ALegacyTaskArtifactUpdateEvent
+func (t A2AJsonRpcResponse_Result) AsA2ALegacyTaskArtifactUpdateEvent() (A2ALegacyTaskArtifactUpdateEvent, error) {
+	var body A2ALegacyTaskArtifactUpdateEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromA2ALegacyTaskArtifactUpdateEvent overwrites any union data inside the A2AJsonRpcResponse_Result as the provided A2ALegacyTaskArtifactUpdateEvent
+func (t *A2AJsonRpcResponse_Result) FromA2ALegacyTaskArtifactUpdateEvent(v A2ALegacyTaskArtifactUpdateEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeA2ALegacyTaskArtifactUpdateEvent performs a merge with any union data inside the A2AJsonRpcResponse_Result, using the provided A2ALegacyTaskArtifactUpdateEvent
+func (t *A2AJsonRpcResponse_Result) MergeA2ALegacyTaskArtifactUpdateEvent(v A2ALegacyTaskArtifactUpdateEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t A2AJsonRpcResponse_Result) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *A2AJsonRpcResponse_Result) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // AsStatement returns the union data inside the BioInput as a Statement
 func (t BioInput) AsStatement() (Statement, error) {
 	var body Statement
@@ -4064,6 +4818,68 @@ func (t *StreamEvent) UnmarshalJSON(b []byte) error {
 	return err
 }
 
+// AsA2AAgentCard returns the union data inside the GetA2AAgentCard200JSONResponseBody as a A2AAgentCard
+func (t GetA2AAgentCard200JSONResponseBody) AsA2AAgentCard() (A2AAgentCard, error) {
+	var body A2AAgentCard
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromA2AAgentCard overwrites any union data inside the GetA2AAgentCard200JSONResponseBody as the provided A2AAgentCard
+func (t *GetA2AAgentCard200JSONResponseBody) FromA2AAgentCard(v A2AAgentCard) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeA2AAgentCard performs a merge with any union data inside the GetA2AAgentCard200JSONResponseBody, using the provided A2AAgentCard
+func (t *GetA2AAgentCard200JSONResponseBody) MergeA2AAgentCard(v A2AAgentCard) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsA2ALegacyAgentCard returns the union data inside the GetA2AAgentCard200JSONResponseBody as a A2ALegacyAgentCard
+func (t GetA2AAgentCard200JSONResponseBody) AsA2ALegacyAgentCard() (A2ALegacyAgentCard, error) {
+	var body A2ALegacyAgentCard
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromA2ALegacyAgentCard overwrites any union data inside the GetA2AAgentCard200JSONResponseBody as the provided A2ALegacyAgentCard
+func (t *GetA2AAgentCard200JSONResponseBody) FromA2ALegacyAgentCard(v A2ALegacyAgentCard) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeA2ALegacyAgentCard performs a merge with any union data inside the GetA2AAgentCard200JSONResponseBody, using the provided A2ALegacyAgentCard
+func (t *GetA2AAgentCard200JSONResponseBody) MergeA2ALegacyAgentCard(v A2ALegacyAgentCard) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t GetA2AAgentCard200JSONResponseBody) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *GetA2AAgentCard200JSONResponseBody) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
 
@@ -4213,6 +5029,111 @@ type ClientInterface interface {
 	//
 	// Corresponds with PATCH /agents/{agentId} (the `UpdateAgent` operationId).
 	UpdateAgent(ctx context.Context, agentId AgentId, params *UpdateAgentParams, body UpdateAgentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CallA2AWithBody A2A JSON-RPC (SendMessage, SendStreamingMessage, GetTask)
+	//
+	// The agent as an A2A server (Agent2Agent protocol 1.0, JSON-RPC
+	// binding). Request and answer follow JSON-RPC 2.0 and the A2A
+	// protocol's shapes, not the envelope.
+	//
+	// Methods: `SendMessage` (answers `{task}`: a Task in state
+	// `TASK_STATE_COMPLETED`, or `TASK_STATE_FAILED` with the reason as its
+	// status message, whose artifact holds the reply text and whose history
+	// holds the user message and the reply), `SendStreamingMessage`
+	// (server-sent events, each `data:` a JSON-RPC response whose result is
+	// a StreamResponse: the Task in `TASK_STATE_WORKING`, `artifactUpdate`s
+	// carrying the reply's fragments in order, the last with `lastChunk`,
+	// then a `statusUpdate` to `TASK_STATE_COMPLETED` or
+	// `TASK_STATE_FAILED`), and `GetTask` (the task, for 24 hours after it
+	// last changed). The 0.3 methods `message/send`, `message/stream` and
+	// `tasks/get` are answered in the 0.3 shapes (`kind`, lowercase states,
+	// `final` on the last status update).
+	//
+	// A message's `contextId` (at most 128 printable characters) is its
+	// conversation: the room `a2a:<contextId>` of the agent, with the
+	// history, analytics, webhooks, tools and concurrency cap of Send
+	// Message; without one the server makes one and returns it. Only text
+	// parts (and data parts, read as JSON text) are taken. Every call
+	// counts against the agent's Send Message limit.
+	//
+	// Errors of the key, the limits, the media type and the body size come
+	// before JSON-RPC, as the envelope with their statuses. Everything
+	// after is a JSON-RPC error answered with 200: `-32700` (not JSON),
+	// `-32600` (not a request), `-32601` (unknown method), `-32602` (bad
+	// params, bad text), `-32001` (task not found), `-32004` (a message to
+	// an existing task), `-32005` (no text part), `-32009` (an
+	// `A2A-Version` other than 1.0 and 0.3), `-32603` (internal), and
+	// `-32000` for agentd's own refusals, named by `error.data`
+	// (`AGENT_NOT_FOUND` for another account's agent,
+	// `RATE_LIMIT_EXCEEDED` for the concurrency cap, `AGENT_UNAVAILABLE`,
+	// `MODEL_ERROR`).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /agents/{agentId}/a2a (the `CallA2A` operationId).
+	CallA2AWithBody(ctx context.Context, agentId AgentId, params *CallA2AParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CallA2A A2A JSON-RPC (SendMessage, SendStreamingMessage, GetTask)
+	//
+	// The agent as an A2A server (Agent2Agent protocol 1.0, JSON-RPC
+	// binding). Request and answer follow JSON-RPC 2.0 and the A2A
+	// protocol's shapes, not the envelope.
+	//
+	// Methods: `SendMessage` (answers `{task}`: a Task in state
+	// `TASK_STATE_COMPLETED`, or `TASK_STATE_FAILED` with the reason as its
+	// status message, whose artifact holds the reply text and whose history
+	// holds the user message and the reply), `SendStreamingMessage`
+	// (server-sent events, each `data:` a JSON-RPC response whose result is
+	// a StreamResponse: the Task in `TASK_STATE_WORKING`, `artifactUpdate`s
+	// carrying the reply's fragments in order, the last with `lastChunk`,
+	// then a `statusUpdate` to `TASK_STATE_COMPLETED` or
+	// `TASK_STATE_FAILED`), and `GetTask` (the task, for 24 hours after it
+	// last changed). The 0.3 methods `message/send`, `message/stream` and
+	// `tasks/get` are answered in the 0.3 shapes (`kind`, lowercase states,
+	// `final` on the last status update).
+	//
+	// A message's `contextId` (at most 128 printable characters) is its
+	// conversation: the room `a2a:<contextId>` of the agent, with the
+	// history, analytics, webhooks, tools and concurrency cap of Send
+	// Message; without one the server makes one and returns it. Only text
+	// parts (and data parts, read as JSON text) are taken. Every call
+	// counts against the agent's Send Message limit.
+	//
+	// Errors of the key, the limits, the media type and the body size come
+	// before JSON-RPC, as the envelope with their statuses. Everything
+	// after is a JSON-RPC error answered with 200: `-32700` (not JSON),
+	// `-32600` (not a request), `-32601` (unknown method), `-32602` (bad
+	// params, bad text), `-32001` (task not found), `-32004` (a message to
+	// an existing task), `-32005` (no text part), `-32009` (an
+	// `A2A-Version` other than 1.0 and 0.3), `-32603` (internal), and
+	// `-32000` for agentd's own refusals, named by `error.data`
+	// (`AGENT_NOT_FOUND` for another account's agent,
+	// `RATE_LIMIT_EXCEEDED` for the concurrency cap, `AGENT_UNAVAILABLE`,
+	// `MODEL_ERROR`).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /agents/{agentId}/a2a (the `CallA2A` operationId).
+	CallA2A(ctx context.Context, agentId AgentId, params *CallA2AParams, body CallA2AJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetA2AAgentCard Get A2A Agent Card
+	//
+	// The agent's A2A agent card (Agent2Agent protocol), in the protocol's
+	// own shape, not the envelope: `name`, `description` (from `bio`),
+	// `skills` (a `chat` skill, then one per character action), the
+	// streaming capability, the bearer security scheme (an agentd API key)
+	// and the agent's JSON-RPC URL, `{base_url}/agents/{agentId}/a2a`.
+	// Like every endpoint it needs the API key; another account's agent is
+	// 404 `AGENT_NOT_FOUND` in the envelope.
+	//
+	// The card's version follows the `A2A-Version` header, as the protocol
+	// asks: `1.0` (what A2A 1.0 clients send) answers the 1.0 card
+	// (`supportedInterfaces` listing the JSON-RPC URL for protocol 1.0 and
+	// 0.3); no header, or `0.3`, answers the 0.3 card (`url`,
+	// `preferredTransport`, `protocolVersion`).
+	//
+	// Corresponds with GET /agents/{agentId}/a2a/.well-known/agent-card.json (the `GetA2AAgentCard` operationId).
+	GetA2AAgentCard(ctx context.Context, agentId AgentId, params *GetA2AAgentCardParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetAgentAnalytics Agent Analytics
 	//
@@ -4746,6 +5667,141 @@ func (c *Client) UpdateAgentWithBody(ctx context.Context, agentId AgentId, param
 // Corresponds with PATCH /agents/{agentId} (the `UpdateAgent` operationId).
 func (c *Client) UpdateAgent(ctx context.Context, agentId AgentId, params *UpdateAgentParams, body UpdateAgentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdateAgentRequest(c.Server, agentId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CallA2AWithBody A2A JSON-RPC (SendMessage, SendStreamingMessage, GetTask)
+//
+// The agent as an A2A server (Agent2Agent protocol 1.0, JSON-RPC
+// binding). Request and answer follow JSON-RPC 2.0 and the A2A
+// protocol's shapes, not the envelope.
+//
+// Methods: `SendMessage` (answers `{task}`: a Task in state
+// `TASK_STATE_COMPLETED`, or `TASK_STATE_FAILED` with the reason as its
+// status message, whose artifact holds the reply text and whose history
+// holds the user message and the reply), `SendStreamingMessage`
+// (server-sent events, each `data:` a JSON-RPC response whose result is
+// a StreamResponse: the Task in `TASK_STATE_WORKING`, `artifactUpdate`s
+// carrying the reply's fragments in order, the last with `lastChunk`,
+// then a `statusUpdate` to `TASK_STATE_COMPLETED` or
+// `TASK_STATE_FAILED`), and `GetTask` (the task, for 24 hours after it
+// last changed). The 0.3 methods `message/send`, `message/stream` and
+// `tasks/get` are answered in the 0.3 shapes (`kind`, lowercase states,
+// `final` on the last status update).
+//
+// A message's `contextId` (at most 128 printable characters) is its
+// conversation: the room `a2a:<contextId>` of the agent, with the
+// history, analytics, webhooks, tools and concurrency cap of Send
+// Message; without one the server makes one and returns it. Only text
+// parts (and data parts, read as JSON text) are taken. Every call
+// counts against the agent's Send Message limit.
+//
+// Errors of the key, the limits, the media type and the body size come
+// before JSON-RPC, as the envelope with their statuses. Everything
+// after is a JSON-RPC error answered with 200: `-32700` (not JSON),
+// `-32600` (not a request), `-32601` (unknown method), `-32602` (bad
+// params, bad text), `-32001` (task not found), `-32004` (a message to
+// an existing task), `-32005` (no text part), `-32009` (an
+// `A2A-Version` other than 1.0 and 0.3), `-32603` (internal), and
+// `-32000` for agentd's own refusals, named by `error.data`
+// (`AGENT_NOT_FOUND` for another account's agent,
+// `RATE_LIMIT_EXCEEDED` for the concurrency cap, `AGENT_UNAVAILABLE`,
+// `MODEL_ERROR`).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /agents/{agentId}/a2a (the `CallA2A` operationId).
+func (c *Client) CallA2AWithBody(ctx context.Context, agentId AgentId, params *CallA2AParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCallA2ARequestWithBody(c.Server, agentId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CallA2A A2A JSON-RPC (SendMessage, SendStreamingMessage, GetTask)
+//
+// The agent as an A2A server (Agent2Agent protocol 1.0, JSON-RPC
+// binding). Request and answer follow JSON-RPC 2.0 and the A2A
+// protocol's shapes, not the envelope.
+//
+// Methods: `SendMessage` (answers `{task}`: a Task in state
+// `TASK_STATE_COMPLETED`, or `TASK_STATE_FAILED` with the reason as its
+// status message, whose artifact holds the reply text and whose history
+// holds the user message and the reply), `SendStreamingMessage`
+// (server-sent events, each `data:` a JSON-RPC response whose result is
+// a StreamResponse: the Task in `TASK_STATE_WORKING`, `artifactUpdate`s
+// carrying the reply's fragments in order, the last with `lastChunk`,
+// then a `statusUpdate` to `TASK_STATE_COMPLETED` or
+// `TASK_STATE_FAILED`), and `GetTask` (the task, for 24 hours after it
+// last changed). The 0.3 methods `message/send`, `message/stream` and
+// `tasks/get` are answered in the 0.3 shapes (`kind`, lowercase states,
+// `final` on the last status update).
+//
+// A message's `contextId` (at most 128 printable characters) is its
+// conversation: the room `a2a:<contextId>` of the agent, with the
+// history, analytics, webhooks, tools and concurrency cap of Send
+// Message; without one the server makes one and returns it. Only text
+// parts (and data parts, read as JSON text) are taken. Every call
+// counts against the agent's Send Message limit.
+//
+// Errors of the key, the limits, the media type and the body size come
+// before JSON-RPC, as the envelope with their statuses. Everything
+// after is a JSON-RPC error answered with 200: `-32700` (not JSON),
+// `-32600` (not a request), `-32601` (unknown method), `-32602` (bad
+// params, bad text), `-32001` (task not found), `-32004` (a message to
+// an existing task), `-32005` (no text part), `-32009` (an
+// `A2A-Version` other than 1.0 and 0.3), `-32603` (internal), and
+// `-32000` for agentd's own refusals, named by `error.data`
+// (`AGENT_NOT_FOUND` for another account's agent,
+// `RATE_LIMIT_EXCEEDED` for the concurrency cap, `AGENT_UNAVAILABLE`,
+// `MODEL_ERROR`).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /agents/{agentId}/a2a (the `CallA2A` operationId).
+func (c *Client) CallA2A(ctx context.Context, agentId AgentId, params *CallA2AParams, body CallA2AJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCallA2ARequest(c.Server, agentId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetA2AAgentCard Get A2A Agent Card
+//
+// The agent's A2A agent card (Agent2Agent protocol), in the protocol's
+// own shape, not the envelope: `name`, `description` (from `bio`),
+// `skills` (a `chat` skill, then one per character action), the
+// streaming capability, the bearer security scheme (an agentd API key)
+// and the agent's JSON-RPC URL, `{base_url}/agents/{agentId}/a2a`.
+// Like every endpoint it needs the API key; another account's agent is
+// 404 `AGENT_NOT_FOUND` in the envelope.
+//
+// The card's version follows the `A2A-Version` header, as the protocol
+// asks: `1.0` (what A2A 1.0 clients send) answers the 1.0 card
+// (`supportedInterfaces` listing the JSON-RPC URL for protocol 1.0 and
+// 0.3); no header, or `0.3`, answers the 0.3 card (`url`,
+// `preferredTransport`, `protocolVersion`).
+//
+// Corresponds with GET /agents/{agentId}/a2a/.well-known/agent-card.json (the `GetA2AAgentCard` operationId).
+func (c *Client) GetA2AAgentCard(ctx context.Context, agentId AgentId, params *GetA2AAgentCardParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetA2AAgentCardRequest(c.Server, agentId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5796,6 +6852,117 @@ func NewUpdateAgentRequestWithBody(server string, agentId AgentId, params *Updat
 			}
 
 			req.Header.Set("If-Match", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewCallA2ARequest calls the generic CallA2A builder with application/json body
+func NewCallA2ARequest(server string, agentId AgentId, params *CallA2AParams, body CallA2AJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCallA2ARequestWithBody(server, agentId, params, "application/json", bodyReader)
+}
+
+// NewCallA2ARequestWithBody constructs an http.Request for the CallA2A method, with any body, and a specified content type
+func NewCallA2ARequestWithBody(server string, agentId AgentId, params *CallA2AParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "agentId", agentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/agents/%s/a2a", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.A2AVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "A2A-Version", *params.A2AVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("A2A-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetA2AAgentCardRequest constructs an http.Request for the GetA2AAgentCard method
+func NewGetA2AAgentCardRequest(server string, agentId AgentId, params *GetA2AAgentCardParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "agentId", agentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/agents/%s/a2a/.well-known/agent-card.json", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.A2AVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "A2A-Version", *params.A2AVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("A2A-Version", headerParam0)
 		}
 
 	}
@@ -7409,6 +8576,113 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /agents/{agentId} (the `UpdateAgent` operationId).
 	UpdateAgentWithResponse(ctx context.Context, agentId AgentId, params *UpdateAgentParams, body UpdateAgentJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateAgentResponse, error)
 
+	// CallA2AWithBodyWithResponse A2A JSON-RPC (SendMessage, SendStreamingMessage, GetTask)
+	//
+	// The agent as an A2A server (Agent2Agent protocol 1.0, JSON-RPC
+	// binding). Request and answer follow JSON-RPC 2.0 and the A2A
+	// protocol's shapes, not the envelope.
+	//
+	// Methods: `SendMessage` (answers `{task}`: a Task in state
+	// `TASK_STATE_COMPLETED`, or `TASK_STATE_FAILED` with the reason as its
+	// status message, whose artifact holds the reply text and whose history
+	// holds the user message and the reply), `SendStreamingMessage`
+	// (server-sent events, each `data:` a JSON-RPC response whose result is
+	// a StreamResponse: the Task in `TASK_STATE_WORKING`, `artifactUpdate`s
+	// carrying the reply's fragments in order, the last with `lastChunk`,
+	// then a `statusUpdate` to `TASK_STATE_COMPLETED` or
+	// `TASK_STATE_FAILED`), and `GetTask` (the task, for 24 hours after it
+	// last changed). The 0.3 methods `message/send`, `message/stream` and
+	// `tasks/get` are answered in the 0.3 shapes (`kind`, lowercase states,
+	// `final` on the last status update).
+	//
+	// A message's `contextId` (at most 128 printable characters) is its
+	// conversation: the room `a2a:<contextId>` of the agent, with the
+	// history, analytics, webhooks, tools and concurrency cap of Send
+	// Message; without one the server makes one and returns it. Only text
+	// parts (and data parts, read as JSON text) are taken. Every call
+	// counts against the agent's Send Message limit.
+	//
+	// Errors of the key, the limits, the media type and the body size come
+	// before JSON-RPC, as the envelope with their statuses. Everything
+	// after is a JSON-RPC error answered with 200: `-32700` (not JSON),
+	// `-32600` (not a request), `-32601` (unknown method), `-32602` (bad
+	// params, bad text), `-32001` (task not found), `-32004` (a message to
+	// an existing task), `-32005` (no text part), `-32009` (an
+	// `A2A-Version` other than 1.0 and 0.3), `-32603` (internal), and
+	// `-32000` for agentd's own refusals, named by `error.data`
+	// (`AGENT_NOT_FOUND` for another account's agent,
+	// `RATE_LIMIT_EXCEEDED` for the concurrency cap, `AGENT_UNAVAILABLE`,
+	// `MODEL_ERROR`).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /agents/{agentId}/a2a (the `CallA2A` operationId).
+	CallA2AWithBodyWithResponse(ctx context.Context, agentId AgentId, params *CallA2AParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CallA2AResponse, error)
+
+	// CallA2AWithResponse A2A JSON-RPC (SendMessage, SendStreamingMessage, GetTask)
+	//
+	// The agent as an A2A server (Agent2Agent protocol 1.0, JSON-RPC
+	// binding). Request and answer follow JSON-RPC 2.0 and the A2A
+	// protocol's shapes, not the envelope.
+	//
+	// Methods: `SendMessage` (answers `{task}`: a Task in state
+	// `TASK_STATE_COMPLETED`, or `TASK_STATE_FAILED` with the reason as its
+	// status message, whose artifact holds the reply text and whose history
+	// holds the user message and the reply), `SendStreamingMessage`
+	// (server-sent events, each `data:` a JSON-RPC response whose result is
+	// a StreamResponse: the Task in `TASK_STATE_WORKING`, `artifactUpdate`s
+	// carrying the reply's fragments in order, the last with `lastChunk`,
+	// then a `statusUpdate` to `TASK_STATE_COMPLETED` or
+	// `TASK_STATE_FAILED`), and `GetTask` (the task, for 24 hours after it
+	// last changed). The 0.3 methods `message/send`, `message/stream` and
+	// `tasks/get` are answered in the 0.3 shapes (`kind`, lowercase states,
+	// `final` on the last status update).
+	//
+	// A message's `contextId` (at most 128 printable characters) is its
+	// conversation: the room `a2a:<contextId>` of the agent, with the
+	// history, analytics, webhooks, tools and concurrency cap of Send
+	// Message; without one the server makes one and returns it. Only text
+	// parts (and data parts, read as JSON text) are taken. Every call
+	// counts against the agent's Send Message limit.
+	//
+	// Errors of the key, the limits, the media type and the body size come
+	// before JSON-RPC, as the envelope with their statuses. Everything
+	// after is a JSON-RPC error answered with 200: `-32700` (not JSON),
+	// `-32600` (not a request), `-32601` (unknown method), `-32602` (bad
+	// params, bad text), `-32001` (task not found), `-32004` (a message to
+	// an existing task), `-32005` (no text part), `-32009` (an
+	// `A2A-Version` other than 1.0 and 0.3), `-32603` (internal), and
+	// `-32000` for agentd's own refusals, named by `error.data`
+	// (`AGENT_NOT_FOUND` for another account's agent,
+	// `RATE_LIMIT_EXCEEDED` for the concurrency cap, `AGENT_UNAVAILABLE`,
+	// `MODEL_ERROR`).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /agents/{agentId}/a2a (the `CallA2A` operationId).
+	CallA2AWithResponse(ctx context.Context, agentId AgentId, params *CallA2AParams, body CallA2AJSONRequestBody, reqEditors ...RequestEditorFn) (*CallA2AResponse, error)
+
+	// GetA2AAgentCardWithResponse Get A2A Agent Card
+	//
+	// The agent's A2A agent card (Agent2Agent protocol), in the protocol's
+	// own shape, not the envelope: `name`, `description` (from `bio`),
+	// `skills` (a `chat` skill, then one per character action), the
+	// streaming capability, the bearer security scheme (an agentd API key)
+	// and the agent's JSON-RPC URL, `{base_url}/agents/{agentId}/a2a`.
+	// Like every endpoint it needs the API key; another account's agent is
+	// 404 `AGENT_NOT_FOUND` in the envelope.
+	//
+	// The card's version follows the `A2A-Version` header, as the protocol
+	// asks: `1.0` (what A2A 1.0 clients send) answers the 1.0 card
+	// (`supportedInterfaces` listing the JSON-RPC URL for protocol 1.0 and
+	// 0.3); no header, or `0.3`, answers the 0.3 card (`url`,
+	// `preferredTransport`, `protocolVersion`).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /agents/{agentId}/a2a/.well-known/agent-card.json (the `GetA2AAgentCard` operationId).
+	GetA2AAgentCardWithResponse(ctx context.Context, agentId AgentId, params *GetA2AAgentCardParams, reqEditors ...RequestEditorFn) (*GetA2AAgentCardResponse, error)
+
 	// GetAgentAnalyticsWithResponse Agent Analytics
 	//
 	// Usage figures of the agent over a range, from hourly rollups. Buckets
@@ -8670,6 +9944,318 @@ func (r UpdateAgentResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r UpdateAgentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CallA2AResponse200Headers the declared response headers of an HTTP 200 response for CallA2A
+type CallA2AResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CallA2AResponse400Headers the declared response headers of an HTTP 400 response for CallA2A
+type CallA2AResponse400Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CallA2AResponse403Headers the declared response headers of an HTTP 403 response for CallA2A
+type CallA2AResponse403Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CallA2AResponse413Headers the declared response headers of an HTTP 413 response for CallA2A
+type CallA2AResponse413Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CallA2AResponse415Headers the declared response headers of an HTTP 415 response for CallA2A
+type CallA2AResponse415Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CallA2AResponse429Headers the declared response headers of an HTTP 429 response for CallA2A
+type CallA2AResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CallA2AResponse500Headers the declared response headers of an HTTP 500 response for CallA2A
+type CallA2AResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type CallA2AResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *A2AJsonRpcResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CallA2AResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CallA2AResponse400Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CallA2AResponse403Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CallA2AResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *CallA2AResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CallA2AResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CallA2AResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CallA2AResponse) GetJSON200() *A2AJsonRpcResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CallA2AResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CallA2AResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CallA2AResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CallA2AResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CallA2AResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CallA2AResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CallA2AResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r CallA2AResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CallA2AResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CallA2AResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CallA2AResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetA2AAgentCardResponse200Headers the declared response headers of an HTTP 200 response for GetA2AAgentCard
+type GetA2AAgentCardResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// GetA2AAgentCardResponse400Headers the declared response headers of an HTTP 400 response for GetA2AAgentCard
+type GetA2AAgentCardResponse400Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// GetA2AAgentCardResponse404Headers the declared response headers of an HTTP 404 response for GetA2AAgentCard
+type GetA2AAgentCardResponse404Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// GetA2AAgentCardResponse429Headers the declared response headers of an HTTP 429 response for GetA2AAgentCard
+type GetA2AAgentCardResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// GetA2AAgentCardResponse500Headers the declared response headers of an HTTP 500 response for GetA2AAgentCard
+type GetA2AAgentCardResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type GetA2AAgentCardResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *GetA2AAgentCard200JSONResponseBody
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetA2AAgentCardResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetA2AAgentCardResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetA2AAgentCardResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetA2AAgentCardResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetA2AAgentCardResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetA2AAgentCardResponse) GetJSON200() *GetA2AAgentCard200JSONResponseBody {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetA2AAgentCardResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetA2AAgentCardResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetA2AAgentCardResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetA2AAgentCardResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetA2AAgentCardResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetA2AAgentCardResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetA2AAgentCardResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetA2AAgentCardResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetA2AAgentCardResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -13132,6 +14718,131 @@ func (c *ClientWithResponses) UpdateAgentWithResponse(ctx context.Context, agent
 	return ParseUpdateAgentResponse(rsp)
 }
 
+// CallA2AWithBodyWithResponse A2A JSON-RPC (SendMessage, SendStreamingMessage, GetTask)
+//
+// The agent as an A2A server (Agent2Agent protocol 1.0, JSON-RPC
+// binding). Request and answer follow JSON-RPC 2.0 and the A2A
+// protocol's shapes, not the envelope.
+//
+// Methods: `SendMessage` (answers `{task}`: a Task in state
+// `TASK_STATE_COMPLETED`, or `TASK_STATE_FAILED` with the reason as its
+// status message, whose artifact holds the reply text and whose history
+// holds the user message and the reply), `SendStreamingMessage`
+// (server-sent events, each `data:` a JSON-RPC response whose result is
+// a StreamResponse: the Task in `TASK_STATE_WORKING`, `artifactUpdate`s
+// carrying the reply's fragments in order, the last with `lastChunk`,
+// then a `statusUpdate` to `TASK_STATE_COMPLETED` or
+// `TASK_STATE_FAILED`), and `GetTask` (the task, for 24 hours after it
+// last changed). The 0.3 methods `message/send`, `message/stream` and
+// `tasks/get` are answered in the 0.3 shapes (`kind`, lowercase states,
+// `final` on the last status update).
+//
+// A message's `contextId` (at most 128 printable characters) is its
+// conversation: the room `a2a:<contextId>` of the agent, with the
+// history, analytics, webhooks, tools and concurrency cap of Send
+// Message; without one the server makes one and returns it. Only text
+// parts (and data parts, read as JSON text) are taken. Every call
+// counts against the agent's Send Message limit.
+//
+// Errors of the key, the limits, the media type and the body size come
+// before JSON-RPC, as the envelope with their statuses. Everything
+// after is a JSON-RPC error answered with 200: `-32700` (not JSON),
+// `-32600` (not a request), `-32601` (unknown method), `-32602` (bad
+// params, bad text), `-32001` (task not found), `-32004` (a message to
+// an existing task), `-32005` (no text part), `-32009` (an
+// `A2A-Version` other than 1.0 and 0.3), `-32603` (internal), and
+// `-32000` for agentd's own refusals, named by `error.data`
+// (`AGENT_NOT_FOUND` for another account's agent,
+// `RATE_LIMIT_EXCEEDED` for the concurrency cap, `AGENT_UNAVAILABLE`,
+// `MODEL_ERROR`).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /agents/{agentId}/a2a (the `CallA2A` operationId).
+func (c *ClientWithResponses) CallA2AWithBodyWithResponse(ctx context.Context, agentId AgentId, params *CallA2AParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CallA2AResponse, error) {
+	rsp, err := c.CallA2AWithBody(ctx, agentId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCallA2AResponse(rsp)
+}
+
+// CallA2AWithResponse A2A JSON-RPC (SendMessage, SendStreamingMessage, GetTask)
+//
+// The agent as an A2A server (Agent2Agent protocol 1.0, JSON-RPC
+// binding). Request and answer follow JSON-RPC 2.0 and the A2A
+// protocol's shapes, not the envelope.
+//
+// Methods: `SendMessage` (answers `{task}`: a Task in state
+// `TASK_STATE_COMPLETED`, or `TASK_STATE_FAILED` with the reason as its
+// status message, whose artifact holds the reply text and whose history
+// holds the user message and the reply), `SendStreamingMessage`
+// (server-sent events, each `data:` a JSON-RPC response whose result is
+// a StreamResponse: the Task in `TASK_STATE_WORKING`, `artifactUpdate`s
+// carrying the reply's fragments in order, the last with `lastChunk`,
+// then a `statusUpdate` to `TASK_STATE_COMPLETED` or
+// `TASK_STATE_FAILED`), and `GetTask` (the task, for 24 hours after it
+// last changed). The 0.3 methods `message/send`, `message/stream` and
+// `tasks/get` are answered in the 0.3 shapes (`kind`, lowercase states,
+// `final` on the last status update).
+//
+// A message's `contextId` (at most 128 printable characters) is its
+// conversation: the room `a2a:<contextId>` of the agent, with the
+// history, analytics, webhooks, tools and concurrency cap of Send
+// Message; without one the server makes one and returns it. Only text
+// parts (and data parts, read as JSON text) are taken. Every call
+// counts against the agent's Send Message limit.
+//
+// Errors of the key, the limits, the media type and the body size come
+// before JSON-RPC, as the envelope with their statuses. Everything
+// after is a JSON-RPC error answered with 200: `-32700` (not JSON),
+// `-32600` (not a request), `-32601` (unknown method), `-32602` (bad
+// params, bad text), `-32001` (task not found), `-32004` (a message to
+// an existing task), `-32005` (no text part), `-32009` (an
+// `A2A-Version` other than 1.0 and 0.3), `-32603` (internal), and
+// `-32000` for agentd's own refusals, named by `error.data`
+// (`AGENT_NOT_FOUND` for another account's agent,
+// `RATE_LIMIT_EXCEEDED` for the concurrency cap, `AGENT_UNAVAILABLE`,
+// `MODEL_ERROR`).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /agents/{agentId}/a2a (the `CallA2A` operationId).
+func (c *ClientWithResponses) CallA2AWithResponse(ctx context.Context, agentId AgentId, params *CallA2AParams, body CallA2AJSONRequestBody, reqEditors ...RequestEditorFn) (*CallA2AResponse, error) {
+	rsp, err := c.CallA2A(ctx, agentId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCallA2AResponse(rsp)
+}
+
+// GetA2AAgentCardWithResponse Get A2A Agent Card
+//
+// The agent's A2A agent card (Agent2Agent protocol), in the protocol's
+// own shape, not the envelope: `name`, `description` (from `bio`),
+// `skills` (a `chat` skill, then one per character action), the
+// streaming capability, the bearer security scheme (an agentd API key)
+// and the agent's JSON-RPC URL, `{base_url}/agents/{agentId}/a2a`.
+// Like every endpoint it needs the API key; another account's agent is
+// 404 `AGENT_NOT_FOUND` in the envelope.
+//
+// The card's version follows the `A2A-Version` header, as the protocol
+// asks: `1.0` (what A2A 1.0 clients send) answers the 1.0 card
+// (`supportedInterfaces` listing the JSON-RPC URL for protocol 1.0 and
+// 0.3); no header, or `0.3`, answers the 0.3 card (`url`,
+// `preferredTransport`, `protocolVersion`).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /agents/{agentId}/a2a/.well-known/agent-card.json (the `GetA2AAgentCard` operationId).
+func (c *ClientWithResponses) GetA2AAgentCardWithResponse(ctx context.Context, agentId AgentId, params *GetA2AAgentCardParams, reqEditors ...RequestEditorFn) (*GetA2AAgentCardResponse, error) {
+	rsp, err := c.GetA2AAgentCard(ctx, agentId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetA2AAgentCardResponse(rsp)
+}
+
 // GetAgentAnalyticsWithResponse Agent Analytics
 //
 // Usage figures of the agent over a range, from hourly rollups. Buckets
@@ -15640,6 +17351,705 @@ func ParseUpdateAgentResponse(rsp *http.Response) (*UpdateAgentResponse, error) 
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers UpdateAgentResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCallA2AResponse parses an HTTP response from a CallA2AWithResponse call
+func ParseCallA2AResponse(rsp *http.Response) (*CallA2AResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CallA2AResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest A2AJsonRpcResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case rsp.StatusCode == 200:
+		// Content-type (text/event-stream) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers CallA2AResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers CallA2AResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 403:
+		var headers CallA2AResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 413:
+		var headers CallA2AResponse413Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers CallA2AResponse415Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers CallA2AResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CallA2AResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetA2AAgentCardResponse parses an HTTP response from a GetA2AAgentCardWithResponse call
+func ParseGetA2AAgentCardResponse(rsp *http.Response) (*GetA2AAgentCardResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetA2AAgentCardResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest GetA2AAgentCard200JSONResponseBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetA2AAgentCardResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetA2AAgentCardResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetA2AAgentCardResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetA2AAgentCardResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetA2AAgentCardResponse500Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -25518,6 +27928,12 @@ type ServerInterface interface {
 	// UpdateAgent Update Agent
 	// (PATCH /agents/{agentId})
 	UpdateAgent(ctx echo.Context, agentId AgentId, params UpdateAgentParams) error
+	// CallA2A A2A JSON-RPC (SendMessage, SendStreamingMessage, GetTask)
+	// (POST /agents/{agentId}/a2a)
+	CallA2A(ctx echo.Context, agentId AgentId, params CallA2AParams) error
+	// GetA2AAgentCard Get A2A Agent Card
+	// (GET /agents/{agentId}/a2a/.well-known/agent-card.json)
+	GetA2AAgentCard(ctx echo.Context, agentId AgentId, params GetA2AAgentCardParams) error
 	// GetAgentAnalytics Agent Analytics
 	// (GET /agents/{agentId}/analytics)
 	GetAgentAnalytics(ctx echo.Context, agentId AgentId, params GetAgentAnalyticsParams) error
@@ -25766,6 +28182,78 @@ func (w *ServerInterfaceWrapper) UpdateAgent(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.UpdateAgent(ctx, agentId, params)
+	return err
+}
+
+// CallA2A converts echo context to params.
+func (w *ServerInterfaceWrapper) CallA2A(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", ctx.Param("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CallA2AParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "A2A-Version" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("A2A-Version")]; found {
+		var A2AVersion A2AVersion
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for A2A-Version, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "A2A-Version", valueList[0], &A2AVersion, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter A2A-Version: %s", err))
+		}
+
+		params.A2AVersion = &A2AVersion
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CallA2A(ctx, agentId, params)
+	return err
+}
+
+// GetA2AAgentCard converts echo context to params.
+func (w *ServerInterfaceWrapper) GetA2AAgentCard(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", ctx.Param("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetA2AAgentCardParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "A2A-Version" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("A2A-Version")]; found {
+		var A2AVersion A2AVersion
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for A2A-Version, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "A2A-Version", valueList[0], &A2AVersion, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter A2A-Version: %s", err))
+		}
+
+		params.A2AVersion = &A2AVersion
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetA2AAgentCard(ctx, agentId, params)
 	return err
 }
 
@@ -26544,6 +29032,8 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/webhooks/:webhookId/deliveries", wrapper.ListWebhookDeliveries, options.OperationMiddlewares["listWebhookDeliveries"]...)
 	router.POST(options.BaseURL+"/webhooks/:webhookId/deliveries/:deliveryId/retry", wrapper.RetryWebhookDelivery, options.OperationMiddlewares["retryWebhookDelivery"]...)
 	router.GET(options.BaseURL+"/agents/:agentId/connections", wrapper.ListConnections, options.OperationMiddlewares["listConnections"]...)
+	router.GET(options.BaseURL+"/agents/:agentId/a2a/.well-known/agent-card.json", wrapper.GetA2AAgentCard, options.OperationMiddlewares["getA2AAgentCard"]...)
+	router.POST(options.BaseURL+"/agents/:agentId/a2a", wrapper.CallA2A, options.OperationMiddlewares["callA2A"]...)
 
 }
 
@@ -28011,6 +30501,531 @@ func (response UpdateAgent429JSONResponse) VisitUpdateAgentResponse(w http.Respo
 type UpdateAgent500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response UpdateAgent500JSONResponse) VisitUpdateAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CallA2ARequestObject struct {
+	AgentId AgentId `json:"agentId"`
+	Params  CallA2AParams
+	Body    *CallA2AJSONRequestBody
+}
+
+type CallA2AResponseObject interface {
+	VisitCallA2AResponse(w http.ResponseWriter) error
+}
+
+type CallA2A200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type CallA2A200JSONResponse struct {
+	Body    A2AJsonRpcResponse
+	Headers CallA2A200ResponseHeaders
+}
+
+func (response CallA2A200JSONResponse) VisitCallA2AResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CallA2A200TexteventStreamResponse struct {
+	Body          io.Reader
+	Headers       CallA2A200ResponseHeaders
+	ContentLength int64
+}
+
+func (response CallA2A200TexteventStreamResponse) VisitCallA2AResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		// If w doesn't support flushing, fall back to io.Copy.
+		_, err := io.Copy(w, response.Body)
+		return err
+	}
+	// text/event-stream messages are typically small; use a
+	// modest buffer and flush after each chunk so clients see
+	// events immediately instead of waiting on OS buffering.
+	buf := make([]byte, 4096)
+	for {
+		n, err := response.Body.Read(buf)
+		if n > 0 {
+			if _, writeErr := w.Write(buf[:n]); writeErr != nil {
+				return writeErr
+			}
+			flusher.Flush()
+		}
+		if err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+type CallA2A400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CallA2A400JSONResponse) VisitCallA2AResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CallA2A401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response CallA2A401JSONResponse) VisitCallA2AResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CallA2A403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response CallA2A403JSONResponse) VisitCallA2AResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CallA2A413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response CallA2A413JSONResponse) VisitCallA2AResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CallA2A415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response CallA2A415JSONResponse) VisitCallA2AResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CallA2A429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response CallA2A429JSONResponse) VisitCallA2AResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CallA2A500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response CallA2A500JSONResponse) VisitCallA2AResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetA2AAgentCardRequestObject struct {
+	AgentId AgentId `json:"agentId"`
+	Params  GetA2AAgentCardParams
+}
+
+type GetA2AAgentCardResponseObject interface {
+	VisitGetA2AAgentCardResponse(w http.ResponseWriter) error
+}
+
+type GetA2AAgentCard200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type GetA2AAgentCard200JSONResponse struct {
+	Body    GetA2AAgentCard200JSONResponseBody
+	Headers GetA2AAgentCard200ResponseHeaders
+}
+
+func (response GetA2AAgentCard200JSONResponse) VisitGetA2AAgentCardResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body.union); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetA2AAgentCard400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetA2AAgentCard400JSONResponse) VisitGetA2AAgentCardResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetA2AAgentCard401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetA2AAgentCard401JSONResponse) VisitGetA2AAgentCardResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetA2AAgentCard404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response GetA2AAgentCard404JSONResponse) VisitGetA2AAgentCardResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetA2AAgentCard429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response GetA2AAgentCard429JSONResponse) VisitGetA2AAgentCardResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetA2AAgentCard500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetA2AAgentCard500JSONResponse) VisitGetA2AAgentCardResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -34633,6 +37648,12 @@ type StrictServerInterface interface {
 	// UpdateAgent Update Agent
 	// (PATCH /agents/{agentId})
 	UpdateAgent(ctx context.Context, request UpdateAgentRequestObject) (UpdateAgentResponseObject, error)
+	// CallA2A A2A JSON-RPC (SendMessage, SendStreamingMessage, GetTask)
+	// (POST /agents/{agentId}/a2a)
+	CallA2A(ctx context.Context, request CallA2ARequestObject) (CallA2AResponseObject, error)
+	// GetA2AAgentCard Get A2A Agent Card
+	// (GET /agents/{agentId}/a2a/.well-known/agent-card.json)
+	GetA2AAgentCard(ctx context.Context, request GetA2AAgentCardRequestObject) (GetA2AAgentCardResponseObject, error)
 	// GetAgentAnalytics Agent Analytics
 	// (GET /agents/{agentId}/analytics)
 	GetAgentAnalytics(ctx context.Context, request GetAgentAnalyticsRequestObject) (GetAgentAnalyticsResponseObject, error)
@@ -34894,6 +37915,81 @@ func (sh *strictHandler) UpdateAgent(ctx echo.Context, agentId AgentId, params U
 		return err
 	} else if validResponse, ok := response.(UpdateAgentResponseObject); ok {
 		return validResponse.VisitUpdateAgentResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CallA2A operation middleware
+func (sh *strictHandler) CallA2A(ctx echo.Context, agentId AgentId, params CallA2AParams) error {
+	var request CallA2ARequestObject
+
+	request.AgentId = agentId
+	request.Params = params
+
+	var body CallA2AJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CallA2A(ctx.Request().Context(), request.(CallA2ARequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CallA2A")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CallA2AResponseObject); ok {
+		return validResponse.VisitCallA2AResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetA2AAgentCard operation middleware
+func (sh *strictHandler) GetA2AAgentCard(ctx echo.Context, agentId AgentId, params GetA2AAgentCardParams) error {
+	var request GetA2AAgentCardRequestObject
+
+	request.AgentId = agentId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetA2AAgentCard(ctx.Request().Context(), request.(GetA2AAgentCardRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetA2AAgentCard")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetA2AAgentCardResponseObject); ok {
+		return validResponse.VisitGetA2AAgentCardResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -35776,349 +38872,435 @@ func (sh *strictHandler) TestWebhook(ctx echo.Context, webhookId WebhookId) erro
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L2LVxs5lj/+r+jn784JzBaOIZCHOXt2CJBuT4fAgNM9M3GWkqtkW02VVJFkHE8O//vv6Eqql8t2GUwe",
-	"3d6z08F2qfS+7/u5XxoBjxPOCFOy0f7SIJ9xnEQE/j4jUuIhuSRJNNWf5TiOsZg22o3uiCA8JEw9kUjA",
-	"z17jFkdjoh8LscL6X3igEzba5q/r1u7v4bPbl/H+p73PL25eTQ7Uc9Ga/gf3g4bXiE1f8Hgsh/bh/t7N",
-	"S7EfP2cvk9anPbmvnt9O4GGFXS8xD0nUaDeGidrZ5zsxZbThNQSRCWeSdGlMGu3dvWf7zQOvofgNYfK9",
-	"JGGjvXvQusuea7QbZ1jcECVRxPkNCkY8SaaHaEQEQVSiEZ+gDhIEh0iNSNzUXXAew3D1H9f7B88bXkPR",
-	"mEiF46TRbuy19p7v7O7u7O12d1vtVqvd2m3uHzz/d8NrjCUR0FT/cb2796xx5zXkOAiIlI22EmNyd+dl",
-	"y/9pTKQ6oYIEqrgNRyiEb5FdPbSlRgQFnN0SIbGinOmx6+90R0/kdn6bFPms9FaSKEIxQRj9zm9Is3p0",
-	"M6PpsEvO4/Jo3DAoQxjpZfHQhKoRokqiJMJqwEWshwdd54bivtJ/jjBjsKFK4JCy4U4wwvph177RboRU",
-	"BlyEetEqN8FM7LcRVijkaMrHSI0ou0G4z8cKliMYC0GYQjHs+f/WnPSVEgTH+vCU74LEMXGz96AHuBVI",
-	"uha5yVYN2Txntv4xJmBGfsIZKY1dXwhEbvXth3EzFOqH0uHCZW6jL72Gmiak12j3zCXqNbye2Tam4Nvf",
-	"RlMU0rDXuOuxHqvbysxlRIMbwprN5tzWelDQOCUT8PViQmEbGFLRa7S/9HIEoNdo77W8XoFQ9Brtg929",
-	"5jPdTFMV6CNHV3qNOxhfo7ywbzCNqo5FIvgtDYlAA3gA4YEiAuZsNhxJhYXKH4+1rTcRggtoZf/S0w94",
-	"aH49+un0Xff6/bujX486b49evz3NL655QpNsTT0YVwjfYhrhfkSa8FxIFKaRNO+UCquxLPUpCJacwZdn",
-	"eiWzlRBYERTRmCpEPgeEhHor7ty63nmNEcEhEcB/Trt4CAyFyEDQRNMzu7CCSD4WAXkikSZ1mtBhiTBD",
-	"hCmqpkjh4SGiCsX8lkhDg8gtEVOkycuQoJ+IQnLEJxJtYZZyspgoQQOJsKQh2W6iK8JC/ZY+Dm40TesM",
-	"ds6wCkaIC/33O86I+UJTTRmMSIxzLLTRbvQaL3oNTZGmif4olaBsCLO8xIq81auwA/+dnWXntPsGAb3k",
-	"A/TPndLzusO0m+etfO+2L8oUGRJR6uySxJgyPYj6HaZtCp2u0qckFRO8IgFnoURjpmgEd6JPmSb45nQ8",
-	"0dvGQj7Re02ULHS+v7esd6LEdOdIX7f5PSuOJlhvLxlwoc+UEtPyNIs9aSIQj+NGe9er6nVmm2b7PsOf",
-	"9RuQMBxFooQIFFM2VkSv+8wyrLbRlds2O4hL13lEBkof7DxHsau+dDAHr1YaTOUZeM/oZ6RlJrQlzaZs",
-	"I6zQZESD0YpHYvfFq4O9g4O9JWt05zUSLHBMlKUxR05IrSIzjjDQUNOVASXCQ74RZnvjVutZQEP4l/iF",
-	"sdSRd6nuI8Fq1PAaDMdpq04I0uunMRWaoxiBIHcC8ee3hA3VSLOvVhVlOc5Jf53wQvdQObe8lFieov5t",
-	"8QzhiYUyesUEg8LQHjjPExJRTdLn7V1ofy/PbTIKF09NP2BmFu7ivf6zYD88IM8HL4YvR69+v6meWZgN",
-	"5mGz6gyAocxO6SjR8qQRl4CFcRZNER1YYTNlh5pnGqGfSsQZQVtcIP+v/na7x7gaETGhkmimPtL3yrxL",
-	"c07QaxBmckKEbr+/u9dj/sXl6fH5u5NOt3P+7vrNUeft6YnfRHB8RiS4SdvZMWFBoE8lMJM40ENv9phb",
-	"MsPZs0Vz7HQJ88wt2sHuXvWiaVY8b+HMlJ619o0cwDjq83CKJlrYrbN4+l8+QBgFPI7xjiSagCgSoohK",
-	"5SG7vM0Fs8wEhQdPdZ60oEhseEmChyQdy6cxEdNsKEBFC0MIyQCPIwWysO7dcjd9Npfwugs8JLPj0N8i",
-	"No77+qoNBI/R7rzB6IFWj2V3aee/kf6I85t5V39ifp69+csuvr33wYt472afPU9efmoJQ9E+V9/7STqQ",
-	"h1z7nB0i40nvWSp1pyoyg63HSRLRAKjo09+lnnXuLH0xUrhpEupuZmT9huckeFBHQVTXoslSQR0UVS3t",
-	"N9q2l7vUcKM7qlYZCraNAY4kucsvzn8JMmi0G//vaWaHemp+lU9PdSen7JZEPCFmoUqXuzw3o3xjNxLK",
-	"NBW6JZ6WcmDIcGHBHuEmagcccDagw7EgoT4VOS2kQqarGrNt8bT8+Hz5u95bsibVUnXdt+jH58moi94x",
-	"22CRoFn3TYVZVUqK9d8EM9Nn4zUOrWj7sBvTeffr0dvOyfXl6T/en151i/dlQEkERkp9XS7sIYLrb+9R",
-	"PJZap7B8o414QhimHsJMjQRPaOChoeCfPDTkfBgRD/EowjEu3qUOu8URDRGYBbRahgr9PeqlKk3f2vB8",
-	"uwbof9AXBIvgITNndOcjhmMtT+jLF3KluaMmlKkWgUPTBBiq/iYVwj0kx8HIau/8loidiLOhlbI7oWGs",
-	"m9v4A97GvCLyjqs3fMzCh93L4/N3v55eXh2BNPruvHv95vz9u5NG/t7kOwWyPtDdfgUelA4HbTFuz7Th",
-	"Qla9xlFExBOJcBDwMVPbmg9VT8hY8U3rEdbcybwvrz5trsWPei2c3rqeK3Fy+rbz6+nlv+ZcB9fZV7oK",
-	"v52+/vn8/Jeqy2Al5YXXYXYy5iq4tvnL4DTuzUX4US/CGy76NAwJe/ANOO2eXl9cnndPj7unJ0VpLRFc",
-	"kcAeT8K0QhLmhbWQRESRi/QprQ1IohBnxggAVPgQBRHBWm0wotDFUff4ZzSgQqoqDehJ13gu0ZGUVCrM",
-	"1BP9WjsUEhrFGHqmnD2yKHf1/s2bznFHs6iL08uzztVV5/zdFdrCxpl9Q6Z6rhhNBFVk20Pl5QR9qfCa",
-	"f7w/7x6hrYI8+GnMFfbQWJIQ3W1kth/2TnaYIoLh6DS7ZPdXorqnl++O3l6fXl6eXzaKyo3pxWjkaMs6",
-	"QxAN0bPBHn4VbD/ypciPTCtmaMzI58ReTkyjsSCHwKZcQEOAhaAEuA+1g5ebQ/7DHnLQrc/ceVyHqeDs",
-	"9Orq6KfTalOBDXcpWgi0RNYniMSJmha5iB0Y0s0043CGxa+i9NuJGPO4r4fg6zHEVErKhp4Zr+YJinOk",
-	"VfVDVLIXgLUCXA1G599clB/1ovzC+CQi4ZCsR1f55d35b29PT346naOspN2hkAfjWItS370GXzGneeq7",
-	"m9RGOvpR78MZifm6FPez07PzuWq76ej7P/3lScw7+jHMZ3Pwf9iDz0OyDp3g7PzkNFMIimq68aO0G8Zd",
-	"kheXuloQB+ekP0zUzisfhZwYpx35TMs6ePZ05sokvxvZ3rj7Qdl41CuVm6dxSM4MaACqMpgYnPazNWY3",
-	"jE+YedhLH7LL7YEXJQte2tymH/U2rYeBlMh2Y9YO9U3Yh6eJvuEAYCuDI07DeWxkc4h/3EN8xkM6oCRc",
-	"GqKdhVUZr3ghJAoxHJPw0MVllQ6ECwFfNEJ4pjqmenN4vsvDc4GnEcdhl/O3WDzUBHNx9K+350cn193z",
-	"8+u3R5dghMlIoQ0IMTF/JpBJot3W/suDF89Rf6qIfFTqODM4Iw8UR4PO6OsNIfxRz7KAyHWqNzzLA3rA",
-	"cZ4NuW2U5VtHW23cbYgkZQGBk+XSYdJcFU1eH/mMz47YK0TWVgwTWEJxjIdpVPIES9dkcy1+0GvR5fwM",
-	"s6lLNXnYnbg86p5ev+2cdbrXp/88Pj09Kbt5IXfHpvvs7xX0wcvZOFbP5PqgCKtHDqWrGLiHcD621sXD",
-	"EbFjpOaAM5OKE0xRgBO4DILgYPQHvwyllK2FrXOP/sGv0XuGx2rEBf3PQ/nK+3dH77s/n192/l1iKC7U",
-	"lAvn5UFHFx10Q6aPejXy4zHswvZacDfFOBpwEes7a80j+vLe8hsCAyafk9Qz9p7JcZJwoUh4RkKKuxBl",
-	"/7Alu3p/cXF+2T09uT47PekcXXf/dXFajjfUL9/RnSEX+Vvu5pHXsWqQOTHTxrdLTVywrBjchsP+kKTB",
-	"JsGsx5o0E7lXOOW2q28VRQg2JRcEuLEq/WHPdHqETBaUDdsD70BChKImO6pwWL6Uk6m8AoLNonN4BS3e",
-	"WgfCCLMwqsoWP2LIHymV+JDpp/+SPnp/+RbF+IYYm5bJdEQYKc6jnL0/wKzH9NlsI4wkHTISIv/i/Krr",
-	"o60rhVmIRYjs3ZLILg0c8B7zJVGKsqFsShIIomTz6BgUrKvT48vTrm8CNCRR22gy4pKgvc+fU3qvRqTH",
-	"BJHjSDXREZvacAyzRgB5cBrR/+DzK6SvP7Jz34bgR8UFCRFmYY/l5iYVnkIIY5woCEwxeZ0zi2/y4ip2",
-	"pZh1jUOjMOPoIre3Jm+uuPx/vzp/h65gy9CWr1/bRrz/OwmU7yGsUMylQrvP0S+vt122id6FJ7LHsBiC",
-	"w10eItwH9hcTzCTyv+Rf46HseLXRF8qSsWr3mH3GTODu7s4vTNg0bZjMPZf298HMvjiD3Hn8ONPcs4cc",
-	"DmH7S4MqEi89t/Ze3KVvw0JgCCECs/9qywvpkiMeWa9tE70mkob2XMck7usTGVGptARGVRoIB2gaPRaM",
-	"sMCBImJnQCPXALKCDdyGc2kpnuxE5JZE7hGqQLEZ0ltiU4SLl9wcu5pr4e4wDvWy0ttV7z5O6CkLE06Z",
-	"qgJLUGOhb25/io4F0Zqbca9wFk0PER0yuDD2OjKDFtI0/svwnEXTFNWnfCX6lC8fJ1ZEn2E31CCiDqlr",
-	"UbtjeCxtBMMOj8zZiKLzQaP9YfELuimQ1d3H8lSAYRfDpnNXvs95RDCczyHHkVx5ijS0aamLV+/GRQst",
-	"6yANK3IdRFyQ1Q6IiV9Y1sZEbeS80ac1OdFZ6fHsDV0SJxFWtV+RPQ/vADib+pt+ZhtUbrnFWasg7cVM",
-	"yGUDLTzsWl9ZZlerdfrwQn5DhNQEkKql+3aRe1S3jMZDakhPLXp8Ac9X0eOES3V6L2nEpYP/NKYhiShb",
-	"3v5ytoUWp2qua35JXYr3EsqraeCVeTRtdGlDNso09LfRtJyXjXxQQfxDlAgiHT1Fk5HmI755HUSe2udq",
-	"UVSpptHSq33seNYVPK2bTaUicbUb0/yWSj4G68K0N+hdFl5qy8kiey2v1WplT5lAjSIEQAUIgNdQde96",
-	"4ZIrntg7Xv90jZNwzfxgLIlwV3E5yEleZKKhQ1NIT57hjMUrnKf3jrFk3DB30L2ZxGxDuLJ7XcG98iwy",
-	"vzwZDZ2R3bzG550h37FfgiHlEk9cTLkTxozAkEtKry+ZHVlcMkjAwVZIS8X29AxquauJ3rvQISuxYUFS",
-	"SV6CWNL8tiJWDVnnNeUdLXzfW8ypEkrKdIgwBIuNTuBhlGJW2GirZibjP1iQ2UgoSyUUJ1Ms5fnvNIV4",
-	"kKyRnq31CBxLeaMb8dcWRLJ54s8d0yxPhn944WTD4etw+HvzY2j1IG4XzprsFirYX/pYkuuxiO6eAsOT",
-	"Tw1KkwHRc1hNVcamgl5bU3px+uVKYH31zVz3EJ7rCER58SS/mJUmpdxWpGb2WSuqhc9eOky3qXmD/6yy",
-	"X5qEe9Iz/Swd5q01XFWPsVpoAq/DjFDjTGDLl98i9ZaHbt5QNeIcuPcKx01ZN+SiBtYGDMsAbsvyoOAl",
-	"+REsW1gj3oRV1nP44V53Zlbzz1Io616RBac9G1r25mUTXMMBd0v1KAfcDXO9B7wTLl9Z9+CPfpLXsMOP",
-	"s7XOaF+xP/VltiIpqpDS8JAy7LSZhdJf9mTlUdATyr1t4bTWsOZOEln/up+lqk7dm+GVkWeXAuLmrFUS",
-	"3xJAAaes+XhCSEzixXC6s5IGhFbW0/iuzLN3rrRAxQq58gEz7k/jORtwgRxS+s6EhsTm9DUbtQw8GbSx",
-	"zYW3o88v39wNf2c5SXFgu0hxtFuQwx2+vqAxoNFBNqIk4pYIg1dr3FrwOwlRBFKxEd4pczLybsVam1vK",
-	"hXpjMvpzYKUF0axsbcAK6XtgrAwSSa6ViT4sGmHjWC9PvnlR6vs4dyCpjOleYkAuAaI0/dNEeCx5ybGJ",
-	"sv0a7MlrDISpGLKCWVnUMigTpoggoYETOXQQBQ7suPLWKv4QGT07zjAneF062B+d4Zo5GzNCtcIMDxCJ",
-	"MDJ2OhTjKZJEHTpjvUv2MXfvCUDtS6Ly5372yM4/qq6mRvl85qyENQ0ktoRMBaN9CBmv9og9gq9snWpn",
-	"yQ1Qc8qrKqsFW/ocw7zbxrknsst5tHoc0NzF4oMBEVVpa0DRgNW5MBKJEiyNUej5vj7vOIoQtJfVluJi",
-	"mMuiRf371fm783Se5qZU37ez4wvHxfhAc2E/DhIfxte8v2SgF9XJBdVhLCmPLsaz5KaYreXCvbuCwaf5",
-	"48VtzEj87ETSRVksYtjnFlLgdDBydghAtFaU2cvzqiAp6ctWe+vsq8qXDl7nuWEvnu0aRHmzao8iy78H",
-	"8nBP/9gUyXEfwPoGmTAAZXzACeahJBrL1JfcRKc4GKXeZhuHJEgS4cDGO1mPGWc2JmrjM9v4zDY+s43P",
-	"7M8W0JMux8bb9gjetvt41gyfrDDn2wI+s2utr5J0nNGFhZhIcVNTIJdgm96U2TUsizThaqL2d6WX5HUR",
-	"t25LJJN1+Bfc3j2iAPVtHWhe/hTWPUuVXrfF+/KjGFEYjqbKEpHi4taxgBXtC0wRcYuX8vu0z45rYNQn",
-	"SlZQQNw7Xo+DG5NqVL7+y61mxaXnqoYMmPbbNY+X1z5vYkvXI315Os2FW2GntEDzK1eZSoW1Ob8mB63L",
-	"Qo3pL40BFzFWjXYj5ON+lItYMAWxLD0UasU1zEpWV41DcR4d4yiSc6owFogK9J6bWeH1qUKZf+nsRBeu",
-	"8wPJZXpz1k4rZ+5Hzno+4mMBjafVNsjS+ZzlwTnHUQUnzpckkcgYO13iotDULqc/5TY2O5olIWosmFZX",
-	"sUKEhSQ0xbYLlYbHYs47QeOhRF7h2yr715n9GVkLXmGUHupPc7lt1kh2dNGZ11V2e8q9mF+0cNLnaoQg",
-	"4aj6LaJ0xeoIzPpZLUzIla9PaaE5j8DgJ3OuhhiHc9ZWv+l03p7lX4WVKwe95fObNgI27G97uWQpHklE",
-	"WRCNw4J2netNi5wVHZ1QqSgLFNR7B3kPyYTfLD9vpSuVoxDF0+16rkM5citSPnqlna26sqlpY9YlCQlp",
-	"+vhIZz6QECXNGcm+QltZADTWP+2QyPygW4MSwRmpEfqe2igad95K1oyPd16jpBzNOq2jaDVdA6rhr9RC",
-	"K62rtLir2Iyc0eg+zpZMrX5WEiq8xpjRT2Nif7bpBMecMTIn/demeC/VStNXHNkGd14jwlKBkLeim8dd",
-	"h06FfczN09UKkEiQgNDbeTfXPXZedbRT2piLP7DB+xUiiFvhFXZikUOVutQcyK6Hi+ScqZDdGJglLUws",
-	"p+pRVsPpkF9V6KH+PsLtmqFU6SK496VzdEMqbF9x/avozuzBqbRj9Ll6IpEm1/ZAIhs14gY0azyeozzn",
-	"rQc1QinSxxcP/qt69h92EiutBg8+GJmPfv4R+YG1zGz61XFoqzmfcgS3nvdp+ZAepgqUprdufaB8eGau",
-	"uG+JHWVDX0sSWCjAI+ICTTDVf5uQKHAg0QAjxZHCWtBS216P+Smt9D3kh1Rmn0EuSRIStlOAdasTcJES",
-	"jx4TJOa3JNz20piKrTx1SdGhqWoDMDSIY54mS6YKU3/aY9hU/HZFrCQhyDcnX4ubelhQD8tHW4EgUCkZ",
-	"Ryn20rZJy0/jlNL1MDKhmY1e49zk0rAj+NoU26pSqQA16bP6Je/sKZ0RWyyhs6LBcU58W+mE5N6emgmh",
-	"5Zyzon+bF3Y4h6rXGwgNa/WcRlmXXOc8IjVdSJc8IvWHBS9ePrALQW4pmVSYVaSisdYgu6AkVKteI6oF",
-	"9OkqNCq/GhXmqYLzcJV3Zgex4q1Oc1l9oM5xWH5j5h+piEuzEQqr9FQrasB2mq17bmbF7FozBm9mF5ef",
-	"hAfT/PypegSany7WzPjmezDWG0wzZ2Cphr1aWHM5iljr6iuGEd9QAx22ZGPSAf6in7eqlL2K91Omjqtl",
-	"61WsQ3XFzvz4CyIo53FVzPMl57EEPIJqTUdLAyuHCsosirGkelHlKqQ0BTGuuoLNsI0mI2wKqkgAahyn",
-	"IS8TykI+yYCQ9kq+0hT5CBQ4xll1NOy84O8TKkigCpHxc9dlcdg3HLOCKF44BvlFLZ+tZVdmbqrT4qQl",
-	"mWu3xBoGcyk3qzmsB5PEmXk+Al1M+1jfaB91mOas5lztu3svy0H8CVaKCH2K/+/D//V6n1utnV7v8+6g",
-	"1/v8YvDxv/+rUS2XFgndrF6gaYYP5VOBeHhIjrAw6FAAecUZGFupKZDkh3CDfLSlv9fXDMCxUuvOdj4k",
-	"Wr8RJGfdZJ7cnI5vTWpfYcMeJfvIhSsuST4qz219R/GxNMi0g7kCuqUZnXKyjxyuyKVjonCdaduRnLnH",
-	"TUSy1usqzOjGoZHyWxZN2xDoZ5gFRplmh4KxsojuSYH45+L91qeM3NcGM4+LdUf26k1GHE0EV1pLN6r8",
-	"iMfZvBBmclKM7J7D3LJ99Qq6Un7kNQ/Nuq/xAvXoW93m3EzXd6nzy/eYd/siJ2POBMYKgnAxbzDgMZFQ",
-	"4LuQ7JJQZykRRuOPyFBgCGuYUM2nKsn9SY3g3OlMxe7UNIRNjXGSH4krgT6nOyipP5tflhAWGssPrB4J",
-	"wdRjvJjVrzJTzUeM1o/s9nEU8QkJ30sipN9G9mWIjWMiaGDuMg0lAJkSpsRUi8MhHVJlyNh2j3GBnKFc",
-	"oq0AS7JDmSRMUkVviYcwiogp0u7/zXcgjtuHQPp6jHG2A44Pz6CSqRGRxPpUsd50IBTGQW7YdUZHt9KE",
-	"Q8wYiQCHlAByMh4MwEq2XQl4mZvzyh5B6GjF4GceEmFlPnMkKiEcjZs27PKTM7nkiTPC0giI2cf04qWQ",
-	"vwvUvoQIFFM2VsQimCtHlk3ZfC1HuQOh39ljWzYXE+22tg9Nvg5VM41dbREtfoG/xqLkugrfILNJZPG+",
-	"zA7F+DON9Q143mqBeGk+7Va6z2eoyKk+QGbRS9JqVbTqnOwYA89dA1D7WD94VyiKsbTNiX22iORQ3Jif",
-	"xzFmO4LgUJ8SlPtxOZuEwS/GcsjGniM3pYLSDa+izHapnEHn3dX7N286x53Td93ri9PLs87VVef83VXD",
-	"a5TpY/npf7w/7x41vIqCesfn7349vbw6Atzl/A9VaOknp287v56WSrpWVHmtroJcbNT9+fwEfj56+/b8",
-	"NxhyVZWrufUJquulzFTkL5bjNPN//+7o16PO26PXb09zEz3pXOlvYCAV9Yk+zjvQJ9lprE//T4jmN9I5",
-	"VPUpOiyEMRvuJogFJkaaEc+6WwdZrnbh7VzpNglWI2dF6ePQlCpHW+Va5ppclA7fdqUJJaqma7+NaDCy",
-	"pV4mWKIRVW3k52q8+Gm+IWU7g4gORwoFOKnsIylIAouu94zkYFqnGSAl4lusTrqVOxfVk/005kZamxW0",
-	"rTf8iUTwEGQsDrMInYHD8Zd6rcu3cHteFNjCoAVTIaecipSNNl8cqPyKKyjeBQnKE0wV2qq4Og4hYC71",
-	"v2+cu6wKwjvKVsstlWdR5k2cwQjXX7u7eSQ3L4gX+z8F4G5w46UFGSuCZmsxmJJkXppoNMFTacLfqlTK",
-	"uXJ7GdkgN7VbWGBBcFy11Vou2wFzKNEPyjbytQ7QRgZwzDSEd6C/X52/M8BjPoLkGw8RHIzQgBs5DfWn",
-	"CKN+hNkN/D578LzG5x3oZqdeWYxc7zD3zgNNhx2D0Lpu3ci+tp6xddaOWvXKXCb0ahmgsEsZjD+WErI3",
-	"EZY2lmnrhkwRF5qo3ZBE5a9I3fSbv0vOLpMgZ+JZdYA7lxfHaK/ZcoWePS2L0oEtzqLvuYuF9PTIwcsv",
-	"uOIBjxyDAmYVkoE+iIhWYLnqgYskmHvJ9pqt5eKae0nVHqUe0pqItpUhRPNypJagrzgzUWlmrvaD12qZ",
-	"FDFbzXPJ+6rdc3Nd3enEjS/EOqxXmHSYb5c3Wbf29pdO3RiXa9zcrJfFk7CBD7P3Fxav2lEfjMbsZt5v",
-	"a0E/umEr2kNXB5ezk/DsRJcBD82s2MOI8ewGrJsuz/SwDsNi5bC/pVkxHVDHBlCsO4Q77eACq1H9pzPi",
-	"AFHfxeT0CrkVq1yE7w3jE9kuBLNPQG0YckSZ4gabIJ8365n6PA4NPA3eQLCMyP9iOMadqVn0BaXUQX+1",
-	"Bfm1mCGeGBLWY76hM/626zmPH85CRIIRN5H0ULAF9ccKMXIL+AladxI8NtWCUsCfkMobaBqRgXIeazN4",
-	"a1xZ7QDCfi9P0C4s/Jqv7KOYmovnbTXOktgmj8ZUoIOqUZ8FyVWKzVKyY4rhSnmgXiPgcYyrfK1ShZTP",
-	"D8Mg7Hb+gs3vN5tFrkLc/V9SJ/D3LEi6AjOZcGHyxUWFO26kVKKvK1QYgwJjWxJUAtyPyA78qu+TlGR7",
-	"uSgHv87duXpG+eK+mpu9cLGWLIE9MXdVJagcdEsGdSS1hqV5N9ry/+8D3vnP0c6/Wzuvdj5+2fX29u/+",
-	"CxKmJAl7DLyVvgV+8NGIR6FE4BkAuzby/0Y0neTyqXlmB9CTuOgx/2/Qb5j/oYl+hmNhsuRtJQVTga2N",
-	"CAvENFGaFCoosKY85P/V/p+PKEM/EYv2d4ikcZrkH+jj4AbdEJJY47MlsdBVanLOL+puq6rkWNWuZgds",
-	"NmbBlK+jgIVTOFH+of4qpNx31VeIsbnpEWDFBZJESQSWwZPrs+OL66vuSef8f/QByXuVSq9teA37j5Qm",
-	"Az+kvNJI6DIOl8EV1wjSCRfE5ZS6eRhjKI953SxhXqAxyfw0VbBluXKEJm9IixMRkXOAyiLOhl0i4oXe",
-	"nxh/TqMmXSBvse/X43CYITARLCJKROYMM7FnWt4A60mqAVNmAtZlj6VRpggrtF9A8zTPoNTB81Kredtt",
-	"6IqRCZEq9d+4xEqqTNQgpDABvRxxofRE7UTshWaqibpwBQt4JC44h5GJm4Rx+Bk12obS8YiUHESAQVLw",
-	"EeUxSQqmzIoAv3mONfNo6hKcfaQ8uQprXr0dydZ4r+XwVfITSefVqmdjNGf4IbYCN50S0MtS4SYLAqkb",
-	"SdAJZ9nnPGuAmdcaQEGy4PBHoB3rUP1Ko/yWSl82qTUQ7umjiPEFmOU8MK+FNcEJncP/bBBsnHw1nPjl",
-	"aNhHuZhh43czlFCLYyFiHGIfgVYyDk74am/VQ6OzSRKtamwrBNx9lSg6QA43KLgTqLA+wVPUJwMuSC6y",
-	"DJAaqhlxvYycfMSZDTVLZ5ONrupoinuR38ULec8xVw4vjcFfQMrrVToohJe7abtz9AOneqZEIuXx9dU2",
-	"Gxy0NGt3GUxZNow8/l1J1khrSudkG+s3wylmg/8FSIaHbLH6NvoCBaXRHbrzjZ9/QIXUstwtQXKEEzJr",
-	"ACuglqV/zMCyqBr1kJeKHfutOjhu9rzeBwKuYNY6qLBqZb/uVhm9yuRqNgx5Lhx1GV+lFBdAo4hK6yGH",
-	"6CsnLjqIA6S4pXCBZWF6Z2oAIRVxWUqICpksbt8KFRmghT5BprR0Gq5gMZkNZvNYsPnwLPOAXizYs0Vo",
-	"yb1K6ynm9SIkIitVagOkoZHArFnXnNm1g1iarFcAVylskgMAXUAoLh3jrC8RfA+B6m6a1Qd1Ppt4aLD4",
-	"CqHeboSFghY5Ep7OftnuPFSQze3z+kVZ+/JamMwVJPezqjl+x9AK27uK1uZZw1OhIIcVZ8pF3CG+XyJs",
-	"zYu5MBBkXrJYOiuBa/KsXLEiMsEBKYGS7j7/HpTVLNsip5MAm/Jm6pzNKCUFlOJSaB0WZEJWhS4aCkKU",
-	"jYZdAVyVBUQoTNlyLOBlKEZnWUH0EtfnCkfHi2HcUmitgngzj9koHJ0tR0DLrHUjfTZtVPkcxK9EVTLp",
-	"qxEWpAyBHtEB0Y9D3LlMDMyECeoCu21K4V+9ar46+EujmC7X2nn18cuu9+yu12uaD3t3f/mv5U6Hwqy9",
-	"qlVNp1F5XlPQ6tVjRM7KGNfutPOEMEz1eWdqJHhCg4Y+ifwTlJHmQxBPeBThGFdfhlk87ApAMjlOEi4g",
-	"rtQ+6jmEPAOgZF6YxnpmflJDtuqjkZVrgiyJwsvFoINn+qwM5F0GKNVknwXTC8JwpFzMijVy5uyAO3sV",
-	"Ql2MP2d24oIFsbUsgN425tGVIomcF6Kag9CL8VTrESlYHiQGgMyWmjIPDlHLFuvoMcbNo9uHWhfBUhnB",
-	"bkLViI+VfY3Sct2QKHsz4T7OWHoXW0M1S9RCYkDutYSKxOB6GQsyt2GrUp5OLoqrvrBBFXW8KJj0Sowd",
-	"opXVRbHYY27SIP5eEDH/CaAGnZJXuPz7xTzA1XJmQW48haaFfkrDqqI5F0Wk+fqizipFHUo1DlJU9Rnb",
-	"dgUcCKv7pMBUrTqWymMwN+HN5q+hLUVwjIIRVtsesvlraCumgeD9iA+HlA31DzbHDW0ZERqSb5KkkPGc",
-	"y4izaXC53Lgqamzg+it1/QEd1gP7PzbPQgTBAt9XnaIF5oWmakGtOsrpFI7TAa9w5MaKn7IhHhIXwjc7",
-	"6mCEKVu1NkESvBfRQ+MgsBgS9TOWI4WH8qGSWr4sQwW7Nf76NPIXgLjsdyZkIIP+dFEALujJsGNzXlYA",
-	"Ac3vtFfnUcNuc80KinU5JEHyCDNcqmuwu18Qy/72Ae/8p7Xzqnm98/G/XcP8d5WQBpeVhSdKniEDNfuW",
-	"FsM8i45gN6wvFaoVtYESkCbOjfM1xmya8+Yuz6GITf7gAndnIsiACEHCbCyLXzmW5DTmv9P5OYn5A1uh",
-	"O88czFmQ4Vk7y+2wJhp4ctCq++Srg1pPli3jt0OD4N0wr6iiR8vDgb7MNpoDgWqu1djklaIbMjWJEilo",
-	"HQ2b6Bwg6W7IVEKoDhoIQnYM5p15vzxEvo24gaCViaCK7IC6vZWG16AYyxtpTYEQP1OZVesYzLJ0qVK6",
-	"sj6NQVIrpilXZsWMeRlNn6WcjuEtLVNinsv36djmsqbmsaxl1dG+4kKdi5L6hGVgC8BV8uMssPYervqi",
-	"MFLXMZ2P5V0WDmpyak44I6ljddb0C8qAsQTxAcLWHGS0jDTdfTblomAyrSqSCRwIjONPpD75azaX1nFD",
-	"5XKKFnmh8jbOhSZM+z5IILvfglrkc1OolypkYZ8emmS2xsWYn12Wz9Camfg5I/k5O5e5mbuHlCZ1OMFC",
-	"aYLo63f7TYsJIWisFS9unUdJYm1kIQj/iyaTnWw37sVzzzbOemAWPw/KfPY8j64DwCtf3Ma4OArNBJGm",
-	"WPKShpfwnM2BS0/E1MhPZkPu6sO2l6awHL19dvz12xSHXqdVtnn1ns/tHsiW5fOco9pmb/N7VtwIz5yt",
-	"RUWiZ5avQgwfCDyM7ZFPYx0O06+1TChssQtwoM3e8pyPdo6KsZY77bqZf6uL214x19RBaKuUHWrqZdBe",
-	"bLQHVRL5uVX2wYOZCwXJPJiZdclSRcgqlRX1JsUQcg9WrCa7apmuNS51PucqG/3ihc/fnYVLD2E0h8h3",
-	"C0ylUznKwIe10dfnVwm+mYt3ArTs6y0jv2mk3c5ZSKdM54Wo5TajJdLTjMD5IBQf97bvFMYnEfQWKyiL",
-	"pyTaGgo+Tmpj94QxZfdA7rk/5g8MrxPeqwhl2OXHJuXmK0D1pLv+fWP1FHyd87TgQp7V3BuVb3PQquor",
-	"H69QsqW8OUbPnj17hd53j43FKs6F4BQ9d3utvec7u7s7e7vd3Va7pf+/ubv37N+F+BusyI4yYSOz6ARZ",
-	"3ns2gTRCpSqx6z6sKLTWAAMfVcPUQSsUKpOm80QaLkBDD+FIcouKAbaGEWZhBB41Xz/TCQ339S2Exg4N",
-	"/eLy6afWk3Rch1XMKknmt1xBLYkn3jxudoj8Lz0jrPUabdRrGMAKg4tiYCp6jTvfliSwOpaeYU2c3hl+",
-	"XWQ6hV2s4kA5+Ou87SCwFePjIGl4jf6YRoqySmmzbKBY2S7+lt6Q6k3Qv14SNSFkjsncWIjn4puZnxeD",
-	"m5lnrCV0ju2SS/XGeVcrbdrcMDVkCVUBaiT20AhxgcLiId4flTz3uzuvPhqPfcs7uPsQj8KP/zUP8Hld",
-	"JP6f3zltt7G4CwPiygGIpBgAb6mIljcByskEPurJwzsqTTv3Q0YoDKSC1LiyGpcLIJFcgAENCHLPF6ax",
-	"pVcYrDQHLRQa1EdKpCUc24coiAiAGsMCGCgV50fBQ0zZnHzcBd40A7hT28iXj5++IhEkr8+vR5xdiMnI",
-	"0vTgRbx3s8+eJy8/tYSh6Z8rL8I9ag2nCbx1qjUJrXvb2Re3N1ux/GHJD+nj/NP8kNSquef+XAvJZqxG",
-	"S6XShic5ndVAUKWo8jHBTKIs/jaeLc1dsealM17jHJzkWhRPWhr2VzCuVx68uuctDTwTUc1m7y/fzux+",
-	"YeMXbOSyzNd7IavUOJjZ65cP7mHRqqWJrjteNXs9gNcusszCmbWE29JCz4jZkPM8VgGPIZTO0EdFpEKa",
-	"udqEg9ItMj+sFRcHhjnPo2DmoIVfmAeWKBNuEWfWF5Ybb0YWya2ydDHcxXv9Z8F+eECeD14MX45e/R5X",
-	"0cVZwhrOf8NNJSAilurIDGbFVYAqjc78X83eiptjGVdz3jAM5J5DGS3hm3a7F8jA9zkqV3x5sYQGVWjI",
-	"FWLcRYdVxmoy8vmec68HJFhCal5XUhIQBncGPWeKSuvnpyd+GXhS6UquIx21fMu/cUpqxQzXRSSzJXs0",
-	"Sllgvzl2fVDJrt2xWcf8HmtOGeN+qISZ2URNRRGXeFWrbm3lS2d1PWZpuX4jwqlYLsd9/VifSKQ4RDX5",
-	"f7U6fVHCcgr2X10Yf9Pex/SzlSHTzw4cw302d/o6MEVCMxdw06VxhVmVP8pZM3vQDrapSWSlKj9DZSqZ",
-	"2Q0FhN+BXYlsEWxmmTw0eYOckScScEiN8gV4v2MWEoE+7zh81ALU/ne6Hmskgt8J8Vsb0XtMYncFQTlr",
-	"GeZvVI3M6x5rsF0i1foQAOzJrJPklj36A6dJ55SxKpI7g6/VREfKJidbMRJU3DAURAKArCCSR7dAjVE8",
-	"lgocQX2CIs6TPg5uPOc08lBE2c1OxAMceSgeR4oGWCrd25jJhAR0QEmItsYs0q/OEkCQGDNpNBCLseQA",
-	"1wH4/frisvPrUfcU8Ja2iyI9TKP99KkhgPZ7Ta6eGmP5jCK+gLW/B+p4P2PCOpX5b6u9zz1QlneslFBr",
-	"GERFIss7cGVaTcMB2k9GXBITxogsaynkFC/H0PtKxsbvyOj3Y5nyshPxcelJWwu3cqf2kVhVjhlW+DKc",
-	"MAeUjSqJJB0yyoYWSc/LPO/9KTKmTGRfDI6BS67yX5mOUiTIFW7h5lrYsOQKVMDJSJLg2kf/jfpYkuf7",
-	"mig920MCs5DHBkzbwHH8fHZ0jG4ISOD6c0gCHsLeKSKbP5xVPV2Sj1XYipIEY0HV9EqP0EJjEyyIOBqb",
-	"jAPz6Y1zZBtui44uOnqJGt6s4GF/8pCPhzfXfrGEgEIR0aLCsz2zC3ulGCZYKDg/0G222ACweKdHTNmA",
-	"u1g6bDD0jafajS3GlClMGRHSrl0mPgypGo37ObnBiQ8zQf7mmnppjD/xMoQ8FtpSY+ioY8t9oC0LB7MD",
-	"6W65aW33GNeyz9+vzt81kSk3YQlPquj5X1DPUaNew5Ql9FAPyJL+3Gw20Z3vGZtnj2XVKqoaG7kF5Rzo",
-	"+gF9hnsN/bWdhvlg6yf1GoBH0+yxHjNDNJCYlDNkj6NEvj4TXND/wPdt9Br2yFaTOLroXP9y+i9bRKKJ",
-	"fiFTE3UU45D0GJBG3+4QZEOY0+ofIgxV+kMf7lyMpyZ4CUIffjrtZgORudHhsRoRpuVOBVHnJksFBViA",
-	"Zw+iM7EiO6YSjUW+TQ2e+ks7JPgMR1IQfXA01d6CPGYWJpza7HL9EpvKnBV8ga+3vR7DEvn/3En9yzt/",
-	"NcEY1DhTO6fdN8gv/DrgIj4008TooNWCqMgeG+EkIUzmYyihD5tspLslIYpwcCONbQS8xRENiIURsffg",
-	"rNOdOfhcvxlCFppcDJ/aRvKpfhZ0HhXlrpDJOTnDzCbf6Uvd8Bq3REhzO3abrWYLYkESwnBCG+3Gs2ar",
-	"+cz450dAR8zVgj+HVRRZi65mq/ReQzCLK52DUQIXTSGMtDLURF29rXZFJRfKlrnAgvRYXwBuZn+KfBr6",
-	"TXRkWoNL3m4lojLLhouoVGbt0rOlGSoMyJSjMRhjOCYKQtU+zHjMAR4OYng8ExmwCwKs/u3TmEC1ebsZ",
-	"icnZzYqipC683WW+/epSORCkoN86r0dTmqmyS8jmziWqrzoC8JhaggebQaV1JswbTGpNr1cVplAyaLb/",
-	"K73zN2R6iPyU2fkWngi8FnOHwYV6PV1xGFyoN1BUa95IDM485ewQ+frnWkOBg1sYCY6iOgH+ab7S3Ucv",
-	"21KTrHSnv3NkEK7cXqtVRgVLkshWYXn6u5XkUgU7Z3Kxt/bDl4YB+pPVqcsfC/Lmovg8LamZ11qf2st4",
-	"/9Pe5xc3ryYH6rloTf+D+0GK9NRuDBO1s8939NF032ZQFxnChV3PrjARsUdSUqmwq64ObiWIybolBXlo",
-	"ZqgHeqitVuvfsLBFy2IBCGC3nPevr1M+z3+3mNa/e5fXRqzNfIUDWLA4guwz6+kFSpcWHdNnLgfznjGd",
-	"NPCpqlPb4mn58Tsv94ZLxx7rvyVrUnqTJGqVt0hjgsyz2FrzmW1QekvtOVU3mnlbjXnNNoCN3Te3tapl",
-	"equfvsahM1pBk93lTd4zbGU2oxvv771a3qjL+RlmU9sX+FsP6oyvwxQRDEc2TQ0OfxxjMbW8FaXM1aQg",
-	"f7AcrfHRBgzOyghGCgfebSJzgNmmn0AEhiBQQKlGKSSjk77RgAJ49Zm1PDGubE3Pvi2kOKf2R3+aYdsj",
-	"bHCkmz3m9yn3QUjtE4SRpGwYEYd2AxG4KTA/YQpkUftwLl9fHvYYoHbnujaiDdUSjcDTp0ZDA0GxiY6c",
-	"4MIFiqnUnfaYX6CLvo1NqgLbyWH0YNcemeZ+j0FCjnsi1wh+r5KSzJYcWaRfi5D4mofT1dhNn3J9Ak4/",
-	"J0QAWtMJeUPTSmD6kPxMokTa9AVwgWnqrtU7cUMUUoKwEMxLy7hUOFNW2lp2hxxH0g4iwpQVX22iAg2U",
-	"alpxRj+tB9rwGl0SjBgNcIQww9FUUhjM+nhYUoZqyQBYPjQSQQIKyHwJVtTmelmglUYi+IBICQbthgNV",
-	"aQwEJSyMtCTiwFM+NGDoWo2KgHNEyWAcmetojrERA1LwDge38aFhERw+FuA07JeZ1oET2tTUkhG10ycK",
-	"N80TWv8G+pDajUw4m12NOWgRmjvLXMR0Ltk9qwn9QU9Or+VOMMLK7Uip8rPprVjr2Z6JivLOlnHncs9L",
-	"8c82SLsY8dzYHxnSvgLDL0Y53hVtQXYYJSFv955CXkJPrYJrt6v99Ck4dEZcqvbL1svW09tdq8E9rSG7",
-	"rVkUXEG2e5iMZZY8XCRmpQVboPKqnehG0tpIWoslrdaz5Y3ecNGnYUjATr6/W6PFBZ5GHIddzt9iYUp2",
-	"7u8e1Bleitl3RkKKuza5/JsJhNYN4uSIGYnwznMGpKdfrM/jLosTrsCrhO/zGJOpN6YE0J3WBgFpwiRe",
-	"eFrU6rEh52ETHVnr7o4tQA1pABCMmhZeNi/fbz1D5XLrVSKTGZubasmyVLWE2SNPO4MzrIJRY30Kfi7S",
-	"ukCqdy2pBlV4Ba3dlYo1e4eezBDtJ7DSkMqmJNLDQBMteduBNBfR+4dR93JA91LqnhvShrpvqPs6qXtr",
-	"f3mLd1y94WNmutjdq8EOBOTKQvTKG4gK/6ZE/cR6xeYRda/aE3BJ1FhY7dUo8iUK7tLjrPvMxJFocmwR",
-	"6j2jIPcYZ5quS+R/+GiLgd75TfSrqW1n4ih9p0M0U9Qt46aSNySsot4/EXVf0v2OM7Ju8r1Mca7WiOtb",
-	"a9egLtdlHbNq9UdAZHKo1VU41c9m4Kb39zK06MYuMLC/QGjz11XFH6yAr6J2fyXdeb42nEN/O+lcHZ9f",
-	"nlx3z385fddoN1z9R0Mb7mmJfxDbr8XvSzz+tIuXsi94psCDN/LA9y0PPKvJdc94CEGrja8qQ6wqEXwr",
-	"tp5awueY7lfiikc2gM042zRvrMRYxQGRJlzZcntXjMYGAYDpH4SFQ8QBY9NFl94Qkhhjeo+ZqrZN5Ntw",
-	"RN8Y4OdGo+JAjXEUTV1Yqq087qdEy0cxvyUyVz/W5IszrowM0kQ+G0eRn1MWmz3mGzrYRoYM+gbQoy80",
-	"Pc65M3BwYzwcPsTu+FXiiIl0XIcyeU/LfYkbOu7GRYyjfE5fg7Kcia4+9S6GZ9eygt5TlEqjlj8UJpVO",
-	"4eN6DZbpenwVJliOrl2o+xqASn0rzMg2zHGjLP9ZlOU/ldnVUIXVzK5PnZIyP5bvPQTGmkBZWajOgyD4",
-	"FSOhSa0NlhvxsYimSPAoGieyiV6PgxuiLPwcjuiQGcSZ991jeFYCFhCeynauXiLE/1Imka/f6Xs2l12q",
-	"Hst+Utz3jFsfDAd96Aj1AR+JZSmWnnOwM2Lyk3rsP0RweYhA15QogFkokBTMSyTkU8VcKvQCxqZnnQ72",
-	"2fPnPea+1f82ke/szr4DAoIYAElDIg8tw89+cyX5pPXQAxSkln1wVglwgGk0FgRtHbSe6U4PWnvbnpFE",
-	"TK1rJabNHnMY7hBJaWJJtfIuD1FCRKAVu4hIwPa00RVoRKXiAGMHslGP2SmjoeAT1J+ivdZfPGQQyabw",
-	"Qr1mlKHd1l/S2uifcaDypf6rjSpH6dFaEnJ5pbDIkFfNYXL4cYdob9+uvY2d1RtfJxhPT7gQi1cDS64i",
-	"GvCUhXOHxvikzkgUX8M4zEVCExqq0SHy9ZLUWgaqKcYtGCtqShhu2zqu5RojEGFTqm1Uzjfhem039Bwh",
-	"x0GAL/6DhdI20XhxaiR6DnUBLgv1P1/sHzSfgXwm1OL+8uU7X0FqYVZe85neBtdnK9/nXkWfu60Xe83n",
-	"1Z3uzu/0WanTll5txWde8Kz4AoUjhzuct6HtecVFirlevCt8q7vay0/h5WzNVKj38HJ3r7lvKzrYZYSa",
-	"DbsH+/vN56WCp7t75SUzn06zMYwNJujeAyIm3YlcJvAKovnxxsOzEVr/INYZ43bNM1In1RVN5w8x1VSK",
-	"hRlAxHzBsJur0pjk6qa4hh6gU0FKQ1o1xUAi+taL4ZsMGwe4TgOMxJhBoo6DzDDgfi6SUjWRb7N0fJvD",
-	"B/GWTyTiE4ZoqEUeEPYCk2ST9gxVC3T7o+w7xl23PTbC0lVwQFMCdh/fzYUNNaelEcmJvlRaew/a4gJR",
-	"ZjO3tk2kKNjgoTEJXVtjTHKGgnlJKse5hV8X07W5mR++NOzaORDxxovW7t6z/YPnL142DKF2EouxdVyP",
-	"SJQQcd3nKkWzutWS3SxP3d9r77aa+wfP/53FDcgO0xwi+3w+Vo327m6+XntWM0bP1mShNjTTpyxYgg0s",
-	"FVaAf+tWGqoP5PtulbpuFXrOIkrTjl0IbSAIHCVsCjKW3Ypt5BwjRxcd6xxZacgu79Zcv/txxeykLEsm",
-	"0Bc1dy83/HHDH/8g/BFSD4okM8cg028fgz0q8lntJILcUjIB0/n9PSWV6RG/jbAqFEJm5LMyZWEnfByF",
-	"SBIW5kC3TT1eKl0MnKdVexpBkR5IHcCxpgIhQTgzQXhp1dgAR5GmfNkLwTvifp4IqkwexBRAj9u5gA45",
-	"lYrEKBE8TpSx1YCVQUx7bEvwiEjka95iccxhPv625xw1oKDAT2nMAApGY3Yje0wQyB8NPVt1hEfSlMG1",
-	"7htjjpCKxtggGUNZkq39XI52j2Hz/bbm/YLgME1GHkvNlas48YXZV1fW/QEeFVN13exmSEPUQYpEEZry",
-	"McJ9vbKXY6n+t5EVUIc/dvb36ntWSmXuH9Orki61K468r9m73W049wJKtLvK7Hb2P1NgzfY37AyU9kcS",
-	"Rfz/g5uQDxr5mGmv8GKQV2ISL0G6N+/sSBQRLECS1AvcNFEScFAb7ca/9OoLgo5C3Gw2bUUh040VgKDr",
-	"6bUkWAQjzbgtJHwK/f4wxq2Hac9YDcatn94w7Q3TXjPT/lM5R+xtQxlJd4JCGm02x0NSMrAtRTxw/LoU",
-	"mm4YK4BRBISpaOr0R+Py2FKUyDzeAQ0Nw+I81nqjVoXzb9S8l9wSgWRC8I00mvUhwraCgcLRjSZ+jn9j",
-	"8yKt5WKb2156nUPMMAFU87XT3FqsKlRBZvW8CnG559yNroQoKCyrnvZkRIOREX2gDpNM+A1BW3q++neo",
-	"BxxuzzOPW7a7Au1Oe++Ec3EU1Ki0Ww6DXo9q3lD0b+sfSnG9wAsEI3GK8FxwC6co32c8aeX1NboOclYM",
-	"h5NVJ3oD5Aa9CIsFhxvKQrsHDWPpsHShpq3j2NhVtDiUMzHghGrh0WxsalbZGUSci4b1FCwL2/1+kAvy",
-	"O7wKgEHhCG4EmY0g8wezPhRY4tcz0Gevf/olKDCDhdl0b7gYEofOlOdRAGylUgOCbKK8hT+iA6JoTHrM",
-	"oFUJibb8Qri+7yF/NqzfNybxNM4ESYWnhz2muweTRq5cEoRDgKDChWNVWFm2DrVKEUaMTCAMJO2iid4R",
-	"EuqfoL66Vu/nZ+rlx7Y+A3s9HuMWNi2Usru3FlpcMxWusNlUoiFnZEONN9T4WwT45Y/vd0HLbXpbiTzM",
-	"J+aVSuA5qxL7LQ318jlvhuQBJQXyCF5OUAipAmTYmZCqRyFcjyhJGyVzqSzd2stFtRRl6f0KUbqWxDzH",
-	"mPpgOrsKgd0Q1g1hfbiY+92RyZ+Iqk8j7ynwLjcQFU0fF1iN7icmP82i4RbEuOQbPcnEYy8X5OshHoVE",
-	"KmvMM9UReswHQMj/AfzIojSdAlUEWIipxQfzY6KwJs2+y01KsFAURwY12M+qeJr4GTSB/I4JoJCluLKC",
-	"JNHUBBXXMeOl5s+vbc3zsQx8tJVfuO1vAbKJ14uxmZmp7B7DqsdyOJ9rYrARVfjNwGsY81tb9NQlZfMQ",
-	"T/+3UEtkVWa4wuD6wJfNuYQiW5Wp18VI0t29Z/vNg1Kk6EHrzpvjAjzjUlmrqcAKYNmptEx08SR3nRlu",
-	"dpIPNJvtPYrZzN62VaxnqTq+kSg2EsUfT6IAI1papZsPEC4w3O9dwMiFLNQIk80iXEIemAL1HmJkknLA",
-	"ZiW//iXt5JGZ9CNwQSit0Wjv7b9seQ0T1wNZAqugCt6wxSqny/jBn5px+B05TNJ9W4XepydjQ/A3BP/h",
-	"BD89g98PtU+HhE7cWS/EY8RcTB+KPlEZU3kUgptAS52IC3SGxU3IJyy9ckjxQghHSq6bqAPR+8FY9Rhl",
-	"itsIReBXEMa367VarVzYIeIM6bENBU5GqK8XHgtK5KFV1XoMMhwgntPk5uvOD9x7baRIRG5xNixnNhxy",
-	"pMdgfCgm7DKL33BzeSIBD6OJfD1dyJbANqkVxqr/12NAndEWRARkZWEUviFQwYYSaUe2h87o6+0sMXZX",
-	"t05JFdgwD1ro7DXke5gUia391jPUeXf1/s2bznHn9F33+h/vz7tHqE+mnIXbzR6r5bcxaJJ5FnjvYMwi",
-	"n0jVj/+H3hAie6zHugKHkDArFWo1d//SbKxO678e0u83YK0P5oTuxi+zpdqMH3fCNrxwwwu/hZ+qmnv+",
-	"qSInj8KwgmNXMezFCtLTL+mfNfF+ccaYXWyCoXJVHv85/v4i31ibs38x2bw3mewsdeKnK7Jx4G8I43dH",
-	"GL+x974emXqI3QgcEglWo0w0ylG1RlnUy9/7XA3r5/tQnc193J2F/6g2NmUJMcuJJ3FwulxMXRwCBFL5",
-	"xlTuoy3GcxlmOxMaEkDJ2a5FXk0Y2Xvjrygt6MJA6/krtFK087ox0x8UjXVmN6ZGJNbPfIJizKZZ6lsZ",
-	"MH1Dzjfk/GuTc0McvwtabggLspSlgnovtbK7m1U0rR8aG4n/yeKJOWvIXgv+7bG8uQWe6mce/a3+FJG4",
-	"T8IQYD0nUF4sZyrqsRS6a2Tya2MPkUgS1J+iwTiKdsDoJDC7oWy43cyocGQTh7DqMf1dbvyARGpQvyrI",
-	"9DznvqNFX8Gh/1USai4xu9GraLcnIMYcRqWx41EmFcGA0dWfIgdwWTWyT4057HivZculLmLI3ziNpRi5",
-	"sjQQ7/OKdZuWJtamCbAl1/2FIAMiJJIjLpQthg+ei7U75NfnljG0ZDUfvLlTG/a8Yc8Pd8l8R8zWet9T",
-	"jvEVnDBXigsw7hR1E6Ar7VRNeSJNLFjKJ6lEQ3pLmNdjwFczbph3SoAXJuWfRV9Ejy1wRqAVfBF2cR6O",
-	"ClFJPI2tawbA4GEIEXrAX7EE4Uqc7XHYFISLr2+dH8Boaro6zHXYcJgNh/lOFMA/Y83ClLTXc244TvP0",
-	"i7m9NR0bnBF33et7MnJcZ21ujCX09BH9GJb5b7wYG6q3MXvlXBjzCdCa3RaOYD2+zyJLsVm7KgHV6WxA",
-	"l4uO0mKdyFUddFZByItpZqHGLmKqxwAazzcoHb6HuDCWuxQ1z+kgHpIjLEopng6fq8d+A/NiTy8IwXGv",
-	"4bJ2sqQcqgdravjvQMEjcqv/axoYWP1o2mMRvSHIvzi/6qL56/nUtKqsI6TXxc7zvloK7Bdll5zH8861",
-	"e7IEQNcxjaBakB4hCVd8wZVrdve9QOBBC9jC+lPRD99jAkmU1xeMBvMUjsmOWc7ysEKo0VRvVGZlT3SL",
-	"O68xMHVSVmrraqvUnhjgBZu2C8sUuQuKtv5+df5uG24hdjfDWALsgQfcZzHeyAx/aJmhw25xRFMq9l3X",
-	"J/qD60m6VY0STGc8JPkmNVbFFDNj+BbTCPcjUhKJNBtDGR+rC9hX4pCPInhosQDKFGKJ8sM8zHF7LAS9",
-	"NTWLZ3i+bKJTHIx6zEgAFuDP18pZG/XGrdazQPMg+Iv4KKLMCDYY9SPMbuCLNvIhwdK3rzS5xD02EHho",
-	"orJd3RojfDAEqbPg/WRO2rD9ckZ8tJWJRCkoT+hK6UMC6DYUXjYFDK3wAiIYiEqw2k10hPw2Sigb+j0W",
-	"8NgFq7m5iynaPUASynVJC40/wYAu3ERvTNkjiQb6dqWh8tnrUxggQfRsKMNiijTHQDAolJ6tSrEIXrEO",
-	"wciCW6wm15yYRl9XqvkTyA/2ti2UrfkAmZfA+xDv/06CTYbVRoTYiBBfTYRYrzzgoVS7rC8ZWJjvBYm6",
-	"BmJ+Eew+wM9nMPltCEvHUGigx0aYhRFA45lvXAVi3/5g0rAYGimVaFaq/5Xo/eXb7RzCvU0NOzu+sPRM",
-	"Uy8/rUESB0nTfC9d9BDjE7TF9GL0mG+kB/OEkR+ur813+u1WovAyLBG/XFc+DhIfcdFj/t9gEcLCD+Zv",
-	"PQ9bpX47BeIHbPQdysw0PNSf9pjJQTsyKwhrl+WhPd+HuCr9iBFNto3/F2o+SzTCt6THfIv330YDHEni",
-	"G8Epvzp6SeUNCfUyHII8A6iBAWaMK9QnPSb0gpLQ1N/J6jFuGeEIS85AdqJEL2Wu+Mu2yzvoMXMwtNgR",
-	"kYFCfKy8fCEF/RCJBigi+NbUoI71M/NitOCgd+E0rg2a31Zc+/AlK2dji760kRI4uCGiads1Ax63cyVh",
-	"XDVrU2zvlgiDVaubgBCcxSyVQK85v0HjBNkKCygRNCCZiXFI1LX7yu6iMzHmBfIvjUToJVI2sllO4z6P",
-	"QHgpF0XMiT8f3HMfU0uk4epgeUrdwDC/CvSZK0D2dxmTMhu0/nSdAf+vMG4TblY57NkBumW2nacDjoPk",
-	"IbUFsoNVqzj0E2nu6kYQ2vhf/kigvI60ztRAfhgKr76c+tpXJ5ezPFPaAnOIKzeALgRXPOCRE1s050Q/",
-	"d7sXmjQzqcWzbSinbJRdqHojnmjBAjAioSJv5+QU+FFI5I3iCcKuEL3W/DUN13wRmJURfAzimFVyUybt",
-	"VhENeBTxiR7zEwkq9M7lxTGSI5wQ6fWYizomlo60UcIpZOLBNC0CGdQooiDCZCnoRxcdqLGDofhOn2Ch",
-	"JSbNIcyQMr4N9dAiIiXaYhz5Z0Gyc0WkpJztdEL/EGE21dzblAbM4namblYOW9j8YOK7y/zSt2DDtskT",
-	"ifyjICCJ8lE8lsqIHwDlNtvUwrDNKNF+xvzd9iHLmvSy69PX7jFfS2fXZjOstGH3U+8sfN1GNPRgCB4s",
-	"xlh6Rq68sOHkXo/B5207FElYeG2tMz7a8q1sC9jL5LPS/xpv1f/qP41P63/9djFWPdWYdRNTSAnKH4px",
-	"oMaChMiKH6ZYYwoV5ns95rvzY6s55SDrUlkoL6cbLIEM+7THbLUgD0WamJkwLGBCUO/CGBXgAhh3mf5J",
-	"H9pxpGz5bp/KU2OBSitA6Y9QciMk1l4Fnc9UfNIbkspyetawCYeotKysViwgjqKzIHlIGCANwZGqfxFJ",
-	"0Gg39potA7c24lAvQA/0qV4LF8wP7BmLoUXNqIy1G/1n+uzm5eeWeD7dZ3ufDuIXk1dqF4Dc8iWXNLW1",
-	"Mk9+9ivYZv4uObtMglTBfoTCU3NWyJyHwqs+fMmqTelDIcj/l5XVhl+gBFR6xo+zMcxi4c1ZwiAnrRc6",
-	"unvYos1KZyk9dt15EMx6dnyxEdV+UFFtzzhRSkIDYlzRgb0BKGfBdvj3GdgnBnGAJIqEh1pP7fNwujkW",
-	"Gwm+pgT/pwrn1CLqldGxMy3ACeHOPjgh/RHnN0sqXKcSm3vcSDp53NpDZAsDg4GImbpcIz5h1XB+v7l+",
-	"fzw0v8eI7C+lXSUS4YgIwASzJkZnfTF+Tr2VpkqZkZivgxFmQ7BeOblPL4vJ6v5oMwcmIzvW4EW8d7PP",
-	"nicvP7VEliw3TsI6Yx2LqNFugNm2/fQp7GLeqGZMzt8TBKE9a6sku7lzvmEpG5aymKV8UxtPjoo6Ap9+",
-	"BYae6siNcV9/7EMG2vvLt0hxFz7hEtFKKjra4gPwKphMMquDOr172+K6gwki9SJAwAIdQlqRb3gDRI/y",
-	"CYOkbqTVhh7TKmh/ii65woq4CaEreL6Jjpgbi6nbmOWrpzd0JQg9+/6HKKyLSPW9aHNderoiuft6qW73",
-	"4nGLONtfa7Msc67gQUmC67PBL/94JV7+9Mu/Ponu5Pf3FycvO28v/t3he2/xW3w1efH5fbd1OZS///7y",
-	"f9bP8B7In8yZX+azsOc+V0nHrMGGU2041bpjOP6M2W8Zh6jgqHmN6ekX+1fNhDeVXV7jwhA8kXCBE8JC",
-	"zSVDEtFbAhgL9VPisvGupkd1BmdYBaPG2kGkZqjpnqWmtsBVDbr+UEpasxig241NAt6Ggn7DKDh7aIvB",
-	"cDWCzS8EBBBTfaJdTOm3T95bSD8X1Ax0l7GogXhp9faipDNTGvD+ZPAdZ2TdpHBjIvoqEnNNAl8i7Kdd",
-	"vJRmwTMFwrthAt83E3hWMzrnjId0QB1B/44ih6rYwLcscbiEkK9GZn9zorI1C2tyO8MGLkkS4cCKyjGJ",
-	"+0RIlAgCqQzUROr2eTg9RL6hZdKHsBHdgEti4ox77BZHY81A1BhH0RRZsmdCPPyUgPlQVM7gC0I2UBOd",
-	"ajKqBXHcY44dBRHBwojpfkgl0NlLiC31a+IlvYce1yOm39NktcjQsirNNdN5rCzjglnJ7LEepx3xx0dl",
-	"ln99MBfcLWo6X4kLmh2pre3ggbLB+2YaG+64UZH+ZCrSn8quZcjD/exaTzOT1MIAAdviiczZsEyIQB59",
-	"2EMcGgFbtg4lo5ssjBE4ycbwtevznmvhIJuSEUJszK4ZdRXIrvm1Nvyvnd/0yjR7HJxdpUicKFPTtSYP",
-	"Bc4Im0FunQob7uK9/rNgPzwgzwcvhi9Hr36PM5teOP+pG1sF/8gMpKrvA923LWWrHzWHud2AEPGD1jP7",
-	"tVmmYx6SRvug9cxrMPJ5wWufHeQ4st2ZdsOaXLPoyFmV+LuLX3DnZKVCiplJeWPd3LDuP5SSmo+AQAUm",
-	"sWaFtQZ3fPrF/j3V3wuiTBbcvftczrJO0v6WgoNBgp99HOEhpgxSHThnBjFgwsWNyUUZCEI8NBlhBfF7",
-	"kKvgUjLS1BaDB2aXYYeGfhN1Bibf1LIZyGCQBkUj7ZhK5JvMBt8Moom6UGPRhvHWVKcv9dqWKOJsAule",
-	"tZySH8ynMRlvio1syOK30Wjc0f0uKCncqTIpna6oKgiI4NpxETlfHmYhrCRnP9HbsiNdKxjWL+RZyEMS",
-	"QmgZWPaa6A0XaG8fjfhYyJQaaVkekIKQmnCIUsNqLLTOonUSoHSQSeheLDkSJCC6qeyxADMkJ1QFo9Q7",
-	"FXFJ2TDFNboXYYP1K8QCrS0x/vuJ0Dree/OrfP2PzkjI4HgU/aNz9ut/9w/k1b9kwvsv+MmPHZWVBWVl",
-	"x3LDYTYc5nuxmX0zBlMV3bsif1FEPhJb+YeWBDV9dkJtU/flwN1cpaWU5USckUO45E6c7DE54hMwD81R",
-	"SmqxhCPkPExpZ7YH3VCNKBsCK9Kj09xG8yoqHXCJjcreb71Cv52+/vn8/Jfrk87V0eu3pydti1ODqLXE",
-	"VfGfLpEqHx5dR57WI0EpfN9Got7Qu++L3rVe1ZCXaoLwabK2SAwoXzqvIKhSmV7uw9xtBHmhaKG3N3Rz",
-	"i37QW/SteKym30u8PAC6FIwFVVPgnQaW5GisRo32h4+ADWBA1SpwrroG1OSJRH0sCUqwGhmg12Tcj2hg",
-	"vn1/+Vaf9KOfTt91T64v3r9+2zm+fn/5tpnK609vd4ET2+HN5IJDflHA2YAOx4Y5QdxGRAckmAYReKut",
-	"m8UC2sx6bbo4utH8UXGEmUlZ8tBkxCODkwlVJUWKnZd7Y4qdN/vOfI1GZOE7YGRjC7iPo6miAWRQuU5z",
-	"b843r3r9b2A9s+2QIC76ZSvibLijiIjTil4G7+WGaYFjKy28nBZFl9uFCUHhhIolyqFfaQkjB4Qm9bqd",
-	"UBlwEXqoSyIyFDiGTv9ZnJFrUAUtRoeMhB4KxwJInZERctq34mjKx0KfGGnOkc1AA3g5KhUJ0ZiFRKDP",
-	"O/lkTNt7eqrnTK2cv6ZGgo+HI5S49GcDsGdxBSTCkSA4nCKZEHwDSDH2jEuHEWRCjNL2TxxKECqDBOVG",
-	"mSVb6yOfTSQNEW1axTyPqLRalM8KkGgmwSEE9FdNq+YE6pQRnaZo7/NnhIP0qMlsu5olGnTkTvAES+Tm",
-	"ph8xs03LTH+F2bocgK81Wzs3oxhE2MnFudmXwnC/xiJYX6np8WssxRPnG8/C7igDOhwiPlaaOhqQasV5",
-	"bmmsyeerrIkLl/o6q+EIudt1/WBGa5tf6TBkxPprnAWURFgNuIjz8Jo5vugWw0CfQetZ9/sjr4hl9ceu",
-	"v69CJ0yGNAmh8KeBBtvCKMFCURxZDG/F+Ta0z9siHns1LDvVIuRjLsSVXoT+FOVFVWNfwapoX4EB/P8B",
-	"AAD//w==",
+	"7L0LV+NGti/+Verve2Y1zBVuY6DTbdZZMw64E094DZhkZuK+qCyVbQW5SlGVoZ1efPf/qr2r9LJsy2D6",
+	"MeGsc04aS6V67/f+7U81T0wiwRlXstb6VGMf6SQKGfz7lElJR+ySReFM/y2nkwmNZ7VWrTdmhI4YV68k",
+	"ieGxU7uj4ZTp13yqqP4vvND1ay38101j9zd/7+7tZP/35sfvbt/dH6g3cWP2Bx14Nac2wb7g9YkcmZcH",
+	"zdu38f7kDX8bNX5vyn315u4eXlbU9jIRPgtrrdooUjv7YmcS8KDm1GImI8El6wUTVmvtNvf26wdOTYlb",
+	"xuW1ZH6ttXvQeEjfq7VqpzS+ZUqSUIhb4o1FFM0OyZjFjASSjMU96ZKYUZ+oMZvUdRdCTGC4+h83+wdv",
+	"ak5NBRMmFZ1EtVat2Wi+2dnd3Wnu9nYbrUaj1dit7x+8+U/NqU0li6Gp/sfNbnOv9uDU5NTzmJS1loqn",
+	"7OHBSZf/9ymT6jiImafy29AmPvxKzOqRLTVmxBP8jsWSqkBwPXb9m+7oldzObpNiH5XeShaGZMIIJb+J",
+	"W1YvH93caLr8UohJcTR2GAEnlOhlcch9oMYkUJJEIVVDEU/08KDrzFDsT/qfY8o5bKiKqR/w0Y43pvpl",
+	"277WqvmB9ETs60Ur3QSc2C9jqogvyExMiRoH/JbQgZgqWA5vGseMKzKBPf9bxUlfqZjRiT48xbsg6YTZ",
+	"2TvQA9wKIm2LzGTLhozv4dY/xwRw5MeCs8LY9YUg7E7ffhg3J75+KRkuXOYW+dSvqVnE+rVWHy9Rv+b0",
+	"cdu4gl9/Gc+IH/j92kOf93nVVjiXceDdMl6v1xe21oOCxgmZgJ+XEwrTAElFv9b61M8QgH6t1Ww4/Ryh",
+	"6NdaB7vN+p5upqkK9JGhK/3aA4yvVlzY9zQIy45FFIu7wGcxGcILhA4Vi2HOuOFEKhqr7PHY2HqzOBYx",
+	"tDL/0tP3hI9P2z90zno312ftn9vdk/b3J53s4uIbmmRr6sGFIvSOBiEdhKwO7/lM0SCU+E2pqJrKQp8x",
+	"o1Jw+PFUr2S6EjFVjITBJFCEffQY8/VWPNh1fXBqY0Z9FgP/6fToCBgKk14cRJqemYWNmRTT2GOvJNGk",
+	"ThM6KgnlhHEVqBlRdHRIAkUm4o5JpEHsjsUzosnLiJEfmCJyLO4l2aI84WQTpuLAk4TKwGfbdXLFuK+/",
+	"MqDeraZp3eHOKVXemIhY//tMcIY/aKopvTGb0AwLrbVq/dp3/ZqmSLNI/ylVHPARzPKSKnaiV2EH/v/8",
+	"LLud3nsC9FIMyb92Cu/rDpNu3jSyvZu+Aq7YiMWFzi7ZhAZcD6J6h0mbXKfr9ClZyQSvmCe4L8mUqyCE",
+	"OzEIuCb4eDpe6W3jvrjXe82UzHW+31zVO1PxbKetr9vinpUg91RvLxuKWJ8pFc+K08z3pInAZDqptXad",
+	"sl7ntmm+71P6UX+BxMhRJIlYTCYBnyqm131uGdbb6NJtmx/Epe08ZEOlD3aWo5hVXzmYg3drDab0DFzz",
+	"4CPRMhPZkrgp24Qqcj8OvPGaR2L3u3cHzYOD5oo1enBqEY3phClDY9rN9s9IQcopTbvZ1sRLCU+ECa0x",
+	"i2M2kWy5u/WG62iy4Dbqe+4h4YJreYBySRr1PUcTJ4X8AD8k6Uxu58Zf2603ak4t0P0iCaw5NU619KrH",
+	"uGMHmTuO9OMJ4yM1rrV235RRmbaVwMtmZqle4GuiOQxY7BAXJfX+tNHY8wIf/svc/EArCPMwi4iqcToH",
+	"qwxokfv3aRBrdonSTul8mo1G2YSOMqJt17/QPZTOLSsCF6eony2fIbyxVAEpmaCXG9oT53nMwkDzq0V7",
+	"55vnxbndj/3lU9Mv4Mz8Xdoc7Hn7/gF7M/xu9Hb87rfb8pn56WCeNqvuELjl/JTakRaWURYE/ix4OCOB",
+	"vWUJr9cCAWo0gST6im3pK/dXd7vV50KNWXwfSKYllrEmGvgtLRaA0kYol/cs1u33d5t97l5cdo7Oz467",
+	"ve752c37dvekc+zWCRyfMfNuk3ZmTDRm0KeKKZfU00Ov9/miO2tlhRWSQWbRDnab5Yum5YxFC4dT2mvs",
+	"o5DDBRkIf0butSRfZfH0f8WQUOKJyYTuSKapo2I+CQOpkKL91QVKtWiWqRT05KkuEoUUmyCjjOiIJWP5",
+	"fcriWToUYBG5IfhsSKehAkFf925Ytz6bKxj5BR2x+XHoXwmfTgb6qg1jMSG7iwajB1o+lt2Vnf/CBmMh",
+	"bhdd/Xt8PH/zV118c++97ybN233+Jnr7eyNGivax/N7fJwN5yrXPGFmQ4WpGcM0TlSLR/zlsPY2iMPCA",
+	"ir7+TSJXTmbxCVUMbOIDaywqMjXHqiega4MeouWulVoIaOFalam1TC8PiVVKd1SuD+UMN0MaSvaQXZz/",
+	"idmw1qr9n9epke01PpWvO7qTDr9joYgYLlThchfnhpYFakcScE2F7pijRTgYMlxYMLbYiZoBe4IPg9E0",
+	"Zr4+FRkVq0RgLRuzafG6+Ppi5aLaV9Im5SpD1a/o1xcJ4Mu+Md9gmRRd9Uu5WZWKwdW/BDPTZ+N76hu5",
+	"/Wk3pnv2c/uke3xz2fnndeeql78vw4CFYIHV1+XCHCK4/uYeTaZSK0yGb7SIiBingUMoV+NYRIHnkFEs",
+	"fnfISIhRyBwiwpBOaP4udfkdDQOfgM1D65wk19+zXqrC9I2B0jVrQP6XfCKwCA7BOZMHl3A60fKEvny+",
+	"UJo7akKZqEjUxybAUEHMtxqGQ+TUGxvThLhj8U4o+MhI2V0fGevLbfwGb2NWETkT6r2Ycv9p9/Lo/Ozn",
+	"zuVVG6TRs/Pezfvz67PjWvbeZDsFsj7U3X4GHpQMh2xxYc40ciFjO6BhyOJXklDPE1OutjUfKp8Quiiw",
+	"9Zhq7oTfy6pPL9fiW70WVm/dzJU47px0f+5c/nvBdbCdfaar8Evn+x/Pz38quwxGUl56HeYng1fBts1e",
+	"Bqtxv1yEb/UivBfxIPB9xp98Azq9zs3F5Xmvc9TrHOeltSgWinnmeDKuFRI/K6z5LGSKXSRvaW1AMkUE",
+	"RyMAUOFD4oWMarUBRaGLdu/oRzIMYqnKNKBXPXTLkraUgVSUq1f6s2YozEfFGHoOBH9mUe7q+v377lFX",
+	"s6iLzuVp9+qqe352RbYoeupv2UzPlZL7OFBs2yHF5QR9KfeZf16f99pkKycP/j4VijpkKplPHl5ktm/2",
+	"Tna5YjGnYSe9ZI9Xonqdy7P2yU3n8vL8spZXbrAX1MjJlnUSBD7ZGzbpO2/7mS9FdmRaMSNTzj5G5nLS",
+	"IJzG7BDYlI3W8GgcBwy4T2AGL18O+Td7yEG3PrXncROmgtPO1VX7h065qcDE8uQtBFoiGzDCJpGa5bmI",
+	"GRjRzTTjsIbFz6L0m4mgedzVQ3D1GCaBlAEfOThezROUEESr6oekYC8AawW4GlDnf7ko3+pF+YmL+5D5",
+	"I7YZXeWns/NfTjrHP3QWKCtJd8QX3nSiRamvXoMvmdMi9d1O6kU6+lbvwymbiE0p7qed0/OFajt29PWf",
+	"/uIkFh39Cczn5eB/swdf+GwTOsHp+XEnVQjyajr6UVo1dJdkxaWeFsTBOemOIrXzziW+YOi0Yx+Dog6e",
+	"vp26MtlvKNtnIpKe9Upl5okOybkBDUFVBhNDEiI15bdc3HN82UleMsvtgBcljcx6uU3f6m3aDAMpkO3a",
+	"vB3qi7APRxN95ABgK4MjHviL2MjLIf52D/Gp8INhwPyV8edpWBV6xXMhUYTTCfMPbVxW4UDY+PZlI4R3",
+	"ygPGXw7PV3l4LugsFNTvCXFC46eaYC7a/z45bx/f9M7Pb07al2CESUmhCQjBmD8MZJJkt7H/9uC7N2Qw",
+	"U0w+K3WcGxzKA/nRkNPg+xdC+K2e5RjC8gO94WmS0xOO83zIba0o31raauJufSID7jE4WTb+PknE0eT1",
+	"mc/4/IidXGRtyTCBJeTHeJhEJd9TaZu8XItv9Fr0hDilfGbzaJ52Jy7bvc7NSfe027vp/Ouo0zkuunkh",
+	"McnkMu03c/rg5Xwcq4OJTCSk6plD6UoG7hCaja218XAs3kGp2RMc84y8GfFoBJchZtQb/5dfhkI+2tLW",
+	"mVf/y6/RNadTNRZx8MdT+cr1Wfu69+P5Zfc/BYZiQ01FbL08pH3RJbds9qxXIzseZBem15y7aULDoYgn",
+	"+s4a84i+vHfilsGA2cco8YxdczmNIhEr5p8yP6A9iLJ/2pJdXV9cnF/2Osc3p53jbvum9++LTjHeUH98",
+	"R3dGbORvsZtnXseyQWbETBPfLjVxobJkcC8c9pskDSYJZjPWpLnIvdwpN119qShCsCnZIMAXq9J/7ZlO",
+	"jpBNOwY75hGN6CAIAxUw6yuIWGz/Yh8V4z7zzauxn8lpHggRMgpYFNFUjs+ECobmTsjy1xBzwqxE8fFD",
+	"krklBr8xD5YxHWS8LIeYeDT2iRhCrvRuvaEPaH4eXmGWy25Q6crANYIMui6PpupU+PihQLFJdrY26yyZ",
+	"DI1jOss0P5+qx7bPzL3kfcyZK3kgmTeNAwXKQhCziQVaSrpesRhX8+3Lxme7udItcXLUR8Wdhhe53ajY",
+	"IX6pVnYw5G0QhmvNArb0SjcrHbyVbSB4bkg9tv7Hk6ZlHdwtS/G3ifDuNPKpYn5bQe7kfH5qmgT5K+53",
+	"/liUzyPt3Mnfg7IjXXpOk/X+sOSOptOfoyIWdeB7BFOYXwT3H1fnZ5cXR2XTdpLmC2ESAP0gAT8o/cY0",
+	"DksuR2FJ9UvO3GjnB7BsGfCIzedJE1hCm7KlCdYh7jtmOkviemOqXIOBJDgorcQb05h6isUE873JVqAk",
+	"GHQckukAMsUtcNr2PPlbRTuymGvVKVLgl74WPJJALiRg4rEkU9HRWi0KxyHwbSpy8ZrBhxedglgFQ4pA",
+	"afldoOZJt3zdVm1SFnOunLIa8K7ioBYubETj9VjBBY3VymXLTNN2sWCpOnf6whjksXmQnPiOxTugWCE+",
+	"WIu4CDOFeebtZvsfUvDLyLs06d1EkxGTfE7CgDPpEEa9MRmKMBT3zCeDGaFkEFJ+C88PCSVui0QBH7kA",
+	"QGA6i2dk94AYRBhyPw5CBkg9Bpwnv5BO7eMODHCnmoQ+P26ESmm2f2CqR+VtJst2nldAiILUdMQ1r7tk",
+	"y8g9JTd/HEgl4plNkM8gCDXmc/8XXmnFOEXFZzkBDfxFW/1jr3fRnqpxgbfP3ZEBozGL34t4QtWjbolM",
+	"Prx8qOa9BcM1G5QE5RSJuT5oO5cXRxhjXyfvRaw3gEyYGgtf4kGF0F4K5J2IYZ+7mJJcjyOvDl/u8qFw",
+	"CXYsyZaLMTnYDFjDK2mC+LUeibm8fU4lcQthAQj9kwX4eSXT1F+3177K6HvuYZ+7lpi4kK1vk02oJLhc",
+	"cvsQAo0b9b1kTpSboYKS2OeuHpSbgJSYbyAiSUH6Bi247DTn1xGmmblgmYNpCV+BRqh46qlpzPxkCluS",
+	"MUIH4o5hmsMkjUNffiBgkOn7yw/GwiuaORrNeiOJPjJsP4vl9EqmrxqUKcB+6XMJlA8yiCQJlN4hFg7J",
+	"FkWLkxrTFAci6WHElD5s9pN9bvAY9Fu6a2ZMAttlG4TXnvLZ+bDW+vVTjU9DA42RYynJLUvWEsFIag8f",
+	"nNIYhSTxZIuag6XPKTUYJtsOYd5YsMTQgPg4sG2/ScHjyCtZ4PCeziRxm/VGuaSHx7VESLxi3GYluA6B",
+	"P6+sQmp/ByFynq7q6wWXBt56LRn39SeSv+Ez2FhReStfj5gyzRv1PbPkZeyXIttNV36lapTMwR5BvRsr",
+	"WhX4SoUWJ2xEvZmFmGTcv8CxVm6q+/vnlMUz23DuhLQ5KZ2QXsW5MQMxyhBYSCtaPE7zjdKhJHRNcPDc",
+	"FsiAPXjJQZojBJrfj8SO+RGMvJf03ua7FMiEBfddSSeMBFONUBjQCBZAHogbMzkNFZ4/uPbuvCCQmCSr",
+	"iSYdC0DzrKQBMIQOif5mFjEKt9wT09C3iTyaGD6RMOAqPf66WVlt9RXQJ67Ke0h+1vlyeqLXe/sKgIWu",
+	"wbwAUvd6za1Ok/vA3MbmKGzL3NCSJTxMSax9S/9x2OcgrIMsDQJuKYlOPpxbPIRNa9T3+tyQiFaOROgO",
+	"HJBVABp6jnQr2xohmOBNq8gQNMsYLaRuYGLLicZiCRjHsbY5s1HfezFn5q1BbMjimPm9mHIZiVht3p6k",
+	"F30BFbFmztxsFxk61zBVFE/M85lX8SB+ASNruQ0uZxt9hMkzb7RLUUqf2+hp7vN/sbUHZ7hhm09OYiuT",
+	"i2xSeEr/yJZ7G3Af9GJLuN0SW4cB8ccFz0LTNt+WXGT9yQUrnxSC2OS+bHT5nVos0NVc6SOX+mUwiMrb",
+	"0nkVthPWJrsSpr919jajNawyZOX0KmC9c/w51aXKth2gBam9S4V76HksUsx/NKcahMK7XeC0dNY1sBU9",
+	"pUcw+DUPUxmxztg51tHtnnCkC2dmheEkc5pLLr0+Vpkb7xAlQp9Q+HkwI+b+b2HGvEPcYRAaZR2MWGUu",
+	"j8fcUf3ZtRstISSPJBW2FEmFS7p0tS8NjWBcn8dfoTBHzUEk7EzLdMSLpIPPaKa1o5qTycZKRRXcovB0",
+	"6aqA9lRyBjVxXMR19LOyU2b53iMIeyI5lJCcHCebWyBDctbvMnPnK/ryNn+2LcTt2srrIiYFXrp0wZIe",
+	"Vp6BMqW25FgMYzqaGI00rasT8NJzYs/DDqqMpUcmihhfEEdDM9Lk2odo+aFZuJMhlepoPOW35UN6PBFb",
+	"T9Ywr+e3MlmPlZuZtTWuEjdKTbTP5DnbDG9dZVWwtyRH7eV0MAkUFve5F/Et+irBO7+TfNyB6mshw9c8",
+	"yj2GGG5YMAgSxTG9W2/HVI2zTU3M8HJWkrnBc2zkCUKLtNNdi4wg7UtrpH2qDQ0P0wID29GPVrIY7LrS",
+	"huRtbmVRIWhuMhamBdwHX7I05VCLP5yGLmFQRCYp5rRKJZrbI/hM+bX/qgj/ZoiJGYCd9oL9q6aZFm30",
+	"ZLfeSOJ5rONOIsYUqExP1VYhEFPa0MrqysvXoswuVGPZkMWMe6wHW7bm7Coqweuqv+vqveVazTlniV5D",
+	"08MTJ3Zl48UxFTAS3Sam9/o/0zjMaDiLFZyiV20G3iKENq9bpWahUWiSzeXY3PmI6X2OuA5mipVZUxdo",
+	"Okvi9crWv6jnXJ6fdG6urzqXNQf/DeESi9hUWXzrHKeST49qhT5PDKJKBY1+PhJ2blRaJyqPqlkxmAXh",
+	"OIvHkThxjorWlvz5+1HcEyWsJ5+4OSnKJQMxtTxLX8ZXMnnDNUEAfW6q5Gw1SMjoHYMQCDFV24fZGjoU",
+	"vX33VJPZoQl+AdG8z7fcmKlpzLsTON2KhTPXBkyMBRfTmPnbhySayrH+LY1ahwo7XKh+mutUFi3xZIvS",
+	"mqLl3GzKWbZe0IvnMi+Vxx6skrSzDkG065VHXSwJYJuz7lV32eaP6lo2sqdbx6oHza0wnJX5oBcOBXKF",
+	"yh3uchqquU1JZBZzn/B2SUKNyUPvxyTg2S52nUcL8Vn7gzHCVPKkLzqQeff5eouiufMKT7ND2EfqqXBm",
+	"WbSmNRM2GbBYVlkYmjMwVJxtqav9kUdXZjSQit2XBQpsarMs+5tjY6H5dY047bIuyg175zwFGlYiU8AI",
+	"ggGUKR+eIUHEDTJWvxsgXH1OoUzkjhSxooOQQdwKfMsGCbjwHZeMRWg4HH5YiziHfZ7yOVsNOxmVjaCE",
+	"90sZzmOsjJ/Vvri+ZfH59cglpsNgtZ3wqRbCQ+KipQ+Okp5LpvgygNs7xE1sby5C4jOif3k2m2F1a+GX",
+	"Ngo+yhqYs4KVWfdfSbC3sMM0vBpsgSD3YZT0Va/d69z8cn75U/fsB5uNk310dH56cdLpdY5ROcs8sQUc",
+	"a06iiGSeXl1/f9rtYQWF+Z7yPyZ95H9O4Gqyr7bPjjpzv3bPLq57gBjdvSw+u+z8w1ZyyPzavu79mDZY",
+	"oCltxpT3CCPe5zPfLTTcrWNX+7y07Ym3ahkZ9Mpd6uukky2bSF4lHlPuh2XlstucoPcPbpz+l3TJ9eUJ",
+	"mdBbhqzWZMdRooQIM5igHuV97tEwbBFKZDDizCfuxflVzyVbV4pyn8Y+Mfn3kpj0aZvfIJlSAR/JumRe",
+	"zJSst48AhOmqc3TZ6bkYsSqZ2ib3YyEZaX78mGBCgCaLQnedtPnMQLabIPgtykknDP6g51eQ80DM3Leh",
+	"QIoSMfNR6sjMTSotoEexmEQKhIoFUeXL4n8yZaeXncv88oM5CQwElGy5+rMtkwjiOoQqMhFSkd035Kfv",
+	"ty0H1LvwSvY5jUcAyi0PCR1AJheWpHY/ZT/jkPR4tcgn8FC0+ty8gxN4eHhwcxNe4CkpDRFLzuPiQ35S",
+	"FEGXXkDPapRFYQcC4NZbXiipOhahEUvr5HsmA9+ca6NtQA4R8x0SqKRYBqSp9XmSIbozDELbAPNBIY/N",
+	"wt4qEe2E7I6F9pVAAfjRKLhjvNzKkWTyr14Le4epr5c1uFv37tMo6HA/EkGZhHUJ9g/M3juKGVWMIASr",
+	"4FrOCkYcLoy5jlyRAfVu64hx7J/zcLYoVr02CMTqcVIFNkE7VC8MbAb9snZH8FrSCIbtt/FshGGF8PNe",
+	"wuYePhSnAgEW+dJK5YLaSNBQrj1FFNlXrt6trSiwqoOk9IDtIBQxW++AIMb5qjaI7J7RlzsVOdFp4fX0",
+	"Cz02iUKqKn8ifR8FgTjwZPVNPzUNSrccWFq5wJGrlrpqoLmXbesrw+wqtU5eXspvWCw1ATTB0ss+epF5",
+	"VbcMp6OAV9d2L+D9MnocCak6j5JGbEbOD9PAZ5BLvKr95XwLiNuutq7ZJa0oBkKwdSIEYqNLA+tepKG/",
+	"jGfF2s02V+iQRDGTlp6abGfjc0Y7SJpTtJImSDVb7ZI7sjzrCt7WzWZSsUm5PRmfJZIP1sM3qAhS0Vih",
+	"wEa2rCzSbDiNRiN9CxER8mXCSwqFOzVV9a7nLrkSkbnj1U9XAvSxMX4wlSy2V3FVRfTFMAeJj1xzxvwV",
+	"ztJ7y1hSbpg56M5c8WYkXOm9LuFeWRaZXZ6Uhj4iDw/SXuCzGYdFdcmszfG6OJi0ikJaIrYnZ1DLXXVy",
+	"bcsLGImNxiyR5CWIJfUvK2JVkHW+DwRkRTxazCkTSop0iHGwhjnkGF4mSV17U5EhE+L5ZEHmRUJZKaFY",
+	"mWIlzz+jmCb0eFkjOVubEThW8kY74s8tiKTzpB+72CxLhr954eSFw1fh8I/mx9DqSdzOL8mCWaZgfxpQ",
+	"yW6mcfjwGhiefI0IO/DHTeAjpE6ZsSmn11aUXqx+meBlYkLCTWP3N3/v7u1k//fmx+9u390fqDdxY/YH",
+	"HXhrmbkeITxXEYiy4kl2MUtNSpmtSKA4562oxkK8cph2U7OgoKX4iTkrt3nTQKesHGa5nXu5Fds41gsn",
+	"zZrAVi//dDKhcUkyYSE/JeM+ypr+Kx83m1CyrIGxAcMyQDhcaV5JdgSrFhbFG7/Meg4PHnVnFiUrrpNC",
+	"vRTlzA5tBRBOZoIbOOB2qZ7lgNthbvaAV3G32Be/9ZO8gR1+nq0tjyZBFlbdmJ8jRSVSGh0FvFL02UX6",
+	"ZulRkLXc15ZOawNrbiWRza/7aaLqVL0Z4HK8Y7GEqXcXoF9k38lYqyS9Yz4AYfH68wkhEzYxIsigefs2",
+	"3p+84W+jxu9Nua/e3N2XQkFA+ZVqGt8Vvrs05FmyuGxl2ug5G4qYUGOR2LkPfGbqfq5OiQQKb/fGsfWy",
+	"zeizy7dww88MJ8kPbJcoQXZzcriNcYmDyQQcnZCdgnhm3ph5tyb2Vz9nPglBKt42wXRJBkRZ9AHcUhGr",
+	"91j1+5OFbKi1cqJZ0dpAFdH3AK0MkkihlYnBLBukkW2el/o+LBxIImPaj1AwyUB+VfJPhFxa8ZEjrMTz",
+	"OdiTUxvGYrKmWTmuZFBmXLGY+Qjjd2jLmKsxi+8DyUpvrRJPkdHT4wxzgs8lg/3WGS7OGc0I5QozvMAk",
+	"oQTtdGRCZ0QydWiN9bYgIN69V1JfVclU9tzPH9nFR9Wwx/k4mNRKWNFAQtVQxJPSoMQnkPFyj9gz+Mo2",
+	"qXYW3AAVp7yuspqzpS8wzNttXHgie0KE68cBLUZ0Hg5ZXFbaEihaks+hhAgliahEo9CbfX3eKaBoD00M",
+	"dkktglyYy7JF/cfV+dl5GnsFN6X8vp0eXVguJoaaC7sTL3JhfPXHSwZ6Ua1cUB7GkvDofDxLZorpWi7d",
+	"OwRTTuBs89uYkvgStCu7KCti6vC9pRQ4GUxZnQk9sjVl9uK8ymKP7cfW++pqZHD4nGOHvXy2GxDlcdWe",
+	"RZbHMMdH+sdmRE4HkiWRz7aQgXGCOSQKp0n+slsnHeqNE2+ziUOKWRRSj9lEZvCYCW5iol58Zi8+sxef",
+	"2YvP7M8W0JMsx4u37Rm8bY/xrCGfLDHnYyndEtQZfZWk5Yw2LAQjxSE5P1uE98lFV74NvSSri9h1WyGZ",
+	"bMK/YPfuGQWoL+tAc7Kn8JHVbrDb5fvyrRhROA1nyhCR/OJWsYDl7QtcsfiOruT3SZ9d2wDVp2CdSmL2",
+	"G99PvVtWmrm52mqWX3qhKsiASb89fL249lkTW7IeyceTaS7dCjOlJZrfPPCBEdYWPI0OGpZD6znns8HE",
+	"dBBmIhYsGD3QolituYa3jMtryfzycSghwiNqkJKLj+dzz+KMc1XWcp9PFMrsR+cnunSdn0guk5uzcVo5",
+	"dz8y1vOxmMbQeFZugyycz7J0vMRxVMKJj7KPCRo7bc2RWFO78poz6dEsCFHTmEsswwLFMRFSPjISOxnS",
+	"IJzGC74JGk/A5BW9K7N/nZrHxFjwcqN0yGCWyW0zRrL2RXdRV+ntKfaCT7RwMhBqTCDhqPwrceGKVRGY",
+	"9btamJBrX5/CQgsRgsFPZlwNE7qoRpD+UmfRnmU/RRVBeDuy5YrbFgE27G47mWQpEUoScC+c+jntOtOb",
+	"FjlLOjoOpAq4pyDFH+Q9IiNxu/q8laOCyJpTON225yqUI7MixaNX2NmyK5uYNkrSqU1RK8ynhhQ/iJIW",
+	"nKU/ka00AJrqRzssxAe6NSgRgrMKoe+JjWJl1YqCNePDg1MrKEfzTuswXE/X8MZUrddCK63rtCjDt8gY",
+	"jR7jbEnV6r2CUOHUpjz4fcrMY5NOcCQ4Z95CRG0xXS2ipp9omwYGWACEvDXdPPY6dEvsY3aeFlBDkph5",
+	"LLhbdHPta+dlRzuhjZn4AxO8XyKC2BVeYyeWOVQDm5oDFbgNVgE6UyG70cMlzU0so+oFvILTIbuqlfLv",
+	"0300KfgFSpUsgv1eMkc7pNz25de/jO7MH5xSO8ZAqFeSaHJtDqTF0LADqi+oc1YaebFGsFzy+vLBf1bP",
+	"/tNOYqnV4MkHI/XRLz4i37CWmU6/PA5tPedThuBW8z6tHtLTVIHC9DatDxQPzzzguyF2UJt1CxQnqHwm",
+	"YluKFUOiwIEUeBTAnagWtNS2A9UpDa10HeL6gUz/BrkkipjfsumQJgBCf9se1T6P2UTcMX/bSWIqtrLU",
+	"xfpeSKBaZEB9AuKYo8kSgd8Hsz6nHHEfoJ9DIhkjtsrnNg6LDkIYkhczn3EV0FCSSSBlwEembmASp5Ss",
+	"B8qE3MIyZyeXhB3Bz/DxUpXqCBFAfso6ewpnRHiA3dBd0+BYrXhB5uuJmRBaLjgr+tmisMOFRWs/qooU",
+	"fXXPSZR1wXVeAYDWgvdZENpKwzKws6sGdhGzu4Ddl5hVpAomWoPsgZJQrnqtC/RVWI0S81TOebjON9OD",
+	"WApijJrL+gO1jsO5alqJf6QkLk2Ea/dUKWrAdJque2Zm+exaHIMzt4urT8KTaX72VD0DzU8Wa258iz0Y",
+	"mw2mWTCwRMNeL6y5GEWsdfU1w4gt1PqKjUkG+JN+36hS5io+Tpk6Kpet17EOVRU7s+PPiaBCTMpini+F",
+	"mEjAIyjXdLQ0sHaooEyjGAuqV6DGNpo6Zuiqy9kMW+R+TBUZU0lkGPhETJOQl/uA++I+BUJqFnylCfIR",
+	"KHBc8PJo2EXB38dBzDyVi4xfuC7Lw74NNH5GFM8dg+yiFs/WqiuzMNVpedKSzLRbYQ0LMuXIkmYVh/Vk",
+	"kjg3z2egi0kfmxvtsw6zvGxBPog/okqxWJ/i//fr/+v3PzYaO/3+x91hv//xu+GH//s/tXK5NE/o5vUC",
+	"TTNcskUJEg+HyDGNER0KIK8EB2NroLYRPh9ukEu29O+Au2rxVuFubGdDovUXQXLWTRbJzcn4NqT25Tbs",
+	"WbKPbLjiiuSj4tw2dxSfS4NMOlgooOfqX2SSfeRoTS6dxXSsIO2f2tdNsYwAHV4FMzo6NBJ+y8NZC6Fi",
+	"gVlQkmp2xJuqDEhwabzf5pSRx9pgFnGxnoU8vh8Lch8LpbV0VOXHYpIBSzb446uZW0mJDpPXlI684qHZ",
+	"9DVeoh59qducmenmLnV2+Z7zbl9kZMy5wNiYEZrPG/TEhEkyjMUkl+wSBdZSEqPGH7JRTCGs4T7QfKqU",
+	"3B9XCM6dkePOSafXubm4PO8BtG5iGqIEo3uzI2F8sVXmmIWBZmHz+WURg8L/NbPOzM8W6Sr9FE41GzFa",
+	"PbLbpWEo7pl/LVks3RYxHyN8OmFx4OFdDnwJQKaMq3imxWE/GAUKydh2n4uYWEO5JFselWwn4JJxGajg",
+	"jjmEkpBRPSfi/t21II7bh0D6+pwLvgOODwdRydSYSWZ8qjS2ZUDQQY7sOqWjW0nCIeWchYBDCnU9CB0O",
+	"wUq2XQp4mZnz2h5B6GjN4Gfhs9jIfHgkSiEc0U3r98TxqVzxxinjSQTE/Gt68S6pYifBJFim9kUsJpOA",
+	"TxUDwjzQ62bKQuhbBT5eeyD0N/t8y+Rikt3G9iHm6wRqrjEXaqy3W4tf4K8xKLkWBh9kNkkM3hfu0IR+",
+	"xMIobxoNJy2TslvqPp+jIh19gHDRC9JqWbTqguwYT/gruSo0PdIvQkC/osHqwwBtjs27eSSHQkmd6YTy",
+	"nZhRHwoPZB6uZpMw+OVYDunYM+Sme/Zz+6R7DIjgnatezUl+Oe1cXbV/6NSc2vVZ+7r34/ll9z8AJt49",
+	"u7p+/7571O2c9W4uOpen3aur7vnZVc2pFelj8e1/Xp/32jWnBmWabs7Oezfvz6/P9GtH52c/dy6v2oC7",
+	"nH3wS+f7H8/Pf8r9dtw56f7cufx37sfTzul54aefzs5/Oekc/9DJ/Zpv1Pvx/Bget09Ozn+BIV+0/31y",
+	"3j6+6Z2f35y0L80aXF1fXJxf9jp6ZY677Zvevy/0g8t2r3Nz0j3t9m46/zrqdI7NrHudy7P2yU3n8vL8",
+	"Und0ftxJ/8L5X5+1f253T9rfn3QyEz3uXulfYCCXnaPzs+MuLIoBhf+w6EAfp6exOv0/ZhHUFjQOVX2K",
+	"DnNhzMjdYmaAiYlmxPPu1mGaq537ulC6TUTV2FpRBtQn8DbZKhw9IBeFw7ddakIJy+naL+PAGxN4CIDH",
+	"40C1iOsJ7k3jmHFv5ib5hgHfGYbBaKyIR6PSPqKcJLDses9JDtg6yQApEF+I6EpCyLYy56J8sr9PRVn5",
+	"tx7ghQN1fSUJvAQZi6M0QmdI7i3e+db8LdxeFAW2NGhBr+t8KlI62pipeNYeqrKpXzFPQE0wAX49slVy",
+	"dSxCwELq/9g4d1kWhNdOV8sulWNQ5jHOYEyrr93DIpKbFcTz/XcAuBvceIAnP3+xmGVVKxlMQTIvTBSL",
+	"PkGwQZlKuVBuLyIbZKZ2BwscMzop22otl+2AORRqL8kWljdsEQQcw4bwDahiiMBjLoHkG4cw6o3JUKCc",
+	"RgYzQskgpPwWns8fPKf2cQe62cElqSCe2d5h7t0nmg67iNC6ad3IfLaasbVaIeFMJvR6GaBYazKB8adS",
+	"QvYmodLEMm3dshkRsSZqtyxS2StSNf3mH1Lwy8jLmHjWHeDO5cURadYbJMY0VydX9k/fcxsL6eiRg5ff",
+	"FnY1DAqYlc+G+iCSoATLVQ88jryFl6xZb6wW1+xHyvYo8ZBWRLQtDSFalCO1An3FmokKM7O1H5xGA1PE",
+	"BjPF5Eo0l3L33EJXdzJx9IUYh/Uak/az7bIm60Zzf+XU0bhc4eamvSyfhAl8mL+/sHjljnpvPOW3i55t",
+	"BP3olq9pD10fXM5MwjETXQU8NLdiTyPG8xuwabo818MmDIulw/6SZsVkQF0TQLHpEO6kgwuqxtXfTokD",
+	"RH3nk9NL5FaqMhG+t1zcy1YumP0e1IaRIAE3VQNzebMO1uexaOBJ8AaBZSTuJ+QYD1iz6BNJqIP+aQvy",
+	"ayknIkIS1ucu0hl32/acxQ/nPmHeWGAkPRRsIYOpIpzdAX6C1p1iMcFqQQngjx/IW2gasqGyHmscvDGu",
+	"rHcAYb9XJ2jnFn7DV/ZZTM3587YeZ4lMk2djKtBB2ahPvegqwWYpVoscrVmP2BOTCS3ztUrlB2JxGAbj",
+	"d8sKYi/qN52FKbj1tI9UCfw99aJeTLmMBJahN+XF87MdKxXp6woVxqDA2JYElYAOQrYDT/V9kpJtrxbl",
+	"4OnCnatmlC+UIIf9fnQJ8vTEPJSVoLLQLSnUkdQalubdZMv9f7/SnT/aO/9p7Lzb+fBp12nuP/wPJExJ",
+	"5vc5eCtdA/xgK6CCZwDs2sT9O9N0UsjX+M4OoCeJuM/dv2MlxuyDOvkRjgVmyZtKCliBrUUY9+JZpDQp",
+	"VFBgTTnE/av5H6gh/gMzaH+HRKLTJPvCgHq35JaxyBifDYnFavnW5Jyr6tuoVB87d8DmYxawfF0AWDi5",
+	"E+Ue6p/8QLi2+gpDm5seAVUiJpIpScAyeHxzenRxc9U77p7/rz4gWa9S4bM1p2b+IyVm4PuBKDUS2ozD",
+	"VXDFFYJ0/CVxOYVunsYYimPeNEtYFGjMUj9NGWxZphwh5g1pcSJkcgFQWSj4qMfiyVLvz4R+TKImbSBv",
+	"vu/vp/4oRWBiNA6DtLYwVh5BPA+wniQacMAxYF32eRJlSqgi+zk0T3yHJA6et1rN225BV5zdM6kS/41N",
+	"rAwURg1CChPQy7GIlZ6omYi50FzVSQ+uYA6PxAbncHafFkiOmS1QbkLpRMgKDiLAIMn5iLKYJDlTZkmA",
+	"3yLHGr6auATnXylOrsSaV21H0jVuNiy+SnYiybwa1WyMeIafYiuw0ykAvawUbtIgkKqRBF1/nn0usgbg",
+	"vDYACpIGhz8D7diE6lcY5ZdU+tJJbYBwz55FjM/BLGeBeQ2sCY2CBfzPBMFOos+GE78aDbudiRlGvxtS",
+	"Qi2O+YQLiH0EWskFOOHLvVVPjc5mUbiusS0XcPdZougAORxRcO+hrv89nZEBG4qYZSLLAKmhnBFXy8jJ",
+	"RpyZULNkNunoyo5m/Cjyu3whHznm0uElMfhLSHm1Sge58HI7bXuOvuFUz4RIJDy+utpmgoNWZu2ugilL",
+	"h5HFvyvIGklN6YxsY/xmNMFscD8ByXAIlAHnqkU+QUFp8kAeXPTzD4NYalnujhE5phGbN4DlUMuSf5RU",
+	"SedrrleJ2LHfqILjZs7rYyDgcmatgxKrVvp0t8zoVSRX82HIC+Goi/gqhbiAIAwDaTzkEH1lxUULcUCU",
+	"MBTOMyxM70wFIKQ8LksBUSGVxc1XoSIDtNAnCEtLJ+EKBpMZMZunMV8Mz7II6MWAPRuElsyntJ6Cn499",
+	"FqelSk2ANDSKKa9XNWf2zCBWJuvlwFVym2QBQJcQikvLOKtLBF9DoLqdZvlBXcwmnhosvkaotx1hrqBF",
+	"hoQns1+1O08VZDP7vHlR1ny8EiZzCcn9qCqO3zK03Pauo7U5xvCUK8hhxJliEXeI75eEGvNiJgyE4EeW",
+	"S2cFcE2RlitWTEbUYwVQ0t03X4OymmZbZHQSYFPOXJ2zOaUkh1JcCK2jMbtn60IXjWLGlImGXQNclXss",
+	"VjTgq7GAV6EYnaYF0QtcXygaHi2HcUugtXLizSJmo2h4uhoBLbXWjfXZNFHlCxC/IlXKpK/GNGZFCPQw",
+	"GDL9OsSdywhhJjCoC+y2CYV/967+7uAvtXy6XGPn3YdPu87eQ79fxz+aD3/5n9VOh9ysnbJVTaZRel4T",
+	"0Or1Y0ROixjX9rSLiHEa6PPO1TgWUeDV9EkUv0MZaTEC8USEIZ3Q8sswj4ddAkgmp1EkYogrNa86FiEP",
+	"AZTwg0msZ+onRbJVHY2sWBNkRRReJgYdPNOnRSDvIkCpJvvcm10wTkNlY1aMkTNjB9xplgh1E/oxtRPn",
+	"LIiNVQH0prEIrxSL5KIQ1QyE3oTOtB6RgOVBYgDIbIkp8+CQNEyxjj7nAl/dPtS6CJUKBbv7QI3FVJnP",
+	"KC3XjZgyNxPu45yld7k1VLNELSR67FFLqNgEXC/TmC1s2CiVp6OL/KovbVBGHS9yJr0CY4doZXWRL/aY",
+	"mTSIvxcsXvwGUINuwStcfH6xCHC1mFmQGU+uaa6fwrDKaM5FHmm+uqizTlGHQo2DBFV9zrZdAgfCq74Z",
+	"00CtO5bSY7Aw4c3kr5EtxeiEeGOqth1i8tfI1iTwYjEIxWgU8JF+YHLcyBaK0JB8E0W5jOdMRpxJg8vk",
+	"xpVRY4TrL9X1h8GoGtj/Eb4LEQRLfF9VihbgB7FqQaU6yskUjpIBr3Hkpkp0+IiOmA3hmx+1N6YBX7c2",
+	"QeRdx+FT4yBoPGLqRyrHio7kUyW1bFmGEnaL/vok8heAuMxvGDKQQn/aKAAb9ITsGM/LGiCg2Z12qryK",
+	"7DbTLKdYF0MSpAgpp4W6Brv7ObHs77/SnT8aO+/qNzsf/q9tmP2tFNLgsrTwRMEzhFCzJ0E+zDPvCLbD",
+	"+lSiWgUmUALSxAU6XyeUzzLe3NU5FBPMH1zi7oxiNmRxzPx0LMs/OZWsMxG/BYtzErMHtkR3njuY8yDD",
+	"83aWu1FFNPDooFH1zXcHld4sWsbvRojgXcNPlNGj1eFAn+YbLYBAxWs1xbxScstmmCiRgNYFfp2cAyTd",
+	"LZtJCNUhw5ixHcS8w+/LQ+KaiBsIWrmPA8V2QN3eSsJryITKW2lMgRA/U5pVaxnMqnSpQrqyPo1eVCmm",
+	"KVNmBce8iqbPU07L8FaWKcH3sn1atrmqKb6Wtiw72lciVudxQX2i0jMF4Er5cRpY+whXfV4YqeqYzsby",
+	"rgoHxZyaY8FZ4lidN/2CMoCWIDEk1JiDUMtI0t3nUy5yJtOyIpnAgcA4/krqk79hc2kVN1Qmp2iZFypr",
+	"41xqwjTfgwSyxy2oQT7HQr2BIgb26alJZhtcjMXZZdkMrbmJn3OWnbN1mePcHaI0qaMRjZUmiK7+tls3",
+	"mBBxMNGKlzDOoygyNjIfhP9lk0lPth338rmnG2c8MMvfB2U+fV+ENx7glS9vgy6OXLOYSSyWvKLhJbxn",
+	"cuCSEzFD+Qk35KE6bHthCqvR2+fHX71NfuhVWqWbV+39zO6BbFk8zxmqjXub3bP8Rjh4tpYViZ5bvhIx",
+	"fBjT0cQc+STW4TD5WcuEsSl2AQ60+Vue8dEuUDE2cqdtN4tvdX7bS+aaOAhNlbJDTb0Q7cVEewRKEjez",
+	"yi54MDOhIKkHM7UuGaoIWaWypN5kPILcgzWrya5bpmuDS53NuUpHv3zhs3dn6dJDGM0hce0CB9KqHEXg",
+	"w8ro64urBN8uxDsBWvb5llHc1pJuFyykVaazQtRqm9EK6WlO4HwSio/92lcK4xPFwR1VUBZPSbI1isU0",
+	"qozd408C/gjknsdj/sDwuv6jilD6PXGEKTefAaon2fWvG6sn5+tcpAXn8qwW3qhsm4NGWV/ZeIWCLeX9",
+	"Ednb23tHrntHaLGaZEJw8p67ZqP5Zmd3d6e529tttBr6f+u7zb3/5OJvqGI7CsNG5tEJ0rz3dAJJhEpZ",
+	"YtdjWJFvrAEIH1XB1BGUKFSYpvNKIhcIfIfQUAqDigG2hjHlfggeNVe/0/WR+7oGQmMn8N388um3NpN0",
+	"XIVVzCtJ+CxTUEvSe2cRNzsk7qc+Cmv9Wov0awhYgbgoCFPRrz24piSB0bH0DCvi9M7x6zzTye1iGQfK",
+	"wF9nbQeeqRg/8aKaUxtMg1AFvFTaLBoo1raLnwS3rHwT9NNLpu4ZW2AyRwvxQnwzfLwc3AzfMZbQBbZL",
+	"IdV7610ttWkLZGrEEKoc1MjEIWMiYuLnD/H+uOC539159wE99g3n4OHXydj/8D+LAJ83ReL/9ZXTdhOL",
+	"uzQgrhiAyPIB8IaKaHkToJww8FFPHr5Ratp5HDJCbiAlpMaW1bhcAolkAwwCjxH7fm4aW3qFwUpz0CA+",
+	"oj4GTBrCsX1IvJABqDEsAEKpWD8KHdGAL8jHXeJNQ8Cdyka+bPz0FQsheX1xPeL0QtyPDU33vps0b/f5",
+	"m+jt740YafrH0ovwiFrDSQJvlWpNsda9zezz25uuWPawZIf0YfFpfkpq1cJzf66FZBwraqmBNOFJVmdF",
+	"CKoEVX7CKJckjb+dzJfmLlnzwhmvcA6OMy3yJy0J+8sZ10sPXtXzlgSexWHFZteXJ3O7n9v4JRu5KvP1",
+	"UcgqFQ5m+vnVg3tatGphopuOV00/D+C1yyyzcGYN4Ta00EExG3Kep8oTEwilQ/qomFREM1eTcFC4Rfhg",
+	"o7g4MMxFHgWcgxZ+YR5UklS4JYIbX1hmvClZZHfK0EV/lzYHe96+f8DeDL8bvR2/+21SRhfnCau/+Au3",
+	"pYCIVKo2DmbNVYAqjdb8X87e8ptjGFd90TAQcs+ijBbwTXu9C4LwfZbK5T+eL6ERKDISinBho8NKYzU5",
+	"+/jIuVcDEiwgNW8qKQkIgz2DjjVFJfXzkxO/CjypcCU3kY5avOVfOCW1ZIabIpLpkj0bpcyx3wy7Pihl",
+	"1/bYbGJ+zzWnlHE/VcJMbaJYUcQmXlWqW1v60Xldjxtarr9IaCKWy+lAvzZgkigBUU3uX41On5ewrIL9",
+	"VxvGXzf3MfnbyJDJ3xYcw/6Nd/rGwyKhqQu4btO4/LTKXyB4PX3RDLauSWSpKj9HZUqZ2W0ACL9DsxLp",
+	"IpjMMnmIeYOCs1cScEhR+QK83yn3WUw+7lh81BzU/le6Hhskgl8J8dsY0XtOYncFQTkbGeYvgRrj555r",
+	"sD0m1eYQAMzJrJLklr76DadJZ5SxMpI7h69VJ21lkpONGAkqru/HTAKAbMykCO+AGpPJVCpwBA0YCYWI",
+	"BtS7dazTyCFhwG93QuHR0CGTaagCj0qle5tyGTEvGAbMJ1tTHupPpwkgJJ5yiRqIwViygOsA/H5zcdn9",
+	"ud3rAN7Sdl6kh2m0Xr9GAmh+1+TqNRrL5xTxJaz9Gqjj44wJm1Tmv6z2vvBAGd6xVkItMoiSRJYzcGUa",
+	"TcMC2t+PhWQYxkgMa8nlFK/G0PtMxsavyOj3bZny0hPxYeVJ2wi3sqf2mVhVhhmW+DKsMAeULVCSyGDE",
+	"Az4ySHpO6nkfzAiaMon5MDgGLoXK/oQdJUiQa9zCl2thwpJLUAHvx5J5Ny75v2RAJXuzr4nSXpPElPti",
+	"gmDaCMfx42n7iNwykMD13z7zhA97p5isf3NW9WRJPpRhK0rmTeNAza70CA00NqMxi9tTzDjAv95bRzZy",
+	"W9K+6Oolqjnzgod55BCXjm5v3HwJAUVCpkWFvSbuQrMQwwQLBecHuk0XGwAWH/SIAz4UNpaOIoY+eqrt",
+	"2CY04IoGnMXSrF0qPowCNZ4OMnKDFR/mgvzxmjpJjD9zUoQ87ptSY6TdNeU+yJaBg9mBdLfMtLb7XGjZ",
+	"5x9X52d1guUmDOFJFD33E+lbatSvYVlCh/SBLOm/6/U6eXAdtHn2eVqtoqwxyi0k40DXL+gz3K/pn800",
+	"8A9TP6lfAzwap8/ZR49FCsoK8CS/ut1sE8b9SAQwVRdXTb7+ZKjRw2vapAmccp/jnsPt0U0TfH+9crka",
+	"ARDVQBW8hbBSkniUk6lkgLA8qfd5n+OiIUhnIDgxF0QSV59SEQd/wO8t8j2cGlPfon3Rvfmp829T1qJO",
+	"fmIzjIOaUJ/1ORBr15wZyM/A++MeEkrcmFHfBSowoTMMp4JgjB86vXQgMjM6OlVjxrUkrCAOHvNmiEdj",
+	"8DVCvChVbAdr4xgs3sQEq380Q4K/4ZLETB9lzUe2ILPabMAr45W1GddpCRr4edvpcyqJ+6+dxOO981cM",
+	"DwnQvdvt9N4TN/d0KOLJIU6TkoNGA3alz8c0ihiX2ahO6MOkP+lumU9C6t1KYnar5tTCwGMG2MTczNNu",
+	"b+4qCv1lCKKoi3j02jSSr/W7oIWpMHOpMQvmlHKTDqjJTM2p3bFY4n3drTfqDYhOiRinUVBr1fbqjfoe",
+	"RgyMgbKZY6v/OSrjEVqYxq3Sew3hNbaYDyURXH1FKNHqWZ309LaaFZUiVqbwBo1Znw9iQPIczIgb+G6d",
+	"tLE1BAmYrSSBTPPzwkAqXLvkbGkWDwPCAjmIekYnTEHw3K9zPnwArIOoIgdjFXZBpNbPfp8yqH9vNiPC",
+	"LOK0TEviVNxdFW1QXrwHwib0Vxf1iMWiSruE/PJM6vy6IwAfriHBsBmBNO6NRYNJ7PvV6tTkihjN93+l",
+	"d/6WzQ6Jm7Bf1wAmgR9l4TBErL6frTkMEav3UOZr0UgQ+T4Q/JC4+nGlocDBzY2EhmGVlIMkg+rhg5Nu",
+	"KaZPPejfLBmEK9dsNIo4ZVEUmrowr38zsmWi8meMQObW/vqpZnhEeTL1h5wEvCxiUMuO+Fnj5Xs72f+9",
+	"+fG723f3B+pN3Jj9QQdegj3Vqo0itbMvdvTRtL+m4Bsp5oZZz16MMbptKQOpqK33Do4uiBK7YzkJbW6o",
+	"B3qojUbjP7CweVtnDppgt4hEoK9TFnlgNw80sPuQ1Y+MFX+NA5izgYI0Nu97BkqXlEHTZy4DPJ8ynSQU",
+	"q6xT0+J18fUHJ/OFS8seq38lbVL4kmRqna9INIpmWWyl+cw3KHyl8pzKG819rcK85hvAxu7jbS1rmdzq",
+	"199T35rRoMnu6ibXnBqZDbX1/ea71Y16QpxSPjN9gQf4oMr4ulyxmNPQJM7B4Z9MaDwzvJUkzBWTon81",
+	"HK32wYQwzssIqBfIRDpGZpv8BUI5hKUCbjZJQCKtPkCGAcBpnxpbGBfKVBkdmNKOC6qRDGYp2j6hiGxd",
+	"73N3EAgXhNQBI5TIgI9CZvF3ICY4KRXAuAJZ1LycQRCQh30OOOKZrlG0CbREE9PZa9QZQVCsk7YVXERM",
+	"JoHUnfa5m6OLromWKoP/yaAGUdueYHNXi/00fSPTCJ6XSUm4JW2DPWwwG78X/mw9djMIhD4BnY8RiwE/",
+	"6pi9DxLdRR+SH1kYSZNQAU45Td21whnfMkVUzLgPBq9VXMqfK3RtbM0jQUNpBhHSgOc/jXGKCO6a1MDR",
+	"b+uB1pxaj3ljHnhU61k0nMkABrM5HhYVwWNSSJhfa1HMvACwAiOqApN9ZqBfalEshkxKMLHXLMxLbRgH",
+	"jPuhlkQsnMuvNRi6VqNC4BxhNJyGeB3xGKMYkMCJWACQX2sGU+JDDuDD/JhqHTQK6ppacqZ2BkzROr5R",
+	"98QE6ENiycIAO7MaC/ArNHeWmRjuTPp9WqX6Vz05vZY73pgquyOFWtTYW776tDkTJQWnDePOZMMXIrJN",
+	"2Hg+Bru2P0bSvgbDz8ddPuStU2YYBSFv95FCXhR0jIJrtqv1+jW4mMZCqtbbxtvG67tda3ioILttWBRc",
+	"Q7Z7moyFS+4vE7OSEjJQC9ZM9EXSepG0lktajb3Vjd6LeBD4PgPL/f5uhRYXdBYK6veEOKExFhHd3z2o",
+	"MrwERfCU+QHtmXT3LyYQGseMlSPmJMIHpzZn90wjl0sQNOH3LOpl4h8qQIYn1UpAmsBUEEeLWn0+EsKv",
+	"k7axN++YktiQmADhsUkpaPz4fmOPFAvAl4lMODY71YJlqWwJ01ded4enVHnj2uYU/Ezsd45U7xpSDarw",
+	"Glq7LV6Le0dezRHtV7DSkFynJNHDIPda8jYDqS+j90+j7sUQ85XUPTOkF+r+Qt03Sd0b+6tbnAn1Xkw5",
+	"drHbrMAOYsjehXia9xCn/kWJ+rHx0y0i6k65J+CSqWlstFdU5AsU3CbsGYceRrZocmww8x1UkPtccE3X",
+	"JXF//WDKkz64dfIzVtvDyE7X6hD1BAcM3VTylvll1PsHph5Lus8EZ5sm36sU53KNuLq1dgPqclXWMa9W",
+	"fwCMKIujXYacvTcHgL3fTPGra7vAwP4CwdafVxV/sgK+jtr9mXTnxdpwBo/uuHt1dH55fNM7/6lzVmvV",
+	"bEVKpA2PtMQ/ie1X4vcFHt/p0ZXsC97J8eAXeeDrlgf2KnLdU+FDGG3ts8oQ60oEX4qtJ5bwBab7tbhi",
+	"24TUobNN88ZS1FfqMYkB1Ibb2/I4JggATP8gLBwSAaifNt71lrEIjel9jnV268Q1AZIuGuAXxsdST01p",
+	"GM5soKyphe4mRMslE3HHZKaiLWawc6FQBqkTl0/D0M0oi/U+d5EOtgiSQRchRgaxpscZdwb1btHD4UI0",
+	"kVsmjmDs5SaUyUda7gvc0HI3EU9omM0yrAU8Y6KrTr3zAeOVrKCPFKWSOOpfc5NKpvBhswbLZD0+CxMs",
+	"xvsu1X0RMlPfChzZC3N8UZb/LMryn8rsilRhPbPra9rEun+P5/Olzv0M+QEm2G62berSFrRuokUxCWjd",
+	"rTecJKK1zwcB1MDfrhOzRGhnROhLExSbi3+1BbjbzXaf26++klgHUjrAxDFgEGkmBJyeMjUWvmwR94px",
+	"36idLtmymEPuJ0Xl7YPbIpT0qLzVAgqUR+9zt9e++unmqtfudW6Ozk8vTjq9zrGLybeZR+/b3ZPOsZuC",
+	"RSD0ll6VQMk+NwACxtDqGIGFxioYUk8B0LnMlIPFQuTcN++NA6lEPOvz9D0AR8zGVyeNtx2cJgJJBnxk",
+	"59vnW3O1zWz5TVfz05ZLaLraSUQujsHgkQWyzynBb1useyy4bhcuuyy/nF/+1D37wXWIa+eKp9eVfe7R",
+	"OJ5pTpsM/ZXMYMNaUFjHYC5IY0xy9T+PxlN+6zoQ8swJJUY4Mx8nSpDyjSMizu+p2bhtB0M/fmBKz8PF",
+	"AGJ9KsCtQJr7ZCymsUyAqfscawShjLkNxeJJo75HJnjWiGs257Vk3NcLkPwNa+caqVR3IV+PmHLnECeV",
+	"+SIebbLl3gbwpVDcs9ijkuEZlU6fu8OA09AlgqeLZY4cCgPbcA/a9sQADB5W1+v6+iIoMhFSkd3mWxLF",
+	"AVd0kA/J16IwHOSsIwb3HWo9u7RJWxhFnnzXxJHnSo+lcCp9bk61Q6wBRTo2MUg6puASooBxjOHzZsSj",
+	"kf6ePt/6WsNkDpMiTVDiKU2enNBbEPPxgsTGQhmoOoEgWD3KPo9orABi1Ee3Bvzt6PsL5UH0dYA3t2F/",
+	"FL1l3NowPRqGekUApAxwr0y0ss0C0MMkZpQYB47x75qoJ6HskPqRBoo7RrHxA2ry/83lBm1JBn8wQBXu",
+	"cxNibu+ro0ebpXzJSgexOQvMWl8BYa3PzVmW2VuPmRLJMYRvNBuNFnF39prfNRou2dIkVr+/rQ/ezl7z",
+	"TfIrtfVfNQ2CJ7su2ZryWy7uubkZyaOmS7YG1IcdoBPpkAH1caXxjQY01vcDiPpQywnJo319aBP6p0Sf",
+	"U07YRyjBN4J7m7x6AINDkqo3N3nwDjhAn7vtZnvnZ4yLd40iqsaUa14Fq9+o7yWj3nPJVmCY87ZVLeFz",
+	"DQPFYKEo9ZRBe6Sh5ktQGn0wM2phXZ81TZFdyOu9OTvv3bw/vz47Nh/hOIw0UwFvT5+7l5pqnXRPu72b",
+	"zr+OOp3jjmkDUfj5q+IQ8/nrs/bP7e5J+/uTjiaa7un5cefkpnN5eX7pbpdGiNEwbDfba2un7WbbrOTj",
+	"FVSbbqAJMYQkZY0Y8KNTA1XfojY3nZr+RBx5WhWrN7BKwVj4uSZ4zGybmj4jy/A9MfCHcT8/hIwAURzG",
+	"7pJh5JulQ0k8r0ltVFh+FQfRzn4zV3qhVXs33PWa/h7b2R8c0J19742/85Z9N9xp0N1B09vz99nB0BR7",
+	"x83C4qS1X8ZUEV+QmZgSffVvCR1ATTt9YjA62jgC/oa7BgVBa5fnJ52b66vOpV6LNcKgmu1/SMEvI++5",
+	"9H9owa3qUHZCIJyaE0t5VOHQJLUjPIB8QmJjclr1uv3dpFHo/9SxCCSNAglZcPhnPY68OtDxLh8KwMvX",
+	"2l2tVaNNumPl0rqIR7V8EQ89lG6l86dXCPNHayCvJCQC9ih12fdyFLJuMz3nLgWksM9dqczBTKh+hYOd",
+	"ATk3n7TyHZ48+xdMFQvsJwYW++fcOdUilHFIhVoI0Ax2QpTw6axee/igp11+SYwkYV0uX+s1ctbZ/Soz",
+	"yZXffpcZ/pvRd+O3j1ji/KCBd6w1amttW/ViFscMhFh7yAvyeg7ao8zluVs/aO79BwnUoyiUKdj9YEo5",
+	"vwataCctG50CaoCGRD717V3o11p9fRv6NadfC/y+vid9czH6tdanPqwC/gse91ctC3wpFZ+hBe47PMEl",
+	"ww+idqrfmNe24OVk2XCYpb7ixn/6sHJaJl1/dnmFLp1xdxNztR/Pd2VeBAICr2mKUvgJjnxfn/k+7Cg8",
+	"PqLhpA9VUfo1yNDUH0KfeL+W6JP2tz/FkphLP7cq4IrOLwow7MeuSVYx3/CKrLwQCR2pdCWQltgrUVuD",
+	"miD0AtKMEht9u8SosmXsKSJGlWsbTEpJ+Wdru0nMCfOWGy3jzH33JX3sxZL/EtT8FOt6u5m5rlsZ8dgh",
+	"ZVZVhxiVYztjir9II7kWWuNf1+9ZGO6AgoIv7Hg09utW1ymNsutljEt6oGh61+3Kze3bjjUkpqbyPqhE",
+	"YFScN5e3iKsZiOtgNrTp2SVb6NIeBMIFs4+8DcJQghHG9cZUuQR+cbBCuuAMUtzTHD4s9bDtoOUvJW8e",
+	"jeggCANlbGCIYkIsyApBeBOoAJQHUtnuc2sYswuS7Nr15YlD3E8DKtnNNA4fysE36n1+EtwyA4tssSJI",
+	"oAhnzFjZTWeHiwwyYA7fb+yTeTOOWfecH6IHQAmx/0oSg8NgK3vBu3lDFNKLxKxnN7DPqbyVLeLu1hsu",
+	"2bq3YCC79UYCCCIZ97eTigq6NTylsd/nW25y4eAaDKnHpAuACtYWn11IYElZ7w2avBr1ve1DwkUyShET",
+	"t1Hfc51ct436njmd7jQOwfSU1OjtxZRLPRB92GwPdvbbi6I4m23M+aGQIvhE49STDBB3u3lNOrN5ep2y",
+	"SnRyyg0kVTSV4zOhgqH5fpq7ltyMxExikjmh1PWp8DHUAVQViOCspUAC51O17J0sHVmSsrksCsLcyks0",
+	"5UwSkAG5CAspBFDTXz88PGD04gropLFSkf73Ve7FR4Eq5d/IISUh5o0x8AEdK4EH6dHQwJPNrUTdZlZA",
+	"iGWyYkf4l+UBGH8J056/b9ChXfXv0Qdaa9X0xbu8OEIIs+x9QLiWHCLMU5L9wBv84Kw7BASH2eQQPmQB",
+	"afISefNt6+BNvfn27X+KOZjVynvmKMWqAprtZvuEjag3yzT5sDTaRlO1hLkCM7X+nIRYWhIPUemajr7I",
+	"5i+y+X9TOGmzbcAVDDcuE38fH1paLjhbV/FCEfkaTNmIQCdzvmcCqHKUxJRruR0k2rGYxuGMxCIMp5Gs",
+	"k++n3i1Tpq4jDYMRx1JO170jEwAgYuLTmUTf9zCIpSIArBdwSVz9TTcNWAB3uXmkhIsxBihvDqAjMoDC",
+	"YzzFLncsTgRnCPzb53+wWMhDAikTkngwCwUxGfgRCUDF4L//DsamZ50Mdu/Nmz63v+r/1pNQBOnaClsA",
+	"ZSEDn8lD46BMn0EgxDTm0gBNQI1VTflogjkB9TWmMSNbB4093elBo7mNygVEl8RMxbN6n1tzKwCCISRa",
+	"wMlEHmptwWNcBSGT4N42ICEY+QL1ISEKpc/NlMkoFvdkMCPNxl8cBMVjM/igXrOAk93GX+zms4/UUxgc",
+	"vCw3qJ0crRXIYVeKxmlJYzxMtjDjYRopYvzzeuOrYErpCedsThWKNJaAWnW4v3BoXNxXGYkSGxgHXiRy",
+	"H/hqfEhcvSSVlgF863eQc1PR/Ga3rWtbbhBICzalPNXKptjaXls1PUeQkuPASHh4kxAmLsl1euPUooOG",
+	"vQo9yHn6bv+gvgdOkVgt7w9rRF9L5tda7wCz2xTklLXWnt4G22cj22ezpM/dxnfN+pvyTncXd7pX6LSh",
+	"V1uJuQ/s5T+gaGgLemdTwZpOfpEmQi/eFb1j6MJMp/A23VMc/6cavRvVWm93m/V9mF6yjNG7g1pr92B/",
+	"v/7mIT/43WZxyfCvTjqGKRbbbT4B+MueyFVx2zHTesGLVPgiFf6XSIUoDWYZqRUJ8xmgGxcL08orspLt",
+	"NAqp0nyNZBo6idkyeWpqjbrGruYiUKwNVw08SuIpB7xZW4vGhl4iIJiqE9dYDF0Djg2wYSY6LPC1yAPC",
+	"noeBi0nPSoTYvp3+xoXtts/HFFA7Y8V8MmOQvuTaufCR5rRByDKibyBN2hLZEjEJuIFE3saoV0glhcbM",
+	"t20xJ8rmuyzCWj3KLPymmK4BPf/1U82sXRKz9V1jt7m3f/Dmu7c1JNRWYkETzc2YhRGLbwZCJWXi7rRk",
+	"N89T95ut3UZ9/+DNf9KQCtnlmkOkf59PVa21u+vU7Bborky98lomPEcz/YB7K4pu2ziHZKXBKpHtu1Ho",
+	"upHrOQVGSzq2SHBezOAoaf0g4KSYHd8iNr+3fdE1Ob5rDdkC2uP1exxXTE/KKkzMHgYy2nP1wh9f+ON/",
+	"CX8EBM08ycwwyOTX52CPin1UO1HM7gJ2/xyJQBAcl/XGcfZRgd2A3Itp6INPKlPNHiMdgjQlRqv2Qai0",
+	"Tg8mVTrRVMBn1v+lP+Ukkf4eDUPrrsIPglvKPr6PA4Vwnhjr3srgksiZVGxColhMIoW2miS/ZisWIZPE",
+	"1bwFEeAR797dtmH5qKDAowT6gnjjKb+VfR4zgEH38WXMYBDDIYtNFjKaI6QKJhRLhGvNhGztZzIt+pzi",
+	"79ua90MWgsXUn0rNlcs48QXu6xFu81MgPXOhjoFPukSxMISQRwx2vJxK9TfDfaFv/Y+d/Wb1BGHjOP8c",
+	"ycHJUvdgpWutfc3es9GiJtxRT6Lm2Nn/GABrNs+ozbMzD1kYiv8PbkIW++RDqr3Ch0FembDJ8ihI882u",
+	"JCGjMUiSeoExFBMPaq1V+7de/ZiRtk/rdainok8WdGMEIOh6diMZjb2xZtxQJqDWqsGdCvgTGbcepjlj",
+	"FRi3fvuFab8w7Q0z7T9VFJK5bSQl6VZQSECTFoQWFQxsKwt3WH5dQFhExgo1VTzGVTiz+iO6PLZUwGS2",
+	"bEfgI8MSYqL1Rq0KZ7+oeS+7YzGREaO3EjXrQ0Ihj7XPFQ1vNfGz/Jvih7SWS02JhsLnbJ4t4gAt1k4z",
+	"a7GuUAUFAhZ5jjPv2RtdWmkjt6x62lDwB0UfyOGVkbhlZEvPVz/3wqnP/O1F5nHDdteg3UnvXX9hORCT",
+	"OpYuL3gQAgm7sGgo+tnmh5JfL/ACwUisIrywRotVlB8zngvbeIOug4wVwxagqwJCgoElgt8tFxxuA+6b",
+	"PaihpcPQhYq2jiO0q2hxKGNioFGghUfc2MSssjMMhYhrxlOwCn3u6ynAkd3hdepw5I7giyDzIsj8l1kf",
+	"cizx8xno08+//uTlmMFSUOj3Ih4xW2Qsy6OgPptKDAgSIRisOBMGQ6aCCTP5+SyWZMvNoU66DnHn0Snd",
+	"bYNAYnwYRCo6OwScCTRp2JxzCP2iCgUVEVtWRZVh6wpwBSjh7D6PmlAnZxBfTMFKAfn/iwGns2PbnIG9",
+	"Go+xC2sQmDW32AgtrojonNvsQJKR4OyFGr9Q4y+BU5U9vl8FLTcozQXysJiYlyqB57xM7M8jtWQoLAaE",
+	"AXkELycohIGC4Oq5kKpnIVzPKEmjkrlSlm40M1EteVl6v0SUriQxLzCmPpnOrkNgXwjrC2F9upj71ZHJ",
+	"H5iqTiMfKfCuNhDlTR8XVI0fJya/TqPhlsS4ZBu9SsVjJxPk6xAR+kwqY8yb8pBJ2ecu4K39L5RBzUvT",
+	"Sb0VwGwzoFKuxTVxLQ5SRGMV0BDLcZtwT5DbIX6G3ANO4D0U00vKIyPgHQQVVzHjJebPz23Nc6n0XLKV",
+	"XbjtL1Erlm62VGxqploILFLkmrTmlPvNwGs4EXfMOHpNbQHh09nfViJ5LGOGawxuUMDbKa8gkI8k3W3u",
+	"7dcPCpGiB40HZ4EL8FRIZaymMVWM+MwLpGGiq+BKjBlufpJPNJs1n8VsZm7bOtazRB1/kSheJIr/PokC",
+	"jGiWCQHMWI7hfu0CRiZkoUKYbBrh4gtvOkG8WM7uEw5YL+XXPyWdPDOTfgYuOJgpSJjYf9twahjXA1kC",
+	"6xTHvOXLVU6b8UN/r0/8r8hhkuzbOvQ+ORkvBP+F4D+d4Cdn8Ouh9smQyLE967l4jImIZ08tolIaU9n2",
+	"wU0AyLUiJqc0vvXFPU+uHFEiF8KRkOs66UL0vjdVfR5wJUyEIvArCOPbdRqNRibskAhO9NhGMY3GZKAX",
+	"nsYBk4dGVetzyHCAeE4sMaE7P7DfNZEiIbuj6bCs2XAkiB4D+lAw7DKN37BzeSUBIrdOXD1dyJZIQKn1",
+	"WPX/9TlQZ7IFEQEJ3wFQZkkGwg+YNCNrktPg++00MXZXt05IFdgwDxrk9HvI98AUia39xh7pnl1dv3/f",
+	"Pep2zno3/7w+77XJgM0E97frfV7Jb4NFUbMs8NHBmHk+kagf/4e8Z0wCnkxMfUiYlYo06rt/qdfWp/Wf",
+	"r2D1F2CtT+aE9savsqWajB97wl544Qsv/BJ+qnLu+efCb/P9Eo5dxrCXK0ivPyX/rFi2mqaM2cYmIJUr",
+	"8/gv8Pfn+cbGnP3LyeajyWR3pRM/WZEXB/4LYfzqCOMX9t5XI1NPsRuBQyKiapyKRhmqViuKetl7P6Ef",
+	"TxgfqXGt9WbfqU0Cbv/cnYf/KDc2pQkxq4kns1WhRTyzcQgQSOWiqdxUGEnUnZ37wGeAkrNdibxiGNk1",
+	"+isKC7o00HrxCq0V7bzp0v9PisY6NRtTIRLrR3FPJpTP0tS3Yt3/F3L+Qs4/NzlH4vhV0HIkLMRQlhLq",
+	"vdLKbm9W3rR+aKqd/W7wxKw1pNmA//Z51twCbw1Sj/7WYEbYZMB8H6rT3o9ZzLKmIiidh9BdY8yvnTiE",
+	"hZKRwYwMp2G4A0anmPJbrM6XUOHQJA5R1ef6t8z4oaBuCilcINOLnPuWFn0Gh/5nSai5pPxWr6LZHo+h",
+	"OSyQaMcLuFSMAkbXYEZsndaykf1eW8COm41GYyVD/sJpLPnIlZWBeB9r65mBVibWJgmwBdf9BaAPSyLH",
+	"IlYWqrj+HA75zbllkJas54PHO/XCnl/Y89NdMl8RszXe94RjfAYnzJUSMRh38roJ0JVWoqa8khgLlvDJ",
+	"QJJRcMe40+fAV1NumHVKgBcm4Z95X0SfL3FGkDV8EWZxno4KUUo80dY1B2DwNIQIPeDP55hYj7M9D5uC",
+	"cPHNrfMTGE1FVwdehxcO88JhvhIF8E/l5UDiSBLSXs25YTnN6094eys6NgRn9rpX92RkuM7G3Bgr6Okz",
+	"+jEM83/xYrxQvRezV8aFsZgAbdhtYQnW8/ss0hSbjasSjKcBXZOk6G5amj4bzAV5MfU01Ditmw/QeC6i",
+	"dLhQeQk0jAQ1z+ogDpFjGhdSPC0+V5//AubFvik51K/ZrJ00KQcqw88VHjTFCRFWP5z1eRjcMuJenF/1",
+	"yOL1fI2t3DI1JV8c+/E1wwN+KcRk0bm2bxYA6LrY6MHWXmL+mh+4ss0evhYIPGiBVZYrT0W//IgJRGFW",
+	"X1heQxf9gIKzqqPClT3WLR6c2pAGYfXNwbbvsU31ia2o5NkrXlCy9Y+r8zMs3kntzUBLgDnwgPscT19k",
+	"hv9qmaHL72gYJFTsK5Mb/lR6km7VrCBLCZ9lm1RYFeDw15ze0SCkg5AVRCLNxkjKx6oC9hU45LMIHlos",
+	"GAh/Rqgk2WEeZrg9jePgjkn9ynyx4TrpUG/c5ygBGIA/F6tB96eNxp6neRD8i7kkDDgKNpQMQspv4YcW",
+	"cSHB0rX1iyGXuM+HMR1NbEHjjPDBCaTOmpKiRtow/QrOXLKVikQJKI8P3doE0G0oSwlI96ZXAiJYWmK5",
+	"TtrEbZEo4CO3zz0xscFqdu7xjOweEMk8oRsiNP49BXThOnmPZY8kGerblYTKp59PYIBipmcTcBrPoLwm",
+	"Fn3OlG0uE4vgE5sQjAy4xXpyzTE2+rxSzZ9AfjC3balsLYYEPwLfI2LwG/NeMqxeRIgXEeKziRCblQcc",
+	"kmiX1SUDA/O9JFEXIeaXwe4D/HwKk9+CsHSsxt3nY8r9EKDx8BeJVfaIax5gGhYnY6UizUr1fyW5vjzZ",
+	"ziDcm9Sw06MLQ8809XKTGiQTL6rj79JGD3FxT7a4Xow+d1F6wDdQfri5wd/0141E4aRYIu7fWRj8QYV8",
+	"HYXTUcB3Jl7kEhH3uft3LPqbe4D/1vNgHGqYbCdA/ICNvhNwnIZDBrM+xxy0Nq4grF2ah/ZmH+Kq9Cso",
+	"mmyj/xcqg0sypnesz12D998iUNHZRcEpuzp6SaEiLBf3hyDPAGqgRzkXigxYn8d6QZmP9XfSeoxbKBxR",
+	"KTjITgHTS5kp/rJt8w76HA+GFjtCNlRETJWTLaSgX2LhkISMapFPjdlEv7MoRgsOek9ggegNQfObimu/",
+	"fkrL2ZiiLy2iYurdsrhu2tU9MWllSsKQmA2nEq4Srili1eomIASnMUsF0Gshbsk0IqbCAoniwGOpiXHE",
+	"1I39yeyiNTFmBXKomhyx2BbzlrPJQIQgvBSLImbEn1/tex8SSyRydbA8JW5gmF8J+swVIPvbjMlMnW79",
+	"100K/L/GuDHcrHTY8wO0y2w6TwY88aKn1BZID9YqB4ylb3CwXwShF//LfxMoryWtVjCAa/F0FF59OfW1",
+	"L08u51mmtAXmEFtugNgKzlZs0ZyT/NjrXWjSzKUWz7ahnDIqu1D1Jn6lBQvAiISKvN3jDvAjn8lbJSJC",
+	"bf18rflrGq75IjArFHwQccwouQmTtqtIhiIMxb0e8ysJKvTO5cURVl6XTp/bqGNm6EiLRCKATDyYpkEg",
+	"gxpFAYgwaQp6+6ILNXYoFN8ZMBpriUlzCBxSyrehHlrIpCRbXBD31It2rpiUgeA7Xd89JJTPNPfG0oBp",
+	"3M7MzspiC+MDjO8u8kvXgA2bJq8kcduexyLlkslUKhQ/AMptvqmBYZtTot2U+dvtI4Y16WXXp6/V566W",
+	"zm5wM4y0YfZT7yz83CKB78AQHFiMqXRQrrww4eROn8Pf22YoknH/xlhnXLLlGtkWsJfZR6X/i96qv+l/",
+	"ok/rb24rH6ueaMy6CRZSgvKH8dRT05j5xIgfWKwxgQpznT537fkx1ZwykHWJLJSV0xFLIMU+7XNTLcgh",
+	"oSZmGIYFTAjqXaBRAS4Ausv0I31op6Ey5bvdQHbQApVUgNJ/QskNnxl7FXQ+V/FJb0giy+lZwyYcksKy",
+	"8kqxgDQMT73oKWGAgQ+OVP0kjrxaq9asNxBubSygXoAe6Gu9FjaYH9gzjUcGNaM01m78x2zv9u3HRvxm",
+	"ts+bvx9Mvrt/p3YByC1bcklTWyPzZGe/hm3mH1Lwy8hLFOxnKDy1YIXwPOQ+9euntNqUPhQx+//Sstrw",
+	"BEpAJWf8KB3DPBbegiX0MtJ6rqOHpy3avHSW0GPbnQPBrKdHFy+i2jcqqjXRiVIQGggXKhiaG0AyFmyL",
+	"f5+CfVIQB1ikmH+o9dSB8Gcvx+JFgq8owf+pwjm1iHqFOnaqBVgh3NoH79lgLMTtigrXicRmX0dJJ4tb",
+	"e0hMYWAwEHGsyzUW97wczu8X2++3h+b3HJH9hbSrSBIashgwwYyJ0Vpf0M+ptxKrlKHEfOONKR+B9crK",
+	"fXpZMKv7g8kcuB+bsXrfTZq3+/xN9Pb3Rpwmy00jv8pYp3FYa9XAbNt6/Rp2MWtUQ5Pz1wRBaM7aOslu",
+	"9py/sJQXlrKcpXxRG0+GiloCn/wEhp7yyI3pQP85gAy068sTooQNn7CJaAUVnWyJIXgVMJPM6KBW7942",
+	"uO5ggki8CBCwEIwgrchF3gDRo+KeQ1I30WpDn2sVdDAjl0JRxeyEyBW8XydtbseCdRvTfPXkhq4FoWe+",
+	"/xSFdRmpfhRtrkpP1yR3ny/V7VE8bhln+2tlloXnCl6UzLs5Hf70z3fx2x9++vfvce/+t+uL47fdk4v/",
+	"dEXzhJ7Qq/vvPl73Gpcj+dtvb/938wzvifwJz/wqn4U595lKOrgGL5zqhVNtOobjz5j9lnKIEo6a1Zhe",
+	"fzL/qpjwptLLiy6MWEQSLnDEuK+5pM/C4I4BxkL1lLh0vOvpUd3hKVXeuLZxEKk5ato01NQUuKpA159K",
+	"SSsWA7S78ZKA90JBv2AUnDm0+WC4CsHmFzEEEAf6RNuY0i+fvLeUfi6pGWgvY14DcZLq7XlJZ6404OPJ",
+	"4JngbNOk8MVE9Fkk5ooEvkDYOz26kmbBOznC+8IEvm4msFcxOudU+MEwsAT9K4ocKmMDX7LE4QpCvh6Z",
+	"/cWKysYsrMntHBu4ZFFIPSMqT9hkwGJJophBKkOAkboD4c8OiYu0TLoQNqIbCMkwzrjP72g41Qzk/2fv",
+	"2poat6HwX9HwAtuGcE23sE+BsFumtBQIu+2UHaLYSuxirFSSCZ798x2dI8nKBUhYYrJdvzHBsi6Wzk3f",
+	"+Y7KaJLkxIg9hHh0nADrQFE55BeEbKA6OdJiVBvi9Cq16ihIGBVopnfCWIKcPQdsaWdGvqRL6PFlzPRn",
+	"hqweC7TMK3NxOovKMh4JK+E31uM0I/68UGX5w1drwa1RT6ckLYhfZGZvh/aUAe/jNCrtWLlI35mL9F3F",
+	"tVA8PC+utVGEpB4FCJgWq9KLYSFEwGcfrhEOjUAtmwsl9E0exQi0ijGUXZ/3VBsHxZTQCDGYXRz1NJJd",
+	"/O/M9L9mfvkFNlsMz65S7HagsKbrjDoUNCN8DHZnXdhwi253d4LdsMF+6r3t/xzt/XNbxPTCh5+6MVXw",
+	"mziQaX03dN+mlK1+FDfz/gpAxBubO+ZnXKZDHrKV/cbmTm0lZfePvHan4Wlk82X2V0zItUBHTrrES4df",
+	"sPtkrkKKRUi5im5Wqvt/5aT6CAgyoiRe2GGdQTtufDF/5/p3wRRmwT27z6dVVsv19yQ5GCT4mccJ7dM4",
+	"hVQHzlNkDBhycYO5KD3BWI0MI6oAvwe5CjYlw6W2IB+YWYb1OOzUyXEP802NmoEMBoksGq7jWJIOZjZ0",
+	"cBB10oYaiwbGO6M7fa7XdkwiTiaQbk+3U/zB/JuxrCo2UonF1/Fo7NZdCkkKZ2pclOZzugoCEFzrFpHz",
+	"5esihFPF2Yf4bvwiXTsY5l6oZigPWQjQMojs1cl7Lsj2Lol4JqSTRtqWB6YgooYcUGpUZUL7LNonAUkH",
+	"mYT2xZITwQKmm8qrNKApkcNYBZG7nUq4jNO+4zV6lmCD9RvBAr1YYvzyILQOt99/lAdnx5GQwWGUnB3/",
+	"9vHHbkNe/CUHvPuWt75tVFYByiq2ZaVhKg2zLDGzV1Mw09C9c+oXxeSC1MqZtgS1fLZGbV33ZcndbKUl",
+	"p3ISnrJ3cMitOXmVyogPITz0gFMyk0poEnvD5DozPeiGKorTPqgiPTqtbbSuiqUlLjGo7N3NPfLp6OCX",
+	"09Nfr1vHF82Dk6PWvuGpIbGJxE3TP20mlQ+PnsWe1iMhjr6vsqgrebdc8m5zbwZ7aUYSPi3WHjMDxg9d",
+	"bcRQjaU73O+80wj2wmiE3pzQ6hR9o6fotXSslt9P3PIA6VKQiVjloDuRlqSZqWhl/+/PwA2ApGpTeK7a",
+	"SGqyKkmXSkYGVEVI9DrIukkc4K+X5yd6pzc/HP3ebl3/cXlwcnx4fXl+Unf2+sbdFmhiM7yJXHDILwp4",
+	"2ov7GSonwG0kcY8FeZDAbbW5ZjGENpO3Nm2a3Gj9qDihKaYs1cgw4gnyZEJVSeG487w3Ou68yXf6NRqJ",
+	"oe+AkWWGcJ8muYoDyKCynXpv9ptPe/0niJ6ZdkQwi35ZS3jaX1dM3LqKXsj3cpNqg2PNFV52RdHlm5EJ",
+	"QeGEKUvksV9pC8MjQpN63VqxDLgIa6TNEtYX9BY6/XN0RrbBNGqxuJ+ysEbCTICoQxvB874VJznPhN4x",
+	"EveRyUADerlYKhaSLA2ZIPfrfjKm6d3t6gemNp6/piLBs35EBjb9GQn2DK+AJDQRjIY5kQNGb4Apxuxx",
+	"aTmCEGLk2q9aliAyThLkjbJIttZbvpiIg4jWjWPuMyrNh/KZgxINExxCYH/VsuoBoM44o1NOtu/vCQ3c",
+	"VpPF56qPyaCm3cFDKomdm34EZ+vKTJcwW5sDUNZszdzQMUiotYu92Y/BcMtYBHNXij2WsRSr9m68gN3F",
+	"KcjhkPBMaemIJNWKc29pTMinlDWxcKlyVsMKcvvV9YOFrK2XtBkKYV3GXiCDhKoeF7c+vaanF+1iIPUZ",
+	"tJ68fl/wihhVf2j7K0VOYIY0C6HwJ1KDrVEyoELFNDEc3orzN9Dej0UsejWMOtUm5CIX4kIvQjcnvqmK",
+	"8RWqRuMrMID/AgAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

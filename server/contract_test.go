@@ -158,6 +158,11 @@ var operationCases = map[string]operationCase{
 	"testWebhook":           {invalid: withLongWebhookID},
 	"listWebhookDeliveries": {invalid: withQuery("status=lost")},
 	"retryWebhookDelivery":  {invalid: withLongWebhookID},
+
+	"getA2AAgentCard": {invalid: withLongAgentID},
+	"callA2A": {body: map[string]any{"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+		"params": map[string]any{"message": map[string]any{"messageId": "m1", "role": "ROLE_USER", "parts": []any{map[string]any{"text": "hi"}}}}},
+		invalid: withLongAgentID},
 }
 
 // withLongWebhookID swaps the webhook id for one longer than its maxLength.
@@ -298,7 +303,11 @@ func TestEveryResponseIsDeclared(t *testing.T) {
 			call(refusing, w.request(refusing.writeKey, missing), 429, true)
 			// The store fails before the key is known, so no limit was taken.
 			call(broken, w.request(broken.writeKey, missing), 500, false)
-			if w.onAgent() {
+			switch {
+			case selfReadBodies[w.id]:
+				// JSON-RPC answers a missing agent with its own error.
+				call(h, w.request(h.writeKey, missing), 200, true)
+			case w.onAgent():
 				call(h, w.request(h.writeKey, missing), 404, true)
 			}
 			if w.onWebhook() {

@@ -16,8 +16,8 @@ import (
 )
 
 // endpointLimits are the per-minute limits of the spec's table for a
-// `standard` account, by operationId. Send Message and its stream share one
-// counter per agent. New refuses to start unless every operation of the
+// `standard` account, by operationId. Send Message, its stream and the
+// agent's A2A JSON-RPC calls share one counter per agent. New refuses to start unless every operation of the
 // contract has an entry (checkEndpointLimits).
 var endpointLimits = map[string]int64{
 	"createAgent":   10,
@@ -27,6 +27,7 @@ var endpointLimits = map[string]int64{
 	"deleteAgent":   10,
 	"sendMessage":   60,
 	"streamMessage": 60,
+	"callA2A":       60,
 
 	"listConversations":        60,
 	"getConversation":          60,
@@ -43,6 +44,7 @@ var endpointLimits = map[string]int64{
 	"deleteKnowledge":          10,
 	"previewContext":           60,
 	"listConnections":          60,
+	"getA2AAgentCard":          60,
 
 	"createWebhook":         10,
 	"listWebhooks":          60,
@@ -118,7 +120,7 @@ func AccountRPM(a store.Account) int64 {
 // account's.
 func rateRules(p store.Principal, operationID, agentID string) []limit.Rule {
 	endpointKey := "ep:" + p.Account.ID + ":" + operationID
-	if operationID == "sendMessage" || operationID == "streamMessage" {
+	if operationID == "sendMessage" || operationID == "streamMessage" || operationID == "callA2A" {
 		endpointKey = "msg:" + p.Account.ID + ":" + agentID
 	}
 	return []limit.Rule{
