@@ -80,11 +80,13 @@ func (r *a2aRPCResponse) VisitCallA2AResponse(w http.ResponseWriter) error {
 	return nil
 }
 
-// writeJSON writes v as a 200 JSON body.
+// writeJSON writes v as a 200 JSON body, without escaping HTML.
 func writeJSON(w http.ResponseWriter, v any) error {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
-	return json.NewEncoder(w).Encode(v)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
 }
 
 // a2aParseError is the JSON-RPC answer to an A2A call whose body is not
