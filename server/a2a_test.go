@@ -1,6 +1,8 @@
 package server
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/testutil"
 	"github.com/agentd/agentd/llm/llmtest"
 	"github.com/agentd/agentd/store"
 )
@@ -468,4 +471,43 @@ func TestA2AConcurrencyCap(t *testing.T) {
 	if got := burst(10); got["completed"] != 10 {
 		t.Fatalf("slots leaked: %v", got)
 	}
+}
+
+// TestA2AStreamClientGoneFailsTheTask: a stream whose client goes away
+// ends its task as failed, saying why, and gives its concurrency slot back.
+func TestA2AStreamClientGoneFailsTheTask(t *testing.T) {
+	h := newHarness(t)
+	h.openai.Respond(llmtest.Reply{Fragments: []string{"first ", "second ", "third ", "fourth"}, FragmentDelay: 150 * time.Millisecond})
+	id := h.createAgent(map[string]any{"name": "slow"})
+	ts := httptest.NewServer(h.srv.Handler())
+	defer ts.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": "SendStreamingMessage", "params": userMessage("go", "gone")})
+	req, _ := http.NewRequestWithContext(ctx, "POST", ts.URL+"/v1/agents/"+id+"/a2a", strings.NewReader(string(body)))
+	req.Header.Set("Authorization", "Bearer "+h.writeKey)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader := bufio.NewReader(res.Body)
+	line, err := reader.ReadString('\n')
+	if err != nil || !strings.Contains(line, "TASK_STATE_WORKING") {
+		t.Fatalf("first event %q: %v", line, err)
+	}
+	var first map[string]any
+	_ = json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &first)
+	taskID := dig(first, "result.task.id")
+	cancel()
+	res.Body.Close()
+
+	testutil.Eventually(t, "the task failed", func() error {
+		got := rpcResult(t, h.rpc(rpcCall{agentID: id, method: "GetTask", params: map[string]any{"id": taskID}}))
+		return testutil.Equal("state", dig(got, "status.state"), any("TASK_STATE_FAILED"))
+	})
+	got := rpcResult(t, h.rpc(rpcCall{agentID: id, method: "GetTask", params: map[string]any{"id": taskID}}))
+	if !strings.Contains(fmt.Sprint(dig(got, "status.message.parts.0.text")), "went away") {
+		t.Errorf("failed task %v", got)
+	}
+	testutil.Eventually(t, "the stream's slot freed", slotsFree(t, h.cfg.Turn.Semaphore, "agent:"+id))
 }
