@@ -65,7 +65,7 @@ ts-check: $(TS_CLIENT)/node_modules/.package-lock.json
 		{ echo "$(TS_CLIENT)/schema.d.ts is not committed" >&2; exit 1; }
 	cd $(TS_CLIENT) && $(NPM) run --silent check
 
-## interop: install the third-party programs the tests run against agentd (the MCP reference server and client SDK, the official openai client; needs npm)
+## interop: install the third-party programs the tests run against agentd (the MCP reference server, the official MCP and A2A client SDKs and openai client; needs npm)
 interop: interop/node_modules/.package-lock.json
 
 interop/node_modules/.package-lock.json: interop/package-lock.json

@@ -24,6 +24,117 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for A2ALegacyRole.
+const (
+	A2ALegacyRoleAgent A2ALegacyRole = "agent"
+	A2ALegacyRoleUser  A2ALegacyRole = "user"
+)
+
+// Valid indicates whether the value is a known member of the A2ALegacyRole enum.
+func (e A2ALegacyRole) Valid() bool {
+	switch e {
+	case A2ALegacyRoleAgent:
+		return true
+	case A2ALegacyRoleUser:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for A2ALegacyTaskState.
+const (
+	A2ALegacyTaskStateAuthRequired  A2ALegacyTaskState = "auth-required"
+	A2ALegacyTaskStateCanceled      A2ALegacyTaskState = "canceled"
+	A2ALegacyTaskStateCompleted     A2ALegacyTaskState = "completed"
+	A2ALegacyTaskStateFailed        A2ALegacyTaskState = "failed"
+	A2ALegacyTaskStateInputRequired A2ALegacyTaskState = "input-required"
+	A2ALegacyTaskStateRejected      A2ALegacyTaskState = "rejected"
+	A2ALegacyTaskStateSubmitted     A2ALegacyTaskState = "submitted"
+	A2ALegacyTaskStateUnknown       A2ALegacyTaskState = "unknown"
+	A2ALegacyTaskStateWorking       A2ALegacyTaskState = "working"
+)
+
+// Valid indicates whether the value is a known member of the A2ALegacyTaskState enum.
+func (e A2ALegacyTaskState) Valid() bool {
+	switch e {
+	case A2ALegacyTaskStateAuthRequired:
+		return true
+	case A2ALegacyTaskStateCanceled:
+		return true
+	case A2ALegacyTaskStateCompleted:
+		return true
+	case A2ALegacyTaskStateFailed:
+		return true
+	case A2ALegacyTaskStateInputRequired:
+		return true
+	case A2ALegacyTaskStateRejected:
+		return true
+	case A2ALegacyTaskStateSubmitted:
+		return true
+	case A2ALegacyTaskStateUnknown:
+		return true
+	case A2ALegacyTaskStateWorking:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for A2ARole.
+const (
+	ROLEAGENT A2ARole = "ROLE_AGENT"
+	ROLEUSER  A2ARole = "ROLE_USER"
+)
+
+// Valid indicates whether the value is a known member of the A2ARole enum.
+func (e A2ARole) Valid() bool {
+	switch e {
+	case ROLEAGENT:
+		return true
+	case ROLEUSER:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for A2ATaskState.
+const (
+	TASKSTATEAUTHREQUIRED  A2ATaskState = "TASK_STATE_AUTH_REQUIRED"
+	TASKSTATECANCELED      A2ATaskState = "TASK_STATE_CANCELED"
+	TASKSTATECOMPLETED     A2ATaskState = "TASK_STATE_COMPLETED"
+	TASKSTATEFAILED        A2ATaskState = "TASK_STATE_FAILED"
+	TASKSTATEINPUTREQUIRED A2ATaskState = "TASK_STATE_INPUT_REQUIRED"
+	TASKSTATEREJECTED      A2ATaskState = "TASK_STATE_REJECTED"
+	TASKSTATESUBMITTED     A2ATaskState = "TASK_STATE_SUBMITTED"
+	TASKSTATEWORKING       A2ATaskState = "TASK_STATE_WORKING"
+)
+
+// Valid indicates whether the value is a known member of the A2ATaskState enum.
+func (e A2ATaskState) Valid() bool {
+	switch e {
+	case TASKSTATEAUTHREQUIRED:
+		return true
+	case TASKSTATECANCELED:
+		return true
+	case TASKSTATECOMPLETED:
+		return true
+	case TASKSTATEFAILED:
+		return true
+	case TASKSTATEINPUTREQUIRED:
+		return true
+	case TASKSTATEREJECTED:
+		return true
+	case TASKSTATESUBMITTED:
+		return true
+	case TASKSTATEWORKING:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for AgentSortField.
 const (
 	CreatedAt AgentSortField = "createdAt"
@@ -293,19 +404,19 @@ func (e DeleteProtection) Valid() bool {
 
 // Defines values for DeliveryStatus.
 const (
-	Failed    DeliveryStatus = "failed"
-	Pending   DeliveryStatus = "pending"
-	Succeeded DeliveryStatus = "succeeded"
+	DeliveryStatusFailed    DeliveryStatus = "failed"
+	DeliveryStatusPending   DeliveryStatus = "pending"
+	DeliveryStatusSucceeded DeliveryStatus = "succeeded"
 )
 
 // Valid indicates whether the value is a known member of the DeliveryStatus enum.
 func (e DeliveryStatus) Valid() bool {
 	switch e {
-	case Failed:
+	case DeliveryStatusFailed:
 		return true
-	case Pending:
+	case DeliveryStatusPending:
 		return true
-	case Succeeded:
+	case DeliveryStatusSucceeded:
 		return true
 	default:
 		return false
@@ -733,6 +844,398 @@ func (e WebhookEventType) Valid() bool {
 	default:
 		return false
 	}
+}
+
+// A2AAgentCapabilities defines model for A2AAgentCapabilities.
+type A2AAgentCapabilities struct {
+	ExtendedAgentCard *bool `json:"extendedAgentCard,omitempty"`
+	PushNotifications *bool `json:"pushNotifications,omitempty"`
+	Streaming         *bool `json:"streaming,omitempty"`
+}
+
+// A2AAgentCard The agent card of A2A 1.0.
+type A2AAgentCard struct {
+	Capabilities         A2AAgentCapabilities          `json:"capabilities"`
+	DefaultInputModes    []string                      `json:"defaultInputModes"`
+	DefaultOutputModes   []string                      `json:"defaultOutputModes"`
+	Description          string                        `json:"description"`
+	Name                 string                        `json:"name"`
+	SecurityRequirements *[]A2ASecurityRequirement     `json:"securityRequirements,omitempty"`
+	SecuritySchemes      *map[string]A2ASecurityScheme `json:"securitySchemes,omitempty"`
+	Skills               []A2AAgentSkill               `json:"skills"`
+	SupportedInterfaces  []A2AAgentInterface           `json:"supportedInterfaces"`
+
+	// Version The agent's `updatedAt`.
+	Version string `json:"version"`
+}
+
+// A2AAgentInterface defines model for A2AAgentInterface.
+type A2AAgentInterface struct {
+	// ProtocolBinding `JSONRPC`.
+	ProtocolBinding string `json:"protocolBinding"`
+
+	// ProtocolVersion `1.0` or `0.3`.
+	ProtocolVersion string `json:"protocolVersion"`
+	Url             string `json:"url"`
+}
+
+// A2AAgentSkill A skill of the card; agentd lists `chat`, then one per character action (its name, description and examples).
+type A2AAgentSkill struct {
+	Description string    `json:"description"`
+	Examples    *[]string `json:"examples,omitempty"`
+	Id          string    `json:"id"`
+	InputModes  *[]string `json:"inputModes,omitempty"`
+	Name        string    `json:"name"`
+	OutputModes *[]string `json:"outputModes,omitempty"`
+	Tags        []string  `json:"tags"`
+}
+
+// A2AArtifact defines model for A2AArtifact.
+type A2AArtifact struct {
+	ArtifactId  string                  `json:"artifactId"`
+	Description *string                 `json:"description,omitempty"`
+	Metadata    *map[string]interface{} `json:"metadata,omitempty"`
+	Name        *string                 `json:"name,omitempty"`
+	Parts       []A2APart               `json:"parts"`
+}
+
+// A2AEventStream Server-sent events: `data: <A2AJsonRpcResponse JSON>` lines, each followed by a blank line; a `: ping` comment every 15 seconds while waiting.
+type A2AEventStream = string
+
+// A2AGetTaskRequest The params of `GetTask` (A2A 1.0).
+type A2AGetTaskRequest struct {
+	HistoryLength *int    `json:"historyLength,omitempty"`
+	Id            string  `json:"id"`
+	Tenant        *string `json:"tenant,omitempty"`
+}
+
+// A2AHTTPAuthSecurityScheme defines model for A2AHTTPAuthSecurityScheme.
+type A2AHTTPAuthSecurityScheme struct {
+	BearerFormat *string `json:"bearerFormat,omitempty"`
+	Description  *string `json:"description,omitempty"`
+	Scheme       string  `json:"scheme"`
+}
+
+// A2AJsonRpcError A JSON-RPC error. For 1.0 methods `data` is a list of
+// `google.rpc.ErrorInfo` objects (`reason` is agentd's error code, such
+// as `AGENT_NOT_FOUND`, or the protocol's, such as `TASK_NOT_FOUND`;
+// `metadata` its details as strings); for 0.3 methods an object with
+// `code` and the details.
+type A2AJsonRpcError struct {
+	// Code The JSON-RPC error code.
+	Code int `json:"code"`
+
+	// Data Structured details (see above).
+	Data    interface{} `json:"data,omitempty"`
+	Message string      `json:"message"`
+}
+
+// A2AJsonRpcRequest A JSON-RPC 2.0 request of the A2A protocol's JSON-RPC binding. The
+// server reads it itself (a body that is not a request gets a JSON-RPC
+// error, not the envelope).
+type A2AJsonRpcRequest = json.RawMessage
+
+// A2AJsonRpcResponse A JSON-RPC 2.0 response of the A2A protocol's JSON-RPC binding, with either `result` or `error`.
+type A2AJsonRpcResponse struct {
+	// Error A JSON-RPC error. For 1.0 methods `data` is a list of
+	// `google.rpc.ErrorInfo` objects (`reason` is agentd's error code, such
+	// as `AGENT_NOT_FOUND`, or the protocol's, such as `TASK_NOT_FOUND`;
+	// `metadata` its details as strings); for 0.3 methods an object with
+	// `code` and the details.
+	Error *A2AJsonRpcError `json:"error,omitempty"`
+
+	// Id The request's id; null when the request could not be read.
+	Id A2AJsonRpcResponse_Id `json:"id"`
+
+	// Jsonrpc Always `2.0`.
+	Jsonrpc string `json:"jsonrpc"`
+
+	// Result `SendMessage`: an A2ASendMessageResponse; `GetTask`: an A2ATask;
+	// each event of `SendStreamingMessage`: an A2AStreamResponse. The 0.3
+	// methods: an A2ALegacyTask, and in a `message/stream` the 0.3
+	// status and artifact update events.
+	Result *A2AJsonRpcResponse_Result `json:"result,omitempty"`
+}
+
+// A2AJsonRpcResponseId0 defines model for A2AJsonRpcResponse.Id.0.
+type A2AJsonRpcResponseId0 = string
+
+// A2AJsonRpcResponseId1 defines model for A2AJsonRpcResponse.Id.1.
+type A2AJsonRpcResponseId1 = float32
+
+// A2AJsonRpcResponse_Id The request's id; null when the request could not be read.
+type A2AJsonRpcResponse_Id struct {
+	union json.RawMessage
+}
+
+// A2AJsonRpcResponse_Result `SendMessage`: an A2ASendMessageResponse; `GetTask`: an A2ATask;
+// each event of `SendStreamingMessage`: an A2AStreamResponse. The 0.3
+// methods: an A2ALegacyTask, and in a `message/stream` the 0.3
+// status and artifact update events.
+type A2AJsonRpcResponse_Result struct {
+	union json.RawMessage
+}
+
+// A2ALegacyAgentCard The agent card of A2A 0.3.
+type A2ALegacyAgentCard struct {
+	Capabilities       A2AAgentCapabilities `json:"capabilities"`
+	DefaultInputModes  []string             `json:"defaultInputModes"`
+	DefaultOutputModes []string             `json:"defaultOutputModes"`
+	Description        string               `json:"description"`
+	Name               string               `json:"name"`
+
+	// PreferredTransport `JSONRPC`.
+	PreferredTransport *string `json:"preferredTransport,omitempty"`
+
+	// ProtocolVersion `0.3.0`.
+	ProtocolVersion string                              `json:"protocolVersion"`
+	Security        *[]map[string][]string              `json:"security,omitempty"`
+	SecuritySchemes *map[string]A2ALegacySecurityScheme `json:"securitySchemes,omitempty"`
+	Skills          []A2AAgentSkill                     `json:"skills"`
+	Url             string                              `json:"url"`
+	Version         string                              `json:"version"`
+}
+
+// A2ALegacyArtifact defines model for A2ALegacyArtifact.
+type A2ALegacyArtifact struct {
+	ArtifactId  string                  `json:"artifactId"`
+	Description *string                 `json:"description,omitempty"`
+	Metadata    *map[string]interface{} `json:"metadata,omitempty"`
+	Name        *string                 `json:"name,omitempty"`
+	Parts       []A2ALegacyPart         `json:"parts"`
+}
+
+// A2ALegacyMessage A message of A2A 0.3 (`kind` is `message`).
+type A2ALegacyMessage struct {
+	ContextId *string                 `json:"contextId,omitempty"`
+	Kind      string                  `json:"kind"`
+	MessageId string                  `json:"messageId"`
+	Metadata  *map[string]interface{} `json:"metadata,omitempty"`
+	Parts     []A2ALegacyPart         `json:"parts"`
+	Role      A2ALegacyRole           `json:"role"`
+	TaskId    *string                 `json:"taskId,omitempty"`
+}
+
+// A2ALegacyMessageSendParams The params of `message/send` and `message/stream` (A2A 0.3).
+type A2ALegacyMessageSendParams struct {
+	Configuration *struct {
+		AcceptedOutputModes    *[]string               `json:"acceptedOutputModes,omitempty"`
+		Blocking               *bool                   `json:"blocking,omitempty"`
+		HistoryLength          *int                    `json:"historyLength,omitempty"`
+		PushNotificationConfig *map[string]interface{} `json:"pushNotificationConfig,omitempty"`
+	} `json:"configuration,omitempty"`
+
+	// Message A message of A2A 0.3 (`kind` is `message`).
+	Message  A2ALegacyMessage        `json:"message"`
+	Metadata *map[string]interface{} `json:"metadata,omitempty"`
+}
+
+// A2ALegacyPart A part of A2A 0.3, told apart by `kind` (`text`, `file` or `data`).
+type A2ALegacyPart struct {
+	Data     *map[string]interface{} `json:"data,omitempty"`
+	File     *map[string]interface{} `json:"file,omitempty"`
+	Kind     string                  `json:"kind"`
+	Metadata *map[string]interface{} `json:"metadata,omitempty"`
+	Text     *string                 `json:"text,omitempty"`
+}
+
+// A2ALegacyRole defines model for A2ALegacyRole.
+type A2ALegacyRole string
+
+// A2ALegacySecurityScheme defines model for A2ALegacySecurityScheme.
+type A2ALegacySecurityScheme struct {
+	BearerFormat *string `json:"bearerFormat,omitempty"`
+	Description  *string `json:"description,omitempty"`
+	Scheme       *string `json:"scheme,omitempty"`
+
+	// Type `http`.
+	Type string `json:"type"`
+}
+
+// A2ALegacyTask A task of A2A 0.3 (`kind` is `task`).
+type A2ALegacyTask struct {
+	Artifacts *[]A2ALegacyArtifact    `json:"artifacts,omitempty"`
+	ContextId string                  `json:"contextId"`
+	History   *[]A2ALegacyMessage     `json:"history,omitempty"`
+	Id        string                  `json:"id"`
+	Kind      string                  `json:"kind"`
+	Metadata  *map[string]interface{} `json:"metadata,omitempty"`
+	Status    A2ALegacyTaskStatus     `json:"status"`
+}
+
+// A2ALegacyTaskArtifactUpdateEvent A fragment of the reply in A2A 0.3 (`kind` is `artifact-update`).
+type A2ALegacyTaskArtifactUpdateEvent struct {
+	Append    *bool                   `json:"append,omitempty"`
+	Artifact  A2ALegacyArtifact       `json:"artifact"`
+	ContextId string                  `json:"contextId"`
+	Kind      string                  `json:"kind"`
+	LastChunk *bool                   `json:"lastChunk,omitempty"`
+	Metadata  *map[string]interface{} `json:"metadata,omitempty"`
+	TaskId    string                  `json:"taskId"`
+}
+
+// A2ALegacyTaskQueryParams The params of `tasks/get` (A2A 0.3).
+type A2ALegacyTaskQueryParams struct {
+	HistoryLength *int                    `json:"historyLength,omitempty"`
+	Id            string                  `json:"id"`
+	Metadata      *map[string]interface{} `json:"metadata,omitempty"`
+}
+
+// A2ALegacyTaskState defines model for A2ALegacyTaskState.
+type A2ALegacyTaskState string
+
+// A2ALegacyTaskStatus defines model for A2ALegacyTaskStatus.
+type A2ALegacyTaskStatus struct {
+	// Message A message of A2A 0.3 (`kind` is `message`).
+	Message   *A2ALegacyMessage  `json:"message,omitempty"`
+	State     A2ALegacyTaskState `json:"state"`
+	Timestamp *time.Time         `json:"timestamp,omitempty"`
+}
+
+// A2ALegacyTaskStatusUpdateEvent A status update of A2A 0.3 (`kind` is `status-update`; `final` ends the stream).
+type A2ALegacyTaskStatusUpdateEvent struct {
+	ContextId string                  `json:"contextId"`
+	Final     bool                    `json:"final"`
+	Kind      string                  `json:"kind"`
+	Metadata  *map[string]interface{} `json:"metadata,omitempty"`
+	Status    A2ALegacyTaskStatus     `json:"status"`
+	TaskId    string                  `json:"taskId"`
+}
+
+// A2AMessage A message of the A2A protocol 1.0; agentd reads its text parts.
+type A2AMessage struct {
+	ContextId        *string                 `json:"contextId,omitempty"`
+	Extensions       *[]string               `json:"extensions,omitempty"`
+	MessageId        string                  `json:"messageId"`
+	Metadata         *map[string]interface{} `json:"metadata,omitempty"`
+	Parts            []A2APart               `json:"parts"`
+	ReferenceTaskIds *[]string               `json:"referenceTaskIds,omitempty"`
+	Role             A2ARole                 `json:"role"`
+	TaskId           *string                 `json:"taskId,omitempty"`
+}
+
+// A2APart One part of a message or artifact, with one of `text`, `raw`, `url` or `data`.
+type A2APart struct {
+	// Data Any JSON value.
+	Data      interface{}             `json:"data,omitempty"`
+	Filename  *string                 `json:"filename,omitempty"`
+	MediaType *string                 `json:"mediaType,omitempty"`
+	Metadata  *map[string]interface{} `json:"metadata,omitempty"`
+	Raw       *[]byte                 `json:"raw,omitempty"`
+	Text      *string                 `json:"text,omitempty"`
+	Url       *string                 `json:"url,omitempty"`
+}
+
+// A2ARole defines model for A2ARole.
+type A2ARole string
+
+// A2ASecurityRequirement defines model for A2ASecurityRequirement.
+type A2ASecurityRequirement struct {
+	Schemes *map[string]A2AStringList `json:"schemes,omitempty"`
+}
+
+// A2ASecurityScheme defines model for A2ASecurityScheme.
+type A2ASecurityScheme struct {
+	HttpAuthSecurityScheme *A2AHTTPAuthSecurityScheme `json:"httpAuthSecurityScheme,omitempty"`
+}
+
+// A2ASendMessageConfiguration How to answer. `historyLength` bounds the task's `history` in the
+// answer (0 leaves it out); the answer always waits for the reply
+// (`returnImmediately` is not honoured); push notifications are not
+// supported.
+type A2ASendMessageConfiguration struct {
+	AcceptedOutputModes        *[]string               `json:"acceptedOutputModes,omitempty"`
+	HistoryLength              *int                    `json:"historyLength,omitempty"`
+	ReturnImmediately          *bool                   `json:"returnImmediately,omitempty"`
+	TaskPushNotificationConfig *map[string]interface{} `json:"taskPushNotificationConfig,omitempty"`
+}
+
+// A2ASendMessageRequest The params of `SendMessage` and `SendStreamingMessage` (A2A 1.0).
+type A2ASendMessageRequest struct {
+	// Configuration How to answer. `historyLength` bounds the task's `history` in the
+	// answer (0 leaves it out); the answer always waits for the reply
+	// (`returnImmediately` is not honoured); push notifications are not
+	// supported.
+	Configuration *A2ASendMessageConfiguration `json:"configuration,omitempty"`
+
+	// Message A message of the A2A protocol 1.0; agentd reads its text parts.
+	Message  A2AMessage              `json:"message"`
+	Metadata *map[string]interface{} `json:"metadata,omitempty"`
+	Tenant   *string                 `json:"tenant,omitempty"`
+}
+
+// A2ASendMessageResponse The result of `SendMessage`; agentd always answers a `task`.
+type A2ASendMessageResponse struct {
+	// Message A message of the A2A protocol 1.0; agentd reads its text parts.
+	Message *A2AMessage `json:"message,omitempty"`
+
+	// Task One message to the agent and its reply (A2A 1.0). `id` is `task_` and
+	// a time-sortable id; the artifact `reply` holds the reply text;
+	// `history` the user message and the reply.
+	Task *A2ATask `json:"task,omitempty"`
+}
+
+// A2AStreamResponse One event of `SendStreamingMessage`, exactly one of its members.
+type A2AStreamResponse struct {
+	// ArtifactUpdate A fragment of the reply; `append` is true after the first, `lastChunk` on the last.
+	ArtifactUpdate *A2ATaskArtifactUpdateEvent `json:"artifactUpdate,omitempty"`
+
+	// Message A message of the A2A protocol 1.0; agentd reads its text parts.
+	Message      *A2AMessage               `json:"message,omitempty"`
+	StatusUpdate *A2ATaskStatusUpdateEvent `json:"statusUpdate,omitempty"`
+
+	// Task One message to the agent and its reply (A2A 1.0). `id` is `task_` and
+	// a time-sortable id; the artifact `reply` holds the reply text;
+	// `history` the user message and the reply.
+	Task *A2ATask `json:"task,omitempty"`
+}
+
+// A2AStringList defines model for A2AStringList.
+type A2AStringList struct {
+	List *[]string `json:"list,omitempty"`
+}
+
+// A2ATask One message to the agent and its reply (A2A 1.0). `id` is `task_` and
+// a time-sortable id; the artifact `reply` holds the reply text;
+// `history` the user message and the reply.
+type A2ATask struct {
+	Artifacts *[]A2AArtifact          `json:"artifacts,omitempty"`
+	ContextId *string                 `json:"contextId,omitempty"`
+	History   *[]A2AMessage           `json:"history,omitempty"`
+	Id        string                  `json:"id"`
+	Metadata  *map[string]interface{} `json:"metadata,omitempty"`
+	Status    A2ATaskStatus           `json:"status"`
+}
+
+// A2ATaskArtifactUpdateEvent A fragment of the reply; `append` is true after the first, `lastChunk` on the last.
+type A2ATaskArtifactUpdateEvent struct {
+	Append    *bool                   `json:"append,omitempty"`
+	Artifact  A2AArtifact             `json:"artifact"`
+	ContextId string                  `json:"contextId"`
+	LastChunk *bool                   `json:"lastChunk,omitempty"`
+	Metadata  *map[string]interface{} `json:"metadata,omitempty"`
+	TaskId    string                  `json:"taskId"`
+}
+
+// A2ATaskState A task's state; agentd's tasks are `TASK_STATE_WORKING`, then `TASK_STATE_COMPLETED` or `TASK_STATE_FAILED`.
+type A2ATaskState string
+
+// A2ATaskStatus defines model for A2ATaskStatus.
+type A2ATaskStatus struct {
+	// Message A message of the A2A protocol 1.0; agentd reads its text parts.
+	Message *A2AMessage `json:"message,omitempty"`
+
+	// State A task's state; agentd's tasks are `TASK_STATE_WORKING`, then `TASK_STATE_COMPLETED` or `TASK_STATE_FAILED`.
+	State     A2ATaskState `json:"state"`
+	Timestamp *time.Time   `json:"timestamp,omitempty"`
+}
+
+// A2ATaskStatusUpdateEvent defines model for A2ATaskStatusUpdateEvent.
+type A2ATaskStatusUpdateEvent struct {
+	ContextId string                  `json:"contextId"`
+	Metadata  *map[string]interface{} `json:"metadata,omitempty"`
+	Status    A2ATaskStatus           `json:"status"`
+	TaskId    string                  `json:"taskId"`
 }
 
 // Action defines model for Action.
@@ -2357,6 +2860,9 @@ type WebhookWithSecret struct {
 	Url       string    `json:"url"`
 }
 
+// A2AVersion defines model for A2AVersion.
+type A2AVersion = string
+
 // AgentId defines model for AgentId.
 type AgentId = string
 
@@ -2502,6 +3008,23 @@ type UpdateAgentParams struct {
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
+// CallA2AParams defines parameters for CallA2A.
+type CallA2AParams struct {
+	// A2AVersion The A2A protocol version of the request (`1.0`, or `0.3`; none means 0.3, as the protocol says).
+	A2AVersion *A2AVersion `json:"A2A-Version,omitempty"`
+}
+
+// GetA2AAgentCardParams defines parameters for GetA2AAgentCard.
+type GetA2AAgentCardParams struct {
+	// A2AVersion The A2A protocol version of the request (`1.0`, or `0.3`; none means 0.3, as the protocol says).
+	A2AVersion *A2AVersion `json:"A2A-Version,omitempty"`
+}
+
+// GetA2AAgentCard200JSONResponseBody defines parameters for GetA2AAgentCard.
+type GetA2AAgentCard200JSONResponseBody struct {
+	union json.RawMessage
+}
+
 // GetAgentAnalyticsParams defines parameters for GetAgentAnalytics.
 type GetAgentAnalyticsParams struct {
 	// From Start of the range, RFC 3339; 24 hours before `to` when absent.
@@ -2619,6 +3142,9 @@ type CreateAgentJSONRequestBody = AgentCreateRequest
 
 // UpdateAgentJSONRequestBody defines body for UpdateAgent for application/json ContentType.
 type UpdateAgentJSONRequestBody = AgentUpdateRequest
+
+// CallA2AJSONRequestBody defines body for CallA2A for application/json ContentType.
+type CallA2AJSONRequestBody = A2AJsonRpcRequest
 
 // PreviewContextJSONRequestBody defines body for PreviewContext for application/json ContentType.
 type PreviewContextJSONRequestBody = MessageRequest
@@ -4415,6 +4941,234 @@ func (a TwitterSettings) MarshalJSON() ([]byte, error) {
 	return json.Marshal(object)
 }
 
+// AsA2AJsonRpcResponseId0 returns the union data inside the A2AJsonRpcResponse_Id as a A2AJsonRpcResponseId0
+func (t A2AJsonRpcResponse_Id) AsA2AJsonRpcResponseId0() (A2AJsonRpcResponseId0, error) {
+	var body A2AJsonRpcResponseId0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromA2AJsonRpcResponseId0 overwrites any union data inside the A2AJsonRpcResponse_Id as the provided A2AJsonRpcResponseId0
+func (t *A2AJsonRpcResponse_Id) FromA2AJsonRpcResponseId0(v A2AJsonRpcResponseId0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeA2AJsonRpcResponseId0 performs a merge with any union data inside the A2AJsonRpcResponse_Id, using the provided A2AJsonRpcResponseId0
+func (t *A2AJsonRpcResponse_Id) MergeA2AJsonRpcResponseId0(v A2AJsonRpcResponseId0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsA2AJsonRpcResponseId1 returns the union data inside the A2AJsonRpcResponse_Id as a A2AJsonRpcResponseId1
+func (t A2AJsonRpcResponse_Id) AsA2AJsonRpcResponseId1() (A2AJsonRpcResponseId1, error) {
+	var body A2AJsonRpcResponseId1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromA2AJsonRpcResponseId1 overwrites any union data inside the A2AJsonRpcResponse_Id as the provided A2AJsonRpcResponseId1
+func (t *A2AJsonRpcResponse_Id) FromA2AJsonRpcResponseId1(v A2AJsonRpcResponseId1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeA2AJsonRpcResponseId1 performs a merge with any union data inside the A2AJsonRpcResponse_Id, using the provided A2AJsonRpcResponseId1
+func (t *A2AJsonRpcResponse_Id) MergeA2AJsonRpcResponseId1(v A2AJsonRpcResponseId1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t A2AJsonRpcResponse_Id) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *A2AJsonRpcResponse_Id) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsA2ASendMessageResponse returns the union data inside the A2AJsonRpcResponse_Result as a A2ASendMessageResponse
+func (t A2AJsonRpcResponse_Result) AsA2ASendMessageResponse() (A2ASendMessageResponse, error) {
+	var body A2ASendMessageResponse
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromA2ASendMessageResponse overwrites any union data inside the A2AJsonRpcResponse_Result as the provided A2ASendMessageResponse
+func (t *A2AJsonRpcResponse_Result) FromA2ASendMessageResponse(v A2ASendMessageResponse) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeA2ASendMessageResponse performs a merge with any union data inside the A2AJsonRpcResponse_Result, using the provided A2ASendMessageResponse
+func (t *A2AJsonRpcResponse_Result) MergeA2ASendMessageResponse(v A2ASendMessageResponse) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsA2ATask returns the union data inside the A2AJsonRpcResponse_Result as a A2ATask
+func (t A2AJsonRpcResponse_Result) AsA2ATask() (A2ATask, error) {
+	var body A2ATask
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromA2ATask overwrites any union data inside the A2AJsonRpcResponse_Result as the provided A2ATask
+func (t *A2AJsonRpcResponse_Result) FromA2ATask(v A2ATask) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeA2ATask performs a merge with any union data inside the A2AJsonRpcResponse_Result, using the provided A2ATask
+func (t *A2AJsonRpcResponse_Result) MergeA2ATask(v A2ATask) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsA2AStreamResponse returns the union data inside the A2AJsonRpcResponse_Result as a A2AStreamResponse
+func (t A2AJsonRpcResponse_Result) AsA2AStreamResponse() (A2AStreamResponse, error) {
+	var body A2AStreamResponse
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromA2AStreamResponse overwrites any union data inside the A2AJsonRpcResponse_Result as the provided A2AStreamResponse
+func (t *A2AJsonRpcResponse_Result) FromA2AStreamResponse(v A2AStreamResponse) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeA2AStreamResponse performs a merge with any union data inside the A2AJsonRpcResponse_Result, using the provided A2AStreamResponse
+func (t *A2AJsonRpcResponse_Result) MergeA2AStreamResponse(v A2AStreamResponse) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsA2ALegacyTask returns the union data inside the A2AJsonRpcResponse_Result as a A2ALegacyTask
+func (t A2AJsonRpcResponse_Result) AsA2ALegacyTask() (A2ALegacyTask, error) {
+	var body A2ALegacyTask
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromA2ALegacyTask overwrites any union data inside the A2AJsonRpcResponse_Result as the provided A2ALegacyTask
+func (t *A2AJsonRpcResponse_Result) FromA2ALegacyTask(v A2ALegacyTask) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeA2ALegacyTask performs a merge with any union data inside the A2AJsonRpcResponse_Result, using the provided A2ALegacyTask
+func (t *A2AJsonRpcResponse_Result) MergeA2ALegacyTask(v A2ALegacyTask) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsA2ALegacyTaskStatusUpdateEvent returns the union data inside the A2AJsonRpcResponse_Result as a A2ALegacyTaskStatusUpdateEvent
+func (t A2AJsonRpcResponse_Result) AsA2ALegacyTaskStatusUpdateEvent() (A2ALegacyTaskStatusUpdateEvent, error) {
+	var body A2ALegacyTaskStatusUpdateEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromA2ALegacyTaskStatusUpdateEvent overwrites any union data inside the A2AJsonRpcResponse_Result as the provided A2ALegacyTaskStatusUpdateEvent
+func (t *A2AJsonRpcResponse_Result) FromA2ALegacyTaskStatusUpdateEvent(v A2ALegacyTaskStatusUpdateEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeA2ALegacyTaskStatusUpdateEvent performs a merge with any union data inside the A2AJsonRpcResponse_Result, using the provided A2ALegacyTaskStatusUpdateEvent
+func (t *A2AJsonRpcResponse_Result) MergeA2ALegacyTaskStatusUpdateEvent(v A2ALegacyTaskStatusUpdateEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsA2ALegacyTaskArtifactUpdateEvent returns the union data inside the A2AJsonRpcResponse_Result as a A2ALegacyTaskArtifactUpdateEvent
+func (t A2AJsonRpcResponse_Result) AsA2ALegacyTaskArtifactUpdateEvent() (A2ALegacyTaskArtifactUpdateEvent, error) {
+	var body A2ALegacyTaskArtifactUpdateEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromA2ALegacyTaskArtifactUpdateEvent overwrites any union data inside the A2AJsonRpcResponse_Result as the provided A2ALegacyTaskArtifactUpdateEvent
+func (t *A2AJsonRpcResponse_Result) FromA2ALegacyTaskArtifactUpdateEvent(v A2ALegacyTaskArtifactUpdateEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeA2ALegacyTaskArtifactUpdateEvent performs a merge with any union data inside the A2AJsonRpcResponse_Result, using the provided A2ALegacyTaskArtifactUpdateEvent
+func (t *A2AJsonRpcResponse_Result) MergeA2ALegacyTaskArtifactUpdateEvent(v A2ALegacyTaskArtifactUpdateEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t A2AJsonRpcResponse_Result) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *A2AJsonRpcResponse_Result) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // AsStatement returns the union data inside the BioInput as a Statement
 func (t BioInput) AsStatement() (Statement, error) {
 	var body Statement
@@ -5022,6 +5776,68 @@ func (t *StreamEvent) UnmarshalJSON(b []byte) error {
 	return err
 }
 
+// AsA2AAgentCard returns the union data inside the GetA2AAgentCard200JSONResponseBody as a A2AAgentCard
+func (t GetA2AAgentCard200JSONResponseBody) AsA2AAgentCard() (A2AAgentCard, error) {
+	var body A2AAgentCard
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromA2AAgentCard overwrites any union data inside the GetA2AAgentCard200JSONResponseBody as the provided A2AAgentCard
+func (t *GetA2AAgentCard200JSONResponseBody) FromA2AAgentCard(v A2AAgentCard) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeA2AAgentCard performs a merge with any union data inside the GetA2AAgentCard200JSONResponseBody, using the provided A2AAgentCard
+func (t *GetA2AAgentCard200JSONResponseBody) MergeA2AAgentCard(v A2AAgentCard) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsA2ALegacyAgentCard returns the union data inside the GetA2AAgentCard200JSONResponseBody as a A2ALegacyAgentCard
+func (t GetA2AAgentCard200JSONResponseBody) AsA2ALegacyAgentCard() (A2ALegacyAgentCard, error) {
+	var body A2ALegacyAgentCard
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromA2ALegacyAgentCard overwrites any union data inside the GetA2AAgentCard200JSONResponseBody as the provided A2ALegacyAgentCard
+func (t *GetA2AAgentCard200JSONResponseBody) FromA2ALegacyAgentCard(v A2ALegacyAgentCard) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeA2ALegacyAgentCard performs a merge with any union data inside the GetA2AAgentCard200JSONResponseBody, using the provided A2ALegacyAgentCard
+func (t *GetA2AAgentCard200JSONResponseBody) MergeA2ALegacyAgentCard(v A2ALegacyAgentCard) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t GetA2AAgentCard200JSONResponseBody) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *GetA2AAgentCard200JSONResponseBody) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
 
@@ -5171,6 +5987,111 @@ type ClientInterface interface {
 	//
 	// Corresponds with PATCH /agents/{agentId} (the `UpdateAgent` operationId).
 	UpdateAgent(ctx context.Context, agentId AgentId, params *UpdateAgentParams, body UpdateAgentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CallA2AWithBody A2A JSON-RPC (SendMessage, SendStreamingMessage, GetTask)
+	//
+	// The agent as an A2A server (Agent2Agent protocol 1.0, JSON-RPC
+	// binding). Request and answer follow JSON-RPC 2.0 and the A2A
+	// protocol's shapes, not the envelope.
+	//
+	// Methods: `SendMessage` (answers `{task}`: a Task in state
+	// `TASK_STATE_COMPLETED`, or `TASK_STATE_FAILED` with the reason as its
+	// status message, whose artifact holds the reply text and whose history
+	// holds the user message and the reply), `SendStreamingMessage`
+	// (server-sent events, each `data:` a JSON-RPC response whose result is
+	// a StreamResponse: the Task in `TASK_STATE_WORKING`, `artifactUpdate`s
+	// carrying the reply's fragments in order, the last with `lastChunk`,
+	// then a `statusUpdate` to `TASK_STATE_COMPLETED` or
+	// `TASK_STATE_FAILED`), and `GetTask` (the task, for 24 hours after it
+	// last changed). The 0.3 methods `message/send`, `message/stream` and
+	// `tasks/get` are answered in the 0.3 shapes (`kind`, lowercase states,
+	// `final` on the last status update).
+	//
+	// A message's `contextId` (at most 128 printable characters) is its
+	// conversation: the room `a2a:<contextId>` of the agent, with the
+	// history, analytics, webhooks, tools and concurrency cap of Send
+	// Message; without one the server makes one and returns it. Only text
+	// parts (and data parts, read as JSON text) are taken. Every call
+	// counts against the agent's Send Message limit.
+	//
+	// Errors of the key, the limits, the media type and the body size come
+	// before JSON-RPC, as the envelope with their statuses. Everything
+	// after is a JSON-RPC error answered with 200: `-32700` (not JSON),
+	// `-32600` (not a request), `-32601` (unknown method), `-32602` (bad
+	// params, bad text), `-32001` (task not found), `-32004` (a message to
+	// an existing task), `-32005` (no text part), `-32009` (an
+	// `A2A-Version` other than 1.0 and 0.3), `-32603` (internal), and
+	// `-32000` for agentd's own refusals, named by `error.data`
+	// (`AGENT_NOT_FOUND` for another account's agent,
+	// `RATE_LIMIT_EXCEEDED` for the concurrency cap, `AGENT_UNAVAILABLE`,
+	// `MODEL_ERROR`).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /agents/{agentId}/a2a (the `CallA2A` operationId).
+	CallA2AWithBody(ctx context.Context, agentId AgentId, params *CallA2AParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CallA2A A2A JSON-RPC (SendMessage, SendStreamingMessage, GetTask)
+	//
+	// The agent as an A2A server (Agent2Agent protocol 1.0, JSON-RPC
+	// binding). Request and answer follow JSON-RPC 2.0 and the A2A
+	// protocol's shapes, not the envelope.
+	//
+	// Methods: `SendMessage` (answers `{task}`: a Task in state
+	// `TASK_STATE_COMPLETED`, or `TASK_STATE_FAILED` with the reason as its
+	// status message, whose artifact holds the reply text and whose history
+	// holds the user message and the reply), `SendStreamingMessage`
+	// (server-sent events, each `data:` a JSON-RPC response whose result is
+	// a StreamResponse: the Task in `TASK_STATE_WORKING`, `artifactUpdate`s
+	// carrying the reply's fragments in order, the last with `lastChunk`,
+	// then a `statusUpdate` to `TASK_STATE_COMPLETED` or
+	// `TASK_STATE_FAILED`), and `GetTask` (the task, for 24 hours after it
+	// last changed). The 0.3 methods `message/send`, `message/stream` and
+	// `tasks/get` are answered in the 0.3 shapes (`kind`, lowercase states,
+	// `final` on the last status update).
+	//
+	// A message's `contextId` (at most 128 printable characters) is its
+	// conversation: the room `a2a:<contextId>` of the agent, with the
+	// history, analytics, webhooks, tools and concurrency cap of Send
+	// Message; without one the server makes one and returns it. Only text
+	// parts (and data parts, read as JSON text) are taken. Every call
+	// counts against the agent's Send Message limit.
+	//
+	// Errors of the key, the limits, the media type and the body size come
+	// before JSON-RPC, as the envelope with their statuses. Everything
+	// after is a JSON-RPC error answered with 200: `-32700` (not JSON),
+	// `-32600` (not a request), `-32601` (unknown method), `-32602` (bad
+	// params, bad text), `-32001` (task not found), `-32004` (a message to
+	// an existing task), `-32005` (no text part), `-32009` (an
+	// `A2A-Version` other than 1.0 and 0.3), `-32603` (internal), and
+	// `-32000` for agentd's own refusals, named by `error.data`
+	// (`AGENT_NOT_FOUND` for another account's agent,
+	// `RATE_LIMIT_EXCEEDED` for the concurrency cap, `AGENT_UNAVAILABLE`,
+	// `MODEL_ERROR`).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /agents/{agentId}/a2a (the `CallA2A` operationId).
+	CallA2A(ctx context.Context, agentId AgentId, params *CallA2AParams, body CallA2AJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetA2AAgentCard Get A2A Agent Card
+	//
+	// The agent's A2A agent card (Agent2Agent protocol), in the protocol's
+	// own shape, not the envelope: `name`, `description` (from `bio`),
+	// `skills` (a `chat` skill, then one per character action), the
+	// streaming capability, the bearer security scheme (an agentd API key)
+	// and the agent's JSON-RPC URL, `{base_url}/agents/{agentId}/a2a`.
+	// Like every endpoint it needs the API key; another account's agent is
+	// 404 `AGENT_NOT_FOUND` in the envelope.
+	//
+	// The card's version follows the `A2A-Version` header, as the protocol
+	// asks: `1.0` (what A2A 1.0 clients send) answers the 1.0 card
+	// (`supportedInterfaces` listing the JSON-RPC URL for protocol 1.0 and
+	// 0.3); no header, or `0.3`, answers the 0.3 card (`url`,
+	// `preferredTransport`, `protocolVersion`).
+	//
+	// Corresponds with GET /agents/{agentId}/a2a/.well-known/agent-card.json (the `GetA2AAgentCard` operationId).
+	GetA2AAgentCard(ctx context.Context, agentId AgentId, params *GetA2AAgentCardParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetAgentAnalytics Agent Analytics
 	//
@@ -5811,6 +6732,141 @@ func (c *Client) UpdateAgentWithBody(ctx context.Context, agentId AgentId, param
 // Corresponds with PATCH /agents/{agentId} (the `UpdateAgent` operationId).
 func (c *Client) UpdateAgent(ctx context.Context, agentId AgentId, params *UpdateAgentParams, body UpdateAgentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdateAgentRequest(c.Server, agentId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CallA2AWithBody A2A JSON-RPC (SendMessage, SendStreamingMessage, GetTask)
+//
+// The agent as an A2A server (Agent2Agent protocol 1.0, JSON-RPC
+// binding). Request and answer follow JSON-RPC 2.0 and the A2A
+// protocol's shapes, not the envelope.
+//
+// Methods: `SendMessage` (answers `{task}`: a Task in state
+// `TASK_STATE_COMPLETED`, or `TASK_STATE_FAILED` with the reason as its
+// status message, whose artifact holds the reply text and whose history
+// holds the user message and the reply), `SendStreamingMessage`
+// (server-sent events, each `data:` a JSON-RPC response whose result is
+// a StreamResponse: the Task in `TASK_STATE_WORKING`, `artifactUpdate`s
+// carrying the reply's fragments in order, the last with `lastChunk`,
+// then a `statusUpdate` to `TASK_STATE_COMPLETED` or
+// `TASK_STATE_FAILED`), and `GetTask` (the task, for 24 hours after it
+// last changed). The 0.3 methods `message/send`, `message/stream` and
+// `tasks/get` are answered in the 0.3 shapes (`kind`, lowercase states,
+// `final` on the last status update).
+//
+// A message's `contextId` (at most 128 printable characters) is its
+// conversation: the room `a2a:<contextId>` of the agent, with the
+// history, analytics, webhooks, tools and concurrency cap of Send
+// Message; without one the server makes one and returns it. Only text
+// parts (and data parts, read as JSON text) are taken. Every call
+// counts against the agent's Send Message limit.
+//
+// Errors of the key, the limits, the media type and the body size come
+// before JSON-RPC, as the envelope with their statuses. Everything
+// after is a JSON-RPC error answered with 200: `-32700` (not JSON),
+// `-32600` (not a request), `-32601` (unknown method), `-32602` (bad
+// params, bad text), `-32001` (task not found), `-32004` (a message to
+// an existing task), `-32005` (no text part), `-32009` (an
+// `A2A-Version` other than 1.0 and 0.3), `-32603` (internal), and
+// `-32000` for agentd's own refusals, named by `error.data`
+// (`AGENT_NOT_FOUND` for another account's agent,
+// `RATE_LIMIT_EXCEEDED` for the concurrency cap, `AGENT_UNAVAILABLE`,
+// `MODEL_ERROR`).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /agents/{agentId}/a2a (the `CallA2A` operationId).
+func (c *Client) CallA2AWithBody(ctx context.Context, agentId AgentId, params *CallA2AParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCallA2ARequestWithBody(c.Server, agentId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CallA2A A2A JSON-RPC (SendMessage, SendStreamingMessage, GetTask)
+//
+// The agent as an A2A server (Agent2Agent protocol 1.0, JSON-RPC
+// binding). Request and answer follow JSON-RPC 2.0 and the A2A
+// protocol's shapes, not the envelope.
+//
+// Methods: `SendMessage` (answers `{task}`: a Task in state
+// `TASK_STATE_COMPLETED`, or `TASK_STATE_FAILED` with the reason as its
+// status message, whose artifact holds the reply text and whose history
+// holds the user message and the reply), `SendStreamingMessage`
+// (server-sent events, each `data:` a JSON-RPC response whose result is
+// a StreamResponse: the Task in `TASK_STATE_WORKING`, `artifactUpdate`s
+// carrying the reply's fragments in order, the last with `lastChunk`,
+// then a `statusUpdate` to `TASK_STATE_COMPLETED` or
+// `TASK_STATE_FAILED`), and `GetTask` (the task, for 24 hours after it
+// last changed). The 0.3 methods `message/send`, `message/stream` and
+// `tasks/get` are answered in the 0.3 shapes (`kind`, lowercase states,
+// `final` on the last status update).
+//
+// A message's `contextId` (at most 128 printable characters) is its
+// conversation: the room `a2a:<contextId>` of the agent, with the
+// history, analytics, webhooks, tools and concurrency cap of Send
+// Message; without one the server makes one and returns it. Only text
+// parts (and data parts, read as JSON text) are taken. Every call
+// counts against the agent's Send Message limit.
+//
+// Errors of the key, the limits, the media type and the body size come
+// before JSON-RPC, as the envelope with their statuses. Everything
+// after is a JSON-RPC error answered with 200: `-32700` (not JSON),
+// `-32600` (not a request), `-32601` (unknown method), `-32602` (bad
+// params, bad text), `-32001` (task not found), `-32004` (a message to
+// an existing task), `-32005` (no text part), `-32009` (an
+// `A2A-Version` other than 1.0 and 0.3), `-32603` (internal), and
+// `-32000` for agentd's own refusals, named by `error.data`
+// (`AGENT_NOT_FOUND` for another account's agent,
+// `RATE_LIMIT_EXCEEDED` for the concurrency cap, `AGENT_UNAVAILABLE`,
+// `MODEL_ERROR`).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /agents/{agentId}/a2a (the `CallA2A` operationId).
+func (c *Client) CallA2A(ctx context.Context, agentId AgentId, params *CallA2AParams, body CallA2AJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCallA2ARequest(c.Server, agentId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetA2AAgentCard Get A2A Agent Card
+//
+// The agent's A2A agent card (Agent2Agent protocol), in the protocol's
+// own shape, not the envelope: `name`, `description` (from `bio`),
+// `skills` (a `chat` skill, then one per character action), the
+// streaming capability, the bearer security scheme (an agentd API key)
+// and the agent's JSON-RPC URL, `{base_url}/agents/{agentId}/a2a`.
+// Like every endpoint it needs the API key; another account's agent is
+// 404 `AGENT_NOT_FOUND` in the envelope.
+//
+// The card's version follows the `A2A-Version` header, as the protocol
+// asks: `1.0` (what A2A 1.0 clients send) answers the 1.0 card
+// (`supportedInterfaces` listing the JSON-RPC URL for protocol 1.0 and
+// 0.3); no header, or `0.3`, answers the 0.3 card (`url`,
+// `preferredTransport`, `protocolVersion`).
+//
+// Corresponds with GET /agents/{agentId}/a2a/.well-known/agent-card.json (the `GetA2AAgentCard` operationId).
+func (c *Client) GetA2AAgentCard(ctx context.Context, agentId AgentId, params *GetA2AAgentCardParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetA2AAgentCardRequest(c.Server, agentId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -6998,6 +8054,117 @@ func NewUpdateAgentRequestWithBody(server string, agentId AgentId, params *Updat
 			}
 
 			req.Header.Set("If-Match", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewCallA2ARequest calls the generic CallA2A builder with application/json body
+func NewCallA2ARequest(server string, agentId AgentId, params *CallA2AParams, body CallA2AJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCallA2ARequestWithBody(server, agentId, params, "application/json", bodyReader)
+}
+
+// NewCallA2ARequestWithBody constructs an http.Request for the CallA2A method, with any body, and a specified content type
+func NewCallA2ARequestWithBody(server string, agentId AgentId, params *CallA2AParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "agentId", agentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/agents/%s/a2a", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.A2AVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "A2A-Version", *params.A2AVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("A2A-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetA2AAgentCardRequest constructs an http.Request for the GetA2AAgentCard method
+func NewGetA2AAgentCardRequest(server string, agentId AgentId, params *GetA2AAgentCardParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "agentId", agentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/agents/%s/a2a/.well-known/agent-card.json", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.A2AVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "A2A-Version", *params.A2AVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("A2A-Version", headerParam0)
 		}
 
 	}
@@ -8678,6 +9845,113 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /agents/{agentId} (the `UpdateAgent` operationId).
 	UpdateAgentWithResponse(ctx context.Context, agentId AgentId, params *UpdateAgentParams, body UpdateAgentJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateAgentResponse, error)
 
+	// CallA2AWithBodyWithResponse A2A JSON-RPC (SendMessage, SendStreamingMessage, GetTask)
+	//
+	// The agent as an A2A server (Agent2Agent protocol 1.0, JSON-RPC
+	// binding). Request and answer follow JSON-RPC 2.0 and the A2A
+	// protocol's shapes, not the envelope.
+	//
+	// Methods: `SendMessage` (answers `{task}`: a Task in state
+	// `TASK_STATE_COMPLETED`, or `TASK_STATE_FAILED` with the reason as its
+	// status message, whose artifact holds the reply text and whose history
+	// holds the user message and the reply), `SendStreamingMessage`
+	// (server-sent events, each `data:` a JSON-RPC response whose result is
+	// a StreamResponse: the Task in `TASK_STATE_WORKING`, `artifactUpdate`s
+	// carrying the reply's fragments in order, the last with `lastChunk`,
+	// then a `statusUpdate` to `TASK_STATE_COMPLETED` or
+	// `TASK_STATE_FAILED`), and `GetTask` (the task, for 24 hours after it
+	// last changed). The 0.3 methods `message/send`, `message/stream` and
+	// `tasks/get` are answered in the 0.3 shapes (`kind`, lowercase states,
+	// `final` on the last status update).
+	//
+	// A message's `contextId` (at most 128 printable characters) is its
+	// conversation: the room `a2a:<contextId>` of the agent, with the
+	// history, analytics, webhooks, tools and concurrency cap of Send
+	// Message; without one the server makes one and returns it. Only text
+	// parts (and data parts, read as JSON text) are taken. Every call
+	// counts against the agent's Send Message limit.
+	//
+	// Errors of the key, the limits, the media type and the body size come
+	// before JSON-RPC, as the envelope with their statuses. Everything
+	// after is a JSON-RPC error answered with 200: `-32700` (not JSON),
+	// `-32600` (not a request), `-32601` (unknown method), `-32602` (bad
+	// params, bad text), `-32001` (task not found), `-32004` (a message to
+	// an existing task), `-32005` (no text part), `-32009` (an
+	// `A2A-Version` other than 1.0 and 0.3), `-32603` (internal), and
+	// `-32000` for agentd's own refusals, named by `error.data`
+	// (`AGENT_NOT_FOUND` for another account's agent,
+	// `RATE_LIMIT_EXCEEDED` for the concurrency cap, `AGENT_UNAVAILABLE`,
+	// `MODEL_ERROR`).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /agents/{agentId}/a2a (the `CallA2A` operationId).
+	CallA2AWithBodyWithResponse(ctx context.Context, agentId AgentId, params *CallA2AParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CallA2AResponse, error)
+
+	// CallA2AWithResponse A2A JSON-RPC (SendMessage, SendStreamingMessage, GetTask)
+	//
+	// The agent as an A2A server (Agent2Agent protocol 1.0, JSON-RPC
+	// binding). Request and answer follow JSON-RPC 2.0 and the A2A
+	// protocol's shapes, not the envelope.
+	//
+	// Methods: `SendMessage` (answers `{task}`: a Task in state
+	// `TASK_STATE_COMPLETED`, or `TASK_STATE_FAILED` with the reason as its
+	// status message, whose artifact holds the reply text and whose history
+	// holds the user message and the reply), `SendStreamingMessage`
+	// (server-sent events, each `data:` a JSON-RPC response whose result is
+	// a StreamResponse: the Task in `TASK_STATE_WORKING`, `artifactUpdate`s
+	// carrying the reply's fragments in order, the last with `lastChunk`,
+	// then a `statusUpdate` to `TASK_STATE_COMPLETED` or
+	// `TASK_STATE_FAILED`), and `GetTask` (the task, for 24 hours after it
+	// last changed). The 0.3 methods `message/send`, `message/stream` and
+	// `tasks/get` are answered in the 0.3 shapes (`kind`, lowercase states,
+	// `final` on the last status update).
+	//
+	// A message's `contextId` (at most 128 printable characters) is its
+	// conversation: the room `a2a:<contextId>` of the agent, with the
+	// history, analytics, webhooks, tools and concurrency cap of Send
+	// Message; without one the server makes one and returns it. Only text
+	// parts (and data parts, read as JSON text) are taken. Every call
+	// counts against the agent's Send Message limit.
+	//
+	// Errors of the key, the limits, the media type and the body size come
+	// before JSON-RPC, as the envelope with their statuses. Everything
+	// after is a JSON-RPC error answered with 200: `-32700` (not JSON),
+	// `-32600` (not a request), `-32601` (unknown method), `-32602` (bad
+	// params, bad text), `-32001` (task not found), `-32004` (a message to
+	// an existing task), `-32005` (no text part), `-32009` (an
+	// `A2A-Version` other than 1.0 and 0.3), `-32603` (internal), and
+	// `-32000` for agentd's own refusals, named by `error.data`
+	// (`AGENT_NOT_FOUND` for another account's agent,
+	// `RATE_LIMIT_EXCEEDED` for the concurrency cap, `AGENT_UNAVAILABLE`,
+	// `MODEL_ERROR`).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /agents/{agentId}/a2a (the `CallA2A` operationId).
+	CallA2AWithResponse(ctx context.Context, agentId AgentId, params *CallA2AParams, body CallA2AJSONRequestBody, reqEditors ...RequestEditorFn) (*CallA2AResponse, error)
+
+	// GetA2AAgentCardWithResponse Get A2A Agent Card
+	//
+	// The agent's A2A agent card (Agent2Agent protocol), in the protocol's
+	// own shape, not the envelope: `name`, `description` (from `bio`),
+	// `skills` (a `chat` skill, then one per character action), the
+	// streaming capability, the bearer security scheme (an agentd API key)
+	// and the agent's JSON-RPC URL, `{base_url}/agents/{agentId}/a2a`.
+	// Like every endpoint it needs the API key; another account's agent is
+	// 404 `AGENT_NOT_FOUND` in the envelope.
+	//
+	// The card's version follows the `A2A-Version` header, as the protocol
+	// asks: `1.0` (what A2A 1.0 clients send) answers the 1.0 card
+	// (`supportedInterfaces` listing the JSON-RPC URL for protocol 1.0 and
+	// 0.3); no header, or `0.3`, answers the 0.3 card (`url`,
+	// `preferredTransport`, `protocolVersion`).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /agents/{agentId}/a2a/.well-known/agent-card.json (the `GetA2AAgentCard` operationId).
+	GetA2AAgentCardWithResponse(ctx context.Context, agentId AgentId, params *GetA2AAgentCardParams, reqEditors ...RequestEditorFn) (*GetA2AAgentCardResponse, error)
+
 	// GetAgentAnalyticsWithResponse Agent Analytics
 	//
 	// Usage figures of the agent over a range, from hourly rollups. Buckets
@@ -10048,6 +11322,318 @@ func (r UpdateAgentResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r UpdateAgentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CallA2AResponse200Headers the declared response headers of an HTTP 200 response for CallA2A
+type CallA2AResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CallA2AResponse400Headers the declared response headers of an HTTP 400 response for CallA2A
+type CallA2AResponse400Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CallA2AResponse403Headers the declared response headers of an HTTP 403 response for CallA2A
+type CallA2AResponse403Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CallA2AResponse413Headers the declared response headers of an HTTP 413 response for CallA2A
+type CallA2AResponse413Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CallA2AResponse415Headers the declared response headers of an HTTP 415 response for CallA2A
+type CallA2AResponse415Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CallA2AResponse429Headers the declared response headers of an HTTP 429 response for CallA2A
+type CallA2AResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CallA2AResponse500Headers the declared response headers of an HTTP 500 response for CallA2A
+type CallA2AResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type CallA2AResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *A2AJsonRpcResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CallA2AResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CallA2AResponse400Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CallA2AResponse403Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CallA2AResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *CallA2AResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CallA2AResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CallA2AResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CallA2AResponse) GetJSON200() *A2AJsonRpcResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CallA2AResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CallA2AResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CallA2AResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CallA2AResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CallA2AResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CallA2AResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CallA2AResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r CallA2AResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CallA2AResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CallA2AResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CallA2AResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetA2AAgentCardResponse200Headers the declared response headers of an HTTP 200 response for GetA2AAgentCard
+type GetA2AAgentCardResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// GetA2AAgentCardResponse400Headers the declared response headers of an HTTP 400 response for GetA2AAgentCard
+type GetA2AAgentCardResponse400Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// GetA2AAgentCardResponse404Headers the declared response headers of an HTTP 404 response for GetA2AAgentCard
+type GetA2AAgentCardResponse404Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// GetA2AAgentCardResponse429Headers the declared response headers of an HTTP 429 response for GetA2AAgentCard
+type GetA2AAgentCardResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// GetA2AAgentCardResponse500Headers the declared response headers of an HTTP 500 response for GetA2AAgentCard
+type GetA2AAgentCardResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type GetA2AAgentCardResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *GetA2AAgentCard200JSONResponseBody
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetA2AAgentCardResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetA2AAgentCardResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetA2AAgentCardResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetA2AAgentCardResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetA2AAgentCardResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetA2AAgentCardResponse) GetJSON200() *GetA2AAgentCard200JSONResponseBody {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetA2AAgentCardResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetA2AAgentCardResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetA2AAgentCardResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetA2AAgentCardResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetA2AAgentCardResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetA2AAgentCardResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetA2AAgentCardResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetA2AAgentCardResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetA2AAgentCardResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -14841,6 +16427,131 @@ func (c *ClientWithResponses) UpdateAgentWithResponse(ctx context.Context, agent
 	return ParseUpdateAgentResponse(rsp)
 }
 
+// CallA2AWithBodyWithResponse A2A JSON-RPC (SendMessage, SendStreamingMessage, GetTask)
+//
+// The agent as an A2A server (Agent2Agent protocol 1.0, JSON-RPC
+// binding). Request and answer follow JSON-RPC 2.0 and the A2A
+// protocol's shapes, not the envelope.
+//
+// Methods: `SendMessage` (answers `{task}`: a Task in state
+// `TASK_STATE_COMPLETED`, or `TASK_STATE_FAILED` with the reason as its
+// status message, whose artifact holds the reply text and whose history
+// holds the user message and the reply), `SendStreamingMessage`
+// (server-sent events, each `data:` a JSON-RPC response whose result is
+// a StreamResponse: the Task in `TASK_STATE_WORKING`, `artifactUpdate`s
+// carrying the reply's fragments in order, the last with `lastChunk`,
+// then a `statusUpdate` to `TASK_STATE_COMPLETED` or
+// `TASK_STATE_FAILED`), and `GetTask` (the task, for 24 hours after it
+// last changed). The 0.3 methods `message/send`, `message/stream` and
+// `tasks/get` are answered in the 0.3 shapes (`kind`, lowercase states,
+// `final` on the last status update).
+//
+// A message's `contextId` (at most 128 printable characters) is its
+// conversation: the room `a2a:<contextId>` of the agent, with the
+// history, analytics, webhooks, tools and concurrency cap of Send
+// Message; without one the server makes one and returns it. Only text
+// parts (and data parts, read as JSON text) are taken. Every call
+// counts against the agent's Send Message limit.
+//
+// Errors of the key, the limits, the media type and the body size come
+// before JSON-RPC, as the envelope with their statuses. Everything
+// after is a JSON-RPC error answered with 200: `-32700` (not JSON),
+// `-32600` (not a request), `-32601` (unknown method), `-32602` (bad
+// params, bad text), `-32001` (task not found), `-32004` (a message to
+// an existing task), `-32005` (no text part), `-32009` (an
+// `A2A-Version` other than 1.0 and 0.3), `-32603` (internal), and
+// `-32000` for agentd's own refusals, named by `error.data`
+// (`AGENT_NOT_FOUND` for another account's agent,
+// `RATE_LIMIT_EXCEEDED` for the concurrency cap, `AGENT_UNAVAILABLE`,
+// `MODEL_ERROR`).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /agents/{agentId}/a2a (the `CallA2A` operationId).
+func (c *ClientWithResponses) CallA2AWithBodyWithResponse(ctx context.Context, agentId AgentId, params *CallA2AParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CallA2AResponse, error) {
+	rsp, err := c.CallA2AWithBody(ctx, agentId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCallA2AResponse(rsp)
+}
+
+// CallA2AWithResponse A2A JSON-RPC (SendMessage, SendStreamingMessage, GetTask)
+//
+// The agent as an A2A server (Agent2Agent protocol 1.0, JSON-RPC
+// binding). Request and answer follow JSON-RPC 2.0 and the A2A
+// protocol's shapes, not the envelope.
+//
+// Methods: `SendMessage` (answers `{task}`: a Task in state
+// `TASK_STATE_COMPLETED`, or `TASK_STATE_FAILED` with the reason as its
+// status message, whose artifact holds the reply text and whose history
+// holds the user message and the reply), `SendStreamingMessage`
+// (server-sent events, each `data:` a JSON-RPC response whose result is
+// a StreamResponse: the Task in `TASK_STATE_WORKING`, `artifactUpdate`s
+// carrying the reply's fragments in order, the last with `lastChunk`,
+// then a `statusUpdate` to `TASK_STATE_COMPLETED` or
+// `TASK_STATE_FAILED`), and `GetTask` (the task, for 24 hours after it
+// last changed). The 0.3 methods `message/send`, `message/stream` and
+// `tasks/get` are answered in the 0.3 shapes (`kind`, lowercase states,
+// `final` on the last status update).
+//
+// A message's `contextId` (at most 128 printable characters) is its
+// conversation: the room `a2a:<contextId>` of the agent, with the
+// history, analytics, webhooks, tools and concurrency cap of Send
+// Message; without one the server makes one and returns it. Only text
+// parts (and data parts, read as JSON text) are taken. Every call
+// counts against the agent's Send Message limit.
+//
+// Errors of the key, the limits, the media type and the body size come
+// before JSON-RPC, as the envelope with their statuses. Everything
+// after is a JSON-RPC error answered with 200: `-32700` (not JSON),
+// `-32600` (not a request), `-32601` (unknown method), `-32602` (bad
+// params, bad text), `-32001` (task not found), `-32004` (a message to
+// an existing task), `-32005` (no text part), `-32009` (an
+// `A2A-Version` other than 1.0 and 0.3), `-32603` (internal), and
+// `-32000` for agentd's own refusals, named by `error.data`
+// (`AGENT_NOT_FOUND` for another account's agent,
+// `RATE_LIMIT_EXCEEDED` for the concurrency cap, `AGENT_UNAVAILABLE`,
+// `MODEL_ERROR`).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /agents/{agentId}/a2a (the `CallA2A` operationId).
+func (c *ClientWithResponses) CallA2AWithResponse(ctx context.Context, agentId AgentId, params *CallA2AParams, body CallA2AJSONRequestBody, reqEditors ...RequestEditorFn) (*CallA2AResponse, error) {
+	rsp, err := c.CallA2A(ctx, agentId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCallA2AResponse(rsp)
+}
+
+// GetA2AAgentCardWithResponse Get A2A Agent Card
+//
+// The agent's A2A agent card (Agent2Agent protocol), in the protocol's
+// own shape, not the envelope: `name`, `description` (from `bio`),
+// `skills` (a `chat` skill, then one per character action), the
+// streaming capability, the bearer security scheme (an agentd API key)
+// and the agent's JSON-RPC URL, `{base_url}/agents/{agentId}/a2a`.
+// Like every endpoint it needs the API key; another account's agent is
+// 404 `AGENT_NOT_FOUND` in the envelope.
+//
+// The card's version follows the `A2A-Version` header, as the protocol
+// asks: `1.0` (what A2A 1.0 clients send) answers the 1.0 card
+// (`supportedInterfaces` listing the JSON-RPC URL for protocol 1.0 and
+// 0.3); no header, or `0.3`, answers the 0.3 card (`url`,
+// `preferredTransport`, `protocolVersion`).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /agents/{agentId}/a2a/.well-known/agent-card.json (the `GetA2AAgentCard` operationId).
+func (c *ClientWithResponses) GetA2AAgentCardWithResponse(ctx context.Context, agentId AgentId, params *GetA2AAgentCardParams, reqEditors ...RequestEditorFn) (*GetA2AAgentCardResponse, error) {
+	rsp, err := c.GetA2AAgentCard(ctx, agentId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetA2AAgentCardResponse(rsp)
+}
+
 // GetAgentAnalyticsWithResponse Agent Analytics
 //
 // Usage figures of the agent over a range, from hourly rollups. Buckets
@@ -17476,6 +19187,705 @@ func ParseUpdateAgentResponse(rsp *http.Response) (*UpdateAgentResponse, error) 
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers UpdateAgentResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCallA2AResponse parses an HTTP response from a CallA2AWithResponse call
+func ParseCallA2AResponse(rsp *http.Response) (*CallA2AResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CallA2AResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest A2AJsonRpcResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case rsp.StatusCode == 200:
+		// Content-type (text/event-stream) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers CallA2AResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers CallA2AResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 403:
+		var headers CallA2AResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 413:
+		var headers CallA2AResponse413Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers CallA2AResponse415Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers CallA2AResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CallA2AResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetA2AAgentCardResponse parses an HTTP response from a GetA2AAgentCardWithResponse call
+func ParseGetA2AAgentCardResponse(rsp *http.Response) (*GetA2AAgentCardResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetA2AAgentCardResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest GetA2AAgentCard200JSONResponseBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetA2AAgentCardResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetA2AAgentCardResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetA2AAgentCardResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetA2AAgentCardResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetA2AAgentCardResponse500Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -28105,6 +30515,12 @@ type ServerInterface interface {
 	// UpdateAgent Update Agent
 	// (PATCH /agents/{agentId})
 	UpdateAgent(ctx echo.Context, agentId AgentId, params UpdateAgentParams) error
+	// CallA2A A2A JSON-RPC (SendMessage, SendStreamingMessage, GetTask)
+	// (POST /agents/{agentId}/a2a)
+	CallA2A(ctx echo.Context, agentId AgentId, params CallA2AParams) error
+	// GetA2AAgentCard Get A2A Agent Card
+	// (GET /agents/{agentId}/a2a/.well-known/agent-card.json)
+	GetA2AAgentCard(ctx echo.Context, agentId AgentId, params GetA2AAgentCardParams) error
 	// GetAgentAnalytics Agent Analytics
 	// (GET /agents/{agentId}/analytics)
 	GetAgentAnalytics(ctx echo.Context, agentId AgentId, params GetAgentAnalyticsParams) error
@@ -28359,6 +30775,78 @@ func (w *ServerInterfaceWrapper) UpdateAgent(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.UpdateAgent(ctx, agentId, params)
+	return err
+}
+
+// CallA2A converts echo context to params.
+func (w *ServerInterfaceWrapper) CallA2A(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", ctx.Param("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CallA2AParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "A2A-Version" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("A2A-Version")]; found {
+		var A2AVersion A2AVersion
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for A2A-Version, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "A2A-Version", valueList[0], &A2AVersion, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter A2A-Version: %s", err))
+		}
+
+		params.A2AVersion = &A2AVersion
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CallA2A(ctx, agentId, params)
+	return err
+}
+
+// GetA2AAgentCard converts echo context to params.
+func (w *ServerInterfaceWrapper) GetA2AAgentCard(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", ctx.Param("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetA2AAgentCardParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "A2A-Version" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("A2A-Version")]; found {
+		var A2AVersion A2AVersion
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for A2A-Version, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "A2A-Version", valueList[0], &A2AVersion, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter A2A-Version: %s", err))
+		}
+
+		params.A2AVersion = &A2AVersion
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetA2AAgentCard(ctx, agentId, params)
 	return err
 }
 
@@ -29144,6 +31632,8 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/agents/:agentId/knowledge", wrapper.CreateKnowledge, options.OperationMiddlewares["createKnowledge"]...)
 	router.DELETE(options.BaseURL+"/agents/:agentId/knowledge/:knowledgeId", wrapper.DeleteKnowledge, options.OperationMiddlewares["deleteKnowledge"]...)
 	router.POST(options.BaseURL+"/agents/:agentId/context-preview", wrapper.PreviewContext, options.OperationMiddlewares["previewContext"]...)
+	router.GET(options.BaseURL+"/agents/:agentId/a2a/.well-known/agent-card.json", wrapper.GetA2AAgentCard, options.OperationMiddlewares["getA2AAgentCard"]...)
+	router.POST(options.BaseURL+"/agents/:agentId/a2a", wrapper.CallA2A, options.OperationMiddlewares["callA2A"]...)
 	router.POST(options.BaseURL+"/mcp", wrapper.CallMcp, options.OperationMiddlewares["callMcp"]...)
 	router.GET(options.BaseURL+"/webhooks", wrapper.ListWebhooks, options.OperationMiddlewares["listWebhooks"]...)
 	router.POST(options.BaseURL+"/webhooks", wrapper.CreateWebhook, options.OperationMiddlewares["createWebhook"]...)
@@ -30753,6 +33243,531 @@ func (response UpdateAgent429JSONResponse) VisitUpdateAgentResponse(w http.Respo
 type UpdateAgent500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response UpdateAgent500JSONResponse) VisitUpdateAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CallA2ARequestObject struct {
+	AgentId AgentId `json:"agentId"`
+	Params  CallA2AParams
+	Body    *CallA2AJSONRequestBody
+}
+
+type CallA2AResponseObject interface {
+	VisitCallA2AResponse(w http.ResponseWriter) error
+}
+
+type CallA2A200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type CallA2A200JSONResponse struct {
+	Body    A2AJsonRpcResponse
+	Headers CallA2A200ResponseHeaders
+}
+
+func (response CallA2A200JSONResponse) VisitCallA2AResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CallA2A200TexteventStreamResponse struct {
+	Body          io.Reader
+	Headers       CallA2A200ResponseHeaders
+	ContentLength int64
+}
+
+func (response CallA2A200TexteventStreamResponse) VisitCallA2AResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		// If w doesn't support flushing, fall back to io.Copy.
+		_, err := io.Copy(w, response.Body)
+		return err
+	}
+	// text/event-stream messages are typically small; use a
+	// modest buffer and flush after each chunk so clients see
+	// events immediately instead of waiting on OS buffering.
+	buf := make([]byte, 4096)
+	for {
+		n, err := response.Body.Read(buf)
+		if n > 0 {
+			if _, writeErr := w.Write(buf[:n]); writeErr != nil {
+				return writeErr
+			}
+			flusher.Flush()
+		}
+		if err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+type CallA2A400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CallA2A400JSONResponse) VisitCallA2AResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CallA2A401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response CallA2A401JSONResponse) VisitCallA2AResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CallA2A403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response CallA2A403JSONResponse) VisitCallA2AResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CallA2A413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response CallA2A413JSONResponse) VisitCallA2AResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CallA2A415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response CallA2A415JSONResponse) VisitCallA2AResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CallA2A429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response CallA2A429JSONResponse) VisitCallA2AResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CallA2A500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response CallA2A500JSONResponse) VisitCallA2AResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetA2AAgentCardRequestObject struct {
+	AgentId AgentId `json:"agentId"`
+	Params  GetA2AAgentCardParams
+}
+
+type GetA2AAgentCardResponseObject interface {
+	VisitGetA2AAgentCardResponse(w http.ResponseWriter) error
+}
+
+type GetA2AAgentCard200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type GetA2AAgentCard200JSONResponse struct {
+	Body    GetA2AAgentCard200JSONResponseBody
+	Headers GetA2AAgentCard200ResponseHeaders
+}
+
+func (response GetA2AAgentCard200JSONResponse) VisitGetA2AAgentCardResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body.union); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetA2AAgentCard400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetA2AAgentCard400JSONResponse) VisitGetA2AAgentCardResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetA2AAgentCard401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetA2AAgentCard401JSONResponse) VisitGetA2AAgentCardResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetA2AAgentCard404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response GetA2AAgentCard404JSONResponse) VisitGetA2AAgentCardResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetA2AAgentCard429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response GetA2AAgentCard429JSONResponse) VisitGetA2AAgentCardResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetA2AAgentCard500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetA2AAgentCard500JSONResponse) VisitGetA2AAgentCardResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -37942,6 +40957,12 @@ type StrictServerInterface interface {
 	// UpdateAgent Update Agent
 	// (PATCH /agents/{agentId})
 	UpdateAgent(ctx context.Context, request UpdateAgentRequestObject) (UpdateAgentResponseObject, error)
+	// CallA2A A2A JSON-RPC (SendMessage, SendStreamingMessage, GetTask)
+	// (POST /agents/{agentId}/a2a)
+	CallA2A(ctx context.Context, request CallA2ARequestObject) (CallA2AResponseObject, error)
+	// GetA2AAgentCard Get A2A Agent Card
+	// (GET /agents/{agentId}/a2a/.well-known/agent-card.json)
+	GetA2AAgentCard(ctx context.Context, request GetA2AAgentCardRequestObject) (GetA2AAgentCardResponseObject, error)
 	// GetAgentAnalytics Agent Analytics
 	// (GET /agents/{agentId}/analytics)
 	GetAgentAnalytics(ctx context.Context, request GetAgentAnalyticsRequestObject) (GetAgentAnalyticsResponseObject, error)
@@ -38209,6 +41230,81 @@ func (sh *strictHandler) UpdateAgent(ctx echo.Context, agentId AgentId, params U
 		return err
 	} else if validResponse, ok := response.(UpdateAgentResponseObject); ok {
 		return validResponse.VisitUpdateAgentResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CallA2A operation middleware
+func (sh *strictHandler) CallA2A(ctx echo.Context, agentId AgentId, params CallA2AParams) error {
+	var request CallA2ARequestObject
+
+	request.AgentId = agentId
+	request.Params = params
+
+	var body CallA2AJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CallA2A(ctx.Request().Context(), request.(CallA2ARequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CallA2A")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CallA2AResponseObject); ok {
+		return validResponse.VisitCallA2AResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetA2AAgentCard operation middleware
+func (sh *strictHandler) GetA2AAgentCard(ctx echo.Context, agentId AgentId, params GetA2AAgentCardParams) error {
+	var request GetA2AAgentCardRequestObject
+
+	request.AgentId = agentId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetA2AAgentCard(ctx.Request().Context(), request.(GetA2AAgentCardRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetA2AAgentCard")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetA2AAgentCardResponseObject); ok {
+		return validResponse.VisitGetA2AAgentCardResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -39160,415 +42256,498 @@ func (sh *strictHandler) TestWebhook(ctx echo.Context, webhookId WebhookId) erro
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L2LVxtHlj/+r9RP351jmG1kgcGJxdkzS0BONDGG4ZHMjOWli+6SVKFV1ekqARof/vffqXur+qWW1ALh",
-	"R6I9OzGSurre930/91MjkKNYCia0arQ/Ndg9HcURg7+PmVJ0wM5YHE3MZzUejWgyabQbF0NG6IAJ/UKR",
-	"BH72Grc0GjPzWEg1Nf/CA92w0ca/rlrbv4Wvbr8f7f6+c//dzZu7Pf06aU3+Q6+DhtcYYV/w+EgN7MPX",
-	"OzffJ7uj1+L7uPX7jtrVr2/v4GFNXS8jGbKo0W4MYr21K7dGXPCG10iYiqVQ7IKPWKO9vfNqt7nnNbS8",
-	"YUJdKhY22tt7rYfsuUa7cUyTG6YViaS8IcFQxvFknwxZwghXZCjvSJckjIZED9moabqQcgTDNX9c7e69",
-	"bngNzUdMaTqKG+3GTmvn9db29tbO9sV2q91qtVvbzd291/9ueI2xYgk0NX9cbe+8ajx4DTUOAqZUo62T",
-	"MXt48LLl/33MlD7iCQt0cRsOSAjfErt6ZEMPGQmkuGWJoppLYcZuvjMdvVCb+W3S7F6brWRRREaMUPKb",
-	"vGHN6tFNjaYrzqQclUfjhsEFocQsi0fuuB4SrhWJI6r7MhmZ4UHXuaG4r8yfQyoEbKhOaMjFYCsYUvOw",
-	"a99oN0KuApmEZtEqNwEn9uuQahJKMpFjoodc3BB6LccaliMYJwkTmoxgz/9Wc9LnOmF0ZA5P+S4oOmJu",
-	"9h70ALeCKNciN9mqIeNzuPXPMQEc+ZEUrDR2cyEIuzW3H8YtSGgeSocLl7lNPvUaehKzXqPdw0vUa3g9",
-	"3Dah4dtfhxMS8rDXeOiJnqjbCucy5MENE81mc2ZrMyhonJIJ+Ho+obANkFT0Gu1PvRwB6DXaOy2vVyAU",
-	"vUZ7b3un+co0M1QF+sjRlV7jAcbXKC/sW8qjqmMRJ/KWhywhfXiA0L5mCcwZN5woTROdPx4rW2+WJDKB",
-	"VvYvM/1AhvjrwY+d9xdXl+8Pfjnovjv44V0nv7j4hCHZhnoIqQm9pTyi1xFrwnMh05RHCt+pNNVjVeoz",
-	"YVRJAV8em5XMViKhmpGIj7gm7D5gLDRb8eDW9cFrDBkNWQL8p3NBB8BQmAoSHht6Zhc2YUqOk4C9UMSQ",
-	"OkPoqCJUECY01xOi6WCfcE1G8pYppEHsliUTYsjLgJEfmSZqKO8U2aAi5WQjphMeKEIVD9lmk5wzEZq3",
-	"XNPgxtC0bn/rmOpgSGRi/n4vBcMvDNVUwZCNaI6FNtqNXuO7XsNQpElsPiqdcDGAWZ5Rzd6ZVdiC/07P",
-	"stu5eEuAXso++edW6XnTYdrN61a+d9sXF5oNWFLq7IyNKBdmEPU7TNsUOl2mT8UqJnjOAilCRcZC8wju",
-	"xDUXhuDj6Xhhtk2E8s7sNdOq0PnuzqLemU4mWwfmus3uWUtyR832sr5MzJnSyaQ8zWJPhgiMxqNGe9ur",
-	"6nVqm6b7Pqb35g0kQY6iSMwSMuJirJlZ96llWG6jK7dtehBnrvOI9bU52HmOYld94WD23iw1mMozcCn4",
-	"PTEyE9lQuCmbhGpyN+TBcMkjsf3dm72dvb2dBWv04DVimtAR05bGHDghtYrMOMLAQ0NX+pwlHvFRmO2N",
-	"W61XAQ/hX+YXxlJH3uWmj5jqYcNrCDpKW3VDkF5/H/PEcBQUCHInkN6/Y2Kgh4Z9taooy2FO+uuGp6aH",
-	"yrnlpcTyFM1v82cIT8yV0SsmGBSG9sR5HrGIG5I+a+9C+3t5bnfDcP7UzAM4s3Cb7ly/CnbDPfa6/93g",
-	"++Gb326qZxZmg3narLp9YCjTUzqIjTyJ4hKwMCmiCeF9K2ym7NDwTBT6uSJSMLIhE+L/1d9s94TUQ5bc",
-	"ccUMUx+ae4XvMpwT9BpChbpjiWm/u73TE/7pWefw5P1R96J78v7q7UH3XefIbxI4PkMW3KTt7JhowqBP",
-	"nVChaGCG3uwJt2TI2bNFc+x0AfPMLdre9k71ohlWPGvhcEqvWrsoBwhJrmU4IXdG2K2zeOZf2SeUBHI0",
-	"oluKGQKiWUgirrRH7PI258wyExSePNVZ0oJmI+QlMR2wdCy/j1kyyYYCVLQwhJD16TjSIAub3i13M2dz",
-	"Aa87pQM2PQ7zLRHj0bW5av1Ejsj2rMGYgVaPZXth57+y66GUN7Ou/h3+PH3zF118e++D70Y7N7vidfz9",
-	"760EKdp99b2/SwfylGufs0NkPOlSpFJ3qiIL2HoaxxEPgIq+/E2ZWefO0ieUwrFJaLqZkvUbnpPgQR0F",
-	"Ud2IJgsFdVBUjbTfaNteHlLDjemoWmUo2Db6NFLsIb84/5WwfqPd+H8vMzvUS/xVveyYTjrilkUyZrhQ",
-	"pctdnhsq39SNhAtDhW6ZZ6QcGDJcWLBHuInaAQdS9PlgnLDQnIqcFlIh01WN2bZ4WX58tvxd7y1Zk2qp",
-	"uu5bzOOzZNR575huME/QrPumwqwqJcX6b4KZmbPxAw2taPu0G9N9/8vBu+7R1VnnH5ed84vifelzFoGR",
-	"0lyXU3uI4PrbezQaK6NTWL7RJjJmgnKPUKGHiYx54JFBIn/3yEDKQcQ8IqOIjmjxLnXFLY14SMAsYNQy",
-	"UujvWS9VafrWhufbNSD/Qz4RWASP4JzJg08EHRl5wly+UGrDHQ2hTLUIGmITYKjmm1QI94gaB0Orvctb",
-	"lmxFUgyslN0NkbGub+M3eBvzish7qd/KsQifdi8PT97/0jk7PwBp9P3JxdXbk8v3R438vcl3CmS9b7r9",
-	"DDwoHQ7ZENKeaeRCVr2mUcSSF4rQIJBjoTcNH6qeEFrxsfWQGu6E78urT+tr8a1eC6e3ruZKHHXedX/p",
-	"nP1rxnVwnX2mq/Br54efTk5+rroMVlKeex2mJ4NXwbXNXwanca8vwrd6Ed7K5JqHIRNPvgGdi87V6dnJ",
-	"RefwonNUlNbiRGoW2OPJhFFIwrywFrKIaXaaPmW0AcU0kQKNAECF90kQMWrUBhSFTg8uDn8ifZ4oXaUB",
-	"vbhAzyU5UIorTYV+YV5rh8JCVIyhZy7FM4ty55dv33YPu4ZFnXbOjrvn592T9+dkg6Iz+4ZNzFwpuUu4",
-	"ZpseKS8n6EuF1/zj8uTigGwU5MHfx1JTj4wVC8nDWmb7Zu9kV2iWCBp1skv2eCXqonP2/uDdVefs7OSs",
-	"UVRusBfUyMmGdYYQHpJX/R36Jth85kuRH5lRzMhYsPvYXk7Ko3HC9oFNuYCGgCYJZ8B9uB28Wh/yb/aQ",
-	"g2597M7jKkwFx53z84MfO9WmAhvuUrQQGInsmhE2ivWkyEXswIhpZhiHMyx+FqXfTgTN474Zgm/GMOJK",
-	"cTHwcLyGJ2gpiVHV90nJXgDWCnA1oM6/vijf6kX5Wci7iIUDthpd5ef3J7++6xz92JmhrKTdkVAG45ER",
-	"pb56Db5iTrPUdzeptXT0rd6HYzaSq1LcjzvHJzPVduzo6z/95UnMOvojmM/64H+zB1+GbBU6wfHJUSdT",
-	"CIpqOvpR2g10l+TFpQsjiINz0h/EeuuNT0LJ0GnH7nlZB8+ezlyZ7DeU7dHdD8rGs16p3DzRITk1oD6o",
-	"ymBicNrPxljcCHkn8GEvfcgutwdelCx4aX2bvtXbtBoGUiLbjWk71BdhH54h+sgBwFYGR5yHs9jI+hB/",
-	"u4f4WIa8z1m4MEQ7C6tCr3ghJIoIOmLhvovLKh0IFwI+b4TwTHVM9frwfJWH5yRm4qC72jAnjLkd515X",
-	"lgpoZXxSm9QKfALG22iLcRRlAVwsuWXJlQ2Fqk1ScfZAWM9c+lkFYfXzr/fJSxd5nJui316HO/3Zb9Gq",
-	"gp44WkWvrDjaWBCNhL+pNgFjpumWQtbfWLH0VysBsHtg8/YGudeqRi60s9D1s12oyn7gZpV+8duE2oCl",
-	"zPYJNwmfg1slZJbvqAglvpm6Pz33feLD1CFIiinCNUQ7FeKkNny3Kh9aH5uJjNjaifaN38sVube5UON+",
-	"nwfckP6YJXAYpVAl7sYVOTjtgjs3VY6H9JZhsF3aDO4uRrfHLKHof65mblmjZ7uP5S7sVayeMNzJ1Gcd",
-	"UGGmqJgIU1q0vjDf9IVZoe/Z+WjtyV3W9/x1SHvFSZjjv/ZT/wmvxapsr2BVrLgQNe2lbbLQDPt1XJvc",
-	"PPPq0QtVxwi7vivf/l1ZjXkVj5GQ+gpMqDOujL8o07d8SUCJsBYICzyASRK8YBJNdSUAt/mKFKXSsvht",
-	"+5VfPau1wfcPdsNO6SSSNLyQ8h1Nnho8FePLrrSUVxG8Ln/LrFUDs3XREqfIdmv3+73vXpPriUaBv4rl",
-	"fPlrMjUzy4qKcyHH/If1ffim78OFlMdUTByixtPuQ0I1uwLL81XO8py7EdOWaQ9hSyyy0O4OsTgas65G",
-	"votnuhXlLuBCVEwNFfpsSjYz0ElrgRQISRIYbT8md9RIaTQYsnCf+DmAF58oOlE2n1/ievyhb1UJ3GZu",
-	"69yjf4r7eCnoWA9lwv/DwtXYw2nMr27YpNIeLpPUOGytb7PunRkVE9r2/2x3r6qbgoHbzsayI2cyzAf4",
-	"jmjUl8nIkBYbkGJozK28YTBfdh+nschuydU4jmWiWXjMQk4vYMZPWfpx9sarkXnlFaxiKc/TvHzLdEZc",
-	"xnW5m69XPqieYV5IsOK0MqI0VZVTW4sN3yCZWqkAfXrwr3cnB0dXFycnV+8OziD/YDkB+hkDg6YG561F",
-	"4D/YWU5A2ORmwzMIzCcc52m0qSm7iwsrspBTIVFcBOjmckiQKUwj+Fuf94xPj9grgEpVDBOioYpj3E8B",
-	"uYyUa5usr8U3ei1WqhOeHVx0rt51j7sXV51/HnY6R+UMZ9B3rDKwu/NQU1+MqH5mFJmKgXuVCl/Mki00",
-	"Gc5R+dYK3Z9OoVudKnf5/uDy4qeTs+6/Swxlnh73jFcjPx5vFYrY6lWwy/fnl6enJ2cXnaOr485R9+Dq",
-	"4l+nnceoYM+6jlWD9NZK1B+dNFj8x9V4+qZAawqn3Hb1pQB0IJ3C4d+sEyr+sGc6PUIIAGoRayAxLmaJ",
-	"5ggMWjgsn8o4ol6heMu8c3gOLd7Z3LkhFWFUBZR+IIg/1Dr2AeTW/KV8cnn2jozoDcN0DgT5JZRoKaNc",
-	"qltARU+Ys9kmlCg+ECwk/unJ+YVPNs41FSFNQmLvliJ2aeCA94SvmNZcDFRTsSBhWjUPDkHBOu8cnnUu",
-	"fDT1K6Y3yd1QKkZ27u9Teq+HrCcSpsaRbpIDMbFIBLhGgPbfifh/6Mk5Mdef2LlvAu6PlgkLCRVhT+Tm",
-	"pjSdQPz8KNYYzAyQxlOLj5CwFbtSBBynISrMNDrN7S1CxhaX/+/nJ+/JOWwZ2fDNa9tEXv/GAu17hGoy",
-	"kkqT7dfk5x82nbfd7MIL1RM0GUCuudon9BrY34hRoYj/Kf8aj2THq00+cRGPdbsn7DM4gYeHB78wYWza",
-	"QNBah3j7AWdfnEHuPH6cau7ZQw6HsP2pwTUbLTy39l48ZGb1JKGAngG5JMstLyAFD2VkXU5N8gNTPLTn",
-	"esRG1+ZERlxpI4FxncbWQSGJngiGNKGBZslWn0euAQBiY6UJl82pZbwVsVsWuUe4BsVmwG+ZRccuXnI8",
-	"djXXwt1hGppl5bfL3n0a844IY8mFrqoToMeJubnXE3KYMKO5YWahFNFkn/CBgAtjr6PAQhlNTN0NT0Q0",
-	"SQvalK/ENZeLx0k1M2fYDTWIuCtSNa/dITyWNoJhhwd4NqLopN9of5j/gou0htPDx/JUgGEXEcNyV/5a",
-	"yohROJ8DSSO19BR5aBGZ56/ejQPKWNRBiqjhOohkwpY7IJi6v6gNAhbkErE7NTnRcenx7A0XbBRHVNd+",
-	"RfY8vAMqudTf9GPboHLLbYmxCtJeBAFeNNDCw671uWV2tVqnD8/lNyxRhgByvXDfTnOPmpbReMCR9NSi",
-	"x6fwfBU9jqXSnUdJIw4J/ccxD1nExeL2Z9MtjDhVc13zS+rQzRdQXkMDz/HRtNGZRSso09Bfh5Nyjh7x",
-	"0RG4T+KEKUdPyd3Q8BEfXwfxdPa5WhRV6Um08GofOp51Dk+bZhOl2ag6gxd/SyUfLPOA7bFwla2stOFk",
-	"kZ2W12q1sqcQo6CIfl+Bf+81dN27XrjkWsb2jtc/XeM4XDE/GCuWuKu4uL5HXmTioSskkJ485IzFK5yn",
-	"946xZNwwd9C9KUxyFz7q7nUF98qzyPzyZDR0SnbzGvdbA7llvwRDyhm9c3BqThhDgSGXmlhfMjuwMaSQ",
-	"ZketkJaK7ekZNHJXk1w61AwrsdGEpZK8ArGk+WVFrBqyzg9cdo3w/Wgxp0ooKdMhJggsNjmCh0larsEG",
-	"wjczGf/JgsxaQlkooTiZYiHPf28oxJNkjfRsrUbgWMgb3Yg/tyCSzZPed7FZngx/88LJmsPX4fCP5sfQ",
-	"6kncLpw22c1VsD9dU8Wuxkn08BIYnnqJBYowq8SVKaoyNhX02prSi9Mvl6pTV9/M9QjhuY5AlBdP8otZ",
-	"aVLKbUVqZp+2otrK0QuH6TY1b/CfVvZLk3BPetjPwmHeWsNV9RirhSbwOkwJNc4Etnj5bZHa8tDxDVUj",
-	"ztW1XuK4aeuGnNfA2oBhGcBtWR6UDf3MRrBoYVG8Caus5/DDo+7MtOafoQfXvSJzTns2tOzNiya4ggPu",
-	"lupZDrgb5moPeDdcvLLuwW/9JK9gh59na53RvmJ/6stsRVJUIaXRARfUaTNzpb/sycqjoBqFt82d1grW",
-	"3Ekiq1/341TVqXszvHLR1YW1YHPWKkVvGRTA5qL5fELIiI3mV5KdljQgtLKexneOzz64qvoVK+Qq50+5",
-	"P9Fz1pdJmtW6dcdDZuFsm41aBp6sqq+Fgbejzy/fzA1/bzlJcWDbREuyXZDDXWn5hI+gEBsA8WJuPJZq",
-	"RbcW/M5CEoFUjMI7F05G3q5Ya7ylMtFvEcw+V6ezIJqVrQ1UE3MP0MqgiJJGmbiGRWNiPDLLk29elPo+",
-	"zhxIKmO6lyDgGVTnTP/ECI8FLznEKNvPwZ68Rj+RoyXNykktgzITmiUsRDSTfYfO7+r8Vt5aLZ8io2fH",
-	"GeYEr0sH+60zXJwzmhGqFWZ4gClCCdrpyIhOiGJ63xnrHc4l3r0XUGVeMZ0/99NHdvZRtexx6nzmrIQ1",
-	"DSRU92UyqmK0TyHj1R6xZ/CVrVLtLLkBak55WWW1YEufYZh32zjzRF5IGS0fBzRzsWS/z5IqxFagaBYd",
-	"DMNIFImpQqPQ611z3mkUEWivqi3FxTCXeYv69/OT9yfpPPGmVN+348NTx8Vk33BhfxTEPoyv+XjJwCyq",
-	"kwuqw1hSHl2MZ8lNMVvLuXt3DoNP4XuK25iR+OmJpIsyX8Swz82lwOlg1PQQgGgtKbOX51VBUtKXLffW",
-	"6VeVLx28znPDnj/bFYjyuGrPIstfAnl4pH9sQtT4GurU9YsQR+gE80gcjVXqS26SDg2GqbfZxiElLI5o",
-	"YOOdrMdMChsTtfaZrX1ma5/Z2mf2ZwvoSZdj7W17Bm/bYzxryCcrzPmYJjstDzfeA8yy5YwuLAQjxRHA",
-	"Opdgm96U6TUsizThcqL2V6WX5HURt24LJJNV+Bfc3j2jAPVlHWhe/hTWPUuVXrf5+/KtGFEEjSbaEpHi",
-	"4taxgBXtC0Kz5JYu5Pdpn13XANUnzpZQQNw7fhgHN5hqVL7+i61mxaWXuoYMmPZ7gY+X1z5vYkvXI315",
-	"Os25W2GnNEfzS1FxNBvYwGQH0V/5a7zXchzazBl2VyYjqhvtRijHWHrDNhNjQ34tPUz0kmt4w4S6VCys",
-	"HoeWMjqkUVQ5zDJRgd69QvGB7PWpQpl/6fRE567zE8llenNWTiun7kfOej6U4wQaT6ptkKXzOc2Dc46j",
-	"Ck58mP+ZoLHTJS4mhto189im6cZmR7MkRI0TYdRVqgkTIYMcSJoB+lpE7Op3gsbDmTqnt1X2r2P7M7EW",
-	"vMIoPXI9yeW2WSPZwWl3VlfZ7Sn3gr8Y4eRa6iGBhKPqtySlK1ZHYDbPGmFCLX19SgstZQQGP5VzNYxo",
-	"OGNtzZs6s/Ys/yqqYZNYSDZ8edMmwIb9TS+XLCUjRbgIonFY0K5zvRmRs6KjI640F4GGCiQg7xEVy5vF",
-	"5610pXIUoni6Xc91KEduRcpHr7SzVVc2NW1MuyQhIc0cH+XMBwqipKVg2VdkIwuApuanLRbhD6Y1KBFS",
-	"sBqh76mNovHgLWXN+PjgNUrK0bTTOoqW0zWCIdXLtTBK6zItHio243BI9aE0em+1kQjB4F4o4pvxNYP0",
-	"Ud9mWU6b0oKh5EEVfejc00BHE9hNfKigoyxQRXPDPITGc5w9031fCn6fRw9NWToX+vVu5U3kFa+BVQhG",
-	"cbTlQzJkDkKe8LDSaJ+adaZVZps1U93O7tFSC5O5HcYufKt+40tUTKsUrlSldeub8/HY3XZdflx4yA6U",
-	"4kpToc+khSxwnkP3QyW3rjwC04I4F1wNrzLfQ/35v4WmNtMJRPSQ3c+VIJd7v2NjqQmgvNLQX/ZyrzSZ",
-	"xSt7OByLmyXucDMwDR5xk0/SG+yc8pYNjbFOh3nto+/2WNzUuuCPvMJgq6Ij4JyYywzDBQ8cUTphdDT/",
-	"Hq/kpsI0v+B1rXmYZl2zkEWLpf6K9x1BuwfvKfcUXlT7ss64ZDiBR16xIzf7KXXBgbRMnZFERkvub5FM",
-	"1mDe0+sybTscRxEZC80RzCKiSmenH3lZHE0AYkgQX2kZ+/nQDvOFWSMxjmxJyxnpmrPPeo7cVxKjOqQf",
-	"l/nUKtzzHIvF/ZkZIucsSSVeb573SQym64AmyYTgV/sWdcM0U2TD5yM6gDwH3yM+wExc0XHIpfnY5xHz",
-	"PdJsNjchd8+iCiyOroNfF5/H+ft9EN3RibI76RV8qbDThCtid4BVbfSCnbCc7DA792V53gKTQKKjk+3t",
-	"NcGF9azpurDYZqF+k9xiMwh2B16SVOCC1VduKfeJOY6gLAuSihBpzSij18HpTjW1ooKw6Cx/ehQTyx3R",
-	"KSb2cWodF96NGnvxKFd7KhmYd5HsZVnFIHJsPQxCagsXQoYsYWRD0VEcmc2FSpLKIz6ot+bQC/Mfpwde",
-	"IZ/OXwIaBCzWCEaTbWP+dBpt2XnEANhsMi2dzDZElIN+PSKj0IjofZ4ovZ/RvlJRSxvcJthd+tVGhkRT",
-	"dFbBmWL3qG8+4ojY/cr5gzIX5Tb4vUZcuM/TctAcrYKHNppoYaWavEtr7/XCYFlF+0xPrnjIhOZ9vtjl",
-	"XBZYnKnUyFiFWFvrsCjHgag7lmCac3LLki0I72C3EHEr+wukWbjmMy53LpgBB3Ml41rhH8UJnUPbE9vU",
-	"2m4esyZlG42V1dIDvpgNlE7TUmwxJ7bUH3iJ9M9zFS4v+qQST35V4DV1VqKoZc2T0mZo5I47VqoBqxDk",
-	"pqblpaOqMUE7gIrBA6AoKjL27DTJiYgmjs4ZcuunLDKlexaGNiPAeVEgZGj4Txqp+98edC+nsKNN0MjT",
-	"YxHU5FjnOTqQn8r51G1vEz+kmrYJ5o9WvQY8fOTv5yfvMavUJyAzeARm1pdRJO9QnKDkOqLiBn73CBMh",
-	"AFNzPXSdfDg6ed/56JMNKPgFiQfU1hvH8WxOHwyvcb8Fv23Vg0qcOQU4H7N/rdTEoWPc9ik+jvTNI9TJ",
-	"+Ynn5uQ8Cl46vfqm0yq7wyIjamVdiY8zpnuSEeR5lKxM4ItX3Vrar1LtunzQRGjk0kwLgmOABg3fasqZ",
-	"nc+H1/jkmvVlwkqnpQ63WazCXVYP1AeX6BUa5tMYfD1OxAtlxC5nr/f3iY/xN+mzcOUzHpl9n9jiyda9",
-	"9EIRLJiviBpDEo28ZUm+H/RybLQQEI1rQyMBkxfxfSiBQW5WWJHKvc/wu+YHPsunky1DDV2/+EavYiCl",
-	"V36ssUGzYrmhMnzmTtI0unEBT1wrpMDd0N8syrnWk1HIUMtwUOGddreBQdzrJumgvc0GttIRAz/ItYOC",
-	"ycl02zvfe42Yas0SM8r/+/B/vd59q7XV691v93u9++/6H//6X1U8LhdJ+pgMjEyQfVUSXL3GWPDfx8z+",
-	"bDGGDqUQbAYmqJVWF9LT9BUHtsGD1zAXG8jmkrkfji12KzRqN8887wwYv53lznOPnVT5u1KHaS4p0W5j",
-	"xf1wK7zETszLsuIOrwuOGnjXnDEXbniAS8qqvRNQ8GGpVYUe6u8juNymr7SbnHtfOkc3pML2Fde/8npP",
-	"HZzK230tnVZqDySxqaRuQNNkb0ZEXT6ksEZ+Zfr4/MF/1nS/p53EylDCJx+MLHFv9hH5hkPPsulXJ6cv",
-	"l5GSI7j1UlIWD+lp8UGl6a06SKh8eCrcuvYJMfDJBkRTQZECmZA7yjVYucCGafRCHhhZh2h6wwjXm15P",
-	"+Cmt9D3ih1xlnyFYIY5Z2HbeXpsVad7tjmpPJGwkb1m46aWJlht56pJW8+a6Ta5pSEBg8QxZIvD99aQn",
-	"qECzNPSzTxRjxMeT72/isIxwaoYUJAxsODRKCzJsIlZvan9M1wN1U5yNWePc5NJcZPgaXl6t9qHo8nM+",
-	"A6R0RmQAgM7dJaOQZ1j0Syck9/Y0dhhazjgr5rdZWAQzqHq9gfCwVs8zDBd1LA+2MVoa6g7LmiAWDew0",
-	"Ybec3VXEWirNR1Sz8GKO7D7kRtadLEOj8qtR4QouZBQt887sIFa81YUzLT9Ql01UfmOWNFGRrG7TFpfp",
-	"qVYqYWqqceuem1kRchPH4E3t4uKT8GSanz9Vz0Dz08WaGt/stIbVZtjOGFiq6y2HdVKGFjFa45LYIjcc",
-	"64ks2Jh0gD+b560qZa/i45Spw2rZepmQ0bpiZ378BRFUylEVEMqZlCMFRoxqTcdIA0vjB6gM2qCkehnt",
-	"3kKsJAzzdwqBxG1yN6SaDKkiCqo3jVMfzh0XobzLqiPslBKo0nIIoMAJKaohMmYhwhzxhAW6YIyYuS7z",
-	"sWDgmBVE8cIxyC9q+WwtujIz8c/mI5mpXLtFISK5suRps5rDejJJnJrnM9DFtI/VjfZZh4lntWzYKjor",
-	"55u5/rvazFUmdNN6gaEZPtmgBImHR9SQJuhHgNgxKSCOjOtNKCITwg3yyYb5Hqx3zngMd2Mz71gxbwTJ",
-	"2TSZJTen41uR2lfYsGeBJHMYBgsQycpzW91RfC4NMu1gpoBuaUa3jACmBkty6RHTtM607UiO3eMIU2L0",
-	"uopYHMxySPmtiCZtyP5HZkFJptmRYKyzaLBqEIDVKSOPtcHM4mKpMf5uKMldIrXR0lGVH8pRNi9CIb5A",
-	"LWZu2b56BV0pP/Kah2bV13iOevSlbnNupqu71Pnle867fZqTMafQMhJGaNFVE8gRU6SfyFEBASvmzlKS",
-	"oMYfsUFCIdfxjhs+VUnuj2ogdkzIUedd56JzdXp2ctE5vOgcpaYhShDyIz8SJmZbZY5YxA0Lmwadi9Ep",
-	"3rDrzEIw9WBqU/WrcKp5GIn6MWg+Rd/8pWKJ8tvEvoyI8YglPLBOsFBBdTMmdDIx4nDIB1wjGdvsCZkQ",
-	"ZyhXZCOgim1xoZhQXPNb5hFKIkbB0e//r+8izjb3gfT1hJBiCxwfHroy9ZApZhOtIFwNCAVmzSG7zujo",
-	"RopCSIVgERQnYwQjB/pgJdusrIKVm/PSaULQ0ZKIKDJkiZX58EhU1nXCmL3wQh4dqwVPHDOReuinHzOL",
-	"l9YBnKP2xSwhIy7GmtmyptqRZbhVkCrkDoR5Z09s2KAxst3a3EcQL66nGruC40b8An+NLZ2XRvoZmU0R",
-	"WwQEd2hE7/nI3IDXNvoOP21X5tRNURFwy+Kil6TVKgiLGZBZWLOzRpXNQ/PgQ6FS9sI2R/bZYv5KcWN+",
-	"Go+o2EoYDc0pIbkfF7NJGPx8gOds7Dly033/y8G77tHVWecfl53zi4aXfnPcOT8/+LHT8Mo1jrvvzy/f",
-	"vu0edjvvL65OO2fH3fPz7sn784bXKNPH8tP/uDy5OGh4jYMfzad8VdTDk/e/dM7OD6AYY/6HqhKqR513",
-	"3V86Z/8qfHncOT4pffXz+5Nf33WOfuwUvi02uvjp5Ah+Pnj37uRXGPLpwb/enRwcXV2cnFy9OzizazCj",
-	"aHF1EfXu+4vO2fuDd1eds7OTM9PRyVEn+4Tzv3x/8MtB993BD+86uYkedc/NNzCQs87hyfujLizK24Ou",
-	"+fbjrAN9lJ3G+vT/iBl+o5xD1Zyi/QK2CXK3hOXDj6fdrf0MwLXwdqlNm5jqobOiXNMQY5bJRunoAbko",
-	"Hb7NShNKVE3Xfh3yYGjrv99RRYZct4mfK/zupyCEXGz1Iz4YahLQuLKPuCAJzLveU5IDtk5hoUrEF9K8",
-	"07zyjdy5qJ7s72OJ0lpFyCF6w18oAg9BENogS9vtu+K+yqx1+RZuzkoNnxu0gGXzy/hkuQBNppNJWm2+",
-	"HPEFCaBES/DrkY2Kq+Ngg2dS/8eC36iqvNSDbLXcUtk8DRtnMKT11+5hFsnNC+KlnFzIgMPgxmsZVoTZ",
-	"pwWlFzKYkmRemYoCwQZVKuVMub0Md5yb2i0s8COjSJ8SN/r0ANByyGf3iabDLpZtW7VuZF9bz9g6bUet",
-	"emUOHnU5WEjYpay2L1UKYg8JVTaWaeOGTYhMDFG7YXEhTLcuJtfflRRncVAzjr5qgFtnp4dkp9lyGTSe",
-	"kUV531ZsN/fcJcZ4ZuQ2BlPLQEaOQQGzClkfkp54RV6uGXgSBzMv2U6ztVhccy+p2qPUQ1qzzF1lCNEs",
-	"4LQFWSbOTFSamUvD8VotxI27nmj0FM19X7V7bqarO504+kKsw3qJSYf5dnmTdWtnd3GCDRiXa9zcrJf5",
-	"k7CBD9P3Fxav2lEPkdCzfltJSYQbsaQ9dPmKM3YSnp3oomoEUyv2NGI8vQGrpstTPazCsFg57C9pVkwH",
-	"1LUBFKvGdUk7OKV6WP/pjDhA/kIRsbZCbqU6F+F7I+SdahcQbu5AbRhIwoWWGNedB9P0sGi/KxGaBm8Q",
-	"WEbif0KO8eCDD+oTSamD+WoDwsmpIJjiRqOe8JHO+Juu53xRURESFgwlwutAFXdyPdZEsFsAVTa6UyJH",
-	"PVGoAhBydQNNI9bXzmONg7fGleUOIOz3YtTWwsKv+Mo+i6m5eN6W4yyxbfJsTAU6qBr1cRCfp4DtJTtm",
-	"MlgKHBKSMEa0yteqdMjl7DAMJm5nL9jsfrNZDBkNrbX18S+pE/h7HMQXCRUqlpj9PU4q3HFDrWNzXc2/",
-	"ilyevSMbmKpFryO2Bb+a+6QU23wCVgDsXD2jfHFf8WbPXawFS2BPzIM3J8syq3+gINGfjhjZ8P/vA936",
-	"z8HWv1tbb7Y+ftr2dnYf/gtQ1BQLewK8lb5Fg/bJUEahggQ2tGsT/3+ZoZNSvcRntqCkgkx6wv9f6DfM",
-	"/9AkP8GxQOhcW16ZBQkz6iITQTLBPHXdEwkI8/5f7f/5hAvyI7MlgPaJspmEuQeuaXBDbhiLrfHZkljo",
-	"KjU55xd1uzW1hw/Vu5odsOmYBXN4sMB66UT5++arkEvflWRnaHMzI6BaJkQxrQhYBo+ujg9Pr84vjron",
-	"/2MOSBEdovDahtew/yiFsLwhl5VGQgdDuKiGYY0gnXBOXE6pm6cxhvKYV80SZgUas8xPU1XLZERvinlD",
-	"RpyImJpRvSSSYnDBktFc78+I3qdRky6Qt9j3D+NwkJVlYDSJOEsyZxjGnkEOJQ2GmQbMBQasq55Io0wJ",
-	"1WS3UOILnyGpg+d7o+Ztth0kA1M69d84tEWuMWoQUpiAXg5los1E7UTshRa6SS7gChZAyl1wTh7wARx+",
-	"qEbbUDoZsZKDCIDJCz6iPFB5wZRZEeA3y7GGj6YuwQqsgtLkKqx59XYkW+OdlgNdz08knVerno0Rz/BT",
-	"bAVuOiX094XCTRYEUjeSoBtOs89Z1gCc1wqQwrPg8GegHatQ/Uqj/JJKXzapFRDuybOI8YXai3kAQ4t1",
-	"TmM+g//ZIFhEXPpM6XqLSmQe5GKG0e+GlNCIYyEREmIfgVYKCU74am/VU6OzWRwta2wrBNx9lig6QBbC",
-	"0nh35j/0jk4cIEAWWQbwzdWMuF5GTj7izIaapbPJRld1NJNHkd/5C/nIMVcOL43Bn0PK65U/LoSXu2m7",
-	"c/QNp3rmkXXul0S4s8FBC7N2F9UuyYaRL4pTkjWsOaqQLmD9ZhnYm/8JSIbnUN/a5BPAZpEH8uCjnx9A",
-	"uUif3zKihjRm0wawAsRW+sdMWJ/lEQFzYsduq05xlxzY07J1YQpmrb0Kq1YBB2z65zK5mg5DnglUWgZd",
-	"L8UF8CjiFiIZo6+cuOggDoiWlsLlQQNrVEcogrWXEBUyWTwD6LD6gjlBiNGahivYQo0pMslszPZZ6O+2",
-	"AqQFNMm9yugp+PokZMl+WlHOBkhDo4SK2oBvF3YQC5P1CojrhU1yQG9zCMWZY5z1JYKvIVDdTXMGZNhM",
-	"NvHUYPElQr3dCAtVrnMkPJ39ot15qiCb2+fVi7L25bXQIytI7r2uOX7H0Arbu4zWVh858Azj+xWh09CB",
-	"0xDPFdJZCTVXamcw45qpmCJwfd4Q//prUFazbIucTuKg2gZsBq76cUXpwlJoHU3YHVu2nsEgYUzbaNgl",
-	"Kq6JgCWacrG4QOCi0gbHGNw7PR/AfDqcX9slrbdREG9mMRtNo+PFZVEya93QnE0bVT6jDEisK5n0+ZAm",
-	"rFwXNeJ9Zh6HuHMVI8xEBumWUfg3b5pv9v7SKKbLtbbefPy07b166PWa+GHn4S//tdjpUJi1V7Wq6TQq",
-	"z2tayXL5GJHjcuFLd9plzATl5rwLPUxkzIOGOYnyd/OPlAMQT2QU0RGtvgzTRTKrUI3HsYU+c2KJ58rm",
-	"IICShT12sZ6ZnxTJVn2cvXKh8AVReLkYdPBMH5ere5arlhmyL4LJKRM00i5mxRo5c3bArZ0KoW5E7zM7",
-	"ccGC2FoUQG8by+hcs1jNClHN1dUZ0YnRI9IKOpAYADJbasrc2yctW8G7J4TERzf3U4A/I9jdcT2UY21f",
-	"AyjnA6btzYT7OGXpnW8NNSzRCIkBe9QSajYC18s4YTMbtirl6fi0uOpzG1RRxxwa4+PyEHIvcNkIubSC",
-	"afWTJnRG5VAMxobqSWYjgW+HWdy2Bfgu5LQvRKCvo7bnZlCptWeFOKz+bjMccCof5y9qOcuBi1sa8fAq",
-	"s1S4b2jMr27YBL5R436fB5wJfRWzBLB5kJCCGnAlpL7qy7HADHU9lCF8ZbOJYGiTSNLwSkt5FdEEBj8W",
-	"Kb26GrGQ0ys7nYRqdgXB6lfsPs3zgkp8gkZXDtsHu3afgOdcjQW9pRy3oIqOVmF9zo09thwN222ZzaKa",
-	"X0fON4m2BS5IilgOpoJHRivnz35502eHG5ePy+zNzRZrbGiMtsGf6dfZ1qZf5ffCfoVc46o8oPIiGwFo",
-	"GkA+MmLR7EbH1fDhBw40HOQTu9hYF64C13NWraW8ix8eMgo9F2RFNZgWVk5y4YKzR4WRBkZayh8pAJ03",
-	"x2rzCQWZcuublXeRd4KFV9eTRUkUZlw1wTYqarykvdglmH2IYXjVfiOnkdaycOQPU4XbaJkVyx3j8nzT",
-	"qc7UYqcXPXcVyhaUbEdPC26t0umGjB19WuRn+aNpFuiUJbOfAIm4W4qMKv9+OqsSaTm7LjeeQtNCP6Vh",
-	"Va3VabEEe311n4bmFfyWLV/8Py03PuXfrYDEEnWfTCjXy46lShSanfRtc7jJhmZ0RIIh1ZsesTncZGPE",
-	"g0ReR3Iw4GJgfrB53mQDJQdIQI3jAupHLivcpoLn8sMrzygEK1Xau/t8UK8K/iE+C1F0c+I/6lTzxxdi",
-	"Of+q2PrKE5cfxHJHbqxlRwzogI2KhZVyow6GlItli/bHwWUSPTUW0MhX+ieqhpoO1FOtFbhIM1VOjFlL",
-	"s18AjNJ+h8wsq4npIuFc4C+qpHhelqiOmd9pr86jqHLmmhWMy+WwPCUjKmipCMn2bsE08b8f6NZ/Wltv",
-	"mldbH//bNcx/Vwnr4wTOH8c8ZJDNVREdgcjw73gx1aEYDOWG9anCvMhtsCBApUgMQBpRMclFNC3OIxxh",
-	"Dv2ckJ84YX2WJCzMxjL/lWPFOiP5G5+dl58/sHUQ6qer7077Gm4HNctkx3utuk++2av1ZNk7fDvA0tYN",
-	"fEUVPVocEvtputEMGHC8VmNUUcgNm2CyYArcysMmOQFY1hs2URCuSvoJY1uI+2pr1ewT30adQuDmXcI1",
-	"2wKT80YaYkpGVN0o6w6DGNJKZAnHYBalDJcgO8xpDOJacb1ZCzvmRTR9mnI6hrfIhWOfy/fp2OaipvhY",
-	"1rLqaJ/LRJ8kJRMiVUEDt7uSH2fJJY8IVysKI3Wl7Hw+y6KUCMwrPZKCzSgYcuFqX+WqhqBLBC1tKeTL",
-	"zIJbs0CXLAcCB/ELNbMc7uNdhnVsOrm82nmRGHk/31w3nn0fJFE/bkFtSXAsusIhUjfRVcu7XKL1Chdj",
-	"tsljmdIzLmzMVZzRhtTRmCbaEETfvBuqpBgClfCRUbykDaCIY+snCkH4nzeZ7GS7cc+fe7ZxNgph/vNg",
-	"0M6el9FVAIW857dBN3+hWcIU+CcXNTyD52weeHoiJig/4YY81K9nXprC4rLm0+Ov36Y49Dqtss2r93xu",
-	"90C2LJ/nHNXGvc3vWXEjPDxb04c9T5xLy1chhvcTOhjlquoBsdtPvzYyYcJvAV8IgkiqquHMLhK7wjs9",
-	"r55Y1bZXzDUNkkGSpfYN9ULEMxvxCIVtcquM5YZy4ZBZFE/mYbFUEZAV1PT60GQA+XcLuWIORyA1FC6B",
-	"HL+6pc7nHWejn7/w+bszd+khlHQfqmnCAnPlVI4y+G/tCiQz10TezMT8Alr2+ZZR3jTSbmcspFOm80LU",
-	"YpvRAulpSuB8EpKde9tXCmUXJ/yWagZmLUU2Bokcx7Xx68IRF49Ar3s87h0Mrxsua+hxcHWHmHb6GeDq",
-	"0l3/uvHqCvE+s7TgQq7xzBuVb7PXquorH7NXsqW8PSSvXr16Qy4vDtFiNcqFoRajV3ZaO6+3tre3drYv",
-	"tlvtlvn/5vbOq38XYlCpZlsaQyenEXoy7JdsAmmUZlVy82NYUWitAQihWMPUUeXkwlRVW3aP8NAjNFLS",
-	"IkOBrWFIRYgVfX3zTDe0xf4sjNQWD/3i8pmnVgO8UYdVTCtJ+BummEB8h6J33ixutk/8Tz0U1nqNNuk1",
-	"ELQJscEQqqnXePBtWR6rY5kZ1nSfTfHrItMp7GIVB8qVgMjbDhB+DW0pXuN6zCPNq2uhlg0US9vF3/Eb",
-	"Vr0J5tczpu8Ym2EyRwvxTIxP/Hk+wCc+Yy2hM2yXUum3LsKo0qYtkakRS6gKcFsjjwyJTEhYPMS7w1L0",
-	"2vbWm48Ytdby9h4+jIbhx/+aVfRgVST+n185bbf5KHODwstB+KyYBGapiJE3ISoBg//N5NMKwdOJZo9C",
-	"ByoMpILUuNJSZ3NgAV2QHQ8Ycc8XpgE1OMFKs9ciISIfc6Ys4djcJ0HEANjfFTflmR+FDigXMzAp5njT",
-	"EHSutpEvn0N0ziIAcKnyqZfBlO6GlqYH3412bnbF6/j731sJ0vT7yosQh4/YJQtiUadiYWJ0bzv74vZm",
-	"K5Y/LPkhfZx9mp+SXjzz3EN17KykPOaR58vm29iMtLLKiFGhSJaDMirX0a8UkkpnvMY5OMq1KJ60NPR9",
-	"Vkn77ODVPW9p8HUS1Wx2efZuavcLGz9nIxehPzwKXazGwcxev3hwT8vYKE101Tkb2esBwH2eZRbOrCXc",
-	"lhZ6rsAwI3KsAzmCcHKkj5opTQxztUl3pVuEP6wUGw6GOcujgHMwwq+yQWmZcEuksL6w3HgzsshutaWL",
-	"4TbduX4V7IZ77HX/u8H3wze/jaro4jRhDWe/4aYSFJgqfYCDWXIVoFKxM/9Xs7fi5ljG1Zw1DISddTGo",
-	"JYzvi4tTghC2jsoVX14sI8U1GUhNhHQR0pWBeoLdP3Lu9cB0S9UKVpWYC4TBncE0ztcOyctO/CIAwdKV",
-	"XAUkQ/mWf2FYhooZropIZkv2bJSywH5z7Hqvkl27Y7OK+T3XnDLG/VQJM7OJYlUtl3xcq3Z75Uur4oqR",
-	"lps3EpqK5Wp8bR67ZopoCVFN/l+tTl+UsJyC/VcXgd7Mwl7xs5Uh088OIMp9xjt9FWCh7MwF3HSpzGFW",
-	"6ZZL0cwetINtGhJZqcpPUZlKZnbDAeW+b1ciWwSbXa32MXdeCvZCARY3Kl+AeT8WIUvI/ZbDCC+Um/lK",
-	"12OFRPArIX4rI3rPSezOIShnJcP8leshvu65BnvBlF4dCo49mXUSvbNHv2GokJwyVkVypzAmm+RAW4AO",
-	"K0aCihuGCVMAop4wJaNboMZkNFYaHEHXjERSxtc0uPGc08gjERc3W5EMaOSR0TjSPKBKm97GQsUs4H3O",
-	"QrIxFpF5dZYESZKxUKiBWJxBV3QEip9cnZ51fzm46ADm4GZRpIdptF++RAJovzfk6iUay6cU8Tms/RKo",
-	"4+OMCatU5r+s9j7zQFnesRSoBDKIimTO9+DKtJqGK+pyN5SKYRgjsaylgKuxGEf2MxkbvyKj37dlystO",
-	"xMeFJ20l3Mqd2mdiVTlmWOHLcMIcUDauFVF8ILgYWDRZL/O8X08ImjKJfTE4Bs6kzn+FHaVoyEvcwvW1",
-	"sGHJFci4d0PFgiuf/De5poq93jVE6dUOSagI5QgLSiAk1U/HB4fkhoEEbj6HLJAh7J1mqvnNWdXTJflY",
-	"hS+sWDBOuJ6cmxHa8hCMJiw5GGPGAX566xzZyG3JwWmXYNrylOBhf/KITwc3V36xjI4mETOiwqsd3IWd",
-	"UgwTLBScH+g2W2wAGX4wI+aiL10sHcVkP/RUu7GNKBeacsESZdcuEx8GXA/H1zm5wYkPU0H+eE29NMaf",
-	"eRlKrAhtuU1y0LUlr8iGhUTbgnS33LQ2e0Ia2efv5yfvmwTTni3hSRU9/xPpOWrUa2BpXo/0gCyZz81m",
-	"kzz4Hto8eyKr2FTVGOUWknOgmwfMGe41zNd2GvjB1hDsNQCTzesJdh+wWLuCbDHVQ2DfEtIYXLEaRTY0",
-	"HZBT93GzTfyXgLVt/Z49cXx4+kKlRXG8FG53OsnbfxkMqX6Z4X8pH2se+C8hVEC5t06ngCsPM8gVsTk9",
-	"IdmA5cim3hOlGZsDhX9lSwJJ/XYNNj0CsRZUuxTo86OfEWDYjJNcdlVPBFQgJMWQjZo90RO4r2m+OrF3",
-	"WBHfXCSZ8P/A923yAxxsW4bq4LR79XPnX7b6VJP8zCYYqjWiIesJ4Ce+PdaQQoJX3N8nlPgJo6EPhGpE",
-	"JxjxBfEiP3YuconzudHlEtIhVB9Te0hAE3CHQkgr1WwLS9hZyPzUSmy+tEOCz3CPE2Zum2F1GwCAIsJY",
-	"cgtLY15iMVCyJGf4etPrCaqI/8+t1Cm/9VeMYOF47rqdi7fEL/zal8loH6dJyV6rBVvUE0Max0yofOAp",
-	"9GEztEy3LCQRDW6U262G14h4wCwsgSUex92LKWohzZshzqMpk8FL20i9NM+CoqijHN3BRJ1jKmzGoqGE",
-	"Da9xyxKFJGW72Wq2IIAmZoLGvNFuvGq2mq8wqGEIxBfpEfw5qGJjRt7HrTJ7DRFAruYeJTFQJ00oMRpk",
-	"k1yYbbUrqmSibX0smrCeuE4AcPt6Qnwe+k1ygK0hjsFuJeEqSyGMuNK4dunZMlIIDAjr2DlwDKYhvu/D",
-	"VJgB4MpC4JOH4RTbIPWb334fsyRNXW83Ykx0zqqppX7P7UUBEdU19iCyw7x1Vo9Y07GyS4CBySHcLDsC",
-	"cDNbLgGbwZX1wMwaTOqCqFdOrlBrcLr/c7PzN2yyT/xUQvAtriG4emYOQyb6h8mSw5CJfgvVOGeNBAvU",
-	"cCn2iW9+rjUUOLiFkdAoqpMVkSZ5PXz0si3FDK8H850jg3DldlqtMpxoHEcWwePlb1b8Ta0SOTuVvbUf",
-	"PjUQIVhV53t/LAjp84IajXhr8VbQEfn9aPf3nfvvbt7c7enXSWvyH3odpBCR7cYg1lu7csscTfdthpGV",
-	"QWPZ9bxIMIz4QCmuNIXUFeeLg0C2W1YQIqeGumeG2mq1/g0LWzTHFtATtstgCeY65cERtotYCNsPeRXO",
-	"OhqWOIAFMy0IjNPucaB0abVSc+Zy9WEyppNGi1V1alu8LD/+4OXecObYY/23ZE1Kb1JML/MWhXbbPIut",
-	"NZ/pBqW31J5TdaOpt9WY13QD2NhdvK1VLdNb/fIHGjpLHzTZXtzkUlArs6FBYXfnzeJGF1IeUzGxfYGT",
-	"eq/O+LoWcSkDJFLj0YgmE8tbScpcMW/7g+VojY82ynJaRkDVBXg3hjMBs00/gd4AkbNQ3oKkWM5OZSF9",
-	"DlUvjq25Tkhti4Ff2wrMM4qGXU+yojiEYgGKZk/411z6IKReM0KJ4mIQMQeTB2HLaUUfJjTIovbhHMiB",
-	"2u8JKPeR6xpFG24kmoROXqJaC4Jikxw4wUUmBPCWxKAn/AJd9G1AVxVKXw7cj7r2BJv7PQHagXsi1wjB",
-	"kiqkJNySA1siwCJF/SDDyXLs5ppLcwI69zFLAL7oiL3lmVbW8Bo/sShWNucD/IaGuhudOLlhmuiEiRBs",
-	"cou4VFiuKu3M4QNJI2UHEVEuiq/GUErEYE9L1ZmnzUAbXuOCBUPBAxoRKmg0URwGszoeFpfxbTLUmg+N",
-	"OGEBVwjiprlNkLPoNI04kX0GsFwU0wchGbWfcCbCyEgiDnHmQwOGbtSoCDhHFPfHEV5HPMYoBqSIJw6j",
-	"5EPDwl58LGCQ2C8zrYPGvGmopWB665pp2sQnmoEcAX1IjW0YA2hXYwbEhuHOKhdmnkMIsHjxMDKNa7ll",
-	"NFy3I3h8O8Xe0pwaCCC3ZyL9Mgsbt4w7l7BfChq3ke3FMPHG7hBJ+xIMvxga+lA0oNlhlIS87UcKeTHv",
-	"WAXXblf75Uvwgg2l0u3vW9+3Xt5uWw3uZQ3ZbcWi4BKy3dNkLFzycJ6YleG03VFntgjXktZa0povabVe",
-	"LW70VibXPAwZOBd2t2u0OEVgzAsp3wEsJrTbqzO8FDzzmIWcXtiM/C8mEFrfkZMjpiTCB88ZkF5+so6i",
-	"hyy4ugLoGr7Pg1OnLqxSZY+0qBhIE5it4hlRqycGUoZNcmBN4lsxygyQOwERvIokrD9WDpRqt/WKHHXe",
-	"dS46V6dnJxedw4vOUZXIhGNzUy1ZlqqWMHvkZbd/THUwbKxOwc+FpxdI9bYl1aAKL6G1O7Bc3DvyYopo",
-	"v4CVhvw/rYgZBrkzkrcdSHMevX8adS9HwS+k7rkhran7mrqvkrq3dhe3eC/1W4BFBrK+U4MdJJBgDCE/",
-	"byGU/osS9SPrSpxF1L1qT8AZ0+PEaq+oyJcouMsptD5HDL4x5NiWtvFQQe4JKQxdV8T/8NFWEX/wm+QX",
-	"LIqLwae+0yGaKVQZuqnUDQurqPePTD+WdL+Xgq2afC9SnKs14vrW2hWoy3VZx7Ra/RFgrFy5i6oCF6+m",
-	"6lTs7mRlJhrbwMD+AvHgn1cVf7ICvoza/Zl059nacA4y76h7fnhydnR1cfJz532j3XCFo5E2PNIS/yS2",
-	"X4vfl3h854IuZF/wTIEHr+WBr1seeFWT6x7LECJ9G59VhlhWIvhSbD21hM8w3S/FFQ9s1B862wxvrASm",
-	"pQFTGONtub2rYmeDAMD0D8LCvo3ocSG5N4zFaEzvCSyH3yS+jeH00QA/M4SXBnpMo2jiYnk9G76TEi2f",
-	"jOQtU7nC85hkL6RGGaRJfDGOIj+nLDZ7wkc62CZIBn1EQblODD3OuTNocIMeDh+ifvwqcQTDQ1ehTD7S",
-	"cl/iho67yWREo3wiZIOLnImuPvUuxrTXsoI+UpRKQ70/FCaVTuHjag2W6Xp8FiZYDkmeq/siqqe5FTiy",
-	"NXNcK8t/FmX5T2V2RaqwnNn1pVNSZsfyXUI0MUYXq0JZPwIRw5QkhtTaYLmhHCfRhCQyisaxapIfxsEN",
-	"0xazj0Z8IBCm5/LiEJ5VAKBEJ6qdK7QMQdNcKOKbd/qeBQBQuieyn7T0MV4XIRauoSNyDaBSIstL9ZyD",
-	"XTBM6uqJ/7BEqn0CuqYiAcxCg6SAL1GQhDaSSpPvYGxm1ulgX71+3RPuW/Nvk/jO7uw79CSIAVA8ZGrf",
-	"MvzsN1fLV1kPPeBnGtmHZiWE+5RH44SRjb3WK9PpXmtn00NJxMhNCdPJpNkTDvgeIikxltQo72qfxCwJ",
-	"jGIXMQWAqDa6ggy50hKw/0A26gk7ZTJI5B25npCd1l9saDGbwAvNmnFBtlt/cZvP7mmgUaqaZ1Q5SI/W",
-	"gpDLc02TDK4WD5MD3dsnO7t27W3srNn4OsF4ZsKFWLwaAHwV0YAdEc4cmpB3dUai5QrGgReJ3PFQD/eJ",
-	"b5ak1jJArbRbMFbUlDDctnVdyxVGIMKmVNuonG/C9dpumDlikTHwxX+w+OMYjTdKjUSvoZjCWaFw+He7",
-	"e81XIJ8len5/+brfbyAfM6vL/cpsg+uzle9zp6LP7dZ3O83X1Z1uz+70VanTllltLade8Kr4Ak0jB9ac",
-	"t6HteMVFGkmzeOf01nS1k5/C99PF1qFIxvfbO81dWwbDLiMUutje291tvi5VSt/eKS8ZfupkYxgjkOrO",
-	"EyIm3YlcJPAmzPDjtYdnLbT+Qawz6HbNM1In1RVN508x1VSKhRmqxmzBMF+tMM4Vm3ENPYD0gpSGtNQM",
-	"4kj61ovhY4aNQ6nnASXJWECijsMZQUREF0mpm8S3WTq+TXyEeEtbGZGHRuQBYS/AJJu0Zyj1YNofZN8J",
-	"6brtiSFVruwFmTCw+/huLmJgOC2PWE705crae8iGTAgXNt1tEyNFwQYPjVno2qIxyRkKZiWpHOYWflVM",
-	"1ya0fvjUsGvnkNcb37W2d17t7r3+7vsGEmonsaCt42rIopglV9dSpxBgt0aym+apuzvt7VZzd+/1v7O4",
-	"AdUVhkNkn0/GutHe3vYacVrOLiu0Y2aLqbsNw/S5CBYAKitNNYAGu5WGkg35vlulrluFnrOI0rRjF0Ib",
-	"JAyOEsVKzmW3Yps4x8jBadc6R5YasktWxuv3OK6YnZRFyQTmoubu5Zo/rvnjH4Q/QupBkWTmGGT67XOw",
-	"R83u9VacsFvO7sB0/nhPSWV6xK9DqjN+80IRwe411pO/k+MoJIrZXGVEKsdC/ly5GDjPqPY8gspGkDpA",
-	"R4YKhIzQzAThpeXmAxpFhvJlLwTviPv5LuEa8yAmgBTdzgV0qInSbETiRI5ijbYasDIkk57YSGTEFPEN",
-	"b7Hg7zAff9NzjhpQUOCnNGaABMOxuFE9kTDIHw09W6pFRgrr51v3DZojlOYjivDPUMtlYzeX2N4TFL/f",
-	"NLw/YTRMk5HHynDlKk58ivt6iNv8lFwIaG93M+Qh6RLNoohM5JjQa7OyZ2Ol/2a5L/Rt/tja3anvWbHh",
-	"Ep/Dq5IuNZQgUo32rmHvdrfh3Jv9tpOAsrEw+584sGb7G3UGSvsjiyL5/8FNyAeNfMy0V3gxyCsjNlpQ",
-	"HgDf2VUkYjQBSdIscBOjJOCgNtqNf5nVTxg5CGmz2bRlmLAbKwBB15MrxWgSDA3jtjj6KV7+0xi3GaY9",
-	"YzUYt3l6zbTXTHvFTPtP5Ryxt41kJN0JCmm02QwPScnAthDxwPHrUmg6MlYAowiY0NHE6Y/o8tjQnKk8",
-	"3gEPkWFJOTJ6o1GF8280vJfdsoSomNEbhZr1PqG27IOm0Y0hfo5/U3yR0XKpzW0vvc4hZmAA1WztNLcW",
-	"ywpVkFk9q6xe7jl3oyshCgrLaqZ9N+TBEEUfKF6lYnnDyIaZbwa4sjnLPG7Z7hK0O+29G87EUdDD0m45",
-	"4H4zqllDMb+tfijF9QIvEIzEKcIzwS2covyY8aTl6lfoOshZMRy4WJ3oDZAbzCLMFxxuuAjtHjTQ0mHp",
-	"Qk1bxyHaVYw4lDMx0Jgb4RE3NjWrbPUjKZOG9RQsCtv9epAL8ju8DIBB4QiuBZm1IPMHsz4UWOLnM9Bn",
-	"r3/5KSgwg7nZdG9lMmAOnSnPowDYSqcGBNUkeQt/xPtM8xHrCUSrShTZ8Avh+r5H/Omwfh9N4mmcCVGa",
-	"TvZ7wnQPJo1cjSkIhwBBRSaOVVFt2ToUeCWUCHYHYSBpF03ynrHQ/ARF6Y16PztTLz+21RnY6/EYt7Bp",
-	"dZntnZXQ4pqpcIXN5ooMpGBrarymxl8iwC9/fL8KWm7T20rkYTYxr1QCT0SV2G9pqJfPeUOSB5QUyCN4",
-	"OUEh5BrgdKdCqp6FcD2jJI1K5kJZurWTi2opytK7FaJ0LYl5hjH1yXR2GQK7Jqxrwvp0MferI5M/Ml2f",
-	"Rj5S4F1sICqaPk6pHj5OTH6ZRcPNiXHJN3qRicdeLsjXIzIKmdLWmIclJXrCB0DI/wH8yKI0nQJVBDRJ",
-	"JhYfzB8xTQ1p9l1uUkwTzWmEUMt+VvoU42fIHeR33AEKWYorm7A4mmBQcR0zXmr+/NzWPJ+qwCcb+YXb",
-	"/BIgm3S1GJuZmcruMaz6SA1mc00KNqIKvxl4DUfy1laKdUnZMqSTvxUKsCzLDJcY3DXwZTyXUJmsMvW6",
-	"GEm6vfNqt7lXihTdaz14M1yAx1JpazVNqAYse64sE50/yW1nhpue5BPNZjvPYjazt20Z61mqjq8lirVE",
-	"8ceTKMCIlpY2l31CCwz3axcwciELNcJkswiXUAZY1d8jgt2lHLBZya9/Tjt5Zib9DFwQ6pE02ju737e8",
-	"Bsb1QJbAMqiCN2K+yukyfujvzVH4FTlM0n1bht6nJ2NN8NcE/+kEPz2DXw+1T4dEjtxZL8RjjGQyeSr6",
-	"RGVM5UEIbgIjdRKZkGOa3ITyTqRXjmhZCOFIyXWTdCF6PxjrnuBCSxuhCPwKwvi2vVarlQs7JFIQM7ZB",
-	"QuMhuTYLTxPO1L5V1XoCMhwgnhNz803ne+69NlIkYrc0G5YzGw4kMWNAHwqGXWbxG24uLxTgYTSJb6YL",
-	"2RLUJrXCWM3/egKoM9mAiICsLIymNwzK/nCm7Mh2yDH/YTNLjN02rVNSBTbMvRY5/gHyPTBFYmO39Yp0",
-	"359fvn3bPex23l9c/ePy5OKAXLOJFOFmsydq+W0QTTLPAh8djFnkE6n68f/IW8ZUT/TERUJDSJhVmrSa",
-	"239pNpan9Z8P6fcLsNYnc0J34xfZUm3Gjztha1645oVfwk9VzT3/VJGTB2FYwbGrGPZ8Benlp/TPmni/",
-	"NGPMLjYBqVyVx3+Gv7/IN1bm7J9PNh9NJrsLnfjpiqwd+GvC+NURxi/sva9Hpp5iNwKHREz1MBONclSt",
-	"URb18vc+V/j79S5UZ3Mft6fhP6qNTVlCzGLiyRycrkwmLg4BAql8NJX7ZEPIXIbZ1h0PGaDkbNYirxhG",
-	"don+itKCzg20nr1CS0U7rxoz/UnRWMd2Y2pEYv0k78iIikmW+lYGTF+T8zU5/9zkHInjV0HLkbAQS1kq",
-	"qPdCK7u7WUXT+j7aSPzfLZ6Ys4bstODfnsibW+Cp68yjv3E9IWx0zcIQYD3voLxYzlTUEyl01xDza0ce",
-	"YZFi5HpC+uMo2gKjU0LFDReDzWZGhSObOER1T5jvcuMHJFJE/aog07Oc+44WfQaH/mdJqDmj4sasot2e",
-	"gKE5jCu043GhNKOA0XU9IQ7gsmpkvzdmsOOdli2XOo8hf+E0lmLkysJAvPsl6zYtTKxNE2BLrvvThPVZ",
-	"oogaykS7utrN53DIr84tg7RkOR883qk1e16z56e7ZL4iZmu97ynH+AxOmHMtEzDuFHUToCvtVE15oTAW",
-	"LOWTXJEBv2XC6wngqxk3zDslwAuT8s+iL6In5jgjyBK+CLs4T0eFqCSeaOuaAjB4GkKEGfBnLEG4FGd7",
-	"HjYF4eKrW+cnMJqarg68DmsOs+YwX4kC+GesWZiS9nrODcdpXn7C21vTsSEFc9e9vicjx3VW5sZYQE+f",
-	"0Y9hmf/ai7GmemuzV86FMZsArdht4QjW8/ssshSblasSUJ3OBnS56Cgj1iW5qoPOKgh5Mc0s1NhFTPUE",
-	"QOP5iNLhe0QmaLlLUfOcDuIRNaRJKcXT4XP1xK9gXuyZBWF01Gu4rJ0sKYebwWIN/y0oeMRuzX+xAcLq",
-	"R5OeiPgNI/7pyfkFmb2eL7FVZR0hsy52no/VUmC/uDiTcjTrXLsnSwB0XWwE1YLMCFm45AvOXbOHrwUC",
-	"D1rAFtafinn4EROIo7y+gBrMSzgmW7ic5WGFUKOp3qhwZY9Miwev0cc6KUu1dbVVak8M8IKx7dwyRe6C",
-	"ko2/n5+834RbSN3NQEuAPfCA+5yM1zLDH1pm6IpbGvGUin3V9Yn+4HqSaVWjBNOxDFm+SY1VwWJmgt5S",
-	"HtHriJVEIsPGSMbH6gL2lTjkswgeRiyAMoVUkfww93PcniYJv8WaxVM8XzVJhwbDnkAJwAL8+UY5a5Pe",
-	"uNV6FRgeBH8xn0RcoGBDyXVExQ180SY+JFj69pWYS9wT/YQOMCrb1a1B4UMQSJ0F76dw0obtVwrmk41M",
-	"JEpBeUJXSh8SQDeh8DIWMLTCC4hgICrBajfJAfHbJOZi4PdEIEcuWM3NPZmQ7T2ioFyXstD4dxTQhZvk",
-	"LZY9UqRvblcaKp+9PoUBSpiZDRc0mRDDMQgMiqRnq1IsglesQjCy4BbLyTVH2OjzSjV/AvnB3ra5srXs",
-	"E3wJvI/I699YsM6wWosQaxHis4kQq5UHPJJql/UlAwvzPSdRFyHm58HuA/x8BpPfhrB0CoUGemJIRRgB",
-	"NB5+4yoQ+/YHTMMSZKh1bFip+VeRy7N3mzmEe5sadnx4aumZoV5+WoNkFMRN/F656CEh78iGMIvREz5K",
-	"D/gEyg9XV/idebuVKLwMS8Qv15UfBbFPZNIT/v/CIoSFH/BvMw9bpX4zBeIHbPQtLnAaHrme9ATmoB3g",
-	"CsLaZXlor3chrso8gqLJJvp/oeazIkN6y3rCt3j/bdKnkWI+Ck751TFLqm5YaJZhH+QZQA0MqBBSk2vW",
-	"E4lZUBZi/Z2sHuMGCkdUSQGyE2dmKXPFXzZd3kFP4MEwYkfE+prIsfbyhRTMQyzqk4jRW6xBPTLPzIrR",
-	"goN+AadxZdD8tuLah09ZORtb9KVNdEKDG5Y0bbtmIEftXEkYV80ai+3dsgSxak0TEIKzmKUS6LWUN2Qc",
-	"E1thgcQJD1hmYhwwfeW+srvoTIx5gfxTI07MEmkb2awmo2sZgfBSLoqYE38+uOc+ppZI5OpgeUrdwDC/",
-	"CvSZc0D2dxmTKhu0+XSVAf8vMW4MN6sc9vQA3TLbztMBj4L4KbUFsoNVqzj0C4V3dS0Irf0vfyRQXkda",
-	"p2ogPw2FNxhSDQ9GLK0GUG0guKDRjblbhtnbgnGCnMRMHHRfKHJo+NNh9h6ihjSGeGUM9e0JZm8vlOKl",
-	"YmLbkvOjn43cYAZCLruGx9kqNm2IjiJc94T/6ZoqdjVOogff8CgjoJhvjJxhsXjJwWkXyuDYn2/YpEl8",
-	"EGiMiIIaN4eg2nQC1pgABXmSF0bmQfjKDf/HzgV5CY2dRAIvGG3uEyqAmbuHTTNXPm+3tWu7vBJSX4HG",
-	"7+dGIXAUGK1ji/251mETsrVtVWhXXig1WuCzgt25r5oEnTP43AYIN4r2mZ5cYc3APmeJv0kUgwJGVLt3",
-	"ONdPuyATYsROEYXY+ZMcXjFPEZaNCu6VDUW2FHUa3jZWzGxFVtXIGideKMJoEnGWZJhxUOZ5IMwYrNtJ",
-	"jjXheka7QvElpbjSVGi/8Dpc6mysrrLSfTCkAlfUlWAUICLlJ77BtS1t3RNcFBYqQ302r1RgK3LFspv2",
-	"IrHQT1enJ/LLY2aVLlAomdpMt911IO8EyuFehr2Aw0d5LY6jSZv4WPnH93rCDxneLLsi5rkcpJ+QAiP1",
-	"rQBGYppoW71DGdmJi0FP9DmLQgVw19Kc+awKOZ72ERtdo9ieXnm7LbjYNAhYrBna1txOkq4myVjkZErZ",
-	"LxyZduqR7AlbcsnLVtgjd+x6KOUNrnVkOIXK7Q2hA8qFsvTFrV/hSEKbLNVWCgzQDiYkoLEZzXYLd2Ce",
-	"pzO7r9NGTyL7PeEb4tXMqGgTcnp9Z5Mp1IG3QrkfskjTZiIjhskbPQFqGdR0tz/aDfNJav7MysaXDKHm",
-	"oPp9LrgaXqGs7O8XfExXMsZaBbZ8yNXYrE/qeSIU85CxPJqtL+8HQ8kDZk+DpR3Qqi+jSN4pOOSWjONN",
-	"4Bpx0IUz/H44Onnf+ejnbahkkQm1J0o21IO0eDzta6uq5o2nqAdJYXQr7PZTD7UHs5Gfms3mw4Mz7pqp",
-	"CEl8NzCz+TitJsTiXyHCn6vFCsf2hbJ2aQD+88kGjjjNjzEMpCfsjmAROriESrM4V7Bln/gIbZL2gZCY",
-	"2cHJfrC5OK6LF4r0+QDsyEYusOiJ4Mq/oxMPKsYOSQu3nGtbNpqFkG8DyoymUZP4HMOO4cAGozjaSvfW",
-	"qJR4n3mIaqT/zy0rxmx1j3yCYttmk2AhbBiiowWGQ5P8kpOeg2PsNTzSA20B/wpkaP8CmaTXIA/kwc/A",
-	"Xg5O4X1KUz2eYfTGwDYjcWQCx5Ns33FEOXx5S6MxqKBZiMeH3JtszTsJte70kIsbC5UDrAZTPyyk5d9K",
-	"AJhG53Q4kwsjiB9KkQaLhnXBIkPxCSW/yRvwIj+6a9dxGjhToB4YQZEjIKkuBz1hh1fbO69QlK+ZL1XY",
-	"yOes+WfpGaxegViCaitjyLIK2X2+zG6hB4zzQ8zSCBhTQKMRwpfmlj0VSTDLyoaDN9rb371+9d32Gygw",
-	"j9Dj7hq+6u/QN8F2+B17fb1Hd4NX1zt0O2yxxlJbZ5VxfG+OH0EEeDqXErFptF+1vEaBMEERfJublH21",
-	"13rsni4M+2i0Gynd5mGv0e6Vl6bX8Hp2funPUxwXHrKr3Sssdw+XEZouWkh8Cx6VnjkrPTwVPXMseg3g",
-	"zb1G+1MPthtf6TYc2+JxgV96jQevVzxsvUZbjKPo4eOD4T3f4rzzEzyk0aj5B5xl1YR6QCV6ja9+Uh+9",
-	"Ht543K/C5e7h7e5NU4Jeo73j9QrXHh7eechNF+Um4MqPIQXz/Z7ZkPJBUxZArjLoYB1I9ecz/qHU+QgT",
-	"IDZ8lDcUmy7vE8V2EEi0tHsU2z7WSeom+wRXKb7isSZNbP24yKvcsi3nb8WGC7yuNjOmZLMkG9h4y7yY",
-	"an4dsc2cwfU0kVoGMnKu2FEQzzaWHoi8O28DJuIKtRL3JufwNSMkP11cnBKdUKHMbm0SeQtFTyvMk2BA",
-	"7R51QHMLmbrRMiapBKLAggruQTQLoMsYazWkJpvUIofrZhV6M+YXCoKPts5OD50NtyccXoOz4bZJLDko",
-	"0zBNW7sBqrtzcP4W9Dlrlu0JSq4ZTYwCb5gLDinzeBqVj0VMKbJhFPTjIN46Z0pxKba6ob9PqJgYJRUk",
-	"/FzG48TNylVlwx8QGaOsEPi2TFtmUvQPwHLlk9FYaXTcgi493dRq61NyrJ+5Td32Eau4mGWXMlLtnvAj",
-	"rvQVbob105YsyKpNeOjBEDyC+q+HlsBTawXwegI+b9qhKCbCK6un+GTDt1EBULWO3WvzL9oa/2b+xGyA",
-	"vxUNv7iiYDXPDKWG0+pkHOhxwsLUbsh1Zuk0nfSE786PNcXmin2kFr+COQ5QWLOqUTmjnzXupXbOTWf1",
-	"MQOgUYSJBmBVSZgaR9pZm7nqYOxeauE1H6FYcchspJ81mJdq5ZsNSb3gZtawCfuktKyiVhY1jaLjIH5K",
-	"ArVRCLe9hvkliYNGu7HTbGGhiqGESqtmoC/NWjgYFJBtaDKweMOVWcrD/0xe3Xx/30peT3bFzu97o+/u",
-	"3uhtKIGRL1Zv6Kv1Fudnv0RU29+VFGdxkIYmPYP6PmOF8DwUXvXhU1an3xyKhP1/jdRlDb9A8fz0jB9m",
-	"Y5iuIjJjCYNcnEOho4enLdq0VJzSY9edBzAAx4enazn3G5Vzd1AIKgkNREjN+/YGkFzsr6scmpVJoiAO",
-	"gMtlnwgJkdvrY7GOfagZ+/CnSoQ3Iuo5RifNEefB2T+/aloqiA8QIT51fmFjrxARAcJzikiZxT9sliqr",
-	"gegRRUZ6liJg7dRJkw8OIFr2BIRDUOXiCTziyzvBwqvrifVTpvIkypC+tSv5RQcpfAsFcwW5FPzeud32",
-	"iW/aOSy5Acu9CmI8e4KGIYem6SzlnQBBCpzZEOwxpLeMbNhwDkXUOBi6leqJX9n1ZZeoobwjXD+TL2km",
-	"ihzu8GqiEz98mmPWr2Gqt8LWBZbPJwepxyBnxUfLv9dwuwzBfyMGskv6kFn8+rA5Ob36HXdelopIupJm",
-	"YjYQz/iatXyzrOXxBrIvZCuqgPWCM7ikocYFkcwvZ5WeePc4ksE8qd43lDJhNldLsFuWACkT1SWufnX9",
-	"fnsVrp4D7aoERRgrQiOWQJ0cG3bvfM5o2TdbCb030RZyhYFbYVZUOQu3any0lPduaMcafDfaudkVr+Pv",
-	"f28lGYDkOA7rjHWcRI12A1IZ2i9fwi7mA80xDeNrKstlz9oyAJDunK8p+lpZmK8sfNG45xwVdQQ+/QqC",
-	"n6uzmcfX5uM1oDJenr0jWmYBe6TK+Eo2ZB8ybVDkttZFZ1HdtLWOMRLQBfFBDBYfANSej7wBEFWMUAyB",
-	"V0MGsZEiJNcTciY11cxNiJzD801yINK44yFVeQzn9IYuVVbKvv8ppsh5pPpRtLkuPV2S3H0++MdH8bh5",
-	"nO2vtVkWnit4ULHg6rj/8z/eJN//+PO/fk8u7n67PD36vvvu9N9dufOOvqPnd9/dX160zgbqt9++/5/V",
-	"M7wn8ic884vyeOy5z/wEVu5ac6o1p1p1XvOfEREy4xAVHDWvMb38ZP+qCQKps8uLzulExpiNEzMBdo6Q",
-	"RfyWAe54fZjIbLzL6VHd/jHVwbCx8sIqU9R0x1LTVquVAvvOp+tPpaQ1yrLkSOkalHJNQb8kMoQ9tMUI",
-	"qBphQKcJmKbB5uxwVr48oOVc+jmjmIvRvN1lLGogXpoYVpR0ipTwR6YfTwbfS8FWTQrXJqLPIjHXJPAl",
-	"wt65oAtpFjxTILxrJvB1M4FXNTPWj2XI+9wR9K8om76KDXwpWv4j04sI+XJk9lcnKluzsCG3U2zgjMUR",
-	"DayojDm1isQJUzafHjBnZDjZhxQ9MWDKBw+saSAVQ+ydnoCEMEIDPaZRNCGW7GHwnp8SMJ+M5K2tuQUI",
-	"eU3SMWTUCOK0Jxw7CiJGExTT/ZAroLNnmENas4bIJfS4GjH9kSareYaWZWkuTuc5E9FSsxLusRmnHfHH",
-	"Z2WWf30yF9wuajqfiQvijtTWdrIsYZzGmjuuVaQ/mYr0p7JrIXl4nF3rZWaSmhsgYFu8UDkbludAWdIQ",
-	"AY9gpjSwZetQQt1kbozAUTaG5y9xWVZMo0luSiiE2GwMHHVV4Un8tXYOoJ3f5BybPU/tSa3ZKDZ8bqc2",
-	"DwXOCJvBbp0KG27TnetXwW64x173vxt8P3zz2yiz6YWznzIHL6JKH+BAqvreM33v7r3+t30UD3O7Ack/",
-	"e61X9mtcpkMZskZ7r/XKawh2P+e1r/ZyHNnuTLthTa5Z3Pu0SvzVxS+4c7JMHEPOpLy2bq5Z9x9KSc1H",
-	"QJACk1ixwlqDO778ZP+emO8TphEZ8tF9LmZZR2l/CwvmAOilfRxhoSCJTUqBKNp3MrnBLMN+wphH7oZU",
-	"Q/weZKG5ZLs0aRFr5Nhl2OKh3yTdPiKhWTYDuWkKA6vTjrkiPuas+TiIJrmgNwjBarT6mur0mVnbEkWc",
-	"DlveqZZT8oP5fczG6wL8a7L4ZTQad3S/CkoKd6pMSidLqgoJRHBtuYicT0+zEFaSsx/5bdmRDqiP2Kdn",
-	"y4CxEELLwLLXJG9lQnZ2yVCOE5VSIyPLQ/UMou8kRKlRPU6MzmJ0EkR5o8EwfbGSJGEBM01VTwRUEHXH",
-	"dTBMvVORVFwM0lofjyJssH6FWKCVgUV/PRFahztvf1E//KM7TFRwOIz+0T3+5b+v99T5v1Qsr7+TR992",
-	"VFYWlJUdyzWHWXOYr8Vm9sUYTFV075L8RTP1TGzlH0YSNPTZCbVN05fDxNQSbT4py4mkYPtwyZ042RNq",
-	"KO/APDRDKanFEg6I8zClndkeIHlwyMUAWJEZneE2hldx5cD8bVT2busN+bXzw08nJz9fHXXPD3541zlq",
-	"29oNhFtLXBX/uWBK58Oj68jTZiQkLWm1lqjX9O7ronetNzXkpZqFqQxZmycGlC+dVxBUuUov937uNoK8",
-	"ULTQ2xu6vkXf6C36UjzW0O8FXh4oRBKME64nwDsRcOpgrIeN9oePgPqChYYqar9cOPhhrC0QUz3E4ofx",
-	"+DriQVZxgCty8GPn/cXR1enlD++6h1eXZ++aqbz+8nYbOLEd3hTKB+QXBVIAoDNm4iO8eZ8FkyACb7V1",
-	"s9giD9Nemwsa3Rj+mCvH4JG7oYwQEdwofzJJ60nl3pjWk5p+52EeAd8CM8HIxrYItQO+z5VQyL0537zq",
-	"9YCdnJZeSJiLftmIpBhsaZaMsII+ZwqRvG6EETg2zD8RCwdQ1QahjjYLE4Ji4hVLlAMxMBJGrjgQlLE4",
-	"4iqQSeiRCxaxQUJH0Ok/izNyDarK7fCBYKFHwnECpA5lhJz2rQEnOjEnRuE5shloUHKJK81CMhYhS8j9",
-	"Vj4Z0/aenuoZUyvnr+lhIseDIYld+rNF7kfEGEVolDAaToiKGb0BDDB7xpVDf8MQo7T9i3INjxT+LTfK",
-	"LNnaHPlsImmIaDOFSciw8paL8lmiTBAmOIRQEdHQqhmBOmWsvgnZub8nNEiPmsq2q1miQQfuBN9RC6Vh",
-	"iz/ibG2GwGeZrcsB+FyztXNDxQCKEDDbtVcdhvs5FsH6SrHHz7EUL5xvPAu74wLocEjkGAozYOFWLWVu",
-	"aazJ57OsiQuX+jyr4Qi523XzYEZrm5/pMGTE+nOcBRJHVPdlMsqXnMuXFrKzRlBLaD3tfn/mFbGs/tD1",
-	"91noBGZIs5DQtHbRBoWSM5xGtlqJlv+/8jXB+pHHImgdGtDqFNSEpGVABIMCIalSAbmpChlfSSxBHV8B",
-	"OwAQAAD//w==",
+	"7L0Lc+M2li/+VfDX3a2259JqWbY7Hblu7Sq2OtHEr7XlZGaiXhMiIYkjClAIyG5Nl7/7v3AAkCAFSpQt",
+	"d7onvnV30hYJEM/zPr/zuRaw6YxRQgWvtT7XyCc8ncUE/n1OOMcjck1m8UL+zefTKU4WtVatNyYIjwgV",
+	"bzhK4LFXu8fxnMjXQiyw/C+80A1rLfWvu8b+P8OD+/fTw9+bn76bfP9wJN4ljcW/8CCoebWp+ha8PuUj",
+	"/fKgOXmfHE7f0fezxu9Nfije3T/AywKbr0xZSOJaqzaaib1DtjeNaFTzagnhM0Y56UVTUmvtNw8O60de",
+	"TbAJofyWk7DW2j9qPGbv1Vq1c5xMiOAoZmyCgjGbzRbHaEwSgiKOxuwBdVFCcIjEmEzr8hOMTWG48h93",
+	"h0fval5NRFPCBZ7Oaq1as9F8t7e/v9fc7+03Wo1Gq7FfPzx694+aV5tzkkBT+Y+7/eZB7dGr8XkQEM5r",
+	"LZHMyeOjly3/73PCxWmUkEDkt6GNQvgV6dVDO2JMUMDoPUk4FhGjcuzyN/mhN3zX3iZBPgm5lSSO0ZQg",
+	"jP7JJqTuHt3SaLr0mrFpcTRmGBFFGMll8dBDJMYoEhzNYiyGLJnK4cGnraGYn+Q/x5hS2FCR4DCio71g",
+	"jOXLpn2tVQsjHrAklIvm3AQ1sV/HWKCQoQWbIzGO6AThAZsLWI5gniSECjSFPf+vipO+EQnBU3l4ineB",
+	"4ykxs/fgC3ArEDctrMm6hqzeU1v/EhNQIz9llBTGLi8EIvfy9sO4KQrlS+lw4TK30Od+TSxmpF9r9dUl",
+	"6te8vto2KuDXX8cLFEZhv/bYp31atZWayzgKJoTW6/XS1nJQ0DglE/DzakKhGyhS0a+1PvctAtCvtZoN",
+	"r58jFP1a62i/WT+QzSRVgW9YdKVfe4Tx1YoL+wFHsetYzBJ2H4UkQUN4AeGhIAnMWW044gInwj4eW1tv",
+	"kiQsgVb6X3L6AQvV0/aPnYve3e1F+5d296z9w1nHXlz1hiTZknpQJhC+x1GMBzGpw3shETiKueqTCyzm",
+	"vPDNhGDOKPx4LlcyW4kEC4LiaBoJRD4FhIRyKx7Nuj56tTHBIUmA/3R6eAQMhfAgiWaSnumFTQhn8yQg",
+	"bziSpE4SOswRpohQEYkFEnh0jCKBpuyecEWDyD1JFkiSlxFBPxKB+Jg9cLSDacrJpkQkUcAR5lFIduvo",
+	"htBQ9jLAwUTStO5w7xyLYIxYIv99wShRP0iqyYMxmWKLhdZatX7tu35NUqTFTP7JRRLREczyGgtyJldh",
+	"D/53eZbdTu8DAnrJhuhve4X35QfTz7xr2F/X34qoICOSFD52TaY4onIQ1T+Ytsl9dJNvcuKY4A0JGA05",
+	"mlMRxXAnBhGVBF+djjdy22jIHuReE8FzHz9srvs6Ecliry2vW/mXBUMPWG4vGbJEnimRLIrTzH9JEoHp",
+	"fFpr7Xuury5t0/K3z/En2QNKFEfhaEYSNI3oXBC57kvLsNlGO7dteRDX5uMxGQp5sG2Oold97WCOvt9o",
+	"MM4zcEujT0jKTGiHq03ZRVigh3EUjDc8EvvffX/UPDpqrlmjR682wwmeEqFpTLvZ/kVREDelaTfbkngJ",
+	"FrA4pTV6cfQmoh1/v97wPUkW/Eb9wD9GlFEpD2DKUaN+4EniJBQ/UB1xvOC7ufHX9uuNmleL5HcVCax5",
+	"NYql9CrHuGcGmTuO+NMZoSMxrrX237moTNtI4K6ZGaoXhZJoDiOSeMhXknp/3mgcBFEI/yV+fqAVhHmY",
+	"xQyLcTYHowxIkfv3eZRIdqmkHed8mo2Ga0InlmjbDa/kF5xzs0Xg4hTls9UzhDdWKiCOCQa5oT1znqck",
+	"jiS/Ktu7UD8vzu1hHK6emnxBzSzcx83BQXAYHpF3w+9G78ff/3PinlmYDeZ5s+oOgVsuT6k9k8KykgWB",
+	"PzMaL1BkblnK66VAoDSaiCN5xXbklfuLv9vqUybGJHmIOJESy1gSDdWXFAtAaUOY8geSyPaH+80+9a+u",
+	"OyeXF6fdXvfy4u5Du3vWOfXrCI7PmASTtJ0eE04IfFMkmHIcyKHX+7TszhpZYY1kYC3a0X7TvWhSzihb",
+	"ODWlg8ahEnIoQwMWLtCDlOSrLJ78LxsijAI2neI9TiR1FCREccSFomh/8YFSlc0yk4KePdUyUUiQqWKU",
+	"Mzwi6Vh+n5NkkQ0FWERuCCEZ4nksQNCXX9esW57NNYz8Co/I8jjkr4jOpwN51YYJm6L9ssHIgbrHsr/2",
+	"47+SwZixSdnVf1CPl2/+uouv733w3bQ5OaTvZu9/bySKon1y3/uHdCDPufaWkUUxXMkIbmmqUqT6P4Wt",
+	"x7NZHAVARd/+kyuunM7is1IxVJMQWGNRkal5Rj0BXRv0ECl3rdVCQAuXqkytpb/ymFql5Ifc+lDOcDPE",
+	"MSeP9uL8R0KGtVbt/7zNjGxv1VP+tiM/0qH3JGYzohaqcLmLc1OWBWxGElFJhe6JJ0U4GDJcWDC2mInq",
+	"AQeMDqPRPCGhPBWWiuUQWF1j1i3eFl8vVy6q9ZI1casMVXuRr5cJ4Kv6WG6wSoqu2lNuVk4xuHpPMDN5",
+	"Nn7AoZbbn3djuhe/tM+6p3fXnf+57dz08vdlGJEYLLDyulzpQwTXX9+j6ZxLhUnzjRZiM0Jx5CFMxThh",
+	"syjw0Chhv3toxNgoJh5icYynOH+XuvQex1GIwOYhdU6U+96LXqrC9LWB0tdrgP4f+oxgETyk5owefUTx",
+	"VMoT8vKFTEjuKAllqiLhUDUBhgpivtEwPMTnwVibJtg9SfZiRkdayu6GirG+3sZv8DbaisgFEx/YnIbP",
+	"u5cnlxe/dK5v2iCNXlz27j5c3l6c1ux7Y38UyPpQfvYL8KB0OGiHMn2mFRfStgMcxyR5wxEOAjanYlfy",
+	"IfeElItCtR5jyZ1Uf7b69HotvtVrYfTW7VyJ085Z95fO9d9LroP52Be6Cr92fvjp8vJn12XQkvLK67A8",
+	"GXUVTFv7MhiN+/UifKsX4QNLBlEYEvrsG9Dpde6uri97nZNe5zQvrc0SJkigjyehUiEJbWEtJDER5Cp9",
+	"S2oDnAjEqDICABU+RkFMsFQblCh01e6d/ISGUcKFSwN601NuWdTmPOICU/FGdquHQkKlGMOXI0ZfWJS7",
+	"uf3woXvSlSzqqnN93r256V5e3KAdrDz1E7KQc8XoIYkE2fVQcTlBX8p18z+3l7022snJg7/PmcAemnMS",
+	"osdXme2bvZNdKkhCcdzJLtnTlahe5/qifXbXub6+vK7llRv1FaWRox3jJIhCdDBs4u+D3Re+FPbIpGKG",
+	"5pR8munLiaN4npBjYFMmWiPASRIR4D6RHjx/PeTf7CEH3frcnMdtmArOOzc37R87blOBjuXJWwikRDYg",
+	"iExnYpHnInpgSDaTjMMYFr+I0q8noszjvhyCL8cwjTiP6MhT45U8QTCGpKp+jAr2ArBWgKtB6fyvF+Vb",
+	"vSg/U/YQk3BEtqOr/Hxx+etZ5/THTomykn4OhSyYT6Uo9dVr8I45lanvZlKv0tG3eh/OyZRtS3E/75xf",
+	"lqrt6kNf/+kvTqLs6E9hPq8H/5s9+Cwk29AJzi9PO5lCkFfTlR+lVVPuEltc6klBHJyT/mgm9r73UciI",
+	"ctqRT1FRB8/ezlyZ5J9Ktrcikl70SlnzVA7JpQENQVUGE0MaIjWnE8oeqHrZS1/Sy+2BFyWLzHq9Td/q",
+	"bdoOAymQ7dqyHeoPYR+eJPqKA4CtDI54FJaxkddD/O0e4nMWRsOIhGvjz7OwKuUVz4VEIYqnJDw2cVmF",
+	"A2Hi21eNEN5xB4y/Hp6v8vBczghtd7cb5qRibudWd0WpADvjk1qoUuATMN5ai87jOAvgIsk9Se50KFRl",
+	"kqpmD4T12uTWOQirb3fvo7cm8tiaot96DXf6s9+ibQU9RcoqeqfF0dqaaCT1jLcQGDPlZzGkNM45SZ9q",
+	"CYB8Ajavb5Dpltes0M7cp1/sQjm/Azer8MRvIawDljLbJ9wk9R7cKsqyZE6OMPLl1P3luR8jH6YOQVKE",
+	"o0hAtFMuTmrHN6vyW+NjPWExeXWifeP3ckvu7Yjy+XAYBZEk/TOSwGFklBe4W8RR+6oL7txUOR7je6KC",
+	"7dJmcHdVdPuMJFj5n93MLWv0Yvex+Al9Fd0ThjuZ+qwDTOUUOaFhSoteL8w3fWG26Hs2Plp9cjf1PX8d",
+	"0l5+EvL4v/qp/4TXYlu2V7AqOi5ERXtpC601w34d18aap60eveFVjLCvd+XbvyvbMa+qY0SZuAMTasmV",
+	"8ddl+hYvCSgR2gKhURVUkkSUM4mmuhIg93xFilJhWfyW/sl3z+rV4PtvdsOu8CJmOOwxdoaT5wZPzVRn",
+	"d4Kxuxi6s2+ZtmqobF1lieNov3H4/ui7d2iwEErgd7GcP/6aLM1Ms6L8XNB59MPrffim70OPsXNMFwYu",
+	"5Hn3IcGC3IHl+c6yPFs3Ytky7SlMFg2bdNhEGiSk7GrYn3ihW1H8BFwIx9SUQp9NSWcGGmktYFThrQRS",
+	"25+hByylNByMSXiMfAu9xgeoEJ3Pz9R6/FvfqgJyz8rW1qt/ivt4S/FcjFkS/YuE27GH41l0NyELpz2c",
+	"JalxWFvfyu6dHBWhQn//xe6e6zM5A7eejWZHxmRoB/hOcTxkyVSSFh2QImnMPZsQmC/5NEtjkc2S8/ls",
+	"xhJBwnMSRrgHM37O0s+zHu+msss7WMVCnqfsfE9+DJmM6+Jnvl75wD1DW0jQ4jSXojTmzqm9ig3fIJna",
+	"qgB91f772WX79K53eXl31r6G/IPNBOgXDAxaGpz3KgL/m53lBITNSG54hu/5jOO8jDa1ZHcxYUUacipE",
+	"PKKBcnMZ6LkUgxL8rS97xpdH7OVApRzDhGio/BiPU0AuKeXqJq/X4hu9FlvVCa/bvc7dWfe827vr/O2k",
+	"0zktZjiDvqOVgcPmY0V9McbihVFkHAP3nArfjCR7ymS4QuV7Vej+dArd9lS524v2be+ny+vuPwoMZZUe",
+	"94JXwx6Ptw1FbPsq2O3Fze3V1eV1r3N6d9457bbven+/6jxFBXvRdXQN0ntVov7dSYPGf9yOp28JtCZ3",
+	"yvWn/igAHUinMPg3rwkV/7ZnOj1CBnEbguNP8AwPojgSETFpcjOSmL/IJ0FoSEL9ahJacN4DxmKCoQzD",
+	"bM7HF0xEQ30nuPs1VW5Br0Tx8WNqO2ODf5IAljEbZLIKPhsFOAkRGwJM+H69AUa53DyCwixX3SDnysA1",
+	"AvDYLp3NxTkLVUeRIFN7tgZwNbPKJgleWM0v5+Kp7a25O95XcLGOB5wE8yQSoCxECZmaGkPpp9csxs1y",
+	"e9f4zGduZEs1ORwqxR3HV7ndqPhB1VPNdTD4JIrjjWYBW3ojmzkHb2QbiN0b4oBs3nna1PWB+1Xo9sYf",
+	"5c9nIRYkbAuADV6GZs7wf39T+50/Fu55ZB/38vfAdaSd5zRd748r7mg2/SUqYgD3f1B1BJYXwf/rzeXF",
+	"9dWJa9pe2ry0QgAA/6e4/84+5knsuByFJZUveUujXR7AqmVQR2wZIhzBEmYhK0l4rPZdgXxz5AdjLHxd",
+	"/odRUFpRMMYJDgRJkII6RzuR4GDQ8ZD1AQBJNzXDdpfJ3zraYZcbq06RotD5WvREAllKwNhTSabAo41a",
+	"FI5DFBoU7uI1g47LTkEioiFWNcLyu4D1k6573dZtkl1uzU1Zdd2q4qBKF3aGk81YwRVOxNpls6ZpPlGy",
+	"VJ17eWF00a3l+jDJPUn2QLFSpbFayFcVlhTEervZ/itn9HoWGA8ZkmRE466jOKKEe4jgYIyGLI7ZAwnR",
+	"YIEwGsSYTuD5McLIb6FZREc+YO/rjyULtH9k4hzQwziKCRSp0XVp8gvp1T7twQD3qknoy+NWVUKa7R+J",
+	"6GE+sXKtlnkFOBu5pCO+ft1HO1rucdz8ccQFSxYGG94qntNYhr0vvdKCUKwUn9UENArLtvqnXu+qPRfj",
+	"Am9fuiMDghOSfGDJFIsn3RKedrx6qPq9kuHqDUpjoovEXB60veurExXiX0cfWCI3AE2JGLOQq4Pqq6St",
+	"GGIyh33qKzTuejIL6tBzlw6Zj9SHOdrxFRyFagas4Q3XOQRSj1Qw1n2KOfILGfGq6o1d2+YNz1Cv/V77",
+	"xtL3/OM+9Q0x8SFz0+AsYo7UcvHdY8jjadQP0jlhqocKSmKf+nJQflqfQ/ehinEUpG/Qgl2nOb+OMM16",
+	"zXUwDeEr0AiRzAMxT0iYTmGHE4LwgN0ThfA3zSDYVh8IGGT2/uqDUXpFraPRrDdS4A3N9u0yRm949qou",
+	"sARlT/pUxZtDIhKk8kWCk3iIdrCyOIkxzlKM0y+MiJCHzXTZpzo3V74lP020SWDXtUHq2mO6uBzWWr99",
+	"rtF5rNOlcywlvWXpWqo6HLXHj54zPT/Ne9nB+mDJc4p1+Y5dD5FgzEhqaFClYWDb/skZTWaBY4HjB7zg",
+	"yG/WG25JTx1Xh5B4Q6gB5PM9BH/eGIXU/A5C5DJdldcLLg289ZYTGsou0r+hG9VYYD7hb0dE6OaN+oFe",
+	"chf7xYrtZiu/VjVK52COoNyNNa0KfKVCizMywsHCVFckNLxSY63cVH7vf+YkWZiGSyekTZFzQnIVl8YM",
+	"xMgisICoWT5O3YdzKCldYxQ8twUyYA5eepCWCIHk9yO2p38EI+81fjBQjwUyYerarqUTWoKpRih0vQQS",
+	"AQSinxA+j4U6fyoAaFkQSE2S1USTjqm98qKkAcrnHCPZp10sSW15wOZxaDAsJTF8JmFQq/T062ZktfVX",
+	"QJ64Ku8p8rNJz9mJ3uztG6ipcwvmBZC6N2tudJpcB0sbm6OwLX1DHUt4nJFY85b847hPQVgHWRoEXCeJ",
+	"TjvOLZ6qGNaoH/SpJhGtHImQH/BAVgEIgSXSLUxrVX0I3jSKDFJmGa2F1HWFVDfRKJeA1Tg2Nmc26gev",
+	"5sy8NYgMSZKQsJdgymcsEdu3J8lFL6EixsyZm22ZoXMDU0XxxLyceVUdxD/AyOq2weVso08weeaNdlmB",
+	"zpc2eur7/G9s7VEz3LLNJyexueQik2ee0T+0408iGoJebAi377B16Pr1asHtqqzN946LLLssWXld3Hy7",
+	"+7LV5fdqCVOu5kqdXMuXwSDKJ855FbYT1sZeCf29TfbW0hrWGbJyehWw3iX+nOlSrm0HmCls7lLhHgYB",
+	"mQkSPplTDWIWTEqclt6mBraip/QEBr/hYXIRa8vOsYlu94wjXTgzawwn1ml2XHp5rKwb7yHB4hBh+Hmw",
+	"QPr+7yiweA/5wyjWyjoYsVwuj6fcUdntxo1WEJInkgoA8692SVeu9rWmEYTK8/hbbc6hjCAImVbLbMRl",
+	"0sEXNNOaUS3JZGMhZhXcovB05aqA9uQ4g5I4lnEd+cx1ygzfewJhTyUHB8nJcbKlBdIkZ/NPWne+oi9v",
+	"+2fbVHfdWHktY1LgpcsWLP3C2jPgUmodx2KY4NHUQhtIyCxeSC3SdU7MedhTKqPzyMxmhJbE0WBLmtz4",
+	"EK0+NKU7GWMuTsZzOnEP6elEbDNZQ7+e38p0PdZupm1rXCduOE20L+Q52w5vXWdVMLckR+35fDCNhIAE",
+	"7weWTJSvErzze2nncr2ns5io1wJMA6LKlw1Vso0ch0LqkdsxF2O7qY4ZXs1KrBu8xEaeIbRwM92NyIii",
+	"fdGUcIGnMyigo3mYFBjInny0lsWoT1fakLzNzRUVosxN2sJUwn3US4amHEvxh+LYR4SGCvFYScnrVKKl",
+	"PYJu3Nf+qyL82yEmegBm2iX7V00zLdro0X69kcbzGMcdV+WVQGV6rrYKgZjchFZWV16+FmW2VI0lQ5IQ",
+	"GpAebNmGs6uoBG+q/m6q97q1mktKUr0GZ4cnSe3K2oujinijVLdJ8IP8zzyJLQ2nXMEpetUW4C1SOLp1",
+	"o9SUGoWmdi7H9s5Hgh9yxHWwEMRlTS3RdFbE67nWv6jnXF+ede5ubzrXNU/9G8IlytiUK751iVPx50e1",
+	"wjfPdDGRChr9ciTs0qikTuSOqlkzmJJwnPJxpE6ck6K1JX/+fmIPSDDjyUd+Tory0YDNDc+Sl/ENT9/w",
+	"dRBAn6q2aKeBYoLvFZoxm4vdYytGAGHl7XvAkswOdfALiOZ9uuMnRMwT2p3C6RYkXqTYYWNG2Twh4e4x",
+	"ms35WP6WRa0jnBD5Sz/LdXJFSzzborShaLk0GzfLlgt69VLmJXfswTpJ23YIKrueO+piRQDbknWvuss2",
+	"f1Q3spE93zpWPWhujeHM5YMuHQrkCrkd7nwei6VNSWUWfZ/U7QKocTB5yP2YRtT+xL73ZCHetj9oI0wl",
+	"T3rZgcy7zzdbFMmd13iaPUQ+4UDEC8OiJa2ZkumAJLzKwuCcgaHibJ2u9iceXW5pIBU/7woU2NZmGfa3",
+	"xMZi/esGcdquT7gNe3KjjfAlmFXMAoIBBNcGnYwEIT+yrH53QLj6FCOpG+5xlgg8iAnErUBfJkjAh358",
+	"NGax5nCqY8Dn79OMz8lHuRIGJoIS3ncynKdYGb+ofXFzy+LL65ErTIfRejvhcy2Ex8hXlj44SnIuGkBP",
+	"vgF13T3kp7Y3X1WDJ0j+8mI2w+rWwj/aKPgka2DOCuay7r/hYG8hx1l4NdgCQe5TUdI3vXavc/fr5fXP",
+	"3YsfTTaO/ejk8vzqrNPrnCrlzHqisFmAZRpFxHp6c/vDebfXA3SA5S/lf0y/kf85hauxX21fnHSWfu1e",
+	"XN32oFhy97r47LrzV6i6n/+1fdv7KWtQoiltx5T3BCPelzPflRruNrGrfVna9sxbtYoMBm6X+ibpZKsm",
+	"kleJx5iGMXGlW1CkvH9w4+S/uI9ur8/QFE+IYrU6Ow4jwVhslcMMMO3TAMdxC2HEoxElIfKvLm96Ptq5",
+	"EZiGOAmRzr/nSKdPm/wGToSI6IjXOQkSIni9fQIgTDedk+tOz1cRq5yIXfQwZpyg5qdPKSYEaLJK6K6j",
+	"Nl3oauU6CH4HU9SJo3/hyxvIeUB67ruyqWS+JFRShzU3LqSAPkvYdCZUwSN3VPmq+B9d13PducwvP5iT",
+	"wECA0Y4vu23pRBDfQ1igKeMC7b9DP/+wazig3IU3vE9xMoJ61PwY4QFkck0Jphz5n+1uPJQdrxb6DB6K",
+	"Vp/qd9QEHh8f/dyESzwlzhCx9DyWH/Kzogi68gIGRqMsCjsQALfZ8krt7GHMYi2W1tEPhEehPtda24Ac",
+	"IhJ6KBJp/Q1IU+vTNEN0bxjFpoHKB4U8NlPxVbDZXkzuSWxeiQSAH42ie0LdVo40k3/9Wpg7jEO5rNH9",
+	"pncfz6IODWcscklY12D/UNl7JwnBgiBVfZRRKWdFIwoXRl9HKtAAB5O6Ku8bXtJ4URarXhtEbP04sQCb",
+	"oBlqEEcmg35VuxN4LW0Eww7b6mzEcYXw817K5h4/FqcCARYxEeQqYYIEBUJsCWojhmO+8RSVyL529Sam",
+	"mP66D6RV980HYpaQzQ6IKu+9ro0qam7py52KnOi88HrWQ49MZzEWlbvI3leCQBIFvPqmn+sGzi1XlRqc",
+	"Aod8cpUWuF7zjdzLpvWNZnaVWqcvr+Q3JOGSAOpg6VWdXlmvypbxfBTR6truFbzvosczxkXnSdKIycj5",
+	"cR6FBHKJ17W/Xm4BcdvV1tVe0opiIARbp0KganStK5oXaeiv40WxjqfJFTpGs4RwQ091trP2OSs7SJZT",
+	"tJYmcLFY75I7MTzrBt6WzRZckKnbnqyepZLPmFioCFzgRCiBDe0YWaTZ8BqNRvaWQkSwXKzNRqPRcHqj",
+	"Kt713CUXbKbvePXTlQJ9bI0fzDlJzFXMT9Vbn7SdwhykPnLJGfNX2Kb3hrFk3NA66EVy5KUlZsy9dnAv",
+	"m0Xay5PR0Cfk4UHaC3RrOSyqS2ZtXWfGU0mrSkhLxfb0DEq5q45uTWV9LbHhhKSSPAexpP7HilgVZJ0f",
+	"IgZZEU8Wc1xCSZEOEQrWMA+dwstalIP6WFAsywrxfLYg8yqhrJVQjEyxludfYJUm9HRZIz1b2xE41vJG",
+	"M+IvLYhk88SfuqqZTYa/eeHklcNX4fBP5sfQ6lncLnRkwaxSsD8PMCd38yR+fAsMj79VCDuq8lwUKkgd",
+	"l7Epp9dWlF6MfpniZdbWVbjbyMz1BOG5ikBkiyf2YjpNStZWpFCcy1ZUbSFeO0yzqTYoqBM/MWfl1m9q",
+	"6JS1w3TbuVdbsbVjvXDSjAls/fLPp1OcOJIJC/kplvvINv1XPm4moWRVA20DhmWAcDhnXok9gnULq8Sb",
+	"0GU9hwdPujNlyYqbpFCvRDkzQ1sDhGNNcAsH3CzVixxwM8ztHvAq7hbz4rd+krewwy+zte5oEsXCqhvz",
+	"c6TIIaXhUUQrRZ9dZW86jwKv5XpbOa0trLmRRLa/7uepqlP1ZoDL8Z4kHKbeLUG/sN+xrFUc35MQgLBo",
+	"/eWEkCmZahFk0Jy8Tw6n7+j7WeP3Jj8U7+4fnFAQUH6lmsZ3o95dGfLMSeJambbynA1Zkla+3XuIQvD1",
+	"MFWHsAKFN3ujB5CO3l6+0g2/0JwkP7B9JBjaz8nhJsYliaZTcHRCdorCMwvGJJjo2F/5nIQoBql4VwfT",
+	"pRkQrugDuKUsER8iEutFAsiGWisnmhWtDVggeQ+UlYEjzqQyMVjYQRp287zU97F0IKmMaTrBYJKB/Kr0",
+	"nwpyaU0nJ6oSz5dgT15tmLDphmblpJJBmVBBEhIqGL9jRKYzoV3eDxEnzlsr2HNk9Ow4w5ygu3Sw3zrD",
+	"VXNWZgS3wgwvEI4wUnY6NMULxIk4NsZ6HYOg794bLq8qJ8I+98tHtvyoava4HAeTWQkrGkiwGLJk6gxK",
+	"fAYZd3vEXsBXtk21s+AGqDjlTZXVnC29xDBvtrH0RPYYizePAypHdB4OSUIcvA4oWprPIRiLOZphroxC",
+	"7w7leceAoj3UMdiOWgS5MJdVi/rXm8uLyyz2Cm6K+76dn1wZLsaGkgv702Dmw/jqT5cM5KIaucAdxpLy",
+	"6Hw8izXFbC1X7p0CU07hbPPbmJF4B9qVWZQ1MXXqvZUUOB2Mq86EHNmGMntxXq7YY9PZZr2uRwaH7jwz",
+	"7NWz3YIor1btRWR5Feb4RP/YAvH5gJM08tkUMtBOMA/N4nmav+zXUQcH49TbrOOQEjKLcUBMIjN4zBjV",
+	"MVGvPrNXn9mrz+zVZ/ZnC+hJl+PV2/YC3raneNYUn3SY81UpXQfqjLxK3HBGExaiIsUhOd8uwvvsoivf",
+	"hl5i6yJm3dZIJtvwL5i9e0EB6o91oHn2KXxitRv12dX78q0YUSiOF0ITkfziVrGA5e0LVJDkHq/l9+k3",
+	"u6aBUp+iTSqJmT5+mAcT4szcXG81yy89ExVkwPS7PfV6ce1tE1u6Hmnn6TRXboWe0grNbxn4QAtrJU9n",
+	"Rw3DoeWc89lgbD6IrYgFA0YPtCgRG67hhFB+y0noHodgLD7BGim5+Hg59yyxnKu8lus+VSjtTpcnunKd",
+	"n0ku05uzdVq5dD8s6/mYzRNovHDbIAvn05WOlzqOHJz4xH6MlLHT1BxJJLVz15zJjmZBiJonlKsyLFAc",
+	"U0HKz7TEjoY4iudJSZ+g8USE3+B7l/3rXD9G2oKXG6WHBgsrt00bydpX3bJPZben+BX1RAonAybGCBKO",
+	"3L0khStWRWCW70phgm98fQoLzVgMBj9uuRqmuKxGkOypU7ZndldYIAVvh3Z8NmkhYMP+rmclS7GYo4gG",
+	"8TzMadfW16TI6fjQacRFRAMBKf4g7yE+Y5P1582NCsJrXuF0my9XoRzWihSPXmFnXVc2NW040ql1USuV",
+	"Tw0pfhAlzSjJfkI7WQA0lo/2SKweyNagRDBKKoS+pzaKtVUrCtaMj49eraAcLTut43gzXSMYY7FZC6m0",
+	"btLChW9xMsbiREE1Oo1ElzNC2903uo5kPUhfNQXGHNA6YxYFLvrQsWBP1Es5HWWNKmoN8wQar3D2LH/7",
+	"lkafTOU9+dWUpUdUvDuslUNvFuCC5SoE01m851v4GqYelbtwlDHrlJXlKGmn92ijhcncDvMqWfP5xrdK",
+	"MXUpXKlKa9bX8vHo3Taf/Lj2kLU5j7jAVBTx1bB54OTWziOwLIhHNOLju8z3UH3+H6CpznQCET0kn1ZK",
+	"kJv1b9hYagIorjR8L+vcK0xm/cqm0BoV73A90CAhm97ky/QGG6e8ZkNwBhB0++S7PaeTShf8iVcYbFV4",
+	"CpxT5TLDcBWcokI8XX2Pt3JTYZp/4HWteJjKrllI4vVSv6O/U2j36D3nnkJHlS9rySVTE3jiFTs1s3eg",
+	"d1B3FFYVSNFVZLIC815el2Xb4TyO0ZyKKE5RgbLTn2IMGXgaLtgshzsjf5BrtK5YW638rFvk3kmMqpB+",
+	"tcwGHXWVYzG/P6UhciWlAQA5VeHsAjzCQoOpHmvUDdmMox0/muIR5Dn4HvIBZuIOz8OIpRUlPFSv13ch",
+	"d0+jCjyj4MAKplVavA520sv5UjXePEcGqNu10Wt2IgNEFKU41Fl1TiPb62uiFtbTpuvcYsuF+ieLNDYD",
+	"JQ/gJUkFLlh9bpZS1/mTyjJFqQiRoqBJvQ5Od6qp5RWE9YUHn8LErCO6xMQ+Lq3j2rtRYS+e5GpPJQPZ",
+	"F8o640aoraNz7WGgTGi4EDQmCUE7HE9nsdzcYUTikHvIB/VWHnoKeMNa3LlTfNq+BAbpVGHlmW20T6fU",
+	"lo1HDOHZLF4sSyflhohi0K+HWBxCuc8o4eI4o32+1Hn99Kzo4DZKHtKfdjIkmryzCs4U+aT0zSccEb1f",
+	"NiJo6qLcB7/XNKLmbwcAd7lWEYU6mkipF5qyy6MPEXs4CNhcpQ3bLq2jd2uDZTkeErG4i0JCRTSM1ruc",
+	"iwKLMZVmldl1rK0TSrOtIXm5jpGya7YDuuZKaRauecnltoIZ1GDu2KxS+Ed+QgrZ81I31babp6xJ0Uaj",
+	"ZbX0gK9nA4XTtBFbtMSW6gMvkP5VrsLNRZ9U4rFXBbqpshJ5LWuVlFaikRvu6C73ugVBbmlaXjqqChPU",
+	"A3AMfi7GLMnhwtfRJY0Xhs4BVHLKIlO6J6eLg3FGgG1RICTK8J/UUve/l1Z8ShV2ZROU8vScBhU51o1F",
+	"B3LV15due0uh1beQyh91dQMePoCoV1mlPgKZwUMwsyGLY/agxAmMBjGmE3juIQKFj1Vkgv7Ib6eXF52P",
+	"PtqBSuiQeICpriQP49ldPhhe7dMePNtTZ+AphETj4pasUwlMaA5vGC/zcUXfPISNnJ94Zk7Go+Cl06tu",
+	"OnXZHdYZUZWwAXbjrDbxx5LpXmYEeRUlKxL4Qv15ZWm/m7tLb9wQGkq5NNOCVPlrMGj4WlPO7Hz+XKGK",
+	"D8iQJaRwWqpwm/Uq3K17oD64RO+UYT6NwRfzhL7hUuwy9nr/GPkq/iZ9F658xiOz3xMCnRj30huOANSc",
+	"cMTnkETD7jWqrP6O8nLsNBQgWiQkjQQse4XvgxEM0gm1Xvh6id/VHniZTydbhgq6fr5HzzGQQpcfK2xQ",
+	"WSw3QC9n7iSB44kJeIoEVxS4G/q7eTlXezJyGWrQSIwjrvrUu62xNeuoo+xtOrAVTwn4QQYGCqZY8mWG",
+	"hSCJHOX//va//f6nRmOv3/+0P+z3P303/PiX/3DxOCuS9CkZGJkge1AQXL3anEa/z4l+rDGGThilJCgt",
+	"syml1bX0NO2irRtotGEgmxvmfhi22HVo1GaeNu8MSHRf5s4zr126/F2pw9RKStTb6LgfZoU32IlVWVaR",
+	"weuCo6YBjBXtgxseqCUlbu8Ej2iFTAR7VSuB8mb7qHF5i1faTM70l87RDCm3ffn1d17vpYPjvN0DZrRS",
+	"fSANsLYZ0DLZK4mos0MKK+RXpq+vHvwXTfd73kl0hhI++2BkiXvlR+QbDj3Lpu9OTt8sI8UiuNVSUtYP",
+	"6XnxQYXpbTtIqHh4HG5d/QYd+WgHoqkiOoLQgwccCbBygQ1T6oVRgKHiA54QFIldr0/9lFb6HvLDiGd/",
+	"Q7DCbEbClvH26qxI2bc5qn2akCm7J+GulyZa7tjUxSRkoEi00ACHCAQWT5IlBL8PFn2KqTJLw3eOEScE",
+	"+erk+7tqWFI4lUMKEgI2HBxzNI04j+hoV2H1pvbHdD2UbkpNrUZ7cmkuMvwMnbvVPiW6/GxngBTOCAsA",
+	"0Lm7YRRytYrGVu9p7DC0LDkr8lkZFkEJVa82kCis9OUSw0UVy4Op6GMq01UaljZBrBvYVULuI/LgiLXk",
+	"IppiQcLeCtl90+ofhdVwuIJzGUWb9JkdRGdlQxXOtPlATTZRsccsacKRrK7TFjf5UqVUwtRUY9bdmlke",
+	"clONwVvaxfUn4dk03z5VL0Dz08VaGl95WsN2M2xLBpbqepthnRShRaTWuCG2iKm/umZj0gH+LN/XqpS+",
+	"ik9Tpk7csvUmIaNVxU57/DkRlLGpCwjlmrEpByOGW9OR0sDG+AE8gzYoqF5Su9cQKwlR+Tu5QOIWehhj",
+	"gcaYIx5HIWLz1IfzENGQPWTVEZqFBKq0HAIocJRRN0RGGSLMaZSQQOSMEaXrshoLRtfLtUTx3DGwF7V4",
+	"ttZdmVL8s9VIZtxqty5EJKwtN6s4rGeTxKV5vgBdTL+xvdG+6DDdtYzzzsrVZq7/6zZzFQndsl4gaYaP",
+	"djBSxMNDfIwT5UeA2DFGIY4sEruqpi7cIB/tyN/BemeMx3A3dm3HiuwRJGfZpExuTse3JbUvt2EvAklm",
+	"MAzWIJIV57a9o/hSGmT6gVIBPVcU20IA46MNubRd6KmCtH9uXtcVtCPsiAxQuf2p1VKS9ZaqHwfMAqNM",
+	"s0PBXFiVA50gANtTRp5qgynjYqkx/mHM0EPChNTSlSo/ZlOrgqIuSrqeuTnqdmuws2zkFQ/Ntq/xCvXo",
+	"j7rN1ky3d6nt5XvJu31lyZhLaBkJQTjvqgnYlHA0TNg0h4A1i4ylJFEaf0xGCYZcx4dI8iknuT+tgNix",
+	"QKeds06vc3d1fdmDenupaQgjBflhj4TQcqvMKYkjycKWQedmyile0+tMQjD1qNQmd1dqqjaMRPUYNB8r",
+	"3/wtJwn3W0h3huh8SpIo0E6wkEN1M0JFspDicBiNIqHI2G6fsgQZQzlHOwHmZC+inFAeieieeAijmGBw",
+	"9Pv/7ZuIs91jIH19ShndA8eHp1yZYkw40YlWEK4GhEJlzSl2ndHRnRSFEFNKYihOBsW+ER4OwUq266yC",
+	"Zc154zQh+NCGiCgsJImW+dSRcNZ1UjF7YY+dnvM1b5wTmnrol1+Ti3eNBTmLptEqtW9GEjSN6Fwob/RA",
+	"rpuuFS1vFaQKmQMh++zTHR00hvYbu8cKxCsSS40pE2O53VL8An+NLp2XRvpRXXUZioCoHZriT6pa+jsd",
+	"faf+2nfm1C1REXDLqkUvSKsuCIsSyKyAhWu5KjQ9kS8Cyo/A0frDAG1O9bv5/JVCnf35FNO9hOAQqhFb",
+	"D9ezSRj8aoDnbOwWuele/NI+655CmdDOTa/mpb+cd25u2j92al7t9qJ92/vp8rr7D6gw2r24uf3woXvS",
+	"7Vz07q461+fdm5vu5cVNzasV6WPx7f+5vey1a16t/aP86+Kyd/fh8vZCvnZyefFL5/qmDcUY7Qe/dn74",
+	"6fLy59xvp52z7i+d67/nfjzvnF8Wfvr54vLXs87pj53cr/lGvZ8uT+Fx++zs8lcY8lX772eX7dO73uXl",
+	"3Vn7Wq/Bze3V1eV1ryNX5rTbvuv9/Uo+uG73Ondn3fNu767zt5NO51TPute5vmif3XWury+v5YcuTzvZ",
+	"X2r+txftX9rds/YPZx1roqfdG/kLDOS6c3J5cdqFRdGVYj+WHejT7DRWp/+nRPIbbhyq8hQd57BNFHdL",
+	"iB1+vOxuHWYArrnemZBtZliMjRVlgEMVs4x2CkcPyEXh8O06TSixm679Oo6CMYKHUAVxHIkW8gNGg3mS",
+	"EBos/BSEMKJ7wzgajQUK8Mz5jVlOElh1vZckB9U6hYUqEF9I807zynesc+Ge7O9zpqQ1R8ih8oa/4Qhe",
+	"giC0UZa2O0QPpgjqzvIt3C1LDV8ZtCDXdRmfzArQJCJZtIfCNfUblQCKBAO/HtpxXB0DG1xK/Z8KfsNd",
+	"eantbLXMUuk8DR1nMMbV1+6xjOTagnghJxcy4FRw44CFjjB7YljVWgZTkMydqSgQbOBSKUvl9iLcsTW1",
+	"e1jgJ0aRPidu9PkBoMWQz+4zTYddVbZt27qR7raasXXZjurq0oJH3QwWEnYpq+2LOYfYQ4S5jmXamZAF",
+	"YokkahMyy4XpVsXk+itn9HoWVIyjdw1w7/rqBDXrDZNB40lZNBpGgdIYWYJMYownR65jMAULWGwYFDCr",
+	"kAwh6Sly5OXKgSezoPSSNeuN9eKa6cS1R6mHtGKZO2cIURlw2posE2MmKszMpOF4jYbCjRsshPIUrezP",
+	"7Z4rdXWnE1e+EO2w3mDSod3ONlk3mofrE2zAuFzh5mZfWT0JHfiwfH9h8dyOeoiELnu2lZIIE7qhPXTz",
+	"ijN6Ep6e6LpqBEsr9jxivLwB26bLS1/YhmHROew/0qyYDqirAyi2jeuSfuAKi3H1tzPiAPkLecRah9yK",
+	"hRXhO6HsgbdyCDcPoDaMGIqoYCqu2wbT9FTRflMiNA3eQLCMyP+sOMajDz6ozyilDvKnHQgnxxSpFDcc",
+	"96mv6Iy/a75sFxWlISLBmCl4HajijgZzgSi5B1BlqTslbNqnuSoAYcQn0DQmQ2E81mrw2riy2QGE/V6P",
+	"2ppb+C1f2RcxNefP22acZaabvBhTgQ+4Rn0ezG5SwPaCHTMZbQQOCUkYU+zytXIRRqw8DIPQ+/IFK/9u",
+	"NosxwaG2tj69kyqBv+fBrJdgymdMZX/PE4c7bizETF5X+V+Obq/P0I5K1cKDmOzBU3mfOCe7z8AKgJ2r",
+	"ZpTP76u62SsXa80S6BPz6K3IsszqH3BI9MdTgnb8//0N7/2rvfePxt73ex8/73vNw8f/ABQ1TsI+BW+l",
+	"r9GgfTRmccghgU3ZtZH/30TSScbfqnf2oKQCS/rU/2/4bmg/qKOf4Fgo6FxdXpkECZHqIqFBslB56qJP",
+	"ExDm/b/o/+ejiKIfiS4BdIy4ziS0XhjgYIImhMy08VmTWPhUanK2F3W/sbSHj+5dzQ7YcsyCPDyqwHrh",
+	"RPnH8qcwYr4pyU6UzU2OAAuWIE4ER2AZPL07P7m6u+mddi//nzwgeXSIXLc1r6b/w7mC5Q0j5jQSGhjC",
+	"dTUMKwTphCvicgqfeR5jKI552yyhLNCYZH4aVy2TKZ7k84akOBETXlK9JGZ01CPJdKX3Z4o/pVGTJpA3",
+	"/+0f5uEoK8tAcBJHJMmcYSr2DHIocTDONOCIqoB13qdplCnCAh3mSnypd1Dq4Hkv1bzdloFkIFyk/huD",
+	"thgJFTUIKUxAL8csEXKieiL6QlNRRz24gjmQchOcYwM+gMNPqdE6lI7FpOAgAmDynI/IBirPmTIdAX5l",
+	"jjX1auoSdGAVFCbnsOZV25FsjZsNA7puTySdV6OajVGd4efYCsx0Cujva4WbLAikaiRBN1xmn2XWADWv",
+	"LSCFZ8HhL0A7tqH6FUb5Ryp92aS2QLgXLyLG52ov2gCGGuscz6IS/qeDYBXi0hdK11tXIrNtxQwrv5ui",
+	"hFIcCxFlEPsItJIycMK7vVXPjc4ms3hTY1su4O6LRNEBspAqjfcg/wc/4IUBBMgiywC+2c2Iq2Xk2BFn",
+	"OtQsnU02OtfRTJ5Eflcv5BPH7BxeGoO/gpRXK3+cCy830zbn6BtO9bSRdT5tiHCng4PWZu2uq12SDcMu",
+	"ilOQNbQ5KpcuoP1mGdib/xlIhmdQ31roM8BmoUf06Cs/P4ByoWF0TxAf4xlZNoDlILbSf5TC+myOCGiJ",
+	"HYeNKsVdLLCnTevC5MxaRw6rVg4HbPlxkVwthyGXApUWQdcLcQFRHEcaIllFXxlx0UAcIME0hbNBAytU",
+	"R8iDtRcQFTJZPAPo0PqCPEEKozUNV9CFGlNkknLM9jL0d10BUgOaWF1JPUV1n4QkOU4ryukAaWiUYFoZ",
+	"8K2nB7E2WS+HuJ7bJAP0toJQXBvGWV0i+BoC1c00SyDDStnEc4PFNwj1NiPMVbm2SHg6+3W781xB1trn",
+	"7YuyuvNK6JEOkvtJVBy/YWi57d1Ea6uOHHit4vs5wsvQgcsQzw7prICay4QxmEWC8BlWwPW2If7d16Cs",
+	"ZtkWlk5ioNpGpARX/dxRurAQWocT8kA2rWcwSggROhp2g4prNCCJwBFdXyBwXWmDcxXcuzwfwHw6WV3b",
+	"Ja23kRNvypiNwPH5+rIombVuLM+mjiovKQMyE04mfTPGCSnWRY2jIZGvQ9w5nymYiQzSLaPw339f//7o",
+	"P2v5dLnG3vcfP+97B4/9fl390Xz8z/9Y73TIzdpzrWo6Ded5TStZbh4jcl4sfGlOO5sRiiN53qkYJ2wW",
+	"BTV5Etnv8j+MjUA8YXGMp9h9GZaLZLpQjeczDX1mxBLPlM1RAEoa9tjEemZ+UkW2quPsFQuFr4nCs2LQ",
+	"wTN9XqzuWaxaJsk+DRZXhOJYmJgVbeS07IB7TYdQN8WfMjtxzoLYWBdArxuz+EaQGS8LUbXq6kzxQuoR",
+	"aQUdSAwAmS01ZR4do4au4N2nlKlXd49TgD8p2D1EYszmQncDKOcjIvTNhPu4ZOldbQ2VLFEKiQF50hIK",
+	"MgXXyzwhpQ0bTnl6dpVf9ZUNXNTRQmN8Wh6C1YHJRrDSCpbVT5zgksqhKhgbqifJjQS+HWZx2xrgO5fT",
+	"vhaBvorabs3AqbVnhTi0/q4zHNRUPq5e1GKWQ0TvcRyFd5mlwvyCZ9HdhCzgFz4fDqMgIlTczUgC2DyK",
+	"kIIacEeZuBuyOVUZ6mLMQvhJZxPB0BYxw+GdYOwuxgkMfk5TenU3JWGE7/R0EizIHQSr35FPaZ4XVOKj",
+	"OL4z2D7q0+Yv4Dl3c4rvcaS2wEVHXVifK2OPNUdT7fbkZmERDWLjm1S2hYiiFLEcTAVPjFa2z35x08vD",
+	"jYvHpXxzs8WaSxojdPBn+nO2telP9l7onxTXuCsOqLjIUgBaBpCPpVhU3ujcDR/eNqDhIJ/oxVZ14Ry4",
+	"nmW1lmwXP7wkFfqIoi3VYFpbOcmEC5aPSkUaSGnJPlIAOi+P1e4zCjJZ65uVd2EPlIR3g8W6JAo5ropg",
+	"G44aL+lX9BKUH2IYnttvZDTSShYO+zA53EabrJh1jIvzTadaqsUuL7p1FYoWlGxHr3JurcLphowdcZXn",
+	"Z/bRlAt0RZLyN0Ai7hYio4rPr8oqkRaz66zx5JrmvlMYlmutrvIl2Kur+ziUXUT3ZPPi/2m58SX/rgMS",
+	"i1Z9M8GR2HQsLlGoPOlb53CjHUHwFAVjLHY9pHO40c40ChI2iNloFNGRfKDzvNGOkhwgAXU2y6F+WFnh",
+	"OhXcyg93nlEIVnLau4fRqFoV/BP1LkTRrYj/qFLNX3Woyvm7YuudJ84exGZHbi5Yh47wiEzzhZWsUQdj",
+	"HNFNi/bPgtskfm4soJSvxE+YjwUe8edaK9QilaqcKmYtzX4BMEr9m2JmWU1MEwlnAn+VSqrOywbVMe2d",
+	"9qq8qlROq1nOuFwMy+MsxhQXipDsH+ZME//9G977V2Pv+/rd3sf/axravzlhfYzA+eM8CglkczmiIxQy",
+	"/FmUT3XIB0OZYX12mBcjHSwIUClMBSBNMV1YEU3r8winKod+RcjPLCFDkiQkzMayuss5J50p+2dUnpdv",
+	"H9gqCPXL1XeXfQ33o4plsmdHjapvfn9U6c2id/h+pEpb11QXLnq0PiT283KjEhhwda3mSkVBE7JQyYIp",
+	"cGsU1tElwLJOyIJDuCoaJoTsKdxXXavmGPk66hQCNx+SSJA9MDnvpCGmaIr5hGt3GMSQOpElDINZlzJc",
+	"gOyQpzGYVYrrzVroMa+j6cuU0zC8dS4c/Z79TcM21zVVr2UtXUf7hiXiMimYEDEPamq7nfw4Sy55Qrha",
+	"XhipKmXb+SzrUiJUXukpo6SkYEjP1L6yqoYol4iytKWQL6UFt8pAlzQHAgfxG15aDvfpLsMqNh0rr3ZV",
+	"JIbt51vpxtP9QRL10xZUlwRXRVciiNRNhGt5N0u03uJilJs8Nik9Y8LGTMUZIUkdnuFESILoy76hSook",
+	"UEk0lYoX0wEUs5n2E4Ug/K+aTHayzbhXzz3bOB2FsPp9MGhn77P4LoBC3qvbKDd/rllCOPgn1zW8hvd0",
+	"Hnh6IhZKflIb8li9nnlhCuvLmi+Pv3qb/NCrtMo2r9r71u6BbFk8zxbVVntr71l+Izx1tpYPu02cC8vn",
+	"EMOHCR5Nrap6QOyO05+lTJhE94AvBEEkrmo45UVit3inV9UTc227Y65pkIwiWfxYUi+FeKYjHqGwjbXK",
+	"qtyQFQ6ZRfFkHhZNFQFZgS+vD05GkH+3litaOAKpoXAD5PjtLbWdd5yNfvXC23dn5dJDKOkxVNOEBY64",
+	"UTmK4L+VK5CUrgmblGJ+AS37csvIJrX0syULaZRpW4habzNaIz0tCZzPQrIzvX2lUHazJLrHgoBZi6Od",
+	"UcLms8r4deE0ok9Ar3s67h0MrxtuaugxcHUnKu30C8DVpbv+dePV5eJ9yrTgXK5x6Y2y2xw1XN+yY/YK",
+	"tpQPJ+jg4OB7dNs7URarqRWGmo9eaTaa7/b29/ea+739Rqsh/399v3nwj1wMKhZkT6jQyWWEngz7JZtA",
+	"GqXpSm5+CisKtTVAQShWMHW4nFwqVVWX3UNR6CEcc6aRocDWMMY0VBV9fflON9TF/jSM1F4U+vnlk29t",
+	"B3ijCqtYVpLUM5ViAvEdHD94ZdzsGPmf+0pY69daqF9ToE0KG0xBNfVrj74uy6N1LDnDiu6zJX6dZzq5",
+	"XXRxIKsEhG07UPBrypbi1QbzKBaRuxZq0UCxsV38LJoQ9ybIp9dEPBBSYjJXFuJSjE/1eDXAp3pHW0JL",
+	"bJeMiw8mwshp02aKqSFNqHJwW1MPjRFLUJg/xIfjQvTa/t73H1XUWsM7evxtOg4//kdZ0YNtkfi/feW0",
+	"XeejrAwKLwbhk3wSmKYiUt6EqAQV/C8nn1YIXk40exI6UG4gDlJjSktdr4AFNEF2UUCQeT83DajBCVaa",
+	"owYKFfJxRLgmHLvHKIgJAPub4qZR5kfBIxzREkyKFd40BTpX2chn5xDdkBgAXFw+9SKY0sNY0/Tgu2lz",
+	"ckjfzd7/3kgUTf/kvAiz8Am7pEEsqlQsTKTurWef395sxezDYg/pY/lpfk56cem5h+rYWUl5lUdul83X",
+	"sRlpZZUpwZSjLAdlWqyj7xSSCme8wjk4tVrkT1oa+l5W0j47eFXPWxp8ncQVm91eny3tfm7jV2zkOvSH",
+	"J6GLVTiYWffrB/e8jI3CRLeds5F1DwDuqyyzcGY14da00DMFhglicxGwKYSTK/ooCBdIMleddFe4RerB",
+	"VrHhYJhlHgU1Byn8ch2Ulgm3iFHtC7PGm5FFci80XQz3cXNwEByGR+Td8LvR+/H3/5y66OIyYQ3Le5g4",
+	"QYExF201mA1XASoVG/O/m73lN0czrnrZMBTsrIlBLWB893pXSEHYGiqX7zxfRioSaMQEosxESDsD9Sj5",
+	"9MS5VwPTLVQr2FZiLhAGcwbTOF89JC878esABAtXchuQDMVb/gfDMjhmuC0imS3Zi1HKHPu12PWRk12b",
+	"Y7ON+b3UnDLG/VwJM7OJqqpaJvm4Uu12Z6euuGJFy2WPCKdiOZ8P5GsDwpFgENXk/0Xr9HkJyyjYfzER",
+	"6PUs7FX9rWXI9G8DEGX+Vnf6LlCFsjMXcN2kModZpduI0Xr2oh5sXZJIpyq/RGWczGwSAcr9UK9Etgg6",
+	"u5ofq9x5RskbDljcSvkCzPs5DUmCPu0ZjPBcuZmvdD22SAS/EuK3NaL3ksTuBoJytjLMXyMxVt291GB7",
+	"hIvtoeDok1kl0Tt79RuGCrGUMRfJXcKYrKO20AAdWowEFTcME8IBRD0hnMX3QI3RdM4FOIIGBMWMzQY4",
+	"mHjGaeShOKKTvZgFOPbQdB6LKMBcyK/NKZ+RIBpGJEQ7cxrLrrMkSJTMKVcaiMYZNEVHoPjJ3dV195d2",
+	"rwOYg7t5kR6m0Xr7VhFA/bskV2+VsXxJEV/B2m+BOj7NmLBNZf6P1d5LD5TmHRuBSigG4UjmvABXptY0",
+	"TFGXhzHjRIUxIs1acrga63Fkv5Cx8Ssy+n1bprzsRHxce9K2wq3MqX0hVmUxQ4cvwwhzQNkiwRGPRjSi",
+	"I40m62We98ECKVMm0h2DY+CaCfsn9aEUDXmDW/h6LXRYsgMZ92HMSXDno/+LBpiTd4eSKB00UYJpyKaq",
+	"oISCpPrpvH2CJgQkcPl3SAIWwt4JwuvfnFU9XZKPLnxhToJ5EonFjRyhLg9BcEKS9lxlHKi/PhhHtuK2",
+	"qH3VRSpteUnw0I885OPR5M7Pl9ERKCZSVDhoql1oFmKYYKHg/MBns8UGkOFHOeKIDpmJpcMq2U95qs3Y",
+	"pjiiAkeUJFyvXSY+jCIxng8sucGID0tB/uqaemmMP/EylFga6nKbqN3VJa/QjoZE24N0N2tau33KpOzz",
+	"15vLizpSac+a8KSKnv8Z9Q016tdUaV4P9YEsyb/r9Tp69D1l8+zTrGKTq7GSW5DlQJcvyDPcr8mf9TTU",
+	"H7qGYL8GmGxen5JPAZkJU5BthsUY2DeDNAZTrIajHYFH6Mr8udtC/lvA2tZ+zz49P7l6w9OiOJIEpgm4",
+	"7WYbERrOWAQL56s94G8/a9r2+BY3sb/bp+rowEBkm7RUjtwAu9yOl4L5LqWQ96n/Nhhj8TaDF+M6VuIt",
+	"BCJwM+blBHPuqfx03qc6ZShEO7DauZXNrac8rupf2YIDZIBe4V0PQSQHFn0qQAxK1/SNBpfkKMBUAV6M",
+	"ybTep32qTk2aDY80heDIl9eUJdG/4PcW+gGujS5y1b7q3v3c+buubVVHP5OFCgSb4pD0KXArX18aSFBR",
+	"BMQ/Rhj5CcGhD2RwihcqngyiUX7s9Ky0fGt0Vro7JAKoxCEU4AScrRAwiwXZUwXyNCB/aoOWP+ohwd9A",
+	"JRIi77JkpDsAr6LPzBvtljawK1kKNfy86/Up5sj/217q8t/7i9rzSJ3qbqf3Afm5p0OWTI/VNDE6ajT0",
+	"Fo3xbEYot8Na4Rs6/0t+loQoxsGEm92qebU4CogGPdCk6bzbW6JFTPYMUSR1loze6kb8rXwX1FARW1RN",
+	"pQGdY6rzISWdrXm1e5JwRbD26416A8JzZoTiWVRr1Q7qjfqBCpkYA2nXN03+c+RiklKbUFsl9xrii0xF",
+	"P4xmQPsEwkjqp3XUk9uqV5SzROjqWzghfTpIAM57sEB+FPp11FatIUpCbyWKeJagGEdcqLVLz5aUcWBA",
+	"qkqegd4gAqIHf1sKYgDUWgir8lSwxj7oFPLZ73OSpInxrdpMpVFntdpSr+r+unALdwU/iBuRvZZ9UVWM",
+	"dH4SQGYs/JxNRwBObM2DYDMirv07ZYNJHRzVitXlKhkuf/9G7vyELI6Rn8ofvkZNBEdS6TBYIn5YbDgM",
+	"logPUOuzbCSq/E3E6DHy5eNKQ4GDmxsJjuMqORdpCtnjRy/bUpU/9ih/M2QQrlyz0SiClc5mscYHeftP",
+	"LVynNg/LCqZv7W+fa5pFuLPJP+ZUgFUhk1J41mguys35fnr4e/PTd5PvH47Eu6Sx+BceBCkAZas2mom9",
+	"Q7Ynj6b5NUPgyoC39Hr2EhWk3OY84gJDYozx9EGY3D3JiahLQz2SQ200Gv+Ahc0be3PYDPtFKAZ5nWzo",
+	"hf080sL+o60gajfGBgcwZwQGcXTZ+Q6ULq2FKs+cVX0mYzppLJrro7rF2+Lrj57Vw7Vhj9V7yZoUeuJE",
+	"bNILV1Zhm8VWms9yg0IvlefkbrTUW4V5LTeAjT1Ut9XVMr3Vb3/AobEjQpP99U1uKdYymzJXHDa/X9+o",
+	"x9g5pgv9LXCBH1UZX1fjOWVwR3w+neJkoXkrSpmrygr/TXO02kcdw7ksIyjFiKcCvWK26V+glUBcLhTP",
+	"QClStFGI0DCCmhrn2hhImdClxge6vnNJSbLBIiu5g7Aqb1HvU38QMR+E1AFBGPGIjmJiQPhA0E/rBREq",
+	"QBbVL1sQCvy4T6GYiPVpJdpEUqJJ8OKtUppBUKyjthFcWIIAzYmO+tTP0UVfh4u5MAAt6EBs2iPV3Jd6",
+	"Ac7esBopKCaHlKS2pK0LEGgcqh9YuNiM3QwiJk9A59OMJACOdEo+RJl+UvNqP5F4xnVGCXglJXWXGncy",
+	"IQKJhNAQLH7ruFRYrFltjO0jhmOuBxHjiOa7VoGaCuE9LYQn35YDrXm1HgnGNAqw1BBxvOARDGZ7PGxW",
+	"RM/JMHF+q80SEkRcQcSJSKffaeyb2ixhQwKgX1glJ0Kq6zCJCA1jKYkYPJvfajB0qUbFwDni2XAeq+uo",
+	"jrESA1I8FYOA8ltNg2p8zCGc6B8zrQPPorqklpSIvQERuK7eqAdsCvQhNeWpCEO9GiUAHpI7cyuI3cIf",
+	"0Gj0MDKh1nJPKuJmR9Tx7eS/lmbsQHi6PhPpj1lQumbcFhxAISRdx83ng9Brh2NF2jdg+PnA08e8eU4P",
+	"oyDk7T9RyJtFHa3g6u1qvX0LPrYx46L1vvG+8fZ+39hKKshuWxYFN5DtnidjqSUPV4lZGQrcAzZmi/BV",
+	"0nqVtFZLWo2D9Y0+sGQQhSEB18XhfoUWVwp2s8fYGYBuQrujKsNLoTnPSRjhns73/8MEQu2ZMnLEkkT4",
+	"6NWWTLVZ6LYDRht+t6GvUwdZoW5IWrIMpAmVC+NJUatPR4yFddTWBve9mZIZIDMD4oM5Sshwzg3k1WHj",
+	"AJ12zjq9zt3V9WWvc9LrnLpEJjU2M9WCZcm1hNkrb7vDcyyCcW17Cr4V/J4j1fuaVIMqvIHWbqB41d6h",
+	"N0tE+w2sNGQXCo7kMNCDlLz1QOqr6P3zqHsxxn4tdbeG9ErdX6n7Nql743B9iwsmPgDoMpD1ZgV2kED6",
+	"MgQUfYBA/T+UqJ9qR2UZUffcnoBrIuaJ1l6VIl+g4CZjUXs0VWiPJMe6cI6nFOQ+ZVTSdY783z7qGuWP",
+	"fh39okruqtBW3+gQ9RQITbmp+ISELur9IxFPJd0XjJJtk+91irNbI65urd2CulyVdSyr1R8BJMsU03CV",
+	"zzhYqoJx2MyKWNT2gYH9J0Sbf1lV/NkK+CZq9xfSncu1YQuQ77R7c3J5fXrXu/y5c1Fr1UxZakUbnmiJ",
+	"fxbbr8TvCzy+08Nr2Re8k+PBr/LA1y0PHFTkuucshDji2heVITaVCP4otp5awktM9xtxxbaOKVTONskb",
+	"nbC3OCBcRZBrbm9q5OkgADD9g7BwrOOFTMDvhJCZMqb3qSq2X0e+jhD1lQG+NEAYB2KO43hhIoUh2KdP",
+	"/ZRo+WjK7gm3ytqrFH7KhJJB6sin8zj2LWWx3qe+ooMtpMigrzBWBomkx5Y7AwcT5eHwIejHd4kjKvh0",
+	"G8rkEy33BW5ouBtLpji20yxrEbVMdNWpdz5ivpIV9ImiVBpI/ltuUukUPm7XYJmuxxdhgsWA55W6r8IM",
+	"lbdCjeyVOb4qy38WZflPZXZVVGEzs+tb3FTFf5/O553OfYv8ABNsN9smd2sHWjeVRTENxd2vN7w0FrdP",
+	"BxGVxHa3jvQSKTujCrDV4bx25G4auNtutvvU9GoF4EomrgIGFc2EgNNzqH7FW8i/ITTUaqePdgzokv9Z",
+	"YD559FsIox7mEymgSJJP+tTvtW9+vrvptXudu5PL86uzTq9z6qvsY+vRh3b3rHPqZ2gZCntMrkokeJ9q",
+	"BAVtaPW0wIITEQ1xIADpnVs14aHotZyqem8cccGSRZ9m7wE6pB1gnjbe9dQ0FZJmREdmvn26s1Tg1NTg",
+	"9iU/bfkIZ6udRuSqMWhAtoj3KUaqbwP234KPm4Wzl+XXy+ufuxc/+h7yzVzV6fV5nwY4SRaS06ZDf8Mt",
+	"cFyDiutp0AmujUm+/OfJeE4nvtenQpVb1sKZ7hwJhtwbh1iS31O9cbsqJNz/kQg5D18FEMtTAW4F1DxE",
+	"YzZPeIrM3aeqUKCSMXfrSN6ERv0AqUprHPl6c95yQkO5AOnfsHa+lkrlJ/jbERH+EuSm0D2qo412/EkE",
+	"PcXsgSQB5kSdUe71qT+MKI59E4UPQ9NHTgkDu3AP2ubEAA6gKrHbDeVFEGjKuED7zfdolkRU4EE+J0GK",
+	"wnCQbUeM2veESWEXN3FLRZGn/eo48lz90QxPpk/1qfaQMaBwz2RGcU9XXVQwaFTF8AULFOCZ7E+eb3mt",
+	"YTLHaaVGqPOYZY9O8QTEfHVBEm2hjEQdQRCsHGWfznAiAGM1VG4N+NuT9xfqo8jrAG/uwv4IPCHU2DAD",
+	"HMdyRQClDYC/dLSySVyQw0R6lCoOXMW/Q5KAWRfIfckCxT2t2IQR1gAI+nKDtsSjfxGAVe5THWJuZUzw",
+	"HOVLVzpK9FkgxvoKEHN9qs8yt2+9ShVJjyH00Ww0WsjfO2h+12j4qhKafH9XHry9g+a79FdsisBLGgRP",
+	"9n20M6cTyh6ovhnpo6aPdgY4hB3AU+6hAQ7VSqs3GtBY3g8g6lDJMH10KA9tSv8E61NMEfkEdXhHcG/T",
+	"V49gcIqkys1NH3wPHKBP/XazvfeLiov3tSIqxphKXgWr36gfpKM+8NGOKXq4a1RL6K6hsSgMFqecMmiP",
+	"OJZ8CU9VSJpSC+vyrEmK7ENi893FZe/uw+XtxanuhKphZJkK6vb0qX8tqdZZ97zbu+v87aTTOe3oNhCF",
+	"n78qHtLd3160f2l3z9o/nHUk0fTPL087Z3ed6+vLa3/XGSGG47jdbG+snbabbb2ST1dQTbqBJMQQkmQb",
+	"MeBHrwaqvoGtbno12UUyC6QqVm+k9S5zTdQxM21q8oysAjhVgT+EhvkhWAJEcRj7K4aRb5YNxSqCmtJN",
+	"Obgkmu0dNnO1J1q174f7QTM8IHuHgyO8dxi8C/fek++Gew28P2gGB+EhORqq3nXwt6pQXvt1jAUKGVqw",
+	"OZJXf4LwAArbyhOjoqO1I+C/1K5BVfDa9eVZ5+72pnMt12KDMKhm+6+c0etZ8FL6P7SgRnVwnRAIp6bI",
+	"UB5RODRp8QxVulYRG53UK9ftv3UahfxPXVWCxrOIQxqg+rOezII60PEuHTIoGCC1u1qrhpt4z8ildZaM",
+	"avkqJnIo3UrnT66QSqCtgbySkgjYo8xl38tRyLpJdV26FJDDv3SlrIOZUv0KB9tCedddGvlOnTzzF0wV",
+	"ZLvMwGL+XDqnUoTSDqlYCgGSwU6RYCFe1GuPH+W03ZdESxLG5fK1XiNvk92vMpMpH2WdfG8N/93ou/H7",
+	"JyxxftDAOzYatbG2rXvRBnIDIdYc8oK8nsM2cbk89+tHzYN/KAL1JAqlyw3D5SCfxFvQivaUjJ6H+AMN",
+	"CX3um7vQr7X68jb0a16/FoV9eU/6+mL0a63PfVgF9S943F+3LNBTJj5DC7Xv8EQtmepQaafyjWVtC15O",
+	"l00N0+krbvyjDysnZdLNZ5dX6LIZd7cxV9N5/lP6RSAg8JqkKIWf4Mj35Znvw47C4xMcT/tQFqZfgwxN",
+	"2ZHyifdrqT5pfvtTLIm+9EurAq7o/KIAw37qmtiK+ZZXZO2FSOlIpSuhaIm5ErUNqInCnlA0w2GjbzuM",
+	"KjvansISpXLtgknJyPHc2G5Sc8Ky5UbKOEv9vqaPvVryX4Oan2Ndbzet67pjiccecllVPaRVjl3LFH+V",
+	"RXKVWuPf1h9IHO+BgqJe2AtwEtaNruOMsrPL0suBKtO7bOc2t+96xpCYmcr7NC1dv2wubyFfMhDfU9nQ",
+	"+ss+2lEu7UHEfDD78EkUxxyMMH4wxsJH8AsYryiY3GYksXL4VK2LXU9Z/jLyFuAZHkRxJLQNTMG4IIMy",
+	"gxS+C5RAyiPJ7PapMYyZBUl37fb6zEP+5wHm5G6exI9uvJB6n55FE6JxoQ1WBIoEooRoK7v+2HGZQQbM",
+	"4YeNQ7RsxtHrnvND9AAoIQnfcKRxGExpM3g3b4hS9CI165kN7FPMJ7yF/P16w0c7D1IpkUdhv95I8UA4",
+	"oeFuWlJCtoanOAn7dMdPLxxcgyEOCPcBUMHY4u2FBJZke2+UyatRP9g9RpSlo2QJ8hv1A9/LfbZRP9Cn",
+	"058nMZie0iLFvQRTLgciD5v5gpn9blkUZ7Otcn4wpAg+0zj1LAPE/X5ek7Y2T66TrUSnp1xjcs3mfHzB",
+	"RDTU/We5a+nNSM0kOpkTan2fs1CFOoCqAhGctQxI4HIuVr1j05EVKZuroiD0rbxWppxpCjLAy8CgYkB1",
+	"/e3j46OKXlyDHTUWYib/fZN78UmoUvk3clBRCvNGG/iAjjngQXo41vhsSytRN5kVEGKZrtiJ+svwABV/",
+	"CdNevm/wQbPqPygfaK1Vkxfv+upEYbjZ90HBteQQYZ6T7Afe4Edv0yEocJhtDuGjDUiTl8ib71tH7+rN",
+	"9+//UczBrFbfNEcp1lUQbTfbZ2SEg4XV5OPKaBtJ1VLmCszU+HNSYmlIPESlSzr6Kpu/yub/TuGkzbYG",
+	"V9Dc2CX+Pj201C04G1dxqYh8C6ZsBcHHc75nBLB6GCWYSrkdJNoxmyfxAiUsjuczXkc/zIMJEbqwJY6j",
+	"EVW1rG57JzoAgCUoxAuufN/DKOECAbJgRDnyZZ9+FrAA7nL9SDBfxRgoeXMAH0IDqLxGM/B2z+BEUKKQ",
+	"j/v0XyRh/BhBygRHAcxCQcGpTjggNYP//jsYm5x1OtiDd+/61Pwq/1tPQxG4b0qMAZQFj0LCj7WDMnsG",
+	"gRDzhHINNAFFZiXlwynmBBQYmScE7Rw1DuRHjxrNXaVcQHRJQkSyqPepMbcCIJiCRIsomvJjqS0EhIoo",
+	"Jhzc2xokREW+QIFMiELpUz1lNErYAxosULPxnxohjyygQ7lmEUX7jf80m08+4UCo4OBVuUHt9GitQQ67",
+	"ETjJajqrw2QqUx5nkSLaPy83vgqmlJxwzuZUoUqlA9SqQ8PSoVH2UGUkgm1hHOoioYcoFONj5MslqbQM",
+	"4Fu/h5ybiuY3s21d03KLQFqwKe5UK5Nia77aqsk5gpScRFrCUzdJwcSluU7vvNrsqGGuQg9ynr47PKof",
+	"gFMkEau/p4pk33IS1lrfA2i5rkjKa60DuQ3mmw37m03HN/cb3zXr79wf3S//6EHhow252oItdXCQ70Dg",
+	"2FQ0t1PBml5+kaZMLt4NvifKhZlN4X22p2r8n2v4flRrvd9v1g9heukyzr4/qrX2jw4P6+8e84PfbxaX",
+	"TP3VycYwV9WGm88A/jIncl3cdkKkXvAqFb5Khf8mUqGSBm1GakTCfAbo1sXCrPQMr2Q7ncVYSL6GrIZe",
+	"arZMn+piq762q/kKKNaEq0YBRsmcAt6sKcZjQi8VIJioI19bDH2NDg6wYTo6LAqlyAPCXqACF9MvCxar",
+	"9u3sN8rMZ/t0jAG1MxEkRAsC6Uu+mQsdSU4bxcQSfSOu05bQDktQRDUm9K6KeoVUUmhMQtNW5USZfJcy",
+	"rNUTa+G3xXQ16vtvn2t67dKYre8a+82Dw6N3372vKUJtJBZlorkbk3hGkrsBE2mdvHsp2S3z1MNma79R",
+	"Pzx6948spIJ3qeQQ2d+Xc1Fr7e97NbMF8lO6YHvNCs+RTD+iwZqq4ybOIV1psErY324UPt3IfTkDRks/",
+	"bJDggoTAUZL6QURRMTu+hUx+b/uqq3N8NxqyQfRX1+9pXDE7KeswMXsqkNGcq1f++Mof/034IyBo5kmm",
+	"xSDTX1+CPQrySezNEnIfkYeXSASC4DjbG0fJJwF2A/TA5nEIPimrnL+KdIiylBip2kexkDo9mFTxVFKB",
+	"kBj/l+zKSyP9AxzHxl2lOgS3lHn8kERCwXmqWPeWhUvCF1yQKZolbDoTylaT5tfsJCwmHPmSt2jUf5iP",
+	"v2vC8pWCAo9S6AsUjOd0wvs0IQCDHqqXVQYDGw5JorOQlTmCi2iKVY10qZmgnUMr06JPsfp9V/J+yEIw",
+	"mPpzLrmyixNfqX09Udv8HEjPXKhjFKIuEiSOIeRRBTtez7n4L8194dvyH3uHzeoJwtpx/iWSg9Ol7sFK",
+	"11qHkr3b0aI63FFOouaZ2f8UAWvWz7DJs9MPSRyz/w9ugo198jHTXqFjkFemZLo6ClL32eUoJjgBSVIu",
+	"sArFVAe11qr9Xa5+QlA7xPU6FJSRJws+owUg+PTijhOcBGPJuKFMQK1VgzsV0WcybjlMfcYqMG759ivT",
+	"fmXaW2baf6ooJH3bUEbSjaCQgiaVhBYVDGxrC3cYfl1AWFSMFWqqBISKeGH0R+Xy2BER4XbZjihUDIux",
+	"qdQbpSps9yh5L7knCeIzgidcadbHCEMea58KHE8k8TP8G6uOpJaLdYmGQncmz1bhAJVrp9ZabCpUQYGA",
+	"Ms+x9Z650c5KG7llldN+GEfBWIk+kMPLZ2xC0I6cr3yuygbtlpnHNdvdgHanX++GpeVAdOpYtrzgQYg4",
+	"7ELZUOSz7Q8lv17gBYKRGEW4tEaLUZSfMp4r03iLrgPLimEq8FUBIVGBJYzerxYcJhEN9R7UlKVD04WK",
+	"to4TZVeR4pBlYsCzSAqPamNTs8reMGYsqWlPwTr0ua+nAIe9w5vU4cgdwVdB5lWQ+TezPuRY4pcz0Gfd",
+	"v/0c5JjBSlDoDywZEVNkzOZRUJ9NpAYEriAYjDgTR0MioinR+fkk4WjHz6FO+h7yl9Ep/V2NQKJ9GIgL",
+	"vDgGnAll0jA55xD6hYUSVFhiWBUWmq0LwBXAiJKHPGpCHV1AfDEGKwXk/5cDTttj256BvRqPMQurEZgl",
+	"t9gKLa6I6Jzb7IijEaPklRq/UuM/AqfKPr5fBS3XKM0F8lBOzJ1K4CV1if15pBaLwqqAMCCP4OUEhTAS",
+	"EFy9FFL1IoTrBSVppWSulaUbTSuqJS9LHzpE6UoSc4kx9dl0dhMC+0pYXwnr88Xcr45M/khEdRr5RIF3",
+	"vYEob/q4wmL8NDH5bRYNtyLGxW70JhOPPSvI10MsDgkX2pg3pzHhvE99wFv7f1AGNS9Np/VWALNNg0r5",
+	"BtfENzhIM5yICMeqHrkO9wS5HeJn0APgBD5AMb20PLICvIOg4ipmvNT8+aWteT7mgY927IXb/SNqxeLt",
+	"lorNzFSlwCJFrolrnttvBl7DKbsn2tGrawuwEC/+ay2SxypmuMHgBgW8HXcFgXwk6X7z4LB+VIgUPWo8",
+	"eiUuwHPGhbaaJlgQFJIg4pqJroMr0Wa45Uk+02zWfBGzmb5tm1jPUnX8VaJ4lSj+/SQKMKIZJgQwYzmG",
+	"+7ULGFbIQoUw2SzCJWTBfKrwYil5SDlg3cmvf04/8sJM+gW44GAhIGHi8H3Dq6m4HsgS2KQ45oSuVjlN",
+	"xg/+vT4NvyKHSbpvm9D79GS8EvxXgv98gp+ewa+H2qdDQqfmrOfiMaYsWTy3iIozprIdgpsAkGtZgs5x",
+	"MgnZA02vHBIsF8KRkus66kL0fjAXfRpRwXSEIvArCOPb9xqNhhV2iBhFcmyjBM/GaCAXHicR4cdaVetT",
+	"yHCAeE5VYkJ+/Mj0qyNFYnKPs2EZs+GIITkG5UNRYZdZ/IaZyxsOELl15MvpQrZECkotxyr/r0+BOqMd",
+	"iAhI+Q6AMnM0YGFEuB5ZE51HP+xmibH7snVKqsCGedRA5z9AvodKkdg5bByg7sXN7YcP3ZNu56J39z+3",
+	"l702GpAFo+FuvU8r+W1UUVSbBT45GDPPJ1L14/+gD4RwwJNJcAgJs1ygRn3/P+u1zWn9lytY/Qew1mdz",
+	"QnPj19lSdcaPOWGvvPCVF/4Rfio39/xz4beFoYNjuxj2agXp7ef0nxXLVuOMMZvYBEXlXB7/En9/nm9s",
+	"zdm/mmw+mUx21zrx0xV5deC/EsavjjD+wd77amTqOXYjcEjMsBhnopFF1WpFUc++91P86YzQkRjXWu8O",
+	"vdo0oubP/WX4D7exKUuIWU88iakKzZKFiUOAQCpfmcp1hZFU3dl7iEICKDm7lcirCiO7Vf6KwoKuDLQu",
+	"X6GNop23Xfr/WdFY53pjKkRi/cQe0BTTRZb6Vqz7/0rOX8n5lybnijh+FbRcERakKYuDeq+1spublTet",
+	"H+tqZ79rPDFjDWk24L99aptb4K1B5tHfGSwQmQ5IGEJ12ocxSYhtKoLSeQq6a6zya6ceIjEnaLBAw3kc",
+	"74HRKcF0oqrzpVQ41olDWPSp/M0aPxTUzSCFC2S6zLlvaNEXcOh/kYSaa0wnchX19gREmcMirux4EeWC",
+	"YMDoGiyQqdPqGtnvtRJ23Gw0GmsZ8h+cxpKPXFkbiPeptpkZaG1ibZoAW3DdXwH6MEd8zBJhoIrrL+GQ",
+	"355bRtGSzXzw6k69sudX9vx8l8xXxGy19z3lGF/ACXMjWALGnbxuAnSllaopb7iKBUv5ZMTRKLon1OtT",
+	"4KsZN7SdEuCFSfln3hfRpyucEWgDX4RenOejQjiJp7J1LQEYPA8hQg74yzkmNuNsL8OmIFx8e+v8DEZT",
+	"0dWhrsMrh3nlMF+JAvin8nIo4ohS0l7NuWE4zdvP6vZWdGwwSsx1r+7JsLjO1twYa+jpC/oxNPN/9WK8",
+	"Ur1Xs5flwignQFt2WxiC9fI+iyzFZuuqBKFZQNc0Lbqblaa3g7kgL6aehRpndfMBGs9XKB0+VF4CDSNF",
+	"zTM6iIf4GCeFFE+Dz9Wnv4J5sa9LDvVrJmsnS8qByvBLhQd1cUIFqx8v+jSOJgT5V5c3PVS+nm9VK9+l",
+	"puSLYz+9ZnhErxmblp1r82YBgK6rGj2a2ksk3LCDG9Ps8WuBwIMWqspy5anIl58wgVls6wura+gqPyCj",
+	"pOqo1MqeyhaPXm2Io7j65qi2H1Sb6hNbU8mzV7ygaOevN5cXqngnNjdDWQL0gQfc52T+KjP8W8sMXXqP",
+	"4yilYl+Z3PCn0pNkq2YFWYqFxG5SYVWAw99SfI+jGA9iUhCJJBtDGR+rCthX4JAvInhIsWDAwgXCHNnD",
+	"PLa4PU6S6J5w+cpyseE66uBg3KdKAtAAf76qBt2fNxoHgeRB8C/ioziiSrDBaBBjOoEfWsiHBEvf1C+G",
+	"XOI+HSZ4NDUFjS3hgyJIndUlRbW0ob/LKPn/2bvyrsZxbP9V9PJPwbyQYq0lnHd6aKBreE110yzTM1Ou",
+	"Eyu2krhwJLelENIcvvsc3Xsl2yGEhK2orvxFSCxrv/u9v5AtFSKRL8oTQ7cuAXQZYCmh0j31ykAEKyCW",
+	"G2yHhU2WJbIbBjJSfRes5uaej9jaFtMiUrYhlsYfcqgu3GA/IeyRZh17u3yofPF6XwYoF3Y2ieT5COA1",
+	"EfS5BNs8SSyCVzyGYETFLeaTa/aw0fNKNd+B/EC3bapsrToMXwLvY6r9RUSLDKuFCLEQIZ5NhHhceaDO",
+	"vHY5u2RAZb6nJOpiiflpZfeh/HxRJr8JYemIxh3IHpdxCqXx8BuNKHsspB8wDUuynjGZZaX2r2Znx4fL",
+	"pQr3lBr2cfeI6JmlXqHHIOlHWQO/1y56SKohW5J2MQIZovSAT6D80Grhd/btJFHUi1oi4d9FmvzJlX6d",
+	"pYNuIlf6URYylQcy/DuC/lZ+wM92HkIChsmyL8QPtdFXEonTqLP2KJCYg7aDKwhrV+ShvdmEuCr7CIom",
+	"y+j/BWRwzXr8QgQypHr/TQaIziEKTuXVsUsKiLBSDbdBnoGqgRGXUhnWFoHM7YKKGPF3CjzGJRSOuFYS",
+	"ZKdE2KUsgb8su7yDQOLBsGJHKjqGqYGpl4EU7EMi7bBUcCvymZ7o22dui9GCg36qECD6kUrzE+Lap6sC",
+	"zoZAX5rM5Dw6F3mD2jUi1W+WIGFYLjoDDVcJ1xRr1domIAQXMUtjRa+VOmeDjBHCAsvyJBKFibErTMt9",
+	"RbvoTIxlgRxQkzOROzBvPeq3VQrCyzgoYkn8+eSe++wtkcjVwfLk3cAwvwnVZ06gsr/LmCzhdNv/WkXh",
+	"/znGjeFmE4d9c4BumalzP+B+lD0EW6A4WHc5YBx9g4O9EIQW/pe/UlFeR1qdYADX4uFVeKMeN/BgKjwa",
+	"wGQDwSlPz+3dssyeAOMk+zUTcufglWa7lj/tFu9BvHPtQ30DKej2AhQvlyNqy072frZygx0IOzuwPI5Q",
+	"bJoQHcUSE8jwqs21aA3y9Dq0PMoKKPYbK2dQLV4H4+9+PhejBgtBoLEiCmrcCQTV+gmQMQEAefJXVubB",
+	"8pVL4Yf9U/YaGjuJBF7QX95mXAIzdw/bZg4+b3N1k7psSWVaoPGHpVFIHAVG6xDYn2sdNyBbm1ChHbyQ",
+	"N1rgs1IM3VcNhs4ZfG4JhBvNO8KMWogZ2ElEHi4zLQDAiBv3Duf6aVZkQozYqVYhdv4kV6848RWWrQpe",
+	"HzcUERS1D28baGG3okA1IuPEK80Ez9NE5EXNOIB57ko7BnI7qYFhibmlXQV8SetEGy5NWHkdLnUxVoes",
+	"dBn1uMQVdRCMEkSk8sSXEkPQ1oEk/H63UEXVZ/tKDbYiB5bdoIsk4tCvTiDLy2Nn5RcoVkIv+213Haih",
+	"RDm8XtRewOGjvJZl6ajJQkT+CeuBDGOBN4tWxD5XKuknlcRIfRLAWMZzQ+gd2spOiewGspOINNZQ7lrZ",
+	"M1+gkONp74t+G8V2f+VpW3CxeRSJzAi0rbmdZAeG5QNZkilVp3Jkmt4jGUiCXKoXK1xnQ9HuKXWOa51a",
+	"TqFLe8N4lydSE31x61c5ktCmSLVVEgO0oxGLeGZHs7aKOzDN01nc15tGT6Y6gQwt8WoUVLQBOb2hs8lU",
+	"cOBJKA9jkRreyFUqMHkjkKCWAaY7/UgbFjJv/ixg48cMofaghp1EJrrXQlk53K74mFoqQ6wCgg9pDez6",
+	"eM8T45iHjPBohC8fRj2VRIJOA9EOaNVRaaqGGg45kXG8CYnBOujSGX4/7f36y/7nsGxDZXeZUAM5ZkPd",
+	"8eDxvGNIVS0bT1EPUtLqVtjtVYDag93Iq0ajcX3tjLt2KlKx0A3Mbj5OqwGx+C2s8OewWOHYvtJkl4bC",
+	"fyFbwhH7/BjLQAJJO4IgdHAJtRFZCbBlm4VY2sT3gSUxi4NT/EC5OK6LV5p1ki7Yka1cQNUTwZU/5KM6",
+	"IMb22CpueWIINlrEkG8DyozhaYOFCYYdw4GN+lm64vfWqpR4n5MY1cjwXyskxqwc7IUMxbblBkMgbBii",
+	"owWWQ7PykrPAlWMManUWgLaAnyIV0yeQSYIau2bXYVHsZecI3qcNN4NbjN4Y2GYljkLgeJDtO0t5Al9e",
+	"8HQAKmgR4vGp9CbCvFOAdWd6iTynUjnAajD1g0pa/jBWANPqnK7O5J0RxNdjkQZ3DetUpJbiM86+qHPw",
+	"It+7a9exD5ypUA+MoCgREK/LQU/YYWttfQNF+RnzpSob+ZSYf0TPYPUqxBJUW5VBllUsLsswu5UeMM4P",
+	"a5amwJginvaxfGlp2b1IgllWFA5ea669fbPxdu09AMxj6XF3DTc66/x9tBa/FW/aW3wz2miv87V4VdTm",
+	"2jpSxvG9JX4EEeB+LmPEptbcWK3XKoQJQPApN6n4amv1vnt6Z9hHrVnzdDuJg1ozGF+aoFYPaH7+5xsc",
+	"Fx6i1Q4qyx3gMkLTuxYS34JHJbBnJcBTEdhjEdSANwe15lUA242vdBuObfG4wC9B7boeVA9bUGvKQZpe",
+	"f762vOdbnHd5grs87Tf+grOcNKEAqERQe/GT+lwP8MbjflUud4C3O7hJCYJac70eVK49PLx+XZouyk3A",
+	"le9DCqb7PYshlYOmqIDcxKCDRSDV92f8Q6nzHiZAbHgvbyg2nd8niu0gkGhu9yi2va+T1E32Aa5SfMV9",
+	"TZrY+n6RV6Vlm8/fig3v8LpSZsyYzZItYeMV+2JuknYqlksG16NcGRWp1Lli+1F2u7F0R5bdeUswEQfU",
+	"ytybnMPXjpD94/T0iJmcS213a5mpCwA9nWCeBAPqwd4+aG6x0OdGZcxLIBosqOAeRLMAuowRq8GbbLxF",
+	"DteNFHo75lcago9Wjo92nQ03kK5eg7PhNlmmElCmYZqE3QDo7gk4fyv6HJllA8lZW/DcKvCWueCQCo+n",
+	"VflEKrRmS1ZB/xhlKydC60TJlYM43GZcjqySChJ+KeNx5GblUNnwB6yMMa4QhATTVpgUwx2wXIWsP9AG",
+	"HbegS99sStr6DTk2LNymbvsYKS522ZVKdTOQYZpo08LNID/tmAVZN1kS12EIdYb6bx0tgUdkBagHEv5f",
+	"pqFoIeMW6SkhWwopKgBQ68SlsX/R1viD/YjZAD9UDb+4omA1LwylltOafBCZQS5ibzdMTGHptJ0EMnTn",
+	"h0yxJbAPb/GrmOOgCmuBGlUy+pFxz9s5l53Vxw6ApykmGoBVJRd6kBpnbU70PsbueQuv/RfAimNBkX5k",
+	"MB/Dyrcb4r3gdtawCdtsbFnlTFnUPE0/RtlDEqitQrhWr9lf8iyqNWvrjVUEqugpQFq1A31t18KVQQHZ",
+	"huddqjc8MUu59+do4/zd5Wr+ZrQp1//Y6r8dvjdrAIFRBqu39JW8xeXZzxHV9v9ayeMs8qFJT6C+37JC",
+	"eB4qr/p0VeD020ORi/+peZc1/ALg+f6M7xZjuIkicssSRqU4h0pH1w9btJtSsafHrrs6lAH4uHu0kHO/",
+	"UTl3HYWgMaGBSWWSDt0AVor9dcihBUwSB3EAXC7bTCqI3F4ci0Xsw4yxD99VIrwVUU8wOmmKOA/O/umo",
+	"aV4Q72KFeO/8wsb1SkQECM++ImUR/7A8hqwGokeaWulZyUg0vZOmHBzAjAokhENw7eIJ6ixUQyniVntE",
+	"fkovT6IMGZJdKaw6SOFbAMyV7Ewml87tts1C287VkuuK0qsgxjOQPI4TaOpnqYYSBClwZkOwR49fCLZE",
+	"4Rya6UHUcysVyN9F++yA6Z4assQ8kS/p1ipyuMOPE5346WqKWX8GUz0JW6cIn892vMegZMVHy3+95nYZ",
+	"gv/6AmQX/5Bd/NnL5pT06sPEeVkmRNKNaSZ2A/GML1jLN8ta7m8g+0q2ogllveAMzmmocUEk0+Gs/Il3",
+	"jyMZLJPqbUspc0G5WlJciBxImZwMcfW76/fbQ7h6impXY6UIM814KnLAyaGwe+dzRsu+3UrovYG2kBYG",
+	"bsUFqHIRblX7TJR32KOxRm/76+eb8k327o/VvCggOcjiWcY6yNNaswapDM3Xr2EXy4HmmIbxkmC56KzN",
+	"UwDSnfMFRV8oC9OVha8a91yioo7A+68g+HlyNvOgbf9tQ1XGs+NDZlQRsMcmGV/ZkupApg2K3GRddBbV",
+	"ZcI6xkhAF8QHMVhJF0rthcgboKKKFYoh8KonIDZSxqw9YsfKcCPchNgJPN9gO9LHHfe4Ltdw9jd0Llgp",
+	"ev9DTJHTSPW9aPOs9HROcvd85R/vxeOmcba/zcyy8FzBg1pErY+dn397n7/78PO//8hPh1/OjvbeHRwe",
+	"/edArR/yQ34yfHt5drp63NVfvrz7v8dneA/kT3jm78rjoXNf+AlI7lpwqgWneuy85u+xImTBISZw1LLG",
+	"9PqKPs1YBNIUlxed07nKMBsnExLsHLFIkwsBdcdnLxNZjHc+Peqg85GbqFd7dGCVG9R0najp6uqqL+w7",
+	"na4/lJLOAMtSIqWLopQLCvo1K0PQoa1GQM0QBnSUg2kabM6uzsrXL2g5lX7eAuZiNW93GasaSN0nhlUl",
+	"nSol/CDM/cngL0qKxyaFCxPRs0jMMxL4McK+f8rvpFnwTIXwLpjAy2YCGzNmrH9UcdJJHEF/Qdn0k9jA",
+	"16LlH4S5i5DPR2Z/d6IymYUtub3BBo5FlvKIRGXMqdUsy4WmfHqoOaPi0Tak6Mmu0CF4YG0DpQXW3gkk",
+	"JIQxHpkBT9MRI7KHwXuhJ2Ah66sLwtyCCnkNtm/JqBXEeSAdO4pSwXMU08M40UBnjzGHdEYMkTPo8XHE",
+	"9HuarKYZWualuTidp0xE82Yl3GM7Thrx5ydlln97MBdcq2o6z8QFcUdm1naKLGGcxoI7LlSk70xF+q7s",
+	"Wkge7mfXel2YpKYGCFCLV7pkw6q7oiw+RKDOMFMa2DI5lFA3mRojsFeM4ekhLscV03RUmhIKIZSNgaOe",
+	"BDyJv86cA0jzG51gs6fBnjRG9DPL59Zn5qHAGWEzxIVTYeM1vt7eiDbjLfGm87b7rvf+S7+w6cW3P2UP",
+	"Xsq12cGBTOp7y/a9ufXmP/QoHuZmDZJ/tlY36Gtcpl0Vi1pza3WjXpPicsprN7ZKHJl2plkjk2sR935T",
+	"JX5x8QvunMwTx1AyKS+smwvW/ZdSUssREKzCJB5ZYZ2BO76+os8j+30uDFaGvHefd7OsPd/fnYA5UPSS",
+	"HseyUJDEppTEKtpDlZ9jlmEnF6LOhj1uIH4PstBcsp1PWkSMHFqGlSQOG+ygg5XQiM1AbprGwGrfcaJZ",
+	"iDlrIQ6iwU75OZZgtVr9jOr0sV3bMYp4M2x5fbKcUh7MHwMxWADwL8ji19Fo3NF9EZQU7tQ4KR3NqSrk",
+	"EMG14iJyrh5mIZxIzj4kF+OOdKj6iH3WCQZMxBBaBpa9BvtJ5Wx9k/XUINeeGllZHtAzmBkqiFLjZpBb",
+	"ncXqJFjljUc9/2KtWC4iYZvqQEZcMj1MTNTz3qlU6UR2PdbHvQgbrF8lFujRikW/nAit3fWf/ql//O2g",
+	"l+tot5f+dvDxn//b3tIn/9aZar9Ve992VFYRlFUcywWHWXCYl2Iz+2oMZlJ075z8xQj9RGzlNysJWvrs",
+	"hNqG7cvVxDQKbT6e5aRKim245E6cDKTuqSGYh25RSmZiCTvMeZh8Z9QDJA/2EtkFVmRHZ7mN5VWJdsX8",
+	"KSp7c/U9+33/x3/8+uvPrb2Dk50fD/f3moTdwBKyxE3iP6dCm3J49CzytB0J85BWC4l6Qe9eFr1bfT+D",
+	"vDQjMJUla9PEgPFLV68Iqon2l3u7dBtBXqha6OmGLm7RN3qLvhaPtfT7Di8PAJFEgzwxI+CdWHBqZ2B6",
+	"teanz1D1BYGGJmC/nLryw4gtkHHTQ/DDbNBOk6hAHEg02/mw/8vpXuvo7MfDg93W2fFhw8vrry/WgBPT",
+	"8G5U+YD8okhJKOiMmfhY3rwjolGUgrea3CwE8nDTa3PK03PLH0twDHU27KkUK4Jb5U/lHk+q9EaPJ3Xz",
+	"nbvlCvhUmAlGNiAQalf4vgShUHpzufmk10PtZA+9kAsX/bKUKtldMSLvI4J+IjRW8jqXVuBYsn9SEXcB",
+	"1QZLHS1XJgRg4hOWqFTEwEoYJXAggLHYS3Sk8rjOTkUqujnvQ6f/qs7INZgEt5N0pYjrLB7kQOpQRihp",
+	"3wbqROf2xGg8R5SBBpBLiTYiZgMZi5xdrpSTMal3f6pvmdp4/prp5WrQ7bHMpT9T5X6sGKMZT3PB4xHT",
+	"meDnUAOMzrh21d8wxMi3fzWO4eHLv5VGWSRb2yNfTMSHiDZ8mYSiVt58UT5zwARhgkMMiIiWVt0SqDNe",
+	"q2/E1i8vGY/8UdPFdjXGaNCOO8FDTqU0CPwRZ0sZAs8yW5cD8FyzpbmhYgAgBIK6rk8Ow32ORSBfKfb4",
+	"HEvxyvnGi7C7RAIdjpkaADADArcapUpLQyafZ1kTFy71PKvhCLnbdftgQWsbz3QYCmL9HGeBZSk3HZX3",
+	"y5BzZWghmjUWtYTWN93vT7wixOp3XX/PQicwQ1rEjHvsoiUOkDMJTwmtxCi1DO3LtoinXg1ip1aEfMqF",
+	"OLGL0B6xsqiK9hVuqvYVGMB/AwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -170,6 +170,11 @@ var operationCases = map[string]operationCase{
 
 	"createChatCompletion": {bodyFor: chatBody, invalid: withBody(map[string]any{"model": "agent_x", "messages": []any{}})},
 	"listModels":           {},
+
+	"getA2AAgentCard": {invalid: withLongAgentID},
+	"callA2A": {body: map[string]any{"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+		"params": map[string]any{"message": map[string]any{"messageId": "m1", "role": "ROLE_USER", "parts": []any{map[string]any{"text": "hi"}}}}},
+		invalid: withLongAgentID},
 }
 
 // withLongWebhookID swaps the webhook id for one longer than its maxLength.
@@ -239,7 +244,11 @@ func (w walkedOperation) onAgent() bool {
 }
 
 // sendsMessage reports whether the operation sends its agent a message.
-func (w walkedOperation) sendsMessage() bool { return messageLimited[w.id] }
+// sendsMessage reports whether the operation sends an agent a message and
+// answers its refusals with HTTP statuses (A2A answers them in JSON-RPC).
+func (w walkedOperation) sendsMessage() bool {
+	return messageLimited[w.id] && w.op.Responses.Status(http.StatusServiceUnavailable) != nil
+}
 
 func (w walkedOperation) onWebhook() bool { return strings.Contains(w.path, "{webhookId}") }
 
@@ -321,7 +330,11 @@ func TestEveryResponseIsDeclared(t *testing.T) {
 			call(refusing, w.request(refusing.writeKey, missing), 429, true)
 			// The store fails before the key is known, so no limit was taken.
 			call(broken, w.request(broken.writeKey, missing), 500, false)
-			if w.onAgent() {
+			switch {
+			case selfReadBodies[w.id]:
+				// JSON-RPC answers a missing agent with its own error.
+				call(h, w.request(h.writeKey, missing), 200, true)
+			case w.onAgent():
 				call(h, w.request(h.writeKey, missing), 404, true)
 			}
 			if w.onWebhook() {

@@ -112,7 +112,8 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // handleError is the one place an error becomes a status and its body: the
-// envelope, or OpenAI's shape on the OpenAI-compatible paths.
+// envelope, or OpenAI's shape on the OpenAI-compatible paths; on the A2A
+// JSON-RPC endpoint a body that is not JSON is JSON-RPC's parse error.
 func (s *Server) handleError(err error, c echo.Context) {
 	if c.Response().Committed {
 		s.cfg.Logger.Warn("error after response started", "request_id", requestIDOf(c), "error", err)
@@ -121,6 +122,12 @@ func (s *Server) handleError(err error, c echo.Context) {
 	if c.Request().Context().Err() != nil && errors.Is(err, context.Canceled) {
 		// The client went away; there is nobody to answer and nothing failed.
 		s.cfg.Logger.Info("client went away", "request_id", requestIDOf(c))
+		return
+	}
+	if body, ok := a2aParseError(c, err); ok {
+		if err := c.JSON(http.StatusOK, body); err != nil {
+			s.cfg.Logger.Warn("write error response", "request_id", requestIDOf(c), "error", err)
+		}
 		return
 	}
 	ae := s.toAPIError(err, requestIDOf(c))

@@ -16,10 +16,10 @@ import (
 )
 
 // endpointLimits are the per-minute limits of the spec's table for a
-// `standard` account, by operationId. Send Message, its stream and Chat
-// Completions share one counter per agent (messageLimited). New refuses to
-// start unless every operation of the contract has an entry
-// (checkEndpointLimits).
+// `standard` account, by operationId. Send Message, its stream, Chat
+// Completions and the agent's A2A JSON-RPC calls share one counter per
+// agent (messageLimited). New refuses to start unless every operation of
+// the contract has an entry (checkEndpointLimits).
 var endpointLimits = map[string]int64{
 	"createAgent":   10,
 	"listAgents":    60,
@@ -28,6 +28,7 @@ var endpointLimits = map[string]int64{
 	"deleteAgent":   10,
 	"sendMessage":   60,
 	"streamMessage": 60,
+	"callA2A":       60,
 
 	"createChatCompletion": 60,
 	"listModels":           60,
@@ -47,6 +48,7 @@ var endpointLimits = map[string]int64{
 	"deleteKnowledge":          10,
 	"previewContext":           60,
 	"listConnections":          60,
+	"getA2AAgentCard":          60,
 
 	"createWebhook":         10,
 	"listWebhooks":          60,
@@ -120,7 +122,7 @@ func AccountRPM(a store.Account) int64 {
 
 // messageLimited are the operations that send an agent a message: they
 // count against the agent's one message counter, not an endpoint's.
-var messageLimited = map[string]bool{"sendMessage": true, "streamMessage": true, "createChatCompletion": true}
+var messageLimited = map[string]bool{"sendMessage": true, "streamMessage": true, "createChatCompletion": true, "callA2A": true}
 
 // rateRules are the two limits a request must pass: its endpoint's and its
 // account's; agentID is the agent a message goes to ("" when the request

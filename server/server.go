@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/agentd/agentd/a2a"
 	"github.com/agentd/agentd/gen"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -21,12 +22,15 @@ import (
 type Server struct {
 	cfg    Config
 	router routers.Router
-	// validation are the request validator's options, built once.
-	validation *openapi3filter.Options
-	echo       *echo.Echo
-	metrics    *serverMetrics
-	members    agentMembers
-	mcp        *mcpServer
+	// validation are the request validator's options, built once;
+	// selfReadValidation the same without the body (selfReadBodies).
+	validation, selfReadValidation *openapi3filter.Options
+	echo                           *echo.Echo
+	metrics                        *serverMetrics
+	members                        agentMembers
+	mcp                            *mcpServer
+	// a2a answers the agents' A2A JSON-RPC calls.
+	a2a *a2a.Handler
 }
 
 var _ gen.StrictServerInterface = (*Server)(nil)
@@ -63,6 +67,12 @@ func New(cfg Config) (*Server, error) {
 		// Validation messages must never echo schemas or values to clients.
 		SchemaValidationOptions: []openapi3.SchemaValidationOption{openapi3.DisableSchemaErrorDetails()},
 	}}
+	selfRead := *s.validation
+	selfRead.ExcludeRequestBody = true
+	s.selfReadValidation = &selfRead
+	if s.a2a, err = a2a.New(a2a.Config{Turns: cfg.Turns, Tasks: cfg.Store, Explain: s.explainProblem, Logger: cfg.Logger}); err != nil {
+		return nil, err
+	}
 	served, err := newContract(cfg.PublicURL)
 	if err != nil {
 		return nil, err

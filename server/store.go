@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/agentd/agentd/a2a"
 	"github.com/agentd/agentd/store"
 )
 
@@ -67,6 +68,8 @@ type Store interface {
 	TestWebhook(ctx context.Context, accountID, id string) error
 	ListDeliveries(ctx context.Context, accountID, webhookID string, q store.DeliveryQuery) ([]store.Delivery, int64, error)
 	RetryDelivery(ctx context.Context, accountID, webhookID, deliveryID string) error
+	// A2A tasks (see a2a.Tasks).
+	a2a.Tasks
 }
 
 var _ Store = (*store.Store)(nil)

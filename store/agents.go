@@ -180,7 +180,7 @@ func (s *Store) DeleteAgent(ctx context.Context, accountID, id string, ifVersion
 }
 
 // deleteAgentRows deletes an agent, its conversations, their messages, its
-// analytics and its platform connections (so their runners lose their
+// A2A tasks, its analytics and its platform connections (so their runners lose their
 // leases). The foreign keys cascade the conversations' rows too; deleting
 // explicitly does not depend on it.
 func deleteAgentRows(tx *gorm.DB, id string) error {
@@ -191,7 +191,7 @@ func deleteAgentRows(tx *gorm.DB, id string) error {
 	if err := deleteMessageEvents(tx, "agent_id = ?", id); err != nil {
 		return err
 	}
-	owned := append(append([]any{&conversationUserRow{}, &conversationRow{}}, analyticsModels()...), connectionModels()...)
+	owned := append(append([]any{&conversationUserRow{}, &conversationRow{}, &a2aTaskRow{}}, analyticsModels()...), connectionModels()...)
 	for _, model := range owned {
 		if err := tx.Where("agent_id = ?", id).Delete(model).Error; err != nil {
 			return err

@@ -135,14 +135,19 @@ func (s *Store) ListMessages(ctx context.Context, accountID, agentID, id string,
 }
 
 // DeleteConversation forgets conversation id of agent agentID of account
-// accountID and its messages, in one transaction, and returns how many
+// accountID and its messages (and, for an A2A room, the tasks of its
+// context), in one transaction, and returns how many
 // messages went with it. The agent's lifetime counters and its analytics
 // stay as they are; the next message of that room or user starts a new
 // conversation. Errors as GetConversation.
 func (s *Store) DeleteConversation(ctx context.Context, accountID, agentID, id string) (int64, error) {
 	var deleted int64
 	err := s.write(ctx, "delete conversation", func(tx *gorm.DB) error {
-		if _, err := agentConversation(tx, accountID, agentID, id); err != nil {
+		conv, err := agentConversation(tx, accountID, agentID, id)
+		if err != nil {
+			return err
+		}
+		if err := deleteA2ATasksOfRoom(tx, agentID, conv.RoomID); err != nil {
 			return err
 		}
 		res := tx.Where("conversation_id = ?", id).Delete(&messageRow{})

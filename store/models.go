@@ -85,6 +85,7 @@ type agentRow struct {
 	Conversations      []conversationRow `gorm:"foreignKey:AgentID;constraint:OnDelete:CASCADE"`
 	Memories           []memoryRow       `gorm:"foreignKey:AgentID;constraint:OnDelete:CASCADE"`
 	KnowledgeDocuments []knowledgeDocRow `gorm:"foreignKey:AgentID;constraint:OnDelete:CASCADE"`
+	A2aTasks           []a2aTaskRow      `gorm:"foreignKey:AgentID;constraint:OnDelete:CASCADE"`
 }
 
 // TableName names the table.

@@ -325,6 +325,41 @@ async function listModels(): Promise<string[]> {
   return (data?.data ?? []).map((m) => `${m.id} (${m.name}, ${m.owned_by})`);
 }
 
+async function getA2AAgentCard(): Promise<string[]> {
+  const { data } = await client.GET("/agents/{agentId}/a2a/.well-known/agent-card.json", {
+    params: { path: { agentId }, header: { "A2A-Version": "1.0" } },
+  });
+  if (data && "supportedInterfaces" in data) {
+    return data.supportedInterfaces.map((i: Schemas["A2AAgentInterface"]) => `${i.protocolBinding} ${i.protocolVersion} ${i.url}`);
+  }
+  return data ? [data.url] : [];
+}
+
+async function callA2A(): Promise<string | undefined> {
+  const role: Schemas["A2ARole"] = "ROLE_USER";
+  const { data } = await client.POST("/agents/{agentId}/a2a", {
+    params: { path: { agentId }, header: { "A2A-Version": "1.0" } },
+    body: {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "SendMessage",
+      params: { message: { messageId: "m1", role, contextId: "trip-42", parts: [{ text: "Hello" }] } },
+    },
+  });
+  if (!data || typeof data === "string") {
+    return data; // the streaming methods answer server-sent events
+  }
+  if (data.error) {
+    return `${data.error.code} ${data.error.message}`;
+  }
+  const result = data.result;
+  if (result && "task" in result && result.task) {
+    const state: Schemas["A2ATaskState"] = result.task.status.state;
+    return `${state} ${result.task.artifacts?.[0]?.parts[0]?.text ?? ""}`;
+  }
+  return undefined;
+}
+
 // calls has one entry per operation of the contract.
 const calls: { [P in keyof paths]: { [M in Methods<paths[P]>]: () => Promise<unknown> } } = {
   "/agents": { post: createAgent, get: listAgents },
@@ -342,6 +377,8 @@ const calls: { [P in keyof paths]: { [M in Methods<paths[P]>]: () => Promise<unk
   "/agents/{agentId}/knowledge": { post: createKnowledge, get: listKnowledge },
   "/agents/{agentId}/knowledge/{knowledgeId}": { delete: deleteKnowledge },
   "/agents/{agentId}/context-preview": { post: previewContext },
+  "/agents/{agentId}/a2a/.well-known/agent-card.json": { get: getA2AAgentCard },
+  "/agents/{agentId}/a2a": { post: callA2A },
   "/webhooks": { post: createWebhook, get: listWebhooks },
   "/webhooks/{webhookId}": { get: getWebhook, patch: updateWebhook, delete: deleteWebhook },
   "/webhooks/{webhookId}/rotate-secret": { post: rotateWebhookSecret },

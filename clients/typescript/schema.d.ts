@@ -459,6 +459,104 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/agents/{agentId}/a2a/.well-known/agent-card.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get A2A Agent Card
+         * @description The agent's A2A agent card (Agent2Agent protocol), in the protocol's
+         *     own shape, not the envelope: `name`, `description` (from `bio`),
+         *     `skills` (a `chat` skill, then one per character action), the
+         *     streaming capability, the bearer security scheme (an agentd API key)
+         *     and the agent's JSON-RPC URL, `{base_url}/agents/{agentId}/a2a`.
+         *     Like every endpoint it needs the API key; another account's agent is
+         *     404 `AGENT_NOT_FOUND` in the envelope.
+         *
+         *     The card's version follows the `A2A-Version` header, as the protocol
+         *     asks: `1.0` (what A2A 1.0 clients send) answers the 1.0 card
+         *     (`supportedInterfaces` listing the JSON-RPC URL for protocol 1.0 and
+         *     0.3); no header, or `0.3`, answers the 0.3 card (`url`,
+         *     `preferredTransport`, `protocolVersion`).
+         */
+        get: operations["getA2AAgentCard"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/{agentId}/a2a": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A2A JSON-RPC (SendMessage, SendStreamingMessage, GetTask)
+         * @description The agent as an A2A server (Agent2Agent protocol 1.0, JSON-RPC
+         *     binding). Request and answer follow JSON-RPC 2.0 and the A2A
+         *     protocol's shapes, not the envelope.
+         *
+         *     Methods: `SendMessage` (answers `{task}`: a Task in state
+         *     `TASK_STATE_COMPLETED`, or `TASK_STATE_FAILED` with the reason as its
+         *     status message, whose artifact holds the reply text and whose history
+         *     holds the user message and the reply), `SendStreamingMessage`
+         *     (server-sent events, each `data:` a JSON-RPC response whose result is
+         *     a StreamResponse: the Task in `TASK_STATE_WORKING`, `artifactUpdate`s
+         *     carrying the reply's fragments in order, the last with `lastChunk`,
+         *     then a `statusUpdate` to `TASK_STATE_COMPLETED` or
+         *     `TASK_STATE_FAILED`), and `GetTask` (the task, for 24 hours after it
+         *     last changed). The 0.3 methods `message/send`, `message/stream` and
+         *     `tasks/get` are answered in the 0.3 shapes (`kind`, lowercase states,
+         *     `final` on the last status update).
+         *
+         *     A message's `contextId` (at most 128 printable characters) is its
+         *     conversation: the room `a2a:<contextId>` of the agent, with the
+         *     history, analytics, webhooks, tools and concurrency cap of Send
+         *     Message; without one the server makes one and returns it. Only text
+         *     parts (and data parts, read as JSON text) are taken. Every call
+         *     counts against the agent's Send Message limit.
+         *
+         *     Errors of the key, the limits, the media type and the body size come
+         *     before JSON-RPC, as the envelope with their statuses. Everything
+         *     after is a JSON-RPC error answered with 200: `-32700` (not JSON),
+         *     `-32600` (not a request), `-32601` (unknown method), `-32602` (bad
+         *     params, bad text), `-32001` (task not found), `-32004` (a message to
+         *     an existing task), `-32005` (no text part), `-32009` (an
+         *     `A2A-Version` other than 1.0 and 0.3), `-32603` (internal), and
+         *     `-32000` for agentd's own refusals, named by `error.data`
+         *     (`AGENT_NOT_FOUND` for another account's agent,
+         *     `RATE_LIMIT_EXCEEDED` for the concurrency cap, `AGENT_UNAVAILABLE`,
+         *     `MODEL_ERROR`).
+         */
+        post: operations["callA2A"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/mcp": {
         parameters: {
             query?: never;
@@ -1892,6 +1990,364 @@ export interface components {
             success: boolean;
             data: components["schemas"]["ConnectionList"];
         };
+        /**
+         * @description A JSON-RPC 2.0 request of the A2A protocol's JSON-RPC binding. The
+         *     server reads it itself (a body that is not a request gets a JSON-RPC
+         *     error, not the envelope).
+         */
+        A2AJsonRpcRequest: {
+            /** @description Always `2.0`. */
+            jsonrpc: string;
+            /** @description The request id (a string or a number), echoed in the answer. */
+            id?: (string | null) | number;
+            /**
+             * @description `SendMessage`, `SendStreamingMessage` or `GetTask` (A2A 1.0), or
+             *     `message/send`, `message/stream` or `tasks/get` (A2A 0.3).
+             */
+            method: string;
+            /** @description An A2ASendMessageRequest or A2AGetTaskRequest for 1.0 methods, an A2ALegacyMessageSendParams or A2ALegacyTaskQueryParams for 0.3 ones. */
+            params?: components["schemas"]["A2ASendMessageRequest"] | components["schemas"]["A2AGetTaskRequest"] | components["schemas"]["A2ALegacyMessageSendParams"] | components["schemas"]["A2ALegacyTaskQueryParams"];
+        };
+        /** @description A JSON-RPC 2.0 response of the A2A protocol's JSON-RPC binding, with either `result` or `error`. */
+        A2AJsonRpcResponse: {
+            /** @description Always `2.0`. */
+            jsonrpc: string;
+            /** @description The request's id; null when the request could not be read. */
+            id: (string | null) | number;
+            /**
+             * @description `SendMessage`: an A2ASendMessageResponse; `GetTask`: an A2ATask;
+             *     each event of `SendStreamingMessage`: an A2AStreamResponse. The 0.3
+             *     methods: an A2ALegacyTask, and in a `message/stream` the 0.3
+             *     status and artifact update events.
+             */
+            result?: components["schemas"]["A2ASendMessageResponse"] | components["schemas"]["A2ATask"] | components["schemas"]["A2AStreamResponse"] | components["schemas"]["A2ALegacyTask"] | components["schemas"]["A2ALegacyTaskStatusUpdateEvent"] | components["schemas"]["A2ALegacyTaskArtifactUpdateEvent"];
+            error?: components["schemas"]["A2AJsonRpcError"];
+        };
+        /**
+         * @description A JSON-RPC error. For 1.0 methods `data` is a list of
+         *     `google.rpc.ErrorInfo` objects (`reason` is agentd's error code, such
+         *     as `AGENT_NOT_FOUND`, or the protocol's, such as `TASK_NOT_FOUND`;
+         *     `metadata` its details as strings); for 0.3 methods an object with
+         *     `code` and the details.
+         */
+        A2AJsonRpcError: {
+            /** @description The JSON-RPC error code. */
+            code: number;
+            message: string;
+            /** @description Structured details (see above). */
+            data?: unknown;
+        };
+        /** @description Server-sent events: `data: <A2AJsonRpcResponse JSON>` lines, each followed by a blank line; a `: ping` comment every 15 seconds while waiting. */
+        A2AEventStream: string;
+        /** @description The params of `SendMessage` and `SendStreamingMessage` (A2A 1.0). */
+        A2ASendMessageRequest: {
+            tenant?: string;
+            message: components["schemas"]["A2AMessage"];
+            configuration?: components["schemas"]["A2ASendMessageConfiguration"];
+            metadata?: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * @description How to answer. `historyLength` bounds the task's `history` in the
+         *     answer (0 leaves it out); the answer always waits for the reply
+         *     (`returnImmediately` is not honoured); push notifications are not
+         *     supported.
+         */
+        A2ASendMessageConfiguration: {
+            acceptedOutputModes?: string[];
+            historyLength?: number;
+            returnImmediately?: boolean;
+            taskPushNotificationConfig?: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description The params of `GetTask` (A2A 1.0). */
+        A2AGetTaskRequest: {
+            tenant?: string;
+            id: string;
+            historyLength?: number;
+        };
+        /** @description The result of `SendMessage`; agentd always answers a `task`. */
+        A2ASendMessageResponse: {
+            task?: components["schemas"]["A2ATask"];
+            message?: components["schemas"]["A2AMessage"];
+        };
+        /** @description One event of `SendStreamingMessage`, exactly one of its members. */
+        A2AStreamResponse: {
+            task?: components["schemas"]["A2ATask"];
+            message?: components["schemas"]["A2AMessage"];
+            statusUpdate?: components["schemas"]["A2ATaskStatusUpdateEvent"];
+            artifactUpdate?: components["schemas"]["A2ATaskArtifactUpdateEvent"];
+        };
+        /**
+         * @description One message to the agent and its reply (A2A 1.0). `id` is `task_` and
+         *     a time-sortable id; the artifact `reply` holds the reply text;
+         *     `history` the user message and the reply.
+         */
+        A2ATask: {
+            id: string;
+            contextId?: string;
+            status: components["schemas"]["A2ATaskStatus"];
+            artifacts?: components["schemas"]["A2AArtifact"][];
+            history?: components["schemas"]["A2AMessage"][];
+            metadata?: {
+                [key: string]: unknown;
+            };
+        };
+        A2ATaskStatus: {
+            state: components["schemas"]["A2ATaskState"];
+            message?: components["schemas"]["A2AMessage"];
+            /** Format: date-time */
+            timestamp?: string;
+        };
+        /**
+         * @description A task's state; agentd's tasks are `TASK_STATE_WORKING`, then `TASK_STATE_COMPLETED` or `TASK_STATE_FAILED`.
+         * @enum {string}
+         */
+        A2ATaskState: "TASK_STATE_SUBMITTED" | "TASK_STATE_WORKING" | "TASK_STATE_COMPLETED" | "TASK_STATE_FAILED" | "TASK_STATE_CANCELED" | "TASK_STATE_INPUT_REQUIRED" | "TASK_STATE_REJECTED" | "TASK_STATE_AUTH_REQUIRED";
+        /** @enum {string} */
+        A2ARole: "ROLE_USER" | "ROLE_AGENT";
+        /** @description A message of the A2A protocol 1.0; agentd reads its text parts. */
+        A2AMessage: {
+            messageId: string;
+            contextId?: string;
+            taskId?: string;
+            role: components["schemas"]["A2ARole"];
+            parts: components["schemas"]["A2APart"][];
+            metadata?: {
+                [key: string]: unknown;
+            };
+            extensions?: string[];
+            referenceTaskIds?: string[];
+        };
+        /** @description One part of a message or artifact, with one of `text`, `raw`, `url` or `data`. */
+        A2APart: {
+            text?: string;
+            /** Format: byte */
+            raw?: string;
+            url?: string;
+            /** @description Any JSON value. */
+            data?: unknown;
+            metadata?: {
+                [key: string]: unknown;
+            };
+            filename?: string;
+            mediaType?: string;
+        };
+        A2AArtifact: {
+            artifactId: string;
+            name?: string;
+            description?: string;
+            parts: components["schemas"]["A2APart"][];
+            metadata?: {
+                [key: string]: unknown;
+            };
+        };
+        A2ATaskStatusUpdateEvent: {
+            taskId: string;
+            contextId: string;
+            status: components["schemas"]["A2ATaskStatus"];
+            metadata?: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description A fragment of the reply; `append` is true after the first, `lastChunk` on the last. */
+        A2ATaskArtifactUpdateEvent: {
+            taskId: string;
+            contextId: string;
+            artifact: components["schemas"]["A2AArtifact"];
+            append?: boolean;
+            lastChunk?: boolean;
+            metadata?: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description The agent card of A2A 1.0. */
+        A2AAgentCard: {
+            name: string;
+            description: string;
+            supportedInterfaces: components["schemas"]["A2AAgentInterface"][];
+            /** @description The agent's `updatedAt`. */
+            version: string;
+            capabilities: components["schemas"]["A2AAgentCapabilities"];
+            securitySchemes?: {
+                [key: string]: components["schemas"]["A2ASecurityScheme"];
+            };
+            securityRequirements?: components["schemas"]["A2ASecurityRequirement"][];
+            defaultInputModes: string[];
+            defaultOutputModes: string[];
+            skills: components["schemas"]["A2AAgentSkill"][];
+        };
+        A2AAgentInterface: {
+            url: string;
+            /** @description `JSONRPC`. */
+            protocolBinding: string;
+            /** @description `1.0` or `0.3`. */
+            protocolVersion: string;
+        };
+        A2AAgentCapabilities: {
+            streaming?: boolean;
+            pushNotifications?: boolean;
+            extendedAgentCard?: boolean;
+        };
+        A2ASecurityScheme: {
+            httpAuthSecurityScheme?: components["schemas"]["A2AHTTPAuthSecurityScheme"];
+        };
+        A2AHTTPAuthSecurityScheme: {
+            scheme: string;
+            bearerFormat?: string;
+            description?: string;
+        };
+        A2ASecurityRequirement: {
+            schemes?: {
+                [key: string]: components["schemas"]["A2AStringList"];
+            };
+        };
+        A2AStringList: {
+            list?: string[];
+        };
+        /** @description A skill of the card; agentd lists `chat`, then one per character action (its name, description and examples). */
+        A2AAgentSkill: {
+            id: string;
+            name: string;
+            description: string;
+            tags: string[];
+            examples?: string[];
+            inputModes?: string[];
+            outputModes?: string[];
+        };
+        /** @description The agent card of A2A 0.3. */
+        A2ALegacyAgentCard: {
+            name: string;
+            description: string;
+            url: string;
+            /** @description `JSONRPC`. */
+            preferredTransport?: string;
+            /** @description `0.3.0`. */
+            protocolVersion: string;
+            version: string;
+            capabilities: components["schemas"]["A2AAgentCapabilities"];
+            securitySchemes?: {
+                [key: string]: components["schemas"]["A2ALegacySecurityScheme"];
+            };
+            security?: {
+                [key: string]: string[];
+            }[];
+            defaultInputModes: string[];
+            defaultOutputModes: string[];
+            skills: components["schemas"]["A2AAgentSkill"][];
+        };
+        A2ALegacySecurityScheme: {
+            /** @description `http`. */
+            type: string;
+            scheme?: string;
+            bearerFormat?: string;
+            description?: string;
+        };
+        /** @description The params of `message/send` and `message/stream` (A2A 0.3). */
+        A2ALegacyMessageSendParams: {
+            message: components["schemas"]["A2ALegacyMessage"];
+            configuration?: {
+                acceptedOutputModes?: string[];
+                blocking?: boolean;
+                historyLength?: number;
+                pushNotificationConfig?: {
+                    [key: string]: unknown;
+                };
+            };
+            metadata?: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description The params of `tasks/get` (A2A 0.3). */
+        A2ALegacyTaskQueryParams: {
+            id: string;
+            historyLength?: number;
+            metadata?: {
+                [key: string]: unknown;
+            };
+        };
+        /** @enum {string} */
+        A2ALegacyRole: "user" | "agent";
+        /** @enum {string} */
+        A2ALegacyTaskState: "submitted" | "working" | "input-required" | "completed" | "canceled" | "failed" | "rejected" | "auth-required" | "unknown";
+        /** @description A message of A2A 0.3 (`kind` is `message`). */
+        A2ALegacyMessage: {
+            kind: string;
+            messageId: string;
+            contextId?: string;
+            taskId?: string;
+            role: components["schemas"]["A2ALegacyRole"];
+            parts: components["schemas"]["A2ALegacyPart"][];
+            metadata?: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description A part of A2A 0.3, told apart by `kind` (`text`, `file` or `data`). */
+        A2ALegacyPart: {
+            kind: string;
+            text?: string;
+            file?: {
+                [key: string]: unknown;
+            };
+            data?: {
+                [key: string]: unknown;
+            };
+            metadata?: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description A task of A2A 0.3 (`kind` is `task`). */
+        A2ALegacyTask: {
+            kind: string;
+            id: string;
+            contextId: string;
+            status: components["schemas"]["A2ALegacyTaskStatus"];
+            artifacts?: components["schemas"]["A2ALegacyArtifact"][];
+            history?: components["schemas"]["A2ALegacyMessage"][];
+            metadata?: {
+                [key: string]: unknown;
+            };
+        };
+        A2ALegacyTaskStatus: {
+            state: components["schemas"]["A2ALegacyTaskState"];
+            message?: components["schemas"]["A2ALegacyMessage"];
+            /** Format: date-time */
+            timestamp?: string;
+        };
+        A2ALegacyArtifact: {
+            artifactId: string;
+            name?: string;
+            description?: string;
+            parts: components["schemas"]["A2ALegacyPart"][];
+            metadata?: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description A status update of A2A 0.3 (`kind` is `status-update`; `final` ends the stream). */
+        A2ALegacyTaskStatusUpdateEvent: {
+            kind: string;
+            taskId: string;
+            contextId: string;
+            status: components["schemas"]["A2ALegacyTaskStatus"];
+            final: boolean;
+            metadata?: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description A fragment of the reply in A2A 0.3 (`kind` is `artifact-update`). */
+        A2ALegacyTaskArtifactUpdateEvent: {
+            kind: string;
+            taskId: string;
+            contextId: string;
+            artifact: components["schemas"]["A2ALegacyArtifact"];
+            append?: boolean;
+            lastChunk?: boolean;
+            metadata?: {
+                [key: string]: unknown;
+            };
+        };
         /** @description OpenAI's Chat Completions request. Members not listed here (sampling fields, `tools`, `n`, `response_format`, ...) are accepted and ignored; the agent's own settings apply. */
         ChatCompletionRequest: {
             /** @description The id of an agent of the caller's account. */
@@ -2746,6 +3202,11 @@ export interface components {
         IfMatch: string;
         /** @description Answer 304 with no body when the resource's ETag is this one (or one of a comma-separated list, or `*`). */
         IfNoneMatch: string;
+        /**
+         * @description The A2A protocol version of the request (`1.0`, or `0.3`; none means 0.3, as the protocol says).
+         * @example 1.0
+         */
+        A2AVersion: string;
         /**
          * @description The agent's identifier, `agent_<id>`.
          * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
@@ -4238,6 +4699,108 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getA2AAgentCard: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The A2A protocol version of the request (`1.0`, or `0.3`; none means 0.3, as the protocol says).
+                 * @example 1.0
+                 */
+                "A2A-Version"?: components["parameters"]["A2AVersion"];
+            };
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The agent card, in the shape of the protocol version asked for. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["A2AAgentCard"] | components["schemas"]["A2ALegacyAgentCard"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    callA2A: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The A2A protocol version of the request (`1.0`, or `0.3`; none means 0.3, as the protocol says).
+                 * @example 1.0
+                 */
+                "A2A-Version"?: components["parameters"]["A2AVersion"];
+            };
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["A2AJsonRpcRequest"];
+            };
+        };
+        responses: {
+            /** @description A JSON-RPC response (result or error), or for the streaming methods server-sent events of JSON-RPC responses. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["A2AJsonRpcResponse"];
+                    /**
+                     * @example data: {"jsonrpc":"2.0","id":1,"result":{"task":{"id":"task_01jd3vb2k8r4m6n8p0q2s4t6vw","contextId":"trip-42","status":{"state":"TASK_STATE_WORKING","timestamp":"2026-11-21T10:00:00.120Z"}}}}
+                     *
+                     *     data: {"jsonrpc":"2.0","id":1,"result":{"artifactUpdate":{"taskId":"task_01jd3vb2k8r4m6n8p0q2s4t6vw","contextId":"trip-42","artifact":{"artifactId":"reply","name":"reply","parts":[{"text":"Calm"}]},"append":false,"lastChunk":false}}}
+                     *
+                     *     data: {"jsonrpc":"2.0","id":1,"result":{"artifactUpdate":{"taskId":"task_01jd3vb2k8r4m6n8p0q2s4t6vw","contextId":"trip-42","artifact":{"artifactId":"reply","name":"reply","parts":[{"text":" today."}]},"append":true,"lastChunk":true}}}
+                     *
+                     *     data: {"jsonrpc":"2.0","id":1,"result":{"statusUpdate":{"taskId":"task_01jd3vb2k8r4m6n8p0q2s4t6vw","contextId":"trip-42","status":{"state":"TASK_STATE_COMPLETED","timestamp":"2026-11-21T10:00:01.523Z"}}}}
+                     */
+                    "text/event-stream": components["schemas"]["A2AEventStream"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];

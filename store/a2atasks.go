@@ -1,0 +1,181 @@
+package store
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// A2ATask is one task of an agent's A2A server: a message sent to the agent
+// over the A2A protocol and its reply. The exchange itself is stored like
+// any other, in the room A2ARoom(ContextID); the task keeps what A2A's
+// GetTask answers with, for A2ATaskRetention after it last changed, on
+// every replica.
+type A2ATask struct {
+	ID        string // "task_" + lowercase ULID
+	AgentID   string
+	ContextID string
+	State     A2ATaskState
+	// RequestMessageID is the client's id of the message; RequestText its
+	// text as the agent got it.
+	RequestMessageID string
+	RequestText      string
+	// ReplyMessageID is the stored reply's id ("msg_…"), ReplyText its
+	// text; both "" until the task completes.
+	ReplyMessageID string
+	ReplyText      string
+	// Reason says why a failed task failed, in words a client may read.
+	Reason    string
+	CreatedAt time.Time // UTC, millisecond precision
+	UpdatedAt time.Time // UTC, millisecond precision
+}
+
+// A2ATaskState is where a task is in its life.
+type A2ATaskState string
+
+// The states of an A2A task: working while the agent answers, then
+// completed or failed.
+const (
+	A2ATaskWorking   A2ATaskState = "working"
+	A2ATaskCompleted A2ATaskState = "completed"
+	A2ATaskFailed    A2ATaskState = "failed"
+)
+
+// A2ATaskRetention is how long a task can be read after it last changed;
+// older ones are deleted as new ones are made.
+const A2ATaskRetention = 24 * time.Hour
+
+// A2ARoomPrefix starts the room of an A2A context: a message with contextId
+// c is stored in the agent's room A2ARoomPrefix + c.
+const A2ARoomPrefix = "a2a:"
+
+// A2ARoom is the room of the A2A context contextID.
+func A2ARoom(contextID string) string { return A2ARoomPrefix + contextID }
+
+// ErrA2ATaskNotFound is returned for a task the agent lacks, or one past
+// A2ATaskRetention.
+var ErrA2ATaskNotFound = &Error{Code: CodeNotFound, Resource: "task"}
+
+// a2aTaskRow is a row of a2a_tasks.
+type a2aTaskRow struct {
+	ID               ctext     `gorm:"primaryKey"`
+	AgentID          ctext     `gorm:"not null;index:idx_a2a_tasks_agent_context,priority:1"`
+	ContextID        ctext     `gorm:"not null;index:idx_a2a_tasks_agent_context,priority:2"`
+	State            string    `gorm:"not null"`
+	RequestMessageID string    `gorm:"not null"`
+	RequestText      string    `gorm:"type:text;not null"`
+	ReplyMessageID   string    `gorm:"not null"`
+	ReplyText        string    `gorm:"type:text;not null"`
+	Reason           string    `gorm:"type:text;not null"`
+	CreatedAt        time.Time `gorm:"not null;autoCreateTime:false"`
+	UpdatedAt        time.Time `gorm:"not null;autoUpdateTime:false;index:idx_a2a_tasks_updated"`
+}
+
+// TableName names the table.
+func (a2aTaskRow) TableName() string { return "a2a_tasks" }
+
+// CreateA2ATask stores t, in state working, as a task of agent t.AgentID of
+// account accountID and returns it with its ID and times filled in. It
+// deletes the tasks past A2ATaskRetention in the same transaction.
+// ErrNotFound for a missing agent or one of another account.
+func (s *Store) CreateA2ATask(ctx context.Context, accountID string, t A2ATask) (A2ATask, error) {
+	at := s.now()
+	t.ID, t.State, t.CreatedAt, t.UpdatedAt = newID("task_", at), A2ATaskWorking, at, at
+	t.ReplyMessageID, t.ReplyText, t.Reason = "", "", ""
+	err := s.write(ctx, "create a2a task", func(tx *gorm.DB) error {
+		if err := ownedAgent(tx, accountID, t.AgentID); err != nil {
+			return err
+		}
+		if err := tx.Where("updated_at < ?", at.Add(-A2ATaskRetention)).Delete(&a2aTaskRow{}).Error; err != nil {
+			return err
+		}
+		return tx.Create(fromA2ATask(t)).Error
+	})
+	if err != nil {
+		return A2ATask{}, err
+	}
+	return t, nil
+}
+
+// FinishA2ATask moves task t.ID of agent t.AgentID of account accountID to
+// t.State with the reply (ReplyMessageID, ReplyText) or the Reason, and
+// returns the task as stored. Errors as GetA2ATask, whatever the task's
+// age.
+func (s *Store) FinishA2ATask(ctx context.Context, accountID string, t A2ATask) (A2ATask, error) {
+	var out A2ATask
+	err := s.write(ctx, "finish a2a task", func(tx *gorm.DB) error {
+		row, err := a2aTask(tx, accountID, t.AgentID, t.ID, time.Time{})
+		if err != nil {
+			return err
+		}
+		row.State, row.ReplyMessageID, row.ReplyText, row.Reason = string(t.State), t.ReplyMessageID, t.ReplyText, t.Reason
+		row.UpdatedAt = s.now()
+		if err := tx.Save(&row).Error; err != nil {
+			return err
+		}
+		out = toA2ATask(row)
+		return nil
+	})
+	return out, err
+}
+
+// GetA2ATask returns task id of agent agentID of account accountID:
+// ErrNotFound for a missing agent or one of another account,
+// ErrA2ATaskNotFound when the agent has no such task or it last changed
+// more than A2ATaskRetention ago.
+func (s *Store) GetA2ATask(ctx context.Context, accountID, agentID, id string) (A2ATask, error) {
+	row, err := a2aTask(s.read(ctx), accountID, agentID, id, s.now().Add(-A2ATaskRetention))
+	if err != nil {
+		return A2ATask{}, wrap("get a2a task", err)
+	}
+	return toA2ATask(row), nil
+}
+
+// a2aTask reads one task of an account's agent that changed at or after
+// since (any, for a zero since): ErrNotFound for a missing agent or one of
+// another account, ErrA2ATaskNotFound for a task it lacks.
+func a2aTask(db *gorm.DB, accountID, agentID, id string, since time.Time) (a2aTaskRow, error) {
+	if err := ownedAgent(db, accountID, agentID); err != nil {
+		return a2aTaskRow{}, err
+	}
+	var row a2aTaskRow
+	q := db.Where("id = ? AND agent_id = ?", id, agentID)
+	if !since.IsZero() {
+		q = q.Where("updated_at >= ?", since)
+	}
+	err := q.Take(&row).Error
+	if isNotFound(err) {
+		err = ErrA2ATaskNotFound
+	}
+	return row, err
+}
+
+// deleteA2ATasksOfRoom deletes the tasks of agent agentID whose context is
+// the room roomID (none when it is not an A2A room).
+func deleteA2ATasksOfRoom(tx *gorm.DB, agentID, roomID string) error {
+	contextID, ok := strings.CutPrefix(roomID, A2ARoomPrefix)
+	if !ok {
+		return nil
+	}
+	return tx.Where("agent_id = ? AND context_id = ?", agentID, contextID).Delete(&a2aTaskRow{}).Error
+}
+
+func fromA2ATask(t A2ATask) *a2aTaskRow {
+	return &a2aTaskRow{
+		ID: ctext(t.ID), AgentID: ctext(t.AgentID), ContextID: ctext(t.ContextID), State: string(t.State),
+		RequestMessageID: t.RequestMessageID, RequestText: t.RequestText,
+		ReplyMessageID: t.ReplyMessageID, ReplyText: t.ReplyText, Reason: t.Reason,
+		CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
+	}
+}
+
+func toA2ATask(r a2aTaskRow) A2ATask {
+	return A2ATask{
+		ID: string(r.ID), AgentID: string(r.AgentID), ContextID: string(r.ContextID), State: A2ATaskState(r.State),
+		RequestMessageID: r.RequestMessageID, RequestText: r.RequestText,
+		ReplyMessageID: r.ReplyMessageID, ReplyText: r.ReplyText, Reason: r.Reason,
+		CreatedAt: utc(r.CreatedAt), UpdatedAt: utc(r.UpdatedAt),
+	}
+}

@@ -1,0 +1,93 @@
+package store
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// TestA2ATasksLiveForTheirRetention: a task is made working, finished with
+// its reply, read by its agent's account only, and gone once it has not
+// changed for A2ATaskRetention (deleted by the next task made).
+func TestA2ATasksLiveForTheirRetention(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		clock := withClock(s)
+		acct := mustAccount(t, s, "acme")
+		other := mustAccount(t, s, "globex")
+		a := mustAgent(t, s, acct.ID, "host")
+
+		task, err := s.CreateA2ATask(ctx, acct.ID, A2ATask{AgentID: a.ID, ContextID: "trip", RequestMessageID: "m1", RequestText: "hi"})
+		mustOK(t, err)
+		if task.State != A2ATaskWorking || task.ID == "" || !task.CreatedAt.Equal(t0) {
+			t.Fatalf("created = %+v", task)
+		}
+		_, err = s.CreateA2ATask(ctx, other.ID, A2ATask{AgentID: a.ID, ContextID: "trip"})
+		wantErr(t, err, ErrNotFound)
+
+		clock.add(time.Second)
+		done, err := s.FinishA2ATask(ctx, acct.ID, A2ATask{ID: task.ID, AgentID: a.ID, State: A2ATaskCompleted,
+			ReplyMessageID: "msg_1", ReplyText: "hello"})
+		mustOK(t, err)
+		if done.State != A2ATaskCompleted || done.ReplyText != "hello" || done.RequestText != "hi" || !done.UpdatedAt.Equal(t0.Add(time.Second)) {
+			t.Fatalf("finished = %+v", done)
+		}
+		got, err := s.GetA2ATask(ctx, acct.ID, a.ID, task.ID)
+		mustOK(t, err)
+		if got != done {
+			t.Errorf("read %+v, want %+v", got, done)
+		}
+		_, err = s.GetA2ATask(ctx, other.ID, a.ID, task.ID)
+		wantErr(t, err, ErrNotFound)
+		_, err = s.GetA2ATask(ctx, acct.ID, a.ID, "task_missing")
+		wantErr(t, err, ErrA2ATaskNotFound)
+
+		clock.add(A2ATaskRetention)
+		if _, err := s.GetA2ATask(ctx, acct.ID, a.ID, task.ID); err != nil {
+			t.Fatalf("a task exactly %s old: %v", A2ATaskRetention, err)
+		}
+		clock.add(time.Millisecond)
+		_, err = s.GetA2ATask(ctx, acct.ID, a.ID, task.ID)
+		wantErr(t, err, ErrA2ATaskNotFound)
+		_, err = s.CreateA2ATask(ctx, acct.ID, A2ATask{AgentID: a.ID, ContextID: "trip"})
+		mustOK(t, err)
+		var rows int64
+		mustOK(t, s.w.Model(&a2aTaskRow{}).Where("id = ?", task.ID).Count(&rows).Error)
+		if rows != 0 {
+			t.Error("an expired task outlived the next task made")
+		}
+	})
+}
+
+// TestA2ATasksGoWithTheirConversationAndAgent: forgetting an A2A room
+// forgets the tasks of its context, and deleting the agent all of them.
+func TestA2ATasksGoWithTheirConversationAndAgent(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		acct := mustAccount(t, s, "acme")
+		a := mustAgent(t, s, acct.ID, "host")
+		task := func(contextID string) string {
+			t.Helper()
+			task, err := s.CreateA2ATask(ctx, acct.ID, A2ATask{AgentID: a.ID, ContextID: contextID})
+			mustOK(t, err)
+			return task.ID
+		}
+		trip, other := task("trip"), task("other")
+		_, convID, err := s.SaveExchange(ctx, acct.ID, a.ID, ConversationRef{RoomID: A2ARoom("trip")}, Message{Text: "q"}, Message{Text: "r"})
+		mustOK(t, err)
+		_, err = s.DeleteConversation(ctx, acct.ID, a.ID, convID)
+		mustOK(t, err)
+		_, err = s.GetA2ATask(ctx, acct.ID, a.ID, trip)
+		wantErr(t, err, ErrA2ATaskNotFound)
+		_, err = s.GetA2ATask(ctx, acct.ID, a.ID, other)
+		mustOK(t, err)
+
+		_, err = s.DeleteAgent(ctx, acct.ID, a.ID, AnyVersion)
+		mustOK(t, err)
+		var rows int64
+		mustOK(t, s.w.Model(&a2aTaskRow{}).Count(&rows).Error)
+		if rows != 0 {
+			t.Errorf("%d tasks outlived their agent", rows)
+		}
+	})
+}
