@@ -500,3 +500,19 @@ func TestFailoverOnPostgres(t *testing.T) {
 		t.Fatalf("sent after failover: %v", got)
 	}
 }
+
+// A reply Discord posted but whose answer was lost (a 502) is not posted
+// again: a retry would show the user the same reply twice.
+func TestReplyNotPostedTwiceAfterA502(t *testing.T) {
+	f := newFixture(t)
+	a := f.Agent(withToken(token, nil))
+	f.Start()
+	f.WaitConnected(a)
+	f.dc.LoseAnswers(token, 1)
+	f.dc.Dispatch(token, direct("hello"))
+	testutil.Eventually(t, "the reply posted", f.sent(1))
+	time.Sleep(300 * time.Millisecond) // discordgo's retries come within this
+	if sent := f.dc.Sent(token); len(sent) != 1 {
+		t.Fatalf("posted %d times: %+v; want once", len(sent), sent)
+	}
+}

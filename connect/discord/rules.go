@@ -201,7 +201,9 @@ func (s *session) reply(ctx context.Context, m *discordgo.Message, text string) 
 			f := false
 			msg.Reference = &discordgo.MessageReference{MessageID: m.ID, ChannelID: m.ChannelID, GuildID: m.GuildID, FailIfNotExists: &f}
 		}
-		if _, err := s.dg.ChannelMessageSendComplex(m.ChannelID, msg, discordgo.WithContext(ctx)); err != nil {
+		// No retry after a 5xx: Discord may have posted the message and
+		// lost only its answer, and a reply must not appear twice.
+		if _, err := s.dg.ChannelMessageSendComplex(m.ChannelID, msg, discordgo.WithContext(ctx), discordgo.WithRestRetries(0)); err != nil {
 			s.c.Logger.Warn("discord reply not sent", "channel", m.ChannelID, "error", err)
 			return
 		}

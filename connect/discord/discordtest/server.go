@@ -87,6 +87,9 @@ type bot struct {
 	resumes    []Resume
 	startsLeft int       // of the daily session start limit
 	resetsAt   time.Time // when startsLeft goes back to startsPerDay
+	// lostAnswers is how many of the next messages are posted but answered
+	// 502, as when Discord's edge loses the answer of a post it made.
+	lostAnswers int
 }
 
 // session is a gateway session. It outlives its connection and keeps
@@ -374,6 +377,14 @@ func (s *Server) typing(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// LoseAnswers makes the bot's next n messages be posted but answered with
+// 502 Bad Gateway: a client that retries them posts them twice.
+func (s *Server) LoseAnswers(token string, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.bots[token].lostAnswers = n
+}
+
 func (s *Server) message(w http.ResponseWriter, r *http.Request) {
 	var body discordgo.MessageSend
 	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
@@ -395,6 +406,11 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request) {
 		sent.ReplyTo = body.Reference.MessageID
 	}
 	b.sent = append(b.sent, sent)
+	if b.lostAnswers > 0 {
+		b.lostAnswers--
+		writeJSON(w, http.StatusBadGateway, map[string]any{"message": "502: Bad Gateway", "code": 0})
+		return
+	}
 	s.nextID++
 	user := b.user
 	writeJSON(w, http.StatusOK, discordgo.Message{ID: strconv.FormatInt(s.nextID, 10), ChannelID: sent.ChannelID,
