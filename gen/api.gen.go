@@ -1344,6 +1344,16 @@ type AgentEnvelope struct {
 	Success bool  `json:"success"`
 }
 
+// AgentExport An ElizaOS character file without secrets, as Create Agent accepts it.
+type AgentExport = json.RawMessage
+
+// AgentExportEnvelope defines model for AgentExportEnvelope.
+type AgentExportEnvelope struct {
+	// Data An ElizaOS character file without secrets, as Create Agent accepts it.
+	Data    AgentExport `json:"data"`
+	Success bool        `json:"success"`
+}
+
 // AgentList defines model for AgentList.
 type AgentList struct {
 	Agents     []AgentSummary `json:"agents"`
@@ -6181,6 +6191,18 @@ type ClientInterface interface {
 	// Corresponds with GET /agents/{agentId}/conversations/{conversationId}/messages (the `ListConversationMessages` operationId).
 	ListConversationMessages(ctx context.Context, agentId AgentId, conversationId ConversationIdPath, params *ListConversationMessagesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ExportAgent Export Agent
+	//
+	// Returns the agent as an ElizaOS character file that Create Agent accepts
+	// as it is, so an agent moves between servers. Every stored member is kept,
+	// `deleteProtection` and members the API does not describe included;
+	// `id`, `status`, `createdAt`, `updatedAt`, `metrics` and every secret
+	// value are left out: `settings.secrets` and the `headers` of each MCP
+	// server are absent, and have to be set again after an import.
+	//
+	// Corresponds with GET /agents/{agentId}/export (the `ExportAgent` operationId).
+	ExportAgent(ctx context.Context, agentId AgentId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListKnowledge List Knowledge Documents
 	//
 	// The agent's knowledge documents, newest first.
@@ -7035,6 +7057,28 @@ func (c *Client) GetConversation(ctx context.Context, agentId AgentId, conversat
 // Corresponds with GET /agents/{agentId}/conversations/{conversationId}/messages (the `ListConversationMessages` operationId).
 func (c *Client) ListConversationMessages(ctx context.Context, agentId AgentId, conversationId ConversationIdPath, params *ListConversationMessagesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListConversationMessagesRequest(c.Server, agentId, conversationId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ExportAgent Export Agent
+//
+// Returns the agent as an ElizaOS character file that Create Agent accepts
+// as it is, so an agent moves between servers. Every stored member is kept,
+// `deleteProtection` and members the API does not describe included;
+// `id`, `status`, `createdAt`, `updatedAt`, `metrics` and every secret
+// value are left out: `settings.secrets` and the `headers` of each MCP
+// server are absent, and have to be set again after an import.
+//
+// Corresponds with GET /agents/{agentId}/export (the `ExportAgent` operationId).
+func (c *Client) ExportAgent(ctx context.Context, agentId AgentId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportAgentRequest(c.Server, agentId)
 	if err != nil {
 		return nil, err
 	}
@@ -8621,6 +8665,40 @@ func NewListConversationMessagesRequest(server string, agentId AgentId, conversa
 	return req, nil
 }
 
+// NewExportAgentRequest constructs an http.Request for the ExportAgent method
+func NewExportAgentRequest(server string, agentId AgentId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "agentId", agentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/agents/%s/export", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListKnowledgeRequest constructs an http.Request for the ListKnowledge method
 func NewListKnowledgeRequest(server string, agentId AgentId, params *ListKnowledgeParams) (*http.Request, error) {
 	var err error
@@ -10051,6 +10129,20 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /agents/{agentId}/conversations/{conversationId}/messages (the `ListConversationMessages` operationId).
 	ListConversationMessagesWithResponse(ctx context.Context, agentId AgentId, conversationId ConversationIdPath, params *ListConversationMessagesParams, reqEditors ...RequestEditorFn) (*ListConversationMessagesResponse, error)
+
+	// ExportAgentWithResponse Export Agent
+	//
+	// Returns the agent as an ElizaOS character file that Create Agent accepts
+	// as it is, so an agent moves between servers. Every stored member is kept,
+	// `deleteProtection` and members the API does not describe included;
+	// `id`, `status`, `createdAt`, `updatedAt`, `metrics` and every secret
+	// value are left out: `settings.secrets` and the `headers` of each MCP
+	// server are absent, and have to be set again after an import.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /agents/{agentId}/export (the `ExportAgent` operationId).
+	ExportAgentWithResponse(ctx context.Context, agentId AgentId, reqEditors ...RequestEditorFn) (*ExportAgentResponse, error)
 
 	// ListKnowledgeWithResponse List Knowledge Documents
 	//
@@ -12650,6 +12742,143 @@ func (r ListConversationMessagesResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListConversationMessagesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ExportAgentResponse200Headers the declared response headers of an HTTP 200 response for ExportAgent
+type ExportAgentResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ExportAgentResponse400Headers the declared response headers of an HTTP 400 response for ExportAgent
+type ExportAgentResponse400Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ExportAgentResponse404Headers the declared response headers of an HTTP 404 response for ExportAgent
+type ExportAgentResponse404Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ExportAgentResponse429Headers the declared response headers of an HTTP 429 response for ExportAgent
+type ExportAgentResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ExportAgentResponse500Headers the declared response headers of an HTTP 500 response for ExportAgent
+type ExportAgentResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type ExportAgentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AgentExportEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ExportAgentResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ExportAgentResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ExportAgentResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ExportAgentResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ExportAgentResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ExportAgentResponse) GetJSON200() *AgentExportEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ExportAgentResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ExportAgentResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ExportAgentResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ExportAgentResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ExportAgentResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ExportAgentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExportAgentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExportAgentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExportAgentResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -16698,6 +16927,26 @@ func (c *ClientWithResponses) ListConversationMessagesWithResponse(ctx context.C
 		return nil, err
 	}
 	return ParseListConversationMessagesResponse(rsp)
+}
+
+// ExportAgentWithResponse Export Agent
+//
+// Returns the agent as an ElizaOS character file that Create Agent accepts
+// as it is, so an agent moves between servers. Every stored member is kept,
+// `deleteProtection` and members the API does not describe included;
+// `id`, `status`, `createdAt`, `updatedAt`, `metrics` and every secret
+// value are left out: `settings.secrets` and the `headers` of each MCP
+// server are absent, and have to be set again after an import.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /agents/{agentId}/export (the `ExportAgent` operationId).
+func (c *ClientWithResponses) ExportAgentWithResponse(ctx context.Context, agentId AgentId, reqEditors ...RequestEditorFn) (*ExportAgentResponse, error) {
+	rsp, err := c.ExportAgent(ctx, agentId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExportAgentResponse(rsp)
 }
 
 // ListKnowledgeWithResponse List Knowledge Documents
@@ -22114,6 +22363,302 @@ func ParseListConversationMessagesResponse(rsp *http.Response) (*ListConversatio
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers ListConversationMessagesResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseExportAgentResponse parses an HTTP response from a ExportAgentWithResponse call
+func ParseExportAgentResponse(rsp *http.Response) (*ExportAgentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExportAgentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AgentExportEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ExportAgentResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ExportAgentResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers ExportAgentResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers ExportAgentResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ExportAgentResponse500Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -30542,6 +31087,9 @@ type ServerInterface interface {
 	// ListConversationMessages List Messages of a conversation
 	// (GET /agents/{agentId}/conversations/{conversationId}/messages)
 	ListConversationMessages(ctx echo.Context, agentId AgentId, conversationId ConversationIdPath, params ListConversationMessagesParams) error
+	// ExportAgent Export Agent
+	// (GET /agents/{agentId}/export)
+	ExportAgent(ctx echo.Context, agentId AgentId) error
 	// ListKnowledge List Knowledge Documents
 	// (GET /agents/{agentId}/knowledge)
 	ListKnowledge(ctx echo.Context, agentId AgentId, params ListKnowledgeParams) error
@@ -31066,6 +31614,22 @@ func (w *ServerInterfaceWrapper) ListConversationMessages(ctx echo.Context) erro
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.ListConversationMessages(ctx, agentId, conversationId, params)
+	return err
+}
+
+// ExportAgent converts echo context to params.
+func (w *ServerInterfaceWrapper) ExportAgent(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", ctx.Param("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ExportAgent(ctx, agentId)
 	return err
 }
 
@@ -31622,6 +32186,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.DELETE(options.BaseURL+"/agents/:agentId/conversations/:conversationId", wrapper.DeleteConversation, options.OperationMiddlewares["deleteConversation"]...)
 	router.GET(options.BaseURL+"/agents/:agentId/conversations/:conversationId", wrapper.GetConversation, options.OperationMiddlewares["getConversation"]...)
 	router.GET(options.BaseURL+"/agents/:agentId/conversations/:conversationId/messages", wrapper.ListConversationMessages, options.OperationMiddlewares["listConversationMessages"]...)
+	router.GET(options.BaseURL+"/agents/:agentId/export", wrapper.ExportAgent, options.OperationMiddlewares["exportAgent"]...)
 	router.GET(options.BaseURL+"/agents/:agentId/analytics", wrapper.GetAgentAnalytics, options.OperationMiddlewares["getAgentAnalytics"]...)
 	router.GET(options.BaseURL+"/agents/:agentId/tools", wrapper.ListAgentTools, options.OperationMiddlewares["listAgentTools"]...)
 	router.DELETE(options.BaseURL+"/agents/:agentId/memories", wrapper.ForgetUser, options.OperationMiddlewares["forgetUser"]...)
@@ -35258,6 +35823,203 @@ func (response ListConversationMessages429JSONResponse) VisitListConversationMes
 type ListConversationMessages500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response ListConversationMessages500JSONResponse) VisitListConversationMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportAgentRequestObject struct {
+	AgentId AgentId `json:"agentId"`
+}
+
+type ExportAgentResponseObject interface {
+	VisitExportAgentResponse(w http.ResponseWriter) error
+}
+
+type ExportAgent200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type ExportAgent200JSONResponse struct {
+	Body    AgentExportEnvelope
+	Headers ExportAgent200ResponseHeaders
+}
+
+func (response ExportAgent200JSONResponse) VisitExportAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportAgent400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ExportAgent400JSONResponse) VisitExportAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportAgent401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ExportAgent401JSONResponse) VisitExportAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportAgent404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ExportAgent404JSONResponse) VisitExportAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportAgent429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ExportAgent429JSONResponse) VisitExportAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportAgent500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ExportAgent500JSONResponse) VisitExportAgentResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -40984,6 +41746,9 @@ type StrictServerInterface interface {
 	// ListConversationMessages List Messages of a conversation
 	// (GET /agents/{agentId}/conversations/{conversationId}/messages)
 	ListConversationMessages(ctx context.Context, request ListConversationMessagesRequestObject) (ListConversationMessagesResponseObject, error)
+	// ExportAgent Export Agent
+	// (GET /agents/{agentId}/export)
+	ExportAgent(ctx context.Context, request ExportAgentRequestObject) (ExportAgentResponseObject, error)
 	// ListKnowledge List Knowledge Documents
 	// (GET /agents/{agentId}/knowledge)
 	ListKnowledge(ctx context.Context, request ListKnowledgeRequestObject) (ListKnowledgeResponseObject, error)
@@ -41509,6 +42274,31 @@ func (sh *strictHandler) ListConversationMessages(ctx echo.Context, agentId Agen
 		return err
 	} else if validResponse, ok := response.(ListConversationMessagesResponseObject); ok {
 		return validResponse.VisitListConversationMessagesResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ExportAgent operation middleware
+func (sh *strictHandler) ExportAgent(ctx echo.Context, agentId AgentId) error {
+	var request ExportAgentRequestObject
+
+	request.AgentId = agentId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ExportAgent(ctx.Request().Context(), request.(ExportAgentRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ExportAgent")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ExportAgentResponseObject); ok {
+		return validResponse.VisitExportAgentResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -42256,498 +43046,502 @@ func (sh *strictHandler) TestWebhook(ctx echo.Context, webhookId WebhookId) erro
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L0Lc+M2li/+VfDX3a2259JqWbY7Hblu7Sq2OtHEr7XlZGaiXhMiIYkjClAIyG5Nl7/7v3AAkCAFSpQt",
-	"d7onvnV30hYJEM/zPr/zuRaw6YxRQgWvtT7XyCc8ncUE/n1OOMcjck1m8UL+zefTKU4WtVatNyYIjwgV",
-	"bzhK4LFXu8fxnMjXQiyw/C+80A1rLfWvu8b+P8OD+/fTw9+bn76bfP9wJN4ljcW/8CCoebWp+ha8PuUj",
-	"/fKgOXmfHE7f0fezxu9Nfije3T/AywKbr0xZSOJaqzaaib1DtjeNaFTzagnhM0Y56UVTUmvtNw8O60de",
-	"TbAJofyWk7DW2j9qPGbv1Vq1c5xMiOAoZmyCgjGbzRbHaEwSgiKOxuwBdVFCcIjEmEzr8hOMTWG48h93",
-	"h0fval5NRFPCBZ7Oaq1as9F8t7e/v9fc7+03Wo1Gq7FfPzx694+aV5tzkkBT+Y+7/eZB7dGr8XkQEM5r",
-	"LZHMyeOjly3/73PCxWmUkEDkt6GNQvgV6dVDO2JMUMDoPUk4FhGjcuzyN/mhN3zX3iZBPgm5lSSO0ZQg",
-	"jP7JJqTuHt3SaLr0mrFpcTRmGBFFGMll8dBDJMYoEhzNYiyGLJnK4cGnraGYn+Q/x5hS2FCR4DCio71g",
-	"jOXLpn2tVQsjHrAklIvm3AQ1sV/HWKCQoQWbIzGO6AThAZsLWI5gniSECjSFPf+vipO+EQnBU3l4ineB",
-	"4ykxs/fgC3ArEDctrMm6hqzeU1v/EhNQIz9llBTGLi8EIvfy9sO4KQrlS+lw4TK30Od+TSxmpF9r9dUl",
-	"6te8vto2KuDXX8cLFEZhv/bYp31atZWayzgKJoTW6/XS1nJQ0DglE/DzakKhGyhS0a+1PvctAtCvtZoN",
-	"r58jFP1a62i/WT+QzSRVgW9YdKVfe4Tx1YoL+wFHsetYzBJ2H4UkQUN4AeGhIAnMWW044gInwj4eW1tv",
-	"kiQsgVb6X3L6AQvV0/aPnYve3e1F+5d296z9w1nHXlz1hiTZknpQJhC+x1GMBzGpw3shETiKueqTCyzm",
-	"vPDNhGDOKPx4LlcyW4kEC4LiaBoJRD4FhIRyKx7Nuj56tTHBIUmA/3R6eAQMhfAgiWaSnumFTQhn8yQg",
-	"bziSpE4SOswRpohQEYkFEnh0jCKBpuyecEWDyD1JFkiSlxFBPxKB+Jg9cLSDacrJpkQkUcAR5lFIduvo",
-	"htBQ9jLAwUTStO5w7xyLYIxYIv99wShRP0iqyYMxmWKLhdZatX7tu35NUqTFTP7JRRLREczyGgtyJldh",
-	"D/53eZbdTu8DAnrJhuhve4X35QfTz7xr2F/X34qoICOSFD52TaY4onIQ1T+Ytsl9dJNvcuKY4A0JGA05",
-	"mlMRxXAnBhGVBF+djjdy22jIHuReE8FzHz9srvs6Ecliry2vW/mXBUMPWG4vGbJEnimRLIrTzH9JEoHp",
-	"fFpr7Xuury5t0/K3z/En2QNKFEfhaEYSNI3oXBC57kvLsNlGO7dteRDX5uMxGQp5sG2Oold97WCOvt9o",
-	"MM4zcEujT0jKTGiHq03ZRVigh3EUjDc8EvvffX/UPDpqrlmjR682wwmeEqFpTLvZ/kVREDelaTfbkngJ",
-	"FrA4pTV6cfQmoh1/v97wPUkW/Eb9wD9GlFEpD2DKUaN+4EniJBQ/UB1xvOC7ufHX9uuNmleL5HcVCax5",
-	"NYql9CrHuGcGmTuO+NMZoSMxrrX237moTNtI4K6ZGaoXhZJoDiOSeMhXknp/3mgcBFEI/yV+fqAVhHmY",
-	"xQyLcTYHowxIkfv3eZRIdqmkHed8mo2Ga0InlmjbDa/kF5xzs0Xg4hTls9UzhDdWKiCOCQa5oT1znqck",
-	"jiS/Ktu7UD8vzu1hHK6emnxBzSzcx83BQXAYHpF3w+9G78ff/3PinlmYDeZ5s+oOgVsuT6k9k8KykgWB",
-	"PzMaL1BkblnK66VAoDSaiCN5xXbklfuLv9vqUybGJHmIOJESy1gSDdWXFAtAaUOY8geSyPaH+80+9a+u",
-	"OyeXF6fdXvfy4u5Du3vWOfXrCI7PmASTtJ0eE04IfFMkmHIcyKHX+7TszhpZYY1kYC3a0X7TvWhSzihb",
-	"ODWlg8ahEnIoQwMWLtCDlOSrLJ78LxsijAI2neI9TiR1FCREccSFomh/8YFSlc0yk4KePdUyUUiQqWKU",
-	"Mzwi6Vh+n5NkkQ0FWERuCCEZ4nksQNCXX9esW57NNYz8Co/I8jjkr4jOpwN51YYJm6L9ssHIgbrHsr/2",
-	"47+SwZixSdnVf1CPl2/+uouv733w3bQ5OaTvZu9/bySKon1y3/uHdCDPufaWkUUxXMkIbmmqUqT6P4Wt",
-	"x7NZHAVARd/+kyuunM7is1IxVJMQWGNRkal5Rj0BXRv0ECl3rdVCQAuXqkytpb/ymFql5Ifc+lDOcDPE",
-	"MSeP9uL8R0KGtVbt/7zNjGxv1VP+tiM/0qH3JGYzohaqcLmLc1OWBWxGElFJhe6JJ0U4GDJcWDC2mInq",
-	"AQeMDqPRPCGhPBWWiuUQWF1j1i3eFl8vVy6q9ZI1casMVXuRr5cJ4Kv6WG6wSoqu2lNuVk4xuHpPMDN5",
-	"Nn7AoZbbn3djuhe/tM+6p3fXnf+57dz08vdlGJEYLLDyulzpQwTXX9+j6ZxLhUnzjRZiM0Jx5CFMxThh",
-	"syjw0Chhv3toxNgoJh5icYynOH+XuvQex1GIwOYhdU6U+96LXqrC9LWB0tdrgP4f+oxgETyk5owefUTx",
-	"VMoT8vKFTEjuKAllqiLhUDUBhgpivtEwPMTnwVibJtg9SfZiRkdayu6GirG+3sZv8DbaisgFEx/YnIbP",
-	"u5cnlxe/dK5v2iCNXlz27j5c3l6c1ux7Y38UyPpQfvYL8KB0OGiHMn2mFRfStgMcxyR5wxEOAjanYlfy",
-	"IfeElItCtR5jyZ1Uf7b69HotvtVrYfTW7VyJ085Z95fO9d9LroP52Be6Cr92fvjp8vJn12XQkvLK67A8",
-	"GXUVTFv7MhiN+/UifKsX4QNLBlEYEvrsG9Dpde6uri97nZNe5zQvrc0SJkigjyehUiEJbWEtJDER5Cp9",
-	"S2oDnAjEqDICABU+RkFMsFQblCh01e6d/ISGUcKFSwN601NuWdTmPOICU/FGdquHQkKlGMOXI0ZfWJS7",
-	"uf3woXvSlSzqqnN93r256V5e3KAdrDz1E7KQc8XoIYkE2fVQcTlBX8p18z+3l7022snJg7/PmcAemnMS",
-	"osdXme2bvZNdKkhCcdzJLtnTlahe5/qifXbXub6+vK7llRv1FaWRox3jJIhCdDBs4u+D3Re+FPbIpGKG",
-	"5pR8munLiaN4npBjYFMmWiPASRIR4D6RHjx/PeTf7CEH3frcnMdtmArOOzc37R87blOBjuXJWwikRDYg",
-	"iExnYpHnInpgSDaTjMMYFr+I0q8noszjvhyCL8cwjTiP6MhT45U8QTCGpKp+jAr2ArBWgKtB6fyvF+Vb",
-	"vSg/U/YQk3BEtqOr/Hxx+etZ5/THTomykn4OhSyYT6Uo9dVr8I45lanvZlKv0tG3eh/OyZRtS3E/75xf",
-	"lqrt6kNf/+kvTqLs6E9hPq8H/5s9+Cwk29AJzi9PO5lCkFfTlR+lVVPuEltc6klBHJyT/mgm9r73UciI",
-	"ctqRT1FRB8/ezlyZ5J9Ktrcikl70SlnzVA7JpQENQVUGE0MaIjWnE8oeqHrZS1/Sy+2BFyWLzHq9Td/q",
-	"bdoOAymQ7dqyHeoPYR+eJPqKA4CtDI54FJaxkddD/O0e4nMWRsOIhGvjz7OwKuUVz4VEIYqnJDw2cVmF",
-	"A2Hi21eNEN5xB4y/Hp6v8vBczghtd7cb5qRibudWd0WpADvjk1qoUuATMN5ai87jOAvgIsk9Se50KFRl",
-	"kqpmD4T12uTWOQirb3fvo7cm8tiaot96DXf6s9+ibQU9RcoqeqfF0dqaaCT1jLcQGDPlZzGkNM45SZ9q",
-	"CYB8Ajavb5Dpltes0M7cp1/sQjm/Azer8MRvIawDljLbJ9wk9R7cKsqyZE6OMPLl1P3luR8jH6YOQVKE",
-	"o0hAtFMuTmrHN6vyW+NjPWExeXWifeP3ckvu7Yjy+XAYBZEk/TOSwGFklBe4W8RR+6oL7txUOR7je6KC",
-	"7dJmcHdVdPuMJFj5n93MLWv0Yvex+Al9Fd0ThjuZ+qwDTOUUOaFhSoteL8w3fWG26Hs2Plp9cjf1PX8d",
-	"0l5+EvL4v/qp/4TXYlu2V7AqOi5ERXtpC601w34d18aap60eveFVjLCvd+XbvyvbMa+qY0SZuAMTasmV",
-	"8ddl+hYvCSgR2gKhURVUkkSUM4mmuhIg93xFilJhWfyW/sl3z+rV4PtvdsOu8CJmOOwxdoaT5wZPzVRn",
-	"d4Kxuxi6s2+ZtmqobF1lieNov3H4/ui7d2iwEErgd7GcP/6aLM1Ms6L8XNB59MPrffim70OPsXNMFwYu",
-	"5Hn3IcGC3IHl+c6yPFs3Ytky7SlMFg2bdNhEGiSk7GrYn3ihW1H8BFwIx9SUQp9NSWcGGmktYFThrQRS",
-	"25+hByylNByMSXiMfAu9xgeoEJ3Pz9R6/FvfqgJyz8rW1qt/ivt4S/FcjFkS/YuE27GH41l0NyELpz2c",
-	"JalxWFvfyu6dHBWhQn//xe6e6zM5A7eejWZHxmRoB/hOcTxkyVSSFh2QImnMPZsQmC/5NEtjkc2S8/ls",
-	"xhJBwnMSRrgHM37O0s+zHu+msss7WMVCnqfsfE9+DJmM6+Jnvl75wD1DW0jQ4jSXojTmzqm9ig3fIJna",
-	"qgB91f772WX79K53eXl31r6G/IPNBOgXDAxaGpz3KgL/m53lBITNSG54hu/5jOO8jDa1ZHcxYUUacipE",
-	"PKKBcnMZ6LkUgxL8rS97xpdH7OVApRzDhGio/BiPU0AuKeXqJq/X4hu9FlvVCa/bvc7dWfe827vr/O2k",
-	"0zktZjiDvqOVgcPmY0V9McbihVFkHAP3nArfjCR7ymS4QuV7Vej+dArd9lS524v2be+ny+vuPwoMZZUe",
-	"94JXwx6Ptw1FbPsq2O3Fze3V1eV1r3N6d9457bbven+/6jxFBXvRdXQN0ntVov7dSYPGf9yOp28JtCZ3",
-	"yvWn/igAHUinMPg3rwkV/7ZnOj1CBnEbguNP8AwPojgSETFpcjOSmL/IJ0FoSEL9ahJacN4DxmKCoQzD",
-	"bM7HF0xEQ30nuPs1VW5Br0Tx8WNqO2ODf5IAljEbZLIKPhsFOAkRGwJM+H69AUa53DyCwixX3SDnysA1",
-	"AvDYLp3NxTkLVUeRIFN7tgZwNbPKJgleWM0v5+Kp7a25O95XcLGOB5wE8yQSoCxECZmaGkPpp9csxs1y",
-	"e9f4zGduZEs1ORwqxR3HV7ndqPhB1VPNdTD4JIrjjWYBW3ojmzkHb2QbiN0b4oBs3nna1PWB+1Xo9sYf",
-	"5c9nIRYkbAuADV6GZs7wf39T+50/Fu55ZB/38vfAdaSd5zRd748r7mg2/SUqYgD3f1B1BJYXwf/rzeXF",
-	"9dWJa9pe2ry0QgAA/6e4/84+5knsuByFJZUveUujXR7AqmVQR2wZIhzBEmYhK0l4rPZdgXxz5AdjLHxd",
-	"/odRUFpRMMYJDgRJkII6RzuR4GDQ8ZD1AQBJNzXDdpfJ3zraYZcbq06RotD5WvREAllKwNhTSabAo41a",
-	"FI5DFBoU7uI1g47LTkEioiFWNcLyu4D1k6573dZtkl1uzU1Zdd2q4qBKF3aGk81YwRVOxNpls6ZpPlGy",
-	"VJ17eWF00a3l+jDJPUn2QLFSpbFayFcVlhTEervZ/itn9HoWGA8ZkmRE466jOKKEe4jgYIyGLI7ZAwnR",
-	"YIEwGsSYTuD5McLIb6FZREc+YO/rjyULtH9k4hzQwziKCRSp0XVp8gvp1T7twQD3qknoy+NWVUKa7R+J",
-	"6GE+sXKtlnkFOBu5pCO+ft1HO1rucdz8ccQFSxYGG94qntNYhr0vvdKCUKwUn9UENArLtvqnXu+qPRfj",
-	"Am9fuiMDghOSfGDJFIsn3RKedrx6qPq9kuHqDUpjoovEXB60veurExXiX0cfWCI3AE2JGLOQq4Pqq6St",
-	"GGIyh33qKzTuejIL6tBzlw6Zj9SHOdrxFRyFagas4Q3XOQRSj1Qw1n2KOfILGfGq6o1d2+YNz1Cv/V77",
-	"xtL3/OM+9Q0x8SFz0+AsYo7UcvHdY8jjadQP0jlhqocKSmKf+nJQflqfQ/ehinEUpG/Qgl2nOb+OMM16",
-	"zXUwDeEr0AiRzAMxT0iYTmGHE4LwgN0ThfA3zSDYVh8IGGT2/uqDUXpFraPRrDdS4A3N9u0yRm949qou",
-	"sARlT/pUxZtDIhKk8kWCk3iIdrCyOIkxzlKM0y+MiJCHzXTZpzo3V74lP020SWDXtUHq2mO6uBzWWr99",
-	"rtF5rNOlcywlvWXpWqo6HLXHj54zPT/Ne9nB+mDJc4p1+Y5dD5FgzEhqaFClYWDb/skZTWaBY4HjB7zg",
-	"yG/WG25JTx1Xh5B4Q6gB5PM9BH/eGIXU/A5C5DJdldcLLg289ZYTGsou0r+hG9VYYD7hb0dE6OaN+oFe",
-	"chf7xYrtZiu/VjVK52COoNyNNa0KfKVCizMywsHCVFckNLxSY63cVH7vf+YkWZiGSyekTZFzQnIVl8YM",
-	"xMgisICoWT5O3YdzKCldYxQ8twUyYA5eepCWCIHk9yO2p38EI+81fjBQjwUyYerarqUTWoKpRih0vQQS",
-	"AQSinxA+j4U6fyoAaFkQSE2S1USTjqm98qKkAcrnHCPZp10sSW15wOZxaDAsJTF8JmFQq/T062ZktfVX",
-	"QJ64Ku8p8rNJz9mJ3uztG6ipcwvmBZC6N2tudJpcB0sbm6OwLX1DHUt4nJFY85b847hPQVgHWRoEXCeJ",
-	"TjvOLZ6qGNaoH/SpJhGtHImQH/BAVgEIgSXSLUxrVX0I3jSKDFJmGa2F1HWFVDfRKJeA1Tg2Nmc26gev",
-	"5sy8NYgMSZKQsJdgymcsEdu3J8lFL6EixsyZm22ZoXMDU0XxxLyceVUdxD/AyOq2weVso08weeaNdlmB",
-	"zpc2eur7/G9s7VEz3LLNJyexueQik2ee0T+0408iGoJebAi377B16Pr1asHtqqzN946LLLssWXld3Hy7",
-	"+7LV5fdqCVOu5kqdXMuXwSDKJ855FbYT1sZeCf29TfbW0hrWGbJyehWw3iX+nOlSrm0HmCls7lLhHgYB",
-	"mQkSPplTDWIWTEqclt6mBraip/QEBr/hYXIRa8vOsYlu94wjXTgzawwn1ml2XHp5rKwb7yHB4hBh+Hmw",
-	"QPr+7yiweA/5wyjWyjoYsVwuj6fcUdntxo1WEJInkgoA8692SVeu9rWmEYTK8/hbbc6hjCAImVbLbMRl",
-	"0sEXNNOaUS3JZGMhZhXcovB05aqA9uQ4g5I4lnEd+cx1ygzfewJhTyUHB8nJcbKlBdIkZ/NPWne+oi9v",
-	"+2fbVHfdWHktY1LgpcsWLP3C2jPgUmodx2KY4NHUQhtIyCxeSC3SdU7MedhTKqPzyMxmhJbE0WBLmtz4",
-	"EK0+NKU7GWMuTsZzOnEP6elEbDNZQ7+e38p0PdZupm1rXCduOE20L+Q52w5vXWdVMLckR+35fDCNhIAE",
-	"7weWTJSvErzze2nncr2ns5io1wJMA6LKlw1Vso0ch0LqkdsxF2O7qY4ZXs1KrBu8xEaeIbRwM92NyIii",
-	"fdGUcIGnMyigo3mYFBjInny0lsWoT1fakLzNzRUVosxN2sJUwn3US4amHEvxh+LYR4SGCvFYScnrVKKl",
-	"PYJu3Nf+qyL82yEmegBm2iX7V00zLdro0X69kcbzGMcdV+WVQGV6rrYKgZjchFZWV16+FmW2VI0lQ5IQ",
-	"GpAebNmGs6uoBG+q/m6q97q1mktKUr0GZ4cnSe3K2oujinijVLdJ8IP8zzyJLQ2nXMEpetUW4C1SOLp1",
-	"o9SUGoWmdi7H9s5Hgh9yxHWwEMRlTS3RdFbE67nWv6jnXF+ede5ubzrXNU/9G8IlytiUK751iVPx50e1",
-	"wjfPdDGRChr9ciTs0qikTuSOqlkzmJJwnPJxpE6ck6K1JX/+fmIPSDDjyUd+Tory0YDNDc+Sl/ENT9/w",
-	"dRBAn6q2aKeBYoLvFZoxm4vdYytGAGHl7XvAkswOdfALiOZ9uuMnRMwT2p3C6RYkXqTYYWNG2Twh4e4x",
-	"ms35WP6WRa0jnBD5Sz/LdXJFSzzborShaLk0GzfLlgt69VLmJXfswTpJ23YIKrueO+piRQDbknWvuss2",
-	"f1Q3spE93zpWPWhujeHM5YMuHQrkCrkd7nwei6VNSWUWfZ/U7QKocTB5yP2YRtT+xL73ZCHetj9oI0wl",
-	"T3rZgcy7zzdbFMmd13iaPUQ+4UDEC8OiJa2ZkumAJLzKwuCcgaHibJ2u9iceXW5pIBU/7woU2NZmGfa3",
-	"xMZi/esGcdquT7gNe3KjjfAlmFXMAoIBBNcGnYwEIT+yrH53QLj6FCOpG+5xlgg8iAnErUBfJkjAh358",
-	"NGax5nCqY8Dn79OMz8lHuRIGJoIS3ncynKdYGb+ofXFzy+LL65ErTIfRejvhcy2Ex8hXlj44SnIuGkBP",
-	"vgF13T3kp7Y3X1WDJ0j+8mI2w+rWwj/aKPgka2DOCuay7r/hYG8hx1l4NdgCQe5TUdI3vXavc/fr5fXP",
-	"3YsfTTaO/ejk8vzqrNPrnCrlzHqisFmAZRpFxHp6c/vDebfXA3SA5S/lf0y/kf85hauxX21fnHSWfu1e",
-	"XN32oFhy97r47LrzV6i6n/+1fdv7KWtQoiltx5T3BCPelzPflRruNrGrfVna9sxbtYoMBm6X+ibpZKsm",
-	"kleJx5iGMXGlW1CkvH9w4+S/uI9ur8/QFE+IYrU6Ow4jwVhslcMMMO3TAMdxC2HEoxElIfKvLm96Ptq5",
-	"EZiGOAmRzr/nSKdPm/wGToSI6IjXOQkSIni9fQIgTDedk+tOz1cRq5yIXfQwZpyg5qdPKSYEaLJK6K6j",
-	"Nl3oauU6CH4HU9SJo3/hyxvIeUB67ruyqWS+JFRShzU3LqSAPkvYdCZUwSN3VPmq+B9d13PducwvP5iT",
-	"wECA0Y4vu23pRBDfQ1igKeMC7b9DP/+wazig3IU3vE9xMoJ61PwY4QFkck0Jphz5n+1uPJQdrxb6DB6K",
-	"Vp/qd9QEHh8f/dyESzwlzhCx9DyWH/Kzogi68gIGRqMsCjsQALfZ8krt7GHMYi2W1tEPhEehPtda24Ac",
-	"IhJ6KBJp/Q1IU+vTNEN0bxjFpoHKB4U8NlPxVbDZXkzuSWxeiQSAH42ie0LdVo40k3/9Wpg7jEO5rNH9",
-	"pncfz6IODWcscklY12D/UNl7JwnBgiBVfZRRKWdFIwoXRl9HKtAAB5O6Ku8bXtJ4URarXhtEbP04sQCb",
-	"oBlqEEcmg35VuxN4LW0Eww7b6mzEcYXw817K5h4/FqcCARYxEeQqYYIEBUJsCWojhmO+8RSVyL529Sam",
-	"mP66D6RV980HYpaQzQ6IKu+9ro0qam7py52KnOi88HrWQ49MZzEWlbvI3leCQBIFvPqmn+sGzi1XlRqc",
-	"Aod8cpUWuF7zjdzLpvWNZnaVWqcvr+Q3JOGSAOpg6VWdXlmvypbxfBTR6truFbzvosczxkXnSdKIycj5",
-	"cR6FBHKJ17W/Xm4BcdvV1tVe0opiIARbp0KganStK5oXaeiv40WxjqfJFTpGs4RwQ091trP2OSs7SJZT",
-	"tJYmcLFY75I7MTzrBt6WzRZckKnbnqyepZLPmFioCFzgRCiBDe0YWaTZ8BqNRvaWQkSwXKzNRqPRcHqj",
-	"Kt713CUXbKbvePXTlQJ9bI0fzDlJzFXMT9Vbn7SdwhykPnLJGfNX2Kb3hrFk3NA66EVy5KUlZsy9dnAv",
-	"m0Xay5PR0Cfk4UHaC3RrOSyqS2ZtXWfGU0mrSkhLxfb0DEq5q45uTWV9LbHhhKSSPAexpP7HilgVZJ0f",
-	"IgZZEU8Wc1xCSZEOEQrWMA+dwstalIP6WFAsywrxfLYg8yqhrJVQjEyxludfYJUm9HRZIz1b2xE41vJG",
-	"M+IvLYhk88SfuqqZTYa/eeHklcNX4fBP5sfQ6lncLnRkwaxSsD8PMCd38yR+fAsMj79VCDuq8lwUKkgd",
-	"l7Epp9dWlF6MfpniZdbWVbjbyMz1BOG5ikBkiyf2YjpNStZWpFCcy1ZUbSFeO0yzqTYoqBM/MWfl1m9q",
-	"6JS1w3TbuVdbsbVjvXDSjAls/fLPp1OcOJIJC/kplvvINv1XPm4moWRVA20DhmWAcDhnXok9gnULq8Sb",
-	"0GU9hwdPujNlyYqbpFCvRDkzQ1sDhGNNcAsH3CzVixxwM8ztHvAq7hbz4rd+krewwy+zte5oEsXCqhvz",
-	"c6TIIaXhUUQrRZ9dZW86jwKv5XpbOa0trLmRRLa/7uepqlP1ZoDL8Z4kHKbeLUG/sN+xrFUc35MQgLBo",
-	"/eWEkCmZahFk0Jy8Tw6n7+j7WeP3Jj8U7+4fnFAQUH6lmsZ3o95dGfLMSeJambbynA1Zkla+3XuIQvD1",
-	"MFWHsAKFN3ujB5CO3l6+0g2/0JwkP7B9JBjaz8nhJsYliaZTcHRCdorCMwvGJJjo2F/5nIQoBql4VwfT",
-	"pRkQrugDuKUsER8iEutFAsiGWisnmhWtDVggeQ+UlYEjzqQyMVjYQRp287zU97F0IKmMaTrBYJKB/Kr0",
-	"nwpyaU0nJ6oSz5dgT15tmLDphmblpJJBmVBBEhIqGL9jRKYzoV3eDxEnzlsr2HNk9Ow4w5ygu3Sw3zrD",
-	"VXNWZgS3wgwvEI4wUnY6NMULxIk4NsZ6HYOg794bLq8qJ8I+98tHtvyoava4HAeTWQkrGkiwGLJk6gxK",
-	"fAYZd3vEXsBXtk21s+AGqDjlTZXVnC29xDBvtrH0RPYYizePAypHdB4OSUIcvA4oWprPIRiLOZphroxC",
-	"7w7leceAoj3UMdiOWgS5MJdVi/rXm8uLyyz2Cm6K+76dn1wZLsaGkgv702Dmw/jqT5cM5KIaucAdxpLy",
-	"6Hw8izXFbC1X7p0CU07hbPPbmJF4B9qVWZQ1MXXqvZUUOB2Mq86EHNmGMntxXq7YY9PZZr2uRwaH7jwz",
-	"7NWz3YIor1btRWR5Feb4RP/YAvH5gJM08tkUMtBOMA/N4nmav+zXUQcH49TbrOOQEjKLcUBMIjN4zBjV",
-	"MVGvPrNXn9mrz+zVZ/ZnC+hJl+PV2/YC3raneNYUn3SY81UpXQfqjLxK3HBGExaiIsUhOd8uwvvsoivf",
-	"hl5i6yJm3dZIJtvwL5i9e0EB6o91oHn2KXxitRv12dX78q0YUSiOF0ITkfziVrGA5e0LVJDkHq/l9+k3",
-	"u6aBUp+iTSqJmT5+mAcT4szcXG81yy89ExVkwPS7PfV6ce1tE1u6Hmnn6TRXboWe0grNbxn4QAtrJU9n",
-	"Rw3DoeWc89lgbD6IrYgFA0YPtCgRG67hhFB+y0noHodgLD7BGim5+Hg59yyxnKu8lus+VSjtTpcnunKd",
-	"n0ku05uzdVq5dD8s6/mYzRNovHDbIAvn05WOlzqOHJz4xH6MlLHT1BxJJLVz15zJjmZBiJonlKsyLFAc",
-	"U0HKz7TEjoY4iudJSZ+g8USE3+B7l/3rXD9G2oKXG6WHBgsrt00bydpX3bJPZben+BX1RAonAybGCBKO",
-	"3L0khStWRWCW70phgm98fQoLzVgMBj9uuRqmuKxGkOypU7ZndldYIAVvh3Z8NmkhYMP+rmclS7GYo4gG",
-	"8TzMadfW16TI6fjQacRFRAMBKf4g7yE+Y5P1582NCsJrXuF0my9XoRzWihSPXmFnXVc2NW040ql1USuV",
-	"Tw0pfhAlzSjJfkI7WQA0lo/2SKweyNagRDBKKoS+pzaKtVUrCtaMj49eraAcLTut43gzXSMYY7FZC6m0",
-	"btLChW9xMsbiREE1Oo1ElzNC2903uo5kPUhfNQXGHNA6YxYFLvrQsWBP1Es5HWWNKmoN8wQar3D2LH/7",
-	"lkafTOU9+dWUpUdUvDuslUNvFuCC5SoE01m851v4GqYelbtwlDHrlJXlKGmn92ijhcncDvMqWfP5xrdK",
-	"MXUpXKlKa9bX8vHo3Taf/Lj2kLU5j7jAVBTx1bB54OTWziOwLIhHNOLju8z3UH3+H6CpznQCET0kn1ZK",
-	"kJv1b9hYagIorjR8L+vcK0xm/cqm0BoV73A90CAhm97ky/QGG6e8ZkNwBhB0++S7PaeTShf8iVcYbFV4",
-	"CpxT5TLDcBWcokI8XX2Pt3JTYZp/4HWteJjKrllI4vVSv6O/U2j36D3nnkJHlS9rySVTE3jiFTs1s3eg",
-	"d1B3FFYVSNFVZLIC815el2Xb4TyO0ZyKKE5RgbLTn2IMGXgaLtgshzsjf5BrtK5YW638rFvk3kmMqpB+",
-	"tcwGHXWVYzG/P6UhciWlAQA5VeHsAjzCQoOpHmvUDdmMox0/muIR5Dn4HvIBZuIOz8OIpRUlPFSv13ch",
-	"d0+jCjyj4MAKplVavA520sv5UjXePEcGqNu10Wt2IgNEFKU41Fl1TiPb62uiFtbTpuvcYsuF+ieLNDYD",
-	"JQ/gJUkFLlh9bpZS1/mTyjJFqQiRoqBJvQ5Od6qp5RWE9YUHn8LErCO6xMQ+Lq3j2rtRYS+e5GpPJQPZ",
-	"F8o640aoraNz7WGgTGi4EDQmCUE7HE9nsdzcYUTikHvIB/VWHnoKeMNa3LlTfNq+BAbpVGHlmW20T6fU",
-	"lo1HDOHZLF4sSyflhohi0K+HWBxCuc8o4eI4o32+1Hn99Kzo4DZKHtKfdjIkmryzCs4U+aT0zSccEb1f",
-	"NiJo6qLcB7/XNKLmbwcAd7lWEYU6mkipF5qyy6MPEXs4CNhcpQ3bLq2jd2uDZTkeErG4i0JCRTSM1ruc",
-	"iwKLMZVmldl1rK0TSrOtIXm5jpGya7YDuuZKaRauecnltoIZ1GDu2KxS+Ed+QgrZ81I31babp6xJ0Uaj",
-	"ZbX0gK9nA4XTtBFbtMSW6gMvkP5VrsLNRZ9U4rFXBbqpshJ5LWuVlFaikRvu6C73ugVBbmlaXjqqChPU",
-	"A3AMfi7GLMnhwtfRJY0Xhs4BVHLKIlO6J6eLg3FGgG1RICTK8J/UUve/l1Z8ShV2ZROU8vScBhU51o1F",
-	"B3LV15due0uh1beQyh91dQMePoCoV1mlPgKZwUMwsyGLY/agxAmMBjGmE3juIQKFj1Vkgv7Ib6eXF52P",
-	"PtqBSuiQeICpriQP49ldPhhe7dMePNtTZ+AphETj4pasUwlMaA5vGC/zcUXfPISNnJ94Zk7Go+Cl06tu",
-	"OnXZHdYZUZWwAXbjrDbxx5LpXmYEeRUlKxL4Qv15ZWm/m7tLb9wQGkq5NNOCVPlrMGj4WlPO7Hz+XKGK",
-	"D8iQJaRwWqpwm/Uq3K17oD64RO+UYT6NwRfzhL7hUuwy9nr/GPkq/iZ9F658xiOz3xMCnRj30huOANSc",
-	"cMTnkETD7jWqrP6O8nLsNBQgWiQkjQQse4XvgxEM0gm1Xvh6id/VHniZTydbhgq6fr5HzzGQQpcfK2xQ",
-	"WSw3QC9n7iSB44kJeIoEVxS4G/q7eTlXezJyGWrQSIwjrvrUu62xNeuoo+xtOrAVTwn4QQYGCqZY8mWG",
-	"hSCJHOX//va//f6nRmOv3/+0P+z3P303/PiX/3DxOCuS9CkZGJkge1AQXL3anEa/z4l+rDGGThilJCgt",
-	"syml1bX0NO2irRtotGEgmxvmfhi22HVo1GaeNu8MSHRf5s4zr126/F2pw9RKStTb6LgfZoU32IlVWVaR",
-	"weuCo6YBjBXtgxseqCUlbu8Ej2iFTAR7VSuB8mb7qHF5i1faTM70l87RDCm3ffn1d17vpYPjvN0DZrRS",
-	"fSANsLYZ0DLZK4mos0MKK+RXpq+vHvwXTfd73kl0hhI++2BkiXvlR+QbDj3Lpu9OTt8sI8UiuNVSUtYP",
-	"6XnxQYXpbTtIqHh4HG5d/QYd+WgHoqkiOoLQgwccCbBygQ1T6oVRgKHiA54QFIldr0/9lFb6HvLDiGd/",
-	"Q7DCbEbClvH26qxI2bc5qn2akCm7J+GulyZa7tjUxSRkoEi00ACHCAQWT5IlBL8PFn2KqTJLw3eOEScE",
-	"+erk+7tqWFI4lUMKEgI2HBxzNI04j+hoV2H1pvbHdD2UbkpNrUZ7cmkuMvwMnbvVPiW6/GxngBTOCAsA",
-	"0Lm7YRRytYrGVu9p7DC0LDkr8lkZFkEJVa82kCis9OUSw0UVy4Op6GMq01UaljZBrBvYVULuI/LgiLXk",
-	"IppiQcLeCtl90+ofhdVwuIJzGUWb9JkdRGdlQxXOtPlATTZRsccsacKRrK7TFjf5UqVUwtRUY9bdmlke",
-	"clONwVvaxfUn4dk03z5VL0Dz08VaGl95WsN2M2xLBpbqepthnRShRaTWuCG2iKm/umZj0gH+LN/XqpS+",
-	"ik9Tpk7csvUmIaNVxU57/DkRlLGpCwjlmrEpByOGW9OR0sDG+AE8gzYoqF5Su9cQKwlR+Tu5QOIWehhj",
-	"gcaYIx5HIWLz1IfzENGQPWTVEZqFBKq0HAIocJRRN0RGGSLMaZSQQOSMEaXrshoLRtfLtUTx3DGwF7V4",
-	"ttZdmVL8s9VIZtxqty5EJKwtN6s4rGeTxKV5vgBdTL+xvdG+6DDdtYzzzsrVZq7/6zZzFQndsl4gaYaP",
-	"djBSxMNDfIwT5UeA2DFGIY4sEruqpi7cIB/tyN/BemeMx3A3dm3HiuwRJGfZpExuTse3JbUvt2EvAklm",
-	"MAzWIJIV57a9o/hSGmT6gVIBPVcU20IA46MNubRd6KmCtH9uXtcVtCPsiAxQuf2p1VKS9ZaqHwfMAqNM",
-	"s0PBXFiVA50gANtTRp5qgynjYqkx/mHM0EPChNTSlSo/ZlOrgqIuSrqeuTnqdmuws2zkFQ/Ntq/xCvXo",
-	"j7rN1ky3d6nt5XvJu31lyZhLaBkJQTjvqgnYlHA0TNg0h4A1i4ylJFEaf0xGCYZcx4dI8iknuT+tgNix",
-	"QKeds06vc3d1fdmDenupaQgjBflhj4TQcqvMKYkjycKWQedmyile0+tMQjD1qNQmd1dqqjaMRPUYNB8r",
-	"3/wtJwn3W0h3huh8SpIo0E6wkEN1M0JFspDicBiNIqHI2G6fsgQZQzlHOwHmZC+inFAeieieeAijmGBw",
-	"9Pv/7ZuIs91jIH19ShndA8eHp1yZYkw40YlWEK4GhEJlzSl2ndHRnRSFEFNKYihOBsW+ER4OwUq266yC",
-	"Zc154zQh+NCGiCgsJImW+dSRcNZ1UjF7YY+dnvM1b5wTmnrol1+Ti3eNBTmLptEqtW9GEjSN6Fwob/RA",
-	"rpuuFS1vFaQKmQMh++zTHR00hvYbu8cKxCsSS40pE2O53VL8An+NLp2XRvpRXXUZioCoHZriT6pa+jsd",
-	"faf+2nfm1C1REXDLqkUvSKsuCIsSyKyAhWu5KjQ9kS8Cyo/A0frDAG1O9bv5/JVCnf35FNO9hOAQqhFb",
-	"D9ezSRj8aoDnbOwWuele/NI+655CmdDOTa/mpb+cd25u2j92al7t9qJ92/vp8rr7D6gw2r24uf3woXvS",
-	"7Vz07q461+fdm5vu5cVNzasV6WPx7f+5vey1a16t/aP86+Kyd/fh8vZCvnZyefFL5/qmDcUY7Qe/dn74",
-	"6fLy59xvp52z7i+d67/nfjzvnF8Wfvr54vLXs87pj53cr/lGvZ8uT+Fx++zs8lcY8lX772eX7dO73uXl",
-	"3Vn7Wq/Bze3V1eV1ryNX5rTbvuv9/Uo+uG73Ondn3fNu767zt5NO51TPute5vmif3XWury+v5YcuTzvZ",
-	"X2r+txftX9rds/YPZx1roqfdG/kLDOS6c3J5cdqFRdGVYj+WHejT7DRWp/+nRPIbbhyq8hQd57BNFHdL",
-	"iB1+vOxuHWYArrnemZBtZliMjRVlgEMVs4x2CkcPyEXh8O06TSixm679Oo6CMYKHUAVxHIkW8gNGg3mS",
-	"EBos/BSEMKJ7wzgajQUK8Mz5jVlOElh1vZckB9U6hYUqEF9I807zynesc+Ge7O9zpqQ1R8ih8oa/4Qhe",
-	"giC0UZa2O0QPpgjqzvIt3C1LDV8ZtCDXdRmfzArQJCJZtIfCNfUblQCKBAO/HtpxXB0DG1xK/Z8KfsNd",
-	"eantbLXMUuk8DR1nMMbV1+6xjOTagnghJxcy4FRw44CFjjB7YljVWgZTkMydqSgQbOBSKUvl9iLcsTW1",
-	"e1jgJ0aRPidu9PkBoMWQz+4zTYddVbZt27qR7raasXXZjurq0oJH3QwWEnYpq+2LOYfYQ4S5jmXamZAF",
-	"YokkahMyy4XpVsXk+itn9HoWVIyjdw1w7/rqBDXrDZNB40lZNBpGgdIYWYJMYownR65jMAULWGwYFDCr",
-	"kAwh6Sly5OXKgSezoPSSNeuN9eKa6cS1R6mHtGKZO2cIURlw2posE2MmKszMpOF4jYbCjRsshPIUrezP",
-	"7Z4rdXWnE1e+EO2w3mDSod3ONlk3mofrE2zAuFzh5mZfWT0JHfiwfH9h8dyOeoiELnu2lZIIE7qhPXTz",
-	"ijN6Ep6e6LpqBEsr9jxivLwB26bLS1/YhmHROew/0qyYDqirAyi2jeuSfuAKi3H1tzPiAPkLecRah9yK",
-	"hRXhO6HsgbdyCDcPoDaMGIqoYCqu2wbT9FTRflMiNA3eQLCMyP+sOMajDz6ozyilDvKnHQgnxxSpFDcc",
-	"96mv6Iy/a75sFxWlISLBmCl4HajijgZzgSi5B1BlqTslbNqnuSoAYcQn0DQmQ2E81mrw2riy2QGE/V6P",
-	"2ppb+C1f2RcxNefP22acZaabvBhTgQ+4Rn0ezG5SwPaCHTMZbQQOCUkYU+zytXIRRqw8DIPQ+/IFK/9u",
-	"NosxwaG2tj69kyqBv+fBrJdgymdMZX/PE4c7bizETF5X+V+Obq/P0I5K1cKDmOzBU3mfOCe7z8AKgJ2r",
-	"ZpTP76u62SsXa80S6BPz6K3IsszqH3BI9MdTgnb8//0N7/2rvfePxt73ex8/73vNw8f/ABQ1TsI+BW+l",
-	"r9GgfTRmccghgU3ZtZH/30TSScbfqnf2oKQCS/rU/2/4bmg/qKOf4Fgo6FxdXpkECZHqIqFBslB56qJP",
-	"ExDm/b/o/+ejiKIfiS4BdIy4ziS0XhjgYIImhMy08VmTWPhUanK2F3W/sbSHj+5dzQ7YcsyCPDyqwHrh",
-	"RPnH8qcwYr4pyU6UzU2OAAuWIE4ER2AZPL07P7m6u+mddi//nzwgeXSIXLc1r6b/w7mC5Q0j5jQSGhjC",
-	"dTUMKwTphCvicgqfeR5jKI552yyhLNCYZH4aVy2TKZ7k84akOBETXlK9JGZ01CPJdKX3Z4o/pVGTJpA3",
-	"/+0f5uEoK8tAcBJHJMmcYSr2DHIocTDONOCIqoB13qdplCnCAh3mSnypd1Dq4Hkv1bzdloFkIFyk/huD",
-	"thgJFTUIKUxAL8csEXKieiL6QlNRRz24gjmQchOcYwM+gMNPqdE6lI7FpOAgAmDynI/IBirPmTIdAX5l",
-	"jjX1auoSdGAVFCbnsOZV25FsjZsNA7puTySdV6OajVGd4efYCsx0Cujva4WbLAikaiRBN1xmn2XWADWv",
-	"LSCFZ8HhL0A7tqH6FUb5Ryp92aS2QLgXLyLG52ov2gCGGuscz6IS/qeDYBXi0hdK11tXIrNtxQwrv5ui",
-	"hFIcCxFlEPsItJIycMK7vVXPjc4ms3hTY1su4O6LRNEBspAqjfcg/wc/4IUBBMgiywC+2c2Iq2Xk2BFn",
-	"OtQsnU02OtfRTJ5Eflcv5BPH7BxeGoO/gpRXK3+cCy830zbn6BtO9bSRdT5tiHCng4PWZu2uq12SDcMu",
-	"ilOQNbQ5KpcuoP1mGdib/xlIhmdQ31roM8BmoUf06Cs/P4ByoWF0TxAf4xlZNoDlILbSf5TC+myOCGiJ",
-	"HYeNKsVdLLCnTevC5MxaRw6rVg4HbPlxkVwthyGXApUWQdcLcQFRHEcaIllFXxlx0UAcIME0hbNBAytU",
-	"R8iDtRcQFTJZPAPo0PqCPEEKozUNV9CFGlNkknLM9jL0d10BUgOaWF1JPUV1n4QkOU4ryukAaWiUYFoZ",
-	"8K2nB7E2WS+HuJ7bJAP0toJQXBvGWV0i+BoC1c00SyDDStnEc4PFNwj1NiPMVbm2SHg6+3W781xB1trn",
-	"7YuyuvNK6JEOkvtJVBy/YWi57d1Ea6uOHHit4vs5wsvQgcsQzw7prICay4QxmEWC8BlWwPW2If7d16Cs",
-	"ZtkWlk5ioNpGpARX/dxRurAQWocT8kA2rWcwSggROhp2g4prNCCJwBFdXyBwXWmDcxXcuzwfwHw6WV3b",
-	"Ja23kRNvypiNwPH5+rIombVuLM+mjiovKQMyE04mfTPGCSnWRY2jIZGvQ9w5nymYiQzSLaPw339f//7o",
-	"P2v5dLnG3vcfP+97B4/9fl390Xz8z/9Y73TIzdpzrWo6Ded5TStZbh4jcl4sfGlOO5sRiiN53qkYJ2wW",
-	"BTV5Etnv8j+MjUA8YXGMp9h9GZaLZLpQjeczDX1mxBLPlM1RAEoa9tjEemZ+UkW2quPsFQuFr4nCs2LQ",
-	"wTN9XqzuWaxaJsk+DRZXhOJYmJgVbeS07IB7TYdQN8WfMjtxzoLYWBdArxuz+EaQGS8LUbXq6kzxQuoR",
-	"aQUdSAwAmS01ZR4do4au4N2nlKlXd49TgD8p2D1EYszmQncDKOcjIvTNhPu4ZOldbQ2VLFEKiQF50hIK",
-	"MgXXyzwhpQ0bTnl6dpVf9ZUNXNTRQmN8Wh6C1YHJRrDSCpbVT5zgksqhKhgbqifJjQS+HWZx2xrgO5fT",
-	"vhaBvorabs3AqbVnhTi0/q4zHNRUPq5e1GKWQ0TvcRyFd5mlwvyCZ9HdhCzgFz4fDqMgIlTczUgC2DyK",
-	"kIIacEeZuBuyOVUZ6mLMQvhJZxPB0BYxw+GdYOwuxgkMfk5TenU3JWGE7/R0EizIHQSr35FPaZ4XVOKj",
-	"OL4z2D7q0+Yv4Dl3c4rvcaS2wEVHXVifK2OPNUdT7fbkZmERDWLjm1S2hYiiFLEcTAVPjFa2z35x08vD",
-	"jYvHpXxzs8WaSxojdPBn+nO2telP9l7onxTXuCsOqLjIUgBaBpCPpVhU3ujcDR/eNqDhIJ/oxVZ14Ry4",
-	"nmW1lmwXP7wkFfqIoi3VYFpbOcmEC5aPSkUaSGnJPlIAOi+P1e4zCjJZ65uVd2EPlIR3g8W6JAo5ropg",
-	"G44aL+lX9BKUH2IYnttvZDTSShYO+zA53EabrJh1jIvzTadaqsUuL7p1FYoWlGxHr3JurcLphowdcZXn",
-	"Z/bRlAt0RZLyN0Ai7hYio4rPr8oqkRaz66zx5JrmvlMYlmutrvIl2Kur+ziUXUT3ZPPi/2m58SX/rgMS",
-	"i1Z9M8GR2HQsLlGoPOlb53CjHUHwFAVjLHY9pHO40c40ChI2iNloFNGRfKDzvNGOkhwgAXU2y6F+WFnh",
-	"OhXcyg93nlEIVnLau4fRqFoV/BP1LkTRrYj/qFLNX3Woyvm7YuudJ84exGZHbi5Yh47wiEzzhZWsUQdj",
-	"HNFNi/bPgtskfm4soJSvxE+YjwUe8edaK9QilaqcKmYtzX4BMEr9m2JmWU1MEwlnAn+VSqrOywbVMe2d",
-	"9qq8qlROq1nOuFwMy+MsxhQXipDsH+ZME//9G977V2Pv+/rd3sf/axravzlhfYzA+eM8CglkczmiIxQy",
-	"/FmUT3XIB0OZYX12mBcjHSwIUClMBSBNMV1YEU3r8winKod+RcjPLCFDkiQkzMayuss5J50p+2dUnpdv",
-	"H9gqCPXL1XeXfQ33o4plsmdHjapvfn9U6c2id/h+pEpb11QXLnq0PiT283KjEhhwda3mSkVBE7JQyYIp",
-	"cGsU1tElwLJOyIJDuCoaJoTsKdxXXavmGPk66hQCNx+SSJA9MDnvpCGmaIr5hGt3GMSQOpElDINZlzJc",
-	"gOyQpzGYVYrrzVroMa+j6cuU0zC8dS4c/Z79TcM21zVVr2UtXUf7hiXiMimYEDEPamq7nfw4Sy55Qrha",
-	"XhipKmXb+SzrUiJUXukpo6SkYEjP1L6yqoYol4iytKWQL6UFt8pAlzQHAgfxG15aDvfpLsMqNh0rr3ZV",
-	"JIbt51vpxtP9QRL10xZUlwRXRVciiNRNhGt5N0u03uJilJs8Nik9Y8LGTMUZIUkdnuFESILoy76hSook",
-	"UEk0lYoX0wEUs5n2E4Ug/K+aTHayzbhXzz3bOB2FsPp9MGhn77P4LoBC3qvbKDd/rllCOPgn1zW8hvd0",
-	"Hnh6IhZKflIb8li9nnlhCuvLmi+Pv3qb/NCrtMo2r9r71u6BbFk8zxbVVntr71l+Izx1tpYPu02cC8vn",
-	"EMOHCR5Nrap6QOyO05+lTJhE94AvBEEkrmo45UVit3inV9UTc227Y65pkIwiWfxYUi+FeKYjHqGwjbXK",
-	"qtyQFQ6ZRfFkHhZNFQFZgS+vD05GkH+3litaOAKpoXAD5PjtLbWdd5yNfvXC23dn5dJDKOkxVNOEBY64",
-	"UTmK4L+VK5CUrgmblGJ+AS37csvIJrX0syULaZRpW4habzNaIz0tCZzPQrIzvX2lUHazJLrHgoBZi6Od",
-	"UcLms8r4deE0ok9Ar3s67h0MrxtuaugxcHUnKu30C8DVpbv+dePV5eJ9yrTgXK5x6Y2y2xw1XN+yY/YK",
-	"tpQPJ+jg4OB7dNs7URarqRWGmo9eaTaa7/b29/ea+739Rqsh/399v3nwj1wMKhZkT6jQyWWEngz7JZtA",
-	"GqXpSm5+CisKtTVAQShWMHW4nFwqVVWX3UNR6CEcc6aRocDWMMY0VBV9fflON9TF/jSM1F4U+vnlk29t",
-	"B3ijCqtYVpLUM5ViAvEdHD94ZdzsGPmf+0pY69daqF9ToE0KG0xBNfVrj74uy6N1LDnDiu6zJX6dZzq5",
-	"XXRxIKsEhG07UPBrypbi1QbzKBaRuxZq0UCxsV38LJoQ9ybIp9dEPBBSYjJXFuJSjE/1eDXAp3pHW0JL",
-	"bJeMiw8mwshp02aKqSFNqHJwW1MPjRFLUJg/xIfjQvTa/t73H1XUWsM7evxtOg4//kdZ0YNtkfi/feW0",
-	"XeejrAwKLwbhk3wSmKYiUt6EqAQV/C8nn1YIXk40exI6UG4gDlJjSktdr4AFNEF2UUCQeT83DajBCVaa",
-	"owYKFfJxRLgmHLvHKIgJAPub4qZR5kfBIxzREkyKFd40BTpX2chn5xDdkBgAXFw+9SKY0sNY0/Tgu2lz",
-	"ckjfzd7/3kgUTf/kvAiz8Am7pEEsqlQsTKTurWef395sxezDYg/pY/lpfk56cem5h+rYWUl5lUdul83X",
-	"sRlpZZUpwZSjLAdlWqyj7xSSCme8wjk4tVrkT1oa+l5W0j47eFXPWxp8ncQVm91eny3tfm7jV2zkOvSH",
-	"J6GLVTiYWffrB/e8jI3CRLeds5F1DwDuqyyzcGY14da00DMFhglicxGwKYSTK/ooCBdIMleddFe4RerB",
-	"VrHhYJhlHgU1Byn8ch2Ulgm3iFHtC7PGm5FFci80XQz3cXNwEByGR+Td8LvR+/H3/5y66OIyYQ3Le5g4",
-	"QYExF201mA1XASoVG/O/m73lN0czrnrZMBTsrIlBLWB893pXSEHYGiqX7zxfRioSaMQEosxESDsD9Sj5",
-	"9MS5VwPTLVQr2FZiLhAGcwbTOF89JC878esABAtXchuQDMVb/gfDMjhmuC0imS3Zi1HKHPu12PWRk12b",
-	"Y7ON+b3UnDLG/VwJM7OJqqpaJvm4Uu12Z6euuGJFy2WPCKdiOZ8P5GsDwpFgENXk/0Xr9HkJyyjYfzER",
-	"6PUs7FX9rWXI9G8DEGX+Vnf6LlCFsjMXcN2kModZpduI0Xr2oh5sXZJIpyq/RGWczGwSAcr9UK9Etgg6",
-	"u5ofq9x5RskbDljcSvkCzPs5DUmCPu0ZjPBcuZmvdD22SAS/EuK3NaL3ksTuBoJytjLMXyMxVt291GB7",
-	"hIvtoeDok1kl0Tt79RuGCrGUMRfJXcKYrKO20AAdWowEFTcME8IBRD0hnMX3QI3RdM4FOIIGBMWMzQY4",
-	"mHjGaeShOKKTvZgFOPbQdB6LKMBcyK/NKZ+RIBpGJEQ7cxrLrrMkSJTMKVcaiMYZNEVHoPjJ3dV195d2",
-	"rwOYg7t5kR6m0Xr7VhFA/bskV2+VsXxJEV/B2m+BOj7NmLBNZf6P1d5LD5TmHRuBSigG4UjmvABXptY0",
-	"TFGXhzHjRIUxIs1acrga63Fkv5Cx8Ssy+n1bprzsRHxce9K2wq3MqX0hVmUxQ4cvwwhzQNkiwRGPRjSi",
-	"I40m62We98ECKVMm0h2DY+CaCfsn9aEUDXmDW/h6LXRYsgMZ92HMSXDno/+LBpiTd4eSKB00UYJpyKaq",
-	"oISCpPrpvH2CJgQkcPl3SAIWwt4JwuvfnFU9XZKPLnxhToJ5EonFjRyhLg9BcEKS9lxlHKi/PhhHtuK2",
-	"qH3VRSpteUnw0I885OPR5M7Pl9ERKCZSVDhoql1oFmKYYKHg/MBns8UGkOFHOeKIDpmJpcMq2U95qs3Y",
-	"pjiiAkeUJFyvXSY+jCIxng8sucGID0tB/uqaemmMP/EylFga6nKbqN3VJa/QjoZE24N0N2tau33KpOzz",
-	"15vLizpSac+a8KSKnv8Z9Q016tdUaV4P9YEsyb/r9Tp69D1l8+zTrGKTq7GSW5DlQJcvyDPcr8mf9TTU",
-	"H7qGYL8GmGxen5JPAZkJU5BthsUY2DeDNAZTrIajHYFH6Mr8udtC/lvA2tZ+zz49P7l6w9OiOJIEpgm4",
-	"7WYbERrOWAQL56s94G8/a9r2+BY3sb/bp+rowEBkm7RUjtwAu9yOl4L5LqWQ96n/Nhhj8TaDF+M6VuIt",
-	"BCJwM+blBHPuqfx03qc6ZShEO7DauZXNrac8rupf2YIDZIBe4V0PQSQHFn0qQAxK1/SNBpfkKMBUAV6M",
-	"ybTep32qTk2aDY80heDIl9eUJdG/4PcW+gGujS5y1b7q3v3c+buubVVHP5OFCgSb4pD0KXArX18aSFBR",
-	"BMQ/Rhj5CcGhD2RwihcqngyiUX7s9Ky0fGt0Vro7JAKoxCEU4AScrRAwiwXZUwXyNCB/aoOWP+ohwd9A",
-	"JRIi77JkpDsAr6LPzBvtljawK1kKNfy86/Up5sj/217q8t/7i9rzSJ3qbqf3Afm5p0OWTI/VNDE6ajT0",
-	"Fo3xbEYot8Na4Rs6/0t+loQoxsGEm92qebU4CogGPdCk6bzbW6JFTPYMUSR1loze6kb8rXwX1FARW1RN",
-	"pQGdY6rzISWdrXm1e5JwRbD26416A8JzZoTiWVRr1Q7qjfqBCpkYA2nXN03+c+RiklKbUFsl9xrii0xF",
-	"P4xmQPsEwkjqp3XUk9uqV5SzROjqWzghfTpIAM57sEB+FPp11FatIUpCbyWKeJagGEdcqLVLz5aUcWBA",
-	"qkqegd4gAqIHf1sKYgDUWgir8lSwxj7oFPLZ73OSpInxrdpMpVFntdpSr+r+unALdwU/iBuRvZZ9UVWM",
-	"dH4SQGYs/JxNRwBObM2DYDMirv07ZYNJHRzVitXlKhkuf/9G7vyELI6Rn8ofvkZNBEdS6TBYIn5YbDgM",
-	"logPUOuzbCSq/E3E6DHy5eNKQ4GDmxsJjuMqORdpCtnjRy/bUpU/9ih/M2QQrlyz0SiClc5mscYHeftP",
-	"LVynNg/LCqZv7W+fa5pFuLPJP+ZUgFUhk1J41mguys35fnr4e/PTd5PvH47Eu6Sx+BceBCkAZas2mom9",
-	"Q7Ynj6b5NUPgyoC39Hr2EhWk3OY84gJDYozx9EGY3D3JiahLQz2SQ200Gv+Ahc0be3PYDPtFKAZ5nWzo",
-	"hf080sL+o60gajfGBgcwZwQGcXTZ+Q6ULq2FKs+cVX0mYzppLJrro7rF2+Lrj57Vw7Vhj9V7yZoUeuJE",
-	"bNILV1Zhm8VWms9yg0IvlefkbrTUW4V5LTeAjT1Ut9XVMr3Vb3/AobEjQpP99U1uKdYymzJXHDa/X9+o",
-	"x9g5pgv9LXCBH1UZX1fjOWVwR3w+neJkoXkrSpmrygr/TXO02kcdw7ksIyjFiKcCvWK26V+glUBcLhTP",
-	"QClStFGI0DCCmhrn2hhImdClxge6vnNJSbLBIiu5g7Aqb1HvU38QMR+E1AFBGPGIjmJiQPhA0E/rBREq",
-	"QBbVL1sQCvy4T6GYiPVpJdpEUqJJ8OKtUppBUKyjthFcWIIAzYmO+tTP0UVfh4u5MAAt6EBs2iPV3Jd6",
-	"Ac7esBopKCaHlKS2pK0LEGgcqh9YuNiM3QwiJk9A59OMJACOdEo+RJl+UvNqP5F4xnVGCXglJXWXGncy",
-	"IQKJhNAQLH7ruFRYrFltjO0jhmOuBxHjiOa7VoGaCuE9LYQn35YDrXm1HgnGNAqw1BBxvOARDGZ7PGxW",
-	"RM/JMHF+q80SEkRcQcSJSKffaeyb2ixhQwKgX1glJ0Kq6zCJCA1jKYkYPJvfajB0qUbFwDni2XAeq+uo",
-	"jrESA1I8FYOA8ltNg2p8zCGc6B8zrQPPorqklpSIvQERuK7eqAdsCvQhNeWpCEO9GiUAHpI7cyuI3cIf",
-	"0Gj0MDKh1nJPKuJmR9Tx7eS/lmbsQHi6PhPpj1lQumbcFhxAISRdx83ng9Brh2NF2jdg+PnA08e8eU4P",
-	"oyDk7T9RyJtFHa3g6u1qvX0LPrYx46L1vvG+8fZ+39hKKshuWxYFN5DtnidjqSUPV4lZGQrcAzZmi/BV",
-	"0nqVtFZLWo2D9Y0+sGQQhSEB18XhfoUWVwp2s8fYGYBuQrujKsNLoTnPSRjhns73/8MEQu2ZMnLEkkT4",
-	"6NWWTLVZ6LYDRht+t6GvUwdZoW5IWrIMpAmVC+NJUatPR4yFddTWBve9mZIZIDMD4oM5Sshwzg3k1WHj",
-	"AJ12zjq9zt3V9WWvc9LrnLpEJjU2M9WCZcm1hNkrb7vDcyyCcW17Cr4V/J4j1fuaVIMqvIHWbqB41d6h",
-	"N0tE+w2sNGQXCo7kMNCDlLz1QOqr6P3zqHsxxn4tdbeG9ErdX6n7Nql743B9iwsmPgDoMpD1ZgV2kED6",
-	"MgQUfYBA/T+UqJ9qR2UZUffcnoBrIuaJ1l6VIl+g4CZjUXs0VWiPJMe6cI6nFOQ+ZVTSdY783z7qGuWP",
-	"fh39okruqtBW3+gQ9RQITbmp+ISELur9IxFPJd0XjJJtk+91irNbI65urd2CulyVdSyr1R8BJMsU03CV",
-	"zzhYqoJx2MyKWNT2gYH9J0Sbf1lV/NkK+CZq9xfSncu1YQuQ77R7c3J5fXrXu/y5c1Fr1UxZakUbnmiJ",
-	"fxbbr8TvCzy+08Nr2Re8k+PBr/LA1y0PHFTkuucshDji2heVITaVCP4otp5awktM9xtxxbaOKVTONskb",
-	"nbC3OCBcRZBrbm9q5OkgADD9g7BwrOOFTMDvhJCZMqb3qSq2X0e+jhD1lQG+NEAYB2KO43hhIoUh2KdP",
-	"/ZRo+WjK7gm3ytqrFH7KhJJB6sin8zj2LWWx3qe+ooMtpMigrzBWBomkx5Y7AwcT5eHwIejHd4kjKvh0",
-	"G8rkEy33BW5ouBtLpji20yxrEbVMdNWpdz5ivpIV9ImiVBpI/ltuUukUPm7XYJmuxxdhgsWA55W6r8IM",
-	"lbdCjeyVOb4qy38WZflPZXZVVGEzs+tb3FTFf5/O553OfYv8ABNsN9smd2sHWjeVRTENxd2vN7w0FrdP",
-	"BxGVxHa3jvQSKTujCrDV4bx25G4auNtutvvU9GoF4EomrgIGFc2EgNNzqH7FW8i/ITTUaqePdgzokv9Z",
-	"YD559FsIox7mEymgSJJP+tTvtW9+vrvptXudu5PL86uzTq9z6qvsY+vRh3b3rHPqZ2gZCntMrkokeJ9q",
-	"BAVtaPW0wIITEQ1xIADpnVs14aHotZyqem8cccGSRZ9m7wE6pB1gnjbe9dQ0FZJmREdmvn26s1Tg1NTg",
-	"9iU/bfkIZ6udRuSqMWhAtoj3KUaqbwP234KPm4Wzl+XXy+ufuxc/+h7yzVzV6fV5nwY4SRaS06ZDf8Mt",
-	"cFyDiutp0AmujUm+/OfJeE4nvtenQpVb1sKZ7hwJhtwbh1iS31O9cbsqJNz/kQg5D18FEMtTAW4F1DxE",
-	"YzZPeIrM3aeqUKCSMXfrSN6ERv0AqUprHPl6c95yQkO5AOnfsHa+lkrlJ/jbERH+EuSm0D2qo412/EkE",
-	"PcXsgSQB5kSdUe71qT+MKI59E4UPQ9NHTgkDu3AP2ubEAA6gKrHbDeVFEGjKuED7zfdolkRU4EE+J0GK",
-	"wnCQbUeM2veESWEXN3FLRZGn/eo48lz90QxPpk/1qfaQMaBwz2RGcU9XXVQwaFTF8AULFOCZ7E+eb3mt",
-	"YTLHaaVGqPOYZY9O8QTEfHVBEm2hjEQdQRCsHGWfznAiAGM1VG4N+NuT9xfqo8jrAG/uwv4IPCHU2DAD",
-	"HMdyRQClDYC/dLSySVyQw0R6lCoOXMW/Q5KAWRfIfckCxT2t2IQR1gAI+nKDtsSjfxGAVe5THWJuZUzw",
-	"HOVLVzpK9FkgxvoKEHN9qs8yt2+9ShVJjyH00Ww0WsjfO2h+12j4qhKafH9XHry9g+a79FdsisBLGgRP",
-	"9n20M6cTyh6ovhnpo6aPdgY4hB3AU+6hAQ7VSqs3GtBY3g8g6lDJMH10KA9tSv8E61NMEfkEdXhHcG/T",
-	"V49gcIqkys1NH3wPHKBP/XazvfeLiov3tSIqxphKXgWr36gfpKM+8NGOKXq4a1RL6K6hsSgMFqecMmiP",
-	"OJZ8CU9VSJpSC+vyrEmK7ENi893FZe/uw+XtxanuhKphZJkK6vb0qX8tqdZZ97zbu+v87aTTOe3oNhCF",
-	"n78qHtLd3160f2l3z9o/nHUk0fTPL087Z3ed6+vLa3/XGSGG47jdbG+snbabbb2ST1dQTbqBJMQQkmQb",
-	"MeBHrwaqvoGtbno12UUyC6QqVm+k9S5zTdQxM21q8oysAjhVgT+EhvkhWAJEcRj7K4aRb5YNxSqCmtJN",
-	"Obgkmu0dNnO1J1q174f7QTM8IHuHgyO8dxi8C/fek++Gew28P2gGB+EhORqq3nXwt6pQXvt1jAUKGVqw",
-	"OZJXf4LwAArbyhOjoqO1I+C/1K5BVfDa9eVZ5+72pnMt12KDMKhm+6+c0etZ8FL6P7SgRnVwnRAIp6bI",
-	"UB5RODRp8QxVulYRG53UK9ftv3UahfxPXVWCxrOIQxqg+rOezII60PEuHTIoGCC1u1qrhpt4z8ildZaM",
-	"avkqJnIo3UrnT66QSqCtgbySkgjYo8xl38tRyLpJdV26FJDDv3SlrIOZUv0KB9tCedddGvlOnTzzF0wV",
-	"ZLvMwGL+XDqnUoTSDqlYCgGSwU6RYCFe1GuPH+W03ZdESxLG5fK1XiNvk92vMpMpH2WdfG8N/93ou/H7",
-	"JyxxftDAOzYatbG2rXvRBnIDIdYc8oK8nsM2cbk89+tHzYN/KAL1JAqlyw3D5SCfxFvQivaUjJ6H+AMN",
-	"CX3um7vQr7X68jb0a16/FoV9eU/6+mL0a63PfVgF9S943F+3LNBTJj5DC7Xv8EQtmepQaafyjWVtC15O",
-	"l00N0+krbvyjDysnZdLNZ5dX6LIZd7cxV9N5/lP6RSAg8JqkKIWf4Mj35Znvw47C4xMcT/tQFqZfgwxN",
-	"2ZHyifdrqT5pfvtTLIm+9EurAq7o/KIAw37qmtiK+ZZXZO2FSOlIpSuhaIm5ErUNqInCnlA0w2GjbzuM",
-	"KjvansISpXLtgknJyPHc2G5Sc8Ky5UbKOEv9vqaPvVryX4Oan2Ndbzet67pjiccecllVPaRVjl3LFH+V",
-	"RXKVWuPf1h9IHO+BgqJe2AtwEtaNruOMsrPL0suBKtO7bOc2t+96xpCYmcr7NC1dv2wubyFfMhDfU9nQ",
-	"+ss+2lEu7UHEfDD78EkUxxyMMH4wxsJH8AsYryiY3GYksXL4VK2LXU9Z/jLyFuAZHkRxJLQNTMG4IIMy",
-	"gxS+C5RAyiPJ7PapMYyZBUl37fb6zEP+5wHm5G6exI9uvJB6n55FE6JxoQ1WBIoEooRoK7v+2HGZQQbM",
-	"4YeNQ7RsxtHrnvND9AAoIQnfcKRxGExpM3g3b4hS9CI165kN7FPMJ7yF/P16w0c7D1IpkUdhv95I8UA4",
-	"oeFuWlJCtoanOAn7dMdPLxxcgyEOCPcBUMHY4u2FBJZke2+UyatRP9g9RpSlo2QJ8hv1A9/LfbZRP9Cn",
-	"058nMZie0iLFvQRTLgciD5v5gpn9blkUZ7Otcn4wpAg+0zj1LAPE/X5ek7Y2T66TrUSnp1xjcs3mfHzB",
-	"RDTU/We5a+nNSM0kOpkTan2fs1CFOoCqAhGctQxI4HIuVr1j05EVKZuroiD0rbxWppxpCjLAy8CgYkB1",
-	"/e3j46OKXlyDHTUWYib/fZN78UmoUvk3clBRCvNGG/iAjjngQXo41vhsSytRN5kVEGKZrtiJ+svwABV/",
-	"CdNevm/wQbPqPygfaK1Vkxfv+upEYbjZ90HBteQQYZ6T7Afe4Edv0yEocJhtDuGjDUiTl8ib71tH7+rN",
-	"9+//UczBrFbfNEcp1lUQbTfbZ2SEg4XV5OPKaBtJ1VLmCszU+HNSYmlIPESlSzr6Kpu/yub/TuGkzbYG",
-	"V9Dc2CX+Pj201C04G1dxqYh8C6ZsBcHHc75nBLB6GCWYSrkdJNoxmyfxAiUsjuczXkc/zIMJEbqwJY6j",
-	"EVW1rG57JzoAgCUoxAuufN/DKOECAbJgRDnyZZ9+FrAA7nL9SDBfxRgoeXMAH0IDqLxGM/B2z+BEUKKQ",
-	"j/v0XyRh/BhBygRHAcxCQcGpTjggNYP//jsYm5x1OtiDd+/61Pwq/1tPQxG4b0qMAZQFj0LCj7WDMnsG",
-	"gRDzhHINNAFFZiXlwynmBBQYmScE7Rw1DuRHjxrNXaVcQHRJQkSyqPepMbcCIJiCRIsomvJjqS0EhIoo",
-	"Jhzc2xokREW+QIFMiELpUz1lNErYAxosULPxnxohjyygQ7lmEUX7jf80m08+4UCo4OBVuUHt9GitQQ67",
-	"ETjJajqrw2QqUx5nkSLaPy83vgqmlJxwzuZUoUqlA9SqQ8PSoVH2UGUkgm1hHOoioYcoFONj5MslqbQM",
-	"4Fu/h5ybiuY3s21d03KLQFqwKe5UK5Nia77aqsk5gpScRFrCUzdJwcSluU7vvNrsqGGuQg9ynr47PKof",
-	"gFMkEau/p4pk33IS1lrfA2i5rkjKa60DuQ3mmw37m03HN/cb3zXr79wf3S//6EHhow252oItdXCQ70Dg",
-	"2FQ0t1PBml5+kaZMLt4NvifKhZlN4X22p2r8n2v4flRrvd9v1g9heukyzr4/qrX2jw4P6+8e84PfbxaX",
-	"TP3VycYwV9WGm88A/jIncl3cdkKkXvAqFb5Khf8mUqGSBm1GakTCfAbo1sXCrPQMr2Q7ncVYSL6GrIZe",
-	"arZMn+piq762q/kKKNaEq0YBRsmcAt6sKcZjQi8VIJioI19bDH2NDg6wYTo6LAqlyAPCXqACF9MvCxar",
-	"9u3sN8rMZ/t0jAG1MxEkRAsC6Uu+mQsdSU4bxcQSfSOu05bQDktQRDUm9K6KeoVUUmhMQtNW5USZfJcy",
-	"rNUTa+G3xXQ16vtvn2t67dKYre8a+82Dw6N3372vKUJtJBZlorkbk3hGkrsBE2mdvHsp2S3z1MNma79R",
-	"Pzx6948spIJ3qeQQ2d+Xc1Fr7e97NbMF8lO6YHvNCs+RTD+iwZqq4ybOIV1psErY324UPt3IfTkDRks/",
-	"bJDggoTAUZL6QURRMTu+hUx+b/uqq3N8NxqyQfRX1+9pXDE7KeswMXsqkNGcq1f++Mof/034IyBo5kmm",
-	"xSDTX1+CPQrySezNEnIfkYeXSASC4DjbG0fJJwF2A/TA5nEIPimrnL+KdIiylBip2kexkDo9mFTxVFKB",
-	"kBj/l+zKSyP9AxzHxl2lOgS3lHn8kERCwXmqWPeWhUvCF1yQKZolbDoTylaT5tfsJCwmHPmSt2jUf5iP",
-	"v2vC8pWCAo9S6AsUjOd0wvs0IQCDHqqXVQYDGw5JorOQlTmCi2iKVY10qZmgnUMr06JPsfp9V/J+yEIw",
-	"mPpzLrmyixNfqX09Udv8HEjPXKhjFKIuEiSOIeRRBTtez7n4L8194dvyH3uHzeoJwtpx/iWSg9Ol7sFK",
-	"11qHkr3b0aI63FFOouaZ2f8UAWvWz7DJs9MPSRyz/w9ugo198jHTXqFjkFemZLo6ClL32eUoJjgBSVIu",
-	"sArFVAe11qr9Xa5+QlA7xPU6FJSRJws+owUg+PTijhOcBGPJuKFMQK1VgzsV0WcybjlMfcYqMG759ivT",
-	"fmXaW2baf6ooJH3bUEbSjaCQgiaVhBYVDGxrC3cYfl1AWFSMFWqqBISKeGH0R+Xy2BER4XbZjihUDIux",
-	"qdQbpSps9yh5L7knCeIzgidcadbHCEMea58KHE8k8TP8G6uOpJaLdYmGQncmz1bhAJVrp9ZabCpUQYGA",
-	"Ms+x9Z650c5KG7llldN+GEfBWIk+kMPLZ2xC0I6cr3yuygbtlpnHNdvdgHanX++GpeVAdOpYtrzgQYg4",
-	"7ELZUOSz7Q8lv17gBYKRGEW4tEaLUZSfMp4r03iLrgPLimEq8FUBIVGBJYzerxYcJhEN9R7UlKVD04WK",
-	"to4TZVeR4pBlYsCzSAqPamNTs8reMGYsqWlPwTr0ua+nAIe9w5vU4cgdwVdB5lWQ+TezPuRY4pcz0Gfd",
-	"v/0c5JjBSlDoDywZEVNkzOZRUJ9NpAYEriAYjDgTR0MioinR+fkk4WjHz6FO+h7yl9Ep/V2NQKJ9GIgL",
-	"vDgGnAll0jA55xD6hYUSVFhiWBUWmq0LwBXAiJKHPGpCHV1AfDEGKwXk/5cDTttj256BvRqPMQurEZgl",
-	"t9gKLa6I6Jzb7IijEaPklRq/UuM/AqfKPr5fBS3XKM0F8lBOzJ1K4CV1if15pBaLwqqAMCCP4OUEhTAS",
-	"EFy9FFL1IoTrBSVppWSulaUbTSuqJS9LHzpE6UoSc4kx9dl0dhMC+0pYXwnr88Xcr45M/khEdRr5RIF3",
-	"vYEob/q4wmL8NDH5bRYNtyLGxW70JhOPPSvI10MsDgkX2pg3pzHhvE99wFv7f1AGNS9Np/VWALNNg0r5",
-	"BtfENzhIM5yICMeqHrkO9wS5HeJn0APgBD5AMb20PLICvIOg4ipmvNT8+aWteT7mgY927IXb/SNqxeLt",
-	"lorNzFSlwCJFrolrnttvBl7DKbsn2tGrawuwEC/+ay2SxypmuMHgBgW8HXcFgXwk6X7z4LB+VIgUPWo8",
-	"eiUuwHPGhbaaJlgQFJIg4pqJroMr0Wa45Uk+02zWfBGzmb5tm1jPUnX8VaJ4lSj+/SQKMKIZJgQwYzmG",
-	"+7ULGFbIQoUw2SzCJWTBfKrwYil5SDlg3cmvf04/8sJM+gW44GAhIGHi8H3Dq6m4HsgS2KQ45oSuVjlN",
-	"xg/+vT4NvyKHSbpvm9D79GS8EvxXgv98gp+ewa+H2qdDQqfmrOfiMaYsWTy3iIozprIdgpsAkGtZgs5x",
-	"MgnZA02vHBIsF8KRkus66kL0fjAXfRpRwXSEIvArCOPb9xqNhhV2iBhFcmyjBM/GaCAXHicR4cdaVetT",
-	"yHCAeE5VYkJ+/Mj0qyNFYnKPs2EZs+GIITkG5UNRYZdZ/IaZyxsOELl15MvpQrZECkotxyr/r0+BOqMd",
-	"iAhI+Q6AMnM0YGFEuB5ZE51HP+xmibH7snVKqsCGedRA5z9AvodKkdg5bByg7sXN7YcP3ZNu56J39z+3",
-	"l702GpAFo+FuvU8r+W1UUVSbBT45GDPPJ1L14/+gD4RwwJNJcAgJs1ygRn3/P+u1zWn9lytY/Qew1mdz",
-	"QnPj19lSdcaPOWGvvPCVF/4Rfio39/xz4beFoYNjuxj2agXp7ef0nxXLVuOMMZvYBEXlXB7/En9/nm9s",
-	"zdm/mmw+mUx21zrx0xV5deC/EsavjjD+wd77amTqOXYjcEjMsBhnopFF1WpFUc++91P86YzQkRjXWu8O",
-	"vdo0oubP/WX4D7exKUuIWU88iakKzZKFiUOAQCpfmcp1hZFU3dl7iEICKDm7lcirCiO7Vf6KwoKuDLQu",
-	"X6GNop23Xfr/WdFY53pjKkRi/cQe0BTTRZb6Vqz7/0rOX8n5lybnijh+FbRcERakKYuDeq+1spublTet",
-	"H+tqZ79rPDFjDWk24L99aptb4K1B5tHfGSwQmQ5IGEJ12ocxSYhtKoLSeQq6a6zya6ceIjEnaLBAw3kc",
-	"74HRKcF0oqrzpVQ41olDWPSp/M0aPxTUzSCFC2S6zLlvaNEXcOh/kYSaa0wnchX19gREmcMirux4EeWC",
-	"YMDoGiyQqdPqGtnvtRJ23Gw0GmsZ8h+cxpKPXFkbiPeptpkZaG1ibZoAW3DdXwH6MEd8zBJhoIrrL+GQ",
-	"355bRtGSzXzw6k69sudX9vx8l8xXxGy19z3lGF/ACXMjWALGnbxuAnSllaopb7iKBUv5ZMTRKLon1OtT",
-	"4KsZN7SdEuCFSfln3hfRpyucEWgDX4RenOejQjiJp7J1LQEYPA8hQg74yzkmNuNsL8OmIFx8e+v8DEZT",
-	"0dWhrsMrh3nlMF+JAvin8nIo4ohS0l7NuWE4zdvP6vZWdGwwSsx1r+7JsLjO1twYa+jpC/oxNPN/9WK8",
-	"Ur1Xs5flwignQFt2WxiC9fI+iyzFZuuqBKFZQNc0Lbqblaa3g7kgL6aehRpndfMBGs9XKB0+VF4CDSNF",
-	"zTM6iIf4GCeFFE+Dz9Wnv4J5sa9LDvVrJmsnS8qByvBLhQd1cUIFqx8v+jSOJgT5V5c3PVS+nm9VK9+l",
-	"puSLYz+9ZnhErxmblp1r82YBgK6rGj2a2ksk3LCDG9Ps8WuBwIMWqspy5anIl58wgVls6wura+gqPyCj",
-	"pOqo1MqeyhaPXm2Io7j65qi2H1Sb6hNbU8mzV7ygaOevN5cXqngnNjdDWQL0gQfc52T+KjP8W8sMXXqP",
-	"4yilYl+Z3PCn0pNkq2YFWYqFxG5SYVWAw99SfI+jGA9iUhCJJBtDGR+rCthX4JAvInhIsWDAwgXCHNnD",
-	"PLa4PU6S6J5w+cpyseE66uBg3KdKAtAAf76qBt2fNxoHgeRB8C/ioziiSrDBaBBjOoEfWsiHBEvf1C+G",
-	"XOI+HSZ4NDUFjS3hgyJIndUlRbW0ob/LKPn/2bvyrsZxbP9V9PJPwbyQYq0lnHd6aKBreE110yzTM1Ou",
-	"Eyu2krhwJLelENIcvvsc3Xsl2yGEhK2orvxFSCxrv/u9v5AtFSKRL8oTQ7cuAXQZYCmh0j31ykAEKyCW",
-	"G2yHhU2WJbIbBjJSfRes5uaej9jaFtMiUrYhlsYfcqgu3GA/IeyRZh17u3yofPF6XwYoF3Y2ieT5COA1",
-	"EfS5BNs8SSyCVzyGYETFLeaTa/aw0fNKNd+B/EC3bapsrToMXwLvY6r9RUSLDKuFCLEQIZ5NhHhceaDO",
-	"vHY5u2RAZb6nJOpiiflpZfeh/HxRJr8JYemIxh3IHpdxCqXx8BuNKHsspB8wDUuynjGZZaX2r2Znx4fL",
-	"pQr3lBr2cfeI6JmlXqHHIOlHWQO/1y56SKohW5J2MQIZovSAT6D80Grhd/btJFHUi1oi4d9FmvzJlX6d",
-	"pYNuIlf6URYylQcy/DuC/lZ+wM92HkIChsmyL8QPtdFXEonTqLP2KJCYg7aDKwhrV+ShvdmEuCr7CIom",
-	"y+j/BWRwzXr8QgQypHr/TQaIziEKTuXVsUsKiLBSDbdBnoGqgRGXUhnWFoHM7YKKGPF3CjzGJRSOuFYS",
-	"ZKdE2KUsgb8su7yDQOLBsGJHKjqGqYGpl4EU7EMi7bBUcCvymZ7o22dui9GCg36qECD6kUrzE+Lap6sC",
-	"zoZAX5rM5Dw6F3mD2jUi1W+WIGFYLjoDDVcJ1xRr1domIAQXMUtjRa+VOmeDjBHCAsvyJBKFibErTMt9",
-	"RbvoTIxlgRxQkzOROzBvPeq3VQrCyzgoYkn8+eSe++wtkcjVwfLk3cAwvwnVZ06gsr/LmCzhdNv/WkXh",
-	"/znGjeFmE4d9c4BumalzP+B+lD0EW6A4WHc5YBx9g4O9EIQW/pe/UlFeR1qdYADX4uFVeKMeN/BgKjwa",
-	"wGQDwSlPz+3dssyeAOMk+zUTcufglWa7lj/tFu9BvHPtQ30DKej2AhQvlyNqy072frZygx0IOzuwPI5Q",
-	"bJoQHcUSE8jwqs21aA3y9Dq0PMoKKPYbK2dQLV4H4+9+PhejBgtBoLEiCmrcCQTV+gmQMQEAefJXVubB",
-	"8pVL4Yf9U/YaGjuJBF7QX95mXAIzdw/bZg4+b3N1k7psSWVaoPGHpVFIHAVG6xDYn2sdNyBbm1ChHbyQ",
-	"N1rgs1IM3VcNhs4ZfG4JhBvNO8KMWogZ2ElEHi4zLQDAiBv3Duf6aVZkQozYqVYhdv4kV6848RWWrQpe",
-	"HzcUERS1D28baGG3okA1IuPEK80Ez9NE5EXNOIB57ko7BnI7qYFhibmlXQV8SetEGy5NWHkdLnUxVoes",
-	"dBn1uMQVdRCMEkSk8sSXEkPQ1oEk/H63UEXVZ/tKDbYiB5bdoIsk4tCvTiDLy2Nn5RcoVkIv+213Haih",
-	"RDm8XtRewOGjvJZl6ajJQkT+CeuBDGOBN4tWxD5XKuknlcRIfRLAWMZzQ+gd2spOiewGspOINNZQ7lrZ",
-	"M1+gkONp74t+G8V2f+VpW3CxeRSJzAi0rbmdZAeG5QNZkilVp3Jkmt4jGUiCXKoXK1xnQ9HuKXWOa51a",
-	"TqFLe8N4lydSE31x61c5ktCmSLVVEgO0oxGLeGZHs7aKOzDN01nc15tGT6Y6gQwt8WoUVLQBOb2hs8lU",
-	"cOBJKA9jkRreyFUqMHkjkKCWAaY7/UgbFjJv/ixg48cMofaghp1EJrrXQlk53K74mFoqQ6wCgg9pDez6",
-	"eM8T45iHjPBohC8fRj2VRIJOA9EOaNVRaaqGGg45kXG8CYnBOujSGX4/7f36y/7nsGxDZXeZUAM5ZkPd",
-	"8eDxvGNIVS0bT1EPUtLqVtjtVYDag93Iq0ajcX3tjLt2KlKx0A3Mbj5OqwGx+C2s8OewWOHYvtJkl4bC",
-	"fyFbwhH7/BjLQAJJO4IgdHAJtRFZCbBlm4VY2sT3gSUxi4NT/EC5OK6LV5p1ki7Yka1cQNUTwZU/5KM6",
-	"IMb22CpueWIINlrEkG8DyozhaYOFCYYdw4GN+lm64vfWqpR4n5MY1cjwXyskxqwc7IUMxbblBkMgbBii",
-	"owWWQ7PykrPAlWMManUWgLaAnyIV0yeQSYIau2bXYVHsZecI3qcNN4NbjN4Y2GYljkLgeJDtO0t5Al9e",
-	"8HQAKmgR4vGp9CbCvFOAdWd6iTynUjnAajD1g0pa/jBWANPqnK7O5J0RxNdjkQZ3DetUpJbiM86+qHPw",
-	"It+7a9exD5ypUA+MoCgREK/LQU/YYWttfQNF+RnzpSob+ZSYf0TPYPUqxBJUW5VBllUsLsswu5UeMM4P",
-	"a5amwJginvaxfGlp2b1IgllWFA5ea669fbPxdu09AMxj6XF3DTc66/x9tBa/FW/aW3wz2miv87V4VdTm",
-	"2jpSxvG9JX4EEeB+LmPEptbcWK3XKoQJQPApN6n4amv1vnt6Z9hHrVnzdDuJg1ozGF+aoFYPaH7+5xsc",
-	"Fx6i1Q4qyx3gMkLTuxYS34JHJbBnJcBTEdhjEdSANwe15lUA242vdBuObfG4wC9B7boeVA9bUGvKQZpe",
-	"f762vOdbnHd5grs87Tf+grOcNKEAqERQe/GT+lwP8MbjflUud4C3O7hJCYJac70eVK49PLx+XZouyk3A",
-	"le9DCqb7PYshlYOmqIDcxKCDRSDV92f8Q6nzHiZAbHgvbyg2nd8niu0gkGhu9yi2va+T1E32Aa5SfMV9",
-	"TZrY+n6RV6Vlm8/fig3v8LpSZsyYzZItYeMV+2JuknYqlksG16NcGRWp1Lli+1F2u7F0R5bdeUswEQfU",
-	"ytybnMPXjpD94/T0iJmcS213a5mpCwA9nWCeBAPqwd4+aG6x0OdGZcxLIBosqOAeRLMAuowRq8GbbLxF",
-	"DteNFHo75lcago9Wjo92nQ03kK5eg7PhNlmmElCmYZqE3QDo7gk4fyv6HJllA8lZW/DcKvCWueCQCo+n",
-	"VflEKrRmS1ZB/xhlKydC60TJlYM43GZcjqySChJ+KeNx5GblUNnwB6yMMa4QhATTVpgUwx2wXIWsP9AG",
-	"HbegS99sStr6DTk2LNymbvsYKS522ZVKdTOQYZpo08LNID/tmAVZN1kS12EIdYb6bx0tgUdkBagHEv5f",
-	"pqFoIeMW6SkhWwopKgBQ68SlsX/R1viD/YjZAD9UDb+4omA1LwylltOafBCZQS5ibzdMTGHptJ0EMnTn",
-	"h0yxJbAPb/GrmOOgCmuBGlUy+pFxz9s5l53Vxw6ApykmGoBVJRd6kBpnbU70PsbueQuv/RfAimNBkX5k",
-	"MB/Dyrcb4r3gdtawCdtsbFnlTFnUPE0/RtlDEqitQrhWr9lf8iyqNWvrjVUEqugpQFq1A31t18KVQQHZ",
-	"huddqjc8MUu59+do4/zd5Wr+ZrQp1//Y6r8dvjdrAIFRBqu39JW8xeXZzxHV9v9ayeMs8qFJT6C+37JC",
-	"eB4qr/p0VeD020ORi/+peZc1/ALg+f6M7xZjuIkicssSRqU4h0pH1w9btJtSsafHrrs6lAH4uHu0kHO/",
-	"UTl3HYWgMaGBSWWSDt0AVor9dcihBUwSB3EAXC7bTCqI3F4ci0Xsw4yxD99VIrwVUU8wOmmKOA/O/umo",
-	"aV4Q72KFeO/8wsb1SkQECM++ImUR/7A8hqwGokeaWulZyUg0vZOmHBzAjAokhENw7eIJ6ixUQyniVntE",
-	"fkovT6IMGZJdKaw6SOFbAMyV7Ewml87tts1C287VkuuK0qsgxjOQPI4TaOpnqYYSBClwZkOwR49fCLZE",
-	"4Rya6UHUcysVyN9F++yA6Z4assQ8kS/p1ipyuMOPE5346WqKWX8GUz0JW6cIn892vMegZMVHy3+95nYZ",
-	"gv/6AmQX/5Bd/NnL5pT06sPEeVkmRNKNaSZ2A/GML1jLN8ta7m8g+0q2ogllveAMzmmocUEk0+Gs/Il3",
-	"jyMZLJPqbUspc0G5WlJciBxImZwMcfW76/fbQ7h6impXY6UIM814KnLAyaGwe+dzRsu+3UrovYG2kBYG",
-	"bsUFqHIRblX7TJR32KOxRm/76+eb8k327o/VvCggOcjiWcY6yNNaswapDM3Xr2EXy4HmmIbxkmC56KzN",
-	"UwDSnfMFRV8oC9OVha8a91yioo7A+68g+HlyNvOgbf9tQ1XGs+NDZlQRsMcmGV/ZkupApg2K3GRddBbV",
-	"ZcI6xkhAF8QHMVhJF0rthcgboKKKFYoh8KonIDZSxqw9YsfKcCPchNgJPN9gO9LHHfe4Ltdw9jd0Llgp",
-	"ev9DTJHTSPW9aPOs9HROcvd85R/vxeOmcba/zcyy8FzBg1pErY+dn397n7/78PO//8hPh1/OjvbeHRwe",
-	"/edArR/yQ34yfHt5drp63NVfvrz7v8dneA/kT3jm78rjoXNf+AlI7lpwqgWneuy85u+xImTBISZw1LLG",
-	"9PqKPs1YBNIUlxed07nKMBsnExLsHLFIkwsBdcdnLxNZjHc+Peqg85GbqFd7dGCVG9R0najp6uqqL+w7",
-	"na4/lJLOAMtSIqWLopQLCvo1K0PQoa1GQM0QBnSUg2kabM6uzsrXL2g5lX7eAuZiNW93GasaSN0nhlUl",
-	"nSol/CDM/cngL0qKxyaFCxPRs0jMMxL4McK+f8rvpFnwTIXwLpjAy2YCGzNmrH9UcdJJHEF/Qdn0k9jA",
-	"16LlH4S5i5DPR2Z/d6IymYUtub3BBo5FlvKIRGXMqdUsy4WmfHqoOaPi0Tak6Mmu0CF4YG0DpQXW3gkk",
-	"JIQxHpkBT9MRI7KHwXuhJ2Ah66sLwtyCCnkNtm/JqBXEeSAdO4pSwXMU08M40UBnjzGHdEYMkTPo8XHE",
-	"9HuarKYZWualuTidp0xE82Yl3GM7Thrx5ydlln97MBdcq2o6z8QFcUdm1naKLGGcxoI7LlSk70xF+q7s",
-	"Wkge7mfXel2YpKYGCFCLV7pkw6q7oiw+RKDOMFMa2DI5lFA3mRojsFeM4ekhLscV03RUmhIKIZSNgaOe",
-	"BDyJv86cA0jzG51gs6fBnjRG9DPL59Zn5qHAGWEzxIVTYeM1vt7eiDbjLfGm87b7rvf+S7+w6cW3P2UP",
-	"Xsq12cGBTOp7y/a9ufXmP/QoHuZmDZJ/tlY36Gtcpl0Vi1pza3WjXpPicsprN7ZKHJl2plkjk2sR935T",
-	"JX5x8QvunMwTx1AyKS+smwvW/ZdSUssREKzCJB5ZYZ2BO76+os8j+30uDFaGvHefd7OsPd/fnYA5UPSS",
-	"HseyUJDEppTEKtpDlZ9jlmEnF6LOhj1uIH4PstBcsp1PWkSMHFqGlSQOG+ygg5XQiM1AbprGwGrfcaJZ",
-	"iDlrIQ6iwU75OZZgtVr9jOr0sV3bMYp4M2x5fbKcUh7MHwMxWADwL8ji19Fo3NF9EZQU7tQ4KR3NqSrk",
-	"EMG14iJyrh5mIZxIzj4kF+OOdKj6iH3WCQZMxBBaBpa9BvtJ5Wx9k/XUINeeGllZHtAzmBkqiFLjZpBb",
-	"ncXqJFjljUc9/2KtWC4iYZvqQEZcMj1MTNTz3qlU6UR2PdbHvQgbrF8lFujRikW/nAit3fWf/ql//O2g",
-	"l+tot5f+dvDxn//b3tIn/9aZar9Ve992VFYRlFUcywWHWXCYl2Iz+2oMZlJ075z8xQj9RGzlNysJWvrs",
-	"hNqG7cvVxDQKbT6e5aRKim245E6cDKTuqSGYh25RSmZiCTvMeZh8Z9QDJA/2EtkFVmRHZ7mN5VWJdsX8",
-	"KSp7c/U9+33/x3/8+uvPrb2Dk50fD/f3moTdwBKyxE3iP6dCm3J49CzytB0J85BWC4l6Qe9eFr1bfT+D",
-	"vDQjMJUla9PEgPFLV68Iqon2l3u7dBtBXqha6OmGLm7RN3qLvhaPtfT7Di8PAJFEgzwxI+CdWHBqZ2B6",
-	"teanz1D1BYGGJmC/nLryw4gtkHHTQ/DDbNBOk6hAHEg02/mw/8vpXuvo7MfDg93W2fFhw8vrry/WgBPT",
-	"8G5U+YD8okhJKOiMmfhY3rwjolGUgrea3CwE8nDTa3PK03PLH0twDHU27KkUK4Jb5U/lHk+q9EaPJ3Xz",
-	"nbvlCvhUmAlGNiAQalf4vgShUHpzufmk10PtZA+9kAsX/bKUKtldMSLvI4J+IjRW8jqXVuBYsn9SEXcB",
-	"1QZLHS1XJgRg4hOWqFTEwEoYJXAggLHYS3Sk8rjOTkUqujnvQ6f/qs7INZgEt5N0pYjrLB7kQOpQRihp",
-	"3wbqROf2xGg8R5SBBpBLiTYiZgMZi5xdrpSTMal3f6pvmdp4/prp5WrQ7bHMpT9T5X6sGKMZT3PB4xHT",
-	"meDnUAOMzrh21d8wxMi3fzWO4eHLv5VGWSRb2yNfTMSHiDZ8mYSiVt58UT5zwARhgkMMiIiWVt0SqDNe",
-	"q2/E1i8vGY/8UdPFdjXGaNCOO8FDTqU0CPwRZ0sZAs8yW5cD8FyzpbmhYgAgBIK6rk8Ow32ORSBfKfb4",
-	"HEvxyvnGi7C7RAIdjpkaADADArcapUpLQyafZ1kTFy71PKvhCLnbdftgQWsbz3QYCmL9HGeBZSk3HZX3",
-	"y5BzZWghmjUWtYTWN93vT7wixOp3XX/PQicwQ1rEjHvsoiUOkDMJTwmtxCi1DO3LtoinXg1ip1aEfMqF",
-	"OLGL0B6xsqiK9hVuqvYVGMB/AwAA//8=",
+	"7L0LV+M4mjf+VfTPu3sK5jWpEKC6Kpz37KYh1Z1pbguhe2Y6tVixlcSDI6UtBcjU4bv/jx5JtuzIiQOh",
+	"Lj3s2d0uYlt3Pffn93yuBWwyZZRQwWutzzXygCfTmMC/TwnneEQuyTSey7/5bDLBybzWqvXGBOERoeIN",
+	"Rwk89mp3OJ4R+VqIBZb/hRe6Ya2l/nXT2P1nuHf3frL/R/Phh9sP9wfiXdKY/wsPgppXm6i+4PUJH+mX",
+	"B83b98n+5B19P2380eT74t3dPbwssOllwkIS11q10VTs7LOdSUSjmldLCJ8yykkvmpBaa7e5t18/8GqC",
+	"3RLKrzkJa63dg8Zj9l6tVTvFyS0RHMWM3aJgzKbT+SEak4SgiKMxu0ddlBAcIjEmk7rsgrEJDFf+42b/",
+	"4F3Nq4loQrjAk2mtVWs2mu92dnd3mru93Uar0Wg1duv7B+/+UfNqM04S+FT+42a3uVd79Gp8FgSE81pL",
+	"JDPy+Ohly//HjHBxHCUkEPltaKMQfkV69dCWGBMUMHpHEo5FxKgcu/xNdvSGb9vbJMiDkFtJ4hhNCMLo",
+	"n+yW1N2jWxhNl14yNimOxgwjoggjuSweuo/EGEWCo2mMxZAlEzk86NoaivlJ/nOMKYUNFQkOIzraCcZY",
+	"vmy+r7VqYcQDloRy0ZyboCb22xgLFDI0ZzMkxhG9RXjAZgKWI5glCaECTWDP/6vipK9EQvBEHp7iXeB4",
+	"QszsPegBbgXi5gtrsq4hq/fU1r/EBNTIjxklhbHLC4HInbz9MG6KQvlSOly4zC30uV8T8ynp11p9dYn6",
+	"Na+vto0K+PW38RyFUdivPfZpn1b9Ss1lHAW3hNbr9dKv5aDg45RMwM/LCYX+QJGKfq31uW8RgH6t1Wx4",
+	"/Ryh6NdaB7vN+p78TFIV6MOiK/3aI4yvVlzYjziKXcdimrC7KCQJGsILCA8FSWDOasMRFzgR9vHY2HqT",
+	"JGEJfKX/JacfsFA9bf/UOevdXJ+1f213T9o/nnTsxVVvSJItqQdlAuE7HMV4EJM6vBcSgaOYqza5wGLG",
+	"C30mBHNG4cdTuZLZSiRYEBRHk0gg8hAQEsqteDTr+ujVxgSHJAH+0+nhETAUwoMkmkp6phc2IZzNkoC8",
+	"4UiSOknoMEeYIkJFJOZI4NEhigSasDvCFQ0idySZI0leRgT9RATiY3bP0RamKSebEJFEAUeYRyHZrqMr",
+	"QkPZygAHt5KmdYc7p1gEY8QS+e8zRon6QVJNHozJBFsstNaq9Ws/9GuSIs2n8k8ukoiOYJaXWJATuQo7",
+	"8P8XZ9nt9D4ioJdsiP62U3hfdph2865h9677iqggI5IUOrskExxROYjqHabf5Dpdp09OHBO8IgGjIUcz",
+	"KqIY7sQgopLgq9PxRm4bDdm93GsieK7z/eaq3olI5jtted3KexYM3WO5vWTIEnmmRDIvTjPfkyQCk9mk",
+	"1tr1XL0ubNNi36f4QbaAEsVROJqSBE0iOhNErvvCMqy30c5tWxzEpek8JkMhD7bNUfSqrxzMwYe1BuM8",
+	"A9c0ekBSZkJbXG3KNsIC3Y+jYLzmkdj94cNB8+CguWKNHr3aFCd4QoSmMe1m+1dFQdyUpt1sS+IlWMDi",
+	"lNboxdGbiLb83XrD9yRZ8Bv1Pf8QUUalPIApR436nieJk1D8QDXE8Zxv58Zf2603al4tkv0qEljzahRL",
+	"6VWOcccMMncc8cMJoSMxrrV237moTNtI4K6ZGaoXhZJoDiOSeMhXknp/1mjsBVEI/yV+fqAVhHmYxRSL",
+	"cTYHowxIkfuPWZRIdqmkHed8mo2Ga0JHlmjbDS9kD8652SJwcYry2fIZwhtLFRDHBIPc0J45z2MSR5Jf",
+	"le1dqJ8X53Y/DpdPTb6gZhbu4uZgL9gPD8i74Q+j9+MP/7x1zyzMBvO8WXWHwC0Xp9SeSmFZyYLAnxmN",
+	"5ygytyzl9VIgUBpNxJG8Ylvyyv3F3271KRNjktxHnEiJZSyJhmpLigWgtCFM+T1J5Pf7u80+9S8uO0fn",
+	"Z8fdXvf87OZju3vSOfbrCI7PmAS36Xd6TDgh0KdIMOU4kEOv92nZnTWywgrJwFq0g92me9GknFG2cGpK",
+	"e419JeRQhgYsnKN7KclXWTz5XzZEGAVsMsE7nEjqKEiI4ogLRdH+4gOlKptlJgU9e6plopAgE8Uop3hE",
+	"0rH8MSPJPBsKsIjcEEIyxLNYgKAve9esW57NFYz8Ao/I4jjkr4jOJgN51YYJm6DdssHIgbrHsruy89/I",
+	"YMzYbdnVv1ePF2/+qouv733ww6R5u0/fTd//0UgURXtw3/v7dCDPufaWkUUxXMkIrmmqUqT6P4Wtx9Np",
+	"HAVARd/+kyuunM7is1Ix1CchsMaiIlPzjHoCujboIVLuWqmFgBYuVZlaS/fymFqlZEdufShnuBnimJNH",
+	"e3H+IyHDWqv2f95mRra36il/25GddOgdidmUqIUqXO7i3JRlAZuRRFRSoTviSREOhgwXFowtZqJ6wAGj",
+	"w2g0S0goT4WlYjkEVteY9Rdvi6+XKxfVWsk+casMVVuRr5cJ4MvaWPxgmRRdtaXcrJxicPWWYGbybPyI",
+	"Qy23P+/GdM9+bZ90j28uO/9z3bnq5e/LMCIxWGDldbnQhwiuv75HkxmXCpPmGy3EpoTiyEOYinHCplHg",
+	"oVHC/vDQiLFRTDzE4hhPcP4udekdjqMQgc1D6pwo19+LXqrC9LWB0tdrgP4f+oxgETyk5owefUTxRMoT",
+	"8vKFTEjuKAllqiLhUH0CDBXEfKNheIjPgrE2TbA7kuzEjI60lN0NFWN9vY3f4W20FZEzJj6yGQ2fdy+P",
+	"zs9+7VxetUEaPTvv3Xw8vz47rtn3xu4UyPpQdvsFeFA6HLRFmT7Tigtp2wGOY5K84QgHAZtRsS35kHtC",
+	"ykWhvh5jyZ1Ue7b69HotvtdrYfTWzVyJ485J99fO5d9LroPp7Atdhd86P/58fv6L6zJoSXnpdVicjLoK",
+	"5lv7MhiN+/UifK8X4SNLBlEYEvrsG9DpdW4uLs97naNe5zgvrU0TJkigjyehUiEJbWEtJDER5CJ9S2oD",
+	"nAjEqDICABU+REFMsFQblCh00e4d/YyGUcKFSwN601NuWdTmPOICU/FGNquHQkKlGEPPEaMvLMpdXX/8",
+	"2D3qShZ10bk87V5ddc/PrtAWVp76WzKXc8XoPokE2fZQcTlBX8o18z/X57022srJg3/MmMAemnESosdX",
+	"me27vZNdKkhCcdzJLtnTlahe5/KsfXLTubw8v6zllRvVi9LI0ZZxEkQh2hs28Ydg+4UvhT0yqZihGSUP",
+	"U305cRTPEnIIbMpEawQ4SSIC3CfSg+evh/y7PeSgW5+a87gJU8Fp5+qq/VPHbSrQsTx5C4GUyAYEkclU",
+	"zPNcRA8Myc8k4zCGxS+i9OuJKPO4L4fgyzFMIs4jOvLUeCVPEIwhqaofooK9AKwV4GpQOv/rRfleL8ov",
+	"lN3HJByRzegqv5yd/3bSOf6pU6KspN2hkAWziRSlvnkN3jGnMvXdTOpVOvpe78MpmbBNKe6nndPzUrVd",
+	"dfTtn/7iJMqO/gTm83rwv9uDz0KyCZ3g9Py4kykEeTVd+VFaNeUuscWlnhTEwTnpj6Zi54OPQkaU0448",
+	"REUdPHs7c2WSfyrZ3opIetErZc1TOSQXBjQEVRlMDGmI1IzeUnZP1cte+pJebg+8KFlk1utt+l5v02YY",
+	"SIFs1xbtUF+FfXiS6CsOALYyOOJRWMZGXg/x93uIT1kYDSMSrow/z8KqlFc8FxKFKJ6Q8NDEZRUOhIlv",
+	"XzZCeMcdMP56eL7Jw3M+JbTd3WyYk4q5nVnNFaUC7IxPaqFKgU/AeGstOovjLICLJHckudGhUJVJqpo9",
+	"ENZLk1vnIKy+3byP3prIY2uKfus13Onf/RZtKugpUlbRGy2O1lZEI6lnvIXAmCm7xZDSOOMkfaolAPIA",
+	"bF7fINMsr1mhnbmuX+xCOfuBm1V44rcQ1gFLme0TbpJ6D24VZVkyJ0cY+XLq/uLcD5EPU4cgKcJRJCDa",
+	"KRcnteWbVfm98amesJi8OtG+83u5Ifd2RPlsOIyCSJL+KUngMDLKC9wt4qh90QV3bqocj/EdUcF26Wdw",
+	"d1V0+5QkWPmf3cwt++jF7mOxC30V3ROGO5n6rANM5RQ5oWFKi14vzHd9YTboezY+Wn1y1/U9fxvSXn4S",
+	"8vi/+qn/Da/FpmyvYFV0XIiK9tIWWmmG/TaujTVPWz16w6sYYV/vyvd/VzZjXlXHiDJxAybUkivjr8r0",
+	"LV4SUCK0BUKjKqgkiShnEk11JUDu+YYUpcKy+C39k++e1avB9092wy7wPGY47DF2gpPnBk9NVWM3grGb",
+	"GJqzb5m2aqhsXWWJ42i3sf/+4Id3aDAXSuB3sZyvf00WZqZZUX4u6DT68fU+fNf3ocfYKaZzAxfyvPuQ",
+	"YEFuwPJ8Y1merRuxaJn2FCaLhk3abyINElJ2NewuXuhWFLuAC+GYmlLosynpzEAjrQWMKryVQGr7U3SP",
+	"pZSGgzEJD5Fvodf4ABWi8/mZWo8/9a0qIPcs/dp69d/iPl5TPBNjlkT/IuFm7OF4Gt3ckrnTHs6S1Dis",
+	"rW9l906OilCh+3+xu+fqJmfg1rPR7MiYDO0A3wmOhyyZSNKiA1IkjbljtwTmSx6maSyyWXI+m05ZIkh4",
+	"SsII92DGz1n6WdbizUQ2eQOrWMjzlI3vyM6QybgudvPtygfuGdpCghanuRSlMXdO7VVs+A7J1EYF6Iv2",
+	"30/O28c3vfPzm5P2JeQfrCdAv2Bg0MLgvFcR+E92lhMQNiO54Rm+5zOO8yLa1ILdxYQVacipEPGIBsrN",
+	"ZaDnUgxK8Le+7BlfHLGXA5VyDBOiofJjPEwBuaSUqz95vRbf6bXYqE542e51bk66p93eTedvR53OcTHD",
+	"GfQdrQzsNx8r6osxFi+MIuMYuOdU+KYk2VEmwyUq36tC92+n0G1Olbs+a1/3fj6/7P6jwFCW6XEveDXs",
+	"8XibUMQ2r4Jdn11dX1ycX/Y6xzenneNu+6b394vOU1SwF11H1yC9VyXqz04aNP7jZjx9C6A1uVOuu/pa",
+	"ADqQTmHwb14TKv60Zzo9QgZxG4Ljj/AUD6I4EhExaXJTkpi/yIMgNCShfjUJLTjvAWMxwVCGYTrj4zMm",
+	"oqG+E9z9miq3oFei+PgxtZ2xwT9JAMuYDTJZBp+NApyEiA0BJny33gCjXG4eQWGWy26Qc2XgGgF4bJdO",
+	"Z+KUhaqhSJCJPVsDuJpZZZMEz63Pz2fiqd9bc3e8r+BiHQ84CWZJJEBZiBIyMTWG0q5XLMbV4veu8Zlu",
+	"ruSXanI4VIo7ji9yu1GxQ9VSzXUw+G0Ux2vNArb0Sn7mHLyRbSB2b4gDsn7j6aeuDu6Wodsbf5Q/m4ZY",
+	"kLAtADZ4EZo5w//9Xe13/li455F17uXvgetIO89put6fltzRbPoLVMQA7v+o6ggsLoL/16vzs8uLI9e0",
+	"vfTz0goBAPyf4v4725glseNyFJZUvuQtjHZxAMuWQR2xRYhwBEuYhawk4aHadwXyzZEfjLHwdfkfRkFp",
+	"RcEYJzgQJEEK6hxtRYKDQcdDVgcAkm5qhm0vkr9VtMMuN1adIkWh87XoiQSylICxp5JMgUdrfVE4DlFo",
+	"ULiL1wwaLjsFiYiGWNUIy+8C1k+67nVbtUl2uTU3ZdV1q4qDKl3YKU7WYwUXOBErl82apumiZKk6d/LC",
+	"6KJbi/VhkjuS7IBipUpjtZCvKiwpiPV2s/1XzujlNDAeMiTJiMZdR3FECfcQwcEYDVkcs3sSosEcYTSI",
+	"Mb2F54cII7+FphEd+YC9rztL5mj3wMQ5oPtxFBMoUqPr0uQX0qs97MAAd6pJ6IvjVlVCmu2fiOhhfmvl",
+	"Wi3yCnA2cklHfP26j7a03OO4+eOIC5bMDTa8VTynsQh7X3qlBaFYKT7LCWgUlm31z73eRXsmxgXevnBH",
+	"BgQnJPnIkgkWT7olPG14+VD1eyXD1RuUxkQXibk8aDuXF0cqxL+OPrJEbgCaEDFmIVcH1VdJWzHEZA77",
+	"1Fdo3PVkGtSh5S4dMh+pjjna8hUchfoMWMMbrnMIpB6pYKz7FHPkFzLiVdUbu7bNG56hXvu99pWl7/mH",
+	"feobYuJD5qbBWcQcqeXi24eQx9Oo76VzwlQPFZTEPvXloPy0PoduQxXjKEjfoAW7TnN+HWGa9ZrrYBrC",
+	"V6ARIpkFYpaQMJ3CFicE4QG7Iwrhb5JBsC0/EDDI7P3lB6P0ilpHo1lvpMAbmu3bZYze8OxVXWAJyp70",
+	"qYo3h0QkSOWLBCfxEG1hZXESY5ylGKc9jIiQh8002ac6N1e+Jbsm2iSw7dogde0xnZ8Pa63fP9foLNbp",
+	"0jmWkt6ydC1VHY7a4yfPmZ6f5r1sYX2w5DnFunzHtodIMGYkNTSo0jCwbf/kjCbTwLHA8T2ec+Q36w23",
+	"pKeOq0NIvCLUAPL5HoI/r4xCan4HIXKRrsrrBZcG3nrLCQ1lE+nf0Iz6WGB+y9+OiNCfN+p7esld7Bcr",
+	"tput/ErVKJ2DOYJyN1Z8VeArFb44ISMczE11RULDCzXWyp/K/v5nRpK5+XDhhLQpck5IruLCmIEYWQQW",
+	"EDXLx6nbcA4lpWuMgue2QAbMwUsP0gIhkPx+xHb0j2DkvcT3BuqxQCZMXduVdEJLMNUIha6XQCKAQPQT",
+	"wmexUOdPBQAtCgKpSbKaaNIxtVdelDRA+ZxDJNu0iyWpLQ/YLA4NhqUkhs8kDGqVnn7djKy2+grIE1fl",
+	"PUV+1mk5O9HrvX0FNXWuwbwAUvd6nxudJtfAwsbmKGxL31DHEh5mJNa8Jf847FMQ1kGWBgHXSaLThnOL",
+	"pyqGNep7fapJRCtHImQHHsgqACGwQLqF+VpVH4I3jSKDlFlGayF1XSHVTTTKJWA1jrXNmY363qs5M28N",
+	"IkOSJCTsJZjyKUvE5u1JctFLqIgxc+ZmW2boXMNUUTwxL2deVQfxKxhZ3Ta4nG30CSbPvNEuK9D50kZP",
+	"fZ//xNYeNcMN23xyEptLLjJ55hn9Q1v+bURD0IsN4fYdtg5dv14tuF2VtfnecZFlkyUrr4ubb3ZfNrr8",
+	"Xi1hytVcqZFL+TIYRPmtc16F7YS1sVdC97fO3lpawypDVk6vAta7wJ8zXcq17QAzhc1dKtzDICBTQcIn",
+	"c6pBzILbEqelt66BregpPYLBr3mYXMTasnOso9s940gXzswKw4l1mh2XXh4r68Z7SLA4RBh+HsyRvv9b",
+	"CizeQ/4wirWyDkYsl8vjKXdUNrv2R0sIyRNJBYD5V7ukS1f7UtMIQuV5/L0241BGEIRM68tsxGXSwRc0",
+	"05pRLchkYyGmFdyi8HTpqoD25DiDkjiWcR35zHXKDN97AmFPJQcHyclxsoUF0iRn/S6tO1/Rl7f5s22q",
+	"u66tvJYxKfDSZQuW9rDyDLiUWsexGCZ4NLHQBhIyjedSi3SdE3MedpTK6Dwy0ymhJXE02JIm1z5Eyw9N",
+	"6U7GmIuj8Yzeuof0dCK2nqyhX89vZboeKzfTtjWuEjecJtoX8pxthreusiqYW5Kj9nw2mERCQIL3PUtu",
+	"la8SvPM7aeNyvSfTmKjXAkwDosqXDVWyjRyHQuqR2zETY/tTHTO8nJVYN3iBjTxDaOFmumuREUX7ognh",
+	"Ak+mUEBH8zApMJAd+Wgli1FdV9qQvM3NFRWizE3awlTCfdRLhqYcSvGH4thHhIYK8VhJyatUooU9gmbc",
+	"1/6bIvybISZ6AGbaJftXTTMt2ujRbr2RxvMYxx1X5ZVAZXqutgqBmNyEVlZXXr4VZbZUjSVDkhAakB5s",
+	"2Zqzq6gEr6v+rqv3urWac0pSvQZnhydJ7crai6OKeKNUt0nwvfzPLIktDadcwSl61ebgLVI4unWj1JQa",
+	"hSZ2LsfmzkeC73PEdTAXxGVNLdF0lsTruda/qOdcnp90bq6vOpc1T/0bwiXK2JQrvnWBU/HnR7VCnye6",
+	"mEgFjX4xEnZhVFInckfVrBhMSThO+ThSJ85R0dqSP38/s3skmPHkIz8nRflowGaGZ8nL+Ianb/g6CKBP",
+	"1bdoq4Figu8UmjGbie1DK0YAYeXtu8eSzA518AuI5n265SdEzBLancDpFiSep9hhY0bZLCHh9iGazvhY",
+	"/pZFrSOcEPlLP8t1ckVLPNuitKZouTAbN8uWC3rxUuYld+zBKknbdggqu5476mJJANuCda+6yzZ/VNey",
+	"kT3fOlY9aG6F4czlgy4dCuQKuR3ufBaLhU1JZRZ9n9TtAqhxMHnI/ZhE1O5i13uyEG/bH7QRppInvexA",
+	"5t3n6y2K5M4rPM0eIg84EPHcsGhJayZkMiAJr7IwOGdgqDhbp6v9iUeXWxpIxe5dgQKb2izD/hbYWKx/",
+	"XSNO29WF27AnN9oIX4JZxSwgGEBwbdDJSBDyI8vqdwOEq08xkrrhDmeJwIOYQNwKtGWCBHxox0djFmsO",
+	"pxoGfP4+zficfJQrYWAiKOF9J8N5ipXxi9oX17csvrweucR0GK22Ez7XQniIfGXpg6Mk56IB9OQbUNfd",
+	"Q35qe/NVNXiC5C8vZjOsbi382kbBJ1kDc1Ywl3X/DQd7CznMwqvBFghyn4qSvuq1e52b384vf+me/WSy",
+	"cexHR+enFyedXudYKWfWE4XNAizTKCLW06vrH0+7vR6gAyz2lP8x7SP/cwpXY7/aPjvqLPzaPbu47kGx",
+	"5O5l8dll569QdT//a/u693P2QYmmtBlT3hOMeF/OfFdquFvHrvZladszb9UyMhi4XerrpJMtm0heJR5j",
+	"GsbElW5BkfL+wY2T/+I+ur48QRN8SxSr1dlxGAnGYqscZoBpnwY4jlsIIx6NKAmRf3F+1fPR1pXANMRJ",
+	"iHT+PUc6fdrkN3AiRERHvM5JkBDB6+0jAGG66hxddnq+iljlRGyj+zHjBDUfHlJMCNBkldBdR20619XK",
+	"dRD8FqaoE0f/wudXkPOA9Ny35aeS+ZJQSR3W3LiQAvo0YZOpUAWP3FHly+J/dF3PVecyv/xgTgIDAUZb",
+	"vmy2pRNBfA9hgSaMC7T7Dv3y47bhgHIX3vA+xckI6lHzQ4QHkMk1IZhy5H+2m/FQdrxa6DN4KFp9qt9R",
+	"E3h8fPRzEy7xlDhDxNLzWH7IT4oi6NILGBiNsijsQADcessrtbP7MYu1WFpHPxIehfpca20DcohI6KFI",
+	"pPU3IE2tT9MM0Z1hFJsPVD4o5LGZiq+CTXdickdi80okAPxoFN0R6rZypJn8q9fC3GEcymWN7ta9+3ga",
+	"dWg4ZZFLwroE+4fK3jtKCBYEqeqjjEo5KxpRuDD6OlKBBji4ravyvuE5jedlseq1QcRWjxMLsAmaoQZx",
+	"ZDLol313BK+lH8Gww7Y6G3FcIfy8l7K5x0/FqUCARUwEuUiYIEGBEFuC2ojhmK89RSWyr1y9W1NMf1UH",
+	"adV900HMErLeAVHlvVd9o4qaW/pypyInOi28nrXQI5NpjEXlJrL3lSCQRAGvvumn+gPnlqtKDU6BQz65",
+	"SAtcr+gj97L5+kozu0pfpy8v5Tck4ZIA6mDpZY1eWK/KL+PZKKLVtd0LeN9Fj6eMi86TpBGTkfPTLAoJ",
+	"5BKv+v5y8QuI2662rvaSVhQDIdg6FQLVR5e6onmRhv42nhfreJpcoUM0TQg39FRnO2ufs7KDZDlFK2kC",
+	"F/PVLrkjw7Ou4G352ZwLMnHbk9WzVPIZEwsVgQucCCWwoS0jizQbXqPRyN5SiAiWi7XZaDQaTm9Uxbue",
+	"u+SCTfUdr366UqCPjfGDGSeJuYr5qXqrk7ZTmIPURy45Y/4K2/TeMJaMG1oHvUiOvLTEjLnXDu5ls0h7",
+	"eTIa+oQ8PEh7gWYth0V1yayt68x4KmlVCWmp2J6eQSl31dG1qayvJTackFSS5yCW1L+uiFVB1vkxYpAV",
+	"8WQxxyWUFOkQoWAN89AxvKxFOaiPBcWyrBDPZwsyrxLKSgnFyBQref4ZVmlCT5c10rO1GYFjJW80I/7S",
+	"gkg2T/zQVZ/ZZPi7F05eOXwVDv9kfgxfPYvbhY4smGUK9ucB5uRmlsSPb4Hh8bcKYUdVnotCBanjMjbl",
+	"9NqK0ovRL1O8zNqqCndrmbmeIDxXEYhs8cReTKdJydqKFIpz0YqqLcQrh2k21QYFdeIn5qzc+k0NnbJy",
+	"mG4793IrtnasF06aMYGtXv7ZZIITRzJhIT/Fch/Zpv/Kx80klCz7QNuAYRkgHM6ZV2KPYNXCKvEmdFnP",
+	"4cGT7kxZsuI6KdRLUc7M0FYA4VgT3MABN0v1IgfcDHOzB7yKu8W8+L2f5A3s8MtsbefBpP+vpdS5VTgQ",
+	"MdhMIO3t8aTeljM3q7g/jiKHKremULpBlq8WYQN7pFfzRXbKHfejhI3qbpcc03DI03gU0UpxghfZm85L",
+	"y2u51pZOawMrb2TGza/7aaqUVqVh4By+IwmHqXdLcErsdyy7Isd3JATIMlp/OXFxQiZaWBw0b98n+5N3",
+	"9P208UeT74t3d/dO0A4olFNNN79S7y4NTuckca1MW/k4hyxJaxTv3EcheOWYqhhZgRebvdEDSEdvL1/p",
+	"hp9pOpQf2C4SDO3mNCYTjZREkwm4pCGPSCHPBWMS3OoobfmchCgG/WVbhz2muSquOBG4pSwRHyMS60UC",
+	"cI1aKydEF+1CWCB5DxSt5YgzqfYN5nY4jf15Xj7/VDqQVBswjWAwnkEmXPpPBY61opEjVTPpSwgSXm2Y",
+	"sMmaDoCkkumfUEESEirAxUNEJlOhgxPuI06ct1aw52hT2XGGOUFz6WC/d9FIzVkZfNymDXiBcISRsqii",
+	"CZ4jTsShcavoaBF9995weVU5Efa5Xzyy5UdVs8fFiKXMnlvRlIXFkCUTZ/joM8i423f5Al7NTRoICg6b",
+	"ilNe16yQ83qUuFDMNpaeyB5j8foRW+XY28MhSYiD1wFFSzNvBGMxR1PMlfnu3b487xjwzoc6Wt5RNSIX",
+	"kLRsUf96dX52nkXJwU1x37fTowvDxdhQcmF/Ekx9GF/96ZKBXFQjF7gDjlIenY88sqaYreXSvVOw1ynw",
+	"cH4bMxLvwCUzi7Ii+lG9t5QCp4NxVQSRI1tTZi/OyxUlbhpbr9XVGO7QnGeGvXy2GxDl1aq9iCyvAlKf",
+	"6MmcIz4bcJLGqJuSE9pd6aFpPEszzf066uBgnMYF6IixhExjHBCTcg6+TUZ19Nqrd/PVu/nq3Xz1bv67",
+	"hV6ly/HqF30Bv+hTDKKKTzocL6rosQMfSF4lbjijCeBRMf0Ao2CXS352eZzvQy+xdRGzbiskk014gsze",
+	"vaAA9XVdnZ59Cp9Yl0h1u3xfvhcjCsXxXGgikl/cKhawvH2BCpLc4ZX8Pu2zaz5Q6lO0Ts0308aPs+CW",
+	"OHNsV1vN8kvPRAUZMO23p14vrr1tYkvXI208nebSrdBTWqL5LUJUaGGt5On0oGE4tJxzPm+PzQaxFVti",
+	"ygYALUrEmmt4Syi/5iR0j0MwFh9hjWldfLyYJZhYbnBeyzWfKpR2o4sTXbrOzySX6c3ZOK1cuB+W9XzM",
+	"Zgl8PHfbIAvn05U4mTqOHJz4yH6MlLHTVIdJJLVzVwfKjmZBiJollKuCOVDGVIH/T7XEjoY4imdJSZug",
+	"8USEX+E7l/3rVD9G2oKXG6WHBnMrC1EbydoX3bKusttT7EU9kcLJgIkxgtQwdytJ4YpVEZjlu1KY4Gtf",
+	"n8JCMxaDwY9broYJLqvmJFvqlO2Z3RQWSAERoi2f3bYQsGF/27PS2ljMUUSDeBbmtGurNylyOjo6jriI",
+	"aCAAjAHkPcSn7Hb1eXPjt/CaVzjdpucqlMNakeLRK+ys68qmpg1H4rsuP6Yy3yEZE+LZGSXZT2grC1XH",
+	"8tEOidUD+TUoEYySCkkKqY1iZX2RgjXj06NXKyhHi07rOF5P1wjGWKz3hVRa1/nChURyNMbiSIFqOo1E",
+	"51NC2903uuJnPUhfNaXgHCBIYxYFLvrQsQBq1Es5HWWFKmoN8wg+XuLsWez7mkYPpkai7DVl6REV7/Zr",
+	"5SCpBWBnuQrBZBrv+BYSiqkc5i7xZcw6ZQVUSr7Te7TWwmRuh1kVfIP8x9dKMXUpXKlKa9bX8vHo3TZd",
+	"flp5yNqcR1xgKopIeNg8cHJr5xFYFMQjGvHxTeZ7qD7/j/CpzkkDET0kD0slyPXaN2wsNQEUVxr6yxr3",
+	"CpNZvbIpCErFO1wPNJzLujf5PL3Bximv2RCcAQTNPvluz+htpQv+xCsMtio8Ac6pss5huAr4UmHTLr/H",
+	"G7mpMM2veF0rHqayaxaSeLXU72jvGL579J5zT6Ghype15JKpCTzxih2b2TtwVqg7CqsK+OsyMlmBeS+u",
+	"y6LtcBbHaEZFFKf4TdnpT9GgDJAQF2yaQwiSP8g1WlVWr1Z+1i1y7yRGVUi/WmaDY7vMsZjfn9IQuZIi",
+	"DoBxqxCRAchirmFvDzU+ivyMoy0/muARZKT4HvIBEOQGz8KIpbU/PFSv17chy1LjPzyjNMQSplVaZhB2",
+	"0sv5UnVlAI4MpLpro1fsRAZdKUoRw7M6qka219dELaynTde5xZYL9U8WaRQNSu7BS5IKXLD63Cylrsgo",
+	"lWWKUhEixauTeh2c7lRTyysIq0tEPoWJWUd0gYl9WljHlXejwl48ydWeSgayLZQ1xo1QW0en2sNAmdDA",
+	"LmhMEoK2OJ5MY7m5w4jEIfeQD+qtPPQUkKG1uHOj+LR9CQwmrUI1NNton06pLRuPGMLTaTxflE7KDRHF",
+	"oF8PsTiEwqxRwsVhRvt8qfP66VnRwW2U3Kc/bWWYQXlnFZwp8qD0zSccEb1fNnZr6qLcBb/XJKLmbwdU",
+	"erlWEYU6mkipF5qyy6MPEXs4CNhMJXjbLq2DdyuDZTkeEjG/iUJCRTSMVruciwKLMZVmNfR1rK0T9LSt",
+	"wZO5jpGyq+sDDupSaRauecnltoIZ1GBu2LRS+Ed+QgqD9Vx/qm03T1mToo1Gy2rpAV/NBgqnaS22aIkt",
+	"1QdeIP3LXIXriz6pxGOvCjRTZSXyWtYyKa1EIzfc0V2YdwOC3MK0vHRUFSaoB+AY/EyMWZJD8K+jcxrP",
+	"DZ0DUOuURaZ0T04XB+OMANuiQEiU4T+ppe5/L63NlSrsyiYo5ekZDSpyrCuLDuTq5C/c9paqK9BCKtPX",
+	"1Qx4+KCYgMr/9RHIDB6CmQ1ZHLN7JU5gNIgxvYXnHiJQolpFJuhOfj8+P+t88tEW1KyHxANMdc1/GM/2",
+	"4sHwag878GxHnYGnEBKNYFyyTiWArjlkaLzIxxV98xA2cn7imTkZj4KXTq+66dRld1hlRFXCBtiNsyrS",
+	"n0qme54R5GWUrEjg81ddW9pvZu4iKVeEhlIuzbQgVagcDBq+1pQzO58/U/jvAzJkCSmclircZrUKd+0e",
+	"qA8u0RtlmE9j8MUsoW+4FLuMvd4/RL6Kv0nfhSuf8cjs94RAI8a99IYjgJ8nHPEZJNGwO43/q/tRXo6t",
+	"hoKui4SkkVB1QCExYQSDdILiF3ov8bvaAy/z6WTLUEHXz7foOQZSaPJThQ0qi+UGkOzMnSRwfGsCniLB",
+	"FQXuhv52Xs7Vnoxchhp8JMYRV23q3dYoqHXUUfY2HdiKJwT8IAMD2lMszjPFQpBEjvJ/f//ffv+h0djp",
+	"9x92h/3+ww/DT3/5DxePsyJJn5KBkQmyewXB1avNaPTHjOjHGg3qiFFKgtKCqFJaXUlP0yba+gONCw1k",
+	"c83cD8MWuw6N2szT5p0Bie7K3HnmtXOXvyt1mFpJiXobHffDrPAaO7EsyyoyyGpw1DTUtKJ9cMMDtaTE",
+	"7Z3gEa2QiWCvaiX45GwfNYJy8UqbyZn20jmaIeW2L7/+zuu9cHCct3vAjFaqD6SBQDcDWiR7JRF1dkhh",
+	"hfzK9PXlg/+i6X7PO4nOUMJnH4wsca/8iHzHoWfZ9N3J6etlpFgEt1pKyuohPS8+qDC9TQcJFQ+Pw62r",
+	"36AjH21BNFVERxB6cI8jAVYusGFKvTAKMNTmwLcERWLb61M/pZW+h/ww4tnfEKwwnZKwZby9OitStm2O",
+	"ap8mZMLuSLjtpYmWWzZ1MQkZKBItNMAhAoHFk2QJwe+DeZ9iqszS0M8h4oQgX518f1sNSwqnckhBQsCG",
+	"g2OOJhHnER1tK1Tl1P6YrofSTampqmlPLs1Fhp+hcbfap0SXX+wMkMIZYQFAb3fXjEKuVnvaaj2NHYYv",
+	"S86KfFaGRVBC1asNJAor9VxiuKhieTC1l0wNwUrD0iaIVQO7SMhdRO4dsZZcRBMsSNhbIruvW6elsBoO",
+	"V3Auo2idNrOD6KxBqcKZ1h+oySYqtpglTTiS1XXa4jo9VUolTE01Zt2tmeXBUdUYvIVdXH0Snk3z7VP1",
+	"AjQ/XayF8ZWnNWw2w7ZkYKmutx7WSRFaRGqNa2KLmEq5KzYmHeAv8n2tSumr+DRl6sgtW68TMlpV7LTH",
+	"nxNBGZu4gFAuGZtwMGK4NR0pDayNH8AzaIOC6iW1ew2xkhCVv5MLJG6h+zEWaIw54nEUIjZLfTj3EQ3Z",
+	"fVbHollIoEoLV4ACRxl1Q2SUIcIcRwkJRM4YUbouy7FgdGVjSxTPHQN7UYtna9WVKUWqW445x63vVoWI",
+	"hLXFzyoO69kkcWGeL0AX0z42N9oXHaa76nTeWbnczPV/3WauIqFb1AskzfDRFkaKeHiIj3Gi/AgQO8Yo",
+	"xJFFYltVP4Yb5KMt+TtY74zxGO7Gtu1YkS2C5Cw/KZOb0/FtSO3LbdiLQJIZDIMViGTFuW3uKL6UBpl2",
+	"UCqg58qXWwhgfLQml7ZLclWQ9k/N67rWeYQdkQEqtz+1Wkqy3lKV/oBZYJRpdiiYCavGoxMEYHPKyFNt",
+	"MGVcLDXG348Zuk+YkFq6UuXHbGLVutTlY1czN0eFdQ12lo284qHZ9DVeoh59rdtszXRzl9pevpe82xeW",
+	"jLmAlpEQhPOumoBNCEfDhE1yCFjTyFhKEqXxx2SUYMh1vI8kn3KS++MKiB1zdNw56fQ6NxeX5z2ojJia",
+	"hjBSkB/2SAgtt8ockziSLGwRdG6qnOI1vc4kBFOPSm1yN6WmasNIVI9B87HyzV9zknC/hXRjiM4mJIkC",
+	"7QQLOdShI1QkcykOh9EoEoqMbfcpS5AxlHO0FWBOdiLKCeWRiO6IhzCKCQZHv//fvok42z4E0tenlNEd",
+	"cHx4ypUpxoQTnWgF4WpAKFTWnGLXGR3dSlEIMaUkhjJyUJYd4eEQrGTbznpl1pzXThOCjtZERGEhSbTM",
+	"p46EswKXitkLe+z4lK9445TQ1EO/+JpcvEssyEk0iZapfVOSoElEZ0J5owdy3XRVb3mrIFXIHAjZZp9u",
+	"6aAxtNvYPlQgXpFY+JgyMZbbLcUv8NfoIodppB/V9bGhXIvaoQl+UHXt3+noO/XXrjOnboGKgFtWLXpB",
+	"WnVBWJRAZgUsXMlV4dMj+SKg/AgcrT4M8M2xfjefv5LfmJ9nE0x3EoJDqBttPVzNJmHwy6G4s7Fb5KZ7",
+	"9mv7pHsMBV07V72al/5y2rm6av/UqXm167P2de/n88vuP6AWbPfs6vrjx+5Rt3PWu7noXJ52r66652dX",
+	"Na9WpI/Ft//n+rzXrnm19k/yr7Pz3s3H8+sz+drR+dmvncurNpTNtB/81vnx5/PzX3K/HXdOur92Lv+e",
+	"+/G0c3pe+OmXs/PfTjrHP3Vyv+Y/6v18fgyP2ycn57/BkC/afz85bx/f9M7Pb07al3oNrq4vLs4vex25",
+	"Msfd9k3v7xfywWW717k56Z52ezedvx11Osd61r3O5Vn75KZzeXl+KTs6P+5kf6n5X5+1f213T9o/nnSs",
+	"iR53r+QvMJDLztH52XEXFkXX9P1UdqCPs9NYnf4fE8lvuHGoylN0mMM2UdwtIXb48aK7dZgBuOZaZ0J+",
+	"M8VibKwoAxyqmGW0VTh6QC4Kh2/baUKJ3XTtt3EUjBE8hHqV40i0kB8wGsyShNBg7qcghBHdGcbRaCxQ",
+	"gKfOPqY5SWDZ9V6QHNTXKSxUgfhCmneaV75lnQv3ZP+YMSWtOUIOlTf8DUfwEgShjbK03SG6N+VqtxZv",
+	"4XZZavjSoAW5rov4ZFaAJhHJvD0UrqlfqQRQJBj49dCW4+oY2OBS6v9U8BvuykttZ6tllkrnaeg4gzGu",
+	"vnaPZSTXFsQLObmQAaeCGwcsdITZE8OqVjKYgmTuTEWBYAOXSlkqtxfhjq2p3cECPzGK9Dlxo88PAC2G",
+	"fHafaTrsqgJ7m9aNdLPVjK2LdlRXkxY86nqwkLBLWRVmzDnEHiLMdSzT1i2ZI5ZIonZLprkw3aqYXH/l",
+	"jF5Og4px9K4B7lxeHKFmvWEyaDwpi0bDKFAaI0uQSYyBmg06BlOwgMWGQQGzCskQkp5c9RvkwJNpUHrJ",
+	"mvXGanHNNOLao9RDWrEgoTOEqAw4bUWWiTETFWZm0nC8RkPhxg3mQnmKlrbnds+VurrTiStfiHZYrzHp",
+	"0P7ONlk3mvurE2zAuFzh5ma9LJ+EDnxYvL+weG5HPURClz3bSEmEW7qmPXT92kB6Ep6e6KpqBAsr9jxi",
+	"vLgBm6bLCz1swrDoHPbXNCumA+rqAIpN47qkHVxgMa7+dkYcIH8hj1jrkFuxsCJ8bym7560cws09qA0j",
+	"hiIqmIrrtsE0PamX9KmpBJQGbyBYRuR/Vhzj0Qcf1GeUUgf50xaEk2OKVIobjvvUV3TG3zY92+VfaYhI",
+	"MGYKXgfq7aPBTCBK7gBUWepOCZv0aa4KQBjxW/g0JkNhPNZq8Nq4st4BhP1ejdqaW/gNX9kXMTXnz9t6",
+	"nGWqP3kxpgIduEZ9GkyvUsD2gh0zGa0FDglJGBPs8rVyEUasPAyD0LvyBSvvN5vFmOBQW1uf3kiVwN/T",
+	"YNpLMOWmQNUscbjjxkJM5XWV/+Xo+vIEbalULTyIyQ48lfeJc7L9DKwA2LlqRvn8vqqbvXSxViyBPjGP",
+	"3pIsy6z+AYdEfzwhaMv/39/xzr/aO/9o7HzY+fR512vuP/4HoKhxEvYpeCt9jQbtozGLQw4JbMqujfz/",
+	"JpJOMv5WvbMDJRVY0qf+f0O/of2gjn6GY6Ggc3UhbFVSrYUIDZK5ylMXfZqAMO//Rf+PjyKKfiK6BNAh",
+	"4jqT0HphgINbdEvIVBufNYmFrlKTs72ou42FPXx072p2wBZjFuThUaXwCyfKP5Q/hRHzTfF8omxucgRY",
+	"sARxIjgCy+DxzenRxc1V77h7/v/kAcmjQ+SarXk1/R/OFSxvGDGnkdDAEK6qNlkhSCdcEpdT6OZ5jKE4",
+	"5k2zhLJAY5L5aVy1TCb4Np83JMWJmPCS6iUxo6MeSSZLvT8T/JBGTZpA3nzfP87CUVaWgeAkjkiSOcNU",
+	"7BnkUOJgnGnAEVUB67xP0yhThAXaz5X4Uu+g1MHzXqp52y0DyUC4SP03Bm0xEipqEFKYgF6OWSLkRPVE",
+	"9IWmoo56cAVzIOUmOMcGfACHn1KjdSgdi0nBQQTA5DkfkQ1UnjNlOgL8yhxr6tXUJejAKihMzmHNq7Yj",
+	"2Ro3GwZ03Z5IOq9GNRujOsPPsRWY6RTQ31cKN1kQSNVIgm64yD7LrAFqXhtACs+Cw1+AdmxC9SuM8msq",
+	"fdmkNkC45y8ixudqL9oAhhrrHE+jEv6ng2AV4tIXStdbVSKzbcUMK7+booRSHAsRZRD7CLSSMnDCu71V",
+	"z43OJtN4XWNbLuDui0TRAbKQKo13D1V27/HcAAJkkWUA3+xmxNUycuyIMx1qls4mG53raCZPIr/LF/KJ",
+	"Y3YOL43BX0LKqxWqzoWXm2mbc/Qdp3rayDoPayLc6eCglVm7q2qXZMOwi+IUZA1TmNqWbbTfLAN78z8D",
+	"yfAM6lsLfQbYLPSIHn3l5wdQLjSM7gjiYzwliwawHMRW+o9SWJ/1EQEtsWO/UaW4iwX2tG5dmJxZ68Bh",
+	"1crhgC0+LpKrxTDkUqDSIuh6IS4giuNIQySr6CsjLhqIAySYpnA2aGCF6gh5sPYCokImi2cAHVpfkCdI",
+	"YbSm4Qq6UGOKTFKO2V6G/q4rQGpAE6spqaeo5pOQJIdpRTkdIA0fJZhWBnzr6UGsTNbLIa7nNskAvS0h",
+	"FJeGcVaXCL6FQHUzzRLIsFI28dxg8TVCvc0Ic1WuLRKezn7V7jxXkLX2efOirG68Enqkg+Q+iIrjNwwt",
+	"t73raG3VkQMvVXw/R3gROnAR4tkhnRVQc5kwBrNIED7FCrjeNsS/+xaU1SzbwtJJDFTbiJTgqp86ShcW",
+	"QutwQu7JuvUMRgkhQkfDrlFxjQYkETiiqwsEriptcKqCexfnA5hPR8tru6T1NnLiTRmzETg+XV0WJbPW",
+	"jeXZ1FHlJWVApsLJpK/GOCHFuqhxNCTydYg751MFM5FBumUU/sOH+oeD/6zl0+UaOx8+fd719h77/br6",
+	"o/n4n/+x2umQm7XnWtV0Gs7zmlayXD9G5LRY+NKcdjYlFEfyvFMxTtg0CmryJLI/5H8YG4F4wuIYT7D7",
+	"MiwWyXShGs+mGvrMiCWeKZujAJQ07LGJ9cz8pIpsVcfZKxYKXxGFZ8Wgg2f6tFjds1i1TJJ9GswvCMWx",
+	"MDEr2shp2QF3mg6hboIfMjtxzoLYWBVArz9m8ZUgU14WomrV1ZngudQj0go6kBgAMltqyjw4RA1dwbtP",
+	"KVOvbh+mAH9SsLuPxJjNhG4GUM5HROibCfdxwdK73BoqWaIUEgPypCUUZAKul1lCSj9sOOXp6UV+1Zd+",
+	"4KKOFhrj0/IQrAZMNoKVVrCofuIEl1QOVcHYUD1JbiTw7TCL29YA37mc9pUI9FXUdmsGTq09K8Sh9Xed",
+	"4aCm8mn5ohazHCJ6h+MovMksFeYXPI1ubskcfuGz4TAKIkLFzZQkgM2jCCmoATeUiZshm1GVoS7GLISf",
+	"dDYRDG0eMxzeCMZuYpzA4Gc0pVc3ExJG+EZPJ8GC3ECw+g15SPO8oBIfxfGNwfZRXZu/gOfczCi+w5Ha",
+	"AhcddWF9Lo091hxNfbcjNwuLaBAb36SyLUQUpYjlYCp4YrSyffaLm14eblw8LuWbmy3WTNIYoYM/05+z",
+	"rU1/svdC/6S4xk1xQMVFlgLQIoB8LMWi8o9O3fDhbQMaDvKJXmxVF86B61lWa8l28cNLUqGPKNpQDaaV",
+	"lZNMuGD5qFSkgZSW7CMFoPPyWG0/oyCTtb5ZeRd2T0l4M5ivSqKQ46oItuGo8ZL2opeg/BDD8Nx+I6OR",
+	"VrJw2IfJ4TZaZ8WsY1ycbzrVUi12cdGtq1C0oGQ7epFzaxVON2TsiIs8P7OPplygC5KUvwEScbcQGVV8",
+	"flFWibSYXWeNJ/dprp/CsFxrdZEvwV5d3cehbCK6I+sX/0/LjS/4dx2QWLTqmwmOxLpjcYlC5UnfOocb",
+	"bQmCJygYY7HtIZ3DjbYmUZCwQcxGo4iO5AOd5422lOQACajTaQ71w8oK16ngVn6484xCsJLT3j2MRtWq",
+	"4B+pdyGKbkn8R5Vq/qpBVc7fFVvvPHH2INY7cjPBOnSER2SSL6xkjToY44iuW7R/Glwn8XNjAaV8JX7G",
+	"fCzwiD/XWqEWqVTlVDFrafYLgFHq3xQzy2pimkg4E/irVFJ1XtaojmnvtFflVaVyWp/ljMvFsDzOYkxx",
+	"oQjJ7n7ONPHfv+OdfzV2PtRvdj79X/Oh/ZsT1scInD/NopBANpcjOkIhw59E+VSHfDCUGdZnh3kx0sGC",
+	"AJXCVADSBNO5FdG0Oo9wonLol4T8TBMyJElCwmwsy5uccdKZsH9G5Xn59oGtglC/WH130ddwN6pYJnt6",
+	"0Kj65oeDSm8WvcN3I1XauqaacNGj1SGxnxc/KoEBV9dqplQUdEvmKlkwBW6Nwjo6B1jWWzLnEK6Khgkh",
+	"Owr3VdeqOUS+jjqFwM37JBJkB0zOW2mIKZpgfsu1OwxiSJ3IEobBrEoZLkB2yNMYTCvF9WZf6DGvoumL",
+	"lNMwvFUuHP2e3adhm6s+Va9lX7qO9hVLxHlSMCFiHtTUdjv5cZZc8oRwtbwwUlXKtvNZVqVEqLzSY0ZJ",
+	"ScGQnql9ZVUNUS4RZWlLIV9KC26VgS5pDgQO4je8tBzu012GVWw6Vl7tskgM28+31I2n24Mk6qctqC4J",
+	"roquRBCpmwjX8q6XaL3BxSg3eaxTesaEjZmKM0KSOjzFiZAE0ZdtQ5UUSaCSaCIVL6YDKKZT7ScKQfhf",
+	"NpnsZJtxL597tnE6CmH5+2DQzt5n8U0AhbyXf6Pc/LnPEsLBP7nqw0t4T+eBpydiruQntSGP1euZF6aw",
+	"uqz54virf5MfepWvss2r9r61eyBbFs+zRbXV3tp7lt8IT52txcNuE+fC8jnE8GGCRxOrqh4Qu8P0ZykT",
+	"JtEd4AtBEImrGk55kdgN3ull9cRc2+6Yaxoko0gWP5TUSyGe6YhHKGxjrbIqN2SFQ2ZRPJmHRVNFQFbg",
+	"i+uDkxHk363kihaOQGooXAM5fnNLbecdZ6NfvvD23Vm69BBKegjVNGGBI25UjiL4b+UKJKVrwm5LMb+A",
+	"ln25ZWS3tbTbkoU0yrQtRK22Ga2QnhYEzmch2ZnWvlEou2kS3WFBwKzF0dYoYbNpZfy6cBLRJ6DXPR33",
+	"DobXDdc19Bi4uiOVdvoF4OrSXf+28epy8T5lWnAu17j0RtnfHDRcfdkxewVbyscjtLe39wFd946UxWpi",
+	"haHmo1eajea7nd3dneZub7fRasj/re829/6Ri0HFguwIFTq5iNCTYb9kE0ijNF3JzU9hRaG2BigIxQqm",
+	"DpeTS6Wq6rJ7KAo9hGPONDIU2BrGmIaqoq8v3+mGutifhpHaiUI/v3zyrc0Ab1RhFYtKknqmUkwgvoPj",
+	"e6+Mmx0i/3NfCWv9Wgv1awq0SWGDKaimfu3R12V5tI4lZ1jRfbbAr/NMJ7eLLg5klYCwbQcKfk3ZUrza",
+	"YBbFInLXQi0aKNa2i59Et8S9CfLpJRH3hJSYzJWFuBTjUz1eDvCp3tGW0BLbJePio4kwctq0mWJqSBOq",
+	"HNzWxENjxBIU5g/x/rgQvba78+GTilpreAePv0/G4af/KCt6sCkS/7dvnLbrfJSlQeHFIHySTwLTVETK",
+	"mxCVoIL/5eTTCsGLiWZPQgfKDcRBakxpqcslsIAmyC4KCDLv56YBNTjBSnPQQKFCPo4I14Rj+xAFMQFg",
+	"f1PcNMr8KHiEI1qCSbHEm6ZA5yob+ewcoisSA4CLy6deBFO6H2uaHvwwad7u03fT9380EkXTH5wXYRo+",
+	"YZc0iEWVioWJ1L317PPbm62YfVjsIX0qP83PSS8uPfdQHTsrKa/yyO2y+To2I62sMiGYcpTloEyKdfSd",
+	"QlLhjFc4B8fWF/mTloa+l5W0zw5e1fOWBl8nccXPri9PFnY/t/FLNnIV+sOT0MUqHMys+dWDe17GRmGi",
+	"m87ZyJoHAPdlllk4s5pwa1romQLDBLGZCNgEwskVfRSECySZq066K9wi9WCj2HAwzDKPgpqDFH65DkrL",
+	"hFvEqPaFWePNyCK5E5ouhru4OdgL9sMD8m74w+j9+MM/Jy66uEhYw/IWbp2gwJiLthrMmqsAlYqN+d/N",
+	"3vKboxlXvWwYCnbWxKAWML57vQukIGwNlcs3ni8jFQk0YgJRZiKknYF6lDw8ce7VwHQL1Qo2lZgLhMGc",
+	"wTTOVw/Jy078KgDBwpXcBCRD8ZZ/ZVgGxww3RSSzJXsxSpljvxa7PnCya3NsNjG/l5pTxrifK2FmNlFV",
+	"VcskH1eq3e5s1BVXrGi5bBHhVCzns4F8bUA4Egyimvy/aJ0+L2EZBfsvJgK9noW9qr+1DJn+bQCizN/q",
+	"Tt8EqlB25gKum1TmMKt0GzFaz17Ug61LEulU5ReojJOZ3UaAcj/UK5Etgs6u5ocqd55R8oYDFrdSvgDz",
+	"fkZDkqCHHYMRnis3842uxwaJ4DdC/DZG9F6S2F1BUM5GhvlbJMaquZcabI9wsTkUHH0yqyR6Z69+x1Ah",
+	"ljLmIrkLGJN11BYaoEOLkaDihmFCOICoJ4Sz+A6oMZrMuABH0ICgmLHpAAe3nnEaeSiO6O1OzAIce2gy",
+	"i0UUYC5kbzPKpySIhhEJ0daMxrLpLAkSJTPKlQaicQZN0REofnJzcdn9td3rAObgdl6kh2m03r5VBFD/",
+	"LsnVW2UsX1DEl7D2a6COTzMmbFKZ/7rae+mB0rxjLVAJxSAcyZxn4MrUmoYp6nI/ZpyoMEakWUsOV2M1",
+	"juwXMjZ+Q0a/78uUl52ITytP2ka4lTm1L8SqLGbo8GUYYQ4oWyQ44tGIRnSk0WS9zPM+mCNlykS6YXAM",
+	"XDJh/6Q6StGQ17iFr9dChyU7kHHvx5wENz76v2iAOXm3L4nSXhMlmIZsogpKKEiqn0/bR+iWgAQu/w5J",
+	"wELYO0F4/buzqqdL8smFL8xJMEsiMb+SI9TlIQhOSNKeqYwD9ddH48hW3Ba1L7pIpS0vCB76kYd8PLq9",
+	"8fNldASKiRQV9ppqF5qFGCZYKDg/0G222AAy/ChHHNEhM7F0WCX7KU+1GdsER1TgiJKE67XLxIdRJMaz",
+	"gSU3GPFhIchfXVMvjfEnXoYSS0NdbhO1u7rkFdrSkGg7kO5mTWu7T5mUff56dX5WRyrtWROeVNHzP6O+",
+	"oUb9mirN66E+kCX5d71eR4++p2yefZpVbHJ9rOQWZDnQ5QvyDPdr8mc9DfWHriHYrwEmm9en5CEgU2EK",
+	"sk2xGAP7ZpDGYIrVcLQl8AhdmD+3W8h/C1jb2u/Zp6dHF294WhRHksA0AbfdbCNCwymLYOF8tQf87WdN",
+	"2x7f4ib2t/tUHR0YiPwmLZUjN8Aut+OlYL4LKeR96r8Nxli8zeDFuI6VeAuBCNyMeTHBnHsqP533qU4Z",
+	"CtEWrHZuZXPrKY+r+le24AAZoFd420MQyYFFnwoQg9I1faPBJTkKMFWAF2Myqfdpn6pTk2bDI00hOPLl",
+	"NWVJ9C/4vYV+hGuji1y1L7o3v3T+rmtb1dEvZK4CwSY4JH0K3MrXlwYSVBQB8Q8RRn5CcOgDGZzguYon",
+	"g2iUnzo9Ky3fGp2V7g6JACpxCAU4AWcrBMxiQXZUgTwNyJ/aoOWPekjwN1CJhMi7LBnpFsCr6DPzRrul",
+	"DexKlkINP297fYo58v+2k7r8d/6i9jxSp7rb6X1Efu7pkCWTQzVNjA4aDb1FYzydEsrtsFboQ+d/yW5J",
+	"iGIc3HKzWzWvFkcB0aAHmjSddnsLtIjJliGKpM6S0Vv9EX8r3wU1VMQWVVNpQKeY6nxISWdrXu2OJFwR",
+	"rN16o96A8JwpoXga1Vq1vXqjvqdCJsZA2vVNk/8cuZik1CbUVsm9hvgiU9EPoynQPoEwkvppHfXktuoV",
+	"5SwRuvoWTkifDhKA8x7MkR+Ffh211dcQJaG3EkU8S1CMIy7U2qVnS8o4MCBVJc9AbxAB0YO/LwQxAGot",
+	"hFV5KlhjF3QK+eyPGUnSxPhWbarSqLNabalXdXdVuIW7gh/EjchWy3pUFSOdXQLIjIWfs+4IwImteRBs",
+	"RsS1f6dsMKmDo1qxulwlw8X+r+TO35L5IfJT+cPXqIngSCodBkvEj/M1h8ES8RFqfZaNRJW/iRg9RL58",
+	"XGkocHBzI8FxXCXnIk0he/zkZVuq8sce5W+GDMKVazYaRbDS6TTW+CBv/6mF69TmYVnB9K39/XNNswh3",
+	"NvmnnAqwLGRSCs8azUW5Od9P9v9oPvxw++H+QLxLGvN/4UGQAlC2aqOp2NlnO/Joml8zBK4MeEuvZy9R",
+	"QcptziMuMCTGGE8fhMndkZyIujDUAznURqPxD1jYvLE3h82wW4RikNfJhl7YzSMt7D7aCqJ2Y6xxAHNG",
+	"YBBHF53vQOnSWqjyzFnVZzKmk8aiuTrVX7wtvv7oWS1cGvZYvZXsk0JLnIh1WuHKKmyz2ErzWfyg0Erl",
+	"Obk/WmitwrwWP4CN3Ve31fVleqvf/ohDY0eET3ZXf3JNsZbZlLliv/lh9Uc9xk4xneu+wAV+UGV8XY3n",
+	"lMEd8dlkgpO55q0oZa4qK/x3zdFqn3QM56KMoBQjngr0itmmf4FWAnG5UDwDpUjRRiFCwwhqapxqYyBl",
+	"QpcaH+j6ziUlyQbzrOQOwqq8Rb1P/UHEfBBSBwRhxCM6iokB4QNBP60XRKgAWVS/bEEo8MM+hWIiVtdK",
+	"tImkRJPg+VulNIOgWEdtI7iwBAGaEx31qZ+ji74OF3NhAFrQgdh8j9TnvtQLcPaG9ZGCYnJISWpL2roA",
+	"gcah+pGF8/XYzSBi8gR0HqYkAXCkY/IxyvSTmlf7mcRTrjNKwCspqbvUuJNbIpBICA3B4reKS4XFmtXG",
+	"2D5iOOZ6EDGOaL5pFaipEN7TQnjybTnQmlfrkWBMowBLDRHHcx7BYDbHw6ZF9JwME+f32jQhQcQVRJyI",
+	"dPqdxr6pTRM2JAD6hVVyIqS6DpOI0DCWkojBs/m9BkOXalQMnCOeDmexuo7qGCsxIMVTMQgov9c0qMan",
+	"HMKJ/jHTOvA0qktqSYnYGRCB6+qNesAmQB9SU56KMNSrUQLgIbkzt4LYLfwBjUYPIxNqLXekIm52RB3f",
+	"Tr63NGMHwtP1mUh/zILSNeO24AAKIek6bj4fhF7bHyvSvgbDzweePubNc3oYBSFv94lC3jTqaAVXb1fr",
+	"7VvwsY0ZF633jfeNt3e7xlZSQXbbsCi4hmz3PBlLLXm4TMzKUODusTFbhK+S1quktVzSauyt/ugjSwZR",
+	"GBJwXezvVvjiQsFu9hg7AdBN+O6gyvBSaM5TEka4p/P9v5pAqD1TRo5YkAgfvdqCqTYL3XbAaMPvNvR1",
+	"6iAr1A1JS5aBNKFyYTwpavXpiLGwjtra4L4zVTIDZGZAfDBHCRnOuIG82m/soePOSafXubm4PO91jnqd",
+	"Y5fIpMZmplqwLLmWMHvlbXd4ikUwrm1OwbeC33OkeleTalCF19DaDRSv2jv0ZoFov4GVhuxCwZEcBrqX",
+	"krceSH0ZvX8edS/G2K+k7taQXqn7K3XfJHVv7K/+4oyJjwC6DGS9WYEdJJC+DAFFHyFQ/6sS9WPtqCwj",
+	"6p7bE3BJxCzR2qtS5AsU3GQsao+mCu2R5FgXzvGUgtynjEq6zpH/+yddo/zRr6NfVcldFdrqGx2ingKh",
+	"KTcVvyWhi3r/RMRTSfcZo2TT5HuV4uzWiKtbazegLldlHYtq9ScAyTLFNFzlM/YWqmDsN7MiFrVdYGD/",
+	"CdHmX1YVf7YCvo7a/YV053Jt2ALkO+5eHZ1fHt/0zn/pnNVaNVOWWtGGJ1rin8X2K/H7Ao/v9PBK9gXv",
+	"5HjwqzzwbcsDexW57ikLIY649kVliHUlgq/F1lNLeInpfi2u2NYxhcrZJnmjE/YWB4SrCHLN7U2NPB0E",
+	"AKZ/EBYOdbyQCfi9JWSqjOl9qort15GvI0R9ZYAvDRDGgZjhOJ6bSGEI9ulTPyVaPpqwO8KtsvYqhZ8y",
+	"oWSQOvLpLI59S1ms96mv6GALKTLoK4yVQSLpseXOwMGt8nD4EPTju8QRFXy6CWXyiZb7Ajc03I0lExzb",
+	"aZa1iFomuurUOx8xX8kK+kRRKg0k/z03qXQKnzZrsEzX44swwWLA81LdV2GGyluhRvbKHF+V5X8XZfnf",
+	"yuyqqMJ6Zte3uKmK/z6dzzud+xb5ASbYbrZN7tYWfN1UFsU0FHe33vDSWNw+HURUEtvtOtJLpOyMKsBW",
+	"h/Pakbtp4G672e5T06oVgCuZuAoYVDQTAk5PofoVbyH/itBQq50+2jKgS/5ngfnto99CGPUwv5UCiiT5",
+	"pE/9Xvvql5urXrvXuTk6P7046fQ6x77KPrYefWx3TzrHfoaWobDH5KpEgvepRlDQhlZPCyw4EdEQBwKQ",
+	"3rlVEx6KXsupqvfGERcsmfdp9h6gQ9oB5unH256apkLSjOjIzLdPtxYKnJoa3L7kpy0f4Wy104hcNQYN",
+	"yBbxPsVItW3A/lvQuVk4e1l+O7/8pXv2k+8h38xVnV6f92mAk2QuOW069DfcAsc1qLieBp3g2pjky38e",
+	"jWf01vf6VKhyy1o4040jwZB74xBL8nuqN25bhYT7PxEh5+GrAGJ5KsCtgJr7aMxmCU+RuftUFQpUMuZ2",
+	"Hcmb0KjvIVVpjSNfb85bTmgoFyD9G9bO11Kp7IK/HRHhL0BuCt2iOtpoy7+NoKWY3ZMkwJyoM8q9PvWH",
+	"EcWxb6LwYWj6yClhYBvuQducGMABVCV2u6G8CAJNGBdot/keTZOICjzI5yRIURgOsu2IUfueMCns4iZu",
+	"qSjytF0dR56rP5rhyfSpPtUeMgYU7pnMKO7pqosKBo2qGL5gjgI8le3J8y2vNUzmMK3UCHUes+zRCb4F",
+	"MV9dkERbKCNRRxAEK0fZp1OcCMBYDZVbA/725P2F+ijyOsCb27A/At8SamyYAY5juSKA0gbAXzpa2SQu",
+	"yGEiPUoVB67i3yFJwKwL5L5kgeKeVmzCCGsABH25QVvi0b8IwCr3qQ4xtzImeI7ypSsdJfosEGN9BYi5",
+	"PtVnmdu3XqWKpMcQ2mg2Gi3k7+w1f2g0fFUJTb6/LQ/ezl7zXforNkXgJQ2CJ7s+2prRW8ruqb4Z6aOm",
+	"j7YGOIQdwBPuoQEO1UqrNxrwsbwfQNShkmH6aF8e2pT+CdanmCLyAHV4R3Bv01cPYHCKpMrNTR98AA7Q",
+	"p3672d75VcXF+1oRFWNMJa+C1W/U99JR7/loyxQ93DaqJTTX0FgUBotTThm0RxxLvoQnKiRNqYV1edYk",
+	"RfYhsfnm7Lx38/H8+uxYN0LVMLJMBXV7+tS/lFTrpHva7d10/nbU6Rx39DcQhZ+/Kh7SzV+ftX9td0/a",
+	"P550JNH0T8+POyc3ncvL80t/2xkhhuO43WyvrZ22m229kk9XUE26gSTEEJJkGzHgR68Gqr6BrW56NdlE",
+	"Mg2kKlZvpPUuc5+oY2a+qckzsgzgVAX+EBrmh2AJEMVh7C4ZRv6zbChWEdSUbsrBJdF0Z7+Zqz3Rqn0Y",
+	"7gbNcI/s7A8O8M5+8C7ceU9+GO408O6gGeyF++RgqFrXwd+qQnnttzEWKGRozmZIXv1bhAdQ2FaeGBUd",
+	"rR0B/6V2DaqC1y7PTzo311edS7kWa4RBNdt/5YxeToOX0v/hC2pUB9cJgXBqigzlEYVDkxbPUKVrFbHR",
+	"Sb1y3f5bp1HI/9RVJWg8jTikAao/68k0qAMd79Ihg4IBUrurtWq4iXeMXFpnyaiWr2Iih9KtdP7kCqkE",
+	"2hrIKymJgD3KXPa9HIWsm1TXhUsBOfwLV8o6mCnVr3CwLZR33aSR79TJM3/BVEG2ywws5s+FcypFKO2Q",
+	"iqUQIBnsBAkW4nm99vhJTtt9SbQkYVwu3+o18tbZ/SozmfBR1sgHa/jvRj+M3z9hifODBt6x1qiNtW3V",
+	"izaQGwix5pAX5PUctonL5blbP2ju/UMRqCdRKF1uGC4HeRBvQSvaUTJ6HuIPNCT0uW/uQr/W6svb0K95",
+	"/VoU9uU96euL0a+1PvdhFdS/4HF/1bJAS5n4DF+ofYcnaslUg0o7lW8salvwcrpsaphOX3HjH31YOSmT",
+	"rj+7vEKXzbi7ibmaxvNd6ReBgMBrkqIUfoIj35dnvg87Co+PcDzpQ1mYfg0yNGVDyifer6X6pPnt32JJ",
+	"9KVfWBVwRecXBRj2U9fEVsw3vCIrL0RKRypdCUVLzJWorUFNFPaEohkOG33bYVTZ0vYUliiVaxtMSkaO",
+	"58Z2k5oTFi03UsZZaPc1fezVkv8a1Pwc63q7aV3XLUs89pDLquohrXJsW6b4iyySq9Qa/7Z+T+J4BxQU",
+	"9cJOgJOwbnQdZ5SdXZZeDlSZ3uV3bnP7tmcMiZmpvE/T0vWL5vIW8iUD8T2VDa179tGWcmkPIuaD2Yff",
+	"RnHMwQjjB2MsfAS/gPGKgsltShIrh0/Vutj2lOUvI28BnuJBFEdC28AUjAsyKDNI4btACaQ8ksx2nxrD",
+	"mFmQdNeuL0885H8eYE5uZkn86MYLqffpSXRLNC60wYpAkUCUEG1l150dlhlkwBy+39hHi2Ycve45P0QP",
+	"gBKS8A1HGofBlDaDd/OGKEUvUrOe2cA+xfyWt5C/W2/4aOteKiXyKOzWGykeCCc03E5LSsiv4SlOwj7d",
+	"8tMLB9dgiAPCfQBUMLZ4eyGBJdneG2XyatT3tg8RZekoWYL8Rn3P93LdNup7+nT6syQG01NapLiXYMrl",
+	"QORhMz2Y2W+XRXE22yrnB0OK4DONU88yQNzt5jVpa/PkOtlKdHrKNSbXdMbHZ0xEQ91+lruW3ozUTKKT",
+	"OaHW9ykLVagDqCoQwVnLgATOZ2LZOzYdWZKyuSwKQt/KS2XKmaQgA7wMDCoGVNffPz0+qujFFdhRYyGm",
+	"8t9XuRefhCqVfyMHFaUwb7SBD+iYAx6kh2ONz7awEnWTWQEhlumKHam/DA9Q8Zcw7cX7Bh2aVf9R+UBr",
+	"rZq8eJcXRwrDzb4PCq4lhwjznGQ/8AY/eusOQYHDbHIIn2xAmrxE3nzfOnhXb75//49iDma1+qY5SrGq",
+	"gmi72T4hIxzMrU8+LY22kVQtZa7ATI0/JyWWhsRDVLqko6+y+ats/mcKJ222NbiC5sYu8ffpoaVuwdm4",
+	"iktF5GswZSsIPp7zPSOA1cMowVTK7SDRjtksiecoYXE8m/I6+nEW3BKhC1viOBpRVcvqunekAwBYgkI8",
+	"58r3PYwSLhAgC0aUI1+26WcBC+Au148E81WMgZI3B9ARGkDlNZqBt3sGJ4IShXzcp/8iCeOHCFImOApg",
+	"FgoKTjXCAakZ/Pc/wNjkrNPB7r1716fmV/nfehqKwH1TYgygLHgUEn6oHZTZMwiEmCWUa6AJKDIrKR9O",
+	"MSegwMgsIWjroLEnOz1oNLeVcgHRJQkRybzep8bcCoBgChItomjCD6W2EBAqophwcG9rkBAV+QIFMiEK",
+	"pU/1lNEoYfdoMEfNxn9qhDwyhwblmkUU7Tb+02w+ecCBUMHBy3KD2unRWoEcdiVwktV0VofJVKY8zCJF",
+	"tH9ebnwVTCk54ZzNqUKVSgeoVYeGpUOj7L7KSATbwDjURUL3USjGh8iXS1JpGcC3fgc5NxXNb2bbuubL",
+	"DQJpwaa4U61Miq3ptVWTcwQpOYm0hKdukoKJS3Od3nm16UHDXIUe5Dz9sH9Q3wOnSCKW96eKZF9zEtZa",
+	"HwC0XFck5bXWntwG02fD7rPp6HO38UOz/s7d6W55p3uFThtytQVbaGAv34DAsalobqeCNb38Ik2YXLwr",
+	"fEeUCzObwvtsT9X4P9fw3ajWer/brO/D9NJlnH44qLV2D/b36+8e84PfbRaXTP3VycYwU9WGm88A/jIn",
+	"clXcdkKkXvAqFb5KhX8SqVBJgzYjNSJhPgN042JhVnqGV7KdTmMsJF9D1odearZMn+piq762q/kKKNaE",
+	"q0YBRsmMAt6sKcZjQi8VIJioI19bDH2NDg6wYTo6LAqlyAPCXqACF9OeBYvV9+3sN8pMt306xoDamQgS",
+	"ojmB9CXfzIWOJKeNYmKJvhHXaUtoiyUoohoTeltFvUIqKXxMQvOtyoky+S5lWKtH1sJviulq1PffP9f0",
+	"2qUxWz80dpt7+wfvfnhfU4TaSCzKRHMzJvGUJDcDJtI6eXdSslvkqfvN1m6jvn/w7h9ZSAXvUskhsr/P",
+	"Z6LW2t31amYLZFe6YHvNCs+RTD+iwYqq4ybOIV1psErYfTcKXTdyPWfAaGnHBgkuSAgcJakfRBQVs+Nb",
+	"yOT3ti+6Osd3rSEbRH91/Z7GFbOTsgoTs6cCGc25euWPr/zxT8IfAUEzTzItBpn++hLsUZAHsTNNyF1E",
+	"7l8iEQiC42xvHCUPAuwG6J7N4hB8UlY5fxXpEGUpMVK1j2IhdXowqeKJpAIhMf4v2ZSXRvoHOI6Nu0o1",
+	"CG4p8/g+iYSC81Sx7i0Ll4TPuSATNE3YZCqUrSbNr9lKWEw48iVv0aj/MB9/24TlKwUFHqXQFygYz+gt",
+	"79OEAAx6qF5WGQxsOCSJzkJW5gguoglWNdKlZoK29q1Miz7F6vdtyfshC8Fg6s+45MouTnyh9vVIbfNz",
+	"ID1zoY5RiLpIkDiGkEcV7Hg54+K/NPeFvuU/dvab1ROEteP8SyQHp0vdg5WutfYle7ejRXW4o5xEzTOz",
+	"/zkC1qyfYZNnpx+SOGb/H9wEG/vkU6a9QsMgr0zIZHkUpG6zy1FMcAKSpFxgFYqpDmqtVfu7XP2EoHaI",
+	"63UoKCNPFnSjBSDoen7DCU6CsWTcUCag1qrBnYroMxm3HKY+YxUYt3z7lWm/Mu0NM+1/qygkfdtQRtKN",
+	"oJCCJpWEFhUMbCsLdxh+XUBYVIwVaqoEhIp4bvRH5fLYEhHhdtmOKFQMi7GJ1BulKmy3KHkvuSMJ4lOC",
+	"b7nSrA8RhjzWPhU4vpXEz/BvrBqSWi7WJRoKzZk8W4UDVK6dWmuxrlAFBQLKPMfWe+ZGOytt5JZVTvt+",
+	"HAVjJfpADi+fsluCtuR85XNVNmi7zDyu2e4atDvtvRuWlgPRqWPZ8oIHIeKwC2VDkc82P5T8eoEXCEZi",
+	"FOHSGi1GUX7KeC7Mxxt0HVhWDFOBrwoIiQosYfRuueBwG9FQ70FNWTo0Xaho6zhSdhUpDlkmBjyNpPCo",
+	"NjY1q+wMY8aSmvYUrEKf+3YKcNg7vE4djtwRfBVkXgWZP5n1IccSv5yBPmv+7ecgxwyWgkJ/ZMmImCJj",
+	"No+C+mwiNSBwBcFgxJk4GhIRTYjOzycJR1t+DnXS95C/iE7pb2sEEu3DQFzg+SHgTCiThsk5h9AvLJSg",
+	"whLDqrDQbF0ArgBGlNznURPq6AziizFYKSD/vxxw2h7b5gzs1XiMWViNwCy5xUZocUVE59xmRxyNGCWv",
+	"1PiVGn8NnCr7+H4TtFyjNBfIQzkxdyqB59Ql9ueRWiwKqwLCgDyClxMUwkhAcPVCSNWLEK4XlKSVkrlS",
+	"lm40raiWvCy97xClK0nMJcbUZ9PZdQjsK2F9JazPF3O/OTL5ExHVaeQTBd7VBqK86eMCi/HTxOS3WTTc",
+	"khgX+6M3mXjsWUG+HmJxSLjQxrwZjQnnfeoD3tr/gzKoeWk6rbcCmG0aVMo3uCa+wUGa4kREOFb1yHW4",
+	"J8jtED+D7gEn8B6K6aXlkRXgHQQVVzHjpebPL23N8zEPfLRlL9z216gVizdbKjYzU5UCixS5Jq55br8Z",
+	"eA0n7I5oR6+uLcBCPP+vlUgey5jhGoMbFPB23BUE8pGku829/fpBIVL0oPHolbgATxkX2mqaYEFQSIKI",
+	"aya6Cq5Em+EWJ/lMs1nzRcxm+ratYz1L1fFXieJVovjzSRRgRDNMCGDGcgz3WxcwyMOUJaJUfrCr+Niw",
+	"vu6ivMrcZVeBQzgIyBTyp7iKIIXknBQdXwHvm6QnhWmSlgTSUbNZZaBbMgXIw2I5G1+XfVPY/yZPP2Qk",
+	"Xxw49aYd9qkfAQarQoyR/8pqz3vIKg0AOK1QvMa3krVUHKUuRQChGDEZCsRmouWsRaQjfXx90wACFSKE",
+	"T48u+lSjk0KG2UCVPpJfjPEdQYKhAUGcCIUnquFmMUXRBHIFHBJSB7Y0K+b7VQsUvUih3k+vhYBesBDQ",
+	"Myvcq+O30taQr+b9Khu8ygZ/DqeaOv4vUVrHyb8t4lghzSWLUA1ZMJsovHdK7lMNtu7Ut39JO3lhJfsF",
+	"tNjBXEDC4/77hldTcbmQ5bdOcetbutxkbDJ28R/1SfgNBTyk+7aOvpaejFei/EqUn0+U0zP47Whr6ZDQ",
+	"sTnruXjKCUvmzy2C5syJaIfg5gfkeZagU5zchuyepldOSvvCRa7rqAvZd8FM9GlEBdMZBqBvQhj+rtdo",
+	"NKy0AcQokmMbJXg6RgO58DiJCD/UptY+Bf0D8jFUiSjZ+YFpV0d6xuQOZ8Mybr8RQ3IMKgZCpU1k8Zdm",
+	"Lm84QNzXkS+nC9mOaVEJOVb5f30K1BltQURfynegqAJHAxZGhOuRNdFp9ON2BmyxK79OSRXoSwcNdPoj",
+	"5Gsq3XJrv7GHumdX1x8/do+6nbPezf9cn/faaEDmjIbb9T6tFHeh1FmbBT45mSLPJ1Lz4f9BHwnhgAeX",
+	"4BAAL7hAjfruf9Zr69N6Nd61sil2n6gUfnnW+mxOaG78Kv1E2x7MCXvlha+88GvEmbi5578X/moYOji2",
+	"i2EvV5Defk7/uSLCUMXSQKaBYcwmtlBROVfEXkm8Xp5vbCxYbznZfDKZ7K4MwktX5DUA75UwfnOE8StH",
+	"31UjU8/x+0BAwRSLcSYaWVStVhT17Hs/wQ8nhI7EuNZ6t+/VJhE1f+4uwne5jU1ZQutq4qkcJSoP1cQR",
+	"QiC0r1zdukJYqu7s3EchAZS77UrkVYWBX6t4g8KCLk2UKl+htbKVNmaqCjcQTX2qN6ZCJPXP7B5NMJ1n",
+	"qev3JCFIj+KVnL+S869BzhVx/CZouSIsSFMWB/VeaWU3NytvWj/U1Ur/0HigxhrSbMB/+9Q2t8Bbgywi",
+	"b2swR2QyIGEI1eXvxyQhtqkISt8q6M2xwseYeIjEnKDBHA1ncbwDRqcE01tVXTelwrFO/MWiT+Vv1vih",
+	"IH5WEqBApsuC8wwt+gIBeV8kIfYS01u5inp7AqLMYRFXdryIckEwYGwO5sjUWXeN7I9aCTtuNhqNlQz5",
+	"K6eh5iNPVwbSP9TWMwOtBMZIASwKoXcXUD2AIz5miTClBuovEVC3ObeMoiXrxdCpO/XKnl/Z8/NdMt8Q",
+	"s9XRcynH+AJOmCvBEjDu5HUToCutVE15w1Usd8onI45G0R2hXp8CX824oe2UAC9Myj/zvog+XeKMQGv4",
+	"IvTiPB/VyUk8la1rAYDoeQhPcsBfzjGxHmd7GTYF6V6bW+dnMJqKrg51HV45zCuH+UYUwH8rL4cOmk5J",
+	"ezXnhuE0bz+r21vRscEoMde9uifD4jobc2OsoKcv6MfQzP/Vi/FK9V7NXpYLo5wAbdhtYQjWy/ssshTZ",
+	"jasSkKqgA7omadH8ECXFtJk3XOW11rNUIRMx1acAbesrlC0fKieChpGi3hodxEN8jJMCRIPB1+zT38C8",
+	"2NclA/s1k3WbJdVGcrALhYN1cWFVFiee92kc3RLkX5xf9VD5er5VX/kuNcUqkvpULQX2K6KXjE3KzrV5",
+	"swAg21UfPZraiSRcs4Er89njtwJhC1/AFlafinz5CRP4/9m79q7GcWT/VermH2BvSIcA/Qjnnr0MMD3s",
+	"dE8zPHZ2t90nVmwlduNIHssh5HL47veoSpLtEELCq+np/EVILOtdVSpV/X5pUj4vzObAp3tAzH+Zr1U0",
+	"svu6xHW91mNxMv/kUNmfqcz8HbuDift0coPC6j9OPv1G5NvM7gzyBJgFj7wN2XBpM/ylbYZDccGS2Emx",
+	"F2Y3/FDnJF2qNYctJUNeLjLHqKCGPxPsgsUJ6yZ8wiTSagwKPTYv4O6EhnwSw0ObBV0ZjoEpKDdzp6Tt",
+	"WZbFF1zpR27ofNWAAxZEniALwAD0+vpw1gZv2GxuBloH4SfuQxILMmwYdBMmzvGLNvgIkOCbVxIWiCd6",
+	"GetTVLblnSPjQwBCXxhKcGNtmHql4D6sFiaRA9ULTWovATisIa00MtWYWgFNMDSVcLQbsAt+G9JY9H1P",
+	"BHJgg9Vs37MxbGyD4oHUBYnaZsSQHaABPxNtoYKe3l0uVL54vYPxy7juTSxYNkZ6bMBGgVtbU80ifMVj",
+	"GEYGnGoxu2afCj2vVfMD2A9mt820rWUP6CX4PpDdrzxYZlgtTYilCfFsJsTj2gN1cKfL+S0DQ9MxI1GX",
+	"KGJm0eYgfUxBc9PGsHSG2AqeiJgIE4S2pW8UseSCb36gNCwBUZ6nWpXqvwrOjj+slRhqTGrYx70jI8+0",
+	"9CpQLQZB2jBAHTZ6SMgRrAo9GJ7wyXqgJ8h+6HToO/12Y1HUCywwfxLVYBCkPsjME/7/Eml/5Qf6rPth",
+	"MBLWHLwGcpusx4K6UYfu2BOUg7ZLI4hjV+Shvd7CuCr9CJkma3T/K/NIPxaxC+4J3/D1tAGBK3wynMqj",
+	"o4cUGd2FHO2gPYMwKAETQubQ5Z7I9IDykPjzCj7lVTKOmJICbacY8UpK5G1rNu/AE7Qwykgj9TIRkn6I",
+	"Jz1IONMmXx7xgX7mthgtXOinuBofjVrHMKZ+viro6AxpWxvyjAXnPGuYco1ADtolSjfIeG+ocCvRmBLW",
+	"vC6CRnARszRBWiHlOQxTMAxJkGZxwAsXY5/nHfuVmUXrYiwb5Fe1NNNDlJvIZjUedGWCxsskqXHJ/Pls",
+	"n/viPJGk1dHz5K6BCfTkZlTZCTLz2IxJVTRa/9cpiHsWaDeFm01t9s0G2mE2lbsGD4L0IdxAxcK66wLG",
+	"yjdc2EtDaHn/8lcC1bei9ZHRP4KI5fhgwh2bz3QHwSlLzvXeKpC2YgGfUi52D1cU7CFMV/EeUBFLMV6Z",
+	"Qn09wc3uNWhdY1MWTvZ/1XaDbgicHWodZ1jo2hgdBXHuCf+qyxTvDLPk2geE/VKgv9F2hsHSR3yucz62",
+	"P5/zcQN8NGi0iUIn7hiDal0HjDMBCfWyFW3zEPz0qv/+4BReYWFrkeALBms7wAQqc/uwLmbpb7eaW6bK",
+	"jpB5B0/8fqkVglpB0TqGrNeWDhuYrR0Zel9DD+icFvSs4CP7VQPocoaeW0XjRrEez8cd4vztxTzz10Bx",
+	"JCBkuX2HvfppV2xCitipsgjY+yTLNxA7hgR9BK9POorwcU+48Lah4noqClZC45xYUcBZlsQ8KzBftRUS",
+	"94Vug7l2ksMc4vyWchXyRAu85VdeR0NdtNUyI14GERM0opZCWaCJVO74apwTErnyRCwqA1WwNuhXKvQV",
+	"+XZOzEbioe9GxxPl4dG9cgMUSq7W3LTbCuRIkB1eLyFaYfPJXkvTZNwGn5j7fMKuo51lRkQ/V4LkFVJQ",
+	"pL4xwCBlWW7Yt5S2nWLR90Qv5kmokK5CJhVgOlrtBjFP9ootb6aFBptA+Tj51uxMwmEO2VCUbErZqyyZ",
+	"truR9IShTKwXI1yHEe9GUp7TWCdaU6jS3BB+nTLyxY5fZUlimSLVVgoK0A7GELBUt2ajSTMw66az2K83",
+	"nZ4ge57wtfBqFFK0gTm9vvXJUC8p68Ia5X7Ik5w1MplwSt7wBB7LpCh+NBPmg3N/0qyhgKg6QvVC9Xux",
+	"iFXUIVvZ36ncMXVkSlxDBrCwM9Tj426egFEeMtGbAh+k+Rj8IJJxwMtog6ZUTyaJHClc5EaM006Ic+Ix",
+	"Edbx+3n/028HX/yyDxXucqF6YsKHugs98qIarMJJ5ymdg6TQZyuq9sqj04OeyKtGo3F9bZ27uitCgm8b",
+	"piefutXAWPwOIfRaLnVctivK+KURuNeHVWqxy4/RCsQTZkaIRBY3ocp5WiJc2wGfoE1cHQRpXSyc4geT",
+	"i2OrWFHQi/voR9Z2gUE/xqv8ERvXkfE9giZNeZzrZYHuEcy3wcNMzpIG+DGFHeOCDQZpsu7mVh8paT/H",
+	"IR0j/X+tGzNm/XDfBzLb1hqAJgqJbCsLtIaG8pCDZ+GUvVodPDwt0KdAhuYT2iReDa7h2i/AXnaP8H2E",
+	"ojnd6U2BbdriKAyOB/m+ES1Sf0DwTYwScSEen0tvMpy1Erlq8ygW5wYqB1UNpX4Y0Mm/TwBYX5cAJu+M",
+	"IL6eiDS4q1mnPNESHxh8led4i3zvqm3FLnCmIj0ogqIkQNxZDmuiCjsbrU0y5efMl6pM5FNy9hp5hqNX",
+	"EZZ4tJUpZlmF/LJMk1+pgeL8CFU0QcUUsGRA8OOlYXcmCWVZmXDwWnvjzevNNxvvWs2mpQ6x23Cz12Lv",
+	"go3wDX/d3WZbwWa3xTbCJq8tNHXmME7vLekjjAB3fZkQNrX2ZrNeqwimWnvDpSoVX2037zund4Z91No1",
+	"J7fj0Ku1vcmh8Wp1z/TP/XxD4+JDZrS9ynB7NIxY9K6BpLfQUvH0WvFoVXh6WXg11M1erX3l4XTTK+2E",
+	"U1laLviLV7uue9XF5tXaYpgk11+ute75Hvtd7uAeSwaNv2Avp3XIQynh1V58p77UPdrxNF+Vze3R7vZu",
+	"SgKv1m7Vvcq2x4db16Xukt2EWvk+omD2vWfRpHLQlAGQmxp0sAyk+vGcf2R13sMFSAXvdRtKRRe/E6Vy",
+	"GEi08PUolb3vJant7AOuSukV93VpUun7RV6Vhm2x+1YqeMetq8mMmfBZwioVXtcvZnncTfhayeF6VCDT",
+	"41XsIEhvd5buivJ13ip2xBKtg32TvfDVLYRfTk+PIM+YUHq21kBeIGn5FPckOlAP9w/w5BZydZ7LFJwF",
+	"otCDiteD5BagK2PiWnIuG+eRo3EzB3rd5hWFwUfrx0d71ofrCYvXYH24bUhljIdp7KbhXmI5gRicHX+o",
+	"nOeMW9YTDLqcZfoAr5ULNam48dRHPp5wpWBVH9A/Bun6CaHirx+G/g4wMdaHVLTwSxmPY9sry6pKPxAy",
+	"xuSBwDc0q4VL0d9Fz5UPg6HK6eIWz9I3i5rT+g071i+uTe30gTm46GGXMlFtT/hJrPIOTYa5p53wIKs2",
+	"xGEdm1AHOv/WoUI/UPcE/r9mmqK4CDvmnOLDqm+iApB1ll8S7QT6Gv+uP1I2wN+rjl8aUfSaF45SrWnz",
+	"bBjkw4yHzm8Y54WnU1fiCd+uH+OKLZF1OY9fxR2HKKwF62PJ6Wece87PuWa9ProBLEko0QC9KhlXwyS3",
+	"3uZYHVDsnvPw6n9XFAQy5CbSzzjMd/W2CHE1DtgY3fruFlz3GidhByaGVcyVRc2S5GOQPiSBWh8IN+o1",
+	"/UuWBrV2rdVoEtFUJJEpXTf0lR4LC4OCtg3L+gZveGqWcvR/483zt5fN7PV4S7T+3B68Gb3LN5DCymQS",
+	"/8KTRGr5am6Ly71fIKrtH0qK4zRwoUlPcHy/ZYRoPVRe9dnlo/8S60WR8f+quStr/AUJLtwa3yvacJMF",
+	"7JYhDEpxDpWKrh82aDetYiePbXV1hAH4uHe0tHO/Uzu3RUbQhNEAQuZxz+wAKMX+WubvguaQKbBXLjsg",
+	"JEZuL5fFMvZhztiHHyoRXpuoJxSdNMOcx8v+2aynzhDvE0K8u/yiwvVKRAQazw6Rsoh/WJtgRkXTI0m0",
+	"9SxFwNvukqYcHAC59ASGQzBl4wnq4MuR4GGnOzb3lM6eJBvSEpD51QtS/BYJ7wWcifjSXrvtgK/LWSy5",
+	"Pi+9CmM8PcHCMMairpdyJNCQKqjRkGNs1YRzKFDDILIj5Yk/ePfsEFQkRxDnT3SXdCuKHM3w40Qnfr6a",
+	"4dafw1U/gz3MefHJ81+v2VnG4L8BR9vFPaQHf37YnNK5+kNsb1mmRNJNnEz0BNIaX6qW71a13N9B9o18",
+	"RVNgvXANLuiosUEks+ms3Iq3j5MYLIvqHUPSSPJK8AueoSgT0ymu/rD1fn8MV0+BdjUBRZgqYAnPkCdn",
+	"gpqQPPvIdqhrb5AvpEOBW2HNXc0W4Va1L0byjiLT1uDNoHW+JV6nb/9sZgWApGPhvIMfOktq7RqmMrRf",
+	"vcJZLAeaUxrGS6LlMmttEQBIu86XEn15WJh9WPimcc8lKWoFvPsKg5+nZzMPu0TQq4ChPzqXRcAeTHO+",
+	"wqrsYaYNmdzGu2g9qmvkrDaRgDaID2Ow4j5C7fmkGxBRRRvFGHgVcYyNFCF0x3Asc5Zz2yE4wecbsCtc",
+	"3HHEVBnD2e3QhWilzPsf4oqcJarvJZvnlacLirvng3+8l46bpdn+NrfKonWFDyoedD72fv39Xfb2/a//",
+	"/jM7HX09O9p/e/jh6D+HsvWBfWAnozeXZ6fN4776+vXt/zy+wnugfqI1f1cej1n3xT2BsbuWmmqpqR47",
+	"r/lHRIQsNMQUjVo+Mb26Mp/mBIHMi81Ll9OZTCkbJ+UC/RwhT+ILjrjj88NEFu1d7Bx12PvI8iCqPTqx",
+	"yg1p2jLStNlsOmDf2XL9oZJ0DlqWkihdglIuJei3RIYwi7YaATVHGNBRhq5p9DlbnJVvD2g5U37eQuai",
+	"T952M1ZPIHWXGFa1dKqS8D3P7y8Gf5OCP7YoXLqInsVinlPATwj2g1N2p8zCZyqCd6kEXrYS2JwzY/2j",
+	"DONebAX6C8qmn6YGvpUsf8/zuwT5YmL2D2sqG7ewFrc31MAxTxMWGFOZcmoVpBlXJp8eMWdkON7BFD3R",
+	"58rHG1hdQCpO2DuewIQwYEE+ZEkyBiP2KHjPdwLMh4G8MJxbiJDXgAMtRrUhzjxh1VGQcJaRme6HsUI5",
+	"e0w5pHNyiJxhjY9jpt/TZTXL0bKozKXuPGUimnMr0RzrdpoWf3lSZfm3B2vBjepJ55m0IM3I3KedIkuY",
+	"urHUjssj0g92RPqh/FokHu7n13pVuKRmBgiYEiuq5MOqW1AWFyJQB8qURrVsLpTobDIzRmC/aMPTU1xO",
+	"HkyTcalLZISYbAxq9TTiSfp17hxA07/xCRV7Gu7JPOeDVOu51tw6FDUjTga/sEfYcIO1upvBVrjNX/fe",
+	"9N9G774OCp9eePtTeuElTOW71JBpdW/rure2X//HPEqLuV3D5J/t5qb5moZpT4a81t5ubtZrgl/OeO3m",
+	"dkkjm5lp14zLtYh7v3kkfnHxC3adLBLHUHIpL72bS9X9lzqkliMgoKIkHvnAOod2fHVlPo/19xnPCRny",
+	"3nXerbL2XX13EuYg6KV5nGChMIlNSkEo2iOZnVOWYS/jvA6jiOUYv4dZaDbZziUtEkeOGYb1OPQbcNgj",
+	"JDSjZjA3TVFgtas4VuBTzppPjWjAKTsnCFZ9qp/zOH2sx3ZCIt4MW25Nt1PKjflzyIdLAv6lWPw2Jxq7",
+	"dF+EJMU9NSlKxwseFTKM4Fq3ETlXD/MQThVn7+OLyYt0RH2kOuuGBoyHGFqGnr0G/CwzaG1BJIeZctJI",
+	"2/LIngH5SGKUGsuHmT6z6DMJobyxIHIvVhIyHnBdVHkiYALUKM6DyN1OJVLFou+4Pu4l2HD8KrFAjwYW",
+	"/XIitPZaP/9T/fT7YZSpYC9Kfj/8+M//7m6rk3+rVHbfyP3vOyqrCMoqluVSwyw1zEvxmX0zBTMtundB",
+	"/ZJz9URq5XdtCWr5bI3ahq7LYmLmknw+TuUkUvAd3OTWnPSEiuQI3UO3HErmUgm7YG+YXGWmBkwejGLR",
+	"R1WkW6e1jdZVsbJg/iYqe6v5Dv44+OmXT59+7ewfnuz+9OFgv224GyA2nrhp+ueUq7wcHj2PPa1bAo7S",
+	"amlRL+Xdy5J3zXdz2EtzElNpsTbLDJjcdPWKoRort7l3SrsR7YWqh97s0OUu+k530bfSsVp+33HLg0Qk",
+	"wTCL8zHqTgKc2h3mUa39+QuivhDR0BTul1MLP0zcAinLIyI/TIfdJA4KxoFYwe77g99O9ztHZz99ONzr",
+	"nB1/aDh7/dXFBmpi07wbKB+YXxRIgYDOlIlP8OY9HoyDBG+rzTWLIXm4eWtzypJzrR9LdAx1GEUyIURw",
+	"ffiTmeOTKr3R8UndfOdeGQHfADNhy4aGhNoC35coFEpvLhef9nrETnbUCxm30S+riRT99ZxnA2LQj7ki",
+	"JK9zoQ2OVf0n4WEfWW0I6mit0iEkE58yRCUQA21hlMiBkMZiP1aBzMI6nPKE9zM2wEr/Ve2RLTCNbifu",
+	"Cx7WIRxmKOrIRiidvnPEic70ilG0jkwGGlIuxSrnIQxFyDO4XC8nY5ra3aq+pWuT+Wt5lMlhP4LUpj8b",
+	"5H5CjFHAkoyzcAwq5ewcMcDMGlcW/Y1CjFz5lUkODwf/VmplkWytl3zRERci2nAwCQVW3mJRPgvQBFGC",
+	"Q4iMiFpW3RKoM4nVN4bW5SWwwC01VUxXY0IG7doVPGIGSsOQP1JvTYbAs/TW5gA8V29N3+hggCQE3FRd",
+	"nx6G+xyDYO5KqcbnGIoVezdehN3FAuVwCHKIxAxE3JpLWRoa4/J5ljGx4VLPMxpWkNtZ1w8WsrbxTIuh",
+	"ENbPsRYgTVjek9mgTDlXphYyvSZQSyx98/r9iUfEqPo9W9+zyAnKkOYhMMddtMqQciZmiWEryaVcw/Jl",
+	"X8RTj4ZRp9qEfMqBONGD0B1D2VQl/wrLq/4VbMD/BwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -136,6 +136,7 @@ var operationCases = map[string]operationCase{
 	"getAgent":      {invalid: withLongAgentID},
 	"updateAgent":   {body: map[string]any{"name": "renamed"}, invalid: withBody(map[string]any{"name": ""})},
 	"deleteAgent":   {invalid: withLongAgentID},
+	"exportAgent":   {invalid: withLongAgentID},
 	"sendMessage":   {body: map[string]any{"text": "hi"}, invalid: withBody(map[string]any{"text": ""})},
 	"streamMessage": {body: map[string]any{"text": "hi"}, invalid: withBody(map[string]any{"text": "hi", "userId": ""})},
 

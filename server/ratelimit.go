@@ -26,6 +26,7 @@ var endpointLimits = map[string]int64{
 	"getAgent":      60,
 	"updateAgent":   30,
 	"deleteAgent":   10,
+	"exportAgent":   10,
 	"sendMessage":   60,
 	"streamMessage": 60,
 	"callA2A":       60,

@@ -376,3 +376,56 @@ func sortedKeys(m map[string]json.RawMessage) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// StripSecrets returns settings (a stored settings member) without any
+// secret group: settings.secrets and the headers of each MCP server are
+// absent, not masked. It is what an export carries, so that a character
+// file leaves the server without a secret in it. Members not of the
+// expected shape are left as they are.
+func StripSecrets(settings json.RawMessage) (json.RawMessage, error) {
+	out := settings
+	for _, p := range secretPatterns {
+		var err error
+		if out, err = removeAt(out, p.keys); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// removeAt deletes the member at keys (from raw down, "*" standing for
+// every member at that level) and returns raw canonically encoded; raw is
+// returned as it is when it is not an object or the path does not exist.
+func removeAt(raw json.RawMessage, keys []string) (json.RawMessage, error) {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil || obj == nil {
+		return raw, nil
+	}
+	var names []string
+	if keys[0] == "*" {
+		for name := range obj {
+			names = append(names, name)
+		}
+	} else if _, ok := obj[keys[0]]; ok {
+		names = []string{keys[0]}
+	}
+	if len(names) == 0 {
+		return raw, nil
+	}
+	for _, name := range names {
+		if len(keys) == 1 {
+			delete(obj, name)
+			continue
+		}
+		child, err := removeAt(obj[name], keys[1:])
+		if err != nil {
+			return nil, err
+		}
+		obj[name] = child
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("store: strip secrets: %w", err)
+	}
+	return Canonical(b)
+}

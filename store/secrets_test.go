@@ -521,3 +521,21 @@ func TestMaskSecrets(t *testing.T) {
 		}
 	}
 }
+
+// TestStripSecrets: every secret group is absent, not masked, and every
+// other member of settings is kept, including those not of the expected
+// shape.
+func TestStripSecrets(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"discord":{"channels":["a"]},"mcp":{"servers":{"docs":{"headers":{"Authorization":"enc:v1:AAAA"},"url":"https://d.example/mcp"},"two":{"url":"https://t.example"}}},"secrets":{"K":"enc:v1:BBBB"}}`,
+			`{"discord":{"channels":["a"]},"mcp":{"servers":{"docs":{"url":"https://d.example/mcp"},"two":{"url":"https://t.example"}}}}`},
+		{`{"discord":{"channels":["a"]}}`, `{"discord":{"channels":["a"]}}`},
+		{`{"mcp":"not an object","secrets":{}}`, `{"mcp":"not an object"}`},
+		{`{"mcp":{"servers":{"odd":7}}}`, `{"mcp":{"servers":{"odd":7}}}`},
+	} {
+		got, err := StripSecrets(json.RawMessage(tc.in))
+		if err != nil || string(got) != tc.want {
+			t.Errorf("StripSecrets(%s) = %s, %v; want %s", tc.in, got, err, tc.want)
+		}
+	}
+}

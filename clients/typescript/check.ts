@@ -53,6 +53,11 @@ async function getAgent(): Promise<Schemas["Metrics"] | undefined> {
   return data?.data.metrics;
 }
 
+async function exportAgent(): Promise<string | undefined> {
+  const { data } = await client.GET("/agents/{agentId}/export", agentPath);
+  return data?.data.name;
+}
+
 async function updateAgent(): Promise<string[]> {
   const status: Schemas["AgentStatusInput"] = "inactive";
   const { data } = await client.PATCH("/agents/{agentId}", {
@@ -369,6 +374,7 @@ const calls: { [P in keyof paths]: { [M in Methods<paths[P]>]: () => Promise<unk
   "/agents/{agentId}/conversations": { get: listConversations },
   "/agents/{agentId}/conversations/{conversationId}": { get: getConversation, delete: deleteConversation },
   "/agents/{agentId}/conversations/{conversationId}/messages": { get: listConversationMessages },
+  "/agents/{agentId}/export": { get: exportAgent },
   "/agents/{agentId}/analytics": { get: getAgentAnalytics },
   "/agents/{agentId}/connections": { get: listConnections },
   "/agents/{agentId}/tools": { get: listAgentTools },

@@ -232,6 +232,37 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/agents/{agentId}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Export Agent
+         * @description Returns the agent as an ElizaOS character file that Create Agent accepts
+         *     as it is, so an agent moves between servers. Every stored member is kept,
+         *     `deleteProtection` and members the API does not describe included;
+         *     `id`, `status`, `createdAt`, `updatedAt`, `metrics` and every secret
+         *     value are left out: `settings.secrets` and the `headers` of each MCP
+         *     server are absent, and have to be set again after an import.
+         */
+        get: operations["exportAgent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/agents/{agentId}/analytics": {
         parameters: {
             query?: never;
@@ -936,6 +967,16 @@ export interface components {
         AgentCreatedEnvelope: {
             success: boolean;
             data: components["schemas"]["AgentCreated"];
+        };
+        AgentExportEnvelope: {
+            success: boolean;
+            data: components["schemas"]["AgentExport"];
+        };
+        /** @description An ElizaOS character file without secrets, as Create Agent accepts it. */
+        AgentExport: {
+            name: components["schemas"]["AgentName"];
+        } & {
+            [key: string]: unknown;
         };
         AgentUpdatedEnvelope: {
             success: boolean;
@@ -4049,6 +4090,95 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["ConversationNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    exportAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The character file. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "name": "Trading Assistant",
+                     *         "bio": [
+                     *           "Expert in DeFi protocols"
+                     *         ],
+                     *         "personality": {
+                     *           "traits": [
+                     *             "analytical"
+                     *           ],
+                     *           "style": "professional",
+                     *           "tone": "friendly",
+                     *           "adjectives": [
+                     *             "precise"
+                     *           ]
+                     *         },
+                     *         "knowledge": [
+                     *           "DeFi"
+                     *         ],
+                     *         "goals": [
+                     *           "Explain market trends clearly"
+                     *         ],
+                     *         "clients": [
+                     *           "discord"
+                     *         ],
+                     *         "settings": {
+                     *           "discord": {
+                     *             "channels": [
+                     *               "trading-chat"
+                     *             ],
+                     *             "respondToMentions": true
+                     *           }
+                     *         },
+                     *         "modelProvider": "openai",
+                     *         "model": "gpt-4o-mini",
+                     *         "plugins": [
+                     *           {
+                     *             "name": "@elizaos/plugin-solana",
+                     *             "enabled": true,
+                     *             "config": {
+                     *               "chains": [
+                     *                 "solana"
+                     *               ]
+                     *             }
+                     *           }
+                     *         ],
+                     *         "deleteProtection": false
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AgentExportEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };

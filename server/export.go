@@ -1,0 +1,60 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/agentd/agentd/gen"
+	"github.com/agentd/agentd/store"
+)
+
+// ExportAgent returns the agent as a character file that Create Agent
+// accepts as it is.
+func (s *Server) ExportAgent(ctx context.Context, req gen.ExportAgentRequestObject) (gen.ExportAgentResponseObject, error) {
+	agent, err := s.cfg.Store.GetAgent(ctx, principalFrom(ctx).Account.ID, req.AgentId)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := s.characterFile(agent)
+	if err != nil {
+		return nil, err
+	}
+	return gen.ExportAgent200JSONResponse{Body: gen.AgentExportEnvelope{Success: true, Data: doc}}, nil
+}
+
+// characterFile renders what Get Agent shows of a, every stored member and
+// the defaults of those never set, without the service's own members (id,
+// status, timestamps, metrics) and without any secret: settings.secrets and
+// the MCP servers' headers are absent rather than masked, so the file can
+// be shared and imported elsewhere without carrying a secret or a mask.
+func (s *Server) characterFile(a store.Agent) (json.RawMessage, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	member := func(name string, value []byte) {
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		b.Write(mustJSON(name))
+		b.WriteByte(':')
+		b.Write(value)
+	}
+	for name, value := range a.Fields {
+		if name == "settings" {
+			stripped, err := store.StripSecrets(value)
+			if err != nil {
+				return nil, fmt.Errorf("server: strip stored settings: %w", err)
+			}
+			value = stripped
+		}
+		member(name, value)
+	}
+	for name, value := range s.members.empty {
+		if _, ok := a.Fields[name]; !ok {
+			member(name, value)
+		}
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
