@@ -1,0 +1,86 @@
+package store
+
+import (
+	"context"
+	"strings"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// MaxImportedMessages bounds the messages one ImportConversation stores.
+const MaxImportedMessages = 10000
+
+// ImportConversation stores msgs, oldest first, as the history of
+// conversation conv of agent agentID of account accountID, in one
+// transaction: the conversation is created when it does not exist, and the
+// messages keep their roles, users, texts and times (zero times become
+// now). Unlike SaveExchange it emits no event and counts no message on the
+// agent's metrics: it moves history, it is not a turn. Empty msgs or a
+// conv without a key is ErrInvalid; ErrNotFound for a missing agent or one
+// of another account.
+func (s *Store) ImportConversation(ctx context.Context, accountID, agentID string, conv ConversationRef, msgs []Message) error {
+	switch {
+	case conv.key() == "":
+		return wrap("import conversation", fieldError("roomId", "a conversation needs a roomId or a userId"))
+	case len(msgs) == 0 || len(msgs) > MaxImportedMessages:
+		return wrap("import conversation", fieldError("messages", "must hold 1 to 10000 messages"))
+	}
+	t := s.now()
+	rows := make([]messageRow, len(msgs))
+	speakers := map[string]bool{}
+	for i, m := range msgs {
+		m = fillMessage(Message{Role: m.Role, UserID: m.UserID, Text: m.Text, Partial: m.Partial, CreatedAt: m.CreatedAt}, RoleUser, t)
+		rows[i] = fromMessage(m, "")
+		if m.Role == RoleUser && m.UserID != "" {
+			speakers[m.UserID] = true
+		}
+	}
+	return s.write(ctx, "import conversation", func(tx *gorm.DB) error {
+		if err := lockOwned(tx, accountID, agentID); err != nil {
+			return err
+		}
+		convID, err := conversation(tx, accountID, agentID, conv, rows[0].CreatedAt)
+		if err != nil {
+			return err
+		}
+		for i := range rows {
+			rows[i].ConversationID = convID
+		}
+		if err := tx.CreateInBatches(&rows, chunkInsertBatch).Error; err != nil {
+			return err
+		}
+		err = tx.Model(&conversationRow{}).Where("id = ?", convID).Updates(map[string]any{
+			"message_count":   gorm.Expr("message_count + ?", len(rows)),
+			"last_message_at": rows[len(rows)-1].CreatedAt,
+		}).Error
+		if err != nil {
+			return err
+		}
+		for user := range speakers {
+			speaker := conversationUserRow{ConversationID: convID, UserID: ctext(user), AgentID: ctext(agentID)}
+			if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&speaker).Error; err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// KnowledgeText returns document docID of agent agentID of account
+// accountID as its chunks hold it: their texts in order, joined by blank
+// lines, which chunking a second time cuts the same way. ErrNotFound for a
+// missing agent or one of another account.
+func (s *Store) KnowledgeText(ctx context.Context, accountID, agentID, docID string) (string, error) {
+	db := s.read(ctx)
+	if err := ownedAgent(db, accountID, agentID); err != nil {
+		return "", wrap("knowledge text", err)
+	}
+	var texts []string
+	err := db.Model(&knowledgeChunkRow{}).Where("document_id = ? AND agent_id = ?", docID, agentID).
+		Order("seq").Pluck("text", &texts).Error
+	if err != nil {
+		return "", wrap("knowledge text", err)
+	}
+	return strings.Join(texts, "\n\n"), nil
+}

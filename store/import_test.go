@@ -1,0 +1,73 @@
+package store
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// TestImportConversation: imported messages keep their roles, users, texts,
+// times and order, in a conversation found by its key like any other, and
+// count on no metric of the agent but its conversations.
+func TestImportConversation(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		acct := mustAccount(t, s, "acme")
+		a := mustAgent(t, s, acct.ID, "mover")
+		t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+		msgs := []Message{
+			{Role: RoleUser, UserID: "ann", Text: "hi", CreatedAt: t0},
+			{Role: RoleAssistant, UserID: "ann", Text: "hello", CreatedAt: t0.Add(time.Second)},
+			{Role: RoleUser, UserID: "bob", Text: "me too", CreatedAt: t0.Add(2 * time.Second)},
+			{Role: RoleAssistant, UserID: "bob", Text: "half", Partial: true, CreatedAt: t0.Add(3 * time.Second)},
+		}
+		mustOK(t, s.ImportConversation(ctx, acct.ID, a.ID, ConversationRef{RoomID: "lobby", Platform: "discord"}, msgs))
+
+		convs, total, err := s.ListConversations(ctx, acct.ID, a.ID, ConversationQuery{RoomID: "lobby"})
+		mustOK(t, err)
+		if total != 1 || convs[0].MessageCount != 4 || convs[0].Platform != "discord" || !convs[0].LastMessageAt.Equal(t0.Add(3*time.Second)) {
+			t.Fatalf("conversation %+v (of %d)", convs, total)
+		}
+		got, _, err := s.ListMessages(ctx, acct.ID, a.ID, convs[0].ID, MessageQuery{Limit: 10})
+		mustOK(t, err)
+		for i, m := range got {
+			w := msgs[i]
+			if m.Role != w.Role || m.UserID != w.UserID || m.Text != w.Text || m.Partial != w.Partial || !m.CreatedAt.Equal(w.CreatedAt) {
+				t.Errorf("message %d = %+v, want %+v", i, m, w)
+			}
+		}
+		if bob, _, _ := s.ListConversations(ctx, acct.ID, a.ID, ConversationQuery{UserID: "bob"}); len(bob) != 1 {
+			t.Errorf("bob spoke in %d conversations, want 1", len(bob))
+		}
+		agent, err := s.GetAgent(ctx, acct.ID, a.ID)
+		mustOK(t, err)
+		if agent.Metrics.TotalMessages != 0 || agent.Metrics.TotalConversations != 1 {
+			t.Errorf("metrics %+v", agent.Metrics)
+		}
+
+		wantErr(t, s.ImportConversation(ctx, acct.ID, a.ID, ConversationRef{}, msgs), ErrInvalid)
+		wantErr(t, s.ImportConversation(ctx, acct.ID, a.ID, ConversationRef{UserID: "x"}, nil), ErrInvalid)
+		other := mustAccount(t, s, "other")
+		wantErr(t, s.ImportConversation(ctx, other.ID, a.ID, ConversationRef{UserID: "x"}, msgs), ErrNotFound)
+	})
+}
+
+// TestKnowledgeText: a document's chunks come back joined in order.
+func TestKnowledgeText(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		acct := mustAccount(t, s, "acme")
+		a := mustAgent(t, s, acct.ID, "reader")
+		chunks := []KnowledgeChunk{{Text: "one"}, {Text: "two"}, {Text: "three"}}
+		doc, err := s.CreateKnowledge(ctx, acct.ID, a.ID, "doc", 13, chunks, []string{"one", "two", "three"})
+		mustOK(t, err)
+		text, err := s.KnowledgeText(ctx, acct.ID, a.ID, doc.ID)
+		mustOK(t, err)
+		if text != "one\n\ntwo\n\nthree" {
+			t.Errorf("text %q", text)
+		}
+		other := mustAccount(t, s, "other")
+		_, err = s.KnowledgeText(ctx, other.ID, a.ID, doc.ID)
+		wantErr(t, err, ErrNotFound)
+	})
+}
