@@ -213,6 +213,24 @@ func (e AnalyticsInterval) Valid() bool {
 	}
 }
 
+// Defines values for BundleRole.
+const (
+	BundleRoleAssistant BundleRole = "assistant"
+	BundleRoleUser      BundleRole = "user"
+)
+
+// Valid indicates whether the value is a known member of the BundleRole enum.
+func (e BundleRole) Valid() bool {
+	switch e {
+	case BundleRoleAssistant:
+		return true
+	case BundleRoleUser:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ChatCompletionAssistantRole.
 const (
 	ChatCompletionAssistantRoleAssistant ChatCompletionAssistantRole = "assistant"
@@ -495,6 +513,27 @@ func (e ErrorCode) Valid() bool {
 	case WEBHOOKDISABLED:
 		return true
 	case WEBHOOKNOTFOUND:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExportInclude.
+const (
+	History   ExportInclude = "history"
+	Knowledge ExportInclude = "knowledge"
+	Memories  ExportInclude = "memories"
+)
+
+// Valid indicates whether the value is a known member of the ExportInclude enum.
+func (e ExportInclude) Valid() bool {
+	switch e {
+	case History:
+		return true
+	case Knowledge:
+		return true
+	case Memories:
 		return true
 	default:
 		return false
@@ -1264,6 +1303,13 @@ type ActionList = []Action
 // character-file member and every unknown top-level member it was given.
 type Agent = json.RawMessage
 
+// AgentBundle What agentd keeps of an agent besides its character: imported by Create Agent after the agent is created.
+type AgentBundle struct {
+	History   *[]BundleConversation `json:"history,omitempty"`
+	Knowledge *[]BundleKnowledge    `json:"knowledge,omitempty"`
+	Memories  *[]BundleMemory       `json:"memories,omitempty"`
+}
+
 // AgentCreateRequest An agent, or a whole ElizaOS character file. Unknown members are stored as sent.
 type AgentCreateRequest = json.RawMessage
 
@@ -1581,6 +1627,41 @@ type AnalyticsTotals struct {
 type BioInput struct {
 	union json.RawMessage
 }
+
+// BundleConversation A conversation, named by its roomId or else its userId, with its messages oldest first.
+type BundleConversation struct {
+	Messages []BundleMessage `json:"messages"`
+
+	// Platform Where a conversation comes from.
+	Platform *ConversationPlatform `json:"platform,omitempty"`
+	RoomId   *string               `json:"roomId,omitempty"`
+	UserId   *string               `json:"userId,omitempty"`
+}
+
+// BundleKnowledge defines model for BundleKnowledge.
+type BundleKnowledge struct {
+	Name string `json:"name"`
+	Text string `json:"text"`
+}
+
+// BundleMemory defines model for BundleMemory.
+type BundleMemory struct {
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
+	Text      string     `json:"text"`
+	UserId    *string    `json:"userId,omitempty"`
+}
+
+// BundleMessage defines model for BundleMessage.
+type BundleMessage struct {
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
+	Partial   *bool      `json:"partial,omitempty"`
+	Role      BundleRole `json:"role"`
+	Text      string     `json:"text"`
+	UserId    *string    `json:"userId,omitempty"`
+}
+
+// BundleRole defines model for BundleRole.
+type BundleRole string
 
 // CharacterStyle defines model for CharacterStyle.
 type CharacterStyle struct {
@@ -2060,6 +2141,9 @@ type ErrorEnvelope struct {
 
 // EventStream Server-sent events: `data: <StreamEvent JSON>` lines, each followed by a blank line.
 type EventStream = string
+
+// ExportInclude defines model for ExportInclude.
+type ExportInclude string
 
 // IdEnvelope defines model for IdEnvelope.
 type IdEnvelope struct {
@@ -3075,6 +3159,12 @@ type ListConversationMessagesParams struct {
 
 	// Order `asc` (oldest first) when absent.
 	Order *SortOrder `form:"order,omitempty" json:"order,omitempty"`
+}
+
+// ExportAgentParams defines parameters for ExportAgent.
+type ExportAgentParams struct {
+	// Include What to add under `agentd`: a comma-separated list of memories, knowledge and history.
+	Include *[]ExportInclude `form:"include,omitempty" json:"include,omitempty"`
 }
 
 // ListKnowledgeParams defines parameters for ListKnowledge.
@@ -5937,7 +6027,10 @@ type ClientInterface interface {
 	// `bio` may be a single string and `plugins` entries may be plugin names;
 	// both are stored in their array/object form. An empty or missing
 	// `modelProvider` means the server's default provider, a missing `model`
-	// that provider's default model.
+	// that provider's default model. An `agentd` member, as Export Agent
+	// writes it, brings the agent's memories, knowledge and history along:
+	// they are stored right after the agent, and a failure stores nothing.
+	// The body limit (1 MiB) holds for it too.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5951,7 +6044,10 @@ type ClientInterface interface {
 	// `bio` may be a single string and `plugins` entries may be plugin names;
 	// both are stored in their array/object form. An empty or missing
 	// `modelProvider` means the server's default provider, a missing `model`
-	// that provider's default model.
+	// that provider's default model. An `agentd` member, as Export Agent
+	// writes it, brings the agent's memories, knowledge and history along:
+	// they are stored right after the agent, and a failure stores nothing.
+	// The body limit (1 MiB) holds for it too.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -6199,9 +6295,11 @@ type ClientInterface interface {
 	// `id`, `status`, `createdAt`, `updatedAt`, `metrics` and every secret
 	// value are left out: `settings.secrets` and the `headers` of each MCP
 	// server are absent, and have to be set again after an import.
+	// `include` adds the agent's memories, knowledge documents and
+	// conversation history under `agentd`, which Create Agent imports too.
 	//
 	// Corresponds with GET /agents/{agentId}/export (the `ExportAgent` operationId).
-	ExportAgent(ctx context.Context, agentId AgentId, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ExportAgent(ctx context.Context, agentId AgentId, params *ExportAgentParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListKnowledge List Knowledge Documents
 	//
@@ -6643,7 +6741,10 @@ func (c *Client) ListAgents(ctx context.Context, params *ListAgentsParams, reqEd
 // `bio` may be a single string and `plugins` entries may be plugin names;
 // both are stored in their array/object form. An empty or missing
 // `modelProvider` means the server's default provider, a missing `model`
-// that provider's default model.
+// that provider's default model. An `agentd` member, as Export Agent
+// writes it, brings the agent's memories, knowledge and history along:
+// they are stored right after the agent, and a failure stores nothing.
+// The body limit (1 MiB) holds for it too.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6667,7 +6768,10 @@ func (c *Client) CreateAgentWithBody(ctx context.Context, contentType string, bo
 // `bio` may be a single string and `plugins` entries may be plugin names;
 // both are stored in their array/object form. An empty or missing
 // `modelProvider` means the server's default provider, a missing `model`
-// that provider's default model.
+// that provider's default model. An `agentd` member, as Export Agent
+// writes it, brings the agent's memories, knowledge and history along:
+// they are stored right after the agent, and a failure stores nothing.
+// The body limit (1 MiB) holds for it too.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7075,10 +7179,12 @@ func (c *Client) ListConversationMessages(ctx context.Context, agentId AgentId, 
 // `id`, `status`, `createdAt`, `updatedAt`, `metrics` and every secret
 // value are left out: `settings.secrets` and the `headers` of each MCP
 // server are absent, and have to be set again after an import.
+// `include` adds the agent's memories, knowledge documents and
+// conversation history under `agentd`, which Create Agent imports too.
 //
 // Corresponds with GET /agents/{agentId}/export (the `ExportAgent` operationId).
-func (c *Client) ExportAgent(ctx context.Context, agentId AgentId, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewExportAgentRequest(c.Server, agentId)
+func (c *Client) ExportAgent(ctx context.Context, agentId AgentId, params *ExportAgentParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportAgentRequest(c.Server, agentId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -8666,7 +8772,7 @@ func NewListConversationMessagesRequest(server string, agentId AgentId, conversa
 }
 
 // NewExportAgentRequest constructs an http.Request for the ExportAgent method
-func NewExportAgentRequest(server string, agentId AgentId) (*http.Request, error) {
+func NewExportAgentRequest(server string, agentId AgentId, params *ExportAgentParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -8689,6 +8795,33 @@ func NewExportAgentRequest(server string, agentId AgentId) (*http.Request, error
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Include != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "include", *params.Include, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -9858,7 +9991,10 @@ type ClientWithResponsesInterface interface {
 	// `bio` may be a single string and `plugins` entries may be plugin names;
 	// both are stored in their array/object form. An empty or missing
 	// `modelProvider` means the server's default provider, a missing `model`
-	// that provider's default model.
+	// that provider's default model. An `agentd` member, as Export Agent
+	// writes it, brings the agent's memories, knowledge and history along:
+	// they are stored right after the agent, and a failure stores nothing.
+	// The body limit (1 MiB) holds for it too.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9872,7 +10008,10 @@ type ClientWithResponsesInterface interface {
 	// `bio` may be a single string and `plugins` entries may be plugin names;
 	// both are stored in their array/object form. An empty or missing
 	// `modelProvider` means the server's default provider, a missing `model`
-	// that provider's default model.
+	// that provider's default model. An `agentd` member, as Export Agent
+	// writes it, brings the agent's memories, knowledge and history along:
+	// they are stored right after the agent, and a failure stores nothing.
+	// The body limit (1 MiB) holds for it too.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10138,11 +10277,13 @@ type ClientWithResponsesInterface interface {
 	// `id`, `status`, `createdAt`, `updatedAt`, `metrics` and every secret
 	// value are left out: `settings.secrets` and the `headers` of each MCP
 	// server are absent, and have to be set again after an import.
+	// `include` adds the agent's memories, knowledge documents and
+	// conversation history under `agentd`, which Create Agent imports too.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /agents/{agentId}/export (the `ExportAgent` operationId).
-	ExportAgentWithResponse(ctx context.Context, agentId AgentId, reqEditors ...RequestEditorFn) (*ExportAgentResponse, error)
+	ExportAgentWithResponse(ctx context.Context, agentId AgentId, params *ExportAgentParams, reqEditors ...RequestEditorFn) (*ExportAgentResponse, error)
 
 	// ListKnowledgeWithResponse List Knowledge Documents
 	//
@@ -16555,7 +16696,10 @@ func (c *ClientWithResponses) ListAgentsWithResponse(ctx context.Context, params
 // `bio` may be a single string and `plugins` entries may be plugin names;
 // both are stored in their array/object form. An empty or missing
 // `modelProvider` means the server's default provider, a missing `model`
-// that provider's default model.
+// that provider's default model. An `agentd` member, as Export Agent
+// writes it, brings the agent's memories, knowledge and history along:
+// they are stored right after the agent, and a failure stores nothing.
+// The body limit (1 MiB) holds for it too.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -16575,7 +16719,10 @@ func (c *ClientWithResponses) CreateAgentWithBodyWithResponse(ctx context.Contex
 // `bio` may be a single string and `plugins` entries may be plugin names;
 // both are stored in their array/object form. An empty or missing
 // `modelProvider` means the server's default provider, a missing `model`
-// that provider's default model.
+// that provider's default model. An `agentd` member, as Export Agent
+// writes it, brings the agent's memories, knowledge and history along:
+// they are stored right after the agent, and a failure stores nothing.
+// The body limit (1 MiB) holds for it too.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -16937,12 +17084,14 @@ func (c *ClientWithResponses) ListConversationMessagesWithResponse(ctx context.C
 // `id`, `status`, `createdAt`, `updatedAt`, `metrics` and every secret
 // value are left out: `settings.secrets` and the `headers` of each MCP
 // server are absent, and have to be set again after an import.
+// `include` adds the agent's memories, knowledge documents and
+// conversation history under `agentd`, which Create Agent imports too.
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /agents/{agentId}/export (the `ExportAgent` operationId).
-func (c *ClientWithResponses) ExportAgentWithResponse(ctx context.Context, agentId AgentId, reqEditors ...RequestEditorFn) (*ExportAgentResponse, error) {
-	rsp, err := c.ExportAgent(ctx, agentId, reqEditors...)
+func (c *ClientWithResponses) ExportAgentWithResponse(ctx context.Context, agentId AgentId, params *ExportAgentParams, reqEditors ...RequestEditorFn) (*ExportAgentResponse, error) {
+	rsp, err := c.ExportAgent(ctx, agentId, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -31089,7 +31238,7 @@ type ServerInterface interface {
 	ListConversationMessages(ctx echo.Context, agentId AgentId, conversationId ConversationIdPath, params ListConversationMessagesParams) error
 	// ExportAgent Export Agent
 	// (GET /agents/{agentId}/export)
-	ExportAgent(ctx echo.Context, agentId AgentId) error
+	ExportAgent(ctx echo.Context, agentId AgentId, params ExportAgentParams) error
 	// ListKnowledge List Knowledge Documents
 	// (GET /agents/{agentId}/knowledge)
 	ListKnowledge(ctx echo.Context, agentId AgentId, params ListKnowledgeParams) error
@@ -31628,8 +31777,17 @@ func (w *ServerInterfaceWrapper) ExportAgent(ctx echo.Context) error {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
 	}
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ExportAgentParams
+	// ------------- Optional query parameter "include" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", false, false, "include", ctx.QueryParams(), &params.Include, runtime.BindQueryParameterOptions{Type: "array", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter include: %s", err))
+	}
+
 	// Invoke the callback with all the unmarshaled arguments
-	err = w.Handler.ExportAgent(ctx, agentId)
+	err = w.Handler.ExportAgent(ctx, agentId, params)
 	return err
 }
 
@@ -35854,6 +36012,7 @@ func (response ListConversationMessages500JSONResponse) VisitListConversationMes
 
 type ExportAgentRequestObject struct {
 	AgentId AgentId `json:"agentId"`
+	Params  ExportAgentParams
 }
 
 type ExportAgentResponseObject interface {
@@ -42281,10 +42440,11 @@ func (sh *strictHandler) ListConversationMessages(ctx echo.Context, agentId Agen
 }
 
 // ExportAgent operation middleware
-func (sh *strictHandler) ExportAgent(ctx echo.Context, agentId AgentId) error {
+func (sh *strictHandler) ExportAgent(ctx echo.Context, agentId AgentId, params ExportAgentParams) error {
 	var request ExportAgentRequestObject
 
 	request.AgentId = agentId
+	request.Params = params
 
 	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
 		return sh.ssi.ExportAgent(ctx.Request().Context(), request.(ExportAgentRequestObject))
@@ -43046,502 +43206,510 @@ func (sh *strictHandler) TestWebhook(ctx echo.Context, webhookId WebhookId) erro
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L0LV+M4mjf+VfTPu3sK5jWpEKC6Kpz37KYh1Z1pbguhe2Y6tVixlcSDI6UtBcjU4bv/jx5JtuzIiQOh",
+	"7L0LV+M4mjf+VfTPu3sK5jWpEKC6Opz37KYg1Z1pbguhe2Y6tVixlcSDI6UtBcjU4bv/jx5JtuzIiQOh",
 	"Lj3s2d0uYlt3Pffn93yuBWwyZZRQwWutzzXygCfTmMC/TwnneEQuyTSey7/5bDLBybzWqvXGBOERoeIN",
-	"Rwk89mp3OJ4R+VqIBZb/hRe6Ya2l/nXT2P1nuHf3frL/R/Phh9sP9wfiXdKY/wsPgppXm6i+4PUJH+mX",
-	"B83b98n+5B19P2380eT74t3dPbwssOllwkIS11q10VTs7LOdSUSjmldLCJ8yykkvmpBaa7e5t18/8GqC",
-	"3RLKrzkJa63dg8Zj9l6tVTvFyS0RHMWM3aJgzKbT+SEak4SgiKMxu0ddlBAcIjEmk7rsgrEJDFf+42b/",
-	"4F3Nq4loQrjAk2mtVWs2mu92dnd3mru93Uar0Wg1duv7B+/+UfNqM04S+FT+42a3uVd79Gp8FgSE81pL",
-	"JDPy+Ohly//HjHBxHCUkEPltaKMQfkV69dCWGBMUMHpHEo5FxKgcu/xNdvSGb9vbJMiDkFtJ4hhNCMLo",
-	"n+yW1N2jWxhNl14yNimOxgwjoggjuSweuo/EGEWCo2mMxZAlEzk86NoaivlJ/nOMKYUNFQkOIzraCcZY",
-	"vmy+r7VqYcQDloRy0ZyboCb22xgLFDI0ZzMkxhG9RXjAZgKWI5glCaECTWDP/6vipK9EQvBEHp7iXeB4",
-	"QszsPegBbgXi5gtrsq4hq/fU1r/EBNTIjxklhbHLC4HInbz9MG6KQvlSOly4zC30uV8T8ynp11p9dYn6",
-	"Na+vto0K+PW38RyFUdivPfZpn1b9Ss1lHAW3hNbr9dKv5aDg45RMwM/LCYX+QJGKfq31uW8RgH6t1Wx4",
-	"/Ryh6NdaB7vN+p78TFIV6MOiK/3aI4yvVlzYjziKXcdimrC7KCQJGsILCA8FSWDOasMRFzgR9vHY2HqT",
-	"JGEJfKX/JacfsFA9bf/UOevdXJ+1f213T9o/nnTsxVVvSJItqQdlAuE7HMV4EJM6vBcSgaOYqza5wGLG",
+	"Rwk89mp3OJ4R+VqIBZb/hRe6Ya2l/nXT2P1nuHf3frL/R/Phh9sf7w/Eu6Qx/xceBDWvNlF9wesTPtIv",
+	"D5q375P9yTv6ftr4o8n3xbu7e3hZYNPLhIUkrrVqo6nY2Wc7k4hGNa+WED5llJNeNCG11m5zb79+4NUE",
+	"uyWUX3MS1lq7B43H7L1aq3aKk1siOIoZu0XBmE2n80M0JglBEUdjdo+6KCE4RGJMJnXZBWMTGK78x83+",
+	"wbuaVxPRhHCBJ9Naq9ZsNN/t7O7uNHd7u41Wo9Fq7Nb3D979o+bVZpwk8Kn8x81uc6/26NX4LAgI57WW",
+	"SGbk8dHLlv+PGeHiOEpIIPLb0EYh/Ir06qEtMSYoYPSOJByLiFE5dvmb7OgN37a3SZAHIbeSxDGaEITR",
+	"P9ktqbtHtzCaLr1kbFIcjRlGRBFGclk8dB+JMYoER9MYiyFLJnJ40LU1FPOT/OcYUwobKhIcRnS0E4yx",
+	"fNl8X2vVwogHLAnlojk3QU3stzEWKGRozmZIjCN6i/CAzQQsRzBLEkIFmsCe/1fFSV+JhOCJPDzFu8Dx",
+	"hJjZe9AD3ArEzRfWZF1DVu+prX+JCaiRHzNKCmOXFwKRO3n7YdwUhfKldLhwmVvoc78m5lPSr7X66hL1",
+	"a15fbRsV8Otv4zkKo7Bfe+zTPq36lZrLOApuCa3X66Vfy0HBxymZgJ+XEwr9gSIV/Vrrc98iAP1aq9nw",
+	"+jlC0a+1Dnab9T35maQq0IdFV/q1RxhfrbiwH3EUu47FNGF3UUgSNIQXEB4KksCc1YYjLnAi7OOxsfUm",
+	"ScIS+Er/S04/YKF62v6pc9a7uT5r/9runrQ/nHTsxVVvSJItqQdlAuE7HMV4EJM6vBcSgaOYqza5wGLG",
 	"C30mBHNG4cdTuZLZSiRYEBRHk0gg8hAQEsqteDTr+ujVxgSHJAH+0+nhETAUwoMkmkp6phc2IZzNkoC8",
 	"4UiSOknoMEeYIkJFJOZI4NEhigSasDvCFQ0idySZI0leRgT9RATiY3bP0RamKSebEJFEAUeYRyHZrqMr",
 	"QkPZygAHt5KmdYc7p1gEY8QS+e8zRon6QVJNHozJBFsstNaq9Ws/9GuSIs2n8k8ukoiOYJaXWJATuQo7",
 	"8P8XZ9nt9D4ioJdsiP62U3hfdph2865h9677iqggI5IUOrskExxROYjqHabf5Dpdp09OHBO8IgGjIUcz",
 	"KqIY7sQgopLgq9PxRm4bDdm93GsieK7z/eaq3olI5jtted3KexYM3WO5vWTIEnmmRDIvTjPfkyQCk9mk",
-	"1tr1XL0ubNNi36f4QbaAEsVROJqSBE0iOhNErvvCMqy30c5tWxzEpek8JkMhD7bNUfSqrxzMwYe1BuM8",
-	"A9c0ekBSZkJbXG3KNsIC3Y+jYLzmkdj94cNB8+CguWKNHr3aFCd4QoSmMe1m+1dFQdyUpt1sS+IlWMDi",
-	"lNboxdGbiLb83XrD9yRZ8Bv1Pf8QUUalPIApR436nieJk1D8QDXE8Zxv58Zf2603al4tkv0qEljzahRL",
-	"6VWOcccMMncc8cMJoSMxrrV237moTNtI4K6ZGaoXhZJoDiOSeMhXknp/1mjsBVEI/yV+fqAVhHmYxRSL",
-	"cTYHowxIkfuPWZRIdqmkHed8mo2Ga0JHlmjbDS9kD8652SJwcYry2fIZwhtLFRDHBIPc0J45z2MSR5Jf",
-	"le1dqJ8X53Y/DpdPTb6gZhbu4uZgL9gPD8i74Q+j9+MP/7x1zyzMBvO8WXWHwC0Xp9SeSmFZyYLAnxmN",
-	"5ygytyzl9VIgUBpNxJG8Ylvyyv3F3271KRNjktxHnEiJZSyJhmpLigWgtCFM+T1J5Pf7u80+9S8uO0fn",
-	"Z8fdXvf87OZju3vSOfbrCI7PmAS36Xd6TDgh0KdIMOU4kEOv92nZnTWywgrJwFq0g92me9GknFG2cGpK",
-	"e419JeRQhgYsnKN7KclXWTz5XzZEGAVsMsE7nEjqKEiI4ogLRdH+4gOlKptlJgU9e6plopAgE8Uop3hE",
-	"0rH8MSPJPBsKsIjcEEIyxLNYgKAve9esW57NFYz8Ao/I4jjkr4jOJgN51YYJm6DdssHIgbrHsruy89/I",
-	"YMzYbdnVv1ePF2/+qouv733ww6R5u0/fTd//0UgURXtw3/v7dCDPufaWkUUxXMkIrmmqUqT6P4Wtx9Np",
-	"HAVARd/+kyuunM7is1Ix1CchsMaiIlPzjHoCujboIVLuWqmFgBYuVZlaS/fymFqlZEdufShnuBnimJNH",
-	"e3H+IyHDWqv2f95mRra36il/25GddOgdidmUqIUqXO7i3JRlAZuRRFRSoTviSREOhgwXFowtZqJ6wAGj",
-	"w2g0S0goT4WlYjkEVteY9Rdvi6+XKxfVWsk+casMVVuRr5cJ4MvaWPxgmRRdtaXcrJxicPWWYGbybPyI",
-	"Qy23P+/GdM9+bZ90j28uO/9z3bnq5e/LMCIxWGDldbnQhwiuv75HkxmXCpPmGy3EpoTiyEOYinHCplHg",
-	"oVHC/vDQiLFRTDzE4hhPcP4udekdjqMQgc1D6pwo19+LXqrC9LWB0tdrgP4f+oxgETyk5owefUTxRMoT",
-	"8vKFTEjuKAllqiLhUH0CDBXEfKNheIjPgrE2TbA7kuzEjI60lN0NFWN9vY3f4W20FZEzJj6yGQ2fdy+P",
-	"zs9+7VxetUEaPTvv3Xw8vz47rtn3xu4UyPpQdvsFeFA6HLRFmT7Tigtp2wGOY5K84QgHAZtRsS35kHtC",
-	"ykWhvh5jyZ1Ue7b69HotvtdrYfTWzVyJ485J99fO5d9LroPp7Atdhd86P/58fv6L6zJoSXnpdVicjLoK",
-	"5lv7MhiN+/UifK8X4SNLBlEYEvrsG9DpdW4uLs97naNe5zgvrU0TJkigjyehUiEJbWEtJDER5CJ9S2oD",
-	"nAjEqDICABU+REFMsFQblCh00e4d/YyGUcKFSwN601NuWdTmPOICU/FGNquHQkKlGEPPEaMvLMpdXX/8",
-	"2D3qShZ10bk87V5ddc/PrtAWVp76WzKXc8XoPokE2fZQcTlBX8o18z/X57022srJg3/MmMAemnESosdX",
-	"me27vZNdKkhCcdzJLtnTlahe5/KsfXLTubw8v6zllRvVi9LI0ZZxEkQh2hs28Ydg+4UvhT0yqZihGSUP",
-	"U305cRTPEnIIbMpEawQ4SSIC3CfSg+evh/y7PeSgW5+a87gJU8Fp5+qq/VPHbSrQsTx5C4GUyAYEkclU",
-	"zPNcRA8Myc8k4zCGxS+i9OuJKPO4L4fgyzFMIs4jOvLUeCVPEIwhqaofooK9AKwV4GpQOv/rRfleL8ov",
-	"lN3HJByRzegqv5yd/3bSOf6pU6KspN2hkAWziRSlvnkN3jGnMvXdTOpVOvpe78MpmbBNKe6nndPzUrVd",
-	"dfTtn/7iJMqO/gTm83rwv9uDz0KyCZ3g9Py4kykEeTVd+VFaNeUuscWlnhTEwTnpj6Zi54OPQkaU0448",
-	"REUdPHs7c2WSfyrZ3opIetErZc1TOSQXBjQEVRlMDGmI1IzeUnZP1cte+pJebg+8KFlk1utt+l5v02YY",
-	"SIFs1xbtUF+FfXiS6CsOALYyOOJRWMZGXg/x93uIT1kYDSMSrow/z8KqlFc8FxKFKJ6Q8NDEZRUOhIlv",
-	"XzZCeMcdMP56eL7Jw3M+JbTd3WyYk4q5nVnNFaUC7IxPaqFKgU/AeGstOovjLICLJHckudGhUJVJqpo9",
-	"ENZLk1vnIKy+3byP3prIY2uKfus13Onf/RZtKugpUlbRGy2O1lZEI6lnvIXAmCm7xZDSOOMkfaolAPIA",
-	"bF7fINMsr1mhnbmuX+xCOfuBm1V44rcQ1gFLme0TbpJ6D24VZVkyJ0cY+XLq/uLcD5EPU4cgKcJRJCDa",
-	"KRcnteWbVfm98amesJi8OtG+83u5Ifd2RPlsOIyCSJL+KUngMDLKC9wt4qh90QV3bqocj/EdUcF26Wdw",
-	"d1V0+5QkWPmf3cwt++jF7mOxC30V3ROGO5n6rANM5RQ5oWFKi14vzHd9YTboezY+Wn1y1/U9fxvSXn4S",
-	"8vi/+qn/Da/FpmyvYFV0XIiK9tIWWmmG/TaujTVPWz16w6sYYV/vyvd/VzZjXlXHiDJxAybUkivjr8r0",
-	"LV4SUCK0BUKjKqgkiShnEk11JUDu+YYUpcKy+C39k++e1avB9092wy7wPGY47DF2gpPnBk9NVWM3grGb",
-	"GJqzb5m2aqhsXWWJ42i3sf/+4Id3aDAXSuB3sZyvf00WZqZZUX4u6DT68fU+fNf3ocfYKaZzAxfyvPuQ",
-	"YEFuwPJ8Y1merRuxaJn2FCaLhk3abyINElJ2NewuXuhWFLuAC+GYmlLosynpzEAjrQWMKryVQGr7U3SP",
-	"pZSGgzEJD5Fvodf4ABWi8/mZWo8/9a0qIPcs/dp69d/iPl5TPBNjlkT/IuFm7OF4Gt3ckrnTHs6S1Dis",
-	"rW9l906OilCh+3+xu+fqJmfg1rPR7MiYDO0A3wmOhyyZSNKiA1IkjbljtwTmSx6maSyyWXI+m05ZIkh4",
-	"SsII92DGz1n6WdbizUQ2eQOrWMjzlI3vyM6QybgudvPtygfuGdpCghanuRSlMXdO7VVs+A7J1EYF6Iv2",
-	"30/O28c3vfPzm5P2JeQfrCdAv2Bg0MLgvFcR+E92lhMQNiO54Rm+5zOO8yLa1ILdxYQVacipEPGIBsrN",
-	"ZaDnUgxK8Le+7BlfHLGXA5VyDBOiofJjPEwBuaSUqz95vRbf6bXYqE542e51bk66p93eTedvR53OcTHD",
-	"GfQdrQzsNx8r6osxFi+MIuMYuOdU+KYk2VEmwyUq36tC92+n0G1Olbs+a1/3fj6/7P6jwFCW6XEveDXs",
-	"8XibUMQ2r4Jdn11dX1ycX/Y6xzenneNu+6b394vOU1SwF11H1yC9VyXqz04aNP7jZjx9C6A1uVOuu/pa",
-	"ADqQTmHwb14TKv60Zzo9QgZxG4Ljj/AUD6I4EhExaXJTkpi/yIMgNCShfjUJLTjvAWMxwVCGYTrj4zMm",
-	"oqG+E9z9miq3oFei+PgxtZ2xwT9JAMuYDTJZBp+NApyEiA0BJny33gCjXG4eQWGWy26Qc2XgGgF4bJdO",
-	"Z+KUhaqhSJCJPVsDuJpZZZMEz63Pz2fiqd9bc3e8r+BiHQ84CWZJJEBZiBIyMTWG0q5XLMbV4veu8Zlu",
-	"ruSXanI4VIo7ji9yu1GxQ9VSzXUw+G0Ux2vNArb0Sn7mHLyRbSB2b4gDsn7j6aeuDu6Wodsbf5Q/m4ZY",
-	"kLAtADZ4EZo5w//9Xe13/li455F17uXvgetIO89put6fltzRbPoLVMQA7v+o6ggsLoL/16vzs8uLI9e0",
-	"vfTz0goBAPyf4v4725glseNyFJZUvuQtjHZxAMuWQR2xRYhwBEuYhawk4aHadwXyzZEfjLHwdfkfRkFp",
-	"RcEYJzgQJEEK6hxtRYKDQcdDVgcAkm5qhm0vkr9VtMMuN1adIkWh87XoiQSylICxp5JMgUdrfVE4DlFo",
-	"ULiL1wwaLjsFiYiGWNUIy+8C1k+67nVbtUl2uTU3ZdV1q4qDKl3YKU7WYwUXOBErl82apumiZKk6d/LC",
-	"6KJbi/VhkjuS7IBipUpjtZCvKiwpiPV2s/1XzujlNDAeMiTJiMZdR3FECfcQwcEYDVkcs3sSosEcYTSI",
-	"Mb2F54cII7+FphEd+YC9rztL5mj3wMQ5oPtxFBMoUqPr0uQX0qs97MAAd6pJ6IvjVlVCmu2fiOhhfmvl",
-	"Wi3yCnA2cklHfP26j7a03OO4+eOIC5bMDTa8VTynsQh7X3qlBaFYKT7LCWgUlm31z73eRXsmxgXevnBH",
-	"BgQnJPnIkgkWT7olPG14+VD1eyXD1RuUxkQXibk8aDuXF0cqxL+OPrJEbgCaEDFmIVcH1VdJWzHEZA77",
-	"1Fdo3PVkGtSh5S4dMh+pjjna8hUchfoMWMMbrnMIpB6pYKz7FHPkFzLiVdUbu7bNG56hXvu99pWl7/mH",
-	"feobYuJD5qbBWcQcqeXi24eQx9Oo76VzwlQPFZTEPvXloPy0PoduQxXjKEjfoAW7TnN+HWGa9ZrrYBrC",
-	"V6ARIpkFYpaQMJ3CFicE4QG7Iwrhb5JBsC0/EDDI7P3lB6P0ilpHo1lvpMAbmu3bZYze8OxVXWAJyp70",
-	"qYo3h0QkSOWLBCfxEG1hZXESY5ylGKc9jIiQh8002ac6N1e+Jbsm2iSw7dogde0xnZ8Pa63fP9foLNbp",
-	"0jmWkt6ydC1VHY7a4yfPmZ6f5r1sYX2w5DnFunzHtodIMGYkNTSo0jCwbf/kjCbTwLHA8T2ec+Q36w23",
-	"pKeOq0NIvCLUAPL5HoI/r4xCan4HIXKRrsrrBZcG3nrLCQ1lE+nf0Iz6WGB+y9+OiNCfN+p7esld7Bcr",
-	"tput/ErVKJ2DOYJyN1Z8VeArFb44ISMczE11RULDCzXWyp/K/v5nRpK5+XDhhLQpck5IruLCmIEYWQQW",
-	"EDXLx6nbcA4lpWuMgue2QAbMwUsP0gIhkPx+xHb0j2DkvcT3BuqxQCZMXduVdEJLMNUIha6XQCKAQPQT",
-	"wmexUOdPBQAtCgKpSbKaaNIxtVdelDRA+ZxDJNu0iyWpLQ/YLA4NhqUkhs8kDGqVnn7djKy2+grIE1fl",
-	"PUV+1mk5O9HrvX0FNXWuwbwAUvd6nxudJtfAwsbmKGxL31DHEh5mJNa8Jf847FMQ1kGWBgHXSaLThnOL",
-	"pyqGNep7fapJRCtHImQHHsgqACGwQLqF+VpVH4I3jSKDlFlGayF1XSHVTTTKJWA1jrXNmY363qs5M28N",
-	"IkOSJCTsJZjyKUvE5u1JctFLqIgxc+ZmW2boXMNUUTwxL2deVQfxKxhZ3Ta4nG30CSbPvNEuK9D50kZP",
-	"fZ//xNYeNcMN23xyEptLLjJ55hn9Q1v+bURD0IsN4fYdtg5dv14tuF2VtfnecZFlkyUrr4ubb3ZfNrr8",
-	"Xi1hytVcqZFL+TIYRPmtc16F7YS1sVdC97fO3lpawypDVk6vAta7wJ8zXcq17QAzhc1dKtzDICBTQcIn",
-	"c6pBzILbEqelt66BregpPYLBr3mYXMTasnOso9s940gXzswKw4l1mh2XXh4r68Z7SLA4RBh+HsyRvv9b",
-	"CizeQ/4wirWyDkYsl8vjKXdUNrv2R0sIyRNJBYD5V7ukS1f7UtMIQuV5/L0241BGEIRM68tsxGXSwRc0",
-	"05pRLchkYyGmFdyi8HTpqoD25DiDkjiWcR35zHXKDN97AmFPJQcHyclxsoUF0iRn/S6tO1/Rl7f5s22q",
-	"u66tvJYxKfDSZQuW9rDyDLiUWsexGCZ4NLHQBhIyjedSi3SdE3MedpTK6Dwy0ymhJXE02JIm1z5Eyw9N",
-	"6U7GmIuj8Yzeuof0dCK2nqyhX89vZboeKzfTtjWuEjecJtoX8pxthreusiqYW5Kj9nw2mERCQIL3PUtu",
-	"la8SvPM7aeNyvSfTmKjXAkwDosqXDVWyjRyHQuqR2zETY/tTHTO8nJVYN3iBjTxDaOFmumuREUX7ognh",
-	"Ak+mUEBH8zApMJAd+Wgli1FdV9qQvM3NFRWizE3awlTCfdRLhqYcSvGH4thHhIYK8VhJyatUooU9gmbc",
-	"1/6bIvybISZ6AGbaJftXTTMt2ujRbr2RxvMYxx1X5ZVAZXqutgqBmNyEVlZXXr4VZbZUjSVDkhAakB5s",
-	"2Zqzq6gEr6v+rqv3urWac0pSvQZnhydJ7crai6OKeKNUt0nwvfzPLIktDadcwSl61ebgLVI4unWj1JQa",
-	"hSZ2LsfmzkeC73PEdTAXxGVNLdF0lsTruda/qOdcnp90bq6vOpc1T/0bwiXK2JQrvnWBU/HnR7VCnye6",
-	"mEgFjX4xEnZhVFInckfVrBhMSThO+ThSJ85R0dqSP38/s3skmPHkIz8nRflowGaGZ8nL+Ianb/g6CKBP",
-	"1bdoq4Figu8UmjGbie1DK0YAYeXtu8eSzA518AuI5n265SdEzBLancDpFiSep9hhY0bZLCHh9iGazvhY",
-	"/pZFrSOcEPlLP8t1ckVLPNuitKZouTAbN8uWC3rxUuYld+zBKknbdggqu5476mJJANuCda+6yzZ/VNey",
-	"kT3fOlY9aG6F4czlgy4dCuQKuR3ufBaLhU1JZRZ9n9TtAqhxMHnI/ZhE1O5i13uyEG/bH7QRppInvexA",
-	"5t3n6y2K5M4rPM0eIg84EPHcsGhJayZkMiAJr7IwOGdgqDhbp6v9iUeXWxpIxe5dgQKb2izD/hbYWKx/",
-	"XSNO29WF27AnN9oIX4JZxSwgGEBwbdDJSBDyI8vqdwOEq08xkrrhDmeJwIOYQNwKtGWCBHxox0djFmsO",
-	"pxoGfP4+zficfJQrYWAiKOF9J8N5ipXxi9oX17csvrweucR0GK22Ez7XQniIfGXpg6Mk56IB9OQbUNfd",
-	"Q35qe/NVNXiC5C8vZjOsbi382kbBJ1kDc1Ywl3X/DQd7CznMwqvBFghyn4qSvuq1e52b384vf+me/WSy",
-	"cexHR+enFyedXudYKWfWE4XNAizTKCLW06vrH0+7vR6gAyz2lP8x7SP/cwpXY7/aPjvqLPzaPbu47kGx",
+	"1tr1XL0ubNNi36f4QbaAEsVROJqSBE0iOhNErvvCMqy30c5tWxzEpek8JkMhD7bNUfSqrxzMwY9rDcZ5",
+	"Bq5p9ICkzIS2uNqUbYQFuh9HwXjNI7H7w48HzYOD5oo1evRqU5zgCRGaxrSb7V8VBXFTmnazLYmXYAGL",
+	"U1qjF0dvItryd+sN35NkwW/U9/xDRBmV8gCmHDXqe54kTkLxA9UQx3O+nRt/bbfeqHm1SParSGDNq1Es",
+	"pVc5xh0zyNxxxA8nhI7EuNbafeeiMm0jgbtmZqheFEqiOYxI4iFfSer9WaOxF0Qh/Jf4+YFWEOZhFlMs",
+	"xtkcjDIgRe4/ZlEi2aWSdpzzaTYargkdWaJtN7yQPTjnZovAxSnKZ8tnCG8sVUAcEwxyQ3vmPI9JHEl+",
+	"VbZ3oX5enNv9OFw+NfmCmlm4i5uDvWA/PCDvhj+M3o9//Oete2ZhNpjnzao7BG65OKX2VArLShYE/sxo",
+	"PEeRuWUpr5cCgdJoIo7kFduSV+4v/narT5kYk+Q+4kRKLGNJNFRbUiwApQ1hyu9JIr/f3232qX9x2Tk6",
+	"Pzvu9rrnZzcf292TzrFfR3B8xiS4Tb/TY8IJgT5FginHgRx6vU/L7qyRFVZIBtaiHew23Ysm5YyyhVNT",
+	"2mvsKyGHMjRg4RzdS0m+yuLJ/7Ihwihgkwne4URSR0FCFEdcKIr2Fx8oVdksMyno2VMtE4UEmShGOcUj",
+	"ko7ljxlJ5tlQgEXkhhCSIZ7FAgR92btm3fJsrmDkF3hEFschf0V0NhnIqzZM2ATtlg1GDtQ9lt2Vnf9G",
+	"BmPGbsuu/r16vHjzV118fe+DHybN2336bvr+j0aiKNqD+97fpwN5zrW3jCyK4UpGcE1TlSLV/ylsPZ5O",
+	"4ygAKvr2n1xx5XQWn5WKoT4JgTUWFZmaZ9QT0LVBD5Fy10otBLRwqcrUWrqXx9QqJTty60M5w80Qx5w8",
+	"2ovzHwkZ1lq1//M2M7K9VU/5247spEPvSMymRC1U4XIX56YsC9iMJKKSCt0RT4pwMGS4sGBsMRPVAw4Y",
+	"HUajWUJCeSosFcshsLrGrL94W3y9XLmo1kr2iVtlqNqKfL1MAF/WxuIHy6Toqi3lZuUUg6u3BDOTZ+MD",
+	"DrXc/rwb0z37tX3SPb657PzPdeeql78vw4jEYIGV1+VCHyK4/voeTWZcKkyab7QQmxKKIw9hKsYJm0aB",
+	"h0YJ+8NDI8ZGMfEQi2M8wfm71KV3OI5CBDYPqXOiXH8veqkK09cGSl+vAfp/6DOCRfCQmjN69BHFEylP",
+	"yMsXMiG5oySUqYqEQ/UJMFQQ842G4SE+C8baNMHuSLITMzrSUnY3VIz19TZ+h7fRVkTOmPjIZjR83r08",
+	"Oj/7tXN51QZp9Oy8d/Px/PrsuGbfG7tTIOtD2e0X4EHpcNAWZfpMKy6kbQc4jknyhiMcBGxGxbbkQ+4J",
+	"KReF+nqMJXdS7dnq0+u1+F6vhdFbN3Mljjsn3V87l38vuQ6msy90FX7rfPj5/PwX12XQkvLS67A4GXUV",
+	"zLf2ZTAa9+tF+F4vwkeWDKIwJPTZN6DT69xcXJ73Oke9znFeWpsmTJBAH09CpUIS2sJaSGIiyEX6ltQG",
+	"OBGIUWUEACp8iIKYYKk2KFHoot07+hkNo4QLlwb0pqfcsqjNecQFpuKNbFYPhYRKMYaeI0ZfWJS7uv74",
+	"sXvUlSzqonN52r266p6fXaEtrDz1t2Qu54rRfRIJsu2h4nKCvpRr5n+uz3tttJWTB/+YMYE9NOMkRI+v",
+	"Mtt3eye7VJCE4riTXbKnK1G9zuVZ++Smc3l5flnLKzeqF6WRoy3jJIhCtDds4h+D7Re+FPbIpGKGZpQ8",
+	"TPXlxFE8S8ghsCkTrRHgJIkIcJ9ID56/HvLv9pCDbn1qzuMmTAWnnaur9k8dt6lAx/LkLQRSIhsQRCZT",
+	"Mc9zET0wJD+TjMMYFr+I0q8noszjvhyCL8cwiTiP6MhT45U8QTCGpKp+iAr2ArBWgKtB6fyvF+V7vSi/",
+	"UHYfk3BENqOr/HJ2/ttJ5/inTomyknaHQhbMJlKU+uY1eMecytR3M6lX6eh7vQ+nZMI2pbifdk7PS9V2",
+	"1dG3f/qLkyg7+hOYz+vB/24PPgvJJnSC0/PjTqYQ5NV05Udp1ZS7xBaXelIQB+ekP5qKnR99FDKinHbk",
+	"ISrq4NnbmSuT/FPJ9lZE0oteKWueyiG5MKAhqMpgYkhDpGb0lrJ7ql720pf0cnvgRckis15v0/d6mzbD",
+	"QApku7Zoh/oq7MOTRF9xALCVwRGPwjI28nqIv99DfMrCaBiRcGX8eRZWpbziuZAoRPGEhIcmLqtwIEx8",
+	"+7IRwjvugPHXw/NNHp7zKaHt7mbDnFTM7cxqrigVYGd8UgtVCnwCxltr0VkcZwFcJLkjyY0OhapMUtXs",
+	"gbBemtw6B2H17eZ99NZEHltT9Fuv4U7/7rdoU0FPkbKK3mhxtLYiGkk94y0ExkzZLYaUxhkn6VMtAZAH",
+	"YPP6Bplmec0K7cx1/WIXytkP3KzCE7+FsA5YymyfcJPUe3CrKMuSOTnCyJdT9xfnfoh8mDoESRGOIgHR",
+	"Trk4qS3frMrvjU/1hMXk1Yn2nd/LDbm3I8pnw2EURJL0T0kCh5FRXuBuEUftiy64c1PleIzviAq2Sz+D",
+	"u6ui26ckwcr/7GZu2Ucvdh+LXeir6J4w3MnUZx1gKqfICQ1TWvR6Yb7rC7NB37Px0eqTu67v+duQ9vKT",
+	"kMf/1U/9b3gtNmV7Baui40JUtJe20Eoz7Ldxbax52urRG17FCPt6V77/u7IZ86o6RpSJGzChllwZf1Wm",
+	"b/GSgBKhLRAaVUElSUQ5k2iqKwFyzzekKBWWxW/pn3z3rF4Nvn+yG3aB5zHDYY+xE5w8N3hqqhq7EYzd",
+	"xNCcfcu0VUNl6ypLHEe7jf33Bz+8Q4O5UAK/i+V8/WuyMDPNivJzQafRh9f78F3fhx5jp5jODVzI8+5D",
+	"ggW5AcvzjWV5tm7EomXaU5gsGjZpv4k0SEjZ1bC7eKFbUewCLoRjakqhz6akMwONtBYwqvBWAqntT9E9",
+	"llIaDsYkPES+hV7jA1SIzudnaj3+1LeqgNyz9Gvr1X+L+3hN8UyMWRL9i4SbsYfjaXRzS+ZOezhLUuOw",
+	"tr6V3Ts5KkKF7v/F7p6rm5yBW89GsyNjMrQDfCc4HrJkIkmLDkiRNOaO3RKYL3mYprHIZsn5bDpliSDh",
+	"KQkj3IMZP2fpZ1mLNxPZ5A2sYiHPUza+IztDJuO62M23Kx+4Z2gLCVqc5lKUxtw5tVex4TskUxsVoC/a",
+	"fz85bx/f9M7Pb07al5B/sJ4A/YKBQQuD815F4D/ZWU5A2Izkhmf4ns84zotoUwt2FxNWpCGnQsQjGig3",
+	"l4GeSzEowd/6smd8ccReDlTKMUyIhsqP8TAF5JJSrv7k9Vp8p9diozrhZbvXuTnpnnZ7N52/HXU6x8UM",
+	"Z9B3tDKw33ysqC/GWLwwioxj4J5T4ZuSZEeZDJeofK8K3b+dQrc5Ve76rH3d+/n8svuPAkNZpse94NWw",
+	"x+NtQhHbvAp2fXZ1fXFxftnrHN+cdo677Zve3y86T1HBXnQdXYP0XpWoPztp0PiPm/H0LYDW5E657upr",
+	"AehAOoXBv3lNqPjTnun0CBnEbQiOP8JTPIjiSETEpMlNSWL+Ig+C0JCE+tUktOC8B4zFBEMZhumMj8+Y",
+	"iIb6TnD3a6rcgl6J4uPH1HbGBv8kASxjNshkGXw2CnASIjYEmPDdegOMcrl5BIVZLrtBzpWBawTgsV06",
+	"nYlTFqqGIkEm9mwN4GpmlU0SPLc+P5+Jp35vzd3xvoKLdTzgJJglkQBlIUrIxNQYSrtesRhXi9+7xme6",
+	"uZJfqsnhUCnuOL7I7UbFDlVLNdfB4LdRHK81C9jSK/mZc/BGtoHYvSEOyPqNp5+6Orhbhm5v/FH+bBpi",
+	"QcK2ANjgRWjmDP/3d7Xf+WPhnkfWuZe/B64j7Tyn6Xp/WnJHs+kvUBEDuP9B1RFYXAT/r1fnZ5cXR65p",
+	"e+nnpRUCAPg/xf13tjFLYsflKCypfMlbGO3iAJYtgzpiixDhCJYwC1lJwkO17wrkmyM/GGPh6/I/jILS",
+	"ioIxTnAgSIIU1DnaigQHg46HrA4AJN3UDNteJH+raIddbqw6RYpC52vREwlkKQFjTyWZAo/W+qJwHKLQ",
+	"oHAXrxk0XHYKEhENsaoRlt8FrJ903eu2apPscmtuyqrrVhUHVbqwU5ysxwoucCJWLps1TdNFyVJ17uSF",
+	"0UW3FuvDJHck2QHFSpXGaiFfVVhSEOvtZvuvnNHLaWA8ZEiSEY27juKIEu4hgoMxGrI4ZvckRIM5wmgQ",
+	"Y3oLzw8RRn4LTSM68gF7X3eWzNHugYlzQPfjKCZQpEbXpckvpFd72IEB7lST0BfHraqENNs/EdHD/NbK",
+	"tVrkFeBs5JKO+Pp1H21pucdx88cRFyyZG2x4q3hOYxH2vvRKC0KxUnyWE9AoLNvqn3u9i/ZMjAu8feGO",
+	"DAhOSPKRJRMsnnRLeNrw8qHq90qGqzcojYkuEnN50HYuL45UiH8dfWSJ3AA0IWLMQq4Oqq+StmKIyRz2",
+	"qa/QuOvJNKhDy106ZD5SHXO05Ss4CvUZsIY3XOcQSD1SwVj3KebIL2TEq6o3dm2bNzxDvfZ77StL3/MP",
+	"+9Q3xMSHzE2Ds4g5UsvFtw8hj6dR30vnhKkeKiiJferLQflpfQ7dhirGUZC+QQt2neb8OsI06zXXwTSE",
+	"r0AjRDILxCwhYTqFLU4IwgN2RxTC3ySDYFt+IGCQ2fvLD0bpFbWORrPeSIE3NNu3yxi94dmrusASlD3p",
+	"UxVvDolIkMoXCU7iIdrCyuIkxjhLMU57GBEhD5tpsk91bq58S3ZNtElg27VB6tpjOj8f1lq/f67RWazT",
+	"pXMsJb1l6VqqOhy1x0+eMz0/zXvZwvpgyXOKdfmObQ+RYMxIamhQpWFg2/7JGU2mgWOB43s858hv1htu",
+	"SU8dV4eQeEWoAeTzPQR/XhmF1PwOQuQiXZXXCy4NvPWWExrKJtK/oRn1scD8lr8dEaE/b9T39JK72C9W",
+	"bDdb+ZWqUToHcwTlbqz4qsBXKnxxQkY4mJvqioSGF2qslT+V/f3PjCRz8+HCCWlT5JyQXMWFMQMxsggs",
+	"IGqWj1O34RxKStcYBc9tgQyYg5cepAVCIPn9iO3oH8HIe4nvDdRjgUyYurYr6YSWYKoRCl0vgUQAgegn",
+	"hM9ioc6fCgBaFARSk2Q10aRjaq+8KGmA8jmHSLZpF0tSWx6wWRwaDEtJDJ9JGNQqPf26GVlt9RWQJ67K",
+	"e4r8rNNydqLXe/sKaupcg3kBpO71Pjc6Ta6BhY3NUdiWvqGOJTzMSKx5S/5x2KcgrIMsDQKuk0SnDecW",
+	"T1UMa9T3+lSTiFaORMgOPJBVAEJggXQL87WqPgRvGkUGKbOM1kLqukKqm2iUS8BqHGubMxv1vVdzZt4a",
+	"RIYkSUjYSzDlU5aIzduT5KKXUBFj5szNtszQuYaponhiXs68qg7iVzCyum1wOdvoE0yeeaNdVqDzpY2e",
+	"+j7/ia09aoYbtvnkJDaXXGTyzDP6h7b824iGoBcbwu07bB26fr1acLsqa/O94yLLJktWXhc33+y+bHT5",
+	"vVrClKu5UiOX8mUwiPJb57wK2wlrY6+E7m+dvbW0hlWGrJxeBax3gT9nupRr2wFmCpu7VLiHQUCmgoRP",
+	"5lSDmAW3JU5Lb10DW9FTegSDX/MwuYi1ZedYR7d7xpEunJkVhhPrNDsuvTxW1o33kGBxiDD8PJgjff+3",
+	"FFi8h/xhFGtlHYxYLpfHU+6obHbtj5YQkieSCgDzr3ZJl672paYRhMrz+HttxqGMIAiZ1pfZiMukgy9o",
+	"pjWjWpDJxkJMK7hF4enSVQHtyXEGJXEs4zrymeuUGb73BMKeSg4OkpPjZAsLpEnO+l1ad76iL2/zZ9tU",
+	"d11beS1jUuClyxYs7WHlGXAptY5jMUzwaGKhDSRkGs+lFuk6J+Y87CiV0XlkplNCS+JosCVNrn2Ilh+a",
+	"0p2MMRdH4xm9dQ/p6URsPVlDv57fynQ9Vm6mbWtcJW44TbQv5DnbDG9dZVUwtyRH7flsMImEgATve5bc",
+	"Kl8leOd30sblek+mMVGvBZgGRJUvG6pkGzkOhdQjt2MmxvanOmZ4OSuxbvACG3mG0MLNdNciI4r2RRPC",
+	"BZ5MoYCO5mFSYCA78tFKFqO6rrQheZubKypEmZu0hamE+6iXDE05lOIPxbGPCA0V4rGSklepRAt7BM24",
+	"r/03Rfg3Q0z0AMy0S/avmmZatNGj3XojjecxjjuuyiuByvRcbRUCMbkJrayuvHwrymypGkuGJCE0ID3Y",
+	"sjVnV1EJXlf9XVfvdWs155Skeg3ODk+S2pW1F0cV8UapbpPge/mfWRJbGk65glP0qs3BW6RwdOtGqSk1",
+	"Ck3sXI7NnY8E3+eI62AuiMuaWqLpLInXc61/Uc+5PD/p3FxfdS5rnvo3hEuUsSlXfOsCp+LPj2qFPk90",
+	"MZEKGv1iJOzCqKRO5I6qWTGYknCc8nGkTpyjorUlf/5+ZvdIMOPJR35OivLRgM0Mz5KX8Q1P3/B1EECf",
+	"qm/RVgPFBN8pNGM2E9uHVowAwsrbd48lmR3q4BcQzft0y0+ImCW0O4HTLUg8T7HDxoyyWULC7UM0nfGx",
+	"/C2LWkc4IfKXfpbr5IqWeLZFaU3RcmE2bpYtF/TipcxL7tiDVZK27RBUdj131MWSALYF6151l23+qK5l",
+	"I3u+dax60NwKw5nLB106FMgVcjvc+SwWC5uSyiz6PqnbBVDjYPKQ+zGJqN3FrvdkId62P2gjTCVPetmB",
+	"zLvP11sUyZ1XeJo9RB5wIOK5YdGS1kzIZEASXmVhcM7AUHG2Tlf7E48utzSQit27AgU2tVmG/S2wsVj/",
+	"ukactqsLt2FPbrQRvgSzillAMIDg2qCTkSDkR5bV7wYIV59iJHXDHc4SgQcxgbgVaMsECfjQjo/GLNYc",
+	"TjUM+Px9mvE5+ShXwsBEUML7TobzFCvjF7Uvrm9ZfHk9conpMFptJ3yuhfAQ+crSB0dJzkUD6Mk3oK67",
+	"h/zU9uaravAEyV9ezGZY3Vr4tY2CT7IG5qxgLuv+Gw72FnKYhVeDLRDkPhUlfdVr9zo3v51f/tI9+8lk",
+	"49iPjs5PL046vc6xUs6sJwqbBVimUUSsp1fXH067vR6gAyz2lP8x7SP/cwpXY7/aPjvqLPzaPbu47kGx",
 	"5O5l8dll569QdT//a/u693P2QYmmtBlT3hOMeF/OfFdquFvHrvZladszb9UyMhi4XerrpJMtm0heJR5j",
 	"GsbElW5BkfL+wY2T/+I+ur48QRN8SxSr1dlxGAnGYqscZoBpnwY4jlsIIx6NKAmRf3F+1fPR1pXANMRJ",
 	"iHT+PUc6fdrkN3AiRERHvM5JkBDB6+0jAGG66hxddnq+iljlRGyj+zHjBDUfHlJMCNBkldBdR20619XK",
 	"dRD8FqaoE0f/wudXkPOA9Ny35aeS+ZJQSR3W3LiQAvo0YZOpUAWP3FHly+J/dF3PVecyv/xgTgIDAUZb",
-	"vmy2pRNBfA9hgSaMC7T7Dv3y47bhgHIX3vA+xckI6lHzQ4QHkMk1IZhy5H+2m/FQdrxa6DN4KFp9qt9R",
-	"E3h8fPRzEy7xlDhDxNLzWH7IT4oi6NILGBiNsijsQADcessrtbP7MYu1WFpHPxIehfpca20DcohI6KFI",
-	"pPU3IE2tT9MM0Z1hFJsPVD4o5LGZiq+CTXdickdi80okAPxoFN0R6rZypJn8q9fC3GEcymWN7ta9+3ga",
-	"dWg4ZZFLwroE+4fK3jtKCBYEqeqjjEo5KxpRuDD6OlKBBji4ravyvuE5jedlseq1QcRWjxMLsAmaoQZx",
-	"ZDLol313BK+lH8Gww7Y6G3FcIfy8l7K5x0/FqUCARUwEuUiYIEGBEFuC2ojhmK89RSWyr1y9W1NMf1UH",
-	"adV900HMErLeAVHlvVd9o4qaW/pypyInOi28nrXQI5NpjEXlJrL3lSCQRAGvvumn+gPnlqtKDU6BQz65",
-	"SAtcr+gj97L5+kozu0pfpy8v5Tck4ZIA6mDpZY1eWK/KL+PZKKLVtd0LeN9Fj6eMi86TpBGTkfPTLAoJ",
-	"5BKv+v5y8QuI2662rvaSVhQDIdg6FQLVR5e6onmRhv42nhfreJpcoUM0TQg39FRnO2ufs7KDZDlFK2kC",
-	"F/PVLrkjw7Ou4G352ZwLMnHbk9WzVPIZEwsVgQucCCWwoS0jizQbXqPRyN5SiAiWi7XZaDQaTm9Uxbue",
-	"u+SCTfUdr366UqCPjfGDGSeJuYr5qXqrk7ZTmIPURy45Y/4K2/TeMJaMG1oHvUiOvLTEjLnXDu5ls0h7",
-	"eTIa+oQ8PEh7gWYth0V1yayt68x4KmlVCWmp2J6eQSl31dG1qayvJTackFSS5yCW1L+uiFVB1vkxYpAV",
-	"8WQxxyWUFOkQoWAN89AxvKxFOaiPBcWyrBDPZwsyrxLKSgnFyBQref4ZVmlCT5c10rO1GYFjJW80I/7S",
-	"gkg2T/zQVZ/ZZPi7F05eOXwVDv9kfgxfPYvbhY4smGUK9ucB5uRmlsSPb4Hh8bcKYUdVnotCBanjMjbl",
-	"9NqK0ovRL1O8zNqqCndrmbmeIDxXEYhs8cReTKdJydqKFIpz0YqqLcQrh2k21QYFdeIn5qzc+k0NnbJy",
-	"mG4793IrtnasF06aMYGtXv7ZZIITRzJhIT/Fch/Zpv/Kx80klCz7QNuAYRkgHM6ZV2KPYNXCKvEmdFnP",
-	"4cGT7kxZsuI6KdRLUc7M0FYA4VgT3MABN0v1IgfcDHOzB7yKu8W8+L2f5A3s8MtsbefBpP+vpdS5VTgQ",
-	"MdhMIO3t8aTeljM3q7g/jiKHKremULpBlq8WYQN7pFfzRXbKHfejhI3qbpcc03DI03gU0UpxghfZm85L",
-	"y2u51pZOawMrb2TGza/7aaqUVqVh4By+IwmHqXdLcErsdyy7Isd3JATIMlp/OXFxQiZaWBw0b98n+5N3",
-	"9P208UeT74t3d/dO0A4olFNNN79S7y4NTuckca1MW/k4hyxJaxTv3EcheOWYqhhZgRebvdEDSEdvL1/p",
-	"hp9pOpQf2C4SDO3mNCYTjZREkwm4pCGPSCHPBWMS3OoobfmchCgG/WVbhz2muSquOBG4pSwRHyMS60UC",
-	"cI1aKydEF+1CWCB5DxSt5YgzqfYN5nY4jf15Xj7/VDqQVBswjWAwnkEmXPpPBY61opEjVTPpSwgSXm2Y",
-	"sMmaDoCkkumfUEESEirAxUNEJlOhgxPuI06ct1aw52hT2XGGOUFz6WC/d9FIzVkZfNymDXiBcISRsqii",
-	"CZ4jTsShcavoaBF9995weVU5Efa5Xzyy5UdVs8fFiKXMnlvRlIXFkCUTZ/joM8i423f5Al7NTRoICg6b",
-	"ilNe16yQ83qUuFDMNpaeyB5j8foRW+XY28MhSYiD1wFFSzNvBGMxR1PMlfnu3b487xjwzoc6Wt5RNSIX",
-	"kLRsUf96dX52nkXJwU1x37fTowvDxdhQcmF/Ekx9GF/96ZKBXFQjF7gDjlIenY88sqaYreXSvVOw1ynw",
-	"cH4bMxLvwCUzi7Ii+lG9t5QCp4NxVQSRI1tTZi/OyxUlbhpbr9XVGO7QnGeGvXy2GxDl1aq9iCyvAlKf",
-	"6MmcIz4bcJLGqJuSE9pd6aFpPEszzf066uBgnMYF6IixhExjHBCTcg6+TUZ19Nqrd/PVu/nq3Xz1bv67",
-	"hV6ly/HqF30Bv+hTDKKKTzocL6rosQMfSF4lbjijCeBRMf0Ao2CXS352eZzvQy+xdRGzbiskk014gsze",
-	"vaAA9XVdnZ59Cp9Yl0h1u3xfvhcjCsXxXGgikl/cKhawvH2BCpLc4ZX8Pu2zaz5Q6lO0Ts0308aPs+CW",
-	"OHNsV1vN8kvPRAUZMO23p14vrr1tYkvXI208nebSrdBTWqL5LUJUaGGt5On0oGE4tJxzPm+PzQaxFVti",
-	"ygYALUrEmmt4Syi/5iR0j0MwFh9hjWldfLyYJZhYbnBeyzWfKpR2o4sTXbrOzySX6c3ZOK1cuB+W9XzM",
-	"Zgl8PHfbIAvn05U4mTqOHJz4yH6MlLHTVIdJJLVzVwfKjmZBiJollKuCOVDGVIH/T7XEjoY4imdJSZug",
-	"8USEX+E7l/3rVD9G2oKXG6WHBnMrC1EbydoX3bKusttT7EU9kcLJgIkxgtQwdytJ4YpVEZjlu1KY4Gtf",
-	"n8JCMxaDwY9broYJLqvmJFvqlO2Z3RQWSAERoi2f3bYQsGF/27PS2ljMUUSDeBbmtGurNylyOjo6jriI",
-	"aCAAjAHkPcSn7Hb1eXPjt/CaVzjdpucqlMNakeLRK+ys68qmpg1H4rsuP6Yy3yEZE+LZGSXZT2grC1XH",
-	"8tEOidUD+TUoEYySCkkKqY1iZX2RgjXj06NXKyhHi07rOF5P1wjGWKz3hVRa1/nChURyNMbiSIFqOo1E",
-	"51NC2903uuJnPUhfNaXgHCBIYxYFLvrQsQBq1Es5HWWFKmoN8wg+XuLsWez7mkYPpkai7DVl6REV7/Zr",
-	"5SCpBWBnuQrBZBrv+BYSiqkc5i7xZcw6ZQVUSr7Te7TWwmRuh1kVfIP8x9dKMXUpXKlKa9bX8vHo3TZd",
-	"flp5yNqcR1xgKopIeNg8cHJr5xFYFMQjGvHxTeZ7qD7/j/CpzkkDET0kD0slyPXaN2wsNQEUVxr6yxr3",
-	"CpNZvbIpCErFO1wPNJzLujf5PL3Bximv2RCcAQTNPvluz+htpQv+xCsMtio8Ac6pss5huAr4UmHTLr/H",
-	"G7mpMM2veF0rHqayaxaSeLXU72jvGL579J5zT6Ghype15JKpCTzxih2b2TtwVqg7CqsK+OsyMlmBeS+u",
-	"y6LtcBbHaEZFFKf4TdnpT9GgDJAQF2yaQwiSP8g1WlVWr1Z+1i1y7yRGVUi/WmaDY7vMsZjfn9IQuZIi",
-	"DoBxqxCRAchirmFvDzU+ivyMoy0/muARZKT4HvIBEOQGz8KIpbU/PFSv17chy1LjPzyjNMQSplVaZhB2",
-	"0sv5UnVlAI4MpLpro1fsRAZdKUoRw7M6qka219dELaynTde5xZYL9U8WaRQNSu7BS5IKXLD63Cylrsgo",
-	"lWWKUhEixauTeh2c7lRTyysIq0tEPoWJWUd0gYl9WljHlXejwl48ydWeSgayLZQ1xo1QW0en2sNAmdDA",
-	"LmhMEoK2OJ5MY7m5w4jEIfeQD+qtPPQUkKG1uHOj+LR9CQwmrUI1NNton06pLRuPGMLTaTxflE7KDRHF",
-	"oF8PsTiEwqxRwsVhRvt8qfP66VnRwW2U3Kc/bWWYQXlnFZwp8qD0zSccEb1fNnZr6qLcBb/XJKLmbwdU",
-	"erlWEYU6mkipF5qyy6MPEXs4CNhMJXjbLq2DdyuDZTkeEjG/iUJCRTSMVruciwKLMZVmNfR1rK0T9LSt",
-	"wZO5jpGyq+sDDupSaRauecnltoIZ1GBu2LRS+Ed+QgqD9Vx/qm03T1mToo1Gy2rpAV/NBgqnaS22aIkt",
-	"1QdeIP3LXIXriz6pxGOvCjRTZSXyWtYyKa1EIzfc0V2YdwOC3MK0vHRUFSaoB+AY/EyMWZJD8K+jcxrP",
-	"DZ0DUOuURaZ0T04XB+OMANuiQEiU4T+ppe5/L63NlSrsyiYo5ekZDSpyrCuLDuTq5C/c9paqK9BCKtPX",
-	"1Qx4+KCYgMr/9RHIDB6CmQ1ZHLN7JU5gNIgxvYXnHiJQolpFJuhOfj8+P+t88tEW1KyHxANMdc1/GM/2",
-	"4sHwag878GxHnYGnEBKNYFyyTiWArjlkaLzIxxV98xA2cn7imTkZj4KXTq+66dRld1hlRFXCBtiNsyrS",
-	"n0qme54R5GWUrEjg81ddW9pvZu4iKVeEhlIuzbQgVagcDBq+1pQzO58/U/jvAzJkCSmclircZrUKd+0e",
-	"qA8u0RtlmE9j8MUsoW+4FLuMvd4/RL6Kv0nfhSuf8cjs94RAI8a99IYjgJ8nHPEZJNGwO43/q/tRXo6t",
-	"hoKui4SkkVB1QCExYQSDdILiF3ov8bvaAy/z6WTLUEHXz7foOQZSaPJThQ0qi+UGkOzMnSRwfGsCniLB",
-	"FQXuhv52Xs7Vnoxchhp8JMYRV23q3dYoqHXUUfY2HdiKJwT8IAMD2lMszjPFQpBEjvJ/f//ffv+h0djp",
-	"9x92h/3+ww/DT3/5DxePsyJJn5KBkQmyewXB1avNaPTHjOjHGg3qiFFKgtKCqFJaXUlP0yba+gONCw1k",
-	"c83cD8MWuw6N2szT5p0Bie7K3HnmtXOXvyt1mFpJiXobHffDrPAaO7EsyyoyyGpw1DTUtKJ9cMMDtaTE",
-	"7Z3gEa2QiWCvaiX45GwfNYJy8UqbyZn20jmaIeW2L7/+zuu9cHCct3vAjFaqD6SBQDcDWiR7JRF1dkhh",
-	"hfzK9PXlg/+i6X7PO4nOUMJnH4wsca/8iHzHoWfZ9N3J6etlpFgEt1pKyuohPS8+qDC9TQcJFQ+Pw62r",
-	"36AjH21BNFVERxB6cI8jAVYusGFKvTAKMNTmwLcERWLb61M/pZW+h/ww4tnfEKwwnZKwZby9OitStm2O",
-	"ap8mZMLuSLjtpYmWWzZ1MQkZKBItNMAhAoHFk2QJwe+DeZ9iqszS0M8h4oQgX518f1sNSwqnckhBQsCG",
-	"g2OOJhHnER1tK1Tl1P6YrofSTampqmlPLs1Fhp+hcbfap0SXX+wMkMIZYQFAb3fXjEKuVnvaaj2NHYYv",
-	"S86KfFaGRVBC1asNJAor9VxiuKhieTC1l0wNwUrD0iaIVQO7SMhdRO4dsZZcRBMsSNhbIruvW6elsBoO",
-	"V3Auo2idNrOD6KxBqcKZ1h+oySYqtpglTTiS1XXa4jo9VUolTE01Zt2tmeXBUdUYvIVdXH0Snk3z7VP1",
-	"AjQ/XayF8ZWnNWw2w7ZkYKmutx7WSRFaRGqNa2KLmEq5KzYmHeAv8n2tSumr+DRl6sgtW68TMlpV7LTH",
-	"nxNBGZu4gFAuGZtwMGK4NR0pDayNH8AzaIOC6iW1ew2xkhCVv5MLJG6h+zEWaIw54nEUIjZLfTj3EQ3Z",
-	"fVbHollIoEoLV4ACRxl1Q2SUIcIcRwkJRM4YUbouy7FgdGVjSxTPHQN7UYtna9WVKUWqW445x63vVoWI",
-	"hLXFzyoO69kkcWGeL0AX0z42N9oXHaa76nTeWbnczPV/3WauIqFb1AskzfDRFkaKeHiIj3Gi/AgQO8Yo",
-	"xJFFYltVP4Yb5KMt+TtY74zxGO7Gtu1YkS2C5Cw/KZOb0/FtSO3LbdiLQJIZDIMViGTFuW3uKL6UBpl2",
-	"UCqg58qXWwhgfLQml7ZLclWQ9k/N67rWeYQdkQEqtz+1Wkqy3lKV/oBZYJRpdiiYCavGoxMEYHPKyFNt",
-	"MGVcLDXG348Zuk+YkFq6UuXHbGLVutTlY1czN0eFdQ12lo284qHZ9DVeoh59rdtszXRzl9pevpe82xeW",
-	"jLmAlpEQhPOumoBNCEfDhE1yCFjTyFhKEqXxx2SUYMh1vI8kn3KS++MKiB1zdNw56fQ6NxeX5z2ojJia",
-	"hjBSkB/2SAgtt8ockziSLGwRdG6qnOI1vc4kBFOPSm1yN6WmasNIVI9B87HyzV9zknC/hXRjiM4mJIkC",
-	"7QQLOdShI1QkcykOh9EoEoqMbfcpS5AxlHO0FWBOdiLKCeWRiO6IhzCKCQZHv//fvok42z4E0tenlNEd",
-	"cHx4ypUpxoQTnWgF4WpAKFTWnGLXGR3dSlEIMaUkhjJyUJYd4eEQrGTbznpl1pzXThOCjtZERGEhSbTM",
-	"p46EswKXitkLe+z4lK9445TQ1EO/+JpcvEssyEk0iZapfVOSoElEZ0J5owdy3XRVb3mrIFXIHAjZZp9u",
-	"6aAxtNvYPlQgXpFY+JgyMZbbLcUv8NfoIodppB/V9bGhXIvaoQl+UHXt3+noO/XXrjOnboGKgFtWLXpB",
-	"WnVBWJRAZgUsXMlV4dMj+SKg/AgcrT4M8M2xfjefv5LfmJ9nE0x3EoJDqBttPVzNJmHwy6G4s7Fb5KZ7",
-	"9mv7pHsMBV07V72al/5y2rm6av/UqXm167P2de/n88vuP6AWbPfs6vrjx+5Rt3PWu7noXJ52r66652dX",
-	"Na9WpI/Ft//n+rzXrnm19k/yr7Pz3s3H8+sz+drR+dmvncurNpTNtB/81vnx5/PzX3K/HXdOur92Lv+e",
-	"+/G0c3pe+OmXs/PfTjrHP3Vyv+Y/6v18fgyP2ycn57/BkC/afz85bx/f9M7Pb07al3oNrq4vLs4vex25",
-	"Msfd9k3v7xfywWW717k56Z52ezedvx11Osd61r3O5Vn75KZzeXl+KTs6P+5kf6n5X5+1f213T9o/nnSs",
-	"iR53r+QvMJDLztH52XEXFkXX9P1UdqCPs9NYnf4fE8lvuHGoylN0mMM2UdwtIXb48aK7dZgBuOZaZ0J+",
-	"M8VibKwoAxyqmGW0VTh6QC4Kh2/baUKJ3XTtt3EUjBE8hHqV40i0kB8wGsyShNBg7qcghBHdGcbRaCxQ",
-	"gKfOPqY5SWDZ9V6QHNTXKSxUgfhCmneaV75lnQv3ZP+YMSWtOUIOlTf8DUfwEgShjbK03SG6N+VqtxZv",
-	"4XZZavjSoAW5rov4ZFaAJhHJvD0UrqlfqQRQJBj49dCW4+oY2OBS6v9U8BvuykttZ6tllkrnaeg4gzGu",
-	"vnaPZSTXFsQLObmQAaeCGwcsdITZE8OqVjKYgmTuTEWBYAOXSlkqtxfhjq2p3cECPzGK9Dlxo88PAC2G",
-	"fHafaTrsqgJ7m9aNdLPVjK2LdlRXkxY86nqwkLBLWRVmzDnEHiLMdSzT1i2ZI5ZIonZLprkw3aqYXH/l",
-	"jF5Og4px9K4B7lxeHKFmvWEyaDwpi0bDKFAaI0uQSYyBmg06BlOwgMWGQQGzCskQkp5c9RvkwJNpUHrJ",
-	"mvXGanHNNOLao9RDWrEgoTOEqAw4bUWWiTETFWZm0nC8RkPhxg3mQnmKlrbnds+VurrTiStfiHZYrzHp",
-	"0P7ONlk3mvurE2zAuFzh5ma9LJ+EDnxYvL+weG5HPURClz3bSEmEW7qmPXT92kB6Ep6e6KpqBAsr9jxi",
-	"vLgBm6bLCz1swrDoHPbXNCumA+rqAIpN47qkHVxgMa7+dkYcIH8hj1jrkFuxsCJ8bym7560cws09qA0j",
-	"hiIqmIrrtsE0PamX9KmpBJQGbyBYRuR/Vhzj0Qcf1GeUUgf50xaEk2OKVIobjvvUV3TG3zY92+VfaYhI",
-	"MGYKXgfq7aPBTCBK7gBUWepOCZv0aa4KQBjxW/g0JkNhPNZq8Nq4st4BhP1ejdqaW/gNX9kXMTXnz9t6",
-	"nGWqP3kxpgIduEZ9GkyvUsD2gh0zGa0FDglJGBPs8rVyEUasPAyD0LvyBSvvN5vFmOBQW1uf3kiVwN/T",
-	"YNpLMOWmQNUscbjjxkJM5XWV/+Xo+vIEbalULTyIyQ48lfeJc7L9DKwA2LlqRvn8vqqbvXSxViyBPjGP",
-	"3pIsy6z+AYdEfzwhaMv/39/xzr/aO/9o7HzY+fR512vuP/4HoKhxEvYpeCt9jQbtozGLQw4JbMqujfz/",
-	"JpJOMv5WvbMDJRVY0qf+f0O/of2gjn6GY6Ggc3UhbFVSrYUIDZK5ylMXfZqAMO//Rf+PjyKKfiK6BNAh",
-	"4jqT0HphgINbdEvIVBufNYmFrlKTs72ou42FPXx072p2wBZjFuThUaXwCyfKP5Q/hRHzTfF8omxucgRY",
-	"sARxIjgCy+DxzenRxc1V77h7/v/kAcmjQ+SarXk1/R/OFSxvGDGnkdDAEK6qNlkhSCdcEpdT6OZ5jKE4",
-	"5k2zhLJAY5L5aVy1TCb4Np83JMWJmPCS6iUxo6MeSSZLvT8T/JBGTZpA3nzfP87CUVaWgeAkjkiSOcNU",
-	"7BnkUOJgnGnAEVUB67xP0yhThAXaz5X4Uu+g1MHzXqp52y0DyUC4SP03Bm0xEipqEFKYgF6OWSLkRPVE",
-	"9IWmoo56cAVzIOUmOMcGfACHn1KjdSgdi0nBQQTA5DkfkQ1UnjNlOgL8yhxr6tXUJejAKihMzmHNq7Yj",
-	"2Ro3GwZ03Z5IOq9GNRujOsPPsRWY6RTQ31cKN1kQSNVIgm64yD7LrAFqXhtACs+Cw1+AdmxC9SuM8msq",
-	"fdmkNkC45y8ixudqL9oAhhrrHE+jEv6ng2AV4tIXStdbVSKzbcUMK7+booRSHAsRZRD7CLSSMnDCu71V",
-	"z43OJtN4XWNbLuDui0TRAbKQKo13D1V27/HcAAJkkWUA3+xmxNUycuyIMx1qls4mG53raCZPIr/LF/KJ",
-	"Y3YOL43BX0LKqxWqzoWXm2mbc/Qdp3rayDoPayLc6eCglVm7q2qXZMOwi+IUZA1TmNqWbbTfLAN78z8D",
-	"yfAM6lsLfQbYLPSIHn3l5wdQLjSM7gjiYzwliwawHMRW+o9SWJ/1EQEtsWO/UaW4iwX2tG5dmJxZ68Bh",
-	"1crhgC0+LpKrxTDkUqDSIuh6IS4giuNIQySr6CsjLhqIAySYpnA2aGCF6gh5sPYCokImi2cAHVpfkCdI",
-	"YbSm4Qq6UGOKTFKO2V6G/q4rQGpAE6spqaeo5pOQJIdpRTkdIA0fJZhWBnzr6UGsTNbLIa7nNskAvS0h",
-	"FJeGcVaXCL6FQHUzzRLIsFI28dxg8TVCvc0Ic1WuLRKezn7V7jxXkLX2efOirG68Enqkg+Q+iIrjNwwt",
-	"t73raG3VkQMvVXw/R3gROnAR4tkhnRVQc5kwBrNIED7FCrjeNsS/+xaU1SzbwtJJDFTbiJTgqp86ShcW",
-	"QutwQu7JuvUMRgkhQkfDrlFxjQYkETiiqwsEriptcKqCexfnA5hPR8tru6T1NnLiTRmzETg+XV0WJbPW",
-	"jeXZ1FHlJWVApsLJpK/GOCHFuqhxNCTydYg751MFM5FBumUU/sOH+oeD/6zl0+UaOx8+fd719h77/br6",
-	"o/n4n/+x2umQm7XnWtV0Gs7zmlayXD9G5LRY+NKcdjYlFEfyvFMxTtg0CmryJLI/5H8YG4F4wuIYT7D7",
-	"MiwWyXShGs+mGvrMiCWeKZujAJQ07LGJ9cz8pIpsVcfZKxYKXxGFZ8Wgg2f6tFjds1i1TJJ9GswvCMWx",
-	"MDEr2shp2QF3mg6hboIfMjtxzoLYWBVArz9m8ZUgU14WomrV1ZngudQj0go6kBgAMltqyjw4RA1dwbtP",
-	"KVOvbh+mAH9SsLuPxJjNhG4GUM5HROibCfdxwdK73BoqWaIUEgPypCUUZAKul1lCSj9sOOXp6UV+1Zd+",
-	"4KKOFhrj0/IQrAZMNoKVVrCofuIEl1QOVcHYUD1JbiTw7TCL29YA37mc9pUI9FXUdmsGTq09K8Sh9Xed",
-	"4aCm8mn5ohazHCJ6h+MovMksFeYXPI1ubskcfuGz4TAKIkLFzZQkgM2jCCmoATeUiZshm1GVoS7GLISf",
-	"dDYRDG0eMxzeCMZuYpzA4Gc0pVc3ExJG+EZPJ8GC3ECw+g15SPO8oBIfxfGNwfZRXZu/gOfczCi+w5Ha",
-	"AhcddWF9Lo091hxNfbcjNwuLaBAb36SyLUQUpYjlYCp4YrSyffaLm14eblw8LuWbmy3WTNIYoYM/05+z",
-	"rU1/svdC/6S4xk1xQMVFlgLQIoB8LMWi8o9O3fDhbQMaDvKJXmxVF86B61lWa8l28cNLUqGPKNpQDaaV",
-	"lZNMuGD5qFSkgZSW7CMFoPPyWG0/oyCTtb5ZeRd2T0l4M5ivSqKQ46oItuGo8ZL2opeg/BDD8Nx+I6OR",
-	"VrJw2IfJ4TZaZ8WsY1ycbzrVUi12cdGtq1C0oGQ7epFzaxVON2TsiIs8P7OPplygC5KUvwEScbcQGVV8",
-	"flFWibSYXWeNJ/dprp/CsFxrdZEvwV5d3cehbCK6I+sX/0/LjS/4dx2QWLTqmwmOxLpjcYlC5UnfOocb",
-	"bQmCJygYY7HtIZ3DjbYmUZCwQcxGo4iO5AOd5422lOQACajTaQ71w8oK16ngVn6484xCsJLT3j2MRtWq",
-	"4B+pdyGKbkn8R5Vq/qpBVc7fFVvvPHH2INY7cjPBOnSER2SSL6xkjToY44iuW7R/Glwn8XNjAaV8JX7G",
-	"fCzwiD/XWqEWqVTlVDFrafYLgFHq3xQzy2pimkg4E/irVFJ1XtaojmnvtFflVaVyWp/ljMvFsDzOYkxx",
-	"oQjJ7n7ONPHfv+OdfzV2PtRvdj79X/Oh/ZsT1scInD/NopBANpcjOkIhw59E+VSHfDCUGdZnh3kx0sGC",
-	"AJXCVADSBNO5FdG0Oo9wonLol4T8TBMyJElCwmwsy5uccdKZsH9G5Xn59oGtglC/WH130ddwN6pYJnt6",
-	"0Kj65oeDSm8WvcN3I1XauqaacNGj1SGxnxc/KoEBV9dqplQUdEvmKlkwBW6Nwjo6B1jWWzLnEK6Khgkh",
-	"Owr3VdeqOUS+jjqFwM37JBJkB0zOW2mIKZpgfsu1OwxiSJ3IEobBrEoZLkB2yNMYTCvF9WZf6DGvoumL",
-	"lNMwvFUuHP2e3adhm6s+Va9lX7qO9hVLxHlSMCFiHtTUdjv5cZZc8oRwtbwwUlXKtvNZVqVEqLzSY0ZJ",
-	"ScGQnql9ZVUNUS4RZWlLIV9KC26VgS5pDgQO4je8tBzu012GVWw6Vl7tskgM28+31I2n24Mk6qctqC4J",
-	"roquRBCpmwjX8q6XaL3BxSg3eaxTesaEjZmKM0KSOjzFiZAE0ZdtQ5UUSaCSaCIVL6YDKKZT7ScKQfhf",
-	"NpnsZJtxL597tnE6CmH5+2DQzt5n8U0AhbyXf6Pc/LnPEsLBP7nqw0t4T+eBpydiruQntSGP1euZF6aw",
-	"uqz54virf5MfepWvss2r9r61eyBbFs+zRbXV3tp7lt8IT52txcNuE+fC8jnE8GGCRxOrqh4Qu8P0ZykT",
-	"JtEd4AtBEImrGk55kdgN3ull9cRc2+6Yaxoko0gWP5TUSyGe6YhHKGxjrbIqN2SFQ2ZRPJmHRVNFQFbg",
-	"i+uDkxHk363kihaOQGooXAM5fnNLbecdZ6NfvvD23Vm69BBKegjVNGGBI25UjiL4b+UKJKVrwm5LMb+A",
-	"ln25ZWS3tbTbkoU0yrQtRK22Ga2QnhYEzmch2ZnWvlEou2kS3WFBwKzF0dYoYbNpZfy6cBLRJ6DXPR33",
-	"DobXDdc19Bi4uiOVdvoF4OrSXf+28epy8T5lWnAu17j0RtnfHDRcfdkxewVbyscjtLe39wFd946UxWpi",
-	"haHmo1eajea7nd3dneZub7fRasj/re829/6Ri0HFguwIFTq5iNCTYb9kE0ijNF3JzU9hRaG2BigIxQqm",
-	"DpeTS6Wq6rJ7KAo9hGPONDIU2BrGmIaqoq8v3+mGutifhpHaiUI/v3zyrc0Ab1RhFYtKknqmUkwgvoPj",
-	"e6+Mmx0i/3NfCWv9Wgv1awq0SWGDKaimfu3R12V5tI4lZ1jRfbbAr/NMJ7eLLg5klYCwbQcKfk3ZUrza",
-	"YBbFInLXQi0aKNa2i59Et8S9CfLpJRH3hJSYzJWFuBTjUz1eDvCp3tGW0BLbJePio4kwctq0mWJqSBOq",
-	"HNzWxENjxBIU5g/x/rgQvba78+GTilpreAePv0/G4af/KCt6sCkS/7dvnLbrfJSlQeHFIHySTwLTVETK",
-	"mxCVoIL/5eTTCsGLiWZPQgfKDcRBakxpqcslsIAmyC4KCDLv56YBNTjBSnPQQKFCPo4I14Rj+xAFMQFg",
-	"f1PcNMr8KHiEI1qCSbHEm6ZA5yob+ewcoisSA4CLy6deBFO6H2uaHvwwad7u03fT9380EkXTH5wXYRo+",
-	"YZc0iEWVioWJ1L317PPbm62YfVjsIX0qP83PSS8uPfdQHTsrKa/yyO2y+To2I62sMiGYcpTloEyKdfSd",
-	"QlLhjFc4B8fWF/mTloa+l5W0zw5e1fOWBl8nccXPri9PFnY/t/FLNnIV+sOT0MUqHMys+dWDe17GRmGi",
-	"m87ZyJoHAPdlllk4s5pwa1romQLDBLGZCNgEwskVfRSECySZq066K9wi9WCj2HAwzDKPgpqDFH65DkrL",
-	"hFvEqPaFWePNyCK5E5ouhru4OdgL9sMD8m74w+j9+MM/Jy66uEhYw/IWbp2gwJiLthrMmqsAlYqN+d/N",
-	"3vKboxlXvWwYCnbWxKAWML57vQukIGwNlcs3ni8jFQk0YgJRZiKknYF6lDw8ce7VwHQL1Qo2lZgLhMGc",
-	"wTTOVw/Jy078KgDBwpXcBCRD8ZZ/ZVgGxww3RSSzJXsxSpljvxa7PnCya3NsNjG/l5pTxrifK2FmNlFV",
-	"VcskH1eq3e5s1BVXrGi5bBHhVCzns4F8bUA4Egyimvy/aJ0+L2EZBfsvJgK9noW9qr+1DJn+bQCizN/q",
-	"Tt8EqlB25gKum1TmMKt0GzFaz17Ug61LEulU5ReojJOZ3UaAcj/UK5Etgs6u5ocqd55R8oYDFrdSvgDz",
-	"fkZDkqCHHYMRnis3842uxwaJ4DdC/DZG9F6S2F1BUM5GhvlbJMaquZcabI9wsTkUHH0yqyR6Z69+x1Ah",
-	"ljLmIrkLGJN11BYaoEOLkaDihmFCOICoJ4Sz+A6oMZrMuABH0ICgmLHpAAe3nnEaeSiO6O1OzAIce2gy",
-	"i0UUYC5kbzPKpySIhhEJ0daMxrLpLAkSJTPKlQaicQZN0REofnJzcdn9td3rAObgdl6kh2m03r5VBFD/",
-	"LsnVW2UsX1DEl7D2a6COTzMmbFKZ/7rae+mB0rxjLVAJxSAcyZxn4MrUmoYp6nI/ZpyoMEakWUsOV2M1",
-	"juwXMjZ+Q0a/78uUl52ITytP2ka4lTm1L8SqLGbo8GUYYQ4oWyQ44tGIRnSk0WS9zPM+mCNlykS6YXAM",
-	"XDJh/6Q6StGQ17iFr9dChyU7kHHvx5wENz76v2iAOXm3L4nSXhMlmIZsogpKKEiqn0/bR+iWgAQu/w5J",
-	"wELYO0F4/buzqqdL8smFL8xJMEsiMb+SI9TlIQhOSNKeqYwD9ddH48hW3Ba1L7pIpS0vCB76kYd8PLq9",
-	"8fNldASKiRQV9ppqF5qFGCZYKDg/0G222AAy/ChHHNEhM7F0WCX7KU+1GdsER1TgiJKE67XLxIdRJMaz",
-	"gSU3GPFhIchfXVMvjfEnXoYSS0NdbhO1u7rkFdrSkGg7kO5mTWu7T5mUff56dX5WRyrtWROeVNHzP6O+",
-	"oUb9mirN66E+kCX5d71eR4++p2yefZpVbHJ9rOQWZDnQ5QvyDPdr8mc9DfWHriHYrwEmm9en5CEgU2EK",
-	"sk2xGAP7ZpDGYIrVcLQl8AhdmD+3W8h/C1jb2u/Zp6dHF294WhRHksA0AbfdbCNCwymLYOF8tQf87WdN",
-	"2x7f4ib2t/tUHR0YiPwmLZUjN8Aut+OlYL4LKeR96r8Nxli8zeDFuI6VeAuBCNyMeTHBnHsqP533qU4Z",
-	"CtEWrHZuZXPrKY+r+le24AAZoFd420MQyYFFnwoQg9I1faPBJTkKMFWAF2Myqfdpn6pTk2bDI00hOPLl",
-	"NWVJ9C/4vYV+hGuji1y1L7o3v3T+rmtb1dEvZK4CwSY4JH0K3MrXlwYSVBQB8Q8RRn5CcOgDGZzguYon",
-	"g2iUnzo9Ky3fGp2V7g6JACpxCAU4AWcrBMxiQXZUgTwNyJ/aoOWPekjwN1CJhMi7LBnpFsCr6DPzRrul",
-	"DexKlkINP297fYo58v+2k7r8d/6i9jxSp7rb6X1Efu7pkCWTQzVNjA4aDb1FYzydEsrtsFboQ+d/yW5J",
-	"iGIc3HKzWzWvFkcB0aAHmjSddnsLtIjJliGKpM6S0Vv9EX8r3wU1VMQWVVNpQKeY6nxISWdrXu2OJFwR",
-	"rN16o96A8JwpoXga1Vq1vXqjvqdCJsZA2vVNk/8cuZik1CbUVsm9hvgiU9EPoynQPoEwkvppHfXktuoV",
-	"5SwRuvoWTkifDhKA8x7MkR+Ffh211dcQJaG3EkU8S1CMIy7U2qVnS8o4MCBVJc9AbxAB0YO/LwQxAGot",
-	"hFV5KlhjF3QK+eyPGUnSxPhWbarSqLNabalXdXdVuIW7gh/EjchWy3pUFSOdXQLIjIWfs+4IwImteRBs",
-	"RsS1f6dsMKmDo1qxulwlw8X+r+TO35L5IfJT+cPXqIngSCodBkvEj/M1h8ES8RFqfZaNRJW/iRg9RL58",
-	"XGkocHBzI8FxXCXnIk0he/zkZVuq8sce5W+GDMKVazYaRbDS6TTW+CBv/6mF69TmYVnB9K39/XNNswh3",
-	"NvmnnAqwLGRSCs8azUW5Od9P9v9oPvxw++H+QLxLGvN/4UGQAlC2aqOp2NlnO/Joml8zBK4MeEuvZy9R",
-	"QcptziMuMCTGGE8fhMndkZyIujDUAznURqPxD1jYvLE3h82wW4RikNfJhl7YzSMt7D7aCqJ2Y6xxAHNG",
-	"YBBHF53vQOnSWqjyzFnVZzKmk8aiuTrVX7wtvv7oWS1cGvZYvZXsk0JLnIh1WuHKKmyz2ErzWfyg0Erl",
-	"Obk/WmitwrwWP4CN3Ve31fVleqvf/ohDY0eET3ZXf3JNsZbZlLliv/lh9Uc9xk4xneu+wAV+UGV8XY3n",
-	"lMEd8dlkgpO55q0oZa4qK/x3zdFqn3QM56KMoBQjngr0itmmf4FWAnG5UDwDpUjRRiFCwwhqapxqYyBl",
-	"QpcaH+j6ziUlyQbzrOQOwqq8Rb1P/UHEfBBSBwRhxCM6iokB4QNBP60XRKgAWVS/bEEo8MM+hWIiVtdK",
-	"tImkRJPg+VulNIOgWEdtI7iwBAGaEx31qZ+ji74OF3NhAFrQgdh8j9TnvtQLcPaG9ZGCYnJISWpL2roA",
-	"gcah+pGF8/XYzSBi8gR0HqYkAXCkY/IxyvSTmlf7mcRTrjNKwCspqbvUuJNbIpBICA3B4reKS4XFmtXG",
-	"2D5iOOZ6EDGOaL5pFaipEN7TQnjybTnQmlfrkWBMowBLDRHHcx7BYDbHw6ZF9JwME+f32jQhQcQVRJyI",
-	"dPqdxr6pTRM2JAD6hVVyIqS6DpOI0DCWkojBs/m9BkOXalQMnCOeDmexuo7qGCsxIMVTMQgov9c0qMan",
-	"HMKJ/jHTOvA0qktqSYnYGRCB6+qNesAmQB9SU56KMNSrUQLgIbkzt4LYLfwBjUYPIxNqLXekIm52RB3f",
-	"Tr63NGMHwtP1mUh/zILSNeO24AAKIek6bj4fhF7bHyvSvgbDzweePubNc3oYBSFv94lC3jTqaAVXb1fr",
-	"7VvwsY0ZF633jfeNt3e7xlZSQXbbsCi4hmz3PBlLLXm4TMzKUODusTFbhK+S1quktVzSauyt/ugjSwZR",
-	"GBJwXezvVvjiQsFu9hg7AdBN+O6gyvBSaM5TEka4p/P9v5pAqD1TRo5YkAgfvdqCqTYL3XbAaMPvNvR1",
-	"6iAr1A1JS5aBNKFyYTwpavXpiLGwjtra4L4zVTIDZGZAfDBHCRnOuIG82m/soePOSafXubm4PO91jnqd",
-	"Y5fIpMZmplqwLLmWMHvlbXd4ikUwrm1OwbeC33OkeleTalCF19DaDRSv2jv0ZoFov4GVhuxCwZEcBrqX",
-	"krceSH0ZvX8edS/G2K+k7taQXqn7K3XfJHVv7K/+4oyJjwC6DGS9WYEdJJC+DAFFHyFQ/6sS9WPtqCwj",
-	"6p7bE3BJxCzR2qtS5AsU3GQsao+mCu2R5FgXzvGUgtynjEq6zpH/+yddo/zRr6NfVcldFdrqGx2ingKh",
-	"KTcVvyWhi3r/RMRTSfcZo2TT5HuV4uzWiKtbazegLldlHYtq9ScAyTLFNFzlM/YWqmDsN7MiFrVdYGD/",
-	"CdHmX1YVf7YCvo7a/YV053Jt2ALkO+5eHZ1fHt/0zn/pnNVaNVOWWtGGJ1rin8X2K/H7Ao/v9PBK9gXv",
-	"5HjwqzzwbcsDexW57ikLIY649kVliHUlgq/F1lNLeInpfi2u2NYxhcrZJnmjE/YWB4SrCHLN7U2NPB0E",
-	"AKZ/EBYOdbyQCfi9JWSqjOl9qort15GvI0R9ZYAvDRDGgZjhOJ6bSGEI9ulTPyVaPpqwO8KtsvYqhZ8y",
-	"oWSQOvLpLI59S1ms96mv6GALKTLoK4yVQSLpseXOwMGt8nD4EPTju8QRFXy6CWXyiZb7Ajc03I0lExzb",
-	"aZa1iFomuurUOx8xX8kK+kRRKg0k/z03qXQKnzZrsEzX44swwWLA81LdV2GGyluhRvbKHF+V5X8XZfnf",
-	"yuyqqMJ6Zte3uKmK/z6dzzud+xb5ASbYbrZN7tYWfN1UFsU0FHe33vDSWNw+HURUEtvtOtJLpOyMKsBW",
-	"h/Pakbtp4G672e5T06oVgCuZuAoYVDQTAk5PofoVbyH/itBQq50+2jKgS/5ngfnto99CGPUwv5UCiiT5",
-	"pE/9Xvvql5urXrvXuTk6P7046fQ6x77KPrYefWx3TzrHfoaWobDH5KpEgvepRlDQhlZPCyw4EdEQBwKQ",
-	"3rlVEx6KXsupqvfGERcsmfdp9h6gQ9oB5unH256apkLSjOjIzLdPtxYKnJoa3L7kpy0f4Wy104hcNQYN",
-	"yBbxPsVItW3A/lvQuVk4e1l+O7/8pXv2k+8h38xVnV6f92mAk2QuOW069DfcAsc1qLieBp3g2pjky38e",
-	"jWf01vf6VKhyy1o4040jwZB74xBL8nuqN25bhYT7PxEh5+GrAGJ5KsCtgJr7aMxmCU+RuftUFQpUMuZ2",
-	"Hcmb0KjvIVVpjSNfb85bTmgoFyD9G9bO11Kp7IK/HRHhL0BuCt2iOtpoy7+NoKWY3ZMkwJyoM8q9PvWH",
-	"EcWxb6LwYWj6yClhYBvuQducGMABVCV2u6G8CAJNGBdot/keTZOICjzI5yRIURgOsu2IUfueMCns4iZu",
-	"qSjytF0dR56rP5rhyfSpPtUeMgYU7pnMKO7pqosKBo2qGL5gjgI8le3J8y2vNUzmMK3UCHUes+zRCb4F",
-	"MV9dkERbKCNRRxAEK0fZp1OcCMBYDZVbA/725P2F+ijyOsCb27A/At8SamyYAY5juSKA0gbAXzpa2SQu",
-	"yGEiPUoVB67i3yFJwKwL5L5kgeKeVmzCCGsABH25QVvi0b8IwCr3qQ4xtzImeI7ypSsdJfosEGN9BYi5",
-	"PtVnmdu3XqWKpMcQ2mg2Gi3k7+w1f2g0fFUJTb6/LQ/ezl7zXforNkXgJQ2CJ7s+2prRW8ruqb4Z6aOm",
-	"j7YGOIQdwBPuoQEO1UqrNxrwsbwfQNShkmH6aF8e2pT+CdanmCLyAHV4R3Bv01cPYHCKpMrNTR98AA7Q",
-	"p3672d75VcXF+1oRFWNMJa+C1W/U99JR7/loyxQ93DaqJTTX0FgUBotTThm0RxxLvoQnKiRNqYV1edYk",
-	"RfYhsfnm7Lx38/H8+uxYN0LVMLJMBXV7+tS/lFTrpHva7d10/nbU6Rx39DcQhZ+/Kh7SzV+ftX9td0/a",
-	"P550JNH0T8+POyc3ncvL80t/2xkhhuO43WyvrZ22m229kk9XUE26gSTEEJJkGzHgR68Gqr6BrW56NdlE",
-	"Mg2kKlZvpPUuc5+oY2a+qckzsgzgVAX+EBrmh2AJEMVh7C4ZRv6zbChWEdSUbsrBJdF0Z7+Zqz3Rqn0Y",
-	"7gbNcI/s7A8O8M5+8C7ceU9+GO408O6gGeyF++RgqFrXwd+qQnnttzEWKGRozmZIXv1bhAdQ2FaeGBUd",
-	"rR0B/6V2DaqC1y7PTzo311edS7kWa4RBNdt/5YxeToOX0v/hC2pUB9cJgXBqigzlEYVDkxbPUKVrFbHR",
-	"Sb1y3f5bp1HI/9RVJWg8jTikAao/68k0qAMd79Ihg4IBUrurtWq4iXeMXFpnyaiWr2Iih9KtdP7kCqkE",
-	"2hrIKymJgD3KXPa9HIWsm1TXhUsBOfwLV8o6mCnVr3CwLZR33aSR79TJM3/BVEG2ywws5s+FcypFKO2Q",
-	"iqUQIBnsBAkW4nm99vhJTtt9SbQkYVwu3+o18tbZ/SozmfBR1sgHa/jvRj+M3z9hifODBt6x1qiNtW3V",
-	"izaQGwix5pAX5PUctonL5blbP2ju/UMRqCdRKF1uGC4HeRBvQSvaUTJ6HuIPNCT0uW/uQr/W6svb0K95",
-	"/VoU9uU96euL0a+1PvdhFdS/4HF/1bJAS5n4DF+ofYcnaslUg0o7lW8salvwcrpsaphOX3HjH31YOSmT",
-	"rj+7vEKXzbi7ibmaxvNd6ReBgMBrkqIUfoIj35dnvg87Co+PcDzpQ1mYfg0yNGVDyifer6X6pPnt32JJ",
-	"9KVfWBVwRecXBRj2U9fEVsw3vCIrL0RKRypdCUVLzJWorUFNFPaEohkOG33bYVTZ0vYUliiVaxtMSkaO",
-	"58Z2k5oTFi03UsZZaPc1fezVkv8a1Pwc63q7aV3XLUs89pDLquohrXJsW6b4iyySq9Qa/7Z+T+J4BxQU",
-	"9cJOgJOwbnQdZ5SdXZZeDlSZ3uV3bnP7tmcMiZmpvE/T0vWL5vIW8iUD8T2VDa179tGWcmkPIuaD2Yff",
-	"RnHMwQjjB2MsfAS/gPGKgsltShIrh0/Vutj2lOUvI28BnuJBFEdC28AUjAsyKDNI4btACaQ8ksx2nxrD",
-	"mFmQdNeuL0885H8eYE5uZkn86MYLqffpSXRLNC60wYpAkUCUEG1l150dlhlkwBy+39hHi2Ycve45P0QP",
-	"gBKS8A1HGofBlDaDd/OGKEUvUrOe2cA+xfyWt5C/W2/4aOteKiXyKOzWGykeCCc03E5LSsiv4SlOwj7d",
-	"8tMLB9dgiAPCfQBUMLZ4eyGBJdneG2XyatT3tg8RZekoWYL8Rn3P93LdNup7+nT6syQG01NapLiXYMrl",
-	"QORhMz2Y2W+XRXE22yrnB0OK4DONU88yQNzt5jVpa/PkOtlKdHrKNSbXdMbHZ0xEQ91+lruW3ozUTKKT",
-	"OaHW9ykLVagDqCoQwVnLgATOZ2LZOzYdWZKyuSwKQt/KS2XKmaQgA7wMDCoGVNffPz0+qujFFdhRYyGm",
-	"8t9XuRefhCqVfyMHFaUwb7SBD+iYAx6kh2ONz7awEnWTWQEhlumKHam/DA9Q8Zcw7cX7Bh2aVf9R+UBr",
-	"rZq8eJcXRwrDzb4PCq4lhwjznGQ/8AY/eusOQYHDbHIIn2xAmrxE3nzfOnhXb75//49iDma1+qY5SrGq",
-	"gmi72T4hIxzMrU8+LY22kVQtZa7ATI0/JyWWhsRDVLqko6+y+ats/mcKJ222NbiC5sYu8ffpoaVuwdm4",
-	"iktF5GswZSsIPp7zPSOA1cMowVTK7SDRjtksiecoYXE8m/I6+nEW3BKhC1viOBpRVcvqunekAwBYgkI8",
-	"58r3PYwSLhAgC0aUI1+26WcBC+Au148E81WMgZI3B9ARGkDlNZqBt3sGJ4IShXzcp/8iCeOHCFImOApg",
-	"FgoKTjXCAakZ/Pc/wNjkrNPB7r1716fmV/nfehqKwH1TYgygLHgUEn6oHZTZMwiEmCWUa6AJKDIrKR9O",
-	"MSegwMgsIWjroLEnOz1oNLeVcgHRJQkRybzep8bcCoBgChItomjCD6W2EBAqophwcG9rkBAV+QIFMiEK",
-	"pU/1lNEoYfdoMEfNxn9qhDwyhwblmkUU7Tb+02w+ecCBUMHBy3KD2unRWoEcdiVwktV0VofJVKY8zCJF",
-	"tH9ebnwVTCk54ZzNqUKVSgeoVYeGpUOj7L7KSATbwDjURUL3USjGh8iXS1JpGcC3fgc5NxXNb2bbuubL",
-	"DQJpwaa4U61Miq3ptVWTcwQpOYm0hKdukoKJS3Od3nm16UHDXIUe5Dz9sH9Q3wOnSCKW96eKZF9zEtZa",
-	"HwC0XFck5bXWntwG02fD7rPp6HO38UOz/s7d6W55p3uFThtytQVbaGAv34DAsalobqeCNb38Ik2YXLwr",
-	"fEeUCzObwvtsT9X4P9fw3ajWer/brO/D9NJlnH44qLV2D/b36+8e84PfbRaXTP3VycYwU9WGm88A/jIn",
-	"clXcdkKkXvAqFb5KhX8SqVBJgzYjNSJhPgN042JhVnqGV7KdTmMsJF9D1odearZMn+piq762q/kKKNaE",
-	"q0YBRsmMAt6sKcZjQi8VIJioI19bDH2NDg6wYTo6LAqlyAPCXqACF9OeBYvV9+3sN8pMt306xoDamQgS",
-	"ojmB9CXfzIWOJKeNYmKJvhHXaUtoiyUoohoTeltFvUIqKXxMQvOtyoky+S5lWKtH1sJviulq1PffP9f0",
-	"2qUxWz80dpt7+wfvfnhfU4TaSCzKRHMzJvGUJDcDJtI6eXdSslvkqfvN1m6jvn/w7h9ZSAXvUskhsr/P",
-	"Z6LW2t31amYLZFe6YHvNCs+RTD+iwYqq4ybOIV1psErYfTcKXTdyPWfAaGnHBgkuSAgcJakfRBQVs+Nb",
-	"yOT3ti+6Osd3rSEbRH91/Z7GFbOTsgoTs6cCGc25euWPr/zxT8IfAUEzTzItBpn++hLsUZAHsTNNyF1E",
-	"7l8iEQiC42xvHCUPAuwG6J7N4hB8UlY5fxXpEGUpMVK1j2IhdXowqeKJpAIhMf4v2ZSXRvoHOI6Nu0o1",
-	"CG4p8/g+iYSC81Sx7i0Ll4TPuSATNE3YZCqUrSbNr9lKWEw48iVv0aj/MB9/24TlKwUFHqXQFygYz+gt",
-	"79OEAAx6qF5WGQxsOCSJzkJW5gguoglWNdKlZoK29q1Miz7F6vdtyfshC8Fg6s+45MouTnyh9vVIbfNz",
-	"ID1zoY5RiLpIkDiGkEcV7Hg54+K/NPeFvuU/dvab1ROEteP8SyQHp0vdg5WutfYle7ejRXW4o5xEzTOz",
-	"/zkC1qyfYZNnpx+SOGb/H9wEG/vkU6a9QsMgr0zIZHkUpG6zy1FMcAKSpFxgFYqpDmqtVfu7XP2EoHaI",
-	"63UoKCNPFnSjBSDoen7DCU6CsWTcUCag1qrBnYroMxm3HKY+YxUYt3z7lWm/Mu0NM+1/qygkfdtQRtKN",
-	"oJCCJpWEFhUMbCsLdxh+XUBYVIwVaqoEhIp4bvRH5fLYEhHhdtmOKFQMi7GJ1BulKmy3KHkvuSMJ4lOC",
-	"b7nSrA8RhjzWPhU4vpXEz/BvrBqSWi7WJRoKzZk8W4UDVK6dWmuxrlAFBQLKPMfWe+ZGOytt5JZVTvt+",
-	"HAVjJfpADi+fsluCtuR85XNVNmi7zDyu2e4atDvtvRuWlgPRqWPZ8oIHIeKwC2VDkc82P5T8eoEXCEZi",
-	"FOHSGi1GUX7KeC7Mxxt0HVhWDFOBrwoIiQosYfRuueBwG9FQ70FNWTo0Xaho6zhSdhUpDlkmBjyNpPCo",
-	"NjY1q+wMY8aSmvYUrEKf+3YKcNg7vE4djtwRfBVkXgWZP5n1IccSv5yBPmv+7ecgxwyWgkJ/ZMmImCJj",
-	"No+C+mwiNSBwBcFgxJk4GhIRTYjOzycJR1t+DnXS95C/iE7pb2sEEu3DQFzg+SHgTCiThsk5h9AvLJSg",
-	"whLDqrDQbF0ArgBGlNznURPq6AziizFYKSD/vxxw2h7b5gzs1XiMWViNwCy5xUZocUVE59xmRxyNGCWv",
-	"1PiVGn8NnCr7+H4TtFyjNBfIQzkxdyqB59Ql9ueRWiwKqwLCgDyClxMUwkhAcPVCSNWLEK4XlKSVkrlS",
-	"lm40raiWvCy97xClK0nMJcbUZ9PZdQjsK2F9JazPF3O/OTL5ExHVaeQTBd7VBqK86eMCi/HTxOS3WTTc",
-	"khgX+6M3mXjsWUG+HmJxSLjQxrwZjQnnfeoD3tr/gzKoeWk6rbcCmG0aVMo3uCa+wUGa4kREOFb1yHW4",
-	"J8jtED+D7gEn8B6K6aXlkRXgHQQVVzHjpebPL23N8zEPfLRlL9z216gVizdbKjYzU5UCixS5Jq55br8Z",
-	"eA0n7I5oR6+uLcBCPP+vlUgey5jhGoMbFPB23BUE8pGku829/fpBIVL0oPHolbgATxkX2mqaYEFQSIKI",
-	"aya6Cq5Em+EWJ/lMs1nzRcxm+ratYz1L1fFXieJVovjzSRRgRDNMCGDGcgz3WxcwyMOUJaJUfrCr+Niw",
-	"vu6ivMrcZVeBQzgIyBTyp7iKIIXknBQdXwHvm6QnhWmSlgTSUbNZZaBbMgXIw2I5G1+XfVPY/yZPP2Qk",
-	"Xxw49aYd9qkfAQarQoyR/8pqz3vIKg0AOK1QvMa3krVUHKUuRQChGDEZCsRmouWsRaQjfXx90wACFSKE",
-	"T48u+lSjk0KG2UCVPpJfjPEdQYKhAUGcCIUnquFmMUXRBHIFHBJSB7Y0K+b7VQsUvUih3k+vhYBesBDQ",
-	"Myvcq+O30taQr+b9Khu8ygZ/DqeaOv4vUVrHyb8t4lghzSWLUA1ZMJsovHdK7lMNtu7Ut39JO3lhJfsF",
-	"tNjBXEDC4/77hldTcbmQ5bdOcetbutxkbDJ28R/1SfgNBTyk+7aOvpaejFei/EqUn0+U0zP47Whr6ZDQ",
-	"sTnruXjKCUvmzy2C5syJaIfg5gfkeZagU5zchuyepldOSvvCRa7rqAvZd8FM9GlEBdMZBqBvQhj+rtdo",
-	"NKy0AcQokmMbJXg6RgO58DiJCD/UptY+Bf0D8jFUiSjZ+YFpV0d6xuQOZ8Mybr8RQ3IMKgZCpU1k8Zdm",
-	"Lm84QNzXkS+nC9mOaVEJOVb5f30K1BltQURfynegqAJHAxZGhOuRNdFp9ON2BmyxK79OSRXoSwcNdPoj",
-	"5Gsq3XJrv7GHumdX1x8/do+6nbPezf9cn/faaEDmjIbb9T6tFHeh1FmbBT45mSLPJ1Lz4f9BHwnhgAeX",
-	"4BAAL7hAjfruf9Zr69N6Nd61sil2n6gUfnnW+mxOaG78Kv1E2x7MCXvlha+88GvEmbi5578X/moYOji2",
-	"i2EvV5Defk7/uSLCUMXSQKaBYcwmtlBROVfEXkm8Xp5vbCxYbznZfDKZ7K4MwktX5DUA75UwfnOE8StH",
-	"31UjU8/x+0BAwRSLcSYaWVStVhT17Hs/wQ8nhI7EuNZ6t+/VJhE1f+4uwne5jU1ZQutq4qkcJSoP1cQR",
-	"QiC0r1zdukJYqu7s3EchAZS77UrkVYWBX6t4g8KCLk2UKl+htbKVNmaqCjcQTX2qN6ZCJPXP7B5NMJ1n",
-	"qev3JCFIj+KVnL+S869BzhVx/CZouSIsSFMWB/VeaWU3NytvWj/U1Ur/0HigxhrSbMB/+9Q2t8Bbgywi",
-	"b2swR2QyIGEI1eXvxyQhtqkISt8q6M2xwseYeIjEnKDBHA1ncbwDRqcE01tVXTelwrFO/MWiT+Vv1vih",
-	"IH5WEqBApsuC8wwt+gIBeV8kIfYS01u5inp7AqLMYRFXdryIckEwYGwO5sjUWXeN7I9aCTtuNhqNlQz5",
-	"K6eh5iNPVwbSP9TWMwOtBMZIASwKoXcXUD2AIz5miTClBuovEVC3ObeMoiXrxdCpO/XKnl/Z8/NdMt8Q",
-	"s9XRcynH+AJOmCvBEjDu5HUToCutVE15w1Usd8onI45G0R2hXp8CX824oe2UAC9Myj/zvog+XeKMQGv4",
-	"IvTiPB/VyUk8la1rAYDoeQhPcsBfzjGxHmd7GTYF6V6bW+dnMJqKrg51HV45zCuH+UYUwH8rL4cOmk5J",
-	"ezXnhuE0bz+r21vRscEoMde9uifD4jobc2OsoKcv6MfQzP/Vi/FK9V7NXpYLo5wAbdhtYQjWy/ssshTZ",
-	"jasSkKqgA7omadH8ECXFtJk3XOW11rNUIRMx1acAbesrlC0fKieChpGi3hodxEN8jJMCRIPB1+zT38C8",
-	"2NclA/s1k3WbJdVGcrALhYN1cWFVFiee92kc3RLkX5xf9VD5er5VX/kuNcUqkvpULQX2K6KXjE3KzrV5",
-	"swAg21UfPZraiSRcs4Er89njtwJhC1/AFlafinz5CRP4/9m79q7GcWT/VermH2BvSIcA/Qjnnr0MMD3s",
-	"dE8zPHZ2t90nVmwlduNIHssh5HL47veoSpLtEELCq+np/EVILOtdVSpV/X5pUj4vzObAp3tAzH+Zr1U0",
-	"svu6xHW91mNxMv/kUNmfqcz8HbuDift0coPC6j9OPv1G5NvM7gzyBJgFj7wN2XBpM/ylbYZDccGS2Emx",
-	"F2Y3/FDnJF2qNYctJUNeLjLHqKCGPxPsgsUJ6yZ8wiTSagwKPTYv4O6EhnwSw0ObBV0ZjoEpKDdzp6Tt",
-	"WZbFF1zpR27ofNWAAxZEniALwAD0+vpw1gZv2GxuBloH4SfuQxILMmwYdBMmzvGLNvgIkOCbVxIWiCd6",
-	"GetTVLblnSPjQwBCXxhKcGNtmHql4D6sFiaRA9ULTWovATisIa00MtWYWgFNMDSVcLQbsAt+G9JY9H1P",
-	"BHJgg9Vs37MxbGyD4oHUBYnaZsSQHaABPxNtoYKe3l0uVL54vYPxy7juTSxYNkZ6bMBGgVtbU80ifMVj",
-	"GEYGnGoxu2afCj2vVfMD2A9mt820rWUP6CX4PpDdrzxYZlgtTYilCfFsJsTj2gN1cKfL+S0DQ9MxI1GX",
-	"KGJm0eYgfUxBc9PGsHSG2AqeiJgIE4S2pW8UseSCb36gNCwBUZ6nWpXqvwrOjj+slRhqTGrYx70jI8+0",
-	"9CpQLQZB2jBAHTZ6SMgRrAo9GJ7wyXqgJ8h+6HToO/12Y1HUCywwfxLVYBCkPsjME/7/Eml/5Qf6rPth",
-	"MBLWHLwGcpusx4K6UYfu2BOUg7ZLI4hjV+Shvd7CuCr9CJkma3T/K/NIPxaxC+4J3/D1tAGBK3wynMqj",
-	"o4cUGd2FHO2gPYMwKAETQubQ5Z7I9IDykPjzCj7lVTKOmJICbacY8UpK5G1rNu/AE7Qwykgj9TIRkn6I",
-	"Jz1IONMmXx7xgX7mthgtXOinuBofjVrHMKZ+viro6AxpWxvyjAXnPGuYco1ADtolSjfIeG+ocCvRmBLW",
-	"vC6CRnARszRBWiHlOQxTMAxJkGZxwAsXY5/nHfuVmUXrYiwb5Fe1NNNDlJvIZjUedGWCxsskqXHJ/Pls",
-	"n/viPJGk1dHz5K6BCfTkZlTZCTLz2IxJVTRa/9cpiHsWaDeFm01t9s0G2mE2lbsGD4L0IdxAxcK66wLG",
-	"yjdc2EtDaHn/8lcC1bei9ZHRP4KI5fhgwh2bz3QHwSlLzvXeKpC2YgGfUi52D1cU7CFMV/EeUBFLMV6Z",
-	"Qn09wc3uNWhdY1MWTvZ/1XaDbgicHWodZ1jo2hgdBXHuCf+qyxTvDLPk2geE/VKgv9F2hsHSR3yucz62",
-	"P5/zcQN8NGi0iUIn7hiDal0HjDMBCfWyFW3zEPz0qv/+4BReYWFrkeALBms7wAQqc/uwLmbpb7eaW6bK",
-	"jpB5B0/8fqkVglpB0TqGrNeWDhuYrR0Zel9DD+icFvSs4CP7VQPocoaeW0XjRrEez8cd4vztxTzz10Bx",
-	"JCBkuX2HvfppV2xCitipsgjY+yTLNxA7hgR9BK9POorwcU+48Lah4noqClZC45xYUcBZlsQ8KzBftRUS",
-	"94Vug7l2ksMc4vyWchXyRAu85VdeR0NdtNUyI14GERM0opZCWaCJVO74apwTErnyRCwqA1WwNuhXKvQV",
-	"+XZOzEbioe9GxxPl4dG9cgMUSq7W3LTbCuRIkB1eLyFaYfPJXkvTZNwGn5j7fMKuo51lRkQ/V4LkFVJQ",
-	"pL4xwCBlWW7Yt5S2nWLR90Qv5kmokK5CJhVgOlrtBjFP9ootb6aFBptA+Tj51uxMwmEO2VCUbErZqyyZ",
-	"truR9IShTKwXI1yHEe9GUp7TWCdaU6jS3BB+nTLyxY5fZUlimSLVVgoK0A7GELBUt2ajSTMw66az2K83",
-	"nZ4ge57wtfBqFFK0gTm9vvXJUC8p68Ia5X7Ik5w1MplwSt7wBB7LpCh+NBPmg3N/0qyhgKg6QvVC9Xux",
-	"iFXUIVvZ36ncMXVkSlxDBrCwM9Tj426egFEeMtGbAh+k+Rj8IJJxwMtog6ZUTyaJHClc5EaM006Ic+Ix",
-	"Edbx+3n/028HX/yyDxXucqF6YsKHugs98qIarMJJ5ymdg6TQZyuq9sqj04OeyKtGo3F9bZ27uitCgm8b",
-	"piefutXAWPwOIfRaLnVctivK+KURuNeHVWqxy4/RCsQTZkaIRBY3ocp5WiJc2wGfoE1cHQRpXSyc4geT",
-	"i2OrWFHQi/voR9Z2gUE/xqv8ERvXkfE9giZNeZzrZYHuEcy3wcNMzpIG+DGFHeOCDQZpsu7mVh8paT/H",
-	"IR0j/X+tGzNm/XDfBzLb1hqAJgqJbCsLtIaG8pCDZ+GUvVodPDwt0KdAhuYT2iReDa7h2i/AXnaP8H2E",
-	"ojnd6U2BbdriKAyOB/m+ES1Sf0DwTYwScSEen0tvMpy1Erlq8ygW5wYqB1UNpX4Y0Mm/TwBYX5cAJu+M",
-	"IL6eiDS4q1mnPNESHxh8led4i3zvqm3FLnCmIj0ogqIkQNxZDmuiCjsbrU0y5efMl6pM5FNy9hp5hqNX",
-	"EZZ4tJUpZlmF/LJMk1+pgeL8CFU0QcUUsGRA8OOlYXcmCWVZmXDwWnvjzevNNxvvWs2mpQ6x23Cz12Lv",
-	"go3wDX/d3WZbwWa3xTbCJq8tNHXmME7vLekjjAB3fZkQNrX2ZrNeqwimWnvDpSoVX2037zund4Z91No1",
-	"J7fj0Ku1vcmh8Wp1z/TP/XxD4+JDZrS9ynB7NIxY9K6BpLfQUvH0WvFoVXh6WXg11M1erX3l4XTTK+2E",
-	"U1laLviLV7uue9XF5tXaYpgk11+ute75Hvtd7uAeSwaNv2Avp3XIQynh1V58p77UPdrxNF+Vze3R7vZu",
-	"SgKv1m7Vvcq2x4db16Xukt2EWvk+omD2vWfRpHLQlAGQmxp0sAyk+vGcf2R13sMFSAXvdRtKRRe/E6Vy",
-	"GEi08PUolb3vJant7AOuSukV93VpUun7RV6Vhm2x+1YqeMetq8mMmfBZwioVXtcvZnncTfhayeF6VCDT",
-	"41XsIEhvd5buivJ13ip2xBKtg32TvfDVLYRfTk+PIM+YUHq21kBeIGn5FPckOlAP9w/w5BZydZ7LFJwF",
-	"otCDiteD5BagK2PiWnIuG+eRo3EzB3rd5hWFwUfrx0d71ofrCYvXYH24bUhljIdp7KbhXmI5gRicHX+o",
-	"nOeMW9YTDLqcZfoAr5ULNam48dRHPp5wpWBVH9A/Bun6CaHirx+G/g4wMdaHVLTwSxmPY9sry6pKPxAy",
-	"xuSBwDc0q4VL0d9Fz5UPg6HK6eIWz9I3i5rT+g071i+uTe30gTm46GGXMlFtT/hJrPIOTYa5p53wIKs2",
-	"xGEdm1AHOv/WoUI/UPcE/r9mmqK4CDvmnOLDqm+iApB1ll8S7QT6Gv+uP1I2wN+rjl8aUfSaF45SrWnz",
-	"bBjkw4yHzm8Y54WnU1fiCd+uH+OKLZF1OY9fxR2HKKwF62PJ6Wece87PuWa9ProBLEko0QC9KhlXwyS3",
-	"3uZYHVDsnvPw6n9XFAQy5CbSzzjMd/W2CHE1DtgY3fruFlz3GidhByaGVcyVRc2S5GOQPiSBWh8IN+o1",
-	"/UuWBrV2rdVoEtFUJJEpXTf0lR4LC4OCtg3L+gZveGqWcvR/483zt5fN7PV4S7T+3B68Gb3LN5DCymQS",
-	"/8KTRGr5am6Ly71fIKrtH0qK4zRwoUlPcHy/ZYRoPVRe9dnlo/8S60WR8f+quStr/AUJLtwa3yvacJMF",
-	"7JYhDEpxDpWKrh82aDetYiePbXV1hAH4uHe0tHO/Uzu3RUbQhNEAQuZxz+wAKMX+WubvguaQKbBXLjsg",
-	"JEZuL5fFMvZhztiHHyoRXpuoJxSdNMOcx8v+2aynzhDvE0K8u/yiwvVKRAQazw6Rsoh/WJtgRkXTI0m0",
-	"9SxFwNvukqYcHAC59ASGQzBl4wnq4MuR4GGnOzb3lM6eJBvSEpD51QtS/BYJ7wWcifjSXrvtgK/LWSy5",
-	"Pi+9CmM8PcHCMMairpdyJNCQKqjRkGNs1YRzKFDDILIj5Yk/ePfsEFQkRxDnT3SXdCuKHM3w40Qnfr6a",
-	"4dafw1U/gz3MefHJ81+v2VnG4L8BR9vFPaQHf37YnNK5+kNsb1mmRNJNnEz0BNIaX6qW71a13N9B9o18",
-	"RVNgvXANLuiosUEks+ms3Iq3j5MYLIvqHUPSSPJK8AueoSgT0ymu/rD1fn8MV0+BdjUBRZgqYAnPkCdn",
-	"gpqQPPvIdqhrb5AvpEOBW2HNXc0W4Va1L0byjiLT1uDNoHW+JV6nb/9sZgWApGPhvIMfOktq7RqmMrRf",
-	"vcJZLAeaUxrGS6LlMmttEQBIu86XEn15WJh9WPimcc8lKWoFvPsKg5+nZzMPu0TQq4ChPzqXRcAeTHO+",
-	"wqrsYaYNmdzGu2g9qmvkrDaRgDaID2Ow4j5C7fmkGxBRRRvFGHgVcYyNFCF0x3Asc5Zz2yE4wecbsCtc",
-	"3HHEVBnD2e3QhWilzPsf4oqcJarvJZvnlacLirvng3+8l46bpdn+NrfKonWFDyoedD72fv39Xfb2/a//",
-	"/jM7HX09O9p/e/jh6D+HsvWBfWAnozeXZ6fN4776+vXt/zy+wnugfqI1f1cej1n3xT2BsbuWmmqpqR47",
-	"r/lHRIQsNMQUjVo+Mb26Mp/mBIHMi81Ll9OZTCkbJ+UC/RwhT+ILjrjj88NEFu1d7Bx12PvI8iCqPTqx",
-	"yg1p2jLStNlsOmDf2XL9oZJ0DlqWkihdglIuJei3RIYwi7YaATVHGNBRhq5p9DlbnJVvD2g5U37eQuai",
-	"T952M1ZPIHWXGFa1dKqS8D3P7y8Gf5OCP7YoXLqInsVinlPATwj2g1N2p8zCZyqCd6kEXrYS2JwzY/2j",
-	"DONebAX6C8qmn6YGvpUsf8/zuwT5YmL2D2sqG7ewFrc31MAxTxMWGFOZcmoVpBlXJp8eMWdkON7BFD3R",
-	"58rHG1hdQCpO2DuewIQwYEE+ZEkyBiP2KHjPdwLMh4G8MJxbiJDXgAMtRrUhzjxh1VGQcJaRme6HsUI5",
-	"e0w5pHNyiJxhjY9jpt/TZTXL0bKozKXuPGUimnMr0RzrdpoWf3lSZfm3B2vBjepJ55m0IM3I3KedIkuY",
-	"urHUjssj0g92RPqh/FokHu7n13pVuKRmBgiYEiuq5MOqW1AWFyJQB8qURrVsLpTobDIzRmC/aMPTU1xO",
-	"HkyTcalLZISYbAxq9TTiSfp17hxA07/xCRV7Gu7JPOeDVOu51tw6FDUjTga/sEfYcIO1upvBVrjNX/fe",
-	"9N9G774OCp9eePtTeuElTOW71JBpdW/rure2X//HPEqLuV3D5J/t5qb5moZpT4a81t5ubtZrgl/OeO3m",
-	"dkkjm5lp14zLtYh7v3kkfnHxC3adLBLHUHIpL72bS9X9lzqkliMgoKIkHvnAOod2fHVlPo/19xnPCRny",
-	"3nXerbL2XX13EuYg6KV5nGChMIlNSkEo2iOZnVOWYS/jvA6jiOUYv4dZaDbZziUtEkeOGYb1OPQbcNgj",
-	"JDSjZjA3TVFgtas4VuBTzppPjWjAKTsnCFZ9qp/zOH2sx3ZCIt4MW25Nt1PKjflzyIdLAv6lWPw2Jxq7",
-	"dF+EJMU9NSlKxwseFTKM4Fq3ETlXD/MQThVn7+OLyYt0RH2kOuuGBoyHGFqGnr0G/CwzaG1BJIeZctJI",
-	"2/LIngH5SGKUGsuHmT6z6DMJobyxIHIvVhIyHnBdVHkiYALUKM6DyN1OJVLFou+4Pu4l2HD8KrFAjwYW",
-	"/XIitPZaP/9T/fT7YZSpYC9Kfj/8+M//7m6rk3+rVHbfyP3vOyqrCMoqluVSwyw1zEvxmX0zBTMtundB",
-	"/ZJz9URq5XdtCWr5bI3ahq7LYmLmknw+TuUkUvAd3OTWnPSEiuQI3UO3HErmUgm7YG+YXGWmBkwejGLR",
-	"R1WkW6e1jdZVsbJg/iYqe6v5Dv44+OmXT59+7ewfnuz+9OFgv224GyA2nrhp+ueUq7wcHj2PPa1bAo7S",
-	"amlRL+Xdy5J3zXdz2EtzElNpsTbLDJjcdPWKoRort7l3SrsR7YWqh97s0OUu+k530bfSsVp+33HLg0Qk",
-	"wTCL8zHqTgKc2h3mUa39+QuivhDR0BTul1MLP0zcAinLIyI/TIfdJA4KxoFYwe77g99O9ztHZz99ONzr",
-	"nB1/aDh7/dXFBmpi07wbKB+YXxRIgYDOlIlP8OY9HoyDBG+rzTWLIXm4eWtzypJzrR9LdAx1GEUyIURw",
-	"ffiTmeOTKr3R8UndfOdeGQHfADNhy4aGhNoC35coFEpvLhef9nrETnbUCxm30S+riRT99ZxnA2LQj7ki",
-	"JK9zoQ2OVf0n4WEfWW0I6mit0iEkE58yRCUQA21hlMiBkMZiP1aBzMI6nPKE9zM2wEr/Ve2RLTCNbifu",
-	"Cx7WIRxmKOrIRiidvnPEic70ilG0jkwGGlIuxSrnIQxFyDO4XC8nY5ra3aq+pWuT+Wt5lMlhP4LUpj8b",
-	"5H5CjFHAkoyzcAwq5ewcMcDMGlcW/Y1CjFz5lUkODwf/VmplkWytl3zRERci2nAwCQVW3mJRPgvQBFGC",
-	"Q4iMiFpW3RKoM4nVN4bW5SWwwC01VUxXY0IG7doVPGIGSsOQP1JvTYbAs/TW5gA8V29N3+hggCQE3FRd",
-	"nx6G+xyDYO5KqcbnGIoVezdehN3FAuVwCHKIxAxE3JpLWRoa4/J5ljGx4VLPMxpWkNtZ1w8WsrbxTIuh",
-	"ENbPsRYgTVjek9mgTDlXphYyvSZQSyx98/r9iUfEqPo9W9+zyAnKkOYhMMddtMqQciZmiWEryaVcw/Jl",
-	"X8RTj4ZRp9qEfMqBONGD0B1D2VQl/wrLq/4VbMD/BwAA//8=",
+	"vmy2pRNBfA9hgSaMC7T7Dv3yYdtwQLkLb3if4mQE9aj5IcIDyOSaEEw58j/bzXgoO14t9Bk8FK0+1e+o",
+	"CTw+Pvq5CZd4SpwhYul5LD/kJ0URdOkFDIxGWRR2IABuveWV2tn9mMVaLK2jD4RHoT7XWtuAHCISeigS",
+	"af0NSFPr0zRDdGcYxeYDlQ8KeWym4qtg052Y3JHYvBIJAD8aRXeEuq0caSb/6rUwdxiHclmju3XvPp5G",
+	"HRpOWeSSsC7B/qGy944SggVBqvooo1LOikYULoy+jlSgAQ5u66q8b3hO43lZrHptELHV48QCbIJmqEEc",
+	"mQz6Zd8dwWvpRzDssK3ORhxXCD/vpWzu8VNxKhBgERNBLhImSFAgxJagNmI45mtPUYnsK1fv1hTTX9VB",
+	"WnXfdBCzhKx3QFR571XfqKLmlr7cqciJTguvZy30yGQaY1G5iex9JQgkUcCrb/qp/sC55apSg1PgkE8u",
+	"0gLXK/rIvWy+vtLMrtLX6ctL+Q1JuCSAOlh6WaMX1qvyy3g2imh1bfcC3nfR4ynjovMkacRk5Pw0i0IC",
+	"ucSrvr9c/ALitqutq72kFcVACLZOhUD10aWuaF6kob+N58U6niZX6BBNE8INPdXZztrnrOwgWU7RSprA",
+	"xXy1S+7I8KwreFt+NueCTNz2ZPUslXzGxEJF4AInQglsaMvIIs2G12g0srcUIoLlYm02Go2G0xtV8a7n",
+	"LrlgU33Hq5+uFOhjY/xgxklirmJ+qt7qpO0U5iD1kUvOmL/CNr03jCXjhtZBL5IjLy0xY+61g3vZLNJe",
+	"noyGPiEPT571DzMpWa9pHP5tjIWxjN8SMgVvRlp2ZqAFtEjw7JC1UDRRLqMFMSWz+6S3T0+2NOqoMulT",
+	"0zti9I4kPHN04Ieu+nrXPukpWcxx7jX6SRn5QieuyIMJS6I1cHRUFxYLz02iUckIDIlOsLaWi6q6LN7W",
+	"W+ypNGUllqeKWkp1pKRdR9dasjYyOk5IqrtxEETrX1mohgNciY3oW1JNJP4QMUieebI07JJdixeQUDCa",
+	"eugYXtZXCcqoQU01KxL42fLuqyC7UpA1oudK0fAMq2yyp4uk6dnajFy68uybEX9peTWbZ0romi5C+r3K",
+	"sK+CYBVB8MliG3z1RKFIscjQkSy1zA7zeYA5uZkl8eNbYC38rQJiUgUKo1AhL7lskjnzR0Uh15ghUljV",
+	"2qpCiGtZQ5+gY1WRm20p1l7MT8ullTBFbF00tmtHwsphmk21sWOdMJs5Z4h+UyPsrBym2x2y3NmhRezC",
+	"STOW0tXLP5tMcOLIOS2kMVleRttDVPm4mbyjZR9oVwEsA0RNOtOP7BGsWlgl3oQuJws8eNKdKctpXSfT",
+	"fikYnhnaCrwka4IbOOBmqV7kgJthbvaAV/HKmRe/95O8gR1+ma3tPBiUiLU0QbfeByIGmwmknYKeVPby",
+	"6j6Eh3IUufS/p6hka0qyG5QT1MptYGP1FrzI9rpjypSEUt2ll+M0DiEcjyJaKQb1InvTedN5Ldfa0mlt",
+	"YOWNoLn5dT9NNdmqhA8CD1JDVbcEA8d+x7KacXxHQoDDo/WXkzEnZKIlzEHz9n2yP3lH308bfzT5vnh3",
+	"d+8EhIEiTNUU+iv17tLEB04S18q0lf98yJLUELlzH4Xg8WWqGmkFBm72Rg8gHb29fKUbfqbpUH5gu0gw",
+	"tJtTs4zFM4kmEwh3gBw1hWoYjElwqzMA5HMSohiUnm0dUpvmQblikOCWskR8jEisFwmAW2qtnOTtsObK",
+	"e6AINEecSV1xMLdDtezP80L9p9KBpCqEaQSDmQ6yLNN/KuC1FY0cqXpcX0L68GrDhE3WdC4lldxKhAqS",
+	"kFCBeR4iMpkKHfhyH3HivLWCPUcFy44zzAmaSwf7vctTas7KSuS2h8ALhCOMlBkWTfAccSIOjctORyLp",
+	"u/eGy6vKibDP/eKRLT+qmj0uRsNlRuCK9i8shiyZOEOTn0HG3X7xF/CYb9KqUHAGVpzyuraInEetxD1n",
+	"trH0RPYYi9ePBizHdR8OSUIcvA4oWprVJRiLOZpirmx+7/bleceApT/UmRiOiiS5YLdli/rXq/Oz8ywC",
+	"E26K+76dHl0YLqbcgf4kmPowvvrTJQO5qEYucAezpTw6H9VmTTFby6V7pyDVU1Dr/DZmJN6BeWcWZUVk",
+	"rXpvKQVOB+OqNiNHtqbMXpyXKwPBNLZeq6vrA0Bznhn28tluQJRXq/YisrwKdn6iz3SO+GzASZr/YMqZ",
+	"aMeoh6bxLEUx8Ouog4NxGnOioxETMo1xQAycAXhRGdWRkV/Zj/rqEn11ib66RF9dol88rC9djldn6gs4",
+	"U59iEFV80uGtUQW1HdhT8ipxwxlNqJDKFwGIDrsU97NLL30feomti5h1WyGZbMJ9ZPbuBQWor+sf9exT",
+	"+MSaV6rb5fvyvRhRKI7nQhOR/OJWsYDl7QtUkOQOr+T3aZ9d84FSn9aJg0zb+DALbokzf3u11Sy/9ExU",
+	"kAHTfnvq9eLa2ya2dD3SxtNpLt0KPaUlmt8i/IkW1kqeTg8ahkPLOedzQtlsEFsBKaYkBdCiRKy5hreE",
+	"8mtOQvc4BGPxEdZ46cXHixmoieU757Vc86lCaTe6ONGl6/xMcpnenI3TyoX7YVnPx2yWwMdztw2ycD5d",
+	"Sbmp48jBie0gaY6UsdNUHkoktXNXnsqOZkGImiWUq2JMUCJXFZaYaokdDXEUz5KSNk1s9BW+c9m/TvVj",
+	"EyaeG6WHBnMrw1UbydoX3bKusttT7EU9kcLJgIkxgqh2dytJ4YpVEZjlu1KY4Gtfn8JCMxaDwY9broYJ",
+	"LqsUJlvqlO2Z3RQWSIFcoi2f3bYQsGF/27NSJlnMUUSDeBbmtGurNylyOjo6jriIaCAA6APkPcSn7Hb1",
+	"eXNjA/GaVzjdpucqlMNakeLRK+ys68qmpg0HqIIubadQFSDRFyLnGSXZT2grC4rH8tEOidUD+TUoEYyS",
+	"CgkwqY1iZe2agjXjk5zFYp7Eeikh7Zxf2oMarJDqARAyjE26oZw6iTmBn5QfV0P8KeAgc93iECpaRYkL",
+	"6sO+r2ulTWSAVcW8iUlEzQ8OVdr4YlZpl9bsbf+NmnoFjct2ba8X6ZouifN4FhJT1pOyy7TFFX5o4723",
+	"YTsbjXS1yz91G/ihufLJZYEWa8ws50ergpLhnFWzUWE1nrqvK6edxiy+7LynOBFRGRBuFYhRNd4UZXTJ",
+	"4djY2mlY0hVLWFYAgPOIC1xSBKBgR1qM74nj9cwywRiL9b6YMr7WF65csKMxFkcK29ppTz+fEtruvtGF",
+	"t+tB+qqpyOrAIhyzKHCJUh0LJ069lDPnrLDaWcM8go+X+MUX+76m0YMpVSx7Tc98RMW7/Vo5VnmhvoJc",
+	"hWAyjXd8C5DMFPB0V9o0FvCyOmYl3+k9WmthMg/trArMUP7ja8UaXbap1Ppn1tdyh+vdNl1+WnnI2uZe",
+	"Fe/dygu3eAQWbRYRjfj4JnPTVp//R/hUp4aDNSMkD0uV7fXaNxJ/KoQUVxr6yxr3CpNZvbIpFlnFO1wP",
+	"NKraujf5PL3BJn5JS+xwBhA0++S7PaO3lS74E68wmPXxBJQMBf4Cw1X40woifvk93shNhWl+xeta8TCV",
+	"XbOQxKsNJI72juG7R+859xQaqnxZSy6ZmsATr9ixmb0D7oy6A1arCEjLyGQF5r24LotullkcoxkVUZzC",
+	"KGanPwVlNHh+XLBpDqhP/iDXaFV121r5WbfIvZMYVSH9apkNnPyyGIz8/pRGE5fUUgKoeVWYAPCk5hp9",
+	"/lDDlMnPONryowkeQcaf7yEfcLlu8CyMWFqCy0P1en0bUt81DNMzKjQtYVql1X5hJ71c2Iku0MORqWzi",
+	"2ugVO5EhSIvSwh1ZOXNjBtHXRC2sp718ucWWC/VPFmkwK0ruwaGcClyw+twspS6MHFGI+DaXJoWNneBQ",
+	"1aJIjVp5W8rqSs1PYWLWEV1gYp8W1nHl3aiwF0+KSkolA9kWyhrjRqito1PtjKVMaHw1NCYJQVscT6ax",
+	"3NxhROKQe8gHS6A89BQKNGhx50bxafsSGGh4BS5sttE+neweMAMhKADh6TSeL7cBLc+P8HLWpMOM9vlS",
+	"1fPTs6LjgCm5T3/ayqD78n59OFPkQZnmnnBE9H6VWqRWGKSWaBVRmMNh0ZRdHn0IbsZBwGYKdcNWpg/e",
+	"rbRgcDwkYn4ThYSKaBitjs4pCizGqyRlrFxagtuWqGsYcB1OugORcKq8NMCRL5Vm4ZqXXG7LcKEGc8Om",
+	"lSLl8hNSUOjn+lNtpnjKmhQteVpWW2rRW3qa1mKLlthSfeAF0r8sqmJ90SeVeBZsOVVWIq9lLZPSSjRy",
+	"wx3d9fE3IMg5TFRmVBUmqAfgGPxMjFmSK6RTR+c0nhs6B7UlUhbpZ8b2BErKpwTYFgVConykSS2NlPIW",
+	"LWTKfSLl6RkNKnKsK4sO2FO5WrjtLVXep4UUkoKrGQiGgJo+Cl/BRyAzeAhmNmRxzO6VOIHRIMb0Fp57",
+	"iNBQ8jDwP+hOfj8+P+t88tGWZHkqRwtTla2jxrO9eDC82sMOPNtRZ+AphEQXEihZpxJc9VyBBrzIxxV9",
+	"8xA2cn7imTkZ56uXTq+6l8lld1jlb1LCBrjY0moUDmEoT1VXULIigc9fde2UvJm5a5VdERpKuTTTguAY",
+	"KIOGrzXlzM7nz1QZlgEZsoQUTksVbrNahbt2D9SH6JEb5cNM05XELKFvuBS7jGvTP0S+ClVM34Urn/HI",
+	"7PeEQCPGE/+GI6gCQzjiM8g3ZHcajk33oxzCWw2FIBsJSSMVkhsAImIEg3TWpin0XhKiYg+8zP2dLUMF",
+	"XT/foucYSKHJTxU2qCztBWpVZJ53geNbExsaCa4ocDf0t/Nyrnb65pJ54SMxjpR31Oy2BiOvo46yt+kc",
+	"ADwh4DIeGCS1Yo28KRaCJHKU//v7//b7D43GTr//sDvs9x9+GH76y3+4eJwVdP+UZLVMkN0rCK5ebUaj",
+	"P2ZEP9agjEeMUhKU1iWX0moFv6tuoq0/0OUZgGyumSZn2GLXoVGbedq8MyDRXVnkg3nt3BUakMaWWPnb",
+	"ehsd96OiCzrndl6SkBoZgFM4arrig6J9cMMDtaTE7Z3gEa2QtGWvaqUqBtk+6kIGxSttJmfaS+dohpTb",
+	"vvz6O6/3wsFx3u4BM1qpPpCmEokZ0CLZKwk+tqOvK6Sip68vH/wXzYx+3kl0Rl0/+2BkOc7lR+Q7jtLN",
+	"pu/G8Vgvec8iuNWy91YP6XmhlIXpbTqesnh4HG5d/QYd+WgLAk8jOoIorXscCbBygQ1T6oVRgKFEFr4l",
+	"KBLbXp/6Ka30PeSHEc/+hriu6ZSELePt1Qnksm1zVPs0IRN2R8JtL81J37Kpi8ldQ5FooQEOEQgsniRL",
+	"CH4fzPsUU2WWhn4OEScE+erk+9tqWFI4lUMKEgI2HBxzNIk4j+hoWxU3SO2P6Xoo3ZSa4tb25FLYBvgZ",
+	"GnerfUp0yUUfFc4IC6ACRnfNhI0Si37hhFiteyuDifRgy2BbSqh6tYFEYaWeSwwXVSwPpgRiIcjmeVEy",
+	"emAXCbmLyL0jLJ2LaIIFCXtLZPd1IZsLq/G4CXjmhYP4uAFA5vyBcbSY5Zc5cD10hvc6PVXKuk5NNWbd",
+	"rZnlMcrVGLyFXVx9Ep5N8+1T9QI0P12shfGVZ4BtFoygZGC56NrqclcRhUlqjWvCMJmC9VVjWH+R72tV",
+	"Sl/FpylTR27Zep3o+s3F4BYK5zA24WDEcGs6UhpYG2qFZygwBdVLavcajSohKtUxl3PRQvdjLNAYc8Tj",
+	"KERslvpw7iMasvusnFSzkGua1o8CBY4y6kYTKgPPOo4SEoicMaJ0XZbDZsExy4niuWNgL2rxbK26MqVI",
+	"oMsxPbn13aoQkbC2+FnFYT2bJC7M8wXoYtrH5kb7osNciPwFw1beWbnczPV/3WauIqFb1AskzfDRFta5",
+	"Cx7iY5woPwLEjjEKcWSR2IaqeyHcIB9tyd/BemeMx3A3tm3HimwRJGf5SZncnI5vQ2pfbsNeBL3RwL2s",
+	"AG8szm1zR/GlNMi0g1IBXdOMbhEskY/W5NJ2ZcwK0v6peT0fpV/wpquEsJTf0njeUgV3gVlglGl2KJgJ",
+	"q9SyEy9lc8rIU20wZVwsNcbfjxm6T5iQWrpS5cdsYpWc1lXcVzO3bF+9nK5kj7ziodn0NV6iHn2t22zN",
+	"dHOX2l6+l7zbF5aMuQAslBCE866agE0IR8OETXJggdPIWEoSpfHHZJRgSAu/jySfcpL74wrgRnN03Dnp",
+	"9Do3F5fnPShQnJqGMFLoSPZICC23yhyTOJIsbBGfc6qc4jW9ziQEU4/KAnU3paZqI+5Uj0HzsfLNX3OS",
+	"cL+FdGOIziYkiQLtBAs5lIMlVCRzKQ6H0SgSioxt9ylLkDGUc7QVYE52IsoJ5ZGI7oiHMIoJBke//9++",
+	"iTjbPgTS16eU0R1wfHjKlSnGhBOdkwrhakAoVIKxYtcZHd1KAVsxpSSGaq4EqciBIVjJtp1lQ605r50m",
+	"BB2tCR7FQpJomU8dCXcaF/jlwx47PuUr3jglNPXQL74mF+8SC3ISTaJlat+UJGgS0ZlQ3uiBXDdFluFW",
+	"QaqQORCyzT7d0kFjaLexfajwDiOx8DFlYiy3W4pf4K/RtYbTSD+qs02hapraoQl+iCbyBrzT0Xfqr11n",
+	"+vECFQG3rFr0grTqSmgrQRcMWLiSq8KnR/JFAEQTOFp9GOCbY/1uPn8lvzE/zyaY7iQEh/KUIOvhajYJ",
+	"g19e6iAbu0Vuume/tk+6x1BXvXPVq3npL6edq6v2T52aV7s+a1/3fj6/7P4DSrJ3z66uP37sHnU7Z72b",
+	"i87laffqqnt+dlXzakX6WHz7f67Pe+2aV2v/JP86O+/dfDy/PpOvHZ2f/dq5vGpD9Wr7wW+dDz+fn/+S",
+	"++24c9L9tXP599yPp53T88JPv5yd/3bSOf6pk/s1/1Hv5/NjeNw+OTn/DYZ80f77yXn7+KZ3fn5z0r7U",
+	"a3B1fXFxftnryJU57rZven+/kA8u273OzUn3tNu76fztqNM51rPudS7P2ic3ncvL80vZ0flxJ/tLzf/6",
+	"rP1ru3vS/nDSsSZ63L2Sv8BALjtH52fHXVgUXVr/U9mBPs5OY3X6f0wkv+HGoSpP0WEOBkpxt4TY4ceL",
+	"7tZhhnWda50J+c0Ui7GxogxwqGKW0Vbh6AG5KBy+bacJJXbTtd/GUTBG8BDKRo8j0UJ+wGgwSxJCg7mf",
+	"4rVGdGcYR6OxQAGeOvuY5iSBZdd7QXJQX6cIegXiC4gYKQTHlnUu3JP9Y8aUtOYIOVTe8DccwUsQhDbK",
+	"EA6G6N5Ujd9avIXbZSgaS4MW5LouQjlaAZpEJPP2ULimfqUSQJFg4NdDW46rYxDWS6n/U3HCuCsvtZ2t",
+	"llkqnaeh4wzGuPraPZaRXFsQL+TkQgacCm4csNARZk8Mq1rJYAqSuTMVBYINXCplqdxeRIa3pnYHC/zE",
+	"KNLnxI0+PwC0GPKpSn90VcCizR1LvDbGreOixd1nmiG7qmbupvUs3Ww1w+2iTdbVpIVKvR4aL+y4zhTw",
+	"pBTJIY4RYa7jorZuyRyxRBLIWzLNhfxWhUL8K2f0chpUjMl3DXDn8uIINesNk43jSbk2GkaB0j5ZgkyS",
+	"DdTX0fGcggUsNswOGF9IhpBA5aq1IweeTIPSC9usN1aLfqYR1x6l3taKFWdfAoGkMDOT0uM1GgquczAX",
+	"yuu0SViSdOLKr7I+OElof5fDyWjur07WAUN1hZub9bJ8EjqIYvH+wuK5nf4QVV32bCOVaG7pmrbV9eu4",
+	"6Ul4eqKrisAsrNjziPHiBmyaLi/0sAkjpXPYX9NEmQ6oq4MxNg2nlXZwgcW4+tsZcYBciDxQuEMGxsKK",
+	"FpYSAW/lgMXuQQUZMRRRwVSMuI1h7Ekdp09N1bZUpECwjMj/rDjGow/+rM8opQ7ypy0ITccUqXQ5HPep",
+	"r+iMv216tut70xCRYMwUqtkouiMUDWYCUXIHWPZSD0vYpE9zxVfCiN/CpzEZCuP9VoPXhpr1DiDs92qw",
+	"7NzCb/jKvojZOn/e1uMsU/3JizEV6MA16tNgepXWySjYRJPRWpi8kNAxwS6/LRdhxMpDOgi9K1+w8n6z",
+	"WYwJDrXl9umNVAkiPg2mvQRTbuoCzhKHa28sxFReV/lfjq4vT9CWSvvCg5jswFN5nzgn28/AHYCdq2bg",
+	"z++rutlLF2vFEugT8+gtydjMys5wAA3AE4K2/P/9He/8q73zj8bOjzufPu96zf3H/wDwSk7CPgXPp69B",
+	"+H00ZnHIIRlO2ciR/99E0knG36p3dqCSDUv61P9vVaPSflBHP8OxUIjlynWgy1+2EKFBMlc576JPExDm",
+	"/b/o//FRRNFPRFdeO0RcZyVaLwxwcItuCZlqQ7YmsdBVar62F3W3sbCHj+5dzQ7YYvyDPDyQcOYXTpR/",
+	"KH8KI+YrnwksJYAzTEmCBUsQJ4IjsDIe35weXdxc9Y675/9PHpA80kSuWanZqv9wrtDQw4g5lVyD/rqq",
+	"MnCFgJ9wSYxPoZvnMYbimDfNEsqClknm83GVkJrg23wOkhQnYsJLikbFjI56JJks9SRN8EMagWmCgvN9",
+	"f5iFo6waDsFJHJEkc6ypODbIx8TBONOAI6qC33mfphGrCAu0n6usqN5BqbPovVTztlsG3oFwkfqCDMht",
+	"JFQEIqRDAb0cs0TIieqJ6AtNRR314ArmakOYQB8bPAKch0qN1mF5LCYFZ1MzA8TUFkcbAjFnFnUEC5Y5",
+	"6dSrqXvRgXtQmJzDMlhtR7I1bjZMrQt7Ium8GtXsleoMP8dW8HyAzqpRCd2wOlqnmtcGCjRkgeYvQDs2",
+	"ofoVRvk1lb5sUhsg3PMXEeNzJW9tMERdYgJPoxL+pwNqFXrTF0r9W1WZuG3FHysfnqKECgeaMoijBFpJ",
+	"GTj03Z6v50Z6k2m8rrEtF7z3RSLyAKVIVSS9h4ro93huwAWyKDVAzXcz4mrZPXb0mg5bS2eTjc51NJMn",
+	"kd/lC/nEMTuHl8bzLyHly/txZo2aaZtz9B2njdooPQ9rouXpQKOVGcCrSkZlw7BrkRVkDW2OyqUeaB9c",
+	"BhznfwaS4RkEuRb6DBBc6BE9+ipmAAC+0DC6I4iP8ZQsGsBycF3pP0ohgtZHF7TEjv1GlZpaFnDUuuW4",
+	"cmatA4dVK4cptvi4SK4WQ5pLQU+LtS4KMQZRHEcabllFchlx0cAlIME0hbMBCCsUpcnXyCigM2SyeAb2",
+	"ofUFeYIU3msa+qDr46YoJ+WlMsqKbujCuxocxWpK6imq+SQkyWFayFMHW8NHCaaVweN6ehArE/9yhS5y",
+	"m2RA45YQikvDOKtLBN9C0LuZZgn8WCmbeG7g+Rph42aEdpaUTcLT2a/anecKstY+b16U1Y1XQqJ0kNwH",
+	"UXH8hqHltncdra06CuGlyhXgCC/CEC7CRTukswICLxPGYBYJwqdYgeDbhvh334KymmVuOAojjEgJRvup",
+	"o2JsIUwPJ+SerFsbYZQQInRk7RqFLmlAEoEjurou66oyCacqUHhxPoAfdbS8pFZa5ign3pQxG4Hj09XV",
+	"qDJr3VieTR2hXlJ9aSqcTPpqjBNSLEcdR0MiX4cYdj5VkBUZPFxG4X/8sf7jwX/W8ql3jZ0fP33e9fYe",
+	"+/26+qP5+J//sdrpkJu151rVdBrO85oWEF4/RuS0WG/YnHY2JRRH8rxTMU7YNApq8iSyP+R/GBuBeMLi",
+	"GE+w+zIs1iZ2ISTPphpGzYglnqlWpsCYNISyiRvN/KSKbFXH7MtPdJWD2o5nB8/0abGocrFYpCT7NJhf",
+	"EIpjYWJWtJHTsgPuNB1C3QQ/ZHbinAWxsSoYX3/M4itBprws3NUqZzbBc6lHpIXLIMkAZLbUlHlwiBqI",
+	"DYck4X1KmXp1+zAFC5SC3X0kxmwmdDOAmD4iQt9MuI8Llt7l1lDJEqWQGJAnLaEgE3C9zBJS+mHDKU9P",
+	"L/KrvvQDF3W0kB2fltNgNWAyG6wUBVcpIlxSsFkFdkPROrmRwLfDLAZcg4Xn8uNXotlXUdutGTi19qyo",
+	"h9bfdbaEmsqn5YtazJiI6B2Oo/Ams1SYX/A0urklc/iFz4bDKIgIFTdTkgDOjyKkoAbcUCZuhmxGVba7",
+	"GLMQftKZSTC0ecxweCMYu4lxAoOf0ZRe3UxIGOEbPZ0EC3IDge835CHNGYMCqBTHNwYnSHVt/gKeczOj",
+	"+A5HagtcdNSFG7o0jllzNPXdjtwsLKJBbHyTyrYQUZSin4Op4ImRz/bZL256eehy8biUb262WDNJY4QO",
+	"/kx/zrY2/cneC/2T4ho3xQEVF1kKQItg9LEUi8o/OnVDkbcNADnIJ3qxVTlOB0ZoWd0m28UPL0mFPqJo",
+	"Q/WcVlZhMuGC5aNSkQZSWrKPFADYy2O1/YziTtb6ZqVi2D0l4c1gviohQ46rInCHo15M2otegvJDDMNz",
+	"+42MRlrJwmEfJofbaJ0Vs45xcb7pVEu12MVFt6PxCxaUbEcvcm6twumG7B9xkedn9tGUC3RBkvI3QCLu",
+	"FiKjis8vygpAFzP1rPHkPs31UxiWa60uSMKldh+J+XrqPg5lE9EdqZDHmqtSKhV3XW9vwb/rgNeiVd9M",
+	"cCTWHYtLFCpPINf54GhLEDxBwRiLbQ/pfHC0NYmChA1iNhpFdCQf6JxxtKUkB0hmnU5zCCJWhrlOK7dy",
+	"zZ1nFIKVnPbuYTRaDecpvz5S70IU3ZL4D0M3VzcIapsztt554uxBrHfkZoJ16AiPyCRfpMkadTDGEV0z",
+	"tTqZBtdJ/NxYQClfiZ8xHws84s+1VqhFKlU5Vcxamv0CwJb6N8XMslLEJhLOBP4qlVSdlzWKEts77VV5",
+	"Vamc1mc543IxLI+zGFNcKGiyu58zTfz373jnX42dH+s3O5/+r/nQ/s0JEWQEzp9mUUggM8wRHaGStk6i",
+	"fKpDPhjKDOuzw7wY6WBBgF1hKgBpguncimhanZM4Ufn4S0J+pgkZkiQhYTaW5U3OOOlM2D+j8hx/+8BW",
+	"QbtfLHq+6Gu4G+Vr0pY6gqYHjapv/nhQ6c2id/huVFPdqCZc9Gh1SOznxY9KIMXVtZopFQXdkrlKPExB",
+	"YKOwjs4B4vWWzDmEq6JhQsiOwpDVdW8Oka+jTiFw8z6JBNkBk/NWGmKKJpjfcu0OgxhSJ0qFYTCr0o8L",
+	"8B/yNAbTSnG92Rd6zKto+iLlNAxvlQtHv2f3adjmqk/Va9mXrqN9xRJxnhRMiJgHNbXdTn6cJZc8IVwt",
+	"L4xUlbLtfJZVKREqR/WYUVJSfKRn6mhZFUiUS0RZ2lL4mNLiXWUATpoDgYP4DS8trft0l2EVm46Vo7ss",
+	"EsP28y114+n2ICH7aQuqMHh0AZcIInUT4Vre9ZK2N7gY5SaPdcrYmLAxU71GSFKHpzgRkiD6sm2ouCIJ",
+	"VBJNpOLFdADFdKr9RCEI/8smk51sM+7lc882TkchLH8fDNrZ+yy+CaAo+PJvlJs/91lCOPgnV314Ce/p",
+	"nPL0RMyV/KQ25NGrnPdWmMIquc01/urf5Ide5ats86q9b+0eyJbF82xRbbW39p7lN8JTZ2vxsNvEubB8",
+	"DjF8mODRxKrQB8TuMP1ZyoRJdAdYRRBE4qqsU15wdoN3elltMte2O+aaBskoksUPJfVS6Gk64hGK5Fir",
+	"rEoXWeGQWRRP5mHRVBFQGvji+uBkBPl3K7mihSOQGgrXQKHf3FLbecfZ6JcvvH13li49hJIeQmVOWOCI",
+	"G5WjCCRcuZpJ6Zqw21L8MKBlX24Z2W0t7bZkIY0ybQtRq21GK6SnBYHzWah4prVvFBZvmkR3WBAwa3G0",
+	"NUrYbFoZCy+cRPQJSHhPx9CD4XXDdQ09BvruSKWdfgHou3TXv23su1y8T5kWnMs1Lr1R9jcHDVdfdsxe",
+	"wZby8Qjt7e39iK57R8piNbHCUPPRK81G893O7u5Oc7e322g15P/Wd5t7/8jFoGJBdoQKnVxE+8mwX7IJ",
+	"pFGaruTmp7CiUFsDFBxjBVOHy8mlUlV1CT8UhR7CMWcaZQpsDWNMQ1Ud2JfvdENdOFBDUu1EoZ9fPvnW",
+	"ZoA3qrCKRSVJPVMpJhDfwfG9V8bNDpH/ua+EtX6thfo1BQClcMYU7FO/9ujrEj9ax5IzrOg+W+DXeaaT",
+	"20UXB7LKSdi2AwXlpmwpXm0wi2IRueuqFg0Ua9vFT6Jb4t4E+fSSiHtCSkzmykJciheqHi8HC1XvaEto",
+	"ie2ScfHRRBg5bdpMMTWkCVUOumvioTFiCQrzh3h/XIhe29358ZOKWmt4B4+/T8bhp/8oK6CwKRL/t2+c",
+	"tut8lKVB4cUgfJJPAtNURMqbEJWggv/l5NNqw4uJZk9CB8oNxEFqTJmqyyUQgybILgoIMu/npgH1PMFK",
+	"c9BAoUJRjgjXhGP7EAUxgSIBplBqlPlR8AhHtASTYok3TQHYVTby2TlEVyQGABeXT70IpnQ/1jQ9+GHS",
+	"vN2n76bv/2gkiqY/OC/CNHzCLmkQiyrVDxOpe+vZ57c3WzH7sNhD+lR+mp+TXlx67qHSdlaeXuWR2yX4",
+	"dWxGWqVlQjDlKMtBmRRr8juFpMIZr3AOjq0v8ictDX0vK4+fHbyq5y0Nvk7iip9dX54s7H5u45ds5Cr0",
+	"hyehi1U4mFnzqwf3vIyNwkQ3nbORNQ9g8Msss3BmNeHWtNAzxYoJYjMRsAmEkyv6KAgXSDJXnXRXuEXq",
+	"wUax4WCYZR4FNQcp/HIdlJYJt4hR7QuzxpuRRXInNF0Md3FzsBfshwfk3fCH0fvxj/+cuOjiImENy1u4",
+	"dQIMYy7aajBrrgJUPTbmfzd7y2+OZlz1smEoCFsTg1rAC+/1LpCCwzVULt94viRVJNCICUSZiZB2BupR",
+	"8vDEuVcD5i1UPthUYi4QBnMG0zhfPSQvO/GrAAQLV3ITkAzFW/6VYRkcM9wUkcyW7MUoZY79Wuz6wMmu",
+	"zbHZxPxeak4Z436uhJnZRFWFLpN8XKkOvLNRV1yxouWyRYRTsZzPBvK1AeFIMIhq8v+idfq8hGUU7L+Y",
+	"CPR6Fvaq/tYyZPq3AYgyf6s7fROootuZC7huUpnDrGpuxGg9e1EPti5JpFOVX6AyTmZ2GwFi/lCvRLYI",
+	"OruaH6rceUbJGw643kr5Avz8GQ1Jgh52DN54rnTNN7oeGySC3wjx2xjRe0lidwVBORsZ5m+RGKvmXmqw",
+	"PcLF5lBw9MmskuidvfodQ4VYypiL5C5gTNZRW2iADi1GgoobhgnhAKKeEM7iO6DGaDLjAhxBA4JixqYD",
+	"HNx6xmnkoTiitzsxC3DsocksFlGAuZC9zSifkiAaRiREWzMay6azJEiUzChXGojGGTQFTKCQys3FZffX",
+	"dq8DmIPbeZEeptF6+1YRQP27JFdvlbF8QRFfwtqvgTo+zZiwSWX+62rvpQdK8461QCUUg3Akc56BK1Nr",
+	"GqZAzP2YcaLCGJFmLTlcjdU4sl/I2PgNGf2+L1NediI+rTxpG+FW5tS+EKuymKHDl2GEOaBskeCIRyMa",
+	"0ZFGk/Uyz/tgjpQpE+mGwTFwyYT9k+ooRUNe4xa+XgsdluxAxr0fcxLc+Oj/ogHm5N2+JEp7TZRgGrKJ",
+	"KiihIKl+Pm0foVsCErj8OyQBC2HvBOH1786qni7JJxe+MCfBLInE/EqOUJeHIDghSXumMg7UXx+NI1tx",
+	"W9S+6CKVtrwgeOhHHvLx6PbGz5fkESgmUlTYa6pdaBZimGCh4PxAt9liA8jwoxxxRIfMxNJhleynPNVm",
+	"bBMcUYEjShKu1y4TH0aRGM8GltxgxIeFIH91Tb00xp94GUosDXXpTtTu6vJZaEtDou1Aups1re0+ZVL2",
+	"+evV+VkdqbRnTXhSRc//jPqGGvVrqsyvh/pAluTf9XodPfqesnn2aVb9yfWxkluQ5UCXL8gz3K/Jn/U0",
+	"1B+6HmG/BphsXp+Sh4BMhSnuNsViDOybQRqDKVbD0ZbAI3Rh/txuIf8tYG1rv2efnh5dvOFpURxJAtME",
+	"3HazjQgNpyyChfPVHvC3nzVte3yLm9jf7lN1dGAg8pu0VI7cALvcjpeC+S6kkPep/zYYY/E2gxfjOlbi",
+	"LQQicDPmxQRz7qn8dN6nOmUoRFuw2rmVza2nPK7qX9mCA2SAXuFtD0EkBxZ9KkAMStf0jQaX5CjAVAFe",
+	"jMmk3qd9qk5Nmg2PNIXgyJfXlCXRv+D3FvoA10YXzGpfdG9+6fxd18mqo1/IXAWCTXBI+hS4la8vDSSo",
+	"KALiHyKM/ITg0AcyOMFzFU8G0Sg/dXpWWr41OivdHRIBVOIQCnACzlYImMWC7KhiexqQP7VByx/1kOBv",
+	"oBIJkXdZMtItgFfRZ+aNdksb2JUshRp+3vb6FHPk/20ndfnv/EXteaROdbfT+4j83NMhSyaHapoYHTQa",
+	"eovGeDollNthrdCHzv+S3ZIQxTi45Wa3al4tjgKiQQ80aTrt9hZoEZMtQxRJnSWjt/oj/la+C2qoiC2q",
+	"ptKATjHV+ZCSzta82h1JuCJYu/VGvQHhOVNC8TSqtWp79UZ9T4VMjIG065sm/zlyMUmpTaitknsN8UWm",
+	"OiBGU6B9AmEk9dM66slt1SvKWSJ09S2ckD4dJADnPZgjPwr9OmqrryFKQm8liniWoBhHXKi1S8+WlHFg",
+	"QKrinoHeIAKiB39fCGIA1FoIq/JUsMYu6BTy2R8zkqSJ8a3aVKVRZ3XfUq/q7qpwC3c1QIgbka2W9aiq",
+	"Tzq7BJAZCz9n3RGAE1vzINiMiGv/TtlgUgdHtcJ3uaqIi/1fyZ2/JfND5Kfyh69RE8GRVDoMlogP8zWH",
+	"wRLxEeqGlo1Elb+JGD1EvnxcaShwcHMjwXFcJeciTSF7/ORlW6ryxx7lb4YMwpVrNhpFsNLpNNb4IG//",
+	"qYXr1OZhWcH0rf39c02zCHc2+aecCrAsZFIKzxrNRbk530/2/2g+/HD74/2BeJc05v/CgyAFoGzVRlOx",
+	"s8925NE0v2YIXBnwll7PXqKClNucR1xgSIwxnj4Ik7sjORF1YagHcqiNRuMfsLB5Y28Om2G3CMUgr5MN",
+	"vbCbR1rYfbQVRO3GWOMA5ozAII4uOt+B0qV1VeWZs6rPZEwnjUVzdaq/eFt8/dGzWrg07LF6K9knhZY4",
+	"Eeu0wpVV2Gaxleaz+EGhlcpzcn+00FqFeS1+ABu7r26r68v0Vr/9gENjR4RPdld/ck2xltmUuWK/+ePq",
+	"j3qMnWI6132BC/ygyvi6Gs8pgzvis8kEJ3PNW1HKXFVW+O+ao9U+6RjORRlBKUY8FegVs03/Aq0E4nKh",
+	"eAZKkaKNQoSGEdTUONXGQMqELls+0LWiS0qSDeZZyR2EVXmLep/6g4j5IKQOCMKIR3QUEwPCB4J+Wi+I",
+	"UAGyqH7ZglDgh30KxUSsrpVoE0mJJsHzt0ppBkGxjtpGcGEJAjQnOupTP0cXfR0u5sIAtKADsfkeqc99",
+	"qRfg7A3rIwXFJPvWUruvLapQTFQVpFXL06eQRc5RJDw0kCvBc5iRpkatZ9WTk0uli9QiHDM6akGdt7m9",
+	"JAnUv1bZrGl7SvtScdgz824a+Vrv0x7ExIZzLbVv7aLT6MO2rt40ZJAYKxhzyX/qsLV1aQWNsPWBhfP1",
+	"GOkgYvJsdx6mJAHYp2PyMco0r5pX+5nEU65zZcDfKvlWiCY4uSUCiYTQEGyZq/hvWKzsbdwII4ZjrgcR",
+	"44jmm1YhqAq7Pqsa3Pq9Jgda82o9EoxpFGCp++J4ziMYzOa487SIC5Sh/fxemyYkiLgCvxORTizUqD61",
+	"acKGBODMsEq7hCTeYRIRGsZSxjJIPb/XYOhSQYyBJ8bT4SxWhEZdUCXgpEgxBtvl95qGC/mUw27RP2b6",
+	"FJ5GdckHKBE7AyJwXb1RD9gEKF9qpFSxk3o1SqBJpNzBrfB8C1lB4+zDyIRay51gjIXZEXV8O/ne0lwk",
+	"CLzXZyL9MQu31yKJBXRQCLbXGQH58Pra/lgxrTVEmXxI7WPe8KiHURBfd58ovk6jjlbd9Xa13r4F7+GY",
+	"cdF633jfeHu3a6xAFaTSDQu5a0itz5Me1ZKHywTIDN/uHhuDTPgqQ77KkMtlyMbe6o8+smQQhSEBp8z+",
+	"boUvLhSgaI+xE4AThe8OqgwvBR09JWGEexrJ4KuJutrnZuSIBVn30astGKGzoHQHQDj8boN6p66/QkWU",
+	"tBgbSBMqy8eTQk+fjhgL66itXQk7UyUzQM4JRD5zlJDhjBswr/3GHjrunHR6nZuLy/Ne56jXOXaJTGps",
+	"ZqoFm5lrCbNX3naHp1gE49rmTBdWWH+OVO9qUg1K/hr2CAMyrPYOvVkg2m+UNBrHsBtyGOhe6hR6IPVl",
+	"9P551L2YPbCSultDeqXur9R9k9S9sb/6izMmPgKcNJD1ZgV2kEBiNoRKfYQUhK9K1I+1C7aMqHtuH8cl",
+	"EbNE6+XKRFGg4CYXU/tqlYotybEuCeQp1b9PGZV0nSP/90+6+vqjX0e/qmLCKmjXNzpEPYV4Uw44fktC",
+	"F/X+iYinku4zRsmmyfcqxdmtEVe3Q29AXa7KOhbV6k8A/2XKhLgKg+wt1PfYb2blOWq7wMD+E+Lov6wq",
+	"/mwFfB21+wvpzuXasAU1eNy9Ojq/PL7pnf/SOau1aqbgtqINT/QxPIvtV+L3BR7f6eGV7AveyfHgV3ng",
+	"25YH9ipy3VMWQoR07YvKEOtKBF+Lrac2/hKnxFpcsa2jJZUbUfJGJ6AvDghXsfGa25vqfzq8AazXICwc",
+	"6kgoE8p8S8hUuQn6FAKaeR35OvbVV66F0tBnHIgZjuO5iYEGQ3qf+inR8tGE3RFuFexX4ASUCSWD1JFP",
+	"Z3HsW8pivU99RQdbSJFBX6HHaDdA5qjBwa3y3fgQzuS7xBEVVrsJZfKJlvsCNzTcjSUTHNsJpLWIWia6",
+	"6tQ7nwtQyQr6RFEqDZH/PTepdAqfNmuwTNfjizDBYij3Ut038x+pkb0yx1dl+d9FWf63MrsqqrCe2fUt",
+	"bqqyxk/n886wBYv8ABNsN9smK20Lvm4qi2IaZLxbb3hplHGfDiIqie12HeklUnZGFTqsA5XtmOQ0JLnd",
+	"bPepadUKLZZMXIVCKpoJobSnUNeLt5B/RWio1U4fbRk4Kf+zwPz20W8hjHqY30oBRZJ80qd+r331y81V",
+	"r93r3Bydn16cdHqdY1/lVVuPPra7J51jP8MBUahqclUiwftUY0NoQ6unBRaciGiIA6Gd9lm1eyjnLaeq",
+	"3tMBBH2avQe4l3bofPrxtqemqTBCIzoy8+3TrYXSraa6uC/5actHOFvtNNZYjUFDzUW8TzFSbZsyBi3o",
+	"3CycvSy/nV/+0j37yfeQb+aqTq/P+zTASTKXnDYd+htuwf4avF9Pw2lwbUzy5T+PxjN663sQS0ERRlo4",
+	"040jwZB74xBL8nuqN25bhVv4PxEh5+Gr0Gh5KsCtgJr7aMxmCU8xx/tUlUBUMuZ2Hcmb0KjvIVVDjiNf",
+	"b85bTmgoFyD9G9bO11Kp7IK/HRHhL4CJCt2iOtpoy7+NoKWY3ZMkwJyoM8q9PvWHEcWxb/ILYGj6yClh",
+	"YBvuQducGEA4VMWDu6G8CAJNGBdot/keTZOICjzIZ1tIURgOsu2IUfueMCns4iZuqfj4tF0dIZ+rrJoh",
+	"5fSpPtUeMgYU7pmcL+7pepIK4I2q6MRgjgI8le3J8y2vNUzmMK1BCRUss7zYCb4FMV9dkERbKCNRRxDe",
+	"K0fZp1OcCECPDZVbA/725P2Fyi/yOsCb27A/At8SamyYAY5juSKAPweQZjoO2wQEyWEiPUoVpqMi+yH9",
+	"wawLZPVkIfCeVmzCCGtoB325QVvi0b8IAEb3qQ6et3JBeI7ypSsdJfosEGN9hRCiPtVnmdu3XiXBpMcQ",
+	"2mg2Gi3k7+w1f2g0fFXjTb6/LQ/ezl7zXforNuXtJQ2CJ7s+2prRW8ruqb4Z6aOmj7YGOIQdwBPuoQEO",
+	"1UqrNxrwsbwfQNShRmP6aF8e2pT+CdanmCLyABWGR3Bv01cPYHCKpMrNTR/8CBygT/12s73zq4r497Ui",
+	"KsaYSl4Fq9+o76Wj3vPRlinnuG1US2iuoVE2DMqonDJojziWfAlPVLCdUgvr8qxJiuxDyvbN2Xnv5uP5",
+	"9dmxboSqYWQ5GOr29Kl/KanWSfe027vp/O2o0znu6G8gvyB/VTykm78+a//a7p60P5x0JNH0T8+POyc3",
+	"ncvL80t/2xkhhuO43WyvrZ22m229kk9XUE0ihSTEEJJkGzHgR68Gqr4B5G56NdlEMg2kKlZvpJU8c5+o",
+	"Y2a+qckzsgy6VQX+EBrmh2AJEMVh7C4ZRv6zbChWedeUbsrBJdF0Z7+Zq6rRqv043A2a4R7Z2R8c4J39",
+	"4F248578MNxp4N1BM9gL98nBULWuw9pV7fXab2MsUMjQnM2QvPq3CA+gZK88MSruWzsC/kvtGtQ7r12e",
+	"n3Rurq86l3It1giDarb/yhm9nAYvpf/DF9SoDq4TAoHiFBnKIwqHJi0LooryKmKj05Xluv23ThCR/6mr",
+	"Gtd4GnFIcFR/1pNpUAc63qVDBqUQpHZXa9VwE+8YubTOklEtX59FDqVb6fzJFVKpwTWQV1ISAXuUuex7",
+	"OQpZN0m8C5cC0AkWrpR1MFOqX+FgW/j1ukkj36mTZ/6CqYJslxlYzJ8L51SKUNohFUshQDLYCRIsxPN6",
+	"7fGTnLb7kmhJwrhcvtVr5K2z+1VmMuGjrJEfreG/G/0wfv+EJc4PGnjHWqM21rZVL9oQdSDEmkNekNdz",
+	"qC0ul+du/aC59w9FoJ5EoXQhZbgc5EG8Ba1oR8noefBC0JDQ5765C/1aqy9vQ7/m9WtR2Jf3pK8vRr/W",
+	"+tyHVVD/gsf9VcsCLWXiM3yh9h2eqCVTDSrtVL6xqG3By+myqWE6fcWNf/Rh5aRMuv7s8gpdNuPuJuZq",
+	"Gs93pV8EAgKvSYpS+AmOfF+e+T7sKDw+wvGkDwVv+jXIPZUNKZ94v5bqk+a3f4sl0Zd+YVXAFZ1fFGDY",
+	"T10TWzHf8IqsvBApHal0JRQtMVeitgY1UagaimY4bPRth1FlS9tTWKJUrm0wKRk5nhvbTWpOWLTcSBln",
+	"od3XxLhXS/5rUPNzrOvtpnVdtyzx2EMuq6qHtMqxbZniL7JIrlJr/Nv6PYnjHVBQ1As7AU7CutF1nFF2",
+	"dsF9OVBlepffuc3t254xJGam8j5Ni/IvmstbyJcMxPdUnrfu2UdbyqU9iJgPZh9+G8UxByOMH4yx8BH8",
+	"AsYrCia3KUms7ERVxWPbU5a/jLwFeIoHURwJbQNTADXI4OcghVwDxZ3yGDnbfWoMY2ZB0l27vjzxkP95",
+	"gDm5mSXxoxsJpd6nJ9Et0YjXBgUDRQJRQrSVXXd2WGaQAXP4fmMfLZpx9Lrn/BA9gIBIwjccaYQJU7QN",
+	"3s0bohS9SM16ZgP7FPNb3kL+br3ho617qZTIo7Bbb6RIJ5zQcDstliG/hqc4Cft0y08vHFyDIQ4I9wEq",
+	"wtji7YUElmR7b5TJq1Hf2z5ElKWjZAnyG/U938t126jv6dPpz5IYTE9p+eVegimXA5GHzfRgZr9dFsXZ",
+	"bKucHwwpgs80Tj3LAHG3m9ekrc2T62Qr0ekp12hj0xkfnzERDXX7We5aejNSM4lOU4Uq5qcsVKEOoKpA",
+	"BGctg0g4n4ll79h0ZEnK5rIoCH0rL5UpZ5LCJ/AymKsY8Gp///T4qKIXV6BijYWYyn9f5V58El5W/o0c",
+	"CJZC89EGPqBjDuCTHo418tzCStRNZgWEWKYrdqT+MjxAxV/CtBfvG3RoVv2D8oHWWjV58S4vjhQ6nX0f",
+	"FBBNDuvmOcl+4A1+9NYdgoK92eQQPtlQO3mJvPm+dfCu3nz//h/FHMxqlVtzlGJVbdR2s31CRjiYW598",
+	"WhptI6laylyBmRp/TkosDYmHqHRJR19l81fZ/M8UTtpsa9gIzY1d4u/TQ0vdgrNxFZeKyNdgylbggjzn",
+	"e0YAGIhRgqmU20GiHbNZEs9RwuJ4NuV19GEW3BKhS3biOBpRVaXrunekAwBYgkI858r3PYwSLhBgJkaU",
+	"I1+26WcBC+Au148E81WMgZI3B9ARGkBNOZrB0nsGAYMShencp/8iCeOHCFImOApgFgrkTjXCAYMa/Pc/",
+	"wNjkrNPB7r1716fmV/nfehqKwH1TPA1AOngUEn6oHZTZMwiEmCWUawgNKJ8rKR9O0TRSkIqtg8ae7PSg",
+	"0dxWygVElyREJPN6nxpzK0CdKbC3iKIJP5TaQkCoiGLCwb2t4U9U5AuU/oQolD7VU0ajhN2jwRw1G/+p",
+	"sf80poZcs4ii3cZ/ms0nDzgQKjh4WW5QOz1aKzDRrgROsmrV6jCZmpuHWaSI9s/Lja+CliUnnLM5Vai/",
+	"6YDr6tCwdGiU3VcZiWAbGIe6SOg+CsX4EPlySSotA/jW7yDnpqL5zWxb13y5QYgw2BR3qpVJsTW9tmpy",
+	"jiAlJ5GW8NRNUgB4aa7TO682PWiYq9CDnKcf9g/qe+AUScTy/lT572tOwlrrR4Bj17VWea21J7fB9Nmw",
+	"+2w6+txt/NCsv3N3ulve6V6h04ZcbcEWGtjLNyBwbGq126lgTS+/SApA5wrfEeXCzKbwPttTNf7PNXw3",
+	"qrXe7zbr+zC9dBmnPx7UWrsH+/v1d4/5we82i0um/upkY5ipOsrNZ0CamRO5Km47IVIveJUKX6XCP4lU",
+	"qKRBm5EakTCfAbpxsTArqsMr2U6nMRaSryHrQy81W6ZPdRlZX9vVfAWBa8JVowCjZEYBSdeUGTKhlwrq",
+	"TNSRry2GvsY9B0A0HR0WhVLkAWEvUIGLac+Cxer7dvYbZabbPh1jwCNNBAnRnED6km/mQkeS00YxsUTf",
+	"iOu0JbTFEhRRjXa9raJeIZUUPiah+VblRJl8lzIU2SNr4TfFdDWe/e+fa3rt0pitHxq7zb39g3c/vK8p",
+	"Qm0kFmWiuRmTeEqSmwETaQXAOynZLfLU/WZrt1HfP3j3jyykgnep5BDZ3+czUWvt7no1swWyK12KvmaF",
+	"50imH9FgRT11E+eQrjRYJey+G4WuG7meM2C0tGODcRckBI6S1A8iiorZ8S1k8nvbF12d47vWkE2tAnX9",
+	"nsYVs5OyCu2zpwIZzbl65Y+v/PFPwh8BGzRPMi0Gmf76EuxRkAexM03IXUTuXyIRCILjbG8cJQ8C7Abo",
+	"ns3iEHxSKrSdhSTWkQ5RlhIjVfsoFlKnB5MqnkgqEBLj/5JNeWmkf4Dj2LirVIPgljKP75NIKKBSFeve",
+	"snBJ+JwLMkHThE2mQtlq0vyarYTFhCNf8hZdzwDm42+bsHyloMCjDOQzGM/oLe/ThADAe6heVhkMbDgk",
+	"ic5CVuYILqIJVtXfpWaCtvatTIs+xer3bcn7IQvBVAuYccmVXZz4Qu3rkdrm50B65kIdoxB1kSBxDCGP",
+	"KtjxcsbFf2nuC33Lf+zsN6snCGvH+ZdIDk6XugcrXWvtS/ZuR4vqcEc5iZpnZv9zBKxZP8Mmz04/JHHM",
+	"/j+4CTb2yadMe4WGQV6ZkMnyKEjdZpejmOAEJEm5wCoUUx3UWqv2d7n6CUHtENfrUCpHnizoRgtA0PX8",
+	"hhOcBGPJuKEAQq1VgzsV0WcybjlMfcYqMG759ivTfmXaG2ba/1ZRSPq2oYykG0EhBU0qCS0qGNhWliQx",
+	"/LqAsKgYK1SLCQgV8dzoj8rlsSUiwu2CJFGoGBZjE6k3SlXYblHyXnJHEsSnBN9ypVkfIgx5rH0qcHwr",
+	"iZ/h31g1JLVcrItPFJozebYKB6hcO7XWYl2hCkoflHmOrffMjXbWEMktq5z2/TgKxkr0gRxePmW3BG3J",
+	"+crnqiDSdpl5XLPdNWh32ns3LC10olPHsuUFD0LEYRfKhiKfbX4o+fUCLxCMxCjCpdVnjKL8lPFcmI83",
+	"6DqwrBimtmAVEBIVWMLo3XLB4Taiod6DmrJ0aLpQ0dZxpOwqUhyyTAx4GknhUW1salbZGcaMJTXtKViF",
+	"PvftlBaxd3idCiO5I/gqyLwKMn8y60OOJX45A33W/NvPQY4ZLAWF/siSETHl02weBZXnRGpA4AqCwYgz",
+	"cTQkIpoQnZ9PEo62/BzqpO8hfxGd0t/WCCTah4G4wPNDwJlQJg2Tcw6hX1goQYUlhlVhodm6AFwBjCi5",
+	"z6Mm1NEZxBdjsFJA/n854LQ9ts0Z2KvxGLOwGoFZcouN0OKKiM65zY44GjFKXqnxKzX+GjhV9vH9Jmi5",
+	"RmkukIdyYu5UAs+pS+zPI7VYFFYFhAF5BC8nKISRgODqhZCqFyFcLyhJKyVzpSzdaFpRLXlZet8hSleS",
+	"mEuMqc+ms+sQ2FfC+kpYny/mfnNk8iciqtPIJwq8qw1EedPHBRbjp4nJb7NouCUxLvZHbzLx2LOCfD3E",
+	"4pBwoY15MxoTzvvUB7y1/wcFXvPSdFpvBTDbNKiUb3BNfIODNMWJiHCsKq3rcE+Q2yF+Bt0DTuA9lAlM",
+	"Cz8rwDsIKq5ixkvNn1/amudjHvhoy1647a9RBRdvtghuZqYqBRYpck1c89x+M/AaTtgd0Y5eXVuAhXj+",
+	"XyuRPJYxwzUGNyjg7bgrCOQjSXebe/v1g0Kk6EHj0StxAZ4yLrTVNMGCoJAEEddMdBVciTbDLU7ymWaz",
+	"5ouYzfRtW8d6lqrjrxLFq0Tx55MowIhmmBDAjOUY7rcuYBAoZ1sqP9hVfGxYX3e5YWXusqvAIRwEZAr5",
+	"U1xFkEJyToqOr4D3TdKTwjRJSwLpqNmsMtAtmQLkYbGcja/Lvinsf5OnHzKSL3ucetMO+9SPAINVIcbI",
+	"f2VV9T1klQYAnFYoXuNbyVoqjlKXIoBQjJgMBWIz0XLWItKRPr6+aQCBChHCp0cXfarRSSHDbMDTUr9j",
+	"fEeQYGhAECdC4YlquFlMUTSBXAE5EzUrH+EwXF1/OGTBTOHpgoiWU/dNXWJdVElXP/a0izK3r6p7XlZQ",
+	"WFVJLilo4AoUY3L0hY5bcJcmE7zDiWxCkBCS4hRXWVpaWTIb8jCNAc5Pp9K7s4tg7XLimJaAljNFNcGu",
+	"/vzRq03wg+a8e2k2FFS0VuUTVBEh5VP8+mWjXqR88qfX8kwvWJ7p8Znlk+C8rrQA5avHv0psrxLbn8PV",
+	"aVft32zBI6dUZRHHCslHDubsIUruU7tC3WkF+SXt5IVNHy9gWxjMBaSh7r9veDUVLQ2Mc52S47d0uSHf",
+	"5FHjP+qT8BsKQ0n3bR0tOj0Zr0T5lSg/nyinZ/Db0aHTIaFjc9ZzUa4TlsyfW5rOmanSDiH4AuoBsASd",
+	"4uQ2ZPc0vXJSOREucl1HXciJDGaiTyMqmM77ACsAJEfseo1Gw0rmQIwiObZRgqdjNJALj6UWc6gN4H0K",
+	"WiFkyajCXbLzA9Oujr+NyR3OhmWcsSOG5BhUZIpKZsmiYs1c3nAoPFBHvpwu5KCmpT7kWOX/9SlQZ7QF",
+	"cZYp34FSFxwNWBgRrkfWRKfRh+0MbmRXfp3TMNFBA51+gCxapfFv7Tf2UPfs6vrjx+5Rt3PWu/mf6/Ne",
+	"Gw3InNFwu96nlaJhlDJqs8Anp7jk+URq1P0/6CMhHFD6EhwCDAkXqFHf/c96bX1ar8a7Vo7L7hOVwi/P",
+	"Wp/NCc2NX6WfaIuQOWGvvPCVF36N6B839/z3QsUNQwfHdjHs5QrS28/pP1fEfaoIJ8j/MIzZRHwqKueK",
+	"oyyJoszzjY2FUC4nm08mk92VoZHpiryGRb4Sxm+OMH7lmMhqZOo53jjwLEyxGGeikUXVakVRz773E/xw",
+	"QuhIjGutd/tebRJR8+fuIqia29iUpRmvJp7KfaWyg010J4Sn+yoAQddtS9WdnfsoJIA9uF2JvKrg/GsV",
+	"BVJY0KXpa+UrtFYO2cZMVeEGYtxP9cZUiG//md2jCabzDFDgniQE6VG8kvNXcv41yLkijt8ELVeEBWnK",
+	"4qDeK63smcfYNq0f6hqyf2iUVmMNaTbgv31qm1vgrUEWJ7k1mCMyGZAwhJr/92OSENtUBAWJFSDqWKGW",
+	"TDxEYk7QYI6GszjeAaNTgumtqnmcUuFYp2Nj0afyN2v86P9n79q72kaS/Vep63+AvcYYA3mYc89eBpgM",
+	"O8mE4bHZ3SjHakttW0HuVtQyxpfDd7+nq7pbkm2MzStk4r9CQC31s6q6Hr+fFPEoJ2oYE9O3pUxaWfQM",
+	"aZLPUqZ8wsSFnkWzPAEnd1ikyI8XCZVxhsin7RFY9vtpPftWuUUdN+r1+p0K+TsXB5fzge8sb7iqLOYG",
+	"uhOuxMGKjCVEHiOngwLVk2lmCSBqT5Hm+HhhGZIli2U20plaquelen54SOYFKVuT0+g0xjMEYU4zmaJz",
+	"p3w3QbnSdNeUFUUZ9k5PRgq60SUXVU+gXs21YTEogVEYpz/LsQhPzAhGwAKxCDM5D8famio8ydc1AQv1",
+	"MNwt3eHnC0wsptmeRk1hEd7jzfMDFM2coQ46DksNs9QwL+QC+FNFOUzKsxPt8wU3rKbZuKbTO2dgQwpu",
+	"j/v8kYyC1nm0MMYd8vQJ4xhG+S+jGEupt3R7FUIYtwugRw5bWIH19DGLvHD50a8SWKpgErpsdpQ269Lx",
+	"YqYVRdXGtbyAy2ZMeQIBh33CPvORzxJvGA6L2N5BqqB6LB0DzrCop574hO5FzxA5ehVbC52XOke6sxN0",
+	"zobymciK4pEn4uiCg3/88fQMbp/PDWrlT7umFKhr73tLwfWKxImU/dv2tX1yDNb3iBrdWEZLHi74glPb",
+	"7OalAAtjC1zC+YeiH77HAJK4eF+gG8wGbpN1ms7xboVY/zJfr2hmD3SLm2qlw6J4/sWhtr9Sm/kHdgc/",
+	"+tn4AYXVf5x+/IMo0Zk9GeQJMBse2TTSwdJm+EvbDEfiksWRk2IvzG74qe5JulVjDltKhrzYZI5ZQQ1/",
+	"Ltgli2LWjvmYSaTVGOR6bF4Y5DEN+SSGhzYL2jIcAVNQ7OZuQduzNI0uudKPTOh8VYNDFvQ8QRaAgU32",
+	"9eWsCd6gXt8KtA7Cn7gPcSTIsGHQjpm4wF80wUfYCt+8khBaPNFJWZeysi0bIBkfAhCQxBC1G2vDfFcK",
+	"7sNqbhI5qMPQFFwTrMYakn0jf5D5KqAJhqYSznYN9sBvQhKJru+JQPZtspodezqCzR1QPJC6IREODRly",
+	"NtTgVyKTVNDRp8ulyuevd+CKKdejiQRLR0haDtgpcHtrqlmEr3gMw8hAhi1m1xxQo+e1an4C+8Gctpm2",
+	"tewAvQTfB7L9lQfLCqulCbE0IZ7NhHhce6AK7nY5v2VgyFNmFOoScc8sMiMk9cnJh5qYls4QW8ETPSbC",
+	"GAGH6TeKuIvBN3+gMiwBvSxLtCrV/yo4P3m/VuANMqVhH/aPjTzT0ivHGukHSc3Ap9jsISGHsCr0ZHjC",
+	"J+uBniD7odWi3+m3G4uimiO0+eOoBv0g8UGmnvD/l+A5Sn+gn/U4DEbCmgM9QcaZ9UjQMKrQHnmCatD2",
+	"aAZx7vI6tFfbmFelHyHTZI3ivzLr6cd67JJ7wjcsSk1A4AqfDKfi7OgpRZ59IYe7aM8gOE3AhJAZtLkn",
+	"Uj2hPCRWw5zlepWMI6akQNspQhSZAqXemq078ARtjCL+S7VIT6Uf4nEHYs60yZf1eF8/c1uOFm70M9yN",
+	"j0Z4ZHhsP1/nJIGGSq8JWcqCC57WTLtaIPvNAtEepLwzUHiUaE6JAUA3QSM4z1kaoxKR8gIGCRjeKkjS",
+	"KOC5i7HLs5b9lVlF62IsGuTXlSTVU5SZzGY16rdljMbLONV0wfz5bJ/74jyRpNXR8+TCwAR6MplVdop8",
+	"SbZiUuWd1v9r5XRKC/Sb0s2mdnuyg3aazcddh/tB8hDGpnxj3RWAsfINN/bSEFrGX/5KVAdWtD4y+kfQ",
+	"Yxk+GHPHsTTdQXDG4guFWFcW/ywS8DHhYu9oRcE+gqfl7wHVYwnmK1Oqrye4Ob0GQ21k2sLpwe/abtAd",
+	"gfMjreMMN2ATs6MgyjzhX7eZ4q1BGt/4gGBsCvRvtJ1hGA4QNe2Cj+yfL/ioBj4aNNpEoRt3hEm1bgDG",
+	"mYA0h+mKtnkIFHzVf3d4BhvY2Fok+IL+2i4wgcrcPqybWVLi7fq2+WRLyKyFN36/0AtBvaBsHUOhbFuH",
+	"NazW7hnSZUPa6JwW9KzgQ/urGlBwhp5bReNGsQ7PRi1iYu5EPPXXQHGkhWSZfYcN/TRLNiFl7IxBqhnn",
+	"iWWBiBxvhb6CV8cdRfi4J1x620BxvRQ5V6RxTqwo4CyNI57mSLzaCom6QvfBhJ3kIIMou6VdidLSAm/5",
+	"pdfRVOd9tXyVV0GPCZpRS2wt0EQqDnw1yggfXnkiEqWJyrk09CsV+op8uybmIPHQd7PjieL06FG5CQol",
+	"V2tu2e0H5FCQHV4tIFph98leS5J41ASf+BR9QhSkk2VmRD9XAEoWUlCmvjHAIGFpZjjRlLadItH1RCfi",
+	"caiQRETGJbhA2u0Gx1B28iNvloUmm6ASOfnW7ErCUQbpQBRsStkpbZmmi0h6woDfVfMZrsKQt3tSXtBc",
+	"x1pTqMLaEKqgMvLFzl9pS2KbvNRWCkrQDkYQsET3ZrNOKzAr0pmf10mnJ8iOJ3wtvGq5FK1hTa9vfTI0",
+	"Sqq6sEa5H/I4Y7VUxpyKNzyB1zIp8j+aBfPBuT9p1VBAlB2heqP6nUhEqtciW9nfLcWYWjIhBigDGtga",
+	"6PlxkSdgVIdMpLPA+0k2Aj/oySjgRQxI06oj41gOFW5yI8bpJEQZscsI6/j9fPDxj8MvftGHCne5UD0x",
+	"5kPdgw55UQ2C5LjzlO5BUui7FX322qPbg17I61qtdnNjnbt6KEKCbzumF5+GVcNc/BbhJluGe9y2K8r4",
+	"pRFO2YdV6rGrj9EKxBNmRYjaFw+hynhSoMHbBZ+gTdw3CGg83zj5H0wtjv3EioJO1EU/srYLDCY1hvKH",
+	"bFRFHv4e1GnJo0xvC3SPYL0NXmYyFtfAjyjtGDds0E/idbe2+kpJ5zkK6Rrp/2vdmDHrRwc+kNm2VgM0",
+	"UUhkW1mgNTQUpxw8C3LtVarg4W2BfgpkaH5Cm8SrwA3c+DnYy94xvo+wTac7vSmxTVscucHxIN83okXq",
+	"HxASFbNEXIrH58KbDJOwRAbhrBeJCwOVg6qGSj8M6OTfx2DFbwoAk3dmEN+MZRrc1a0zHmuJDwy+yguM",
+	"It/70/bDLnGmJD0og6IgQNxdDr9EH2xtNrbIlJ+zXqq0kE/JpGzkGc5eSVji1VYmWGUV8qtKs+74UEpf",
+	"oDw/QhWNUTEFLO4TKHxh2p1JQlVWJh280tx8/Wrr9ebbRr1uCV3sMdzqNNjbYDN8zV+1d9h2sNVusM2w",
+	"zisLLZ25jNN7C/oIM8DdWMaETaW5Va9WSoKp0tx0pUr5r3bq913TO9M+Ks2Kk9tR6FWa3vjUeJWqZ8bn",
+	"/jyhcfEhM9teabo9mkZsetdE0ltoq3h6r3i0Kzy9LbwK6mav0rz2cLnplXbBqS1tF/yLV7mpeuXN5lWa",
+	"YhDHN19utO75EcddHOA+i/u1v+Aopw3IQynhVV78oL5UPTrxtF6lw+3R6fYmJYFXaTaqXunY48ONm8Jw",
+	"yW5CrXwfUTA77pl3qZg0ZQDkpiYdLBOpfj7nH1md93ABUsN7RUOp6eIxUWqHiUQLh0ep7X2DpHawDwiV",
+	"0ivu69Kk1vfLvCpM22LxVmp4R9TVVMaM+SxhlRqv6xezLGrHfK3gcD3OkekxFNsPktudpXuiGM5bxYFY",
+	"+nuwb7IBX91D+O3s7BiylAmlV2sN5CVSyU9xT6ID9ejgEG9uIVcXmUzAWSAKPagYHiS3AIWMiQHLuWyc",
+	"R47mzVzodZ9XFCYfrZ8c71sfricsXoP14TYhkRFepnGYhhGLZQRicH7yvnSfM25ZTzBoc5bqC7xWLtSl",
+	"POKpr3w85krBqr6gfwiS9VNCxV8/Cv1dYGKkL6lo4RcqHkd2VJbrlv5AyBjjFwLfkN/mLkV/Dz1XPvQH",
+	"KqPALd6lJ5ua2/qEHevnYVO7fGAuLnrapYxV0xN+HKmsRYth4rRjHmTVhCisYheqQPffKpToB6qewP+v",
+	"ma4oLsKWuaf4sOqbrADkAuZXRAaCvsa/6x+pGuDvZccvzSh6zXNHqda0WToIskHKQ+c3jLLc06k/4gnf",
+	"7h/jii1QqDmPX8kdhyisORdnwelnnHvOz7lmvT66AyyOqdAAvSopV4M4s97mSB1S7p7z8Or/rigIZMhN",
+	"pp9xmO/pYxHibuyzEbr1XRRcjxoXYRfGplXMVUXN4vhDkDykgFpfCDerFf2XNAkqzUqjVif6r55E/nrd",
+	"0Q09FxYGBW0blnYN3vDUKuXe/422Lt5c1dNXo23R+LbTfz18m20isZipJP6Nx7HU8tVEi4ujXyCr7R9K",
+	"ipMkcKlJT3B9v2WGaD+UXvXZ1aP/FulNkfL/qriQNf4FCS7cHt/P+zDJzXbLFAaFPIfSh24eNmmTVrGT",
+	"x/ZzVYQB+LB/vLRzf1A7t0FG0JjRAEJmUcecACjk/lo+9px8kimwIZddEBIzt5fbYpn7MGfuw09VCK9N",
+	"1FPKTpphzmOwfzYXrTPEu4QQ74Jf1LhayohA49khUub5D2tjfLVoesSxtp6lCHjTBWmKyQGQSU9gOgRT",
+	"Np+gCr4cCh622iMTp3T2JNmQlhbOLwdI8bdawEQCzkV0ZcNuu+DrdhZLrssLr8IcT0+wMIywqRulHAqi",
+	"NXOEdcj8tmrSORSoQdCzM+WJT7x9fgSqJ4cQZU8US7oVRY5W+HGyEz9fz3Drz+Gqn8Ee5rz45PmvVuwq",
+	"Y/Jfn6Pt4h7Skz8/bE7hXv0+slGWKZl0YzcTvYC0x5eq5YdVLfd3kH0nX9EUWC/cgws6amwSyWw6K7fj",
+	"7eMkBouietdQZ5K8EvySpyjKxHSKq0/2uz8ew9VToF2NQREmCljMU+TJGaMmJM8+sh3qr9fIF9KixK2w",
+	"4kKzebpV5YuRvMOe6Wvwut+42Bavkjff6mkOIOm4Ue9g7U7jSrOCpQzNjQ1cxWKiOZVhvCRaLrPXFgGA",
+	"tPt8KdGXl4XZl4XvmvdckKJWwLtfYfLz9GrmQZtokxUw9EdnMk/Yg2nOV1iVHay0IZPbeBetR3WNnNUm",
+	"E9Am8WEOVtRFqD2fdAMiqmijGBOvehxzI0UI7RGcyIxl3A4ITvH5GuwJl3fcY6qI4exO6EK0Uub9D3FF",
+	"zhLV95LN88rTBcXd88E/3kvHzdJsf5tbZdG+wgcVD1ofOr//+TZ98+73f39Lz4Zfz48P3hy9P/7PkWy8",
+	"Z+/Z6fD11flZ/aSrvn598z+Pr/AeqJ9oz99Vx2P2fR4nMHbXUlMtNdVj1zX/jIiQuYaYolGLN6aNa/PT",
+	"nCCQWX54KTidyoSqcRIu0M8R8ji65Ig7Pj9MZN7fxe5RR50PLAt6lUcnVpmQpg0jTev1ugP2nS3XHypJ",
+	"56BlKYjSJSjlUoJ+T2QIs2nLGVBzpAEdp+iaRp+zxVn5/oCWM+XnLWQu+uZtD2P5BlJ1hWFlS6csCd/x",
+	"7P5i8A8p+GOLwqWL6Fks5jkF/JhgPzxjd8osfKYkeJdK4GUrga05K9Y/yDDqRFagv6Bq+mlq4HvJ8nc8",
+	"u0uQLyZmP1lT2biFtbidUAMnPIlZYExlqqlVkKRcmXp6xJyR4WgXS/RElysfI7C6gVScsHc8gQVhwIJs",
+	"wOJ4BEbsUfKe7wSYD315aTi3ECGvBodajGpDnHnCqqMg5iwlM90PI4Vy9oRqSOfkEDnHLz6OmX5Pl9Us",
+	"R8uiMpeG85SFaM6tRGus+2l6/OVJleXfHqwFN8s3nWfSgrQic9928iphGsZSOy6vSD/ZFemn8muReLif",
+	"X2sjd0nNTBAwLVZUwYdVtaAsLkWgClQpjWrZBJTobjIzR+Ag78PTU1yOX0zjUWFIZISYagzq9TTiSfrr",
+	"3DWAZnyjU2r2NNyTWcb7idZzjbl1KGpGXAx+aa+w4SZrtLeC7XCHv+q87r7pvf3az3164e1P6Y0XM5Xt",
+	"UUemfXtHf3t759V/zKO0mZsVLP7ZqW+ZX9M07cuQV5o79a1qRfCrGa/d2iloZLMyzYpxueZ575NX4heX",
+	"v2D3ySJ5DAWX8tK7uVTdf6lLajEDAkpK4pEvrHNox41r8/NI/z7lGSFD3vubd6usA/e9OwlzEPTSPE6w",
+	"UFjEJqUgFO2hTC+oyrCTcl6FYY9lmL+HVWi22M4VLRJHjpmG9Sj0a3DUISQ0o2awNk1RYrX7cKTAp5o1",
+	"nzpRgzN2QRCs+lY/53X6RM/tmEScTFtuTLdTip35NuCDJQH/Uix+nxuN3bovQpLimRoXpaMFrwopZnCt",
+	"24yc64d5CKeKs3fR5XggHVEf6ZtVQwPGQ0wtQ89eDX6VKTS2oScHqXLSSNvyyJ4B2VBilhrLBqm+s+g7",
+	"CaG8saDnXqwkpDzguqnyRMAEqGGUBT0XnYqlikTXcX3cS7Dh/JVygR4NLPrlZGjtN379p/rlz6NeqoL9",
+	"Xvzn0Yd//nd7R53+WyWy/Voe/NhZWXlSVr4tlxpmqWFeis/suymYadm9C+qXjKsnUit/aktQy2dr1Nb0",
+	"tywmZibJ5+NUTiwF38VDbs1JT6ieHKJ76JZLyVwqYQ9shMl9zHwBiwd7keiiKtK909pG66pIWTB/k5W9",
+	"XX8Lnw5/+e3jx99bB0ene7+8PzxoGu4GiIwnbpr+OeMqK6ZHz2NP656Ao7RaWtRLefey5F397Rz20pzE",
+	"VFqszTIDxg9dtWSoRsod7t3CaUR7oeyhNyd0eYp+0FP0vXSslt93RHmQiCQYpFE2Qt1JgFN7g6xXaX7+",
+	"gqgvRDQ0hfvlzMIPE7dAwrIekR8mg3YcBTnjQKRg793hH2cHrePzX94f7bfOT97XnL2+cbmJmth0bwLl",
+	"A+uLAikQ0Jkq8QnevMODURBjtNqEWQzJw2TU5ozFF1o/FugYqjDsyZgQwfXlT6aOT6rwRscnNfnO/SIC",
+	"vgFmwp4NDAm1Bb4vUCgU3lxsPu31iJ3sqBdSbrNfVmMpuusZT/vEoB9xRUheF0IbHKv6n5iHXWS1Iaij",
+	"tdKAkEx8yhQVQAy0hVEgB0Iai4NIBTINq3DGY95NWR8/+q/yiGyDaXQ7UVfwsArhIEVRRzZC4fadIU50",
+	"qneMon1kKtCQcilSGQ9hIEKewtV6sRjTfN3t6luGNl6/lvVSOej2ILHlzwa5nxBjFLA45SwcgUo4u0AM",
+	"MLPHlUV/oxQj135lnMPDwb8VepkXW+stnw/EpYjWHExCjpW3WJbPAjRBVOAQIiOillW3JOqMY/WNoHF1",
+	"BSxwW03ly1Ubk0F7dgcPmYHSMOSPNFpTIfAso7U1AM81WjM2uhggCQE3n65OT8N9jkkwsVL64nNMxYqN",
+	"jedpd5FAORyCHCAxAxG3ZlIWpsa4fJ5lTmy61PPMhhXkdtX1g7msrT3TZsiF9XPsBUhilnVk2i9SzhWp",
+	"hcyoCdQSW0+G3594Royq37ffexY5QRXSPATmuItWGVLORCw2bCWZlGvYvuiLeOrZMOpUm5BPORGnehLa",
+	"IyiaquRfYVnZv4Id+P8AAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

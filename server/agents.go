@@ -14,19 +14,31 @@ import (
 // CreateAgent stores a new agent within the account's quota.
 func (s *Server) CreateAgent(ctx context.Context, req gen.CreateAgentRequestObject) (gen.CreateAgentResponseObject, error) {
 	p := principalFrom(ctx)
-	body, err := s.parseAgentBody(*req.Body, true)
+	raw, bundle, err := takeBundle(*req.Body)
 	if err != nil {
 		return nil, err
+	}
+	body, err := s.parseAgentBody(raw, true)
+	if err != nil {
+		return nil, err
+	}
+	if bundle != nil {
+		return s.createWithBundle(ctx, body.fields, bundle)
 	}
 	agent, err := s.cfg.Store.CreateAgent(ctx, store.Agent{AccountID: p.Account.ID, Fields: body.fields}, p.Account.AgentQuota)
 	if err != nil {
 		return nil, err
 	}
+	return s.agentCreated(agent), nil
+}
+
+// agentCreated is Create Agent's answer for agent.
+func (s *Server) agentCreated(agent store.Agent) gen.CreateAgent201JSONResponse {
 	return gen.CreateAgent201JSONResponse{Body: gen.AgentCreatedEnvelope{Success: true, Data: gen.AgentCreated{
 		Id: agent.ID, Name: agent.Name, Status: gen.AgentStatus(agent.Status),
 		CreatedAt:   timestamp(agent.CreatedAt),
 		ApiEndpoint: strings.TrimRight(s.cfg.PublicURL, "/") + "/agents/" + agent.ID,
-	}}}, nil
+	}}}
 }
 
 // ListAgents returns one page of the account's agents.

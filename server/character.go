@@ -29,6 +29,9 @@ func (s *Server) parseAgentBody(raw json.RawMessage, creating bool) (agentBody, 
 	for _, name := range s.members.readOnly {
 		delete(members, name)
 	}
+	if _, ok := members["agentd"]; ok {
+		return agentBody{}, invalidRequest("agentd", "is accepted by Create Agent only")
+	}
 	if err := s.members.checkUnknown(members); err != nil {
 		return agentBody{}, err
 	}

@@ -21,6 +21,13 @@ func (s *Server) ExportAgent(ctx context.Context, req gen.ExportAgentRequestObje
 	if err != nil {
 		return nil, err
 	}
+	if req.Params.Include != nil && len(*req.Params.Include) > 0 {
+		bundle, err := s.exportBundle(ctx, agent, *req.Params.Include)
+		if err != nil {
+			return nil, err
+		}
+		doc = append(append(doc[:len(doc)-1], `,"agentd":`...), append(mustJSON(bundle), '}')...)
+	}
 	return gen.ExportAgent200JSONResponse{Body: gen.AgentExportEnvelope{Success: true, Data: doc}}, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentd/agentd/llm/llmtest"
 	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/store/storetest"
 )
@@ -115,5 +116,87 @@ func TestExportAgentErrors(t *testing.T) {
 				t.Errorf("%d %s, want %d %s", res.Code, res.Body, tc.status, tc.code)
 			}
 		})
+	}
+}
+
+// TestExportImportWithBundle: memories, knowledge and history exported
+// with include come back equal from Create Agent, on every member.
+func TestExportImportWithBundle(t *testing.T) {
+	storetest.Backends(t, func(t *testing.T, dsn string) { testExportImportWithBundle(t, newHarnessAt(t, dsn, nil, nil)) })
+}
+
+func testExportImportWithBundle(t *testing.T, h *harness) {
+	h.openai.Respond(llmtest.Reply{Text: "noted"})
+	id := h.createAgent(map[string]any{"name": "Mover", "deleteProtection": true})
+	for _, m := range []map[string]any{
+		{"text": "hi all", "userId": "ann", "roomId": "lobby"},
+		{"text": "just me", "userId": "bob"},
+		{"text": "me too", "userId": "bob", "roomId": "lobby"},
+	} {
+		if res := h.send(id, m); res.Code != http.StatusOK {
+			t.Fatalf("send %v: %d %s", m, res.Code, res.Body)
+		}
+	}
+	for _, m := range []map[string]any{{"text": "Likes tea", "userId": "ann"}, {"text": "Speaks French"}} {
+		if res := h.do(request{method: "POST", path: "/v1/agents/" + id + "/memories", key: h.writeKey, body: m}); res.Code != http.StatusCreated {
+			t.Fatalf("memory: %d %s", res.Code, res.Body)
+		}
+	}
+	doc := map[string]any{"name": "handbook.md", "text": "# Moving\n\nPack light.\n\nLabel every box."}
+	if res := h.do(request{method: "POST", path: "/v1/agents/" + id + "/knowledge", key: h.writeKey, body: doc}); res.Code != http.StatusCreated {
+		t.Fatalf("knowledge: %d %s", res.Code, res.Body)
+	}
+
+	export := func(id string) map[string]any {
+		res := h.do(request{method: "GET", path: "/v1/agents/" + id + "/export?include=memories,knowledge,history", key: h.readKey})
+		if res.Code != http.StatusOK {
+			t.Fatalf("export %s: %d %s", id, res.Code, res.Body)
+		}
+		return res.Data(t)
+	}
+	file := export(id)
+	bundle, _ := file["agentd"].(map[string]any)
+	if n := len(bundle["memories"].([]any)); n != 2 {
+		t.Errorf("%d memories exported, want 2: %v", n, bundle)
+	}
+	if k := bundle["knowledge"].([]any); len(k) != 1 || k[0].(map[string]any)["text"] != "# Moving\n\nPack light.\n\nLabel every box." {
+		t.Errorf("knowledge exported: %v", k)
+	}
+	if hist := bundle["history"].([]any); len(hist) != 2 || len(hist[1].(map[string]any)["messages"].([]any)) != 4 {
+		t.Errorf("history exported: %v", hist)
+	}
+
+	imported := h.createAgent(file)
+	if again := export(imported); !reflect.DeepEqual(again, file) {
+		t.Errorf("round trip changed the agent:\nbefore %v\nafter  %v", file, again)
+	}
+	convs := h.items(h.get("/v1/agents/" + imported + "/conversations"))
+	if got := field(convs, "messageCount"); got != "4,2" {
+		t.Errorf("imported conversations' message counts: %s", got)
+	}
+	if res := h.do(request{method: "DELETE", path: "/v1/agents/" + imported, key: h.writeKey}); res.Code != http.StatusForbidden && res.Code != http.StatusConflict {
+		t.Errorf("the import lost deleteProtection: %d %s", res.Code, res.Body)
+	}
+}
+
+func TestExportIncludeValidation(t *testing.T) {
+	h := newHarness(t)
+	id := h.createAgent(map[string]any{"name": "mine"})
+	for _, q := range []string{"include=everything", "include=memories,secrets", "include=memories,knowledge,history,memories"} {
+		res := h.do(request{method: "GET", path: "/v1/agents/" + id + "/export?" + q, key: h.readKey})
+		if res.Code != http.StatusBadRequest || res.Details(t)["field"] != "include" {
+			t.Errorf("%s: %d %s", q, res.Code, res.Body)
+		}
+	}
+	res := h.do(request{method: "GET", path: "/v1/agents/" + id + "/export?include=history", key: h.readKey})
+	if res.Code != http.StatusOK || res.Data(t)["agentd"] == nil {
+		t.Errorf("include=history: %d %s", res.Code, res.Body)
+	}
+	bad := map[string]any{"name": "x", "agentd": map[string]any{"history": []any{map[string]any{"messages": []any{map[string]any{"role": "user", "text": "hi"}}}}}}
+	if res := h.do(request{method: "POST", path: "/v1/agents", key: h.writeKey, body: bad}); res.Code != http.StatusBadRequest || res.Details(t)["field"] != "agentd.history[0]" {
+		t.Errorf("unnamed conversation: %d %s", res.Code, res.Body)
+	}
+	if res := h.do(request{method: "PATCH", path: "/v1/agents/" + id, key: h.writeKey, body: map[string]any{"agentd": map[string]any{}}}); res.Code != http.StatusBadRequest {
+		t.Errorf("agentd in a PATCH: %d %s", res.Code, res.Body)
 	}
 }

@@ -48,6 +48,11 @@ type Store interface {
 	DeleteUserMemories(ctx context.Context, accountID, agentID, userID string) (int64, error)
 	ListKnowledge(ctx context.Context, accountID, agentID string, page, limit int) ([]store.KnowledgeDoc, int64, error)
 	DeleteKnowledge(ctx context.Context, accountID, agentID, id string) error
+	// KnowledgeText returns a document's text as its chunks hold it.
+	KnowledgeText(ctx context.Context, accountID, agentID, docID string) (string, error)
+	// ImportConversation stores a conversation's messages moved from
+	// elsewhere; store.ErrInvalid for an unnamed conversation.
+	ImportConversation(ctx context.Context, accountID, agentID string, conv store.ConversationRef, msgs []store.Message) error
 	// ListConnections returns the stored platform connections of an agent.
 	ListConnections(ctx context.Context, accountID, agentID string) ([]store.Connection, error)
 	// MarkAgentError moves an active agent (or one in error) into error and

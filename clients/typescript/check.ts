@@ -54,8 +54,9 @@ async function getAgent(): Promise<Schemas["Metrics"] | undefined> {
 }
 
 async function exportAgent(): Promise<string | undefined> {
-  const { data } = await client.GET("/agents/{agentId}/export", agentPath);
-  return data?.data.name;
+  const include: Schemas["ExportInclude"][] = ["memories", "knowledge", "history"];
+  const { data } = await client.GET("/agents/{agentId}/export", { params: { path: { agentId }, query: { include } } });
+  return data?.data.agentd?.history?.[0]?.messages[0]?.text ?? data?.data.name;
 }
 
 async function updateAgent(): Promise<string[]> {

@@ -25,7 +25,10 @@ export interface paths {
          *     `bio` may be a single string and `plugins` entries may be plugin names;
          *     both are stored in their array/object form. An empty or missing
          *     `modelProvider` means the server's default provider, a missing `model`
-         *     that provider's default model.
+         *     that provider's default model. An `agentd` member, as Export Agent
+         *     writes it, brings the agent's memories, knowledge and history along:
+         *     they are stored right after the agent, and a failure stores nothing.
+         *     The body limit (1 MiB) holds for it too.
          */
         post: operations["createAgent"];
         delete?: never;
@@ -253,6 +256,8 @@ export interface paths {
          *     `id`, `status`, `createdAt`, `updatedAt`, `metrics` and every secret
          *     value are left out: `settings.secrets` and the `headers` of each MCP
          *     server are absent, and have to be set again after an import.
+         *     `include` adds the agent's memories, knowledge documents and
+         *     conversation history under `agentd`, which Create Agent imports too.
          */
         get: operations["exportAgent"];
         put?: never;
@@ -975,9 +980,45 @@ export interface components {
         /** @description An ElizaOS character file without secrets, as Create Agent accepts it. */
         AgentExport: {
             name: components["schemas"]["AgentName"];
+            agentd?: components["schemas"]["AgentBundle"];
         } & {
             [key: string]: unknown;
         };
+        /** @enum {string} */
+        ExportInclude: "memories" | "knowledge" | "history";
+        /** @description What agentd keeps of an agent besides its character: imported by Create Agent after the agent is created. */
+        AgentBundle: {
+            memories?: components["schemas"]["BundleMemory"][];
+            knowledge?: components["schemas"]["BundleKnowledge"][];
+            history?: components["schemas"]["BundleConversation"][];
+        };
+        BundleMemory: {
+            text: string;
+            userId?: string;
+            /** Format: date-time */
+            createdAt?: string;
+        };
+        BundleKnowledge: {
+            name: string;
+            text: string;
+        };
+        /** @description A conversation, named by its roomId or else its userId, with its messages oldest first. */
+        BundleConversation: {
+            roomId?: string;
+            userId?: string;
+            platform?: components["schemas"]["ConversationPlatform"];
+            messages: components["schemas"]["BundleMessage"][];
+        };
+        BundleMessage: {
+            role: components["schemas"]["BundleRole"];
+            text: string;
+            userId?: string;
+            partial?: boolean;
+            /** Format: date-time */
+            createdAt?: string;
+        };
+        /** @enum {string} */
+        BundleRole: "user" | "assistant";
         AgentUpdatedEnvelope: {
             success: boolean;
             data: components["schemas"]["AgentUpdated"];
@@ -1376,6 +1417,7 @@ export interface components {
         /** @description An agent, or a whole ElizaOS character file. Unknown members are stored as sent. */
         AgentCreateRequest: {
             name: components["schemas"]["AgentName"];
+            agentd?: components["schemas"]["AgentBundle"];
             bio?: components["schemas"]["BioInput"];
             personality?: components["schemas"]["Personality"];
             knowledge?: components["schemas"]["KnowledgeList"];
@@ -4096,7 +4138,10 @@ export interface operations {
     };
     exportAgent: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description What to add under `agentd`: a comma-separated list of memories, knowledge and history. */
+                include?: components["schemas"]["ExportInclude"][];
+            };
             header?: never;
             path: {
                 /**

@@ -1,0 +1,208 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/agentd/agentd/gen"
+	"github.com/agentd/agentd/store"
+)
+
+// The bounds of an export's agentd member, as the contract's AgentBundle
+// states them: every memory and document an agent may have, and its most
+// recently active conversations with their newest messages.
+const (
+	bundleConversations = 1000
+	bundleMessages      = store.MaxImportedMessages
+)
+
+// exportBundle reads what include names of agent a.
+func (s *Server) exportBundle(ctx context.Context, a store.Agent, include []gen.ExportInclude) (gen.AgentBundle, error) {
+	var b gen.AgentBundle
+	var err error
+	if slices.Contains(include, gen.Memories) {
+		if b.Memories, err = s.bundleMemories(ctx, a); err != nil {
+			return b, err
+		}
+	}
+	if slices.Contains(include, gen.Knowledge) {
+		if b.Knowledge, err = s.bundleKnowledge(ctx, a); err != nil {
+			return b, err
+		}
+	}
+	if slices.Contains(include, gen.History) {
+		if b.History, err = s.bundleHistory(ctx, a); err != nil {
+			return b, err
+		}
+	}
+	return b, nil
+}
+
+// bundleMemories lists every memory of a, oldest first.
+func (s *Server) bundleMemories(ctx context.Context, a store.Agent) (*[]gen.BundleMemory, error) {
+	mems, _, err := s.cfg.Store.ListMemories(ctx, a.AccountID, a.ID, store.MemoryQuery{Page: 1, Limit: store.MaxMemories})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]gen.BundleMemory, 0, len(mems))
+	for _, m := range slices.Backward(mems) {
+		bm := gen.BundleMemory{Text: m.Text, CreatedAt: &m.CreatedAt}
+		if m.UserID != "" {
+			bm.UserId = &m.UserID
+		}
+		out = append(out, bm)
+	}
+	return &out, nil
+}
+
+// bundleKnowledge lists every document of a with its text, oldest first.
+func (s *Server) bundleKnowledge(ctx context.Context, a store.Agent) (*[]gen.BundleKnowledge, error) {
+	docs, _, err := s.cfg.Store.ListKnowledge(ctx, a.AccountID, a.ID, 1, store.MaxKnowledgeDocs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]gen.BundleKnowledge, 0, len(docs))
+	for _, d := range slices.Backward(docs) {
+		text, err := s.cfg.Store.KnowledgeText(ctx, a.AccountID, a.ID, d.ID)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, gen.BundleKnowledge{Name: d.Name, Text: text})
+	}
+	return &out, nil
+}
+
+// bundleHistory lists a's most recently active conversations, least recent
+// first, each with its newest messages oldest first.
+func (s *Server) bundleHistory(ctx context.Context, a store.Agent) (*[]gen.BundleConversation, error) {
+	convs, _, err := s.cfg.Store.ListConversations(ctx, a.AccountID, a.ID, store.ConversationQuery{Page: 1, Limit: bundleConversations})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]gen.BundleConversation, 0, len(convs))
+	for _, c := range slices.Backward(convs) {
+		msgs, _, err := s.cfg.Store.ListMessages(ctx, a.AccountID, a.ID, c.ID, store.MessageQuery{Page: 1, Limit: bundleMessages, Desc: true})
+		if err != nil {
+			return nil, err
+		}
+		if len(msgs) == 0 {
+			continue
+		}
+		bc := gen.BundleConversation{Platform: (*gen.ConversationPlatform)(&c.Platform), Messages: make([]gen.BundleMessage, 0, len(msgs))}
+		if c.RoomID != "" {
+			bc.RoomId = &c.RoomID
+		} else {
+			bc.UserId = &c.UserID
+		}
+		for _, m := range slices.Backward(msgs) {
+			bm := gen.BundleMessage{Role: gen.BundleRole(m.Role), Text: m.Text, CreatedAt: &m.CreatedAt}
+			if m.UserID != "" {
+				bm.UserId = &m.UserID
+			}
+			if m.Partial {
+				bm.Partial = &m.Partial
+			}
+			bc.Messages = append(bc.Messages, bm)
+		}
+		out = append(out, bc)
+	}
+	return &out, nil
+}
+
+// takeBundle removes the agentd member from a Create Agent body and
+// decodes it; nil when the body has none. The validator checked its shape.
+func takeBundle(raw json.RawMessage) (json.RawMessage, *gen.AgentBundle, error) {
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &members); err != nil {
+		return nil, nil, invalidRequest("body", "must be a JSON object")
+	}
+	b, ok := members["agentd"]
+	if !ok {
+		return raw, nil, nil
+	}
+	delete(members, "agentd")
+	var bundle gen.AgentBundle
+	if err := json.Unmarshal(b, &bundle); err != nil {
+		return nil, nil, invalidRequest("agentd", "must be an agentd bundle")
+	}
+	return mustJSON(members), &bundle, nil
+}
+
+// createWithBundle creates an agent of fields with the memories, knowledge
+// and history of bundle, whole or not at all: the agent is created without
+// its deleteProtection, so that a failed import can delete it, and gets it
+// once everything is stored.
+func (s *Server) createWithBundle(ctx context.Context, fields map[string]json.RawMessage, bundle *gen.AgentBundle) (gen.CreateAgentResponseObject, error) {
+	for i, c := range deref2(bundle.History) {
+		if deref(c.RoomId) == "" && deref(c.UserId) == "" {
+			return nil, invalidRequest(fmt.Sprintf("agentd.history[%d]", i), "needs a roomId or a userId")
+		}
+	}
+	p := principalFrom(ctx)
+	protect, protected := fields["deleteProtection"]
+	delete(fields, "deleteProtection")
+	agent, err := s.cfg.Store.CreateAgent(ctx, store.Agent{AccountID: p.Account.ID, Fields: fields}, p.Account.AgentQuota)
+	if err != nil {
+		return nil, err
+	}
+	err = s.importBundle(ctx, p.Account.ID, agent.ID, bundle)
+	if err == nil && protected {
+		_, _, err = s.cfg.Store.UpdateAgent(ctx, p.Account.ID, agent.ID, map[string]json.RawMessage{"deleteProtection": protect}, nil, store.AnyVersion)
+	}
+	if err != nil {
+		if _, derr := s.cfg.Store.DeleteAgent(context.WithoutCancel(ctx), p.Account.ID, agent.ID, store.AnyVersion); derr != nil {
+			s.cfg.Logger.Error("delete agent after failed import", "agentId", agent.ID, "error", derr)
+		}
+		return nil, err
+	}
+	return s.agentCreated(agent), nil
+}
+
+// importBundle stores bundle for the new agent agentID: its memories,
+// knowledge and history.
+func (s *Server) importBundle(ctx context.Context, accountID, agentID string, bundle *gen.AgentBundle) error {
+	if bundle.Memories != nil || bundle.Knowledge != nil {
+		a, err := s.cfg.Turns.RecallAgent(ctx, accountID, agentID)
+		if err != nil {
+			return err
+		}
+		for _, m := range deref2(bundle.Memories) {
+			mem := store.Memory{UserID: deref(m.UserId), Text: m.Text, Source: store.MemorySourceAPI}
+			if m.CreatedAt != nil {
+				mem.CreatedAt = *m.CreatedAt
+			}
+			if _, err := s.cfg.Recall.SaveMemory(ctx, a, mem, false); err != nil {
+				return err
+			}
+		}
+		for _, k := range deref2(bundle.Knowledge) {
+			if _, err := s.cfg.Recall.AddKnowledge(ctx, a, k.Name, k.Text); err != nil {
+				return err
+			}
+		}
+	}
+	for _, c := range deref2(bundle.History) {
+		msgs := make([]store.Message, len(c.Messages))
+		for i, m := range c.Messages {
+			msgs[i] = store.Message{Role: store.Role(m.Role), UserID: deref(m.UserId), Text: m.Text, Partial: m.Partial != nil && *m.Partial}
+			if m.CreatedAt != nil {
+				msgs[i].CreatedAt = *m.CreatedAt
+			}
+		}
+		conv := store.ConversationRef{RoomID: deref(c.RoomId), UserID: deref(c.UserId), Platform: string(deref(c.Platform))}
+		if err := s.cfg.Store.ImportConversation(ctx, accountID, agentID, conv, msgs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deref2 is the list p points to, or none.
+func deref2[T any](p *[]T) []T {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
