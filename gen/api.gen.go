@@ -430,6 +430,8 @@ const (
 	CONVERSATIONNOTFOUND    ErrorCode = "CONVERSATION_NOT_FOUND"
 	DELETEPROTECTED         ErrorCode = "DELETE_PROTECTED"
 	DELIVERYNOTFOUND        ErrorCode = "DELIVERY_NOT_FOUND"
+	IDEMPOTENCYKEYINUSE     ErrorCode = "IDEMPOTENCY_KEY_IN_USE"
+	IDEMPOTENCYKEYREUSED    ErrorCode = "IDEMPOTENCY_KEY_REUSED"
 	INSUFFICIENTPERMISSIONS ErrorCode = "INSUFFICIENT_PERMISSIONS"
 	INSUFFICIENTQUOTA       ErrorCode = "INSUFFICIENT_QUOTA"
 	INTERNALERROR           ErrorCode = "INTERNAL_ERROR"
@@ -461,6 +463,10 @@ func (e ErrorCode) Valid() bool {
 	case DELETEPROTECTED:
 		return true
 	case DELIVERYNOTFOUND:
+		return true
+	case IDEMPOTENCYKEYINUSE:
+		return true
+	case IDEMPOTENCYKEYREUSED:
 		return true
 	case INSUFFICIENTPERMISSIONS:
 		return true
@@ -2872,6 +2878,9 @@ type ConversationIdPath = string
 // DeliveryId defines model for DeliveryId.
 type DeliveryId = string
 
+// IdempotencyKey Example: 5f2b7c9e-create-trading-assistant
+type IdempotencyKey = string
+
 // IfMatch Example: "7"
 type IfMatch = string
 
@@ -2901,6 +2910,12 @@ type DeliveryNotFound = ErrorEnvelope
 
 // Forbidden Every error body.
 type Forbidden = ErrorEnvelope
+
+// IdempotencyKeyInUse Every error body.
+type IdempotencyKeyInUse = ErrorEnvelope
+
+// IdempotencyKeyReused Every error body.
+type IdempotencyKeyReused = ErrorEnvelope
 
 // InternalError Every error body.
 type InternalError = ErrorEnvelope
@@ -2984,6 +2999,19 @@ type ListAgentsParams struct {
 
 	// Order Sort direction; `desc` when absent.
 	Order *SortOrder `form:"order,omitempty" json:"order,omitempty"`
+}
+
+// CreateAgentParams defines parameters for CreateAgent.
+type CreateAgentParams struct {
+	// IdempotencyKey Makes the request safe to retry: a repeat with the same key and the
+	// same body within 24 hours, from the same account, answers the first
+	// answer again (status and body) without doing the work twice. The same
+	// key with another body is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while
+	// the first still runs is 409 `IDEMPOTENCY_KEY_IN_USE`. A request that
+	// failed keeps nothing, so its retry runs afresh. 1 to 255 printable
+	// ASCII characters; another account's same key is its own. Streamed
+	// replies (`"stream": true`) are not replayed: the key is ignored.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // DeleteAgentParams defines parameters for DeleteAgent.
@@ -3076,6 +3104,19 @@ type ListKnowledgeParams struct {
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
+// CreateKnowledgeParams defines parameters for CreateKnowledge.
+type CreateKnowledgeParams struct {
+	// IdempotencyKey Makes the request safe to retry: a repeat with the same key and the
+	// same body within 24 hours, from the same account, answers the first
+	// answer again (status and body) without doing the work twice. The same
+	// key with another body is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while
+	// the first still runs is 409 `IDEMPOTENCY_KEY_IN_USE`. A request that
+	// failed keeps nothing, so its retry runs afresh. 1 to 255 printable
+	// ASCII characters; another account's same key is its own. Streamed
+	// replies (`"stream": true`) are not replayed: the key is ignored.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ForgetUserParams defines parameters for ForgetUser.
 type ForgetUserParams struct {
 	UserId ConversationId `form:"userId" json:"userId"`
@@ -3094,6 +3135,32 @@ type ListMemoriesParams struct {
 	Q *string `form:"q,omitempty" json:"q,omitempty"`
 }
 
+// CreateMemoryParams defines parameters for CreateMemory.
+type CreateMemoryParams struct {
+	// IdempotencyKey Makes the request safe to retry: a repeat with the same key and the
+	// same body within 24 hours, from the same account, answers the first
+	// answer again (status and body) without doing the work twice. The same
+	// key with another body is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while
+	// the first still runs is 409 `IDEMPOTENCY_KEY_IN_USE`. A request that
+	// failed keeps nothing, so its retry runs afresh. 1 to 255 printable
+	// ASCII characters; another account's same key is its own. Streamed
+	// replies (`"stream": true`) are not replayed: the key is ignored.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// SendMessageParams defines parameters for SendMessage.
+type SendMessageParams struct {
+	// IdempotencyKey Makes the request safe to retry: a repeat with the same key and the
+	// same body within 24 hours, from the same account, answers the first
+	// answer again (status and body) without doing the work twice. The same
+	// key with another body is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while
+	// the first still runs is 409 `IDEMPOTENCY_KEY_IN_USE`. A request that
+	// failed keeps nothing, so its retry runs afresh. 1 to 255 printable
+	// ASCII characters; another account's same key is its own. Streamed
+	// replies (`"stream": true`) are not replayed: the key is ignored.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListWebhooksParams defines parameters for ListWebhooks.
 type ListWebhooksParams struct {
 	// Page Page number, from 1.
@@ -3101,6 +3168,19 @@ type ListWebhooksParams struct {
 
 	// Limit Items per page.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// CreateWebhookParams defines parameters for CreateWebhook.
+type CreateWebhookParams struct {
+	// IdempotencyKey Makes the request safe to retry: a repeat with the same key and the
+	// same body within 24 hours, from the same account, answers the first
+	// answer again (status and body) without doing the work twice. The same
+	// key with another body is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while
+	// the first still runs is 409 `IDEMPOTENCY_KEY_IN_USE`. A request that
+	// failed keeps nothing, so its retry runs afresh. 1 to 255 printable
+	// ASCII characters; another account's same key is its own. Streamed
+	// replies (`"stream": true`) are not replayed: the key is ignored.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // DeleteWebhookParams defines parameters for DeleteWebhook.
@@ -5932,7 +6012,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /agents (the `CreateAgent` operationId).
-	CreateAgentWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateAgentWithBody(ctx context.Context, params *CreateAgentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateAgent Create Agent
 	//
@@ -5946,7 +6026,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /agents (the `CreateAgent` operationId).
-	CreateAgent(ctx context.Context, body CreateAgentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateAgent(ctx context.Context, params *CreateAgentParams, body CreateAgentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteAgent Delete Agent
 	//
@@ -6201,7 +6281,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /agents/{agentId}/knowledge (the `CreateKnowledge` operationId).
-	CreateKnowledgeWithBody(ctx context.Context, agentId AgentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateKnowledgeWithBody(ctx context.Context, agentId AgentId, params *CreateKnowledgeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateKnowledge Add Knowledge Document
 	//
@@ -6216,7 +6296,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /agents/{agentId}/knowledge (the `CreateKnowledge` operationId).
-	CreateKnowledge(ctx context.Context, agentId AgentId, body CreateKnowledgeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateKnowledge(ctx context.Context, agentId AgentId, params *CreateKnowledgeParams, body CreateKnowledgeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteKnowledge Delete Knowledge Document
 	//
@@ -6251,7 +6331,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /agents/{agentId}/memories (the `CreateMemory` operationId).
-	CreateMemoryWithBody(ctx context.Context, agentId AgentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateMemoryWithBody(ctx context.Context, agentId AgentId, params *CreateMemoryParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateMemory Create Memory
 	//
@@ -6262,7 +6342,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /agents/{agentId}/memories (the `CreateMemory` operationId).
-	CreateMemory(ctx context.Context, agentId AgentId, body CreateMemoryJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateMemory(ctx context.Context, agentId AgentId, params *CreateMemoryParams, body CreateMemoryJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteMemory Delete Memory
 	//
@@ -6281,7 +6361,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /agents/{agentId}/messages (the `SendMessage` operationId).
-	SendMessageWithBody(ctx context.Context, agentId AgentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	SendMessageWithBody(ctx context.Context, agentId AgentId, params *SendMessageParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SendMessage Send Message
 	//
@@ -6293,7 +6373,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /agents/{agentId}/messages (the `SendMessage` operationId).
-	SendMessage(ctx context.Context, agentId AgentId, body SendMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	SendMessage(ctx context.Context, agentId AgentId, params *SendMessageParams, body SendMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// StreamMessageWithBody Send Message, streamed
 	//
@@ -6510,7 +6590,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /webhooks (the `CreateWebhook` operationId).
-	CreateWebhookWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateWebhookWithBody(ctx context.Context, params *CreateWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateWebhook Create Webhook
 	//
@@ -6522,7 +6602,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /webhooks (the `CreateWebhook` operationId).
-	CreateWebhook(ctx context.Context, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateWebhook(ctx context.Context, params *CreateWebhookParams, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteWebhook Delete Webhook
 	//
@@ -6626,8 +6706,8 @@ func (c *Client) ListAgents(ctx context.Context, params *ListAgentsParams, reqEd
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /agents (the `CreateAgent` operationId).
-func (c *Client) CreateAgentWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateAgentRequestWithBody(c.Server, contentType, body)
+func (c *Client) CreateAgentWithBody(ctx context.Context, params *CreateAgentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateAgentRequestWithBody(c.Server, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -6650,8 +6730,8 @@ func (c *Client) CreateAgentWithBody(ctx context.Context, contentType string, bo
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /agents (the `CreateAgent` operationId).
-func (c *Client) CreateAgent(ctx context.Context, body CreateAgentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateAgentRequest(c.Server, body)
+func (c *Client) CreateAgent(ctx context.Context, params *CreateAgentParams, body CreateAgentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateAgentRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7075,8 +7155,8 @@ func (c *Client) ListKnowledge(ctx context.Context, agentId AgentId, params *Lis
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /agents/{agentId}/knowledge (the `CreateKnowledge` operationId).
-func (c *Client) CreateKnowledgeWithBody(ctx context.Context, agentId AgentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateKnowledgeRequestWithBody(c.Server, agentId, contentType, body)
+func (c *Client) CreateKnowledgeWithBody(ctx context.Context, agentId AgentId, params *CreateKnowledgeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateKnowledgeRequestWithBody(c.Server, agentId, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7100,8 +7180,8 @@ func (c *Client) CreateKnowledgeWithBody(ctx context.Context, agentId AgentId, c
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /agents/{agentId}/knowledge (the `CreateKnowledge` operationId).
-func (c *Client) CreateKnowledge(ctx context.Context, agentId AgentId, body CreateKnowledgeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateKnowledgeRequest(c.Server, agentId, body)
+func (c *Client) CreateKnowledge(ctx context.Context, agentId AgentId, params *CreateKnowledgeParams, body CreateKnowledgeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateKnowledgeRequest(c.Server, agentId, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7175,8 +7255,8 @@ func (c *Client) ListMemories(ctx context.Context, agentId AgentId, params *List
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /agents/{agentId}/memories (the `CreateMemory` operationId).
-func (c *Client) CreateMemoryWithBody(ctx context.Context, agentId AgentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateMemoryRequestWithBody(c.Server, agentId, contentType, body)
+func (c *Client) CreateMemoryWithBody(ctx context.Context, agentId AgentId, params *CreateMemoryParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateMemoryRequestWithBody(c.Server, agentId, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7196,8 +7276,8 @@ func (c *Client) CreateMemoryWithBody(ctx context.Context, agentId AgentId, cont
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /agents/{agentId}/memories (the `CreateMemory` operationId).
-func (c *Client) CreateMemory(ctx context.Context, agentId AgentId, body CreateMemoryJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateMemoryRequest(c.Server, agentId, body)
+func (c *Client) CreateMemory(ctx context.Context, agentId AgentId, params *CreateMemoryParams, body CreateMemoryJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateMemoryRequest(c.Server, agentId, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7235,8 +7315,8 @@ func (c *Client) DeleteMemory(ctx context.Context, agentId AgentId, memoryId str
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /agents/{agentId}/messages (the `SendMessage` operationId).
-func (c *Client) SendMessageWithBody(ctx context.Context, agentId AgentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSendMessageRequestWithBody(c.Server, agentId, contentType, body)
+func (c *Client) SendMessageWithBody(ctx context.Context, agentId AgentId, params *SendMessageParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSendMessageRequestWithBody(c.Server, agentId, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7257,8 +7337,8 @@ func (c *Client) SendMessageWithBody(ctx context.Context, agentId AgentId, conte
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /agents/{agentId}/messages (the `SendMessage` operationId).
-func (c *Client) SendMessage(ctx context.Context, agentId AgentId, body SendMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSendMessageRequest(c.Server, agentId, body)
+func (c *Client) SendMessage(ctx context.Context, agentId AgentId, params *SendMessageParams, body SendMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSendMessageRequest(c.Server, agentId, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7574,8 +7654,8 @@ func (c *Client) ListWebhooks(ctx context.Context, params *ListWebhooksParams, r
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /webhooks (the `CreateWebhook` operationId).
-func (c *Client) CreateWebhookWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateWebhookRequestWithBody(c.Server, contentType, body)
+func (c *Client) CreateWebhookWithBody(ctx context.Context, params *CreateWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateWebhookRequestWithBody(c.Server, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7596,8 +7676,8 @@ func (c *Client) CreateWebhookWithBody(ctx context.Context, contentType string, 
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /webhooks (the `CreateWebhook` operationId).
-func (c *Client) CreateWebhook(ctx context.Context, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateWebhookRequest(c.Server, body)
+func (c *Client) CreateWebhook(ctx context.Context, params *CreateWebhookParams, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateWebhookRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7862,18 +7942,18 @@ func NewListAgentsRequest(server string, params *ListAgentsParams) (*http.Reques
 }
 
 // NewCreateAgentRequest calls the generic CreateAgent builder with application/json body
-func NewCreateAgentRequest(server string, body CreateAgentJSONRequestBody) (*http.Request, error) {
+func NewCreateAgentRequest(server string, params *CreateAgentParams, body CreateAgentJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewCreateAgentRequestWithBody(server, "application/json", bodyReader)
+	return NewCreateAgentRequestWithBody(server, params, "application/json", bodyReader)
 }
 
 // NewCreateAgentRequestWithBody constructs an http.Request for the CreateAgent method, with any body, and a specified content type
-func NewCreateAgentRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+func NewCreateAgentRequestWithBody(server string, params *CreateAgentParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -7897,6 +7977,21 @@ func NewCreateAgentRequestWithBody(server string, contentType string, body io.Re
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -8695,18 +8790,18 @@ func NewListKnowledgeRequest(server string, agentId AgentId, params *ListKnowled
 }
 
 // NewCreateKnowledgeRequest calls the generic CreateKnowledge builder with application/json body
-func NewCreateKnowledgeRequest(server string, agentId AgentId, body CreateKnowledgeJSONRequestBody) (*http.Request, error) {
+func NewCreateKnowledgeRequest(server string, agentId AgentId, params *CreateKnowledgeParams, body CreateKnowledgeJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewCreateKnowledgeRequestWithBody(server, agentId, "application/json", bodyReader)
+	return NewCreateKnowledgeRequestWithBody(server, agentId, params, "application/json", bodyReader)
 }
 
 // NewCreateKnowledgeRequestWithBody constructs an http.Request for the CreateKnowledge method, with any body, and a specified content type
-func NewCreateKnowledgeRequestWithBody(server string, agentId AgentId, contentType string, body io.Reader) (*http.Request, error) {
+func NewCreateKnowledgeRequestWithBody(server string, agentId AgentId, params *CreateKnowledgeParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -8737,6 +8832,21 @@ func NewCreateKnowledgeRequestWithBody(server string, agentId AgentId, contentTy
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -8937,18 +9047,18 @@ func NewListMemoriesRequest(server string, agentId AgentId, params *ListMemories
 }
 
 // NewCreateMemoryRequest calls the generic CreateMemory builder with application/json body
-func NewCreateMemoryRequest(server string, agentId AgentId, body CreateMemoryJSONRequestBody) (*http.Request, error) {
+func NewCreateMemoryRequest(server string, agentId AgentId, params *CreateMemoryParams, body CreateMemoryJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewCreateMemoryRequestWithBody(server, agentId, "application/json", bodyReader)
+	return NewCreateMemoryRequestWithBody(server, agentId, params, "application/json", bodyReader)
 }
 
 // NewCreateMemoryRequestWithBody constructs an http.Request for the CreateMemory method, with any body, and a specified content type
-func NewCreateMemoryRequestWithBody(server string, agentId AgentId, contentType string, body io.Reader) (*http.Request, error) {
+func NewCreateMemoryRequestWithBody(server string, agentId AgentId, params *CreateMemoryParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -8979,6 +9089,21 @@ func NewCreateMemoryRequestWithBody(server string, agentId AgentId, contentType 
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -9025,18 +9150,18 @@ func NewDeleteMemoryRequest(server string, agentId AgentId, memoryId string) (*h
 }
 
 // NewSendMessageRequest calls the generic SendMessage builder with application/json body
-func NewSendMessageRequest(server string, agentId AgentId, body SendMessageJSONRequestBody) (*http.Request, error) {
+func NewSendMessageRequest(server string, agentId AgentId, params *SendMessageParams, body SendMessageJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewSendMessageRequestWithBody(server, agentId, "application/json", bodyReader)
+	return NewSendMessageRequestWithBody(server, agentId, params, "application/json", bodyReader)
 }
 
 // NewSendMessageRequestWithBody constructs an http.Request for the SendMessage method, with any body, and a specified content type
-func NewSendMessageRequestWithBody(server string, agentId AgentId, contentType string, body io.Reader) (*http.Request, error) {
+func NewSendMessageRequestWithBody(server string, agentId AgentId, params *SendMessageParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -9067,6 +9192,21 @@ func NewSendMessageRequestWithBody(server string, agentId AgentId, contentType s
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -9326,18 +9466,18 @@ func NewListWebhooksRequest(server string, params *ListWebhooksParams) (*http.Re
 }
 
 // NewCreateWebhookRequest calls the generic CreateWebhook builder with application/json body
-func NewCreateWebhookRequest(server string, body CreateWebhookJSONRequestBody) (*http.Request, error) {
+func NewCreateWebhookRequest(server string, params *CreateWebhookParams, body CreateWebhookJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewCreateWebhookRequestWithBody(server, "application/json", bodyReader)
+	return NewCreateWebhookRequestWithBody(server, params, "application/json", bodyReader)
 }
 
 // NewCreateWebhookRequestWithBody constructs an http.Request for the CreateWebhook method, with any body, and a specified content type
-func NewCreateWebhookRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+func NewCreateWebhookRequestWithBody(server string, params *CreateWebhookParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -9361,6 +9501,21 @@ func NewCreateWebhookRequestWithBody(server string, contentType string, body io.
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -9785,7 +9940,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /agents (the `CreateAgent` operationId).
-	CreateAgentWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateAgentResponse, error)
+	CreateAgentWithBodyWithResponse(ctx context.Context, params *CreateAgentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateAgentResponse, error)
 
 	// CreateAgentWithResponse Create Agent
 	//
@@ -9799,7 +9954,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /agents (the `CreateAgent` operationId).
-	CreateAgentWithResponse(ctx context.Context, body CreateAgentJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateAgentResponse, error)
+	CreateAgentWithResponse(ctx context.Context, params *CreateAgentParams, body CreateAgentJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateAgentResponse, error)
 
 	// DeleteAgentWithResponse Delete Agent
 	//
@@ -10074,7 +10229,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /agents/{agentId}/knowledge (the `CreateKnowledge` operationId).
-	CreateKnowledgeWithBodyWithResponse(ctx context.Context, agentId AgentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateKnowledgeResponse, error)
+	CreateKnowledgeWithBodyWithResponse(ctx context.Context, agentId AgentId, params *CreateKnowledgeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateKnowledgeResponse, error)
 
 	// CreateKnowledgeWithResponse Add Knowledge Document
 	//
@@ -10089,7 +10244,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /agents/{agentId}/knowledge (the `CreateKnowledge` operationId).
-	CreateKnowledgeWithResponse(ctx context.Context, agentId AgentId, body CreateKnowledgeJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateKnowledgeResponse, error)
+	CreateKnowledgeWithResponse(ctx context.Context, agentId AgentId, params *CreateKnowledgeParams, body CreateKnowledgeJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateKnowledgeResponse, error)
 
 	// DeleteKnowledgeWithResponse Delete Knowledge Document
 	//
@@ -10130,7 +10285,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /agents/{agentId}/memories (the `CreateMemory` operationId).
-	CreateMemoryWithBodyWithResponse(ctx context.Context, agentId AgentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateMemoryResponse, error)
+	CreateMemoryWithBodyWithResponse(ctx context.Context, agentId AgentId, params *CreateMemoryParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateMemoryResponse, error)
 
 	// CreateMemoryWithResponse Create Memory
 	//
@@ -10141,7 +10296,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /agents/{agentId}/memories (the `CreateMemory` operationId).
-	CreateMemoryWithResponse(ctx context.Context, agentId AgentId, body CreateMemoryJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateMemoryResponse, error)
+	CreateMemoryWithResponse(ctx context.Context, agentId AgentId, params *CreateMemoryParams, body CreateMemoryJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateMemoryResponse, error)
 
 	// DeleteMemoryWithResponse Delete Memory
 	//
@@ -10162,7 +10317,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /agents/{agentId}/messages (the `SendMessage` operationId).
-	SendMessageWithBodyWithResponse(ctx context.Context, agentId AgentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SendMessageResponse, error)
+	SendMessageWithBodyWithResponse(ctx context.Context, agentId AgentId, params *SendMessageParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SendMessageResponse, error)
 
 	// SendMessageWithResponse Send Message
 	//
@@ -10174,7 +10329,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /agents/{agentId}/messages (the `SendMessage` operationId).
-	SendMessageWithResponse(ctx context.Context, agentId AgentId, body SendMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*SendMessageResponse, error)
+	SendMessageWithResponse(ctx context.Context, agentId AgentId, params *SendMessageParams, body SendMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*SendMessageResponse, error)
 
 	// StreamMessageWithBodyWithResponse Send Message, streamed
 	//
@@ -10397,7 +10552,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /webhooks (the `CreateWebhook` operationId).
-	CreateWebhookWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error)
+	CreateWebhookWithBodyWithResponse(ctx context.Context, params *CreateWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error)
 
 	// CreateWebhookWithResponse Create Webhook
 	//
@@ -10409,7 +10564,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /webhooks (the `CreateWebhook` operationId).
-	CreateWebhookWithResponse(ctx context.Context, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error)
+	CreateWebhookWithResponse(ctx context.Context, params *CreateWebhookParams, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error)
 
 	// DeleteWebhookWithResponse Delete Webhook
 	//
@@ -10643,6 +10798,16 @@ type CreateAgentResponse403Headers struct {
 	XRateLimitReset     *int
 }
 
+// CreateAgentResponse409Headers the declared response headers of an HTTP 409 response for CreateAgent
+type CreateAgentResponse409Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
 // CreateAgentResponse413Headers the declared response headers of an HTTP 413 response for CreateAgent
 type CreateAgentResponse413Headers struct {
 	RateLimitLimit      *int
@@ -10655,6 +10820,16 @@ type CreateAgentResponse413Headers struct {
 
 // CreateAgentResponse415Headers the declared response headers of an HTTP 415 response for CreateAgent
 type CreateAgentResponse415Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateAgentResponse422Headers the declared response headers of an HTTP 422 response for CreateAgent
+type CreateAgentResponse422Headers struct {
 	RateLimitLimit      *int
 	RateLimitRemaining  *int
 	RateLimitReset      *int
@@ -10695,10 +10870,14 @@ type CreateAgentResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *IdempotencyKeyInUse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -10709,10 +10888,14 @@ type CreateAgentResponse struct {
 	Headers400 *CreateAgentResponse400Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *CreateAgentResponse403Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateAgentResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *CreateAgentResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *CreateAgentResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *CreateAgentResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreateAgentResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -10739,6 +10922,11 @@ func (r CreateAgentResponse) GetJSON403() *Forbidden {
 	return r.JSON403
 }
 
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateAgentResponse) GetJSON409() *IdempotencyKeyInUse {
+	return r.JSON409
+}
+
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r CreateAgentResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
@@ -10747,6 +10935,11 @@ func (r CreateAgentResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r CreateAgentResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreateAgentResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -12833,6 +13026,16 @@ type CreateKnowledgeResponse404Headers struct {
 	XRateLimitReset     *int
 }
 
+// CreateKnowledgeResponse409Headers the declared response headers of an HTTP 409 response for CreateKnowledge
+type CreateKnowledgeResponse409Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
 // CreateKnowledgeResponse413Headers the declared response headers of an HTTP 413 response for CreateKnowledge
 type CreateKnowledgeResponse413Headers struct {
 	RateLimitLimit      *int
@@ -12845,6 +13048,16 @@ type CreateKnowledgeResponse413Headers struct {
 
 // CreateKnowledgeResponse415Headers the declared response headers of an HTTP 415 response for CreateKnowledge
 type CreateKnowledgeResponse415Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateKnowledgeResponse422Headers the declared response headers of an HTTP 422 response for CreateKnowledge
+type CreateKnowledgeResponse422Headers struct {
 	RateLimitLimit      *int
 	RateLimitRemaining  *int
 	RateLimitReset      *int
@@ -12887,10 +13100,14 @@ type CreateKnowledgeResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *KnowledgeNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *IdempotencyKeyInUse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -12903,10 +13120,14 @@ type CreateKnowledgeResponse struct {
 	Headers403 *CreateKnowledgeResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *CreateKnowledgeResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateKnowledgeResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *CreateKnowledgeResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *CreateKnowledgeResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *CreateKnowledgeResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreateKnowledgeResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -12938,6 +13159,11 @@ func (r CreateKnowledgeResponse) GetJSON404() *KnowledgeNotFound {
 	return r.JSON404
 }
 
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateKnowledgeResponse) GetJSON409() *IdempotencyKeyInUse {
+	return r.JSON409
+}
+
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r CreateKnowledgeResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
@@ -12946,6 +13172,11 @@ func (r CreateKnowledgeResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r CreateKnowledgeResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreateKnowledgeResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -13476,6 +13707,16 @@ type CreateMemoryResponse404Headers struct {
 	XRateLimitReset     *int
 }
 
+// CreateMemoryResponse409Headers the declared response headers of an HTTP 409 response for CreateMemory
+type CreateMemoryResponse409Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
 // CreateMemoryResponse413Headers the declared response headers of an HTTP 413 response for CreateMemory
 type CreateMemoryResponse413Headers struct {
 	RateLimitLimit      *int
@@ -13488,6 +13729,16 @@ type CreateMemoryResponse413Headers struct {
 
 // CreateMemoryResponse415Headers the declared response headers of an HTTP 415 response for CreateMemory
 type CreateMemoryResponse415Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateMemoryResponse422Headers the declared response headers of an HTTP 422 response for CreateMemory
+type CreateMemoryResponse422Headers struct {
 	RateLimitLimit      *int
 	RateLimitRemaining  *int
 	RateLimitReset      *int
@@ -13530,10 +13781,14 @@ type CreateMemoryResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *MemoryNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *IdempotencyKeyInUse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -13546,10 +13801,14 @@ type CreateMemoryResponse struct {
 	Headers403 *CreateMemoryResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *CreateMemoryResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateMemoryResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *CreateMemoryResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *CreateMemoryResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *CreateMemoryResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreateMemoryResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -13581,6 +13840,11 @@ func (r CreateMemoryResponse) GetJSON404() *MemoryNotFound {
 	return r.JSON404
 }
 
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateMemoryResponse) GetJSON409() *IdempotencyKeyInUse {
+	return r.JSON409
+}
+
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r CreateMemoryResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
@@ -13589,6 +13853,11 @@ func (r CreateMemoryResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r CreateMemoryResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreateMemoryResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -13826,6 +14095,16 @@ type SendMessageResponse404Headers struct {
 	XRateLimitReset     *int
 }
 
+// SendMessageResponse409Headers the declared response headers of an HTTP 409 response for SendMessage
+type SendMessageResponse409Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
 // SendMessageResponse413Headers the declared response headers of an HTTP 413 response for SendMessage
 type SendMessageResponse413Headers struct {
 	RateLimitLimit      *int
@@ -13838,6 +14117,16 @@ type SendMessageResponse413Headers struct {
 
 // SendMessageResponse415Headers the declared response headers of an HTTP 415 response for SendMessage
 type SendMessageResponse415Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// SendMessageResponse422Headers the declared response headers of an HTTP 422 response for SendMessage
+type SendMessageResponse422Headers struct {
 	RateLimitLimit      *int
 	RateLimitRemaining  *int
 	RateLimitReset      *int
@@ -13900,10 +14189,14 @@ type SendMessageResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *IdempotencyKeyInUse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -13920,10 +14213,14 @@ type SendMessageResponse struct {
 	Headers403 *SendMessageResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *SendMessageResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *SendMessageResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *SendMessageResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *SendMessageResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *SendMessageResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *SendMessageResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -13959,6 +14256,11 @@ func (r SendMessageResponse) GetJSON404() *NotFound {
 	return r.JSON404
 }
 
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r SendMessageResponse) GetJSON409() *IdempotencyKeyInUse {
+	return r.JSON409
+}
+
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r SendMessageResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
@@ -13967,6 +14269,11 @@ func (r SendMessageResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r SendMessageResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r SendMessageResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -15008,6 +15315,16 @@ type CreateWebhookResponse403Headers struct {
 	XRateLimitReset     *int
 }
 
+// CreateWebhookResponse409Headers the declared response headers of an HTTP 409 response for CreateWebhook
+type CreateWebhookResponse409Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
 // CreateWebhookResponse413Headers the declared response headers of an HTTP 413 response for CreateWebhook
 type CreateWebhookResponse413Headers struct {
 	RateLimitLimit      *int
@@ -15020,6 +15337,16 @@ type CreateWebhookResponse413Headers struct {
 
 // CreateWebhookResponse415Headers the declared response headers of an HTTP 415 response for CreateWebhook
 type CreateWebhookResponse415Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateWebhookResponse422Headers the declared response headers of an HTTP 422 response for CreateWebhook
+type CreateWebhookResponse422Headers struct {
 	RateLimitLimit      *int
 	RateLimitRemaining  *int
 	RateLimitReset      *int
@@ -15060,10 +15387,14 @@ type CreateWebhookResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *IdempotencyKeyInUse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -15074,10 +15405,14 @@ type CreateWebhookResponse struct {
 	Headers400 *CreateWebhookResponse400Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *CreateWebhookResponse403Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateWebhookResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *CreateWebhookResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *CreateWebhookResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *CreateWebhookResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreateWebhookResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -15104,6 +15439,11 @@ func (r CreateWebhookResponse) GetJSON403() *Forbidden {
 	return r.JSON403
 }
 
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateWebhookResponse) GetJSON409() *IdempotencyKeyInUse {
+	return r.JSON409
+}
+
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r CreateWebhookResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
@@ -15112,6 +15452,11 @@ func (r CreateWebhookResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r CreateWebhookResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreateWebhookResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -16331,8 +16676,8 @@ func (c *ClientWithResponses) ListAgentsWithResponse(ctx context.Context, params
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /agents (the `CreateAgent` operationId).
-func (c *ClientWithResponses) CreateAgentWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateAgentResponse, error) {
-	rsp, err := c.CreateAgentWithBody(ctx, contentType, body, reqEditors...)
+func (c *ClientWithResponses) CreateAgentWithBodyWithResponse(ctx context.Context, params *CreateAgentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateAgentResponse, error) {
+	rsp, err := c.CreateAgentWithBody(ctx, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -16351,8 +16696,8 @@ func (c *ClientWithResponses) CreateAgentWithBodyWithResponse(ctx context.Contex
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /agents (the `CreateAgent` operationId).
-func (c *ClientWithResponses) CreateAgentWithResponse(ctx context.Context, body CreateAgentJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateAgentResponse, error) {
-	rsp, err := c.CreateAgent(ctx, body, reqEditors...)
+func (c *ClientWithResponses) CreateAgentWithResponse(ctx context.Context, params *CreateAgentParams, body CreateAgentJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateAgentResponse, error) {
+	rsp, err := c.CreateAgent(ctx, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -16728,8 +17073,8 @@ func (c *ClientWithResponses) ListKnowledgeWithResponse(ctx context.Context, age
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /agents/{agentId}/knowledge (the `CreateKnowledge` operationId).
-func (c *ClientWithResponses) CreateKnowledgeWithBodyWithResponse(ctx context.Context, agentId AgentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateKnowledgeResponse, error) {
-	rsp, err := c.CreateKnowledgeWithBody(ctx, agentId, contentType, body, reqEditors...)
+func (c *ClientWithResponses) CreateKnowledgeWithBodyWithResponse(ctx context.Context, agentId AgentId, params *CreateKnowledgeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateKnowledgeResponse, error) {
+	rsp, err := c.CreateKnowledgeWithBody(ctx, agentId, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -16749,8 +17094,8 @@ func (c *ClientWithResponses) CreateKnowledgeWithBodyWithResponse(ctx context.Co
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /agents/{agentId}/knowledge (the `CreateKnowledge` operationId).
-func (c *ClientWithResponses) CreateKnowledgeWithResponse(ctx context.Context, agentId AgentId, body CreateKnowledgeJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateKnowledgeResponse, error) {
-	rsp, err := c.CreateKnowledge(ctx, agentId, body, reqEditors...)
+func (c *ClientWithResponses) CreateKnowledgeWithResponse(ctx context.Context, agentId AgentId, params *CreateKnowledgeParams, body CreateKnowledgeJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateKnowledgeResponse, error) {
+	rsp, err := c.CreateKnowledge(ctx, agentId, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -16814,8 +17159,8 @@ func (c *ClientWithResponses) ListMemoriesWithResponse(ctx context.Context, agen
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /agents/{agentId}/memories (the `CreateMemory` operationId).
-func (c *ClientWithResponses) CreateMemoryWithBodyWithResponse(ctx context.Context, agentId AgentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateMemoryResponse, error) {
-	rsp, err := c.CreateMemoryWithBody(ctx, agentId, contentType, body, reqEditors...)
+func (c *ClientWithResponses) CreateMemoryWithBodyWithResponse(ctx context.Context, agentId AgentId, params *CreateMemoryParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateMemoryResponse, error) {
+	rsp, err := c.CreateMemoryWithBody(ctx, agentId, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -16831,8 +17176,8 @@ func (c *ClientWithResponses) CreateMemoryWithBodyWithResponse(ctx context.Conte
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /agents/{agentId}/memories (the `CreateMemory` operationId).
-func (c *ClientWithResponses) CreateMemoryWithResponse(ctx context.Context, agentId AgentId, body CreateMemoryJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateMemoryResponse, error) {
-	rsp, err := c.CreateMemory(ctx, agentId, body, reqEditors...)
+func (c *ClientWithResponses) CreateMemoryWithResponse(ctx context.Context, agentId AgentId, params *CreateMemoryParams, body CreateMemoryJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateMemoryResponse, error) {
+	rsp, err := c.CreateMemory(ctx, agentId, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -16864,8 +17209,8 @@ func (c *ClientWithResponses) DeleteMemoryWithResponse(ctx context.Context, agen
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /agents/{agentId}/messages (the `SendMessage` operationId).
-func (c *ClientWithResponses) SendMessageWithBodyWithResponse(ctx context.Context, agentId AgentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SendMessageResponse, error) {
-	rsp, err := c.SendMessageWithBody(ctx, agentId, contentType, body, reqEditors...)
+func (c *ClientWithResponses) SendMessageWithBodyWithResponse(ctx context.Context, agentId AgentId, params *SendMessageParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SendMessageResponse, error) {
+	rsp, err := c.SendMessageWithBody(ctx, agentId, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -16882,8 +17227,8 @@ func (c *ClientWithResponses) SendMessageWithBodyWithResponse(ctx context.Contex
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /agents/{agentId}/messages (the `SendMessage` operationId).
-func (c *ClientWithResponses) SendMessageWithResponse(ctx context.Context, agentId AgentId, body SendMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*SendMessageResponse, error) {
-	rsp, err := c.SendMessage(ctx, agentId, body, reqEditors...)
+func (c *ClientWithResponses) SendMessageWithResponse(ctx context.Context, agentId AgentId, params *SendMessageParams, body SendMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*SendMessageResponse, error) {
+	rsp, err := c.SendMessage(ctx, agentId, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -17165,8 +17510,8 @@ func (c *ClientWithResponses) ListWebhooksWithResponse(ctx context.Context, para
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /webhooks (the `CreateWebhook` operationId).
-func (c *ClientWithResponses) CreateWebhookWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error) {
-	rsp, err := c.CreateWebhookWithBody(ctx, contentType, body, reqEditors...)
+func (c *ClientWithResponses) CreateWebhookWithBodyWithResponse(ctx context.Context, params *CreateWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error) {
+	rsp, err := c.CreateWebhookWithBody(ctx, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -17183,8 +17528,8 @@ func (c *ClientWithResponses) CreateWebhookWithBodyWithResponse(ctx context.Cont
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /webhooks (the `CreateWebhook` operationId).
-func (c *ClientWithResponses) CreateWebhookWithResponse(ctx context.Context, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error) {
-	rsp, err := c.CreateWebhook(ctx, body, reqEditors...)
+func (c *ClientWithResponses) CreateWebhookWithResponse(ctx context.Context, params *CreateWebhookParams, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error) {
+	rsp, err := c.CreateWebhook(ctx, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -17608,6 +17953,13 @@ func ParseCreateAgentResponse(rsp *http.Response) (*CreateAgentResponse, error) 
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest IdempotencyKeyInUse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -17621,6 +17973,13 @@ func ParseCreateAgentResponse(rsp *http.Response) (*CreateAgentResponse, error) 
 			return nil, err
 		}
 		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -17774,6 +18133,51 @@ func ParseCreateAgentResponse(rsp *http.Response) (*CreateAgentResponse, error) 
 			headers.XRateLimitReset = &value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateAgentResponse409Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers CreateAgentResponse413Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -17864,6 +18268,51 @@ func ParseCreateAgentResponse(rsp *http.Response) (*CreateAgentResponse, error) 
 			headers.XRateLimitReset = &value
 		}
 		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers CreateAgentResponse422Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers CreateAgentResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -22507,6 +22956,13 @@ func ParseCreateKnowledgeResponse(rsp *http.Response) (*CreateKnowledgeResponse,
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest IdempotencyKeyInUse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -22520,6 +22976,13 @@ func ParseCreateKnowledgeResponse(rsp *http.Response) (*CreateKnowledgeResponse,
 			return nil, err
 		}
 		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -22718,6 +23181,51 @@ func ParseCreateKnowledgeResponse(rsp *http.Response) (*CreateKnowledgeResponse,
 			headers.XRateLimitReset = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateKnowledgeResponse409Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers CreateKnowledgeResponse413Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -22808,6 +23316,51 @@ func ParseCreateKnowledgeResponse(rsp *http.Response) (*CreateKnowledgeResponse,
 			headers.XRateLimitReset = &value
 		}
 		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers CreateKnowledgeResponse422Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers CreateKnowledgeResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -23951,6 +24504,13 @@ func ParseCreateMemoryResponse(rsp *http.Response) (*CreateMemoryResponse, error
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest IdempotencyKeyInUse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -23964,6 +24524,13 @@ func ParseCreateMemoryResponse(rsp *http.Response) (*CreateMemoryResponse, error
 			return nil, err
 		}
 		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -24162,6 +24729,51 @@ func ParseCreateMemoryResponse(rsp *http.Response) (*CreateMemoryResponse, error
 			headers.XRateLimitReset = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateMemoryResponse409Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers CreateMemoryResponse413Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -24252,6 +24864,51 @@ func ParseCreateMemoryResponse(rsp *http.Response) (*CreateMemoryResponse, error
 			headers.XRateLimitReset = &value
 		}
 		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers CreateMemoryResponse422Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers CreateMemoryResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -24751,6 +25408,13 @@ func ParseSendMessageResponse(rsp *http.Response) (*SendMessageResponse, error) 
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest IdempotencyKeyInUse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -24764,6 +25428,13 @@ func ParseSendMessageResponse(rsp *http.Response) (*SendMessageResponse, error) 
 			return nil, err
 		}
 		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -24979,6 +25650,51 @@ func ParseSendMessageResponse(rsp *http.Response) (*SendMessageResponse, error) 
 			headers.XRateLimitReset = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers SendMessageResponse409Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers SendMessageResponse413Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -25069,6 +25785,51 @@ func ParseSendMessageResponse(rsp *http.Response) (*SendMessageResponse, error) 
 			headers.XRateLimitReset = &value
 		}
 		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers SendMessageResponse422Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers SendMessageResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -27487,6 +28248,13 @@ func ParseCreateWebhookResponse(rsp *http.Response) (*CreateWebhookResponse, err
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest IdempotencyKeyInUse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -27500,6 +28268,13 @@ func ParseCreateWebhookResponse(rsp *http.Response) (*CreateWebhookResponse, err
 			return nil, err
 		}
 		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -27653,6 +28428,51 @@ func ParseCreateWebhookResponse(rsp *http.Response) (*CreateWebhookResponse, err
 			headers.XRateLimitReset = &value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateWebhookResponse409Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers CreateWebhookResponse413Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -27743,6 +28563,51 @@ func ParseCreateWebhookResponse(rsp *http.Response) (*CreateWebhookResponse, err
 			headers.XRateLimitReset = &value
 		}
 		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers CreateWebhookResponse422Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers CreateWebhookResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -30505,7 +31370,7 @@ type ServerInterface interface {
 	ListAgents(ctx echo.Context, params ListAgentsParams) error
 	// CreateAgent Create Agent
 	// (POST /agents)
-	CreateAgent(ctx echo.Context) error
+	CreateAgent(ctx echo.Context, params CreateAgentParams) error
 	// DeleteAgent Delete Agent
 	// (DELETE /agents/{agentId})
 	DeleteAgent(ctx echo.Context, agentId AgentId, params DeleteAgentParams) error
@@ -30547,7 +31412,7 @@ type ServerInterface interface {
 	ListKnowledge(ctx echo.Context, agentId AgentId, params ListKnowledgeParams) error
 	// CreateKnowledge Add Knowledge Document
 	// (POST /agents/{agentId}/knowledge)
-	CreateKnowledge(ctx echo.Context, agentId AgentId) error
+	CreateKnowledge(ctx echo.Context, agentId AgentId, params CreateKnowledgeParams) error
 	// DeleteKnowledge Delete Knowledge Document
 	// (DELETE /agents/{agentId}/knowledge/{knowledgeId})
 	DeleteKnowledge(ctx echo.Context, agentId AgentId, knowledgeId string) error
@@ -30559,13 +31424,13 @@ type ServerInterface interface {
 	ListMemories(ctx echo.Context, agentId AgentId, params ListMemoriesParams) error
 	// CreateMemory Create Memory
 	// (POST /agents/{agentId}/memories)
-	CreateMemory(ctx echo.Context, agentId AgentId) error
+	CreateMemory(ctx echo.Context, agentId AgentId, params CreateMemoryParams) error
 	// DeleteMemory Delete Memory
 	// (DELETE /agents/{agentId}/memories/{memoryId})
 	DeleteMemory(ctx echo.Context, agentId AgentId, memoryId string) error
 	// SendMessage Send Message
 	// (POST /agents/{agentId}/messages)
-	SendMessage(ctx echo.Context, agentId AgentId) error
+	SendMessage(ctx echo.Context, agentId AgentId, params SendMessageParams) error
 	// StreamMessage Send Message, streamed
 	// (POST /agents/{agentId}/messages/stream)
 	StreamMessage(ctx echo.Context, agentId AgentId) error
@@ -30586,7 +31451,7 @@ type ServerInterface interface {
 	ListWebhooks(ctx echo.Context, params ListWebhooksParams) error
 	// CreateWebhook Create Webhook
 	// (POST /webhooks)
-	CreateWebhook(ctx echo.Context) error
+	CreateWebhook(ctx echo.Context, params CreateWebhookParams) error
 	// DeleteWebhook Delete Webhook
 	// (DELETE /webhooks/{webhookId})
 	DeleteWebhook(ctx echo.Context, webhookId WebhookId, params DeleteWebhookParams) error
@@ -30665,8 +31530,28 @@ func (w *ServerInterfaceWrapper) ListAgents(ctx echo.Context) error {
 func (w *ServerInterfaceWrapper) CreateAgent(ctx echo.Context) error {
 	var err error
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateAgentParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Idempotency-Key, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Idempotency-Key: %s", err))
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+	}
+
 	// Invoke the callback with all the unmarshaled arguments
-	err = w.Handler.CreateAgent(ctx)
+	err = w.Handler.CreateAgent(ctx, params)
 	return err
 }
 
@@ -31112,8 +31997,28 @@ func (w *ServerInterfaceWrapper) CreateKnowledge(ctx echo.Context) error {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
 	}
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateKnowledgeParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Idempotency-Key, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Idempotency-Key: %s", err))
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+	}
+
 	// Invoke the callback with all the unmarshaled arguments
-	err = w.Handler.CreateKnowledge(ctx, agentId)
+	err = w.Handler.CreateKnowledge(ctx, agentId, params)
 	return err
 }
 
@@ -31223,8 +32128,28 @@ func (w *ServerInterfaceWrapper) CreateMemory(ctx echo.Context) error {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
 	}
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateMemoryParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Idempotency-Key, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Idempotency-Key: %s", err))
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+	}
+
 	// Invoke the callback with all the unmarshaled arguments
-	err = w.Handler.CreateMemory(ctx, agentId)
+	err = w.Handler.CreateMemory(ctx, agentId, params)
 	return err
 }
 
@@ -31263,8 +32188,28 @@ func (w *ServerInterfaceWrapper) SendMessage(ctx echo.Context) error {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
 	}
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params SendMessageParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Idempotency-Key, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Idempotency-Key: %s", err))
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+	}
+
 	// Invoke the callback with all the unmarshaled arguments
-	err = w.Handler.SendMessage(ctx, agentId)
+	err = w.Handler.SendMessage(ctx, agentId, params)
 	return err
 }
 
@@ -31356,8 +32301,28 @@ func (w *ServerInterfaceWrapper) ListWebhooks(ctx echo.Context) error {
 func (w *ServerInterfaceWrapper) CreateWebhook(ctx echo.Context) error {
 	var err error
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateWebhookParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Idempotency-Key, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Idempotency-Key: %s", err))
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+	}
+
 	// Invoke the callback with all the unmarshaled arguments
-	err = w.Handler.CreateWebhook(ctx)
+	err = w.Handler.CreateWebhook(ctx, params)
 	return err
 }
 
@@ -31718,6 +32683,34 @@ type ForbiddenJSONResponse struct {
 	Body ErrorEnvelope
 
 	Headers ForbiddenResponseHeaders
+}
+
+type IdempotencyKeyInUseResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+type IdempotencyKeyInUseJSONResponse struct {
+	Body ErrorEnvelope
+
+	Headers IdempotencyKeyInUseResponseHeaders
+}
+
+type IdempotencyKeyReusedResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+type IdempotencyKeyReusedJSONResponse struct {
+	Body ErrorEnvelope
+
+	Headers IdempotencyKeyReusedResponseHeaders
 }
 
 type InternalErrorResponseHeaders struct {
@@ -32185,7 +33178,8 @@ func (response ListAgents500JSONResponse) VisitListAgentsResponse(w http.Respons
 }
 
 type CreateAgentRequestObject struct {
-	Body *CreateAgentJSONRequestBody
+	Params CreateAgentParams
+	Body   *CreateAgentJSONRequestBody
 }
 
 type CreateAgentResponseObject interface {
@@ -32314,6 +33308,40 @@ func (response CreateAgent403JSONResponse) VisitCreateAgentResponse(w http.Respo
 	return err
 }
 
+type CreateAgent409JSONResponse struct {
+	IdempotencyKeyInUseJSONResponse
+}
+
+func (response CreateAgent409JSONResponse) VisitCreateAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateAgent413JSONResponse struct{ PayloadTooLargeJSONResponse }
 
 func (response CreateAgent413JSONResponse) VisitCreateAgentResponse(w http.ResponseWriter) error {
@@ -32376,6 +33404,40 @@ func (response CreateAgent415JSONResponse) VisitCreateAgentResponse(w http.Respo
 		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
 	}
 	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAgent422JSONResponse struct {
+	IdempotencyKeyReusedJSONResponse
+}
+
+func (response CreateAgent422JSONResponse) VisitCreateAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -35487,6 +36549,7 @@ func (response ListKnowledge500JSONResponse) VisitListKnowledgeResponse(w http.R
 
 type CreateKnowledgeRequestObject struct {
 	AgentId AgentId `json:"agentId"`
+	Params  CreateKnowledgeParams
 	Body    *CreateKnowledgeJSONRequestBody
 }
 
@@ -35648,6 +36711,40 @@ func (response CreateKnowledge404JSONResponse) VisitCreateKnowledgeResponse(w ht
 	return err
 }
 
+type CreateKnowledge409JSONResponse struct {
+	IdempotencyKeyInUseJSONResponse
+}
+
+func (response CreateKnowledge409JSONResponse) VisitCreateKnowledgeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateKnowledge413JSONResponse struct{ PayloadTooLargeJSONResponse }
 
 func (response CreateKnowledge413JSONResponse) VisitCreateKnowledgeResponse(w http.ResponseWriter) error {
@@ -35710,6 +36807,40 @@ func (response CreateKnowledge415JSONResponse) VisitCreateKnowledgeResponse(w ht
 		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
 	}
 	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateKnowledge422JSONResponse struct {
+	IdempotencyKeyReusedJSONResponse
+}
+
+func (response CreateKnowledge422JSONResponse) VisitCreateKnowledgeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -36441,6 +37572,7 @@ func (response ListMemories500JSONResponse) VisitListMemoriesResponse(w http.Res
 
 type CreateMemoryRequestObject struct {
 	AgentId AgentId `json:"agentId"`
+	Params  CreateMemoryParams
 	Body    *CreateMemoryJSONRequestBody
 }
 
@@ -36602,6 +37734,40 @@ func (response CreateMemory404JSONResponse) VisitCreateMemoryResponse(w http.Res
 	return err
 }
 
+type CreateMemory409JSONResponse struct {
+	IdempotencyKeyInUseJSONResponse
+}
+
+func (response CreateMemory409JSONResponse) VisitCreateMemoryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateMemory413JSONResponse struct{ PayloadTooLargeJSONResponse }
 
 func (response CreateMemory413JSONResponse) VisitCreateMemoryResponse(w http.ResponseWriter) error {
@@ -36664,6 +37830,40 @@ func (response CreateMemory415JSONResponse) VisitCreateMemoryResponse(w http.Res
 		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
 	}
 	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMemory422JSONResponse struct {
+	IdempotencyKeyReusedJSONResponse
+}
+
+func (response CreateMemory422JSONResponse) VisitCreateMemoryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -36967,6 +38167,7 @@ func (response DeleteMemory500JSONResponse) VisitDeleteMemoryResponse(w http.Res
 
 type SendMessageRequestObject struct {
 	AgentId AgentId `json:"agentId"`
+	Params  SendMessageParams
 	Body    *SendMessageJSONRequestBody
 }
 
@@ -37190,6 +38391,40 @@ func (response SendMessage404JSONResponse) VisitSendMessageResponse(w http.Respo
 	return err
 }
 
+type SendMessage409JSONResponse struct {
+	IdempotencyKeyInUseJSONResponse
+}
+
+func (response SendMessage409JSONResponse) VisitSendMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type SendMessage413JSONResponse struct{ PayloadTooLargeJSONResponse }
 
 func (response SendMessage413JSONResponse) VisitSendMessageResponse(w http.ResponseWriter) error {
@@ -37252,6 +38487,40 @@ func (response SendMessage415JSONResponse) VisitSendMessageResponse(w http.Respo
 		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
 	}
 	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendMessage422JSONResponse struct {
+	IdempotencyKeyReusedJSONResponse
+}
+
+func (response SendMessage422JSONResponse) VisitSendMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -38939,7 +40208,8 @@ func (response ListWebhooks500JSONResponse) VisitListWebhooksResponse(w http.Res
 }
 
 type CreateWebhookRequestObject struct {
-	Body *CreateWebhookJSONRequestBody
+	Params CreateWebhookParams
+	Body   *CreateWebhookJSONRequestBody
 }
 
 type CreateWebhookResponseObject interface {
@@ -39068,6 +40338,40 @@ func (response CreateWebhook403JSONResponse) VisitCreateWebhookResponse(w http.R
 	return err
 }
 
+type CreateWebhook409JSONResponse struct {
+	IdempotencyKeyInUseJSONResponse
+}
+
+func (response CreateWebhook409JSONResponse) VisitCreateWebhookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateWebhook413JSONResponse struct{ PayloadTooLargeJSONResponse }
 
 func (response CreateWebhook413JSONResponse) VisitCreateWebhookResponse(w http.ResponseWriter) error {
@@ -39130,6 +40434,40 @@ func (response CreateWebhook415JSONResponse) VisitCreateWebhookResponse(w http.R
 		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
 	}
 	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateWebhook422JSONResponse struct {
+	IdempotencyKeyReusedJSONResponse
+}
+
+func (response CreateWebhook422JSONResponse) VisitCreateWebhookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -41090,8 +42428,10 @@ func (sh *strictHandler) ListAgents(ctx echo.Context, params ListAgentsParams) e
 }
 
 // CreateAgent operation middleware
-func (sh *strictHandler) CreateAgent(ctx echo.Context) error {
+func (sh *strictHandler) CreateAgent(ctx echo.Context, params CreateAgentParams) error {
 	var request CreateAgentRequestObject
+
+	request.Params = params
 
 	var body CreateAgentJSONRequestBody
 	var err error
@@ -41542,10 +42882,11 @@ func (sh *strictHandler) ListKnowledge(ctx echo.Context, agentId AgentId, params
 }
 
 // CreateKnowledge operation middleware
-func (sh *strictHandler) CreateKnowledge(ctx echo.Context, agentId AgentId) error {
+func (sh *strictHandler) CreateKnowledge(ctx echo.Context, agentId AgentId, params CreateKnowledgeParams) error {
 	var request CreateKnowledgeRequestObject
 
 	request.AgentId = agentId
+	request.Params = params
 
 	var body CreateKnowledgeJSONRequestBody
 	var err error
@@ -41668,10 +43009,11 @@ func (sh *strictHandler) ListMemories(ctx echo.Context, agentId AgentId, params 
 }
 
 // CreateMemory operation middleware
-func (sh *strictHandler) CreateMemory(ctx echo.Context, agentId AgentId) error {
+func (sh *strictHandler) CreateMemory(ctx echo.Context, agentId AgentId, params CreateMemoryParams) error {
 	var request CreateMemoryRequestObject
 
 	request.AgentId = agentId
+	request.Params = params
 
 	var body CreateMemoryJSONRequestBody
 	var err error
@@ -41742,10 +43084,11 @@ func (sh *strictHandler) DeleteMemory(ctx echo.Context, agentId AgentId, memoryI
 }
 
 // SendMessage operation middleware
-func (sh *strictHandler) SendMessage(ctx echo.Context, agentId AgentId) error {
+func (sh *strictHandler) SendMessage(ctx echo.Context, agentId AgentId, params SendMessageParams) error {
 	var request SendMessageRequestObject
 
 	request.AgentId = agentId
+	request.Params = params
 
 	var body SendMessageJSONRequestBody
 	var err error
@@ -42003,8 +43346,10 @@ func (sh *strictHandler) ListWebhooks(ctx echo.Context, params ListWebhooksParam
 }
 
 // CreateWebhook operation middleware
-func (sh *strictHandler) CreateWebhook(ctx echo.Context) error {
+func (sh *strictHandler) CreateWebhook(ctx echo.Context, params CreateWebhookParams) error {
 	var request CreateWebhookRequestObject
+
+	request.Params = params
 
 	var body CreateWebhookJSONRequestBody
 	var err error
@@ -42256,498 +43601,508 @@ func (sh *strictHandler) TestWebhook(ctx echo.Context, webhookId WebhookId) erro
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L0Lc+M2li/+VfDX3a2259JqWbY7Hblu7Sq2OtHEr7XlZGaiXhMiIYkjClAIyG5Nl7/7v3AAkCAFSpQt",
-	"d7onvnV30hYJEM/zPr/zuRaw6YxRQgWvtT7XyCc8ncUE/n1OOMcjck1m8UL+zefTKU4WtVatNyYIjwgV",
-	"bzhK4LFXu8fxnMjXQiyw/C+80A1rLfWvu8b+P8OD+/fTw9+bn76bfP9wJN4ljcW/8CCoebWp+ha8PuUj",
-	"/fKgOXmfHE7f0fezxu9Nfije3T/AywKbr0xZSOJaqzaaib1DtjeNaFTzagnhM0Y56UVTUmvtNw8O60de",
-	"TbAJofyWk7DW2j9qPGbv1Vq1c5xMiOAoZmyCgjGbzRbHaEwSgiKOxuwBdVFCcIjEmEzr8hOMTWG48h93",
-	"h0fval5NRFPCBZ7Oaq1as9F8t7e/v9fc7+03Wo1Gq7FfPzx694+aV5tzkkBT+Y+7/eZB7dGr8XkQEM5r",
-	"LZHMyeOjly3/73PCxWmUkEDkt6GNQvgV6dVDO2JMUMDoPUk4FhGjcuzyN/mhN3zX3iZBPgm5lSSO0ZQg",
-	"jP7JJqTuHt3SaLr0mrFpcTRmGBFFGMll8dBDJMYoEhzNYiyGLJnK4cGnraGYn+Q/x5hS2FCR4DCio71g",
-	"jOXLpn2tVQsjHrAklIvm3AQ1sV/HWKCQoQWbIzGO6AThAZsLWI5gniSECjSFPf+vipO+EQnBU3l4ineB",
-	"4ykxs/fgC3ArEDctrMm6hqzeU1v/EhNQIz9llBTGLi8EIvfy9sO4KQrlS+lw4TK30Od+TSxmpF9r9dUl",
-	"6te8vto2KuDXX8cLFEZhv/bYp31atZWayzgKJoTW6/XS1nJQ0DglE/DzakKhGyhS0a+1PvctAtCvtZoN",
-	"r58jFP1a62i/WT+QzSRVgW9YdKVfe4Tx1YoL+wFHsetYzBJ2H4UkQUN4AeGhIAnMWW044gInwj4eW1tv",
-	"kiQsgVb6X3L6AQvV0/aPnYve3e1F+5d296z9w1nHXlz1hiTZknpQJhC+x1GMBzGpw3shETiKueqTCyzm",
-	"vPDNhGDOKPx4LlcyW4kEC4LiaBoJRD4FhIRyKx7Nuj56tTHBIUmA/3R6eAQMhfAgiWaSnumFTQhn8yQg",
-	"bziSpE4SOswRpohQEYkFEnh0jCKBpuyecEWDyD1JFkiSlxFBPxKB+Jg9cLSDacrJpkQkUcAR5lFIduvo",
-	"htBQ9jLAwUTStO5w7xyLYIxYIv99wShRP0iqyYMxmWKLhdZatX7tu35NUqTFTP7JRRLREczyGgtyJldh",
-	"D/53eZbdTu8DAnrJhuhve4X35QfTz7xr2F/X34qoICOSFD52TaY4onIQ1T+Ytsl9dJNvcuKY4A0JGA05",
-	"mlMRxXAnBhGVBF+djjdy22jIHuReE8FzHz9srvs6Ecliry2vW/mXBUMPWG4vGbJEnimRLIrTzH9JEoHp",
-	"fFpr7Xuury5t0/K3z/En2QNKFEfhaEYSNI3oXBC57kvLsNlGO7dteRDX5uMxGQp5sG2Oold97WCOvt9o",
-	"MM4zcEujT0jKTGiHq03ZRVigh3EUjDc8EvvffX/UPDpqrlmjR682wwmeEqFpTLvZ/kVREDelaTfbkngJ",
-	"FrA4pTV6cfQmoh1/v97wPUkW/Eb9wD9GlFEpD2DKUaN+4EniJBQ/UB1xvOC7ufHX9uuNmleL5HcVCax5",
-	"NYql9CrHuGcGmTuO+NMZoSMxrrX237moTNtI4K6ZGaoXhZJoDiOSeMhXknp/3mgcBFEI/yV+fqAVhHmY",
-	"xQyLcTYHowxIkfv3eZRIdqmkHed8mo2Ga0InlmjbDa/kF5xzs0Xg4hTls9UzhDdWKiCOCQa5oT1znqck",
-	"jiS/Ktu7UD8vzu1hHK6emnxBzSzcx83BQXAYHpF3w+9G78ff/3PinlmYDeZ5s+oOgVsuT6k9k8KykgWB",
-	"PzMaL1BkblnK66VAoDSaiCN5xXbklfuLv9vqUybGJHmIOJESy1gSDdWXFAtAaUOY8geSyPaH+80+9a+u",
-	"OyeXF6fdXvfy4u5Du3vWOfXrCI7PmASTtJ0eE04IfFMkmHIcyKHX+7TszhpZYY1kYC3a0X7TvWhSzihb",
-	"ODWlg8ahEnIoQwMWLtCDlOSrLJ78LxsijAI2neI9TiR1FCREccSFomh/8YFSlc0yk4KePdUyUUiQqWKU",
-	"Mzwi6Vh+n5NkkQ0FWERuCCEZ4nksQNCXX9esW57NNYz8Co/I8jjkr4jOpwN51YYJm6L9ssHIgbrHsr/2",
-	"47+SwZixSdnVf1CPl2/+uouv733w3bQ5OaTvZu9/bySKon1y3/uHdCDPufaWkUUxXMkIbmmqUqT6P4Wt",
-	"x7NZHAVARd/+kyuunM7is1IxVJMQWGNRkal5Rj0BXRv0ECl3rdVCQAuXqkytpb/ymFql5Ifc+lDOcDPE",
-	"MSeP9uL8R0KGtVbt/7zNjGxv1VP+tiM/0qH3JGYzohaqcLmLc1OWBWxGElFJhe6JJ0U4GDJcWDC2mInq",
-	"AQeMDqPRPCGhPBWWiuUQWF1j1i3eFl8vVy6q9ZI1casMVXuRr5cJ4Kv6WG6wSoqu2lNuVk4xuHpPMDN5",
-	"Nn7AoZbbn3djuhe/tM+6p3fXnf+57dz08vdlGJEYLLDyulzpQwTXX9+j6ZxLhUnzjRZiM0Jx5CFMxThh",
-	"syjw0Chhv3toxNgoJh5icYynOH+XuvQex1GIwOYhdU6U+96LXqrC9LWB0tdrgP4f+oxgETyk5owefUTx",
-	"VMoT8vKFTEjuKAllqiLhUDUBhgpivtEwPMTnwVibJtg9SfZiRkdayu6GirG+3sZv8DbaisgFEx/YnIbP",
-	"u5cnlxe/dK5v2iCNXlz27j5c3l6c1ux7Y38UyPpQfvYL8KB0OGiHMn2mFRfStgMcxyR5wxEOAjanYlfy",
-	"IfeElItCtR5jyZ1Uf7b69HotvtVrYfTW7VyJ085Z95fO9d9LroP52Be6Cr92fvjp8vJn12XQkvLK67A8",
-	"GXUVTFv7MhiN+/UifKsX4QNLBlEYEvrsG9Dpde6uri97nZNe5zQvrc0SJkigjyehUiEJbWEtJDER5Cp9",
-	"S2oDnAjEqDICABU+RkFMsFQblCh01e6d/ISGUcKFSwN601NuWdTmPOICU/FGdquHQkKlGMOXI0ZfWJS7",
-	"uf3woXvSlSzqqnN93r256V5e3KAdrDz1E7KQc8XoIYkE2fVQcTlBX8p18z+3l7022snJg7/PmcAemnMS",
-	"osdXme2bvZNdKkhCcdzJLtnTlahe5/qifXbXub6+vK7llRv1FaWRox3jJIhCdDBs4u+D3Re+FPbIpGKG",
-	"5pR8munLiaN4npBjYFMmWiPASRIR4D6RHjx/PeTf7CEH3frcnMdtmArOOzc37R87blOBjuXJWwikRDYg",
-	"iExnYpHnInpgSDaTjMMYFr+I0q8noszjvhyCL8cwjTiP6MhT45U8QTCGpKp+jAr2ArBWgKtB6fyvF+Vb",
-	"vSg/U/YQk3BEtqOr/Hxx+etZ5/THTomykn4OhSyYT6Uo9dVr8I45lanvZlKv0tG3eh/OyZRtS3E/75xf",
-	"lqrt6kNf/+kvTqLs6E9hPq8H/5s9+Cwk29AJzi9PO5lCkFfTlR+lVVPuEltc6klBHJyT/mgm9r73UciI",
-	"ctqRT1FRB8/ezlyZ5J9Ktrcikl70SlnzVA7JpQENQVUGE0MaIjWnE8oeqHrZS1/Sy+2BFyWLzHq9Td/q",
-	"bdoOAymQ7dqyHeoPYR+eJPqKA4CtDI54FJaxkddD/O0e4nMWRsOIhGvjz7OwKuUVz4VEIYqnJDw2cVmF",
-	"A2Hi21eNEN5xB4y/Hp6v8vBczghtd7cb5qRibudWd0WpADvjk1qoUuATMN5ai87jOAvgIsk9Se50KFRl",
-	"kqpmD4T12uTWOQirb3fvo7cm8tiaot96DXf6s9+ibQU9RcoqeqfF0dqaaCT1jLcQGDPlZzGkNM45SZ9q",
-	"CYB8Ajavb5Dpltes0M7cp1/sQjm/Azer8MRvIawDljLbJ9wk9R7cKsqyZE6OMPLl1P3luR8jH6YOQVKE",
-	"o0hAtFMuTmrHN6vyW+NjPWExeXWifeP3ckvu7Yjy+XAYBZEk/TOSwGFklBe4W8RR+6oL7txUOR7je6KC",
-	"7dJmcHdVdPuMJFj5n93MLWv0Yvex+Al9Fd0ThjuZ+qwDTOUUOaFhSoteL8w3fWG26Hs2Plp9cjf1PX8d",
-	"0l5+EvL4v/qp/4TXYlu2V7AqOi5ERXtpC601w34d18aap60eveFVjLCvd+XbvyvbMa+qY0SZuAMTasmV",
-	"8ddl+hYvCSgR2gKhURVUkkSUM4mmuhIg93xFilJhWfyW/sl3z+rV4PtvdsOu8CJmOOwxdoaT5wZPzVRn",
-	"d4Kxuxi6s2+ZtmqobF1lieNov3H4/ui7d2iwEErgd7GcP/6aLM1Ms6L8XNB59MPrffim70OPsXNMFwYu",
-	"5Hn3IcGC3IHl+c6yPFs3Ytky7SlMFg2bdNhEGiSk7GrYn3ihW1H8BFwIx9SUQp9NSWcGGmktYFThrQRS",
-	"25+hByylNByMSXiMfAu9xgeoEJ3Pz9R6/FvfqgJyz8rW1qt/ivt4S/FcjFkS/YuE27GH41l0NyELpz2c",
-	"JalxWFvfyu6dHBWhQn//xe6e6zM5A7eejWZHxmRoB/hOcTxkyVSSFh2QImnMPZsQmC/5NEtjkc2S8/ls",
-	"xhJBwnMSRrgHM37O0s+zHu+msss7WMVCnqfsfE9+DJmM6+Jnvl75wD1DW0jQ4jSXojTmzqm9ig3fIJna",
-	"qgB91f772WX79K53eXl31r6G/IPNBOgXDAxaGpz3KgL/m53lBITNSG54hu/5jOO8jDa1ZHcxYUUacipE",
-	"PKKBcnMZ6LkUgxL8rS97xpdH7OVApRzDhGio/BiPU0AuKeXqJq/X4hu9FlvVCa/bvc7dWfe827vr/O2k",
-	"0zktZjiDvqOVgcPmY0V9McbihVFkHAP3nArfjCR7ymS4QuV7Vej+dArd9lS524v2be+ny+vuPwoMZZUe",
-	"94JXwx6Ptw1FbPsq2O3Fze3V1eV1r3N6d9457bbven+/6jxFBXvRdXQN0ntVov7dSYPGf9yOp28JtCZ3",
-	"yvWn/igAHUinMPg3rwkV/7ZnOj1CBnEbguNP8AwPojgSETFpcjOSmL/IJ0FoSEL9ahJacN4DxmKCoQzD",
-	"bM7HF0xEQ30nuPs1VW5Br0Tx8WNqO2ODf5IAljEbZLIKPhsFOAkRGwJM+H69AUa53DyCwixX3SDnysA1",
-	"AvDYLp3NxTkLVUeRIFN7tgZwNbPKJgleWM0v5+Kp7a25O95XcLGOB5wE8yQSoCxECZmaGkPpp9csxs1y",
-	"e9f4zGduZEs1ORwqxR3HV7ndqPhB1VPNdTD4JIrjjWYBW3ojmzkHb2QbiN0b4oBs3nna1PWB+1Xo9sYf",
-	"5c9nIRYkbAuADV6GZs7wf39T+50/Fu55ZB/38vfAdaSd5zRd748r7mg2/SUqYgD3f1B1BJYXwf/rzeXF",
-	"9dWJa9pe2ry0QgAA/6e4/84+5knsuByFJZUveUujXR7AqmVQR2wZIhzBEmYhK0l4rPZdgXxz5AdjLHxd",
-	"/odRUFpRMMYJDgRJkII6RzuR4GDQ8ZD1AQBJNzXDdpfJ3zraYZcbq06RotD5WvREAllKwNhTSabAo41a",
-	"FI5DFBoU7uI1g47LTkEioiFWNcLyu4D1k6573dZtkl1uzU1Zdd2q4qBKF3aGk81YwRVOxNpls6ZpPlGy",
-	"VJ17eWF00a3l+jDJPUn2QLFSpbFayFcVlhTEervZ/itn9HoWGA8ZkmRE466jOKKEe4jgYIyGLI7ZAwnR",
-	"YIEwGsSYTuD5McLIb6FZREc+YO/rjyULtH9k4hzQwziKCRSp0XVp8gvp1T7twQD3qknoy+NWVUKa7R+J",
-	"6GE+sXKtlnkFOBu5pCO+ft1HO1rucdz8ccQFSxYGG94qntNYhr0vvdKCUKwUn9UENArLtvqnXu+qPRfj",
-	"Am9fuiMDghOSfGDJFIsn3RKedrx6qPq9kuHqDUpjoovEXB60veurExXiX0cfWCI3AE2JGLOQq4Pqq6St",
-	"GGIyh33qKzTuejIL6tBzlw6Zj9SHOdrxFRyFagas4Q3XOQRSj1Qw1n2KOfILGfGq6o1d2+YNz1Cv/V77",
-	"xtL3/OM+9Q0x8SFz0+AsYo7UcvHdY8jjadQP0jlhqocKSmKf+nJQflqfQ/ehinEUpG/Qgl2nOb+OMM16",
-	"zXUwDeEr0AiRzAMxT0iYTmGHE4LwgN0ThfA3zSDYVh8IGGT2/uqDUXpFraPRrDdS4A3N9u0yRm949qou",
-	"sARlT/pUxZtDIhKk8kWCk3iIdrCyOIkxzlKM0y+MiJCHzXTZpzo3V74lP020SWDXtUHq2mO6uBzWWr99",
-	"rtF5rNOlcywlvWXpWqo6HLXHj54zPT/Ne9nB+mDJc4p1+Y5dD5FgzEhqaFClYWDb/skZTWaBY4HjB7zg",
-	"yG/WG25JTx1Xh5B4Q6gB5PM9BH/eGIXU/A5C5DJdldcLLg289ZYTGsou0r+hG9VYYD7hb0dE6OaN+oFe",
-	"chf7xYrtZiu/VjVK52COoNyNNa0KfKVCizMywsHCVFckNLxSY63cVH7vf+YkWZiGSyekTZFzQnIVl8YM",
-	"xMgisICoWT5O3YdzKCldYxQ8twUyYA5eepCWCIHk9yO2p38EI+81fjBQjwUyYerarqUTWoKpRih0vQQS",
-	"AQSinxA+j4U6fyoAaFkQSE2S1USTjqm98qKkAcrnHCPZp10sSW15wOZxaDAsJTF8JmFQq/T062ZktfVX",
-	"QJ64Ku8p8rNJz9mJ3uztG6ipcwvmBZC6N2tudJpcB0sbm6OwLX1DHUt4nJFY85b847hPQVgHWRoEXCeJ",
-	"TjvOLZ6qGNaoH/SpJhGtHImQH/BAVgEIgSXSLUxrVX0I3jSKDFJmGa2F1HWFVDfRKJeA1Tg2Nmc26gev",
-	"5sy8NYgMSZKQsJdgymcsEdu3J8lFL6EixsyZm22ZoXMDU0XxxLyceVUdxD/AyOq2weVso08weeaNdlmB",
-	"zpc2eur7/G9s7VEz3LLNJyexueQik2ee0T+0408iGoJebAi377B16Pr1asHtqqzN946LLLssWXld3Hy7",
-	"+7LV5fdqCVOu5kqdXMuXwSDKJ855FbYT1sZeCf29TfbW0hrWGbJyehWw3iX+nOlSrm0HmCls7lLhHgYB",
-	"mQkSPplTDWIWTEqclt6mBraip/QEBr/hYXIRa8vOsYlu94wjXTgzawwn1ml2XHp5rKwb7yHB4hBh+Hmw",
-	"QPr+7yiweA/5wyjWyjoYsVwuj6fcUdntxo1WEJInkgoA8692SVeu9rWmEYTK8/hbbc6hjCAImVbLbMRl",
-	"0sEXNNOaUS3JZGMhZhXcovB05aqA9uQ4g5I4lnEd+cx1ygzfewJhTyUHB8nJcbKlBdIkZ/NPWne+oi9v",
-	"+2fbVHfdWHktY1LgpcsWLP3C2jPgUmodx2KY4NHUQhtIyCxeSC3SdU7MedhTKqPzyMxmhJbE0WBLmtz4",
-	"EK0+NKU7GWMuTsZzOnEP6elEbDNZQ7+e38p0PdZupm1rXCduOE20L+Q52w5vXWdVMLckR+35fDCNhIAE",
-	"7weWTJSvErzze2nncr2ns5io1wJMA6LKlw1Vso0ch0LqkdsxF2O7qY4ZXs1KrBu8xEaeIbRwM92NyIii",
-	"fdGUcIGnMyigo3mYFBjInny0lsWoT1fakLzNzRUVosxN2sJUwn3US4amHEvxh+LYR4SGCvFYScnrVKKl",
-	"PYJu3Nf+qyL82yEmegBm2iX7V00zLdro0X69kcbzGMcdV+WVQGV6rrYKgZjchFZWV16+FmW2VI0lQ5IQ",
-	"GpAebNmGs6uoBG+q/m6q97q1mktKUr0GZ4cnSe3K2oujinijVLdJ8IP8zzyJLQ2nXMEpetUW4C1SOLp1",
-	"o9SUGoWmdi7H9s5Hgh9yxHWwEMRlTS3RdFbE67nWv6jnXF+ede5ubzrXNU/9G8IlytiUK751iVPx50e1",
-	"wjfPdDGRChr9ciTs0qikTuSOqlkzmJJwnPJxpE6ck6K1JX/+fmIPSDDjyUd+Tory0YDNDc+Sl/ENT9/w",
-	"dRBAn6q2aKeBYoLvFZoxm4vdYytGAGHl7XvAkswOdfALiOZ9uuMnRMwT2p3C6RYkXqTYYWNG2Twh4e4x",
-	"ms35WP6WRa0jnBD5Sz/LdXJFSzzborShaLk0GzfLlgt69VLmJXfswTpJ23YIKrueO+piRQDbknWvuss2",
-	"f1Q3spE93zpWPWhujeHM5YMuHQrkCrkd7nwei6VNSWUWfZ/U7QKocTB5yP2YRtT+xL73ZCHetj9oI0wl",
-	"T3rZgcy7zzdbFMmd13iaPUQ+4UDEC8OiJa2ZkumAJLzKwuCcgaHibJ2u9iceXW5pIBU/7woU2NZmGfa3",
-	"xMZi/esGcdquT7gNe3KjjfAlmFXMAoIBBNcGnYwEIT+yrH53QLj6FCOpG+5xlgg8iAnErUBfJkjAh358",
-	"NGax5nCqY8Dn79OMz8lHuRIGJoIS3ncynKdYGb+ofXFzy+LL65ErTIfRejvhcy2Ex8hXlj44SnIuGkBP",
-	"vgF13T3kp7Y3X1WDJ0j+8mI2w+rWwj/aKPgka2DOCuay7r/hYG8hx1l4NdgCQe5TUdI3vXavc/fr5fXP",
-	"3YsfTTaO/ejk8vzqrNPrnCrlzHqisFmAZRpFxHp6c/vDebfXA3SA5S/lf0y/kf85hauxX21fnHSWfu1e",
-	"XN32oFhy97r47LrzV6i6n/+1fdv7KWtQoiltx5T3BCPelzPflRruNrGrfVna9sxbtYoMBm6X+ibpZKsm",
-	"kleJx5iGMXGlW1CkvH9w4+S/uI9ur8/QFE+IYrU6Ow4jwVhslcMMMO3TAMdxC2HEoxElIfKvLm96Ptq5",
-	"EZiGOAmRzr/nSKdPm/wGToSI6IjXOQkSIni9fQIgTDedk+tOz1cRq5yIXfQwZpyg5qdPKSYEaLJK6K6j",
-	"Nl3oauU6CH4HU9SJo3/hyxvIeUB67ruyqWS+JFRShzU3LqSAPkvYdCZUwSN3VPmq+B9d13PducwvP5iT",
-	"wECA0Y4vu23pRBDfQ1igKeMC7b9DP/+wazig3IU3vE9xMoJ61PwY4QFkck0Jphz5n+1uPJQdrxb6DB6K",
-	"Vp/qd9QEHh8f/dyESzwlzhCx9DyWH/Kzogi68gIGRqMsCjsQALfZ8krt7GHMYi2W1tEPhEehPtda24Ac",
-	"IhJ6KBJp/Q1IU+vTNEN0bxjFpoHKB4U8NlPxVbDZXkzuSWxeiQSAH42ie0LdVo40k3/9Wpg7jEO5rNH9",
-	"pncfz6IODWcscklY12D/UNl7JwnBgiBVfZRRKWdFIwoXRl9HKtAAB5O6Ku8bXtJ4URarXhtEbP04sQCb",
-	"oBlqEEcmg35VuxN4LW0Eww7b6mzEcYXw817K5h4/FqcCARYxEeQqYYIEBUJsCWojhmO+8RSVyL529Sam",
-	"mP66D6RV980HYpaQzQ6IKu+9ro0qam7py52KnOi88HrWQ49MZzEWlbvI3leCQBIFvPqmn+sGzi1XlRqc",
-	"Aod8cpUWuF7zjdzLpvWNZnaVWqcvr+Q3JOGSAOpg6VWdXlmvypbxfBTR6truFbzvosczxkXnSdKIycj5",
-	"cR6FBHKJ17W/Xm4BcdvV1tVe0opiIARbp0KganStK5oXaeiv40WxjqfJFTpGs4RwQ091trP2OSs7SJZT",
-	"tJYmcLFY75I7MTzrBt6WzRZckKnbnqyepZLPmFioCFzgRCiBDe0YWaTZ8BqNRvaWQkSwXKzNRqPRcHqj",
-	"Kt713CUXbKbvePXTlQJ9bI0fzDlJzFXMT9Vbn7SdwhykPnLJGfNX2Kb3hrFk3NA66EVy5KUlZsy9dnAv",
-	"m0Xay5PR0Cfk4UHaC3RrOSyqS2ZtXWfGU0mrSkhLxfb0DEq5q45uTWV9LbHhhKSSPAexpP7HilgVZJ0f",
-	"IgZZEU8Wc1xCSZEOEQrWMA+dwstalIP6WFAsywrxfLYg8yqhrJVQjEyxludfYJUm9HRZIz1b2xE41vJG",
-	"M+IvLYhk88SfuqqZTYa/eeHklcNX4fBP5sfQ6lncLnRkwaxSsD8PMCd38yR+fAsMj79VCDuq8lwUKkgd",
-	"l7Epp9dWlF6MfpniZdbWVbjbyMz1BOG5ikBkiyf2YjpNStZWpFCcy1ZUbSFeO0yzqTYoqBM/MWfl1m9q",
-	"6JS1w3TbuVdbsbVjvXDSjAls/fLPp1OcOJIJC/kplvvINv1XPm4moWRVA20DhmWAcDhnXok9gnULq8Sb",
-	"0GU9hwdPujNlyYqbpFCvRDkzQ1sDhGNNcAsH3CzVixxwM8ztHvAq7hbz4rd+krewwy+zte5oEsXCqhvz",
-	"c6TIIaXhUUQrRZ9dZW86jwKv5XpbOa0trLmRRLa/7uepqlP1ZoDL8Z4kHKbeLUG/sN+xrFUc35MQgLBo",
-	"/eWEkCmZahFk0Jy8Tw6n7+j7WeP3Jj8U7+4fnFAQUH6lmsZ3o95dGfLMSeJambbynA1Zkla+3XuIQvD1",
-	"MFWHsAKFN3ujB5CO3l6+0g2/0JwkP7B9JBjaz8nhJsYliaZTcHRCdorCMwvGJJjo2F/5nIQoBql4VwfT",
-	"pRkQrugDuKUsER8iEutFAsiGWisnmhWtDVggeQ+UlYEjzqQyMVjYQRp287zU97F0IKmMaTrBYJKB/Kr0",
-	"nwpyaU0nJ6oSz5dgT15tmLDphmblpJJBmVBBEhIqGL9jRKYzoV3eDxEnzlsr2HNk9Ow4w5ygu3Sw3zrD",
-	"VXNWZgS3wgwvEI4wUnY6NMULxIk4NsZ6HYOg794bLq8qJ8I+98tHtvyoava4HAeTWQkrGkiwGLJk6gxK",
-	"fAYZd3vEXsBXtk21s+AGqDjlTZXVnC29xDBvtrH0RPYYizePAypHdB4OSUIcvA4oWprPIRiLOZphroxC",
-	"7w7leceAoj3UMdiOWgS5MJdVi/rXm8uLyyz2Cm6K+76dn1wZLsaGkgv702Dmw/jqT5cM5KIaucAdxpLy",
-	"6Hw8izXFbC1X7p0CU07hbPPbmJF4B9qVWZQ1MXXqvZUUOB2Mq86EHNmGMntxXq7YY9PZZr2uRwaH7jwz",
-	"7NWz3YIor1btRWR5Feb4RP/YAvH5gJM08tkUMtBOMA/N4nmav+zXUQcH49TbrOOQEjKLcUBMIjN4zBjV",
-	"MVGvPrNXn9mrz+zVZ/ZnC+hJl+PV2/YC3raneNYUn3SY81UpXQfqjLxK3HBGExaiIsUhOd8uwvvsoivf",
-	"hl5i6yJm3dZIJtvwL5i9e0EB6o91oHn2KXxitRv12dX78q0YUSiOF0ITkfziVrGA5e0LVJDkHq/l9+k3",
-	"u6aBUp+iTSqJmT5+mAcT4szcXG81yy89ExVkwPS7PfV6ce1tE1u6Hmnn6TRXboWe0grNbxn4QAtrJU9n",
-	"Rw3DoeWc89lgbD6IrYgFA0YPtCgRG67hhFB+y0noHodgLD7BGim5+Hg59yyxnKu8lus+VSjtTpcnunKd",
-	"n0ku05uzdVq5dD8s6/mYzRNovHDbIAvn05WOlzqOHJz4xH6MlLHT1BxJJLVz15zJjmZBiJonlKsyLFAc",
-	"U0HKz7TEjoY4iudJSZ+g8USE3+B7l/3rXD9G2oKXG6WHBgsrt00bydpX3bJPZben+BX1RAonAybGCBKO",
-	"3L0khStWRWCW70phgm98fQoLzVgMBj9uuRqmuKxGkOypU7ZndldYIAVvh3Z8NmkhYMP+rmclS7GYo4gG",
-	"8TzMadfW16TI6fjQacRFRAMBKf4g7yE+Y5P1582NCsJrXuF0my9XoRzWihSPXmFnXVc2NW040ql1USuV",
-	"Tw0pfhAlzSjJfkI7WQA0lo/2SKweyNagRDBKKoS+pzaKtVUrCtaMj49eraAcLTut43gzXSMYY7FZC6m0",
-	"btLChW9xMsbiREE1Oo1ElzNC2903uo5kPUhfNQXGHNA6YxYFLvrQsWBP1Es5HWWNKmoN8wQar3D2LH/7",
-	"lkafTOU9+dWUpUdUvDuslUNvFuCC5SoE01m851v4GqYelbtwlDHrlJXlKGmn92ijhcncDvMqWfP5xrdK",
-	"MXUpXKlKa9bX8vHo3Taf/Lj2kLU5j7jAVBTx1bB54OTWziOwLIhHNOLju8z3UH3+H6CpznQCET0kn1ZK",
-	"kJv1b9hYagIorjR8L+vcK0xm/cqm0BoV73A90CAhm97ky/QGG6e8ZkNwBhB0++S7PaeTShf8iVcYbFV4",
-	"CpxT5TLDcBWcokI8XX2Pt3JTYZp/4HWteJjKrllI4vVSv6O/U2j36D3nnkJHlS9rySVTE3jiFTs1s3eg",
-	"d1B3FFYVSNFVZLIC815el2Xb4TyO0ZyKKE5RgbLTn2IMGXgaLtgshzsjf5BrtK5YW638rFvk3kmMqpB+",
-	"tcwGHXWVYzG/P6UhciWlAQA5VeHsAjzCQoOpHmvUDdmMox0/muIR5Dn4HvIBZuIOz8OIpRUlPFSv13ch",
-	"d0+jCjyj4MAKplVavA520sv5UjXePEcGqNu10Wt2IgNEFKU41Fl1TiPb62uiFtbTpuvcYsuF+ieLNDYD",
-	"JQ/gJUkFLlh9bpZS1/mTyjJFqQiRoqBJvQ5Od6qp5RWE9YUHn8LErCO6xMQ+Lq3j2rtRYS+e5GpPJQPZ",
-	"F8o640aoraNz7WGgTGi4EDQmCUE7HE9nsdzcYUTikHvIB/VWHnoKeMNa3LlTfNq+BAbpVGHlmW20T6fU",
-	"lo1HDOHZLF4sSyflhohi0K+HWBxCuc8o4eI4o32+1Hn99Kzo4DZKHtKfdjIkmryzCs4U+aT0zSccEb1f",
-	"NiJo6qLcB7/XNKLmbwcAd7lWEYU6mkipF5qyy6MPEXs4CNhcpQ3bLq2jd2uDZTkeErG4i0JCRTSM1ruc",
-	"iwKLMZVmldl1rK0TSrOtIXm5jpGya7YDuuZKaRauecnltoIZ1GDu2KxS+Ed+QgrZ81I31babp6xJ0Uaj",
-	"ZbX0gK9nA4XTtBFbtMSW6gMvkP5VrsLNRZ9U4rFXBbqpshJ5LWuVlFaikRvu6C73ugVBbmlaXjqqChPU",
-	"A3AMfi7GLMnhwtfRJY0Xhs4BVHLKIlO6J6eLg3FGgG1RICTK8J/UUve/l1Z8ShV2ZROU8vScBhU51o1F",
-	"B3LV15due0uh1beQyh91dQMePoCoV1mlPgKZwUMwsyGLY/agxAmMBjGmE3juIQKFj1Vkgv7Ib6eXF52P",
-	"PtqBSuiQeICpriQP49ldPhhe7dMePNtTZ+AphETj4pasUwlMaA5vGC/zcUXfPISNnJ94Zk7Go+Cl06tu",
-	"OnXZHdYZUZWwAXbjrDbxx5LpXmYEeRUlKxL4Qv15ZWm/m7tLb9wQGkq5NNOCVPlrMGj4WlPO7Hz+XKGK",
-	"D8iQJaRwWqpwm/Uq3K17oD64RO+UYT6NwRfzhL7hUuwy9nr/GPkq/iZ9F658xiOz3xMCnRj30huOANSc",
-	"cMTnkETD7jWqrP6O8nLsNBQgWiQkjQQse4XvgxEM0gm1Xvh6id/VHniZTydbhgq6fr5HzzGQQpcfK2xQ",
-	"WSw3QC9n7iSB44kJeIoEVxS4G/q7eTlXezJyGWrQSIwjrvrUu62xNeuoo+xtOrAVTwn4QQYGCqZY8mWG",
-	"hSCJHOX//va//f6nRmOv3/+0P+z3P303/PiX/3DxOCuS9CkZGJkge1AQXL3anEa/z4l+rDGGThilJCgt",
-	"syml1bX0NO2irRtotGEgmxvmfhi22HVo1GaeNu8MSHRf5s4zr126/F2pw9RKStTb6LgfZoU32IlVWVaR",
-	"weuCo6YBjBXtgxseqCUlbu8Ej2iFTAR7VSuB8mb7qHF5i1faTM70l87RDCm3ffn1d17vpYPjvN0DZrRS",
-	"fSANsLYZ0DLZK4mos0MKK+RXpq+vHvwXTfd73kl0hhI++2BkiXvlR+QbDj3Lpu9OTt8sI8UiuNVSUtYP",
-	"6XnxQYXpbTtIqHh4HG5d/QYd+WgHoqkiOoLQgwccCbBygQ1T6oVRgKHiA54QFIldr0/9lFb6HvLDiGd/",
-	"Q7DCbEbClvH26qxI2bc5qn2akCm7J+GulyZa7tjUxSRkoEi00ACHCAQWT5IlBL8PFn2KqTJLw3eOEScE",
-	"+erk+7tqWFI4lUMKEgI2HBxzNI04j+hoV2H1pvbHdD2UbkpNrUZ7cmkuMvwMnbvVPiW6/GxngBTOCAsA",
-	"0Lm7YRRytYrGVu9p7DC0LDkr8lkZFkEJVa82kCis9OUSw0UVy4Op6GMq01UaljZBrBvYVULuI/LgiLXk",
-	"IppiQcLeCtl90+ofhdVwuIJzGUWb9JkdRGdlQxXOtPlATTZRsccsacKRrK7TFjf5UqVUwtRUY9bdmlke",
-	"clONwVvaxfUn4dk03z5VL0Dz08VaGl95WsN2M2xLBpbqepthnRShRaTWuCG2iKm/umZj0gH+LN/XqpS+",
-	"ik9Tpk7csvUmIaNVxU57/DkRlLGpCwjlmrEpByOGW9OR0sDG+AE8gzYoqF5Su9cQKwlR+Tu5QOIWehhj",
-	"gcaYIx5HIWLz1IfzENGQPWTVEZqFBKq0HAIocJRRN0RGGSLMaZSQQOSMEaXrshoLRtfLtUTx3DGwF7V4",
-	"ttZdmVL8s9VIZtxqty5EJKwtN6s4rGeTxKV5vgBdTL+xvdG+6DDdtYzzzsrVZq7/6zZzFQndsl4gaYaP",
-	"djBSxMNDfIwT5UeA2DFGIY4sEruqpi7cIB/tyN/BemeMx3A3dm3HiuwRJGfZpExuTse3JbUvt2EvAklm",
-	"MAzWIJIV57a9o/hSGmT6gVIBPVcU20IA46MNubRd6KmCtH9uXtcVtCPsiAxQuf2p1VKS9ZaqHwfMAqNM",
-	"s0PBXFiVA50gANtTRp5qgynjYqkx/mHM0EPChNTSlSo/ZlOrgqIuSrqeuTnqdmuws2zkFQ/Ntq/xCvXo",
-	"j7rN1ky3d6nt5XvJu31lyZhLaBkJQTjvqgnYlHA0TNg0h4A1i4ylJFEaf0xGCYZcx4dI8iknuT+tgNix",
-	"QKeds06vc3d1fdmDenupaQgjBflhj4TQcqvMKYkjycKWQedmyile0+tMQjD1qNQmd1dqqjaMRPUYNB8r",
-	"3/wtJwn3W0h3huh8SpIo0E6wkEN1M0JFspDicBiNIqHI2G6fsgQZQzlHOwHmZC+inFAeieieeAijmGBw",
-	"9Pv/7ZuIs91jIH19ShndA8eHp1yZYkw40YlWEK4GhEJlzSl2ndHRnRSFEFNKYihOBsW+ER4OwUq266yC",
-	"Zc154zQh+NCGiCgsJImW+dSRcNZ1UjF7YY+dnvM1b5wTmnrol1+Ti3eNBTmLptEqtW9GEjSN6Fwob/RA",
-	"rpuuFS1vFaQKmQMh++zTHR00hvYbu8cKxCsSS40pE2O53VL8An+NLp2XRvpRXXUZioCoHZriT6pa+jsd",
-	"faf+2nfm1C1REXDLqkUvSKsuCIsSyKyAhWu5KjQ9kS8Cyo/A0frDAG1O9bv5/JVCnf35FNO9hOAQqhFb",
-	"D9ezSRj8aoDnbOwWuele/NI+655CmdDOTa/mpb+cd25u2j92al7t9qJ92/vp8rr7D6gw2r24uf3woXvS",
-	"7Vz07q461+fdm5vu5cVNzasV6WPx7f+5vey1a16t/aP86+Kyd/fh8vZCvnZyefFL5/qmDcUY7Qe/dn74",
-	"6fLy59xvp52z7i+d67/nfjzvnF8Wfvr54vLXs87pj53cr/lGvZ8uT+Fx++zs8lcY8lX772eX7dO73uXl",
-	"3Vn7Wq/Bze3V1eV1ryNX5rTbvuv9/Uo+uG73Ondn3fNu767zt5NO51TPute5vmif3XWury+v5YcuTzvZ",
-	"X2r+txftX9rds/YPZx1roqfdG/kLDOS6c3J5cdqFRdGVYj+WHejT7DRWp/+nRPIbbhyq8hQd57BNFHdL",
-	"iB1+vOxuHWYArrnemZBtZliMjRVlgEMVs4x2CkcPyEXh8O06TSixm679Oo6CMYKHUAVxHIkW8gNGg3mS",
-	"EBos/BSEMKJ7wzgajQUK8Mz5jVlOElh1vZckB9U6hYUqEF9I807zynesc+Ge7O9zpqQ1R8ih8oa/4Qhe",
-	"giC0UZa2O0QPpgjqzvIt3C1LDV8ZtCDXdRmfzArQJCJZtIfCNfUblQCKBAO/HtpxXB0DG1xK/Z8KfsNd",
-	"eantbLXMUuk8DR1nMMbV1+6xjOTagnghJxcy4FRw44CFjjB7YljVWgZTkMydqSgQbOBSKUvl9iLcsTW1",
-	"e1jgJ0aRPidu9PkBoMWQz+4zTYddVbZt27qR7raasXXZjurq0oJH3QwWEnYpq+2LOYfYQ4S5jmXamZAF",
-	"YokkahMyy4XpVsXk+itn9HoWVIyjdw1w7/rqBDXrDZNB40lZNBpGgdIYWYJMYownR65jMAULWGwYFDCr",
-	"kAwh6Sly5OXKgSezoPSSNeuN9eKa6cS1R6mHtGKZO2cIURlw2posE2MmKszMpOF4jYbCjRsshPIUrezP",
-	"7Z4rdXWnE1e+EO2w3mDSod3ONlk3mofrE2zAuFzh5mZfWT0JHfiwfH9h8dyOeoiELnu2lZIIE7qhPXTz",
-	"ijN6Ep6e6LpqBEsr9jxivLwB26bLS1/YhmHROew/0qyYDqirAyi2jeuSfuAKi3H1tzPiAPkLecRah9yK",
-	"hRXhO6HsgbdyCDcPoDaMGIqoYCqu2wbT9FTRflMiNA3eQLCMyP+sOMajDz6ozyilDvKnHQgnxxSpFDcc",
-	"96mv6Iy/a75sFxWlISLBmCl4HajijgZzgSi5B1BlqTslbNqnuSoAYcQn0DQmQ2E81mrw2riy2QGE/V6P",
-	"2ppb+C1f2RcxNefP22acZaabvBhTgQ+4Rn0ezG5SwPaCHTMZbQQOCUkYU+zytXIRRqw8DIPQ+/IFK/9u",
-	"NosxwaG2tj69kyqBv+fBrJdgymdMZX/PE4c7bizETF5X+V+Obq/P0I5K1cKDmOzBU3mfOCe7z8AKgJ2r",
-	"ZpTP76u62SsXa80S6BPz6K3IsszqH3BI9MdTgnb8//0N7/2rvfePxt73ex8/73vNw8f/ABQ1TsI+BW+l",
-	"r9GgfTRmccghgU3ZtZH/30TSScbfqnf2oKQCS/rU/2/4bmg/qKOf4Fgo6FxdXpkECZHqIqFBslB56qJP",
-	"ExDm/b/o/+ejiKIfiS4BdIy4ziS0XhjgYIImhMy08VmTWPhUanK2F3W/sbSHj+5dzQ7YcsyCPDyqwHrh",
-	"RPnH8qcwYr4pyU6UzU2OAAuWIE4ER2AZPL07P7m6u+mddi//nzwgeXSIXLc1r6b/w7mC5Q0j5jQSGhjC",
-	"dTUMKwTphCvicgqfeR5jKI552yyhLNCYZH4aVy2TKZ7k84akOBETXlK9JGZ01CPJdKX3Z4o/pVGTJpA3",
-	"/+0f5uEoK8tAcBJHJMmcYSr2DHIocTDONOCIqoB13qdplCnCAh3mSnypd1Dq4Hkv1bzdloFkIFyk/huD",
-	"thgJFTUIKUxAL8csEXKieiL6QlNRRz24gjmQchOcYwM+gMNPqdE6lI7FpOAgAmDynI/IBirPmTIdAX5l",
-	"jjX1auoSdGAVFCbnsOZV25FsjZsNA7puTySdV6OajVGd4efYCsx0Cujva4WbLAikaiRBN1xmn2XWADWv",
-	"LSCFZ8HhL0A7tqH6FUb5Ryp92aS2QLgXLyLG52ov2gCGGuscz6IS/qeDYBXi0hdK11tXIrNtxQwrv5ui",
-	"hFIcCxFlEPsItJIycMK7vVXPjc4ms3hTY1su4O6LRNEBspAqjfcg/wc/4IUBBMgiywC+2c2Iq2Xk2BFn",
-	"OtQsnU02OtfRTJ5Eflcv5BPH7BxeGoO/gpRXK3+cCy830zbn6BtO9bSRdT5tiHCng4PWZu2uq12SDcMu",
-	"ilOQNbQ5KpcuoP1mGdib/xlIhmdQ31roM8BmoUf06Cs/P4ByoWF0TxAf4xlZNoDlILbSf5TC+myOCGiJ",
-	"HYeNKsVdLLCnTevC5MxaRw6rVg4HbPlxkVwthyGXApUWQdcLcQFRHEcaIllFXxlx0UAcIME0hbNBAytU",
-	"R8iDtRcQFTJZPAPo0PqCPEEKozUNV9CFGlNkknLM9jL0d10BUgOaWF1JPUV1n4QkOU4ryukAaWiUYFoZ",
-	"8K2nB7E2WS+HuJ7bJAP0toJQXBvGWV0i+BoC1c00SyDDStnEc4PFNwj1NiPMVbm2SHg6+3W781xB1trn",
-	"7YuyuvNK6JEOkvtJVBy/YWi57d1Ea6uOHHit4vs5wsvQgcsQzw7prICay4QxmEWC8BlWwPW2If7d16Cs",
-	"ZtkWlk5ioNpGpARX/dxRurAQWocT8kA2rWcwSggROhp2g4prNCCJwBFdXyBwXWmDcxXcuzwfwHw6WV3b",
-	"Ja23kRNvypiNwPH5+rIombVuLM+mjiovKQMyE04mfTPGCSnWRY2jIZGvQ9w5nymYiQzSLaPw339f//7o",
-	"P2v5dLnG3vcfP+97B4/9fl390Xz8z/9Y73TIzdpzrWo6Ded5TStZbh4jcl4sfGlOO5sRiiN53qkYJ2wW",
-	"BTV5Etnv8j+MjUA8YXGMp9h9GZaLZLpQjeczDX1mxBLPlM1RAEoa9tjEemZ+UkW2quPsFQuFr4nCs2LQ",
-	"wTN9XqzuWaxaJsk+DRZXhOJYmJgVbeS07IB7TYdQN8WfMjtxzoLYWBdArxuz+EaQGS8LUbXq6kzxQuoR",
-	"aQUdSAwAmS01ZR4do4au4N2nlKlXd49TgD8p2D1EYszmQncDKOcjIvTNhPu4ZOldbQ2VLFEKiQF50hIK",
-	"MgXXyzwhpQ0bTnl6dpVf9ZUNXNTRQmN8Wh6C1YHJRrDSCpbVT5zgksqhKhgbqifJjQS+HWZx2xrgO5fT",
-	"vhaBvorabs3AqbVnhTi0/q4zHNRUPq5e1GKWQ0TvcRyFd5mlwvyCZ9HdhCzgFz4fDqMgIlTczUgC2DyK",
-	"kIIacEeZuBuyOVUZ6mLMQvhJZxPB0BYxw+GdYOwuxgkMfk5TenU3JWGE7/R0EizIHQSr35FPaZ4XVOKj",
-	"OL4z2D7q0+Yv4Dl3c4rvcaS2wEVHXVifK2OPNUdT7fbkZmERDWLjm1S2hYiiFLEcTAVPjFa2z35x08vD",
-	"jYvHpXxzs8WaSxojdPBn+nO2telP9l7onxTXuCsOqLjIUgBaBpCPpVhU3ujcDR/eNqDhIJ/oxVZ14Ry4",
-	"nmW1lmwXP7wkFfqIoi3VYFpbOcmEC5aPSkUaSGnJPlIAOi+P1e4zCjJZ65uVd2EPlIR3g8W6JAo5ropg",
-	"G44aL+lX9BKUH2IYnttvZDTSShYO+zA53EabrJh1jIvzTadaqsUuL7p1FYoWlGxHr3JurcLphowdcZXn",
-	"Z/bRlAt0RZLyN0Ai7hYio4rPr8oqkRaz66zx5JrmvlMYlmutrvIl2Kur+ziUXUT3ZPPi/2m58SX/rgMS",
-	"i1Z9M8GR2HQsLlGoPOlb53CjHUHwFAVjLHY9pHO40c40ChI2iNloFNGRfKDzvNGOkhwgAXU2y6F+WFnh",
-	"OhXcyg93nlEIVnLau4fRqFoV/BP1LkTRrYj/qFLNX3Woyvm7YuudJ84exGZHbi5Yh47wiEzzhZWsUQdj",
-	"HNFNi/bPgtskfm4soJSvxE+YjwUe8edaK9QilaqcKmYtzX4BMEr9m2JmWU1MEwlnAn+VSqrOywbVMe2d",
-	"9qq8qlROq1nOuFwMy+MsxhQXipDsH+ZME//9G977V2Pv+/rd3sf/axravzlhfYzA+eM8CglkczmiIxQy",
-	"/FmUT3XIB0OZYX12mBcjHSwIUClMBSBNMV1YEU3r8winKod+RcjPLCFDkiQkzMayuss5J50p+2dUnpdv",
-	"H9gqCPXL1XeXfQ33o4plsmdHjapvfn9U6c2id/h+pEpb11QXLnq0PiT283KjEhhwda3mSkVBE7JQyYIp",
-	"cGsU1tElwLJOyIJDuCoaJoTsKdxXXavmGPk66hQCNx+SSJA9MDnvpCGmaIr5hGt3GMSQOpElDINZlzJc",
-	"gOyQpzGYVYrrzVroMa+j6cuU0zC8dS4c/Z79TcM21zVVr2UtXUf7hiXiMimYEDEPamq7nfw4Sy55Qrha",
-	"XhipKmXb+SzrUiJUXukpo6SkYEjP1L6yqoYol4iytKWQL6UFt8pAlzQHAgfxG15aDvfpLsMqNh0rr3ZV",
-	"JIbt51vpxtP9QRL10xZUlwRXRVciiNRNhGt5N0u03uJilJs8Nik9Y8LGTMUZIUkdnuFESILoy76hSook",
-	"UEk0lYoX0wEUs5n2E4Ug/K+aTHayzbhXzz3bOB2FsPp9MGhn77P4LoBC3qvbKDd/rllCOPgn1zW8hvd0",
-	"Hnh6IhZKflIb8li9nnlhCuvLmi+Pv3qb/NCrtMo2r9r71u6BbFk8zxbVVntr71l+Izx1tpYPu02cC8vn",
-	"EMOHCR5Nrap6QOyO05+lTJhE94AvBEEkrmo45UVit3inV9UTc227Y65pkIwiWfxYUi+FeKYjHqGwjbXK",
-	"qtyQFQ6ZRfFkHhZNFQFZgS+vD05GkH+3litaOAKpoXAD5PjtLbWdd5yNfvXC23dn5dJDKOkxVNOEBY64",
-	"UTmK4L+VK5CUrgmblGJ+AS37csvIJrX0syULaZRpW4habzNaIz0tCZzPQrIzvX2lUHazJLrHgoBZi6Od",
-	"UcLms8r4deE0ok9Ar3s67h0MrxtuaugxcHUnKu30C8DVpbv+dePV5eJ9yrTgXK5x6Y2y2xw1XN+yY/YK",
-	"tpQPJ+jg4OB7dNs7URarqRWGmo9eaTaa7/b29/ea+739Rqsh/399v3nwj1wMKhZkT6jQyWWEngz7JZtA",
-	"GqXpSm5+CisKtTVAQShWMHW4nFwqVVWX3UNR6CEcc6aRocDWMMY0VBV9fflON9TF/jSM1F4U+vnlk29t",
-	"B3ijCqtYVpLUM5ViAvEdHD94ZdzsGPmf+0pY69daqF9ToE0KG0xBNfVrj74uy6N1LDnDiu6zJX6dZzq5",
-	"XXRxIKsEhG07UPBrypbi1QbzKBaRuxZq0UCxsV38LJoQ9ybIp9dEPBBSYjJXFuJSjE/1eDXAp3pHW0JL",
-	"bJeMiw8mwshp02aKqSFNqHJwW1MPjRFLUJg/xIfjQvTa/t73H1XUWsM7evxtOg4//kdZ0YNtkfi/feW0",
-	"XeejrAwKLwbhk3wSmKYiUt6EqAQV/C8nn1YIXk40exI6UG4gDlJjSktdr4AFNEF2UUCQeT83DajBCVaa",
-	"owYKFfJxRLgmHLvHKIgJAPub4qZR5kfBIxzREkyKFd40BTpX2chn5xDdkBgAXFw+9SKY0sNY0/Tgu2lz",
-	"ckjfzd7/3kgUTf/kvAiz8Am7pEEsqlQsTKTurWef395sxezDYg/pY/lpfk56cem5h+rYWUl5lUdul83X",
-	"sRlpZZUpwZSjLAdlWqyj7xSSCme8wjk4tVrkT1oa+l5W0j47eFXPWxp8ncQVm91eny3tfm7jV2zkOvSH",
-	"J6GLVTiYWffrB/e8jI3CRLeds5F1DwDuqyyzcGY14da00DMFhglicxGwKYSTK/ooCBdIMleddFe4RerB",
-	"VrHhYJhlHgU1Byn8ch2Ulgm3iFHtC7PGm5FFci80XQz3cXNwEByGR+Td8LvR+/H3/5y66OIyYQ3Le5g4",
-	"QYExF201mA1XASoVG/O/m73lN0czrnrZMBTsrIlBLWB893pXSEHYGiqX7zxfRioSaMQEosxESDsD9Sj5",
-	"9MS5VwPTLVQr2FZiLhAGcwbTOF89JC878esABAtXchuQDMVb/gfDMjhmuC0imS3Zi1HKHPu12PWRk12b",
-	"Y7ON+b3UnDLG/VwJM7OJqqpaJvm4Uu12Z6euuGJFy2WPCKdiOZ8P5GsDwpFgENXk/0Xr9HkJyyjYfzER",
-	"6PUs7FX9rWXI9G8DEGX+Vnf6LlCFsjMXcN2kModZpduI0Xr2oh5sXZJIpyq/RGWczGwSAcr9UK9Etgg6",
-	"u5ofq9x5RskbDljcSvkCzPs5DUmCPu0ZjPBcuZmvdD22SAS/EuK3NaL3ksTuBoJytjLMXyMxVt291GB7",
-	"hIvtoeDok1kl0Tt79RuGCrGUMRfJXcKYrKO20AAdWowEFTcME8IBRD0hnMX3QI3RdM4FOIIGBMWMzQY4",
-	"mHjGaeShOKKTvZgFOPbQdB6LKMBcyK/NKZ+RIBpGJEQ7cxrLrrMkSJTMKVcaiMYZNEVHoPjJ3dV195d2",
-	"rwOYg7t5kR6m0Xr7VhFA/bskV2+VsXxJEV/B2m+BOj7NmLBNZf6P1d5LD5TmHRuBSigG4UjmvABXptY0",
-	"TFGXhzHjRIUxIs1acrga63Fkv5Cx8Ssy+n1bprzsRHxce9K2wq3MqX0hVmUxQ4cvwwhzQNkiwRGPRjSi",
-	"I40m62We98ECKVMm0h2DY+CaCfsn9aEUDXmDW/h6LXRYsgMZ92HMSXDno/+LBpiTd4eSKB00UYJpyKaq",
-	"oISCpPrpvH2CJgQkcPl3SAIWwt4JwuvfnFU9XZKPLnxhToJ5EonFjRyhLg9BcEKS9lxlHKi/PhhHtuK2",
-	"qH3VRSpteUnw0I885OPR5M7Pl9ERKCZSVDhoql1oFmKYYKHg/MBns8UGkOFHOeKIDpmJpcMq2U95qs3Y",
-	"pjiiAkeUJFyvXSY+jCIxng8sucGID0tB/uqaemmMP/EylFga6nKbqN3VJa/QjoZE24N0N2tau33KpOzz",
-	"15vLizpSac+a8KSKnv8Z9Q016tdUaV4P9YEsyb/r9Tp69D1l8+zTrGKTq7GSW5DlQJcvyDPcr8mf9TTU",
-	"H7qGYL8GmGxen5JPAZkJU5BthsUY2DeDNAZTrIajHYFH6Mr8udtC/lvA2tZ+zz49P7l6w9OiOJIEpgm4",
-	"7WYbERrOWAQL56s94G8/a9r2+BY3sb/bp+rowEBkm7RUjtwAu9yOl4L5LqWQ96n/Nhhj8TaDF+M6VuIt",
-	"BCJwM+blBHPuqfx03qc6ZShEO7DauZXNrac8rupf2YIDZIBe4V0PQSQHFn0qQAxK1/SNBpfkKMBUAV6M",
-	"ybTep32qTk2aDY80heDIl9eUJdG/4PcW+gGujS5y1b7q3v3c+buubVVHP5OFCgSb4pD0KXArX18aSFBR",
-	"BMQ/Rhj5CcGhD2RwihcqngyiUX7s9Ky0fGt0Vro7JAKoxCEU4AScrRAwiwXZUwXyNCB/aoOWP+ohwd9A",
-	"JRIi77JkpDsAr6LPzBvtljawK1kKNfy86/Up5sj/217q8t/7i9rzSJ3qbqf3Afm5p0OWTI/VNDE6ajT0",
-	"Fo3xbEYot8Na4Rs6/0t+loQoxsGEm92qebU4CogGPdCk6bzbW6JFTPYMUSR1loze6kb8rXwX1FARW1RN",
-	"pQGdY6rzISWdrXm1e5JwRbD26416A8JzZoTiWVRr1Q7qjfqBCpkYA2nXN03+c+RiklKbUFsl9xrii0xF",
-	"P4xmQPsEwkjqp3XUk9uqV5SzROjqWzghfTpIAM57sEB+FPp11FatIUpCbyWKeJagGEdcqLVLz5aUcWBA",
-	"qkqegd4gAqIHf1sKYgDUWgir8lSwxj7oFPLZ73OSpInxrdpMpVFntdpSr+r+unALdwU/iBuRvZZ9UVWM",
-	"dH4SQGYs/JxNRwBObM2DYDMirv07ZYNJHRzVitXlKhkuf/9G7vyELI6Rn8ofvkZNBEdS6TBYIn5YbDgM",
-	"logPUOuzbCSq/E3E6DHy5eNKQ4GDmxsJjuMqORdpCtnjRy/bUpU/9ih/M2QQrlyz0SiClc5mscYHeftP",
-	"LVynNg/LCqZv7W+fa5pFuLPJP+ZUgFUhk1J41mguys35fnr4e/PTd5PvH47Eu6Sx+BceBCkAZas2mom9",
-	"Q7Ynj6b5NUPgyoC39Hr2EhWk3OY84gJDYozx9EGY3D3JiahLQz2SQ200Gv+Ahc0be3PYDPtFKAZ5nWzo",
-	"hf080sL+o60gajfGBgcwZwQGcXTZ+Q6ULq2FKs+cVX0mYzppLJrro7rF2+Lrj57Vw7Vhj9V7yZoUeuJE",
-	"bNILV1Zhm8VWms9yg0IvlefkbrTUW4V5LTeAjT1Ut9XVMr3Vb3/AobEjQpP99U1uKdYymzJXHDa/X9+o",
-	"x9g5pgv9LXCBH1UZX1fjOWVwR3w+neJkoXkrSpmrygr/TXO02kcdw7ksIyjFiKcCvWK26V+glUBcLhTP",
-	"QClStFGI0DCCmhrn2hhImdClxge6vnNJSbLBIiu5g7Aqb1HvU38QMR+E1AFBGPGIjmJiQPhA0E/rBREq",
-	"QBbVL1sQCvy4T6GYiPVpJdpEUqJJ8OKtUppBUKyjthFcWIIAzYmO+tTP0UVfh4u5MAAt6EBs2iPV3Jd6",
-	"Ac7esBopKCaHlKS2pK0LEGgcqh9YuNiM3QwiJk9A59OMJACOdEo+RJl+UvNqP5F4xnVGCXglJXWXGncy",
-	"IQKJhNAQLH7ruFRYrFltjO0jhmOuBxHjiOa7VoGaCuE9LYQn35YDrXm1HgnGNAqw1BBxvOARDGZ7PGxW",
-	"RM/JMHF+q80SEkRcQcSJSKffaeyb2ixhQwKgX1glJ0Kq6zCJCA1jKYkYPJvfajB0qUbFwDni2XAeq+uo",
-	"jrESA1I8FYOA8ltNg2p8zCGc6B8zrQPPorqklpSIvQERuK7eqAdsCvQhNeWpCEO9GiUAHpI7cyuI3cIf",
-	"0Gj0MDKh1nJPKuJmR9Tx7eS/lmbsQHi6PhPpj1lQumbcFhxAISRdx83ng9Brh2NF2jdg+PnA08e8eU4P",
-	"oyDk7T9RyJtFHa3g6u1qvX0LPrYx46L1vvG+8fZ+39hKKshuWxYFN5DtnidjqSUPV4lZGQrcAzZmi/BV",
-	"0nqVtFZLWo2D9Y0+sGQQhSEB18XhfoUWVwp2s8fYGYBuQrujKsNLoTnPSRjhns73/8MEQu2ZMnLEkkT4",
-	"6NWWTLVZ6LYDRht+t6GvUwdZoW5IWrIMpAmVC+NJUatPR4yFddTWBve9mZIZIDMD4oM5Sshwzg3k1WHj",
-	"AJ12zjq9zt3V9WWvc9LrnLpEJjU2M9WCZcm1hNkrb7vDcyyCcW17Cr4V/J4j1fuaVIMqvIHWbqB41d6h",
-	"N0tE+w2sNGQXCo7kMNCDlLz1QOqr6P3zqHsxxn4tdbeG9ErdX6n7Nql743B9iwsmPgDoMpD1ZgV2kED6",
-	"MgQUfYBA/T+UqJ9qR2UZUffcnoBrIuaJ1l6VIl+g4CZjUXs0VWiPJMe6cI6nFOQ+ZVTSdY783z7qGuWP",
-	"fh39okruqtBW3+gQ9RQITbmp+ISELur9IxFPJd0XjJJtk+91irNbI65urd2CulyVdSyr1R8BJMsU03CV",
-	"zzhYqoJx2MyKWNT2gYH9J0Sbf1lV/NkK+CZq9xfSncu1YQuQ77R7c3J5fXrXu/y5c1Fr1UxZakUbnmiJ",
-	"fxbbr8TvCzy+08Nr2Re8k+PBr/LA1y0PHFTkuucshDji2heVITaVCP4otp5awktM9xtxxbaOKVTONskb",
-	"nbC3OCBcRZBrbm9q5OkgADD9g7BwrOOFTMDvhJCZMqb3qSq2X0e+jhD1lQG+NEAYB2KO43hhIoUh2KdP",
-	"/ZRo+WjK7gm3ytqrFH7KhJJB6sin8zj2LWWx3qe+ooMtpMigrzBWBomkx5Y7AwcT5eHwIejHd4kjKvh0",
-	"G8rkEy33BW5ouBtLpji20yxrEbVMdNWpdz5ivpIV9ImiVBpI/ltuUukUPm7XYJmuxxdhgsWA55W6r8IM",
-	"lbdCjeyVOb4qy38WZflPZXZVVGEzs+tb3FTFf5/O553OfYv8ABNsN9smd2sHWjeVRTENxd2vN7w0FrdP",
-	"BxGVxHa3jvQSKTujCrDV4bx25G4auNtutvvU9GoF4EomrgIGFc2EgNNzqH7FW8i/ITTUaqePdgzokv9Z",
-	"YD559FsIox7mEymgSJJP+tTvtW9+vrvptXudu5PL86uzTq9z6qvsY+vRh3b3rHPqZ2gZCntMrkokeJ9q",
-	"BAVtaPW0wIITEQ1xIADpnVs14aHotZyqem8cccGSRZ9m7wE6pB1gnjbe9dQ0FZJmREdmvn26s1Tg1NTg",
-	"9iU/bfkIZ6udRuSqMWhAtoj3KUaqbwP234KPm4Wzl+XXy+ufuxc/+h7yzVzV6fV5nwY4SRaS06ZDf8Mt",
-	"cFyDiutp0AmujUm+/OfJeE4nvtenQpVb1sKZ7hwJhtwbh1iS31O9cbsqJNz/kQg5D18FEMtTAW4F1DxE",
-	"YzZPeIrM3aeqUKCSMXfrSN6ERv0AqUprHPl6c95yQkO5AOnfsHa+lkrlJ/jbERH+EuSm0D2qo412/EkE",
-	"PcXsgSQB5kSdUe71qT+MKI59E4UPQ9NHTgkDu3AP2ubEAA6gKrHbDeVFEGjKuED7zfdolkRU4EE+J0GK",
-	"wnCQbUeM2veESWEXN3FLRZGn/eo48lz90QxPpk/1qfaQMaBwz2RGcU9XXVQwaFTF8AULFOCZ7E+eb3mt",
-	"YTLHaaVGqPOYZY9O8QTEfHVBEm2hjEQdQRCsHGWfznAiAGM1VG4N+NuT9xfqo8jrAG/uwv4IPCHU2DAD",
-	"HMdyRQClDYC/dLSySVyQw0R6lCoOXMW/Q5KAWRfIfckCxT2t2IQR1gAI+nKDtsSjfxGAVe5THWJuZUzw",
-	"HOVLVzpK9FkgxvoKEHN9qs8yt2+9ShVJjyH00Ww0WsjfO2h+12j4qhKafH9XHry9g+a79FdsisBLGgRP",
-	"9n20M6cTyh6ovhnpo6aPdgY4hB3AU+6hAQ7VSqs3GtBY3g8g6lDJMH10KA9tSv8E61NMEfkEdXhHcG/T",
-	"V49gcIqkys1NH3wPHKBP/XazvfeLiov3tSIqxphKXgWr36gfpKM+8NGOKXq4a1RL6K6hsSgMFqecMmiP",
-	"OJZ8CU9VSJpSC+vyrEmK7ENi893FZe/uw+XtxanuhKphZJkK6vb0qX8tqdZZ97zbu+v87aTTOe3oNhCF",
-	"n78qHtLd3160f2l3z9o/nHUk0fTPL087Z3ed6+vLa3/XGSGG47jdbG+snbabbb2ST1dQTbqBJMQQkmQb",
-	"MeBHrwaqvoGtbno12UUyC6QqVm+k9S5zTdQxM21q8oysAjhVgT+EhvkhWAJEcRj7K4aRb5YNxSqCmtJN",
-	"Obgkmu0dNnO1J1q174f7QTM8IHuHgyO8dxi8C/fek++Gew28P2gGB+EhORqq3nXwt6pQXvt1jAUKGVqw",
-	"OZJXf4LwAArbyhOjoqO1I+C/1K5BVfDa9eVZ5+72pnMt12KDMKhm+6+c0etZ8FL6P7SgRnVwnRAIp6bI",
-	"UB5RODRp8QxVulYRG53UK9ftv3UahfxPXVWCxrOIQxqg+rOezII60PEuHTIoGCC1u1qrhpt4z8ildZaM",
-	"avkqJnIo3UrnT66QSqCtgbySkgjYo8xl38tRyLpJdV26FJDDv3SlrIOZUv0KB9tCedddGvlOnTzzF0wV",
-	"ZLvMwGL+XDqnUoTSDqlYCgGSwU6RYCFe1GuPH+W03ZdESxLG5fK1XiNvk92vMpMpH2WdfG8N/93ou/H7",
-	"JyxxftDAOzYatbG2rXvRBnIDIdYc8oK8nsM2cbk89+tHzYN/KAL1JAqlyw3D5SCfxFvQivaUjJ6H+AMN",
-	"CX3um7vQr7X68jb0a16/FoV9eU/6+mL0a63PfVgF9S943F+3LNBTJj5DC7Xv8EQtmepQaafyjWVtC15O",
-	"l00N0+krbvyjDysnZdLNZ5dX6LIZd7cxV9N5/lP6RSAg8JqkKIWf4Mj35Znvw47C4xMcT/tQFqZfgwxN",
-	"2ZHyifdrqT5pfvtTLIm+9EurAq7o/KIAw37qmtiK+ZZXZO2FSOlIpSuhaIm5ErUNqInCnlA0w2GjbzuM",
-	"KjvansISpXLtgknJyPHc2G5Sc8Ky5UbKOEv9vqaPvVryX4Oan2Ndbzet67pjiccecllVPaRVjl3LFH+V",
-	"RXKVWuPf1h9IHO+BgqJe2AtwEtaNruOMsrPL0suBKtO7bOc2t+96xpCYmcr7NC1dv2wubyFfMhDfU9nQ",
-	"+ss+2lEu7UHEfDD78EkUxxyMMH4wxsJH8AsYryiY3GYksXL4VK2LXU9Z/jLyFuAZHkRxJLQNTMG4IIMy",
-	"gxS+C5RAyiPJ7PapMYyZBUl37fb6zEP+5wHm5G6exI9uvJB6n55FE6JxoQ1WBIoEooRoK7v+2HGZQQbM",
-	"4YeNQ7RsxtHrnvND9AAoIQnfcKRxGExpM3g3b4hS9CI165kN7FPMJ7yF/P16w0c7D1IpkUdhv95I8UA4",
-	"oeFuWlJCtoanOAn7dMdPLxxcgyEOCPcBUMHY4u2FBJZke2+UyatRP9g9RpSlo2QJ8hv1A9/LfbZRP9Cn",
-	"058nMZie0iLFvQRTLgciD5v5gpn9blkUZ7Otcn4wpAg+0zj1LAPE/X5ek7Y2T66TrUSnp1xjcs3mfHzB",
-	"RDTU/We5a+nNSM0kOpkTan2fs1CFOoCqAhGctQxI4HIuVr1j05EVKZuroiD0rbxWppxpCjLAy8CgYkB1",
-	"/e3j46OKXlyDHTUWYib/fZN78UmoUvk3clBRCvNGG/iAjjngQXo41vhsSytRN5kVEGKZrtiJ+svwABV/",
-	"CdNevm/wQbPqPygfaK1Vkxfv+upEYbjZ90HBteQQYZ6T7Afe4Edv0yEocJhtDuGjDUiTl8ib71tH7+rN",
-	"9+//UczBrFbfNEcp1lUQbTfbZ2SEg4XV5OPKaBtJ1VLmCszU+HNSYmlIPESlSzr6Kpu/yub/TuGkzbYG",
-	"V9Dc2CX+Pj201C04G1dxqYh8C6ZsBcHHc75nBLB6GCWYSrkdJNoxmyfxAiUsjuczXkc/zIMJEbqwJY6j",
-	"EVW1rG57JzoAgCUoxAuufN/DKOECAbJgRDnyZZ9+FrAA7nL9SDBfxRgoeXMAH0IDqLxGM/B2z+BEUKKQ",
-	"j/v0XyRh/BhBygRHAcxCQcGpTjggNYP//jsYm5x1OtiDd+/61Pwq/1tPQxG4b0qMAZQFj0LCj7WDMnsG",
-	"gRDzhHINNAFFZiXlwynmBBQYmScE7Rw1DuRHjxrNXaVcQHRJQkSyqPepMbcCIJiCRIsomvJjqS0EhIoo",
-	"Jhzc2xokREW+QIFMiELpUz1lNErYAxosULPxnxohjyygQ7lmEUX7jf80m08+4UCo4OBVuUHt9GitQQ67",
-	"ETjJajqrw2QqUx5nkSLaPy83vgqmlJxwzuZUoUqlA9SqQ8PSoVH2UGUkgm1hHOoioYcoFONj5MslqbQM",
-	"4Fu/h5ybiuY3s21d03KLQFqwKe5UK5Nia77aqsk5gpScRFrCUzdJwcSluU7vvNrsqGGuQg9ynr47PKof",
-	"gFMkEau/p4pk33IS1lrfA2i5rkjKa60DuQ3mmw37m03HN/cb3zXr79wf3S//6EHhow252oItdXCQ70Dg",
-	"2FQ0t1PBml5+kaZMLt4NvifKhZlN4X22p2r8n2v4flRrvd9v1g9heukyzr4/qrX2jw4P6+8e84PfbxaX",
-	"TP3VycYwV9WGm88A/jIncl3cdkKkXvAqFb5Khf8mUqGSBm1GakTCfAbo1sXCrPQMr2Q7ncVYSL6GrIZe",
-	"arZMn+piq762q/kKKNaEq0YBRsmcAt6sKcZjQi8VIJioI19bDH2NDg6wYTo6LAqlyAPCXqACF9MvCxar",
-	"9u3sN8rMZ/t0jAG1MxEkRAsC6Uu+mQsdSU4bxcQSfSOu05bQDktQRDUm9K6KeoVUUmhMQtNW5USZfJcy",
-	"rNUTa+G3xXQ16vtvn2t67dKYre8a+82Dw6N3372vKUJtJBZlorkbk3hGkrsBE2mdvHsp2S3z1MNma79R",
-	"Pzx6948spIJ3qeQQ2d+Xc1Fr7e97NbMF8lO6YHvNCs+RTD+iwZqq4ybOIV1psErY324UPt3IfTkDRks/",
-	"bJDggoTAUZL6QURRMTu+hUx+b/uqq3N8NxqyQfRX1+9pXDE7KeswMXsqkNGcq1f++Mof/034IyBo5kmm",
-	"xSDTX1+CPQrySezNEnIfkYeXSASC4DjbG0fJJwF2A/TA5nEIPimrnL+KdIiylBip2kexkDo9mFTxVFKB",
-	"kBj/l+zKSyP9AxzHxl2lOgS3lHn8kERCwXmqWPeWhUvCF1yQKZolbDoTylaT5tfsJCwmHPmSt2jUf5iP",
-	"v2vC8pWCAo9S6AsUjOd0wvs0IQCDHqqXVQYDGw5JorOQlTmCi2iKVY10qZmgnUMr06JPsfp9V/J+yEIw",
-	"mPpzLrmyixNfqX09Udv8HEjPXKhjFKIuEiSOIeRRBTtez7n4L8194dvyH3uHzeoJwtpx/iWSg9Ol7sFK",
-	"11qHkr3b0aI63FFOouaZ2f8UAWvWz7DJs9MPSRyz/w9ugo198jHTXqFjkFemZLo6ClL32eUoJjgBSVIu",
-	"sArFVAe11qr9Xa5+QlA7xPU6FJSRJws+owUg+PTijhOcBGPJuKFMQK1VgzsV0WcybjlMfcYqMG759ivT",
-	"fmXaW2baf6ooJH3bUEbSjaCQgiaVhBYVDGxrC3cYfl1AWFSMFWqqBISKeGH0R+Xy2BER4XbZjihUDIux",
-	"qdQbpSps9yh5L7knCeIzgidcadbHCEMea58KHE8k8TP8G6uOpJaLdYmGQncmz1bhAJVrp9ZabCpUQYGA",
-	"Ms+x9Z650c5KG7llldN+GEfBWIk+kMPLZ2xC0I6cr3yuygbtlpnHNdvdgHanX++GpeVAdOpYtrzgQYg4",
-	"7ELZUOSz7Q8lv17gBYKRGEW4tEaLUZSfMp4r03iLrgPLimEq8FUBIVGBJYzerxYcJhEN9R7UlKVD04WK",
-	"to4TZVeR4pBlYsCzSAqPamNTs8reMGYsqWlPwTr0ua+nAIe9w5vU4cgdwVdB5lWQ+TezPuRY4pcz0Gfd",
-	"v/0c5JjBSlDoDywZEVNkzOZRUJ9NpAYEriAYjDgTR0MioinR+fkk4WjHz6FO+h7yl9Ep/V2NQKJ9GIgL",
-	"vDgGnAll0jA55xD6hYUSVFhiWBUWmq0LwBXAiJKHPGpCHV1AfDEGKwXk/5cDTttj256BvRqPMQurEZgl",
-	"t9gKLa6I6Jzb7IijEaPklRq/UuM/AqfKPr5fBS3XKM0F8lBOzJ1K4CV1if15pBaLwqqAMCCP4OUEhTAS",
-	"EFy9FFL1IoTrBSVppWSulaUbTSuqJS9LHzpE6UoSc4kx9dl0dhMC+0pYXwnr88Xcr45M/khEdRr5RIF3",
-	"vYEob/q4wmL8NDH5bRYNtyLGxW70JhOPPSvI10MsDgkX2pg3pzHhvE99wFv7f1AGNS9Np/VWALNNg0r5",
-	"BtfENzhIM5yICMeqHrkO9wS5HeJn0APgBD5AMb20PLICvIOg4ipmvNT8+aWteT7mgY927IXb/SNqxeLt",
-	"lorNzFSlwCJFrolrnttvBl7DKbsn2tGrawuwEC/+ay2SxypmuMHgBgW8HXcFgXwk6X7z4LB+VIgUPWo8",
-	"eiUuwHPGhbaaJlgQFJIg4pqJroMr0Wa45Uk+02zWfBGzmb5tm1jPUnX8VaJ4lSj+/SQKMKIZJgQwYzmG",
-	"+7ULGFbIQoUw2SzCJWTBfKrwYil5SDlg3cmvf04/8sJM+gW44GAhIGHi8H3Dq6m4HsgS2KQ45oSuVjlN",
-	"xg/+vT4NvyKHSbpvm9D79GS8EvxXgv98gp+ewa+H2qdDQqfmrOfiMaYsWTy3iIozprIdgpsAkGtZgs5x",
-	"MgnZA02vHBIsF8KRkus66kL0fjAXfRpRwXSEIvArCOPb9xqNhhV2iBhFcmyjBM/GaCAXHicR4cdaVetT",
-	"yHCAeE5VYkJ+/Mj0qyNFYnKPs2EZs+GIITkG5UNRYZdZ/IaZyxsOELl15MvpQrZECkotxyr/r0+BOqMd",
-	"iAhI+Q6AMnM0YGFEuB5ZE51HP+xmibH7snVKqsCGedRA5z9AvodKkdg5bByg7sXN7YcP3ZNu56J39z+3",
-	"l702GpAFo+FuvU8r+W1UUVSbBT45GDPPJ1L14/+gD4RwwJNJcAgJs1ygRn3/P+u1zWn9lytY/Qew1mdz",
-	"QnPj19lSdcaPOWGvvPCVF/4Rfio39/xz4beFoYNjuxj2agXp7ef0nxXLVuOMMZvYBEXlXB7/En9/nm9s",
-	"zdm/mmw+mUx21zrx0xV5deC/EsavjjD+wd77amTqOXYjcEjMsBhnopFF1WpFUc++91P86YzQkRjXWu8O",
-	"vdo0oubP/WX4D7exKUuIWU88iakKzZKFiUOAQCpfmcp1hZFU3dl7iEICKDm7lcirCiO7Vf6KwoKuDLQu",
-	"X6GNop23Xfr/WdFY53pjKkRi/cQe0BTTRZb6Vqz7/0rOX8n5lybnijh+FbRcERakKYuDeq+1spublTet",
-	"H+tqZ79rPDFjDWk24L99aptb4K1B5tHfGSwQmQ5IGEJ12ocxSYhtKoLSeQq6a6zya6ceIjEnaLBAw3kc",
-	"74HRKcF0oqrzpVQ41olDWPSp/M0aPxTUzSCFC2S6zLlvaNEXcOh/kYSaa0wnchX19gREmcMirux4EeWC",
-	"YMDoGiyQqdPqGtnvtRJ23Gw0GmsZ8h+cxpKPXFkbiPeptpkZaG1ibZoAW3DdXwH6MEd8zBJhoIrrL+GQ",
-	"355bRtGSzXzw6k69sudX9vx8l8xXxGy19z3lGF/ACXMjWALGnbxuAnSllaopb7iKBUv5ZMTRKLon1OtT",
-	"4KsZN7SdEuCFSfln3hfRpyucEWgDX4RenOejQjiJp7J1LQEYPA8hQg74yzkmNuNsL8OmIFx8e+v8DEZT",
-	"0dWhrsMrh3nlMF+JAvin8nIo4ohS0l7NuWE4zdvP6vZWdGwwSsx1r+7JsLjO1twYa+jpC/oxNPN/9WK8",
-	"Ur1Xs5flwignQFt2WxiC9fI+iyzFZuuqBKFZQNc0Lbqblaa3g7kgL6aehRpndfMBGs9XKB0+VF4CDSNF",
-	"zTM6iIf4GCeFFE+Dz9Wnv4J5sa9LDvVrJmsnS8qByvBLhQd1cUIFqx8v+jSOJgT5V5c3PVS+nm9VK9+l",
-	"puSLYz+9ZnhErxmblp1r82YBgK6rGj2a2ksk3LCDG9Ps8WuBwIMWqspy5anIl58wgVls6wura+gqPyCj",
-	"pOqo1MqeyhaPXm2Io7j65qi2H1Sb6hNbU8mzV7ygaOevN5cXqngnNjdDWQL0gQfc52T+KjP8W8sMXXqP",
-	"4yilYl+Z3PCn0pNkq2YFWYqFxG5SYVWAw99SfI+jGA9iUhCJJBtDGR+rCthX4JAvInhIsWDAwgXCHNnD",
-	"PLa4PU6S6J5w+cpyseE66uBg3KdKAtAAf76qBt2fNxoHgeRB8C/ioziiSrDBaBBjOoEfWsiHBEvf1C+G",
-	"XOI+HSZ4NDUFjS3hgyJIndUlRbW0ob/LKPn/2bvyrsZxbP9V9PJPwbyQYq0lnHd6aKBreE110yzTM1Ou",
-	"Eyu2krhwJLelENIcvvsc3Xsl2yGEhK2orvxFSCxrv/u9v5AtFSKRL8oTQ7cuAXQZYCmh0j31ykAEKyCW",
-	"G2yHhU2WJbIbBjJSfRes5uaej9jaFtMiUrYhlsYfcqgu3GA/IeyRZh17u3yofPF6XwYoF3Y2ieT5COA1",
-	"EfS5BNs8SSyCVzyGYETFLeaTa/aw0fNKNd+B/EC3bapsrToMXwLvY6r9RUSLDKuFCLEQIZ5NhHhceaDO",
-	"vHY5u2RAZb6nJOpiiflpZfeh/HxRJr8JYemIxh3IHpdxCqXx8BuNKHsspB8wDUuynjGZZaX2r2Znx4fL",
-	"pQr3lBr2cfeI6JmlXqHHIOlHWQO/1y56SKohW5J2MQIZovSAT6D80Grhd/btJFHUi1oi4d9FmvzJlX6d",
-	"pYNuIlf6URYylQcy/DuC/lZ+wM92HkIChsmyL8QPtdFXEonTqLP2KJCYg7aDKwhrV+ShvdmEuCr7CIom",
-	"y+j/BWRwzXr8QgQypHr/TQaIziEKTuXVsUsKiLBSDbdBnoGqgRGXUhnWFoHM7YKKGPF3CjzGJRSOuFYS",
-	"ZKdE2KUsgb8su7yDQOLBsGJHKjqGqYGpl4EU7EMi7bBUcCvymZ7o22dui9GCg36qECD6kUrzE+Lap6sC",
-	"zoZAX5rM5Dw6F3mD2jUi1W+WIGFYLjoDDVcJ1xRr1domIAQXMUtjRa+VOmeDjBHCAsvyJBKFibErTMt9",
-	"RbvoTIxlgRxQkzOROzBvPeq3VQrCyzgoYkn8+eSe++wtkcjVwfLk3cAwvwnVZ06gsr/LmCzhdNv/WkXh",
-	"/znGjeFmE4d9c4BumalzP+B+lD0EW6A4WHc5YBx9g4O9EIQW/pe/UlFeR1qdYADX4uFVeKMeN/BgKjwa",
-	"wGQDwSlPz+3dssyeAOMk+zUTcufglWa7lj/tFu9BvHPtQ30DKej2AhQvlyNqy072frZygx0IOzuwPI5Q",
-	"bJoQHcUSE8jwqs21aA3y9Dq0PMoKKPYbK2dQLV4H4+9+PhejBgtBoLEiCmrcCQTV+gmQMQEAefJXVubB",
-	"8pVL4Yf9U/YaGjuJBF7QX95mXAIzdw/bZg4+b3N1k7psSWVaoPGHpVFIHAVG6xDYn2sdNyBbm1ChHbyQ",
-	"N1rgs1IM3VcNhs4ZfG4JhBvNO8KMWogZ2ElEHi4zLQDAiBv3Duf6aVZkQozYqVYhdv4kV6848RWWrQpe",
-	"HzcUERS1D28baGG3okA1IuPEK80Ez9NE5EXNOIB57ko7BnI7qYFhibmlXQV8SetEGy5NWHkdLnUxVoes",
-	"dBn1uMQVdRCMEkSk8sSXEkPQ1oEk/H63UEXVZ/tKDbYiB5bdoIsk4tCvTiDLy2Nn5RcoVkIv+213Haih",
-	"RDm8XtRewOGjvJZl6ajJQkT+CeuBDGOBN4tWxD5XKuknlcRIfRLAWMZzQ+gd2spOiewGspOINNZQ7lrZ",
-	"M1+gkONp74t+G8V2f+VpW3CxeRSJzAi0rbmdZAeG5QNZkilVp3Jkmt4jGUiCXKoXK1xnQ9HuKXWOa51a",
-	"TqFLe8N4lydSE31x61c5ktCmSLVVEgO0oxGLeGZHs7aKOzDN01nc15tGT6Y6gQwt8WoUVLQBOb2hs8lU",
-	"cOBJKA9jkRreyFUqMHkjkKCWAaY7/UgbFjJv/ixg48cMofaghp1EJrrXQlk53K74mFoqQ6wCgg9pDez6",
-	"eM8T45iHjPBohC8fRj2VRIJOA9EOaNVRaaqGGg45kXG8CYnBOujSGX4/7f36y/7nsGxDZXeZUAM5ZkPd",
-	"8eDxvGNIVS0bT1EPUtLqVtjtVYDag93Iq0ajcX3tjLt2KlKx0A3Mbj5OqwGx+C2s8OewWOHYvtJkl4bC",
-	"fyFbwhH7/BjLQAJJO4IgdHAJtRFZCbBlm4VY2sT3gSUxi4NT/EC5OK6LV5p1ki7Yka1cQNUTwZU/5KM6",
-	"IMb22CpueWIINlrEkG8DyozhaYOFCYYdw4GN+lm64vfWqpR4n5MY1cjwXyskxqwc7IUMxbblBkMgbBii",
-	"owWWQ7PykrPAlWMManUWgLaAnyIV0yeQSYIau2bXYVHsZecI3qcNN4NbjN4Y2GYljkLgeJDtO0t5Al9e",
-	"8HQAKmgR4vGp9CbCvFOAdWd6iTynUjnAajD1g0pa/jBWANPqnK7O5J0RxNdjkQZ3DetUpJbiM86+qHPw",
-	"It+7a9exD5ypUA+MoCgREK/LQU/YYWttfQNF+RnzpSob+ZSYf0TPYPUqxBJUW5VBllUsLsswu5UeMM4P",
-	"a5amwJginvaxfGlp2b1IgllWFA5ea669fbPxdu09AMxj6XF3DTc66/x9tBa/FW/aW3wz2miv87V4VdTm",
-	"2jpSxvG9JX4EEeB+LmPEptbcWK3XKoQJQPApN6n4amv1vnt6Z9hHrVnzdDuJg1ozGF+aoFYPaH7+5xsc",
-	"Fx6i1Q4qyx3gMkLTuxYS34JHJbBnJcBTEdhjEdSANwe15lUA242vdBuObfG4wC9B7boeVA9bUGvKQZpe",
-	"f762vOdbnHd5grs87Tf+grOcNKEAqERQe/GT+lwP8MbjflUud4C3O7hJCYJac70eVK49PLx+XZouyk3A",
-	"le9DCqb7PYshlYOmqIDcxKCDRSDV92f8Q6nzHiZAbHgvbyg2nd8niu0gkGhu9yi2va+T1E32Aa5SfMV9",
-	"TZrY+n6RV6Vlm8/fig3v8LpSZsyYzZItYeMV+2JuknYqlksG16NcGRWp1Lli+1F2u7F0R5bdeUswEQfU",
-	"ytybnMPXjpD94/T0iJmcS213a5mpCwA9nWCeBAPqwd4+aG6x0OdGZcxLIBosqOAeRLMAuowRq8GbbLxF",
-	"DteNFHo75lcago9Wjo92nQ03kK5eg7PhNlmmElCmYZqE3QDo7gk4fyv6HJllA8lZW/DcKvCWueCQCo+n",
-	"VflEKrRmS1ZB/xhlKydC60TJlYM43GZcjqySChJ+KeNx5GblUNnwB6yMMa4QhATTVpgUwx2wXIWsP9AG",
-	"HbegS99sStr6DTk2LNymbvsYKS522ZVKdTOQYZpo08LNID/tmAVZN1kS12EIdYb6bx0tgUdkBagHEv5f",
-	"pqFoIeMW6SkhWwopKgBQ68SlsX/R1viD/YjZAD9UDb+4omA1LwylltOafBCZQS5ibzdMTGHptJ0EMnTn",
-	"h0yxJbAPb/GrmOOgCmuBGlUy+pFxz9s5l53Vxw6ApykmGoBVJRd6kBpnbU70PsbueQuv/RfAimNBkX5k",
-	"MB/Dyrcb4r3gdtawCdtsbFnlTFnUPE0/RtlDEqitQrhWr9lf8iyqNWvrjVUEqugpQFq1A31t18KVQQHZ",
-	"huddqjc8MUu59+do4/zd5Wr+ZrQp1//Y6r8dvjdrAIFRBqu39JW8xeXZzxHV9v9ayeMs8qFJT6C+37JC",
-	"eB4qr/p0VeD020ORi/+peZc1/ALg+f6M7xZjuIkicssSRqU4h0pH1w9btJtSsafHrrs6lAH4uHu0kHO/",
-	"UTl3HYWgMaGBSWWSDt0AVor9dcihBUwSB3EAXC7bTCqI3F4ci0Xsw4yxD99VIrwVUU8wOmmKOA/O/umo",
-	"aV4Q72KFeO/8wsb1SkQECM++ImUR/7A8hqwGokeaWulZyUg0vZOmHBzAjAokhENw7eIJ6ixUQyniVntE",
-	"fkovT6IMGZJdKaw6SOFbAMyV7Ewml87tts1C287VkuuK0qsgxjOQPI4TaOpnqYYSBClwZkOwR49fCLZE",
-	"4Rya6UHUcysVyN9F++yA6Z4assQ8kS/p1ipyuMOPE5346WqKWX8GUz0JW6cIn892vMegZMVHy3+95nYZ",
-	"gv/6AmQX/5Bd/NnL5pT06sPEeVkmRNKNaSZ2A/GML1jLN8ta7m8g+0q2ogllveAMzmmocUEk0+Gs/Il3",
-	"jyMZLJPqbUspc0G5WlJciBxImZwMcfW76/fbQ7h6impXY6UIM814KnLAyaGwe+dzRsu+3UrovYG2kBYG",
-	"bsUFqHIRblX7TJR32KOxRm/76+eb8k327o/VvCggOcjiWcY6yNNaswapDM3Xr2EXy4HmmIbxkmC56KzN",
-	"UwDSnfMFRV8oC9OVha8a91yioo7A+68g+HlyNvOgbf9tQ1XGs+NDZlQRsMcmGV/ZkupApg2K3GRddBbV",
-	"ZcI6xkhAF8QHMVhJF0rthcgboKKKFYoh8KonIDZSxqw9YsfKcCPchNgJPN9gO9LHHfe4Ltdw9jd0Llgp",
-	"ev9DTJHTSPW9aPOs9HROcvd85R/vxeOmcba/zcyy8FzBg1pErY+dn397n7/78PO//8hPh1/OjvbeHRwe",
-	"/edArR/yQ34yfHt5drp63NVfvrz7v8dneA/kT3jm78rjoXNf+AlI7lpwqgWneuy85u+xImTBISZw1LLG",
-	"9PqKPs1YBNIUlxed07nKMBsnExLsHLFIkwsBdcdnLxNZjHc+Peqg85GbqFd7dGCVG9R0najp6uqqL+w7",
-	"na4/lJLOAMtSIqWLopQLCvo1K0PQoa1GQM0QBnSUg2kabM6uzsrXL2g5lX7eAuZiNW93GasaSN0nhlUl",
-	"nSol/CDM/cngL0qKxyaFCxPRs0jMMxL4McK+f8rvpFnwTIXwLpjAy2YCGzNmrH9UcdJJHEF/Qdn0k9jA",
-	"16LlH4S5i5DPR2Z/d6IymYUtub3BBo5FlvKIRGXMqdUsy4WmfHqoOaPi0Tak6Mmu0CF4YG0DpQXW3gkk",
-	"JIQxHpkBT9MRI7KHwXuhJ2Ah66sLwtyCCnkNtm/JqBXEeSAdO4pSwXMU08M40UBnjzGHdEYMkTPo8XHE",
-	"9HuarKYZWualuTidp0xE82Yl3GM7Thrx5ydlln97MBdcq2o6z8QFcUdm1naKLGGcxoI7LlSk70xF+q7s",
-	"Wkge7mfXel2YpKYGCFCLV7pkw6q7oiw+RKDOMFMa2DI5lFA3mRojsFeM4ekhLscV03RUmhIKIZSNgaOe",
-	"BDyJv86cA0jzG51gs6fBnjRG9DPL59Zn5qHAGWEzxIVTYeM1vt7eiDbjLfGm87b7rvf+S7+w6cW3P2UP",
-	"Xsq12cGBTOp7y/a9ufXmP/QoHuZmDZJ/tlY36Gtcpl0Vi1pza3WjXpPicsprN7ZKHJl2plkjk2sR935T",
-	"JX5x8QvunMwTx1AyKS+smwvW/ZdSUssREKzCJB5ZYZ2BO76+os8j+30uDFaGvHefd7OsPd/fnYA5UPSS",
-	"HseyUJDEppTEKtpDlZ9jlmEnF6LOhj1uIH4PstBcsp1PWkSMHFqGlSQOG+ygg5XQiM1AbprGwGrfcaJZ",
-	"iDlrIQ6iwU75OZZgtVr9jOr0sV3bMYp4M2x5fbKcUh7MHwMxWADwL8ji19Fo3NF9EZQU7tQ4KR3NqSrk",
-	"EMG14iJyrh5mIZxIzj4kF+OOdKj6iH3WCQZMxBBaBpa9BvtJ5Wx9k/XUINeeGllZHtAzmBkqiFLjZpBb",
-	"ncXqJFjljUc9/2KtWC4iYZvqQEZcMj1MTNTz3qlU6UR2PdbHvQgbrF8lFujRikW/nAit3fWf/ql//O2g",
-	"l+tot5f+dvDxn//b3tIn/9aZar9Ve992VFYRlFUcywWHWXCYl2Iz+2oMZlJ075z8xQj9RGzlNysJWvrs",
-	"hNqG7cvVxDQKbT6e5aRKim245E6cDKTuqSGYh25RSmZiCTvMeZh8Z9QDJA/2EtkFVmRHZ7mN5VWJdsX8",
-	"KSp7c/U9+33/x3/8+uvPrb2Dk50fD/f3moTdwBKyxE3iP6dCm3J49CzytB0J85BWC4l6Qe9eFr1bfT+D",
-	"vDQjMJUla9PEgPFLV68Iqon2l3u7dBtBXqha6OmGLm7RN3qLvhaPtfT7Di8PAJFEgzwxI+CdWHBqZ2B6",
-	"teanz1D1BYGGJmC/nLryw4gtkHHTQ/DDbNBOk6hAHEg02/mw/8vpXuvo7MfDg93W2fFhw8vrry/WgBPT",
-	"8G5U+YD8okhJKOiMmfhY3rwjolGUgrea3CwE8nDTa3PK03PLH0twDHU27KkUK4Jb5U/lHk+q9EaPJ3Xz",
-	"nbvlCvhUmAlGNiAQalf4vgShUHpzufmk10PtZA+9kAsX/bKUKtldMSLvI4J+IjRW8jqXVuBYsn9SEXcB",
-	"1QZLHS1XJgRg4hOWqFTEwEoYJXAggLHYS3Sk8rjOTkUqujnvQ6f/qs7INZgEt5N0pYjrLB7kQOpQRihp",
-	"3wbqROf2xGg8R5SBBpBLiTYiZgMZi5xdrpSTMal3f6pvmdp4/prp5WrQ7bHMpT9T5X6sGKMZT3PB4xHT",
-	"meDnUAOMzrh21d8wxMi3fzWO4eHLv5VGWSRb2yNfTMSHiDZ8mYSiVt58UT5zwARhgkMMiIiWVt0SqDNe",
-	"q2/E1i8vGY/8UdPFdjXGaNCOO8FDTqU0CPwRZ0sZAs8yW5cD8FyzpbmhYgAgBIK6rk8Ow32ORSBfKfb4",
-	"HEvxyvnGi7C7RAIdjpkaADADArcapUpLQyafZ1kTFy71PKvhCLnbdftgQWsbz3QYCmL9HGeBZSk3HZX3",
-	"y5BzZWghmjUWtYTWN93vT7wixOp3XX/PQicwQ1rEjHvsoiUOkDMJTwmtxCi1DO3LtoinXg1ip1aEfMqF",
-	"OLGL0B6xsqiK9hVuqvYVGMB/AwAA//8=",
+	"7L0LUyM5li/+VfT33Y2C2cRlDFRXmdjYdYOr29O8Fkz3zrRrSTlTtjWkJXdKBjwVfPd/6EjKl5V2Gkw9",
+	"erhxd7pwZuqt8z6/87kW8MmUM8KkqLU+18gDnkwjAv8+JULgEbkk02iu/hazyQTH81qr1hsThEeEyTcC",
+	"xfDYq93haEbUayGWWP0XXuiGtZb+101j9x/h3t37yf4fzYcfbj/cH8h3cWP+TzwIal5tovuC1ydiZF4e",
+	"NG/fx/uTd+z9tPFHU+zLd3f38LLEtpcJD0lUa9VGU7mzz3cmlNGaV4uJmHImSI9OSK2129zbrx94Nclv",
+	"CRPXgoS11u5B4zF9r9aqneL4lkiBIs5vUTDm0+n8EI1JTBAVaMzvURfFBIdIjsmkrrrgfALDVf+42T94",
+	"V/Nqkk6IkHgyrbVqzUbz3c7u7k5zt7fbaDUarcZuff/g3d9rXm0mSAyfqn/c7Db3ao9eTcyCgAhRa8l4",
+	"Rh4fvXT5/5gRIY9pTAKZ34Y2CuFXZFYPbckxQQFndyQWWFLO1NjVb6qjN2I7u02SPEi1lSSK0IQgjP7B",
+	"b0ndPbqF0XTZJeeT4mjsMChDGKll8dA9lWNEpUDTCMshjydqeNB1Zij2J/XPMWYMNlTGOKRstBOMsXrZ",
+	"fl9r1UIqAh6HatGcm6An9tsYSxRyNOczJMeU3SI84DMJyxHM4pgwiSaw5/9VcdJXMiZ4og5P8S4IPCF2",
+	"9h70ALcCCftFZrKuIev39Na/xAT0yI85I4WxqwuByJ26/TBuhkL1UjJcuMwt9Llfk/Mp6ddafX2J+jWv",
+	"r7eNSfj1t/EchTTs1x77rM+qfqXnMqbBLWH1er30azUo+DghE/DzckJhPtCkol9rfe5nCEC/1mo2vH6O",
+	"UPRrrYPdZn1PfaaoCvSRoSv92iOMr1Zc2I+YRq5jMY35HQ1JjIbwAsJDSWKYs95wJCSOZfZ4bGy9SRzz",
+	"GL4y/1LTD3ion7Z/6pz1bq7P2r+2uyftH0862cXVbyiSragH4xLhO0wjPIhIHd4LicQ0ErpNIbGciUKf",
+	"McGCM/jxVK1kuhIxlgRFdEIlIg8BIaHaike7ro9ebUxwSGLgP50eHgFDISKI6VTRM7OwMRF8FgfkjUCK",
+	"1ClChwXCDBEmqZwjiUeHiEo04XdEaBpE7kg8R4q8jAj6iUgkxvxeoC3MEk42ITKmgUBY0JBs19EVYaFq",
+	"ZYCDW0XTusOdUyyDMeKx+vcZZ0T/oKimCMZkgjMstNaq9Ws/9GuKIs2n6k8hY8pGMMtLLMmJWoUd+N/F",
+	"WXY7vY8I6CUfov/dKbyvOky6edfI9m76okySEYkLnV2SCaZMDaJ6h8k3uU7X6VMQxwSvSMBZKNCMSRrB",
+	"nRhQpgi+Ph1v1LaxkN+rvSZS5Drfb67qnch4vtNW1628Z8nRPVbbS4Y8VmdKxvPiNPM9KSIwmU1qrV3P",
+	"1evCNi32fYofVAso1hxFoCmJ0YSymSRq3ReWYb2Ndm7b4iAubecRGUp1sLMcxaz6ysEcfFhrMM4zcM3o",
+	"A1IyE9oSelO2EZbofkyD8ZpHYveHDwfNg4PmijV69GpTHOMJkYbGtJvtXzUFcVOadrOtiJfkAY8SWmMW",
+	"x2wi2vJ36w3fU2TBb9T3/EPEOFPyAGYCNep7niJOUvMD3ZDAc7GdG39tt96oeTWq+tUksObVGFbSqxrj",
+	"jh1k7jjihxPCRnJca+2+c1GZtpXAXTOzVI+GimgOKYk95GtJvT9rNPYCGsJ/iZ8faAVhHmYxxXKczsEq",
+	"A0rk/mNGY8UutbTjnE+z0XBN6Cgj2nbDC9WDc25ZEbg4RfVs+QzhjaUKiGOCQW5oz5znMYmo4ldlexea",
+	"58W53Y/D5VNTL+iZhbu4OdgL9sMD8m74w+j9+MM/bt0zC9PBPG9W3ZBMplwSFsx/IXMXcbwlInezBB4S",
+	"RaeBNreUUkGmRFEIxdGlFbxvyRxhBppZn8EvAx7O4SXKUHMfjfksFh4axnySfoWDgM+Y9BBm4p7EuuMh",
+	"jYXsM/0TwiNMGdrSIg50oRrehpaVJB5yRZzUd/c8vkXyngakjqxC0GdqYDBUzLgck1iPiwq032wiv3vc",
+	"Ob0473XOjv5280vnbzeXneurzrF/mJnmmEakz5KBISFpFKF4xgS00viw2Er37Ob6quPXUTtZRTnGss+M",
+	"DHpLyBSkujFlIw8JDtoZLLBuGA9jIsZ1tKsWvnlwgKYxZVJJf33WvjrqdpUQFeNAUdDDZGZmNd+IdEuo",
+	"gKb5Pasjqzr1mVKMKBFoy+8btadfayF1mPxthGMCAqd6Cc9J2ILFtY2NGI9JWO+zMkKZOWA76oS5pbKD",
+	"YXPwQ/CB7AQxwZLsWEUTC0GFxExpm9nDfHDgKc6fkFrFQqQksRrB//3e7z80Gzv9/sMPnU//8W9OYa87",
+	"BClx8cC3p0pJ1DoQyKWcRXNELXdJZFwlCGtNngqkWMuWYjV/8bdbfb3891QQu6emLWGvhDnfcGB2m33m",
+	"X1x2js7Pjru97vnZzcd296Rz7OtTG4xJcJt8Z8ak9kT1KWPMBA7U0JdtgZGRV0jEmfU92G26F03J12UL",
+	"p6e019jX94txc+WVBltl8dR/+RBhFPDJBO8IoqQCSUIUUSE1J/+LDxy6bJap9P/sqZapAJJMtIA4xSOS",
+	"jOWPGYnn6VBANMoNISRDPIskKLiqdyOyKpq8QoC9wCOyOA71K2KzyUCxGKChu2WDUQN1j2V3Zee/kcGY",
+	"89sylnevHy9yvFUMz/C74IdJ83afvZu+/6MRa07+4OZ398lAnsPuMsZFLWgqAeiaJap0YvdisPV4Oo1o",
+	"ANLD238ILY0ms/isVWv9SQgiYVGBr3lWLQcbE+jfiqWu1L7B+qT4W61lenlMrLGqI7cdIGewHOJIkMfs",
+	"4vxbTIa1Vu3/vU2Ny2/1U/G2ozrpsDsS8SnRC1W43MW5aYsatiOhTFGhO+Ip1QWGDBcWjIx2ombAAWdD",
+	"OpoprlHLmRYcipprzOaLt8XXy5Xqaq2kn7hV5aqtqNfLFM9lbSx+sEx7rNpSblZO9a96SzAzdTZ+xKHR",
+	"V593Y7pnv7ZPusc3l53/ue5c9fL3ZUhJBJ4HdV0uzCGC62/u0WQmJBoQwzdaiE8Jw1TJjnIc8ykNPDSK",
+	"+R8eGnE+ioiHeBThCc7fpS67wxENEdj60JDHKNffi16qwvSNYd43a4D+E31GsAge0nNGjz5ieGLl25BL",
+	"xR0VoUxMAzjUnwBDBfXWatYeErNgbExy/I7EOxFnI6NddkPNWF9v43d4G7MK+BmXH/mMhc+7l0fnZ792",
+	"Lq/aII2enfduPp5fnx3Xsvcm2ymQ9aHq9gvwoGQ4aItxc6Y1FzI2MxxFJH4jrPazrfiQe0LaNae/HmPF",
+	"nXR7WbPB67X4Xq+Ftdds5kocd066v3Yu/1ZyHWxnX+gq/Nb58efz819cl8FIykuvw+Jk9FWw32Yvg7U0",
+	"vV6E7/UifOTxgIYhYc++AZ1e5+bi8rzXOep1jvPS2jTmkgTmeBKmFJIwK6yFJCKSXCRvKW1AEIk400YA",
+	"oMKHKIgIVmqDFoUu2r2jn7WZzaUBvelpKxFqWyvRG9WsGQoJtWIMPVPOXliUu7r++LF71FUs6qJzedq9",
+	"uuqen12hLawjVG7JXM0Vo/uYSrLtoeJygr6Ua+Z/rs97bbSVkwf/mHGJPTQTJESPrzLbd3sn82b3LrsW",
+	"zzQ+uE3OOR6VGp+NqZ4KVLDOwq209mztX37JS+Mcswe29txAjXfAL4zWXxjuoTGa66AOKhExTuURkWCM",
+	"0HbX12vzp7g2l2QmSLjZe6MdPrl703NdlHssNBUe8jhxuJhj+0UvjR6wNsctXpBkmEYcjLCQiffNNXa0",
+	"lfOL8RjsC6+M5ru9MUySmOGok577p1vrep3Ls/bJTefy8vyylrei6V606Rdt2cNEQ7Q3bOIPwfYLS1/Z",
+	"kXkIMzRj5GFqpEBMo1lMDuEC2HDYAMcxJaDmUDN48XrIv9tDDkbcU3seN2GTPu1cXbV/6rht0iZYOm+K",
+	"Vqr/gCAymcp5Xl0xA0PqMyWzWA/WF7Eum4loP6yvhgBy04QKAdEGMF5F6CXnKOJKiCoYpoFPaKYAC/B6",
+	"Ub7Xi/IL4/cRCUdkM0axX87OfzvpHP/UKbGKJd2hkAezidLZv3lTsWNOZXZiO6lX6eh7vQ+nZMI3ZSE+",
+	"7Zyel9qHdUff/ukvTqLs6E9gPq8H/7s9+Dwkm9AJTs+PO6lCkLcHa4d9q6b98llxqacEcYiC8UdTufPB",
+	"RyEnOjqEPNCisTd9O42ZIf/Qsn0mMPVFr1RmnlrVXhjQENRsMKolqvSM3TJ+z/TLXvKSWW4P3PVp6Pvr",
+	"bfpeb9NmGEiBbNcWHR5fhX14iuhrDpDajWlYxkZeD/H3e4hPeUiHlIQrE/zS+F0dfpWLvUUMT0h4aAOA",
+	"CwfCJhAuGyG8487Iez083+ThOZ8S1u5uNp5WJzXNMs0VpQLsDIRtoUoRtsB4ay02i6I0UpjEdyS+MTG3",
+	"lUmqnj0Q1ksLXuAgrH62eR+9taldmSn6rde42n/1W7Sp6FqqraI3RhytrQh71c9EC4ExU3WLATNiJkjy",
+	"1EgA5AHYvLlBtllRy+QQ5Lp+sQvl7AduVuGJ30LYRMamtk+4Sfo9uFWMp2gZAmHkq6n7i3M/RD5MHaJx",
+	"iUBUQlhtLiB3y7er8nvjUz3mEXmN1vjO7+WG4qgoE7PhkAZUkf4pieEwciYWfc7tiy7EDSXK8RjfER3V",
+	"nXwGd1enUU1JjHWgk5u5pR+92H0sdmGuonvCvk4eNcFRAWZqioKwMKFFrxfmu74wG/Q9Wx+tObnr+p6/",
+	"DWkvPwl1/F/91P+C12JTtlewKjouREV7aQutNMN+G9cmM8+sevRGVDHCvt6V7/+ubMa8qo8R4/IGTKgl",
+	"V8ZfBaVSvCSgRBgLhIGt0tl4NGcSTXQlgEb8hhSlwrL4LfOT757Vq8H3T3bDLvA84jjscX6C4+cGT011",
+	"YzeS85sImsveMmPV0JGl2hIn0G5j//3BD+/QYC61wO9iOV//mizMzLCi/FzQKf3x9T581/ehx/kpZnOL",
+	"x/a8+xBjSW7A8nyTsTxnbsSiZdrLpTDsN5FBYSu7GtkuXuhWFLuAC+GYmlbo0ymZFHQrrQWcaUC7QGn7",
+	"U4hNjwkOxiQ8RH4GHtAHLDYDHGOApv7Ut6oAjbj068yr/xL38ZrhmRzzmP7zuakelrjjKb25BSSqRXs4",
+	"jxPjsLG+ld07NSrCpOn/xe6eq5ucgdvMxrAjazLMBvhOcDTk8USRFhOQomjMHb8lMF/yME1ike2Si9l0",
+	"ymNJwlMSUtyDGT9n6WdpizcT1eQNrGIBUEA1vqM6Qxbao9jNtysfuGeYFRKMOC2UKI2Fc2qvYsN3SKY2",
+	"KkBftP92ct4+vumdn9+ctC9/6qwtQL9gYNDC4LxXEfhPdpZjEDap2vAUQP0Zx3kR1nDB7mLDigy2YYgE",
+	"ZYF2c1ls3wTkG/ytL3vGF0fs5dALHcOEaKj8GA8T5Ecl5ZpPXq/Fd3otNqoTXrZ7nZuT7mm3d9P536NO",
+	"57gIpQH6jlEG9puPFfXFCMsXhitzDNxzKnxTEu9ok+ESle9VofuXU+g2p8pdn7Wvez+fX3b/XmAoy/S4",
+	"F7wa2fF4m1DENq+CXZ9dXV9cnF/2Osc3p53jbvum97eLzlNUsBddR9cgvVcl6s9OGgzQ8GY8fQvoaLlT",
+	"brr6WkhtkE5hgdZeEyr+tGc6OUK2pAkExx/hKR7QiEpKbJrclMT2L/IgCQtJaF6Nw0y9lAHnEcFQ52o6",
+	"E+MzLunQ3Anhfk0j+ZuVKD5+TGxnfPAPEsAypoOMl9UnQQGOQ8SHUIdlt94Ao1xuHkFhlstukHNl4BoB",
+	"SnmXTWfylIe6ISrJJDtbi+ydWmXjGM8zn5/P5FO/z8zd8b7GJXc8ECSYxVSCskBjMrFFHJOuVyzG1eL3",
+	"rvHZbq7Ul3pyONSKO44ucrtRsUPdUs11MMQtjaK1ZgFbeqU+cw7eyjYQuzfEAVm/8eRTVwd3y8oHWX+U",
+	"P5uGWJKwLQGffrEGQAo0/7ve7/yxcM8j7dzL3wPXkXae02S9Py25o+n0F6iIrWj0oy7UtLgI/l+vzs8u",
+	"L45c0/aSz0tLMEFlpaSwkrONWRw5LkdhSdVL3sJoFwewbBn0EVusRYFgCdOQlTg81Puuq0kI5AdjLH1T",
+	"X5EzUFrTIipI19RAW1QKMOh4KNMBVOOwRVm3F8nfKtqRredanSLR0PkafSKBLCVg/KkkU+LRWl8UjgMN",
+	"bbmH4jWDhstOQSzpEOsirPldwOZJ171uqzYpW8/WTVlNYdDioEoXdorj9VjBBY7lymXLTNN2UbJUnTt1",
+	"YUxV08UCfPEdiXdAsdK1R1vI1yUsdS2PdrP9V8HZ5TSwHjKkyIgp8IEiyojwEMHBGA15FPF7EqLBHGE0",
+	"iDC7heeHCCO/haaUjXwo8mI6i+do98DGOegCS1AF0BT+yy+kV3vYgQHuVJPQF8ety7A12z8R2cPiNpNr",
+	"tcgrwNkoFB3xzes+2jJyj+Pmj6mQPJ7bIiSZ6oSNxfoqpVdaEoa14rOcgNKwbKt/7vUu2jM5LvD2hTsy",
+	"IDgm8UceT7B80i0RScPLh2reKxmu2aAkJrpIzNVB27m8ONIh/nX0kcdqA9CEyDEPhT6ovk7aiiAmc9hn",
+	"vi77UI+nQR1a7rIh95HuWKAtX8NR6M+ANbwRJodA6ZG6XkKfYYH8Qka8LiuYLR74RqTlFfxe+yqj7/mH",
+	"feZbYuJD5qYF9MUC6eUS24eQx9Oo7yVzwswMFZTEPvPVoPykEJRpQ1d9KkjfoAW7TnN+HWGa9ZrrYFrC",
+	"V6ARMp4FchaTMJnCliAE4QG/Ixrhb5JCsC0/EDDI9P3lB6P0imaORrPeSIA3DNvP1ol8I9JXTQVLqK/V",
+	"ZzreHBKRIJWPSkGiIdrC2uIkxzhNMU56GBGpDpttss9Mbq56S3VNjElg27VB+tpjNj8f1lq/f66xWWTS",
+	"pXMsJbllyVrqgk+1x0+eMz0/yXvZwuZgqXOKTZ2obQ+RYMxTLFCLhfvo1f4hOIungWOBo3s8F8hv1htu",
+	"SU8fV4eQeEWYBeTzPQR/XlmF1P4OQuQiXVXXCy4NvPVWEBaqJpK/oRn9scTiVrwdEWk+b9T3zJK72C/W",
+	"bDdd+ZWqUTIHewTVbqz4qsBXKnxxQkY4mNvy1YSFF3qslT9V/f3PjMRz++HCCWkz5JyQWsWFMQMxyhBY",
+	"QNQsH6dpwzmUhK5xBp7bAhmwBy85SAuEQPH7Ed8xP4KR9xLfW6jHApkwDH41nTASTDVCYQrzEAoQiH5M",
+	"xCyS+vzpAKBFQSAxSVYTTTq2yNeLkgao03aIVJvZqnx6ywM+i0KLYamI4TMJg16lp183K6utvgLqxFV5",
+	"T5OfdVpOT/R6b19B8bZrMC+A1L3e51anyTWwsLE5CtsyN9SxhIcpibVvqT8O+wyEdZClQcB1kuik4dzi",
+	"6dKUjfpenxkS0cqRCNWBB7IKQAgskG5pv86UcbWKDNJmGaOF1E0JejfRKJeA9TjWNmc26nuv5sy8NYgM",
+	"SRyTsBdjJqY8lpu3J6lFL6Ei1syZm22ZoXMNU0XxxLyceVUfxK9gZHXb4HK20SeYPPNGu7QC+ksbPc19",
+	"/hNbe/QMN2zzyUlsLrnI5pmn9A9t+beUhaAXW8LtO2wd4J99MAueLXvffO+4yKrJkpWHHrrhZvdlo8vv",
+	"1WKuXc2VGrlUL4NBVNw651XYTlib7EqY/tbZ24zWsMqQldOrgPUu8OdUl3JtO8BMYXuXCvcwCMhUkvDJ",
+	"nGoQ8eC2xGnprWtgK3pKj2Dwax4mF7HO2DnW0e2ecaQLZ2aF4SRzmh2XXh2rzI33kORRiDD8PJgjc/+3",
+	"NFi8h/whjYyyDkYsl8vjKXdUNbv2R0sIyRNJBYD5V7ukS1f70tAIwtR5/L02E1CvFoTMzJfpiMukgy9o",
+	"prWjWpDJxlJOK7hF4enSVQHtyXEGFXEs4zrqmeuUWb73BMKeSA4OkpPjZAsLZEjO+l1m7nxFX97mz7Yt",
+	"I7628lrGpMBLly5Y0sPKM+BSah3HYhjj0SSDNhCTaTRXWqTrnNjzsKNVRueRmU4JK4mjwRlpcu1DtPzQ",
+	"lO5khIU8Gs/YrXtITydi68ka5vX8VibrsXIzs7bGVeKG00T7Qp6zzfDWVVYFe0ty1F7MBhMqJSR43/P4",
+	"VvsqwTu/kzSu1nsyjYh+LcAsILpO5lAn26hxaKQetR0zOc5+amKGl7OSzA1eYCPPEFqEne5aZETTPjoh",
+	"QuLJFAroGB6mBAayox6tZDG660obkre5uaJCtLnJWJhKuI9+ydKUQyX+MBz5ppbgmCAtJa9SiRb2CJpx",
+	"X/tvivBvhpiYAdhpl+xfNc20aKNHu/VGEs9jHXdCl1cClem52ioEYgobWlldeflWlNlSNZYMSUxYQHqw",
+	"ZWvOrqISvK76u67e69ZqzhlJ9BqcHp44sSsbLw5nRLMlo9vE+F79ZxZHGQ2nXMEpetXm4C3SOLp1q9SU",
+	"GoUm2VyOzZ2PGN/niOtgLonLmlqi6SyJ13Otf1HPuTw/6dxcX3Uua57+N4RLlLEpV3zrAqcSz49qhT5P",
+	"TDGRChr9YiTswqiUTuSOqlkxmJJwnPJxJE6co6K1JX/+fub3SHLryUd+Tory0YDPLM9Sl/GNSN7wTRBA",
+	"n+lv0VYDRQTfaTRjPpPbh5kYAYS1t+8eKzI7NMEvIJr32ZYfEzmLWXcCp1uSaJ5gh40547OYhNuHaDoT",
+	"Y/VbGrWOcEzUL/0018kVLfFsi9KaouXCbNwsWy3oxUuZl9yxB6sk7axDUNv13FEXSwLYFqx71V22+aO6",
+	"lo3s+dax6kFzKwxnLh906VAgV8jtcBezSC5sSiKzmPukbxdAjYPJQ+3HhLJsF7vek4X4rP3BGGEqedLL",
+	"DmTefb7eoijuvMLT7CHygAMZzS2LVrRmQiYDEosqC4NzBoaKs3W62p94dEVGA6nYvStQYFObZdnfAhuL",
+	"zK9rxGm7unAb9tRGW+FL8kwxCwgGkMIYdFIShHyasfrdAOHqM4yUbrgjeCzxICIQtwJt2SABH9rx0ZhH",
+	"hsPphgGfv89SPqce5UoY2AhKeN/JcJ5iZfyi9sX1LYsvr0cuMR3S1XbC51oID5GvLX1wlNRcDICeemNI",
+	"YyE95Ce2Nx/xtBz6i9kMq1sLv7ZR8EnWwJwVzGXdfyPA3kIO0/BqsAWC3KejpK967V7n5rfzy1+6Zz/Z",
+	"bJzso6Pz04uTTq9zrJWzzBONzQIs0yoimadX1z+edns9QAdY7Cn/Y9JH/ucErib7avvsqLPwa/fs4roH",
+	"xZK7l8Vnl52/do4W2m5f935OPyjRlDZjynuCEe/Lme9KDXfr2NW+LG175q1aRgYDt0t9nXSyZRPJq8Rj",
+	"zMKIuNItGNLeP7hx6l/CR9eXJ2iCb4lmtSY7DiPJeZQphxlg1mcBjqIWwkjQESMh8i/Or3o+2rqSmIU4",
+	"DpHJvxfIpE/b/AZBpKRsJOqCBDGRot4+AhCmq87RZafn64hVQeQ2uh9zQVDz4SHBhABNVgvdddRmc1Ot",
+	"3ATBb2GGOhH9Jz6/gpwHZOa+rT5VzJeEWurIzE1IJaBPYz6ZSl3wyB1Vviz+x9T1XHUu88sP5iQwEGC0",
+	"5atmWyYRxPcQlmjChUS779AvP25bDqh24Y3oMxyPoB61OER4AJlcE4KZQP7nbDMeSo9XC30GD0Wrz8w7",
+	"egKPj49+bsIlnhJniFhyHssP+UlRBF16AQOrURaFHQiAW295lXZ2P+aREUvr6EciaGjOtdE2IIeIhB6i",
+	"Mqm/AWlqfZZkiO4MaWQ/0PmgkMdmK75KPt2JyB2J7CtUAvjRiN4R5rZyJJn8q9fC3mEcqmWld+vefTyl",
+	"HRZOOXVJWJdg/9DZe0cxwZIgXX2UMyVn0RGDC2OuI5NogIPbui7vG56zaF4Wq14bUL56nFiCTdAONYio",
+	"zaBf9t0RvJZ8BMMO2/psRFGF8PNewuYePxWnAgEWEZHkIuaSBAVCnBHURhxHYu0papF95erd2mL6qzpI",
+	"qu7bDiIek/UOiC7vveobXdQ8oy93KnKi08LraQs9MplGWFZuIn1fCwIxDUT1TT81Hzi3XFdqcAoc6slF",
+	"UuB6RR+5l+3XV4bZVfo6eXkpvyGxUATQBEsva/Qi86r6MpqNKKuu7V7A+y56POVCdp4kjdiMnJ9mNCSQ",
+	"S7zq+8vFLyBuu9q6Zpe0ohgIwdaJEKg/ujQVzYs09LfxvFjH0+YKHaJpTISlpybb2fictR0kzSlaSROE",
+	"nK92yR1ZnnUFb6vP5kKSiduerJ8lks+YZFARhMSx1AIb2rKySLPhNRqN9C2NiJBxsTYbjUbD6Y2qeNdz",
+	"l1zyqbnj1U9XAvSxMX4wEyS2VzE/VW910nYCc5D4yBVnzF/hLL23jCXlhpmDXiRHXlJixt5rB/fKssjs",
+	"8qQ09Al5eJD2As1mHBbVJbO2qTPj6aRVLaQlYntyBpXcVUfXtrK+kdhwTBJJXoBYUv+6IlYFWedHyiEr",
+	"4slijksoKdIhwsAa5qFjeNmIclAfC4plZUI8ny3IvEooKyUUK1Os5PlnWKcJPV3WSM7WZgSOlbzRjvhL",
+	"CyLpPPFDV3+WJcPfvXDyyuGrcPgn82P46lncLnRkwSxTsD8PsCA3szh6fAsMT7zVCDu68hwNNaSOy9iU",
+	"02srSi9Wv0zwMmurKtytZeZ6gvBcRSDKiifZxXSalDJbkUBxLlpRjYV45TDtpmZBQZ34iTkrt3nTQKes",
+	"HKbbzr3cim0c64WTZk1gq5d/Npng2JFMWMhPybiPsqb/ysfNJpQs+8DYgGEZIBzOmVeSHcGqhdXiTeiy",
+	"nsODJ92ZsmTFdVKol6Kc2aGtAMLJTHADB9wu1YsccDvMzR7wKu4W++L3fpI3sMMvs7XuaBLNwqob83Ok",
+	"yCGl4RFllaLPLtI3nUdB1HKtLZ3WBtbcSiKbX/fTRNWpejPA5XhHYgFT75agX2TfyVirBL4jIQBhsfrL",
+	"CSETMjEiyKB5+z7en7xj76eNP5piX767u3dCQUD5lWoa35V+d2nIsyCxa2Xa2nM25HFS+Xbnnobg6+G6",
+	"DmEFCm/3xgwgGX12+Uo3/MxwkvzAdpHkaDcnh9sYl5hOJuDohOwUjWcWjElwa2J/1XMSogik4m0TTJdk",
+	"QLiiD+CW8lh+pCQyiwSQDbVWTjQrWhuwROoeaCuDQIIrZWIwzwZpZD/PS32fSgeSyJi2EQwmGcivSv6p",
+	"IZdWNHKkK/F8Cfbk1YYxn6xpVo4rGZQJkyQmoYbxO0RkMpXG5X1PBXHeWsmfI6OnxxnmBM0lg/3eGa6e",
+	"szYjuBVmeIEIhJG206EJniNB5KE11psYBHP33gh1VQWR2XO/eGTLj6phj4txMKmVsKKBBMshjyfOoMRn",
+	"kHG3R+wFfGWbVDsLboCKU15XWc3Z0ksM83YbS09kj/No/TigckTn4ZDExMHrgKIl+RyS80igKRbaKPRu",
+	"X513DCjaQxOD7ahFkAtzWbaof706PztPY6/gprjv2+nRheVifKi4sD8Jpj6Mr/50yUAtqpUL3GEsCY/O",
+	"x7Nkppiu5dK902DKCZxtfhtTEu9Au7KLsiKmTr+3lAIng3HVmVAjW1NmL87LFXtsG1uv1dXI4NCcZ4e9",
+	"fLYbEOX1qr2ILK/DHJ/oH5sjMRsIkkQ+20IGxgnmoWk0S/KX/Trq4GCceJtNHFJMphEOiE1kBo8ZZyYm",
+	"6tVn9uoze/WZvfrM/tUCepLlePW2vYC37SmeNc0nHeZ8XUrXgTqjrpKwnNGGhehIcUjOzxbhfXbRle9D",
+	"L8nqInbdVkgmm/Av2L17QQHq6zrQvOwpfGK1G93t8n35XowoDEdzaYhIfnGrWMDy9gUmSXyHV/L7pM+u",
+	"/UCrT3SdSmK2jR9nwS1xZm6utprll57LCjJg0m9Pv15c+6yJLVmPpPFkmku3wkxpiea3CHxghLWSp9OD",
+	"huXQas75bDA+G0SZiAULRg+0KJZrruEtYeJakNA9Dsl5dIQNUnLx8WLuWZxxroparvlEocw2ujjRpev8",
+	"THKZ3JyN08qF+5Gxno/5LIaP524bZOF8utLxEseRgxMfZR8jbey0NUdiRe3cNWfSo1kQomYxE7oMCxTH",
+	"1JDyUyOxoyGm0SwuaRM0HkrEFb5z2b9OzWNkLHi5UXpoMM/kthkjWfuiW9ZVenuKvegnSjgZcDlGkHDk",
+	"biUuXLEqArN6VwkTYu3rU1hoziMw+ImMq2GCy2oEqZY6ZXuWbQpLpOHt0JbPb1sI2LC/7WWSpXgkEGVB",
+	"NAtz2nWmNyVyOjo6pkJSFkhI8Qd5D4kpv1193tyoIKLmFU637bkK5cisSPHoFXbWdWUT04YjndoUtdL5",
+	"1JDiB1HSnJH0J7SVBkBj9WiHRPqB+hqUCM5IhdD3xEaxsmpFwZrx6dGrFZSjRad1FK2nawRjLNf7Qimt",
+	"63zhwrc4GmN5pKEanUai8ylh7e4bU0eyHiSv2gJjDmidMaeBiz50MrAn+qWcjrJCFc0M8wg+XuLsWez7",
+	"mtEHW3lP9ZqwdMrku/1aOfRmAS5YrUIwmUY7fgZfw9ajcheOsmadsrIcJd+ZPVprYVK3w6xK1nz+42ut",
+	"mLoUrkSlteub8fGY3bZdflp5yNpCUCExk0V8NWwfOLm18wgsCuKUUTG+SX0P1ef/ET41mU4goofkYakE",
+	"uV77lo0lJoDiSkN/aeNeYTKrVzaB1qh4h+uBAQlZ9yafJzfYOuUNG4IzgKDZJ9/tGbutdMGfeIXBVoUn",
+	"wDl1LjMMV8MpasTT5fd4IzcVpvkVr2vFw1R2zUISrZb6He0dw3eP3nPuKTRU+bKWXDI9gSdesWM7ewd6",
+	"B3NHYVWBFF1GJisw78V1WbQdzqIIzZikUYIKlJ7+BGPIwtMIyac53Bn1g1qjVcXaauVnPUPuncSoCunX",
+	"y2zRUZc5FvP7UxoiV1IaAJBTNc4uwCPMDZjqoUHdUJ8JtOXTCR5BnoPvIR9gJm7wLKQ8qSjhoXq9vg25",
+	"ewZV4BkFB5YwrdLidbCTXs6XavDmBbJA3a6NXrETKSCiLMWhTqtzWtneXBO9sJ4xXecWWy3UPzg12AyM",
+	"3IOXJBG4YPWFXUpT508pywwlIkSCgqb0OjjdiaaWVxBWFx58ChPLHNEFJvZpYR1X3o0Ke/EkV3siGai2",
+	"UNqYsEJtHZ0aDwPj0sCFoDGJCdoSeDKN1OYOKYlC4SEf1Ft16BngDRtx50bz6ewlsEinGivPbmP2dCpt",
+	"2XrEEJ5Oo/midFJuiCgG/XqIRyGU+6SxkIcp7fOVzusnZ8UEtzFyn/y0lSLR5J1VcKbIg9Y3n3BEzH5l",
+	"EUETF+Uu+L0mlNm/HQDc5VoFDU00kVYvDGVXRx8i9nAQ8JlOG866tA7erQyWFXhI5PyGhoRJOqSrXc5F",
+	"gcWaStPK7CbW1gml2TaQvMLESGVrtgO65lJpFq55yeXOBDPowdzwaaXwj/yENLLnufnU2G6esiZFG42R",
+	"1ZIDvpoNFE7TWmwxI7ZUH3iB9C9zFa4v+iQST3ZVoJkqK5HXspZJaSUaueWO7nKvGxDkFqblJaOqMEEz",
+	"AMfgZ3LM4xwufB2ds2hu6RxAJScsMqF7aro4GKcEOCsKhEQb/uNa4v73kopPicKubYJKnp6xoCLHusrQ",
+	"gVz19YXb3tJo9S2k80ddzYCHDyDqdVapj0Bm8BDMbMijiN9rcQKjQYTZLTz3EIHCxzoywXTy+/H5WeeT",
+	"j7agEjokHmBmKsnDeLYXD4ZXe9iBZzv6DDyFkBhc3JJ1KoEJzeEN40U+rumbh7CV82PPzsl6FLxketVN",
+	"py67wyojqhY2wG6c1ib+VDLd85QgL6NkRQJfqD+vLe03M3fpjSvCQiWXplqQLn8NBg3faMqpnc+faVTx",
+	"ARnymBROSxVus1qFu3YP1AeX6I02zCcx+HIWszdCiV3WXu8fIl/H3yTvwpVPeWT6e0ygEeteeiMQgJoT",
+	"gcQMkmj4nUGVNf1oL8dWQwOiUaloJGDZa3wfjGCQTqj1Qu8lftfswMt8OukyVND18y16joEUmvxUYYPK",
+	"YrkBejl1J0kc3dqAJyqFpsDd0N/Oy7nGk5HLUIOP5JgK3abZbYOtWUcdbW8zga14QsAPMrBQMMWSL1Ms",
+	"JYnVKP/v9//r9x8ajZ1+/2F32O8//DD89Jd/c/G4TCTpUzIwUkF2ryC4erUZo3/MiHlsMIaOOGMkKC2z",
+	"qaTVlfQ0aaJtPjBow0A218z9sGyx69Co7TyzvDMg9K7MnWdfO3f5uxKHaSYp0Wyj437YFV5jJ5ZlWVGL",
+	"1wVHzQAYa9oHNzzQS0rc3glBWYVMhOyqVgLlTffR4PIWr7SdnG0vmaMdUm778uvvvN4LB8d5uwfcaqXm",
+	"QFpgbTugRbJXElGXDSmskF+ZvL588F803e95J9EZSvjsg5Em7pUfke849Cydvjs5fb2MlAzBrZaSsnpI",
+	"z4sPKkxv00FCxcPjcOuaN9jIR1sQTUXZCEIP7jGVYOUCG6bSC2mAoeIDviWIym2vz/yEVvoe8kMq0r8h",
+	"WGE6JWHLentNVqRq2x7VPovJhN+RcNtLEi23stTFJmQgKltogEMEAounyBKC3wfzPsNMm6Whn0MkCEG+",
+	"Pvn+th6WEk7VkIKYgA0HRwJNqBCUjbY1Vm9if0zWQ+umzNZqzE4uyUWGn6Fxt9qnRZdfshkghTPCAwB0",
+	"7q4ZhVytonGm9SR2GL4sOSvqWRkWQQlVrzYQGlbqucRwUcXyYCv62Mp0lYZlTBCrBnYRkztK7h2xlkLS",
+	"CZYk7C2R3det/lFYDYcrOJdRtE6b6UF0VjbU4UzrD9RmExVbTJMmHMnqJm1xnZ4qpRImphq77pmZ5SE3",
+	"9Ri8hV1cfRKeTfOzp+oFaH6yWAvjK09r2GyGbcnAEl1vPayTIrSI0hrXxBax9VdXbEwywF/U+0aVMlfx",
+	"acrUkVu2XidktKrYmR1/TgTlfOICQrnkfCLAiOHWdJQ0sDZ+gEihDQqql9LuDcRKTHT+Ti6QuIXux1ii",
+	"MRZIRDREfJb4cO4pC/l9Wh2hWUigSsohgALHOHNDZJQhwhzTmAQyZ4woXZflWDCmXm5GFM8dg+yiFs/W",
+	"qitTin+2HMlMZL5bFSIS1hY/qzisZ5PEhXm+AF1M+tjcaF90mO5axnln5XIz13+4zVxFQreoFyia4aMt",
+	"jDTx8JAY41j7ESB2jDOII6NyW9fUhRvkoy31O1jvrPEY7sZ21rGiWgTJWX1SJjcn49uQ2pfbsBeBJLMY",
+	"BisQyYpz29xRfCkNMumgVEDPFcXOIICJ0ZpcOlvoqYK0f2pfNxW0KXZEBujc/sRqqch6S9ePA2aBUarZ",
+	"oWAmM5UDnSAAm1NGnmqDKeNiiTH+fszRfcyl0tK1Kj/mk0wFRVOUdDVzc9TtNmBn6cgrHppNX+Ml6tHX",
+	"us2ZmW7uUmeX7yXv9kVGxlxAy4gJwnlXTcAnRKBhzCc5BKwptZaSWGv8ERnFGHId76niU05yf1wBsWOO",
+	"jjsnnV7n5uLyvAf19hLTEEYa8iM7EsLKrTLHJKKKhS2Czk21U7xm1pmEYOrRqU3upvRUszAS1WPQfKx9",
+	"89eCxMJvIdMYYrMJiWlgnGChgOpmhMl4rsThkI6o1GRsu894jKyhXKCtAAuyQ5kgTFBJ74iHMIoIBke/",
+	"/9++jTjbPgTS12eMsx1wfHjalSnHRBCTaAXhakAodNacZtcpHd1KUAgxYySC4mRQ7Bvh4RCsZNvOKliZ",
+	"Oa+dJgQdrYmIwkMSG5lPHwlnXScdsxf2+PGpWPHGKWGJh37xNbV4l1iSEzqhy9S+KYnRhLKZ1N7ogVo3",
+	"Uyta3SpIFbIHQrXZZ1smaAztNrYPNYgXlQsfMy7HaruV+AX+GlM6L4n0Y6bqMhQB0Ts0wQ+6Wvo7E32n",
+	"/9p15tQtUBFwy+pFL0irLgiLEsisgIcruSp8eqReBJQfienqwwDfHJt38/krhTr7swlmOzHBIVQjzjxc",
+	"zSZh8MsBntOxZ8hN9+zX9kn3GMqEdq56NS/55bRzddX+qVPzatdn7evez+eX3b9DhdHu2dX1x4/do27n",
+	"rHdz0bk87V5ddc/PrmperUgfi2//z/V5r13zau2f1F9n572bj+fXZ+q1o/OzXzuXV20oxph98Fvnx5/P",
+	"z3/J/XbcOen+2rn8W+7H087peeGnX87OfzvpHP/Uyf2a/6j38/kxPG6fnJz/BkO+aP/t5Lx9fNM7P785",
+	"aV+aNbi6vrg4v+x11Mocd9s3vb9dqAeX7V7n5qR72u3ddP73qNM5NrPudS7P2ic3ncvL80vV0flxJ/1L",
+	"z//6rP1ru3vS/vGkk5nocfdK/QIDuewcnZ8dd2FRkkqx3ePO6cV5r3N29LebXzp/u+me3VxfdRwPLjvX",
+	"VyWFX3Nnci2OcUwUhxLWBavO3WEODUXzw5hkA5YXHbTDFPI11zqX6psplmNrdxngUEc5o63CYQUCUziu",
+	"206jS+SmhL+NaTBG8BDqJo6pbCE/4CyYxTFhwdxPYAsp2xlGdDSWKMBTZx/TnOywjCAsyBr66wRIqkCu",
+	"ITE8yUTfypwk92T/mHEt3zmCFLX//I1A8BKErY3SRN8hurdlU7cW7+12WTL50jAHta6LiGaZkE4i43l7",
+	"KF1Tv9Ipo0hy8ASiLcdls0DDpfziqXA5wpXJ2k5Xyy6VyewwkQljXH3tHsuIdFZ0L2TxQs6cDocc8NAR",
+	"mE8sc1vJkgqyvDN5BcITXEpoqaRfBEjOTO0OFviJcafPiTR9fshoMUi0+0xjY1cXetu0NmWarWaeXbS8",
+	"uprMAKquByQJu5RWA8ZCQLQiwsJEP23dkjnisSJqt2SaC+ytiuL1V8HZ5TSoGHnvGuDO5cURatYbNufG",
+	"U9IrHdJA65g8RjaVxlMjN1Gbkgc8sgwKmFVIhpAmRR2ZvGrg8TQovWTNemO1gGcbce1R4lOtWBjPGXRU",
+	"BrW2Ii/FGpYKM7OJO16joZHmBnOpfUtL23M79Eqd48nEtffEuLjXmHSY/S5r5G4091en5IA5usLNTXtZ",
+	"PgkTKrF4f2Hx3K59iJ0ue7aRIgq3bE0L6vo1aswkPDPRVfULFlbsecR4cQM2TZcXetiEKdI57K9piEwG",
+	"1DUhF5tGgkk6uMByXP3tlDhAxkMe49Yht2KZiQm+ZfxetHKYOPegNow4okxyHQmehd/0dJl/W1Q0CfdA",
+	"sIzI/6w5xqMPXqvPKKEO6qctCEDHDOmkOBz1ma/pjL9te86WIWUhIsGYa0AeqPuOBjOJGLkDGGalO8V8",
+	"0me5ugEhFbfwaUSG0vq49eCNOWa9Awj7vRrnNbfwG76yL2Kczp+39TjL1HzyYkwFOnCN+jSYXiUQ7wXL",
+	"ZzxaC04S0jYm2OWdFTKkvDxwg7C78gUr7zedxZjg0Nhnn95IlVDh02DaizETU67zxWexw4E3lnKqrqv6",
+	"r0DXlydoSyd34UFEduCpuk9CkO1noAvAzlUz4+f3Vd/spYu1YgnMiXn0luRlphUTBEAD4AlBW/7//Y53",
+	"/tne+Xtj58POp8+7XnP/8d8Ad02QsM/Av+kb/GgfjXkUCkh505Zw5P83UXSSi7f6nR0owsDjPvP/G/oN",
+	"sw/q6Gc4Fhps1xRkJkFMlLpIWBDPdWa77LMYhHn/L+b/+Ygy9BMxRYMOkTC5h5kXBji4RbeETI252pBY",
+	"6CoxUmcXdbexsIeP7l1ND9hilIM6PLoke+FE+Yfqp5By3xZxJ9rmpkaAJY+RIFIgsCUe35weXdxc9Y67",
+	"5/+pDkgeTyLXbM2rmf8IoYF8Q8qdRkILXLiq6mGFsJ5wSSRPoZvnMYbimDfNEspCk0nq2XFVP5ng23ym",
+	"kRInIiJK6p1EnI16JJ4s9RdN8EMSZ2lDf/N9/zgLR2khB4LjiJI4dZ/paDXIusTBONWAKdMh7qLPkrhU",
+	"hCXazxUF0++gxCX0Xql52y0L4kCETDw+Fp+RSh1nCElPQC/HPJZqomYi5kIzWUc9uII5WHMbzpOFiAAX",
+	"oVajTfAdj0jBpQRQ5jmvUhbaPGfKdIQElrni9KuJE9GBblCYnMOaV21H0jVuNixMe3Yiybwa1WyM+gw/",
+	"x1Zgp1PAi18p3KRhI1VjD7rhIvssswboeW0AWzwNJ38B2rEJ1a8wyq+p9KWT2gDhnr+IGJ+r1piFPDTo",
+	"6HhKS/ifCZvVGE1fKMFvVVHNdibKWPvdNCVU4liIGIdoSaCVjIPb3u2tem48N5lG6xrbciF6XyTuDrCI",
+	"dDG9e/U/+B7PLYRAGosGgM9uRlwthycbo2aC05LZpKNzHc34SeR3+UI+cczO4SVR+0tIebWCybmAdDtt",
+	"e46+4+TQLBbPw5qYeCacaGWe76pqJ+kwsmV0CrKGMUflEgyM3yyFh/M/A8nwLE5cC30GoC30iB597ecH",
+	"GC80pHcEiTGekkUDWA6UK/lHKRDQ+hiCGbFjv1GlHEwGHmrdSjI5s9aBw6qVQw5bfFwkV4uBy6XQpkWY",
+	"9kJcAI0iakCVdbyWFRctKAKS3FC4LMxghXoKeXj3AgZDKounkB5GX1AnSKO6JuEKprRjgmVSjvJehhdv",
+	"akYaCJRMU0pP0c3HIYkPkxp0JqQaPooxqwwR1zODWJnel8Noz22ShYZbQiguLeOsLhF8C6HtdpolIGOl",
+	"bOK54eVrBIfbEebqYmdIeDL7VbvzXEE2s8+bF2VN45XwJh0k90FWHL9laLntXUdrq441eKkzAgTCi2CD",
+	"i6DQDumsgLPLpTWYUUnEFGuo+6wh/t23oKym+RkZncSCu41ICRL7qaPYYSG0DsfknqxbAWEUEyJN/Owa",
+	"NdpYQGKJKVtdUnBVMYRTHQ68OB9AiTpaXg0mqdCRE2/KmI3E0enqQiqptW6szqaJQy8pHDKVTiZ9NcYx",
+	"KVZSjeiQqNchUl1MNTBFCgKXUvgPH+ofDv69lk+wa+x8+PR519t77Pfr+o/m47//22qnQ27WnmtVk2k4",
+	"z2tS+3L9GJHTYqlMe9r5lDBM1XlnchzzKQ1q6iTyP9R/OB+BeMKjCE+w+zIsltV04SDPpgYszYolni20",
+	"oyGXDFCyjfVM/aSabFVH5iuWFl8RhZeJWgfP9GmxHmixzpki+yyYXxCGI2ljVoyRM2MH3Gk6hLoJfkjt",
+	"xDkLYmNVyL35mEdXkkxFWYhqphLPBM+VHpHU3IFUApDZElPmwSFqmJrffca4fnX7MIEEVILdPZVjPpOm",
+	"GcBFHxFpbibcxwVL73JrqGKJSkgMyJOWUJIJuF5mMSn9sOGUp6cX+VVf+oGLOmbwG5+WuZBpwOYvZBIR",
+	"FtVPHOOSWqM6GBvqLamNBL4dpnHbBhI8lwW/ErO+itqemYFTa09Ldxj93eRE6Kl8Wr6oxbwIyu5wRMOb",
+	"1FJhf8FTenNL5vCLmA2HNKCEyZspiQHNRxNSUANuGJc3Qz5jOqddjnkIP5n8IxjaPOI4vJGc30Q4hsHP",
+	"WEKvbiYkpPjGTCfGktxAsPoNeUgyw6B2H8PRjUUD0l3bv4Dn3MwYvsNUb4GLjrrQQZfGHhuOpr/bUZuF",
+	"JR1E1jepbQuUoQTjHEwFT4xWzp794qaXhxsXj0v55qaLNVM0Rprgz+TndGuTn7J7YX7SXOOmOKDiIisB",
+	"aBFyPlJiUflHp27A8baFGQf5xCy2riTnQAItq86UdfHDS0qhpwxtqGrTylpLNlywfFQ60kBJS9kjBTD1",
+	"6lhtP6OEU2Z904Iw/J6R8GYwX5VEocZVEZ7DURUm6cUsQfkhhuG5/UZWI61k4cgeJofbaJ0Vyxzj4nyT",
+	"qZZqsYuLnrkKRQtKuqMXObdW4XRDxo68yPOz7NFUC3RB4vI3QCLuFiKjis8vymqXFvPxMuPJfZrrpzAs",
+	"11pd5Iu2V1f3caiaoHdVaqrnCuxlCpQv+HcdIFqs6psxpnLdsbhEofI0cZP1jbYkwRMUjLHc9pDJ+kZb",
+	"ExrEfBDx0YiykXpgMsPRlpYcIGV1Os3hhGTyyE3yeCaj3HlGIVjJae8e0lG1uvlH+l2IolsS/1Gl/r9u",
+	"ENQ2Z2y988RlB7HekZtJ3mEjPCKTfCmmzKiDMaZs3TL/0+A6jp4bC6jkK/kzFmOJR+K51gq9SKUqp45Z",
+	"S7JfAL7S/KaZWVpF00bC2cBfrZLq87JGPc3sTntVXtUqZ+aznHG5GJYneIQZLpQt2d3PmSb++3e888/G",
+	"zof6zc6n/7AfZn9zAgFZgfOnGQ0JZHM5oiM0lvwJzac65IOh7LA+O8yL1AQLArgK1wFIE8zmmYim1XmE",
+	"E511vyTkZxqTIYljEqZjWd7kTJDOhP+DlmfyZw9sFUz7xXq9i76Gu1HFwtrTg0bVNz8cVHqz6B2+G+li",
+	"2DXdhIserQ6J/bz4UQlwuL5WM62ioFsy18mCCdQrDevoHIBcb8lcQLgqGsaE7GikWFPd5hD5JuoUAjfv",
+	"YyrJDpict5IQUzTB4lYYdxjEkDqxKCyDWZUyXAD5UKcxmFaK602/MGNeRdMXKadleKtcOOa9bJ+Wba76",
+	"VL+Wfuk62lc8ludxwYSIRVDT2+3kx2lyyRPC1fLCSFUpO5vPsiolQueVHnNGSkqM9Gy1rEydEe0S0Za2",
+	"BCSmtERXGUyT4UDgIH4jSgvoPt1lWMWmk8mrXRaJkfXzLXXjmfYgifppC2qKiOsyLRQidWPpWt71Eq03",
+	"uBjlJo91itXYsDFbo0YqUoenOJaKIPqqbairoghUTCdK8eImgGI6NX6iEIT/ZZNJT7Yd9/K5pxtnohCW",
+	"vw8G7fR9Ht0EUPp7+TfazZ/7LCYC/JOrPryE90weeHIi5lp+0hvyWL0CemEKqwuhL46/+jf5oVf5Kt28",
+	"au9ndg9ky+J5zlBtvbfZPctvhKfP1uJhzxLnwvI5xPBhjEeTTB0+IHaHyc9KJozpHSASQRCJq35OeVnZ",
+	"Dd7pZRXIXNvumGsSJKNJljhU1EtjpJmIRyiFk1llXaAoEw6ZRvGkHhZDFQFZQSyuD45HkH+3kitmcAQS",
+	"Q+EaWPObW+ps3nE6+uULn707S5ceQkkPof4mLDAVVuUowgVXrllSuib8thQlDGjZl1tGfltLui1ZSKtM",
+	"Z4Wo1TajFdLTgsD5LOw729o3Cn43jekdlgTMWgJtjWI+m1ZGvAsnlD0B7+7pSHkwvG64rqHHAtwd6bTT",
+	"LwBwl+z6t41wl4v3KdOCc7nGpTcq+81Bw9VXNmavYEv5eIT29vY+oOvekbZYTTJhqPnolWaj+W5nd3en",
+	"udvbbbQa6v/Xd5t7f8/FoGJJdqQOnVxE6EmxX9IJJFGaruTmp7Ci0FgDNOhiBVOHy8mlU1VNoT5EQw/h",
+	"SHCDDAW2hjFmoa4B7Kt3uqEpD2hgpHZo6OeXT721GeCNKqxiUUnSz3SKCcR3CHzvlXGzQ+R/7mthrV9r",
+	"oX5NgzZpbDAN1dSvPfqmkI/RsdQMK7rPFvh1nunkdtHFgTJFI7K2Aw2/pm0pXm0wo5Gk7uqpRQPF2nbx",
+	"E3pL3Jugnl4SeU9IiclcW4hLUUH14+WQoPodYwktsV1yIT/aCCOnTZtrpoYMocrBbU08NEY8RmH+EO+P",
+	"C9FruzsfPumotYZ38Pj7ZBx++reyMgmbIvH/+43TdpOPsjQovBiET/JJYIaKKHkTohJ08L+afFJTeDHR",
+	"7EnoQLmBOEiNLUZ1uQQW0AbZ0YAg+35uGlC1E6w0Bw0UaqxkSoQhHNuHKIgIlAKw5VBp6kfBI0xZCSbF",
+	"Em+aBp2rbOTL5hBdkQgAXFw+9SKY0v3Y0PTgh0nzdp+9m77/oxFrmv7gvAjT8Am7ZEAsqtQ4jJXubWaf",
+	"3950xbKHJTukT+Wn+TnpxaXnHuppp0XodR55ttC+ic1IarFMCGYCpTkok2LlfaeQVDjjFc7BceaL/ElL",
+	"Qt/LiuCnB6/qeUuCr+Oo4mfXlycLu5/b+CUbuQr94UnoYhUOZtr86sE9L2OjMNFN52ykzQPk+zLLLJxZ",
+	"Q7gNLfRsSWKC+EwGfALh5Jo+SiIkUszVJN0VbpF+sFFsOBhmmUdBz0EJv8IEpaXCLeLM+MIy403JIrmT",
+	"hi6Gu7g52Av2wwPybvjD6P34wz8mLrq4SFjD8hZunaDAWMi2HsyaqwC1ja35383e8ptjGFe9bBgadtbG",
+	"oBZQwXu9C6QhbC2VyzeeLzxFJRpxiRi3EdLOQD1GHp4492pguoX6BptKzAXCYM9gEudrhuSlJ34VgGDh",
+	"Sm4CkqF4y78yLINjhpsikumSvRilzLHfDLs+cLJre2w2Mb+XmlPKuJ8rYaY2UV2HyyYfV6r27mzUFVes",
+	"ablqEeFELBezgXptQASSHKKa/L8YnT4vYVkF+y82Ar2ehr3qv40MmfxtAaLs3/pO3wS6tHbqAq7bVOYw",
+	"rY1LOaunL5rB1hWJdKryC1TGycxuKaDcD81KpItgsqvFoc6d54y8EYDFrZUvwLyfsZDE6GHHYoTnCtR8",
+	"o+uxQSL4jRC/jRG9lyR2VxCUs5Fh/kblWDf3UoPtESE3h4JjTmaVRO/01e8YKiSjjLlI7gLGZB21pQHo",
+	"MGIkqLhhGBMBIOoxETy6A2qMJjMhwRE0ICjifDrAwa1nnUYeiii73Yl4gCMPTWaRpAEWUvU2Y2JKAjqk",
+	"JERbMxapptMkSBTPmNAaiMEZtGVKoFzKzcVl99d2rwOYg9t5kR6m0Xr7VhNA87siV2+1sXxBEV/C2q+B",
+	"Oj7NmLBJZf7rau+lB8rwjrVAJTSDcCRznoEr02gatqjL/ZgLosMYkWEtOVyN1TiyX8jY+A0Z/b4vU156",
+	"Ij6tPGkb4Vb21L4Qq8owQ4cvwwpzQNmoFEjQEaNsZNBkvdTzPpgjbcpEpmFwDFxymf1Jd5SgIa9xC1+v",
+	"hQlLdiDj3o8FCW589B9ogAV5t6+I0l4TxZiFfKILSmhIqp9P20foloAErv4OScBD2DtJRP27s6onS/LJ",
+	"hS8sSDCLqZxfqRGa8hAExyRuz3TGgf7ro3Vka26L2hddpNOWFwQP88hDPh7d3vj5MjoSRUSJCntNvQvN",
+	"QgwTLBScH+g2XWwAGX5UI6ZsyG0sHdbJftpTbcc2wZRJTBmJhVm7VHwYUTmeDTJygxUfFoL89TX1khh/",
+	"4qUosSw0BTpRu2tKXqEtA4m2A+lumWlt9xlXss9fr87P6kinPRvCkyh6/mfUt9SoX9PFfD3UB7Kk/q7X",
+	"6+jR97TNs8/Sik2uj7XcgjIOdPWCOsP9mvrZTEP/YaoO9muAyeb1GXkIyFTagmxTLMfAvjmkMdhiNQJt",
+	"STxCF/bP7Rby3wLWtvF79tnp0cUbkRTFUSQwScBtN9uIsHDKKSycr/dAvP1saNvjW9zE/naf6aMDA1Hf",
+	"JKVy1AZky+14CZjvQgp5n/lvgzGWb1N4MWFiJd5CIIKwY15MMBeezk8XfWZShkK0BaudW9nceqrjqv+V",
+	"LjhABpgV3vYQRHJg2WcSxKBkTd8YcEmBAsw04MWYTOp91mf61CTZ8MhQCIF8dU15TP8Jv7fQj3BtTJGr",
+	"9kX35pfO30xtqzr6hcx1INgEh6TPgFv55tJAgoomIP4hwsiPCQ59IIMTPNfxZBCN8lOnl0nLz4wuk+4O",
+	"iQA6cQgFOAZnKwTMYkl2dIE8A8if2KDVj2ZI8DdQiZiou6wY6RbAq5gz88a4pS3sSppCDT9ve32GBfL/",
+	"dydx+e/8Re851ae62+l9RH7u6ZDHk0M9TYwOGg2zRWM8nRImsmGt0IfJ/1LdkhBFOLgVdrdqXi2iATGg",
+	"B4Y0nXZ7C7SIq5YhiqTO49Fb85F4q94FNVRGGaqm04BOMTP5kIrO1rzaHYmFJli79Ua9AeE5U8LwlNZa",
+	"tb16o76nQybGQNrNTVP/HLmYpNIm9FapvYb4IlvRD6Mp0D6JMFL6aR311LaaFRU8lqb6Fo5Jnw1igPMe",
+	"zJFPQ7+O2vpriJIwW4moSBMUIyqkXrvkbCkZBwakq+RZ6A0iIXrw94UgBkCthbAqTwdr7IJOoZ79MSNx",
+	"khjfqk11GnVaqy3xqu6uCrdwV/CDuBHValmPumKks0sAmcng56w7AnBiGx4Em0GF8e+UDSZxcFQrVper",
+	"ZLjY/5Xa+VsyP0R+In/4BjURHEmlw+Cx/HG+5jB4LD9Crc+ykejyN5SzQ+Srx5WGAgc3NxIcRVVyLpIU",
+	"ssdPXrqlOn/sUf1mySBcuWajUQQrnU4jgw/y9h9GuE5sHhkrmLm1v3+uGRbhzib/lFMBloVMKuHZoLlo",
+	"N+f7yf4fzYcfbj/cH8h3cWP+TzwIEgDKVm00lTv7fEcdTftrisCVAm+Z9ezFOki5LQQVEkNijPX0QZjc",
+	"HcmJqAtDPVBDbTQaf4eFzRt7c9gMu0UoBnWdstALu3mkhd3HrIJo3BhrHMCcERjE0UXnO1C6pBaqOnOZ",
+	"6jMp00li0Vydmi/eFl9/9DItXFr2WL2V9JNCS4LIdVoR2iqcZbGV5rP4QaGVynNyf7TQWoV5LX4AG7uv",
+	"b6vry+RWv/0Rh9aOCJ/srv7kmmEjs2lzxX7zw+qPepyfYjY3fYEL/KDK+LoGzymFOxKzyQTHc8NbUcJc",
+	"dVb474aj1T6ZGM5FGUErRiIR6DWzTf4CrQTicqF4BkqQoq1ChIYUamqcGmMg49IUJx+Y+s4lJckG87Tk",
+	"DsK6vEW9z/wB5T4IqQOCMBKUjSJiQfhA0E/qBREmQRY1L2cgFMRhn0ExkUzXWrShSqKJ8fytVppBUKyj",
+	"thVceIwAzYmN+szP0UXfhIu5MAAz0IHYfo/0577SC3D6RuYjDcXkkJL0lrRNAYKCmOQ6IOkrb7shmUy5",
+	"JCyY/0LmNc204JT9yMP5evxqQLk6Qp2HKYkBXemYfKSpglPzaj+TaCpMSgq4NRV7UCp7fEskkjFhIZgM",
+	"V7G5sFj02lrrRxxHwgwiwpTlm9aRnhoiPqmkp95WA615tR4JxowGWKmYOJoLCoPZHBOcFuF3UlCd32vT",
+	"mARUaIw5SU3+ngHPqU1jPiSAGoZ1diPkyg5jSlgYKVHGAuL8XoOhKz0sAtYTTYezSN9nfQ+0HJEAslgI",
+	"ld9rBpXjUw4ixfyYqi14SuuK3DIidwZE4rp+ox7wCRCYxBaoQxTNapQggKjjJjJR8BkAAwNnDyOTei13",
+	"lCZvd0Sf/06+tyTlB+LbzZlIfkyj2g3nz+AJFGLaTeB9Poq9tj/WvGENiSEfufqYt++ZYRSkxN0nSolT",
+	"2jEastmu1tu34KQbcyFb7xvvG2/vdq2xpYLwt2FZcg3h8HlCml7ycJmclsLI3WNr9whfRbVXUW25qNbY",
+	"W/3RRx4PaBgSpr+oINzlWXCXXQu4Afu7FXq70JifPc5PAPETvjuoMrUEF/SUhBT3DNjAfrO57oAvyUx8",
+	"ZVHW+NSsBLQgyz56tQUjcxp07gAAh9+zoN2Ja69Q8SQptgZijM7i8ZSQ2GcjzsM6ahtXwc5UCyuQUwKR",
+	"zQLFZKiWTje+39hDx52TTq9zc3F53usc9TrHLmFPj+2Jwt7wFMtgXNucaSITtp/jEbuGR4ASv4a9wYII",
+	"671Dbxa4xRtYaciLlAKpYaB7pTOYgdSXMZrnsZVidsBKtpIZ0itbeWUrG2Ur+6u/OOPyI8BFA0+oQNYv",
+	"Yki8hlCoj5Bi8FWJ+rFxsZYRdc/tw7gkchYbvVubIAoU3OZaGl+sDkpS5NiU/PG0at9nnCm6LpD/+ydT",
+	"Xf3Rr6NfdbFgHZTrW+WlnkC4aQebuCWhi3r/RORTSfcZZ2TT5HuVxu5WxavbmTegp1dlHYv6/CeA97Jl",
+	"QFyFP/YW6nfsN9PyG7VdYGD/DnHyX9YG8GzNfx19/wsp7eVqeAZK8Lh7dXR+eXzTO/+lc1Zr1WxBbU0b",
+	"nuhDeBbbr8TvCzy+08Mr2Re8k+PBr/LAty0P7FXkuqc8hAjo2heVIdaVCL4WW09s+CVOh7W4YttEQ2o3",
+	"oeKNTsBeHBChY98Nt7fV/Uz4AjgtQFg4NJFONlT5lpCpdgP0GQQsizryTWyrr10HpaHNOJAzHEVzG+MM",
+	"YUp95idEy0cTfkdEpiC/Bh9gXGoZpI58NosiP6Ms1vvM13SwhTQZ9DU6zCBW9DjjiMHBrfbN+BCu5LvE",
+	"ER02uwll8okugwI3tNyNxxMcZRNEa5RlbIPVqXc+1r+S+fWJolQSAv97blLJFD5t1lKarMcXYYLFUO2l",
+	"uq9GO1W3Qo/slTm+Ksv/Ksry17HZfiVWrqnCembXt7ipyxY/nc87wxIy5AeYYLvZtllnW/B1U1sUkyDi",
+	"3XrDS6KI+2xAmSK223VklkjbGXVosAlEzsYcJyHH7Wa7z2yrmdBhxcR1qKOmmRAqewp1u0QL+VeEhUbt",
+	"9NGWhYvyP0ssbh/9FsKoh8WtElAUySd95vfaV7/cXPXavc7N0fnpxUmn1zn2dd505tHHdvekc+ynOB8a",
+	"NU2tCpWizwz2gzG0ekZgwbGkQxxIwKgXmWr2UK5bTVW/N6ZC8njeZ+l7gGuZDY1PPt729DQ1BihlIzvf",
+	"PttaKM1qq4f7ip+2fITT1U5iifUYDJQcFX2GkW7bliloQed24bLL8tv55S/ds598D/l2rvr0+qLPAhzH",
+	"c8Vpk6G/ERlYX4vn6xm4DGGMSb7659F4xm59r8+kLhRthDPTOJIcuTcO8Ti/p2bjtnUwu/8TkWoevg59",
+	"VqcC3AqouY/GfBaLBFO8z3SJQy1jbteRugmN+h7SNeIE8s3mvBWEhWoBkr9h7XwjlaouxNsRkf4CWKg0",
+	"Leqjjbb8WwotRfyexAEWRJ9R4fWZP6QMR77NH4ChmSOnhYFtuAdte2IAwVAXB+6G6iJINOFCot3mezSN",
+	"KZN4kM+mUKIwHOSsI0bve8yVsIubuKXj35N2TQR8rnJqioTTZ+ZUe8gaUIRnc7qEZ+pFagA3pqMPgzkK",
+	"8FS1p863utYwmcOkxiRUqEzzXif4FsR8fUFiY6Gkso4gfFeNss+mOJaADhtqtwb87an7C5Vd1HWAN7dh",
+	"fyS+JczaMAMcRWpFAF8OIMtMnLVNuVDDRGaUOoJdR+5DeoNdF8jaSUPcPaPYhBQb6AZzuUFbEvSfBACh",
+	"+8wEx2dyPUSO8iUrTWNzFoi1vgI4Xp+Zsyyyt14nuSTHENpoNhot5O/sNX9oNHxdw029v60O3s5e813y",
+	"K7bl6xUNgie7PtqasVvG75m5Gcmjpo+2BjiEHcAT4aEBDvVK6zca8LG6H0DUoQZj8mhfHdqE/kneZ5gh",
+	"8gAVhEdwb5NXD2BwmqSqzU0efAAO0Gd+u9ne+VVH9PtGEZVjzBSvgtVv1PeSUe/5aMuWa9y2qiU01zAo",
+	"GhZFVE0ZtEccKb6EJzqYTquFdXXWFEX2ISX75uy8d/Px/Prs2DTC9DDSHAt9e/rMv1RU66R72u3ddP73",
+	"qNM57phvIH8gf1U8ZJq/Pmv/2u6etH886Sii6Z+eH3dObjqXl+eX/rYztg1HUbvZXls7bTfbZiWfrqDa",
+	"RAlFiCEWKmvEgB+9Gqj6FnC76dVUE/E0UKpYvZFU6sx9oo+Z/aamzsgyaFYdcURYmB9CRoAoDmN3yTDy",
+	"n6VDyZRvTeimGlxMpzv7zVzVjFbtw3A3aIZ7ZGd/cIB39oN34c578sNwp4F3B81gL9wnB0Pduglb17XV",
+	"a7+NsUQhR3M+Q+rq3yI8gJK86sTouG7jCPgvvWtQz7x2eX7Subm+6lyqtVgj/qrZ/qvg7HIavJT+D18w",
+	"qzq4TggEgjNkKY8sHJqk7IcuuquJjUlHVuv23yYBRP2nrmtY4ykVkMCo/6zH06AOdLzLhhxKHSjtrtaq",
+	"4SbesXJpncejWr7+ihpKt9L5UyukU39rIK8kJAL2KHXZ93IUsm6TdBcuBaAPLFypzMFMqH6Fg53BpzdN",
+	"WvlOnzz7F0wVZLvUwGL/XDinSoQyDqlICQGKwU6Q5CGe12uPn9S03ZfESBLW5fKtXiNvnd2vMpOJGKWN",
+	"fMgM/93oh/H7JyxxftDAO9YatbW2rXoxC0EHQqw95AV5PYfK4nJ57tYPmnt/1wTqSRTKFEqGy0Ee5FvQ",
+	"ina0jJ4HJwQNCX3u27vQr7X66jb0a16/RsO+uid9czH6tdbnPqyC/hc87q9aFmgpFZ/hC73v8EQvmW5Q",
+	"a6fqjUVtC15Olk0P0+krbvy9DyunZNL1Z5dX6NIZdzcxV9t4vivzIhAQeE1RlMJPcOT76sz3YUfh8RGO",
+	"Jn0oaNOvQW6pakj7xPu1RJ+0v/1LLIm59AurAq7o/KIAw37qmmQV8w2vyMoLkdCRSldC0xJ7JWprUBON",
+	"mqFphsNG33YYVbaMPYXHWuXaBpOSleOFtd0k5oRFy42ScRbafU18e7Xkb9yS/y9lXW83M9d1KyMee8hl",
+	"VfWQUTm2M6b4izSSq9Qa/7Z+T6JoBxQU/cJOgOOwbnUdZ5RdtqC+Gqg2vavv3Ob2bc8aElNTeZ8lRfcX",
+	"zeUt5CsG4ns6j9v07KMt7dIeUO6D2Ufc0igSYITxgzGWPoJfwHjFwOQ2JXEm+1BX6dj2tOUvJW8BnuIB",
+	"jag0NjANQIMsPg7SyDRQvCmPgbPdZ9YwZhck2bXryxMP+Z8HWJCbWRw9upFO6n12Qm+JQbS2KBeISsQI",
+	"MVZ209lhmUEGzOH7jX20aMYx657zQ/QA4iEO3whkECRsUTZ4N2+I0vQiMevZDewzLG5FC/m79YaPtu6V",
+	"UqKOwm69kSCZCMLC7aQYhvoanuI47LMtP7lwcA2GOCDCBygIa4vPLiSwpKz3Rpu8GvW97UPEeDJKHiO/",
+	"Ud/zvVy3jfqeOZ3+LI7A9JSUV+7FmAk1EHXYbA929ttlUZzNtk42wpCb+Ezj1LMMEHe7eU06s3lqnbJK",
+	"dHLKDZrYdCbGZ1zSoWk/TZpLbkZiJjFpqFCl/JSHOtQBVBWI4KylEAjnM7nsnSwdWZIruiwKwtzKS23K",
+	"mSTwCKIMxioCPNrfPz0+6ujFFahXYymn6t9XuRefhIeVfyMHcqXReoyBD+iYA9ikhyODLLewEnWbWQEh",
+	"lsmKHem/LA/Q8Zcw7cX7Bh3aVf9R+0BrrZq6eJcXRxp9LnsfNNBMDsvmOVmG4A1+9NYdgoa12eQQPmWh",
+	"dPISefN96+Bdvfn+/d+LyZ/VKrPmKMWq2qftZvuEjHAwz3zyaWm0jaJqCXMFZmr9OQmxtCQeotIVHX2V",
+	"zV9l8z9TOGmzbWAhDDd2ib9PDy11C87WVVwqIl+DKVuDB4qc7xkBICBGMWZKbgeJdsxncTRHMY+i2VTU",
+	"0Y+z4JZIU5ITR3TEdBWu696RCQDgMQrxXGjf95DGQiLARKRMIF+16acBC+AuN48k93WMgZY3B9ARGkDN",
+	"OJbCznsW4YIRjdncZ/8kMReHCFImBApgFhrETjciAGMa/Pc/wNjUrJPB7r1712f2V/XfehKKIHxbHA1A",
+	"OAQNiTg0Dsr0GQRCzGImDEQGlMdVlA8naBlQGmUWE7R10NhTnR40mttauYDokpjIeF7vM2tuBSgzDeZG",
+	"GZqIQ6UtBIRJGhEB7m0Db6IjX6C0J0Sh9JmZMhrF/B4N5qjZ+HeD7Ufm0KBaM8rQbuPf7eaTBxxIHRy8",
+	"LDeonRytFZhnVxLHaTVqfZhsTc3DNFLE+OfVxldBw1ITztmcKtTXdMBxdVhYOjTG76uMRPINjENfJHRP",
+	"Qzk+RL5akkrLAL71O8i5qWh+s9vWtV9uEAIMNsWdamVTbG2vrZqaI0jJMTUSnr5JGuAuyXV659WmBw17",
+	"FXqQ8/TD/kF9D5wisVzeny7vfS1IWGt9ALh1U0tV1Fp7ahtsn41sn01Hn7uNH5r1d+5Od8s73St02lCr",
+	"LflCA3v5BiSObC32bCpY08sv0oSrxbvCd0S7MNMpvE/3VI//cw3fjWqt97vN+j5ML1nG6YeDWmv3YH+/",
+	"/u4xP/jdZnHJ9F+ddAwzXSe5+QzIMnsiV8Vtx0TpBa9S4atU+CeRCrU0mGWkViTMZ4BuXCxMi+aISrbT",
+	"aYSl4mso86GXmC2Tp6ZMrG/sar6GuLXhqjTAKJ4xQMq1ZYRs6KWGMpN15BuLoW9wzQHwzESH0VCJPCDs",
+	"BTpwMelZ8kh/305/Y9x222djDHijsSQhmhNIX/LtXNhIcVoakYzoS4VJW0JbPEaUGTTrbR31Cqmk8DEJ",
+	"7bc6J8rmu5ShxB5lFn5TTNfg1f/+uWbWLonZ+qGx29zbP3j3w/uaJtRWYtEmmpsxiaYkvhlwmVT4u1OS",
+	"3SJP3W+2dhv1/YN3f09DKkSXKQ6R/n0+k7XW7q5Xs1ugujKl5muZ8BzF9CkLVtRLt3EOyUqDVSLbd6PQ",
+	"dSPXc4rIlnRsMeyCmMBRUvoBZaiYHd9CNr+3fdE1Ob5rDdnWItDX72lcMT0pq9A8ezqQ0Z6rV/74yh//",
+	"JPwRsD/zJDPDIJNfX4I9SvIgd6YxuaPk/iUSgSA4LuuNY+RBgt0A3fNZFIJPSoe285BEJtKBpikxSrWn",
+	"kVQ6PZhU8URRgZBY/5dqyksi/QMcRdZdpRsEt5R9fB9TqYFIdax7K4NLIuZCkgmaxnwyldpWk+TXbMU8",
+	"IgL5ireYegUwH3/bhuVrBQUeJdAXKBjP2K3os5gAgHuoX9YZDHw4JLHJQtbmCCHpBOvq7kozQVv7mUyL",
+	"PsP6923F+yELwVYDmAnFlV2c+ELv65He5tozEoNzoY40RF0kSRRByKMOdrycCflfhvtC3+ofO/vN6gnC",
+	"xnH+JZKDk6XuwUrXWvuKvWejRU24o5pEzbOz/5kCazbPsM2zMw9JFPH/D25CFvvkU6q9QsMgr0zIZHkU",
+	"pGmzK1BEcAySpFpgHYqpD2qtVfubWv2YoHaI63UohaNOFnRjBCDoen4jCI6DsWLcUOCg1qrBnaLsmYxb",
+	"DdOcsQqMW739yrRfmfaGmfa/VBSSuW0oJelWUEhAk0pCiwoGtpUlRyy/LiAsasYK1WACwmQ0t/qjdnls",
+	"SUpEtuAIDTXD4nyi9EalCmdbVLyX3JEYiSnBt0Jr1ocIQx5rn0kc3SriZ/k31g0pLReb4hKF5myercYB",
+	"KtdOM2uxrlAFpQ3KPMeZ9+yNdtYIyS2rmvb9mAZjLfpADq+Y8luCttR81XNd8Gi7zDxu2O4atDvpvRuW",
+	"FjIxqWPp8oIHgQrYhbKhqGebH0p+vcALBCOxinBpdRmrKD9lPBf24w26DjJWDFs7sAoIiQ4s4exuueBw",
+	"S1lo9qCmLR2GLlS0dRxpu4oShzImBjylSnjUG5uYVXaGEedxzXgKVqHPfTulQ7I7vE4FkdwRfBVkXgWZ",
+	"P5n1IccSv5yBPm3+7ecgxwyWgkJ/5PGI2PJoWR4FleVkYkAQGoLBijMRHRJJJ8Tk55NYoC0/hzrpe8hf",
+	"RKf0tw0CifFhICHx/BBwJrRJw+acQ+gXllpQ4bFlVVgati4BVwAjRu7zqAl1dAbxxRisFJD/Xw44nR3b",
+	"5gzs1XiMXViDwKy4xUZocUVE59xmU4FGnJFXavxKjb8GTlX2+H4TtNygNBfIQzkxdyqB58wl9ueRWjIU",
+	"VgeEAXkELycohFRCcPVCSNWLEK4XlKS1krlSlm40M1EteVl63yFKV5KYS4ypz6az6xDYV8L6SlifL+Z+",
+	"c2TyJyKr08gnCryrDUR508cFluOniclv02i4JTEu2Y/epOKxlwny9RCPQiKkMebNWESE6DMf8Nb+Ewq4",
+	"5qXppN4KYLYZUCnf4pr4FgdpimNJcaQrqZtwT5DbIX4G3QNO4D2UAUwKO2vAOwgqrmLGS8yfX9qa52MR",
+	"+Ggru3DbX6PKLd5skdvUTFUKLFLkmrjmuf1m4DWc8DtiHL2mtgAP8fy/ViJ5LGOGawxuUMDbcVcQyEeS",
+	"7jb39usHhUjRg8ajV+ICPOVCGqtpjCVBIQmoMEx0FVyJMcMtTvKZZrPmi5jNzG1bx3qWqOOvEsWrRPHn",
+	"kyjAiGaZEMCM5Rjuty5gZEIWKoTJphEuIQ9mE40Xy8h9wgHrTn79S9LJCzPpF+CCg7mEhIn99w2vpuN6",
+	"IEtgnaqct2y5ymkzfvAf9Un4DTlMkn1bh94nJ+OV4L8S/OcT/OQMfjvUPhkSOrZnPRePMeHx/LlFVJwx",
+	"le0Q3ASAXMtjdIrj25Dfs+TKIclzIRwJua6jLkTvBzPZZ5RJbiIUgV9BGN+u12g0MmGHiDOkxjaK8XSM",
+	"BmrhcUyJODSqWp9BhgPEc+oSE6rzA9uuiRSJyB1Oh2XNhiOO1Bi0D0WHXabxG3YubwRA5NaRr6YL2RIJ",
+	"KLUaq/q/PgPqjLYgIiDhOwDKLNCAh5QIM7ImOqU/bqeJsbvq64RUgQ3zoIFOf4R8D50isbXf2EPds6vr",
+	"jx+7R93OWe/mf67Pe200IHPOwu16n1Xy2+iiqE9ngZusDJ9nNIn+8v/QR0IEANLEOISMWyFRo7777/Xa",
+	"+sziy5Xa/gq8+dms1JKMVcZYkzJkj+grM31lpl/D0eVmv6/ltL9I9mQYOmQNl6ixXLV7+zn5Z8WC2zgV",
+	"KWxUhSavrliFkkiFLMfbYJjCcnr9ZPrcXRl+kKzIa+jBK0X+5ijyV447qEamnmPxAlfKFMtxKpNlqFqt",
+	"KGNm7/0EP5wQNpLjWuvdvlebUGb/3F0ELnGbydJUntXEk9h61jye2wgKCAHztZHf1EZJFLWdexoSwPfZ",
+	"rkRedQDctfa0FBZ0aYh4+QqtFae9MSNbuIE4slOzMRViyH7m92iC2TxN2rsnMUFmFK/k/JWcfw1yronj",
+	"N0HLNWFBhrI4qPdK/4C9WXmnwKGp0/aHQUKzdpxmA/7bZ1lDEbz1/7N37V1tI8n+q9T1P4G9whgIeZhz",
+	"zywDmQw7yYThsbO7UY7Vltq2gtytqGWMl8N3v6eruluSMcbmYUjGf4XIavW73lW/dhGLsNIeAe+3eRQh",
+	"ru6wxzNeNnIh6B8VHetRZnDfA54oDu0RdAZJsobmsoyJM8IVdFQ4MSlPLPeFflYaP0IBF8WQx8j0TWEJ",
+	"lhYtIBRhIalAR0yc6VU02xNyMuTFiiyQsVA5Z1hdrD0CizA7aWTfajew481Go3ErQ37iBJxqzM2tIYQX",
+	"tfnsT7emBLvU3bGgg0Osm6xA9WSW2yLL9ccIJXg4hxLRkvmiB+hOLdnzkj3f35n0jJitiRtwHGMB7qPj",
+	"XGZo3KnqJkhXmk5NeaEois3xyVhBNz7nwvMF8tWCG5bdKeg/cvyz6kXxxRQ3CszhRTGL85QulGnUl4xl",
+	"12o33K84hp7x4lwq87HGx+FzGCn/cOt8D041o5OG7tOSRS1Z1DPRIJf+mUWwcKLK4JjSbG4ZyyPXL4ls",
+	"zOiSkYJbOjO7D8YN7QEdMLcQ8kf0wBixZel/WZLbpcGu5Hy5mQA9sMPFEqzH97YUaU0PrgRxUQTR9R3Q",
+	"cQQZR1CDSgAd5iLVi/BuG6XmCyxHGFBllADRrlA3cpUKrfbkgeqxbCyt1tZE88WfaBj1DcyTX7OZUkUi",
+	"FKLxXwN7NICQBGWQjHyRxGccgsNPxydw83quU6tgkoI1AZB84foVgbGLIyn7N10M++ZY1cADanRlAbN4",
+	"NOcHjm2zq+dStxBbEDT2zFPRL99hAmlS1nSmAx+TC1QKPuuoaGX3dYsrr9ZhcTL75lDbX6jN7BO7BX71",
+	"ZPyGw8o/jj/9ToirzF4tMoKYG4PFurPBUuj4oYWOA3HOktiRwWcmeCw1vEUIWLrVDEP9KCNebjLDkqJs",
+	"cirYOYsT1k74mDCnGTAUHHjW8o5jvP1RRCYt0LRlNAKmoDzMnZKcwrIsPudKv3IdmroO71jY8wXJLqYc",
+	"ZEDY4f6g0dgKNfPDv3gASSxIJGPQTpg4wwdNCDAdN7Bo15h57otOxrp9C39dEpsEYKK1AaA1cpLpVwoe",
+	"wEohzLkSThF2a9OFVxHEFHERTK+AwmMByF2HXQiakMaiG/gilH0bIGjnno1gYxsUD6VuSEAKQ4a1qOvw",
+	"C4FkKejoa+0SK4rPu6JRGdeziQXLRgjGShDhJZDvSQIdfqI4UHeXyEwplPkEqn1qtFhx6i8guJjbNlUr",
+	"kB2gj+D3QLa/8nCZj7eUXZ6J7PKjF25+eHnAA6fWzi4ZmKLwU9K6CZBgGkgDghUUoApNTAUg7HZf9JiI",
+	"EiykSE8UYTJCYH6gpD0BvTxPNSvV/yo4PfqwWsJDMImEH/cODT3T1CtwiDX9MK3Tc2UjtoQcworQi+GL",
+	"gKQHeoPkh1aLnumvG4nCKyrPBH/nSfxfJtV6mgy6sVjrh2kAMvNF8HeCiK78QH/reXCBiDerDrYBK+mv",
+	"xYKm4UF75AvKWNylFcS1K7IWX73EWDb9Cokmq+RzRxx5BT12zn0RGHSIJiD+d0CCU3l19JIifrCQwx2U",
+	"Z7DGZMiEkDm0uS8yvaA8IrSmAr1zhYQjpqRA2SnmeilLUEGrNtfDF3QwtNiR8E4OcpB7ZdgN/RJPOpBw",
+	"pkW+vMf7+p2b4uLwoJ9IghN/ICAHg8/3+bIAPzIQQU3IMxae8axu2tVD2W+WAIQg4x3ULBCa8ZxnVNlY",
+	"N0EhuIgTGyuRLuUZDFIweByQZnHIC+Nol+ct+8jsojWOlgVyxNhOeWah39Wo35YJCi/jEJol8eezfe+L",
+	"s6ESV0eTl/Oc4/wm1Co6RhwIm19bQnXX/2sVMBFzjJtC/CYO+/oA7TKbzt2A+2F6HySK4mDd5jqy9A0P",
+	"9lIQWnqOfqQSzpa0WsEAr8X9azaHPZbjiwl32BGTDQQnLDnTd0szewMvKOBTysXuwQsFe5o/7RXfIXR8",
+	"5cKrfcHN7UXgZiZGpi0c7/+m5QY9EDg90DzOYB41MSIN4twXwWWbKd4aZMlVoHmUFlD0Ey1nmMrNsHt4",
+	"gKBJ5uczPqpDgAKNFlFI444xkNlNwBgTEL4pe6FlHip2uhK8f3cC69jYSiT4gf7qDjCBzNy+rJtZsMWX",
+	"jZemy5aQeQs1/qA0CkGjoAAnAw1pW0d1TM03GOIWjMoZLehdwYf2UR3IrUTvraBwo1iH56MWIUx2Yp4F",
+	"q6A4wl2x3H7DOq2aFZmQgpyqNautJ8xWt45dPW6tgnvjhiIDXO5CCgeK660oMLCMceKFAs6yJOZZUWEQ",
+	"QcG7Qo/BOMzkIIc4v6FdBapLqVjlTORB5XO01MVYLQ7XRdhjglbUAnYKFJHKE1+JcwOE7otYVBaqqBGu",
+	"P6nQVmSh1evmIvEocKvji/Ly6Fm5BYokV6tu220HcihIDveKSh00fJLX0jQZNSEgnKjA80UQcbpZZkX0",
+	"e6UCkEIKyo4wAhikLMsN1ovSslMsur7oxDyJFBZHl/rMF5j1dNr7vN8msd1debMttNgsDHmac7Kt2Z2E",
+	"gxyygSjJlLJTOTJN50v1hQHo8ooV9mDI2z0pz2itE80pVGlvgHVZLJShL3b9KkcS2xTpzVJQUHw4gpCl",
+	"ejQbDdqBaT7a4r5eN3qC7Pgi0MSrXlDROuZRB9YmQ7OkTBcrlAcRT3JWz2TCKWHGF6iWSVH8aDYsAGf+",
+	"pF1DAlE1hOqDGnRiEatei2TlYKfi3GrJlJAtDNhMa6DXx7m8gFHuN4HpAe+n+QiCsCfjkJvTYGgHturI",
+	"JJFDhYfckHG6CXFOVfOFNfx+3v/0+7svQdmGCreZUH0xZkPdhQ5ZUYF1cqOqlo2npAdJoXUr6vbSJ+1B",
+	"b+RlvV6/urLGXT0VISGwA9ObT9OqY/5Di+pBWuRePLYvlLFLY5nIAFZoxC4nSTMQX5gdIchCvIQq52kJ",
+	"3mcHAiqE4/qgAqrFwSl+MPlPtosXCjpxF+3IWi4wtTYxCGHIRh7iC/egQVse5wZknEeY44TKTM6SOgQx",
+	"hXrjgQ37abLm9larlHSf44jUyOBfa0aMWTvYD4DEttU6EGw6DtHSAs2hobzk4NvinX7NAx+1BforlJH5",
+	"C2USvwZXcBUUpYF2D/F7Kmf54AajN4XkaYmjEDjuZftOExbjw3OWDFAFLYJTPpe+ZBASJSIj5r1YnJnC",
+	"SshqKN3GFED9aaxcqtY5bVXSW4Our8ZCHG4b1glPNMUHBl/lGbqv79y17diF/FSoB4VulAiI0+WwJ+qw",
+	"tbG5RaL8jDlqlY18TIRIQ89w9SrEElVbmWJmW8QvyqDMlR4oQpEq3CbImEKW9KnYbWnZnUhCmW0mgr7W",
+	"3Hj9auv1xtvNRsMWqrfXcKuzyd6GG9Fr/qq9zV6GW+1NthE1eG2urTPKOH23xI8waN7NZYzY1JpbDa9W",
+	"IUy15oZLDysebTfuuqe3xpvUmjVHt+PIrzX98aXxa55v5ud+vsZx8SWz2n5luX1aRmx620LSV+io+Pqs",
+	"+HQqfH0s/BryZr/WvPRxu+mTdsOpLR0X/MWvXXl+9bD5taYYJMnVlyvNe77HeZcnuMeSfv0HnOWkCflI",
+	"Jfzas5/UF8+nG0/7VbncPt1u/zol8GvNTc+vXHt8efOqNF2Sm5Ar34UUTPd7FkMqR2uZcoMTgw6WEVx/",
+	"PeMfSZ13MAFSwzt5Q6np/D5RaoeBRHO7R6ntXZ2kdrL3cJXSJ+5q0qTWd4u8Ki3bfP5WaniL19Xk9IzZ",
+	"LGGFGq/pD7M8bid8tWRwPcxkLkOZWFdsP0xvNpbuirI7bwUnYmF9wX7JOnz1COHXk5NDyDMmlN6tVZDn",
+	"CJE7wTyJBtSD/XeouUVcneUyBSeBKLSgonuQzALkMiZkD2eycRY5Wjej0Osxv1AYfLR2dLhnbbi+sDUy",
+	"rA23CamMUZnGaRqkD5ZT4YjTow8Vfc6YZX3BoM1ZphV4zVxoSIXHU6t8POFKwYpW0D+G6doxVyqWYu0g",
+	"CnaAiZFWUlHCLyWJjuysLIYf/UDVSMYVgsCA+hUmxWAXLVcB9AcqJ8ct6tLXmxpt/ZocGxRuU7t9YBQX",
+	"vexSJqrpiyCJVd6izTB+2jELsmpCHHk4BA9I//XIEnhorACeL/D/q2YoiouoZfSUAFYCExWAGIf8Itf/",
+	"kq3xJ/0n5TH8VDX80oqi1bwwlGpOm2eDMB9kPHJ2wzgvLJ26E18E9vwYU2wJGsZZ/CrmOKzZW2CMlYx+",
+	"xrjn7Jyr1uqjB8CShFIk0KqScTVIcmttjtU7it1zFl79X4S2jriJ9DMG8119LSI8jX02QrO+84LrWeMm",
+	"7MDYsoqZMtdZknwM09o9cs61Qrjh1fQvWRrWmrXNeoNgTXoScXn1QNf1WtjUDZRtWNY11aknJnb3/jva",
+	"Ontz0chejV6KzW/b/dfDt/kGAqaY5OtfeZJITV+Nt7g8+zmi2v6hpDhKQxea9Ajq+w0rROeh8qnPLoX/",
+	"11gfioz/T825rPEXrZcXZ3yvGMN1zJkbljAsxTlUOrq636Jdl4odPbbdeVh64ePe4VLO/U7l3E0SgsaE",
+	"BhAyjzvmBkAp9tfizBagWgzFAXS57ICQGLm9PBbL2IcZYx9+9OjMirivRdRjik6aIs6js386xp4TxLuE",
+	"J+CcX9TYq0REoPDsqoAW8Q+rYzh8KHokiZaepQh50zlpysEBkEtfYDgEUzaewINADgWPWu2R8VM6eZJk",
+	"yMDYlYKqgxSfIryygFMRX1i32w4Eup2t39flpU9hjKcvWBTF2NTNUg4FClLozMZgjx4757BiwjkUqEHY",
+	"syvliz95+/QAVE8OIc4fyZd0Y+U+2uGHiU78fDnFrD+Dqd4IWycZi2LRhV3nMShZ8cny79XsLmPwX5+j",
+	"7OJe0os/e6Whkl79IbZelgmRdGOaid5AOuNL1vLdspa7G8ieyFY0oZQansE5DTU2iGQ6+Jk78fZ1IoNl",
+	"Ur2jKWXGTa6W4Oc8Q1ImJgOi/Wn7/f7w0B6jQNhY+cdUAUt4hqhKJuze+pzJsq+3Enuvky2kRYFbUQHB",
+	"XYRb1b4YyjvsmbGGr/ubZy/Fq/TNt0ZWFO0cpNEsYx1kSa1Zw1SG5vo67mI50JzSMJ4TiJs5a/MU3bTn",
+	"fEnRl8rCdGXhSeOeS1TUEnj3CIOfJ2czD9r6v22shHl69AFyWQTswSTjK6zIDmbakMhtrIvWorpqkLEp",
+	"EtAG8WEMVtzF6oQB8QasBaOFYgy86nGMjRQRtEdwJHOWczshOMb367ArXNxxj6ly3Wx3Q+cCITPff9L6",
+	"mdNo/Z2I+6wEeU56ubiSm3diktNY499m5nl0MPFFxcPWx85vf7zN3rz/7d/fspPh19PD/TcHHw7/cyA3",
+	"P7AP7Hj4+uL0pHHUVV+/vvm/h+eY92RwdGluSwQyF6dwNBjBbcnqlqzuwROjlzVaFleFs+BtE2SBsq63",
+	"fmn+mrHwZl5QDXKrZzKlPKKUC7TQRDyJzzlWqZ+9NOedeXHnI8vDXu3BYXiukfFNQ8YbjYar4jydodyX",
+	"hM8A4lOi4ctCoEvS/ZQ1LcyhrcZuzUBBDzM0qqO13FaIefoiolPp5w3QP59EcRmrupPnUtqqIlaVEr7n",
+	"+d3J4O9S8IcmhUvj1kJE9RkJ/Bhhf3fCbqVZ+E6F8C6ZwPNmAlsz5tp/lFHciS1Bf0Z1ACaxgaei5e95",
+	"fhshn4/M/mlFZWPQ1uT2Ghs44mnCQiMqUzawgjTjylQCwGo5MhrtYHKh6HIVoO9YN5CKU9UgX2AqG7Aw",
+	"H7AkGYEhexR2GDgCFkBfnhuENqztV4d3moxqQZz5wrKjMOEsIzE9iGKFdPaIsl9nRJw5xR4fRky/o61s",
+	"moVnXppL03nMFDpnz6I91uM0I/7yqMzyb/fmghtVTWdBXJB2ZGZtp8hvpmksueNSRfqLqUh/qdA0Ig93",
+	"s2utFyapqaENpsULVbJhebacjAtu8IByvJEtG1cY6SZToxv2izE8PiDquGKajEpTIiHE5JHQqCfBlNKv",
+	"M2cvmvmNjqnZ4yCV5jnvp5rPbc7MQ5Ez4mbwc6vCRhtss70Vvoy2+avO6+6b3tuv/cKmF938lj54CVP5",
+	"Lg1kUt/buu+X26/+Y16lw9ysYdrSdmPLPKZl2pMRrzW3G1teTfCLKZ/d2i5xZLMzzZoxuRYR+9dV4mcX",
+	"eWHPyTwRGCWT8tK6uWTdP5SSWo7dgAqTeGCFdQbuuH5p/h7p5xnPqablnfu8nWXtu/5uBSnCcp3mdSpo",
+	"hel3Ugqq/z2U2RnlR3Yyzj0Y9liOkYeYP2fTBF26JeESmWVYi6OgDgcdquFm2Axm1SkKCXcdxwoCyrYL",
+	"aBB1OGFnVDxWa/UzqtNHem3HKOL1gOvNyXJKeTDfBnzAoyVZXJLFp9Bo7NF9FpQU79Q4KR3NqSpkGHu2",
+	"ZkOBLu9nIZxIzt7H5+OOdKxXSX16BnqNRxgUh5a9OvwiM9h8CT05yJSjRlqWR9wPyIcS4+tYPsi0zqJ1",
+	"EqpPx8Ke+7CSkPGQ66bKFyEToIZxHvacdyqRKhZdh1JyJ8KG61cJQnqwMtfPJzRsb/OXf6qf/zjoZSrc",
+	"6yV/HHz85/+2t9Xxv1Uq26/l/vcdDlZEgxXHcslhlhzmudjMnozBTIpLnpO/5Fw9Elv5Q0uCmj5bobau",
+	"+7LVPHNJNh/HchIp+A5ecitO+kL15BDNQzcoJTOxhF2wHibXmekB0x57segiK9Kj09xG86pYWRgCE0/+",
+	"svEW/nz386+fPv3W2j843v35w7v9pkGdgNhY4ibxnxOuSlEUs8nTeiTgwLiWEvWS3j0vekeRs7fISzNC",
+	"ammyNk0MGL90XkVQjZW73Dul24jyQtVCb27o8hZ9p7foqXispt+3eHkQQiUcZHE+Qt5JpbJ2B3mv1vz8",
+	"BevVEETSBNSaE1s4mVARUpb3CLYxHbSTOCywEmIFu+/f/X6y3zo8/fnDwV7r9OhD3cnr6+cbyInN8K7V",
+	"J8HMqFAKLEVNNQSoMHuHh6MwQW+1cbMYeIrrXpsTlpxp/lgCkvBg2JMJ1TLXyp/MHBJW6YsOCev6N/fK",
+	"tftNSSkc2cAAf9uS/SXwh9KXy80nfR6rPjvQiIzb6JeVRIruWs6zPiBoeswV1SA7E1rgWNH/JDzqIh4P",
+	"FWlarUwIAdwnLFGp/IKWMEqwRgjAsR+rUGaRByc84d2M9bHTf1VnZBtMAgqKu4JHHkSDDEkdyQgl7TvH",
+	"CteZPjGKzpHJnUOwqFjlPIKBiHgGF2vlNFLTuzvVN0xtPPMu72Vy0O1BahO3DeYA1bpRwJKMs2gEKuXs",
+	"DKuXmTOubN06CjFy7V+Mo4+4wnWlURZp4vrIFxNxIaJ1V+ChqPI3X5TPHABHlOAQIZajplU3BOqMVxkc",
+	"webFBbDQHTVVbFd9jAbt2hM8ZKYIiIGtpNmaDIGFzNbmACxqtmZupBggfAI3XXuTw3AXsQjGV0o9LmIp",
+	"XljfeBF2FwukwxHIAUJKEORsLmVpaYzJZyFrYsOlFrMalpDbXdcvFrS2vqDDUBDrRZwFSBOWd2TWL4Pl",
+	"lUGRzKypHCe2vu5+f+QVMax+z/a3EDpBud08AuZQl1YYguXELDE4K7mUq9i+bIt47NUw7FSLkI+5EMd6",
+	"EdojKIuqZF9hedW+ggP4/wAAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
