@@ -76,10 +76,10 @@ func (idempotencyKeyRow) TableName() string { return "idempotency_keys" }
 
 // ClaimIdempotencyKey claims r.Key of account r.AccountID for the request
 // r.Fingerprint. The claim is one INSERT ... ON CONFLICT, so two replicas
-// racing for a key get one winner. A key already claimed answers:
-// the stored answer (Replay) when it finished with the same fingerprint,
-// ErrIdempotencyKeyReused for another fingerprint, ErrIdempotencyKeyInUse
-// while it runs. A key past IdempotencyRetention, or in flight past its
+// racing for a key get one winner. A key already claimed answers
+// ErrIdempotencyKeyInUse while its request runs, then the stored answer
+// (Replay) for the same fingerprint and ErrIdempotencyKeyReused for
+// another. A key past IdempotencyRetention, or in flight past its
 // lease, is taken over. Each claim also deletes a bounded batch of expired
 // keys.
 func (s *Store) ClaimIdempotencyKey(ctx context.Context, r IdempotencyRequest) (IdempotencyClaim, error) {
@@ -128,10 +128,10 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, r IdempotencyRequest) (
 			return nil
 		}
 		switch {
-		case row.Fingerprint != r.Fingerprint:
-			return ErrIdempotencyKeyReused
 		case row.State == idempotencyInFlight:
 			return ErrIdempotencyKeyInUse
+		case row.Fingerprint != r.Fingerprint:
+			return ErrIdempotencyKeyReused
 		}
 		answer := &IdempotentAnswer{Status: row.Status, Body: row.Body}
 		if err := json.Unmarshal(row.Header, &answer.Header); err != nil {

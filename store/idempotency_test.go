@@ -18,13 +18,13 @@ func TestIdempotencyKeys(t *testing.T) {
 		if first.Token == "" || first.Replay != nil {
 			t.Fatalf("first claim = %+v; want a token", first)
 		}
-		// While it runs: in use, or reused for another body.
+		// While it runs, whatever the body: in use.
 		_, err = s.ClaimIdempotencyKey(ctx, req)
 		wantErr(t, err, ErrIdempotencyKeyInUse)
 		other := req
 		other.Fingerprint = "POST /v1/agents def"
 		_, err = s.ClaimIdempotencyKey(ctx, other)
-		wantErr(t, err, ErrIdempotencyKeyReused)
+		wantErr(t, err, ErrIdempotencyKeyInUse)
 		// Another account's same key is its own.
 		elsewhere := req
 		elsewhere.AccountID = "acct_b"
