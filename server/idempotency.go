@@ -87,7 +87,6 @@ func (s *Server) idempotent(c echo.Context, next echo.HandlerFunc, principal sto
 				c.Response().Header().Set(name, v)
 			}
 		}
-		c.Response().Header().Set("Idempotent-Replayed", "true")
 		c.Response().WriteHeader(a.Status)
 		_, err := c.Response().Write(a.Body)
 		return err
