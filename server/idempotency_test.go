@@ -11,6 +11,8 @@ import (
 
 	"github.com/agentd/agentd/llm/llmtest"
 	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/store/storetest"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // keyed is req with the Idempotency-Key key.
@@ -137,5 +139,40 @@ func TestIdempotentCreateWebhook(t *testing.T) {
 	}
 	if _, n, err := h.store.ListWebhooks(context.Background(), h.account.ID, 1, 100); err != nil || n != 1 {
 		t.Fatalf("%d webhooks (%v); want one", n, err)
+	}
+}
+
+// TestIdempotencyAcrossReplicas runs two servers on one PostgreSQL
+// database: a key claimed on one is in use, then replayed, on the other.
+func TestIdempotencyAcrossReplicas(t *testing.T) {
+	dsn := storetest.PostgresDSN(t)
+	a := newHarnessAt(t, dsn, nil, nil)
+	cfg := a.cfg.Config
+	cfg.Store, cfg.Registry = storetest.Open(t, dsn), prometheus.NewRegistry()
+	b := a.with(t)
+	var err error
+	if b.srv, err = New(cfg); err != nil {
+		t.Fatal(err)
+	}
+	id := a.createAgent(map[string]any{"name": "replicated"})
+	a.openai.Respond(llmtest.Reply{Text: "once", Delay: 500 * time.Millisecond})
+	send := keyed(request{method: "POST", path: "/v1/agents/" + id + "/messages", key: a.writeKey,
+		body: map[string]any{"text": "hello"}}, "replicas-1")
+	var wg sync.WaitGroup
+	var first response
+	wg.Go(func() { first = a.do(send) })
+	deadline := time.Now().Add(5 * time.Second)
+	for a.openai.Count() == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if res := b.do(send); res.Code != http.StatusConflict {
+		t.Fatalf("on the other replica while running: %d %s", res.Code, res.Body)
+	}
+	wg.Wait()
+	if res := b.do(send); first.Code != http.StatusOK || res.Code != http.StatusOK || !bytes.Equal(res.Body, first.Body) {
+		t.Fatalf("first %d %s, replayed on the other replica %d %s", first.Code, first.Body, res.Code, res.Body)
+	}
+	if n := a.openai.Count(); n != 1 {
+		t.Fatalf("%d provider calls; want 1", n)
 	}
 }
