@@ -3,7 +3,10 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
+
+	"github.com/agentd/agentd/secretbox"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -137,6 +140,13 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, r IdempotencyRequest) (
 		if err := json.Unmarshal(row.Header, &answer.Header); err != nil {
 			return err
 		}
+		if secretbox.Sealed(string(row.Body)) {
+			plain, err := s.box.Open(string(row.Body), r.AccountID, idempotencySecretName(r.Key))
+			if err != nil {
+				return fmt.Errorf("%w: %v", ErrSecretUnreadable, err)
+			}
+			answer.Body = plain
+		}
 		claim.Replay = answer
 		return nil
 	})
@@ -154,6 +164,15 @@ func (s *Store) CompleteIdempotencyKey(ctx context.Context, accountID, key, toke
 	if a.Body == nil {
 		a.Body = []byte{}
 	}
+	// An answer may hold a secret shown once (a webhook's): it is sealed
+	// like every secret at rest.
+	if s.box != nil {
+		sealed, err := s.box.Seal(a.Body, accountID, idempotencySecretName(key))
+		if err != nil {
+			return wrap("complete idempotency key", err)
+		}
+		a.Body = []byte(sealed)
+	}
 	at := s.now()
 	return s.write(ctx, "complete idempotency key", func(tx *gorm.DB) error {
 		res := tx.Model(&idempotencyKeyRow{}).
@@ -169,6 +188,9 @@ func (s *Store) CompleteIdempotencyKey(ctx context.Context, accountID, key, toke
 		return nil
 	})
 }
+
+// idempotencySecretName binds a sealed answer to its key.
+func idempotencySecretName(key string) string { return "idempotency-key:" + key }
 
 // ReleaseIdempotencyKey gives up the claim token on key of account
 // accountID (its request failed and changed nothing), so that a retry runs

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"testing"
 	"time"
@@ -90,4 +91,27 @@ func TestIdempotencyKeyTakeover(t *testing.T) {
 			t.Fatal("a released key was not claimed again")
 		}
 	})
+}
+
+// TestIdempotentAnswerSealed: a stored answer may hold a secret shown once
+// (a webhook's), so with a secret key it is sealed at rest.
+func TestIdempotentAnswerSealed(t *testing.T) {
+	s := newSQLite(t)
+	s.box = newBox(t)
+	ctx := context.Background()
+	req := IdempotencyRequest{AccountID: "acct_a", Key: "hook", Fingerprint: "f", Lease: time.Minute}
+	c, err := s.ClaimIdempotencyKey(ctx, req)
+	mustOK(t, err)
+	body := `{"data":{"secret":"whsec_abc"}}`
+	mustOK(t, s.CompleteIdempotencyKey(ctx, req.AccountID, req.Key, c.Token, IdempotentAnswer{Status: 201, Body: []byte(body)}))
+	var raw []byte
+	mustOK(t, s.w.Raw("SELECT body FROM idempotency_keys").Row().Scan(&raw))
+	if bytes.Contains(raw, []byte("whsec_")) {
+		t.Fatalf("the stored answer holds the secret in clear: %s", raw)
+	}
+	replay, err := s.ClaimIdempotencyKey(ctx, req)
+	mustOK(t, err)
+	if replay.Replay == nil || string(replay.Replay.Body) != body {
+		t.Fatalf("replay = %+v; want %s", replay.Replay, body)
+	}
 }
