@@ -67,8 +67,10 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 		if err := s.checkBody(c.Response(), req, route.Operation, limit); err != nil {
 			return err
 		}
-		if err := checkIdempotencyKey(req); err != nil {
-			return err
+		if idempotentOps[operationID] {
+			if err := checkIdempotencyKey(req); err != nil {
+				return err
+			}
 		}
 		input := &openapi3filter.RequestValidationInput{
 			Request: req, PathParams: pathParams, Route: route,
