@@ -448,6 +448,8 @@ const (
 	CONVERSATIONNOTFOUND    ErrorCode = "CONVERSATION_NOT_FOUND"
 	DELETEPROTECTED         ErrorCode = "DELETE_PROTECTED"
 	DELIVERYNOTFOUND        ErrorCode = "DELIVERY_NOT_FOUND"
+	IDEMPOTENCYKEYINUSE     ErrorCode = "IDEMPOTENCY_KEY_IN_USE"
+	IDEMPOTENCYKEYREUSED    ErrorCode = "IDEMPOTENCY_KEY_REUSED"
 	INSUFFICIENTPERMISSIONS ErrorCode = "INSUFFICIENT_PERMISSIONS"
 	INSUFFICIENTQUOTA       ErrorCode = "INSUFFICIENT_QUOTA"
 	INTERNALERROR           ErrorCode = "INTERNAL_ERROR"
@@ -479,6 +481,10 @@ func (e ErrorCode) Valid() bool {
 	case DELETEPROTECTED:
 		return true
 	case DELIVERYNOTFOUND:
+		return true
+	case IDEMPOTENCYKEYINUSE:
+		return true
+	case IDEMPOTENCYKEYREUSED:
 		return true
 	case INSUFFICIENTPERMISSIONS:
 		return true
@@ -2966,6 +2972,9 @@ type ConversationIdPath = string
 // DeliveryId defines model for DeliveryId.
 type DeliveryId = string
 
+// IdempotencyKey Example: 5f2b7c9e-create-trading-assistant
+type IdempotencyKey = string
+
 // IfMatch Example: "7"
 type IfMatch = string
 
@@ -2995,6 +3004,12 @@ type DeliveryNotFound = ErrorEnvelope
 
 // Forbidden Every error body.
 type Forbidden = ErrorEnvelope
+
+// IdempotencyKeyInUse Every error body.
+type IdempotencyKeyInUse = ErrorEnvelope
+
+// IdempotencyKeyReused Every error body.
+type IdempotencyKeyReused = ErrorEnvelope
 
 // InternalError Every error body.
 type InternalError = ErrorEnvelope
@@ -3078,6 +3093,19 @@ type ListAgentsParams struct {
 
 	// Order Sort direction; `desc` when absent.
 	Order *SortOrder `form:"order,omitempty" json:"order,omitempty"`
+}
+
+// CreateAgentParams defines parameters for CreateAgent.
+type CreateAgentParams struct {
+	// IdempotencyKey Makes the request safe to retry: a repeat with the same key and the
+	// same body within 24 hours, from the same account, answers the first
+	// answer again (status and body) without doing the work twice. The same
+	// key with another body is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while
+	// the first still runs is 409 `IDEMPOTENCY_KEY_IN_USE`. A request that
+	// failed keeps nothing, so its retry runs afresh. 1 to 255 printable
+	// ASCII characters; another account's same key is its own. Streamed
+	// replies (`"stream": true`) are not replayed: the key is ignored.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // DeleteAgentParams defines parameters for DeleteAgent.
@@ -3176,6 +3204,19 @@ type ListKnowledgeParams struct {
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
+// CreateKnowledgeParams defines parameters for CreateKnowledge.
+type CreateKnowledgeParams struct {
+	// IdempotencyKey Makes the request safe to retry: a repeat with the same key and the
+	// same body within 24 hours, from the same account, answers the first
+	// answer again (status and body) without doing the work twice. The same
+	// key with another body is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while
+	// the first still runs is 409 `IDEMPOTENCY_KEY_IN_USE`. A request that
+	// failed keeps nothing, so its retry runs afresh. 1 to 255 printable
+	// ASCII characters; another account's same key is its own. Streamed
+	// replies (`"stream": true`) are not replayed: the key is ignored.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ForgetUserParams defines parameters for ForgetUser.
 type ForgetUserParams struct {
 	UserId ConversationId `form:"userId" json:"userId"`
@@ -3194,6 +3235,32 @@ type ListMemoriesParams struct {
 	Q *string `form:"q,omitempty" json:"q,omitempty"`
 }
 
+// CreateMemoryParams defines parameters for CreateMemory.
+type CreateMemoryParams struct {
+	// IdempotencyKey Makes the request safe to retry: a repeat with the same key and the
+	// same body within 24 hours, from the same account, answers the first
+	// answer again (status and body) without doing the work twice. The same
+	// key with another body is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while
+	// the first still runs is 409 `IDEMPOTENCY_KEY_IN_USE`. A request that
+	// failed keeps nothing, so its retry runs afresh. 1 to 255 printable
+	// ASCII characters; another account's same key is its own. Streamed
+	// replies (`"stream": true`) are not replayed: the key is ignored.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// SendMessageParams defines parameters for SendMessage.
+type SendMessageParams struct {
+	// IdempotencyKey Makes the request safe to retry: a repeat with the same key and the
+	// same body within 24 hours, from the same account, answers the first
+	// answer again (status and body) without doing the work twice. The same
+	// key with another body is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while
+	// the first still runs is 409 `IDEMPOTENCY_KEY_IN_USE`. A request that
+	// failed keeps nothing, so its retry runs afresh. 1 to 255 printable
+	// ASCII characters; another account's same key is its own. Streamed
+	// replies (`"stream": true`) are not replayed: the key is ignored.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListWebhooksParams defines parameters for ListWebhooks.
 type ListWebhooksParams struct {
 	// Page Page number, from 1.
@@ -3201,6 +3268,19 @@ type ListWebhooksParams struct {
 
 	// Limit Items per page.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// CreateWebhookParams defines parameters for CreateWebhook.
+type CreateWebhookParams struct {
+	// IdempotencyKey Makes the request safe to retry: a repeat with the same key and the
+	// same body within 24 hours, from the same account, answers the first
+	// answer again (status and body) without doing the work twice. The same
+	// key with another body is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while
+	// the first still runs is 409 `IDEMPOTENCY_KEY_IN_USE`. A request that
+	// failed keeps nothing, so its retry runs afresh. 1 to 255 printable
+	// ASCII characters; another account's same key is its own. Streamed
+	// replies (`"stream": true`) are not replayed: the key is ignored.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // DeleteWebhookParams defines parameters for DeleteWebhook.
@@ -6035,7 +6115,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /agents (the `CreateAgent` operationId).
-	CreateAgentWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateAgentWithBody(ctx context.Context, params *CreateAgentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateAgent Create Agent
 	//
@@ -6052,7 +6132,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /agents (the `CreateAgent` operationId).
-	CreateAgent(ctx context.Context, body CreateAgentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateAgent(ctx context.Context, params *CreateAgentParams, body CreateAgentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteAgent Delete Agent
 	//
@@ -6321,7 +6401,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /agents/{agentId}/knowledge (the `CreateKnowledge` operationId).
-	CreateKnowledgeWithBody(ctx context.Context, agentId AgentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateKnowledgeWithBody(ctx context.Context, agentId AgentId, params *CreateKnowledgeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateKnowledge Add Knowledge Document
 	//
@@ -6336,7 +6416,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /agents/{agentId}/knowledge (the `CreateKnowledge` operationId).
-	CreateKnowledge(ctx context.Context, agentId AgentId, body CreateKnowledgeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateKnowledge(ctx context.Context, agentId AgentId, params *CreateKnowledgeParams, body CreateKnowledgeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteKnowledge Delete Knowledge Document
 	//
@@ -6371,7 +6451,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /agents/{agentId}/memories (the `CreateMemory` operationId).
-	CreateMemoryWithBody(ctx context.Context, agentId AgentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateMemoryWithBody(ctx context.Context, agentId AgentId, params *CreateMemoryParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateMemory Create Memory
 	//
@@ -6382,7 +6462,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /agents/{agentId}/memories (the `CreateMemory` operationId).
-	CreateMemory(ctx context.Context, agentId AgentId, body CreateMemoryJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateMemory(ctx context.Context, agentId AgentId, params *CreateMemoryParams, body CreateMemoryJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteMemory Delete Memory
 	//
@@ -6401,7 +6481,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /agents/{agentId}/messages (the `SendMessage` operationId).
-	SendMessageWithBody(ctx context.Context, agentId AgentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	SendMessageWithBody(ctx context.Context, agentId AgentId, params *SendMessageParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SendMessage Send Message
 	//
@@ -6413,7 +6493,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /agents/{agentId}/messages (the `SendMessage` operationId).
-	SendMessage(ctx context.Context, agentId AgentId, body SendMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	SendMessage(ctx context.Context, agentId AgentId, params *SendMessageParams, body SendMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// StreamMessageWithBody Send Message, streamed
 	//
@@ -6630,7 +6710,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /webhooks (the `CreateWebhook` operationId).
-	CreateWebhookWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateWebhookWithBody(ctx context.Context, params *CreateWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateWebhook Create Webhook
 	//
@@ -6642,7 +6722,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /webhooks (the `CreateWebhook` operationId).
-	CreateWebhook(ctx context.Context, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateWebhook(ctx context.Context, params *CreateWebhookParams, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteWebhook Delete Webhook
 	//
@@ -6749,8 +6829,8 @@ func (c *Client) ListAgents(ctx context.Context, params *ListAgentsParams, reqEd
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /agents (the `CreateAgent` operationId).
-func (c *Client) CreateAgentWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateAgentRequestWithBody(c.Server, contentType, body)
+func (c *Client) CreateAgentWithBody(ctx context.Context, params *CreateAgentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateAgentRequestWithBody(c.Server, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -6776,8 +6856,8 @@ func (c *Client) CreateAgentWithBody(ctx context.Context, contentType string, bo
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /agents (the `CreateAgent` operationId).
-func (c *Client) CreateAgent(ctx context.Context, body CreateAgentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateAgentRequest(c.Server, body)
+func (c *Client) CreateAgent(ctx context.Context, params *CreateAgentParams, body CreateAgentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateAgentRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7225,8 +7305,8 @@ func (c *Client) ListKnowledge(ctx context.Context, agentId AgentId, params *Lis
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /agents/{agentId}/knowledge (the `CreateKnowledge` operationId).
-func (c *Client) CreateKnowledgeWithBody(ctx context.Context, agentId AgentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateKnowledgeRequestWithBody(c.Server, agentId, contentType, body)
+func (c *Client) CreateKnowledgeWithBody(ctx context.Context, agentId AgentId, params *CreateKnowledgeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateKnowledgeRequestWithBody(c.Server, agentId, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7250,8 +7330,8 @@ func (c *Client) CreateKnowledgeWithBody(ctx context.Context, agentId AgentId, c
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /agents/{agentId}/knowledge (the `CreateKnowledge` operationId).
-func (c *Client) CreateKnowledge(ctx context.Context, agentId AgentId, body CreateKnowledgeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateKnowledgeRequest(c.Server, agentId, body)
+func (c *Client) CreateKnowledge(ctx context.Context, agentId AgentId, params *CreateKnowledgeParams, body CreateKnowledgeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateKnowledgeRequest(c.Server, agentId, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7325,8 +7405,8 @@ func (c *Client) ListMemories(ctx context.Context, agentId AgentId, params *List
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /agents/{agentId}/memories (the `CreateMemory` operationId).
-func (c *Client) CreateMemoryWithBody(ctx context.Context, agentId AgentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateMemoryRequestWithBody(c.Server, agentId, contentType, body)
+func (c *Client) CreateMemoryWithBody(ctx context.Context, agentId AgentId, params *CreateMemoryParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateMemoryRequestWithBody(c.Server, agentId, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7346,8 +7426,8 @@ func (c *Client) CreateMemoryWithBody(ctx context.Context, agentId AgentId, cont
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /agents/{agentId}/memories (the `CreateMemory` operationId).
-func (c *Client) CreateMemory(ctx context.Context, agentId AgentId, body CreateMemoryJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateMemoryRequest(c.Server, agentId, body)
+func (c *Client) CreateMemory(ctx context.Context, agentId AgentId, params *CreateMemoryParams, body CreateMemoryJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateMemoryRequest(c.Server, agentId, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7385,8 +7465,8 @@ func (c *Client) DeleteMemory(ctx context.Context, agentId AgentId, memoryId str
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /agents/{agentId}/messages (the `SendMessage` operationId).
-func (c *Client) SendMessageWithBody(ctx context.Context, agentId AgentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSendMessageRequestWithBody(c.Server, agentId, contentType, body)
+func (c *Client) SendMessageWithBody(ctx context.Context, agentId AgentId, params *SendMessageParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSendMessageRequestWithBody(c.Server, agentId, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7407,8 +7487,8 @@ func (c *Client) SendMessageWithBody(ctx context.Context, agentId AgentId, conte
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /agents/{agentId}/messages (the `SendMessage` operationId).
-func (c *Client) SendMessage(ctx context.Context, agentId AgentId, body SendMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSendMessageRequest(c.Server, agentId, body)
+func (c *Client) SendMessage(ctx context.Context, agentId AgentId, params *SendMessageParams, body SendMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSendMessageRequest(c.Server, agentId, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7724,8 +7804,8 @@ func (c *Client) ListWebhooks(ctx context.Context, params *ListWebhooksParams, r
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /webhooks (the `CreateWebhook` operationId).
-func (c *Client) CreateWebhookWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateWebhookRequestWithBody(c.Server, contentType, body)
+func (c *Client) CreateWebhookWithBody(ctx context.Context, params *CreateWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateWebhookRequestWithBody(c.Server, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7746,8 +7826,8 @@ func (c *Client) CreateWebhookWithBody(ctx context.Context, contentType string, 
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /webhooks (the `CreateWebhook` operationId).
-func (c *Client) CreateWebhook(ctx context.Context, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateWebhookRequest(c.Server, body)
+func (c *Client) CreateWebhook(ctx context.Context, params *CreateWebhookParams, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateWebhookRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8012,18 +8092,18 @@ func NewListAgentsRequest(server string, params *ListAgentsParams) (*http.Reques
 }
 
 // NewCreateAgentRequest calls the generic CreateAgent builder with application/json body
-func NewCreateAgentRequest(server string, body CreateAgentJSONRequestBody) (*http.Request, error) {
+func NewCreateAgentRequest(server string, params *CreateAgentParams, body CreateAgentJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewCreateAgentRequestWithBody(server, "application/json", bodyReader)
+	return NewCreateAgentRequestWithBody(server, params, "application/json", bodyReader)
 }
 
 // NewCreateAgentRequestWithBody constructs an http.Request for the CreateAgent method, with any body, and a specified content type
-func NewCreateAgentRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+func NewCreateAgentRequestWithBody(server string, params *CreateAgentParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -8047,6 +8127,21 @@ func NewCreateAgentRequestWithBody(server string, contentType string, body io.Re
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -8906,18 +9001,18 @@ func NewListKnowledgeRequest(server string, agentId AgentId, params *ListKnowled
 }
 
 // NewCreateKnowledgeRequest calls the generic CreateKnowledge builder with application/json body
-func NewCreateKnowledgeRequest(server string, agentId AgentId, body CreateKnowledgeJSONRequestBody) (*http.Request, error) {
+func NewCreateKnowledgeRequest(server string, agentId AgentId, params *CreateKnowledgeParams, body CreateKnowledgeJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewCreateKnowledgeRequestWithBody(server, agentId, "application/json", bodyReader)
+	return NewCreateKnowledgeRequestWithBody(server, agentId, params, "application/json", bodyReader)
 }
 
 // NewCreateKnowledgeRequestWithBody constructs an http.Request for the CreateKnowledge method, with any body, and a specified content type
-func NewCreateKnowledgeRequestWithBody(server string, agentId AgentId, contentType string, body io.Reader) (*http.Request, error) {
+func NewCreateKnowledgeRequestWithBody(server string, agentId AgentId, params *CreateKnowledgeParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -8948,6 +9043,21 @@ func NewCreateKnowledgeRequestWithBody(server string, agentId AgentId, contentTy
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -9148,18 +9258,18 @@ func NewListMemoriesRequest(server string, agentId AgentId, params *ListMemories
 }
 
 // NewCreateMemoryRequest calls the generic CreateMemory builder with application/json body
-func NewCreateMemoryRequest(server string, agentId AgentId, body CreateMemoryJSONRequestBody) (*http.Request, error) {
+func NewCreateMemoryRequest(server string, agentId AgentId, params *CreateMemoryParams, body CreateMemoryJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewCreateMemoryRequestWithBody(server, agentId, "application/json", bodyReader)
+	return NewCreateMemoryRequestWithBody(server, agentId, params, "application/json", bodyReader)
 }
 
 // NewCreateMemoryRequestWithBody constructs an http.Request for the CreateMemory method, with any body, and a specified content type
-func NewCreateMemoryRequestWithBody(server string, agentId AgentId, contentType string, body io.Reader) (*http.Request, error) {
+func NewCreateMemoryRequestWithBody(server string, agentId AgentId, params *CreateMemoryParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -9190,6 +9300,21 @@ func NewCreateMemoryRequestWithBody(server string, agentId AgentId, contentType 
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -9236,18 +9361,18 @@ func NewDeleteMemoryRequest(server string, agentId AgentId, memoryId string) (*h
 }
 
 // NewSendMessageRequest calls the generic SendMessage builder with application/json body
-func NewSendMessageRequest(server string, agentId AgentId, body SendMessageJSONRequestBody) (*http.Request, error) {
+func NewSendMessageRequest(server string, agentId AgentId, params *SendMessageParams, body SendMessageJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewSendMessageRequestWithBody(server, agentId, "application/json", bodyReader)
+	return NewSendMessageRequestWithBody(server, agentId, params, "application/json", bodyReader)
 }
 
 // NewSendMessageRequestWithBody constructs an http.Request for the SendMessage method, with any body, and a specified content type
-func NewSendMessageRequestWithBody(server string, agentId AgentId, contentType string, body io.Reader) (*http.Request, error) {
+func NewSendMessageRequestWithBody(server string, agentId AgentId, params *SendMessageParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -9278,6 +9403,21 @@ func NewSendMessageRequestWithBody(server string, agentId AgentId, contentType s
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -9537,18 +9677,18 @@ func NewListWebhooksRequest(server string, params *ListWebhooksParams) (*http.Re
 }
 
 // NewCreateWebhookRequest calls the generic CreateWebhook builder with application/json body
-func NewCreateWebhookRequest(server string, body CreateWebhookJSONRequestBody) (*http.Request, error) {
+func NewCreateWebhookRequest(server string, params *CreateWebhookParams, body CreateWebhookJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewCreateWebhookRequestWithBody(server, "application/json", bodyReader)
+	return NewCreateWebhookRequestWithBody(server, params, "application/json", bodyReader)
 }
 
 // NewCreateWebhookRequestWithBody constructs an http.Request for the CreateWebhook method, with any body, and a specified content type
-func NewCreateWebhookRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+func NewCreateWebhookRequestWithBody(server string, params *CreateWebhookParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -9572,6 +9712,21 @@ func NewCreateWebhookRequestWithBody(server string, contentType string, body io.
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -9999,7 +10154,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /agents (the `CreateAgent` operationId).
-	CreateAgentWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateAgentResponse, error)
+	CreateAgentWithBodyWithResponse(ctx context.Context, params *CreateAgentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateAgentResponse, error)
 
 	// CreateAgentWithResponse Create Agent
 	//
@@ -10016,7 +10171,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /agents (the `CreateAgent` operationId).
-	CreateAgentWithResponse(ctx context.Context, body CreateAgentJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateAgentResponse, error)
+	CreateAgentWithResponse(ctx context.Context, params *CreateAgentParams, body CreateAgentJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateAgentResponse, error)
 
 	// DeleteAgentWithResponse Delete Agent
 	//
@@ -10307,7 +10462,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /agents/{agentId}/knowledge (the `CreateKnowledge` operationId).
-	CreateKnowledgeWithBodyWithResponse(ctx context.Context, agentId AgentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateKnowledgeResponse, error)
+	CreateKnowledgeWithBodyWithResponse(ctx context.Context, agentId AgentId, params *CreateKnowledgeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateKnowledgeResponse, error)
 
 	// CreateKnowledgeWithResponse Add Knowledge Document
 	//
@@ -10322,7 +10477,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /agents/{agentId}/knowledge (the `CreateKnowledge` operationId).
-	CreateKnowledgeWithResponse(ctx context.Context, agentId AgentId, body CreateKnowledgeJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateKnowledgeResponse, error)
+	CreateKnowledgeWithResponse(ctx context.Context, agentId AgentId, params *CreateKnowledgeParams, body CreateKnowledgeJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateKnowledgeResponse, error)
 
 	// DeleteKnowledgeWithResponse Delete Knowledge Document
 	//
@@ -10363,7 +10518,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /agents/{agentId}/memories (the `CreateMemory` operationId).
-	CreateMemoryWithBodyWithResponse(ctx context.Context, agentId AgentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateMemoryResponse, error)
+	CreateMemoryWithBodyWithResponse(ctx context.Context, agentId AgentId, params *CreateMemoryParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateMemoryResponse, error)
 
 	// CreateMemoryWithResponse Create Memory
 	//
@@ -10374,7 +10529,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /agents/{agentId}/memories (the `CreateMemory` operationId).
-	CreateMemoryWithResponse(ctx context.Context, agentId AgentId, body CreateMemoryJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateMemoryResponse, error)
+	CreateMemoryWithResponse(ctx context.Context, agentId AgentId, params *CreateMemoryParams, body CreateMemoryJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateMemoryResponse, error)
 
 	// DeleteMemoryWithResponse Delete Memory
 	//
@@ -10395,7 +10550,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /agents/{agentId}/messages (the `SendMessage` operationId).
-	SendMessageWithBodyWithResponse(ctx context.Context, agentId AgentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SendMessageResponse, error)
+	SendMessageWithBodyWithResponse(ctx context.Context, agentId AgentId, params *SendMessageParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SendMessageResponse, error)
 
 	// SendMessageWithResponse Send Message
 	//
@@ -10407,7 +10562,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /agents/{agentId}/messages (the `SendMessage` operationId).
-	SendMessageWithResponse(ctx context.Context, agentId AgentId, body SendMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*SendMessageResponse, error)
+	SendMessageWithResponse(ctx context.Context, agentId AgentId, params *SendMessageParams, body SendMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*SendMessageResponse, error)
 
 	// StreamMessageWithBodyWithResponse Send Message, streamed
 	//
@@ -10630,7 +10785,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /webhooks (the `CreateWebhook` operationId).
-	CreateWebhookWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error)
+	CreateWebhookWithBodyWithResponse(ctx context.Context, params *CreateWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error)
 
 	// CreateWebhookWithResponse Create Webhook
 	//
@@ -10642,7 +10797,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /webhooks (the `CreateWebhook` operationId).
-	CreateWebhookWithResponse(ctx context.Context, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error)
+	CreateWebhookWithResponse(ctx context.Context, params *CreateWebhookParams, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error)
 
 	// DeleteWebhookWithResponse Delete Webhook
 	//
@@ -10876,6 +11031,16 @@ type CreateAgentResponse403Headers struct {
 	XRateLimitReset     *int
 }
 
+// CreateAgentResponse409Headers the declared response headers of an HTTP 409 response for CreateAgent
+type CreateAgentResponse409Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
 // CreateAgentResponse413Headers the declared response headers of an HTTP 413 response for CreateAgent
 type CreateAgentResponse413Headers struct {
 	RateLimitLimit      *int
@@ -10888,6 +11053,16 @@ type CreateAgentResponse413Headers struct {
 
 // CreateAgentResponse415Headers the declared response headers of an HTTP 415 response for CreateAgent
 type CreateAgentResponse415Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateAgentResponse422Headers the declared response headers of an HTTP 422 response for CreateAgent
+type CreateAgentResponse422Headers struct {
 	RateLimitLimit      *int
 	RateLimitRemaining  *int
 	RateLimitReset      *int
@@ -10928,10 +11103,14 @@ type CreateAgentResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *IdempotencyKeyInUse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -10942,10 +11121,14 @@ type CreateAgentResponse struct {
 	Headers400 *CreateAgentResponse400Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *CreateAgentResponse403Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateAgentResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *CreateAgentResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *CreateAgentResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *CreateAgentResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreateAgentResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -10972,6 +11155,11 @@ func (r CreateAgentResponse) GetJSON403() *Forbidden {
 	return r.JSON403
 }
 
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateAgentResponse) GetJSON409() *IdempotencyKeyInUse {
+	return r.JSON409
+}
+
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r CreateAgentResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
@@ -10980,6 +11168,11 @@ func (r CreateAgentResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r CreateAgentResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreateAgentResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -13203,6 +13396,16 @@ type CreateKnowledgeResponse404Headers struct {
 	XRateLimitReset     *int
 }
 
+// CreateKnowledgeResponse409Headers the declared response headers of an HTTP 409 response for CreateKnowledge
+type CreateKnowledgeResponse409Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
 // CreateKnowledgeResponse413Headers the declared response headers of an HTTP 413 response for CreateKnowledge
 type CreateKnowledgeResponse413Headers struct {
 	RateLimitLimit      *int
@@ -13215,6 +13418,16 @@ type CreateKnowledgeResponse413Headers struct {
 
 // CreateKnowledgeResponse415Headers the declared response headers of an HTTP 415 response for CreateKnowledge
 type CreateKnowledgeResponse415Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateKnowledgeResponse422Headers the declared response headers of an HTTP 422 response for CreateKnowledge
+type CreateKnowledgeResponse422Headers struct {
 	RateLimitLimit      *int
 	RateLimitRemaining  *int
 	RateLimitReset      *int
@@ -13257,10 +13470,14 @@ type CreateKnowledgeResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *KnowledgeNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *IdempotencyKeyInUse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -13273,10 +13490,14 @@ type CreateKnowledgeResponse struct {
 	Headers403 *CreateKnowledgeResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *CreateKnowledgeResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateKnowledgeResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *CreateKnowledgeResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *CreateKnowledgeResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *CreateKnowledgeResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreateKnowledgeResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -13308,6 +13529,11 @@ func (r CreateKnowledgeResponse) GetJSON404() *KnowledgeNotFound {
 	return r.JSON404
 }
 
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateKnowledgeResponse) GetJSON409() *IdempotencyKeyInUse {
+	return r.JSON409
+}
+
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r CreateKnowledgeResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
@@ -13316,6 +13542,11 @@ func (r CreateKnowledgeResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r CreateKnowledgeResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreateKnowledgeResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -13846,6 +14077,16 @@ type CreateMemoryResponse404Headers struct {
 	XRateLimitReset     *int
 }
 
+// CreateMemoryResponse409Headers the declared response headers of an HTTP 409 response for CreateMemory
+type CreateMemoryResponse409Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
 // CreateMemoryResponse413Headers the declared response headers of an HTTP 413 response for CreateMemory
 type CreateMemoryResponse413Headers struct {
 	RateLimitLimit      *int
@@ -13858,6 +14099,16 @@ type CreateMemoryResponse413Headers struct {
 
 // CreateMemoryResponse415Headers the declared response headers of an HTTP 415 response for CreateMemory
 type CreateMemoryResponse415Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateMemoryResponse422Headers the declared response headers of an HTTP 422 response for CreateMemory
+type CreateMemoryResponse422Headers struct {
 	RateLimitLimit      *int
 	RateLimitRemaining  *int
 	RateLimitReset      *int
@@ -13900,10 +14151,14 @@ type CreateMemoryResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *MemoryNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *IdempotencyKeyInUse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -13916,10 +14171,14 @@ type CreateMemoryResponse struct {
 	Headers403 *CreateMemoryResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *CreateMemoryResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateMemoryResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *CreateMemoryResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *CreateMemoryResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *CreateMemoryResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreateMemoryResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -13951,6 +14210,11 @@ func (r CreateMemoryResponse) GetJSON404() *MemoryNotFound {
 	return r.JSON404
 }
 
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateMemoryResponse) GetJSON409() *IdempotencyKeyInUse {
+	return r.JSON409
+}
+
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r CreateMemoryResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
@@ -13959,6 +14223,11 @@ func (r CreateMemoryResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r CreateMemoryResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreateMemoryResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -14196,6 +14465,16 @@ type SendMessageResponse404Headers struct {
 	XRateLimitReset     *int
 }
 
+// SendMessageResponse409Headers the declared response headers of an HTTP 409 response for SendMessage
+type SendMessageResponse409Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
 // SendMessageResponse413Headers the declared response headers of an HTTP 413 response for SendMessage
 type SendMessageResponse413Headers struct {
 	RateLimitLimit      *int
@@ -14208,6 +14487,16 @@ type SendMessageResponse413Headers struct {
 
 // SendMessageResponse415Headers the declared response headers of an HTTP 415 response for SendMessage
 type SendMessageResponse415Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// SendMessageResponse422Headers the declared response headers of an HTTP 422 response for SendMessage
+type SendMessageResponse422Headers struct {
 	RateLimitLimit      *int
 	RateLimitRemaining  *int
 	RateLimitReset      *int
@@ -14270,10 +14559,14 @@ type SendMessageResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *IdempotencyKeyInUse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -14290,10 +14583,14 @@ type SendMessageResponse struct {
 	Headers403 *SendMessageResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *SendMessageResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *SendMessageResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *SendMessageResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *SendMessageResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *SendMessageResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *SendMessageResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -14329,6 +14626,11 @@ func (r SendMessageResponse) GetJSON404() *NotFound {
 	return r.JSON404
 }
 
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r SendMessageResponse) GetJSON409() *IdempotencyKeyInUse {
+	return r.JSON409
+}
+
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r SendMessageResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
@@ -14337,6 +14639,11 @@ func (r SendMessageResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r SendMessageResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r SendMessageResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -15378,6 +15685,16 @@ type CreateWebhookResponse403Headers struct {
 	XRateLimitReset     *int
 }
 
+// CreateWebhookResponse409Headers the declared response headers of an HTTP 409 response for CreateWebhook
+type CreateWebhookResponse409Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
 // CreateWebhookResponse413Headers the declared response headers of an HTTP 413 response for CreateWebhook
 type CreateWebhookResponse413Headers struct {
 	RateLimitLimit      *int
@@ -15390,6 +15707,16 @@ type CreateWebhookResponse413Headers struct {
 
 // CreateWebhookResponse415Headers the declared response headers of an HTTP 415 response for CreateWebhook
 type CreateWebhookResponse415Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateWebhookResponse422Headers the declared response headers of an HTTP 422 response for CreateWebhook
+type CreateWebhookResponse422Headers struct {
 	RateLimitLimit      *int
 	RateLimitRemaining  *int
 	RateLimitReset      *int
@@ -15430,10 +15757,14 @@ type CreateWebhookResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *IdempotencyKeyInUse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -15444,10 +15775,14 @@ type CreateWebhookResponse struct {
 	Headers400 *CreateWebhookResponse400Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *CreateWebhookResponse403Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateWebhookResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *CreateWebhookResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *CreateWebhookResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *CreateWebhookResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreateWebhookResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -15474,6 +15809,11 @@ func (r CreateWebhookResponse) GetJSON403() *Forbidden {
 	return r.JSON403
 }
 
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateWebhookResponse) GetJSON409() *IdempotencyKeyInUse {
+	return r.JSON409
+}
+
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r CreateWebhookResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
@@ -15482,6 +15822,11 @@ func (r CreateWebhookResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r CreateWebhookResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreateWebhookResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -16704,8 +17049,8 @@ func (c *ClientWithResponses) ListAgentsWithResponse(ctx context.Context, params
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /agents (the `CreateAgent` operationId).
-func (c *ClientWithResponses) CreateAgentWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateAgentResponse, error) {
-	rsp, err := c.CreateAgentWithBody(ctx, contentType, body, reqEditors...)
+func (c *ClientWithResponses) CreateAgentWithBodyWithResponse(ctx context.Context, params *CreateAgentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateAgentResponse, error) {
+	rsp, err := c.CreateAgentWithBody(ctx, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -16727,8 +17072,8 @@ func (c *ClientWithResponses) CreateAgentWithBodyWithResponse(ctx context.Contex
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /agents (the `CreateAgent` operationId).
-func (c *ClientWithResponses) CreateAgentWithResponse(ctx context.Context, body CreateAgentJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateAgentResponse, error) {
-	rsp, err := c.CreateAgent(ctx, body, reqEditors...)
+func (c *ClientWithResponses) CreateAgentWithResponse(ctx context.Context, params *CreateAgentParams, body CreateAgentJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateAgentResponse, error) {
+	rsp, err := c.CreateAgent(ctx, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -17126,8 +17471,8 @@ func (c *ClientWithResponses) ListKnowledgeWithResponse(ctx context.Context, age
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /agents/{agentId}/knowledge (the `CreateKnowledge` operationId).
-func (c *ClientWithResponses) CreateKnowledgeWithBodyWithResponse(ctx context.Context, agentId AgentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateKnowledgeResponse, error) {
-	rsp, err := c.CreateKnowledgeWithBody(ctx, agentId, contentType, body, reqEditors...)
+func (c *ClientWithResponses) CreateKnowledgeWithBodyWithResponse(ctx context.Context, agentId AgentId, params *CreateKnowledgeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateKnowledgeResponse, error) {
+	rsp, err := c.CreateKnowledgeWithBody(ctx, agentId, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -17147,8 +17492,8 @@ func (c *ClientWithResponses) CreateKnowledgeWithBodyWithResponse(ctx context.Co
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /agents/{agentId}/knowledge (the `CreateKnowledge` operationId).
-func (c *ClientWithResponses) CreateKnowledgeWithResponse(ctx context.Context, agentId AgentId, body CreateKnowledgeJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateKnowledgeResponse, error) {
-	rsp, err := c.CreateKnowledge(ctx, agentId, body, reqEditors...)
+func (c *ClientWithResponses) CreateKnowledgeWithResponse(ctx context.Context, agentId AgentId, params *CreateKnowledgeParams, body CreateKnowledgeJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateKnowledgeResponse, error) {
+	rsp, err := c.CreateKnowledge(ctx, agentId, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -17212,8 +17557,8 @@ func (c *ClientWithResponses) ListMemoriesWithResponse(ctx context.Context, agen
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /agents/{agentId}/memories (the `CreateMemory` operationId).
-func (c *ClientWithResponses) CreateMemoryWithBodyWithResponse(ctx context.Context, agentId AgentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateMemoryResponse, error) {
-	rsp, err := c.CreateMemoryWithBody(ctx, agentId, contentType, body, reqEditors...)
+func (c *ClientWithResponses) CreateMemoryWithBodyWithResponse(ctx context.Context, agentId AgentId, params *CreateMemoryParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateMemoryResponse, error) {
+	rsp, err := c.CreateMemoryWithBody(ctx, agentId, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -17229,8 +17574,8 @@ func (c *ClientWithResponses) CreateMemoryWithBodyWithResponse(ctx context.Conte
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /agents/{agentId}/memories (the `CreateMemory` operationId).
-func (c *ClientWithResponses) CreateMemoryWithResponse(ctx context.Context, agentId AgentId, body CreateMemoryJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateMemoryResponse, error) {
-	rsp, err := c.CreateMemory(ctx, agentId, body, reqEditors...)
+func (c *ClientWithResponses) CreateMemoryWithResponse(ctx context.Context, agentId AgentId, params *CreateMemoryParams, body CreateMemoryJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateMemoryResponse, error) {
+	rsp, err := c.CreateMemory(ctx, agentId, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -17262,8 +17607,8 @@ func (c *ClientWithResponses) DeleteMemoryWithResponse(ctx context.Context, agen
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /agents/{agentId}/messages (the `SendMessage` operationId).
-func (c *ClientWithResponses) SendMessageWithBodyWithResponse(ctx context.Context, agentId AgentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SendMessageResponse, error) {
-	rsp, err := c.SendMessageWithBody(ctx, agentId, contentType, body, reqEditors...)
+func (c *ClientWithResponses) SendMessageWithBodyWithResponse(ctx context.Context, agentId AgentId, params *SendMessageParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SendMessageResponse, error) {
+	rsp, err := c.SendMessageWithBody(ctx, agentId, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -17280,8 +17625,8 @@ func (c *ClientWithResponses) SendMessageWithBodyWithResponse(ctx context.Contex
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /agents/{agentId}/messages (the `SendMessage` operationId).
-func (c *ClientWithResponses) SendMessageWithResponse(ctx context.Context, agentId AgentId, body SendMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*SendMessageResponse, error) {
-	rsp, err := c.SendMessage(ctx, agentId, body, reqEditors...)
+func (c *ClientWithResponses) SendMessageWithResponse(ctx context.Context, agentId AgentId, params *SendMessageParams, body SendMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*SendMessageResponse, error) {
+	rsp, err := c.SendMessage(ctx, agentId, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -17563,8 +17908,8 @@ func (c *ClientWithResponses) ListWebhooksWithResponse(ctx context.Context, para
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /webhooks (the `CreateWebhook` operationId).
-func (c *ClientWithResponses) CreateWebhookWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error) {
-	rsp, err := c.CreateWebhookWithBody(ctx, contentType, body, reqEditors...)
+func (c *ClientWithResponses) CreateWebhookWithBodyWithResponse(ctx context.Context, params *CreateWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error) {
+	rsp, err := c.CreateWebhookWithBody(ctx, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -17581,8 +17926,8 @@ func (c *ClientWithResponses) CreateWebhookWithBodyWithResponse(ctx context.Cont
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /webhooks (the `CreateWebhook` operationId).
-func (c *ClientWithResponses) CreateWebhookWithResponse(ctx context.Context, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error) {
-	rsp, err := c.CreateWebhook(ctx, body, reqEditors...)
+func (c *ClientWithResponses) CreateWebhookWithResponse(ctx context.Context, params *CreateWebhookParams, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error) {
+	rsp, err := c.CreateWebhook(ctx, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -18006,6 +18351,13 @@ func ParseCreateAgentResponse(rsp *http.Response) (*CreateAgentResponse, error) 
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest IdempotencyKeyInUse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -18019,6 +18371,13 @@ func ParseCreateAgentResponse(rsp *http.Response) (*CreateAgentResponse, error) 
 			return nil, err
 		}
 		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -18172,6 +18531,51 @@ func ParseCreateAgentResponse(rsp *http.Response) (*CreateAgentResponse, error) 
 			headers.XRateLimitReset = &value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateAgentResponse409Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers CreateAgentResponse413Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -18262,6 +18666,51 @@ func ParseCreateAgentResponse(rsp *http.Response) (*CreateAgentResponse, error) 
 			headers.XRateLimitReset = &value
 		}
 		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers CreateAgentResponse422Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers CreateAgentResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -23201,6 +23650,13 @@ func ParseCreateKnowledgeResponse(rsp *http.Response) (*CreateKnowledgeResponse,
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest IdempotencyKeyInUse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -23214,6 +23670,13 @@ func ParseCreateKnowledgeResponse(rsp *http.Response) (*CreateKnowledgeResponse,
 			return nil, err
 		}
 		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -23412,6 +23875,51 @@ func ParseCreateKnowledgeResponse(rsp *http.Response) (*CreateKnowledgeResponse,
 			headers.XRateLimitReset = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateKnowledgeResponse409Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers CreateKnowledgeResponse413Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -23502,6 +24010,51 @@ func ParseCreateKnowledgeResponse(rsp *http.Response) (*CreateKnowledgeResponse,
 			headers.XRateLimitReset = &value
 		}
 		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers CreateKnowledgeResponse422Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers CreateKnowledgeResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -24645,6 +25198,13 @@ func ParseCreateMemoryResponse(rsp *http.Response) (*CreateMemoryResponse, error
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest IdempotencyKeyInUse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -24658,6 +25218,13 @@ func ParseCreateMemoryResponse(rsp *http.Response) (*CreateMemoryResponse, error
 			return nil, err
 		}
 		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -24856,6 +25423,51 @@ func ParseCreateMemoryResponse(rsp *http.Response) (*CreateMemoryResponse, error
 			headers.XRateLimitReset = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateMemoryResponse409Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers CreateMemoryResponse413Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -24946,6 +25558,51 @@ func ParseCreateMemoryResponse(rsp *http.Response) (*CreateMemoryResponse, error
 			headers.XRateLimitReset = &value
 		}
 		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers CreateMemoryResponse422Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers CreateMemoryResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -25445,6 +26102,13 @@ func ParseSendMessageResponse(rsp *http.Response) (*SendMessageResponse, error) 
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest IdempotencyKeyInUse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -25458,6 +26122,13 @@ func ParseSendMessageResponse(rsp *http.Response) (*SendMessageResponse, error) 
 			return nil, err
 		}
 		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -25673,6 +26344,51 @@ func ParseSendMessageResponse(rsp *http.Response) (*SendMessageResponse, error) 
 			headers.XRateLimitReset = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers SendMessageResponse409Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers SendMessageResponse413Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -25763,6 +26479,51 @@ func ParseSendMessageResponse(rsp *http.Response) (*SendMessageResponse, error) 
 			headers.XRateLimitReset = &value
 		}
 		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers SendMessageResponse422Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers SendMessageResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -28181,6 +28942,13 @@ func ParseCreateWebhookResponse(rsp *http.Response) (*CreateWebhookResponse, err
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest IdempotencyKeyInUse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -28194,6 +28962,13 @@ func ParseCreateWebhookResponse(rsp *http.Response) (*CreateWebhookResponse, err
 			return nil, err
 		}
 		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -28347,6 +29122,51 @@ func ParseCreateWebhookResponse(rsp *http.Response) (*CreateWebhookResponse, err
 			headers.XRateLimitReset = &value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateWebhookResponse409Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers CreateWebhookResponse413Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -28437,6 +29257,51 @@ func ParseCreateWebhookResponse(rsp *http.Response) (*CreateWebhookResponse, err
 			headers.XRateLimitReset = &value
 		}
 		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers CreateWebhookResponse422Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers CreateWebhookResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -31199,7 +32064,7 @@ type ServerInterface interface {
 	ListAgents(ctx echo.Context, params ListAgentsParams) error
 	// CreateAgent Create Agent
 	// (POST /agents)
-	CreateAgent(ctx echo.Context) error
+	CreateAgent(ctx echo.Context, params CreateAgentParams) error
 	// DeleteAgent Delete Agent
 	// (DELETE /agents/{agentId})
 	DeleteAgent(ctx echo.Context, agentId AgentId, params DeleteAgentParams) error
@@ -31244,7 +32109,7 @@ type ServerInterface interface {
 	ListKnowledge(ctx echo.Context, agentId AgentId, params ListKnowledgeParams) error
 	// CreateKnowledge Add Knowledge Document
 	// (POST /agents/{agentId}/knowledge)
-	CreateKnowledge(ctx echo.Context, agentId AgentId) error
+	CreateKnowledge(ctx echo.Context, agentId AgentId, params CreateKnowledgeParams) error
 	// DeleteKnowledge Delete Knowledge Document
 	// (DELETE /agents/{agentId}/knowledge/{knowledgeId})
 	DeleteKnowledge(ctx echo.Context, agentId AgentId, knowledgeId string) error
@@ -31256,13 +32121,13 @@ type ServerInterface interface {
 	ListMemories(ctx echo.Context, agentId AgentId, params ListMemoriesParams) error
 	// CreateMemory Create Memory
 	// (POST /agents/{agentId}/memories)
-	CreateMemory(ctx echo.Context, agentId AgentId) error
+	CreateMemory(ctx echo.Context, agentId AgentId, params CreateMemoryParams) error
 	// DeleteMemory Delete Memory
 	// (DELETE /agents/{agentId}/memories/{memoryId})
 	DeleteMemory(ctx echo.Context, agentId AgentId, memoryId string) error
 	// SendMessage Send Message
 	// (POST /agents/{agentId}/messages)
-	SendMessage(ctx echo.Context, agentId AgentId) error
+	SendMessage(ctx echo.Context, agentId AgentId, params SendMessageParams) error
 	// StreamMessage Send Message, streamed
 	// (POST /agents/{agentId}/messages/stream)
 	StreamMessage(ctx echo.Context, agentId AgentId) error
@@ -31283,7 +32148,7 @@ type ServerInterface interface {
 	ListWebhooks(ctx echo.Context, params ListWebhooksParams) error
 	// CreateWebhook Create Webhook
 	// (POST /webhooks)
-	CreateWebhook(ctx echo.Context) error
+	CreateWebhook(ctx echo.Context, params CreateWebhookParams) error
 	// DeleteWebhook Delete Webhook
 	// (DELETE /webhooks/{webhookId})
 	DeleteWebhook(ctx echo.Context, webhookId WebhookId, params DeleteWebhookParams) error
@@ -31362,8 +32227,28 @@ func (w *ServerInterfaceWrapper) ListAgents(ctx echo.Context) error {
 func (w *ServerInterfaceWrapper) CreateAgent(ctx echo.Context) error {
 	var err error
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateAgentParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Idempotency-Key, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Idempotency-Key: %s", err))
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+	}
+
 	// Invoke the callback with all the unmarshaled arguments
-	err = w.Handler.CreateAgent(ctx)
+	err = w.Handler.CreateAgent(ctx, params)
 	return err
 }
 
@@ -31834,8 +32719,28 @@ func (w *ServerInterfaceWrapper) CreateKnowledge(ctx echo.Context) error {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
 	}
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateKnowledgeParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Idempotency-Key, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Idempotency-Key: %s", err))
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+	}
+
 	// Invoke the callback with all the unmarshaled arguments
-	err = w.Handler.CreateKnowledge(ctx, agentId)
+	err = w.Handler.CreateKnowledge(ctx, agentId, params)
 	return err
 }
 
@@ -31945,8 +32850,28 @@ func (w *ServerInterfaceWrapper) CreateMemory(ctx echo.Context) error {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
 	}
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateMemoryParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Idempotency-Key, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Idempotency-Key: %s", err))
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+	}
+
 	// Invoke the callback with all the unmarshaled arguments
-	err = w.Handler.CreateMemory(ctx, agentId)
+	err = w.Handler.CreateMemory(ctx, agentId, params)
 	return err
 }
 
@@ -31985,8 +32910,28 @@ func (w *ServerInterfaceWrapper) SendMessage(ctx echo.Context) error {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
 	}
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params SendMessageParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Idempotency-Key, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Idempotency-Key: %s", err))
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+	}
+
 	// Invoke the callback with all the unmarshaled arguments
-	err = w.Handler.SendMessage(ctx, agentId)
+	err = w.Handler.SendMessage(ctx, agentId, params)
 	return err
 }
 
@@ -32078,8 +33023,28 @@ func (w *ServerInterfaceWrapper) ListWebhooks(ctx echo.Context) error {
 func (w *ServerInterfaceWrapper) CreateWebhook(ctx echo.Context) error {
 	var err error
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateWebhookParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Idempotency-Key, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Idempotency-Key: %s", err))
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+	}
+
 	// Invoke the callback with all the unmarshaled arguments
-	err = w.Handler.CreateWebhook(ctx)
+	err = w.Handler.CreateWebhook(ctx, params)
 	return err
 }
 
@@ -32441,6 +33406,34 @@ type ForbiddenJSONResponse struct {
 	Body ErrorEnvelope
 
 	Headers ForbiddenResponseHeaders
+}
+
+type IdempotencyKeyInUseResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+type IdempotencyKeyInUseJSONResponse struct {
+	Body ErrorEnvelope
+
+	Headers IdempotencyKeyInUseResponseHeaders
+}
+
+type IdempotencyKeyReusedResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+type IdempotencyKeyReusedJSONResponse struct {
+	Body ErrorEnvelope
+
+	Headers IdempotencyKeyReusedResponseHeaders
 }
 
 type InternalErrorResponseHeaders struct {
@@ -32908,7 +33901,8 @@ func (response ListAgents500JSONResponse) VisitListAgentsResponse(w http.Respons
 }
 
 type CreateAgentRequestObject struct {
-	Body *CreateAgentJSONRequestBody
+	Params CreateAgentParams
+	Body   *CreateAgentJSONRequestBody
 }
 
 type CreateAgentResponseObject interface {
@@ -33037,6 +34031,40 @@ func (response CreateAgent403JSONResponse) VisitCreateAgentResponse(w http.Respo
 	return err
 }
 
+type CreateAgent409JSONResponse struct {
+	IdempotencyKeyInUseJSONResponse
+}
+
+func (response CreateAgent409JSONResponse) VisitCreateAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateAgent413JSONResponse struct{ PayloadTooLargeJSONResponse }
 
 func (response CreateAgent413JSONResponse) VisitCreateAgentResponse(w http.ResponseWriter) error {
@@ -33099,6 +34127,40 @@ func (response CreateAgent415JSONResponse) VisitCreateAgentResponse(w http.Respo
 		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
 	}
 	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAgent422JSONResponse struct {
+	IdempotencyKeyReusedJSONResponse
+}
+
+func (response CreateAgent422JSONResponse) VisitCreateAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -36408,6 +37470,7 @@ func (response ListKnowledge500JSONResponse) VisitListKnowledgeResponse(w http.R
 
 type CreateKnowledgeRequestObject struct {
 	AgentId AgentId `json:"agentId"`
+	Params  CreateKnowledgeParams
 	Body    *CreateKnowledgeJSONRequestBody
 }
 
@@ -36569,6 +37632,40 @@ func (response CreateKnowledge404JSONResponse) VisitCreateKnowledgeResponse(w ht
 	return err
 }
 
+type CreateKnowledge409JSONResponse struct {
+	IdempotencyKeyInUseJSONResponse
+}
+
+func (response CreateKnowledge409JSONResponse) VisitCreateKnowledgeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateKnowledge413JSONResponse struct{ PayloadTooLargeJSONResponse }
 
 func (response CreateKnowledge413JSONResponse) VisitCreateKnowledgeResponse(w http.ResponseWriter) error {
@@ -36631,6 +37728,40 @@ func (response CreateKnowledge415JSONResponse) VisitCreateKnowledgeResponse(w ht
 		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
 	}
 	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateKnowledge422JSONResponse struct {
+	IdempotencyKeyReusedJSONResponse
+}
+
+func (response CreateKnowledge422JSONResponse) VisitCreateKnowledgeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -37362,6 +38493,7 @@ func (response ListMemories500JSONResponse) VisitListMemoriesResponse(w http.Res
 
 type CreateMemoryRequestObject struct {
 	AgentId AgentId `json:"agentId"`
+	Params  CreateMemoryParams
 	Body    *CreateMemoryJSONRequestBody
 }
 
@@ -37523,6 +38655,40 @@ func (response CreateMemory404JSONResponse) VisitCreateMemoryResponse(w http.Res
 	return err
 }
 
+type CreateMemory409JSONResponse struct {
+	IdempotencyKeyInUseJSONResponse
+}
+
+func (response CreateMemory409JSONResponse) VisitCreateMemoryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateMemory413JSONResponse struct{ PayloadTooLargeJSONResponse }
 
 func (response CreateMemory413JSONResponse) VisitCreateMemoryResponse(w http.ResponseWriter) error {
@@ -37585,6 +38751,40 @@ func (response CreateMemory415JSONResponse) VisitCreateMemoryResponse(w http.Res
 		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
 	}
 	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMemory422JSONResponse struct {
+	IdempotencyKeyReusedJSONResponse
+}
+
+func (response CreateMemory422JSONResponse) VisitCreateMemoryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -37888,6 +39088,7 @@ func (response DeleteMemory500JSONResponse) VisitDeleteMemoryResponse(w http.Res
 
 type SendMessageRequestObject struct {
 	AgentId AgentId `json:"agentId"`
+	Params  SendMessageParams
 	Body    *SendMessageJSONRequestBody
 }
 
@@ -38111,6 +39312,40 @@ func (response SendMessage404JSONResponse) VisitSendMessageResponse(w http.Respo
 	return err
 }
 
+type SendMessage409JSONResponse struct {
+	IdempotencyKeyInUseJSONResponse
+}
+
+func (response SendMessage409JSONResponse) VisitSendMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type SendMessage413JSONResponse struct{ PayloadTooLargeJSONResponse }
 
 func (response SendMessage413JSONResponse) VisitSendMessageResponse(w http.ResponseWriter) error {
@@ -38173,6 +39408,40 @@ func (response SendMessage415JSONResponse) VisitSendMessageResponse(w http.Respo
 		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
 	}
 	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendMessage422JSONResponse struct {
+	IdempotencyKeyReusedJSONResponse
+}
+
+func (response SendMessage422JSONResponse) VisitSendMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -39860,7 +41129,8 @@ func (response ListWebhooks500JSONResponse) VisitListWebhooksResponse(w http.Res
 }
 
 type CreateWebhookRequestObject struct {
-	Body *CreateWebhookJSONRequestBody
+	Params CreateWebhookParams
+	Body   *CreateWebhookJSONRequestBody
 }
 
 type CreateWebhookResponseObject interface {
@@ -39989,6 +41259,40 @@ func (response CreateWebhook403JSONResponse) VisitCreateWebhookResponse(w http.R
 	return err
 }
 
+type CreateWebhook409JSONResponse struct {
+	IdempotencyKeyInUseJSONResponse
+}
+
+func (response CreateWebhook409JSONResponse) VisitCreateWebhookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateWebhook413JSONResponse struct{ PayloadTooLargeJSONResponse }
 
 func (response CreateWebhook413JSONResponse) VisitCreateWebhookResponse(w http.ResponseWriter) error {
@@ -40051,6 +41355,40 @@ func (response CreateWebhook415JSONResponse) VisitCreateWebhookResponse(w http.R
 		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
 	}
 	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateWebhook422JSONResponse struct {
+	IdempotencyKeyReusedJSONResponse
+}
+
+func (response CreateWebhook422JSONResponse) VisitCreateWebhookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -42014,8 +43352,10 @@ func (sh *strictHandler) ListAgents(ctx echo.Context, params ListAgentsParams) e
 }
 
 // CreateAgent operation middleware
-func (sh *strictHandler) CreateAgent(ctx echo.Context) error {
+func (sh *strictHandler) CreateAgent(ctx echo.Context, params CreateAgentParams) error {
 	var request CreateAgentRequestObject
+
+	request.Params = params
 
 	var body CreateAgentJSONRequestBody
 	var err error
@@ -42492,10 +43832,11 @@ func (sh *strictHandler) ListKnowledge(ctx echo.Context, agentId AgentId, params
 }
 
 // CreateKnowledge operation middleware
-func (sh *strictHandler) CreateKnowledge(ctx echo.Context, agentId AgentId) error {
+func (sh *strictHandler) CreateKnowledge(ctx echo.Context, agentId AgentId, params CreateKnowledgeParams) error {
 	var request CreateKnowledgeRequestObject
 
 	request.AgentId = agentId
+	request.Params = params
 
 	var body CreateKnowledgeJSONRequestBody
 	var err error
@@ -42618,10 +43959,11 @@ func (sh *strictHandler) ListMemories(ctx echo.Context, agentId AgentId, params 
 }
 
 // CreateMemory operation middleware
-func (sh *strictHandler) CreateMemory(ctx echo.Context, agentId AgentId) error {
+func (sh *strictHandler) CreateMemory(ctx echo.Context, agentId AgentId, params CreateMemoryParams) error {
 	var request CreateMemoryRequestObject
 
 	request.AgentId = agentId
+	request.Params = params
 
 	var body CreateMemoryJSONRequestBody
 	var err error
@@ -42692,10 +44034,11 @@ func (sh *strictHandler) DeleteMemory(ctx echo.Context, agentId AgentId, memoryI
 }
 
 // SendMessage operation middleware
-func (sh *strictHandler) SendMessage(ctx echo.Context, agentId AgentId) error {
+func (sh *strictHandler) SendMessage(ctx echo.Context, agentId AgentId, params SendMessageParams) error {
 	var request SendMessageRequestObject
 
 	request.AgentId = agentId
+	request.Params = params
 
 	var body SendMessageJSONRequestBody
 	var err error
@@ -42953,8 +44296,10 @@ func (sh *strictHandler) ListWebhooks(ctx echo.Context, params ListWebhooksParam
 }
 
 // CreateWebhook operation middleware
-func (sh *strictHandler) CreateWebhook(ctx echo.Context) error {
+func (sh *strictHandler) CreateWebhook(ctx echo.Context, params CreateWebhookParams) error {
 	var request CreateWebhookRequestObject
+
+	request.Params = params
 
 	var body CreateWebhookJSONRequestBody
 	var err error
@@ -43206,510 +44551,520 @@ func (sh *strictHandler) TestWebhook(ctx echo.Context, webhookId WebhookId) erro
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L0LV+M4mjf+VfTPu3sK5jWpEKC6Opz37KYg1Z1pbguhe2Y6tVixlcSDI6UtBcjU4bv/jx5JtuzIiQOh",
-	"Lj3s2d0uYlt3Pffn93yuBWwyZZRQwWutzzXygCfTmMC/TwnneEQuyTSey7/5bDLBybzWqvXGBOERoeIN",
-	"Rwk89mp3OJ4R+VqIBZb/hRe6Ya2l/nXT2P1nuHf3frL/R/Phh9sf7w/Eu6Qx/xceBDWvNlF9wesTPtIv",
-	"D5q375P9yTv6ftr4o8n3xbu7e3hZYNPLhIUkrrVqo6nY2Wc7k4hGNa+WED5llJNeNCG11m5zb79+4NUE",
-	"uyWUX3MS1lq7B43H7L1aq3aKk1siOIoZu0XBmE2n80M0JglBEUdjdo+6KCE4RGJMJnXZBWMTGK78x83+",
-	"wbuaVxPRhHCBJ9Naq9ZsNN/t7O7uNHd7u41Wo9Fq7Nb3D979o+bVZpwk8Kn8x81uc6/26NX4LAgI57WW",
-	"SGbk8dHLlv+PGeHiOEpIIPLb0EYh/Ir06qEtMSYoYPSOJByLiFE5dvmb7OgN37a3SZAHIbeSxDGaEITR",
-	"P9ktqbtHtzCaLr1kbFIcjRlGRBFGclk8dB+JMYoER9MYiyFLJnJ40LU1FPOT/OcYUwobKhIcRnS0E4yx",
-	"fNl8X2vVwogHLAnlojk3QU3stzEWKGRozmZIjCN6i/CAzQQsRzBLEkIFmsCe/1fFSV+JhOCJPDzFu8Dx",
-	"hJjZe9AD3ArEzRfWZF1DVu+prX+JCaiRHzNKCmOXFwKRO3n7YdwUhfKldLhwmVvoc78m5lPSr7X66hL1",
-	"a15fbRsV8Otv4zkKo7Bfe+zTPq36lZrLOApuCa3X66Vfy0HBxymZgJ+XEwr9gSIV/Vrrc98iAP1aq9nw",
-	"+jlC0a+1Dnab9T35maQq0IdFV/q1RxhfrbiwH3EUu47FNGF3UUgSNIQXEB4KksCc1YYjLnAi7OOxsfUm",
-	"ScIS+Er/S04/YKF62v6pc9a7uT5r/9runrQ/nHTsxVVvSJItqQdlAuE7HMV4EJM6vBcSgaOYqza5wGLG",
-	"C30mBHNG4cdTuZLZSiRYEBRHk0gg8hAQEsqteDTr+ujVxgSHJAH+0+nhETAUwoMkmkp6phc2IZzNkoC8",
-	"4UiSOknoMEeYIkJFJOZI4NEhigSasDvCFQ0idySZI0leRgT9RATiY3bP0RamKSebEJFEAUeYRyHZrqMr",
-	"QkPZygAHt5KmdYc7p1gEY8QS+e8zRon6QVJNHozJBFsstNaq9Ws/9GuSIs2n8k8ukoiOYJaXWJATuQo7",
-	"8P8XZ9nt9D4ioJdsiP62U3hfdph2865h9677iqggI5IUOrskExxROYjqHabf5Dpdp09OHBO8IgGjIUcz",
-	"KqIY7sQgopLgq9PxRm4bDdm93GsieK7z/eaq3olI5jtted3KexYM3WO5vWTIEnmmRDIvTjPfkyQCk9mk",
-	"1tr1XL0ubNNi36f4QbaAEsVROJqSBE0iOhNErvvCMqy30c5tWxzEpek8JkMhD7bNUfSqrxzMwY9rDcZ5",
-	"Bq5p9ICkzIS2uNqUbYQFuh9HwXjNI7H7w48HzYOD5oo1evRqU5zgCRGaxrSb7V8VBXFTmnazLYmXYAGL",
-	"U1qjF0dvItryd+sN35NkwW/U9/xDRBmV8gCmHDXqe54kTkLxA9UQx3O+nRt/bbfeqHm1SParSGDNq1Es",
-	"pVc5xh0zyNxxxA8nhI7EuNbafeeiMm0jgbtmZqheFEqiOYxI4iFfSer9WaOxF0Qh/Jf4+YFWEOZhFlMs",
-	"xtkcjDIgRe4/ZlEi2aWSdpzzaTYargkdWaJtN7yQPTjnZovAxSnKZ8tnCG8sVUAcEwxyQ3vmPI9JHEl+",
-	"VbZ3oX5enNv9OFw+NfmCmlm4i5uDvWA/PCDvhj+M3o9//Oete2ZhNpjnzao7BG65OKX2VArLShYE/sxo",
-	"PEeRuWUpr5cCgdJoIo7kFduSV+4v/narT5kYk+Q+4kRKLGNJNFRbUiwApQ1hyu9JIr/f3232qX9x2Tk6",
-	"Pzvu9rrnZzcf292TzrFfR3B8xiS4Tb/TY8IJgT5FginHgRx6vU/L7qyRFVZIBtaiHew23Ysm5YyyhVNT",
-	"2mvsKyGHMjRg4RzdS0m+yuLJ/7Ihwihgkwne4URSR0FCFEdcKIr2Fx8oVdksMyno2VMtE4UEmShGOcUj",
-	"ko7ljxlJ5tlQgEXkhhCSIZ7FAgR92btm3fJsrmDkF3hEFschf0V0NhnIqzZM2ATtlg1GDtQ9lt2Vnf9G",
-	"BmPGbsuu/r16vHjzV118fe+DHybN2336bvr+j0aiKNqD+97fpwN5zrW3jCyK4UpGcE1TlSLV/ylsPZ5O",
-	"4ygAKvr2n1xx5XQWn5WKoT4JgTUWFZmaZ9QT0LVBD5Fy10otBLRwqcrUWrqXx9QqJTty60M5w80Qx5w8",
-	"2ovzHwkZ1lq1//M2M7K9VU/5247spEPvSMymRC1U4XIX56YsC9iMJKKSCt0RT4pwMGS4sGBsMRPVAw4Y",
-	"HUajWUJCeSosFcshsLrGrL94W3y9XLmo1kr2iVtlqNqKfL1MAF/WxuIHy6Toqi3lZuUUg6u3BDOTZ+MD",
-	"DrXc/rwb0z37tX3SPb657PzPdeeql78vw4jEYIGV1+VCHyK4/voeTWZcKkyab7QQmxKKIw9hKsYJm0aB",
-	"h0YJ+8NDI8ZGMfEQi2M8wfm71KV3OI5CBDYPqXOiXH8veqkK09cGSl+vAfp/6DOCRfCQmjN69BHFEylP",
-	"yMsXMiG5oySUqYqEQ/UJMFQQ842G4SE+C8baNMHuSLITMzrSUnY3VIz19TZ+h7fRVkTOmPjIZjR83r08",
-	"Oj/7tXN51QZp9Oy8d/Px/PrsuGbfG7tTIOtD2e0X4EHpcNAWZfpMKy6kbQc4jknyhiMcBGxGxbbkQ+4J",
-	"KReF+nqMJXdS7dnq0+u1+F6vhdFbN3Mljjsn3V87l38vuQ6msy90FX7rfPj5/PwX12XQkvLS67A4GXUV",
-	"zLf2ZTAa9+tF+F4vwkeWDKIwJPTZN6DT69xcXJ73Oke9znFeWpsmTJBAH09CpUIS2sJaSGIiyEX6ltQG",
-	"OBGIUWUEACp8iIKYYKk2KFHoot07+hkNo4QLlwb0pqfcsqjNecQFpuKNbFYPhYRKMYaeI0ZfWJS7uv74",
-	"sXvUlSzqonN52r266p6fXaEtrDz1t2Qu54rRfRIJsu2h4nKCvpRr5n+uz3tttJWTB/+YMYE9NOMkRI+v",
-	"Mtt3eye7VJCE4riTXbKnK1G9zuVZ++Smc3l5flnLKzeqF6WRoy3jJIhCtDds4h+D7Re+FPbIpGKGZpQ8",
-	"TPXlxFE8S8ghsCkTrRHgJIkIcJ9ID56/HvLv9pCDbn1qzuMmTAWnnaur9k8dt6lAx/LkLQRSIhsQRCZT",
-	"Mc9zET0wJD+TjMMYFr+I0q8noszjvhyCL8cwiTiP6MhT45U8QTCGpKp+iAr2ArBWgKtB6fyvF+V7vSi/",
-	"UHYfk3BENqOr/HJ2/ttJ5/inTomyknaHQhbMJlKU+uY1eMecytR3M6lX6eh7vQ+nZMI2pbifdk7PS9V2",
-	"1dG3f/qLkyg7+hOYz+vB/24PPgvJJnSC0/PjTqYQ5NV05Udp1ZS7xBaXelIQB+ekP5qKnR99FDKinHbk",
-	"ISrq4NnbmSuT/FPJ9lZE0oteKWueyiG5MKAhqMpgYkhDpGb0lrJ7ql720pf0cnvgRckis15v0/d6mzbD",
-	"QApku7Zoh/oq7MOTRF9xALCVwRGPwjI28nqIv99DfMrCaBiRcGX8eRZWpbziuZAoRPGEhIcmLqtwIEx8",
-	"+7IRwjvugPHXw/NNHp7zKaHt7mbDnFTM7cxqrigVYGd8UgtVCnwCxltr0VkcZwFcJLkjyY0OhapMUtXs",
-	"gbBemtw6B2H17eZ99NZEHltT9Fuv4U7/7rdoU0FPkbKK3mhxtLYiGkk94y0ExkzZLYaUxhkn6VMtAZAH",
-	"YPP6Bplmec0K7cx1/WIXytkP3KzCE7+FsA5YymyfcJPUe3CrKMuSOTnCyJdT9xfnfoh8mDoESRGOIgHR",
-	"Trk4qS3frMrvjU/1hMXk1Yn2nd/LDbm3I8pnw2EURJL0T0kCh5FRXuBuEUftiy64c1PleIzviAq2Sz+D",
-	"u6ui26ckwcr/7GZu2Ucvdh+LXeir6J4w3MnUZx1gKqfICQ1TWvR6Yb7rC7NB37Px0eqTu67v+duQ9vKT",
-	"kMf/1U/9b3gtNmV7Baui40JUtJe20Eoz7Ldxbax52urRG17FCPt6V77/u7IZ86o6RpSJGzChllwZf1Wm",
-	"b/GSgBKhLRAaVUElSUQ5k2iqKwFyzzekKBWWxW/pn3z3rF4Nvn+yG3aB5zHDYY+xE5w8N3hqqhq7EYzd",
-	"xNCcfcu0VUNl6ypLHEe7jf33Bz+8Q4O5UAK/i+V8/WuyMDPNivJzQafRh9f78F3fhx5jp5jODVzI8+5D",
-	"ggW5AcvzjWV5tm7EomXaU5gsGjZpv4k0SEjZ1bC7eKFbUewCLoRjakqhz6akMwONtBYwqvBWAqntT9E9",
-	"llIaDsYkPES+hV7jA1SIzudnaj3+1LeqgNyz9Gvr1X+L+3hN8UyMWRL9i4SbsYfjaXRzS+ZOezhLUuOw",
-	"tr6V3Ts5KkKF7v/F7p6rm5yBW89GsyNjMrQDfCc4HrJkIkmLDkiRNOaO3RKYL3mYprHIZsn5bDpliSDh",
-	"KQkj3IMZP2fpZ1mLNxPZ5A2sYiHPUza+IztDJuO62M23Kx+4Z2gLCVqc5lKUxtw5tVex4TskUxsVoC/a",
-	"fz85bx/f9M7Pb07al5B/sJ4A/YKBQQuD815F4D/ZWU5A2Izkhmf4ns84zotoUwt2FxNWpCGnQsQjGig3",
-	"l4GeSzEowd/6smd8ccReDlTKMUyIhsqP8TAF5JJSrv7k9Vp8p9diozrhZbvXuTnpnnZ7N52/HXU6x8UM",
-	"Z9B3tDKw33ysqC/GWLwwioxj4J5T4ZuSZEeZDJeofK8K3b+dQrc5Ve76rH3d+/n8svuPAkNZpse94NWw",
-	"x+NtQhHbvAp2fXZ1fXFxftnrHN+cdo677Zve3y86T1HBXnQdXYP0XpWoPztp0PiPm/H0LYDW5E657upr",
-	"AehAOoXBv3lNqPjTnun0CBnEbQiOP8JTPIjiSETEpMlNSWL+Ig+C0JCE+tUktOC8B4zFBEMZhumMj8+Y",
-	"iIb6TnD3a6rcgl6J4uPH1HbGBv8kASxjNshkGXw2CnASIjYEmPDdegOMcrl5BIVZLrtBzpWBawTgsV06",
-	"nYlTFqqGIkEm9mwN4GpmlU0SPLc+P5+Jp35vzd3xvoKLdTzgJJglkQBlIUrIxNQYSrtesRhXi9+7xme6",
-	"uZJfqsnhUCnuOL7I7UbFDlVLNdfB4LdRHK81C9jSK/mZc/BGtoHYvSEOyPqNp5+6Orhbhm5v/FH+bBpi",
-	"QcK2ANjgRWjmDP/3d7Xf+WPhnkfWuZe/B64j7Tyn6Xp/WnJHs+kvUBEDuP9B1RFYXAT/r1fnZ5cXR65p",
-	"e+nnpRUCAPg/xf13tjFLYsflKCypfMlbGO3iAJYtgzpiixDhCJYwC1lJwkO17wrkmyM/GGPh6/I/jILS",
-	"ioIxTnAgSIIU1DnaigQHg46HrA4AJN3UDNteJH+raIddbqw6RYpC52vREwlkKQFjTyWZAo/W+qJwHKLQ",
-	"oHAXrxk0XHYKEhENsaoRlt8FrJ903eu2apPscmtuyqrrVhUHVbqwU5ysxwoucCJWLps1TdNFyVJ17uSF",
-	"0UW3FuvDJHck2QHFSpXGaiFfVVhSEOvtZvuvnNHLaWA8ZEiSEY27juKIEu4hgoMxGrI4ZvckRIM5wmgQ",
-	"Y3oLzw8RRn4LTSM68gF7X3eWzNHugYlzQPfjKCZQpEbXpckvpFd72IEB7lST0BfHraqENNs/EdHD/NbK",
-	"tVrkFeBs5JKO+Pp1H21pucdx88cRFyyZG2x4q3hOYxH2vvRKC0KxUnyWE9AoLNvqn3u9i/ZMjAu8feGO",
-	"DAhOSPKRJRMsnnRLeNrw8qHq90qGqzcojYkuEnN50HYuL45UiH8dfWSJ3AA0IWLMQq4Oqq+StmKIyRz2",
-	"qa/QuOvJNKhDy106ZD5SHXO05Ss4CvUZsIY3XOcQSD1SwVj3KebIL2TEq6o3dm2bNzxDvfZ77StL3/MP",
-	"+9Q3xMSHzE2Ds4g5UsvFtw8hj6dR30vnhKkeKiiJferLQflpfQ7dhirGUZC+QQt2neb8OsI06zXXwTSE",
-	"r0AjRDILxCwhYTqFLU4IwgN2RxTC3ySDYFt+IGCQ2fvLD0bpFbWORrPeSIE3NNu3yxi94dmrusASlD3p",
-	"UxVvDolIkMoXCU7iIdrCyuIkxjhLMU57GBEhD5tpsk91bq58S3ZNtElg27VB6tpjOj8f1lq/f67RWazT",
-	"pXMsJb1l6VqqOhy1x0+eMz0/zXvZwvpgyXOKdfmObQ+RYMxIamhQpWFg2/7JGU2mgWOB43s858hv1htu",
-	"SU8dV4eQeEWoAeTzPQR/XhmF1PwOQuQiXZXXCy4NvPWWExrKJtK/oRn1scD8lr8dEaE/b9T39JK72C9W",
-	"bDdb+ZWqUToHcwTlbqz4qsBXKnxxQkY4mJvqioSGF2qslT+V/f3PjCRz8+HCCWlT5JyQXMWFMQMxsggs",
-	"IGqWj1O34RxKStcYBc9tgQyYg5cepAVCIPn9iO3oH8HIe4nvDdRjgUyYurYr6YSWYKoRCl0vgUQAgegn",
-	"hM9ioc6fCgBaFARSk2Q10aRjaq+8KGmA8jmHSLZpF0tSWx6wWRwaDEtJDJ9JGNQqPf26GVlt9RWQJ67K",
-	"e4r8rNNydqLXe/sKaupcg3kBpO71Pjc6Ta6BhY3NUdiWvqGOJTzMSKx5S/5x2KcgrIMsDQKuk0SnDecW",
-	"T1UMa9T3+lSTiFaORMgOPJBVAEJggXQL87WqPgRvGkUGKbOM1kLqukKqm2iUS8BqHGubMxv1vVdzZt4a",
-	"RIYkSUjYSzDlU5aIzduT5KKXUBFj5szNtszQuYaponhiXs68qg7iVzCyum1wOdvoE0yeeaNdVqDzpY2e",
-	"+j7/ia09aoYbtvnkJDaXXGTyzDP6h7b824iGoBcbwu07bB26fr1acLsqa/O94yLLJktWXhc33+y+bHT5",
-	"vVrClKu5UiOX8mUwiPJb57wK2wlrY6+E7m+dvbW0hlWGrJxeBax3gT9nupRr2wFmCpu7VLiHQUCmgoRP",
-	"5lSDmAW3JU5Lb10DW9FTegSDX/MwuYi1ZedYR7d7xpEunJkVhhPrNDsuvTxW1o33kGBxiDD8PJgjff+3",
-	"FFi8h/xhFGtlHYxYLpfHU+6obHbtj5YQkieSCgDzr3ZJl672paYRhMrz+HttxqGMIAiZ1pfZiMukgy9o",
-	"pjWjWpDJxkJMK7hF4enSVQHtyXEGJXEs4zrymeuUGb73BMKeSg4OkpPjZAsLpEnO+l1ad76iL2/zZ9tU",
-	"d11beS1jUuClyxYs7WHlGXAptY5jMUzwaGKhDSRkGs+lFuk6J+Y87CiV0XlkplNCS+JosCVNrn2Ilh+a",
-	"0p2MMRdH4xm9dQ/p6URsPVlDv57fynQ9Vm6mbWtcJW44TbQv5DnbDG9dZVUwtyRH7flsMImEgATve5bc",
-	"Kl8leOd30sblek+mMVGvBZgGRJUvG6pkGzkOhdQjt2MmxvanOmZ4OSuxbvACG3mG0MLNdNciI4r2RRPC",
-	"BZ5MoYCO5mFSYCA78tFKFqO6rrQheZubKypEmZu0hamE+6iXDE05lOIPxbGPCA0V4rGSklepRAt7BM24",
-	"r/03Rfg3Q0z0AMy0S/avmmZatNGj3XojjecxjjuuyiuByvRcbRUCMbkJrayuvHwrymypGkuGJCE0ID3Y",
-	"sjVnV1EJXlf9XVfvdWs155Skeg3ODk+S2pW1F0cV8UapbpPge/mfWRJbGk65glP0qs3BW6RwdOtGqSk1",
-	"Ck3sXI7NnY8E3+eI62AuiMuaWqLpLInXc61/Uc+5PD/p3FxfdS5rnvo3hEuUsSlXfOsCp+LPj2qFPk90",
-	"MZEKGv1iJOzCqKRO5I6qWTGYknCc8nGkTpyjorUlf/5+ZvdIMOPJR35OivLRgM0Mz5KX8Q1P3/B1EECf",
-	"qm/RVgPFBN8pNGM2E9uHVowAwsrbd48lmR3q4BcQzft0y0+ImCW0O4HTLUg8T7HDxoyyWULC7UM0nfGx",
-	"/C2LWkc4IfKXfpbr5IqWeLZFaU3RcmE2bpYtF/TipcxL7tiDVZK27RBUdj131MWSALYF6151l23+qK5l",
-	"I3u+dax60NwKw5nLB106FMgVcjvc+SwWC5uSyiz6PqnbBVDjYPKQ+zGJqN3FrvdkId62P2gjTCVPetmB",
-	"zLvP11sUyZ1XeJo9RB5wIOK5YdGS1kzIZEASXmVhcM7AUHG2Tlf7E48utzSQit27AgU2tVmG/S2wsVj/",
-	"ukactqsLt2FPbrQRvgSzillAMIDg2qCTkSDkR5bV7wYIV59iJHXDHc4SgQcxgbgVaMsECfjQjo/GLNYc",
-	"TjUM+Px9mvE5+ShXwsBEUML7TobzFCvjF7Uvrm9ZfHk9conpMFptJ3yuhfAQ+crSB0dJzkUD6Mk3oK67",
-	"h/zU9uaravAEyV9ezGZY3Vr4tY2CT7IG5qxgLuv+Gw72FnKYhVeDLRDkPhUlfdVr9zo3v51f/tI9+8lk",
-	"49iPjs5PL046vc6xUs6sJwqbBVimUUSsp1fXH067vR6gAyz2lP8x7SP/cwpXY7/aPjvqLPzaPbu47kGx",
-	"5O5l8dll569QdT//a/u693P2QYmmtBlT3hOMeF/OfFdquFvHrvZladszb9UyMhi4XerrpJMtm0heJR5j",
-	"GsbElW5BkfL+wY2T/+I+ur48QRN8SxSr1dlxGAnGYqscZoBpnwY4jlsIIx6NKAmRf3F+1fPR1pXANMRJ",
-	"iHT+PUc6fdrkN3AiRERHvM5JkBDB6+0jAGG66hxddnq+iljlRGyj+zHjBDUfHlJMCNBkldBdR20619XK",
-	"dRD8FqaoE0f/wudXkPOA9Ny35aeS+ZJQSR3W3LiQAvo0YZOpUAWP3FHly+J/dF3PVecyv/xgTgIDAUZb",
-	"vmy2pRNBfA9hgSaMC7T7Dv3yYdtwQLkLb3if4mQE9aj5IcIDyOSaEEw58j/bzXgoO14t9Bk8FK0+1e+o",
-	"CTw+Pvq5CZd4SpwhYul5LD/kJ0URdOkFDIxGWRR2IABuveWV2tn9mMVaLK2jD4RHoT7XWtuAHCISeigS",
-	"af0NSFPr0zRDdGcYxeYDlQ8KeWym4qtg052Y3JHYvBIJAD8aRXeEuq0caSb/6rUwdxiHclmju3XvPp5G",
-	"HRpOWeSSsC7B/qGy944SggVBqvooo1LOikYULoy+jlSgAQ5u66q8b3hO43lZrHptELHV48QCbIJmqEEc",
-	"mQz6Zd8dwWvpRzDssK3ORhxXCD/vpWzu8VNxKhBgERNBLhImSFAgxJagNmI45mtPUYnsK1fv1hTTX9VB",
-	"WnXfdBCzhKx3QFR571XfqKLmlr7cqciJTguvZy30yGQaY1G5iex9JQgkUcCrb/qp/sC55apSg1PgkE8u",
-	"0gLXK/rIvWy+vtLMrtLX6ctL+Q1JuCSAOlh6WaMX1qvyy3g2imh1bfcC3nfR4ynjovMkacRk5Pw0i0IC",
-	"ucSrvr9c/ALitqutq72kFcVACLZOhUD10aWuaF6kob+N58U6niZX6BBNE8INPdXZztrnrOwgWU7RSprA",
-	"xXy1S+7I8KwreFt+NueCTNz2ZPUslXzGxEJF4AInQglsaMvIIs2G12g0srcUIoLlYm02Go2G0xtV8a7n",
-	"LrlgU33Hq5+uFOhjY/xgxklirmJ+qt7qpO0U5iD1kUvOmL/CNr03jCXjhtZBL5IjLy0xY+61g3vZLNJe",
-	"noyGPiEPT571DzMpWa9pHP5tjIWxjN8SMgVvRlp2ZqAFtEjw7JC1UDRRLqMFMSWz+6S3T0+2NOqoMulT",
-	"0zti9I4kPHN04Ieu+nrXPukpWcxx7jX6SRn5QieuyIMJS6I1cHRUFxYLz02iUckIDIlOsLaWi6q6LN7W",
-	"W+ypNGUllqeKWkp1pKRdR9dasjYyOk5IqrtxEETrX1mohgNciY3oW1JNJP4QMUieebI07JJdixeQUDCa",
-	"eugYXtZXCcqoQU01KxL42fLuqyC7UpA1oudK0fAMq2yyp4uk6dnajFy68uybEX9peTWbZ0romi5C+r3K",
-	"sK+CYBVB8MliG3z1RKFIscjQkSy1zA7zeYA5uZkl8eNbYC38rQJiUgUKo1AhL7lskjnzR0Uh15ghUljV",
-	"2qpCiGtZQ5+gY1WRm20p1l7MT8ullTBFbF00tmtHwsphmk21sWOdMJs5Z4h+UyPsrBym2x2y3NmhRezC",
-	"STOW0tXLP5tMcOLIOS2kMVleRttDVPm4mbyjZR9oVwEsA0RNOtOP7BGsWlgl3oQuJws8eNKdKctpXSfT",
-	"fikYnhnaCrwka4IbOOBmqV7kgJthbvaAV/HKmRe/95O8gR1+ma3tPBiUiLU0QbfeByIGmwmknYKeVPby",
-	"6j6Eh3IUufS/p6hka0qyG5QT1MptYGP1FrzI9rpjypSEUt2ll+M0DiEcjyJaKQb1InvTedN5Ldfa0mlt",
-	"YOWNoLn5dT9NNdmqhA8CD1JDVbcEA8d+x7KacXxHQoDDo/WXkzEnZKIlzEHz9n2yP3lH308bfzT5vnh3",
-	"d+8EhIEiTNUU+iv17tLEB04S18q0lf98yJLUELlzH4Xg8WWqGmkFBm72Rg8gHb29fKUbfqbpUH5gu0gw",
-	"tJtTs4zFM4kmEwh3gBw1hWoYjElwqzMA5HMSohiUnm0dUpvmQblikOCWskR8jEisFwmAW2qtnOTtsObK",
-	"e6AINEecSV1xMLdDtezP80L9p9KBpCqEaQSDmQ6yLNN/KuC1FY0cqXpcX0L68GrDhE3WdC4lldxKhAqS",
-	"kFCBeR4iMpkKHfhyH3HivLWCPUcFy44zzAmaSwf7vctTas7KSuS2h8ALhCOMlBkWTfAccSIOjctORyLp",
-	"u/eGy6vKibDP/eKRLT+qmj0uRsNlRuCK9i8shiyZOEOTn0HG3X7xF/CYb9KqUHAGVpzyuraInEetxD1n",
-	"trH0RPYYi9ePBizHdR8OSUIcvA4oWprVJRiLOZpirmx+7/bleceApT/UmRiOiiS5YLdli/rXq/Oz8ywC",
-	"E26K+76dHl0YLqbcgf4kmPowvvrTJQO5qEYucAezpTw6H9VmTTFby6V7pyDVU1Dr/DZmJN6BeWcWZUVk",
-	"rXpvKQVOB+OqNiNHtqbMXpyXKwPBNLZeq6vrA0Bznhn28tluQJRXq/YisrwKdn6iz3SO+GzASZr/YMqZ",
-	"aMeoh6bxLEUx8Ouog4NxGnOioxETMo1xQAycAXhRGdWRkV/Zj/rqEn11ib66RF9dol88rC9djldn6gs4",
-	"U59iEFV80uGtUQW1HdhT8ipxwxlNqJDKFwGIDrsU97NLL30feomti5h1WyGZbMJ9ZPbuBQWor+sf9exT",
-	"+MSaV6rb5fvyvRhRKI7nQhOR/OJWsYDl7QtUkOQOr+T3aZ9d84FSn9aJg0zb+DALbokzf3u11Sy/9ExU",
-	"kAHTfnvq9eLa2ya2dD3SxtNpLt0KPaUlmt8i/IkW1kqeTg8ahkPLOedzQtlsEFsBKaYkBdCiRKy5hreE",
-	"8mtOQvc4BGPxEdZ46cXHixmoieU757Vc86lCaTe6ONGl6/xMcpnenI3TyoX7YVnPx2yWwMdztw2ycD5d",
-	"Sbmp48jBie0gaY6UsdNUHkoktXNXnsqOZkGImiWUq2JMUCJXFZaYaokdDXEUz5KSNk1s9BW+c9m/TvVj",
-	"EyaeG6WHBnMrw1UbydoX3bKusttT7EU9kcLJgIkxgqh2dytJ4YpVEZjlu1KY4Gtfn8JCMxaDwY9broYJ",
-	"LqsUJlvqlO2Z3RQWSIFcoi2f3bYQsGF/27NSJlnMUUSDeBbmtGurNylyOjo6jriIaCAA6APkPcSn7Hb1",
-	"eXNjA/GaVzjdpucqlMNakeLRK+ys68qmpg0HqIIubadQFSDRFyLnGSXZT2grC4rH8tEOidUD+TUoEYyS",
-	"CgkwqY1iZe2agjXjk5zFYp7Eeikh7Zxf2oMarJDqARAyjE26oZw6iTmBn5QfV0P8KeAgc93iECpaRYkL",
-	"6sO+r2ulTWSAVcW8iUlEzQ8OVdr4YlZpl9bsbf+NmnoFjct2ba8X6ZouifN4FhJT1pOyy7TFFX5o4723",
-	"YTsbjXS1yz91G/ihufLJZYEWa8ws50ergpLhnFWzUWE1nrqvK6edxiy+7LynOBFRGRBuFYhRNd4UZXTJ",
-	"4djY2mlY0hVLWFYAgPOIC1xSBKBgR1qM74nj9cwywRiL9b6YMr7WF65csKMxFkcK29ppTz+fEtruvtGF",
-	"t+tB+qqpyOrAIhyzKHCJUh0LJ069lDPnrLDaWcM8go+X+MUX+76m0YMpVSx7Tc98RMW7/Vo5VnmhvoJc",
-	"hWAyjXd8C5DMFPB0V9o0FvCyOmYl3+k9WmthMg/trArMUP7ja8UaXbap1Ppn1tdyh+vdNl1+WnnI2uZe",
-	"Fe/dygu3eAQWbRYRjfj4JnPTVp//R/hUp4aDNSMkD0uV7fXaNxJ/KoQUVxr6yxr3CpNZvbIpFlnFO1wP",
-	"NKraujf5PL3BJn5JS+xwBhA0++S7PaO3lS74E68wmPXxBJQMBf4Cw1X40woifvk93shNhWl+xeta8TCV",
-	"XbOQxKsNJI72juG7R+859xQaqnxZSy6ZmsATr9ixmb0D7oy6A1arCEjLyGQF5r24LotullkcoxkVUZzC",
-	"KGanPwVlNHh+XLBpDqhP/iDXaFV121r5WbfIvZMYVSH9apkNnPyyGIz8/pRGE5fUUgKoeVWYAPCk5hp9",
-	"/lDDlMnPONryowkeQcaf7yEfcLlu8CyMWFqCy0P1en0bUt81DNMzKjQtYVql1X5hJ71c2Iku0MORqWzi",
-	"2ugVO5EhSIvSwh1ZOXNjBtHXRC2sp718ucWWC/VPFmkwK0ruwaGcClyw+twspS6MHFGI+DaXJoWNneBQ",
-	"1aJIjVp5W8rqSs1PYWLWEV1gYp8W1nHl3aiwF0+KSkolA9kWyhrjRqito1PtjKVMaHw1NCYJQVscT6ax",
-	"3NxhROKQe8gHS6A89BQKNGhx50bxafsSGGh4BS5sttE+neweMAMhKADh6TSeL7cBLc+P8HLWpMOM9vlS",
-	"1fPTs6LjgCm5T3/ayqD78n59OFPkQZnmnnBE9H6VWqRWGKSWaBVRmMNh0ZRdHn0IbsZBwGYKdcNWpg/e",
-	"rbRgcDwkYn4ThYSKaBitjs4pCizGqyRlrFxagtuWqGsYcB1OugORcKq8NMCRL5Vm4ZqXXG7LcKEGc8Om",
-	"lSLl8hNSUOjn+lNtpnjKmhQteVpWW2rRW3qa1mKLlthSfeAF0r8sqmJ90SeVeBZsOVVWIq9lLZPSSjRy",
-	"wx3d9fE3IMg5TFRmVBUmqAfgGPxMjFmSK6RTR+c0nhs6B7UlUhbpZ8b2BErKpwTYFgVConykSS2NlPIW",
-	"LWTKfSLl6RkNKnKsK4sO2FO5WrjtLVXep4UUkoKrGQiGgJo+Cl/BRyAzeAhmNmRxzO6VOIHRIMb0Fp57",
-	"iNBQ8jDwP+hOfj8+P+t88tGWZHkqRwtTla2jxrO9eDC82sMOPNtRZ+AphEQXEihZpxJc9VyBBrzIxxV9",
-	"8xA2cn7imTkZ56uXTq+6l8lld1jlb1LCBrjY0moUDmEoT1VXULIigc9fde2UvJm5a5VdERpKuTTTguAY",
-	"KIOGrzXlzM7nz1QZlgEZsoQUTksVbrNahbt2D9SH6JEb5cNM05XELKFvuBS7jGvTP0S+ClVM34Urn/HI",
-	"7PeEQCPGE/+GI6gCQzjiM8g3ZHcajk33oxzCWw2FIBsJSSMVkhsAImIEg3TWpin0XhKiYg+8zP2dLUMF",
-	"XT/foucYSKHJTxU2qCztBWpVZJ53geNbExsaCa4ocDf0t/Nyrnb65pJ54SMxjpR31Oy2BiOvo46yt+kc",
-	"ADwh4DIeGCS1Yo28KRaCJHKU//v7//b7D43GTr//sDvs9x9+GH76y3+4eJwVdP+UZLVMkN0rCK5ebUaj",
-	"P2ZEP9agjEeMUhKU1iWX0moFv6tuoq0/0OUZgGyumSZn2GLXoVGbedq8MyDRXVnkg3nt3BUakMaWWPnb",
-	"ehsd96OiCzrndl6SkBoZgFM4arrig6J9cMMDtaTE7Z3gEa2QtGWvaqUqBtk+6kIGxSttJmfaS+dohpTb",
-	"vvz6O6/3wsFx3u4BM1qpPpCmEokZ0CLZKwk+tqOvK6Sip68vH/wXzYx+3kl0Rl0/+2BkOc7lR+Q7jtLN",
-	"pu/G8Vgvec8iuNWy91YP6XmhlIXpbTqesnh4HG5d/QYd+WgLAk8jOoIorXscCbBygQ1T6oVRgKFEFr4l",
-	"KBLbXp/6Ka30PeSHEc/+hriu6ZSELePt1Qnksm1zVPs0IRN2R8JtL81J37Kpi8ldQ5FooQEOEQgsniRL",
-	"CH4fzPsUU2WWhn4OEScE+erk+9tqWFI4lUMKEgI2HBxzNIk4j+hoWxU3SO2P6Xoo3ZSa4tb25FLYBvgZ",
-	"GnerfUp0yUUfFc4IC6ACRnfNhI0Si37hhFiteyuDifRgy2BbSqh6tYFEYaWeSwwXVSwPpgRiIcjmeVEy",
-	"emAXCbmLyL0jLJ2LaIIFCXtLZPd1IZsLq/G4CXjmhYP4uAFA5vyBcbSY5Zc5cD10hvc6PVXKuk5NNWbd",
-	"rZnlMcrVGLyFXVx9Ep5N8+1T9QI0P12shfGVZ4BtFoygZGC56NrqclcRhUlqjWvCMJmC9VVjWH+R72tV",
-	"Sl/FpylTR27Zep3o+s3F4BYK5zA24WDEcGs6UhpYG2qFZygwBdVLavcajSohKtUxl3PRQvdjLNAYc8Tj",
-	"KERslvpw7iMasvusnFSzkGua1o8CBY4y6kYTKgPPOo4SEoicMaJ0XZbDZsExy4niuWNgL2rxbK26MqVI",
-	"oMsxPbn13aoQkbC2+FnFYT2bJC7M8wXoYtrH5kb7osNciPwFw1beWbnczPV/3WauIqFb1AskzfDRFta5",
-	"Cx7iY5woPwLEjjEKcWSR2IaqeyHcIB9tyd/BemeMx3A3tm3HimwRJGf5SZncnI5vQ2pfbsNeBL3RwL2s",
-	"AG8szm1zR/GlNMi0g1IBXdOMbhEskY/W5NJ2ZcwK0v6peT0fpV/wpquEsJTf0njeUgV3gVlglGl2KJgJ",
-	"q9SyEy9lc8rIU20wZVwsNcbfjxm6T5iQWrpS5cdsYpWc1lXcVzO3bF+9nK5kj7ziodn0NV6iHn2t22zN",
-	"dHOX2l6+l7zbF5aMuQAslBCE866agE0IR8OETXJggdPIWEoSpfHHZJRgSAu/jySfcpL74wrgRnN03Dnp",
-	"9Do3F5fnPShQnJqGMFLoSPZICC23yhyTOJIsbBGfc6qc4jW9ziQEU4/KAnU3paZqI+5Uj0HzsfLNX3OS",
-	"cL+FdGOIziYkiQLtBAs5lIMlVCRzKQ6H0SgSioxt9ylLkDGUc7QVYE52IsoJ5ZGI7oiHMIoJBke//9++",
-	"iTjbPgTS16eU0R1wfHjKlSnGhBOdkwrhakAoVIKxYtcZHd1KAVsxpSSGaq4EqciBIVjJtp1lQ605r50m",
-	"BB2tCR7FQpJomU8dCXcaF/jlwx47PuUr3jglNPXQL74mF+8SC3ISTaJlat+UJGgS0ZlQ3uiBXDdFluFW",
-	"QaqQORCyzT7d0kFjaLexfajwDiOx8DFlYiy3W4pf4K/RtYbTSD+qs02hapraoQl+iCbyBrzT0Xfqr11n",
-	"+vECFQG3rFr0grTqSmgrQRcMWLiSq8KnR/JFAEQTOFp9GOCbY/1uPn8lvzE/zyaY7iQEh/KUIOvhajYJ",
-	"g19e6iAbu0Vuume/tk+6x1BXvXPVq3npL6edq6v2T52aV7s+a1/3fj6/7P4DSrJ3z66uP37sHnU7Z72b",
-	"i87laffqqnt+dlXzakX6WHz7f67Pe+2aV2v/JP86O+/dfDy/PpOvHZ2f/dq5vGpD9Wr7wW+dDz+fn/+S",
-	"++24c9L9tXP599yPp53T88JPv5yd/3bSOf6pk/s1/1Hv5/NjeNw+OTn/DYZ80f77yXn7+KZ3fn5z0r7U",
-	"a3B1fXFxftnryJU57rZven+/kA8u273OzUn3tNu76fztqNM51rPudS7P2ic3ncvL80vZ0flxJ/tLzf/6",
-	"rP1ru3vS/nDSsSZ63L2Sv8BALjtH52fHXVgUXVr/U9mBPs5OY3X6f0wkv+HGoSpP0WEOBkpxt4TY4ceL",
-	"7tZhhnWda50J+c0Ui7GxogxwqGKW0Vbh6AG5KBy+bacJJXbTtd/GUTBG8BDKRo8j0UJ+wGgwSxJCg7mf",
-	"4rVGdGcYR6OxQAGeOvuY5iSBZdd7QXJQX6cIegXiC4gYKQTHlnUu3JP9Y8aUtOYIOVTe8DccwUsQhDbK",
-	"EA6G6N5Ujd9avIXbZSgaS4MW5LouQjlaAZpEJPP2ULimfqUSQJFg4NdDW46rYxDWS6n/U3HCuCsvtZ2t",
-	"llkqnaeh4wzGuPraPZaRXFsQL+TkQgacCm4csNARZk8Mq1rJYAqSuTMVBYINXCplqdxeRIa3pnYHC/zE",
-	"KNLnxI0+PwC0GPKpSn90VcCizR1LvDbGreOixd1nmiG7qmbupvUs3Ww1w+2iTdbVpIVKvR4aL+y4zhTw",
-	"pBTJIY4RYa7jorZuyRyxRBLIWzLNhfxWhUL8K2f0chpUjMl3DXDn8uIINesNk43jSbk2GkaB0j5ZgkyS",
-	"DdTX0fGcggUsNswOGF9IhpBA5aq1IweeTIPSC9usN1aLfqYR1x6l3taKFWdfAoGkMDOT0uM1GgquczAX",
-	"yuu0SViSdOLKr7I+OElof5fDyWjur07WAUN1hZub9bJ8EjqIYvH+wuK5nf4QVV32bCOVaG7pmrbV9eu4",
-	"6Ul4eqKrisAsrNjziPHiBmyaLi/0sAkjpXPYX9NEmQ6oq4MxNg2nlXZwgcW4+tsZcYBciDxQuEMGxsKK",
-	"FpYSAW/lgMXuQQUZMRRRwVSMuI1h7Ekdp09N1bZUpECwjMj/rDjGow/+rM8opQ7ypy0ITccUqXQ5HPep",
-	"r+iMv216tut70xCRYMwUqtkouiMUDWYCUXIHWPZSD0vYpE9zxVfCiN/CpzEZCuP9VoPXhpr1DiDs92qw",
-	"7NzCb/jKvojZOn/e1uMsU/3JizEV6MA16tNgepXWySjYRJPRWpi8kNAxwS6/LRdhxMpDOgi9K1+w8n6z",
-	"WYwJDrXl9umNVAkiPg2mvQRTbuoCzhKHa28sxFReV/lfjq4vT9CWSvvCg5jswFN5nzgn28/AHYCdq2bg",
-	"z++rutlLF2vFEugT8+gtydjMys5wAA3AE4K2/P/9He/8q73zj8bOjzufPu96zf3H/wDwSk7CPgXPp69B",
-	"+H00ZnHIIRlO2ciR/99E0knG36p3dqCSDUv61P9vVaPSflBHP8OxUIjlynWgy1+2EKFBMlc576JPExDm",
-	"/b/o//FRRNFPRFdeO0RcZyVaLwxwcItuCZlqQ7YmsdBVar62F3W3sbCHj+5dzQ7YYvyDPDyQcOYXTpR/",
-	"KH8KI+YrnwksJYAzTEmCBUsQJ4IjsDIe35weXdxc9Y675/9PHpA80kSuWanZqv9wrtDQw4g5lVyD/rqq",
-	"MnCFgJ9wSYxPoZvnMYbimDfNEsqClknm83GVkJrg23wOkhQnYsJLikbFjI56JJks9SRN8EMagWmCgvN9",
-	"f5iFo6waDsFJHJEkc6ypODbIx8TBONOAI6qC33mfphGrCAu0n6usqN5BqbPovVTztlsG3oFwkfqCDMht",
-	"JFQEIqRDAb0cs0TIieqJ6AtNRR314ArmakOYQB8bPAKch0qN1mF5LCYFZ1MzA8TUFkcbAjFnFnUEC5Y5",
-	"6dSrqXvRgXtQmJzDMlhtR7I1bjZMrQt7Ium8GtXsleoMP8dW8HyAzqpRCd2wOlqnmtcGCjRkgeYvQDs2",
-	"ofoVRvk1lb5sUhsg3PMXEeNzJW9tMERdYgJPoxL+pwNqFXrTF0r9W1WZuG3FHysfnqKECgeaMoijBFpJ",
-	"GTj03Z6v50Z6k2m8rrEtF7z3RSLyAKVIVSS9h4ro93huwAWyKDVAzXcz4mrZPXb0mg5bS2eTjc51NJMn",
-	"kd/lC/nEMTuHl8bzLyHly/txZo2aaZtz9B2njdooPQ9rouXpQKOVGcCrSkZlw7BrkRVkDW2OyqUeaB9c",
-	"BhznfwaS4RkEuRb6DBBc6BE9+ipmAAC+0DC6I4iP8ZQsGsBycF3pP0ohgtZHF7TEjv1GlZpaFnDUuuW4",
-	"cmatA4dVK4cptvi4SK4WQ5pLQU+LtS4KMQZRHEcabllFchlx0cAlIME0hbMBCCsUpcnXyCigM2SyeAb2",
-	"ofUFeYIU3msa+qDr46YoJ+WlMsqKbujCuxocxWpK6imq+SQkyWFayFMHW8NHCaaVweN6ehArE/9yhS5y",
-	"m2RA45YQikvDOKtLBN9C0LuZZgn8WCmbeG7g+Rph42aEdpaUTcLT2a/anecKstY+b16U1Y1XQqJ0kNwH",
-	"UXH8hqHltncdra06CuGlyhXgCC/CEC7CRTukswICLxPGYBYJwqdYgeDbhvh334KymmVuOAojjEgJRvup",
-	"o2JsIUwPJ+SerFsbYZQQInRk7RqFLmlAEoEjurou66oyCacqUHhxPoAfdbS8pFZa5ign3pQxG4Hj09XV",
-	"qDJr3VieTR2hXlJ9aSqcTPpqjBNSLEcdR0MiX4cYdj5VkBUZPFxG4X/8sf7jwX/W8ql3jZ0fP33e9fYe",
-	"+/26+qP5+J//sdrpkJu151rVdBrO85oWEF4/RuS0WG/YnHY2JRRH8rxTMU7YNApq8iSyP+R/GBuBeMLi",
-	"GE+w+zIs1iZ2ISTPphpGzYglnqlWpsCYNISyiRvN/KSKbFXH7MtPdJWD2o5nB8/0abGocrFYpCT7NJhf",
-	"EIpjYWJWtJHTsgPuNB1C3QQ/ZHbinAWxsSoYX3/M4itBprws3NUqZzbBc6lHpIXLIMkAZLbUlHlwiBqI",
-	"DYck4X1KmXp1+zAFC5SC3X0kxmwmdDOAmD4iQt9MuI8Llt7l1lDJEqWQGJAnLaEgE3C9zBJS+mHDKU9P",
-	"L/KrvvQDF3W0kB2fltNgNWAyG6wUBVcpIlxSsFkFdkPROrmRwLfDLAZcg4Xn8uNXotlXUdutGTi19qyo",
-	"h9bfdbaEmsqn5YtazJiI6B2Oo/Ams1SYX/A0urklc/iFz4bDKIgIFTdTkgDOjyKkoAbcUCZuhmxGVba7",
-	"GLMQftKZSTC0ecxweCMYu4lxAoOf0ZRe3UxIGOEbPZ0EC3IDge835CHNGYMCqBTHNwYnSHVt/gKeczOj",
-	"+A5HagtcdNSFG7o0jllzNPXdjtwsLKJBbHyTyrYQUZSin4Op4ImRz/bZL256eehy8biUb262WDNJY4QO",
-	"/kx/zrY2/cneC/2T4ho3xQEVF1kKQItg9LEUi8o/OnVDkbcNADnIJ3qxVTlOB0ZoWd0m28UPL0mFPqJo",
-	"Q/WcVlZhMuGC5aNSkQZSWrKPFADYy2O1/YziTtb6ZqVi2D0l4c1gviohQ46rInCHo15M2otegvJDDMNz",
-	"+42MRlrJwmEfJofbaJ0Vs45xcb7pVEu12MVFt6PxCxaUbEcvcm6twumG7B9xkedn9tGUC3RBkvI3QCLu",
-	"FiKjis8vygpAFzP1rPHkPs31UxiWa60uSMKldh+J+XrqPg5lE9EdqZDHmqtSKhV3XW9vwb/rgNeiVd9M",
-	"cCTWHYtLFCpPINf54GhLEDxBwRiLbQ/pfHC0NYmChA1iNhpFdCQf6JxxtKUkB0hmnU5zCCJWhrlOK7dy",
-	"zZ1nFIKVnPbuYTRaDecpvz5S70IU3ZL4D0M3VzcIapsztt554uxBrHfkZoJ16AiPyCRfpMkadTDGEV0z",
-	"tTqZBtdJ/NxYQClfiZ8xHws84s+1VqhFKlU5Vcxamv0CwJb6N8XMslLEJhLOBP4qlVSdlzWKEts77VV5",
-	"Vamc1mc543IxLI+zGFNcKGiyu58zTfz373jnX42dH+s3O5/+r/nQ/s0JEWQEzp9mUUggM8wRHaGStk6i",
-	"fKpDPhjKDOuzw7wY6WBBgF1hKgBpguncimhanZM4Ufn4S0J+pgkZkiQhYTaW5U3OOOlM2D+j8hx/+8BW",
-	"QbtfLHq+6Gu4G+Vr0pY6gqYHjapv/nhQ6c2id/huVFPdqCZc9Gh1SOznxY9KIMXVtZopFQXdkrlKPExB",
-	"YKOwjs4B4vWWzDmEq6JhQsiOwpDVdW8Oka+jTiFw8z6JBNkBk/NWGmKKJpjfcu0OgxhSJ0qFYTCr0o8L",
-	"8B/yNAbTSnG92Rd6zKto+iLlNAxvlQtHv2f3adjmqk/Va9mXrqN9xRJxnhRMiJgHNbXdTn6cJZc8IVwt",
-	"L4xUlbLtfJZVKREqR/WYUVJSfKRn6mhZFUiUS0RZ2lL4mNLiXWUATpoDgYP4DS8trft0l2EVm46Vo7ss",
-	"EsP28y114+n2ICH7aQuqMHh0AZcIInUT4Vre9ZK2N7gY5SaPdcrYmLAxU71GSFKHpzgRkiD6sm2ouCIJ",
-	"VBJNpOLFdADFdKr9RCEI/8smk51sM+7lc882TkchLH8fDNrZ+yy+CaAo+PJvlJs/91lCOPgnV314Ce/p",
-	"nPL0RMyV/KQ25NGrnPdWmMIquc01/urf5Ide5ats86q9b+0eyJbF82xRbbW39p7lN8JTZ2vxsNvEubB8",
-	"DjF8mODRxKrQB8TuMP1ZyoRJdAdYRRBE4qqsU15wdoN3elltMte2O+aaBskoksUPJfVS6Gk64hGK5Fir",
-	"rEoXWeGQWRRP5mHRVBFQGvji+uBkBPl3K7mihSOQGgrXQKHf3FLbecfZ6JcvvH13li49hJIeQmVOWOCI",
-	"G5WjCCRcuZpJ6Zqw21L8MKBlX24Z2W0t7bZkIY0ybQtRq21GK6SnBYHzWah4prVvFBZvmkR3WBAwa3G0",
-	"NUrYbFoZCy+cRPQJSHhPx9CD4XXDdQ09BvruSKWdfgHou3TXv23su1y8T5kWnMs1Lr1R9jcHDVdfdsxe",
-	"wZby8Qjt7e39iK57R8piNbHCUPPRK81G893O7u5Oc7e322g15P/Wd5t7/8jFoGJBdoQKnVxE+8mwX7IJ",
-	"pFGaruTmp7CiUFsDFBxjBVOHy8mlUlV1CT8UhR7CMWcaZQpsDWNMQ1Ud2JfvdENdOFBDUu1EoZ9fPvnW",
-	"ZoA3qrCKRSVJPVMpJhDfwfG9V8bNDpH/ua+EtX6thfo1BQClcMYU7FO/9ujrEj9ax5IzrOg+W+DXeaaT",
-	"20UXB7LKSdi2AwXlpmwpXm0wi2IRueuqFg0Ua9vFT6Jb4t4E+fSSiHtCSkzmykJciheqHi8HC1XvaEto",
-	"ie2ScfHRRBg5bdpMMTWkCVUOumvioTFiCQrzh3h/XIhe29358ZOKWmt4B4+/T8bhp/8oK6CwKRL/t2+c",
-	"tut8lKVB4cUgfJJPAtNURMqbEJWggv/l5NNqw4uJZk9CB8oNxEFqTJmqyyUQgybILgoIMu/npgH1PMFK",
-	"c9BAoUJRjgjXhGP7EAUxgSIBplBqlPlR8AhHtASTYok3TQHYVTby2TlEVyQGABeXT70IpnQ/1jQ9+GHS",
-	"vN2n76bv/2gkiqY/OC/CNHzCLmkQiyrVDxOpe+vZ57c3WzH7sNhD+lR+mp+TXlx67qHSdlaeXuWR2yX4",
-	"dWxGWqVlQjDlKMtBmRRr8juFpMIZr3AOjq0v8ictDX0vK4+fHbyq5y0Nvk7iip9dX54s7H5u45ds5Cr0",
-	"hyehi1U4mFnzqwf3vIyNwkQ3nbORNQ9g8Msss3BmNeHWtNAzxYoJYjMRsAmEkyv6KAgXSDJXnXRXuEXq",
-	"wUax4WCYZR4FNQcp/HIdlJYJt4hR7QuzxpuRRXInNF0Md3FzsBfshwfk3fCH0fvxj/+cuOjiImENy1u4",
-	"dQIMYy7aajBrrgJUPTbmfzd7y2+OZlz1smEoCFsTg1rAC+/1LpCCwzVULt94viRVJNCICUSZiZB2BupR",
-	"8vDEuVcD5i1UPthUYi4QBnMG0zhfPSQvO/GrAAQLV3ITkAzFW/6VYRkcM9wUkcyW7MUoZY79Wuz6wMmu",
-	"zbHZxPxeak4Z436uhJnZRFWFLpN8XKkOvLNRV1yxouWyRYRTsZzPBvK1AeFIMIhq8v+idfq8hGUU7L+Y",
-	"CPR6Fvaq/tYyZPq3AYgyf6s7fROootuZC7huUpnDrGpuxGg9e1EPti5JpFOVX6AyTmZ2GwFi/lCvRLYI",
-	"OruaH6rceUbJGw643kr5Avz8GQ1Jgh52DN54rnTNN7oeGySC3wjx2xjRe0lidwVBORsZ5m+RGKvmXmqw",
-	"PcLF5lBw9MmskuidvfodQ4VYypiL5C5gTNZRW2iADi1GgoobhgnhAKKeEM7iO6DGaDLjAhxBA4JixqYD",
-	"HNx6xmnkoTiitzsxC3DsocksFlGAuZC9zSifkiAaRiREWzMay6azJEiUzChXGojGGTQFTKCQys3FZffX",
-	"dq8DmIPbeZEeptF6+1YRQP27JFdvlbF8QRFfwtqvgTo+zZiwSWX+62rvpQdK8461QCUUg3Akc56BK1Nr",
-	"GqZAzP2YcaLCGJFmLTlcjdU4sl/I2PgNGf2+L1NediI+rTxpG+FW5tS+EKuymKHDl2GEOaBskeCIRyMa",
-	"0ZFGk/Uyz/tgjpQpE+mGwTFwyYT9k+ooRUNe4xa+XgsdluxAxr0fcxLc+Oj/ogHm5N2+JEp7TZRgGrKJ",
-	"KiihIKl+Pm0foVsCErj8OyQBC2HvBOH1786qni7JJxe+MCfBLInE/EqOUJeHIDghSXumMg7UXx+NI1tx",
-	"W9S+6CKVtrwgeOhHHvLx6PbGz5fkESgmUlTYa6pdaBZimGCh4PxAt9liA8jwoxxxRIfMxNJhleynPNVm",
-	"bBMcUYEjShKu1y4TH0aRGM8GltxgxIeFIH91Tb00xp94GUosDXXpTtTu6vJZaEtDou1Aups1re0+ZVL2",
-	"+evV+VkdqbRnTXhSRc//jPqGGvVrqsyvh/pAluTf9XodPfqesnn2aVb9yfWxkluQ5UCXL8gz3K/Jn/U0",
-	"1B+6HmG/BphsXp+Sh4BMhSnuNsViDOybQRqDKVbD0ZbAI3Rh/txuIf8tYG1rv2efnh5dvOFpURxJAtME",
-	"3HazjQgNpyyChfPVHvC3nzVte3yLm9jf7lN1dGAg8pu0VI7cALvcjpeC+S6kkPep/zYYY/E2gxfjOlbi",
-	"LQQicDPmxQRz7qn8dN6nOmUoRFuw2rmVza2nPK7qX9mCA2SAXuFtD0EkBxZ9KkAMStf0jQaX5CjAVAFe",
-	"jMmk3qd9qk5Nmg2PNIXgyJfXlCXRv+D3FvoA10YXzGpfdG9+6fxd18mqo1/IXAWCTXBI+hS4la8vDSSo",
-	"KALiHyKM/ITg0AcyOMFzFU8G0Sg/dXpWWr41OivdHRIBVOIQCnACzlYImMWC7KhiexqQP7VByx/1kOBv",
-	"oBIJkXdZMtItgFfRZ+aNdksb2JUshRp+3vb6FHPk/20ndfnv/EXteaROdbfT+4j83NMhSyaHapoYHTQa",
-	"eovGeDollNthrdCHzv+S3ZIQxTi45Wa3al4tjgKiQQ80aTrt9hZoEZMtQxRJnSWjt/oj/la+C2qoiC2q",
-	"ptKATjHV+ZCSzta82h1JuCJYu/VGvQHhOVNC8TSqtWp79UZ9T4VMjIG065sm/zlyMUmpTaitknsN8UWm",
-	"OiBGU6B9AmEk9dM66slt1SvKWSJ09S2ckD4dJADnPZgjPwr9OmqrryFKQm8liniWoBhHXKi1S8+WlHFg",
-	"QKrinoHeIAKiB39fCGIA1FoIq/JUsMYu6BTy2R8zkqSJ8a3aVKVRZ3XfUq/q7qpwC3c1QIgbka2W9aiq",
-	"Tzq7BJAZCz9n3RGAE1vzINiMiGv/TtlgUgdHtcJ3uaqIi/1fyZ2/JfND5Kfyh69RE8GRVDoMlogP8zWH",
-	"wRLxEeqGlo1Elb+JGD1EvnxcaShwcHMjwXFcJeciTSF7/ORlW6ryxx7lb4YMwpVrNhpFsNLpNNb4IG//",
-	"qYXr1OZhWcH0rf39c02zCHc2+aecCrAsZFIKzxrNRbk530/2/2g+/HD74/2BeJc05v/CgyAFoGzVRlOx",
-	"s8925NE0v2YIXBnwll7PXqKClNucR1xgSIwxnj4Ik7sjORF1YagHcqiNRuMfsLB5Y28Om2G3CMUgr5MN",
-	"vbCbR1rYfbQVRO3GWOMA5ozAII4uOt+B0qV1VeWZs6rPZEwnjUVzdaq/eFt8/dGzWrg07LF6K9knhZY4",
-	"Eeu0wpVV2Gaxleaz+EGhlcpzcn+00FqFeS1+ABu7r26r68v0Vr/9gENjR4RPdld/ck2xltmUuWK/+ePq",
-	"j3qMnWI6132BC/ygyvi6Gs8pgzvis8kEJ3PNW1HKXFVW+O+ao9U+6RjORRlBKUY8FegVs03/Aq0E4nKh",
-	"eAZKkaKNQoSGEdTUONXGQMqELls+0LWiS0qSDeZZyR2EVXmLep/6g4j5IKQOCMKIR3QUEwPCB4J+Wi+I",
-	"UAGyqH7ZglDgh30KxUSsrpVoE0mJJsHzt0ppBkGxjtpGcGEJAjQnOupTP0cXfR0u5sIAtKADsfkeqc99",
-	"qRfg7A3rIwXFJPvWUruvLapQTFQVpFXL06eQRc5RJDw0kCvBc5iRpkatZ9WTk0uli9QiHDM6akGdt7m9",
-	"JAnUv1bZrGl7SvtScdgz824a+Vrv0x7ExIZzLbVv7aLT6MO2rt40ZJAYKxhzyX/qsLV1aQWNsPWBhfP1",
-	"GOkgYvJsdx6mJAHYp2PyMco0r5pX+5nEU65zZcDfKvlWiCY4uSUCiYTQEGyZq/hvWKzsbdwII4ZjrgcR",
-	"44jmm1YhqAq7Pqsa3Pq9Jgda82o9EoxpFGCp++J4ziMYzOa487SIC5Sh/fxemyYkiLgCvxORTizUqD61",
-	"acKGBODMsEq7hCTeYRIRGsZSxjJIPb/XYOhSQYyBJ8bT4SxWhEZdUCXgpEgxBtvl95qGC/mUw27RP2b6",
-	"FJ5GdckHKBE7AyJwXb1RD9gEKF9qpFSxk3o1SqBJpNzBrfB8C1lB4+zDyIRay51gjIXZEXV8O/ne0lwk",
-	"CLzXZyL9MQu31yKJBXRQCLbXGQH58Pra/lgxrTVEmXxI7WPe8KiHURBfd58ovk6jjlbd9Xa13r4F7+GY",
-	"cdF633jfeHu3a6xAFaTSDQu5a0itz5Me1ZKHywTIDN/uHhuDTPgqQ77KkMtlyMbe6o8+smQQhSEBp8z+",
-	"boUvLhSgaI+xE4AThe8OqgwvBR09JWGEexrJ4KuJutrnZuSIBVn30astGKGzoHQHQDj8boN6p66/QkWU",
-	"tBgbSBMqy8eTQk+fjhgL66itXQk7UyUzQM4JRD5zlJDhjBswr/3GHjrunHR6nZuLy/Ne56jXOXaJTGps",
-	"ZqoFm5lrCbNX3naHp1gE49rmTBdWWH+OVO9qUg1K/hr2CAMyrPYOvVkg2m+UNBrHsBtyGOhe6hR6IPVl",
-	"9P551L2YPbCSultDeqXur9R9k9S9sb/6izMmPgKcNJD1ZgV2kEBiNoRKfYQUhK9K1I+1C7aMqHtuH8cl",
-	"EbNE6+XKRFGg4CYXU/tqlYotybEuCeQp1b9PGZV0nSP/90+6+vqjX0e/qmLCKmjXNzpEPYV4Uw44fktC",
-	"F/X+iYinku4zRsmmyfcqxdmtEVe3Q29AXa7KOhbV6k8A/2XKhLgKg+wt1PfYb2blOWq7wMD+E+Lov6wq",
-	"/mwFfB21+wvpzuXasAU1eNy9Ojq/PL7pnf/SOau1aqbgtqINT/QxPIvtV+L3BR7f6eGV7AveyfHgV3ng",
-	"25YH9ipy3VMWQoR07YvKEOtKBF+Lrac2/hKnxFpcsa2jJZUbUfJGJ6AvDghXsfGa25vqfzq8AazXICwc",
-	"6kgoE8p8S8hUuQn6FAKaeR35OvbVV66F0tBnHIgZjuO5iYEGQ3qf+inR8tGE3RFuFexX4ASUCSWD1JFP",
-	"Z3HsW8pivU99RQdbSJFBX6HHaDdA5qjBwa3y3fgQzuS7xBEVVrsJZfKJlvsCNzTcjSUTHNsJpLWIWia6",
-	"6tQ7nwtQyQr6RFEqDZH/PTepdAqfNmuwTNfjizDBYij3Ut038x+pkb0yx1dl+d9FWf63MrsqqrCe2fUt",
-	"bqqyxk/n886wBYv8ABNsN9smK20Lvm4qi2IaZLxbb3hplHGfDiIqie12HeklUnZGFTqsA5XtmOQ0JLnd",
-	"bPepadUKLZZMXIVCKpoJobSnUNeLt5B/RWio1U4fbRk4Kf+zwPz20W8hjHqY30oBRZJ80qd+r331y81V",
-	"r93r3Bydn16cdHqdY1/lVVuPPra7J51jP8MBUahqclUiwftUY0NoQ6unBRaciGiIA6Gd9lm1eyjnLaeq",
-	"3tMBBH2avQe4l3bofPrxtqemqTBCIzoy8+3TrYXSraa6uC/5actHOFvtNNZYjUFDzUW8TzFSbZsyBi3o",
-	"3CycvSy/nV/+0j37yfeQb+aqTq/P+zTASTKXnDYd+htuwf4avF9Pw2lwbUzy5T+PxjN663sQS0ERRlo4",
-	"040jwZB74xBL8nuqN25bhVv4PxEh5+Gr0Gh5KsCtgJr7aMxmCU8xx/tUlUBUMuZ2Hcmb0KjvIVVDjiNf",
-	"b85bTmgoFyD9G9bO11Kp7IK/HRHhL4CJCt2iOtpoy7+NoKWY3ZMkwJyoM8q9PvWHEcWxb/ILYGj6yClh",
-	"YBvuQducGEA4VMWDu6G8CAJNGBdot/keTZOICjzIZ1tIURgOsu2IUfueMCns4iZuqfj4tF0dIZ+rrJoh",
-	"5fSpPtUeMgYU7pmcL+7pepIK4I2q6MRgjgI8le3J8y2vNUzmMK1BCRUss7zYCb4FMV9dkERbKCNRRxDe",
-	"K0fZp1OcCECPDZVbA/725P2Fyi/yOsCb27A/At8SamyYAY5juSKAPweQZjoO2wQEyWEiPUoVpqMi+yH9",
-	"wawLZPVkIfCeVmzCCGtoB325QVvi0b8IAEb3qQ6et3JBeI7ypSsdJfosEGN9hRCiPtVnmdu3XiXBpMcQ",
-	"2mg2Gi3k7+w1f2g0fFXjTb6/LQ/ezl7zXforNuXtJQ2CJ7s+2prRW8ruqb4Z6aOmj7YGOIQdwBPuoQEO",
-	"1UqrNxrwsbwfQNShRmP6aF8e2pT+CdanmCLyABWGR3Bv01cPYHCKpMrNTR/8CBygT/12s73zq4r497Ui",
-	"KsaYSl4Fq9+o76Wj3vPRlinnuG1US2iuoVE2DMqonDJojziWfAlPVLCdUgvr8qxJiuxDyvbN2Xnv5uP5",
-	"9dmxboSqYWQ5GOr29Kl/KanWSfe027vp/O2o0znu6G8gvyB/VTykm78+a//a7p60P5x0JNH0T8+POyc3",
-	"ncvL80t/2xkhhuO43WyvrZ22m229kk9XUE0ihSTEEJJkGzHgR68Gqr4B5G56NdlEMg2kKlZvpJU8c5+o",
-	"Y2a+qckzsgy6VQX+EBrmh2AJEMVh7C4ZRv6zbChWedeUbsrBJdF0Z7+Zq6rRqv043A2a4R7Z2R8c4J39",
-	"4F248578MNxp4N1BM9gL98nBULWuw9pV7fXab2MsUMjQnM2QvPq3CA+gZK88MSruWzsC/kvtGtQ7r12e",
-	"n3Rurq86l3It1giDarb/yhm9nAYvpf/DF9SoDq4TAoHiFBnKIwqHJi0LooryKmKj05Xluv23ThCR/6mr",
-	"Gtd4GnFIcFR/1pNpUAc63qVDBqUQpHZXa9VwE+8YubTOklEtX59FDqVb6fzJFVKpwTWQV1ISAXuUuex7",
-	"OQpZN0m8C5cC0AkWrpR1MFOqX+FgW/j1ukkj36mTZ/6CqYJslxlYzJ8L51SKUNohFUshQDLYCRIsxPN6",
-	"7fGTnLb7kmhJwrhcvtVr5K2z+1VmMuGjrJEfreG/G/0wfv+EJc4PGnjHWqM21rZVL9oQdSDEmkNekNdz",
-	"qC0ul+du/aC59w9FoJ5EoXQhZbgc5EG8Ba1oR8noefBC0JDQ5765C/1aqy9vQ7/m9WtR2Jf3pK8vRr/W",
-	"+tyHVVD/gsf9VcsCLWXiM3yh9h2eqCVTDSrtVL6xqG3By+myqWE6fcWNf/Rh5aRMuv7s8gpdNuPuJuZq",
-	"Gs93pV8EAgKvSYpS+AmOfF+e+T7sKDw+wvGkDwVv+jXIPZUNKZ94v5bqk+a3f4sl0Zd+YVXAFZ1fFGDY",
-	"T10TWzHf8IqsvBApHal0JRQtMVeitgY1UagaimY4bPRth1FlS9tTWKJUrm0wKRk5nhvbTWpOWLTcSBln",
-	"od3XxLhXS/5rUPNzrOvtpnVdtyzx2EMuq6qHtMqxbZniL7JIrlJr/Nv6PYnjHVBQ1As7AU7CutF1nFF2",
-	"dsF9OVBlepffuc3t254xJGam8j5Ni/IvmstbyJcMxPdUnrfu2UdbyqU9iJgPZh9+G8UxByOMH4yx8BH8",
-	"AsYrCia3KUms7ERVxWPbU5a/jLwFeIoHURwJbQNTADXI4OcghVwDxZ3yGDnbfWoMY2ZB0l27vjzxkP95",
-	"gDm5mSXxoxsJpd6nJ9Et0YjXBgUDRQJRQrSVXXd2WGaQAXP4fmMfLZpx9Lrn/BA9gIBIwjccaYQJU7QN",
-	"3s0bohS9SM16ZgP7FPNb3kL+br3ho617qZTIo7Bbb6RIJ5zQcDstliG/hqc4Cft0y08vHFyDIQ4I9wEq",
-	"wtji7YUElmR7b5TJq1Hf2z5ElKWjZAnyG/U938t126jv6dPpz5IYTE9p+eVegimXA5GHzfRgZr9dFsXZ",
-	"bKucHwwpgs80Tj3LAHG3m9ekrc2T62Qr0ekp12hj0xkfnzERDXX7We5aejNSM4lOU4Uq5qcsVKEOoKpA",
-	"BGctg0g4n4ll79h0ZEnK5rIoCH0rL5UpZ5LCJ/AymKsY8Gp///T4qKIXV6BijYWYyn9f5V58El5W/o0c",
-	"CJZC89EGPqBjDuCTHo418tzCStRNZgWEWKYrdqT+MjxAxV/CtBfvG3RoVv2D8oHWWjV58S4vjhQ6nX0f",
-	"FBBNDuvmOcl+4A1+9NYdgoK92eQQPtlQO3mJvPm+dfCu3nz//h/FHMxqlVtzlGJVbdR2s31CRjiYW598",
-	"WhptI6laylyBmRp/TkosDYmHqHRJR19l81fZ/M8UTtpsa9gIzY1d4u/TQ0vdgrNxFZeKyNdgylbggjzn",
-	"e0YAGIhRgqmU20GiHbNZEs9RwuJ4NuV19GEW3BKhS3biOBpRVaXrunekAwBYgkI858r3PYwSLhBgJkaU",
-	"I1+26WcBC+Au148E81WMgZI3B9ARGkBNOZrB0nsGAYMShencp/8iCeOHCFImOApgFgrkTjXCAYMa/Pc/",
-	"wNjkrNPB7r1716fmV/nfehqKwH1TPA1AOngUEn6oHZTZMwiEmCWUawgNKJ8rKR9O0TRSkIqtg8ae7PSg",
-	"0dxWygVElyREJPN6nxpzK0CdKbC3iKIJP5TaQkCoiGLCwb2t4U9U5AuU/oQolD7VU0ajhN2jwRw1G/+p",
-	"sf80poZcs4ii3cZ/ms0nDzgQKjh4WW5QOz1aKzDRrgROsmrV6jCZmpuHWaSI9s/Lja+CliUnnLM5Vai/",
-	"6YDr6tCwdGiU3VcZiWAbGIe6SOg+CsX4EPlySSotA/jW7yDnpqL5zWxb13y5QYgw2BR3qpVJsTW9tmpy",
-	"jiAlJ5GW8NRNUgB4aa7TO682PWiYq9CDnKcf9g/qe+AUScTy/lT572tOwlrrR4Bj17VWea21J7fB9Nmw",
-	"+2w6+txt/NCsv3N3ulve6V6h04ZcbcEWGtjLNyBwbGq126lgTS+/SApA5wrfEeXCzKbwPttTNf7PNXw3",
-	"qrXe7zbr+zC9dBmnPx7UWrsH+/v1d4/5we82i0um/upkY5ipOsrNZ0CamRO5Km47IVIveJUKX6XCP4lU",
-	"qKRBm5EakTCfAbpxsTArqsMr2U6nMRaSryHrQy81W6ZPdRlZX9vVfAWBa8JVowCjZEYBSdeUGTKhlwrq",
-	"TNSRry2GvsY9B0A0HR0WhVLkAWEvUIGLac+Cxer7dvYbZabbPh1jwCNNBAnRnED6km/mQkeS00YxsUTf",
-	"iOu0JbTFEhRRjXa9raJeIZUUPiah+VblRJl8lzIU2SNr4TfFdDWe/e+fa3rt0pitHxq7zb39g3c/vK8p",
-	"Qm0kFmWiuRmTeEqSmwETaQXAOynZLfLU/WZrt1HfP3j3jyykgnep5BDZ3+czUWvt7no1swWyK12KvmaF",
-	"50imH9FgRT11E+eQrjRYJey+G4WuG7meM2C0tGODcRckBI6S1A8iiorZ8S1k8nvbF12d47vWkE2tAnX9",
-	"nsYVs5OyCu2zpwIZzbl65Y+v/PFPwh8BGzRPMi0Gmf76EuxRkAexM03IXUTuXyIRCILjbG8cJQ8C7Abo",
-	"ns3iEHxSKrSdhSTWkQ5RlhIjVfsoFlKnB5MqnkgqEBLj/5JNeWmkf4Dj2LirVIPgljKP75NIKKBSFeve",
-	"snBJ+JwLMkHThE2mQtlq0vyarYTFhCNf8hZdzwDm42+bsHyloMCjDOQzGM/oLe/ThADAe6heVhkMbDgk",
-	"ic5CVuYILqIJVtXfpWaCtvatTIs+xer3bcn7IQvBVAuYccmVXZz4Qu3rkdrm50B65kIdoxB1kSBxDCGP",
-	"KtjxcsbFf2nuC33Lf+zsN6snCGvH+ZdIDk6XugcrXWvtS/ZuR4vqcEc5iZpnZv9zBKxZP8Mmz04/JHHM",
-	"/j+4CTb2yadMe4WGQV6ZkMnyKEjdZpejmOAEJEm5wCoUUx3UWqv2d7n6CUHtENfrUCpHnizoRgtA0PX8",
-	"hhOcBGPJuKEAQq1VgzsV0WcybjlMfcYqMG759ivTfmXaG2ba/1ZRSPq2oYykG0EhBU0qCS0qGNhWliQx",
-	"/LqAsKgYK1SLCQgV8dzoj8rlsSUiwu2CJFGoGBZjE6k3SlXYblHyXnJHEsSnBN9ypVkfIgx5rH0qcHwr",
-	"iZ/h31g1JLVcrItPFJozebYKB6hcO7XWYl2hCkoflHmOrffMjXbWEMktq5z2/TgKxkr0gRxePmW3BG3J",
-	"+crnqiDSdpl5XLPdNWh32ns3LC10olPHsuUFD0LEYRfKhiKfbX4o+fUCLxCMxCjCpdVnjKL8lPFcmI83",
-	"6DqwrBimtmAVEBIVWMLo3XLB4Taiod6DmrJ0aLpQ0dZxpOwqUhyyTAx4GknhUW1salbZGcaMJTXtKViF",
-	"PvftlBaxd3idCiO5I/gqyLwKMn8y60OOJX45A33W/NvPQY4ZLAWF/siSETHl02weBZXnRGpA4AqCwYgz",
-	"cTQkIpoQnZ9PEo62/BzqpO8hfxGd0t/WCCTah4G4wPNDwJlQJg2Tcw6hX1goQYUlhlVhodm6AFwBjCi5",
-	"z6Mm1NEZxBdjsFJA/n854LQ9ts0Z2KvxGLOwGoFZcouN0OKKiM65zY44GjFKXqnxKzX+GjhV9vH9Jmi5",
-	"RmkukIdyYu5UAs+pS+zPI7VYFFYFhAF5BC8nKISRgODqhZCqFyFcLyhJKyVzpSzdaFpRLXlZet8hSleS",
-	"mEuMqc+ms+sQ2FfC+kpYny/mfnNk8iciqtPIJwq8qw1EedPHBRbjp4nJb7NouCUxLvZHbzLx2LOCfD3E",
-	"4pBwoY15MxoTzvvUB7y1/wcFXvPSdFpvBTDbNKiUb3BNfIODNMWJiHCsKq3rcE+Q2yF+Bt0DTuA9lAlM",
-	"Cz8rwDsIKq5ixkvNn1/amudjHvhoy1647a9RBRdvtghuZqYqBRYpck1c89x+M/AaTtgd0Y5eXVuAhXj+",
-	"XyuRPJYxwzUGNyjg7bgrCOQjSXebe/v1g0Kk6EHj0StxAZ4yLrTVNMGCoJAEEddMdBVciTbDLU7ymWaz",
-	"5ouYzfRtW8d6lqrjrxLFq0Tx55MowIhmmBDAjOUY7rcuYBAoZ1sqP9hVfGxYX3e5YWXusqvAIRwEZAr5",
-	"U1xFkEJyToqOr4D3TdKTwjRJSwLpqNmsMtAtmQLkYbGcja/Lvinsf5OnHzKSL3ucetMO+9SPAINVIcbI",
-	"f2VV9T1klQYAnFYoXuNbyVoqjlKXIoBQjJgMBWIz0XLWItKRPr6+aQCBChHCp0cXfarRSSHDbMDTUr9j",
-	"fEeQYGhAECdC4YlquFlMUTSBXAE5EzUrH+EwXF1/OGTBTOHpgoiWU/dNXWJdVElXP/a0izK3r6p7XlZQ",
-	"WFVJLilo4AoUY3L0hY5bcJcmE7zDiWxCkBCS4hRXWVpaWTIb8jCNAc5Pp9K7s4tg7XLimJaAljNFNcGu",
-	"/vzRq03wg+a8e2k2FFS0VuUTVBEh5VP8+mWjXqR88qfX8kwvWJ7p8Znlk+C8rrQA5avHv0psrxLbn8PV",
-	"aVft32zBI6dUZRHHCslHDubsIUruU7tC3WkF+SXt5IVNHy9gWxjMBaSh7r9veDUVLQ2Mc52S47d0uSHf",
-	"5FHjP+qT8BsKQ0n3bR0tOj0Zr0T5lSg/nyinZ/Db0aHTIaFjc9ZzUa4TlsyfW5rOmanSDiH4AuoBsASd",
-	"4uQ2ZPc0vXJSOREucl1HXciJDGaiTyMqmM77ACsAJEfseo1Gw0rmQIwiObZRgqdjNJALj6UWc6gN4H0K",
-	"WiFkyajCXbLzA9Oujr+NyR3OhmWcsSOG5BhUZIpKZsmiYs1c3nAoPFBHvpwu5KCmpT7kWOX/9SlQZ7QF",
-	"cZYp34FSFxwNWBgRrkfWRKfRh+0MbmRXfp3TMNFBA51+gCxapfFv7Tf2UPfs6vrjx+5Rt3PWu/mf6/Ne",
-	"Gw3InNFwu96nlaJhlDJqs8Anp7jk+URq1P0/6CMhHFD6EhwCDAkXqFHf/c96bX1ar8a7Vo7L7hOVwi/P",
-	"Wp/NCc2NX6WfaIuQOWGvvPCVF36N6B839/z3QsUNQwfHdjHs5QrS28/pP1fEfaoIJ8j/MIzZRHwqKueK",
-	"oyyJoszzjY2FUC4nm08mk92VoZHpiryGRb4Sxm+OMH7lmMhqZOo53jjwLEyxGGeikUXVakVRz773E/xw",
-	"QuhIjGutd/tebRJR8+fuIqia29iUpRmvJp7KfaWyg010J4Sn+yoAQddtS9WdnfsoJIA9uF2JvKrg/GsV",
-	"BVJY0KXpa+UrtFYO2cZMVeEGYtxP9cZUiG//md2jCabzDFDgniQE6VG8kvNXcv41yLkijt8ELVeEBWnK",
-	"4qDeK63smcfYNq0f6hqyf2iUVmMNaTbgv31qm1vgrUEWJ7k1mCMyGZAwhJr/92OSENtUBAWJFSDqWKGW",
-	"TDxEYk7QYI6GszjeAaNTgumtqnmcUuFYp2Nj0afyN2v86P9n79q72kaS/Vep63+AvcYYA3mYc89eBpgM",
-	"O8mE4bHZ3SjHakttW0HuVtQyxpfDd7+nq7pbkm2MzStk4r9CQC31s6q6Hr+fFPEoJ2oYE9O3pUxaWfQM",
-	"aZLPUqZ8wsSFnkWzPAEnd1ikyI8XCZVxhsin7RFY9vtpPftWuUUdN+r1+p0K+TsXB5fzge8sb7iqLOYG",
-	"uhOuxMGKjCVEHiOngwLVk2lmCSBqT5Hm+HhhGZIli2U20plaquelen54SOYFKVuT0+g0xjMEYU4zmaJz",
-	"p3w3QbnSdNeUFUUZ9k5PRgq60SUXVU+gXs21YTEogVEYpz/LsQhPzAhGwAKxCDM5D8famio8ydc1AQv1",
-	"MNwt3eHnC0wsptmeRk1hEd7jzfMDFM2coQ46DksNs9QwL+QC+FNFOUzKsxPt8wU3rKbZuKbTO2dgQwpu",
-	"j/v8kYyC1nm0MMYd8vQJ4xhG+S+jGEupt3R7FUIYtwugRw5bWIH19DGLvHD50a8SWKpgErpsdpQ269Lx",
-	"YqYVRdXGtbyAy2ZMeQIBh33CPvORzxJvGA6L2N5BqqB6LB0DzrCop574hO5FzxA5ehVbC52XOke6sxN0",
-	"zobymciK4pEn4uiCg3/88fQMbp/PDWrlT7umFKhr73tLwfWKxImU/dv2tX1yDNb3iBrdWEZLHi74glPb",
-	"7OalAAtjC1zC+YeiH77HAJK4eF+gG8wGbpN1ms7xboVY/zJfr2hmD3SLm2qlw6J4/sWhtr9Sm/kHdgc/",
-	"+tn4AYXVf5x+/IMo0Zk9GeQJMBse2TTSwdJm+EvbDEfiksWRk2IvzG74qe5JulVjDltKhrzYZI5ZQQ1/",
-	"Ltgli2LWjvmYSaTVGOR6bF4Y5DEN+SSGhzYL2jIcAVNQ7OZuQduzNI0uudKPTOh8VYNDFvQ8QRaAgU32",
-	"9eWsCd6gXt8KtA7Cn7gPcSTIsGHQjpm4wF80wUfYCt+8khBaPNFJWZeysi0bIBkfAhCQxBC1G2vDfFcK",
-	"7sNqbhI5qMPQFFwTrMYakn0jf5D5KqAJhqYSznYN9sBvQhKJru+JQPZtspodezqCzR1QPJC6IREODRly",
-	"NtTgVyKTVNDRp8ulyuevd+CKKdejiQRLR0haDtgpcHtrqlmEr3gMw8hAhi1m1xxQo+e1an4C+8Gctpm2",
-	"tewAvQTfB7L9lQfLCqulCbE0IZ7NhHhce6AK7nY5v2VgyFNmFOoScc8sMiMk9cnJh5qYls4QW8ETPSbC",
-	"GAGH6TeKuIvBN3+gMiwBvSxLtCrV/yo4P3m/VuANMqVhH/aPjTzT0ivHGukHSc3Ap9jsISGHsCr0ZHjC",
-	"J+uBniD7odWi3+m3G4uimiO0+eOoBv0g8UGmnvD/l+A5Sn+gn/U4DEbCmgM9QcaZ9UjQMKrQHnmCatD2",
-	"aAZx7vI6tFfbmFelHyHTZI3ivzLr6cd67JJ7wjcsSk1A4AqfDKfi7OgpRZ59IYe7aM8gOE3AhJAZtLkn",
-	"Uj2hPCRWw5zlepWMI6akQNspQhSZAqXemq078ARtjCL+S7VIT6Uf4nEHYs60yZf1eF8/c1uOFm70M9yN",
-	"j0Z4ZHhsP1/nJIGGSq8JWcqCC57WTLtaIPvNAtEepLwzUHiUaE6JAUA3QSM4z1kaoxKR8gIGCRjeKkjS",
-	"KOC5i7HLs5b9lVlF62IsGuTXlSTVU5SZzGY16rdljMbLONV0wfz5bJ/74jyRpNXR8+TCwAR6MplVdop8",
-	"SbZiUuWd1v9r5XRKC/Sb0s2mdnuyg3aazcddh/tB8hDGpnxj3RWAsfINN/bSEFrGX/5KVAdWtD4y+kfQ",
-	"Yxk+GHPHsTTdQXDG4guFWFcW/ywS8DHhYu9oRcE+gqfl7wHVYwnmK1Oqrye4Ob0GQ21k2sLpwe/abtAd",
-	"gfMjreMMN2ATs6MgyjzhX7eZ4q1BGt/4gGBsCvRvtJ1hGA4QNe2Cj+yfL/ioBj4aNNpEoRt3hEm1bgDG",
-	"mYA0h+mKtnkIFHzVf3d4BhvY2Fok+IL+2i4wgcrcPqybWVLi7fq2+WRLyKyFN36/0AtBvaBsHUOhbFuH",
-	"NazW7hnSZUPa6JwW9KzgQ/urGlBwhp5bReNGsQ7PRi1iYu5EPPXXQHGkhWSZfYcN/TRLNiFl7IxBqhnn",
-	"iWWBiBxvhb6CV8cdRfi4J1x620BxvRQ5V6RxTqwo4CyNI57mSLzaCom6QvfBhJ3kIIMou6VdidLSAm/5",
-	"pdfRVOd9tXyVV0GPCZpRS2wt0EQqDnw1yggfXnkiEqWJyrk09CsV+op8uybmIPHQd7PjieL06FG5CQol",
-	"V2tu2e0H5FCQHV4tIFph98leS5J41ASf+BR9QhSkk2VmRD9XAEoWUlCmvjHAIGFpZjjRlLadItH1RCfi",
-	"caiQRETGJbhA2u0Gx1B28iNvloUmm6ASOfnW7ErCUQbpQBRsStkpbZmmi0h6woDfVfMZrsKQt3tSXtBc",
-	"x1pTqMLaEKqgMvLFzl9pS2KbvNRWCkrQDkYQsET3ZrNOKzAr0pmf10mnJ8iOJ3wtvGq5FK1hTa9vfTI0",
-	"Sqq6sEa5H/I4Y7VUxpyKNzyB1zIp8j+aBfPBuT9p1VBAlB2heqP6nUhEqtciW9nfLcWYWjIhBigDGtga",
-	"6PlxkSdgVIdMpLPA+0k2Aj/oySjgRQxI06oj41gOFW5yI8bpJEQZscsI6/j9fPDxj8MvftGHCne5UD0x",
-	"5kPdgw55UQ2C5LjzlO5BUui7FX322qPbg17I61qtdnNjnbt6KEKCbzumF5+GVcNc/BbhJluGe9y2K8r4",
-	"pRFO2YdV6rGrj9EKxBNmRYjaFw+hynhSoMHbBZ+gTdw3CGg83zj5H0wtjv3EioJO1EU/srYLDCY1hvKH",
-	"bFRFHv4e1GnJo0xvC3SPYL0NXmYyFtfAjyjtGDds0E/idbe2+kpJ5zkK6Rrp/2vdmDHrRwc+kNm2VgM0",
-	"UUhkW1mgNTQUpxw8C3LtVarg4W2BfgpkaH5Cm8SrwA3c+DnYy94xvo+wTac7vSmxTVscucHxIN83okXq",
-	"HxASFbNEXIrH58KbDJOwRAbhrBeJCwOVg6qGSj8M6OTfx2DFbwoAk3dmEN+MZRrc1a0zHmuJDwy+yguM",
-	"It/70/bDLnGmJD0og6IgQNxdDr9EH2xtNrbIlJ+zXqq0kE/JpGzkGc5eSVji1VYmWGUV8qtKs+74UEpf",
-	"oDw/QhWNUTEFLO4TKHxh2p1JQlVWJh280tx8/Wrr9ebbRr1uCV3sMdzqNNjbYDN8zV+1d9h2sNVusM2w",
-	"zisLLZ25jNN7C/oIM8DdWMaETaW5Va9WSoKp0tx0pUr5r3bq913TO9M+Ks2Kk9tR6FWa3vjUeJWqZ8bn",
-	"/jyhcfEhM9teabo9mkZsetdE0ltoq3h6r3i0Kzy9LbwK6mav0rz2cLnplXbBqS1tF/yLV7mpeuXN5lWa",
-	"YhDHN19utO75EcddHOA+i/u1v+Aopw3IQynhVV78oL5UPTrxtF6lw+3R6fYmJYFXaTaqXunY48ONm8Jw",
-	"yW5CrXwfUTA77pl3qZg0ZQDkpiYdLBOpfj7nH1md93ABUsN7RUOp6eIxUWqHiUQLh0ep7X2DpHawDwiV",
-	"0ivu69Kk1vfLvCpM22LxVmp4R9TVVMaM+SxhlRqv6xezLGrHfK3gcD3OkekxFNsPktudpXuiGM5bxYFY",
-	"+nuwb7IBX91D+O3s7BiylAmlV2sN5CVSyU9xT6ID9ejgEG9uIVcXmUzAWSAKPagYHiS3AIWMiQHLuWyc",
-	"R47mzVzodZ9XFCYfrZ8c71sfricsXoP14TYhkRFepnGYhhGLZQRicH7yvnSfM25ZTzBoc5bqC7xWLtSl",
-	"POKpr3w85krBqr6gfwiS9VNCxV8/Cv1dYGKkL6lo4RcqHkd2VJbrlv5AyBjjFwLfkN/mLkV/Dz1XPvQH",
-	"KqPALd6lJ5ua2/qEHevnYVO7fGAuLnrapYxV0xN+HKmsRYth4rRjHmTVhCisYheqQPffKpToB6qewP+v",
-	"ma4oLsKWuaf4sOqbrADkAuZXRAaCvsa/6x+pGuDvZccvzSh6zXNHqda0WToIskHKQ+c3jLLc06k/4gnf",
-	"7h/jii1QqDmPX8kdhyisORdnwelnnHvOz7lmvT66AyyOqdAAvSopV4M4s97mSB1S7p7z8Or/rigIZMhN",
-	"pp9xmO/pYxHibuyzEbr1XRRcjxoXYRfGplXMVUXN4vhDkDykgFpfCDerFf2XNAkqzUqjVif6r55E/nrd",
-	"0Q09FxYGBW0blnYN3vDUKuXe/422Lt5c1dNXo23R+LbTfz18m20isZipJP6Nx7HU8tVEi4ujXyCr7R9K",
-	"ipMkcKlJT3B9v2WGaD+UXvXZ1aP/FulNkfL/qriQNf4FCS7cHt/P+zDJzXbLFAaFPIfSh24eNmmTVrGT",
-	"x/ZzVYQB+LB/vLRzf1A7t0FG0JjRAEJmUcecACjk/lo+9px8kimwIZddEBIzt5fbYpn7MGfuw09VCK9N",
-	"1FPKTpphzmOwfzYXrTPEu4QQ74Jf1LhayohA49khUub5D2tjfLVoesSxtp6lCHjTBWmKyQGQSU9gOgRT",
-	"Np+gCr4cCh622iMTp3T2JNmQlhbOLwdI8bdawEQCzkV0ZcNuu+DrdhZLrssLr8IcT0+wMIywqRulHAqi",
-	"NXOEdcj8tmrSORSoQdCzM+WJT7x9fgSqJ4cQZU8US7oVRY5W+HGyEz9fz3Drz+Gqn8Ee5rz45PmvVuwq",
-	"Y/Jfn6Pt4h7Skz8/bE7hXv0+slGWKZl0YzcTvYC0x5eq5YdVLfd3kH0nX9EUWC/cgws6amwSyWw6K7fj",
-	"7eMkBouietdQZ5K8EvySpyjKxHSKq0/2uz8ew9VToF2NQREmCljMU+TJGaMmJM8+sh3qr9fIF9KixK2w",
-	"4kKzebpV5YuRvMOe6Wvwut+42Bavkjff6mkOIOm4Ue9g7U7jSrOCpQzNjQ1cxWKiOZVhvCRaLrPXFgGA",
-	"tPt8KdGXl4XZl4XvmvdckKJWwLtfYfLz9GrmQZtokxUw9EdnMk/Yg2nOV1iVHay0IZPbeBetR3WNnNUm",
-	"E9Am8WEOVtRFqD2fdAMiqmijGBOvehxzI0UI7RGcyIxl3A4ITvH5GuwJl3fcY6qI4exO6EK0Uub9D3FF",
-	"zhLV95LN88rTBcXd88E/3kvHzdJsf5tbZdG+wgcVD1ofOr//+TZ98+73f39Lz4Zfz48P3hy9P/7PkWy8",
-	"Z+/Z6fD11flZ/aSrvn598z+Pr/AeqJ9oz99Vx2P2fR4nMHbXUlMtNdVj1zX/jIiQuYaYolGLN6aNa/PT",
-	"nCCQWX54KTidyoSqcRIu0M8R8ji65Ig7Pj9MZN7fxe5RR50PLAt6lUcnVpmQpg0jTev1ugP2nS3XHypJ",
-	"56BlKYjSJSjlUoJ+T2QIs2nLGVBzpAEdp+iaRp+zxVn5/oCWM+XnLWQu+uZtD2P5BlJ1hWFlS6csCd/x",
-	"7P5i8A8p+GOLwqWL6Fks5jkF/JhgPzxjd8osfKYkeJdK4GUrga05K9Y/yDDqRFagv6Bq+mlq4HvJ8nc8",
-	"u0uQLyZmP1lT2biFtbidUAMnPIlZYExlqqlVkKRcmXp6xJyR4WgXS/RElysfI7C6gVScsHc8gQVhwIJs",
-	"wOJ4BEbsUfKe7wSYD315aTi3ECGvBodajGpDnHnCqqMg5iwlM90PI4Vy9oRqSOfkEDnHLz6OmX5Pl9Us",
-	"R8uiMpeG85SFaM6tRGus+2l6/OVJleXfHqwFN8s3nWfSgrQic9928iphGsZSOy6vSD/ZFemn8muReLif",
-	"X2sjd0nNTBAwLVZUwYdVtaAsLkWgClQpjWrZBJTobjIzR+Ag78PTU1yOX0zjUWFIZISYagzq9TTiSfrr",
-	"3DWAZnyjU2r2NNyTWcb7idZzjbl1KGpGXAx+aa+w4SZrtLeC7XCHv+q87r7pvf3az3164e1P6Y0XM5Xt",
-	"UUemfXtHf3t759V/zKO0mZsVLP7ZqW+ZX9M07cuQV5o79a1qRfCrGa/d2iloZLMyzYpxueZ575NX4heX",
-	"v2D3ySJ5DAWX8tK7uVTdf6lLajEDAkpK4pEvrHNox41r8/NI/z7lGSFD3vubd6usA/e9OwlzEPTSPE6w",
-	"UFjEJqUgFO2hTC+oyrCTcl6FYY9lmL+HVWi22M4VLRJHjpmG9Sj0a3DUISQ0o2awNk1RYrX7cKTAp5o1",
-	"nzpRgzN2QRCs+lY/53X6RM/tmEScTFtuTLdTip35NuCDJQH/Uix+nxuN3bovQpLimRoXpaMFrwopZnCt",
-	"24yc64d5CKeKs3fR5XggHVEf6ZtVQwPGQ0wtQ89eDX6VKTS2oScHqXLSSNvyyJ4B2VBilhrLBqm+s+g7",
-	"CaG8saDnXqwkpDzguqnyRMAEqGGUBT0XnYqlikTXcX3cS7Dh/JVygR4NLPrlZGjtN379p/rlz6NeqoL9",
-	"Xvzn0Yd//nd7R53+WyWy/Voe/NhZWXlSVr4tlxpmqWFeis/suymYadm9C+qXjKsnUit/aktQy2dr1Nb0",
-	"tywmZibJ5+NUTiwF38VDbs1JT6ieHKJ76JZLyVwqYQ9shMl9zHwBiwd7keiiKtK909pG66pIWTB/k5W9",
-	"XX8Lnw5/+e3jx99bB0ene7+8PzxoGu4GiIwnbpr+OeMqK6ZHz2NP656Ao7RaWtRLefey5F397Rz20pzE",
-	"VFqszTIDxg9dtWSoRsod7t3CaUR7oeyhNyd0eYp+0FP0vXSslt93RHmQiCQYpFE2Qt1JgFN7g6xXaX7+",
-	"gqgvRDQ0hfvlzMIPE7dAwrIekR8mg3YcBTnjQKRg793hH2cHrePzX94f7bfOT97XnL2+cbmJmth0bwLl",
-	"A+uLAikQ0Jkq8QnevMODURBjtNqEWQzJw2TU5ozFF1o/FugYqjDsyZgQwfXlT6aOT6rwRscnNfnO/SIC",
-	"vgFmwp4NDAm1Bb4vUCgU3lxsPu31iJ3sqBdSbrNfVmMpuusZT/vEoB9xRUheF0IbHKv6n5iHXWS1Iaij",
-	"tdKAkEx8yhQVQAy0hVEgB0Iai4NIBTINq3DGY95NWR8/+q/yiGyDaXQ7UVfwsArhIEVRRzZC4fadIU50",
-	"qneMon1kKtCQcilSGQ9hIEKewtV6sRjTfN3t6luGNl6/lvVSOej2ILHlzwa5nxBjFLA45SwcgUo4u0AM",
-	"MLPHlUV/oxQj135lnMPDwb8VepkXW+stnw/EpYjWHExCjpW3WJbPAjRBVOAQIiOillW3JOqMY/WNoHF1",
-	"BSxwW03ly1Ubk0F7dgcPmYHSMOSPNFpTIfAso7U1AM81WjM2uhggCQE3n65OT8N9jkkwsVL64nNMxYqN",
-	"jedpd5FAORyCHCAxAxG3ZlIWpsa4fJ5lTmy61PPMhhXkdtX1g7msrT3TZsiF9XPsBUhilnVk2i9SzhWp",
-	"hcyoCdQSW0+G3594Royq37ffexY5QRXSPATmuItWGVLORCw2bCWZlGvYvuiLeOrZMOpUm5BPORGnehLa",
-	"IyiaquRfYVnZv4Id+P8AAAD//w==",
+	"7L2LVyM3lj/+r+jn3+xpmC3cxkCn25w9uw64E094LZhkMnEvJVfJtoay5JRkwNOH//17dCXVyyq7DKbT",
+	"nWHPnknjqtJb930/93Mt4JMpZ4RJUWt9rpEHPJlGBP59SoTAI3JJptFc/S1mkwmO57VWrTcmCI8Ik28E",
+	"iuGxV7vD0Yyo10IssfovvNANay39r5vG7j/Dvbv3k/3fmw/f3X64P5Dv4sb8X3gQ1LzaRPcFr0/EyLw8",
+	"aN6+j/cn79j7aeP3ptiX7+7u4WWJbS8THpKo1qqNpnJnn+9MKKM1rxYTMeVMkB6dkFprt7m3Xz/wapLf",
+	"EiauBQlrrd2DxmP6Xq1VO8XxLZECRZzfomDMp9P5IRqTmCAq0Jjfoy6KCQ6RHJNJXXXB+QSGq/5xs3/w",
+	"rubVJJ0QIfFkWmvVmo3mu53d3Z3mbm+30Wo0Wo3d+v7Bu3/UvNpMkBg+Vf+42W3u1R69mpgFARGi1pLx",
+	"jDw+euny/z4jQh7TmAQyvw1tFMKvyKwe2pJjggLO7kgssKScqbGr31RHb8R2dpskeZBqK0kUoQlBGP2T",
+	"35K6e3QLo+myS84nxdHYYVCGMFLL4qF7KseISoGmEZZDHk/U8KDrzFDsT+qfY8wYbKiMcUjZaCcYY/Wy",
+	"/b7WqoVUBDwO1aI5N0FP7JcxlijkaM5nSI4pu0V4wGcSliOYxTFhEk1gz/+74qSvZEzwRB2e4l0QeELs",
+	"7D3oAW4FEvaLzGRdQ9bv6a1/iQnokR9zRgpjVxcCkTt1+2HcDIXqpWS4cJlb6HO/JudT0q+1+voS9Wte",
+	"X28bk/DrL+M5CmnYrz32WZ9V/UrPZUyDW8Lq9Xrp12pQ8HFCJuDn5YTCfKBJRb/W+tzPEIB+rdVseP0c",
+	"oejXWge7zfqe+kxRFegjQ1f6tUcYX624sB8xjVzHYhrzOxqSGA3hBYSHksQwZ73hSEgcy+zx2Nh6kzjm",
+	"MXxl/qWmH/BQP23/0Dnr3VyftX9ud0/a3590sour31AkW1EPxiXCd5hGeBCROrwXEolpJHSbQmI5E4U+",
+	"Y4IFZ/DjqVrJdCViLAmK6IRKRB4CQkK1FY92XR+92pjgkMTAfzo9PAKGQkQQ06miZ2ZhYyL4LA7IG4EU",
+	"qVOEDguEGSJMUjlHEo8OEZVowu+I0DSI3JF4jhR5GRH0A5FIjPm9QFuYJZxsQmRMA4GwoCHZrqMrwkLV",
+	"ygAHt4qmdYc7p1gGY8Rj9e8zzoj+QVFNEYzJBGdYaK1V69e+69cURZpP1Z9CxpSNYJaXWJITtQo78L+L",
+	"s+x2eh8R0Es+RH/fKbyvOky6edfI9m76okySEYkLnV2SCaZMDaJ6h8k3uU7X6VMQxwSvSMBZKNCMSRrB",
+	"nRhQpgi+Ph1v1LaxkN+rvSZS5Drfb67qnch4vtNW1628Z8nRPVbbS4Y8VmdKxvPiNPM9KSIwmU1qrV3P",
+	"1evCNi32fYofVAso1hxFoCmJ0YSymSRq3ReWYb2Ndm7b4iAubecRGUp1sLMcxaz6ysEcfFhrMM4zcM3o",
+	"A1IyE9oSelO2EZbofkyD8ZpHYve7DwfNg4PmijV69GpTHOMJkYbGtJvtnzUFcVOadrOtiJfkAY8SWmMW",
+	"x2wi2vJ36w3fU2TBb9T3/EPEOFPyAGYCNep7niJOUvMD3ZDAc7GdG39tt96oeTWq+tUksObVGFbSqxrj",
+	"jh1k7jjihxPCRnJca+2+c1GZtpXAXTOzVI+GimgOKYk95GtJvT9rNPYCGsJ/iZ8faAVhHmYxxXKczsEq",
+	"A0rk/n1GY8UutbTjnE+z0XBN6Cgj2nbDC9WDc25ZEbg4RfVs+QzhjaUKiGOCQW5oz5znMYmo4ldlexea",
+	"58W53Y/D5VNTL+iZhbu4OdgL9sMD8m743ej9+MM/b90zC9PBPG9W3ZBMplwSFsx/InMXcbwlInezBB4S",
+	"RaeBNreUUkGmRFEIxdGlFbxvyRxhBppZn8EvAx7O4SXKUHMfjfksFh4axnySfoWDgM+Y9BBm4p7EuuMh",
+	"jYXsM/0TwiNMGdrSIg50oRrehpaVJB5yRZzUd/c8vkXyngakjqxC0GdqYDBUzLgck1iPiwq032wiv3vc",
+	"Ob0473XOjn69+anz681l5/qqc+wfZqY5phHps2RgSEgaRSieMQGtND4sttI9u7m+6vh11E5WUY6x7DMj",
+	"g94SMgWpbkzZyEOCg3YGC6wbxsOYiHEd7aqFbx4coGlMmVTSX5+1r466XSVExThQFPQwmZlZzTci3RIq",
+	"oGl+z+rIqk59phQjSgTa8vtG7enXWkgdJn8b4ZiAwKlewnMStmBxbWMjxmMS1vusjFBmDtiOOmFuqexg",
+	"2Bx8F3wgO0FMsCQ7VtHEQlAhMVPaZvYwHxx4ivMnpFaxEClJrEbwf7/1+w/Nxk6///Bd59N//sUp7HWH",
+	"ICUuHvj2VCmJWgcCuZSzaI6o5S6JjKsEYa3JU4EUa9lSrOav/narr5f/ngpi99S0JeyVMOcbDsxus8/8",
+	"i8vO0fnZcbfXPT+7+djunnSOfX1qgzEJbpPvzJjUnqg+ZYyZwIEa+rItMDLyCok4s74Hu033oin5umzh",
+	"9JT2Gvv6fjFurrzSYKssnvovHyKMAj6Z4B1BlFQgSYgiKqTm5H/1gUOXzTKV/p891TIVQJKJFhCneESS",
+	"sfw+I/E8HQqIRrkhhGSIZ5EEBVf1bkRWRZNXCLAXeEQWx6F+RWw2GSgWAzR0t2wwaqDuseyu7PwXMhhz",
+	"flvG8u7140WOt4rhGX4XfDdp3u6zd9P3vzdizckf3PzuPhnIc9hdxrioBU0lAF2zRJVO7F4Mth5PpxEN",
+	"QHp4+0+hpdFkFp+1aq0/CUEkLCrwNc+q5WBjAv1bsdSV2jdYnxR/q7VML4+JNVZ15LYD5AyWQxwJ8phd",
+	"nL/EZFhr1f7/t6lx+a1+Kt52VCcddkciPiV6oQqXuzg3bVHDdiSUKSp0RzylusCQ4cKCkdFO1Aw44GxI",
+	"RzPFNWo504JDUXON2Xzxtvh6uVJdrZX0E7eqXLUV9XqZ4rmsjcUPlmmPVVvKzcqp/lVvCWamzsb3ODT6",
+	"6vNuTPfs5/ZJ9/jmsvO/152rXv6+DCmJwPOgrsuFOURw/c09msyERANi+EYL8SlhmCrZUY5jPqWBh0Yx",
+	"/91DI85HEfEQjyI8wfm71GV3OKIhAlsfGvIY5fp70UtVmL4xzPtmDdB/oc8IFsFDes7o0UcMT6x8G3Kp",
+	"uKMilIlpAIf6E2CooN5azdpDYhaMjUmO35F4J+JsZLTLbqgZ6+tt/AZvY1YBP+PyI5+x8Hn38uj87OfO",
+	"5VUbpNGz897Nx/Prs+Na9t5kOwWyPlTdfgEelAwHbTFuzrTmQsZmhqOIxG+E1X62FR9yT0i75vTXY6y4",
+	"k24vazZ4vRbf6rWw9prNXInjzkn3587lryXXwXb2ha7CL53vfzw//8l1GYykvPQ6LE5GXwX7bfYyWEvT",
+	"60X4Vi/CRx4PaBgS9uwb0Ol1bi4uz3udo17nOC+tTWMuSWCOJ2FKIQmzwlpIIiLJRfKW0gYEkYgzbQQA",
+	"KnyIgohgpTZoUeii3Tv6UZvZXBrQm562EqG2tRK9Uc2aoZBQK8bQM+XshUW5q+uPH7tHXcWiLjqXp92r",
+	"q+752RXawjpC5ZbM1Vwxuo+pJNseKi4n6Eu5Zv73+rzXRls5efD3GZfYQzNBQvT4KrN9s3cyb3bvsmvx",
+	"TOOD2+Sc41Gp8dmY6qlABess3Eprz9b+5Ze8NM4xe2Brzw3UeAf8wmj9heEeGqO5DuqgEhHjVB4RCcYI",
+	"bXd9vTZ/imtzSWaChJu9N9rhk7s3PddFucdCU+EhjxOHizm2X/TS6AFrc9ziBUmGacTBCAuZeN9cY0db",
+	"Ob8Yj8G+8MpovtkbwySJGY466bl/urWu17k8a5/cdC4vzy9reSua7kWbftGWPUw0RHvDJv4QbL+w9JUd",
+	"mYcwQzNGHqZGCsQ0msXkEC6ADYcNcBxTAmoONYMXr4f8mz3kYMQ9tedxEzbp087VVfuHjtsmbYKl86Zo",
+	"pfoPCCKTqZzn1RUzMKQ+UzKL9WB9EeuymYj2w/pqCCA3TagQEG0A41WEXnKOIq6EqIJhGviEZgqwAK8X",
+	"5Vu9KD8xfh+RcEQ2YxT76ez8l5PO8Q+dEqtY0h0KeTCbKJ39qzcVO+ZUZie2k3qVjr7V+3BKJnxTFuLT",
+	"zul5qX1Yd/T1n/7iJMqO/gTm83rwv9mDz0OyCZ3g9Py4kyoEeXuwdti3atovnxWXekoQhygYfzSVOx98",
+	"FHKio0PIAy0ae9O305gZ8k8t22cCU1/0SmXmqVXthQENQc0Go1qiSs/YLeP3TL/sJS+Z5fbAXZ+Gvr/e",
+	"pm/1Nm2GgRTIdm3R4fGHsA9PEX3NAVK7MQ3L2MjrIf52D/EpD+mQknBlgl8av6vDr3Kxt4jhCQkPbQBw",
+	"4UDYBMJlI4R33Bl5r4fnqzw851PC2t3NxtPqpKZZprmiVICdgbAtVCnCFhhvrcVmUZRGCpP4jsQ3Jua2",
+	"MknVswfCemnBCxyE1c8276O3NrUrM0W/9RpX++9+izYVXUu1VfTGiKO1FWGv+ploITBmqm4xYEbMBEme",
+	"GgmAPACbNzfINitqmRyCXNcvdqGc/cDNKjzxWwibyNjU9gk3Sb8Ht4rxFC1DIIx8NXV/ce6HyIepQzQu",
+	"EYhKCKvNBeRu+XZVfmt8qsc8Iq/RGt/4vdxQHBVlYjYc0oAq0j8lMRxGzsSiz7l90YW4oUQ5HuM7oqO6",
+	"k8/g7uo0qimJsQ50cjO39KMXu4/FLsxVdE/Y18mjJjgqwExNURAWJrTo9cJ80xdmg75n66M1J3dd3/PX",
+	"Ie3lJ6GO/6uf+t/wWmzK9gpWRceFqGgvbaGVZtiv49pk5plVj96IKkbY17vy7d+VzZhX9TFiXN6ACbXk",
+	"yviroFSKlwSUCGOBMLBVOhuP5kyiia4E0IhfkaJUWBa/ZX7y3bN6Nfj+yW7YBZ5HHIc9zk9w/Nzgqalu",
+	"7EZyfhNBc9lbZqwaOrJUW+IE2m3svz/47h0azKUW+F0s54+/JgszM6woPxd0Sr9/vQ/f9H3ocX6K2dzi",
+	"sT3vPsRYkhuwPN9kLM+ZG7FomfZyKQz7TWRQ2MquRraLF7oVxS7gQjimphX6dEomBd1KawFnGtAuUNr+",
+	"FGLTY4KDMQkPkZ+BB/QBi80AxxigqT/1rSpAIy79OvPqv8V9vGZ4Jsc8pv96bqqHJe54Sm9uAYlq0R7O",
+	"48Q4bKxvZfdOjYowafp/sbvn6iZn4DazMezImgyzAb4THA15PFGkxQSkKBpzx28JzJc8TJNYZLvkYjad",
+	"8liS8JSEFPdgxs9Z+lna4s1ENXkDq1gAFFCN76jOkIX2KHbz9coH7hlmhQQjTgslSmPhnNqr2PANkqmN",
+	"CtAX7V9PztvHN73z85uT9uUPnbUF6BcMDFoYnPcqAv/JznIMwiZVG54CqD/jOC/CGi7YXWxYkcE2DJGg",
+	"LNBuLovtm4B8g7/1Zc/44oi9HHqhY5gQDZUf42GC/KikXPPJ67X4Rq/FRnXCy3avc3PSPe32bjp/P+p0",
+	"jotQGqDvGGVgv/lYUV+MsHxhuDLHwD2nwjcl8Y42GS5R+V4Vun87hW5zqtz1Wfu69+P5ZfcfBYayTI97",
+	"wauRHY+3CUVs8yrY9dnV9cXF+WWvc3xz2jnutm96v150nqKCveg6ugbpvSpRf3bSYICGN+PpW0BHy51y",
+	"09UfhdQG6RQWaO01oeJPe6aTI2RLmkBw/BGe4gGNqKTEpslNSWz/Ig+SsJCE5tU4zNRLGXAeEQx1rqYz",
+	"MT7jkg7NnRDu1zSSv1mJ4uPHxHbGB/8kASxjOsh4WX0SFOA4RHwIdVh26w0wyuXmERRmuewGOVcGrhGg",
+	"lHfZdCZPeagbopJMsrO1yN6pVTaO8Tzz+flMPvX7zNwd72tccscDQYJZTCUoCzQmE1vEMel6xWJcLX7v",
+	"Gp/t5kp9qSeHQ6244+gitxsVO9Qt1VwHQ9zSKFprFrClV+oz5+CtbAOxe0MckPUbTz51dXC3rHyQ9Uf5",
+	"s2mIJQnbEvDpF2sApEDzv+n9zh8L9zzSzr38PXAdaec5Tdb705I7mk5/gYrYikbf60JNi4vg/+3q/Ozy",
+	"4sg1bS/5vLQEE1RWSgorOduYxZHjchSWVL3kLYx2cQDLlkEfscVaFAiWMA1ZicNDve+6moRAfjDG0jf1",
+	"FTkDpTUtooJ0TQ20RaUAg46HMh1ANQ5blHV7kfytoh3Zeq7VKRINna/RJxLIUgLGn0oyJR6t9UXhONDQ",
+	"lnsoXjNouOwUxJIOsS7Cmt8FbJ503eu2apOy9WzdlNUUBi0OqnRhpzhejxVc4FiuXLbMNG0XJUvVuVMX",
+	"xlQ1XSzAF9+ReAcUK117tIV8XcJS1/JoN9t/E5xdTgPrIUOKjJgCHyiijAgPERyM0ZBHEb8nIRrMEUaD",
+	"CLNbeH6IMPJbaErZyIciL6azeI52D2ycgy6wBFUATeG//EJ6tYcdGOBONQl9cdy6DFuz/QORPSxuM7lW",
+	"i7wCnI1C0RHfvO6jLSP3OG7+mArJ47ktQpKpTthYrK9SeqUlYVgrPssJKA3LtvrHXu+iPZPjAm9fuCMD",
+	"gmMSf+TxBMsn3RKRNLx8qOa9kuGaDUpioovEXB20ncuLIx3iX0cfeaw2AE2IHPNQ6IPq66StCGIyh33m",
+	"67IP9Xga1KHlLhtyH+mOBdryNRyF/gxYwxthcgiUHqnrJfQZFsgvZMTrsoLZ4oFvRFpewe+1rzL6nn/Y",
+	"Z74lJj5kblpAXyyQXi6xfQh5PI36XjInzMxQQUnsM18Nyk8KQZk2dNWngvQNWrDrNOfXEaZZr7kOpiV8",
+	"BRoh41kgZzEJkylsCUIQHvA7ohH+JikE2/IDAYNM319+MEqvaOZoNOuNBHjDsP1sncg3In3VVLCE+lp9",
+	"puPNIREJUvmoFCQaoi2sLU5yjNMU46SHEZHqsNkm+8zk5qq3VNfEmAS2XRukrz1m8/NhrfXb5xqbRSZd",
+	"OsdSkluWrKUu+FR7/OQ50/OTvJctbA6WOqfY1Ina9hAJxjzFArVYuI9e7Z+Cs3gaOBY4usdzgfxmveGW",
+	"9PRxdQiJV4RZQD7fQ/DnlVVI7e8gRC7SVXW94NLAW28FYaFqIvkbmtEfSyxuxdsRkebzRn3PLLmL/WLN",
+	"dtOVX6kaJXOwR1DtxoqvCnylwhcnZISDuS1fTVh4ocda+VPV3//OSDy3Hy6ckDZDzgmpVVwYMxCjDIEF",
+	"RM3ycZo2nENJ6Bpn4LktkAF78JKDtEAIFL8f8R3zIxh5L/G9hXoskAnD4FfTCSPBVCMUpjAPoQCB6MdE",
+	"zCKpz58OAFoUBBKTZDXRpGOLfL0oaYA6bYdItZmtyqe3POCzKLQYlooYPpMw6FV6+nWzstrqK6BOXJX3",
+	"NPlZp+X0RK/39hUUb7sG8wJI3et9bnWaXAMLG5ujsC1zQx1LeJiSWPuW+uOwz0BYB1kaBFwniU4azi2e",
+	"Lk3ZqO/1mSERrRyJUB14IKsAhMAC6Zb260wZV6vIIG2WMVpI3ZSgdxONcglYj2Ntc2ajvvdqzsxbg8iQ",
+	"xDEJezFmYspjuXl7klr0EipizZy52ZYZOtcwVRRPzMuZV/VB/AOMrG4bXM42+gSTZ95ol1ZAf2mjp7nP",
+	"f2Jrj57hhm0+OYnNJRfZPPOU/qEt/5ayEPRiS7h9h60D/LMPZsGzZe+b7x0XWTVZsvLQQzfc7L5sdPm9",
+	"Wsy1q7lSI5fqZTCIilvnvArbCWuTXQnT3zp7m9EaVhmycnoVsN4F/pzqUq5tB5gpbO9S4R4GAZlKEj6Z",
+	"Uw0iHtyWOC29dQ1sRU/pEQx+zcPkItYZO8c6ut0zjnThzKwwnGROs+PSq2OVufEekjwKEYafB3Nk7v+W",
+	"Bov3kD+kkVHWwYjlcnk85Y6qZtf+aAkheSKpADD/apd06WpfGhpBmDqPv9VmAurVgpCZ+TIdcZl08AXN",
+	"tHZUCzLZWMppBbcoPF26KqA9Oc6gIo5lXEc9c50yy/eeQNgTycFBcnKcbGGBDMlZv8vMna/oy9v82bZl",
+	"xNdWXsuYFHjp0gVLelh5BlxKreNYDGM8mmTQBmIyjeZKi3SdE3sedrTK6Dwy0ylhJXE0OCNNrn2Ilh+a",
+	"0p2MsJBH4xm7dQ/p6URsPVnDvJ7fymQ9Vm5m1ta4StxwmmhfyHO2Gd66yqpgb0mO2ovZYEKlhATvex7f",
+	"al8leOd3ksbVek+mEdGvBZgFRNfJHOpkGzUOjdSjtmMmx9lPTczwclaSucELbOQZQouw012LjGjaRydE",
+	"SDyZQgEdw8OUwEB21KOVLEZ3XWlD8jY3V1SINjcZC1MJ99EvWZpyqMQfhiPf1BIcE6Sl5FUq0cIeQTPu",
+	"a/9VEf7NEBMzADvtkv2rppkWbfRot95I4nms407o8kqgMj1XW4VATGFDK6srL1+LMluqxpIhiQkLSA+2",
+	"bM3ZVVSC11V/19V73VrNOSOJXoPTwxMndmXjxeGMaLZkdJsY36v/zOIoo+GUKzhFr9ocvEUaR7dulZpS",
+	"o9Akm8uxufMR4/sccR3MJXFZU0s0nSXxeq71L+o5l+cnnZvrq85lzdP/hnCJMjblim9d4FTi+VGt0OeJ",
+	"KSZSQaNfjIRdGJXSidxRNSsGUxKOUz6OxIlzVLS25M/fj/weSW49+cjPSVE+GvCZ5VnqMr4RyRu+CQLo",
+	"M/0t2mqgiOA7jWbMZ3L7MBMjgLD29t1jRWaHJvgFRPM+2/JjImcx607gdEsSzRPssDFnfBaTcPsQTWdi",
+	"rH5Lo9YRjon6pZ/mOrmiJZ5tUVpTtFyYjZtlqwW9eCnzkjv2YJWknXUIarueO+piSQDbgnWvuss2f1TX",
+	"spE93zpWPWhuheHM5YMuHQrkCrkd7mIWyYVNSWQWc5/07QKocTB5qP2YUJbtYtd7shCftT8YI0wlT3rZ",
+	"gcy7z9dbFMWdV3iaPUQecCCjuWXRitZMyGRAYlFlYXDOwFBxtk5X+xOPrshoIBW7dwUKbGqzLPtbYGOR",
+	"+XWNOG1XF27DntpoK3xJnilmAcEAUhiDTkqCkE8zVr8bIFx9hpHSDXcEjyUeRATiVqAtGyTgQzs+GvPI",
+	"cDjdMODz91nK59SjXAkDG0EJ7zsZzlOsjF/Uvri+ZfHl9cglpkO62k74XAvhIfK1pQ+OkpqLAdBTbwxp",
+	"LKSH/MT25iOelkN/MZthdWvhH20UfJI1MGcFc1n33wiwt5DDNLwabIEg9+ko6ateu9e5+eX88qfu2Q82",
+	"Gyf76Oj89OKk0+sca+Us80RjswDLtIpI5unV9fen3V4P0AEWe8r/mPSR/zmBq8m+2j476iz82j27uO5B",
+	"seTuZfHZZedvnaOFttvXvR/TD0o0pc2Y8p5gxPty5rtSw906drUvS9ueeauWkcHA7VJfJ51s2UTyKvEY",
+	"szAirnQLhrT3D26c+pfw0fXlCZrgW6JZrcmOw0hyHmXKYQaY9VmAo6iFMBJ0xEiI/Ivzq56Ptq4kZiGO",
+	"Q2Ty7wUy6dM2v0EQKSkbibogQUykqLePAITpqnN02en5OmJVELmN7sdcENR8eEgwIUCT1UJ3HbXZ3FQr",
+	"N0HwW5ihTkT/hc+vIOcBmblvq08V8yWhljoycxNSCejTmE+mUhc8ckeVL4v/MXU9V53L/PKDOQkMBBht",
+	"+arZlkkE8T2EJZpwIdHuO/TT99uWA6pdeCP6DMcjqEctDhEeQCbXhGAmkP8524yH0uPVQp/BQ9HqM/OO",
+	"nsDj46Ofm3CJp8QZIpacx/JDflIUQZdewMBqlEVhBwLg1ltepZ3dj3lkxNI6+p4IGppzbbQNyCEioYeo",
+	"TOpvQJpanyUZojtDGtkPdD4o5LHZiq+ST3cickci+wqVAH40oneEua0cSSb/6rWwdxiHalnp3bp3H09p",
+	"h4VTTl0S1iXYP3T23lFMsCRIVx/lTMlZdMTgwpjryCQa4OC2rsv7hucsmpfFqtcGlK8eJ5ZgE7RDDSJq",
+	"M+iXfXcEryUfwbDDtj4bUVQh/LyXsLnHT8WpQIBFRCS5iLkkQYEQZwS1EceRWHuKWmRfuXq3tpj+qg6S",
+	"qvu2g4jHZL0Dost7r/pGFzXP6MudipzotPB62kKPTKYRlpWbSN/XgkBMA1F900/NB84t15UanAKHenKR",
+	"FLhe0UfuZfv1lWF2lb5OXl7Kb0gsFAE0wdLLGr3IvKq+jGYjyqpruxfwvoseT7mQnSdJIzYj54cZDQnk",
+	"Eq/6/nLxC4jbrrau2SWtKAZCsHUiBOqPLk1F8yIN/WU8L9bxtLlCh2gaE2Hpqcl2Nj5nbQdJc4pW0gQh",
+	"56tdckeWZ13B2+qzuZBk4rYn62eJ5DMmGVQEIXEstcCGtqws0mx4jUYjfUsjImRcrM1Go9FweqMq3vXc",
+	"JZd8au549dOVAH1sjB/MBIntVcxP1VudtJ3AHCQ+csUZ81c4S+8tY0m5YeagF8mRl5SYsffawb2yLDK7",
+	"PCkNfUIenjrr38+UZL2mcfiXMZbWMn5LyBS8GUnZmYER0KgU6SFrITrRLqMFMSW1+yS3z0y2NOqoMunT",
+	"0zvi7I7EInV04Ieu/no3e9ITspjj3Gv0kzDyhU5ckQcTHtM1cHR0FxkWnptEo5IRGBKdYG0zLqrqsnjb",
+	"bLGn05S1WJ4oagnVUZJ2HV0bydrK6Dgmie4mQBCt/8FCNRzgSmzE3JJqIvH3lEPyzJOlYZfsWryAhIHR",
+	"1EPH8LK5SlBGDWqqZSKBny3vvgqyKwVZK3quFA3PsM4me7pImpytzcilK8++HfGXllfTeSaErukipN+q",
+	"DPsqCFYRBJ8stsFXTxSKNIsMHclSy+wwnwdYkJtZHD2+BdYi3mogJl2gkIYaecllk8yZPyoKudYMkcCq",
+	"1lYVQlzLGvoEHauK3JyVYrOL+Wm5tBImiK2LxnbjSFg5TLupWexYJ8xmzhli3jQIOyuH6XaHLHd2GBG7",
+	"cNKspXT18s8mExw7ck4LaUwZL2PWQ1T5uNm8o2UfGFcBLANETTrTj7IjWLWwWrwJXU4WePCkO1OW07pO",
+	"pv1SMDw7tBV4SZkJbuCA26V6kQNuh7nZA17FK2df/NZP8gZ2+GW2tvNgUSLW0gTdeh+IGHwmkXEKekrZ",
+	"y6v7EB4qEHXpf09RydaUZDcoJ+iV28DGmi14ke11x5RpCaW6Sy/HaRxCOB5RVikG9SJ903nTRS3X2tJp",
+	"bWDlraC5+XU/TTTZqoQPAg8SQ1W3BAMn+07GaibwHQkBDo/VX07GnJCJkTAHzdv38f7kHXs/bfzeFPvy",
+	"3d29ExAGijBVU+iv9LtLEx8EiV0r09b+8yGPE0Pkzj0NwePLdTXSCgzc7o0ZQDL67PKVbviZoUP5ge0i",
+	"ydFuTs2yFs+YTiYQ7gA5ahrVMBiT4NZkAKjnJEQRKD3bJqQ2yYNyxSDBLeWx/EhJZBYJgFtqrZzk7bDm",
+	"qnugCbRAgitdcTDPhmplP88L9Z9KB5KoELYRDGY6yLJM/qmB11Y0cqTrcX0J6cOrDWM+WdO5FFdyKxEm",
+	"SUxCDeZ5iMhkKk3gyz0VxHlrJX+OCpYeZ5gTNJcM9luXp/SctZXIbQ+BF4hAGGkzLJrgORJEHlqXnYlE",
+	"MnfvjVBXVRCZPfeLR7b8qBr2uBgNlxqBK9q/sBzyeOIMTX4GGXf7xV/AY75Jq0LBGVhxyuvaInIetRL3",
+	"nN3G0hPZ4zxaPxqwHNd9OCQxcfA6oGhJVpfkPBJoioW2+b3bV+cdA5b+0GRiOCqS5ILdli3q367Oz87T",
+	"CEy4Ke77dnp0YbmYdgf6k2Dqw/jqT5cM1KJaucAdzJbw6HxUW2aK6Vou3TsNqZ6AWue3MSXxDsw7uygr",
+	"Imv1e0spcDIYV7UZNbI1ZfbivFwZCLax9VpdXR8AmvPssJfPdgOivF61F5HldbDzE32mcyRmA0GS/Adb",
+	"zsQ4Rj00jWYJioFfRx0cjJOYExONGJNphANi4QzAi8qZiYz8g/2ory7RV5foq0v01SX6xcP6kuV4daa+",
+	"gDP1KQZRzScd3hpdUNuBPaWukrCc0YYK6XwRgOjIluJ+dumlb0Mvyeoidt1WSCabcB/ZvXtBAeqP9Y96",
+	"2VP4xJpXutvl+/KtGFEYjubSEJH84laxgOXtC0yS+A6v5PdJn137gVaf1omDTNr4fhbcEmf+9mqrWX7p",
+	"uawgAyb99vTrxbXPmtiS9UgaT6a5dCvMlJZofovwJ0ZYK3k6PWhYDq3mnM8J5bNBlAlIsSUpgBbFcs01",
+	"vCVMXAsSuschOY+OsMFLLz5ezECNM75zUcs1nyiU2UYXJ7p0nZ9JLpObs3FauXA/MtbzMZ/F8PHcbYMs",
+	"nE9XUm7iOHJw4myQtEDa2GkrD8WK2rkrT6VHsyBEzWImdDEmKJGrC0tMjcSOhphGs7ikTRsbfYXvXPav",
+	"U/PYhonnRumhwTyT4WqMZO2LbllX6e0p9qKfKOFkwOUYQVS7u5W4cMWqCMzqXSVMiLWvT2GhOY/A4Ccy",
+	"roYJLqsUplrqlO1ZtikskQa5RFs+v20hYMP+tpdJmeSRQJQF0SzMadeZ3pTI6ejomApJWSAB6APkPSSm",
+	"/Hb1eXNjA4maVzjdtucqlCOzIsWjV9hZ15VNTBsOUAVT2k6jKkCiL0TOc0bSn9BWGhSP1aMdEukH6mtQ",
+	"IjgjFRJgEhvFyto1BWvGJzWLxTyJ9VJC2jm/tAc1WCHVAyBkOJ90QzV1EgkCP2k/roH408BB9rpFIVS0",
+	"orEL6iN7X9dKm0gBq4p5ExPK7A8OVdr6YlZpl5nZZ/03euoVNK6sa3u9SNdkSZzHs5CYsp6UXaYtrvBD",
+	"W+99Fraz0UhWu/xTt4EfmiufXBposcbMcn60KigZzlk1GxVW46n7unLaScziy857imNJy4Bwq0CM6vEm",
+	"KKNLDsfG1s7Akq5YwrICAEJQIXFJEYCCHWkxvieK1jPLBGMs1/tiysVaX7hywY7GWB5pbGunPf18Sli7",
+	"+8YU3q4Hyau2IqsDi3DMaeASpToZnDj9Us6cs8JqlxnmEXy8xC++2Pc1ow+2VLHqNTnzlMl3+7VyrPJC",
+	"fQW1CsFkGu34GUAyW8DTXWnTWsDL6piVfGf2aK2FST20syowQ/mPrzVrdNmmEuufXd+MO9zstu3y08pD",
+	"1rb3qnjvVl64xSOwaLOgjIrxTeqmrT7/j/CpSQ0Ha0ZIHpYq2+u1byX+RAgprjT0lzbuFSazemUTLLKK",
+	"d7geGFS1dW/yeXKDbfySkdjhDCBo9sl3e8ZuK13wJ15hMOvjCSgZGvwFhqvxpzVE/PJ7vJGbCtP8A69r",
+	"xcNUds1CEq02kDjaO4bvHr3n3FNoqPJlLblkegJPvGLHdvYOuDPmDlitIiAtI5MVmPfiuiy6WWZRhGZM",
+	"0iiBUUxPfwLKaPH8hOTTHFCf+kGt0arqtrXys54h905iVIX062W2cPLLYjDy+1MaTVxSSwmg5nVhAsCT",
+	"mhv0+UMDU6Y+E2jLpxM8gow/30M+4HLd4FlIeVKCy0P1en0bUt8NDNMzKjQtYVql1X5hJ71c2Ikp0COQ",
+	"rWzi2ugVO5EiSMvSwh1pOXNrBjHXRC+sZ7x8ucVWC/VPTg2YFSP34FBOBC5YfWGX0hRGpgwivu2lSWBj",
+	"JzjUtSgSo1belrK6UvNTmFjmiC4wsU8L67jyblTYiydFJSWSgWoLpY0JK9TW0alxxjIuDb4aGpOYoC2B",
+	"J9NIbe6QkigUHvLBEqgOPYMCDUbcudF8OnsJLDS8Bhe225g9nfweMAMhKADh6TSaL7cBLc+P8HLWpMOU",
+	"9vlK1fOTs2LigBm5T37aSqH78n59OFPkQZvmnnBEzH6VWqRWGKSWaBU0zOGwGMqujj4EN+Mg4DONupFV",
+	"pg/erbRgCDwkcn5DQ8IkHdLV0TlFgcV6lZSMlUtLcNsSTQ0DYcJJdyASTpeXBjjypdIsXPOSy50xXOjB",
+	"3PBppUi5/IQ0FPq5+dSYKZ6yJkVLnpHVllr0lp6mtdhiRmypPvAC6V8WVbG+6JNIPAu2nCorkdeylklp",
+	"JRq55Y7u+vgbEOQcJio7qgoTNANwDH4mxzzOFdKpo3MWzS2dg9oSCYv0U2N7DCXlEwKcFQVCon2kcS2J",
+	"lPIWLWTafaLk6RkLKnKsqwwdyE7lauG2t3R5nxbSSAquZiAYAmr6aHwFH4HM4CGY2ZBHEb/X4gRGgwiz",
+	"W3juIcJCxcPA/2A6+e34/KzzyUdbiuXpHC3MdLaOHs/24sHwag878GxHn4GnEBJTSKBknUpw1XMFGvAi",
+	"H9f0zUPYyvmxZ+dkna9eMr3qXiaX3WGVv0kLG+BiS6pROIShPFVdQcmKBD5/1Y1T8mbmrlV2RVio5NJU",
+	"C4JjoA0avtGUUzufP9NlWAZkyGNSOC1VuM1qFe7aPVAfokdutA8zSVeSs5i9EUrssq5N/xD5OlQxeReu",
+	"fMoj099jAo1YT/wbgaAKDBFIzCDfkN8ZODbTj3YIbzU0giyVikZqJDcARMQIBumsTVPovSREJTvwMvd3",
+	"ugwVdP18i55jIIUmP1XYoLK0F6hVkXreJY5ubWwolUJT4G7ob+flXOP0zSXzwkdyTLV31O62ASOvo462",
+	"t5kcADwh4DIeWCS1Yo28KZaSxGqU//fb//X7D43GTr//sDvs9x++G376619cPC4TdP+UZLVUkN0rCK5e",
+	"bcbo7zNiHhtQxiPOGAlK65IrabWC39U00TYfmPIMQDbXTJOzbLHr0KjtPLO8MyD0rizywb527goNSGJL",
+	"MvnbZhsd96OiCzrndl6SkEotwCkcNVPxQdM+uOGBXlLi9k4IyiokbWVXtVIVg3QfTSGD4pW2k7PtJXO0",
+	"Q8ptX379ndd74eA4b/eAW63UHEhbicQOaJHslQQfZ6OvK6SiJ68vH/wXzYx+3kl0Rl0/+2CkOc7lR+Qb",
+	"jtJNp+/G8VgveS9DcKtl760e0vNCKQvT23Q8ZfHwONy65g028tEWBJ5SNoIorXtMJVi5wIap9EIaYCiR",
+	"hW8JonLb6zM/oZW+h/yQivRviOuaTknYst5ek0Cu2rZHtc9iMuF3JNz2kpz0rSx1sblriMoWGuAQgcDi",
+	"KbKE4PfBvM8w02Zp6OcQCUKQr0++v62HpYRTNaQgJmDDwZFAEyoEZaNtXdwgsT8m66F1U2aLW2cnl8A2",
+	"wM/QuFvt06JLLvqocEZ4ABUwumsmbJRY9AsnJNO6tzKYyAy2DLalhKpXGwgNK/VcYrioYnmwJRALQTbP",
+	"i5IxA7uIyR0l946wdCHpBEsS9pbI7utCNhdW43ET8MwLB/FxA4DM+QPjaDHNL3PgepgM73V6qpR1nZhq",
+	"7LpnZpbHKNdj8BZ2cfVJeDbNz56qF6D5yWItjK88A2yzYAQlA8tF11aXu4ooTEprXBOGyRasrxrD+pN6",
+	"36hS5io+TZk6csvW60TXby4Gt1A4h/OJACOGW9NR0sDaUCsiRYEpqF5KuzdoVDHRqY65nIsWuh9jicZY",
+	"IBHREPFZ4sO5pyzk92k5qWYh1zSpHwUKHOPMjSZUBp51TGMSyJwxonRdlsNmwTHLieK5Y5Bd1OLZWnVl",
+	"SpFAl2N6isx3q0JEwtriZxWH9WySuDDPF6CLSR+bG+2LDnMh8hcMW3ln5XIz13+6zVxFQreoFyia4aMt",
+	"bHIXPCTGONZ+BIgd4wziyKjchqp7IdwgH22p38F6Z43HcDe2s44V1SJIzuqTMrk5Gd+G1L7chr0IeqOF",
+	"e1kB3lic2+aO4ktpkEkHpQK6oRndIliiGK3JpbOVMStI+6f29XyUfsGbrhPCEn7LonlLF9wFZoFRqtmh",
+	"YCYzpZadeCmbU0aeaoMp42KJMf5+zNF9zKXS0rUqP+aTTMlpU8V9NXNL99XL6UrZkVc8NJu+xkvUoz/q",
+	"NmdmurlLnV2+l7zbFxkZcwFYKCYI5101AZ8QgYYxn+TAAqfUWkpirfFHZBRjSAu/p4pPOcn9cQVwozk6",
+	"7px0ep2bi8vzHhQoTkxDGGl0pOxICCu3yhyTiCoWtojPOdVO8ZpZZxKCqUdngbqb0lPNIu5Uj0HzsfbN",
+	"XwsSC7+FTGOIzSYkpoFxgoUCysESJuO5EodDOqJSk7HtPuMxsoZygbYCLMgOZYIwQSW9Ix7CKCIYHP3+",
+	"//g24mz7EEhfnzHOdsDx4WlXphwTQUxOKoSrAaHQCcaaXad0dCsBbMWMkQiquRKkIweGYCXbdpYNzcx5",
+	"7TQh6GhN8CgektjIfPpIuNO4wC8f9vjxqVjxxilhiYd+8TW1eJdYkhM6ocvUvimJ0YSymdTe6IFaN02W",
+	"4VZBqpA9EKrNPtsyQWNot7F9qPEOqVz4mHE5VtutxC/w15haw0mkHzPZplA1Te/QBD/QiboB70z0nf5r",
+	"15l+vEBFwC2rF70grboS2krQBQMeruSq8OmRehEA0SSmqw8DfHNs3s3nr+Q35sfZBLOdmOBQnRKUebia",
+	"TcLgl5c6SMeeITfds5/bJ91jqKveuerVvOSX087VVfuHTs2rXZ+1r3s/nl92/wEl2btnV9cfP3aPup2z",
+	"3s1F5/K0e3XVPT+7qnm1In0svv2/1+e9ds2rtX9Qf52d924+nl+fqdeOzs9+7lxetaF6dfbBL53vfzw/",
+	"/yn323HnpPtz5/LX3I+nndPzwk8/nZ3/ctI5/qGT+zX/Ue/H82N43D45Of8FhnzR/vXkvH180zs/vzlp",
+	"X5o1uLq+uDi/7HXUyhx32ze9Xy/Ug8t2r3Nz0j3t9m46fz/qdI7NrHudy7P2yU3n8vL8UnV0ftxJ/9Lz",
+	"vz5r/9zunrS/P+lkJnrcvVK/wEAuO0fnZ8ddWJSktH73uHN6cd7rnB39evNT59eb7tnN9VXH8eCyc31V",
+	"Uik/dybX4hjHRHEoYV2w6twd5oCjND+MSTZgedFBO0zRsXOtc6m+mWI5tnaXAQ51lDPaKhxWIDCF47rt",
+	"NLpEbkr4y5gGYwQPodD0mMoW8gPOglkcExbM/QThlbKdYURHY4kCPHX2Mc3JDssIwoKsob9OMPcK5Bow",
+	"NBLQjq3MSXJP9vcZ1/KdI0hR+8/fCAQvQdjaKMVEGKJ7W2d+a/HebpfhbiwNc1Drugj+mAnpJDKet4fS",
+	"NfUrnTKKJAdPINpyXDaLyV7KL56KLCZcmaztdLXsUpnMDhOZMMbV1+6xjEhnRfdCFi/kzOlwyAEPHYH5",
+	"xDK3lSypIMs7k1cgPMGlhJZK+kUs+czU7mCBnxh3+pxI0+eHjBaDRHWxkK4Occzy0xI/j3UEuWhx95mG",
+	"y66usrtpzcw0W83Uu2jFdTWZwbFeD78XdtzkFnhK7hQQ+YiwMJFUW7dkjnisCOQtmeaChKuCJ/5NcHY5",
+	"DSpG8bsGuHN5cYSa9YbN3/GUJEyHNND6Ko+RTcuBijwmAlTygEeW2QHjC8kQUq5c1XnUwONpUHphm/XG",
+	"amHRNuLao8Q/W7FG7UtglhRmZpOAvEZDA3wO5lL7qTYJZJJMXHti1oczCbPf5ZA1mvur03vAtF3h5qa9",
+	"LJ+ECbtYvL+weO4wAYjDLnu2kdo1t2xNa+z6ld/MJDwz0VVlYxZW7HnEeHEDNk2XF3rYhFnTOew/0qiZ",
+	"DKhrwjc2DcCVdHCB5bj62ylxgOyJPLS4QwbGMhNfrCQC0cpBkd2DCjLiiDLJdVR5FvXYUzpOn9k6b4lI",
+	"gWAZkf9Zc4xHHzxgn1FCHdRPWxDMjhnSCXY46jNf0xl/2/acrQjOQkSCMdc4aCN6RxgazCRi5A7Q75Ue",
+	"FvNJn+XKtYRU3MKnERlK6y/XgzemnfUOIOz3anjt3MJv+Mq+iKE7f97W4yxT88mLMRXowDXq02B6lVTW",
+	"KFhR49FaKL6QAjLBLk+vkCHl5UEghN2VL1h5v+ksxgSHxtb79EaqhB2fBtNejJmwlQRnscMZOJZyqq6r",
+	"+q9A15cnaEsniuFBRHbgqbpPQpDtZyAVwM5Vcwnk91Xf7KWLtWIJzIl59JbkeKaFagTADOAJQVv+//2G",
+	"d/7V3vlHY+fDzqfPu15z//EvAHcpSNhn4Cv1DWy/j8Y8CgWkz2mrOvL/hyg6ycVb/c4O1L7hcZ/5/6Or",
+	"WmYf1NGPcCw0xrl2NpiCmS1EWBDPdZa87LMYhHn/r+b/fEQZ+oGYWm2HSJg8xswLAxzcoltCpsb0bUgs",
+	"dJUYvLOLuttY2MNH966mB2wxYkIdHkhR8wsnyj9UP4WU+9rLAksJcA5TEmPJYySIFAjsksc3p0cXN1e9",
+	"4+75f6kDksemyDWrNFv9HyE0fnpIuVPJtXixq2oJVwgRCpdEBRW6eR5jKI550yyhLMyZpF4iV9GpCb7N",
+	"Zy0pcSIioqTMVMTZqEfiyVLf0wQ/JDGbNow43/f3s3CU1s8hOI4oiVNXnI58gwxOHIxTDZgyHS4v+iyJ",
+	"cUVYov1cLUb9DkrcS++VmrfdsoAQRMjEe2RhcanUMYuQQAX0csxjqSZqJmIuNJN11IMrmKsmYUODsnAT",
+	"4G7UarQJ5OMRKbinmimEprE4ZkETc2ZRR3hhmVtPv5o4JB1ICYXJOSyD1XYkXeNmw1bHyE4kmVejmr1S",
+	"n+Hn2AqeD+lZNY6hG1bH99Tz2kBJhzQ0/QVoxyZUv8Io/0ilL53UBgj3/EXE+FyR3Cx8oilKgae0hP+Z",
+	"EFyN9/SFkgVX1TJuZyKWtQ9PU0KNHM04RF4CrWQcQgDcnq/nxoaTabSusS0X7vdFYvgA10jXML2HGur3",
+	"eG7hCNK4NsDZdzPiavlA2Xg3E+iWzCYdnetoxk8iv8sX8oljdg4vyQBYQsqX9+PMM7XTtufoG040zeL6",
+	"PKyJr2dCk1bmDK8qMpUOI1u9rCBrGHNULlnB+OBSqDn/M5AMz2LOtdBnAO1Cj+jR1zEDAAmGhvSOIDHG",
+	"U7JoAMsBfCX/KAUVWh+PMCN27DeqVOHKQE2tW8ArZ9Y6cFi1cihki4+L5GoxCLoUJrVYHaMQY0CjiBqA",
+	"Zh37ZcVFC7CAJDcULgtZWKGMTb6qRgHPIZXFU3gQoy+oE6QRYpPQB1NRN8FFKS+uUVamw5TqNXAqmaaU",
+	"nqKbj0MSHyalP014NnwUY1YZbq5nBrEyVTBXGiO3SRZmbgmhuLSMs7pE8DWEydtplgCWlbKJ54aqrxFo",
+	"bkeYzavKkvBk9qt257mCbGafNy/KmsYrYVc6SO6DrDh+y9By27uO1lYdt/BSZxcIhBeBCxcBph3SWQGz",
+	"l0trMKOSiCnWsPlZQ/y7r0FZTXM9HKUURqQE1f3UUWO2EKaHY3JP1q2mMIoJkSYWd43SmCwgscSUra7k",
+	"uqqwwqkOLV6cDyBOHS0vwpUURsqJN2XMRuLodHX9qtRaN1Zn08S0l9Rrmkonk74a45gUC1hHdEjU6xD1",
+	"LqYa5CIFlEsp/IcP9Q8H/1HLJ+s1dj58+rzr7T32+3X9R/PxP/6y2umQm7XnWtVkGs7zmpQcXj9G5LRY",
+	"odiedj4lDFN13pkcx3xKg5o6ifx39R/ORyCe8CjCE+y+DIvVjF2YyrOpAV6zYoln65tp+CYDumzjRlM/",
+	"qSZb1VH+8hNd5aDORsCDZ/q0WIa5WF5SkX0WzC8Iw5G0MSvGyJmxA+40HULdBD+kduKcBbGxKnzffMyj",
+	"K0mmoizcNVMAbYLnSo9ISp1BWgLIbIkp8+AQNRAfDkks+oxx/er2YQIvqAS7eyrHfCZNM4CxPiLS3Ey4",
+	"jwuW3uXWUMUSlZAYkCctoSQTcL3MYlL6YcMpT08v8qu+9AMXdcxgQT4tCyLTgM2FyCQ1uIoX4ZISzzqw",
+	"G8rcqY0Evh2mMeAGXjyXUb8S/76K2p6ZgVNrT8uAGP3d5FfoqXxavqjFHAvK7nBEw5vUUmF/wVN6c0vm",
+	"8IuYDYc0oITJmymJARlIE1JQA24YlzdDPmM6P16OeQg/mVwmGNo84ji8kZzfRDiGwc9YQq9uJiSk+MZM",
+	"J8aS3EDg+w15SLLMoGQqw9GNRRbSXdu/gOfczBi+w1RvgYuOupBGl8YxG46mv9tRm4UlHUTWN6ltC5Sh",
+	"BC8dTAVPjHzOnv3ippeHLhePS/nmpos1UzRGmuDP5Od0a5OfsnthftJc46Y4oOIiKwFoEb4+UmJR+Uen",
+	"bvDytoUsB/nELLYu4OlAFS2r9JR18cNLSqGnDG2oAtTKuk02XLB8VDrSQElL2SMFkPfqWG0/oxxUZn3T",
+	"4jL8npHwZjBflZChxlUR6sNRYSbpxSxB+SGG4bn9RlYjrWThyB4mh9tonRXLHOPifJOplmqxi4uejcYv",
+	"WFDSHb3IubUKpxuyf+RFnp9lj6ZaoAsSl78BEnG3EBlVfH5RVjK6mNuXGU/u01w/hWG51uqCxEJp91TO",
+	"11P3caiaoHekQuZrrq6pUtxNhb4F/64DkItVfTPGVK47FpcoVJ5ybjLI0ZYkeIKCMZbbHjIZ5GhrQoOY",
+	"DyI+GlE2Ug9Mljna0pIDpL9OpznMkUxOuklEz2SnO88oBCs57d1DOloNAKq+PtLvQhTdkvgPSzdXNwhq",
+	"mzO23nnisoNY78jNJO+wER6RSb6sU2bUwRhTtmYydjwNruPoubGASr6SP2Ixlngknmut0ItUqnLqmLUk",
+	"+wWgMM1vmpmlxYttJJwN/NUqqT4va5Qxzu60V+VVrXJmPssZl4theYJHmOFCCZTd/Zxp4n9+wzv/aux8",
+	"qN/sfPpP+2H2NyeokBU4f5jRkEBmmCM6QidtndB8qkM+GMoO67PDvEhNsCAAtXAdgDTBbJ6JaFqdkzjR",
+	"GfxLQn6mMRmSOCZhOpblTc4E6Uz4P2k5KkD2wFbBx18sk77oa7gb5avYljqCpgeNqm9+OKj0ZtE7fDeq",
+	"6W50Ey56tDok9vPiRyUg5PpazbSKgm7JXCceJrCxNKyjcwCFvSVzAeGqaBgTsqNRZ02lnEPkm6hTCNy8",
+	"j6kkO2By3kpCTNEEi1th3GEQQ+rEtbAMZlX6cQEwRJ3GYFoprjf9wox5FU1fpJyW4a1y4Zj3sn1atrnq",
+	"U/1a+qXraF/xWJ7HBRMiFkFNb7eTH6fJJU8IV8sLI1Wl7Gw+y6qUCJ2jeswZKSlX0rOVtzI1S7RLRFva",
+	"EsCZ0nJfZZBPhgOBg/iNKC3G+3SXYRWbTiZHd1kkRtbPt9SNZ9qDhOynLahG7TElXyhE6sbStbzrJW1v",
+	"cDHKTR7rFL6xYWO23o1UpA5PcSwVQfRV21CjRRGomE6U4sVNAMV0avxEIQj/yyaTnmw77uVzTzfORCEs",
+	"fx8M2un7PLoJoIz48m+0mz/3WUwE+CdXfXgJ75mc8uREzLX8pDfk0auc91aYwiq5zTX+6t/kh17lq3Tz",
+	"qr2f2T2QLYvnOUO19d5m9yy/EZ4+W4uHPUucC8vnEMOHMR5NMjX9gNgdJj8rmTCmd4BuBEEkrlo85SVq",
+	"N3inl1Uzc227Y65JkIwmWeJQUS+Nt2YiHqGsTmaVdbGjTDhkGsWTelgMVQSUBrG4PjgeQf7dSq6YwRFI",
+	"DIVr4NZvbqmzecfp6JcvfPbuLF16CCU9hFqesMBUWJWjCD1cuf5J6Zrw21LEMaBlX24Z+W0t6bZkIa0y",
+	"nRWiVtuMVkhPCwLns3D0bGtfKZDeNKZ3WBIwawm0NYr5bFoZPS+cUPYE7Lyno+7B8LrhuoYeC5Z3pNNO",
+	"vwBYXrLrXzdaXi7ep0wLzuUal96o7DcHDVdf2Zi9gi3l4xHa29v7gK57R9piNcmEoeajV5qN5rud3d2d",
+	"5m5vt9FqqP+v7zb3/pGLQcWS7EgdOrmI9pNiv6QTSKI0XcnNT2FFobEGaADHCqYOl5NLp6qaon+Ihh7C",
+	"keAGZQpsDWPMQl1P2FfvdENTatBAUu3Q0M8vn3prM8AbVVjFopKkn+kUE4jvEPjeK+Nmh8j/3NfCWr/W",
+	"Qv2aBoDSOGMa9qlfe/RNUSCjY6kZVnSfLfDrPNPJ7aKLA2UKUGRtBxrKTdtSvNpgRiNJ3ZVYiwaKte3i",
+	"J/SWuDdBPb0k8p6QEpO5thCXIozqx8vhRfU7xhJaYrvkQn60EUZOmzbXTA0ZQpWD7pp4aIx4jML8Id4f",
+	"F6LXdnc+fNJRaw3v4PG3yTj89JeykgubIvF//8ppu8lHWRoUXgzCJ/kkMENFlLwJUQk6+F9NPqlPvJho",
+	"9iR0oNxAHKTGFra6XAIxaIPsaECQfT83DagAClaagwYKNe4yJcIQju1DFEQEygrY0qo09aPgEaasBJNi",
+	"iTdNA9hVNvJlc4iuSAQALi6fehFM6X5saHrw3aR5u8/eTd//3og1TX9wXoRp+IRdMiAWVeolxkr3NrPP",
+	"b2+6YtnDkh3Sp/LT/Jz04tJzD7W504L2Oo88W7TfxGYkdV0mBDOB0hyUSbGKv1NIKpzxCufgOPNF/qQl",
+	"oe9lBfXTg1f1vCXB13FU8bPry5OF3c9t/JKNXIX+8CR0sQoHM21+9eCel7FRmOimczbS5gE+fpllFs6s",
+	"IdyGFnq2vDFBfCYDPoFwck0fJRESKeZqku4Kt0g/2Cg2HAyzzKOg56CEX2GC0lLhFnFmfGGZ8aZkkdxJ",
+	"QxfDXdwc7AX74QF5N/xu9H784Z8TF11cJKxheQu3ToBhLGRbD2bNVYA6ydb872Zv+c0xjKteNgwNYWtj",
+	"UAsI473eBdJwuJbK5RvPF7GiEo24RIzbCGlnoB4jD0+cezVg3kKthE0l5gJhsGcwifM1Q/LSE78KQLBw",
+	"JTcByVC85X8wLINjhpsikumSvRilzLHfDLs+cLJre2w2Mb+XmlPKuJ8rYaY2UV3TyyYfV6oc72zUFVes",
+	"ablqEeFELBezgXptQASSHKKa/L8anT4vYVkF+682Ar2ehr3qv40MmfxtAaLs3/pO3wS6THfqAq7bVOYw",
+	"rbNLOaunL5rB1hWJdKryC1TGycxuKSDmD81KpItgsqvFoc6d54y8EYDrrZUvwM+fsZDE6GHH4o3nit18",
+	"peuxQSL4lRC/jRG9lyR2VxCUs5Fh/kLlWDf3UoPtESE3h4JjTmaVRO/01W8YKiSjjLlI7gLGZB21pQHo",
+	"MGIkqLhhGBMBIOoxETy6A2qMJjMhwRE0ICjifDrAwa1nnUYeiii73Yl4gCMPTWaRpAEWUvU2Y2JKAjqk",
+	"JERbMxapptMkSBTPmNAaiMEZtCVPoPTKzcVl9+d2rwOYg9t5kR6m0Xr7VhNA87siV2+1sXxBEV/C2q+B",
+	"Oj7NmLBJZf6P1d5LD5ThHWuBSmgG4UjmPANXptE0bIGY+zEXRIcxIsNacrgaq3Fkv5Cx8Ssy+n1bprz0",
+	"RHxaedI2wq3sqX0hVpVhhg5fhhXmgLJRKZCgI0bZyKDJeqnnfTBH2pSJTMPgGLjkMvuT7ihBQ17jFr5e",
+	"CxOW7EDGvR8LEtz46D/RAAvybl8Rpb0mijEL+UQXlNCQVD+eto/QLQEJXP0dkoCHsHeSiPo3Z1VPluST",
+	"C19YkGAWUzm/UiM05SEIjkncnumMA/3XR+vI1twWtS+6SKctLwge5pGHfDy6vfHzJXkkiogSFfaaehea",
+	"hRgmWCg4P9BtutgAMvyoRkzZkNtYOqyT/bSn2o5tgimTmDISC7N2qfgwonI8G2TkBis+LAT562vqJTH+",
+	"xEtRYlloin2idteUz0JbBhJtB9LdMtPa7jOuZJ+/XZ2f1ZFOezaEJ1H0/M+ob6lRv6YLA3uoD2RJ/V2v",
+	"19Gj72mbZ5+l1Z9cH2u5BWUc6OoFdYb7NfWzmYb+w1Qw7NcAk83rM/IQkKm0xd2mWI6BfXNIY7DFagTa",
+	"kniELuyf2y3kvwWsbeP37LPTo4s3IimKo0hgkoDbbrYRYeGUU1g4X++BePvZ0LbHt7iJ/e0+00cHBqK+",
+	"SUrlqA3IltvxEjDfhRTyPvPfBmMs36bwYsLESryFQARhx7yYYC48nZ8u+sykDIVoC1Y7t7K59VTHVf8r",
+	"XXCADDArvO0hiOTAss8kiEHJmr4x4JICBZhpwIsxmdT7rM/0qUmy4ZGhEAL56prymP4Lfm+h7+HamIJZ",
+	"7YvuzU+dX02drDr6icx1INgEh6TPgFv55tJAgoomIP4hwsiPCQ59IIMTPNfxZBCN8kOnl0nLz4wuk+4O",
+	"iQA6cQgFOAZnKwTMYkl2dLE9A8if2KDVj2ZI8DdQiZiou6wY6RbAq5gz88a4pS3sSppCDT9ve32GBfL/",
+	"vpO4/Hf+qvec6lPd7fQ+Ij/3dMjjyaGeJkYHjYbZojGeTgkT2bBW6MPkf6luSYgiHNwKu1s1rxbRgBjQ",
+	"A0OaTru9BVrEVcsQRVLn8eit+Ui8Ve+CGiqjDFXTaUCnmJl8SEVna17tjsRCE6zdeqPegPCcKWF4Smut",
+	"2l69Ud/TIRNjIO3mpql/jlxMUmkTeqvUXkN8ka0OiNEUaJ9EGCn9tI56alvNigoeS1N9C8ekzwYxwHkP",
+	"5sinoV9Hbf01REmYrURUpAmKERVSr11ytpSMAwPSFfcs9AaRED3420IQA6DWQliVp4M1dkGnUM9+n5E4",
+	"SYxv1aY6jTqt+5Z4VXdXhVu4qwFC3IhqtaxHXX3S2SWAzGTwc9YdATixDQ+CzaDC+HfKBpM4OKoVvstV",
+	"RVzs/0rt/C2ZHyI/kT98g5oIjqTSYfBYfj9fcxg8lh+hbmjZSHT5G8rZIfLV40pDgYObGwmOoio5F0kK",
+	"2eMnL91SnT/2qH6zZBCuXLPRKIKVTqeRwQd5+08jXCc2j4wVzNza3z7XDItwZ5N/yqkAy0ImlfBs0Fy0",
+	"m/P9ZP/35sN3tx/uD+S7uDH/Fx4ECQBlqzaayp19vqOOpv01ReBKgbfMevZiHaTcFoIKiSExxnr6IEzu",
+	"juRE1IWhHqihNhqNf8DC5o29OWyG3SIUg7pOWeiF3TzSwu5jVkE0bow1DmDOCAzi6KLzHShdUldVnblM",
+	"9ZmU6SSxaK5OzRdvi68/epkWLi17rN5K+kmhJUHkOq0IbRXOsthK81n8oNBK5Tm5P1porcK8Fj+Ajd3X",
+	"t9X1ZXKr336PQ2tHhE92V39yzbCR2bS5Yr/5YfVHPc5PMZubvsAFflBlfF2D55TCHYnZZILjueGtKGGu",
+	"Oiv8N8PRap9MDOeijKAVI5EI9JrZJn+BVgJxuVA8AyVI0VYhQkMKNTVOjTGQcWkKnQ9MreiSkmSDeVpy",
+	"B2Fd3qLeZ/6Ach+E1AFBGAnKRhGxIHwg6Cf1ggiTIIualzMQCuKwz6CYSKZrLdpQJdHEeP5WK80gKNZR",
+	"2wouPEaA5sRGfebn6KJvwsVcGIAZ6EBsv0f6c1/pBTh9I/ORhmJSfRup3TcWVSgmqgvS6uXpM8giF4hK",
+	"Dw3USogcZqStUetl6smppTJFahGOOBu1oM7bPLskMdS/1tmsSXta+9Jx2DP7bhL5Wu+zHsTEhnMjtW/t",
+	"olP6/bap3jTkkBgrOXfJf/qwtU1phYIA6Dr66StvuyGZTLkkLJj/ROY1zY7h/nzPw/l6nHhAubocnYcp",
+	"iQE36ph8pKnqVvNqP5JoKkyyDThsFeML0QTHt0QiGRMWgjF0FQMPi6XBrR9ixHEkzCAiTFm+aR3DqsHv",
+	"07LDrd9qaqA1r9YjwZjRACvlGUdzQWEwm2Pv0yKwUAoX9FttGpOACo2eJ6nJTDSwQLVpzIcE8NCwztuE",
+	"LOBhTAkLIyWkWaif32owdKVhRsBUo+lwFmlKpW+4lpASqBkLDvNbzeCNfMqBv5gfU4UMT2ldMRJG5M6A",
+	"SFzXb9QDPgHSmVg5dfClWY0SbBN13EQmvj8DzWCA+mFkUq/lTjDG0u6IPv+dfG9JMhNE7pszkfyYxusb",
+	"mSaDlFCI1jcpBfn4/Nr+WHO9NWShfEzuY95yaYZRkH93nyj/TmnH6P5mu1pv34L7ccyFbL1vvG+8vdu1",
+	"ZqQKYu2GpeQ1xN7niZ96ycNlEmgKkHePrUUnfBVCX4XQ5UJoY2/1Rx95PKBhSJj+ooLYmmfBXXYt4Abs",
+	"71bo7UKjmfY4PwEsU/juoMrUEsTTUxJS3DMwCvvN5roDviQz8QcL6cZbaCWgBSn90astmM/TcHoHtDn8",
+	"noUjT5yWhVouSRk5EGN0fpKnxLU+G3Ee1lHbOEF2plpYgWwZiNkWKCZDtXS68f3GHjrunHR6nZuLy/Ne",
+	"56jXOXYJe3psTxT2hqdYBuPa5owumYSEHI/YNTwCzBNrWFIsPLLeO/RmgVu80XJ0FMFuqGGge6UNmYHU",
+	"lzGa57GVYt7DSraSGdIrW3llKxtlK/urvzjj8iMAYQNPqEDWL2JIKYcgr4+QPPGHEvVj4zwuI+qe2ztz",
+	"SeQsNhYFbVwpUHCbRWq8zNo4oMixKWbkaaNFn3Gm6LpA/m+fTN34R7+OftZlkHW4sW+Vl3oCTqddh+KW",
+	"hC7q/QORTyXdZ5yRTZPvVRq7WxWvbkHfgJ5elXUs6vOfALjMFjhxlTTZW6hMst9MC4vUdoGB/QdkAHxZ",
+	"G8CzNf919P0vpLSXq+EZkMTj7tXR+eXxTe/8p85ZrVWzpcI1bXiid+RZbL8Svy/w+E4Pr2Rf8E6OB7/K",
+	"A1+3PLBXkeue8hBiu2tfVIZYVyL4o9h64p0ocaesxRXbJs5TO0AVb3RCEeOACB3Vb7i9rVtoAjPA7g7C",
+	"wqGJ4bJB2LeETLWDo88gFFvUkW+idn3tFCkN2saBnOEomtvobXAB9JmfEC0fTfgdEbZyWgKrwLjUMkgd",
+	"+WwWRX5GWaz3ma/pYAtpMuhr3BvjwEhdTDi41V4nHwKxfJc4ogOCN6FMPtFlUOCGlrvxeIKjbOprjbKM",
+	"bbA69c5nMVQyvz5RlEqC+3/LTSqZwqfNWkqT9fgiTLAYhL5U9009X3pkr8zxVVn+d1GW/xib7R/EyjVV",
+	"WM/s+hY3dUHmp/N5Z8BFhvwAE2w32zafbgu+bmqLYhIevVtveEl8dJ8NKFPEdruOzBJpO6MOejYh1tlo",
+	"6iSYut1s95ltNRMUrZi4DuLUNBOCgE+hIploIf+KsNConT7askBY/meJxe2j30IY9bC4VQKKIvmkz/xe",
+	"++qnm6teu9e5OTo/vTjp9DrHvs4Izzz62O6edI79FMFE48GpVaFS9JlBtTCGVs8ILDiWdIgDacIN0jr9",
+	"UIhcTVW/Z0If+ix9DxA7s0H/ycfbnp6mRjelbGTn22dbC0VnbV10X/HTlo9wutpJlLQegwHJo6LPMNJt",
+	"2wIMLejcLlx2WX45v/ype/aD7yHfzlWfXl/0WYDjeK44bTL0NyIDWGyRij0DBCKMMclX/zwaz9it70EU",
+	"CEMYGeHMNI4kR+6NQzzO76nZuG0dKOL/QKSah6+DutWpALcCau6jMZ/FIkFL7zNdvFHLmNt1pG5Co76H",
+	"dPU7gXyzOW8FYaFagORvWDvfSKWqC/F2RKS/AIMqTYv6aKMt/5ZCSxG/J3GABdFnVHh95g8pw5FvMyNg",
+	"aObIaWFgG+5B254YwGbUZY+7oboIEk24kGi3+R5NY8okHuTzRJQoDAc564jR+x5zJeziJm7pyP6kXRPb",
+	"n6sJm2L89Jk51R6yBhTh2Ww14ZlKmBqajum4ymCOAjxV7anzra41TOYwqZ4JtTfTjN4JvgUxX1+Q2Fgo",
+	"qawjCExWo+yzKY4l4N6G2q0Bf3vq/kLNGnUd4M1t2B+JbwmzNswAR5FaEUDOAzA2E0FuQ5nUMJEZpQ4w",
+	"0jkJkLhh1wXykdLgfc8oNiHFBpTCXG7QlgT9FwGo6z4zYf+ZLBaRo3zJStPYnAVira8Q/NRn5iyL7K3X",
+	"6TvJMYQ2mo1GC/k7e83vGg1fV6dT72+rg7ez13yX/IptYX5Fg+DJro+2ZuyW8XtmbkbyqOmjrQEOYQfw",
+	"RHhogEO90vqNBnys7gcQdagumTzaV4c2oX+S9xlmiDxAbeQR3Nvk1QMYnCapanOTBx+AA/SZ3262d37W",
+	"uQq+UUTlGDPFq2D1G/W9ZNR7PtqyhSi3rWoJzTUMPojFR1VTBu0RR4ov4YkOE9RqYV2dNUWRfUg2vzk7",
+	"7918PL8+OzaNMD2MNHtE354+8y8V1TrpnnZ7N52/H3U6xx3zDWRG5K+Kh0zz12ftn9vdk/b3Jx1FNP3T",
+	"8+POyU3n8vL80t92xrbhKGo322trp+1m26zk0xVUmwKiCDHEQmWNGPCjVwNV30KJN72aaiKeBkoVqzeS",
+	"GqS5T/Qxs9/U1BlZBjqrI44IC/NDyAgQxWHsLhlG/rN0KJnCtAndVIOL6XRnv5mrB9KqfRjuBs1wj+zs",
+	"Dw7wzn7wLtx5T74b7jTw7qAZ7IX75GCoWzcB+bpqfO2XMZYo5GjOZ0hd/VuEB1BsWJ0YHbFuHAH/rXcN",
+	"KrXXLs9POjfXV51LtRZrxF81238TnF1Og5fS/+ELZlUH1wmBEHeGLOWRhUOTFDTR5YQ1sTGJ1mrd/sek",
+	"tqj/1HV1bjylAlIz9Z/1eBrUgY532ZBDEQel3dVaNdzEO1YurfN4VMtXllFD6VY6f2qFdFJzDeSVhETA",
+	"HqUu+16OQtZt+vHCpQBchYUrlTmYCdWvcLAzyPumSSvf6ZNn/4KpgmyXGljsnwvnVIlQxiEVKSFAMdgJ",
+	"kjzE83rt8ZOatvuSGEnCuly+1mvkrbP7VWYyEaO0kQ+Z4b8bfTd+/4Qlzg8aeMdao7bWtlUvZsH1QIi1",
+	"h7wgr+fwZlwuz936QXPvH5pAPYlCmRLQcDnIg3wLWtGOltHzsIugIaHPfXsX+rVWX92Gfs3r12jYV/ek",
+	"by5Gv9b63IdV0P+Cx/1VywItpeIzfKH3HZ7oJdMNau1UvbGobcHLybLpYTp9xY1/9GHllEy6/uzyCl06",
+	"4+4m5mobz3dlXgQCAq8pilL4CY58X535PuwoPD7C0aQPpXr6NciaVQ1pn3i/luiT9rd/iyUxl35hVcAV",
+	"nV8UYNhPXZOsYr7hFVl5IRI6UulKaFpir0RtDWqi8UA0zXDY6NsOo8qWsafwWKtc22BSsnK8sLabxJyw",
+	"aLlRMs5Cu68pfa+W/I1b8v+trOvtZua6bmXEYw+5rKoeMirHdsYUf5FGcpVa49/W70kU7YCCol/YCXAc",
+	"1q2u44yy62WMS2qg2vSuvnOb27c9a0hMTeV9UInAqLhoLm8hXzEQ39MZ6qZnH21pl/aAch/MPuKWRpEA",
+	"I4wfjLH0EfwCxisGJrcpiTN5lbr+yLanLX8peQvwFA9oRKWxgWloHWSRf5DG3IGyVHl0n+0+s4YxuyDJ",
+	"rl1fnnjI/zzAgtzM4ujRjeFS77MTeksMVrfF70BUIkaIsbKbzg7LDDJgDt9v7KNFM45Z95wfogfgFXH4",
+	"RiCDjWHLzcG7eUOUpheJWc9uYJ9hcStayN+tN3y0da+UEnUUduuNBKNFEBZuJ2U+1NfwFMdhn235yYWD",
+	"azDEARE+gFxYW3x2IYElZb032uTVqO9tHyLGk1HyGPmN+p7v5bpt1PfM6fRncQSmp6RwdC/GTKiBqMNm",
+	"e7Cz3y6L4my2dbIRhtzEZxqnnmWAuNvNa9KZzVPrlFWik1NucNKmMzE+45IOTftp0lxyMxIziUmwhfrr",
+	"pzzUoQ6gqkAEZy0FdzifyWXvZOnIklzRZVEQ5lZealPOJAF+EGUAXREg7f726fFRRy+uwPMaSzlV/77K",
+	"vfgkpK/8Gzn4Lo1DZAx8QMcckC09HBnMvIWVqNvMCgixTFbsSP9leYCOv4RpL9436NCu+vfaB1pr1dTF",
+	"u7w40rh62fugIXRyKD3PyTIEb/Cjt+4QNGDPJofwKQsSlJfIm+9bB+/qzffv/1FM/qxWczZHKVZVdW03",
+	"2ydkhIN55pNPS6NtFFVLmCswU+vPSYilJfEQla7o6Kts/iqb/5nCSZttA3hhuLFL/H16aKlbcLau4lIR",
+	"+RpM2RoWUeR8zwigDjGKMVNyO0i0Yz6LozmKeRTNpqKOvp8Ft0SaYqM4oiOm64td945MAACPUYjnQvu+",
+	"hzQWEgHaI2UC+apNPw1YAHe5eSS5r2MMtLw5gI7QAKrhsRRQ37PYHYxoNOo++xeJuThEkDIhUACz0PB8",
+	"uhEB6Nngv/8OxqZmnQx27927PrO/qv/Wk1AE4duybwAvImhIxKFxUKbPIBBiFjNhwD+g8K+ifDjBAUng",
+	"NbYOGnuq04NGc1srFxBdEhMZz+t9Zs2tANKmYeooQxNxqLSFgDBJIyLAvW2AW3TkCxQthSiUPjNTRqOY",
+	"36PBHDUb/2FQCw0aiFozytBu4z/s5pMHHEgdHLwsN6idHK0VaG5XEsdpnW19mGy10MM0UsT459XGV8H5",
+	"UhPO2ZwqVA51AI11WFg6NMbvq4xE8g2MQ18kdE9DOT5EvlqSSssAvvU7yLmpaH6z29a1X24Q3Aw2xZ1q",
+	"ZVNsba+tmpojSMkxNRKevkkaui/JdXrn1aYHDXsVepDz9N3+QX0PnCKxXN6fLlx+LUhYa30AIHlTJVbU",
+	"WntqG2yfjWyfTUefu43vmvV37k53yzvdK3TaUKst+UIDe/kGJI5slflsKljTyy+Shv65wndEuzDTKbxP",
+	"91SP/3MN341qrfe7zfo+TC9ZxumHg1pr92B/v/7uMT/43WZxyfRfnXQMM10BuvkMMDZ7IlfFbcdE6QWv",
+	"UuGrVPgnkQq1NJhlpFYkzGeAblwsTMsBiUq202mEpeJrKPOhl5gtk6emAK5v7Gq+Bu+14ao0wCieMcAA",
+	"tgWSbOilBmmTdeQbi6FvENsBys1Eh9FQiTwg7AU6cDHpWfJIf99Of2PcdttnYwxIqrEkIZoTSF/y7VzY",
+	"SHFaGpGM6EuFSVtCWzxGlBmc7m0d9QqppPAxCe23OifK5ruU4d8eZRZ+U0zXIPH/9rlm1i6J2fqusdvc",
+	"2z949937mibUVmLRJpqbMYmmJL4ZcJnULrxTkt0iT91vtnYb9f2Dd/9IQypElykOkf59PpO11u6uV7Nb",
+	"oLoyRfRrmfAcxfQpC1ZUgrdxDslKg1Ui23ej0HUj13OKyJZ0bNH5gpjAUVL6AWWomB3fQja/t33RNTm+",
+	"aw3ZVlnQ1+9pXDE9KatwSns6kNGeq1f++Mof/yT8EVBN8yQzwyCTX1+CPUryIHemMbmj5P4lEoEgOC7r",
+	"jWPkQYLdAN3zWRSCT0qHtvOQRCbSgaYpMUq1p5FUOj2YVPFEUYGQWP+XaspLIv0DHEXWXaUbBLeUfXwf",
+	"U6khVnWseyuDSyLmQpIJmsZ8MpXaVpPk12zFPCIC+Yq3mEoMMB9/24blawUFHqXwpMF4xm5Fn8UEoOlD",
+	"/bLOYODDIYlNFrI2RwhJJ1jXrVeaCdraz2Ra9BnWv28r3g9ZCLbOwUworuzixBd6X4/0NteekRicC3Wk",
+	"IeoiSaIIQh51sOPlTMj/NtwX+lb/2NlvVk8QNo7zL5EcnCx1D1a61tpX7D0bLWrCHdUkap6d/Y8UWLN5",
+	"hm2enXlIooj/f3ATstgnn1LtFRoGeWVCJsujIE2bXYEigmOQJNUC61BMfVBrrdqvavVjgtohrtehyI86",
+	"WdCNEYCg6/mNIDgOxopxQ+mGWqsGd4qyZzJuNUxzxiowbvX2K9N+ZdobZtr/VlFI5rahlKRbQSEBTSoJ",
+	"LSoY2FYWU7H8uoCwqBkr1LkJCJPR3OqP2uWxJSkR2VIqNNQMi/OJ0huVKpxtUfFeckdiJKYE3wqtWR8i",
+	"DHmsfSZxdKuIn+XfWDektFxsymYUmrN5thoHqFw7zazFukIVFG0o8xxn3rM32ln9JLesatr3YxqMtegD",
+	"Obxiym8J2lLzVc91KaftMvO4Ybtr0O6k925YWqLFpI6lywseBCpgF8qGop5tfij59QIvEIzEKsKldXOs",
+	"ovyU8VzYjzfoOshYMWxVxCogJDqwhLO75YLDLWWh2YOatnQYulDR1nGk7SpKHMqYGPCUKuFRb2xiVtkZ",
+	"RpzHNeMpWIU+9/UURcnu8Dq1UXJH8FWQeRVk/mTWhxxL/HIG+rT5t5+DHDNYCgr9kccjYgu/ZXkU1MyT",
+	"iQFBaAgGK85EdEgknRCTn09igbb8HOqk7yF/EZ3S3zYIJMaHgYTE80PAmdAmDZtzDqFfWGpBhceWVWFp",
+	"2LoEXAGMGLnPoybU0RnEF2OwUkD+fzngdHZsmzOwV+MxdmENArPiFhuhxRURnXObTQUacUZeqfErNf4j",
+	"cKqyx/eroOUGpblAHsqJuVMJPGcusT+P1JKhsDogDMgjeDlBIaQSgqsXQqpehHC9oCStlcyVsnSjmYlq",
+	"ycvS+w5RupLEXGJMfTadXYfAvhLWV8L6fDH3qyOTPxBZnUY+UeBdbSDKmz4usBw/TUx+m0bDLYlxyX70",
+	"JhWPvUyQr4d4FBIhjTFvxiIiRJ/5gLf2X1CaNi9NJ/VWALPNgEr5FtfEtzhIUxxLiiNdI96Ee4LcDvEz",
+	"6B5wAu+hwGFSsloD3kFQcRUzXmL+/NLWPB+LwEdb2YXb/iPq9+LNlu9NzVSlwCJFrolrnttvBl7DCb8j",
+	"xtFragvwEM//eyWSxzJmuMbgBgW8HXcFgXwk6W5zb79+UIgUPWg8eiUuwFMupLGaxlgSFJKACsNEV8GV",
+	"GDPc4iSfaTZrvojZzNy2daxniTr+KlG8ShR/PokCjGiWCQHMWI7hfu0CBoFCvKXyQ7aKTxbW110oWZu7",
+	"slXgEA4CMoX8KaEjSCE5J0HH18D7NulJY5okJYFM1GxaGeiWTAHysFjOxjdl3zT2v83TDznJF2xOvGmH",
+	"feZTwGDViDHqX0klHfVHWhoAcFqheI2fSdbScZSmFAGEYkRkKBGfyZazFpGJ9PHNTQMIVIgQPj266DOD",
+	"TgoZZgORFCke4zuCJEcDggSRGk/UwM1ihugEcgXUTPSsfITDcHXl5JAHM42nCyJaTt23FZVNUSVTt9kz",
+	"LsrcvuruRVkpZF3fuaSggStQjKvRFzpuwV2aTPCOIKoJSUJIitNcZWlRaMVsyMM0Ajg/k0rvzi6CtcuJ",
+	"Y0YCWs4U9QS75vNHrzbBD4bz7iXZUFCLW5dP0EWEtE/xjy8b9SJ1mz+9lmd6wfJMj88snwTndaUFKF/3",
+	"/lVie5XY/hyuTn38X6LgkVOqyhDH/8fetTe1jWz5r3LWW1vAXWPMK8mY2polkGS4ExKGx517b5RCbalt",
+	"K5a7HbWM8VJ8960+p7slGeMH72T0x9QQUEvdrdZ5n99vjuajCcq5CoIPXVyhNjEK8rt7yCOHPh4httAc",
+	"pdiGuvWmXq1QtTQqzkW4zrtieiDf9lGz77Ve+ILKUNx7W8SLdiejFMqlUL6/UHZn8OX40G5KsG/PeqHK",
+	"tSeT0X2p6SZ2quyGWHyBfAAygUOWdEM5FO6T085JOklc1+AAeyKDQeqJSKTS9H1gFACbI9ar9Xo918wB",
+	"UoCeWzth/Q409cYz7cXsmAC4J9ArxC4ZIu7SD9+29zX1tzG/YNm0bDK2LUHPgSpTqJklq4q1a1lSSDxQ",
+	"A18vF3tQHdWHnqv+zxMonWEZ6yyd3kGqCwVNGUZcmZltwGH0diWDG1nXowseJmzX4fAtdtGSx7+8Vd+E",
+	"g08nZ+/fH+wdvPt0ev7H2efTXWjykRThSs0Tc1XDkDN6dxVY5M6/H3leUdG4qPB/wnvOFcL8JSxEHBOV",
+	"Qr22/l+1yuLKgha8UJPM+h29yqfXzfdWpVZkzHJwTEjJHtFSmZbK9DnKhyar3/oc6rcotw7EmeLP2Ayz",
+	"seiEj/lAPTOf/W4YTrA1Jpka0127tSv344yKVarNws4Va1LYWlUSr5MqQG+p/8xrvAcs/pwur+8snw9m",
+	"FnW6HSkLOkuJ/OIk8jNXc84npu6TR8ScSJ+lncwmy0m1yriNmf/ue+zyIxfttFNpvNqqVnqRsP9cvwkH",
+	"NzlMljVIzxaelHijvmZbl4qF9T6VThjGOeeorQ6jkCNq4spc4pXaCs6ofmVsQ6c23t2+Qwt1vz1YkC18",
+	"gOr8Q/Ni5qjM/00OocfEKINCGPKEg5lFKc5Lcf4c4pyE44uQ5SRYwEiWCdJ7Zn4gy3XnkwI7hv32u8GX",
+	"tXGcjTr+3xP5QBFe1cwqPJebI+C9Jg/DSLQVDDs84fkgF1IpE5Rrh/BWelXgseLQHEFrEMerGC5LmOgS",
+	"W7OTwrFpJGepJ/TvcvMHKeJRRjExJqZvK/a0sugJCjyfpMH6mImu3kXzegJOgbxIUQQyEirlDDFbmyOw",
+	"vP2TZva9cos63qjX6zMV8jO3NRcrmWc2ZlxWFos/zQRacYAoY6WcR8hGoUB1ZJJa6oraYxRoPlxCiWTJ",
+	"YjWZ9E2V6rlUz/dPJr0gZWuqMZ3GeIL00UkqEwzuFH0TlCsN56YsKeoNcHoyUtCOLrioegL1aqYN8+kU",
+	"zB85/VnMonhiShoFFsiimM15zhTKNOlLwbIbiFj3gxzTK366lMpiqvFx9Bz2Hz7cPt9DU82ZpKHvqVRR",
+	"pYp6IR5kmZ95ChVuysydUpovLWN15NoViY05UzJScCtn5s/BuKk9YAJmhiB/xAyMMVvK/EspbsuAXS75",
+	"crsAeuCEixVYj59tyZrFH9wJwvYQU0RnK9K0PZmMN5AtKerwrmVNc7ZKzRMI8uwT3pyPHKLoGzn8Z+s9",
+	"VUF1WDIGVmKRZj3xJwZGPUOe6VVs/3nWXh7pyd6g0DY020QQFY88EUddDv7R55NTuH0/12iUP8nBytEF",
+	"P5t/hS88EsdS9m77MOyVY1jMBzTo2tKQ8nDBG5zYYdcvBQ0aR+AZmH8p+uI7LKAf5z0d8r3W8Jyt0naO",
+	"TyvEpqX5ZkU7u69HXFcrLRbF878cGvuexsy/sBmk9qfjXzgs//3k8yfisWf206IgiPlikAIlGZRGx09t",
+	"dByICxZHTgy+MMOj9PCewsDSo+aY6qEMeX7IHFuKtsmZYBcsilkz5mPGnFbAkGngeUGzx3T7o5hM2qBp",
+	"ynAETEF+mjs5O4UlSXTBlb7khrWiavCOBR1PkO1iQLZ97VY2wBvU65uBVn74E/chjgSZZAyaMRNd/EUD",
+	"fAQ58c0tCc/HE62EtamG33JHktkkAOFrDK2/sZPMc6XgPixnxpwDxgxNez6BsKwgNTyyTZmnAhqPaOTh",
+	"btdgF/wG9CPR9j0RyJ4tELRrT0awvg2KB1IPJHqqIUOGjxq8J+pRBS39WbvGiuz2Dooz4Xo1kWDJCCnu",
+	"AScF7mxNNOjwFtmBurtFZgDmFjOo9mnQ05pTfwHDxXxtU70C2QK6Cd4PZPMbD8p+vNJ2eSG2y89Oh/Hw",
+	"9kAVnFs7v2VgqHamtHUTzdM06iukgMqoqhrYCsAQicMTHSbCGOGp6TeKmK7BN3+gpj0BnTTta1Wq/6/g",
+	"7PjjSo5lyjQSHu4dGXmmpVeGTNML+jUDtmMrtoQcwrLQm+EJn6wHuoLsh/Nz+p2+u7Eoqhmenz+OgdEL",
+	"+j7IxBP+/xKYS+EP9LNeh0HUWHEQOchPtBoJWkYVmiNPUMfiLu0g7l3WtfhqC2vZ9CVkmqxQzl2mHX1Z",
+	"h11wT/iGc6sBCHPik+GU3x29parLQ70NO2jPIJRRwISQKTS5JxK9oTwkDsyME32ZjCOmpEDbKULMoRwB",
+	"44rt9fAEHYw8WlA1T2amL+JxC2LOtMmXdnhPX3NbXRwe9FM8jQ9Gj2VYj79cZZSShnixAWnCgi5PamZc",
+	"LZC9Ro6WERLeQs8CCa8vEOjFDEEjOKsTGyOekbILgz4YljPoJ1HAs+Bom6fn9lfmLdrgaN4gv6r0E71F",
+	"qakmV6NeU8ZovIwTk+fMny/2uq8uhkpaHUNeLnNOEDk3K/lOkF3L9teqbNL6X+cZ+dYC86YSv4nTvjlB",
+	"u83m4W7CvaB/H36v7GDNSh1Z+YYHuzSEyszRz0SMYUXrA2PFBB2W4oUxd4xckwMEpyzuKkRGs2h5kYDP",
+	"fS52D5YU7CHUXnYfUB3WxxpxKq/2BDdfr0HcG5mxcLL/u7Yb9ETg7EDrOMMk2cCKNIhST/hXTab4+SCJ",
+	"r31A6D4F+jfazjB8GIix1+Uj++cuH9XAR4NGmyjkcUdYyOwWYIIJSIqZLGmbhyDkl/0P705hDQdbiwRv",
+	"0FvZASZQmduL9TBLYb1V3zKPPBcyPUeP38/NQtAsqMDJEG7b0WENW/M7hqLbUHy6oAVdK/jQ/qoGlFai",
+	"65bRuFGsxdPROfF2tyKe+CugOJKIstTewyatGgWbkIqcxgD4TPDEcoZEjuVEu+DV8UARXu4JV1I4UFy/",
+	"ioxZ1AQnlhRwlsQRTzLcZm2FRG2h52ASZnKQQpTeMq5AgGph2vzC7Wirs7ladtPLoMME7ailQRdoIuUX",
+	"vhylxCagPBGJwkZlzCv6lgpjRb59J+ZD4qHvdscT+e3Rq3IbFEquVtxrtw+QQ0F2eDWHf4bTJ3ut349H",
+	"DfCJfdMn/En6ssyO6OtysNpCCuqOMAYY9FmSGgY9pW2nSLQ90Yp4HCqknJFxAVySTrtBvZSt7JM3r4U2",
+	"m4A1OcXW7JuEgxSSgcjZlLJVODINl0v1hIFKrGY7XIUhb3ak7NJex1pTqNy7IQxKZeSL3b/CkcQxWXuz",
+	"FFQUH4wgYH09m/U6vYFpOdrse70Z9ATZ8oSvhVctk6I17KP2bUyGVkmdLtYo90Mep6yWyJhTw4wn0C2T",
+	"IvujeWE+uPAnvTUUEMVAqD6ofisSkeqck63s7xSSW+eyT3xhBmLyfKD3x6W8gFHvN1EUA+/10xH4QUdG",
+	"Ac8jhppRLRnHcqjwkBsxTl9ClBIXkbCB3y/7nz+9++rnY6gwK4TqibEY6i60KIpq8EbHg6fkB0mhfSt6",
+	"7JVH3oN+kVe1Wu362gZ39VKEBN9OTL98WlYN+x/OCWXbt9JOH9slZeLSCL7twzLN2PUkaQXiCfNGiAga",
+	"P0KV8n6ONHEHfALCcc8gWPrs4GR/MP1P9hFLClpRG+PI2i4wCOZYhDBko6onEDy/Tq88SvWxwPAI9jih",
+	"M5OyuAZ+RKXeeGCDXj9ede9Wu5T0PUchuZH+P1eNGbN6sO8DmW0rNUAThUS2lQVaQ0N+y8GzkOhepQoe",
+	"egv0UyBD8xPaJF4FruHaz6CBdo/wfoSEOznoTSV52uLIDI57xb4RW1T/gAC6WN/iilO+5O5keKcl8k2n",
+	"nUh0DbASqhpqtzEQpb+OgdBf5+BIZxZdX4+VOMya1imPtcQHBt9kF9PXd360fbAr+SlIDyrdyAkQ58vh",
+	"k+iB5+sbm2TKz9mjVniRj8m7beQZ7l5BWKJrK/vY2Rbyy0qj7thzCk+gCkXCoI1RMQUs7hGFQG7bnUlC",
+	"nW2mgr7SWH/9avP1+i8b9bql/7Gf4WZrg/0SrIev+avmNtsKNpsbbD2s88pCr84443TfnD7Conm3ljFh",
+	"U2ls1quVgmCqNNZde1j2q+36Xd/pzHqTSqPi5HYUepWGN741XqXqmfW5P9/QuHiR2W2vsN0ebSMOnbWR",
+	"dBc6Kp4+Kx6dCk8fC6+CutmrNK48fN10S/vCaSwdF/yLV7muesXD5lUaYhDH11+vte75EdedX+Aei3u1",
+	"n3CVkxbkoZTwKi9+UV+rHn3x9L4KH7dHX7d3UxJ4lcZG1St89njxxnVuuWQ3oVa+iyiYnvfMppSv1jJw",
+	"gxOLDsoKrr9e8I+szjuEAGngnbKhNHTxnCiNw0KihdOjNPauSVK72HukSukWdw1p0ui7VV7ltm2xfCsN",
+	"nJF1NT09YzFLWKbBq/rGLI2aMV/JBVyPMh4DTMX2gv7twdJdkU/nLeNCYI+CUWDvZBO+eobw2+npEaQJ",
+	"E0q/rRWQFzwxMayx8CQGUA/236HnFnLVTWUfnAWiMIKK6UEKC1DKmPjSXMjGReRo34xDr+e8pLD4aPX4",
+	"aM/GcD1hMTJsDLcBfRmhM43LNPxpLCXgiLPjjwV/zoRlPcGgyVmiHXitXGhKWcZTu3w85krBsnbQD4P+",
+	"6glxKKwehP4OMDHSTipa+Lkm0ZFdlWVGpj8QGsm4Q+AbquQspOjvYuTKh95ApZS4RV/65lDjrd+wY/0s",
+	"bWpfHxjHRW+7lLFqeMKPI5We08swedqxCLJqQBRWcQpVIP+3CgWyiqon8N8rZiqKi/Dc+Ck+LPumKgCZ",
+	"o/klUcdgrPFX/SP1MfxaDPzSjmLUPAuUak2bJoMgHSQ8dHHDKM0infohnvDt+TGh2Bzhnov4FcJxiNmb",
+	"Mbfmgn4muOfinCs26qMnwOKYWiQwqpJwNYhTG22O1Duq3XMRXv3PJQWBDLmp9DMB8139WYR4GntshGF9",
+	"lwXXq8aXsANj2yrm6lxncXwY9Cv36DnXDuF6taL/kvSDSqOyUasTWVxH6kfgRNf0XtjWDbRtWNI26NQT",
+	"G7s7/zfa7L65rCevRlti4/t27/Xwl3QdaehM8/VvPI6llq8mW5xf/QJVbX9XUhz3A1ea9Aju+y07ROeh",
+	"cKsvroX/t0gfioT/R8WlrPEvSIfizvheNoebTH63bGGQq3MoPOj6fpt20yp28tg+rorQC4d7R6Wd+4Pa",
+	"uRtkBI0ZDSBkGrXMFwC52l/L3p9RlTIFNuWyA0Ji5XZ5LMrahzlrH3726syCua9N1BOqTppizmOyfzpz",
+	"sTPE28Qn4JJfNLhaqIhA49mhgGb1Dytj7MZoesSxtp6lCHjDJWnyxQGQSk9gOQRTtp6gCr4cCh6eN0cm",
+	"T+nsSbIhLYmgX0yQ4m+1gIkEnIno0qbddsDX4yx+X5vnboU1np5gYRjhULdKORREgufoDZEncNmUcyhQ",
+	"g6Bjd8oTf/Lm2QGojhxClD5SLulW5D56ww9TnfjlakpYf45Q/RSuORfFp8h/tWLfMhb/9TjaLu4ivfnz",
+	"Iw3l/OqPkc2yTKikG/NM9AukM16qlh9Wtdw9QPZMsaIJUGp4BhcM1NgikunkZ+7E28tJDOZF9Y4hWiV5",
+	"JfgFT1CUicmEaH/a5/54fGiPARA2Bv/YV8BiniCr0hiRJUX2kRtTP71GsZBzKtwKKy41m5VbVb4ayTvs",
+	"mLkGr3sb3S3xqv/mez3JQDsdk+4MjvckrjQq2MrQWFvDt5gvNKc2jJdE4mbO2iKgm/aclxK9dBamOwvP",
+	"Wveck6JWwLtfYfHz5G7mQZNIthUwjEenMivYg0nBV1iWLey0IZPbRBdtRHWFgtWmEtAW8WENVtRGdEKf",
+	"dANiwWijGAuvOhxrI0UIzREcy5Sl3C4ITvD6GuwKV3fcYSqPm+2+0IVIyMz9nxU/c5qsv5Nwn1cgLygv",
+	"nw5y805Kcppq/NvcOo8OJl6oeHB+2Pr9j1+SNx9+/9f35HT47exo/83Bx6N/H8iNj+wjOxm+vjw7rR+3",
+	"1bdvb/7n4TXmPRUcfTSzGoHMh5MlGozhVqq6UtU9eGN0idHydCicmW6bYAvkfb21K/PTnMCbaSY1KK2e",
+	"yD71EfW5wAhNyOPogiNK/fzQnHfWxa1DlgadyoPT8NwQ4xtGjNfrdYfiPF2h3FeEz0Hik5PhJRBoKbqf",
+	"E9PCHNpi7dYcEvQowaA6RsstQszzg4hOlZ+3UP98FtnHWPSdqq6lrWhiFSXhB57eXQx+koI/tCgsg1tP",
+	"YqrPKeDHBPu7UzZTZuE1BcFbKoGXrQQ25+y1P5Rh1IqsQH9BOACT1MBzyfIPPJ0lyBcTs39aU9kEtLW4",
+	"vaEGjnk/ZoExlakbWEE/4cogASBajgxHO9hcKNpc+Zg71gOk4oQa5AlsZQMWpAMWxyMwYo/KDn0nwHzo",
+	"yQvD0IbYfjV4p8WoNsSZJ6w6CmLOEjLT/TBSKGePqft1TsaZM3ziw5jpd4yVTYvwLCpzaTmP2ULn4ln0",
+	"jvU8zYy/Pqqy/Nu9teB60dN5Ii1Ib2Rubyfrb6ZllNqxdJH+Yi7SX6o0jcTD3eJaa1lIamppgxmxpHIx",
+	"rKqFk3HFDVWgHm9UyyYVRr7J1OqG/WwOj0+IOu6YxqPcksgIMX0kNOtJNKX017m7F836Ric07HGYStOU",
+	"9/paz23MrUNRM+LL4BfWhQ3X2UZzM9gKt/mr1uv2m84v33pZTC+8/Sp98GKm0l2ayKRnb+tnb22/+re5",
+	"lA5zo4JtS9v1TfNr2qY9GfJKY7u+Wa0IfjnltpvbOY1s3kyjYkKuWcX+TZf4xVVe2HOySAVGLqRcRjdL",
+	"1f1TOan52g0oKIkHdljn0I5rV+bnkf59wlPCtLzzM2errH33vJkkRQjXaS4nQCtsv5NSEP73UCZd6o9s",
+	"JZxXYdhhKVYeYv+cbRN07ZbES2S2YTUK/RoctAjDzagZ7KpTVBLuHhwp8KnbzqdJ1OCUdQk8Vnv1c7rT",
+	"x3pvxyTizYLrjcl2Sn4y3wd8wMNSLJZi8Tk8Gnt0X4QkxW9qXJSOFnQVEqw9W7WlQFf3ixBOFGcfoovx",
+	"RDriVdIzq4Z6jYdYFIeRvRq8lwlsbEFHDhLlpJG25ZH3A9KhxPo6lg4S7bNon4Tw6VjQcTdWEhIecD1U",
+	"eSJgAtQwSoOOy07FUkWi7VhK7iTYcP8KRUgPBnP9ckrD9jbe/0O9/eOgk6hgrxP/cXD4j/9ubquTf6m+",
+	"bL6W+z92OVhWDZYdy1LDlBrmpcTMnk3BTKpLXlC/pFw9klr5Q1uCWj5bo7amn2XRPFNJMR+ncmIp+A5+",
+	"5Nac9ITqyCGGh25xSuZSCbtgM0zuYeYJ2PbYiUQbVZGendY2WldFytIQmHryrfov8Oe7t799/vz7+f7B",
+	"ye7bj+/2G4Z1AiITiZukf065ylVRzGdP65mAI+MqLepS3r0seUeVszPspTkptbRYm2YGjH901YKhGin3",
+	"ce/kvka0F4oRevOFll/RD/oVPZeO1fJ7RpYHKVSCQRKlI9SdBJW1O0g7lcaXr4hXQxRJE1hrTi1wMrEi",
+	"9FnaIdrG/qAZR0HGlRAp2P3w7tPp/vnR2duPB3vnZ8cfa85eX7tYR01spncDnwQ7owIpEIqaMAQImL3F",
+	"g1EQY7bapFkMPcXNrM0pi7taP+aIJKow7MiYsMy18ycTx4SVu6Njwrp5z708dr+BlMKZDQzxt4Xsz5E/",
+	"5O6cHz7p9oj67EgjEm6rX5ZjKdqrKU96gKTpEVeEQdYV2uBY1v+LedhGPh4CaVopLAgJ3CdsUQ5+QVsY",
+	"OVojJODYj1Qgk7AKpzzm7YT18KH/LK7IDphEFBS1BQ+rEA4SFHVkI+S87xQRrhN9YhSdI9M7h2RRkUp5",
+	"CAMR8gQuV/NtpObp7lTfsrTxzru0k8hBuwN927htOAcI60YBixPOwhGoPmddRC8zZ1xZ3DoqMXLjl8bZ",
+	"RxxwXW6WWZu4PvLZQlyJaM0BPGQof4tV+SxAcEQNDiFyOWpZdUuhzjjK4Ag2Li+BBe6oqex11cZk0K49",
+	"wUNmQEAMbSWt1nQIPMlqbQ/AU63WrI0cA6RP4ObR1clluE+xCSZXSk98iq1YsrnxrOwuEiiHQ5ADpJQg",
+	"ytlUytzWmJDPk+yJLZd6mt2wgty+dX1hJmtrT3QYMmH9FGcB+jFLWzLp5cny8qRIZtUEx4mjb6bfH3lH",
+	"jKrfs897EjlBvd08BOZYl5YZkuVELDY8K6mUKzg+H4t47N0w6lSbkI+5ESd6E5ojyJuqFF9haTG+ghP4",
+	"/wAAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

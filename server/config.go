@@ -53,6 +53,11 @@ type Config struct {
 	// client that stops reading is then taken as gone instead of holding
 	// the stream, its provider call and its concurrency slot forever.
 	StreamWriteTimeout time.Duration
+	// IdempotencyLease is how long a request with an Idempotency-Key holds
+	// its key while it runs (2m): a repeat after it, the first request's
+	// replica taken for dead, runs afresh. It must outlast the longest
+	// request (the provider timeout).
+	IdempotencyLease time.Duration
 	// MaxBodyBytes caps request bodies (1 MiB).
 	MaxBodyBytes int64
 	// AllowPrivateNetworks accepts URLs with literal internal addresses
@@ -101,6 +106,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.PingInterval <= 0 {
 		c.PingInterval = 15 * time.Second
+	}
+	if c.IdempotencyLease <= 0 {
+		c.IdempotencyLease = 2 * time.Minute
 	}
 	if c.StreamWriteTimeout <= 0 {
 		c.StreamWriteTimeout = 10 * time.Second

@@ -391,6 +391,27 @@ func TestEveryResponseIsDeclared(t *testing.T) {
 			if w.op.Responses.Status(http.StatusNotModified) != nil {
 				call(h, withHeader(w.request(h.writeKey, fresh()), "If-None-Match", "*"), 304, true)
 			}
+			// Idempotency: a key whose first request still runs (claimed
+			// here as another replica would) is 409; one that answered
+			// another request is 422.
+			if w.op.Responses.Status(http.StatusConflict) != nil && w.op.Parameters.GetByInAndName("header", idempotencyHeader) != nil {
+				ctx := context.Background()
+				claim := func(key string) store.IdempotencyClaim {
+					c, err := h.store.ClaimIdempotencyKey(ctx, store.IdempotencyRequest{AccountID: h.account.ID,
+						Key: key, Fingerprint: "another request", Lease: time.Hour})
+					if err != nil {
+						t.Fatal(err)
+					}
+					return c
+				}
+				busy, used := "walk-busy-"+w.id, "walk-used-"+w.id
+				claim(busy)
+				call(h, withHeader(w.request(h.writeKey, agent()), idempotencyHeader, busy), 409, true)
+				if err := h.store.CompleteIdempotencyKey(ctx, h.account.ID, used, claim(used).Token, store.IdempotentAnswer{Status: 200}); err != nil {
+					t.Fatal(err)
+				}
+				call(h, withHeader(w.request(h.writeKey, agent()), idempotencyHeader, used), 422, true)
+			}
 			if w.id == "callMcp" {
 				notice := w.request(h.writeKey, agent())
 				notice.body = map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"}

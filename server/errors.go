@@ -59,6 +59,10 @@ var (
 		Message: "The webhook is disabled; enable it before testing it."}
 	errPreconditionFailed = &apiError{Status: http.StatusPreconditionFailed, Code: gen.PRECONDITIONFAILED,
 		Message: "The resource changed since the version If-Match names; nothing was changed. Get it again and retry."}
+	errIdempotencyKeyInUse = &apiError{Status: http.StatusConflict, Code: gen.IDEMPOTENCYKEYINUSE,
+		Message: "A request with this Idempotency-Key is still running; retry after it ends to get its answer."}
+	errIdempotencyKeyReused = &apiError{Status: http.StatusUnprocessableEntity, Code: gen.IDEMPOTENCYKEYREUSED,
+		Message: "This Idempotency-Key was used for another request in the last 24 hours; use a new key."}
 	errNotFound = &apiError{Status: http.StatusNotFound, Code: gen.NOTFOUND,
 		Message: "No such endpoint."}
 	errMethodNotAllowed = &apiError{Status: http.StatusMethodNotAllowed, Code: gen.METHODNOTALLOWED,
@@ -96,6 +100,8 @@ var storeErrors = map[store.Code]func(e *store.Error) *apiError{
 	store.CodeQuotaExceeded:      errQuota,
 	store.CodeDisabled:           func(*store.Error) *apiError { return errWebhookDisabled },
 	store.CodePreconditionFailed: func(*store.Error) *apiError { return errPreconditionFailed },
+	store.CodeIdempotencyInUse:   func(*store.Error) *apiError { return errIdempotencyKeyInUse },
+	store.CodeIdempotencyReused:  func(*store.Error) *apiError { return errIdempotencyKeyReused },
 	store.CodeInvalid: func(e *store.Error) *apiError {
 		if e.Field == "" {
 			return nil // a value the spec let through but the store could not encode: a bug of ours

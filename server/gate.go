@@ -32,7 +32,7 @@ func principalFrom(ctx context.Context) store.Principal {
 // find the operation in the spec (404/405), authenticate (401), take the
 // rate limits (429), check the key's scope (403), check the media type (415)
 // and size (413) of the body, then validate the request against the spec
-// (400).
+// (400), and last run the request under its Idempotency-Key, if any.
 func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
@@ -67,6 +67,11 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 		if err := s.checkBody(c.Response(), req, route.Operation, limit); err != nil {
 			return err
 		}
+		if idempotentOps[operationID] {
+			if err := checkIdempotencyKey(req); err != nil {
+				return err
+			}
+		}
 		input := &openapi3filter.RequestValidationInput{
 			Request: req, PathParams: pathParams, Route: route,
 			Options: s.validation,
@@ -80,7 +85,7 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 		if err := checkParams(req, route.Operation, pathParams); err != nil {
 			return err
 		}
-		return next(c)
+		return s.idempotent(c, next, principal, operationID)
 	}
 }
 

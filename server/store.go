@@ -19,6 +19,12 @@ type Store interface {
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error
 
+	// ClaimIdempotencyKey, CompleteIdempotencyKey and ReleaseIdempotencyKey
+	// keep the answers of requests made with an Idempotency-Key.
+	ClaimIdempotencyKey(ctx context.Context, r store.IdempotencyRequest) (store.IdempotencyClaim, error)
+	CompleteIdempotencyKey(ctx context.Context, accountID, key, token string, a store.IdempotentAnswer) error
+	ReleaseIdempotencyKey(ctx context.Context, accountID, key, token string) error
+
 	CreateAgent(ctx context.Context, a store.Agent, quota int) (store.Agent, error)
 	GetAgent(ctx context.Context, accountID, id string) (store.Agent, error)
 	ListAgents(ctx context.Context, accountID string, q store.ListQuery) ([]store.Agent, int64, error)

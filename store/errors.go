@@ -42,12 +42,19 @@ const (
 	// CodePreconditionFailed: the resource's version is not the one the
 	// caller named (If-Match): it changed since the caller read it.
 	CodePreconditionFailed Code = "precondition_failed"
+	// CodeIdempotencyInUse: a request with the same Idempotency-Key is
+	// still running.
+	CodeIdempotencyInUse Code = "idempotency_in_use"
+	// CodeIdempotencyReused: the Idempotency-Key was first used for
+	// another request.
+	CodeIdempotencyReused Code = "idempotency_reused"
 )
 
 // Codes lists every Code, so a caller's mapping can be checked to cover
 // them all.
 var Codes = []Code{CodeNotFound, CodeConflict, CodeDeleteProtected, CodeUnauthorized, CodeInvalid,
-	CodeQuotaExceeded, CodeSecretUnreadable, CodeLeaseLost, CodeBotInUse, CodeDisabled, CodePreconditionFailed}
+	CodeQuotaExceeded, CodeSecretUnreadable, CodeLeaseLost, CodeBotInUse, CodeDisabled, CodePreconditionFailed,
+	CodeIdempotencyInUse, CodeIdempotencyReused}
 
 // Error is the one error type of the store.
 type Error struct {

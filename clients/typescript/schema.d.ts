@@ -938,7 +938,7 @@ export interface components {
             details?: components["schemas"]["ErrorDetails"];
         };
         /** @enum {string} */
-        ErrorCode: "INVALID_REQUEST" | "INVALID_MESSAGE" | "UNAUTHORIZED" | "INSUFFICIENT_PERMISSIONS" | "DELETE_PROTECTED" | "INSUFFICIENT_QUOTA" | "AGENT_NOT_FOUND" | "CONVERSATION_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "MEMORY_NOT_FOUND" | "KNOWLEDGE_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "MODEL_ERROR" | "AGENT_UNAVAILABLE" | "WEBHOOK_DISABLED" | "PRECONDITION_FAILED";
+        ErrorCode: "INVALID_REQUEST" | "INVALID_MESSAGE" | "UNAUTHORIZED" | "INSUFFICIENT_PERMISSIONS" | "DELETE_PROTECTED" | "INSUFFICIENT_QUOTA" | "AGENT_NOT_FOUND" | "CONVERSATION_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "MEMORY_NOT_FOUND" | "KNOWLEDGE_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "MODEL_ERROR" | "AGENT_UNAVAILABLE" | "WEBHOOK_DISABLED" | "PRECONDITION_FAILED" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED";
         /** @description Depends on the code; the members used are listed here. */
         ErrorDetails: {
             /** @description Dotted path of the bad field (INVALID_REQUEST and INVALID_MESSAGE). */
@@ -2590,6 +2590,54 @@ export interface components {
         OpenAIErrorCode: "invalid_request" | "invalid_api_key" | "insufficient_permissions" | "model_not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "rate_limit_exceeded" | "internal_error" | "model_error" | "agent_unavailable";
     };
     responses: {
+        /** @description IDEMPOTENCY_KEY_IN_USE, a request with the same `Idempotency-Key` is still running; retry after it ends to get its answer. */
+        IdempotencyKeyInUse: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "IDEMPOTENCY_KEY_IN_USE",
+                 *         "message": "A request with this Idempotency-Key is still running."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description IDEMPOTENCY_KEY_REUSED, the `Idempotency-Key` was used in the last 24 hours for another request (another body or path). */
+        IdempotencyKeyReused: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "IDEMPOTENCY_KEY_REUSED",
+                 *         "message": "This Idempotency-Key was used for another request."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
         /** @description INVALID_REQUEST, with `details = { field, reason }` naming the dotted path of the bad field (or the parameter, such as an over-long `agentId`). */
         BadRequest: {
             headers: {
@@ -3278,6 +3326,17 @@ export interface components {
     };
     parameters: {
         /**
+         * @description Makes the request safe to retry: a repeat with the same key and the
+         *     same body within 24 hours, from the same account, answers the first
+         *     answer again (status and body) without doing the work twice. The same
+         *     key with another body is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while
+         *     the first still runs is 409 `IDEMPOTENCY_KEY_IN_USE`. A request that
+         *     failed keeps nothing, so its retry runs afresh. 1 to 255 printable
+         *     ASCII characters; another account's same key is its own. Streamed
+         *     replies (`"stream": true`) are not replayed: the key is ignored.
+         */
+        IdempotencyKey: string;
+        /**
          * @description Apply the change only if the resource's ETag is this one (or `*`):
          *     otherwise nothing changes and the answer is 412
          *     `PRECONDITION_FAILED`. The check and the change are one transaction.
@@ -3431,7 +3490,19 @@ export interface operations {
     createAgent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry: a repeat with the same key and the
+                 *     same body within 24 hours, from the same account, answers the first
+                 *     answer again (status and body) without doing the work twice. The same
+                 *     key with another body is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while
+                 *     the first still runs is 409 `IDEMPOTENCY_KEY_IN_USE`. A request that
+                 *     failed keeps nothing, so its retry runs afresh. 1 to 255 printable
+                 *     ASCII characters; another account's same key is its own. Streamed
+                 *     replies (`"stream": true`) are not replayed: the key is ignored.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3534,8 +3605,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -3782,7 +3855,19 @@ export interface operations {
     sendMessage: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry: a repeat with the same key and the
+                 *     same body within 24 hours, from the same account, answers the first
+                 *     answer again (status and body) without doing the work twice. The same
+                 *     key with another body is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while
+                 *     the first still runs is 409 `IDEMPOTENCY_KEY_IN_USE`. A request that
+                 *     failed keeps nothing, so its retry runs afresh. 1 to 255 printable
+                 *     ASCII characters; another account's same key is its own. Streamed
+                 *     replies (`"stream": true`) are not replayed: the key is ignored.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The agent's identifier, `agent_<id>`.
@@ -3818,8 +3903,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["ModelError"];
@@ -4471,7 +4558,19 @@ export interface operations {
     createMemory: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry: a repeat with the same key and the
+                 *     same body within 24 hours, from the same account, answers the first
+                 *     answer again (status and body) without doing the work twice. The same
+                 *     key with another body is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while
+                 *     the first still runs is 409 `IDEMPOTENCY_KEY_IN_USE`. A request that
+                 *     failed keeps nothing, so its retry runs afresh. 1 to 255 printable
+                 *     ASCII characters; another account's same key is its own. Streamed
+                 *     replies (`"stream": true`) are not replayed: the key is ignored.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The agent's identifier, `agent_<id>`.
@@ -4525,8 +4624,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["MemoryNotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -4693,7 +4794,19 @@ export interface operations {
     createKnowledge: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry: a repeat with the same key and the
+                 *     same body within 24 hours, from the same account, answers the first
+                 *     answer again (status and body) without doing the work twice. The same
+                 *     key with another body is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while
+                 *     the first still runs is 409 `IDEMPOTENCY_KEY_IN_USE`. A request that
+                 *     failed keeps nothing, so its retry runs afresh. 1 to 255 printable
+                 *     ASCII characters; another account's same key is its own. Streamed
+                 *     replies (`"stream": true`) are not replayed: the key is ignored.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The agent's identifier, `agent_<id>`.
@@ -4746,8 +4859,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["KnowledgeNotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -5129,7 +5244,19 @@ export interface operations {
     createWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry: a repeat with the same key and the
+                 *     same body within 24 hours, from the same account, answers the first
+                 *     answer again (status and body) without doing the work twice. The same
+                 *     key with another body is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while
+                 *     the first still runs is 409 `IDEMPOTENCY_KEY_IN_USE`. A request that
+                 *     failed keeps nothing, so its retry runs afresh. 1 to 255 printable
+                 *     ASCII characters; another account's same key is its own. Streamed
+                 *     replies (`"stream": true`) are not replayed: the key is ignored.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5184,8 +5311,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };

@@ -1,0 +1,164 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+
+	"github.com/agentd/agentd/store"
+	"github.com/labstack/echo/v4"
+)
+
+// idempotencyHeader makes a POST safe to retry (decisions.md, "Safe
+// retries and portability").
+const idempotencyHeader = "Idempotency-Key"
+
+// idempotentOps are the operations that take an Idempotency-Key: the
+// POSTs that create something or send a message.
+var idempotentOps = map[string]bool{
+	"createAgent": true, "sendMessage": true, "createMemory": true, "createKnowledge": true, "createWebhook": true,
+}
+
+// replayedHeaders are the headers of an answer stored with it and sent
+// again on a replay; the rate-limit headers are the replay's own.
+var replayedHeaders = []string{echo.HeaderContentType, echo.HeaderLocation, "ETag"}
+
+// validIdempotencyKey reports whether k is 1 to 255 printable ASCII
+// characters.
+func validIdempotencyKey(k string) bool {
+	if len(k) == 0 || len(k) > 255 {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		if k[i] < 0x20 || k[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// checkIdempotencyKey refuses a malformed Idempotency-Key (empty, too
+// long, not printable ASCII, or given twice) naming the header.
+func checkIdempotencyKey(req *http.Request) error {
+	values, ok := req.Header[http.CanonicalHeaderKey(idempotencyHeader)]
+	if ok && (len(values) != 1 || !validIdempotencyKey(values[0])) {
+		return invalidRequest(idempotencyHeader, "must be given once, as 1 to 255 printable ASCII characters")
+	}
+	return nil
+}
+
+// idempotent runs next under the request's Idempotency-Key, when it has
+// one: the first request claims the key in the store and its answer (a
+// success) is stored; a repeat with the same fingerprint gets that answer
+// again without running next. The gate calls it after authentication and
+// the rate limits, so a replay counts like any request. A failed request
+// releases its key, so a retry runs afresh. Streamed replies are not
+// stored: a stream request runs as if it had no key.
+func (s *Server) idempotent(c echo.Context, next echo.HandlerFunc, principal store.Principal, operationID string) error {
+	req := c.Request()
+	key := req.Header.Get(idempotencyHeader)
+	if key == "" || !idempotentOps[operationID] {
+		return next(c)
+	}
+	body, err := io.ReadAll(req.Body)
+	if err != nil {
+		return err
+	}
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	if operationID == "sendMessage" && streamed(body) {
+		return next(c)
+	}
+	ctx := req.Context()
+	accountID := principal.Account.ID
+	claim, err := s.cfg.Store.ClaimIdempotencyKey(ctx, store.IdempotencyRequest{
+		AccountID: accountID, Key: key, Fingerprint: fingerprint(req.Method, req.URL.EscapedPath(), body),
+		Lease: s.cfg.IdempotencyLease,
+	})
+	if err != nil {
+		return err
+	}
+	if a := claim.Replay; a != nil {
+		for _, name := range replayedHeaders {
+			if v, ok := a.Header[name]; ok {
+				c.Response().Header().Set(name, v)
+			}
+		}
+		c.Response().WriteHeader(a.Status)
+		_, err := c.Response().Write(a.Body)
+		return err
+	}
+	// The claim is given up or completed whatever happens, the client
+	// going away included.
+	bg := context.WithoutCancel(ctx)
+	settled := false
+	defer func() {
+		if !settled {
+			if err := s.cfg.Store.ReleaseIdempotencyKey(bg, accountID, key, claim.Token); err != nil {
+				s.cfg.Logger.Warn("release idempotency key", "request_id", requestIDOf(c), "error", err)
+			}
+		}
+	}()
+	rec := &answerRecorder{ResponseWriter: c.Response().Writer}
+	c.Response().Writer = rec
+	err = next(c)
+	c.Response().Writer = rec.ResponseWriter
+	res := c.Response()
+	if err != nil || !res.Committed || res.Status >= http.StatusBadRequest {
+		return err
+	}
+	answer := store.IdempotentAnswer{Status: res.Status, Header: map[string]string{}, Body: rec.body.Bytes()}
+	for _, name := range replayedHeaders {
+		if v := res.Header().Get(name); v != "" {
+			answer.Header[name] = v
+		}
+	}
+	settled = true
+	if err := s.cfg.Store.CompleteIdempotencyKey(bg, accountID, key, claim.Token, answer); err != nil {
+		// The answer was sent; only a later replay misses it.
+		s.cfg.Logger.Warn("store idempotent answer", "request_id", requestIDOf(c), "error", err)
+	}
+	return nil
+}
+
+// streamed reports whether a Send Message body asks for a stream.
+func streamed(body []byte) bool {
+	var b struct {
+		Stream bool `json:"stream"`
+	}
+	return json.Unmarshal(body, &b) == nil && b.Stream
+}
+
+// fingerprint identifies a request: its method, path and a hash of its
+// body in canonical form (objects' members sorted, no insignificant
+// space), so a retry that encodes the same body differently is the same.
+func fingerprint(method, path string, body []byte) string {
+	canonical := body
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) == nil {
+		if b, err := json.Marshal(v); err == nil {
+			canonical = b
+		}
+	}
+	sum := sha256.Sum256(canonical)
+	return method + " " + path + " " + hex.EncodeToString(sum[:])
+}
+
+// answerRecorder keeps a copy of the body written through it.
+type answerRecorder struct {
+	http.ResponseWriter
+	body bytes.Buffer
+}
+
+func (r *answerRecorder) Write(p []byte) (int, error) {
+	r.body.Write(p)
+	return r.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (r *answerRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }

@@ -1,0 +1,178 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentd/agentd/llm/llmtest"
+	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/store/storetest"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// keyed is req with the Idempotency-Key key.
+func keyed(req request, key string) request { return withHeader(req, idempotencyHeader, key) }
+
+func TestIdempotentCreateAgent(t *testing.T) {
+	h := newHarness(t)
+	create := request{method: "POST", path: "/v1/agents", key: h.writeKey, body: map[string]any{"name": "once", "bio": "b"}}
+	first := h.do(keyed(create, "create-1"))
+	if first.Code != http.StatusCreated {
+		t.Fatalf("first: %d %s", first.Code, first.Body)
+	}
+	// The same body in another encoding is the same request.
+	again := keyed(create, "create-1")
+	again.body = `{ "bio": "b",  "name": "once" }`
+	second := h.do(again)
+	if second.Code != http.StatusCreated || !bytes.Equal(second.Body, first.Body) ||
+		second.Header.Get("Location") != first.Header.Get("Location") {
+		t.Fatalf("replay: %d %s (Location %q); want the first answer %s (Location %q)",
+			second.Code, second.Body, second.Header.Get("Location"), first.Body, first.Header.Get("Location"))
+	}
+	if second.Header.Get("X-RateLimit-Remaining") == "" {
+		t.Error("a replay lacks the rate-limit headers")
+	}
+	if _, n, err := h.store.ListAgents(context.Background(), h.account.ID, store.ListQuery{Page: 1, Limit: 100}); err != nil || n != 1 {
+		t.Fatalf("%d agents (%v); want one", n, err)
+	}
+	// Another body under the same key.
+	other := keyed(create, "create-1")
+	other.body = map[string]any{"name": "twice"}
+	if res := h.do(other); res.Code != http.StatusUnprocessableEntity || res.ErrorCode(t) != "IDEMPOTENCY_KEY_REUSED" {
+		t.Fatalf("another body: %d %s", res.Code, res.Body)
+	}
+	// Another account's same key is its own.
+	h.newAccount("elsewhere", store.TierPro)
+	key := h.newKey("elsewhere", store.ScopeWrite)
+	theirs := keyed(create, "create-1")
+	theirs.key = key
+	if res := h.do(theirs); res.Code != http.StatusCreated || res.Data(t)["id"] == first.Data(t)["id"] {
+		t.Fatalf("another account: %d %s", res.Code, res.Body)
+	}
+	// A refused request keeps nothing: its retry runs afresh.
+	bad := keyed(request{method: "POST", path: "/v1/agents/agent_missing/memories", key: h.writeKey,
+		body: map[string]any{"text": "x"}}, "missing-1")
+	for range 2 {
+		if res := h.do(bad); res.Code != http.StatusNotFound {
+			t.Fatalf("missing agent: %d %s", res.Code, res.Body)
+		}
+	}
+}
+
+func TestIdempotencyKeyMalformed(t *testing.T) {
+	h := newHarness(t)
+	for name, key := range map[string]string{"empty": "", "long": strings.Repeat("k", 256), "unicode": "clé", "control": "a\tb"} {
+		t.Run(name, func(t *testing.T) {
+			res := h.with(t).do(keyed(request{method: "POST", path: "/v1/agents", key: h.writeKey, body: map[string]any{"name": "x"}}, key))
+			if res.Code != http.StatusBadRequest || res.ErrorCode(t) != "INVALID_REQUEST" || res.Details(t)["field"] != idempotencyHeader {
+				t.Fatalf("%d %s; want 400 naming %s", res.Code, res.Body, idempotencyHeader)
+			}
+		})
+	}
+	if res := h.do(keyed(request{method: "POST", path: "/v1/agents", key: h.writeKey, body: map[string]any{"name": "x"}},
+		strings.Repeat("k", 255))); res.Code != http.StatusCreated {
+		t.Fatalf("a 255-character key: %d %s", res.Code, res.Body)
+	}
+}
+
+func TestIdempotentSendMessage(t *testing.T) {
+	h := newHarness(t)
+	id := h.createAgent(map[string]any{"name": "talker"})
+	send := keyed(request{method: "POST", path: "/v1/agents/" + id + "/messages", key: h.writeKey,
+		body: map[string]any{"text": "hello", "userId": "u1"}}, "msg-1")
+	before := h.openai.Count()
+	first := h.do(send)
+	second := h.do(send)
+	if first.Code != http.StatusOK || second.Code != http.StatusOK || !bytes.Equal(first.Body, second.Body) {
+		t.Fatalf("first %d %s, second %d %s; want one answer twice", first.Code, first.Body, second.Code, second.Body)
+	}
+	if n := h.openai.Count() - before; n != 1 {
+		t.Fatalf("%d provider calls; want 1", n)
+	}
+	// The same key on another agent is another request.
+	other := h.createAgent(map[string]any{"name": "other"})
+	moved := send
+	moved.path = "/v1/agents/" + other + "/messages"
+	if res := h.do(moved); res.Code != http.StatusUnprocessableEntity {
+		t.Fatalf("another path: %d %s", res.Code, res.Body)
+	}
+}
+
+func TestIdempotentConcurrentRequest(t *testing.T) {
+	h := newHarness(t)
+	id := h.createAgent(map[string]any{"name": "slow"})
+	h.openai.Respond(llmtest.Reply{Text: "late", Delay: 500 * time.Millisecond})
+	send := keyed(request{method: "POST", path: "/v1/agents/" + id + "/messages", key: h.writeKey,
+		body: map[string]any{"text": "hello"}}, "busy-1")
+	var wg sync.WaitGroup
+	var first response
+	wg.Go(func() { first = h.do(send) })
+	// Wait until the first holds the key.
+	deadline := time.Now().Add(5 * time.Second)
+	for h.openai.Count() == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if res := h.do(send); res.Code != http.StatusConflict || res.ErrorCode(t) != "IDEMPOTENCY_KEY_IN_USE" {
+		t.Fatalf("concurrent: %d %s", res.Code, res.Body)
+	}
+	wg.Wait()
+	if first.Code != http.StatusOK {
+		t.Fatalf("first: %d %s", first.Code, first.Body)
+	}
+	if res := h.do(send); res.Code != http.StatusOK || !bytes.Equal(res.Body, first.Body) {
+		t.Fatalf("after: %d %s", res.Code, res.Body)
+	}
+}
+
+func TestIdempotentCreateWebhook(t *testing.T) {
+	h := newHarness(t)
+	create := keyed(request{method: "POST", path: "/v1/webhooks", key: h.writeKey,
+		body: map[string]any{"url": "https://hooks.example.com/a", "events": []string{"message.completed"}}}, "hook-1")
+	first, second := h.do(create), h.do(create)
+	if first.Code != http.StatusCreated || second.Code != http.StatusCreated || !bytes.Equal(first.Body, second.Body) {
+		t.Fatalf("first %d %s, second %d %s", first.Code, first.Body, second.Code, second.Body)
+	}
+	if _, n, err := h.store.ListWebhooks(context.Background(), h.account.ID, 1, 100); err != nil || n != 1 {
+		t.Fatalf("%d webhooks (%v); want one", n, err)
+	}
+}
+
+// TestIdempotencyAcrossReplicas runs two servers on one PostgreSQL
+// database: a key claimed on one is in use, then replayed, on the other.
+func TestIdempotencyAcrossReplicas(t *testing.T) {
+	dsn := storetest.PostgresDSN(t)
+	a := newHarnessAt(t, dsn, nil, nil)
+	cfg := a.cfg.Config
+	cfg.Store, cfg.Registry = storetest.Open(t, dsn), prometheus.NewRegistry()
+	b := a.with(t)
+	var err error
+	if b.srv, err = New(cfg); err != nil {
+		t.Fatal(err)
+	}
+	id := a.createAgent(map[string]any{"name": "replicated"})
+	a.openai.Respond(llmtest.Reply{Text: "once", Delay: 500 * time.Millisecond})
+	send := keyed(request{method: "POST", path: "/v1/agents/" + id + "/messages", key: a.writeKey,
+		body: map[string]any{"text": "hello"}}, "replicas-1")
+	var wg sync.WaitGroup
+	var first response
+	wg.Go(func() { first = a.do(send) })
+	deadline := time.Now().Add(5 * time.Second)
+	for a.openai.Count() == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if res := b.do(send); res.Code != http.StatusConflict {
+		t.Fatalf("on the other replica while running: %d %s", res.Code, res.Body)
+	}
+	wg.Wait()
+	if res := b.do(send); first.Code != http.StatusOK || res.Code != http.StatusOK || !bytes.Equal(res.Body, first.Body) {
+		t.Fatalf("first %d %s, replayed on the other replica %d %s", first.Code, first.Body, res.Code, res.Body)
+	}
+	if n := a.openai.Count(); n != 1 {
+		t.Fatalf("%d provider calls; want 1", n)
+	}
+}

@@ -1,0 +1,203 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/agentd/agentd/secretbox"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// IdempotencyRetention is how long a finished keyed request is answered
+// again from what it stored.
+const IdempotencyRetention = 24 * time.Hour
+
+// idempotencyPruneBatch bounds the expired keys one claim deletes.
+const idempotencyPruneBatch = 100
+
+// The states of an idempotency key.
+const (
+	idempotencyInFlight = "in_flight"
+	idempotencyDone     = "done"
+)
+
+// ErrIdempotencyKeyInUse is returned for a key whose first request is
+// still running (its lease has not run out).
+var ErrIdempotencyKeyInUse = &Error{Code: CodeIdempotencyInUse, Resource: "idempotency_key"}
+
+// ErrIdempotencyKeyReused is returned for a key first used for another
+// request (another method, path or body).
+var ErrIdempotencyKeyReused = &Error{Code: CodeIdempotencyReused, Resource: "idempotency_key"}
+
+// IdempotencyRequest is a keyed request about to run.
+type IdempotencyRequest struct {
+	AccountID, Key string
+	// Fingerprint identifies the request: method, path and a hash of the
+	// canonical body.
+	Fingerprint string
+	// Lease is how long the claim holds while the request runs; after it
+	// another request may take the key over (its owner is taken for dead).
+	Lease time.Duration
+}
+
+// IdempotentAnswer is the stored answer of a finished keyed request.
+type IdempotentAnswer struct {
+	Status int
+	Header map[string]string
+	Body   []byte
+}
+
+// IdempotencyClaim is the result of ClaimIdempotencyKey: either the key is
+// the caller's to run the request under (Token, for Complete or Release),
+// or the request already ran and Replay is its answer.
+type IdempotencyClaim struct {
+	Token  string
+	Replay *IdempotentAnswer
+}
+
+// idempotencyKeyRow is a row of idempotency_keys.
+type idempotencyKeyRow struct {
+	AccountID   ctext     `gorm:"primaryKey"`
+	IdemKey     ctext     `gorm:"primaryKey"`
+	Fingerprint string    `gorm:"not null"`
+	State       string    `gorm:"not null"`
+	Owner       string    `gorm:"not null"`
+	Status      int       `gorm:"not null"`
+	Header      []byte    `gorm:"not null"`
+	Body        []byte    `gorm:"not null"`
+	LeaseUntil  time.Time `gorm:"not null"`
+	CreatedAt   time.Time `gorm:"not null;autoCreateTime:false"`
+	ExpiresAt   time.Time `gorm:"not null;index:idx_idempotency_keys_expires"`
+}
+
+// TableName names the table.
+func (idempotencyKeyRow) TableName() string { return "idempotency_keys" }
+
+// ClaimIdempotencyKey claims r.Key of account r.AccountID for the request
+// r.Fingerprint. The claim is one INSERT ... ON CONFLICT, so two replicas
+// racing for a key get one winner. A key already claimed answers
+// ErrIdempotencyKeyInUse while its request runs, then the stored answer
+// (Replay) for the same fingerprint and ErrIdempotencyKeyReused for
+// another. A key past IdempotencyRetention, or in flight past its
+// lease, is taken over. Each claim also deletes a bounded batch of expired
+// keys.
+func (s *Store) ClaimIdempotencyKey(ctx context.Context, r IdempotencyRequest) (IdempotencyClaim, error) {
+	at := s.now()
+	fresh := idempotencyKeyRow{
+		AccountID: ctext(r.AccountID), IdemKey: ctext(r.Key), Fingerprint: r.Fingerprint,
+		State: idempotencyInFlight, Owner: newID("idem_", at), Header: []byte("{}"), Body: []byte{},
+		LeaseUntil: at.Add(r.Lease), CreatedAt: at, ExpiresAt: at.Add(IdempotencyRetention),
+	}
+	var claim IdempotencyClaim
+	err := s.write(ctx, "claim idempotency key", func(tx *gorm.DB) error {
+		expired := tx.Model(&idempotencyKeyRow{}).Select("account_id, idem_key").
+			Where("expires_at <= ?", at).Limit(idempotencyPruneBatch)
+		if err := tx.Where("(account_id, idem_key) IN (?)", expired).Delete(&idempotencyKeyRow{}).Error; err != nil {
+			return err
+		}
+		res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&fresh)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 1 {
+			claim.Token = fresh.Owner
+			return nil
+		}
+		var row idempotencyKeyRow
+		if err := tx.Where("account_id = ? AND idem_key = ?", r.AccountID, r.Key).Take(&row).Error; err != nil {
+			return err
+		}
+		if !row.ExpiresAt.After(at) || (row.State == idempotencyInFlight && !row.LeaseUntil.After(at)) {
+			// Its owner died, or it is past its retention: take it over,
+			// unless another request did first.
+			res := tx.Model(&idempotencyKeyRow{}).
+				Where("account_id = ? AND idem_key = ? AND owner = ?", r.AccountID, r.Key, row.Owner).
+				Updates(map[string]any{
+					"fingerprint": fresh.Fingerprint, "state": fresh.State, "owner": fresh.Owner,
+					"status": 0, "header": fresh.Header, "body": fresh.Body, "lease_until": fresh.LeaseUntil,
+					"created_at": fresh.CreatedAt, "expires_at": fresh.ExpiresAt,
+				})
+			if res.Error != nil {
+				return res.Error
+			}
+			if res.RowsAffected != 1 {
+				return ErrIdempotencyKeyInUse
+			}
+			claim.Token = fresh.Owner
+			return nil
+		}
+		switch {
+		case row.State == idempotencyInFlight:
+			return ErrIdempotencyKeyInUse
+		case row.Fingerprint != r.Fingerprint:
+			return ErrIdempotencyKeyReused
+		}
+		answer := &IdempotentAnswer{Status: row.Status, Body: row.Body}
+		if err := json.Unmarshal(row.Header, &answer.Header); err != nil {
+			return err
+		}
+		if secretbox.Sealed(string(row.Body)) {
+			plain, err := s.box.Open(string(row.Body), r.AccountID, idempotencySecretName(r.Key))
+			if err != nil {
+				return fmt.Errorf("%w: %v", ErrSecretUnreadable, err)
+			}
+			answer.Body = plain
+		}
+		claim.Replay = answer
+		return nil
+	})
+	return claim, err
+}
+
+// CompleteIdempotencyKey stores a, the answer of the request that holds the
+// claim token on key of account accountID, for IdempotencyRetention from
+// now. CodeLeaseLost when the claim was taken over meanwhile.
+func (s *Store) CompleteIdempotencyKey(ctx context.Context, accountID, key, token string, a IdempotentAnswer) error {
+	header, err := json.Marshal(a.Header)
+	if err != nil {
+		return wrap("complete idempotency key", err)
+	}
+	if a.Body == nil {
+		a.Body = []byte{}
+	}
+	// An answer may hold a secret shown once (a webhook's): it is sealed
+	// like every secret at rest.
+	if s.box != nil {
+		sealed, err := s.box.Seal(a.Body, accountID, idempotencySecretName(key))
+		if err != nil {
+			return wrap("complete idempotency key", err)
+		}
+		a.Body = []byte(sealed)
+	}
+	at := s.now()
+	return s.write(ctx, "complete idempotency key", func(tx *gorm.DB) error {
+		res := tx.Model(&idempotencyKeyRow{}).
+			Where("account_id = ? AND idem_key = ? AND owner = ? AND state = ?", accountID, key, token, idempotencyInFlight).
+			Updates(map[string]any{"state": idempotencyDone, "status": a.Status, "header": header, "body": a.Body,
+				"expires_at": at.Add(IdempotencyRetention)})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected != 1 {
+			return &Error{Code: CodeLeaseLost, Resource: "idempotency_key"}
+		}
+		return nil
+	})
+}
+
+// idempotencySecretName binds a sealed answer to its key.
+func idempotencySecretName(key string) string { return "idempotency-key:" + key }
+
+// ReleaseIdempotencyKey gives up the claim token on key of account
+// accountID (its request failed and changed nothing), so that a retry runs
+// the request afresh. Nothing happens when the claim was taken over.
+func (s *Store) ReleaseIdempotencyKey(ctx context.Context, accountID, key, token string) error {
+	return s.write(ctx, "release idempotency key", func(tx *gorm.DB) error {
+		return tx.Where("account_id = ? AND idem_key = ? AND owner = ? AND state = ?", accountID, key, token, idempotencyInFlight).
+			Delete(&idempotencyKeyRow{}).Error
+	})
+}

@@ -1,0 +1,117 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+)
+
+func TestIdempotencyKeys(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+		s.now = func() time.Time { return at }
+		req := IdempotencyRequest{AccountID: "acct_a", Key: "k1", Fingerprint: "POST /v1/agents abc", Lease: 2 * time.Minute}
+
+		first, err := s.ClaimIdempotencyKey(ctx, req)
+		mustOK(t, err)
+		if first.Token == "" || first.Replay != nil {
+			t.Fatalf("first claim = %+v; want a token", first)
+		}
+		// While it runs, whatever the body: in use.
+		_, err = s.ClaimIdempotencyKey(ctx, req)
+		wantErr(t, err, ErrIdempotencyKeyInUse)
+		other := req
+		other.Fingerprint = "POST /v1/agents def"
+		_, err = s.ClaimIdempotencyKey(ctx, other)
+		wantErr(t, err, ErrIdempotencyKeyInUse)
+		// Another account's same key is its own.
+		elsewhere := req
+		elsewhere.AccountID = "acct_b"
+		claimed, err := s.ClaimIdempotencyKey(ctx, elsewhere)
+		mustOK(t, err)
+		if claimed.Token == "" {
+			t.Fatal("another account's key was not claimed")
+		}
+
+		answer := IdempotentAnswer{Status: 201, Header: map[string]string{"Location": "/v1/agents/x"}, Body: []byte(`{"success":true}`)}
+		mustOK(t, s.CompleteIdempotencyKey(ctx, req.AccountID, req.Key, first.Token, answer))
+		replay, err := s.ClaimIdempotencyKey(ctx, req)
+		mustOK(t, err)
+		if replay.Replay == nil || replay.Replay.Status != 201 || string(replay.Replay.Body) != `{"success":true}` ||
+			replay.Replay.Header["Location"] != "/v1/agents/x" {
+			t.Fatalf("replay = %+v; want the stored answer", replay.Replay)
+		}
+		_, err = s.ClaimIdempotencyKey(ctx, other)
+		wantErr(t, err, ErrIdempotencyKeyReused)
+
+		// Past the retention the key is free again (and pruned).
+		at = at.Add(IdempotencyRetention + time.Second)
+		again, err := s.ClaimIdempotencyKey(ctx, other)
+		mustOK(t, err)
+		if again.Token == "" || again.Replay != nil {
+			t.Fatalf("claim after retention = %+v; want a token", again)
+		}
+	})
+}
+
+func TestIdempotencyKeyTakeover(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+		s.now = func() time.Time { return at }
+		req := IdempotencyRequest{AccountID: "acct_a", Key: "k1", Fingerprint: "f", Lease: 2 * time.Minute}
+		dead, err := s.ClaimIdempotencyKey(ctx, req)
+		mustOK(t, err)
+		at = at.Add(time.Minute)
+		_, err = s.ClaimIdempotencyKey(ctx, req)
+		wantErr(t, err, ErrIdempotencyKeyInUse)
+
+		// The owner died: past its lease another request takes the key.
+		at = at.Add(2 * time.Minute)
+		live, err := s.ClaimIdempotencyKey(ctx, req)
+		mustOK(t, err)
+		if live.Token == "" || live.Token == dead.Token {
+			t.Fatalf("takeover = %+v; want a new token", live)
+		}
+		// The dead owner can neither complete nor release it any more.
+		if err := s.CompleteIdempotencyKey(ctx, req.AccountID, req.Key, dead.Token, IdempotentAnswer{Status: 200}); err == nil {
+			t.Error("the dead owner completed a key taken over")
+		}
+		mustOK(t, s.ReleaseIdempotencyKey(ctx, req.AccountID, req.Key, dead.Token))
+		_, err = s.ClaimIdempotencyKey(ctx, req)
+		wantErr(t, err, ErrIdempotencyKeyInUse)
+
+		// A released key runs afresh.
+		mustOK(t, s.ReleaseIdempotencyKey(ctx, req.AccountID, req.Key, live.Token))
+		fresh, err := s.ClaimIdempotencyKey(ctx, req)
+		mustOK(t, err)
+		if fresh.Token == "" {
+			t.Fatal("a released key was not claimed again")
+		}
+	})
+}
+
+// TestIdempotentAnswerSealed: a stored answer may hold a secret shown once
+// (a webhook's), so with a secret key it is sealed at rest.
+func TestIdempotentAnswerSealed(t *testing.T) {
+	s := newSQLite(t)
+	s.box = newBox(t)
+	ctx := context.Background()
+	req := IdempotencyRequest{AccountID: "acct_a", Key: "hook", Fingerprint: "f", Lease: time.Minute}
+	c, err := s.ClaimIdempotencyKey(ctx, req)
+	mustOK(t, err)
+	body := `{"data":{"secret":"whsec_abc"}}`
+	mustOK(t, s.CompleteIdempotencyKey(ctx, req.AccountID, req.Key, c.Token, IdempotentAnswer{Status: 201, Body: []byte(body)}))
+	var raw []byte
+	mustOK(t, s.w.Raw("SELECT body FROM idempotency_keys").Row().Scan(&raw))
+	if bytes.Contains(raw, []byte("whsec_")) {
+		t.Fatalf("the stored answer holds the secret in clear: %s", raw)
+	}
+	replay, err := s.ClaimIdempotencyKey(ctx, req)
+	mustOK(t, err)
+	if replay.Replay == nil || string(replay.Replay.Body) != body {
+		t.Fatalf("replay = %+v; want %s", replay.Replay, body)
+	}
+}
