@@ -13,8 +13,13 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// idempotencyHeader makes a POST safe to retry (decisions.md, "Safe
-// retries and portability").
+// idempotencyHeader makes a POST safe to retry: a repeat with the same key
+// and body within 24 hours, from the same account, answers the first answer
+// again without doing the work twice; the same key with another body is 422
+// IDEMPOTENCY_KEY_REUSED, a repeat while the first runs 409
+// IDEMPOTENCY_KEY_IN_USE, and a key that is empty, longer than 255 or not
+// printable ASCII is 400 naming the header. A replay counts against the rate
+// limits like any request.
 const idempotencyHeader = "Idempotency-Key"
 
 // idempotentOps are the operations that take an Idempotency-Key: the

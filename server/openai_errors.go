@@ -17,8 +17,9 @@ type openAIKind struct {
 	Code gen.OpenAIErrorCode
 }
 
-// openAIKinds are OpenAI's type and code for each status the API answers
-// (decisions.md, Round 3 rulings); any other status is a server_error.
+// openAIKinds are OpenAI's type and code for each status the API answers,
+// the pairs OpenAI's own API uses for them (the statuses stay the rest of
+// the API's); any other status is a server_error.
 var openAIKinds = map[int]openAIKind{
 	http.StatusBadRequest:            {gen.InvalidRequestError, gen.OpenAIErrorCodeInvalidRequest},
 	http.StatusUnauthorized:          {gen.AuthenticationError, gen.OpenAIErrorCodeInvalidApiKey},
