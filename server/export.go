@@ -1,10 +1,8 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 
 	"github.com/agentd/agentd/gen"
 	"github.com/agentd/agentd/store"
@@ -37,31 +35,9 @@ func (s *Server) ExportAgent(ctx context.Context, req gen.ExportAgentRequestObje
 // the MCP servers' headers are absent rather than masked, so the file can
 // be shared and imported elsewhere without carrying a secret or a mask.
 func (s *Server) characterFile(a store.Agent) (json.RawMessage, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	member := func(name string, value []byte) {
-		if b.Len() > 1 {
-			b.WriteByte(',')
-		}
-		b.Write(mustJSON(name))
-		b.WriteByte(':')
-		b.Write(value)
+	d, err := s.storedMembers(a, store.StripSecrets)
+	if err != nil {
+		return nil, err
 	}
-	for name, value := range a.Fields {
-		if name == "settings" {
-			stripped, err := store.StripSecrets(value)
-			if err != nil {
-				return nil, fmt.Errorf("server: strip stored settings: %w", err)
-			}
-			value = stripped
-		}
-		member(name, value)
-	}
-	for name, value := range s.members.empty {
-		if _, ok := a.Fields[name]; !ok {
-			member(name, value)
-		}
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	return d.close(), nil
 }

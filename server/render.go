@@ -21,35 +21,11 @@ const secretMask = store.SecretMask
 // every secret of settings masked: the values of settings.secrets and the
 // header values of each MCP server.
 func (s *Server) agentDocument(a store.Agent) (json.RawMessage, error) {
-	// Written member by member: the stored members are canonical JSON
-	// already, so building a map and marshalling it would only decode,
-	// sort and re-encode them (a quarter of a Get's CPU).
-	var b bytes.Buffer
-	b.Grow(512 + 64*len(a.Fields))
-	b.WriteByte('{')
-	member := func(name string, value []byte) {
-		if b.Len() > 1 {
-			b.WriteByte(',')
-		}
-		b.Write(mustJSON(name))
-		b.WriteByte(':')
-		b.Write(value)
+	d, err := s.storedMembers(a, store.MaskSecrets)
+	if err != nil {
+		return nil, err
 	}
-	for name, value := range a.Fields {
-		if name == "settings" {
-			masked, err := store.MaskSecrets(value)
-			if err != nil {
-				return nil, fmt.Errorf("server: mask stored settings: %w", err)
-			}
-			value = masked
-		}
-		member(name, value)
-	}
-	for name, value := range s.members.empty {
-		if _, ok := a.Fields[name]; !ok {
-			member(name, value)
-		}
-	}
+	member := d.member
 	member("id", mustJSON(a.ID))
 	member("status", mustJSON(a.Status))
 	if a.Status == store.StatusError && a.StatusReason != "" {
@@ -62,8 +38,52 @@ func (s *Server) agentDocument(a store.Agent) (json.RawMessage, error) {
 		TotalConversations: int(a.Metrics.TotalConversations),
 		Uptime:             fmt.Sprintf("%.2f%%", a.Metrics.Uptime),
 	}))
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	return d.close(), nil
+}
+
+// document writes a JSON object member by member: the stored members are
+// canonical JSON already, so building a map and marshalling it would only
+// decode, sort and re-encode them (a quarter of a Get's CPU).
+type document struct{ b bytes.Buffer }
+
+func (d *document) member(name string, value []byte) {
+	if d.b.Len() > 1 {
+		d.b.WriteByte(',')
+	}
+	d.b.Write(mustJSON(name))
+	d.b.WriteByte(':')
+	d.b.Write(value)
+}
+
+// close ends the object and returns it.
+func (d *document) close() json.RawMessage {
+	d.b.WriteByte('}')
+	return d.b.Bytes()
+}
+
+// storedMembers starts the agent's document with its stored members,
+// settings passed through secrets (masking them for Get, removing them for
+// Export), and the defaults of the members never set.
+func (s *Server) storedMembers(a store.Agent, secrets func(json.RawMessage) (json.RawMessage, error)) (*document, error) {
+	d := &document{}
+	d.b.Grow(512 + 64*len(a.Fields))
+	d.b.WriteByte('{')
+	for name, value := range a.Fields {
+		if name == "settings" {
+			v, err := secrets(value)
+			if err != nil {
+				return nil, fmt.Errorf("server: the secrets of stored settings: %w", err)
+			}
+			value = v
+		}
+		d.member(name, value)
+	}
+	for name, value := range s.members.empty {
+		if _, ok := a.Fields[name]; !ok {
+			d.member(name, value)
+		}
+	}
+	return d, nil
 }
 
 // agentSummary is one entry of List Agents.
