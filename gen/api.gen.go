@@ -457,6 +457,7 @@ const (
 	INVALIDREQUEST          ErrorCode = "INVALID_REQUEST"
 	KNOWLEDGENOTFOUND       ErrorCode = "KNOWLEDGE_NOT_FOUND"
 	MEMORYNOTFOUND          ErrorCode = "MEMORY_NOT_FOUND"
+	MESSAGENOTFOUND         ErrorCode = "MESSAGE_NOT_FOUND"
 	METHODNOTALLOWED        ErrorCode = "METHOD_NOT_ALLOWED"
 	MODELERROR              ErrorCode = "MODEL_ERROR"
 	NOTFOUND                ErrorCode = "NOT_FOUND"
@@ -499,6 +500,8 @@ func (e ErrorCode) Valid() bool {
 	case KNOWLEDGENOTFOUND:
 		return true
 	case MEMORYNOTFOUND:
+		return true
+	case MESSAGENOTFOUND:
 		return true
 	case METHODNOTALLOWED:
 		return true
@@ -778,6 +781,7 @@ func (e SortOrder) Valid() bool {
 const (
 	StreamEventTypeDone       StreamEventType = "done"
 	StreamEventTypeError      StreamEventType = "error"
+	StreamEventTypeStart      StreamEventType = "start"
 	StreamEventTypeToken      StreamEventType = "token"
 	StreamEventTypeToolCall   StreamEventType = "tool_call"
 	StreamEventTypeToolResult StreamEventType = "tool_result"
@@ -789,6 +793,8 @@ func (e StreamEventType) Valid() bool {
 	case StreamEventTypeDone:
 		return true
 	case StreamEventTypeError:
+		return true
+	case StreamEventTypeStart:
 		return true
 	case StreamEventTypeToken:
 		return true
@@ -1669,6 +1675,20 @@ type BundleMessage struct {
 // BundleRole defines model for BundleRole.
 type BundleRole string
 
+// CancelledMessage defines model for CancelledMessage.
+type CancelledMessage struct {
+	MessageId string `json:"messageId"`
+
+	// Partial The stored reply's flag; true when the cancel cut it.
+	Partial bool `json:"partial"`
+}
+
+// CancelledMessageEnvelope defines model for CancelledMessageEnvelope.
+type CancelledMessageEnvelope struct {
+	Data    CancelledMessage `json:"data"`
+	Success bool             `json:"success"`
+}
+
 // CharacterStyle defines model for CharacterStyle.
 type CharacterStyle struct {
 	All  *StringList `json:"all,omitempty"`
@@ -2038,7 +2058,7 @@ type ConversationMessage struct {
 	MessageId string           `json:"messageId"`
 	Metadata  *MessageMetadata `json:"metadata,omitempty"`
 
-	// Partial Agent messages only: true when a disconnect cut the reply.
+	// Partial Agent messages only: true when a cancel or a provider failure cut the reply.
 	Partial *bool       `json:"partial,omitempty"`
 	Role    MessageRole `json:"role"`
 	Text    string      `json:"text"`
@@ -2145,7 +2165,7 @@ type ErrorEnvelope struct {
 	Success bool `json:"success"`
 }
 
-// EventStream Server-sent events: `data: <StreamEvent JSON>` lines, each followed by a blank line.
+// EventStream Server-sent events: each an `id: <n>` line, a `data: <StreamEvent JSON>` line and a blank line; ids count from 1 (the `start` event).
 type EventStream = string
 
 // ExportInclude defines model for ExportInclude.
@@ -2336,7 +2356,7 @@ type MessageCompletedEvent struct {
 			MessageId string          `json:"messageId"`
 			Metadata  MessageMetadata `json:"metadata"`
 
-			// Partial The client went away before the reply ended.
+			// Partial A cancel or a provider failure cut the reply before it ended.
 			Partial bool   `json:"partial"`
 			Text    string `json:"text"`
 		} `json:"reply"`
@@ -2623,7 +2643,10 @@ type StreamDoneEvent struct {
 	// MessageId The stored reply's id.
 	MessageId string          `json:"messageId"`
 	Metadata  MessageMetadata `json:"metadata"`
-	Type      StreamEventType `json:"type"`
+
+	// Partial Present and true when the reply was cancelled: what was said before is stored.
+	Partial *bool           `json:"partial,omitempty"`
+	Type    StreamEventType `json:"type"`
 }
 
 // StreamErrorEvent The last event of a stream that failed after it started.
@@ -2639,6 +2662,13 @@ type StreamEvent struct {
 
 // StreamEventType defines model for StreamEventType.
 type StreamEventType string
+
+// StreamStartEvent The first event, before any token; `messageId` names the reply for resuming and cancelling.
+type StreamStartEvent struct {
+	// MessageId The reply's id, the same as the done event's.
+	MessageId string          `json:"messageId"`
+	Type      StreamEventType `json:"type"`
+}
 
 // StreamTokenEvent A fragment of the reply; fragments arrive in order.
 type StreamTokenEvent struct {
@@ -2984,6 +3014,9 @@ type IfNoneMatch = string
 // Limit defines model for Limit.
 type Limit = int
 
+// MessageId Example: msg_01jd3vb2k8r4m6n8p0q2s4t6vw
+type MessageId = string
+
 // Page defines model for Page.
 type Page = int
 
@@ -3022,6 +3055,9 @@ type KnowledgeNotFound = ErrorEnvelope
 
 // MemoryNotFound Every error body.
 type MemoryNotFound = ErrorEnvelope
+
+// MessageNotFound Every error body.
+type MessageNotFound = ErrorEnvelope
 
 // ModelError Every error body.
 type ModelError = ErrorEnvelope
@@ -3103,8 +3139,9 @@ type CreateAgentParams struct {
 	// key with another body is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while
 	// the first still runs is 409 `IDEMPOTENCY_KEY_IN_USE`. A request that
 	// failed keeps nothing, so its retry runs afresh. 1 to 255 printable
-	// ASCII characters; another account's same key is its own. Streamed
-	// replies (`"stream": true`) are not replayed: the key is ignored.
+	// ASCII characters; another account's same key is its own. A streamed
+	// reply is replayed as its events once it has ended; a stream that
+	// ended with an `error` event keeps nothing.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -3212,8 +3249,9 @@ type CreateKnowledgeParams struct {
 	// key with another body is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while
 	// the first still runs is 409 `IDEMPOTENCY_KEY_IN_USE`. A request that
 	// failed keeps nothing, so its retry runs afresh. 1 to 255 printable
-	// ASCII characters; another account's same key is its own. Streamed
-	// replies (`"stream": true`) are not replayed: the key is ignored.
+	// ASCII characters; another account's same key is its own. A streamed
+	// reply is replayed as its events once it has ended; a stream that
+	// ended with an `error` event keeps nothing.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -3243,8 +3281,9 @@ type CreateMemoryParams struct {
 	// key with another body is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while
 	// the first still runs is 409 `IDEMPOTENCY_KEY_IN_USE`. A request that
 	// failed keeps nothing, so its retry runs afresh. 1 to 255 printable
-	// ASCII characters; another account's same key is its own. Streamed
-	// replies (`"stream": true`) are not replayed: the key is ignored.
+	// ASCII characters; another account's same key is its own. A streamed
+	// reply is replayed as its events once it has ended; a stream that
+	// ended with an `error` event keeps nothing.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -3256,9 +3295,30 @@ type SendMessageParams struct {
 	// key with another body is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while
 	// the first still runs is 409 `IDEMPOTENCY_KEY_IN_USE`. A request that
 	// failed keeps nothing, so its retry runs afresh. 1 to 255 printable
-	// ASCII characters; another account's same key is its own. Streamed
-	// replies (`"stream": true`) are not replayed: the key is ignored.
+	// ASCII characters; another account's same key is its own. A streamed
+	// reply is replayed as its events once it has ended; a stream that
+	// ended with an `error` event keeps nothing.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// StreamMessageParams defines parameters for StreamMessage.
+type StreamMessageParams struct {
+	// IdempotencyKey Makes the request safe to retry: a repeat with the same key and the
+	// same body within 24 hours, from the same account, answers the first
+	// answer again (status and body) without doing the work twice. The same
+	// key with another body is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while
+	// the first still runs is 409 `IDEMPOTENCY_KEY_IN_USE`. A request that
+	// failed keeps nothing, so its retry runs afresh. 1 to 255 printable
+	// ASCII characters; another account's same key is its own. A streamed
+	// reply is replayed as its events once it has ended; a stream that
+	// ended with an `error` event keeps nothing.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ResumeStreamParams defines parameters for ResumeStream.
+type ResumeStreamParams struct {
+	// LastEventID The id of the last event the client received; the replay starts after it.
+	LastEventID *string `json:"Last-Event-ID,omitempty"`
 }
 
 // ListWebhooksParams defines parameters for ListWebhooks.
@@ -3278,8 +3338,9 @@ type CreateWebhookParams struct {
 	// key with another body is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while
 	// the first still runs is 409 `IDEMPOTENCY_KEY_IN_USE`. A request that
 	// failed keeps nothing, so its retry runs afresh. 1 to 255 printable
-	// ASCII characters; another account's same key is its own. Streamed
-	// replies (`"stream": true`) are not replayed: the key is ignored.
+	// ASCII characters; another account's same key is its own. A streamed
+	// reply is replayed as its events once it has ended; a stream that
+	// ended with an `error` event keeps nothing.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -5747,6 +5808,40 @@ func (t *PluginInput) UnmarshalJSON(b []byte) error {
 	return err
 }
 
+// AsStreamStartEvent returns the union data inside the StreamEvent as a StreamStartEvent
+func (t StreamEvent) AsStreamStartEvent() (StreamStartEvent, error) {
+	var body StreamStartEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromStreamStartEvent overwrites any union data inside the StreamEvent as the provided StreamStartEvent
+func (t *StreamEvent) FromStreamStartEvent(v StreamStartEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"start"}`))
+	t.union = b
+	return err
+}
+
+// MergeStreamStartEvent performs a merge with any union data inside the StreamEvent, using the provided StreamStartEvent
+func (t *StreamEvent) MergeStreamStartEvent(v StreamStartEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"start"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 // AsStreamTokenEvent returns the union data inside the StreamEvent as a StreamTokenEvent
 func (t StreamEvent) AsStreamTokenEvent() (StreamTokenEvent, error) {
 	var body StreamTokenEvent
@@ -5935,6 +6030,8 @@ func (t StreamEvent) ValueByDiscriminator() (interface{}, error) {
 		return t.AsStreamDoneEvent()
 	case "error":
 		return t.AsStreamErrorEvent()
+	case "start":
+		return t.AsStreamStartEvent()
 	case "token":
 		return t.AsStreamTokenEvent()
 	case "tool_call":
@@ -6362,7 +6459,8 @@ type ClientInterface interface {
 	//
 	// The conversation's messages, both sides, oldest first unless
 	// `order=desc`. The agent's messages carry their `metadata`, and
-	// `partial: true` when the client went away before the reply ended.
+	// `partial: true` when the reply was cancelled or cut by a provider failure
+	// before it ended.
 	//
 	// Corresponds with GET /agents/{agentId}/conversations/{conversationId}/messages (the `ListConversationMessages` operationId).
 	ListConversationMessages(ctx context.Context, agentId AgentId, conversationId ConversationIdPath, params *ListConversationMessagesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -6498,30 +6596,73 @@ type ClientInterface interface {
 	// StreamMessageWithBody Send Message, streamed
 	//
 	// Same body as Send Message; the reply arrives as server-sent events. Each
-	// event is one `data: <json>` line and a blank line: `token` events carry
-	// fragments of the reply in order, then exactly one `done` (with the
-	// message id and metadata) or `error` event ends the stream. A `: ping`
-	// comment is sent every 15 seconds while waiting. Failures found before
-	// the stream starts are ordinary JSON error responses.
+	// event is an `id: <n>` line (1, 2, 3, ... in order), one `data: <json>`
+	// line and a blank line. The first event, before any token, is `start`
+	// with the reply's `messageId`; `token` events carry fragments of the
+	// reply in order (with `tool_call` and `tool_result` events when tools
+	// run), then exactly one `done` (with the message id and metadata) or
+	// `error` event ends the stream. A `: ping` comment is sent every 15
+	// seconds while waiting. Failures found before the stream starts are
+	// ordinary JSON error responses.
+	//
+	// The reply does not depend on the connection: a client that goes away
+	// does not stop it; it runs to its end (within the provider timeout) and
+	// is stored whole. Resume it with `GET
+	// /agents/{agentId}/messages/{messageId}/stream` and `Last-Event-ID`,
+	// from any replica; stop it with `POST
+	// /agents/{agentId}/messages/{messageId}/cancel`.
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /agents/{agentId}/messages/stream (the `StreamMessage` operationId).
-	StreamMessageWithBody(ctx context.Context, agentId AgentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	StreamMessageWithBody(ctx context.Context, agentId AgentId, params *StreamMessageParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// StreamMessage Send Message, streamed
 	//
 	// Same body as Send Message; the reply arrives as server-sent events. Each
-	// event is one `data: <json>` line and a blank line: `token` events carry
-	// fragments of the reply in order, then exactly one `done` (with the
-	// message id and metadata) or `error` event ends the stream. A `: ping`
-	// comment is sent every 15 seconds while waiting. Failures found before
-	// the stream starts are ordinary JSON error responses.
+	// event is an `id: <n>` line (1, 2, 3, ... in order), one `data: <json>`
+	// line and a blank line. The first event, before any token, is `start`
+	// with the reply's `messageId`; `token` events carry fragments of the
+	// reply in order (with `tool_call` and `tool_result` events when tools
+	// run), then exactly one `done` (with the message id and metadata) or
+	// `error` event ends the stream. A `: ping` comment is sent every 15
+	// seconds while waiting. Failures found before the stream starts are
+	// ordinary JSON error responses.
+	//
+	// The reply does not depend on the connection: a client that goes away
+	// does not stop it; it runs to its end (within the provider timeout) and
+	// is stored whole. Resume it with `GET
+	// /agents/{agentId}/messages/{messageId}/stream` and `Last-Event-ID`,
+	// from any replica; stop it with `POST
+	// /agents/{agentId}/messages/{messageId}/cancel`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /agents/{agentId}/messages/stream (the `StreamMessage` operationId).
-	StreamMessage(ctx context.Context, agentId AgentId, body StreamMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	StreamMessage(ctx context.Context, agentId AgentId, params *StreamMessageParams, body StreamMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CancelMessage Stop a reply
+	//
+	// Stops a streamed reply that is still running (`messageId` as its
+	// `start` event gave it), on whichever replica runs it: the provider call
+	// ends, what was said is stored with `partial: true`, and the stream ends
+	// with a `done` event marked `partial`. The answer is the stored reply's
+	// flag: cancelling a reply that already completed changes nothing and
+	// answers `partial: false`; a second cancel answers `true` again.
+	//
+	// Corresponds with POST /agents/{agentId}/messages/{messageId}/cancel (the `CancelMessage` operationId).
+	CancelMessage(ctx context.Context, agentId AgentId, messageId MessageId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResumeStream Resume a stream
+	//
+	// The events of a streamed reply (`messageId` as its `start` event gave
+	// it) after the one `Last-Event-ID` names, then the reply live until its
+	// `done` or `error` event, from any replica. Without `Last-Event-ID` the
+	// whole stream is replayed from `start`. Events are kept at least 5
+	// minutes after the reply ended; the same event ids as the first stream.
+	//
+	// Corresponds with GET /agents/{agentId}/messages/{messageId}/stream (the `ResumeStream` operationId).
+	ResumeStream(ctx context.Context, agentId AgentId, messageId MessageId, params *ResumeStreamParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListAgentTools List Tools
 	//
@@ -7236,7 +7377,8 @@ func (c *Client) GetConversation(ctx context.Context, agentId AgentId, conversat
 //
 // The conversation's messages, both sides, oldest first unless
 // `order=desc`. The agent's messages carry their `metadata`, and
-// `partial: true` when the client went away before the reply ended.
+// `partial: true` when the reply was cancelled or cut by a provider failure
+// before it ended.
 //
 // Corresponds with GET /agents/{agentId}/conversations/{conversationId}/messages (the `ListConversationMessages` operationId).
 func (c *Client) ListConversationMessages(ctx context.Context, agentId AgentId, conversationId ConversationIdPath, params *ListConversationMessagesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -7502,17 +7644,27 @@ func (c *Client) SendMessage(ctx context.Context, agentId AgentId, params *SendM
 // StreamMessageWithBody Send Message, streamed
 //
 // Same body as Send Message; the reply arrives as server-sent events. Each
-// event is one `data: <json>` line and a blank line: `token` events carry
-// fragments of the reply in order, then exactly one `done` (with the
-// message id and metadata) or `error` event ends the stream. A `: ping`
-// comment is sent every 15 seconds while waiting. Failures found before
-// the stream starts are ordinary JSON error responses.
+// event is an `id: <n>` line (1, 2, 3, ... in order), one `data: <json>`
+// line and a blank line. The first event, before any token, is `start`
+// with the reply's `messageId`; `token` events carry fragments of the
+// reply in order (with `tool_call` and `tool_result` events when tools
+// run), then exactly one `done` (with the message id and metadata) or
+// `error` event ends the stream. A `: ping` comment is sent every 15
+// seconds while waiting. Failures found before the stream starts are
+// ordinary JSON error responses.
+//
+// The reply does not depend on the connection: a client that goes away
+// does not stop it; it runs to its end (within the provider timeout) and
+// is stored whole. Resume it with `GET
+// /agents/{agentId}/messages/{messageId}/stream` and `Last-Event-ID`,
+// from any replica; stop it with `POST
+// /agents/{agentId}/messages/{messageId}/cancel`.
 //
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /agents/{agentId}/messages/stream (the `StreamMessage` operationId).
-func (c *Client) StreamMessageWithBody(ctx context.Context, agentId AgentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewStreamMessageRequestWithBody(c.Server, agentId, contentType, body)
+func (c *Client) StreamMessageWithBody(ctx context.Context, agentId AgentId, params *StreamMessageParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStreamMessageRequestWithBody(c.Server, agentId, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7526,17 +7678,70 @@ func (c *Client) StreamMessageWithBody(ctx context.Context, agentId AgentId, con
 // StreamMessage Send Message, streamed
 //
 // Same body as Send Message; the reply arrives as server-sent events. Each
-// event is one `data: <json>` line and a blank line: `token` events carry
-// fragments of the reply in order, then exactly one `done` (with the
-// message id and metadata) or `error` event ends the stream. A `: ping`
-// comment is sent every 15 seconds while waiting. Failures found before
-// the stream starts are ordinary JSON error responses.
+// event is an `id: <n>` line (1, 2, 3, ... in order), one `data: <json>`
+// line and a blank line. The first event, before any token, is `start`
+// with the reply's `messageId`; `token` events carry fragments of the
+// reply in order (with `tool_call` and `tool_result` events when tools
+// run), then exactly one `done` (with the message id and metadata) or
+// `error` event ends the stream. A `: ping` comment is sent every 15
+// seconds while waiting. Failures found before the stream starts are
+// ordinary JSON error responses.
+//
+// The reply does not depend on the connection: a client that goes away
+// does not stop it; it runs to its end (within the provider timeout) and
+// is stored whole. Resume it with `GET
+// /agents/{agentId}/messages/{messageId}/stream` and `Last-Event-ID`,
+// from any replica; stop it with `POST
+// /agents/{agentId}/messages/{messageId}/cancel`.
 //
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /agents/{agentId}/messages/stream (the `StreamMessage` operationId).
-func (c *Client) StreamMessage(ctx context.Context, agentId AgentId, body StreamMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewStreamMessageRequest(c.Server, agentId, body)
+func (c *Client) StreamMessage(ctx context.Context, agentId AgentId, params *StreamMessageParams, body StreamMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStreamMessageRequest(c.Server, agentId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CancelMessage Stop a reply
+//
+// Stops a streamed reply that is still running (`messageId` as its
+// `start` event gave it), on whichever replica runs it: the provider call
+// ends, what was said is stored with `partial: true`, and the stream ends
+// with a `done` event marked `partial`. The answer is the stored reply's
+// flag: cancelling a reply that already completed changes nothing and
+// answers `partial: false`; a second cancel answers `true` again.
+//
+// Corresponds with POST /agents/{agentId}/messages/{messageId}/cancel (the `CancelMessage` operationId).
+func (c *Client) CancelMessage(ctx context.Context, agentId AgentId, messageId MessageId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCancelMessageRequest(c.Server, agentId, messageId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResumeStream Resume a stream
+//
+// The events of a streamed reply (`messageId` as its `start` event gave
+// it) after the one `Last-Event-ID` names, then the reply live until its
+// `done` or `error` event, from any replica. Without `Last-Event-ID` the
+// whole stream is replayed from `start`. Events are kept at least 5
+// minutes after the reply ended; the same event ids as the first stream.
+//
+// Corresponds with GET /agents/{agentId}/messages/{messageId}/stream (the `ResumeStream` operationId).
+func (c *Client) ResumeStream(ctx context.Context, agentId AgentId, messageId MessageId, params *ResumeStreamParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResumeStreamRequest(c.Server, agentId, messageId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -9423,18 +9628,18 @@ func NewSendMessageRequestWithBody(server string, agentId AgentId, params *SendM
 }
 
 // NewStreamMessageRequest calls the generic StreamMessage builder with application/json body
-func NewStreamMessageRequest(server string, agentId AgentId, body StreamMessageJSONRequestBody) (*http.Request, error) {
+func NewStreamMessageRequest(server string, agentId AgentId, params *StreamMessageParams, body StreamMessageJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewStreamMessageRequestWithBody(server, agentId, "application/json", bodyReader)
+	return NewStreamMessageRequestWithBody(server, agentId, params, "application/json", bodyReader)
 }
 
 // NewStreamMessageRequestWithBody constructs an http.Request for the StreamMessage method, with any body, and a specified content type
-func NewStreamMessageRequestWithBody(server string, agentId AgentId, contentType string, body io.Reader) (*http.Request, error) {
+func NewStreamMessageRequestWithBody(server string, agentId AgentId, params *StreamMessageParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -9465,6 +9670,118 @@ func NewStreamMessageRequestWithBody(server string, agentId AgentId, contentType
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewCancelMessageRequest constructs an http.Request for the CancelMessage method
+func NewCancelMessageRequest(server string, agentId AgentId, messageId MessageId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "agentId", agentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "messageId", messageId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/agents/%s/messages/%s/cancel", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewResumeStreamRequest constructs an http.Request for the ResumeStream method
+func NewResumeStreamRequest(server string, agentId AgentId, messageId MessageId, params *ResumeStreamParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "agentId", agentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "messageId", messageId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/agents/%s/messages/%s/stream", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.LastEventID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Last-Event-ID", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -10417,7 +10734,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// The conversation's messages, both sides, oldest first unless
 	// `order=desc`. The agent's messages carry their `metadata`, and
-	// `partial: true` when the client went away before the reply ended.
+	// `partial: true` when the reply was cancelled or cut by a provider failure
+	// before it ended.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -10567,30 +10885,77 @@ type ClientWithResponsesInterface interface {
 	// StreamMessageWithBodyWithResponse Send Message, streamed
 	//
 	// Same body as Send Message; the reply arrives as server-sent events. Each
-	// event is one `data: <json>` line and a blank line: `token` events carry
-	// fragments of the reply in order, then exactly one `done` (with the
-	// message id and metadata) or `error` event ends the stream. A `: ping`
-	// comment is sent every 15 seconds while waiting. Failures found before
-	// the stream starts are ordinary JSON error responses.
+	// event is an `id: <n>` line (1, 2, 3, ... in order), one `data: <json>`
+	// line and a blank line. The first event, before any token, is `start`
+	// with the reply's `messageId`; `token` events carry fragments of the
+	// reply in order (with `tool_call` and `tool_result` events when tools
+	// run), then exactly one `done` (with the message id and metadata) or
+	// `error` event ends the stream. A `: ping` comment is sent every 15
+	// seconds while waiting. Failures found before the stream starts are
+	// ordinary JSON error responses.
+	//
+	// The reply does not depend on the connection: a client that goes away
+	// does not stop it; it runs to its end (within the provider timeout) and
+	// is stored whole. Resume it with `GET
+	// /agents/{agentId}/messages/{messageId}/stream` and `Last-Event-ID`,
+	// from any replica; stop it with `POST
+	// /agents/{agentId}/messages/{messageId}/cancel`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /agents/{agentId}/messages/stream (the `StreamMessage` operationId).
-	StreamMessageWithBodyWithResponse(ctx context.Context, agentId AgentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*StreamMessageResponse, error)
+	StreamMessageWithBodyWithResponse(ctx context.Context, agentId AgentId, params *StreamMessageParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*StreamMessageResponse, error)
 
 	// StreamMessageWithResponse Send Message, streamed
 	//
 	// Same body as Send Message; the reply arrives as server-sent events. Each
-	// event is one `data: <json>` line and a blank line: `token` events carry
-	// fragments of the reply in order, then exactly one `done` (with the
-	// message id and metadata) or `error` event ends the stream. A `: ping`
-	// comment is sent every 15 seconds while waiting. Failures found before
-	// the stream starts are ordinary JSON error responses.
+	// event is an `id: <n>` line (1, 2, 3, ... in order), one `data: <json>`
+	// line and a blank line. The first event, before any token, is `start`
+	// with the reply's `messageId`; `token` events carry fragments of the
+	// reply in order (with `tool_call` and `tool_result` events when tools
+	// run), then exactly one `done` (with the message id and metadata) or
+	// `error` event ends the stream. A `: ping` comment is sent every 15
+	// seconds while waiting. Failures found before the stream starts are
+	// ordinary JSON error responses.
+	//
+	// The reply does not depend on the connection: a client that goes away
+	// does not stop it; it runs to its end (within the provider timeout) and
+	// is stored whole. Resume it with `GET
+	// /agents/{agentId}/messages/{messageId}/stream` and `Last-Event-ID`,
+	// from any replica; stop it with `POST
+	// /agents/{agentId}/messages/{messageId}/cancel`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /agents/{agentId}/messages/stream (the `StreamMessage` operationId).
-	StreamMessageWithResponse(ctx context.Context, agentId AgentId, body StreamMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*StreamMessageResponse, error)
+	StreamMessageWithResponse(ctx context.Context, agentId AgentId, params *StreamMessageParams, body StreamMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*StreamMessageResponse, error)
+
+	// CancelMessageWithResponse Stop a reply
+	//
+	// Stops a streamed reply that is still running (`messageId` as its
+	// `start` event gave it), on whichever replica runs it: the provider call
+	// ends, what was said is stored with `partial: true`, and the stream ends
+	// with a `done` event marked `partial`. The answer is the stored reply's
+	// flag: cancelling a reply that already completed changes nothing and
+	// answers `partial: false`; a second cancel answers `true` again.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /agents/{agentId}/messages/{messageId}/cancel (the `CancelMessage` operationId).
+	CancelMessageWithResponse(ctx context.Context, agentId AgentId, messageId MessageId, reqEditors ...RequestEditorFn) (*CancelMessageResponse, error)
+
+	// ResumeStreamWithResponse Resume a stream
+	//
+	// The events of a streamed reply (`messageId` as its `start` event gave
+	// it) after the one `Last-Event-ID` names, then the reply live until its
+	// `done` or `error` event, from any replica. Without `Last-Event-ID` the
+	// whole stream is replayed from `start`. Events are kept at least 5
+	// minutes after the reply ended; the same event ids as the first stream.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /agents/{agentId}/messages/{messageId}/stream (the `ResumeStream` operationId).
+	ResumeStreamWithResponse(ctx context.Context, agentId AgentId, messageId MessageId, params *ResumeStreamParams, reqEditors ...RequestEditorFn) (*ResumeStreamResponse, error)
 
 	// ListAgentToolsWithResponse List Tools
 	//
@@ -14735,6 +15100,16 @@ type StreamMessageResponse404Headers struct {
 	XRateLimitReset     *int
 }
 
+// StreamMessageResponse409Headers the declared response headers of an HTTP 409 response for StreamMessage
+type StreamMessageResponse409Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
 // StreamMessageResponse413Headers the declared response headers of an HTTP 413 response for StreamMessage
 type StreamMessageResponse413Headers struct {
 	RateLimitLimit      *int
@@ -14747,6 +15122,16 @@ type StreamMessageResponse413Headers struct {
 
 // StreamMessageResponse415Headers the declared response headers of an HTTP 415 response for StreamMessage
 type StreamMessageResponse415Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// StreamMessageResponse422Headers the declared response headers of an HTTP 422 response for StreamMessage
+type StreamMessageResponse422Headers struct {
 	RateLimitLimit      *int
 	RateLimitRemaining  *int
 	RateLimitReset      *int
@@ -14797,10 +15182,14 @@ type StreamMessageResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *IdempotencyKeyInUse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -14815,10 +15204,14 @@ type StreamMessageResponse struct {
 	Headers403 *StreamMessageResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *StreamMessageResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *StreamMessageResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *StreamMessageResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *StreamMessageResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *StreamMessageResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *StreamMessageResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -14847,6 +15240,11 @@ func (r StreamMessageResponse) GetJSON404() *NotFound {
 	return r.JSON404
 }
 
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r StreamMessageResponse) GetJSON409() *IdempotencyKeyInUse {
+	return r.JSON409
+}
+
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r StreamMessageResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
@@ -14855,6 +15253,11 @@ func (r StreamMessageResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r StreamMessageResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r StreamMessageResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -14895,6 +15298,292 @@ func (r StreamMessageResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r StreamMessageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CancelMessageResponse200Headers the declared response headers of an HTTP 200 response for CancelMessage
+type CancelMessageResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CancelMessageResponse400Headers the declared response headers of an HTTP 400 response for CancelMessage
+type CancelMessageResponse400Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CancelMessageResponse403Headers the declared response headers of an HTTP 403 response for CancelMessage
+type CancelMessageResponse403Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CancelMessageResponse404Headers the declared response headers of an HTTP 404 response for CancelMessage
+type CancelMessageResponse404Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CancelMessageResponse429Headers the declared response headers of an HTTP 429 response for CancelMessage
+type CancelMessageResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CancelMessageResponse500Headers the declared response headers of an HTTP 500 response for CancelMessage
+type CancelMessageResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type CancelMessageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CancelledMessageEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *MessageNotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CancelMessageResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CancelMessageResponse400Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CancelMessageResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CancelMessageResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CancelMessageResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CancelMessageResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CancelMessageResponse) GetJSON200() *CancelledMessageEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CancelMessageResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CancelMessageResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CancelMessageResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CancelMessageResponse) GetJSON404() *MessageNotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CancelMessageResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CancelMessageResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r CancelMessageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CancelMessageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CancelMessageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CancelMessageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ResumeStreamResponse200Headers the declared response headers of an HTTP 200 response for ResumeStream
+type ResumeStreamResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ResumeStreamResponse400Headers the declared response headers of an HTTP 400 response for ResumeStream
+type ResumeStreamResponse400Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ResumeStreamResponse404Headers the declared response headers of an HTTP 404 response for ResumeStream
+type ResumeStreamResponse404Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ResumeStreamResponse429Headers the declared response headers of an HTTP 429 response for ResumeStream
+type ResumeStreamResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ResumeStreamResponse500Headers the declared response headers of an HTTP 500 response for ResumeStream
+type ResumeStreamResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type ResumeStreamResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *MessageNotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ResumeStreamResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ResumeStreamResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ResumeStreamResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ResumeStreamResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ResumeStreamResponse500Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ResumeStreamResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ResumeStreamResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ResumeStreamResponse) GetJSON404() *MessageNotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ResumeStreamResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ResumeStreamResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ResumeStreamResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ResumeStreamResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ResumeStreamResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ResumeStreamResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -17408,7 +18097,8 @@ func (c *ClientWithResponses) GetConversationWithResponse(ctx context.Context, a
 //
 // The conversation's messages, both sides, oldest first unless
 // `order=desc`. The agent's messages carry their `metadata`, and
-// `partial: true` when the client went away before the reply ended.
+// `partial: true` when the reply was cancelled or cut by a provider failure
+// before it ended.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -17636,17 +18326,27 @@ func (c *ClientWithResponses) SendMessageWithResponse(ctx context.Context, agent
 // StreamMessageWithBodyWithResponse Send Message, streamed
 //
 // Same body as Send Message; the reply arrives as server-sent events. Each
-// event is one `data: <json>` line and a blank line: `token` events carry
-// fragments of the reply in order, then exactly one `done` (with the
-// message id and metadata) or `error` event ends the stream. A `: ping`
-// comment is sent every 15 seconds while waiting. Failures found before
-// the stream starts are ordinary JSON error responses.
+// event is an `id: <n>` line (1, 2, 3, ... in order), one `data: <json>`
+// line and a blank line. The first event, before any token, is `start`
+// with the reply's `messageId`; `token` events carry fragments of the
+// reply in order (with `tool_call` and `tool_result` events when tools
+// run), then exactly one `done` (with the message id and metadata) or
+// `error` event ends the stream. A `: ping` comment is sent every 15
+// seconds while waiting. Failures found before the stream starts are
+// ordinary JSON error responses.
+//
+// The reply does not depend on the connection: a client that goes away
+// does not stop it; it runs to its end (within the provider timeout) and
+// is stored whole. Resume it with `GET
+// /agents/{agentId}/messages/{messageId}/stream` and `Last-Event-ID`,
+// from any replica; stop it with `POST
+// /agents/{agentId}/messages/{messageId}/cancel`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /agents/{agentId}/messages/stream (the `StreamMessage` operationId).
-func (c *ClientWithResponses) StreamMessageWithBodyWithResponse(ctx context.Context, agentId AgentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*StreamMessageResponse, error) {
-	rsp, err := c.StreamMessageWithBody(ctx, agentId, contentType, body, reqEditors...)
+func (c *ClientWithResponses) StreamMessageWithBodyWithResponse(ctx context.Context, agentId AgentId, params *StreamMessageParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*StreamMessageResponse, error) {
+	rsp, err := c.StreamMessageWithBody(ctx, agentId, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -17656,21 +18356,70 @@ func (c *ClientWithResponses) StreamMessageWithBodyWithResponse(ctx context.Cont
 // StreamMessageWithResponse Send Message, streamed
 //
 // Same body as Send Message; the reply arrives as server-sent events. Each
-// event is one `data: <json>` line and a blank line: `token` events carry
-// fragments of the reply in order, then exactly one `done` (with the
-// message id and metadata) or `error` event ends the stream. A `: ping`
-// comment is sent every 15 seconds while waiting. Failures found before
-// the stream starts are ordinary JSON error responses.
+// event is an `id: <n>` line (1, 2, 3, ... in order), one `data: <json>`
+// line and a blank line. The first event, before any token, is `start`
+// with the reply's `messageId`; `token` events carry fragments of the
+// reply in order (with `tool_call` and `tool_result` events when tools
+// run), then exactly one `done` (with the message id and metadata) or
+// `error` event ends the stream. A `: ping` comment is sent every 15
+// seconds while waiting. Failures found before the stream starts are
+// ordinary JSON error responses.
+//
+// The reply does not depend on the connection: a client that goes away
+// does not stop it; it runs to its end (within the provider timeout) and
+// is stored whole. Resume it with `GET
+// /agents/{agentId}/messages/{messageId}/stream` and `Last-Event-ID`,
+// from any replica; stop it with `POST
+// /agents/{agentId}/messages/{messageId}/cancel`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /agents/{agentId}/messages/stream (the `StreamMessage` operationId).
-func (c *ClientWithResponses) StreamMessageWithResponse(ctx context.Context, agentId AgentId, body StreamMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*StreamMessageResponse, error) {
-	rsp, err := c.StreamMessage(ctx, agentId, body, reqEditors...)
+func (c *ClientWithResponses) StreamMessageWithResponse(ctx context.Context, agentId AgentId, params *StreamMessageParams, body StreamMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*StreamMessageResponse, error) {
+	rsp, err := c.StreamMessage(ctx, agentId, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
 	return ParseStreamMessageResponse(rsp)
+}
+
+// CancelMessageWithResponse Stop a reply
+//
+// Stops a streamed reply that is still running (`messageId` as its
+// `start` event gave it), on whichever replica runs it: the provider call
+// ends, what was said is stored with `partial: true`, and the stream ends
+// with a `done` event marked `partial`. The answer is the stored reply's
+// flag: cancelling a reply that already completed changes nothing and
+// answers `partial: false`; a second cancel answers `true` again.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /agents/{agentId}/messages/{messageId}/cancel (the `CancelMessage` operationId).
+func (c *ClientWithResponses) CancelMessageWithResponse(ctx context.Context, agentId AgentId, messageId MessageId, reqEditors ...RequestEditorFn) (*CancelMessageResponse, error) {
+	rsp, err := c.CancelMessage(ctx, agentId, messageId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCancelMessageResponse(rsp)
+}
+
+// ResumeStreamWithResponse Resume a stream
+//
+// The events of a streamed reply (`messageId` as its `start` event gave
+// it) after the one `Last-Event-ID` names, then the reply live until its
+// `done` or `error` event, from any replica. Without `Last-Event-ID` the
+// whole stream is replayed from `start`. Events are kept at least 5
+// minutes after the reply ended; the same event ids as the first stream.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /agents/{agentId}/messages/{messageId}/stream (the `ResumeStream` operationId).
+func (c *ClientWithResponses) ResumeStreamWithResponse(ctx context.Context, agentId AgentId, messageId MessageId, params *ResumeStreamParams, reqEditors ...RequestEditorFn) (*ResumeStreamResponse, error) {
+	rsp, err := c.ResumeStream(ctx, agentId, messageId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResumeStreamResponse(rsp)
 }
 
 // ListAgentToolsWithResponse List Tools
@@ -26758,6 +27507,13 @@ func ParseStreamMessageResponse(rsp *http.Response) (*StreamMessageResponse, err
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest IdempotencyKeyInUse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -26771,6 +27527,13 @@ func ParseStreamMessageResponse(rsp *http.Response) (*StreamMessageResponse, err
 			return nil, err
 		}
 		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -26976,6 +27739,51 @@ func ParseStreamMessageResponse(rsp *http.Response) (*StreamMessageResponse, err
 			headers.XRateLimitReset = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers StreamMessageResponse409Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers StreamMessageResponse413Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -27066,6 +27874,51 @@ func ParseStreamMessageResponse(rsp *http.Response) (*StreamMessageResponse, err
 			headers.XRateLimitReset = &value
 		}
 		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers StreamMessageResponse422Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers StreamMessageResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -27208,6 +28061,643 @@ func ParseStreamMessageResponse(rsp *http.Response) (*StreamMessageResponse, err
 			headers.XRateLimitReset = &value
 		}
 		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCancelMessageResponse parses an HTTP response from a CancelMessageWithResponse call
+func ParseCancelMessageResponse(rsp *http.Response) (*CancelMessageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CancelMessageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CancelledMessageEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest MessageNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers CancelMessageResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers CancelMessageResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 403:
+		var headers CancelMessageResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers CancelMessageResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers CancelMessageResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CancelMessageResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseResumeStreamResponse parses an HTTP response from a ResumeStreamWithResponse call
+func ParseResumeStreamResponse(rsp *http.Response) (*ResumeStreamResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ResumeStreamResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest MessageNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ResumeStreamResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ResumeStreamResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers ResumeStreamResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers ResumeStreamResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ResumeStreamResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
 	}
 
 	return response, nil
@@ -32130,7 +33620,13 @@ type ServerInterface interface {
 	SendMessage(ctx echo.Context, agentId AgentId, params SendMessageParams) error
 	// StreamMessage Send Message, streamed
 	// (POST /agents/{agentId}/messages/stream)
-	StreamMessage(ctx echo.Context, agentId AgentId) error
+	StreamMessage(ctx echo.Context, agentId AgentId, params StreamMessageParams) error
+	// CancelMessage Stop a reply
+	// (POST /agents/{agentId}/messages/{messageId}/cancel)
+	CancelMessage(ctx echo.Context, agentId AgentId, messageId MessageId) error
+	// ResumeStream Resume a stream
+	// (GET /agents/{agentId}/messages/{messageId}/stream)
+	ResumeStream(ctx echo.Context, agentId AgentId, messageId MessageId, params ResumeStreamParams) error
 	// ListAgentTools List Tools
 	// (GET /agents/{agentId}/tools)
 	ListAgentTools(ctx echo.Context, agentId AgentId) error
@@ -32946,8 +34442,96 @@ func (w *ServerInterfaceWrapper) StreamMessage(ctx echo.Context) error {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
 	}
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params StreamMessageParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Idempotency-Key, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Idempotency-Key: %s", err))
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+	}
+
 	// Invoke the callback with all the unmarshaled arguments
-	err = w.Handler.StreamMessage(ctx, agentId)
+	err = w.Handler.StreamMessage(ctx, agentId, params)
+	return err
+}
+
+// CancelMessage converts echo context to params.
+func (w *ServerInterfaceWrapper) CancelMessage(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", ctx.Param("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
+	}
+
+	// ------------- Path parameter "messageId" -------------
+	var messageId MessageId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "messageId", ctx.Param("messageId"), &messageId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter messageId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CancelMessage(ctx, agentId, messageId)
+	return err
+}
+
+// ResumeStream converts echo context to params.
+func (w *ServerInterfaceWrapper) ResumeStream(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", ctx.Param("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
+	}
+
+	// ------------- Path parameter "messageId" -------------
+	var messageId MessageId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "messageId", ctx.Param("messageId"), &messageId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter messageId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ResumeStreamParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Last-Event-ID" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Last-Event-ID")]; found {
+		var LastEventID string
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Last-Event-ID, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Last-Event-ID", valueList[0], &LastEventID, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Last-Event-ID: %s", err))
+		}
+
+		params.LastEventID = &LastEventID
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ResumeStream(ctx, agentId, messageId, params)
 	return err
 }
 
@@ -33305,6 +34889,8 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.PATCH(options.BaseURL+"/agents/:agentId", wrapper.UpdateAgent, options.OperationMiddlewares["updateAgent"]...)
 	router.POST(options.BaseURL+"/agents/:agentId/messages", wrapper.SendMessage, options.OperationMiddlewares["sendMessage"]...)
 	router.POST(options.BaseURL+"/agents/:agentId/messages/stream", wrapper.StreamMessage, options.OperationMiddlewares["streamMessage"]...)
+	router.GET(options.BaseURL+"/agents/:agentId/messages/:messageId/stream", wrapper.ResumeStream, options.OperationMiddlewares["resumeStream"]...)
+	router.POST(options.BaseURL+"/agents/:agentId/messages/:messageId/cancel", wrapper.CancelMessage, options.OperationMiddlewares["cancelMessage"]...)
 	router.GET(options.BaseURL+"/agents/:agentId/conversations", wrapper.ListConversations, options.OperationMiddlewares["listConversations"]...)
 	router.DELETE(options.BaseURL+"/agents/:agentId/conversations/:conversationId", wrapper.DeleteConversation, options.OperationMiddlewares["deleteConversation"]...)
 	router.GET(options.BaseURL+"/agents/:agentId/conversations/:conversationId", wrapper.GetConversation, options.OperationMiddlewares["getConversation"]...)
@@ -33490,6 +35076,20 @@ type MemoryNotFoundJSONResponse struct {
 	Body ErrorEnvelope
 
 	Headers MemoryNotFoundResponseHeaders
+}
+
+type MessageNotFoundResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+type MessageNotFoundJSONResponse struct {
+	Body ErrorEnvelope
+
+	Headers MessageNotFoundResponseHeaders
 }
 
 type ModelErrorResponseHeaders struct {
@@ -39579,6 +41179,7 @@ func (response SendMessage503JSONResponse) VisitSendMessageResponse(w http.Respo
 
 type StreamMessageRequestObject struct {
 	AgentId AgentId `json:"agentId"`
+	Params  StreamMessageParams
 	Body    *StreamMessageJSONRequestBody
 }
 
@@ -39767,6 +41368,40 @@ func (response StreamMessage404JSONResponse) VisitStreamMessageResponse(w http.R
 	return err
 }
 
+type StreamMessage409JSONResponse struct {
+	IdempotencyKeyInUseJSONResponse
+}
+
+func (response StreamMessage409JSONResponse) VisitStreamMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type StreamMessage413JSONResponse struct{ PayloadTooLargeJSONResponse }
 
 func (response StreamMessage413JSONResponse) VisitStreamMessageResponse(w http.ResponseWriter) error {
@@ -39829,6 +41464,40 @@ func (response StreamMessage415JSONResponse) VisitStreamMessageResponse(w http.R
 		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
 	}
 	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StreamMessage422JSONResponse struct {
+	IdempotencyKeyReusedJSONResponse
+}
+
+func (response StreamMessage422JSONResponse) VisitStreamMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -39928,6 +41597,462 @@ func (response StreamMessage503JSONResponse) VisitStreamMessageResponse(w http.R
 		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
 	}
 	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelMessageRequestObject struct {
+	AgentId   AgentId   `json:"agentId"`
+	MessageId MessageId `json:"messageId"`
+}
+
+type CancelMessageResponseObject interface {
+	VisitCancelMessageResponse(w http.ResponseWriter) error
+}
+
+type CancelMessage200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type CancelMessage200JSONResponse struct {
+	Body    CancelledMessageEnvelope
+	Headers CancelMessage200ResponseHeaders
+}
+
+func (response CancelMessage200JSONResponse) VisitCancelMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelMessage400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CancelMessage400JSONResponse) VisitCancelMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelMessage401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response CancelMessage401JSONResponse) VisitCancelMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelMessage403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response CancelMessage403JSONResponse) VisitCancelMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelMessage404JSONResponse struct{ MessageNotFoundJSONResponse }
+
+func (response CancelMessage404JSONResponse) VisitCancelMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelMessage429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response CancelMessage429JSONResponse) VisitCancelMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelMessage500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response CancelMessage500JSONResponse) VisitCancelMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeStreamRequestObject struct {
+	AgentId   AgentId   `json:"agentId"`
+	MessageId MessageId `json:"messageId"`
+	Params    ResumeStreamParams
+}
+
+type ResumeStreamResponseObject interface {
+	VisitResumeStreamResponse(w http.ResponseWriter) error
+}
+
+type ResumeStream200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type ResumeStream200TexteventStreamResponse struct {
+	Body          io.Reader
+	Headers       ResumeStream200ResponseHeaders
+	ContentLength int64
+}
+
+func (response ResumeStream200TexteventStreamResponse) VisitResumeStreamResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		// If w doesn't support flushing, fall back to io.Copy.
+		_, err := io.Copy(w, response.Body)
+		return err
+	}
+	// text/event-stream messages are typically small; use a
+	// modest buffer and flush after each chunk so clients see
+	// events immediately instead of waiting on OS buffering.
+	buf := make([]byte, 4096)
+	for {
+		n, err := response.Body.Read(buf)
+		if n > 0 {
+			if _, writeErr := w.Write(buf[:n]); writeErr != nil {
+				return writeErr
+			}
+			flusher.Flush()
+		}
+		if err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+type ResumeStream400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ResumeStream400JSONResponse) VisitResumeStreamResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeStream401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ResumeStream401JSONResponse) VisitResumeStreamResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeStream404JSONResponse struct{ MessageNotFoundJSONResponse }
+
+func (response ResumeStream404JSONResponse) VisitResumeStreamResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeStream429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ResumeStream429JSONResponse) VisitResumeStreamResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeStream500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ResumeStream500JSONResponse) VisitResumeStreamResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -43273,6 +45398,12 @@ type StrictServerInterface interface {
 	// StreamMessage Send Message, streamed
 	// (POST /agents/{agentId}/messages/stream)
 	StreamMessage(ctx context.Context, request StreamMessageRequestObject) (StreamMessageResponseObject, error)
+	// CancelMessage Stop a reply
+	// (POST /agents/{agentId}/messages/{messageId}/cancel)
+	CancelMessage(ctx context.Context, request CancelMessageRequestObject) (CancelMessageResponseObject, error)
+	// ResumeStream Resume a stream
+	// (GET /agents/{agentId}/messages/{messageId}/stream)
+	ResumeStream(ctx context.Context, request ResumeStreamRequestObject) (ResumeStreamResponseObject, error)
 	// ListAgentTools List Tools
 	// (GET /agents/{agentId}/tools)
 	ListAgentTools(ctx context.Context, request ListAgentToolsRequestObject) (ListAgentToolsResponseObject, error)
@@ -44083,10 +46214,11 @@ func (sh *strictHandler) SendMessage(ctx echo.Context, agentId AgentId, params S
 }
 
 // StreamMessage operation middleware
-func (sh *strictHandler) StreamMessage(ctx echo.Context, agentId AgentId) error {
+func (sh *strictHandler) StreamMessage(ctx echo.Context, agentId AgentId, params StreamMessageParams) error {
 	var request StreamMessageRequestObject
 
 	request.AgentId = agentId
+	request.Params = params
 
 	var body StreamMessageJSONRequestBody
 	var err error
@@ -44124,6 +46256,59 @@ func (sh *strictHandler) StreamMessage(ctx echo.Context, agentId AgentId) error 
 		return err
 	} else if validResponse, ok := response.(StreamMessageResponseObject); ok {
 		return validResponse.VisitStreamMessageResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CancelMessage operation middleware
+func (sh *strictHandler) CancelMessage(ctx echo.Context, agentId AgentId, messageId MessageId) error {
+	var request CancelMessageRequestObject
+
+	request.AgentId = agentId
+	request.MessageId = messageId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CancelMessage(ctx.Request().Context(), request.(CancelMessageRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CancelMessage")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CancelMessageResponseObject); ok {
+		return validResponse.VisitCancelMessageResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ResumeStream operation middleware
+func (sh *strictHandler) ResumeStream(ctx echo.Context, agentId AgentId, messageId MessageId, params ResumeStreamParams) error {
+	var request ResumeStreamRequestObject
+
+	request.AgentId = agentId
+	request.MessageId = messageId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ResumeStream(ctx.Request().Context(), request.(ResumeStreamRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ResumeStream")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ResumeStreamResponseObject); ok {
+		return validResponse.VisitResumeStreamResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -44551,520 +46736,538 @@ func (sh *strictHandler) TestWebhook(ctx echo.Context, webhookId WebhookId) erro
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L2LVyM3lj/+r+jn3+xpmC3cxkCn25w9uw64E094LZhkMnEvJVfJtoay5JRkwNOH//17dCXVyyq7DKbT",
-	"nWHPnknjqtJb930/93Mt4JMpZ4RJUWt9rpEHPJlGBP59SoTAI3JJptFc/S1mkwmO57VWrTcmCI8Ik28E",
-	"iuGxV7vD0Yyo10IssfovvNANay39r5vG7j/Dvbv3k/3fmw/f3X64P5Dv4sb8X3gQ1LzaRPcFr0/EyLw8",
-	"aN6+j/cn79j7aeP3ptiX7+7u4WWJbS8THpKo1qqNpnJnn+9MKKM1rxYTMeVMkB6dkFprt7m3Xz/wapLf",
-	"EiauBQlrrd2DxmP6Xq1VO8XxLZECRZzfomDMp9P5IRqTmCAq0Jjfoy6KCQ6RHJNJXXXB+QSGq/5xs3/w",
-	"rubVJJ0QIfFkWmvVmo3mu53d3Z3mbm+30Wo0Wo3d+v7Bu3/UvNpMkBg+Vf+42W3u1R69mpgFARGi1pLx",
-	"jDw+euny/z4jQh7TmAQyvw1tFMKvyKwe2pJjggLO7kgssKScqbGr31RHb8R2dpskeZBqK0kUoQlBGP2T",
-	"35K6e3QLo+myS84nxdHYYVCGMFLL4qF7KseISoGmEZZDHk/U8KDrzFDsT+qfY8wYbKiMcUjZaCcYY/Wy",
-	"/b7WqoVUBDwO1aI5N0FP7JcxlijkaM5nSI4pu0V4wGcSliOYxTFhEk1gz/+74qSvZEzwRB2e4l0QeELs",
-	"7D3oAW4FEvaLzGRdQ9bv6a1/iQnokR9zRgpjVxcCkTt1+2HcDIXqpWS4cJlb6HO/JudT0q+1+voS9Wte",
-	"X28bk/DrL+M5CmnYrz32WZ9V/UrPZUyDW8Lq9Xrp12pQ8HFCJuDn5YTCfKBJRb/W+tzPEIB+rdVseP0c",
-	"oejXWge7zfqe+kxRFegjQ1f6tUcYX624sB8xjVzHYhrzOxqSGA3hBYSHksQwZ73hSEgcy+zx2Nh6kzjm",
-	"MXxl/qWmH/BQP23/0Dnr3VyftX9ud0/a3590sour31AkW1EPxiXCd5hGeBCROrwXEolpJHSbQmI5E4U+",
-	"Y4IFZ/DjqVrJdCViLAmK6IRKRB4CQkK1FY92XR+92pjgkMTAfzo9PAKGQkQQ06miZ2ZhYyL4LA7IG4EU",
-	"qVOEDguEGSJMUjlHEo8OEZVowu+I0DSI3JF4jhR5GRH0A5FIjPm9QFuYJZxsQmRMA4GwoCHZrqMrwkLV",
-	"ygAHt4qmdYc7p1gGY8Rj9e8zzoj+QVFNEYzJBGdYaK1V69e+69cURZpP1Z9CxpSNYJaXWJITtQo78L+L",
-	"s+x2eh8R0Es+RH/fKbyvOky6edfI9m76okySEYkLnV2SCaZMDaJ6h8k3uU7X6VMQxwSvSMBZKNCMSRrB",
-	"nRhQpgi+Ph1v1LaxkN+rvSZS5Drfb67qnch4vtNW1628Z8nRPVbbS4Y8VmdKxvPiNPM9KSIwmU1qrV3P",
-	"1evCNi32fYofVAso1hxFoCmJ0YSymSRq3ReWYb2Ndm7b4iAubecRGUp1sLMcxaz6ysEcfFhrMM4zcM3o",
-	"A1IyE9oSelO2EZbofkyD8ZpHYve7DwfNg4PmijV69GpTHOMJkYbGtJvtnzUFcVOadrOtiJfkAY8SWmMW",
-	"x2wi2vJ36w3fU2TBb9T3/EPEOFPyAGYCNep7niJOUvMD3ZDAc7GdG39tt96oeTWq+tUksObVGFbSqxrj",
-	"jh1k7jjihxPCRnJca+2+c1GZtpXAXTOzVI+GimgOKYk95GtJvT9rNPYCGsJ/iZ8faAVhHmYxxXKczsEq",
-	"A0rk/n1GY8UutbTjnE+z0XBN6Cgj2nbDC9WDc25ZEbg4RfVs+QzhjaUKiGOCQW5oz5znMYmo4ldlexea",
-	"58W53Y/D5VNTL+iZhbu4OdgL9sMD8m743ej9+MM/b90zC9PBPG9W3ZBMplwSFsx/InMXcbwlInezBB4S",
-	"RaeBNreUUkGmRFEIxdGlFbxvyRxhBppZn8EvAx7O4SXKUHMfjfksFh4axnySfoWDgM+Y9BBm4p7EuuMh",
-	"jYXsM/0TwiNMGdrSIg50oRrehpaVJB5yRZzUd/c8vkXyngakjqxC0GdqYDBUzLgck1iPiwq032wiv3vc",
-	"Ob0473XOjn69+anz681l5/qqc+wfZqY5phHps2RgSEgaRSieMQGtND4sttI9u7m+6vh11E5WUY6x7DMj",
-	"g94SMgWpbkzZyEOCg3YGC6wbxsOYiHEd7aqFbx4coGlMmVTSX5+1r466XSVExThQFPQwmZlZzTci3RIq",
-	"oGl+z+rIqk59phQjSgTa8vtG7enXWkgdJn8b4ZiAwKlewnMStmBxbWMjxmMS1vusjFBmDtiOOmFuqexg",
-	"2Bx8F3wgO0FMsCQ7VtHEQlAhMVPaZvYwHxx4ivMnpFaxEClJrEbwf7/1+w/Nxk6///Bd59N//sUp7HWH",
-	"ICUuHvj2VCmJWgcCuZSzaI6o5S6JjKsEYa3JU4EUa9lSrOav/narr5f/ngpi99S0JeyVMOcbDsxus8/8",
-	"i8vO0fnZcbfXPT+7+djunnSOfX1qgzEJbpPvzJjUnqg+ZYyZwIEa+rItMDLyCok4s74Hu033oin5umzh",
-	"9JT2Gvv6fjFurrzSYKssnvovHyKMAj6Z4B1BlFQgSYgiKqTm5H/1gUOXzTKV/p891TIVQJKJFhCneESS",
-	"sfw+I/E8HQqIRrkhhGSIZ5EEBVf1bkRWRZNXCLAXeEQWx6F+RWw2GSgWAzR0t2wwaqDuseyu7PwXMhhz",
-	"flvG8u7140WOt4rhGX4XfDdp3u6zd9P3vzdizckf3PzuPhnIc9hdxrioBU0lAF2zRJVO7F4Mth5PpxEN",
-	"QHp4+0+hpdFkFp+1aq0/CUEkLCrwNc+q5WBjAv1bsdSV2jdYnxR/q7VML4+JNVZ15LYD5AyWQxwJ8phd",
-	"nL/EZFhr1f7/t6lx+a1+Kt52VCcddkciPiV6oQqXuzg3bVHDdiSUKSp0RzylusCQ4cKCkdFO1Aw44GxI",
-	"RzPFNWo504JDUXON2Xzxtvh6uVJdrZX0E7eqXLUV9XqZ4rmsjcUPlmmPVVvKzcqp/lVvCWamzsb3ODT6",
-	"6vNuTPfs5/ZJ9/jmsvO/152rXv6+DCmJwPOgrsuFOURw/c09msyERANi+EYL8SlhmCrZUY5jPqWBh0Yx",
-	"/91DI85HEfEQjyI8wfm71GV3OKIhAlsfGvIY5fp70UtVmL4xzPtmDdB/oc8IFsFDes7o0UcMT6x8G3Kp",
-	"uKMilIlpAIf6E2CooN5azdpDYhaMjUmO35F4J+JsZLTLbqgZ6+tt/AZvY1YBP+PyI5+x8Hn38uj87OfO",
-	"5VUbpNGz897Nx/Prs+Na9t5kOwWyPlTdfgEelAwHbTFuzrTmQsZmhqOIxG+E1X62FR9yT0i75vTXY6y4",
-	"k24vazZ4vRbf6rWw9prNXInjzkn3587lryXXwXb2ha7CL53vfzw//8l1GYykvPQ6LE5GXwX7bfYyWEvT",
-	"60X4Vi/CRx4PaBgS9uwb0Ol1bi4uz3udo17nOC+tTWMuSWCOJ2FKIQmzwlpIIiLJRfKW0gYEkYgzbQQA",
-	"KnyIgohgpTZoUeii3Tv6UZvZXBrQm562EqG2tRK9Uc2aoZBQK8bQM+XshUW5q+uPH7tHXcWiLjqXp92r",
-	"q+752RXawjpC5ZbM1Vwxuo+pJNseKi4n6Eu5Zv73+rzXRls5efD3GZfYQzNBQvT4KrN9s3cyb3bvsmvx",
-	"TOOD2+Sc41Gp8dmY6qlABess3Eprz9b+5Ze8NM4xe2Brzw3UeAf8wmj9heEeGqO5DuqgEhHjVB4RCcYI",
-	"bXd9vTZ/imtzSWaChJu9N9rhk7s3PddFucdCU+EhjxOHizm2X/TS6AFrc9ziBUmGacTBCAuZeN9cY0db",
-	"Ob8Yj8G+8MpovtkbwySJGY466bl/urWu17k8a5/cdC4vzy9reSua7kWbftGWPUw0RHvDJv4QbL+w9JUd",
-	"mYcwQzNGHqZGCsQ0msXkEC6ADYcNcBxTAmoONYMXr4f8mz3kYMQ9tedxEzbp087VVfuHjtsmbYKl86Zo",
-	"pfoPCCKTqZzn1RUzMKQ+UzKL9WB9EeuymYj2w/pqCCA3TagQEG0A41WEXnKOIq6EqIJhGviEZgqwAK8X",
-	"5Vu9KD8xfh+RcEQ2YxT76ez8l5PO8Q+dEqtY0h0KeTCbKJ39qzcVO+ZUZie2k3qVjr7V+3BKJnxTFuLT",
-	"zul5qX1Yd/T1n/7iJMqO/gTm83rwv9mDz0OyCZ3g9Py4kyoEeXuwdti3atovnxWXekoQhygYfzSVOx98",
-	"FHKio0PIAy0ae9O305gZ8k8t22cCU1/0SmXmqVXthQENQc0Go1qiSs/YLeP3TL/sJS+Z5fbAXZ+Gvr/e",
-	"pm/1Nm2GgRTIdm3R4fGHsA9PEX3NAVK7MQ3L2MjrIf52D/EpD+mQknBlgl8av6vDr3Kxt4jhCQkPbQBw",
-	"4UDYBMJlI4R33Bl5r4fnqzw851PC2t3NxtPqpKZZprmiVICdgbAtVCnCFhhvrcVmUZRGCpP4jsQ3Jua2",
-	"MknVswfCemnBCxyE1c8276O3NrUrM0W/9RpX++9+izYVXUu1VfTGiKO1FWGv+ploITBmqm4xYEbMBEme",
-	"GgmAPACbNzfINitqmRyCXNcvdqGc/cDNKjzxWwibyNjU9gk3Sb8Ht4rxFC1DIIx8NXV/ce6HyIepQzQu",
-	"EYhKCKvNBeRu+XZVfmt8qsc8Iq/RGt/4vdxQHBVlYjYc0oAq0j8lMRxGzsSiz7l90YW4oUQ5HuM7oqO6",
-	"k8/g7uo0qimJsQ50cjO39KMXu4/FLsxVdE/Y18mjJjgqwExNURAWJrTo9cJ80xdmg75n66M1J3dd3/PX",
-	"Ie3lJ6GO/6uf+t/wWmzK9gpWRceFqGgvbaGVZtiv49pk5plVj96IKkbY17vy7d+VzZhX9TFiXN6ACbXk",
-	"yviroFSKlwSUCGOBMLBVOhuP5kyiia4E0IhfkaJUWBa/ZX7y3bN6Nfj+yW7YBZ5HHIc9zk9w/Nzgqalu",
-	"7EZyfhNBc9lbZqwaOrJUW+IE2m3svz/47h0azKUW+F0s54+/JgszM6woPxd0Sr9/vQ/f9H3ocX6K2dzi",
-	"sT3vPsRYkhuwPN9kLM+ZG7FomfZyKQz7TWRQ2MquRraLF7oVxS7gQjimphX6dEomBd1KawFnGtAuUNr+",
-	"FGLTY4KDMQkPkZ+BB/QBi80AxxigqT/1rSpAIy79OvPqv8V9vGZ4Jsc8pv96bqqHJe54Sm9uAYlq0R7O",
-	"48Q4bKxvZfdOjYowafp/sbvn6iZn4DazMezImgyzAb4THA15PFGkxQSkKBpzx28JzJc8TJNYZLvkYjad",
-	"8liS8JSEFPdgxs9Z+lna4s1ENXkDq1gAFFCN76jOkIX2KHbz9coH7hlmhQQjTgslSmPhnNqr2PANkqmN",
-	"CtAX7V9PztvHN73z85uT9uUPnbUF6BcMDFoYnPcqAv/JznIMwiZVG54CqD/jOC/CGi7YXWxYkcE2DJGg",
-	"LNBuLovtm4B8g7/1Zc/44oi9HHqhY5gQDZUf42GC/KikXPPJ67X4Rq/FRnXCy3avc3PSPe32bjp/P+p0",
-	"jotQGqDvGGVgv/lYUV+MsHxhuDLHwD2nwjcl8Y42GS5R+V4Vun87hW5zqtz1Wfu69+P5ZfcfBYayTI97",
-	"wauRHY+3CUVs8yrY9dnV9cXF+WWvc3xz2jnutm96v150nqKCveg6ugbpvSpRf3bSYICGN+PpW0BHy51y",
-	"09UfhdQG6RQWaO01oeJPe6aTI2RLmkBw/BGe4gGNqKTEpslNSWz/Ig+SsJCE5tU4zNRLGXAeEQx1rqYz",
-	"MT7jkg7NnRDu1zSSv1mJ4uPHxHbGB/8kASxjOsh4WX0SFOA4RHwIdVh26w0wyuXmERRmuewGOVcGrhGg",
-	"lHfZdCZPeagbopJMsrO1yN6pVTaO8Tzz+flMPvX7zNwd72tccscDQYJZTCUoCzQmE1vEMel6xWJcLX7v",
-	"Gp/t5kp9qSeHQ6244+gitxsVO9Qt1VwHQ9zSKFprFrClV+oz5+CtbAOxe0MckPUbTz51dXC3rHyQ9Uf5",
-	"s2mIJQnbEvDpF2sApEDzv+n9zh8L9zzSzr38PXAdaec5Tdb705I7mk5/gYrYikbf60JNi4vg/+3q/Ozy",
-	"4sg1bS/5vLQEE1RWSgorOduYxZHjchSWVL3kLYx2cQDLlkEfscVaFAiWMA1ZicNDve+6moRAfjDG0jf1",
-	"FTkDpTUtooJ0TQ20RaUAg46HMh1ANQ5blHV7kfytoh3Zeq7VKRINna/RJxLIUgLGn0oyJR6t9UXhONDQ",
-	"lnsoXjNouOwUxJIOsS7Cmt8FbJ503eu2apOy9WzdlNUUBi0OqnRhpzhejxVc4FiuXLbMNG0XJUvVuVMX",
-	"xlQ1XSzAF9+ReAcUK117tIV8XcJS1/JoN9t/E5xdTgPrIUOKjJgCHyiijAgPERyM0ZBHEb8nIRrMEUaD",
-	"CLNbeH6IMPJbaErZyIciL6azeI52D2ycgy6wBFUATeG//EJ6tYcdGOBONQl9cdy6DFuz/QORPSxuM7lW",
-	"i7wCnI1C0RHfvO6jLSP3OG7+mArJ47ktQpKpTthYrK9SeqUlYVgrPssJKA3LtvrHXu+iPZPjAm9fuCMD",
-	"gmMSf+TxBMsn3RKRNLx8qOa9kuGaDUpioovEXB20ncuLIx3iX0cfeaw2AE2IHPNQ6IPq66StCGIyh33m",
-	"67IP9Xga1KHlLhtyH+mOBdryNRyF/gxYwxthcgiUHqnrJfQZFsgvZMTrsoLZ4oFvRFpewe+1rzL6nn/Y",
-	"Z74lJj5kblpAXyyQXi6xfQh5PI36XjInzMxQQUnsM18Nyk8KQZk2dNWngvQNWrDrNOfXEaZZr7kOpiV8",
-	"BRoh41kgZzEJkylsCUIQHvA7ohH+JikE2/IDAYNM319+MEqvaOZoNOuNBHjDsP1sncg3In3VVLCE+lp9",
-	"puPNIREJUvmoFCQaoi2sLU5yjNMU46SHEZHqsNkm+8zk5qq3VNfEmAS2XRukrz1m8/NhrfXb5xqbRSZd",
-	"OsdSkluWrKUu+FR7/OQ50/OTvJctbA6WOqfY1Ina9hAJxjzFArVYuI9e7Z+Cs3gaOBY4usdzgfxmveGW",
-	"9PRxdQiJV4RZQD7fQ/DnlVVI7e8gRC7SVXW94NLAW28FYaFqIvkbmtEfSyxuxdsRkebzRn3PLLmL/WLN",
-	"dtOVX6kaJXOwR1DtxoqvCnylwhcnZISDuS1fTVh4ocda+VPV3//OSDy3Hy6ckDZDzgmpVVwYMxCjDIEF",
-	"RM3ycZo2nENJ6Bpn4LktkAF78JKDtEAIFL8f8R3zIxh5L/G9hXoskAnD4FfTCSPBVCMUpjAPoQCB6MdE",
-	"zCKpz58OAFoUBBKTZDXRpGOLfL0oaYA6bYdItZmtyqe3POCzKLQYlooYPpMw6FV6+nWzstrqK6BOXJX3",
-	"NPlZp+X0RK/39hUUb7sG8wJI3et9bnWaXAMLG5ujsC1zQx1LeJiSWPuW+uOwz0BYB1kaBFwniU4azi2e",
-	"Lk3ZqO/1mSERrRyJUB14IKsAhMAC6Zb260wZV6vIIG2WMVpI3ZSgdxONcglYj2Ntc2ajvvdqzsxbg8iQ",
-	"xDEJezFmYspjuXl7klr0EipizZy52ZYZOtcwVRRPzMuZV/VB/AOMrG4bXM42+gSTZ95ol1ZAf2mjp7nP",
-	"f2Jrj57hhm0+OYnNJRfZPPOU/qEt/5ayEPRiS7h9h60D/LMPZsGzZe+b7x0XWTVZsvLQQzfc7L5sdPm9",
-	"Wsy1q7lSI5fqZTCIilvnvArbCWuTXQnT3zp7m9EaVhmycnoVsN4F/pzqUq5tB5gpbO9S4R4GAZlKEj6Z",
-	"Uw0iHtyWOC29dQ1sRU/pEQx+zcPkItYZO8c6ut0zjnThzKwwnGROs+PSq2OVufEekjwKEYafB3Nk7v+W",
-	"Bov3kD+kkVHWwYjlcnk85Y6qZtf+aAkheSKpADD/apd06WpfGhpBmDqPv9VmAurVgpCZ+TIdcZl08AXN",
-	"tHZUCzLZWMppBbcoPF26KqA9Oc6gIo5lXEc9c50yy/eeQNgTycFBcnKcbGGBDMlZv8vMna/oy9v82bZl",
-	"xNdWXsuYFHjp0gVLelh5BlxKreNYDGM8mmTQBmIyjeZKi3SdE3sedrTK6Dwy0ylhJXE0OCNNrn2Ilh+a",
-	"0p2MsJBH4xm7dQ/p6URsPVnDvJ7fymQ9Vm5m1ta4StxwmmhfyHO2Gd66yqpgb0mO2ovZYEKlhATvex7f",
-	"al8leOd3ksbVek+mEdGvBZgFRNfJHOpkGzUOjdSjtmMmx9lPTczwclaSucELbOQZQouw012LjGjaRydE",
-	"SDyZQgEdw8OUwEB21KOVLEZ3XWlD8jY3V1SINjcZC1MJ99EvWZpyqMQfhiPf1BIcE6Sl5FUq0cIeQTPu",
-	"a/9VEf7NEBMzADvtkv2rppkWbfRot95I4nms407o8kqgMj1XW4VATGFDK6srL1+LMluqxpIhiQkLSA+2",
-	"bM3ZVVSC11V/19V73VrNOSOJXoPTwxMndmXjxeGMaLZkdJsY36v/zOIoo+GUKzhFr9ocvEUaR7dulZpS",
-	"o9Akm8uxufMR4/sccR3MJXFZU0s0nSXxeq71L+o5l+cnnZvrq85lzdP/hnCJMjblim9d4FTi+VGt0OeJ",
-	"KSZSQaNfjIRdGJXSidxRNSsGUxKOUz6OxIlzVLS25M/fj/weSW49+cjPSVE+GvCZ5VnqMr4RyRu+CQLo",
-	"M/0t2mqgiOA7jWbMZ3L7MBMjgLD29t1jRWaHJvgFRPM+2/JjImcx607gdEsSzRPssDFnfBaTcPsQTWdi",
-	"rH5Lo9YRjon6pZ/mOrmiJZ5tUVpTtFyYjZtlqwW9eCnzkjv2YJWknXUIarueO+piSQDbgnWvuss2f1TX",
-	"spE93zpWPWhuheHM5YMuHQrkCrkd7mIWyYVNSWQWc5/07QKocTB5qP2YUJbtYtd7shCftT8YI0wlT3rZ",
-	"gcy7z9dbFMWdV3iaPUQecCCjuWXRitZMyGRAYlFlYXDOwFBxtk5X+xOPrshoIBW7dwUKbGqzLPtbYGOR",
-	"+XWNOG1XF27DntpoK3xJnilmAcEAUhiDTkqCkE8zVr8bIFx9hpHSDXcEjyUeRATiVqAtGyTgQzs+GvPI",
-	"cDjdMODz91nK59SjXAkDG0EJ7zsZzlOsjF/Uvri+ZfHl9cglpkO62k74XAvhIfK1pQ+OkpqLAdBTbwxp",
-	"LKSH/MT25iOelkN/MZthdWvhH20UfJI1MGcFc1n33wiwt5DDNLwabIEg9+ko6ateu9e5+eX88qfu2Q82",
-	"Gyf76Oj89OKk0+sca+Us80RjswDLtIpI5unV9fen3V4P0AEWe8r/mPSR/zmBq8m+2j476iz82j27uO5B",
-	"seTuZfHZZedvnaOFttvXvR/TD0o0pc2Y8p5gxPty5rtSw906drUvS9ueeauWkcHA7VJfJ51s2UTyKvEY",
-	"szAirnQLhrT3D26c+pfw0fXlCZrgW6JZrcmOw0hyHmXKYQaY9VmAo6iFMBJ0xEiI/Ivzq56Ptq4kZiGO",
-	"Q2Ty7wUy6dM2v0EQKSkbibogQUykqLePAITpqnN02en5OmJVELmN7sdcENR8eEgwIUCT1UJ3HbXZ3FQr",
-	"N0HwW5ihTkT/hc+vIOcBmblvq08V8yWhljoycxNSCejTmE+mUhc8ckeVL4v/MXU9V53L/PKDOQkMBBht",
-	"+arZlkkE8T2EJZpwIdHuO/TT99uWA6pdeCP6DMcjqEctDhEeQCbXhGAmkP8524yH0uPVQp/BQ9HqM/OO",
-	"nsDj46Ofm3CJp8QZIpacx/JDflIUQZdewMBqlEVhBwLg1ltepZ3dj3lkxNI6+p4IGppzbbQNyCEioYeo",
-	"TOpvQJpanyUZojtDGtkPdD4o5LHZiq+ST3cickci+wqVAH40oneEua0cSSb/6rWwdxiHalnp3bp3H09p",
-	"h4VTTl0S1iXYP3T23lFMsCRIVx/lTMlZdMTgwpjryCQa4OC2rsv7hucsmpfFqtcGlK8eJ5ZgE7RDDSJq",
-	"M+iXfXcEryUfwbDDtj4bUVQh/LyXsLnHT8WpQIBFRCS5iLkkQYEQZwS1EceRWHuKWmRfuXq3tpj+qg6S",
-	"qvu2g4jHZL0Dost7r/pGFzXP6MudipzotPB62kKPTKYRlpWbSN/XgkBMA1F900/NB84t15UanAKHenKR",
-	"FLhe0UfuZfv1lWF2lb5OXl7Kb0gsFAE0wdLLGr3IvKq+jGYjyqpruxfwvoseT7mQnSdJIzYj54cZDQnk",
-	"Eq/6/nLxC4jbrrau2SWtKAZCsHUiBOqPLk1F8yIN/WU8L9bxtLlCh2gaE2Hpqcl2Nj5nbQdJc4pW0gQh",
-	"56tdckeWZ13B2+qzuZBk4rYn62eJ5DMmGVQEIXEstcCGtqws0mx4jUYjfUsjImRcrM1Go9FweqMq3vXc",
-	"JZd8au549dOVAH1sjB/MBIntVcxP1VudtJ3AHCQ+csUZ81c4S+8tY0m5YeagF8mRl5SYsffawb2yLDK7",
-	"PCkNfUIenjrr38+UZL2mcfiXMZbWMn5LyBS8GUnZmYER0KgU6SFrITrRLqMFMSW1+yS3z0y2NOqoMunT",
-	"0zvi7I7EInV04Ieu/no3e9ITspjj3Gv0kzDyhU5ckQcTHtM1cHR0FxkWnptEo5IRGBKdYG0zLqrqsnjb",
-	"bLGn05S1WJ4oagnVUZJ2HV0bydrK6Dgmie4mQBCt/8FCNRzgSmzE3JJqIvH3lEPyzJOlYZfsWryAhIHR",
-	"1EPH8LK5SlBGDWqqZSKBny3vvgqyKwVZK3quFA3PsM4me7pImpytzcilK8++HfGXllfTeSaErukipN+q",
-	"DPsqCFYRBJ8stsFXTxSKNIsMHclSy+wwnwdYkJtZHD2+BdYi3mogJl2gkIYaecllk8yZPyoKudYMkcCq",
-	"1lYVQlzLGvoEHauK3JyVYrOL+Wm5tBImiK2LxnbjSFg5TLupWexYJ8xmzhli3jQIOyuH6XaHLHd2GBG7",
-	"cNKspXT18s8mExw7ck4LaUwZL2PWQ1T5uNm8o2UfGFcBLANETTrTj7IjWLWwWrwJXU4WePCkO1OW07pO",
-	"pv1SMDw7tBV4SZkJbuCA26V6kQNuh7nZA17FK2df/NZP8gZ2+GW2tvNgUSLW0gTdeh+IGHwmkXEKekrZ",
-	"y6v7EB4qEHXpf09RydaUZDcoJ+iV28DGmi14ke11x5RpCaW6Sy/HaRxCOB5RVikG9SJ903nTRS3X2tJp",
-	"bWDlraC5+XU/TTTZqoQPAg8SQ1W3BAMn+07GaibwHQkBDo/VX07GnJCJkTAHzdv38f7kHXs/bfzeFPvy",
-	"3d29ExAGijBVU+iv9LtLEx8EiV0r09b+8yGPE0Pkzj0NwePLdTXSCgzc7o0ZQDL67PKVbviZoUP5ge0i",
-	"ydFuTs2yFs+YTiYQ7gA5ahrVMBiT4NZkAKjnJEQRKD3bJqQ2yYNyxSDBLeWx/EhJZBYJgFtqrZzk7bDm",
-	"qnugCbRAgitdcTDPhmplP88L9Z9KB5KoELYRDGY6yLJM/qmB11Y0cqTrcX0J6cOrDWM+WdO5FFdyKxEm",
-	"SUxCDeZ5iMhkKk3gyz0VxHlrJX+OCpYeZ5gTNJcM9luXp/SctZXIbQ+BF4hAGGkzLJrgORJEHlqXnYlE",
-	"MnfvjVBXVRCZPfeLR7b8qBr2uBgNlxqBK9q/sBzyeOIMTX4GGXf7xV/AY75Jq0LBGVhxyuvaInIetRL3",
-	"nN3G0hPZ4zxaPxqwHNd9OCQxcfA6oGhJVpfkPBJoioW2+b3bV+cdA5b+0GRiOCqS5ILdli3q367Oz87T",
-	"CEy4Ke77dnp0YbmYdgf6k2Dqw/jqT5cM1KJaucAdzJbw6HxUW2aK6Vou3TsNqZ6AWue3MSXxDsw7uygr",
-	"Imv1e0spcDIYV7UZNbI1ZfbivFwZCLax9VpdXR8AmvPssJfPdgOivF61F5HldbDzE32mcyRmA0GS/Adb",
-	"zsQ4Rj00jWYJioFfRx0cjJOYExONGJNphANi4QzAi8qZiYz8g/2ory7RV5foq0v01SX6xcP6kuV4daa+",
-	"gDP1KQZRzScd3hpdUNuBPaWukrCc0YYK6XwRgOjIluJ+dumlb0Mvyeoidt1WSCabcB/ZvXtBAeqP9Y96",
-	"2VP4xJpXutvl+/KtGFEYjubSEJH84laxgOXtC0yS+A6v5PdJn137gVaf1omDTNr4fhbcEmf+9mqrWX7p",
-	"uawgAyb99vTrxbXPmtiS9UgaT6a5dCvMlJZofovwJ0ZYK3k6PWhYDq3mnM8J5bNBlAlIsSUpgBbFcs01",
-	"vCVMXAsSuschOY+OsMFLLz5ezECNM75zUcs1nyiU2UYXJ7p0nZ9JLpObs3FauXA/MtbzMZ/F8PHcbYMs",
-	"nE9XUm7iOHJw4myQtEDa2GkrD8WK2rkrT6VHsyBEzWImdDEmKJGrC0tMjcSOhphGs7ikTRsbfYXvXPav",
-	"U/PYhonnRumhwTyT4WqMZO2LbllX6e0p9qKfKOFkwOUYQVS7u5W4cMWqCMzqXSVMiLWvT2GhOY/A4Ccy",
-	"roYJLqsUplrqlO1ZtikskQa5RFs+v20hYMP+tpdJmeSRQJQF0SzMadeZ3pTI6ejomApJWSAB6APkPSSm",
-	"/Hb1eXNjA4maVzjdtucqlCOzIsWjV9hZ15VNTBsOUAVT2k6jKkCiL0TOc0bSn9BWGhSP1aMdEukH6mtQ",
-	"IjgjFRJgEhvFyto1BWvGJzWLxTyJ9VJC2jm/tAc1WCHVAyBkOJ90QzV1EgkCP2k/roH408BB9rpFIVS0",
-	"orEL6iN7X9dKm0gBq4p5ExPK7A8OVdr6YlZpl5nZZ/03euoVNK6sa3u9SNdkSZzHs5CYsp6UXaYtrvBD",
-	"W+99Fraz0UhWu/xTt4EfmiufXBposcbMcn60KigZzlk1GxVW46n7unLaScziy857imNJy4Bwq0CM6vEm",
-	"KKNLDsfG1s7Akq5YwrICAEJQIXFJEYCCHWkxvieK1jPLBGMs1/tiysVaX7hywY7GWB5pbGunPf18Sli7",
-	"+8YU3q4Hyau2IqsDi3DMaeASpToZnDj9Us6cs8JqlxnmEXy8xC++2Pc1ow+2VLHqNTnzlMl3+7VyrPJC",
-	"fQW1CsFkGu34GUAyW8DTXWnTWsDL6piVfGf2aK2FST20syowQ/mPrzVrdNmmEuufXd+MO9zstu3y08pD",
-	"1rb3qnjvVl64xSOwaLOgjIrxTeqmrT7/j/CpSQ0Ha0ZIHpYq2+u1byX+RAgprjT0lzbuFSazemUTLLKK",
-	"d7geGFS1dW/yeXKDbfySkdjhDCBo9sl3e8ZuK13wJ15hMOvjCSgZGvwFhqvxpzVE/PJ7vJGbCtP8A69r",
-	"xcNUds1CEq02kDjaO4bvHr3n3FNoqPJlLblkegJPvGLHdvYOuDPmDlitIiAtI5MVmPfiuiy6WWZRhGZM",
-	"0iiBUUxPfwLKaPH8hOTTHFCf+kGt0arqtrXys54h905iVIX062W2cPLLYjDy+1MaTVxSSwmg5nVhAsCT",
-	"mhv0+UMDU6Y+E2jLpxM8gow/30M+4HLd4FlIeVKCy0P1en0bUt8NDNMzKjQtYVql1X5hJ71c2Ikp0COQ",
-	"rWzi2ugVO5EiSMvSwh1pOXNrBjHXRC+sZ7x8ucVWC/VPTg2YFSP34FBOBC5YfWGX0hRGpgwivu2lSWBj",
-	"JzjUtSgSo1belrK6UvNTmFjmiC4wsU8L67jyblTYiydFJSWSgWoLpY0JK9TW0alxxjIuDb4aGpOYoC2B",
-	"J9NIbe6QkigUHvLBEqgOPYMCDUbcudF8OnsJLDS8Bhe225g9nfweMAMhKADh6TSaL7cBLc+P8HLWpMOU",
-	"9vlK1fOTs2LigBm5T37aSqH78n59OFPkQZvmnnBEzH6VWqRWGKSWaBU0zOGwGMqujj4EN+Mg4DONupFV",
-	"pg/erbRgCDwkcn5DQ8IkHdLV0TlFgcV6lZSMlUtLcNsSTQ0DYcJJdyASTpeXBjjypdIsXPOSy50xXOjB",
-	"3PBppUi5/IQ0FPq5+dSYKZ6yJkVLnpHVllr0lp6mtdhiRmypPvAC6V8WVbG+6JNIPAu2nCorkdeylklp",
-	"JRq55Y7u+vgbEOQcJio7qgoTNANwDH4mxzzOFdKpo3MWzS2dg9oSCYv0U2N7DCXlEwKcFQVCon2kcS2J",
-	"lPIWLWTafaLk6RkLKnKsqwwdyE7lauG2t3R5nxbSSAquZiAYAmr6aHwFH4HM4CGY2ZBHEb/X4gRGgwiz",
-	"W3juIcJCxcPA/2A6+e34/KzzyUdbiuXpHC3MdLaOHs/24sHwag878GxHn4GnEBJTSKBknUpw1XMFGvAi",
-	"H9f0zUPYyvmxZ+dkna9eMr3qXiaX3WGVv0kLG+BiS6pROIShPFVdQcmKBD5/1Y1T8mbmrlV2RVio5NJU",
-	"C4JjoA0avtGUUzufP9NlWAZkyGNSOC1VuM1qFe7aPVAfokdutA8zSVeSs5i9EUrssq5N/xD5OlQxeReu",
-	"fMoj099jAo1YT/wbgaAKDBFIzCDfkN8ZODbTj3YIbzU0giyVikZqJDcARMQIBumsTVPovSREJTvwMvd3",
-	"ugwVdP18i55jIIUmP1XYoLK0F6hVkXreJY5ubWwolUJT4G7ob+flXOP0zSXzwkdyTLV31O62ASOvo462",
-	"t5kcADwh4DIeWCS1Yo28KZaSxGqU//fb//X7D43GTr//sDvs9x++G376619cPC4TdP+UZLVUkN0rCK5e",
-	"bcbo7zNiHhtQxiPOGAlK65IrabWC39U00TYfmPIMQDbXTJOzbLHr0KjtPLO8MyD0rizywb527goNSGJL",
-	"MvnbZhsd96OiCzrndl6SkEotwCkcNVPxQdM+uOGBXlLi9k4IyiokbWVXtVIVg3QfTSGD4pW2k7PtJXO0",
-	"Q8ptX379ndd74eA4b/eAW63UHEhbicQOaJHslQQfZ6OvK6SiJ68vH/wXzYx+3kl0Rl0/+2CkOc7lR+Qb",
-	"jtJNp+/G8VgveS9DcKtl760e0vNCKQvT23Q8ZfHwONy65g028tEWBJ5SNoIorXtMJVi5wIap9EIaYCiR",
-	"hW8JonLb6zM/oZW+h/yQivRviOuaTknYst5ek0Cu2rZHtc9iMuF3JNz2kpz0rSx1sblriMoWGuAQgcDi",
-	"KbKE4PfBvM8w02Zp6OcQCUKQr0++v62HpYRTNaQgJmDDwZFAEyoEZaNtXdwgsT8m66F1U2aLW2cnl8A2",
-	"wM/QuFvt06JLLvqocEZ4ABUwumsmbJRY9AsnJNO6tzKYyAy2DLalhKpXGwgNK/VcYrioYnmwJRALQTbP",
-	"i5IxA7uIyR0l946wdCHpBEsS9pbI7utCNhdW43ET8MwLB/FxA4DM+QPjaDHNL3PgepgM73V6qpR1nZhq",
-	"7LpnZpbHKNdj8BZ2cfVJeDbNz56qF6D5yWItjK88A2yzYAQlA8tF11aXu4ooTEprXBOGyRasrxrD+pN6",
-	"36hS5io+TZk6csvW60TXby4Gt1A4h/OJACOGW9NR0sDaUCsiRYEpqF5KuzdoVDHRqY65nIsWuh9jicZY",
-	"IBHREPFZ4sO5pyzk92k5qWYh1zSpHwUKHOPMjSZUBp51TGMSyJwxonRdlsNmwTHLieK5Y5Bd1OLZWnVl",
-	"SpFAl2N6isx3q0JEwtriZxWH9WySuDDPF6CLSR+bG+2LDnMh8hcMW3ln5XIz13+6zVxFQreoFyia4aMt",
-	"bHIXPCTGONZ+BIgd4wziyKjchqp7IdwgH22p38F6Z43HcDe2s44V1SJIzuqTMrk5Gd+G1L7chr0IeqOF",
-	"e1kB3lic2+aO4ktpkEkHpQK6oRndIliiGK3JpbOVMStI+6f29XyUfsGbrhPCEn7LonlLF9wFZoFRqtmh",
-	"YCYzpZadeCmbU0aeaoMp42KJMf5+zNF9zKXS0rUqP+aTTMlpU8V9NXNL99XL6UrZkVc8NJu+xkvUoz/q",
-	"NmdmurlLnV2+l7zbFxkZcwFYKCYI5101AZ8QgYYxn+TAAqfUWkpirfFHZBRjSAu/p4pPOcn9cQVwozk6",
-	"7px0ep2bi8vzHhQoTkxDGGl0pOxICCu3yhyTiCoWtojPOdVO8ZpZZxKCqUdngbqb0lPNIu5Uj0HzsfbN",
-	"XwsSC7+FTGOIzSYkpoFxgoUCysESJuO5EodDOqJSk7HtPuMxsoZygbYCLMgOZYIwQSW9Ix7CKCIYHP3+",
-	"//g24mz7EEhfnzHOdsDx4WlXphwTQUxOKoSrAaHQCcaaXad0dCsBbMWMkQiquRKkIweGYCXbdpYNzcx5",
-	"7TQh6GhN8CgektjIfPpIuNO4wC8f9vjxqVjxxilhiYd+8TW1eJdYkhM6ocvUvimJ0YSymdTe6IFaN02W",
-	"4VZBqpA9EKrNPtsyQWNot7F9qPEOqVz4mHE5VtutxC/w15haw0mkHzPZplA1Te/QBD/QiboB70z0nf5r",
-	"15l+vEBFwC2rF70grboS2krQBQMeruSq8OmRehEA0SSmqw8DfHNs3s3nr+Q35sfZBLOdmOBQnRKUebia",
-	"TcLgl5c6SMeeITfds5/bJ91jqKveuerVvOSX087VVfuHTs2rXZ+1r3s/nl92/wEl2btnV9cfP3aPup2z",
-	"3s1F5/K0e3XVPT+7qnm1In0svv2/1+e9ds2rtX9Qf52d924+nl+fqdeOzs9+7lxetaF6dfbBL53vfzw/",
-	"/yn323HnpPtz5/LX3I+nndPzwk8/nZ3/ctI5/qGT+zX/Ue/H82N43D45Of8FhnzR/vXkvH180zs/vzlp",
-	"X5o1uLq+uDi/7HXUyhx32ze9Xy/Ug8t2r3Nz0j3t9m46fz/qdI7NrHudy7P2yU3n8vL8UnV0ftxJ/9Lz",
-	"vz5r/9zunrS/P+lkJnrcvVK/wEAuO0fnZ8ddWJSktH73uHN6cd7rnB39evNT59eb7tnN9VXH8eCyc31V",
-	"Uik/dybX4hjHRHEoYV2w6twd5oCjND+MSTZgedFBO0zRsXOtc6m+mWI5tnaXAQ51lDPaKhxWIDCF47rt",
-	"NLpEbkr4y5gGYwQPodD0mMoW8gPOglkcExbM/QThlbKdYURHY4kCPHX2Mc3JDssIwoKsob9OMPcK5Bow",
-	"NBLQjq3MSXJP9vcZ1/KdI0hR+8/fCAQvQdjaKMVEGKJ7W2d+a/HebpfhbiwNc1Drugj+mAnpJDKet4fS",
-	"NfUrnTKKJAdPINpyXDaLyV7KL56KLCZcmaztdLXsUpnMDhOZMMbV1+6xjEhnRfdCFi/kzOlwyAEPHYH5",
-	"xDK3lSypIMs7k1cgPMGlhJZK+kUs+czU7mCBnxh3+pxI0+eHjBaDRHWxkK4Occzy0xI/j3UEuWhx95mG",
-	"y66usrtpzcw0W83Uu2jFdTWZwbFeD78XdtzkFnhK7hQQ+YiwMJFUW7dkjnisCOQtmeaChKuCJ/5NcHY5",
-	"DSpG8bsGuHN5cYSa9YbN3/GUJEyHNND6Ko+RTcuBijwmAlTygEeW2QHjC8kQUq5c1XnUwONpUHphm/XG",
-	"amHRNuLao8Q/W7FG7UtglhRmZpOAvEZDA3wO5lL7qTYJZJJMXHti1oczCbPf5ZA1mvur03vAtF3h5qa9",
-	"LJ+ECbtYvL+weO4wAYjDLnu2kdo1t2xNa+z6ld/MJDwz0VVlYxZW7HnEeHEDNk2XF3rYhFnTOew/0qiZ",
-	"DKhrwjc2DcCVdHCB5bj62ylxgOyJPLS4QwbGMhNfrCQC0cpBkd2DCjLiiDLJdVR5FvXYUzpOn9k6b4lI",
-	"gWAZkf9Zc4xHHzxgn1FCHdRPWxDMjhnSCXY46jNf0xl/2/acrQjOQkSCMdc4aCN6RxgazCRi5A7Q75Ue",
-	"FvNJn+XKtYRU3MKnERlK6y/XgzemnfUOIOz3anjt3MJv+Mq+iKE7f97W4yxT88mLMRXowDXq02B6lVTW",
-	"KFhR49FaKL6QAjLBLk+vkCHl5UEghN2VL1h5v+ksxgSHxtb79EaqhB2fBtNejJmwlQRnscMZOJZyqq6r",
-	"+q9A15cnaEsniuFBRHbgqbpPQpDtZyAVwM5Vcwnk91Xf7KWLtWIJzIl59JbkeKaFagTADOAJQVv+//2G",
-	"d/7V3vlHY+fDzqfPu15z//EvAHcpSNhn4Cv1DWy/j8Y8CgWkz2mrOvL/hyg6ycVb/c4O1L7hcZ/5/6Or",
-	"WmYf1NGPcCw0xrl2NpiCmS1EWBDPdZa87LMYhHn/r+b/fEQZ+oGYWm2HSJg8xswLAxzcoltCpsb0bUgs",
-	"dJUYvLOLuttY2MNH966mB2wxYkIdHkhR8wsnyj9UP4WU+9rLAksJcA5TEmPJYySIFAjsksc3p0cXN1e9",
-	"4+75f6kDksemyDWrNFv9HyE0fnpIuVPJtXixq2oJVwgRCpdEBRW6eR5jKI550yyhLMyZpF4iV9GpCb7N",
-	"Zy0pcSIioqTMVMTZqEfiyVLf0wQ/JDGbNow43/f3s3CU1s8hOI4oiVNXnI58gwxOHIxTDZgyHS4v+iyJ",
-	"cUVYov1cLUb9DkrcS++VmrfdsoAQRMjEe2RhcanUMYuQQAX0csxjqSZqJmIuNJN11IMrmKsmYUODsnAT",
-	"4G7UarQJ5OMRKbinmimEprE4ZkETc2ZRR3hhmVtPv5o4JB1ICYXJOSyD1XYkXeNmw1bHyE4kmVejmr1S",
-	"n+Hn2AqeD+lZNY6hG1bH99Tz2kBJhzQ0/QVoxyZUv8Io/0ilL53UBgj3/EXE+FyR3Cx8oilKgae0hP+Z",
-	"EFyN9/SFkgVX1TJuZyKWtQ9PU0KNHM04RF4CrWQcQgDcnq/nxoaTabSusS0X7vdFYvgA10jXML2HGur3",
-	"eG7hCNK4NsDZdzPiavlA2Xg3E+iWzCYdnetoxk8iv8sX8oljdg4vyQBYQsqX9+PMM7XTtufoG040zeL6",
-	"PKyJr2dCk1bmDK8qMpUOI1u9rCBrGHNULlnB+OBSqDn/M5AMz2LOtdBnAO1Cj+jR1zEDAAmGhvSOIDHG",
-	"U7JoAMsBfCX/KAUVWh+PMCN27DeqVOHKQE2tW8ArZ9Y6cFi1cihki4+L5GoxCLoUJrVYHaMQY0CjiBqA",
-	"Zh37ZcVFC7CAJDcULgtZWKGMTb6qRgHPIZXFU3gQoy+oE6QRYpPQB1NRN8FFKS+uUVamw5TqNXAqmaaU",
-	"nqKbj0MSHyalP014NnwUY1YZbq5nBrEyVTBXGiO3SRZmbgmhuLSMs7pE8DWEydtplgCWlbKJ54aqrxFo",
-	"bkeYzavKkvBk9qt257mCbGafNy/KmsYrYVc6SO6DrDh+y9By27uO1lYdt/BSZxcIhBeBCxcBph3SWQGz",
-	"l0trMKOSiCnWsPlZQ/y7r0FZTXM9HKUURqQE1f3UUWO2EKaHY3JP1q2mMIoJkSYWd43SmCwgscSUra7k",
-	"uqqwwqkOLV6cDyBOHS0vwpUURsqJN2XMRuLodHX9qtRaN1Zn08S0l9Rrmkonk74a45gUC1hHdEjU6xD1",
-	"LqYa5CIFlEsp/IcP9Q8H/1HLJ+s1dj58+rzr7T32+3X9R/PxP/6y2umQm7XnWtVkGs7zmpQcXj9G5LRY",
-	"odiedj4lDFN13pkcx3xKg5o6ifx39R/ORyCe8CjCE+y+DIvVjF2YyrOpAV6zYoln65tp+CYDumzjRlM/",
-	"qSZb1VH+8hNd5aDORsCDZ/q0WIa5WF5SkX0WzC8Iw5G0MSvGyJmxA+40HULdBD+kduKcBbGxKnzffMyj",
-	"K0mmoizcNVMAbYLnSo9ISp1BWgLIbIkp8+AQNRAfDkks+oxx/er2YQIvqAS7eyrHfCZNM4CxPiLS3Ey4",
-	"jwuW3uXWUMUSlZAYkCctoSQTcL3MYlL6YcMpT08v8qu+9AMXdcxgQT4tCyLTgM2FyCQ1uIoX4ZISzzqw",
-	"G8rcqY0Evh2mMeAGXjyXUb8S/76K2p6ZgVNrT8uAGP3d5FfoqXxavqjFHAvK7nBEw5vUUmF/wVN6c0vm",
-	"8IuYDYc0oITJmymJARlIE1JQA24YlzdDPmM6P16OeQg/mVwmGNo84ji8kZzfRDiGwc9YQq9uJiSk+MZM",
-	"J8aS3EDg+w15SLLMoGQqw9GNRRbSXdu/gOfczBi+w1RvgYuOupBGl8YxG46mv9tRm4UlHUTWN6ltC5Sh",
-	"BC8dTAVPjHzOnv3ippeHLhePS/nmpos1UzRGmuDP5Od0a5OfsnthftJc46Y4oOIiKwFoEb4+UmJR+Uen",
-	"bvDytoUsB/nELLYu4OlAFS2r9JR18cNLSqGnDG2oAtTKuk02XLB8VDrSQElL2SMFkPfqWG0/oxxUZn3T",
-	"4jL8npHwZjBflZChxlUR6sNRYSbpxSxB+SGG4bn9RlYjrWThyB4mh9tonRXLHOPifJOplmqxi4uejcYv",
-	"WFDSHb3IubUKpxuyf+RFnp9lj6ZaoAsSl78BEnG3EBlVfH5RVjK6mNuXGU/u01w/hWG51uqCxEJp91TO",
-	"11P3caiaoHekQuZrrq6pUtxNhb4F/64DkItVfTPGVK47FpcoVJ5ybjLI0ZYkeIKCMZbbHjIZ5GhrQoOY",
-	"DyI+GlE2Ug9Mljna0pIDpL9OpznMkUxOuklEz2SnO88oBCs57d1DOloNAKq+PtLvQhTdkvgPSzdXNwhq",
-	"mzO23nnisoNY78jNJO+wER6RSb6sU2bUwRhTtmYydjwNruPoubGASr6SP2Ixlngknmut0ItUqnLqmLUk",
-	"+wWgMM1vmpmlxYttJJwN/NUqqT4va5Qxzu60V+VVrXJmPssZl4theYJHmOFCCZTd/Zxp4n9+wzv/aux8",
-	"qN/sfPpP+2H2NyeokBU4f5jRkEBmmCM6QidtndB8qkM+GMoO67PDvEhNsCAAtXAdgDTBbJ6JaFqdkzjR",
-	"GfxLQn6mMRmSOCZhOpblTc4E6Uz4P2k5KkD2wFbBx18sk77oa7gb5avYljqCpgeNqm9+OKj0ZtE7fDeq",
-	"6W50Ey56tDok9vPiRyUg5PpazbSKgm7JXCceJrCxNKyjcwCFvSVzAeGqaBgTsqNRZ02lnEPkm6hTCNy8",
-	"j6kkO2By3kpCTNEEi1th3GEQQ+rEtbAMZlX6cQEwRJ3GYFoprjf9wox5FU1fpJyW4a1y4Zj3sn1atrnq",
-	"U/1a+qXraF/xWJ7HBRMiFkFNb7eTH6fJJU8IV8sLI1Wl7Gw+y6qUCJ2jeswZKSlX0rOVtzI1S7RLRFva",
-	"EsCZ0nJfZZBPhgOBg/iNKC3G+3SXYRWbTiZHd1kkRtbPt9SNZ9qDhOynLahG7TElXyhE6sbStbzrJW1v",
-	"cDHKTR7rFL6xYWO23o1UpA5PcSwVQfRV21CjRRGomE6U4sVNAMV0avxEIQj/yyaTnmw77uVzTzfORCEs",
-	"fx8M2un7PLoJoIz48m+0mz/3WUwE+CdXfXgJ75mc8uREzLX8pDfk0auc91aYwiq5zTX+6t/kh17lq3Tz",
-	"qr2f2T2QLYvnOUO19d5m9yy/EZ4+W4uHPUucC8vnEMOHMR5NMjX9gNgdJj8rmTCmd4BuBEEkrlo85SVq",
-	"N3inl1Uzc227Y65JkIwmWeJQUS+Nt2YiHqGsTmaVdbGjTDhkGsWTelgMVQSUBrG4PjgeQf7dSq6YwRFI",
-	"DIVr4NZvbqmzecfp6JcvfPbuLF16CCU9hFqesMBUWJWjCD1cuf5J6Zrw21LEMaBlX24Z+W0t6bZkIa0y",
-	"nRWiVtuMVkhPCwLns3D0bGtfKZDeNKZ3WBIwawm0NYr5bFoZPS+cUPYE7Lyno+7B8LrhuoYeC5Z3pNNO",
-	"vwBYXrLrXzdaXi7ep0wLzuUal96o7DcHDVdf2Zi9gi3l4xHa29v7gK57R9piNcmEoeajV5qN5rud3d2d",
-	"5m5vt9FqqP+v7zb3/pGLQcWS7EgdOrmI9pNiv6QTSKI0XcnNT2FFobEGaADHCqYOl5NLp6qaon+Ihh7C",
-	"keAGZQpsDWPMQl1P2FfvdENTatBAUu3Q0M8vn3prM8AbVVjFopKkn+kUE4jvEPjeK+Nmh8j/3NfCWr/W",
-	"Qv2aBoDSOGMa9qlfe/RNUSCjY6kZVnSfLfDrPNPJ7aKLA2UKUGRtBxrKTdtSvNpgRiNJ3ZVYiwaKte3i",
-	"J/SWuDdBPb0k8p6QEpO5thCXIozqx8vhRfU7xhJaYrvkQn60EUZOmzbXTA0ZQpWD7pp4aIx4jML8Id4f",
-	"F6LXdnc+fNJRaw3v4PG3yTj89JeykgubIvF//8ppu8lHWRoUXgzCJ/kkMENFlLwJUQk6+F9NPqlPvJho",
-	"9iR0oNxAHKTGFra6XAIxaIPsaECQfT83DagAClaagwYKNe4yJcIQju1DFEQEygrY0qo09aPgEaasBJNi",
-	"iTdNA9hVNvJlc4iuSAQALi6fehFM6X5saHrw3aR5u8/eTd//3og1TX9wXoRp+IRdMiAWVeolxkr3NrPP",
-	"b2+6YtnDkh3Sp/LT/Jz04tJzD7W504L2Oo88W7TfxGYkdV0mBDOB0hyUSbGKv1NIKpzxCufgOPNF/qQl",
-	"oe9lBfXTg1f1vCXB13FU8bPry5OF3c9t/JKNXIX+8CR0sQoHM21+9eCel7FRmOimczbS5gE+fpllFs6s",
-	"IdyGFnq2vDFBfCYDPoFwck0fJRESKeZqku4Kt0g/2Cg2HAyzzKOg56CEX2GC0lLhFnFmfGGZ8aZkkdxJ",
-	"QxfDXdwc7AX74QF5N/xu9H784Z8TF11cJKxheQu3ToBhLGRbD2bNVYA6ydb872Zv+c0xjKteNgwNYWtj",
-	"UAsI473eBdJwuJbK5RvPF7GiEo24RIzbCGlnoB4jD0+cezVg3kKthE0l5gJhsGcwifM1Q/LSE78KQLBw",
-	"JTcByVC85X8wLINjhpsikumSvRilzLHfDLs+cLJre2w2Mb+XmlPKuJ8rYaY2UV3TyyYfV6oc72zUFVes",
-	"ablqEeFELBezgXptQASSHKKa/L8anT4vYVkF+682Ar2ehr3qv40MmfxtAaLs3/pO3wS6THfqAq7bVOYw",
-	"rbNLOaunL5rB1hWJdKryC1TGycxuKSDmD81KpItgsqvFoc6d54y8EYDrrZUvwM+fsZDE6GHH4o3nit18",
-	"peuxQSL4lRC/jRG9lyR2VxCUs5Fh/kLlWDf3UoPtESE3h4JjTmaVRO/01W8YKiSjjLlI7gLGZB21pQHo",
-	"MGIkqLhhGBMBIOoxETy6A2qMJjMhwRE0ICjifDrAwa1nnUYeiii73Yl4gCMPTWaRpAEWUvU2Y2JKAjqk",
-	"JERbMxapptMkSBTPmNAaiMEZtCVPoPTKzcVl9+d2rwOYg9t5kR6m0Xr7VhNA87siV2+1sXxBEV/C2q+B",
-	"Oj7NmLBJZf6P1d5LD5ThHWuBSmgG4UjmPANXptE0bIGY+zEXRIcxIsNacrgaq3Fkv5Cx8Ssy+n1bprz0",
-	"RHxaedI2wq3sqX0hVpVhhg5fhhXmgLJRKZCgI0bZyKDJeqnnfTBH2pSJTMPgGLjkMvuT7ihBQ17jFr5e",
-	"CxOW7EDGvR8LEtz46D/RAAvybl8Rpb0mijEL+UQXlNCQVD+eto/QLQEJXP0dkoCHsHeSiPo3Z1VPluST",
-	"C19YkGAWUzm/UiM05SEIjkncnumMA/3XR+vI1twWtS+6SKctLwge5pGHfDy6vfHzJXkkiogSFfaaehea",
-	"hRgmWCg4P9BtutgAMvyoRkzZkNtYOqyT/bSn2o5tgimTmDISC7N2qfgwonI8G2TkBis+LAT562vqJTH+",
-	"xEtRYlloin2idteUz0JbBhJtB9LdMtPa7jOuZJ+/XZ2f1ZFOezaEJ1H0/M+ob6lRv6YLA3uoD2RJ/V2v",
-	"19Gj72mbZ5+l1Z9cH2u5BWUc6OoFdYb7NfWzmYb+w1Qw7NcAk83rM/IQkKm0xd2mWI6BfXNIY7DFagTa",
-	"kniELuyf2y3kvwWsbeP37LPTo4s3IimKo0hgkoDbbrYRYeGUU1g4X++BePvZ0LbHt7iJ/e0+00cHBqK+",
-	"SUrlqA3IltvxEjDfhRTyPvPfBmMs36bwYsLESryFQARhx7yYYC48nZ8u+sykDIVoC1Y7t7K59VTHVf8r",
-	"XXCADDArvO0hiOTAss8kiEHJmr4x4JICBZhpwIsxmdT7rM/0qUmy4ZGhEAL56prymP4Lfm+h7+HamIJZ",
-	"7YvuzU+dX02drDr6icx1INgEh6TPgFv55tJAgoomIP4hwsiPCQ59IIMTPNfxZBCN8kOnl0nLz4wuk+4O",
-	"iQA6cQgFOAZnKwTMYkl2dLE9A8if2KDVj2ZI8DdQiZiou6wY6RbAq5gz88a4pS3sSppCDT9ve32GBfL/",
-	"vpO4/Hf+qvec6lPd7fQ+Ij/3dMjjyaGeJkYHjYbZojGeTgkT2bBW6MPkf6luSYgiHNwKu1s1rxbRgBjQ",
-	"A0OaTru9BVrEVcsQRVLn8eit+Ui8Ve+CGiqjDFXTaUCnmJl8SEVna17tjsRCE6zdeqPegPCcKWF4Smut",
-	"2l69Ud/TIRNjIO3mpql/jlxMUmkTeqvUXkN8ka0OiNEUaJ9EGCn9tI56alvNigoeS1N9C8ekzwYxwHkP",
-	"5sinoV9Hbf01REmYrURUpAmKERVSr11ytpSMAwPSFfcs9AaRED3420IQA6DWQliVp4M1dkGnUM9+n5E4",
-	"SYxv1aY6jTqt+5Z4VXdXhVu4qwFC3IhqtaxHXX3S2SWAzGTwc9YdATixDQ+CzaDC+HfKBpM4OKoVvstV",
-	"RVzs/0rt/C2ZHyI/kT98g5oIjqTSYfBYfj9fcxg8lh+hbmjZSHT5G8rZIfLV40pDgYObGwmOoio5F0kK",
-	"2eMnL91SnT/2qH6zZBCuXLPRKIKVTqeRwQd5+08jXCc2j4wVzNza3z7XDItwZ5N/yqkAy0ImlfBs0Fy0",
-	"m/P9ZP/35sN3tx/uD+S7uDH/Fx4ECQBlqzaayp19vqOOpv01ReBKgbfMevZiHaTcFoIKiSExxnr6IEzu",
-	"juRE1IWhHqihNhqNf8DC5o29OWyG3SIUg7pOWeiF3TzSwu5jVkE0bow1DmDOCAzi6KLzHShdUldVnblM",
-	"9ZmU6SSxaK5OzRdvi68/epkWLi17rN5K+kmhJUHkOq0IbRXOsthK81n8oNBK5Tm5P1porcK8Fj+Ajd3X",
-	"t9X1ZXKr336PQ2tHhE92V39yzbCR2bS5Yr/5YfVHPc5PMZubvsAFflBlfF2D55TCHYnZZILjueGtKGGu",
-	"Oiv8N8PRap9MDOeijKAVI5EI9JrZJn+BVgJxuVA8AyVI0VYhQkMKNTVOjTGQcWkKnQ9MreiSkmSDeVpy",
-	"B2Fd3qLeZ/6Ach+E1AFBGAnKRhGxIHwg6Cf1ggiTIIualzMQCuKwz6CYSKZrLdpQJdHEeP5WK80gKNZR",
-	"2wouPEaA5sRGfebn6KJvwsVcGIAZ6EBsv0f6c1/pBTh9I/ORhmJSfRup3TcWVSgmqgvS6uXpM8giF4hK",
-	"Dw3USogcZqStUetl6smppTJFahGOOBu1oM7bPLskMdS/1tmsSXta+9Jx2DP7bhL5Wu+zHsTEhnMjtW/t",
-	"olP6/bap3jTkkBgrOXfJf/qwtU1phYIA6Dr66StvuyGZTLkkLJj/ROY1zY7h/nzPw/l6nHhAubocnYcp",
-	"iQE36ph8pKnqVvNqP5JoKkyyDThsFeML0QTHt0QiGRMWgjF0FQMPi6XBrR9ixHEkzCAiTFm+aR3DqsHv",
-	"07LDrd9qaqA1r9YjwZjRACvlGUdzQWEwm2Pv0yKwUAoX9FttGpOACo2eJ6nJTDSwQLVpzIcE8NCwztuE",
-	"LOBhTAkLIyWkWaif32owdKVhRsBUo+lwFmlKpW+4lpASqBkLDvNbzeCNfMqBv5gfU4UMT2ldMRJG5M6A",
-	"SFzXb9QDPgHSmVg5dfClWY0SbBN13EQmvj8DzWCA+mFkUq/lTjDG0u6IPv+dfG9JMhNE7pszkfyYxusb",
-	"mSaDlFCI1jcpBfn4/Nr+WHO9NWShfEzuY95yaYZRkH93nyj/TmnH6P5mu1pv34L7ccyFbL1vvG+8vdu1",
-	"ZqQKYu2GpeQ1xN7niZ96ycNlEmgKkHePrUUnfBVCX4XQ5UJoY2/1Rx95PKBhSJj+ooLYmmfBXXYt4Abs",
-	"71bo7UKjmfY4PwEsU/juoMrUEsTTUxJS3DMwCvvN5roDviQz8QcL6cZbaCWgBSn90astmM/TcHoHtDn8",
-	"noUjT5yWhVouSRk5EGN0fpKnxLU+G3Ee1lHbOEF2plpYgWwZiNkWKCZDtXS68f3GHjrunHR6nZuLy/Ne",
-	"56jXOXYJe3psTxT2hqdYBuPa5owumYSEHI/YNTwCzBNrWFIsPLLeO/RmgVu80XJ0FMFuqGGge6UNmYHU",
-	"lzGa57GVYt7DSraSGdIrW3llKxtlK/urvzjj8iMAYQNPqEDWL2JIKYcgr4+QPPGHEvVj4zwuI+qe2ztz",
-	"SeQsNhYFbVwpUHCbRWq8zNo4oMixKWbkaaNFn3Gm6LpA/m+fTN34R7+OftZlkHW4sW+Vl3oCTqddh+KW",
-	"hC7q/QORTyXdZ5yRTZPvVRq7WxWvbkHfgJ5elXUs6vOfALjMFjhxlTTZW6hMst9MC4vUdoGB/QdkAHxZ",
-	"G8CzNf919P0vpLSXq+EZkMTj7tXR+eXxTe/8p85ZrVWzpcI1bXiid+RZbL8Svy/w+E4Pr2Rf8E6OB7/K",
-	"A1+3PLBXkeue8hBiu2tfVIZYVyL4o9h64p0ocaesxRXbJs5TO0AVb3RCEeOACB3Vb7i9rVtoAjPA7g7C",
-	"wqGJ4bJB2LeETLWDo88gFFvUkW+idn3tFCkN2saBnOEomtvobXAB9JmfEC0fTfgdEbZyWgKrwLjUMkgd",
-	"+WwWRX5GWaz3ma/pYAtpMuhr3BvjwEhdTDi41V4nHwKxfJc4ogOCN6FMPtFlUOCGlrvxeIKjbOprjbKM",
-	"bbA69c5nMVQyvz5RlEqC+3/LTSqZwqfNWkqT9fgiTLAYhL5U9009X3pkr8zxVVn+d1GW/xib7R/EyjVV",
-	"WM/s+hY3dUHmp/N5Z8BFhvwAE2w32zafbgu+bmqLYhIevVtveEl8dJ8NKFPEdruOzBJpO6MOejYh1tlo",
-	"6iSYut1s95ltNRMUrZi4DuLUNBOCgE+hIploIf+KsNConT7askBY/meJxe2j30IY9bC4VQKKIvmkz/xe",
-	"++qnm6teu9e5OTo/vTjp9DrHvs4Izzz62O6edI79FMFE48GpVaFS9JlBtTCGVs8ILDiWdIgDacIN0jr9",
-	"UIhcTVW/Z0If+ix9DxA7s0H/ycfbnp6mRjelbGTn22dbC0VnbV10X/HTlo9wutpJlLQegwHJo6LPMNJt",
-	"2wIMLejcLlx2WX45v/ype/aD7yHfzlWfXl/0WYDjeK44bTL0NyIDWGyRij0DBCKMMclX/zwaz9it70EU",
-	"CEMYGeHMNI4kR+6NQzzO76nZuG0dKOL/QKSah6+DutWpALcCau6jMZ/FIkFL7zNdvFHLmNt1pG5Co76H",
-	"dPU7gXyzOW8FYaFagORvWDvfSKWqC/F2RKS/AIMqTYv6aKMt/5ZCSxG/J3GABdFnVHh95g8pw5FvMyNg",
-	"aObIaWFgG+5B254YwGbUZY+7oboIEk24kGi3+R5NY8okHuTzRJQoDAc564jR+x5zJeziJm7pyP6kXRPb",
-	"n6sJm2L89Jk51R6yBhTh2Ww14ZlKmBqajum4ymCOAjxV7anzra41TOYwqZ4JtTfTjN4JvgUxX1+Q2Fgo",
-	"qawjCExWo+yzKY4l4N6G2q0Bf3vq/kLNGnUd4M1t2B+JbwmzNswAR5FaEUDOAzA2E0FuQ5nUMJEZpQ4w",
-	"0jkJkLhh1wXykdLgfc8oNiHFBpTCXG7QlgT9FwGo6z4zYf+ZLBaRo3zJStPYnAVira8Q/NRn5iyL7K3X",
-	"6TvJMYQ2mo1GC/k7e83vGg1fV6dT72+rg7ez13yX/IptYX5Fg+DJro+2ZuyW8XtmbkbyqOmjrQEOYQfw",
-	"RHhogEO90vqNBnys7gcQdagumTzaV4c2oX+S9xlmiDxAbeQR3Nvk1QMYnCapanOTBx+AA/SZ3262d37W",
-	"uQq+UUTlGDPFq2D1G/W9ZNR7PtqyhSi3rWoJzTUMPojFR1VTBu0RR4ov4YkOE9RqYV2dNUWRfUg2vzk7",
-	"7918PL8+OzaNMD2MNHtE354+8y8V1TrpnnZ7N52/H3U6xx3zDWRG5K+Kh0zz12ftn9vdk/b3Jx1FNP3T",
-	"8+POyU3n8vL80t92xrbhKGo322trp+1m26zk0xVUmwKiCDHEQmWNGPCjVwNV30KJN72aaiKeBkoVqzeS",
-	"GqS5T/Qxs9/U1BlZBjqrI44IC/NDyAgQxWHsLhlG/rN0KJnCtAndVIOL6XRnv5mrB9KqfRjuBs1wj+zs",
-	"Dw7wzn7wLtx5T74b7jTw7qAZ7IX75GCoWzcB+bpqfO2XMZYo5GjOZ0hd/VuEB1BsWJ0YHbFuHAH/rXcN",
-	"KrXXLs9POjfXV51LtRZrxF81238TnF1Og5fS/+ELZlUH1wmBEHeGLOWRhUOTFDTR5YQ1sTGJ1mrd/sek",
-	"tqj/1HV1bjylAlIz9Z/1eBrUgY532ZBDEQel3dVaNdzEO1YurfN4VMtXllFD6VY6f2qFdFJzDeSVhETA",
-	"HqUu+16OQtZt+vHCpQBchYUrlTmYCdWvcLAzyPumSSvf6ZNn/4KpgmyXGljsnwvnVIlQxiEVKSFAMdgJ",
-	"kjzE83rt8ZOatvuSGEnCuly+1mvkrbP7VWYyEaO0kQ+Z4b8bfTd+/4Qlzg8aeMdao7bWtlUvZsH1QIi1",
-	"h7wgr+fwZlwuz936QXPvH5pAPYlCmRLQcDnIg3wLWtGOltHzsIugIaHPfXsX+rVWX92Gfs3r12jYV/ek",
-	"by5Gv9b63IdV0P+Cx/1VywItpeIzfKH3HZ7oJdMNau1UvbGobcHLybLpYTp9xY1/9GHllEy6/uzyCl06",
-	"4+4m5mobz3dlXgQCAq8pilL4CY58X535PuwoPD7C0aQPpXr6NciaVQ1pn3i/luiT9rd/iyUxl35hVcAV",
-	"nV8UYNhPXZOsYr7hFVl5IRI6UulKaFpir0RtDWqi8UA0zXDY6NsOo8qWsafwWKtc22BSsnK8sLabxJyw",
-	"aLlRMs5Cu68pfa+W/I1b8v+trOvtZua6bmXEYw+5rKoeMirHdsYUf5FGcpVa49/W70kU7YCCol/YCXAc",
-	"1q2u44yy62WMS2qg2vSuvnOb27c9a0hMTeV9UInAqLhoLm8hXzEQ39MZ6qZnH21pl/aAch/MPuKWRpEA",
-	"I4wfjLH0EfwCxisGJrcpiTN5lbr+yLanLX8peQvwFA9oRKWxgWloHWSRf5DG3IGyVHl0n+0+s4YxuyDJ",
-	"rl1fnnjI/zzAgtzM4ujRjeFS77MTeksMVrfF70BUIkaIsbKbzg7LDDJgDt9v7KNFM45Z95wfogfgFXH4",
-	"RiCDjWHLzcG7eUOUpheJWc9uYJ9hcStayN+tN3y0da+UEnUUduuNBKNFEBZuJ2U+1NfwFMdhn235yYWD",
-	"azDEARE+gFxYW3x2IYElZb032uTVqO9tHyLGk1HyGPmN+p7v5bpt1PfM6fRncQSmp6RwdC/GTKiBqMNm",
-	"e7Cz3y6L4my2dbIRhtzEZxqnnmWAuNvNa9KZzVPrlFWik1NucNKmMzE+45IOTftp0lxyMxIziUmwhfrr",
-	"pzzUoQ6gqkAEZy0FdzifyWXvZOnIklzRZVEQ5lZealPOJAF+EGUAXREg7f726fFRRy+uwPMaSzlV/77K",
-	"vfgkpK/8Gzn4Lo1DZAx8QMcckC09HBnMvIWVqNvMCgixTFbsSP9leYCOv4RpL9436NCu+vfaB1pr1dTF",
-	"u7w40rh62fugIXRyKD3PyTIEb/Cjt+4QNGDPJofwKQsSlJfIm+9bB+/qzffv/1FM/qxWczZHKVZVdW03",
-	"2ydkhIN55pNPS6NtFFVLmCswU+vPSYilJfEQla7o6Kts/iqb/5nCSZttA3hhuLFL/H16aKlbcLau4lIR",
-	"+RpM2RoWUeR8zwigDjGKMVNyO0i0Yz6LozmKeRTNpqKOvp8Ft0SaYqM4oiOm64td945MAACPUYjnQvu+",
-	"hzQWEgHaI2UC+apNPw1YAHe5eSS5r2MMtLw5gI7QAKrhsRRQ37PYHYxoNOo++xeJuThEkDIhUACz0PB8",
-	"uhEB6Nngv/8OxqZmnQx27927PrO/qv/Wk1AE4duybwAvImhIxKFxUKbPIBBiFjNhwD+g8K+ifDjBAUng",
-	"NbYOGnuq04NGc1srFxBdEhMZz+t9Zs2tANKmYeooQxNxqLSFgDBJIyLAvW2AW3TkCxQthSiUPjNTRqOY",
-	"36PBHDUb/2FQCw0aiFozytBu4z/s5pMHHEgdHLwsN6idHK0VaG5XEsdpnW19mGy10MM0UsT459XGV8H5",
-	"UhPO2ZwqVA51AI11WFg6NMbvq4xE8g2MQ18kdE9DOT5EvlqSSssAvvU7yLmpaH6z29a1X24Q3Aw2xZ1q",
-	"ZVNsba+tmpojSMkxNRKevkkaui/JdXrn1aYHDXsVepDz9N3+QX0PnCKxXN6fLlx+LUhYa30AIHlTJVbU",
-	"WntqG2yfjWyfTUefu43vmvV37k53yzvdK3TaUKst+UIDe/kGJI5slflsKljTyy+Shv65wndEuzDTKbxP",
-	"91SP/3MN341qrfe7zfo+TC9ZxumHg1pr92B/v/7uMT/43WZxyfRfnXQMM10BuvkMMDZ7IlfFbcdE6QWv",
-	"UuGrVPgnkQq1NJhlpFYkzGeAblwsTMsBiUq202mEpeJrKPOhl5gtk6emAK5v7Gq+Bu+14ao0wCieMcAA",
-	"tgWSbOilBmmTdeQbi6FvENsBys1Eh9FQiTwg7AU6cDHpWfJIf99Of2PcdttnYwxIqrEkIZoTSF/y7VzY",
-	"SHFaGpGM6EuFSVtCWzxGlBmc7m0d9QqppPAxCe23OifK5ruU4d8eZRZ+U0zXIPH/9rlm1i6J2fqusdvc",
-	"2z949937mibUVmLRJpqbMYmmJL4ZcJnULrxTkt0iT91vtnYb9f2Dd/9IQypElykOkf59PpO11u6uV7Nb",
-	"oLoyRfRrmfAcxfQpC1ZUgrdxDslKg1Ui23ej0HUj13OKyJZ0bNH5gpjAUVL6AWWomB3fQja/t33RNTm+",
-	"aw3ZVlnQ1+9pXDE9KatwSns6kNGeq1f++Mof/yT8EVBN8yQzwyCTX1+CPUryIHemMbmj5P4lEoEgOC7r",
-	"jWPkQYLdAN3zWRSCT0qHtvOQRCbSgaYpMUq1p5FUOj2YVPFEUYGQWP+XaspLIv0DHEXWXaUbBLeUfXwf",
-	"U6khVnWseyuDSyLmQpIJmsZ8MpXaVpPk12zFPCIC+Yq3mEoMMB9/24blawUFHqXwpMF4xm5Fn8UEoOlD",
-	"/bLOYODDIYlNFrI2RwhJJ1jXrVeaCdraz2Ra9BnWv28r3g9ZCLbOwUworuzixBd6X4/0NteekRicC3Wk",
-	"IeoiSaIIQh51sOPlTMj/NtwX+lb/2NlvVk8QNo7zL5EcnCx1D1a61tpX7D0bLWrCHdUkap6d/Y8UWLN5",
-	"hm2enXlIooj/f3ATstgnn1LtFRoGeWVCJsujIE2bXYEigmOQJNUC61BMfVBrrdqvavVjgtohrtehyI86",
-	"WdCNEYCg6/mNIDgOxopxQ+mGWqsGd4qyZzJuNUxzxiowbvX2K9N+ZdobZtr/VlFI5rahlKRbQSEBTSoJ",
-	"LSoY2FYWU7H8uoCwqBkr1LkJCJPR3OqP2uWxJSkR2VIqNNQMi/OJ0huVKpxtUfFeckdiJKYE3wqtWR8i",
-	"DHmsfSZxdKuIn+XfWDektFxsymYUmrN5thoHqFw7zazFukIVFG0o8xxn3rM32ln9JLesatr3YxqMtegD",
-	"Obxiym8J2lLzVc91KaftMvO4Ybtr0O6k925YWqLFpI6lywseBCpgF8qGop5tfij59QIvEIzEKsKldXOs",
-	"ovyU8VzYjzfoOshYMWxVxCogJDqwhLO75YLDLWWh2YOatnQYulDR1nGk7SpKHMqYGPCUKuFRb2xiVtkZ",
-	"RpzHNeMpWIU+9/UURcnu8Dq1UXJH8FWQeRVk/mTWhxxL/HIG+rT5t5+DHDNYCgr9kccjYgu/ZXkU1MyT",
-	"iQFBaAgGK85EdEgknRCTn09igbb8HOqk7yF/EZ3S3zYIJMaHgYTE80PAmdAmDZtzDqFfWGpBhceWVWFp",
-	"2LoEXAGMGLnPoybU0RnEF2OwUkD+fzngdHZsmzOwV+MxdmENArPiFhuhxRURnXObTQUacUZeqfErNf4j",
-	"cKqyx/eroOUGpblAHsqJuVMJPGcusT+P1JKhsDogDMgjeDlBIaQSgqsXQqpehHC9oCStlcyVsnSjmYlq",
-	"ycvS+w5RupLEXGJMfTadXYfAvhLWV8L6fDH3qyOTPxBZnUY+UeBdbSDKmz4usBw/TUx+m0bDLYlxyX70",
-	"JhWPvUyQr4d4FBIhjTFvxiIiRJ/5gLf2X1CaNi9NJ/VWALPNgEr5FtfEtzhIUxxLiiNdI96Ee4LcDvEz",
-	"6B5wAu+hwGFSsloD3kFQcRUzXmL+/NLWPB+LwEdb2YXb/iPq9+LNlu9NzVSlwCJFrolrnttvBl7DCb8j",
-	"xtFragvwEM//eyWSxzJmuMbgBgW8HXcFgXwk6W5zb79+UIgUPWg8eiUuwFMupLGaxlgSFJKACsNEV8GV",
-	"GDPc4iSfaTZrvojZzNy2daxniTr+KlG8ShR/PokCjGiWCQHMWI7hfu0CBoFCvKXyQ7aKTxbW110oWZu7",
-	"slXgEA4CMoX8KaEjSCE5J0HH18D7NulJY5okJYFM1GxaGeiWTAHysFjOxjdl3zT2v83TDznJF2xOvGmH",
-	"feZTwGDViDHqX0klHfVHWhoAcFqheI2fSdbScZSmFAGEYkRkKBGfyZazFpGJ9PHNTQMIVIgQPj266DOD",
-	"TgoZZgORFCke4zuCJEcDggSRGk/UwM1ihugEcgXUTPSsfITDcHXl5JAHM42nCyJaTt23FZVNUSVTt9kz",
-	"LsrcvuruRVkpZF3fuaSggStQjKvRFzpuwV2aTPCOIKoJSUJIitNcZWlRaMVsyMM0Ajg/k0rvzi6CtcuJ",
-	"Y0YCWs4U9QS75vNHrzbBD4bz7iXZUFCLW5dP0EWEtE/xjy8b9SJ1mz+9lmd6wfJMj88snwTndaUFKF/3",
-	"/lVie5XY/hyuTn38X6LgkVOqyhDH/8fetTe1jWz5r3LWW1vAXWPMK8mY2polkGS4ExKGx517b5RCbalt",
-	"K5a7HbWM8VJ8960+p7slGeMH72T0x9QQUEvdrdZ5n99vjuajCcq5CoIPXVyhNjEK8rt7yCOHPh4httAc",
-	"pdiGuvWmXq1QtTQqzkW4zrtieiDf9lGz77Ve+ILKUNx7W8SLdiejFMqlUL6/UHZn8OX40G5KsG/PeqHK",
-	"tSeT0X2p6SZ2quyGWHyBfAAygUOWdEM5FO6T085JOklc1+AAeyKDQeqJSKTS9H1gFACbI9ar9Xo918wB",
-	"UoCeWzth/Q409cYz7cXsmAC4J9ArxC4ZIu7SD9+29zX1tzG/YNm0bDK2LUHPgSpTqJklq4q1a1lSSDxQ",
-	"A18vF3tQHdWHnqv+zxMonWEZ6yyd3kGqCwVNGUZcmZltwGH0diWDG1nXowseJmzX4fAtdtGSx7+8Vd+E",
-	"g08nZ+/fH+wdvPt0ev7H2efTXWjykRThSs0Tc1XDkDN6dxVY5M6/H3leUdG4qPB/wnvOFcL8JSxEHBOV",
-	"Qr22/l+1yuLKgha8UJPM+h29yqfXzfdWpVZkzHJwTEjJHtFSmZbK9DnKhyar3/oc6rcotw7EmeLP2Ayz",
-	"seiEj/lAPTOf/W4YTrA1Jpka0127tSv344yKVarNws4Va1LYWlUSr5MqQG+p/8xrvAcs/pwur+8snw9m",
-	"FnW6HSkLOkuJ/OIk8jNXc84npu6TR8ScSJ+lncwmy0m1yriNmf/ue+zyIxfttFNpvNqqVnqRsP9cvwkH",
-	"NzlMljVIzxaelHijvmZbl4qF9T6VThjGOeeorQ6jkCNq4spc4pXaCs6ofmVsQ6c23t2+Qwt1vz1YkC18",
-	"gOr8Q/Ni5qjM/00OocfEKINCGPKEg5lFKc5Lcf4c4pyE44uQ5SRYwEiWCdJ7Zn4gy3XnkwI7hv32u8GX",
-	"tXGcjTr+3xP5QBFe1cwqPJebI+C9Jg/DSLQVDDs84fkgF1IpE5Rrh/BWelXgseLQHEFrEMerGC5LmOgS",
-	"W7OTwrFpJGepJ/TvcvMHKeJRRjExJqZvK/a0sugJCjyfpMH6mImu3kXzegJOgbxIUQQyEirlDDFbmyOw",
-	"vP2TZva9cos63qjX6zMV8jO3NRcrmWc2ZlxWFos/zQRacYAoY6WcR8hGoUB1ZJJa6oraYxRoPlxCiWTJ",
-	"YjWZ9E2V6rlUz/dPJr0gZWuqMZ3GeIL00UkqEwzuFH0TlCsN56YsKeoNcHoyUtCOLrioegL1aqYN8+kU",
-	"zB85/VnMonhiShoFFsiimM15zhTKNOlLwbIbiFj3gxzTK366lMpiqvFx9Bz2Hz7cPt9DU82ZpKHvqVRR",
-	"pYp6IR5kmZ95ChVuysydUpovLWN15NoViY05UzJScCtn5s/BuKk9YAJmhiB/xAyMMVvK/EspbsuAXS75",
-	"crsAeuCEixVYj59tyZrFH9wJwvYQU0RnK9K0PZmMN5AtKerwrmVNc7ZKzRMI8uwT3pyPHKLoGzn8Z+s9",
-	"VUF1WDIGVmKRZj3xJwZGPUOe6VVs/3nWXh7pyd6g0DY020QQFY88EUddDv7R55NTuH0/12iUP8nBytEF",
-	"P5t/hS88EsdS9m77MOyVY1jMBzTo2tKQ8nDBG5zYYdcvBQ0aR+AZmH8p+uI7LKAf5z0d8r3W8Jyt0naO",
-	"TyvEpqX5ZkU7u69HXFcrLRbF878cGvuexsy/sBmk9qfjXzgs//3k8yfisWf206IgiPlikAIlGZRGx09t",
-	"dByICxZHTgy+MMOj9PCewsDSo+aY6qEMeX7IHFuKtsmZYBcsilkz5mPGnFbAkGngeUGzx3T7o5hM2qBp",
-	"ynAETEF+mjs5O4UlSXTBlb7khrWiavCOBR1PkO1iQLZ97VY2wBvU65uBVn74E/chjgSZZAyaMRNd/EUD",
-	"fAQ58c0tCc/HE62EtamG33JHktkkAOFrDK2/sZPMc6XgPixnxpwDxgxNez6BsKwgNTyyTZmnAhqPaOTh",
-	"btdgF/wG9CPR9j0RyJ4tELRrT0awvg2KB1IPJHqqIUOGjxq8J+pRBS39WbvGiuz2Dooz4Xo1kWDJCCnu",
-	"AScF7mxNNOjwFtmBurtFZgDmFjOo9mnQ05pTfwHDxXxtU70C2QK6Cd4PZPMbD8p+vNJ2eSG2y89Oh/Hw",
-	"9kAVnFs7v2VgqHamtHUTzdM06iukgMqoqhrYCsAQicMTHSbCGOGp6TeKmK7BN3+gpj0BnTTta1Wq/6/g",
-	"7PjjSo5lyjQSHu4dGXmmpVeGTNML+jUDtmMrtoQcwrLQm+EJn6wHuoLsh/Nz+p2+u7Eoqhmenz+OgdEL",
-	"+j7IxBP+/xKYS+EP9LNeh0HUWHEQOchPtBoJWkYVmiNPUMfiLu0g7l3WtfhqC2vZ9CVkmqxQzl2mHX1Z",
-	"h11wT/iGc6sBCHPik+GU3x29parLQ70NO2jPIJRRwISQKTS5JxK9oTwkDsyME32ZjCOmpEDbKULMoRwB",
-	"44rt9fAEHYw8WlA1T2amL+JxC2LOtMmXdnhPX3NbXRwe9FM8jQ9Gj2VYj79cZZSShnixAWnCgi5PamZc",
-	"LZC9Ro6WERLeQs8CCa8vEOjFDEEjOKsTGyOekbILgz4YljPoJ1HAs+Bom6fn9lfmLdrgaN4gv6r0E71F",
-	"qakmV6NeU8ZovIwTk+fMny/2uq8uhkpaHUNeLnNOEDk3K/lOkF3L9teqbNL6X+cZ+dYC86YSv4nTvjlB",
-	"u83m4W7CvaB/H36v7GDNSh1Z+YYHuzSEyszRz0SMYUXrA2PFBB2W4oUxd4xckwMEpyzuKkRGs2h5kYDP",
-	"fS52D5YU7CHUXnYfUB3WxxpxKq/2BDdfr0HcG5mxcLL/u7Yb9ETg7EDrOMMk2cCKNIhST/hXTab4+SCJ",
-	"r31A6D4F+jfazjB8GIix1+Uj++cuH9XAR4NGmyjkcUdYyOwWYIIJSIqZLGmbhyDkl/0P705hDQdbiwRv",
-	"0FvZASZQmduL9TBLYb1V3zKPPBcyPUeP38/NQtAsqMDJEG7b0WENW/M7hqLbUHy6oAVdK/jQ/qoGlFai",
-	"65bRuFGsxdPROfF2tyKe+CugOJKIstTewyatGgWbkIqcxgD4TPDEcoZEjuVEu+DV8UARXu4JV1I4UFy/",
-	"ioxZ1AQnlhRwlsQRTzLcZm2FRG2h52ASZnKQQpTeMq5AgGph2vzC7Wirs7ladtPLoMME7ailQRdoIuUX",
-	"vhylxCagPBGJwkZlzCv6lgpjRb59J+ZD4qHvdscT+e3Rq3IbFEquVtxrtw+QQ0F2eDWHf4bTJ3ut349H",
-	"DfCJfdMn/En6ssyO6OtysNpCCuqOMAYY9FmSGgY9pW2nSLQ90Yp4HCqknJFxAVySTrtBvZSt7JM3r4U2",
-	"m4A1OcXW7JuEgxSSgcjZlLJVODINl0v1hIFKrGY7XIUhb3ak7NJex1pTqNy7IQxKZeSL3b/CkcQxWXuz",
-	"FFQUH4wgYH09m/U6vYFpOdrse70Z9ATZ8oSvhVctk6I17KP2bUyGVkmdLtYo90Mep6yWyJhTw4wn0C2T",
-	"IvujeWE+uPAnvTUUEMVAqD6ofisSkeqck63s7xSSW+eyT3xhBmLyfKD3x6W8gFHvN1EUA+/10xH4QUdG",
-	"Ac8jhppRLRnHcqjwkBsxTl9ClBIXkbCB3y/7nz+9++rnY6gwK4TqibEY6i60KIpq8EbHg6fkB0mhfSt6",
-	"7JVH3oN+kVe1Wu362gZ39VKEBN9OTL98WlYN+x/OCWXbt9JOH9slZeLSCL7twzLN2PUkaQXiCfNGiAga",
-	"P0KV8n6ONHEHfALCcc8gWPrs4GR/MP1P9hFLClpRG+PI2i4wCOZYhDBko6onEDy/Tq88SvWxwPAI9jih",
-	"M5OyuAZ+RKXeeGCDXj9ede9Wu5T0PUchuZH+P1eNGbN6sO8DmW0rNUAThUS2lQVaQ0N+y8GzkOhepQoe",
-	"egv0UyBD8xPaJF4FruHaz6CBdo/wfoSEOznoTSV52uLIDI57xb4RW1T/gAC6WN/iilO+5O5keKcl8k2n",
-	"nUh0DbASqhpqtzEQpb+OgdBf5+BIZxZdX4+VOMya1imPtcQHBt9kF9PXd360fbAr+SlIDyrdyAkQ58vh",
-	"k+iB5+sbm2TKz9mjVniRj8m7beQZ7l5BWKJrK/vY2Rbyy0qj7thzCk+gCkXCoI1RMQUs7hGFQG7bnUlC",
-	"nW2mgr7SWH/9avP1+i8b9bql/7Gf4WZrg/0SrIev+avmNtsKNpsbbD2s88pCr84443TfnD7Conm3ljFh",
-	"U2ls1quVgmCqNNZde1j2q+36Xd/pzHqTSqPi5HYUepWGN741XqXqmfW5P9/QuHiR2W2vsN0ebSMOnbWR",
-	"dBc6Kp4+Kx6dCk8fC6+CutmrNK48fN10S/vCaSwdF/yLV7muesXD5lUaYhDH11+vte75EdedX+Aei3u1",
-	"n3CVkxbkoZTwKi9+UV+rHn3x9L4KH7dHX7d3UxJ4lcZG1St89njxxnVuuWQ3oVa+iyiYnvfMppSv1jJw",
-	"gxOLDsoKrr9e8I+szjuEAGngnbKhNHTxnCiNw0KihdOjNPauSVK72HukSukWdw1p0ui7VV7ltm2xfCsN",
-	"nJF1NT09YzFLWKbBq/rGLI2aMV/JBVyPMh4DTMX2gv7twdJdkU/nLeNCYI+CUWDvZBO+eobw2+npEaQJ",
-	"E0q/rRWQFzwxMayx8CQGUA/236HnFnLVTWUfnAWiMIKK6UEKC1DKmPjSXMjGReRo34xDr+e8pLD4aPX4",
-	"aM/GcD1hMTJsDLcBfRmhM43LNPxpLCXgiLPjjwV/zoRlPcGgyVmiHXitXGhKWcZTu3w85krBsnbQD4P+",
-	"6glxKKwehP4OMDHSTipa+Lkm0ZFdlWVGpj8QGsm4Q+AbquQspOjvYuTKh95ApZS4RV/65lDjrd+wY/0s",
-	"bWpfHxjHRW+7lLFqeMKPI5We08swedqxCLJqQBRWcQpVIP+3CgWyiqon8N8rZiqKi/Dc+Ck+LPumKgCZ",
-	"o/klUcdgrPFX/SP1MfxaDPzSjmLUPAuUak2bJoMgHSQ8dHHDKM0infohnvDt+TGh2Bzhnov4FcJxiNmb",
-	"Mbfmgn4muOfinCs26qMnwOKYWiQwqpJwNYhTG22O1Duq3XMRXv3PJQWBDLmp9DMB8139WYR4GntshGF9",
-	"lwXXq8aXsANj2yrm6lxncXwY9Cv36DnXDuF6taL/kvSDSqOyUasTWVxH6kfgRNf0XtjWDbRtWNI26NQT",
-	"G7s7/zfa7L65rCevRlti4/t27/Xwl3QdaehM8/VvPI6llq8mW5xf/QJVbX9XUhz3A1ea9Aju+y07ROeh",
-	"cKsvroX/t0gfioT/R8WlrPEvSIfizvheNoebTH63bGGQq3MoPOj6fpt20yp28tg+rorQC4d7R6Wd+4Pa",
-	"uRtkBI0ZDSBkGrXMFwC52l/L3p9RlTIFNuWyA0Ji5XZ5LMrahzlrH3726syCua9N1BOqTppizmOyfzpz",
-	"sTPE28Qn4JJfNLhaqIhA49mhgGb1Dytj7MZoesSxtp6lCHjDJWnyxQGQSk9gOQRTtp6gCr4cCh6eN0cm",
-	"T+nsSbIhLYmgX0yQ4m+1gIkEnIno0qbddsDX4yx+X5vnboU1np5gYRjhULdKORREgufoDZEncNmUcyhQ",
-	"g6Bjd8oTf/Lm2QGojhxClD5SLulW5D56ww9TnfjlakpYf45Q/RSuORfFp8h/tWLfMhb/9TjaLu4ivfnz",
-	"Iw3l/OqPkc2yTKikG/NM9AukM16qlh9Wtdw9QPZMsaIJUGp4BhcM1NgikunkZ+7E28tJDOZF9Y4hWiV5",
-	"JfgFT1CUicmEaH/a5/54fGiPARA2Bv/YV8BiniCr0hiRJUX2kRtTP71GsZBzKtwKKy41m5VbVb4ayTvs",
-	"mLkGr3sb3S3xqv/mez3JQDsdk+4MjvckrjQq2MrQWFvDt5gvNKc2jJdE4mbO2iKgm/aclxK9dBamOwvP",
-	"Wveck6JWwLtfYfHz5G7mQZNIthUwjEenMivYg0nBV1iWLey0IZPbRBdtRHWFgtWmEtAW8WENVtRGdEKf",
-	"dANiwWijGAuvOhxrI0UIzREcy5Sl3C4ITvD6GuwKV3fcYSqPm+2+0IVIyMz9nxU/c5qsv5Nwn1cgLygv",
-	"nw5y805Kcppq/NvcOo8OJl6oeHB+2Pr9j1+SNx9+/9f35HT47exo/83Bx6N/H8iNj+wjOxm+vjw7rR+3",
-	"1bdvb/7n4TXmPRUcfTSzGoHMh5MlGozhVqq6UtU9eGN0idHydCicmW6bYAvkfb21K/PTnMCbaSY1KK2e",
-	"yD71EfW5wAhNyOPogiNK/fzQnHfWxa1DlgadyoPT8NwQ4xtGjNfrdYfiPF2h3FeEz0Hik5PhJRBoKbqf",
-	"E9PCHNpi7dYcEvQowaA6RsstQszzg4hOlZ+3UP98FtnHWPSdqq6lrWhiFSXhB57eXQx+koI/tCgsg1tP",
-	"YqrPKeDHBPu7UzZTZuE1BcFbKoGXrQQ25+y1P5Rh1IqsQH9BOACT1MBzyfIPPJ0lyBcTs39aU9kEtLW4",
-	"vaEGjnk/ZoExlakbWEE/4cogASBajgxHO9hcKNpc+Zg71gOk4oQa5AlsZQMWpAMWxyMwYo/KDn0nwHzo",
-	"yQvD0IbYfjV4p8WoNsSZJ6w6CmLOEjLT/TBSKGePqft1TsaZM3ziw5jpd4yVTYvwLCpzaTmP2ULn4ln0",
-	"jvU8zYy/Pqqy/Nu9teB60dN5Ii1Ib2Rubyfrb6ZllNqxdJH+Yi7SX6o0jcTD3eJaa1lIamppgxmxpHIx",
-	"rKqFk3HFDVWgHm9UyyYVRr7J1OqG/WwOj0+IOu6YxqPcksgIMX0kNOtJNKX017m7F836Ric07HGYStOU",
-	"9/paz23MrUNRM+LL4BfWhQ3X2UZzM9gKt/mr1uv2m84v33pZTC+8/Sp98GKm0l2ayKRnb+tnb22/+re5",
-	"lA5zo4JtS9v1TfNr2qY9GfJKY7u+Wa0IfjnltpvbOY1s3kyjYkKuWcX+TZf4xVVe2HOySAVGLqRcRjdL",
-	"1f1TOan52g0oKIkHdljn0I5rV+bnkf59wlPCtLzzM2errH33vJkkRQjXaS4nQCtsv5NSEP73UCZd6o9s",
-	"JZxXYdhhKVYeYv+cbRN07ZbES2S2YTUK/RoctAjDzagZ7KpTVBLuHhwp8KnbzqdJ1OCUdQk8Vnv1c7rT",
-	"x3pvxyTizYLrjcl2Sn4y3wd8wMNSLJZi8Tk8Gnt0X4QkxW9qXJSOFnQVEqw9W7WlQFf3ixBOFGcfoovx",
-	"RDriVdIzq4Z6jYdYFIeRvRq8lwlsbEFHDhLlpJG25ZH3A9KhxPo6lg4S7bNon4Tw6VjQcTdWEhIecD1U",
-	"eSJgAtQwSoOOy07FUkWi7VhK7iTYcP8KRUgPBnP9ckrD9jbe/0O9/eOgk6hgrxP/cXD4j/9ubquTf6m+",
-	"bL6W+z92OVhWDZYdy1LDlBrmpcTMnk3BTKpLXlC/pFw9klr5Q1uCWj5bo7amn2XRPFNJMR+ncmIp+A5+",
-	"5Nac9ITqyCGGh25xSuZSCbtgM0zuYeYJ2PbYiUQbVZGendY2WldFytIQmHryrfov8Oe7t799/vz7+f7B",
-	"ye7bj+/2G4Z1AiITiZukf065ylVRzGdP65mAI+MqLepS3r0seUeVszPspTkptbRYm2YGjH901YKhGin3",
-	"ce/kvka0F4oRevOFll/RD/oVPZeO1fJ7RpYHKVSCQRKlI9SdBJW1O0g7lcaXr4hXQxRJE1hrTi1wMrEi",
-	"9FnaIdrG/qAZR0HGlRAp2P3w7tPp/vnR2duPB3vnZ8cfa85eX7tYR01spncDnwQ7owIpEIqaMAQImL3F",
-	"g1EQY7bapFkMPcXNrM0pi7taP+aIJKow7MiYsMy18ycTx4SVu6Njwrp5z708dr+BlMKZDQzxt4Xsz5E/",
-	"5O6cHz7p9oj67EgjEm6rX5ZjKdqrKU96gKTpEVeEQdYV2uBY1v+LedhGPh4CaVopLAgJ3CdsUQ5+QVsY",
-	"OVojJODYj1Qgk7AKpzzm7YT18KH/LK7IDphEFBS1BQ+rEA4SFHVkI+S87xQRrhN9YhSdI9M7h2RRkUp5",
-	"CAMR8gQuV/NtpObp7lTfsrTxzru0k8hBuwN927htOAcI60YBixPOwhGoPmddRC8zZ1xZ3DoqMXLjl8bZ",
-	"RxxwXW6WWZu4PvLZQlyJaM0BPGQof4tV+SxAcEQNDiFyOWpZdUuhzjjK4Ag2Li+BBe6oqex11cZk0K49",
-	"wUNmQEAMbSWt1nQIPMlqbQ/AU63WrI0cA6RP4ObR1clluE+xCSZXSk98iq1YsrnxrOwuEiiHQ5ADpJQg",
-	"ytlUytzWmJDPk+yJLZd6mt2wgty+dX1hJmtrT3QYMmH9FGcB+jFLWzLp5cny8qRIZtUEx4mjb6bfH3lH",
-	"jKrfs897EjlBvd08BOZYl5YZkuVELDY8K6mUKzg+H4t47N0w6lSbkI+5ESd6E5ojyJuqFF9haTG+ghP4",
-	"/wAAAP//",
+	"7L2LUyM3njj+r+jn314N7DUeY2AyY+rqzgFP4g2vA5NsNp6j5W7Z1tKWnJYMeKf437+lj6R+WW23wUxm",
+	"slxdbQZ3t56f9/NzLeCTKWeESVFrfa6RBzyZRgT+fUqEwCNySabRXP0tZpMJjue1Vq03JgiPCJNvBIrh",
+	"sVe7w9GMqNdCLLH6L7zQDWst/a+bxu4/w72795P935sP391+uD+Q7+LG/F94ENS82kTPBa9PxMi8PGje",
+	"vo/3J+/Y+2nj96bYl+/u7uFlie0sEx6SqNaqjaZyZ5/vTCijNa8WEzHlTJAenZBaa7e5t18/8GqS3xIm",
+	"rgUJa63dg8Zj+l6tVTvF8S2RAkWc36JgzKfT+SEak5ggKtCY36MuigkOkRyTSV1NwfkElqv+cbN/8K7m",
+	"1SSdECHxZFpr1ZqN5rud3d2d5m5vt9FqNFqN3fr+wbt/1LzaTJAYPlX/uNlt7tUevZqYBQERotaS8Yw8",
+	"Pnrp8f8+I0Ie05gEMn8NbRTCr8icHtqSY4ICzu5ILLCknKm1q9/URG/EdvaaJHmQ6ipJFKEJQRj9k9+S",
+	"unt1C6vpskvOJ8XV2GVQhjBSx+KheyrHiEqBphGWQx5P1PJg6sxS7E/qn2PMGFyojHFI2WgnGGP1sv2+",
+	"1qqFVAQ8DtWhOS9Bb+yXMZYo5GjOZ0iOKbtFeMBnEo4jmMUxYRJN4M7/u+Kmr2RM8EQBTxEXBJ4Qu3sP",
+	"ZgCsQMJ+kdmsa8n6PX31L7EBvfJjzkhh7QohELlT2A/rZihULyXLrdGwhXb7TGFbC33u1+R8Svq1Vr8m",
+	"JI5lv+b1U9SF35cjb7/22Gd9pkZtukYFDIVRASaYhF9/Gc9RSMPMx3vVP9bnNabBLWH1ej0zyL5rELX/",
+	"J2wLPtBUqV9rfe5naE2/1mo2vH6OJvVrrYPdZn1PfaYIGMyRIWH92iMss1a8w4+YRi4InMb8joYkRkN4",
+	"AeGhJDFsXcMWgvvKQuI3dbUkjnkMH5t/qSMOeKiftn/onPVurs/aP7e7J+3vTzrZxes3FAdSxJBxifAd",
+	"phEeRKQO74VEYhoJPaaQWM5EYc6YYMEZ/Hiqbis97RhLgiI6oRKRh4CQUF33Y8ndXRIxWyAf5kdzYYCK",
+	"qFm4pX8faH/0amOCQxKDANLp4RFIFEQEMZ0qhmbAPSaCz+KAvBFI8TrF6bBAmCHCJJVzJPHoEFGJJvyO",
+	"CM2EyB2J50jxlxFBPxCJxJjfC7SFWSLKTIiMaSAQFjQk23V0RVioRhng4FYxte5w5xTLYIx4rP59xhnR",
+	"Pyi2KYIxmeCMDFVr1fq17/o1xZLmU/WnkDFlI9jlJZbkRMHNDvzv4i67nd5HBAyTD9HfdwrvqwmTad41",
+	"srObuSiTZETiwmSXZIIpU4uoPmHyTW7SdeYUxLHBKxJwFgo0Y5JGALYDyhTH1/j0Rl0bC/m9umsiRW7y",
+	"/eaq2YmM5ztthVPlM0uO7rG6XjLksYIpGc+L28zPpIB1MpvUWruea9aFa1qc+xQ/qBFQrEUKgaYkRhPK",
+	"ZpKoc184hvUu2nlti4u4tJNHZCgVYGdFCnPqKxdz8GGtxThh4JrRB6SEZrQl9KVsIyzR/ZgG4zVBYve7",
+	"DwfNg4PmijN69GpTHOMJkYbGtJvtnzUFcVOadrOtyL3kAY8SWmMOx1wi2vJ36w3fU2TBb9T3/EPEOFMC",
+	"IWYCNep7niJOUnNpPZDAc7GdW39tt96oeTWq5tUksObVGFbqi1rjjl1kDhzxwwlhIzmutXbfuahM26pg",
+	"rp1ZqkdDRTSHlMQe8rWq1p81GnsBDeG/xM8vtII2B7uYYjlO92C1QaVz/T6jseKDWtx17qfZaLg2dJTR",
+	"bbrhhZrBubesDlTconq2fIfwxlIN1LHBILe0Z+7zmERU8auyuwvN8+Le7sfh8q2pF/TOwl3cHOwF++EB",
+	"eTf8bvR+/OGft+6dhelinrerbkgmUy4JC+Y/kbmLON4SkcMsgYdE0WmgzS2lVZIpURRCcXRpNa9bMkeY",
+	"gWreZ/DLgIdzeIky1NxHYz6LhYeGMZ+kX+Eg4DMmPYSZuCexnnhIYyH7TP+E8AhThra0UAhTqIG3YWSl",
+	"ioVcESf13T2Pb5G8pwGpI6sR9plaGCwVMy7HJNbrogLtN5vI7x53Ti/Oe52zo19vfur8enPZub7qHPuH",
+	"mW2OaUT6LFkYEpJGEYpnTMAojQ+Lo3TPbq6vOn4dtZNTlGMs+8xoBreETEEOHlM28pDgoJ7DAeuB8TAm",
+	"YlxHu+rgmwcHaBpTJpW83Gftq6NuVwlRMQ4UBT1MdmZO841Ir4QKGJrfM7UYqwv3mdaNqTYd4bkSfvWb",
+	"WhFFnAVEiV1jLBBhIQnViRg1Rm8FfrUni3yQ1H0jPOf2V++zMqKaAcYdBY1uCe5g2Bx8F3wgO0FMsCQ7",
+	"1iqBhaBCYiZrXg7wDw48JSUkZFmxGylJrFbwf7/1+w/Nxk6///Bd59N//sUpGHaHIFEuIkd7qk5Ni/cg",
+	"w3KmTtFyokQeVkKzNvtQdZQEbSm29Fd/u9XXV3VPBbHnY8YSFn0MLgBw7Tb7zL+47Bydnx13e93zs5uP",
+	"7e5J59jXEB6MSXCbfGfWhGMCc8oYM4EDtfRlV2Dk6RXSc+Z8D3ab7kNTsnjZwekt7TX2NcQwbsjDmLBK",
+	"h6f+y4cIo4BPJnhHECVBSBKiiAqpuf5ffeDmZbtMNYVnb7VMXZBkooXJKR6RZC2/z0g8T5cCYlRuCSEZ",
+	"4lkkQWlTsxvxVtHvFcLuaWqxXTxxLVxoKxjwqEQE8sG6YJGVDwHxDXKP8J1C/LqbDaUm4mVcKD3T1Wbk",
+	"9LDf7RfRdvHkL/CILO5V/YrYbDJQ/BcYzG7Z6aubcR/+7srT/oUMxpzflskD9/rxojiwShowJxR8N2ne",
+	"7rN30/e/N2J9Qg/uW7hPFvIcWSBjetdSuAKXa5ZYZhKrMANYx9NpRAMQrd7+U2hRPdnFZ22p0Z+EIC8X",
+	"7UE1z1p5wAIL5hwlb6w05oBtVjH/WsvM8pj4KtREbrNSzpw/xJEgj9nD+UtMhrVW7f9/m7pe3uqn4m1H",
+	"TdJhdyTiU6IPqoBbxb1pezO2K6FMkd074im9DpYMFApM8HajZsEBZ0M6msUkVFCRsbs4tFjXms0Xb4uv",
+	"l1scqo2SfuK2I1QdRb1eppUvG2Pxg2WqddWRcrty6sbVR4KdKdj4HodGmX8exnTPfm6fdI9vLjv/e925",
+	"6uXxZUhJBH45hS4XBogA/Q0eTWZCogExjLKF+JQwTJVgLccxn9LAQ6OY/+6hEeejiHiIRxGe4Dwuddkd",
+	"jmiIwPCJhjxGufleFKkK2zduK9+cAfov9BnBIXhI7xk9+ojhiRX+Qy6VOKAIZWI3waH+BCQI0P2t2cFD",
+	"YhaMjb2S35F4J+JsZFTvbqgliVds/AaxMWudOOPyI5+x8Hl4eXR+9nPn8qoN4vfZee/m4/n12XEtizfZ",
+	"SYGsD9W0X4AHJctBW4wbmNZcyBgUcRSR+I2wquG24kPuDWnHtf5aaX12vKxN5RUtvlW0sMaszaDEceek",
+	"+3Pn8tcSdLCTfSFU+KXz/Y/n5z+5kMFIykvRYXEzGhXst1lksGa4V0T4VhHhI48HNAwJezYGdHqdm4vL",
+	"817nqNc5zktr05hLEhjwJEwpJGFWWAtJRCS5SN5S2oAgEnGmrR5AhQ9REBGs1AYtCl20e0c/ahukSwN6",
+	"09NmMdS2ZrE3alizFBJqxRhmppy9sCh3df3xY/eoq1jURefytHt11T0/u0JbWMdv3ZK52itG9zGVZNtD",
+	"xeMEfSk3zP9en/faaCsnD/4+4xJ7aCZIiB5fZbZvFifzPokuuxbPND647fE5HpVa5o0fgwpUMEcDVlpj",
+	"v3a+vyTSONfsgSMit1DjOvELq/UXlntoPAo6rIVKRIzHfUQkGCO0ofkVbf4UaHNJZoKEm8Ub7Q3L4U3P",
+	"hSj3WGgqPORx4o0yYPtFkUYvWJvjFhEkWaYRByMsZOKadK0dbeWchjwG+8Iro/lmMYZJEjMcdVK4f7q1",
+	"rte5PGuf3HQuL88va3krmp5Fm37RlgUmGqK9YRN/CLZfWPrKrsxDmKEZIw9TIwViGs1icggIYIPFAxzH",
+	"lICaQ83ixSuQf7NADkbcUwuPm7BJn3aurto/dNw2aZNKkDdFK9V/QBCZTOU8r66YhSH1mY5A0B6sL2Jd",
+	"NhvRjmdfLQHkpgkVAkIxYL2K0EvOUcSVEFUwTAOf0EwBDuAVUb5VRPmJ8fuIhCOyGaPYT2fnv5x0jn/o",
+	"lFjFkulQyIPZROnsX72p2LGnMjux3dSrdPSt4sMpmfBNWYhPO6fnpfZhPdHXD/3FTZSB/gT28wr43y7g",
+	"A2RuCvJBwigFfS38fAOwX9hGGfBDfFkS32KiyCC6BeQnEqNbMn3lCt8ucvCQbEJhPj0/7qTact5ZoqNZ",
+	"WjUdtJLVJXpKS4UQMX80lTsffBRyokOnyAMtekLSt9OAMvJPrfhmQtpfFOcy+9R2qIUFDcEGBRbnxM40",
+	"Y7eM3zP9spe8ZI7bg1iWNGnmFZu+VWzaDI8p0PXaojfwD+EvniL6mkOkThUalvGZVyD+doH4lId0SEm4",
+	"MjU4jebXsYm5SHzE8ISEhzYdoAAQNvV42QrhHXcu7yvwfJXAcz4lrN3dbLC5ToecZYYrSgXYGSXeQpXC",
+	"z4Hx1lpsFkVpGD2J70h8YwLSK5NUvXsgrJe27o2DsPrZ4X301iaFZrbot16Dzv/dsWhToedUuwxujDha",
+	"WxETrp+JFgJLv5oWQ7mhmSDJUyMBkAdg8waD7LCilkmwyU39YgjlnAcwq/DEbyFswsZTxwBgkn4PsIrx",
+	"tNCSQBj5auv+4t4PkQ9bh1B1IhCVEHOei1bf8u2p/Nb4VI95RF5Dmb5xvNxQkCFlYjYc0oAq0j8lMQAj",
+	"Z2IxIKN90YWgukQ5HuM7olMeks8Ad3VS5ZTEWEcBuplb+tGL4WNxCoOK7g37Ou3cRA4GmKktCsLChBa9",
+	"Isw3jTAbDMywAQwGctcNzPg6pL38JhT4vwZx/BuixaZsr2BVdCBERXtpC600w34daJPZZ1Y9eiOqGGFf",
+	"ceXbx5XNmFc1GDEub8CEWoIy/qoiTEUkASXCWCBsdQZIVaU5k2iiK0FV3a9IUSoci98yP/nuXb0afP9k",
+	"GHaB5xHHYY/zExw/N7Jwqge7kZzfRDBcFsuMVUOHXWtLnEC7jf33B9+9Q4O51AK/i+X88WiysDPDivJ7",
+	"Qaf0+1d8+Kbxocf5KWZzW8nxefgQY0luwPJ8k7E8ZzBi0TLt5fJ79pvI1G8sQ43sFC+EFcUpACEcW9MK",
+	"fbolU5/BSmsBZ7oUZqC0/SkkbsQEB2MSHiI/U1jUhyqOpoyUKVH3p8aqQlHVpV9nXv23wMdrhmdyzGP6",
+	"r+fmQVnijqf05hbq0i3aw3mcGIeN9a0M79SqCJNm/hfDPdc0OQO32Y1hR9ZkmI1+n+BoyOOJIi0mIEXR",
+	"mDt+S2C/5GGaBOrbIxez6ZTHkoSnJKS4Bzt+ztHP0hFvJmrIGzjFQrUNNfiOmgzZujfFab5e+cC9w6yQ",
+	"YMRpoURpLJxbexUbvkEytVEB+qL968l5+/imd35+c9K+/KGztgD9goFBC4vzXkXgPxksxyBsUnXhaUOM",
+	"Z4DzYpHTBbuLDSsylU5DJCgLtJvLVgVP2gOAv/VlYXxxxV6ulqljmRANlV/jYVIHVkm55pNXtPhG0WKj",
+	"OuFlu9e5Oemedns3nb8fdTrHxTozoO8YZWC/+VhRX4ywfOFafo6Fe06Fb0riHW0yXKLyvSp0/3YK3eZU",
+	"ueuz9nXvx/PL7j8KDGWZHveCqJFdj7cJRWzzKtj12dX1xcX5Za9zfHPaOe62b3q/XnSeooK96Dm6Fum9",
+	"KlF/dtJgqnBvxtO3UDowB+Vmqj+qjCGkU9gqhK8JFX9amE5AyDZDguD4IzzFAxpRSYlNk5uS2P5FHiQ0",
+	"4DCvxmGm09KA84hg6H03nYnxGZd0aHBCuF/TWZvmJIqPHxPbGR/8kwRwjOki42WdjVCA4xDxIXRw2q03",
+	"wCiX20dQ2OUyDHKeDKARlPDvsulMnvJQD0QlmWR3a8vep1bZOMbzzOfnM/nU7zN7d7yvi/Y7HggSzGIq",
+	"QVmgMZnY/r/J1CsO42rxe9f67DRX6ku9ORxqxR1HF7nbqDihHqnmAgxxS6NorV3AlV6pz5yLt7INxO4N",
+	"cUDWHzz51DXB3bLGY9Yf5c+mIZYkbEto3rDYlyLtwvCbvu88WLj3kU7u5fHABdJOOE3O+9MSHE23v0BF",
+	"bC+073WLt8VD8P92dX52eXHk2raXfF7avA16siUt2ZxjzOLIgRyFI1UveQurXVzAsmPQILbYJwXBEaYh",
+	"K3F4qO9d95YRyA/GWPqmNS9noLSm7ZeQ7rCDtqgUYNDxUGYC6M1j+3lvL5K/VbQj2wq8OkWiofM1+kQC",
+	"WUrA+FNJpsSjtb4ogAMNbS+UIprBwGVQEEs6xLp/d/4WsHnSdZ/bqkvKtkJ3U1bTU7q4qNKDneJ4PVZw",
+	"gWO58tgy27RTlBxV504hjGmIvdi6M74j8Q4oVrpbWAv5uq2tbnTTbrb/Jji7nAbWQ4YUGTHdb1BEGREe",
+	"IjgYoyGPIn5PQjSYI4wGEWa38PwQYeS30JSykQ8tn8xk8RztHtg4B92aDfqHmpah+YP0ag87sMCdahL6",
+	"4rp1A8dm+wcie1jcZnKtFnkFOBuFoiO+ed1HW0bucWD+mArJ47nt0JPpa9pYbD5UitKSMKwVn+UElIZl",
+	"V/1jr3fRnslxgbcv4MiA4JjEH3k8wfJJWCKSgZcv1bxXslxzQUlMdJGYK0Dbubw40iH+dfSRx+oC0ITI",
+	"MQ+FBlRfJ21FEJM57DNf90Spx9OgDiN32ZD7SE8s0Javy1Hoz4A1vBEmh0DpkbqZSJ9hgfxCRrxuSJpt",
+	"O/pGpL1H/F77KqPv+Yd95lti4kPmpq12jaGyCmUjsX0IeTyN+l6yJ8zMUkFJ7DNfLcpP2sKZMXQPuIL0",
+	"DVqwC5rz5wjbrNdcgGkJX4FGyHgWyFlMwmQLW4IQhAf8jujyl5O0PuFygIBFpu8vB4xSFM2ARrPeSApv",
+	"GLaf7TD7RqSvmt630G2vz3S8OSQiQSoflYJEQ7SFtcVJjnGaYpzMMCJSAZsdss9Mbq56S01NjElg23VB",
+	"Gu0xm58Pa63fPtfYLDLp0jmWkmBZcpa6G1rt8ZPnTM9P8l62sAEsBafYNFHb9hAJxjwtlGsLRT96tX8K",
+	"zuJp4Djg6B7PBfKb9YZb0tPg6hASrwiz1Sp9D8GfV1Yhtb+DELlIVxV6AdLAW28FYaEaIvkbhtEfSyxu",
+	"xdsRkebzRn3PHLmL/WLNdtOTX6kaJXuwIKhuY8VXBb5S4YsTMsLB3La0Jyy80Gut/Kma739nJJ7bDxcg",
+	"pM2Qc0PqFBfWDMQoQ2Ch3Gz5Os0YzqUkdI0z8NwWyIAFvASQFgiB4vcjvmN+BCPvJb63dVALZMIw+NV0",
+	"wkgw1QiF6VpFKNQH9WMiZpHU8KcDgBYFgcQkWU006dgOeC9KGqCJ4SFSY2Z7dOorD/gsCm2BV0UMn0kY",
+	"9Ck9Hd2srLYaBRTEVXlPk591Rk4her23r6Cz4TWYF0DqXu9zq9PkBli42ByFbRkMdRzhYUpi7Vvqj8M+",
+	"A2E9aRfqJtHJwLnD041qG/W9PjMkopUjEWoCD2QVKCGwQLql/TrTANoqMkibZYwWooh5OdEol4D1OtY2",
+	"Zzbqe6/mzLw1iAxJHJOwF2MmpjyWm7cnqUMvoSLWzJnbbZmhcw1TRRFiXs68qgHxDzCyum1wOdvoE0ye",
+	"eaPdz4mp86WNngaf/8TWHr3DDdt8chKbSy6yeeYp/UNb/i1lIejFlnD7DlsH+GcfzIFn2hLvNt87EFkN",
+	"WXLymW7Xm7uXjR6/V4u5djVXGuRSvQwGUXHr3FfhOuFsvHwbbg7lrqrfbUZrWGXIyulVwHoX+HOqS7mu",
+	"HcpMYYtLBTwMAjKVJHwypxpEPLgtcVp66xrYip7SI1j8msDkItYZO8c6ut0zQLoAMysMJxlodiC9AqsM",
+	"xntI8ihEGH4ezJHB/y3dScFD/pBGRlkHI5bL5fEUHFXDrv3REkLyRFIBnS6qIenS0740NIIwBY+/1WYC",
+	"mjmDkJn5Ml1xmXTwBc20dlULMtlYymkFtyg8XXoqoD05YFARxzKuo565oMzyvScQ9kRycJCcHCdbOCBD",
+	"ctafMoPzFX15m4dt22N/beW1jEmBly49sGSGlTDgUmodYDGM8WiSqTYAhciVFumCEwsPO1pldILMdEpY",
+	"SRwNzkiTawPRcqApvckIC3k0nrFb95KeTsTWkzXM6/mrTM5j5WVmbY2rxA2nifaFPGeb4a2rrAoWS3LU",
+	"XswGEyolJHjf8/hW+yrBO7+TDK7OezKNiH4twCwguonsUCfbqHXoSj3qOmZynP3UxAwvZyUZDF5gI88Q",
+	"WoTd7lpkRNM+OiFC4skUuksZHqYEBrKjHq1kMXrqSheSt7m5okK0uclYmEq4j37J0pRDJf4wHPmm0eaY",
+	"mHYIq1SihTuCYdxo/1UR/s0QE7MAu+2S+6ummRZt9Gi33kjieazjTujeY6AyPVdbhUBMYUMrqysvX4sy",
+	"W6rGkiGJCQtID65szd1VVILXVX/X1XvdWs05I4leg1PgiRO7svHicEY0WzK6TYzv1X9mcZTRcMoVnKJX",
+	"bQ7eIl1Ht26VmlKj0CSby7E5+IjxfY64DuaSuKypJZrOkng91/kX9ZzL85POzfVV57Lm6X9DuEQZm3LF",
+	"ty5wKvH8qFaY88Q0E6mg0S9Gwi6sSulE7qiaFYspCccpX0fixDkqWlvy8Pcjv0eSW08+8nNSlI8GfGZ5",
+	"lkLGNyJ5wzdBAH2mv0VbDRQRfKerGfOZ3D7MxAggrL1991iR2aEJfgHRvM+2/JjIWcy6E4BuSaJ5Ujts",
+	"zBmfxSTcPkTTmRir39KodYRjaJnUT3OdXNESz7YorSlaLuzGzbLVgV68lHnJHXuwStLOOgS1Xc8ddbEk",
+	"gG3BulfdZZsH1bVsZM+3jlUPmlthOHP5oEuXArlCboe7mEVy4VISmcXgk8YuKDUOJg91HxPKslPsek8W",
+	"4rP2B2OEqeRJLwPIvPt8vUNR3HmFp9lD5AEHMppbFq1ozYRMBiQWVQ4G5wwMFXfrdLU/EXRFRgOpOL0r",
+	"UGBTl2XZ3wIbi8yva8Rpu6ZwG/bURVvhS/JMMwsIBpDCGHRSEoR8mrH63QDh6jOMlG64I3gs8SAiELcC",
+	"Y9kgAR/G8dGYR4bD6YGhPn+fpXxOPcq1MLARlPC+k+E8xcr4Re2L61sWX16PXGI6pKvthM+1EB4iX1v6",
+	"AJTUXkwBPfXGkMZCeshPbG8+4jr4Sf3yYjbD6tbCP9oo+CRrYM4K5rLuvxFgbyGHaXg12AJB7tNR0le9",
+	"dq9z88v55U/dsx9sNk720dH56cVJp9c51spZ5omuzQIs0yoimadX19+fdns9qA6wOFP+x2SO/M9JuZrs",
+	"q+2zo87Cr92zi+sedBLvXhafXXb+1jlaGLt93fsx/aBEU9qMKe8JRrwvZ74rNdytY1f7srTtmVi1jAwG",
+	"bpf6OulkyzaSV4nHmIURcaVbMKS9f4Bx6l/CR9eXJ2iCb4lmtSY7DiPJeZRphxlg1mcBjqIWwkjQESMh",
+	"8i/Or3o+2rqSmIU4DpHJvxfIpE/b/AZBpKRsJOqCBDGRot4+giJMV52jy07P1xGrgshtdD/mgqDmw0NS",
+	"EwI0WS1011GbzU0rfxMEv4UZ6kT0X/j8CnIekNn7tvpUMV8SaqkjszchlYA+jflkKnXDI3dU+bL4H9PX",
+	"cxVc5o8fzElgIMBoy1fDtkwiiO8hLNGEC4l236Gfvt+2HFDdwhvRZzgeQbN2cYjwADK5JgQzgfzP2WE8",
+	"lIJXC30GD0Wrz8w7egOPj49+bsMlnhJniFgCj+VAflIUQZciYGA1yqKwAwFw6x2v0s7uxzwyYmkdfU8E",
+	"DQ1cG20DcohI6CEqk/4bkKbWZ0mG6M6QRvYDnQ8KeWy246vk052I3JHIvkIlFD8a0TvC3FaOJJN/9VlY",
+	"HMahOlZ6ty7u4yntsHDKqUvCugT7h87eO4oJlgTp7qOcKTmLjhggjEFHJtEAB7d13d43PGfRvCxWvTag",
+	"fPU6sQSboF1qEFGbQb/suyN4LfkIlh22NWxEUYXw817C5h4/FbcCARYRkeQi5pIEBUKcEdRGHEdi7S1q",
+	"kX3l6SnAiki4mun/ZF+0E0Q8JusBiO59v+ob3fE/oy93KnKi08Lr6Qg9MplGWFYeIn1fCwIxDUT1Sz81",
+	"HzivXHdqcAoc6slF0uB6xRy5l+3XV4bZVfo6eXkpvyGxUATQBEsvG/Qi86r6MpqNKKuu7V7A+y56POVC",
+	"dp4kjdiMnB9mNCSQS7zq+8vFLyBuu9q5Zo+0ohgIwdaJEKg/ujQdzYs09JfxvNjH0+YKHaJpTISlpybb",
+	"2fictR0kzSlaSROEnK92yR1ZnnUFb6vP5kKSiduerJ8lks+YZKoiCIljqQU2tGVlkWbDazQa6Vu6IkLG",
+	"xdpsNBoNpzeqIq7nkFzyqcHx6tCVFPrYGD+YCRJbVMxv1VudtJ2UOUh85Ioz5lE4S+8tY0m5YQbQi+TI",
+	"S1rMWLx2cK8si8weT0pDn5CHp2D9+5mSrNc0Dv8yxtJaxm8JmYI3I2k7MzACGpUiBbIWohPtMloQU1K7",
+	"T4J9ZrOlUUeVSZ/e3hFndyQWqaMDP3T117tZSE/IYo5zrzFPwsgXJnFFHkx4TNeoo6OnyLDw3CYalYzA",
+	"kOgEZ5txUVWXxdvmij2dpqzF8kRRS6iOkrTr6NpI1lZGxzFJdDcBgmj9DxaqAYArsRGDJdVE4u8ph+SZ",
+	"J0vDLtm1iICEgdHUQ8fwskElaKMGPdUykcDPlndfBdmVgqwVPVeKhmdYZ5M9XSRNYGszculK2Lcr/tLy",
+	"arrPhNA1XYT0W5VhXwXBKoLgk8U2+OqJQpFmkaEjWWqZHebzAAtyM4ujx7fAWsRbXYhJNyikoa685LJJ",
+	"5swfFYVca4ZIyqrWVjVCXMsa+gQdq4rcnJVis4f5abm0EiYVWxeN7caRsHKZ9lKztWOdZTZzzhDzpqmw",
+	"s3KZbnfIcmeHEbELkGYtpauPfzaZ4NiRc1pIY8p4GbMeosrgZvOOln1gXAVwDBA16Uw/yq5g1cFq8SZ0",
+	"OVngwZNwpiyndZ1M+6XF8OzSVtRLymxwAwBuj+pFANwuc7MAXsUrZ1/81iF5Azf8MlfbebBVItbSBN16",
+	"H4gYfCaRcQp6StnLq/sQHioQdel/T1HJ1pRkNygn6JPbwMWaK3iR63XHlGkJpbpLL8dpHEI4HlFWKQb1",
+	"In3Tiemilhtt6bY2cPJW0Nz8uZ8mmmxVwgeBB4mhqltSAyf7TsZqJvAdCaEcHqu/nIw5IRMjYQ6at+/j",
+	"/ck79n7a+L0p9uW7u3tnQRhowlRNob/S7y5NfBAkdp1MW/vPhzxODJE79zQEjy/X3UgrMHB7N2YByeqz",
+	"x1d64WeGDuUXtoskR7s5NctaPGM6mUC4A+So6aqGwZgEtyYDQD0nIYpA6dk2IbVJHpQrBgmwlMfyIyWR",
+	"OSQo3FJr5SRvhzVX4YEm0AIJrnTFwTwbqpX9PC/UfypdSKJC2EEwmOkgyzL5py68tmKQI92P60tIH15t",
+	"GPPJms6luJJbiTBJYhLqYp6HiEym0gS+3FNBnFgr+XNUsBScYU8wXLLYb12e0nvWViK3PQReIAJhpM2w",
+	"aILnSBB5aF12JhLJ4N4boVBVEJmF+0WQLQdVwx4Xo+FSI3BF+xeWQx5PnKHJzyDjbr/4C3jMN2lVKDgD",
+	"K255XVtEzqNW4p6z11gKkT3Oo/WjAcvrug+HJCYOXgcULcnqkpxHAk2x0Da/d/sK3jHU0h+aTAxHR5Jc",
+	"sNuyQ/3b1fnZeRqBCZjixrfTowvLxbQ70J8EUx/WV3+6ZKAO1coF7mC2hEfno9oyW0zPcund6ZLqSVHr",
+	"/DWmJN5R884eyorIWv3eUgqcLMbVbUatbE2ZvbgvVwaCHWy9UVf3B4DhPLvs5bvdgCivT+1FZHkd7PxE",
+	"n+kcidlAkCT/wbYzMY5RD02jWVLFwK+jDg7GScyJiUaMyTTCAbHlDMCLypmJjPyD/aivLtFXl+irS/TV",
+	"JfrFw/qS43h1pr6AM/UpBlHNJx3eGt1Q21F7SqGSsJzRhgrpfBEo0ZFtxf3s1kvfhl6S1UXsua2QTDbh",
+	"PrJ394IC1B/rH/WyUPjEnld62uX38q0YURiO5tIQkfzhVrGA5e0LTJL4Dq/k98mcXfuBVp/WiYNMxvh+",
+	"FtwSZ/72aqtZ/ui5rCADJvP29OvFs8+a2JLzSAZPtrn0KsyWlmh+i+VPjLBW8nR60LAcWu05nxPKZ4Mo",
+	"E5BiW1IALYrlmmd4S5i4FiR0r0NyHh1hUy+9+HgxAzXO+M5FLTd8olBmB13c6NJzfia5TDBn47RyAT8y",
+	"1vMxn8Xw8dxtgyzApyspN3EcOThxNkhaIG3stJ2HYkXt3J2nUtAsCFGzmAndjAla5OrGElMjsaMhptEs",
+	"LhnTxkZf4TuX/evUPLZh4rlVemgwz2S4GiNZ+6JbNlWKPcVZ9BMlnAy4HCOIanePEhdQrIrArN5VwoRY",
+	"G30KB815BAY/kXE1THBZpzA1UqfszrJDYYl0kUu05fPbFgI27G97mZRJHglEWRDNwpx2nZlNiZyOiY6p",
+	"kJQFEgp9gLyHxJTfroY3d20gUfMK0G1nrkI5MidSBL3CzbpQNjFtOIoqmNZ2uqoCJPpC5DxnJP0JbaVB",
+	"8Vg92iGRfqC+BiWCM1IhASaxUazsXVOwZnxSu1jMk1gvJaSd80t70IMVUj2ghAznk26otk4iQeAn7cc1",
+	"Jf504SCLblEIHa1o7Cr1kcXXtdIm0oJVxbyJCWX2B4cqbX0xq7TLzO6z/hu99QoaV9a1vV6ka3IkTvAs",
+	"JKasJ2WXaYsr/NDWe58t29loJKdd/qnbwA/DlW8uDbRYY2c5P1qVKhnOXTUbFU7jqfe6cttJzOLL7nuK",
+	"Y0nLCuFWKTGq15tUGV0CHBs7O1OWdMURljUAEIIKiUuaABxBEeiIhJkLcNKokvCCzHG6fNbAC6BE0huB",
+	"hhEeHerqSEn/N12EGgUzaULoVoid2Wqtdm7XkRT39TwZeeGUNi0qF8x5i2FWUbSedSwYY7neF1Mu1vri",
+	"0b0NeaRLjDvdGudTwtrdN6b/eT1IXrWNcR0lIcecBi6JtpMp16dfylnVVhhPM8s8go+XhCcszn3N6IPt",
+	"GK1mTUgPZfLdfq28ZHyhzYU6hWAyjXb8TF0420fV3fDUOiLK2smVfGfuaK2DSR3lsyrVnvIfX2s8cZkI",
+	"EyOsPd9MVIK5bTvlp5VA1rbkrUj+VtA9Fwgsmo4oo2J8k3rLq+//I3xqMvTBqBSSh6U2j/XGt4pXQpGK",
+	"Jw3zpYN7hc2sPtmkJFxFHK4Hprjduph8nmCwDSMzihPAAIJhn4zbM3ZbCcGfiMLA5vAEdD1dgweWq8uA",
+	"60r9y/F4I5gK2/wD0bUiMJWhWUiiCjx4cbxj+O7Rew6ewkCVkbUEyfQGnohix3b3jqpzzB03XEVOXUYm",
+	"KzDvxXNZ9HbNogjNmKRRUs0yhf6kNqYtqygkn+bqJaof1BmtajJcK4f1DLl3EqMqpF8fs63qvywUJn8/",
+	"pUHdJS2toOK/7g8BZb3mpgnAoakWpz4TaMunEzyCxEvfQz6UR7vBs5DypBOah+r1+jZUIDDVsJ7RKGsJ",
+	"0yptugw36eWif0yfJIFsgxnXRa+4ibSQtyztn5J2lbfWKIMm+mA942zNHbY6qH9yamqKMXIPfv1E4ILT",
+	"F/YoTX9qyiDw3iJNUr13gkPdEiSxLeZNWqsbZj+FiWVAdIGJfVo4x5W4UeEunhQclkgGaiyUDiasUFtH",
+	"p8Ynzrg0Ze7QmMQEbQk8mUbqcoeURKHwkA8GWQX0DPpkGHHnRvPpLBLYCv26xrO9xix08nso3QixGQhP",
+	"p9F8uSlueZqKlzPqHaa0z1cat5/AignHZuQ++WkrraCYD68AmCIP2kL6BBAx91VqGFxhF1yiVdAwVw7H",
+	"UHYF+hBjjoOAz3Txk6xN4+DdSkOSwEMi5zc0JEzSIV0dJFUUWKxzT8lYuewQt0nXtJIQJqp3BwISdZdv",
+	"qAq/VJoFNC9B7oz9SC/mhk8rBSzmN6Qr0p+bT4216ClnUrSYGFltqWF1KTStxRYzYkv1hRdI/7LglvVF",
+	"n0TiWTCpVTmJvJa1TEor0cgtd3SqAZsQ5ByWQruqChs0C3AsfibHPM71M6qjcxbNLZ2DFh8Ji/RTn0cM",
+	"nf0TApwVBUKizXBxLQlY8xYNldqLpeTpGQsqcqyrDB3IbuVqAdtbustSC+mCFq5hICYFWivpMhc+ApnB",
+	"Q7CzIY8ifq/FCYwGEWa38NxDhIWKh4EbyEzy2/H5WeeTj7YUy9OpcpjppCm9nu1FwPBqDzvwbEfDwFMI",
+	"iennUHJOJeXtc30y8CIf1/TNQ9jK+bFn92R94F6yverOPpfdYZXbTwsb4OlMmoI4hKE8VV1ByYoEPo/q",
+	"xjd8M3O3jLsiLFRyaaoFARhog4ZvNOXUzufPdDecARnymBSgpQq3Wa3CXbsX6kMQz412JSdZY3IWszdC",
+	"iV3Ww+wfIl9HjCbvAsqnPDL9PSYwiA2IeCMQNOMhAokZpH3yO1MVz8yj/fJbDe0JoFLRSF1QD+pSYgSL",
+	"dLYIKsxeEimUXXhZFEJ6DBV0/fyInmMhhSE/VbigsuwjaBmSBkBIHN3aEF0qhabA3dDfzsu5xt+Sy6mG",
+	"j+SYaie1vW1TE76OOtreZlIx8ISA535gC9oVWxVOsZQkVqv8v9/+r99/aDR2+v2H3WG///Dd8NNf/+Li",
+	"cZnch6fkDKaC7F5BcPVqM0Z/nxHz2NTGPOKMkaC0PbySViu4v80QbfOB6ZIBZHPNbEXLFrsOjdruM8s7",
+	"A0LvygJQ7GvnrgiNJMQnk0ZvrtGBHxUjAXLe/yV5wdTWmQVQM403NO0DDA/0kRK3d0JQViF3LnuqlZpJ",
+	"pPdo+kkUUdpuzo6X7NEuKXd9+fN3ovcC4Dixe8CtVmoA0jaEsQtaJHslMeDZIPgKFQGS15cv/osmqD8P",
+	"Ep3B788GjDTVvBxEvuFg6XT77nIq6+VQZghutSTK1Ut6prc+v72N++oLwONw65o32MhHWxD/S9kIguXu",
+	"MZVg5QIbptILaYChUxm+JYjKba/P/IRW+h7yQyrSvyG8bjolYct6e00evxrbgmqfxWTC70i47SWlAbay",
+	"1MWmECIqW2iAQwQCi6fIEoLfB/M+w0ybpWGeQyQIQb6GfH9bL0sJp2pJQUzAhoMjgSZUCMpG27rHRGJ/",
+	"TM5D66bM9hjPbi6pngE/w+ButU+LLrkgsAKM8AAakXTXzJspsegXICQzurcypssstqx6TglVr7YQGlaa",
+	"ucRwUcXyYDtRFmKdnhesZBZ2EZM7Su4d2QFC0gmWJOwtkd3XrZxdOI3HTVTJXgDExw3Uxc4DjGPENM3P",
+	"UV7FJNqvM1Ol5PfEVGPPPbOzfKl4vQZv4RZXQ8KzaX4Wql6A5ieHtbC+8kS8zdaEKFlYLsi5utxVLIal",
+	"tMY1q2FBA/41Qol/Uu8bVcqg4tOUqSO3bL1OksPmQqEL/Ys4nwgwYrg1HSUNrF3xRqTFeAqql9LuTVGw",
+	"mOiM01zqSwvdj7FEYyyQiGiI+Czx4dxTFvL7tKtXs5Dym7TxAgWOceYu6lRWw+yYxiSQOWNE6bksr14G",
+	"YJYTxXNgkD3UImytQpnSgqzLS6uKzHerQkTC2uJnFZf1bJK4sM8XoIvJHJtb7YsucyEAGwxbeWflcjPX",
+	"f7rNXEVCt6gXKJrhoy1sUkg8JMY41n4EiB3jDOLIqNyG5ochYJCPttTvYL2zxmPAje2sY0WNCJKz+qRM",
+	"bk7WtyG1L3dhL1JE01bdWVFDs7i3zYHiS2mQyQTV4u4zNSvFaE0unW1QWkHaP7WvL4vu19Vo0iwnFs1b",
+	"mch+bOP6Qc0tpklCtH/aA9tZyGZz6slTrTJlfC0xz9+PObqPuVR6u1bux3yS6QVu2uuvZnfZnIas9pRd",
+	"eUUw2jRiL1GY/ij8zux0c2iePb6XxPaLjNS5UPEpJgpxss6bgE+IQMOYT3JVHKfU2k5ibQOIyCjGkK9/",
+	"TxXncjKA4wpVp+bouHPS6XVuLi7Pe9A5OjEWYaTLVmVXQli5neaYRFQxtcXCqVPtJq+ZcyYhGH90eq57",
+	"KL3VbCmk6lFpPtbe+mtBYuG3kBkMsdmExDQwbrFQQJ9ewmQ8VwJySEdUasK23Wc8RtZ0LtBWgAXZoUwQ",
+	"Jqikd8RDGEUEg+vf/x/fxqBtHwIx7DPG2Q64Qjzt3JRjIohJFoYANiAUOvNbM/CUsm4llXQxYySCNrsE",
+	"6ViCIdjNtp39XDN7XjtxCCZas6oXD0lspEANEu78OvDUhz1+fCpWvHFKWOKzX3xNHd4lluSETugyRXBK",
+	"YjShbCa1f3qgzk2TZcAqSB6yAKHG7LMtE0aGdhvbh7oQJZULHzMux+q6lUAGHhzTBDqJ/WMmDRja2ekb",
+	"muAHOlEY8M7E4+m/dp154QtUBBy1+tAL8qsr07Ck7GPAw5VcFT49Ui9CpTqJ6WpggG+Ozbv5jJb8xfw4",
+	"m2C2ExMcKihBmYer2SQsfnkPinTtGXLTPfu5fdI9hob3natezUt+Oe1cXbV/6NS82vVZ+7r34/ll9x/Q",
+	"K797dnX98WP3qNs5691cdC5Pu1dX3fOzq5pXK9LH4tv/e33ea9e8WvsH9dfZee/m4/n1mXrt6Pzs587l",
+	"VRvaimcf/NL5/sfz859yvx13Tro/dy5/zf142jk9L/z009n5Lyed4x86hRdhY7nf8s97P54fw+P2ycn5",
+	"L7CNi/avJ+ft45ve+fnNSfvSnMvV9cXF+WWvo07ruNu+6f16oR5ctnudm5Puabd30/n7UadzbE6i17k8",
+	"a5/cdC4vzy/VROfHnfQvfSbXZ+2f292T9vcnnczmj7tX6hdYyGXn6PzsuAsH9bHd1b92jzunF+e9ztnR",
+	"rzc/dX696Z7dXF91HA8uO9dXnWMnI8nB6Vpc5JgoriWso1bB4mGuypfmkTHJhjUvunGHaSnz3Ohcqm+m",
+	"WI6tdWaAQx0LjbYKAAxEpwDC207TTOSmjr+MaTBG8BC6go+pbCE/4CyYxTFhwdxPyvFStjOM6GgsUYCn",
+	"zjmmOXliGZFYkD/010mBxAIJh4InieqwlYEk92Z/n3Et8zlCGbWX/Y1A8BIEt43SAhZDdK+9q0KddRGX",
+	"t8uKpCwNhlDnulipMxP4SWQ8bw+la+tXOrEUSQ7+QrTlQDZbQL+Uhzy1DJxw5bu209OyR2XyP0z8whhX",
+	"P7vHMsKdFecLub6QWaeDJgc8dITvE8vwVrKpgnzvTHGBIIYK2eip9F8s/J/Z2h0ccPXoVIgxxQz5NLQx",
+	"qiwbhqrEzVwE67KYVSAW2SDVQ5B19a2BCLSrncM+GFH9jcWkFqNQdVOYro6hzLLnEkeS9TS5yHj3mZbR",
+	"ru6mvGlFzwxbzZa8aCZ2DZmpV75enWYABJO84CkxVkBoJcLChGpt3ZI54rGirbdkmrvxqkUy/yY4u5wG",
+	"FdMEXAvcubw4Qs16wyYIeUqwpkMaaPWXx8jm/UDnJRNiKnnAI8sngWeGZAg5Xa4uTGrh8TQoxfVmvbFa",
+	"9rSDuO4ocQBX7EX8ErVpCjuzWUZeo6ELuQ7mUjvCNlmwJtm4dvWsX7YmzH6Xq6DS3F+dPwS28wqYm86y",
+	"fBMmrmMRf+Hw3HEIEOhd9mwjPYpu2Zrm3vU7/JlNeGajq9oDLZzY84jx4gVsmi4vzLAJK6lz2X+kjTRZ",
+	"UNfEh2y60FoywQWW4+pvp8QB0jPyJeQd4jOWmQBmJRGIVq7k3D1oLyOOKJNch61nq1t7SuLpM9vPLxEp",
+	"EBwj8j9rjvHog4vtM0qog/ppC6LlMUM6gw9HfeZrOuNv25mznd9ZiEgw5rre3YjeEYYGM4kYuYMuB0qF",
+	"i/mkz3JteUIqbuHTiAyldcjrxRtL0XoACPe9uox67uA3jLIvYjfPw9t6nGVqPnkxpgITuFZ9Gkyvkg4q",
+	"BaNsPFqrWjPkmEywy5UsZEh5eZQJYXflB1Y+b7qLMcGhMR0/fZAqcc2nwbQXYyZsx8hZ7PA2jqWcKnRV",
+	"/xXo+vIEbelMNDyIyA48VfgkBNl+RikEuLlqHob8vWrMXnpYK47AQMyjtySJNG1IJKCOAZ4QtOX/3294",
+	"51/tnX80dj7sfPq86zX3H/8CZU0FCfsMnLG+ac/gozGPQgH5edpIj/z/IYpOcvFWv7MDPY543Gf+/+ju",
+	"pdkHdfQjgIWuZa99F6YxagsRFsRznYYv+ywGYd7/q/k/H1GGfiCmJ98hEiZRMvPCAAe36JaQqbGkGxIL",
+	"UyX28+yh7jYW7vDRfaspgC2GZCjggRw4vwBR/qH6KaTc106bpGKdWgGWPEaCSIHApHl8c3p0cXPVO+6e",
+	"/5cCkHzxi9ywSrPV/xFC18kPKXcqubYu8Kqe0RVikMIlYUeFaZ7HGIpr3jRLKIujJqnTydVcbIJv82lR",
+	"SpyIiChpJxZxNuqReLLUlTXBD0lQqI1Tzs/9/SwcpX2SCI4jSuLUs6dD6yBFFAfjVAOmTMfjiz5LgmgR",
+	"lmg/13NTv4MSb9V7peZtt2zFCSJk4oyy5Y+p1EGRkKEF9HLMY6k2ajZiEJrJOuoBCua6htjYo2w9C/Be",
+	"ajXaRAryiBS8Xc20VKoxVmaLY+Ysqo74xTIvoX418W86SjEUNucwKla7kfSMmw3bBSW7kWRfjWqmTg3D",
+	"z7EVPL90a9WwiG5YvY6r3tcGWnekse8vQDs2ofoVVvlHKn3ppjZAuOcvIsbnmiFn6zOa5iN4Skv4n4nx",
+	"1QWlvlA24qqe1e1MSLR2/2lKqCuEMw6hnUArGYeIArfT7LnB52QarWtsW17H90WCBNeIArR1EKhpsODm",
+	"zNUykLLxdCaQLtne8qrB8ZPo8fKTfeKanctLcg6W0Pbl8zgzW+22LWB9w6mt2UpCD2tW9DOhTyuzlFd1",
+	"F0uXkW1bVxA+jH0qlx5h6sukxe38z0BDPFvlroU+Q5kw9IgefR1/AEXI0JDeESTGeEoWLWK5kmLJP0rL",
+	"GK1fATEjh+w3qrRfyxS3WrdzW87OdeAwc+Xqni0+LtKvxbDr0sKsxbYohXgFGkXUlITWjlUrP9qSDkhy",
+	"Q+uyRRIr9C/Kt1MpVJBIhfO0IIlRIBQE6Zq0Ce01rZSTSizlXVXK+rOYHs2mgEtmKKW46OHjkMSHSc9X",
+	"ExAOH8WYVS5w1zOLWJmcmOuJkrskW9huCaG4tJy0uojwNQTm222WlEgrZRPPDYVfI5DdrjCbyZUl4cnu",
+	"V93OcyXbzD1vXrY1g1eqlukguQ+y4votQ8td7zpqXPVKiZc6e0EgvFgqcbGktUM6K1QJ5tJa0KgkYop1",
+	"of6sZf7d16C9prkkjh4aI1JSR/7U0Vy4EPKHY3JP1u3fMIoJkSbWd42eqCwgscSUrW7hu6qVw6kOXV7c",
+	"D9S4OlrefS3piJUTb8qYjcTR6erGZan5bqxg08TMlzTqmkonk74a45gUO5dHdEjU6xBVL6a6rEZawi6l",
+	"8B8+1D8c/Ectnx7Y2Pnw6fOut/fY79f1H83H//jLai9Ebtee61STbTjhNek1vX7QyGmxNbWFdj4lDFMF",
+	"70yOYz6lQU1BIv9d/YfzEYgnPIrwBLuRYbGNtauK82xqSr1ZscSzje10wShT5tnGoKaOU022qtcVzG90",
+	"lcc6G2EPrurTYv/tYl9RRfZZML8gDEfSBrEYq2fGMLjTdAh1E/yQGo5zJsXGqvQA8zGPriSZirLQ2Uzn",
+	"uwmeKz0i6XEHaQ8gsyW2zYND1EB8OCSx6DPG9avbh0lBQyXY3VM55kpph2GgqvuISIOZgI8Lpt/l5lHF",
+	"EpWQGJAnHaEkE/DFzGJS+mHDKU9PL/KnvvQDF3XMVJ98WpZFZgCba5FJmnC1WcIlvb11kDj0N1QXCXw7",
+	"TOPJTUHzXA7/yor7VdT2zA6cWnvaeMTo7yZ/Q2/l0/JDLeZwUHaHIxrepJYK+wue0ptbModfxGw4pAEl",
+	"TN5MSQy1iDQhBTXghnF5M+QzpjPy5ZiH8JPJlYKlzSOOwxvJ+U2EY1j8jCX06mZCQopvzHZiLMkNBNHf",
+	"kIckiw165TIc3dhaRnpq+xfwnJsZw3eY6itw0VFXbdOlMdGGo+nvdtRlYUkHkXVWatsCZSip0A6mgidG",
+	"UWdhv3jp5WHQRXApv9z0sGaKxkgTDZr8nF5t8lP2LsxPmmvcFBdUPGQlAC0WzI+UWFT+0am7XHrbFkkH",
+	"+cQctu7c6qhjWtZbKuvzh5eUQk8Z2lDPqZWdomz8YPmqdOiBkpayIAVF9hVYbT+jAVXmfNN2NvyekfBm",
+	"MF+V3KHWVbG4iKOnTTKLOYJyIIbluR1JViOtZOHIApPDj7TOiWXAuLjfZKulWuzioWfD8wsWlPRGL3J+",
+	"rgJ0QyaRvMjzsyxoqgO6IHH5GyARdwuhUsXnF2W9wou5g5n15D7NzVNYluusLkgslHZP5Xw9dR+Hagh6",
+	"Rypk1uYa2irF3fQEXHD4OkqAsapvxpjKddfiEoXKU9pNhjrakgRPUDDGcttDJkMdbU1oEPNBxEcjykbq",
+	"gcliR1tacoD02uk0V+Ukk/NuEt0z2e9OGIXoJae9e0hHq0uOqq+P9LsQVrckIMTSzdUDgtrmDLZ3Qlx2",
+	"EeuB3EzyDhvhEZnkG0llVh2MMWVrJnvH0+A6jp4bHKjkK/kjFmOJR+K51gp9SKUqpw5iS9JhtD9S/6aZ",
+	"Wdq12obG2UhgrZJqeFmjf3X2pr0qr2qVM/NZzrhcjNMTPMIMF5qu7O7nTBP/8xve+Vdj50P9ZufTf9oP",
+	"s785yxhZgfOHGQ0JdD1whEvoLK4Tms99yEdH2WV9dpgXqYkeBBcw1xFJE8zmmRCn1fmNE10hYEkM0DQm",
+	"QxLHJEzXsnzImSCdCf8nLa86kAXYKhX5F/vjL/oa7kb59sWljqDpQaPqmx8OKr1Z9A7fjWp6Gj2Eix6t",
+	"jpH9vPhRSdlzjVYzraKgWzLXxbCSQrU0rKNzKEN7S+YC4lfRMCZkR9e5Nb15DpFvwlAhkvM+ppLsgMl5",
+	"K4k5RRMsboVxh0FQqbNuhmUwq1KZCwVJFDQG00qBvukXZs2raPoi5bQMb5ULx7yXndOyzVWf6tfSL12g",
+	"fcVjeR4XTIhYBDV93U5+nGabPCF+LS+MVJWyswkuq3IkdNLqMWekpEFKz/b6ynRJ0S4RbWlLCtqUNhgr",
+	"KylV6JVd1v73BcJ0LoyjFgI8c825tbf6HgsTyBOR0NSTVL8JTMMkbMc2nyjxDFWwJ2UShpdFgWR9jEtd",
+	"iGY8SCx/2mXqikSmwQ2FsOFYuq52veTzDR5GubllnTY/NobNdveRisxiBS+KGPtqbOhIo4hjTCdK6eMm",
+	"eGM6NT6qEBSPZZtJscque/ne04szBT6Xv3+lXrHvQ0jA8vfB+J6+z6ObAJqsL/9GhyTkPouJAF/qqg8v",
+	"4T2TEJ9A0FzLevoCH73KSXuFLa+SMRf2XPWD7Iarf5Pfa5WvUuio9n4GPEBwLiJMhiVp4LFAkb3s/A16",
+	"GogXsSrLgQrnXmKRjy1R8SyBVMItLOAQ+QkJ85GuKJbS2qFOeZ9NkuJSmvBSNlqbo6SsxMt191H/VjvV",
+	"K3wjnIzmRSh2OaHKQKZDfRvGeDTJdJ+EnR0mPytdIqZ3UHULgo9cXaPKmylvcKvL+u65MMqx1yS4SrMb",
+	"cag4j64DmITICt0d1QCubstlHkI0VhL9lXrmDEeDznVi8XxwPIJEzpXSVKYgRWJgXqPDwuaOOpvAnq5+",
+	"+cFnydLSo4cQ5EPoOgsHTIVVVYtFsit36ik9E35bWgkP+MqXO0Z+W0umLTlIa4TJCt+rbY0rpO4FReVZ",
+	"9R3taF9pgcdpTO+wJGAOFWhrFPPZtHJVx3BC2RNqOj69GiQsrxuuayC0RRyPdP7yFyjimNz6113FMRcn",
+	"VmY9ySWtl2JU9puDhmuubKxnwQb38Qjt7e19QNe9I23pnGTCl/NRT81G893O7u5Oc7e322g11P/Xd5t7",
+	"/8jFLmNJdqQOuV0sG5UWEUo3kET3urLkn8KKQmNF0oVFK5jIXM5RnfNs2lOC4IQjwU2lM7BRjTELdedr",
+	"X72jZDhoimnKou3Q0M8fn3prMxVcqrAKlxSonulcJYgLEvjeK+Nmh8j/3Nfyb7/WQv2aLjCma93psmL9",
+	"2qNv2lcZ/VjtsKLbdYFf55lO7hZdHCjTKiVrc9LlBLUNzqsNZjSS1N0zuGjYWtufckJvifsS1NNLIu8J",
+	"KXG1aM9CaeVb/Xh52Vv9jrGgl9i8uZAfbWSa0xfCNVNDhlDl2hlPPDRGPEZhHoj3x4Wox92dD590tGPD",
+	"O3j8bTIOP/2lrDnIpkj8379y2m7ymJYmE7gtb4nBzVARJW9CNItOGlGbTzppL2YsPqnMVG4hDlJjW7Bd",
+	"LilzaYMzaUCQfT+3DehVCxa2gwYKdT1wSoQhHNuHKIgINMCwTYBp6n/DI0xZSXGTJV5YXUSxsnE4m3t2",
+	"RSKoBOSKxShW5bofG5oefDdp3u6zd9P3vzdiTdMfnIgwDZ9wS6YaSpXOnnFUS3afv970xLLAkl3Sp3Jo",
+	"fk6eeincQxd5vVatpVJhYpKszqpjepIORBOCmUBp7tKkkEHQdApJBRivAAfHmS/ykJakTLibcWcBryq8",
+	"JUH7cVTxs+vLk4Xbz138kotcVUbkSWXqKgBmOvzqxT0v06ew0U3n+qTDQ1uDZVZ1gFlDuA0t9GwjboL4",
+	"TAZ8AmkImj5KIiRSzNUkaxawSD/YaJFBWGaZ3VDvQQm/wgQzpsIt4sz4UDPrTckiuZOGLoa7uDnYC/bD",
+	"A/Ju+N3o/fjDPycuurhIWMPyEW6dRa6xkG29mDVPATp6W9eNm73lL8cwrnrZMnQZZRu7XKh83+tdIF2S",
+	"2VK5/OD5dmtUohGXiHEbWe8M8GTk4Yl7r1YcutDDY1MJ3UAYLAwm8eFmSV4K8asqURZQchO1PYpY/gfX",
+	"93DscFNEMj2yF6OUOfabYdcHTnZtwWYT+3upPaWM+7kSZmoT1d3nbNJ6Ad682ozR32fEPFbSR2E1yaCu",
+	"eHRNy9WICCdiuZgN1GsDIpDkEA3n/9Xo9HkJyyrYf7WZC/U0XFr/bWTI5G9bacz+rXH6JtAN5VNnUN2m",
+	"wIdpR2jKWT190Sy2rkikU5VfoDJOZnZLoWvD0JxEeggmK18c6poLnJE3AmrLa+ULejjMWEhi9LBja97n",
+	"mjB9peexQSL4lRC/jRG9lyR2VxDMtZFl/kLlWA/3UovtESE3V07JQGaVAgHpq99wiZmMMuYiuQvFSuuo",
+	"LU1hFyNGgoobhjERUI0/JoJHd0CN0WQmJDiCBgRFnE8HOLj1rNPIQxFltzsRD3DkockskjTAQqrZZkxM",
+	"SUCHlIRoa8YiNXSaPIviGRNaAzEFK23bHWj/c3Nx2f253etA8crtvEgP22i9fasJoPldkau32li+oIgv",
+	"Ye3XQB2fZkzYpDL/x2rvpQBleMdaxUg0g3AkAZ+BK9NoGrZJ0f2YC6LDX5FhLbl6LKsLEn8hY+NXZPT7",
+	"tkx5KUR8WglpG+FWFmpfiFVlmKHDl2GFOaBsVAok6IhRNjJlib3U8z6YI23KRGZgcAxccpn9SU+UlNVe",
+	"Awtf0cKEsztKLN+PBQlufPSfaIAFebeviNJeE8WYhXyiO5PoUmY/nraP0C0BCRyC1EjAQ7g7SdxRal85",
+	"Kpoj+eQqVC1IMIupnF+pFZo+IwTHJG7PdKaK/uujdWRrbovaF12k090XBA/zyEM+Ht3e+Dm/HpYoIkpU",
+	"2GvqW2gWYpjgoAB+YNr0sKFa9aNaMWVDbmPpsE4S1Z5qu7YJpkxiykgszNml4sOIyvFskJEbrPiwkByi",
+	"0dRLckOIl5YbZqFpQovaXdPCDW2ZUno7kCaZ2dZ2n3El+/zt6vysjnS6vCE8iaLnf0Z9S436Nd3C2kN9",
+	"IEvq73q9jh59T9s8+yztQOb6WMstKONAVy8oGO7X1M9mG/oP01mzX4Nafl6fkYeATKVtMDjFcgzsm0P6",
+	"i+16JNCWxCN0Yf/cbiH/LRRtN37PPjs9ungjku5KigQmidvtZhsRFk45hYPz9R2It58NbXt8i5vY3+4z",
+	"DTqwEPVN0nNJXUC2b5OXVIVeKD3QZ/7bYIzl27QsnTCxEm8hEEHYNS8WJhCermsg+sykmoVoC047d7K5",
+	"81Tgqv+VHjiUmjAnvO0hiOTAss8kiEHJmb5BQUQBlgLMdKGUMZnU+6zPNNQkVRSQoRAC+QpNeUz/Bb+3",
+	"0PeANqYhW/uie/NT51fTh62OfiJzHQg2wSHpM+BWvkEaSGzSBMQ/RBj5McGhD2Rwguc6ngyiUX7o9DLl",
+	"HDKry5RJgAQSnXCGAhyDsxUCZrEkO7rho+nskNig1Y9mSfA3UImYKFxWjBR6w1mYeWPc0rZcT5p6Dz9v",
+	"e32GBfL/vpO4/Hf+qu+caqjudnofkZ97OuTx5FBvE6ODRsNc0RhPp4SJbFgrzGHyBtW0JEQRDm6Fva2a",
+	"V4toQEyxDEOaTru9BVrE1cgQRVLn8eit+Ui8Ve+CGiqjDFXT6WOnmJk8WkVna17tjsRCE6zdeqPegPCc",
+	"KWF4Smut2l69Ud/TIRNjIO0G09Q/Ry4mqbQJfVXqriG+yHaoxGgKtE8ijJR+Wkc9da3mRAWPpWnjhmPS",
+	"Z4MY6sIP5sinoV9Hbf01REmYq0RUpImtERVSn10CW0rGgQXpro+2ZAuRED3420IQA5Q/hrAqz3QUBJ1C",
+	"Pft9RuKkoEKrNtXp92kDwcSrursq3MLdkRLiRtSoZTPqDqjOKaE4Uabu0rorACe24UFwGZADheVMlC0m",
+	"cXBU66CY68y5OP+VuvlbMj9EfiJ/+KbaJjiSSpfBY/n9fM1l8Fh+hN61ZSvRfZQoZ4fIV48rLQUAN7cS",
+	"HEVV8l+S1MPHT156pTrv8FH9ZskgoFyz0SgWuZ1OI1NX5u0/jXCd2DwyVjCDtb99rhkW4a5C8CmnAiwL",
+	"mVTCs6kCpN2c7yf7vzcfvrv9cH8g38WN+b/wIEgKl7Zqo6nc2ec7CjTtr2nltrRgmznPXqyDlNtCUCGx",
+	"zZ0CTx+Eyd2RnIi6sNQDtdRGo/EPONi8sTdX02O3WMJDoVO2ZMduvkLH7mNWQTRujDUAMGcEBnF00fkO",
+	"lC7p7atgLtPGKGU6SSyaa1Lzxdvi649eZoRLyx6rj5J+UhhJELnOKEJbhbMsttJ+Fj8ojFJ5T+6PFkar",
+	"sK/FD+Bi9zW2ur5MsPrt9zi0dkT4ZHf1J9cMG5lNmyv2mx9Wf9Tj/BSzuZkLXOAHVdbXNXXA0jJZYjaZ",
+	"4HhueCtKmKuuJvCb4Wi1TyaGc1FG0IqRSAR6zWyTv0Argbhc6MKCkgrjViFCQwrNWU6NMZBxaRrwD0y/",
+	"8pLedoN52rsJYd0npd5n/oByH4TUAUEYCcpGEbHFG0HQTxpPESZBFjUvZ0pviMM+g640mam1aEOVRBPj",
+	"+VutNIOgWEdtK7jwGEEVMDbqMz9HF30TLuaqHZkpOYnt90h/7iu9AKdvZD7SJbzU3EZq941FFbrS6s7G",
+	"+nj6DKoPCESlhwbqJESu1qhtduxlGhOqozLdjhGOOBu1oGHgPHskMfRg15nIyXieae5sGyrAu0nka73P",
+	"ehATG86N1L61i07p99umDdiQQ1Kz5Nwl/2lga5seHQUB0AX66StvuyGZTLkkLJj/ROY1zY4Bf77n4Xw9",
+	"TjygXCFH52FKYqg3dkw+0lR1q3m1H0k0FSbZBhy2ivGFaILjWyKRjAkLwRi6ioGHxfb01g8x4jgSZhER",
+	"piw/tI5h1U0T0v7Vrd9qaqE1r9YjwZjRACvlGUdzQWExm2Pv02JBqrTM1G+1aUwCKnTVRUlNZqIpJ1Wb",
+	"xnxIoI4e1qmwkME9jClhYaSENFsi6rcaLF1pmBEw1Wg6nEWaUmkM1xJSUqLIFhX6rWbq1HzKFQ0yP6YK",
+	"GZ7SumIkjMidAZG4rt+oB3wCpDOxcurgS3MaJTVxFLiJTHx/pqSHafAAK5P6LHeCMZb2RjT8d/KzJclM",
+	"ELlvYCL5MY3XNzJNpsJGIVrfpBTk4/Nr+2PN9daQhfIxuY95y6VZRkH+3X2i/DulHaP7m+tqvX0L7scx",
+	"F7L1vvG+8fZu15qRKoi1G5aS1xB7nyd+6iMPl0mgaWFFKJihP3gVQl+F0OVCaGNv9UcfeTygYUiY/qKC",
+	"2JpnwV12LQAD9ncrzHahq+D2OD+BGrjw3UGVrSWVck9JSHHPlLTYbzbXXfAlmYk/WEg33kIrAS1I6Y9e",
+	"bcF8nobTO0riw+/ZMvaJ07LQAyjpRwhijM5P8pS41mcjzsM6ahsnyM5UCyuQLQMx2wLFZKiOTg++39hD",
+	"x52TTq9zc3F53usc9TrHLmFPr+2Jwt7wFMtgXNuc0SWTkJDjEbuGR4B5Yg1Lii2rre8OvVngFm+0HB1F",
+	"cBtqGeheaUNmIfVljOZ5bKWY97CSrWSW9MpWXtnKRtnK/uovzrj8CAXUgSdUIOsXMaSUQ5DXR0ie+EOJ",
+	"+rFxHpcRdc/tnbkkchYbi4I2rhQouM0iNV5mbRxQ5Ng0wfK00aLPOFN0XSD/t08+BF5/fvTr6GfdT1uH",
+	"G/tWeaknRQ2161DcktBFvX8g8qmk+4wzsmnyvUpjd6vi1S3oG9DTq7KORX3+ExSds41xXK1w9hY62uw3",
+	"04Y0tV1gYP8BGQBf1gbwbM1/HX3/Cynt5Wp4prjmcffq6Pzy+KZ3/lPnrNaq2Z7zmjY80TvyLLZfid8X",
+	"eHynh1eyL3gnx4Nf5YGvWx7Yq8h1T3kIsd21LypDrCsR/FFsPfFOlLhT1uKKbRPnqR2gijc6S1jjgAgd",
+	"1W+4ve13aQIzwO4OwsKhieGyQdi3hEy1g6PPIBRb1JFvonazFQFdQds4kDMcRXMbvQ0ugD7zE6Llowm/",
+	"I8J23EvKKjAutQxSRz6bRZGfURbrfeZrOthCmgz6uu6NcWCkLiYc3Gqvkw+BWL5LHNEBwZtQJp/oMihw",
+	"Q8vdeDzBUTb1tUZZxjZYnXrnsxgqmV+fKEolwf2/5TaVbOHTZi2lyXl8ESZYDEJfqvumni+9slfm+Kos",
+	"/7soy3+MzfYPYuWaKqxndn2Lm7qR99P5vDPgIkN+gAm2m22bT7cFXze1RTEJj96tN7wkPrrPBpQpYrtd",
+	"R+aItJ1RBz2bEOtsNHUSTN1utvvMjpoJilZMXAdxapoJQcCn0MlOtJB/RVho1E4fbdlCWP5nicXto99C",
+	"GPWwuFUCiiL5pM/8Xvvqp5urXrvXuTk6P7046fQ6x77OCM88+tjunnSO/bSCia4Hp06FStFnpqqFMbR6",
+	"RmDBsaRDHEgTbpDWOIYG9mqr+j0T+tBn6XtQsTMb9J98vO3pberqppSN7H77bGuhWbHtp+8rftryEU5P",
+	"O4mS1mswRfKo6DOM9Ni2cUcLJrcHlz2WX84vf+qe/eB7yLd71dDriz4LcBzPFaeVmUrMacFiW6nYM4VA",
+	"hDEm+eqfR+MZu/U9iAJhCCMjnJnBkeTIfXGIx/k7NRe3rQNF/B+IVPvwdVC3ggpwK6DmPhrzWSySSvd9",
+	"ppt+ahlzu44UJjTqe0h3TRRJCeu3grBQHUDyN5ydb6RSNYV4OyLSXyiDKs2IGrTRln9LYaSI35M4wIJo",
+	"GBVen/lDynDk28wIWJoBOS0MbAMetC3EQG1G3S67GypEkGjChUS7zfdoGlMm8SCfJ6JEYQDkrCNG33vM",
+	"lbCLm7ilI/uTcU1sf66XcFrjp88MVHvIGlCEZ7PVhGc6qOrSdEzHVQZzFOCpGk/Bt0Jr2Mxh0nUVeram",
+	"Gb0TfAtivkaQ2FgoqawjCExWq+yzKY4l1L0NtVsD/vYU/kKvI4UO8OY23I/Et4RZG2aAo0idCFTOg2Js",
+	"JoLchjKpZSKzSh1gpHMSIHHDngvkI6XB+55RbEKKTVEKg9ygLQn6LwKlrvvMhP1nslhEjvIlJ01jAwvE",
+	"Wl8h+KnPDCyLLNbr9J0EDGGMZqPRQv7OXvO7RsPXXQ3V+9sK8Hb2mu+SXzEyGomiQfBk10dbM3bL+D0z",
+	"mJE8avpoa4BDuAE8ER4a4FCftH6jAR8r/ACiDl1Jk0f7CmgT+id5n2GGyAP01B4B3iavHsDiNElVl5s8",
+	"+AAcoM/8drO987POVfCNIirHmCleBaffqO8lq97z0ZZtYLptVUsYrmHqg9j6qGrLoD3iSPElPNFhglot",
+	"rCtYUxTZh2Tzm7Pz3s3H8+uzYzMI08tIs0c09vSZf6mo1kn3tNu76fz9qNM57phvIDMijyoeMsNfn7V/",
+	"bndP2t+fdBTR9E/PjzsnN53Ly/NLf9sZ24ajqN1sr62dtpttc5JPV1BtCogixBALlTViwI9eDVR9W0q8",
+	"6dXUEPE0UKpYvZH0rs19osHMflNTMLKs6KyOOCIszC8hI0AUl7G7ZBn5z9KlZBoaJ3RTLS6m0539Zq4z",
+	"QKv2YbgbNMM9srM/OMA7+8G7cOc9+W6408C7g2awF+6Tg6Ee3QTkQyv/Vu2XMZYo5GjOZ0ih/i3CA2hS",
+	"rSBGR6wbR8B/61uDDv+1y/OTzs31VedSncUa8VfN9t8EZ5fT4KX0f/iCWdXBBSEQ4s6QpTyyADRJMxrd",
+	"hloTG5Norc7tf0xqi/pPXXd1x1MqIDVT/1mPp0Ed6HiXDTn0xVDaXa1Vw028Y+XSOo9HtXxHIrWUbiX4",
+	"Uyekk5prIK8kJALuKHXZ93IUsm7TjxeQAuoqLKBUBjATql8BsDOV982QVr7TkGf/gq2CbJcaWOyfC3Cq",
+	"RCjjkIqUEKAY7ARJHuJ5vfb4SW3bjSRGkrAul68Vjbx1br/KTiZilA7yIbP8d6Pvxu+fcMT5RQPvWGvV",
+	"1tq26sVscT0QYi2QF+T1XL0Zl8tzt37Q3PuHJlBPolCmdTggB3mQb0Er2tEyer7sImhI6HPf4kK/1uor",
+	"bOjXvH6Nhn2FJ32DGP1a63MfTkH/Cx73Vx0LjJSKz/CFvnd4oo9MD6i1U/XGorYFLyfHppfp9BU3/tGH",
+	"k1My6fq7yyt06Y67m9irHTw/lXkRCAi8pihK4ScA+b6C+T7cKDw+wtGkD12Q+jXImlUDaZ94v5bok/a3",
+	"f4sjMUi/cCrgis4fCjDsp55JVjHf8ImsRIiEjlRCCU1LLErU1qAmuh6IphkOG33bYVTZMvYUHmuVaxtM",
+	"SlaOF9Z2k5gTFi03SsZZGPc1pe/Vkr9xS/6/lXW93cyg61ZGPPaQy6rqIaNybGdM8RdpJFepNf5t/Z5E",
+	"0Q4oKPqFnQDHYd3qOs4ou17GuKQWqk3v6ju3uX3bs4bE1FTeB5UIjIqL5vIW8hUD8T2doW5m9tGWdmkP",
+	"KPfB7CNuaRQJMML4wRhLH8EvYLxiYHKbkjiTV6n7j2x72vKXkrcAT/GARlQaG5gurYNs5R+ka+5AW6p8",
+	"dZ/tPrOGMXsgya1dX554yP88wILczOLo0V3Dpd5nJ/SWmFrdtn4HohIxQoyV3Ux2WGaQAXP4fmMfLZpx",
+	"zLnn/BA9KF4Rh28EMrUxbLs5eDdviNL0IjHr2QvsMyxuRQv5u/WGj7ag1awChd16I6nRIggLt5M2H+pr",
+	"eIrjsM+2/AThAA2GOCDChyIX1hafPUhgSVnvjTZ5Nep724eI8WSVPEZ+o77ne7lpG/U9A53+LI7A9JQ0",
+	"HO/FmAm1EAVsdga7++2yKM5mWycbYchNfKZx6lkGiLvdvCaduTx1TlklOoFyUydtOhPjMy7p0IyfJs0l",
+	"mJGYSUyCLfTtP+WhDnUAVQUiOGtpcYfzmVz2TpaOLMkVXRYFYbDyUptyJknhB1FWoCuCSru/fXp81NGL",
+	"K+p5jaWcqn9f5V58UqWv/Bu58l26DpEx8AEdc5Rs6eHI1MxbOIm6zayAEMvkxI70X5YH6PhL2PYivsGE",
+	"9tS/1z7QWqumEO/y4kjX1cvigy6hk6vS85wsQ/AGP3rrLkEX7NnkEj5liwTlJfLm+9bBu3rz/ft/FJM/",
+	"q/X/zVGKVQ1z2832CRnhYJ755NPSaBtF1RLmCszU+nMSYmlJPESlKzr6Kpu/yuZ/pnDSZtsUvDDc2CX+",
+	"Pj201C04W1dxqYh8DaZsXRZR5HzPCEodYhRjpuR2kGjHfBZHcxTzKJpNRR19PwtuiTTNRnFER0z3F7vu",
+	"HZkAAB6jEM+F9n3rNtZQ7ZEygXw1pp8GLIC73DyS3NcxBlreHMBEaADd8FhaUN+ztTsY0dWo++xfJObi",
+	"EEHKhEAB7EKX59ODCKieDf7772BtatfJYvfevesz+6v6bz0JRRC+bfsG5UUEDYk4NA7K9BkEQsxiJkzx",
+	"D2j8qygfTuqAJOU1tg4ae2rSg0ZzWysXEF0SExnP631mza1QpE2XqaMMTcSh0hYCwiSNiAD3tincoiNf",
+	"oGkpRKH0mdkyGsX8Hg3mqNn4D1O10FQDUWdGGdpt/Ie9fPKAA6mDg5flBrUT0FpRzQ16myd9tjUw2W6h",
+	"h2mkiPHPq4uvUudLbThnc6rQOdRRaKzDwtKlMX5fZSWSb2AdGpHQPQ3l+BD56kgqHQP41u8g56ai+c1e",
+	"W9d+ucHiZnAp7lQrm2JrZ23V1B5BSo6pkfA0JunSfUmu0zuvNj1oWFToQc7Td/sH9T3PtOFfOp9uXH4t",
+	"SFhrfYBC8qZLrKi19tQ12Dkb2Tmbjjl3G9816+/ck+6WT7pXmLShTlvyhQH28gNIHNku89lUsKaXPyRd",
+	"+ucK3xHtwky38D69U73+zzV8N6q13u826/uwveQYpx8Oaq3dg/39+rvH/OJ3m8Uj03910jXMdAfo5jOK",
+	"sVmIXBW3HROlF7xKha9S4Z9EKtTSYJaRWpEwnwG6cbEwbQckKtlOpxGWiq+hzIdeYrZMnpoGuL6xq/m6",
+	"eK8NV6UBRvGMQQ1g2yDJhl7qIm2yjnxjMfRNxXYo5Waiw2ioRB4Q9gIduJjMLHmkv2+nvzFup+2zMYZK",
+	"qrEkIZoTSF/y7V7YSHFaGpGM6EuFSVtCWzxGlJk63ds66hVSSeFjEtpvdU6UzXcpq397lDn4TTFdU4n/",
+	"t881c3ZJzNZ3jd3m3v7Bu+/e1zShthKLNtHcjEk0JfHNgMukd+GdkuwWeep+s7XbqO8fvPtHGlIhukxx",
+	"iPTv85mstXZ3vZq9AjWVaaJfy4TnKKZPWbCiE7yNc0hOGqwS2bkbhakbuZnTimzJxLY6XxATACWlH1CG",
+	"itnxLWTze9sXXZPju9aSbZcFjX5P44oppKyqU9rTgYwWrl754yt//JPwR6hqmieZGQaZ/PoS7FGSB7kz",
+	"jckdJfcvkQgEwXFZbxwjDxLsBuiez6IQfFI6tJ2HJDKRDjRNiVGqPY2k0unBpIonigqExPq/1FBeEukf",
+	"4Ciy7io9ILil7OP7mEpdYlXHurcydUnEXEgyQdOYT6ZS22qS/JqtmEdEIF/xFtOJAfbjb9uwfK2gwKO0",
+	"PGkwnrFb0WcxgdL0oX5ZZzDw4ZDEJgtZmyOEpBOs+9YrzQRt7WcyLfoM69+3Fe+HLATb52AmFFd2ceIL",
+	"fa9H+pprz0gMzoU60hB1kSRRBCGPOtjxcibkfxvuC3Orf+zsN6snCBvH+ZdIDk6OugcnXWvtK/aejRY1",
+	"4Y5qEzXP7v5HCqzZPMM2z848JFHE/z/AhGztk0+p9goDg7wyIZPlUZBmzK5AEcExSJLqgHUopgbUWqv2",
+	"qzr9mKB2iOt1aPKjIAumMQIQTD2/EQTHwVgxbmjdUGvVAKcoeybjVss0MFaBcau3X5n2K9PeMNP+t4pC",
+	"MtiGUpJuBYWkaFJJaFHBwLaymYrl14UKi5qxQp+bgDAZza3+qF0eW5ISkW2lQkPNsDifKL1RqcLZERXv",
+	"JXckRmJK8K3QmvUhwpDH2mcSR7eK+Fn+jfVASsvFpm1GYTibZ6vrAJVrp5mzWFeogqYNZZ7jzHsWo53d",
+	"T3LHqrZ9P6bBWIs+kMMrpvyWoC21X/Vct3LaLjOPG7a7Bu1OZu+GpS1aTOpYerzgQaACbqFsKerZ5peS",
+	"Py/wAsFKrCJc2jfHKspPWc+F/XiDroOMFcN2RaxShEQHlnB2t1xwuKUsNHdQ05YOQxcq2jqOtF1FiUMZ",
+	"EwOeUiU86otNzCo7w4jzuGY8Bauqz309TVGyN7xOb5QcCL4KMq+CzJ/M+pBjiV/OQJ8O//ZzkGMGS4tC",
+	"f+TxiNjGb1keBT3zZGJAELoEgxVnIjokkk6Iyc8nsUBbfq7qpO8hf7E6pb9tKpAYHwYSEs8Poc6ENmnY",
+	"nHMI/cJSCyo8tqwKS8PWJdQVwIiR+3zVhDo6g/hiDFYKyP8vLzidXdvmDOzVeIw9WFOBWXGLjdDiihWd",
+	"c5dNBRpxRl6p8Ss1/iPqVGXB96ug5aZKc4E8lBNzpxJ4zlxif75SS4bC6oAwII/g5QSFkEoIrl4IqXoR",
+	"wvWCkrRWMlfK0o1mJqolL0vvO0TpShJziTH12XR2HQL7SlhfCevzxdyvjkz+QGR1GvlEgXe1gShv+rjA",
+	"cvw0MfltGg23JMYl+9GbVDz2MkG+HuJRSIQ0xrwZi4gQfeZDvbX/gta0eWk66bcCNdtMUSnf1jXxbR2k",
+	"KY4lxZHuEW/CPdOidtDzCbOARBEJlcgczMDdtxhHnBS3oibcuIqBLzGMfmk7n49F4KOt7JFu/xGdffFm",
+	"G/umBqzSkiNFfoprntujBv7ECb8jxgVsug7wEM//e2WNj2Vsco3FDQqVeNy9BfIxprvNvf36QSGG9KDx",
+	"6JU4B0+5kMaeGmNJUEgCKgx7XVXIxBjoFjf5TINa80UMagbb1rGrJYr6q6zxKmv8+WQNMK9ZJgQFyHKs",
+	"+GsXPQi06C2VLP4fe9fe1TiO5b+KNrt7gFkTwqse4eyZpaGqmumii+YxPTPtWqzYSuLGkVKWQ8hy+O57",
+	"dO+VbIeQB++u9h99mgLLlmT5vu/vV+T3KQL+TqZQxkBYkR+O8TAUfeis0lhbCm07DjcfIfltOxSinTiy",
+	"IKqnzTmDLkQfwBDHiW4CIoRDVgDbwR8pUaZydnm2HV8GMaCzIpaM+clx7Jh/5KQBgOAKtDZBoY0LKyyJ",
+	"pACKNBLRzpgaZM2JLEVUAxTQlwbgqFA7fLh35EvCLYXes5Z29MVdfilYplhLMC0yRBolIFouWdyDLgKz",
+	"ElxVwHgUzeZUjlQ4QKRdMN5KgQDLtUx0S8To7FHysvRe8fH6LpJkZH6+g+pgUgmZMrMfe3ATvqVej69q",
+	"YW6RiQja5VCrTKWLNspGXPUTAPqjJvvJfUewdyVzjCyg6UoRF3hAw2+8Wo9fkebddH1SwNKNxApIL4TZ",
+	"xpcnlHoSRuevFXHTExI33TyQWAnO68zYUJkRv7LYKovt+0iC4vF/CiqkiVZVQTjO0ZY0QTl7TIqhiyvU",
+	"J0ZBfnIPeeLQxxPEFlqjDBpUt941vBrWUYPiXIQF/UJOD/HbDmv+rd6LXlGBintvi3jR7mRUQrkSyg8X",
+	"yu4Mvh4f2k2J7duzXqp/7al09FDSuok9LLsRlGUAU4BK2SFPLyI1lO6TM85JNklc19kBdEuGg8yXscwU",
+	"dYRAFADaJta9RqNRaPNgSjIzt07K+13WMhvPjRezQ7ARvgSvEPpnkNLLPHzb3pcqcxNxyfNp2TRtRzEz",
+	"B6xZwTaXvF7WrmVJAyVBnQVmudCd6khAzFzNf74E6cyWoQLT6R0gwdCspaJYaJrZBjuMf1jJgUjWzeiS",
+	"h8m2G+zwB+ivRY9/eauxyQ5+Pjn7+PFg7+DDz6fnv5x9Od1lLTFSMlqp+3KuOhl0Ru+vAsus+g+j1Ssr",
+	"GhcV/nf2UQgNAIApjwDhRGesUV//z3ptcWWBC16ofWb9nl7l8+vmB6tSKzJmOTgUUrJHtFKmlTJ9icKi",
+	"yeq3MYf6LcutA3mmxQu2yWwsOuFjMdAvzHS/G0UTbI1JpsZ0127t2v04o5YVq7agp8WaFLaKFcXrpNrQ",
+	"OypDixrvEctCp8vre8vng5nlnm5HqlLPSiK/Oon8wnWe84mph+QRISfS51k3t8kKUq02bmMWv/sev/os",
+	"ZCfr1ppvtrxaL5b2n+u3geImh8ny1unZwhMTb9jxbCtWoeQ+wNIJ4qJzjtrqMI4E4CmuzCVeseHgDOtX",
+	"xjZ0akve3Tu0UF/cowXZokeo2z+kFzNHzf6Pash6XI5ykIShSAWjWVTivBLnLyHOUTi+ClmOgoWRZJkg",
+	"vWfmB/JcdzEpsEO8uN8IedbGcTYa8H9fFgNFcFUrr/1cbo2Y6LVEFMWyo9mwa77ZQpALSJaxOLOLSCw9",
+	"j4lEC9YasfYgSVYhXJZyeYE8zk4KJ9RizjNfmt8V5s+UTEY5+cSYmL6r2NPKomco8HyW1utjLi/MLtLr",
+	"CQUG8mKNEchY6kxwQHNtjZhl9J80s2+1O9TxRqPRmKmQX7jhuVzjPLNl46q2WPxpJgSLg0oZK+U8Ap4K",
+	"zXRXpZkltag/RYHm4yWUUJYsVpOJ31Slniv1/PBk0itStlSN6TTGM6SPTjKVQnCn7JuAXGk6N2VJY2+A",
+	"05OxZp34UkjPl6BXc21YTKdA/sjpz3IWxZdT0ihsgSwKbc5LplCmSV8Mlt3CynoYGJlZ8fOlVBZTjU+j",
+	"56Az8fH2+QGaas4kDX5PlYqqVNQr8SCr/MxzqHAqM3dKab60jNWRa9coNuZMySgprJyZPwfjpvaICZgZ",
+	"gvwJMzBktlT5l0rcVgG7QvLlbgH0yAkXK7CePtuSt5E/uhME7SFURGcr0ow9mY43kC1p7Auv501ztkrN",
+	"lwD/HCASXQDsouAbOWRo6z15THd5OgZjYjFoffkrBEZ9otX0a7YzPW9Kj81kb5FrEwE3UkclI18m8YVg",
+	"wdGXk1N2936u4ahgkoNVIBJ+Mf8KXngsj5Xq3fVh2CvHUJoPcNCNJSgV0YI3OLHDbl4LTjSMgDMw/1LM",
+	"xfdYQD8pejroe63BOVvF7RyfVgRNS/PNCnd234y48WptHifzvxwc+xHHzL+wGXT3p+NfOFv+28mXn5Hh",
+	"nttPC4Mg9MUAOUo6qIyO79roOJCXPImdGHxlhkfl4T2HgWVGzTHVQxWJ4pA5thRskzPJL3mc8FYixow5",
+	"o4BZroHnhdMe0+1PYjIZg6alohHjmhWnuVOwU3iaxpdCm0tuWSu6zj7wsOtLtF1iaMwP4qjJ/EGjsRlK",
+	"+J8IWBJLwZbXPbbhsU2P1et1FksGODQrSH8VGF/UjjMak4YaC0iiIcdZK+HyAm6GKEGYSYaHe5b2kssR",
+	"8lh4wE0FQGgBEnTkq1rSjov0IAp2WAAjAloVgQ21U97BLgIMqPuSLDeaOVvG9HemVHIe8iQh4g74dyr0",
+	"IMncHRGRSKlE+zIdSGT1kNbMox1QUgR002JbRRwRuABCyKwwlfoSyVLp/gxsX7BR4bDU2S4LmqwPjFyh",
+	"6tnyRvvm0hFb3/alFqEyA5F3a8iBuqTOPiIWkmZtI5XsvuZ3dxCjqfClSqNY8nQE3P0MJsXcp1GH1gN3",
+	"lApwCH1z2pS04KrEQAPt9tAujjgOHTOAD/nIl26szlQfINzjjKUDY9crqGM1N1wmDlbqP8HqgSzuCTXI",
+	"VhBtwOwCBneBlKXOjoUe9ADwCd/mpw+nvpzyOV67c3NjzW587Z+5zlbBQlk92A88XyKTrBxZ8rQdO3d6",
+	"kjHq534U4ldNtvBhFq/Cxicww8VM9H0c9LwG+p/AFCb5PdXPVG2GN4H7MdX6XYRVh2dlDVfW8PdvDT+u",
+	"aesxF6G5h5F7W9U9wOCdXXB36LD7plZV9LULG4iI5CkYJmBFxEniaFiXC+YkA6Ap7UsyPknidvilMTPA",
+	"3kU8I+ClKRC6mmHNsvFizEpfGvPOY0Pz5KGxw3kcsYIhA9ZEGQIzZ32zAUUZabKCuTU1cV6ArxO5G1gA",
+	"TsjIE3esfRLZzr5sJ7zTtJiawHdX3B2epIJHI2N59qEGm4VdLjtowHWRHi/ypU3651MHCKBgBxSWMU3p",
+	"Ca48IMAgKuBQTSwmgctzS+hxsmNzAz0O0fgya8lzZPcDPLRopbSWOQi9MaRsLMy+iIBst8sjBDFd2cnf",
+	"7uQ3yswLrbR+lXh7mcQbnPFXkXkzQt8Ks4fqsdyvuLO+nqIDgNk4pmcmaBR2W6H4MjaeLUDymc8aAgll",
+	"TxTgFjQFHPK4ThJfCjaQWZyQskKdoFJWCi14bNyNrbNfiSxt/EEQIyGuU9Q6MQbi+UhEeB9aAeArSowh",
+	"AKYi4xlLBNcZ2/ZlL5YD6FZ1y8IpgzDbyXNxFHWKtKVqxXgQxUAm6Af09clrmgEKaF5PHNlaSuAdwOdB",
+	"yAKDFKkIRXxp54QrddERmHycgzDjR5wnXUubVyqkdzqotr4B08zMga01a//7W2P1/dfrde/9zX/U7lNR",
+	"P9PrTWGHFnRej2nQo3qvOL8lbb8R3M/SppXOtM7gSFdKrFJij1FP/npUEgUorYKYrJW85/GVJio/IgWe",
+	"ouaQkHoaSTeQVeek2k1QdxyCwr7schklQKSFv9Fs2FVasID+EFDmoZtlfaPAzP81Ozv+vFLgwyZgo8O9",
+	"I4qGGdGeI+X2wn6dwH9tB5lUQ7ZshHXkywATE3gFpibOz/F35u6UrPBy5oFgHJOzF/YDjNz/D4LLlv6A",
+	"P5t1EMLninPggEl5Nab0gcdaI18igtIu7iDsXY6i9GYLeuvMJZRhQZ9SZV1zWReshoDYwa3PhYmc4u6Y",
+	"LdXGMZRquAN2Bfh2IZdSZawF2RAedgV4orEkq0EHbBnlMddKQiIlBr+PhamIhDQ+yIrFnvAlHowierFX",
+	"pF03F4mkbSyDS4E9gOaau/r04FCfwml8NCJvWBQydsOSsE9MitB46ikPL0Rap3H1UPWahWwGS0UbYjte",
+	"DfcUmS3NEAg75H1rYxS5Sl2wgTFDISvF+mkcitxu6Ijs3P6K3qIt1irKgOtaPzVblFF3ux71WgqiKuNm",
+	"QzF4/pu97qszLzAmDCU4rpIfIXtvdxaeAA+4xfvS+aTNv85zmvAF5o0thxOnfXuCdpvp4W7CvbD/ECby",
+	"/GDNcsStfIODXdkilS3yPVF4WtH6yNi1YZdnaxQrtNzhk0Oypzy5gISvQ++PJfvSF3L3YEmzPYD+z+/D",
+	"dJf3oWcd2719KejrJQaAEY1lJ/s/AS2QucHZgdFxbKAFRGM7MURtfRlct7gW54M0uXH+uPmNsTOIuRMw",
+	"/y/EyP75QozqLACDxpgoiIuIPqVbAPmXIU8SaNHjIZLdLQefPpyyNRhsLRK4QW9lh3EJytxebIZ1KMW/",
+	"1diiR55LlZ1DCj8ozELiLMrhXRoduXw9uLtQ6hrkZQh4rRRD+yuMBNjrlsG40bwtstF5DLq+HYs0WGFa",
+	"ZJ6Lm4NxREW0zZJNiCHJMUIAqoaw7Kax42M1rqw3XrgCl/vStTgOtDCvIo+GU2rbuJU8TWKR5gxTxgqJ",
+	"O9LMgQp41SBjcXbHOFo1pP65hY0PSrfDrc7nSnMQVxgOL4TwYwkmUnHhy3GGvIfal1TSYDcq54g1t9RQ",
+	"/GGjRXUXdA/c7viyuD0QubEbFCmhV9xrtw9QQ4l2uFfAY4fpo73W7yejJgv0SGeiFyAfBn5ZtCPmugIB",
+	"mFQS0RrIAGN9nmbE9a+N7RTLji/bsUgi7WEBTYnsAk87sXCodv7J02vBzUaiD4HVMvZNsgNbJmJtStUu",
+	"HZmmiyf5kqgbvHyHPTYUra5SF7jXidEUuvBuMBehSb7Y/SsdSRiTw60piU364YiFvG9ms97ANzCtZjz/",
+	"Xm8XYTHV9mVghFc9l6J1wHULbEa/WYiPWaM8iESS8XqqEoEAHr4Et0zJ/I/0woK8GMrL42Ekuyj5AEHE",
+	"dixj3T1HWznYKRXbnqs+MpsT5cX5wOyPK8FlHLHoKEslev1sxIKwq+JQFBlMaFRbJYkaajjkJMbxS4gz",
+	"ZE2Wtqbst/0vP3/4GsxVFEWJJ+3LsaKoXUsRV4hKFsuh0A9S0vhW+NhrH70H8yKv6/X6zY0N3JqlSMUC",
+	"OzHz8nFZdcBjOEfWL5erMcd2SVORGpCBBWwZZzyWKKQ3YgZ4+BHqTPS1o52BTBAA87pnIIFefnDyP1DR",
+	"l33EkmbtuAOFYcYuIEY1CMQO+cjzJdD8NfCVx5k5FpAgB8wVcGYyntRZEGPrORzYsNdPVt27NS4lfs9x",
+	"hG5k8I9VMmMgwIxm20qdgYmCItvKAqOhWXHLmW8zd37NYz54C/hTqCL6CWwSv8Zu2E2QQxXvHsH9kJln",
+	"MiwMtggaiyM3OGoPqZwCrhPzAxD6FNKOjhYE74RkNZFiIzVgWTeWFwT0DKoG4T+IMuWvY6R4NwV6lJlN",
+	"4DdjLRezpnUqEiPxGWe/qwuIwt770fbBrgWpJD2wlaQgQJwvB0/CB56vb2yiKT9nvrX0Ip+q8wOJV0Ce",
+	"we6VhCW4tqoP2YJIXNWaDcfzW3oCdkwiJ04CiinkSQ8pDQvb7kwSzAtQR3+tuf72zebb9fcbjYYlKraf",
+	"4WZ7g78P16O34k1rm2+Fm60Nvh41RG2hV0fOON63oI+gid+tZUzY1JqbDa9WEky15rqDq8l/td247zud",
+	"2f9Sa9ac3I4jv9b0x7fGr3k+rc/9+ZbGhYtot/3Sdvu4jTB01kbiXfCo+Oas+HgqfHMs/BroZr/WvPbh",
+	"deMt7QvHsXhc4C9+7cbzy4fNrzXlIEluvt4Y3fNHXHdxgXs86dW/w1VOWpAPUsKvvfpFffV8/OLxfZU+",
+	"bh+/bv+2JPBrzQ3PL332cPHGTWG5aDeBVr6PKJied8ynVOweI/qDiU0QVUfZny/4h1bnPUKAOPBelTU4",
+	"dPH6GhwHjU2lWOL63M+8b5msXexdxbLv573FfUOaOPp+nWCFbVusaBYHziidJYyRsZglW8bBq+bGPItb",
+	"iVgpBFyPcl5FqEPqhf27g6W7spjOW4aFsD0MRjF7J1u1a2bIfjw9PWJZyqU2b2uFqUuRUgxrLDwJAdSD",
+	"/Q/guUVCX0DZlLVAgG2dQXoQwwKYMsbCUheycRE53Ddy6M2clzR0E60eH+3ZGK4vLWanjeE2WV/F4EzD",
+	"Mqkih2cIZHl2/Lnkz1FY1pectQRPjQNvlAtOKc94GpdPJEJrtmwc9MOwv3qCnI6r0CfG5Qi7wOKQF0Cr",
+	"RnZVKxQJxj9gYe64QxBgeKIQUgx2IXIVsN5AZ5i4BV/69lDy1m/ZsUGeNrWvj5HjYrZdqUQ3fRkksc7O",
+	"8WVQnnYsgqybLI48mILH0P/1WIk80/Ml/JvaqQItZHROfkrAlgOqCgg84vfxbKzxr+ZHxFX4aznwa/vq",
+	"OOKPYqDUaNosHYTZIBWRixtCEVxeF+f5MrDnh0KxtkuOIGkh4lcKxwGHkIfvBg6nC/pRcM/FOVds1MdM",
+	"gCcJQjZAVAW7+2y0OdYfsGLORXjNP5c0C1UkqHePAua75rOI4DT2+AjC+i4LblYNL2GHjW2rnAtJjyfJ",
+	"YdivPQADzziE617N/CXth7VmbaPeQPL6rjKPgImumb2w1XNg2/C0Q2xZE4Hmuv832rx4d9VI34y25Ma3",
+	"7d7b4ftsHWjxCQzuR5EkyshXyhYXV79AVdnftJLH/dA1tjyB+37HDuF5KN3qNwcp+GNsDkUq/i0v2YO/",
+	"AD2rO+N7+RxuF5zfsYVhoc6h9KCbh23abavYyWP7OA+gIA/3jio79w9q526gETRmNDCpsrhNXwArNPNi",
+	"/W6h+HXINbMplx0mFXSSV8eiqn2Ys/bhZfrzXqh+wpioJ1idNMWch2T/1ErK3BDvYFW0S37hYK9UEQHG",
+	"s2MlyesfVjymkijH4gfTI0mM9axkKJouSVMsDmCZ8iWUQ3Bt6wk8FqihFNF5a0R5SmdPog0ZUFwpKCdI",
+	"4bdGwMSSncn4yqbddlhgxlk+gY4o3ApqPH3JoyiGoW6VaiiRlN9hBHT5pWDLVM6hmR6EXbtTvvxVtM4O",
+	"mO6qIYuzJ8ol3ckkgG/4caoTf7ueEtafI1Q/hfveRfEx8u/V7FuG4r+eANvFXWQ2f37k44Jf/Tm2WZYJ",
+	"lXRjnol5gXjGK9Xyh1Ut9w+QvVCsaAK0O5zBBQM1tohkOhm7O/H2chSDRVG9YyRlKqhzSkIHsRFlcjJB",
+	"+6/2uX88fvanACwfo6Poa8YTkQLLM5Xd25wzRvbNq4Sn1zEWco6FW1HNpWbzcqvaV5K8wy7NNXzb27jY",
+	"km/677410pxEZNCP5pnrIE1qzRq0MjTX1uAtFgvNsQ3jNZHK01lbhATEnvNKolfOwnRn4UXrngtS1Ap4",
+	"9ysofp6MHzFomX+2gJnj7Pgzy1Sh33dS8JUtqzZ02qDJTdFFG1FdKQEz2CI+qMGKOwBCEaBuAGxaYxRD",
+	"4VVXQG2kjFhrxI5VxjNhF8RO4Po625Wu7rjLdZHHy32hC5Gi0/1flM9jmqy/l3CfVyAvKC+fjwLkXkpy",
+	"mmr8y9w6Dw8mXKhFeH7Y/umX9+m7Tz/981t6Ovz97Gj/3cHno38dqI3P/DM/Gb69OjttHHf077+/++/H",
+	"15gPVHD40cxqBKIPJ080kOFWqbpK1T06yEaFkvV8rCC5bptgCxR9vbVr+mlOIpAslxqYVk9VH/uI+kJC",
+	"hCYSSXwpgDVvfqqQe+vi9iHPwm7t0WmBb4nxDRLjjUbDsUpNVygPFeFzkAoXZHhFTFKJ7pfER6JDW67d",
+	"mkOCHqUQVIdoucUXfXlSk6ny8w4q4i8y/xjLvpPnWtrKJlZZEn4S2f3F4M9KiscWhVVw61lM9TkF/Jhg",
+	"/3DKZ8osuKYkeCsl8LqVwOacvfaHKorbsRXorwgHYJIaeClZ/klkswT5YmL2V2sqU0DbiNtbauBY9BMe",
+	"kqmM3cCa9VOhCQkA0HJUNNqB5kLZEZrA71gGeEGAGuRLaGVjPMwGPElGhE0aYdlh4ARYwHrqkhjjAWes",
+	"zj4YMQrwpb606ihMBE8JnS+KNcjZY+x+nZMB9wye+Dhm+j1jZdMiPIvKXFzOU7bQuXgWvmMzT5rx1ydV",
+	"ln95sBZcL3s6z6QF8Y3M7e3k/c24jEo7Vi7Sn8xF+lOVpqF4uF9cay0PSU0tbaARS7oQw/IsnIwrbvAY",
+	"9niDWqZUGPomU6sb9vM5PHGZg3fbMU1GhSWhEUJ9JDhrgH5FDLO8vB3+Onf3Iq1vdILDbp6k2iLLRK9v",
+	"9NzG3DoUNCO8DHFpXdhonW+0NsOtaFu8ab/tvOu+/72Xx/Siu68yBy/hOtvFiUx69rZ59tb2m3/RpXiY",
+	"mzVoW9pubNKvcZv2VCRqze3GpleT4mrKbTe3CxqZ3kyzRiHXvGL/tkv86iov7DlZpAKjEFKuopuV6v6u",
+	"nNRi7QYrKYlHdljn0I5r1/TzyPw+FRliWt77mbNV1r573kzSZIDrpMsR0Ara75SSyB41VOkF9ke2UyGQ",
+	"iAQqD6F/zrYJunZL5EmmbViNo6DODtrEDIJiGLrqNJaEuwfHmgXYbWcZPtgpv0DwWOPVz+lOH5u9HZOI",
+	"twuuNybbKcXJfBuIgYgqsViJxZfwaOzRfSUQ5Fk6GhelowVdhRRqz1ZtKdD1wyKEE8XZp/hyPJEOeJX4",
+	"TI+o4EUERXEQ2auzjyplG1usqwapdtLI2PJIApoNFdTX8WyQGp/F+CSIT8fDrruxVpYLwtwk5JLpYZyF",
+	"XZedSpSOZcexpt5LsMH+lYqQHg3m+vWUhu1tfPy7/uGXg26qw71u8svB4d//q7WtT/6p+6r1Vu3/scvB",
+	"8mqw/FhWGqbSMK8lZvZiCmZSXfKC+iUT+onUyi/GEjTy2Rq1dfMsi+aZKYz5OJWTKCl24CO35qQvdVcN",
+	"ITx0h1Myl0rYZTbD5B5GT3DMeqCKzOyMtjG6ChiYgIaA6sm3Gu/Zrx9++PHLl5/O9w9Odn/4/GG/SawT",
+	"LKZI3CT9cyp0oYpiPnvazIQ5cvDKoq7k3euSd1g5O8NempPSyoi1aWbA+EfnlQzVWLuPe6fwNYK9UI7Q",
+	"0xdafUV/0K/opXSskd8zsjxAoRIO0jgbge5EqKzdQdatNX/7Cng1SJF0B18eACcjK0KfZ12kxesPWkkc",
+	"5lwJsWa7nz78fLp/fnT2w+eDvfOz4891Z6+vXa6DJqbp3cIngc6oUEmAokYMAQRmb4twFCaQraY0C9FT",
+	"3M7anPLkwujHApGEx5C3ELC9hGYqdXyMhTs6wq3b99wrYvcTpBTMDDAwC5D9BfKHwp2LwyfdHlCfHWlE",
+	"Kmz1y3KiZGc1E2mP9URPGVMCMcgupDE4ls3/EhF1gI8HQZpWSgvqqXQ0aYsK8AvAFJnTGgEBx36sQ5VG",
+	"HjsVieikvAcP/Ud5RXbAJKKguCNF5LFokIKoQxuh4H1ngHCdmhOj8RyJnDEyiXUmIjaQkUjZ1WqxjZSe",
+	"7k71HUsb77zLuqkadLqsbxu3iXMAsW60ozTWfcEvAL2Mzri2uHVYYuTGL42zjzjgusIs8zZxc+TzhbgS",
+	"0boDeMhR/har8lmA4AgbHCJgVzSy6o5CnXGUwRHbuLpiPHRHTeevqz4mg3btCR5yAgEh2khcLXUIPMtq",
+	"bQ/Ac62W1oaOQU4nWlj9WBnuc2wC5Urxic+xFUs2N56X3cUS5HDE1AAoJQB1hWVKFbaGQj7Psie2XOp5",
+	"dsMKcvvWzYW5rK0/02HIhfVznAXWT3jWVmmvSJZXJEWiVSMcJ4y+nX5/4h0hVb9nn/cscgJ7u0XEuGNd",
+	"WuaMqNstw75SKzC+GIt46t0gdWpMyKfciBOzCa0RK5qqGF/hWTm+AhP4/wAAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/server/limit"
+	"github.com/agentd/agentd/streamlog"
 	"github.com/agentd/agentd/turn"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -39,6 +40,9 @@ type Config struct {
 	Turns Turns
 	// Counter holds the rate limits (in memory or Redis).
 	Counter limit.Counter
+	// Streams keeps streamed replies where every replica reads them
+	// (Redis); nil keeps them in Store.
+	Streams streamlog.Backend
 
 	Logger *slog.Logger
 	// Registry receives the service's Prometheus collectors; nil means a new one.

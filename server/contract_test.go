@@ -113,10 +113,11 @@ type operationCase struct {
 
 // withHeader returns r with the header name set to value.
 func withHeader(r request, name, value string) request {
-	h := map[string]string{name: value}
+	h := map[string]string{}
 	for k, v := range r.header {
 		h[k] = v
 	}
+	h[name] = value
 	r.header = h
 	return r
 }
@@ -139,6 +140,8 @@ var operationCases = map[string]operationCase{
 	"exportAgent":   {invalid: withLongAgentID},
 	"sendMessage":   {body: map[string]any{"text": "hi"}, invalid: withBody(map[string]any{"text": ""})},
 	"streamMessage": {body: map[string]any{"text": "hi"}, invalid: withBody(map[string]any{"text": "hi", "userId": ""})},
+	"resumeStream":  {header: map[string]string{"Last-Event-ID": "1"}, invalid: func(r request) request { return withHeader(r, "Last-Event-ID", "one") }},
+	"cancelMessage": {invalid: withLongMessageID},
 
 	"listConversations":        {invalid: withQuery("limit=0")},
 	"getConversation":          {invalid: withLongConversationID},
@@ -211,6 +214,12 @@ func withBody(body any) func(request) request {
 	return func(r request) request { r.body = body; return r }
 }
 
+// withLongMessageID swaps the message id for one longer than its maxLength.
+func withLongMessageID(r request) request {
+	r.path = strings.Replace(r.path, "/messages/msg_", "/messages/msg_"+strings.Repeat("x", 100), 1)
+	return r
+}
+
 // withLongAgentID swaps the agent id for one longer than AgentId's maxLength.
 func withLongAgentID(r request) request {
 	r.path = strings.Replace(r.path, "/agents/agent_", "/agents/agent_"+strings.Repeat("x", 200), 1)
@@ -229,7 +238,7 @@ type walkedOperation struct {
 // webhook id, and a delivery id of that webhook.
 func (w walkedOperation) request(key string, target [2]string) request {
 	path := strings.NewReplacer("{agentId}", target[0], "{conversationId}", target[1],
-		"{webhookId}", target[0], "{deliveryId}", target[1], "{memoryId}", target[1], "{knowledgeId}", target[1]).Replace(w.path)
+		"{webhookId}", target[0], "{deliveryId}", target[1], "{memoryId}", target[1], "{knowledgeId}", target[1], "{messageId}", target[1]).Replace(w.path)
 	if w.query != "" {
 		path += "?" + w.query
 	}
@@ -317,6 +326,8 @@ func TestEveryResponseIsDeclared(t *testing.T) {
 					return [2]string{id, h.conversationOf(id, "walker")}
 				case strings.Contains(w.path, "{memoryId}"):
 					return [2]string{id, h.created(t, "/v1/agents/"+id+"/memories", map[string]any{"text": "walked"})}
+				case strings.Contains(w.path, "{messageId}"):
+					return [2]string{id, h.streamedReply(id)}
 				case strings.Contains(w.path, "{knowledgeId}"):
 					return [2]string{id, h.created(t, "/v1/agents/"+id+"/knowledge", map[string]any{"name": "w.md", "text": "walked"})}
 				}

@@ -8,6 +8,7 @@ import (
 	"github.com/agentd/agentd/gen"
 	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/streamlog"
 	"github.com/agentd/agentd/turn"
 )
 
@@ -53,6 +54,8 @@ var (
 		Message: "Delivery not found."}
 	errMemoryNotFound = &apiError{Status: http.StatusNotFound, Code: gen.MEMORYNOTFOUND,
 		Message: "Memory not found."}
+	errMessageNotFound = &apiError{Status: http.StatusNotFound, Code: gen.MESSAGENOTFOUND,
+		Message: "Message not found: the agent has no such reply, or its stream is no longer kept."}
 	errKnowledgeNotFound = &apiError{Status: http.StatusNotFound, Code: gen.KNOWLEDGENOTFOUND,
 		Message: "Knowledge document not found."}
 	errWebhookDisabled = &apiError{Status: http.StatusConflict, Code: gen.WEBHOOKDISABLED,
@@ -132,6 +135,8 @@ func notFound(e *store.Error) *apiError {
 		return errMemoryNotFound
 	case "knowledge":
 		return errKnowledgeNotFound
+	case "message":
+		return errMessageNotFound
 	}
 	return errAgentNotFound
 }
@@ -151,6 +156,9 @@ func asAPIError(err error) (ae *apiError, ok bool) {
 			}
 		}
 		return nil, false
+	}
+	if errors.Is(err, streamlog.ErrNotFound) {
+		return errMessageNotFound, true
 	}
 	if ae, ok := turnError(err); ok {
 		return ae, true

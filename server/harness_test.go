@@ -121,6 +121,11 @@ func newHarnessAt(t testing.TB, dsn string, opts []store.Option, tweakLLM func(*
 	if h.srv, err = New(cfg.Config); err != nil {
 		t.Fatalf("new server: %v", err)
 	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		h.srv.Close(ctx)
+	})
 	if h.spec, err = gen.GetSpec(); err != nil {
 		t.Fatal(err)
 	}

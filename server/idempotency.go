@@ -25,7 +25,8 @@ const idempotencyHeader = "Idempotency-Key"
 // idempotentOps are the operations that take an Idempotency-Key: the
 // POSTs that create something or send a message.
 var idempotentOps = map[string]bool{
-	"createAgent": true, "sendMessage": true, "createMemory": true, "createKnowledge": true, "createWebhook": true,
+	"createAgent": true, "sendMessage": true, "streamMessage": true, "createMemory": true, "createKnowledge": true,
+	"createWebhook": true,
 }
 
 // replayedHeaders are the headers of an answer stored with it and sent
@@ -61,8 +62,8 @@ func checkIdempotencyKey(req *http.Request) error {
 // success) is stored; a repeat with the same fingerprint gets that answer
 // again without running next. The gate calls it after authentication and
 // the rate limits, so a replay counts like any request. A failed request
-// releases its key, so a retry runs afresh. Streamed replies are not
-// stored: a stream request runs as if it had no key.
+// releases its key, so a retry runs afresh. A streamed reply's key is
+// handed to the stream, which settles it when the reply ends (streamClaim).
 func (s *Server) idempotent(c echo.Context, next echo.HandlerFunc, principal store.Principal, operationID string) error {
 	req := c.Request()
 	key := req.Header.Get(idempotencyHeader)
@@ -74,9 +75,6 @@ func (s *Server) idempotent(c echo.Context, next echo.HandlerFunc, principal sto
 		return err
 	}
 	req.Body = io.NopCloser(bytes.NewReader(body))
-	if operationID == "sendMessage" && streamed(body) {
-		return next(c)
-	}
 	ctx := req.Context()
 	accountID := principal.Account.ID
 	claim, err := s.cfg.Store.ClaimIdempotencyKey(ctx, store.IdempotencyRequest{
@@ -107,6 +105,13 @@ func (s *Server) idempotent(c echo.Context, next echo.HandlerFunc, principal sto
 			}
 		}
 	}()
+	if operationID == "streamMessage" || streamed(body) {
+		handoff := &streamClaim{s: s, requestID: requestIDOf(c), accountID: accountID, key: key, token: claim.Token}
+		c.SetRequest(withStreamClaim(req, handoff))
+		err = next(c)
+		settled = handoff.taken
+		return err
+	}
 	rec := &answerRecorder{ResponseWriter: c.Response().Writer}
 	c.Response().Writer = rec
 	err = next(c)

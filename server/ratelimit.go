@@ -29,6 +29,8 @@ var endpointLimits = map[string]int64{
 	"exportAgent":   10,
 	"sendMessage":   60,
 	"streamMessage": 60,
+	"resumeStream":  60,
+	"cancelMessage": 60,
 	"callA2A":       60,
 
 	"createChatCompletion": 60,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentd/agentd/a2a"
 	"github.com/agentd/agentd/gen"
+	"github.com/agentd/agentd/streamlog"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
@@ -31,7 +32,13 @@ type Server struct {
 	mcp                            *mcpServer
 	// a2a answers the agents' A2A JSON-RPC calls.
 	a2a *a2a.Handler
+	// streams runs this replica's streamed replies and finds the others'.
+	streams *streamlog.Hub
 }
+
+// Close lets the streamed replies running end until ctx ends, cancels
+// those left (their partial replies are stored) and stops.
+func (s *Server) Close(ctx context.Context) { s.streams.Close(ctx) }
 
 var _ gen.StrictServerInterface = (*Server)(nil)
 
@@ -81,6 +88,11 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.echo = s.newEcho(served)
+	backend := cfg.Streams
+	if backend == nil {
+		backend = cfg.Store
+	}
+	s.streams = streamlog.New(streamlog.Config{Backend: backend, Logger: cfg.Logger})
 	return s, nil
 }
 

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/agentd/agentd/gen"
+	"github.com/agentd/agentd/streamlog"
 	"github.com/agentd/agentd/turn"
 )
 
@@ -33,32 +35,97 @@ func (r *sseResponse) VisitSendMessageResponse(w http.ResponseWriter) error { re
 // VisitStreamMessageResponse streams the reply.
 func (r *sseResponse) VisitStreamMessageResponse(w http.ResponseWriter) error { return r.stream(w) }
 
-// stream writes the token events as the provider produces them, a ping
-// comment while waiting, and one final done or error event. A client that
-// goes away, or stops reading for a whole StreamWriteTimeout, cancels the
-// provider call.
+// stream starts the reply and follows it.
 func (r *sseResponse) stream(w http.ResponseWriter) error {
-	defer r.turn.Release()
-	ctx, gone := context.WithCancel(r.ctx)
+	run := r.s.startStream(r.ctx, r.turn)
+	f, err := r.s.streams.Follow(r.ctx, run.Key(), 0)
+	if err != nil {
+		return err // a stream this replica runs is always found
+	}
+	return r.s.followStream(r.ctx, w, f)
+}
+
+// resumedStream follows a stream from where the client lost it.
+type resumedStream struct {
+	s        *Server
+	ctx      context.Context
+	follower *streamlog.Follower
+}
+
+// VisitResumeStreamResponse streams the events.
+func (r *resumedStream) VisitResumeStreamResponse(w http.ResponseWriter) error {
+	return r.s.followStream(r.ctx, w, r.follower)
+}
+
+// startStream runs the turn t on its own, publishing its events to the
+// streams: the start event first, then its tokens and tool events, then
+// done or error. The client going away does not stop it; a cancel does.
+// A stream with an Idempotency-Key settles the key when it ends.
+func (s *Server) startStream(ctx context.Context, t *turn.Turn) *streamlog.Run {
+	key := streamlog.Key{AccountID: t.AccountID(), AgentID: t.AgentID(), MessageID: t.ReplyID()}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	run := s.streams.Start(key, cancel)
+	run.Publish(s.eventJSON(ctx, gen.StreamStartEvent{Type: gen.StreamEventTypeStart, MessageId: key.MessageID}))
+	claim := takeStreamClaim(ctx)
+	go func() {
+		defer cancel()
+		res, err := s.cfg.Turns.Stream(runCtx, t, func(e turn.Event) error {
+			run.Publish(s.eventJSON(ctx, streamEvent(e)))
+			return nil
+		})
+		last, st := s.lastEvent(ctx, res, err)
+		s.streams.End(run, s.eventJSON(ctx, last), st)
+		_, done := last.(gen.StreamDoneEvent)
+		claim.settle(run, done)
+	}()
+	return run
+}
+
+// lastEvent is the event that ends a stream: done (marked partial when a
+// cancel cut the reply) or error.
+func (s *Server) lastEvent(ctx context.Context, res turn.Result, err error) (any, streamlog.State) {
+	st := streamlog.State{Partial: res.Partial}
+	if err == nil || res.Partial && errors.Is(err, context.Canceled) {
+		done := gen.StreamDoneEvent{Type: gen.StreamEventTypeDone, MessageId: res.MessageID, Metadata: messageMetadata(res.Metadata)}
+		if res.Partial {
+			done.Partial = &res.Partial
+		}
+		return done, st
+	}
+	env := s.toAPIError(err, requestIDFrom(ctx)).envelope()
+	return gen.StreamErrorEvent{Type: gen.StreamEventTypeError, Error: gen.Error{
+		Code: env.Error.Code, Message: env.Error.Message, Details: detailsOf(env.Error.Details),
+	}}, st
+}
+
+// eventJSON encodes a stream event; the generated types always encode.
+func (s *Server) eventJSON(ctx context.Context, ev any) []byte {
+	b, err := json.Marshal(ev)
+	if err != nil {
+		s.cfg.Logger.Error("encode stream event", "request_id", requestIDFrom(ctx), "error", err)
+	}
+	return b
+}
+
+// followStream writes the follower's events as server-sent events, each
+// with its id, and a ping comment while waiting, until the stream's last
+// event or the client going away (which leaves the stream running).
+func (s *Server) followStream(ctx context.Context, w http.ResponseWriter, f *streamlog.Follower) error {
+	ctx, gone := context.WithCancel(ctx)
 	defer gone()
-	ev, err := r.s.openStream(w, gone)
+	ev, err := s.openStream(w, gone)
 	if err != nil {
 		return nil // the client is gone before the first byte
 	}
-	stopPings := ev.pingEvery(r.s.cfg.PingInterval)
-	res, err := r.s.cfg.Turns.Stream(ctx, r.turn, func(e turn.Event) error { return ev.event(streamEvent(e)) })
-	stopPings()
-	if ctx.Err() != nil {
-		return nil // nobody to tell
+	stopPings := ev.pingEvery(s.cfg.PingInterval)
+	defer stopPings()
+	err = f.Each(ctx, ev.logEvent)
+	if err != nil && ctx.Err() == nil {
+		// Only reading another replica's events can fail here; the
+		// client resumes again.
+		s.cfg.Logger.Warn("follow stream", "request_id", requestIDFrom(ctx), "error", err)
 	}
-	if err != nil {
-		ae := r.s.toAPIError(err, requestIDFrom(ctx))
-		env := ae.envelope()
-		return ev.event(gen.StreamErrorEvent{Type: gen.StreamEventTypeError, Error: gen.Error{
-			Code: env.Error.Code, Message: env.Error.Message, Details: detailsOf(env.Error.Details),
-		}})
-	}
-	return ev.event(gen.StreamDoneEvent{Type: gen.StreamEventTypeDone, MessageId: res.MessageID, Metadata: messageMetadata(res.Metadata)})
+	return nil
 }
 
 // openStream sends the status and headers of an event stream and returns
@@ -100,9 +167,17 @@ type eventWriter struct {
 	gone    context.CancelFunc
 }
 
-// event writes one `data: <json>` event and flushes it; ev is one of the
-// branches of gen.StreamEvent (StreamTokenEvent, StreamDoneEvent,
-// StreamErrorEvent) or of gen.ChatCompletionStreamEvent.
+// logEvent writes one event of a stream's log, with its id, and flushes
+// it.
+func (e *eventWriter) logEvent(ev streamlog.Event) error { return e.write(sseFrame(ev)) }
+
+// sseFrame is the server-sent event of a stream's event.
+func sseFrame(ev streamlog.Event) string {
+	return "id: " + strconv.Itoa(ev.ID) + "\ndata: " + string(ev.Data) + "\n\n"
+}
+
+// event writes one `data: <json>` event without an id and flushes it; ev
+// is a gen.ChatCompletionStreamEvent or an A2A response.
 func (e *eventWriter) event(ev any) error {
 	b, err := json.Marshal(ev)
 	if err != nil {

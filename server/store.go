@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentd/agentd/a2a"
 	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/streamlog"
 )
 
 // Store is what the HTTP layer needs of persistence. Every method that
@@ -24,6 +25,13 @@ type Store interface {
 	ClaimIdempotencyKey(ctx context.Context, r store.IdempotencyRequest) (store.IdempotencyClaim, error)
 	CompleteIdempotencyKey(ctx context.Context, accountID, key, token string, a store.IdempotentAnswer) error
 	ReleaseIdempotencyKey(ctx context.Context, accountID, key, token string) error
+
+	// The database keeps streamed replies for every replica when Redis
+	// does not (Config.Streams).
+	streamlog.Backend
+	// ReplyPartial is the partial flag of the agent's stored reply id;
+	// store.ErrNotFound (resource "message") when there is none.
+	ReplyPartial(ctx context.Context, accountID, agentID, id string) (bool, error)
 
 	CreateAgent(ctx context.Context, a store.Agent, quota int) (store.Agent, error)
 	GetAgent(ctx context.Context, accountID, id string) (store.Agent, error)

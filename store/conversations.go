@@ -306,3 +306,22 @@ func toConversation(r conversationRow) Conversation {
 		StartedAt: utc(r.CreatedAt), LastMessageAt: utc(r.LastMessageAt), Summary: r.Summary, Summarized: r.Summarized,
 	}
 }
+
+// ReplyPartial is the partial flag of the agent's stored reply id in the
+// account; ErrNotFound (resource "message") when there is none.
+func (s *Store) ReplyPartial(ctx context.Context, accountID, agentID, id string) (bool, error) {
+	var partial []bool
+	err := s.read(ctx).Model(&messageRow{}).
+		Joins("JOIN conversations ON conversations.id = messages.conversation_id").
+		Joins("JOIN agents ON agents.id = conversations.agent_id").
+		Where("messages.id = ? AND messages.role = ? AND conversations.agent_id = ? AND agents.account_id = ?",
+			id, RoleAssistant, agentID, accountID).
+		Pluck("messages.partial", &partial).Error
+	if err != nil {
+		return false, wrap("read reply", err)
+	}
+	if len(partial) == 0 {
+		return false, &Error{Code: CodeNotFound, Resource: "message"}
+	}
+	return partial[0], nil
+}

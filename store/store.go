@@ -177,7 +177,7 @@ func isMemory(dsn string) bool {
 // create them; TestMigrationsMatchModels checks they match these models.
 func models() []any {
 	core := []any{&accountRow{}, &keyRow{}, &agentRow{}, &conversationRow{}, &conversationUserRow{}, &messageRow{}}
-	return slices.Concat(core, analyticsModels(), connectionModels(), []any{&replicaRow{}}, webhookModels(), searchModels(), []any{&a2aTaskRow{}, &idempotencyKeyRow{}})
+	return slices.Concat(core, analyticsModels(), connectionModels(), []any{&replicaRow{}}, webhookModels(), searchModels(), []any{&a2aTaskRow{}, &idempotencyKeyRow{}}, streamModels())
 }
 
 // Close closes every connection pool.
@@ -235,6 +235,10 @@ var (
 )
 
 // newID returns prefix + a lowercase ULID of t: time-sortable and unguessable.
+// NewMessageID returns a new message id made at t, for a reply whose id is
+// known before it is stored (a stream's).
+func NewMessageID(t time.Time) string { return newID("msg_", t) }
+
 func newID(prefix string, t time.Time) string {
 	idMu.Lock()
 	id, err := ulid.New(ulid.Timestamp(t), idEntropy)

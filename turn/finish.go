@@ -10,10 +10,12 @@ import (
 )
 
 // finish turns the provider's outcome into the turn's Result: it stores
-// the exchange (the partial reply too when the caller went away), moves the
-// agent in and out of `error`, and classifies provider failures. Its writes
-// do not end with the request: a client leaving right after the last token
-// must not lose a reply the provider has already given (and billed).
+// the exchange, moves the agent in and out of `error`, and classifies
+// provider failures. A reply cut short (ctx ended: the caller cancelled it;
+// or the provider failed after it started) is stored as partial when it
+// has any text and returned with the error (Partial set when it is stored,
+// and always for a cut by ctx, whose error is ctx's). Its writes do not end with ctx: a reply the provider has given
+// (and billed) is never lost.
 func (s *Service) finish(ctx context.Context, t *Turn, reply llm.Reply, calls []store.ToolCall, callErr error) (Result, error) {
 	s.metrics.observe(t.agent.ModelProvider, callErr, time.Since(t.start))
 	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
@@ -24,10 +26,19 @@ func (s *Service) finish(ctx context.Context, t *Turn, reply llm.Reply, calls []
 	meta := metadata(t, reply)
 	meta.ToolCalls = calls
 	if callErr != nil {
-		if ctx.Err() != nil && reply.Text != "" {
-			_, _ = s.saveExchange(saveCtx, t, reply, meta, true)
+		cut := Result{}
+		if reply.Text != "" {
+			stored, err := s.saveExchange(saveCtx, t, reply, meta, true)
+			if err != nil {
+				return Result{}, err
+			}
+			cut = s.result(t, stored, reply, meta)
 		}
-		return Result{}, s.providerFailure(ctx, t.in.RequestID, t.agent, callErr)
+		if ctx.Err() != nil {
+			cut.MessageID, cut.Partial, cut.Metadata = t.replyID, true, meta
+			return cut, ctx.Err()
+		}
+		return cut, s.providerFailure(ctx, t.in.RequestID, t.agent, callErr)
 	}
 	if t.agent.Status == store.StatusError {
 		if err := s.cfg.Store.MarkAgentRecovered(saveCtx, t.agent.AccountID, t.agent.ID); err != nil {
@@ -39,8 +50,13 @@ func (s *Service) finish(ctx context.Context, t *Turn, reply llm.Reply, calls []
 		return Result{}, err
 	}
 	s.summarizeLater(t)
+	return s.result(t, stored, reply, meta), nil
+}
+
+// result is the Result of the stored reply.
+func (s *Service) result(t *Turn, stored store.Message, reply llm.Reply, meta Metadata) Result {
 	return Result{MessageID: stored.ID, Text: reply.Text, AgentID: t.agent.ID, UserID: t.in.UserID,
-		RoomID: t.in.Conv.RoomID, CreatedAt: stored.CreatedAt, Metadata: meta}, nil
+		RoomID: t.in.Conv.RoomID, CreatedAt: stored.CreatedAt, Metadata: meta, Partial: stored.Partial}
 }
 
 func metadata(t *Turn, reply llm.Reply) Metadata {
@@ -57,12 +73,12 @@ func metadata(t *Turn, reply llm.Reply) Metadata {
 	}
 }
 
-// saveExchange stores the message and the reply described by meta; partial
-// marks a reply its caller did not wait for.
+// saveExchange stores the message and the reply described by meta, under
+// the turn's reply id; partial marks a reply cut short.
 func (s *Service) saveExchange(ctx context.Context, t *Turn, reply llm.Reply, meta Metadata, partial bool) (store.Message, error) {
 	user := store.Message{Role: store.RoleUser, UserID: t.in.UserID, Text: t.in.Text,
 		PromptTokens: reply.Usage.PromptTokens, CreatedAt: t.start}
-	answer := store.Message{Role: store.RoleAssistant, UserID: t.in.UserID, Text: reply.Text, Model: meta.Model,
+	answer := store.Message{ID: t.replyID, Role: store.RoleAssistant, UserID: t.in.UserID, Text: reply.Text, Model: meta.Model,
 		CompletionTokens: reply.Usage.CompletionTokens, TokensUsed: meta.TokensUsed, ResponseMillis: meta.ResponseMillis,
 		Partial: partial, ToolCalls: meta.ToolCalls}
 	stored, _, err := s.cfg.Store.SaveExchange(ctx, t.agent.AccountID, t.agent.ID, t.in.Conv, user, answer)

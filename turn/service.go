@@ -178,6 +178,7 @@ type Input struct {
 // Turn is one message between the checks and the reply. Release frees its
 // slot; Generate and Stream release it.
 type Turn struct {
+	replyID string // the reply's message id, known from the start
 	agent   store.Agent
 	apiKey  string // the agent's own provider key, "" for the environment's
 	in      Input
@@ -193,6 +194,16 @@ type Turn struct {
 // Release frees the turn's concurrency slot; it is idempotent.
 func (t *Turn) Release() { t.release() }
 
+// ReplyID is the id the reply is stored under, known before it is made
+// (a stream's start event names it).
+func (t *Turn) ReplyID() string { return t.replyID }
+
+// AccountID and AgentID say whose turn it is.
+func (t *Turn) AccountID() string { return t.agent.AccountID }
+
+// AgentID is the id of the agent answering.
+func (t *Turn) AgentID() string { return t.agent.ID }
+
 // Result is the stored reply of a turn.
 type Result struct {
 	MessageID string
@@ -202,6 +213,9 @@ type Result struct {
 	RoomID    string // "" for a direct conversation
 	CreatedAt time.Time
 	Metadata  Metadata
+	// Partial is set when the turn's context ended before the reply did:
+	// what was said is stored, marked partial (when anything was).
+	Partial bool
 }
 
 // Metadata describes how the reply was made.
@@ -246,7 +260,7 @@ func (s *Service) Prepare(ctx context.Context, in Input) (*Turn, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Turn{agent: agent, apiKey: apiKey, in: in, start: start, release: release}
+	t := &Turn{replyID: store.NewMessageID(start), agent: agent, apiKey: apiKey, in: in, start: start, release: release}
 	if t.req, err = s.providerRequest(ctx, t); err != nil {
 		release()
 		return nil, err
@@ -300,8 +314,8 @@ func (s *Service) Generate(ctx context.Context, t *Turn) (Result, error) {
 
 // Stream asks the provider for the reply of t, passing each fragment and
 // each tool call's start and end to emit as they come, and finishes it. An
-// error of emit ends the turn (the client went away); the part already
-// produced is stored as partial.
+// error of emit, or ctx ending, ends the turn: the part already produced is
+// stored as partial and returned, Partial set, with the error.
 func (s *Service) Stream(ctx context.Context, t *Turn, emit func(Event) error) (Result, error) {
 	defer t.Release()
 	said := false // a call's text follows earlier text after a blank line

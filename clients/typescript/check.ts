@@ -98,24 +98,47 @@ function describe(event: Schemas["StreamEvent"]): string {
       return `${event.name}(${JSON.stringify(event.arguments)})`;
     case "tool_result":
       return `${event.name}: ${event.ok ? event.result : "failed"}`;
+    case "start":
+      return `reply ${event.messageId}`;
     case "done":
-      return `${event.messageId}: ${event.metadata.tokensUsed} tokens, ${event.metadata.toolCalls?.length ?? 0} tool calls`;
+      return `${event.messageId}${event.partial ? " (cut)" : ""}: ${event.metadata.tokensUsed} tokens, ${event.metadata.toolCalls?.length ?? 0} tool calls`;
     case "error":
       return event.error.message;
   }
 }
 
+// events describes the events of a stream body (each an id line and a
+// data line).
+function events(text: string): string[] {
+  return text
+    .split("\n\n")
+    .map((frame) => frame.split("\n").find((line) => line.startsWith("data: ")))
+    .filter((line): line is string => line !== undefined)
+    .map((line) => describe(JSON.parse(line.slice("data: ".length)) as Schemas["StreamEvent"]));
+}
+
 async function streamMessage(): Promise<string[]> {
   const { response } = await client.POST("/agents/{agentId}/messages/stream", {
-    ...agentPath,
+    params: { path: { agentId }, header: { "Idempotency-Key": "joke-1" } },
     body: { text: "Tell me a joke.", userId: "user_123" },
     parseAs: "stream",
   });
-  const text = await response.text();
-  return text
-    .split("\n\n")
-    .filter((frame) => frame.startsWith("data: "))
-    .map((frame) => describe(JSON.parse(frame.slice("data: ".length)) as Schemas["StreamEvent"]));
+  return events(await response.text());
+}
+
+const messagePath = { params: { path: { agentId, messageId: "msg_01jd3vb2k8r4m6n8p0q2s4t6vw" } } };
+
+async function resumeStream(): Promise<string[]> {
+  const { response } = await client.GET("/agents/{agentId}/messages/{messageId}/stream", {
+    params: { ...messagePath.params, header: { "Last-Event-ID": "12" } },
+    parseAs: "stream",
+  });
+  return events(await response.text());
+}
+
+async function cancelMessage(): Promise<boolean | undefined> {
+  const { data } = await client.POST("/agents/{agentId}/messages/{messageId}/cancel", messagePath);
+  return data?.data.partial;
 }
 
 const conversationPath = { params: { path: { agentId, conversationId: "conv_01jd3vb2k8r4m6n8p0q2s4t6vw" } } };
@@ -372,6 +395,8 @@ const calls: { [P in keyof paths]: { [M in Methods<paths[P]>]: () => Promise<unk
   "/agents/{agentId}": { get: getAgent, patch: updateAgent, delete: deleteAgent },
   "/agents/{agentId}/messages": { post: sendMessage },
   "/agents/{agentId}/messages/stream": { post: streamMessage },
+  "/agents/{agentId}/messages/{messageId}/stream": { get: resumeStream },
+  "/agents/{agentId}/messages/{messageId}/cancel": { post: cancelMessage },
   "/agents/{agentId}/conversations": { get: listConversations },
   "/agents/{agentId}/conversations/{conversationId}": { get: getConversation, delete: deleteConversation },
   "/agents/{agentId}/conversations/{conversationId}/messages": { get: listConversationMessages },

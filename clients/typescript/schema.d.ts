@@ -123,13 +123,88 @@ export interface paths {
         /**
          * Send Message, streamed
          * @description Same body as Send Message; the reply arrives as server-sent events. Each
-         *     event is one `data: <json>` line and a blank line: `token` events carry
-         *     fragments of the reply in order, then exactly one `done` (with the
-         *     message id and metadata) or `error` event ends the stream. A `: ping`
-         *     comment is sent every 15 seconds while waiting. Failures found before
-         *     the stream starts are ordinary JSON error responses.
+         *     event is an `id: <n>` line (1, 2, 3, ... in order), one `data: <json>`
+         *     line and a blank line. The first event, before any token, is `start`
+         *     with the reply's `messageId`; `token` events carry fragments of the
+         *     reply in order (with `tool_call` and `tool_result` events when tools
+         *     run), then exactly one `done` (with the message id and metadata) or
+         *     `error` event ends the stream. A `: ping` comment is sent every 15
+         *     seconds while waiting. Failures found before the stream starts are
+         *     ordinary JSON error responses.
+         *
+         *     The reply does not depend on the connection: a client that goes away
+         *     does not stop it; it runs to its end (within the provider timeout) and
+         *     is stored whole. Resume it with `GET
+         *     /agents/{agentId}/messages/{messageId}/stream` and `Last-Event-ID`,
+         *     from any replica; stop it with `POST
+         *     /agents/{agentId}/messages/{messageId}/cancel`.
          */
         post: operations["streamMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/{agentId}/messages/{messageId}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+                /** @description An agent reply's id, as the `start` event of its stream gave it. */
+                messageId: components["parameters"]["MessageId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Resume a stream
+         * @description The events of a streamed reply (`messageId` as its `start` event gave
+         *     it) after the one `Last-Event-ID` names, then the reply live until its
+         *     `done` or `error` event, from any replica. Without `Last-Event-ID` the
+         *     whole stream is replayed from `start`. Events are kept at least 5
+         *     minutes after the reply ended; the same event ids as the first stream.
+         */
+        get: operations["resumeStream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/{agentId}/messages/{messageId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+                /** @description An agent reply's id, as the `start` event of its stream gave it. */
+                messageId: components["parameters"]["MessageId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stop a reply
+         * @description Stops a streamed reply that is still running (`messageId` as its
+         *     `start` event gave it), on whichever replica runs it: the provider call
+         *     ends, what was said is stored with `partial: true`, and the stream ends
+         *     with a `done` event marked `partial`. The answer is the stored reply's
+         *     flag: cancelling a reply that already completed changes nothing and
+         *     answers `partial: false`; a second cancel answers `true` again.
+         */
+        post: operations["cancelMessage"];
         delete?: never;
         options?: never;
         head?: never;
@@ -224,7 +299,8 @@ export interface paths {
          * List Messages of a conversation
          * @description The conversation's messages, both sides, oldest first unless
          *     `order=desc`. The agent's messages carry their `metadata`, and
-         *     `partial: true` when the client went away before the reply ended.
+         *     `partial: true` when the reply was cancelled or cut by a provider failure
+         *     before it ended.
          */
         get: operations["listConversationMessages"];
         put?: never;
@@ -938,7 +1014,7 @@ export interface components {
             details?: components["schemas"]["ErrorDetails"];
         };
         /** @enum {string} */
-        ErrorCode: "INVALID_REQUEST" | "INVALID_MESSAGE" | "UNAUTHORIZED" | "INSUFFICIENT_PERMISSIONS" | "DELETE_PROTECTED" | "INSUFFICIENT_QUOTA" | "AGENT_NOT_FOUND" | "CONVERSATION_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "MEMORY_NOT_FOUND" | "KNOWLEDGE_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "MODEL_ERROR" | "AGENT_UNAVAILABLE" | "WEBHOOK_DISABLED" | "PRECONDITION_FAILED" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED";
+        ErrorCode: "INVALID_REQUEST" | "INVALID_MESSAGE" | "UNAUTHORIZED" | "INSUFFICIENT_PERMISSIONS" | "DELETE_PROTECTED" | "INSUFFICIENT_QUOTA" | "AGENT_NOT_FOUND" | "CONVERSATION_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "MEMORY_NOT_FOUND" | "KNOWLEDGE_NOT_FOUND" | "MESSAGE_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "MODEL_ERROR" | "AGENT_UNAVAILABLE" | "WEBHOOK_DISABLED" | "PRECONDITION_FAILED" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED";
         /** @description Depends on the code; the members used are listed here. */
         ErrorDetails: {
             /** @description Dotted path of the bad field (INVALID_REQUEST and INVALID_MESSAGE). */
@@ -1661,12 +1737,31 @@ export interface components {
             success: boolean;
             data: components["schemas"]["AgentTools"];
         };
-        /** @description Server-sent events: `data: <StreamEvent JSON>` lines, each followed by a blank line. */
+        CancelledMessage: {
+            messageId: string;
+            /** @description The stored reply's flag; true when the cancel cut it. */
+            partial: boolean;
+        };
+        CancelledMessageEnvelope: {
+            success: boolean;
+            data: components["schemas"]["CancelledMessage"];
+        };
+        /** @description Server-sent events: each an `id: <n>` line, a `data: <StreamEvent JSON>` line and a blank line; ids count from 1 (the `start` event). */
         EventStream: string;
         /** @description One event of a message stream, told apart by `type`. */
-        StreamEvent: components["schemas"]["StreamTokenEvent"] | components["schemas"]["StreamToolCallEvent"] | components["schemas"]["StreamToolResultEvent"] | components["schemas"]["StreamDoneEvent"] | components["schemas"]["StreamErrorEvent"];
+        StreamEvent: components["schemas"]["StreamStartEvent"] | components["schemas"]["StreamTokenEvent"] | components["schemas"]["StreamToolCallEvent"] | components["schemas"]["StreamToolResultEvent"] | components["schemas"]["StreamDoneEvent"] | components["schemas"]["StreamErrorEvent"];
         /** @enum {string} */
-        StreamEventType: "token" | "tool_call" | "tool_result" | "done" | "error";
+        StreamEventType: "start" | "token" | "tool_call" | "tool_result" | "done" | "error";
+        /** @description The first event, before any token; `messageId` names the reply for resuming and cancelling. */
+        StreamStartEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "start";
+            /** @description The reply's id, the same as the done event's. */
+            messageId: string;
+        };
         /** @description A fragment of the reply; fragments arrive in order. */
         StreamTokenEvent: {
             /**
@@ -1709,6 +1804,8 @@ export interface components {
             /** @description The stored reply's id. */
             messageId: string;
             metadata: components["schemas"]["MessageMetadata"];
+            /** @description Present and true when the reply was cancelled: what was said before is stored. */
+            partial?: boolean;
         };
         /** @description The last event of a stream that failed after it started. */
         StreamErrorEvent: {
@@ -1777,7 +1874,7 @@ export interface components {
             userId?: string;
             timestamp: components["schemas"]["Timestamp"];
             metadata?: components["schemas"]["MessageMetadata"];
-            /** @description Agent messages only: true when a disconnect cut the reply. */
+            /** @description Agent messages only: true when a cancel or a provider failure cut the reply. */
             partial?: boolean;
         };
         ConversationMessageList: {
@@ -2018,7 +2115,7 @@ export interface components {
                     messageId: string;
                     text: string;
                     metadata: components["schemas"]["MessageMetadata"];
-                    /** @description The client went away before the reply ended. */
+                    /** @description A cancel or a provider failure cut the reply before it ended. */
                     partial: boolean;
                 };
             };
@@ -2764,6 +2861,30 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
+        /** @description AGENT_NOT_FOUND (no such agent in the caller's account) or MESSAGE_NOT_FOUND (the agent has no such reply, or its stream is no longer kept). */
+        MessageNotFound: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "MESSAGE_NOT_FOUND",
+                 *         "message": "Message not found."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
         /** @description AGENT_NOT_FOUND (no such agent in the caller's account) or CONVERSATION_NOT_FOUND (the agent has no such conversation). */
         ConversationNotFound: {
             headers: {
@@ -3325,6 +3446,8 @@ export interface components {
         };
     };
     parameters: {
+        /** @description An agent reply's id, as the `start` event of its stream gave it. */
+        MessageId: string;
         /**
          * @description Makes the request safe to retry: a repeat with the same key and the
          *     same body within 24 hours, from the same account, answers the first
@@ -3332,8 +3455,9 @@ export interface components {
          *     key with another body is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while
          *     the first still runs is 409 `IDEMPOTENCY_KEY_IN_USE`. A request that
          *     failed keeps nothing, so its retry runs afresh. 1 to 255 printable
-         *     ASCII characters; another account's same key is its own. Streamed
-         *     replies (`"stream": true`) are not replayed: the key is ignored.
+         *     ASCII characters; another account's same key is its own. A streamed
+         *     reply is replayed as its events once it has ended; a stream that
+         *     ended with an `error` event keeps nothing.
          */
         IdempotencyKey: string;
         /**
@@ -3498,8 +3622,9 @@ export interface operations {
                  *     key with another body is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while
                  *     the first still runs is 409 `IDEMPOTENCY_KEY_IN_USE`. A request that
                  *     failed keeps nothing, so its retry runs afresh. 1 to 255 printable
-                 *     ASCII characters; another account's same key is its own. Streamed
-                 *     replies (`"stream": true`) are not replayed: the key is ignored.
+                 *     ASCII characters; another account's same key is its own. A streamed
+                 *     reply is replayed as its events once it has ended; a stream that
+                 *     ended with an `error` event keeps nothing.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -3863,8 +3988,9 @@ export interface operations {
                  *     key with another body is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while
                  *     the first still runs is 409 `IDEMPOTENCY_KEY_IN_USE`. A request that
                  *     failed keeps nothing, so its retry runs afresh. 1 to 255 printable
-                 *     ASCII characters; another account's same key is its own. Streamed
-                 *     replies (`"stream": true`) are not replayed: the key is ignored.
+                 *     ASCII characters; another account's same key is its own. A streamed
+                 *     reply is replayed as its events once it has ended; a stream that
+                 *     ended with an `error` event keeps nothing.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -3916,7 +4042,20 @@ export interface operations {
     streamMessage: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry: a repeat with the same key and the
+                 *     same body within 24 hours, from the same account, answers the first
+                 *     answer again (status and body) without doing the work twice. The same
+                 *     key with another body is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while
+                 *     the first still runs is 409 `IDEMPOTENCY_KEY_IN_USE`. A request that
+                 *     failed keeps nothing, so its retry runs afresh. 1 to 255 printable
+                 *     ASCII characters; another account's same key is its own. A streamed
+                 *     reply is replayed as its events once it has ended; a stream that
+                 *     ended with an `error` event keeps nothing.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The agent's identifier, `agent_<id>`.
@@ -3951,11 +4090,104 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["AgentUnavailable"];
+        };
+    };
+    resumeStream: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The id of the last event the client received; the replay starts after it. */
+                "Last-Event-ID"?: string;
+            };
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+                /** @description An agent reply's id, as the `start` event of its stream gave it. */
+                messageId: components["parameters"]["MessageId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream's events after Last-Event-ID, then the rest live. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["EventStream"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["MessageNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    cancelMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+                /** @description An agent reply's id, as the `start` event of its stream gave it. */
+                messageId: components["parameters"]["MessageId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The reply is stopped (or had ended); `partial` is the stored reply's flag. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "messageId": "msg_01jd3vb2k8r4m6n8p0q2s4t6vw",
+                     *         "partial": true
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CancelledMessageEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["MessageNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     listConversations: {
@@ -4566,8 +4798,9 @@ export interface operations {
                  *     key with another body is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while
                  *     the first still runs is 409 `IDEMPOTENCY_KEY_IN_USE`. A request that
                  *     failed keeps nothing, so its retry runs afresh. 1 to 255 printable
-                 *     ASCII characters; another account's same key is its own. Streamed
-                 *     replies (`"stream": true`) are not replayed: the key is ignored.
+                 *     ASCII characters; another account's same key is its own. A streamed
+                 *     reply is replayed as its events once it has ended; a stream that
+                 *     ended with an `error` event keeps nothing.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -4802,8 +5035,9 @@ export interface operations {
                  *     key with another body is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while
                  *     the first still runs is 409 `IDEMPOTENCY_KEY_IN_USE`. A request that
                  *     failed keeps nothing, so its retry runs afresh. 1 to 255 printable
-                 *     ASCII characters; another account's same key is its own. Streamed
-                 *     replies (`"stream": true`) are not replayed: the key is ignored.
+                 *     ASCII characters; another account's same key is its own. A streamed
+                 *     reply is replayed as its events once it has ended; a stream that
+                 *     ended with an `error` event keeps nothing.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -5252,8 +5486,9 @@ export interface operations {
                  *     key with another body is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while
                  *     the first still runs is 409 `IDEMPOTENCY_KEY_IN_USE`. A request that
                  *     failed keeps nothing, so its retry runs afresh. 1 to 255 printable
-                 *     ASCII characters; another account's same key is its own. Streamed
-                 *     replies (`"stream": true`) are not replayed: the key is ignored.
+                 *     ASCII characters; another account's same key is its own. A streamed
+                 *     reply is replayed as its events once it has ended; a stream that
+                 *     ended with an `error` event keeps nothing.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };

@@ -24,6 +24,7 @@ import (
 	"github.com/agentd/agentd/server"
 	"github.com/agentd/agentd/server/limit"
 	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/streamlog"
 	"github.com/agentd/agentd/turn"
 	"github.com/agentd/agentd/webhook"
 	"github.com/prometheus/client_golang/prometheus"
@@ -140,10 +141,16 @@ func (e *env) serve(ctx context.Context, cfg config) error {
 		Counter: lim.counter, Logger: logger, IdempotencyLease: max(2*time.Minute, cfg.LLM.Timeout+time.Minute),
 		Registry: reg, ServeMetrics: ls.metrics == nil, AllowPrivateNetworks: cfg.Webhooks.AllowPrivate,
 		ToolRules: agent.ToolRules{AllowPrivate: cfg.AllowPrivateNetworks, AllowStdio: cfg.MCPStdio}, Recall: memories,
+		Streams: lim.streams(),
 	})
 	if err != nil {
 		return fmt.Errorf("build server: %w", err)
 	}
+	defer func() { // streamed replies end, or are cut and stored, before turns and the database close
+		ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+		defer cancel()
+		srv.Close(ctx)
+	}()
 	hooks := cfg.Webhooks
 	hooks.Logger = logger
 	defer startWebhooks(st, hooks)() // stopped before the database closes
@@ -268,6 +275,15 @@ func newLimits(ctx context.Context, redisURL string, logger *slog.Logger, reg *p
 		semaphore: limit.FailOpenSemaphore(limit.NewRedisSemaphore(client, redisPrefix, 0, limit.WithLogger(logger)), logger, errs),
 		client:    client,
 	}, nil
+}
+
+// streams keeps streamed replies in Redis when it is configured; nil
+// leaves them to the database.
+func (l *limits) streams() streamlog.Backend {
+	if l.client == nil {
+		return nil
+	}
+	return streamlog.NewRedis(l.client, redisPrefix)
 }
 
 // close closes the Redis client, if any.

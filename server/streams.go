@@ -1,0 +1,121 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentd/agentd/gen"
+	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/streamlog"
+	"github.com/labstack/echo/v4"
+)
+
+// cancelWait bounds how long a cancel waits for the reply to stop and be
+// stored.
+const cancelWait = 30 * time.Second
+
+// ResumeStream follows a streamed reply from the event after Last-Event-ID
+// (from its start without one), on whichever replica runs it.
+func (s *Server) ResumeStream(ctx context.Context, req gen.ResumeStreamRequestObject) (gen.ResumeStreamResponseObject, error) {
+	key, err := s.streamKey(ctx, req.AgentId, req.MessageId)
+	if err != nil {
+		return nil, err
+	}
+	after := 0
+	if id := req.Params.LastEventID; id != nil {
+		after, _ = strconv.Atoi(*id) // the spec allows digits alone
+	}
+	f, err := s.streams.Follow(ctx, key, after)
+	if err != nil {
+		return nil, err
+	}
+	return &resumedStream{s: s, ctx: ctx, follower: f}, nil
+}
+
+// CancelMessage stops a streamed reply wherever it runs and answers the
+// stored reply's partial flag; a reply that ended is left as it is.
+func (s *Server) CancelMessage(ctx context.Context, req gen.CancelMessageRequestObject) (gen.CancelMessageResponseObject, error) {
+	key, err := s.streamKey(ctx, req.AgentId, req.MessageId)
+	if err != nil {
+		return nil, err
+	}
+	wait, cancel := context.WithTimeout(ctx, cancelWait)
+	defer cancel()
+	st, err := s.streams.Cancel(wait, key)
+	partial := st.Partial
+	if errors.Is(err, streamlog.ErrNotFound) {
+		// Its stream is no longer kept, or it was never streamed: the
+		// stored reply says.
+		partial, err = s.cfg.Store.ReplyPartial(ctx, key.AccountID, key.AgentID, key.MessageID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return gen.CancelMessage200JSONResponse{Body: gen.CancelledMessageEnvelope{Success: true,
+		Data: gen.CancelledMessage{MessageId: req.MessageId, Partial: partial}}}, nil
+}
+
+// streamKey is the key of the agent's reply messageID in the caller's
+// account, once the agent is found there.
+func (s *Server) streamKey(ctx context.Context, agentID, messageID string) (streamlog.Key, error) {
+	accountID := principalFrom(ctx).Account.ID
+	if _, err := s.cfg.Store.GetAgent(ctx, accountID, agentID); err != nil {
+		return streamlog.Key{}, err
+	}
+	return streamlog.Key{AccountID: accountID, AgentID: agentID, MessageID: messageID}, nil
+}
+
+// streamClaim hands a streamed request's Idempotency-Key from the gate to
+// the stream, which settles it when the reply ends rather than when the
+// client goes.
+type streamClaim struct {
+	s                     *Server
+	requestID             string
+	accountID, key, token string
+	taken                 bool
+}
+
+type streamClaimKey struct{}
+
+// withStreamClaim puts a claim where startStream finds it.
+func withStreamClaim(req *http.Request, c *streamClaim) *http.Request {
+	return req.WithContext(context.WithValue(req.Context(), streamClaimKey{}, c))
+}
+
+// takeStreamClaim takes the request's claim, nil when it has none.
+func takeStreamClaim(ctx context.Context) *streamClaim {
+	c, _ := ctx.Value(streamClaimKey{}).(*streamClaim)
+	if c != nil {
+		c.taken = true
+	}
+	return c
+}
+
+// settle stores the stream's events as the key's answer when it ended
+// well (done), and frees the key otherwise, so a retry runs afresh.
+func (c *streamClaim) settle(run *streamlog.Run, ok bool) {
+	if c == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if !ok {
+		if err := c.s.cfg.Store.ReleaseIdempotencyKey(ctx, c.accountID, c.key, c.token); err != nil {
+			c.s.cfg.Logger.Warn("release idempotency key", "request_id", c.requestID, "error", err)
+		}
+		return
+	}
+	var body strings.Builder
+	for _, e := range run.Events() {
+		body.WriteString(sseFrame(e))
+	}
+	answer := store.IdempotentAnswer{Status: http.StatusOK, Header: map[string]string{echo.HeaderContentType: "text/event-stream"},
+		Body: []byte(body.String())}
+	if err := c.s.cfg.Store.CompleteIdempotencyKey(ctx, c.accountID, c.key, c.token, answer); err != nil {
+		c.s.cfg.Logger.Warn("store idempotent answer", "request_id", c.requestID, "error", err)
+	}
+}

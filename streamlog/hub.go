@@ -1,0 +1,411 @@
+package streamlog
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// Config is what a Hub needs; Backend is required.
+type Config struct {
+	Backend Backend
+	Logger  *slog.Logger
+	// FlushInterval is the gap between two writes of new events to the
+	// Backend (100ms): how far behind its owner a follower on another
+	// replica is.
+	FlushInterval time.Duration
+	// PollInterval is the gap between two reads of a follower on another
+	// replica (100ms).
+	PollInterval time.Duration
+	// CancelInterval is the gap between two checks for cancels sent by
+	// other replicas (250ms), made only while the Hub runs streams.
+	CancelInterval time.Duration
+}
+
+// Hub runs the streams of one replica. It is safe for concurrent use.
+type Hub struct {
+	cfg   Config
+	owner string
+
+	mu   sync.Mutex
+	runs map[string]*Run // by message id: running, or ended and not yet written
+
+	running sync.WaitGroup // runs not ended
+	kick    chan struct{}  // asks for a flush now (a stream started)
+	stop    chan struct{}
+	stopped chan struct{}
+}
+
+// New returns a Hub writing to cfg.Backend; Close stops it.
+func New(cfg Config) *Hub {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.FlushInterval <= 0 {
+		cfg.FlushInterval = 100 * time.Millisecond
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = 100 * time.Millisecond
+	}
+	if cfg.CancelInterval <= 0 {
+		cfg.CancelInterval = 250 * time.Millisecond
+	}
+	h := &Hub{cfg: cfg, owner: "rep_" + rand.Text(), runs: map[string]*Run{},
+		kick: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
+	go h.loop()
+	return h
+}
+
+// Close waits until ctx ends for the streams running to end by themselves,
+// then cancels those left and waits for them, writes what is left to the
+// Backend and stops.
+func (h *Hub) Close(ctx context.Context) {
+	ended := make(chan struct{})
+	go func() { h.running.Wait(); close(ended) }()
+	select {
+	case <-ended:
+	case <-ctx.Done():
+		h.mu.Lock()
+		for _, r := range h.runs {
+			r.cancel()
+		}
+		h.mu.Unlock()
+		<-ended
+	}
+	close(h.stop)
+	<-h.stopped
+}
+
+// Start registers a stream the caller runs: cancel stops it (a cancel
+// request from any replica calls it). The caller publishes its events and
+// must call End.
+func (h *Hub) Start(k Key, cancel context.CancelFunc) *Run {
+	r := &Run{key: k, cancel: cancel, wake: make(chan struct{}), ended: make(chan struct{})}
+	h.running.Add(1)
+	h.mu.Lock()
+	h.runs[k.MessageID] = r
+	h.mu.Unlock()
+	select {
+	case h.kick <- struct{}{}:
+	default:
+	}
+	return r
+}
+
+// End publishes the stream's last event and marks it ended with st.
+func (h *Hub) End(r *Run, data []byte, st State) {
+	r.mu.Lock()
+	r.append(data)
+	r.state = State{Done: true, Partial: st.Partial}
+	r.mu.Unlock()
+	close(r.ended)
+	h.running.Done()
+}
+
+// Follow calls emit with each event of the stream k after the one with id
+// after, then with each new one until the last; it returns when the stream
+// ended, ctx ended or emit failed. A stream this replica runs is followed
+// in memory, another replica's through the Backend. ErrNotFound, before
+// any emit, when the stream is not kept.
+func (h *Hub) Follow(ctx context.Context, k Key, after int) (*Follower, error) {
+	if r := h.local(k); r != nil {
+		return &Follower{run: r, next: after}, nil
+	}
+	events, st, err := h.cfg.Backend.ReadStream(ctx, k, after)
+	if err != nil {
+		return nil, err
+	}
+	return &Follower{hub: h, key: k, next: after, pending: events, state: st}, nil
+}
+
+// Cancel stops the stream k wherever it runs, waits for it to end and
+// returns its State; a stream already ended is left as it is.
+// ErrNotFound when the stream is not kept.
+func (h *Hub) Cancel(ctx context.Context, k Key) (State, error) {
+	if r := h.local(k); r != nil {
+		r.cancel()
+		select {
+		case <-r.ended:
+		case <-ctx.Done():
+			return State{}, ctx.Err()
+		}
+		return r.end(), nil
+	}
+	st, err := h.cfg.Backend.RequestStreamCancel(ctx, k)
+	if err != nil || st.Done {
+		return st, err
+	}
+	return h.awaitEnd(ctx, k)
+}
+
+// awaitEnd polls the Backend until the stream k ended.
+func (h *Hub) awaitEnd(ctx context.Context, k Key) (State, error) {
+	tick := time.NewTicker(h.cfg.PollInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return State{}, ctx.Err()
+		case <-tick.C:
+		}
+		_, st, err := h.cfg.Backend.ReadStream(ctx, k, maxEventID)
+		if err != nil || st.Done {
+			return st, err
+		}
+	}
+}
+
+// maxEventID is past any stream's last event: a read after it returns the
+// State alone.
+const maxEventID = 1 << 30
+
+// local returns the Run of k on this replica, nil when there is none.
+func (h *Hub) local(k Key) *Run {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if r := h.runs[k.MessageID]; r != nil && r.key == k {
+		return r
+	}
+	return nil
+}
+
+// loop writes new events every FlushInterval (at once when a stream
+// starts, so the others can find it), checks for cancels every
+// CancelInterval while streams run and prunes the Backend every minute,
+// until Close.
+func (h *Hub) loop() {
+	defer close(h.stopped)
+	flush := time.NewTicker(h.cfg.FlushInterval)
+	defer flush.Stop()
+	cancels := time.NewTicker(h.cfg.CancelInterval)
+	defer cancels.Stop()
+	prune := time.NewTicker(time.Minute)
+	defer prune.Stop()
+	ctx := context.Background()
+	for {
+		select {
+		case <-h.stop:
+			h.flush(ctx)
+			return
+		case <-flush.C:
+			h.flush(ctx)
+		case <-h.kick:
+			h.flush(ctx)
+		case <-cancels.C:
+			h.takeCancels(ctx)
+		case <-prune.C:
+			if err := h.cfg.Backend.PruneStreams(ctx, time.Now()); err != nil {
+				h.cfg.Logger.Warn("prune streams", "error", err)
+			}
+		}
+	}
+}
+
+// flush writes the events not yet written of every stream in one
+// AppendStreams and forgets the streams whose end is written. A failed
+// write is retried at the next flush.
+func (h *Hub) flush(ctx context.Context) {
+	h.mu.Lock()
+	runs := make([]*Run, 0, len(h.runs))
+	for _, r := range h.runs {
+		runs = append(runs, r)
+	}
+	h.mu.Unlock()
+	var batches []Batch
+	var sent []*Run
+	var upTo []int
+	for _, r := range runs {
+		b, n, ok := r.unwritten(h.owner)
+		if ok {
+			batches, sent, upTo = append(batches, b), append(sent, r), append(upTo, n)
+		}
+	}
+	if len(batches) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := h.cfg.Backend.AppendStreams(ctx, batches); err != nil {
+		h.cfg.Logger.Warn("write stream events", "streams", len(batches), "error", err)
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i, r := range sent {
+		if r.written(upTo[i], batches[i].End.Done) {
+			delete(h.runs, r.key.MessageID)
+		}
+	}
+}
+
+// takeCancels cancels the streams other replicas asked to stop.
+func (h *Hub) takeCancels(ctx context.Context) {
+	h.mu.Lock()
+	n := len(h.runs)
+	h.mu.Unlock()
+	if n == 0 {
+		return
+	}
+	ids, err := h.cfg.Backend.TakeStreamCancels(ctx, h.owner)
+	if err != nil {
+		h.cfg.Logger.Warn("read stream cancels", "error", err)
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, id := range ids {
+		if r := h.runs[id]; r != nil {
+			r.cancel()
+		}
+	}
+}
+
+// Run is a stream this replica runs.
+type Run struct {
+	key    Key
+	cancel context.CancelFunc
+	ended  chan struct{} // closed by End
+
+	mu      sync.Mutex
+	events  []Event
+	state   State
+	wake    chan struct{} // closed, and replaced, at each new event
+	flushed int           // events in the Backend
+	created bool          // the Backend has the stream
+}
+
+// Key is the stream's key.
+func (r *Run) Key() Key { return r.key }
+
+// Publish adds an event to the stream and returns it.
+func (r *Run) Publish(data []byte) Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.append(data)
+}
+
+// append adds an event; r.mu is held.
+func (r *Run) append(data []byte) Event {
+	e := Event{ID: len(r.events) + 1, Data: data}
+	r.events = append(r.events, e)
+	close(r.wake)
+	r.wake = make(chan struct{})
+	return e
+}
+
+// Events returns the stream's events so far.
+func (r *Run) Events() []Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.events[:len(r.events):len(r.events)]
+}
+
+// end returns the State the stream ended with.
+func (r *Run) end() State {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.state
+}
+
+// unwritten is the batch of what the Backend lacks of the stream, the
+// count of events it will hold after it, and false when it lacks nothing.
+func (r *Run) unwritten(owner string) (Batch, int, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := len(r.events)
+	if r.created && n == r.flushed {
+		return Batch{}, 0, false
+	}
+	return Batch{Key: r.key, Owner: owner, Events: r.events[r.flushed:n], End: r.state}, n, true
+}
+
+// written records that the Backend holds n events (and the end, when
+// done) and reports whether nothing is left to write of an ended stream.
+func (r *Run) written(n int, done bool) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.flushed, r.created = n, true
+	return done && n == len(r.events)
+}
+
+// Follower reads a stream in order from where it was opened.
+type Follower struct {
+	run *Run // a local stream; else hub and key
+	hub *Hub
+	key Key
+
+	next    int // the id of the last event emitted
+	pending []Event
+	state   State
+}
+
+// Each calls emit with every event in order until the stream's last, ctx
+// ends or emit fails.
+func (f *Follower) Each(ctx context.Context, emit func(Event) error) error {
+	if f.run != nil {
+		return f.eachLocal(ctx, emit)
+	}
+	return f.eachRemote(ctx, emit)
+}
+
+func (f *Follower) eachLocal(ctx context.Context, emit func(Event) error) error {
+	r := f.run
+	for {
+		r.mu.Lock()
+		var events []Event
+		if f.next < len(r.events) {
+			events = r.events[f.next:]
+		}
+		done, wake := r.state.Done, r.wake
+		r.mu.Unlock()
+		for _, e := range events {
+			if err := emit(e); err != nil {
+				return err
+			}
+			f.next = e.ID
+		}
+		if done {
+			return nil
+		}
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (f *Follower) eachRemote(ctx context.Context, emit func(Event) error) error {
+	tick := time.NewTicker(f.hub.cfg.PollInterval)
+	defer tick.Stop()
+	for {
+		for _, e := range f.pending {
+			if e.ID <= f.next {
+				continue
+			}
+			if err := emit(e); err != nil {
+				return err
+			}
+			f.next = e.ID
+		}
+		if f.state.Done {
+			return nil
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		var err error
+		f.pending, f.state, err = f.hub.cfg.Backend.ReadStream(ctx, f.key, f.next)
+		if errors.Is(err, ErrNotFound) && f.next > 0 {
+			return nil // pruned under us: nothing more will come
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
