@@ -543,7 +543,11 @@ func TestReplyStoredWhenClientLeavesAfterLastToken(t *testing.T) {
 			leave = cancel
 			req := h.httpRequest(request{method: "POST", path: "/v1/agents/" + id + "/messages", key: h.writeKey,
 				body: map[string]any{"text": "tell me", "userId": "u", "stream": stream}})
-			h.srv.Handler().ServeHTTP(httptest.NewRecorder(), req.WithContext(ctx))
+			rec := httptest.NewRecorder()
+			h.srv.Handler().ServeHTTP(rec, req.WithContext(ctx))
+			if rec.Code != 200 {
+				t.Fatalf("answered %d %s", rec.Code, rec.Body)
+			}
 			if reply := h.storedReply(t, id, "u"); reply.Text != "all of it" || reply.Partial {
 				t.Errorf("stored reply %+v, want the whole reply", reply)
 			}

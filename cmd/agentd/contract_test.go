@@ -119,7 +119,7 @@ func sseEvents(t testing.TB, body []byte) [][]byte {
 	t.Helper()
 	var events [][]byte
 	sc := bufio.NewScanner(bytes.NewReader(body))
-	expectBlank := false
+	expectBlank, ids := false, 0
 	for sc.Scan() {
 		line := sc.Text()
 		switch {
@@ -128,6 +128,11 @@ func sseEvents(t testing.TB, body []byte) [][]byte {
 				t.Errorf("event not followed by a blank line: %q", line)
 			}
 			expectBlank = false
+		case strings.HasPrefix(line, "id: "):
+			// An agent's stream numbers its events 1, 2, 3, ...
+			if ids++; line != fmt.Sprintf("id: %d", ids) || ids != len(events)+1 {
+				t.Errorf("event id line %q, want id: %d before event %d", line, ids, len(events)+1)
+			}
 		case strings.HasPrefix(line, "data: "):
 			events = append(events, []byte(strings.TrimPrefix(line, "data: ")))
 			expectBlank = true

@@ -221,6 +221,7 @@ func talkToAgent(t *testing.T, c *client, id, key string) {
 		var ev map[string]any
 		_ = json.Unmarshal(raw, &ev)
 		switch {
+		case ev["type"] == "start" && i == 0:
 		case ev["type"] == "token":
 			text.WriteString(ev["content"].(string))
 		case ev["type"] == "done" && i == len(events)-1:
