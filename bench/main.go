@@ -51,6 +51,8 @@ type options struct {
 	leases leaseOptions
 	// only runs one scenario ("leases") instead of the whole bench.
 	only string
+	// streams is the open streams scenario.
+	streams streamOptions
 	// withLeases adds the connection leases scenario to the whole bench;
 	// without it the report keeps the section of the last measurement.
 	withLeases bool
@@ -82,7 +84,11 @@ func main() {
 	flag.IntVar(&o.leases.pgPool, "leases-pg-pool", 10, "PostgreSQL connections of each replica's pool (3 replicas share the server)")
 	var leaseBackends string
 	flag.StringVar(&leaseBackends, "leases-backends", "sqlite,postgres", "comma-separated `backends` of the leases scenario")
-	flag.StringVar(&o.only, "only", "", "run only `scenario` (leases) and replace its section of -out")
+	flag.StringVar(&o.only, "only", "", "run only `scenario` (leases, streams) and replace its section of -out")
+	flag.IntVar(&o.streams.streams, "streams", 10_000, "concurrent clients of the open streams scenario")
+	flag.IntVar(&o.streams.tokens, "stream-tokens", 100, "tokens of each reply of the open streams scenario")
+	flag.DurationVar(&o.streams.gap, "stream-gap", 100*time.Millisecond, "`gap` between two tokens of the open streams scenario")
+	flag.DurationVar(&o.streams.ramp, "stream-ramp", 5*time.Second, "the open streams start evenly over this `duration`")
 	flag.BoolVar(&o.withLeases, "with-leases", false, "add the connection leases scenario (5 to 15 minutes) to the whole bench; "+
 		"without it the report keeps the section -out has")
 	flag.Parse()
@@ -101,6 +107,8 @@ func main() {
 			}
 		case "leases":
 			err = runLeasesOnly(ctx, o)
+		case "streams":
+			err = runStreamsOnly(ctx, o)
 		default:
 			err = fmt.Errorf("unknown -only %q", o.only)
 		}
