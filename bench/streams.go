@@ -286,5 +286,4 @@ func streamsSection(r streamRun) string {
 	return b.String()
 }
 
-
 func mb(kb int) float64 { return float64(kb) / 1024 }
