@@ -11,7 +11,7 @@
 # certificates, time zones and a nonroot user, and no shell or curl; the
 # HEALTHCHECK therefore runs `agentd healthcheck`.
 
-ARG GO_IMAGE=golang:1.26-bookworm
+ARG GO_IMAGE=docker.io/library/golang:1.26-bookworm
 ARG RUNTIME_IMAGE=gcr.io/distroless/static-debian12:nonroot
 
 FROM ${GO_IMAGE} AS build
