@@ -3,7 +3,7 @@ GO        ?= go
 PKGS      ?= ./...
 BENCHTIME ?= 2s
 
-.PHONY: run build test flake reliability generate interop lint spectral ts-check web web-check bench microbench fuzz clean
+.PHONY: run build setup test flake reliability generate interop lint spectral ts-check web web-check bench microbench fuzz clean
 
 # TS_CLIENT type-checks a TypeScript client generated from openapi.yaml; its
 # schema.d.ts is committed like gen/.
@@ -18,17 +18,23 @@ run:
 build:
 	$(GO) build -o bin/agentd ./cmd/agentd
 
-## test: every test, with the race detector (needs PostgreSQL and Redis on 127.0.0.1, see .ci/run)
-test:
+## setup: install (apt-get, sudo when not root) and start what the tests need: PostgreSQL, Redis, nginx, chromium, node and interop/; a no-op when all is there
+# AGENTD_SETUP=off skips it; outside CI what cannot be had is reported and
+# the tests that need it skip (with CI set, it fails instead).
+setup:
+	@.ci/setup
+
+## test: every test, with the race detector, after make setup
+test: setup
 	$(GO) test -race -count=1 $(PKGS)
 
-## flake: every test 5 times at -cpu 1 and 2 with the race detector, to catch tests that depend on timing (needs what make test needs)
+## flake: every test 5 times at -cpu 1 and 2 with the race detector, to catch tests that depend on timing (after make setup, as make test)
 # FLAKE_TIMEOUT bounds each package's test binary (go test runs as many
 # packages at once as there are CPUs). The reliability tests stay skipped
 # unless AGENTD_RELIABILITY is set.
 FLAKE_COUNT   ?= 5
 FLAKE_TIMEOUT ?= 25m
-flake:
+flake: setup
 	$(GO) test -race -count=$(FLAKE_COUNT) -cpu 1,2 -timeout $(FLAKE_TIMEOUT) $(PKGS)
 
 ## reliability: kill agentd with SIGKILL under load, hostile and slow clients, then every fuzz target for RELIABILITY_FUZZTIME
@@ -38,7 +44,7 @@ flake:
 # (20s per fuzz target). No -race: the load is the point, make test has the race detector.
 RELIABILITY_TESTS    = ^(TestCrashConsistency|TestHostileClients)$$
 RELIABILITY_FUZZTIME ?= 20s
-reliability:
+reliability: setup
 	AGENTD_RELIABILITY=1 $(GO) test -count=1 -timeout 20m -v -run '$(RELIABILITY_TESTS)' ./cmd/agentd
 	@set -e; for file in $$(grep -rl --include='*_test.go' '^func Fuzz' .); do \
 		for target in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$file); do \

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/testutil"
 	"github.com/agentd/agentd/llm/llmtest"
 	"github.com/agentd/agentd/server/limit"
 	"github.com/agentd/agentd/store"
@@ -246,7 +247,7 @@ func redisBackends(t *testing.T, prefix string, lease time.Duration) (limit.Coun
 		_ = client.Close()
 	})
 	if err := client.Ping(context.Background()).Err(); err != nil {
-		t.Fatalf("redis on 127.0.0.1:6379: %v", err)
+		testutil.Unavailable(t, "Redis at 127.0.0.1:6379", err)
 	}
 	return limit.NewRedisCounter(client, prefix), limit.NewRedisSemaphore(client, prefix, lease)
 }

@@ -18,6 +18,7 @@ import (
 // (and billed) is never lost.
 func (s *Service) finish(ctx context.Context, t *Turn, reply llm.Reply, calls []store.ToolCall, callErr error) (Result, error) {
 	s.metrics.observe(t.agent.ModelProvider, callErr, time.Since(t.start))
+	s.metrics.observeUsage(t.agent.ModelProvider, reply.Usage, calls)
 	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
 	defer cancel()
 	if t.in.MaxChars > 0 {

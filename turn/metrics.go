@@ -8,13 +8,17 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/llm"
+	"github.com/agentd/agentd/store"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// providerMetrics count the provider calls of turns.
+// providerMetrics count the provider calls of turns, the tokens they use
+// and the tool calls they make.
 type providerMetrics struct {
 	calls    *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	tokens   *prometheus.CounterVec
+	tools    *prometheus.CounterVec
 }
 
 func newProviderMetrics(reg prometheus.Registerer) (*providerMetrics, error) {
@@ -26,11 +30,18 @@ func newProviderMetrics(reg prometheus.Registerer) (*providerMetrics, error) {
 			Name: "agentd_provider_call_duration_seconds", Help: "Time from a message's arrival to its reply, by provider.",
 			Buckets: []float64{.1, .25, .5, 1, 2.5, 5, 10, 20, 40, 60, 120},
 		}, []string{"provider"}),
+		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentd_tokens_total", Help: "Tokens of turns as the provider reported them, by provider and kind (prompt, completion).",
+		}, []string{"provider", "kind"}),
+		// By outcome only: tool names are the agents' own, unbounded.
+		tools: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentd_tool_calls_total", Help: "Tool calls of turns by outcome (ok, error).",
+		}, []string{"outcome"}),
 	}
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.calls, m.duration} {
+	for _, c := range []prometheus.Collector{m.calls, m.duration, m.tokens, m.tools} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("turn: register metrics: %w", err)
 		}
@@ -43,6 +54,23 @@ func (m *providerMetrics) observe(provider string, err error, elapsed time.Durat
 	m.calls.WithLabelValues(provider, outcome(err)).Inc()
 	if err == nil {
 		m.duration.WithLabelValues(provider).Observe(elapsed.Seconds())
+	}
+}
+
+// observeUsage counts the tokens a turn used and its tool calls.
+func (m *providerMetrics) observeUsage(provider string, u llm.Usage, calls []store.ToolCall) {
+	if u.PromptTokens > 0 {
+		m.tokens.WithLabelValues(provider, "prompt").Add(float64(u.PromptTokens))
+	}
+	if u.CompletionTokens > 0 {
+		m.tokens.WithLabelValues(provider, "completion").Add(float64(u.CompletionTokens))
+	}
+	for _, c := range calls {
+		if c.OK {
+			m.tools.WithLabelValues("ok").Inc()
+		} else {
+			m.tools.WithLabelValues("error").Inc()
+		}
 	}
 }
 

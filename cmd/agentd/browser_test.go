@@ -39,10 +39,7 @@ func newBrowser(t *testing.T) *browser {
 	t.Helper()
 	path, err := exec.LookPath("chromium")
 	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("chromium not found in CI: %v", err)
-		}
-		t.Skipf("chromium not found (apt-get install chromium): %v", err)
+		testutil.Unavailable(t, "chromium (Debian's package) for the browser test", err)
 	}
 	// A fresh profile each run; removed after the browser has exited (a
 	// t.TempDir could be removed while Chromium still writes to it).

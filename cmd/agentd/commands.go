@@ -27,7 +27,7 @@ var commands = []*command{
 	keysCreateCommand, keysListCommand, keysRevokeCommand,
 	secretsRotateCommand,
 	migrateUpCommand, migrateStatusCommand,
-	versionCommand,
+	healthcheckCommand, versionCommand,
 }
 
 // groups are the words that only introduce subcommands.

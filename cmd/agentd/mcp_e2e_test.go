@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -30,10 +31,7 @@ func interopProgram(t *testing.T, rel string) (node, path string) {
 	}
 	node, nodeErr := exec.LookPath("node")
 	if err != nil || nodeErr != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("interop/%s cannot run in CI: %v %v", rel, err, nodeErr)
-		}
-		t.Skipf("interop/%s cannot run (make interop): %v %v", rel, err, nodeErr)
+		testutil.Unavailable(t, "node and interop/"+rel+" (make interop)", errors.Join(err, nodeErr))
 	}
 	return node, path
 }

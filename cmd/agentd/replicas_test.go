@@ -37,17 +37,14 @@ func freePort(t *testing.T) string {
 
 // startNginx runs nginx with deploy/nginx.conf in front of the replicas'
 // base URLs, on a free loopback port, and returns its base URL. Without
-// nginx the test is skipped, except in CI (.ci/run installs it).
+// nginx the test is skipped, except in CI (.ci/setup installs it).
 func startNginx(t *testing.T, replicas []string) string {
 	t.Helper()
 	bin, err := exec.LookPath("nginx")
 	if err != nil {
 		bin = "/usr/sbin/nginx"
 		if _, statErr := os.Stat(bin); statErr != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatal("nginx is not installed; .ci/run installs it")
-			}
-			t.Skip("nginx is not installed")
+			testutil.Unavailable(t, "nginx (the replica test runs deploy/nginx.conf)", statErr)
 		}
 	}
 	conf, err := os.ReadFile("../../deploy/nginx.conf")

@@ -118,6 +118,7 @@ func (e *env) serve(ctx context.Context, cfg config) error {
 		return err
 	}
 	reg := newRegistry()
+	reg.MustRegister(newStoreGauges(st, logger))
 	lim, err := newLimits(ctx, cfg.RedisURL, logger, reg)
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -201,4 +202,17 @@ func (l *Logs) Records(msg string) []Record {
 		}
 	}
 	return out
+}
+
+// Unavailable ends a test that cannot have what it needs (a server, a
+// program), said by what, with err the reason. With CI set in the
+// environment the machine must have it (.ci/setup installs it), so the test
+// fails; elsewhere it is skipped with a line naming what is missing and how
+// to get it: `make test` runs .ci/setup, which installs and starts it.
+func Unavailable(t testing.TB, what string, err error) {
+	t.Helper()
+	if os.Getenv("CI") != "" {
+		t.Fatalf("%s: %v (CI is set: .ci/setup must provide it)", what, err)
+	}
+	t.Skipf("SKIP: %s: %v (make test runs .ci/setup to install and start it; CI never skips)", what, err)
 }

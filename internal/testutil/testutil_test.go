@@ -3,6 +3,7 @@ package testutil
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -87,3 +88,35 @@ func TestEqual(t *testing.T) {
 		t.Fatalf("Equal(1, 2) = %v", err)
 	}
 }
+
+func TestUnavailableSkipsOutsideCIAndFailsInCI(t *testing.T) {
+	for _, ci := range []string{"", "true"} {
+		t.Setenv("CI", ci)
+		var skipped, failed bool
+		rec := &recordingTB{TB: t, skip: &skipped, fail: &failed}
+		done := make(chan struct{})
+		go func() { // Skipf and Fatalf end the goroutine, as in a test.
+			defer close(done)
+			Unavailable(rec, "redis at 127.0.0.1:6379", errors.New("connection refused"))
+		}()
+		<-done
+		if ci == "" && (!skipped || failed) {
+			t.Errorf("CI unset: skipped %v, failed %v; want a skip", skipped, failed)
+		}
+		if ci != "" && (skipped || !failed) {
+			t.Errorf("CI set: skipped %v, failed %v; want a failure", skipped, failed)
+		}
+	}
+}
+
+// recordingTB records Skipf and Fatalf instead of ending the real test.
+type recordingTB struct {
+	testing.TB
+	skip, fail *bool
+}
+
+func (r *recordingTB) Helper() {}
+
+func (r *recordingTB) Skipf(string, ...any) { *r.skip = true; runtime.Goexit() }
+
+func (r *recordingTB) Fatalf(string, ...any) { *r.fail = true; runtime.Goexit() }

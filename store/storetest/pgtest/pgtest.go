@@ -1,6 +1,7 @@
 // Package pgtest gives tests a fresh PostgreSQL database. It imports
-// nothing of agentd, so that the store's own tests, which cannot import
-// storetest (it imports the store), use it too; other packages' tests use
+// nothing of agentd but internal/testutil (which imports nothing of
+// agentd), so that the store's own tests, which cannot import storetest (it
+// imports the store), use it too; other packages' tests use
 // storetest.PostgresDSN.
 package pgtest
 
@@ -12,12 +13,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentd/agentd/internal/testutil"
 	"github.com/jackc/pgx/v5"
 )
 
 // DefaultServer is the server used when AGENTD_TEST_POSTGRES is empty.
-// CI starts it, so an unreachable server fails the tests instead of
-// skipping them.
+// .ci/setup (run by make test) starts it; an unreachable server skips the
+// test, except in CI, where it fails it.
 const DefaultServer = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
 
 // DSN creates an empty database on the test server, dropped when the test
@@ -35,7 +37,7 @@ func DSN(t testing.TB) string {
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, admin)
 	if err != nil {
-		t.Fatalf("postgres unreachable at %s (set AGENTD_TEST_POSTGRES; .ci/run starts it): %v", u.Redacted(), err)
+		testutil.Unavailable(t, "PostgreSQL at "+u.Redacted()+" (or set AGENTD_TEST_POSTGRES)", err)
 	}
 	name := "agentd_test_" + strings.ToLower(rand.Text())
 	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
