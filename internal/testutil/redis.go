@@ -13,8 +13,8 @@ import (
 const RedisAddr = "127.0.0.1:6379"
 
 // Redis returns a client of the test Redis and a key prefix of the test's
-// own, whose keys are deleted when the test ends. It fails the test when
-// Redis does not answer.
+// own, whose keys are deleted when the test ends. Redis not answering is
+// Unavailable.
 func Redis(t testing.TB) (*redis.Client, string) {
 	t.Helper()
 	c := redis.NewClient(&redis.Options{Addr: RedisAddr})
@@ -22,7 +22,7 @@ func Redis(t testing.TB) (*redis.Client, string) {
 	defer cancel()
 	if err := c.Ping(ctx).Err(); err != nil {
 		_ = c.Close()
-		t.Fatalf("redis at %s unreachable (this test needs it): %v", RedisAddr, err)
+		Unavailable(t, "Redis at "+RedisAddr, err)
 	}
 	prefix := "agentd-test-" + rand.Text() + ":"
 	t.Cleanup(func() {
