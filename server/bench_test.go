@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -61,6 +63,34 @@ func BenchmarkSendMessage(b *testing.B) {
 	id := h.createAgent(character("openai", "gpt-4o-mini"))
 	benchRequest(b, h, request{method: "POST", path: "/v1/agents/" + id + "/messages", key: h.writeKey,
 		body: map[string]any{"text": "hello", "userId": "bench"}}, http.StatusOK)
+}
+
+// BenchmarkSendMessageConcurrent sends from 16 clients at once, each to
+// its own agent and conversation, as the bench's 16-connection point does.
+func BenchmarkSendMessageConcurrent(b *testing.B) {
+	h := newHarness(b)
+	h.openai.Respond(llmtest.Reply{Text: "a short reply", PromptTokens: 10, CompletionTokens: 3})
+	var ids []string
+	for range 16 {
+		ids = append(ids, h.createAgent(character("openai", "gpt-4o-mini")))
+	}
+	var next atomic.Int64
+	b.ReportAllocs()
+	b.SetParallelism(16 / runtime.GOMAXPROCS(0))
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		id := ids[next.Add(1)%int64(len(ids))]
+		req := request{method: "POST", path: "/v1/agents/" + id + "/messages", key: h.writeKey,
+			body: map[string]any{"text": "hello", "userId": "bench"}}
+		for pb.Next() {
+			rec := httptest.NewRecorder()
+			h.srv.Handler().ServeHTTP(rec, h.httpRequest(req))
+			if rec.Code != http.StatusOK {
+				b.Errorf("%d %s", rec.Code, rec.Body)
+				return
+			}
+		}
+	})
 }
 
 // BenchmarkValidateCreateBody measures the gate's validation of a Create

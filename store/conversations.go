@@ -163,7 +163,7 @@ func (s *Store) SaveExchange(ctx context.Context, accountID, agentID string, con
 		reply.CreatedAt = user.CreatedAt.Add(time.Millisecond)
 	}
 	var convID ctext
-	err := s.writeEvents(ctx, "save exchange", func(tx *gorm.DB, emit emitFunc) error {
+	err := s.writeEventsVia(s.writeGrouped, ctx, "save exchange", func(tx *gorm.DB, emit emitFunc) error {
 		convID = ""
 		if err := bumpAgent(tx, accountID, agentID, "total_messages"); err != nil {
 			return err

@@ -76,8 +76,15 @@ type emitFunc func(Event) error
 // Code of this package that reports a change of its own (connection.changed)
 // calls writeEvents in place of write and emit inside fn.
 func (s *Store) writeEvents(ctx context.Context, op string, fn func(tx *gorm.DB, emit emitFunc) error) error {
+	return s.writeEventsVia(s.write, ctx, op, fn)
+}
+
+// writeEventsVia is writeEvents through the writer write (s.write or
+// s.writeGrouped).
+func (s *Store) writeEventsVia(write func(context.Context, string, func(*gorm.DB) error) error, ctx context.Context, op string,
+	fn func(tx *gorm.DB, emit emitFunc) error) error {
 	queued := 0
-	err := s.write(ctx, op, func(tx *gorm.DB) error {
+	err := write(ctx, op, func(tx *gorm.DB) error {
 		queued = 0 // a retried transaction starts over
 		return fn(tx, func(ev Event) error {
 			n, err := s.emit(tx, ev)

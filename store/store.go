@@ -40,6 +40,7 @@ type Store struct {
 	postgres bool
 	now      func() time.Time // current time, UTC, millisecond precision
 	uses     *useRecorder     // API key uses, written in the background
+	group    *groupCommit     // the turns' writes on SQLite; nil on PostgreSQL
 	pool     Pool             // PostgreSQL's pool
 	box      *secretbox.Box   // encrypts settings.secrets; nil stores them plain
 	wake     chan struct{}    // signalled when deliveries were queued
@@ -67,6 +68,9 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 		return nil, err
 	}
 	s.uses = newUseRecorder(s.w)
+	if !s.postgres {
+		s.group = newGroupCommit(s.w)
+	}
 	return s, nil
 }
 
@@ -185,6 +189,9 @@ func (s *Store) Close() error {
 	if s.uses != nil {
 		s.uses.close()
 	}
+	if s.group != nil {
+		s.group.close()
+	}
 	var errs []error
 	if s.r != nil && s.r != s.w {
 		errs = append(errs, closeDB(s.r))
@@ -223,6 +230,16 @@ func (s *Store) read(ctx context.Context) *gorm.DB { return s.r.WithContext(ctx)
 // write runs fn in one transaction on the writer and translates its error.
 func (s *Store) write(ctx context.Context, op string, fn func(tx *gorm.DB) error) error {
 	return wrap(op, s.w.WithContext(ctx).Transaction(fn))
+}
+
+// writeGrouped is write for the writes of turns, which come many at once:
+// on SQLite they share transactions (groupCommit), on PostgreSQL each has
+// its own.
+func (s *Store) writeGrouped(ctx context.Context, op string, fn func(tx *gorm.DB) error) error {
+	if s.group == nil {
+		return s.write(ctx, op, fn)
+	}
+	return wrap(op, s.group.write(ctx, fn))
 }
 
 // idEntropy makes ULIDs from crypto/rand, monotonic within a millisecond so

@@ -1,0 +1,97 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// TestGroupedExchangesFailAlone: exchanges saved at once on SQLite share
+// transactions, and one that fails (another account's agent) rolls back
+// alone: every other is stored and counted, and each caller hears its own
+// outcome.
+func TestGroupedExchangesFailAlone(t *testing.T) {
+	s := newSQLite(t)
+	ctx := context.Background()
+	acct := mustAccount(t, s, "acme")
+	other := mustAccount(t, s, "other")
+	a := mustAgent(t, s, acct.ID, "busy")
+	const n = 40
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			owner := acct.ID
+			if i == n/2 {
+				owner = other.ID
+			}
+			_, _, errs[i] = s.SaveExchange(ctx, owner, a.ID, ref("user:u"), Message{Text: "q"}, Message{Text: "r"})
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if i == n/2 {
+			wantErr(t, err, ErrNotFound)
+		} else if err != nil {
+			t.Errorf("exchange %d: %v", i, err)
+		}
+	}
+	if got := mustGet(t, s, acct.ID, a.ID); got.Metrics.TotalMessages != n-1 {
+		t.Errorf("%d messages counted, want %d", got.Metrics.TotalMessages, n-1)
+	}
+	if h, _ := s.History(ctx, acct.ID, a.ID, ref("user:u"), 2*n); len(h) != 2*(n-1) {
+		t.Errorf("history holds %d messages, want %d", len(h), 2*(n-1))
+	}
+}
+
+// TestWritesQueuedDuringACommitShareTheNext: the writes that come while a
+// transaction runs go into the next one together (all of them, unless the
+// scheduler holds a sender back past the commit).
+func TestWritesQueuedDuringACommitShareTheNext(t *testing.T) {
+	s := newSQLite(t)
+	ctx := context.Background()
+	running, release := make(chan struct{}), make(chan struct{})
+	go func() {
+		_ = s.group.write(ctx, func(*gorm.DB) error { close(running); <-release; return nil })
+	}()
+	<-running
+	const n = 10
+	var wg sync.WaitGroup
+	var queued atomic.Int64
+	txs := make([]gorm.ConnPool, n)
+	for i := range n {
+		wg.Go(func() {
+			queued.Add(1)
+			mustOK(t, s.group.write(ctx, func(tx *gorm.DB) error { txs[i] = tx.Statement.ConnPool; return nil }))
+		})
+	}
+	for queued.Load() < n {
+		runtime.Gosched()
+	}
+	time.Sleep(50 * time.Millisecond) // the senders reach the queue; a late one only makes one more transaction
+	close(release)
+	wg.Wait()
+	distinct := map[gorm.ConnPool]bool{}
+	for _, tx := range txs {
+		distinct[tx] = true
+	}
+	if len(distinct) > n/2 {
+		t.Errorf("the %d queued writes ran in %d transactions, want them together", n, len(distinct))
+	}
+}
+
+// TestGroupedWriteAfterClose is refused, never left waiting.
+func TestGroupedWriteAfterClose(t *testing.T) {
+	s := newSQLite(t)
+	g := newGroupCommit(s.w)
+	g.close()
+	if err := g.write(context.Background(), func(*gorm.DB) error { return nil }); !errors.Is(err, errClosed) {
+		t.Errorf("write after close: %v", err)
+	}
+}
