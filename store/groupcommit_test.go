@@ -3,8 +3,8 @@ package store
 import (
 	"context"
 	"errors"
-	"sync"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
