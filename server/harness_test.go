@@ -118,14 +118,7 @@ func newHarnessAt(t testing.TB, dsn string, opts []store.Option, tweakLLM func(*
 	t.Cleanup(turns.Close)
 	cfg.Turns = turns
 	h.cfg = cfg
-	if h.srv, err = New(cfg.Config); err != nil {
-		t.Fatalf("new server: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		h.srv.Close(ctx)
-	})
+	h.srv = newServer(t, cfg.Config)
 	if h.spec, err = gen.GetSpec(); err != nil {
 		t.Fatal(err)
 	}
@@ -133,6 +126,22 @@ func newHarnessAt(t testing.TB, dsn string, opts []store.Option, tweakLLM func(*
 		t.Fatal(err)
 	}
 	return h
+}
+
+// newServer is New(cfg), closed when the test ends: its streams stop
+// with it.
+func newServer(t testing.TB, cfg Config) *Server {
+	t.Helper()
+	srv, err := New(cfg)
+	if err != nil {
+		t.Fatalf("new server: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Close(ctx)
+	})
+	return srv
 }
 
 // newToolbox is the tools of a harness, the memory tools included:

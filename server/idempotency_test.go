@@ -3,6 +3,8 @@ package server
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"github.com/agentd/agentd/internal/testutil"
 	"net/http"
 	"strings"
 	"sync"
@@ -150,29 +152,37 @@ func TestIdempotencyAcrossReplicas(t *testing.T) {
 	cfg := a.cfg.Config
 	cfg.Store, cfg.Registry = storetest.Open(t, dsn), prometheus.NewRegistry()
 	b := a.with(t)
-	var err error
-	if b.srv, err = New(cfg); err != nil {
-		t.Fatal(err)
-	}
-	id := a.createAgent(map[string]any{"name": "replicated"})
-	a.openai.Respond(llmtest.Reply{Text: "once", Delay: 500 * time.Millisecond})
-	send := keyed(request{method: "POST", path: "/v1/agents/" + id + "/messages", key: a.writeKey,
-		body: map[string]any{"text": "hello"}}, "replicas-1")
-	var wg sync.WaitGroup
-	var first response
-	wg.Go(func() { first = a.do(send) })
-	deadline := time.Now().Add(5 * time.Second)
-	for a.openai.Count() == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if res := b.do(send); res.Code != http.StatusConflict {
-		t.Fatalf("on the other replica while running: %d %s", res.Code, res.Body)
-	}
-	wg.Wait()
-	if res := b.do(send); first.Code != http.StatusOK || res.Code != http.StatusOK || !bytes.Equal(res.Body, first.Body) {
-		t.Fatalf("first %d %s, replayed on the other replica %d %s", first.Code, first.Body, res.Code, res.Body)
-	}
-	if n := a.openai.Count(); n != 1 {
-		t.Fatalf("%d provider calls; want 1", n)
+	b.srv = newServer(t, cfg)
+	for _, path := range []string{"/messages", "/messages/stream"} {
+		t.Run(path, func(t *testing.T) {
+			a, b := a.with(t), b.with(t)
+			id := a.createAgent(map[string]any{"name": "replicated"})
+			a.openai.Respond(llmtest.Reply{Text: "once", Delay: 500 * time.Millisecond})
+			calls := a.openai.Count()
+			send := keyed(request{method: "POST", path: "/v1/agents/" + id + path, key: a.writeKey,
+				body: map[string]any{"text": "hello"}}, "replicas"+path)
+			var wg sync.WaitGroup
+			var first response
+			wg.Go(func() { first = a.do(send) })
+			deadline := time.Now().Add(5 * time.Second)
+			for a.openai.Count() == calls && time.Now().Before(deadline) {
+				time.Sleep(5 * time.Millisecond)
+			}
+			if res := b.do(send); res.Code != http.StatusConflict {
+				t.Fatalf("on the other replica while running: %d %s", res.Code, res.Body)
+			}
+			wg.Wait()
+			// A stream's key is settled just after its last event.
+			testutil.Eventually(t, "the first answer replayed on the other replica", func() error {
+				res := b.do(send)
+				if first.Code != http.StatusOK || res.Code != http.StatusOK || !bytes.Equal(res.Body, first.Body) {
+					return fmt.Errorf("first %d %s, replayed %d %s", first.Code, first.Body, res.Code, res.Body)
+				}
+				return nil
+			})
+			if n := a.openai.Count() - calls; n != 1 {
+				t.Fatalf("%d provider calls; want 1", n)
+			}
+		})
 	}
 }

@@ -266,10 +266,7 @@ func TestReplicasShareLimitsThroughRedis(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfgB.Turns = turnsB
-	replicaB, err := New(cfgB.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	replicaB := newServer(t, cfgB.Config)
 	replicaA.newAccount("std", store.TierStandard)
 	key := replicaA.newKey("std", store.ScopeWrite)
 	for i := 0; i < 10; i++ {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"gorm.io/gorm"
 )
@@ -25,6 +26,7 @@ type groupCommit struct {
 	queue chan *groupedWrite
 	stop  chan struct{}
 	done  chan struct{}
+	once  sync.Once
 }
 
 // groupedWrite is one caller's write waiting for its transaction.
@@ -55,9 +57,10 @@ func (g *groupCommit) write(ctx context.Context, fn func(tx *gorm.DB) error) err
 	return <-w.err
 }
 
-// close stops the writer once the transaction in hand ends.
+// close stops the writer once the transaction in hand ends; it is
+// idempotent, as Store.Close is.
 func (g *groupCommit) close() {
-	close(g.stop)
+	g.once.Do(func() { close(g.stop) })
 	<-g.done
 }
 
