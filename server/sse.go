@@ -117,9 +117,7 @@ func (s *Server) followStream(ctx context.Context, w http.ResponseWriter, f *str
 	if err != nil {
 		return nil // the client is gone before the first byte
 	}
-	stopPings := ev.pingEvery(s.cfg.PingInterval)
-	defer stopPings()
-	err = f.Each(ctx, ev.logEvent)
+	err = f.Each(ctx, streamlog.Sink{Emit: ev.logEvent, Ping: ev.ping, PingEvery: s.cfg.PingInterval})
 	if err != nil && ctx.Err() == nil {
 		// Only reading another replica's events can fail here; the
 		// client resumes again.
@@ -208,6 +206,9 @@ func (e *eventWriter) write(frame string) error {
 	return nil
 }
 
+// ping writes a `: ping` comment.
+func (e *eventWriter) ping() error { return e.write(": ping\n\n") }
+
 // pingEvery writes a `: ping` comment every interval until stopped.
 func (e *eventWriter) pingEvery(interval time.Duration) (stop func()) {
 	done := make(chan struct{})
@@ -222,7 +223,7 @@ func (e *eventWriter) pingEvery(interval time.Duration) (stop func()) {
 			case <-done:
 				return
 			case <-t.C:
-				if e.write(": ping\n\n") != nil {
+				if e.ping() != nil {
 					return
 				}
 			}

@@ -44,6 +44,7 @@ func (h *harness) replica(t *testing.T) *httptest.Server {
 // sseClient reads a live stream event by event.
 type sseClient struct {
 	t      *testing.T
+	pings  int // the ping comments read so far
 	res    *http.Response
 	r      *bufio.Reader
 	cancel context.CancelFunc
@@ -90,6 +91,7 @@ func (c *sseClient) next() (id int, ev event, ok bool) {
 			return 0, nil, false
 		}
 		if strings.HasPrefix(frame, ": ping") {
+			c.pings++
 			continue
 		}
 		idLine, data, _ := strings.Cut(frame, "\n")
@@ -166,8 +168,9 @@ func (h *harness) storedReply(t *testing.T, agentID, user string) store.Message 
 	return msgs[1]
 }
 
-// TestStreamOutlivesItsClient: a client that goes away mid-reply does not
-// stop it; the reply runs to its end, is stored whole and frees its slot.
+// TestStreamOutlivesItsClient: pings come while the stream waits; a
+// client that goes away mid-reply does not stop it: the reply runs to its
+// end, is stored whole and frees its slot.
 func TestStreamOutlivesItsClient(t *testing.T) {
 	h := newHarness(t, func(c *harnessConfig) { c.PingInterval = 20 * time.Millisecond })
 	h.openai.Respond(slowReply)
@@ -178,6 +181,9 @@ func TestStreamOutlivesItsClient(t *testing.T) {
 	_, start, _ := c.next()
 	if _, ev, _ := c.next(); start["type"] != "start" || ev["type"] != "token" {
 		t.Fatalf("first events %v, %v", start, ev)
+	}
+	if c.next(); c.pings == 0 {
+		t.Error("no ping while waiting between tokens")
 	}
 	c.close()
 	reply := h.storedReply(t, id, "u")

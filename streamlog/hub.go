@@ -342,16 +342,37 @@ type Follower struct {
 	state   State
 }
 
-// Each calls emit with every event in order until the stream's last, ctx
-// ends or emit fails.
-func (f *Follower) Each(ctx context.Context, emit func(Event) error) error {
-	if f.run != nil {
-		return f.eachLocal(ctx, emit)
-	}
-	return f.eachRemote(ctx, emit)
+// Sink is where a Follower writes: Emit gets each event; Ping, when set,
+// is called every PingEvery while the stream goes on (a keep-alive), from
+// the follower's own goroutine.
+type Sink struct {
+	Emit      func(Event) error
+	Ping      func() error
+	PingEvery time.Duration
 }
 
-func (f *Follower) eachLocal(ctx context.Context, emit func(Event) error) error {
+// pinger returns the channel of the sink's pings and its stop; a nil
+// channel (never ready) when it has none.
+func (s Sink) pinger() (<-chan time.Time, func()) {
+	if s.Ping == nil || s.PingEvery <= 0 {
+		return nil, func() {}
+	}
+	t := time.NewTicker(s.PingEvery)
+	return t.C, t.Stop
+}
+
+// Each writes every event in order to sink until the stream's last, ctx
+// ends or a write fails.
+func (f *Follower) Each(ctx context.Context, sink Sink) error {
+	pings, stop := sink.pinger()
+	defer stop()
+	if f.run != nil {
+		return f.eachLocal(ctx, sink, pings)
+	}
+	return f.eachRemote(ctx, sink, pings)
+}
+
+func (f *Follower) eachLocal(ctx context.Context, sink Sink, pings <-chan time.Time) error {
 	r := f.run
 	for {
 		r.mu.Lock()
@@ -362,7 +383,7 @@ func (f *Follower) eachLocal(ctx context.Context, emit func(Event) error) error 
 		done, wake := r.state.Done, r.wake
 		r.mu.Unlock()
 		for _, e := range events {
-			if err := emit(e); err != nil {
+			if err := sink.Emit(e); err != nil {
 				return err
 			}
 			f.next = e.ID
@@ -370,15 +391,30 @@ func (f *Follower) eachLocal(ctx context.Context, emit func(Event) error) error 
 		if done {
 			return nil
 		}
+		if err := wait(ctx, sink, pings, wake); err != nil {
+			return err
+		}
+	}
+}
+
+// wait returns when ready is, pinging sink meanwhile; ctx's error when
+// it ends first, a ping's when one fails.
+func wait[T any](ctx context.Context, sink Sink, pings <-chan time.Time, ready <-chan T) error {
+	for {
 		select {
-		case <-wake:
+		case <-ready:
+			return nil
+		case <-pings:
+			if err := sink.Ping(); err != nil {
+				return err
+			}
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
 }
 
-func (f *Follower) eachRemote(ctx context.Context, emit func(Event) error) error {
+func (f *Follower) eachRemote(ctx context.Context, sink Sink, pings <-chan time.Time) error {
 	tick := time.NewTicker(f.hub.cfg.PollInterval)
 	defer tick.Stop()
 	for {
@@ -386,7 +422,7 @@ func (f *Follower) eachRemote(ctx context.Context, emit func(Event) error) error
 			if e.ID <= f.next {
 				continue
 			}
-			if err := emit(e); err != nil {
+			if err := sink.Emit(e); err != nil {
 				return err
 			}
 			f.next = e.ID
@@ -394,10 +430,8 @@ func (f *Follower) eachRemote(ctx context.Context, emit func(Event) error) error
 		if f.state.Done {
 			return nil
 		}
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			return ctx.Err()
+		if err := wait(ctx, sink, pings, tick.C); err != nil {
+			return err
 		}
 		var err error
 		f.pending, f.state, err = f.hub.cfg.Backend.ReadStream(ctx, f.key, f.next)
