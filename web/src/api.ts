@@ -215,8 +215,9 @@ export async function streamMessage(
   let started = false;
   for (let attempt = 0; ; ) {
     let lost: unknown;
+    let stream: ReadableStream | null | undefined;
     try {
-      const stream = messageId
+      stream = messageId
         ? await call(
             api.GET("/agents/{agentId}/messages/{messageId}/stream", {
               params: { path: { agentId, messageId }, header: lastId ? { "Last-Event-ID": String(lastId) } : {} },
@@ -233,9 +234,16 @@ export async function streamMessage(
             }),
           );
       if (!stream) throw new ApiFailure(502, { code: "INTERNAL_ERROR", message: "The stream had no body." }, null);
+    } catch (err) {
+      if (signal?.aborted || !retryable(err, started)) throw err;
+      lost = err;
+    }
+    if (stream) {
       started = true;
       if (attempt > 0) onRetry?.(0);
-      const ended = await readEvents(stream, (id, event) => {
+      // onEvent's own errors (the chat throws on an error event) end the
+      // stream as they are; only a failed read is retried.
+      const end = await readEvents(stream, (id, event) => {
         // A replay from the start (a repeated send) holds what was seen.
         if (id !== undefined) {
           if (id <= lastId) return;
@@ -245,11 +253,9 @@ export async function streamMessage(
         if (event.type === "start") messageId = event.messageId;
         onEvent(event);
       });
-      if (ended) return;
-      lost = networkFailure("the stream ended before its done or error event");
-    } catch (err) {
-      if (signal?.aborted || !retryable(err, started)) throw err;
-      lost = err;
+      if (end === true) return;
+      if (signal?.aborted) throw signal.reason;
+      lost = end;
     }
     const delay = retryDelays[attempt++];
     if (delay === undefined) throw lost;
@@ -259,13 +265,13 @@ export async function streamMessage(
 }
 
 // readEvents reads a stream's frames, calling onEvent with each event and
-// its id, and returns whether the stream's last event (done or error)
-// arrived. A failed read is thrown as an ApiFailure NETWORK; onEvent's own
-// errors are thrown as they are.
+// its id. It returns true when the stream's last event (done or error)
+// arrived, else why the stream was cut short, as an ApiFailure NETWORK.
+// onEvent's own errors are thrown as they are.
 async function readEvents(
   stream: ReadableStream,
   onEvent: (id: number | undefined, event: StreamEvent) => void,
-): Promise<boolean> {
+): Promise<true | ApiFailure> {
   const reader = stream.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
   try {
@@ -274,9 +280,9 @@ async function readEvents(
       try {
         chunk = await reader.read();
       } catch (err) {
-        throw networkFailure(err);
+        return networkFailure(err);
       }
-      if (chunk.done) return false;
+      if (chunk.done) return networkFailure("the stream ended before its done or error event");
       buffer += chunk.value.replaceAll("\r\n", "\n");
       let end: number;
       while ((end = buffer.indexOf("\n\n")) >= 0) {
