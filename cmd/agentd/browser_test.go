@@ -391,7 +391,8 @@ func storedReplies(t *testing.T, c *client, key, agentID string) []map[string]an
 // stored once; the send carried an Idempotency-Key. Then the agent is
 // exported with its memories, knowledge and history (the file downloaded),
 // and that file imported on the agents list makes a new agent with them;
-// a file the server refuses shows the member it names.
+// a file the server refuses shows the member it names. Last, a reply that
+// fails midway shows its error and is not resumed.
 func TestConsoleStreamsAndMovesInBrowser(t *testing.T) {
 	b := newBrowser(t)
 	openai := llmtest.NewOpenAI(t)
@@ -526,6 +527,17 @@ func TestConsoleStreamsAndMovesInBrowser(t *testing.T) {
 	b.run("import a file that is not JSON", chromedp.SetUploadFiles("#import-file", []string{notJSON}, chromedp.ByQuery),
 		until(`document.querySelector(".import .error")?.textContent.includes("notes.json is not JSON")`))
 	b.run("still two agents", until(rows+` === 2`))
+
+	// A reply that fails midway ends with an error event: shown as it is,
+	// not taken for a dropped stream and resumed.
+	openai.Enqueue(llmtest.Reply{Fragments: []string{"Half", " a", " reply"}, FailMidStream: true, FailAfter: 1})
+	b.run("a failed reply", chromedp.Navigate(cutter.URL+"/#/agents/"+id+"/chat"), chromedp.WaitVisible("#text", chromedp.ByQuery),
+		fill("#text", "And now?"), chromedp.Click("form.send button[type=submit]", chromedp.ByQuery),
+		until(`document.querySelector(".chat .error")?.textContent.includes("AGENT_UNAVAILABLE") && !document.querySelector("form.send button[type=button]")`))
+	b.shot("chat-failed")
+	if _, resumes := cutter.seen(); len(resumes) != 1 {
+		t.Errorf("resumes %+v; a stream that ended with an error event must not be resumed", resumes)
+	}
 	b.checkOnlyFrom(cutter.URL)
 }
 
