@@ -1,16 +1,22 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +24,7 @@ import (
 
 	"github.com/agentd/agentd/internal/testutil"
 	"github.com/agentd/agentd/llm/llmtest"
+	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 )
@@ -185,8 +192,9 @@ func (b *browser) checkOnlyFrom(base string) {
 // TestConsoleInBrowser walks the console in a real browser against a real
 // `agentd serve` and a wire-format provider: the API reference, sign-in,
 // create from a character file, a validation error at its field, a chat
-// streamed token by token, a conversation, analytics, delete protection
-// and delete, then a webhook: its secret shown once, a test delivered.
+// streamed token by token (a reply stopped with the cancel operation and
+// stored cut), a conversation, analytics, delete protection and delete,
+// then a webhook: its secret shown once, a test delivered.
 func TestConsoleInBrowser(t *testing.T) {
 	b := newBrowser(t)
 	hooks := newReceiver(t)
@@ -258,8 +266,21 @@ func TestConsoleInBrowser(t *testing.T) {
 		// The first fragment is on the page while the stream is still open.
 		until(`document.querySelector('.turn.agent .text[data-streaming="true"]')?.textContent.startsWith("Loops")`))
 	b.shot("chat-streaming")
+	// Stop cancels the reply on the server, whose stream then ends by
+	// itself with done marked partial: what was said is stored, cut.
 	b.run("stop the stalled reply", chromedp.Click("form.send button[type=button]", chromedp.ByQuery),
-		until(`!document.querySelector('[data-streaming="true"]') && !document.querySelector("form.send button[type=button]")`))
+		until(`!document.querySelector('[data-streaming="true"]') && !document.querySelector("form.send button[type=button]")`),
+		until(`document.querySelector(".turn.agent .stopped")?.textContent.includes("(stopped)")`))
+	if !containsAny(b.requested(), "/cancel") {
+		t.Errorf("Stop did not call the cancel operation: %v", b.requested())
+	}
+	if got, _ := b.eval(`document.querySelector(".turn.agent .text").textContent`).(string); got != "Loops (stopped)" {
+		t.Errorf("the stopped reply shows as %q", got)
+	}
+	c := &client{t: t, base: in.base, http: &http.Client{Timeout: 10 * time.Second}, contract: loadContract(t)}
+	if m := onlyReply(t, c, key, id); m["text"] != "Loops" || m["partial"] != true {
+		t.Errorf("the stopped reply is stored as %v; want Loops, partial", m)
+	}
 	b.run("second message", fill("#text", "And again?"), chromedp.Click("form.send button[type=submit]", chromedp.ByQuery),
 		until(`[...document.querySelectorAll(".turn.agent .meta")].some(m => m.textContent.includes("25 tokens"))`))
 	if got := b.eval(`[...document.querySelectorAll(".turn.agent .text")].pop().textContent`); got != "A loop repeats a step." {
@@ -313,7 +334,6 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.Click(`[role=alertdialog] button.danger`, chromedp.ByQuery),
 		chromedp.WaitVisible("#agents-title", chromedp.ByQuery),
 		until(`document.body.textContent.includes("No agents yet")`))
-	c := &client{t: t, base: in.base, http: &http.Client{Timeout: 10 * time.Second}, contract: loadContract(t)}
 	expect(t, "deleted from the console", c.do("GET", "/v1/agents/"+id, key, nil), 404, "AGENT_NOT_FOUND")
 
 	webhook := b.webhooks(hooks)
@@ -329,6 +349,343 @@ func TestConsoleInBrowser(t *testing.T) {
 
 	b.checkOnlyFrom(in.base)
 }
+
+// onlyReply is the agent's stored reply, which must be the only one of
+// its only conversation.
+func onlyReply(t *testing.T, c *client, key, agentID string) map[string]any {
+	t.Helper()
+	replies := storedReplies(t, c, key, agentID)
+	if len(replies) != 1 {
+		t.Fatalf("%d replies stored, want 1: %v", len(replies), replies)
+	}
+	return replies[0]
+}
+
+// storedReplies are the agent's stored replies, in its only conversation.
+func storedReplies(t *testing.T, c *client, key, agentID string) []map[string]any {
+	t.Helper()
+	r := c.do("GET", "/v1/agents/"+agentID+"/conversations", key, nil)
+	expect(t, "conversations", r, 200, "")
+	items, _ := r.data(t)["items"].([]any)
+	if len(items) != 1 {
+		t.Fatalf("%d conversations, want 1: %s", len(items), r.body)
+	}
+	conv, _ := items[0].(map[string]any)["id"].(string)
+	r = c.do("GET", "/v1/agents/"+agentID+"/conversations/"+conv+"/messages", key, nil)
+	expect(t, "messages", r, 200, "")
+	var replies []map[string]any
+	for _, m := range asList(r.data(t)["items"]) {
+		if m, _ := m.(map[string]any); m["role"] == "agent" {
+			replies = append(replies, m)
+		}
+	}
+	return replies
+}
+
+// TestConsoleStreamsAndMovesInBrowser walks what keeps a reply and an
+// agent whole: a streamed reply whose connection drops after its first
+// token is resumed by the console from the last event it got, shown and
+// stored once; the send carried an Idempotency-Key. Then the agent is
+// exported with its memories, knowledge and history (the file downloaded),
+// and that file imported on the agents list makes a new agent with them;
+// a file the server refuses shows the member it names. Last, a reply that
+// fails midway shows its error and is not resumed.
+func TestConsoleStreamsAndMovesInBrowser(t *testing.T) {
+	b := newBrowser(t)
+	openai := llmtest.NewOpenAI(t)
+	openai.Respond(llmtest.Reply{Fragments: []string{"Resumed", " without", " a", " gap."}, FragmentDelay: 20 * time.Millisecond,
+		PromptTokens: 10, CompletionTokens: 4})
+	in := boot(t, map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": openai.URL, "AGENTD_PROVIDER_TIMEOUT": "10s"},
+		"--addr", "127.0.0.1:0", "--db", tempDB(t))
+	key := keyFrom(t, in.stdout.String())
+	c := &client{t: t, base: in.base, http: &http.Client{Timeout: 10 * time.Second}, contract: loadContract(t)}
+	r := c.do("POST", "/v1/agents", key, map[string]any{"name": "Ada", "modelProvider": "openai", "model": "gpt-4o-mini",
+		"memory": map[string]any{"longTermEnabled": true}})
+	expect(t, "create", r, 201, "")
+	id := r.data(t)["id"].(string)
+	expect(t, "add a memory", c.do("POST", "/v1/agents/"+id+"/memories", key,
+		map[string]any{"text": "Grace prefers short answers.", "userId": "grace"}), 201, "")
+	expect(t, "add a document", c.do("POST", "/v1/agents/"+id+"/knowledge", key,
+		map[string]any{"name": "loops.md", "text": "A loop repeats a step."}), 201, "")
+	cutter := newStreamCutter(t, in.base)
+	tokens := `document.querySelector(".turn.agent .meta")?.textContent.includes("14 tokens")`
+
+	// The stream drops after its first token, once the page shows it: the
+	// console resumes from the token's event id.
+	cut := cutter.cutAfterToken(t)
+	b.run("chat", chromedp.Navigate(cutter.URL+"/"), signInWith(key), chromedp.Navigate(cutter.URL+"/#/agents/"+id+"/chat"),
+		chromedp.WaitVisible("#text", chromedp.ByQuery), fill("#userId", "grace"), fill("#text", "Are you there?"),
+		chromedp.Click("form.send button[type=submit]", chromedp.ByQuery),
+		until(`document.querySelector('.turn.agent .text[data-streaming="true"]')?.textContent.startsWith("Resumed")`))
+	cut()
+	b.run("resumed", until(tokens))
+	if got := b.eval(`document.querySelector(".turn.agent .text").textContent`); got != "Resumed without a gap." {
+		t.Errorf("the resumed reply shows as %q", got)
+	}
+	if got := b.eval(`!!document.querySelector(".chat .error")`); got != false {
+		t.Errorf("the chat shows an error after resuming: %v", b.eval(`document.querySelector(".chat .error").textContent`))
+	}
+	b.shot("chat-resumed")
+	sends, resumes := cutter.seen()
+	if len(sends) != 1 || !uuidPattern.MatchString(sends[0].idempotencyKey) {
+		t.Errorf("streamed sends %+v; want one, with a UUID Idempotency-Key", sends)
+	}
+	// Event 1 is start, event 2 the token.
+	if len(resumes) != 1 || resumes[0].lastEventID != "2" || !strings.Contains(resumes[0].path, "/messages/msg_") {
+		t.Errorf("resumes %+v; want one GET of the reply's stream with Last-Event-ID 2", resumes)
+	}
+	if n := openai.Count(); n != 1 {
+		t.Errorf("the provider got %d chat requests; the resume must not send again", n)
+	}
+	if m := onlyReply(t, c, key, id); m["text"] != "Resumed without a gap." || m["partial"] != nil {
+		t.Errorf("the reply is stored as %v", m)
+	}
+
+	// The stream drops before its first byte: the console sends again with
+	// the same Idempotency-Key, and the server answers with the first
+	// send's reply rather than a second one.
+	cutter.cutAtOnce()
+	b.run("chat again", fill("#text", "Still there?"), chromedp.Click("form.send button[type=submit]", chromedp.ByQuery),
+		until(`document.querySelectorAll(".turn.agent .meta").length === 2 && !document.querySelector("form.send button[type=button]")`))
+	if got := b.eval(`[...document.querySelectorAll(".turn.agent .text")].pop().textContent`); got != "Resumed without a gap." {
+		t.Errorf("the reply sent again shows as %q", got)
+	}
+	sends, _ = cutter.seen()
+	if len(sends) < 3 || sends[1].idempotencyKey != sends[2].idempotencyKey || sends[1].idempotencyKey == sends[0].idempotencyKey {
+		t.Errorf("streamed sends %+v; want the second sent again with its own key", sends)
+	}
+	if n := openai.Count(); n != 2 {
+		t.Errorf("the provider got %d chat requests; want 2, one a message", n)
+	}
+	if replies := storedReplies(t, c, key, id); len(replies) != 2 {
+		t.Errorf("%d replies stored after two messages: %v", len(replies), replies)
+	}
+	b.shot("chat-sent-again")
+
+	downloads := t.TempDir()
+	b.run("allow downloads", cdpbrowser.SetDownloadBehavior(cdpbrowser.SetDownloadBehaviorBehaviorAllow).WithDownloadPath(downloads))
+	b.run("export", chromedp.Click(`nav.tabs a[href="#/agents/`+id+`"]`, chromedp.ByQuery), chromedp.WaitVisible("#export", chromedp.ByQuery),
+		chromedp.Click("#export", chromedp.ByQuery),
+		until(`document.querySelector(".export .ok")?.textContent === "Exported Ada.character.json: 1 memory, 1 document, 1 conversation."`))
+	b.shot("exported")
+	if !containsAny(b.requested(), "/agents/"+id+"/export?include=memories,knowledge,history") {
+		t.Errorf("the console did not ask for the export with memories, knowledge and history: %v", b.requested())
+	}
+	exported := filepath.Join(downloads, "Ada.character.json")
+	var character map[string]any
+	testutil.Eventually(t, "the downloaded file", func() error {
+		raw, err := os.ReadFile(exported)
+		if err != nil {
+			return err
+		}
+		return json.Unmarshal(raw, &character)
+	})
+	bundle, _ := character["agentd"].(map[string]any)
+	if character["name"] != "Ada" || len(asList(bundle["memories"])) != 1 || len(asList(bundle["knowledge"])) != 1 ||
+		len(asList(bundle["history"])) != 1 {
+		t.Errorf("the downloaded character file: %v", character)
+	}
+
+	rows := `document.querySelectorAll("section[aria-labelledby=agents-title] tbody tr").length`
+	b.run("import", chromedp.Click(`header a[href="#/agents"]`, chromedp.ByQuery), chromedp.WaitVisible("#import-file", chromedp.ByQuery),
+		until(rows+` === 1`), chromedp.SetUploadFiles("#import-file", []string{exported}, chromedp.ByQuery),
+		until(`document.querySelector(".import .ok")?.textContent === "Imported Ada from Ada.character.json."`),
+		until(rows+` === 2`))
+	b.shot("imported")
+	imported, _ := b.eval(`document.querySelector(".import .ok a").getAttribute("href").split("/")[2]`).(string)
+	if !strings.HasPrefix(imported, "agent_") || imported == id {
+		t.Fatalf("the imported agent links to %q", imported)
+	}
+	if replies := storedReplies(t, c, key, imported); len(replies) != 2 || replies[1]["text"] != "Resumed without a gap." {
+		t.Errorf("the imported agent's replies: %v", replies)
+	}
+	r = c.do("GET", "/v1/agents/"+imported+"/memories", key, nil)
+	expect(t, "imported memories", r, 200, "")
+	if items := asList(r.data(t)["items"]); len(items) != 1 || items[0].(map[string]any)["text"] != "Grace prefers short answers." {
+		t.Errorf("the imported agent's memories: %s", r.body)
+	}
+
+	dir := t.TempDir()
+	blank := filepath.Join(dir, "blank.character.json")
+	notJSON := filepath.Join(dir, "notes.json")
+	if err := os.WriteFile(blank, []byte(`{"name": "   "}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(notJSON, []byte("name: Ada"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b.run("import a refused file", chromedp.SetUploadFiles("#import-file", []string{blank}, chromedp.ByQuery),
+		until(`document.querySelector(".import .field-error")?.textContent.includes("name")`),
+		until(`document.querySelector(".import .error")?.textContent.includes("INVALID_REQUEST")`))
+	if got := b.eval(`!!document.querySelector(".import .ok")`); got != false {
+		t.Errorf("a refused import still says imported")
+	}
+	b.shot("import-refused")
+	b.run("import a file that is not JSON", chromedp.SetUploadFiles("#import-file", []string{notJSON}, chromedp.ByQuery),
+		until(`document.querySelector(".import .error")?.textContent.includes("notes.json is not JSON")`))
+	b.run("still two agents", until(rows+` === 2`))
+
+	// A reply that fails midway ends with an error event: shown as it is,
+	// not taken for a dropped stream and resumed.
+	openai.Enqueue(llmtest.Reply{Fragments: []string{"Half", " a", " reply"}, FailMidStream: true, FailAfter: 1})
+	b.run("a failed reply", chromedp.Navigate(cutter.URL+"/#/agents/"+id+"/chat"), chromedp.WaitVisible("#text", chromedp.ByQuery),
+		fill("#text", "And now?"), chromedp.Click("form.send button[type=submit]", chromedp.ByQuery),
+		until(`document.querySelector(".chat .error")?.textContent.includes("AGENT_UNAVAILABLE") && !document.querySelector("form.send button[type=button]")`))
+	b.shot("chat-failed")
+	if _, resumes := cutter.seen(); len(resumes) != 1 {
+		t.Errorf("resumes %+v; a stream that ended with an error event must not be resumed", resumes)
+	}
+	b.checkOnlyFrom(cutter.URL)
+}
+
+// uuidPattern matches a version 4 UUID, as the console's Idempotency-Key.
+var uuidPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+
+// asList is v as a JSON array, nil when it is not one.
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
+
+// streamCutter is a reverse proxy to agentd that cuts streamed sends as a
+// network that drops would, as it is told for each, and keeps the requests
+// to the stream operations.
+type streamCutter struct {
+	*httptest.Server
+	mu       sync.Mutex
+	requests []streamRequest
+	// cuts are the cuts of the next streamed sends, in order; a send
+	// without one passes whole.
+	cuts []*cutStream
+}
+
+// streamRequest is a request to a stream operation as the cutter got it.
+type streamRequest struct {
+	method, path, idempotencyKey, lastEventID string
+}
+
+func newStreamCutter(t *testing.T, target string) *streamCutter {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &streamCutter{}
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	proxy.ModifyResponse = func(res *http.Response) error {
+		if res.Request.Method != http.MethodPost || !strings.HasSuffix(res.Request.URL.Path, "/messages/stream") ||
+			res.StatusCode != http.StatusOK {
+			return nil
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if len(c.cuts) > 0 {
+			cut := c.cuts[0]
+			c.cuts = c.cuts[1:]
+			cut.r, cut.body = bufio.NewReader(res.Body), res.Body
+			res.Body = cut
+		}
+		return nil
+	}
+	// A cut is a failed copy, which the proxy would log.
+	proxy.ErrorLog = log.New(io.Discard, "", 0)
+	c.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/stream") {
+			c.mu.Lock()
+			c.requests = append(c.requests, streamRequest{method: r.Method, path: r.URL.Path,
+				idempotencyKey: r.Header.Get("Idempotency-Key"), lastEventID: r.Header.Get("Last-Event-ID")})
+			c.mu.Unlock()
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() {
+		c.mu.Lock()
+		for _, cut := range c.cuts {
+			cut.let()
+		}
+		c.mu.Unlock()
+		c.Close()
+	})
+	return c
+}
+
+// cutAfterToken cuts the next streamed send after its first token event,
+// once the returned function is called (the test has seen the token on the
+// page, so the browser has it).
+func (c *streamCutter) cutAfterToken(t *testing.T) func() {
+	cut := &cutStream{afterToken: true, release: make(chan struct{})}
+	t.Cleanup(cut.let)
+	c.mu.Lock()
+	c.cuts = append(c.cuts, cut)
+	c.mu.Unlock()
+	return cut.let
+}
+
+// cutAtOnce cuts the next streamed send before its first byte, so the
+// console learns nothing of the reply, not even its id.
+func (c *streamCutter) cutAtOnce() {
+	c.mu.Lock()
+	c.cuts = append(c.cuts, &cutStream{})
+	c.mu.Unlock()
+}
+
+// seen returns the streamed sends (POST) and the resumes (GET) so far.
+func (c *streamCutter) seen() (sends, resumes []streamRequest) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, r := range c.requests {
+		if r.method == http.MethodPost {
+			sends = append(sends, r)
+		} else {
+			resumes = append(resumes, r)
+		}
+	}
+	return sends, resumes
+}
+
+// cutStream passes an event stream on line by line up to the end of its
+// first token event (afterToken) or not at all, then fails once release is
+// closed: the proxy then aborts the response, and the browser sees the
+// connection drop.
+type cutStream struct {
+	r          *bufio.Reader
+	body       io.Closer
+	pending    []byte
+	afterToken bool
+	release    chan struct{}
+	once       sync.Once
+	token, cut bool
+}
+
+// let lets the cut happen.
+func (c *cutStream) let() {
+	if c.release != nil {
+		c.once.Do(func() { close(c.release) })
+	}
+}
+
+func (c *cutStream) Read(p []byte) (int, error) {
+	if len(c.pending) == 0 {
+		if c.cut || !c.afterToken {
+			if c.release != nil {
+				<-c.release
+			}
+			return 0, errors.New("the test cut the stream")
+		}
+		line, err := c.r.ReadBytes('\n')
+		if len(line) == 0 {
+			return 0, err
+		}
+		c.token = c.token || bytes.Contains(line, []byte(`"type":"token"`))
+		c.cut = c.token && len(bytes.TrimSpace(line)) == 0
+		c.pending = line
+	}
+	n := copy(p, c.pending)
+	c.pending = c.pending[n:]
+	return n, nil
+}
+
+func (c *cutStream) Close() error { return c.body.Close() }
 
 // TestConsoleToolsInBrowser walks the console's tools: an action handler
 // and an MCP server added in the agent form (parameters that are not a

@@ -1,7 +1,7 @@
 // chat.tsx: talking to an agent, the reply streamed token by token, and
 // the cards of the tool calls a reply made (also shown in history).
-import { useRef, useState } from "preact/hooks";
-import { type Agent, ApiFailure, api, call, type Schemas, streamMessage } from "./api";
+import { useEffect, useRef, useState } from "preact/hooks";
+import { type Agent, ApiFailure, api, call, type Schemas, retries, sendMessage, streamMessage } from "./api";
 import { ErrorBox, Field } from "./ui";
 
 type Turn = {
@@ -12,8 +12,14 @@ type Turn = {
   metadata?: Schemas["MessageMetadata"];
   messageId?: string;
   streaming?: boolean;
+  // stopped is whether Stop cut the reply: what was said is stored.
+  stopped?: boolean;
   tools?: ToolView[];
 };
+
+// Reply is what Stop needs of the reply being written: whether it streams,
+// its id once the start event gave it, and whether Stop was pressed.
+type Reply = { streamed: boolean; messageId?: string; stop: boolean };
 
 // ToolView is a tool call as a card shows it: ok and result are missing
 // until its tool_result arrives, durationMs until the reply's metadata.
@@ -98,8 +104,14 @@ export function Chat({ agent }: { agent: Agent }) {
   const [turns, setTurns] = useState<Turn[]>([]);
   const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
+  const [stopping, setStopping] = useState(false);
+  // retry is the attempt of resuming a dropped stream, 0 when none.
+  const [retry, setRetry] = useState(0);
   const abort = useRef<AbortController>();
+  const reply = useRef<Reply>();
   const turnKeys = useRef(0);
+  // Leaving the page stops reading; the reply runs on and is stored.
+  useEffect(() => () => abort.current?.abort(), []);
 
   // update replaces the last turn, the reply being written.
   const update = (patch: Partial<Turn>) =>
@@ -122,18 +134,25 @@ export function Chat({ agent }: { agent: Agent }) {
       { key: key - 1, role: "user", text: body.text },
       { key, role: "agent", text: "", streaming: true },
     ]);
-    abort.current = new AbortController();
+    const reading = new AbortController();
+    abort.current = reading;
+    const current: Reply = { streamed: stream, stop: false };
+    reply.current = current;
     try {
       if (stream) {
-        let reply = "";
+        let said = "";
         let tools: ToolView[] = [];
         await streamMessage(
           agent.id,
           body,
           (ev) => {
-            if (ev.type === "token" && "content" in ev) {
-              reply += ev.content;
-              update({ text: reply });
+            setRetry(0);
+            if (ev.type === "start") {
+              current.messageId = ev.messageId;
+              if (current.stop) void cancel(current);
+            } else if (ev.type === "token" && "content" in ev) {
+              said += ev.content;
+              update({ text: said });
             } else if (ev.type === "tool_call") {
               tools = [...tools, { id: ev.id, name: ev.name, arguments: ev.arguments }];
               update({ tools });
@@ -146,31 +165,61 @@ export function Chat({ agent }: { agent: Agent }) {
                 metadata: ev.metadata,
                 messageId: ev.messageId,
                 streaming: false,
+                stopped: ev.partial === true,
                 tools: ev.metadata.toolCalls ?? tools,
               });
             } else if (ev.type === "error" && "error" in ev) {
               throw new ApiFailure(502, ev.error, null);
             }
           },
-          abort.current.signal,
+          { signal: reading.signal, onRetry: setRetry },
         );
       } else {
-        const r = await call(api.POST("/agents/{agentId}/messages", { params: { path: { agentId: agent.id } }, body }));
-        // The operation answers text/event-stream only when asked to stream.
-        if (typeof r === "string") throw new Error("The server streamed a reply that was not asked to stream.");
-        update({
-          text: r.data.response,
-          metadata: r.data.metadata,
-          messageId: r.data.messageId,
-          tools: r.data.metadata.toolCalls,
-        });
+        const r = await sendMessage(agent.id, body, reading.signal);
+        update({ text: r.response, metadata: r.metadata, messageId: r.messageId, tools: r.metadata.toolCalls });
       }
     } catch (err) {
-      setError(err);
+      // Stop while waiting for a reply not streamed only stops waiting.
+      setError(reading.signal.aborted ? new Error("Stopped waiting: the reply runs on and is stored in the conversation.") : err);
     } finally {
       update({ streaming: false });
+      reply.current = undefined;
+      setRetry(0);
+      setStopping(false);
       setBusy(false);
     }
+  };
+
+  // cancel asks the server to stop the reply; its stream then ends by
+  // itself with done marked partial. A failed cancel leaves the reply
+  // streaming, and Stop may be pressed again.
+  const cancel = async (r: Reply) => {
+    if (!r.messageId) return;
+    try {
+      await call(
+        api.POST("/agents/{agentId}/messages/{messageId}/cancel", {
+          params: { path: { agentId: agent.id, messageId: r.messageId } },
+        }),
+      );
+    } catch (err) {
+      setError(err);
+      r.stop = false;
+      setStopping(false);
+    }
+  };
+
+  // stop stops a streamed reply through the cancel operation (as soon as
+  // the start event names it), and stops waiting for a reply not streamed.
+  const stop = () => {
+    const r = reply.current;
+    if (!r?.streamed) {
+      abort.current?.abort();
+      return;
+    }
+    setStopping(true);
+    setError(undefined);
+    r.stop = true;
+    void cancel(r);
   };
 
   return (
@@ -196,6 +245,7 @@ export function Chat({ agent }: { agent: Agent }) {
             <p class="text" data-streaming={t.streaming ? "true" : undefined}>
               {t.text}
               {t.streaming && <span class="cursor" aria-hidden="true">▍</span>}
+              {t.stopped && <span class="stopped"> (stopped)</span>}
             </p>
             {t.metadata && (
               <p class="meta">
@@ -206,6 +256,11 @@ export function Chat({ agent }: { agent: Agent }) {
           </li>
         ))}
       </ol>
+      {retry > 0 && (
+        <p class="hint" role="status">
+          The connection dropped: resuming the reply (attempt {retry} of {retries})…
+        </p>
+      )}
       <ErrorBox error={error} />
       <form
         class="send"
@@ -240,8 +295,8 @@ export function Chat({ agent }: { agent: Agent }) {
           Send
         </button>
         {busy && (
-          <button type="button" onClick={() => abort.current?.abort()}>
-            Stop
+          <button type="button" disabled={stopping} onClick={stop}>
+            {stopping ? "Stopping…" : "Stop"}
           </button>
         )}
       </form>
