@@ -87,7 +87,12 @@ func New(cfg Config) (*Server, error) {
 // Handler is the whole HTTP surface: the API under /v1, the contract at
 // /v1/openapi.{json,yaml}, the console at /, /docs, /healthz, /readyz and,
 // when configured, /metrics.
-func (s *Server) Handler() http.Handler { return s.echo }
+func (s *Server) Handler() http.Handler {
+	if s.cfg.Tracing {
+		return traced(s.echo)
+	}
+	return s.echo
+}
 
 // MetricsHandler serves the Prometheus metrics of the configured registry.
 func (s *Server) MetricsHandler() http.Handler {
@@ -98,7 +103,7 @@ func (s *Server) newEcho(served contract) *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
-	e.Use(s.requestID, s.observe, s.recoverPanics)
+	e.Use(nameSpan, s.requestID, s.observe, s.recoverPanics)
 	e.GET("/healthz", func(c echo.Context) error {
 		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 	})
