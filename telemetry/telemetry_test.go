@@ -71,8 +71,8 @@ func TestTransport(t *testing.T) {
 		t.Errorf("traceparent %q does not name the client span", got)
 	}
 	for _, kv := range client.Attributes() {
-		if strings.Contains(kv.Value.Emit(), "s3cret") {
-			t.Errorf("attribute %s = %s holds the URL's secret", kv.Key, kv.Value.Emit())
+		if strings.Contains(kv.Value.String(), "s3cret") {
+			t.Errorf("attribute %s = %s holds the URL's secret", kv.Key, kv.Value.String())
 		}
 	}
 }
