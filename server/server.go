@@ -26,6 +26,7 @@ type Server struct {
 	// selfReadValidation the same without the body (selfReadBodies).
 	validation, selfReadValidation *openapi3filter.Options
 	echo                           *echo.Echo
+	handler                        http.Handler // echo, traced when cfg.Tracing
 	metrics                        *serverMetrics
 	members                        agentMembers
 	mcp                            *mcpServer
@@ -81,18 +82,17 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.echo = s.newEcho(served)
+	s.handler = s.echo
+	if cfg.Tracing {
+		s.handler = traced(s.echo)
+	}
 	return s, nil
 }
 
 // Handler is the whole HTTP surface: the API under /v1, the contract at
 // /v1/openapi.{json,yaml}, the console at /, /docs, /healthz, /readyz and,
 // when configured, /metrics.
-func (s *Server) Handler() http.Handler {
-	if s.cfg.Tracing {
-		return traced(s.echo)
-	}
-	return s.echo
-}
+func (s *Server) Handler() http.Handler { return s.handler }
 
 // MetricsHandler serves the Prometheus metrics of the configured registry.
 func (s *Server) MetricsHandler() http.Handler {

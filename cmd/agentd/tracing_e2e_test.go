@@ -156,6 +156,13 @@ func TestTracesOverOTLP(t *testing.T) {
 	r = c.do("POST", "/v1/agents/"+id+"/messages", key, map[string]any{"text": secretText})
 	expect(t, "send", r, 200, "")
 	callID := r.data(t)["metadata"].(map[string]any)["toolCalls"].([]any)[0].(map[string]any)["id"].(string)
+	// A stream still streams through the traced handler (its writer keeps
+	// flushing and deadlines); it is a trace of its own.
+	c.http = &http.Client{Transport: transport, Timeout: 30 * time.Second}
+	r = c.do("POST", "/v1/agents/"+id+"/messages/stream", key, map[string]any{"text": "again"})
+	if r.status != 200 || !strings.Contains(string(r.body), `"type":"done"`) || !strings.Contains(string(r.body), "plugh") {
+		t.Errorf("stream: %d %s", r.status, r.body)
+	}
 	in.stop(t) // flushes the spans
 
 	handlerMu.Lock()
