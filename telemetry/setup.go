@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"go.opentelemetry.io/otel"
@@ -29,10 +30,15 @@ type Config struct {
 	TracesEndpoint string
 	// Version is the service.version of the traces ("" for none).
 	Version string
+	// Disabled turns traces off whatever the endpoints say
+	// (OTEL_SDK_DISABLED=true, OTEL_TRACES_EXPORTER=none).
+	Disabled bool
+	// Logger receives the exporter's failures (slog.Default when nil).
+	Logger *slog.Logger
 }
 
 // Enabled reports whether traces are exported.
-func (c Config) Enabled() bool { return c.tracesURL() != "" }
+func (c Config) Enabled() bool { return !c.Disabled && c.tracesURL() != "" }
 
 // tracesURL is the URL spans are posted to, "" when none is configured.
 func (c Config) tracesURL() string {
@@ -68,6 +74,11 @@ func Setup(ctx context.Context, cfg Config) (shutdown func(context.Context) erro
 	// The sampler and the batching come from OTEL_TRACES_SAMPLER and
 	// OTEL_BSP_*, which the SDK reads when they are not given here.
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { logger.Warn("tracing failed", "error", err) }))
 	otel.SetTracerProvider(tp)
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
 	return func(ctx context.Context) error {

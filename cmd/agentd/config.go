@@ -139,6 +139,10 @@ var settings = []setting{
 	{env: "OLLAMA_HOST", shown: llm.DefaultBaseURL(llm.ProviderOllama), usage: "address of the ollama server (provider ollama needs no key)"},
 	{env: otlpEndpointEnv, shown: "none: no traces", usage: "OTLP/HTTP collector base URL: traces are exported to it (+ /v1/traces); the other OTEL_* variables are honoured"},
 	{env: otlpTracesEndpointEnv, shown: "none", usage: "full OTLP/HTTP URL of traces; wins over " + otlpEndpointEnv},
+	{env: "OTEL_SDK_DISABLED", shown: "false", usage: "true turns traces off even with an endpoint set"},
+	{env: "OTEL_TRACES_EXPORTER", shown: "otlp", usage: "otlp, or none to turn traces off"},
+	{env: "OTEL_EXPORTER_OTLP_PROTOCOL", shown: "http/protobuf", usage: "the only OTLP protocol agentd speaks; grpc is refused"},
+	{env: "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", shown: "http/protobuf", usage: "the same, for traces"},
 }
 
 // The OpenTelemetry variables that turn traces on.
@@ -269,12 +273,7 @@ func (r rawConfig) config() (config, error) {
 	c.ToolTimeout, err = positiveDuration(r.get("AGENTD_TOOL_TIMEOUT"))
 	check("AGENTD_TOOL_TIMEOUT", err)
 	c.MCPStdio = r.boolean("AGENTD_MCP_STDIO", check)
-	c.Tracing = telemetry.Config{Endpoint: r.get(otlpEndpointEnv), TracesEndpoint: r.get(otlpTracesEndpointEnv), Version: version}
-	for _, env := range []string{otlpEndpointEnv, otlpTracesEndpointEnv} {
-		if v := r.get(env); v != "" {
-			check(env, checkHTTPURL(v))
-		}
-	}
+	c.Tracing = r.tracing(check)
 	c.TraceContent = r.boolean("AGENTD_TRACE_CONTENT", check)
 	if len(errs) == 0 {
 		if err := c.LLM.Validate(); err != nil {
@@ -282,6 +281,33 @@ func (r rawConfig) config() (config, error) {
 		}
 	}
 	return c, errors.Join(errs...)
+}
+
+// tracing reads the OpenTelemetry variables that decide whether traces are
+// exported, reporting each bad one to check; the SDK reads the others.
+func (r rawConfig) tracing(check func(env string, err error)) telemetry.Config {
+	c := telemetry.Config{Endpoint: r.get(otlpEndpointEnv), TracesEndpoint: r.get(otlpTracesEndpointEnv), Version: version}
+	for _, env := range []string{otlpEndpointEnv, otlpTracesEndpointEnv} {
+		if v := r.get(env); v != "" {
+			check(env, checkHTTPURL(v))
+		}
+	}
+	if r.get("OTEL_SDK_DISABLED") != "" {
+		c.Disabled = r.boolean("OTEL_SDK_DISABLED", check)
+	}
+	switch v := r.get("OTEL_TRACES_EXPORTER"); v {
+	case "", "otlp":
+	case "none":
+		c.Disabled = true
+	default:
+		check("OTEL_TRACES_EXPORTER", fmt.Errorf("%q is not supported; use otlp or none", v))
+	}
+	for _, env := range []string{"OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"} {
+		if v := r.get(env); v != "" && v != "http/protobuf" {
+			check(env, fmt.Errorf("%q is not supported; agentd exports over http/protobuf", v))
+		}
+	}
+	return c
 }
 
 // llmConfig returns the providers' configuration; its error is about the

@@ -62,6 +62,12 @@ func TestConfigTracing(t *testing.T) {
 	if err != nil || !c.Tracing.Enabled() {
 		t.Errorf("traces endpoint alone: tracing %+v (%v)", c.Tracing, err)
 	}
+	for _, off := range []map[string]string{{"OTEL_SDK_DISABLED": "true"}, {"OTEL_TRACES_EXPORTER": "none"}} {
+		off[otlpEndpointEnv] = "http://collector:4318"
+		if c, err := loadConfig(t, off); err != nil || c.Tracing.Enabled() {
+			t.Errorf("%v: tracing on (%v)", off, err)
+		}
+	}
 }
 
 func TestConfigFromEnvironment(t *testing.T) {
@@ -151,6 +157,9 @@ func TestConfigValidation(t *testing.T) {
 		{env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "collector:4318"}, want: "OTEL_EXPORTER_OTLP_ENDPOINT"},
 		{env: map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "grpc://c"}, want: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"},
 		{args: []string{"--trace-content", "yes"}, want: "--trace-content / AGENTD_TRACE_CONTENT"},
+		{env: map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, want: "OTEL_EXPORTER_OTLP_PROTOCOL: \"grpc\" is not supported"},
+		{env: map[string]string{"OTEL_TRACES_EXPORTER": "zipkin"}, want: "OTEL_TRACES_EXPORTER"},
+		{env: map[string]string{"OTEL_SDK_DISABLED": "maybe"}, want: "OTEL_SDK_DISABLED"},
 	}
 	for _, tt := range tests {
 		_, err := loadConfig(t, tt.env, tt.args...)

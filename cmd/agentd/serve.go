@@ -172,6 +172,7 @@ const tracingShutdownTimeout = 5 * time.Second
 // startTracing installs the trace exporter when cfg names an endpoint; the
 // returned stop sends the spans still buffered.
 func startTracing(ctx context.Context, cfg telemetry.Config, logger *slog.Logger) (stop func(), err error) {
+	cfg.Logger = logger
 	shutdown, err := telemetry.Setup(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("tracing: %w", err)
