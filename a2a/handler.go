@@ -390,7 +390,7 @@ func (h *Handler) finish(ctx context.Context, c Call, task store.A2ATask, res tu
 	defer cancel()
 	stored, ferr := h.cfg.Tasks.FinishA2ATask(saveCtx, c.AccountID, task)
 	if ferr != nil {
-		h.cfg.Logger.Warn("finish a2a task", "request_id", c.RequestID, "task", task.ID, "error", ferr)
+		h.cfg.Logger.WarnContext(ctx, "finish a2a task", "request_id", c.RequestID, "task", task.ID, "error", ferr)
 		task.UpdatedAt = time.Now().UTC().Truncate(time.Millisecond)
 		return task
 	}

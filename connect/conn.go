@@ -11,8 +11,18 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/telemetry"
 	"github.com/agentd/agentd/turn"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// The attributes of a platform turn's span, the root of its trace.
+const (
+	attrPlatform = attribute.Key("agentd.platform")
+	attrAgent    = attribute.Key("agentd.agent.id")
 )
 
 // Platform connects agents to one chat platform.
@@ -99,7 +109,7 @@ func (c *Conn) Unanswered(ctx context.Context, chat string, err error) {
 	case errors.Is(err, ErrNotAnswering):
 		c.Drop(DropNotAnswering, chat)
 	case ctx.Err() == nil:
-		c.Logger.Warn("platform message not answered", "chat", chat, "error", err)
+		c.Logger.WarnContext(ctx, "platform message not answered", "chat", chat, "error", err)
 	}
 }
 
@@ -209,12 +219,18 @@ func (c *Conn) Turn(ctx context.Context, in turn.Input) (turn.Result, error) {
 
 // Compose asks the agent for a message that answers no incoming one (a
 // scheduled post), through the Turner like Turn but without counting a
-// message in.
+// message in. Each turn is a trace of its own, "turn <platform>".
 func (c *Conn) Compose(ctx context.Context, in turn.Input) (turn.Result, error) {
 	in.AccountID, in.AgentID = c.Agent.AccountID, c.Agent.ID
 	in.Conv.Platform, in.Platform = c.platform, c.platform
 	in.WaitForSlot = true // a platform message waits for the agent's cap; it is never refused
+	ctx, span := telemetry.Tracer("connect").Start(ctx, "turn "+c.platform, trace.WithSpanKind(trace.SpanKindConsumer),
+		trace.WithAttributes(attrPlatform.String(c.platform), attrAgent.String(c.Agent.ID)))
+	defer span.End()
 	res, err := c.turner.Reply(ctx, in)
+	if err != nil {
+		span.SetStatus(codes.Error, "")
+	}
 	var unavailable *turn.UnavailableError
 	if errors.As(err, &unavailable) {
 		return turn.Result{}, fmt.Errorf("%w: %w", ErrNotAnswering, err)
@@ -228,7 +244,7 @@ func (c *Conn) Sent(ctx context.Context) { c.count(ctx, false) }
 // count counts a message in or out, best effort: a lost count is logged.
 func (c *Conn) count(ctx context.Context, in bool) {
 	if err := c.store.CountConnectionMessage(ctx, c.lease, in); err != nil {
-		c.Logger.Warn("count connection message", "error", err)
+		c.Logger.WarnContext(ctx, "count connection message", "error", err)
 	}
 }
 

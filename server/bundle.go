@@ -153,7 +153,7 @@ func (s *Server) createWithBundle(ctx context.Context, fields map[string]json.Ra
 	}
 	if err != nil {
 		if _, derr := s.cfg.Store.DeleteAgent(context.WithoutCancel(ctx), p.Account.ID, agent.ID, store.AnyVersion); derr != nil {
-			s.cfg.Logger.Error("delete agent after failed import", "agentId", agent.ID, "error", derr)
+			s.cfg.Logger.ErrorContext(ctx, "delete agent after failed import", "agentId", agent.ID, "error", derr)
 		}
 		return nil, err
 	}

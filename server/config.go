@@ -72,6 +72,9 @@ type Config struct {
 	ToolRules agent.ToolRules
 	// Recall stores and ranks memories and knowledge.
 	Recall Recall
+	// Tracing makes each request a server span of the trace its
+	// traceparent names (a new one without it); false starts none.
+	Tracing bool
 }
 
 // DefaultModels are the models used when an agent names none (the README's

@@ -101,7 +101,7 @@ func (s *Server) idempotent(c echo.Context, next echo.HandlerFunc, principal sto
 	defer func() {
 		if !settled {
 			if err := s.cfg.Store.ReleaseIdempotencyKey(bg, accountID, key, claim.Token); err != nil {
-				s.cfg.Logger.Warn("release idempotency key", "request_id", requestIDOf(c), "error", err)
+				s.cfg.Logger.WarnContext(ctx, "release idempotency key", "request_id", requestIDOf(c), "error", err)
 			}
 		}
 	}()
@@ -129,7 +129,7 @@ func (s *Server) idempotent(c echo.Context, next echo.HandlerFunc, principal sto
 	settled = true
 	if err := s.cfg.Store.CompleteIdempotencyKey(bg, accountID, key, claim.Token, answer); err != nil {
 		// The answer was sent; only a later replay misses it.
-		s.cfg.Logger.Warn("store idempotent answer", "request_id", requestIDOf(c), "error", err)
+		s.cfg.Logger.WarnContext(ctx, "store idempotent answer", "request_id", requestIDOf(c), "error", err)
 	}
 	return nil
 }

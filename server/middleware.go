@@ -106,7 +106,7 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 		if p := principalFrom(c.Request().Context()); p.Account.ID != "" {
 			attrs = append(attrs, "account", p.Account.Name)
 		}
-		s.cfg.Logger.Info("request", attrs...)
+		s.cfg.Logger.InfoContext(c.Request().Context(), "request", attrs...)
 		return nil
 	}
 }
@@ -116,21 +116,21 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 // JSON-RPC endpoint a body that is not JSON is JSON-RPC's parse error.
 func (s *Server) handleError(err error, c echo.Context) {
 	if c.Response().Committed {
-		s.cfg.Logger.Warn("error after response started", "request_id", requestIDOf(c), "error", err)
+		s.cfg.Logger.WarnContext(c.Request().Context(), "error after response started", "request_id", requestIDOf(c), "error", err)
 		return
 	}
 	if c.Request().Context().Err() != nil && errors.Is(err, context.Canceled) {
 		// The client went away; there is nobody to answer and nothing failed.
-		s.cfg.Logger.Info("client went away", "request_id", requestIDOf(c))
+		s.cfg.Logger.InfoContext(c.Request().Context(), "client went away", "request_id", requestIDOf(c))
 		return
 	}
 	if body, ok := a2aParseError(c, err); ok {
 		if err := c.JSON(http.StatusOK, body); err != nil {
-			s.cfg.Logger.Warn("write error response", "request_id", requestIDOf(c), "error", err)
+			s.cfg.Logger.WarnContext(c.Request().Context(), "write error response", "request_id", requestIDOf(c), "error", err)
 		}
 		return
 	}
-	ae := s.toAPIError(err, requestIDOf(c))
+	ae := s.toAPIErrorContext(c.Request().Context(), err, requestIDOf(c))
 	for k, v := range ae.Header {
 		c.Response().Header()[k] = v
 	}
@@ -143,7 +143,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 		err = c.JSON(ae.Status, ae.envelope())
 	}
 	if err != nil {
-		s.cfg.Logger.Warn("write error response", "request_id", requestIDOf(c), "error", err)
+		s.cfg.Logger.WarnContext(c.Request().Context(), "write error response", "request_id", requestIDOf(c), "error", err)
 	}
 }
 
@@ -165,6 +165,12 @@ func bindingError(he *echo.HTTPError) *apiError {
 // toAPIError maps any error to the contract; unknown errors are 500s whose
 // detail goes to the log, never to the client.
 func (s *Server) toAPIError(err error, requestID string) *apiError {
+	return s.toAPIErrorContext(context.Background(), err, requestID)
+}
+
+// toAPIErrorContext is toAPIError logging with ctx, so the log line of a
+// 500 carries the request's trace.
+func (s *Server) toAPIErrorContext(ctx context.Context, err error, requestID string) *apiError {
 	if ae, ok := asAPIError(err); ok {
 		return ae
 	}
@@ -187,6 +193,6 @@ func (s *Server) toAPIError(err error, requestID string) *apiError {
 			return bindingError(he)
 		}
 	}
-	s.cfg.Logger.Error("internal error", "request_id", requestID, "error", err)
+	s.cfg.Logger.ErrorContext(ctx, "internal error", "request_id", requestID, "error", err)
 	return errInternal(requestID)
 }

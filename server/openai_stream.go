@@ -50,7 +50,7 @@ func (r *chatStream) VisitCreateChatCompletionResponse(w http.ResponseWriter) er
 		return nil // nobody to tell
 	}
 	if err != nil {
-		return ev.event(r.s.toAPIError(err, requestIDFrom(ctx)).openAI())
+		return ev.event(r.s.toAPIErrorContext(ctx, err, requestIDFrom(ctx)).openAI())
 	}
 	if err := ev.event(r.c.chunk(gen.ChatCompletionChunkDelta{}, true)); err != nil {
 		return nil

@@ -27,6 +27,7 @@ type Server struct {
 	// selfReadValidation the same without the body (selfReadBodies).
 	validation, selfReadValidation *openapi3filter.Options
 	echo                           *echo.Echo
+	handler                        http.Handler // echo, traced when cfg.Tracing
 	metrics                        *serverMetrics
 	members                        agentMembers
 	mcp                            *mcpServer
@@ -93,13 +94,17 @@ func New(cfg Config) (*Server, error) {
 		backend = cfg.Store
 	}
 	s.streams = streamlog.New(streamlog.Config{Backend: backend, Logger: cfg.Logger})
+	s.handler = s.echo
+	if cfg.Tracing {
+		s.handler = traced(s.echo)
+	}
 	return s, nil
 }
 
 // Handler is the whole HTTP surface: the API under /v1, the contract at
 // /v1/openapi.{json,yaml}, the console at /, /docs, /healthz, /readyz and,
 // when configured, /metrics.
-func (s *Server) Handler() http.Handler { return s.echo }
+func (s *Server) Handler() http.Handler { return s.handler }
 
 // MetricsHandler serves the Prometheus metrics of the configured registry.
 func (s *Server) MetricsHandler() http.Handler {
@@ -110,7 +115,7 @@ func (s *Server) newEcho(served contract) *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
-	e.Use(s.requestID, s.observe, s.recoverPanics)
+	e.Use(nameSpan, s.requestID, s.observe, s.recoverPanics)
 	e.GET("/healthz", func(c echo.Context) error {
 		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 	})

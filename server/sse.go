@@ -92,7 +92,7 @@ func (s *Server) lastEvent(ctx context.Context, res turn.Result, err error) (any
 		}
 		return done, st
 	}
-	env := s.toAPIError(err, requestIDFrom(ctx)).envelope()
+	env := s.toAPIErrorContext(ctx, err, requestIDFrom(ctx)).envelope()
 	return gen.StreamErrorEvent{Type: gen.StreamEventTypeError, Error: gen.Error{
 		Code: env.Error.Code, Message: env.Error.Message, Details: detailsOf(env.Error.Details),
 	}}, st

@@ -45,6 +45,7 @@ type Store struct {
 	box      *secretbox.Box   // encrypts settings.secrets; nil stores them plain
 	wake     chan struct{}    // signalled when deliveries were queued
 	auth     *authCache       // what Authenticate read, for AuthCacheTTL
+	tracing  bool             // statements are spans (WithTracing)
 }
 
 // Open opens the database named by dsn and migrates its schema. A dsn that
@@ -103,6 +104,9 @@ func (s *Store) openPostgres(ctx context.Context, dsn string) error {
 	if err != nil {
 		return wrap("open postgres", err)
 	}
+	if err := s.traceDB(db, true); err != nil {
+		return wrap("open postgres", err)
+	}
 	sqlDB, err := db.DB()
 	if err != nil {
 		return wrap("open postgres", err)
@@ -126,6 +130,9 @@ func (s *Store) openSQLite(ctx context.Context, dsn string) error {
 			return wrap("open sqlite writer", err)
 		}
 		s.w, s.r = w, w
+		if err := s.traceDB(w, false); err != nil {
+			return wrap("open sqlite writer", err)
+		}
 		return s.migrate(ctx, dsn)
 	})
 	if err != nil {
@@ -141,6 +148,10 @@ func (s *Store) openSQLite(ctx context.Context, dsn string) error {
 		return wrap("open sqlite reader", err)
 	}
 	s.r = r
+	if err := s.traceDB(r, false); err != nil {
+		_ = s.Close()
+		return wrap("open sqlite reader", err)
+	}
 	return nil
 }
 

@@ -378,7 +378,7 @@ func (p *mcpPool) session(ctx context.Context, e *mcpEntry, spec Spec, srv MCPSe
 		return nil, errMCPPoolClosed
 	}
 	e.sess = s
-	p.cfg.Logger.Info("mcp: session opened", "agent", spec.AgentID, "server", srv.Name, "transport", srv.Type)
+	p.cfg.Logger.InfoContext(ctx, "mcp: session opened", "agent", spec.AgentID, "server", srv.Name, "transport", srv.Type)
 	return s, nil
 }
 

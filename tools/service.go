@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/netguard"
+	"github.com/agentd/agentd/telemetry"
 )
 
 // DefaultTimeout bounds an action call, and each MCP connect, list and
@@ -52,6 +53,8 @@ func New(cfg Config) *Service {
 		cfg.Now = time.Now
 	}
 	client := netguard.NewClient(cfg.Timeout, cfg.AllowPrivate)
+	// Action handlers and MCP servers get the call's traceparent.
+	client.Transport = telemetry.Transport(client.Transport)
 	return &Service{cfg: cfg, client: client, mcp: newMCPPool(mcpConfig{
 		HTTPClient: client, AllowStdio: cfg.AllowStdio, Timeout: cfg.Timeout, Logger: cfg.Logger,
 	})}

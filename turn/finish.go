@@ -98,7 +98,7 @@ func (s *Service) providerFailure(ctx context.Context, requestID string, agent s
 	if !errors.As(err, &le) {
 		return err
 	}
-	s.cfg.Logger.Warn("model provider call failed", "request_id", requestID, "agent", agent.ID,
+	s.cfg.Logger.WarnContext(ctx, "model provider call failed", "request_id", requestID, "agent", agent.ID,
 		"provider", le.Provider, "kind", le.Kind.String(), "status", le.Status, "reason", le.Reason, "detail", le.Detail)
 	// The writes below must happen whether or not the caller waits.
 	writeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
@@ -123,6 +123,6 @@ func (s *Service) providerFailure(ctx context.Context, requestID string, agent s
 // effort: the caller's answer does not depend on it.
 func (s *Service) recordTurnError(ctx context.Context, requestID string, agent store.Agent, le *llm.Error) {
 	if err := s.cfg.Store.RecordTurnError(ctx, agent.AccountID, agent.ID, le.Kind.String(), time.Now()); err != nil {
-		s.cfg.Logger.Warn("record failed turn", "request_id", requestID, "agent", agent.ID, "error", err)
+		s.cfg.Logger.WarnContext(ctx, "record failed turn", "request_id", requestID, "agent", agent.ID, "error", err)
 	}
 }

@@ -103,6 +103,9 @@ type Config struct {
 	Tools Tools
 	// Recall finds the agents' memories and knowledge; nil recalls none.
 	Recall Recall
+	// TraceContent records the messages, tool arguments and results in the
+	// turn's spans (AGENTD_TRACE_CONTENT); off, spans carry no content.
+	TraceContent bool
 }
 
 // Service runs turns. It is safe for concurrent use.

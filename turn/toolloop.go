@@ -58,6 +58,9 @@ type toolRun struct {
 	offered  []llm.Tool
 	maxSteps int
 	info     tools.TurnInfo
+	// content records calls' arguments and results in their spans
+	// (Config.TraceContent).
+	content bool
 
 	mu    sync.Mutex
 	calls []store.ToolCall
@@ -88,7 +91,7 @@ func (s *Service) newToolRun(ctx context.Context, t *Turn, secrets store.Secrets
 	}
 	return &toolRun{set: set, offered: offered, maxSteps: steps, info: tools.TurnInfo{
 		AgentID: t.agent.ID, ConversationID: convID, UserID: t.in.UserID, RoomID: t.in.Conv.RoomID,
-		Platform: platformOf(t.in)}}, nil
+		Platform: platformOf(t.in)}, content: s.cfg.TraceContent}, nil
 }
 
 // platformOf names the platform of a turn, "api" for the API.
@@ -115,7 +118,7 @@ func (s *Service) converse(ctx context.Context, t *Turn, ask call, emit func(Eve
 	var total llm.Reply
 	for step := 0; ; step++ {
 		req.ToolsDone = run == nil || step >= run.maxSteps
-		reply, err := ask(ctx, req)
+		reply, err := s.chat(ctx, t, req, ask)
 		total = joinReplies(total, reply)
 		if err != nil || req.ToolsDone || len(reply.ToolCalls) == 0 {
 			return total, run.recorded(), err
@@ -204,10 +207,12 @@ func newRecord(c llm.ToolCall) (store.ToolCall, json.RawMessage, bool) {
 // run runs one call and returns its record and its step for the model.
 func (r *toolRun) run(ctx context.Context, rec store.ToolCall, c llm.ToolCall, args json.RawMessage, argsOK bool) (store.ToolCall, llm.ToolStep) {
 	start := time.Now()
+	ctx, span := r.startToolSpan(ctx, rec)
 	res := tools.Failure("arguments are not a JSON object")
 	if argsOK {
 		res = r.set.Call(ctx, tools.Call{ID: rec.ID, Name: c.Name, Arguments: args, Turn: r.info})
 	}
+	r.endToolSpan(span, res)
 	text := cutBytes(res.Text, maxResultBytes)
 	rec.OK, rec.Result = res.OK, cutRunes(text, maxShownResult)
 	rec.DurationMs = float64(time.Since(start).Microseconds()) / 1000

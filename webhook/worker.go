@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentd/agentd/netguard"
 	"github.com/agentd/agentd/outbox"
+	"github.com/agentd/agentd/telemetry"
 )
 
 // DefaultRetries is the retry schedule the README's Webhooks section
@@ -95,7 +96,9 @@ type Dispatcher struct {
 // New returns a Dispatcher draining q.
 func New(q Queue, cfg Config) *Dispatcher {
 	cfg = cfg.withDefaults()
-	return &Dispatcher{q: q, cfg: cfg, client: netguard.NewClient(cfg.Timeout, cfg.AllowPrivate)}
+	client := netguard.NewClient(cfg.Timeout, cfg.AllowPrivate)
+	client.Transport = telemetry.Transport(client.Transport) // the receiver gets the delivery's traceparent
+	return &Dispatcher{q: q, cfg: cfg, client: client}
 }
 
 // Run delivers until ctx is done, then waits for the attempts in flight to
@@ -144,11 +147,14 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	}
 }
 
-// deliver makes one attempt of job and records it.
+// deliver makes one attempt of job and records it, as a trace of its own.
 func (d *Dispatcher) deliver(ctx context.Context, job outbox.Job) {
+	ctx, span := startDelivery(ctx, job)
+	defer span.End()
 	a := d.attempt(ctx, job)
+	endDelivery(span, a)
 	if err := d.q.FinishAttempt(ctx, job, a); err != nil {
-		d.cfg.Logger.Error("record webhook attempt", "delivery", job.DeliveryID, "error", err)
+		d.cfg.Logger.ErrorContext(ctx, "record webhook attempt", "delivery", job.DeliveryID, "error", err)
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/agentd/agentd/secretbox"
 	"github.com/agentd/agentd/server"
 	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/telemetry"
 	"github.com/agentd/agentd/webhook"
 	"github.com/redis/go-redis/v9"
 )
@@ -67,6 +68,12 @@ type config struct {
 	// lets MCP servers of type stdio run (AGENTD_MCP_STDIO).
 	ToolTimeout time.Duration
 	MCPStdio    bool
+	// Tracing says where traces go (OTEL_EXPORTER_OTLP_ENDPOINT,
+	// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT); none configured, none are made.
+	Tracing telemetry.Config
+	// TraceContent puts message text, tool arguments and results in spans
+	// (AGENTD_TRACE_CONTENT).
+	TraceContent bool
 }
 
 // setting is one configuration variable: its environment variable, the
@@ -118,6 +125,7 @@ var settings = []setting{
 	{env: embeddingModelVar(llm.ProviderOllama), flag: "embedding-model-ollama", def: llm.DefaultEmbeddingModels[llm.ProviderOllama], usage: "embedding `model` of ollama agents' memories and knowledge"},
 	{env: "AGENTD_TOOL_TIMEOUT", flag: "tool-timeout", def: "15s", usage: "time limit of one tool call (action handler or MCP server), a `duration`"},
 	{env: "AGENTD_MCP_STDIO", flag: "mcp-stdio", def: "false", usage: "`true` lets agents' MCP servers of type stdio run programs on this host (single-tenant hosts only)"},
+	{env: "AGENTD_TRACE_CONTENT", flag: "trace-content", def: "false", usage: "`true` records message text, tool arguments and results in trace spans (they may hold personal data); off, spans carry ids, models and counts only"},
 	{env: secretKeyEnv, flag: "secret-key", shown: "none: secrets stored in clear", usage: secretKeyUsage, secret: true},
 	{env: secretKeysEnv, flag: "secret-keys", shown: "none", usage: secretKeysUsage, secret: true},
 	{env: "OPENAI_API_KEY", shown: "none", usage: "API key of provider openai"},
@@ -129,7 +137,19 @@ var settings = []setting{
 	{env: "GOOGLE_API_KEY", shown: "none", usage: "API key of provider google"},
 	{env: "GOOGLE_BASE_URL", shown: llm.DefaultBaseURL(llm.ProviderGoogle), usage: "base URL of provider google"},
 	{env: "OLLAMA_HOST", shown: llm.DefaultBaseURL(llm.ProviderOllama), usage: "address of the ollama server (provider ollama needs no key)"},
+	{env: otlpEndpointEnv, shown: "none: no traces", usage: "OTLP/HTTP collector base URL: traces are exported to it (+ /v1/traces); the other OTEL_* variables are honoured"},
+	{env: otlpTracesEndpointEnv, shown: "none", usage: "full OTLP/HTTP URL of traces; wins over " + otlpEndpointEnv},
+	{env: "OTEL_SDK_DISABLED", shown: "false", usage: "true turns traces off even with an endpoint set"},
+	{env: "OTEL_TRACES_EXPORTER", shown: "otlp", usage: "otlp, or none to turn traces off"},
+	{env: "OTEL_EXPORTER_OTLP_PROTOCOL", shown: "http/protobuf", usage: "the only OTLP protocol agentd speaks; grpc is refused"},
+	{env: "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", shown: "http/protobuf", usage: "the same, for traces"},
 }
+
+// The OpenTelemetry variables that turn traces on.
+const (
+	otlpEndpointEnv       = "OTEL_EXPORTER_OTLP_ENDPOINT"
+	otlpTracesEndpointEnv = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
+)
 
 // rawConfig holds each setting's value, by environment variable, as read
 // from the environment and then the flags.
@@ -253,12 +273,41 @@ func (r rawConfig) config() (config, error) {
 	c.ToolTimeout, err = positiveDuration(r.get("AGENTD_TOOL_TIMEOUT"))
 	check("AGENTD_TOOL_TIMEOUT", err)
 	c.MCPStdio = r.boolean("AGENTD_MCP_STDIO", check)
+	c.Tracing = r.tracing(check)
+	c.TraceContent = r.boolean("AGENTD_TRACE_CONTENT", check)
 	if len(errs) == 0 {
 		if err := c.LLM.Validate(); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return c, errors.Join(errs...)
+}
+
+// tracing reads the OpenTelemetry variables that decide whether traces are
+// exported, reporting each bad one to check; the SDK reads the others.
+func (r rawConfig) tracing(check func(env string, err error)) telemetry.Config {
+	c := telemetry.Config{Endpoint: r.get(otlpEndpointEnv), TracesEndpoint: r.get(otlpTracesEndpointEnv), Version: version}
+	for _, env := range []string{otlpEndpointEnv, otlpTracesEndpointEnv} {
+		if v := r.get(env); v != "" {
+			check(env, checkHTTPURL(v))
+		}
+	}
+	if r.get("OTEL_SDK_DISABLED") != "" {
+		c.Disabled = r.boolean("OTEL_SDK_DISABLED", check)
+	}
+	switch v := r.get("OTEL_TRACES_EXPORTER"); v {
+	case "", "otlp":
+	case "none":
+		c.Disabled = true
+	default:
+		check("OTEL_TRACES_EXPORTER", fmt.Errorf("%q is not supported; use otlp or none", v))
+	}
+	for _, env := range []string{"OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"} {
+		if v := r.get(env); v != "" && v != "http/protobuf" {
+			check(env, fmt.Errorf("%q is not supported; agentd exports over http/protobuf", v))
+		}
+	}
+	return c
 }
 
 // llmConfig returns the providers' configuration; its error is about the

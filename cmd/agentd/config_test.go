@@ -46,6 +46,30 @@ func TestConfigDefaults(t *testing.T) {
 	}
 }
 
+// TestConfigTracing: traces are off unless an OTLP endpoint is set, and
+// content stays out unless AGENTD_TRACE_CONTENT asks for it.
+func TestConfigTracing(t *testing.T) {
+	t.Parallel()
+	c, err := loadConfig(t, nil)
+	if err != nil || c.Tracing.Enabled() || c.TraceContent {
+		t.Errorf("defaults: tracing %+v content %v (%v)", c.Tracing, c.TraceContent, err)
+	}
+	c, err = loadConfig(t, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318", "AGENTD_TRACE_CONTENT": "true"})
+	if err != nil || !c.Tracing.Enabled() || c.Tracing.Endpoint != "http://collector:4318" || !c.TraceContent {
+		t.Errorf("tracing %+v content %v (%v)", c.Tracing, c.TraceContent, err)
+	}
+	c, err = loadConfig(t, map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "https://c.example/v1/traces"})
+	if err != nil || !c.Tracing.Enabled() {
+		t.Errorf("traces endpoint alone: tracing %+v (%v)", c.Tracing, err)
+	}
+	for _, off := range []map[string]string{{"OTEL_SDK_DISABLED": "true"}, {"OTEL_TRACES_EXPORTER": "none"}} {
+		off[otlpEndpointEnv] = "http://collector:4318"
+		if c, err := loadConfig(t, off); err != nil || c.Tracing.Enabled() {
+			t.Errorf("%v: tracing on (%v)", off, err)
+		}
+	}
+}
+
 func TestConfigFromEnvironment(t *testing.T) {
 	t.Parallel()
 	env := map[string]string{
@@ -130,6 +154,12 @@ func TestConfigValidation(t *testing.T) {
 		{env: map[string]string{"OPENAI_BASE_URL": "not a url"}, want: "OPENAI_BASE_URL"},
 		{args: []string{"--db-max-open-conns", "0"}, want: "--db-max-open-conns / AGENTD_DB_MAX_OPEN_CONNS: \"0\" is not a positive number"},
 		{env: map[string]string{"AGENTD_DB_STATEMENT_TIMEOUT": "soon"}, want: "AGENTD_DB_STATEMENT_TIMEOUT"},
+		{env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "collector:4318"}, want: "OTEL_EXPORTER_OTLP_ENDPOINT"},
+		{env: map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "grpc://c"}, want: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"},
+		{args: []string{"--trace-content", "yes"}, want: "--trace-content / AGENTD_TRACE_CONTENT"},
+		{env: map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, want: "OTEL_EXPORTER_OTLP_PROTOCOL: \"grpc\" is not supported"},
+		{env: map[string]string{"OTEL_TRACES_EXPORTER": "zipkin"}, want: "OTEL_TRACES_EXPORTER"},
+		{env: map[string]string{"OTEL_SDK_DISABLED": "maybe"}, want: "OTEL_SDK_DISABLED"},
 	}
 	for _, tt := range tests {
 		_, err := loadConfig(t, tt.env, tt.args...)

@@ -25,6 +25,7 @@ import (
 	"github.com/agentd/agentd/server/limit"
 	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/streamlog"
+	"github.com/agentd/agentd/telemetry"
 	"github.com/agentd/agentd/turn"
 	"github.com/agentd/agentd/webhook"
 	"github.com/prometheus/client_golang/prometheus"
@@ -96,11 +97,20 @@ func envOnlyHelp() string {
 
 // serve runs the API with cfg until ctx is done.
 func (e *env) serve(ctx context.Context, cfg config) error {
-	logger := slog.New(slog.NewJSONHandler(e.stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	logger := slog.New(telemetry.LogHandler(slog.NewJSONHandler(e.stderr, &slog.HandlerOptions{Level: cfg.LogLevel})))
 	if cfg.SecretBox == nil {
 		logger.Warn("AGENTD_SECRET_KEY is not set: agents' secrets and webhook signing secrets are stored in clear")
 	}
-	st, err := store.Open(ctx, cfg.DB, store.WithSecretBox(cfg.SecretBox), store.WithPool(cfg.Pool))
+	stopTracing, err := startTracing(ctx, cfg.Tracing, logger)
+	if err != nil {
+		return err
+	}
+	defer stopTracing() // last: the spans of the shutdown are sent too
+	storeOpts := []store.Option{store.WithSecretBox(cfg.SecretBox), store.WithPool(cfg.Pool)}
+	if cfg.Tracing.Enabled() {
+		storeOpts = append(storeOpts, store.WithTracing())
+	}
+	st, err := store.Open(ctx, cfg.DB, storeOpts...)
 	if err != nil {
 		return fmt.Errorf("open database %s: %w", redactDSN(cfg.DB), err)
 	}
@@ -130,7 +140,7 @@ func (e *env) serve(ctx context.Context, cfg config) error {
 		AllowStdio: cfg.MCPStdio, Logger: logger.With("component", "tools"), Builtins: []tools.Builtin{turn.MemoryTools{Recall: memories}}})
 	defer toolbox.Close()
 	turns, err := turn.New(turn.Config{Store: st, Model: model, Semaphore: lim.semaphore,
-		Logger: logger, Registerer: reg, Tools: toolbox, Recall: memories})
+		Logger: logger, Registerer: reg, Tools: toolbox, Recall: memories, TraceContent: cfg.TraceContent})
 	if err != nil {
 		return fmt.Errorf("build turns: %w", err)
 	}
@@ -143,6 +153,7 @@ func (e *env) serve(ctx context.Context, cfg config) error {
 		Registry: reg, ServeMetrics: ls.metrics == nil, AllowPrivateNetworks: cfg.Webhooks.AllowPrivate,
 		ToolRules: agent.ToolRules{AllowPrivate: cfg.AllowPrivateNetworks, AllowStdio: cfg.MCPStdio}, Recall: memories,
 		Streams: lim.streams(),
+		Tracing: cfg.Tracing.Enabled(),
 	})
 	if err != nil {
 		return fmt.Errorf("build server: %w", err)
@@ -161,6 +172,29 @@ func (e *env) serve(ctx context.Context, cfg config) error {
 	}
 	defer stopConnections()
 	return e.runHTTP(ctx, cfg, ls, srv, logger)
+}
+
+// tracingShutdownTimeout bounds the export of the last spans at exit.
+const tracingShutdownTimeout = 5 * time.Second
+
+// startTracing installs the trace exporter when cfg names an endpoint; the
+// returned stop sends the spans still buffered.
+func startTracing(ctx context.Context, cfg telemetry.Config, logger *slog.Logger) (stop func(), err error) {
+	cfg.Logger = logger
+	shutdown, err := telemetry.Setup(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("tracing: %w", err)
+	}
+	if cfg.Enabled() {
+		logger.Info("exporting traces over OTLP")
+	}
+	return func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), tracingShutdownTimeout)
+		defer cancel()
+		if err := shutdown(ctx); err != nil {
+			logger.Warn("traces not all exported at exit", "error", err)
+		}
+	}, nil
 }
 
 // The store is the outbox the webhook workers drain.

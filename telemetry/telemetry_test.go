@@ -1,0 +1,97 @@
+package telemetry
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/propagation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// TestLogHandler: a record logged with a span's context carries its ids;
+// one without a span carries none.
+func TestLogHandler(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(LogHandler(slog.NewJSONHandler(&buf, nil))).With("component", "x")
+	tp := sdktrace.NewTracerProvider()
+	ctx, span := tp.Tracer("t").Start(context.Background(), "s")
+	log.InfoContext(ctx, "traced")
+	log.Info("plain")
+	span.End()
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	sc := span.SpanContext()
+	if want := `"trace_id":"` + sc.TraceID().String() + `","span_id":"` + sc.SpanID().String() + `"`; !strings.Contains(lines[0], want) {
+		t.Errorf("traced line %s lacks %s", lines[0], want)
+	}
+	if strings.Contains(lines[1], "trace_id") {
+		t.Errorf("untraced line %s has a trace id", lines[1])
+	}
+}
+
+// TestTransport: a request is a client span with the host and status only
+// (no path, no query) and carries the trace in traceparent.
+func TestTransport(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	prevTP, prevProp := otel.GetTracerProvider(), otel.GetTextMapPropagator()
+	otel.SetTracerProvider(tp)
+	otel.SetTextMapPropagator(propagation.TraceContext{})
+	t.Cleanup(func() { otel.SetTracerProvider(prevTP); otel.SetTextMapPropagator(prevProp) })
+	var got string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.Header.Get("traceparent")
+		w.WriteHeader(http.StatusTeapot)
+	}))
+	defer srv.Close()
+	ctx, parent := tp.Tracer("t").Start(context.Background(), "parent")
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/hook/s3cret?token=s3cret", nil)
+	res, err := (&http.Client{Transport: Transport(nil)}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	parent.End()
+	spans := rec.Ended()
+	if len(spans) != 2 {
+		t.Fatalf("spans = %d", len(spans))
+	}
+	client := spans[0]
+	if client.SpanKind() != trace.SpanKindClient || client.Parent().SpanID() != parent.SpanContext().SpanID() {
+		t.Errorf("client span %q kind %v parent %v", client.Name(), client.SpanKind(), client.Parent())
+	}
+	if !strings.HasPrefix(got, "00-"+parent.SpanContext().TraceID().String()+"-"+client.SpanContext().SpanID().String()) {
+		t.Errorf("traceparent %q does not name the client span", got)
+	}
+	for _, kv := range client.Attributes() {
+		if strings.Contains(kv.Value.String(), "s3cret") {
+			t.Errorf("attribute %s = %s holds the URL's secret", kv.Key, kv.Value.String())
+		}
+	}
+}
+
+// TestSetupWithoutEndpoint: nothing is installed; spans stay no-ops.
+func TestSetupWithoutEndpoint(t *testing.T) {
+	before := otel.GetTracerProvider()
+	shutdown, err := Setup(context.Background(), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if otel.GetTracerProvider() != before {
+		t.Error("a tracer provider was installed without an endpoint")
+	}
+	if err := shutdown(context.Background()); err != nil {
+		t.Error(err)
+	}
+	if (Config{Endpoint: "http://c:4318/"}).tracesURL() != "http://c:4318/v1/traces" ||
+		(Config{Endpoint: "http://c:4318", TracesEndpoint: "http://t/x"}).tracesURL() != "http://t/x" {
+		t.Error("traces URL not derived as the OTLP variables say")
+	}
+}

@@ -1,0 +1,39 @@
+package webhook
+
+import (
+	"context"
+
+	"github.com/agentd/agentd/outbox"
+	"github.com/agentd/agentd/telemetry"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// The attributes of a delivery's span: ids only, never the URL (it may
+// hold a token) nor the body.
+const (
+	attrDelivery = attribute.Key("agentd.webhook.delivery_id")
+	attrWebhook  = attribute.Key("agentd.webhook.id")
+	attrEvent    = attribute.Key("agentd.webhook.event_id")
+	attrAttempt  = attribute.Key("agentd.webhook.attempt")
+)
+
+// startDelivery starts the span of one attempt of job; the POST under it
+// carries its traceparent to the receiver.
+func startDelivery(ctx context.Context, job outbox.Job) (context.Context, trace.Span) {
+	return telemetry.Tracer("webhook").Start(ctx, "deliver webhook", trace.WithSpanKind(trace.SpanKindProducer),
+		trace.WithAttributes(attrDelivery.String(job.DeliveryID), attrWebhook.String(job.WebhookID),
+			attrEvent.String(job.EventID), attrAttempt.Int(job.Attempts+1)))
+}
+
+// endDelivery records the attempt's outcome on its span.
+func endDelivery(span trace.Span, a outbox.Attempt) {
+	if a.StatusCode != 0 {
+		span.SetAttributes(semconv.HTTPResponseStatusCode(a.StatusCode))
+	}
+	if !a.Succeeded {
+		span.SetStatus(codes.Error, "")
+	}
+}
