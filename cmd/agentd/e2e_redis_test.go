@@ -111,7 +111,7 @@ func TestServeLetsAStreamFinishOnShutdown(t *testing.T) {
 	}
 	var last map[string]any
 	_ = json.Unmarshal(events[len(events)-1], &last)
-	if last["type"] != "done" || len(events) != 5 {
+	if last["type"] != "done" || len(events) != 6 { // start, four tokens, done
 		t.Errorf("stream cut by the shutdown: %d events, last %v", len(events), last)
 	}
 }
