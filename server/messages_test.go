@@ -261,11 +261,7 @@ func TestHistorySurvivesRestart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv, err := New(Config{Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Turns: turns})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return srv, st
+		return newServer(t, Config{Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Turns: turns}), st
 	}
 	srv, st := boot()
 	if _, err := st.CreateAccount(context.Background(), store.Account{Name: "a"}); err != nil {

@@ -512,13 +512,15 @@ func TestMCPSessionOutlivesTimeout(t *testing.T) {
 		t.Run(flavour, func(t *testing.T) {
 			mcpCheckLeaks(t)
 			ts := startMCPServer(t, flavour)
-			p := newTestMCPPool(t, func(c *mcpConfig) { c.Timeout = 100 * time.Millisecond })
+			// Long enough for a connect on a loaded machine with the race
+			// detector: a shorter one fails the connect, not the session.
+			p := newTestMCPPool(t, func(c *mcpConfig) { c.Timeout = time.Second })
 			srv := ts.config()
 			mustMCPTools(t, p, mcpTestSpec, srv)
 
 			// The timeout bounds connecting and each request, not the
 			// session's event streams.
-			time.Sleep(200 * time.Millisecond)
+			time.Sleep(1200 * time.Millisecond)
 			if got := p.call(context.Background(), mcpTestSpec, srv, "srv__echo", json.RawMessage(`{"text":"hi"}`)); !got.OK {
 				t.Errorf("call = %+v", got)
 			}
