@@ -91,6 +91,9 @@ func (s *Store) CreateAgent(ctx context.Context, a Agent, quota int) (Agent, err
 	if err := setFields(&row, fields); err != nil {
 		return Agent{}, wrap("create agent", err)
 	}
+	if err := renderRow(&row, fields); err != nil {
+		return Agent{}, wrap("create agent", err)
+	}
 	out := toAgentFields(row, fields)
 	err = s.writeEvents(ctx, "create agent", func(tx *gorm.DB, emit emitFunc) error {
 		if err := checkQuota(tx, a.AccountID, quota); err != nil {

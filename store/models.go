@@ -81,6 +81,12 @@ type agentRow struct {
 	// Version grows with every change Get Agent shows (metrics aside): the
 	// agent's ETag.
 	Version int64 `gorm:"not null;default:1"`
+	// Document is what Get Agent answers of the agent but its metrics,
+	// written by the transaction of every change Get shows, so a read
+	// copies it instead of decoding and rendering the fields; DocumentRev
+	// says what rendered it (see documentRev), 0 before it was stored.
+	Document    string `gorm:"type:text;not null;default:''"`
+	DocumentRev int64  `gorm:"not null;default:0"`
 
 	Conversations      []conversationRow `gorm:"foreignKey:AgentID;constraint:OnDelete:CASCADE"`
 	Memories           []memoryRow       `gorm:"foreignKey:AgentID;constraint:OnDelete:CASCADE"`

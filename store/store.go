@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"errors"
 	"runtime"
 	"slices"
@@ -44,6 +45,7 @@ type Store struct {
 	box      *secretbox.Box   // encrypts settings.secrets; nil stores them plain
 	wake     chan struct{}    // signalled when deliveries were queued
 	auth     *authCache       // what Authenticate read, for AuthCacheTTL
+	getDoc   *sql.Stmt        // GetAgentDocument's read, prepared on r
 }
 
 // Open opens the database named by dsn and migrates its schema. A dsn that
@@ -64,6 +66,10 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 		err = s.openSQLite(ctx, dsn)
 	}
 	if err != nil {
+		return nil, err
+	}
+	if err := s.prepareReads(ctx); err != nil {
+		_ = s.Close()
 		return nil, err
 	}
 	s.uses = newUseRecorder(s.w)
@@ -186,6 +192,9 @@ func (s *Store) Close() error {
 		s.uses.close()
 	}
 	var errs []error
+	if s.getDoc != nil {
+		errs = append(errs, s.getDoc.Close())
+	}
 	if s.r != nil && s.r != s.w {
 		errs = append(errs, closeDB(s.r))
 	}
