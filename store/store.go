@@ -92,11 +92,9 @@ func gormConfig() *gorm.Config {
 		NowFunc:                now,
 		TranslateError:         true,
 		SkipDefaultTransaction: true,
-		// Every query is one of a few dozen shapes: preparing each once per
-		// connection saves re-parsing it on every call. The cap bounds the
-		// cache should a query shape ever vary (e.g. an IN list's length).
-		PrepareStmt:        true,
-		PrepareStmtMaxSize: 512,
+		// Statements are prepared by a stmtPool (see usePreparedStatements),
+		// not by GORM's PrepareStmt, which re-prepares every statement of
+		// every transaction.
 	}
 }
 
@@ -106,6 +104,9 @@ func (s *Store) openPostgres(ctx context.Context, dsn string) error {
 		return wrap("open postgres", err)
 	}
 	sqlDB, err := db.DB()
+	if err == nil {
+		err = usePreparedStatements(db)
+	}
 	if err != nil {
 		return wrap("open postgres", err)
 	}
@@ -161,7 +162,7 @@ func openSQLitePool(dsn string, conns int) (*gorm.DB, error) {
 	sqlDB.SetMaxIdleConns(conns)
 	sqlDB.SetConnMaxLifetime(0)
 	sqlDB.SetConnMaxIdleTime(0)
-	return db, nil
+	return db, usePreparedStatements(db)
 }
 
 // withParams appends query parameters to a SQLite dsn. Parameters already in
@@ -209,7 +210,11 @@ func closeDB(db *gorm.DB) error {
 	if err != nil {
 		return err
 	}
-	return sqlDB.Close()
+	var stmtErr error
+	if p, ok := db.ConnPool.(*stmtPool); ok {
+		stmtErr = p.close()
+	}
+	return errors.Join(stmtErr, sqlDB.Close())
 }
 
 // Ping checks that the database answers, on every pool.
