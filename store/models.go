@@ -33,6 +33,10 @@ type accountRow struct {
 	// and delete transactions: the quota check and List's total read it
 	// instead of counting rows.
 	AgentCount int64 `gorm:"not null;default:0"`
+	// WebhookCount is how many webhooks the account has, kept by the
+	// webhook create and delete transactions: Create Agent skips looking
+	// for webhooks to notify when it is 0.
+	WebhookCount int64 `gorm:"not null;default:0"`
 
 	Keys   []keyRow   `gorm:"foreignKey:AccountID;constraint:OnDelete:CASCADE"`
 	Agents []agentRow `gorm:"foreignKey:AccountID;constraint:OnDelete:CASCADE"`
