@@ -123,3 +123,22 @@ func (d Document) ValidateMembers() error {
 	}
 	return nil
 }
+
+// emptyMembers are the members Get Agent always shows, with the value each
+// takes while never set: the required, writable lists, objects and
+// booleans of the contract's Agent schema. server/ checks at start that the
+// contract says the same.
+var emptyMembers = map[string]string{
+	"bio": "[]", "clients": "[]", "deleteProtection": "false", "goals": "[]",
+	"knowledge": "[]", "personality": "{}", "plugins": "[]", "settings": "{}",
+}
+
+// EmptyMembers returns a new map of the members Get Agent always shows
+// to the value each takes while never set.
+func EmptyMembers() map[string]json.RawMessage {
+	out := make(map[string]json.RawMessage, len(emptyMembers))
+	for name, v := range emptyMembers {
+		out[name] = json.RawMessage(v)
+	}
+	return out
+}

@@ -79,19 +79,14 @@ func listQuery(p gen.ListAgentsParams) store.ListQuery {
 // GetAgent returns the whole agent with its metrics, and its ETag; 304
 // when If-None-Match names it.
 func (s *Server) GetAgent(ctx context.Context, req gen.GetAgentRequestObject) (gen.GetAgentResponseObject, error) {
-	agent, err := s.cfg.Store.GetAgent(ctx, principalFrom(ctx).Account.ID, req.AgentId)
+	doc, err := s.cfg.Store.GetAgentDocument(ctx, principalFrom(ctx).Account.ID, req.AgentId)
 	if err != nil {
 		return nil, err
 	}
-	if noneMatch(req.Params.IfNoneMatch, agent.Version) {
-		return gen.GetAgent304Response{Headers: gen.NotModifiedResponseHeaders{ETag: etag(agent.Version)}}, nil
+	if noneMatch(req.Params.IfNoneMatch, doc.Version) {
+		return gen.GetAgent304Response{Headers: gen.NotModifiedResponseHeaders{ETag: etag(doc.Version)}}, nil
 	}
-	doc, err := s.agentDocument(agent)
-	if err != nil {
-		return nil, err
-	}
-	return gen.GetAgent200JSONResponse{Body: gen.AgentEnvelope{Success: true, Data: doc},
-		Headers: gen.GetAgent200ResponseHeaders{ETag: etag(agent.Version)}}, nil
+	return agentDocumentResponse{doc: doc, etag: *etag(doc.Version)}, nil
 }
 
 // UpdateAgent replaces the members present in the body.

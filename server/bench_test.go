@@ -57,6 +57,24 @@ func BenchmarkCreateAndDeleteAgent(b *testing.B) {
 	}
 }
 
+// BenchmarkUpdateAgent measures a PATCH that changes the agent's bio,
+// two values taking turns so every request changes something.
+func BenchmarkUpdateAgent(b *testing.B) {
+	h := newHarness(b)
+	id := h.createAgent(character("openai", "gpt-4o-mini"))
+	bios := [2]string{`{"bio":["one"]}`, `{"bio":["two"]}`}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		rec := httptest.NewRecorder()
+		h.srv.Handler().ServeHTTP(rec, h.httpRequest(request{method: "PATCH", path: "/v1/agents/" + id, key: h.writeKey, body: bios[i%2]}))
+		if rec.Code != http.StatusOK {
+			b.Fatalf("%d %s", rec.Code, rec.Body)
+		}
+		i++
+	}
+}
+
 func BenchmarkSendMessage(b *testing.B) {
 	h := newHarness(b)
 	h.openai.Respond(llmtest.Reply{Text: "a short reply", PromptTokens: 10, CompletionTokens: 3})

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/agentd/agentd/gen"
 	"github.com/agentd/agentd/store"
@@ -15,7 +14,7 @@ func (s *Server) ExportAgent(ctx context.Context, req gen.ExportAgentRequestObje
 	if err != nil {
 		return nil, err
 	}
-	doc, err := s.characterFile(agent)
+	doc, err := store.CharacterFile(agent)
 	if err != nil {
 		return nil, err
 	}
@@ -27,17 +26,4 @@ func (s *Server) ExportAgent(ctx context.Context, req gen.ExportAgentRequestObje
 		doc = append(append(doc[:len(doc)-1], `,"agentd":`...), append(mustJSON(bundle), '}')...)
 	}
 	return gen.ExportAgent200JSONResponse{Body: gen.AgentExportEnvelope{Success: true, Data: doc}}, nil
-}
-
-// characterFile renders what Get Agent shows of a, every stored member and
-// the defaults of those never set, without the service's own members (id,
-// status, timestamps, metrics) and without any secret: settings.secrets and
-// the MCP servers' headers are absent rather than masked, so the file can
-// be shared and imported elsewhere without carrying a secret or a mask.
-func (s *Server) characterFile(a store.Agent) (json.RawMessage, error) {
-	d, err := s.storedMembers(a, store.StripSecrets)
-	if err != nil {
-		return nil, err
-	}
-	return d.close(), nil
 }

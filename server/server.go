@@ -1,13 +1,17 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"time"
 
 	"github.com/agentd/agentd/a2a"
+	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/gen"
 	"github.com/agentd/agentd/streamlog"
 	"github.com/getkin/kin-openapi/openapi3"
@@ -67,6 +71,10 @@ func New(cfg Config) (*Server, error) {
 	members, err := agentMembersOf(spec)
 	if err != nil {
 		return nil, err
+	}
+	// The store renders Get Agent's documents with agent.EmptyMembers.
+	if !maps.EqualFunc(members.empty, agent.EmptyMembers(), func(a, b json.RawMessage) bool { return bytes.Equal(a, b) }) {
+		return nil, fmt.Errorf("server: the contract's empty agent members %v are not agent.EmptyMembers", members.empty)
 	}
 	s := &Server{cfg: cfg, router: router, metrics: metrics, members: members, validation: &openapi3filter.Options{
 		// The gate authenticates before validating; the spec's bearerAuth

@@ -35,6 +35,8 @@ type Store interface {
 
 	CreateAgent(ctx context.Context, a store.Agent, quota int) (store.Agent, error)
 	GetAgent(ctx context.Context, accountID, id string) (store.Agent, error)
+	// GetAgentDocument returns what Get Agent answers, as stored.
+	GetAgentDocument(ctx context.Context, accountID, id string) (store.AgentDocument, error)
 	ListAgents(ctx context.Context, accountID string, q store.ListQuery) ([]store.Agent, int64, error)
 	UpdateAgent(ctx context.Context, accountID, id string, fields map[string]json.RawMessage, status *store.Status, ifVersion int64) (store.Agent, []string, error)
 	DeleteAgent(ctx context.Context, accountID, id string, ifVersion int64) (store.Agent, error)

@@ -91,16 +91,26 @@ func (s *Store) CreateAgent(ctx context.Context, a Agent, quota int) (Agent, err
 	if err := setFields(&row, fields); err != nil {
 		return Agent{}, wrap("create agent", err)
 	}
+	if err := renderRow(&row, fields); err != nil {
+		return Agent{}, wrap("create agent", err)
+	}
 	out := toAgentFields(row, fields)
 	err = s.writeEvents(ctx, "create agent", func(tx *gorm.DB, emit emitFunc) error {
-		if err := checkQuota(tx, a.AccountID, quota); err != nil {
+		acct, err := checkQuota(tx, a.AccountID, quota)
+		if err != nil {
 			return err
 		}
 		if err := tx.Create(&row).Error; err != nil {
 			return err
 		}
-		if err := countAgents(tx, a.AccountID, 1); err != nil {
+		if err := countOnAccount(tx, a.AccountID, "agent_count", 1); err != nil {
 			return err
+		}
+		if acct.WebhookCount == 0 {
+			// No webhook to deliver to: no need to look for one. The
+			// count was read under the account's lock, which creating a
+			// webhook takes too, so it is this transaction's truth.
+			return nil
 		}
 		return emit(Event{AccountID: a.AccountID, AgentID: out.ID, Type: EventAgentCreated, Data: agentEvent{Agent: summaryOf(out)}})
 	})
@@ -111,24 +121,26 @@ func (s *Store) CreateAgent(ctx context.Context, a Agent, quota int) (Agent, err
 }
 
 // checkQuota locks the account row (PostgreSQL; SQLite's immediate
-// transaction already excludes every other writer) and fails with a
-// an ErrQuotaExceeded *Error when the account has quota agents or more.
-func checkQuota(tx *gorm.DB, accountID string, quota int) error {
+// transaction already excludes every other writer), returns its counters,
+// and fails with an ErrQuotaExceeded *Error when the account has quota
+// agents or more.
+func checkQuota(tx *gorm.DB, accountID string, quota int) (accountRow, error) {
 	var acct accountRow
-	err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Select("id", "agent_count").Take(&acct, "id = ?", accountID).Error
+	err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Select("id", "agent_count", "webhook_count").Take(&acct, "id = ?", accountID).Error
 	if err != nil || quota < 0 {
-		return err
+		return acct, err
 	}
 	if acct.AgentCount >= int64(quota) {
-		return quotaError("agent", quota, int(acct.AgentCount))
+		return acct, quotaError("agent", quota, int(acct.AgentCount))
 	}
-	return nil
+	return acct, nil
 }
 
-// countAgents adds delta to the agent counter of the account.
-func countAgents(tx *gorm.DB, accountID string, delta int) error {
+// countOnAccount adds delta to a counter column of the account
+// (agent_count, webhook_count).
+func countOnAccount(tx *gorm.DB, accountID, column string, delta int) error {
 	return tx.Model(&accountRow{}).Where("id = ?", accountID).
-		UpdateColumn("agent_count", gorm.Expr("agent_count + ?", delta)).Error
+		UpdateColumn(column, gorm.Expr(column+" + ?", delta)).Error
 }
 
 // GetAgent returns the agent id of account accountID with its Metrics. An
@@ -170,7 +182,7 @@ func (s *Store) DeleteAgent(ctx context.Context, accountID, id string, ifVersion
 		if err := deleteAgentRows(tx, id); err != nil {
 			return err
 		}
-		if err := countAgents(tx, accountID, -1); err != nil {
+		if err := countOnAccount(tx, accountID, "agent_count", -1); err != nil {
 			return err
 		}
 		// The agent's last event: with it gone, nothing can emit another.

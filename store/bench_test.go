@@ -79,3 +79,29 @@ func BenchmarkAuthenticate(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkListAgentsDepth compares the first page of 5,000 agents with
+// the last (page 250 of 20): the offset walks the sort index up to the
+// page, so a deep page costs more.
+func BenchmarkListAgentsDepth(b *testing.B) {
+	s := newSQLite(b)
+	ctx := context.Background()
+	acct := mustAccount(b, s, "acme")
+	f := map[string]json.RawMessage{"name": json.RawMessage(`"agent"`)}
+	for range 5000 {
+		if _, err := s.CreateAgent(ctx, Agent{AccountID: acct.ID, Fields: f}, -1); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, page := range []int{1, 250} {
+		b.Run(fmt.Sprintf("page=%d", page), func(b *testing.B) {
+			q := ListQuery{Page: page, Limit: 20, SortBy: SortCreatedAt, Desc: true}
+			b.ReportAllocs()
+			for b.Loop() {
+				if agents, _, err := s.ListAgents(ctx, acct.ID, q); err != nil || len(agents) != 20 {
+					b.Fatalf("%d agents, %v", len(agents), err)
+				}
+			}
+		})
+	}
+}

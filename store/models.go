@@ -33,6 +33,10 @@ type accountRow struct {
 	// and delete transactions: the quota check and List's total read it
 	// instead of counting rows.
 	AgentCount int64 `gorm:"not null;default:0"`
+	// WebhookCount is how many webhooks the account has, kept by the
+	// webhook create and delete transactions: Create Agent skips looking
+	// for webhooks to notify when it is 0.
+	WebhookCount int64 `gorm:"not null;default:0"`
 
 	Keys   []keyRow   `gorm:"foreignKey:AccountID;constraint:OnDelete:CASCADE"`
 	Agents []agentRow `gorm:"foreignKey:AccountID;constraint:OnDelete:CASCADE"`
@@ -81,6 +85,12 @@ type agentRow struct {
 	// Version grows with every change Get Agent shows (metrics aside): the
 	// agent's ETag.
 	Version int64 `gorm:"not null;default:1"`
+	// Document is what Get Agent answers of the agent but its metrics,
+	// written by the transaction of every change Get shows, so a read
+	// copies it instead of decoding and rendering the fields; DocumentRev
+	// says what rendered it (see documentRev), 0 before it was stored.
+	Document    string `gorm:"type:text;not null;default:''"`
+	DocumentRev int64  `gorm:"not null;default:0"`
 
 	Conversations      []conversationRow `gorm:"foreignKey:AgentID;constraint:OnDelete:CASCADE"`
 	Memories           []memoryRow       `gorm:"foreignKey:AgentID;constraint:OnDelete:CASCADE"`

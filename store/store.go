@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"errors"
 	"runtime"
 	"slices"
@@ -46,6 +47,7 @@ type Store struct {
 	wake     chan struct{}    // signalled when deliveries were queued
 	auth     *authCache       // what Authenticate read, for AuthCacheTTL
 	tracing  bool             // statements are spans (WithTracing)
+	getDoc   *sql.Stmt        // GetAgentDocument's read, prepared on r
 }
 
 // Open opens the database named by dsn and migrates its schema. A dsn that
@@ -66,6 +68,10 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 		err = s.openSQLite(ctx, dsn)
 	}
 	if err != nil {
+		return nil, err
+	}
+	if err := s.prepareReads(ctx); err != nil {
+		_ = s.Close()
 		return nil, err
 	}
 	s.uses = newUseRecorder(s.w)
@@ -91,11 +97,9 @@ func gormConfig() *gorm.Config {
 		NowFunc:                now,
 		TranslateError:         true,
 		SkipDefaultTransaction: true,
-		// Every query is one of a few dozen shapes: preparing each once per
-		// connection saves re-parsing it on every call. The cap bounds the
-		// cache should a query shape ever vary (e.g. an IN list's length).
-		PrepareStmt:        true,
-		PrepareStmtMaxSize: 512,
+		// Statements are prepared by a stmtPool (see usePreparedStatements),
+		// not by GORM's PrepareStmt, which re-prepares every statement of
+		// every transaction.
 	}
 }
 
@@ -108,6 +112,9 @@ func (s *Store) openPostgres(ctx context.Context, dsn string) error {
 		return wrap("open postgres", err)
 	}
 	sqlDB, err := db.DB()
+	if err == nil {
+		err = usePreparedStatements(db)
+	}
 	if err != nil {
 		return wrap("open postgres", err)
 	}
@@ -170,7 +177,7 @@ func openSQLitePool(dsn string, conns int) (*gorm.DB, error) {
 	sqlDB.SetMaxIdleConns(conns)
 	sqlDB.SetConnMaxLifetime(0)
 	sqlDB.SetConnMaxIdleTime(0)
-	return db, nil
+	return db, usePreparedStatements(db)
 }
 
 // withParams appends query parameters to a SQLite dsn. Parameters already in
@@ -204,6 +211,9 @@ func (s *Store) Close() error {
 		s.group.close()
 	}
 	var errs []error
+	if s.getDoc != nil {
+		errs = append(errs, s.getDoc.Close())
+	}
 	if s.r != nil && s.r != s.w {
 		errs = append(errs, closeDB(s.r))
 	}
@@ -218,7 +228,11 @@ func closeDB(db *gorm.DB) error {
 	if err != nil {
 		return err
 	}
-	return sqlDB.Close()
+	var stmtErr error
+	if p, ok := db.ConnPool.(*stmtPool); ok {
+		stmtErr = p.close()
+	}
+	return errors.Join(stmtErr, sqlDB.Close())
 }
 
 // Ping checks that the database answers, on every pool.

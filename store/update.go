@@ -78,6 +78,9 @@ func (s *Store) UpdateAgent(ctx context.Context, accountID, id string, fields ma
 			if err := setFields(&row, stored); err != nil {
 				return err
 			}
+			if err := renderRow(&row, stored); err != nil {
+				return err
+			}
 			if err := saveAgent(tx, &row); err != nil {
 				return err
 			}
@@ -128,6 +131,10 @@ func (s *Store) MarkAgentError(ctx context.Context, accountID, agentID, reason s
 			status = StatusInactive
 			return nil
 		}
+		doc, err := errorDocument(row, reason)
+		if err != nil {
+			return err
+		}
 		res := tx.Model(&agentRow{}).
 			Where("id = ? AND account_id = ? AND status IN ?", agentID, accountID, []string{string(StatusActive), string(StatusError)}).
 			Updates(map[string]any{
@@ -137,7 +144,9 @@ func (s *Store) MarkAgentError(ctx context.Context, accountID, agentID, reason s
 				// SET expressions see the row as it was: an open period stays open.
 				"error_since": gorm.Expr("CASE WHEN status = ? THEN error_since ELSE ? END", StatusError, s.now()),
 				// Get shows the status and its reason, not the cool-down.
-				"version": gorm.Expr("CASE WHEN status = ? AND status_reason = ? THEN version ELSE version + 1 END", StatusError, reason),
+				"version":      gorm.Expr("CASE WHEN status = ? AND status_reason = ? THEN version ELSE version + 1 END", StatusError, reason),
+				"document":     doc.Document,
+				"document_rev": doc.DocumentRev,
 			})
 		if res.Error != nil || Status(row.Status) == StatusError {
 			return res.Error
@@ -162,11 +171,29 @@ func (s *Store) MarkAgentRecovered(ctx context.Context, accountID, agentID strin
 		}
 		transition(&row, StatusActive, s.now())
 		row.Version++
+		fields, err := decodeFields(row.Fields)
+		if err != nil {
+			return err
+		}
+		if err := renderRow(&row, fields); err != nil {
+			return err
+		}
 		if err := saveStatus(tx, &row); err != nil {
 			return err
 		}
 		return emit(statusChanged(accountID, agentID, StatusError, StatusActive, ""))
 	})
+}
+
+// errorDocument is row, locked, with its document rendered as it is once
+// in error for reason.
+func errorDocument(row agentRow, reason string) (agentRow, error) {
+	fields, err := decodeFields(row.Fields)
+	if err != nil {
+		return row, err
+	}
+	row.Status, row.StatusReason = ctext(StatusError), reason
+	return row, renderRow(&row, fields)
 }
 
 // transition moves row to status to at t and reports whether it changed.
@@ -190,7 +217,7 @@ func transition(row *agentRow, to Status, t time.Time) bool {
 	return true
 }
 
-// saveStatus writes the status columns of row.
+// saveStatus writes the status columns of row, its document among them.
 func saveStatus(tx *gorm.DB, row *agentRow) error {
 	return tx.Model(&agentRow{}).Where("id = ?", row.ID).Updates(statusColumns(row)).Error
 }
@@ -218,5 +245,7 @@ func statusColumns(row *agentRow) map[string]any {
 		"error_since":   row.ErrorSince,
 		"error_millis":  row.ErrorMillis,
 		"version":       row.Version,
+		"document":      row.Document,
+		"document_rev":  row.DocumentRev,
 	}
 }

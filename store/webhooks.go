@@ -112,7 +112,10 @@ func (s *Store) CreateWebhook(ctx context.Context, w Webhook) (Webhook, error) {
 				return err
 			}
 		}
-		return tx.Create(&row).Error
+		if err := tx.Create(&row).Error; err != nil {
+			return err
+		}
+		return countOnAccount(tx, w.AccountID, "webhook_count", 1)
 	})
 	if err != nil {
 		return Webhook{}, err
@@ -240,6 +243,9 @@ func (s *Store) DeleteWebhook(ctx context.Context, accountID, id string, ifVersi
 			return err
 		}
 		if err := tx.Where("id = ?", id).Delete(&webhookRow{}).Error; err != nil {
+			return err
+		}
+		if err := countOnAccount(tx, accountID, "webhook_count", -1); err != nil {
 			return err
 		}
 		mine := tx.Model(&deliveryRow{}).Select("id").Where("webhook_id = ?", id)

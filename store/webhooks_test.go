@@ -203,3 +203,35 @@ func TestToolCallsInReplyAndEvent(t *testing.T) {
 		}
 	})
 }
+
+// TestCreateAgentEventsFollowWebhookCount: the account's webhook count
+// follows creates and deletes, and Create Agent queues agent.created for a
+// webhook created before it, and nothing once the account has none.
+func TestCreateAgentEventsFollowWebhookCount(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		acct := mustAccount(t, s, "acme")
+		count := func() (hooks, events int64) {
+			t.Helper()
+			var a accountRow
+			mustOK(t, s.w.Select("webhook_count").Take(&a, "id = ?", acct.ID).Error)
+			mustOK(t, s.w.Model(&eventRow{}).Where("account_id = ? AND type = ?", acct.ID, EventAgentCreated).Count(&events).Error)
+			return a.WebhookCount, events
+		}
+		mustAgent(t, s, acct.ID, "quiet")
+		if hooks, events := count(); hooks != 0 || events != 0 {
+			t.Fatalf("no webhook: count %d, %d agent.created events", hooks, events)
+		}
+		w, err := s.CreateWebhook(ctx, Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{"*"}, Enabled: true})
+		mustOK(t, err)
+		mustAgent(t, s, acct.ID, "heard")
+		if hooks, events := count(); hooks != 1 || events != 1 {
+			t.Fatalf("one webhook: count %d, %d agent.created events", hooks, events)
+		}
+		mustOK(t, s.DeleteWebhook(ctx, acct.ID, w.ID, AnyVersion))
+		mustAgent(t, s, acct.ID, "quiet again")
+		if hooks, events := count(); hooks != 0 || events != 1 {
+			t.Fatalf("webhook deleted: count %d, %d agent.created events", hooks, events)
+		}
+	})
+}
