@@ -6606,8 +6606,10 @@ type ClientInterface interface {
 	// ordinary JSON error responses.
 	//
 	// The reply does not depend on the connection: a client that goes away
-	// does not stop it; it runs to its end (within the provider timeout) and
-	// is stored whole. Resume it with `GET
+	// does not stop it; it runs to its end and is stored whole. Two bounds
+	// keep an abandoned reply from running forever: one that no client has
+	// followed for the provider timeout (`AGENTD_PROVIDER_TIMEOUT`), and one
+	// whose events pass 4 MiB, is cut as a cancel cuts it. Resume it with `GET
 	// /agents/{agentId}/messages/{messageId}/stream` and `Last-Event-ID`,
 	// from any replica; stop it with `POST
 	// /agents/{agentId}/messages/{messageId}/cancel`.
@@ -6630,8 +6632,10 @@ type ClientInterface interface {
 	// ordinary JSON error responses.
 	//
 	// The reply does not depend on the connection: a client that goes away
-	// does not stop it; it runs to its end (within the provider timeout) and
-	// is stored whole. Resume it with `GET
+	// does not stop it; it runs to its end and is stored whole. Two bounds
+	// keep an abandoned reply from running forever: one that no client has
+	// followed for the provider timeout (`AGENTD_PROVIDER_TIMEOUT`), and one
+	// whose events pass 4 MiB, is cut as a cancel cuts it. Resume it with `GET
 	// /agents/{agentId}/messages/{messageId}/stream` and `Last-Event-ID`,
 	// from any replica; stop it with `POST
 	// /agents/{agentId}/messages/{messageId}/cancel`.
@@ -7654,8 +7658,10 @@ func (c *Client) SendMessage(ctx context.Context, agentId AgentId, params *SendM
 // ordinary JSON error responses.
 //
 // The reply does not depend on the connection: a client that goes away
-// does not stop it; it runs to its end (within the provider timeout) and
-// is stored whole. Resume it with `GET
+// does not stop it; it runs to its end and is stored whole. Two bounds
+// keep an abandoned reply from running forever: one that no client has
+// followed for the provider timeout (`AGENTD_PROVIDER_TIMEOUT`), and one
+// whose events pass 4 MiB, is cut as a cancel cuts it. Resume it with `GET
 // /agents/{agentId}/messages/{messageId}/stream` and `Last-Event-ID`,
 // from any replica; stop it with `POST
 // /agents/{agentId}/messages/{messageId}/cancel`.
@@ -7688,8 +7694,10 @@ func (c *Client) StreamMessageWithBody(ctx context.Context, agentId AgentId, par
 // ordinary JSON error responses.
 //
 // The reply does not depend on the connection: a client that goes away
-// does not stop it; it runs to its end (within the provider timeout) and
-// is stored whole. Resume it with `GET
+// does not stop it; it runs to its end and is stored whole. Two bounds
+// keep an abandoned reply from running forever: one that no client has
+// followed for the provider timeout (`AGENTD_PROVIDER_TIMEOUT`), and one
+// whose events pass 4 MiB, is cut as a cancel cuts it. Resume it with `GET
 // /agents/{agentId}/messages/{messageId}/stream` and `Last-Event-ID`,
 // from any replica; stop it with `POST
 // /agents/{agentId}/messages/{messageId}/cancel`.
@@ -10895,8 +10903,10 @@ type ClientWithResponsesInterface interface {
 	// ordinary JSON error responses.
 	//
 	// The reply does not depend on the connection: a client that goes away
-	// does not stop it; it runs to its end (within the provider timeout) and
-	// is stored whole. Resume it with `GET
+	// does not stop it; it runs to its end and is stored whole. Two bounds
+	// keep an abandoned reply from running forever: one that no client has
+	// followed for the provider timeout (`AGENTD_PROVIDER_TIMEOUT`), and one
+	// whose events pass 4 MiB, is cut as a cancel cuts it. Resume it with `GET
 	// /agents/{agentId}/messages/{messageId}/stream` and `Last-Event-ID`,
 	// from any replica; stop it with `POST
 	// /agents/{agentId}/messages/{messageId}/cancel`.
@@ -10919,8 +10929,10 @@ type ClientWithResponsesInterface interface {
 	// ordinary JSON error responses.
 	//
 	// The reply does not depend on the connection: a client that goes away
-	// does not stop it; it runs to its end (within the provider timeout) and
-	// is stored whole. Resume it with `GET
+	// does not stop it; it runs to its end and is stored whole. Two bounds
+	// keep an abandoned reply from running forever: one that no client has
+	// followed for the provider timeout (`AGENTD_PROVIDER_TIMEOUT`), and one
+	// whose events pass 4 MiB, is cut as a cancel cuts it. Resume it with `GET
 	// /agents/{agentId}/messages/{messageId}/stream` and `Last-Event-ID`,
 	// from any replica; stop it with `POST
 	// /agents/{agentId}/messages/{messageId}/cancel`.
@@ -18336,8 +18348,10 @@ func (c *ClientWithResponses) SendMessageWithResponse(ctx context.Context, agent
 // ordinary JSON error responses.
 //
 // The reply does not depend on the connection: a client that goes away
-// does not stop it; it runs to its end (within the provider timeout) and
-// is stored whole. Resume it with `GET
+// does not stop it; it runs to its end and is stored whole. Two bounds
+// keep an abandoned reply from running forever: one that no client has
+// followed for the provider timeout (`AGENTD_PROVIDER_TIMEOUT`), and one
+// whose events pass 4 MiB, is cut as a cancel cuts it. Resume it with `GET
 // /agents/{agentId}/messages/{messageId}/stream` and `Last-Event-ID`,
 // from any replica; stop it with `POST
 // /agents/{agentId}/messages/{messageId}/cancel`.
@@ -18366,8 +18380,10 @@ func (c *ClientWithResponses) StreamMessageWithBodyWithResponse(ctx context.Cont
 // ordinary JSON error responses.
 //
 // The reply does not depend on the connection: a client that goes away
-// does not stop it; it runs to its end (within the provider timeout) and
-// is stored whole. Resume it with `GET
+// does not stop it; it runs to its end and is stored whole. Two bounds
+// keep an abandoned reply from running forever: one that no client has
+// followed for the provider timeout (`AGENTD_PROVIDER_TIMEOUT`), and one
+// whose events pass 4 MiB, is cut as a cancel cuts it. Resume it with `GET
 // /agents/{agentId}/messages/{messageId}/stream` and `Last-Event-ID`,
 // from any replica; stop it with `POST
 // /agents/{agentId}/messages/{messageId}/cancel`.
@@ -47145,129 +47161,131 @@ var swaggerSpec = []string{
 	"KY4lxZHuEW/CPdOidtDzCbOARBEJlcgczMDdtxhHnBS3oibcuIqBLzGMfmk7n49F4KOt7JFu/xGdffFm",
 	"G/umBqzSkiNFfoprntujBv7ECb8jxgVsug7wEM//e2WNj2Vsco3FDQqVeNy9BfIxprvNvf36QSGG9KDx",
 	"6JU4B0+5kMaeGmNJUEgCKgx7XVXIxBjoFjf5TINa80UMagbb1rGrJYr6q6zxKmv8+WQNMK9ZJgQFyHKs",
-	"+GsXPQi06C2VLP4fe9fe1TiO5b+KNrt7gFkTwqse4eyZpaGqmumii+YxPTPtWqzYSuLGkVKWQ8hy+O57",
-	"dO+VbIeQB++u9h99mgLLlmT5vu/vV+T3KQL+TqZQxkBYkR+O8TAUfeis0lhbCm07DjcfIfltOxSinTiy",
-	"IKqnzTmDLkQfwBDHiW4CIoRDVgDbwR8pUaZydnm2HV8GMaCzIpaM+clx7Jh/5KQBgOAKtDZBoY0LKyyJ",
-	"pACKNBLRzpgaZM2JLEVUAxTQlwbgqFA7fLh35EvCLYXes5Z29MVdfilYplhLMC0yRBolIFouWdyDLgKz",
-	"ElxVwHgUzeZUjlQ4QKRdMN5KgQDLtUx0S8To7FHysvRe8fH6LpJkZH6+g+pgUgmZMrMfe3ATvqVej69q",
-	"YW6RiQja5VCrTKWLNspGXPUTAPqjJvvJfUewdyVzjCyg6UoRF3hAw2+8Wo9fkebddH1SwNKNxApIL4TZ",
-	"xpcnlHoSRuevFXHTExI33TyQWAnO68zYUJkRv7LYKovt+0iC4vF/CiqkiVZVQTjO0ZY0QTl7TIqhiyvU",
-	"J0ZBfnIPeeLQxxPEFlqjDBpUt941vBrWUYPiXIQF/UJOD/HbDmv+rd6LXlGBintvi3jR7mRUQrkSyg8X",
-	"yu4Mvh4f2k2J7duzXqp/7al09FDSuok9LLsRlGUAU4BK2SFPLyI1lO6TM85JNklc19kBdEuGg8yXscwU",
-	"dYRAFADaJta9RqNRaPNgSjIzt07K+13WMhvPjRezQ7ARvgSvEPpnkNLLPHzb3pcqcxNxyfNp2TRtRzEz",
-	"B6xZwTaXvF7WrmVJAyVBnQVmudCd6khAzFzNf74E6cyWoQLT6R0gwdCspaJYaJrZBjuMf1jJgUjWzeiS",
-	"h8m2G+zwB+ivRY9/eauxyQ5+Pjn7+PFg7+DDz6fnv5x9Od1lLTFSMlqp+3KuOhl0Ru+vAsus+g+j1Ssr",
-	"GhcV/nf2UQgNAIApjwDhRGesUV//z3ptcWWBC16ofWb9nl7l8+vmB6tSKzJmOTgUUrJHtFKmlTJ9icKi",
-	"yeq3MYf6LcutA3mmxQu2yWwsOuFjMdAvzHS/G0UTbI1JpsZ0127t2v04o5YVq7agp8WaFLaKFcXrpNrQ",
-	"OypDixrvEctCp8vre8vng5nlnm5HqlLPSiK/Oon8wnWe84mph+QRISfS51k3t8kKUq02bmMWv/sev/os",
-	"ZCfr1ppvtrxaL5b2n+u3geImh8ny1unZwhMTb9jxbCtWoeQ+wNIJ4qJzjtrqMI4E4CmuzCVeseHgDOtX",
-	"xjZ0akve3Tu0UF/cowXZokeo2z+kFzNHzf6Pash6XI5ykIShSAWjWVTivBLnLyHOUTi+ClmOgoWRZJkg",
-	"vWfmB/JcdzEpsEO8uN8IedbGcTYa8H9fFgNFcFUrr/1cbo2Y6LVEFMWyo9mwa77ZQpALSJaxOLOLSCw9",
-	"j4lEC9YasfYgSVYhXJZyeYE8zk4KJ9RizjNfmt8V5s+UTEY5+cSYmL6r2NPKomco8HyW1utjLi/MLtLr",
-	"CQUG8mKNEchY6kxwQHNtjZhl9J80s2+1O9TxRqPRmKmQX7jhuVzjPLNl46q2WPxpJgSLg0oZK+U8Ap4K",
-	"zXRXpZkltag/RYHm4yWUUJYsVpOJ31Slniv1/PBk0itStlSN6TTGM6SPTjKVQnCn7JuAXGk6N2VJY2+A",
+	"+GsXPQi06C2VLP4fe9fe1TiO5b+KNrt7CmZNCK96hLNnlgKqmumii+YxPTPtWqzYSuLGkVKWQ8hy+O57",
+	"dO+VbIeQB+/u9h99mgLLlmT5vu/vV+T3KQL+TqZQxkBYkR+O8TAUfeis0lhbCm07DjcfIfltOxSinTiy",
+	"IKqnzTmDLkQfwBDHiW4CIoRDVgDbwR8pUaZydnm2bV8GMaCzIpaM+clx7Jh/5KQBgOAKtDZBoY0LKyyJ",
+	"pACKNBLRzpgaZM2JLEVUAxTQlwbgqFA7fLh75EvCLYXes5Z29MVdfilYplhLMC0yRBolIFouWdyDLgKz",
+	"ElxVwHgUzeZUjlQ4QKRdMN5KgQDLtUx0S8To7FHysvRe8fH6LpJkZH6+g+pgUgmZMrMfe3ATvqVej69o",
+	"YW6RiQja5VCrTKWLNspGXPUTAPqjJvvJfUewdyVzjCyg6UoRF3hAw2+8Wo9fkebdcH1SwNKNxApIL4TZ",
+	"xpcnlHoSRudvFXHTExI33TyQWAnO68zYUJkRv7LYKovtj5EExeP/FFRIE62qgnCcoy1pgnL2mBRDF1eo",
+	"T4yC/Oge8sShjyeILbRGGTSobr5veDWsowbFuQgL+oWcHuK3Hdb8e70XvaICFffeFvGi3cmohHIllB8u",
+	"lN0ZfD0+tJsS27NnvVT/2lPp6KGkdRN7WHYiKMsApgCVskOeXkRqKN0nZ5yTbJK4rrMD6JYMB5kvY5kp",
+	"6giBKAC0Tax5jUaj0ObBlGRmbp2U97usZTaeGy9mm2AjfAleIfTPIKWXefiWvS9V5ibikufTsmnajmJm",
+	"Dlizgm0ueb2sXcsbDZQEdRaY5UJ3qiMBMXM1//kSpDNbggpMp3eABEOzlopioWlm6+ww/ricA5GsmdEl",
+	"D5NtNdjhR+ivRY9/abOxwQ5+Ojn79Olg92D/p9Pzn8++nu6wlhgpGS3XfTlXnQw6o/dXgWVW/YfR6pUV",
+	"jYsK/zv7JIQGAMCUR4BwojPWqK/9Z722uLLABS/UPrN2T6/y+XXzg1WpFRmzHBwKKdkjWinTSpm+RGHR",
+	"ZPXbmEP9luXWgTzT4gXbZNYXnfCxGOgXZrrfiaIJtsYkU2O6a7d67X6cUcuKVVvQ02JNClvFiuJ1Um3o",
+	"HZWhRY33iGWh0+X1veXzwcxyT7cjValnJZFfnUR+4TrP+cTUQ/KIkBPp86yb22QFqVYbtzGL332PX30R",
+	"spN1a823m16tF0v7z7XbQHGTw2R56/Rs4YmJN+x4thWrUHIfYOkEcdE5R21lGEcC8BSX5xKv2HBwhvUr",
+	"Yxs6tSXv7h1aqC/u0YJs0SPU7R/Si5mjZv8HNWQ9Lkc5SMJQpILRLCpxXonzlxDnKBxfhSxHwcJIskyQ",
+	"3jPzA3muu5gU2CZe3O+EPGvjOOsN+L8vi4EiuKqV134utUZM9FoiimLZ0WzYNd9sIcgFJMtYnNlFJJae",
+	"x0SiBWuNWHuQJCsQLku5vEAeZyeFE2ox55kvze8K82dKJqOcfGJMTN9V7Gll0TMUeD5L6/UxlxdmF+n1",
+	"hAIDebHGCGQsdSY4oLm2Rswy+k+a2ffaHep4vdFozFTIL9zwXK5xntmycVVbLP40E4LFQaWMlXIeAU+F",
+	"Zrqr0sySWtSfokDz8RJKKEsWq8nEb6pSz5V6fngy6RUpW6rGdBrjGdJHJ5lKIbhT9k1ArjSdm/JGY2+A",
 	"05OxZp34UkjPl6BXc21YTKdA/sjpz3IWxZdT0ihsgSwKbc5LplCmSV8Mlt3CynoYGJlZ8fOlVBZTjU+j",
-	"56Az8fH2+QGaas4kDX5PlYqqVNQr8SCr/MxzqHAqM3dKab60jNWRa9coNuZMySgprJyZPwfjpvaICZgZ",
-	"gvwJMzBktlT5l0rcVgG7QvLlbgH0yAkXK7CePtuSt5E/uhME7SFURGcr0ow9mY43kC1p7Auv501ztkrN",
-	"lwD/HCASXQDsouAbOWRo6z15THd5OgZjYjFoffkrBEZ9otX0a7YzPW9Kj81kb5FrEwE3UkclI18m8YVg",
-	"wdGXk1N2936u4ahgkoNVIBJ+Mf8KXngsj5Xq3fVh2CvHUJoPcNCNJSgV0YI3OLHDbl4LTjSMgDMw/1LM",
-	"xfdYQD8pejroe63BOVvF7RyfVgRNS/PNCnd234y48WptHifzvxwc+xHHzL+wGXT3p+NfOFv+28mXn5Hh",
-	"nttPC4Mg9MUAOUo6qIyO79roOJCXPImdGHxlhkfl4T2HgWVGzTHVQxWJ4pA5thRskzPJL3mc8FYixow5",
-	"o4BZroHnhdMe0+1PYjIZg6alohHjmhWnuVOwU3iaxpdCm0tuWSu6zj7wsOtLtF1iaMwP4qjJ/EGjsRlK",
-	"+J8IWBJLwZbXPbbhsU2P1et1FksGODQrSH8VGF/UjjMak4YaC0iiIcdZK+HyAm6GKEGYSYaHe5b2kssR",
-	"8lh4wE0FQGgBEnTkq1rSjov0IAp2WAAjAloVgQ21U97BLgIMqPuSLDeaOVvG9HemVHIe8iQh4g74dyr0",
-	"IMncHRGRSKlE+zIdSGT1kNbMox1QUgR002JbRRwRuABCyKwwlfoSyVLp/gxsX7BR4bDU2S4LmqwPjFyh",
-	"6tnyRvvm0hFb3/alFqEyA5F3a8iBuqTOPiIWkmZtI5XsvuZ3dxCjqfClSqNY8nQE3P0MJsXcp1GH1gN3",
-	"lApwCH1z2pS04KrEQAPt9tAujjgOHTOAD/nIl26szlQfINzjjKUDY9crqGM1N1wmDlbqP8HqgSzuCTXI",
-	"VhBtwOwCBneBlKXOjoUe9ADwCd/mpw+nvpzyOV67c3NjzW587Z+5zlbBQlk92A88XyKTrBxZ8rQdO3d6",
-	"kjHq534U4ldNtvBhFq/Cxicww8VM9H0c9LwG+p/AFCb5PdXPVG2GN4H7MdX6XYRVh2dlDVfW8PdvDT+u",
-	"aesxF6G5h5F7W9U9wOCdXXB36LD7plZV9LULG4iI5CkYJmBFxEniaFiXC+YkA6Ap7UsyPknidvilMTPA",
-	"3kU8I+ClKRC6mmHNsvFizEpfGvPOY0Pz5KGxw3kcsYIhA9ZEGQIzZ32zAUUZabKCuTU1cV6ArxO5G1gA",
-	"TsjIE3esfRLZzr5sJ7zTtJiawHdX3B2epIJHI2N59qEGm4VdLjtowHWRHi/ypU3651MHCKBgBxSWMU3p",
-	"Ca48IMAgKuBQTSwmgctzS+hxsmNzAz0O0fgya8lzZPcDPLRopbSWOQi9MaRsLMy+iIBst8sjBDFd2cnf",
-	"7uQ3yswLrbR+lXh7mcQbnPFXkXkzQt8Ks4fqsdyvuLO+nqIDgNk4pmcmaBR2W6H4MjaeLUDymc8aAgll",
-	"TxTgFjQFHPK4ThJfCjaQWZyQskKdoFJWCi14bNyNrbNfiSxt/EEQIyGuU9Q6MQbi+UhEeB9aAeArSowh",
-	"AKYi4xlLBNcZ2/ZlL5YD6FZ1y8IpgzDbyXNxFHWKtKVqxXgQxUAm6Af09clrmgEKaF5PHNlaSuAdwOdB",
-	"yAKDFKkIRXxp54QrddERmHycgzDjR5wnXUubVyqkdzqotr4B08zMga01a//7W2P1/dfrde/9zX/U7lNR",
-	"P9PrTWGHFnRej2nQo3qvOL8lbb8R3M/SppXOtM7gSFdKrFJij1FP/npUEgUorYKYrJW85/GVJio/IgWe",
-	"ouaQkHoaSTeQVeek2k1QdxyCwr7schklQKSFv9Fs2FVasID+EFDmoZtlfaPAzP81Ozv+vFLgwyZgo8O9",
-	"I4qGGdGeI+X2wn6dwH9tB5lUQ7ZshHXkywATE3gFpibOz/F35u6UrPBy5oFgHJOzF/YDjNz/D4LLlv6A",
-	"P5t1EMLninPggEl5Nab0gcdaI18igtIu7iDsXY6i9GYLeuvMJZRhQZ9SZV1zWReshoDYwa3PhYmc4u6Y",
-	"LdXGMZRquAN2Bfh2IZdSZawF2RAedgV4orEkq0EHbBnlMddKQiIlBr+PhamIhDQ+yIrFnvAlHowierFX",
-	"pF03F4mkbSyDS4E9gOaau/r04FCfwml8NCJvWBQydsOSsE9MitB46ikPL0Rap3H1UPWahWwGS0UbYjte",
-	"DfcUmS3NEAg75H1rYxS5Sl2wgTFDISvF+mkcitxu6Ijs3P6K3qIt1irKgOtaPzVblFF3ux71WgqiKuNm",
-	"QzF4/pu97qszLzAmDCU4rpIfIXtvdxaeAA+4xfvS+aTNv85zmvAF5o0thxOnfXuCdpvp4W7CvbD/ECby",
-	"/GDNcsStfIODXdkilS3yPVF4WtH6yNi1YZdnaxQrtNzhk0Oypzy5gISvQ++PJfvSF3L3YEmzPYD+z+/D",
-	"dJf3oWcd2719KejrJQaAEY1lJ/s/AS2QucHZgdFxbKAFRGM7MURtfRlct7gW54M0uXH+uPmNsTOIuRMw",
-	"/y/EyP75QozqLACDxpgoiIuIPqVbAPmXIU8SaNHjIZLdLQefPpyyNRhsLRK4QW9lh3EJytxebIZ1KMW/",
-	"1diiR55LlZ1DCj8ozELiLMrhXRoduXw9uLtQ6hrkZQh4rRRD+yuMBNjrlsG40bwtstF5DLq+HYs0WGFa",
-	"ZJ6Lm4NxREW0zZJNiCHJMUIAqoaw7Kax42M1rqw3XrgCl/vStTgOtDCvIo+GU2rbuJU8TWKR5gxTxgqJ",
-	"O9LMgQp41SBjcXbHOFo1pP65hY0PSrfDrc7nSnMQVxgOL4TwYwkmUnHhy3GGvIfal1TSYDcq54g1t9RQ",
-	"/GGjRXUXdA/c7viyuD0QubEbFCmhV9xrtw9QQ4l2uFfAY4fpo73W7yejJgv0SGeiFyAfBn5ZtCPmugIB",
-	"mFQS0RrIAGN9nmbE9a+N7RTLji/bsUgi7WEBTYnsAk87sXCodv7J02vBzUaiD4HVMvZNsgNbJmJtStUu",
-	"HZmmiyf5kqgbvHyHPTYUra5SF7jXidEUuvBuMBehSb7Y/SsdSRiTw60piU364YiFvG9ms97ANzCtZjz/",
-	"Xm8XYTHV9mVghFc9l6J1wHULbEa/WYiPWaM8iESS8XqqEoEAHr4Et0zJ/I/0woK8GMrL42Ekuyj5AEHE",
-	"dixj3T1HWznYKRXbnqs+MpsT5cX5wOyPK8FlHLHoKEslev1sxIKwq+JQFBlMaFRbJYkaajjkJMbxS4gz",
-	"ZE2Wtqbst/0vP3/4GsxVFEWJJ+3LsaKoXUsRV4hKFsuh0A9S0vhW+NhrH70H8yKv6/X6zY0N3JqlSMUC",
-	"OzHz8nFZdcBjOEfWL5erMcd2SVORGpCBBWwZZzyWKKQ3YgZ4+BHqTPS1o52BTBAA87pnIIFefnDyP1DR",
-	"l33EkmbtuAOFYcYuIEY1CMQO+cjzJdD8NfCVx5k5FpAgB8wVcGYyntRZEGPrORzYsNdPVt27NS4lfs9x",
-	"hG5k8I9VMmMgwIxm20qdgYmCItvKAqOhWXHLmW8zd37NYz54C/hTqCL6CWwSv8Zu2E2QQxXvHsH9kJln",
-	"MiwMtggaiyM3OGoPqZwCrhPzAxD6FNKOjhYE74RkNZFiIzVgWTeWFwT0DKoG4T+IMuWvY6R4NwV6lJlN",
-	"4DdjLRezpnUqEiPxGWe/qwuIwt770fbBrgWpJD2wlaQgQJwvB0/CB56vb2yiKT9nvrX0Ip+q8wOJV0Ce",
-	"we6VhCW4tqoP2YJIXNWaDcfzW3oCdkwiJ04CiinkSQ8pDQvb7kwSzAtQR3+tuf72zebb9fcbjYYlKraf",
-	"4WZ7g78P16O34k1rm2+Fm60Nvh41RG2hV0fOON63oI+gid+tZUzY1JqbDa9WEky15rqDq8l/td247zud",
-	"2f9Sa9ac3I4jv9b0x7fGr3k+rc/9+ZbGhYtot/3Sdvu4jTB01kbiXfCo+Oas+HgqfHMs/BroZr/WvPbh",
-	"deMt7QvHsXhc4C9+7cbzy4fNrzXlIEluvt4Y3fNHXHdxgXs86dW/w1VOWpAPUsKvvfpFffV8/OLxfZU+",
-	"bh+/bv+2JPBrzQ3PL332cPHGTWG5aDeBVr6PKJied8ynVOweI/qDiU0QVUfZny/4h1bnPUKAOPBelTU4",
-	"dPH6GhwHjU2lWOL63M+8b5msXexdxbLv573FfUOaOPp+nWCFbVusaBYHziidJYyRsZglW8bBq+bGPItb",
-	"iVgpBFyPcl5FqEPqhf27g6W7spjOW4aFsD0MRjF7J1u1a2bIfjw9PWJZyqU2b2uFqUuRUgxrLDwJAdSD",
-	"/Q/guUVCX0DZlLVAgG2dQXoQwwKYMsbCUheycRE53Ddy6M2clzR0E60eH+3ZGK4vLWanjeE2WV/F4EzD",
-	"Mqkih2cIZHl2/Lnkz1FY1pectQRPjQNvlAtOKc94GpdPJEJrtmwc9MOwv3qCnI6r0CfG5Qi7wOKQF0Cr",
-	"RnZVKxQJxj9gYe64QxBgeKIQUgx2IXIVsN5AZ5i4BV/69lDy1m/ZsUGeNrWvj5HjYrZdqUQ3fRkksc7O",
-	"8WVQnnYsgqybLI48mILH0P/1WIk80/Ml/JvaqQItZHROfkrAlgOqCgg84vfxbKzxr+ZHxFX4aznwa/vq",
-	"OOKPYqDUaNosHYTZIBWRixtCEVxeF+f5MrDnh0KxtkuOIGkh4lcKxwGHkIfvBg6nC/pRcM/FOVds1MdM",
-	"gCcJQjZAVAW7+2y0OdYfsGLORXjNP5c0C1UkqHePAua75rOI4DT2+AjC+i4LblYNL2GHjW2rnAtJjyfJ",
-	"YdivPQADzziE617N/CXth7VmbaPeQPL6rjKPgImumb2w1XNg2/C0Q2xZE4Hmuv832rx4d9VI34y25Ma3",
-	"7d7b4ftsHWjxCQzuR5EkyshXyhYXV79AVdnftJLH/dA1tjyB+37HDuF5KN3qNwcp+GNsDkUq/i0v2YO/",
-	"AD2rO+N7+RxuF5zfsYVhoc6h9KCbh23abavYyWP7OA+gIA/3jio79w9q526gETRmNDCpsrhNXwArNPNi",
-	"/W6h+HXINbMplx0mFXSSV8eiqn2Ys/bhZfrzXqh+wpioJ1idNMWch2T/1ErK3BDvYFW0S37hYK9UEQHG",
-	"s2MlyesfVjymkijH4gfTI0mM9axkKJouSVMsDmCZ8iWUQ3Bt6wk8FqihFNF5a0R5SmdPog0ZUFwpKCdI",
-	"4bdGwMSSncn4yqbddlhgxlk+gY4o3ApqPH3JoyiGoW6VaiiRlN9hBHT5pWDLVM6hmR6EXbtTvvxVtM4O",
-	"mO6qIYuzJ8ol3ckkgG/4caoTf7ueEtafI1Q/hfveRfEx8u/V7FuG4r+eANvFXWQ2f37k44Jf/Tm2WZYJ",
-	"lXRjnol5gXjGK9Xyh1Ut9w+QvVCsaAK0O5zBBQM1tohkOhm7O/H2chSDRVG9YyRlKqhzSkIHsRFlcjJB",
-	"+6/2uX88fvanACwfo6Poa8YTkQLLM5Xd25wzRvbNq4Sn1zEWco6FW1HNpWbzcqvaV5K8wy7NNXzb27jY",
-	"km/677410pxEZNCP5pnrIE1qzRq0MjTX1uAtFgvNsQ3jNZHK01lbhATEnvNKolfOwnRn4UXrngtS1Ap4",
-	"9ysofp6MHzFomX+2gJnj7Pgzy1Sh33dS8JUtqzZ02qDJTdFFG1FdKQEz2CI+qMGKOwBCEaBuAGxaYxRD",
-	"4VVXQG2kjFhrxI5VxjNhF8RO4Po625Wu7rjLdZHHy32hC5Gi0/1flM9jmqy/l3CfVyAvKC+fjwLkXkpy",
-	"mmr8y9w6Dw8mXKhFeH7Y/umX9+m7Tz/981t6Ovz97Gj/3cHno38dqI3P/DM/Gb69OjttHHf077+/++/H",
-	"15gPVHD40cxqBKIPJ080kOFWqbpK1T06yEaFkvV8rCC5bptgCxR9vbVr+mlOIpAslxqYVk9VH/uI+kJC",
-	"hCYSSXwpgDVvfqqQe+vi9iHPwm7t0WmBb4nxDRLjjUbDsUpNVygPFeFzkAoXZHhFTFKJ7pfER6JDW67d",
-	"mkOCHqUQVIdoucUXfXlSk6ny8w4q4i8y/xjLvpPnWtrKJlZZEn4S2f3F4M9KiscWhVVw61lM9TkF/Jhg",
-	"/3DKZ8osuKYkeCsl8LqVwOacvfaHKorbsRXorwgHYJIaeClZ/klkswT5YmL2V2sqU0DbiNtbauBY9BMe",
-	"kqmM3cCa9VOhCQkA0HJUNNqB5kLZEZrA71gGeEGAGuRLaGVjPMwGPElGhE0aYdlh4ARYwHrqkhjjAWes",
-	"zj4YMQrwpb606ihMBE8JnS+KNcjZY+x+nZMB9wye+Dhm+j1jZdMiPIvKXFzOU7bQuXgWvmMzT5rx1ydV",
-	"ln95sBZcL3s6z6QF8Y3M7e3k/c24jEo7Vi7Sn8xF+lOVpqF4uF9cay0PSU0tbaARS7oQw/IsnIwrbvAY",
-	"9niDWqZUGPomU6sb9vM5PHGZg3fbMU1GhSWhEUJ9JDhrgH5FDLO8vB3+Onf3Iq1vdILDbp6k2iLLRK9v",
-	"9NzG3DoUNCO8DHFpXdhonW+0NsOtaFu8ab/tvOu+/72Xx/Siu68yBy/hOtvFiUx69rZ59tb2m3/RpXiY",
-	"mzVoW9pubNKvcZv2VCRqze3GpleT4mrKbTe3CxqZ3kyzRiHXvGL/tkv86iov7DlZpAKjEFKuopuV6v6u",
-	"nNRi7QYrKYlHdljn0I5r1/TzyPw+FRliWt77mbNV1r573kzSZIDrpMsR0Ara75SSyB41VOkF9ke2UyGQ",
-	"iAQqD6F/zrYJunZL5EmmbViNo6DODtrEDIJiGLrqNJaEuwfHmgXYbWcZPtgpv0DwWOPVz+lOH5u9HZOI",
-	"twuuNybbKcXJfBuIgYgqsViJxZfwaOzRfSUQ5Fk6GhelowVdhRRqz1ZtKdD1wyKEE8XZp/hyPJEOeJX4",
-	"TI+o4EUERXEQ2auzjyplG1usqwapdtLI2PJIApoNFdTX8WyQGp/F+CSIT8fDrruxVpYLwtwk5JLpYZyF",
-	"XZedSpSOZcexpt5LsMH+lYqQHg3m+vWUhu1tfPy7/uGXg26qw71u8svB4d//q7WtT/6p+6r1Vu3/scvB",
-	"8mqw/FhWGqbSMK8lZvZiCmZSXfKC+iUT+onUyi/GEjTy2Rq1dfMsi+aZKYz5OJWTKCl24CO35qQvdVcN",
-	"ITx0h1Myl0rYZTbD5B5GT3DMeqCKzOyMtjG6ChiYgIaA6sm3Gu/Zrx9++PHLl5/O9w9Odn/4/GG/SawT",
-	"LKZI3CT9cyp0oYpiPnvazIQ5cvDKoq7k3euSd1g5O8NempPSyoi1aWbA+EfnlQzVWLuPe6fwNYK9UI7Q",
-	"0xdafUV/0K/opXSskd8zsjxAoRIO0jgbge5EqKzdQdatNX/7Cng1SJF0B18eACcjK0KfZ12kxesPWkkc",
-	"5lwJsWa7nz78fLp/fnT2w+eDvfOz4891Z6+vXa6DJqbp3cIngc6oUEmAokYMAQRmb4twFCaQraY0C9FT",
-	"3M7anPLkwujHApGEx5C3ELC9hGYqdXyMhTs6wq3b99wrYvcTpBTMDDAwC5D9BfKHwp2LwyfdHlCfHWlE",
-	"Kmz1y3KiZGc1E2mP9URPGVMCMcgupDE4ls3/EhF1gI8HQZpWSgvqqXQ0aYsK8AvAFJnTGgEBx36sQ5VG",
-	"HjsVieikvAcP/Ud5RXbAJKKguCNF5LFokIKoQxuh4H1ngHCdmhOj8RyJnDEyiXUmIjaQkUjZ1WqxjZSe",
-	"7k71HUsb77zLuqkadLqsbxu3iXMAsW60ozTWfcEvAL2Mzri2uHVYYuTGL42zjzjgusIs8zZxc+TzhbgS",
-	"0boDeMhR/har8lmA4AgbHCJgVzSy6o5CnXGUwRHbuLpiPHRHTeevqz4mg3btCR5yAgEh2khcLXUIPMtq",
-	"bQ/Ac62W1oaOQU4nWlj9WBnuc2wC5Urxic+xFUs2N56X3cUS5HDE1AAoJQB1hWVKFbaGQj7Psie2XOp5",
-	"dsMKcvvWzYW5rK0/02HIhfVznAXWT3jWVmmvSJZXJEWiVSMcJ4y+nX5/4h0hVb9nn/cscgJ7u0XEuGNd",
-	"WuaMqNstw75SKzC+GIt46t0gdWpMyKfciBOzCa0RK5qqGF/hWTm+AhP4/wAAAP//",
+	"56Az8fH2+QGaas4kDX5PlYqqVNQr8SCr/MxzqHAqM3dKab60jNWRq9coNuZMySgprJyZPwfjpvaICZgZ",
+	"gvwJMzBktlT5l0rcVgG7QvLlbgH0yAkXK7CePtuSt5E/uhME7SFURGcr0ow9mY43kL3R2Bdez5vmbJWa",
+	"LwH+OUAkugDYRcE3csjQ1nvymO7ydAzGxGLQ+vIXCIz6RKvp12xnet6UHpvJ3iLXJgJupI5KRr5M4gvB",
+	"gqOvJ6fs7v1cxVHBJAerQCT8Yv4VvPBYHivVu+vDsFeOoTQf4KAbS1AqogVvcGKH3bwWnGgYAWdg/qWY",
+	"i++xgH5S9HTQ91qFc7aC2zk+rQialuabFe7snhlx49XaPE7mfzk49hOOmX9hM+juT8e/cLb0t5OvPyHD",
+	"PbefFgZB6IsBcpR0UBkdf2ij40Be8iR2YvCVGR6Vh/ccBpYZNcdUD1UkikPm2FKwTc4kv+RxwluJGDPm",
+	"jAJmuQaeF057TLc/iclkDJqWikaMa1ac5nbBTuFpGl8KbS65Za3oOtvnYdeXaLvE0JgfxFGT+YNGYyOU",
+	"8D8RsCSWgi2teWzdYxseq9frLJYMcGiWkf4qML6oHWc0Jg01FpBEQ46zVsLlBdwMUYIwkwwP9yztJZcj",
+	"5LHwgJsKgNACJOjIV/VGOy7SgyjYZgGMCGhVBDbUTnkHuwgwoO5Lstxo5mwJ09+ZUsl5yJOEiDvg36nQ",
+	"gyRzd0REIqUS7ct0IJHVQ1ozj3ZASRHQTYttFXFE4AIIIbPMVOpLJEul+zOwfcFGhcNSZzssaLI+MHKF",
+	"qmfLG+2bS0dsbcuXWoTKDETerSEH6pI6+4RYSJq1jVSy+5rf3UGMpsKXKo1iydMRcPczmBRzn0YdWg/c",
+	"USrAIfTNaVPSgqsSAw2020O7OOI4dMwAPuQjX7qxOlN9gHCPM5YOjF2voI5VyMiGjyl6C6wrdXY6VNjn",
+	"on15IUQfoB9aXJrtjmhmgKFqKdXMci9F2oS3AvOQyk6ry7Uv2ypJ1BCptS3zNlYqZHFPqEHGloKdz/s/",
+	"ne6dHx1//fvB3v7x+enB4f7Xs9NgGZEVlBS+BGZZe0L6XGu2yQ7jjx519ADQBQFXmX9r4GU7FnrQA4Aq",
+	"PH2f9099OUV8XLtzfmPdBDymX7jOVsCiWjnYCzxfIvOtHFmyt2271/Qk44TM/Sic9mSPBGbxKnwSAl9c",
+	"zKXYw0HP61D8CUx30jdT/WLVZngTuB9Trd9EWHWkVtZ7Zb3/8a33xzXFPeYiSvcwym+rugcY6LMLBA8d",
+	"1uDUKpC+dmEOZ9qAAQNGUZwkzsZZKpi/DICxtC/JWCaJ2+GXxswA+xzxl4BHp0BAa4Y1ywaQMYN9acxR",
+	"jw3Nk4fGb+BxyS4Da6IM2Zmz1NkAKNhrcCm3pjHOC/CAIncDCxgKFQTEdWufRLa+L9sJ7zQtBijw8xV3",
+	"hyep4NHIWMp9qBlnYZfLDhqcXaTzi3xpixTyqQNkUbANCsuY0tZYc1di0BdwsyYWv8DluSX0ONm8uYEp",
+	"h2h8mbXkOb37ATRadFVayxwE5BgCNxZmX0RADtzlEYKuLm/nb3fyG2XmhVZav0oUvkyiEM74q8gUGqFv",
+	"hdlD9VjuV9zZD0C+KmBMjumZCRqF3VYovoyzZYIQNJ81BD7KnijAQ2gKkORxqCS+FGwgszghZYU6QaWs",
+	"FArx2LgbW2e/ELnb+IMgpkPcrKh1Ykwc8JFx7s19aAWABykx5gEYkIxnLBFcZ2zLl71YDqC71i0LpwzC",
+	"bDvPHVKULNKWWhbjVxSzmaAf0Ncnr2kGiKF5PXFkaz+BJwGfByEWjF6kIhTxpZ0TrtRFc2DycQ4ajR9x",
+	"niQubV6p8N/poNraOkwzMwe21qz976+NlQ/frte8Dzf/UbtPB8BMrzeFHVrQeT2mQY/qveL83mj7jeB+",
+	"ljatdKZ1Bke6UmKVEnuM+vfXo5IoQGkVxGSt5D2PrzRR+RGJ8RQ1hwTa00jFgVw7JwFvgrrjEMT2ZZfL",
+	"KAHiL/yNZhjpDegPAWVKulnWNwrM/F+zs+MvywX+bgJiOtw9omiYEe05sm8v7NcJrNh2vEk1ZEtGWEe+",
+	"DDCRgldgKuX8HH9n7k7JFS9nSgjGMUR7YT/ATMP/IBhu6Q/4s1kHIZIuOwcOmJ9XYkp3eKw18iUiPu3g",
+	"DsLe5ahPbzehF9BcQhkh9ClV1jWXdcFqCIjN3PpcmHgq7o7ZUm0cQ6mG23noPuRSqoy1IHvDw64ATzSW",
+	"ZDXogC2hPOZaSUj8xOD3sTAVkZDGB1m2WBm+xINRRFv2ijTx5iKRtI1lcCmwZ9Fcc1dfIRzqUziNj0Y8",
+	"DotChnFYEva1SREaTz3l4YVI6zSuHqpes5B9YaloQ2zHq+GeIhOnGQJhh7zPbozSV6kLNjBmKGTRWD+N",
+	"Q5HbDR2Rndtf0Vu0xWVFGXBd66dmizLqxtejXktBVGXcbCgGz3+1131z5gXGhKFkyHUeIMTw7U7IE+At",
+	"t/hkOp+0+dd5Tmu+wLyxRXLitG9P0G4zPdxNuBf2H8Kcnh+sWY64lW9wsCtbpLJF/kiUo1a0PjLWbtjl",
+	"2SrFCi3X+eSQ7ClPLiBB7dgGYsm+9oXcOXij2S5QFeT3YbrL+9Bjj+3pvhT09RJjwYjGspO9H4HGyNzg",
+	"7MDoODbQAqKxnRiitr4Mrltci/NBmtw4f9z8xtgZxDQKHAUXYmT/fCFGdRaAQWNMFMRxRJ/SLYD8y5An",
+	"CbQU8hDJ+ZaCz/unbBUGW4sEbtBb3mZcgjK3F5thHSpJ2Gxs0iPPpcrOoeQgKMxC4izK4V0aHbn6AnB3",
+	"oTQ3yMsm8FophvZXGAmw1y2BcaN5W2Sj8xh0fTsWabDMtMg8FzcH44iKfpslmxBDkmMEBlS9YdlYY8cf",
+	"a1xZb7zQBi73pWvJHGhhXkUeDafUtnEreZrEIs0ZsYwVEnekmQMVHKtBxuLsjnG0akj9cwtzH5Ruh1ud",
+	"z5XmIK4wHF4I4ccSTKTiwpfiDHkatS9jWdqonNPW3FJDsYqNFtVd0D1wu+PL4vZA5MZuUKSEXnav3T5A",
+	"DSXa4V4BPx6mj/Zav5+MmizQI52JXoD8Hfhl0Y6Y6wqEZVJJRJcgA4z1eZphSIppYzvFsuPLdiySSHtY",
+	"8FMi58DTTqwhqp1/8vRacLORmERQ2Qq9SXZgy1qsTanapSPTdPEkXxLVhJfvsMeGotVV6gL3OjGaQhfe",
+	"DeYiNMkXu3+lIwljcng4JRFUIByxkPfNbNYa+Aam1bjn3+vtojGm2r4MjPCq51K0Djh0gc3oNwvxMWuU",
+	"B5FIMl5PVSIQcMSX4JYpmf+RXliQF295eTyMZBclHyCI2I5lrLvnaCsH26Xi4HPVRyZ2oug4H5j9cSXD",
+	"jCN2HmWpRK+fjVgQdlUciiLjCo3CoiENh5zEOH4JcYYsz9LWwP269/Wn/W/BXEVclHjSvhwr4tqxlHaF",
+	"qGSxfAv9IChDosde++g9mBd5Xa/Xb25s4NYsRSoW2ImZl4/LqgN+xDmylLlcjTm2bzQV1QF5WcCWcMZj",
+	"iUJ6I2aAhx+hzkRfO5ocyAQBkLB7BhL+5Qcn/wMVqdlHvNGsHXegkM3YBcQAB4HYIR95vgRawga+8jgz",
+	"xwIS5IARA85MxpM6C2JslYcDG/b6yYp7t8alxO85jtCNDP6xQmYMBJjRbFuuMzBRUGRbWWA0NCtuOfNt",
+	"5s6vecwHbwF/ClVEP4FN4tfYDbsJcmjlnSO4HzIJTYaxwZZGY3HkBkftIZVTwM1ifgACokLa0dGY4J2Q",
+	"XCdSbKQGLOvG8oKAqUHVIFwJUbz8dYzE76ZA5zKzaf1mrEVk1rRORWIkPuPsN3UBUdh7P9o+2LVMlaQH",
+	"tr4UBIjz5eBJ+MDztfUNNOXnzLeWXuRTdaogUQzIM9i9krAE11b1IVsQiatas+F4iUtPwA5P5PBJQDGF",
+	"POkhBWNh251JgnkBQiCoNdfevd14t/ZhvdGwxMr2M9xor/MP4Vr0TrxtbfHNcKO1zteihqgt9OrIGcf7",
+	"FvQRgA64tYwJm1pzo+HVSoKp1lxz8Dr5r7Ya932nM/t1as2ak9tx5Nea/vjW+DXPp/W5P9/SuHAR7bZf",
+	"2m4ftxGGztpIvAseFd+cFR9PhW+OhV8D3ezXmtc+vG68pX3hOBaPC/zFr914fvmw+bWmHCTJzbcbo3t+",
+	"j+suLnCXJ736H3CVkxbkg5Twa69+Ud88H794fF+lj9vHr9u/LQn8WnPd80ufPVy8flNYLtpNoJXvIwqm",
+	"5x3zKRW73YiuYWLTRtUB9+cL/qHVeY8QIA68V2UNDl28vgbHQSNWKZa4Nvcz71smaxd7V7Hsh3lvcd+Q",
+	"Jo6+X+daYdsWK5rFgTNKZwkTZSxmyZZw8Iq5Mc/iViKWCwHXo5wHEuqQemH/7mDpjiym85ZgIWwXg1HM",
+	"3slW7ZoZsh9OT49YlnKpzdtaZupSpBTDGgtPQgD1YG8fPLdI6Asom7IWCLDDM0gPYlgAU8ZYWOpCNi4i",
+	"h/tGDr2Z8xsN3U8rx0e7NobrS4sxamO4TdZXMTjTsEyqyOEZAm+eHX8p+XMUlvUlZy3BU+PAG+WCU8oz",
+	"nsblE4nQmi0ZB/0w7K+cIAflCvS1cTnCrrU45AWQrZFd1TJFgvEPWJg77hAEGJ4ohBSDHYhcBaw30Bkm",
+	"bsGXvj2UvPVbdmyQp03t62PkuJhtVyrRTV8GSayzc3wZlKcdiyDrJosjD6bgMfR/PVYi+/R8Cf9epqlo",
+	"IaNz8lMCthRQVUDgER+RZ2ONfzU/Ig7EX8uBX9sHyBEvFQOlRtNm6SDMBqmIXNwQiuDyujjPl4E9PxSK",
+	"tV19BKELEb9SOA44jzx8N3A4XdCPgnsuzrlsoz5mAjxJEGICoirYjWijzbHex4o5F+E1/3yjWagiQb2G",
+	"FDDfMZ9FBKexx0cQ1ndZcLNqeAnbbGxb5VzIfzxJDsN+7QGYfcYhXPNq5i9pP6w1a+v1BpLtd5V5BEx0",
+	"1eyFrZ4D24anHWL3mgiM1/2/0cbF+6tG+na0Kde/b/XeDT9ka0DjT+B1P4gkUUa+Ura4uPoFqsr+ppU8",
+	"7oeuseUJ3Pc7dgjPQ+lWvzoIxB9icyhS8W95yR78Behk3Rnfzedwu+D8ji0MC3UOpQfdPGzTblvFTh7b",
+	"x3kAXXm4e1TZub9TO3cdjaAxo4FJlcVt+gJYofkY63cLxa9DrplNuWwzqaDzvToWVe3DnLUPL9Of90L1",
+	"E8ZEPcHqpCnmPCT7p1ZS5oZ4B6uiXfILB3uliggwnh2LSl7/sOwxlUQ5dwCYHklirGclQ9F0SZpicQDL",
+	"lC+hHIJrW0/gsUANpYjOWyPKUzp7Em3IgOJKQTlBCr81AiaW7EzGVzbtts0CM87yH3RE4VZQ4+lLHkUx",
+	"DHWrVEMJhlSOh9Dll4ItUTmHZnoQdu1O+fIX0To7YLqrhizOniiXdCfzAb7hx6lO/PV6Slh/jlD9FK5+",
+	"F8XHyL9Xs28Ziv96AmwXd5HZ/PmRmgt+9ZfYZlkmVNKNeSbmBeIZr1TL71a13D9A9kKxoglQ9HAGFwzU",
+	"2CKS6eTx7sTby1EMFkX1tpGUqaDOKQkdxEaUycmE8r/Y5/7++OSfAmB9jD6jrxlPRAqs1FR2b3POGNk3",
+	"rxKeXsdYyDkWbkU1l5rNy61q30jyDrs01/Bdb/1iU77tv//eSHPSk0E/mmeugzSpNWvQytBcXYW3WCw0",
+	"xzaM10SCT2dtEdISe84riV45C9OdhRetey5IUSvg3a+g+HkyfsSgZf7ZAiaRs+MvLFOFft9JwVe2pNrQ",
+	"aYMmN0UXbUR1uQTMYIv4oAYr7gAIRYC6AbB0jVEMhVddAbWRMmKtETtWGc+EXRA7gevrbEe6uuMu10Xe",
+	"MfeFLkTiTvd/Uf6RabL+XsJ9XoG8oLx8PsqSeynJaarxL3PrPDyYcKEW4flh+8efP6TvP//4z+/p6fC3",
+	"s6O99wdfjv51oNa/8C/8ZPju6uy0cdzRv/32/r8fX2M+UMHhRzOrEYg+nDzRQIZbpeoqVffoIBsVStbz",
+	"sZjkum2CLVD09Vav6ac5iUuyXGpgWj1Vfewj6gsJEZpIJPGlAJa/+alN7q2L24c8C7u1R6cxviXG10mM",
+	"NxoNx4I1XaE8VITPQYJckOEVkUolul8SH4kObbl2aw4JepRCUB2i5RZf9OVJWKbKzzuok7/K/GMs+06e",
+	"a2krm1hlSfhZZPcXgz8pKR5bFFbBrWcx1ecU8GOCff+Uz5RZcE1J8FZK4HUrgY05e+0PVRS3YyvQXxEO",
+	"wCQ18FKy/LPIZgnyxcTsL9ZUpoC2Ebe31MCx6Cc8JFMZu4E166dCExIAoOWoaLQNzYWyIzSB37EM8IIA",
+	"NciX0MrGeJgNeJKMCJs0wrLDwAmwgPXUJTHcA85Yne0bMQrwpb606ihMBE8JnS+KNcjZY+x+nZOx9wye",
+	"+Dhm+j1jZdMiPIvKXFzOU7bQuXgWvmMzT5rxtydVln95sBZcK3s6z6QF8Y3M7e3k/c24jEo7Vi7Sn8xF",
+	"+lOVpqF4uF9cazUPSU0tbaARb3QhhuVZOBlX3OAx7PEGtUypMPRNplY37OVzeOIyB++2Y5qMCktCI4T6",
+	"SHDWAP2KGGZ5eTv8de7uRVrf6ASH3TxJtUWWiV7f6Ln1uXUoaEZ4GeLSurDRGl9vbYSb0ZZ4237Xed/9",
+	"8Fsvj+lFd19lDl7CdbaDE5n07C3z7M2tt/+iS/EwN2vQtrTV2KBf4zbtqkjUmluNDa8mxdWU225sFTQy",
+	"vZlmjUKuecX+bZf41VVe2HOySAVGIaRcRTcr1f2HclKLtRuspCQe2WGdQzuuXtPPI/P7VGSIaXnvZ85W",
+	"WXvueTNJngGuky5HQCtov1NKInvUUKUX2B/ZToVAIhKoPIT+Odsm6NotkdeZtmEljoI6O2gTMwiKYeiq",
+	"01gS7h4caxZgt51l+GCn/ALBY41XP6c7fWz2dkwi3i64Xp9spxQn830gBiKqxGIlFl/Co7FH95VAkGfp",
+	"aFyUjhZ0FVKoPVuxpUDXD4sQThRnn+PL8UQ64FXiMz2irhcRFMVBZK/OPqmUrW+yrhqk2kkjY8sjaWk2",
+	"VFBfx7NBanwW45MgPh0Pu+7GWlkuCHOTkEumh3EWdl12KlE6lh3H8novwQb7VypCejSY69dTGra7/unv",
+	"+uPPB91Uh7vd5OeDw7//V2tLn/xT91Xrndr7fZeD5dVg+bGsNEylYV5LzOzFFMykuuQF9Usm9BOplZ+N",
+	"JWjkszVq6+ZZFs0zUxjzcSonUVJsw0duzUlf6q4aQnjoDqdkLpWww2yGyT2MnuCY9UAVmdkZbWN0FTAw",
+	"AQ0B1ZNvNj6wX/Y//vD164/newcnOx+/7O81iXWCxRSJm6R/ToUuVFHMZ0+bmTBHZl5Z1JW8e13yDitn",
+	"Z9hLc1JaGbE2zQwY/+i8kqEaa/dxbxe+RrAXyhF6+kKrr+h3+hW9lI418ntGlgcoVMJBGmcj0J0IlbUz",
+	"yLq15q/fAK8GKZLu4MsD4GRkRejzrIu0eP1BK4nDnCsh1syS+Z99/HKwe352/KXu7PXVyzXQxDS9W/gk",
+	"0BkVKglQ1IghgMDsbRGOwgSy1ZRmIXqK21mbU55cGP1YIJLwGPIWAraX0Eyljo+xcEdHuHX7nrtF7H6C",
+	"lIKZAQZmAbK/QP5QuHNx+KTbA+qzI41Iha1+WUqU7KxkIu2xnugpY0ogBtmFNAbHkvlfIqIO8PEgSNNy",
+	"aUE9lY4mbVEBfgGYInNaIyDg2It1qNLIY6ciEZ2U9+Ch/yivyA6YRBQUd6SIPBYNUhB1aCMUvO8MEK5T",
+	"c2I0niORM0Ymsc5ExAYyEim7Wim2kdLT3am+Y2njnXdZN1WDTpf1beM2cQ4g1o12lMa6L/gFoJfRGdcW",
+	"tw5LjNz4N+PsIw64rjDLvE3cHPl8Ia5EtO4AHnKUv8WqfBYgOMIGhwjYFY2suqNQZxxlcMTWr64YD91R",
+	"0/nrqo/JoB17goecQECINhJXSx0Cz7Ja2wPwXKultaFjkNOJFlY/Vob7HJtAuVJ84nNsxRubG8/L7mIJ",
+	"cjhiagCUEoC6wjKlCltDIZ9n2RNbLvU8u2EFuX3r5sJc1taf6TDkwvo5zgLrJzxrq7RXJMsrkiLRqhGO",
+	"E0bfTr8/8Y6Qqt+1z3sWOYG93SJi3LEuLXFG1O2WYV+pZRhfjEU89W6QOjUm5FNuxInZhNaIFU1VjK/w",
+	"rBxfgQn8fwAAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -43,6 +43,12 @@ type Config struct {
 	// Streams keeps streamed replies where every replica reads them
 	// (Redis); nil keeps them in Store.
 	Streams streamlog.Backend
+	// MaxStreamBytes bounds a streamed reply's events; past it the reply
+	// is cut as by a cancel (streamlog.DefaultMaxStreamBytes when 0).
+	MaxStreamBytes int
+	// UnwatchedStream bounds how long a streamed reply runs on with no
+	// client following it on this replica (the provider timeout, 60s).
+	UnwatchedStream time.Duration
 
 	Logger *slog.Logger
 	// Registry receives the service's Prometheus collectors; nil means a new one.

@@ -101,7 +101,8 @@ func New(cfg Config) (*Server, error) {
 	if backend == nil {
 		backend = cfg.Store
 	}
-	s.streams = streamlog.New(streamlog.Config{Backend: backend, Logger: cfg.Logger})
+	s.streams = streamlog.New(streamlog.Config{Backend: backend, Logger: cfg.Logger, MaxStreamBytes: cfg.MaxStreamBytes,
+		Unwatched: cfg.UnwatchedStream})
 	s.handler = s.echo
 	if cfg.Tracing {
 		s.handler = traced(s.echo)

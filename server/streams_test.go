@@ -378,3 +378,45 @@ func TestStreamWithIdempotencyKey(t *testing.T) {
 		t.Errorf("retry of a failed stream: %d %s", res.Code, res.Body)
 	}
 }
+
+// TestStreamCutAtItsSizeBound: a provider that never stops cannot fill
+// memory now that a stream no longer waits for its client: past the
+// bound the reply is cut as by a cancel, and stored partial.
+func TestStreamCutAtItsSizeBound(t *testing.T) {
+	h := newHarness(t, func(c *harnessConfig) { c.MaxStreamBytes = 64 << 10 })
+	frags := make([]string, 100_000)
+	for i := range frags {
+		frags[i] = strings.Repeat("x", 1000)
+	}
+	h.openai.Respond(llmtest.Reply{Fragments: frags})
+	id := h.createAgent(map[string]any{"name": "endless"})
+	res := h.do(request{method: "POST", path: "/v1/agents/" + id + "/messages/stream", key: h.writeKey,
+		body: map[string]any{"text": "go on", "userId": "u"}})
+	events := parseSSE(t, res.Body)
+	done := events[len(events)-1]
+	if done["type"] != "done" || done["partial"] != true || len(res.Body) > 128<<10 {
+		t.Fatalf("%d events, %d bytes, last %v", len(events), len(res.Body), done)
+	}
+	if reply := h.storedReply(t, id, "u"); !reply.Partial || len(reply.Text) > 64<<10 || reply.Text != tokens(events) {
+		t.Errorf("stored %d characters, partial %v; streamed %d", len(reply.Text), reply.Partial, len(tokens(events)))
+	}
+}
+
+// TestUnwatchedStreamIsCut: a reply nobody follows runs on for
+// UnwatchedStream (agentd's provider timeout), then is cut as by a cancel
+// and stored partial.
+func TestUnwatchedStreamIsCut(t *testing.T) {
+	h := newHarness(t, func(c *harnessConfig) { c.UnwatchedStream = 300 * time.Millisecond })
+	h.openai.Respond(llmtest.Reply{Fragments: strings.Fields(strings.Repeat("word ", 100)), FragmentDelay: 50 * time.Millisecond})
+	id := h.createAgent(map[string]any{"name": "abandoned"})
+	ts := httptest.NewServer(h.srv.Handler())
+	defer ts.Close()
+	c := openSSE(t, "POST", ts.URL+"/v1/agents/"+id+"/messages/stream", h.writeKey, map[string]any{"text": "talk", "userId": "u"}, nil)
+	_, start, _ := c.next()
+	c.next()
+	c.close()
+	reply := h.storedReply(t, id, "u")
+	if !reply.Partial || reply.ID != start["messageId"] || len(strings.Fields(reply.Text)) >= 100 {
+		t.Errorf("stored %d words, partial %v", len(strings.Fields(reply.Text)), reply.Partial)
+	}
+}

@@ -23,7 +23,21 @@ type Config struct {
 	// CancelInterval is the gap between two checks for cancels sent by
 	// other replicas (250ms), made only while the Hub runs streams.
 	CancelInterval time.Duration
+	// MaxStreamBytes bounds the events of one stream (DefaultMaxStreamBytes):
+	// a stream that passes it is cancelled, as if a client had asked. A
+	// stream no longer waits for its client, so nothing else stops a
+	// provider that never ends from filling memory and the Backend.
+	MaxStreamBytes int
+	// Unwatched bounds how long a stream runs on with no client following
+	// it on this replica (60s; agentd passes its provider timeout): past
+	// it the stream is cancelled. A client that resumes in time stops the
+	// clock.
+	Unwatched time.Duration
 }
+
+// DefaultMaxStreamBytes is MaxStreamBytes unless configured: far more than
+// a reply of the largest maxTokens, whose events are some 60 bytes a token.
+const DefaultMaxStreamBytes = 4 << 20
 
 // Hub runs the streams of one replica. It is safe for concurrent use.
 type Hub struct {
@@ -52,6 +66,12 @@ func New(cfg Config) *Hub {
 	}
 	if cfg.CancelInterval <= 0 {
 		cfg.CancelInterval = 250 * time.Millisecond
+	}
+	if cfg.MaxStreamBytes <= 0 {
+		cfg.MaxStreamBytes = DefaultMaxStreamBytes
+	}
+	if cfg.Unwatched <= 0 {
+		cfg.Unwatched = time.Minute
 	}
 	h := &Hub{cfg: cfg, owner: "rep_" + rand.Text(), runs: map[string]*Run{},
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
@@ -83,7 +103,8 @@ func (h *Hub) Close(ctx context.Context) {
 // request from any replica calls it). The caller publishes its events and
 // must call End.
 func (h *Hub) Start(k Key, cancel context.CancelFunc) *Run {
-	r := &Run{key: k, cancel: cancel, wake: make(chan struct{}), ended: make(chan struct{})}
+	r := &Run{key: k, cancel: cancel, room: h.cfg.MaxStreamBytes, wake: make(chan struct{}), ended: make(chan struct{})}
+	r.unwatched, r.unwatchedFor = time.AfterFunc(h.cfg.Unwatched, cancel), h.cfg.Unwatched
 	h.running.Add(1)
 	h.mu.Lock()
 	h.runs[k.MessageID] = r
@@ -101,6 +122,7 @@ func (h *Hub) End(r *Run, data []byte, st State) {
 	r.append(data)
 	r.state = State{Done: true, Partial: st.Partial}
 	r.mu.Unlock()
+	r.unwatched.Stop()
 	close(r.ended)
 	h.running.Done()
 }
@@ -269,12 +291,18 @@ type Run struct {
 	cancel context.CancelFunc
 	ended  chan struct{} // closed by End
 
-	mu      sync.Mutex
-	events  []Event
-	state   State
-	wake    chan struct{} // closed, and replaced, at each new event
-	flushed int           // events in the Backend
-	created bool          // the Backend has the stream
+	mu     sync.Mutex
+	events []Event
+	room   int // bytes of events left before the stream is cut
+	state  State
+	// watchers are the local followers; with none, unwatched runs the
+	// clock of Config.Unwatched.
+	watchers     int
+	unwatched    *time.Timer
+	unwatchedFor time.Duration
+	wake         chan struct{} // closed, and replaced, at each new event
+	flushed      int           // events in the Backend
+	created      bool          // the Backend has the stream
 }
 
 // Key is the stream's key.
@@ -287,13 +315,32 @@ func (r *Run) Publish(data []byte) Event {
 	return r.append(data)
 }
 
-// append adds an event; r.mu is held.
+// append adds an event, and cancels the stream once it passes its size
+// bound; r.mu is held.
 func (r *Run) append(data []byte) Event {
+	if r.room -= len(data); r.room < 0 {
+		r.cancel()
+	}
 	e := Event{ID: len(r.events) + 1, Data: data}
 	r.events = append(r.events, e)
 	close(r.wake)
 	r.wake = make(chan struct{})
 	return e
+}
+
+// watch counts a follower in (+1) or out (-1): the first stops the
+// unwatched clock, the last starts it again.
+func (r *Run) watch(n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.watchers += n
+	switch {
+	case r.state.Done:
+	case r.watchers == 0:
+		r.unwatched.Reset(r.unwatchedFor)
+	case r.watchers == n:
+		r.unwatched.Stop()
+	}
 }
 
 // Events returns the stream's events so far.
@@ -374,6 +421,8 @@ func (f *Follower) Each(ctx context.Context, sink Sink) error {
 
 func (f *Follower) eachLocal(ctx context.Context, sink Sink, pings <-chan time.Time) error {
 	r := f.run
+	r.watch(1)
+	defer r.watch(-1)
 	for {
 		r.mu.Lock()
 		var events []Event

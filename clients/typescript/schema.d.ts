@@ -133,8 +133,10 @@ export interface paths {
          *     ordinary JSON error responses.
          *
          *     The reply does not depend on the connection: a client that goes away
-         *     does not stop it; it runs to its end (within the provider timeout) and
-         *     is stored whole. Resume it with `GET
+         *     does not stop it; it runs to its end and is stored whole. Two bounds
+         *     keep an abandoned reply from running forever: one that no client has
+         *     followed for the provider timeout (`AGENTD_PROVIDER_TIMEOUT`), and one
+         *     whose events pass 4 MiB, is cut as a cancel cuts it. Resume it with `GET
          *     /agents/{agentId}/messages/{messageId}/stream` and `Last-Event-ID`,
          *     from any replica; stop it with `POST
          *     /agents/{agentId}/messages/{messageId}/cancel`.

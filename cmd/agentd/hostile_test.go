@@ -21,6 +21,9 @@ import (
 // measured and logged, not asserted: on a loaded CI machine it would flake.
 const normalCap = 2 * time.Second
 
+// unreadReplyTimeout is the provider timeout of the hostile test's agentd.
+const unreadReplyTimeout = 15 * time.Second
+
 // TestHostileClients runs agentd as a process and, while each hostile load
 // goes on, has a normal client list agents for AGENTD_HOSTILE_DURATION (3s):
 // every answer must come, within normalCap, and the p99 is logged. After
@@ -32,7 +35,9 @@ func TestHostileClients(t *testing.T) {
 	db := tempDB(t)
 	key := loadAccount(t, db)
 	openai := llmtest.NewOpenAI(t)
-	p := spawn(t, db, "OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL="+openai.URL)
+	// A stream's reply no longer ends with its client: the provider
+	// timeout ends the replies that never would.
+	p := spawn(t, db, "OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL="+openai.URL, "AGENTD_PROVIDER_TIMEOUT="+unreadReplyTimeout.String())
 	addr := strings.TrimPrefix(p.base, "http://")
 	normal := func(t *testing.T, load string) {
 		t.Helper()
@@ -263,16 +268,16 @@ func unreadStreams(t *testing.T, base, addr, key string, openai *llmtest.Server,
 
 	slow := open(200, 0, llmtest.Reply{Fragments: endless(2048), FragmentDelay: 100 * time.Millisecond})
 	during()
-	// At 20 kB/s a stream takes minutes to fill the kernel's buffers (up
-	// to 4 MiB): ten more streams at full speed (fragments below the
-	// 64 KiB line limit of the provider client) fill them in a moment, and
-	// their writes then fail after server.Config's StreamWriteTimeout
-	// (10s). The limit leaves a margin for a loaded machine.
+	// A reply runs on whether or not its client reads. Ten more at full
+	// speed reach the bound of a stream's size (4 MiB) in a moment and are
+	// cut there, which frees their slots; the limit leaves a margin for a
+	// loaded machine.
 	fast := open(10, 20, llmtest.Reply{Fragments: endless(16 << 10)})
-	freed(ids[20], "10 unread streams at full speed, ended by the stream write timeout", fast.start, 40*time.Second)
-	closing := time.Now()
+	freed(ids[20], "10 unread streams at full speed, cut at the bound of a stream's size", fast.start, 40*time.Second)
 	slow.close()
-	freed(ids[0], "200 unread streams closed by their client", closing, 20*time.Second)
+	// The 200 slow replies go on after their clients stopped following
+	// (each write timed out), for the provider timeout, and are cut then.
+	freed(ids[0], "200 slow replies whose clients closed, ended by the provider timeout", slow.start, unreadReplyTimeout+20*time.Second)
 }
 
 // endless returns a stream's fragments of size bytes each, more than any

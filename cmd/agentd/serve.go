@@ -152,7 +152,7 @@ func (e *env) serve(ctx context.Context, cfg config) error {
 		Counter: lim.counter, Logger: logger, IdempotencyLease: max(2*time.Minute, cfg.LLM.Timeout+time.Minute),
 		Registry: reg, ServeMetrics: ls.metrics == nil, AllowPrivateNetworks: cfg.Webhooks.AllowPrivate,
 		ToolRules: agent.ToolRules{AllowPrivate: cfg.AllowPrivateNetworks, AllowStdio: cfg.MCPStdio}, Recall: memories,
-		Streams: lim.streams(),
+		Streams: lim.streams(), UnwatchedStream: cfg.LLM.Timeout,
 		Tracing: cfg.Tracing.Enabled(),
 	})
 	if err != nil {
