@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -117,10 +118,13 @@ func compactJSON(raw []byte) string {
 }
 
 // transportReason says why a call got no answer, without the URL's
-// credentials or query.
+// credentials or query. A deadline shows in err as a timeout of the
+// connection, which can come a moment before ctx says so.
 func transportReason(ctx context.Context, err error) string {
+	var ne net.Error
 	switch {
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+	case errors.Is(ctx.Err(), context.DeadlineExceeded), errors.Is(err, context.DeadlineExceeded),
+		errors.As(err, &ne) && ne.Timeout():
 		return "the handler did not answer in time"
 	case errors.Is(err, netguard.ErrBlocked):
 		return "the handler's address is not allowed (internal network)"
