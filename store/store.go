@@ -97,9 +97,11 @@ func gormConfig() *gorm.Config {
 		NowFunc:                now,
 		TranslateError:         true,
 		SkipDefaultTransaction: true,
-		// Statements are prepared by a stmtPool (see usePreparedStatements),
-		// not by GORM's PrepareStmt, which re-prepares every statement of
-		// every transaction.
+		// Every query is one of a few dozen shapes: preparing each once per
+		// connection saves re-parsing it on every call. The cap bounds the
+		// cache should a query shape ever vary (e.g. an IN list's length).
+		PrepareStmt:        true,
+		PrepareStmtMaxSize: 512,
 	}
 }
 
@@ -112,9 +114,6 @@ func (s *Store) openPostgres(ctx context.Context, dsn string) error {
 		return wrap("open postgres", err)
 	}
 	sqlDB, err := db.DB()
-	if err == nil {
-		err = usePreparedStatements(db)
-	}
 	if err != nil {
 		return wrap("open postgres", err)
 	}
@@ -177,7 +176,7 @@ func openSQLitePool(dsn string, conns int) (*gorm.DB, error) {
 	sqlDB.SetMaxIdleConns(conns)
 	sqlDB.SetConnMaxLifetime(0)
 	sqlDB.SetConnMaxIdleTime(0)
-	return db, usePreparedStatements(db)
+	return db, nil
 }
 
 // withParams appends query parameters to a SQLite dsn. Parameters already in
@@ -228,11 +227,7 @@ func closeDB(db *gorm.DB) error {
 	if err != nil {
 		return err
 	}
-	var stmtErr error
-	if p, ok := db.ConnPool.(*stmtPool); ok {
-		stmtErr = p.close()
-	}
-	return errors.Join(stmtErr, sqlDB.Close())
+	return sqlDB.Close()
 }
 
 // Ping checks that the database answers, on every pool.
