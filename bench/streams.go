@@ -47,7 +47,7 @@ type streamRun struct {
 // runStreamsOnly is -only streams: the scenario alone, its section printed
 // and put in place of the one in -out.
 func runStreamsOnly(ctx context.Context, o options) error {
-	if err := raiseFileLimit(4*o.streams.streams + 1024); err != nil {
+	if err := raiseFileLimit(2*o.streams.streams + 1024); err != nil {
 		return err
 	}
 	dir, err := os.MkdirTemp("", "agentd-bench-")
@@ -72,8 +72,9 @@ func runStreamsOnly(ctx context.Context, o options) error {
 }
 
 // raiseFileLimit lifts the open files limit to at least n (children
-// inherit it): every stream holds a connection at each end, in agentd
-// two.
+// inherit it): every stream holds two connections in each process, the
+// client's and the provider's here, the API's and the provider's in
+// agentd. Past the hard limit it needs CAP_SYS_RESOURCE.
 func raiseFileLimit(n int) error {
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
