@@ -127,11 +127,11 @@ func (h *Hub) End(r *Run, data []byte, st State) {
 	h.running.Done()
 }
 
-// Follow calls emit with each event of the stream k after the one with id
-// after, then with each new one until the last; it returns when the stream
-// ended, ctx ended or emit failed. A stream this replica runs is followed
-// in memory, another replica's through the Backend. ErrNotFound, before
-// any emit, when the stream is not kept.
+// Follow opens the stream k after the event with id after; the
+// Follower's Each writes the events from there to the last. A stream this
+// replica runs is followed in memory, another replica's through the
+// Backend. ErrNotFound, before anything is written, when the stream is not
+// kept.
 func (h *Hub) Follow(ctx context.Context, k Key, after int) (*Follower, error) {
 	if r := h.local(k); r != nil {
 		return &Follower{run: r, next: after}, nil
