@@ -103,7 +103,8 @@ func (h *Hub) Close(ctx context.Context) {
 // request from any replica calls it). The caller publishes its events and
 // must call End.
 func (h *Hub) Start(k Key, cancel context.CancelFunc) *Run {
-	r := &Run{key: k, cancel: cancel, room: h.cfg.MaxStreamBytes, wake: make(chan struct{}), ended: make(chan struct{})}
+	r := &Run{key: k, cancel: cancel, room: h.cfg.MaxStreamBytes, wake: make(chan struct{}),
+		ended: make(chan struct{}), visible: make(chan struct{})}
 	r.unwatched, r.unwatchedFor = time.AfterFunc(h.cfg.Unwatched, cancel), h.cfg.Unwatched
 	h.running.Add(1)
 	h.mu.Lock()
@@ -290,6 +291,9 @@ type Run struct {
 	key    Key
 	cancel context.CancelFunc
 	ended  chan struct{} // closed by End
+	// visible is closed once the Backend has the stream: from then on a
+	// resume or a cancel sent to any replica finds it.
+	visible chan struct{}
 
 	mu     sync.Mutex
 	events []Event
@@ -374,6 +378,9 @@ func (r *Run) unwritten(owner string) (Batch, int, bool) {
 func (r *Run) written(n int, done bool) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if !r.created {
+		close(r.visible)
+	}
 	r.flushed, r.created = n, true
 	return done && n == len(r.events)
 }
@@ -423,6 +430,13 @@ func (f *Follower) eachLocal(ctx context.Context, sink Sink, pings <-chan time.T
 	r := f.run
 	r.watch(1)
 	defer r.watch(-1)
+	// A client that has an event may resume or cancel on any replica, so
+	// none is emitted before the Backend has the stream (the first flush,
+	// kicked when it starts). An ended stream goes out whole regardless,
+	// so a Backend that cannot be written delays the client, not loses it.
+	if err := wait(ctx, sink, pings, r.visible, r.ended); err != nil {
+		return err
+	}
 	for {
 		r.mu.Lock()
 		var events []Event
@@ -440,18 +454,20 @@ func (f *Follower) eachLocal(ctx context.Context, sink Sink, pings <-chan time.T
 		if done {
 			return nil
 		}
-		if err := wait(ctx, sink, pings, wake); err != nil {
+		if err := wait(ctx, sink, pings, wake, nil); err != nil {
 			return err
 		}
 	}
 }
 
-// wait returns when ready is, pinging sink meanwhile; ctx's error when
-// it ends first, a ping's when one fails.
-func wait[T any](ctx context.Context, sink Sink, pings <-chan time.Time, ready <-chan T) error {
+// wait returns when ready or orReady is (a nil one never is), pinging
+// sink meanwhile; ctx's error when it ends first, a ping's when one fails.
+func wait[T any](ctx context.Context, sink Sink, pings <-chan time.Time, ready <-chan T, orReady <-chan struct{}) error {
 	for {
 		select {
 		case <-ready:
+			return nil
+		case <-orReady:
 			return nil
 		case <-pings:
 			if err := sink.Ping(); err != nil {
@@ -479,7 +495,7 @@ func (f *Follower) eachRemote(ctx context.Context, sink Sink, pings <-chan time.
 		if f.state.Done {
 			return nil
 		}
-		if err := wait(ctx, sink, pings, tick.C); err != nil {
+		if err := wait(ctx, sink, pings, tick.C, nil); err != nil {
 			return err
 		}
 		var err error

@@ -31,3 +31,54 @@ func TestCloseCutsWhatStillRuns(t *testing.T) {
 		t.Fatalf("after Close: %d events, %+v, %v", len(events), state, err)
 	}
 }
+
+// gatedBackend holds every AppendStreams until open is closed.
+type gatedBackend struct {
+	streamlog.Backend
+	open chan struct{}
+}
+
+func (g gatedBackend) AppendStreams(ctx context.Context, batches []streamlog.Batch) error {
+	select {
+	case <-g.open:
+		return g.Backend.AppendStreams(ctx, batches)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// TestNoEventBeforeTheBackendHasTheStream: a client that holds an event
+// may resume or cancel it on another replica, so the starting client gets
+// nothing until the Backend has the stream; from then on the others find
+// it.
+func TestNoEventBeforeTheBackendHasTheStream(t *testing.T) {
+	st := storetest.Open(t, storetest.SQLiteDSN(t))
+	gate := gatedBackend{Backend: st, open: make(chan struct{})}
+	hub := streamlog.New(streamlog.Config{Backend: gate})
+	k := streamlog.Key{AccountID: "acct_1", AgentID: "agent_1", MessageID: "msg_1"}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	run := hub.Start(k, cancel)
+	run.Publish([]byte(`{"type":"start"}`))
+	follower, err := hub.Follow(ctx, k, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan streamlog.Event, 2)
+	go follower.Each(ctx, streamlog.Sink{Emit: func(e streamlog.Event) error { got <- e; return nil }})
+	select {
+	case e := <-got:
+		t.Fatalf("event %d emitted before the Backend had the stream", e.ID)
+	case <-time.After(300 * time.Millisecond):
+	}
+	close(gate.open)
+	e := <-got
+	if _, _, err := st.ReadStream(ctx, k, 0); e.ID != 1 || err != nil {
+		t.Fatalf("first event %d; the Backend answers %v", e.ID, err)
+	}
+	hub.End(run, []byte(`{"type":"done"}`), streamlog.State{})
+	if e := <-got; e.ID != 2 {
+		t.Fatalf("last event %d", e.ID)
+	}
+	hub.Close(ctx)
+}
