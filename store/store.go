@@ -97,16 +97,25 @@ func gormConfig() *gorm.Config {
 		NowFunc:                now,
 		TranslateError:         true,
 		SkipDefaultTransaction: true,
-		// Every query is one of a few dozen shapes: preparing each once per
-		// connection saves re-parsing it on every call. The cap bounds the
-		// cache should a query shape ever vary (e.g. an IN list's length).
-		PrepareStmt:        true,
-		PrepareStmtMaxSize: 512,
 	}
 }
 
+// postgresConfig is gormConfig with GORM's PrepareStmt mode: every query
+// is one of a few dozen shapes, and preparing each once per connection
+// saves re-parsing it on every call. The cap bounds the cache should a
+// query shape ever vary (e.g. an IN list's length). SQLite's pools use a
+// stmtPool instead (see usePreparedStatements); on PostgreSQL one stalled
+// concurrent transactions that lock one row until the statement timeout,
+// for a cause not yet found, so PostgreSQL keeps GORM's mode, which
+// prepares a transaction's statements again in every transaction.
+func postgresConfig() *gorm.Config {
+	c := gormConfig()
+	c.PrepareStmt, c.PrepareStmtMaxSize = true, 512
+	return c
+}
+
 func (s *Store) openPostgres(ctx context.Context, dsn string) error {
-	db, err := gorm.Open(postgres.Open(withStatementTimeout(dsn, s.pool.StatementTimeout)), gormConfig())
+	db, err := gorm.Open(postgres.Open(withStatementTimeout(dsn, s.pool.StatementTimeout)), postgresConfig())
 	if err != nil {
 		return wrap("open postgres", err)
 	}
@@ -176,7 +185,7 @@ func openSQLitePool(dsn string, conns int) (*gorm.DB, error) {
 	sqlDB.SetMaxIdleConns(conns)
 	sqlDB.SetConnMaxLifetime(0)
 	sqlDB.SetConnMaxIdleTime(0)
-	return db, nil
+	return db, usePreparedStatements(db)
 }
 
 // withParams appends query parameters to a SQLite dsn. Parameters already in
@@ -227,7 +236,11 @@ func closeDB(db *gorm.DB) error {
 	if err != nil {
 		return err
 	}
-	return sqlDB.Close()
+	var stmtErr error
+	if p, ok := db.ConnPool.(*stmtPool); ok {
+		stmtErr = p.close()
+	}
+	return errors.Join(stmtErr, sqlDB.Close())
 }
 
 // Ping checks that the database answers, on every pool.
