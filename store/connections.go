@@ -383,15 +383,17 @@ func (s *Store) changedIdle(ctx context.Context, batch []IdleConnection) ([]Idle
 	return changed, nil
 }
 
-// writeIdle writes each idle state unless a live lease holds its row.
+// writeIdle writes each idle state unless a live lease holds its row, and
+// tells the agent's account of each state it changed when it has webhooks.
 func writeIdle(tx *gorm.DB, emit emitFunc, idle []IdleConnection, t time.Time) error {
+	owners, err := agentOwners(tx, idle)
+	if err != nil {
+		return err
+	}
 	for _, c := range idle {
-		var agent agentRow
-		if err := tx.Select("account_id").Take(&agent, "id = ?", c.AgentID).Error; err != nil {
-			if isNotFound(err) {
-				continue
-			}
-			return err
+		owner, ok := owners[c.AgentID]
+		if !ok {
+			continue // deleted since it was read
 		}
 		row := connectionRow{AgentID: ctext(c.AgentID), Platform: ctext(c.Platform), State: string(c.State), Reason: c.Reason, Since: t}
 		res := tx.Clauses(clause.OnConflict{
@@ -404,14 +406,40 @@ func writeIdle(tx *gorm.DB, emit emitFunc, idle []IdleConnection, t time.Time) e
 		if res.Error != nil {
 			return res.Error
 		}
-		if res.RowsAffected == 0 {
+		if res.RowsAffected == 0 || owner.WebhookCount == 0 {
 			continue
 		}
-		err := emit(Event{AccountID: string(agent.AccountID), AgentID: c.AgentID, Type: EventConnectionChanged,
+		err := emit(Event{AccountID: owner.AccountID, AgentID: c.AgentID, Type: EventConnectionChanged,
 			Data: map[string]string{"agentId": c.AgentID, "platform": c.Platform, "state": string(c.State), "reason": c.Reason}})
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// agentOwner is an agent's account and how many webhooks it has.
+type agentOwner struct {
+	AgentID      string
+	AccountID    string
+	WebhookCount int64
+}
+
+// agentOwners reads, in one query, the owners of the agents of idle that
+// still exist. The webhook count is read in the writing transaction: a
+// webhook created while it runs may miss the change, as it would had the
+// change come a moment earlier.
+func agentOwners(tx *gorm.DB, idle []IdleConnection) (map[string]agentOwner, error) {
+	ids := make([]string, len(idle))
+	for i, c := range idle {
+		ids[i] = c.AgentID
+	}
+	var rows []agentOwner
+	err := tx.Table("agents").Select("agents.id AS agent_id, agents.account_id, accounts.webhook_count").
+		Joins("JOIN accounts ON accounts.id = agents.account_id").Where("agents.id IN ?", ids).Scan(&rows).Error
+	owners := make(map[string]agentOwner, len(rows))
+	for _, r := range rows {
+		owners[r.AgentID] = r
+	}
+	return owners, err
 }
