@@ -56,6 +56,9 @@ type options struct {
 	// withLeases adds the connection leases scenario to the whole bench;
 	// without it the report keeps the section of the last measurement.
 	withLeases bool
+	// profile, when set, is the directory agentd's CPU profile of each
+	// workload goes to, taken at the middle concurrency.
+	profile string
 }
 
 func main() {
@@ -91,6 +94,7 @@ func main() {
 	flag.DurationVar(&o.streams.ramp, "stream-ramp", 5*time.Second, "the open streams start evenly over this `duration`")
 	flag.BoolVar(&o.withLeases, "with-leases", false, "add the connection leases scenario (5 to 15 minutes) to the whole bench; "+
 		"without it the report keeps the section -out has")
+	flag.StringVar(&o.profile, "profile", "", "write a CPU profile of agentd for each workload (at the middle of -conns) into `dir`")
 	flag.Parse()
 	o.leases.replicas, o.leases.stopLimit, o.leases.progressEvery = 3, 3*time.Minute, 5*time.Second
 	o.leases.backends = strings.Split(leaseBackends, ",")

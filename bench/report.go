@@ -17,6 +17,7 @@ type report struct {
 	docBytes                   int
 	points                     []point
 	rssKB, rssPeakKB, rssEndKB int
+	syncTook                   time.Duration // the connection supervisor's first sync
 	recall                     []recallPoint
 	leases                     []leaseRun
 }
@@ -138,9 +139,10 @@ func (r *report) write(w io.Writer) error {
 	fmt.Fprintf(&b, "Each point runs %s after %s of warm-up; systems alternate at each concurrency. "+
 		"agentd runs with authentication, validation, rate limits (an enterprise account whose limits never bind), "+
 		"logging at error level and the envelope. Its database holds %d agents in the measured account, %d in the Create-at-scale account, "+
-		"%d messages. The load generator shares the machine, so figures are relative: read the ratios, measured in the same run. "+
+		"%d messages. Measuring starts once the connection supervisor's first sync has stored the state of every seeded agent's "+
+		"platform connections (it took %s). The load generator shares the machine, so figures are relative: read the ratios, measured in the same run. "+
 		"The machine is shared with other work; figures are noisy.\n\n",
-		r.o.dur, r.o.warmup, r.o.agents, r.o.big, r.o.messages)
+		r.o.dur, r.o.warmup, r.o.agents, r.o.big, r.o.messages, r.syncTook.Round(100*time.Millisecond))
 	b.WriteString("| workload | system | conns | req/s | p50 | p99 | errors | × baseline | × floor |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, p := range r.points {
 		ratio := func(sys string) string {

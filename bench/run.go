@@ -188,13 +188,28 @@ func run(ctx context.Context, o options) error {
 	provURL := "http://" + pl.Addr().String() + "/v1"
 
 	// The action handler listens on loopback.
-	agentd, err := start(ctx, []string{"OPENAI_API_KEY=sk-bench", "OPENAI_BASE_URL=" + provURL, "AGENTD_LOG_LEVEL=error",
-		"AGENTD_ALLOW_PRIVATE_NETWORKS=true"},
-		o.agentd, "serve", "--addr", "127.0.0.1:0", "--db", dsn)
+	env := []string{"OPENAI_API_KEY=sk-bench", "OPENAI_BASE_URL=" + provURL, "AGENTD_LOG_LEVEL=error",
+		"AGENTD_ALLOW_PRIVATE_NETWORKS=true"}
+	var prof *profiler
+	if o.profile != "" {
+		prof = &profiler{dir: o.profile}
+		if prof.addr, err = freeAddr(); err != nil {
+			return err
+		}
+		env = append(env, "AGENTD_PPROF_ADDR="+prof.addr)
+	}
+	agentd, err := start(ctx, env, o.agentd, "serve", "--addr", "127.0.0.1:0", "--db", dsn)
 	if err != nil {
 		return err
 	}
 	defer agentd.stop()
+	// Every seeded agent names two platforms it has no credentials for.
+	seeded := o.agents + toolAgents + len(o.conns)*o.small + o.big
+	syncTook, err := awaitConnections(ctx, agentd.base, 2*seeded, 10*time.Minute)
+	if err != nil {
+		return err
+	}
+	logf("the connection supervisor's first sync took %s", syncTook.Round(time.Millisecond))
 	docBytes, err := getSize(ctx, agentd.base+"/v1/agents/"+fx.ids[0], fx.key)
 	if err != nil {
 		return err
@@ -227,7 +242,7 @@ func run(ctx context.Context, o options) error {
 	}
 	defer floor.stop()
 
-	rep := &report{o: o, docBytes: docBytes}
+	rep := &report{o: o, docBytes: docBytes, syncTook: syncTook}
 	measure := func(ws ...workload) {
 		for _, w := range ws {
 			for ci, conns := range o.conns {
@@ -242,9 +257,14 @@ func run(ctx context.Context, o options) error {
 							return func(ctx context.Context, c *http.Client, _ int64) (time.Duration, error) { return do(ctx, c, r) }
 						}
 					}
+					profiled := func() {}
+					if sys.name == "agentd" && conns == o.conns[len(o.conns)/2] {
+						profiled = prof.during(ctx, w.name, o.warmup+o.dur)
+					}
 					res := load(ctx, conns, o.warmup, o.dur, func(ctx context.Context, c *http.Client, i int64) (time.Duration, error) {
 						return fn(sys.req(i))(ctx, c, i)
 					})
+					profiled()
 					rep.add(point{w.name, sys.name, conns, res})
 					logf("%-22s %-9s %3d conns: %8.0f req/s  p50 %-9s p99 %-9s errors %d %v", w.name, sys.name, conns,
 						res.rate(), ms(res.quantile(0.5)), ms(res.quantile(0.99)), res.errs, errText(res.firstErr))
