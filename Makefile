@@ -104,7 +104,8 @@ lint:
 spectral:
 	npx -y @stoplight/spectral-cli@6 lint --fail-severity=error --ruleset .spectral.yaml openapi.yaml
 
-## bench: agentd against a bare Echo server and an Echo+GORM+SQLite floor, in one run; writes bench/results/latest.md
+## bench: agentd against a bare Echo server and an Echo+GORM floor on SQLite (BENCH_DB=postgres: on PostgreSQL), in one run; writes bench/results/latest.md (latest-postgres.md)
+# BENCH_DB=postgres puts agentd and the floor on fresh databases of the -recall-pg server, dropped at the end.
 # BENCH_FLAGS tunes it, e.g. BENCH_FLAGS='-dur 1s -conns 1,16' (go run ./bench -help).
 # BENCH_FLAGS='-only leases' measures the connection leases alone (10,000 bots,
 # 3 replicas, SQLite and PostgreSQL; 5 to 15 minutes) and updates its section.

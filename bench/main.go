@@ -1,9 +1,10 @@
 // Command bench is `make bench`: it measures agentd against the limits of
-// its stack in one run. It starts agentd on a fresh SQLite database seeded
-// with an enterprise account whose limits never bind, a bare Echo server
-// answering same-sized JSON (the HTTP stack's limit), a bare Echo + GORM +
-// SQLite server doing one primary-key read or one insert per request (the
-// storage stack's limit) and an instant OpenAI wire-format provider, then
+// its stack in one run. It starts agentd on a fresh SQLite (or, with -db
+// postgres, PostgreSQL) database seeded with an enterprise account whose
+// limits never bind, a bare Echo server answering same-sized JSON (the HTTP
+// stack's limit), a bare Echo + GORM server on a database of the same kind
+// doing one primary-key read or one insert per request (the storage stack's
+// limit) and an instant OpenAI wire-format provider, then
 // loads them at each concurrency in turn, alternating the systems so drift
 // cancels out, and prints a Markdown report (also written to -out).
 //
@@ -42,10 +43,14 @@ type options struct {
 	small    int // agents of the accounts Create is measured on small
 	messages int // stored messages before the message workloads
 	dir      string
+	// db is the database agentd and the floor run on: "sqlite" or "postgres"
+	// (a fresh database each on the server of recallPG).
+	db string
 	// handler is the URL of the action handler the tool agents call.
 	handler string
-	// recallPG is the PostgreSQL server the recall and leases benches make
-	// their databases on ("" for SQLite only).
+	// recallPG is the PostgreSQL server the recall and leases benches, and
+	// the whole bench with db "postgres", make their databases on ("" for
+	// SQLite only).
 	recallPG string
 	// leases is the connection leases scenario.
 	leases leaseOptions
@@ -79,7 +84,13 @@ func main() {
 	flag.IntVar(&o.small, "small", 1_000, "agents of the accounts Create is measured on small")
 	flag.IntVar(&o.messages, "messages", 100_000, "messages stored before the message workloads")
 	flag.StringVar(&o.recallPG, "recall-pg", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable",
-		"PostgreSQL `DSN` whose server the recall bench makes a fresh database on; empty for SQLite only")
+		"PostgreSQL `DSN` whose server the recall and leases benches (and -db postgres) make fresh databases on; empty for SQLite only")
+	db := os.Getenv("BENCH_DB")
+	if db == "" {
+		db = "sqlite"
+	}
+	flag.StringVar(&o.db, "db", db,
+		"`database` of agentd and the floor: sqlite or postgres (on the -recall-pg server); defaults to $BENCH_DB")
 	flag.IntVar(&o.leases.agents, "leases", 10_000, "agents (each with its own Telegram bot) of the connection leases scenario; 0 skips it")
 	flag.DurationVar(&o.leases.window, "leases-window", time.Minute, "steady-state `duration` measured once every connection is connected")
 	flag.DurationVar(&o.leases.pollTimeout, "leases-poll", 30*time.Second, "Telegram long-poll `timeout` of the leases scenario")
@@ -98,6 +109,12 @@ func main() {
 	flag.Parse()
 	o.leases.replicas, o.leases.stopLimit, o.leases.progressEvery = 3, 3*time.Minute, 5*time.Second
 	o.leases.backends = strings.Split(leaseBackends, ",")
+	outSet := false
+	flag.Visit(func(f *flag.Flag) { outSet = outSet || f.Name == "out" })
+	// The PostgreSQL table has its own default report, beside SQLite's.
+	if o.db == "postgres" && o.only == "" && !outSet {
+		o.out = "bench/results/latest-postgres.md"
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -106,7 +123,11 @@ func main() {
 	case "":
 		switch o.only {
 		case "":
-			if o.conns, err = parseConns(conns); err == nil {
+			if o.db != "sqlite" && o.db != "postgres" {
+				err = fmt.Errorf("-db (BENCH_DB) is %q, not sqlite or postgres", o.db)
+			} else if o.db == "postgres" && o.recallPG == "" {
+				err = errors.New("-db postgres needs the server of -recall-pg")
+			} else if o.conns, err = parseConns(conns); err == nil {
 				err = run(ctx, o)
 			}
 		case "leases":

@@ -15,6 +15,7 @@ import (
 type report struct {
 	o                          options
 	docBytes                   int
+	database                   string // agentd's and the floor's, e.g. "PostgreSQL 15.4 (127.0.0.1)"
 	points                     []point
 	rssKB, rssPeakKB, rssEndKB int
 	syncTook                   time.Duration // the connection supervisor's first sync
@@ -134,8 +135,10 @@ func (r *report) toolStep(conns int) (time.Duration, bool) {
 // write renders the report to w and, when set, to the -out file.
 func (r *report) write(w io.Writer) error {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "# agentd bench: %s\n\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
-	fmt.Fprintf(&b, "Machine: %s. %s.\n\n", machine(), goVersion())
+	product, _, _ := strings.Cut(r.database, " ")
+	fmt.Fprintf(&b, "# agentd bench on %s: %s\n\n", product, time.Now().UTC().Format("2006-01-02 15:04 UTC"))
+	fmt.Fprintf(&b, "Machine: %s. %s. agentd and the floor (Echo + GORM) on %s, a fresh database each; "+
+		"× floor is to that floor.\n\n", machine(), goVersion(), r.database)
 	fmt.Fprintf(&b, "Each point runs %s after %s of warm-up; systems alternate at each concurrency. "+
 		"agentd runs with authentication, validation, rate limits (an enterprise account whose limits never bind), "+
 		"logging at error level and the envelope. Its database holds %d agents in the measured account, %d in the Create-at-scale account, "+

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -162,7 +163,6 @@ func run(ctx context.Context, o options) error {
 	}
 	defer os.RemoveAll(dir)
 	o.dir = dir
-	logf("seeding agentd: %d + %d×%d + %d agents, %d messages", o.agents, len(o.conns), o.small, o.big, o.messages)
 	pctx, stopServers := context.WithCancel(ctx)
 	defer stopServers()
 	hl, err := net.Listen("tcp", "127.0.0.1:0")
@@ -171,8 +171,21 @@ func run(ctx context.Context, o options) error {
 	}
 	serveOn(pctx, hl, http.HandlerFunc(actionHandler))
 	o.handler = "http://" + hl.Addr().String() + "/action"
+	// agentd's database and the floor's: files in dir, or fresh databases
+	// on the PostgreSQL server, dropped when the run ends.
+	dsn, floorDB := filepath.Join(dir, "agentd.db"), filepath.Join(dir, "floor.db")
+	if o.db == "postgres" {
+		for _, db := range []*string{&dsn, &floorDB} {
+			name, drop, err := freshDatabase(ctx, o.recallPG)
+			if err != nil {
+				return fmt.Errorf("create a database on %s: %w", o.recallPG, err)
+			}
+			defer drop()
+			*db = name
+		}
+	}
+	logf("seeding agentd on %s: %d + %d×%d + %d agents, %d messages", o.db, o.agents, len(o.conns), o.small, o.big, o.messages)
 	began := time.Now()
-	dsn := filepath.Join(dir, "agentd.db")
 	fx, err := seedAgentd(ctx, dsn, o)
 	if err != nil {
 		return fmt.Errorf("seed agentd: %w", err)
@@ -223,17 +236,9 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer baseline.stop()
-	floorDB := filepath.Join(dir, "floor.db")
-	fl, err := openFloor(floorDB)
+	rep := &report{o: o, docBytes: docBytes, syncTook: syncTook}
+	floorIDs, err := seedFloor(floorDB, docBytes, o, rep)
 	if err != nil {
-		return err
-	}
-	doc := fixedDocument(docBytes)
-	floorIDs, err := fl.seed("a", doc, o.agents)
-	if err != nil {
-		return err
-	}
-	if _, err := fl.seed("b", agentBody, o.small); err != nil {
 		return err
 	}
 	floor, err := start(ctx, nil, self, "-serve", "floor", "-floor-db", floorDB)
@@ -242,7 +247,6 @@ func run(ctx context.Context, o options) error {
 	}
 	defer floor.stop()
 
-	rep := &report{o: o, docBytes: docBytes, syncTook: syncTook}
 	measure := func(ws ...workload) {
 		for _, w := range ws {
 			for ci, conns := range o.conns {
@@ -343,6 +347,30 @@ func run(ctx context.Context, o options) error {
 		}
 	}
 	return rep.write(os.Stdout)
+}
+
+// seedFloor creates and seeds the floor's database dsn, notes which
+// database it is in rep, and returns the ids of the documents Get reads.
+func seedFloor(dsn string, docBytes int, o options, rep *report) ([]string, error) {
+	fl, err := openFloor(dsn)
+	if err != nil {
+		return nil, err
+	}
+	defer fl.close()
+	if rep.database, err = fl.database(); err != nil {
+		return nil, err
+	}
+	if o.db == "postgres" {
+		if u, err := url.Parse(o.recallPG); err == nil {
+			rep.database += " (" + u.Hostname() + ")"
+		}
+	}
+	ids, err := fl.seed("a", fixedDocument(docBytes), o.agents)
+	if err != nil {
+		return nil, err
+	}
+	_, err = fl.seed("b", agentBody, o.small)
+	return ids, err
 }
 
 // streamCall times a stream request from sending it to reading its first

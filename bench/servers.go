@@ -14,8 +14,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentd/agentd/store"
 	"github.com/labstack/echo/v4"
 	"github.com/oklog/ulid/v2"
+	"gorm.io/driver/postgres"
 	"gorm.io/driver/sqlite"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
@@ -53,17 +55,20 @@ type floorDoc struct {
 	Doc       string    `gorm:"not null"`
 }
 
-// floorServer is the limit of the storage stack: Echo + GORM + SQLite with
-// agentd's pool layout (one writer, a read pool, WAL, prepared statements),
-// one primary-key read or one insert per request, and nothing else.
+// floorServer is the limit of the storage stack: Echo + GORM on agentd's
+// kind of database with agentd's pool layout (SQLite: one writer, a read
+// pool, WAL; PostgreSQL: one pool of store.DefaultPool) and prepared
+// statements, one primary-key read or one insert per request, and nothing
+// else.
 type floorServer struct {
 	w, r *gorm.DB
 }
 
-// openFloor opens (creating) the floor database at path.
-func openFloor(path string) (*floorServer, error) {
-	open := func(params string, conns int) (*gorm.DB, error) {
-		db, err := gorm.Open(sqlite.Open(path+"?"+params), &gorm.Config{
+// openFloor opens (creating) the floor database dsn: a postgres:// or
+// postgresql:// URL, or else a SQLite file path.
+func openFloor(dsn string) (*floorServer, error) {
+	open := func(d gorm.Dialector, p store.Pool) (*gorm.DB, error) {
+		db, err := gorm.Open(d, &gorm.Config{
 			Logger: logger.Discard, SkipDefaultTransaction: true, PrepareStmt: true,
 		})
 		if err != nil {
@@ -73,22 +78,57 @@ func openFloor(path string) (*floorServer, error) {
 		if err != nil {
 			return nil, err
 		}
-		sqlDB.SetMaxOpenConns(conns)
-		sqlDB.SetMaxIdleConns(conns)
+		sqlDB.SetMaxOpenConns(p.MaxOpen)
+		sqlDB.SetMaxIdleConns(p.MaxIdle)
+		sqlDB.SetConnMaxLifetime(p.MaxLifetime)
+		sqlDB.SetConnMaxIdleTime(p.MaxIdleTime)
 		return db, nil
 	}
-	w, err := open("_journal_mode=WAL&_busy_timeout=5000&_txlock=immediate", 1)
+	pg := strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+	wd, wp := sqlite.Open(dsn+"?_journal_mode=WAL&_busy_timeout=5000&_txlock=immediate"), store.Pool{MaxOpen: 1, MaxIdle: 1}
+	if pg {
+		wd, wp = postgres.Open(dsn), store.DefaultPool
+	}
+	w, err := open(wd, wp)
 	if err != nil {
 		return nil, err
 	}
 	if err := w.AutoMigrate(&floorDoc{}); err != nil {
 		return nil, fmt.Errorf("migrate floor db: %w", err)
 	}
-	r, err := open("_busy_timeout=5000&_query_only=1", max(4, runtime.NumCPU()))
+	if pg {
+		return &floorServer{w: w, r: w}, nil
+	}
+	n := max(4, runtime.NumCPU())
+	r, err := open(sqlite.Open(dsn+"?_busy_timeout=5000&_query_only=1"), store.Pool{MaxOpen: n, MaxIdle: n})
 	if err != nil {
 		return nil, err
 	}
 	return &floorServer{w: w, r: r}, nil
+}
+
+// database names the floor's database and its version, e.g. "SQLite
+// 3.46.1" or "PostgreSQL 15.4".
+func (f *floorServer) database() (string, error) {
+	name, query := "SQLite", "SELECT sqlite_version()"
+	if f.w.Dialector.Name() == "postgres" {
+		name, query = "PostgreSQL", "SHOW server_version"
+	}
+	var v string
+	if err := f.w.Raw(query).Scan(&v).Error; err != nil {
+		return "", err
+	}
+	v, _, _ = strings.Cut(v, " ") // PostgreSQL's may go on with the distribution's build
+	return name + " " + v, nil
+}
+
+// close closes the floor's pools.
+func (f *floorServer) close() {
+	for _, db := range []*gorm.DB{f.w, f.r} {
+		if sqlDB, err := db.DB(); err == nil {
+			_ = sqlDB.Close()
+		}
+	}
 }
 
 // seed inserts n documents doc of account and returns their ids.
