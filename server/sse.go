@@ -74,9 +74,13 @@ func (s *Server) startStream(ctx context.Context, t *turn.Turn) *streamlog.Run {
 			return nil
 		})
 		last, st := s.lastEvent(ctx, res, err)
-		s.streams.End(run, s.eventJSON(ctx, last), st)
+		data := s.eventJSON(ctx, last)
 		_, done := last.(gen.StreamDoneEvent)
-		claim.settle(run, done)
+		// The key is settled before any client sees the last event, so a
+		// retry sent on seeing it finds the key answered or free.
+		events := run.Events()
+		claim.settle(append(events, streamlog.Event{ID: len(events) + 1, Data: data}), done)
+		s.streams.End(run, data, st)
 	}()
 	return run
 }

@@ -95,9 +95,10 @@ func takeStreamClaim(ctx context.Context) *streamClaim {
 	return c
 }
 
-// settle stores the stream's events as the key's answer when it ended
-// well (done), and frees the key otherwise, so a retry runs afresh.
-func (c *streamClaim) settle(run *streamlog.Run, ok bool) {
+// settle stores the stream's events, its last included, as the key's
+// answer when it ended well (done), and frees the key otherwise, so a
+// retry runs afresh.
+func (c *streamClaim) settle(events []streamlog.Event, ok bool) {
 	if c == nil {
 		return
 	}
@@ -110,7 +111,7 @@ func (c *streamClaim) settle(run *streamlog.Run, ok bool) {
 		return
 	}
 	var body strings.Builder
-	for _, e := range run.Events() {
+	for _, e := range events {
 		body.WriteString(sseFrame(e))
 	}
 	answer := store.IdempotentAnswer{Status: http.StatusOK, Header: map[string]string{echo.HeaderContentType: "text/event-stream"},

@@ -274,7 +274,7 @@ func TestCancelStreamFromAnotherReplica(t *testing.T) {
 	_, events := c.rest()
 	done := events[len(events)-1]
 	if done["type"] != "done" || done["partial"] != true || done["messageId"] != messageID {
-		t.Fatalf("last event %v", done)
+		t.Fatalf("last event %v; the cancel answered %v", done, answered.Load())
 	}
 	testutil.Eventually(t, "the cancel answered", func() error {
 		if answered.Load() == nil {

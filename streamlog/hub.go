@@ -157,11 +157,29 @@ func (h *Hub) Cancel(ctx context.Context, k Key) (State, error) {
 		}
 		return r.end(), nil
 	}
-	st, err := h.cfg.Backend.RequestStreamCancel(ctx, k)
+	st, err := h.requestCancel(ctx, k)
 	if err != nil || st.Done {
 		return st, err
 	}
 	return h.awaitEnd(ctx, k)
+}
+
+// requestCancel asks the Backend to cancel k. A stream the Backend does
+// not have is asked for again for up to a second: another replica may be
+// writing it still, its first write having lost a race for the database.
+func (h *Hub) requestCancel(ctx context.Context, k Key) (State, error) {
+	deadline := time.Now().Add(time.Second)
+	for {
+		st, err := h.cfg.Backend.RequestStreamCancel(ctx, k)
+		if !errors.Is(err, ErrNotFound) || time.Now().After(deadline) {
+			return st, err
+		}
+		select {
+		case <-ctx.Done():
+			return st, err
+		case <-time.After(h.cfg.PollInterval):
+		}
+	}
 }
 
 // awaitEnd polls the Backend until the stream k ended.
