@@ -81,7 +81,7 @@ func fetchTo(ctx context.Context, url, file string) error {
 func awaitConnections(ctx context.Context, base string, want int, limit time.Duration) (time.Duration, error) {
 	began := time.Now()
 	for {
-		n, err := connectionsOf(ctx, base+"/metrics")
+		n, err := metricSum(ctx, base, "agentd_connections")
 		if err != nil {
 			return 0, err
 		}
@@ -95,9 +95,10 @@ func awaitConnections(ctx context.Context, base string, want int, limit time.Dur
 	}
 }
 
-// connectionsOf sums the agentd_connections gauge of a Prometheus page.
-func connectionsOf(ctx context.Context, url string) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
+// metricSum sums the samples of metric name (every label set) on agentd's
+// /metrics page; 0 when it has none (a gauge with no label set yet).
+func metricSum(ctx context.Context, base, name string) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, "GET", base+"/metrics", nil)
 	if err != nil {
 		return 0, err
 	}
@@ -106,18 +107,18 @@ func connectionsOf(ctx context.Context, url string) (int, error) {
 		return 0, err
 	}
 	defer res.Body.Close()
-	n := 0
+	sum := 0.0
 	sc := bufio.NewScanner(res.Body)
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, "agentd_connections{") {
+		if !strings.HasPrefix(line, name+" ") && !strings.HasPrefix(line, name+"{") {
 			continue
 		}
 		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
 		if err != nil {
-			return 0, fmt.Errorf("%s: %q: %w", url, line, err)
+			return 0, fmt.Errorf("/metrics: %q: %w", line, err)
 		}
-		n += int(v)
+		sum += v
 	}
-	return n, sc.Err()
+	return int(sum), sc.Err()
 }

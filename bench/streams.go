@@ -148,7 +148,7 @@ func benchStreams(ctx context.Context, dir string, o options) (streamRun, error)
 		if r.fullKB, _, err = agentd.rssKB(); err != nil {
 			return r, err
 		}
-		r.goroutines, _ = goroutinesOf(ctx, agentd.base)
+		r.goroutines, _ = metricSum(ctx, agentd.base, "go_goroutines")
 	case <-ctx.Done():
 	}
 	wg.Wait()
@@ -201,27 +201,6 @@ func streamOnce(ctx context.Context, client *http.Client, base, key, agentID str
 		}
 	}
 	return delays, fmt.Errorf("stream ended without done: %v", sc.Err())
-}
-
-// goroutinesOf reads go_goroutines from agentd's metrics.
-func goroutinesOf(ctx context.Context, base string) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, "GET", base+"/metrics", nil)
-	if err != nil {
-		return 0, err
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer res.Body.Close()
-	sc := bufio.NewScanner(res.Body)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "go_goroutines "); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			return int(f), err
-		}
-	}
-	return 0, errors.New("no go_goroutines in /metrics")
 }
 
 // slowProvider is an OpenAI wire-format provider that streams tokens
