@@ -206,6 +206,9 @@ func run(ctx context.Context, o options) error {
 	var prof *profiler
 	if o.profile != "" {
 		prof = &profiler{dir: o.profile}
+		if err := os.MkdirAll(prof.dir, 0o755); err != nil {
+			return err
+		}
 		if prof.addr, err = freeAddr(); err != nil {
 			return err
 		}

@@ -256,10 +256,16 @@ func (p *steadyPlatform) answer(_ context.Context, m Inbound) {
 	}
 }
 
-// countingStore counts the lease writes of the supervisors using it.
+// countingStore counts the lease writes of the supervisors using it, and
+// the agents they read whole.
 type countingStore struct {
 	*store.Store
-	acquires, renewals atomic.Int64
+	acquires, renewals, wholeReads atomic.Int64
+}
+
+func (s *countingStore) AgentsByID(ctx context.Context, ids []string) ([]store.Agent, error) {
+	s.wholeReads.Add(int64(len(ids)))
+	return s.Store.AgentsByID(ctx, ids)
 }
 
 func (s *countingStore) AcquireLease(ctx context.Context, agentID, platform, owner string, ttl time.Duration) (store.Lease, bool, error) {
@@ -357,6 +363,26 @@ func TestLeasesSpreadAcrossReplicas(t *testing.T) {
 	testutil.Eventually(t, "b's share taken over", f.holding(map[string]int{"a": 12}))
 	f.start("c", &steadyPlatform{}, Config{})
 	testutil.Eventually(t, "c takes its share back", f.holding(map[string]int{"a": 6, "c": 6}))
+}
+
+// A changed agent is read whole once, not again by every later check whose
+// window still holds its change.
+func TestChangedAgentIsReadWholeOnce(t *testing.T) {
+	f := newFleet(t, 3)
+	f.start("a", &steadyPlatform{}, Config{})
+	testutil.Eventually(t, "every connection held", f.holding(map[string]int{"a": 3}))
+	time.Sleep(3 * time.Second) // past the overlap of the checks' windows
+	before := f.st.wholeReads.Load()
+	a := f.agents[0]
+	_, _, err := f.st.UpdateAgent(context.Background(), a.AccountID, a.ID,
+		map[string]json.RawMessage{"bio": json.RawMessage(`"changed"`)}, nil, store.AnyVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second) // about 150 checks, each window holding the change for 2s
+	if got := f.st.wholeReads.Load() - before; got != 1 {
+		t.Errorf("the changed agent was read whole %d times, want 1", got)
+	}
 }
 
 // A replica renews all its leases in one statement per interval, and in

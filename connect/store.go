@@ -10,9 +10,12 @@ import (
 // Store is what connections need of persistence; *store.Store implements
 // it. Lease-bound writes return store.ErrLeaseLost once the lease is gone.
 type Store interface {
-	// AgentsChangedSince returns up to limit agents configured at or after
-	// since (all of them for a zero since) whose ids follow after, by id.
-	AgentsChangedSince(ctx context.Context, since time.Time, after string, limit int) ([]store.Agent, error)
+	// AgentVersionsChangedSince returns the ids and versions of up to
+	// limit agents configured at or after since (all of them for a zero
+	// since) whose ids follow after, by id.
+	AgentVersionsChangedSince(ctx context.Context, since time.Time, after string, limit int) ([]store.AgentVersion, error)
+	// AgentsByID returns the agents of ids that still exist.
+	AgentsByID(ctx context.Context, ids []string) ([]store.Agent, error)
 	GetAgent(ctx context.Context, accountID, id string) (store.Agent, error)
 	// Secrets decrypts an agent's settings.secrets; store.ErrSecretUnreadable
 	// when the key cannot open them.

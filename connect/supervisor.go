@@ -108,6 +108,7 @@ type Supervisor struct {
 	mu      sync.Mutex
 	runners map[runnerKey]*runner
 	wake    chan struct{} // see poke
+	applied applied
 }
 
 type runnerKey struct{ agentID, platform string }
@@ -118,7 +119,7 @@ func New(cfg Config) (*Supervisor, error) {
 	if cfg.Store == nil || cfg.Turner == nil {
 		return nil, errors.New("connect: Store and Turner are required")
 	}
-	s := &Supervisor{cfg: cfg, runners: map[runnerKey]*runner{}, wake: make(chan struct{}, 1),
+	s := &Supervisor{cfg: cfg, runners: map[runnerKey]*runner{}, applied: applied{}, wake: make(chan struct{}, 1),
 		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agentd_connection_messages_dropped_total",
 			Help: "Platform messages left unanswered on purpose, by reason: the agent was not answering, the user was over the rate limit or not allowed, an X thread reached its reply cap, or X's listing no longer reached them.",
@@ -163,6 +164,7 @@ func (s *Supervisor) Run(ctx context.Context) error {
 			// Overlap the next window: updatedAt comes from the writing
 			// replica's clock and a write may commit after it was stamped.
 			since = start.Add(-s.cfg.ChangeEvery - 2*time.Second)
+			s.applied.forgetBefore(since)
 			if full {
 				lastFull = start
 			}
@@ -205,16 +207,49 @@ func (s *Supervisor) leave(ctx context.Context) {
 // resync of a large service does not hold every agent in memory.
 const syncPage = 500
 
+// applied remembers the version of each agent a recent sync applied, so
+// that the next syncs, whose windows overlap, read whole only the agents
+// that changed again. Only Run's goroutine touches it.
+type applied map[string]appliedVersion
+
+type appliedVersion struct {
+	version int64
+	at      time.Time
+}
+
+// forgetBefore drops what was applied before t: agents changed before it
+// fall out of the windows still to come.
+func (a applied) forgetBefore(t time.Time) {
+	for id, v := range a {
+		if v.at.Before(t) {
+			delete(a, id)
+		}
+	}
+}
+
 // sync brings the runners in line with the agents changed since since (all
 // of them when full: then runners of agents no longer there are stopped).
+// It reads ids and versions first, and whole only the agents whose version
+// it has not applied yet.
 func (s *Supervisor) sync(ctx context.Context, since time.Time, full bool) error {
 	seen := map[string]bool{}
 	for after := ""; ; {
-		page, err := s.cfg.Store.AgentsChangedSince(ctx, since, after, syncPage)
+		page, err := s.cfg.Store.AgentVersionsChangedSince(ctx, since, after, syncPage)
 		if err != nil {
 			return err
 		}
-		s.apply(ctx, page, seen)
+		var stale []string
+		for _, v := range page {
+			seen[v.ID] = true
+			if a, ok := s.applied[v.ID]; !ok || a.version != v.Version {
+				stale = append(stale, v.ID)
+			}
+		}
+		agents, err := s.cfg.Store.AgentsByID(ctx, stale)
+		if err != nil {
+			return err
+		}
+		s.apply(ctx, agents, !full)
 		if len(page) < syncPage {
 			break
 		}
@@ -234,11 +269,16 @@ func (s *Supervisor) sync(ctx context.Context, since time.Time, full bool) error
 	return nil
 }
 
-// apply brings the runners in line with agents, noting each in seen.
-func (s *Supervisor) apply(ctx context.Context, agents []store.Agent, seen map[string]bool) {
+// apply brings the runners in line with agents, remembering their
+// versions when remember is set (a full resync's are not: it reads every
+// agent, and the next windows only the changed ones).
+func (s *Supervisor) apply(ctx context.Context, agents []store.Agent, remember bool) {
 	var idle []store.IdleConnection
+	now := time.Now()
 	for _, a := range agents {
-		seen[a.ID] = true
+		if remember {
+			s.applied[a.ID] = appliedVersion{a.Version, now}
+		}
 		for _, p := range s.cfg.Platforms {
 			if c := s.applyOne(ctx, a, p); c != nil {
 				idle = append(idle, *c)

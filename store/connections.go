@@ -277,25 +277,45 @@ func orphaned(r connectionRow, now time.Time) bool {
 	return live && (r.LeaseExpiresAt == nil || r.LeaseExpiresAt.Before(now))
 }
 
-// AgentsChangedSince returns up to limit agents whose configuration changed
-// at or after since (UpdatedAt; created agents included), in no account in
-// particular, ordered by id and after the id after ("" for the first page);
-// a zero since pages through every agent. It serves the connection
-// supervisor, which needs all accounts.
-func (s *Store) AgentsChangedSince(ctx context.Context, since time.Time, after string, limit int) ([]Agent, error) {
-	var rows []agentRow
-	q := s.read(ctx).Where("id > ?", after).Order("id").Limit(limit)
+// AgentVersion is an agent's id and version: what the connection
+// supervisor compares with what it applied before it reads an agent whole.
+type AgentVersion struct {
+	ID      string
+	Version int64
+}
+
+// AgentVersionsChangedSince returns the ids and versions of up to limit
+// agents whose configuration changed at or after since (UpdatedAt; created
+// agents included), in no account in particular, ordered by id and after
+// the id after ("" for the first page); a zero since pages through every
+// agent. It serves the connection supervisor, which needs all accounts.
+func (s *Store) AgentVersionsChangedSince(ctx context.Context, since time.Time, after string, limit int) ([]AgentVersion, error) {
+	q := s.read(ctx).Model(&agentRow{}).Select("id", "version").Where("id > ?", after).Order("id").Limit(limit)
 	if !since.IsZero() {
 		q = q.Where("updated_at >= ?", since.UTC())
 	}
-	if err := q.Find(&rows).Error; err != nil {
-		return nil, wrap("agents changed since", err)
+	var out []AgentVersion
+	if err := q.Scan(&out).Error; err != nil {
+		return nil, wrap("agent versions changed since", err)
+	}
+	return out, nil
+}
+
+// AgentsByID returns the agents of ids that still exist, in no account in
+// particular, ordered by id.
+func (s *Store) AgentsByID(ctx context.Context, ids []string) ([]Agent, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var rows []agentRow
+	if err := s.read(ctx).Where("id IN ?", ids).Order("id").Find(&rows).Error; err != nil {
+		return nil, wrap("agents by id", err)
 	}
 	out := make([]Agent, 0, len(rows))
 	for _, r := range rows {
 		a, err := toAgent(r)
 		if err != nil {
-			return nil, wrap("agents changed since", err)
+			return nil, wrap("agents by id", err)
 		}
 		out = append(out, a)
 	}

@@ -264,8 +264,9 @@ func TestSetIdleConnections(t *testing.T) {
 	})
 }
 
-// The supervisor pages through every agent of the service by id.
-func TestAgentsChangedSincePages(t *testing.T) {
+// The supervisor pages through the versions of every agent of the service
+// by id, and reads whole the ones it needs.
+func TestAgentVersionsChangedSincePages(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		acct := mustAccount(t, s, "acme")
@@ -273,9 +274,12 @@ func TestAgentsChangedSincePages(t *testing.T) {
 		want := []string{mustAgent(t, s, acct.ID, "a").ID, mustAgent(t, s, other.ID, "b").ID, mustAgent(t, s, acct.ID, "c").ID}
 		var got []string
 		for after := ""; ; {
-			page, err := s.AgentsChangedSince(ctx, time.Time{}, after, 2)
+			page, err := s.AgentVersionsChangedSince(ctx, time.Time{}, after, 2)
 			mustOK(t, err)
 			for _, a := range page {
+				if a.Version != 1 {
+					t.Errorf("agent %s at version %d, want 1", a.ID, a.Version)
+				}
 				got = append(got, a.ID)
 			}
 			if len(page) < 2 {
@@ -286,10 +290,15 @@ func TestAgentsChangedSincePages(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("paged %v, want %v", got, want)
 		}
-		recent, err := s.AgentsChangedSince(ctx, time.Now().Add(time.Hour), "", 10)
+		recent, err := s.AgentVersionsChangedSince(ctx, time.Now().Add(time.Hour), "", 10)
 		mustOK(t, err)
 		if len(recent) != 0 {
 			t.Errorf("changed in the future: %d agents", len(recent))
+		}
+		whole, err := s.AgentsByID(ctx, []string{want[2], "missing", want[0]})
+		mustOK(t, err)
+		if len(whole) != 2 || whole[0].ID != want[0] || whole[1].ID != want[2] || whole[1].AccountID != acct.ID {
+			t.Errorf("AgentsByID gave %+v, want agents %s and %s", whole, want[0], want[2])
 		}
 	})
 }
