@@ -103,7 +103,7 @@ func (s *Store) CreateAgent(ctx context.Context, a Agent, quota int) (Agent, err
 		if err := tx.Create(&row).Error; err != nil {
 			return err
 		}
-		if err := countOnAccount(tx, a.AccountID, "agent_count", 1); err != nil {
+		if err := countAgents(tx, a.AccountID, 1); err != nil {
 			return err
 		}
 		if acct.WebhookCount == 0 {
@@ -136,8 +136,18 @@ func checkQuota(tx *gorm.DB, accountID string, quota int) (accountRow, error) {
 	return acct, nil
 }
 
+// countAgents adds delta to the account's agent count and moves the
+// version of its set of agents, under which List keeps where its pages
+// start.
+func countAgents(tx *gorm.DB, accountID string, delta int) error {
+	return tx.Model(&accountRow{}).Where("id = ?", accountID).UpdateColumns(map[string]any{
+		"agent_count":       gorm.Expr("agent_count + ?", delta),
+		"agent_set_version": gorm.Expr("agent_set_version + 1"),
+	}).Error
+}
+
 // countOnAccount adds delta to a counter column of the account
-// (agent_count, webhook_count).
+// (webhook_count).
 func countOnAccount(tx *gorm.DB, accountID, column string, delta int) error {
 	return tx.Model(&accountRow{}).Where("id = ?", accountID).
 		UpdateColumn(column, gorm.Expr(column+" + ?", delta)).Error
@@ -182,7 +192,7 @@ func (s *Store) DeleteAgent(ctx context.Context, accountID, id string, ifVersion
 		if err := deleteAgentRows(tx, id); err != nil {
 			return err
 		}
-		if err := countOnAccount(tx, accountID, "agent_count", -1); err != nil {
+		if err := countAgents(tx, accountID, -1); err != nil {
 			return err
 		}
 		// The agent's last event: with it gone, nothing can emit another.

@@ -60,20 +60,14 @@ func (s *Store) ListAgents(ctx context.Context, accountID string, q ListQuery) (
 		db = db.Where("status = ?", string(q.Status))
 	}
 	db = db.Session(&gorm.Session{}) // reusable: the count and the page each clone it
-	total, err := s.countListed(ctx, db, accountID, q)
+	total, setVersion, err := s.countListed(ctx, db, accountID, q)
 	if err != nil {
 		return nil, 0, wrap("list agents", err)
 	}
 	if _, _, past := pageBounds(q.Page, q.Limit, total); past {
 		return []Agent{}, total, nil
 	}
-	dir := " ASC"
-	if q.Desc {
-		dir = " DESC"
-	}
-	var rows []agentRow
-	err = db.Select(summaryColumns).Order(col + dir).Order("id" + dir).
-		Offset((q.Page - 1) * q.Limit).Limit(q.Limit).Find(&rows).Error
+	rows, err := s.listPage(db, col, accountID, q, setVersion)
 	if err != nil {
 		return nil, 0, wrap("list agents", err)
 	}
@@ -88,23 +82,63 @@ func (s *Store) ListAgents(ctx context.Context, accountID string, q ListQuery) (
 	return agents, total, nil
 }
 
-// countListed returns how many agents match q: the account's agent counter
-// when every status is listed (one primary-key read), else a count over the
-// (account_id, status) index.
-func (s *Store) countListed(ctx context.Context, filtered *gorm.DB, accountID string, q ListQuery) (int64, error) {
+// listPage reads the rows of page q ordered by col. The default listing
+// (every status, by createdAt) starts from the page's first agent when
+// pageStarts knows it, and reads one agent more to leave the next page's
+// start there.
+func (s *Store) listPage(db *gorm.DB, col, accountID string, q ListQuery, setVersion int64) ([]agentRow, error) {
+	dir, from := " ASC", ">="
+	if q.Desc {
+		dir, from = " DESC", "<="
+	}
+	offset := (q.Page - 1) * q.Limit
+	page := db.Select(summaryColumns).Order(col + dir).Order("id" + dir)
+	starts := q.Status == "" && q.SortBy == SortCreatedAt
+	if !starts {
+		var rows []agentRow
+		err := page.Offset(offset).Limit(q.Limit).Find(&rows).Error
+		return rows, err
+	}
+	key := pageKey{accountID, q.Desc, offset}
+	start, known := s.starts.get(key, setVersion)
+	if known {
+		page = page.Where("(created_at, id) "+from+" (?, ?)", start.createdAt, start.id)
+	} else {
+		page = page.Offset(offset)
+	}
+	rows := make([]agentRow, 0, q.Limit+1)
+	if err := page.Limit(q.Limit + 1).Find(&rows).Error; err != nil {
+		return nil, err
+	}
+	if !known && offset > 0 && len(rows) > 0 {
+		s.starts.put(key, pageStart{setVersion, rows[0].CreatedAt, string(rows[0].ID)})
+	}
+	if len(rows) > q.Limit {
+		next := rows[q.Limit]
+		s.starts.put(pageKey{accountID, q.Desc, offset + q.Limit}, pageStart{setVersion, next.CreatedAt, string(next.ID)})
+		rows = rows[:q.Limit]
+	}
+	return rows, nil
+}
+
+// countListed returns how many agents match q and the version of the
+// account's set of agents: the account's agent counter when every status
+// is listed (one primary-key read), else a count over the (account_id,
+// status) index (and no version: only the default listing uses it).
+func (s *Store) countListed(ctx context.Context, filtered *gorm.DB, accountID string, q ListQuery) (int64, int64, error) {
 	var total int64
 	if q.Status != "" {
 		err := filtered.Count(&total).Error
-		return total, err
+		return total, 0, err
 	}
 	var acct accountRow
-	if err := s.read(ctx).Select("agent_count").Take(&acct, "id = ?", accountID).Error; err != nil {
+	if err := s.read(ctx).Select("agent_count", "agent_set_version").Take(&acct, "id = ?", accountID).Error; err != nil {
 		if isNotFound(err) {
-			return 0, nil // an unknown account has no agents, as the count said
+			return 0, 0, nil // an unknown account has no agents, as the count said
 		}
-		return 0, err
+		return 0, 0, err
 	}
-	return acct.AgentCount, nil
+	return acct.AgentCount, acct.AgentSetVersion, nil
 }
 
 // normalizeListQuery applies the defaults of ListQuery.

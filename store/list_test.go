@@ -93,6 +93,64 @@ func TestListAgentsSortAndPaginate(t *testing.T) {
 	})
 }
 
+// Pages of the default listing start where the page before left them,
+// tied creation times included, and only while the account's set of
+// agents is the one they were read from.
+func TestListAgentsPageStarts(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		accountID, agents := listFixture(t, s)
+		walk := func(t *testing.T, desc bool, want []string) {
+			t.Helper()
+			for pass := range 2 { // the second pass starts every page from its known start
+				var got []string
+				for page := 1; page <= 3; page++ {
+					list, _, err := s.ListAgents(ctx, accountID, ListQuery{Page: page, Limit: 3, Desc: desc})
+					mustOK(t, err)
+					for _, a := range list {
+						got = append(got, a.ID)
+					}
+				}
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Errorf("pass %d, desc=%v\n got  %v\n want %v", pass, desc, got, want)
+				}
+			}
+		}
+		for _, desc := range []bool{false, true} {
+			walk(t, desc, expectedOrder(agents, SortCreatedAt, desc))
+			want := expectedOrder(agents, SortCreatedAt, desc)
+			var acct accountRow
+			mustOK(t, s.r.Take(&acct, "id = ?", accountID).Error)
+			start, ok := s.starts.get(pageKey{accountID, desc, 3}, acct.AgentSetVersion)
+			if !ok || start.id != want[3] {
+				t.Fatalf("desc=%v: the start of page 2 is %+v (%v), want agent %s", desc, start, ok, want[3])
+			}
+		}
+		// A start kept for the current set is where the page begins.
+		var acct accountRow
+		mustOK(t, s.r.Take(&acct, "id = ?", accountID).Error)
+		want := expectedOrder(agents, SortCreatedAt, false)
+		byID := map[string]Agent{}
+		for _, a := range agents {
+			byID[a.ID] = a
+		}
+		s.starts.put(pageKey{accountID, false, 3}, pageStart{acct.AgentSetVersion, byID[want[5]].CreatedAt, want[5]})
+		list, _, err := s.ListAgents(ctx, accountID, ListQuery{Page: 2, Limit: 3})
+		mustOK(t, err)
+		if len(list) != 2 || list[0].ID != want[5] {
+			t.Errorf("page 2 from a start at agent %s: %d agents, first %v", want[5], len(list), list)
+		}
+		// Creating or deleting an agent moves the set: the starts kept
+		// before are not used, on this replica or any other.
+		_, err = s.DeleteAgent(ctx, accountID, agents[0].ID, AnyVersion)
+		mustOK(t, err)
+		agents = append(agents[1:], mustAgent(t, s, accountID, "frank"))
+		for _, desc := range []bool{false, true} {
+			walk(t, desc, expectedOrder(agents, SortCreatedAt, desc))
+		}
+	})
+}
+
 func TestListAgentsFilterAndBounds(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
@@ -146,6 +204,17 @@ func TestListAgentsUsesIndexes(t *testing.T) {
 		if !strings.Contains(text, "USING INDEX idx_agents_account_") || strings.Contains(text, "TEMP B-TREE") {
 			t.Errorf("sort by %s does not use its index: %s", col, text)
 		}
+	}
+	var plan []struct {
+		ID, Parent, Notused int
+		Detail              string
+	}
+	q := "EXPLAIN QUERY PLAN SELECT * FROM agents WHERE account_id = 'a' AND (created_at, id) >= ('x', 'y') ORDER BY created_at, id LIMIT 21"
+	mustOK(t, s.r.Raw(q).Scan(&plan).Error)
+	t.Logf("from a start: %v", plan)
+	if text := fmt.Sprint(plan); !strings.Contains(text, "idx_agents_account_created (account_id=? AND (created_at,id)>(?,?))") &&
+		!strings.Contains(text, "idx_agents_account_created (account_id=? AND created_at>?)") {
+		t.Errorf("a page from its start is not a range of the index: %s", text)
 	}
 }
 

@@ -37,6 +37,9 @@ type accountRow struct {
 	// webhook create and delete transactions: Create Agent skips looking
 	// for webhooks to notify when it is 0.
 	WebhookCount int64 `gorm:"not null;default:0"`
+	// AgentSetVersion moves with every agent created or deleted in the
+	// account: List's page starts are kept under it (see pageStarts).
+	AgentSetVersion int64 `gorm:"not null;default:0"`
 
 	Keys   []keyRow   `gorm:"foreignKey:AccountID;constraint:OnDelete:CASCADE"`
 	Agents []agentRow `gorm:"foreignKey:AccountID;constraint:OnDelete:CASCADE"`

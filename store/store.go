@@ -48,6 +48,7 @@ type Store struct {
 	auth     *authCache       // what Authenticate read, for AuthCacheTTL
 	tracing  bool             // statements are spans (WithTracing)
 	getDoc   *sql.Stmt        // GetAgentDocument's read, prepared on r
+	starts   *pageStarts      // where ListAgents' pages start
 }
 
 // Open opens the database named by dsn and migrates its schema. A dsn that
@@ -57,7 +58,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	if strings.TrimSpace(dsn) == "" {
 		return nil, wrap("open", invalidf("empty database name"))
 	}
-	s := &Store{now: now, wake: make(chan struct{}, 1), auth: newAuthCache(), pool: DefaultPool}
+	s := &Store{now: now, wake: make(chan struct{}, 1), auth: newAuthCache(), starts: newPageStarts(), pool: DefaultPool}
 	for _, opt := range opts {
 		opt(s)
 	}
