@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentd/agentd/llm/llmtest"
 	"github.com/agentd/agentd/store"
@@ -133,6 +134,9 @@ func testExportImportWithBundle(t *testing.T, h *harness) {
 		{"text": "just me", "userId": "bob"},
 		{"text": "me too", "userId": "bob", "roomId": "lobby"},
 	} {
+		// Times are kept to the millisecond: the lobby's last message
+		// must be later than bob's, not tied with it, for the order below.
+		time.Sleep(2 * time.Millisecond)
 		if res := h.send(id, m); res.Code != http.StatusOK {
 			t.Fatalf("send %v: %d %s", m, res.Code, res.Body)
 		}
