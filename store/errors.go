@@ -167,6 +167,8 @@ func wrap(op string, err error) error {
 		return fmt.Errorf("store: %s: %w", op, ErrNotFound)
 	case errors.Is(err, gorm.ErrDuplicatedKey):
 		return fmt.Errorf("store: %s: %w", op, ErrConflict)
+	case errors.Is(err, errVersionMoved):
+		return fmt.Errorf("store: %s: %w", op, errVersionMoved)
 	case errors.Is(err, context.Canceled):
 		return fmt.Errorf("store: %s: %w", op, context.Canceled)
 	case errors.Is(err, context.DeadlineExceeded):

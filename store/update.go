@@ -3,10 +3,12 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sort"
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 )
 
 // UpdateAgent replaces each member of fields whole in the agent id of
@@ -39,59 +41,124 @@ func (s *Store) UpdateAgent(ctx context.Context, accountID, id string, fields ma
 	if status != nil && !status.Valid() {
 		return Agent{}, nil, wrap("update agent", invalidf("unknown status %q", *status))
 	}
-	var out Agent
-	changes := []string{}
-	err = s.writeEvents(ctx, "update agent", func(tx *gorm.DB, emit emitFunc) error {
-		changes = changes[:0]
-		row, err := lockAgent(tx, "id = ? AND account_id = ?", id, accountID)
-		if err != nil {
+	u := agentUpdate{s: s, accountID: accountID, id: id, in: in, status: status, ifVersion: ifVersion}
+	for range optimisticUpdates {
+		if err := u.plan(s.read(ctx)); err != nil || !u.write {
+			return u.result(wrap("update agent", err))
+		}
+		err := s.writeEvents(ctx, "update agent", u.save)
+		if !errors.Is(err, errVersionMoved) {
+			return u.result(err)
+		}
+	}
+	// The agent kept changing between the read and the write: this time
+	// read it under the write's lock.
+	return u.result(s.writeEvents(ctx, "update agent", func(tx *gorm.DB, emit emitFunc) error {
+		if err := u.plan(tx.Clauses(clause.Locking{Strength: "UPDATE"})); err != nil || !u.write {
 			return err
 		}
-		if err := checkVersion(row.Version, ifVersion); err != nil {
-			return err
-		}
-		from := Status(row.Status)
-		stored, err := decodeFields(row.Fields)
-		if err != nil {
-			return err
-		}
-		view, err := s.openView(stored, id)
-		if err != nil {
-			return err
-		}
-		if err := resolveSecrets(in, view); err != nil {
-			return err
-		}
-		changes = append(changes, mergeFields(view, in)...)
-		t := s.now()
-		if status != nil && transition(&row, *status, t) {
-			changes = append(changes, "status")
-		}
-		sort.Strings(changes)
-		if len(changes) > 0 || s.hasPlainSecrets(stored) {
-			if len(changes) > 0 {
-				row.UpdatedAt, row.Version = t, row.Version+1
-			}
-			if stored, err = s.sealAll(view, id); err != nil {
-				return err
-			}
-			if err := setFields(&row, stored); err != nil {
-				return err
-			}
-			if err := renderRow(&row, stored); err != nil {
-				return err
-			}
-			if err := saveAgent(tx, &row); err != nil {
-				return err
-			}
-		}
-		out = toAgentFields(row, stored)
-		return emitUpdate(emit, out, from, changes)
-	})
+		return u.save(tx, emit)
+	}))
+}
+
+// optimisticUpdates bounds how often UpdateAgent reads the agent outside
+// the write transaction before it reads it under the write's lock.
+const optimisticUpdates = 3
+
+// errVersionMoved says the agent changed after an update read it.
+var errVersionMoved = errors.New("the agent changed while it was being updated")
+
+// agentUpdate is one UpdateAgent. plan reads the agent and works out the
+// new row outside the write transaction; save writes it only if the
+// agent's version is still the one read (errVersionMoved otherwise). The
+// single SQLite writer, and PostgreSQL's row lock, are held for one UPDATE,
+// not for decoding, merging and rendering.
+type agentUpdate struct {
+	s         *Store
+	accountID string
+	id        string
+	in        map[string]json.RawMessage
+	status    *Status
+	ifVersion int64
+
+	row     agentRow // the agent as it will be
+	read    int64    // its version when read
+	from    Status   // its status when read
+	stored  map[string]json.RawMessage
+	changes []string
+	write   bool
+}
+
+// plan reads the agent through db and works out the update.
+func (u *agentUpdate) plan(db *gorm.DB) error {
+	u.row = agentRow{}
+	if err := db.Take(&u.row, "id = ? AND account_id = ?", u.id, u.accountID).Error; err != nil {
+		return err
+	}
+	if err := checkVersion(u.row.Version, u.ifVersion); err != nil {
+		return err
+	}
+	u.read, u.from = u.row.Version, Status(u.row.Status)
+	var err error
+	u.stored, u.changes, u.write, err = u.s.mergeUpdate(&u.row, u.in, u.status)
+	return err
+}
+
+// save writes the planned row unless the agent moved since it was read.
+func (u *agentUpdate) save(tx *gorm.DB, emit emitFunc) error {
+	res := tx.Model(&agentRow{}).Where("id = ? AND version = ?", u.id, u.read).Updates(updatedColumns(&u.row, u.from))
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return errVersionMoved
+	}
+	return emitUpdate(emit, toAgentFields(u.row, u.stored), u.from, u.changes)
+}
+
+// result is what UpdateAgent returns once the update ended with err.
+func (u *agentUpdate) result(err error) (Agent, []string, error) {
 	if err != nil {
 		return Agent{}, nil, err
 	}
-	return out, changes, nil
+	return toAgentFields(u.row, u.stored), u.changes, nil
+}
+
+// mergeUpdate applies in and status to row and returns its fields as
+// stored (secrets sealed), the names of what changed, sorted, and whether
+// row must be written: something changed, or secrets stored before the key
+// was set are to be sealed now.
+func (s *Store) mergeUpdate(row *agentRow, in map[string]json.RawMessage, status *Status) (map[string]json.RawMessage, []string, bool, error) {
+	stored, err := decodeFields(row.Fields)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	view, err := s.openView(stored, string(row.ID))
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if err := resolveSecrets(in, view); err != nil {
+		return nil, nil, false, err
+	}
+	changes := append([]string{}, mergeFields(view, in)...)
+	t := s.now()
+	if status != nil && transition(row, *status, t) {
+		changes = append(changes, "status")
+	}
+	sort.Strings(changes)
+	if len(changes) == 0 && !s.hasPlainSecrets(stored) {
+		return stored, changes, false, nil
+	}
+	if len(changes) > 0 {
+		row.UpdatedAt, row.Version = t, row.Version+1
+	}
+	if stored, err = s.sealAll(view, string(row.ID)); err != nil {
+		return nil, nil, false, err
+	}
+	if err := setFields(row, stored); err != nil {
+		return nil, nil, false, err
+	}
+	return stored, changes, true, renderRow(row, stored)
 }
 
 // emitUpdate emits agent.updated when something changed, and
@@ -222,9 +289,19 @@ func saveStatus(tx *gorm.DB, row *agentRow) error {
 	return tx.Model(&agentRow{}).Where("id = ?", row.ID).Updates(statusColumns(row)).Error
 }
 
-// saveAgent writes every mutable column of row.
-func saveAgent(tx *gorm.DB, row *agentRow) error {
-	cols := statusColumns(row)
+// updatedColumns are the columns an update of row writes: its fields, and
+// its status columns when its status moved from from. An update that
+// leaves the status alone leaves them alone too, so a cool-down set by
+// MarkAgentError meanwhile, which keeps the version, stays.
+func updatedColumns(row *agentRow, from Status) map[string]any {
+	cols := map[string]any{
+		"version":      row.Version,
+		"document":     row.Document,
+		"document_rev": row.DocumentRev,
+	}
+	if Status(row.Status) != from {
+		cols = statusColumns(row)
+	}
 	cols["name"] = row.Name
 	cols["model_provider"] = row.ModelProvider
 	cols["model"] = row.Model
@@ -232,7 +309,7 @@ func saveAgent(tx *gorm.DB, row *agentRow) error {
 	cols["fields"] = row.Fields
 	cols["clients"] = row.Clients
 	cols["updated_at"] = row.UpdatedAt
-	return tx.Model(&agentRow{}).Where("id = ?", row.ID).Updates(cols).Error
+	return cols
 }
 
 // statusColumns are the columns a status change writes. Updates with a map

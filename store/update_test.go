@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 )
@@ -89,6 +90,48 @@ func TestUpdateAgentRejects(t *testing.T) {
 		mustOK(t, err)
 		if got.Name != "eliza" {
 			t.Errorf("rejected update was stored: %+v", got)
+		}
+	})
+}
+
+// Concurrent updates of one agent, each of its own member, lose none of
+// each other's changes: an update whose read was overtaken starts over.
+func TestConcurrentUpdatesLoseNothing(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		acct := mustAccount(t, s, "acme")
+		a := mustAgent(t, s, acct.ID, "eliza")
+		members := []string{"bio", "lore", "topics", "adjectives", "postExamples", "system"}
+		const rounds = 8
+		var wg sync.WaitGroup
+		for _, m := range members {
+			wg.Go(func() {
+				for r := range rounds {
+					value := fmt.Sprintf(`["%s %d"]`, m, r)
+					if m == "system" {
+						value = fmt.Sprintf(`"%s %d"`, m, r)
+					}
+					_, changes, err := s.UpdateAgent(ctx, acct.ID, a.ID, map[string]json.RawMessage{m: json.RawMessage(value)}, nil, AnyVersion)
+					if err != nil || len(changes) != 1 {
+						t.Errorf("update %s round %d: changes %v, %v", m, r, changes, err)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		got, err := s.GetAgent(ctx, acct.ID, a.ID)
+		mustOK(t, err)
+		for _, m := range members {
+			want := fmt.Sprintf(`["%s %d"]`, m, rounds-1)
+			if m == "system" {
+				want = fmt.Sprintf(`"%s %d"`, m, rounds-1)
+			}
+			if string(got.Fields[m]) != want {
+				t.Errorf("%s = %s, want %s", m, got.Fields[m], want)
+			}
+		}
+		if want := int64(1 + len(members)*rounds); got.Version != want {
+			t.Errorf("version %d after %d changes, want %d", got.Version, len(members)*rounds, want)
 		}
 	})
 }
