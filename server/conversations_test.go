@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -45,6 +46,19 @@ func (h *harness) items(res response) []map[string]any {
 	return out
 }
 
+// sendApart sends each message to agent id in turn, at least two
+// milliseconds apart: times are kept to the millisecond, and conversations
+// are ordered by their last message's.
+func (h *harness) sendApart(id string, msgs ...map[string]any) {
+	h.t.Helper()
+	for _, m := range msgs {
+		time.Sleep(2 * time.Millisecond)
+		if res := h.send(id, m); res.Code != http.StatusOK {
+			h.t.Fatalf("send %v: %d %s", m, res.Code, res.Body)
+		}
+	}
+}
+
 func field(items []map[string]any, name string) string {
 	var out []string
 	for _, it := range items {
@@ -60,16 +74,11 @@ func TestConversationsThroughTheAPI(t *testing.T) {
 func testConversationsThroughTheAPI(t *testing.T, h *harness) {
 	h.openai.Respond(llmtest.Reply{Text: "noted", PromptTokens: 5, CompletionTokens: 3})
 	id := h.createAgent(map[string]any{"name": "host"})
-	for _, m := range []map[string]any{
-		{"text": "hi all", "userId": "ann", "roomId": "lobby"},
-		{"text": "just me", "userId": "bob"},
-		{"text": "me too", "userId": "bob", "roomId": "lobby"},
-		{"text": "anonymous"},
-	} {
-		if res := h.send(id, m); res.Code != 200 {
-			t.Fatalf("send %v: %d %s", m, res.Code, res.Body)
-		}
-	}
+	h.sendApart(id,
+		map[string]any{"text": "hi all", "userId": "ann", "roomId": "lobby"},
+		map[string]any{"text": "just me", "userId": "bob"},
+		map[string]any{"text": "me too", "userId": "bob", "roomId": "lobby"},
+		map[string]any{"text": "anonymous"})
 	base := "/v1/agents/" + id + "/conversations"
 	all := h.items(h.get(base))
 	if got := field(all, "kind"); got != "room,direct" {

@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentd/agentd/llm/llmtest"
 	"github.com/agentd/agentd/store"
@@ -129,18 +128,10 @@ func TestExportImportWithBundle(t *testing.T) {
 func testExportImportWithBundle(t *testing.T, h *harness) {
 	h.openai.Respond(llmtest.Reply{Text: "noted"})
 	id := h.createAgent(map[string]any{"name": "Mover", "deleteProtection": true})
-	for _, m := range []map[string]any{
-		{"text": "hi all", "userId": "ann", "roomId": "lobby"},
-		{"text": "just me", "userId": "bob"},
-		{"text": "me too", "userId": "bob", "roomId": "lobby"},
-	} {
-		// Times are kept to the millisecond: the lobby's last message
-		// must be later than bob's, not tied with it, for the order below.
-		time.Sleep(2 * time.Millisecond)
-		if res := h.send(id, m); res.Code != http.StatusOK {
-			t.Fatalf("send %v: %d %s", m, res.Code, res.Body)
-		}
-	}
+	h.sendApart(id,
+		map[string]any{"text": "hi all", "userId": "ann", "roomId": "lobby"},
+		map[string]any{"text": "just me", "userId": "bob"},
+		map[string]any{"text": "me too", "userId": "bob", "roomId": "lobby"})
 	for _, m := range []map[string]any{{"text": "Likes tea", "userId": "ann"}, {"text": "Speaks French"}} {
 		if res := h.do(request{method: "POST", path: "/v1/agents/" + id + "/memories", key: h.writeKey, body: m}); res.Code != http.StatusCreated {
 			t.Fatalf("memory: %d %s", res.Code, res.Body)
