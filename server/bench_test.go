@@ -123,7 +123,7 @@ func BenchmarkValidateCreateBody(b *testing.B) {
 	for b.Loop() {
 		req := httptest.NewRequest("POST", "/v1/agents", bytes.NewReader(raw))
 		req.Header.Set("Content-Type", "application/json")
-		route, params, err := h.srv.router.FindRoute(req)
+		route, params, err := h.srv.routes.router.FindRoute(req)
 		if err != nil {
 			b.Fatal(err)
 		}

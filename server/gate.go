@@ -36,7 +36,7 @@ func principalFrom(ctx context.Context) store.Principal {
 func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
-		route, pathParams, err := s.router.FindRoute(req)
+		route, pathParams, err := s.routes.find(c)
 		if err != nil {
 			if errors.Is(err, routers.ErrMethodNotAllowed) {
 				return errMethodNotAllowed

@@ -16,8 +16,6 @@ import (
 	"github.com/agentd/agentd/streamlog"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
-	"github.com/getkin/kin-openapi/routers"
-	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -26,7 +24,7 @@ import (
 // model providers.
 type Server struct {
 	cfg    Config
-	router routers.Router
+	routes *specRoutes
 	// validation are the request validator's options, built once;
 	// selfReadValidation the same without the body (selfReadBodies).
 	validation, selfReadValidation *openapi3filter.Options
@@ -60,9 +58,9 @@ func New(cfg Config) (*Server, error) {
 	if err := checkEndpointLimits(spec, endpointLimits); err != nil {
 		return nil, err
 	}
-	router, err := gorillamux.NewRouter(spec)
+	routes, err := newSpecRoutes(spec)
 	if err != nil {
-		return nil, fmt.Errorf("server: build spec router: %w", err)
+		return nil, err
 	}
 	metrics, err := newServerMetrics(cfg.Registry)
 	if err != nil {
@@ -76,7 +74,7 @@ func New(cfg Config) (*Server, error) {
 	if !maps.EqualFunc(members.empty, agent.EmptyMembers(), func(a, b json.RawMessage) bool { return bytes.Equal(a, b) }) {
 		return nil, fmt.Errorf("server: the contract's empty agent members %v are not agent.EmptyMembers", members.empty)
 	}
-	s := &Server{cfg: cfg, router: router, metrics: metrics, members: members, validation: &openapi3filter.Options{
+	s := &Server{cfg: cfg, routes: routes, metrics: metrics, members: members, validation: &openapi3filter.Options{
 		// The gate authenticates before validating; the spec's bearerAuth
 		// scheme is documentation for the validator.
 		AuthenticationFunc: openapi3filter.NoopAuthenticationFunc,
