@@ -49,6 +49,16 @@ func (p *profiler) during(ctx context.Context, name string, d time.Duration) fun
 	return func() { <-done }
 }
 
+// heap writes agentd's heap profile into dir/heap.pprof.
+func (p *profiler) heap(ctx context.Context) {
+	if p == nil {
+		return
+	}
+	if err := fetchTo(ctx, "http://"+p.addr+"/debug/pprof/heap", filepath.Join(p.dir, "heap.pprof")); err != nil {
+		logf("heap profile: %v", err)
+	}
+}
+
 // fetchTo writes the body of GET url to file.
 func fetchTo(ctx context.Context, url, file string) error {
 	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)

@@ -226,6 +226,9 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	logf("the connection supervisor's first sync took %s", syncTook.Round(time.Millisecond))
+	if now, peak, err := agentd.rssKB(); err == nil {
+		logf("agentd's RSS after the first sync: %.1f MB, peak %.1f MB", float64(now)/1024, float64(peak)/1024)
+	}
 	docBytes, err := getSize(ctx, agentd.base+"/v1/agents/"+fx.ids[0], fx.key)
 	if err != nil {
 		return err
@@ -329,6 +332,7 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
+	prof.heap(ctx)
 	createBody := func(key, url string) func(int64) request {
 		return func(int64) request { return request{method: "POST", url: url, key: key, want: 201, body: agentBody} }
 	}

@@ -12,7 +12,7 @@ import (
 // providerRequest shapes the provider call from the agent's character, the
 // conversation's recent history and the message.
 func (s *Service) providerRequest(ctx context.Context, t *Turn) (llm.Request, error) {
-	ch := llm.CharacterFrom(t.agent.Fields)
+	ch := s.chars.of(t.agent)
 	if t.in.Post {
 		t.in.Text = llm.PostPrompt(ch, t.in.MaxChars)
 	}

@@ -113,6 +113,7 @@ type Service struct {
 	cfg     Config
 	metrics *providerMetrics
 	bg      sync.WaitGroup // summaries in the background
+	chars   characters
 }
 
 // Close waits for the work a Service does after its turns (summaries).

@@ -52,7 +52,7 @@ func (s *Service) summarizeLater(t *Turn) {
 // analytics, a provider failure as a failed turn of its kind; nothing else
 // changes (the agent's status stays).
 func (s *Service) summarize(ctx context.Context, t *Turn) error {
-	window := llm.CharacterFrom(t.agent.Fields).HistoryWindow()
+	window := s.chars.of(t.agent).HistoryWindow()
 	if window <= 0 {
 		return nil
 	}
