@@ -912,7 +912,7 @@ func TestConsoleMemoryInBrowser(t *testing.T) {
 	}
 
 	b.run("context tab", tab("context"), chromedp.WaitVisible("form.context-form", chromedp.ByQuery),
-		fill("#text", "What fee does a trade cost?"), chromedp.Click("form.context-form button[type=submit]", chromedp.ByQuery),
+		fill("form.context-form #text", "What fee does a trade cost?"), chromedp.Click("form.context-form button[type=submit]", chromedp.ByQuery),
 		until(`[...document.querySelectorAll("#context-knowledge .document")].some(d => d.textContent === "fees.md")`),
 		chromedp.Click("#context-system summary", chromedp.ByQuery), chromedp.WaitVisible("#context-system pre", chromedp.ByQuery))
 	if got, _ := b.eval(`document.querySelector("#context-system pre").textContent`).(string); !strings.Contains(got, "fees.md") || !strings.Contains(got, "0.1%") {
@@ -972,7 +972,10 @@ func TestConsoleMemoryInBrowser(t *testing.T) {
 		until(rows+`.length === 1`))
 	b.checkNarrow()
 	b.shot("memory-360px")
-	b.run("narrow context", tab("context"), fill("#text", "What fee does a trade cost?"),
+	// The memory tab has a #text too: fill only once the context form is
+	// the one shown.
+	b.run("narrow context", tab("context"), chromedp.WaitVisible("form.context-form", chromedp.ByQuery),
+		fill("form.context-form #text", "What fee does a trade cost?"),
 		chromedp.Click("form.context-form button[type=submit]", chromedp.ByQuery),
 		chromedp.WaitVisible("#context-knowledge .document", chromedp.ByQuery),
 		chromedp.Click("#context-system summary", chromedp.ByQuery), chromedp.WaitVisible("#context-system pre", chromedp.ByQuery))
