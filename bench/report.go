@@ -196,14 +196,23 @@ func (r *report) write(w io.Writer) error {
 		"(%d agents measured, %d stored messages and more added by the run): **%.1f MB** (current %.1f MB); "+
 		"at the end of the run, after the Create workloads: %.1f MB.\n\n",
 		r.o.agents, r.o.messages, float64(r.rssPeakKB)/1024, float64(r.rssKB)/1024, float64(r.rssEndKB)/1024)
-	if len(r.leases) > 0 {
-		b.WriteString(leasesSection(r.leases) + "\n")
-	} else if old, err := os.ReadFile(r.o.out); err == nil && r.o.out != "" {
-		// Not measured in this run (-with-leases): the last measurement stays.
-		if sec := section(string(old), leasesHeading); sec != "" {
+	// The scenarios this run did not measure (leases without -with-leases,
+	// open streams always: -only streams) keep their last measurement.
+	var old []byte
+	if r.o.out != "" {
+		old, _ = os.ReadFile(r.o.out)
+	}
+	keep := func(heading string) {
+		if sec := section(string(old), heading); sec != "" {
 			b.WriteString(sec + "\n")
 		}
 	}
+	if len(r.leases) > 0 {
+		b.WriteString(leasesSection(r.leases) + "\n")
+	} else {
+		keep(leasesHeading)
+	}
+	keep(streamsHeading)
 	b.WriteString("## Targets\n\n| target | measured | status |\n|---|---|---|\n")
 	for _, t := range r.targets() {
 		status := "**missed**"
