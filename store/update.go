@@ -14,16 +14,17 @@ import (
 // UpdateAgent replaces each member of fields whole in the agent id of
 // account accountID (fields are canonicalized again, so key order and
 // spacing never count as a change) and sets its status when status is not
-// nil. In one transaction it compares each member with the stored one and
-// returns, sorted, the names of the members whose value actually changed,
-// "status" included. UpdatedAt moves only when something changed. Leaving
-// error (for example status active) clears the reason and RetryAt and closes
-// the error period counted against uptime. A "status" member of fields is
-// ignored.
+// nil. It compares each member with the one stored at the version it read,
+// writes only if the agent is still at that version (else it starts over),
+// and returns, sorted, the names of the members whose value actually
+// changed, "status" included. UpdatedAt moves only when something changed.
+// Leaving error (for example status active) clears the reason and RetryAt
+// and closes the error period counted against uptime. A "status" member of
+// fields is ignored.
 //
 // Secrets (settings.secrets) are compared by value, decrypted, and stored
-// encrypted when a key is configured; a secret sent as SecretMask keeps its
-// stored value, merged inside the transaction so a concurrent update cannot
+// encrypted when a key is configured; a secret sent as SecretMask keeps the
+// value stored at the version written over, so a concurrent update cannot
 // lose it. A write also encrypts the secrets stored before the key was set.
 //
 // With ifVersion other than AnyVersion it changes nothing and returns
