@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -166,6 +167,13 @@ func (ts *testMCPServer) calls(method string) int {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	return ts.methods[method]
+}
+
+// methodCounts is how many times the server received each method.
+func (ts *testMCPServer) methodCounts() map[string]int {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return maps.Clone(ts.methods)
 }
 
 // opens is how many sessions clients opened.
@@ -525,7 +533,7 @@ func TestMCPSessionOutlivesTimeout(t *testing.T) {
 				t.Errorf("call = %+v", got)
 			}
 			if opens := ts.opens(); opens != 1 {
-				t.Errorf("server saw %d session opens, want 1", opens)
+				t.Errorf("server saw %d session opens, want 1; methods %v", opens, ts.methodCounts())
 			}
 		})
 	}
