@@ -407,28 +407,31 @@ func (s *Store) changedIdle(ctx context.Context, batch []IdleConnection) ([]Idle
 
 // writeIdle writes each idle state unless a live lease holds its row, and
 // tells the agent's account of each state it changed when it has webhooks.
+// The states of accounts without webhooks need no answer row by row: they
+// go in multi-row statements (a first sync writes one for each of a
+// service's idle connections).
 func writeIdle(tx *gorm.DB, emit emitFunc, idle []IdleConnection, t time.Time) error {
 	owners, err := agentOwners(tx, idle)
 	if err != nil {
 		return err
 	}
+	upsert := idleUpsert(t)
+	var quiet []connectionRow
 	for _, c := range idle {
 		owner, ok := owners[c.AgentID]
 		if !ok {
 			continue // deleted since it was read
 		}
 		row := connectionRow{AgentID: ctext(c.AgentID), Platform: ctext(c.Platform), State: string(c.State), Reason: c.Reason, Since: t}
-		res := tx.Clauses(clause.OnConflict{
-			Columns:   []clause.Column{{Name: "agent_id"}, {Name: "platform"}},
-			DoUpdates: clause.Assignments(map[string]any{"state": string(c.State), "reason": c.Reason, "since": t}),
-			Where: clause.Where{Exprs: []clause.Expression{gorm.Expr(
-				"(connections.lease_expires_at IS NULL OR connections.lease_expires_at < ?) AND (connections.state <> ? OR connections.reason <> ?)",
-				t, string(c.State), c.Reason)}},
-		}).Create(&row)
+		if owner.WebhookCount == 0 {
+			quiet = append(quiet, row)
+			continue
+		}
+		res := tx.Clauses(upsert).Create(&row)
 		if res.Error != nil {
 			return res.Error
 		}
-		if res.RowsAffected == 0 || owner.WebhookCount == 0 {
+		if res.RowsAffected == 0 {
 			continue
 		}
 		err := emit(Event{AccountID: owner.AccountID, AgentID: c.AgentID, Type: EventConnectionChanged,
@@ -437,7 +440,28 @@ func writeIdle(tx *gorm.DB, emit emitFunc, idle []IdleConnection, t time.Time) e
 			return err
 		}
 	}
+	for start := 0; start < len(quiet); start += idleInsertRows {
+		if err := tx.Clauses(upsert).Create(quiet[start:min(start+idleInsertRows, len(quiet))]).Error; err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// idleInsertRows bounds the rows of one multi-row insert of idle states,
+// within the bound variables SQLite and PostgreSQL take.
+const idleInsertRows = 200
+
+// idleUpsert writes an idle state at t over the stored one unless a live
+// lease holds the row or the state and reason are the same.
+func idleUpsert(t time.Time) clause.OnConflict {
+	return clause.OnConflict{
+		Columns:   []clause.Column{{Name: "agent_id"}, {Name: "platform"}},
+		DoUpdates: clause.AssignmentColumns([]string{"state", "reason", "since"}),
+		Where: clause.Where{Exprs: []clause.Expression{gorm.Expr(
+			"(connections.lease_expires_at IS NULL OR connections.lease_expires_at < ?) AND "+
+				"(connections.state <> excluded.state OR connections.reason <> excluded.reason)", t)}},
+	}
 }
 
 // agentOwner is an agent's account and how many webhooks it has.

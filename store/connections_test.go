@@ -225,43 +225,67 @@ func TestConnectionStateChangesEmitEvents(t *testing.T) {
 	})
 }
 
-// Idle states are written once per change, with their event, and never
-// over a connection a live lease holds.
+// Idle states are written once per change, with their event when the
+// account has webhooks (row by row) and without one when it has none (many
+// rows a statement), and never over a connection a live lease holds.
 func TestSetIdleConnections(t *testing.T) {
-	backends(t, func(t *testing.T, s *Store) {
-		ctx := context.Background()
-		acct := mustAccount(t, s, "acme")
-		a := mustAgent(t, s, acct.ID, "idle")
-		b := mustAgent(t, s, acct.ID, "running")
-		w, err := s.CreateWebhook(ctx, Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{string(EventConnectionChanged)}, Enabled: true})
+	for _, hooked := range []bool{true, false} {
+		t.Run(fmt.Sprintf("webhooks=%v", hooked), func(t *testing.T) {
+			backends(t, func(t *testing.T, s *Store) { testSetIdleConnections(t, s, hooked) })
+		})
+	}
+}
+
+func testSetIdleConnections(t *testing.T, s *Store, hooked bool) {
+	ctx := context.Background()
+	acct := mustAccount(t, s, "acme")
+	a := mustAgent(t, s, acct.ID, "idle")
+	b := mustAgent(t, s, acct.ID, "running")
+	var w Webhook
+	if hooked {
+		var err error
+		w, err = s.CreateWebhook(ctx, Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{string(EventConnectionChanged)}, Enabled: true})
 		mustOK(t, err)
-		l, ok, err := s.AcquireLease(ctx, b.ID, "telegram", "replica-a", 10*time.Second)
-		if err != nil || !ok {
-			t.Fatalf("acquire: %v %v", ok, err)
+	}
+	l, ok, err := s.AcquireLease(ctx, b.ID, "telegram", "replica-a", 10*time.Second)
+	if err != nil || !ok {
+		t.Fatalf("acquire: %v %v", ok, err)
+	}
+	mustOK(t, s.SetConnectionState(ctx, l, ConnConnected, ""))
+	idle := []IdleConnection{
+		{AgentID: a.ID, Platform: "telegram", State: ConnDisabled, Reason: "TELEGRAM_BOT_TOKEN missing from settings.secrets"},
+		{AgentID: a.ID, Platform: "discord", State: ConnDisabled, Reason: "DISCORD_BOT_TOKEN missing from settings.secrets"},
+		{AgentID: b.ID, Platform: "telegram", State: ConnDisabled, Reason: "TELEGRAM_BOT_TOKEN missing from settings.secrets"},
+		{AgentID: "agent_gone", Platform: "telegram", State: ConnDisabled, Reason: "x"},
+	}
+	mustOK(t, s.SetIdleConnections(ctx, idle))
+	first, err := s.ListConnections(ctx, acct.ID, a.ID)
+	mustOK(t, err)
+	withClock(s).add(time.Minute)
+	mustOK(t, s.SetIdleConnections(ctx, idle)) // unchanged: nothing written
+	again, err := s.ListConnections(ctx, acct.ID, a.ID)
+	mustOK(t, err)
+	if len(again) != 2 || !again[0].Since.Equal(first[0].Since) || !again[1].Since.Equal(first[1].Since) {
+		t.Errorf("an unchanged idle state was written again: %+v, then %+v", first, again)
+	}
+	for _, c := range again {
+		if c.State != ConnDisabled || !strings.HasPrefix(c.Reason, strings.ToUpper(c.Platform)) {
+			t.Errorf("%s: %s %q, want disabled with its own reason", c.Platform, c.State, c.Reason)
 		}
-		mustOK(t, s.SetConnectionState(ctx, l, ConnConnected, ""))
-		idle := []IdleConnection{
-			{AgentID: a.ID, Platform: "telegram", State: ConnDisabled, Reason: "TELEGRAM_BOT_TOKEN missing from settings.secrets"},
-			{AgentID: b.ID, Platform: "telegram", State: ConnDisabled, Reason: "TELEGRAM_BOT_TOKEN missing from settings.secrets"},
-			{AgentID: "agent_gone", Platform: "telegram", State: ConnDisabled, Reason: "x"},
-		}
-		mustOK(t, s.SetIdleConnections(ctx, idle))
-		mustOK(t, s.SetIdleConnections(ctx, idle)) // unchanged: nothing written
-		states := map[string]ConnState{}
-		for _, id := range []string{a.ID, b.ID} {
-			cs, err := s.ListConnections(ctx, acct.ID, id)
-			mustOK(t, err)
-			states[id] = cs[0].State
-		}
-		if states[a.ID] != ConnDisabled || states[b.ID] != ConnConnected {
-			t.Errorf("states = %v; want the idle one disabled and the leased one untouched", states)
-		}
-		_, total, err := s.ListDeliveries(ctx, acct.ID, w.ID, DeliveryQuery{})
-		mustOK(t, err)
-		if total != 2 { // b connected, a disabled once
-			t.Errorf("%d connection.changed deliveries, want 2", total)
-		}
-	})
+	}
+	running, err := s.ListConnections(ctx, acct.ID, b.ID)
+	mustOK(t, err)
+	if running[0].State != ConnConnected {
+		t.Errorf("the leased connection is %s; want it untouched", running[0].State)
+	}
+	if !hooked {
+		return
+	}
+	_, total, err := s.ListDeliveries(ctx, acct.ID, w.ID, DeliveryQuery{})
+	mustOK(t, err)
+	if total != 3 { // b connected, a's two disabled once each
+		t.Errorf("%d connection.changed deliveries, want 3", total)
+	}
 }
 
 // The supervisor pages through the versions of every agent of the service
