@@ -208,9 +208,14 @@ func addToConversation(tx *gorm.DB, accountID, agentID string, conv Conversation
 }
 
 // conversation returns the id of the agent's conversation conv, creating it
-// (and counting it on the agent) when it does not exist. ON CONFLICT DO
-// NOTHING keeps concurrent first messages of one conversation from failing.
+// (and counting it on the agent) when it does not exist. Most messages go
+// to a conversation that exists, so it is looked for first. ON CONFLICT DO
+// NOTHING keeps concurrent first messages of one conversation from failing:
+// the one that did not create it looks for it again.
 func conversation(tx *gorm.DB, accountID, agentID string, conv ConversationRef, t time.Time) (ctext, error) {
+	if id, err := conversationID(tx, agentID, conv); err == nil || !isNotFound(err) {
+		return id, err
+	}
 	row := conversationRow{ID: ctext(newID("conv_", t)), AgentID: ctext(agentID), Key: ctext(conv.key()),
 		Kind: string(KindDirect), UserID: conv.UserID, Platform: ctext(conv.Platform), CreatedAt: t, LastMessageAt: t}
 	if conv.RoomID != "" {
@@ -226,6 +231,12 @@ func conversation(tx *gorm.DB, accountID, agentID string, conv ConversationRef, 
 	if res.RowsAffected == 1 {
 		return row.ID, bumpAgent(tx, accountID, agentID, "total_conversations")
 	}
+	return conversationID(tx, agentID, conv)
+}
+
+// conversationID reads the id of the agent's conversation conv; a GORM
+// not-found error when there is none.
+func conversationID(tx *gorm.DB, agentID string, conv ConversationRef) (ctext, error) {
 	var existing conversationRow
 	err := tx.Select("id").Take(&existing, "agent_id = ? AND key = ?", agentID, conv.key()).Error
 	return existing.ID, err
