@@ -317,8 +317,13 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.shot("connections")
 
 	settings := `a[href="#/agents/` + id + `"]`
+	// The settings tab loads the agent again (and its tools) when it opens,
+	// and a load that lands after the tick resets the form: tick once the
+	// tab has loaded, and save only what is ticked.
 	b.run("protect", chromedp.Click(settings, chromedp.ByQuery), chromedp.WaitVisible("#deleteProtection", chromedp.ByQuery),
-		chromedp.Click("#deleteProtection", chromedp.ByQuery), chromedp.Click("form.agent-form button[type=submit]", chromedp.ByQuery),
+		until(`document.querySelector("section.tools")?.getAttribute("aria-busy") === "false"`),
+		chromedp.Click("#deleteProtection", chromedp.ByQuery), until(`document.querySelector("#deleteProtection").checked`),
+		chromedp.Click("form.agent-form button[type=submit]", chromedp.ByQuery),
 		until(`document.querySelector(".ok")?.textContent.includes("deleteProtection")`))
 	b.run("delete refused", chromedp.Click("section.danger > button", chromedp.ByQuery),
 		chromedp.Click(`[role=alertdialog] button.danger`, chromedp.ByQuery),
