@@ -63,6 +63,7 @@ type leaseRun struct {
 	bestConnected  int           // the most connected seen before the limit
 	heldAtStart    map[string]int
 	heldAtEnd      map[string]int
+	heldAfterStop  map[string]int // live leases once every replica stopped: none, whichever way they were released
 	maxHeld        map[string]int // the most each replica held during the window
 	minConnected   int            // the fewest connected during the window
 	slices         []float64      // writes per second in each windowSlice of the window
@@ -177,6 +178,9 @@ func leasesOn(ctx context.Context, backend, dsn string, bots botServer, o leaseO
 	logf("leases on %s: stopping the replicas", backend)
 	run.stopped = reps.stop(o.stopLimit)
 	run.stop = reps.phase(tEnd, time.Now(), atEnd, reps.snapshot())
+	if held, _, err := heldLeases(ctx, watch); err == nil {
+		run.heldAfterStop = held
+	}
 	run.warnings, run.firstWarnings = reps.warn.summary()
 	total, _ := run.steady.writes.total()
 	logf("leases on %s: %.1f writes/s in the steady state (%d in %s); stopped in %s", backend,
