@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/agentd/agentd/streamlog"
@@ -33,55 +35,102 @@ type messageStreamRow struct {
 // TableName names the table.
 func (messageStreamRow) TableName() string { return "message_streams" }
 
-// messageStreamEventRow is a row of message_stream_events: one event of a
-// stream, by its SSE id.
-type messageStreamEventRow struct {
+// messageStreamChunkRow is a row of message_stream_chunks: the events a
+// flush wrote of one stream, by the SSE id of the last of them. A replica
+// writes a row per stream per flush, however many tokens arrived since the
+// last one: the rows a flush writes are bounded by the streams running, not
+// by their tokens.
+type messageStreamChunkRow struct {
 	MessageID ctext  `gorm:"primaryKey"`
-	Seq       int    `gorm:"primaryKey;autoIncrement:false"`
+	LastSeq   int    `gorm:"primaryKey;autoIncrement:false"`
 	Data      []byte `gorm:"not null"`
 }
 
 // TableName names the table.
-func (messageStreamEventRow) TableName() string { return "message_stream_events" }
+func (messageStreamChunkRow) TableName() string { return "message_stream_chunks" }
 
 // streamModels are the tables of streamed replies.
-func streamModels() []any { return []any{&messageStreamRow{}, &messageStreamEventRow{}} }
+func streamModels() []any { return []any{&messageStreamRow{}, &messageStreamChunkRow{}} }
+
+// encodeChunk packs events, whose ids follow each other, as each one's
+// length (uvarint) and data.
+func encodeChunk(events []streamlog.Event) []byte {
+	n := 0
+	for _, e := range events {
+		n += binary.MaxVarintLen32 + len(e.Data)
+	}
+	out := make([]byte, 0, n)
+	for _, e := range events {
+		out = binary.AppendUvarint(out, uint64(len(e.Data)))
+		out = append(out, e.Data...)
+	}
+	return out
+}
+
+// decodeChunk unpacks a chunk whose last event has id last and appends
+// the events after the id after to out.
+func decodeChunk(out []streamlog.Event, data []byte, last, after int) ([]streamlog.Event, error) {
+	var datas [][]byte
+	for len(data) > 0 {
+		n, w := binary.Uvarint(data)
+		if w <= 0 || n > uint64(len(data)-w) {
+			return out, errors.New("store: corrupt stream chunk")
+		}
+		datas, data = append(datas, data[w:w+int(n)]), data[w+int(n):]
+	}
+	first := last - len(datas) + 1
+	for i, d := range datas {
+		if id := first + i; id > after {
+			out = append(out, streamlog.Event{ID: id, Data: d})
+		}
+	}
+	return out, nil
+}
 
 // AppendStreams writes the batches of a replica's flush in one
-// transaction: a batch starting with event 1 creates its stream, a batch
-// whose End.Done is set ends it.
+// transaction: a batch starting with event 1 creates its stream, each
+// batch's events go in one chunk, and the streams whose End.Done is set end
+// (in their first row when they start in the same flush).
 func (s *Store) AppendStreams(ctx context.Context, batches []streamlog.Batch) error {
 	at := s.now()
-	var events []messageStreamEventRow
 	var created []messageStreamRow
+	var chunks []messageStreamChunkRow
+	ended := map[bool][]string{} // by Partial, of streams created before
 	for _, b := range batches {
-		if len(b.Events) > 0 && b.Events[0].ID == 1 {
-			created = append(created, messageStreamRow{MessageID: ctext(b.MessageID), AccountID: ctext(b.AccountID),
-				AgentID: ctext(b.AgentID), Owner: ctext(b.Owner), CreatedAt: at})
+		if len(b.Events) > 0 {
+			chunks = append(chunks, messageStreamChunkRow{MessageID: ctext(b.MessageID), LastSeq: b.Events[len(b.Events)-1].ID,
+				Data: encodeChunk(b.Events)})
 		}
-		for _, e := range b.Events {
-			events = append(events, messageStreamEventRow{MessageID: ctext(b.MessageID), Seq: e.ID, Data: e.Data})
+		switch {
+		case len(b.Events) > 0 && b.Events[0].ID == 1:
+			row := messageStreamRow{MessageID: ctext(b.MessageID), AccountID: ctext(b.AccountID),
+				AgentID: ctext(b.AgentID), Owner: ctext(b.Owner), CreatedAt: at}
+			if b.End.Done {
+				row.Done, row.Partial, row.EndedAt = true, b.End.Partial, &at
+			}
+			created = append(created, row)
+		case b.End.Done:
+			ended[b.End.Partial] = append(ended[b.End.Partial], b.MessageID)
 		}
 	}
 	return s.write(ctx, "append stream events", func(tx *gorm.DB) error {
 		if len(created) > 0 {
-			if err := tx.CreateInBatches(created, 200).Error; err != nil {
+			if err := tx.CreateInBatches(created, 100).Error; err != nil {
 				return err
 			}
 		}
-		if len(events) > 0 {
-			if err := tx.CreateInBatches(events, 500).Error; err != nil {
+		if len(chunks) > 0 {
+			if err := tx.CreateInBatches(chunks, 300).Error; err != nil {
 				return err
 			}
 		}
-		for _, b := range batches {
-			if !b.End.Done {
-				continue
-			}
-			err := tx.Model(&messageStreamRow{}).Where("message_id = ?", b.MessageID).
-				Updates(map[string]any{"done": true, "partial": b.End.Partial, "ended_at": at}).Error
-			if err != nil {
-				return err
+		for partial, ids := range ended {
+			for part := range slices.Chunk(ids, 500) {
+				err := tx.Model(&messageStreamRow{}).Where("message_id IN ?", part).
+					Updates(map[string]any{"done": true, "partial": partial, "ended_at": at}).Error
+				if err != nil {
+					return err
+				}
 			}
 		}
 		return nil
@@ -96,13 +145,15 @@ func (s *Store) ReadStream(ctx context.Context, k streamlog.Key, after int) ([]s
 	if err != nil {
 		return nil, streamlog.State{}, err
 	}
-	var rows []messageStreamEventRow
-	if err := db.Where("message_id = ? AND seq > ?", k.MessageID, after).Order("seq").Find(&rows).Error; err != nil {
+	var rows []messageStreamChunkRow
+	if err := db.Where("message_id = ? AND last_seq > ?", k.MessageID, after).Order("last_seq").Find(&rows).Error; err != nil {
 		return nil, streamlog.State{}, wrap("read stream events", err)
 	}
-	events := make([]streamlog.Event, len(rows))
-	for i, r := range rows {
-		events[i] = streamlog.Event{ID: r.Seq, Data: r.Data}
+	var events []streamlog.Event
+	for _, r := range rows {
+		if events, err = decodeChunk(events, r.Data, r.LastSeq, after); err != nil {
+			return nil, streamlog.State{}, err
+		}
 	}
 	return events, streamlog.State{Done: row.Done, Partial: row.Partial}, nil
 }
@@ -161,7 +212,7 @@ func (s *Store) PruneStreams(ctx context.Context, now time.Time) error {
 		if err != nil || len(ids) == 0 {
 			return err
 		}
-		if err := tx.Where("message_id IN ?", ids).Delete(&messageStreamEventRow{}).Error; err != nil {
+		if err := tx.Where("message_id IN ?", ids).Delete(&messageStreamChunkRow{}).Error; err != nil {
 			return err
 		}
 		return tx.Where("message_id IN ?", ids).Delete(&messageStreamRow{}).Error

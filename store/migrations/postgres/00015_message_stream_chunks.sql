@@ -1,0 +1,24 @@
+-- A replica writes each stream's new events as one chunk per flush, not
+-- one row per event: the rows of a flush are bounded by the streams
+-- running, not by their tokens. A chunk is its events' lengths and data,
+-- keyed by the SSE id of its last event. Events of the streams running
+-- during the upgrade are not carried over: a stream is a reply in flight,
+-- whose reply is stored whole with its exchange.
+--
+-- +goose Up
+DROP TABLE message_stream_events;
+CREATE TABLE message_stream_chunks (
+    message_id text COLLATE "C" NOT NULL,
+    last_seq bigint NOT NULL,
+    data bytea NOT NULL,
+    CONSTRAINT message_stream_chunks_pkey PRIMARY KEY (message_id, last_seq)
+);
+
+-- +goose Down
+DROP TABLE message_stream_chunks;
+CREATE TABLE message_stream_events (
+    message_id text COLLATE "C" NOT NULL,
+    seq bigint NOT NULL,
+    data bytea NOT NULL,
+    CONSTRAINT message_stream_events_pkey PRIMARY KEY (message_id, seq)
+);
