@@ -213,13 +213,30 @@ func (h *Hub) local(k Key) *Run {
 	return nil
 }
 
-// loop writes new events every FlushInterval (at once when a stream
-// starts, so the others can find it), checks for cancels every
-// CancelInterval while streams run and prunes the Backend every minute,
-// until Close.
+// flushShare bounds the part of the Backend's time the flushes take: after
+// a flush that took d, the next one waits at least (flushShare-1)·d, and at
+// most maxFlushGap. On SQLite the flushes share the one writer with every
+// exchange; a load of streams that makes flushes slow makes them rarer
+// (and each chunk of a stream longer), so the writer is never theirs
+// alone. The cap keeps followers on other replicas within seconds of the
+// stream when the whole machine is slow, not only the Backend.
+const (
+	flushShare  = 4
+	maxFlushGap = 2 * time.Second
+)
+
+// flushGap is the wait before the next flush after one that took took.
+func flushGap(interval, took time.Duration) time.Duration {
+	return max(interval, min((flushShare-1)*took, maxFlushGap))
+}
+
+// loop writes new events every FlushInterval, or less often when flushes
+// are slow (see flushShare); it writes the streams just started at once,
+// so the others can find them; it checks for cancels every CancelInterval
+// while streams run and prunes the Backend every minute, until Close.
 func (h *Hub) loop() {
 	defer close(h.stopped)
-	flush := time.NewTicker(h.cfg.FlushInterval)
+	flush := time.NewTimer(h.cfg.FlushInterval)
 	defer flush.Stop()
 	cancels := time.NewTicker(h.cfg.CancelInterval)
 	defer cancels.Stop()
@@ -229,12 +246,13 @@ func (h *Hub) loop() {
 	for {
 		select {
 		case <-h.stop:
-			h.flush(ctx)
+			h.flush(ctx, false)
 			return
 		case <-flush.C:
-			h.flush(ctx)
+			took := h.flush(ctx, false)
+			flush.Reset(flushGap(h.cfg.FlushInterval, took))
 		case <-h.kick:
-			h.flush(ctx)
+			h.flush(ctx, true)
 		case <-cancels.C:
 			h.takeCancels(ctx)
 		case <-prune.C:
@@ -245,10 +263,12 @@ func (h *Hub) loop() {
 	}
 }
 
-// flush writes the events not yet written of every stream in one
-// AppendStreams and forgets the streams whose end is written. A failed
-// write is retried at the next flush.
-func (h *Hub) flush(ctx context.Context) {
+// flush writes the events not yet written of every stream (of the streams
+// the Backend does not have yet, when started) in one AppendStreams,
+// forgets the streams whose end is written and returns how long it took.
+// A failed write is retried at the next flush.
+func (h *Hub) flush(ctx context.Context, started bool) time.Duration {
+	began := time.Now()
 	h.mu.Lock()
 	runs := make([]*Run, 0, len(h.runs))
 	for _, r := range h.runs {
@@ -259,19 +279,19 @@ func (h *Hub) flush(ctx context.Context) {
 	var sent []*Run
 	var upTo []int
 	for _, r := range runs {
-		b, n, ok := r.unwritten(h.owner)
+		b, n, ok := r.unwritten(h.owner, started)
 		if ok {
 			batches, sent, upTo = append(batches, b), append(sent, r), append(upTo, n)
 		}
 	}
 	if len(batches) == 0 {
-		return
+		return time.Since(began)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := h.cfg.Backend.AppendStreams(ctx, batches); err != nil {
 		h.cfg.Logger.Warn("write stream events", "streams", len(batches), "error", err)
-		return
+		return time.Since(began)
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -280,6 +300,7 @@ func (h *Hub) flush(ctx context.Context) {
 			delete(h.runs, r.key.MessageID)
 		}
 	}
+	return time.Since(began)
 }
 
 // takeCancels cancels the streams other replicas asked to stop.
@@ -380,12 +401,13 @@ func (r *Run) end() State {
 }
 
 // unwritten is the batch of what the Backend lacks of the stream, the
-// count of events it will hold after it, and false when it lacks nothing.
-func (r *Run) unwritten(owner string) (Batch, int, bool) {
+// count of events it will hold after it, and false when it lacks nothing
+// (or, with started, when it has the stream already).
+func (r *Run) unwritten(owner string, started bool) (Batch, int, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	n := len(r.events)
-	if r.created && n == r.flushed {
+	if r.created && (started || n == r.flushed) {
 		return Batch{}, 0, false
 	}
 	return Batch{Key: r.key, Owner: owner, Events: r.events[r.flushed:n], End: r.state}, n, true

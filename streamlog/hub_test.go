@@ -2,6 +2,7 @@ package streamlog_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -81,4 +82,45 @@ func TestNoEventBeforeTheBackendHasTheStream(t *testing.T) {
 		t.Fatalf("last event %d", e.ID)
 	}
 	hub.Close(ctx)
+}
+
+// slowBackend takes delay for every AppendStreams and counts them.
+type slowBackend struct {
+	streamlog.Backend
+	delay   time.Duration
+	appends atomic.Int64
+}
+
+func (b *slowBackend) AppendStreams(ctx context.Context, batches []streamlog.Batch) error {
+	b.appends.Add(1)
+	time.Sleep(b.delay)
+	return b.Backend.AppendStreams(ctx, batches)
+}
+
+// TestSlowFlushesComeLessOften: a Backend that takes 50ms a write, under a
+// stream with a new event every millisecond, gets a flush every 200ms or
+// less often (the flushes take a quarter of its time at most), not one
+// after the other every 60ms.
+func TestSlowFlushesComeLessOften(t *testing.T) {
+	st := storetest.Open(t, storetest.SQLiteDSN(t))
+	slow := &slowBackend{Backend: st, delay: 50 * time.Millisecond}
+	hub := streamlog.New(streamlog.Config{Backend: slow, FlushInterval: 10 * time.Millisecond})
+	k := streamlog.Key{AccountID: "acct_1", AgentID: "agent_1", MessageID: "msg_1"}
+	ctx, cancel := context.WithCancel(context.Background())
+	run := hub.Start(k, cancel)
+	began := time.Now()
+	for time.Since(began) < time.Second {
+		run.Publish([]byte(`{"type":"token"}`))
+		time.Sleep(time.Millisecond)
+	}
+	n := slow.appends.Load()
+	hub.End(run, []byte(`{"type":"done"}`), streamlog.State{})
+	hub.Close(ctx)
+	if n > 7 {
+		t.Errorf("%d flushes in a second of a Backend taking 50ms a write", n)
+	}
+	events, _, err := st.ReadStream(context.Background(), k, 0)
+	if err != nil || len(events) != len(run.Events()) {
+		t.Fatalf("the Backend has %d of %d events: %v", len(events), len(run.Events()), err)
+	}
 }

@@ -28,8 +28,11 @@ const (
 )
 
 // saveTimeout bounds the writes after the provider call, which go on when
-// the caller has gone away.
-const saveTimeout = 5 * time.Second
+// the caller has gone away. It is long: the reply is given and billed by
+// then, and on a machine overloaded by open streams, SQLite's one writer
+// queues exchanges for seconds; waiting for it costs less than losing the
+// reply.
+const saveTimeout = 30 * time.Second
 
 // Store is what a turn reads and writes; *store.Store implements it.
 type Store interface {
