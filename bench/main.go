@@ -18,6 +18,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -26,6 +27,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -106,7 +108,17 @@ func main() {
 	flag.BoolVar(&o.withLeases, "with-leases", false, "add the connection leases scenario (5 to 15 minutes) to the whole bench; "+
 		"without it the report keeps the section -out has")
 	flag.StringVar(&o.profile, "profile", "", "write a CPU profile of agentd for each workload (at the middle of -conns) into `dir`")
+	childLogFile := flag.String("child-log", "", "append the stderr of agentd and the servers the bench starts to `file`")
 	flag.Parse()
+	if *childLogFile != "" {
+		f, err := os.OpenFile(*childLogFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(2)
+		}
+		defer f.Close()
+		childLog = &lockedWriter{w: f}
+	}
 	o.leases.replicas, o.leases.stopLimit, o.leases.progressEvery = 3, 3*time.Minute, 5*time.Second
 	o.leases.backends = strings.Split(leaseBackends, ",")
 	outSet := false
@@ -189,6 +201,10 @@ type child struct {
 	base string // http://ADDR
 }
 
+// childLog, when set (-child-log), gets the stderr of every process the
+// bench starts: agentd's errors, which the report does not show.
+var childLog io.Writer
+
 var listeningRE = regexp.MustCompile(`listening on (http://\S+)`)
 
 // start runs name with args and env and waits until it announces its address.
@@ -208,6 +224,9 @@ func start(ctx context.Context, env []string, name string, args ...string) (*chi
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
+			if childLog != nil {
+				fmt.Fprintln(childLog, sc.Text())
+			}
 			if m := listeningRE.FindStringSubmatch(sc.Text()); m != nil {
 				select {
 				case found <- m[1]:
@@ -261,4 +280,16 @@ func rssOf(pid int) (cur, peak int, err error) {
 		return 0, 0, errors.New("no VmHWM in /proc status")
 	}
 	return cur, peak, nil
+}
+
+// lockedWriter serialises the writes of the children's log readers.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
