@@ -50,6 +50,7 @@ type Agent struct {
 	CreatedAt        time.Time // UTC, millisecond precision
 	UpdatedAt        time.Time // UTC, millisecond precision
 	Version          int64     // grows with every change Get shows, metrics aside
+	KnowledgeDocs    int64     // knowledge documents the agent has
 	Metrics          Metrics   // filled by GetAgent only
 }
 
@@ -157,7 +158,9 @@ func countOnAccount(tx *gorm.DB, accountID, column string, delta int) error {
 // agent of another account is ErrNotFound, like a missing one.
 func (s *Store) GetAgent(ctx context.Context, accountID, id string) (Agent, error) {
 	var row agentRow
-	if err := s.read(ctx).Take(&row, "id = ? AND account_id = ?", id, accountID).Error; err != nil {
+	// The rendered document is Get's (GetAgentDocument): a turn needs the
+	// fields alone.
+	if err := s.read(ctx).Omit("document").Take(&row, "id = ? AND account_id = ?", id, accountID).Error; err != nil {
 		return Agent{}, wrap("get agent", err)
 	}
 	a, err := toAgent(row)
@@ -270,7 +273,7 @@ func toAgentFields(r agentRow, fields map[string]json.RawMessage) Agent {
 		ID: string(r.ID), AccountID: string(r.AccountID), Name: string(r.Name),
 		ModelProvider: r.ModelProvider, Model: r.Model, DeleteProtection: r.DeleteProtection,
 		Status: Status(r.Status), StatusReason: r.StatusReason, Fields: fields,
-		CreatedAt: utc(r.CreatedAt), UpdatedAt: utc(r.UpdatedAt), Version: r.Version,
+		CreatedAt: utc(r.CreatedAt), UpdatedAt: utc(r.UpdatedAt), Version: r.Version, KnowledgeDocs: r.KnowledgeDocs,
 	}
 	if r.RetryAt != nil {
 		a.RetryAt = r.RetryAt.UTC()

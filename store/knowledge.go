@@ -72,7 +72,10 @@ func (s *Store) CreateKnowledge(ctx context.Context, accountID, agentID, name st
 		if err := checkKnowledgeQuota(tx, agentID, bytes); err != nil {
 			return err
 		}
-		if err := tx.Create(&doc).Error; err != nil || len(rows) == 0 {
+		if err := tx.Create(&doc).Error; err != nil {
+			return err
+		}
+		if err := countKnowledgeDocs(tx, agentID, 1); err != nil || len(rows) == 0 {
 			return err
 		}
 		return tx.CreateInBatches(&rows, chunkInsertBatch).Error
@@ -133,8 +136,18 @@ func (s *Store) DeleteKnowledge(ctx context.Context, accountID, agentID, id stri
 		if err := tx.Where("document_id = ? AND agent_id = ?", id, agentID).Delete(&knowledgeChunkRow{}).Error; err != nil {
 			return err
 		}
-		return deleteRow(tx, &knowledgeDocRow{}, agentID, id, ErrKnowledgeNotFound)
+		if err := deleteRow(tx, &knowledgeDocRow{}, agentID, id, ErrKnowledgeNotFound); err != nil {
+			return err
+		}
+		return countKnowledgeDocs(tx, agentID, -1)
 	})
+}
+
+// countKnowledgeDocs moves the agent's count of knowledge documents by n,
+// leaving its version (Get does not show the count) and updatedAt alone.
+func countKnowledgeDocs(tx *gorm.DB, agentID string, n int) error {
+	return tx.Model(&agentRow{}).Where("id = ?", agentID).
+		UpdateColumn("knowledge_docs", gorm.Expr("knowledge_docs + ?", n)).Error
 }
 
 // SearchKnowledge returns the chunks of agent agentID of account accountID

@@ -37,6 +37,8 @@ func TestKnowledgeCreateListDelete(t *testing.T) {
 		clock := withClock(s)
 		acct, other := mustAccount(t, s, "acme"), mustAccount(t, s, "other")
 		a := mustAgent(t, s, acct.ID, "reader")
+		before, err := s.GetAgent(ctx, acct.ID, a.ID)
+		mustOK(t, err)
 		var docs []KnowledgeDoc
 		for i := range 3 {
 			clock.add(time.Second)
@@ -80,6 +82,15 @@ func TestKnowledgeCreateListDelete(t *testing.T) {
 		mustOK(t, err)
 		if empty.Chunks != 0 {
 			t.Errorf("empty document %+v", empty)
+		}
+		// The agent counts what it holds (three made, one deleted, the
+		// empty one; the refused ones not), and the count is not a change
+		// Get shows: the version stays.
+		got, err := s.GetAgent(ctx, acct.ID, a.ID)
+		mustOK(t, err)
+		if got.KnowledgeDocs != 3 || got.Version != before.Version || before.KnowledgeDocs != 0 {
+			t.Errorf("agent counts %d documents at version %d (%d at %d before), want 3 at the same version",
+				got.KnowledgeDocs, got.Version, before.KnowledgeDocs, before.Version)
 		}
 	})
 }

@@ -94,6 +94,10 @@ type agentRow struct {
 	// says what rendered it (see documentRev), 0 before it was stored.
 	Document    string `gorm:"type:text;not null;default:''"`
 	DocumentRev int64  `gorm:"not null;default:0"`
+	// KnowledgeDocs counts the agent's knowledge documents, moved by the
+	// transactions that add and delete them, so a turn of an agent without
+	// any skips the knowledge lookup.
+	KnowledgeDocs int64 `gorm:"not null;default:0"`
 
 	Conversations      []conversationRow `gorm:"foreignKey:AgentID;constraint:OnDelete:CASCADE"`
 	Memories           []memoryRow       `gorm:"foreignKey:AgentID;constraint:OnDelete:CASCADE"`

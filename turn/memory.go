@@ -98,6 +98,9 @@ func (s *Service) recalled(ctx context.Context, t *Turn) ([]store.Memory, []stor
 			return nil, nil, err
 		}
 	}
+	if t.agent.KnowledgeDocs == 0 {
+		return mems, nil, nil
+	}
 	chunks, err := s.cfg.Recall.Knowledge(ctx, a, t.in.Text, RecallChunks)
 	return mems, chunks, err
 }

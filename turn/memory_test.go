@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,6 +25,19 @@ type memoryCase struct {
 	agent  store.Agent
 	srv    *llmtest.Server
 	recall *recall.Service
+	// lookups counts the turn's knowledge lookups.
+	lookups *countingRecall
+}
+
+// countingRecall counts the Knowledge lookups it passes on.
+type countingRecall struct {
+	turn.Recall
+	knowledge atomic.Int64
+}
+
+func (c *countingRecall) Knowledge(ctx context.Context, a recall.Agent, query string, k int) ([]store.KnowledgeChunk, error) {
+	c.knowledge.Add(1)
+	return c.Recall.Knowledge(ctx, a, query, k)
 }
 
 // newMemoryCase builds a memoryCase for provider ("openai" has
@@ -43,8 +57,9 @@ func newMemoryCase(t *testing.T, provider string, memory string) *memoryCase {
 	var box *tools.Service
 	c.svc, c.st, c.agent = newServiceWith(t, turn.Config{Model: model}, fields, func(st *store.Store, cfg *turn.Config) {
 		c.recall = recall.New(st, model, nil)
+		c.lookups = &countingRecall{Recall: c.recall}
 		box = tools.New(tools.Config{Builtins: []tools.Builtin{turn.MemoryTools{Recall: c.recall}}})
-		cfg.Tools, cfg.Recall = box, c.recall
+		cfg.Tools, cfg.Recall = box, c.lookups
 	})
 	t.Cleanup(box.Close)
 	t.Cleanup(c.svc.Close)
@@ -122,11 +137,17 @@ func TestMemoryAgentWide(t *testing.T) {
 }
 
 // TestKnowledgeInPrompt: the chunk about the question's topic is in the
-// prompt with its document's name; another document's is not.
+// prompt with its document's name; another document's is not. A turn of
+// an agent without documents looks for none.
 func TestKnowledgeInPrompt(t *testing.T) {
 	for _, provider := range []string{"openai", "anthropic"} {
 		t.Run(provider, func(t *testing.T) {
 			c := newMemoryCase(t, provider, `{}`)
+			c.srv.Respond(llmtest.Reply{Text: "No idea."})
+			c.say(t, "u1", store.ConversationRef{UserID: "u1", Platform: store.PlatformAPI}, "What fee does a trade cost?")
+			if n := c.lookups.knowledge.Load(); n != 0 {
+				t.Errorf("%d knowledge lookups for an agent without documents", n)
+			}
 			a := recall.Agent{AccountID: c.agent.AccountID, ID: c.agent.ID, Provider: provider, APIKey: "k"}
 			for name, text := range map[string]string{
 				"fees.md":   "# Fees\n\nEvery trade costs a fee of 0.1 percent, paid in the quote currency.",
@@ -138,6 +159,9 @@ func TestKnowledgeInPrompt(t *testing.T) {
 			}
 			c.srv.Respond(llmtest.Reply{Text: "0.1%."})
 			p := c.say(t, "u1", store.ConversationRef{UserID: "u1", Platform: store.PlatformAPI}, "What fee does a trade cost?")
+			if n := c.lookups.knowledge.Load(); n != 1 {
+				t.Errorf("%d knowledge lookups for a turn of an agent with documents", n)
+			}
 			if !strings.Contains(p, "Relevant knowledge:\n[fees.md]\n# Fees") {
 				t.Errorf("the fees chunk is not in the prompt:\n%s", p)
 			}
