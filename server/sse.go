@@ -121,7 +121,7 @@ func (s *Server) followStream(ctx context.Context, w http.ResponseWriter, f *str
 	if err != nil {
 		return nil // the client is gone before the first byte
 	}
-	err = f.Each(ctx, streamlog.Sink{Emit: ev.logEvent, Ping: ev.ping, PingEvery: s.cfg.PingInterval})
+	err = f.Each(ctx, streamlog.Sink{Emit: ev.logEvent, Flush: ev.flush, Ping: ev.ping, PingEvery: s.cfg.PingInterval})
 	if err != nil && ctx.Err() == nil {
 		// Only reading another replica's events can fail here; the
 		// client resumes again.
@@ -169,9 +169,12 @@ type eventWriter struct {
 	gone    context.CancelFunc
 }
 
-// logEvent writes one event of a stream's log, with its id, and flushes
-// it.
-func (e *eventWriter) logEvent(ev streamlog.Event) error { return e.write(sseFrame(ev)) }
+// logEvent writes one event of a stream's log, with its id, without
+// flushing it: the follower flushes once it wrote the events at hand.
+func (e *eventWriter) logEvent(ev streamlog.Event) error { return e.send(sseFrame(ev), false) }
+
+// flush sends what logEvent wrote.
+func (e *eventWriter) flush() error { return e.send("", true) }
 
 // sseFrame is the server-sent event of a stream's event.
 func sseFrame(ev streamlog.Event) string {
@@ -190,17 +193,21 @@ func (e *eventWriter) event(ev any) error {
 
 // write writes frame (none, to send just the header) and flushes it
 // within the timeout.
-func (e *eventWriter) write(frame string) error {
+func (e *eventWriter) write(frame string) error { return e.send(frame, true) }
+
+// send writes frame, and flushes when flush is set, within the timeout: a
+// write that fills the response's buffer sends it too.
+func (e *eventWriter) send(frame string, flush bool) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	err := e.rc.SetWriteDeadline(time.Now().Add(e.timeout))
 	if errors.Is(err, http.ErrNotSupported) {
 		err = nil // a writer without deadlines (httptest.ResponseRecorder) cannot block
 	}
-	if err == nil {
+	if err == nil && frame != "" {
 		_, err = io.WriteString(e.w, frame)
 	}
-	if err == nil {
+	if err == nil && flush {
 		err = e.rc.Flush()
 	}
 	if err != nil {

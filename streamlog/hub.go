@@ -436,13 +436,34 @@ type Follower struct {
 	state   State
 }
 
-// Sink is where a Follower writes: Emit gets each event; Ping, when set,
-// is called every PingEvery while the stream goes on (a keep-alive), from
-// the follower's own goroutine.
+// Sink is where a Follower writes: Emit gets each event; Flush, when set,
+// is called once the events at hand are emitted (Emit may then buffer:
+// a follower that fell behind sends what it caught up with in one write);
+// Ping, when set, is called every PingEvery while the stream goes on (a
+// keep-alive), from the follower's own goroutine.
 type Sink struct {
 	Emit      func(Event) error
+	Flush     func() error
 	Ping      func() error
 	PingEvery time.Duration
+}
+
+// emit emits events in order, then flushes, and returns the id of the
+// last one emitted (next when none was).
+func (s Sink) emit(events []Event, next int) (int, error) {
+	for _, e := range events {
+		if e.ID <= next {
+			continue
+		}
+		if err := s.Emit(e); err != nil {
+			return next, err
+		}
+		next = e.ID
+	}
+	if s.Flush == nil || len(events) == 0 {
+		return next, nil
+	}
+	return next, s.Flush()
 }
 
 // pinger returns the channel of the sink's pings and its stop; a nil
@@ -485,11 +506,9 @@ func (f *Follower) eachLocal(ctx context.Context, sink Sink, pings <-chan time.T
 		}
 		done, wake := r.state.Done, r.wake
 		r.mu.Unlock()
-		for _, e := range events {
-			if err := sink.Emit(e); err != nil {
-				return err
-			}
-			f.next = e.ID
+		var err error
+		if f.next, err = sink.emit(events, f.next); err != nil {
+			return err
 		}
 		if done {
 			return nil
@@ -523,14 +542,9 @@ func (f *Follower) eachRemote(ctx context.Context, sink Sink, pings <-chan time.
 	tick := time.NewTicker(f.hub.cfg.PollInterval)
 	defer tick.Stop()
 	for {
-		for _, e := range f.pending {
-			if e.ID <= f.next {
-				continue
-			}
-			if err := sink.Emit(e); err != nil {
-				return err
-			}
-			f.next = e.ID
+		var err error
+		if f.next, err = sink.emit(f.pending, f.next); err != nil {
+			return err
 		}
 		if f.state.Done {
 			return nil
@@ -538,7 +552,6 @@ func (f *Follower) eachRemote(ctx context.Context, sink Sink, pings <-chan time.
 		if err := wait(ctx, sink, pings, tick.C, nil); err != nil {
 			return err
 		}
-		var err error
 		f.pending, f.state, err = f.hub.cfg.Backend.ReadStream(ctx, f.key, f.next)
 		if errors.Is(err, ErrNotFound) && f.next > 0 {
 			return nil // pruned under us: nothing more will come

@@ -124,3 +124,33 @@ func TestSlowFlushesComeLessOften(t *testing.T) {
 		t.Fatalf("the Backend has %d of %d events: %v", len(events), len(run.Events()), err)
 	}
 }
+
+// TestFollowerFlushesWhatIsAtHandOnce: a follower that finds many events
+// waiting emits them all and flushes once, so a client that fell behind
+// catches up in one write rather than one per event.
+func TestFollowerFlushesWhatIsAtHandOnce(t *testing.T) {
+	st := storetest.Open(t, storetest.SQLiteDSN(t))
+	hub := streamlog.New(streamlog.Config{Backend: st})
+	k := streamlog.Key{AccountID: "acct_1", AgentID: "agent_1", MessageID: "msg_1"}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	run := hub.Start(k, cancel)
+	for range 50 {
+		run.Publish([]byte(`{"type":"token"}`))
+	}
+	hub.End(run, []byte(`{"type":"done"}`), streamlog.State{})
+	follower, err := hub.Follow(ctx, k, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int
+	flushes := 0
+	err = follower.Each(ctx, streamlog.Sink{
+		Emit:  func(e streamlog.Event) error { ids = append(ids, e.ID); return nil },
+		Flush: func() error { flushes++; return nil },
+	})
+	if err != nil || len(ids) != 41 || ids[0] != 11 || ids[40] != 51 || flushes != 1 {
+		t.Fatalf("emitted %d events (%v…), flushed %d times: %v", len(ids), ids[:min(len(ids), 3)], flushes, err)
+	}
+	hub.Close(ctx)
+}
