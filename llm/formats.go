@@ -28,6 +28,9 @@ func (openaiFormat) observe(doc []byte, rec *record) bool {
 		rec.complete = true
 		return false
 	}
+	if rec.model != "" && plainDelta(doc) {
+		return false
+	}
 	var v struct {
 		Model   string `json:"model"`
 		Choices []struct {
@@ -72,6 +75,53 @@ func (openaiFormat) observe(doc []byte, rec *record) bool {
 		c.Delta.addTo(&rec.toolCalls)
 	}
 	return false
+}
+
+// plainDelta reports whether a chunk can hold nothing observe keeps but
+// the model: no usage, error or tool calls, and no finish reason. Most
+// chunks of a stream are such content deltas, which langchaingo decodes
+// anyway; skipping them spares a second decoding of every token. A chunk
+// that might hold more is decoded. The keys are looked for as the decoder
+// matches them (any case), and a chunk whose keys could be spelled
+// otherwise (a \u escape, or a rune encoding/json folds onto an ASCII
+// letter) is decoded.
+func plainDelta(doc []byte) bool {
+	for _, unsure := range []string{`\u`, "\u017f", "\u212a"} {
+		if bytes.Contains(doc, []byte(unsure)) {
+			return false
+		}
+	}
+	for _, key := range []string{`"usage"`, `"error"`, `"tool_calls"`} {
+		if _, found := afterKey(doc, key); found {
+			return false
+		}
+	}
+	for rest := doc; ; {
+		var found bool
+		if rest, found = afterKey(rest, `"finish_reason"`); !found {
+			return true
+		}
+		value, ok := bytes.CutPrefix(bytes.TrimLeft(rest, " \t\r\n"), []byte(":"))
+		if !ok || !bytes.HasPrefix(bytes.TrimLeft(value, " \t\r\n"), []byte("null")) {
+			return false
+		}
+	}
+}
+
+// afterKey returns what follows the first key (quoted, ASCII) in doc,
+// matched in any case.
+func afterKey(doc []byte, key string) ([]byte, bool) {
+	for i := 0; i+len(key) <= len(doc); i++ {
+		j := bytes.IndexByte(doc[i:], '"')
+		if j < 0 || i+j+len(key) > len(doc) {
+			return nil, false
+		}
+		i += j
+		if bytes.EqualFold(doc[i:i+len(key)], []byte(key)) {
+			return doc[i+len(key):], true
+		}
+	}
+	return nil, false
 }
 
 // openaiToolCalls is the tool_calls member of a message or a stream delta.
