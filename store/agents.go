@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/agentd/agentd/agent"
@@ -64,9 +65,11 @@ type Metrics struct {
 // CreateAgent stores a new agent of a.AccountID with a.Fields and returns it
 // with ID, Status active and CreatedAt = UpdatedAt = now. The other members
 // of a are ignored. The quota is enforced atomically: the account's agent
-// counter is read and bumped under the account row's lock, in the
-// transaction that inserts the agent, so concurrent creates never exceed it;
-// a negative quota disables the check. It returns ErrQuotaExceeded (an
+// counter is bumped, only while under quota, by one conditional UPDATE in
+// the transaction that inserts the agent, so concurrent creates never
+// exceed it; a negative quota disables the check. The UPDATE comes last,
+// so the account row is held (by concurrent creates' waits) only from it
+// to the commit. It returns ErrQuotaExceeded (an
 // *Error with Quota and Used) when the account has quota agents already,
 // ErrNotFound for an unknown account and ErrInvalid for bad fields (naming
 // the field for SecretMask sent as a secret's value: there is no stored
@@ -97,20 +100,19 @@ func (s *Store) CreateAgent(ctx context.Context, a Agent, quota int) (Agent, err
 	}
 	out := toAgentFields(row, fields)
 	err = s.writeEvents(ctx, "create agent", func(tx *gorm.DB, emit emitFunc) error {
-		acct, err := checkQuota(tx, a.AccountID, quota)
+		if err := tx.Create(&row).Error; errors.Is(err, gorm.ErrForeignKeyViolated) {
+			return ErrNotFound // the account is gone
+		} else if err != nil {
+			return err
+		}
+		hooks, err := takeAgentSlot(tx, a.AccountID, quota)
 		if err != nil {
 			return err
 		}
-		if err := tx.Create(&row).Error; err != nil {
-			return err
-		}
-		if err := countAgents(tx, a.AccountID, 1); err != nil {
-			return err
-		}
-		if acct.WebhookCount == 0 {
+		if hooks == 0 {
 			// No webhook to deliver to: no need to look for one. The
-			// count was read under the account's lock, which creating a
-			// webhook takes too, so it is this transaction's truth.
+			// count was read under the account row's lock, which creating
+			// a webhook takes too, so it is this transaction's truth.
 			return nil
 		}
 		return emit(Event{AccountID: a.AccountID, AgentID: out.ID, Type: EventAgentCreated, Data: agentEvent{Agent: summaryOf(out)}})
@@ -121,20 +123,25 @@ func (s *Store) CreateAgent(ctx context.Context, a Agent, quota int) (Agent, err
 	return out, nil
 }
 
-// checkQuota locks the account row (PostgreSQL; SQLite's immediate
-// transaction already excludes every other writer), returns its counters,
-// and fails with an ErrQuotaExceeded *Error when the account has quota
-// agents or more.
-func checkQuota(tx *gorm.DB, accountID string, quota int) (accountRow, error) {
+// takeAgentSlot counts one agent more on the account, as countAgents
+// does, unless it has quota agents already (a negative quota has no
+// bound), and returns its webhook count, read under the row lock the
+// update takes. An account at its quota is an ErrQuotaExceeded *Error.
+func takeAgentSlot(tx *gorm.DB, accountID string, quota int) (webhooks int64, err error) {
+	var rows []accountRow
+	err = tx.Raw(`UPDATE accounts SET agent_count = agent_count + 1, agent_set_version = agent_set_version + 1
+		WHERE id = ? AND (? < 0 OR agent_count < ?) RETURNING webhook_count`, accountID, quota, quota).Scan(&rows).Error
+	switch {
+	case err != nil:
+		return 0, err
+	case len(rows) == 1:
+		return rows[0].WebhookCount, nil
+	}
 	var acct accountRow
-	err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Select("id", "agent_count", "webhook_count").Take(&acct, "id = ?", accountID).Error
-	if err != nil || quota < 0 {
-		return acct, err
+	if err := tx.Select("agent_count").Take(&acct, "id = ?", accountID).Error; err != nil {
+		return 0, err
 	}
-	if acct.AgentCount >= int64(quota) {
-		return acct, quotaError("agent", quota, int(acct.AgentCount))
-	}
-	return acct, nil
+	return 0, quotaError("agent", quota, int(acct.AgentCount))
 }
 
 // countAgents adds delta to the account's agent count and moves the
