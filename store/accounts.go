@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 )
 
 // Tier is an account's service tier; it selects the rate limits.
@@ -75,7 +74,7 @@ func (s *Store) UpdateAccount(ctx context.Context, name string, c AccountChanges
 	var out Account
 	err := s.write(ctx, "update account", func(tx *gorm.DB) error {
 		var row accountRow
-		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Take(&row, "name = ?", name).Error
+		err := forUpdate(tx).Take(&row, "name = ?", name).Error
 		if err != nil {
 			return err
 		}

@@ -9,7 +9,6 @@ import (
 	"github.com/agentd/agentd/agent"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 )
 
 // Status is an agent's state.
@@ -236,7 +235,7 @@ func deleteAgentRows(tx *gorm.DB, id string) error {
 // PostgreSQL (SQLite's writer is exclusive already).
 func lockAgent(tx *gorm.DB, where string, args ...any) (agentRow, error) {
 	var row agentRow
-	err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where(where, args...).Take(&row).Error
+	err := forUpdate(tx).Where(where, args...).Take(&row).Error
 	return row, err
 }
 

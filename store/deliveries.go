@@ -10,7 +10,6 @@ import (
 
 	"github.com/agentd/agentd/outbox"
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 )
 
 // DeliveryStatus is where a delivery stands.
@@ -261,7 +260,7 @@ func (s *Store) FinishAttempt(ctx context.Context, job Job, a Attempt) error {
 		// Locking before the delivery row keeps the order DeleteWebhook takes.
 		if status == DeliveryFailed {
 			var w webhookRow
-			err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Select("id").Take(&w, "id = ?", job.WebhookID).Error
+			err := forUpdate(tx).Select("id").Take(&w, "id = ?", job.WebhookID).Error
 			if errors.Is(err, gorm.ErrRecordNotFound) {
 				return nil // deleted: its deliveries are gone
 			}

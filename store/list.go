@@ -111,11 +111,10 @@ func (s *Store) listPage(db *gorm.DB, col, accountID string, q ListQuery, setVer
 		return nil, err
 	}
 	if !known && offset > 0 && len(rows) > 0 {
-		s.starts.put(key, pageStart{setVersion, rows[0].CreatedAt, string(rows[0].ID)})
+		s.starts.put(key, startAt(setVersion, rows[0]))
 	}
 	if len(rows) > q.Limit {
-		next := rows[q.Limit]
-		s.starts.put(pageKey{accountID, q.Desc, offset + q.Limit}, pageStart{setVersion, next.CreatedAt, string(next.ID)})
+		s.starts.put(pageKey{accountID, q.Desc, offset + q.Limit}, startAt(setVersion, rows[q.Limit]))
 		rows = rows[:q.Limit]
 	}
 	return rows, nil

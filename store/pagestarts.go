@@ -34,6 +34,12 @@ type pageStart struct {
 	id         string
 }
 
+// startAt is the start of a page whose first agent is row, in the set of
+// agents of version setVersion.
+func startAt(setVersion int64, row agentRow) pageStart {
+	return pageStart{setVersion, row.CreatedAt, string(row.ID)}
+}
+
 func newPageStarts() *pageStarts { return &pageStarts{starts: map[pageKey]pageStart{}} }
 
 // get returns the start of the page at k when it was read under setVersion.

@@ -12,7 +12,6 @@ import (
 	"unicode/utf8"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 )
 
 // Memories and knowledge chunks are searched the same way, by the helpers
@@ -184,7 +183,7 @@ func decodeVector(b []byte) []float32 {
 // transaction ends, so that quota checks of the agent's memories or
 // knowledge run one at a time (SQLite's writer is exclusive already).
 func lockOwned(tx *gorm.DB, accountID, agentID string) error {
-	return tx.Clauses(clause.Locking{Strength: "UPDATE"}).Model(&agentRow{}).Select("id").
+	return forUpdate(tx).Model(&agentRow{}).Select("id").
 		Where("id = ? AND account_id = ?", agentID, accountID).Take(&agentRow{}).Error
 }
 

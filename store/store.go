@@ -16,6 +16,7 @@ import (
 	"gorm.io/driver/postgres"
 	"gorm.io/driver/sqlite"
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 	"gorm.io/gorm/logger"
 )
 
@@ -320,3 +321,8 @@ func msPtr(t *time.Time) *time.Time {
 	u := t.UTC().Truncate(time.Millisecond)
 	return &u
 }
+
+// forUpdate is tx reading rows it will change: PostgreSQL locks them until
+// the commit (SQLite's immediate transactions exclude every other writer
+// already).
+func forUpdate(tx *gorm.DB) *gorm.DB { return tx.Clauses(clause.Locking{Strength: "UPDATE"}) }

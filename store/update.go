@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 )
 
 // UpdateAgent replaces each member of fields whole in the agent id of
@@ -55,7 +54,7 @@ func (s *Store) UpdateAgent(ctx context.Context, accountID, id string, fields ma
 	// The agent kept changing between the read and the write: this time
 	// read it under the write's lock.
 	return u.result(s.writeEvents(ctx, "update agent", func(tx *gorm.DB, emit emitFunc) error {
-		if err := u.plan(tx.Clauses(clause.Locking{Strength: "UPDATE"})); err != nil || !u.write {
+		if err := u.plan(forUpdate(tx)); err != nil || !u.write {
 			return err
 		}
 		return u.save(tx, emit)

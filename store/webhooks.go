@@ -13,7 +13,6 @@ import (
 
 	"github.com/agentd/agentd/secretbox"
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 )
 
 // WebhookQuota is how many webhooks an account may have.
@@ -95,7 +94,7 @@ func (s *Store) CreateWebhook(ctx context.Context, w Webhook) (Webhook, error) {
 	}
 	err = s.write(ctx, "create webhook", func(tx *gorm.DB) error {
 		var acct accountRow
-		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Select("id").Take(&acct, "id = ?", w.AccountID).Error; err != nil {
+		if err := forUpdate(tx).Select("id").Take(&acct, "id = ?", w.AccountID).Error; err != nil {
 			return err
 		}
 		var used int64
@@ -178,7 +177,7 @@ func (s *Store) UpdateWebhook(ctx context.Context, accountID, id string, c Webho
 	changes := []string{}
 	err := s.write(ctx, "update webhook", func(tx *gorm.DB) error {
 		changes = changes[:0]
-		row, err := findWebhook(tx.Clauses(clause.Locking{Strength: "UPDATE"}), accountID, id)
+		row, err := findWebhook(forUpdate(tx), accountID, id)
 		if err != nil {
 			return err
 		}
@@ -235,7 +234,7 @@ func (s *Store) UpdateWebhook(ctx context.Context, accountID, id string, c Webho
 // (ErrPreconditionFailed).
 func (s *Store) DeleteWebhook(ctx context.Context, accountID, id string, ifVersion int64) error {
 	return s.write(ctx, "delete webhook", func(tx *gorm.DB) error {
-		row, err := findWebhook(tx.Clauses(clause.Locking{Strength: "UPDATE"}), accountID, id)
+		row, err := findWebhook(forUpdate(tx), accountID, id)
 		if err != nil {
 			return err
 		}
@@ -265,7 +264,7 @@ func (s *Store) RotateWebhookSecret(ctx context.Context, accountID, id string) (
 	}
 	var out Webhook
 	err = s.write(ctx, "rotate webhook secret", func(tx *gorm.DB) error {
-		row, err := findWebhook(tx.Clauses(clause.Locking{Strength: "UPDATE"}), accountID, id)
+		row, err := findWebhook(forUpdate(tx), accountID, id)
 		if err != nil {
 			return err
 		}
@@ -350,7 +349,7 @@ func (s *Store) rotateWebhookSecrets(ctx context.Context, old *secretbox.Box, re
 	for _, id := range ids {
 		err := s.write(ctx, "rotate secrets", func(tx *gorm.DB) error {
 			var row webhookRow
-			if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Take(&row, "id = ?", id).Error; err != nil {
+			if err := forUpdate(tx).Take(&row, "id = ?", id).Error; err != nil {
 				return err
 			}
 			cols := map[string]any{}
