@@ -18,7 +18,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
+	"log"
 	"net"
 	"os"
 	"os/exec"
@@ -27,7 +27,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 )
@@ -117,7 +116,7 @@ func main() {
 			os.Exit(2)
 		}
 		defer f.Close()
-		childLog = &lockedWriter{w: f}
+		childLog = log.New(f, "", 0)
 	}
 	o.leases.replicas, o.leases.stopLimit, o.leases.progressEvery = 3, 3*time.Minute, 5*time.Second
 	o.leases.backends = strings.Split(leaseBackends, ",")
@@ -202,8 +201,9 @@ type child struct {
 }
 
 // childLog, when set (-child-log), gets the stderr of every process the
-// bench starts: agentd's errors, which the report does not show.
-var childLog io.Writer
+// bench starts: agentd's errors, which the report does not show. A Logger
+// writes each line whole, whichever child's reader calls it.
+var childLog *log.Logger
 
 var listeningRE = regexp.MustCompile(`listening on (http://\S+)`)
 
@@ -225,7 +225,7 @@ func start(ctx context.Context, env []string, name string, args ...string) (*chi
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			if childLog != nil {
-				fmt.Fprintln(childLog, sc.Text())
+				childLog.Println(sc.Text())
 			}
 			if m := listeningRE.FindStringSubmatch(sc.Text()); m != nil {
 				select {
@@ -280,16 +280,4 @@ func rssOf(pid int) (cur, peak int, err error) {
 		return 0, 0, errors.New("no VmHWM in /proc status")
 	}
 	return cur, peak, nil
-}
-
-// lockedWriter serialises the writes of the children's log readers.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
