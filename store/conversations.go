@@ -165,12 +165,19 @@ func (s *Store) SaveExchange(ctx context.Context, accountID, agentID string, con
 	var convID ctext
 	err := s.writeEventsVia(s.writeGrouped, ctx, "save exchange", func(tx *gorm.DB, emit emitFunc) error {
 		convID = ""
-		if err := bumpAgent(tx, accountID, agentID, "total_messages"); err != nil {
+		known := true // no conversation: none to open
+		if conv.key() != "" {
+			var err error
+			if convID, known, err = findConversation(tx, agentID, conv); err != nil {
+				return err
+			}
+		}
+		if err := countExchange(tx, accountID, agentID, !known); err != nil {
 			return err
 		}
 		if conv.key() != "" {
 			var err error
-			if convID, err = addToConversation(tx, accountID, agentID, conv, user, reply); err != nil {
+			if convID, err = addToConversation(tx, accountID, agentID, conv, convID, user, reply); err != nil {
 				return err
 			}
 		}
@@ -185,39 +192,104 @@ func (s *Store) SaveExchange(ctx context.Context, accountID, agentID string, con
 	return reply, string(convID), nil
 }
 
-// addToConversation stores both messages in conv, creating it when needed,
-// and returns its id.
-func addToConversation(tx *gorm.DB, accountID, agentID string, conv ConversationRef, user, reply Message) (ctext, error) {
-	convID, err := conversation(tx, accountID, agentID, conv, user.CreatedAt)
-	if err != nil {
-		return "", err
+// findConversation returns the id of the agent's conversation conv and
+// true, or "" and false when it does not exist yet.
+func findConversation(tx *gorm.DB, agentID string, conv ConversationRef) (ctext, bool, error) {
+	id, err := conversationID(tx, agentID, conv)
+	if isNotFound(err) {
+		return "", false, nil
 	}
-	msgs := []messageRow{fromMessage(user, convID), fromMessage(reply, convID)}
+	return id, err == nil, err
+}
+
+// countExchange counts an exchange on the agent, and a conversation when
+// it opens one; ErrNotFound if the agent does not exist in account
+// accountID. On PostgreSQL it also locks the agent row, so a concurrent
+// DeleteAgent waits or wins cleanly.
+func countExchange(tx *gorm.DB, accountID, agentID string, opens bool) error {
+	counts := map[string]any{"total_messages": gorm.Expr("total_messages + 1")}
+	if opens {
+		counts["total_conversations"] = gorm.Expr("total_conversations + 1")
+	}
+	res := tx.Model(&agentRow{}).Where("id = ? AND account_id = ?", agentID, accountID).UpdateColumns(counts)
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// addToConversation stores both messages in the conversation conv, whose
+// id is convID ("" when it did not exist, and then countExchange counted
+// it as opened), and returns its id. A new conversation is created with
+// its count and last activity; when a concurrent first message created it
+// meanwhile (PostgreSQL), that one counted it and this count is undone.
+func addToConversation(tx *gorm.DB, accountID, agentID string, conv ConversationRef, convID ctext, user, reply Message) (ctext, error) {
+	msgs := []messageRow{fromMessage(user, ""), fromMessage(reply, "")}
+	fresh := false
+	if convID == "" {
+		var err error
+		if convID, fresh, err = createConversation(tx, agentID, conv, user.CreatedAt, len(msgs), reply.CreatedAt); err != nil {
+			return "", err
+		}
+		if !fresh {
+			if err := countOnAgent(tx, agentID, "total_conversations", -1); err != nil {
+				return "", err
+			}
+		}
+	}
+	for i := range msgs {
+		msgs[i].ConversationID = convID
+	}
 	if err := tx.Create(&msgs).Error; err != nil {
 		return "", err
 	}
-	err = tx.Model(&conversationRow{}).Where("id = ?", convID).Updates(map[string]any{
-		"message_count":   gorm.Expr("message_count + ?", len(msgs)),
-		"last_message_at": reply.CreatedAt,
-	}).Error
-	if err != nil || user.UserID == "" {
-		return convID, err
+	if !fresh {
+		if err := countOnConversation(tx, convID, len(msgs), reply.CreatedAt); err != nil {
+			return "", err
+		}
+	}
+	if user.UserID == "" {
+		return convID, nil
 	}
 	speaker := conversationUserRow{ConversationID: convID, UserID: ctext(user.UserID), AgentID: ctext(agentID)}
 	return convID, tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&speaker).Error
 }
 
+// countOnConversation adds n messages to the conversation id, the last
+// at last.
+func countOnConversation(tx *gorm.DB, id ctext, n int, last time.Time) error {
+	return tx.Model(&conversationRow{}).Where("id = ?", id).Updates(map[string]any{
+		"message_count":   gorm.Expr("message_count + ?", n),
+		"last_message_at": last,
+	}).Error
+}
+
 // conversation returns the id of the agent's conversation conv, creating it
 // (and counting it on the agent) when it does not exist. Most messages go
-// to a conversation that exists, so it is looked for first. ON CONFLICT DO
-// NOTHING keeps concurrent first messages of one conversation from failing:
-// the one that did not create it looks for it again.
+// to a conversation that exists, so it is looked for first.
 func conversation(tx *gorm.DB, accountID, agentID string, conv ConversationRef, t time.Time) (ctext, error) {
 	if id, err := conversationID(tx, agentID, conv); err == nil || !isNotFound(err) {
 		return id, err
 	}
+	id, fresh, err := createConversation(tx, agentID, conv, t, 0, t)
+	if err != nil || !fresh {
+		return id, err
+	}
+	return id, countOnAgent(tx, agentID, "total_conversations", 1)
+}
+
+// createConversation creates the agent's conversation conv at t holding
+// messages messages, the last at last, and returns its id and true; or,
+// when a concurrent first message created it meanwhile, its id and false.
+// ON CONFLICT DO NOTHING keeps such messages from failing: the one that
+// did not create it looks for it again.
+func createConversation(tx *gorm.DB, agentID string, conv ConversationRef, t time.Time, messages int, last time.Time) (ctext, bool, error) {
 	row := conversationRow{ID: ctext(newID("conv_", t)), AgentID: ctext(agentID), Key: ctext(conv.key()),
-		Kind: string(KindDirect), UserID: conv.UserID, Platform: ctext(conv.Platform), CreatedAt: t, LastMessageAt: t}
+		Kind: string(KindDirect), UserID: conv.UserID, Platform: ctext(conv.Platform), MessageCount: int64(messages),
+		CreatedAt: t, LastMessageAt: last}
 	if conv.RoomID != "" {
 		row.Kind, row.RoomID, row.UserID = string(KindRoom), conv.RoomID, ""
 	}
@@ -226,12 +298,13 @@ func conversation(tx *gorm.DB, accountID, agentID string, conv ConversationRef, 
 	}
 	res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&row)
 	if res.Error != nil {
-		return "", res.Error
+		return "", false, res.Error
 	}
 	if res.RowsAffected == 1 {
-		return row.ID, bumpAgent(tx, accountID, agentID, "total_conversations")
+		return row.ID, true, nil
 	}
-	return conversationID(tx, agentID, conv)
+	id, err := conversationID(tx, agentID, conv)
+	return id, false, err
 }
 
 // conversationID reads the id of the agent's conversation conv; a GORM
@@ -242,19 +315,9 @@ func conversationID(tx *gorm.DB, agentID string, conv ConversationRef) (ctext, e
 	return existing.ID, err
 }
 
-// bumpAgent adds one to a counter column of the agent; ErrNotFound if the
-// agent does not exist in account accountID. On PostgreSQL it also locks the
-// agent row, so a concurrent DeleteAgent waits or wins cleanly.
-func bumpAgent(tx *gorm.DB, accountID, agentID, column string) error {
-	res := tx.Model(&agentRow{}).Where("id = ? AND account_id = ?", agentID, accountID).
-		UpdateColumn(column, gorm.Expr(column+" + 1"))
-	if res.Error != nil {
-		return res.Error
-	}
-	if res.RowsAffected == 0 {
-		return ErrNotFound
-	}
-	return nil
+// countOnAgent adds delta to a counter column of the agent.
+func countOnAgent(tx *gorm.DB, agentID, column string, delta int) error {
+	return tx.Model(&agentRow{}).Where("id = ?", agentID).UpdateColumn(column, gorm.Expr(column+" + ?", delta)).Error
 }
 
 // fillMessage fills the defaults of a message being saved.

@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -134,6 +136,39 @@ func TestHistoryAndExchangeAreScopedToTheAccount(t *testing.T) {
 		}
 		if h, _ := s.History(ctx, acct.ID, a.ID, ref("user:u1"), 10); len(h) != 2 {
 			t.Errorf("history = %d messages, want 2", len(h))
+		}
+	})
+}
+
+// TestConcurrentFirstMessagesOpenOneConversation: first messages sent at
+// once to a conversation that does not exist yet open it once: the agent
+// counts one conversation and every message, and the conversation holds
+// them all, its last activity one of the replies'.
+func TestConcurrentFirstMessagesOpenOneConversation(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		acct := mustAccount(t, s, "acme")
+		a := mustAgent(t, s, acct.ID, "busy")
+		const senders = 16
+		var wg sync.WaitGroup
+		replies := make([]Message, senders)
+		for i := range senders {
+			wg.Go(func() {
+				r, _, err := s.SaveExchange(ctx, acct.ID, a.ID, ref("user:ann"), Message{Text: "hi", UserID: "ann"}, Message{Text: "hello"})
+				if err != nil {
+					t.Error(err)
+				}
+				replies[i] = r
+			})
+		}
+		wg.Wait()
+		got := mustGet(t, s, acct.ID, a.ID)
+		c, err := s.FindConversation(ctx, acct.ID, a.ID, ref("user:ann"))
+		mustOK(t, err)
+		aReply := slices.ContainsFunc(replies, func(r Message) bool { return r.CreatedAt.Equal(c.LastMessageAt) })
+		if got.Metrics.TotalConversations != 1 || got.Metrics.TotalMessages != senders || c.MessageCount != 2*senders || !aReply {
+			t.Errorf("agent counts %d conversations and %d messages; the conversation %d messages, last at %s (want 1, %d, %d, a reply's)",
+				got.Metrics.TotalConversations, got.Metrics.TotalMessages, c.MessageCount, c.LastMessageAt, senders, 2*senders)
 		}
 	})
 }

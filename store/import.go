@@ -50,11 +50,7 @@ func (s *Store) ImportConversation(ctx context.Context, accountID, agentID strin
 		if err := tx.CreateInBatches(&rows, chunkInsertBatch).Error; err != nil {
 			return err
 		}
-		err = tx.Model(&conversationRow{}).Where("id = ?", convID).Updates(map[string]any{
-			"message_count":   gorm.Expr("message_count + ?", len(rows)),
-			"last_message_at": rows[len(rows)-1].CreatedAt,
-		}).Error
-		if err != nil {
+		if err := countOnConversation(tx, convID, len(rows), rows[len(rows)-1].CreatedAt); err != nil {
 			return err
 		}
 		for user := range speakers {
