@@ -172,17 +172,20 @@ func (s *Store) SaveExchange(ctx context.Context, accountID, agentID string, con
 				return err
 			}
 		}
-		if err := countExchange(tx, accountID, agentID, !known); err != nil {
+		webhooks, err := countExchange(tx, accountID, agentID, !known)
+		if err != nil {
 			return err
 		}
 		if conv.key() != "" {
-			var err error
 			if convID, err = addToConversation(tx, accountID, agentID, conv, convID, user, reply); err != nil {
 				return err
 			}
 		}
 		if err := recordExchange(tx, agentID, convID, user, reply); err != nil {
 			return err
+		}
+		if webhooks == 0 {
+			return nil // no webhook to deliver to: none to look for
 		}
 		return emit(messageCompleted(accountID, agentID, conv, string(convID), user, reply))
 	})
@@ -203,22 +206,27 @@ func findConversation(tx *gorm.DB, agentID string, conv ConversationRef) (ctext,
 }
 
 // countExchange counts an exchange on the agent, and a conversation when
-// it opens one; ErrNotFound if the agent does not exist in account
-// accountID. On PostgreSQL it also locks the agent row, so a concurrent
-// DeleteAgent waits or wins cleanly.
-func countExchange(tx *gorm.DB, accountID, agentID string, opens bool) error {
-	counts := map[string]any{"total_messages": gorm.Expr("total_messages + 1")}
+// it opens one, and returns how many webhooks the account has;
+// ErrNotFound if the agent does not exist in account accountID. On
+// PostgreSQL it also locks the agent row, so a concurrent DeleteAgent
+// waits or wins cleanly.
+func countExchange(tx *gorm.DB, accountID, agentID string, opens bool) (webhooks int64, err error) {
+	opened := 0
 	if opens {
-		counts["total_conversations"] = gorm.Expr("total_conversations + 1")
+		opened = 1
 	}
-	res := tx.Model(&agentRow{}).Where("id = ? AND account_id = ?", agentID, accountID).UpdateColumns(counts)
-	if res.Error != nil {
-		return res.Error
+	var rows []struct{ WebhookCount int64 }
+	err = tx.Raw(`UPDATE agents SET total_messages = total_messages + 1, total_conversations = total_conversations + ?
+		WHERE id = ? AND account_id = ?
+		RETURNING (SELECT webhook_count FROM accounts WHERE accounts.id = agents.account_id) AS webhook_count`,
+		opened, agentID, accountID).Scan(&rows).Error
+	switch {
+	case err != nil:
+		return 0, err
+	case len(rows) == 0:
+		return 0, ErrNotFound
 	}
-	if res.RowsAffected == 0 {
-		return ErrNotFound
-	}
-	return nil
+	return rows[0].WebhookCount, nil
 }
 
 // addToConversation stores both messages in the conversation conv, whose

@@ -235,3 +235,33 @@ func TestCreateAgentEventsFollowWebhookCount(t *testing.T) {
 		}
 	})
 }
+
+// TestExchangeEventsFollowWebhookCount: an exchange queues
+// message.completed while the account has a webhook, and stores no event
+// without one.
+func TestExchangeEventsFollowWebhookCount(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		acct := mustAccount(t, s, "acme")
+		a := mustAgent(t, s, acct.ID, "talker")
+		exchange := func() (events int64) {
+			t.Helper()
+			_, _, err := s.SaveExchange(ctx, acct.ID, a.ID, ref("user:ann"), Message{Text: "hi", UserID: "ann"}, Message{Text: "hello"})
+			mustOK(t, err)
+			mustOK(t, s.w.Model(&eventRow{}).Where("account_id = ? AND type = ?", acct.ID, EventMessageCompleted).Count(&events).Error)
+			return events
+		}
+		if n := exchange(); n != 0 {
+			t.Fatalf("no webhook: %d message.completed events", n)
+		}
+		w, err := s.CreateWebhook(ctx, Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{"*"}, Enabled: true})
+		mustOK(t, err)
+		if n := exchange(); n != 1 {
+			t.Fatalf("one webhook: %d message.completed events", n)
+		}
+		mustOK(t, s.DeleteWebhook(ctx, acct.ID, w.ID, AnyVersion))
+		if n := exchange(); n != 1 {
+			t.Fatalf("webhook deleted: %d message.completed events", n)
+		}
+	})
+}
