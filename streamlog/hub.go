@@ -48,7 +48,7 @@ type Hub struct {
 	runs map[string]*Run // by message id: running, or ended and not yet written
 
 	running sync.WaitGroup // runs not ended
-	kick    chan struct{}  // asks for a flush now (a stream started)
+	kick    chan struct{}  // asks for a flush now (a stream has its first event)
 	stop    chan struct{}
 	stopped chan struct{}
 }
@@ -104,16 +104,12 @@ func (h *Hub) Close(ctx context.Context) {
 // must call End.
 func (h *Hub) Start(k Key, cancel context.CancelFunc) *Run {
 	r := &Run{key: k, cancel: cancel, room: h.cfg.MaxStreamBytes, wake: make(chan struct{}),
-		ended: make(chan struct{}), visible: make(chan struct{})}
+		ended: make(chan struct{}), visible: make(chan struct{}), kick: h.kick}
 	r.unwatched, r.unwatchedFor = time.AfterFunc(h.cfg.Unwatched, cancel), h.cfg.Unwatched
 	h.running.Add(1)
 	h.mu.Lock()
 	h.runs[k.MessageID] = r
 	h.mu.Unlock()
-	select {
-	case h.kick <- struct{}{}:
-	default:
-	}
 	return r
 }
 
@@ -231,9 +227,10 @@ func flushGap(interval, took time.Duration) time.Duration {
 }
 
 // loop writes new events every FlushInterval, or less often when flushes
-// are slow (see flushShare); it writes the streams just started at once,
-// so the others can find them; it checks for cancels every CancelInterval
-// while streams run and prunes the Backend every minute, until Close.
+// are slow (see flushShare); it writes a stream at once when it gets its
+// first event, so the others can find it; it checks for cancels every
+// CancelInterval while streams run and prunes the Backend every minute,
+// until Close.
 func (h *Hub) loop() {
 	defer close(h.stopped)
 	flush := time.NewTimer(h.cfg.FlushInterval)
@@ -343,9 +340,10 @@ type Run struct {
 	watchers     int
 	unwatched    *time.Timer
 	unwatchedFor time.Duration
-	wake         chan struct{} // closed, and replaced, at each new event
-	flushed      int           // events in the Backend
-	created      bool          // the Backend has the stream
+	wake         chan struct{}   // closed, and replaced, at each new event
+	kick         chan<- struct{} // the Hub's: the first event asks for a flush at once
+	flushed      int             // events in the Backend
+	created      bool            // the Backend has the stream
 }
 
 // Key is the stream's key.
@@ -368,6 +366,12 @@ func (r *Run) append(data []byte) Event {
 	r.events = append(r.events, e)
 	close(r.wake)
 	r.wake = make(chan struct{})
+	if e.ID == 1 {
+		select {
+		case r.kick <- struct{}{}:
+		default:
+		}
+	}
 	return e
 }
 
@@ -402,12 +406,14 @@ func (r *Run) end() State {
 
 // unwritten is the batch of what the Backend lacks of the stream, the
 // count of events it will hold after it, and false when it lacks nothing
-// (or, with started, when it has the stream already).
+// (or, with started, when it has the stream already). A stream without an
+// event is not written: its first batch, which creates it in the Backend,
+// starts with event 1.
 func (r *Run) unwritten(owner string, started bool) (Batch, int, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	n := len(r.events)
-	if r.created && (started || n == r.flushed) {
+	if n == 0 || r.created && (started || n == r.flushed) {
 		return Batch{}, 0, false
 	}
 	return Batch{Key: r.key, Owner: owner, Events: r.events[r.flushed:n], End: r.state}, n, true
@@ -492,8 +498,8 @@ func (f *Follower) eachLocal(ctx context.Context, sink Sink, pings <-chan time.T
 	r.watch(1)
 	defer r.watch(-1)
 	// A client that has an event may resume or cancel on any replica, so
-	// none is emitted before the Backend has the stream (the first flush,
-	// kicked when it starts). An ended stream goes out whole regardless,
+	// none is emitted before the Backend has the stream (the flush its
+	// first event kicks). An ended stream goes out whole regardless,
 	// so a Backend that cannot be written delays the client, not loses it.
 	if err := wait(ctx, sink, pings, r.visible, r.ended); err != nil {
 		return err

@@ -154,3 +154,58 @@ func TestFollowerFlushesWhatIsAtHandOnce(t *testing.T) {
 	}
 	hub.Close(ctx)
 }
+
+// heldBackend holds AppendStreams while held is set.
+type heldBackend struct {
+	streamlog.Backend
+	held atomic.Bool
+}
+
+func (h *heldBackend) AppendStreams(ctx context.Context, batches []streamlog.Batch) error {
+	for h.held.Load() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Millisecond):
+		}
+	}
+	return h.Backend.AppendStreams(ctx, batches)
+}
+
+// TestStreamWithoutEventsIsNotVisible: flushes that run before a stream's
+// first event do not make it visible: its first event is emitted only once
+// the Backend has the stream, so a client never holds an event of a stream
+// another replica cannot find.
+func TestStreamWithoutEventsIsNotVisible(t *testing.T) {
+	st := storetest.Open(t, storetest.SQLiteDSN(t))
+	held := &heldBackend{Backend: st}
+	hub := streamlog.New(streamlog.Config{Backend: held, FlushInterval: time.Millisecond})
+	k := streamlog.Key{AccountID: "acct_1", AgentID: "agent_1", MessageID: "msg_1"}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	run := hub.Start(k, cancel)
+	time.Sleep(30 * time.Millisecond) // flushes run while the stream has no event
+	held.held.Store(true)
+	run.Publish([]byte(`{"type":"start"}`))
+	follower, err := hub.Follow(ctx, k, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan streamlog.Event, 2)
+	go follower.Each(ctx, streamlog.Sink{Emit: func(e streamlog.Event) error { got <- e; return nil }})
+	select {
+	case e := <-got:
+		_, _, err := st.ReadStream(ctx, k, 0)
+		t.Fatalf("event %d emitted while the Backend answers %v", e.ID, err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	held.held.Store(false)
+	if e := <-got; e.ID != 1 {
+		t.Fatalf("first event %d", e.ID)
+	}
+	if _, _, err := st.ReadStream(ctx, k, 0); err != nil {
+		t.Fatalf("the Backend answers %v once the first event is out", err)
+	}
+	hub.End(run, []byte(`{"type":"done"}`), streamlog.State{})
+	hub.Close(ctx)
+}
