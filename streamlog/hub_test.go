@@ -33,6 +33,27 @@ func TestCloseCutsWhatStillRuns(t *testing.T) {
 	}
 }
 
+// followSilently follows the stream k from its start and fails unless it
+// emits nothing for quiet (the Backend b, which does not have the stream
+// yet, says what it holds when it does); it returns the channel of the
+// events that come after.
+func followSilently(t *testing.T, ctx context.Context, hub *streamlog.Hub, k streamlog.Key, quiet time.Duration, b streamlog.Backend) <-chan streamlog.Event {
+	t.Helper()
+	follower, err := hub.Follow(ctx, k, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan streamlog.Event, 2)
+	go follower.Each(ctx, streamlog.Sink{Emit: func(e streamlog.Event) error { got <- e; return nil }})
+	select {
+	case e := <-got:
+		_, _, err := b.ReadStream(ctx, k, 0)
+		t.Fatalf("event %d emitted while the Backend answers %v", e.ID, err)
+	case <-time.After(quiet):
+	}
+	return got
+}
+
 // gatedBackend holds every AppendStreams until open is closed.
 type gatedBackend struct {
 	streamlog.Backend
@@ -61,17 +82,7 @@ func TestNoEventBeforeTheBackendHasTheStream(t *testing.T) {
 	defer cancel()
 	run := hub.Start(k, cancel)
 	run.Publish([]byte(`{"type":"start"}`))
-	follower, err := hub.Follow(ctx, k, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := make(chan streamlog.Event, 2)
-	go follower.Each(ctx, streamlog.Sink{Emit: func(e streamlog.Event) error { got <- e; return nil }})
-	select {
-	case e := <-got:
-		t.Fatalf("event %d emitted before the Backend had the stream", e.ID)
-	case <-time.After(300 * time.Millisecond):
-	}
+	got := followSilently(t, ctx, hub, k, 300*time.Millisecond, st)
 	close(gate.open)
 	e := <-got
 	if _, _, err := st.ReadStream(ctx, k, 0); e.ID != 1 || err != nil {
@@ -187,18 +198,7 @@ func TestStreamWithoutEventsIsNotVisible(t *testing.T) {
 	time.Sleep(30 * time.Millisecond) // flushes run while the stream has no event
 	held.held.Store(true)
 	run.Publish([]byte(`{"type":"start"}`))
-	follower, err := hub.Follow(ctx, k, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := make(chan streamlog.Event, 2)
-	go follower.Each(ctx, streamlog.Sink{Emit: func(e streamlog.Event) error { got <- e; return nil }})
-	select {
-	case e := <-got:
-		_, _, err := st.ReadStream(ctx, k, 0)
-		t.Fatalf("event %d emitted while the Backend answers %v", e.ID, err)
-	case <-time.After(200 * time.Millisecond):
-	}
+	got := followSilently(t, ctx, hub, k, 200*time.Millisecond, st)
 	held.held.Store(false)
 	if e := <-got; e.ID != 1 {
 		t.Fatalf("first event %d", e.ID)
