@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -257,14 +258,18 @@ func (p *steadyPlatform) answer(_ context.Context, m Inbound) {
 }
 
 // countingStore counts the lease writes of the supervisors using it, and
-// the agents they read whole.
+// the agents they read whole (and notes which).
 type countingStore struct {
 	*store.Store
 	acquires, renewals, wholeReads atomic.Int64
+	readWhole                      sync.Map // agent id → true
 }
 
 func (s *countingStore) AgentsByID(ctx context.Context, ids []string) ([]store.Agent, error) {
 	s.wholeReads.Add(int64(len(ids)))
+	for _, id := range ids {
+		s.readWhole.Store(id, true)
+	}
 	return s.Store.AgentsByID(ctx, ids)
 }
 
@@ -383,6 +388,39 @@ func TestChangedAgentIsReadWholeOnce(t *testing.T) {
 	if got := f.st.wholeReads.Load() - before; got != 1 {
 		t.Errorf("the changed agent was read whole %d times, want 1", got)
 	}
+}
+
+// Agents that name none of the supervisor's platforms are not read whole,
+// on the first full sync or when they change, unless they hold a runner
+// to stop: an agent that comes to name a platform is started, and stopped
+// when it names it no more.
+func TestAgentsThatConnectToNothingAreNotReadWhole(t *testing.T) {
+	ctx := context.Background()
+	f := newFleet(t, 2)
+	quiet, err := f.st.CreateAgent(ctx, store.Agent{AccountID: f.agents[0].AccountID,
+		Fields: map[string]json.RawMessage{"name": json.RawMessage(`"quiet"`)}}, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.start("a", &steadyPlatform{}, Config{})
+	testutil.Eventually(t, "every connection held", f.holding(map[string]int{"a": 2}))
+	setClients := func(clients string) {
+		t.Helper()
+		_, _, err := f.st.UpdateAgent(ctx, quiet.AccountID, quiet.ID,
+			map[string]json.RawMessage{"clients": json.RawMessage(clients)}, nil, store.AnyVersion)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	setClients(`["elsewhere"]`)
+	time.Sleep(200 * time.Millisecond) // some ten checks
+	if _, read := f.st.readWhole.Load(quiet.ID); read {
+		t.Error("the agent that connects to nothing was read whole")
+	}
+	setClients(`["steady"]`)
+	testutil.Eventually(t, "the agent that came to connect held", f.holding(map[string]int{"a": 3}))
+	setClients(`[]`)
+	testutil.Eventually(t, "the agent that stopped connecting let go", f.holding(map[string]int{"a": 2}))
 }
 
 // A replica renews all its leases in one statement per interval, and in

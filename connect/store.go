@@ -10,9 +10,9 @@ import (
 // Store is what connections need of persistence; *store.Store implements
 // it. Lease-bound writes return store.ErrLeaseLost once the lease is gone.
 type Store interface {
-	// AgentVersionsChangedSince returns the ids and versions of up to
-	// limit agents configured at or after since (all of them for a zero
-	// since) whose ids follow after, by id.
+	// AgentVersionsChangedSince returns the ids, versions and clients of
+	// up to limit agents configured at or after since (all of them for a
+	// zero since) whose ids follow after, by id.
 	AgentVersionsChangedSince(ctx context.Context, since time.Time, after string, limit int) ([]store.AgentVersion, error)
 	// AgentsByID returns the agents of ids that still exist.
 	AgentsByID(ctx context.Context, ids []string) ([]store.Agent, error)

@@ -229,8 +229,11 @@ func (a applied) forgetBefore(t time.Time) {
 
 // sync brings the runners in line with the agents changed since since (all
 // of them when full: then runners of agents no longer there are stopped).
-// It reads ids and versions first, and whole only the agents whose version
-// it has not applied yet.
+// It reads ids, versions and clients first, and whole only the agents
+// whose version it has not applied yet and that name one of its platforms
+// or have a runner to stop: most agents of a large service connect to
+// nothing, and reading each of them whole on every full resync was most of
+// its time and of agentd's peak memory.
 func (s *Supervisor) sync(ctx context.Context, since time.Time, full bool) error {
 	seen := map[string]bool{}
 	for after := ""; ; {
@@ -241,8 +244,12 @@ func (s *Supervisor) sync(ctx context.Context, since time.Time, full bool) error
 		var stale []string
 		for _, v := range page {
 			seen[v.ID] = true
-			if a, ok := s.applied[v.ID]; !ok || a.version != v.Version {
+			switch a, ok := s.applied[v.ID]; {
+			case ok && a.version == v.Version:
+			case s.concerns(v):
 				stale = append(stale, v.ID)
+			case !full:
+				s.applied[v.ID] = appliedVersion{v.Version, time.Now()}
 			}
 		}
 		agents, err := s.cfg.Store.AgentsByID(ctx, stale)
@@ -267,6 +274,24 @@ func (s *Supervisor) sync(ctx context.Context, since time.Time, full bool) error
 		}
 	}
 	return nil
+}
+
+// concerns reports whether the agent v may need a change of runners: its
+// clients name one of the supervisor's platforms (or cannot be read), or
+// one of its runners is running.
+func (s *Supervisor) concerns(v store.AgentVersion) bool {
+	var clients []string
+	if v.Clients != "" && json.Unmarshal([]byte(v.Clients), &clients) != nil {
+		return true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.cfg.Platforms {
+		if slices.Contains(clients, p.Name()) || s.runners[runnerKey{v.ID, p.Name()}] != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // apply brings the runners in line with agents, remembering their

@@ -277,20 +277,24 @@ func orphaned(r connectionRow, now time.Time) bool {
 	return live && (r.LeaseExpiresAt == nil || r.LeaseExpiresAt.Before(now))
 }
 
-// AgentVersion is an agent's id and version: what the connection
-// supervisor compares with what it applied before it reads an agent whole.
+// AgentVersion is an agent's id, version and clients: what the connection
+// supervisor compares with what it applied, and checks for a platform it
+// runs, before it reads an agent whole.
 type AgentVersion struct {
 	ID      string
 	Version int64
+	// Clients is the agent's "clients" member as stored (a JSON array),
+	// "" when unset.
+	Clients string
 }
 
-// AgentVersionsChangedSince returns the ids and versions of up to limit
+// AgentVersionsChangedSince returns the ids, versions and clients of up to limit
 // agents whose configuration changed at or after since (UpdatedAt; created
 // agents included), in no account in particular, ordered by id and after
 // the id after ("" for the first page); a zero since pages through every
 // agent. It serves the connection supervisor, which needs all accounts.
 func (s *Store) AgentVersionsChangedSince(ctx context.Context, since time.Time, after string, limit int) ([]AgentVersion, error) {
-	q := s.read(ctx).Model(&agentRow{}).Select("id", "version").Where("id > ?", after).Order("id").Limit(limit)
+	q := s.read(ctx).Model(&agentRow{}).Select("id", "version", "clients").Where("id > ?", after).Order("id").Limit(limit)
 	if !since.IsZero() {
 		q = q.Where("updated_at >= ?", since.UTC())
 	}

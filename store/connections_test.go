@@ -288,21 +288,23 @@ func testSetIdleConnections(t *testing.T, s *Store, hooked bool) {
 	}
 }
 
-// The supervisor pages through the versions of every agent of the service
-// by id, and reads whole the ones it needs.
+// The supervisor pages through the versions and clients of every agent of
+// the service by id, and reads whole the ones it needs.
 func TestAgentVersionsChangedSincePages(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		acct := mustAccount(t, s, "acme")
 		other := mustAccount(t, s, "other")
-		want := []string{mustAgent(t, s, acct.ID, "a").ID, mustAgent(t, s, other.ID, "b").ID, mustAgent(t, s, acct.ID, "c").ID}
+		want := []string{mustAgent(t, s, acct.ID, "a").ID, mustAgent(t, s, other.ID, "b", "clients", []string{"telegram"}).ID,
+			mustAgent(t, s, acct.ID, "c").ID}
+		wantClients := map[string]string{want[1]: `["telegram"]`}
 		var got []string
 		for after := ""; ; {
 			page, err := s.AgentVersionsChangedSince(ctx, time.Time{}, after, 2)
 			mustOK(t, err)
 			for _, a := range page {
-				if a.Version != 1 {
-					t.Errorf("agent %s at version %d, want 1", a.ID, a.Version)
+				if a.Version != 1 || a.Clients != wantClients[a.ID] {
+					t.Errorf("agent %s at version %d with clients %q, want 1 and %q", a.ID, a.Version, a.Clients, wantClients[a.ID])
 				}
 				got = append(got, a.ID)
 			}
