@@ -166,3 +166,15 @@ func TestRunReadsTheProcessEnvironment(t *testing.T) {
 		t.Errorf("account not created in $AGENTD_DB: %+v", a)
 	}
 }
+
+// agentd caps glibc's malloc arenas itself, unless the operator set
+// MALLOC_ARENA_MAX.
+func TestMallocArenasAreLimitedUnlessChosen(t *testing.T) {
+	if !limitMallocArenas(func(string) string { return "" }) {
+		t.Error("the arenas were not limited")
+	}
+	chosen := func(k string) string { return map[string]string{"MALLOC_ARENA_MAX": "8"}[k] }
+	if limitMallocArenas(chosen) {
+		t.Error("the arenas were limited over the operator's MALLOC_ARENA_MAX")
+	}
+}
