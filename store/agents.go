@@ -98,7 +98,7 @@ func (s *Store) CreateAgent(ctx context.Context, a Agent, quota int) (Agent, err
 		return Agent{}, wrap("create agent", err)
 	}
 	out := toAgentFields(row, fields)
-	err = s.writeEvents(ctx, "create agent", func(tx *gorm.DB, emit emitFunc) error {
+	err = s.writeEventsVia(s.writeGrouped, ctx, "create agent", func(tx *gorm.DB, emit emitFunc) error {
 		if err := tx.Create(&row).Error; errors.Is(err, gorm.ErrForeignKeyViolated) {
 			return ErrNotFound // the account is gone
 		} else if err != nil {

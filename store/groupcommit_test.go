@@ -56,33 +56,88 @@ func TestGroupedExchangesFailAlone(t *testing.T) {
 func TestWritesQueuedDuringACommitShareTheNext(t *testing.T) {
 	s := newSQLite(t)
 	ctx := context.Background()
+	const n = 10
+	txs := make([]gorm.ConnPool, n)
+	whileCommitting(t, s, n, func(i int) {
+		mustOK(t, s.group.write(ctx, func(tx *gorm.DB) error { txs[i] = tx.Statement.ConnPool; return nil }))
+	})
+	wantTogether(t, txs)
+}
+
+// TestCreatesAndUpdatesShareCommits: on SQLite, creates and updates of
+// agents that come at once go through the grouped writer, as exchanges do.
+func TestCreatesAndUpdatesShareCommits(t *testing.T) {
+	s := newSQLite(t)
+	ctx := context.Background()
+	acct := mustAccount(t, s, "acme")
+	const n = 10
+	agents := make([]Agent, n)
+	for i := range agents {
+		agents[i] = mustAgent(t, s, acct.ID, "a")
+	}
+	var mu sync.Mutex
+	var txs []gorm.ConnPool
+	note := func(db *gorm.DB) {
+		if db.Statement.Table == "agents" {
+			mu.Lock()
+			defer mu.Unlock()
+			txs = append(txs, db.Statement.ConnPool)
+		}
+	}
+	mustOK(t, s.w.Callback().Create().After("gorm:create").Register("test:note_tx", note))
+	mustOK(t, s.w.Callback().Update().After("gorm:update").Register("test:note_tx", note))
+	whileCommitting(t, s, 2*n, func(i int) {
+		if i < n {
+			_, err := s.CreateAgent(ctx, Agent{AccountID: acct.ID, Fields: fields(t, "name", "new")}, -1)
+			mustOK(t, err)
+			return
+		}
+		a := agents[i-n]
+		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "bio", []string{"changed"}), nil, AnyVersion)
+		mustOK(t, err)
+	})
+	if len(txs) != 2*n {
+		t.Fatalf("%d writes of agents noted, want %d", len(txs), 2*n)
+	}
+	wantTogether(t, txs)
+}
+
+// whileCommitting runs write(i) for i in [0, n) at once while the grouped
+// writer holds a transaction, and returns once they all returned: the
+// writes queue during that commit, and the next transaction takes them.
+func whileCommitting(t *testing.T, s *Store, n int, write func(i int)) {
+	t.Helper()
 	running, release := make(chan struct{}), make(chan struct{})
 	go func() {
-		_ = s.group.write(ctx, func(*gorm.DB) error { close(running); <-release; return nil })
+		_ = s.group.write(context.Background(), func(*gorm.DB) error { close(running); <-release; return nil })
 	}()
 	<-running
-	const n = 10
 	var wg sync.WaitGroup
 	var queued atomic.Int64
-	txs := make([]gorm.ConnPool, n)
 	for i := range n {
 		wg.Go(func() {
 			queued.Add(1)
-			mustOK(t, s.group.write(ctx, func(tx *gorm.DB) error { txs[i] = tx.Statement.ConnPool; return nil }))
+			write(i)
 		})
 	}
-	for queued.Load() < n {
+	for queued.Load() < int64(n) {
 		runtime.Gosched()
 	}
 	time.Sleep(50 * time.Millisecond) // the senders reach the queue; a late one only makes one more transaction
 	close(release)
 	wg.Wait()
+}
+
+// wantTogether fails unless the writes that ran in txs shared transactions
+// (at most half as many as writes).
+func wantTogether(t *testing.T, txs []gorm.ConnPool) {
+	t.Helper()
 	distinct := map[gorm.ConnPool]bool{}
 	for _, tx := range txs {
 		distinct[tx] = true
 	}
-	if len(distinct) > n/2 {
-		t.Errorf("the %d queued writes ran in %d transactions, want them together", n, len(distinct))
+	if len(distinct) > len(txs)/2 {
+		t.Errorf("the %d queued writes ran in %d transactions, want them together", len(txs), len(distinct))
 	}
 }
 

@@ -267,9 +267,12 @@ func (s *Store) write(ctx context.Context, op string, fn func(tx *gorm.DB) error
 	return wrap(op, s.w.WithContext(ctx).Transaction(fn))
 }
 
-// writeGrouped is write for the writes of turns, which come many at once:
-// on SQLite they share transactions (groupCommit), on PostgreSQL each has
-// its own.
+// writeGrouped is write for the writes that come many at once (the
+// exchanges of turns, creates and updates of agents): on SQLite they share
+// transactions (groupCommit), so that one commit, and one wait for the
+// disk, serves many; on PostgreSQL each has its own. A write that fails
+// costs its batch a second run, one transaction each: writes that often
+// fail stay out.
 func (s *Store) writeGrouped(ctx context.Context, op string, fn func(tx *gorm.DB) error) error {
 	if s.group == nil {
 		return s.write(ctx, op, fn)

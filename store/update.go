@@ -46,7 +46,7 @@ func (s *Store) UpdateAgent(ctx context.Context, accountID, id string, fields ma
 		if err := u.plan(s.read(ctx)); err != nil || !u.write {
 			return u.result(wrap("update agent", err))
 		}
-		err := s.writeEvents(ctx, "update agent", u.save)
+		err := s.writeEventsVia(s.writeGrouped, ctx, "update agent", u.save)
 		if !errors.Is(err, errVersionMoved) {
 			return u.result(err)
 		}
