@@ -69,11 +69,9 @@ func (s *Server) parseAgentBody(raw json.RawMessage, creating bool) (agentBody, 
 		}
 		return agentBody{}, err
 	}
-	fields, err := canonicalMembers(members)
-	if err != nil {
-		return agentBody{}, err
-	}
-	body.fields = fields
+	// The store stores (and compares) members canonically: canonicalizing
+	// them here too was 9% of the CPU a Create took.
+	body.fields = members
 	return body, nil
 }
 
@@ -147,20 +145,6 @@ func (s *Server) applyModelDefaults(m map[string]json.RawMessage, creating bool)
 		m["model"] = mustJSON(s.cfg.DefaultModels[provider])
 	}
 	return nil
-}
-
-// canonicalMembers re-encodes every member canonically, so that equal values
-// compare equal in the store whatever their key order or spacing.
-func canonicalMembers(m map[string]json.RawMessage) (map[string]json.RawMessage, error) {
-	out := make(map[string]json.RawMessage, len(m))
-	for name, v := range m {
-		c, err := store.Canonical(v)
-		if err != nil {
-			return nil, invalidRequest(name, "is not valid JSON")
-		}
-		out[name] = c
-	}
-	return out, nil
 }
 
 func isJSONNull(v json.RawMessage) bool {
