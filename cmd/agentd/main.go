@@ -19,7 +19,6 @@ const (
 )
 
 func main() {
-	limitMallocArenas(os.Getenv)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

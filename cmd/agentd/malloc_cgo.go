@@ -4,20 +4,28 @@ package main
 
 /*
 #include <malloc.h>
+#include <stdlib.h>
 
-// limit_arenas caps malloc's arenas at n where the C library has that
-// setting (glibc); it returns whether it did.
-static int limit_arenas(int n) {
+static int arenas_limited;
+
+// limit_arenas caps malloc's arenas at two where the C library has that
+// setting (glibc), unless the operator chose a number through glibc's own
+// MALLOC_ARENA_MAX. It runs as the program loads: glibc fixes its limit
+// when a second thread first allocates, and the Go runtime starts threads
+// before main.
+__attribute__((constructor)) static void limit_arenas(void) {
 #ifdef M_ARENA_MAX
-	return mallopt(M_ARENA_MAX, n);
-#else
-	return 0;
+	if (getenv("MALLOC_ARENA_MAX") == NULL) {
+		arenas_limited = mallopt(M_ARENA_MAX, 2);
+	}
 #endif
 }
+
+static int malloc_arenas_limited(void) { return arenas_limited; }
 */
 import "C"
 
-// mallocArenas is how many malloc arenas agentd's C code (SQLite) may use.
+// agentd runs SQLite's C code with at most two malloc arenas.
 //
 // Go runs each cgo call on whichever thread the scheduler picks, and glibc
 // gives every thread that allocates while the others hold their arenas an
@@ -27,13 +35,7 @@ import "C"
 // with two arenas, at the same throughput): SQLite's allocations are small
 // and brief, and two arenas are enough for its writer and its few readers
 // to rarely wait on malloc's lock.
-const mallocArenas = 2
 
-// limitMallocArenas applies mallocArenas unless the operator chose a
-// number through glibc's own MALLOC_ARENA_MAX; it returns whether it did.
-func limitMallocArenas(getenv func(string) string) bool {
-	if getenv("MALLOC_ARENA_MAX") != "" {
-		return false
-	}
-	return C.limit_arenas(mallocArenas) == 1
-}
+// mallocArenasLimited reports whether the cap was applied as the program
+// loaded.
+func mallocArenasLimited() bool { return C.malloc_arenas_limited() == 1 }

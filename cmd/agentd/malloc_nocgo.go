@@ -2,5 +2,6 @@
 
 package main
 
-// limitMallocArenas does nothing without cgo on Linux.
-func limitMallocArenas(func(string) string) bool { return false }
+// mallocArenasLimited is false: without cgo on Linux there are no glibc
+// arenas to cap.
+func mallocArenasLimited() bool { return false }
