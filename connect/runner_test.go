@@ -423,6 +423,25 @@ func TestAgentsThatConnectToNothingAreNotReadWhole(t *testing.T) {
 	testutil.Eventually(t, "the agent that stopped connecting let go", f.holding(map[string]int{"a": 2}))
 }
 
+// Full resyncs keep the runners of agents that still exist running, and
+// stop the runner of one deleted since.
+func TestFullResyncsStopOnlyDeletedAgents(t *testing.T) {
+	f := newFleet(t, 3)
+	f.start("a", &steadyPlatform{}, Config{ResyncEvery: 30 * time.Millisecond})
+	testutil.Eventually(t, "every connection held", f.holding(map[string]int{"a": 3}))
+	time.Sleep(300 * time.Millisecond) // some ten full resyncs
+	// One acquisition each: a runner that a resync stopped would have
+	// released its lease, and its successor acquired it again.
+	if got, n := f.held(), f.st.acquires.Load(); got["a"] != 3 || n != 3 {
+		t.Fatalf("after full resyncs: held %v after %d acquisitions; want 3 held after 3", got, n)
+	}
+	gone := f.agents[0]
+	if _, err := f.st.DeleteAgent(context.Background(), gone.AccountID, gone.ID, store.AnyVersion); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, "the deleted agent's runner stopped", f.holding(map[string]int{"a": 2}))
+}
+
 // A replica renews all its leases in one statement per interval, and in
 // a steady state no replica tries to acquire anything: the lease writes do
 // not grow with the number of connections.

@@ -235,6 +235,8 @@ func (a applied) forgetBefore(t time.Time) {
 // nothing, and reading each of them whole on every full resync was most of
 // its time and of agentd's peak memory.
 func (s *Supervisor) sync(ctx context.Context, since time.Time, full bool) error {
+	// Only the agents with a runner are remembered as seen: a map of every
+	// id was a full resync's largest share of memory.
 	seen := map[string]bool{}
 	for after := ""; ; {
 		page, err := s.cfg.Store.AgentVersionsChangedSince(ctx, since, after, syncPage)
@@ -243,10 +245,9 @@ func (s *Supervisor) sync(ctx context.Context, since time.Time, full bool) error
 		}
 		var stale []string
 		for _, v := range page {
-			seen[v.ID] = true
 			switch a, ok := s.applied[v.ID]; {
 			case ok && a.version == v.Version:
-			case s.concerns(v):
+			case s.names(v) || s.running(v.ID):
 				stale = append(stale, v.ID)
 			case !full:
 				s.applied[v.ID] = appliedVersion{v.Version, time.Now()}
@@ -257,6 +258,11 @@ func (s *Supervisor) sync(ctx context.Context, since time.Time, full bool) error
 			return err
 		}
 		s.apply(ctx, agents, !full)
+		for _, v := range page {
+			if full && s.running(v.ID) {
+				seen[v.ID] = true
+			}
+		}
 		if len(page) < syncPage {
 			break
 		}
@@ -276,22 +282,21 @@ func (s *Supervisor) sync(ctx context.Context, since time.Time, full bool) error
 	return nil
 }
 
-// concerns reports whether the agent v may need a change of runners: its
-// clients name one of the supervisor's platforms (or cannot be read), or
-// one of its runners is running.
-func (s *Supervisor) concerns(v store.AgentVersion) bool {
+// names reports whether the clients of agent v name one of the
+// supervisor's platforms (or cannot be read).
+func (s *Supervisor) names(v store.AgentVersion) bool {
 	var clients []string
 	if v.Clients != "" && json.Unmarshal([]byte(v.Clients), &clients) != nil {
 		return true
 	}
+	return slices.ContainsFunc(s.cfg.Platforms, func(p Platform) bool { return slices.Contains(clients, p.Name()) })
+}
+
+// running reports whether agent agentID has a runner here.
+func (s *Supervisor) running(agentID string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, p := range s.cfg.Platforms {
-		if slices.Contains(clients, p.Name()) || s.runners[runnerKey{v.ID, p.Name()}] != nil {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(s.cfg.Platforms, func(p Platform) bool { return s.runners[runnerKey{agentID, p.Name()}] != nil })
 }
 
 // apply brings the runners in line with agents, remembering their
