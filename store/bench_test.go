@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -104,4 +105,26 @@ func BenchmarkListAgentsDepth(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkSaveExchange saves exchanges of 16 concurrent turns, each to a
+// conversation of its own that already exists, as a busy service does.
+func BenchmarkSaveExchange(b *testing.B) {
+	s := newSQLite(b)
+	ctx := context.Background()
+	acct := mustAccount(b, s, "acme")
+	a := mustAgent(b, s, acct.ID, "bench")
+	var next atomic.Int64
+	b.SetParallelism(16)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		conv := ref(fmt.Sprintf("user:u%d", next.Add(1)))
+		for pb.Next() {
+			_, _, err := s.SaveExchange(ctx, acct.ID, a.ID, conv, Message{Text: "hello", UserID: "u"}, Message{Text: "hi there", TokensUsed: 12})
+			if err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }
