@@ -117,8 +117,7 @@ func recordExchange(tx *gorm.DB, agentID string, convID ctext, user, reply Messa
 			return err
 		}
 	}
-	lat := hourLatencyRow{AgentID: id, Hour: rh, Bucket: latencyBucket(reply.ResponseMillis), Count: 1}
-	if err := tx.Clauses(addOnConflict([]string{"agent_id", "hour", "bucket"}, "agent_hour_latency", "count")).Create(&lat).Error; err != nil {
+	if err := tx.Exec(addLatencySQL, id, rh, latencyBucket(reply.ResponseMillis)).Error; err != nil {
 		return err
 	}
 	if err := addToSketches(tx, id, uh, user.UserID, string(convID)); err != nil {
@@ -138,11 +137,11 @@ func addToSketches(tx *gorm.DB, agentID ctext, hour time.Time, user, conv string
 		return nil
 	}
 	var row hourSketchRow
-	err := tx.Take(&row, "agent_id = ? AND hour = ?", agentID, hour).Error
-	fresh := isNotFound(err)
-	if err != nil && !fresh {
-		return err
+	res := tx.Raw("SELECT users, conversations FROM agent_hour_sketches WHERE agent_id = ? AND hour = ?", agentID, hour).Scan(&row)
+	if res.Error != nil {
+		return res.Error
 	}
+	fresh := res.RowsAffected == 0
 	users, convs := decodeSketch(row.Users), decodeSketch(row.Conversations)
 	changed := user != "" && users.add(user)
 	if conv != "" && convs.add(conv) {
@@ -151,15 +150,33 @@ func addToSketches(tx *gorm.DB, agentID ctext, hour time.Time, user, conv string
 	if !changed && !fresh {
 		return nil
 	}
-	row = hourSketchRow{AgentID: agentID, Hour: hour, Users: users.encode(), Conversations: convs.encode()}
-	return tx.Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "agent_id"}, {Name: "hour"}},
-		DoUpdates: clause.AssignmentColumns([]string{"users", "conversations"})}).Create(&row).Error
+	return tx.Exec(putSketchesSQL, agentID, hour, users.encode(), convs.encode()).Error
 }
+
+// The statements of an exchange's analytics, written out as the
+// exchange's messages are (see insertExchangeSQL).
+const (
+	// addHourStatsSQL adds an hour's figures (agent, hour, then the
+	// figures in hourStatsRow's order) to its row.
+	addHourStatsSQL = `INSERT INTO agent_hour_stats (agent_id, hour, messages, tokens_used, replies, response_millis, errors,
+		tool_calls, tool_errors, memories_saved) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (agent_id, hour) DO UPDATE SET messages = agent_hour_stats.messages + excluded.messages,
+		tokens_used = agent_hour_stats.tokens_used + excluded.tokens_used, replies = agent_hour_stats.replies + excluded.replies,
+		response_millis = agent_hour_stats.response_millis + excluded.response_millis, errors = agent_hour_stats.errors + excluded.errors,
+		tool_calls = agent_hour_stats.tool_calls + excluded.tool_calls, tool_errors = agent_hour_stats.tool_errors + excluded.tool_errors,
+		memories_saved = agent_hour_stats.memories_saved + excluded.memories_saved`
+	// addLatencySQL counts a reply in its hour's latency bucket.
+	addLatencySQL = `INSERT INTO agent_hour_latency (agent_id, hour, bucket, count) VALUES (?, ?, ?, 1)
+		ON CONFLICT (agent_id, hour, bucket) DO UPDATE SET count = agent_hour_latency.count + 1`
+	// putSketchesSQL stores an hour's sketches of users and conversations.
+	putSketchesSQL = `INSERT INTO agent_hour_sketches (agent_id, hour, users, conversations) VALUES (?, ?, ?, ?)
+		ON CONFLICT (agent_id, hour) DO UPDATE SET users = excluded.users, conversations = excluded.conversations`
+)
 
 // addHourStats adds r's figures to its hour's row.
 func addHourStats(tx *gorm.DB, r hourStatsRow) error {
-	return tx.Clauses(addOnConflict([]string{"agent_id", "hour"}, "agent_hour_stats",
-		"messages", "tokens_used", "replies", "response_millis", "errors", "tool_calls", "tool_errors", "memories_saved")).Create(&r).Error
+	return tx.Exec(addHourStatsSQL, r.AgentID, r.Hour, r.Messages, r.TokensUsed, r.Replies, r.ResponseMillis, r.Errors,
+		r.ToolCalls, r.ToolErrors, r.MemoriesSaved).Error
 }
 
 // addOnConflict is an upsert that adds the inserted values of columns to
