@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 )
 
 // Role says who wrote a message.
@@ -275,6 +274,10 @@ const (
 	insertExchangeSQL = `INSERT INTO messages (id, conversation_id, role, user_id, text, model, prompt_tokens, completion_tokens,
 		tokens_used, response_millis, partial, created_at, tool_calls) VALUES
 		(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	// createConversationSQL creates a conversation unless the agent has
+	// one of its key already.
+	createConversationSQL = `INSERT INTO conversations (id, agent_id, key, kind, room_id, user_id, platform, message_count,
+		created_at, last_message_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`
 	// addSpeakerSQL notes a user (conversation, user, agent) as one who
 	// spoke in a conversation.
 	addSpeakerSQL = `INSERT INTO conversation_users (conversation_id, user_id, agent_id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`
@@ -321,7 +324,8 @@ func createConversation(tx *gorm.DB, agentID string, conv ConversationRef, t tim
 	if row.Platform == "" {
 		row.Platform = PlatformAPI
 	}
-	res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&row)
+	res := tx.Exec(createConversationSQL, row.ID, row.AgentID, row.Key, row.Kind, row.RoomID, row.UserID, row.Platform,
+		row.MessageCount, row.CreatedAt, row.LastMessageAt)
 	if res.Error != nil {
 		return "", false, res.Error
 	}
