@@ -12,8 +12,9 @@ import (
 type Store interface {
 	// AgentVersionsChangedSince returns the ids, versions and clients of
 	// up to limit agents configured at or after since (all of them for a
-	// zero since) whose ids follow after, by id.
-	AgentVersionsChangedSince(ctx context.Context, since time.Time, after string, limit int) ([]store.AgentVersion, error)
+	// zero since) that follow after (the zero AgentVersion for the first
+	// page), by last change then id.
+	AgentVersionsChangedSince(ctx context.Context, since time.Time, after store.AgentVersion, limit int) ([]store.AgentVersion, error)
 	// AgentsByID returns the agents of ids that still exist.
 	AgentsByID(ctx context.Context, ids []string) ([]store.Agent, error)
 	GetAgent(ctx context.Context, accountID, id string) (store.Agent, error)

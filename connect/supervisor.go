@@ -238,7 +238,7 @@ func (s *Supervisor) sync(ctx context.Context, since time.Time, full bool) error
 	// Only the agents with a runner are remembered as seen: a map of every
 	// id was a full resync's largest share of memory.
 	seen := map[string]bool{}
-	for after := ""; ; {
+	for after := (store.AgentVersion{}); ; {
 		page, err := s.cfg.Store.AgentVersionsChangedSince(ctx, since, after, syncPage)
 		if err != nil {
 			return err
@@ -266,7 +266,7 @@ func (s *Supervisor) sync(ctx context.Context, since time.Time, full bool) error
 		if len(page) < syncPage {
 			break
 		}
-		after = page[len(page)-1].ID
+		after = page[len(page)-1]
 	}
 	if !full {
 		return nil

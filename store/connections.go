@@ -286,20 +286,29 @@ type AgentVersion struct {
 	// Clients is the agent's "clients" member as stored (a JSON array),
 	// "" when unset.
 	Clients string
+	// UpdatedAt is when the agent's configuration last changed; with ID,
+	// where the next page of AgentVersionsChangedSince starts.
+	UpdatedAt time.Time
 }
 
-// AgentVersionsChangedSince returns the ids, versions and clients of up to limit
-// agents whose configuration changed at or after since (UpdatedAt; created
-// agents included), in no account in particular, ordered by id and after
-// the id after ("" for the first page); a zero since pages through every
-// agent. It serves the connection supervisor, which needs all accounts.
-func (s *Store) AgentVersionsChangedSince(ctx context.Context, since time.Time, after string, limit int) ([]AgentVersion, error) {
-	q := s.read(ctx).Model(&agentRow{}).Select("id", "version", "clients").Where("id > ?", after).Order("id").Limit(limit)
-	if !since.IsZero() {
-		q = q.Where("updated_at >= ?", since.UTC())
+// AgentVersionsChangedSince returns the ids, versions and clients of up to
+// limit agents whose configuration changed at or after since (UpdatedAt;
+// created agents included), in no account in particular, ordered by
+// UpdatedAt then ID and following after (the last agent of the page
+// before; the zero AgentVersion for the first page); a zero since pages
+// through every agent. It serves the connection supervisor, which needs
+// all accounts. The (updated_at, id) index makes a page cost the agents
+// it holds, not the service's.
+func (s *Store) AgentVersionsChangedSince(ctx context.Context, since time.Time, after AgentVersion, limit int) ([]AgentVersion, error) {
+	from, id := since.UTC(), ""
+	if after.ID != "" {
+		from, id = after.UpdatedAt.UTC(), after.ID
 	}
 	var out []AgentVersion
-	if err := q.Scan(&out).Error; err != nil {
+	err := s.read(ctx).Model(&agentRow{}).Select("id", "version", "clients", "updated_at").
+		Where("(updated_at, id) > (?, ?)", from, id).
+		Order("updated_at").Order("id").Limit(limit).Scan(&out).Error
+	if err != nil {
 		return nil, wrap("agent versions changed since", err)
 	}
 	return out, nil

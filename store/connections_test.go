@@ -299,7 +299,7 @@ func TestAgentVersionsChangedSincePages(t *testing.T) {
 			mustAgent(t, s, acct.ID, "c").ID}
 		wantClients := map[string]string{want[1]: `["telegram"]`}
 		var got []string
-		for after := ""; ; {
+		for after := (AgentVersion{}); ; {
 			page, err := s.AgentVersionsChangedSince(ctx, time.Time{}, after, 2)
 			mustOK(t, err)
 			for _, a := range page {
@@ -311,15 +311,31 @@ func TestAgentVersionsChangedSincePages(t *testing.T) {
 			if len(page) < 2 {
 				break
 			}
-			after = page[len(page)-1].ID
+			after = page[len(page)-1]
 		}
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("paged %v, want %v", got, want)
 		}
-		recent, err := s.AgentVersionsChangedSince(ctx, time.Now().Add(time.Hour), "", 10)
+		recent, err := s.AgentVersionsChangedSince(ctx, time.Now().Add(time.Hour), AgentVersion{}, 10)
 		mustOK(t, err)
 		if len(recent) != 0 {
 			t.Errorf("changed in the future: %d agents", len(recent))
+		}
+		// A window holds only what changed in it, the agent changed last
+		// at its end.
+		time.Sleep(2 * time.Millisecond)                     // past the creations' millisecond
+		since := time.Now().UTC().Truncate(time.Millisecond) // the store's precision
+		_, _, err = s.UpdateAgent(ctx, acct.ID, want[0], fields(t, "bio", []string{"changed"}), nil, AnyVersion)
+		mustOK(t, err)
+		recent, err = s.AgentVersionsChangedSince(ctx, since, AgentVersion{}, 10)
+		mustOK(t, err)
+		if len(recent) != 1 || recent[0].ID != want[0] || recent[0].Version != 2 {
+			t.Errorf("changed since the update: %+v, want agent %s at version 2", recent, want[0])
+		}
+		all, err := s.AgentVersionsChangedSince(ctx, time.Time{}, AgentVersion{}, 10)
+		mustOK(t, err)
+		if len(all) != 3 || all[2].ID != want[0] {
+			t.Errorf("every agent by last change: %+v, want %s last", all, want[0])
 		}
 		whole, err := s.AgentsByID(ctx, []string{want[2], "missing", want[0]})
 		mustOK(t, err)

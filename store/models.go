@@ -68,7 +68,7 @@ func (keyRow) TableName() string { return "api_keys" }
 // agent's members; Name, ModelProvider, Model, DeleteProtection and Clients
 // are derived from it on every write. Metrics live here as counters and error periods.
 type agentRow struct {
-	ID                 ctext  `gorm:"primaryKey;index:idx_agents_account_created,priority:3;index:idx_agents_account_name,priority:3;index:idx_agents_account_status,priority:3"`
+	ID                 ctext  `gorm:"primaryKey;index:idx_agents_account_created,priority:3;index:idx_agents_account_name,priority:3;index:idx_agents_account_status,priority:3;index:idx_agents_updated,priority:2"`
 	AccountID          ctext  `gorm:"not null;index:idx_agents_account_created,priority:1;index:idx_agents_account_name,priority:1;index:idx_agents_account_status,priority:1"`
 	Name               ctext  `gorm:"not null;index:idx_agents_account_name,priority:2"`
 	ModelProvider      string `gorm:"not null"`
@@ -80,7 +80,7 @@ type agentRow struct {
 	Fields             string     `gorm:"type:text;not null"`
 	Clients            string     `gorm:"type:text;not null;default:''"` // Fields' "clients", for List without decoding Fields; "" when unset
 	CreatedAt          time.Time  `gorm:"not null;autoCreateTime:false;index:idx_agents_account_created,priority:2"`
-	UpdatedAt          time.Time  `gorm:"not null;autoUpdateTime:false;index:idx_agents_updated"`
+	UpdatedAt          time.Time  `gorm:"not null;autoUpdateTime:false;index:idx_agents_updated,priority:1"`
 	TotalMessages      int64      `gorm:"not null"`
 	TotalConversations int64      `gorm:"not null"`
 	ErrorSince         *time.Time // start of the current error period
