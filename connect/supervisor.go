@@ -259,7 +259,7 @@ func (s *Supervisor) sync(ctx context.Context, since time.Time, full bool) error
 		}
 		s.apply(ctx, agents, !full)
 		for _, v := range page {
-			if full && s.running(v.ID) {
+			if full && s.running(v.ID) { // a runner apply just started included
 				seen[v.ID] = true
 			}
 		}

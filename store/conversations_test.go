@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -150,18 +149,13 @@ func TestConcurrentFirstMessagesOpenOneConversation(t *testing.T) {
 		acct := mustAccount(t, s, "acme")
 		a := mustAgent(t, s, acct.ID, "busy")
 		const senders = 16
-		var wg sync.WaitGroup
 		replies := make([]Message, senders)
-		for i := range senders {
-			wg.Go(func() {
-				r, _, err := s.SaveExchange(ctx, acct.ID, a.ID, ref("user:ann"), Message{Text: "hi", UserID: "ann"}, Message{Text: "hello"})
-				if err != nil {
-					t.Error(err)
-				}
-				replies[i] = r
-			})
+		for _, err := range together(senders, func(i int) (err error) {
+			replies[i], _, err = s.SaveExchange(ctx, acct.ID, a.ID, ref("user:ann"), Message{Text: "hi", UserID: "ann"}, Message{Text: "hello"})
+			return err
+		}) {
+			mustOK(t, err)
 		}
-		wg.Wait()
 		got := mustGet(t, s, acct.ID, a.ID)
 		c, err := s.FindConversation(ctx, acct.ID, a.ID, ref("user:ann"))
 		mustOK(t, err)

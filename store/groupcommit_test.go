@@ -23,18 +23,14 @@ func TestGroupedExchangesFailAlone(t *testing.T) {
 	other := mustAccount(t, s, "other")
 	a := mustAgent(t, s, acct.ID, "busy")
 	const n = 40
-	var wg sync.WaitGroup
-	errs := make([]error, n)
-	for i := range n {
-		wg.Go(func() {
-			owner := acct.ID
-			if i == n/2 {
-				owner = other.ID
-			}
-			_, _, errs[i] = s.SaveExchange(ctx, owner, a.ID, ref("user:u"), Message{Text: "q"}, Message{Text: "r"})
-		})
-	}
-	wg.Wait()
+	errs := together(n, func(i int) error {
+		owner := acct.ID
+		if i == n/2 {
+			owner = other.ID
+		}
+		_, _, err := s.SaveExchange(ctx, owner, a.ID, ref("user:u"), Message{Text: "q"}, Message{Text: "r"})
+		return err
+	})
 	for i, err := range errs {
 		if i == n/2 {
 			wantErr(t, err, ErrNotFound)

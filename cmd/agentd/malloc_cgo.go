@@ -25,7 +25,9 @@ static int malloc_arenas_limited(void) { return arenas_limited; }
 */
 import "C"
 
-// agentd runs SQLite's C code with at most two malloc arenas.
+// mallocArenasLimited reports whether the cap on malloc's arenas was
+// applied as the program loaded: agentd runs SQLite's C code with at most
+// two.
 //
 // Go runs each cgo call on whichever thread the scheduler picks, and glibc
 // gives every thread that allocates while the others hold their arenas an
@@ -35,7 +37,4 @@ import "C"
 // with two arenas, at the same throughput): SQLite's allocations are small
 // and brief, and two arenas are enough for its writer and its few readers
 // to rarely wait on malloc's lock.
-
-// mallocArenasLimited reports whether the cap was applied as the program
-// loaded.
 func mallocArenasLimited() bool { return C.malloc_arenas_limited() == 1 }
