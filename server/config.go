@@ -64,9 +64,9 @@ type Config struct {
 	// the stream, its provider call and its concurrency slot forever.
 	StreamWriteTimeout time.Duration
 	// IdempotencyLease is how long a request with an Idempotency-Key holds
-	// its key while it runs (2m): a repeat after it, the first request's
-	// replica taken for dead, runs afresh. It must outlast the longest
-	// request (the provider timeout).
+	// its key past the last renewal (30s); the request renews it every third
+	// of a lease while it runs. A repeat after the lease ran out, the first
+	// request's replica taken for dead, runs afresh.
 	IdempotencyLease time.Duration
 	// MaxBodyBytes caps request bodies (1 MiB).
 	MaxBodyBytes int64
@@ -121,7 +121,7 @@ func (c Config) withDefaults() Config {
 		c.PingInterval = 15 * time.Second
 	}
 	if c.IdempotencyLease <= 0 {
-		c.IdempotencyLease = 2 * time.Minute
+		c.IdempotencyLease = 30 * time.Second
 	}
 	if c.StreamWriteTimeout <= 0 {
 		c.StreamWriteTimeout = 10 * time.Second

@@ -6,8 +6,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
+	"sync"
+	"time"
 
 	"github.com/agentd/agentd/store"
 	"github.com/labstack/echo/v4"
@@ -97,16 +100,19 @@ func (s *Server) idempotent(c echo.Context, next echo.HandlerFunc, principal sto
 	// The claim is given up or completed whatever happens, the client
 	// going away included.
 	bg := context.WithoutCancel(ctx)
+	unhold := s.holdKey(bg, accountID, key, claim.Token)
 	settled := false
 	defer func() {
 		if !settled {
+			unhold()
 			if err := s.cfg.Store.ReleaseIdempotencyKey(bg, accountID, key, claim.Token); err != nil {
 				s.cfg.Logger.WarnContext(ctx, "release idempotency key", "request_id", requestIDOf(c), "error", err)
 			}
 		}
 	}()
 	if operationID == "streamMessage" || streamed(body) {
-		handoff := &streamClaim{s: s, requestID: requestIDOf(c), accountID: accountID, key: key, token: claim.Token}
+		handoff := &streamClaim{s: s, requestID: requestIDOf(c), accountID: accountID, key: key, token: claim.Token,
+			unhold: unhold}
 		c.SetRequest(withStreamClaim(req, handoff))
 		err = next(c)
 		settled = handoff.taken
@@ -127,11 +133,45 @@ func (s *Server) idempotent(c echo.Context, next echo.HandlerFunc, principal sto
 		}
 	}
 	settled = true
+	unhold()
 	if err := s.cfg.Store.CompleteIdempotencyKey(bg, accountID, key, claim.Token, answer); err != nil {
 		// The answer was sent; only a later replay misses it.
 		s.cfg.Logger.WarnContext(ctx, "store idempotent answer", "request_id", requestIDOf(c), "error", err)
 	}
 	return nil
+}
+
+// holdKey renews the lease of the claim token on key every third of a
+// lease until the returned func is called, and returns once that renewal
+// has stopped. A keyed request may run longer than a lease (a turn of
+// several provider and tool calls, a long stream); a replica that dies
+// stops renewing, so its keys are taken over one lease later. A claim
+// found lost (taken over) is not renewed again.
+func (s *Server) holdKey(ctx context.Context, accountID, key, token string) (unhold func()) {
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(s.cfg.IdempotencyLease / 3)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			err := s.cfg.Store.RenewIdempotencyKey(ctx, accountID, key, token, s.cfg.IdempotencyLease)
+			if err != nil {
+				s.cfg.Logger.WarnContext(ctx, "renew idempotency key", "error", err)
+				if errors.Is(err, store.ErrLeaseLost) {
+					return
+				}
+			}
+		}
+	}()
+	return sync.OnceFunc(func() {
+		close(stop)
+		<-stopped
+	})
 }
 
 // streamed reports whether a Send Message body asks for a stream.

@@ -105,29 +105,42 @@ func TestIdempotentSendMessage(t *testing.T) {
 	}
 }
 
+// TestIdempotentConcurrentRequest: a repeat while the first request runs
+// is 409, however many leases the first outlives (it renews its key), and
+// the provider is called once.
 func TestIdempotentConcurrentRequest(t *testing.T) {
-	h := newHarness(t)
-	id := h.createAgent(map[string]any{"name": "slow"})
-	h.openai.Respond(llmtest.Reply{Text: "late", Delay: 500 * time.Millisecond})
-	send := keyed(request{method: "POST", path: "/v1/agents/" + id + "/messages", key: h.writeKey,
-		body: map[string]any{"text": "hello"}}, "busy-1")
-	var wg sync.WaitGroup
-	var first response
-	wg.Go(func() { first = h.do(send) })
-	// Wait until the first holds the key.
-	deadline := time.Now().Add(5 * time.Second)
-	for h.openai.Count() == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if res := h.do(send); res.Code != http.StatusConflict || res.ErrorCode(t) != "IDEMPOTENCY_KEY_IN_USE" {
-		t.Fatalf("concurrent: %d %s", res.Code, res.Body)
-	}
-	wg.Wait()
-	if first.Code != http.StatusOK {
-		t.Fatalf("first: %d %s", first.Code, first.Body)
-	}
-	if res := h.do(send); res.Code != http.StatusOK || !bytes.Equal(res.Body, first.Body) {
-		t.Fatalf("after: %d %s", res.Code, res.Body)
+	h := newHarness(t, func(c *harnessConfig) { c.IdempotencyLease = 150 * time.Millisecond })
+	for _, path := range []string{"/messages", "/messages/stream"} {
+		t.Run(path, func(t *testing.T) {
+			h := h.with(t)
+			id := h.createAgent(map[string]any{"name": "slow"})
+			h.openai.Respond(llmtest.Reply{Text: "late", Delay: time.Second})
+			calls := h.openai.Count()
+			send := keyed(request{method: "POST", path: "/v1/agents/" + id + path, key: h.writeKey,
+				body: map[string]any{"text": "hello"}}, "busy"+path)
+			var wg sync.WaitGroup
+			var first response
+			wg.Go(func() { first = h.do(send) })
+			// Wait until the first holds the key, then past three of its leases.
+			deadline := time.Now().Add(5 * time.Second)
+			for h.openai.Count() == calls && time.Now().Before(deadline) {
+				time.Sleep(5 * time.Millisecond)
+			}
+			time.Sleep(500 * time.Millisecond)
+			if res := h.do(send); res.Code != http.StatusConflict || res.ErrorCode(t) != "IDEMPOTENCY_KEY_IN_USE" {
+				t.Fatalf("concurrent: %d %s", res.Code, res.Body)
+			}
+			wg.Wait()
+			if first.Code != http.StatusOK {
+				t.Fatalf("first: %d %s", first.Code, first.Body)
+			}
+			if res := h.do(send); res.Code != http.StatusOK || !bytes.Equal(res.Body, first.Body) {
+				t.Fatalf("after: %d %s; first %s", res.Code, res.Body, first.Body)
+			}
+			if n := h.openai.Count() - calls; n != 1 {
+				t.Fatalf("%d provider calls; want 1", n)
+			}
+		})
 	}
 }
 

@@ -20,9 +20,11 @@ type Store interface {
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error
 
-	// ClaimIdempotencyKey, CompleteIdempotencyKey and ReleaseIdempotencyKey
-	// keep the answers of requests made with an Idempotency-Key.
+	// ClaimIdempotencyKey, RenewIdempotencyKey, CompleteIdempotencyKey and
+	// ReleaseIdempotencyKey keep the answers of requests made with an
+	// Idempotency-Key.
 	ClaimIdempotencyKey(ctx context.Context, r store.IdempotencyRequest) (store.IdempotencyClaim, error)
+	RenewIdempotencyKey(ctx context.Context, accountID, key, token string, lease time.Duration) error
 	CompleteIdempotencyKey(ctx context.Context, accountID, key, token string, a store.IdempotentAnswer) error
 	ReleaseIdempotencyKey(ctx context.Context, accountID, key, token string) error
 

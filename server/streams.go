@@ -77,6 +77,8 @@ type streamClaim struct {
 	requestID             string
 	accountID, key, token string
 	taken                 bool
+	// unhold stops the renewal of the key's lease (Server.holdKey).
+	unhold func()
 }
 
 type streamClaimKey struct{}
@@ -102,6 +104,7 @@ func (c *streamClaim) settle(events []streamlog.Event, ok bool) {
 	if c == nil {
 		return
 	}
+	c.unhold()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if !ok {

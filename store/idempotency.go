@@ -175,18 +175,36 @@ func (s *Store) CompleteIdempotencyKey(ctx context.Context, accountID, key, toke
 	}
 	at := s.now()
 	return s.write(ctx, "complete idempotency key", func(tx *gorm.DB) error {
-		res := tx.Model(&idempotencyKeyRow{}).
-			Where("account_id = ? AND idem_key = ? AND owner = ? AND state = ?", accountID, key, token, idempotencyInFlight).
-			Updates(map[string]any{"state": idempotencyDone, "status": a.Status, "header": header, "body": a.Body,
-				"expires_at": at.Add(IdempotencyRetention)})
-		if res.Error != nil {
-			return res.Error
-		}
-		if res.RowsAffected != 1 {
-			return &Error{Code: CodeLeaseLost, Resource: "idempotency_key"}
-		}
-		return nil
+		return updateClaim(tx, accountID, key, token, map[string]any{"state": idempotencyDone, "status": a.Status,
+			"header": header, "body": a.Body, "expires_at": at.Add(IdempotencyRetention)})
 	})
+}
+
+// RenewIdempotencyKey extends the lease of the claim token on key of
+// account accountID to lease from now: a request that runs longer than one
+// lease (a turn of several provider and tool calls) keeps its key, while a
+// replica that dies stops renewing and its keys are taken over one lease
+// later. CodeLeaseLost when the claim was taken over or settled.
+func (s *Store) RenewIdempotencyKey(ctx context.Context, accountID, key, token string, lease time.Duration) error {
+	until := s.now().Add(lease)
+	return s.write(ctx, "renew idempotency key", func(tx *gorm.DB) error {
+		return updateClaim(tx, accountID, key, token, map[string]any{"lease_until": until})
+	})
+}
+
+// updateClaim sets values on key of account accountID while token holds
+// it in flight; CodeLeaseLost when it does not.
+func updateClaim(tx *gorm.DB, accountID, key, token string, values map[string]any) error {
+	res := tx.Model(&idempotencyKeyRow{}).
+		Where("account_id = ? AND idem_key = ? AND owner = ? AND state = ?", accountID, key, token, idempotencyInFlight).
+		Updates(values)
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected != 1 {
+		return &Error{Code: CodeLeaseLost, Resource: "idempotency_key"}
+	}
+	return nil
 }
 
 // idempotencySecretName binds a sealed answer to its key.

@@ -93,6 +93,31 @@ func TestIdempotencyKeyTakeover(t *testing.T) {
 	})
 }
 
+// TestIdempotencyKeyRenewal: a renewed claim outlives its first lease; a
+// claim taken over or settled can no longer be renewed.
+func TestIdempotencyKeyRenewal(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+		s.now = func() time.Time { return at }
+		req := IdempotencyRequest{AccountID: "acct_a", Key: "k1", Fingerprint: "f", Lease: 2 * time.Minute}
+		held, err := s.ClaimIdempotencyKey(ctx, req)
+		mustOK(t, err)
+		at = at.Add(time.Minute)
+		mustOK(t, s.RenewIdempotencyKey(ctx, req.AccountID, req.Key, held.Token, 2*time.Minute))
+		at = at.Add(90 * time.Second) // past the first lease, within the renewed one
+		_, err = s.ClaimIdempotencyKey(ctx, req)
+		wantErr(t, err, ErrIdempotencyKeyInUse)
+
+		at = at.Add(time.Minute) // past the renewed lease: taken over
+		live, err := s.ClaimIdempotencyKey(ctx, req)
+		mustOK(t, err)
+		wantErr(t, s.RenewIdempotencyKey(ctx, req.AccountID, req.Key, held.Token, 2*time.Minute), ErrLeaseLost)
+		mustOK(t, s.CompleteIdempotencyKey(ctx, req.AccountID, req.Key, live.Token, IdempotentAnswer{Status: 200}))
+		wantErr(t, s.RenewIdempotencyKey(ctx, req.AccountID, req.Key, live.Token, 2*time.Minute), ErrLeaseLost)
+	})
+}
+
 // TestIdempotentAnswerSealed: a stored answer may hold a secret shown once
 // (a webhook's), so with a secret key it is sealed at rest.
 func TestIdempotentAnswerSealed(t *testing.T) {

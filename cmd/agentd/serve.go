@@ -148,8 +148,7 @@ func (e *env) serve(ctx context.Context, cfg config) error {
 	srv, err := server.New(server.Config{
 		PublicURL: publicURL(cfg.PublicURL, ls.api.Addr()), DefaultProvider: cfg.DefaultProvider,
 		DefaultModels: cfg.Models, Store: st, Turns: turns,
-		// A keyed request holds its key longer than a send message can run.
-		Counter: lim.counter, Logger: logger, IdempotencyLease: max(2*time.Minute, cfg.LLM.Timeout+time.Minute),
+		Counter: lim.counter, Logger: logger,
 		Registry: reg, ServeMetrics: ls.metrics == nil, AllowPrivateNetworks: cfg.Webhooks.AllowPrivate,
 		ToolRules: agent.ToolRules{AllowPrivate: cfg.AllowPrivateNetworks, AllowStdio: cfg.MCPStdio}, Recall: memories,
 		Streams: lim.streams(), UnwatchedStream: cfg.LLM.Timeout,
