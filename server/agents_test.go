@@ -1,16 +1,19 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/agentd/agentd/llm/llmtest"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/agentd/agentd/llm/llmtest"
+	"github.com/agentd/agentd/store/storetest"
 )
 
 var (
@@ -371,48 +374,87 @@ func TestRequestVariantsAccepted(t *testing.T) {
 	}
 }
 
-// Get Agent's ETag moves with a change, not with a message; If-None-Match
-// answers 304 while it holds; a PATCH or DELETE naming an old one is 412
-// and changes nothing.
-func TestAgentETagAndConditionalWrites(t *testing.T) {
-	h := newHarness(t)
-	id := h.createAgent(map[string]any{"name": "Ada"})
-	path := "/v1/agents/" + id
+// conditional is a resource with an ETag: how to make one, a request that
+// must leave its ETag as it is, and a text member PATCHes change.
+type conditional struct {
+	name   string
+	create func(h *harness) string // its path
+	idle   func(h *harness, path string) response
+	field  string
+}
+
+var conditionals = []conditional{
+	{name: "agent", create: func(h *harness) string { return "/v1/agents/" + h.createAgent(map[string]any{"name": "Ada"}) },
+		idle: func(h *harness, path string) response {
+			h.openai.Respond(llmtest.Reply{Text: "hi"})
+			return h.do(request{method: http.MethodPost, path: path + "/messages", key: h.writeKey, body: map[string]any{"text": "hi"}})
+		},
+		field: "bio"},
+	{name: "webhook", create: func(h *harness) string {
+		return "/v1/webhooks/" + h.created(h.t.(*testing.T), "/v1/webhooks",
+			map[string]any{"url": "https://hooks.example.com/a", "events": []string{"message.completed"}})
+	},
+		idle: func(h *harness, path string) response {
+			return h.do(request{method: http.MethodPost, path: path + "/test", key: h.writeKey})
+		},
+		field: "description"},
+}
+
+// TestETagAndConditionalWrites: Get's ETag moves with every change and
+// only then, If-None-Match answers 304, and a stale If-Match is 412 and
+// changes nothing; on agents and webhooks, on both databases.
+func TestETagAndConditionalWrites(t *testing.T) {
+	storetest.Backends(t, func(t *testing.T, dsn string) {
+		h := newHarnessAt(t, dsn, nil, nil)
+		for _, c := range conditionals {
+			t.Run(c.name, func(t *testing.T) { testConditionalWrites(t, h.with(t), c) })
+		}
+	})
+}
+
+func testConditionalWrites(t *testing.T, h *harness, c conditional) {
+	path := c.create(h)
 	get := func(header map[string]string) response {
 		return h.do(request{method: http.MethodGet, path: path, key: h.writeKey, header: header})
 	}
 	first := get(nil).Header.Get("ETag")
 	if first == "" {
-		t.Fatal("Get Agent has no ETag")
+		t.Fatal("Get has no ETag")
 	}
 	if res := get(map[string]string{"If-None-Match": first}); res.Code != 304 || len(res.Body) != 0 || res.Header.Get("ETag") != first {
 		t.Fatalf("If-None-Match the current ETag: %d %q %q", res.Code, res.Body, res.Header.Get("ETag"))
 	}
-	h.openai.Respond(llmtest.Reply{Text: "hi"})
-	if res := h.do(request{method: http.MethodPost, path: path + "/messages", key: h.writeKey, body: map[string]any{"text": "hi"}}); res.Code != 200 {
-		t.Fatalf("send: %d %s", res.Code, res.Body)
+	if res := c.idle(h, path); res.Code >= 300 {
+		t.Fatalf("idle request: %d %s", res.Code, res.Body)
 	}
 	if got := get(nil).Header.Get("ETag"); got != first {
-		t.Fatalf("a message moved the ETag: %s -> %s", first, got)
+		t.Fatalf("a request that changes nothing shown moved the ETag: %s -> %s", first, got)
 	}
 	patch := h.do(request{method: http.MethodPatch, path: path, key: h.writeKey, header: map[string]string{"If-Match": first},
-		body: map[string]any{"bio": "Curious"}})
+		body: map[string]any{c.field: "Curious"}})
 	second := patch.Header.Get("ETag")
 	if patch.Code != 200 || second == "" || second == first || get(nil).Header.Get("ETag") != second {
 		t.Fatalf("PATCH with the current ETag: %d %s, ETag %q", patch.Code, patch.Body, second)
 	}
+	if res := get(map[string]string{"If-None-Match": first}); res.Code != 200 {
+		t.Fatalf("If-None-Match a stale ETag: %d", res.Code)
+	}
+	before := get(nil).Body
 	stale := h.do(request{method: http.MethodPatch, path: path, key: h.writeKey, header: map[string]string{"If-Match": first},
-		body: map[string]any{"bio": "Overwritten"}})
+		body: map[string]any{c.field: "Overwritten"}})
 	if stale.Code != 412 || stale.ErrorCode(t) != "PRECONDITION_FAILED" {
 		t.Fatalf("PATCH with a stale ETag: %d %s", stale.Code, stale.Body)
 	}
-	if res := get(nil); !strings.Contains(string(res.Body), "Curious") || res.Header.Get("ETag") != second {
-		t.Fatalf("a refused PATCH changed the agent: %s", res.Body)
+	if res := get(nil); !bytes.Equal(res.Body, before) || !strings.Contains(string(res.Body), "Curious") || res.Header.Get("ETag") != second {
+		t.Fatalf("a refused PATCH changed it: %s", res.Body)
 	}
 	if res := h.do(request{method: http.MethodDelete, path: path, key: h.writeKey, header: map[string]string{"If-Match": first}}); res.Code != 412 {
 		t.Fatalf("DELETE with a stale ETag: %d %s", res.Code, res.Body)
 	}
-	if res := h.do(request{method: http.MethodDelete, path: path, key: h.writeKey, header: map[string]string{"If-Match": second}}); res.Code != 200 {
+	if res := get(nil); res.Code != 200 {
+		t.Fatalf("a refused DELETE deleted it: %d", res.Code)
+	}
+	if res := h.do(request{method: http.MethodDelete, path: path, key: h.writeKey, header: map[string]string{"If-Match": second}}); res.Code/100 != 2 {
 		t.Fatalf("DELETE with the current ETag: %d %s", res.Code, res.Body)
 	}
 }

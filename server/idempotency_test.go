@@ -157,15 +157,79 @@ func TestIdempotentCreateWebhook(t *testing.T) {
 	}
 }
 
+// postgresReplicas boots two servers, each with its own store, on one
+// fresh PostgreSQL database.
+func postgresReplicas(t *testing.T) (a, b *harness) {
+	dsn := storetest.PostgresDSN(t)
+	a = newHarnessAt(t, dsn, nil, nil)
+	cfg := a.cfg.Config
+	cfg.Store, cfg.Registry = storetest.Open(t, dsn), prometheus.NewRegistry()
+	b = a.with(t)
+	b.srv = newServer(t, cfg)
+	return a, b
+}
+
+// TestIdempotentCreatesAcrossReplicas: each keyed create made on one
+// replica is replayed on the other with the same answer and one effect;
+// another body is 422 there; another account's same key is its own.
+func TestIdempotentCreatesAcrossReplicas(t *testing.T) {
+	a, b := postgresReplicas(t)
+	agentID := a.createAgent(map[string]any{"name": "holder"})
+	other := a.newKey(a.newAccount("other", store.TierEnterprise).Name, store.ScopeWrite)
+	otherAgent := a.with(t)
+	otherAgent.writeKey = other
+	otherAgentID := otherAgent.createAgent(map[string]any{"name": "holder"})
+	for _, tc := range []struct {
+		name, path, otherPath string
+		body, changed         map[string]any
+	}{
+		{"agent", "/v1/agents", "/v1/agents", map[string]any{"name": "moved"}, map[string]any{"name": "moved2"}},
+		{"webhook", "/v1/webhooks", "/v1/webhooks", map[string]any{"url": "https://hooks.example.com/a", "events": []string{"message.completed"}},
+			map[string]any{"url": "https://hooks.example.com/b", "events": []string{"message.completed"}}},
+		{"memory", "/v1/agents/" + agentID + "/memories", "/v1/agents/" + otherAgentID + "/memories",
+			map[string]any{"text": "likes tea"}, map[string]any{"text": "likes coffee"}},
+		{"knowledge", "/v1/agents/" + agentID + "/knowledge", "/v1/agents/" + otherAgentID + "/knowledge",
+			map[string]any{"name": "a.md", "text": "alpha"}, map[string]any{"name": "b.md", "text": "beta"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b := a.with(t), b.with(t)
+			before := totalItems(t, a.get(tc.path))
+			create := keyed(request{method: "POST", path: tc.path, key: a.writeKey, body: tc.body}, "move-"+tc.name)
+			first, replayed := a.do(create), b.do(create)
+			if first.Code != http.StatusCreated || replayed.Code != http.StatusCreated || !bytes.Equal(first.Body, replayed.Body) {
+				t.Fatalf("first %d %s, replayed %d %s", first.Code, first.Body, replayed.Code, replayed.Body)
+			}
+			if n := totalItems(t, b.get(tc.path)) - before; n != 1 {
+				t.Fatalf("%d created; want 1", n)
+			}
+			changed := create
+			changed.body = tc.changed
+			if res := b.do(changed); res.Code != http.StatusUnprocessableEntity || res.ErrorCode(t) != "IDEMPOTENCY_KEY_REUSED" {
+				t.Fatalf("another body: %d %s", res.Code, res.Body)
+			}
+			theirs := create
+			theirs.path, theirs.key = tc.otherPath, other
+			if res := b.do(theirs); res.Code != http.StatusCreated || bytes.Equal(res.Body, first.Body) {
+				t.Fatalf("another account's same key: %d %s", res.Code, res.Body)
+			}
+		})
+	}
+}
+
+// totalItems is pagination.totalItems of a list answer.
+func totalItems(t *testing.T, res response) int {
+	t.Helper()
+	p, ok := res.Data(t)["pagination"].(map[string]any)
+	if !ok {
+		t.Fatalf("no pagination: %d %s", res.Code, res.Body)
+	}
+	return int(p["totalItems"].(float64))
+}
+
 // TestIdempotencyAcrossReplicas runs two servers on one PostgreSQL
 // database: a key claimed on one is in use, then replayed, on the other.
 func TestIdempotencyAcrossReplicas(t *testing.T) {
-	dsn := storetest.PostgresDSN(t)
-	a := newHarnessAt(t, dsn, nil, nil)
-	cfg := a.cfg.Config
-	cfg.Store, cfg.Registry = storetest.Open(t, dsn), prometheus.NewRegistry()
-	b := a.with(t)
-	b.srv = newServer(t, cfg)
+	a, b := postgresReplicas(t)
 	for _, path := range []string{"/messages", "/messages/stream"} {
 		t.Run(path, func(t *testing.T) {
 			a, b := a.with(t), b.with(t)
