@@ -129,7 +129,7 @@ const sendTimeout = 2 * time.Minute
 func (c *Conn) Answering(ctx context.Context, m Inbound) (send context.Context, done func(), ok bool) {
 	first, err := c.store.FinishPlatformMessage(ctx, c.lease, m.ID)
 	if err != nil {
-		c.Logger.Warn("platform reply not sent", "error", c.leaseErr(fmt.Errorf("connect: finish message: %w", err)))
+		c.Logger.WarnContext(ctx, "platform reply not sent", "error", c.leaseErr(fmt.Errorf("connect: finish message: %w", err)))
 		return nil, nil, false
 	}
 	c.inbox.mu.Lock()

@@ -49,7 +49,7 @@ func (s *Service) Knowledge(ctx context.Context, a Agent, query string, k int) (
 func (s *Service) refreshChunks(ctx context.Context, a Agent, model string) {
 	stale, err := s.store.StaleChunks(ctx, a.AccountID, a.ID, model, maxReembed)
 	if err != nil {
-		s.logger.Warn("stale chunks not read", "agent", a.ID, "error", err)
+		s.logger.WarnContext(ctx, "stale chunks not read", "agent", a.ID, "error", err)
 		return
 	}
 	reembed(ctx, s, a, model, stale, func(c store.KnowledgeChunk) string { return c.Text },

@@ -79,7 +79,7 @@ func pick[T any](items []T, idx []int) []T {
 func (s *Service) refreshMemories(ctx context.Context, a Agent, scope []string, model string) {
 	stale, err := s.store.StaleMemories(ctx, a.AccountID, a.ID, scope, model, maxReembed)
 	if err != nil {
-		s.logger.Warn("stale memories not read", "agent", a.ID, "error", err)
+		s.logger.WarnContext(ctx, "stale memories not read", "agent", a.ID, "error", err)
 		return
 	}
 	reembed(ctx, s, a, model, stale, func(m store.Memory) string { return m.Text }, func(m store.Memory) string { return m.ID },

@@ -86,7 +86,7 @@ func (s *Service) vectors(ctx context.Context, a Agent, texts []string) ([][]flo
 	}
 	vecs, model, err := s.embed.Embed(ctx, a.Provider, a.APIKey, texts)
 	if err != nil || len(vecs) != len(texts) {
-		s.logger.Warn("embedding failed; ranking by full text", "agent", a.ID, "provider", a.Provider, "error", err)
+		s.logger.WarnContext(ctx, "embedding failed; ranking by full text", "agent", a.ID, "provider", a.Provider, "error", err)
 		return nil, ""
 	}
 	return vecs, model
@@ -113,6 +113,6 @@ func reembed[T any](ctx context.Context, s *Service, a Agent, model string, stal
 		byID[id(it)] = vecs[i]
 	}
 	if err := set(byID); err != nil {
-		s.logger.Warn("embeddings not stored", "agent", a.ID, "error", err)
+		s.logger.WarnContext(ctx, "embeddings not stored", "agent", a.ID, "error", err)
 	}
 }

@@ -118,14 +118,14 @@ func (m *mcpServer) serverFor(r *http.Request) *mcp.Server {
 		Description: "Lists the agents of the account (the first 100, newest first)."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, args mcpListArgs) (*mcp.CallToolResult, mcpAgentList, error) {
 			list, err := m.listAgents(ctx, p, args)
-			return nil, list, m.toolError(err, requestID)
+			return nil, list, m.toolError(ctx, err, requestID)
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "send_message",
 		Description: "Sends a message to an agent and returns its reply, as Send Message does (history, limits, tools)."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, args mcpSendArgs) (*mcp.CallToolResult, gen.MessageReply, error) {
 			reply, err := m.sendMessage(ctx, p, requestID, args)
 			if err != nil {
-				return nil, gen.MessageReply{}, m.toolError(err, requestID)
+				return nil, gen.MessageReply{}, m.toolError(ctx, err, requestID)
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: reply.Response}}}, reply, nil
 		})
@@ -182,13 +182,13 @@ func (m *mcpServer) sendMessage(ctx context.Context, p store.Principal, requestI
 
 // toolError is err as a failed tool call shows it: the contract's code and
 // message, mapped by the one table of errors.
-func (m *mcpServer) toolError(err error, requestID string) error {
+func (m *mcpServer) toolError(ctx context.Context, err error, requestID string) error {
 	if err == nil {
 		return nil
 	}
-	ae := m.s.toAPIError(err, requestID)
+	ae := m.s.toAPIErrorContext(ctx, err, requestID)
 	if ae.Status >= 500 {
-		m.s.cfg.Logger.Error("mcp tool failed", "error", err, "requestId", requestID)
+		m.s.cfg.Logger.ErrorContext(ctx, "mcp tool failed", "error", err, "requestId", requestID)
 	}
 	return fmt.Errorf("%s: %s", ae.Code, ae.Message)
 }

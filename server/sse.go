@@ -106,7 +106,7 @@ func (s *Server) lastEvent(ctx context.Context, res turn.Result, err error) (any
 func (s *Server) eventJSON(ctx context.Context, ev any) []byte {
 	b, err := json.Marshal(ev)
 	if err != nil {
-		s.cfg.Logger.Error("encode stream event", "request_id", requestIDFrom(ctx), "error", err)
+		s.cfg.Logger.ErrorContext(ctx, "encode stream event", "request_id", requestIDFrom(ctx), "error", err)
 	}
 	return b
 }
@@ -125,7 +125,7 @@ func (s *Server) followStream(ctx context.Context, w http.ResponseWriter, f *str
 	if err != nil && ctx.Err() == nil {
 		// Only reading another replica's events can fail here; the
 		// client resumes again.
-		s.cfg.Logger.Warn("follow stream", "request_id", requestIDFrom(ctx), "error", err)
+		s.cfg.Logger.WarnContext(ctx, "follow stream", "request_id", requestIDFrom(ctx), "error", err)
 	}
 	return nil
 }

@@ -502,7 +502,7 @@ func (p *mcpPool) listTools(ctx context.Context, s *mcpSession, srv MCPServer) (
 		}
 		t := mcpTool(srv.Name, tool)
 		if _, dup := names[t.Name]; dup {
-			p.cfg.Logger.Warn("mcp: tool name collides after sanitising, skipped", "server", srv.Name, "tool", tool.Name)
+			p.cfg.Logger.WarnContext(ctx, "mcp: tool name collides after sanitising, skipped", "server", srv.Name, "tool", tool.Name)
 			continue
 		}
 		names[t.Name] = tool.Name

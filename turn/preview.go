@@ -67,6 +67,6 @@ func (s *Service) agentWithSecrets(ctx context.Context, accountID, agentID strin
 	if err != nil {
 		return store.Agent{}, nil, err
 	}
-	secrets, err := s.secrets(agent)
+	secrets, err := s.secrets(ctx, agent)
 	return agent, secrets, err
 }

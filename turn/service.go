@@ -255,7 +255,7 @@ func (s *Service) Prepare(ctx context.Context, in Input) (*Turn, error) {
 	if err := CanAnswer(agent, start); err != nil {
 		return nil, err
 	}
-	secrets, err := s.secrets(agent)
+	secrets, err := s.secrets(ctx, agent)
 	if err != nil {
 		return nil, err
 	}
@@ -358,10 +358,10 @@ const errSecretKeyReason = "The agent's secrets cannot be decrypted: AGENTD_SECR
 // secret and MCP headers. Secrets that do not decrypt refuse the turn
 // without putting the agent in error: the fix is the server's key, not the
 // provider.
-func (s *Service) secrets(agent store.Agent) (store.Secrets, error) {
+func (s *Service) secrets(ctx context.Context, agent store.Agent) (store.Secrets, error) {
 	secrets, err := s.cfg.Store.Secrets(agent)
 	if errors.Is(err, store.ErrSecretUnreadable) {
-		s.cfg.Logger.Warn("agent secrets cannot be decrypted", "agent", agent.ID, "error", err)
+		s.cfg.Logger.WarnContext(ctx, "agent secrets cannot be decrypted", "agent", agent.ID, "error", err)
 		return nil, &UnavailableError{Status: agent.Status, Reason: errSecretKeyReason}
 	}
 	return secrets, err

@@ -149,7 +149,7 @@ func (s *session) channel(ctx context.Context, id string) *discordgo.Channel {
 	}
 	ch, err := s.dg.Channel(id, discordgo.WithContext(ctx))
 	if err != nil {
-		s.c.Logger.Warn("fetch discord channel", "channel", id, "error", err)
+		s.c.Logger.WarnContext(ctx, "fetch discord channel", "channel", id, "error", err)
 		return nil // asked again next time
 	}
 	s.chanMu.Lock()
@@ -186,7 +186,7 @@ func (s *session) typing(ctx context.Context, channel string) (stop func()) {
 // sendTyping shows the typing indicator once; a failure only loses it.
 func (s *session) sendTyping(ctx context.Context, channel string) {
 	if err := s.dg.ChannelTyping(channel, discordgo.WithContext(ctx)); err != nil && ctx.Err() == nil {
-		s.c.Logger.Debug("discord typing indicator", "channel", channel, "error", err)
+		s.c.Logger.DebugContext(ctx, "discord typing indicator", "channel", channel, "error", err)
 	}
 }
 
@@ -204,7 +204,7 @@ func (s *session) reply(ctx context.Context, m *discordgo.Message, text string) 
 		// No retry after a 5xx: Discord may have posted the message and
 		// lost only its answer, and a reply must not appear twice.
 		if _, err := s.dg.ChannelMessageSendComplex(m.ChannelID, msg, discordgo.WithContext(ctx), discordgo.WithRestRetries(0)); err != nil {
-			s.c.Logger.Warn("discord reply not sent", "channel", m.ChannelID, "error", err)
+			s.c.Logger.WarnContext(ctx, "discord reply not sent", "channel", m.ChannelID, "error", err)
 			return
 		}
 		s.c.Sent(ctx)

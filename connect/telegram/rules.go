@@ -210,7 +210,7 @@ func (s *session) reply(ctx context.Context, m *models.Message, text string) {
 			p.ReplyParameters = &models.ReplyParameters{MessageID: m.ID, AllowSendingWithoutReply: true}
 		}
 		if err := s.send(ctx, p); err != nil {
-			s.c.Logger.Warn("telegram reply not sent", "chat", m.Chat.ID, "error", redact(err, s.b.Token()))
+			s.c.Logger.WarnContext(ctx, "telegram reply not sent", "chat", m.Chat.ID, "error", redact(err, s.b.Token()))
 			return
 		}
 		s.c.Sent(ctx)

@@ -332,7 +332,7 @@ func (s *session) post(ctx context.Context, in connect.Inbound) {
 	}
 	text := r.Text // shortened to maxPost by the turn
 	if text == "" {
-		s.c.Logger.Warn("X post skipped: the model wrote nothing that fits in 280 characters")
+		s.c.Logger.WarnContext(ctx, "X post skipped: the model wrote nothing that fits in 280 characters")
 		return
 	}
 	if send, done, ok := s.c.Answering(ctx, in); ok {
