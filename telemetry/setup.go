@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"go.opentelemetry.io/contrib/propagators/autoprop"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
@@ -80,7 +81,8 @@ func Setup(ctx context.Context, cfg Config) (shutdown func(context.Context) erro
 	}
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { logger.Warn("tracing failed", "error", err) }))
 	otel.SetTracerProvider(tp)
-	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
+	// OTEL_PROPAGATORS names the propagators (tracecontext,baggage when unset).
+	otel.SetTextMapPropagator(autoprop.NewTextMapPropagator())
 	return func(ctx context.Context) error {
 		if otel.GetTracerProvider() == trace.TracerProvider(tp) {
 			otel.SetTracerProvider(noop.NewTracerProvider())

@@ -3,6 +3,7 @@ package telemetry
 import (
 	"bytes"
 	"context"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -93,5 +94,53 @@ func TestSetupWithoutEndpoint(t *testing.T) {
 	if (Config{Endpoint: "http://c:4318/"}).tracesURL() != "http://c:4318/v1/traces" ||
 		(Config{Endpoint: "http://c:4318", TracesEndpoint: "http://t/x"}).tracesURL() != "http://t/x" {
 		t.Error("traces URL not derived as the OTLP variables say")
+	}
+}
+
+// TestSetupHonoursStandardVariables: the OTEL_* variables an operator
+// sets reach the exporter, the resource, the sampler and the propagator.
+func TestSetupHonoursStandardVariables(t *testing.T) {
+	got := make(chan *http.Request, 8)
+	bodies := make(chan []byte, 8)
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got <- r
+		bodies <- b
+	}))
+	defer collector.Close()
+	t.Setenv("OTEL_SERVICE_NAME", "agentd-eu")
+	t.Setenv("OTEL_RESOURCE_ATTRIBUTES", "deployment.environment.name=staging")
+	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "x-collector-token=t0ken")
+	t.Setenv("OTEL_PROPAGATORS", "b3")
+	shutdown, err := Setup(context.Background(), Config{Endpoint: collector.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fields := otel.GetTextMapPropagator().Fields(); len(fields) != 1 || fields[0] != "b3" {
+		t.Errorf("propagator fields %v; want b3 alone", fields)
+	}
+	_, span := Tracer("test").Start(context.Background(), "work")
+	span.End()
+	if err := shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	r, body := <-got, <-bodies
+	if r.Header.Get("X-Collector-Token") != "t0ken" || r.Header.Get("Content-Type") != "application/x-protobuf" {
+		t.Errorf("export headers %v", r.Header)
+	}
+	for _, want := range []string{"agentd-eu", "deployment.environment.name", "staging", "work"} {
+		if !bytes.Contains(body, []byte(want)) {
+			t.Errorf("exported spans lack %q", want)
+		}
+	}
+
+	t.Setenv("OTEL_TRACES_SAMPLER", "always_off")
+	shutdown, err = Setup(context.Background(), Config{Endpoint: collector.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shutdown(context.Background())
+	if _, span := Tracer("test").Start(context.Background(), "dropped"); span.IsRecording() {
+		t.Error("OTEL_TRACES_SAMPLER=always_off still records")
 	}
 }
