@@ -15,6 +15,9 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/propagation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.uber.org/goleak"
 )
 
@@ -43,6 +46,8 @@ type testMCPServer struct {
 	mu      sync.Mutex
 	methods map[string]int
 	keys    []string
+	// traceparents are the traceparent headers received, "" for none.
+	traceparents []string
 }
 
 // The mcpFlavours of test server: the SDK's stateful streamable handler and
@@ -153,6 +158,7 @@ func (ts *testMCPServer) record(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ts.mu.Lock()
 		ts.keys = append(ts.keys, r.Header.Get("X-Api-Key"))
+		ts.traceparents = append(ts.traceparents, r.Header.Get("Traceparent"))
 		ts.mu.Unlock()
 		if ts.down.Load() {
 			http.Error(w, "down", http.StatusServiceUnavailable)
@@ -160,6 +166,13 @@ func (ts *testMCPServer) record(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// received is how many HTTP requests the server received.
+func (ts *testMCPServer) received() int {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return len(ts.keys)
 }
 
 // calls is how many times the server received method.
@@ -728,5 +741,40 @@ func TestMCPClosedPool(t *testing.T) {
 	}
 	if got := p.call(context.Background(), mcpTestSpec, srv, "srv__echo", nil); got.OK {
 		t.Errorf("call after close = %+v", got)
+	}
+}
+
+// TestMCPCallCarriesTraceparent: the requests of a traced tool call carry
+// its trace to the MCP server, on every transport.
+func TestMCPCallCarriesTraceparent(t *testing.T) {
+	before := otel.GetTextMapPropagator()
+	otel.SetTextMapPropagator(propagation.TraceContext{})
+	t.Cleanup(func() { otel.SetTextMapPropagator(before) })
+	for _, flavour := range mcpFlavours {
+		t.Run(flavour, func(t *testing.T) {
+			mcpCheckLeaks(t)
+			ts := startMCPServer(t, flavour)
+			s := New(Config{AllowPrivate: true})
+			t.Cleanup(s.Close)
+			set := s.Set(context.Background(), Spec{AgentID: "agent-1", Version: "v1", MCPServers: []MCPServer{ts.config()}})
+			listed := ts.received()
+			ctx, span := sdktrace.NewTracerProvider().Tracer("test").Start(context.Background(), "execute_tool")
+			defer span.End()
+			if res := set.Call(ctx, Call{Name: "srv__echo", Arguments: json.RawMessage(`{"text":"hi"}`)}); !res.OK {
+				t.Fatalf("call: %+v", res)
+			}
+			ts.mu.Lock()
+			during := slices.Clone(ts.traceparents[listed:])
+			ts.mu.Unlock()
+			trace := span.SpanContext().TraceID().String()
+			if len(during) == 0 {
+				t.Fatal("the call made no request")
+			}
+			for _, tp := range during {
+				if !strings.Contains(tp, "-"+trace+"-") {
+					t.Errorf("a request of the call carried traceparent %q; want trace %s", tp, trace)
+				}
+			}
+		})
 	}
 }
