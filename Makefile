@@ -24,9 +24,10 @@ build:
 setup:
 	@.ci/setup
 
-## test: every test, with the race detector, after make setup
+## test: every test, with the race detector, after make setup (deploy/check, the manifests' own module, too)
 test: setup
 	$(GO) test -race -count=1 $(PKGS)
+	cd deploy/check && $(GO) test -count=1 ./...
 
 ## flake: every test 5 times at -cpu 1 and 2 with the race detector, to catch tests that depend on timing (after make setup, as make test)
 # FLAKE_TIMEOUT bounds each package's test binary (go test runs as many
