@@ -170,8 +170,10 @@ func (s *Store) GetAgentDocument(ctx context.Context, accountID, id string) (Age
 		rev  int64
 		errs sql.NullTime
 	)
+	end := s.statementSpan(ctx, "SELECT", "agents")
 	err := s.getDoc.QueryRowContext(ctx, id, accountID).Scan(&body, &rev, &row.Version, &row.CreatedAt,
 		&row.TotalMessages, &row.TotalConversations, &errs, &row.ErrorMillis)
+	end(err)
 	if errors.Is(err, sql.ErrNoRows) {
 		return AgentDocument{}, wrap("get agent", ErrNotFound)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentd/agentd/secretbox"
 	"github.com/oklog/ulid/v2"
+	"go.opentelemetry.io/otel/attribute"
 	"gorm.io/driver/postgres"
 	"gorm.io/driver/sqlite"
 	"gorm.io/gorm"
@@ -48,8 +49,10 @@ type Store struct {
 	wake     chan struct{}    // signalled when deliveries were queued
 	auth     *authCache       // what Authenticate read, for AuthCacheTTL
 	tracing  bool             // statements are spans (WithTracing)
-	getDoc   *sql.Stmt        // GetAgentDocument's read, prepared on r
-	starts   *pageStarts      // where ListAgents' pages start
+	// traceSystem is the db.system.name of the statements' spans.
+	traceSystem attribute.KeyValue
+	getDoc      *sql.Stmt   // GetAgentDocument's read, prepared on r
+	starts      *pageStarts // where ListAgents' pages start
 }
 
 // Open opens the database named by dsn and migrates its schema. A dsn that

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"context"
+	"database/sql"
 	"errors"
 	"strings"
 
@@ -31,7 +33,28 @@ func (s *Store) traceDB(db *gorm.DB, postgres bool) error {
 	if postgres {
 		system = semconv.DBSystemNamePostgreSQL
 	}
+	s.traceSystem = system
 	return db.Use(tracingPlugin{system: system})
+}
+
+// statementSpan opens the span of a statement made outside GORM (a
+// prepared statement of database/sql), named and attributed as the
+// plugin names GORM's: op on table. The returned end records the
+// statement's error, if any, and ends it. Nothing is started unless the
+// store traces and ctx has a recording span.
+func (s *Store) statementSpan(ctx context.Context, op, table string) (end func(error)) {
+	if !s.tracing || !trace.SpanFromContext(ctx).IsRecording() {
+		return func(error) {}
+	}
+	_, span := otel.Tracer("github.com/agentd/agentd/store").Start(ctx, op+" "+table, trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(s.traceSystem, semconv.DBOperationName(op), semconv.DBCollectionName(table)))
+	return func(err error) {
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			span.SetAttributes(semconv.ErrorTypeKey.String(errorType(err)))
+			span.SetStatus(codes.Error, "")
+		}
+		span.End()
+	}
 }
 
 // tracingPlugin is the GORM plugin of WithTracing.

@@ -43,6 +43,10 @@ func TestTracing(t *testing.T) {
 		if _, err := s.ListAccounts(ctx); err != nil {
 			t.Fatal(err)
 		}
+		// Get Agent's read is a prepared statement outside GORM.
+		if _, err := s.GetAgentDocument(ctx, "acct_none", "agent_none"); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("get a missing agent: %v", err)
+		}
 		parent.End()
 		var names []string
 		failed := 0
@@ -64,8 +68,10 @@ func TestTracing(t *testing.T) {
 			}
 		}
 		joined := strings.Join(names, ",")
-		if strings.Count(joined, "INSERT accounts") != 2 || !strings.Contains(joined, "SELECT accounts") || failed != 1 {
-			t.Errorf("%s spans %v (%d failed), want two INSERT accounts (one failed), a SELECT accounts and nothing untraced", system, names, failed)
+		if strings.Count(joined, "INSERT accounts") != 2 || !strings.Contains(joined, "SELECT accounts") ||
+			!strings.Contains(joined, "SELECT agents") || failed != 1 {
+			t.Errorf("%s spans %v (%d failed), want two INSERT accounts (one failed), a SELECT accounts, a SELECT agents and nothing untraced",
+				system, names, failed)
 		}
 	}
 	t.Run("sqlite", func(t *testing.T) { run(t, "sqlite", t.TempDir()+"/agentd.db") })
