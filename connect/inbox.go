@@ -152,7 +152,7 @@ func (c *Conn) job(h Handler, m Inbound) func(context.Context) {
 		c.inbox.mu.Unlock()
 		if ctx.Err() == nil && !answered {
 			if _, err := c.store.FinishPlatformMessage(ctx, c.lease, m.ID); err != nil {
-				c.Logger.Warn("finish platform message", "error", c.leaseErr(err))
+				c.Logger.WarnContext(ctx, "finish platform message", "error", c.leaseErr(err))
 			}
 		}
 		// Forgotten only once finished, so a reading of the inbox

@@ -66,7 +66,8 @@ type Config struct {
 	// IdempotencyLease is how long a request with an Idempotency-Key holds
 	// its key past the last renewal (30s); the request renews it every third
 	// of a lease while it runs. A repeat after the lease ran out, the first
-	// request's replica taken for dead, runs afresh.
+	// request's replica taken for dead, runs afresh. Replicas compare their
+	// own clocks with the lease: they must agree within two thirds of it.
 	IdempotencyLease time.Duration
 	// MaxBodyBytes caps request bodies (1 MiB).
 	MaxBodyBytes int64

@@ -100,7 +100,7 @@ func (s *Server) idempotent(c echo.Context, next echo.HandlerFunc, principal sto
 	// The claim is given up or completed whatever happens, the client
 	// going away included.
 	bg := context.WithoutCancel(ctx)
-	unhold := s.holdKey(bg, accountID, key, claim.Token)
+	unhold := s.holdKey(bg, requestIDOf(c), accountID, key, claim.Token)
 	settled := false
 	defer func() {
 		if !settled {
@@ -142,26 +142,27 @@ func (s *Server) idempotent(c echo.Context, next echo.HandlerFunc, principal sto
 }
 
 // holdKey renews the lease of the claim token on key every third of a
-// lease until the returned func is called, and returns once that renewal
-// has stopped. A keyed request may run longer than a lease (a turn of
-// several provider and tool calls, a long stream); a replica that dies
-// stops renewing, so its keys are taken over one lease later. A claim
-// found lost (taken over) is not renewed again.
-func (s *Server) holdKey(ctx context.Context, accountID, key, token string) (unhold func()) {
-	stop, stopped := make(chan struct{}), make(chan struct{})
+// lease until unhold is called; unhold cancels a renewal under way and
+// returns once the renewals have stopped. A keyed request may run longer
+// than a lease (a turn of several provider and tool calls, a long
+// stream); a replica that dies stops renewing, so its keys are taken over
+// one lease later. A claim found lost (taken over) is not renewed again.
+func (s *Server) holdKey(ctx context.Context, requestID, accountID, key, token string) (unhold func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	stopped := make(chan struct{})
+	every := s.cfg.IdempotencyLease / 3
 	go func() {
 		defer close(stopped)
-		tick := time.NewTicker(s.cfg.IdempotencyLease / 3)
+		tick := time.NewTicker(every)
 		defer tick.Stop()
 		for {
 			select {
-			case <-stop:
+			case <-ctx.Done():
 				return
 			case <-tick.C:
 			}
-			err := s.cfg.Store.RenewIdempotencyKey(ctx, accountID, key, token, s.cfg.IdempotencyLease)
-			if err != nil {
-				s.cfg.Logger.WarnContext(ctx, "renew idempotency key", "error", err)
+			if err := s.renewKey(ctx, every, accountID, key, token); err != nil && ctx.Err() == nil {
+				s.cfg.Logger.WarnContext(ctx, "renew idempotency key", "request_id", requestID, "error", err)
 				if errors.Is(err, store.ErrLeaseLost) {
 					return
 				}
@@ -169,9 +170,17 @@ func (s *Server) holdKey(ctx context.Context, accountID, key, token string) (unh
 		}
 	}()
 	return sync.OnceFunc(func() {
-		close(stop)
+		cancel()
 		<-stopped
 	})
+}
+
+// renewKey makes one renewal, given until the next one is due: a renewal
+// stuck behind the database's other writes is not waited for past it.
+func (s *Server) renewKey(ctx context.Context, within time.Duration, accountID, key, token string) error {
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	return s.cfg.Store.RenewIdempotencyKey(ctx, accountID, key, token, s.cfg.IdempotencyLease)
 }
 
 // streamed reports whether a Send Message body asks for a stream.

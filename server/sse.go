@@ -79,7 +79,7 @@ func (s *Server) startStream(ctx context.Context, t *turn.Turn) *streamlog.Run {
 		// The key is settled before any client sees the last event, so a
 		// retry sent on seeing it finds the key answered or free.
 		events := run.Events()
-		claim.settle(append(events, streamlog.Event{ID: len(events) + 1, Data: data}), done)
+		claim.settle(ctx, append(events, streamlog.Event{ID: len(events) + 1, Data: data}), done)
 		s.streams.End(run, data, st)
 	}()
 	return run

@@ -100,16 +100,17 @@ func takeStreamClaim(ctx context.Context) *streamClaim {
 // settle stores the stream's events, its last included, as the key's
 // answer when it ended well (done), and frees the key otherwise, so a
 // retry runs afresh.
-func (c *streamClaim) settle(events []streamlog.Event, ok bool) {
+func (c *streamClaim) settle(ctx context.Context, events []streamlog.Event, ok bool) {
 	if c == nil {
 		return
 	}
 	c.unhold()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// The request's context, for its trace: the client may have gone.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if !ok {
 		if err := c.s.cfg.Store.ReleaseIdempotencyKey(ctx, c.accountID, c.key, c.token); err != nil {
-			c.s.cfg.Logger.Warn("release idempotency key", "request_id", c.requestID, "error", err)
+			c.s.cfg.Logger.WarnContext(ctx, "release idempotency key", "request_id", c.requestID, "error", err)
 		}
 		return
 	}
@@ -120,6 +121,6 @@ func (c *streamClaim) settle(events []streamlog.Event, ok bool) {
 	answer := store.IdempotentAnswer{Status: http.StatusOK, Header: map[string]string{echo.HeaderContentType: "text/event-stream"},
 		Body: []byte(body.String())}
 	if err := c.s.cfg.Store.CompleteIdempotencyKey(ctx, c.accountID, c.key, c.token, answer); err != nil {
-		c.s.cfg.Logger.Warn("store idempotent answer", "request_id", c.requestID, "error", err)
+		c.s.cfg.Logger.WarnContext(ctx, "store idempotent answer", "request_id", c.requestID, "error", err)
 	}
 }

@@ -186,9 +186,9 @@ func (s *Store) CompleteIdempotencyKey(ctx context.Context, accountID, key, toke
 // replica that dies stops renewing and its keys are taken over one lease
 // later. CodeLeaseLost when the claim was taken over or settled.
 func (s *Store) RenewIdempotencyKey(ctx context.Context, accountID, key, token string, lease time.Duration) error {
-	until := s.now().Add(lease)
 	return s.write(ctx, "renew idempotency key", func(tx *gorm.DB) error {
-		return updateClaim(tx, accountID, key, token, map[string]any{"lease_until": until})
+		// Counted from when the write runs, not from when it queued.
+		return updateClaim(tx, accountID, key, token, map[string]any{"lease_until": s.now().Add(lease)})
 	})
 }
 
