@@ -391,7 +391,7 @@ var conditionals = []conditional{
 		},
 		field: "bio"},
 	{name: "webhook", create: func(h *harness) string {
-		return "/v1/webhooks/" + h.created(h.t.(*testing.T), "/v1/webhooks",
+		return "/v1/webhooks/" + h.created(h.t, "/v1/webhooks",
 			map[string]any{"url": "https://hooks.example.com/a", "events": []string{"message.completed"}})
 	},
 		idle: func(h *harness, path string) response {

@@ -449,7 +449,7 @@ func TestEveryResponseIsDeclared(t *testing.T) {
 }
 
 // created POSTs body to path with the write key and returns the id made.
-func (h *harness) created(t *testing.T, path string, body any) string {
+func (h *harness) created(t testing.TB, path string, body any) string {
 	t.Helper()
 	res := h.do(request{method: http.MethodPost, path: path, key: h.writeKey, body: body})
 	if res.Code != http.StatusCreated {

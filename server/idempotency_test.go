@@ -14,7 +14,6 @@ import (
 	"github.com/agentd/agentd/llm/llmtest"
 	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/store/storetest"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // keyed is req with the Idempotency-Key key.
@@ -109,12 +108,14 @@ func TestIdempotentSendMessage(t *testing.T) {
 // is 409, however many leases the first outlives (it renews its key), and
 // the provider is called once.
 func TestIdempotentConcurrentRequest(t *testing.T) {
-	h := newHarness(t, func(c *harnessConfig) { c.IdempotencyLease = 150 * time.Millisecond })
+	// Renewed every 133 ms: a renewal may come 260 ms late (a busy machine,
+	// the race detector) before the key would be taken over.
+	h := newHarness(t, func(c *harnessConfig) { c.IdempotencyLease = 400 * time.Millisecond })
 	for _, path := range []string{"/messages", "/messages/stream"} {
 		t.Run(path, func(t *testing.T) {
 			h := h.with(t)
 			id := h.createAgent(map[string]any{"name": "slow"})
-			h.openai.Respond(llmtest.Reply{Text: "late", Delay: time.Second})
+			h.openai.Respond(llmtest.Reply{Text: "late", Delay: 2 * time.Second})
 			calls := h.openai.Count()
 			send := keyed(request{method: "POST", path: "/v1/agents/" + id + path, key: h.writeKey,
 				body: map[string]any{"text": "hello"}}, "busy"+path)
@@ -126,7 +127,7 @@ func TestIdempotentConcurrentRequest(t *testing.T) {
 			for h.openai.Count() == calls && time.Now().Before(deadline) {
 				time.Sleep(5 * time.Millisecond)
 			}
-			time.Sleep(500 * time.Millisecond)
+			time.Sleep(1300 * time.Millisecond)
 			if res := h.do(send); res.Code != http.StatusConflict || res.ErrorCode(t) != "IDEMPOTENCY_KEY_IN_USE" {
 				t.Fatalf("concurrent: %d %s", res.Code, res.Body)
 			}
@@ -162,11 +163,7 @@ func TestIdempotentCreateWebhook(t *testing.T) {
 func postgresReplicas(t *testing.T) (a, b *harness) {
 	dsn := storetest.PostgresDSN(t)
 	a = newHarnessAt(t, dsn, nil, nil)
-	cfg := a.cfg.Config
-	cfg.Store, cfg.Registry = storetest.Open(t, dsn), prometheus.NewRegistry()
-	b = a.with(t)
-	b.srv = newServer(t, cfg)
-	return a, b
+	return a, a.secondServer(t, storetest.Open(t, dsn))
 }
 
 // TestIdempotentCreatesAcrossReplicas: each keyed create made on one

@@ -30,15 +30,25 @@ func (h *harness) streamedReply(agentID string) string {
 }
 
 // replica is a second server over the harness's database and turns, with
-// its own streams: another replica. Streams, when set, is where both keep
-// their streams.
+// its own streams: another replica, listening. Streams, when set, is where
+// both keep their streams.
 func (h *harness) replica(t *testing.T) *httptest.Server {
 	t.Helper()
-	cfg := h.cfg.Config
-	cfg.Registry = nil
-	ts := httptest.NewServer(newServer(t, cfg).Handler())
+	ts := httptest.NewServer(h.secondServer(t, h.cfg.Store).srv.Handler())
 	t.Cleanup(ts.Close)
 	return ts
+}
+
+// secondServer is another replica of the harness's configuration: a
+// server of its own on st, with its own streams and metrics, that the
+// returned harness's requests go to.
+func (h *harness) secondServer(t *testing.T, st Store) *harness {
+	t.Helper()
+	cfg := h.cfg.Config
+	cfg.Store, cfg.Registry = st, nil
+	b := h.with(t)
+	b.srv = newServer(t, cfg)
+	return b
 }
 
 // sseClient reads a live stream event by event.
