@@ -46,14 +46,26 @@ func (s *Store) statementSpan(ctx context.Context, op, table string) (end func(e
 	if !s.tracing || !trace.SpanFromContext(ctx).IsRecording() {
 		return func(error) {}
 	}
-	_, span := otel.Tracer("github.com/agentd/agentd/store").Start(ctx, op+" "+table, trace.WithSpanKind(trace.SpanKindClient),
+	_, span := tracer().Start(ctx, op+" "+table, trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(s.traceSystem, semconv.DBOperationName(op), semconv.DBCollectionName(table)))
 	return func(err error) {
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			span.SetAttributes(semconv.ErrorTypeKey.String(errorType(err)))
-			span.SetStatus(codes.Error, "")
+		if !errors.Is(err, sql.ErrNoRows) {
+			recordError(span, err)
 		}
 		span.End()
+	}
+}
+
+// tracer is the store's tracer, looked up at each span (see
+// telemetry.Tracer).
+func tracer() trace.Tracer { return otel.Tracer("github.com/agentd/agentd/store") }
+
+// recordError marks span failed with err's type, when err is a failure: a
+// row not found is an answer.
+func recordError(span trace.Span, err error) {
+	if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
+		span.SetAttributes(semconv.ErrorTypeKey.String(errorType(err)))
+		span.SetStatus(codes.Error, "")
 	}
 }
 
@@ -95,7 +107,7 @@ func (p tracingPlugin) start(op string) func(*gorm.DB) {
 		if ctx == nil || !trace.SpanFromContext(ctx).IsRecording() {
 			return
 		}
-		ctx, span := otel.Tracer("github.com/agentd/agentd/store").Start(ctx, "db", trace.WithSpanKind(trace.SpanKindClient),
+		ctx, span := tracer().Start(ctx, "db", trace.WithSpanKind(trace.SpanKindClient),
 			trace.WithAttributes(p.system))
 		db.Statement.Context = ctx
 		db.InstanceSet(spanKey, span)
@@ -123,10 +135,7 @@ func (p tracingPlugin) end(db *gorm.DB) {
 		name += " " + table
 	}
 	span.SetName(name)
-	if err := db.Error; err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
-		span.SetAttributes(semconv.ErrorTypeKey.String(errorType(err)))
-		span.SetStatus(codes.Error, "")
-	}
+	recordError(span, db.Error)
 }
 
 // firstWord is the SQL keyword a statement starts with, upper case.

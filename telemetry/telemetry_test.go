@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/propagation"
@@ -100,12 +101,14 @@ func TestSetupWithoutEndpoint(t *testing.T) {
 // TestSetupHonoursStandardVariables: the OTEL_* variables an operator
 // sets reach the exporter, the resource, the sampler and the propagator.
 func TestSetupHonoursStandardVariables(t *testing.T) {
-	got := make(chan *http.Request, 8)
-	bodies := make(chan []byte, 8)
+	type export struct {
+		header http.Header
+		body   []byte
+	}
+	got := make(chan export, 8)
 	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
-		got <- r
-		bodies <- b
+		got <- export{r.Header.Clone(), b}
 	}))
 	defer collector.Close()
 	t.Setenv("OTEL_SERVICE_NAME", "agentd-eu")
@@ -124,12 +127,17 @@ func TestSetupHonoursStandardVariables(t *testing.T) {
 	if err := shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	r, body := <-got, <-bodies
-	if r.Header.Get("X-Collector-Token") != "t0ken" || r.Header.Get("Content-Type") != "application/x-protobuf" {
-		t.Errorf("export headers %v", r.Header)
+	var e export
+	select {
+	case e = <-got:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no spans exported")
+	}
+	if e.header.Get("X-Collector-Token") != "t0ken" || e.header.Get("Content-Type") != "application/x-protobuf" {
+		t.Errorf("export headers %v", e.header)
 	}
 	for _, want := range []string{"agentd-eu", "deployment.environment.name", "staging", "work"} {
-		if !bytes.Contains(body, []byte(want)) {
+		if !bytes.Contains(e.body, []byte(want)) {
 			t.Errorf("exported spans lack %q", want)
 		}
 	}
