@@ -1,7 +1,6 @@
 package check
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"slices"
@@ -63,12 +62,9 @@ func load(t *testing.T) []manifest {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i, doc := range bytes.Split(data, []byte("\n---\n")) {
-			var meta struct {
-				APIVersion string `json:"apiVersion"`
-				Kind       string `json:"kind"`
-			}
-			if err := yaml.Unmarshal(doc, &meta); err != nil {
+		for i, doc := range Documents(data) {
+			meta, err := KindOf(doc)
+			if err != nil {
 				t.Fatalf("%s #%d: %v", f, i, err)
 			}
 			obj := typed(meta.APIVersion, meta.Kind)

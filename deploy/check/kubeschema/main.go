@@ -9,17 +9,15 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"sigs.k8s.io/yaml"
+	"github.com/agentd/agentd/deploy/check"
 )
 
 func main() {
@@ -48,22 +46,19 @@ func run(spec, out string, manifests []string) error {
 	return nil
 }
 
-// kind is an object's apiVersion and kind.
-type kind struct{ APIVersion, Kind string }
-
 // objectKinds are the kinds of the Kubernetes objects in the manifests,
 // each once; kustomize's own files are not objects.
-func objectKinds(manifests []string) ([]kind, error) {
-	seen := map[kind]bool{}
-	var kinds []kind
+func objectKinds(manifests []string) ([]check.Kind, error) {
+	seen := map[check.Kind]bool{}
+	var kinds []check.Kind
 	for _, path := range manifests {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			return nil, err
 		}
-		for _, doc := range bytes.Split(data, []byte("\n---")) {
-			var k kind
-			if err := yaml.Unmarshal(doc, &k); err != nil {
+		for _, doc := range check.Documents(data) {
+			k, err := check.KindOf(doc)
+			if err != nil {
 				return nil, fmt.Errorf("%s: %w", path, err)
 			}
 			if k.Kind == "" || strings.HasPrefix(k.APIVersion, "kustomize.config.k8s.io/") || seen[k] {
@@ -79,7 +74,7 @@ func objectKinds(manifests []string) ([]kind, error) {
 // writeSchema writes k's schema: its definition from the OpenAPI document
 // of its group and version, with that document's definitions beside it for
 // the references, every object closed to members it does not define.
-func writeSchema(spec, out string, k kind) error {
+func writeSchema(spec, out string, k check.Kind) error {
 	group, version, found := strings.Cut(k.APIVersion, "/")
 	document := "api__v1_openapi.json"
 	if found {
@@ -101,7 +96,7 @@ func writeSchema(spec, out string, k kind) error {
 			continue
 		}
 		for _, def := range schemas {
-			closeObjects(def)
+			closeSchema(def)
 		}
 		root := map[string]any{"components": map[string]any{"schemas": schemas}}
 		for member, v := range s {
@@ -134,29 +129,38 @@ func defines(s map[string]any, group, version, kind string) bool {
 	return false
 }
 
-// closeObjects refuses members an object does not define, in s and the
-// schemas inside it, as kubeconform's strict schemas do.
-func closeObjects(s any) {
-	switch v := s.(type) {
-	case map[string]any:
-		if _, ok := v["properties"]; ok {
-			if _, set := v["additionalProperties"]; !set {
-				v["additionalProperties"] = false
-			}
+// closeSchema closes s, and every schema inside it, to members it does
+// not define, as kubeconform's strict schemas do; an object that keeps
+// unknown members (x-kubernetes-preserve-unknown-fields) stays open.
+func closeSchema(s map[string]any) {
+	props, defined := s["properties"].(map[string]any)
+	if _, set := s["additionalProperties"]; defined && !set && s["x-kubernetes-preserve-unknown-fields"] != true {
+		s["additionalProperties"] = false
+	}
+	for _, p := range props {
+		closeSub(p)
+	}
+	for _, key := range []string{"items", "additionalProperties", "not"} {
+		closeSub(s[key])
+	}
+	for _, key := range []string{"allOf", "anyOf", "oneOf"} {
+		list, _ := s[key].([]any)
+		for _, sub := range list {
+			closeSub(sub)
 		}
-		for _, child := range v {
-			closeObjects(child)
-		}
-	case []any:
-		for _, child := range v {
-			closeObjects(child)
-		}
+	}
+}
+
+// closeSub closes v when it is a schema (not a boolean).
+func closeSub(v any) {
+	if m, ok := v.(map[string]any); ok {
+		closeSchema(m)
 	}
 }
 
 // fileName is where kubeconform's schema location
 // {{ .ResourceKind }}{{ .KindSuffix }}.json finds k's schema.
-func fileName(k kind) string {
+func fileName(k check.Kind) string {
 	group, version, found := strings.Cut(k.APIVersion, "/")
 	suffix := "-" + strings.ToLower(strings.Split(group, ".")[0])
 	if found {
@@ -166,12 +170,7 @@ func fileName(k kind) string {
 }
 
 func readJSON(path string, v any) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(f)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}

@@ -5,16 +5,18 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/agentd/agentd/deploy/check"
 )
 
 // TestFileName: the names kubeconform's {{ .ResourceKind }}{{ .KindSuffix }}
 // gives the kinds of deploy/k8s.
 func TestFileName(t *testing.T) {
-	for k, want := range map[kind]string{
-		{"v1", "Service"}:                         "service-v1.json",
-		{"apps/v1", "Deployment"}:                 "deployment-apps-v1.json",
-		{"policy/v1", "PodDisruptionBudget"}:      "poddisruptionbudget-policy-v1.json",
-		{"networking.k8s.io/v1", "NetworkPolicy"}: "networkpolicy-networking-v1.json",
+	for k, want := range map[check.Kind]string{
+		{APIVersion: "v1", Kind: "Service"}:                         "service-v1.json",
+		{APIVersion: "apps/v1", Kind: "Deployment"}:                 "deployment-apps-v1.json",
+		{APIVersion: "policy/v1", Kind: "PodDisruptionBudget"}:      "poddisruptionbudget-policy-v1.json",
+		{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"}: "networkpolicy-networking-v1.json",
 	} {
 		if got := fileName(k); got != want {
 			t.Errorf("fileName(%v) = %s, want %s", k, got, want)
@@ -30,7 +32,9 @@ func TestWriteSchema(t *testing.T) {
 	doc := `{"components":{"schemas":{
 		"a.Deployment":{"x-kubernetes-group-version-kind":[{"group":"apps","version":"v1","kind":"Deployment"}],
 			"properties":{"spec":{"allOf":[{"$ref":"#/components/schemas/a.Spec"}]}}},
-		"a.Spec":{"properties":{"replicas":{"type":"integer"}},"additionalProperties":{"type":"string"}}}}}`
+		"a.Spec":{"properties":{"replicas":{"type":"integer"},"properties":{"type":"object","properties":{"x":{"type":"string"}}}},
+			"additionalProperties":{"type":"string"}},
+		"a.Free":{"properties":{"x":{"type":"string"}},"x-kubernetes-preserve-unknown-fields":true}}}}`
 	write(t, filepath.Join(spec, "apis__apps__v1_openapi.json"), doc)
 	manifest := filepath.Join(out, "m.yaml")
 	write(t, manifest, "apiVersion: apps/v1\nkind: Deployment\n---\napiVersion: apps/v1\nkind: Deployment\n---\n"+
@@ -47,7 +51,12 @@ func TestWriteSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	schemas := got["components"].(map[string]any)["schemas"].(map[string]any)
-	if got["additionalProperties"] != false || schemas["a.Spec"].(map[string]any)["additionalProperties"] == false {
+	def := schemas["a.Spec"].(map[string]any)
+	member := def["properties"].(map[string]any)["properties"].(map[string]any)
+	_, free := schemas["a.Free"].(map[string]any)["additionalProperties"]
+	_, madeMember := def["properties"].(map[string]any)["additionalProperties"]
+	if got["additionalProperties"] != false || def["additionalProperties"] == false || member["additionalProperties"] != false ||
+		free || madeMember {
 		t.Errorf("objects not closed as they should be: %s", data)
 	}
 	write(t, manifest, "apiVersion: batch/v1\nkind: Job\n")
