@@ -133,7 +133,11 @@ func (h *Hub) Follow(ctx context.Context, k Key, after int) (*Follower, error) {
 	if r := h.local(k); r != nil {
 		return &Follower{run: r, next: after}, nil
 	}
-	events, st, err := h.cfg.Backend.ReadStream(ctx, k, after)
+	var events []Event
+	st, err := h.untilFound(ctx, func() (st State, err error) {
+		events, st, err = h.cfg.Backend.ReadStream(ctx, k, after)
+		return st, err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -153,20 +157,22 @@ func (h *Hub) Cancel(ctx context.Context, k Key) (State, error) {
 		}
 		return r.end(), nil
 	}
-	st, err := h.requestCancel(ctx, k)
+	st, err := h.untilFound(ctx, func() (State, error) { return h.cfg.Backend.RequestStreamCancel(ctx, k) })
 	if err != nil || st.Done {
 		return st, err
 	}
 	return h.awaitEnd(ctx, k)
 }
 
-// requestCancel asks the Backend to cancel k. A stream the Backend does
-// not have is asked for again for up to a second: another replica may be
-// writing it still, its first write having lost a race for the database.
-func (h *Hub) requestCancel(ctx context.Context, k Key) (State, error) {
+// untilFound runs ask, the Backend's answer about a stream, again every
+// poll interval for up to a second while it answers ErrNotFound: another
+// replica may be writing the stream still, its first write having lost a
+// race for the database. A resume or a cancel of a stream a client holds
+// events of must not be refused for that.
+func (h *Hub) untilFound(ctx context.Context, ask func() (State, error)) (State, error) {
 	deadline := time.Now().Add(time.Second)
 	for {
-		st, err := h.cfg.Backend.RequestStreamCancel(ctx, k)
+		st, err := ask()
 		if !errors.Is(err, ErrNotFound) || time.Now().After(deadline) {
 			return st, err
 		}

@@ -2,6 +2,7 @@ package streamlog_test
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -208,4 +209,65 @@ func TestStreamWithoutEventsIsNotVisible(t *testing.T) {
 	}
 	hub.End(run, []byte(`{"type":"done"}`), streamlog.State{})
 	hub.Close(ctx)
+}
+
+// lateBackend answers ErrNotFound to the first hide reads and cancels of
+// any stream, as a replica's database may before another replica's first
+// write of the stream shows.
+type lateBackend struct {
+	streamlog.Backend
+	hide atomic.Int32
+}
+
+func (b *lateBackend) ReadStream(ctx context.Context, k streamlog.Key, after int) ([]streamlog.Event, streamlog.State, error) {
+	if b.hide.Add(-1) >= 0 {
+		return nil, streamlog.State{}, streamlog.ErrNotFound
+	}
+	return b.Backend.ReadStream(ctx, k, after)
+}
+
+func (b *lateBackend) RequestStreamCancel(ctx context.Context, k streamlog.Key) (streamlog.State, error) {
+	if b.hide.Add(-1) >= 0 {
+		return streamlog.State{}, streamlog.ErrNotFound
+	}
+	return b.Backend.RequestStreamCancel(ctx, k)
+}
+
+// TestAStreamNotYetSeenIsAskedForAgain: a resume or a cancel on a replica
+// whose Backend does not show the stream yet asks again before answering
+// not found; a stream that is not kept is not found.
+func TestAStreamNotYetSeenIsAskedForAgain(t *testing.T) {
+	st := storetest.Open(t, storetest.SQLiteDSN(t))
+	k := streamlog.Key{AccountID: "acct_1", AgentID: "agent_1", MessageID: "msg_1"}
+	err := st.AppendStreams(context.Background(), []streamlog.Batch{{Key: k, Owner: "a",
+		Events: []streamlog.Event{{ID: 1, Data: []byte(`{"type":"start"}`)}, {ID: 2, Data: []byte(`{"type":"done"}`)}},
+		End:    streamlog.State{Done: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	late := &lateBackend{Backend: st}
+	hub := streamlog.New(streamlog.Config{Backend: late, PollInterval: 10 * time.Millisecond})
+	t.Cleanup(func() { hub.Close(context.Background()) })
+	ctx := context.Background()
+
+	late.hide.Store(3)
+	follower, err := hub.Follow(ctx, k, 1)
+	if err != nil {
+		t.Fatalf("resume of a stream shown late: %v", err)
+	}
+	var got []int
+	if err := follower.Each(ctx, streamlog.Sink{Emit: func(e streamlog.Event) error { got = append(got, e.ID); return nil }}); err != nil || len(got) != 1 || got[0] != 2 {
+		t.Fatalf("resumed after event 1: %v, %v", got, err)
+	}
+	late.hide.Store(3)
+	if st, err := hub.Cancel(ctx, k); err != nil || !st.Done {
+		t.Fatalf("cancel of a stream shown late: %+v, %v", st, err)
+	}
+	unknown := streamlog.Key{AccountID: "acct_1", AgentID: "agent_1", MessageID: "msg_none"}
+	if _, err := hub.Follow(ctx, unknown, 0); !errors.Is(err, streamlog.ErrNotFound) {
+		t.Fatalf("resume of a stream not kept: %v", err)
+	}
+	if _, err := hub.Cancel(ctx, unknown); !errors.Is(err, streamlog.ErrNotFound) {
+		t.Fatalf("cancel of a stream not kept: %v", err)
+	}
 }
