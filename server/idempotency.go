@@ -10,8 +10,8 @@ import (
 	"io"
 	"net/http"
 	"sync"
-	"time"
 
+	"github.com/agentd/agentd/internal/renew"
 	"github.com/agentd/agentd/store"
 	"github.com/labstack/echo/v4"
 )
@@ -150,37 +150,21 @@ func (s *Server) idempotent(c echo.Context, next echo.HandlerFunc, principal sto
 func (s *Server) holdKey(ctx context.Context, requestID, accountID, key, token string) (unhold func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	stopped := make(chan struct{})
-	every := s.cfg.IdempotencyLease / 3
 	go func() {
 		defer close(stopped)
-		tick := time.NewTicker(every)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
+		renew.Every(ctx, s.cfg.IdempotencyLease, func(call context.Context) bool {
+			err := s.cfg.Store.RenewIdempotencyKey(call, accountID, key, token, s.cfg.IdempotencyLease)
+			if err == nil || ctx.Err() != nil {
+				return true
 			}
-			if err := s.renewKey(ctx, every, accountID, key, token); err != nil && ctx.Err() == nil {
-				s.cfg.Logger.WarnContext(ctx, "renew idempotency key", "request_id", requestID, "error", err)
-				if errors.Is(err, store.ErrLeaseLost) {
-					return
-				}
-			}
-		}
+			s.cfg.Logger.WarnContext(ctx, "renew idempotency key", "request_id", requestID, "error", err)
+			return !errors.Is(err, store.ErrLeaseLost)
+		})
 	}()
 	return sync.OnceFunc(func() {
 		cancel()
 		<-stopped
 	})
-}
-
-// renewKey makes one renewal, given until the next one is due: a renewal
-// stuck behind the database's other writes is not waited for past it.
-func (s *Server) renewKey(ctx context.Context, within time.Duration, accountID, key, token string) error {
-	ctx, cancel := context.WithTimeout(ctx, within)
-	defer cancel()
-	return s.cfg.Store.RenewIdempotencyKey(ctx, accountID, key, token, s.cfg.IdempotencyLease)
 }
 
 // streamed reports whether a Send Message body asks for a stream.

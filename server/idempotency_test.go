@@ -7,7 +7,6 @@ import (
 	"github.com/agentd/agentd/internal/testutil"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -104,6 +103,26 @@ func TestIdempotentSendMessage(t *testing.T) {
 	}
 }
 
+// sendWhileOthersWait sends req in the background and returns once the
+// provider got its call (calls were made before), that is once req holds
+// its key; answer waits for req's response.
+func (h *harness) sendWhileOthersWait(req request, calls int) (answer func() response) {
+	var res response
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		res = h.do(req)
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for h.openai.Count() == calls && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	return func() response {
+		<-done
+		return res
+	}
+}
+
 // TestIdempotentConcurrentRequest: a repeat while the first request runs
 // is 409, however many leases the first outlives (it renews its key), and
 // the provider is called once.
@@ -119,19 +138,12 @@ func TestIdempotentConcurrentRequest(t *testing.T) {
 			calls := h.openai.Count()
 			send := keyed(request{method: "POST", path: "/v1/agents/" + id + path, key: h.writeKey,
 				body: map[string]any{"text": "hello"}}, "busy"+path)
-			var wg sync.WaitGroup
-			var first response
-			wg.Go(func() { first = h.do(send) })
-			// Wait until the first holds the key, then past three of its leases.
-			deadline := time.Now().Add(5 * time.Second)
-			for h.openai.Count() == calls && time.Now().Before(deadline) {
-				time.Sleep(5 * time.Millisecond)
-			}
-			time.Sleep(1300 * time.Millisecond)
+			answer := h.sendWhileOthersWait(send, calls)
+			time.Sleep(1300 * time.Millisecond) // past three of its leases
 			if res := h.do(send); res.Code != http.StatusConflict || res.ErrorCode(t) != "IDEMPOTENCY_KEY_IN_USE" {
 				t.Fatalf("concurrent: %d %s", res.Code, res.Body)
 			}
-			wg.Wait()
+			first := answer()
 			if first.Code != http.StatusOK {
 				t.Fatalf("first: %d %s", first.Code, first.Body)
 			}
@@ -235,17 +247,11 @@ func TestIdempotencyAcrossReplicas(t *testing.T) {
 			calls := a.openai.Count()
 			send := keyed(request{method: "POST", path: "/v1/agents/" + id + path, key: a.writeKey,
 				body: map[string]any{"text": "hello"}}, "replicas"+path)
-			var wg sync.WaitGroup
-			var first response
-			wg.Go(func() { first = a.do(send) })
-			deadline := time.Now().Add(5 * time.Second)
-			for a.openai.Count() == calls && time.Now().Before(deadline) {
-				time.Sleep(5 * time.Millisecond)
-			}
+			answer := a.sendWhileOthersWait(send, calls)
 			if res := b.do(send); res.Code != http.StatusConflict {
 				t.Fatalf("on the other replica while running: %d %s", res.Code, res.Body)
 			}
-			wg.Wait()
+			first := answer()
 			// A stream's key is settled just after its last event.
 			testutil.Eventually(t, "the first answer replayed on the other replica", func() error {
 				res := b.do(send)

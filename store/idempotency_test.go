@@ -10,8 +10,7 @@ import (
 func TestIdempotencyKeys(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
-		at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-		s.now = func() time.Time { return at }
+		at := stopClock(s)
 		req := IdempotencyRequest{AccountID: "acct_a", Key: "k1", Fingerprint: "POST /v1/agents abc", Lease: 2 * time.Minute}
 
 		first, err := s.ClaimIdempotencyKey(ctx, req)
@@ -47,7 +46,7 @@ func TestIdempotencyKeys(t *testing.T) {
 		wantErr(t, err, ErrIdempotencyKeyReused)
 
 		// Past the retention the key is free again (and pruned).
-		at = at.Add(IdempotencyRetention + time.Second)
+		*at = at.Add(IdempotencyRetention + time.Second)
 		again, err := s.ClaimIdempotencyKey(ctx, other)
 		mustOK(t, err)
 		if again.Token == "" || again.Replay != nil {
@@ -56,20 +55,27 @@ func TestIdempotencyKeys(t *testing.T) {
 	})
 }
 
+// stopClock stops s's clock at a fixed time, moved on by the test through
+// the returned pointer.
+func stopClock(s *Store) *time.Time {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	s.now = func() time.Time { return at }
+	return &at
+}
+
 func TestIdempotencyKeyTakeover(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
-		at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-		s.now = func() time.Time { return at }
+		at := stopClock(s)
 		req := IdempotencyRequest{AccountID: "acct_a", Key: "k1", Fingerprint: "f", Lease: 2 * time.Minute}
 		dead, err := s.ClaimIdempotencyKey(ctx, req)
 		mustOK(t, err)
-		at = at.Add(time.Minute)
+		*at = at.Add(time.Minute)
 		_, err = s.ClaimIdempotencyKey(ctx, req)
 		wantErr(t, err, ErrIdempotencyKeyInUse)
 
 		// The owner died: past its lease another request takes the key.
-		at = at.Add(2 * time.Minute)
+		*at = at.Add(2 * time.Minute)
 		live, err := s.ClaimIdempotencyKey(ctx, req)
 		mustOK(t, err)
 		if live.Token == "" || live.Token == dead.Token {
@@ -98,18 +104,17 @@ func TestIdempotencyKeyTakeover(t *testing.T) {
 func TestIdempotencyKeyRenewal(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
-		at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-		s.now = func() time.Time { return at }
+		at := stopClock(s)
 		req := IdempotencyRequest{AccountID: "acct_a", Key: "k1", Fingerprint: "f", Lease: 2 * time.Minute}
 		held, err := s.ClaimIdempotencyKey(ctx, req)
 		mustOK(t, err)
-		at = at.Add(time.Minute)
+		*at = at.Add(time.Minute)
 		mustOK(t, s.RenewIdempotencyKey(ctx, req.AccountID, req.Key, held.Token, 2*time.Minute))
-		at = at.Add(90 * time.Second) // past the first lease, within the renewed one
+		*at = at.Add(90 * time.Second) // past the first lease, within the renewed one
 		_, err = s.ClaimIdempotencyKey(ctx, req)
 		wantErr(t, err, ErrIdempotencyKeyInUse)
 
-		at = at.Add(time.Minute) // past the renewed lease: taken over
+		*at = at.Add(time.Minute) // past the renewed lease: taken over
 		live, err := s.ClaimIdempotencyKey(ctx, req)
 		mustOK(t, err)
 		wantErr(t, s.RenewIdempotencyKey(ctx, req.AccountID, req.Key, held.Token, 2*time.Minute), ErrLeaseLost)

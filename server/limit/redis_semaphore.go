@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentd/agentd/internal/renew"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -120,25 +121,19 @@ func (s *redisSemaphore) hold(k, id string) func() {
 // lease is lost, then closes done.
 func (s *redisSemaphore) keepAlive(ctx context.Context, k, id string, done chan<- struct{}) {
 	defer close(done)
-	tick := time.NewTicker(s.lease / 3)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		n, err := refreshScript.Run(ctx, s.client, []string{k}, s.lease.Milliseconds(), id).Int()
+	renew.Every(ctx, s.lease, func(call context.Context) bool {
+		n, err := refreshScript.Run(call, s.client, []string{k}, s.lease.Milliseconds(), id).Int()
 		switch {
 		case ctx.Err() != nil:
-			return
+			return false
 		case err != nil:
 			s.logs.warn("limit: semaphore lease refresh failed", "key", k, "error", err)
 		case n == 0:
 			s.logs.warn("limit: semaphore lease lost before release", "key", k)
-			return
+			return false
 		}
-	}
+		return true
+	})
 }
 
 // release removes id from k; on failure the slot frees when its lease ends.
