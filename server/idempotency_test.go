@@ -128,29 +128,40 @@ func (h *harness) sendWhileOthersWait(req request, calls int) (answer func() res
 // the provider is called once.
 func TestIdempotentConcurrentRequest(t *testing.T) {
 	// Renewed every 133 ms: a renewal may come 260 ms late (a busy machine,
-	// the race detector) before the key would be taken over.
+	// the race detector) before the key would be taken over. The repeat
+	// comes past three leases.
 	h := newHarness(t, func(c *harnessConfig) { c.IdempotencyLease = 400 * time.Millisecond })
+	testKeyedMessageRunsOnce(t, h, h, 2*time.Second, 1300*time.Millisecond)
+}
+
+// testKeyedMessageRunsOnce sends a keyed message whose reply takes delay,
+// plain and streamed, to a and, wait later while it runs, again to b: 409
+// IDEMPOTENCY_KEY_IN_USE; once it ended, b replays its answer; the
+// provider was called once.
+func testKeyedMessageRunsOnce(t *testing.T, a, b *harness, delay, wait time.Duration) {
 	for _, path := range []string{"/messages", "/messages/stream"} {
 		t.Run(path, func(t *testing.T) {
-			h := h.with(t)
-			id := h.createAgent(map[string]any{"name": "slow"})
-			h.openai.Respond(llmtest.Reply{Text: "late", Delay: 2 * time.Second})
-			calls := h.openai.Count()
-			send := keyed(request{method: "POST", path: "/v1/agents/" + id + path, key: h.writeKey,
-				body: map[string]any{"text": "hello"}}, "busy"+path)
-			answer := h.sendWhileOthersWait(send, calls)
-			time.Sleep(1300 * time.Millisecond) // past three of its leases
-			if res := h.do(send); res.Code != http.StatusConflict || res.ErrorCode(t) != "IDEMPOTENCY_KEY_IN_USE" {
-				t.Fatalf("concurrent: %d %s", res.Code, res.Body)
+			a, b := a.with(t), b.with(t)
+			id := a.createAgent(map[string]any{"name": "slow"})
+			a.openai.Respond(llmtest.Reply{Text: "once", Delay: delay})
+			calls := a.openai.Count()
+			send := keyed(request{method: "POST", path: "/v1/agents/" + id + path, key: a.writeKey,
+				body: map[string]any{"text": "hello"}}, "once"+path)
+			answer := a.sendWhileOthersWait(send, calls)
+			time.Sleep(wait)
+			if res := b.do(send); res.Code != http.StatusConflict || res.ErrorCode(t) != "IDEMPOTENCY_KEY_IN_USE" {
+				t.Fatalf("while the first runs: %d %s", res.Code, res.Body)
 			}
 			first := answer()
-			if first.Code != http.StatusOK {
-				t.Fatalf("first: %d %s", first.Code, first.Body)
-			}
-			if res := h.do(send); res.Code != http.StatusOK || !bytes.Equal(res.Body, first.Body) {
-				t.Fatalf("after: %d %s; first %s", res.Code, res.Body, first.Body)
-			}
-			if n := h.openai.Count() - calls; n != 1 {
+			// A stream's key is settled just after its last event.
+			testutil.Eventually(t, "the first answer replayed", func() error {
+				res := b.do(send)
+				if first.Code != http.StatusOK || res.Code != http.StatusOK || !bytes.Equal(res.Body, first.Body) {
+					return fmt.Errorf("first %d %s, replayed %d %s", first.Code, first.Body, res.Code, res.Body)
+				}
+				return nil
+			})
+			if n := a.openai.Count() - calls; n != 1 {
 				t.Fatalf("%d provider calls; want 1", n)
 			}
 		})
@@ -239,30 +250,5 @@ func totalItems(t *testing.T, res response) int {
 // database: a key claimed on one is in use, then replayed, on the other.
 func TestIdempotencyAcrossReplicas(t *testing.T) {
 	a, b := postgresReplicas(t)
-	for _, path := range []string{"/messages", "/messages/stream"} {
-		t.Run(path, func(t *testing.T) {
-			a, b := a.with(t), b.with(t)
-			id := a.createAgent(map[string]any{"name": "replicated"})
-			a.openai.Respond(llmtest.Reply{Text: "once", Delay: 500 * time.Millisecond})
-			calls := a.openai.Count()
-			send := keyed(request{method: "POST", path: "/v1/agents/" + id + path, key: a.writeKey,
-				body: map[string]any{"text": "hello"}}, "replicas"+path)
-			answer := a.sendWhileOthersWait(send, calls)
-			if res := b.do(send); res.Code != http.StatusConflict {
-				t.Fatalf("on the other replica while running: %d %s", res.Code, res.Body)
-			}
-			first := answer()
-			// A stream's key is settled just after its last event.
-			testutil.Eventually(t, "the first answer replayed on the other replica", func() error {
-				res := b.do(send)
-				if first.Code != http.StatusOK || res.Code != http.StatusOK || !bytes.Equal(res.Body, first.Body) {
-					return fmt.Errorf("first %d %s, replayed %d %s", first.Code, first.Body, res.Code, res.Body)
-				}
-				return nil
-			})
-			if n := a.openai.Count() - calls; n != 1 {
-				t.Fatalf("%d provider calls; want 1", n)
-			}
-		})
-	}
+	testKeyedMessageRunsOnce(t, a, b, 500*time.Millisecond, 0)
 }

@@ -10,16 +10,12 @@ import (
 func TestIdempotencyKeys(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
-		at := stopClock(s)
-		req := IdempotencyRequest{AccountID: "acct_a", Key: "k1", Fingerprint: "POST /v1/agents abc", Lease: 2 * time.Minute}
-
-		first, err := s.ClaimIdempotencyKey(ctx, req)
-		mustOK(t, err)
+		at, req, first := claimAtStoppedClock(t, s, "POST /v1/agents abc")
 		if first.Token == "" || first.Replay != nil {
 			t.Fatalf("first claim = %+v; want a token", first)
 		}
 		// While it runs, whatever the body: in use.
-		_, err = s.ClaimIdempotencyKey(ctx, req)
+		_, err := s.ClaimIdempotencyKey(ctx, req)
 		wantErr(t, err, ErrIdempotencyKeyInUse)
 		other := req
 		other.Fingerprint = "POST /v1/agents def"
@@ -55,23 +51,25 @@ func TestIdempotencyKeys(t *testing.T) {
 	})
 }
 
-// stopClock stops s's clock at a fixed time, moved on by the test through
-// the returned pointer.
-func stopClock(s *Store) *time.Time {
-	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	s.now = func() time.Time { return at }
-	return &at
+// claimAtStoppedClock stops s's clock at a fixed time, which the test
+// moves on through at, and claims key k1 of acct_a for the request
+// fingerprint with a lease of two minutes.
+func claimAtStoppedClock(t *testing.T, s *Store, fingerprint string) (at *time.Time, req IdempotencyRequest, claim IdempotencyClaim) {
+	t.Helper()
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	s.now = func() time.Time { return now }
+	req = IdempotencyRequest{AccountID: "acct_a", Key: "k1", Fingerprint: fingerprint, Lease: 2 * time.Minute}
+	claim, err := s.ClaimIdempotencyKey(context.Background(), req)
+	mustOK(t, err)
+	return &now, req, claim
 }
 
 func TestIdempotencyKeyTakeover(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
-		at := stopClock(s)
-		req := IdempotencyRequest{AccountID: "acct_a", Key: "k1", Fingerprint: "f", Lease: 2 * time.Minute}
-		dead, err := s.ClaimIdempotencyKey(ctx, req)
-		mustOK(t, err)
+		at, req, dead := claimAtStoppedClock(t, s, "f")
 		*at = at.Add(time.Minute)
-		_, err = s.ClaimIdempotencyKey(ctx, req)
+		_, err := s.ClaimIdempotencyKey(ctx, req)
 		wantErr(t, err, ErrIdempotencyKeyInUse)
 
 		// The owner died: past its lease another request takes the key.
@@ -104,14 +102,11 @@ func TestIdempotencyKeyTakeover(t *testing.T) {
 func TestIdempotencyKeyRenewal(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
-		at := stopClock(s)
-		req := IdempotencyRequest{AccountID: "acct_a", Key: "k1", Fingerprint: "f", Lease: 2 * time.Minute}
-		held, err := s.ClaimIdempotencyKey(ctx, req)
-		mustOK(t, err)
+		at, req, held := claimAtStoppedClock(t, s, "f")
 		*at = at.Add(time.Minute)
 		mustOK(t, s.RenewIdempotencyKey(ctx, req.AccountID, req.Key, held.Token, 2*time.Minute))
 		*at = at.Add(90 * time.Second) // past the first lease, within the renewed one
-		_, err = s.ClaimIdempotencyKey(ctx, req)
+		_, err := s.ClaimIdempotencyKey(ctx, req)
 		wantErr(t, err, ErrIdempotencyKeyInUse)
 
 		*at = at.Add(time.Minute) // past the renewed lease: taken over

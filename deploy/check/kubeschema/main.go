@@ -32,7 +32,7 @@ func main() {
 
 func run(spec, out string, manifests []string) error {
 	if spec == "" || out == "" || len(manifests) == 0 {
-		return errors.New("usage: kubeschema -spec DIR -out DIR manifest.yaml...")
+		return errors.New("usage: kubeschema -spec DIR -out DIR, then the manifests")
 	}
 	kinds, err := objectKinds(manifests)
 	if err != nil {
