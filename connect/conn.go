@@ -213,20 +213,28 @@ func (c *Conn) leaseErr(err error) error {
 // error matching ErrNotAnswering when the agent cannot answer now (the
 // turn decides: inactive, or in error during its cool-down).
 func (c *Conn) Turn(ctx context.Context, in turn.Input) (turn.Result, error) {
-	c.count(ctx, true)
-	return c.Compose(ctx, in)
+	return c.reply(ctx, in, true)
 }
 
 // Compose asks the agent for a message that answers no incoming one (a
 // scheduled post), through the Turner like Turn but without counting a
-// message in. Each turn is a trace of its own, "turn <platform>".
+// message in.
 func (c *Conn) Compose(ctx context.Context, in turn.Input) (turn.Result, error) {
+	return c.reply(ctx, in, false)
+}
+
+// reply runs a turn as a trace of its own, "turn <platform>", counting the
+// message it answers, if any, under it.
+func (c *Conn) reply(ctx context.Context, in turn.Input, incoming bool) (turn.Result, error) {
 	in.AccountID, in.AgentID = c.Agent.AccountID, c.Agent.ID
 	in.Conv.Platform, in.Platform = c.platform, c.platform
 	in.WaitForSlot = true // a platform message waits for the agent's cap; it is never refused
 	ctx, span := telemetry.Tracer("connect").Start(ctx, "turn "+c.platform, trace.WithSpanKind(trace.SpanKindConsumer),
 		trace.WithAttributes(attrPlatform.String(c.platform), attrAgent.String(c.Agent.ID)))
 	defer span.End()
+	if incoming {
+		c.count(ctx, true)
+	}
 	res, err := c.turner.Reply(ctx, in)
 	if err != nil {
 		span.SetStatus(codes.Error, "")
