@@ -25,6 +25,9 @@ type Job struct {
 	// Claim is the claim token the attempt's result must match; a worker
 	// passes it back untouched.
 	Claim string
+	// Origin is the W3C traceparent of the request or turn that made the
+	// event, "" when it was not traced; the delivery's trace links to it.
+	Origin string
 }
 
 // Attempt is the outcome of one attempt of a Job.

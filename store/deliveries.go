@@ -205,12 +205,13 @@ func (s *Store) ClaimDeliveries(ctx context.Context, n int, lease time.Duration)
 // loadJobs reads the claimed deliveries with their events and webhooks.
 func (s *Store) loadJobs(tx *gorm.DB, ids []string, claim string, t time.Time) ([]Job, error) {
 	var rows []struct {
-		ID, WebhookID, EventID, URL, Body, Secret, PrevSecret string
-		PrevSecretUntil                                       *time.Time
-		Attempts                                              int
-		Final                                                 bool
+		ID, WebhookID, EventID, URL, Body, Secret, PrevSecret, TraceParent string
+		PrevSecretUntil                                                    *time.Time
+		Attempts                                                           int
+		Final                                                              bool
 	}
-	err := tx.Raw(`SELECT d.id, d.webhook_id, d.event_id, w.url, e.body, w.secret, w.prev_secret, w.prev_secret_until, d.attempts, d.final
+	err := tx.Raw(`SELECT d.id, d.webhook_id, d.event_id, w.url, e.body, e.trace_parent, w.secret, w.prev_secret, w.prev_secret_until,
+		d.attempts, d.final
 		FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN webhook_events e ON e.id = d.event_id
 		WHERE d.id IN ?`, ids).Scan(&rows).Error
 	if err != nil {
@@ -219,7 +220,7 @@ func (s *Store) loadJobs(tx *gorm.DB, ids []string, claim string, t time.Time) (
 	jobs := make([]Job, 0, len(rows))
 	for _, r := range rows {
 		job := Job{DeliveryID: r.ID, WebhookID: r.WebhookID, EventID: r.EventID, URL: r.URL, Body: []byte(r.Body),
-			Attempts: r.Attempts, Final: r.Final, Claim: claim}
+			Attempts: r.Attempts, Final: r.Final, Claim: claim, Origin: r.TraceParent}
 		stored := []string{r.Secret}
 		if r.PrevSecret != "" && r.PrevSecretUntil != nil && r.PrevSecretUntil.After(t) {
 			stored = append(stored, r.PrevSecret)

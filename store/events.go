@@ -59,6 +59,10 @@ type eventRow struct {
 	Type           string    `gorm:"not null"`
 	Body           string    `gorm:"type:text;not null"`
 	CreatedAt      time.Time `gorm:"not null;autoCreateTime:false"`
+	// TraceParent is the traceparent of the traced request or turn that
+	// made the event ('' when it was not traced): its deliveries' spans
+	// link to it.
+	TraceParent string `gorm:"not null;default:''"`
 }
 
 // TableName names the table.
@@ -87,7 +91,7 @@ func (s *Store) writeEventsVia(write func(context.Context, string, func(*gorm.DB
 	err := write(ctx, op, func(tx *gorm.DB) error {
 		queued = 0 // a retried transaction starts over
 		return fn(tx, func(ev Event) error {
-			n, err := s.emit(tx, ev)
+			n, err := s.emit(ctx, tx, ev)
 			queued += n
 			return err
 		})
@@ -106,8 +110,8 @@ func (s *Store) Emit(ctx context.Context, ev Event) error {
 
 // emit writes ev and one pending delivery per webhook it goes to, in tx,
 // and returns how many deliveries it queued. An event no webhook wants is
-// not stored.
-func (s *Store) emit(tx *gorm.DB, ev Event) (int, error) {
+// not stored. The event keeps the trace of ctx, when it is traced.
+func (s *Store) emit(ctx context.Context, tx *gorm.DB, ev Event) (int, error) {
 	var hooks []webhookRow
 	q := tx.Select("id", "events")
 	if ev.WebhookID != "" {
@@ -134,7 +138,8 @@ func (s *Store) emit(tx *gorm.DB, ev Event) (int, error) {
 		return 0, invalidf("encode %s event: %v", ev.Type, err)
 	}
 	row := eventRow{ID: ctext(newID("evt_", t)), AccountID: ctext(ev.AccountID), AgentID: ctext(ev.AgentID),
-		ConversationID: ctext(ev.ConversationID), Type: string(ev.Type), Body: string(body), CreatedAt: t}
+		ConversationID: ctext(ev.ConversationID), Type: string(ev.Type), Body: string(body), CreatedAt: t,
+		TraceParent: traceParent(ctx)}
 	if err := tx.Create(&row).Error; err != nil {
 		return 0, err
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/agentd/agentd/telemetry"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -20,12 +21,27 @@ const (
 	attrAttempt  = attribute.Key("agentd.webhook.attempt")
 )
 
-// startDelivery starts the span of one attempt of job; the POST under it
-// carries its traceparent to the receiver.
+// startDelivery starts the span of one attempt of job, linked to the
+// trace that made its event; the POST under it carries its traceparent to
+// the receiver.
 func startDelivery(ctx context.Context, job outbox.Job) (context.Context, trace.Span) {
-	return telemetry.Tracer("webhook").Start(ctx, "deliver webhook", trace.WithSpanKind(trace.SpanKindProducer),
+	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindProducer),
 		trace.WithAttributes(attrDelivery.String(job.DeliveryID), attrWebhook.String(job.WebhookID),
-			attrEvent.String(job.EventID), attrAttempt.Int(job.Attempts+1)))
+			attrEvent.String(job.EventID), attrAttempt.Int(job.Attempts+1))}
+	if origin := originOf(job); origin.IsValid() {
+		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: origin}))
+	}
+	return telemetry.Tracer("webhook").Start(ctx, "deliver webhook", opts...)
+}
+
+// originOf is the span context of the request or turn that made job's
+// event, invalid when there was none.
+func originOf(job outbox.Job) trace.SpanContext {
+	if job.Origin == "" {
+		return trace.SpanContext{}
+	}
+	carrier := propagation.MapCarrier{"traceparent": job.Origin}
+	return trace.SpanContextFromContext(propagation.TraceContext{}.Extract(context.Background(), carrier))
 }
 
 // endDelivery records the attempt's outcome on its span.

@@ -18,7 +18,8 @@ import (
 
 // TestDeliveryIsATrace: with a tracer provider installed, each attempt is
 // a trace "deliver webhook" whose traceparent the receiver gets, with the
-// delivery's ids and status and not its URL.
+// delivery's ids and status and not its URL, linked to the trace of the
+// request that made the event.
 func TestDeliveryIsATrace(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
@@ -31,9 +32,11 @@ func TestDeliveryIsATrace(t *testing.T) {
 	rcv := newReceiver(t, 503)
 	acct, w := setup(t, st, rcv.URL+"/hooks/t0ken", "webhook.test")
 	run(t, st, nil)
-	if err := st.TestWebhook(context.Background(), acct.ID, w.ID); err != nil {
+	ctx, request := tp.Tracer("test").Start(context.Background(), "POST /v1/webhooks/:id/test")
+	if err := st.TestWebhook(ctx, acct.ID, w.ID); err != nil {
 		t.Fatal(err)
 	}
+	request.End()
 	testutil.Eventually(t, "the delivery to succeed", deliveredAs(t, st, w, store.DeliverySucceeded))
 	got := rcv.requests()
 	var spans []sdktrace.ReadOnlySpan
@@ -57,6 +60,10 @@ func TestDeliveryIsATrace(t *testing.T) {
 		attrs := map[string]string{}
 		for _, kv := range s.Attributes() {
 			attrs[string(kv.Key)] = kv.Value.String()
+		}
+		if links := s.Links(); len(links) != 1 || links[0].SpanContext.SpanID() != request.SpanContext().SpanID() ||
+			links[0].SpanContext.TraceID() != request.SpanContext().TraceID() {
+			t.Errorf("attempt %d links %+v; want the request's span", i+1, links)
 		}
 		if attrs["agentd.webhook.id"] != w.ID || attrs["agentd.webhook.attempt"] != []string{"1", "2"}[i] ||
 			attrs["http.response.status_code"] != []string{"503", "200"}[i] {
