@@ -34,10 +34,21 @@ func rateHeaders(t *testing.T, res response) (limit, remaining, reset int64) {
 	return get("X-RateLimit-Limit"), get("X-RateLimit-Remaining"), get("X-RateLimit-Reset")
 }
 
+// inOneWindow returns once the current rate window has at least need
+// left, waiting for the next one when it has not: windows are aligned to
+// the clock's minutes, and a test that counts up to a limit must count in
+// one of them.
+func inOneWindow(need time.Duration) {
+	if left := time.Until(time.Now().Truncate(limit.Window).Add(limit.Window)); left < need {
+		time.Sleep(left + 50*time.Millisecond)
+	}
+}
+
 func TestRateLimitHeadersCountDown(t *testing.T) {
 	h := newHarness(t)
 	h.newAccount("std", store.TierStandard)
 	key := h.newKey("std", store.ScopeWrite)
+	inOneWindow(15 * time.Second)
 	var firstReset int64
 	for i := 1; i <= 10; i++ {
 		res := h.do(request{method: "POST", path: "/v1/agents", key: key, body: map[string]any{"name": "a" + strconv.Itoa(i)}})
@@ -85,6 +96,7 @@ func TestRateLimitTiers(t *testing.T) {
 	h := newHarness(t)
 	h.newAccount("pro", store.TierPro)
 	pro := h.newKey("pro", store.ScopeWrite)
+	inOneWindow(15 * time.Second)
 	for i := 1; i <= 50; i++ {
 		if res := h.do(request{method: "POST", path: "/v1/agents", key: pro, body: map[string]any{"name": "p"}}); res.Code != 201 {
 			t.Fatalf("pro create %d: %d %s", i, res.Code, res.Body)
@@ -113,6 +125,7 @@ func TestUnauthenticatedRequestsAreNotCounted(t *testing.T) {
 	h := newHarness(t)
 	h.newAccount("std", store.TierStandard)
 	key := h.newKey("std", store.ScopeRead)
+	inOneWindow(10 * time.Second)
 	for i := 0; i < 70; i++ {
 		res := h.do(request{method: "GET", path: "/v1/agents", key: "agk_" + strings.Repeat("z", 40)})
 		if res.Code != 401 || res.Header.Get("X-RateLimit-Limit") != "" {
@@ -269,6 +282,7 @@ func TestReplicasShareLimitsThroughRedis(t *testing.T) {
 	replicaB := newServer(t, cfgB.Config)
 	replicaA.newAccount("std", store.TierStandard)
 	key := replicaA.newKey("std", store.ScopeWrite)
+	inOneWindow(15 * time.Second)
 	for i := 0; i < 10; i++ {
 		srv := replicaA.srv
 		if i%2 == 1 {
