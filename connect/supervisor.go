@@ -235,9 +235,13 @@ func (a applied) forgetBefore(t time.Time) {
 // nothing, and reading each of them whole on every full resync was most of
 // its time and of agentd's peak memory.
 func (s *Supervisor) sync(ctx context.Context, since time.Time, full bool) error {
-	// Only the agents with a runner are remembered as seen: a map of every
-	// id was a full resync's largest share of memory.
-	seen := map[string]bool{}
+	// A full resync notes the agents that had a runner as it began and
+	// crosses off each one it reads: those left were deleted. (A map of
+	// every agent read was its largest share of memory.)
+	var unseen map[string]bool
+	if full {
+		unseen = s.runnerAgents()
+	}
 	for after := (store.AgentVersion{}); ; {
 		page, err := s.cfg.Store.AgentVersionsChangedSince(ctx, since, after, syncPage)
 		if err != nil {
@@ -245,6 +249,7 @@ func (s *Supervisor) sync(ctx context.Context, since time.Time, full bool) error
 		}
 		var stale []string
 		for _, v := range page {
+			delete(unseen, v.ID)
 			switch a, ok := s.applied[v.ID]; {
 			case ok && a.version == v.Version:
 			case s.names(v) || s.running(v.ID):
@@ -258,11 +263,6 @@ func (s *Supervisor) sync(ctx context.Context, since time.Time, full bool) error
 			return err
 		}
 		s.apply(ctx, agents, !full)
-		for _, v := range page {
-			if full && s.running(v.ID) { // a runner apply just started included
-				seen[v.ID] = true
-			}
-		}
 		if len(page) < syncPage {
 			break
 		}
@@ -274,12 +274,23 @@ func (s *Supervisor) sync(ctx context.Context, since time.Time, full bool) error
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for key, r := range s.runners {
-		if !seen[key.agentID] {
+		if unseen[key.agentID] {
 			r.stop(errors.New("the agent was deleted"))
 			delete(s.runners, key)
 		}
 	}
 	return nil
+}
+
+// runnerAgents is the set of agents with a runner here.
+func (s *Supervisor) runnerAgents() map[string]bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	agents := make(map[string]bool, len(s.runners))
+	for key := range s.runners {
+		agents[key.agentID] = true
+	}
+	return agents
 }
 
 // names reports whether the clients of agent v name one of the

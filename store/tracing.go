@@ -50,9 +50,7 @@ func (s *Store) statementSpan(ctx context.Context, op, table string) (end func(e
 	_, span := tracer().Start(ctx, op+" "+table, trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(s.traceSystem, semconv.DBOperationName(op), semconv.DBCollectionName(table)))
 	return func(err error) {
-		if !errors.Is(err, sql.ErrNoRows) {
-			recordError(span, err)
-		}
+		recordError(span, err)
 		span.End()
 	}
 }
@@ -62,9 +60,9 @@ func (s *Store) statementSpan(ctx context.Context, op, table string) (end func(e
 func tracer() trace.Tracer { return otel.Tracer("github.com/agentd/agentd/store") }
 
 // recordError marks span failed with err's type, when err is a failure: a
-// row not found is an answer.
+// row not found (GORM's or database/sql's) is an answer.
 func recordError(span trace.Span, err error) {
-	if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
+	if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) && !errors.Is(err, sql.ErrNoRows) {
 		span.SetAttributes(semconv.ErrorTypeKey.String(errorType(err)))
 		span.SetStatus(codes.Error, "")
 	}
