@@ -1178,7 +1178,7 @@ export interface components {
             itemsPerPage: number;
         };
         Metrics: {
-            /** @description Messages the agent has answered. */
+            /** @description Exchanges the agent has answered: a user message and its reply count once. Analytics count messages of both sides, so their `messages` is about twice this. */
             totalMessages: number;
             /** @description Distinct conversations. */
             totalConversations: number;
@@ -1898,7 +1898,7 @@ export interface components {
             p95: number;
         };
         AnalyticsTotals: {
-            /** @description Messages of both sides. */
+            /** @description Messages of both sides: a user message and its reply count two. The agent's `metrics.totalMessages` counts exchanges answered, once each. */
             messages: number;
             /** @description Conversations active in the range. */
             conversations: number;

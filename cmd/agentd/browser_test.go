@@ -247,6 +247,11 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Errorf("the JSON view lacks the character's messageExamples: %.200s", got)
 	}
 	b.shot("agent")
+	// The header counts exchanges, which Analytics' "messages" counts twice:
+	// the page must say which it shows.
+	if got, _ := b.eval(`document.querySelector("p.meta").textContent`).(string); !strings.Contains(got, "0 exchanges answered") {
+		t.Errorf("the agent header reads %q; want it to count exchanges answered", got)
+	}
 
 	// A name of spaces passes the schema (minLength 1) and is refused by the
 	// server, which names the field: the error must appear at the input.

@@ -47,7 +47,7 @@ export function Analytics({ agent }: { agent: Agent }) {
       {t && (
         <dl class="totals">
           <div>
-            <dt>Messages</dt>
+            <dt title="A user message and its reply count two; the agent's header counts exchanges">Messages (both sides)</dt>
             <dd>{t.messages}</dd>
           </div>
           <div>

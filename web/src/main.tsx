@@ -111,7 +111,10 @@ function AgentPage({ id, tab, rest }: { id: string; tab: string; rest: string[] 
         <span class={`status ${agent.status}`}>{agent.status}</span>
       </div>
       <p class="meta">
-        {agent.id} · {agent.modelProvider}/{agent.model} · {agent.metrics.totalMessages} messages in{" "}
+        {agent.id} · {agent.modelProvider}/{agent.model} · <span title="Each user message answered counts once; Analytics counts the messages of both sides">
+          {agent.metrics.totalMessages} exchanges answered
+        </span>{" "}
+        in{" "}
         {agent.metrics.totalConversations} conversations · uptime {agent.metrics.uptime}
       </p>
       <nav class="tabs" aria-label="Agent">
