@@ -167,22 +167,23 @@ func prose(doc string) string {
 	return blankComments(blankCodeSpans(blankFences(doc)))
 }
 
-// blankFences returns doc with its fenced code blocks blanked out.
+// blankFences returns doc with its fenced code blocks blanked out. A fence
+// may be indented as far as it likes, since one inside a list item is
+// indented with the item's text.
 func blankFences(doc string) string {
 	lines := strings.SplitAfter(doc, "\n")
 	var b strings.Builder
 	fence := ""
 	for _, line := range lines {
 		trimmed := strings.TrimLeft(line, " ")
-		indent := len(line) - len(trimmed)
 		if fence != "" {
-			if indent <= 3 && strings.HasPrefix(trimmed, fence) && strings.Trim(strings.TrimRight(trimmed, " \t\r\n"), fence[:1]) == "" {
+			if strings.HasPrefix(trimmed, fence) && strings.Trim(strings.TrimRight(trimmed, " \t\r\n"), fence[:1]) == "" {
 				fence = ""
 			}
 			b.WriteString(blank(line))
 			continue
 		}
-		if f := fenceOf(trimmed); f != "" && indent <= 3 {
+		if f := fenceOf(trimmed); f != "" {
 			fence = f
 			b.WriteString(blank(line))
 			continue

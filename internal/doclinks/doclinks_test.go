@@ -109,7 +109,8 @@ func TestSlug(t *testing.T) {
 }
 
 func TestLinksSkipCode(t *testing.T) {
-	doc := "a `[x](#span)` b\n\n````md\n```\n[y](#fence)\n```\n````\n[z](#kept)\n"
+	doc := "a `[x](#span)` b\n\n````md\n```\n[y](#fence)\n```\n````\n[z](#kept)\n" +
+		"- an item\n\n    ```yaml\n    [w](#in-a-list-fence)\n    ```\n"
 	links := doclinks.Links(doc)
 	if len(links) != 1 || links[0].Target != "#kept" || links[0].Line != 8 {
 		t.Errorf("Links = %+v, want only #kept on line 8", links)
