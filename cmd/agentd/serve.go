@@ -271,7 +271,9 @@ func (e *env) bootstrap(ctx context.Context, st *store.Store) error {
 	fmt.Fprintln(e.stdout, key)
 	fmt.Fprintf(e.stderr, "agentd: empty database: created account %q and the write API key above.\n"+
 		"agentd: save it, it is shown only once. Use it as: Authorization: Bearer <key>\n"+
-		"agentd: more keys: agentd keys create --account %s\n", bootstrapAccount, bootstrapAccount)
+		"agentd: more keys: agentd keys create --account %s\n"+
+		"agentd: (from a source checkout, agentd is 'go run ./cmd/agentd', or bin/agentd after 'make build')\n",
+		bootstrapAccount, bootstrapAccount)
 	return nil
 }
 

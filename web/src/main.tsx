@@ -69,7 +69,8 @@ function SignIn() {
           aria-describedby="api-key-hint"
         />
         <small id="api-key-hint" class="hint">
-          <code>make run</code> prints one on first start; <code>agentd keys create</code> makes more. It is kept in
+          <code>make run</code> prints one on first start; <code>agentd keys create --account default</code> makes
+          more (from a source checkout: <code>go run ./cmd/agentd keys create --account default</code>). It is kept in
           this tab only.
         </small>
         <ErrorBox error={error} />
