@@ -440,14 +440,31 @@ func (p *mcpPool) transport(srv MCPServer) (mcp.Transport, error) {
 			return nil, errors.New("stdio server has no command")
 		}
 		cmd := exec.Command(srv.Command, srv.Args...)
-		cmd.Env = os.Environ()
-		for _, k := range slices.Sorted(maps.Keys(srv.Env)) {
-			cmd.Env = append(cmd.Env, k+"="+srv.Env[k])
-		}
+		cmd.Env = stdioEnv(srv.Env)
 		return &mcp.CommandTransport{Command: cmd}, nil
 	default:
 		return nil, fmt.Errorf("unknown MCP transport %q", srv.Type)
 	}
+}
+
+// stdioInherited are the only variables of agentd's environment a stdio
+// server gets: the rest holds agentd's own secrets (provider keys, the
+// database URL, the encryption key), which are not the tenant's.
+var stdioInherited = []string{"PATH", "HOME", "LANG", "TZ"}
+
+// stdioEnv is the environment of a stdio server: stdioInherited from
+// agentd's, then the server's own env.
+func stdioEnv(own map[string]string) []string {
+	env := []string{}
+	for _, k := range stdioInherited {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(own)) {
+		env = append(env, k+"="+own[k])
+	}
+	return env
 }
 
 // checkMCPURL accepts absolute http and https URLs; its errors name no
