@@ -10,6 +10,7 @@ require (
 	github.com/dghubble/oauth1 v0.7.3
 	github.com/getkin/kin-openapi v0.152.0
 	github.com/go-telegram/bot v1.19.0
+	github.com/google/jsonschema-go v0.4.3
 	github.com/gorilla/websocket v1.5.0
 	github.com/jackc/pgx/v5 v5.11.0
 	github.com/labstack/echo/v4 v4.16.0
@@ -56,7 +57,6 @@ require (
 	github.com/gobwas/httphead v0.1.0 // indirect
 	github.com/gobwas/pool v0.2.1 // indirect
 	github.com/gobwas/ws v1.4.0 // indirect
-	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/gorilla/mux v1.8.0 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.30.0 // indirect

@@ -30,6 +30,9 @@ var _ Turns = (*turn.Service)(nil)
 type Config struct {
 	// PublicURL is {base_url}, ending in /v1, used to build apiEndpoint.
 	PublicURL string
+	// Version is the binary's version, as the MCP server names it ("dev"
+	// when empty).
+	Version string
 	// DefaultProvider is used when an agent names no modelProvider.
 	DefaultProvider string
 	// DefaultModels maps a provider to the model used when none is given.
@@ -132,6 +135,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Counter == nil {
 		c.Counter = limit.NewMemoryCounter()
+	}
+	if c.Version == "" {
+		c.Version = "dev"
 	}
 	return c
 }

@@ -40,8 +40,10 @@ func invalidRequest(field, reason string) *apiError {
 }
 
 var (
+	// errUnauthorized says how to authenticate, as a bearer-token 401
+	// must: MCP clients read the header to know what to ask for.
 	errUnauthorized = &apiError{Status: http.StatusUnauthorized, Code: gen.UNAUTHORIZED,
-		Message: "Invalid or missing API key."}
+		Message: "Invalid or missing API key.", Header: http.Header{"Www-Authenticate": {`Bearer realm="agentd"`}}}
 	errForbidden = &apiError{Status: http.StatusForbidden, Code: gen.INSUFFICIENTPERMISSIONS,
 		Message: "This API key does not have the permission for this operation."}
 	errAgentNotFound = &apiError{Status: http.StatusNotFound, Code: gen.AGENTNOTFOUND,

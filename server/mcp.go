@@ -8,10 +8,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
+	"time"
 
 	"github.com/agentd/agentd/gen"
+	"github.com/agentd/agentd/server/limit"
 	"github.com/agentd/agentd/store"
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/labstack/echo/v4"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -52,6 +56,8 @@ type mcpServer struct {
 	// message checks send_message's text, userId and roomId by the
 	// contract's MessageRequest, as Send Message's are.
 	message *openapi3.Schema
+	// sendOutput and listOutput are the tools' output schemas.
+	sendOutput, listOutput *jsonschema.Schema
 }
 
 func newMCPServer(s *Server, spec *openapi3.T) (*mcpServer, error) {
@@ -60,8 +66,33 @@ func newMCPServer(s *Server, spec *openapi3.T) (*mcpServer, error) {
 		return nil, errors.New("server: the contract has no MessageRequest schema")
 	}
 	m := &mcpServer{s: s, message: ref.Value}
+	var err error
+	if m.sendOutput, m.listOutput, err = mcpOutputSchemas(); err != nil {
+		return nil, err
+	}
 	m.handler = mcp.NewStreamableHTTPHandler(m.serverFor, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
 	return m, nil
+}
+
+// mcpOutputSchemas are the output schemas of send_message and
+// list_agents. Inferred from the Go types alone, they would be wrong: a
+// JSONObject (a tool call's arguments) is a json.RawMessage, which the
+// inference takes for a nullable array of bytes, and a slice is nullable
+// although list_agents always answers an array.
+func mcpOutputSchemas() (send, list *jsonschema.Schema, err error) {
+	send, err = jsonschema.For[gen.MessageReply](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+		reflect.TypeFor[gen.JSONObject](): {Type: "object"},
+	}})
+	if err != nil {
+		return nil, nil, fmt.Errorf("server: send_message's output schema: %w", err)
+	}
+	list, err = jsonschema.For[mcpAgentList](nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("server: list_agents's output schema: %w", err)
+	}
+	agents := list.Properties["agents"]
+	agents.Type, agents.Types = "array", nil
+	return send, list, nil
 }
 
 // httpRequestKey keys, in the MCP operation's context, the request itself:
@@ -113,14 +144,14 @@ func (m mcpResponse) VisitCallMcpResponse(w http.ResponseWriter) error {
 // with the request's principal.
 func (m *mcpServer) serverFor(r *http.Request) *mcp.Server {
 	p, requestID := principalFrom(r.Context()), requestIDFrom(r.Context())
-	srv := mcp.NewServer(&mcp.Implementation{Name: "agentd", Title: "agentd agents"}, nil)
-	mcp.AddTool(srv, &mcp.Tool{Name: "list_agents",
+	srv := mcp.NewServer(&mcp.Implementation{Name: "agentd", Title: "agentd agents", Version: m.s.cfg.Version}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "list_agents", OutputSchema: m.listOutput,
 		Description: "Lists the agents of the account (the first 100, newest first)."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, args mcpListArgs) (*mcp.CallToolResult, mcpAgentList, error) {
 			list, err := m.listAgents(ctx, p, args)
 			return nil, list, m.toolError(ctx, err, requestID)
 		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "send_message",
+	mcp.AddTool(srv, &mcp.Tool{Name: "send_message", OutputSchema: m.sendOutput,
 		Description: "Sends a message to an agent and returns its reply, as Send Message does (history, limits, tools)."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, args mcpSendArgs) (*mcp.CallToolResult, gen.MessageReply, error) {
 			reply, err := m.sendMessage(ctx, p, requestID, args)
@@ -146,7 +177,8 @@ func (m *mcpServer) listAgents(ctx context.Context, p store.Principal, args mcpL
 }
 
 // sendMessage takes the turn Send Message takes, with the same checks of
-// the body and the same limit on the agent's turns in flight.
+// the body, the same limit on the agent's messages a minute and on its
+// turns in flight.
 func (m *mcpServer) sendMessage(ctx context.Context, p store.Principal, requestID string, args mcpSendArgs) (gen.MessageReply, error) {
 	if p.Key.Scope != store.ScopeWrite {
 		return gen.MessageReply{}, errForbidden
@@ -165,6 +197,14 @@ func (m *mcpServer) sendMessage(ctx context.Context, p store.Principal, requestI
 			return gen.MessageReply{}, invalidRequest(schemaField(se), schemaReason(se))
 		}
 		return gen.MessageReply{}, err
+	}
+	// Counted as Send Message is, on the agent's one message counter.
+	counted, err := limit.Check(ctx, m.s.cfg.Counter, messageRule(p, args.AgentID))
+	if err != nil {
+		return gen.MessageReply{}, err
+	}
+	if !counted.Allowed {
+		return gen.MessageReply{}, errRateLimited(counted.RetryAfter(time.Now()), nil)
 	}
 	// The tools act as the request that reached them through the gate.
 	ctx = context.WithValue(ctx, principalKey{}, p)

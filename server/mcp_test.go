@@ -2,11 +2,17 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/agentd/agentd/llm/llmtest"
+	"github.com/agentd/agentd/server/limit"
+	"github.com/agentd/agentd/store"
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -63,5 +69,107 @@ func TestMCPToolsRefuseWhatSendMessageRefuses(t *testing.T) {
 	}
 	if text, failed := toolText(t, write, "send_message", map[string]any{"agentId": id, "text": "hi", "roomId": "a\x01b"}); !failed || !strings.Contains(text, "roomId") {
 		t.Errorf("send_message with a bad roomId = %q, %v", text, failed)
+	}
+}
+
+// TestMCPSendMessageCountsOnTheAgentsLimit: send_message counts on the
+// agent's one message counter, with Send Message and the other paths, and
+// a refusal names RATE_LIMIT_EXCEEDED.
+func TestMCPSendMessageCountsOnTheAgentsLimit(t *testing.T) {
+	counter := limit.NewMemoryCounter()
+	h := newHarness(t, func(c *harnessConfig) { c.Counter = counter })
+	account := h.newAccount("std", store.TierStandard)
+	key := h.newKey("std", store.ScopeWrite)
+	res := h.do(request{method: "POST", path: "/v1/agents", key: key, body: map[string]any{"name": "Ada"}})
+	if res.Code != http.StatusCreated {
+		t.Fatalf("create agent: %d %s", res.Code, res.Body)
+	}
+	id := res.Data(t)["id"].(string)
+	cs := h.mcpSession(t, key)
+	inOneWindow(15 * time.Second)
+	if text, failed := toolText(t, cs, "send_message", map[string]any{"agentId": id, "text": "hi"}); failed {
+		t.Fatalf("first send_message = %q", text)
+	}
+	// The 59 Send Messages left of the agent's 60 a minute.
+	for range 59 {
+		if res, err := limit.Check(context.Background(), counter, limit.Rule{Key: "msg:" + account.ID + ":" + id, Limit: 60}); err != nil || !res.Allowed {
+			t.Fatalf("counting a message: %+v %v", res, err)
+		}
+	}
+	if text, failed := toolText(t, cs, "send_message", map[string]any{"agentId": id, "text": "hi"}); !failed || !strings.Contains(text, "RATE_LIMIT_EXCEEDED") {
+		t.Errorf("send_message past the agent's limit = %q, %v", text, failed)
+	}
+}
+
+// TestMCPSendMessageOutputMatchesItsSchema: the structured output of a
+// turn that ran a tool validates against the output schema the server
+// lists.
+func TestMCPSendMessageOutputMatchesItsSchema(t *testing.T) {
+	h := newHarness(t)
+	handler := newPriceHandler(t)
+	id := h.toolAgent(handler.URL)
+	h.openai.Respond(llmtest.Reply{Text: "SOL is at 142."})
+	h.openai.Enqueue(priceCall)
+	cs := h.mcpSession(t, h.writeKey)
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "send_message", Arguments: map[string]any{"agentId": id, "text": "price of SOL?"}})
+	if err != nil || res.IsError {
+		t.Fatalf("send_message: %v %+v", err, res)
+	}
+	schemas := map[string]any{}
+	for tool, err := range cs.Tools(context.Background(), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		schemas[tool.Name] = tool.OutputSchema
+	}
+	validateOutput(t, schemas["send_message"], res.StructuredContent)
+	list, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "list_agents"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	validateOutput(t, schemas["list_agents"], list.StructuredContent)
+	var agents struct {
+		Properties map[string]struct {
+			Type any `json:"type"`
+		} `json:"properties"`
+	}
+	raw, _ := json.Marshal(schemas["list_agents"])
+	if err := json.Unmarshal(raw, &agents); err != nil || agents.Properties["agents"].Type != "array" {
+		t.Errorf("list_agents types agents as %v, want array", agents.Properties["agents"].Type)
+	}
+}
+
+// validateOutput fails the test unless out validates against schema, both
+// as a client gets them.
+func validateOutput(t *testing.T, schema, out any) {
+	t.Helper()
+	var s jsonschema.Schema
+	raw, _ := json.Marshal(schema)
+	if err := json.Unmarshal(raw, &s); err != nil {
+		t.Fatalf("output schema: %v", err)
+	}
+	resolved, err := s.Resolve(nil)
+	if err != nil {
+		t.Fatalf("resolve the output schema: %v", err)
+	}
+	var instance any
+	raw, _ = json.Marshal(out)
+	_ = json.Unmarshal(raw, &instance)
+	if err := resolved.Validate(instance); err != nil {
+		t.Errorf("output %s does not validate: %v", raw, err)
+	}
+}
+
+// TestMCPServerPolish: the server names its version, and a 401 says how to
+// authenticate.
+func TestMCPServerPolish(t *testing.T) {
+	h := newHarness(t, func(c *harnessConfig) { c.Version = "1.2.3" })
+	cs := h.mcpSession(t, h.readKey)
+	if v := cs.InitializeResult().ServerInfo.Version; v != "1.2.3" {
+		t.Errorf("serverInfo.version = %q, want the binary's", v)
+	}
+	res := h.do(request{method: "POST", path: "/v1/mcp", body: map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}})
+	if res.Code != http.StatusUnauthorized || !strings.HasPrefix(res.Header.Get("WWW-Authenticate"), "Bearer") {
+		t.Errorf("no key: %d, WWW-Authenticate %q", res.Code, res.Header.Get("WWW-Authenticate"))
 	}
 }

@@ -131,14 +131,18 @@ var messageLimited = map[string]bool{"sendMessage": true, "streamMessage": true,
 // account's; agentID is the agent a message goes to ("" when the request
 // names none it can be told by, which counts on the endpoint's counter).
 func rateRules(p store.Principal, operationID, agentID string) []limit.Rule {
-	endpointKey := "ep:" + p.Account.ID + ":" + operationID
+	endpoint := limit.Rule{Key: "ep:" + p.Account.ID + ":" + operationID, Limit: endpointLimits[operationID] * EndpointMultiplier(p.Account)}
 	if messageLimited[operationID] && agentID != "" {
-		endpointKey = "msg:" + p.Account.ID + ":" + agentID
+		endpoint = messageRule(p, agentID)
 	}
-	return []limit.Rule{
-		{Key: endpointKey, Limit: endpointLimits[operationID] * EndpointMultiplier(p.Account)},
-		{Key: "acct:" + p.Account.ID, Limit: AccountRPM(p.Account)},
-	}
+	return []limit.Rule{endpoint, {Key: "acct:" + p.Account.ID, Limit: AccountRPM(p.Account)}}
+}
+
+// messageRule is the agent's one message counter, which every path that
+// sends the agent a message counts on (MCP's send_message too, whose
+// request names the agent only inside its arguments).
+func messageRule(p store.Principal, agentID string) limit.Rule {
+	return limit.Rule{Key: "msg:" + p.Account.ID + ":" + agentID, Limit: endpointLimits["sendMessage"] * EndpointMultiplier(p.Account)}
 }
 
 // takeRateLimits counts the request against its limits, arranges for the

@@ -7,10 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/agentd/agentd/netguard"
 	"github.com/agentd/agentd/webhook"
@@ -117,21 +115,14 @@ func compactJSON(raw []byte) string {
 	return string(raw)
 }
 
-// transportReason says why a call got no answer, without the URL's
-// credentials or query. A deadline shows in err as a timeout of the
-// connection, which can come a moment before ctx says so.
+// transportReason says why a call got no answer, in words that name no
+// address. A deadline shows in err as a timeout of the connection, which
+// can come a moment before ctx says so.
 func transportReason(ctx context.Context, err error) string {
-	var ne net.Error
-	switch {
-	case errors.Is(ctx.Err(), context.DeadlineExceeded), errors.Is(err, context.DeadlineExceeded),
-		errors.As(err, &ne) && ne.Timeout():
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
 		return "the handler did not answer in time"
-	case errors.Is(err, netguard.ErrBlocked):
-		return "the handler's address is not allowed (internal network)"
-	case strings.Contains(err.Error(), "no such host"):
-		return "the handler's host was not found"
 	}
-	return "the handler could not be reached"
+	return netguard.Reason(err, "the handler")
 }
 
 // optional is nil for "", so the JSON says null.

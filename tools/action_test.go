@@ -124,7 +124,7 @@ func TestActionCallFailures(t *testing.T) {
 		{"500", allowLocal, fail.URL, "the handler answered 500"},
 		{"redirect", allowLocal, redirect.URL, "the handler answered a redirect (302), which is not followed"},
 		{"timeout", quick, slow.URL, "the handler did not answer in time"},
-		{"ssrf", Config{Timeout: time.Second}, fail.URL, "the handler's address is not allowed (internal network)"},
+		{"ssrf", Config{Timeout: time.Second}, fail.URL, "the handler's address is not allowed (loopback, private or other internal address)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -19,7 +21,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
+	"github.com/agentd/agentd/netguard"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -29,6 +33,23 @@ const (
 	defaultMCPCacheTTL = 5 * time.Minute
 	defaultMCPIdleTTL  = 10 * time.Minute
 	defaultMCPTimeout  = 15 * time.Second
+)
+
+// Bounds on what one MCP server can make agentd read and keep, whatever
+// it answers: a tenant chooses the server, and every turn, preview and
+// List Tools asks it again.
+const (
+	// MaxMCPMessageBytes bounds each response body and each SSE event.
+	MaxMCPMessageBytes = 4 << 20
+	// MaxMCPSchemaBytes bounds a tool's inputSchema: a larger one is not
+	// offered, as it would go to the model provider on every turn.
+	MaxMCPSchemaBytes = 64 << 10
+	// maxMCPTools is how many tools of one server are kept.
+	maxMCPTools = 256
+	// maxMCPDescription is where a tool's description is cut.
+	maxMCPDescription = 1 << 10
+	// maxMCPReason is where the server's own error text is cut.
+	maxMCPReason = 300
 )
 
 // mcpConfig configures the pool.
@@ -109,6 +130,8 @@ type mcpSession struct {
 	cancel    context.CancelFunc
 	done      chan struct{}
 	closeOnce sync.Once
+	// watch is what its HTTP transport saw go wrong.
+	watch *mcpWatch
 
 	lastUsed atomic.Int64 // unix nanoseconds
 	busy     atomic.Int32 // calls in flight
@@ -118,6 +141,7 @@ type mcpSession struct {
 	// The cache, guarded by the entry's mu.
 	list     []Tool
 	names    map[string]string // exposed name -> the server's name
+	notes    []string          // the tools of the list left out, and why
 	listGen  uint64
 	listedAt time.Time
 }
@@ -132,24 +156,25 @@ func newMCPPool(cfg mcpConfig) *mcpPool {
 }
 
 // tools lists the tools of srv for the agent of spec, from the cache when
-// it is still valid.
-func (p *mcpPool) tools(ctx context.Context, spec Spec, srv MCPServer) ([]Tool, error) {
+// it is still valid; notes say which tools the server listed were left out
+// and why.
+func (p *mcpPool) tools(ctx context.Context, spec Spec, srv MCPServer) (list []Tool, notes []string, err error) {
 	p.sweep()
 	e, err := p.acquire(mcpKey{spec.AgentID, srv.Name})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer p.release(e)
 	s, err := p.session(ctx, e, spec, srv)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	list, err := p.listTools(ctx, s, srv)
+	list, err = p.listTools(ctx, s, srv)
 	if err != nil {
 		p.drop(e, s, spec, srv, err)
-		return nil, err
+		return nil, nil, err
 	}
-	return slices.Clone(list), nil
+	return slices.Clone(list), slices.Clone(s.notes), nil
 }
 
 // call runs the tool exposed as name with args (a JSON object).
@@ -228,7 +253,7 @@ func (p *mcpPool) callFailure(ctx context.Context, e *mcpEntry, s *mcpSession, s
 		return Failure("call cancelled"), nil
 	case errors.As(err, &rpcErr) && ctx.Err() == nil && !errors.Is(err, mcp.ErrConnectionClosed) &&
 		(rpcErr.Code == jsonrpc.CodeInvalidParams || rpcErr.Code == jsonrpc.CodeInternalError):
-		return Failure("tool error: " + redact(rpcErr, srv).Error()), nil
+		return Failure("tool error: " + cut(redact(rpcErr, srv), maxMCPReason)), nil
 	}
 	p.lockEntry(e)
 	p.drop(e, s, spec, srv, err)
@@ -236,7 +261,7 @@ func (p *mcpPool) callFailure(ctx context.Context, e *mcpEntry, s *mcpSession, s
 	if ctx.Err() != nil {
 		return Failure(fmt.Sprintf("call timed out after %s", p.cfg.Timeout)), err
 	}
-	return Failure("call failed: " + redact(err, srv).Error()), err
+	return Failure("call failed: " + mcpReason(ctx, err, s.watch, srv)), err
 }
 
 // close closes every session and waits for them to be gone.
@@ -346,7 +371,7 @@ func (p *mcpPool) drop(e *mcpEntry, s *mcpSession, spec Spec, srv MCPServer, err
 	if e.sess == s {
 		e.sess = nil
 	}
-	p.cfg.Logger.Warn("mcp: session dropped", "agent", spec.AgentID, "server", srv.Name, "error", redact(err, srv))
+	p.cfg.Logger.Warn("mcp: session dropped", "agent", spec.AgentID, "server", srv.Name, "error", mcpReason(context.Background(), err, s.watch, srv))
 	p.retire(s)
 }
 
@@ -384,11 +409,12 @@ func (p *mcpPool) session(ctx context.Context, e *mcpEntry, spec Spec, srv MCPSe
 
 // open connects to srv, bounded by cfg.Timeout.
 func (p *mcpPool) open(ctx context.Context, srv MCPServer) (*mcpSession, error) {
-	transport, err := p.transport(srv)
+	watch := &mcpWatch{}
+	transport, err := p.transport(srv, watch)
 	if err != nil {
 		return nil, err
 	}
-	s := &mcpSession{done: make(chan struct{})}
+	s := &mcpSession{done: make(chan struct{}), watch: watch}
 	client := mcp.NewClient(&mcp.Implementation{Name: "agentd", Version: "1"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { s.gen.Add(1) },
 	})
@@ -407,7 +433,7 @@ func (p *mcpPool) open(ctx context.Context, srv MCPServer) (*mcpSession, error) 
 	}
 	if err != nil {
 		cancel()
-		return nil, fmt.Errorf("connect: %w", redact(err, srv))
+		return nil, &reasonError{"connect: " + mcpReason(ctx, err, watch, srv), err}
 	}
 	s.cs, s.cancel = cs, cancel
 	s.lastUsed.Store(time.Now().UnixNano())
@@ -419,19 +445,22 @@ func (p *mcpPool) open(ctx context.Context, srv MCPServer) (*mcpSession, error) 
 	return s, nil
 }
 
-// transport builds the SDK transport of srv.
-func (p *mcpPool) transport(srv MCPServer) (mcp.Transport, error) {
+// transport builds the SDK transport of srv; its HTTP requests report to
+// watch.
+func (p *mcpPool) transport(srv MCPServer, watch *mcpWatch) (mcp.Transport, error) {
 	switch srv.Type {
 	case TransportStreamableHTTP, "http":
 		if err := checkMCPURL(srv.URL); err != nil {
 			return nil, err
 		}
-		return &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: sessionHTTPClient(p.cfg.HTTPClient, srv.Headers)}, nil
+		return &mcp.StreamableClientTransport{Endpoint: srv.URL, MaxEventSize: MaxMCPMessageBytes,
+			HTTPClient: sessionHTTPClient(p.cfg.HTTPClient, srv.Headers, watch)}, nil
 	case TransportSSE:
 		if err := checkMCPURL(srv.URL); err != nil {
 			return nil, err
 		}
-		return &mcp.SSEClientTransport{Endpoint: srv.URL, HTTPClient: sessionHTTPClient(p.cfg.HTTPClient, srv.Headers)}, nil
+		return &mcp.SSEClientTransport{Endpoint: srv.URL, MaxEventSize: MaxMCPMessageBytes,
+			HTTPClient: sessionHTTPClient(p.cfg.HTTPClient, srv.Headers, watch)}, nil
 	case TransportStdio:
 		if !p.cfg.AllowStdio {
 			return nil, errors.New("stdio servers are not allowed on this host")
@@ -440,14 +469,31 @@ func (p *mcpPool) transport(srv MCPServer) (mcp.Transport, error) {
 			return nil, errors.New("stdio server has no command")
 		}
 		cmd := exec.Command(srv.Command, srv.Args...)
-		cmd.Env = os.Environ()
-		for _, k := range slices.Sorted(maps.Keys(srv.Env)) {
-			cmd.Env = append(cmd.Env, k+"="+srv.Env[k])
-		}
+		cmd.Env = stdioEnv(srv.Env)
 		return &mcp.CommandTransport{Command: cmd}, nil
 	default:
 		return nil, fmt.Errorf("unknown MCP transport %q", srv.Type)
 	}
+}
+
+// stdioInherited are the only variables of agentd's environment a stdio
+// server gets: the rest holds agentd's own secrets (provider keys, the
+// database URL, the encryption key), which are not the tenant's.
+var stdioInherited = []string{"PATH", "HOME", "LANG", "TZ"}
+
+// stdioEnv is the environment of a stdio server: stdioInherited from
+// agentd's, then the server's own env.
+func stdioEnv(own map[string]string) []string {
+	env := []string{}
+	for _, k := range stdioInherited {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(own)) {
+		env = append(env, k+"="+own[k])
+	}
+	return env
 }
 
 // checkMCPURL accepts absolute http and https URLs; its errors name no
@@ -496,13 +542,23 @@ func (p *mcpPool) listTools(ctx context.Context, s *mcpSession, srv MCPServer) (
 	defer cancel()
 	list := []Tool{}
 	names := map[string]string{}
+	var notes []string
 	for tool, err := range s.cs.Tools(ctx, nil) {
 		if err != nil {
-			return nil, fmt.Errorf("list tools: %w", redact(err, srv))
+			return nil, &reasonError{"list tools: " + mcpReason(ctx, err, s.watch, srv), err}
+		}
+		if len(list) == maxMCPTools {
+			// Stop reading: a server may page on forever.
+			notes = append(notes, fmt.Sprintf("the server lists more than %d tools; the first %d are kept", maxMCPTools, maxMCPTools))
+			break
 		}
 		t := mcpTool(srv.Name, tool)
+		if len(t.Parameters) > MaxMCPSchemaBytes {
+			notes = append(notes, fmt.Sprintf("tool %q is not offered: its input schema is over %d KiB", cut(tool.Name, mcpToolNameMax), MaxMCPSchemaBytes>>10))
+			continue
+		}
 		if _, dup := names[t.Name]; dup {
-			p.cfg.Logger.WarnContext(ctx, "mcp: tool name collides after sanitising, skipped", "server", srv.Name, "tool", tool.Name)
+			p.cfg.Logger.WarnContext(ctx, "mcp: tool name collides after sanitising, skipped", "server", srv.Name, "tool", cut(tool.Name, mcpToolNameMax))
 			continue
 		}
 		names[t.Name] = tool.Name
@@ -510,7 +566,7 @@ func (p *mcpPool) listTools(ctx context.Context, s *mcpSession, srv MCPServer) (
 	}
 	// A list_changed that arrived while listing leaves gen ahead of listGen,
 	// so the next use lists again.
-	s.list, s.names, s.listGen, s.listedAt = list, names, gen, time.Now()
+	s.list, s.names, s.notes, s.listGen, s.listedAt = list, names, notes, gen, time.Now()
 	return list, nil
 }
 
@@ -522,7 +578,7 @@ func mcpTool(server string, tool *mcp.Tool) Tool {
 	}
 	return Tool{
 		Name:        mcpToolName(server, tool.Name),
-		Description: desc,
+		Description: cut(desc, maxMCPDescription),
 		Parameters:  toolParameters(tool.InputSchema),
 		Source:      SourceMCP,
 		Server:      server,
@@ -565,7 +621,7 @@ func callArguments(args json.RawMessage) (json.RawMessage, error) {
 
 // resultText is what the model sees of a result: the text contents, other
 // contents as their JSON, one per line; the structured content when there
-// is no content at all.
+// is no content at all; cut to MaxResultBytes, as an action's answer is.
 func resultText(res *mcp.CallToolResult) string {
 	parts := make([]string, 0, len(res.Content))
 	for _, c := range res.Content {
@@ -581,10 +637,10 @@ func resultText(res *mcp.CallToolResult) string {
 	}
 	if len(parts) == 0 && res.StructuredContent != nil {
 		if raw, err := json.Marshal(res.StructuredContent); err == nil {
-			return string(raw)
+			return cut(string(raw), MaxResultBytes)
 		}
 	}
-	return strings.Join(parts, "\n")
+	return cut(strings.Join(parts, "\n"), MaxResultBytes)
 }
 
 // mcpToolNameMax is the longest name model providers accept (NamePattern).
@@ -626,40 +682,179 @@ func mcpConfigHash(srv MCPServer) string {
 }
 
 // sessionHTTPClient is the client of one session: base with srv's headers
-// on every request. base's per-request Timeout is dropped because it would
-// cut the long-lived event streams of SSE sessions; every exchange is
-// bounded by its context instead. The rest (dialer guard, no redirects)
-// is kept.
-func sessionHTTPClient(base *http.Client, headers map[string]string) *http.Client {
+// on every request, its answers bounded and watched. base's per-request
+// Timeout is dropped because it would cut the long-lived event streams of
+// SSE sessions; every exchange is bounded by its context instead. The
+// rest (dialer guard, no redirects) is kept.
+func sessionHTTPClient(base *http.Client, headers map[string]string, watch *mcpWatch) *http.Client {
 	c := *base
 	c.Timeout = 0
-	if len(headers) > 0 {
-		rt := base.Transport
-		if rt == nil {
-			rt = http.DefaultTransport
-		}
-		c.Transport = &headerTransport{base: rt, headers: maps.Clone(headers)}
+	rt := base.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
 	}
+	c.Transport = &sessionTransport{base: rt, headers: maps.Clone(headers), watch: watch}
 	return &c
 }
 
-// headerTransport sets the configured headers on every request.
-type headerTransport struct {
+// sessionTransport sets the configured headers on every request, bounds
+// every JSON answer at MaxMCPMessageBytes (the SDK reads one whole) and
+// tells watch what went wrong. Event streams are left whole: they live as
+// long as the session, and the SDK bounds each of their events.
+type sessionTransport struct {
 	base    http.RoundTripper
 	headers map[string]string
+	watch   *mcpWatch
 }
 
 // RoundTrip sends a clone of req (a RoundTripper must not modify its
 // request) with the headers set. The SDK's own headers (session id,
 // protocol version, content negotiation) win over configured ones.
-func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+func (t *sessionTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
 	for k, v := range t.headers {
 		if req.Header.Get(k) == "" {
 			req.Header.Set(k, v)
 		}
 	}
-	return t.base.RoundTrip(req)
+	res, err := t.base.RoundTrip(req)
+	if err != nil {
+		t.watch.saw(err, 0)
+		return nil, err
+	}
+	ok := res.StatusCode >= 200 && res.StatusCode < 300
+	if ok {
+		t.watch.saw(nil, 0)
+	} else {
+		t.watch.saw(nil, res.StatusCode)
+	}
+	if !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+		b := &boundedBody{ReadCloser: res.Body, left: MaxMCPMessageBytes}
+		if ok {
+			// Only an answer the SDK reads as a message fails the session;
+			// an error page past the bound is just cut.
+			b.over = t.watch.overflowed
+		}
+		res.Body = b
+	}
+	return res, nil
+}
+
+// errMCPTooLarge is what reading past MaxMCPMessageBytes of an answer
+// gives.
+var errMCPTooLarge = fmt.Errorf("the MCP server's answer is over %d MiB", MaxMCPMessageBytes>>20)
+
+// boundedBody fails once more than left bytes are read, calling over.
+type boundedBody struct {
+	io.ReadCloser
+	left int64
+	over func()
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if b.left < 0 {
+		return 0, errMCPTooLarge
+	}
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	if b.left < 0 {
+		if b.over != nil {
+			b.over()
+		}
+		return n + int(b.left), errMCPTooLarge
+	}
+	return n, err
+}
+
+// mcpWatch is what a session's HTTP transport saw go wrong. The SDK turns
+// the errors of its HTTP exchanges into text, addresses and all, and keeps
+// no status code: the reason of a failure is read here instead.
+type mcpWatch struct {
+	mu sync.Mutex
+	// err and status are those of the last exchange that failed, cleared
+	// by one that succeeds.
+	err    error
+	status int
+	// overflow is set once an answer went past MaxMCPMessageBytes; the
+	// SDK then ends the session, so it is never cleared.
+	overflow bool
+}
+
+// saw records the outcome of one exchange: its error, or its status when
+// not 2xx; both zero for one that succeeded.
+func (w *mcpWatch) saw(err error, status int) {
+	w.mu.Lock()
+	w.err, w.status = err, status
+	w.mu.Unlock()
+}
+
+func (w *mcpWatch) overflowed() {
+	w.mu.Lock()
+	w.overflow = true
+	w.mu.Unlock()
+}
+
+func (w *mcpWatch) last() (err error, status int, overflow bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err, w.status, w.overflow
+}
+
+// sseTooLarge is how the SDK says an SSE event went past MaxEventSize; it
+// keeps no error to match with errors.Is.
+const sseTooLarge = "SSE event exceeded"
+
+// mcpReason says why an exchange with srv failed, in words that name no
+// address nor resolver, and no secret of srv; the server's own error text
+// is cut to maxMCPReason.
+func mcpReason(ctx context.Context, err error, watch *mcpWatch, srv MCPServer) string {
+	const who = "the MCP server"
+	seen, status, overflow := watch.last()
+	var rpcErr *jsonrpc.Error
+	var netErr net.Error
+	switch {
+	case overflow || errors.Is(err, errMCPTooLarge) || strings.Contains(err.Error(), sseTooLarge):
+		return errMCPTooLarge.Error()
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return who + " did not answer in time"
+	case seen != nil:
+		return netguard.Reason(seen, who)
+	case errors.As(err, &rpcErr):
+		return who + " answered: " + cut(redact(rpcErr, srv), maxMCPReason)
+	case status != 0:
+		return fmt.Sprintf("%s answered HTTP status %d", who, status)
+	case errors.Is(err, netguard.ErrBlocked), errors.As(err, &netErr):
+		return netguard.Reason(err, who)
+	}
+	return cut(redact(err, srv), maxMCPReason)
+}
+
+// reasonError is an error whose message is a reason of mcpReason, which
+// names no secret nor address; Unwrap still gives errors.Is and errors.As
+// the original.
+type reasonError struct {
+	msg string
+	err error
+}
+
+func (e *reasonError) Error() string { return e.msg }
+func (e *reasonError) Unwrap() error { return e.err }
+
+// cut shortens s to at most n bytes, on a character boundary, marking the
+// cut with an ellipsis.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const ellipsis = "…"
+	end := n - len(ellipsis)
+	for end > 0 && !utf8.RuneStart(s[end]) {
+		end--
+	}
+	return s[:end] + ellipsis
 }
 
 // lifetimeTransport connects inner with the session's lifetime context
@@ -675,16 +870,6 @@ func (t *lifetimeTransport) Connect(context.Context) (mcp.Connection, error) {
 	return t.inner.Connect(t.life)
 }
 
-// redactedError is an error whose message went through redact; Unwrap
-// still gives errors.Is and errors.As the original.
-type redactedError struct {
-	msg string
-	err error
-}
-
-func (e *redactedError) Error() string { return e.msg }
-func (e *redactedError) Unwrap() error { return e.err }
-
 // minSecretLen is the shortest header or env value scrubbed from messages:
 // shorter ones ("1", "on") are no secrets and would mangle the message.
 const minSecretLen = 4
@@ -692,13 +877,10 @@ const minSecretLen = 4
 // urlPattern finds URLs in error messages.
 var urlPattern = regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^\s"'<>]+`)
 
-// redact rewrites the message of err so that it names no secret of srv:
+// redact is the message of err naming no secret of srv:
 // header and env values are replaced with "[redacted]" and every URL is cut
 // to its scheme and host (paths and queries may carry tokens).
-func redact(err error, srv MCPServer) error {
-	if err == nil {
-		return nil
-	}
+func redact(err error, srv MCPServer) string {
 	msg := err.Error()
 	for _, v := range slices.Concat(slices.Collect(maps.Values(srv.Headers)), slices.Collect(maps.Values(srv.Env))) {
 		for _, secret := range append(strings.Fields(v), v) {
@@ -714,11 +896,11 @@ func redact(err error, srv MCPServer) error {
 		}
 		return u.Scheme + "://" + u.Host
 	})
-	return &redactedError{msg: msg, err: err}
+	return msg
 }
 
 // Interface checks.
 var (
 	_ mcp.Transport     = (*lifetimeTransport)(nil)
-	_ http.RoundTripper = (*headerTransport)(nil)
+	_ http.RoundTripper = (*sessionTransport)(nil)
 )

@@ -79,7 +79,8 @@ type Set struct {
 // Set lists the tools of the agent of spec: its action handlers, its
 // built-in tools and the tools each MCP server lists now (the servers are
 // asked in parallel; one that fails is reported in Errors and its tools
-// are left out). A name given twice keeps its first owner in that order.
+// are left out, as are the tools past the bounds of one server, each
+// reported in Errors too). A name given twice keeps its first owner in that order.
 func (s *Service) Set(ctx context.Context, spec Spec) *Set {
 	set := &Set{run: map[string]func(context.Context, Call) Result{}}
 	for _, a := range spec.Actions {
@@ -100,16 +101,20 @@ func (s *Service) Set(ctx context.Context, spec Spec) *Set {
 // server order.
 func (s *Service) addMCP(ctx context.Context, spec Spec, set *Set) {
 	lists := make([][]Tool, len(spec.MCPServers))
+	notes := make([][]string, len(spec.MCPServers))
 	errs := make([]error, len(spec.MCPServers))
 	var wg sync.WaitGroup
 	for i, srv := range spec.MCPServers {
-		wg.Go(func() { lists[i], errs[i] = s.mcp.tools(ctx, spec, srv) })
+		wg.Go(func() { lists[i], notes[i], errs[i] = s.mcp.tools(ctx, spec, srv) })
 	}
 	wg.Wait()
 	for i, srv := range spec.MCPServers {
 		if errs[i] != nil {
 			set.errors = append(set.errors, ServerError{Server: srv.Name, Reason: errs[i].Error()})
 			continue
+		}
+		for _, note := range notes[i] {
+			set.errors = append(set.errors, ServerError{Server: srv.Name, Reason: note})
 		}
 		for _, t := range lists[i] {
 			set.add(t, func(ctx context.Context, c Call) Result {
@@ -131,7 +136,8 @@ func (set *Set) add(t Tool, run func(context.Context, Call) Result) {
 // Tools returns the tools by name order.
 func (set *Set) Tools() []Tool { return set.tools }
 
-// Errors returns the MCP servers that could not be listed.
+// Errors returns the MCP servers that could not be listed, and the tools
+// of MCP servers that are not offered.
 func (set *Set) Errors() []ServerError { return set.errors }
 
 // Has reports whether the set offers a tool named name.

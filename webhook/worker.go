@@ -3,16 +3,13 @@ package webhook
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/agentd/agentd/netguard"
@@ -221,26 +218,12 @@ func (d *Dispatcher) post(ctx context.Context, job outbox.Job, at time.Time) (*h
 }
 
 // attemptError says why an attempt got no answer, in words for the
-// delivery's lastError: never the resolver's or the dialer's own text,
-// which would tell a tenant about the service's network.
+// delivery's lastError.
 func attemptError(err error) string {
-	var dnsErr *net.DNSError
-	var netErr net.Error
-	switch {
-	case errors.Is(err, errUnreadableSecret):
+	if errors.Is(err, errUnreadableSecret) {
 		return err.Error()
-	case errors.Is(err, netguard.ErrBlocked):
-		return "the receiver's address is not allowed (loopback, private or other internal address)"
-	case errors.As(err, &dnsErr):
-		return "the receiver's host name could not be resolved"
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return "the receiver refused the connection"
-	case errors.As(err, &netErr) && netErr.Timeout():
-		return "the receiver did not answer in time"
-	case errors.As(err, new(*tls.CertificateVerificationError)), errors.As(err, new(tls.RecordHeaderError)):
-		return "the TLS handshake with the receiver failed"
 	}
-	return "the request to the receiver failed"
+	return netguard.Reason(err, "the receiver")
 }
 
 // parseRetryAfter reads a Retry-After in seconds or as an HTTP date; 0 when

@@ -146,7 +146,7 @@ func (e *env) serve(ctx context.Context, cfg config) error {
 	}
 	defer turns.Close() // summaries in flight end before the database closes
 	srv, err := server.New(server.Config{
-		PublicURL: publicURL(cfg.PublicURL, ls.api.Addr()), DefaultProvider: cfg.DefaultProvider,
+		PublicURL: publicURL(cfg.PublicURL, ls.api.Addr()), DefaultProvider: cfg.DefaultProvider, Version: buildVersion(),
 		DefaultModels: cfg.Models, Store: st, Turns: turns,
 		Counter: lim.counter, Logger: logger,
 		Registry: reg, ServeMetrics: ls.metrics == nil, AllowPrivateNetworks: cfg.Webhooks.AllowPrivate,
