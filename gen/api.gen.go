@@ -6677,8 +6677,13 @@ type ClientInterface interface {
 	// `@agentd/plugin-mcp` plugin is enabled) and the built-in tools, by
 	// name. A turn offers at most 64 (by name order): the others have
 	// `offered: false`. Each MCP server is asked now; one that cannot be
-	// reached is in `errors` (the reason carries no credential) and its
-	// tools are left out, as the turn itself leaves them out.
+	// reached is in `errors` (the reason is in fixed words: it carries no
+	// credential, address or resolver) and its tools are left out, as the
+	// turn itself leaves them out. What a server answers is bounded: an
+	// answer or stream event over 4 MiB fails the listing; a server's
+	// first 256 tools are kept; a tool whose input schema is over 64 KiB
+	// is not offered, and each of these is named in `errors`; descriptions
+	// are cut to 1 KiB.
 	//
 	// Corresponds with GET /agents/{agentId}/tools (the `ListAgentTools` operationId).
 	ListAgentTools(ctx context.Context, agentId AgentId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -7769,8 +7774,13 @@ func (c *Client) ResumeStream(ctx context.Context, agentId AgentId, messageId Me
 // `@agentd/plugin-mcp` plugin is enabled) and the built-in tools, by
 // name. A turn offers at most 64 (by name order): the others have
 // `offered: false`. Each MCP server is asked now; one that cannot be
-// reached is in `errors` (the reason carries no credential) and its
-// tools are left out, as the turn itself leaves them out.
+// reached is in `errors` (the reason is in fixed words: it carries no
+// credential, address or resolver) and its tools are left out, as the
+// turn itself leaves them out. What a server answers is bounded: an
+// answer or stream event over 4 MiB fails the listing; a server's
+// first 256 tools are kept; a tool whose input schema is over 64 KiB
+// is not offered, and each of these is named in `errors`; descriptions
+// are cut to 1 KiB.
 //
 // Corresponds with GET /agents/{agentId}/tools (the `ListAgentTools` operationId).
 func (c *Client) ListAgentTools(ctx context.Context, agentId AgentId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -10978,8 +10988,13 @@ type ClientWithResponsesInterface interface {
 	// `@agentd/plugin-mcp` plugin is enabled) and the built-in tools, by
 	// name. A turn offers at most 64 (by name order): the others have
 	// `offered: false`. Each MCP server is asked now; one that cannot be
-	// reached is in `errors` (the reason carries no credential) and its
-	// tools are left out, as the turn itself leaves them out.
+	// reached is in `errors` (the reason is in fixed words: it carries no
+	// credential, address or resolver) and its tools are left out, as the
+	// turn itself leaves them out. What a server answers is bounded: an
+	// answer or stream event over 4 MiB fails the listing; a server's
+	// first 256 tools are kept; a tool whose input schema is over 64 KiB
+	// is not offered, and each of these is named in `errors`; descriptions
+	// are cut to 1 KiB.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -18447,8 +18462,13 @@ func (c *ClientWithResponses) ResumeStreamWithResponse(ctx context.Context, agen
 // `@agentd/plugin-mcp` plugin is enabled) and the built-in tools, by
 // name. A turn offers at most 64 (by name order): the others have
 // `offered: false`. Each MCP server is asked now; one that cannot be
-// reached is in `errors` (the reason carries no credential) and its
-// tools are left out, as the turn itself leaves them out.
+// reached is in `errors` (the reason is in fixed words: it carries no
+// credential, address or resolver) and its tools are left out, as the
+// turn itself leaves them out. What a server answers is bounded: an
+// answer or stream event over 4 MiB fails the listing; a server's
+// first 256 tools are kept; a tool whose input schema is over 64 KiB
+// is not offered, and each of these is named in `errors`; descriptions
+// are cut to 1 KiB.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -47161,132 +47181,134 @@ var swaggerSpec = []string{
 	"A5HVaeQTBd7VBqK86eMCy/HTxOS3aTTckhiX7EdvUvHYywT5eohHIRHSGPNmLCJC9JkP9db+C1rT5qXp",
 	"pN8K1GwzRaV8W9fEt3WQpjiWFEe6R7wJ90yL2kHPJ8wCEkUkVCJzMAN332IccVLcippw4yoGvsQw+qXt",
 	"fD4WgY+2ske6/Ud09sWbbeybGrBKS44U+SmueW6PGvgTJ/yOGBew6TrAQzz/7//H3rV3tY1k+a9S6909",
-	"gVnhGANJx5w9swRImunQSfOYnplWFpWlsq1GrnJUMsbL4bvvqXtvlSRj/ODdaf3RpwmopKpS6b7v7zcX",
+	"gVnhGANJx5w9swToNNMhoXlMz0wri8pS2VYjVzkqGePN4bvvqXtvlSRj/ODdaf3RpwmopKpS6b7v7zcX",
 	"42OWmlxicu0JJJ7p3ALlGtP15sZmfWuihnSrce3dkhw8VDqjeGrKM8EiEcaa1Os8IBMK0N1c5D0Das1H",
 	"CajR17ZMXM056pWtUdka35+tAeE1q4QAgKykil+66SGAovdWy6LI71ME/J1OoYyBsCI/HONhKAbQWaWx",
-	"thTadhxuPkLy23YoRDtxZEFUT5tzBp2LAYAhThLdBEQIh6wAtoM/UqJM5ezybNu+DGJAZ0UsGfOT49gx",
-	"/8hJAwDBFWhtgkIbF1ZYEkkBFGkkopMxNcxaU1mKqAYooC8NwFGhdvhw94svCbcUes/a2tEX9/iFYJli",
-	"bcG0yBBplIBouWRxH7oIzEpwVQHjUTSfUzlS4RCRdsF4KwUCLNcy0S0Ro7NHycvSe8XH69tIkpH5+Raq",
-	"g2klZMrMfuLBLfiW+n2+poW5RSYiaJdDrTKTLtooG3E5SADoj5rsp/cdwd6VzDGygGYrRVzgAQ2/9mp9",
-	"fkmad8P1SQFLNxIrIL0QZhufn1DqURidv1bETY9I3HR9T2IlOK9zY0NlRvzKYqsstu8jCYrH/zGokKZa",
-	"VQXhuEBb0hTl7DEpRi6uUJ8aBfnJPeSRQx+PEFtojzNoUN38oeHVsI4aFOcyLOjncnaI33ZY82/1fvSC",
-	"ClTce1vGi3YnoxLKlVC+v1B2Z/Dl+NBuSmzPnvVS/WtfpeP7ktZN7WHZiaAsA5gCVMoOeXoeqZF0n5xx",
-	"TrJp4rrODqBbMhxmvoxlpqgjBKIA0Dax7jUajUKbB1OSmbl1Uz7osbbZeG68mG2CjfAleIXQP4OUXubh",
-	"W/a+VJmbiAueT8umabuKmTlgzQq2ueT1snYtrzRQEtRZYJYL3amOBMTM1fznS5DObAUqMJ3eARIMzdoq",
-	"ioWmmTXZYfx+NQciWTejSx4m22qww/fQX4se/8pmY4Md/Hx8+uHDwe7B/s8nZ7+cfj7ZYW0xVjJarfty",
-	"oToZdEbvrgLLrPr3o9UrKxoXFf539kEIDQCAKY8A4URnrFFf/896bXllgQteqn1m/Y5e5dPr5nurUisy",
-	"5jk4FFKyR7RSppUyfY7Counqt7GA+i3LrQN5qsUztsk0l53wkRjqZ2a634miKbbGNFNjtmv3+sr9OKeW",
-	"Fau2oKfFmhS2ihXF67Ta0FsqQ4sa7wHLQmfL6zvL54O55Z5uR6pSz0oivziJ/Mx1nouJqfvkESEnMuBZ",
-	"L7fJClKtNmljFr/7Pr/8JGQ369Vabza9Wj+W9p/rN4HipofJ8tbp+cITE2/Y8WwrVqHkPsDSCeKic47a",
-	"2iiOBOApri4kXrHh4BTrVyY2dGZL3u07tFRf3IMF2aIHqNs/pBezQM3+j2rE+lyOc5CEkUgFo1lU4rwS",
-	"588hzlE4vghZjoKFkWSZIr3n5gfyXHcxKbBNvLjfCHnWxnGaDfi/L4uBIriqndd+rrTHTPTbIopi2dVs",
-	"1DPfbCHIBSTLWJzZQySWvsdEogVrj1lnmCRrEC5LuTxHHmcnhRNqMeeZL83vCvNnSibjnHxiQkzfVuxp",
-	"ZdETFHg+Sev1EZfnZhfp9YQCA3mxxghkLHUmOKC5tsfMMvpPm9m32i3quNloNOYq5GdueC7XOM9t2bis",
-	"LRd/mgvB4qBSJko5vwBPhWa6p9LMklrUH6NA8+ESSihLlqvJxG+qUs+Ver5/MukFKVuqxnQa4wnSR8eZ",
-	"SiG4U/ZNQK60nJvySmNvgNOTsWbd+EJIz5egV3NtWEynQP7I6c9yFsWXM9IobIksCm3Oc6ZQZklfDJbd",
-	"wMq6HxiZWfHTpVSWU42Po+egM/Hh9vkemmrBJA1+T5WKqlTUC/Egq/zMU6hwKjN3SmmxtIzVka+vUGws",
-	"mJJRUlg5s3gOxk3tARMwcwT5I2ZgyGyp8i+VuK0CdoXky+0C6IETLlZgPX62JW8jf3AnCNpDqIjOVqQZ",
-	"ezKdbCB7pbEvvJ43zdkqNV8C/HOASHQBsIuCb+SQoa335DHd4+kEjInFoPXlrxAY9YlW06/ZzvS8KT02",
-	"k71Brk0E3EgdlYx9mcTnggVfPh+fsNv38zWOCqY5WAUi4Wfzr+CFx/JIqf5tH4a9cgKl+QAHXVuCUhEt",
-	"eYNjO+z6peBEwwg4A4svxVx8hwUMkqKng77Xazhna7idk9OKoGlpsVnhzu6ZEddercPjZPGXg2M/4JjF",
-	"FzaH7v5k8gtnK387/vwzMtxz+2lhEIS+GCBHSYeV0fFdGx0H8oInsRODL8zwqDy8pzCwzKgFpnqoIlEc",
-	"ssCWgm1yKvkFjxPeTsSEMWcUMMs18KJw2hO6/VFMJmPQtFU0Zlyz4jS3C3YKT9P4QmhzyQ1rRdfZPg97",
+	"thTadhxuPkLy23YoRDtxZEFUT5tzBl2IAYAhThLdBEQIh6wAtoM/UqJM5ezybNu+DGJAZ0UsGfOT49gx",
+	"/8hJAwDBFWhtgkIbF1ZYEkkBFGkkopMxNcxaU1mKqAYooC8NwFGhdvhw98iXhFsKvWdt7eiLe/xSsEyx",
+	"tmBaZIg0SkC0XLK4D10EZiW4qoDxKJrPqRypcIhIu2C8lQIBlmuZ6JaI0dmj5GXpveLj9W0kycj8fAvV",
+	"wbQSMmVmP/HgFnxL/T5f08LcIhMRtMuhVplJF22UjbgaJAD0R0320/uOYO9K5hhZQLOVIi7wgIZfe7U+",
+	"vyLNu+H6pIClG4kVkF4Is43PTyj1KIzOXyripkckbrq+J7ESnNe5saEyI35lsVUW2/eRBMXj/xhUSFOt",
+	"qoJwXKAtaYpy9pgUIxdXqE+NgvzsHvLIoY9HiC20xxk0qG7+0PBqWEcNinMZFvQLOTvEbzus+dd6P3pB",
+	"BSruvS3jRbuTUQnlSijfXyi7M/hyfGg3JbZnz3qp/rWv0vF9Seum9rDsRFCWAUwBKmWHPL2I1Ei6T844",
+	"J9k0cV1nB9AtGQ4zX8YyU9QRAlEAaJtY9xqNRqHNgynJzNy6KR/0WNtsPDdezDbBRvgSvELon0FKL/Pw",
+	"LXtfqsxNxCXPp2XTtF3FzBywZgXbXPJ6WbuWVxooCeosMMuF7lRHAmLmav7zJUhntgIVmE7vAAmGZm0V",
+	"xULTzJrsMH6/mgORrJvRJQ+TbTXY4Xvor0WPf2WzscEOPp2c/fjjwe7B/qfT81/OPp/usLYYKxmt1n25",
+	"UJ0MOqN3V4FlVv370eqVFY2LCv87+1EIDQCAKY8A4URnrFFf/896bXllgQteqn1m/Y5e5dPr5nurUisy",
+	"5jk4FFKyR7RSppUyfY7Counqt7GA+i3LrQN5psUztsk0l53wsRjqZ2a634miKbbGNFNjtmv3+pv7cU4t",
+	"K1ZtQU+LNSlsFSuK12m1obdUhhY13gOWhc6W13eWzwdzyz3djlSlnpVEfnES+ZnrPBcTU/fJI0JOZMCz",
+	"Xm6TFaRabdLGLH73fX71Uchu1qu13mx6tX4s7T/XbwLFTQ+T5a3T84UnJt6w49lWrELJfYClE8RF5xy1",
+	"tVEcCcBTXF1IvGLDwRnWr0xs6MyWvNt3aKm+uAcLskUPULd/SC9mgZr9n9SI9bkc5yAJI5EKRrOoxHkl",
+	"zp9DnKNwfBGyHAULI8kyRXrPzQ/kue5iUmCbeHG/EvKsjeM0G/B/XxYDRXBVO6/9XGmPmei3RRTFsqvZ",
+	"qGe+2UKQC0iWsTizh0gsfY+JRAvWHrPOMEnWIFyWcnmBPM5OCifUYs4zX5rfFebPlEzGOfnEhJi+rdjT",
+	"yqInKPB8ktbrYy4vzC7S6wkFBvJijRHIWOpMcEBzbY+ZZfSfNrOvtVvUcbPRaMxVyM/c8FyucZ7bsnFV",
+	"Wy7+NBeCxUGlTJRyHgFPhWa6p9LMklrUH6NA8+ESSihLlqvJxG+qUs+Ver5/MukFKVuqxnQa4wnSRyeZ",
+	"SiG4U/ZNQK60nJvySmNvgNOTsWbd+FJIz5egV3NtWEynQP7I6c9yFsWXM9IobIksCm3Oc6ZQZklfDJbd",
+	"wMq6HxiZWfHTpVSWU42Po+egM/Hh9vkemmrBJA1+T5WKqlTUC/Egq/zMU6hwKjN3SmmxtIzVka+/odhY",
+	"MCWjpLByZvEcjJvaAyZg5gjyR8zAkNlS5V8qcVsF7ArJl9sF0AMnXKzAevxsS95G/uBOELSHUBGdrUgz",
+	"9mQ62UD2SmNfeD1vmrNVar4E+OcAkegCYBcF38ghQ1vvyWO6x9MJGBOLQevLXyEw6hOtpl+znel5U3ps",
+	"JnuDXJsIuJE6Khn7MokvBAuOPp+cstv38zWOCqY5WAUi4Wfzr+CFx/JYqf5tH4a9cgKl+QAHXVuCUhEt",
+	"eYMTO+z6peBEwwg4A4svxVx8hwUMkqKng77Xazhna7idk9OKoGlpsVnhzu6ZEddercPjZPGXg2N/xDGL",
+	"L2wO3f3p5BfOVv528vkTMtxz+2lhEIS+GCBHSYeV0fFdGx0H8pInsRODL8zwqDy8pzCwzKgFpnqoIlEc",
+	"ssCWgm1yJvkljxPeTsSEMWcUMMs18KJw2hO6/VFMJmPQtFU0Zlyz4jS3C3YKT9P4UmhzyQ1rRdfZPg97",
 	"vkTbJYbG/CCOWswfNhoboYT/iYAlsRRsZd1jTY9teKxer7NYMsChWUX6q8D4onac0Zg01FhAEg05ztoJ",
-	"l+dwM0QJwkwyPNyztJdcjpHHwgNuKgBCC5CgI1/VK+24SA+iYJsFMCKgVRHYUCflXewiwIC6L8lyo5mz",
-	"FUx/Z0olZyFPEiLugH+nQg+TzN0REYmUSrQv06FEVg9pzTzaASVFQDcttlXEEYELIITMKlOpL5Esle7P",
-	"wPYFGxUOS53tsKDFBsDIFaq+LW+0by4ds/UtX2oRKjMQebdGHKhL6uwDYiFp1jFSye5rfncHMZoKX6o0",
-	"iiVPx8Ddz2BSzH0adWg9cEepAIcwMKdNSQuuSgw00G4P7eKI49A1A/iIj33pxupMDQDCPc5YOjR2vYI6",
-	"ViEjGz6m6C2wrtTZyUhhn4v25bkQA4B+aHNptjuimQGGqqVUM8u9EGkL3grMQyo7rR7XvuyoJFEjpNa2",
-	"zNtYqZDFfaGGGVsJdj7u/3yyd/bl6PPfD/b2j85ODg73P5+eBKuIrKCk8CUwy9oTMuBas012GL/3qKMH",
-	"gC4IuMr8WwMv25HQwz4AVOHp+7h/4ssZ4uPKnfNr6ybgMf3EdbYGFtXawV7g+RKZb+XYkr1t272mJxkn",
+	"lxdwM0QJwkwyPNyztJdcjpHHwgNuKgBCC5CgI1/VK+24SA+iYJsFMCKgVRHYUCflXewiwIC6L8lyo5mz",
+	"FUx/Z0ol5yFPEiLugH+nQg+TzN0REYmUSrQv06FEVg9pzTzaASVFQDcttlXEEYELIITMKlOpL5Esle7P",
+	"wPYFGxUOS53tsKDFBsDIFaq+LW+0by4ds/UtX2oRKjMQebdGHKhL6uxHxELSrGOkkt3X/O4OYjQVvlRp",
+	"FEuejoG7n8GkmPs06tB64I5SAQ5hYE6bkhZclRhooN0e2sURx6FrBvARH/vSjdWZGgCEe5yxdGjsegV1",
+	"rEJGNnxM0VtgXamz05HCPhftywshBgD90ObSbHdEMwMMVUupZpZ7KdIWvBWYh1R2Wj2ufdlRSaJGSK1t",
+	"mbexUiGL+0INM7YS7HzY/3S6d350/PnvB3v7x+enB4f7n89Og1VEVlBS+BKYZe0JGXCt2SY7jN971NED",
+	"QBcEXGX+rYGX7VjoYR8AqvD0fdg/9eUM8fHNnfNr6ybgMf3IdbYGFtXawV7g+RKZb+XYkr1t272mJxkn",
 	"ZOFH4bSneyQwixfhkxD44nIuxR4OelqH4k9gupO+mekXqw7Dm8D9mGr/LsKqI7Wy3ivr/fu33h/WFPeY",
-	"iyjdwSi/qeruYaDPLxA8dFiDM6tABtqFOZxpAwYMGEVxkjgbZ6Vg/jIAxtK+JGOZJG6XXxgzA+xzxF8C",
+	"iyjdwSi/qeruYaDPLxA8dFiDM6tABtqFOZxpAwYMGEVxkjgbZ6Vg/jIAxtK+JGOZJG6XXxozA+xzxF8C",
 	"Hp0CAa0Z1iobQMYM9qUxRz02Mk8eGb+BxyW7DKyJMmRnzlJnA6Bgr8Gl3JrGOC/AA4rcDSxgKFQQENet",
 	"fRLZ+r7sJLzbshigwM9X3B2epIJHY2MpD6BmnIU9LrtocPaQzi/ypS1SyKcOkEXBNigsY0pbY81diUFf",
 	"wM2aWvwCl+eW0MNk8xYGphyh8WXWkuf07gbQaNFVaS0LEJBjCNxYmAMRATlwj0cIurq6nb/d6W+UmRda",
 	"af0qUfg8iUI44y8iU2iEvhVm99VjuV9xaz8A+aqAMTmhZ6ZoFHZTofgyzlYJQtB81hD4KHuiAA+hKUCS",
-	"x6GS+EKwoczihJQV6gSVslIoxGOTbmyd/UrkbpMPgpgOcbOi1okxccDHxrk396EVAB6kxJgHYEAynrFE",
+	"x6GS+FKwoczihJQV6gSVslIoxGOTbmyd/UrkbpMPgpgOcbOi1okxccDHxrk396EVAB6kxJgHYEAynrFE",
 	"cJ2xLV/2YzmE7lq3LJwyCLPtPHdIUbJIW2pZjF9RzGaKfkBfn7ymOSCG5vXEka39BJ4EfB6EWDB6kYpQ",
-	"xBd2TrhSF82Bycc5aDR+xHmSuLR5pcJ/p4Nq602YZmYObK1V+9/fGmvvvl6te++u/6N2lw6AuV5vCju0",
-	"pPN6RIMe1HvF+b3S9hvB/SxtWulM6wyOdKXEKiX2EPXvL0clUYDSKojpWsl7Gl9pqvIjEuMZag4JtGeR",
-	"igO5dk4C3gJ1xyGI7csel1ECxF/4G80w0hvQHwLKlPSybGAUmPm/ZqdHn1YL/N0ExHS4+4WiYUa058i+",
-	"/XBQJ7Bi2/Em1YitGGEd+TLARApegamUszP8nbk7JVe8nCkhmMQQ7YeDADMN/4NguKU/4M9mHYRIuuoc",
+	"xJd2TrhSF82Bycc5aDR+xHmSuLR5pcJ/p4Nq602YZmYObK1V+9/fGmvvvnxb995d/0ftLh0Ac73eFHZo",
+	"Sef1mAY9qPeK83ul7TeC+1natNKZ1hkc6UqJVUrsIerfX45KogClVRDTtZL3NL7SVOVHJMYz1BwSaM8i",
+	"FQdy7ZwEvAXqjkMQ25c9LqMEiL/wN5phpDegPwSUKell2cAoMPN/zc6OP64W+LsJiOlw94iiYUa058i+",
+	"/XBQJ7Bi2/Em1YitGGEd+TLARApegamU83P8nbk7JVe8nCkhmMQQ7YeDADMN/4NguKU/4M9mHYRIuuoc",
 	"OGB+Xosp3eGx9tiXiPi0gzsIe5ejPr3ZhF5AcwllhNCnVFnPXNYDqyEgNnPrc2Hiqbg7Zku1cQylGm3n",
-	"ofuQS6ky1obsDQ97AjzRWJLVoAO2gvKYayUh8ROD38fCVERCGh9k1WJl+BIPRhFt2SvSxJuLRNIxlsGF",
-	"wJ5Fc81tfYVwqE/gND4Y8TgsChnGYUnY1yZFaDz1lIfnIq3TuHqo+q1C9oWlogOxHa+Ge4pMnGYIhB3y",
-	"PrsJSl+lztnQmKGQRWODNA5Fbjd0RXZmf0Vv0RaXFWXAVW2Qmi3KqBtfj/ttBVGVSbOhGDz/zV731ZkX",
-	"GBOGkiHXeYAQwzc7IY+Bt9zik+l80uZfZzmt+RLzxhbJqdO+OUG7zfRwN+F+OLgPc3p+sOY54la+wcGu",
-	"bJHKFvmeKEetaH1grN2wx7PXFCu0XOfTQ7InPDmHBLVjG4gl+zwQcufglWa7QFWQ34fpHh9Ajz22p/tS",
-	"0NdLjAVjGsuO934CGiNzg9MDo+PYUAuIxnZjiNr6Mrhqcy3Ohmly7fxx8xtjZxDTKHAUnIux/fO5GNdZ",
-	"AAaNMVEQxxF9SrcA8i9DniTQUshDJOdbCT7un7DXMNhaJHCD/uo24xKUub3YDOtSScJmY5MeeSZVdgYl",
-	"B0FhFhJnUQ7v0ujI1ReAuwuluUFeNoHXSjGyv8JIgL1uBYwbzTsiG5/FoOs7sUiDVaZF5rm4ORhHVPTb",
-	"KtmEGJKcIDCg6g3Lxho7/ljjynqThTZwuS9dS+ZQC/Mq8mg4pbaNW8nTJBZpzohlrJC4K80cqOBYDTMW",
-	"Z7eMo1VD6p9bmPugdDvc6nyuNAdxieHwQgg/lmAiFRe+EmfI06h9GcvSRuWctuaWGopVbLSo7oLugdsd",
-	"Xxa3ByI3doMiJfSqe+32AWok0Q73CvjxMH201waDZNxigR7rTPQD5O/AL4t2xFxXICyTSiK6BBlgbMDT",
-	"DENSTBvbKZZdX3ZikUTaw4KfEjkHnnZiDVGd/JOn14KbjcQkgspW6E2yA1vWYm1K1SkdmZaLJ/mSqCa8",
-	"fIc9NhLtnlLnuNeJ0RS68G4wF6FJvtj9Kx1JGJPDwymJoALhmIV8YGaz3sA3MKvGPf9ebxaNMdXxZWCE",
-	"Vz2XonXAoQtsRr9ViI9ZozyIRJLxeqoSgYAjvgS3TMn8j/TCgrx4y8vjYSS7KPkAQcROLGPdO0NbOdgu",
-	"FQefqQEysRNFx9nQ7I8rGWYcsfMoSyX6g2zMgrCn4lAUGVdoFBYNaTjkJMbxS4gzZHmWtgbut73PP+9/",
-	"DRYq4qLEk/blRBHXjqW0K0Qli+Vb6AdBGRI99spH78G8yKt6vX59bQO3ZilSscBOzLx8XFYd8CPOkKXM",
-	"5WrMsX2lqagOyMsCtoIznkgU0hsxAzz8CHUmBtrR5EAmCICE3TOQ8C8/OPkfqEjNPuKVZp24C4Vsxi4g",
-	"BjgIxI742PMl0BI28JXHmTkWkCAHjBhwZjKe1FkQY6s8HNiwP0jW3Ls1LiV+z3GEbmTwjzUyYyDAjGbb",
-	"ap2BiYIi28oCo6FZccuZbzN3fs1jPngL+FOoIvoJbBK/xq7ZdZBDK+98gfshk9B0GBtsaTQWR25w1O5T",
-	"OQXcLOYHICAqpB0djQneCcl1IsXGasiyXizPCZgaVA3ClRDFy18nSPyuC3Quc5vWrydaROZN60QkRuIz",
-	"zn5X5xCFvfOj7YNdy1RJemDrS0GAOF8OnoQPPFtvbqApv2C+tfQiH6tTBYliQJ7B7pWEJbi2agDZgkhc",
-	"1loNx0tcegJ2eCKHTwKKKeRJHykYC9vuTBLMCxACQa21/vbNxtv1d81GwxIr289wo9Pk78L16K14097i",
-	"m+FGu8nXo4aoLfXqyBnH+xb0EYAOuLVMCJtaa6Ph1UqCqdZad/A6+a+2Gnd9p3P7dWqtmpPbceTXWv7k",
-	"1vg1z6f1uT/f0LhwEe22X9puH7cRhs7bSLwLHhXfnBUfT4VvjoVfA93s11pXPrxuvKV94TgWjwv8xa9d",
-	"e375sPm1lhwmyfXXa6N7/ojrLi5wlyf9+ne4ymkL8kFK+LUXv6ivno9fPL6v0sft49ft35QEfq3V9PzS",
-	"Zw8XN68Ly0W7CbTyXUTB7LxjPqVitxvRNUxt2qg64P58wT+0Ou8QAsSBd6qswaHL19fgOGjEKsUS1xd+",
-	"5l3LZO1ibyuWfbfoLe4a0sTRd+tcK2zbckWzOHBO6SxhokzELNkKDl4zN+ZZ3E7EaiHg+iXngYQ6pH44",
-	"uD1YuiOL6bwVWAjbxWAUs3eyVbtmhuzHk5MvLEu51OZtrTJ1IVKKYU2EJyGAerC3D55bJPQ5lE1ZCwTY",
-	"4RmkBzEsgCljLCx1IRsXkcN9I4fezPmVhu6ntaMvuzaG60uLMWpjuC02UDE407BMqsjhGQJvnh59Kvlz",
-	"FJb1JWdtwVPjwBvlglPKM57G5ROJ0JqtGAf9MBysHSMH5Rr0tXE5xq61OOQFkK2xXdUqRYLxD1iYO+kQ",
-	"BBieKIQUgx2IXAWsP9QZJm7Bl745lLz1G3ZskKdN7etj5LiYbVcq0S1fBkmsszN8GZSnnYgg6xaLIw+m",
-	"4DH0fz1WIvv0fAn/XqWpaCGjM/JTArYSUFVA4BEfkWdjjX81PyIOxF/LgV/bB8gRLxUDpUbTZukwzIap",
-	"iFzcEIrg8ro4z5eBPT8UirVdfQShCxG/UjgOOI88fDdwOF3Qj4J7Ls65aqM+ZgI8SRBiAqIq2I1oo82x",
-	"3seKORfhNf98pVmoIkG9hhQw3zGfRQSnsc/HENZ3WXCzangJ22xiW+VCyH88SQ7DQe0emH3GIVz3auYv",
-	"6SCstWrNegPJ9nvKPAIm+trsha2eA9uGp11i95oKjNf7v/HG+Q+XjfTNeFM2v231347eZetA40/gdT+K",
-	"JFFGvlK2uLj6JarK/qaVPBqErrHlEdz3W3YIz0PpVr85CMQfY3MoUvFvecke/AXoZN0Z383ncLPg/JYt",
-	"DAt1DqUHXd9v025axU4e28d5AF15uPulsnP/oHZuE42gCaOBSZXFHfoCWKH5GOt3C8WvI66ZTblsM6mg",
-	"8706FlXtw4K1D8/Tn/dM9RPGRD3G6qQZ5jwk+2dWUuaGeBerol3yCwd7pYoIMJ4di0pe/7DqMZVEOXcA",
-	"mB5JYqxnJUPRckmaYnEAy5QvoRyCa1tP4LFAjaSIztpjylM6exJtyIDiSkE5QQq/NQImluxUxpc27bbN",
-	"AjPO8h90ReFWUOPpSx5FMQx1q1QjCYZUjofQ4xeCrVA5h2Z6GPbsTvnyV9E+PWC6p0Yszh4pl3Qr8wG+",
-	"4YepTvztakZYf4FQ/QyufhfFx8i/V7NvGYr/+gJsF3eR2fzFkZoLfvWn2GZZplTSTXgm5gXiGa9Uyx9W",
-	"tdw9QPZMsaIpUPRwBpcM1Ngiktnk8e7E28tRDBZF9baRlKmgzikJHcRGlMnphPK/2uf+8fjkHwNgfYI+",
-	"Y6AZT0QKrNRUdm9zzhjZN68Snl7HWMgZFm5FNZeazcutal9J8o56NNfwbb95vinfDH741khz0pPhIFpk",
-	"rsM0qbVq0MrQev0a3mKx0BzbMF4SCT6dtWVIS+w5ryR65SzMdhaete65IEWtgHe/guLn6fgRw7b5ZxuY",
-	"RE6PPrFMFfp9pwVf2YrqQKcNmtwUXbQR1dUSMIMt4oMarLgLIBQB6gbA0jVGMRRe9QTURsqItcfsSGU8",
-	"E3ZB7Biur7Md6eqOe1wXecfcF7oUiTvd/1n5R2bJ+jsJ90UF8pLy8ukoS+6kJGepxr8srPPwYMKFWoRn",
-	"h52ffnmX/vDxp39+S09Gv59+2fvh4NOXfx2o5if+iR+P3l6enjSOuvr333/474fXmPdUcPjRzGsEog8n",
-	"TzSQ4VapukrVPTjIRoWS9XQsJrlum2ILFH2911f004LEJVkuNTCtnqoB9hENhIQITSSS+EIAy9/i1CZ3",
-	"1sWdQ56FvdqD0xjfEONNEuONRsOxYM1WKPcV4QuQIBdkeEWkUonu58RHokNbrt1aQIJ+SSGoDtFyiy/6",
-	"/CQsM+XnLdTJn2X+MZZ9J8+1tJVNrLIk/Ciyu4vBn5UUDy0Kq+DWk5jqCwr4CcG+f8Lnyiy4piR4KyXw",
-	"spXAxoK99ocqijuxFegvCAdgmhp4Lln+UWTzBPlyYvZXaypTQNuI2xtq4EgMEh6SqYzdwJoNUqEJCQDQ",
-	"clQ03obmQtkVmsDvWAZ4QYAa5EtoZWM8zIY8ScaETRph2WHgBFjA+uqCGO4BZ6zO9o0YBfhSX1p1FCaC",
-	"p4TOF8Ua5OwRdr8uyNh7Ck98GDP9jrGyWRGeZWUuLucxW+hcPAvfsZknzfjroyrLv9xbC66XPZ0n0oL4",
-	"Rhb2dvL+ZlxGpR0rF+lP5iL9qUrTUDzcLa71Og9JzSxtoBGvdCGG5Vk4GVfc4DHs8Qa1TKkw9E1mVjfs",
-	"5XN45DIH76ZjmowLS0IjhPpIcNYA/YoYZnl5O/x14e5FWt/4GIddP0q1RZaJ/sDouebCOhQ0I7wMcWFd",
-	"2GidN9sb4Wa0Jd503nZ/6L37vZ/H9KLbrzIHL+E628GJTHv2lnn25tabf9GleJhbNWhb2mps0K9xm3ZV",
-	"JGqtrcaGV5PicsZtN7YKGpneTKtGIde8Yv+mS/ziKi/sOVmmAqMQUq6im5Xq/q6c1GLtBispiQd2WBfQ",
-	"jq+v6Oex+X0qMsS0vPMz56usPfe8uSTPANdJlyOgFbTfKSWRPWqk0nPsj+ykQiARCVQeQv+cbRN07ZbI",
-	"60zbsBZHQZ0ddIgZBMUwdNVpLAl3D441C7DbzjJ8sBN+juCxxqtf0J0+Mns7IRFvFlw3p9spxcl8G4qh",
-	"iCqxWInF5/Bo7NF9IRDkWTqeFKXjJV2FFGrP1mwp0NX9IoRTxdnH+GIykQ54lfhMj6jrRQRFcRDZq7MP",
-	"KmXNTdZTw1Q7aWRseSQtzUYK6ut4NkyNz2J8EsSn42HP3VgrywVhbhJyyfQozsKey04lSsey61he7yTY",
-	"YP9KRUgPBnP9ckrDdpsf/q7f/3LQS3W420t+OTj8+3+1t/TxP/VAtd+qvT92OVheDZYfy0rDVBrmpcTM",
-	"nk3BTKtLXlK/ZEI/klr5xViCRj5bo7ZunmXRPDOFMR+nchIlxTZ85Nac9KXuqRGEh25xShZSCTvMZpjc",
-	"w+gJjlkPVJGZndE2RlcBAxPQEFA9+WbjHft1//2Pnz//dLZ3cLzz/tP+XotYJ1hMkbhp+udE6EIVxWL2",
-	"tJkJc2TmlUVdybuXJe+wcnaOvbQgpZURa7PMgMmPzisZqrF2H/d24WsEe6EcoacvtPqK/qBf0XPpWCO/",
-	"52R5gEIlHKZxNgbdiVBZO8OsV2v99hXwapAi6Ra+PABORlaEAc96SIs3GLaTOMy5EmLNLJn/6ftPB7tn",
-	"p0ef6s5ef32xDpqYpncDnwQ6o0IlAYoaMQQQmL0jwnGYQLaa0ixET3Eza3PCk3OjHwtEEh5D3kLA9hKa",
-	"qdTxMRbu6Ai3bt5zt4jdT5BSMDPAwCxA9hfIHwp3Lg6fdntAfXakEamw1S8riZLdtUykfdYXfWVMCcQg",
-	"O5fG4Fgx/0tE1AU+HgRpWi0tqK/S8bQtKsAvAFNkTmsEBBx7sQ5VGnnsRCSim/I+PPQf5RXZAdOIguKu",
-	"FJHHomEKog5thIL3nQHCdWpOjMZzJHLGyCTWmYjYUEYiZZdrxTZSero71bcsbbLzLuulatjtsYFt3CbO",
-	"AcS60Y7SWA8EPwf0Mjrj2uLWYYmRG/9qkn3EAdcVZpm3iZsjny/ElYjWHcBDjvK3XJXPEgRH2OAQAbui",
-	"kVW3FOpMogyOWfPykvHQHTWdv676hAzasSd4xAkEhGgjcbXUIfAkq7U9AE+1WlobOgY5nWhh9RNluE+x",
-	"CZQrxSc+xVa8srnxvOwuliCHI6aGQCkBqCssU6qwNRTyeZI9seVST7MbVpDbt24uzGVt/YkOQy6sn+Is",
-	"sEHCs45K+0WyvCIpEq0a4Thh9M30+yPvCKn6Xfu8J5ET2NstIsYd69IKZ0Tdbhn2lVqF8cVYxGPvBqlT",
-	"Y0I+5kYcm01oj1nRVMX4Cs/K8RWYwP8HAAD//w==",
+	"ofuQS6ky1obsDQ97AjzRWJLVoAO2gvKYa2T7iiXrxFfGTVVppM2LhXRQDN6gL8NUREIa18RjPIpSoTXD",
+	"lIdKLkW66nA18AwVgZk9Uvu+hG2IMy2SjrEiLgX2N5qL6gzQiG0I1LmSscYkhtkCLq0zah5tHWYMiJox",
+	"kEUASgs8xOZ4xLK77e4KLjHYHs2tN4WZGsvGXGV+Q2c2loNhxlAPAr+uecCbTfZz/N6XMaZkSkzzcGrR",
+	"CjHDEe0rKu74Nit8cdqXUEY1hCbRdXPf29owQQacwsf7YDztMCMkZIcTgG2AUoQU2CgcsFR0hpp4JPKU",
+	"lTGE4O9IWxpeEDtG3pQ4wX+s1AUbDhiR7bNBGociN7K6Iju3v6JttZV4RYH5rTZIzQZlBF2gx/22ghDU",
+	"pI1VzDT8Zq/74mwxDKBDfZVr08B13WwbPQGSdwvmpvNJm3+d5xzwS8wb+0mnTvvmBO0208PdhPvh4D40",
+	"8/mxmhe1sMoAPpjKcKsMt++Jn9UK1gcGJg57PHtNgVVLDD89fn3KkwvI5jtqhliyzwMhdw5eabYLvA75",
+	"fZju8QEAEmAvvy8Ffb1E7zCmsexk72fgfDI3ODswBgEbGs2UtaD9kcWZL4Nvba7F+TBNrl3wwvzGGGVE",
+	"ywqEDhdibP98IcZ1FoD1Z+w5BL1EB9wtgJzxkCcJ9F/yEJkMV4IP+6fsNQy25hvcoL+6zbgEy8debIZ1",
+	"qX5js7FJjzyXKjuH+oygMAuJsyjHwml05IoxIDYAdcxBXmOC10oxsr/CsIm9bgUsQc07Ihufx2ABdWKR",
+	"BqtMi8xzSQawJKlCulUyoDF+O8H2QKUulro2dmS7xu/3JquS4HJfuv7VoRbmVeSpA6oDMD44T5NYpDl9",
+	"mLEx4q40c6DqbDXMjG03fRytGuokuOUECEq3w63O50pzEFeYOyjkO2IJBSTFha8Yq9K8Xe3LWJY2KicA",
+	"NrfUUNljQ2t1l6EI3O74srg9EOayGxQpoVfda7cPUCOJTotXANuH6aMdOBgk4xYL9Fhnoh8g2Ql+WbQj",
+	"YB3m7G5SSYTiIPOLDXiaYfyOaWNxxbJrzE2RRNrD6qgSkwmedqJYUZ38k6fXgpuNLC6CanzoTbIDWwNk",
+	"vCb0LUpHpuWCb74kXg4v32GPjUS7p9QF7nViNIUuvBtM3GiSL3b/SkcSxuRYekoiAkM4ZiEfmNmsN/AN",
+	"zGoIyL/XmxV2THV8GRjhVc+laB1A+wJb/tAqBBOtrxJEIsl4PVWJQHQWX4IPq2T+R3phQV7p5uXBQ5Jd",
+	"lKmBiGsnlrHunaOlHGyXKqnPFZrzdeIzOR+a/XH11Ywj0CCl9ER/kI1ZEPZUHIoiPQ2NwgorDYecxDh+",
+	"CXGGlNjSFgz+tvf50/6XYKGKN8rSaV9OVLztWP6/Qgi3WOuGTiPUbNFjv/noO5gX+a1er19f2yi3WYpU",
+	"LLATMy8fl1UHsI1zpHRziS1zbF9pqkAEpreAreCMJ7Kq9EbMAA8/Qp2JgXacQpA2A9Rl9wxkR8wPTv4H",
+	"quizj3ilWSfuQtWfsQvIzYGo9YiPPV8Ch2MDX3mcmWMB1QQAqAPOTMaTOgtixBWAAxv2B8mae7fG/8bv",
+	"OY7Q5w7+sUZmDETj0WxbrTMwUVBkW1lgNDQrbjnzbZrTr3nMB28BfwpVRD+BTeLX2DW7DnIc6p0juB/S",
+	"Lk3H/MH+T2Nx5AZH7T5lZkBkY34AtqZCjtZxvuCdkIkoUmyshizrxfKCULxB1SC2C/Hh/HWC8fC6wH0z",
+	"t8P/eqKfZt60TkViJD7j7Hd1ASHrOz/aPtj1l5WkB/YJFQSI8+XgSfjA8/XmBpryCyanSy/ysdp6kFUH",
+	"5BnsXklYgmurBpBaicRVrdVwJM6lJ2A7LBIeJaCYQp70ka+ysO3OJMEkCsE11Frrb99svF1/12w0LAu1",
+	"/Qw3Ok3+LlyP3oo37S2+GW60m3w9aojaUq+OnHG8b0EfAUKDW8uEsKm1NhperSSYaq11h0WU/2qrcdd3",
+	"Ore5qdaqObkdR36t5U9ujV/zfFqf+/MNjQsX0W77pe32cRth6LyNxLvgUfHNWfHxVPjmWPg10M1+rfXN",
+	"h9eNt7QvHMficYG/+LVrzy8fNr/WksMkuf5ybXTPH3HdxQXu8qRf/w5XOW1BPkgJv/biF/XF8/GLx/dV",
+	"+rh9/Lr9m5LAr7Wanl/67OHi5nVhuWg3gVa+iyiYnaTNp1RsDSRui6kdLlW74J8v+IdW5x1CgDjwTmVI",
+	"OHT5YiQcB11rpVji+sLPvGtNsV3sbZXF7xa9xV1Dmjj6bm1+hW1brsIYB86pMyYAmYmYJVvBwWvmxjyL",
+	"24lYLQRcj3LSTCja6oeD24OlO7KYmlqBhbBdDEYxeydb4mxmyH46PT1iWcqlNm9rFRJ5FMOaCE9CAPVg",
+	"bx88t0joC6gxsxYIUOkzyKViWADz61iF60I2LiKH+0YOvZnzKw2tYmvHR7s2hutLC8hqY7gtNlAxONOw",
+	"TCpf4hmilJ4dfyz5cxSW9SVnbcFT48Ab5YJTytPDxuUTidCarRgH/TAcrJ0gYecaNAFyOcYWvzjkBUSy",
+	"sV3VKkWC8Q9YxTzpEAQYniiEFIMdiFwFrD/UGWa5wZe+OZS89Rt2bGATx/nrY+S4mG1XKtEtXwZJrLNz",
+	"fBmU1J6IIOsWiyMPpuAx9H89VmJG9XwJ/16lqWgho3PyUwK2ElAJReAReZNnY41/NT8iaMZfy4Ff2zTJ",
+	"EVwWA6VG02bpMMyGqYhc3BAqBvMiQs+XgT0/FIq1LZCENwwRv1I4DgiiPHw3cDhd0I+Cey7OuWqjPmYC",
+	"PEkQjwOiKti6aaPNsd7H8kIX4TX/fKVZqCJBjZkUMN8xn0UEp7HPxxDW9yVFVc2q4SVss4ltlQvBJPIk",
+	"OQwHtXsAHBqHcN2rmb+kg7DWqjXrDeP+iaynzCNgoq/NXthSQ7BteNolKrSpKIK9/xtvXPxw1UjfjDdl",
+	"8+tW/+3oXbZ+2c6R/n4SSaKMfKVscXH1S5Tg/U0reTwIXRfQI7jvt+wQnofSrX5zeJE/xeZQpOLf8vpG",
+	"+Atw77ozvpvP4WZ1/i1bGBaqHEoPur7fpt20ip08to/zAOfzcPeosnP/oHZuE42gCaOBSZXFHfoCWKFT",
+	"G4udC5XCI66ZTblsM6kAJqA6FlXtw4K1D8/TzPhM9RPGRD3B6qQZ5jwk+2eWneaGeBdLyF3yCwd7pYoI",
+	"MJ4d5Uxe/7DqMZVEOdECmB5JYqxnJUPRckmaYnEAy5QvoRyCa1tP4LFAjaSIzttjylM6exJtyIDiSkE5",
+	"QQq/NQImluxMxlc27bbNAjPOkkV0ReFWUBDrSx5FMQx1q1QjCYZUDh7R45eCrVA5h2Z6GPbsTvnyV9E+",
+	"O2C6p0Yszh4pl3QrTQS+4YepTfzt24yw/gKhejK2TpHbn+24jEEhio+Rf69m3zIU//UF2C7uIrP5i8Na",
+	"F/zqj7HNskyppJvwTMwLxDNeqZY/rGq5e4DsmWJFU3D74QwuGaixRSSzmfbdibeXoxgsiuptIylTQW1m",
+	"EtqtjSiT09n3f7XP/eOR7z8GGv0E18hAM56IFCi8qUfB5pwxsm9eJTy9jrGQcyzcimouNZuXW9W+kOQd",
+	"9Wiu4dt+82JTvhn88LWR5gwxw0G0yFyHaVJr1aDvo/X6NbzFOm2YeSj2rEQviOCFztoyDC/2nFcSvXIW",
+	"ZjsLz1r3XJCiVsC7X0Hx83SwjWHb/LMNtCtnxx9ZpgrN0dOCr2xFdaAtCU1uii7aiOpqCcXCFvFBDVbc",
+	"BcSOAHUDAA8boxgKr3oCaiNlxNpjdqwyngm7IHYC19fZjnR1xz2uiyRt7gtdivGe7v+sZC2zZP2dhPui",
+	"AnlJefl0/C53UpKzVONfFtZ5eDDhQi3C88POz7+8S3/48PM/v6ano9/PjvZ+OPh49K8D1fzIP/KT0dur",
+	"s9PGcVf//vsP//3wGvOeCg4/mnmNQPTh5IkGMtwqVVepugdHJKkgxZ6O8iXXbVNsgaKv9/ob/bQgy0uW",
+	"Sw1Mq6dqgH1EAyEhQhOJJL4UQIm4OA/MnXVx55BnYa/24JzPN8R4k8R4o9FwlGGzFcp9RfgCjNEFGV6x",
+	"zlSi+znBpOjQlmu3FpCgRykE1SFabsFYn5+xZqb8vIVn+rPMP8ay7+S5lrayiVWWhB9Edncx+ElJ8dCi",
+	"sApuPYmpvqCAnxDs+6d8rsyCa0qCt1ICL1sJbCzYa3+oorgTW4H+gnAApqmB55LlH0Q2T5AvJ2Z/taYy",
+	"BbSNuL2hBo7FIOEhmcrYDazZIBWakAAAWkhF421oLpRdoQkpkGUAVANwNb6EVjbGw2zIk2RMQK4ETRM4",
+	"ARawvroE8kXAgBWyzvaNGAWsV19adRQmgqcEZRjFGuTsMXa/LkhvfAZPfBgz/Y6xslkRnmVlLi7nMVvo",
+	"XDwL37GZJ834y6Mqy7/cWwuulz2dJ9KC+EYW9nby/mZcRqUdKxfpT+Yi/alK01A83C2u9ToPSc0sbaAR",
+	"r3QhhuVZOBlX3OAx7PEGtUypMPRNZlY37OVzeOQyB++mY5qMC0tCI4T6SHDWgJOLGGZ5eTv8deHuRVrf",
+	"+ASHXT9KtUWWif7A6LnmwjoUNCO8DHFpXdhonTfbG+FmtCXedN52f+i9+72fx/Si268yBy/hOtvBiUx7",
+	"9pZ59ubWm3/RpXiYWzVoW9pqbNCvcZt2VSRqra3GhleT4mrGbTe2ChqZ3kyrRiHXvGL/pkv84iov7DlZ",
+	"pgKjEFKuopuV6v6unNRi7QYrKYkHdlgX0I6vv9HPY/P7VGSIaXnnZ85XWXvueXMZsQGuky5HQCtov1NK",
+	"ItXWSKUX2B/ZSYVA1haoPIT+Odsm6NotkQSbtmEtjoI6O+gQjQqK4Rx41pfuwbFmAXbbWToUdsovoKIb",
+	"vPoF3eljs7cTEvFmwXVzup1SnMzXoRiKqBKLlVh8Do/GHt0XgteepeNJUTpe0lVIofZszZYCfbtfhHCq",
+	"OPsQX04m0gGvEp/pEc+/iKAoDiJ7dfajSllzk/XUMNVOGhlbHhles5GC+jqeDVPjsxifBPHpeNhzN9bK",
+	"EmeYm4RcMj2Ks7DnslOJ0rHsOkrcOwk22L9SEdKDgVy/nNKw3eaPf9fvfznopTrc7SW/HBz+/b/aW/rk",
+	"n3qg2m/V3h+7HCyvBsuPZaVhKg3zUmJmz6ZgptUlL6lfMqEfSa38YixBI5+tUVs3z7JonpnCmI9TOYmS",
+	"Yhs+cmtO+lL31AjCQ7c4JQuphB1mM0zuYfQER0MIqsjMzmgbo6uArgpZCbCefLPxjv26//6nz59/Pt87",
+	"ONl5/3F/r0UUHSymSNw0/XMqdKGKYjF72syEOeb3yqKu5N3LkndYOTvHXlqQ/8uItVlmwORH55UM1Vi7",
+	"j3u78DWCvVCO0NMXWn1Ff9Cv6Ll0rJHfc7I8QKESDtM4G4PuRKisnWHWq7V++wJ4NcgndQu5IAAnIyvC",
+	"gGc95BAcDNtJHOZcCbFmOx/2P53unR+dvf94sHt+dvyx7uz115froIlpejfwSaAzKlQSoKgRQwCB2Tsi",
+	"HIcJZKspzUL0FDezNqc8uTD6sUAk4TEkeQRsL6Fz0iTUV3RHx0528567Rex+gpSCmQEGZgGyv0D+ULhz",
+	"cfi02yPjkyWNSIWtfllJlOyuZSLts77oK2NKIAbZhTQGx4r5XyKiLvDxIEjTamlBfZWOp21RAX4BaDVz",
+	"OiMg4NiLdajSyGOnIhHdlPfhof8or8gOmEYUFHeliDwWDVMQdWgjFLzvDBCuU3NiNJ4jkdNrJrHORMSG",
+	"MhIpu1ortpHS092pvmVpk513WS9Vw26PDWzjNnEOINaNdvzPeiD4RYuYq8wZ1xa3DkuM3PhXk+wjDriu",
+	"MMu8Tdwc+XwhrkS07gAecpS/5ap8liA4wgaHCKgojay6pVBnEmVwzJpXV4yH7qjp/HXVJ2TQjj3BI04g",
+	"IMSxiaulDoEnWa3tAXiq1dLa0DHIuVcLq58ow32KTaBcKT7xKbbilc2N52V3sQQ5HDE1BEoJQF1hmVKF",
+	"raGQz5PsiS2XeprdsILcvnVzYS5r6090GHJh/RRngQ0SnnVU2i9olRIpEq0a4Thh9M30+yPvCKn6Xfu8",
+	"J5ET2NstIsYd69IKZ8RzTzwrmVKrML4Yi3js3SB1akzIx9yIE7MJ7TErmqoYX+FZOb4CE/j/AAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -401,8 +401,13 @@ export interface paths {
          *     `@agentd/plugin-mcp` plugin is enabled) and the built-in tools, by
          *     name. A turn offers at most 64 (by name order): the others have
          *     `offered: false`. Each MCP server is asked now; one that cannot be
-         *     reached is in `errors` (the reason carries no credential) and its
-         *     tools are left out, as the turn itself leaves them out.
+         *     reached is in `errors` (the reason is in fixed words: it carries no
+         *     credential, address or resolver) and its tools are left out, as the
+         *     turn itself leaves them out. What a server answers is bounded: an
+         *     answer or stream event over 4 MiB fails the listing; a server's
+         *     first 256 tools are kept; a tool whose input schema is over 64 KiB
+         *     is not offered, and each of these is named in `errors`; descriptions
+         *     are cut to 1 KiB.
          */
         get: operations["listAgentTools"];
         put?: never;
@@ -4704,7 +4709,7 @@ export interface operations {
                      *         "errors": [
                      *           {
                      *             "server": "tracker",
-                     *             "reason": "connect: tracker.example.com: connection refused"
+                     *             "reason": "connect: the MCP server refused the connection"
                      *           }
                      *         ]
                      *       }
