@@ -134,11 +134,12 @@ func takeBundle(raw json.RawMessage) (json.RawMessage, *gen.AgentBundle, error) 
 // and history of bundle, whole or not at all: the agent is created without
 // its deleteProtection, so that a failed import can delete it, and gets it
 // once everything is stored.
+//
+// The agent is deleted in a deferred call, so that an import that stops by
+// a panic leaves nothing behind either.
 func (s *Server) createWithBundle(ctx context.Context, fields map[string]json.RawMessage, bundle *gen.AgentBundle) (gen.CreateAgentResponseObject, error) {
-	for i, c := range deref2(bundle.History) {
-		if deref(c.RoomId) == "" && deref(c.UserId) == "" {
-			return nil, invalidRequest(fmt.Sprintf("agentd.history[%d]", i), "needs a roomId or a userId")
-		}
+	if err := checkBundle(bundle); err != nil {
+		return nil, err
 	}
 	p := principalFrom(ctx)
 	protect, protected := fields["deleteProtection"]
@@ -147,17 +148,53 @@ func (s *Server) createWithBundle(ctx context.Context, fields map[string]json.Ra
 	if err != nil {
 		return nil, err
 	}
-	err = s.importBundle(ctx, p.Account.ID, agent.ID, bundle)
-	if err == nil && protected {
-		_, _, err = s.cfg.Store.UpdateAgent(ctx, p.Account.ID, agent.ID, map[string]json.RawMessage{"deleteProtection": protect}, nil, store.AnyVersion)
-	}
-	if err != nil {
+	imported := false
+	defer func() {
+		if imported {
+			return
+		}
 		if _, derr := s.cfg.Store.DeleteAgent(context.WithoutCancel(ctx), p.Account.ID, agent.ID, store.AnyVersion); derr != nil {
 			s.cfg.Logger.ErrorContext(ctx, "delete agent after failed import", "agentId", agent.ID, "error", derr)
 		}
+	}()
+	if err := s.importBundle(ctx, p.Account.ID, agent.ID, bundle); err != nil {
 		return nil, err
 	}
+	if protected {
+		if _, _, err := s.cfg.Store.UpdateAgent(ctx, p.Account.ID, agent.ID, map[string]json.RawMessage{"deleteProtection": protect}, nil, store.AnyVersion); err != nil {
+			return nil, err
+		}
+	}
+	imported = true
 	return s.agentCreated(agent), nil
+}
+
+// checkBundle refuses, before anything is stored, what the contract's
+// schema cannot say of a bundle: a conversation without a key, and a time
+// outside the years an id is made of.
+func checkBundle(bundle *gen.AgentBundle) error {
+	for i, m := range deref2(bundle.Memories) {
+		if m.CreatedAt == nil {
+			continue
+		}
+		if err := checkYears(fmt.Sprintf("agentd.memories[%d].createdAt", i), *m.CreatedAt, firstIDYear); err != nil {
+			return err
+		}
+	}
+	for i, c := range deref2(bundle.History) {
+		if deref(c.RoomId) == "" && deref(c.UserId) == "" {
+			return invalidRequest(fmt.Sprintf("agentd.history[%d]", i), "needs a roomId or a userId")
+		}
+		for j, m := range c.Messages {
+			if m.CreatedAt == nil {
+				continue
+			}
+			if err := checkYears(fmt.Sprintf("agentd.history[%d].messages[%d].createdAt", i, j), *m.CreatedAt, firstIDYear); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // importBundle stores bundle for the new agent agentID: its memories,

@@ -1075,7 +1075,10 @@ export interface components {
         BundleMemory: {
             text: string;
             userId?: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description Within the years 1970 to 9999 in UTC, else the import is refused (400 naming it).
+             */
             createdAt?: string;
         };
         BundleKnowledge: {
@@ -1094,7 +1097,10 @@ export interface components {
             text: string;
             userId?: string;
             partial?: boolean;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description Within the years 1970 to 9999 in UTC, else the import is refused (400 naming it).
+             */
             createdAt?: string;
         };
         /** @enum {string} */
