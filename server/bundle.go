@@ -205,14 +205,17 @@ func (s *Server) importBundle(ctx context.Context, accountID, agentID string, bu
 		if err != nil {
 			return err
 		}
-		for _, m := range deref2(bundle.Memories) {
-			mem := store.Memory{UserID: deref(m.UserId), Text: m.Text, Source: store.MemorySourceAPI}
+		mems := make([]store.Memory, len(deref2(bundle.Memories)))
+		for i, m := range deref2(bundle.Memories) {
+			mems[i] = store.Memory{UserID: deref(m.UserId), Text: m.Text, Source: store.MemorySourceAPI}
 			if m.CreatedAt != nil {
-				mem.CreatedAt = *m.CreatedAt
+				mems[i].CreatedAt = *m.CreatedAt
 			}
-			if _, err := s.cfg.Recall.SaveMemory(ctx, a, mem, false); err != nil {
-				return err
-			}
+		}
+		// In batches: thousands of memories are a few embedding requests
+		// and transactions, and a client that went away stops the rest.
+		if err := s.cfg.Recall.SaveMemories(ctx, a, mems); err != nil {
+			return err
 		}
 		for _, k := range deref2(bundle.Knowledge) {
 			if _, err := s.cfg.Recall.AddKnowledge(ctx, a, k.Name, k.Text); err != nil {

@@ -1,12 +1,14 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/agentd/agentd/llm/llmtest"
 	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/store/storetest"
 )
 
 // TestMemoryAPI: memories are created, listed (newest first, by user,
@@ -139,4 +141,24 @@ func TestMemoryThroughTurns(t *testing.T) {
 	if len(bob["memories"].([]any)) != 0 {
 		t.Errorf("bob's preview shows %v", bob["memories"])
 	}
+}
+
+// TestImportEmbedsMemoriesInBatches: an import's memories are embedded in
+// requests of many texts each, not one request per memory, and all stored.
+func TestImportEmbedsMemoriesInBatches(t *testing.T) {
+	storetest.Backends(t, func(t *testing.T, dsn string) {
+		h := newHarnessAt(t, dsn, nil, nil)
+		mems := make([]any, 250)
+		for i := range mems {
+			mems[i] = map[string]any{"text": fmt.Sprint("fact ", i)}
+		}
+		id := h.createAgent(map[string]any{"name": "Mover", "modelProvider": "openai", "agentd": map[string]any{"memories": mems}})
+		if n := len(h.openai.EmbeddingRequests()); n != 3 {
+			t.Errorf("%d embedding requests for 250 memories, want 3", n)
+		}
+		total := h.get("/v1/agents/" + id + "/memories").Data(t)["pagination"].(map[string]any)["totalItems"]
+		if total != 250.0 {
+			t.Errorf("%v memories stored, want 250", total)
+		}
+	})
 }
