@@ -256,9 +256,9 @@ func (s *Store) SearchMemories(ctx context.Context, accountID, agentID string, s
 }
 
 // MemoryVectors returns the memories of agent agentID of account accountID
-// in scope (as SearchMemories) embedded by model, with ID, UserID, Text and
-// Embedding, for the caller to rank by vector. ErrNotFound for a missing
-// agent or one of another account.
+// in scope (as SearchMemories) embedded by model, as listed and with their
+// Embedding, for the caller to rank by vector and answer as they are.
+// ErrNotFound for a missing agent or one of another account.
 func (s *Store) MemoryVectors(ctx context.Context, accountID, agentID string, scope []string, model string) ([]Memory, error) {
 	db := s.read(ctx)
 	if err := ownedAgent(db, accountID, agentID); err != nil {
@@ -266,7 +266,7 @@ func (s *Store) MemoryVectors(ctx context.Context, accountID, agentID string, sc
 	}
 	var rows []memoryRow
 	err := embeddedBy(memoriesIn(db, agentID, scope), "memories", model).
-		Select("id", "agent_id", "user_id", "text", "embedding", "embedding_model").Find(&rows).Error
+		Select(append(slices.Clone(memoryColumns), "embedding")).Find(&rows).Error
 	if err != nil {
 		return nil, wrap("memory vectors", err)
 	}
