@@ -311,16 +311,14 @@ func (h *Handler) check(ctx context.Context, c Call, in *sendRequest) *rpcError 
 		return invalidParams("the message text must not contain U+0000")
 	case utf8.RuneCountInString(in.Text) > maxTextLength:
 		return invalidParams(fmt.Sprintf("the message text must be at most %d characters", maxTextLength))
-	case in.ContextID != "" && !validContextID(in.ContextID):
+	case in.ContextID != "" && !printableID(in.ContextID, maxContextIDLength):
 		return invalidParams(fmt.Sprintf("message.contextId must be 1 to %d printable characters", maxContextIDLength))
+	case in.MessageID != "" && !printableID(in.MessageID, maxIDLength):
+		return invalidParams(fmt.Sprintf("message.messageId must be 1 to %d printable characters", maxIDLength))
 	}
 	if in.TaskID != "" {
-		_, err := h.cfg.Tasks.GetA2ATask(ctx, c.AccountID, c.AgentID, in.TaskID)
-		if errors.Is(err, store.ErrA2ATaskNotFound) {
-			return taskNotFound(in.TaskID)
-		}
-		if err != nil {
-			return h.explain(err, c.RequestID)
+		if _, rerr := h.task(ctx, c, in.TaskID); rerr != nil {
+			return rerr
 		}
 		return &rpcError{Code: CodeUnsupportedOperation, Message: "The task has ended and takes no more messages; " +
 			"send the message without taskId, in the task's contextId, to go on."}
@@ -360,8 +358,13 @@ func (h *Handler) cancel(ctx context.Context, c Call, req rpcRequest, d dialect)
 	return errorReply(d, req.ID, rerr)
 }
 
-// task reads a task of the called agent.
+// task reads a task of the called agent. An id that is not printable text
+// of an id's length is no task's, and is not looked for: PostgreSQL fails
+// on bytes that SQLite merely finds nothing for.
 func (h *Handler) task(ctx context.Context, c Call, id string) (store.A2ATask, *rpcError) {
+	if !printableID(id, maxIDLength) {
+		return store.A2ATask{}, taskNotFound(id)
+	}
 	task, err := h.cfg.Tasks.GetA2ATask(ctx, c.AccountID, c.AgentID, id)
 	if errors.Is(err, store.ErrA2ATaskNotFound) {
 		return task, taskNotFound(id)
@@ -518,10 +521,9 @@ func acceptsText(modes []string) bool {
 	return false
 }
 
-// validContextID reports whether id is 1 to maxContextIDLength printable
-// characters.
-func validContextID(id string) bool {
-	if !utf8.ValidString(id) || utf8.RuneCountInString(id) > maxContextIDLength {
+// printableID reports whether id is 1 to most printable characters.
+func printableID(id string, most int) bool {
+	if id == "" || !utf8.ValidString(id) || utf8.RuneCountInString(id) > most {
 		return false
 	}
 	for _, r := range id {
@@ -543,5 +545,9 @@ func newID(prefix string) string {
 // The bounds of a message.
 const (
 	maxContextIDLength = 128
-	maxTextLength      = 16000
+	// maxIDLength bounds the task and message ids a client gives: far
+	// above the ids agentd and A2A clients make, and short enough that a
+	// bad one never reaches the store or the log at length.
+	maxIDLength   = 256
+	maxTextLength = 16000
 )

@@ -72,9 +72,14 @@ func invalidParams(reason string) *rpcError {
 	return &rpcError{Code: CodeInvalidParams, Message: "Invalid parameters: " + reason + "."}
 }
 
+// taskNotFound names the task it did not find, unless its id is not one
+// an answer may show.
 func taskNotFound(id string) *rpcError {
-	return &rpcError{Code: CodeTaskNotFound, Message: "Task not found.", Reason: "TASK_NOT_FOUND",
-		Domain: protocolDomain, Metadata: map[string]string{"taskId": id}}
+	e := &rpcError{Code: CodeTaskNotFound, Message: "Task not found.", Reason: "TASK_NOT_FOUND", Domain: protocolDomain}
+	if printableID(id, maxIDLength) {
+		e.Metadata = map[string]string{"taskId": id}
+	}
+	return e
 }
 
 // parseRequest reads a JSON-RPC request; the error carries the id when it

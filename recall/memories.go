@@ -19,6 +19,41 @@ func (s *Service) SaveMemory(ctx context.Context, a Agent, m store.Memory, dropO
 	return s.store.CreateMemory(ctx, a.AccountID, m, indexTerms(m.Text), dropOldest)
 }
 
+// saveBatch bounds the memories SaveMemories embeds in one Embed call
+// (which sends them in requests of as many texts as the provider takes)
+// and writes in one transaction.
+const saveBatch = 500
+
+// SaveMemories stores ms for agent a, as SaveMemory stores each, in
+// batches of saveBatch: one Embed call and one transaction each, so many
+// memories cost few provider requests and writes. It makes no room: past
+// the limit the store refuses the batch. It stops at the first error, and
+// before a batch when ctx is done (a client that went away), returning
+// ctx's error; the batches stored before stay.
+func (s *Service) SaveMemories(ctx context.Context, a Agent, ms []store.Memory) error {
+	for batch := range slices.Chunk(ms, saveBatch) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		texts, terms := make([]string, len(batch)), make([]string, len(batch))
+		for i, m := range batch {
+			texts[i], terms[i] = m.Text, indexTerms(m.Text)
+		}
+		vecs, model := s.vectors(ctx, a, texts)
+		batch = slices.Clone(batch)
+		for i := range batch {
+			batch[i].AgentID = a.ID
+			if vecs != nil {
+				batch[i].Embedding, batch[i].EmbeddingModel = vecs[i], model
+			}
+		}
+		if _, err := s.store.CreateMemories(ctx, a.AccountID, batch, terms); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Memories returns at most k of a's memories of scope (user ids, "" for
 // agent-wide ones; nil for all) most relevant to query, best first. With
 // embeddings every memory of the scope is ranked by cosine; otherwise only

@@ -20,6 +20,7 @@ const (
 // Store is what recall reads and writes; *store.Store implements it.
 type Store interface {
 	CreateMemory(ctx context.Context, accountID string, m store.Memory, terms string, dropOldest bool) (store.Memory, error)
+	CreateMemories(ctx context.Context, accountID string, ms []store.Memory, terms []string) ([]store.Memory, error)
 	SearchMemories(ctx context.Context, accountID, agentID string, scope []string, terms []string, limit int) ([]store.Memory, int64, error)
 	MemoryVectors(ctx context.Context, accountID, agentID string, scope []string, model string) ([]store.Memory, error)
 	StaleMemories(ctx context.Context, accountID, agentID string, scope []string, model string, limit int) ([]store.Memory, error)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -138,4 +139,52 @@ func TestVectorsCachedUntilTheyChange(t *testing.T) {
 	if got := recalled("who brings cocoa"); got != "Ann brings hot cocoa" || cs.loads != 2 {
 		t.Errorf("after a save: %q, %d loads", got, cs.loads)
 	}
+}
+
+// cancellingEmbedder is an embedder whose first call cancels the context
+// of the save that called it, as a client that goes away does.
+type cancellingEmbedder struct {
+	embedder
+	cancel context.CancelFunc
+}
+
+func (e *cancellingEmbedder) Embed(ctx context.Context, provider, key string, texts []string) ([][]float32, string, error) {
+	e.cancel()
+	return e.embedder.Embed(ctx, provider, key, texts)
+}
+
+// TestSaveMemoriesInBatches: many memories are embedded in few calls and
+// all stored; a save whose context ends stops between batches, storing no
+// more and embedding no more.
+func TestSaveMemoriesInBatches(t *testing.T) {
+	storetest.Backends(t, func(t *testing.T, dsn string) {
+		e := &embedder{model: "m"}
+		svc, st, a := newRecall(t, dsn, e)
+		many := func(n int) []store.Memory {
+			ms := make([]store.Memory, n)
+			for i := range ms {
+				ms[i] = store.Memory{Text: fmt.Sprint("fact ", i), Source: store.MemorySourceAPI}
+			}
+			return ms
+		}
+		ctx := context.Background()
+		if err := svc.SaveMemories(ctx, a, many(1200)); err != nil {
+			t.Fatal(err)
+		}
+		_, total, err := st.ListMemories(ctx, a.AccountID, a.ID, store.MemoryQuery{})
+		if err != nil || total != 1200 || e.calls > 3 {
+			t.Errorf("%d memories stored in %d embedding calls, %v", total, e.calls, err)
+		}
+
+		cctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		ce := &cancellingEmbedder{embedder: embedder{model: "m"}, cancel: cancel}
+		svc = recall.New(st, ce, nil)
+		if err := svc.SaveMemories(cctx, a, many(1200)); !errors.Is(err, context.Canceled) {
+			t.Errorf("save of a gone client: %v", err)
+		}
+		if _, after, _ := st.ListMemories(ctx, a.AccountID, a.ID, store.MemoryQuery{}); after != total || ce.calls != 1 {
+			t.Errorf("a cancelled save went on: %d memories, %d embedding calls", after-total, ce.calls)
+		}
+	})
 }

@@ -511,3 +511,44 @@ func TestA2AStreamClientGoneFailsTheTask(t *testing.T) {
 	}
 	testutil.Eventually(t, "the stream's slot freed", slotsFree(t, h.cfg.Turn.Semaphore, "agent:"+id))
 }
+
+// TestA2ABadIdsAreRefused: task and message ids that are not printable
+// text, or longer than any id agentd makes or keeps, never reach the
+// store, where PostgreSQL failed on a NUL as an internal error while SQLite
+// found no task: an unknown task is not found, a bad message id is invalid
+// params, the same on both databases.
+func TestA2ABadIdsAreRefused(t *testing.T) {
+	for name, h := range map[string]*harness{"sqlite": newHarness(t), "postgres": newHarnessPostgres(t)} {
+		t.Run(name, func(t *testing.T) {
+			id := h.createAgent(map[string]any{"name": "Trader"})
+			with := func(member, value string) map[string]any {
+				p := a2aUserMessage("hi", "c")
+				p["message"].(map[string]any)[member] = value
+				return p
+			}
+			long := strings.Repeat("t", 257)
+			for name, tc := range map[string]struct {
+				call rpcCall
+				code float64
+			}{
+				"GetTask NUL":          {rpcCall{method: "GetTask", params: map[string]any{"id": "task_\x00"}}, -32001},
+				"GetTask control":      {rpcCall{method: "GetTask", params: map[string]any{"id": "task_\x1b"}}, -32001},
+				"GetTask long":         {rpcCall{method: "GetTask", params: map[string]any{"id": long}}, -32001},
+				"tasks/get NUL":        {rpcCall{method: "tasks/get", params: map[string]any{"id": "task_\x00"}, version: "0.3"}, -32001},
+				"CancelTask NUL":       {rpcCall{method: "CancelTask", params: map[string]any{"id": "task_\x00"}}, -32001},
+				"SendMessage taskId":   {rpcCall{method: "SendMessage", params: with("taskId", "task_\x00")}, -32001},
+				"SendMessage long":     {rpcCall{method: "SendMessage", params: with("taskId", long)}, -32001},
+				"SendMessage msgId":    {rpcCall{method: "SendMessage", params: with("messageId", "m\x00")}, -32602},
+				"SendMessage long msg": {rpcCall{method: "SendMessage", params: with("messageId", long)}, -32602},
+				"stream msgId":         {rpcCall{method: "SendStreamingMessage", params: with("messageId", "m\x00")}, -32602},
+			} {
+				t.Run(name, func(t *testing.T) {
+					tc.call.agentID = id
+					if e := rpcErr(t, h.with(t).rpc(tc.call)); e["code"] != tc.code {
+						t.Errorf("error %v, want %v", e, tc.code)
+					}
+				})
+			}
+		})
+	}
+}

@@ -134,11 +134,12 @@ func takeBundle(raw json.RawMessage) (json.RawMessage, *gen.AgentBundle, error) 
 // and history of bundle, whole or not at all: the agent is created without
 // its deleteProtection, so that a failed import can delete it, and gets it
 // once everything is stored.
+//
+// The agent is deleted in a deferred call, so that an import that stops by
+// a panic leaves nothing behind either.
 func (s *Server) createWithBundle(ctx context.Context, fields map[string]json.RawMessage, bundle *gen.AgentBundle) (gen.CreateAgentResponseObject, error) {
-	for i, c := range deref2(bundle.History) {
-		if deref(c.RoomId) == "" && deref(c.UserId) == "" {
-			return nil, invalidRequest(fmt.Sprintf("agentd.history[%d]", i), "needs a roomId or a userId")
-		}
+	if err := checkBundle(bundle); err != nil {
+		return nil, err
 	}
 	p := principalFrom(ctx)
 	protect, protected := fields["deleteProtection"]
@@ -147,17 +148,53 @@ func (s *Server) createWithBundle(ctx context.Context, fields map[string]json.Ra
 	if err != nil {
 		return nil, err
 	}
-	err = s.importBundle(ctx, p.Account.ID, agent.ID, bundle)
-	if err == nil && protected {
-		_, _, err = s.cfg.Store.UpdateAgent(ctx, p.Account.ID, agent.ID, map[string]json.RawMessage{"deleteProtection": protect}, nil, store.AnyVersion)
-	}
-	if err != nil {
+	imported := false
+	defer func() {
+		if imported {
+			return
+		}
 		if _, derr := s.cfg.Store.DeleteAgent(context.WithoutCancel(ctx), p.Account.ID, agent.ID, store.AnyVersion); derr != nil {
 			s.cfg.Logger.ErrorContext(ctx, "delete agent after failed import", "agentId", agent.ID, "error", derr)
 		}
+	}()
+	if err := s.importBundle(ctx, p.Account.ID, agent.ID, bundle); err != nil {
 		return nil, err
 	}
+	if protected {
+		if _, _, err := s.cfg.Store.UpdateAgent(ctx, p.Account.ID, agent.ID, map[string]json.RawMessage{"deleteProtection": protect}, nil, store.AnyVersion); err != nil {
+			return nil, err
+		}
+	}
+	imported = true
 	return s.agentCreated(agent), nil
+}
+
+// checkBundle refuses, before anything is stored, what the contract's
+// schema cannot say of a bundle: a conversation without a key, and a time
+// outside the years an id is made of.
+func checkBundle(bundle *gen.AgentBundle) error {
+	for i, m := range deref2(bundle.Memories) {
+		if m.CreatedAt == nil {
+			continue
+		}
+		if err := checkYears(fmt.Sprintf("agentd.memories[%d].createdAt", i), *m.CreatedAt, firstIDYear); err != nil {
+			return err
+		}
+	}
+	for i, c := range deref2(bundle.History) {
+		if deref(c.RoomId) == "" && deref(c.UserId) == "" {
+			return invalidRequest(fmt.Sprintf("agentd.history[%d]", i), "needs a roomId or a userId")
+		}
+		for j, m := range c.Messages {
+			if m.CreatedAt == nil {
+				continue
+			}
+			if err := checkYears(fmt.Sprintf("agentd.history[%d].messages[%d].createdAt", i, j), *m.CreatedAt, firstIDYear); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // importBundle stores bundle for the new agent agentID: its memories,
@@ -168,14 +205,17 @@ func (s *Server) importBundle(ctx context.Context, accountID, agentID string, bu
 		if err != nil {
 			return err
 		}
-		for _, m := range deref2(bundle.Memories) {
-			mem := store.Memory{UserID: deref(m.UserId), Text: m.Text, Source: store.MemorySourceAPI}
+		mems := make([]store.Memory, len(deref2(bundle.Memories)))
+		for i, m := range deref2(bundle.Memories) {
+			mems[i] = store.Memory{UserID: deref(m.UserId), Text: m.Text, Source: store.MemorySourceAPI}
 			if m.CreatedAt != nil {
-				mem.CreatedAt = *m.CreatedAt
+				mems[i].CreatedAt = *m.CreatedAt
 			}
-			if _, err := s.cfg.Recall.SaveMemory(ctx, a, mem, false); err != nil {
-				return err
-			}
+		}
+		// In batches: thousands of memories are a few embedding requests
+		// and transactions, and a client that went away stops the rest.
+		if err := s.cfg.Recall.SaveMemories(ctx, a, mems); err != nil {
+			return err
 		}
 		for _, k := range deref2(bundle.Knowledge) {
 			if _, err := s.cfg.Recall.AddKnowledge(ctx, a, k.Name, k.Text); err != nil {

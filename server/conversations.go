@@ -108,15 +108,11 @@ func analyticsQuery(p gen.GetAgentAnalyticsParams, now time.Time) (store.Analyti
 	if p.Interval != nil {
 		q.Interval = store.Interval(*p.Interval)
 	}
-	// Offsets may move a time of year 9999 or 0000 out of the years a
-	// timestamp can show.
-	for _, end := range []struct {
-		name string
-		t    time.Time
-	}{{"from", q.From}, {"to", q.To}} {
-		if y := end.t.Year(); y < 1 || y > 9999 {
-			return q, invalidRequest(end.name, "must fall within the years 0001 to 9999 in UTC")
-		}
+	if err := checkYears("from", q.From, firstShownYear); err != nil {
+		return q, err
+	}
+	if err := checkYears("to", q.To, firstShownYear); err != nil {
+		return q, err
 	}
 	maxRange, unit := maxHourlyRange, "7 days of hours"
 	if q.Interval == store.IntervalDay {

@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 
 	"github.com/agentd/agentd/gen"
 	"github.com/agentd/agentd/store"
@@ -23,7 +25,13 @@ func (s *Server) ExportAgent(ctx context.Context, req gen.ExportAgentRequestObje
 		if err != nil {
 			return nil, err
 		}
-		doc = append(append(doc[:len(doc)-1], `,"agentd":`...), append(mustJSON(bundle), '}')...)
+		// The bundle holds what clients gave, which may not encode (a time
+		// stored before imports were bounded): an error, not a panic.
+		raw, err := json.Marshal(bundle)
+		if err != nil {
+			return nil, fmt.Errorf("server: export the bundle of %s: %w", agent.ID, err)
+		}
+		doc = append(append(doc[:len(doc)-1], `,"agentd":`...), append(raw, '}')...)
 	}
 	return gen.ExportAgent200JSONResponse{Body: gen.AgentExportEnvelope{Success: true, Data: doc}}, nil
 }

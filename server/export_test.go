@@ -1,13 +1,18 @@
 package server
 
 import (
+	"context"
+	"log/slog"
 	"net/http"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/agentd/agentd/internal/testutil"
 	"github.com/agentd/agentd/llm/llmtest"
+	"github.com/agentd/agentd/recall"
 	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/store/storetest"
 )
@@ -193,5 +198,95 @@ func TestExportIncludeValidation(t *testing.T) {
 	}
 	if res := h.do(request{method: "PATCH", path: "/v1/agents/" + id, key: h.writeKey, body: map[string]any{"agentd": map[string]any{}}}); res.Code != http.StatusBadRequest {
 		t.Errorf("agentd in a PATCH: %d %s", res.Code, res.Body)
+	}
+}
+
+// TestImportRefusesTimesOutsideIDs: a bundle time before 1970 or after 9999
+// in UTC, which no id can carry or no timestamp show, is 400 naming its
+// member, and the import stores nothing: not even the agent.
+func TestImportRefusesTimesOutsideIDs(t *testing.T) {
+	storetest.Backends(t, func(t *testing.T, dsn string) {
+		h := newHarnessAt(t, dsn, nil, nil)
+		msg := func(createdAt string) map[string]any {
+			return map[string]any{"role": "user", "text": "hi", "createdAt": createdAt}
+		}
+		history := func(createdAt ...string) map[string]any {
+			var msgs []any
+			for _, c := range createdAt {
+				msgs = append(msgs, msg(c))
+			}
+			return map[string]any{"history": []any{map[string]any{"userId": "ann", "messages": msgs}}}
+		}
+		memories := func(createdAt string) map[string]any {
+			return map[string]any{"memories": []any{map[string]any{"text": "fine"}, map[string]any{"text": "odd", "createdAt": createdAt}}}
+		}
+		for _, c := range []struct {
+			bundle map[string]any
+			field  string
+		}{
+			{history("1969-12-31T23:59:59.999Z"), "agentd.history[0].messages[0].createdAt"},
+			{history("2020-01-01T00:00:00Z", "0001-01-01T00:00:00+01:00"), "agentd.history[0].messages[1].createdAt"},
+			{memories("9999-12-31T23:59:59-23:59"), "agentd.memories[1].createdAt"},
+			{memories("0000-01-01T00:00:00Z"), "agentd.memories[1].createdAt"},
+		} {
+			h.with(t).checkError(t, errorCase{name: c.field, req: request{method: "POST", path: "/v1/agents", key: h.writeKey,
+				body: map[string]any{"name": "Dated", "agentd": c.bundle}}, status: 400, code: "INVALID_REQUEST", field: c.field})
+		}
+		if n := h.agentCount(); n != 0 {
+			t.Errorf("refused imports left %v agents behind", n)
+		}
+		id := h.createAgent(map[string]any{"name": "Edges", "agentd": history("1970-01-01T00:00:00Z", "9999-12-31T23:59:59.999Z")})
+		if res := h.get("/v1/agents/" + id + "/export?include=history"); res.Code != 200 {
+			t.Errorf("export of the years' ends: %d %s", res.Code, res.Body)
+		}
+	})
+}
+
+// panickyRecall is a Recall whose knowledge import panics.
+type panickyRecall struct{ Recall }
+
+func (panickyRecall) AddKnowledge(context.Context, recall.Agent, string, string) (store.KnowledgeDoc, error) {
+	panic("add knowledge")
+}
+
+// TestImportThatPanicsLeavesNoAgent: an import stops whole, even when it
+// stops by a panic, which the server answers as any internal error.
+func TestImportThatPanicsLeavesNoAgent(t *testing.T) {
+	h := newHarness(t, func(c *harnessConfig) { c.Recall = panickyRecall{c.Recall} })
+	res := h.do(request{method: "POST", path: "/v1/agents", key: h.writeKey, body: map[string]any{"name": "Doomed",
+		"agentd": map[string]any{"knowledge": []any{map[string]any{"name": "a.md", "text": "text"}}}}})
+	if res.Code != http.StatusInternalServerError {
+		t.Fatalf("import that panics: %d %s", res.Code, res.Body)
+	}
+	if n := h.agentCount(); n != 0 {
+		t.Errorf("the import that panicked left its agent: %v agents", n)
+	}
+}
+
+// agentCount is how many agents the harness's account has.
+func (h *harness) agentCount() int {
+	h.t.Helper()
+	n, _ := h.get("/v1/agents").Data(h.t)["pagination"].(map[string]any)["totalItems"].(float64)
+	return int(n)
+}
+
+// TestExportOfUnshowableTimeIsAnError: a stored time no timestamp can show
+// (kept from before imports were bounded) makes the export fail as an
+// error, not as a panic of the server.
+func TestExportOfUnshowableTimeIsAnError(t *testing.T) {
+	var logs testutil.SyncBuffer
+	h := newHarnessAt(t, storetest.PostgresDSN(t), nil, nil, func(c *harnessConfig) { c.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
+	id := h.createAgent(map[string]any{"name": "Old"})
+	late := time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
+	if _, err := h.store.CreateMemory(context.Background(), h.account.ID,
+		store.Memory{AgentID: id, Text: "late", Source: store.MemorySourceAPI, CreatedAt: late}, "late", false); err != nil {
+		t.Fatal(err)
+	}
+	res := h.get("/v1/agents/" + id + "/export?include=memories")
+	if res.Code != http.StatusInternalServerError {
+		t.Errorf("export: %d %s", res.Code, res.Body)
+	}
+	if strings.Contains(logs.String(), "panic") {
+		t.Errorf("the export panicked: %s", logs.String())
 	}
 }

@@ -82,7 +82,7 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 		if err := openapi3filter.ValidateRequest(req.Context(), input); err != nil {
 			return translateValidation(err, operationID, limit)
 		}
-		if err := checkParams(req, route.Operation, pathParams); err != nil {
+		if err := checkParams(req, route, pathParams); err != nil {
 			return err
 		}
 		return s.idempotent(c, next, principal, operationID)
@@ -113,32 +113,32 @@ func bodyModel(req *http.Request, limit int64) string {
 }
 
 // pathNotFound is the not-found of each path parameter: an id no record
-// can have is a record that does not exist.
+// can have is a record that does not exist. Every path parameter of the
+// contract has one.
 var pathNotFound = map[string]*apiError{
 	"agentId": errAgentNotFound, "conversationId": errConversationNotFound,
 	"webhookId": errWebhookNotFound, "deliveryId": errDeliveryNotFound,
 	"memoryId": errMemoryNotFound, "knowledgeId": errKnowledgeNotFound,
+	"messageId": errMessageNotFound,
 }
-
-// pathOrder is the order the path parameters nest in, outermost first: a
-// path with two bad ids names the outer one.
-var pathOrder = []string{"agentId", "conversationId", "webhookId", "deliveryId"}
 
 // checkParams refuses what the validator lets through but no backend should
 // get, the same way on SQLite and PostgreSQL (which fails on such bytes where
 // SQLite finds nothing): a path id or query value that is not valid UTF-8 or
 // holds a control character (404 for the id, 400 naming the parameter), and a
-// query parameter given twice where the operation takes one value.
-func checkParams(req *http.Request, op *openapi3.Operation, pathParams map[string]string) error {
-	for _, name := range pathOrder {
-		v, ok := pathParams[name]
-		if !ok {
-			continue
-		}
+// query parameter given twice where the operation takes one value. Path
+// parameters are checked in the order the route's path names them, so a
+// path with two bad ids names the outer one.
+func checkParams(req *http.Request, route *routers.Route, pathParams map[string]string) error {
+	for _, m := range pathParam.FindAllStringSubmatch(route.Path, -1) {
+		name := m[1]
 		// The router keeps the id as the path escapes it; the handler gets
 		// it unescaped.
-		if v, err := url.PathUnescape(v); err != nil || !cleanText(v) {
-			return pathNotFound[name]
+		if v, err := url.PathUnescape(pathParams[name]); err != nil || !cleanText(v) {
+			if nf := pathNotFound[name]; nf != nil {
+				return nf
+			}
+			return errNotFound
 		}
 	}
 	query := req.URL.Query()
@@ -149,7 +149,7 @@ func checkParams(req *http.Request, op *openapi3.Operation, pathParams map[strin
 			}
 		}
 	}
-	for _, p := range op.Parameters {
+	for _, p := range route.Operation.Parameters {
 		param := p.Value
 		if param == nil || param.In != openapi3.ParameterInQuery || len(query[param.Name]) < 2 {
 			continue

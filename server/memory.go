@@ -12,6 +12,7 @@ import (
 // implements it.
 type Recall interface {
 	SaveMemory(ctx context.Context, a recall.Agent, m store.Memory, dropOldest bool) (store.Memory, error)
+	SaveMemories(ctx context.Context, a recall.Agent, ms []store.Memory) error
 	Memories(ctx context.Context, a recall.Agent, scope []string, query string, k int) ([]store.Memory, error)
 	AddKnowledge(ctx context.Context, a recall.Agent, name, text string) (store.KnowledgeDoc, error)
 }

@@ -1,12 +1,15 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/agentd/agentd/llm/llmtest"
 	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/store/storetest"
 )
 
 // TestMemoryAPI: memories are created, listed (newest first, by user,
@@ -139,4 +142,54 @@ func TestMemoryThroughTurns(t *testing.T) {
 	if len(bob["memories"].([]any)) != 0 {
 		t.Errorf("bob's preview shows %v", bob["memories"])
 	}
+}
+
+// TestImportEmbedsMemoriesInBatches: an import's memories are embedded in
+// requests of many texts each, not one request per memory, and all stored.
+func TestImportEmbedsMemoriesInBatches(t *testing.T) {
+	storetest.Backends(t, func(t *testing.T, dsn string) {
+		h := newHarnessAt(t, dsn, nil, nil)
+		mems := make([]any, 250)
+		for i := range mems {
+			mems[i] = map[string]any{"text": fmt.Sprint("fact ", i)}
+		}
+		id := h.createAgent(map[string]any{"name": "Mover", "modelProvider": "openai", "agentd": map[string]any{"memories": mems}})
+		if n := len(h.openai.EmbeddingRequests()); n != 3 {
+			t.Errorf("%d embedding requests for 250 memories, want 3", n)
+		}
+		total := h.get("/v1/agents/" + id + "/memories").Data(t)["pagination"].(map[string]any)["totalItems"]
+		if total != 250.0 {
+			t.Errorf("%v memories stored, want 250", total)
+		}
+	})
+}
+
+// TestMemorySearchShowsWhatTheListShows: a memory found by q, ranked by
+// vectors (openai) or by its terms (anthropic, which embeds nothing), has
+// the members it has in the plain list.
+func TestMemorySearchShowsWhatTheListShows(t *testing.T) {
+	storetest.Backends(t, func(t *testing.T, dsn string) {
+		h := newHarnessAt(t, dsn, nil, nil)
+		for _, provider := range []string{"openai", "anthropic"} {
+			id := h.createAgent(map[string]any{"name": "Keeper", "modelProvider": provider})
+			for _, m := range []map[string]any{{"text": "Ann likes green tea", "userId": "ann"}, {"text": "The office opens at nine"}} {
+				if res := h.do(request{method: "POST", path: "/v1/agents/" + id + "/memories", key: h.writeKey, body: m}); res.Code != http.StatusCreated {
+					t.Fatalf("memory: %d %s", res.Code, res.Body)
+				}
+			}
+			listed := map[any]map[string]any{}
+			for _, m := range h.items(h.get("/v1/agents/" + id + "/memories")) {
+				listed[m["id"]] = m
+			}
+			found := h.items(h.get("/v1/agents/" + id + "/memories?q=green+tea"))
+			if len(found) == 0 {
+				t.Fatalf("%s: q found nothing", provider)
+			}
+			for _, m := range found {
+				if !reflect.DeepEqual(m, listed[m["id"]]) {
+					t.Errorf("%s: found %v, listed %v", provider, m, listed[m["id"]])
+				}
+			}
+		}
+	})
 }

@@ -3,6 +3,8 @@ package server
 import (
 	"strings"
 	"testing"
+
+	"github.com/agentd/agentd/gen"
 )
 
 // TestOddBytesInPathsAndQueries: ids and filters that are not valid UTF-8
@@ -27,6 +29,14 @@ func TestOddBytesInPathsAndQueries(t *testing.T) {
 				{"GET", "/v1/webhooks/wh_%FF", 404, "WEBHOOK_NOT_FOUND"},
 				{"POST", "/v1/webhooks/" + wh[0] + "/deliveries/whd_%FF/retry", 404, "DELIVERY_NOT_FOUND"},
 				{"POST", "/v1/webhooks/wh_%FF/deliveries/whd_%FF/retry", 404, "WEBHOOK_NOT_FOUND"},
+				{"DELETE", "/v1/agents/" + id + "/memories/mem_%FF", 404, "MEMORY_NOT_FOUND"},
+				{"DELETE", "/v1/agents/" + id + "/memories/mem_%00", 404, "MEMORY_NOT_FOUND"},
+				{"DELETE", "/v1/agents/" + id + "/knowledge/kn_%FF", 404, "KNOWLEDGE_NOT_FOUND"},
+				{"DELETE", "/v1/agents/" + id + "/knowledge/kn_%00", 404, "KNOWLEDGE_NOT_FOUND"},
+				{"POST", "/v1/agents/" + id + "/messages/msg_%FF/cancel", 404, "MESSAGE_NOT_FOUND"},
+				{"POST", "/v1/agents/" + id + "/messages/msg_%00/cancel", 404, "MESSAGE_NOT_FOUND"},
+				{"GET", "/v1/agents/" + id + "/messages/msg_%FF/stream", 404, "MESSAGE_NOT_FOUND"},
+				{"DELETE", "/v1/agents/agent_%FF/memories/mem_%FF", 404, "AGENT_NOT_FOUND"},
 				{"GET", "/v1/agents/" + id + "/conversations?userId=%FF", 400, "INVALID_REQUEST"},
 				{"GET", "/v1/agents/" + id + "/conversations?roomId=%C0%AF", 400, "INVALID_REQUEST"},
 			} {
@@ -96,5 +106,22 @@ func TestFreeTextMembersAreBounded(t *testing.T) {
 	} {
 		h.checkError(t, errorCase{name: c.member, req: request{method: "POST", path: "/v1/agents", key: h.writeKey,
 			body: map[string]any{"name": "big", c.member: c.value}}, status: 400, code: "INVALID_REQUEST", field: c.field})
+	}
+}
+
+// TestEveryPathParameterHasItsNotFound: the gate answers a bad id with the
+// not-found of its parameter, so a parameter new to the contract must get
+// one too, not a generic 404.
+func TestEveryPathParameterHasItsNotFound(t *testing.T) {
+	spec, err := gen.GetSpec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path := range spec.Paths.Map() {
+		for _, m := range pathParam.FindAllStringSubmatch(path, -1) {
+			if pathNotFound[m[1]] == nil {
+				t.Errorf("%s: path parameter %s has no not-found answer", path, m[1])
+			}
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -11,6 +12,25 @@ import (
 
 // timestamp renders t as the contract's RFC 3339 UTC with milliseconds.
 func timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
+
+// The first years a time given by a client may have: any a timestamp can
+// show, and, for a time an id is made of (an imported one), the first a
+// ULID can carry.
+const (
+	firstShownYear = 1
+	firstIDYear    = 1970
+)
+
+// checkYears refuses a time the client named name that falls outside the
+// years first to 9999 in UTC: an offset may move a time of year 9999 or
+// 0000 out of the years a timestamp can show, and a database keeps such a
+// time wrongly (SQLite as the zero time) or answers it with five digits.
+func checkYears(name string, t time.Time, first int) error {
+	if y := t.UTC().Year(); y < first || y > 9999 {
+		return invalidRequest(name, fmt.Sprintf("must fall within the years %04d to 9999 in UTC", first))
+	}
+	return nil
+}
 
 // secretMask replaces the value of every secret (see store.SecretMask).
 const secretMask = store.SecretMask

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -56,12 +58,7 @@ func (s *Store) CreateMemory(ctx context.Context, accountID string, m Memory, te
 	if err := checkMemory(m); err != nil {
 		return Memory{}, wrap("create memory", err)
 	}
-	t := s.now()
-	m.ID = newID("mem_", t)
-	if m.CreatedAt.IsZero() {
-		m.CreatedAt = t
-	}
-	m.CreatedAt = m.CreatedAt.UTC().Truncate(time.Millisecond)
+	m = newMemory(m, s.now())
 	row := fromMemory(m, terms)
 	err := s.write(ctx, "create memory", func(tx *gorm.DB) error {
 		if err := lockOwned(tx, accountID, m.AgentID); err != nil {
@@ -79,6 +76,71 @@ func (s *Store) CreateMemory(ctx context.Context, accountID string, m Memory, te
 		return Memory{}, err
 	}
 	return m, nil
+}
+
+// CreateMemories stores ms, memories of one agent, with their search terms
+// (terms[i] for ms[i]) as CreateMemory stores one, in one transaction: all
+// of them or, on any error, none. It drops no memory to make room: where ms
+// would take the agent past MaxMemories it fails with the "memory"
+// ErrQuotaExceeded. A memory that is not one is ErrInvalid naming the
+// field; ErrNotFound for a missing agent or one of another account.
+func (s *Store) CreateMemories(ctx context.Context, accountID string, ms []Memory, terms []string) ([]Memory, error) {
+	if len(ms) == 0 || len(terms) != len(ms) {
+		return nil, wrap("create memories", fieldError("memories", "must be one or more, each with its terms"))
+	}
+	t := s.now()
+	out := make([]Memory, len(ms))
+	rows := make([]memoryRow, len(ms))
+	saved := map[time.Time]int64{}
+	for i, m := range ms {
+		if err := checkMemory(m); err != nil {
+			return nil, wrap("create memories", err)
+		}
+		if m.AgentID != ms[0].AgentID {
+			return nil, wrap("create memories", fieldError("agentId", "must be one agent's"))
+		}
+		out[i] = newMemory(m, t)
+		rows[i] = fromMemory(out[i], terms[i])
+		saved[hourOf(out[i].CreatedAt)]++
+	}
+	err := s.write(ctx, "create memories", func(tx *gorm.DB) error {
+		agentID := ms[0].AgentID
+		if err := lockOwned(tx, accountID, agentID); err != nil {
+			return err
+		}
+		var n int64
+		if err := tx.Model(&memoryRow{}).Where("agent_id = ?", agentID).Count(&n).Error; err != nil {
+			return err
+		}
+		if n+int64(len(rows)) > MaxMemories {
+			return quotaError("memory", MaxMemories, int(n))
+		}
+		if err := tx.CreateInBatches(&rows, chunkInsertBatch).Error; err != nil {
+			return err
+		}
+		// In the hours' order, as every writer adds to them.
+		for _, hour := range slices.SortedFunc(maps.Keys(saved), time.Time.Compare) {
+			if err := addHourStats(tx, hourStatsRow{AgentID: ctext(agentID), Hour: hour, MemoriesSaved: saved[hour]}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// newMemory is m as it is stored at t: with an id, and made at t unless it
+// says when.
+func newMemory(m Memory, t time.Time) Memory {
+	m.ID = newID("mem_", t)
+	if m.CreatedAt.IsZero() {
+		m.CreatedAt = t
+	}
+	m.CreatedAt = m.CreatedAt.UTC().Truncate(time.Millisecond)
+	return m
 }
 
 // checkMemory refuses what no memory may hold.
@@ -194,9 +256,9 @@ func (s *Store) SearchMemories(ctx context.Context, accountID, agentID string, s
 }
 
 // MemoryVectors returns the memories of agent agentID of account accountID
-// in scope (as SearchMemories) embedded by model, with ID, UserID, Text and
-// Embedding, for the caller to rank by vector. ErrNotFound for a missing
-// agent or one of another account.
+// in scope (as SearchMemories) embedded by model, as listed and with their
+// Embedding, for the caller to rank by vector and answer as they are.
+// ErrNotFound for a missing agent or one of another account.
 func (s *Store) MemoryVectors(ctx context.Context, accountID, agentID string, scope []string, model string) ([]Memory, error) {
 	db := s.read(ctx)
 	if err := ownedAgent(db, accountID, agentID); err != nil {
@@ -204,7 +266,7 @@ func (s *Store) MemoryVectors(ctx context.Context, accountID, agentID string, sc
 	}
 	var rows []memoryRow
 	err := embeddedBy(memoriesIn(db, agentID, scope), "memories", model).
-		Select("id", "agent_id", "user_id", "text", "embedding", "embedding_model").Find(&rows).Error
+		Select(append(slices.Clone(memoryColumns), "embedding")).Find(&rows).Error
 	if err != nil {
 		return nil, wrap("memory vectors", err)
 	}

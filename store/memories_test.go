@@ -531,3 +531,59 @@ func TestMemoriesSavedAnalytics(t *testing.T) {
 		}
 	})
 }
+
+// TestCreateMemories: a batch of memories is stored whole with its terms,
+// embeddings and times, counted in the analytics of their hours, and
+// refused whole, storing none, where it would pass MaxMemories or one of
+// its memories is not one.
+func TestCreateMemories(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		acct := mustAccount(t, s, "acme")
+		a := mustAgent(t, s, acct.ID, "keeper")
+		when := time.Date(2025, 3, 1, 12, 30, 0, 0, time.UTC)
+		ms := []Memory{
+			{AgentID: a.ID, UserID: "ann", Text: "likes tea", Source: MemorySourceAPI, CreatedAt: when, Embedding: []float32{1, 0}, EmbeddingModel: "e1"},
+			{AgentID: a.ID, Text: "speaks French", Source: MemorySourceAPI, CreatedAt: when.Add(time.Hour)},
+			{AgentID: a.ID, Text: "now", Source: MemorySourceAPI},
+		}
+		made, err := s.CreateMemories(ctx, acct.ID, ms, []string{"likes tea", "speaks french", "now"})
+		mustOK(t, err)
+		if len(made) != 3 || !strings.HasPrefix(made[0].ID, "mem_") || !made[0].CreatedAt.Equal(when) || made[2].CreatedAt.IsZero() {
+			t.Errorf("created %+v", made)
+		}
+		all, total, err := s.ListMemories(ctx, acct.ID, a.ID, MemoryQuery{})
+		mustOK(t, err)
+		if total != 3 || !all[1].CreatedAt.Equal(when.Add(time.Hour)) || all[2].UserID != "ann" {
+			t.Errorf("listed %+v", all)
+		}
+		if found, n, err := s.SearchMemories(ctx, acct.ID, a.ID, nil, []string{"french"}, 5); err != nil || n != 3 || len(found) != 1 || found[0].Text != "speaks French" {
+			t.Errorf("searched %+v (%d), %v", found, n, err)
+		}
+		if vecs, err := s.MemoryVectors(ctx, acct.ID, a.ID, nil, "e1"); err != nil || len(vecs) != 1 {
+			t.Errorf("vectors %+v, %v", vecs, err)
+		}
+		stats, err := s.AgentAnalytics(ctx, acct.ID, a.ID, AnalyticsQuery{From: when.Add(-time.Hour), To: when.Add(2 * time.Hour), Interval: IntervalHour})
+		mustOK(t, err)
+		if stats.Totals.MemoriesSaved != 2 {
+			t.Errorf("memories saved in their hours: %+v", stats.Totals)
+		}
+
+		bad := []Memory{{AgentID: a.ID, Text: "fine", Source: MemorySourceAPI}, {AgentID: a.ID, Text: "", Source: MemorySourceAPI}}
+		_, err = s.CreateMemories(ctx, acct.ID, bad, []string{"fine", ""})
+		wantErr(t, err, ErrInvalid)
+		fillMemories(t, s, a.ID, MaxMemories-4, func(int) string { return "" })
+		_, err = s.CreateMemories(ctx, acct.ID, bad[:1:1], []string{"fine"})
+		mustOK(t, err)
+		_, err = s.CreateMemories(ctx, acct.ID, append(bad[:1:1], bad[0]), []string{"fine", "fine"})
+		var se *Error
+		if !errors.As(err, &se) || se.Code != CodeQuotaExceeded || se.Used != MaxMemories {
+			t.Errorf("past the quota: %v", err)
+		}
+		if _, total, _ := s.ListMemories(ctx, acct.ID, a.ID, MemoryQuery{}); total != MaxMemories {
+			t.Errorf("%d memories after refused batches, want %d", total, MaxMemories)
+		}
+		_, err = s.CreateMemories(ctx, mustAccount(t, s, "other").ID, bad[:1], []string{"fine"})
+		wantErr(t, err, ErrNotFound)
+	})
+}

@@ -308,13 +308,24 @@ var (
 func NewMessageID(t time.Time) string { return newID("msg_", t) }
 
 func newID(prefix string, t time.Time) string {
+	ms := idTime(t)
 	idMu.Lock()
-	id, err := ulid.New(ulid.Timestamp(t), idEntropy)
+	id, err := ulid.New(ms, idEntropy)
 	idMu.Unlock()
 	if err != nil { // the millisecond's increments overflowed: start afresh
-		id = ulid.MustNew(ulid.Timestamp(t), rand.Reader)
+		id = ulid.MustNew(ms, rand.Reader)
 	}
 	return prefix + strings.ToLower(id.String())
+}
+
+// idTime is t as the milliseconds a ULID carries, clamped to the ones it
+// can: an imported time may lie before 1970, where ulid.New fails.
+func idTime(t time.Time) uint64 {
+	ms := t.UnixMilli()
+	if ms < 0 {
+		return 0
+	}
+	return min(uint64(ms), ulid.MaxTime())
 }
 
 // utc normalizes a time read from the database.

@@ -107,3 +107,21 @@ func TestPostgresPool(t *testing.T) {
 		t.Errorf("a 3 s statement: %v, want it cancelled by the statement timeout", err)
 	}
 }
+
+// TestNewIDOfAnyTime: an id is made for any time, however far outside the
+// milliseconds a ULID counts (since 1970, for about 8,900 years): such a
+// time takes the nearest one it can carry rather than panicking.
+func TestNewIDOfAnyTime(t *testing.T) {
+	for _, at := range []time.Time{
+		time.Date(1969, 12, 31, 23, 59, 59, 999e6, time.UTC),
+		{},
+		time.Date(12000, 1, 1, 0, 0, 0, 0, time.UTC),
+	} {
+		if id := newID("conv_", at); len(id) != len("conv_")+26 {
+			t.Errorf("id of %v: %q", at, id)
+		}
+	}
+	if a, b := newID("x_", time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC)), newID("x_", time.Unix(0, 0)); a[:12] != b[:12] {
+		t.Errorf("a time before 1970 is not the epoch's: %s, %s", a, b)
+	}
+}

@@ -655,7 +655,9 @@ export interface paths {
          *     history, analytics, webhooks, tools and concurrency cap of Send
          *     Message; without one the server makes one and returns it. Only text
          *     parts (and data parts, read as JSON text) are taken. Every call
-         *     counts against the agent's Send Message limit.
+         *     counts against the agent's Send Message limit. A `messageId` is at
+         *     most 256 printable characters (else `-32602`); a task id that is
+         *     not is no task's (`-32001`).
          *
          *     Errors of the key, the limits, the media type and the body size come
          *     before JSON-RPC, as the envelope with their statuses. Everything
@@ -1078,7 +1080,10 @@ export interface components {
         BundleMemory: {
             text: string;
             userId?: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description Within the years 1970 to 9999 in UTC, else the import is refused (400 naming it).
+             */
             createdAt?: string;
         };
         BundleKnowledge: {
@@ -1097,7 +1102,10 @@ export interface components {
             text: string;
             userId?: string;
             partial?: boolean;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description Within the years 1970 to 9999 in UTC, else the import is refused (400 naming it).
+             */
             createdAt?: string;
         };
         /** @enum {string} */
