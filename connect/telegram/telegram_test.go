@@ -611,3 +611,31 @@ func TestWebhookFromTheStartIsTheBotsFault(t *testing.T) {
 	f.tg.Queue(token, private("after the webhook"))
 	testutil.Eventually(t, "answered", f.sent(1))
 }
+
+// TestTypingWhileTheTurnWorks: while a turn works the chat shows the bot
+// typing, renewed before Telegram's indicator (about 5 s) fades, and no
+// longer once the reply is sent.
+func TestTypingWhileTheTurnWorks(t *testing.T) {
+	f := newFixture(t)
+	f.Turner.Block = make(chan struct{})
+	a := f.Agent(withToken(nil))
+	f.Start()
+	f.WaitConnected(a)
+	f.tg.Queue(token, private("think hard"))
+	typing := func() (n int) {
+		for _, c := range f.tg.Calls(token) {
+			if c.Method == "sendChatAction" && c.Params["action"] == "typing" && c.Params["chat_id"] == "42" {
+				n++
+			}
+		}
+		return n
+	}
+	testutil.Eventually(t, "typing, then typing again", func() error { return testutil.Equal("typing actions", min(typing(), 2), 2) })
+	close(f.Turner.Block)
+	testutil.Eventually(t, "reply", f.sent(1))
+	shown := typing()
+	time.Sleep(5 * time.Second)
+	if n := typing(); n != shown {
+		t.Errorf("typing shown %d more times after the reply", n-shown)
+	}
+}
