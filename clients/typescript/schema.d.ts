@@ -1024,7 +1024,7 @@ export interface components {
             /** @description Why it was refused. */
             reason?: string;
             protection?: components["schemas"]["DeleteProtection"];
-            /** @description Seconds to wait (RATE_LIMIT_EXCEEDED). */
+            /** @description Seconds to wait, as the Retry-After header says (RATE_LIMIT_EXCEEDED; AGENT_UNAVAILABLE of an agent cooling down after a provider failure). */
             retryAfter?: number;
             /** @description Which limit was hit: `concurrency` for the in-flight cap. */
             limit?: string;
@@ -3173,9 +3173,10 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
-        /** @description AGENT_UNAVAILABLE, the agent is inactive, in error, or its provider is not configured. */
+        /** @description AGENT_UNAVAILABLE, the agent is inactive, in error, or its provider is not configured. An agent in error after a provider failure refuses messages for a cool-down (the provider's Retry-After, else 30 s): the failure's own 503 and those refused meanwhile carry `Retry-After` and `details.retryAfter`, the seconds left, rounded up. */
         AgentUnavailable: {
             headers: {
+                "Retry-After": components["headers"]["Retry-After"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3193,7 +3194,8 @@ export interface components {
                  *         "message": "Agent is not available.",
                  *         "details": {
                  *           "status": "error",
-                 *           "reason": "Model provider rate limit exceeded"
+                 *           "reason": "Model provider rate limit exceeded",
+                 *           "retryAfter": 27
                  *         }
                  *       }
                  *     }
@@ -3421,9 +3423,10 @@ export interface components {
                 "application/json": components["schemas"]["OpenAIErrorResponse"];
             };
         };
-        /** @description `server_error` / `agent_unavailable`: the agent is inactive, in error, or its provider is not configured. */
+        /** @description `server_error` / `agent_unavailable`: the agent is inactive, in error, or its provider is not configured. While an agent cools down after a provider failure, `Retry-After` gives the seconds left, rounded up. */
         OpenAIAgentUnavailable: {
             headers: {
+                "Retry-After": components["headers"]["Retry-After"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
