@@ -600,7 +600,9 @@ export interface paths {
          *     asks: `1.0` (what A2A 1.0 clients send) answers the 1.0 card
          *     (`supportedInterfaces` listing the JSON-RPC URL for protocol 1.0 and
          *     0.3); no header, or `0.3`, answers the 0.3 card (`url`,
-         *     `preferredTransport`, `protocolVersion`).
+         *     `preferredTransport`, `protocolVersion`), which lists the same
+         *     `supportedInterfaces` too: card resolvers fetch the card without the
+         *     header, and a 1.0 client finds its interface there.
          */
         get: operations["getA2AAgentCard"];
         put?: never;
@@ -2399,10 +2401,11 @@ export interface components {
             inputModes?: string[];
             outputModes?: string[];
         };
-        /** @description The agent card of A2A 0.3. */
+        /** @description The agent card of A2A 0.3, with 1.0's `supportedInterfaces` for the 1.0 clients that fetch it without `A2A-Version`. */
         A2ALegacyAgentCard: {
             name: string;
             description: string;
+            supportedInterfaces: components["schemas"]["A2AAgentInterface"][];
             url: string;
             /** @description `JSONRPC`. */
             preferredTransport?: string;
@@ -5255,7 +5258,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The agent card, in the shape of the protocol version asked for. */
+            /** @description The agent card, in the shape of the protocol version asked for (the 0.3 card matches both schemas). */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
