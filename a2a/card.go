@@ -67,20 +67,24 @@ type AgentSkill struct {
 	Examples    []string `json:"examples,omitempty"`
 }
 
-// legacyAgentCard is the agent card of A2A 0.3.
+// legacyAgentCard is the agent card of A2A 0.3, with 1.0's
+// supportedInterfaces: card resolvers fetch the card without A2A-Version,
+// which means 0.3, so a 1.0 client finds the interface it speaks there too
+// (a 0.3 client ignores the member it does not know).
 type legacyAgentCard struct {
-	Name               string                          `json:"name"`
-	Description        string                          `json:"description"`
-	URL                string                          `json:"url"`
-	PreferredTransport string                          `json:"preferredTransport"`
-	ProtocolVersion    string                          `json:"protocolVersion"`
-	Version            string                          `json:"version"`
-	Capabilities       AgentCapabilities               `json:"capabilities"`
-	SecuritySchemes    map[string]legacySecurityScheme `json:"securitySchemes"`
-	Security           []map[string][]string           `json:"security"`
-	DefaultInputModes  []string                        `json:"defaultInputModes"`
-	DefaultOutputModes []string                        `json:"defaultOutputModes"`
-	Skills             []AgentSkill                    `json:"skills"`
+	Name                string                          `json:"name"`
+	Description         string                          `json:"description"`
+	SupportedInterfaces []AgentInterface                `json:"supportedInterfaces"`
+	URL                 string                          `json:"url"`
+	PreferredTransport  string                          `json:"preferredTransport"`
+	ProtocolVersion     string                          `json:"protocolVersion"`
+	Version             string                          `json:"version"`
+	Capabilities        AgentCapabilities               `json:"capabilities"`
+	SecuritySchemes     map[string]legacySecurityScheme `json:"securitySchemes"`
+	Security            []map[string][]string           `json:"security"`
+	DefaultInputModes   []string                        `json:"defaultInputModes"`
+	DefaultOutputModes  []string                        `json:"defaultOutputModes"`
+	Skills              []AgentSkill                    `json:"skills"`
 }
 
 type legacySecurityScheme struct {
@@ -119,19 +123,19 @@ func Card(a store.Agent, url, version string) any {
 	}
 	skills := cardSkills(name, ch.Actions)
 	cardVersion := timestamp(a.UpdatedAt)
+	interfaces := []AgentInterface{
+		{URL: url, ProtocolBinding: bindingJSONRPC, ProtocolVersion: version10},
+		{URL: url, ProtocolBinding: bindingJSONRPC, ProtocolVersion: version03},
+	}
 	if isLegacyVersion(version) {
-		return legacyAgentCard{Name: name, Description: description, URL: url, PreferredTransport: bindingJSONRPC,
+		return legacyAgentCard{Name: name, SupportedInterfaces: interfaces, Description: description, URL: url, PreferredTransport: bindingJSONRPC,
 			ProtocolVersion: legacyCardVersion, Version: cardVersion, Capabilities: AgentCapabilities{Streaming: true},
 			SecuritySchemes: map[string]legacySecurityScheme{schemeName: {Type: "http", Scheme: "bearer",
 				BearerFormat: bearerFormat, Description: schemeDescription}},
 			Security:          []map[string][]string{{schemeName: {}}},
 			DefaultInputModes: textModes, DefaultOutputModes: textModes, Skills: skills}
 	}
-	return AgentCard{Name: name, Description: description, Version: cardVersion,
-		SupportedInterfaces: []AgentInterface{
-			{URL: url, ProtocolBinding: bindingJSONRPC, ProtocolVersion: version10},
-			{URL: url, ProtocolBinding: bindingJSONRPC, ProtocolVersion: version03},
-		},
+	return AgentCard{Name: name, Description: description, Version: cardVersion, SupportedInterfaces: interfaces,
 		Capabilities: AgentCapabilities{Streaming: true},
 		SecuritySchemes: map[string]SecurityScheme{schemeName: {HTTPAuthSecurityScheme: &HTTPAuthSecurityScheme{
 			Scheme: "Bearer", BearerFormat: bearerFormat, Description: schemeDescription}}},

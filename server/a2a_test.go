@@ -131,17 +131,19 @@ func TestA2AAgentCard(t *testing.T) {
 		t.Errorf("Vary = %q", res.Header.Get("Vary"))
 	}
 
+	// Card resolvers fetch the card without the header: what they get is
+	// 0.3's card, which also lists 1.0's interfaces for a 1.0 client.
 	legacy := card(h.readKey, nil).JSON(t)
 	for p, want := range map[string]any{
 		"url": url, "protocolVersion": "0.3.0", "preferredTransport": "JSONRPC", "capabilities.streaming": true,
 		"securitySchemes.bearerAuth.type": "http", "securitySchemes.bearerAuth.scheme": "bearer", "skills.1.name": "CHECK_PRICE",
+		"supportedInterfaces.0.url": url, "supportedInterfaces.0.protocolBinding": "JSONRPC",
+		"supportedInterfaces.0.protocolVersion": "1.0", "supportedInterfaces.1.url": url,
+		"supportedInterfaces.1.protocolBinding": "JSONRPC", "supportedInterfaces.1.protocolVersion": "0.3",
 	} {
 		if got := dig(legacy, p); got != want {
 			t.Errorf("0.3 card %s = %v, want %v", p, got, want)
 		}
-	}
-	if legacy["supportedInterfaces"] != nil {
-		t.Errorf("0.3 card has supportedInterfaces: %v", legacy)
 	}
 
 	if res := card("", nil); res.Code != 401 || res.ErrorCode(t) != "UNAUTHORIZED" {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/agentd/agentd/gen"
 	"github.com/agentd/agentd/llm"
@@ -167,7 +169,7 @@ func asAPIError(err error) (ae *apiError, ok bool) {
 	}
 	var le *llm.Error
 	if errors.As(err, &le) {
-		return providerError(le, store.StatusError), true
+		return providerError(le, store.StatusError, 0), true
 	}
 	return nil, false
 }
@@ -182,9 +184,9 @@ func turnError(err error) (*apiError, bool) {
 	case errors.Is(err, turn.ErrBusy):
 		return errRateLimited(1, map[string]any{"limit": "concurrency"}), true
 	case errors.As(err, &unavailable):
-		return errUnavailable(unavailable.Status, unavailable.Reason), true
+		return errUnavailable(unavailable.Status, unavailable.Reason, unavailable.RetryAfter), true
 	case errors.As(err, &provider):
-		return providerError(provider.Err, provider.Status), true
+		return providerError(provider.Err, provider.Status, provider.RetryAfter), true
 	}
 	return nil, false
 }
@@ -210,8 +212,9 @@ func errQuota(q *store.Error) *apiError {
 
 // providerError maps a failed provider call: a failure about this request
 // is 502 MODEL_ERROR; any other leaves the agent unable to answer (503),
-// reporting status, the agent's status afterwards.
-func providerError(le *llm.Error, status store.Status) *apiError {
+// reporting status, the agent's status afterwards, and retryAfter, the
+// cool-down the failure started (0 for none).
+func providerError(le *llm.Error, status store.Status, retryAfter time.Duration) *apiError {
 	if le.Kind == llm.KindRequest {
 		return &apiError{
 			Status: http.StatusBadGateway, Code: gen.MODELERROR,
@@ -219,15 +222,27 @@ func providerError(le *llm.Error, status store.Status) *apiError {
 			Details: map[string]any{"provider": le.Provider, "reason": le.Reason},
 		}
 	}
-	return errUnavailable(status, le.Reason)
+	return errUnavailable(status, le.Reason, retryAfter)
 }
 
-func errUnavailable(status store.Status, reason string) *apiError {
-	return &apiError{
+// errUnavailable is the 503 of an agent that cannot answer, with the
+// agent's status and why. An agent cooling down after a provider failure
+// refuses every message until retryAfter has passed: Retry-After and
+// details.retryAfter say so in whole seconds, rounded up so a client that
+// waits them finds it answering; none when retryAfter is 0 (an inactive
+// agent waits for a change, not for time).
+func errUnavailable(status store.Status, reason string, retryAfter time.Duration) *apiError {
+	ae := &apiError{
 		Status: http.StatusServiceUnavailable, Code: gen.AGENTUNAVAILABLE,
 		Message: "The agent is not available.",
 		Details: map[string]any{"status": string(status), "reason": reason},
 	}
+	if retryAfter > 0 {
+		secs := int((retryAfter + time.Second - 1) / time.Second)
+		ae.Details["retryAfter"] = secs
+		ae.Header = http.Header{"Retry-After": {strconv.Itoa(secs)}}
+	}
+	return ae
 }
 
 // errorBody is the error envelope of the contract (gen.ErrorEnvelope with

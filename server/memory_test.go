@@ -118,6 +118,8 @@ func TestKnowledgeAPI(t *testing.T) {
 // TestMemoryThroughTurns: an agent with long-term memory saves a memory
 // through its tool in one conversation and the context preview of another
 // conversation of the same user shows it; the history lists the tool call.
+// The memory names the conversation, though it was saved in its first
+// exchange.
 func TestMemoryThroughTurns(t *testing.T) {
 	h := newHarness(t)
 	id := h.createAgent(map[string]any{"name": "Keeper", "modelProvider": "openai", "model": "gpt-4o-mini",
@@ -126,6 +128,11 @@ func TestMemoryThroughTurns(t *testing.T) {
 	h.openai.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "memory_save", Arguments: `{"text":"Ann's favourite colour is teal"}`}}})
 	if res := h.send(id, map[string]any{"text": "My favourite colour is teal", "userId": "ann"}); res.Code != 200 {
 		t.Fatalf("send: %d %s", res.Code, res.Body)
+	}
+	saved := h.items(h.get("/v1/agents/" + id + "/memories"))
+	convs := h.items(h.get("/v1/agents/" + id + "/conversations"))
+	if len(saved) != 1 || len(convs) != 1 || saved[0]["conversationId"] != convs[0]["id"] {
+		t.Errorf("memory saved in the first exchange: %v; conversations %v", saved, convs)
 	}
 	p := h.do(request{method: "POST", path: "/v1/agents/" + id + "/context-preview", key: h.readKey,
 		body: map[string]any{"text": "What is my favourite colour?", "userId": "ann", "roomId": "lobby"}}).Data(t)

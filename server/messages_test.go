@@ -334,6 +334,24 @@ func (h *harness) status(id string) (string, map[string]any) {
 	return d["status"].(string), d["metrics"].(map[string]any)
 }
 
+// checkRetryAfter checks that a 503 of an agent cooling down for about
+// cooldownS seconds says when to come back: Retry-After in whole seconds,
+// rounded up, and details.retryAfter the same in an envelope.
+func checkRetryAfter(t *testing.T, what string, res response, cooldownS int, envelope bool) {
+	t.Helper()
+	header, err := strconv.Atoi(res.Header.Get("Retry-After"))
+	if res.Code != 503 || err != nil || header < cooldownS-2 || header > cooldownS {
+		t.Errorf("%s: %d with Retry-After %q, want 503 with about %d", what, res.Code, res.Header.Get("Retry-After"), cooldownS)
+	}
+	if envelope && res.Details(t)["retryAfter"] != float64(header) {
+		t.Errorf("%s: details %v, want retryAfter %d", what, res.Details(t), header)
+	}
+}
+
+// TestProviderFailuresMoveAgentToError: a failure of the provider itself
+// puts the agent in error for a cool-down (the provider's Retry-After, else
+// 30 s) and its 503s, the failed message's and those refused meanwhile on
+// every path, say when to come back.
 func TestProviderFailuresMoveAgentToError(t *testing.T) {
 	cases := []struct {
 		name      string
@@ -361,6 +379,7 @@ func TestProviderFailuresMoveAgentToError(t *testing.T) {
 			if n := h.openai.Count(); n != tc.calls {
 				t.Errorf("provider called %d times, want %d", n, tc.calls)
 			}
+			checkRetryAfter(t, "the failed message", res, tc.cooldownS, true)
 			if st, _ := h.status(id); st != "error" {
 				t.Errorf("status %s", st)
 			}
@@ -369,9 +388,12 @@ func TestProviderFailuresMoveAgentToError(t *testing.T) {
 				t.Errorf("cool-down ends in %v, want about %ds", left, tc.cooldownS)
 			}
 			// During the cool-down nothing reaches the provider.
-			if res := h.send(id, map[string]any{"text": "again"}); res.Code != 503 || res.Details(t)["status"] != "error" {
+			res = h.send(id, map[string]any{"text": "again"})
+			if res.Code != 503 || res.Details(t)["status"] != "error" {
 				t.Fatalf("during cool-down: %d %s", res.Code, res.Body)
 			}
+			checkRetryAfter(t, "during the cool-down", res, tc.cooldownS, true)
+			checkRetryAfter(t, "Chat Completions during the cool-down", h.chat(map[string]any{"model": id, "messages": []any{map[string]any{"role": "user", "content": "again"}}}), tc.cooldownS, false)
 			if n := h.openai.Count(); n != tc.calls {
 				t.Errorf("provider called during the cool-down")
 			}

@@ -83,6 +83,27 @@ func TestActionToolOverAPI(t *testing.T) {
 	}
 }
 
+// TestActionToolFirstExchangeNamesItsConversation: the first message of a
+// conversation already has it, so the handler called in that exchange gets
+// its conversationId, the one the exchange is then stored in.
+func TestActionToolFirstExchangeNamesItsConversation(t *testing.T) {
+	h := newHarness(t)
+	handler := newPriceHandler(t)
+	id := h.toolAgent(handler.URL)
+	h.openai.Respond(llmtest.Reply{Text: "SOL is at 142."})
+	h.openai.Enqueue(priceCall)
+	if res := h.send(id, map[string]any{"text": "price of SOL?", "userId": "u1"}); res.Code != http.StatusOK {
+		t.Fatalf("status %d: %s", res.Code, res.Body)
+	}
+	convs := h.items(h.get("/v1/agents/" + id + "/conversations"))
+	if len(handler.bodies) != 1 || len(convs) != 1 {
+		t.Fatalf("handler got %v; conversations %v", handler.bodies, convs)
+	}
+	if got := handler.bodies[0]["data"].(map[string]any)["conversationId"]; got != convs[0]["id"] {
+		t.Errorf("handler got conversationId %v, want %v", got, convs[0]["id"])
+	}
+}
+
 // TestActionToolStreamed: the stream tells the call's start and end before
 // the answer's tokens, and done carries the calls.
 func TestActionToolStreamed(t *testing.T) {

@@ -120,6 +120,29 @@ func (s *Store) ConversationID(ctx context.Context, accountID, agentID string, c
 	return ids[0], nil
 }
 
+// OpenConversation returns the id of agent agentID's conversation conv,
+// creating it (and counting it on the agent) when it does not exist yet, so
+// that a turn knows its conversation from the moment it is accepted: its
+// tool calls and memories name it in the first exchange too. "" when conv
+// names none; ErrNotFound for a missing agent or one of another account.
+// Most turns go to a conversation that exists, so it is read first, off
+// the writer.
+func (s *Store) OpenConversation(ctx context.Context, accountID, agentID string, conv ConversationRef) (string, error) {
+	if id, err := s.ConversationID(ctx, accountID, agentID, conv); id != "" || err != nil || conv.key() == "" {
+		return id, err
+	}
+	var id ctext
+	err := s.write(ctx, "open conversation", func(tx *gorm.DB) error {
+		if err := lockOwned(tx, accountID, agentID); err != nil {
+			return err
+		}
+		var err error
+		id, err = conversation(tx, accountID, agentID, conv, s.now())
+		return err
+	})
+	return string(id), err
+}
+
 // History returns the last limit messages of conversation conv of agent
 // agentID of account accountID, oldest first. A missing conversation, an
 // agent of another account, or a limit below 1, gives no messages and no

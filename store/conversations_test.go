@@ -166,3 +166,40 @@ func TestConcurrentFirstMessagesOpenOneConversation(t *testing.T) {
 		}
 	})
 }
+
+// TestOpenConversationBeforeTheExchange: a turn opens its conversation when
+// it is accepted, before the reply exists; opening it again, at once from
+// many turns too, finds the same one, and the exchange stored later goes in
+// it. The agent counts it once; another account cannot open one.
+func TestOpenConversationBeforeTheExchange(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		acct := mustAccount(t, s, "acme")
+		other := mustAccount(t, s, "other")
+		a := mustAgent(t, s, acct.ID, "early")
+		ids := make([]string, 8)
+		for _, err := range together(len(ids), func(i int) (err error) {
+			ids[i], err = s.OpenConversation(ctx, acct.ID, a.ID, ref("user:ann"))
+			return err
+		}) {
+			mustOK(t, err)
+		}
+		if ids[0] == "" || slices.ContainsFunc(ids, func(id string) bool { return id != ids[0] }) {
+			t.Fatalf("opened %v, want one conversation", ids)
+		}
+		_, convID, err := s.SaveExchange(ctx, acct.ID, a.ID, ref("user:ann"), Message{Text: "hi", UserID: "ann"}, Message{Text: "hello"})
+		mustOK(t, err)
+		c, err := s.FindConversation(ctx, acct.ID, a.ID, ref("user:ann"))
+		mustOK(t, err)
+		got := mustGet(t, s, acct.ID, a.ID)
+		if convID != ids[0] || c.ID != ids[0] || c.MessageCount != 2 || got.Metrics.TotalConversations != 1 || got.Metrics.TotalMessages != 1 {
+			t.Errorf("exchange in %s; conversation %s holds %d messages; agent counts %d conversations, %d messages",
+				convID, c.ID, c.MessageCount, got.Metrics.TotalConversations, got.Metrics.TotalMessages)
+		}
+		if id, err := s.OpenConversation(ctx, acct.ID, a.ID, ref("")); id != "" || err != nil {
+			t.Errorf("no conversation named: %q, %v", id, err)
+		}
+		_, err = s.OpenConversation(ctx, other.ID, a.ID, ref("user:bob"))
+		wantErr(t, err, ErrNotFound)
+	})
+}

@@ -19,7 +19,7 @@ func CanAnswer(a store.Agent, now time.Time) error {
 	case a.Status == store.StatusInactive:
 		return &UnavailableError{Status: store.StatusInactive, Reason: inactiveReason}
 	case a.Status == store.StatusError && now.Before(a.RetryAt):
-		return &UnavailableError{Status: store.StatusError, Reason: a.StatusReason}
+		return &UnavailableError{Status: store.StatusError, Reason: a.StatusReason, RetryAfter: a.RetryAt.Sub(now)}
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package turn
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/store"
@@ -20,10 +21,13 @@ var (
 // UnavailableError refuses a turn of an agent that cannot answer now:
 // inactive, in `error` during its cool-down, or with secrets that do not
 // decrypt. Status is the agent's status, Reason says why in words a client
-// may read.
+// may read. RetryAfter is how long the agent's cool-down still lasts, so a
+// client knows when to come back; 0 when nothing but a change of the agent
+// ends it.
 type UnavailableError struct {
-	Status store.Status
-	Reason string
+	Status     store.Status
+	Reason     string
+	RetryAfter time.Duration
 }
 
 func (e *UnavailableError) Error() string {
@@ -36,6 +40,9 @@ func (e *UnavailableError) Error() string {
 type ProviderError struct {
 	Err    *llm.Error
 	Status store.Status
+	// RetryAfter is the cool-down the failure started (the agent refuses
+	// messages until it ends); 0 when it started none.
+	RetryAfter time.Duration
 }
 
 func (e *ProviderError) Error() string { return "turn: " + e.Err.Error() }

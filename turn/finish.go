@@ -116,7 +116,11 @@ func (s *Service) providerFailure(ctx context.Context, requestID string, agent s
 	if err != nil {
 		return err
 	}
-	return &ProviderError{Err: le, Status: status}
+	pe := &ProviderError{Err: le, Status: status}
+	if status == store.StatusError {
+		pe.RetryAfter = cooldown
+	}
+	return pe
 }
 
 // recordTurnError counts the failed turn in the agent's analytics, best

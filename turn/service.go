@@ -53,8 +53,11 @@ type Store interface {
 	// RecordTurnError counts a failed turn of kind in the agent's analytics.
 	RecordTurnError(ctx context.Context, accountID, agentID, kind string, t time.Time) error
 	// ConversationID is the id of the agent's conversation conv, "" while
-	// it has no message.
+	// it does not exist.
 	ConversationID(ctx context.Context, accountID, agentID string, conv store.ConversationRef) (string, error)
+	// OpenConversation is the id of the agent's conversation conv, which
+	// it creates when it does not exist; "" when conv names none.
+	OpenConversation(ctx context.Context, accountID, agentID string, conv store.ConversationRef) (string, error)
 	// ConversationSummary is conv's summary and how many of its oldest
 	// messages it covers.
 	ConversationSummary(ctx context.Context, accountID, agentID string, conv store.ConversationRef) (string, int, error)
@@ -186,6 +189,10 @@ type Input struct {
 // slot; Generate and Stream release it.
 type Turn struct {
 	replyID string // the reply's message id, known from the start
+	// convID is the conversation's id, "" for a turn without one: it
+	// exists from the moment the turn is accepted, so the first exchange's
+	// tool calls and memories name it too.
+	convID  string
 	agent   store.Agent
 	apiKey  string // the agent's own provider key, "" for the environment's
 	in      Input
@@ -268,6 +275,10 @@ func (s *Service) Prepare(ctx context.Context, in Input) (*Turn, error) {
 		return nil, err
 	}
 	t := &Turn{replyID: store.NewMessageID(start), agent: agent, apiKey: apiKey, in: in, start: start, release: release}
+	if t.convID, err = s.cfg.Store.OpenConversation(ctx, agent.AccountID, agent.ID, in.Conv); err != nil {
+		release()
+		return nil, err
+	}
 	if t.req, err = s.providerRequest(ctx, t); err != nil {
 		release()
 		return nil, err

@@ -78,10 +78,6 @@ func (s *Service) newToolRun(ctx context.Context, t *Turn, secrets store.Secrets
 	if len(list) == 0 {
 		return nil, nil
 	}
-	convID, err := s.cfg.Store.ConversationID(ctx, t.agent.AccountID, t.agent.ID, t.in.Conv)
-	if err != nil {
-		return nil, err
-	}
 	if len(list) > MaxOfferedTools {
 		list = list[:MaxOfferedTools]
 	}
@@ -90,7 +86,7 @@ func (s *Service) newToolRun(ctx context.Context, t *Turn, secrets store.Secrets
 		offered[i] = llm.Tool{Name: tl.Name, Description: tl.Description, Parameters: tl.Parameters}
 	}
 	return &toolRun{set: set, offered: offered, maxSteps: steps, info: tools.TurnInfo{
-		AgentID: t.agent.ID, ConversationID: convID, UserID: t.in.UserID, RoomID: t.in.Conv.RoomID,
+		AgentID: t.agent.ID, ConversationID: t.convID, UserID: t.in.UserID, RoomID: t.in.Conv.RoomID,
 		Platform: platformOf(t.in)}, content: s.cfg.TraceContent}, nil
 }
 

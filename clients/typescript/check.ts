@@ -358,10 +358,8 @@ async function getA2AAgentCard(): Promise<string[]> {
   const { data } = await client.GET("/agents/{agentId}/a2a/.well-known/agent-card.json", {
     params: { path: { agentId }, header: { "A2A-Version": "1.0" } },
   });
-  if (data && "supportedInterfaces" in data) {
-    return data.supportedInterfaces.map((i: Schemas["A2AAgentInterface"]) => `${i.protocolBinding} ${i.protocolVersion} ${i.url}`);
-  }
-  return data ? [data.url] : [];
+  // Both cards, 1.0's and 0.3's, list the interfaces.
+  return (data?.supportedInterfaces ?? []).map((i: Schemas["A2AAgentInterface"]) => `${i.protocolBinding} ${i.protocolVersion} ${i.url}`);
 }
 
 async function callA2A(): Promise<string | undefined> {

@@ -605,7 +605,9 @@ export interface paths {
          *     asks: `1.0` (what A2A 1.0 clients send) answers the 1.0 card
          *     (`supportedInterfaces` listing the JSON-RPC URL for protocol 1.0 and
          *     0.3); no header, or `0.3`, answers the 0.3 card (`url`,
-         *     `preferredTransport`, `protocolVersion`).
+         *     `preferredTransport`, `protocolVersion`), which lists the same
+         *     `supportedInterfaces` too: card resolvers fetch the card without the
+         *     header, and a 1.0 client finds its interface there.
          */
         get: operations["getA2AAgentCard"];
         put?: never;
@@ -1031,7 +1033,7 @@ export interface components {
             /** @description Why it was refused. */
             reason?: string;
             protection?: components["schemas"]["DeleteProtection"];
-            /** @description Seconds to wait (RATE_LIMIT_EXCEEDED). */
+            /** @description Seconds to wait, as the Retry-After header says (RATE_LIMIT_EXCEEDED; AGENT_UNAVAILABLE of an agent cooling down after a provider failure). */
             retryAfter?: number;
             /** @description Which limit was hit: `concurrency` for the in-flight cap. */
             limit?: string;
@@ -2412,10 +2414,11 @@ export interface components {
             inputModes?: string[];
             outputModes?: string[];
         };
-        /** @description The agent card of A2A 0.3. */
+        /** @description The agent card of A2A 0.3, with 1.0's `supportedInterfaces` for the 1.0 clients that fetch it without `A2A-Version`. */
         A2ALegacyAgentCard: {
             name: string;
             description: string;
+            supportedInterfaces: components["schemas"]["A2AAgentInterface"][];
             url: string;
             /** @description `JSONRPC`. */
             preferredTransport?: string;
@@ -3186,9 +3189,10 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
-        /** @description AGENT_UNAVAILABLE, the agent is inactive, in error, or its provider is not configured. */
+        /** @description AGENT_UNAVAILABLE, the agent is inactive, in error, or its provider is not configured. An agent in error after a provider failure refuses messages for a cool-down (the provider's Retry-After, else 30 s): the failure's own 503 and those refused meanwhile carry `Retry-After` and `details.retryAfter`, the seconds left, rounded up. */
         AgentUnavailable: {
             headers: {
+                "Retry-After": components["headers"]["Retry-After"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3206,7 +3210,8 @@ export interface components {
                  *         "message": "Agent is not available.",
                  *         "details": {
                  *           "status": "error",
-                 *           "reason": "Model provider rate limit exceeded"
+                 *           "reason": "Model provider rate limit exceeded",
+                 *           "retryAfter": 27
                  *         }
                  *       }
                  *     }
@@ -3434,9 +3439,10 @@ export interface components {
                 "application/json": components["schemas"]["OpenAIErrorResponse"];
             };
         };
-        /** @description `server_error` / `agent_unavailable`: the agent is inactive, in error, or its provider is not configured. */
+        /** @description `server_error` / `agent_unavailable`: the agent is inactive, in error, or its provider is not configured. While an agent cools down after a provider failure, `Retry-After` gives the seconds left, rounded up. */
         OpenAIAgentUnavailable: {
             headers: {
+                "Retry-After": components["headers"]["Retry-After"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5265,7 +5271,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The agent card, in the shape of the protocol version asked for. */
+            /** @description The agent card, in the shape of the protocol version asked for (the 0.3 card matches both schemas). */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];

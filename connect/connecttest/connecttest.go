@@ -9,6 +9,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -158,6 +160,44 @@ func (f *Fixture) WaitConnected(a store.Agent) {
 		}
 		return f.Live()
 	})
+}
+
+// Changes subscribes a webhook of the account to connection.changed and
+// returns a function listing the changes emitted since, as "state:
+// reason", oldest first. Nothing else delivers them: it claims them.
+func (f *Fixture) Changes() func() []string {
+	f.T.Helper()
+	ctx := context.Background()
+	_, err := f.Store.CreateWebhook(ctx, store.Webhook{AccountID: f.Account.ID, URL: "https://hooks.example.com/",
+		Events: []string{string(store.EventConnectionChanged)}, Enabled: true})
+	if err != nil {
+		f.T.Fatal(err)
+	}
+	var mu sync.Mutex
+	seen := map[string]string{} // by event id, which sorts as they were made
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		jobs, err := f.Store.ClaimDeliveries(ctx, 1000, time.Hour)
+		if err != nil {
+			f.T.Error(err)
+		}
+		for _, j := range jobs {
+			var ev struct {
+				Data struct{ State, Reason string }
+			}
+			if err := json.Unmarshal(j.Body, &ev); err != nil {
+				f.T.Error(err)
+			}
+			seen[j.EventID] = ev.Data.State + ": " + ev.Data.Reason
+		}
+		ids := slices.Sorted(maps.Keys(seen))
+		out := make([]string, len(ids))
+		for i, id := range ids {
+			out[i] = seen[id]
+		}
+		return out
+	}
 }
 
 // EchoTurner answers a message with "re: <text>", or with Text when set,

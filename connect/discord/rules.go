@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agentd/agentd/connect"
@@ -95,7 +94,7 @@ func (s *session) answer(ctx context.Context, in connect.Inbound) {
 	}
 	req := turn.Input{Text: m.ContentWithMentionsReplaced(), Conv: conv, UserID: user, Channel: name,
 		UserName: m.Author.DisplayName()}
-	stop := s.typing(ctx, m.ChannelID)
+	stop := connect.Indicate(ctx, typingEvery, func(ctx context.Context) { s.sendTyping(ctx, m.ChannelID) })
 	r, err := s.c.Turn(ctx, req)
 	stop()
 	if err != nil {
@@ -156,31 +155,6 @@ func (s *session) channel(ctx context.Context, id string) *discordgo.Channel {
 	s.channels[id] = ch
 	s.chanMu.Unlock()
 	return ch
-}
-
-// typing shows the typing indicator in channel until the returned stop is
-// called; stop returns once the indicator's goroutine has ended.
-func (s *session) typing(ctx context.Context, channel string) (stop func()) {
-	// The first one before the turn, so the indicator shows even when the
-	// answer is quick.
-	s.sendTyping(ctx, channel)
-	ctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(typingEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				s.sendTyping(ctx, channel)
-			}
-		}
-	}()
-	return func() { cancel(); wg.Wait() }
 }
 
 // sendTyping shows the typing indicator once; a failure only loses it.

@@ -20,6 +20,10 @@ import (
 // maxMessage is Telegram's limit on a message's length.
 const maxMessage = 4096
 
+// typingEvery renews the typing indicator, which Telegram shows for five
+// seconds or until the bot's message arrives.
+const typingEvery = 4 * time.Second
+
 // helpText answers /help.
 const helpText = "Talk to me in a private chat, or in a group mention me or reply to me.\n" +
 	"/start - say hello\n/help - this help\n/reset - forget our conversation (group admins only in groups)"
@@ -80,19 +84,19 @@ func (s *session) answer(ctx context.Context, in connect.Inbound) {
 	case "start":
 		if text = s.greeting(); text == "" {
 			req.Text = "(The user has just opened the chat with /start. Greet them in your voice.)"
-			text, err = s.turn(ctx, req)
+			text, err = s.turn(ctx, req, &m)
 		}
 	case "help":
 		text = helpText
 	case "reset":
 		text, err = s.reset(ctx, &m, private, conv)
 	case "":
-		text, err = s.turn(ctx, req)
+		text, err = s.turn(ctx, req, &m)
 	default:
 		if req.Text = args; args == "" {
 			req.Text = "/" + cmd
 		}
-		text, err = s.turn(ctx, req)
+		text, err = s.turn(ctx, req, &m)
 	}
 	if err != nil {
 		s.c.Unanswered(ctx, chat, err)
@@ -104,9 +108,25 @@ func (s *session) answer(ctx context.Context, in connect.Inbound) {
 	}
 }
 
-func (s *session) turn(ctx context.Context, req turn.Input) (string, error) {
+// turn asks the agent for the answer to req, showing m's chat the bot
+// typing meanwhile.
+func (s *session) turn(ctx context.Context, req turn.Input, m *models.Message) (string, error) {
+	stop := connect.Indicate(ctx, typingEvery, func(ctx context.Context) { s.typing(ctx, m) })
 	r, err := s.c.Turn(ctx, req)
+	stop()
 	return r.Text, err
+}
+
+// typing shows m's chat (its topic, in a forum) the bot typing once; a
+// failure only loses the indicator.
+func (s *session) typing(ctx context.Context, m *models.Message) {
+	ctx, cancel := context.WithTimeout(ctx, connect.CallTimeout)
+	defer cancel()
+	_, err := s.b.SendChatAction(ctx, &bot.SendChatActionParams{ChatID: m.Chat.ID, MessageThreadID: m.MessageThreadID,
+		Action: models.ChatActionTyping})
+	if err != nil && ctx.Err() == nil {
+		s.c.Logger.DebugContext(ctx, "telegram typing indicator", "chat", m.Chat.ID, "error", redact(err, s.b.Token()))
+	}
 }
 
 // reset forgets the chat's conversation; in groups only for admin users.

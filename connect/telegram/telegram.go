@@ -121,6 +121,7 @@ func (p *Platform) Run(ctx context.Context, c *connect.Conn) error {
 	if err := c.MarkConnected(ctx); err != nil {
 		return err
 	}
+	s.trouble = "" // the 409s pending waited out are over
 	if err := c.Resume(ctx, s.answer); err != nil {
 		return err
 	}
@@ -174,9 +175,9 @@ func (s *session) firstOffset(ctx context.Context, token string) (int64, error) 
 	if err != nil || ok {
 		return id + 1, err
 	}
-	last, err := getUpdates(ctx, s.p.client(), s.p.apiURL(), token, -1, 0)
+	last, err := s.pending(ctx, token)
 	if err != nil {
-		return 0, s.fatal(err)
+		return 0, err
 	}
 	id = 0
 	if len(last) > 0 {
@@ -186,6 +187,26 @@ func (s *session) firstOffset(ctx context.Context, token string) (int64, error) 
 		return 0, err
 	}
 	return id + 1, nil
+}
+
+// pending asks for the bot's pending updates without waiting. A 409 (a
+// webhook set on the bot, or another program polling it) is how the bot
+// is set up, not an outage: it is shown and waited out here, as a poll's
+// is, for the connection to go on once the operator fixes it. Returned, it
+// would end the connection, which reconnects again and again, flapping its
+// state, and is given up to another replica that fares no better.
+func (s *session) pending(ctx context.Context, token string) ([]models.Update, error) {
+	var backoff time.Duration
+	for {
+		last, err := getUpdates(ctx, s.p.client(), s.p.apiURL(), token, -1, 0)
+		var ae *apiError
+		if !errors.As(err, &ae) || ae.Code != http.StatusConflict || ctx.Err() != nil {
+			return last, s.fatal(err)
+		}
+		if backoff, err = s.wait(ctx, token, err, backoff); err != nil {
+			return nil, err
+		}
+	}
 }
 
 // cursor is the stored form of the last update taken: with the bot it

@@ -582,3 +582,60 @@ func TestStateSaysWhatPollingDoes(t *testing.T) {
 	testutil.Eventually(t, "connecting while polls fail", f.InState(a, store.ConnConnecting, "500"))
 	testutil.Eventually(t, "connected once they work", f.InState(a, store.ConnConnected))
 }
+
+// TestWebhookFromTheStartIsTheBotsFault: a webhook set on the bot before
+// its first connection makes every poll a 409 from the start. That is how
+// the bot is configured, not an outage: the connection stays where it is
+// (never reconnected, so never handed to the other replica), in error with
+// a reason naming the webhook, and emits one change to error, not a
+// flapping series. Once the webhook is removed it connects and answers.
+func TestWebhookFromTheStartIsTheBotsFault(t *testing.T) {
+	f := newFixture(t)
+	changes := f.Changes()
+	f.tg.SetWebhook(token, "https://hooks.other.example/telegram/s3cret-path")
+	a := f.Agent(withToken(nil))
+	f.Start()
+	f.Run(nil, "replica-b")
+	testutil.Eventually(t, "error naming the webhook", f.InState(a, store.ConnError, "webhook", "hooks.other.example", "deleteWebhook"))
+	time.Sleep(3 * time.Second) // many times the fixture's lease, back-off and give-up times
+	got := changes()
+	if n := len(got); n == 0 || !strings.HasPrefix(got[n-1], "error: ") ||
+		slices.ContainsFunc(got[:n-1], func(c string) bool { return !strings.HasPrefix(c, "connecting: ") }) {
+		t.Errorf("connection.changed: %q; want it connecting, then in error once", got)
+	}
+	if n := f.calls("getMe"); n != 1 {
+		t.Errorf("getMe called %d times: the connection was restarted or moved", n)
+	}
+	f.tg.SetWebhook(token, "")
+	f.WaitConnected(a)
+	f.tg.Queue(token, private("after the webhook"))
+	testutil.Eventually(t, "answered", f.sent(1))
+}
+
+// TestTypingWhileTheTurnWorks: while a turn works the chat shows the bot
+// typing, renewed before Telegram's indicator (about 5 s) fades, and no
+// longer once the reply is sent.
+func TestTypingWhileTheTurnWorks(t *testing.T) {
+	f := newFixture(t)
+	f.Turner.Block = make(chan struct{})
+	a := f.Agent(withToken(nil))
+	f.Start()
+	f.WaitConnected(a)
+	f.tg.Queue(token, private("think hard"))
+	typing := func() (n int) {
+		for _, c := range f.tg.Calls(token) {
+			if c.Method == "sendChatAction" && c.Params["action"] == "typing" && c.Params["chat_id"] == "42" {
+				n++
+			}
+		}
+		return n
+	}
+	testutil.Eventually(t, "typing, then typing again", func() error { return testutil.Equal("typing actions", min(typing(), 2), 2) })
+	close(f.Turner.Block)
+	testutil.Eventually(t, "reply", f.sent(1))
+	shown := typing()
+	time.Sleep(5 * time.Second)
+	if n := typing(); n != shown {
+		t.Errorf("typing shown %d more times after the reply", n-shown)
+	}
+}

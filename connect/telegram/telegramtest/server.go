@@ -184,6 +184,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case "getUpdates":
 		s.mu.Unlock()
 		s.getUpdates(w, r, token, params)
+	case "sendChatAction":
+		s.mu.Unlock()
+		writeResult(w, true) // Calls keeps it
 	default:
 		s.mu.Unlock()
 		writeError(w, http.StatusNotFound, "Not Found: method not found", 0)
