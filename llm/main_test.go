@@ -29,9 +29,9 @@ type providerCase struct {
 // format server under their own names.
 var providerCases = []providerCase{
 	{llm.ProviderOpenAI, "gpt-4o-mini", llmtest.NewOpenAI},
-	{llm.ProviderAnthropic, "claude-3-5-haiku-latest", llmtest.NewAnthropic},
-	{llm.ProviderGroq, "llama-3.1-8b-instant", llmtest.NewOpenAI},
-	{llm.ProviderGoogle, "gemini-2.0-flash", llmtest.NewOpenAI},
+	{llm.ProviderAnthropic, "claude-haiku-4-5", llmtest.NewAnthropic},
+	{llm.ProviderGroq, "openai/gpt-oss-20b", llmtest.NewOpenAI},
+	{llm.ProviderGoogle, "gemini-3.5-flash", llmtest.NewOpenAI},
 	{llm.ProviderOllama, "llama3.2", llmtest.NewOllama},
 }
 

@@ -52,8 +52,8 @@ func (h *harness) providerFor(provider string) *llmtest.Server {
 }
 
 var providerCases = []struct{ provider, model string }{
-	{"openai", "gpt-4o-mini"}, {"anthropic", "claude-3-5-haiku-latest"}, {"groq", "llama-3.1-8b-instant"},
-	{"google", "gemini-2.0-flash"}, {"ollama", "llama3.2"},
+	{"openai", "gpt-4o-mini"}, {"anthropic", "claude-haiku-4-5"}, {"groq", "openai/gpt-oss-20b"},
+	{"google", "gemini-3.5-flash"}, {"ollama", "llama3.2"},
 }
 
 func TestSendMessageEveryProvider(t *testing.T) {
