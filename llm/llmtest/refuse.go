@@ -1,10 +1,21 @@
 package llmtest
 
 import (
+	"bytes"
+	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
+	"sync"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
 )
 
 // refuser is a format whose provider refuses some requests with a 400, as
@@ -50,8 +61,12 @@ var openaiReasoningModels = []string{
 // openaiReasoningRefused are the members OpenAI's reasoning models refuse.
 var openaiReasoningRefused = []string{"temperature", "top_p", "presence_penalty", "frequency_penalty", "max_tokens", "logprobs", "top_logprobs", "logit_bias"}
 
-// refuse implements refuser: a sampling member a reasoning model refuses.
+// refuse implements refuser: a request that OpenAI's published OpenAPI
+// document does not admit, or a sampling member a reasoning model refuses.
 func (openaiFormat) refuse(req *http.Request, rec Recorded) string {
+	if msg := validateOpenAI(req, rec.Raw); msg != "" {
+		return msg
+	}
 	model, _ := rec.Body["model"].(string)
 	if !slices.Contains(openaiReasoningModels, model) {
 		return ""
@@ -96,4 +111,61 @@ func (anthropicFormat) refuse(req *http.Request, rec Recorded) string {
 		return "`temperature` and `top_p` cannot both be specified for this model. Please use only one."
 	}
 	return ""
+}
+
+// openaiSpec is OpenAI's published OpenAPI document (testdata/openai),
+// loaded once per test binary: it is megabytes of YAML.
+var openaiSpec struct {
+	once   sync.Once
+	router routers.Router
+	err    error
+}
+
+// openaiRouter returns the router over OpenAI's document, its server set to
+// the test server's /v1 prefix.
+func openaiRouter() (routers.Router, error) {
+	openaiSpec.once.Do(func() {
+		_, file, _, _ := runtime.Caller(0)
+		path := filepath.Join(filepath.Dir(file), "..", "..", "testdata", "openai", "openapi.yaml")
+		doc, err := openapi3.NewLoader().LoadFromFile(path)
+		if err != nil {
+			openaiSpec.err = fmt.Errorf("load %s: %w", path, err)
+			return
+		}
+		doc.Servers = openapi3.Servers{{URL: "/v1"}}
+		openaiSpec.router, openaiSpec.err = gorillamux.NewRouter(doc)
+	})
+	return openaiSpec.router, openaiSpec.err
+}
+
+// maxValidationMessage bounds the validator's message in the 400 answered:
+// a miss against a large anyOf lists every branch.
+const maxValidationMessage = 4000
+
+// validateOpenAI checks a request with body raw against OpenAI's document
+// and returns why it does not validate, "" when it does. Credentials are
+// not checked: the document only says a bearer key is wanted.
+func validateOpenAI(req *http.Request, raw []byte) string {
+	router, err := openaiRouter()
+	if err != nil {
+		return "llmtest: OpenAI's OpenAPI document: " + err.Error()
+	}
+	r := req.Clone(context.Background())
+	r.Body = io.NopCloser(bytes.NewReader(raw))
+	route, params, err := router.FindRoute(r)
+	if err != nil {
+		return fmt.Sprintf("%s %s is no operation of OpenAI's API: %v", req.Method, req.URL.Path, err)
+	}
+	err = openapi3filter.ValidateRequest(r.Context(), &openapi3filter.RequestValidationInput{
+		Request: r, PathParams: params, Route: route,
+		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc},
+	})
+	if err == nil {
+		return ""
+	}
+	msg := "the request does not match OpenAI's OpenAPI document: " + err.Error()
+	if len(msg) > maxValidationMessage {
+		msg = msg[:maxValidationMessage] + "…"
+	}
+	return msg
 }

@@ -46,9 +46,9 @@ func post(t *testing.T, srv *llmtest.Server, path, body string, header map[strin
 	return resp.StatusCode
 }
 
-// TestRefusedRequestsFailTheTest: a request the provider refuses for
-// today's models is answered 400 as the provider does and fails the test
-// that sent it.
+// TestRefusedRequestsFailTheTest: a request OpenAI's published OpenAPI
+// document does not admit, or one the provider refuses for today's models,
+// is answered 400 as the provider does and fails the test that sent it.
 func TestRefusedRequestsFailTheTest(t *testing.T) {
 	anthropic := map[string]string{"anthropic-version": "2023-06-01", "x-api-key": "k"}
 	cases := []struct {
@@ -58,8 +58,13 @@ func TestRefusedRequestsFailTheTest(t *testing.T) {
 		refused          bool
 	}{
 		{"valid chat", "/chat/completions", `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"temperature":0.5}`, nil, llmtest.NewOpenAI, false},
+		{"unknown role", "/chat/completions", `{"model":"gpt-4o-mini","messages":[{"role":"wizard","content":"hi"}]}`, nil, llmtest.NewOpenAI, true},
+		{"temperature out of range", "/chat/completions", `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"temperature":5}`, nil, llmtest.NewOpenAI, true},
+		{"no messages", "/chat/completions", `{"model":"gpt-4o-mini"}`, nil, llmtest.NewOpenAI, true},
 		{"reasoning model with temperature", "/chat/completions", `{"model":"o4-mini","messages":[{"role":"user","content":"hi"}],"temperature":0.5}`, nil, llmtest.NewOpenAI, true},
 		{"reasoning model with max_tokens", "/chat/completions", `{"model":"gpt-5.6-terra","messages":[{"role":"user","content":"hi"}],"max_tokens":5}`, nil, llmtest.NewOpenAI, true},
+		{"valid embeddings", "/embeddings", `{"model":"text-embedding-3-small","input":["a","b"]}`, nil, llmtest.NewOpenAI, false},
+		{"embeddings without input", "/embeddings", `{"model":"text-embedding-3-small"}`, nil, llmtest.NewOpenAI, true},
 		{"valid message", "/messages", `{"model":"claude-haiku-4-5","max_tokens":5,"messages":[{"role":"user","content":"hi"}],"temperature":0.5}`, anthropic, llmtest.NewAnthropic, false},
 		{"no anthropic-version", "/messages", `{"model":"claude-haiku-4-5","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`, map[string]string{"x-api-key": "k"}, llmtest.NewAnthropic, true},
 		{"member Anthropic does not have", "/messages", `{"model":"claude-haiku-4-5","max_tokens":5,"messages":[{"role":"user","content":"hi"}],"frequency_penalty":0.5}`, anthropic, llmtest.NewAnthropic, true},
