@@ -69,7 +69,7 @@ func (openaiFormat) observe(doc []byte, rec *record) bool {
 		} `json:"error"`
 	}
 	if json.Unmarshal(doc, &v) != nil {
-		return false
+		return observeGoogleError(doc, rec)
 	}
 	if v.Error != nil {
 		typ := v.Error.Type
@@ -94,6 +94,23 @@ func (openaiFormat) observe(doc []byte, rec *record) bool {
 		c.Delta.addTo(&rec.toolCalls)
 	}
 	return false
+}
+
+// observeGoogleError reads the error body Google's OpenAI-compatible
+// endpoint sends, a list holding one error in Google's own shape:
+// [{"error": {"code": 404, "message": "...", "status": "NOT_FOUND"}}].
+func observeGoogleError(doc []byte, rec *record) bool {
+	var list []struct {
+		Error *struct {
+			Message string `json:"message"`
+			Status  string `json:"status"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(doc, &list) != nil || len(list) == 0 || list[0].Error == nil {
+		return false
+	}
+	rec.provErr = &providerError{Type: list[0].Error.Status, Message: list[0].Error.Message}
+	return true
 }
 
 // plainDelta reports whether a chunk can hold nothing observe keeps but

@@ -1035,6 +1035,8 @@ export interface components {
             status?: components["schemas"]["AgentStatus"];
             /** @description Model provider (MODEL_ERROR). */
             provider?: string;
+            /** @description The model the provider does not serve (MODEL_ERROR for an unknown or retired model). */
+            model?: string;
         } & {
             [key: string]: unknown;
         };
@@ -3145,7 +3147,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
-        /** @description MODEL_ERROR, the model provider refused this request (unknown model, refused content, bad parameters). */
+        /** @description MODEL_ERROR, the model provider refused this request (unknown or retired model, refused content, bad parameters). For a model the provider does not serve, `details.model` names it and `details.reason` is the provider's reason; the agent stays `active`. */
         ModelError: {
             headers: {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3162,10 +3164,11 @@ export interface components {
                  *       "success": false,
                  *       "error": {
                  *         "code": "MODEL_ERROR",
-                 *         "message": "The model provider rejected the request.",
+                 *         "message": "The model provider does not serve the model gpt-9; choose another model for the agent.",
                  *         "details": {
                  *           "provider": "openai",
-                 *           "reason": "The model `gpt-9` does not exist"
+                 *           "model": "gpt-9",
+                 *           "reason": "The model `gpt-9` does not exist or you do not have access to it."
                  *         }
                  *       }
                  *     }
@@ -3411,7 +3414,7 @@ export interface components {
                 /**
                  * @example {
                  *       "error": {
-                 *         "message": "The model provider rejected the request: The model `gpt-9` does not exist",
+                 *         "message": "The model provider does not serve the model gpt-9; choose another model for the agent: The model `gpt-9` does not exist or you do not have access to it.",
                  *         "type": "server_error",
                  *         "code": "model_error",
                  *         "param": null
