@@ -945,7 +945,14 @@ export interface paths {
          *     The agent's own model, character and tools apply: `system`,
          *     `developer` and tool messages, non-text content parts, the sampling
          *     fields, `tools` and every other member of OpenAI's request are
-         *     accepted and ignored. It runs the turn of Send Message: the same
+         *     accepted and ignored. The answer's `agentd-ignored` header names the
+         *     ignored members that change what a model does, as the request
+         *     declares them: `tools`, `tool_choice` (and their older `functions`,
+         *     `function_call`, `parallel_tool_calls`) and the sampling members
+         *     (`temperature`, `top_p`, `max_tokens`, `max_completion_tokens`,
+         *     `presence_penalty`, `frequency_penalty`, `n`, `stop`, `seed`,
+         *     `logit_bias`, `logprobs`, `top_logprobs`, `reasoning_effort`,
+         *     `verbosity`), comma-separated, in request order. It runs the turn of Send Message: the same
          *     history, analytics, webhooks and limits (it counts against the
          *     agent's Send Message limit and its concurrency cap of 10).
          *
@@ -3505,6 +3512,8 @@ export interface components {
     };
     requestBodies: never;
     headers: {
+        /** @description The members of the request the answer ignored (the client's tools and sampling members), comma-separated, in request order; absent when none was. */
+        AgentdIgnored: string;
         /** @description The resource's version as an entity tag; it moves with every change Get shows (an agent's metrics aside). Send it back in If-Match or If-None-Match. */
         ETag: string;
         /**
@@ -6055,6 +6064,7 @@ export interface operations {
             /** @description The completion (JSON), or chunks as server-sent events when `stream` is true. */
             200: {
                 headers: {
+                    "agentd-ignored": components["headers"]["AgentdIgnored"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
