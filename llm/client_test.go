@@ -3,6 +3,7 @@ package llm_test
 import (
 	"context"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -118,7 +119,9 @@ func checkOptions(t *testing.T, provider string, rec llmtest.Recorded, o llm.Opt
 		}
 	}
 	set("temperature", o.Temperature)
-	set("top_p", o.TopP)
+	if provider != llm.ProviderAnthropic || o.Temperature == nil {
+		set("top_p", o.TopP) // Anthropic's current models refuse both
+	}
 	if provider != llm.ProviderAnthropic {
 		set("frequency_penalty", o.FrequencyPenalty)
 		set("presence_penalty", o.PresencePenalty)
@@ -202,4 +205,46 @@ func TestZeroOptionsAreSent(t *testing.T) {
 		}
 		checkOptions(t, pc.provider, srv.Last(t), req.Options)
 	})
+}
+
+// TestTodaysModelsAcceptTheRequest sends every option to the models the
+// providers serve today, whose test servers refuse what the real APIs
+// refuse: OpenAI's reasoning models get max_completion_tokens and no
+// sampling member, other OpenAI models every option; Anthropic's current
+// models get temperature without top_p, and the anthropic-version header.
+func TestTodaysModelsAcceptTheRequest(t *testing.T) {
+	all := llm.Options{Temperature: ptr(0.7), TopP: ptr(0.9), FrequencyPenalty: ptr(0.5), PresencePenalty: ptr(0.1), MaxTokens: ptr(300)}
+	cases := []struct {
+		provider, model string
+		newServer       func(testing.TB) *llmtest.Server
+		want            []string // option members sent
+	}{
+		{llm.ProviderOpenAI, "gpt-5.6-terra", llmtest.NewOpenAI, []string{"max_completion_tokens"}},
+		{llm.ProviderOpenAI, "o4-mini", llmtest.NewOpenAI, []string{"max_completion_tokens"}},
+		{llm.ProviderOpenAI, "gpt-4o-mini", llmtest.NewOpenAI,
+			[]string{"max_completion_tokens", "temperature", "top_p", "frequency_penalty", "presence_penalty"}},
+		{llm.ProviderAnthropic, "claude-haiku-4-5", llmtest.NewAnthropic, []string{"max_tokens", "temperature"}},
+	}
+	members := []string{"max_tokens", "max_completion_tokens", "temperature", "top_p", "frequency_penalty", "presence_penalty"}
+	for _, tc := range cases {
+		t.Run(tc.model, func(t *testing.T) {
+			srv := tc.newServer(t)
+			c := newClient(t, tc.provider, srv.URL, 0)
+			req := request(providerCase{provider: tc.provider, model: tc.model})
+			req.Options = all
+			if _, err := c.Generate(context.Background(), req); err != nil {
+				t.Fatalf("Generate: %v", err)
+			}
+			if _, err := c.Stream(context.Background(), req, nil); err != nil {
+				t.Fatalf("Stream: %v", err)
+			}
+			for _, rec := range srv.Requests() {
+				for _, m := range members {
+					if rec.Has(m) != slices.Contains(tc.want, m) {
+						t.Errorf("%s sent: %v, want %v (body %s)", m, rec.Has(m), !rec.Has(m), rec.Raw)
+					}
+				}
+			}
+		})
+	}
 }

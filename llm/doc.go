@@ -24,7 +24,10 @@
 //     drops zero penalties; anthropic always sends temperature; ollama
 //     always sends temperature 0, overriding the model's default. The
 //     transport rewrites the sampling fields of the request body so that
-//     exactly the options that were set reach the wire.
+//     exactly the options that were set reach the wire, less those today's
+//     models refuse: OpenAI's reasoning models (o series, GPT-5 and later)
+//     get no sampling field at all, Anthropic's no top_p beside a
+//     temperature.
 //   - Errors arrive as strings ("API returned unexpected status code: 429:
 //     ..."), and openai replaces transport errors with generic messages. The
 //     transport records the status, Retry-After, the provider's error body

@@ -16,7 +16,7 @@ import (
 // providers absent have no embeddings API (anthropic, groq).
 var DefaultEmbeddingModels = map[string]string{
 	ProviderOpenAI: "text-embedding-3-small",
-	ProviderGoogle: "text-embedding-004",
+	ProviderGoogle: "gemini-embedding-001",
 	ProviderOllama: "nomic-embed-text",
 }
 

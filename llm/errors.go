@@ -70,7 +70,13 @@ type Error struct {
 	Detail string
 	// RetryAfter is the provider's Retry-After, zero when it sent none.
 	RetryAfter time.Duration
-	Err        error
+	// Model is the model the call asked for.
+	Model string
+	// UnknownModel reports that the provider answered that Model does not
+	// exist or was retired (a KindRequest failure): the agent's
+	// configuration is at fault, and Detail is the provider's reason.
+	UnknownModel bool
+	Err          error
 }
 
 // Error returns "llm: <provider>: <kind>: <reason>".
@@ -119,7 +125,27 @@ func (a *attempt) classify(callErr error) *Error {
 	default:
 		e.Kind, e.Reason = KindUnavailable, "The model provider ended the reply early."
 	}
+	e.Model = a.req.Model
+	e.UnknownModel = e.Kind == KindRequest && unknownModel(rec)
 	return e
+}
+
+// unknownModel reports whether the provider's answer says the model does
+// not exist or was retired: an error code saying so (OpenAI's
+// model_not_found, Groq's model_decommissioned), or the provider's own
+// error body on a 404 (Anthropic's not_found_error, Google's NOT_FOUND,
+// ollama's "model not found"), since the model is the one thing a chat or
+// embeddings call names that can be missing. A 404 without the provider's
+// error body (a wrong base URL) is not the model's.
+func unknownModel(rec record) bool {
+	p := rec.provErr
+	switch {
+	case p == nil:
+		return false
+	case p.Type == "model_not_found" || p.Type == "model_decommissioned":
+		return true
+	}
+	return rec.status == http.StatusNotFound && !p.unparsed
 }
 
 // fixedReason is the Reason of a failure of kind, naming the provider's

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -83,22 +84,55 @@ func TestHTTPErrors(t *testing.T) {
 	})
 }
 
-// TestUnknownModelDetail: the provider's words (naming the model) are kept
-// in Detail for the log; Reason is the fixed sentence with the status.
+// TestUnknownModelDetail: each provider's answer that the model does not
+// exist (its 404 with its own error body) is an unknown model, named with
+// the provider's words (naming the model) in Detail; Reason is the fixed
+// sentence with the status. Another refusal, or a 404 that is not the
+// provider's (a wrong base URL), is not.
 func TestUnknownModelDetail(t *testing.T) {
 	forEachProvider(t, func(t *testing.T, pc providerCase, srv *llmtest.Server, c *llm.Client) {
-		srv.Respond(llmtest.Reply{Status: http.StatusNotFound})
 		req := request(pc)
 		req.Model = "no-such-model"
-		_, err := c.Generate(context.Background(), req)
-		e := asError(t, err)
-		if e.Kind != llm.KindRequest || e.Status != http.StatusNotFound || !strings.Contains(e.Detail, "no-such-model") {
-			t.Errorf("got %v (status %d, detail %q), want KindRequest, 404, naming the model", e, e.Status, e.Detail)
+		for _, mode := range callModes {
+			srv.Respond(llmtest.Reply{Status: http.StatusNotFound})
+			_, err := mode.call(c, context.Background(), req)
+			e := asError(t, err)
+			if e.Kind != llm.KindRequest || e.Status != http.StatusNotFound || !strings.Contains(e.Detail, "no-such-model") {
+				t.Errorf("%s: got %v (status %d, detail %q), want KindRequest, 404, naming the model", mode.name, e, e.Status, e.Detail)
+			}
+			if !e.UnknownModel || e.Model != "no-such-model" || strings.HasPrefix(e.Detail, "[") || strings.HasPrefix(e.Detail, "{") {
+				t.Errorf("%s: unknown model %v, model %q, detail %q; want the model and the provider's message", mode.name, e.UnknownModel, e.Model, e.Detail)
+			}
+			if want := "The model provider rejected the request (HTTP 404)."; e.Reason != want {
+				t.Errorf("reason %q, want %q", e.Reason, want)
+			}
 		}
-		if want := "The model provider rejected the request (HTTP 404)."; e.Reason != want {
-			t.Errorf("reason %q, want %q", e.Reason, want)
+		srv.Respond(llmtest.Reply{Status: http.StatusBadRequest})
+		_, err := c.Generate(context.Background(), req)
+		if e := asError(t, err); e.UnknownModel {
+			t.Errorf("a 400 %q counts as an unknown model", e.Detail)
 		}
 	})
+	wrongPath := httptest.NewServer(http.NotFoundHandler())
+	defer wrongPath.Close()
+	c := newClient(t, llm.ProviderOpenAI, wrongPath.URL, 0)
+	_, err := c.Generate(context.Background(), request(providerCases[0]))
+	if e := asError(t, err); e.UnknownModel || e.Status != http.StatusNotFound {
+		t.Errorf("a plain 404 (status %d) counts as an unknown model", e.Status)
+	}
+}
+
+// TestDecommissionedModel: Groq answers a model it has shut down with a
+// 400 whose code is model_decommissioned: an unknown model too.
+func TestDecommissionedModel(t *testing.T) {
+	srv := llmtest.NewOpenAI(t)
+	srv.Respond(llmtest.Reply{Status: http.StatusBadRequest, ErrorType: "model_decommissioned",
+		ErrorMessage: "The model `llama-3.1-8b-instant` has been decommissioned and is no longer supported."})
+	c := newClient(t, llm.ProviderGroq, srv.URL, 0)
+	_, err := c.Generate(context.Background(), llm.Request{Provider: llm.ProviderGroq, Model: "llama-3.1-8b-instant", Text: "hi"})
+	if e := asError(t, err); !e.UnknownModel || e.Model != "llama-3.1-8b-instant" || !strings.Contains(e.Detail, "decommissioned") {
+		t.Errorf("unknown model %v, model %q, detail %q", e.UnknownModel, e.Model, e.Detail)
+	}
 }
 
 // TestErrorTextMasked: OpenAI's 401 and 429 texts carry the ends of the key

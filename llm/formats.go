@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // openaiFormat is the OpenAI chat-completions wire format (openai, groq and
@@ -11,15 +12,33 @@ import (
 type openaiFormat struct{}
 
 // patch replaces langchaingo's sampling fields: it always sends temperature
-// (0 when unset), never sends top_p, and omits zero penalties.
+// (0 when unset), never sends top_p, and omits zero penalties. OpenAI's
+// reasoning models refuse every one of them with a 400, so none is sent to
+// them; their token bound is max_completion_tokens, which OpenAI gets
+// already (openaiAdapter).
 func (openaiFormat) patch(body map[string]json.RawMessage, req *Request) error {
 	o := req.Options
+	if req.Provider == ProviderOpenAI && reasoningModel(req.Model) {
+		o = Options{MaxTokens: o.MaxTokens}
+	}
 	return setAll(body, map[string]*float64{
 		"temperature":       o.Temperature,
 		"top_p":             o.TopP,
 		"frequency_penalty": o.FrequencyPenalty,
 		"presence_penalty":  o.PresencePenalty,
 	})
+}
+
+// reasoningModel reports whether an OpenAI model is a reasoning model: the
+// o series (o1, o3, o4-mini, ...) and GPT-5 and later, fine-tuned ones
+// ("ft:o4-mini:...") included.
+func reasoningModel(model string) bool {
+	model = strings.ToLower(strings.TrimPrefix(model, "ft:"))
+	if len(model) >= 2 && model[0] == 'o' && model[1] >= '0' && model[1] <= '9' {
+		return true
+	}
+	rest, ok := strings.CutPrefix(model, "gpt-")
+	return ok && rest != "" && rest[0] >= '5' && rest[0] <= '9'
 }
 
 // observe reads a chat completion, a stream chunk or an error body.
@@ -50,7 +69,7 @@ func (openaiFormat) observe(doc []byte, rec *record) bool {
 		} `json:"error"`
 	}
 	if json.Unmarshal(doc, &v) != nil {
-		return false
+		return observeGoogleError(doc, rec)
 	}
 	if v.Error != nil {
 		typ := v.Error.Type
@@ -75,6 +94,23 @@ func (openaiFormat) observe(doc []byte, rec *record) bool {
 		c.Delta.addTo(&rec.toolCalls)
 	}
 	return false
+}
+
+// observeGoogleError reads the error body Google's OpenAI-compatible
+// endpoint sends, a list holding one error in Google's own shape:
+// [{"error": {"code": 404, "message": "...", "status": "NOT_FOUND"}}].
+func observeGoogleError(doc []byte, rec *record) bool {
+	var list []struct {
+		Error *struct {
+			Message string `json:"message"`
+			Status  string `json:"status"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(doc, &list) != nil || len(list) == 0 || list[0].Error == nil {
+		return false
+	}
+	rec.provErr = &providerError{Type: list[0].Error.Status, Message: list[0].Error.Message}
+	return true
 }
 
 // plainDelta reports whether a chunk can hold nothing observe keeps but
@@ -179,14 +215,22 @@ func (openaiFormat) rewrite(doc []byte) []byte {
 type anthropicFormat struct{}
 
 // patch replaces langchaingo's temperature (always sent, 0 when unset) and
-// top_p. Anthropic has no frequency or presence penalty, so those are not
-// sent; max_tokens is set by langchaingo (mandatory there, 2048 unless set).
+// top_p, sending top_p only without a temperature. Anthropic has no
+// frequency or presence penalty, so those are not sent; max_tokens is set by
+// langchaingo (mandatory there, 2048 unless set).
 // A last call after tool steps still defines the tools (Anthropic refuses
 // tool_use blocks otherwise) and forbids their use.
 func (anthropicFormat) patch(body map[string]json.RawMessage, req *Request) error {
+	topP := req.Options.TopP
+	if req.Options.Temperature != nil {
+		// Anthropic's current models (Claude 4.5 and later) refuse
+		// temperature and top_p together with a 400; temperature is the
+		// one Anthropic suggests tuning.
+		topP = nil
+	}
 	err := setAll(body, map[string]*float64{
 		"temperature": req.Options.Temperature,
-		"top_p":       req.Options.TopP,
+		"top_p":       topP,
 	})
 	if err == nil && req.ToolsDone && len(req.Steps) > 0 {
 		err = setJSON(body, "tool_choice", map[string]string{"type": "none"})

@@ -25,13 +25,13 @@ type providerCase struct {
 	newServer func(testing.TB) *llmtest.Server
 }
 
-// providerCases covers all five providers; groq and google use the OpenAI
-// format server under their own names.
+// providerCases covers all five providers; groq uses the OpenAI format
+// server under its own name, google the same with Google's error bodies.
 var providerCases = []providerCase{
 	{llm.ProviderOpenAI, "gpt-4o-mini", llmtest.NewOpenAI},
-	{llm.ProviderAnthropic, "claude-3-5-haiku-latest", llmtest.NewAnthropic},
-	{llm.ProviderGroq, "llama-3.1-8b-instant", llmtest.NewOpenAI},
-	{llm.ProviderGoogle, "gemini-2.0-flash", llmtest.NewOpenAI},
+	{llm.ProviderAnthropic, "claude-haiku-4-5", llmtest.NewAnthropic},
+	{llm.ProviderGroq, "openai/gpt-oss-20b", llmtest.NewOpenAI},
+	{llm.ProviderGoogle, "gemini-3.5-flash", llmtest.NewGoogle},
 	{llm.ProviderOllama, "llama3.2", llmtest.NewOllama},
 }
 

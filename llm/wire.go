@@ -45,6 +45,9 @@ type rewriter interface {
 type providerError struct {
 	Type    string
 	Message string
+	// unparsed: the body was not the provider's error document, and
+	// Message is its text.
+	unparsed bool
 }
 
 // message returns the provider's message, "" for a nil error.
@@ -173,7 +176,7 @@ func (x *exchange) readErrorBody(resp *http.Response) (*http.Response, error) {
 		}
 		x.format.observe(raw, r)
 		if r.provErr == nil {
-			r.provErr = &providerError{Message: strings.TrimSpace(string(raw))}
+			r.provErr = &providerError{Message: strings.TrimSpace(string(raw)), unparsed: true}
 		}
 	})
 	resp.Body = io.NopCloser(bytes.NewReader(raw))

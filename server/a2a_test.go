@@ -406,7 +406,7 @@ func TestA2AProviderFailureFailsTheTask(t *testing.T) {
 	h.openai.Enqueue(llmtest.Reply{Status: 404, ErrorType: "invalid_request_error", ErrorMessage: "The model `gpt-9` does not exist"})
 	task := rpcResult(t, h.rpc(rpcCall{agentID: id, method: "SendMessage", params: a2aUserMessage("hi", "f")}))["task"]
 	if dig(task, "status.state") != "TASK_STATE_FAILED" || dig(task, "status.message.role") != "ROLE_AGENT" ||
-		!strings.HasPrefix(fmt.Sprint(dig(task, "status.message.parts.0.text")), "The model provider rejected the request") || dig(task, "artifacts") != nil {
+		!strings.HasPrefix(fmt.Sprint(dig(task, "status.message.parts.0.text")), "The model provider does not serve the model") || dig(task, "artifacts") != nil {
 		t.Errorf("failed task %v", task)
 	}
 	got := rpcResult(t, h.rpc(rpcCall{agentID: id, method: "GetTask", params: map[string]any{"id": dig(task, "id")}}))

@@ -77,7 +77,7 @@ func TestCreateAgentSucceeds(t *testing.T) {
 		t.Error("no X-Request-ID")
 	}
 	got := h.do(request{method: "GET", path: "/v1/agents/" + id, key: h.readKey}).Data(t)
-	if got["modelProvider"] != "openai" || got["model"] != "gpt-4o-mini" {
+	if got["modelProvider"] != "openai" || got["model"] != DefaultModels["openai"] {
 		t.Errorf("defaults: %v %v", got["modelProvider"], got["model"])
 	}
 }
@@ -349,7 +349,7 @@ func TestPatchProviderMovesDefaultModel(t *testing.T) {
 	h := newHarness(t)
 	defaulted := h.createAgent(map[string]any{"name": "d"})
 	chosen := h.createAgent(map[string]any{"name": "c", "model": "gpt-4.1"})
-	for id, want := range map[string]string{defaulted: "claude-3-5-haiku-latest", chosen: "gpt-4.1"} {
+	for id, want := range map[string]string{defaulted: DefaultModels["anthropic"], chosen: "gpt-4.1"} {
 		res := h.do(request{method: "PATCH", path: "/v1/agents/" + id, key: h.writeKey, body: map[string]any{"modelProvider": "anthropic"}})
 		if res.Code != 200 {
 			t.Fatalf("%d %s", res.Code, res.Body)

@@ -87,13 +87,15 @@ type Config struct {
 	Tracing bool
 }
 
-// DefaultModels are the models used when an agent names none (the README's
-// Configuration section lists them).
+// DefaultModels are the models used when an agent names none: each
+// provider's current small general model, one it serves today and will for
+// a while (docs/models.md lists them with the date they were checked).
+// Ollama serves whatever was pulled, so its default is only a common one.
 var DefaultModels = map[string]string{
-	"openai":    "gpt-4o-mini",
-	"anthropic": "claude-3-5-haiku-latest",
-	"groq":      "llama-3.1-8b-instant",
-	"google":    "gemini-2.0-flash",
+	"openai":    "gpt-5.6-terra",
+	"anthropic": "claude-haiku-4-5",
+	"groq":      "openai/gpt-oss-20b",
+	"google":    "gemini-3.5-flash",
 	"ollama":    "llama3.2",
 }
 

@@ -211,10 +211,18 @@ func errQuota(q *store.Error) *apiError {
 }
 
 // providerError maps a failed provider call: a failure about this request
-// is 502 MODEL_ERROR; any other leaves the agent unable to answer (503),
-// reporting status, the agent's status afterwards, and retryAfter, the
-// cool-down the failure started (0 for none).
+// is 502 MODEL_ERROR (naming the model, with the provider's reason, when
+// the provider does not serve it); any other leaves the agent unable to
+// answer (503), reporting status, the agent's status afterwards, and
+// retryAfter, the cool-down the failure started (0 for none).
 func providerError(le *llm.Error, status store.Status, retryAfter time.Duration) *apiError {
+	if le.UnknownModel {
+		return &apiError{
+			Status: http.StatusBadGateway, Code: gen.MODELERROR,
+			Message: fmt.Sprintf("The model provider does not serve the model %s; choose another model for the agent.", le.Model),
+			Details: map[string]any{"provider": le.Provider, "model": le.Model, "reason": le.Detail},
+		}
+	}
 	if le.Kind == llm.KindRequest {
 		return &apiError{
 			Status: http.StatusBadGateway, Code: gen.MODELERROR,

@@ -52,7 +52,10 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 		c.SetRequest(req)
 		agentID := pathParams["agentId"]
 		if operationID == "createChatCompletion" {
-			agentID = bodyModel(req, s.bodyLimit(operationID))
+			var ignored []string
+			agentID, ignored = readChatBody(req, s.bodyLimit(operationID))
+			req = req.WithContext(context.WithValue(req.Context(), ignoredKey{}, ignored))
+			c.SetRequest(req)
 		}
 		if err := s.takeRateLimits(c, principal, operationID, agentID); err != nil {
 			return err
@@ -89,14 +92,15 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// bodyModel is the `model` member of a Chat Completions body, the agent
-// whose message counter the request takes (Send Message's names it in the
-// path); "" when the body is larger than limit or not a JSON object with a
-// string model, for the checks after the limits to refuse. What it reads
-// is put back for those checks.
-func bodyModel(req *http.Request, limit int64) string {
+// readChatBody reads a Chat Completions body for what must be known before
+// its handler: its `model` member, the agent whose message counter the
+// request takes (Send Message's names it in the path), "" when the body is
+// larger than limit or not a JSON object with a string model, for the
+// checks after the limits to refuse; and the members agentd ignores, in
+// body order (ignoredMembers). What it reads is put back for those checks.
+func readChatBody(req *http.Request, limit int64) (string, []string) {
 	if req.Body == nil || req.ContentLength > limit {
-		return ""
+		return "", nil
 	}
 	raw, err := io.ReadAll(io.LimitReader(req.Body, limit+1))
 	req.Body = struct {
@@ -107,9 +111,9 @@ func bodyModel(req *http.Request, limit int64) string {
 		Model string `json:"model"`
 	}
 	if err != nil || int64(len(raw)) > limit || json.Unmarshal(raw, &b) != nil {
-		return ""
+		return "", nil
 	}
-	return b.Model
+	return b.Model, ignoredMembers(raw)
 }
 
 // pathNotFound is the not-found of each path parameter: an id no record

@@ -22,7 +22,7 @@ func TestMemoryAPI(t *testing.T) {
 }
 
 func memoryAPI(t *testing.T, h *harness) {
-	id := h.createAgent(map[string]any{"name": "Rememberer", "modelProvider": "anthropic", "model": "claude-3-5-haiku-latest"})
+	id := h.createAgent(map[string]any{"name": "Rememberer", "modelProvider": "anthropic", "model": "claude-haiku-4-5"})
 	base := "/v1/agents/" + id + "/memories"
 	for _, m := range []map[string]any{
 		{"text": "Ann is learning Rust", "userId": "ann"},
@@ -77,7 +77,7 @@ func memoryAPI(t *testing.T, h *harness) {
 // not; too long a text is 400 naming text; delete, then 404.
 func TestKnowledgeAPI(t *testing.T) {
 	h := newHarness(t)
-	id := h.createAgent(map[string]any{"name": "Knower", "modelProvider": "anthropic", "model": "claude-3-5-haiku-latest"})
+	id := h.createAgent(map[string]any{"name": "Knower", "modelProvider": "anthropic", "model": "claude-haiku-4-5"})
 	base := "/v1/agents/" + id + "/knowledge"
 	fees := strings.Repeat("Every trade costs a fee of 0.1 percent. ", 20) + "\n\n" + strings.Repeat("Withdrawals are free. ", 20)
 	res := h.do(request{method: "POST", path: base, key: h.writeKey, body: map[string]any{"name": "fees.md", "text": fees}})

@@ -1,9 +1,12 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -65,18 +68,68 @@ func (s *Server) CreateChatCompletion(ctx context.Context, req gen.CreateChatCom
 		return nil, err
 	}
 	c := completion{id: "chatcmpl-" + requestIDFrom(ctx), model: b.Model, created: time.Now().Unix()}
+	ignored := ignoredHeader(ctx)
 	if flag(b.Stream) {
 		usage := false
 		if opts, err := b.StreamOptions.Get(); err == nil {
 			usage = flag(opts.IncludeUsage)
 		}
-		return &chatStream{s: s, ctx: ctx, turn: t, c: c, usage: usage}, nil
+		return &chatStream{s: s, ctx: ctx, turn: t, c: c, usage: usage, ignored: ignored}, nil
 	}
 	res, err := s.cfg.Turns.Generate(ctx, t)
 	if err != nil {
 		return nil, err
 	}
-	return gen.CreateChatCompletion200JSONResponse{Body: c.whole(res)}, nil
+	return gen.CreateChatCompletion200JSONResponse{Body: c.whole(res),
+		Headers: gen.CreateChatCompletion200ResponseHeaders{AgentdIgnored: ignored}}, nil
+}
+
+// ignoredChatMembers are the members of a Chat Completions request that
+// would change what the model does, which agentd ignores (the agent's own
+// tools and settings apply): the client's tools, old and new, and the
+// sampling members. A client that declared them learns so from the
+// agentd-ignored header instead of taking the answer as theirs.
+var ignoredChatMembers = map[string]bool{
+	"tools": true, "tool_choice": true, "functions": true, "function_call": true, "parallel_tool_calls": true,
+	"temperature": true, "top_p": true, "max_tokens": true, "max_completion_tokens": true,
+	"presence_penalty": true, "frequency_penalty": true, "n": true, "stop": true, "seed": true,
+	"logit_bias": true, "logprobs": true, "top_logprobs": true, "reasoning_effort": true, "verbosity": true,
+}
+
+// ignoredKey is the context key of the ignored members of a Chat
+// Completions body, read by the gate, which has the body's bytes.
+type ignoredKey struct{}
+
+// ignoredMembers returns the top-level members of a JSON object body that
+// are ignoredChatMembers and not null, in body order, each once.
+func ignoredMembers(raw []byte) []string {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	var out []string
+	for dec.More() {
+		tok, err := dec.Token()
+		var value json.RawMessage
+		if err != nil || dec.Decode(&value) != nil {
+			return out
+		}
+		name, _ := tok.(string)
+		if ignoredChatMembers[name] && string(value) != "null" && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// ignoredHeader is the agentd-ignored header of the request in ctx; nil
+// (no header) when nothing was ignored.
+func ignoredHeader(ctx context.Context) *string {
+	members, _ := ctx.Value(ignoredKey{}).([]string)
+	if len(members) == 0 {
+		return nil
+	}
+	return new(strings.Join(members, ", "))
 }
 
 // chatTurn is the turn of a Chat Completions body, and the dotted path of

@@ -21,6 +21,8 @@ type chatStream struct {
 	turn  *turn.Turn
 	c     completion
 	usage bool // stream_options.include_usage
+	// ignored is the agentd-ignored header, nil for none.
+	ignored *string
 }
 
 var _ gen.CreateChatCompletionResponseObject = (*chatStream)(nil)
@@ -30,6 +32,9 @@ func (r *chatStream) VisitCreateChatCompletionResponse(w http.ResponseWriter) er
 	defer r.turn.Release()
 	ctx, gone := context.WithCancel(r.ctx)
 	defer gone()
+	if r.ignored != nil {
+		w.Header().Set("agentd-ignored", *r.ignored)
+	}
 	ev, err := r.s.openStream(w, gone)
 	if err != nil {
 		return nil // the client is gone before the first byte

@@ -417,3 +417,34 @@ func concurrentBodies(t *testing.T, handler http.Handler, key, path, body string
 	}
 	return codes
 }
+
+// TestChatCompletionNamesIgnoredMembers: the client's tools, tool choice
+// and sampling members, which the agent's own settings override, are
+// named in the agentd-ignored header in the order the request gives them,
+// on a completion and on a stream; null members and members that change
+// nothing the model does are not named, and with none there is no header.
+func TestChatCompletionNamesIgnoredMembers(t *testing.T) {
+	h := newHarness(t)
+	id := h.createAgent(map[string]any{"name": "Ada"})
+	tools := `[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object"}}}]`
+	cases := []struct {
+		name, members, want string
+	}{
+		{"tools first", `"tools":` + tools + `,"tool_choice":"auto","temperature":0.2,"user":"u1","top_p":0.5,"seed":3`, "tools, tool_choice, temperature, top_p, seed"},
+		{"sampling first", `"max_tokens":50,"stream_options":null,"tool_choice":"none","tools":` + tools + `,"presence_penalty":null`, "max_tokens, tool_choice, tools"},
+		{"stream", `"stream":true,"frequency_penalty":0.1,"n":1,"stop":["x"]`, "frequency_penalty, n, stop"},
+		{"nothing ignored", `"user":"u2","metadata":{"a":"b"},"temperature":null`, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			body := `{"model":"` + id + `",` + tc.members + `,"messages":[{"role":"user","content":"hi"}]}`
+			res := h.chat(body)
+			if res.Code != 200 {
+				t.Fatalf("%d %s", res.Code, res.Body)
+			}
+			if got, ok := res.Header["Agentd-Ignored"]; (tc.want == "") != !ok || strings.Join(got, "|") != tc.want {
+				t.Errorf("agentd-ignored %q (present %v), want %q", got, ok, tc.want)
+			}
+		})
+	}
+}

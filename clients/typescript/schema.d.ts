@@ -954,7 +954,14 @@ export interface paths {
          *     The agent's own model, character and tools apply: `system`,
          *     `developer` and tool messages, non-text content parts, the sampling
          *     fields, `tools` and every other member of OpenAI's request are
-         *     accepted and ignored. It runs the turn of Send Message: the same
+         *     accepted and ignored. The answer's `agentd-ignored` header names the
+         *     ignored members that change what a model does, as the request
+         *     declares them: `tools`, `tool_choice` (and their older `functions`,
+         *     `function_call`, `parallel_tool_calls`) and the sampling members
+         *     (`temperature`, `top_p`, `max_tokens`, `max_completion_tokens`,
+         *     `presence_penalty`, `frequency_penalty`, `n`, `stop`, `seed`,
+         *     `logit_bias`, `logprobs`, `top_logprobs`, `reasoning_effort`,
+         *     `verbosity`), comma-separated, in request order. It runs the turn of Send Message: the same
          *     history, analytics, webhooks and limits (it counts against the
          *     agent's Send Message limit and its concurrency cap of 10).
          *
@@ -1044,6 +1051,8 @@ export interface components {
             status?: components["schemas"]["AgentStatus"];
             /** @description Model provider (MODEL_ERROR). */
             provider?: string;
+            /** @description The model the provider does not serve (MODEL_ERROR for an unknown or retired model). */
+            model?: string;
         } & {
             [key: string]: unknown;
         };
@@ -3161,7 +3170,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
-        /** @description MODEL_ERROR, the model provider refused this request (unknown model, refused content, bad parameters). */
+        /** @description MODEL_ERROR, the model provider refused this request (unknown or retired model, refused content, bad parameters). For a model the provider does not serve, `details.model` names it and `details.reason` is the provider's reason; the agent stays `active`. */
         ModelError: {
             headers: {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3178,10 +3187,11 @@ export interface components {
                  *       "success": false,
                  *       "error": {
                  *         "code": "MODEL_ERROR",
-                 *         "message": "The model provider rejected the request.",
+                 *         "message": "The model provider does not serve the model gpt-9; choose another model for the agent.",
                  *         "details": {
                  *           "provider": "openai",
-                 *           "reason": "The model `gpt-9` does not exist"
+                 *           "model": "gpt-9",
+                 *           "reason": "The model `gpt-9` does not exist or you do not have access to it."
                  *         }
                  *       }
                  *     }
@@ -3429,7 +3439,7 @@ export interface components {
                 /**
                  * @example {
                  *       "error": {
-                 *         "message": "The model provider rejected the request: The model `gpt-9` does not exist",
+                 *         "message": "The model provider does not serve the model gpt-9; choose another model for the agent: The model `gpt-9` does not exist or you do not have access to it.",
                  *         "type": "server_error",
                  *         "code": "model_error",
                  *         "param": null
@@ -3521,6 +3531,8 @@ export interface components {
     };
     requestBodies: never;
     headers: {
+        /** @description The members of the request the answer ignored (the client's tools and sampling members), comma-separated, in request order; absent when none was. */
+        AgentdIgnored: string;
         /** @description The resource's version as an entity tag; it moves with every change Get shows (an agent's metrics aside). Send it back in If-Match or If-None-Match. */
         ETag: string;
         /**
@@ -3607,7 +3619,7 @@ export interface operations {
                      *             "createdAt": "2026-11-21T10:00:00.123Z",
                      *             "updatedAt": "2026-11-21T10:05:00.000Z",
                      *             "modelProvider": "openai",
-                     *             "model": "gpt-4o-mini",
+                     *             "model": "gpt-5.6-terra",
                      *             "clients": [
                      *               "discord",
                      *               "twitter"
@@ -3699,7 +3711,7 @@ export interface operations {
                  *         }
                  *       },
                  *       "modelProvider": "openai",
-                 *       "model": "gpt-4o-mini",
+                 *       "model": "gpt-5.6-terra",
                  *       "plugins": [
                  *         {
                  *           "name": "@elizaos/plugin-solana",
@@ -3831,7 +3843,7 @@ export interface operations {
                      *           }
                      *         },
                      *         "modelProvider": "openai",
-                     *         "model": "gpt-4o-mini",
+                     *         "model": "gpt-5.6-terra",
                      *         "plugins": [
                      *           {
                      *             "name": "@elizaos/plugin-solana",
@@ -4453,7 +4465,7 @@ export interface operations {
                      *             "metadata": {
                      *               "tokensUsed": 150,
                      *               "responseTime": 1234.5,
-                     *               "model": "gpt-4o-mini"
+                     *               "model": "gpt-5.6-terra"
                      *             }
                      *           }
                      *         ],
@@ -4542,7 +4554,7 @@ export interface operations {
                      *           }
                      *         },
                      *         "modelProvider": "openai",
-                     *         "model": "gpt-4o-mini",
+                     *         "model": "gpt-5.6-terra",
                      *         "plugins": [
                      *           {
                      *             "name": "@elizaos/plugin-solana",
@@ -6071,6 +6083,7 @@ export interface operations {
             /** @description The completion (JSON), or chunks as server-sent events when `stream` is true. */
             200: {
                 headers: {
+                    "agentd-ignored": components["headers"]["AgentdIgnored"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];

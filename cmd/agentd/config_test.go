@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/llm"
+	"github.com/agentd/agentd/server"
 	"github.com/agentd/agentd/store"
 )
 
@@ -35,8 +36,7 @@ func TestConfigDefaults(t *testing.T) {
 	if c.DefaultProvider != "openai" || c.LLM.Timeout != 60*time.Second || c.LogLevel != slog.LevelInfo {
 		t.Errorf("defaults: provider %s, timeout %s, level %s", c.DefaultProvider, c.LLM.Timeout, c.LogLevel)
 	}
-	want := map[string]string{"openai": "gpt-4o-mini", "anthropic": "claude-3-5-haiku-latest", "groq": "llama-3.1-8b-instant", "google": "gemini-2.0-flash", "ollama": "llama3.2"}
-	for p, m := range want {
+	for p, m := range server.DefaultModels {
 		if c.Models[p] != m {
 			t.Errorf("default model of %s = %q, want %q", p, c.Models[p], m)
 		}

@@ -185,7 +185,8 @@ func TestOpenAIGoClient(t *testing.T) {
 
 // TestOpenAINodeClient runs the official `openai` npm client
 // (interop/clients/openai.mjs) against agentd: models, a completion, a
-// stream with usage and an error, as that client reads them.
+// stream with usage, a completion with the client's own tools (named in
+// agentd-ignored) and an error, as that client reads them.
 func TestOpenAINodeClient(t *testing.T) {
 	node, script := interopProgram(t, "clients/openai.mjs")
 	o := bootOpenAI(t)
@@ -221,7 +222,8 @@ func TestOpenAINodeClient(t *testing.T) {
 				TotalTokens      int `json:"total_tokens"`
 			}
 		}
-		Error struct {
+		Ignored string
+		Error   struct {
 			Class, Type, Code, Param string
 			Status                   int
 		}
@@ -238,6 +240,9 @@ func TestOpenAINodeClient(t *testing.T) {
 	if s := got.Stream; s.Text != o.adaReply || s.Chunks < 4 || s.FinishReason != "stop" || s.Usage.TotalTokens != 14 || s.Usage.PromptTokens != 11 {
 		t.Errorf("stream %+v", s)
 	}
+	if got.Ignored != "tools, tool_choice, temperature" {
+		t.Errorf("agentd-ignored %q, want the client's tools and temperature", got.Ignored)
+	}
 	if e := got.Error; e.Class != "NotFoundError" || e.Status != 404 || e.Code != "model_not_found" || e.Type != "invalid_request_error" || e.Param != "model" {
 		t.Errorf("error %+v", e)
 	}
@@ -245,7 +250,7 @@ func TestOpenAINodeClient(t *testing.T) {
 		t.Errorf("js-user's conversation holds %v messages, want the exchange", n)
 	}
 	r := o.c.do("GET", "/v1/agents/"+o.ada+"/analytics", o.key, nil)
-	if tot := r.data(t)["totals"].(map[string]any); tot["messages"] != 4.0 || tot["tokensUsed"] != 28.0 {
-		t.Errorf("analytics totals %v, want both turns", tot)
+	if tot := r.data(t)["totals"].(map[string]any); tot["messages"] != 6.0 || tot["tokensUsed"] != 42.0 {
+		t.Errorf("analytics totals %v, want the three turns", tot)
 	}
 }

@@ -1,6 +1,7 @@
 // Drives agentd with the official `openai` npm client, for cmd/agentd's
 // TestOpenAINodeClient: it lists the models, asks for a completion, streams
-// one with usage and provokes an error, then prints what the client saw as
+// one with usage, sends its own tools (read back from the agentd-ignored
+// header) and provokes an error, then prints what the client saw as
 // one JSON object on stdout. Configuration comes from the environment, as
 // the client reads it: OPENAI_BASE_URL (agentd's /v1), OPENAI_API_KEY (an
 // agentd API key), and AGENTD_MODEL (an agent id).
@@ -53,6 +54,19 @@ for await (const chunk of stream) {
   usage = chunk.usage ?? usage;
 }
 out.stream = { text, chunks, usage, finish_reason: finish };
+
+// A client that brings its own tools and sampling, as LangChain's
+// bindTools does: agentd answers with the agent's own, and says so.
+const { response: toolsResponse } = await client.chat.completions
+  .create({
+    model,
+    messages: [{ role: "user", content: "use the tool" }],
+    tools: [{ type: "function", function: { name: "get_weather", parameters: { type: "object", properties: {} } } }],
+    tool_choice: "auto",
+    temperature: 0.2,
+  })
+  .withResponse();
+out.ignored = toolsResponse.headers.get("agentd-ignored");
 
 try {
   await client.chat.completions.create({ model: "agent_missing", messages: [{ role: "user", content: "hi" }] });

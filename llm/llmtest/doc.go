@@ -22,6 +22,14 @@
 // and FailEmbeddings set how, and EmbeddingRequests returns what came, apart
 // from the chat requests.
 //
+// A Server refuses what its provider refuses, with the provider's 400, and
+// fails the test that sent it (unless Lenient): an OpenAI-format request
+// that OpenAI's published OpenAPI document (testdata/openai) does not
+// admit, or a sampling member sent to a reasoning model; a Messages
+// request without anthropic-version, with a member the API does not have,
+// or with both temperature and top_p. NewGoogle is the OpenAI format with
+// Google's error bodies, as its OpenAI-compatible endpoint sends them.
+//
 // A Recorded request reads back the same across the three formats: its
 // Conversation, and the tools it offered (ToolNames, ToolSchema,
 // ToolChoice), the tool calls it replays (ToolCallsSent) and the tool

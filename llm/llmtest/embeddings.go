@@ -113,6 +113,10 @@ func (s *Server) serveEmbeddings(w http.ResponseWriter, req *http.Request, rec R
 	}
 	reply := s.recordEmbeddings(rec)
 	model, _ := rec.Body["model"].(string)
+	if msg := s.refusal(req, rec); msg != "" {
+		s.format.writeError(w, Reply{Status: http.StatusBadRequest, ErrorMessage: msg}, model)
+		return true
+	}
 	texts, valid := inputTexts(rec.Body["input"])
 	if reply.Model != "" {
 		model = reply.Model

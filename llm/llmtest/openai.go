@@ -15,6 +15,34 @@ func NewOpenAI(t testing.TB) *Server {
 	return newServer(t, openaiFormat{}, "/v1")
 }
 
+// NewGoogle starts a server speaking Google's OpenAI-compatible endpoint:
+// the OpenAI format, but errors in Google's own shape, a list of one
+// {"error": {"code", "message", "status"}}.
+func NewGoogle(t testing.TB) *Server {
+	return newServer(t, googleFormat{}, "/v1")
+}
+
+// googleFormat is the OpenAI format with Google's error bodies.
+type googleFormat struct{ openaiFormat }
+
+// writeError implements format.
+func (googleFormat) writeError(w http.ResponseWriter, r Reply, model string) {
+	status, msg := "INVALID_ARGUMENT", "Request contains an invalid argument."
+	switch {
+	case r.Status == http.StatusUnauthorized || r.Status == http.StatusForbidden:
+		status, msg = "PERMISSION_DENIED", "API key not valid. Please pass a valid API key."
+	case r.Status == http.StatusNotFound:
+		status, msg = "NOT_FOUND", fmt.Sprintf("models/%s is not found for API version v1main, or is not supported for generateContent. Call ListModels to see the list of available models and their supported methods.", model)
+	case r.Status == http.StatusTooManyRequests:
+		status, msg = "RESOURCE_EXHAUSTED", "Resource has been exhausted (e.g. check quota)."
+	case r.Status >= http.StatusInternalServerError:
+		status, msg = "UNAVAILABLE", "The model is overloaded. Please try again later."
+	}
+	writeJSON(w, r.Status, []any{map[string]any{"error": map[string]any{
+		"code": r.Status, "message": r.errorText(msg), "status": r.errorKind(status),
+	}}})
+}
+
 // openaiFormat is the OpenAI chat-completions wire format.
 type openaiFormat struct{}
 

@@ -86,6 +86,7 @@ type Server struct {
 	// Anthropic formats, the server root for ollama.
 	URL string
 
+	t      testing.TB
 	ts     *httptest.Server
 	format format
 
@@ -97,6 +98,7 @@ type Server struct {
 	calls    int // tool call ids made so far
 	emb      embeddingState
 	once     sync.Once
+	lenient  bool
 }
 
 // format answers one request in a provider's wire format.
@@ -121,7 +123,7 @@ var defaultReply = Reply{Text: "Hello from the test server.", PromptTokens: 12, 
 
 // newServer starts a server for f, closed when the test ends.
 func newServer(t testing.TB, f format, prefix string) *Server {
-	s := &Server{format: f, def: defaultReply}
+	s := &Server{t: t, format: f, def: defaultReply}
 	s.ts = httptest.NewUnstartedServer(http.HandlerFunc(s.handle))
 	s.ts.Config.ConnState = s.countConn
 	s.ts.Start()
@@ -212,6 +214,10 @@ func (s *Server) handle(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	model, _ := rec.Body["model"].(string)
+	if msg := s.refusal(req, rec); msg != "" {
+		s.format.writeError(w, Reply{Status: http.StatusBadRequest, ErrorMessage: msg}, model)
+		return
+	}
 	if reply.Model != "" {
 		model = reply.Model
 	}
