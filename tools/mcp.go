@@ -797,10 +797,18 @@ func (w *mcpWatch) overflowed() {
 	w.mu.Unlock()
 }
 
-func (w *mcpWatch) last() (err error, status int, overflow bool) {
+// mcpSeen is what an mcpWatch saw last: a transport error, an HTTP status
+// or an answer over the bound.
+type mcpSeen struct {
+	err      error
+	status   int
+	overflow bool
+}
+
+func (w *mcpWatch) last() mcpSeen {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.err, w.status, w.overflow
+	return mcpSeen{w.err, w.status, w.overflow}
 }
 
 // sseTooLarge is how the SDK says an SSE event went past MaxEventSize; it
@@ -812,20 +820,20 @@ const sseTooLarge = "SSE event exceeded"
 // is cut to maxMCPReason.
 func mcpReason(ctx context.Context, err error, watch *mcpWatch, srv MCPServer) string {
 	const who = "the MCP server"
-	seen, status, overflow := watch.last()
+	seen := watch.last()
 	var rpcErr *jsonrpc.Error
 	var netErr net.Error
 	switch {
-	case overflow || errors.Is(err, errMCPTooLarge) || strings.Contains(err.Error(), sseTooLarge):
+	case seen.overflow || errors.Is(err, errMCPTooLarge) || strings.Contains(err.Error(), sseTooLarge):
 		return errMCPTooLarge.Error()
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return who + " did not answer in time"
-	case seen != nil:
-		return netguard.Reason(seen, who)
+	case seen.err != nil:
+		return netguard.Reason(seen.err, who)
 	case errors.As(err, &rpcErr):
 		return who + " answered: " + cut(redact(rpcErr, srv), maxMCPReason)
-	case status != 0:
-		return fmt.Sprintf("%s answered HTTP status %d", who, status)
+	case seen.status != 0:
+		return fmt.Sprintf("%s answered HTTP status %d", who, seen.status)
 	case errors.Is(err, netguard.ErrBlocked), errors.As(err, &netErr):
 		return netguard.Reason(err, who)
 	}
