@@ -271,3 +271,112 @@ func TestAStreamNotYetSeenIsAskedForAgain(t *testing.T) {
 		t.Fatalf("cancel of a stream not kept: %v", err)
 	}
 }
+
+// deadBackend fails every call once killed, as a replica that died does
+// nothing more: its heartbeats and its writes stop.
+type deadBackend struct {
+	streamlog.Backend
+	dead atomic.Bool
+}
+
+var errDead = errors.New("the replica is dead")
+
+func (d *deadBackend) AppendStreams(ctx context.Context, batches []streamlog.Batch) error {
+	if d.dead.Load() {
+		return errDead
+	}
+	return d.Backend.AppendStreams(ctx, batches)
+}
+
+func (d *deadBackend) KeepStreams(ctx context.Context, owner string, ids []string) error {
+	if d.dead.Load() {
+		return errDead
+	}
+	return d.Backend.KeepStreams(ctx, owner, ids)
+}
+
+func (d *deadBackend) TakeStreamCancels(ctx context.Context, owner string) ([]string, error) {
+	if d.dead.Load() {
+		return nil, errDead
+	}
+	return d.Backend.TakeStreamCancels(ctx, owner)
+}
+
+// TestStreamOfADeadReplicaEnds: a stream whose replica stays alive is
+// followed from another replica through silences longer than LostAfter;
+// once the replica dies (it stops writing and renewing), a resume and a
+// cancel on another replica end it with the lost event, within LostAfter
+// and a check, and the stream is done (security review N5).
+func TestStreamOfADeadReplicaEnds(t *testing.T) {
+	backends(t, func(t *testing.T, b streamlog.Backend) {
+		const lostAfter = 400 * time.Millisecond
+		lostEvent := []byte(`{"type":"error","error":{"code":"STREAM_LOST"}}`)
+		writer := &deadBackend{Backend: b}
+		cfg := streamlog.Config{FlushInterval: 10 * time.Millisecond, PollInterval: 10 * time.Millisecond,
+			LostAfter: lostAfter, LostEvent: lostEvent}
+		wcfg, fcfg := cfg, cfg
+		wcfg.Backend, fcfg.Backend = writer, b
+		dying, other := streamlog.New(wcfg), streamlog.New(fcfg)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		keys := []streamlog.Key{
+			{AccountID: "acct_1", AgentID: "agent_1", MessageID: "msg_resumed" + t.Name()},
+			{AccountID: "acct_1", AgentID: "agent_1", MessageID: "msg_cancelled" + t.Name()},
+		}
+		var runs []*streamlog.Run
+		for _, k := range keys {
+			run := dying.Start(k, func() {})
+			run.Publish([]byte(`{"type":"start"}`))
+			runs = append(runs, run)
+		}
+		got := make(chan streamlog.Event, 10)
+		var follower *streamlog.Follower
+		for follower == nil { // until the Backend has it
+			follower, _ = other.Follow(ctx, keys[0], 0)
+		}
+		ended := make(chan error, 1)
+		go func() {
+			ended <- follower.Each(ctx, streamlog.Sink{Emit: func(e streamlog.Event) error { got <- e; return nil }})
+		}()
+		if e := <-got; e.ID != 1 {
+			t.Fatalf("first event %d", e.ID)
+		}
+		select { // the writer lives: its silence is no loss
+		case e := <-got:
+			t.Fatalf("event %d (%s) from a live writer that wrote nothing", e.ID, e.Data)
+		case <-time.After(3 * lostAfter):
+		}
+
+		writer.dead.Store(true)
+		died := time.Now()
+		wait, stop := context.WithTimeout(ctx, 5*lostAfter)
+		defer stop()
+		if st, err := other.Cancel(wait, keys[1]); err != nil || st != (streamlog.State{Done: true, Partial: true}) {
+			t.Fatalf("cancel of a dead replica's stream: %+v %v", st, err)
+		}
+		select {
+		case e := <-got:
+			if e.ID != 2 || string(e.Data) != string(lostEvent) {
+				t.Fatalf("event %d %s, want the lost event", e.ID, e.Data)
+			}
+		case <-time.After(5 * lostAfter):
+			t.Fatal("no lost event from a dead replica's stream")
+		}
+		if err := <-ended; err != nil {
+			t.Fatalf("follower: %v", err)
+		}
+		if took := time.Since(died); took > 3*lostAfter {
+			t.Errorf("the stream ended %v after its replica died", took)
+		}
+		for _, k := range keys {
+			if _, st, err := b.ReadStream(ctx, k, 0); err != nil || !st.Done {
+				t.Errorf("%s after the loss: %+v %v", k.MessageID, st, err)
+			}
+		}
+		for _, run := range runs {
+			dying.End(run, []byte(`{"type":"done"}`), streamlog.State{})
+		}
+		dying.Close(ctx)
+		other.Close(ctx)
+	})
+}

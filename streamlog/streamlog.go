@@ -76,6 +76,17 @@ type Backend interface {
 	// TakeStreamCancels returns the message ids of owner's streams whose
 	// cancel was requested since the last call.
 	TakeStreamCancels(ctx context.Context, owner string) ([]string, error)
+	// KeepStreams records that owner still runs the streams ids (message
+	// ids): their heartbeat, which a stream's first batch starts.
+	KeepStreams(ctx context.Context, owner string, ids []string) error
+	// EndLostStream ends the stream k, when it is not done and its owner's
+	// last heartbeat is more than silent ago (the owner died), with one
+	// last event data after those written, and marks it done and
+	// partial; it reports whether it did. A stream ends this way once,
+	// however many replicas ask together. A stream without a heartbeat
+	// (written before heartbeats were) is never taken for lost.
+	// ErrNotFound when it is not kept.
+	EndLostStream(ctx context.Context, k Key, silent time.Duration, data []byte) (bool, error)
 	// PruneStreams forgets, a bounded batch at a time, the streams that
 	// ended Retention before now and those started StaleAfter before now
 	// that never ended (their replica died).
