@@ -49,6 +49,11 @@ type Config struct {
 	// UnwatchedStream bounds how long a streamed reply runs on with no
 	// client following it on this replica (the provider timeout, 60s).
 	UnwatchedStream time.Duration
+	// StreamLostAfter is how long a streamed reply's replica may go
+	// without renewing it before followers elsewhere end it with a
+	// STREAM_LOST error, its replica taken for dead
+	// (streamlog.Config.LostAfter, 20s when 0).
+	StreamLostAfter time.Duration
 
 	Logger *slog.Logger
 	// Registry receives the service's Prometheus collectors; nil means a new one.

@@ -100,7 +100,7 @@ func New(cfg Config) (*Server, error) {
 		backend = cfg.Store
 	}
 	s.streams = streamlog.New(streamlog.Config{Backend: backend, Logger: cfg.Logger, MaxStreamBytes: cfg.MaxStreamBytes,
-		Unwatched: cfg.UnwatchedStream})
+		Unwatched: cfg.UnwatchedStream, LostAfter: cfg.StreamLostAfter, LostEvent: lostEvent()})
 	s.handler = s.echo
 	if cfg.Tracing {
 		s.handler = traced(s.echo)

@@ -21,7 +21,8 @@ const streamPruneBatch = 500
 
 // messageStreamRow is a row of message_streams: a streamed reply, who runs
 // it (Owner, the replica a cancel goes to), when its owner last renewed it
-// (BeatAt; none for a stream written before heartbeats) and how it ended.
+// (BeatAt; none for a stream written before heartbeats) and how it ended
+// (Lost: ended by a follower, its owner dead).
 type messageStreamRow struct {
 	MessageID       ctext      `gorm:"primaryKey"`
 	AccountID       ctext      `gorm:"not null"`
@@ -33,6 +34,7 @@ type messageStreamRow struct {
 	CreatedAt       time.Time  `gorm:"not null;autoCreateTime:false;index:idx_message_streams_created"`
 	EndedAt         *time.Time `gorm:"index:idx_message_streams_ended"`
 	BeatAt          *time.Time
+	Lost            bool `gorm:"not null;default:false"`
 }
 
 // TableName names the table.
@@ -161,7 +163,12 @@ func (s *Store) ReadStream(ctx context.Context, k streamlog.Key, after int) ([]s
 			return nil, streamlog.State{}, err
 		}
 	}
-	return events, streamlog.State{Done: row.Done, Partial: row.Partial}, nil
+	return events, row.state(), nil
+}
+
+// state is the State the row records.
+func (r messageStreamRow) state() streamlog.State {
+	return streamlog.State{Done: r.Done, Partial: r.Partial, Lost: r.Lost}
 }
 
 // streamRow reads k's stream row; streamlog.ErrNotFound when there is none.
@@ -178,7 +185,7 @@ func (s *Store) streamRow(db *gorm.DB, k streamlog.Key) (messageStreamRow, error
 // done, and returns its State.
 func (s *Store) RequestStreamCancel(ctx context.Context, k streamlog.Key) (streamlog.State, error) {
 	row, err := s.streamRow(s.read(ctx), k)
-	st := streamlog.State{Done: row.Done, Partial: row.Partial}
+	st := row.state()
 	if err != nil || row.Done {
 		return st, err
 	}
@@ -237,7 +244,7 @@ func (s *Store) EndLostStream(ctx context.Context, k streamlog.Key, silent time.
 	ended := false
 	err = s.write(ctx, "end lost stream", func(tx *gorm.DB) error {
 		res := tx.Model(&messageStreamRow{}).Where("message_id = ? AND NOT done AND beat_at < ?", k.MessageID, before).
-			Updates(map[string]any{"done": true, "partial": true, "ended_at": at})
+			Updates(map[string]any{"done": true, "partial": true, "lost": true, "ended_at": at})
 		if res.Error != nil || res.RowsAffected == 0 {
 			return res.Error
 		}

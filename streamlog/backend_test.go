@@ -130,7 +130,7 @@ func TestLostStreams(t *testing.T) {
 			t.Fatalf("a lost stream ended twice: %v %v", ended, err)
 		}
 		got, st, err := b.ReadStream(ctx, k, 0)
-		if err != nil || !slices.Equal(ids(got), []int{1, 2, 3}) || st != (streamlog.State{Done: true, Partial: true}) {
+		if err != nil || !slices.Equal(ids(got), []int{1, 2, 3}) || st != (streamlog.State{Done: true, Partial: true, Lost: true}) {
 			t.Fatalf("read a lost stream: %v %+v %v", ids(got), st, err)
 		}
 

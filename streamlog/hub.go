@@ -585,6 +585,19 @@ func (s Sink) pinger() (<-chan time.Time, func()) {
 	return t.C, t.Stop
 }
 
+// emitLost emits the lost event of a lost stream, with the id after the
+// follower's last, when the follower emitted no event past before (the id
+// its client held) in its last round: the client holds that id for an
+// event the dead owner streamed from memory and never wrote, so the lost
+// event written under the same id would never reach it.
+func (f *Follower) emitLost(sink Sink, before int) error {
+	if !f.state.Lost || f.next > before {
+		return nil
+	}
+	_, err := sink.emit([]Event{{ID: f.next + 1, Data: f.hub.cfg.LostEvent}}, f.next)
+	return err
+}
+
 // Each writes every event in order to sink until the stream's last, ctx
 // ends or a write fails.
 func (f *Follower) Each(ctx context.Context, sink Sink) error {
@@ -652,12 +665,13 @@ func (f *Follower) eachRemote(ctx context.Context, sink Sink, pings <-chan time.
 	defer tick.Stop()
 	lost := f.hub.lostCheck()
 	for {
+		before := f.next
 		var err error
 		if f.next, err = sink.emit(f.pending, f.next); err != nil {
 			return err
 		}
 		if f.state.Done {
-			return nil
+			return f.emitLost(sink, before)
 		}
 		if lost.due() {
 			if err := f.hub.endIfLost(ctx, f.key); err != nil {

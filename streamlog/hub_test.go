@@ -7,8 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/testutil"
 	"github.com/agentd/agentd/store/storetest"
 	"github.com/agentd/agentd/streamlog"
+	"github.com/agentd/agentd/streamlog/streamlogtest"
 )
 
 // TestCloseCutsWhatStillRuns: Close gives running streams until its
@@ -272,36 +274,6 @@ func TestAStreamNotYetSeenIsAskedForAgain(t *testing.T) {
 	}
 }
 
-// deadBackend fails every call once killed, as a replica that died does
-// nothing more: its heartbeats and its writes stop.
-type deadBackend struct {
-	streamlog.Backend
-	dead atomic.Bool
-}
-
-var errDead = errors.New("the replica is dead")
-
-func (d *deadBackend) AppendStreams(ctx context.Context, batches []streamlog.Batch) error {
-	if d.dead.Load() {
-		return errDead
-	}
-	return d.Backend.AppendStreams(ctx, batches)
-}
-
-func (d *deadBackend) KeepStreams(ctx context.Context, owner string, ids []string) error {
-	if d.dead.Load() {
-		return errDead
-	}
-	return d.Backend.KeepStreams(ctx, owner, ids)
-}
-
-func (d *deadBackend) TakeStreamCancels(ctx context.Context, owner string) ([]string, error) {
-	if d.dead.Load() {
-		return nil, errDead
-	}
-	return d.Backend.TakeStreamCancels(ctx, owner)
-}
-
 // TestStreamOfADeadReplicaEnds: a stream whose replica stays alive is
 // followed from another replica through silences longer than LostAfter;
 // once the replica dies (it stops writing and renewing), a resume and a
@@ -311,7 +283,7 @@ func TestStreamOfADeadReplicaEnds(t *testing.T) {
 	backends(t, func(t *testing.T, b streamlog.Backend) {
 		const lostAfter = 400 * time.Millisecond
 		lostEvent := []byte(`{"type":"error","error":{"code":"STREAM_LOST"}}`)
-		writer := &deadBackend{Backend: b}
+		writer := &streamlogtest.Dying{Backend: b}
 		cfg := streamlog.Config{FlushInterval: 10 * time.Millisecond, PollInterval: 10 * time.Millisecond,
 			LostAfter: lostAfter, LostEvent: lostEvent}
 		wcfg, fcfg := cfg, cfg
@@ -347,11 +319,11 @@ func TestStreamOfADeadReplicaEnds(t *testing.T) {
 		case <-time.After(3 * lostAfter):
 		}
 
-		writer.dead.Store(true)
+		writer.Kill()
 		died := time.Now()
 		wait, stop := context.WithTimeout(ctx, 5*lostAfter)
 		defer stop()
-		if st, err := other.Cancel(wait, keys[1]); err != nil || st != (streamlog.State{Done: true, Partial: true}) {
+		if st, err := other.Cancel(wait, keys[1]); err != nil || st != (streamlog.State{Done: true, Partial: true, Lost: true}) {
 			t.Fatalf("cancel of a dead replica's stream: %+v %v", st, err)
 		}
 		select {
@@ -372,6 +344,17 @@ func TestStreamOfADeadReplicaEnds(t *testing.T) {
 			if _, st, err := b.ReadStream(ctx, k, 0); err != nil || !st.Done {
 				t.Errorf("%s after the loss: %+v %v", k.MessageID, st, err)
 			}
+		}
+		// A client holding ids the dead replica streamed from memory and
+		// never wrote still gets the lost event, after its last.
+		ahead, err := other.Follow(ctx, keys[0], 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var last streamlog.Event
+		testutil.OK(t, ahead.Each(ctx, streamlog.Sink{Emit: func(e streamlog.Event) error { last = e; return nil }}))
+		if last.ID != 8 || string(last.Data) != string(lostEvent) {
+			t.Errorf("resumed after 7: last event %d %s, want 8 and the lost event", last.ID, last.Data)
 		}
 		for _, run := range runs {
 			dying.End(run, []byte(`{"type":"done"}`), streamlog.State{})

@@ -95,7 +95,7 @@ func (r *Redis) state(k Key, meta map[string]string) (State, string, error) {
 	if meta["account"] != k.AccountID || meta["agent"] != k.AgentID || meta["account"] == "" {
 		return State{}, "", ErrNotFound
 	}
-	return State{Done: meta["done"] == "1", Partial: meta["partial"] == "1"}, meta["owner"], nil
+	return State{Done: meta["done"] == "1", Partial: meta["partial"] == "1", Lost: meta["lost"] == "1"}, meta["owner"], nil
 }
 
 // RequestStreamCancel adds the stream to its owner's cancels unless it is
@@ -162,7 +162,7 @@ var lostScript = redis.NewScript(`local m = redis.call('HMGET', KEYS[1], 'accoun
 if not m[1] or m[1] == '' or m[1] ~= ARGV[1] or m[2] ~= ARGV[2] then return -1 end
 if m[3] == '1' or not m[4] or tonumber(m[4]) >= tonumber(ARGV[3]) then return 0 end
 redis.call('RPUSH', KEYS[2], ARGV[4])
-redis.call('HSET', KEYS[1], 'done', 1, 'partial', 1)
+redis.call('HSET', KEYS[1], 'done', 1, 'partial', 1, 'lost', 1)
 redis.call('EXPIRE', KEYS[1], ARGV[5])
 redis.call('EXPIRE', KEYS[2], ARGV[5])
 return 1`)
