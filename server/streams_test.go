@@ -278,7 +278,7 @@ func TestStreamOfADeadReplica(t *testing.T) {
 	const lostAfter = 400 * time.Millisecond
 	for name, open := range streamBackends() {
 		t.Run(name, func(t *testing.T) {
-			h := open(t, func(c *harnessConfig) { c.StreamLostAfter = lostAfter })
+			h := open(t, func(c *harnessConfig) { c.ReplicaLostAfter = lostAfter })
 			h.openai.Respond(slowReply)
 			id := h.createAgent(map[string]any{"name": "slow"})
 			live := httptest.NewServer(h.srv.Handler())

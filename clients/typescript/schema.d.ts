@@ -646,7 +646,8 @@ export interface paths {
          *     carrying the reply's fragments in order, the last with `lastChunk`,
          *     then a `statusUpdate` to `TASK_STATE_COMPLETED` or
          *     `TASK_STATE_FAILED`), and `GetTask` (the task, for 24 hours after it
-         *     last changed). The 0.3 methods `message/send`, `message/stream` and
+         *     last changed; a task whose server stopped while it was working reads
+         *     `TASK_STATE_FAILED`, with that reason, from 20 s after). The 0.3 methods `message/send`, `message/stream` and
          *     `tasks/get` are answered in the 0.3 shapes (`kind`, lowercase states,
          *     `final` on the last status update).
          *
