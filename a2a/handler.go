@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentd/agentd/internal/renew"
 	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/turn"
 )
@@ -33,6 +35,9 @@ type Tasks interface {
 	CreateA2ATask(ctx context.Context, accountID string, t store.A2ATask) (store.A2ATask, error)
 	FinishA2ATask(ctx context.Context, accountID string, t store.A2ATask) (store.A2ATask, error)
 	GetA2ATask(ctx context.Context, accountID, agentID, id string) (store.A2ATask, error)
+	// RenewA2ATask and FailAbandonedA2ATask: see store.
+	RenewA2ATask(ctx context.Context, agentID, id string) error
+	FailAbandonedA2ATask(ctx context.Context, accountID, agentID, id string, since time.Time, reason string) (store.A2ATask, error)
 }
 
 var _ Tasks = (*store.Store)(nil)
@@ -53,6 +58,10 @@ type Config struct {
 	// (server/'s one mapping), logging the internal ones under requestID.
 	Explain func(err error, requestID string) Problem
 	Logger  *slog.Logger
+	// TaskLease is how long a working task's replica may go without
+	// renewing it (every third of it, while the turn runs) before a read
+	// of the task fails it, its replica taken for dead (20s).
+	TaskLease time.Duration
 }
 
 // Handler answers the A2A JSON-RPC calls of every agent. It is safe for
@@ -66,6 +75,9 @@ func New(cfg Config) (*Handler, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.TaskLease <= 0 {
+		cfg.TaskLease = 20 * time.Second
 	}
 	return &Handler{cfg: cfg}, nil
 }
@@ -209,7 +221,9 @@ func (h *Handler) send(ctx context.Context, c Call, req rpcRequest, d dialect) R
 	if rerr != nil {
 		return errorReply(d, req.ID, rerr)
 	}
+	unhold := h.hold(ctx, c, task)
 	res, err := h.cfg.Turns.Generate(ctx, t)
+	unhold()
 	task = h.finish(ctx, c, task, res, err, false)
 	return resultReply(req.ID, d.sendResult(task, in.HistoryLength))
 }
@@ -249,6 +263,8 @@ func (h *Handler) run(ctx context.Context, c Call, id json.RawMessage, d dialect
 	}
 	var held *string
 	appended := false
+	unhold := h.hold(ctx, c, task)
+	defer unhold()
 	res, err := h.cfg.Turns.Stream(ctx, t, func(e turn.Event) error {
 		if e.Kind != turn.EventToken {
 			return nil
@@ -358,14 +374,42 @@ func (h *Handler) cancel(ctx context.Context, c Call, req rpcRequest, d dialect)
 	return errorReply(d, req.ID, rerr)
 }
 
-// task reads a task of the called agent. An id that is not printable text
-// of an id's length is no task's, and is not looked for: PostgreSQL fails
-// on bytes that SQLite merely finds nothing for.
+// abandonedReason is why a task whose replica died failed.
+const abandonedReason = "The agent's server stopped before the reply was complete; send the message again."
+
+// hold renews task while its turn runs, so that no reader takes it for
+// abandoned; the returned func stops it. The renewals outlive a client
+// gone away: the turn, and so the task, goes on.
+func (h *Handler) hold(ctx context.Context, c Call, task store.A2ATask) (unhold func()) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		renew.Every(ctx, h.cfg.TaskLease, func(call context.Context) bool {
+			if err := h.cfg.Tasks.RenewA2ATask(call, c.AgentID, task.ID); err != nil && ctx.Err() == nil {
+				h.cfg.Logger.WarnContext(ctx, "renew a2a task", "request_id", c.RequestID, "task", task.ID, "error", err)
+			}
+			return true
+		})
+	}()
+	return sync.OnceFunc(func() {
+		cancel()
+		<-stopped
+	})
+}
+
+// task reads a task of the called agent; a working task its replica no
+// longer renews (the replica died) is failed first. An id that is not
+// printable text of an id's length is no task's, and is not looked for:
+// PostgreSQL fails on bytes that SQLite merely finds nothing for.
 func (h *Handler) task(ctx context.Context, c Call, id string) (store.A2ATask, *rpcError) {
 	if !printableID(id, maxIDLength) {
 		return store.A2ATask{}, taskNotFound(id)
 	}
 	task, err := h.cfg.Tasks.GetA2ATask(ctx, c.AccountID, c.AgentID, id)
+	if since := time.Now().Add(-h.cfg.TaskLease); err == nil && task.State == store.A2ATaskWorking && task.UpdatedAt.Before(since) {
+		task, err = h.cfg.Tasks.FailAbandonedA2ATask(ctx, c.AccountID, c.AgentID, id, since, abandonedReason)
+	}
 	if errors.Is(err, store.ErrA2ATaskNotFound) {
 		return task, taskNotFound(id)
 	}

@@ -554,3 +554,51 @@ func TestA2ABadIdsAreRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestA2ATaskOfADeadReplicaFails: a task whose replica died while it was
+// working (it stopped renewing the task) is failed with a reason when read,
+// instead of staying working for its whole retention; a task whose turn
+// runs longer than the lease, on a live replica, stays working until it
+// completes (security review N5).
+func TestA2ATaskOfADeadReplicaFails(t *testing.T) {
+	const lease = 300 * time.Millisecond
+	h := newHarness(t, func(c *harnessConfig) { c.ReplicaLostAfter = lease })
+	id := h.createAgent(map[string]any{"name": "Trader"})
+	orphan, err := h.store.CreateA2ATask(context.Background(), h.account.ID, store.A2ATask{AgentID: id, ContextID: "crash-ctx",
+		RequestMessageID: "m-1", RequestText: "hi"})
+	testutil.OK(t, err)
+	getTask := func(taskID string) map[string]any {
+		return rpcResult(t, h.rpc(rpcCall{agentID: id, method: "GetTask", params: map[string]any{"id": taskID}}))
+	}
+	if got := getTask(orphan.ID); dig(got, "status.state") != "TASK_STATE_WORKING" {
+		t.Fatalf("a task just made: %v", got)
+	}
+	time.Sleep(2 * lease)
+	got := getTask(orphan.ID)
+	if dig(got, "status.state") != "TASK_STATE_FAILED" || !strings.Contains(fmt.Sprint(dig(got, "status.message.parts.0.text")), "stopped") {
+		t.Fatalf("the task of a dead replica: %v", got)
+	}
+
+	h.openai.Respond(slowReply) // 0.8 s, past the lease
+	live := httptest.NewServer(h.srv.Handler())
+	defer live.Close()
+	body := map[string]any{"jsonrpc": "2.0", "id": 7, "method": "SendStreamingMessage", "params": a2aUserMessage("count", "live-ctx")}
+	c := openSSE(t, "POST", live.URL+"/v1/agents/"+id+"/a2a", h.writeKey, body, map[string]string{"A2A-Version": "1.0"})
+	frame, err := c.frame()
+	testutil.OK(t, err)
+	var started map[string]any
+	testutil.OK(t, json.Unmarshal([]byte(strings.TrimPrefix(frame, "data: ")), &started))
+	working := fmt.Sprint(dig(started, "result.task.id"))
+	time.Sleep(2 * lease)
+	if got := getTask(working); dig(got, "status.state") != "TASK_STATE_WORKING" {
+		t.Errorf("a live replica's task past its first lease: %v", got)
+	}
+	for {
+		if _, err := c.frame(); err != nil {
+			break
+		}
+	}
+	if got := getTask(working); dig(got, "status.state") != "TASK_STATE_COMPLETED" {
+		t.Errorf("the live task ended %v", got)
+	}
+}

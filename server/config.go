@@ -52,6 +52,12 @@ type Config struct {
 	// UnwatchedStream bounds how long a streamed reply runs on with no
 	// client following it on this replica (the provider timeout, 60s).
 	UnwatchedStream time.Duration
+	// ReplicaLostAfter is how long a replica may go without renewing its
+	// streamed replies and A2A tasks before the others take it for dead:
+	// its streams end with a STREAM_LOST error, its working tasks fail
+	// (20s when 0). It renews every quarter (streams) or third (tasks)
+	// of it; the replicas' clocks must agree within a fraction of it.
+	ReplicaLostAfter time.Duration
 
 	Logger *slog.Logger
 	// Registry receives the service's Prometheus collectors; nil means a new one.

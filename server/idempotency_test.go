@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/agentd/agentd/internal/testutil"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -251,4 +252,28 @@ func totalItems(t *testing.T, res response) int {
 func TestIdempotencyAcrossReplicas(t *testing.T) {
 	a, b := postgresReplicas(t)
 	testKeyedMessageRunsOnce(t, a, b, 500*time.Millisecond, 0)
+}
+
+// TestIdempotentReplayAfterKeyRotation: the documented rolling rotation
+// (k1 → k2,k1 with `secrets rotate` → k2 alone) keeps a keyed Create
+// Webhook answered under k1 replayable: the same answer, not a 500
+// (security review N6).
+func TestIdempotentReplayAfterKeyRotation(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agentd.db")
+	k1, k2 := storetest.Key(), storetest.Key()
+	h := newHarnessAt(t, path, []store.Option{store.WithSecretBox(storetest.BoxOf(t, k1))}, nil)
+	create := keyed(request{method: "POST", path: "/v1/webhooks", key: h.writeKey,
+		body: map[string]any{"url": "https://hooks.example.com/in", "events": []string{"*"}}}, "rot-webhook-1")
+	first := h.do(create)
+	if first.Code != http.StatusCreated {
+		t.Fatalf("create: %d %s", first.Code, first.Body)
+	}
+	rotating := storetest.Open(t, path, store.WithSecretBox(storetest.BoxOf(t, k2, k1)))
+	_, err := rotating.RotateSecrets(context.Background(), nil)
+	testutil.OK(t, err)
+	after := h.secondServer(t, storetest.Open(t, path, store.WithSecretBox(storetest.BoxOf(t, k2))))
+	replay := after.do(create)
+	if replay.Code != http.StatusCreated || !bytes.Equal(replay.Body, first.Body) {
+		t.Fatalf("replay after the rotation: %d %s, want %d %s", replay.Code, replay.Body, first.Code, first.Body)
+	}
 }

@@ -84,7 +84,8 @@ func New(cfg Config) (*Server, error) {
 	selfRead := *s.validation
 	selfRead.ExcludeRequestBody = true
 	s.selfReadValidation = &selfRead
-	if s.a2a, err = a2a.New(a2a.Config{Turns: cfg.Turns, Tasks: cfg.Store, Explain: s.explainProblem, Logger: cfg.Logger}); err != nil {
+	if s.a2a, err = a2a.New(a2a.Config{Turns: cfg.Turns, Tasks: cfg.Store, Explain: s.explainProblem, Logger: cfg.Logger,
+		TaskLease: cfg.ReplicaLostAfter}); err != nil {
 		return nil, err
 	}
 	served, err := newContract(cfg.PublicURL)
@@ -100,7 +101,7 @@ func New(cfg Config) (*Server, error) {
 		backend = cfg.Store
 	}
 	s.streams = streamlog.New(streamlog.Config{Backend: backend, Logger: cfg.Logger, MaxStreamBytes: cfg.MaxStreamBytes,
-		Unwatched: cfg.UnwatchedStream})
+		Unwatched: cfg.UnwatchedStream, LostAfter: cfg.ReplicaLostAfter, LostEvent: lostEvent()})
 	s.handler = s.echo
 	if cfg.Tracing {
 		s.handler = traced(s.echo)

@@ -102,6 +102,14 @@ func (s *Server) lastEvent(ctx context.Context, res turn.Result, err error) (any
 	}}, st
 }
 
+// lostEvent is the last event of a stream whose replica died before the
+// reply ended, written by whichever replica finds it so.
+func lostEvent() []byte {
+	b, _ := json.Marshal(gen.StreamErrorEvent{Type: gen.StreamEventTypeError, Error: gen.Error{Code: gen.STREAMLOST,
+		Message: "The replica running this reply stopped before it ended; what was streamed is as far as it got."}})
+	return b // the generated types always encode
+}
+
 // eventJSON encodes a stream event; the generated types always encode.
 func (s *Server) eventJSON(ctx context.Context, ev any) []byte {
 	b, err := json.Marshal(ev)

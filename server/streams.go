@@ -15,8 +15,14 @@ import (
 )
 
 // cancelWait bounds how long a cancel waits for the reply to stop and be
-// stored.
+// stored: longer than a follower takes to end the stream of a dead replica
+// (ReplicaLostAfter and a check), so such a cancel answers the ended
+// stream, not a timeout.
 const cancelWait = 30 * time.Second
+
+// cancelWaitFor is cancelWait, or longer when replicas are given longer
+// than the default to be taken for dead.
+func cancelWaitFor(lostAfter time.Duration) time.Duration { return max(cancelWait, lostAfter*3/2) }
 
 // ResumeStream follows a streamed reply from the event after Last-Event-ID
 // (from its start without one), on whichever replica runs it.
@@ -43,7 +49,7 @@ func (s *Server) CancelMessage(ctx context.Context, req gen.CancelMessageRequest
 	if err != nil {
 		return nil, err
 	}
-	wait, cancel := context.WithTimeout(ctx, cancelWait)
+	wait, cancel := context.WithTimeout(ctx, cancelWaitFor(s.cfg.ReplicaLostAfter))
 	defer cancel()
 	st, err := s.streams.Cancel(wait, key)
 	partial := st.Partial

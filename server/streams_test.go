@@ -17,6 +17,7 @@ import (
 	"github.com/agentd/agentd/llm/llmtest"
 	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/streamlog"
+	"github.com/agentd/agentd/streamlog/streamlogtest"
 )
 
 // streamedReply streams a message to the agent and returns its reply's id
@@ -41,11 +42,14 @@ func (h *harness) replica(t *testing.T) *httptest.Server {
 
 // secondServer is another replica of the harness's configuration: a
 // server of its own on st, with its own streams and metrics, that the
-// returned harness's requests go to.
-func (h *harness) secondServer(t *testing.T, st Store) *harness {
+// returned harness's requests go to; tweak adjusts its configuration.
+func (h *harness) secondServer(t *testing.T, st Store, tweak ...func(*Config)) *harness {
 	t.Helper()
 	cfg := h.cfg.Config
 	cfg.Store, cfg.Registry = st, nil
+	for _, f := range tweak {
+		f(&cfg)
+	}
 	b := h.with(t)
 	b.srv = newServer(t, cfg)
 	return b
@@ -203,21 +207,26 @@ func TestStreamOutlivesItsClient(t *testing.T) {
 	testutil.Eventually(t, "the stream's slot freed", slotsFree(t, h.cfg.Turn.Semaphore, "agent:"+id))
 }
 
+// streamBackends open a harness, tweaked, by where it keeps its streams:
+// the database (SQLite and PostgreSQL) and Redis.
+func streamBackends() map[string]func(t *testing.T, tweak ...func(*harnessConfig)) *harness {
+	return map[string]func(t *testing.T, tweak ...func(*harnessConfig)) *harness{
+		"sqlite":   func(t *testing.T, tweak ...func(*harnessConfig)) *harness { return newHarness(t, tweak...) },
+		"postgres": func(t *testing.T, tweak ...func(*harnessConfig)) *harness { return newHarnessPostgres(t, tweak...) },
+		"redis": func(t *testing.T, tweak ...func(*harnessConfig)) *harness {
+			backend := streamlog.NewRedis(testutil.Redis(t))
+			return newHarness(t, append(tweak, func(c *harnessConfig) { c.Streams = backend })...)
+		},
+	}
+}
+
 // TestResumeStreamOnAnotherReplica: a stream cut mid-reply and resumed on
 // another replica with Last-Event-ID gives every event once, the tokens
 // together are the stored reply, and a resume without Last-Event-ID
 // replays it from start; with the events in the database (SQLite and
 // PostgreSQL) and in Redis.
 func TestResumeStreamOnAnotherReplica(t *testing.T) {
-	backends := map[string]func(t *testing.T) *harness{
-		"sqlite":   func(t *testing.T) *harness { return newHarness(t) },
-		"postgres": func(t *testing.T) *harness { return newHarnessPostgres(t) },
-		"redis": func(t *testing.T) *harness {
-			backend := streamlog.NewRedis(testutil.Redis(t))
-			return newHarness(t, func(c *harnessConfig) { c.Streams = backend })
-		},
-	}
-	for name, open := range backends {
+	for name, open := range streamBackends() {
 		t.Run(name, func(t *testing.T) {
 			h := open(t)
 			h.openai.Respond(slowReply)
@@ -254,6 +263,56 @@ func TestResumeStreamOnAnotherReplica(t *testing.T) {
 			ids, again := openSSE(t, "GET", first.URL+"/v1/agents/"+id+"/messages/"+messageID+"/stream", h.writeKey, nil, nil).rest()
 			if len(again) != len(all) || ids[0] != 1 || again[0]["type"] != "start" || tokens(again) != reply.Text {
 				t.Errorf("replay from start: ids %v, %d events, want %d", ids, len(again), len(all))
+			}
+		})
+	}
+}
+
+// TestStreamOfADeadReplica: once the replica running a stream dies, a
+// resume on another replica ends within a few LostAfter with an error event
+// of code STREAM_LOST, and a cancel answers 200 partial at once rather than
+// 500 after its wait (security review N5); on every stream backend. The
+// client resumes after an event the dead replica streamed from memory and
+// may never have written: the lost event still reaches it.
+func TestStreamOfADeadReplica(t *testing.T) {
+	const lostAfter = 400 * time.Millisecond
+	for name, open := range streamBackends() {
+		t.Run(name, func(t *testing.T) {
+			h := open(t, func(c *harnessConfig) { c.ReplicaLostAfter = lostAfter })
+			h.openai.Respond(slowReply)
+			id := h.createAgent(map[string]any{"name": "slow"})
+			live := httptest.NewServer(h.srv.Handler())
+			defer live.Close()
+			var shared streamlog.Backend = h.cfg.Store
+			if h.cfg.Streams != nil {
+				shared = h.cfg.Streams
+			}
+			dying := &streamlogtest.Dying{Backend: shared}
+			doomed := h.secondServer(t, h.cfg.Store, func(c *Config) { c.Streams = dying })
+			dead := httptest.NewServer(doomed.srv.Handler())
+			defer dead.Close()
+
+			c := openSSE(t, "POST", dead.URL+"/v1/agents/"+id+"/messages/stream", h.writeKey, map[string]any{"text": "count", "userId": "u"}, nil)
+			_, start, _ := c.next()
+			last, _, _ := c.next()
+			c.close()
+			dying.Kill()
+			died := time.Now()
+			path := "/v1/agents/" + id + "/messages/" + fmt.Sprint(start["messageId"])
+			ids, rest := openSSE(t, "GET", live.URL+path+"/stream", h.writeKey, nil, map[string]string{"Last-Event-ID": strconv.Itoa(last)}).rest()
+			if len(rest) == 0 {
+				t.Fatal("the resumed stream ended with no event")
+			}
+			end := rest[len(rest)-1]
+			if e, _ := end["error"].(map[string]any); end["type"] != "error" || e["code"] != "STREAM_LOST" {
+				t.Fatalf("resumed stream ended with %v (ids %v)", end, ids)
+			}
+			if took := time.Since(died); took > 4*lostAfter {
+				t.Errorf("the stream ended %v after its replica died", took)
+			}
+			res := h.do(request{method: "POST", path: path + "/cancel", key: h.writeKey})
+			if res.Code != 200 || res.Data(t)["partial"] != true {
+				t.Errorf("cancel of the dead replica's stream: %d %s", res.Code, res.Body)
 			}
 		})
 	}

@@ -121,6 +121,42 @@ func (s *Store) FinishA2ATask(ctx context.Context, accountID string, t A2ATask) 
 	return out, err
 }
 
+// RenewA2ATask records that the replica running task id of agent agentID
+// is alive (its UpdatedAt moves to now) while the task is working: a task
+// its replica stops renewing is taken for abandoned (FailAbandonedA2ATask).
+// A task that ended is left as it is.
+func (s *Store) RenewA2ATask(ctx context.Context, agentID, id string) error {
+	at := s.now()
+	return s.write(ctx, "renew a2a task", func(tx *gorm.DB) error {
+		return tx.Model(&a2aTaskRow{}).Where("id = ? AND agent_id = ? AND state = ?", id, agentID, string(A2ATaskWorking)).
+			Update("updated_at", at).Error
+	})
+}
+
+// FailAbandonedA2ATask moves task id of agent agentID of account accountID
+// to failed with reason when it is still working and was last renewed
+// before since (its replica died), and returns the task as stored then.
+// Of replicas racing, one fails it; a task that ended meanwhile is
+// returned as it ended. Errors as GetA2ATask, whatever the task's age.
+func (s *Store) FailAbandonedA2ATask(ctx context.Context, accountID, agentID, id string, since time.Time, reason string) (A2ATask, error) {
+	var out A2ATask
+	err := s.write(ctx, "fail abandoned a2a task", func(tx *gorm.DB) error {
+		if err := ownedAgent(tx, accountID, agentID); err != nil {
+			return err
+		}
+		err := tx.Model(&a2aTaskRow{}).
+			Where("id = ? AND agent_id = ? AND state = ? AND updated_at < ?", id, agentID, string(A2ATaskWorking), since).
+			Updates(map[string]any{"state": string(A2ATaskFailed), "reason": reason, "updated_at": s.now()}).Error
+		if err != nil {
+			return err
+		}
+		row, err := a2aTask(tx, accountID, agentID, id, time.Time{})
+		out = toA2ATask(row)
+		return err
+	})
+	return out, err
+}
+
 // GetA2ATask returns task id of agent agentID of account accountID:
 // ErrNotFound for a missing agent or one of another account,
 // ErrA2ATaskNotFound when the agent has no such task or it last changed

@@ -91,3 +91,51 @@ func TestA2ATasksGoWithTheirConversationAndAgent(t *testing.T) {
 		}
 	})
 }
+
+// TestAbandonedA2ATasks: a working task renewed since the time asked about
+// stays working; one not renewed since fails with the reason, once; a task
+// that completed is left as it is, and renewing it changes nothing.
+func TestAbandonedA2ATasks(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		clock := withClock(s)
+		acct := mustAccount(t, s, "acme")
+		a := mustAgent(t, s, acct.ID, "host")
+		task, err := s.CreateA2ATask(ctx, acct.ID, A2ATask{AgentID: a.ID, ContextID: "c", RequestMessageID: "m1", RequestText: "hi"})
+		mustOK(t, err)
+		clock.add(10 * time.Second)
+		mustOK(t, s.RenewA2ATask(ctx, a.ID, task.ID))
+
+		got, err := s.FailAbandonedA2ATask(ctx, acct.ID, a.ID, task.ID, t0.Add(5*time.Second), "gone")
+		mustOK(t, err)
+		if got.State != A2ATaskWorking || !got.UpdatedAt.Equal(t0.Add(10*time.Second)) {
+			t.Fatalf("a renewed task = %+v", got)
+		}
+		clock.add(30 * time.Second)
+		got, err = s.FailAbandonedA2ATask(ctx, acct.ID, a.ID, task.ID, t0.Add(20*time.Second), "gone")
+		mustOK(t, err)
+		if got.State != A2ATaskFailed || got.Reason != "gone" || !got.UpdatedAt.Equal(t0.Add(40*time.Second)) {
+			t.Fatalf("an abandoned task = %+v", got)
+		}
+		clock.add(time.Second)
+		again, err := s.FailAbandonedA2ATask(ctx, acct.ID, a.ID, task.ID, clock.now(), "other")
+		mustOK(t, err)
+		if again != got {
+			t.Errorf("failed twice: %+v, was %+v", again, got)
+		}
+
+		done, err := s.CreateA2ATask(ctx, acct.ID, A2ATask{AgentID: a.ID, ContextID: "c", RequestMessageID: "m2", RequestText: "hi"})
+		mustOK(t, err)
+		done, err = s.FinishA2ATask(ctx, acct.ID, A2ATask{ID: done.ID, AgentID: a.ID, State: A2ATaskCompleted, ReplyMessageID: "msg_2", ReplyText: "yo"})
+		mustOK(t, err)
+		clock.add(time.Minute)
+		mustOK(t, s.RenewA2ATask(ctx, a.ID, done.ID))
+		got, err = s.FailAbandonedA2ATask(ctx, acct.ID, a.ID, done.ID, clock.now(), "gone")
+		mustOK(t, err)
+		if got != done {
+			t.Errorf("a completed task = %+v, want %+v", got, done)
+		}
+		_, err = s.FailAbandonedA2ATask(ctx, "acct_other", a.ID, done.ID, clock.now(), "gone")
+		wantErr(t, err, ErrNotFound)
+	})
+}

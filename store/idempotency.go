@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -111,24 +112,17 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, r IdempotencyRequest) (
 		if err := tx.Where("account_id = ? AND idem_key = ?", r.AccountID, r.Key).Take(&row).Error; err != nil {
 			return err
 		}
-		if !row.ExpiresAt.After(at) || (row.State == idempotencyInFlight && !row.LeaseUntil.After(at)) {
-			// Its owner died, or it is past its retention: take it over,
-			// unless another request did first.
-			res := tx.Model(&idempotencyKeyRow{}).
-				Where("account_id = ? AND idem_key = ? AND owner = ?", r.AccountID, r.Key, row.Owner).
-				Updates(map[string]any{
-					"fingerprint": fresh.Fingerprint, "state": fresh.State, "owner": fresh.Owner,
-					"status": 0, "header": fresh.Header, "body": fresh.Body, "lease_until": fresh.LeaseUntil,
-					"created_at": fresh.CreatedAt, "expires_at": fresh.ExpiresAt,
-				})
-			if res.Error != nil {
-				return res.Error
-			}
-			if res.RowsAffected != 1 {
-				return ErrIdempotencyKeyInUse
+		takeOver := func() error {
+			if err := takeOverKey(tx, row.Owner, fresh); err != nil {
+				return err
 			}
 			claim.Token = fresh.Owner
 			return nil
+		}
+		if !row.ExpiresAt.After(at) || (row.State == idempotencyInFlight && !row.LeaseUntil.After(at)) {
+			// Its owner died, or it is past its retention: take it over,
+			// unless another request did first.
+			return takeOver()
 		}
 		switch {
 		case row.State == idempotencyInFlight:
@@ -136,21 +130,76 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, r IdempotencyRequest) (
 		case row.Fingerprint != r.Fingerprint:
 			return ErrIdempotencyKeyReused
 		}
-		answer := &IdempotentAnswer{Status: row.Status, Body: row.Body}
-		if err := json.Unmarshal(row.Header, &answer.Header); err != nil {
+		answer, err := s.storedAnswer(row)
+		if errors.Is(err, ErrSecretUnreadable) {
+			// Sealed under a key no longer configured (dropped without a
+			// rotation): the answer is lost, so the key is treated as
+			// expired and the request runs afresh; failing every retry
+			// until the retention ends would help no one.
+			return takeOver()
+		}
+		if err != nil {
 			return err
 		}
-		if secretbox.Sealed(string(row.Body)) {
-			plain, err := s.box.Open(string(row.Body), r.AccountID, idempotencySecretName(r.Key))
-			if err != nil {
-				return fmt.Errorf("%w: %v", ErrSecretUnreadable, err)
-			}
-			answer.Body = plain
-		}
-		claim.Replay = answer
+		claim.Replay = &answer
 		return nil
 	})
 	return claim, err
+}
+
+// takeOverKey gives the key of fresh to fresh's request, unless another
+// request took it from its owner (prevOwner) first: then
+// ErrIdempotencyKeyInUse.
+func takeOverKey(tx *gorm.DB, prevOwner string, fresh idempotencyKeyRow) error {
+	res := tx.Model(&idempotencyKeyRow{}).
+		Where("account_id = ? AND idem_key = ? AND owner = ?", fresh.AccountID, fresh.IdemKey, prevOwner).
+		Updates(map[string]any{
+			"fingerprint": fresh.Fingerprint, "state": fresh.State, "owner": fresh.Owner,
+			"status": 0, "header": fresh.Header, "body": fresh.Body, "lease_until": fresh.LeaseUntil,
+			"created_at": fresh.CreatedAt, "expires_at": fresh.ExpiresAt,
+		})
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected != 1 {
+		return ErrIdempotencyKeyInUse
+	}
+	return nil
+}
+
+// storedAnswer reads the answer stored in row, opening a sealed body;
+// ErrSecretUnreadable when it opens under no configured key.
+func (s *Store) storedAnswer(row idempotencyKeyRow) (IdempotentAnswer, error) {
+	answer := IdempotentAnswer{Status: row.Status, Body: row.Body}
+	if err := json.Unmarshal(row.Header, &answer.Header); err != nil {
+		return answer, err
+	}
+	body, err := s.openAnswer(string(row.AccountID), string(row.IdemKey), row.Body, nil)
+	answer.Body = body
+	return answer, err
+}
+
+// openAnswer opens the stored body of key of account accountID under the
+// configured keys, else under old (when given); a body stored plain is
+// returned as is. ErrSecretUnreadable when it opens under neither.
+func (s *Store) openAnswer(accountID, key string, body []byte, old *secretbox.Box) ([]byte, error) {
+	if !secretbox.Sealed(string(body)) {
+		return body, nil
+	}
+	var err error
+	for _, box := range []*secretbox.Box{s.box, old} {
+		if box == nil {
+			continue
+		}
+		var plain []byte
+		if plain, err = box.Open(string(body), accountID, idempotencySecretName(key)); err == nil {
+			return plain, nil
+		}
+	}
+	if err == nil {
+		err = errors.New("no secret key is configured")
+	}
+	return nil, fmt.Errorf("%w: %v", ErrSecretUnreadable, err)
 }
 
 // CompleteIdempotencyKey stores a, the answer of the request that holds the

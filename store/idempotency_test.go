@@ -140,3 +140,57 @@ func TestIdempotentAnswerSealed(t *testing.T) {
 		t.Fatalf("replay = %+v; want %s", replay.Replay, body)
 	}
 }
+
+// TestIdempotentAnswerAfterKeyRotation: the documented rotation (k1 →
+// k2,k1 → rotate → k2) re-seals stored answers, so a replay after the old
+// key is dropped answers as before instead of failing (security review N6).
+func TestIdempotentAnswerAfterKeyRotation(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		k1, k2 := newKey(), newKey()
+		s.box = boxOf(t, k1)
+		req := IdempotencyRequest{AccountID: "acct_a", Key: "rot-webhook-1", Fingerprint: "f", Lease: time.Minute}
+		c, err := s.ClaimIdempotencyKey(ctx, req)
+		mustOK(t, err)
+		body := `{"data":{"secret":"whsec_abc"}}`
+		mustOK(t, s.CompleteIdempotencyKey(ctx, req.AccountID, req.Key, c.Token, IdempotentAnswer{Status: 201, Body: []byte(body)}))
+
+		s.box = boxOf(t, k2, k1)
+		_, err = s.RotateSecrets(ctx, nil)
+		mustOK(t, err)
+		s.box = boxOf(t, k2)
+		replay, err := s.ClaimIdempotencyKey(ctx, req)
+		mustOK(t, err)
+		if replay.Replay == nil || replay.Replay.Status != 201 || string(replay.Replay.Body) != body {
+			t.Fatalf("replay after rotation = %+v; want the stored answer", replay)
+		}
+	})
+}
+
+// TestIdempotentAnswerUnreadable: a stored answer that opens under no
+// configured key (a key dropped without a rotation) is taken for expired:
+// the key is taken over and the request runs afresh, rather than failing
+// every retry until the answer expires.
+func TestIdempotentAnswerUnreadable(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		s.box = newBox(t)
+		req := IdempotencyRequest{AccountID: "acct_a", Key: "lost", Fingerprint: "f", Lease: time.Minute}
+		c, err := s.ClaimIdempotencyKey(ctx, req)
+		mustOK(t, err)
+		mustOK(t, s.CompleteIdempotencyKey(ctx, req.AccountID, req.Key, c.Token, IdempotentAnswer{Status: 201, Body: []byte("{}")}))
+
+		s.box = newBox(t)
+		again, err := s.ClaimIdempotencyKey(ctx, req)
+		mustOK(t, err)
+		if again.Token == "" || again.Token == c.Token || again.Replay != nil {
+			t.Fatalf("claim of an unreadable answer = %+v; want the key taken over", again)
+		}
+		mustOK(t, s.CompleteIdempotencyKey(ctx, req.AccountID, req.Key, again.Token, IdempotentAnswer{Status: 200, Body: []byte("{}")}))
+		replay, err := s.ClaimIdempotencyKey(ctx, req)
+		mustOK(t, err)
+		if replay.Replay == nil || replay.Replay.Status != 200 {
+			t.Fatalf("replay of the fresh answer = %+v", replay)
+		}
+	})
+}

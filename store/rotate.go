@@ -18,13 +18,16 @@ type RotateResult struct {
 	Agents int
 	// Webhooks counts the webhooks whose signing secrets were rewritten.
 	Webhooks int
+	// Answers counts the stored answers of idempotency keys rewritten.
+	Answers int
 	// Unreadable lists the agents (and webhooks) with a secret that opened
 	// under neither key; they were left as they were.
 	Unreadable []string
 }
 
-// RotateSecrets rewrites every agent's secrets, and every webhook's signing
-// secrets, under the newest configured key, bound to their owner and name:
+// RotateSecrets rewrites every agent's secrets, every webhook's signing
+// secrets and every stored answer of an idempotency key (which may hold a
+// secret shown once) under the newest configured key, bound to their owner and name:
 // values sealed under old or under any configured key, and values stored
 // before any key was set. Each agent is one transaction, so a run that
 // stopped can be run again. It returns ErrInvalid when no key is
@@ -54,7 +57,10 @@ func (s *Store) RotateSecrets(ctx context.Context, old *secretbox.Box) (RotateRe
 			}
 		}
 		if len(ids) < rotateBatch {
-			return res, s.rotateWebhookSecrets(ctx, old, &res)
+			if err := s.rotateWebhookSecrets(ctx, old, &res); err != nil {
+				return res, err
+			}
+			return res, s.rotateIdempotentAnswers(ctx, old, &res)
 		}
 		last = ids[len(ids)-1]
 	}
@@ -103,4 +109,59 @@ func (s *Store) rotateAgent(ctx context.Context, id string, old *secretbox.Box) 
 		return tx.Model(&agentRow{}).Where("id = ?", id).Update("fields", row.Fields).Error
 	})
 	return rewritten, err
+}
+
+// rotateIdempotentAnswers re-seals, a batch at a time, the stored answers
+// not sealed under the newest key. An answer that opens under no key is
+// left as it is, and not counted Unreadable: it is lost anyway, and
+// ClaimIdempotencyKey takes its key for expired, so it must not fail the
+// rotation of the secrets that matter.
+func (s *Store) rotateIdempotentAnswers(ctx context.Context, old *secretbox.Box, res *RotateResult) error {
+	var lastAccount, lastKey string
+	for {
+		var rows []idempotencyKeyRow
+		err := s.read(ctx).Select("account_id, idem_key, body").Where("(account_id, idem_key) > (?, ?)", lastAccount, lastKey).
+			Order("account_id, idem_key").Limit(rotateBatch).Find(&rows).Error
+		if err != nil {
+			return wrap("rotate secrets", err)
+		}
+		for _, row := range rows {
+			if err := s.rotateIdempotentAnswer(ctx, row, old, res); err != nil {
+				return err
+			}
+		}
+		if len(rows) < rotateBatch {
+			return nil
+		}
+		lastAccount, lastKey = string(rows[len(rows)-1].AccountID), string(rows[len(rows)-1].IdemKey)
+	}
+}
+
+// rotateIdempotentAnswer re-seals the answer of row, unless a request
+// changed it since it was read (the update matches the body read).
+func (s *Store) rotateIdempotentAnswer(ctx context.Context, row idempotencyKeyRow, old *secretbox.Box, res *RotateResult) error {
+	account, key := string(row.AccountID), string(row.IdemKey)
+	if len(row.Body) == 0 || s.box.Current(string(row.Body)) {
+		return nil
+	}
+	plain, err := s.openAnswer(account, key, row.Body, old)
+	if errors.Is(err, ErrSecretUnreadable) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	sealed, err := s.box.Seal(plain, account, idempotencySecretName(key))
+	if err != nil {
+		return wrap("rotate secrets", err)
+	}
+	var n int64
+	err = s.write(ctx, "rotate secrets", func(tx *gorm.DB) error {
+		r := tx.Model(&idempotencyKeyRow{}).Where("account_id = ? AND idem_key = ? AND body = ?", account, key, row.Body).
+			Update("body", []byte(sealed))
+		n = r.RowsAffected
+		return r.Error
+	})
+	res.Answers += int(n)
+	return err
 }

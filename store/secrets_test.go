@@ -20,9 +20,20 @@ import (
 // newBox returns a Box of a fresh random key.
 func newBox(t testing.TB) *secretbox.Box {
 	t.Helper()
+	return boxOf(t, newKey())
+}
+
+// newKey returns a random secret key.
+func newKey() []byte {
 	key := make([]byte, secretbox.KeySize)
 	_, _ = rand.Read(key)
-	b, err := secretbox.New(key)
+	return key
+}
+
+// boxOf returns a Box over keys, the first the newest.
+func boxOf(t testing.TB, keys ...[]byte) *secretbox.Box {
+	t.Helper()
+	b, err := secretbox.New(keys...)
 	mustOK(t, err)
 	return b
 }
@@ -293,14 +304,8 @@ func wantField(t testing.TB, err error, field string) {
 func TestRollingKeyChange(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
-		oldKey, newKey := make([]byte, secretbox.KeySize), make([]byte, secretbox.KeySize)
-		_, _ = rand.Read(oldKey)
-		_, _ = rand.Read(newKey)
-		box := func(keys ...[]byte) *secretbox.Box {
-			b, err := secretbox.New(keys...)
-			mustOK(t, err)
-			return b
-		}
+		oldKey, newKey := newKey(), newKey()
+		box := func(keys ...[]byte) *secretbox.Box { return boxOf(t, keys...) }
 		acct := mustAccount(t, s, "acme")
 		s.box = box(oldKey)
 		a := mustAgent(t, s, acct.ID, "rolled", "settings", map[string]any{"secrets": map[string]any{"K": "v0"}})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentd/agentd/streamlog"
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 )
 
 // The database keeps streams for every replica when Redis is not
@@ -19,7 +20,9 @@ var _ streamlog.Backend = (*Store)(nil)
 const streamPruneBatch = 500
 
 // messageStreamRow is a row of message_streams: a streamed reply, who runs
-// it (Owner, the replica a cancel goes to) and how it ended.
+// it (Owner, the replica a cancel goes to), when its owner last renewed it
+// (BeatAt; none for a stream written before heartbeats) and how it ended
+// (Lost: ended by a follower, its owner dead).
 type messageStreamRow struct {
 	MessageID       ctext      `gorm:"primaryKey"`
 	AccountID       ctext      `gorm:"not null"`
@@ -30,6 +33,8 @@ type messageStreamRow struct {
 	Partial         bool       `gorm:"not null"`
 	CreatedAt       time.Time  `gorm:"not null;autoCreateTime:false;index:idx_message_streams_created"`
 	EndedAt         *time.Time `gorm:"index:idx_message_streams_ended"`
+	BeatAt          *time.Time
+	Lost            bool `gorm:"not null;default:false"`
 }
 
 // TableName names the table.
@@ -104,7 +109,7 @@ func (s *Store) AppendStreams(ctx context.Context, batches []streamlog.Batch) er
 		switch {
 		case len(b.Events) > 0 && b.Events[0].ID == 1:
 			row := messageStreamRow{MessageID: ctext(b.MessageID), AccountID: ctext(b.AccountID),
-				AgentID: ctext(b.AgentID), Owner: ctext(b.Owner), CreatedAt: at}
+				AgentID: ctext(b.AgentID), Owner: ctext(b.Owner), CreatedAt: at, BeatAt: &at}
 			if b.End.Done {
 				row.Done, row.Partial, row.EndedAt = true, b.End.Partial, &at
 			}
@@ -120,13 +125,16 @@ func (s *Store) AppendStreams(ctx context.Context, batches []streamlog.Batch) er
 			}
 		}
 		if len(chunks) > 0 {
-			if err := tx.CreateInBatches(chunks, 300).Error; err != nil {
+			// A stream taken for lost has its last event already: an
+			// owner that was only cut off writes after it in vain, and
+			// must not fail the flush of its other streams.
+			if err := tx.Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(chunks, 300).Error; err != nil {
 				return err
 			}
 		}
 		for partial, ids := range ended {
 			for part := range slices.Chunk(ids, 500) {
-				err := tx.Model(&messageStreamRow{}).Where("message_id IN ?", part).
+				err := tx.Model(&messageStreamRow{}).Where("message_id IN ? AND NOT done", part).
 					Updates(map[string]any{"done": true, "partial": partial, "ended_at": at}).Error
 				if err != nil {
 					return err
@@ -155,7 +163,12 @@ func (s *Store) ReadStream(ctx context.Context, k streamlog.Key, after int) ([]s
 			return nil, streamlog.State{}, err
 		}
 	}
-	return events, streamlog.State{Done: row.Done, Partial: row.Partial}, nil
+	return events, row.state(), nil
+}
+
+// state is the State the row records.
+func (r messageStreamRow) state() streamlog.State {
+	return streamlog.State{Done: r.Done, Partial: r.Partial, Lost: r.Lost}
 }
 
 // streamRow reads k's stream row; streamlog.ErrNotFound when there is none.
@@ -172,7 +185,7 @@ func (s *Store) streamRow(db *gorm.DB, k streamlog.Key) (messageStreamRow, error
 // done, and returns its State.
 func (s *Store) RequestStreamCancel(ctx context.Context, k streamlog.Key) (streamlog.State, error) {
 	row, err := s.streamRow(s.read(ctx), k)
-	st := streamlog.State{Done: row.Done, Partial: row.Partial}
+	st := row.state()
 	if err != nil || row.Done {
 		return st, err
 	}
@@ -198,6 +211,54 @@ func (s *Store) TakeStreamCancels(ctx context.Context, owner string) ([]string, 
 		return tx.Model(&messageStreamRow{}).Where("message_id IN ?", ids).Update("cancel_requested", false).Error
 	})
 	return ids, err
+}
+
+// KeepStreams renews the heartbeat of owner's streams ids that are not
+// done, in one statement per 500.
+func (s *Store) KeepStreams(ctx context.Context, owner string, ids []string) error {
+	at := s.now()
+	return s.write(ctx, "renew streams", func(tx *gorm.DB) error {
+		for part := range slices.Chunk(ids, 500) {
+			err := tx.Model(&messageStreamRow{}).Where("message_id IN ? AND owner = ? AND NOT done", part, owner).
+				Update("beat_at", at).Error
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// EndLostStream ends k's stream with the event data when it is not done
+// and its heartbeat is more than silent old. It reads first, on a reader,
+// so a follower of a live stream makes no write; the end itself is one
+// conditional update, which one of replicas racing wins, and the event's
+// chunk.
+func (s *Store) EndLostStream(ctx context.Context, k streamlog.Key, silent time.Duration, data []byte) (bool, error) {
+	at := s.now()
+	before := at.Add(-silent)
+	row, err := s.streamRow(s.read(ctx), k)
+	if err != nil || row.Done || row.BeatAt == nil || !row.BeatAt.Before(before) {
+		return false, err
+	}
+	ended := false
+	err = s.write(ctx, "end lost stream", func(tx *gorm.DB) error {
+		res := tx.Model(&messageStreamRow{}).Where("message_id = ? AND NOT done AND beat_at < ?", k.MessageID, before).
+			Updates(map[string]any{"done": true, "partial": true, "lost": true, "ended_at": at})
+		if res.Error != nil || res.RowsAffected == 0 {
+			return res.Error
+		}
+		var last int
+		err := tx.Model(&messageStreamChunkRow{}).Where("message_id = ?", k.MessageID).
+			Select("COALESCE(MAX(last_seq), 0)").Scan(&last).Error
+		if err != nil {
+			return err
+		}
+		ended = true
+		event := []streamlog.Event{{ID: last + 1, Data: data}}
+		return tx.Create(&messageStreamChunkRow{MessageID: ctext(k.MessageID), LastSeq: last + 1, Data: encodeChunk(event)}).Error
+	})
+	return ended, err
 }
 
 // PruneStreams forgets a batch of the streams that ended

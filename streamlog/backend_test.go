@@ -99,3 +99,46 @@ func TestBackends(t *testing.T) {
 		}
 	})
 }
+
+// TestLostStreams: a stream whose owner's heartbeat is older than the
+// silence asked about ends, once, with the event given after its last
+// (marked done and partial); a stream kept alive, or done, does not; only
+// the stream's own account and agent can end it.
+func TestLostStreams(t *testing.T) {
+	backends(t, func(t *testing.T, b streamlog.Backend) {
+		ctx := context.Background()
+		k := streamlog.Key{AccountID: "acct_1", AgentID: "agent_1", MessageID: "msg_" + t.Name()}
+		lost := []byte(`{"n":3}`)
+		testutil.OK(t, b.AppendStreams(ctx, []streamlog.Batch{{Key: k, Owner: "rep_a", Events: events(1, 2)}}))
+		if ended, err := b.EndLostStream(ctx, k, time.Minute, lost); err != nil || ended {
+			t.Fatalf("a stream just started taken for lost: %v %v", ended, err)
+		}
+		time.Sleep(300 * time.Millisecond)
+		testutil.OK(t, b.KeepStreams(ctx, "rep_a", []string{k.MessageID}))
+		if ended, err := b.EndLostStream(ctx, k, 200*time.Millisecond, lost); err != nil || ended {
+			t.Fatalf("a stream kept alive taken for lost: %v %v", ended, err)
+		}
+		other := streamlog.Key{AccountID: "acct_2", AgentID: "agent_1", MessageID: k.MessageID}
+		if _, err := b.EndLostStream(ctx, other, 0, lost); !errors.Is(err, streamlog.ErrNotFound) {
+			t.Fatalf("another account ended the stream: %v", err)
+		}
+		time.Sleep(300 * time.Millisecond)
+		if ended, err := b.EndLostStream(ctx, k, 200*time.Millisecond, lost); err != nil || !ended {
+			t.Fatalf("a silent stream not ended: %v %v", ended, err)
+		}
+		if ended, err := b.EndLostStream(ctx, k, 0, []byte(`{"n":4}`)); err != nil || ended {
+			t.Fatalf("a lost stream ended twice: %v %v", ended, err)
+		}
+		got, st, err := b.ReadStream(ctx, k, 0)
+		if err != nil || !slices.Equal(ids(got), []int{1, 2, 3}) || st != (streamlog.State{Done: true, Partial: true, Lost: true}) {
+			t.Fatalf("read a lost stream: %v %+v %v", ids(got), st, err)
+		}
+
+		done := streamlog.Key{AccountID: k.AccountID, AgentID: k.AgentID, MessageID: k.MessageID + "_done"}
+		testutil.OK(t, b.AppendStreams(ctx, []streamlog.Batch{{Key: done, Owner: "rep_a", Events: events(1), End: streamlog.State{Done: true}}}))
+		time.Sleep(10 * time.Millisecond)
+		if ended, err := b.EndLostStream(ctx, done, 0, lost); err != nil || ended {
+			t.Fatalf("a stream done taken for lost: %v %v", ended, err)
+		}
+	})
+}

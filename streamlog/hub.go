@@ -33,7 +33,23 @@ type Config struct {
 	// it the stream is cancelled. A client that resumes in time stops the
 	// clock.
 	Unwatched time.Duration
+	// LostAfter is how long a stream's owner may go without renewing its
+	// heartbeat before the stream is taken for lost, its replica dead
+	// (20s). The owner renews every quarter of it while the stream runs;
+	// a follower on another replica checks as often, so a lost stream
+	// ends within LostAfter and a quarter of its owner's last renewal:
+	// before a cancel's wait (30s) runs out. The replicas' clocks must
+	// agree within a fraction of it.
+	LostAfter time.Duration
+	// LostEvent is the last event of a lost stream, which the first
+	// follower to find it lost writes (DefaultLostEvent).
+	LostEvent []byte
 }
+
+// DefaultLostEvent is LostEvent unless configured: an error event in the
+// shape of the API's stream events.
+var DefaultLostEvent = []byte(`{"type":"error","error":{"code":"STREAM_LOST",` +
+	`"message":"The replica writing this stream stopped before the reply ended."}}`)
 
 // DefaultMaxStreamBytes is MaxStreamBytes unless configured: far more than
 // a reply of the largest maxTokens, whose events are some 60 bytes a token.
@@ -72,6 +88,12 @@ func New(cfg Config) *Hub {
 	}
 	if cfg.Unwatched <= 0 {
 		cfg.Unwatched = time.Minute
+	}
+	if cfg.LostAfter <= 0 {
+		cfg.LostAfter = 20 * time.Second
+	}
+	if cfg.LostEvent == nil {
+		cfg.LostEvent = DefaultLostEvent
 	}
 	h := &Hub{cfg: cfg, owner: "rep_" + rand.Text(), runs: map[string]*Run{},
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
@@ -184,11 +206,18 @@ func (h *Hub) untilFound(ctx context.Context, ask func() (State, error)) (State,
 	}
 }
 
-// awaitEnd polls the Backend until the stream k ended.
+// awaitEnd polls the Backend until the stream k ended, ending it when its
+// owner is found dead.
 func (h *Hub) awaitEnd(ctx context.Context, k Key) (State, error) {
 	tick := time.NewTicker(h.cfg.PollInterval)
 	defer tick.Stop()
+	lost := h.lostCheck()
 	for {
+		if lost.due() {
+			if err := h.endIfLost(ctx, k); err != nil {
+				return State{}, err
+			}
+		}
 		select {
 		case <-ctx.Done():
 			return State{}, ctx.Err()
@@ -199,6 +228,40 @@ func (h *Hub) awaitEnd(ctx context.Context, k Key) (State, error) {
 			return st, err
 		}
 	}
+}
+
+// lostCheck paces a follower's checks of its stream's owner: due every
+// quarter of LostAfter, the first at once (a client resuming after a
+// crash need not wait for the first check).
+type lostCheck struct {
+	every time.Duration
+	next  time.Time
+}
+
+func (h *Hub) lostCheck() *lostCheck { return &lostCheck{every: h.cfg.LostAfter / 4} }
+
+// due reports whether a check is due, and if so counts it made.
+func (c *lostCheck) due() bool {
+	now := time.Now()
+	if now.Before(c.next) {
+		return false
+	}
+	c.next = now.Add(c.every)
+	return true
+}
+
+// endIfLost ends the stream k with the lost event when its owner is dead;
+// the next read finds it ended. A stream no longer kept is left to that
+// read to report.
+func (h *Hub) endIfLost(ctx context.Context, k Key) error {
+	ended, err := h.cfg.Backend.EndLostStream(ctx, k, h.cfg.LostAfter, h.cfg.LostEvent)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	if ended {
+		h.cfg.Logger.Warn("stream lost: its replica stopped renewing it", "message_id", k.MessageID)
+	}
+	return err
 }
 
 // maxEventID is past any stream's last event: a read after it returns the
@@ -235,14 +298,16 @@ func flushGap(interval, took time.Duration) time.Duration {
 // loop writes new events every FlushInterval, or less often when flushes
 // are slow (see flushShare); it writes a stream at once when it gets its
 // first event, so the others can find it; it checks for cancels every
-// CancelInterval while streams run and prunes the Backend every minute,
-// until Close.
+// CancelInterval while streams run, renews their heartbeat every quarter
+// of LostAfter and prunes the Backend every minute, until Close.
 func (h *Hub) loop() {
 	defer close(h.stopped)
 	flush := time.NewTimer(h.cfg.FlushInterval)
 	defer flush.Stop()
 	cancels := time.NewTicker(h.cfg.CancelInterval)
 	defer cancels.Stop()
+	beat := time.NewTicker(h.cfg.LostAfter / 4)
+	defer beat.Stop()
 	prune := time.NewTicker(time.Minute)
 	defer prune.Stop()
 	ctx := context.Background()
@@ -258,6 +323,8 @@ func (h *Hub) loop() {
 			h.flush(ctx, true)
 		case <-cancels.C:
 			h.takeCancels(ctx)
+		case <-beat.C:
+			h.keep(ctx)
 		case <-prune.C:
 			if err := h.cfg.Backend.PruneStreams(ctx, time.Now()); err != nil {
 				h.cfg.Logger.Warn("prune streams", "error", err)
@@ -304,6 +371,28 @@ func (h *Hub) flush(ctx context.Context, started bool) time.Duration {
 		}
 	}
 	return time.Since(began)
+}
+
+// keep renews the heartbeat of the streams this replica runs that the
+// Backend has and that have not ended, so followers elsewhere know their
+// writer lives through a long silence (a slow tool, a slow provider).
+func (h *Hub) keep(ctx context.Context) {
+	h.mu.Lock()
+	var ids []string
+	for id, r := range h.runs {
+		if r.alive() {
+			ids = append(ids, id)
+		}
+	}
+	h.mu.Unlock()
+	if len(ids) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, h.cfg.LostAfter/4)
+	defer cancel()
+	if err := h.cfg.Backend.KeepStreams(ctx, h.owner, ids); err != nil {
+		h.cfg.Logger.Warn("renew streams", "streams", len(ids), "error", err)
+	}
 }
 
 // takeCancels cancels the streams other replicas asked to stop.
@@ -354,6 +443,14 @@ type Run struct {
 
 // Key is the stream's key.
 func (r *Run) Key() Key { return r.key }
+
+// alive reports whether the stream is in the Backend and not ended: one
+// whose heartbeat matters.
+func (r *Run) alive() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.created && !r.state.Done
+}
 
 // Publish adds an event to the stream and returns it.
 func (r *Run) Publish(data []byte) Event {
@@ -488,6 +585,19 @@ func (s Sink) pinger() (<-chan time.Time, func()) {
 	return t.C, t.Stop
 }
 
+// emitLost emits the lost event of a lost stream, with the id after the
+// follower's last, when the follower emitted no event past before (the id
+// its client held) in its last round: the client holds that id for an
+// event the dead owner streamed from memory and never wrote, so the lost
+// event written under the same id would never reach it.
+func (f *Follower) emitLost(sink Sink, before int) error {
+	if !f.state.Lost || f.next > before {
+		return nil
+	}
+	_, err := sink.emit([]Event{{ID: f.next + 1, Data: f.hub.cfg.LostEvent}}, f.next)
+	return err
+}
+
 // Each writes every event in order to sink until the stream's last, ctx
 // ends or a write fails.
 func (f *Follower) Each(ctx context.Context, sink Sink) error {
@@ -553,13 +663,20 @@ func wait[T any](ctx context.Context, sink Sink, pings <-chan time.Time, ready <
 func (f *Follower) eachRemote(ctx context.Context, sink Sink, pings <-chan time.Time) error {
 	tick := time.NewTicker(f.hub.cfg.PollInterval)
 	defer tick.Stop()
+	lost := f.hub.lostCheck()
 	for {
+		before := f.next
 		var err error
 		if f.next, err = sink.emit(f.pending, f.next); err != nil {
 			return err
 		}
 		if f.state.Done {
-			return nil
+			return f.emitLost(sink, before)
+		}
+		if lost.due() {
+			if err := f.hub.endIfLost(ctx, f.key); err != nil {
+				return err
+			}
 		}
 		if err := wait(ctx, sink, pings, tick.C, nil); err != nil {
 			return err

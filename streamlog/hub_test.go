@@ -7,8 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/testutil"
 	"github.com/agentd/agentd/store/storetest"
 	"github.com/agentd/agentd/streamlog"
+	"github.com/agentd/agentd/streamlog/streamlogtest"
 )
 
 // TestCloseCutsWhatStillRuns: Close gives running streams until its
@@ -270,4 +272,94 @@ func TestAStreamNotYetSeenIsAskedForAgain(t *testing.T) {
 	if _, err := hub.Cancel(ctx, unknown); !errors.Is(err, streamlog.ErrNotFound) {
 		t.Fatalf("cancel of a stream not kept: %v", err)
 	}
+}
+
+// TestStreamOfADeadReplicaEnds: a stream whose replica stays alive is
+// followed from another replica through silences longer than LostAfter;
+// once the replica dies (it stops writing and renewing), a resume and a
+// cancel on another replica end it with the lost event, within LostAfter
+// and a check, and the stream is done (security review N5).
+func TestStreamOfADeadReplicaEnds(t *testing.T) {
+	backends(t, func(t *testing.T, b streamlog.Backend) {
+		const lostAfter = 400 * time.Millisecond
+		lostEvent := []byte(`{"type":"error","error":{"code":"STREAM_LOST"}}`)
+		writer := &streamlogtest.Dying{Backend: b}
+		cfg := streamlog.Config{FlushInterval: 10 * time.Millisecond, PollInterval: 10 * time.Millisecond,
+			LostAfter: lostAfter, LostEvent: lostEvent}
+		wcfg, fcfg := cfg, cfg
+		wcfg.Backend, fcfg.Backend = writer, b
+		dying, other := streamlog.New(wcfg), streamlog.New(fcfg)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		keys := []streamlog.Key{
+			{AccountID: "acct_1", AgentID: "agent_1", MessageID: "msg_resumed" + t.Name()},
+			{AccountID: "acct_1", AgentID: "agent_1", MessageID: "msg_cancelled" + t.Name()},
+		}
+		var runs []*streamlog.Run
+		for _, k := range keys {
+			run := dying.Start(k, func() {})
+			run.Publish([]byte(`{"type":"start"}`))
+			runs = append(runs, run)
+		}
+		got := make(chan streamlog.Event, 10)
+		var follower *streamlog.Follower
+		for follower == nil { // until the Backend has it
+			follower, _ = other.Follow(ctx, keys[0], 0)
+		}
+		ended := make(chan error, 1)
+		go func() {
+			ended <- follower.Each(ctx, streamlog.Sink{Emit: func(e streamlog.Event) error { got <- e; return nil }})
+		}()
+		if e := <-got; e.ID != 1 {
+			t.Fatalf("first event %d", e.ID)
+		}
+		select { // the writer lives: its silence is no loss
+		case e := <-got:
+			t.Fatalf("event %d (%s) from a live writer that wrote nothing", e.ID, e.Data)
+		case <-time.After(3 * lostAfter):
+		}
+
+		writer.Kill()
+		died := time.Now()
+		wait, stop := context.WithTimeout(ctx, 5*lostAfter)
+		defer stop()
+		if st, err := other.Cancel(wait, keys[1]); err != nil || st != (streamlog.State{Done: true, Partial: true, Lost: true}) {
+			t.Fatalf("cancel of a dead replica's stream: %+v %v", st, err)
+		}
+		select {
+		case e := <-got:
+			if e.ID != 2 || string(e.Data) != string(lostEvent) {
+				t.Fatalf("event %d %s, want the lost event", e.ID, e.Data)
+			}
+		case <-time.After(5 * lostAfter):
+			t.Fatal("no lost event from a dead replica's stream")
+		}
+		if err := <-ended; err != nil {
+			t.Fatalf("follower: %v", err)
+		}
+		if took := time.Since(died); took > 3*lostAfter {
+			t.Errorf("the stream ended %v after its replica died", took)
+		}
+		for _, k := range keys {
+			if _, st, err := b.ReadStream(ctx, k, 0); err != nil || !st.Done {
+				t.Errorf("%s after the loss: %+v %v", k.MessageID, st, err)
+			}
+		}
+		// A client holding ids the dead replica streamed from memory and
+		// never wrote still gets the lost event, after its last.
+		ahead, err := other.Follow(ctx, keys[0], 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var last streamlog.Event
+		testutil.OK(t, ahead.Each(ctx, streamlog.Sink{Emit: func(e streamlog.Event) error { last = e; return nil }}))
+		if last.ID != 8 || string(last.Data) != string(lostEvent) {
+			t.Errorf("resumed after 7: last event %d %s, want 8 and the lost event", last.ID, last.Data)
+		}
+		for _, run := range runs {
+			dying.End(run, []byte(`{"type":"done"}`), streamlog.State{})
+		}
+		dying.Close(ctx)
+		other.Close(ctx)
+	})
 }

@@ -11,7 +11,8 @@ import (
 
 // Redis keeps streams in Redis, under keys that start with its prefix: a
 // hash per stream ("<prefix>stream:<message id>": whose it is, its owner,
-// how it ended), a list of its events' JSON ("...:events", event n at index
+// how it ended, its heartbeat: the owner's clock in Unix milliseconds when
+// it last renewed the stream), a list of its events' JSON ("...:events", event n at index
 // n-1) and a set of the cancels sent to each replica
 // ("<prefix>stream-cancels:<owner>"). Keys expire StaleAfter after the
 // stream started, Retention after it ended.
@@ -40,7 +41,8 @@ func (r *Redis) AppendStreams(ctx context.Context, batches []Batch) error {
 			meta, events := r.metaKey(b.MessageID), r.eventsKey(b.MessageID)
 			ttl := StaleAfter
 			if len(b.Events) > 0 && b.Events[0].ID == 1 {
-				p.HSet(ctx, meta, "account", b.AccountID, "agent", b.AgentID, "owner", b.Owner, "done", 0, "partial", 0)
+				p.HSet(ctx, meta, "account", b.AccountID, "agent", b.AgentID, "owner", b.Owner, "done", 0, "partial", 0,
+					"beat", time.Now().UnixMilli())
 			}
 			if len(b.Events) > 0 {
 				data := make([]any, len(b.Events))
@@ -93,7 +95,7 @@ func (r *Redis) state(k Key, meta map[string]string) (State, string, error) {
 	if meta["account"] != k.AccountID || meta["agent"] != k.AgentID || meta["account"] == "" {
 		return State{}, "", ErrNotFound
 	}
-	return State{Done: meta["done"] == "1", Partial: meta["partial"] == "1"}, meta["owner"], nil
+	return State{Done: meta["done"] == "1", Partial: meta["partial"] == "1", Lost: meta["lost"] == "1"}, meta["owner"], nil
 }
 
 // RequestStreamCancel adds the stream to its owner's cancels unless it is
@@ -126,6 +128,57 @@ func (r *Redis) TakeStreamCancels(ctx context.Context, owner string) ([]string, 
 		return nil, fmt.Errorf("streamlog: read cancels from redis: %w", err)
 	}
 	return ids, nil
+}
+
+// keepScript renews a stream's heartbeat (ARGV[1]) while its owner is
+// ARGV[2]; a hash gone is left gone (one written with the heartbeat alone
+// would never expire).
+const keepScript = `if redis.call('HGET', KEYS[1], 'owner') == ARGV[2] then
+  redis.call('HSET', KEYS[1], 'beat', ARGV[1])
+end
+return 0`
+
+// KeepStreams renews the heartbeat of the streams ids in one pipeline.
+func (r *Redis) KeepStreams(ctx context.Context, owner string, ids []string) error {
+	beat := time.Now().UnixMilli()
+	_, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, id := range ids {
+			p.Eval(ctx, keepScript, []string{r.metaKey(id)}, beat, owner)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("streamlog: renew in redis: %w", err)
+	}
+	return nil
+}
+
+// lostScript ends a stream (KEYS[1] its hash, KEYS[2] its events) of
+// account ARGV[1] and agent ARGV[2] whose heartbeat is before ARGV[3] with
+// the event ARGV[4], keeping it ARGV[5] seconds: 1 when it did, 0 when the
+// stream is done or alive, -1 when it is not kept or not theirs. One script,
+// so replicas that find it lost together append one event.
+var lostScript = redis.NewScript(`local m = redis.call('HMGET', KEYS[1], 'account', 'agent', 'done', 'beat')
+if not m[1] or m[1] == '' or m[1] ~= ARGV[1] or m[2] ~= ARGV[2] then return -1 end
+if m[3] == '1' or not m[4] or tonumber(m[4]) >= tonumber(ARGV[3]) then return 0 end
+redis.call('RPUSH', KEYS[2], ARGV[4])
+redis.call('HSET', KEYS[1], 'done', 1, 'partial', 1, 'lost', 1)
+redis.call('EXPIRE', KEYS[1], ARGV[5])
+redis.call('EXPIRE', KEYS[2], ARGV[5])
+return 1`)
+
+// EndLostStream runs lostScript.
+func (r *Redis) EndLostStream(ctx context.Context, k Key, silent time.Duration, data []byte) (bool, error) {
+	keys := []string{r.metaKey(k.MessageID), r.eventsKey(k.MessageID)}
+	n, err := lostScript.Run(ctx, r.client, keys, k.AccountID, k.AgentID, time.Now().Add(-silent).UnixMilli(),
+		data, int(Retention/time.Second)).Int()
+	switch {
+	case err != nil:
+		return false, fmt.Errorf("streamlog: end lost stream in redis: %w", err)
+	case n < 0:
+		return false, ErrNotFound
+	}
+	return n == 1, nil
 }
 
 // PruneStreams does nothing: Redis expires the keys.

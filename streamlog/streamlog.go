@@ -48,6 +48,11 @@ type State struct {
 	// Partial is set when the reply was cut (cancelled, or a provider
 	// failure after it started) and what was said is stored as partial.
 	Partial bool
+	// Lost is set when the stream was ended by a follower because its
+	// owner died (with Done and Partial): its last event is the lost
+	// event, whose id a client may hold already for an event the owner
+	// streamed from memory and never wrote.
+	Lost bool
 }
 
 // Batch is what a Hub writes of one stream in a flush.
@@ -76,6 +81,17 @@ type Backend interface {
 	// TakeStreamCancels returns the message ids of owner's streams whose
 	// cancel was requested since the last call.
 	TakeStreamCancels(ctx context.Context, owner string) ([]string, error)
+	// KeepStreams records that owner still runs the streams ids (message
+	// ids): their heartbeat, which a stream's first batch starts.
+	KeepStreams(ctx context.Context, owner string, ids []string) error
+	// EndLostStream ends the stream k, when it is not done and its owner's
+	// last heartbeat is more than silent ago (the owner died), with one
+	// last event data after those written, and marks it done, partial and
+	// lost; it reports whether it did. A stream ends this way once,
+	// however many replicas ask together. A stream without a heartbeat
+	// (written before heartbeats were) is never taken for lost.
+	// ErrNotFound when it is not kept.
+	EndLostStream(ctx context.Context, k Key, silent time.Duration, data []byte) (bool, error)
 	// PruneStreams forgets, a bounded batch at a time, the streams that
 	// ended Retention before now and those started StaleAfter before now
 	// that never ended (their replica died).

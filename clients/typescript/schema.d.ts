@@ -170,6 +170,8 @@ export interface paths {
          *     `done` or `error` event, from any replica. Without `Last-Event-ID` the
          *     whole stream is replayed from `start`. Events are kept at least 5
          *     minutes after the reply ended; the same event ids as the first stream.
+         *     A stream whose replica stopped (crashed) before the reply ended ends
+         *     within 60 s with an `error` event of code `STREAM_LOST`.
          */
         get: operations["resumeStream"];
         put?: never;
@@ -204,7 +206,10 @@ export interface paths {
          *     ends, what was said is stored with `partial: true`, and the stream ends
          *     with a `done` event marked `partial`. The answer is the stored reply's
          *     flag: cancelling a reply that already completed changes nothing and
-         *     answers `partial: false`; a second cancel answers `true` again.
+         *     answers `partial: false`; a second cancel answers `true` again. A
+         *     reply whose replica stopped (crashed) before it ended is ended as lost
+         *     (its stream with a `STREAM_LOST` error event) and answers `partial:
+         *     true`.
          */
         post: operations["cancelMessage"];
         delete?: never;
@@ -648,7 +653,8 @@ export interface paths {
          *     carrying the reply's fragments in order, the last with `lastChunk`,
          *     then a `statusUpdate` to `TASK_STATE_COMPLETED` or
          *     `TASK_STATE_FAILED`), and `GetTask` (the task, for 24 hours after it
-         *     last changed). The 0.3 methods `message/send`, `message/stream` and
+         *     last changed; a task whose server stopped while it was working reads
+         *     `TASK_STATE_FAILED`, with that reason, from 20 s after). The 0.3 methods `message/send`, `message/stream` and
          *     `tasks/get` are answered in the 0.3 shapes (`kind`, lowercase states,
          *     `final` on the last status update).
          *
@@ -1032,7 +1038,7 @@ export interface components {
             details?: components["schemas"]["ErrorDetails"];
         };
         /** @enum {string} */
-        ErrorCode: "INVALID_REQUEST" | "INVALID_MESSAGE" | "UNAUTHORIZED" | "INSUFFICIENT_PERMISSIONS" | "DELETE_PROTECTED" | "INSUFFICIENT_QUOTA" | "AGENT_NOT_FOUND" | "CONVERSATION_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "MEMORY_NOT_FOUND" | "KNOWLEDGE_NOT_FOUND" | "MESSAGE_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "MODEL_ERROR" | "AGENT_UNAVAILABLE" | "WEBHOOK_DISABLED" | "PRECONDITION_FAILED" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED";
+        ErrorCode: "INVALID_REQUEST" | "INVALID_MESSAGE" | "UNAUTHORIZED" | "INSUFFICIENT_PERMISSIONS" | "DELETE_PROTECTED" | "INSUFFICIENT_QUOTA" | "AGENT_NOT_FOUND" | "CONVERSATION_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "MEMORY_NOT_FOUND" | "KNOWLEDGE_NOT_FOUND" | "MESSAGE_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "MODEL_ERROR" | "AGENT_UNAVAILABLE" | "WEBHOOK_DISABLED" | "PRECONDITION_FAILED" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "STREAM_LOST";
         /** @description Depends on the code; the members used are listed here. */
         ErrorDetails: {
             /** @description Dotted path of the bad field (INVALID_REQUEST and INVALID_MESSAGE). */
@@ -1833,7 +1839,12 @@ export interface components {
             /** @description Present and true when the reply was cancelled: what was said before is stored. */
             partial?: boolean;
         };
-        /** @description The last event of a stream that failed after it started. */
+        /**
+         * @description The last event of a stream that failed after it started. Code
+         *     `STREAM_LOST`: the replica writing the stream stopped (crashed)
+         *     before the reply ended; the events before it are as far as the reply
+         *     got, and nothing more of it will come.
+         */
         StreamErrorEvent: {
             /**
              * @description discriminator enum property added by openapi-typescript

@@ -51,7 +51,7 @@ Examples:
 				if err != nil {
 					return fmt.Errorf("rotate secrets: %w", err)
 				}
-				fmt.Fprintf(e.stderr, "re-encrypted the secrets of %d agents and %d webhooks\n", res.Agents, res.Webhooks)
+				fmt.Fprintf(e.stderr, "re-encrypted the secrets of %d agents, %d webhooks and %d stored idempotent answers\n", res.Agents, res.Webhooks, res.Answers)
 				if len(res.Unreadable) > 0 {
 					return fmt.Errorf("the secrets of %d agents or webhooks open under neither key and were left as they were: %s",
 						len(res.Unreadable), strings.Join(res.Unreadable, ", "))

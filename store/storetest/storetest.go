@@ -60,9 +60,21 @@ func Account(t testing.TB, st *store.Store, name string) store.Account {
 // Box returns a secret box of a fresh random key.
 func Box(t testing.TB) *secretbox.Box {
 	t.Helper()
+	return BoxOf(t, Key())
+}
+
+// Key returns a random secret key.
+func Key() []byte {
 	key := make([]byte, secretbox.KeySize)
 	_, _ = rand.Read(key)
-	b, err := secretbox.New(key)
+	return key
+}
+
+// BoxOf returns a Box over keys, the first the newest: a replica's
+// AGENTD_SECRET_KEYS.
+func BoxOf(t testing.TB, keys ...[]byte) *secretbox.Box {
+	t.Helper()
+	b, err := secretbox.New(keys...)
 	if err != nil {
 		t.Fatal(err)
 	}
