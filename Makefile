@@ -71,6 +71,7 @@ ts-check: $(TS_CLIENT)/node_modules/.package-lock.json
 	@git ls-files --error-unmatch $(TS_CLIENT)/schema.d.ts >/dev/null || \
 		{ echo "$(TS_CLIENT)/schema.d.ts is not committed" >&2; exit 1; }
 	cd $(TS_CLIENT) && $(NPM) run --silent check
+	clients/operations-called $(TS_CLIENT)/check.ts
 
 ## interop: install the third-party programs the tests run against agentd (the MCP reference server, the official MCP and A2A client SDKs and openai client; needs npm)
 interop: interop/node_modules/.package-lock.json
