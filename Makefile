@@ -3,11 +3,14 @@ GO        ?= go
 PKGS      ?= ./...
 BENCHTIME ?= 2s
 
-.PHONY: run build setup test flake reliability generate interop lint spectral ts-check web web-check bench microbench fuzz clean
+.PHONY: run build setup test flake reliability generate interop lint spectral ts-check sdk-check web web-check bench microbench fuzz clean
 
 # TS_CLIENT type-checks a TypeScript client generated from openapi.yaml; its
 # schema.d.ts is committed like gen/.
 TS_CLIENT = clients/typescript
+# HEY_API type-checks an SDK that a second generator, @hey-api/openapi-ts,
+# makes from openapi.yaml; the SDK is generated fresh into its sdk/ (git-ignored).
+HEY_API   = clients/hey-api
 NPM       ?= npm
 
 ## run: start the service on :8080 with ./agentd.db (prints the bootstrap API key on first start)
@@ -71,6 +74,15 @@ ts-check: $(TS_CLIENT)/node_modules/.package-lock.json
 	@git ls-files --error-unmatch $(TS_CLIENT)/schema.d.ts >/dev/null || \
 		{ echo "$(TS_CLIENT)/schema.d.ts is not committed" >&2; exit 1; }
 	cd $(TS_CLIENT) && $(NPM) run --silent check
+	clients/operations-called $(TS_CLIENT)/check.ts
+
+$(HEY_API)/node_modules/.package-lock.json: $(HEY_API)/package-lock.json
+	cd $(HEY_API) && $(NPM) ci --no-audit --no-fund
+
+## sdk-check: a second generator, @hey-api/openapi-ts, makes an SDK of openapi.yaml without complaint, and check.ts (every operation through it) type-checks
+sdk-check: $(HEY_API)/node_modules/.package-lock.json
+	clients/operations-called $(HEY_API)/check.ts sdk.
+	cd $(HEY_API) && $(NPM) run --silent generate && $(NPM) run --silent check
 
 ## interop: install the third-party programs the tests run against agentd (the MCP reference server, the official MCP and A2A client SDKs and openai client; needs npm)
 interop: interop/node_modules/.package-lock.json
@@ -128,4 +140,4 @@ fuzz:
 	$(GO) test ./server $(FUZZFLAGS) -fuzz '^FuzzMessageBody$$'
 
 clean:
-	rm -rf bin agentd.db agentd.db-wal agentd.db-shm $(TS_CLIENT)/node_modules $(WEB)/node_modules
+	rm -rf bin agentd.db agentd.db-wal agentd.db-shm $(TS_CLIENT)/node_modules $(HEY_API)/node_modules $(HEY_API)/sdk $(WEB)/node_modules
