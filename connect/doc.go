@@ -29,6 +29,5 @@
 //
 // It knows nothing of HTTP: it depends on the small interfaces it declares
 // (Store, Turner, Platform) and imports only store, turn and telemetry.
-// connecttest
-// is the fixture the platforms' tests share.
+// connecttest is the fixture the platforms' tests share.
 package connect
