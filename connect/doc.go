@@ -28,6 +28,6 @@
 // userRateLimit (limits.go) before a message is taken.
 //
 // It knows nothing of HTTP: it depends on the small interfaces it declares
-// (Store, Turner, Platform) and imports only store and turn. connecttest
-// is the fixture the platforms' tests share.
+// (Store, Turner, Platform) and imports only store, turn and telemetry.
+// connecttest is the fixture the platforms' tests share.
 package connect

@@ -1,10 +1,44 @@
-// Package store persists agentd's accounts, API keys, agents,
-// conversations and messages, the hourly analytics, webhooks with their
-// outbox (events, deliveries, attempts) and platform connections (leases,
-// cursors, states, claimed messages), in SQLite or PostgreSQL through
-// GORM. An agent's members are an agent.Document, checked by its Validate
-// on every write; settings.secrets are sealed with secretbox when a key is
-// configured.
+// Package store persists agentd in SQLite or PostgreSQL through GORM, and
+// for now also declares the domain's types (Account, Agent, Message,
+// Memory, ...) that the other packages take and return. An agent's members
+// are an agent.Document, checked by its Validate on every write;
+// settings.secrets are sealed with secretbox when a key is configured.
+//
+// Its parts, each with its files:
+//
+//   - accounts and API keys: accounts.go, keys.go; authentication's cache
+//     (authcache.go) and the keys' last use, written off the request path
+//     (lastused.go);
+//   - agents: agents.go, update.go (UpdateAgent), fields.go and
+//     canonical.go (members stored canonically), list.go and pagestarts.go
+//     (ListAgents, deep pages at the cost of the first), document.go (Get
+//     Agent's document, CharacterFile), secrets.go and rotate.go (sealed
+//     secrets, RotateSecrets);
+//   - conversations and their history: conversations.go (SaveExchange, one
+//     transaction for both messages, analytics and events), history.go
+//     (pages of conversations and messages, summaries), import.go
+//     (ImportConversation);
+//   - memories and knowledge: memories.go, knowledge.go, and search.go, the
+//     full-text candidates and the embeddings package recall ranks;
+//   - idempotency keys: idempotency.go (ClaimIdempotencyKey and the stored
+//     answers);
+//   - stream logs: streams.go, streamlog's database Backend;
+//   - A2A tasks: a2atasks.go;
+//   - platform connections: connections.go (state, cursor, counts, and the
+//     changed agents the supervisor reads), leases.go (leases and replica
+//     heartbeats), inbox.go (the messages a connection took and has not
+//     answered), gauges.go (the counts metrics read);
+//   - webhooks and their outbox: webhooks.go, events.go (the events a
+//     change writes), deliveries.go (due deliveries claimed, attempts,
+//     WakeWorkers);
+//   - analytics: analytics.go, the hourly rollups, with sketch.go's
+//     HyperLogLog sketches for distinct counts;
+//   - errors: errors.go (Error, Code, Codes);
+//   - the database: store.go (Open, the SQLite writer and readers),
+//     pool.go, groupcommit.go, stmtcache.go, tracing.go, and models.go (the
+//     row types);
+//   - migrations: migrate.go (Migrate, MigrationStatus) over the SQL files
+//     of migrations/, one folder per dialect.
 //
 // It owns its error vocabulary: every error it returns is an *Error with a
 // Code (see Codes), wrapped with the operation that failed, or a context
@@ -26,7 +60,6 @@
 // (goose, one folder per dialect) before anything else, under an advisory
 // lock on PostgreSQL; Migrate and MigrationStatus do so without a Store.
 //
-// The package knows nothing about HTTP: it takes and returns its own domain
-// types (Account, APIKey, Agent, Message, ...), and every timestamp it hands
-// out is UTC with millisecond precision.
+// The package knows nothing about HTTP, and every timestamp it hands out
+// is UTC with millisecond precision.
 package store
