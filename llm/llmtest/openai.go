@@ -12,13 +12,25 @@ import (
 // OpenAI-compatible endpoint do, and the embeddings API (POST
 // {URL}/embeddings).
 func NewOpenAI(t testing.TB) *Server {
+	loadOpenAISpec(t)
 	return newServer(t, openaiFormat{}, "/v1")
+}
+
+// loadOpenAISpec loads OpenAI's document before the server answers
+// anything: loaded beside the first request, its seconds of work would
+// compete with the timeouts the tests measure.
+func loadOpenAISpec(t testing.TB) {
+	t.Helper()
+	if _, err := openaiRouter(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // NewGoogle starts a server speaking Google's OpenAI-compatible endpoint:
 // the OpenAI format, but errors in Google's own shape, a list of one
 // {"error": {"code", "message", "status"}}.
 func NewGoogle(t testing.TB) *Server {
+	loadOpenAISpec(t)
 	return newServer(t, googleFormat{}, "/v1")
 }
 

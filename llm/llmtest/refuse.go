@@ -26,20 +26,56 @@ type refuser interface {
 
 // refusal returns why the provider would refuse req with a 400, "" when it
 // would not. A refused request fails the test, since agentd must never send
-// one, unless the test made the server Lenient.
+// one, unless the test made the server Lenient. The provider's published
+// document is checked too, off the answer's path (see checkDocument).
 func (s *Server) refusal(req *http.Request, rec Recorded) string {
+	s.checkDocument(req, rec)
 	f, ok := s.format.(refuser)
 	if !ok {
 		return ""
 	}
 	msg := f.refuse(req, rec)
+	if msg != "" {
+		s.fail(req, rec, msg)
+	}
+	return msg
+}
+
+// fail fails the test for a request its provider would refuse, unless the
+// server is Lenient.
+func (s *Server) fail(req *http.Request, rec Recorded, why string) {
 	s.mu.Lock()
 	lenient := s.lenient
 	s.mu.Unlock()
-	if msg != "" && !lenient {
-		s.t.Errorf("llmtest: the provider would refuse %s %s: %s\nbody: %s", req.Method, req.URL.Path, msg, rec.Raw)
+	if !lenient {
+		s.t.Errorf("llmtest: the provider would refuse %s %s: %s\nbody: %s", req.Method, req.URL.Path, why, rec.Raw)
 	}
-	return msg
+}
+
+// documented is a format whose provider publishes a document every request
+// must match; validate returns why rec does not, "" when it does.
+type documented interface {
+	validate(req *http.Request, raw []byte) string
+}
+
+// checkDocument validates rec against the provider's published document
+// beside the answer rather than before it: under the race detector one
+// validation takes about 100 ms, which would count against the timeouts
+// the tests measure. A request the document does not admit fails the test
+// by the time the server is closed.
+func (s *Server) checkDocument(req *http.Request, rec Recorded) {
+	d, ok := s.format.(documented)
+	if !ok {
+		return
+	}
+	r := req.Clone(context.Background())
+	s.checks.Add(1)
+	go func() {
+		defer s.checks.Done()
+		if msg := d.validate(r, rec.Raw); msg != "" {
+			s.fail(r, rec, msg)
+		}
+	}()
 }
 
 // Lenient makes the server answer requests its provider would refuse with
@@ -61,12 +97,13 @@ var openaiReasoningModels = []string{
 // openaiReasoningRefused are the members OpenAI's reasoning models refuse.
 var openaiReasoningRefused = []string{"temperature", "top_p", "presence_penalty", "frequency_penalty", "max_tokens", "logprobs", "top_logprobs", "logit_bias"}
 
-// refuse implements refuser: a request that OpenAI's published OpenAPI
-// document does not admit, or a sampling member a reasoning model refuses.
+// validate implements documented: OpenAI's published OpenAPI document.
+func (openaiFormat) validate(req *http.Request, raw []byte) string {
+	return validateOpenAI(req, raw)
+}
+
+// refuse implements refuser: a sampling member a reasoning model refuses.
 func (openaiFormat) refuse(req *http.Request, rec Recorded) string {
-	if msg := validateOpenAI(req, rec.Raw); msg != "" {
-		return msg
-	}
 	model, _ := rec.Body["model"].(string)
 	if !slices.Contains(openaiReasoningModels, model) {
 		return ""

@@ -55,20 +55,21 @@ func TestRefusedRequestsFailTheTest(t *testing.T) {
 		name, path, body string
 		header           map[string]string
 		newServer        func(testing.TB) *llmtest.Server
-		refused          bool
+		refused          bool // answered 400, as the provider would
+		invalid          bool // not admitted by the provider's published document
 	}{
-		{"valid chat", "/chat/completions", `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"temperature":0.5}`, nil, llmtest.NewOpenAI, false},
-		{"unknown role", "/chat/completions", `{"model":"gpt-4o-mini","messages":[{"role":"wizard","content":"hi"}]}`, nil, llmtest.NewOpenAI, true},
-		{"temperature out of range", "/chat/completions", `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"temperature":5}`, nil, llmtest.NewOpenAI, true},
-		{"no messages", "/chat/completions", `{"model":"gpt-4o-mini"}`, nil, llmtest.NewOpenAI, true},
-		{"reasoning model with temperature", "/chat/completions", `{"model":"o4-mini","messages":[{"role":"user","content":"hi"}],"temperature":0.5}`, nil, llmtest.NewOpenAI, true},
-		{"reasoning model with max_tokens", "/chat/completions", `{"model":"gpt-5.6-terra","messages":[{"role":"user","content":"hi"}],"max_tokens":5}`, nil, llmtest.NewOpenAI, true},
-		{"valid embeddings", "/embeddings", `{"model":"text-embedding-3-small","input":["a","b"]}`, nil, llmtest.NewOpenAI, false},
-		{"embeddings without input", "/embeddings", `{"model":"text-embedding-3-small"}`, nil, llmtest.NewOpenAI, true},
-		{"valid message", "/messages", `{"model":"claude-haiku-4-5","max_tokens":5,"messages":[{"role":"user","content":"hi"}],"temperature":0.5}`, anthropic, llmtest.NewAnthropic, false},
-		{"no anthropic-version", "/messages", `{"model":"claude-haiku-4-5","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`, map[string]string{"x-api-key": "k"}, llmtest.NewAnthropic, true},
-		{"member Anthropic does not have", "/messages", `{"model":"claude-haiku-4-5","max_tokens":5,"messages":[{"role":"user","content":"hi"}],"frequency_penalty":0.5}`, anthropic, llmtest.NewAnthropic, true},
-		{"temperature and top_p", "/messages", `{"model":"claude-haiku-4-5","max_tokens":5,"messages":[{"role":"user","content":"hi"}],"temperature":0.5,"top_p":0.9}`, anthropic, llmtest.NewAnthropic, true},
+		{"valid chat", "/chat/completions", `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"temperature":0.5}`, nil, llmtest.NewOpenAI, false, false},
+		{"unknown role", "/chat/completions", `{"model":"gpt-4o-mini","messages":[{"role":"wizard","content":"hi"}]}`, nil, llmtest.NewOpenAI, false, true},
+		{"temperature out of range", "/chat/completions", `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"temperature":5}`, nil, llmtest.NewOpenAI, false, true},
+		{"no messages", "/chat/completions", `{"model":"gpt-4o-mini"}`, nil, llmtest.NewOpenAI, false, true},
+		{"reasoning model with temperature", "/chat/completions", `{"model":"o4-mini","messages":[{"role":"user","content":"hi"}],"temperature":0.5}`, nil, llmtest.NewOpenAI, true, false},
+		{"reasoning model with max_tokens", "/chat/completions", `{"model":"gpt-5.6-terra","messages":[{"role":"user","content":"hi"}],"max_tokens":5}`, nil, llmtest.NewOpenAI, true, false},
+		{"valid embeddings", "/embeddings", `{"model":"text-embedding-3-small","input":["a","b"]}`, nil, llmtest.NewOpenAI, false, false},
+		{"embeddings without input", "/embeddings", `{"model":"text-embedding-3-small"}`, nil, llmtest.NewOpenAI, true, true},
+		{"valid message", "/messages", `{"model":"claude-haiku-4-5","max_tokens":5,"messages":[{"role":"user","content":"hi"}],"temperature":0.5}`, anthropic, llmtest.NewAnthropic, false, false},
+		{"no anthropic-version", "/messages", `{"model":"claude-haiku-4-5","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`, map[string]string{"x-api-key": "k"}, llmtest.NewAnthropic, true, false},
+		{"member Anthropic does not have", "/messages", `{"model":"claude-haiku-4-5","max_tokens":5,"messages":[{"role":"user","content":"hi"}],"frequency_penalty":0.5}`, anthropic, llmtest.NewAnthropic, true, false},
+		{"temperature and top_p", "/messages", `{"model":"claude-haiku-4-5","max_tokens":5,"messages":[{"role":"user","content":"hi"}],"temperature":0.5,"top_p":0.9}`, anthropic, llmtest.NewAnthropic, true, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -76,8 +77,8 @@ func TestRefusedRequestsFailTheTest(t *testing.T) {
 			srv := tc.newServer(f)
 			status := post(t, srv, tc.path, tc.body, tc.header)
 			srv.Close()
-			if refused := status == http.StatusBadRequest; refused != tc.refused || (f.count() > 0) != tc.refused {
-				t.Errorf("status %d, %d failures reported %q; want refused %v", status, f.count(), f.errors, tc.refused)
+			if refused := status == http.StatusBadRequest; refused != tc.refused || (f.count() > 0) != (tc.refused || tc.invalid) {
+				t.Errorf("status %d, %d failures reported %q; want refused %v, invalid %v", status, f.count(), f.errors, tc.refused, tc.invalid)
 			}
 		})
 	}

@@ -99,6 +99,7 @@ type Server struct {
 	emb      embeddingState
 	once     sync.Once
 	lenient  bool
+	checks   sync.WaitGroup // requests being checked against a document
 }
 
 // format answers one request in a provider's wire format.
@@ -189,10 +190,11 @@ func (s *Server) countConn(_ net.Conn, state http.ConnState) {
 	s.conns++
 }
 
-// Close shuts the server down, waiting for running handlers; it is safe to
-// call more than once.
+// Close shuts the server down, waiting for running handlers and document
+// checks; it is safe to call more than once.
 func (s *Server) Close() {
 	s.once.Do(s.ts.Close)
+	s.checks.Wait()
 }
 
 // CloseClientConnections closes the connections clients hold open.
