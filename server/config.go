@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/agentd/agentd/server/limit"
+	"github.com/agentd/agentd/limit"
 	"github.com/agentd/agentd/streamlog"
 	"github.com/agentd/agentd/turn"
 	"github.com/prometheus/client_golang/prometheus"
