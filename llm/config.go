@@ -22,6 +22,18 @@ const (
 // anthropic, groq, google, ollama.
 var Providers = []string{ProviderOpenAI, ProviderAnthropic, ProviderGroq, ProviderGoogle, ProviderOllama}
 
+// DefaultModels are the models used when an agent names none: each
+// provider's current small general model, one it serves today and will for
+// a while (docs/models.md lists them with the date they were checked).
+// Ollama serves whatever was pulled, so its default is only a common one.
+var DefaultModels = map[string]string{
+	ProviderOpenAI:    "gpt-5.6-terra",
+	ProviderAnthropic: "claude-haiku-4-5",
+	ProviderGroq:      "openai/gpt-oss-20b",
+	ProviderGoogle:    "gemini-3.5-flash",
+	ProviderOllama:    "llama3.2",
+}
+
 // DefaultTimeout bounds one provider call when Config.Timeout is zero.
 const DefaultTimeout = 60 * time.Second
 

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/llm/llmtest"
 	"github.com/agentd/agentd/store/storetest"
 )
@@ -77,7 +78,7 @@ func TestCreateAgentSucceeds(t *testing.T) {
 		t.Error("no X-Request-ID")
 	}
 	got := h.do(request{method: "GET", path: "/v1/agents/" + id, key: h.readKey}).Data(t)
-	if got["modelProvider"] != "openai" || got["model"] != DefaultModels["openai"] {
+	if got["modelProvider"] != "openai" || got["model"] != llm.DefaultModels["openai"] {
 		t.Errorf("defaults: %v %v", got["modelProvider"], got["model"])
 	}
 }
@@ -349,7 +350,7 @@ func TestPatchProviderMovesDefaultModel(t *testing.T) {
 	h := newHarness(t)
 	defaulted := h.createAgent(map[string]any{"name": "d"})
 	chosen := h.createAgent(map[string]any{"name": "c", "model": "gpt-4.1"})
-	for id, want := range map[string]string{defaulted: DefaultModels["anthropic"], chosen: "gpt-4.1"} {
+	for id, want := range map[string]string{defaulted: llm.DefaultModels["anthropic"], chosen: "gpt-4.1"} {
 		res := h.do(request{method: "PATCH", path: "/v1/agents/" + id, key: h.writeKey, body: map[string]any{"modelProvider": "anthropic"}})
 		if res.Code != 200 {
 			t.Fatalf("%d %s", res.Code, res.Body)

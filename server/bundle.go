@@ -173,7 +173,7 @@ func (s *Server) createWithBundle(ctx context.Context, fields map[string]json.Ra
 // schema cannot say of a bundle: a conversation without a key, and a time
 // outside the years an id is made of.
 func checkBundle(bundle *gen.AgentBundle) error {
-	for i, m := range deref2(bundle.Memories) {
+	for i, m := range sliceOrNil(bundle.Memories) {
 		if m.CreatedAt == nil {
 			continue
 		}
@@ -181,7 +181,7 @@ func checkBundle(bundle *gen.AgentBundle) error {
 			return err
 		}
 	}
-	for i, c := range deref2(bundle.History) {
+	for i, c := range sliceOrNil(bundle.History) {
 		if deref(c.RoomId) == "" && deref(c.UserId) == "" {
 			return invalidRequest(fmt.Sprintf("agentd.history[%d]", i), "needs a roomId or a userId")
 		}
@@ -205,8 +205,8 @@ func (s *Server) importBundle(ctx context.Context, accountID, agentID string, bu
 		if err != nil {
 			return err
 		}
-		mems := make([]store.Memory, len(deref2(bundle.Memories)))
-		for i, m := range deref2(bundle.Memories) {
+		mems := make([]store.Memory, len(sliceOrNil(bundle.Memories)))
+		for i, m := range sliceOrNil(bundle.Memories) {
 			mems[i] = store.Memory{UserID: deref(m.UserId), Text: m.Text, Source: store.MemorySourceAPI}
 			if m.CreatedAt != nil {
 				mems[i].CreatedAt = *m.CreatedAt
@@ -217,13 +217,13 @@ func (s *Server) importBundle(ctx context.Context, accountID, agentID string, bu
 		if err := s.cfg.Recall.SaveMemories(ctx, a, mems); err != nil {
 			return err
 		}
-		for _, k := range deref2(bundle.Knowledge) {
+		for _, k := range sliceOrNil(bundle.Knowledge) {
 			if _, err := s.cfg.Recall.AddKnowledge(ctx, a, k.Name, k.Text); err != nil {
 				return err
 			}
 		}
 	}
-	for _, c := range deref2(bundle.History) {
+	for _, c := range sliceOrNil(bundle.History) {
 		msgs := make([]store.Message, len(c.Messages))
 		for i, m := range c.Messages {
 			msgs[i] = store.Message{Role: store.Role(m.Role), UserID: deref(m.UserId), Text: m.Text, Partial: m.Partial != nil && *m.Partial}
@@ -239,8 +239,9 @@ func (s *Server) importBundle(ctx context.Context, accountID, agentID string, bu
 	return nil
 }
 
-// deref2 is the list p points to, or none.
-func deref2[T any](p *[]T) []T {
+// sliceOrNil is the slice p points to, or nil when p is nil (an optional
+// list of the request body left out).
+func sliceOrNil[T any](p *[]T) []T {
 	if p == nil {
 		return nil
 	}

@@ -7,7 +7,8 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/agentd/agentd/server/limit"
+	"github.com/agentd/agentd/limit"
+	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/streamlog"
 	"github.com/agentd/agentd/turn"
 	"github.com/prometheus/client_golang/prometheus"
@@ -35,7 +36,8 @@ type Config struct {
 	Version string
 	// DefaultProvider is used when an agent names no modelProvider.
 	DefaultProvider string
-	// DefaultModels maps a provider to the model used when none is given.
+	// DefaultModels maps a provider to the model used when none is given;
+	// a provider absent or empty keeps llm.DefaultModels'.
 	DefaultModels map[string]string
 
 	Store Store
@@ -93,18 +95,6 @@ type Config struct {
 	Tracing bool
 }
 
-// DefaultModels are the models used when an agent names none: each
-// provider's current small general model, one it serves today and will for
-// a while (docs/models.md lists them with the date they were checked).
-// Ollama serves whatever was pulled, so its default is only a common one.
-var DefaultModels = map[string]string{
-	"openai":    "gpt-5.6-terra",
-	"anthropic": "claude-haiku-4-5",
-	"groq":      "openai/gpt-oss-20b",
-	"google":    "gemini-3.5-flash",
-	"ollama":    "llama3.2",
-}
-
 // withDefaults fills the zero members of c with the documented defaults.
 func (c Config) withDefaults() Config {
 	if c.DefaultProvider == "" {
@@ -113,8 +103,8 @@ func (c Config) withDefaults() Config {
 	if c.PublicURL == "" {
 		c.PublicURL = "http://localhost:8080/v1"
 	}
-	models := make(map[string]string, len(DefaultModels))
-	for p, m := range DefaultModels {
+	models := make(map[string]string, len(llm.DefaultModels))
+	for p, m := range llm.DefaultModels {
 		models[p] = m
 	}
 	for p, m := range c.DefaultModels {

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/gen"
+	"github.com/agentd/agentd/limit"
 	"github.com/agentd/agentd/llm/llmtest"
-	"github.com/agentd/agentd/server/limit"
 	"github.com/agentd/agentd/store"
 	"github.com/getkin/kin-openapi/openapi3"
 )

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/llm/llmtest"
 	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/store/storetest"
@@ -113,7 +114,7 @@ func testConversationsThroughTheAPI(t *testing.T, h *harness) {
 	if got := field(asc, "role") + " " + field(asc, "text") + " " + field(asc, "userId"); got != "user,agent,user,agent hi all,noted,me too,noted ann,ann,bob,bob" {
 		t.Errorf("messages asc: %s", got)
 	}
-	if md, _ := asc[1]["metadata"].(map[string]any); md["tokensUsed"] != 8.0 || md["model"] != DefaultModels["openai"] || asc[1]["partial"] != nil || asc[0]["metadata"] != nil {
+	if md, _ := asc[1]["metadata"].(map[string]any); md["tokensUsed"] != 8.0 || md["model"] != llm.DefaultModels["openai"] || asc[1]["partial"] != nil || asc[0]["metadata"] != nil {
 		t.Errorf("agent message = %v, user message = %v", asc[1], asc[0])
 	}
 	desc := h.items(h.get(msgs + "?order=desc&limit=3"))

@@ -7,7 +7,7 @@
 // A request passes newEcho's middleware (server.go: request ids, the log
 // line and metrics, panic recovery), then the gate of every /v1 operation
 // (gate.go: the route in the spec, authentication, rate limits over
-// server/limit, the key's scope, the body's media type and size, validation
+// package limit, the key's scope, the body's media type and size, validation
 // against the spec), then the generated strict handler, then a method of
 // Server. An error a handler returns goes through handleError
 // (middleware.go) to asAPIError (errors.go): the table storeErrors maps

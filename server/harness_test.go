@@ -17,9 +17,9 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/gen"
+	"github.com/agentd/agentd/limit"
 	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/llm/llmtest"
-	"github.com/agentd/agentd/server/limit"
 	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/store/storetest"
 	"github.com/agentd/agentd/turn"

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/internal/testutil"
+	"github.com/agentd/agentd/limit"
 	"github.com/agentd/agentd/llm/llmtest"
-	"github.com/agentd/agentd/server/limit"
 	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/turn"
 	"github.com/redis/go-redis/v9"

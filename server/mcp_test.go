@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/limit"
 	"github.com/agentd/agentd/llm/llmtest"
-	"github.com/agentd/agentd/server/limit"
 	"github.com/agentd/agentd/store"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/gen"
-	"github.com/agentd/agentd/server/limit"
+	"github.com/agentd/agentd/limit"
 	"github.com/agentd/agentd/store"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/labstack/echo/v4"

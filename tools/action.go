@@ -11,7 +11,7 @@ import (
 	"strconv"
 
 	"github.com/agentd/agentd/netguard"
-	"github.com/agentd/agentd/webhook"
+	"github.com/agentd/agentd/signature"
 )
 
 // MaxResultBytes bounds what is read of a tool's answer; the turn cuts
@@ -80,13 +80,13 @@ func (s *Service) callAction(ctx context.Context, spec Spec, a Action, c Call) R
 
 // signCall adds the Standard Webhooks headers, as webhook deliveries carry.
 func signCall(req *http.Request, secret, id string, ts int64, body []byte) error {
-	sig, err := webhook.Sign(secret, id, ts, body)
+	sig, err := signature.Sign(secret, id, ts, body)
 	if err != nil {
 		return err
 	}
-	req.Header.Set(webhook.HeaderID, id)
-	req.Header.Set(webhook.HeaderTimestamp, strconv.FormatInt(ts, 10))
-	req.Header.Set(webhook.HeaderSignature, sig)
+	req.Header.Set(signature.HeaderID, id)
+	req.Header.Set(signature.HeaderTimestamp, strconv.FormatInt(ts, 10))
+	req.Header.Set(signature.HeaderSignature, sig)
 	return nil
 }
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/webhook"
+	"github.com/agentd/agentd/signature"
 )
 
 // actionSecret is a Standard Webhooks secret.
@@ -62,7 +62,7 @@ func TestActionCallSigned(t *testing.T) {
 	if !res.OK || res.Text != `{"symbol":"SOL","price":142.5}` {
 		t.Fatalf("result = %+v", res)
 	}
-	if err := webhook.Verify(actionSecret, r.last.Header, r.body, time.Now(), 5*time.Minute); err != nil {
+	if err := signature.Verify(actionSecret, r.last.Header, r.body, time.Now(), 5*time.Minute); err != nil {
 		t.Errorf("signature: %v", err)
 	}
 	if r.last.Header.Get("webhook-id") != "call_1" || r.last.Header.Get("Content-Type") != "application/json" {

@@ -87,7 +87,7 @@ type Model interface {
 
 var _ Model = (*llm.Client)(nil)
 
-// Semaphore caps concurrent holders of a key (server/limit's, in memory or
+// Semaphore caps concurrent holders of a key (package limit's, in memory or
 // Redis).
 type Semaphore interface {
 	TryAcquire(ctx context.Context, key string, max int) (release func(), ok bool, err error)

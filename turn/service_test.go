@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/limit"
 	"github.com/agentd/agentd/llm"
-	"github.com/agentd/agentd/server/limit"
 	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/turn"
 )

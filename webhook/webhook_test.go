@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentd/agentd/internal/testutil"
 	"github.com/agentd/agentd/netguard"
+	"github.com/agentd/agentd/signature"
 	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/store/storetest"
 	"github.com/agentd/agentd/webhook"
@@ -115,8 +116,8 @@ func deliveredAs(t *testing.T, st *store.Store, w store.Webhook, status store.De
 // verify checks a received delivery's signature with secret.
 func verify(t *testing.T, secret string, r received) {
 	t.Helper()
-	if err := webhook.Verify(secret, r.header, r.body, time.Now(), 5*time.Minute); err != nil {
-		t.Errorf("signature of %s does not verify: %v (%s)", r.header.Get(webhook.HeaderID), err, r.header.Get(webhook.HeaderSignature))
+	if err := signature.Verify(secret, r.header, r.body, time.Now(), 5*time.Minute); err != nil {
+		t.Errorf("signature of %s does not verify: %v (%s)", r.header.Get(signature.HeaderID), err, r.header.Get(signature.HeaderSignature))
 	}
 }
 
@@ -136,7 +137,7 @@ func TestRetriedDeliveryKeepsItsIDAndSignature(t *testing.T) {
 			t.Fatalf("attempts %d, requests %d, last status %d; want 3, 3, 200", d.Attempts, len(got), d.LastStatusCode)
 		}
 		for _, r := range got {
-			if id := r.header.Get(webhook.HeaderID); id != d.EventID {
+			if id := r.header.Get(signature.HeaderID); id != d.EventID {
 				t.Errorf("webhook-id %q, want the event id %q on every attempt", id, d.EventID)
 			}
 			if ct := r.header.Get("Content-Type"); ct != "application/json" {
@@ -146,7 +147,7 @@ func TestRetriedDeliveryKeepsItsIDAndSignature(t *testing.T) {
 		}
 		// A signature made with another secret does not verify.
 		other := got[0]
-		if err := webhook.Verify("whsec_"+strings.Repeat("A", 43)+"=", other.header, other.body, time.Now(), time.Minute); !errors.Is(err, webhook.ErrSignature) {
+		if err := signature.Verify("whsec_"+strings.Repeat("A", 43)+"=", other.header, other.body, time.Now(), time.Minute); !errors.Is(err, signature.ErrInvalid) {
 			t.Errorf("a wrong secret verified: %v", err)
 		}
 	})
@@ -327,7 +328,7 @@ func TestRotationSignsWithBothSecrets(t *testing.T) {
 		}
 		testutil.Eventually(t, "the delivery", func() error { return testutil.Equal("requests", len(rcv.requests()), 1) })
 		r := rcv.requests()[0]
-		if sigs := strings.Fields(r.header.Get(webhook.HeaderSignature)); len(sigs) != 2 {
+		if sigs := strings.Fields(r.header.Get(signature.HeaderSignature)); len(sigs) != 2 {
 			t.Fatalf("signatures %q, want two while the old secret is valid", sigs)
 		}
 		verify(t, w.Secret, r)
@@ -351,7 +352,7 @@ func TestRetryDisableAndDelete(t *testing.T) {
 			t.Fatal(err)
 		}
 		testutil.Eventually(t, "the retry to succeed", deliveredAs(t, st, w, store.DeliverySucceeded))
-		if got := rcv.requests(); len(got) != 2 || got[0].header.Get(webhook.HeaderID) != got[1].header.Get(webhook.HeaderID) {
+		if got := rcv.requests(); len(got) != 2 || got[0].header.Get(signature.HeaderID) != got[1].header.Get(signature.HeaderID) {
 			t.Fatalf("%d requests; want 2 with one webhook-id", len(got))
 		}
 		if err := st.RetryDelivery(ctx, acct.ID, w.ID, "whd_missing"); !errors.Is(err, store.ErrDeliveryNotFound) {

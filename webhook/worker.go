@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentd/agentd/netguard"
 	"github.com/agentd/agentd/outbox"
+	"github.com/agentd/agentd/signature"
 	"github.com/agentd/agentd/telemetry"
 )
 
@@ -190,7 +191,7 @@ func (d *Dispatcher) post(ctx context.Context, job outbox.Job, at time.Time) (*h
 	ts := at.Unix()
 	var sigs []byte
 	for i, secret := range job.Secrets {
-		sig, err := Sign(secret, job.EventID, ts, job.Body)
+		sig, err := signature.Sign(secret, job.EventID, ts, job.Body)
 		if err != nil {
 			return nil, err
 		}
@@ -205,9 +206,9 @@ func (d *Dispatcher) post(ctx context.Context, job outbox.Job, at time.Time) (*h
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "agentd-webhooks/1")
-	req.Header.Set(HeaderID, job.EventID)
-	req.Header.Set(HeaderTimestamp, strconv.FormatInt(ts, 10))
-	req.Header.Set(HeaderSignature, string(sigs))
+	req.Header.Set(signature.HeaderID, job.EventID)
+	req.Header.Set(signature.HeaderTimestamp, strconv.FormatInt(ts, 10))
+	req.Header.Set(signature.HeaderSignature, string(sigs))
 	res, err := d.client.Do(req)
 	if err != nil {
 		return nil, err

@@ -17,7 +17,6 @@ import (
 	"github.com/agentd/agentd/connect/x"
 	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/secretbox"
-	"github.com/agentd/agentd/server"
 	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/telemetry"
 	"github.com/agentd/agentd/webhook"
@@ -104,11 +103,11 @@ var settings = []setting{
 	{env: "AGENTD_METRICS_ADDR", flag: "metrics-addr", shown: "none: on the API listener", usage: "separate listen `address` for GET /metrics"},
 	{env: "AGENTD_PPROF_ADDR", flag: "pprof-addr", shown: "none: off", usage: "listen `address` for Go profiles under /debug/pprof/ (never the API listener); bind it to localhost"},
 	{env: "AGENTD_DEFAULT_PROVIDER", flag: "default-provider", def: llm.ProviderOpenAI, usage: "`provider` of agents that name none: openai, anthropic, groq, google, ollama"},
-	{env: "AGENTD_MODEL_OPENAI", flag: "model-openai", def: server.DefaultModels[llm.ProviderOpenAI], usage: "default `model` of openai agents"},
-	{env: "AGENTD_MODEL_ANTHROPIC", flag: "model-anthropic", def: server.DefaultModels[llm.ProviderAnthropic], usage: "default `model` of anthropic agents"},
-	{env: "AGENTD_MODEL_GROQ", flag: "model-groq", def: server.DefaultModels[llm.ProviderGroq], usage: "default `model` of groq agents"},
-	{env: "AGENTD_MODEL_GOOGLE", flag: "model-google", def: server.DefaultModels[llm.ProviderGoogle], usage: "default `model` of google agents"},
-	{env: "AGENTD_MODEL_OLLAMA", flag: "model-ollama", def: server.DefaultModels[llm.ProviderOllama], usage: "default `model` of ollama agents"},
+	{env: "AGENTD_MODEL_OPENAI", flag: "model-openai", def: llm.DefaultModels[llm.ProviderOpenAI], usage: "default `model` of openai agents"},
+	{env: "AGENTD_MODEL_ANTHROPIC", flag: "model-anthropic", def: llm.DefaultModels[llm.ProviderAnthropic], usage: "default `model` of anthropic agents"},
+	{env: "AGENTD_MODEL_GROQ", flag: "model-groq", def: llm.DefaultModels[llm.ProviderGroq], usage: "default `model` of groq agents"},
+	{env: "AGENTD_MODEL_GOOGLE", flag: "model-google", def: llm.DefaultModels[llm.ProviderGoogle], usage: "default `model` of google agents"},
+	{env: "AGENTD_MODEL_OLLAMA", flag: "model-ollama", def: llm.DefaultModels[llm.ProviderOllama], usage: "default `model` of ollama agents"},
 	{env: "AGENTD_PROVIDER_TIMEOUT", flag: "provider-timeout", def: "60s", usage: "time limit of one model provider call, a `duration`"},
 	{env: "AGENTD_CONNECTIONS", flag: "connections", def: "on", usage: "`on` runs agents' platform connections (Telegram, Discord); off for API-only replicas"},
 	{env: "TELEGRAM_API_URL", flag: "telegram-api-url", def: telegram.DefaultAPIURL, usage: "Telegram Bot API base `URL`"},

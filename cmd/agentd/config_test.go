@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/llm"
-	"github.com/agentd/agentd/server"
 	"github.com/agentd/agentd/store"
 )
 
@@ -36,7 +35,7 @@ func TestConfigDefaults(t *testing.T) {
 	if c.DefaultProvider != "openai" || c.LLM.Timeout != 60*time.Second || c.LogLevel != slog.LevelInfo {
 		t.Errorf("defaults: provider %s, timeout %s, level %s", c.DefaultProvider, c.LLM.Timeout, c.LogLevel)
 	}
-	for p, m := range server.DefaultModels {
+	for p, m := range llm.DefaultModels {
 		if c.Models[p] != m {
 			t.Errorf("default model of %s = %q, want %q", p, c.Models[p], m)
 		}

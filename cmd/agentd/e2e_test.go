@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/internal/testutil"
+	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/llm/llmtest"
-	"github.com/agentd/agentd/server"
 	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/store/storetest"
 	"go.uber.org/goleak"
@@ -183,7 +183,7 @@ func walkAgentLifecycle(t *testing.T, c *client, base, writeKey, readKey, otherW
 	r = c.do("GET", "/v1/agents/"+id, otherWriteKey, nil)
 	expect(t, "get", r, 200, "")
 	got := r.data(t)
-	if got["name"] != "Trading Assistant" || got["model"] != server.DefaultModels["openai"] || !sameJSON(got["bio"], []any{"Expert in DeFi protocols"}) {
+	if got["name"] != "Trading Assistant" || got["model"] != llm.DefaultModels["openai"] || !sameJSON(got["bio"], []any{"Expert in DeFi protocols"}) {
 		t.Errorf("get: %s", r.body)
 	}
 

@@ -1,4 +1,4 @@
-package server
+package llm_test
 
 import (
 	"testing"
@@ -29,7 +29,7 @@ var retiredModels = map[string]bool{
 }
 
 func TestDefaultModelsAreServed(t *testing.T) {
-	for provider, model := range DefaultModels {
+	for provider, model := range llm.DefaultModels {
 		if retiredModels[model] {
 			t.Errorf("the default model of %s, %q, is retired", provider, model)
 		}
@@ -40,7 +40,7 @@ func TestDefaultModelsAreServed(t *testing.T) {
 		}
 	}
 	for _, provider := range llm.Providers {
-		if DefaultModels[provider] == "" {
+		if llm.DefaultModels[provider] == "" {
 			t.Errorf("%s has no default model", provider)
 		}
 	}

@@ -1,4 +1,12 @@
-package webhook
+// Package signature signs and verifies HTTP requests per Standard Webhooks
+// (https://www.standardwebhooks.com): the webhook-id, webhook-timestamp and
+// webhook-signature headers, and "v1," + the base64 HMAC-SHA256 of
+// "id.timestamp.body" keyed with a "whsec_" secret.
+//
+// Webhook deliveries (package webhook) and calls to action handlers
+// (package tools) are signed alike; this leaf package is what they share,
+// so neither imports the other. It imports nothing of agentd.
+package signature
 
 import (
 	"crypto/hmac"
@@ -19,11 +27,11 @@ const (
 	HeaderSignature = "webhook-signature"
 )
 
-// secretPrefix starts a webhook secret; the HMAC key is the base64 after it.
+// secretPrefix starts a secret; the HMAC key is the base64 after it.
 const secretPrefix = "whsec_"
 
-// ErrSignature means no signature of a delivery verifies with the secret.
-var ErrSignature = errors.New("webhook: no valid signature")
+// ErrInvalid means no signature of a delivery verifies with the secret.
+var ErrInvalid = errors.New("webhook: no valid signature")
 
 // Sign returns the Standard Webhooks signature of a message: "v1," and the
 // base64 HMAC-SHA256 of "id.timestamp.body" keyed with the secret's
@@ -59,5 +67,5 @@ func Verify(secret string, h http.Header, body []byte, now time.Time, tolerance 
 			return nil
 		}
 	}
-	return ErrSignature
+	return ErrInvalid
 }
