@@ -29,7 +29,7 @@ setup:
 
 ## test: every test, with the race detector, after make setup (deploy/check, the manifests' own module, too)
 test: setup
-	$(GO) test -race -count=1 $(PKGS)
+	$(GO) test -race -count=1 -timeout 25m $(PKGS)
 	cd deploy/check && $(GO) test -count=1 ./...
 
 ## flake: every test 5 times at -cpu 1 and 2 with the race detector, to catch tests that depend on timing (after make setup, as make test)

@@ -40,7 +40,7 @@ var notIdentifiers = []string{
 //     module root when it has a slash, else in the doc's package (in
 //     docs/architecture.md, in some package of the module);
 //   - pkg.Name and pkg.Type.Member, where pkg is the name of a package of
-//     this module (store, turn, limit for server/limit), must be declared
+//     this module (store, turn, telegram for connect/telegram), must be declared
 //     in that package, Member being a method, a field or an interface
 //     method of Type (promoted ones included);
 //   - Type.Member, Type a type of the module (of the doc's own package
@@ -186,7 +186,7 @@ type ident struct {
 	root   string
 	rels   []string          // the module's packages, by path in the module
 	dirs   map[string]string // their directories
-	byName map[string]string // package name (limit) or path (server/limit) → rel
+	byName map[string]string // package name (telegram) or path (connect/telegram) → rel
 	pkgs   map[string]*decls // by rel
 	all    map[string]bool   // every name declared anywhere: top level, methods, fields
 }
