@@ -28,7 +28,7 @@ type Turns interface {
 var _ Turns = (*turn.Service)(nil)
 
 // Tasks keeps the tasks; *store.Store implements it. Each returns
-// store.ErrNotFound for a missing agent or one of another account;
+// domain.ErrNotFound for a missing agent or one of another account;
 // GetA2ATask and FinishA2ATask store.ErrA2ATaskNotFound for a task the
 // agent lacks.
 type Tasks interface {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/connect"
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/turn"
 )
@@ -146,7 +147,7 @@ func (s countingStore) note(m writeMethod, err error) {
 	if err != nil {
 		s.n.errs[m].Add(1)
 	}
-	if errors.Is(err, store.ErrLeaseLost) {
+	if errors.Is(err, domain.ErrLeaseLost) {
 		s.n.lost.Add(1)
 	}
 }

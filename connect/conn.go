@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/telemetry"
 	"github.com/agentd/agentd/turn"
@@ -152,7 +153,7 @@ func (c *Conn) Connected(ctx context.Context, botID, username string) error {
 // account, refusing (FatalError) one connected for another agent.
 func (c *Conn) ClaimBot(ctx context.Context, botID, username string) error {
 	err := c.store.ClaimBot(ctx, c.lease, botID, username)
-	if errors.Is(err, store.ErrBotInUse) {
+	if errors.Is(err, domain.ErrBotInUse) {
 		return &FatalError{Reason: botInUseReason}
 	}
 	if err != nil {
@@ -202,7 +203,7 @@ func (c *Conn) setState(ctx context.Context, state store.ConnState, reason strin
 // leaseErr returns err, first ending the lease's work when err says the
 // lease is lost: the runner learns of it at once, not at its next renewal.
 func (c *Conn) leaseErr(err error) error {
-	if errors.Is(err, store.ErrLeaseLost) && c.lose != nil {
+	if errors.Is(err, domain.ErrLeaseLost) && c.lose != nil {
 		c.lose(err)
 	}
 	return err
@@ -261,7 +262,7 @@ func (c *Conn) count(ctx context.Context, in bool) {
 func (c *Conn) Forget(ctx context.Context, conv store.ConversationRef) error {
 	conv.Platform = c.platform
 	found, err := c.store.FindConversation(ctx, c.Agent.AccountID, c.Agent.ID, conv)
-	if errors.Is(err, store.ErrConversationNotFound) {
+	if errors.Is(err, domain.ErrConversationNotFound) {
 		return nil
 	}
 	if err == nil {

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/store"
 )
 
@@ -123,7 +124,7 @@ func (r *runner) heldSince(t time.Time) bool {
 }
 
 // acquire tries to take the lease and, when it does, starts holding it. It
-// returns store.ErrNotFound when the agent is gone.
+// returns domain.ErrNotFound when the agent is gone.
 func (r *runner) acquire() error {
 	asked := time.Now()
 	lease, ok, err := r.sup.cfg.Store.AcquireLease(r.ctx, r.spec.agent.ID, r.spec.platform.Name(), r.sup.cfg.Owner, r.sup.cfg.LeaseTTL)
@@ -216,7 +217,7 @@ func (r *runner) renewed(ok bool, epoch int64, expires time.Time) {
 	case ok && h.lease.Epoch == epoch:
 		h.expires = expires
 	default:
-		h.lose(store.ErrLeaseLost)
+		h.lose(domain.ErrLeaseLost)
 	}
 }
 

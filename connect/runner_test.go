@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/internal/testutil"
 	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/store/storetest"
@@ -380,7 +381,7 @@ func TestChangedAgentIsReadWholeOnce(t *testing.T) {
 	before := f.st.wholeReads.Load()
 	a := f.agents[0]
 	_, _, err := f.st.UpdateAgent(context.Background(), a.AccountID, a.ID,
-		map[string]json.RawMessage{"bio": json.RawMessage(`"changed"`)}, nil, store.AnyVersion)
+		map[string]json.RawMessage{"bio": json.RawMessage(`"changed"`)}, nil, domain.AnyVersion)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -407,7 +408,7 @@ func TestAgentsThatConnectToNothingAreNotReadWhole(t *testing.T) {
 	setClients := func(clients string) {
 		t.Helper()
 		_, _, err := f.st.UpdateAgent(ctx, quiet.AccountID, quiet.ID,
-			map[string]json.RawMessage{"clients": json.RawMessage(clients)}, nil, store.AnyVersion)
+			map[string]json.RawMessage{"clients": json.RawMessage(clients)}, nil, domain.AnyVersion)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -436,7 +437,7 @@ func TestFullResyncsStopOnlyDeletedAgents(t *testing.T) {
 		t.Fatalf("after full resyncs: held %v after %d acquisitions; want 3 held after 3", got, n)
 	}
 	gone := f.agents[0]
-	if _, err := f.st.DeleteAgent(context.Background(), gone.AccountID, gone.ID, store.AnyVersion); err != nil {
+	if _, err := f.st.DeleteAgent(context.Background(), gone.AccountID, gone.ID, domain.AnyVersion); err != nil {
 		t.Fatal(err)
 	}
 	testutil.Eventually(t, "the deleted agent's runner stopped", f.holding(map[string]int{"a": 2}))
@@ -512,7 +513,7 @@ func TestInboxOfADeadRunnerIsTakenOver(t *testing.T) {
 	}
 	testutil.Eventually(t, "the message finished", func() error {
 		pending, err := f.st.PendingPlatformMessages(ctx, dead)
-		if !errors.Is(err, store.ErrLeaseLost) {
+		if !errors.Is(err, domain.ErrLeaseLost) {
 			return fmt.Errorf("the dead lease still reads the inbox: %v %v", pending, err)
 		}
 		return nil
@@ -542,7 +543,7 @@ func TestLostLeaseEndsTheWorkAtOnce(t *testing.T) {
 	if _, ok, err := h.st.AcquireLease(ctx, h.agent.ID, "fake", h.owner, time.Minute); err != nil || !ok {
 		t.Fatalf("take the lease: %v %v", ok, err)
 	}
-	if err := c.Take(ctx, "", []Inbound{{ID: "2", Chat: "b"}}, nil); !errors.Is(err, store.ErrLeaseLost) {
+	if err := c.Take(ctx, "", []Inbound{{ID: "2", Chat: "b"}}, nil); !errors.Is(err, domain.ErrLeaseLost) {
 		t.Fatalf("take under a lost lease: %v; want ErrLeaseLost", err)
 	}
 	select {

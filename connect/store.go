@@ -8,7 +8,7 @@ import (
 )
 
 // Store is what connections need of persistence; *store.Store implements
-// it. Lease-bound writes return store.ErrLeaseLost once the lease is gone.
+// it. Lease-bound writes return domain.ErrLeaseLost once the lease is gone.
 type Store interface {
 	// AgentVersionsChangedSince returns the ids, versions and clients of
 	// up to limit agents configured at or after since (all of them for a
@@ -18,12 +18,12 @@ type Store interface {
 	// AgentsByID returns the agents of ids that still exist.
 	AgentsByID(ctx context.Context, ids []string) ([]store.Agent, error)
 	GetAgent(ctx context.Context, accountID, id string) (store.Agent, error)
-	// Secrets decrypts an agent's settings.secrets; store.ErrSecretUnreadable
+	// Secrets decrypts an agent's settings.secrets; domain.ErrSecretUnreadable
 	// when the key cannot open them.
 	Secrets(a store.Agent) (store.Secrets, error)
 
 	// AcquireLease returns ok false when another owner holds the lease and
-	// store.ErrNotFound when the agent is gone.
+	// domain.ErrNotFound when the agent is gone.
 	AcquireLease(ctx context.Context, agentID, platform, owner string, ttl time.Duration) (store.Lease, bool, error)
 	// RenewLeases renews every live lease of owner's in one statement and
 	// returns them.
@@ -42,7 +42,7 @@ type Store interface {
 	// SetIdleConnections stores the states of connections no runner holds
 	// (missing credentials), writing only the changed ones.
 	SetIdleConnections(ctx context.Context, idle []store.IdleConnection) error
-	// ClaimBot returns store.ErrBotInUse when another agent's live
+	// ClaimBot returns domain.ErrBotInUse when another agent's live
 	// connection has the same bot.
 	ClaimBot(ctx context.Context, l store.Lease, botID, username string) error
 	CountConnectionMessage(ctx context.Context, l store.Lease, in bool) error
@@ -55,7 +55,7 @@ type Store interface {
 	FinishPlatformMessage(ctx context.Context, l store.Lease, id string) (bool, error)
 	PruneAnsweredMessages(ctx context.Context, limit int) (int64, error)
 
-	// FindConversation returns store.ErrConversationNotFound when the agent
+	// FindConversation returns domain.ErrConversationNotFound when the agent
 	// has no such conversation.
 	FindConversation(ctx context.Context, accountID, agentID string, conv store.ConversationRef) (store.Conversation, error)
 	DeleteConversation(ctx context.Context, accountID, agentID, id string) (int64, error)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/gen"
 	"github.com/agentd/agentd/store"
 )
@@ -153,7 +154,7 @@ func (s *Server) createWithBundle(ctx context.Context, fields map[string]json.Ra
 		if imported {
 			return
 		}
-		if _, derr := s.cfg.Store.DeleteAgent(context.WithoutCancel(ctx), p.Account.ID, agent.ID, store.AnyVersion); derr != nil {
+		if _, derr := s.cfg.Store.DeleteAgent(context.WithoutCancel(ctx), p.Account.ID, agent.ID, domain.AnyVersion); derr != nil {
 			s.cfg.Logger.ErrorContext(ctx, "delete agent after failed import", "agentId", agent.ID, "error", derr)
 		}
 	}()
@@ -161,7 +162,7 @@ func (s *Server) createWithBundle(ctx context.Context, fields map[string]json.Ra
 		return nil, err
 	}
 	if protected {
-		if _, _, err := s.cfg.Store.UpdateAgent(ctx, p.Account.ID, agent.ID, map[string]json.RawMessage{"deleteProtection": protect}, nil, store.AnyVersion); err != nil {
+		if _, _, err := s.cfg.Store.UpdateAgent(ctx, p.Account.ID, agent.ID, map[string]json.RawMessage{"deleteProtection": protect}, nil, domain.AnyVersion); err != nil {
 			return nil, err
 		}
 	}

@@ -11,7 +11,7 @@
 // against the spec), then the generated strict handler, then a method of
 // Server. An error a handler returns goes through handleError
 // (middleware.go) to asAPIError (errors.go): the table storeErrors maps
-// each store.Code, turnError maps a turn's errors, and anything else is a
+// each domain.Code, turnError maps a turn's errors, and anything else is a
 // 500 whose detail only the log sees.
 //
 // Send Message and its stream (messages.go, sse.go) are a turn of package

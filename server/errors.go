@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/gen"
 	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/store"
@@ -100,34 +101,34 @@ var errDeleteProtected = &apiError{
 // codes no operation of the API can meet (the spec refuses the values
 // first, or only the CLI and the platform runtime see them) are internal
 // errors, said so here rather than left out.
-var storeErrors = map[store.Code]func(e *store.Error) *apiError{
-	store.CodeNotFound:           notFound,
-	store.CodeDeleteProtected:    func(*store.Error) *apiError { return errDeleteProtected },
-	store.CodeUnauthorized:       func(*store.Error) *apiError { return errUnauthorized },
-	store.CodeQuotaExceeded:      errQuota,
-	store.CodeDisabled:           func(*store.Error) *apiError { return errWebhookDisabled },
-	store.CodePreconditionFailed: func(*store.Error) *apiError { return errPreconditionFailed },
-	store.CodeIdempotencyInUse:   func(*store.Error) *apiError { return errIdempotencyKeyInUse },
-	store.CodeIdempotencyReused:  func(*store.Error) *apiError { return errIdempotencyKeyReused },
-	store.CodeInvalid: func(e *store.Error) *apiError {
+var storeErrors = map[domain.Code]func(e *domain.Error) *apiError{
+	domain.CodeNotFound:           notFound,
+	domain.CodeDeleteProtected:    func(*domain.Error) *apiError { return errDeleteProtected },
+	domain.CodeUnauthorized:       func(*domain.Error) *apiError { return errUnauthorized },
+	domain.CodeQuotaExceeded:      errQuota,
+	domain.CodeDisabled:           func(*domain.Error) *apiError { return errWebhookDisabled },
+	domain.CodePreconditionFailed: func(*domain.Error) *apiError { return errPreconditionFailed },
+	domain.CodeIdempotencyInUse:   func(*domain.Error) *apiError { return errIdempotencyKeyInUse },
+	domain.CodeIdempotencyReused:  func(*domain.Error) *apiError { return errIdempotencyKeyReused },
+	domain.CodeInvalid: func(e *domain.Error) *apiError {
 		if e.Field == "" {
 			return nil // a value the spec let through but the store could not encode: a bug of ours
 		}
 		return invalidRequest(e.Field, e.Reason)
 	},
 	// Account names and key prefixes are the only unique values: the CLI's.
-	store.CodeConflict: nil,
+	domain.CodeConflict: nil,
 	// A turn reports secrets that do not open as an unavailable agent.
-	store.CodeSecretUnreadable: nil,
+	domain.CodeSecretUnreadable: nil,
 	// Leases and bots belong to the platform runtime.
-	store.CodeLeaseLost: nil,
-	store.CodeBotInUse:  nil,
+	domain.CodeLeaseLost: nil,
+	domain.CodeBotInUse:  nil,
 }
 
 // notFound names what is missing. Every path below /agents/{agentId} looks
 // its agent up first, so a not-found that names no other resource is the
 // agent's.
-func notFound(e *store.Error) *apiError {
+func notFound(e *domain.Error) *apiError {
 	switch e.Resource {
 	case "conversation":
 		return errConversationNotFound
@@ -152,7 +153,7 @@ func asAPIError(err error) (ae *apiError, ok bool) {
 	if errors.As(err, &ae) {
 		return ae, true
 	}
-	var se *store.Error
+	var se *domain.Error
 	if errors.As(err, &se) {
 		if toAPI := storeErrors[se.Code]; toAPI != nil {
 			if ae := toAPI(se); ae != nil {
@@ -191,7 +192,7 @@ func turnError(err error) (*apiError, bool) {
 	return nil, false
 }
 
-func errQuota(q *store.Error) *apiError {
+func errQuota(q *domain.Error) *apiError {
 	msg := fmt.Sprintf("Agent quota of %d reached; delete an agent or raise the quota.", q.Quota)
 	switch q.Resource {
 	case "webhook":

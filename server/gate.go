@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/store"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -204,7 +205,7 @@ func (s *Server) authenticate(req *http.Request) (store.Principal, error) {
 		return store.Principal{}, errUnauthorized
 	}
 	principal, err := s.cfg.Store.Authenticate(req.Context(), strings.TrimSpace(key))
-	if errors.Is(err, store.ErrUnauthorized) {
+	if errors.Is(err, domain.ErrUnauthorized) {
 		return store.Principal{}, errUnauthorized
 	}
 	if err != nil {

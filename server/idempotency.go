@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/internal/renew"
 	"github.com/agentd/agentd/store"
 	"github.com/labstack/echo/v4"
@@ -158,7 +159,7 @@ func (s *Server) holdKey(ctx context.Context, requestID, accountID, key, token s
 				return true
 			}
 			s.cfg.Logger.WarnContext(ctx, "renew idempotency key", "request_id", requestID, "error", err)
-			return !errors.Is(err, store.ErrLeaseLost)
+			return !errors.Is(err, domain.ErrLeaseLost)
 		})
 	}()
 	return sync.OnceFunc(func() {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/turn"
@@ -131,7 +132,7 @@ func TestAgentDeletedMidTurnIsNotFound(t *testing.T) {
 				t.Errorf("list during the turn: %v, %d agents", err, len(agents))
 				return llm.Reply{}, err
 			}
-			if _, err := h.store.DeleteAgent(ctx, p.Account.ID, agents[0].ID, store.AnyVersion); err != nil {
+			if _, err := h.store.DeleteAgent(ctx, p.Account.ID, agents[0].ID, domain.AnyVersion); err != nil {
 				t.Errorf("delete during the turn: %v", err)
 			}
 			return llm.Reply{Text: "too late"}, nil
@@ -163,7 +164,7 @@ func TestFailingTurnKeepsInactiveAgentInactive(t *testing.T) {
 			p := principalFrom(ctx)
 			agents, _, _ := h.store.ListAgents(ctx, p.Account.ID, store.ListQuery{Page: 1, Limit: 10, SortBy: store.SortCreatedAt})
 			inactive := store.StatusInactive
-			if _, _, err := h.store.UpdateAgent(ctx, p.Account.ID, agents[0].ID, nil, &inactive, store.AnyVersion); err != nil {
+			if _, _, err := h.store.UpdateAgent(ctx, p.Account.ID, agents[0].ID, nil, &inactive, domain.AnyVersion); err != nil {
 				t.Errorf("deactivate during the turn: %v", err)
 			}
 			return llm.Reply{}, &llm.Error{Kind: llm.KindRateLimited, Provider: "openai", Reason: "rate limited"}

@@ -13,9 +13,9 @@ import (
 // Store is what the HTTP layer needs of persistence. Every method that
 // touches an agent's data takes the account, so tenancy is enforced by the
 // store's queries rather than trusted to the caller. Errors are the store's
-// *store.Error, mapped to the contract by code in one table (storeErrors).
+// *domain.Error, mapped to the contract by code in one table (storeErrors).
 type Store interface {
-	// Authenticate resolves an API key; store.ErrUnauthorized when it is unusable.
+	// Authenticate resolves an API key; domain.ErrUnauthorized when it is unusable.
 	Authenticate(ctx context.Context, plaintext string) (store.Principal, error)
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error
@@ -32,7 +32,7 @@ type Store interface {
 	// does not (Config.Streams).
 	streamlog.Backend
 	// ReplyPartial is the partial flag of the agent's stored reply id;
-	// store.ErrNotFound (resource "message") when there is none.
+	// domain.ErrNotFound (resource "message") when there is none.
 	ReplyPartial(ctx context.Context, accountID, agentID, id string) (bool, error)
 
 	CreateAgent(ctx context.Context, a store.Agent, quota int) (store.Agent, error)
@@ -53,13 +53,13 @@ type Store interface {
 
 	ListConversations(ctx context.Context, accountID, agentID string, q store.ConversationQuery) ([]store.Conversation, int64, error)
 	// GetConversation, ListMessages and DeleteConversation return
-	// store.ErrConversationNotFound for a conversation the agent lacks.
+	// domain.ErrConversationNotFound for a conversation the agent lacks.
 	GetConversation(ctx context.Context, accountID, agentID, id string) (store.Conversation, error)
 	ListMessages(ctx context.Context, accountID, agentID, id string, q store.MessageQuery) ([]store.Message, int64, error)
 	DeleteConversation(ctx context.Context, accountID, agentID, id string) (int64, error)
 	AgentAnalytics(ctx context.Context, accountID, agentID string, q store.AnalyticsQuery) (store.Analytics, error)
-	// Memories and knowledge: DeleteMemory returns store.ErrMemoryNotFound
-	// and DeleteKnowledge store.ErrKnowledgeNotFound for one the agent
+	// Memories and knowledge: DeleteMemory returns domain.ErrMemoryNotFound
+	// and DeleteKnowledge domain.ErrKnowledgeNotFound for one the agent
 	// lacks.
 	ListMemories(ctx context.Context, accountID, agentID string, q store.MemoryQuery) ([]store.Memory, int64, error)
 	DeleteMemory(ctx context.Context, accountID, agentID, id string) error
@@ -69,7 +69,7 @@ type Store interface {
 	// KnowledgeText returns a document's text as its chunks hold it.
 	KnowledgeText(ctx context.Context, accountID, agentID, docID string) (string, error)
 	// ImportConversation stores a conversation's messages moved from
-	// elsewhere; store.ErrInvalid for an unnamed conversation.
+	// elsewhere; domain.ErrInvalid for an unnamed conversation.
 	ImportConversation(ctx context.Context, accountID, agentID string, conv store.ConversationRef, msgs []store.Message) error
 	// ListConnections returns the stored platform connections of an agent.
 	ListConnections(ctx context.Context, accountID, agentID string) ([]store.Connection, error)
@@ -78,8 +78,8 @@ type Store interface {
 	MarkAgentError(ctx context.Context, accountID, agentID, reason string, retryAt time.Time) (store.Status, error)
 	// MarkAgentRecovered returns an agent in error to active.
 	MarkAgentRecovered(ctx context.Context, accountID, agentID string) error
-	// Webhooks: the Webhook ones return store.ErrWebhookNotFound for a
-	// webhook the account lacks, RetryDelivery store.ErrDeliveryNotFound for
+	// Webhooks: the Webhook ones return domain.ErrWebhookNotFound for a
+	// webhook the account lacks, RetryDelivery domain.ErrDeliveryNotFound for
 	// a delivery the webhook lacks; CreateWebhook a *store.QuotaError past
 	// store.WebhookQuota.
 	CreateWebhook(ctx context.Context, w store.Webhook) (store.Webhook, error)

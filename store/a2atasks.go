@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"gorm.io/gorm"
 )
 
@@ -56,7 +57,7 @@ func A2ARoom(contextID string) string { return A2ARoomPrefix + contextID }
 
 // ErrA2ATaskNotFound is returned for a task the agent lacks, or one past
 // A2ATaskRetention.
-var ErrA2ATaskNotFound = &Error{Code: CodeNotFound, Resource: "task"}
+var ErrA2ATaskNotFound = &domain.Error{Code: domain.CodeNotFound, Resource: "task"}
 
 // a2aTaskRow is a row of a2a_tasks.
 type a2aTaskRow struct {

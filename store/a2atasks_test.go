@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/domain"
 )
 
 // TestA2ATasksLiveForTheirRetention: a task is made working, finished with
@@ -23,7 +25,7 @@ func TestA2ATasksLiveForTheirRetention(t *testing.T) {
 			t.Fatalf("created = %+v", task)
 		}
 		_, err = s.CreateA2ATask(ctx, other.ID, A2ATask{AgentID: a.ID, ContextID: "trip"})
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 
 		clock.add(time.Second)
 		done, err := s.FinishA2ATask(ctx, acct.ID, A2ATask{ID: task.ID, AgentID: a.ID, State: A2ATaskCompleted,
@@ -38,7 +40,7 @@ func TestA2ATasksLiveForTheirRetention(t *testing.T) {
 			t.Errorf("read %+v, want %+v", got, done)
 		}
 		_, err = s.GetA2ATask(ctx, other.ID, a.ID, task.ID)
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 		_, err = s.GetA2ATask(ctx, acct.ID, a.ID, "task_missing")
 		wantErr(t, err, ErrA2ATaskNotFound)
 
@@ -82,7 +84,7 @@ func TestA2ATasksGoWithTheirConversationAndAgent(t *testing.T) {
 		_, err = s.GetA2ATask(ctx, acct.ID, a.ID, other)
 		mustOK(t, err)
 
-		_, err = s.DeleteAgent(ctx, acct.ID, a.ID, AnyVersion)
+		_, err = s.DeleteAgent(ctx, acct.ID, a.ID, domain.AnyVersion)
 		mustOK(t, err)
 		var rows int64
 		mustOK(t, s.w.Model(&a2aTaskRow{}).Count(&rows).Error)
@@ -136,6 +138,6 @@ func TestAbandonedA2ATasks(t *testing.T) {
 			t.Errorf("a completed task = %+v, want %+v", got, done)
 		}
 		_, err = s.FailAbandonedA2ATask(ctx, "acct_other", a.ID, done.ID, clock.now(), "gone")
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 	})
 }

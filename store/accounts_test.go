@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/domain"
 )
 
 func TestAccounts(t *testing.T) {
@@ -26,13 +28,13 @@ func TestAccounts(t *testing.T) {
 		}
 
 		_, err = s.CreateAccount(ctx, Account{Name: "zeta", Tier: TierPro})
-		wantErr(t, err, ErrConflict)
+		wantErr(t, err, domain.ErrConflict)
 		_, err = s.CreateAccount(ctx, Account{Name: ""})
-		wantErr(t, err, ErrInvalid)
+		wantErr(t, err, domain.ErrInvalid)
 		_, err = s.CreateAccount(ctx, Account{Name: "x", Tier: "gold"})
-		wantErr(t, err, ErrInvalid)
+		wantErr(t, err, domain.ErrInvalid)
 		_, err = s.AccountByName(ctx, "nobody")
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 
 		b, err := s.CreateAccount(ctx, Account{Name: "alpha", Tier: TierEnterprise, RPM: 1000, EndpointMultiplier: 3, AgentQuota: 7})
 		mustOK(t, err)
@@ -76,10 +78,10 @@ func TestUpdateAccount(t *testing.T) {
 			t.Errorf("nil changes did not keep values: %+v", u)
 		}
 		_, err = s.UpdateAccount(ctx, "nobody", AccountChanges{RPM: &rpm})
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 		bad := Tier("gold")
 		_, err = s.UpdateAccount(ctx, "acme", AccountChanges{Tier: &bad})
-		wantErr(t, err, ErrInvalid)
+		wantErr(t, err, domain.ErrInvalid)
 	})
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/agent"
+	"github.com/agentd/agentd/domain"
 
 	"gorm.io/gorm"
 )
@@ -100,7 +101,7 @@ func (s *Store) CreateAgent(ctx context.Context, a Agent, quota int) (Agent, err
 	out := toAgentFields(row, fields)
 	err = s.writeEventsVia(s.writeGrouped, ctx, "create agent", func(tx *gorm.DB, emit emitFunc) error {
 		if err := tx.Create(&row).Error; errors.Is(err, gorm.ErrForeignKeyViolated) {
-			return ErrNotFound // the account is gone
+			return domain.ErrNotFound // the account is gone
 		} else if err != nil {
 			return err
 		}
@@ -196,7 +197,7 @@ func (s *Store) DeleteAgent(ctx context.Context, accountID, id string, ifVersion
 			return err
 		}
 		if row.DeleteProtection {
-			return ErrDeleteProtected
+			return domain.ErrDeleteProtected
 		}
 		if err := deleteAgentRows(tx, id); err != nil {
 			return err

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/agentd/agentd/domain"
 )
 
 func TestCreateAndGetAgent(t *testing.T) {
@@ -68,13 +70,13 @@ func TestAgentOfAnotherAccountIsNotFound(t *testing.T) {
 		theirs := mustAccount(t, s, "theirs")
 		a := mustAgent(t, s, theirs.ID, "secret")
 		_, err := s.GetAgent(ctx, mine.ID, a.ID)
-		wantErr(t, err, ErrNotFound)
-		_, _, err = s.UpdateAgent(ctx, mine.ID, a.ID, fields(t, "name", "x"), nil, AnyVersion)
-		wantErr(t, err, ErrNotFound)
-		_, err = s.DeleteAgent(ctx, mine.ID, a.ID, AnyVersion)
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
+		_, _, err = s.UpdateAgent(ctx, mine.ID, a.ID, fields(t, "name", "x"), nil, domain.AnyVersion)
+		wantErr(t, err, domain.ErrNotFound)
+		_, err = s.DeleteAgent(ctx, mine.ID, a.ID, domain.AnyVersion)
+		wantErr(t, err, domain.ErrNotFound)
 		_, err = s.GetAgent(ctx, mine.ID, "agent_missing")
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 		if _, err := s.GetAgent(ctx, theirs.ID, a.ID); err != nil {
 			t.Fatalf("owner cannot read its agent: %v", err)
 		}
@@ -97,9 +99,9 @@ func TestCreateAgentRejects(t *testing.T) {
 				t.Errorf("%s: accepted", name)
 				continue
 			}
-			wantErr(t, err, ErrInvalid)
+			wantErr(t, err, domain.ErrInvalid)
 		}
 		_, err := s.CreateAgent(ctx, Agent{AccountID: "acct_missing", Fields: fields(t, "name", "a")}, 5)
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 	})
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/domain"
 )
 
 // TestRevocationElsewhereRefusedWithinBound revokes a key through a second
@@ -30,7 +32,7 @@ func TestRevocationElsewhereRefusedWithinBound(t *testing.T) {
 	}
 	clock.add(time.Millisecond)
 	_, err = serving.Authenticate(ctx, plain)
-	wantErr(t, err, ErrUnauthorized)
+	wantErr(t, err, domain.ErrUnauthorized)
 }
 
 // TestRevocationHereRefusedAtOnce revokes through the Store that cached the key.
@@ -46,7 +48,7 @@ func TestRevocationHereRefusedAtOnce(t *testing.T) {
 	_, err = s.RevokeKey(ctx, key.Prefix)
 	mustOK(t, err)
 	_, err = s.Authenticate(ctx, plain)
-	wantErr(t, err, ErrUnauthorized)
+	wantErr(t, err, domain.ErrUnauthorized)
 }
 
 // TestAccountChangeHereAppliesAtOnce changes an account's quota through the
@@ -83,7 +85,7 @@ func TestCachedKeyStillExpires(t *testing.T) {
 	mustOK(t, err)
 	clock.add(time.Second)
 	_, err = s.Authenticate(ctx, plain)
-	wantErr(t, err, ErrUnauthorized)
+	wantErr(t, err, domain.ErrUnauthorized)
 }
 
 func TestAuthCacheStaysBounded(t *testing.T) {

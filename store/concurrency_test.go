@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/agentd/agentd/domain"
 )
 
 // TestConcurrentMixedLoad runs 50 goroutines mixing writes and reads on one
@@ -67,12 +69,12 @@ func mixedRound(ctx context.Context, s *Store, accountID, seedID, key string, w,
 	check(err)
 	if err == nil {
 		inactive := StatusInactive
-		_, _, err = s.UpdateAgent(ctx, accountID, a.ID, map[string]json.RawMessage{"bio": json.RawMessage(`["x"]`)}, &inactive, AnyVersion)
+		_, _, err = s.UpdateAgent(ctx, accountID, a.ID, map[string]json.RawMessage{"bio": json.RawMessage(`["x"]`)}, &inactive, domain.AnyVersion)
 		check(err)
 		_, err = s.GetAgent(ctx, accountID, a.ID)
 		check(err)
 		if r%4 == 0 {
-			_, err = s.DeleteAgent(ctx, accountID, a.ID, AnyVersion)
+			_, err = s.DeleteAgent(ctx, accountID, a.ID, domain.AnyVersion)
 			check(err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 )
@@ -145,7 +146,7 @@ func updateHeldTx(q *gorm.DB, cols map[string]any) error {
 		return res.Error
 	}
 	if res.RowsAffected == 0 {
-		return ErrLeaseLost
+		return domain.ErrLeaseLost
 	}
 	return nil
 }
@@ -161,7 +162,7 @@ func (s *Store) ReleaseLease(ctx context.Context, l Lease, state ConnState, reas
 		return tx.Model(&connectionRow{}).Where("agent_id = ? AND platform = ? AND lease_owner = ? AND lease_epoch = ?",
 			l.AgentID, l.Platform, l.Owner, l.Epoch).Update("lease_expires_at", nil).Error
 	})
-	if errors.Is(err, ErrLeaseLost) {
+	if errors.Is(err, domain.ErrLeaseLost) {
 		return nil
 	}
 	return err
@@ -190,7 +191,7 @@ func (s *Store) setConnectionState(tx *gorm.DB, emit emitFunc, l Lease, state Co
 	var cur connectionRow
 	if err := s.held(tx, l).Select("state", "reason").Take(&cur).Error; err != nil {
 		if isNotFound(err) {
-			return ErrLeaseLost
+			return domain.ErrLeaseLost
 		}
 		return err
 	}
@@ -221,7 +222,7 @@ func (s *Store) ClaimBot(ctx context.Context, l Lease, botID, username string) e
 			return err
 		}
 		if n > 0 {
-			return ErrBotInUse
+			return domain.ErrBotInUse
 		}
 		return updateHeldTx(s.held(tx, l), map[string]any{"bot_id": botID, "bot_username": username})
 	})
@@ -347,7 +348,7 @@ func (s *Store) FindConversation(ctx context.Context, accountID, agentID string,
 	var row conversationRow
 	err := db.Take(&row, "agent_id = ? AND key = ?", agentID, conv.key()).Error
 	if isNotFound(err) {
-		err = ErrConversationNotFound
+		err = domain.ErrConversationNotFound
 	}
 	if err != nil {
 		return Conversation{}, wrap("find conversation", err)

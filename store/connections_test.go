@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/domain"
 )
 
 func TestLeaseOneOwnerAtATime(t *testing.T) {
@@ -37,7 +39,7 @@ func TestLeaseOneOwnerAtATime(t *testing.T) {
 		if held, err := s.RenewLeases(ctx, "replica-b", 10*time.Second); err != nil || len(held) != 1 || held[0].Epoch != 2 || held[0].AgentID != a.ID {
 			t.Fatalf("replica-b renewed %+v, %v; want its lease of epoch 2", held, err)
 		}
-		wantErr(t, s.SaveCursor(ctx, la, "43"), ErrLeaseLost)
+		wantErr(t, s.SaveCursor(ctx, la, "43"), domain.ErrLeaseLost)
 		mustOK(t, s.SaveCursor(ctx, lb, "43"))
 
 		mustOK(t, s.ReleaseLease(ctx, lb, ConnDisconnected, "stopped"))
@@ -54,11 +56,11 @@ func TestLeaseEndsWithItsAgent(t *testing.T) {
 		a := mustAgent(t, s, acct.ID, "Ada")
 		l, _, err := s.AcquireLease(ctx, a.ID, "telegram", "r", time.Minute)
 		mustOK(t, err)
-		_, err = s.DeleteAgent(ctx, acct.ID, a.ID, AnyVersion)
+		_, err = s.DeleteAgent(ctx, acct.ID, a.ID, domain.AnyVersion)
 		mustOK(t, err)
-		wantErr(t, s.SaveCursor(ctx, l, "1"), ErrLeaseLost)
+		wantErr(t, s.SaveCursor(ctx, l, "1"), domain.ErrLeaseLost)
 		_, _, err = s.AcquireLease(ctx, a.ID, "telegram", "r", time.Minute)
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 	})
 }
 
@@ -74,7 +76,7 @@ func TestConnectionStateBotAndMessages(t *testing.T) {
 		mustOK(t, err)
 
 		mustOK(t, s.ClaimBot(ctx, la, "777", "ada_bot"))
-		wantErr(t, s.ClaimBot(ctx, lb, "777", "ada_bot"), ErrBotInUse)
+		wantErr(t, s.ClaimBot(ctx, lb, "777", "ada_bot"), domain.ErrBotInUse)
 		mustOK(t, s.SetConnectionState(ctx, la, ConnConnected, ""))
 		mustOK(t, s.CountConnectionMessage(ctx, la, true))
 		mustOK(t, s.CountConnectionMessage(ctx, la, false))
@@ -125,15 +127,15 @@ func TestInboxTakesEachMessageOnce(t *testing.T) {
 		}
 		clock.add(11 * time.Second)
 		_, err = s.FinishPlatformMessage(ctx, la, "c:1")
-		wantErr(t, err, ErrLeaseLost)
+		wantErr(t, err, domain.ErrLeaseLost)
 		lb, ok, err := s.AcquireLease(ctx, a.ID, "telegram", "replica-b", 10*time.Second)
 		if err != nil || !ok || lb.Cursor != "7:2" {
 			t.Fatalf("takeover = %+v, %v, %v; want the cursor stored with the messages", lb, ok, err)
 		}
 		_, err = s.TakePlatformMessages(ctx, la, "", []InboxMessage{msg("c:9", "c", 4)})
-		wantErr(t, err, ErrLeaseLost)
+		wantErr(t, err, domain.ErrLeaseLost)
 		_, err = s.PendingPlatformMessages(ctx, la)
-		wantErr(t, err, ErrLeaseLost)
+		wantErr(t, err, domain.ErrLeaseLost)
 		pending, err := s.PendingPlatformMessages(ctx, lb)
 		mustOK(t, err)
 		var ids []string
@@ -325,7 +327,7 @@ func TestAgentVersionsChangedSincePages(t *testing.T) {
 		// at its end.
 		time.Sleep(2 * time.Millisecond)                     // past the creations' millisecond
 		since := time.Now().UTC().Truncate(time.Millisecond) // the store's precision
-		_, _, err = s.UpdateAgent(ctx, acct.ID, want[0], fields(t, "bio", []string{"changed"}), nil, AnyVersion)
+		_, _, err = s.UpdateAgent(ctx, acct.ID, want[0], fields(t, "bio", []string{"changed"}), nil, domain.AnyVersion)
 		mustOK(t, err)
 		recent, err = s.AgentVersionsChangedSince(ctx, since, AgentVersion{}, 10)
 		mustOK(t, err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"gorm.io/gorm"
 )
 
@@ -246,7 +247,7 @@ func countExchange(tx *gorm.DB, accountID, agentID string, opens bool) (webhooks
 	case err != nil:
 		return 0, err
 	case len(rows) == 0:
-		return 0, ErrNotFound
+		return 0, domain.ErrNotFound
 	}
 	return rows[0].WebhookCount, nil
 }
@@ -453,7 +454,7 @@ func (s *Store) ReplyPartial(ctx context.Context, accountID, agentID, id string)
 		return false, wrap("read reply", err)
 	}
 	if len(partial) == 0 {
-		return false, &Error{Code: CodeNotFound, Resource: "message"}
+		return false, &domain.Error{Code: domain.CodeNotFound, Resource: "message"}
 	}
 	return partial[0], nil
 }

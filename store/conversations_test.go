@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/domain"
 )
 
 func TestSaveExchangeAndHistory(t *testing.T) {
@@ -100,7 +102,7 @@ func TestMetricsCounters(t *testing.T) {
 			t.Errorf("keyless exchanges were stored: %v", h)
 		}
 		_, _, err = s.SaveExchange(ctx, acct.ID, "agent_missing", ref(""), Message{Text: "q"}, Message{Text: "r"})
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 	})
 }
 
@@ -129,7 +131,7 @@ func TestHistoryAndExchangeAreScopedToTheAccount(t *testing.T) {
 			t.Errorf("another account read the history: %v", h)
 		}
 		_, _, err = s.SaveExchange(ctx, other.ID, a.ID, ref("user:u1"), Message{Text: "q"}, Message{Text: "r"})
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 		if got := mustGet(t, s, acct.ID, a.ID); got.Metrics.TotalMessages != 1 {
 			t.Errorf("another account's exchange counted: %d messages", got.Metrics.TotalMessages)
 		}
@@ -200,6 +202,6 @@ func TestOpenConversationBeforeTheExchange(t *testing.T) {
 			t.Errorf("no conversation named: %q, %v", id, err)
 		}
 		_, err = s.OpenConversation(ctx, other.ID, a.ID, ref("user:bob"))
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 	})
 }

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"testing"
+
+	"github.com/agentd/agentd/domain"
 )
 
 func TestDeleteProtection(t *testing.T) {
@@ -13,25 +15,25 @@ func TestDeleteProtection(t *testing.T) {
 		if !a.DeleteProtection {
 			t.Fatal("deleteProtection not derived on create")
 		}
-		got, err := s.DeleteAgent(ctx, acct.ID, a.ID, AnyVersion)
-		wantErr(t, err, ErrDeleteProtected)
+		got, err := s.DeleteAgent(ctx, acct.ID, a.ID, domain.AnyVersion)
+		wantErr(t, err, domain.ErrDeleteProtected)
 		if got.ID != a.ID || got.Name != "keeper" {
 			t.Errorf("protected delete returned %+v", got)
 		}
 		if _, err := s.GetAgent(ctx, acct.ID, a.ID); err != nil {
 			t.Fatalf("protected agent gone: %v", err)
 		}
-		_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "deleteProtection", false), nil, AnyVersion)
+		_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "deleteProtection", false), nil, domain.AnyVersion)
 		mustOK(t, err)
-		got, err = s.DeleteAgent(ctx, acct.ID, a.ID, AnyVersion)
+		got, err = s.DeleteAgent(ctx, acct.ID, a.ID, domain.AnyVersion)
 		mustOK(t, err)
 		if got.ID != a.ID || got.Name != "keeper" || got.Fields["name"] == nil {
 			t.Errorf("deleted agent = %+v", got)
 		}
 		_, err = s.GetAgent(ctx, acct.ID, a.ID)
-		wantErr(t, err, ErrNotFound)
-		_, err = s.DeleteAgent(ctx, acct.ID, a.ID, AnyVersion)
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
+		_, err = s.DeleteAgent(ctx, acct.ID, a.ID, domain.AnyVersion)
+		wantErr(t, err, domain.ErrNotFound)
 	})
 }
 
@@ -47,7 +49,7 @@ func TestDeleteCascades(t *testing.T) {
 				mustOK(t, err)
 			}
 		}
-		_, err := s.DeleteAgent(ctx, acct.ID, a.ID, AnyVersion)
+		_, err := s.DeleteAgent(ctx, acct.ID, a.ID, domain.AnyVersion)
 		mustOK(t, err)
 		for _, key := range []string{"user:u1", "room:r1"} {
 			h, err := s.History(ctx, acct.ID, a.ID, ref(key), 10)
@@ -68,7 +70,7 @@ func TestDeleteCascades(t *testing.T) {
 			t.Errorf("left %d conversations and %d messages, want 2 and 4", convs, msgs)
 		}
 		_, _, err = s.SaveExchange(ctx, acct.ID, a.ID, ref("user:u1"), Message{Text: "hi"}, Message{Text: "hello"})
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 	})
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/outbox"
 	"gorm.io/gorm"
 )
@@ -134,7 +135,7 @@ func (s *Store) RetryDelivery(ctx context.Context, accountID, webhookID, deliver
 			"status": string(DeliveryPending), "next_attempt_at": s.now(), "claim": "", "final": true,
 		})
 		if res.Error == nil && res.RowsAffected == 0 {
-			return ErrDeliveryNotFound
+			return domain.ErrDeliveryNotFound
 		}
 		return res.Error
 	})

@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"github.com/agentd/agentd/agent"
+	"github.com/agentd/agentd/domain"
 )
 
 // renderVersion names the way renderDocument writes a document; bump it
@@ -175,7 +176,7 @@ func (s *Store) GetAgentDocument(ctx context.Context, accountID, id string) (Age
 		&row.TotalMessages, &row.TotalConversations, &errs, &row.ErrorMillis)
 	end(err)
 	if errors.Is(err, sql.ErrNoRows) {
-		return AgentDocument{}, wrap("get agent", ErrNotFound)
+		return AgentDocument{}, wrap("get agent", domain.ErrNotFound)
 	}
 	if err != nil {
 		return AgentDocument{}, wrap("get agent", err)

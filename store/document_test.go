@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/agent"
+	"github.com/agentd/agentd/domain"
 )
 
 // TestRenderDocumentMasksSecrets: Get Agent shows every secret, MCP header
@@ -60,7 +61,7 @@ func TestAgentDocumentFollowsChanges(t *testing.T) {
 		}
 		check("created")
 		clock.add(time.Second)
-		if _, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "bio", []string{"two"}), nil, AnyVersion); err != nil {
+		if _, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "bio", []string{"two"}), nil, domain.AnyVersion); err != nil {
 			t.Fatal(err)
 		}
 		check("updated")
@@ -74,11 +75,11 @@ func TestAgentDocumentFollowsChanges(t *testing.T) {
 		}
 		check("recovered")
 		inactive := StatusInactive
-		if _, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, nil, &inactive, AnyVersion); err != nil {
+		if _, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, nil, &inactive, domain.AnyVersion); err != nil {
 			t.Fatal(err)
 		}
 		check("inactive")
-		if _, err := s.GetAgentDocument(ctx, "acct_other", a.ID); !errors.Is(err, ErrNotFound) {
+		if _, err := s.GetAgentDocument(ctx, "acct_other", a.ID); !errors.Is(err, domain.ErrNotFound) {
 			t.Errorf("another account's agent: %v", err)
 		}
 	})

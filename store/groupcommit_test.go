@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"gorm.io/gorm"
 )
 
@@ -33,7 +34,7 @@ func TestGroupedExchangesFailAlone(t *testing.T) {
 	})
 	for i, err := range errs {
 		if i == n/2 {
-			wantErr(t, err, ErrNotFound)
+			wantErr(t, err, domain.ErrNotFound)
 		} else if err != nil {
 			t.Errorf("exchange %d: %v", i, err)
 		}
@@ -89,7 +90,7 @@ func TestCreatesAndUpdatesShareCommits(t *testing.T) {
 			return
 		}
 		a := agents[i-n]
-		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "bio", []string{"changed"}), nil, AnyVersion)
+		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "bio", []string{"changed"}), nil, domain.AnyVersion)
 		mustOK(t, err)
 	})
 	if len(txs) != 2*n {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 
+	"github.com/agentd/agentd/domain"
 	"gorm.io/gorm"
 )
 
@@ -99,7 +100,7 @@ func agentConversation(db *gorm.DB, accountID, agentID, id string) (conversation
 	var row conversationRow
 	err := db.Take(&row, "id = ? AND agent_id = ?", id, agentID).Error
 	if isNotFound(err) {
-		err = ErrConversationNotFound
+		err = domain.ErrConversationNotFound
 	}
 	return row, err
 }
@@ -190,7 +191,7 @@ func (s *Store) ConversationSummary(ctx context.Context, accountID, agentID stri
 	case err != nil:
 		return "", 0, wrap("conversation summary", err)
 	case len(got) == 0:
-		return "", 0, wrap("conversation summary", ErrNotFound)
+		return "", 0, wrap("conversation summary", domain.ErrNotFound)
 	}
 	return got[0].Summary, got[0].Summarized, nil
 }
@@ -215,7 +216,7 @@ func (s *Store) SaveSummary(ctx context.Context, accountID, agentID string, conv
 		var row conversationRow
 		err := tx.Select("id").Take(&row, "agent_id = ? AND key = ?", agentID, conv.key()).Error
 		if isNotFound(err) {
-			return ErrConversationNotFound
+			return domain.ErrConversationNotFound
 		}
 		if err != nil {
 			return err

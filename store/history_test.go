@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"gorm.io/gorm"
 )
 
@@ -72,14 +73,14 @@ func TestConversationsAreListedAndFiltered(t *testing.T) {
 
 		other := mustAccount(t, s, "other")
 		_, err = s.GetConversation(ctx, other.ID, a.ID, lobby)
-		wantErr(t, err, ErrNotFound)
-		if err != nil && strings.Contains(err.Error(), ErrConversationNotFound.Error()) {
+		wantErr(t, err, domain.ErrNotFound)
+		if err != nil && strings.Contains(err.Error(), domain.ErrConversationNotFound.Error()) {
 			t.Errorf("another account's agent reported as a missing conversation: %v", err)
 		}
 		_, _, err = s.ListConversations(ctx, other.ID, a.ID, ConversationQuery{})
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 		_, err = s.GetConversation(ctx, acct.ID, a.ID, "conv_missing")
-		wantErr(t, err, ErrConversationNotFound)
+		wantErr(t, err, domain.ErrConversationNotFound)
 	})
 }
 
@@ -129,9 +130,9 @@ func TestMessagesPagesAndDelete(t *testing.T) {
 			t.Errorf("deleted %d messages, want 6", n)
 		}
 		_, _, err = s.ListMessages(ctx, acct.ID, a.ID, convID, MessageQuery{})
-		wantErr(t, err, ErrConversationNotFound)
+		wantErr(t, err, domain.ErrConversationNotFound)
 		_, err = s.DeleteConversation(ctx, acct.ID, a.ID, convID)
-		wantErr(t, err, ErrConversationNotFound)
+		wantErr(t, err, domain.ErrConversationNotFound)
 		got := mustGet(t, s, acct.ID, a.ID)
 		if got.Metrics.TotalMessages != 3 || got.Metrics.TotalConversations != 1 {
 			t.Errorf("lifetime counters went down: %+v", got.Metrics)
@@ -208,13 +209,13 @@ func TestAnalyticsBuckets(t *testing.T) {
 		}
 
 		_, err = s.AgentAnalytics(ctx, acct.ID, a.ID, AnalyticsQuery{From: day, To: day.Add(-time.Hour), Interval: IntervalHour})
-		wantErr(t, err, ErrInvalid)
+		wantErr(t, err, domain.ErrInvalid)
 		other := mustAccount(t, s, "other")
 		_, err = s.AgentAnalytics(ctx, other.ID, a.ID, AnalyticsQuery{From: day, To: day, Interval: IntervalHour})
-		wantErr(t, err, ErrNotFound)
-		wantErr(t, s.RecordTurnError(ctx, other.ID, a.ID, "x", day), ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
+		wantErr(t, s.RecordTurnError(ctx, other.ID, a.ID, "x", day), domain.ErrNotFound)
 
-		_, err = s.DeleteAgent(ctx, acct.ID, a.ID, AnyVersion)
+		_, err = s.DeleteAgent(ctx, acct.ID, a.ID, domain.AnyVersion)
 		mustOK(t, err)
 		for _, model := range analyticsModels() {
 			var n int64

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/secretbox"
 
 	"gorm.io/gorm"
@@ -28,11 +29,11 @@ const (
 
 // ErrIdempotencyKeyInUse is returned for a key whose first request is
 // still running (its lease has not run out).
-var ErrIdempotencyKeyInUse = &Error{Code: CodeIdempotencyInUse, Resource: "idempotency_key"}
+var ErrIdempotencyKeyInUse = &domain.Error{Code: domain.CodeIdempotencyInUse, Resource: "idempotency_key"}
 
 // ErrIdempotencyKeyReused is returned for a key first used for another
 // request (another method, path or body).
-var ErrIdempotencyKeyReused = &Error{Code: CodeIdempotencyReused, Resource: "idempotency_key"}
+var ErrIdempotencyKeyReused = &domain.Error{Code: domain.CodeIdempotencyReused, Resource: "idempotency_key"}
 
 // IdempotencyRequest is a keyed request about to run.
 type IdempotencyRequest struct {
@@ -131,7 +132,7 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, r IdempotencyRequest) (
 			return ErrIdempotencyKeyReused
 		}
 		answer, err := s.storedAnswer(row)
-		if errors.Is(err, ErrSecretUnreadable) {
+		if errors.Is(err, domain.ErrSecretUnreadable) {
 			// Sealed under a key no longer configured (dropped without a
 			// rotation): the answer is lost, so the key is treated as
 			// expired and the request runs afresh; failing every retry
@@ -199,7 +200,7 @@ func (s *Store) openAnswer(accountID, key string, body []byte, old *secretbox.Bo
 	if err == nil {
 		err = errors.New("no secret key is configured")
 	}
-	return nil, fmt.Errorf("%w: %v", ErrSecretUnreadable, err)
+	return nil, fmt.Errorf("%w: %v", domain.ErrSecretUnreadable, err)
 }
 
 // CompleteIdempotencyKey stores a, the answer of the request that holds the
@@ -251,7 +252,7 @@ func updateClaim(tx *gorm.DB, accountID, key, token string, values map[string]an
 		return res.Error
 	}
 	if res.RowsAffected != 1 {
-		return &Error{Code: CodeLeaseLost, Resource: "idempotency_key"}
+		return &domain.Error{Code: domain.CodeLeaseLost, Resource: "idempotency_key"}
 	}
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/domain"
 )
 
 func TestIdempotencyKeys(t *testing.T) {
@@ -112,9 +114,9 @@ func TestIdempotencyKeyRenewal(t *testing.T) {
 		*at = at.Add(time.Minute) // past the renewed lease: taken over
 		live, err := s.ClaimIdempotencyKey(ctx, req)
 		mustOK(t, err)
-		wantErr(t, s.RenewIdempotencyKey(ctx, req.AccountID, req.Key, held.Token, 2*time.Minute), ErrLeaseLost)
+		wantErr(t, s.RenewIdempotencyKey(ctx, req.AccountID, req.Key, held.Token, 2*time.Minute), domain.ErrLeaseLost)
 		mustOK(t, s.CompleteIdempotencyKey(ctx, req.AccountID, req.Key, live.Token, IdempotentAnswer{Status: 200}))
-		wantErr(t, s.RenewIdempotencyKey(ctx, req.AccountID, req.Key, live.Token, 2*time.Minute), ErrLeaseLost)
+		wantErr(t, s.RenewIdempotencyKey(ctx, req.AccountID, req.Key, live.Token, 2*time.Minute), domain.ErrLeaseLost)
 	})
 }
 

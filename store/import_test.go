@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/domain"
 )
 
 // TestImportConversation: imported messages keep their roles, users, texts,
@@ -45,10 +47,10 @@ func TestImportConversation(t *testing.T) {
 			t.Errorf("metrics %+v", agent.Metrics)
 		}
 
-		wantErr(t, s.ImportConversation(ctx, acct.ID, a.ID, ConversationRef{}, msgs), ErrInvalid)
-		wantErr(t, s.ImportConversation(ctx, acct.ID, a.ID, ConversationRef{UserID: "x"}, nil), ErrInvalid)
+		wantErr(t, s.ImportConversation(ctx, acct.ID, a.ID, ConversationRef{}, msgs), domain.ErrInvalid)
+		wantErr(t, s.ImportConversation(ctx, acct.ID, a.ID, ConversationRef{UserID: "x"}, nil), domain.ErrInvalid)
 		other := mustAccount(t, s, "other")
-		wantErr(t, s.ImportConversation(ctx, other.ID, a.ID, ConversationRef{UserID: "x"}, msgs), ErrNotFound)
+		wantErr(t, s.ImportConversation(ctx, other.ID, a.ID, ConversationRef{UserID: "x"}, msgs), domain.ErrNotFound)
 	})
 }
 
@@ -68,6 +70,6 @@ func TestKnowledgeText(t *testing.T) {
 		}
 		other := mustAccount(t, s, "other")
 		_, err = s.KnowledgeText(ctx, other.ID, a.ID, doc.ID)
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 	})
 }

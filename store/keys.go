@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"gorm.io/gorm"
 )
 
@@ -125,9 +126,9 @@ func (s *Store) RevokeKey(ctx context.Context, prefix string) (APIKey, error) {
 		}
 		switch len(rows) {
 		case 0:
-			return ErrNotFound
+			return domain.ErrNotFound
 		case 2:
-			return ErrConflict
+			return domain.ErrConflict
 		}
 		row := rows[0]
 		hash = string(row.Hash)
@@ -157,7 +158,7 @@ func (s *Store) RevokeKey(ctx context.Context, prefix string) (APIKey, error) {
 // LastUsedAt is the one stored when it was read.
 func (s *Store) Authenticate(ctx context.Context, plaintext string) (Principal, error) {
 	if !wellFormedKey(plaintext) {
-		return Principal{}, wrap("authenticate", ErrUnauthorized)
+		return Principal{}, wrap("authenticate", domain.ErrUnauthorized)
 	}
 	hash := hashKey(plaintext)
 	t := s.now()
@@ -171,7 +172,7 @@ func (s *Store) Authenticate(ctx context.Context, plaintext string) (Principal, 
 		s.auth.put(hash, e.key, e.account, t, epoch)
 	}
 	if e.key.RevokedAt != nil || (e.key.ExpiresAt != nil && !e.key.ExpiresAt.After(t)) {
-		return Principal{}, wrap("authenticate", ErrUnauthorized)
+		return Principal{}, wrap("authenticate", domain.ErrUnauthorized)
 	}
 	s.uses.record(e.key, t)
 	return Principal{Account: toAccount(e.account), Key: toKey(e.key)}, nil
@@ -187,7 +188,7 @@ func (s *Store) readKey(ctx context.Context, hash string) (authEntry, error) {
 		err = db.Take(&e.account, "id = ?", e.key.AccountID).Error
 	}
 	if isNotFound(err) {
-		err = ErrUnauthorized
+		err = domain.ErrUnauthorized
 	}
 	return e, err
 }

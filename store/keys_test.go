@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/domain"
 )
 
 var keyPattern = regexp.MustCompile(`^agk_[0-9A-Za-z]{40}$`)
@@ -61,9 +63,9 @@ func TestCreateKeyAndAuthenticate(t *testing.T) {
 			t.Errorf("listed last used = %v", keys[0].LastUsedAt)
 		}
 		_, _, err = s.CreateKey(ctx, "nobody", ScopeWrite, nil)
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 		_, _, err = s.CreateKey(ctx, "acme", "admin", nil)
-		wantErr(t, err, ErrInvalid)
+		wantErr(t, err, domain.ErrInvalid)
 	})
 }
 
@@ -130,11 +132,11 @@ func TestAuthenticateRejects(t *testing.T) {
 				t.Errorf("%s: authenticated", name)
 				continue
 			}
-			wantErr(t, err, ErrUnauthorized)
+			wantErr(t, err, domain.ErrUnauthorized)
 		}
 		past := t0
 		_, _, err = s.CreateKey(ctx, "acme", ScopeWrite, &past)
-		wantErr(t, err, ErrInvalid)
+		wantErr(t, err, domain.ErrInvalid)
 	})
 }
 
@@ -164,7 +166,7 @@ func TestListAndRevokeKeys(t *testing.T) {
 			}
 		}
 		_, err = s.ListKeys(ctx, "nobody")
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 
 		clock.add(time.Minute)
 		r, err := s.RevokeKey(ctx, prefixes[1])
@@ -184,14 +186,14 @@ func TestListAndRevokeKeys(t *testing.T) {
 			t.Errorf("list after revoke: %+v", keys)
 		}
 		_, err = s.RevokeKey(ctx, "agk_nothere")
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 
 		// Two keys sharing a prefix (astronomically unlikely, but possible).
 		dup := keyRow{ID: "key_dup", AccountID: ctext(keys[0].AccountID), Prefix: ctext(prefixes[0]),
 			Hash: "dup", Scope: "read", CreatedAt: clock.now()}
 		mustOK(t, s.w.Create(&dup).Error)
 		_, err = s.RevokeKey(ctx, prefixes[0])
-		wantErr(t, err, ErrConflict)
+		wantErr(t, err, domain.ErrConflict)
 	})
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"gorm.io/gorm"
 )
 
@@ -136,7 +137,7 @@ func (s *Store) DeleteKnowledge(ctx context.Context, accountID, agentID, id stri
 		if err := tx.Where("document_id = ? AND agent_id = ?", id, agentID).Delete(&knowledgeChunkRow{}).Error; err != nil {
 			return err
 		}
-		if err := deleteRow(tx, &knowledgeDocRow{}, agentID, id, ErrKnowledgeNotFound); err != nil {
+		if err := deleteRow(tx, &knowledgeDocRow{}, agentID, id, domain.ErrKnowledgeNotFound); err != nil {
 			return err
 		}
 		return countKnowledgeDocs(tx, agentID, -1)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/domain"
 )
 
 // addDocument stores a document of the given chunk texts, each its own
@@ -62,22 +64,22 @@ func TestKnowledgeCreateListDelete(t *testing.T) {
 		}
 
 		mustOK(t, s.DeleteKnowledge(ctx, acct.ID, a.ID, docs[1].ID))
-		wantErr(t, s.DeleteKnowledge(ctx, acct.ID, a.ID, docs[1].ID), ErrKnowledgeNotFound)
-		wantErr(t, s.DeleteKnowledge(ctx, other.ID, a.ID, docs[0].ID), ErrNotFound)
+		wantErr(t, s.DeleteKnowledge(ctx, acct.ID, a.ID, docs[1].ID), domain.ErrKnowledgeNotFound)
+		wantErr(t, s.DeleteKnowledge(ctx, other.ID, a.ID, docs[0].ID), domain.ErrNotFound)
 		found, chunks, err := s.SearchKnowledge(ctx, acct.ID, a.ID, []string{"alpha"}, 10)
 		mustOK(t, err)
 		if want := []string{"doc2/0: alpha one", "doc0/0: alpha one"}; !slices.Equal(chunkTexts(found), want) || chunks != 4 {
 			t.Errorf("search after delete = %q of %d chunks, want %q of 4", chunkTexts(found), chunks, want)
 		}
 		_, _, err = s.ListKnowledge(ctx, other.ID, a.ID, 1, 10)
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 
 		_, err = addDocument(t, s, acct.ID, a.ID, "", 1, "x")
-		wantErr(t, err, ErrInvalid)
+		wantErr(t, err, domain.ErrInvalid)
 		_, err = s.CreateKnowledge(ctx, acct.ID, a.ID, "doc", 1, []KnowledgeChunk{{Text: "x"}}, nil)
-		wantErr(t, err, ErrInvalid)
+		wantErr(t, err, domain.ErrInvalid)
 		_, err = addDocument(t, s, other.ID, a.ID, "doc", 1, "x")
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 		empty, err := addDocument(t, s, acct.ID, a.ID, "empty.txt", 0)
 		mustOK(t, err)
 		if empty.Chunks != 0 {
@@ -99,8 +101,8 @@ func TestKnowledgeCreateListDelete(t *testing.T) {
 // used.
 func wantQuota(t *testing.T, err error, resource string, quota, used int) {
 	t.Helper()
-	wantErr(t, err, ErrQuotaExceeded)
-	var se *Error
+	wantErr(t, err, domain.ErrQuotaExceeded)
+	var se *domain.Error
 	if errors.As(err, &se); se.Resource != resource || se.Quota != quota || se.Used != used {
 		t.Errorf("quota error %+v, want %s %d of %d", se, resource, used, quota)
 	}
@@ -195,9 +197,9 @@ func TestSearchKnowledgeAndVectors(t *testing.T) {
 			t.Errorf("another agent's chunk took a vector: %+v", vecs)
 		}
 		_, _, err = s.SearchKnowledge(ctx, "acct_other", a.ID, []string{"pump"}, 1)
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 		_, err = s.KnowledgeVectors(ctx, "acct_other", a.ID, "e1")
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 	})
 }
 
@@ -214,7 +216,7 @@ func TestDeletingAnAgentDeletesItsMemoryAndKnowledge(t *testing.T) {
 		saveMemory(t, s, acct.ID, old.ID, "u1", "old fact", "alpha")
 		_, err := addDocument(t, s, acct.ID, old.ID, "old.txt", 10, "alpha one", "alpha two")
 		mustOK(t, err)
-		_, err = s.DeleteAgent(ctx, acct.ID, old.ID, AnyVersion)
+		_, err = s.DeleteAgent(ctx, acct.ID, old.ID, domain.AnyVersion)
 		mustOK(t, err)
 		for _, model := range searchModels() {
 			var n int64

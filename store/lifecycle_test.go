@@ -6,6 +6,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/domain"
 )
 
 func TestErrorPeriodsAndUptime(t *testing.T) {
@@ -47,8 +49,8 @@ func TestErrorPeriodsAndUptime(t *testing.T) {
 		}
 
 		_, err := s.MarkAgentError(ctx, acct.ID, "agent_missing", "x", retry)
-		wantErr(t, err, ErrNotFound)
-		wantErr(t, s.MarkAgentRecovered(ctx, acct.ID, "agent_missing"), ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
+		wantErr(t, s.MarkAgentRecovered(ctx, acct.ID, "agent_missing"), domain.ErrNotFound)
 	})
 }
 
@@ -61,7 +63,7 @@ func TestMarkAgentErrorOnlyFromActiveOrError(t *testing.T) {
 		other := mustAccount(t, s, "other")
 		a := mustAgent(t, s, acct.ID, "resting")
 		inactive := StatusInactive
-		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, nil, &inactive, AnyVersion)
+		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, nil, &inactive, domain.AnyVersion)
 		mustOK(t, err)
 
 		got, err := s.MarkAgentError(ctx, acct.ID, a.ID, "timeout", time.Now().Add(time.Minute))
@@ -75,9 +77,9 @@ func TestMarkAgentErrorOnlyFromActiveOrError(t *testing.T) {
 
 		b := mustAgent(t, s, acct.ID, "busy")
 		_, err = s.MarkAgentError(ctx, other.ID, b.ID, "timeout", time.Now().Add(time.Minute))
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 		mustEnterError(t)(s.MarkAgentError(ctx, acct.ID, b.ID, "timeout", time.Now().Add(time.Minute)))
-		wantErr(t, s.MarkAgentRecovered(ctx, other.ID, b.ID), ErrNotFound)
+		wantErr(t, s.MarkAgentRecovered(ctx, other.ID, b.ID), domain.ErrNotFound)
 		if stored := mustGet(t, s, acct.ID, b.ID); stored.Status != StatusError {
 			t.Errorf("another account recovered the agent: %+v", stored)
 		}
@@ -106,7 +108,7 @@ func TestUpdateStatusLeavesError(t *testing.T) {
 			clock.add(4 * time.Second)
 			mustEnterError(t)(s.MarkAgentError(ctx, acct.ID, a.ID, "bad key", clock.now().Add(time.Minute)))
 			clock.add(4 * time.Second)
-			u, changes, err := s.UpdateAgent(ctx, acct.ID, a.ID, nil, &to, AnyVersion)
+			u, changes, err := s.UpdateAgent(ctx, acct.ID, a.ID, nil, &to, domain.AnyVersion)
 			mustOK(t, err)
 			if fmt.Sprint(changes) != "[status]" || u.Status != to || u.StatusReason != "" || !u.RetryAt.IsZero() ||
 				!u.UpdatedAt.Equal(clock.now()) {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/domain"
 )
 
 // listFixture creates agents with tied names, statuses and creation times
@@ -27,7 +29,7 @@ func listFixture(t *testing.T, s *Store) (string, []Agent) {
 	}
 	inactive := StatusInactive
 	for _, i := range []int{1, 4, 6} {
-		a, _, err := s.UpdateAgent(ctx, acct.ID, agents[i].ID, nil, &inactive, AnyVersion)
+		a, _, err := s.UpdateAgent(ctx, acct.ID, agents[i].ID, nil, &inactive, domain.AnyVersion)
 		mustOK(t, err)
 		agents[i] = a
 	}
@@ -142,7 +144,7 @@ func TestListAgentsPageStarts(t *testing.T) {
 		}
 		// Creating or deleting an agent moves the set: the starts kept
 		// before are not used, on this replica or any other.
-		_, err = s.DeleteAgent(ctx, accountID, agents[0].ID, AnyVersion)
+		_, err = s.DeleteAgent(ctx, accountID, agents[0].ID, domain.AnyVersion)
 		mustOK(t, err)
 		agents = append(agents[1:], mustAgent(t, s, accountID, "frank"))
 		for _, desc := range []bool{false, true} {
@@ -186,7 +188,7 @@ func TestListAgentsFilterAndBounds(t *testing.T) {
 			t.Errorf("empty account: %d agents, total %d", len(list), total)
 		}
 		_, _, err = s.ListAgents(ctx, accountID, ListQuery{SortBy: "model"})
-		wantErr(t, err, ErrInvalid)
+		wantErr(t, err, domain.ErrInvalid)
 	})
 }
 
@@ -237,7 +239,7 @@ func TestListAgentsSummaryClients(t *testing.T) {
 			t.Errorf("agent without clients lists %s", list[1].Fields["clients"])
 		}
 		// A PATCH of clients reaches the summary.
-		_, _, err = s.UpdateAgent(ctx, acct.ID, with.ID, fields(t, "clients", []string{"telegram"}), nil, AnyVersion)
+		_, _, err = s.UpdateAgent(ctx, acct.ID, with.ID, fields(t, "clients", []string{"telegram"}), nil, domain.AnyVersion)
 		mustOK(t, err)
 		list, _, err = s.ListAgents(ctx, acct.ID, ListQuery{SortBy: SortName})
 		mustOK(t, err)

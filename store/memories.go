@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"gorm.io/gorm"
 )
 
@@ -210,7 +211,7 @@ func (s *Store) DeleteMemory(ctx context.Context, accountID, agentID, id string)
 		if err := ownedAgent(tx, accountID, agentID); err != nil {
 			return err
 		}
-		return deleteRow(tx, &memoryRow{}, agentID, id, ErrMemoryNotFound)
+		return deleteRow(tx, &memoryRow{}, agentID, id, domain.ErrMemoryNotFound)
 	})
 }
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"gorm.io/gorm"
 )
 
@@ -86,9 +87,9 @@ func TestMemoriesCreateListDelete(t *testing.T) {
 		}
 
 		mustOK(t, s.DeleteMemory(ctx, acct.ID, a.ID, made[2].ID))
-		wantErr(t, s.DeleteMemory(ctx, acct.ID, a.ID, made[2].ID), ErrMemoryNotFound)
-		wantErr(t, s.DeleteMemory(ctx, other.ID, a.ID, made[1].ID), ErrNotFound)
-		if err := s.DeleteMemory(ctx, other.ID, a.ID, made[1].ID); errors.Is(err, ErrMemoryNotFound) {
+		wantErr(t, s.DeleteMemory(ctx, acct.ID, a.ID, made[2].ID), domain.ErrMemoryNotFound)
+		wantErr(t, s.DeleteMemory(ctx, other.ID, a.ID, made[1].ID), domain.ErrNotFound)
+		if err := s.DeleteMemory(ctx, other.ID, a.ID, made[1].ID); errors.Is(err, domain.ErrMemoryNotFound) {
 			t.Errorf("another account's agent reads as a missing memory: %v", err)
 		}
 		n, err := s.DeleteUserMemories(ctx, acct.ID, a.ID, "u1")
@@ -100,11 +101,11 @@ func TestMemoriesCreateListDelete(t *testing.T) {
 			t.Errorf("forgot %d memories of u1, want 3", n)
 		}
 		_, err = s.DeleteUserMemories(ctx, acct.ID, a.ID, "")
-		wantErr(t, err, ErrInvalid)
+		wantErr(t, err, domain.ErrInvalid)
 		_, err = s.DeleteUserMemories(ctx, other.ID, a.ID, "u2")
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 		_, _, err = s.ListMemories(ctx, other.ID, a.ID, MemoryQuery{})
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 	})
 }
 
@@ -122,8 +123,8 @@ func TestMemoryIsChecked(t *testing.T) {
 		{Memory{AgentID: a.ID, Text: "fact", Source: "user"}, "source"},
 	} {
 		_, err := s.CreateMemory(ctx, acct.ID, tc.m, "", false)
-		wantErr(t, err, ErrInvalid)
-		var se *Error
+		wantErr(t, err, domain.ErrInvalid)
+		var se *domain.Error
 		if errors.As(err, &se); se.Field != tc.field {
 			t.Errorf("error %v names %q, want %q", err, se.Field, tc.field)
 		}
@@ -131,9 +132,9 @@ func TestMemoryIsChecked(t *testing.T) {
 	_, err := s.CreateMemory(ctx, acct.ID, Memory{AgentID: a.ID, Text: strings.Repeat("é", MaxMemoryText), Source: MemorySourceAPI}, "", false)
 	mustOK(t, err)
 	_, err = s.CreateMemory(ctx, other.ID, Memory{AgentID: a.ID, Text: "fact", Source: MemorySourceAPI}, "", false)
-	wantErr(t, err, ErrNotFound)
+	wantErr(t, err, domain.ErrNotFound)
 	_, err = s.CreateMemory(ctx, acct.ID, Memory{AgentID: "agent_missing", Text: "fact", Source: MemorySourceAPI}, "", true)
-	wantErr(t, err, ErrNotFound)
+	wantErr(t, err, domain.ErrNotFound)
 }
 
 // fillMemories stores n memories of agentID at once, behind the store's
@@ -172,11 +173,11 @@ func TestMemoryQuota(t *testing.T) {
 		wg.Wait()
 		var created int
 		for _, err := range errs {
-			var se *Error
+			var se *domain.Error
 			switch {
 			case err == nil:
 				created++
-			case errors.As(err, &se) && se.Code == CodeQuotaExceeded:
+			case errors.As(err, &se) && se.Code == domain.CodeQuotaExceeded:
 				if se.Resource != "memory" || se.Quota != MaxMemories || se.Used != MaxMemories {
 					t.Errorf("quota error %+v", se)
 				}
@@ -287,7 +288,7 @@ func TestSearchMemories(t *testing.T) {
 			}
 		}
 		_, _, err := s.SearchMemories(ctx, "acct_other", a, []string{""}, []string{"lyon"}, 10)
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 	})
 }
 
@@ -369,7 +370,7 @@ func TestMemoryVectors(t *testing.T) {
 			t.Errorf("another agent's vector was replaced: %+v", got)
 		}
 		_, err = s.MemoryVectors(ctx, "acct_other", a.ID, []string{""}, "e1")
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 	})
 }
 
@@ -449,7 +450,7 @@ func TestConversationSummary(t *testing.T) {
 		if text, n := summary(); text != "" || n != 0 {
 			t.Errorf("summary before the conversation = %q, %d", text, n)
 		}
-		wantErr(t, s.SaveSummary(ctx, acct.ID, a.ID, conv, "early", 1), ErrConversationNotFound)
+		wantErr(t, s.SaveSummary(ctx, acct.ID, a.ID, conv, "early", 1), domain.ErrConversationNotFound)
 		var convID string
 		for i := range 4 {
 			clock.add(time.Second)
@@ -497,12 +498,12 @@ func TestConversationSummary(t *testing.T) {
 			t.Errorf("conversation %+v, listed %+v", c, listed)
 		}
 
-		wantErr(t, s.SaveSummary(ctx, acct.ID, a.ID, conv, strings.Repeat("x", MaxSummaryText+1), 10), ErrInvalid)
-		wantErr(t, s.SaveSummary(ctx, "acct_other", a.ID, conv, "x", 10), ErrNotFound)
+		wantErr(t, s.SaveSummary(ctx, acct.ID, a.ID, conv, strings.Repeat("x", MaxSummaryText+1), 10), domain.ErrInvalid)
+		wantErr(t, s.SaveSummary(ctx, "acct_other", a.ID, conv, "x", 10), domain.ErrNotFound)
 		_, _, err = s.ConversationSummary(ctx, "acct_other", a.ID, conv)
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 		_, err = s.MessagesRange(ctx, "acct_other", a.ID, conv, 0, 2)
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 	})
 }
 
@@ -571,19 +572,19 @@ func TestCreateMemories(t *testing.T) {
 
 		bad := []Memory{{AgentID: a.ID, Text: "fine", Source: MemorySourceAPI}, {AgentID: a.ID, Text: "", Source: MemorySourceAPI}}
 		_, err = s.CreateMemories(ctx, acct.ID, bad, []string{"fine", ""})
-		wantErr(t, err, ErrInvalid)
+		wantErr(t, err, domain.ErrInvalid)
 		fillMemories(t, s, a.ID, MaxMemories-4, func(int) string { return "" })
 		_, err = s.CreateMemories(ctx, acct.ID, bad[:1:1], []string{"fine"})
 		mustOK(t, err)
 		_, err = s.CreateMemories(ctx, acct.ID, append(bad[:1:1], bad[0]), []string{"fine", "fine"})
-		var se *Error
-		if !errors.As(err, &se) || se.Code != CodeQuotaExceeded || se.Used != MaxMemories {
+		var se *domain.Error
+		if !errors.As(err, &se) || se.Code != domain.CodeQuotaExceeded || se.Used != MaxMemories {
 			t.Errorf("past the quota: %v", err)
 		}
 		if _, total, _ := s.ListMemories(ctx, acct.ID, a.ID, MemoryQuery{}); total != MaxMemories {
 			t.Errorf("%d memories after refused batches, want %d", total, MaxMemories)
 		}
 		_, err = s.CreateMemories(ctx, mustAccount(t, s, "other").ID, bad[:1], []string{"fine"})
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 	})
 }

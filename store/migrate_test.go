@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/store/storetest/pgtest"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
@@ -353,12 +354,12 @@ func TestAgentCountFollowsCreatesAndDeletes(t *testing.T) {
 		a := mustAgent(t, s, acct.ID, "a")
 		mustAgent(t, s, acct.ID, "b")
 		protected := mustAgent(t, s, acct.ID, "c", "deleteProtection", true)
-		_, err := s.DeleteAgent(ctx, acct.ID, a.ID, AnyVersion)
+		_, err := s.DeleteAgent(ctx, acct.ID, a.ID, domain.AnyVersion)
 		mustOK(t, err)
-		_, err = s.DeleteAgent(ctx, acct.ID, protected.ID, AnyVersion)
-		wantErr(t, err, ErrDeleteProtected)
-		_, err = s.DeleteAgent(ctx, acct.ID, a.ID, AnyVersion)
-		wantErr(t, err, ErrNotFound)
+		_, err = s.DeleteAgent(ctx, acct.ID, protected.ID, domain.AnyVersion)
+		wantErr(t, err, domain.ErrDeleteProtected)
+		_, err = s.DeleteAgent(ctx, acct.ID, a.ID, domain.AnyVersion)
+		wantErr(t, err, domain.ErrNotFound)
 		_, total, err := s.ListAgents(ctx, acct.ID, ListQuery{})
 		mustOK(t, err)
 		if total != 2 {
@@ -368,7 +369,7 @@ func TestAgentCountFollowsCreatesAndDeletes(t *testing.T) {
 		_, err = s.CreateAgent(ctx, Agent{AccountID: acct.ID, Fields: fields(t, "name", "d")}, 3)
 		mustOK(t, err)
 		_, err = s.CreateAgent(ctx, Agent{AccountID: acct.ID, Fields: fields(t, "name", "e")}, 3)
-		wantErr(t, err, ErrQuotaExceeded)
+		wantErr(t, err, domain.ErrQuotaExceeded)
 	})
 }
 

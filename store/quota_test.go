@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+
+	"github.com/agentd/agentd/domain"
 )
 
 func TestQuotaHoldsUnderConcurrency(t *testing.T) {
@@ -25,12 +27,12 @@ func TestQuotaHoldsUnderConcurrency(t *testing.T) {
 		wg.Wait()
 		ok := 0
 		for _, err := range errs {
-			var qe *Error
+			var qe *domain.Error
 			switch {
 			case err == nil:
 				ok++
 			case errors.As(err, &qe):
-				if qe.Quota != quota || qe.Used != quota || !errors.Is(err, ErrQuotaExceeded) {
+				if qe.Quota != quota || qe.Used != quota || !errors.Is(err, domain.ErrQuotaExceeded) {
 					t.Errorf("quota error = %+v (%v)", qe, err)
 				}
 			default:
@@ -53,7 +55,7 @@ func TestQuotaBounds(t *testing.T) {
 	ctx := context.Background()
 	acct := mustAccount(t, s, "acme")
 	_, err := s.CreateAgent(ctx, Agent{AccountID: acct.ID, Fields: fields(t, "name", "a")}, 0)
-	var qe *Error
+	var qe *domain.Error
 	if !errors.As(err, &qe) || qe.Quota != 0 || qe.Used != 0 {
 		t.Fatalf("quota 0: %v", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/secretbox"
 )
 
@@ -70,7 +71,7 @@ func (s *Store) openValue(v json.RawMessage, owner, name string) (json.RawMessag
 	}
 	plain, err := s.box.Open(sealed, owner, name)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrSecretUnreadable, err)
+		return nil, fmt.Errorf("%w: %v", domain.ErrSecretUnreadable, err)
 	}
 	return plain, nil
 }

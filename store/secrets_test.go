@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/secretbox"
 )
 
@@ -100,7 +101,7 @@ func TestSecretsEncryptedAtRest(t *testing.T) {
 		acct := mustAccount(t, s, "acme")
 		a := secretAgent(t, s, acct.ID, "a", map[string]any{"OPENAI_API_KEY": "sk-created-1", "CONFIG": map[string]any{"pin": "pin-created-2"}})
 		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", map[string]any{
-			"secrets": map[string]any{"OPENAI_API_KEY": SecretMask, "CONFIG": SecretMask, "DISCORD_TOKEN": "tok-updated-3"}}), nil, AnyVersion)
+			"secrets": map[string]any{"OPENAI_API_KEY": SecretMask, "CONFIG": SecretMask, "DISCORD_TOKEN": "tok-updated-3"}}), nil, domain.AnyVersion)
 
 		mustOK(t, err)
 		got, err := s.GetAgent(ctx, acct.ID, a.ID)
@@ -122,7 +123,7 @@ func TestSQLiteFileHoldsNoSecret(t *testing.T) {
 	mustOK(t, err)
 	acct := mustAccount(t, s, "acme")
 	a := secretAgent(t, s, acct.ID, "a", map[string]any{"OPENAI_API_KEY": "sk-in-the-file"})
-	_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "name", "b"), nil, AnyVersion)
+	_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "name", "b"), nil, domain.AnyVersion)
 	mustOK(t, err)
 	mustOK(t, s.Close())
 	files, err := os.ReadDir(dir)
@@ -147,7 +148,7 @@ func TestSecretsUnchangedValueIsNoChange(t *testing.T) {
 		acct := mustAccount(t, s, "acme")
 		a := secretAgent(t, s, acct.ID, "a", map[string]any{"K": "v1"})
 		_, changes, err := s.UpdateAgent(context.Background(), acct.ID, a.ID, fields(t,
-			"settings", map[string]any{"secrets": map[string]any{"K": "v1"}, "voice": map[string]any{"model": "v"}}), nil, AnyVersion)
+			"settings", map[string]any{"secrets": map[string]any{"K": "v1"}, "voice": map[string]any{"model": "v"}}), nil, domain.AnyVersion)
 
 		mustOK(t, err)
 		if len(changes) != 0 {
@@ -165,7 +166,7 @@ func TestSecretWrittenBeforeKeyIsEncryptedOnNextWrite(t *testing.T) {
 			t.Fatal("without a key the secret should be stored as it is")
 		}
 		s.box = newBox(t)
-		_, changes, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "bio", []string{"b"}), nil, AnyVersion)
+		_, changes, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "bio", []string{"b"}), nil, domain.AnyVersion)
 		mustOK(t, err)
 		if fmt.Sprint(changes) != "[bio]" {
 			t.Errorf("changes %v", changes)
@@ -190,7 +191,7 @@ func TestWrongKeyFailsOnlyThatAgentsSecrets(t *testing.T) {
 		other := secretAgent(t, s, acct.ID, "other", map[string]any{"K": "v-other"})
 
 		_, err := s.Secrets(sealed)
-		wantErr(t, err, ErrSecretUnreadable)
+		wantErr(t, err, domain.ErrSecretUnreadable)
 		if strings.Contains(err.Error(), "v-sealed") || !strings.Contains(err.Error(), "K") {
 			t.Errorf("error %q: want the secret's name, never its value", err)
 		}
@@ -199,7 +200,7 @@ func TestWrongKeyFailsOnlyThatAgentsSecrets(t *testing.T) {
 			t.Fatalf("list: %d, %v", n, err)
 		}
 		u, _, err := s.UpdateAgent(ctx, acct.ID, sealed.ID, fields(t,
-			"name", "renamed", "settings", map[string]any{"secrets": map[string]any{"K": SecretMask}}), nil, AnyVersion)
+			"name", "renamed", "settings", map[string]any{"secrets": map[string]any{"K": SecretMask}}), nil, domain.AnyVersion)
 
 		mustOK(t, err)
 		s.box = first
@@ -216,11 +217,11 @@ func TestMaskWithoutStoredSecretIsRefused(t *testing.T) {
 		wantField(t, err, "settings.secrets.NEW")
 		a := secretAgent(t, s, acct.ID, "a", map[string]any{"K": "kept"})
 		_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t,
-			"settings", map[string]any{"secrets": map[string]any{"K": SecretMask, "NEW": SecretMask}}), nil, AnyVersion)
+			"settings", map[string]any{"secrets": map[string]any{"K": SecretMask, "NEW": SecretMask}}), nil, domain.AnyVersion)
 
 		wantField(t, err, "settings.secrets.NEW")
 		_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t,
-			"settings", map[string]any{"secrets": map[string]any{"K": "enc:v1:AAAA"}}), nil, AnyVersion)
+			"settings", map[string]any{"secrets": map[string]any{"K": "enc:v1:AAAA"}}), nil, domain.AnyVersion)
 
 		wantField(t, err, "settings.secrets.K")
 		got, err := s.GetAgent(ctx, acct.ID, a.ID)
@@ -235,10 +236,10 @@ func TestMaskKeepsTheValueStoredAtUpdateTime(t *testing.T) {
 		s.box = newBox(t)
 		acct := mustAccount(t, s, "acme")
 		a := secretAgent(t, s, acct.ID, "a", map[string]any{"K": "old", "L": "l"})
-		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", map[string]any{"secrets": map[string]any{"K": "new", "L": "l"}}), nil, AnyVersion)
+		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", map[string]any{"secrets": map[string]any{"K": "new", "L": "l"}}), nil, domain.AnyVersion)
 		mustOK(t, err)
 		u, changes, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t,
-			"settings", map[string]any{"secrets": map[string]any{"K": SecretMask, "L": SecretMask}, "x": map[string]any{}}), nil, AnyVersion)
+			"settings", map[string]any{"secrets": map[string]any{"K": SecretMask, "L": SecretMask}, "x": map[string]any{}}), nil, domain.AnyVersion)
 
 		mustOK(t, err)
 		if fmt.Sprint(changes) != "[settings]" {
@@ -282,7 +283,7 @@ func TestRotateSecrets(t *testing.T) {
 		wantSecret(t, s, got, "K", "v-lost")
 
 		s.box = nil
-		if _, err := s.RotateSecrets(ctx, old); !errors.Is(err, ErrInvalid) {
+		if _, err := s.RotateSecrets(ctx, old); !errors.Is(err, domain.ErrInvalid) {
 			t.Errorf("rotate without a key: %v", err)
 		}
 	})
@@ -291,8 +292,8 @@ func TestRotateSecrets(t *testing.T) {
 // wantField fails unless err is an ErrInvalid naming field.
 func wantField(t testing.TB, err error, field string) {
 	t.Helper()
-	wantErr(t, err, ErrInvalid)
-	var fe *Error
+	wantErr(t, err, domain.ErrInvalid)
+	var fe *domain.Error
 	if !errors.As(err, &fe) || fe.Field != field {
 		t.Errorf("error %v, want an invalid field %s", err, field)
 	}
@@ -322,7 +323,7 @@ func TestRollingKeyChange(t *testing.T) {
 				}
 				s.box = writer
 				value := fmt.Sprintf("v%d%d", i, j)
-				_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", map[string]any{"secrets": map[string]any{"K": value}}), nil, AnyVersion)
+				_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", map[string]any{"secrets": map[string]any{"K": value}}), nil, domain.AnyVersion)
 				mustOK(t, err)
 				for _, reader := range step {
 					s.box = reader
@@ -356,7 +357,7 @@ func TestSecretsAreBoundToTheirName(t *testing.T) {
 			swapStored(t, s, a.ID, swap[0], swap[1])
 			got, err := s.GetAgent(ctx, acct.ID, a.ID)
 			mustOK(t, err)
-			if _, err := s.Secrets(got); !errors.Is(err, ErrSecretUnreadable) {
+			if _, err := s.Secrets(got); !errors.Is(err, domain.ErrSecretUnreadable) {
 				t.Errorf("swapped %v opened: %v", swap, err)
 			}
 			swapStored(t, s, a.ID, swap[0], swap[1])
@@ -402,7 +403,7 @@ func TestMCPHeadersEncryptedAtRest(t *testing.T) {
 		acct := mustAccount(t, s, "acme")
 		a := mcpAgent(t, s, acct.ID, "a", map[string]any{"K": "k-created-1"}, map[string]any{"Authorization": "Bearer hdr-created-2"})
 		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", mcpSettings(map[string]any{"K": SecretMask},
-			map[string]any{"Authorization": SecretMask, "X-Api-Key": "hdr-updated-3"})), nil, AnyVersion)
+			map[string]any{"Authorization": SecretMask, "X-Api-Key": "hdr-updated-3"})), nil, domain.AnyVersion)
 
 		mustOK(t, err)
 		got, err := s.GetAgent(ctx, acct.ID, a.ID)
@@ -430,7 +431,7 @@ func TestMCPHeaderMaskKeepsValueAndNewValueIsSealed(t *testing.T) {
 		acct := mustAccount(t, s, "acme")
 		a := mcpAgent(t, s, acct.ID, "a", map[string]any{}, map[string]any{"Authorization": "Bearer old"})
 		u, changes, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", mcpSettings(map[string]any{},
-			map[string]any{"Authorization": SecretMask})), nil, AnyVersion)
+			map[string]any{"Authorization": SecretMask})), nil, domain.AnyVersion)
 
 		mustOK(t, err)
 		if len(changes) != 0 {
@@ -438,7 +439,7 @@ func TestMCPHeaderMaskKeepsValueAndNewValueIsSealed(t *testing.T) {
 		}
 		wantSecret(t, s, u, docsHeader("Authorization"), "Bearer old")
 		u, changes, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", mcpSettings(map[string]any{},
-			map[string]any{"Authorization": "Bearer new"})), nil, AnyVersion)
+			map[string]any{"Authorization": "Bearer new"})), nil, domain.AnyVersion)
 
 		mustOK(t, err)
 		if fmt.Sprint(changes) != "[settings]" {
@@ -472,7 +473,7 @@ func TestHeaderMaskWithoutStoredHeaderIsRefused(t *testing.T) {
 				"other": map[string]any{"type": "http", "headers": map[string]any{"X": SecretMask}}}}},
 				"settings.mcp.servers.other.headers.X"},
 		} {
-			_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", c.settings), nil, AnyVersion)
+			_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", c.settings), nil, domain.AnyVersion)
 			wantField(t, err, c.field)
 		}
 		got, err := s.GetAgent(ctx, acct.ID, a.ID)

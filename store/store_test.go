@@ -8,12 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/store/storetest/pgtest"
 )
 
 func TestOpenRejectsEmptyDSN(t *testing.T) {
 	_, err := Open(context.Background(), " ")
-	wantErr(t, err, ErrInvalid)
+	wantErr(t, err, domain.ErrInvalid)
 }
 
 func TestOpenTwiceMigratesIdempotently(t *testing.T) {

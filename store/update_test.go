@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/domain"
 )
 
 func TestUpdateAgentChanges(t *testing.T) {
@@ -26,7 +28,7 @@ func TestUpdateAgentChanges(t *testing.T) {
 			"name":          json.RawMessage(`"eliza"`),
 		}
 		active := StatusActive
-		u, changes, err := s.UpdateAgent(ctx, acct.ID, a.ID, same, &active, AnyVersion)
+		u, changes, err := s.UpdateAgent(ctx, acct.ID, a.ID, same, &active, domain.AnyVersion)
 		mustOK(t, err)
 		if len(changes) != 0 || changes == nil {
 			t.Errorf("unchanged values reported as changes: %#v", changes)
@@ -44,7 +46,7 @@ func TestUpdateAgentChanges(t *testing.T) {
 		inactive := StatusInactive
 		u, changes, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t,
 			"name", "Eliza II", "model", "gpt-4o", "lore", []string{"new"}, "bio", []string{"<b>born</b> & raised"},
-			"deleteProtection", true), &inactive, AnyVersion)
+			"deleteProtection", true), &inactive, domain.AnyVersion)
 
 		mustOK(t, err)
 		if fmt.Sprint(changes) != "[deleteProtection lore model name status]" {
@@ -66,7 +68,7 @@ func TestUpdateAgentChanges(t *testing.T) {
 		if list[0].Name != "Eliza II" {
 			t.Errorf("name column not derived on update: %q", list[0].Name)
 		}
-		_, changes, err = s.UpdateAgent(ctx, acct.ID, a.ID, nil, &inactive, AnyVersion)
+		_, changes, err = s.UpdateAgent(ctx, acct.ID, a.ID, nil, &inactive, domain.AnyVersion)
 		mustOK(t, err)
 		if len(changes) != 0 {
 			t.Errorf("same status reported as a change: %v", changes)
@@ -80,12 +82,12 @@ func TestUpdateAgentRejects(t *testing.T) {
 		acct := mustAccount(t, s, "acme")
 		a := mustAgent(t, s, acct.ID, "eliza")
 		bogus := Status("sleeping")
-		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, nil, &bogus, AnyVersion)
-		wantErr(t, err, ErrInvalid)
-		_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "name", ""), nil, AnyVersion)
-		wantErr(t, err, ErrInvalid)
-		_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, map[string]json.RawMessage{"bio": json.RawMessage(`[`)}, nil, AnyVersion)
-		wantErr(t, err, ErrInvalid)
+		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, nil, &bogus, domain.AnyVersion)
+		wantErr(t, err, domain.ErrInvalid)
+		_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "name", ""), nil, domain.AnyVersion)
+		wantErr(t, err, domain.ErrInvalid)
+		_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, map[string]json.RawMessage{"bio": json.RawMessage(`[`)}, nil, domain.AnyVersion)
+		wantErr(t, err, domain.ErrInvalid)
 		got, err := s.GetAgent(ctx, acct.ID, a.ID)
 		mustOK(t, err)
 		if got.Name != "eliza" {
@@ -111,7 +113,7 @@ func TestConcurrentUpdatesLoseNothing(t *testing.T) {
 					if m == "system" {
 						value = fmt.Sprintf(`"%s %d"`, m, r)
 					}
-					_, changes, err := s.UpdateAgent(ctx, acct.ID, a.ID, map[string]json.RawMessage{m: json.RawMessage(value)}, nil, AnyVersion)
+					_, changes, err := s.UpdateAgent(ctx, acct.ID, a.ID, map[string]json.RawMessage{m: json.RawMessage(value)}, nil, domain.AnyVersion)
 					if err != nil || len(changes) != 1 {
 						t.Errorf("update %s round %d: changes %v, %v", m, r, changes, err)
 					}

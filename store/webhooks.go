@@ -11,6 +11,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/secretbox"
 	"gorm.io/gorm"
 )
@@ -139,7 +140,7 @@ func findWebhook(db *gorm.DB, accountID, id string) (webhookRow, error) {
 	var row webhookRow
 	err := db.Take(&row, "id = ? AND account_id = ?", id, accountID).Error
 	if isNotFound(err) {
-		return row, ErrWebhookNotFound
+		return row, domain.ErrWebhookNotFound
 	}
 	return row, err
 }
@@ -297,7 +298,7 @@ func (s *Store) TestWebhook(ctx context.Context, accountID, id string) error {
 			return err
 		}
 		if !w.Enabled {
-			return ErrWebhookDisabled // its delivery would wait, unsent, until it is enabled
+			return domain.ErrWebhookDisabled // its delivery would wait, unsent, until it is enabled
 		}
 		return emit(Event{AccountID: accountID, Type: EventWebhookTest, WebhookID: id,
 			Data: map[string]string{"webhookId": id}})
@@ -364,7 +365,7 @@ func (s *Store) rotateWebhookSecrets(ctx context.Context, old *secretbox.Box, re
 					plain = string(p)
 				}
 				if err != nil {
-					return ErrSecretUnreadable
+					return domain.ErrSecretUnreadable
 				}
 				if cols[col], err = s.sealSecret(plain, id); err != nil {
 					return err
@@ -373,9 +374,9 @@ func (s *Store) rotateWebhookSecrets(ctx context.Context, old *secretbox.Box, re
 			return tx.Model(&webhookRow{}).Where("id = ?", id).Updates(cols).Error
 		})
 		switch {
-		case errors.Is(err, ErrSecretUnreadable):
+		case errors.Is(err, domain.ErrSecretUnreadable):
 			res.Unreadable = append(res.Unreadable, id)
-		case errors.Is(err, ErrNotFound): // deleted meanwhile
+		case errors.Is(err, domain.ErrNotFound): // deleted meanwhile
 		case err != nil:
 			return err
 		default:
@@ -392,7 +393,7 @@ func (s *Store) openSecret(stored, owner string) (string, error) {
 	}
 	plain, err := s.box.Open(stored, owner, webhookSecretName)
 	if err != nil {
-		return "", fmt.Errorf("%w: webhook %s: %v", ErrSecretUnreadable, owner, err)
+		return "", fmt.Errorf("%w: webhook %s: %v", domain.ErrSecretUnreadable, owner, err)
 	}
 	return string(plain), nil
 }

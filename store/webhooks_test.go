@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/domain"
 )
 
 // claimSecrets queues a test delivery to w and returns the secrets its
@@ -142,7 +144,7 @@ func TestDeletingMessagesDeletesTheirEvents(t *testing.T) {
 		if n := count("secret of bob"); n != 1 {
 			t.Errorf("%d events quote the other conversation, want 1", n)
 		}
-		_, err = s.DeleteAgent(ctx, acct.ID, agent.ID, AnyVersion)
+		_, err = s.DeleteAgent(ctx, acct.ID, agent.ID, domain.AnyVersion)
 		mustOK(t, err)
 		var deliveries, attempts, events int64
 		mustOK(t, s.w.Model(&eventRow{}).Where("type = ?", string(EventMessageCompleted)).Count(&events).Error)
@@ -228,7 +230,7 @@ func TestCreateAgentEventsFollowWebhookCount(t *testing.T) {
 		if hooks, events := count(); hooks != 1 || events != 1 {
 			t.Fatalf("one webhook: count %d, %d agent.created events", hooks, events)
 		}
-		mustOK(t, s.DeleteWebhook(ctx, acct.ID, w.ID, AnyVersion))
+		mustOK(t, s.DeleteWebhook(ctx, acct.ID, w.ID, domain.AnyVersion))
 		mustAgent(t, s, acct.ID, "quiet again")
 		if hooks, events := count(); hooks != 0 || events != 1 {
 			t.Fatalf("webhook deleted: count %d, %d agent.created events", hooks, events)
@@ -259,7 +261,7 @@ func TestExchangeEventsFollowWebhookCount(t *testing.T) {
 		if n := exchange(); n != 1 {
 			t.Fatalf("one webhook: %d message.completed events", n)
 		}
-		mustOK(t, s.DeleteWebhook(ctx, acct.ID, w.ID, AnyVersion))
+		mustOK(t, s.DeleteWebhook(ctx, acct.ID, w.ID, domain.AnyVersion))
 		if n := exchange(); n != 1 {
 			t.Fatalf("webhook deleted: %d message.completed events", n)
 		}

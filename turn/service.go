@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/store"
 	"github.com/prometheus/client_golang/prometheus"
@@ -37,7 +38,7 @@ const saveTimeout = 30 * time.Second
 // Store is what a turn reads and writes; *store.Store implements it.
 type Store interface {
 	GetAgent(ctx context.Context, accountID, id string) (store.Agent, error)
-	// Secrets opens the agent's secrets; store.ErrSecretUnreadable when
+	// Secrets opens the agent's secrets; domain.ErrSecretUnreadable when
 	// they do not decrypt under the configured key.
 	Secrets(a store.Agent) (store.Secrets, error)
 	// History is the last limit messages of the conversation, oldest first.
@@ -371,7 +372,7 @@ const errSecretKeyReason = "The agent's secrets cannot be decrypted: AGENTD_SECR
 // provider.
 func (s *Service) secrets(ctx context.Context, agent store.Agent) (store.Secrets, error) {
 	secrets, err := s.cfg.Store.Secrets(agent)
-	if errors.Is(err, store.ErrSecretUnreadable) {
+	if errors.Is(err, domain.ErrSecretUnreadable) {
 		s.cfg.Logger.WarnContext(ctx, "agent secrets cannot be decrypted", "agent", agent.ID, "error", err)
 		return nil, &UnavailableError{Status: agent.Status, Reason: errSecretKeyReason}
 	}

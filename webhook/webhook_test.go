@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/internal/testutil"
 	"github.com/agentd/agentd/netguard"
 	"github.com/agentd/agentd/store"
@@ -193,11 +194,11 @@ func TestEveryEventMatchesTheContract(t *testing.T) {
 			t.Fatal(err)
 		}
 		inactive := store.StatusInactive
-		if _, _, err := st.UpdateAgent(ctx, acct.ID, agent.ID, map[string]json.RawMessage{"name": json.RawMessage(`"runner"`)}, &inactive, store.AnyVersion); err != nil {
+		if _, _, err := st.UpdateAgent(ctx, acct.ID, agent.ID, map[string]json.RawMessage{"name": json.RawMessage(`"runner"`)}, &inactive, domain.AnyVersion); err != nil {
 			t.Fatal(err)
 		}
 		active := store.StatusActive
-		if _, _, err := st.UpdateAgent(ctx, acct.ID, agent.ID, nil, &active, store.AnyVersion); err != nil {
+		if _, _, err := st.UpdateAgent(ctx, acct.ID, agent.ID, nil, &active, domain.AnyVersion); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := st.MarkAgentError(ctx, acct.ID, agent.ID, "Model provider rate limit exceeded", time.Now().Add(time.Minute)); err != nil {
@@ -231,7 +232,7 @@ func TestEveryEventMatchesTheContract(t *testing.T) {
 			}
 		}
 		testutil.Eventually(t, "the events before the delete", received(10))
-		if _, err := st.DeleteAgent(ctx, acct.ID, agent.ID, store.AnyVersion); err != nil {
+		if _, err := st.DeleteAgent(ctx, acct.ID, agent.ID, domain.AnyVersion); err != nil {
 			t.Fatal(err)
 		}
 		const want = 11
@@ -284,12 +285,12 @@ func TestFiltersAndRollback(t *testing.T) {
 		if _, err := st.CreateAgent(ctx, store.Agent{AccountID: acct.ID, Fields: name("y")}, 2); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := st.UpdateAgent(ctx, acct.ID, x.ID, name("x2"), nil, store.AnyVersion); err != nil {
+		if _, _, err := st.UpdateAgent(ctx, acct.ID, x.ID, name("x2"), nil, domain.AnyVersion); err != nil {
 			t.Fatal(err)
 		}
 		// Over quota: rolled back, so no event.
-		var qe *store.Error
-		if _, err := st.CreateAgent(ctx, store.Agent{AccountID: acct.ID, Fields: name("z")}, 2); !errors.Is(err, store.ErrQuotaExceeded) || !errors.As(err, &qe) {
+		var qe *domain.Error
+		if _, err := st.CreateAgent(ctx, store.Agent{AccountID: acct.ID, Fields: name("z")}, 2); !errors.Is(err, domain.ErrQuotaExceeded) || !errors.As(err, &qe) {
 			t.Fatalf("third agent: %v, want a quota error", err)
 		}
 		types := func(w store.Webhook) []string {
@@ -354,7 +355,7 @@ func TestRetryDisableAndDelete(t *testing.T) {
 		if got := rcv.requests(); len(got) != 2 || got[0].header.Get(webhook.HeaderID) != got[1].header.Get(webhook.HeaderID) {
 			t.Fatalf("%d requests; want 2 with one webhook-id", len(got))
 		}
-		if err := st.RetryDelivery(ctx, acct.ID, w.ID, "whd_missing"); !errors.Is(err, store.ErrDeliveryNotFound) {
+		if err := st.RetryDelivery(ctx, acct.ID, w.ID, "whd_missing"); !errors.Is(err, domain.ErrDeliveryNotFound) {
 			t.Errorf("retry of a missing delivery: %v", err)
 		}
 
@@ -395,7 +396,7 @@ func TestRetryDisableAndDelete(t *testing.T) {
 
 		// A disabled webhook cannot be tested: its delivery would wait,
 		// unsent, until it is enabled.
-		if err := st.TestWebhook(ctx, acct.ID, failing.ID); !errors.Is(err, store.ErrWebhookDisabled) {
+		if err := st.TestWebhook(ctx, acct.ID, failing.ID); !errors.Is(err, domain.ErrWebhookDisabled) {
 			t.Errorf("test of a disabled webhook: %v, want ErrWebhookDisabled", err)
 		}
 		// Deleting a webhook drops its pending deliveries: the one a retry
@@ -404,10 +405,10 @@ func TestRetryDisableAndDelete(t *testing.T) {
 		if err := st.RetryDelivery(ctx, acct.ID, failing.ID, deliveries(t, st, failing)[0].ID); err != nil {
 			t.Fatal(err)
 		}
-		if err := st.DeleteWebhook(ctx, acct.ID, failing.ID, store.AnyVersion); err != nil {
+		if err := st.DeleteWebhook(ctx, acct.ID, failing.ID, domain.AnyVersion); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := st.ListDeliveries(ctx, acct.ID, failing.ID, store.DeliveryQuery{}); !errors.Is(err, store.ErrWebhookNotFound) {
+		if _, _, err := st.ListDeliveries(ctx, acct.ID, failing.ID, store.DeliveryQuery{}); !errors.Is(err, domain.ErrWebhookNotFound) {
 			t.Errorf("deliveries of a deleted webhook: %v", err)
 		}
 		jobs, err := st.ClaimDeliveries(ctx, 10, time.Minute)

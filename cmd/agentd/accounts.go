@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/server"
 	"github.com/agentd/agentd/store"
 )
@@ -112,7 +113,7 @@ func (f *accountFlags) create(ctx context.Context, e *env, name string) error {
 	a := store.Account{Name: name, Tier: tier, RPM: f.rpm.v, EndpointMultiplier: f.multiplier.v, AgentQuota: f.quotas.v}
 	return withStore(ctx, *f.db, func(st *store.Store) error {
 		created, err := st.CreateAccount(ctx, a)
-		if errors.Is(err, store.ErrConflict) {
+		if errors.Is(err, domain.ErrConflict) {
 			return fmt.Errorf("account %q already exists (change it with: agentd accounts update %s)", name, name)
 		}
 		if err != nil {
@@ -130,7 +131,7 @@ func (f *accountFlags) update(ctx context.Context, e *env, name string) error {
 	}
 	return withStore(ctx, *f.db, func(st *store.Store) error {
 		cur, err := st.AccountByName(ctx, name)
-		if errors.Is(err, store.ErrNotFound) {
+		if errors.Is(err, domain.ErrNotFound) {
 			return fmt.Errorf("account %q not found (see: agentd accounts list)", name)
 		}
 		if err != nil {

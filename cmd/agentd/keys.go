@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/store"
 )
 
@@ -87,7 +88,7 @@ Example:
 func createKey(ctx context.Context, e *env, dsn, account string, scope store.Scope, expiresAt *time.Time) error {
 	return withStore(ctx, dsn, func(st *store.Store) error {
 		plain, key, err := st.CreateKey(ctx, account, scope, expiresAt)
-		if errors.Is(err, store.ErrNotFound) {
+		if errors.Is(err, domain.ErrNotFound) {
 			return fmt.Errorf("account %q not found (see: agentd accounts list)", account)
 		}
 		if err != nil {
@@ -105,7 +106,7 @@ func createKey(ctx context.Context, e *env, dsn, account string, scope store.Sco
 func listKeys(ctx context.Context, e *env, dsn, account string) error {
 	return withStore(ctx, dsn, func(st *store.Store) error {
 		keys, err := st.ListKeys(ctx, account)
-		if errors.Is(err, store.ErrNotFound) {
+		if errors.Is(err, domain.ErrNotFound) {
 			return fmt.Errorf("account %q not found (see: agentd accounts list)", account)
 		}
 		if err != nil {
@@ -127,9 +128,9 @@ func revokeKey(ctx context.Context, e *env, dsn, prefix string) error {
 	return withStore(ctx, dsn, func(st *store.Store) error {
 		key, err := st.RevokeKey(ctx, prefix)
 		switch {
-		case errors.Is(err, store.ErrNotFound):
+		case errors.Is(err, domain.ErrNotFound):
 			return fmt.Errorf("no key has the prefix %s", prefix)
-		case errors.Is(err, store.ErrConflict):
+		case errors.Is(err, domain.ErrConflict):
 			return fmt.Errorf("several keys have the prefix %s; none was revoked", prefix)
 		case err != nil:
 			return fmt.Errorf("revoke key: %w", err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/store"
 )
 
@@ -217,7 +218,7 @@ func TestKeysRevoke(t *testing.T) {
 			if !strings.Contains(r.stdout, "revoked write key "+key[:store.KeyPrefixLen]) {
 				t.Errorf("stdout %q", r.stdout)
 			}
-			if _, err := authenticate(t, db, key); !errors.Is(err, store.ErrUnauthorized) {
+			if _, err := authenticate(t, db, key); !errors.Is(err, domain.ErrUnauthorized) {
 				t.Errorf("revoked key authenticates: %v", err)
 			}
 			// Revoking again is harmless.

@@ -5,9 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/agentd/agentd/agent"
-	"github.com/agentd/agentd/recall"
-	"github.com/agentd/agentd/tools"
 	"log/slog"
 	"net"
 	"net/http"
@@ -15,6 +12,11 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentd/agentd/agent"
+	"github.com/agentd/agentd/domain"
+	"github.com/agentd/agentd/recall"
+	"github.com/agentd/agentd/tools"
 
 	"github.com/agentd/agentd/connect"
 	"github.com/agentd/agentd/connect/discord"
@@ -258,7 +260,7 @@ func (e *env) bootstrap(ctx context.Context, st *store.Store) error {
 		return nil
 	}
 	_, err = st.CreateAccount(ctx, store.Account{Name: bootstrapAccount, Tier: store.TierStandard})
-	if errors.Is(err, store.ErrConflict) {
+	if errors.Is(err, domain.ErrConflict) {
 		return nil
 	}
 	if err != nil {

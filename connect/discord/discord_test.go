@@ -14,6 +14,7 @@ import (
 	"github.com/agentd/agentd/connect/connecttest"
 	"github.com/agentd/agentd/connect/discord"
 	"github.com/agentd/agentd/connect/discord/discordtest"
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/internal/testutil"
 	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/store/storetest"
@@ -436,10 +437,10 @@ func TestStopsWhenInactiveOrDeleted(t *testing.T) {
 		a := f.Agent(withToken(token, nil))
 		f.WaitConnected(a)
 		if name == "inactive" {
-			_, _, err := f.Store.UpdateAgent(ctx, f.Account.ID, a.ID, nil, &inactive, store.AnyVersion)
+			_, _, err := f.Store.UpdateAgent(ctx, f.Account.ID, a.ID, nil, &inactive, domain.AnyVersion)
 			testutil.OK(t, err)
 		} else {
-			_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID, store.AnyVersion)
+			_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID, domain.AnyVersion)
 			testutil.OK(t, err)
 		}
 		testutil.Eventually(t, name+" disconnects", func() error { return testutil.Equal("gateway connections", f.dc.Connected(token), 0) })
@@ -450,7 +451,7 @@ func TestStopsWhenInactiveOrDeleted(t *testing.T) {
 				}
 				return nil
 			})
-			_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID, store.AnyVersion)
+			_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID, domain.AnyVersion)
 			testutil.OK(t, err)
 		}
 	}

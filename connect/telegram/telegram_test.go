@@ -17,6 +17,7 @@ import (
 	"github.com/agentd/agentd/connect/connecttest"
 	"github.com/agentd/agentd/connect/telegram"
 	"github.com/agentd/agentd/connect/telegram/telegramtest"
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/internal/testutil"
 	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/store/storetest"
@@ -220,15 +221,15 @@ func TestStopsWhenInactiveRemovedOrDeleted(t *testing.T) {
 	active := store.StatusActive
 	stops := map[string]func(a store.Agent){
 		"inactive": func(a store.Agent) {
-			_, _, err := f.Store.UpdateAgent(ctx, f.Account.ID, a.ID, nil, &inactive, store.AnyVersion)
+			_, _, err := f.Store.UpdateAgent(ctx, f.Account.ID, a.ID, nil, &inactive, domain.AnyVersion)
 			testutil.OK(t, err)
 		},
 		"removed": func(a store.Agent) {
-			_, _, err := f.Store.UpdateAgent(ctx, f.Account.ID, a.ID, map[string]json.RawMessage{"clients": json.RawMessage(`[]`)}, &active, store.AnyVersion)
+			_, _, err := f.Store.UpdateAgent(ctx, f.Account.ID, a.ID, map[string]json.RawMessage{"clients": json.RawMessage(`[]`)}, &active, domain.AnyVersion)
 			testutil.OK(t, err)
 		},
 		"deleted": func(a store.Agent) {
-			_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID, store.AnyVersion)
+			_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID, domain.AnyVersion)
 			testutil.OK(t, err)
 		},
 	}
@@ -246,7 +247,7 @@ func TestStopsWhenInactiveRemovedOrDeleted(t *testing.T) {
 				return nil
 			})
 		}
-		_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID, store.AnyVersion)
+		_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID, domain.AnyVersion)
 		if err != nil && name != "deleted" {
 			t.Fatal(err)
 		}
@@ -273,7 +274,7 @@ func TestTokenChangesMissingAndRejected(t *testing.T) {
 		return err
 	})
 	setToken := func(tok string) {
-		_, _, err := f.Store.UpdateAgent(context.Background(), f.Account.ID, a.ID, map[string]json.RawMessage{"settings": connecttest.JSON(map[string]any{"secrets": map[string]any{telegram.TokenVar: tok}})}, nil, store.AnyVersion)
+		_, _, err := f.Store.UpdateAgent(context.Background(), f.Account.ID, a.ID, map[string]json.RawMessage{"settings": connecttest.JSON(map[string]any{"secrets": map[string]any{telegram.TokenVar: tok}})}, nil, domain.AnyVersion)
 
 		testutil.OK(t, err)
 	}
@@ -299,7 +300,7 @@ func TestTokenOfAnotherBotStartsAfresh(t *testing.T) {
 	}
 	testutil.Eventually(t, "five replies", f.sent(5))
 	f.tg.Queue(token2, private("backlog of the new bot"))
-	_, _, err := f.Store.UpdateAgent(context.Background(), f.Account.ID, a.ID, map[string]json.RawMessage{"settings": connecttest.JSON(map[string]any{"secrets": map[string]any{telegram.TokenVar: token2}})}, nil, store.AnyVersion)
+	_, _, err := f.Store.UpdateAgent(context.Background(), f.Account.ID, a.ID, map[string]json.RawMessage{"settings": connecttest.JSON(map[string]any{"secrets": map[string]any{telegram.TokenVar: token2}})}, nil, domain.AnyVersion)
 
 	testutil.OK(t, err)
 	testutil.Eventually(t, "the new bot polled", func() error {

@@ -17,6 +17,7 @@ import (
 	"github.com/agentd/agentd/connect/connecttest"
 	"github.com/agentd/agentd/connect/x"
 	"github.com/agentd/agentd/connect/x/xtest"
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/internal/testutil"
 	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/store/storetest"
@@ -413,11 +414,11 @@ func TestStopsWhenInactiveOrDeleted(t *testing.T) {
 		f.WaitConnected(a)
 		f.polled("mentions", 1)
 		if name == "inactive" {
-			_, _, err := f.Store.UpdateAgent(ctx, f.Account.ID, a.ID, nil, &inactive, store.AnyVersion)
+			_, _, err := f.Store.UpdateAgent(ctx, f.Account.ID, a.ID, nil, &inactive, domain.AnyVersion)
 			testutil.OK(t, err)
 			testutil.Eventually(t, "disconnected", f.InState(a, store.ConnDisconnected))
 		} else {
-			_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID, store.AnyVersion)
+			_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID, domain.AnyVersion)
 			testutil.OK(t, err)
 		}
 		// Stopped: no poll for three poll intervals in a row.
@@ -430,7 +431,7 @@ func TestStopsWhenInactiveOrDeleted(t *testing.T) {
 			return nil
 		})
 		if name == "inactive" {
-			_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID, store.AnyVersion)
+			_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID, domain.AnyVersion)
 			testutil.OK(t, err)
 		}
 	}
