@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/internal/renew"
 	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/turn"
@@ -302,7 +303,7 @@ func (h *Handler) begin(ctx context.Context, c Call, params json.RawMessage, d d
 	}
 	t, err := h.cfg.Turns.Prepare(ctx, turn.Input{AccountID: c.AccountID, AgentID: c.AgentID, Text: in.Text,
 		Limited: true, RequestID: c.RequestID,
-		Conv: store.ConversationRef{RoomID: store.A2ARoom(in.ContextID), Platform: store.PlatformAPI}})
+		Conv: domain.ConversationRef{RoomID: store.A2ARoom(in.ContextID), Platform: domain.PlatformAPI}})
 	if err != nil {
 		return nil, store.A2ATask{}, in, h.explain(err, c.RequestID)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentd/agentd/connect"
 	"github.com/agentd/agentd/connect/telegram"
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/store"
 	"gorm.io/driver/postgres"
 	"gorm.io/driver/sqlite"
@@ -304,7 +305,7 @@ func seedBots(ctx context.Context, dsn string, agents int) error {
 					"clients":  json.RawMessage(`["telegram"]`),
 					"settings": json.RawMessage(`{"secrets":{"` + telegram.TokenVar + `":"` + botToken(i) + `"}}`),
 				}
-				if _, err := st.CreateAgent(ctx, store.Agent{AccountID: accounts[i%len(accounts)], Fields: fields}, -1); err != nil {
+				if _, err := st.CreateAgent(ctx, domain.Agent{AccountID: accounts[i%len(accounts)], Fields: fields}, -1); err != nil {
 					errs <- err
 					return
 				}

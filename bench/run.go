@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/store"
 )
 
@@ -67,7 +68,7 @@ func seedAgentd(ctx context.Context, dsn string, o options) (fixture, error) {
 		}
 		ids := make([]string, n)
 		for i := range ids {
-			a, err := st.CreateAgent(ctx, store.Agent{AccountID: k.AccountID, Fields: fields}, -1)
+			a, err := st.CreateAgent(ctx, domain.Agent{AccountID: k.AccountID, Fields: fields}, -1)
 			if err != nil {
 				return "", nil, err
 			}
@@ -99,9 +100,9 @@ func seedAgentd(ctx context.Context, dsn string, o options) (fixture, error) {
 	for i := range o.messages / 2 {
 		id := f.ids[i%len(f.ids)]
 		user := "seed-" + strconv.Itoa(i%50)
-		_, _, err := st.SaveExchange(ctx, p.Account.ID, id, store.ConversationRef{UserID: user},
-			store.Message{UserID: user, Text: "hello there, how are you today?"},
-			store.Message{Text: "a short reply from the model", Model: "gpt-4o-mini", PromptTokens: 20, CompletionTokens: 6})
+		_, _, err := st.SaveExchange(ctx, p.Account.ID, id, domain.ConversationRef{UserID: user},
+			domain.Message{UserID: user, Text: "hello there, how are you today?"},
+			domain.Message{Text: "a short reply from the model", Model: "gpt-4o-mini", PromptTokens: 20, CompletionTokens: 6})
 		if err != nil {
 			return f, err
 		}
@@ -123,7 +124,7 @@ func seedToolAgents(ctx context.Context, st *store.Store, key string, fields map
 	withTool["actions"] = json.RawMessage(`[{"name":"get_price","description":"Look up a price","examples":[],"handler":"` + handler + `"}]`)
 	ids := make([]string, toolAgents)
 	for i := range ids {
-		a, err := st.CreateAgent(ctx, store.Agent{AccountID: p.Account.ID, Fields: withTool}, -1)
+		a, err := st.CreateAgent(ctx, domain.Agent{AccountID: p.Account.ID, Fields: withTool}, -1)
 		if err != nil {
 			return nil, err
 		}

@@ -57,11 +57,11 @@ const botInUseReason = "this bot account is already connected to another agent"
 // sees it: its configuration, and what it may do under the lease.
 type Conn struct {
 	// Agent is the agent as configured when the connection started.
-	Agent store.Agent
+	Agent domain.Agent
 	// Settings is the agent's settings.<platform> object (nil when absent).
 	Settings json.RawMessage
 	// Secrets are the agent's decrypted settings.secrets.
-	Secrets store.Secrets
+	Secrets domain.Secrets
 	Logger  *slog.Logger
 	// Local is the Platform's own, kept across the Runs of one lease (a
 	// gateway session to resume); nil at first. Runs of a Conn never
@@ -259,7 +259,7 @@ func (c *Conn) count(ctx context.Context, in bool) {
 
 // Forget deletes the agent's conversation conv (a chat's /reset); a
 // conversation that does not exist is already forgotten.
-func (c *Conn) Forget(ctx context.Context, conv store.ConversationRef) error {
+func (c *Conn) Forget(ctx context.Context, conv domain.ConversationRef) error {
 	conv.Platform = c.platform
 	found, err := c.store.FindConversation(ctx, c.Agent.AccountID, c.Agent.ID, conv)
 	if errors.Is(err, domain.ErrConversationNotFound) {
@@ -276,7 +276,7 @@ func (c *Conn) Forget(ctx context.Context, conv store.ConversationRef) error {
 
 // missingCredentials returns the reason of a disabled connection, "" when
 // every credential is there.
-func missingCredentials(p Platform, secrets store.Secrets) string {
+func missingCredentials(p Platform, secrets domain.Secrets) string {
 	var missing []string
 	for _, name := range p.Credentials() {
 		if strings.TrimSpace(secrets.String(name)) == "" {

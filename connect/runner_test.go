@@ -86,7 +86,7 @@ type harness struct {
 	st    *store.Store
 	sup   *Supervisor
 	p     *fakePlatform
-	agent store.Agent
+	agent domain.Agent
 	owner string
 }
 
@@ -96,7 +96,7 @@ func start(t *testing.T, cfg Config) *harness {
 	ctx := context.Background()
 	st := storetest.Open(t, storetest.SQLiteDSN(t))
 	acct := storetest.Account(t, st, "acme")
-	a, err := st.CreateAgent(ctx, store.Agent{AccountID: acct.ID, Fields: map[string]json.RawMessage{
+	a, err := st.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: map[string]json.RawMessage{
 		"name": json.RawMessage(`"Ada"`), "clients": json.RawMessage(`["fake"]`)}}, -1)
 	if err != nil {
 		t.Fatal(err)
@@ -266,7 +266,7 @@ type countingStore struct {
 	readWhole                      sync.Map // agent id → true
 }
 
-func (s *countingStore) AgentsByID(ctx context.Context, ids []string) ([]store.Agent, error) {
+func (s *countingStore) AgentsByID(ctx context.Context, ids []string) ([]domain.Agent, error) {
 	s.wholeReads.Add(int64(len(ids)))
 	for _, id := range ids {
 		s.readWhole.Store(id, true)
@@ -289,7 +289,7 @@ func (s *countingStore) RenewLeases(ctx context.Context, owner string, ttl time.
 type fleet struct {
 	t      *testing.T
 	st     *countingStore
-	agents []store.Agent
+	agents []domain.Agent
 	sups   map[string]*Supervisor
 	stops  map[string]func()
 }
@@ -300,7 +300,7 @@ func newFleet(t *testing.T, agents int) *fleet {
 	acct := storetest.Account(t, st, "acme")
 	f := &fleet{t: t, st: &countingStore{Store: st}, sups: map[string]*Supervisor{}, stops: map[string]func(){}}
 	for i := range agents {
-		a, err := st.CreateAgent(ctx, store.Agent{AccountID: acct.ID, Fields: map[string]json.RawMessage{
+		a, err := st.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: map[string]json.RawMessage{
 			"name": json.RawMessage(fmt.Sprintf(`"bot %d"`, i)), "clients": json.RawMessage(`["steady"]`)}}, -1)
 		if err != nil {
 			t.Fatal(err)
@@ -398,7 +398,7 @@ func TestChangedAgentIsReadWholeOnce(t *testing.T) {
 func TestAgentsThatConnectToNothingAreNotReadWhole(t *testing.T) {
 	ctx := context.Background()
 	f := newFleet(t, 2)
-	quiet, err := f.st.CreateAgent(ctx, store.Agent{AccountID: f.agents[0].AccountID,
+	quiet, err := f.st.CreateAgent(ctx, domain.Agent{AccountID: f.agents[0].AccountID,
 		Fields: map[string]json.RawMessage{"name": json.RawMessage(`"quiet"`)}}, -1)
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/store"
 )
 
@@ -16,11 +17,11 @@ type Store interface {
 	// page), by last change then id.
 	AgentVersionsChangedSince(ctx context.Context, since time.Time, after store.AgentVersion, limit int) ([]store.AgentVersion, error)
 	// AgentsByID returns the agents of ids that still exist.
-	AgentsByID(ctx context.Context, ids []string) ([]store.Agent, error)
-	GetAgent(ctx context.Context, accountID, id string) (store.Agent, error)
+	AgentsByID(ctx context.Context, ids []string) ([]domain.Agent, error)
+	GetAgent(ctx context.Context, accountID, id string) (domain.Agent, error)
 	// Secrets decrypts an agent's settings.secrets; domain.ErrSecretUnreadable
 	// when the key cannot open them.
-	Secrets(a store.Agent) (store.Secrets, error)
+	Secrets(a domain.Agent) (domain.Secrets, error)
 
 	// AcquireLease returns ok false when another owner holds the lease and
 	// domain.ErrNotFound when the agent is gone.
@@ -57,7 +58,7 @@ type Store interface {
 
 	// FindConversation returns domain.ErrConversationNotFound when the agent
 	// has no such conversation.
-	FindConversation(ctx context.Context, accountID, agentID string, conv store.ConversationRef) (store.Conversation, error)
+	FindConversation(ctx context.Context, accountID, agentID string, conv domain.ConversationRef) (domain.Conversation, error)
 	DeleteConversation(ctx context.Context, accountID, agentID, id string) (int64, error)
 }
 

@@ -20,7 +20,7 @@ const (
 )
 
 // exportBundle reads what include names of agent a.
-func (s *Server) exportBundle(ctx context.Context, a store.Agent, include []gen.ExportInclude) (gen.AgentBundle, error) {
+func (s *Server) exportBundle(ctx context.Context, a domain.Agent, include []gen.ExportInclude) (gen.AgentBundle, error) {
 	var b gen.AgentBundle
 	var err error
 	if slices.Contains(include, gen.Memories) {
@@ -42,8 +42,8 @@ func (s *Server) exportBundle(ctx context.Context, a store.Agent, include []gen.
 }
 
 // bundleMemories lists every memory of a, oldest first.
-func (s *Server) bundleMemories(ctx context.Context, a store.Agent) (*[]gen.BundleMemory, error) {
-	mems, _, err := s.cfg.Store.ListMemories(ctx, a.AccountID, a.ID, store.MemoryQuery{Page: 1, Limit: store.MaxMemories})
+func (s *Server) bundleMemories(ctx context.Context, a domain.Agent) (*[]gen.BundleMemory, error) {
+	mems, _, err := s.cfg.Store.ListMemories(ctx, a.AccountID, a.ID, store.MemoryQuery{Page: 1, Limit: domain.MaxMemories})
 	if err != nil {
 		return nil, err
 	}
@@ -59,8 +59,8 @@ func (s *Server) bundleMemories(ctx context.Context, a store.Agent) (*[]gen.Bund
 }
 
 // bundleKnowledge lists every document of a with its text, oldest first.
-func (s *Server) bundleKnowledge(ctx context.Context, a store.Agent) (*[]gen.BundleKnowledge, error) {
-	docs, _, err := s.cfg.Store.ListKnowledge(ctx, a.AccountID, a.ID, 1, store.MaxKnowledgeDocs)
+func (s *Server) bundleKnowledge(ctx context.Context, a domain.Agent) (*[]gen.BundleKnowledge, error) {
+	docs, _, err := s.cfg.Store.ListKnowledge(ctx, a.AccountID, a.ID, 1, domain.MaxKnowledgeDocs)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +77,7 @@ func (s *Server) bundleKnowledge(ctx context.Context, a store.Agent) (*[]gen.Bun
 
 // bundleHistory lists a's most recently active conversations, least recent
 // first, each with its newest messages oldest first.
-func (s *Server) bundleHistory(ctx context.Context, a store.Agent) (*[]gen.BundleConversation, error) {
+func (s *Server) bundleHistory(ctx context.Context, a domain.Agent) (*[]gen.BundleConversation, error) {
 	convs, _, err := s.cfg.Store.ListConversations(ctx, a.AccountID, a.ID, store.ConversationQuery{Page: 1, Limit: bundleConversations})
 	if err != nil {
 		return nil, err
@@ -145,7 +145,7 @@ func (s *Server) createWithBundle(ctx context.Context, fields map[string]json.Ra
 	p := principalFrom(ctx)
 	protect, protected := fields["deleteProtection"]
 	delete(fields, "deleteProtection")
-	agent, err := s.cfg.Store.CreateAgent(ctx, store.Agent{AccountID: p.Account.ID, Fields: fields}, p.Account.AgentQuota)
+	agent, err := s.cfg.Store.CreateAgent(ctx, domain.Agent{AccountID: p.Account.ID, Fields: fields}, p.Account.AgentQuota)
 	if err != nil {
 		return nil, err
 	}
@@ -206,9 +206,9 @@ func (s *Server) importBundle(ctx context.Context, accountID, agentID string, bu
 		if err != nil {
 			return err
 		}
-		mems := make([]store.Memory, len(deref2(bundle.Memories)))
+		mems := make([]domain.Memory, len(deref2(bundle.Memories)))
 		for i, m := range deref2(bundle.Memories) {
-			mems[i] = store.Memory{UserID: deref(m.UserId), Text: m.Text, Source: store.MemorySourceAPI}
+			mems[i] = domain.Memory{UserID: deref(m.UserId), Text: m.Text, Source: domain.MemorySourceAPI}
 			if m.CreatedAt != nil {
 				mems[i].CreatedAt = *m.CreatedAt
 			}
@@ -225,14 +225,14 @@ func (s *Server) importBundle(ctx context.Context, accountID, agentID string, bu
 		}
 	}
 	for _, c := range deref2(bundle.History) {
-		msgs := make([]store.Message, len(c.Messages))
+		msgs := make([]domain.Message, len(c.Messages))
 		for i, m := range c.Messages {
-			msgs[i] = store.Message{Role: store.Role(m.Role), UserID: deref(m.UserId), Text: m.Text, Partial: m.Partial != nil && *m.Partial}
+			msgs[i] = domain.Message{Role: domain.Role(m.Role), UserID: deref(m.UserId), Text: m.Text, Partial: m.Partial != nil && *m.Partial}
 			if m.CreatedAt != nil {
 				msgs[i].CreatedAt = *m.CreatedAt
 			}
 		}
-		conv := store.ConversationRef{RoomID: deref(c.RoomId), UserID: deref(c.UserId), Platform: string(deref(c.Platform))}
+		conv := domain.ConversationRef{RoomID: deref(c.RoomId), UserID: deref(c.UserId), Platform: string(deref(c.Platform))}
 		if err := s.cfg.Store.ImportConversation(ctx, accountID, agentID, conv, msgs); err != nil {
 			return err
 		}

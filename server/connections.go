@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/gen"
 	"github.com/agentd/agentd/store"
 )
@@ -37,10 +38,10 @@ func (s *Server) ListConnections(ctx context.Context, req gen.ListConnectionsReq
 }
 
 // notStarted is the connection of a platform no replica has started yet.
-func notStarted(a store.Agent, platform string) store.Connection {
+func notStarted(a domain.Agent, platform string) store.Connection {
 	c := store.Connection{AgentID: a.ID, Platform: platform, State: store.ConnConnecting,
 		Reason: "waiting for a replica to start the connection", Since: a.UpdatedAt}
-	if a.Status == store.StatusInactive {
+	if a.Status == domain.StatusInactive {
 		c.State, c.Reason = store.ConnDisconnected, "the agent is inactive"
 	}
 	return c

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/gen"
 	"github.com/agentd/agentd/store"
 )
@@ -145,7 +146,7 @@ func pagination(page, limit int, total int64) gen.Pagination {
 		TotalPages: int((total + int64(limit) - 1) / int64(limit))}
 }
 
-func conversation(c store.Conversation) gen.Conversation {
+func conversation(c domain.Conversation) gen.Conversation {
 	out := gen.Conversation{Id: c.ID, AgentId: c.AgentID, Kind: gen.ConversationKind(c.Kind),
 		Platform: gen.ConversationPlatform(c.Platform), MessageCount: int(c.MessageCount),
 		StartedAt: timestamp(c.StartedAt), LastMessageAt: timestamp(c.LastMessageAt)}
@@ -159,12 +160,12 @@ func conversation(c store.Conversation) gen.Conversation {
 	return out
 }
 
-func conversationMessage(m store.Message) gen.ConversationMessage {
+func conversationMessage(m domain.Message) gen.ConversationMessage {
 	out := gen.ConversationMessage{MessageId: m.ID, Role: gen.MessageRoleUser, Text: m.Text, Timestamp: timestamp(m.CreatedAt)}
 	if m.UserID != "" {
 		out.UserId = &m.UserID
 	}
-	if m.Role == store.RoleAssistant {
+	if m.Role == domain.RoleAssistant {
 		out.Role = gen.MessageRoleAgent
 		out.Metadata = &gen.MessageMetadata{TokensUsed: m.TokensUsed, ResponseTime: m.ResponseMillis, Model: m.Model,
 			ToolCalls: toolCalls(m.ToolCalls)}

@@ -10,7 +10,6 @@ import (
 	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/gen"
 	"github.com/agentd/agentd/llm"
-	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/streamlog"
 	"github.com/agentd/agentd/turn"
 )
@@ -170,7 +169,7 @@ func asAPIError(err error) (ae *apiError, ok bool) {
 	}
 	var le *llm.Error
 	if errors.As(err, &le) {
-		return providerError(le, store.StatusError, 0), true
+		return providerError(le, domain.StatusError, 0), true
 	}
 	return nil, false
 }
@@ -216,7 +215,7 @@ func errQuota(q *domain.Error) *apiError {
 // the provider does not serve it); any other leaves the agent unable to
 // answer (503), reporting status, the agent's status afterwards, and
 // retryAfter, the cool-down the failure started (0 for none).
-func providerError(le *llm.Error, status store.Status, retryAfter time.Duration) *apiError {
+func providerError(le *llm.Error, status domain.Status, retryAfter time.Duration) *apiError {
 	if le.UnknownModel {
 		return &apiError{
 			Status: http.StatusBadGateway, Code: gen.MODELERROR,
@@ -240,7 +239,7 @@ func providerError(le *llm.Error, status store.Status, retryAfter time.Duration)
 // details.retryAfter say so in whole seconds, rounded up so a client that
 // waits them finds it answering; none when retryAfter is 0 (an inactive
 // agent waits for a change, not for time).
-func errUnavailable(status store.Status, reason string, retryAfter time.Duration) *apiError {
+func errUnavailable(status domain.Status, reason string, retryAfter time.Duration) *apiError {
 	ae := &apiError{
 		Status: http.StatusServiceUnavailable, Code: gen.AGENTUNAVAILABLE,
 		Message: "The agent is not available.",

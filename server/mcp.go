@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/gen"
 	"github.com/agentd/agentd/server/limit"
 	"github.com/agentd/agentd/store"
@@ -164,7 +165,7 @@ func (m *mcpServer) serverFor(r *http.Request) *mcp.Server {
 }
 
 func (m *mcpServer) listAgents(ctx context.Context, p store.Principal, args mcpListArgs) (mcpAgentList, error) {
-	q := store.ListQuery{Page: 1, Limit: mcpListLimit, SortBy: "createdAt", Desc: true, Status: store.Status(args.Status)}
+	q := store.ListQuery{Page: 1, Limit: mcpListLimit, SortBy: "createdAt", Desc: true, Status: domain.Status(args.Status)}
 	agents, _, err := m.s.cfg.Store.ListAgents(ctx, p.Account.ID, q)
 	if err != nil {
 		return mcpAgentList{}, err

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/internal/testutil"
 	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/llm/llmtest"
@@ -760,12 +761,12 @@ func TestMaxLengthCutsAtAWordOnEveryPath(t *testing.T) {
 		}
 	}
 	acct := h.account.ID
-	msgs, err := h.store.History(context.Background(), acct, id, store.ConversationRef{UserID: "u1", Platform: store.PlatformAPI}, 10)
+	msgs, err := h.store.History(context.Background(), acct, id, domain.ConversationRef{UserID: "u1", Platform: domain.PlatformAPI}, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range msgs {
-		if m.Role == store.RoleAssistant && m.Text != want {
+		if m.Role == domain.RoleAssistant && m.Text != want {
 			t.Errorf("stored reply %q, want %q", m.Text, want)
 		}
 	}

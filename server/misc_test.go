@@ -163,7 +163,7 @@ func TestFailingTurnKeepsInactiveAgentInactive(t *testing.T) {
 		c.Turn.Model = fakeReplier{generate: func(ctx context.Context, req llm.Request) (llm.Reply, error) {
 			p := principalFrom(ctx)
 			agents, _, _ := h.store.ListAgents(ctx, p.Account.ID, store.ListQuery{Page: 1, Limit: 10, SortBy: store.SortCreatedAt})
-			inactive := store.StatusInactive
+			inactive := domain.StatusInactive
 			if _, _, err := h.store.UpdateAgent(ctx, p.Account.ID, agents[0].ID, nil, &inactive, domain.AnyVersion); err != nil {
 				t.Errorf("deactivate during the turn: %v", err)
 			}

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/gen"
 	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/store"
@@ -163,7 +164,7 @@ func chatTurn(ctx context.Context, b *gen.ChatCompletionRequest) (turn.Input, st
 		user = deref(b.SafetyIdentifier)
 	}
 	in := turn.Input{AccountID: principalFrom(ctx).Account.ID, AgentID: b.Model, Text: text, UserID: user,
-		Limited: true, RequestID: requestIDFrom(ctx), Conv: store.ConversationRef{UserID: user, Platform: store.PlatformAPI}}
+		Limited: true, RequestID: requestIDFrom(ctx), Conv: domain.ConversationRef{UserID: user, Platform: domain.PlatformAPI}}
 	if user == "" {
 		in.Given = givenContext(b.Messages[:last])
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/a2a"
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/streamlog"
 )
@@ -35,47 +36,47 @@ type Store interface {
 	// domain.ErrNotFound (resource "message") when there is none.
 	ReplyPartial(ctx context.Context, accountID, agentID, id string) (bool, error)
 
-	CreateAgent(ctx context.Context, a store.Agent, quota int) (store.Agent, error)
-	GetAgent(ctx context.Context, accountID, id string) (store.Agent, error)
+	CreateAgent(ctx context.Context, a domain.Agent, quota int) (domain.Agent, error)
+	GetAgent(ctx context.Context, accountID, id string) (domain.Agent, error)
 	// GetAgentDocument returns what Get Agent answers, as stored.
 	GetAgentDocument(ctx context.Context, accountID, id string) (store.AgentDocument, error)
-	ListAgents(ctx context.Context, accountID string, q store.ListQuery) ([]store.Agent, int64, error)
-	UpdateAgent(ctx context.Context, accountID, id string, fields map[string]json.RawMessage, status *store.Status, ifVersion int64) (store.Agent, []string, error)
-	DeleteAgent(ctx context.Context, accountID, id string, ifVersion int64) (store.Agent, error)
+	ListAgents(ctx context.Context, accountID string, q store.ListQuery) ([]domain.Agent, int64, error)
+	UpdateAgent(ctx context.Context, accountID, id string, fields map[string]json.RawMessage, status *domain.Status, ifVersion int64) (domain.Agent, []string, error)
+	DeleteAgent(ctx context.Context, accountID, id string, ifVersion int64) (domain.Agent, error)
 
 	// History returns the last limit messages of a conversation, oldest first.
-	History(ctx context.Context, accountID, agentID string, conv store.ConversationRef, limit int) ([]store.Message, error)
+	History(ctx context.Context, accountID, agentID string, conv domain.ConversationRef, limit int) ([]domain.Message, error)
 	// SaveExchange stores a message and its reply, counts them on the agent
 	// and its analytics, and returns the stored reply and its conversation.
-	SaveExchange(ctx context.Context, accountID, agentID string, conv store.ConversationRef, user, reply store.Message) (store.Message, string, error)
+	SaveExchange(ctx context.Context, accountID, agentID string, conv domain.ConversationRef, user, reply domain.Message) (domain.Message, string, error)
 	// RecordTurnError counts a turn that ended in a provider failure.
 	RecordTurnError(ctx context.Context, accountID, agentID, kind string, at time.Time) error
 
-	ListConversations(ctx context.Context, accountID, agentID string, q store.ConversationQuery) ([]store.Conversation, int64, error)
+	ListConversations(ctx context.Context, accountID, agentID string, q store.ConversationQuery) ([]domain.Conversation, int64, error)
 	// GetConversation, ListMessages and DeleteConversation return
 	// domain.ErrConversationNotFound for a conversation the agent lacks.
-	GetConversation(ctx context.Context, accountID, agentID, id string) (store.Conversation, error)
-	ListMessages(ctx context.Context, accountID, agentID, id string, q store.MessageQuery) ([]store.Message, int64, error)
+	GetConversation(ctx context.Context, accountID, agentID, id string) (domain.Conversation, error)
+	ListMessages(ctx context.Context, accountID, agentID, id string, q store.MessageQuery) ([]domain.Message, int64, error)
 	DeleteConversation(ctx context.Context, accountID, agentID, id string) (int64, error)
 	AgentAnalytics(ctx context.Context, accountID, agentID string, q store.AnalyticsQuery) (store.Analytics, error)
 	// Memories and knowledge: DeleteMemory returns domain.ErrMemoryNotFound
 	// and DeleteKnowledge domain.ErrKnowledgeNotFound for one the agent
 	// lacks.
-	ListMemories(ctx context.Context, accountID, agentID string, q store.MemoryQuery) ([]store.Memory, int64, error)
+	ListMemories(ctx context.Context, accountID, agentID string, q store.MemoryQuery) ([]domain.Memory, int64, error)
 	DeleteMemory(ctx context.Context, accountID, agentID, id string) error
 	DeleteUserMemories(ctx context.Context, accountID, agentID, userID string) (int64, error)
-	ListKnowledge(ctx context.Context, accountID, agentID string, page, limit int) ([]store.KnowledgeDoc, int64, error)
+	ListKnowledge(ctx context.Context, accountID, agentID string, page, limit int) ([]domain.KnowledgeDoc, int64, error)
 	DeleteKnowledge(ctx context.Context, accountID, agentID, id string) error
 	// KnowledgeText returns a document's text as its chunks hold it.
 	KnowledgeText(ctx context.Context, accountID, agentID, docID string) (string, error)
 	// ImportConversation stores a conversation's messages moved from
 	// elsewhere; domain.ErrInvalid for an unnamed conversation.
-	ImportConversation(ctx context.Context, accountID, agentID string, conv store.ConversationRef, msgs []store.Message) error
+	ImportConversation(ctx context.Context, accountID, agentID string, conv domain.ConversationRef, msgs []domain.Message) error
 	// ListConnections returns the stored platform connections of an agent.
 	ListConnections(ctx context.Context, accountID, agentID string) ([]store.Connection, error)
 	// MarkAgentError moves an active agent (or one in error) into error and
 	// returns its status afterwards.
-	MarkAgentError(ctx context.Context, accountID, agentID, reason string, retryAt time.Time) (store.Status, error)
+	MarkAgentError(ctx context.Context, accountID, agentID, reason string, retryAt time.Time) (domain.Status, error)
 	// MarkAgentRecovered returns an agent in error to active.
 	MarkAgentRecovered(ctx context.Context, accountID, agentID string) error
 	// Webhooks: the Webhook ones return domain.ErrWebhookNotFound for a

@@ -75,7 +75,7 @@ func TestA2ATasksGoWithTheirConversationAndAgent(t *testing.T) {
 			return task.ID
 		}
 		trip, other := task("trip"), task("other")
-		_, convID, err := s.SaveExchange(ctx, acct.ID, a.ID, ConversationRef{RoomID: A2ARoom("trip")}, Message{Text: "q"}, Message{Text: "r"})
+		_, convID, err := s.SaveExchange(ctx, acct.ID, a.ID, domain.ConversationRef{RoomID: A2ARoom("trip")}, domain.Message{Text: "q"}, domain.Message{Text: "r"})
 		mustOK(t, err)
 		_, err = s.DeleteConversation(ctx, acct.ID, a.ID, convID)
 		mustOK(t, err)

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 )
@@ -101,7 +102,7 @@ func hourOf(t time.Time) time.Time { return t.UTC().Truncate(time.Hour) }
 // recordExchange adds an exchange to the agent's hourly rollups: each
 // message in the hour it was written, the reply's tokens and time in its
 // own, the user and the conversation as active.
-func recordExchange(tx *gorm.DB, agentID string, convID ctext, user, reply Message) error {
+func recordExchange(tx *gorm.DB, agentID string, convID ctext, user, reply domain.Message) error {
 	id := ctext(agentID)
 	uh, rh := hourOf(user.CreatedAt), hourOf(reply.CreatedAt)
 	rows := []hourStatsRow{{AgentID: id, Hour: rh, Messages: 1, TokensUsed: int64(reply.TokensUsed),

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/domain"
 )
 
 func BenchmarkCreateAgent(b *testing.B) {
@@ -17,7 +19,7 @@ func BenchmarkCreateAgent(b *testing.B) {
 		"bio", []string{"one", "two"}, "personality", map[string]any{"tone": "warm"})
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := s.CreateAgent(ctx, Agent{AccountID: acct.ID, Fields: f}, 1<<30); err != nil {
+		if _, err := s.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: f}, 1<<30); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -29,7 +31,7 @@ func BenchmarkListAgents(b *testing.B) {
 	acct := mustAccount(b, s, "acme")
 	for i := range 1000 {
 		f := map[string]json.RawMessage{"name": json.RawMessage(fmt.Sprintf(`"agent-%04d"`, (i*7919)%1000))}
-		if _, err := s.CreateAgent(ctx, Agent{AccountID: acct.ID, Fields: f}, -1); err != nil {
+		if _, err := s.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: f}, -1); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -90,7 +92,7 @@ func BenchmarkListAgentsDepth(b *testing.B) {
 	acct := mustAccount(b, s, "acme")
 	f := map[string]json.RawMessage{"name": json.RawMessage(`"agent"`)}
 	for range 5000 {
-		if _, err := s.CreateAgent(ctx, Agent{AccountID: acct.ID, Fields: f}, -1); err != nil {
+		if _, err := s.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: f}, -1); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -120,7 +122,7 @@ func BenchmarkSaveExchange(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		conv := ref(fmt.Sprintf("user:u%d", next.Add(1)))
 		for pb.Next() {
-			_, _, err := s.SaveExchange(ctx, acct.ID, a.ID, conv, Message{Text: "hello", UserID: "u"}, Message{Text: "hi there", TokensUsed: 12})
+			_, _, err := s.SaveExchange(ctx, acct.ID, a.ID, conv, domain.Message{Text: "hello", UserID: "u"}, domain.Message{Text: "hi there", TokensUsed: 12})
 			if err != nil {
 				b.Error(err)
 				return

@@ -65,10 +65,10 @@ func mixedRound(ctx context.Context, s *Store, accountID, seedID, key string, w,
 		}
 	}
 	f, _ := canonicalFields(map[string]json.RawMessage{"name": json.RawMessage(fmt.Sprintf(`"w%d-r%d"`, w, r))})
-	a, err := s.CreateAgent(ctx, Agent{AccountID: accountID, Fields: f}, -1)
+	a, err := s.CreateAgent(ctx, domain.Agent{AccountID: accountID, Fields: f}, -1)
 	check(err)
 	if err == nil {
-		inactive := StatusInactive
+		inactive := domain.StatusInactive
 		_, _, err = s.UpdateAgent(ctx, accountID, a.ID, map[string]json.RawMessage{"bio": json.RawMessage(`["x"]`)}, &inactive, domain.AnyVersion)
 		check(err)
 		_, err = s.GetAgent(ctx, accountID, a.ID)
@@ -78,7 +78,7 @@ func mixedRound(ctx context.Context, s *Store, accountID, seedID, key string, w,
 			check(err)
 		}
 	}
-	_, _, err = s.SaveExchange(ctx, accountID, seedID, ref(fmt.Sprintf("user:w%d", w)), Message{Text: "q"}, Message{Text: "r"})
+	_, _, err = s.SaveExchange(ctx, accountID, seedID, ref(fmt.Sprintf("user:w%d", w)), domain.Message{Text: "q"}, domain.Message{Text: "r"})
 	check(err)
 	_, err = s.History(ctx, accountID, seedID, ref(fmt.Sprintf("user:w%d", w)), 20)
 	check(err)

@@ -317,7 +317,7 @@ func (s *Store) AgentVersionsChangedSince(ctx context.Context, since time.Time, 
 
 // AgentsByID returns the agents of ids that still exist, in no account in
 // particular, ordered by id.
-func (s *Store) AgentsByID(ctx context.Context, ids []string) ([]Agent, error) {
+func (s *Store) AgentsByID(ctx context.Context, ids []string) ([]domain.Agent, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -327,7 +327,7 @@ func (s *Store) AgentsByID(ctx context.Context, ids []string) ([]Agent, error) {
 	if err := s.read(ctx).Omit("document").Where("id IN ?", ids).Order("id").Find(&rows).Error; err != nil {
 		return nil, wrap("agents by id", err)
 	}
-	out := make([]Agent, 0, len(rows))
+	out := make([]domain.Agent, 0, len(rows))
 	for _, r := range rows {
 		a, err := toAgent(r)
 		if err != nil {
@@ -340,18 +340,18 @@ func (s *Store) AgentsByID(ctx context.Context, ids []string) ([]Agent, error) {
 
 // FindConversation returns the conversation conv of agent agentID of
 // account accountID; ErrConversationNotFound when it has none.
-func (s *Store) FindConversation(ctx context.Context, accountID, agentID string, conv ConversationRef) (Conversation, error) {
+func (s *Store) FindConversation(ctx context.Context, accountID, agentID string, conv domain.ConversationRef) (domain.Conversation, error) {
 	db := s.read(ctx)
 	if err := ownedAgent(db, accountID, agentID); err != nil {
-		return Conversation{}, wrap("find conversation", err)
+		return domain.Conversation{}, wrap("find conversation", err)
 	}
 	var row conversationRow
-	err := db.Take(&row, "agent_id = ? AND key = ?", agentID, conv.key()).Error
+	err := db.Take(&row, "agent_id = ? AND key = ?", agentID, conversationKey(conv)).Error
 	if isNotFound(err) {
 		err = domain.ErrConversationNotFound
 	}
 	if err != nil {
-		return Conversation{}, wrap("find conversation", err)
+		return domain.Conversation{}, wrap("find conversation", err)
 	}
 	return toConversation(row), nil
 }

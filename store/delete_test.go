@@ -45,7 +45,7 @@ func TestDeleteCascades(t *testing.T) {
 		b := mustAgent(t, s, acct.ID, "bystander")
 		for _, key := range []string{"user:u1", "room:r1"} {
 			for _, id := range []string{a.ID, b.ID} {
-				_, _, err := s.SaveExchange(ctx, acct.ID, id, ref(key), Message{Text: "hi", UserID: "u1"}, Message{Text: "hello"})
+				_, _, err := s.SaveExchange(ctx, acct.ID, id, ref(key), domain.Message{Text: "hi", UserID: "u1"}, domain.Message{Text: "hello"})
 				mustOK(t, err)
 			}
 		}
@@ -69,7 +69,7 @@ func TestDeleteCascades(t *testing.T) {
 		if convs != 2 || msgs != 4 {
 			t.Errorf("left %d conversations and %d messages, want 2 and 4", convs, msgs)
 		}
-		_, _, err = s.SaveExchange(ctx, acct.ID, a.ID, ref("user:u1"), Message{Text: "hi"}, Message{Text: "hello"})
+		_, _, err = s.SaveExchange(ctx, acct.ID, a.ID, ref("user:u1"), domain.Message{Text: "hi"}, domain.Message{Text: "hello"})
 		wantErr(t, err, domain.ErrNotFound)
 	})
 }
@@ -81,7 +81,7 @@ func TestForeignKeysCascade(t *testing.T) {
 		ctx := context.Background()
 		acct := mustAccount(t, s, "acme")
 		a := mustAgent(t, s, acct.ID, "chatty")
-		_, _, err := s.SaveExchange(ctx, acct.ID, a.ID, ref("user:u1"), Message{Text: "q"}, Message{Text: "r"})
+		_, _, err := s.SaveExchange(ctx, acct.ID, a.ID, ref("user:u1"), domain.Message{Text: "q"}, domain.Message{Text: "r"})
 		mustOK(t, err)
 		mustOK(t, s.w.Exec("DELETE FROM agents WHERE id = ?", a.ID).Error)
 		var convs, msgs int64

@@ -43,7 +43,7 @@ var documentRev = func() int64 {
 type AgentDocument struct {
 	Body    json.RawMessage
 	Version int64
-	Metrics Metrics
+	Metrics domain.Metrics
 }
 
 // membersDocument writes an agent's members as a JSON object, sorted by
@@ -103,7 +103,7 @@ func writeMember(b *bytes.Buffer, name string, value []byte) error {
 // (id, status, timestamps, metrics) and without any secret:
 // settings.secrets and the MCP servers' headers are absent rather than
 // masked, so the file can be shared and imported elsewhere.
-func CharacterFile(a Agent) (json.RawMessage, error) {
+func CharacterFile(a domain.Agent) (json.RawMessage, error) {
 	b, err := membersDocument(a.Fields, StripSecrets)
 	if err != nil {
 		return nil, wrap("character file", err)
@@ -116,7 +116,7 @@ func CharacterFile(a Agent) (json.RawMessage, error) {
 // members with every secret masked (see MaskSecrets), the empty value of
 // those never set, then id, status, statusReason (in error only),
 // createdAt and updatedAt.
-func renderDocument(a Agent) (string, error) {
+func renderDocument(a domain.Agent) (string, error) {
 	b, err := membersDocument(a.Fields, MaskSecrets)
 	if err != nil {
 		return "", err
@@ -126,7 +126,7 @@ func renderDocument(a Agent) (string, error) {
 		{"createdAt", timestamp(a.CreatedAt)}, {"updatedAt", timestamp(a.UpdatedAt)},
 	}
 	for _, m := range own {
-		if m.name == "statusReason" && (a.Status != StatusError || a.StatusReason == "") {
+		if m.name == "statusReason" && (a.Status != domain.StatusError || a.StatusReason == "") {
 			continue
 		}
 		v, err := encodeJSON(m.value)

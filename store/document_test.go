@@ -16,7 +16,7 @@ import (
 // values included, as the mask, keeping the names and the other members.
 func TestRenderDocumentMasksSecrets(t *testing.T) {
 	settings := `{"mcp":{"servers":{"docs":{"headers":{"Authorization":"enc:v1:AAAA","X-Team":"t"},"type":"http","url":"https://docs.example/mcp"}}},"secrets":{"K":"enc:v1:BBBB"}}`
-	doc, err := renderDocument(Agent{ID: "agent_1", Status: StatusActive,
+	doc, err := renderDocument(domain.Agent{ID: "agent_1", Status: domain.StatusActive,
 		Fields: agent.Document{"name": json.RawMessage(`"a"`), "settings": json.RawMessage(settings)}})
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +74,7 @@ func TestAgentDocumentFollowsChanges(t *testing.T) {
 			t.Fatal(err)
 		}
 		check("recovered")
-		inactive := StatusInactive
+		inactive := domain.StatusInactive
 		if _, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, nil, &inactive, domain.AnyVersion); err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"gorm.io/gorm"
 )
 
@@ -168,7 +169,7 @@ func timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.
 type agentSummary struct {
 	ID            string          `json:"id"`
 	Name          string          `json:"name"`
-	Status        Status          `json:"status"`
+	Status        domain.Status   `json:"status"`
 	CreatedAt     string          `json:"createdAt"`
 	UpdatedAt     string          `json:"updatedAt"`
 	ModelProvider string          `json:"modelProvider"`
@@ -176,7 +177,7 @@ type agentSummary struct {
 	Clients       json.RawMessage `json:"clients"`
 }
 
-func summaryOf(a Agent) agentSummary {
+func summaryOf(a domain.Agent) agentSummary {
 	clients := a.Fields["clients"]
 	if len(clients) == 0 || string(clients) == "null" {
 		clients = json.RawMessage("[]")
@@ -198,15 +199,15 @@ type agentIDEvent struct {
 
 // statusEvent is the data of agent.status_changed.
 type statusEvent struct {
-	AgentID string `json:"agentId"`
-	From    Status `json:"from"`
-	To      Status `json:"to"`
-	Reason  string `json:"reason"`
+	AgentID string        `json:"agentId"`
+	From    domain.Status `json:"from"`
+	To      domain.Status `json:"to"`
+	Reason  string        `json:"reason"`
 }
 
 // statusChanged is the agent.status_changed event of agent a moving from
 // from to a.Status.
-func statusChanged(accountID, agentID string, from, to Status, reason string) Event {
+func statusChanged(accountID, agentID string, from, to domain.Status, reason string) Event {
 	return Event{AccountID: accountID, AgentID: agentID, Type: EventAgentStatusChanged,
 		Data: statusEvent{AgentID: agentID, From: from, To: to, Reason: reason}}
 }
@@ -235,17 +236,17 @@ type replyDocument struct {
 }
 
 type replyMetadata struct {
-	TokensUsed   int        `json:"tokensUsed"`
-	ResponseTime float64    `json:"responseTime"`
-	Model        string     `json:"model"`
-	ToolCalls    []ToolCall `json:"toolCalls,omitempty"`
+	TokensUsed   int               `json:"tokensUsed"`
+	ResponseTime float64           `json:"responseTime"`
+	Model        string            `json:"model"`
+	ToolCalls    []domain.ToolCall `json:"toolCalls,omitempty"`
 }
 
 // messageCompleted is the message.completed event of a stored exchange.
-func messageCompleted(accountID, agentID string, conv ConversationRef, convID string, user, reply Message) Event {
+func messageCompleted(accountID, agentID string, conv domain.ConversationRef, convID string, user, reply domain.Message) Event {
 	platform := conv.Platform
 	if platform == "" {
-		platform = PlatformAPI
+		platform = domain.PlatformAPI
 	}
 	return Event{AccountID: accountID, AgentID: agentID, ConversationID: convID, Type: EventMessageCompleted, Data: messageEvent{
 		AgentID: agentID, ConversationID: convID, Platform: platform, UserID: conv.UserID, RoomID: conv.RoomID,

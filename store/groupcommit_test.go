@@ -29,7 +29,7 @@ func TestGroupedExchangesFailAlone(t *testing.T) {
 		if i == n/2 {
 			owner = other.ID
 		}
-		_, _, err := s.SaveExchange(ctx, owner, a.ID, ref("user:u"), Message{Text: "q"}, Message{Text: "r"})
+		_, _, err := s.SaveExchange(ctx, owner, a.ID, ref("user:u"), domain.Message{Text: "q"}, domain.Message{Text: "r"})
 		return err
 	})
 	for i, err := range errs {
@@ -68,7 +68,7 @@ func TestCreatesAndUpdatesShareCommits(t *testing.T) {
 	ctx := context.Background()
 	acct := mustAccount(t, s, "acme")
 	const n = 10
-	agents := make([]Agent, n)
+	agents := make([]domain.Agent, n)
 	for i := range agents {
 		agents[i] = mustAgent(t, s, acct.ID, "a")
 	}
@@ -85,7 +85,7 @@ func TestCreatesAndUpdatesShareCommits(t *testing.T) {
 	mustOK(t, s.w.Callback().Update().After("gorm:update").Register("test:note_tx", note))
 	whileCommitting(t, s, 2*n, func(i int) {
 		if i < n {
-			_, err := s.CreateAgent(ctx, Agent{AccountID: acct.ID, Fields: fields(t, "name", "new")}, -1)
+			_, err := s.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: fields(t, "name", "new")}, -1)
 			mustOK(t, err)
 			return
 		}

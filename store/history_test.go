@@ -17,17 +17,17 @@ func TestConversationsAreListedAndFiltered(t *testing.T) {
 		clock := withClock(s)
 		acct := mustAccount(t, s, "acme")
 		a := mustAgent(t, s, acct.ID, "host")
-		say := func(conv ConversationRef, user string) string {
+		say := func(conv domain.ConversationRef, user string) string {
 			t.Helper()
 			clock.add(time.Second)
-			_, id, err := s.SaveExchange(ctx, acct.ID, a.ID, conv, Message{UserID: user, Text: "q"}, Message{Text: "r"})
+			_, id, err := s.SaveExchange(ctx, acct.ID, a.ID, conv, domain.Message{UserID: user, Text: "q"}, domain.Message{Text: "r"})
 			mustOK(t, err)
 			return id
 		}
-		lobby := say(ConversationRef{RoomID: "lobby"}, "ann")
-		direct := say(ConversationRef{UserID: "bob"}, "bob")
-		tg := say(ConversationRef{RoomID: "telegram:42", Platform: "telegram"}, "telegram:7")
-		if again := say(ConversationRef{RoomID: "lobby"}, "bob"); again != lobby {
+		lobby := say(domain.ConversationRef{RoomID: "lobby"}, "ann")
+		direct := say(domain.ConversationRef{UserID: "bob"}, "bob")
+		tg := say(domain.ConversationRef{RoomID: "telegram:42", Platform: "telegram"}, "telegram:7")
+		if again := say(domain.ConversationRef{RoomID: "lobby"}, "bob"); again != lobby {
 			t.Fatalf("second message in the room made conversation %s, want %s", again, lobby)
 		}
 
@@ -49,7 +49,7 @@ func TestConversationsAreListedAndFiltered(t *testing.T) {
 			"user spoke in a room too":   {ConversationQuery{UserID: "bob"}, fmt.Sprintf("2 %s,%s", lobby, direct)},
 			"room":                       {ConversationQuery{RoomID: "lobby"}, "1 " + lobby},
 			"platform":                   {ConversationQuery{Platform: "telegram"}, "1 " + tg},
-			"api platform":               {ConversationQuery{Platform: PlatformAPI}, fmt.Sprintf("2 %s,%s", lobby, direct)},
+			"api platform":               {ConversationQuery{Platform: domain.PlatformAPI}, fmt.Sprintf("2 %s,%s", lobby, direct)},
 			"page 2 of 2":                {ConversationQuery{Page: 2, Limit: 2}, "3 " + direct},
 			"page past the end":          {ConversationQuery{Page: 9, Limit: 2}, "3 "},
 			"nobody":                     {ConversationQuery{UserID: "zed"}, "0 "},
@@ -61,13 +61,13 @@ func TestConversationsAreListedAndFiltered(t *testing.T) {
 
 		c, err := s.GetConversation(ctx, acct.ID, a.ID, lobby)
 		mustOK(t, err)
-		if c.Kind != KindRoom || c.RoomID != "lobby" || c.UserID != "" || c.Platform != PlatformAPI ||
+		if c.Kind != domain.KindRoom || c.RoomID != "lobby" || c.UserID != "" || c.Platform != domain.PlatformAPI ||
 			c.MessageCount != 4 || !c.LastMessageAt.After(c.StartedAt) {
 			t.Errorf("room conversation = %+v", c)
 		}
 		c, err = s.GetConversation(ctx, acct.ID, a.ID, direct)
 		mustOK(t, err)
-		if c.Kind != KindDirect || c.UserID != "bob" || c.RoomID != "" || c.MessageCount != 2 {
+		if c.Kind != domain.KindDirect || c.UserID != "bob" || c.RoomID != "" || c.MessageCount != 2 {
 			t.Errorf("direct conversation = %+v", c)
 		}
 
@@ -90,13 +90,13 @@ func TestMessagesPagesAndDelete(t *testing.T) {
 		clock := withClock(s)
 		acct := mustAccount(t, s, "acme")
 		a := mustAgent(t, s, acct.ID, "host")
-		room := ConversationRef{RoomID: "r"}
+		room := domain.ConversationRef{RoomID: "r"}
 		var convID string
 		for i := 0; i < 3; i++ {
 			clock.add(time.Second)
 			var err error
-			_, convID, err = s.SaveExchange(ctx, acct.ID, a.ID, room, Message{UserID: "u", Text: fmt.Sprint("q", i)},
-				Message{Text: fmt.Sprint("r", i), TokensUsed: 7, ResponseMillis: 12.5, Model: "m", Partial: i == 2})
+			_, convID, err = s.SaveExchange(ctx, acct.ID, a.ID, room, domain.Message{UserID: "u", Text: fmt.Sprint("q", i)},
+				domain.Message{Text: fmt.Sprint("r", i), TokensUsed: 7, ResponseMillis: 12.5, Model: "m", Partial: i == 2})
 			mustOK(t, err)
 		}
 		texts := func(q MessageQuery) string {
@@ -119,8 +119,8 @@ func TestMessagesPagesAndDelete(t *testing.T) {
 			t.Errorf("page 2: %s", got)
 		}
 		msgs, _, _ := s.ListMessages(ctx, acct.ID, a.ID, convID, MessageQuery{Desc: true, Limit: 2})
-		if r := msgs[0]; !r.Partial || r.Role != RoleAssistant || r.TokensUsed != 7 || r.ResponseMillis != 12.5 || r.Model != "m" ||
-			!strings.HasPrefix(r.ID, "msg_") || !strings.HasPrefix(msgs[1].ID, "msg_") || msgs[1].Role != RoleUser || msgs[1].UserID != "u" {
+		if r := msgs[0]; !r.Partial || r.Role != domain.RoleAssistant || r.TokensUsed != 7 || r.ResponseMillis != 12.5 || r.Model != "m" ||
+			!strings.HasPrefix(r.ID, "msg_") || !strings.HasPrefix(msgs[1].ID, "msg_") || msgs[1].Role != domain.RoleUser || msgs[1].UserID != "u" {
 			t.Errorf("newest messages = %+v", msgs)
 		}
 
@@ -137,7 +137,7 @@ func TestMessagesPagesAndDelete(t *testing.T) {
 		if got.Metrics.TotalMessages != 3 || got.Metrics.TotalConversations != 1 {
 			t.Errorf("lifetime counters went down: %+v", got.Metrics)
 		}
-		_, again, err := s.SaveExchange(ctx, acct.ID, a.ID, room, Message{UserID: "u", Text: "back"}, Message{Text: "hi"})
+		_, again, err := s.SaveExchange(ctx, acct.ID, a.ID, room, domain.Message{UserID: "u", Text: "back"}, domain.Message{Text: "hi"})
 		mustOK(t, err)
 		if again == convID || again == "" {
 			t.Errorf("the room's next message joined conversation %q, want a new one", again)
@@ -163,9 +163,9 @@ func TestAnalyticsBuckets(t *testing.T) {
 		}
 		say := func(user, room string, sent time.Time, ms float64, tokens int) {
 			t.Helper()
-			_, _, err := s.SaveExchange(ctx, acct.ID, a.ID, ConversationRef{RoomID: room, UserID: user},
-				Message{UserID: user, Text: "q", CreatedAt: sent},
-				Message{Text: "r", CreatedAt: sent.Add(time.Duration(ms) * time.Millisecond), ResponseMillis: ms, TokensUsed: tokens})
+			_, _, err := s.SaveExchange(ctx, acct.ID, a.ID, domain.ConversationRef{RoomID: room, UserID: user},
+				domain.Message{UserID: user, Text: "q", CreatedAt: sent},
+				domain.Message{Text: "r", CreatedAt: sent.Add(time.Duration(ms) * time.Millisecond), ResponseMillis: ms, TokensUsed: tokens})
 			mustOK(t, err)
 		}
 		// The user message at 10:59:59.999 and its reply at 11:00:00.000

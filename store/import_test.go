@@ -17,13 +17,13 @@ func TestImportConversation(t *testing.T) {
 		acct := mustAccount(t, s, "acme")
 		a := mustAgent(t, s, acct.ID, "mover")
 		t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
-		msgs := []Message{
-			{Role: RoleUser, UserID: "ann", Text: "hi", CreatedAt: t0},
-			{Role: RoleAssistant, UserID: "ann", Text: "hello", CreatedAt: t0.Add(time.Second)},
-			{Role: RoleUser, UserID: "bob", Text: "me too", CreatedAt: t0.Add(2 * time.Second)},
-			{Role: RoleAssistant, UserID: "bob", Text: "half", Partial: true, CreatedAt: t0.Add(3 * time.Second)},
+		msgs := []domain.Message{
+			{Role: domain.RoleUser, UserID: "ann", Text: "hi", CreatedAt: t0},
+			{Role: domain.RoleAssistant, UserID: "ann", Text: "hello", CreatedAt: t0.Add(time.Second)},
+			{Role: domain.RoleUser, UserID: "bob", Text: "me too", CreatedAt: t0.Add(2 * time.Second)},
+			{Role: domain.RoleAssistant, UserID: "bob", Text: "half", Partial: true, CreatedAt: t0.Add(3 * time.Second)},
 		}
-		mustOK(t, s.ImportConversation(ctx, acct.ID, a.ID, ConversationRef{RoomID: "lobby", Platform: "discord"}, msgs))
+		mustOK(t, s.ImportConversation(ctx, acct.ID, a.ID, domain.ConversationRef{RoomID: "lobby", Platform: "discord"}, msgs))
 
 		convs, total, err := s.ListConversations(ctx, acct.ID, a.ID, ConversationQuery{RoomID: "lobby"})
 		mustOK(t, err)
@@ -47,10 +47,10 @@ func TestImportConversation(t *testing.T) {
 			t.Errorf("metrics %+v", agent.Metrics)
 		}
 
-		wantErr(t, s.ImportConversation(ctx, acct.ID, a.ID, ConversationRef{}, msgs), domain.ErrInvalid)
-		wantErr(t, s.ImportConversation(ctx, acct.ID, a.ID, ConversationRef{UserID: "x"}, nil), domain.ErrInvalid)
+		wantErr(t, s.ImportConversation(ctx, acct.ID, a.ID, domain.ConversationRef{}, msgs), domain.ErrInvalid)
+		wantErr(t, s.ImportConversation(ctx, acct.ID, a.ID, domain.ConversationRef{UserID: "x"}, nil), domain.ErrInvalid)
 		other := mustAccount(t, s, "other")
-		wantErr(t, s.ImportConversation(ctx, other.ID, a.ID, ConversationRef{UserID: "x"}, msgs), domain.ErrNotFound)
+		wantErr(t, s.ImportConversation(ctx, other.ID, a.ID, domain.ConversationRef{UserID: "x"}, msgs), domain.ErrNotFound)
 	})
 }
 
@@ -60,7 +60,7 @@ func TestKnowledgeText(t *testing.T) {
 		ctx := context.Background()
 		acct := mustAccount(t, s, "acme")
 		a := mustAgent(t, s, acct.ID, "reader")
-		chunks := []KnowledgeChunk{{Text: "one"}, {Text: "two"}, {Text: "three"}}
+		chunks := []domain.KnowledgeChunk{{Text: "one"}, {Text: "two"}, {Text: "three"}}
 		doc, err := s.CreateKnowledge(ctx, acct.ID, a.ID, "doc", 13, chunks, []string{"one", "two", "three"})
 		mustOK(t, err)
 		text, err := s.KnowledgeText(ctx, acct.ID, a.ID, doc.ID)

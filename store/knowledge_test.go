@@ -15,17 +15,17 @@ import (
 
 // addDocument stores a document of the given chunk texts, each its own
 // terms, of bytes bytes.
-func addDocument(t *testing.T, s *Store, accountID, agentID, name string, bytes int64, texts ...string) (KnowledgeDoc, error) {
+func addDocument(t *testing.T, s *Store, accountID, agentID, name string, bytes int64, texts ...string) (domain.KnowledgeDoc, error) {
 	t.Helper()
-	chunks := make([]KnowledgeChunk, len(texts))
+	chunks := make([]domain.KnowledgeChunk, len(texts))
 	for i, text := range texts {
-		chunks[i] = KnowledgeChunk{Text: text}
+		chunks[i] = domain.KnowledgeChunk{Text: text}
 	}
 	return s.CreateKnowledge(context.Background(), accountID, agentID, name, bytes, chunks, texts)
 }
 
 // chunkTexts lists "document name/seq: text" of each chunk, in order.
-func chunkTexts(cs []KnowledgeChunk) []string {
+func chunkTexts(cs []domain.KnowledgeChunk) []string {
 	out := make([]string, len(cs))
 	for i, c := range cs {
 		out[i] = fmt.Sprintf("%s/%d: %s", c.DocumentName, c.Seq, c.Text)
@@ -41,7 +41,7 @@ func TestKnowledgeCreateListDelete(t *testing.T) {
 		a := mustAgent(t, s, acct.ID, "reader")
 		before, err := s.GetAgent(ctx, acct.ID, a.ID)
 		mustOK(t, err)
-		var docs []KnowledgeDoc
+		var docs []domain.KnowledgeDoc
 		for i := range 3 {
 			clock.add(time.Second)
 			d, err := addDocument(t, s, acct.ID, a.ID, fmt.Sprint("doc", i), int64(100+i), "alpha one", "beta two")
@@ -76,7 +76,7 @@ func TestKnowledgeCreateListDelete(t *testing.T) {
 
 		_, err = addDocument(t, s, acct.ID, a.ID, "", 1, "x")
 		wantErr(t, err, domain.ErrInvalid)
-		_, err = s.CreateKnowledge(ctx, acct.ID, a.ID, "doc", 1, []KnowledgeChunk{{Text: "x"}}, nil)
+		_, err = s.CreateKnowledge(ctx, acct.ID, a.ID, "doc", 1, []domain.KnowledgeChunk{{Text: "x"}}, nil)
 		wantErr(t, err, domain.ErrInvalid)
 		_, err = addDocument(t, s, other.ID, a.ID, "doc", 1, "x")
 		wantErr(t, err, domain.ErrNotFound)
@@ -112,21 +112,21 @@ func TestKnowledgeQuota(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		acct := mustAccount(t, s, "acme")
 		many, big := mustAgent(t, s, acct.ID, "many"), mustAgent(t, s, acct.ID, "big")
-		for i := range MaxKnowledgeDocs {
+		for i := range domain.MaxKnowledgeDocs {
 			_, err := addDocument(t, s, acct.ID, many.ID, fmt.Sprint("doc", i), 10, "x")
 			mustOK(t, err)
 		}
 		_, err := addDocument(t, s, acct.ID, many.ID, "one more", 10, "x")
-		wantQuota(t, err, "knowledge", MaxKnowledgeDocs, MaxKnowledgeDocs)
+		wantQuota(t, err, "knowledge", domain.MaxKnowledgeDocs, domain.MaxKnowledgeDocs)
 
 		_, err = addDocument(t, s, acct.ID, big.ID, "forty", 40<<20, "x")
 		mustOK(t, err)
 		_, err = addDocument(t, s, acct.ID, big.ID, "twenty", 20<<20, "x")
-		wantQuota(t, err, "knowledge_bytes", MaxKnowledgeBytes, 40<<20)
+		wantQuota(t, err, "knowledge_bytes", domain.MaxKnowledgeBytes, 40<<20)
 		_, err = addDocument(t, s, acct.ID, big.ID, "ten", 10<<20, "x")
 		mustOK(t, err) // exactly 50 MB
 		_, err = addDocument(t, s, acct.ID, big.ID, "a byte", 1, "x")
-		wantQuota(t, err, "knowledge_bytes", MaxKnowledgeBytes, MaxKnowledgeBytes)
+		wantQuota(t, err, "knowledge_bytes", domain.MaxKnowledgeBytes, domain.MaxKnowledgeBytes)
 		docs, _, err := s.ListKnowledge(context.Background(), acct.ID, big.ID, 1, 10)
 		mustOK(t, err)
 		if len(docs) != 2 {
@@ -145,7 +145,7 @@ func TestSearchKnowledgeAndVectors(t *testing.T) {
 		clock := withClock(s)
 		acct := mustAccount(t, s, "acme")
 		a, b := mustAgent(t, s, acct.ID, "reader"), mustAgent(t, s, acct.ID, "other")
-		_, err := s.CreateKnowledge(ctx, acct.ID, a.ID, "manual.md", 300, []KnowledgeChunk{
+		_, err := s.CreateKnowledge(ctx, acct.ID, a.ID, "manual.md", 300, []domain.KnowledgeChunk{
 			{Text: "Install the pump", Embedding: []float32{1, 0}, EmbeddingModel: "e1"},
 			{Text: "Clean the filter", Embedding: []float32{0, 1}, EmbeddingModel: "e1"},
 			{Text: "Pump noise: check the filter"},
@@ -180,7 +180,7 @@ func TestSearchKnowledgeAndVectors(t *testing.T) {
 
 		vecs, err := s.KnowledgeVectors(ctx, acct.ID, a.ID, "e1")
 		mustOK(t, err)
-		slices.SortFunc(vecs, func(x, y KnowledgeChunk) int { return x.Seq - y.Seq })
+		slices.SortFunc(vecs, func(x, y domain.KnowledgeChunk) int { return x.Seq - y.Seq })
 		if len(vecs) != 2 || !reflect.DeepEqual(vecs[0].Embedding, []float32{1, 0}) || vecs[1].Text != "Clean the filter" ||
 			vecs[1].DocumentName != "manual.md" {
 			t.Fatalf("vectors of e1 = %+v", vecs)

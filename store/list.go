@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/agentd/agentd/domain"
 	"gorm.io/gorm"
 )
 
@@ -30,11 +31,11 @@ var sortColumns = map[SortField]string{
 
 // ListQuery selects a page of agents.
 type ListQuery struct {
-	Page   int       // 1-based; < 1 means 1
-	Limit  int       // page size; < 1 means DefaultPageLimit
-	Status Status    // "" = every status
-	SortBy SortField // "" = SortCreatedAt
-	Desc   bool      // descending, ties broken by id descending too
+	Page   int           // 1-based; < 1 means 1
+	Limit  int           // page size; < 1 means DefaultPageLimit
+	Status domain.Status // "" = every status
+	SortBy SortField     // "" = SortCreatedAt
+	Desc   bool          // descending, ties broken by id descending too
 }
 
 // summaryColumns are the columns ListAgents reads: a summary never needs
@@ -49,7 +50,7 @@ var summaryColumns = []string{
 // only "clients" (when set) and Metrics are zero; GetAgent has the rest.
 // Ties in the sort column are broken by id in the same direction. A page
 // past the end is empty, not an error. An unknown SortBy is ErrInvalid.
-func (s *Store) ListAgents(ctx context.Context, accountID string, q ListQuery) ([]Agent, int64, error) {
+func (s *Store) ListAgents(ctx context.Context, accountID string, q ListQuery) ([]domain.Agent, int64, error) {
 	q = normalizeListQuery(q)
 	col, ok := sortColumns[q.SortBy]
 	if !ok {
@@ -65,13 +66,13 @@ func (s *Store) ListAgents(ctx context.Context, accountID string, q ListQuery) (
 		return nil, 0, wrap("list agents", err)
 	}
 	if _, _, past := pageBounds(q.Page, q.Limit, total); past {
-		return []Agent{}, total, nil
+		return []domain.Agent{}, total, nil
 	}
 	rows, err := s.listPage(db, col, accountID, q, setVersion)
 	if err != nil {
 		return nil, 0, wrap("list agents", err)
 	}
-	agents := make([]Agent, len(rows))
+	agents := make([]domain.Agent, len(rows))
 	for i, r := range rows {
 		fields := map[string]json.RawMessage{}
 		if r.Clients != "" {

@@ -13,35 +13,35 @@ import (
 
 // listFixture creates agents with tied names, statuses and creation times
 // in one account, plus one agent in another account.
-func listFixture(t *testing.T, s *Store) (string, []Agent) {
+func listFixture(t *testing.T, s *Store) (string, []domain.Agent) {
 	t.Helper()
 	ctx := context.Background()
 	clock := withClock(s)
 	acct := mustAccount(t, s, "acme")
 	other := mustAccount(t, s, "other")
 	mustAgent(t, s, other.ID, "intruder")
-	var agents []Agent
+	var agents []domain.Agent
 	for i, name := range []string{"bob", "alice", "carol", "alice", "dave", "Bob", "eve"} {
 		if i%2 == 0 {
 			clock.add(time.Millisecond) // pairs share a creation time
 		}
 		agents = append(agents, mustAgent(t, s, acct.ID, name))
 	}
-	inactive := StatusInactive
+	inactive := domain.StatusInactive
 	for _, i := range []int{1, 4, 6} {
 		a, _, err := s.UpdateAgent(ctx, acct.ID, agents[i].ID, nil, &inactive, domain.AnyVersion)
 		mustOK(t, err)
 		agents[i] = a
 	}
 	mustEnterError(t)(s.MarkAgentError(ctx, acct.ID, agents[2].ID, "rate limited", clock.now().Add(time.Minute)))
-	agents[2].Status = StatusError
+	agents[2].Status = domain.StatusError
 	return acct.ID, agents
 }
 
 // expectedOrder sorts agents the way ListAgents must.
-func expectedOrder(agents []Agent, by SortField, desc bool) []string {
-	sorted := append([]Agent(nil), agents...)
-	key := func(a Agent) string {
+func expectedOrder(agents []domain.Agent, by SortField, desc bool) []string {
+	sorted := append([]domain.Agent(nil), agents...)
+	key := func(a domain.Agent) string {
 		switch by {
 		case SortName:
 			return a.Name
@@ -132,7 +132,7 @@ func TestListAgentsPageStarts(t *testing.T) {
 		var acct accountRow
 		mustOK(t, s.r.Take(&acct, "id = ?", accountID).Error)
 		want := expectedOrder(agents, SortCreatedAt, false)
-		byID := map[string]Agent{}
+		byID := map[string]domain.Agent{}
 		for _, a := range agents {
 			byID[a.ID] = a
 		}
@@ -157,7 +157,7 @@ func TestListAgentsFilterAndBounds(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		accountID, agents := listFixture(t, s)
-		for st, n := range map[Status]int{StatusActive: 3, StatusInactive: 3, StatusError: 1} {
+		for st, n := range map[domain.Status]int{domain.StatusActive: 3, domain.StatusInactive: 3, domain.StatusError: 1} {
 			list, total, err := s.ListAgents(ctx, accountID, ListQuery{Status: st, Limit: 2})
 			mustOK(t, err)
 			if total != int64(n) || len(list) != min(n, 2) {
@@ -224,7 +224,7 @@ func TestListAgentsSummaryClients(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		acct := mustAccount(t, s, "acme")
-		with, err := s.CreateAgent(ctx, Agent{AccountID: acct.ID, Fields: fields(t, "name", "a", "clients", []string{"discord", "slack"})}, -1)
+		with, err := s.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: fields(t, "name", "a", "clients", []string{"discord", "slack"})}, -1)
 		mustOK(t, err)
 		mustAgent(t, s, acct.ID, "b")
 		list, total, err := s.ListAgents(ctx, acct.ID, ListQuery{SortBy: SortName})

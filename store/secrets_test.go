@@ -48,13 +48,13 @@ func rawAgents(t testing.TB, s *Store) string {
 }
 
 // secretAgent creates an agent whose settings hold the given secrets.
-func secretAgent(t testing.TB, s *Store, accountID, name string, secrets map[string]any) Agent {
+func secretAgent(t testing.TB, s *Store, accountID, name string, secrets map[string]any) domain.Agent {
 	t.Helper()
 	return mustAgent(t, s, accountID, name, "settings", map[string]any{"secrets": secrets, "voice": map[string]any{"model": "v"}})
 }
 
 // wantSecret fails unless Secrets(a) gives name the value want.
-func wantSecret(t testing.TB, s *Store, a Agent, name, want string) {
+func wantSecret(t testing.TB, s *Store, a domain.Agent, name, want string) {
 	t.Helper()
 	got, err := s.Secrets(a)
 	mustOK(t, err)
@@ -65,7 +65,7 @@ func wantSecret(t testing.TB, s *Store, a Agent, name, want string) {
 
 // wantSealed fails unless the database holds a sealed value and neither it
 // nor a, an agent as read from the store, holds any of values in clear.
-func wantSealed(t testing.TB, s *Store, a Agent, values ...string) {
+func wantSealed(t testing.TB, s *Store, a domain.Agent, values ...string) {
 	t.Helper()
 	raw := rawAgents(t, s)
 	for _, v := range values {
@@ -86,13 +86,13 @@ func mcpSettings(secrets, headers map[string]any) map[string]any {
 }
 
 // mcpAgent creates an agent whose settings are mcpSettings(secrets, headers).
-func mcpAgent(t testing.TB, s *Store, accountID, name string, secrets, headers map[string]any) Agent {
+func mcpAgent(t testing.TB, s *Store, accountID, name string, secrets, headers map[string]any) domain.Agent {
 	t.Helper()
 	return mustAgent(t, s, accountID, name, "settings", mcpSettings(secrets, headers))
 }
 
 // docsHeader is the secret name of header of the MCP server docs.
-func docsHeader(header string) string { return HeaderSecretName("docs", header) }
+func docsHeader(header string) string { return domain.HeaderSecretName("docs", header) }
 
 func TestSecretsEncryptedAtRest(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
@@ -101,7 +101,7 @@ func TestSecretsEncryptedAtRest(t *testing.T) {
 		acct := mustAccount(t, s, "acme")
 		a := secretAgent(t, s, acct.ID, "a", map[string]any{"OPENAI_API_KEY": "sk-created-1", "CONFIG": map[string]any{"pin": "pin-created-2"}})
 		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", map[string]any{
-			"secrets": map[string]any{"OPENAI_API_KEY": SecretMask, "CONFIG": SecretMask, "DISCORD_TOKEN": "tok-updated-3"}}), nil, domain.AnyVersion)
+			"secrets": map[string]any{"OPENAI_API_KEY": domain.SecretMask, "CONFIG": domain.SecretMask, "DISCORD_TOKEN": "tok-updated-3"}}), nil, domain.AnyVersion)
 
 		mustOK(t, err)
 		got, err := s.GetAgent(ctx, acct.ID, a.ID)
@@ -200,7 +200,7 @@ func TestWrongKeyFailsOnlyThatAgentsSecrets(t *testing.T) {
 			t.Fatalf("list: %d, %v", n, err)
 		}
 		u, _, err := s.UpdateAgent(ctx, acct.ID, sealed.ID, fields(t,
-			"name", "renamed", "settings", map[string]any{"secrets": map[string]any{"K": SecretMask}}), nil, domain.AnyVersion)
+			"name", "renamed", "settings", map[string]any{"secrets": map[string]any{"K": domain.SecretMask}}), nil, domain.AnyVersion)
 
 		mustOK(t, err)
 		s.box = first
@@ -212,12 +212,12 @@ func TestMaskWithoutStoredSecretIsRefused(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		acct := mustAccount(t, s, "acme")
-		_, err := s.CreateAgent(ctx, Agent{AccountID: acct.ID, Fields: fields(t, "name", "a",
-			"settings", map[string]any{"secrets": map[string]any{"NEW": SecretMask}})}, -1)
+		_, err := s.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: fields(t, "name", "a",
+			"settings", map[string]any{"secrets": map[string]any{"NEW": domain.SecretMask}})}, -1)
 		wantField(t, err, "settings.secrets.NEW")
 		a := secretAgent(t, s, acct.ID, "a", map[string]any{"K": "kept"})
 		_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t,
-			"settings", map[string]any{"secrets": map[string]any{"K": SecretMask, "NEW": SecretMask}}), nil, domain.AnyVersion)
+			"settings", map[string]any{"secrets": map[string]any{"K": domain.SecretMask, "NEW": domain.SecretMask}}), nil, domain.AnyVersion)
 
 		wantField(t, err, "settings.secrets.NEW")
 		_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t,
@@ -239,7 +239,7 @@ func TestMaskKeepsTheValueStoredAtUpdateTime(t *testing.T) {
 		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", map[string]any{"secrets": map[string]any{"K": "new", "L": "l"}}), nil, domain.AnyVersion)
 		mustOK(t, err)
 		u, changes, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t,
-			"settings", map[string]any{"secrets": map[string]any{"K": SecretMask, "L": SecretMask}, "x": map[string]any{}}), nil, domain.AnyVersion)
+			"settings", map[string]any{"secrets": map[string]any{"K": domain.SecretMask, "L": domain.SecretMask}, "x": map[string]any{}}), nil, domain.AnyVersion)
 
 		mustOK(t, err)
 		if fmt.Sprint(changes) != "[settings]" {
@@ -402,8 +402,8 @@ func TestMCPHeadersEncryptedAtRest(t *testing.T) {
 		s.box = newBox(t)
 		acct := mustAccount(t, s, "acme")
 		a := mcpAgent(t, s, acct.ID, "a", map[string]any{"K": "k-created-1"}, map[string]any{"Authorization": "Bearer hdr-created-2"})
-		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", mcpSettings(map[string]any{"K": SecretMask},
-			map[string]any{"Authorization": SecretMask, "X-Api-Key": "hdr-updated-3"})), nil, domain.AnyVersion)
+		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", mcpSettings(map[string]any{"K": domain.SecretMask},
+			map[string]any{"Authorization": domain.SecretMask, "X-Api-Key": "hdr-updated-3"})), nil, domain.AnyVersion)
 
 		mustOK(t, err)
 		got, err := s.GetAgent(ctx, acct.ID, a.ID)
@@ -431,7 +431,7 @@ func TestMCPHeaderMaskKeepsValueAndNewValueIsSealed(t *testing.T) {
 		acct := mustAccount(t, s, "acme")
 		a := mcpAgent(t, s, acct.ID, "a", map[string]any{}, map[string]any{"Authorization": "Bearer old"})
 		u, changes, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", mcpSettings(map[string]any{},
-			map[string]any{"Authorization": SecretMask})), nil, domain.AnyVersion)
+			map[string]any{"Authorization": domain.SecretMask})), nil, domain.AnyVersion)
 
 		mustOK(t, err)
 		if len(changes) != 0 {
@@ -458,19 +458,19 @@ func TestHeaderMaskWithoutStoredHeaderIsRefused(t *testing.T) {
 		ctx := context.Background()
 		acct := mustAccount(t, s, "acme")
 		const path = "settings.mcp.servers.docs.headers."
-		_, err := s.CreateAgent(ctx, Agent{AccountID: acct.ID, Fields: fields(t, "name", "a",
-			"settings", mcpSettings(map[string]any{}, map[string]any{"Authorization": SecretMask}))}, -1)
+		_, err := s.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: fields(t, "name", "a",
+			"settings", mcpSettings(map[string]any{}, map[string]any{"Authorization": domain.SecretMask}))}, -1)
 		wantField(t, err, path+"Authorization")
 		a := mcpAgent(t, s, acct.ID, "a", map[string]any{"Authorization": "a-secret"}, map[string]any{"X": "kept"})
 		for _, c := range []struct {
 			settings map[string]any
 			field    string
 		}{
-			{mcpSettings(map[string]any{}, map[string]any{"X": SecretMask, "Authorization": SecretMask}), path + "Authorization"},
+			{mcpSettings(map[string]any{}, map[string]any{"X": domain.SecretMask, "Authorization": domain.SecretMask}), path + "Authorization"},
 			{mcpSettings(map[string]any{}, map[string]any{"X": "enc:v1:AAAA"}), path + "X"},
 			{map[string]any{"mcp": map[string]any{"servers": map[string]any{
-				"docs":  map[string]any{"type": "http", "headers": map[string]any{"X": SecretMask}},
-				"other": map[string]any{"type": "http", "headers": map[string]any{"X": SecretMask}}}}},
+				"docs":  map[string]any{"type": "http", "headers": map[string]any{"X": domain.SecretMask}},
+				"other": map[string]any{"type": "http", "headers": map[string]any{"X": domain.SecretMask}}}}},
 				"settings.mcp.servers.other.headers.X"},
 		} {
 			_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", c.settings), nil, domain.AnyVersion)

@@ -27,7 +27,7 @@ func TestUpdateAgentChanges(t *testing.T) {
 			"modelSettings": json.RawMessage(`{"temperature": 0.70}`),
 			"name":          json.RawMessage(`"eliza"`),
 		}
-		active := StatusActive
+		active := domain.StatusActive
 		u, changes, err := s.UpdateAgent(ctx, acct.ID, a.ID, same, &active, domain.AnyVersion)
 		mustOK(t, err)
 		if len(changes) != 0 || changes == nil {
@@ -43,7 +43,7 @@ func TestUpdateAgentChanges(t *testing.T) {
 		}
 
 		clock.add(time.Second)
-		inactive := StatusInactive
+		inactive := domain.StatusInactive
 		u, changes, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t,
 			"name", "Eliza II", "model", "gpt-4o", "lore", []string{"new"}, "bio", []string{"<b>born</b> & raised"},
 			"deleteProtection", true), &inactive, domain.AnyVersion)
@@ -53,12 +53,12 @@ func TestUpdateAgentChanges(t *testing.T) {
 			t.Errorf("changes = %v", changes)
 		}
 		if !u.UpdatedAt.Equal(clock.now()) || u.Name != "Eliza II" || u.Model != "gpt-4o" ||
-			!u.DeleteProtection || u.Status != StatusInactive || !u.CreatedAt.Equal(a.CreatedAt) {
+			!u.DeleteProtection || u.Status != domain.StatusInactive || !u.CreatedAt.Equal(a.CreatedAt) {
 			t.Errorf("updated agent = %+v", u)
 		}
 		got, err = s.GetAgent(ctx, acct.ID, a.ID)
 		mustOK(t, err)
-		if got.Name != "Eliza II" || got.Status != StatusInactive || !got.DeleteProtection ||
+		if got.Name != "Eliza II" || got.Status != domain.StatusInactive || !got.DeleteProtection ||
 			string(got.Fields["lore"]) != `["new"]` || string(got.Fields["personality"]) != string(a.Fields["personality"]) ||
 			!got.UpdatedAt.Equal(clock.now()) {
 			t.Errorf("stored agent = %+v", got)
@@ -81,7 +81,7 @@ func TestUpdateAgentRejects(t *testing.T) {
 		ctx := context.Background()
 		acct := mustAccount(t, s, "acme")
 		a := mustAgent(t, s, acct.ID, "eliza")
-		bogus := Status("sleeping")
+		bogus := domain.Status("sleeping")
 		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, nil, &bogus, domain.AnyVersion)
 		wantErr(t, err, domain.ErrInvalid)
 		_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "name", ""), nil, domain.AnyVersion)

@@ -112,9 +112,9 @@ func TestDeletingMessagesDeletesTheirEvents(t *testing.T) {
 		mustOK(t, err)
 		agent := mustAgent(t, s, acct.ID, "talker")
 		exchange := func(user string) string {
-			_, convID, err := s.SaveExchange(ctx, acct.ID, agent.ID, ConversationRef{UserID: user, Platform: PlatformAPI},
-				Message{Role: RoleUser, UserID: user, Text: "secret of " + user, CreatedAt: time.Now()},
-				Message{Role: RoleAssistant, UserID: user, Text: "noted"})
+			_, convID, err := s.SaveExchange(ctx, acct.ID, agent.ID, domain.ConversationRef{UserID: user, Platform: domain.PlatformAPI},
+				domain.Message{Role: domain.RoleUser, UserID: user, Text: "secret of " + user, CreatedAt: time.Now()},
+				domain.Message{Role: domain.RoleAssistant, UserID: user, Text: "noted"})
 			mustOK(t, err)
 			return convID
 		}
@@ -170,13 +170,13 @@ func TestToolCallsInReplyAndEvent(t *testing.T) {
 		_, err := s.CreateWebhook(ctx, Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{"*"}, Enabled: true})
 		mustOK(t, err)
 		agent := mustAgent(t, s, acct.ID, "actor")
-		calls := []ToolCall{
+		calls := []domain.ToolCall{
 			{ID: "call_1", Name: "get_price", Arguments: json.RawMessage(`{"symbol":"SOL"}`), OK: true, Result: `{"price":142}`, DurationMs: 3.5},
 			{ID: "call_2", Name: "nope", Arguments: json.RawMessage(`{}`), Result: `{"error":"unknown tool"}`},
 		}
-		conv := ConversationRef{UserID: "u1", Platform: PlatformAPI}
-		_, _, err = s.SaveExchange(ctx, acct.ID, agent.ID, conv, Message{Role: RoleUser, UserID: "u1", Text: "price?", CreatedAt: time.Now()},
-			Message{Role: RoleAssistant, UserID: "u1", Text: "142", ToolCalls: calls})
+		conv := domain.ConversationRef{UserID: "u1", Platform: domain.PlatformAPI}
+		_, _, err = s.SaveExchange(ctx, acct.ID, agent.ID, conv, domain.Message{Role: domain.RoleUser, UserID: "u1", Text: "price?", CreatedAt: time.Now()},
+			domain.Message{Role: domain.RoleAssistant, UserID: "u1", Text: "142", ToolCalls: calls})
 		mustOK(t, err)
 		history, err := s.History(ctx, acct.ID, agent.ID, conv, 2)
 		mustOK(t, err)
@@ -194,7 +194,7 @@ func TestToolCallsInReplyAndEvent(t *testing.T) {
 			Data struct {
 				Reply struct {
 					Metadata struct {
-						ToolCalls []ToolCall `json:"toolCalls"`
+						ToolCalls []domain.ToolCall `json:"toolCalls"`
 					} `json:"metadata"`
 				} `json:"reply"`
 			} `json:"data"`
@@ -248,7 +248,7 @@ func TestExchangeEventsFollowWebhookCount(t *testing.T) {
 		a := mustAgent(t, s, acct.ID, "talker")
 		exchange := func() (events int64) {
 			t.Helper()
-			_, _, err := s.SaveExchange(ctx, acct.ID, a.ID, ref("user:ann"), Message{Text: "hi", UserID: "ann"}, Message{Text: "hello"})
+			_, _, err := s.SaveExchange(ctx, acct.ID, a.ID, ref("user:ann"), domain.Message{Text: "hi", UserID: "ann"}, domain.Message{Text: "hello"})
 			mustOK(t, err)
 			mustOK(t, s.w.Model(&eventRow{}).Where("account_id = ? AND type = ?", acct.ID, EventMessageCompleted).Count(&events).Error)
 			return events

@@ -187,17 +187,17 @@ func TestEveryEventMatchesTheContract(t *testing.T) {
 		rcv := newReceiver(t)
 		acct, w := setup(t, st, rcv.URL, "*")
 		run(t, st, nil)
-		agent, err := st.CreateAgent(ctx, store.Agent{AccountID: acct.ID, Fields: map[string]json.RawMessage{
+		agent, err := st.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: map[string]json.RawMessage{
 			"name": json.RawMessage(`"walker"`), "modelProvider": json.RawMessage(`"openai"`),
 			"model": json.RawMessage(`"gpt-4o-mini"`), "clients": json.RawMessage(`["telegram"]`)}}, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
-		inactive := store.StatusInactive
+		inactive := domain.StatusInactive
 		if _, _, err := st.UpdateAgent(ctx, acct.ID, agent.ID, map[string]json.RawMessage{"name": json.RawMessage(`"runner"`)}, &inactive, domain.AnyVersion); err != nil {
 			t.Fatal(err)
 		}
-		active := store.StatusActive
+		active := domain.StatusActive
 		if _, _, err := st.UpdateAgent(ctx, acct.ID, agent.ID, nil, &active, domain.AnyVersion); err != nil {
 			t.Fatal(err)
 		}
@@ -207,8 +207,8 @@ func TestEveryEventMatchesTheContract(t *testing.T) {
 		if err := st.MarkAgentRecovered(ctx, acct.ID, agent.ID); err != nil {
 			t.Fatal(err)
 		}
-		_, _, err = st.SaveExchange(ctx, acct.ID, agent.ID, store.ConversationRef{RoomID: "room-1", UserID: "u1", Platform: "api"},
-			store.Message{UserID: "u1", Text: "hi"}, store.Message{UserID: "u1", Text: "hello", Model: "gpt-4o-mini", TokensUsed: 12, ResponseMillis: 3.5})
+		_, _, err = st.SaveExchange(ctx, acct.ID, agent.ID, domain.ConversationRef{RoomID: "room-1", UserID: "u1", Platform: "api"},
+			domain.Message{UserID: "u1", Text: "hi"}, domain.Message{UserID: "u1", Text: "hello", Model: "gpt-4o-mini", TokensUsed: 12, ResponseMillis: 3.5})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -274,7 +274,7 @@ func TestFiltersAndRollback(t *testing.T) {
 		name := func(n string) map[string]json.RawMessage {
 			return map[string]json.RawMessage{"name": json.RawMessage(`"` + n + `"`)}
 		}
-		x, err := st.CreateAgent(ctx, store.Agent{AccountID: acct.ID, Fields: name("x")}, 2)
+		x, err := st.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: name("x")}, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -282,7 +282,7 @@ func TestFiltersAndRollback(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.CreateAgent(ctx, store.Agent{AccountID: acct.ID, Fields: name("y")}, 2); err != nil {
+		if _, err := st.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: name("y")}, 2); err != nil {
 			t.Fatal(err)
 		}
 		if _, _, err := st.UpdateAgent(ctx, acct.ID, x.ID, name("x2"), nil, domain.AnyVersion); err != nil {
@@ -290,7 +290,7 @@ func TestFiltersAndRollback(t *testing.T) {
 		}
 		// Over quota: rolled back, so no event.
 		var qe *domain.Error
-		if _, err := st.CreateAgent(ctx, store.Agent{AccountID: acct.ID, Fields: name("z")}, 2); !errors.Is(err, domain.ErrQuotaExceeded) || !errors.As(err, &qe) {
+		if _, err := st.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: name("z")}, 2); !errors.Is(err, domain.ErrQuotaExceeded) || !errors.As(err, &qe) {
 			t.Fatalf("third agent: %v, want a quota error", err)
 		}
 		types := func(w store.Webhook) []string {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/internal/testutil"
 	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/store/storetest"
@@ -29,8 +30,8 @@ func TestStoreGauges(t *testing.T) {
 
 		var leases []store.Lease
 		for _, name := range []string{"a", "b", "c"} {
-			agent, err := st.CreateAgent(ctx, store.Agent{AccountID: acct.ID, Name: name, ModelProvider: "openai", Model: "m",
-				Status: store.StatusActive, Fields: map[string]json.RawMessage{"name": json.RawMessage(strconv.Quote(name))}}, -1)
+			agent, err := st.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Name: name, ModelProvider: "openai", Model: "m",
+				Status: domain.StatusActive, Fields: map[string]json.RawMessage{"name": json.RawMessage(strconv.Quote(name))}}, -1)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/connect"
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/internal/testutil"
 	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/store/storetest"
@@ -102,10 +103,10 @@ func (f *Fixture) Restart() {
 
 // Agent creates the agent "Ada" of the account, on the fixture's
 // platform, with settings.
-func (f *Fixture) Agent(settings map[string]any) store.Agent {
+func (f *Fixture) Agent(settings map[string]any) domain.Agent {
 	f.T.Helper()
 	fields := map[string]json.RawMessage{"name": JSON("Ada"), "clients": JSON([]string{f.Client}), "settings": JSON(settings)}
-	a, err := f.Store.CreateAgent(context.Background(), store.Agent{AccountID: f.Account.ID, Fields: fields}, -1)
+	a, err := f.Store.CreateAgent(context.Background(), domain.Agent{AccountID: f.Account.ID, Fields: fields}, -1)
 	if err != nil {
 		f.T.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func (f *Fixture) Agent(settings map[string]any) store.Agent {
 
 // State returns the stored connection of agent a; the zero Connection
 // before it has one.
-func (f *Fixture) State(a store.Agent) store.Connection {
+func (f *Fixture) State(a domain.Agent) store.Connection {
 	conns, err := f.Store.ListConnections(context.Background(), f.Account.ID, a.ID)
 	if err != nil || len(conns) == 0 {
 		return store.Connection{}
@@ -124,7 +125,7 @@ func (f *Fixture) State(a store.Agent) store.Connection {
 
 // InState is a check that agent a's connection is stored in state, with
 // a reason holding each of words.
-func (f *Fixture) InState(a store.Agent, state store.ConnState, words ...string) func() error {
+func (f *Fixture) InState(a domain.Agent, state store.ConnState, words ...string) func() error {
 	return func() error {
 		c := f.State(a)
 		ok := c.State == state
@@ -140,7 +141,7 @@ func (f *Fixture) InState(a store.Agent, state store.ConnState, words ...string)
 
 // Counted is a check that agent a's connection counted in messages in
 // and out out.
-func (f *Fixture) Counted(a store.Agent, in, out int64) func() error {
+func (f *Fixture) Counted(a domain.Agent, in, out int64) func() error {
 	return func() error {
 		if c := f.State(a); c.MessagesIn != in || c.MessagesOut != out {
 			return fmt.Errorf("%d in, %d out", c.MessagesIn, c.MessagesOut)
@@ -151,7 +152,7 @@ func (f *Fixture) Counted(a store.Agent, in, out int64) func() error {
 
 // WaitConnected waits until agent a's connection is stored as connected
 // and Live, when set, holds.
-func (f *Fixture) WaitConnected(a store.Agent) {
+func (f *Fixture) WaitConnected(a domain.Agent) {
 	f.T.Helper()
 	connected := f.InState(a, store.ConnConnected)
 	testutil.Eventually(f.T, "connected", func() error {

@@ -432,7 +432,7 @@ func TestStopsWhenInactiveOrDeleted(t *testing.T) {
 	f := newFixture(t)
 	f.Start()
 	ctx := context.Background()
-	inactive := store.StatusInactive
+	inactive := domain.StatusInactive
 	for _, name := range []string{"inactive", "deleted"} {
 		a := f.Agent(withToken(token, nil))
 		f.WaitConnected(a)

@@ -217,18 +217,18 @@ func TestStopsWhenInactiveRemovedOrDeleted(t *testing.T) {
 	f := newFixture(t)
 	f.Start()
 	ctx := context.Background()
-	inactive := store.StatusInactive
-	active := store.StatusActive
-	stops := map[string]func(a store.Agent){
-		"inactive": func(a store.Agent) {
+	inactive := domain.StatusInactive
+	active := domain.StatusActive
+	stops := map[string]func(a domain.Agent){
+		"inactive": func(a domain.Agent) {
 			_, _, err := f.Store.UpdateAgent(ctx, f.Account.ID, a.ID, nil, &inactive, domain.AnyVersion)
 			testutil.OK(t, err)
 		},
-		"removed": func(a store.Agent) {
+		"removed": func(a domain.Agent) {
 			_, _, err := f.Store.UpdateAgent(ctx, f.Account.ID, a.ID, map[string]json.RawMessage{"clients": json.RawMessage(`[]`)}, &active, domain.AnyVersion)
 			testutil.OK(t, err)
 		},
-		"deleted": func(a store.Agent) {
+		"deleted": func(a domain.Agent) {
 			_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID, domain.AnyVersion)
 			testutil.OK(t, err)
 		},

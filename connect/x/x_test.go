@@ -114,7 +114,7 @@ func secrets() map[string]any {
 
 // agent creates an agent with the bot's credentials and, when given,
 // settings.twitter.
-func (f *fixture) agent(twitter map[string]any) store.Agent {
+func (f *fixture) agent(twitter map[string]any) domain.Agent {
 	settings := map[string]any{"secrets": secrets()}
 	if twitter != nil {
 		settings["twitter"] = twitter
@@ -408,7 +408,7 @@ func TestStopsWhenInactiveOrDeleted(t *testing.T) {
 	f := newFixture(t)
 	f.Start()
 	ctx := context.Background()
-	inactive := store.StatusInactive
+	inactive := domain.StatusInactive
 	for _, name := range []string{"inactive", "deleted"} {
 		a := f.agent(nil)
 		f.WaitConnected(a)
