@@ -98,8 +98,8 @@ func recallOn(ctx context.Context, backend, dsn string) ([]recallPoint, error) {
 		return nil, err
 	}
 	defer st.Close()
-	acct, err := st.CreateAccount(ctx, store.Account{Name: "recall-" + strconv.FormatInt(time.Now().UnixNano(), 36),
-		Tier: store.TierEnterprise, AgentQuota: 1_000_000})
+	acct, err := st.CreateAccount(ctx, domain.Account{Name: "recall-" + strconv.FormatInt(time.Now().UnixNano(), 36),
+		Tier: domain.TierEnterprise, AgentQuota: 1_000_000})
 	if err != nil {
 		return nil, err
 	}

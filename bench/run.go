@@ -57,12 +57,12 @@ func seedAgentd(ctx context.Context, dsn string, o options) (fixture, error) {
 		return fixture{}, err
 	}
 	account := func(name string, n int) (string, []string, error) {
-		_, err := st.CreateAccount(ctx, store.Account{Name: name, Tier: store.TierEnterprise,
+		_, err := st.CreateAccount(ctx, domain.Account{Name: name, Tier: domain.TierEnterprise,
 			RPM: 1_000_000_000, EndpointMultiplier: 100_000_000, AgentQuota: 1_000_000_000})
 		if err != nil {
 			return "", nil, err
 		}
-		key, k, err := st.CreateKey(ctx, name, store.ScopeWrite, nil)
+		key, k, err := st.CreateKey(ctx, name, domain.ScopeWrite, nil)
 		if err != nil {
 			return "", nil, err
 		}

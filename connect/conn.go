@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/domain"
-	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/telemetry"
 	"github.com/agentd/agentd/turn"
 	"github.com/prometheus/client_golang/prometheus"
@@ -69,7 +68,7 @@ type Conn struct {
 	Local any
 
 	platform string
-	lease    store.Lease // as acquired; never changed, so every goroutine may read it
+	lease    domain.Lease // as acquired; never changed, so every goroutine may read it
 	store    Store
 
 	mu        sync.Mutex
@@ -165,7 +164,7 @@ func (c *Conn) ClaimBot(ctx context.Context, botID, username string) error {
 // MarkConnected is the second half of Connected: the connection's state
 // becomes connected.
 func (c *Conn) MarkConnected(ctx context.Context) error {
-	if err := c.setState(ctx, store.ConnConnected, ""); err != nil {
+	if err := c.setState(ctx, domain.ConnConnected, ""); err != nil {
 		return err
 	}
 	c.setConnectedAt(time.Now())
@@ -173,10 +172,10 @@ func (c *Conn) MarkConnected(ctx context.Context) error {
 }
 
 // Trouble reports that the connection cannot do its work now, with the
-// reason: store.ConnConnecting while it retries by itself,
-// store.ConnError for a fault only the operator can fix (it retries all
+// reason: domain.ConnConnecting while it retries by itself,
+// domain.ConnError for a fault only the operator can fix (it retries all
 // the same). MarkConnected ends it.
-func (c *Conn) Trouble(ctx context.Context, state store.ConnState, reason string) error {
+func (c *Conn) Trouble(ctx context.Context, state domain.ConnState, reason string) error {
 	return c.setState(ctx, state, reason)
 }
 
@@ -193,7 +192,7 @@ func (c *Conn) connectedAt() time.Time {
 	return c.connected
 }
 
-func (c *Conn) setState(ctx context.Context, state store.ConnState, reason string) error {
+func (c *Conn) setState(ctx context.Context, state domain.ConnState, reason string) error {
 	if err := c.store.SetConnectionState(ctx, c.lease, state, reason); err != nil {
 		return c.leaseErr(fmt.Errorf("connect: set state %s: %w", state, err))
 	}

@@ -274,12 +274,12 @@ func (s *countingStore) AgentsByID(ctx context.Context, ids []string) ([]domain.
 	return s.Store.AgentsByID(ctx, ids)
 }
 
-func (s *countingStore) AcquireLease(ctx context.Context, agentID, platform, owner string, ttl time.Duration) (store.Lease, bool, error) {
+func (s *countingStore) AcquireLease(ctx context.Context, agentID, platform, owner string, ttl time.Duration) (domain.Lease, bool, error) {
 	s.acquires.Add(1)
 	return s.Store.AcquireLease(ctx, agentID, platform, owner, ttl)
 }
 
-func (s *countingStore) RenewLeases(ctx context.Context, owner string, ttl time.Duration) ([]store.HeldLease, error) {
+func (s *countingStore) RenewLeases(ctx context.Context, owner string, ttl time.Duration) ([]domain.HeldLease, error) {
 	s.renewals.Add(1)
 	return s.Store.RenewLeases(ctx, owner, ttl)
 }
@@ -498,7 +498,7 @@ func TestInboxOfADeadRunnerIsTakenOver(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("acquire: %v %v", ok, err)
 	}
-	if _, err := f.st.TakePlatformMessages(ctx, dead, "", []store.InboxMessage{{ID: "m1", Chat: "c", Payload: []byte(`{}`), ReceivedAt: time.Now()}}); err != nil {
+	if _, err := f.st.TakePlatformMessages(ctx, dead, "", []domain.InboxMessage{{ID: "m1", Chat: "c", Payload: []byte(`{}`), ReceivedAt: time.Now()}}); err != nil {
 		t.Fatal(err)
 	}
 	p := &steadyPlatform{taken: make(chan Inbound, 1)}

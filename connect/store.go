@@ -15,7 +15,7 @@ type Store interface {
 	// up to limit agents configured at or after since (all of them for a
 	// zero since) that follow after (the zero AgentVersion for the first
 	// page), by last change then id.
-	AgentVersionsChangedSince(ctx context.Context, since time.Time, after store.AgentVersion, limit int) ([]store.AgentVersion, error)
+	AgentVersionsChangedSince(ctx context.Context, since time.Time, after domain.AgentVersion, limit int) ([]domain.AgentVersion, error)
 	// AgentsByID returns the agents of ids that still exist.
 	AgentsByID(ctx context.Context, ids []string) ([]domain.Agent, error)
 	GetAgent(ctx context.Context, accountID, id string) (domain.Agent, error)
@@ -25,35 +25,35 @@ type Store interface {
 
 	// AcquireLease returns ok false when another owner holds the lease and
 	// domain.ErrNotFound when the agent is gone.
-	AcquireLease(ctx context.Context, agentID, platform, owner string, ttl time.Duration) (store.Lease, bool, error)
+	AcquireLease(ctx context.Context, agentID, platform, owner string, ttl time.Duration) (domain.Lease, bool, error)
 	// RenewLeases renews every live lease of owner's in one statement and
 	// returns them.
-	RenewLeases(ctx context.Context, owner string, ttl time.Duration) ([]store.HeldLease, error)
+	RenewLeases(ctx context.Context, owner string, ttl time.Duration) ([]domain.HeldLease, error)
 	// Heartbeat records owner as live and returns how many replicas are.
 	Heartbeat(ctx context.Context, owner string, ttl time.Duration) (int, error)
 	LeaveReplicas(ctx context.Context, owner string) error
 	// LeasedElsewhere returns the connections a live lease of another
 	// owner holds.
-	LeasedElsewhere(ctx context.Context, owner string) ([]store.ConnKey, error)
+	LeasedElsewhere(ctx context.Context, owner string) ([]domain.ConnKey, error)
 	// ReleaseLeases frees every lease owner holds, in one statement.
 	ReleaseLeases(ctx context.Context, owner string) error
-	ReleaseLease(ctx context.Context, l store.Lease, state store.ConnState, reason string) error
-	SaveCursor(ctx context.Context, l store.Lease, cursor string) error
-	SetConnectionState(ctx context.Context, l store.Lease, state store.ConnState, reason string) error
+	ReleaseLease(ctx context.Context, l domain.Lease, state domain.ConnState, reason string) error
+	SaveCursor(ctx context.Context, l domain.Lease, cursor string) error
+	SetConnectionState(ctx context.Context, l domain.Lease, state domain.ConnState, reason string) error
 	// SetIdleConnections stores the states of connections no runner holds
 	// (missing credentials), writing only the changed ones.
-	SetIdleConnections(ctx context.Context, idle []store.IdleConnection) error
+	SetIdleConnections(ctx context.Context, idle []domain.IdleConnection) error
 	// ClaimBot returns domain.ErrBotInUse when another agent's live
 	// connection has the same bot.
-	ClaimBot(ctx context.Context, l store.Lease, botID, username string) error
-	CountConnectionMessage(ctx context.Context, l store.Lease, in bool) error
+	ClaimBot(ctx context.Context, l domain.Lease, botID, username string) error
+	CountConnectionMessage(ctx context.Context, l domain.Lease, in bool) error
 	// TakePlatformMessages stores messages in the connection's inbox (and
 	// the cursor) under the lease and returns the new ones.
-	TakePlatformMessages(ctx context.Context, l store.Lease, cursor string, msgs []store.InboxMessage) ([]store.InboxMessage, error)
-	PendingPlatformMessages(ctx context.Context, l store.Lease) ([]store.InboxMessage, error)
+	TakePlatformMessages(ctx context.Context, l domain.Lease, cursor string, msgs []domain.InboxMessage) ([]domain.InboxMessage, error)
+	PendingPlatformMessages(ctx context.Context, l domain.Lease) ([]domain.InboxMessage, error)
 	// FinishPlatformMessage takes a message out of the inbox, remembered
 	// as answered, under the lease; false when it was finished before.
-	FinishPlatformMessage(ctx context.Context, l store.Lease, id string) (bool, error)
+	FinishPlatformMessage(ctx context.Context, l domain.Lease, id string) (bool, error)
 	PruneAnsweredMessages(ctx context.Context, limit int) (int64, error)
 
 	// FindConversation returns domain.ErrConversationNotFound when the agent

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/domain"
-	"github.com/agentd/agentd/store"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -243,7 +242,7 @@ func (s *Supervisor) sync(ctx context.Context, since time.Time, full bool) error
 	if full {
 		unseen = s.runnerAgents()
 	}
-	for after := (store.AgentVersion{}); ; {
+	for after := (domain.AgentVersion{}); ; {
 		page, err := s.cfg.Store.AgentVersionsChangedSince(ctx, since, after, syncPage)
 		if err != nil {
 			return err
@@ -296,7 +295,7 @@ func (s *Supervisor) runnerAgents() map[string]bool {
 
 // names reports whether the clients of agent v name one of the
 // supervisor's platforms (or cannot be read).
-func (s *Supervisor) names(v store.AgentVersion) bool {
+func (s *Supervisor) names(v domain.AgentVersion) bool {
 	var clients []string
 	if v.Clients != "" && json.Unmarshal([]byte(v.Clients), &clients) != nil {
 		return true
@@ -315,7 +314,7 @@ func (s *Supervisor) running(agentID string) bool {
 // versions when remember is set (a full resync's are not: it reads every
 // agent, and the next windows only the changed ones).
 func (s *Supervisor) apply(ctx context.Context, agents []domain.Agent, remember bool) {
-	var idle []store.IdleConnection
+	var idle []domain.IdleConnection
 	now := time.Now()
 	for _, a := range agents {
 		if remember {
@@ -343,7 +342,7 @@ var (
 // connection whose credentials are missing gets no runner (an agent's
 // clients often name platforms it has no token for, and a service may have
 // thousands): applyOne returns its disabled state for the caller to store.
-func (s *Supervisor) applyOne(ctx context.Context, a domain.Agent, p Platform) *store.IdleConnection {
+func (s *Supervisor) applyOne(ctx context.Context, a domain.Agent, p Platform) *domain.IdleConnection {
 	key := runnerKey{a.ID, p.Name()}
 	want, why := wanted(a, p.Name())
 	s.mu.Lock()
@@ -362,7 +361,7 @@ func (s *Supervisor) applyOne(ctx context.Context, a domain.Agent, p Platform) *
 			old.stop(errors.New(reason))
 			delete(s.runners, key)
 		}
-		return &store.IdleConnection{AgentID: a.ID, Platform: p.Name(), State: store.ConnDisabled, Reason: reason}
+		return &domain.IdleConnection{AgentID: a.ID, Platform: p.Name(), State: domain.ConnDisabled, Reason: reason}
 	}
 	if old != nil && old.spec.fingerprint == spec.fingerprint && !old.finished() {
 		return nil // status or unrelated members: each turn reads them afresh

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/internal/testutil"
 	"github.com/agentd/agentd/llm/llmtest"
 	"github.com/agentd/agentd/store"
@@ -149,8 +150,8 @@ func TestA2AAgentCard(t *testing.T) {
 	if res := card("", nil); res.Code != 401 || res.ErrorCode(t) != "UNAUTHORIZED" {
 		t.Errorf("no key: %d %s", res.Code, res.Body)
 	}
-	h.newAccount("globex", store.TierEnterprise)
-	if res := card(h.newKey("globex", store.ScopeRead), nil); res.Code != 404 || res.ErrorCode(t) != "AGENT_NOT_FOUND" || strings.Contains(string(res.Body), "Trader") {
+	h.newAccount("globex", domain.TierEnterprise)
+	if res := card(h.newKey("globex", domain.ScopeRead), nil); res.Code != 404 || res.ErrorCode(t) != "AGENT_NOT_FOUND" || strings.Contains(string(res.Body), "Trader") {
 		t.Errorf("another account's agent: %d %s", res.Code, res.Body)
 	}
 }
@@ -330,8 +331,8 @@ func TestA2AErrors(t *testing.T) {
 		edit(p["message"].(map[string]any))
 		return p
 	}
-	h.newAccount("globex", store.TierEnterprise)
-	other := h.newKey("globex", store.ScopeWrite)
+	h.newAccount("globex", domain.TierEnterprise)
+	other := h.newKey("globex", domain.ScopeWrite)
 	inactive := h.createAgent(map[string]any{"name": "Sleepy"})
 	h.do(request{method: "PATCH", path: "/v1/agents/" + inactive, key: h.writeKey, body: map[string]any{"status": "inactive"}})
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/gen"
 	"github.com/agentd/agentd/llm/llmtest"
 	"github.com/agentd/agentd/server/limit"
@@ -363,9 +364,9 @@ func TestEveryResponseIsDeclared(t *testing.T) {
 			if w.id == "createWebhook" {
 				// The quota, in an account of its own so the other
 				// subtests keep theirs.
-				h.newAccount("hooked", store.TierEnterprise)
-				key := h.newKey("hooked", store.ScopeWrite)
-				for range store.WebhookQuota {
+				h.newAccount("hooked", domain.TierEnterprise)
+				key := h.newKey("hooked", domain.ScopeWrite)
+				for range domain.WebhookQuota {
 					if res := h.do(w.request(key, missing)); res.Code != 201 {
 						t.Fatalf("create webhook: %d %s", res.Code, res.Body)
 					}

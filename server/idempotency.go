@@ -68,7 +68,7 @@ func checkIdempotencyKey(req *http.Request) error {
 // the rate limits, so a replay counts like any request. A failed request
 // releases its key, so a retry runs afresh. A streamed reply's key is
 // handed to the stream, which settles it when the reply ends (streamClaim).
-func (s *Server) idempotent(c echo.Context, next echo.HandlerFunc, principal store.Principal, operationID string) error {
+func (s *Server) idempotent(c echo.Context, next echo.HandlerFunc, principal domain.Principal, operationID string) error {
 	req := c.Request()
 	key := req.Header.Get(idempotencyHeader)
 	if key == "" || !idempotentOps[operationID] {

@@ -164,7 +164,7 @@ func (m *mcpServer) serverFor(r *http.Request) *mcp.Server {
 	return srv
 }
 
-func (m *mcpServer) listAgents(ctx context.Context, p store.Principal, args mcpListArgs) (mcpAgentList, error) {
+func (m *mcpServer) listAgents(ctx context.Context, p domain.Principal, args mcpListArgs) (mcpAgentList, error) {
 	q := store.ListQuery{Page: 1, Limit: mcpListLimit, SortBy: "createdAt", Desc: true, Status: domain.Status(args.Status)}
 	agents, _, err := m.s.cfg.Store.ListAgents(ctx, p.Account.ID, q)
 	if err != nil {
@@ -180,8 +180,8 @@ func (m *mcpServer) listAgents(ctx context.Context, p store.Principal, args mcpL
 // sendMessage takes the turn Send Message takes, with the same checks of
 // the body, the same limit on the agent's messages a minute and on its
 // turns in flight.
-func (m *mcpServer) sendMessage(ctx context.Context, p store.Principal, requestID string, args mcpSendArgs) (gen.MessageReply, error) {
-	if p.Key.Scope != store.ScopeWrite {
+func (m *mcpServer) sendMessage(ctx context.Context, p domain.Principal, requestID string, args mcpSendArgs) (gen.MessageReply, error) {
+	if p.Key.Scope != domain.ScopeWrite {
 		return gen.MessageReply{}, errForbidden
 	}
 	body := map[string]any{"text": args.Text}

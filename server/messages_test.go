@@ -269,10 +269,10 @@ func TestHistorySurvivesRestart(t *testing.T) {
 		return newServer(t, Config{Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Turns: turns}), st
 	}
 	srv, st := boot()
-	if _, err := st.CreateAccount(context.Background(), store.Account{Name: "a"}); err != nil {
+	if _, err := st.CreateAccount(context.Background(), domain.Account{Name: "a"}); err != nil {
 		t.Fatal(err)
 	}
-	key, _, _ := st.CreateKey(context.Background(), "a", store.ScopeWrite, nil)
+	key, _, _ := st.CreateKey(context.Background(), "a", domain.ScopeWrite, nil)
 	call := func(srv *Server, method, path, body string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(method, path, strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+key)

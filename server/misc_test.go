@@ -89,14 +89,14 @@ func TestRequestIDAndProbes(t *testing.T) {
 func TestKeyExpiryAndRevocation(t *testing.T) {
 	h := newHarness(t)
 	inAnHour := time.Now().Add(time.Hour)
-	expiring, _, err := h.store.CreateKey(context.Background(), "acme", store.ScopeWrite, &inAnHour)
+	expiring, _, err := h.store.CreateKey(context.Background(), "acme", domain.ScopeWrite, &inAnHour)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res := h.do(request{method: "GET", path: "/v1/agents", key: expiring}); res.Code != 200 {
 		t.Fatalf("fresh key: %d", res.Code)
 	}
-	revoked := h.newKey("acme", store.ScopeWrite)
+	revoked := h.newKey("acme", domain.ScopeWrite)
 	if _, err := h.store.RevokeKey(context.Background(), revoked[:12]); err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 // *domain.Error, mapped to the contract by code in one table (storeErrors).
 type Store interface {
 	// Authenticate resolves an API key; domain.ErrUnauthorized when it is unusable.
-	Authenticate(ctx context.Context, plaintext string) (store.Principal, error)
+	Authenticate(ctx context.Context, plaintext string) (domain.Principal, error)
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error
 
@@ -73,7 +73,7 @@ type Store interface {
 	// elsewhere; domain.ErrInvalid for an unnamed conversation.
 	ImportConversation(ctx context.Context, accountID, agentID string, conv domain.ConversationRef, msgs []domain.Message) error
 	// ListConnections returns the stored platform connections of an agent.
-	ListConnections(ctx context.Context, accountID, agentID string) ([]store.Connection, error)
+	ListConnections(ctx context.Context, accountID, agentID string) ([]domain.Connection, error)
 	// MarkAgentError moves an active agent (or one in error) into error and
 	// returns its status afterwards.
 	MarkAgentError(ctx context.Context, accountID, agentID, reason string, retryAt time.Time) (domain.Status, error)
@@ -82,15 +82,15 @@ type Store interface {
 	// Webhooks: the Webhook ones return domain.ErrWebhookNotFound for a
 	// webhook the account lacks, RetryDelivery domain.ErrDeliveryNotFound for
 	// a delivery the webhook lacks; CreateWebhook a *store.QuotaError past
-	// store.WebhookQuota.
-	CreateWebhook(ctx context.Context, w store.Webhook) (store.Webhook, error)
-	GetWebhook(ctx context.Context, accountID, id string) (store.Webhook, error)
-	ListWebhooks(ctx context.Context, accountID string, page, limit int) ([]store.Webhook, int64, error)
-	UpdateWebhook(ctx context.Context, accountID, id string, c store.WebhookChanges, ifVersion int64) (store.Webhook, []string, error)
+	// domain.WebhookQuota.
+	CreateWebhook(ctx context.Context, w domain.Webhook) (domain.Webhook, error)
+	GetWebhook(ctx context.Context, accountID, id string) (domain.Webhook, error)
+	ListWebhooks(ctx context.Context, accountID string, page, limit int) ([]domain.Webhook, int64, error)
+	UpdateWebhook(ctx context.Context, accountID, id string, c domain.WebhookChanges, ifVersion int64) (domain.Webhook, []string, error)
 	DeleteWebhook(ctx context.Context, accountID, id string, ifVersion int64) error
-	RotateWebhookSecret(ctx context.Context, accountID, id string) (store.Webhook, error)
+	RotateWebhookSecret(ctx context.Context, accountID, id string) (domain.Webhook, error)
 	TestWebhook(ctx context.Context, accountID, id string) error
-	ListDeliveries(ctx context.Context, accountID, webhookID string, q store.DeliveryQuery) ([]store.Delivery, int64, error)
+	ListDeliveries(ctx context.Context, accountID, webhookID string, q domain.DeliveryQuery) ([]domain.Delivery, int64, error)
 	RetryDelivery(ctx context.Context, accountID, webhookID, deliveryID string) error
 	// A2A tasks (see a2a.Tasks).
 	a2a.Tasks

@@ -64,7 +64,7 @@ func (s *Store) CreateAgent(ctx context.Context, a domain.Agent, quota int) (dom
 			// a webhook takes too, so it is this transaction's truth.
 			return nil
 		}
-		return emit(Event{AccountID: a.AccountID, AgentID: out.ID, Type: EventAgentCreated, Data: agentEvent{Agent: summaryOf(out)}})
+		return emit(domain.Event{AccountID: a.AccountID, AgentID: out.ID, Type: domain.EventAgentCreated, Data: agentEvent{Agent: summaryOf(out)}})
 	})
 	if err != nil {
 		return domain.Agent{}, err
@@ -155,7 +155,7 @@ func (s *Store) DeleteAgent(ctx context.Context, accountID, id string, ifVersion
 			return err
 		}
 		// The agent's last event: with it gone, nothing can emit another.
-		return emit(Event{AccountID: accountID, AgentID: id, Type: EventAgentDeleted, Data: agentIDEvent{AgentID: id}})
+		return emit(domain.Event{AccountID: accountID, AgentID: id, Type: domain.EventAgentDeleted, Data: agentIDEvent{AgentID: id}})
 	})
 	return out, err
 }

@@ -70,7 +70,7 @@ func BenchmarkAuthenticate(b *testing.B) {
 			clock := withClock(s)
 			ctx := context.Background()
 			mustAccount(b, s, "acme")
-			plain, _, err := s.CreateKey(ctx, "acme", ScopeWrite, nil)
+			plain, _, err := s.CreateKey(ctx, "acme", domain.ScopeWrite, nil)
 			mustOK(b, err)
 			b.ReportAllocs()
 			for b.Loop() {

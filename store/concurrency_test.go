@@ -20,7 +20,7 @@ func TestConcurrentMixedLoad(t *testing.T) {
 	stores := []*Store{openSQLiteAt(t, path), openSQLiteAt(t, path)}
 	ctx := context.Background()
 	acct := mustAccount(t, stores[0], "acme")
-	plain, _, err := stores[0].CreateKey(ctx, "acme", ScopeWrite, nil)
+	plain, _, err := stores[0].CreateKey(ctx, "acme", domain.ScopeWrite, nil)
 	mustOK(t, err)
 	seed := mustAgent(t, stores[0], acct.ID, "seed")
 

@@ -86,9 +86,9 @@ func backends(t *testing.T, fn func(t *testing.T, s *Store)) {
 }
 
 // mustAccount creates an account called name.
-func mustAccount(t testing.TB, s *Store, name string) Account {
+func mustAccount(t testing.TB, s *Store, name string) domain.Account {
 	t.Helper()
-	a, err := s.CreateAccount(context.Background(), Account{Name: name})
+	a, err := s.CreateAccount(context.Background(), domain.Account{Name: name})
 	if err != nil {
 		t.Fatalf("create account %s: %v", name, err)
 	}

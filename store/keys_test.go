@@ -19,12 +19,12 @@ func TestCreateKeyAndAuthenticate(t *testing.T) {
 		ctx := context.Background()
 		clock := withClock(s)
 		acct := mustAccount(t, s, "acme")
-		plain, key, err := s.CreateKey(ctx, "acme", ScopeRead, nil)
+		plain, key, err := s.CreateKey(ctx, "acme", domain.ScopeRead, nil)
 		mustOK(t, err)
 		if !keyPattern.MatchString(plain) {
 			t.Fatalf("key %q has the wrong form", plain)
 		}
-		if key.Prefix != plain[:12] || key.AccountID != acct.ID || key.Scope != ScopeRead || !strings.HasPrefix(key.ID, "key_") {
+		if key.Prefix != plain[:12] || key.AccountID != acct.ID || key.Scope != domain.ScopeRead || !strings.HasPrefix(key.ID, "key_") {
 			t.Errorf("key = %+v", key)
 		}
 		var stored keyRow
@@ -36,7 +36,7 @@ func TestCreateKeyAndAuthenticate(t *testing.T) {
 		clock.add(time.Second)
 		p, err := s.Authenticate(ctx, plain)
 		mustOK(t, err)
-		if p.Account != acct || p.Key.ID != key.ID || p.Key.Scope != ScopeRead {
+		if p.Account != acct || p.Key.ID != key.ID || p.Key.Scope != domain.ScopeRead {
 			t.Errorf("principal = %+v", p)
 		}
 		s.uses.wg.Wait()
@@ -62,7 +62,7 @@ func TestCreateKeyAndAuthenticate(t *testing.T) {
 		if keys[0].LastUsedAt == nil || !keys[0].LastUsedAt.Equal(clock.now()) {
 			t.Errorf("listed last used = %v", keys[0].LastUsedAt)
 		}
-		_, _, err = s.CreateKey(ctx, "nobody", ScopeWrite, nil)
+		_, _, err = s.CreateKey(ctx, "nobody", domain.ScopeWrite, nil)
 		wantErr(t, err, domain.ErrNotFound)
 		_, _, err = s.CreateKey(ctx, "acme", "admin", nil)
 		wantErr(t, err, domain.ErrInvalid)
@@ -76,7 +76,7 @@ func TestAuthenticateDoesNotNeedTheWriter(t *testing.T) {
 	s := openSQLiteAt(t, path)
 	ctx := context.Background()
 	mustAccount(t, s, "acme")
-	plain, _, err := s.CreateKey(ctx, "acme", ScopeRead, nil)
+	plain, _, err := s.CreateKey(ctx, "acme", domain.ScopeRead, nil)
 	mustOK(t, err)
 
 	blocker, err := sql.Open("sqlite3", path+"?_busy_timeout=100")
@@ -103,12 +103,12 @@ func TestAuthenticateRejects(t *testing.T) {
 		ctx := context.Background()
 		clock := withClock(s)
 		mustAccount(t, s, "acme")
-		revoked, rk, err := s.CreateKey(ctx, "acme", ScopeWrite, nil)
+		revoked, rk, err := s.CreateKey(ctx, "acme", domain.ScopeWrite, nil)
 		mustOK(t, err)
 		_, err = s.RevokeKey(ctx, rk.Prefix)
 		mustOK(t, err)
 		exp := t0.Add(time.Hour)
-		expiring, _, err := s.CreateKey(ctx, "acme", ScopeWrite, &exp)
+		expiring, _, err := s.CreateKey(ctx, "acme", domain.ScopeWrite, &exp)
 		mustOK(t, err)
 		_, err = s.Authenticate(ctx, expiring)
 		mustOK(t, err)
@@ -135,7 +135,7 @@ func TestAuthenticateRejects(t *testing.T) {
 			wantErr(t, err, domain.ErrUnauthorized)
 		}
 		past := t0
-		_, _, err = s.CreateKey(ctx, "acme", ScopeWrite, &past)
+		_, _, err = s.CreateKey(ctx, "acme", domain.ScopeWrite, &past)
 		wantErr(t, err, domain.ErrInvalid)
 	})
 }
@@ -148,12 +148,12 @@ func TestListAndRevokeKeys(t *testing.T) {
 		mustAccount(t, s, "other")
 		var prefixes []string
 		for i := 0; i < 3; i++ {
-			_, k, err := s.CreateKey(ctx, "acme", ScopeWrite, nil)
+			_, k, err := s.CreateKey(ctx, "acme", domain.ScopeWrite, nil)
 			mustOK(t, err)
 			prefixes = append(prefixes, k.Prefix)
 			clock.add(time.Millisecond)
 		}
-		_, _, err := s.CreateKey(ctx, "other", ScopeRead, nil)
+		_, _, err := s.CreateKey(ctx, "other", domain.ScopeRead, nil)
 		mustOK(t, err)
 		keys, err := s.ListKeys(ctx, "acme")
 		mustOK(t, err)

@@ -31,14 +31,14 @@ func TestTracing(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = s.Close() })
-		if _, err := s.CreateAccount(context.Background(), Account{Name: "untraced-" + system}); err != nil {
+		if _, err := s.CreateAccount(context.Background(), domain.Account{Name: "untraced-" + system}); err != nil {
 			t.Fatal(err)
 		}
 		ctx, parent := tp.Tracer("test").Start(context.Background(), "request "+system)
-		if _, err := s.CreateAccount(ctx, Account{Name: "secret-name-" + system}); err != nil {
+		if _, err := s.CreateAccount(ctx, domain.Account{Name: "secret-name-" + system}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.CreateAccount(ctx, Account{Name: "secret-name-" + system}); !errors.Is(err, domain.ErrConflict) {
+		if _, err := s.CreateAccount(ctx, domain.Account{Name: "secret-name-" + system}); !errors.Is(err, domain.ErrConflict) {
 			t.Fatalf("duplicate account: %v", err)
 		}
 		if _, err := s.ListAccounts(ctx); err != nil {

@@ -168,7 +168,7 @@ func emitUpdate(emit emitFunc, a domain.Agent, from domain.Status, changes []str
 	if len(changes) == 0 {
 		return nil
 	}
-	err := emit(Event{AccountID: a.AccountID, AgentID: a.ID, Type: EventAgentUpdated,
+	err := emit(domain.Event{AccountID: a.AccountID, AgentID: a.ID, Type: domain.EventAgentUpdated,
 		Data: agentEvent{Agent: summaryOf(a), Changes: changes}})
 	if err != nil || from == a.Status {
 		return err

@@ -63,17 +63,17 @@ func TestWebhookVersionMovesWithEachChangeOnly(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		acct := mustAccount(t, s, "acme")
-		w, err := s.CreateWebhook(ctx, Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{"*"}, Enabled: true})
+		w, err := s.CreateWebhook(ctx, domain.Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{"*"}, Enabled: true})
 		mustOK(t, err)
 		desc := "billing"
-		_, _, err = s.UpdateWebhook(ctx, acct.ID, w.ID, WebhookChanges{Description: &desc}, w.Version+1)
+		_, _, err = s.UpdateWebhook(ctx, acct.ID, w.ID, domain.WebhookChanges{Description: &desc}, w.Version+1)
 		wantErr(t, err, domain.ErrPreconditionFailed)
-		got, _, err := s.UpdateWebhook(ctx, acct.ID, w.ID, WebhookChanges{Description: &desc}, w.Version)
+		got, _, err := s.UpdateWebhook(ctx, acct.ID, w.ID, domain.WebhookChanges{Description: &desc}, w.Version)
 		mustOK(t, err)
 		if got.Version != w.Version+1 {
 			t.Fatalf("version %d after a change; want %d", got.Version, w.Version+1)
 		}
-		again, _, err := s.UpdateWebhook(ctx, acct.ID, w.ID, WebhookChanges{Description: &desc}, domain.AnyVersion)
+		again, _, err := s.UpdateWebhook(ctx, acct.ID, w.ID, domain.WebhookChanges{Description: &desc}, domain.AnyVersion)
 		mustOK(t, err)
 		if again.Version != got.Version {
 			t.Fatal("an update that changed nothing moved the version")

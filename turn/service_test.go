@@ -55,7 +55,7 @@ func newServiceWith(t *testing.T, cfg turn.Config, fields map[string]json.RawMes
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	acct, err := st.CreateAccount(ctx, store.Account{Name: "acme", Tier: store.TierEnterprise, AgentQuota: 10})
+	acct, err := st.CreateAccount(ctx, domain.Account{Name: "acme", Tier: domain.TierEnterprise, AgentQuota: 10})
 	if err != nil {
 		t.Fatal(err)
 	}

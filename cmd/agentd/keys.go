@@ -32,7 +32,7 @@ Examples:
 	setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 		db := dbFlag(fs, e)
 		account := fs.String("account", "", "`name` of the account the key belongs to (required)")
-		scope := newChoice(string(store.ScopeWrite), string(store.ScopeRead), string(store.ScopeWrite))
+		scope := newChoice(string(domain.ScopeWrite), string(domain.ScopeRead), string(domain.ScopeWrite))
 		fs.Var(scope, "scope", "`scope` of the key: read (GET operations only) or write (every operation)")
 		var exp expiry
 		fs.Var(&exp, "expires", "`lifetime` of the key: 90d, 12h, 1h30m (default: never expires)")
@@ -40,7 +40,7 @@ Examples:
 			if *account == "" {
 				return usagef("keys create", "keys create needs --account NAME")
 			}
-			return createKey(ctx, e, *db, *account, store.Scope(scope.v), exp.expiresAt(time.Now()))
+			return createKey(ctx, e, *db, *account, domain.Scope(scope.v), exp.expiresAt(time.Now()))
 		}
 	},
 }
@@ -85,7 +85,7 @@ Example:
 }
 
 // createKey creates a key and prints it alone on stdout.
-func createKey(ctx context.Context, e *env, dsn, account string, scope store.Scope, expiresAt *time.Time) error {
+func createKey(ctx context.Context, e *env, dsn, account string, scope domain.Scope, expiresAt *time.Time) error {
 	return withStore(ctx, dsn, func(st *store.Store) error {
 		plain, key, err := st.CreateKey(ctx, account, scope, expiresAt)
 		if errors.Is(err, domain.ErrNotFound) {
@@ -141,7 +141,7 @@ func revokeKey(ctx context.Context, e *env, dsn, prefix string) error {
 }
 
 // printKeys writes keys as a table; now decides which have expired.
-func printKeys(w io.Writer, now time.Time, keys []store.APIKey) error {
+func printKeys(w io.Writer, now time.Time, keys []domain.APIKey) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "PREFIX\tSCOPE\tSTATE\tCREATED\tEXPIRES\tLAST-USED")
 	for _, k := range keys {
@@ -152,7 +152,7 @@ func printKeys(w io.Writer, now time.Time, keys []store.APIKey) error {
 }
 
 // keyState is "active", "revoked" or "expired".
-func keyState(k store.APIKey, now time.Time) string {
+func keyState(k domain.APIKey, now time.Time) string {
 	switch {
 	case k.RevokedAt != nil:
 		return "revoked"

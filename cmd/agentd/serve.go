@@ -259,14 +259,14 @@ func (e *env) bootstrap(ctx context.Context, st *store.Store) error {
 	if n > 0 {
 		return nil
 	}
-	_, err = st.CreateAccount(ctx, store.Account{Name: bootstrapAccount, Tier: store.TierStandard})
+	_, err = st.CreateAccount(ctx, domain.Account{Name: bootstrapAccount, Tier: domain.TierStandard})
 	if errors.Is(err, domain.ErrConflict) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
-	key, _, err := st.CreateKey(ctx, bootstrapAccount, store.ScopeWrite, nil)
+	key, _, err := st.CreateKey(ctx, bootstrapAccount, domain.ScopeWrite, nil)
 	if err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}

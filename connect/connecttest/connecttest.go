@@ -30,7 +30,7 @@ import (
 type Fixture struct {
 	T       *testing.T
 	Store   *store.Store
-	Account store.Account
+	Account domain.Account
 	Turner  *EchoTurner
 
 	// Client is the platform's name in an agent's clients ("telegram").
@@ -115,17 +115,17 @@ func (f *Fixture) Agent(settings map[string]any) domain.Agent {
 
 // State returns the stored connection of agent a; the zero Connection
 // before it has one.
-func (f *Fixture) State(a domain.Agent) store.Connection {
+func (f *Fixture) State(a domain.Agent) domain.Connection {
 	conns, err := f.Store.ListConnections(context.Background(), f.Account.ID, a.ID)
 	if err != nil || len(conns) == 0 {
-		return store.Connection{}
+		return domain.Connection{}
 	}
 	return conns[0]
 }
 
 // InState is a check that agent a's connection is stored in state, with
 // a reason holding each of words.
-func (f *Fixture) InState(a domain.Agent, state store.ConnState, words ...string) func() error {
+func (f *Fixture) InState(a domain.Agent, state domain.ConnState, words ...string) func() error {
 	return func() error {
 		c := f.State(a)
 		ok := c.State == state
@@ -154,7 +154,7 @@ func (f *Fixture) Counted(a domain.Agent, in, out int64) func() error {
 // and Live, when set, holds.
 func (f *Fixture) WaitConnected(a domain.Agent) {
 	f.T.Helper()
-	connected := f.InState(a, store.ConnConnected)
+	connected := f.InState(a, domain.ConnConnected)
 	testutil.Eventually(f.T, "connected", func() error {
 		if err := connected(); err != nil || f.Live == nil {
 			return err
@@ -169,8 +169,8 @@ func (f *Fixture) WaitConnected(a domain.Agent) {
 func (f *Fixture) Changes() func() []string {
 	f.T.Helper()
 	ctx := context.Background()
-	_, err := f.Store.CreateWebhook(ctx, store.Webhook{AccountID: f.Account.ID, URL: "https://hooks.example.com/",
-		Events: []string{string(store.EventConnectionChanged)}, Enabled: true})
+	_, err := f.Store.CreateWebhook(ctx, domain.Webhook{AccountID: f.Account.ID, URL: "https://hooks.example.com/",
+		Events: []string{string(domain.EventConnectionChanged)}, Enabled: true})
 	if err != nil {
 		f.T.Fatal(err)
 	}

@@ -19,7 +19,6 @@ import (
 	"github.com/agentd/agentd/connect/telegram/telegramtest"
 	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/internal/testutil"
-	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/store/storetest"
 	"github.com/go-telegram/bot/models"
 	"github.com/prometheus/client_golang/prometheus"
@@ -241,7 +240,7 @@ func TestStopsWhenInactiveRemovedOrDeleted(t *testing.T) {
 		if name == "inactive" {
 			// The runner records why it stopped after it stops polling.
 			testutil.Eventually(t, "the inactive agent's connection state", func() error {
-				if c := f.State(a); c.State != store.ConnDisconnected || c.Reason != "the agent is inactive" {
+				if c := f.State(a); c.State != domain.ConnDisconnected || c.Reason != "the agent is inactive" {
 					return fmt.Errorf("connection %+v", c)
 				}
 				return nil
@@ -258,7 +257,7 @@ func TestTokenChangesMissingAndRejected(t *testing.T) {
 	f := newFixture(t)
 	a := f.Agent(map[string]any{})
 	f.Start()
-	testutil.Eventually(t, "disabled", f.InState(a, store.ConnDisabled, telegram.TokenVar))
+	testutil.Eventually(t, "disabled", f.InState(a, domain.ConnDisabled, telegram.TokenVar))
 	// A connection that cannot run holds no lease, so a fleet of agents
 	// without credentials costs the database no renewals: another replica
 	// could take it at once.
@@ -279,7 +278,7 @@ func TestTokenChangesMissingAndRejected(t *testing.T) {
 		testutil.OK(t, err)
 	}
 	setToken("999:unknown") // the test server answers 401 for it
-	testutil.Eventually(t, "error", f.InState(a, store.ConnError, "401"))
+	testutil.Eventually(t, "error", f.InState(a, domain.ConnError, "401"))
 	setToken(token)
 	f.WaitConnected(a)
 }
@@ -382,7 +381,7 @@ func failPollAndRecover(t *testing.T, status, retryAfter, times int) []time.Dura
 	if n := f.calls("getMe"); n != 1 {
 		t.Errorf("getMe called %d times: the connection was restarted instead of waiting", n)
 	}
-	if c := f.State(a); c.State != store.ConnConnected {
+	if c := f.State(a); c.State != domain.ConnConnected {
 		t.Errorf("connection %+v; want connected", c)
 	}
 	return waits
@@ -558,7 +557,7 @@ func TestStateSaysWhatPollingDoes(t *testing.T) {
 	f.WaitConnected(a)
 	f.tg.SetWebhook(token, "https://hooks.other.example/telegram/s3cret-path")
 	f.tg.Queue(token, private("ends the held poll"))
-	testutil.Eventually(t, "error naming the webhook", f.InState(a, store.ConnError, "webhook", "hooks.other.example", "deleteWebhook"))
+	testutil.Eventually(t, "error naming the webhook", f.InState(a, domain.ConnError, "webhook", "hooks.other.example", "deleteWebhook"))
 	if c := f.State(a); strings.Contains(c.Reason, "s3cret") {
 		t.Errorf("the reason shows the webhook's path: %q", c.Reason)
 	}
@@ -566,7 +565,7 @@ func TestStateSaysWhatPollingDoes(t *testing.T) {
 		t.Error("agentd removed the webhook")
 	}
 	f.tg.SetWebhook(token, "")
-	testutil.Eventually(t, "connected again", f.InState(a, store.ConnConnected))
+	testutil.Eventually(t, "connected again", f.InState(a, domain.ConnConnected))
 	f.tg.Queue(token, private("after the webhook"))
 	testutil.Eventually(t, "answered", func() error {
 		for _, s := range f.tg.Sent(token) {
@@ -580,8 +579,8 @@ func TestStateSaysWhatPollingDoes(t *testing.T) {
 	f.tg.Fail(token, "getUpdates", http.StatusInternalServerError, 0)
 	f.tg.Fail(token, "getUpdates", http.StatusInternalServerError, 0)
 	f.tg.Queue(token, private("ends the held poll again"))
-	testutil.Eventually(t, "connecting while polls fail", f.InState(a, store.ConnConnecting, "500"))
-	testutil.Eventually(t, "connected once they work", f.InState(a, store.ConnConnected))
+	testutil.Eventually(t, "connecting while polls fail", f.InState(a, domain.ConnConnecting, "500"))
+	testutil.Eventually(t, "connected once they work", f.InState(a, domain.ConnConnected))
 }
 
 // TestWebhookFromTheStartIsTheBotsFault: a webhook set on the bot before
@@ -597,7 +596,7 @@ func TestWebhookFromTheStartIsTheBotsFault(t *testing.T) {
 	a := f.Agent(withToken(nil))
 	f.Start()
 	f.Run(nil, "replica-b")
-	testutil.Eventually(t, "error naming the webhook", f.InState(a, store.ConnError, "webhook", "hooks.other.example", "deleteWebhook"))
+	testutil.Eventually(t, "error naming the webhook", f.InState(a, domain.ConnError, "webhook", "hooks.other.example", "deleteWebhook"))
 	time.Sleep(3 * time.Second) // many times the fixture's lease, back-off and give-up times
 	got := changes()
 	if n := len(got); n == 0 || !strings.HasPrefix(got[n-1], "error: ") ||

@@ -41,14 +41,14 @@ type cursorStore struct {
 	history []string // every cursor saved, oldest first
 }
 
-func (c *cursorStore) SaveCursor(ctx context.Context, l store.Lease, cursor string) error {
+func (c *cursorStore) SaveCursor(ctx context.Context, l domain.Lease, cursor string) error {
 	err := c.Store.SaveCursor(ctx, l, cursor)
 	c.record(cursor, err)
 	return err
 }
 
 // TakePlatformMessages stores the cursor with the messages taken.
-func (c *cursorStore) TakePlatformMessages(ctx context.Context, l store.Lease, cursor string, msgs []store.InboxMessage) ([]store.InboxMessage, error) {
+func (c *cursorStore) TakePlatformMessages(ctx context.Context, l domain.Lease, cursor string, msgs []domain.InboxMessage) ([]domain.InboxMessage, error) {
 	fresh, err := c.Store.TakePlatformMessages(ctx, l, cursor, msgs)
 	if cursor != "" {
 		c.record(cursor, err)
@@ -385,11 +385,11 @@ func TestUnauthorizedIsErrorAndDuplicateSkipped(t *testing.T) {
 	if posts := f.srv.Posts(token); len(posts) != 2 {
 		t.Fatalf("posts %+v; want the first \"same\" and \"other\" answered", posts)
 	}
-	if c := f.State(a); c.State != store.ConnConnected {
+	if c := f.State(a); c.State != domain.ConnConnected {
 		t.Fatalf("after a duplicate: %+v", c)
 	}
 	f.srv.Fail(token, "mentions", xtest.Failure{Status: http.StatusUnauthorized, Detail: "Unauthorized"})
-	testutil.Eventually(t, "error", f.InState(a, store.ConnError, x.AccessTokenVar))
+	testutil.Eventually(t, "error", f.InState(a, domain.ConnError, x.AccessTokenVar))
 }
 
 func TestMissingCredentialsDisabled(t *testing.T) {
@@ -397,7 +397,7 @@ func TestMissingCredentialsDisabled(t *testing.T) {
 	a := f.Agent(map[string]any{"secrets": map[string]any{x.APIKeyVar: consumerKey}})
 	f.Start()
 	testutil.Eventually(t, "disabled", func() error {
-		if c := f.State(a); c.State != store.ConnDisabled || !strings.Contains(c.Reason, x.AccessTokenSecretVar) || strings.Contains(c.Reason, x.APIKeyVar+",") {
+		if c := f.State(a); c.State != domain.ConnDisabled || !strings.Contains(c.Reason, x.AccessTokenSecretVar) || strings.Contains(c.Reason, x.APIKeyVar+",") {
 			return fmt.Errorf("state %q (%s)", c.State, c.Reason)
 		}
 		return nil
@@ -416,7 +416,7 @@ func TestStopsWhenInactiveOrDeleted(t *testing.T) {
 		if name == "inactive" {
 			_, _, err := f.Store.UpdateAgent(ctx, f.Account.ID, a.ID, nil, &inactive, domain.AnyVersion)
 			testutil.OK(t, err)
-			testutil.Eventually(t, "disconnected", f.InState(a, store.ConnDisconnected))
+			testutil.Eventually(t, "disconnected", f.InState(a, domain.ConnDisconnected))
 		} else {
 			_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID, domain.AnyVersion)
 			testutil.OK(t, err)
