@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/agentd/agentd/agent"
@@ -55,4 +56,35 @@ type Metrics struct {
 	TotalMessages      int64   // messages the agent has answered
 	TotalConversations int64   // distinct conversations
 	Uptime             float64 // percent (0..100) of the agent's lifetime not spent in error
+}
+
+// SortField is what the store's ListAgents orders by.
+type SortField string
+
+// The sort fields of the store's ListAgents.
+const (
+	SortCreatedAt SortField = "createdAt"
+	SortName      SortField = "name"
+	SortStatus    SortField = "status"
+)
+
+// DefaultPageLimit is the page size of a ListQuery without a Limit.
+const DefaultPageLimit = 20
+
+// ListQuery selects a page of agents.
+type ListQuery struct {
+	Page   int       // 1-based; < 1 means 1
+	Limit  int       // page size; < 1 means DefaultPageLimit
+	Status Status    // "" = every status
+	SortBy SortField // "" = SortCreatedAt
+	Desc   bool      // descending, ties broken by id descending too
+}
+
+// AgentDocument is what Get Agent answers of an agent: Body is the whole
+// agent document but its metrics (a JSON object), and Metrics are counted
+// at the read, so they are never stale.
+type AgentDocument struct {
+	Body    json.RawMessage
+	Version int64
+	Metrics Metrics
 }

@@ -78,3 +78,21 @@ type ToolCall struct {
 	Result     string          `json:"result"`
 	DurationMs float64         `json:"durationMs"`
 }
+
+// ConversationQuery selects a page of an agent's conversations, the most
+// recently active first.
+type ConversationQuery struct {
+	Page, Limit int    // 1-based page; < 1 means 1 and DefaultPageLimit
+	UserID      string // conversations in which this user spoke
+	RoomID      string // the conversation of this room
+	Platform    string // conversations from this platform
+}
+
+// MessageQuery selects a page of a conversation's messages.
+type MessageQuery struct {
+	Page, Limit int  // as in ConversationQuery
+	Desc        bool // newest first; oldest first otherwise
+}
+
+// MaxImportedMessages bounds the messages one store ImportConversation stores.
+const MaxImportedMessages = 10000

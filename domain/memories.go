@@ -27,3 +27,19 @@ const (
 	MemorySourceAgent = "agent"
 	MemorySourceAPI   = "api"
 )
+
+// MemoryQuery selects a page of an agent's memories, newest first.
+type MemoryQuery struct {
+	Page, Limit int     // as in ConversationQuery
+	UserID      *string // that user's memories only ("" the agent-wide ones); nil for all
+}
+
+// VectorState is where the vectors of an agent's memories or chunks
+// stand for an embedding model.
+type VectorState struct {
+	// Total counts the items, Embedded those model embedded.
+	Total, Embedded int64
+	// Version changes whenever an item is added, removed or embedded again
+	// by model, so a copy of the vectors kept in memory can be checked.
+	Version string
+}

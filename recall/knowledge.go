@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/agentd/agentd/domain"
-	"github.com/agentd/agentd/store"
 )
 
 // AddKnowledge cuts a document into chunks (Chunk), embeds them when the
@@ -62,7 +61,7 @@ func (s *Service) refreshChunks(ctx context.Context, a Agent, model string) {
 func (s *Service) chunkSource(a Agent, model string) vectorSource[domain.KnowledgeChunk] {
 	return vectorSource[domain.KnowledgeChunk]{
 		key: "chunks|" + a.ID + "|" + model,
-		state: func(ctx context.Context) (store.VectorState, error) {
+		state: func(ctx context.Context) (domain.VectorState, error) {
 			return s.store.VectorState(ctx, a.AccountID, a.ID, "chunks", model)
 		},
 		refresh: func(ctx context.Context) { s.refreshChunks(ctx, a, model) },

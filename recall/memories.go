@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	"github.com/agentd/agentd/domain"
-	"github.com/agentd/agentd/store"
 )
 
 // SaveMemory stores m for agent a, with its embedding when the agent's
@@ -84,7 +83,7 @@ func (s *Service) Memories(ctx context.Context, a Agent, scope []string, query s
 func (s *Service) memorySource(a Agent, model string) vectorSource[domain.Memory] {
 	return vectorSource[domain.Memory]{
 		key: "memories|" + a.ID + "|" + model,
-		state: func(ctx context.Context) (store.VectorState, error) {
+		state: func(ctx context.Context) (domain.VectorState, error) {
 			return s.store.VectorState(ctx, a.AccountID, a.ID, "memories", model)
 		},
 		refresh: func(ctx context.Context) { s.refreshMemories(ctx, a, nil, model) },

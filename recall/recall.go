@@ -31,7 +31,7 @@ type Store interface {
 	KnowledgeVectors(ctx context.Context, accountID, agentID, model string) ([]domain.KnowledgeChunk, error)
 	// VectorState says how many of the agent's memories or chunks model
 	// embedded, with a version that changes with them.
-	VectorState(ctx context.Context, accountID, agentID, of, model string) (store.VectorState, error)
+	VectorState(ctx context.Context, accountID, agentID, of, model string) (domain.VectorState, error)
 	StaleChunks(ctx context.Context, accountID, agentID, model string, limit int) ([]domain.KnowledgeChunk, error)
 	SetChunkEmbeddings(ctx context.Context, agentID, model string, vectors map[string][]float32) error
 }

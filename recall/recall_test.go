@@ -172,7 +172,7 @@ func TestSaveMemoriesInBatches(t *testing.T) {
 		if err := svc.SaveMemories(ctx, a, many(1200)); err != nil {
 			t.Fatal(err)
 		}
-		_, total, err := st.ListMemories(ctx, a.AccountID, a.ID, store.MemoryQuery{})
+		_, total, err := st.ListMemories(ctx, a.AccountID, a.ID, domain.MemoryQuery{})
 		if err != nil || total != 1200 || e.calls > 3 {
 			t.Errorf("%d memories stored in %d embedding calls, %v", total, e.calls, err)
 		}
@@ -184,7 +184,7 @@ func TestSaveMemoriesInBatches(t *testing.T) {
 		if err := svc.SaveMemories(cctx, a, many(1200)); !errors.Is(err, context.Canceled) {
 			t.Errorf("save of a gone client: %v", err)
 		}
-		if _, after, _ := st.ListMemories(ctx, a.AccountID, a.ID, store.MemoryQuery{}); after != total || ce.calls != 1 {
+		if _, after, _ := st.ListMemories(ctx, a.AccountID, a.ID, domain.MemoryQuery{}); after != total || ce.calls != 1 {
 			t.Errorf("a cancelled save went on: %d memories, %d embedding calls", after-total, ce.calls)
 		}
 	})

@@ -9,7 +9,6 @@ import (
 
 	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/gen"
-	"github.com/agentd/agentd/store"
 )
 
 // CreateAgent stores a new agent within the account's quota.
@@ -57,8 +56,8 @@ func (s *Server) ListAgents(ctx context.Context, req gen.ListAgentsRequestObject
 }
 
 // listQuery applies the documented defaults to the validated parameters.
-func listQuery(p gen.ListAgentsParams) store.ListQuery {
-	q := store.ListQuery{Page: 1, Limit: 20, SortBy: "createdAt", Desc: true}
+func listQuery(p gen.ListAgentsParams) domain.ListQuery {
+	q := domain.ListQuery{Page: 1, Limit: 20, SortBy: "createdAt", Desc: true}
 	if p.Page != nil {
 		q.Page = *p.Page
 	}
@@ -69,7 +68,7 @@ func listQuery(p gen.ListAgentsParams) store.ListQuery {
 		q.Status = domain.Status(*p.Status)
 	}
 	if p.SortBy != nil {
-		q.SortBy = store.SortField(*p.SortBy)
+		q.SortBy = domain.SortField(*p.SortBy)
 	}
 	if p.Order != nil {
 		q.Desc = *p.Order == gen.Desc

@@ -8,7 +8,6 @@ import (
 
 	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/gen"
-	"github.com/agentd/agentd/store"
 )
 
 // The bounds of an export's agentd member, as the contract's AgentBundle
@@ -16,7 +15,7 @@ import (
 // recently active conversations with their newest messages.
 const (
 	bundleConversations = 1000
-	bundleMessages      = store.MaxImportedMessages
+	bundleMessages      = domain.MaxImportedMessages
 )
 
 // exportBundle reads what include names of agent a.
@@ -43,7 +42,7 @@ func (s *Server) exportBundle(ctx context.Context, a domain.Agent, include []gen
 
 // bundleMemories lists every memory of a, oldest first.
 func (s *Server) bundleMemories(ctx context.Context, a domain.Agent) (*[]gen.BundleMemory, error) {
-	mems, _, err := s.cfg.Store.ListMemories(ctx, a.AccountID, a.ID, store.MemoryQuery{Page: 1, Limit: domain.MaxMemories})
+	mems, _, err := s.cfg.Store.ListMemories(ctx, a.AccountID, a.ID, domain.MemoryQuery{Page: 1, Limit: domain.MaxMemories})
 	if err != nil {
 		return nil, err
 	}
@@ -78,13 +77,13 @@ func (s *Server) bundleKnowledge(ctx context.Context, a domain.Agent) (*[]gen.Bu
 // bundleHistory lists a's most recently active conversations, least recent
 // first, each with its newest messages oldest first.
 func (s *Server) bundleHistory(ctx context.Context, a domain.Agent) (*[]gen.BundleConversation, error) {
-	convs, _, err := s.cfg.Store.ListConversations(ctx, a.AccountID, a.ID, store.ConversationQuery{Page: 1, Limit: bundleConversations})
+	convs, _, err := s.cfg.Store.ListConversations(ctx, a.AccountID, a.ID, domain.ConversationQuery{Page: 1, Limit: bundleConversations})
 	if err != nil {
 		return nil, err
 	}
 	out := make([]gen.BundleConversation, 0, len(convs))
 	for _, c := range slices.Backward(convs) {
-		msgs, _, err := s.cfg.Store.ListMessages(ctx, a.AccountID, a.ID, c.ID, store.MessageQuery{Page: 1, Limit: bundleMessages, Desc: true})
+		msgs, _, err := s.cfg.Store.ListMessages(ctx, a.AccountID, a.ID, c.ID, domain.MessageQuery{Page: 1, Limit: bundleMessages, Desc: true})
 		if err != nil {
 			return nil, err
 		}

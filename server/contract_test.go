@@ -15,7 +15,6 @@ import (
 	"github.com/agentd/agentd/gen"
 	"github.com/agentd/agentd/llm/llmtest"
 	"github.com/agentd/agentd/server/limit"
-	"github.com/agentd/agentd/store"
 	"github.com/getkin/kin-openapi/openapi3"
 )
 
@@ -408,8 +407,8 @@ func TestEveryResponseIsDeclared(t *testing.T) {
 			// another request is 422.
 			if w.op.Responses.Status(http.StatusConflict) != nil && w.op.Parameters.GetByInAndName("header", idempotencyHeader) != nil {
 				ctx := context.Background()
-				claim := func(key string) store.IdempotencyClaim {
-					c, err := h.store.ClaimIdempotencyKey(ctx, store.IdempotencyRequest{AccountID: h.account.ID,
+				claim := func(key string) domain.IdempotencyClaim {
+					c, err := h.store.ClaimIdempotencyKey(ctx, domain.IdempotencyRequest{AccountID: h.account.ID,
 						Key: key, Fingerprint: "another request", Lease: time.Hour})
 					if err != nil {
 						t.Fatal(err)
@@ -419,7 +418,7 @@ func TestEveryResponseIsDeclared(t *testing.T) {
 				busy, used := "walk-busy-"+w.id, "walk-used-"+w.id
 				claim(busy)
 				call(h, withHeader(w.request(h.writeKey, agent()), idempotencyHeader, busy), 409, true)
-				if err := h.store.CompleteIdempotencyKey(ctx, h.account.ID, used, claim(used).Token, store.IdempotentAnswer{Status: 200}); err != nil {
+				if err := h.store.CompleteIdempotencyKey(ctx, h.account.ID, used, claim(used).Token, domain.IdempotentAnswer{Status: 200}); err != nil {
 					t.Fatal(err)
 				}
 				call(h, withHeader(w.request(h.writeKey, agent()), idempotencyHeader, used), 422, true)

@@ -6,7 +6,6 @@ import (
 
 	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/gen"
-	"github.com/agentd/agentd/store"
 )
 
 // Analytics ranges: the bounds and default openapi.yaml states for Get
@@ -21,7 +20,7 @@ const (
 func (s *Server) ListConversations(ctx context.Context, req gen.ListConversationsRequestObject) (gen.ListConversationsResponseObject, error) {
 	p := req.Params
 	page, limit := pageParams(p.Page, p.Limit)
-	q := store.ConversationQuery{Page: page, Limit: limit, UserID: deref(p.UserId), RoomID: deref(p.RoomId), Platform: deref(p.Platform)}
+	q := domain.ConversationQuery{Page: page, Limit: limit, UserID: deref(p.UserId), RoomID: deref(p.RoomId), Platform: deref(p.Platform)}
 	convs, total, err := s.cfg.Store.ListConversations(ctx, principalFrom(ctx).Account.ID, req.AgentId, q)
 	if err != nil {
 		return nil, err
@@ -47,7 +46,7 @@ func (s *Server) GetConversation(ctx context.Context, req gen.GetConversationReq
 // ListConversationMessages returns a page of a conversation's messages.
 func (s *Server) ListConversationMessages(ctx context.Context, req gen.ListConversationMessagesRequestObject) (gen.ListConversationMessagesResponseObject, error) {
 	page, limit := pageParams(req.Params.Page, req.Params.Limit)
-	q := store.MessageQuery{Page: page, Limit: limit, Desc: req.Params.Order != nil && *req.Params.Order == gen.Desc}
+	q := domain.MessageQuery{Page: page, Limit: limit, Desc: req.Params.Order != nil && *req.Params.Order == gen.Desc}
 	msgs, total, err := s.cfg.Store.ListMessages(ctx, principalFrom(ctx).Account.ID, req.AgentId, req.ConversationId, q)
 	if err != nil {
 		return nil, err
@@ -97,8 +96,8 @@ func (s *Server) GetAgentAnalytics(ctx context.Context, req gen.GetAgentAnalytic
 
 // analyticsQuery applies the defaults and bounds of analytics ranges to the
 // validated parameters; now is the default end.
-func analyticsQuery(p gen.GetAgentAnalyticsParams, now time.Time) (store.AnalyticsQuery, error) {
-	q := store.AnalyticsQuery{To: now.UTC(), Interval: store.IntervalHour}
+func analyticsQuery(p gen.GetAgentAnalyticsParams, now time.Time) (domain.AnalyticsQuery, error) {
+	q := domain.AnalyticsQuery{To: now.UTC(), Interval: domain.IntervalHour}
 	if p.To != nil {
 		q.To = p.To.UTC()
 	}
@@ -107,7 +106,7 @@ func analyticsQuery(p gen.GetAgentAnalyticsParams, now time.Time) (store.Analyti
 		q.From = p.From.UTC()
 	}
 	if p.Interval != nil {
-		q.Interval = store.Interval(*p.Interval)
+		q.Interval = domain.Interval(*p.Interval)
 	}
 	if err := checkYears("from", q.From, firstShownYear); err != nil {
 		return q, err
@@ -116,7 +115,7 @@ func analyticsQuery(p gen.GetAgentAnalyticsParams, now time.Time) (store.Analyti
 		return q, err
 	}
 	maxRange, unit := maxHourlyRange, "7 days of hours"
-	if q.Interval == store.IntervalDay {
+	if q.Interval == domain.IntervalDay {
 		maxRange, unit = maxDailyRange, "366 days of days"
 	}
 	switch span := q.To.Sub(q.From); {
@@ -130,7 +129,7 @@ func analyticsQuery(p gen.GetAgentAnalyticsParams, now time.Time) (store.Analyti
 
 // pageParams applies the list defaults (page 1, 20 items).
 func pageParams(page, limit *int) (int, int) {
-	p, l := 1, store.DefaultPageLimit
+	p, l := 1, domain.DefaultPageLimit
 	if page != nil {
 		p = *page
 	}

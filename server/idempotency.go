@@ -13,7 +13,6 @@ import (
 
 	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/internal/renew"
-	"github.com/agentd/agentd/store"
 	"github.com/labstack/echo/v4"
 )
 
@@ -81,7 +80,7 @@ func (s *Server) idempotent(c echo.Context, next echo.HandlerFunc, principal dom
 	req.Body = io.NopCloser(bytes.NewReader(body))
 	ctx := req.Context()
 	accountID := principal.Account.ID
-	claim, err := s.cfg.Store.ClaimIdempotencyKey(ctx, store.IdempotencyRequest{
+	claim, err := s.cfg.Store.ClaimIdempotencyKey(ctx, domain.IdempotencyRequest{
 		AccountID: accountID, Key: key, Fingerprint: fingerprint(req.Method, req.URL.EscapedPath(), body),
 		Lease: s.cfg.IdempotencyLease,
 	})
@@ -127,7 +126,7 @@ func (s *Server) idempotent(c echo.Context, next echo.HandlerFunc, principal dom
 	if err != nil || !res.Committed || res.Status >= http.StatusBadRequest {
 		return err
 	}
-	answer := store.IdempotentAnswer{Status: res.Status, Header: map[string]string{}, Body: rec.body.Bytes()}
+	answer := domain.IdempotentAnswer{Status: res.Status, Header: map[string]string{}, Body: rec.body.Bytes()}
 	for _, name := range replayedHeaders {
 		if v := res.Header().Get(name); v != "" {
 			answer.Header[name] = v

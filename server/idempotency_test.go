@@ -40,7 +40,7 @@ func TestIdempotentCreateAgent(t *testing.T) {
 	if second.Header.Get("X-RateLimit-Remaining") == "" {
 		t.Error("a replay lacks the rate-limit headers")
 	}
-	if _, n, err := h.store.ListAgents(context.Background(), h.account.ID, store.ListQuery{Page: 1, Limit: 100}); err != nil || n != 1 {
+	if _, n, err := h.store.ListAgents(context.Background(), h.account.ID, domain.ListQuery{Page: 1, Limit: 100}); err != nil || n != 1 {
 		t.Fatalf("%d agents (%v); want one", n, err)
 	}
 	// Another body under the same key.

@@ -14,7 +14,6 @@ import (
 	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/gen"
 	"github.com/agentd/agentd/server/limit"
-	"github.com/agentd/agentd/store"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/labstack/echo/v4"
@@ -165,7 +164,7 @@ func (m *mcpServer) serverFor(r *http.Request) *mcp.Server {
 }
 
 func (m *mcpServer) listAgents(ctx context.Context, p domain.Principal, args mcpListArgs) (mcpAgentList, error) {
-	q := store.ListQuery{Page: 1, Limit: mcpListLimit, SortBy: "createdAt", Desc: true, Status: domain.Status(args.Status)}
+	q := domain.ListQuery{Page: 1, Limit: mcpListLimit, SortBy: "createdAt", Desc: true, Status: domain.Status(args.Status)}
 	agents, _, err := m.s.cfg.Store.ListAgents(ctx, p.Account.ID, q)
 	if err != nil {
 		return mcpAgentList{}, err

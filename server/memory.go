@@ -6,7 +6,6 @@ import (
 	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/gen"
 	"github.com/agentd/agentd/recall"
-	"github.com/agentd/agentd/store"
 )
 
 // Recall stores and ranks memories and knowledge; *recall.Service
@@ -49,7 +48,7 @@ func (s *Server) ListMemories(ctx context.Context, req gen.ListMemoriesRequestOb
 		return s.searchMemories(ctx, acct, req.AgentId, deref(p.UserId), *p.Q)
 	}
 	page, limit := pageParams(p.Page, p.Limit)
-	mems, total, err := s.cfg.Store.ListMemories(ctx, acct, req.AgentId, store.MemoryQuery{Page: page, Limit: limit, UserID: (*string)(p.UserId)})
+	mems, total, err := s.cfg.Store.ListMemories(ctx, acct, req.AgentId, domain.MemoryQuery{Page: page, Limit: limit, UserID: (*string)(p.UserId)})
 	if err != nil {
 		return nil, err
 	}

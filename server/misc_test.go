@@ -12,7 +12,6 @@ import (
 
 	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/llm"
-	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/turn"
 )
 
@@ -127,7 +126,7 @@ func TestAgentDeletedMidTurnIsNotFound(t *testing.T) {
 	h = newHarness(t, func(c *harnessConfig) {
 		c.Turn.Model = fakeReplier{generate: func(ctx context.Context, req llm.Request) (llm.Reply, error) {
 			p := principalFrom(ctx)
-			agents, _, err := h.store.ListAgents(ctx, p.Account.ID, store.ListQuery{Page: 1, Limit: 10, SortBy: store.SortCreatedAt})
+			agents, _, err := h.store.ListAgents(ctx, p.Account.ID, domain.ListQuery{Page: 1, Limit: 10, SortBy: domain.SortCreatedAt})
 			if err != nil || len(agents) != 1 {
 				t.Errorf("list during the turn: %v, %d agents", err, len(agents))
 				return llm.Reply{}, err
@@ -162,7 +161,7 @@ func TestFailingTurnKeepsInactiveAgentInactive(t *testing.T) {
 	h = newHarness(t, func(c *harnessConfig) {
 		c.Turn.Model = fakeReplier{generate: func(ctx context.Context, req llm.Request) (llm.Reply, error) {
 			p := principalFrom(ctx)
-			agents, _, _ := h.store.ListAgents(ctx, p.Account.ID, store.ListQuery{Page: 1, Limit: 10, SortBy: store.SortCreatedAt})
+			agents, _, _ := h.store.ListAgents(ctx, p.Account.ID, domain.ListQuery{Page: 1, Limit: 10, SortBy: domain.SortCreatedAt})
 			inactive := domain.StatusInactive
 			if _, _, err := h.store.UpdateAgent(ctx, p.Account.ID, agents[0].ID, nil, &inactive, domain.AnyVersion); err != nil {
 				t.Errorf("deactivate during the turn: %v", err)

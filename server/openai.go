@@ -14,7 +14,6 @@ import (
 	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/gen"
 	"github.com/agentd/agentd/llm"
-	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/turn"
 	"github.com/oapi-codegen/nullable"
 )
@@ -35,7 +34,7 @@ const modelsPage = 100
 func (s *Server) ListModels(ctx context.Context, _ gen.ListModelsRequestObject) (gen.ListModelsResponseObject, error) {
 	account := principalFrom(ctx).Account
 	list := gen.OpenAIModelList{Object: gen.List, Data: []gen.OpenAIModel{}}
-	q := store.ListQuery{Page: 1, Limit: modelsPage, SortBy: store.SortCreatedAt}
+	q := domain.ListQuery{Page: 1, Limit: modelsPage, SortBy: domain.SortCreatedAt}
 	for {
 		agents, total, err := s.cfg.Store.ListAgents(ctx, account.ID, q)
 		if err != nil {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/gen"
-	"github.com/agentd/agentd/store"
 )
 
 // timestamp renders t as the contract's RFC 3339 UTC with milliseconds.
@@ -41,7 +40,7 @@ const secretMask = domain.SecretMask
 // response would encode the envelope with encoding/json, which validates
 // and compacts the document again for nothing: the store wrote it compact.
 type agentDocumentResponse struct {
-	doc  store.AgentDocument
+	doc  domain.AgentDocument
 	etag string
 }
 

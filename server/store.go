@@ -24,9 +24,9 @@ type Store interface {
 	// ClaimIdempotencyKey, RenewIdempotencyKey, CompleteIdempotencyKey and
 	// ReleaseIdempotencyKey keep the answers of requests made with an
 	// Idempotency-Key.
-	ClaimIdempotencyKey(ctx context.Context, r store.IdempotencyRequest) (store.IdempotencyClaim, error)
+	ClaimIdempotencyKey(ctx context.Context, r domain.IdempotencyRequest) (domain.IdempotencyClaim, error)
 	RenewIdempotencyKey(ctx context.Context, accountID, key, token string, lease time.Duration) error
-	CompleteIdempotencyKey(ctx context.Context, accountID, key, token string, a store.IdempotentAnswer) error
+	CompleteIdempotencyKey(ctx context.Context, accountID, key, token string, a domain.IdempotentAnswer) error
 	ReleaseIdempotencyKey(ctx context.Context, accountID, key, token string) error
 
 	// The database keeps streamed replies for every replica when Redis
@@ -39,8 +39,8 @@ type Store interface {
 	CreateAgent(ctx context.Context, a domain.Agent, quota int) (domain.Agent, error)
 	GetAgent(ctx context.Context, accountID, id string) (domain.Agent, error)
 	// GetAgentDocument returns what Get Agent answers, as stored.
-	GetAgentDocument(ctx context.Context, accountID, id string) (store.AgentDocument, error)
-	ListAgents(ctx context.Context, accountID string, q store.ListQuery) ([]domain.Agent, int64, error)
+	GetAgentDocument(ctx context.Context, accountID, id string) (domain.AgentDocument, error)
+	ListAgents(ctx context.Context, accountID string, q domain.ListQuery) ([]domain.Agent, int64, error)
 	UpdateAgent(ctx context.Context, accountID, id string, fields map[string]json.RawMessage, status *domain.Status, ifVersion int64) (domain.Agent, []string, error)
 	DeleteAgent(ctx context.Context, accountID, id string, ifVersion int64) (domain.Agent, error)
 
@@ -52,17 +52,17 @@ type Store interface {
 	// RecordTurnError counts a turn that ended in a provider failure.
 	RecordTurnError(ctx context.Context, accountID, agentID, kind string, at time.Time) error
 
-	ListConversations(ctx context.Context, accountID, agentID string, q store.ConversationQuery) ([]domain.Conversation, int64, error)
+	ListConversations(ctx context.Context, accountID, agentID string, q domain.ConversationQuery) ([]domain.Conversation, int64, error)
 	// GetConversation, ListMessages and DeleteConversation return
 	// domain.ErrConversationNotFound for a conversation the agent lacks.
 	GetConversation(ctx context.Context, accountID, agentID, id string) (domain.Conversation, error)
-	ListMessages(ctx context.Context, accountID, agentID, id string, q store.MessageQuery) ([]domain.Message, int64, error)
+	ListMessages(ctx context.Context, accountID, agentID, id string, q domain.MessageQuery) ([]domain.Message, int64, error)
 	DeleteConversation(ctx context.Context, accountID, agentID, id string) (int64, error)
-	AgentAnalytics(ctx context.Context, accountID, agentID string, q store.AnalyticsQuery) (store.Analytics, error)
+	AgentAnalytics(ctx context.Context, accountID, agentID string, q domain.AnalyticsQuery) (domain.Analytics, error)
 	// Memories and knowledge: DeleteMemory returns domain.ErrMemoryNotFound
 	// and DeleteKnowledge domain.ErrKnowledgeNotFound for one the agent
 	// lacks.
-	ListMemories(ctx context.Context, accountID, agentID string, q store.MemoryQuery) ([]domain.Memory, int64, error)
+	ListMemories(ctx context.Context, accountID, agentID string, q domain.MemoryQuery) ([]domain.Memory, int64, error)
 	DeleteMemory(ctx context.Context, accountID, agentID, id string) error
 	DeleteUserMemories(ctx context.Context, accountID, agentID, userID string) (int64, error)
 	ListKnowledge(ctx context.Context, accountID, agentID string, page, limit int) ([]domain.KnowledgeDoc, int64, error)

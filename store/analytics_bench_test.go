@@ -110,7 +110,7 @@ func BenchmarkAgentAnalytics7Days1MMessages(b *testing.B) {
 	a := mustAgent(b, s, acct.ID, "busy")
 	end := time.Now().UTC().Truncate(time.Hour)
 	seedHistory(b, s, a.ID, messages/2, end, 7)
-	q := AnalyticsQuery{From: end.Add(-7*24*time.Hour + time.Minute), To: end.Add(-time.Minute), Interval: IntervalHour}
+	q := domain.AnalyticsQuery{From: end.Add(-7*24*time.Hour + time.Minute), To: end.Add(-time.Minute), Interval: domain.IntervalHour}
 	b.ResetTimer()
 	for b.Loop() {
 		rep, err := s.AgentAnalytics(ctx, acct.ID, a.ID, q)

@@ -35,7 +35,7 @@ func BenchmarkListAgents(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	q := ListQuery{Page: 10, Limit: 20, SortBy: SortName, Desc: true}
+	q := domain.ListQuery{Page: 10, Limit: 20, SortBy: domain.SortName, Desc: true}
 	b.ReportAllocs()
 	for b.Loop() {
 		agents, total, err := s.ListAgents(ctx, acct.ID, q)
@@ -98,7 +98,7 @@ func BenchmarkListAgentsDepth(b *testing.B) {
 	}
 	for _, page := range []int{1, 250} {
 		b.Run(fmt.Sprintf("page=%d", page), func(b *testing.B) {
-			q := ListQuery{Page: page, Limit: 20, SortBy: SortCreatedAt, Desc: true}
+			q := domain.ListQuery{Page: page, Limit: 20, SortBy: domain.SortCreatedAt, Desc: true}
 			b.ReportAllocs()
 			for b.Loop() {
 				if agents, _, err := s.ListAgents(ctx, acct.ID, q); err != nil || len(agents) != 20 {

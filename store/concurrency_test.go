@@ -82,7 +82,7 @@ func mixedRound(ctx context.Context, s *Store, accountID, seedID, key string, w,
 	check(err)
 	_, err = s.History(ctx, accountID, seedID, ref(fmt.Sprintf("user:w%d", w)), 20)
 	check(err)
-	_, _, err = s.ListAgents(ctx, accountID, ListQuery{Limit: 10, SortBy: SortName, Desc: r%2 == 0})
+	_, _, err = s.ListAgents(ctx, accountID, domain.ListQuery{Limit: 10, SortBy: domain.SortName, Desc: r%2 == 0})
 	check(err)
 	_, err = s.Authenticate(ctx, key)
 	check(err)

@@ -37,15 +37,6 @@ var documentRev = func() int64 {
 	return int64(h.Sum32())
 }()
 
-// AgentDocument is what Get Agent answers of an agent: Body is the whole
-// agent document but its metrics (a JSON object), and Metrics are counted
-// at the read, so they are never stale.
-type AgentDocument struct {
-	Body    json.RawMessage
-	Version int64
-	Metrics domain.Metrics
-}
-
 // membersDocument writes an agent's members as a JSON object, sorted by
 // name, left open for more members: every member of fields, settings
 // passed through secrets, then the empty value of each member of
@@ -164,7 +155,7 @@ const getDocumentQuery = `SELECT document, document_rev, version, created_at, to
 // or by a build that renders them otherwise, is rendered from its fields
 // and its document stored, unless it changed meanwhile. An agent of
 // another account is ErrNotFound, like a missing one.
-func (s *Store) GetAgentDocument(ctx context.Context, accountID, id string) (AgentDocument, error) {
+func (s *Store) GetAgentDocument(ctx context.Context, accountID, id string) (domain.AgentDocument, error) {
 	var (
 		row  agentRow
 		body string
@@ -176,15 +167,15 @@ func (s *Store) GetAgentDocument(ctx context.Context, accountID, id string) (Age
 		&row.TotalMessages, &row.TotalConversations, &errs, &row.ErrorMillis)
 	end(err)
 	if errors.Is(err, sql.ErrNoRows) {
-		return AgentDocument{}, wrap("get agent", domain.ErrNotFound)
+		return domain.AgentDocument{}, wrap("get agent", domain.ErrNotFound)
 	}
 	if err != nil {
-		return AgentDocument{}, wrap("get agent", err)
+		return domain.AgentDocument{}, wrap("get agent", err)
 	}
 	if errs.Valid {
 		row.ErrorSince = &errs.Time
 	}
-	doc := AgentDocument{Body: json.RawMessage(body), Version: row.Version, Metrics: metricsOf(row, s.now())}
+	doc := domain.AgentDocument{Body: json.RawMessage(body), Version: row.Version, Metrics: metricsOf(row, s.now())}
 	if rev == documentRev {
 		return doc, nil
 	}
@@ -194,21 +185,21 @@ func (s *Store) GetAgentDocument(ctx context.Context, accountID, id string) (Age
 // refreshDocument renders the document of an agent whose stored one is
 // missing or out of date, and stores it unless the agent changed since it
 // was read (its version moved).
-func (s *Store) refreshDocument(ctx context.Context, accountID, id string) (AgentDocument, error) {
+func (s *Store) refreshDocument(ctx context.Context, accountID, id string) (domain.AgentDocument, error) {
 	a, err := s.GetAgent(ctx, accountID, id)
 	if err != nil {
-		return AgentDocument{}, err
+		return domain.AgentDocument{}, err
 	}
 	body, err := renderDocument(a)
 	if err != nil {
-		return AgentDocument{}, wrap("get agent", err)
+		return domain.AgentDocument{}, wrap("get agent", err)
 	}
 	err = s.w.WithContext(ctx).Model(&agentRow{}).Where("id = ? AND version = ?", id, a.Version).
 		Updates(map[string]any{"document": body, "document_rev": documentRev}).Error
 	if err != nil {
-		return AgentDocument{}, wrap("get agent", err)
+		return domain.AgentDocument{}, wrap("get agent", err)
 	}
-	return AgentDocument{Body: json.RawMessage(body), Version: a.Version, Metrics: a.Metrics}, nil
+	return domain.AgentDocument{Body: json.RawMessage(body), Version: a.Version, Metrics: a.Metrics}, nil
 }
 
 // prepareReads prepares the statements of the hot reads on the read pool.

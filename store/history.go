@@ -7,21 +7,6 @@ import (
 	"gorm.io/gorm"
 )
 
-// ConversationQuery selects a page of an agent's conversations, the most
-// recently active first.
-type ConversationQuery struct {
-	Page, Limit int    // 1-based page; < 1 means 1 and DefaultPageLimit
-	UserID      string // conversations in which this user spoke
-	RoomID      string // the conversation of this room
-	Platform    string // conversations from this platform
-}
-
-// MessageQuery selects a page of a conversation's messages.
-type MessageQuery struct {
-	Page, Limit int  // as in ConversationQuery
-	Desc        bool // newest first; oldest first otherwise
-}
-
 // ownedAgent checks that agent agentID belongs to account accountID:
 // ErrNotFound otherwise.
 func ownedAgent(db *gorm.DB, accountID, agentID string) error {
@@ -34,7 +19,7 @@ func ownedAgent(db *gorm.DB, accountID, agentID string) error {
 func pageBounds(page, limit int, total int64) (int, int, bool) {
 	page = max(page, 1)
 	if limit < 1 {
-		limit = DefaultPageLimit
+		limit = domain.DefaultPageLimit
 	}
 	pages := (total + int64(limit) - 1) / int64(limit)
 	return page, limit, int64(page-1) >= pages
@@ -43,7 +28,7 @@ func pageBounds(page, limit int, total int64) (int, int, bool) {
 // ListConversations returns a page of the conversations of agent agentID
 // of account accountID and how many match q. It returns ErrNotFound for a
 // missing agent or one of another account.
-func (s *Store) ListConversations(ctx context.Context, accountID, agentID string, q ConversationQuery) ([]domain.Conversation, int64, error) {
+func (s *Store) ListConversations(ctx context.Context, accountID, agentID string, q domain.ConversationQuery) ([]domain.Conversation, int64, error) {
 	db := s.read(ctx)
 	if err := ownedAgent(db, accountID, agentID); err != nil {
 		return nil, 0, wrap("list conversations", err)
@@ -108,7 +93,7 @@ func agentConversation(db *gorm.DB, accountID, agentID, id string) (conversation
 // ListMessages returns a page of the messages of conversation id of agent
 // agentID of account accountID, and how many it has. Errors as
 // GetConversation.
-func (s *Store) ListMessages(ctx context.Context, accountID, agentID, id string, q MessageQuery) ([]domain.Message, int64, error) {
+func (s *Store) ListMessages(ctx context.Context, accountID, agentID, id string, q domain.MessageQuery) ([]domain.Message, int64, error) {
 	db := s.read(ctx)
 	conv, err := agentConversation(db, accountID, agentID, id)
 	if err != nil {

@@ -31,7 +31,7 @@ func TestConversationsAreListedAndFiltered(t *testing.T) {
 			t.Fatalf("second message in the room made conversation %s, want %s", again, lobby)
 		}
 
-		list := func(q ConversationQuery) string {
+		list := func(q domain.ConversationQuery) string {
 			t.Helper()
 			convs, total, err := s.ListConversations(ctx, acct.ID, a.ID, q)
 			mustOK(t, err)
@@ -42,17 +42,17 @@ func TestConversationsAreListedAndFiltered(t *testing.T) {
 			return fmt.Sprintf("%d %s", total, strings.Join(ids, ","))
 		}
 		for name, tc := range map[string]struct {
-			q    ConversationQuery
+			q    domain.ConversationQuery
 			want string
 		}{
-			"most recently active first": {ConversationQuery{}, fmt.Sprintf("3 %s,%s,%s", lobby, tg, direct)},
-			"user spoke in a room too":   {ConversationQuery{UserID: "bob"}, fmt.Sprintf("2 %s,%s", lobby, direct)},
-			"room":                       {ConversationQuery{RoomID: "lobby"}, "1 " + lobby},
-			"platform":                   {ConversationQuery{Platform: "telegram"}, "1 " + tg},
-			"api platform":               {ConversationQuery{Platform: domain.PlatformAPI}, fmt.Sprintf("2 %s,%s", lobby, direct)},
-			"page 2 of 2":                {ConversationQuery{Page: 2, Limit: 2}, "3 " + direct},
-			"page past the end":          {ConversationQuery{Page: 9, Limit: 2}, "3 "},
-			"nobody":                     {ConversationQuery{UserID: "zed"}, "0 "},
+			"most recently active first": {domain.ConversationQuery{}, fmt.Sprintf("3 %s,%s,%s", lobby, tg, direct)},
+			"user spoke in a room too":   {domain.ConversationQuery{UserID: "bob"}, fmt.Sprintf("2 %s,%s", lobby, direct)},
+			"room":                       {domain.ConversationQuery{RoomID: "lobby"}, "1 " + lobby},
+			"platform":                   {domain.ConversationQuery{Platform: "telegram"}, "1 " + tg},
+			"api platform":               {domain.ConversationQuery{Platform: domain.PlatformAPI}, fmt.Sprintf("2 %s,%s", lobby, direct)},
+			"page 2 of 2":                {domain.ConversationQuery{Page: 2, Limit: 2}, "3 " + direct},
+			"page past the end":          {domain.ConversationQuery{Page: 9, Limit: 2}, "3 "},
+			"nobody":                     {domain.ConversationQuery{UserID: "zed"}, "0 "},
 		} {
 			if got := list(tc.q); got != tc.want {
 				t.Errorf("%s: got %s, want %s", name, got, tc.want)
@@ -77,7 +77,7 @@ func TestConversationsAreListedAndFiltered(t *testing.T) {
 		if err != nil && strings.Contains(err.Error(), domain.ErrConversationNotFound.Error()) {
 			t.Errorf("another account's agent reported as a missing conversation: %v", err)
 		}
-		_, _, err = s.ListConversations(ctx, other.ID, a.ID, ConversationQuery{})
+		_, _, err = s.ListConversations(ctx, other.ID, a.ID, domain.ConversationQuery{})
 		wantErr(t, err, domain.ErrNotFound)
 		_, err = s.GetConversation(ctx, acct.ID, a.ID, "conv_missing")
 		wantErr(t, err, domain.ErrConversationNotFound)
@@ -99,7 +99,7 @@ func TestMessagesPagesAndDelete(t *testing.T) {
 				domain.Message{Text: fmt.Sprint("r", i), TokensUsed: 7, ResponseMillis: 12.5, Model: "m", Partial: i == 2})
 			mustOK(t, err)
 		}
-		texts := func(q MessageQuery) string {
+		texts := func(q domain.MessageQuery) string {
 			t.Helper()
 			msgs, total, err := s.ListMessages(ctx, acct.ID, a.ID, convID, q)
 			mustOK(t, err)
@@ -109,16 +109,16 @@ func TestMessagesPagesAndDelete(t *testing.T) {
 			}
 			return strings.Join(out, " ")
 		}
-		if got := texts(MessageQuery{}); got != "6 q0 r0 q1 r1 q2 r2" {
+		if got := texts(domain.MessageQuery{}); got != "6 q0 r0 q1 r1 q2 r2" {
 			t.Errorf("asc: %s", got)
 		}
-		if got := texts(MessageQuery{Desc: true, Limit: 4}); got != "6 r2 q2 r1 q1" {
+		if got := texts(domain.MessageQuery{Desc: true, Limit: 4}); got != "6 r2 q2 r1 q1" {
 			t.Errorf("desc: %s", got)
 		}
-		if got := texts(MessageQuery{Page: 2, Limit: 4}); got != "6 q2 r2" {
+		if got := texts(domain.MessageQuery{Page: 2, Limit: 4}); got != "6 q2 r2" {
 			t.Errorf("page 2: %s", got)
 		}
-		msgs, _, _ := s.ListMessages(ctx, acct.ID, a.ID, convID, MessageQuery{Desc: true, Limit: 2})
+		msgs, _, _ := s.ListMessages(ctx, acct.ID, a.ID, convID, domain.MessageQuery{Desc: true, Limit: 2})
 		if r := msgs[0]; !r.Partial || r.Role != domain.RoleAssistant || r.TokensUsed != 7 || r.ResponseMillis != 12.5 || r.Model != "m" ||
 			!strings.HasPrefix(r.ID, "msg_") || !strings.HasPrefix(msgs[1].ID, "msg_") || msgs[1].Role != domain.RoleUser || msgs[1].UserID != "u" {
 			t.Errorf("newest messages = %+v", msgs)
@@ -129,7 +129,7 @@ func TestMessagesPagesAndDelete(t *testing.T) {
 		if n != 6 {
 			t.Errorf("deleted %d messages, want 6", n)
 		}
-		_, _, err = s.ListMessages(ctx, acct.ID, a.ID, convID, MessageQuery{})
+		_, _, err = s.ListMessages(ctx, acct.ID, a.ID, convID, domain.MessageQuery{})
 		wantErr(t, err, domain.ErrConversationNotFound)
 		_, err = s.DeleteConversation(ctx, acct.ID, a.ID, convID)
 		wantErr(t, err, domain.ErrConversationNotFound)
@@ -176,7 +176,7 @@ func TestAnalyticsBuckets(t *testing.T) {
 		mustOK(t, s.RecordTurnError(ctx, acct.ID, a.ID, "rate_limited", at(11, 45, 0, 0)))
 		say("cy", "", at(13, 5, 0, 0), 1000, 40)
 
-		rep, err := s.AgentAnalytics(ctx, acct.ID, a.ID, AnalyticsQuery{From: at(10, 15, 0, 0), To: at(13, 0, 0, 0), Interval: IntervalHour})
+		rep, err := s.AgentAnalytics(ctx, acct.ID, a.ID, domain.AnalyticsQuery{From: at(10, 15, 0, 0), To: at(13, 0, 0, 0), Interval: domain.IntervalHour})
 		mustOK(t, err)
 		var got []string
 		for _, b := range rep.Series {
@@ -197,21 +197,21 @@ func TestAnalyticsBuckets(t *testing.T) {
 			t.Errorf("p95 = %v, want about 1000", p95)
 		}
 
-		rep, err = s.AgentAnalytics(ctx, acct.ID, a.ID, AnalyticsQuery{From: at(12, 0, 0, 0), To: at(12, 59, 0, 0), Interval: IntervalHour})
+		rep, err = s.AgentAnalytics(ctx, acct.ID, a.ID, domain.AnalyticsQuery{From: at(12, 0, 0, 0), To: at(12, 59, 0, 0), Interval: domain.IntervalHour})
 		mustOK(t, err)
 		if len(rep.Series) != 1 || rep.Series[0].Messages != 0 || rep.Totals.Users != 0 || rep.Totals.ResponseTime.P50 != 0 {
 			t.Errorf("empty hour = %+v", rep)
 		}
-		rep, err = s.AgentAnalytics(ctx, acct.ID, a.ID, AnalyticsQuery{From: day.Add(-time.Hour), To: at(13, 0, 0, 0), Interval: IntervalDay})
+		rep, err = s.AgentAnalytics(ctx, acct.ID, a.ID, domain.AnalyticsQuery{From: day.Add(-time.Hour), To: at(13, 0, 0, 0), Interval: domain.IntervalDay})
 		mustOK(t, err)
 		if len(rep.Series) != 2 || rep.Series[0].Messages != 0 || rep.Series[1].Messages != 8 || !rep.Series[1].Start.Equal(day) {
 			t.Errorf("days = %+v", rep.Series)
 		}
 
-		_, err = s.AgentAnalytics(ctx, acct.ID, a.ID, AnalyticsQuery{From: day, To: day.Add(-time.Hour), Interval: IntervalHour})
+		_, err = s.AgentAnalytics(ctx, acct.ID, a.ID, domain.AnalyticsQuery{From: day, To: day.Add(-time.Hour), Interval: domain.IntervalHour})
 		wantErr(t, err, domain.ErrInvalid)
 		other := mustAccount(t, s, "other")
-		_, err = s.AgentAnalytics(ctx, other.ID, a.ID, AnalyticsQuery{From: day, To: day, Interval: IntervalHour})
+		_, err = s.AgentAnalytics(ctx, other.ID, a.ID, domain.AnalyticsQuery{From: day, To: day, Interval: domain.IntervalHour})
 		wantErr(t, err, domain.ErrNotFound)
 		wantErr(t, s.RecordTurnError(ctx, other.ID, a.ID, "x", day), domain.ErrNotFound)
 

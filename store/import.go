@@ -9,9 +9,6 @@ import (
 	"gorm.io/gorm/clause"
 )
 
-// MaxImportedMessages bounds the messages one ImportConversation stores.
-const MaxImportedMessages = 10000
-
 // ImportConversation stores msgs, oldest first, as the history of
 // conversation conv of agent agentID of account accountID, in one
 // transaction: the conversation is created when it does not exist, and the
@@ -24,7 +21,7 @@ func (s *Store) ImportConversation(ctx context.Context, accountID, agentID strin
 	switch {
 	case conversationKey(conv) == "":
 		return wrap("import conversation", fieldError("roomId", "a conversation needs a roomId or a userId"))
-	case len(msgs) == 0 || len(msgs) > MaxImportedMessages:
+	case len(msgs) == 0 || len(msgs) > domain.MaxImportedMessages:
 		return wrap("import conversation", fieldError("messages", "must hold 1 to 10000 messages"))
 	}
 	t := s.now()

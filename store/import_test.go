@@ -25,12 +25,12 @@ func TestImportConversation(t *testing.T) {
 		}
 		mustOK(t, s.ImportConversation(ctx, acct.ID, a.ID, domain.ConversationRef{RoomID: "lobby", Platform: "discord"}, msgs))
 
-		convs, total, err := s.ListConversations(ctx, acct.ID, a.ID, ConversationQuery{RoomID: "lobby"})
+		convs, total, err := s.ListConversations(ctx, acct.ID, a.ID, domain.ConversationQuery{RoomID: "lobby"})
 		mustOK(t, err)
 		if total != 1 || convs[0].MessageCount != 4 || convs[0].Platform != "discord" || !convs[0].LastMessageAt.Equal(t0.Add(3*time.Second)) {
 			t.Fatalf("conversation %+v (of %d)", convs, total)
 		}
-		got, _, err := s.ListMessages(ctx, acct.ID, a.ID, convs[0].ID, MessageQuery{Limit: 10})
+		got, _, err := s.ListMessages(ctx, acct.ID, a.ID, convs[0].ID, domain.MessageQuery{Limit: 10})
 		mustOK(t, err)
 		for i, m := range got {
 			w := msgs[i]
@@ -38,7 +38,7 @@ func TestImportConversation(t *testing.T) {
 				t.Errorf("message %d = %+v, want %+v", i, m, w)
 			}
 		}
-		if bob, _, _ := s.ListConversations(ctx, acct.ID, a.ID, ConversationQuery{UserID: "bob"}); len(bob) != 1 {
+		if bob, _, _ := s.ListConversations(ctx, acct.ID, a.ID, domain.ConversationQuery{UserID: "bob"}); len(bob) != 1 {
 			t.Errorf("bob spoke in %d conversations, want 1", len(bob))
 		}
 		agent, err := s.GetAgent(ctx, acct.ID, a.ID)

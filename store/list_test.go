@@ -39,13 +39,13 @@ func listFixture(t *testing.T, s *Store) (string, []domain.Agent) {
 }
 
 // expectedOrder sorts agents the way ListAgents must.
-func expectedOrder(agents []domain.Agent, by SortField, desc bool) []string {
+func expectedOrder(agents []domain.Agent, by domain.SortField, desc bool) []string {
 	sorted := append([]domain.Agent(nil), agents...)
 	key := func(a domain.Agent) string {
 		switch by {
-		case SortName:
+		case domain.SortName:
 			return a.Name
-		case SortStatus:
+		case domain.SortStatus:
 			return string(a.Status)
 		}
 		return a.CreatedAt.Format("2006-01-02T15:04:05.000")
@@ -71,13 +71,13 @@ func TestListAgentsSortAndPaginate(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		accountID, agents := listFixture(t, s)
-		for _, by := range []SortField{SortCreatedAt, SortName, SortStatus} {
+		for _, by := range []domain.SortField{domain.SortCreatedAt, domain.SortName, domain.SortStatus} {
 			for _, desc := range []bool{false, true} {
 				t.Run(fmt.Sprintf("%s desc=%v", by, desc), func(t *testing.T) {
 					want := expectedOrder(agents, by, desc)
 					var got []string
 					for page := 1; page <= 3; page++ {
-						list, total, err := s.ListAgents(ctx, accountID, ListQuery{Page: page, Limit: 3, SortBy: by, Desc: desc})
+						list, total, err := s.ListAgents(ctx, accountID, domain.ListQuery{Page: page, Limit: 3, SortBy: by, Desc: desc})
 						mustOK(t, err)
 						if total != 7 {
 							t.Errorf("total = %d, want 7", total)
@@ -107,7 +107,7 @@ func TestListAgentsPageStarts(t *testing.T) {
 			for pass := range 2 { // the second pass starts every page from its known start
 				var got []string
 				for page := 1; page <= 3; page++ {
-					list, _, err := s.ListAgents(ctx, accountID, ListQuery{Page: page, Limit: 3, Desc: desc})
+					list, _, err := s.ListAgents(ctx, accountID, domain.ListQuery{Page: page, Limit: 3, Desc: desc})
 					mustOK(t, err)
 					for _, a := range list {
 						got = append(got, a.ID)
@@ -119,8 +119,8 @@ func TestListAgentsPageStarts(t *testing.T) {
 			}
 		}
 		for _, desc := range []bool{false, true} {
-			walk(t, desc, expectedOrder(agents, SortCreatedAt, desc))
-			want := expectedOrder(agents, SortCreatedAt, desc)
+			walk(t, desc, expectedOrder(agents, domain.SortCreatedAt, desc))
+			want := expectedOrder(agents, domain.SortCreatedAt, desc)
 			var acct accountRow
 			mustOK(t, s.r.Take(&acct, "id = ?", accountID).Error)
 			start, ok := s.starts.get(pageKey{accountID, desc, 3}, acct.AgentSetVersion)
@@ -131,13 +131,13 @@ func TestListAgentsPageStarts(t *testing.T) {
 		// A start kept for the current set is where the page begins.
 		var acct accountRow
 		mustOK(t, s.r.Take(&acct, "id = ?", accountID).Error)
-		want := expectedOrder(agents, SortCreatedAt, false)
+		want := expectedOrder(agents, domain.SortCreatedAt, false)
 		byID := map[string]domain.Agent{}
 		for _, a := range agents {
 			byID[a.ID] = a
 		}
 		s.starts.put(pageKey{accountID, false, 3}, pageStart{acct.AgentSetVersion, byID[want[5]].CreatedAt, want[5]})
-		list, _, err := s.ListAgents(ctx, accountID, ListQuery{Page: 2, Limit: 3})
+		list, _, err := s.ListAgents(ctx, accountID, domain.ListQuery{Page: 2, Limit: 3})
 		mustOK(t, err)
 		if len(list) != 2 || list[0].ID != want[5] {
 			t.Errorf("page 2 from a start at agent %s: %d agents, first %v", want[5], len(list), list)
@@ -148,7 +148,7 @@ func TestListAgentsPageStarts(t *testing.T) {
 		mustOK(t, err)
 		agents = append(agents[1:], mustAgent(t, s, accountID, "frank"))
 		for _, desc := range []bool{false, true} {
-			walk(t, desc, expectedOrder(agents, SortCreatedAt, desc))
+			walk(t, desc, expectedOrder(agents, domain.SortCreatedAt, desc))
 		}
 	})
 }
@@ -158,7 +158,7 @@ func TestListAgentsFilterAndBounds(t *testing.T) {
 		ctx := context.Background()
 		accountID, agents := listFixture(t, s)
 		for st, n := range map[domain.Status]int{domain.StatusActive: 3, domain.StatusInactive: 3, domain.StatusError: 1} {
-			list, total, err := s.ListAgents(ctx, accountID, ListQuery{Status: st, Limit: 2})
+			list, total, err := s.ListAgents(ctx, accountID, domain.ListQuery{Status: st, Limit: 2})
 			mustOK(t, err)
 			if total != int64(n) || len(list) != min(n, 2) {
 				t.Errorf("status %s: %d agents, total %d; want total %d", st, len(list), total, n)
@@ -169,25 +169,25 @@ func TestListAgentsFilterAndBounds(t *testing.T) {
 				}
 			}
 		}
-		list, total, err := s.ListAgents(ctx, accountID, ListQuery{Page: 5, Limit: 3})
+		list, total, err := s.ListAgents(ctx, accountID, domain.ListQuery{Page: 5, Limit: 3})
 		mustOK(t, err)
 		if list == nil || len(list) != 0 || total != 7 {
 			t.Errorf("page past the end: %v, total %d", list, total)
 		}
-		list, total, err = s.ListAgents(ctx, accountID, ListQuery{})
+		list, total, err = s.ListAgents(ctx, accountID, domain.ListQuery{})
 		mustOK(t, err)
-		if len(list) != 7 || total != 7 || list[0].ID != expectedOrder(agents, SortCreatedAt, false)[0] {
+		if len(list) != 7 || total != 7 || list[0].ID != expectedOrder(agents, domain.SortCreatedAt, false)[0] {
 			t.Errorf("defaults: %d agents, total %d", len(list), total)
 		}
 		if list[0].Name == "" || list[0].Fields["name"] != nil {
 			t.Errorf("listed agents are not summaries: %+v", list[0])
 		}
-		list, total, err = s.ListAgents(ctx, "acct_nobody", ListQuery{})
+		list, total, err = s.ListAgents(ctx, "acct_nobody", domain.ListQuery{})
 		mustOK(t, err)
 		if len(list) != 0 || total != 0 {
 			t.Errorf("empty account: %d agents, total %d", len(list), total)
 		}
-		_, _, err = s.ListAgents(ctx, accountID, ListQuery{SortBy: "model"})
+		_, _, err = s.ListAgents(ctx, accountID, domain.ListQuery{SortBy: "model"})
 		wantErr(t, err, domain.ErrInvalid)
 	})
 }
@@ -227,7 +227,7 @@ func TestListAgentsSummaryClients(t *testing.T) {
 		with, err := s.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: fields(t, "name", "a", "clients", []string{"discord", "slack"})}, -1)
 		mustOK(t, err)
 		mustAgent(t, s, acct.ID, "b")
-		list, total, err := s.ListAgents(ctx, acct.ID, ListQuery{SortBy: SortName})
+		list, total, err := s.ListAgents(ctx, acct.ID, domain.ListQuery{SortBy: domain.SortName})
 		mustOK(t, err)
 		if total != 2 || len(list) != 2 {
 			t.Fatalf("%d agents, total %d", len(list), total)
@@ -241,7 +241,7 @@ func TestListAgentsSummaryClients(t *testing.T) {
 		// A PATCH of clients reaches the summary.
 		_, _, err = s.UpdateAgent(ctx, acct.ID, with.ID, fields(t, "clients", []string{"telegram"}), nil, domain.AnyVersion)
 		mustOK(t, err)
-		list, _, err = s.ListAgents(ctx, acct.ID, ListQuery{SortBy: SortName})
+		list, _, err = s.ListAgents(ctx, acct.ID, domain.ListQuery{SortBy: domain.SortName})
 		mustOK(t, err)
 		if string(list[0].Fields["clients"]) != `["telegram"]` {
 			t.Errorf("clients after update: %s", list[0].Fields["clients"])

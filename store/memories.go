@@ -14,12 +14,6 @@ import (
 // the embedding (kilobytes nobody reads there) and the terms.
 var memoryColumns = []string{"id", "agent_id", "user_id", "text", "source", "conversation_id", "embedding_model", "created_at"}
 
-// MemoryQuery selects a page of an agent's memories, newest first.
-type MemoryQuery struct {
-	Page, Limit int     // as in ConversationQuery
-	UserID      *string // that user's memories only ("" the agent-wide ones); nil for all
-}
-
 // CreateMemory stores m for agent m.AgentID of account accountID, with
 // its search terms (space-separated tokens), and returns it with ID and,
 // when zero, CreatedAt (now) filled in. At MaxMemories it drops the oldest
@@ -161,7 +155,7 @@ func makeRoom(tx *gorm.DB, m domain.Memory, dropOldest bool) error {
 // ListMemories returns a page of the memories of agent agentID of account
 // accountID, newest first, and how many match q. Their Embedding is nil.
 // It returns ErrNotFound for a missing agent or one of another account.
-func (s *Store) ListMemories(ctx context.Context, accountID, agentID string, q MemoryQuery) ([]domain.Memory, int64, error) {
+func (s *Store) ListMemories(ctx context.Context, accountID, agentID string, q domain.MemoryQuery) ([]domain.Memory, int64, error) {
 	db := s.read(ctx)
 	if err := ownedAgent(db, accountID, agentID); err != nil {
 		return nil, 0, wrap("list memories", err)

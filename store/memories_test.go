@@ -60,26 +60,26 @@ func TestMemoriesCreateListDelete(t *testing.T) {
 			t.Errorf("created %+v", m)
 		}
 
-		all, total, err := s.ListMemories(ctx, acct.ID, a.ID, MemoryQuery{})
+		all, total, err := s.ListMemories(ctx, acct.ID, a.ID, domain.MemoryQuery{})
 		mustOK(t, err)
 		wantTexts(t, "all memories", all, "likes tea", "fact 4", "fact 3", "fact 2", "fact 1", "fact 0")
 		if total != 6 || all[0].ConversationID != "conv_x" || all[0].UserID != "u1" || all[0].EmbeddingModel != "e1" ||
 			all[0].Embedding != nil || all[5].ID != made[0].ID || !all[5].CreatedAt.Equal(made[0].CreatedAt) {
 			t.Errorf("listed %+v (total %d)", all, total)
 		}
-		page, total, err := s.ListMemories(ctx, acct.ID, a.ID, MemoryQuery{Page: 2, Limit: 4})
+		page, total, err := s.ListMemories(ctx, acct.ID, a.ID, domain.MemoryQuery{Page: 2, Limit: 4})
 		mustOK(t, err)
 		wantTexts(t, "page 2", page, "fact 1", "fact 0")
-		past, _, err := s.ListMemories(ctx, acct.ID, a.ID, MemoryQuery{Page: 3, Limit: 4})
+		past, _, err := s.ListMemories(ctx, acct.ID, a.ID, domain.MemoryQuery{Page: 3, Limit: 4})
 		mustOK(t, err)
 		if total != 6 || past == nil || len(past) != 0 {
 			t.Errorf("total %d, page past the end %v", total, past)
 		}
 		u1, none := "u1", ""
-		mine, total, err := s.ListMemories(ctx, acct.ID, a.ID, MemoryQuery{UserID: &u1})
+		mine, total, err := s.ListMemories(ctx, acct.ID, a.ID, domain.MemoryQuery{UserID: &u1})
 		mustOK(t, err)
 		wantTexts(t, "u1's", mine, "likes tea", "fact 3", "fact 0")
-		wide, _, err := s.ListMemories(ctx, acct.ID, a.ID, MemoryQuery{UserID: &none})
+		wide, _, err := s.ListMemories(ctx, acct.ID, a.ID, domain.MemoryQuery{UserID: &none})
 		mustOK(t, err)
 		wantTexts(t, "agent-wide", wide, "fact 4", "fact 1")
 		if total != 3 {
@@ -94,7 +94,7 @@ func TestMemoriesCreateListDelete(t *testing.T) {
 		}
 		n, err := s.DeleteUserMemories(ctx, acct.ID, a.ID, "u1")
 		mustOK(t, err)
-		all, _, err = s.ListMemories(ctx, acct.ID, a.ID, MemoryQuery{})
+		all, _, err = s.ListMemories(ctx, acct.ID, a.ID, domain.MemoryQuery{})
 		mustOK(t, err)
 		wantTexts(t, "after forgetting u1", all, "fact 4", "fact 1")
 		if n != 3 {
@@ -104,7 +104,7 @@ func TestMemoriesCreateListDelete(t *testing.T) {
 		wantErr(t, err, domain.ErrInvalid)
 		_, err = s.DeleteUserMemories(ctx, other.ID, a.ID, "u2")
 		wantErr(t, err, domain.ErrNotFound)
-		_, _, err = s.ListMemories(ctx, other.ID, a.ID, MemoryQuery{})
+		_, _, err = s.ListMemories(ctx, other.ID, a.ID, domain.MemoryQuery{})
 		wantErr(t, err, domain.ErrNotFound)
 	})
 }
@@ -209,7 +209,7 @@ func TestMemoryQuota(t *testing.T) {
 		if has("fact 0") || !has("fact 2") || !has("new of u9") {
 			t.Errorf("a save for a user without memories did not drop the agent's oldest")
 		}
-		_, total, err := s.ListMemories(ctx, acct.ID, a.ID, MemoryQuery{})
+		_, total, err := s.ListMemories(ctx, acct.ID, a.ID, domain.MemoryQuery{})
 		mustOK(t, err)
 		if total != domain.MaxMemories {
 			t.Errorf("%d memories after dropping saves, want %d", total, domain.MaxMemories)
@@ -492,7 +492,7 @@ func TestConversationSummary(t *testing.T) {
 		}
 		c, err := s.GetConversation(ctx, acct.ID, a.ID, convID)
 		mustOK(t, err)
-		listed, _, err := s.ListConversations(ctx, acct.ID, a.ID, ConversationQuery{})
+		listed, _, err := s.ListConversations(ctx, acct.ID, a.ID, domain.ConversationQuery{})
 		mustOK(t, err)
 		if c.Summary != "first 8" || c.Summarized != 8 || len(listed) != 1 || listed[0].Summary != "first 8" || listed[0].Summarized != 8 {
 			t.Errorf("conversation %+v, listed %+v", c, listed)
@@ -520,12 +520,12 @@ func TestMemoriesSavedAnalytics(t *testing.T) {
 		saveMemory(t, s, acct.ID, a.ID, "", "two", "two")
 		_, err := s.CreateMemory(ctx, acct.ID, domain.Memory{AgentID: a.ID, UserID: "u1", Text: "three", Source: domain.MemorySourceAgent}, "three", true)
 		mustOK(t, err)
-		rep, err := s.AgentAnalytics(ctx, acct.ID, a.ID, AnalyticsQuery{From: t0, To: clock.now(), Interval: IntervalHour})
+		rep, err := s.AgentAnalytics(ctx, acct.ID, a.ID, domain.AnalyticsQuery{From: t0, To: clock.now(), Interval: domain.IntervalHour})
 		mustOK(t, err)
 		if rep.Totals.MemoriesSaved != 3 || rep.Totals.Messages != 0 {
 			t.Errorf("totals %+v, want 3 memories saved", rep.Totals)
 		}
-		rep, err = s.AgentAnalytics(ctx, acct.ID, a.ID, AnalyticsQuery{From: clock.now(), To: clock.now(), Interval: IntervalHour})
+		rep, err = s.AgentAnalytics(ctx, acct.ID, a.ID, domain.AnalyticsQuery{From: clock.now(), To: clock.now(), Interval: domain.IntervalHour})
 		mustOK(t, err)
 		if rep.Totals.MemoriesSaved != 2 {
 			t.Errorf("second hour totals %+v, want 2 memories saved", rep.Totals)
@@ -553,7 +553,7 @@ func TestCreateMemories(t *testing.T) {
 		if len(made) != 3 || !strings.HasPrefix(made[0].ID, "mem_") || !made[0].CreatedAt.Equal(when) || made[2].CreatedAt.IsZero() {
 			t.Errorf("created %+v", made)
 		}
-		all, total, err := s.ListMemories(ctx, acct.ID, a.ID, MemoryQuery{})
+		all, total, err := s.ListMemories(ctx, acct.ID, a.ID, domain.MemoryQuery{})
 		mustOK(t, err)
 		if total != 3 || !all[1].CreatedAt.Equal(when.Add(time.Hour)) || all[2].UserID != "ann" {
 			t.Errorf("listed %+v", all)
@@ -564,7 +564,7 @@ func TestCreateMemories(t *testing.T) {
 		if vecs, err := s.MemoryVectors(ctx, acct.ID, a.ID, nil, "e1"); err != nil || len(vecs) != 1 {
 			t.Errorf("vectors %+v, %v", vecs, err)
 		}
-		stats, err := s.AgentAnalytics(ctx, acct.ID, a.ID, AnalyticsQuery{From: when.Add(-time.Hour), To: when.Add(2 * time.Hour), Interval: IntervalHour})
+		stats, err := s.AgentAnalytics(ctx, acct.ID, a.ID, domain.AnalyticsQuery{From: when.Add(-time.Hour), To: when.Add(2 * time.Hour), Interval: domain.IntervalHour})
 		mustOK(t, err)
 		if stats.Totals.MemoriesSaved != 2 {
 			t.Errorf("memories saved in their hours: %+v", stats.Totals)
@@ -581,7 +581,7 @@ func TestCreateMemories(t *testing.T) {
 		if !errors.As(err, &se) || se.Code != domain.CodeQuotaExceeded || se.Used != domain.MaxMemories {
 			t.Errorf("past the quota: %v", err)
 		}
-		if _, total, _ := s.ListMemories(ctx, acct.ID, a.ID, MemoryQuery{}); total != domain.MaxMemories {
+		if _, total, _ := s.ListMemories(ctx, acct.ID, a.ID, domain.MemoryQuery{}); total != domain.MaxMemories {
 			t.Errorf("%d memories after refused batches, want %d", total, domain.MaxMemories)
 		}
 		_, err = s.CreateMemories(ctx, mustAccount(t, s, "other").ID, bad[:1], []string{"fine"})

@@ -217,7 +217,7 @@ func TestMigrateFirstReleaseData(t *testing.T) {
 			t.Errorf("%d api keys after migration, want 1", keys)
 		}
 
-		convs, total, err := s.ListConversations(ctx, "acct_1", "agt_1", ConversationQuery{})
+		convs, total, err := s.ListConversations(ctx, "acct_1", "agt_1", domain.ConversationQuery{})
 		mustOK(t, err)
 		got := map[string]domain.Conversation{}
 		for _, c := range convs {
@@ -244,7 +244,7 @@ func TestMigrateFirstReleaseData(t *testing.T) {
 			history[1].PromptTokens != 5 || !history[1].CreatedAt.Equal(t0.Add(2*time.Second)) {
 			t.Errorf("history after migration: %+v", history)
 		}
-		carol, _, err := s.ListConversations(ctx, "acct_1", "agt_1", ConversationQuery{UserID: "carol"})
+		carol, _, err := s.ListConversations(ctx, "acct_1", "agt_1", domain.ConversationQuery{UserID: "carol"})
 		mustOK(t, err)
 		if len(carol) != 1 || carol[0].ID != "conv_2" {
 			t.Errorf("conversations where carol spoke: %+v", carol)
@@ -360,7 +360,7 @@ func TestAgentCountFollowsCreatesAndDeletes(t *testing.T) {
 		wantErr(t, err, domain.ErrDeleteProtected)
 		_, err = s.DeleteAgent(ctx, acct.ID, a.ID, domain.AnyVersion)
 		wantErr(t, err, domain.ErrNotFound)
-		_, total, err := s.ListAgents(ctx, acct.ID, ListQuery{})
+		_, total, err := s.ListAgents(ctx, acct.ID, domain.ListQuery{})
 		mustOK(t, err)
 		if total != 2 {
 			t.Errorf("total after deletes = %d, want 2", total)

@@ -42,7 +42,7 @@ func TestQuotaHoldsUnderConcurrency(t *testing.T) {
 		if ok != quota {
 			t.Errorf("%d creates succeeded, want %d", ok, quota)
 		}
-		_, total, err := s.ListAgents(ctx, acct.ID, ListQuery{})
+		_, total, err := s.ListAgents(ctx, acct.ID, domain.ListQuery{})
 		mustOK(t, err)
 		if total != quota {
 			t.Errorf("account has %d agents, want %d", total, quota)

@@ -196,7 +196,7 @@ func TestWrongKeyFailsOnlyThatAgentsSecrets(t *testing.T) {
 			t.Errorf("error %q: want the secret's name, never its value", err)
 		}
 		wantSecret(t, s, other, "K", "v-other")
-		if _, n, err := s.ListAgents(ctx, acct.ID, ListQuery{}); err != nil || n != 2 {
+		if _, n, err := s.ListAgents(ctx, acct.ID, domain.ListQuery{}); err != nil || n != 2 {
 			t.Fatalf("list: %d, %v", n, err)
 		}
 		u, _, err := s.UpdateAgent(ctx, acct.ID, sealed.ID, fields(t,

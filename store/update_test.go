@@ -63,7 +63,7 @@ func TestUpdateAgentChanges(t *testing.T) {
 			!got.UpdatedAt.Equal(clock.now()) {
 			t.Errorf("stored agent = %+v", got)
 		}
-		list, _, err := s.ListAgents(ctx, acct.ID, ListQuery{SortBy: SortName})
+		list, _, err := s.ListAgents(ctx, acct.ID, domain.ListQuery{SortBy: domain.SortName})
 		mustOK(t, err)
 		if list[0].Name != "Eliza II" {
 			t.Errorf("name column not derived on update: %q", list[0].Name)

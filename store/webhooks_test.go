@@ -183,7 +183,7 @@ func TestToolCallsInReplyAndEvent(t *testing.T) {
 		if len(history) != 2 || !reflect.DeepEqual(history[1].ToolCalls, calls) || history[0].ToolCalls != nil {
 			t.Errorf("stored tool calls = %+v / %+v", history[1].ToolCalls, history[0].ToolCalls)
 		}
-		rep, err := s.AgentAnalytics(ctx, acct.ID, agent.ID, AnalyticsQuery{From: time.Now().Add(-time.Hour), To: time.Now(), Interval: IntervalHour})
+		rep, err := s.AgentAnalytics(ctx, acct.ID, agent.ID, domain.AnalyticsQuery{From: time.Now().Add(-time.Hour), To: time.Now(), Interval: domain.IntervalHour})
 		mustOK(t, err)
 		if rep.Totals.ToolCalls != 2 || rep.Totals.ToolErrors != 1 || rep.Series[len(rep.Series)-1].ToolCalls != 2 {
 			t.Errorf("analytics totals %+v", rep.Totals)

@@ -104,7 +104,7 @@ func TestMemoryPerUser(t *testing.T) {
 			if p := c.say(t, "bob", room, "Which programming language am I learning?"); strings.Contains(p, "Rust") {
 				t.Errorf("Bob's prompt shows Ann's memory:\n%s", p)
 			}
-			mems, _, err := c.st.ListMemories(context.Background(), c.agent.AccountID, c.agent.ID, store.MemoryQuery{Page: 1, Limit: 10})
+			mems, _, err := c.st.ListMemories(context.Background(), c.agent.AccountID, c.agent.ID, domain.MemoryQuery{Page: 1, Limit: 10})
 			if err != nil || len(mems) != 1 || mems[0].UserID != "ann" || mems[0].Source != domain.MemorySourceAgent {
 				t.Fatalf("memories %+v, %v", mems, err)
 			}
@@ -218,7 +218,7 @@ func TestConversationSummary(t *testing.T) {
 		t.Errorf("agent after a failed summary: %v %v", a.Status, err)
 	}
 	rep, err := c.st.AgentAnalytics(ctx, c.agent.AccountID, c.agent.ID,
-		store.AnalyticsQuery{From: time.Now().Add(-time.Hour), To: time.Now(), Interval: store.IntervalHour})
+		domain.AnalyticsQuery{From: time.Now().Add(-time.Hour), To: time.Now(), Interval: domain.IntervalHour})
 	if err != nil || rep.Totals.Errors != 1 {
 		t.Errorf("analytics errors %d, %v; want the failed summary counted", rep.Totals.Errors, err)
 	}

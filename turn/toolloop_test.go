@@ -131,7 +131,7 @@ func checkToolAnalytics(t *testing.T, c *toolCase, calls, failed int64) {
 	t.Helper()
 	now := time.Now()
 	rep, err := c.st.AgentAnalytics(context.Background(), c.agent.AccountID, c.agent.ID,
-		store.AnalyticsQuery{From: now.Add(-time.Hour), To: now, Interval: store.IntervalHour})
+		domain.AnalyticsQuery{From: now.Add(-time.Hour), To: now, Interval: domain.IntervalHour})
 	if err != nil {
 		t.Fatal(err)
 	}
