@@ -15,7 +15,6 @@ import (
 
 	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/internal/renew"
-	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/turn"
 )
 
@@ -40,8 +39,6 @@ type Tasks interface {
 	RenewA2ATask(ctx context.Context, agentID, id string) error
 	FailAbandonedA2ATask(ctx context.Context, accountID, agentID, id string, since time.Time, reason string) (domain.A2ATask, error)
 }
-
-var _ Tasks = (*store.Store)(nil)
 
 // Problem is an error as agentd's API reports it: its code (such as
 // AGENT_NOT_FOUND or INVALID_MESSAGE), message and details.

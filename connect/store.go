@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/domain"
-	"github.com/agentd/agentd/store"
 )
 
 // Store is what connections need of persistence; *store.Store implements
@@ -61,5 +60,3 @@ type Store interface {
 	FindConversation(ctx context.Context, accountID, agentID string, conv domain.ConversationRef) (domain.Conversation, error)
 	DeleteConversation(ctx context.Context, accountID, agentID, id string) (int64, error)
 }
-
-var _ Store = (*store.Store)(nil)

@@ -5,7 +5,6 @@ import (
 	"log/slog"
 
 	"github.com/agentd/agentd/domain"
-	"github.com/agentd/agentd/store"
 )
 
 // The bounds of a recall.
@@ -35,8 +34,6 @@ type Store interface {
 	StaleChunks(ctx context.Context, accountID, agentID, model string, limit int) ([]domain.KnowledgeChunk, error)
 	SetChunkEmbeddings(ctx context.Context, agentID, model string, vectors map[string][]float32) error
 }
-
-var _ Store = (*store.Store)(nil)
 
 // Embedder embeds texts with an agent's provider; *llm.Client implements
 // it.

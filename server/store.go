@@ -7,7 +7,6 @@ import (
 
 	"github.com/agentd/agentd/a2a"
 	"github.com/agentd/agentd/domain"
-	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/streamlog"
 )
 
@@ -38,6 +37,9 @@ type Store interface {
 
 	CreateAgent(ctx context.Context, a domain.Agent, quota int) (domain.Agent, error)
 	GetAgent(ctx context.Context, accountID, id string) (domain.Agent, error)
+	// CharacterFile renders a as the character file Export Agent answers:
+	// its members without any secret.
+	CharacterFile(a domain.Agent) (json.RawMessage, error)
 	// GetAgentDocument returns what Get Agent answers, as stored.
 	GetAgentDocument(ctx context.Context, accountID, id string) (domain.AgentDocument, error)
 	ListAgents(ctx context.Context, accountID string, q domain.ListQuery) ([]domain.Agent, int64, error)
@@ -81,7 +83,7 @@ type Store interface {
 	MarkAgentRecovered(ctx context.Context, accountID, agentID string) error
 	// Webhooks: the Webhook ones return domain.ErrWebhookNotFound for a
 	// webhook the account lacks, RetryDelivery domain.ErrDeliveryNotFound for
-	// a delivery the webhook lacks; CreateWebhook a *store.QuotaError past
+	// a delivery the webhook lacks; CreateWebhook a domain.ErrQuotaExceeded past
 	// domain.WebhookQuota.
 	CreateWebhook(ctx context.Context, w domain.Webhook) (domain.Webhook, error)
 	GetWebhook(ctx context.Context, accountID, id string) (domain.Webhook, error)
@@ -95,5 +97,3 @@ type Store interface {
 	// A2A tasks (see a2a.Tasks).
 	a2a.Tasks
 }
-
-var _ Store = (*store.Store)(nil)

@@ -93,8 +93,10 @@ func writeMember(b *bytes.Buffer, name string, value []byte) error {
 // the empty value of those never set, without the service's own members
 // (id, status, timestamps, metrics) and without any secret:
 // settings.secrets and the MCP servers' headers are absent rather than
-// masked, so the file can be shared and imported elsewhere.
-func CharacterFile(a domain.Agent) (json.RawMessage, error) {
+// masked, so the file can be shared and imported elsewhere. It reads
+// nothing: it is a method so that the HTTP layer, which never imports
+// store, reaches it through its Store interface.
+func (s *Store) CharacterFile(a domain.Agent) (json.RawMessage, error) {
 	b, err := membersDocument(a.Fields, StripSecrets)
 	if err != nil {
 		return nil, wrap("character file", err)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/llm"
-	"github.com/agentd/agentd/store"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -72,9 +71,10 @@ type Store interface {
 	// RecordTokens adds tokens spent outside a turn (summaries) to the
 	// agent's analytics.
 	RecordTokens(ctx context.Context, accountID, agentID string, tokens int, t time.Time) error
+	// NewMessageID is a new message id made at t, for a reply whose id is
+	// known before it is stored.
+	NewMessageID(t time.Time) string
 }
-
-var _ Store = (*store.Store)(nil)
 
 // Model produces an agent's reply; *llm.Client implements it.
 type Model interface {
@@ -275,7 +275,7 @@ func (s *Service) Prepare(ctx context.Context, in Input) (*Turn, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Turn{replyID: store.NewMessageID(start), agent: agent, apiKey: apiKey, in: in, start: start, release: release}
+	t := &Turn{replyID: s.cfg.Store.NewMessageID(start), agent: agent, apiKey: apiKey, in: in, start: start, release: release}
 	if t.convID, err = s.cfg.Store.OpenConversation(ctx, agent.AccountID, agent.ID, in.Conv); err != nil {
 		release()
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentd/agentd/a2a"
 	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/recall"
@@ -198,8 +199,17 @@ func startTracing(ctx context.Context, cfg telemetry.Config, logger *slog.Logger
 	}, nil
 }
 
-// The store is the outbox the webhook workers drain.
-var _ webhook.Queue = (*store.Store)(nil)
+// The store implements every consumer's interface; the consumers declare
+// them in domain's types and never import store, so they compile without
+// the ORM. The store is also the outbox the webhook workers drain.
+var (
+	_ turn.Store    = (*store.Store)(nil)
+	_ connect.Store = (*store.Store)(nil)
+	_ server.Store  = (*store.Store)(nil)
+	_ a2a.Tasks     = (*store.Store)(nil)
+	_ recall.Store  = (*store.Store)(nil)
+	_ webhook.Queue = (*store.Store)(nil)
+)
 
 // startWebhooks runs the webhook delivery workers until the returned stop is
 // called; stop waits for the attempts in flight to be recorded.
