@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/connect"
-	"github.com/agentd/agentd/connect/connecttest"
 	"github.com/agentd/agentd/connect/discord"
 	"github.com/agentd/agentd/connect/discord/discordtest"
 	"github.com/agentd/agentd/domain"
+	"github.com/agentd/agentd/internal/connecttest"
 	"github.com/agentd/agentd/internal/testutil"
 	"github.com/agentd/agentd/store/storetest"
 	"github.com/agentd/agentd/turn"

@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/connect"
-	"github.com/agentd/agentd/connect/connecttest"
 	"github.com/agentd/agentd/connect/telegram"
 	"github.com/agentd/agentd/connect/telegram/telegramtest"
 	"github.com/agentd/agentd/domain"
+	"github.com/agentd/agentd/internal/connecttest"
 	"github.com/agentd/agentd/internal/testutil"
 	"github.com/agentd/agentd/store/storetest"
 	"github.com/go-telegram/bot/models"

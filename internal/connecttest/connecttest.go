@@ -2,7 +2,9 @@
 // an account, supervisors of one platform on it, agents of that platform,
 // and a Turner that echoes. connect's own tests cannot import it (it
 // imports connect); the helpers that are not about connections live in
-// internal/testutil.
+// internal/testutil. It lives outside connect/ because it runs a real
+// store: connect and its platforms compile without the ORM, their test
+// support included.
 package connecttest
 
 import (
