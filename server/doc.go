@@ -25,6 +25,6 @@
 // paths alone.
 //
 // It reaches persistence through the Store interface it declares
-// (store.go), never imports gorm and never reads the environment:
-// cmd/agentd fills a Config.
+// (store.go) in package domain's types, never imports store or gorm and
+// never reads the environment: cmd/agentd fills a Config.
 package server

@@ -1,15 +1,16 @@
 // Package store persists agentd's accounts, API keys, agents,
-// conversations and messages, the hourly analytics, webhooks with their
-// outbox (events, deliveries, attempts) and platform connections (leases,
-// cursors, states, claimed messages), in SQLite or PostgreSQL through
-// GORM. An agent's members are an agent.Document, checked by its Validate
+// conversations and messages, memories and knowledge, the hourly
+// analytics, webhooks with their outbox (events, deliveries, attempts),
+// platform connections (leases, cursors, states, the inbox of claimed
+// messages), idempotency keys, A2A tasks and the database's stream log, in
+// SQLite or PostgreSQL through GORM. An agent's members are an agent.Document, checked by its Validate
 // on every write; settings.secrets are sealed with secretbox when a key is
 // configured.
 //
-// It owns its error vocabulary: every error it returns is an *Error with a
-// Code (see Codes), wrapped with the operation that failed, or a context
-// error, or an internal failure whose text only the log sees. No GORM or
-// driver error ever leaves the package. Callers map codes, not messages.
+// Every error it returns is a *domain.Error with a Code (see domain.Codes),
+// wrapped with the operation that failed, or a context error, or an
+// internal failure whose text only the log sees. No GORM or driver error
+// ever leaves the package. Callers map codes, not messages.
 //
 // A change that reports a webhook event writes the event and its
 // deliveries in its own transaction (the outbox), so a rolled-back change
@@ -26,7 +27,12 @@
 // (goose, one folder per dialect) before anything else, under an advisory
 // lock on PostgreSQL; Migrate and MigrationStatus do so without a Store.
 //
-// The package knows nothing about HTTP: it takes and returns its own domain
-// types (Account, APIKey, Agent, Message, ...), and every timestamp it hands
-// out is UTC with millisecond precision.
+// The package knows nothing about HTTP. It takes and returns the types of
+// package domain (domain.Account, domain.Agent, domain.Message,
+// domain.Lease, ...); its rows are unexported and never leave it. The
+// consumers (turn, connect, server, a2a, recall, webhook) declare the
+// methods they need in domain's types and never import store, so only
+// cmd/agentd, which asserts that *Store implements each of them, compiles
+// the ORM with them. Every timestamp it hands out is UTC with millisecond
+// precision.
 package store
