@@ -5,8 +5,9 @@
 // platform leases and connection states, accounts and principals,
 // webhooks, events and deliveries), and the one coded Error with its Codes.
 //
-// It imports nothing but the standard library, so a package that speaks of
-// an agent or a message need not compile the store's ORM and drivers: the
+// It imports the standard library and, for Agent.Fields, agent's Document
+// (agent imports only netguard), so a package that speaks of an agent or a
+// message need not compile the store's ORM and drivers: the
 // store implements persistence over these types, and each consumer
 // declares the small interface it needs in their terms. A new entity or
 // value type that more than one package exchanges is born here; a type
