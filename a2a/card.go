@@ -5,8 +5,8 @@ import (
 	"strings"
 
 	"github.com/agentd/agentd/agent"
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/llm"
-	"github.com/agentd/agentd/store"
 )
 
 // AgentCard is the agent card of A2A 1.0.
@@ -111,7 +111,7 @@ var textModes = []string{"text/plain"}
 // Card is the agent card of agent a, whose JSON-RPC endpoint is url, in
 // the shape of the protocol version named by version (the A2A-Version
 // header): 0.3 for none or a 0.x version, as the protocol says, else 1.0.
-func Card(a store.Agent, url, version string) any {
+func Card(a domain.Agent, url, version string) any {
 	ch := llm.CharacterFrom(a.Fields)
 	name := ch.Name
 	if name == "" {

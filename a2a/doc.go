@@ -4,12 +4,12 @@
 // 1.0, and the 0.3 methods message/send, message/stream and tasks/get in
 // the shapes of 0.3 (a request's method name tells the versions apart).
 //
-// A message's contextId is a room of the agent, store.A2ARoom(contextId),
+// A message's contextId is a room of the agent, domain.A2ARoom(contextId),
 // and the message is one turn of package turn, like Send Message with that
 // roomId: the same checks, concurrency cap, history, analytics, webhooks
 // and tools. Each message makes a task, kept in the database
-// (store.A2ATask) so that GetTask answers on every replica, for
-// store.A2ATaskRetention after the task last changed. SendMessage always
+// (domain.A2ATask) so that GetTask answers on every replica, for
+// domain.A2ATaskRetention after the task last changed. SendMessage always
 // waits for the reply: its task is completed or failed when answered.
 //
 // The package knows JSON-RPC but not HTTP: server/ authenticates, takes

@@ -13,8 +13,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/internal/renew"
-	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/turn"
 )
 
@@ -28,19 +28,17 @@ type Turns interface {
 var _ Turns = (*turn.Service)(nil)
 
 // Tasks keeps the tasks; *store.Store implements it. Each returns
-// store.ErrNotFound for a missing agent or one of another account;
-// GetA2ATask and FinishA2ATask store.ErrA2ATaskNotFound for a task the
+// domain.ErrNotFound for a missing agent or one of another account;
+// GetA2ATask and FinishA2ATask domain.ErrA2ATaskNotFound for a task the
 // agent lacks.
 type Tasks interface {
-	CreateA2ATask(ctx context.Context, accountID string, t store.A2ATask) (store.A2ATask, error)
-	FinishA2ATask(ctx context.Context, accountID string, t store.A2ATask) (store.A2ATask, error)
-	GetA2ATask(ctx context.Context, accountID, agentID, id string) (store.A2ATask, error)
+	CreateA2ATask(ctx context.Context, accountID string, t domain.A2ATask) (domain.A2ATask, error)
+	FinishA2ATask(ctx context.Context, accountID string, t domain.A2ATask) (domain.A2ATask, error)
+	GetA2ATask(ctx context.Context, accountID, agentID, id string) (domain.A2ATask, error)
 	// RenewA2ATask and FailAbandonedA2ATask: see store.
 	RenewA2ATask(ctx context.Context, agentID, id string) error
-	FailAbandonedA2ATask(ctx context.Context, accountID, agentID, id string, since time.Time, reason string) (store.A2ATask, error)
+	FailAbandonedA2ATask(ctx context.Context, accountID, agentID, id string, since time.Time, reason string) (domain.A2ATask, error)
 }
-
-var _ Tasks = (*store.Store)(nil)
 
 // Problem is an error as agentd's API reports it: its code (such as
 // AGENT_NOT_FOUND or INVALID_MESSAGE), message and details.
@@ -109,11 +107,11 @@ type Reply struct {
 type dialect interface {
 	parseSend(raw json.RawMessage) (sendRequest, *rpcError)
 	parseGet(raw json.RawMessage) (getRequest, *rpcError)
-	sendResult(t store.A2ATask, historyLength *int) any
-	getResult(t store.A2ATask, historyLength *int) any
-	started(t store.A2ATask) any
-	chunk(t store.A2ATask, text string, appended, last bool) any
-	finished(t store.A2ATask) any
+	sendResult(t domain.A2ATask, historyLength *int) any
+	getResult(t domain.A2ATask, historyLength *int) any
+	started(t domain.A2ATask) any
+	chunk(t domain.A2ATask, text string, appended, last bool) any
+	finished(t domain.A2ATask) any
 	errorData(e *rpcError) any
 }
 
@@ -249,7 +247,7 @@ var errClientGone = errors.New("a2a: the client went away")
 
 // run streams one turn. Each token is held until the next one comes, so
 // that the last fragment can say it is the last.
-func (h *Handler) run(ctx context.Context, c Call, id json.RawMessage, d dialect, t *turn.Turn, task store.A2ATask, emit func(any) error) {
+func (h *Handler) run(ctx context.Context, c Call, id json.RawMessage, d dialect, t *turn.Turn, task domain.A2ATask, emit func(any) error) {
 	gone := false
 	send := func(v any) error {
 		err := emit(resultReply(id, v).Body)
@@ -292,25 +290,25 @@ func (h *Handler) run(ctx context.Context, c Call, id json.RawMessage, d dialect
 
 // begin reads and checks a message, prepares its turn (which takes a
 // concurrency slot) and makes its task. The caller must end the turn.
-func (h *Handler) begin(ctx context.Context, c Call, params json.RawMessage, d dialect) (*turn.Turn, store.A2ATask, sendRequest, *rpcError) {
+func (h *Handler) begin(ctx context.Context, c Call, params json.RawMessage, d dialect) (*turn.Turn, domain.A2ATask, sendRequest, *rpcError) {
 	in, rerr := d.parseSend(params)
 	if rerr == nil {
 		rerr = h.check(ctx, c, &in)
 	}
 	if rerr != nil {
-		return nil, store.A2ATask{}, in, rerr
+		return nil, domain.A2ATask{}, in, rerr
 	}
 	t, err := h.cfg.Turns.Prepare(ctx, turn.Input{AccountID: c.AccountID, AgentID: c.AgentID, Text: in.Text,
 		Limited: true, RequestID: c.RequestID,
-		Conv: store.ConversationRef{RoomID: store.A2ARoom(in.ContextID), Platform: store.PlatformAPI}})
+		Conv: domain.ConversationRef{RoomID: domain.A2ARoom(in.ContextID), Platform: domain.PlatformAPI}})
 	if err != nil {
-		return nil, store.A2ATask{}, in, h.explain(err, c.RequestID)
+		return nil, domain.A2ATask{}, in, h.explain(err, c.RequestID)
 	}
-	task, err := h.cfg.Tasks.CreateA2ATask(ctx, c.AccountID, store.A2ATask{AgentID: c.AgentID, ContextID: in.ContextID,
+	task, err := h.cfg.Tasks.CreateA2ATask(ctx, c.AccountID, domain.A2ATask{AgentID: c.AgentID, ContextID: in.ContextID,
 		RequestMessageID: in.MessageID, RequestText: in.Text})
 	if err != nil {
 		t.Release()
-		return nil, store.A2ATask{}, in, h.explain(err, c.RequestID)
+		return nil, domain.A2ATask{}, in, h.explain(err, c.RequestID)
 	}
 	return t, task, in, nil
 }
@@ -380,7 +378,7 @@ const abandonedReason = "The agent's server stopped before the reply was complet
 // hold renews task while its turn runs, so that no reader takes it for
 // abandoned; the returned func stops it. The renewals outlive a client
 // gone away: the turn, and so the task, goes on.
-func (h *Handler) hold(ctx context.Context, c Call, task store.A2ATask) (unhold func()) {
+func (h *Handler) hold(ctx context.Context, c Call, task domain.A2ATask) (unhold func()) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	stopped := make(chan struct{})
 	go func() {
@@ -402,15 +400,15 @@ func (h *Handler) hold(ctx context.Context, c Call, task store.A2ATask) (unhold 
 // longer renews (the replica died) is failed first. An id that is not
 // printable text of an id's length is no task's, and is not looked for:
 // PostgreSQL fails on bytes that SQLite merely finds nothing for.
-func (h *Handler) task(ctx context.Context, c Call, id string) (store.A2ATask, *rpcError) {
+func (h *Handler) task(ctx context.Context, c Call, id string) (domain.A2ATask, *rpcError) {
 	if !printableID(id, maxIDLength) {
-		return store.A2ATask{}, taskNotFound(id)
+		return domain.A2ATask{}, taskNotFound(id)
 	}
 	task, err := h.cfg.Tasks.GetA2ATask(ctx, c.AccountID, c.AgentID, id)
-	if since := time.Now().Add(-h.cfg.TaskLease); err == nil && task.State == store.A2ATaskWorking && task.UpdatedAt.Before(since) {
+	if since := time.Now().Add(-h.cfg.TaskLease); err == nil && task.State == domain.A2ATaskWorking && task.UpdatedAt.Before(since) {
 		task, err = h.cfg.Tasks.FailAbandonedA2ATask(ctx, c.AccountID, c.AgentID, id, since, abandonedReason)
 	}
-	if errors.Is(err, store.ErrA2ATaskNotFound) {
+	if errors.Is(err, domain.ErrA2ATaskNotFound) {
 		return task, taskNotFound(id)
 	}
 	if err != nil {
@@ -426,11 +424,11 @@ const finishTimeout = 5 * time.Second
 // finish stores how the turn ended: completed with the reply, or failed
 // with why (gone: because the client went away). When the write fails the
 // task is answered as it would have been stored.
-func (h *Handler) finish(ctx context.Context, c Call, task store.A2ATask, res turn.Result, err error, gone bool) store.A2ATask {
-	task.State, task.ReplyMessageID, task.ReplyText = store.A2ATaskCompleted, res.MessageID, res.Text
+func (h *Handler) finish(ctx context.Context, c Call, task domain.A2ATask, res turn.Result, err error, gone bool) domain.A2ATask {
+	task.State, task.ReplyMessageID, task.ReplyText = domain.A2ATaskCompleted, res.MessageID, res.Text
 	if err != nil {
 		gone = gone || ctx.Err() != nil
-		task.State, task.ReplyMessageID, task.ReplyText = store.A2ATaskFailed, "", ""
+		task.State, task.ReplyMessageID, task.ReplyText = domain.A2ATaskFailed, "", ""
 		task.Reason = h.reason(err, c.RequestID, gone)
 	}
 	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
@@ -506,7 +504,7 @@ func idOrNull(id json.RawMessage) json.RawMessage {
 
 // message is one message of a task, rendered by either version.
 type message struct {
-	task  store.A2ATask
+	task  domain.A2ATask
 	id    string
 	text  string
 	agent bool
@@ -514,16 +512,16 @@ type message struct {
 
 // history is a task's messages: the user's, then the reply once there is
 // one.
-func history(t store.A2ATask) []message {
+func history(t domain.A2ATask) []message {
 	out := []message{{task: t, id: t.RequestMessageID, text: t.RequestText}}
-	if t.State == store.A2ATaskCompleted {
+	if t.State == domain.A2ATaskCompleted {
 		out = append(out, message{task: t, id: t.ReplyMessageID, text: t.ReplyText, agent: true})
 	}
 	return out
 }
 
 // failure is the agent's message saying why a task failed.
-func failure(t store.A2ATask) message {
+func failure(t domain.A2ATask) message {
 	return message{task: t, id: t.ID + "-failure", text: t.Reason, agent: true}
 }
 

@@ -3,7 +3,7 @@ package a2a
 import (
 	"encoding/json"
 
-	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/domain"
 )
 
 // The shapes of A2A 0.3 (its JSON schema: objects told apart by `kind`,
@@ -119,13 +119,13 @@ func (v03) parseSend(raw json.RawMessage) (sendRequest, *rpcError) {
 
 func (v03) parseGet(raw json.RawMessage) (getRequest, *rpcError) { return v1{}.parseGet(raw) }
 
-func (v v03) sendResult(t store.A2ATask, historyLength *int) any { return v.task(t, historyLength) }
+func (v v03) sendResult(t domain.A2ATask, historyLength *int) any { return v.task(t, historyLength) }
 
-func (v v03) getResult(t store.A2ATask, historyLength *int) any { return v.task(t, historyLength) }
+func (v v03) getResult(t domain.A2ATask, historyLength *int) any { return v.task(t, historyLength) }
 
-func (v03) task(t store.A2ATask, historyLength *int) legacyTask {
+func (v03) task(t domain.A2ATask, historyLength *int) legacyTask {
 	out := legacyTask{Kind: "task", ID: t.ID, ContextID: t.ContextID, Status: legacyTaskStatus(t)}
-	if t.State == store.A2ATaskCompleted {
+	if t.State == domain.A2ATaskCompleted {
 		out.Artifacts = []legacyArtifact{{ArtifactID: replyArtifactID, Name: replyArtifactID, Parts: []legacyPart{legacyText(t.ReplyText)}}}
 	}
 	for _, m := range keepLast(history(t), historyLength) {
@@ -134,15 +134,15 @@ func (v03) task(t store.A2ATask, historyLength *int) legacyTask {
 	return out
 }
 
-func (v v03) started(t store.A2ATask) any { return v.task(t, nil) }
+func (v v03) started(t domain.A2ATask) any { return v.task(t, nil) }
 
-func (v03) chunk(t store.A2ATask, text string, appended, last bool) any {
+func (v03) chunk(t domain.A2ATask, text string, appended, last bool) any {
 	return legacyArtifactUpdate{Kind: "artifact-update", TaskID: t.ID, ContextID: t.ContextID,
 		Artifact: legacyArtifact{ArtifactID: replyArtifactID, Name: replyArtifactID, Parts: []legacyPart{legacyText(text)}},
 		Append:   appended, LastChunk: last}
 }
 
-func (v03) finished(t store.A2ATask) any {
+func (v03) finished(t domain.A2ATask) any {
 	return legacyStatusUpdate{Kind: "status-update", TaskID: t.ID, ContextID: t.ContextID, Status: legacyTaskStatus(t), Final: true}
 }
 
@@ -160,15 +160,15 @@ func (v03) errorData(e *rpcError) any {
 }
 
 // legacyStates are the 0.3 names of a task's states.
-var legacyStates = map[store.A2ATaskState]string{
-	store.A2ATaskWorking:   "working",
-	store.A2ATaskCompleted: "completed",
-	store.A2ATaskFailed:    "failed",
+var legacyStates = map[domain.A2ATaskState]string{
+	domain.A2ATaskWorking:   "working",
+	domain.A2ATaskCompleted: "completed",
+	domain.A2ATaskFailed:    "failed",
 }
 
-func legacyTaskStatus(t store.A2ATask) legacyStatus {
+func legacyTaskStatus(t domain.A2ATask) legacyStatus {
 	s := legacyStatus{State: legacyStates[t.State], Timestamp: timestamp(t.UpdatedAt)}
-	if t.State == store.A2ATaskFailed {
+	if t.State == domain.A2ATaskFailed {
 		m := legacyMessageOf(failure(t))
 		s.Message = &m
 	}

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/domain"
 )
 
 // The shapes of A2A 1.0 (specification/a2a.proto in ProtoJSON: camelCase
@@ -159,16 +159,16 @@ func (v1) parseGet(raw json.RawMessage) (getRequest, *rpcError) {
 	return getRequest(p), nil
 }
 
-func (v v1) sendResult(t store.A2ATask, historyLength *int) any {
+func (v v1) sendResult(t domain.A2ATask, historyLength *int) any {
 	task := v.task(t, historyLength)
 	return SendMessageResponse{Task: &task}
 }
 
-func (v v1) getResult(t store.A2ATask, historyLength *int) any { return v.task(t, historyLength) }
+func (v v1) getResult(t domain.A2ATask, historyLength *int) any { return v.task(t, historyLength) }
 
-func (v1) task(t store.A2ATask, historyLength *int) Task {
+func (v1) task(t domain.A2ATask, historyLength *int) Task {
 	out := Task{ID: t.ID, ContextID: t.ContextID, Status: v1Status(t)}
-	if t.State == store.A2ATaskCompleted {
+	if t.State == domain.A2ATaskCompleted {
 		out.Artifacts = []Artifact{{ArtifactID: replyArtifactID, Name: replyArtifactID, Parts: []Part{textPart(t.ReplyText)}}}
 	}
 	for _, m := range keepLast(history(t), historyLength) {
@@ -177,18 +177,18 @@ func (v1) task(t store.A2ATask, historyLength *int) Task {
 	return out
 }
 
-func (v v1) started(t store.A2ATask) any {
+func (v v1) started(t domain.A2ATask) any {
 	task := v.task(t, nil)
 	return StreamResponse{Task: &task}
 }
 
-func (v1) chunk(t store.A2ATask, text string, appended, last bool) any {
+func (v1) chunk(t domain.A2ATask, text string, appended, last bool) any {
 	return StreamResponse{ArtifactUpdate: &TaskArtifactUpdateEvent{TaskID: t.ID, ContextID: t.ContextID,
 		Artifact: Artifact{ArtifactID: replyArtifactID, Name: replyArtifactID, Parts: []Part{textPart(text)}},
 		Append:   appended, LastChunk: last}}
 }
 
-func (v1) finished(t store.A2ATask) any {
+func (v1) finished(t domain.A2ATask) any {
 	return StreamResponse{StatusUpdate: &TaskStatusUpdateEvent{TaskID: t.ID, ContextID: t.ContextID, Status: v1Status(t)}}
 }
 
@@ -209,17 +209,17 @@ type errorInfo struct {
 }
 
 // v1States are the 1.0 names of a task's states.
-var v1States = map[store.A2ATaskState]string{
-	store.A2ATaskWorking:   "TASK_STATE_WORKING",
-	store.A2ATaskCompleted: "TASK_STATE_COMPLETED",
-	store.A2ATaskFailed:    "TASK_STATE_FAILED",
+var v1States = map[domain.A2ATaskState]string{
+	domain.A2ATaskWorking:   "TASK_STATE_WORKING",
+	domain.A2ATaskCompleted: "TASK_STATE_COMPLETED",
+	domain.A2ATaskFailed:    "TASK_STATE_FAILED",
 }
 
 // v1Status is a task's status; a failed one carries the reason as the
 // agent's message.
-func v1Status(t store.A2ATask) TaskStatus {
+func v1Status(t domain.A2ATask) TaskStatus {
 	s := TaskStatus{State: v1States[t.State], Timestamp: timestamp(t.UpdatedAt)}
-	if t.State == store.A2ATaskFailed {
+	if t.State == domain.A2ATaskFailed {
 		m := v1Message(failure(t))
 		s.Message = &m
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentd/agentd/connect"
 	"github.com/agentd/agentd/connect/telegram"
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/store"
 	"gorm.io/driver/postgres"
 	"gorm.io/driver/sqlite"
@@ -285,7 +286,7 @@ func seedBots(ctx context.Context, dsn string, agents int) error {
 	// one row every create of its agents updates.
 	var accounts []string
 	for i := range (agents + agentsPerAccount - 1) / agentsPerAccount {
-		acct, err := st.CreateAccount(ctx, store.Account{Name: "leases-" + strconv.Itoa(i), Tier: store.TierEnterprise, AgentQuota: 1_000_000_000})
+		acct, err := st.CreateAccount(ctx, domain.Account{Name: "leases-" + strconv.Itoa(i), Tier: domain.TierEnterprise, AgentQuota: 1_000_000_000})
 		if err != nil {
 			return err
 		}
@@ -304,7 +305,7 @@ func seedBots(ctx context.Context, dsn string, agents int) error {
 					"clients":  json.RawMessage(`["telegram"]`),
 					"settings": json.RawMessage(`{"secrets":{"` + telegram.TokenVar + `":"` + botToken(i) + `"}}`),
 				}
-				if _, err := st.CreateAgent(ctx, store.Agent{AccountID: accounts[i%len(accounts)], Fields: fields}, -1); err != nil {
+				if _, err := st.CreateAgent(ctx, domain.Agent{AccountID: accounts[i%len(accounts)], Fields: fields}, -1); err != nil {
 					errs <- err
 					return
 				}
@@ -485,7 +486,7 @@ func heldLeases(ctx context.Context, db *gorm.DB) (map[string]int, int, error) {
 	held, connected := map[string]int{}, 0
 	for _, r := range rows {
 		held[r.LeaseOwner] += r.N
-		if r.State == string(store.ConnConnected) {
+		if r.State == string(domain.ConnConnected) {
 			connected += r.N
 		}
 	}

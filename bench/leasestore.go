@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/connect"
-	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/turn"
 )
 
@@ -146,12 +146,12 @@ func (s countingStore) note(m writeMethod, err error) {
 	if err != nil {
 		s.n.errs[m].Add(1)
 	}
-	if errors.Is(err, store.ErrLeaseLost) {
+	if errors.Is(err, domain.ErrLeaseLost) {
 		s.n.lost.Add(1)
 	}
 }
 
-func (s countingStore) AcquireLease(ctx context.Context, agentID, platform, owner string, ttl time.Duration) (store.Lease, bool, error) {
+func (s countingStore) AcquireLease(ctx context.Context, agentID, platform, owner string, ttl time.Duration) (domain.Lease, bool, error) {
 	l, ok, err := s.Store.AcquireLease(ctx, agentID, platform, owner, ttl)
 	s.note(mAcquireLease, err)
 	if err == nil && !ok {
@@ -160,7 +160,7 @@ func (s countingStore) AcquireLease(ctx context.Context, agentID, platform, owne
 	return l, ok, err
 }
 
-func (s countingStore) RenewLeases(ctx context.Context, owner string, ttl time.Duration) ([]store.HeldLease, error) {
+func (s countingStore) RenewLeases(ctx context.Context, owner string, ttl time.Duration) ([]domain.HeldLease, error) {
 	s.n.renewing()
 	held, err := s.Store.RenewLeases(ctx, owner, ttl)
 	s.note(mRenewLeases, err)
@@ -185,25 +185,25 @@ func (s countingStore) ReleaseLeases(ctx context.Context, owner string) error {
 	return err
 }
 
-func (s countingStore) ReleaseLease(ctx context.Context, l store.Lease, state store.ConnState, reason string) error {
+func (s countingStore) ReleaseLease(ctx context.Context, l domain.Lease, state domain.ConnState, reason string) error {
 	err := s.Store.ReleaseLease(ctx, l, state, reason)
 	s.note(mReleaseLease, err)
 	return err
 }
 
-func (s countingStore) SaveCursor(ctx context.Context, l store.Lease, cursor string) error {
+func (s countingStore) SaveCursor(ctx context.Context, l domain.Lease, cursor string) error {
 	err := s.Store.SaveCursor(ctx, l, cursor)
 	s.note(mSaveCursor, err)
 	return err
 }
 
-func (s countingStore) SetConnectionState(ctx context.Context, l store.Lease, state store.ConnState, reason string) error {
+func (s countingStore) SetConnectionState(ctx context.Context, l domain.Lease, state domain.ConnState, reason string) error {
 	err := s.Store.SetConnectionState(ctx, l, state, reason)
 	s.note(mSetConnectionState, err)
 	return err
 }
 
-func (s countingStore) SetIdleConnections(ctx context.Context, idle []store.IdleConnection) error {
+func (s countingStore) SetIdleConnections(ctx context.Context, idle []domain.IdleConnection) error {
 	err := s.Store.SetIdleConnections(ctx, idle)
 	if len(idle) == 0 {
 		s.note(mIdleEmpty, err)
@@ -213,31 +213,31 @@ func (s countingStore) SetIdleConnections(ctx context.Context, idle []store.Idle
 	return err
 }
 
-func (s countingStore) ClaimBot(ctx context.Context, l store.Lease, botID, username string) error {
+func (s countingStore) ClaimBot(ctx context.Context, l domain.Lease, botID, username string) error {
 	err := s.Store.ClaimBot(ctx, l, botID, username)
 	s.note(mClaimBot, err)
 	return err
 }
 
-func (s countingStore) CountConnectionMessage(ctx context.Context, l store.Lease, in bool) error {
+func (s countingStore) CountConnectionMessage(ctx context.Context, l domain.Lease, in bool) error {
 	err := s.Store.CountConnectionMessage(ctx, l, in)
 	s.note(mCountConnectionMessage, err)
 	return err
 }
 
-func (s countingStore) TakePlatformMessages(ctx context.Context, l store.Lease, cursor string, msgs []store.InboxMessage) ([]store.InboxMessage, error) {
+func (s countingStore) TakePlatformMessages(ctx context.Context, l domain.Lease, cursor string, msgs []domain.InboxMessage) ([]domain.InboxMessage, error) {
 	out, err := s.Store.TakePlatformMessages(ctx, l, cursor, msgs)
 	s.note(mTakePlatformMessages, err)
 	return out, err
 }
 
-func (s countingStore) PendingPlatformMessages(ctx context.Context, l store.Lease) ([]store.InboxMessage, error) {
+func (s countingStore) PendingPlatformMessages(ctx context.Context, l domain.Lease) ([]domain.InboxMessage, error) {
 	out, err := s.Store.PendingPlatformMessages(ctx, l)
 	s.note(mPendingPlatformMessages, err)
 	return out, err
 }
 
-func (s countingStore) FinishPlatformMessage(ctx context.Context, l store.Lease, id string) (bool, error) {
+func (s countingStore) FinishPlatformMessage(ctx context.Context, l domain.Lease, id string) (bool, error) {
 	ok, err := s.Store.FinishPlatformMessage(ctx, l, id)
 	s.note(mFinishPlatformMessage, err)
 	return ok, err

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/recall"
 	"github.com/agentd/agentd/store"
 	"github.com/jackc/pgx/v5"
@@ -97,8 +98,8 @@ func recallOn(ctx context.Context, backend, dsn string) ([]recallPoint, error) {
 		return nil, err
 	}
 	defer st.Close()
-	acct, err := st.CreateAccount(ctx, store.Account{Name: "recall-" + strconv.FormatInt(time.Now().UnixNano(), 36),
-		Tier: store.TierEnterprise, AgentQuota: 1_000_000})
+	acct, err := st.CreateAccount(ctx, domain.Account{Name: "recall-" + strconv.FormatInt(time.Now().UnixNano(), 36),
+		Tier: domain.TierEnterprise, AgentQuota: 1_000_000})
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +144,7 @@ func recallService(st *store.Store, ranking string) *recall.Service {
 
 // newRecallAgent creates an agent of account acct for the recall bench.
 func newRecallAgent(ctx context.Context, st *store.Store, acct string) (recall.Agent, error) {
-	a, err := st.CreateAgent(ctx, store.Agent{AccountID: acct, Fields: map[string]json.RawMessage{"name": json.RawMessage(`"Recall"`)}}, -1)
+	a, err := st.CreateAgent(ctx, domain.Agent{AccountID: acct, Fields: map[string]json.RawMessage{"name": json.RawMessage(`"Recall"`)}}, -1)
 	return recall.Agent{AccountID: acct, ID: a.ID, Provider: "openai"}, err
 }
 
@@ -156,7 +157,7 @@ func seedMemories(ctx context.Context, st *store.Store, acct string, n int) (rec
 	svc := recall.New(st, fixedEmbedder{}, nil)
 	for i := range n {
 		text := fmt.Sprintf("The user said something about topic %d and likes item %d", i%97, i)
-		if _, err := svc.SaveMemory(ctx, a, store.Memory{UserID: "u1", Text: text, Source: store.MemorySourceAPI}, false); err != nil {
+		if _, err := svc.SaveMemory(ctx, a, domain.Memory{UserID: "u1", Text: text, Source: domain.MemorySourceAPI}, false); err != nil {
 			return a, err
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/store"
 )
 
@@ -56,18 +57,18 @@ func seedAgentd(ctx context.Context, dsn string, o options) (fixture, error) {
 		return fixture{}, err
 	}
 	account := func(name string, n int) (string, []string, error) {
-		_, err := st.CreateAccount(ctx, store.Account{Name: name, Tier: store.TierEnterprise,
+		_, err := st.CreateAccount(ctx, domain.Account{Name: name, Tier: domain.TierEnterprise,
 			RPM: 1_000_000_000, EndpointMultiplier: 100_000_000, AgentQuota: 1_000_000_000})
 		if err != nil {
 			return "", nil, err
 		}
-		key, k, err := st.CreateKey(ctx, name, store.ScopeWrite, nil)
+		key, k, err := st.CreateKey(ctx, name, domain.ScopeWrite, nil)
 		if err != nil {
 			return "", nil, err
 		}
 		ids := make([]string, n)
 		for i := range ids {
-			a, err := st.CreateAgent(ctx, store.Agent{AccountID: k.AccountID, Fields: fields}, -1)
+			a, err := st.CreateAgent(ctx, domain.Agent{AccountID: k.AccountID, Fields: fields}, -1)
 			if err != nil {
 				return "", nil, err
 			}
@@ -99,9 +100,9 @@ func seedAgentd(ctx context.Context, dsn string, o options) (fixture, error) {
 	for i := range o.messages / 2 {
 		id := f.ids[i%len(f.ids)]
 		user := "seed-" + strconv.Itoa(i%50)
-		_, _, err := st.SaveExchange(ctx, p.Account.ID, id, store.ConversationRef{UserID: user},
-			store.Message{UserID: user, Text: "hello there, how are you today?"},
-			store.Message{Text: "a short reply from the model", Model: "gpt-4o-mini", PromptTokens: 20, CompletionTokens: 6})
+		_, _, err := st.SaveExchange(ctx, p.Account.ID, id, domain.ConversationRef{UserID: user},
+			domain.Message{UserID: user, Text: "hello there, how are you today?"},
+			domain.Message{Text: "a short reply from the model", Model: "gpt-4o-mini", PromptTokens: 20, CompletionTokens: 6})
 		if err != nil {
 			return f, err
 		}
@@ -123,7 +124,7 @@ func seedToolAgents(ctx context.Context, st *store.Store, key string, fields map
 	withTool["actions"] = json.RawMessage(`[{"name":"get_price","description":"Look up a price","examples":[],"handler":"` + handler + `"}]`)
 	ids := make([]string, toolAgents)
 	for i := range ids {
-		a, err := st.CreateAgent(ctx, store.Agent{AccountID: p.Account.ID, Fields: withTool}, -1)
+		a, err := st.CreateAgent(ctx, domain.Agent{AccountID: p.Account.ID, Fields: withTool}, -1)
 		if err != nil {
 			return nil, err
 		}

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/telemetry"
 	"github.com/agentd/agentd/turn"
 	"github.com/prometheus/client_golang/prometheus"
@@ -56,11 +56,11 @@ const botInUseReason = "this bot account is already connected to another agent"
 // sees it: its configuration, and what it may do under the lease.
 type Conn struct {
 	// Agent is the agent as configured when the connection started.
-	Agent store.Agent
+	Agent domain.Agent
 	// Settings is the agent's settings.<platform> object (nil when absent).
 	Settings json.RawMessage
 	// Secrets are the agent's decrypted settings.secrets.
-	Secrets store.Secrets
+	Secrets domain.Secrets
 	Logger  *slog.Logger
 	// Local is the Platform's own, kept across the Runs of one lease (a
 	// gateway session to resume); nil at first. Runs of a Conn never
@@ -68,7 +68,7 @@ type Conn struct {
 	Local any
 
 	platform string
-	lease    store.Lease // as acquired; never changed, so every goroutine may read it
+	lease    domain.Lease // as acquired; never changed, so every goroutine may read it
 	store    Store
 
 	mu        sync.Mutex
@@ -152,7 +152,7 @@ func (c *Conn) Connected(ctx context.Context, botID, username string) error {
 // account, refusing (FatalError) one connected for another agent.
 func (c *Conn) ClaimBot(ctx context.Context, botID, username string) error {
 	err := c.store.ClaimBot(ctx, c.lease, botID, username)
-	if errors.Is(err, store.ErrBotInUse) {
+	if errors.Is(err, domain.ErrBotInUse) {
 		return &FatalError{Reason: botInUseReason}
 	}
 	if err != nil {
@@ -164,7 +164,7 @@ func (c *Conn) ClaimBot(ctx context.Context, botID, username string) error {
 // MarkConnected is the second half of Connected: the connection's state
 // becomes connected.
 func (c *Conn) MarkConnected(ctx context.Context) error {
-	if err := c.setState(ctx, store.ConnConnected, ""); err != nil {
+	if err := c.setState(ctx, domain.ConnConnected, ""); err != nil {
 		return err
 	}
 	c.setConnectedAt(time.Now())
@@ -172,10 +172,10 @@ func (c *Conn) MarkConnected(ctx context.Context) error {
 }
 
 // Trouble reports that the connection cannot do its work now, with the
-// reason: store.ConnConnecting while it retries by itself,
-// store.ConnError for a fault only the operator can fix (it retries all
+// reason: domain.ConnConnecting while it retries by itself,
+// domain.ConnError for a fault only the operator can fix (it retries all
 // the same). MarkConnected ends it.
-func (c *Conn) Trouble(ctx context.Context, state store.ConnState, reason string) error {
+func (c *Conn) Trouble(ctx context.Context, state domain.ConnState, reason string) error {
 	return c.setState(ctx, state, reason)
 }
 
@@ -192,7 +192,7 @@ func (c *Conn) connectedAt() time.Time {
 	return c.connected
 }
 
-func (c *Conn) setState(ctx context.Context, state store.ConnState, reason string) error {
+func (c *Conn) setState(ctx context.Context, state domain.ConnState, reason string) error {
 	if err := c.store.SetConnectionState(ctx, c.lease, state, reason); err != nil {
 		return c.leaseErr(fmt.Errorf("connect: set state %s: %w", state, err))
 	}
@@ -202,7 +202,7 @@ func (c *Conn) setState(ctx context.Context, state store.ConnState, reason strin
 // leaseErr returns err, first ending the lease's work when err says the
 // lease is lost: the runner learns of it at once, not at its next renewal.
 func (c *Conn) leaseErr(err error) error {
-	if errors.Is(err, store.ErrLeaseLost) && c.lose != nil {
+	if errors.Is(err, domain.ErrLeaseLost) && c.lose != nil {
 		c.lose(err)
 	}
 	return err
@@ -258,10 +258,10 @@ func (c *Conn) count(ctx context.Context, in bool) {
 
 // Forget deletes the agent's conversation conv (a chat's /reset); a
 // conversation that does not exist is already forgotten.
-func (c *Conn) Forget(ctx context.Context, conv store.ConversationRef) error {
+func (c *Conn) Forget(ctx context.Context, conv domain.ConversationRef) error {
 	conv.Platform = c.platform
 	found, err := c.store.FindConversation(ctx, c.Agent.AccountID, c.Agent.ID, conv)
-	if errors.Is(err, store.ErrConversationNotFound) {
+	if errors.Is(err, domain.ErrConversationNotFound) {
 		return nil
 	}
 	if err == nil {
@@ -275,7 +275,7 @@ func (c *Conn) Forget(ctx context.Context, conv store.ConversationRef) error {
 
 // missingCredentials returns the reason of a disabled connection, "" when
 // every credential is there.
-func missingCredentials(p Platform, secrets store.Secrets) string {
+func missingCredentials(p Platform, secrets domain.Secrets) string {
 	var missing []string
 	for _, name := range p.Credentials() {
 		if strings.TrimSpace(secrets.String(name)) == "" {

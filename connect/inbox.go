@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/domain"
 )
 
 // Inbound is a platform message a connection takes to answer.
@@ -51,12 +51,12 @@ type inbox struct {
 // store.AnsweredFor, are skipped. Once Take returns nil the messages
 // survive a crash: a pull platform may then move past them.
 func (c *Conn) Take(ctx context.Context, cursor string, msgs []Inbound, h Handler) error {
-	rows := make([]store.InboxMessage, len(msgs))
+	rows := make([]domain.InboxMessage, len(msgs))
 	now := time.Now()
 	for i, m := range msgs {
 		// A microsecond apart, so the inbox keeps the order they came in
 		// on both databases.
-		rows[i] = store.InboxMessage{ID: m.ID, Chat: m.Chat, Payload: m.Payload, ReceivedAt: now.Add(time.Duration(i) * time.Microsecond)}
+		rows[i] = domain.InboxMessage{ID: m.ID, Chat: m.Chat, Payload: m.Payload, ReceivedAt: now.Add(time.Duration(i) * time.Microsecond)}
 	}
 	fresh, err := c.store.TakePlatformMessages(ctx, c.lease, cursor, rows)
 	if err != nil {
@@ -92,7 +92,7 @@ func (c *Conn) Room(ctx context.Context) bool { return c.jobs.waitRoom(ctx) }
 // queue hands msgs to the dispatcher in order, up to its room. A message
 // it cannot queue stays in the inbox for the next reading (reread: this is
 // one).
-func (c *Conn) queue(h Handler, msgs []store.InboxMessage, reread bool) {
+func (c *Conn) queue(h Handler, msgs []domain.InboxMessage, reread bool) {
 	in := &c.inbox
 	in.mu.Lock()
 	defer in.mu.Unlock()

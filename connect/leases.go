@@ -8,7 +8,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/domain"
 )
 
 // maxMovesPerRound caps the leases a replica over its share hands over at
@@ -141,7 +141,7 @@ func (s *Supervisor) balance(ctx context.Context) {
 	for _, r := range candidates[:min(room, len(candidates))] {
 		err := r.acquire()
 		switch {
-		case errors.Is(err, store.ErrNotFound):
+		case errors.Is(err, domain.ErrNotFound):
 			s.forget(r)
 		case err != nil && ctx.Err() == nil:
 			r.log.Warn("acquire connection lease", "error", err)

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/domain"
 )
 
 // releaseTimeout bounds the lease release of a stopping runner.
@@ -49,7 +49,7 @@ type runner struct {
 
 // holding is a lease held by a runner.
 type holding struct {
-	lease    store.Lease
+	lease    domain.Lease
 	acquired time.Time
 	// expires is the lease's local deadline: the supervisor moves it at
 	// each renewal, and ends the work when no renewal succeeded in time.
@@ -123,7 +123,7 @@ func (r *runner) heldSince(t time.Time) bool {
 }
 
 // acquire tries to take the lease and, when it does, starts holding it. It
-// returns store.ErrNotFound when the agent is gone.
+// returns domain.ErrNotFound when the agent is gone.
 func (r *runner) acquire() error {
 	asked := time.Now()
 	lease, ok, err := r.sup.cfg.Store.AcquireLease(r.ctx, r.spec.agent.ID, r.spec.platform.Name(), r.sup.cfg.Owner, r.sup.cfg.LeaseTTL)
@@ -191,7 +191,7 @@ func (r *runner) serveLease(h *holding, fetch, work context.Context) {
 // release frees the lease, storing the connection's state: the parked
 // one's, else disconnected with why the connection ended.
 func (r *runner) release(h *holding, p *parked, why error) {
-	state, reason := store.ConnDisconnected, ""
+	state, reason := domain.ConnDisconnected, ""
 	switch {
 	case p != nil:
 		state, reason = p.state, p.reason
@@ -216,7 +216,7 @@ func (r *runner) renewed(ok bool, epoch int64, expires time.Time) {
 	case ok && h.lease.Epoch == epoch:
 		h.expires = expires
 	default:
-		h.lose(store.ErrLeaseLost)
+		h.lose(domain.ErrLeaseLost)
 	}
 }
 
@@ -252,7 +252,7 @@ func (r *runner) handOver() {
 // with giveUp, why this replica leaves it for another for a while. Its
 // state is stored and it holds no lease, so it costs no renewals.
 type parked struct {
-	state  store.ConnState
+	state  domain.ConnState
 	reason string
 	giveUp bool
 }
@@ -268,7 +268,7 @@ func (r *runner) storeWhy() {
 	if err != nil || !ok {
 		return // the agent is gone, or another replica runs it now
 	}
-	if err := r.sup.cfg.Store.ReleaseLease(ctx, lease, store.ConnDisconnected, context.Cause(r.ctx).Error()); err != nil {
+	if err := r.sup.cfg.Store.ReleaseLease(ctx, lease, domain.ConnDisconnected, context.Cause(r.ctx).Error()); err != nil {
 		r.log.Warn("release connection lease", "error", err)
 	}
 }
@@ -294,12 +294,12 @@ func (r *runner) newConn(h *holding, work context.Context) *Conn {
 func (r *runner) serve(ctx context.Context, c *Conn) *parked {
 	if r.spec.secretsErr != nil {
 		r.log.Warn("connection secrets cannot be decrypted", "error", r.spec.secretsErr)
-		return &parked{state: store.ConnError, reason: secretsReason}
+		return &parked{state: domain.ConnError, reason: secretsReason}
 	}
 	b := backoff{min: r.sup.cfg.MinBackoff, max: r.sup.cfg.MaxBackoff}
 	failed := 0
 	for ctx.Err() == nil {
-		r.setState(ctx, c, store.ConnConnecting, "")
+		r.setState(ctx, c, domain.ConnConnecting, "")
 		c.setConnectedAt(time.Time{})
 		err := r.spec.platform.Run(ctx, c)
 		if ctx.Err() != nil {
@@ -314,15 +314,15 @@ func (r *runner) serve(ctx context.Context, c *Conn) *parked {
 		var fatal *FatalError
 		if errors.As(err, &fatal) {
 			r.log.Warn("connection failed", "reason", fatal.Reason)
-			return &parked{state: store.ConnError, reason: fatal.Reason}
+			return &parked{state: domain.ConnError, reason: fatal.Reason}
 		}
 		if failed >= r.sup.cfg.GiveUpAfter {
 			r.log.Warn("connection given up on this replica", "error", err, "failures", failed)
-			return &parked{state: store.ConnDisconnected, reason: unreachableReason, giveUp: true}
+			return &parked{state: domain.ConnDisconnected, reason: unreachableReason, giveUp: true}
 		}
 		wait := b.next(held)
 		r.log.Warn("connection dropped; reconnecting", "error", err, "after", wait)
-		r.setState(ctx, c, store.ConnDisconnected, "reconnecting after a failure")
+		r.setState(ctx, c, domain.ConnDisconnected, "reconnecting after a failure")
 		if !Sleep(ctx, Jitter(wait)) {
 			return nil
 		}
@@ -351,7 +351,7 @@ func (b *backoff) next(held time.Duration) time.Duration {
 	return b.cur
 }
 
-func (r *runner) setState(ctx context.Context, c *Conn, state store.ConnState, reason string) {
+func (r *runner) setState(ctx context.Context, c *Conn, state domain.ConnState, reason string) {
 	if err := c.setState(ctx, state, reason); err != nil && ctx.Err() == nil {
 		r.log.Warn("store connection state", "error", err)
 	}

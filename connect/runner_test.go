@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/internal/testutil"
 	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/store/storetest"
@@ -85,7 +86,7 @@ type harness struct {
 	st    *store.Store
 	sup   *Supervisor
 	p     *fakePlatform
-	agent store.Agent
+	agent domain.Agent
 	owner string
 }
 
@@ -95,7 +96,7 @@ func start(t *testing.T, cfg Config) *harness {
 	ctx := context.Background()
 	st := storetest.Open(t, storetest.SQLiteDSN(t))
 	acct := storetest.Account(t, st, "acme")
-	a, err := st.CreateAgent(ctx, store.Agent{AccountID: acct.ID, Fields: map[string]json.RawMessage{
+	a, err := st.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: map[string]json.RawMessage{
 		"name": json.RawMessage(`"Ada"`), "clients": json.RawMessage(`["fake"]`)}}, -1)
 	if err != nil {
 		t.Fatal(err)
@@ -265,7 +266,7 @@ type countingStore struct {
 	readWhole                      sync.Map // agent id → true
 }
 
-func (s *countingStore) AgentsByID(ctx context.Context, ids []string) ([]store.Agent, error) {
+func (s *countingStore) AgentsByID(ctx context.Context, ids []string) ([]domain.Agent, error) {
 	s.wholeReads.Add(int64(len(ids)))
 	for _, id := range ids {
 		s.readWhole.Store(id, true)
@@ -273,12 +274,12 @@ func (s *countingStore) AgentsByID(ctx context.Context, ids []string) ([]store.A
 	return s.Store.AgentsByID(ctx, ids)
 }
 
-func (s *countingStore) AcquireLease(ctx context.Context, agentID, platform, owner string, ttl time.Duration) (store.Lease, bool, error) {
+func (s *countingStore) AcquireLease(ctx context.Context, agentID, platform, owner string, ttl time.Duration) (domain.Lease, bool, error) {
 	s.acquires.Add(1)
 	return s.Store.AcquireLease(ctx, agentID, platform, owner, ttl)
 }
 
-func (s *countingStore) RenewLeases(ctx context.Context, owner string, ttl time.Duration) ([]store.HeldLease, error) {
+func (s *countingStore) RenewLeases(ctx context.Context, owner string, ttl time.Duration) ([]domain.HeldLease, error) {
 	s.renewals.Add(1)
 	return s.Store.RenewLeases(ctx, owner, ttl)
 }
@@ -288,7 +289,7 @@ func (s *countingStore) RenewLeases(ctx context.Context, owner string, ttl time.
 type fleet struct {
 	t      *testing.T
 	st     *countingStore
-	agents []store.Agent
+	agents []domain.Agent
 	sups   map[string]*Supervisor
 	stops  map[string]func()
 }
@@ -299,7 +300,7 @@ func newFleet(t *testing.T, agents int) *fleet {
 	acct := storetest.Account(t, st, "acme")
 	f := &fleet{t: t, st: &countingStore{Store: st}, sups: map[string]*Supervisor{}, stops: map[string]func(){}}
 	for i := range agents {
-		a, err := st.CreateAgent(ctx, store.Agent{AccountID: acct.ID, Fields: map[string]json.RawMessage{
+		a, err := st.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: map[string]json.RawMessage{
 			"name": json.RawMessage(fmt.Sprintf(`"bot %d"`, i)), "clients": json.RawMessage(`["steady"]`)}}, -1)
 		if err != nil {
 			t.Fatal(err)
@@ -380,7 +381,7 @@ func TestChangedAgentIsReadWholeOnce(t *testing.T) {
 	before := f.st.wholeReads.Load()
 	a := f.agents[0]
 	_, _, err := f.st.UpdateAgent(context.Background(), a.AccountID, a.ID,
-		map[string]json.RawMessage{"bio": json.RawMessage(`"changed"`)}, nil, store.AnyVersion)
+		map[string]json.RawMessage{"bio": json.RawMessage(`"changed"`)}, nil, domain.AnyVersion)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -397,7 +398,7 @@ func TestChangedAgentIsReadWholeOnce(t *testing.T) {
 func TestAgentsThatConnectToNothingAreNotReadWhole(t *testing.T) {
 	ctx := context.Background()
 	f := newFleet(t, 2)
-	quiet, err := f.st.CreateAgent(ctx, store.Agent{AccountID: f.agents[0].AccountID,
+	quiet, err := f.st.CreateAgent(ctx, domain.Agent{AccountID: f.agents[0].AccountID,
 		Fields: map[string]json.RawMessage{"name": json.RawMessage(`"quiet"`)}}, -1)
 	if err != nil {
 		t.Fatal(err)
@@ -407,7 +408,7 @@ func TestAgentsThatConnectToNothingAreNotReadWhole(t *testing.T) {
 	setClients := func(clients string) {
 		t.Helper()
 		_, _, err := f.st.UpdateAgent(ctx, quiet.AccountID, quiet.ID,
-			map[string]json.RawMessage{"clients": json.RawMessage(clients)}, nil, store.AnyVersion)
+			map[string]json.RawMessage{"clients": json.RawMessage(clients)}, nil, domain.AnyVersion)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -436,7 +437,7 @@ func TestFullResyncsStopOnlyDeletedAgents(t *testing.T) {
 		t.Fatalf("after full resyncs: held %v after %d acquisitions; want 3 held after 3", got, n)
 	}
 	gone := f.agents[0]
-	if _, err := f.st.DeleteAgent(context.Background(), gone.AccountID, gone.ID, store.AnyVersion); err != nil {
+	if _, err := f.st.DeleteAgent(context.Background(), gone.AccountID, gone.ID, domain.AnyVersion); err != nil {
 		t.Fatal(err)
 	}
 	testutil.Eventually(t, "the deleted agent's runner stopped", f.holding(map[string]int{"a": 2}))
@@ -497,7 +498,7 @@ func TestInboxOfADeadRunnerIsTakenOver(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("acquire: %v %v", ok, err)
 	}
-	if _, err := f.st.TakePlatformMessages(ctx, dead, "", []store.InboxMessage{{ID: "m1", Chat: "c", Payload: []byte(`{}`), ReceivedAt: time.Now()}}); err != nil {
+	if _, err := f.st.TakePlatformMessages(ctx, dead, "", []domain.InboxMessage{{ID: "m1", Chat: "c", Payload: []byte(`{}`), ReceivedAt: time.Now()}}); err != nil {
 		t.Fatal(err)
 	}
 	p := &steadyPlatform{taken: make(chan Inbound, 1)}
@@ -512,7 +513,7 @@ func TestInboxOfADeadRunnerIsTakenOver(t *testing.T) {
 	}
 	testutil.Eventually(t, "the message finished", func() error {
 		pending, err := f.st.PendingPlatformMessages(ctx, dead)
-		if !errors.Is(err, store.ErrLeaseLost) {
+		if !errors.Is(err, domain.ErrLeaseLost) {
 			return fmt.Errorf("the dead lease still reads the inbox: %v %v", pending, err)
 		}
 		return nil
@@ -542,7 +543,7 @@ func TestLostLeaseEndsTheWorkAtOnce(t *testing.T) {
 	if _, ok, err := h.st.AcquireLease(ctx, h.agent.ID, "fake", h.owner, time.Minute); err != nil || !ok {
 		t.Fatalf("take the lease: %v %v", ok, err)
 	}
-	if err := c.Take(ctx, "", []Inbound{{ID: "2", Chat: "b"}}, nil); !errors.Is(err, store.ErrLeaseLost) {
+	if err := c.Take(ctx, "", []Inbound{{ID: "2", Chat: "b"}}, nil); !errors.Is(err, domain.ErrLeaseLost) {
 		t.Fatalf("take under a lost lease: %v; want ErrLeaseLost", err)
 	}
 	select {

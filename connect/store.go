@@ -4,61 +4,59 @@ import (
 	"context"
 	"time"
 
-	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/domain"
 )
 
 // Store is what connections need of persistence; *store.Store implements
-// it. Lease-bound writes return store.ErrLeaseLost once the lease is gone.
+// it. Lease-bound writes return domain.ErrLeaseLost once the lease is gone.
 type Store interface {
 	// AgentVersionsChangedSince returns the ids, versions and clients of
 	// up to limit agents configured at or after since (all of them for a
 	// zero since) that follow after (the zero AgentVersion for the first
 	// page), by last change then id.
-	AgentVersionsChangedSince(ctx context.Context, since time.Time, after store.AgentVersion, limit int) ([]store.AgentVersion, error)
+	AgentVersionsChangedSince(ctx context.Context, since time.Time, after domain.AgentVersion, limit int) ([]domain.AgentVersion, error)
 	// AgentsByID returns the agents of ids that still exist.
-	AgentsByID(ctx context.Context, ids []string) ([]store.Agent, error)
-	GetAgent(ctx context.Context, accountID, id string) (store.Agent, error)
-	// Secrets decrypts an agent's settings.secrets; store.ErrSecretUnreadable
+	AgentsByID(ctx context.Context, ids []string) ([]domain.Agent, error)
+	GetAgent(ctx context.Context, accountID, id string) (domain.Agent, error)
+	// Secrets decrypts an agent's settings.secrets; domain.ErrSecretUnreadable
 	// when the key cannot open them.
-	Secrets(a store.Agent) (store.Secrets, error)
+	Secrets(a domain.Agent) (domain.Secrets, error)
 
 	// AcquireLease returns ok false when another owner holds the lease and
-	// store.ErrNotFound when the agent is gone.
-	AcquireLease(ctx context.Context, agentID, platform, owner string, ttl time.Duration) (store.Lease, bool, error)
+	// domain.ErrNotFound when the agent is gone.
+	AcquireLease(ctx context.Context, agentID, platform, owner string, ttl time.Duration) (domain.Lease, bool, error)
 	// RenewLeases renews every live lease of owner's in one statement and
 	// returns them.
-	RenewLeases(ctx context.Context, owner string, ttl time.Duration) ([]store.HeldLease, error)
+	RenewLeases(ctx context.Context, owner string, ttl time.Duration) ([]domain.HeldLease, error)
 	// Heartbeat records owner as live and returns how many replicas are.
 	Heartbeat(ctx context.Context, owner string, ttl time.Duration) (int, error)
 	LeaveReplicas(ctx context.Context, owner string) error
 	// LeasedElsewhere returns the connections a live lease of another
 	// owner holds.
-	LeasedElsewhere(ctx context.Context, owner string) ([]store.ConnKey, error)
+	LeasedElsewhere(ctx context.Context, owner string) ([]domain.ConnKey, error)
 	// ReleaseLeases frees every lease owner holds, in one statement.
 	ReleaseLeases(ctx context.Context, owner string) error
-	ReleaseLease(ctx context.Context, l store.Lease, state store.ConnState, reason string) error
-	SaveCursor(ctx context.Context, l store.Lease, cursor string) error
-	SetConnectionState(ctx context.Context, l store.Lease, state store.ConnState, reason string) error
+	ReleaseLease(ctx context.Context, l domain.Lease, state domain.ConnState, reason string) error
+	SaveCursor(ctx context.Context, l domain.Lease, cursor string) error
+	SetConnectionState(ctx context.Context, l domain.Lease, state domain.ConnState, reason string) error
 	// SetIdleConnections stores the states of connections no runner holds
 	// (missing credentials), writing only the changed ones.
-	SetIdleConnections(ctx context.Context, idle []store.IdleConnection) error
-	// ClaimBot returns store.ErrBotInUse when another agent's live
+	SetIdleConnections(ctx context.Context, idle []domain.IdleConnection) error
+	// ClaimBot returns domain.ErrBotInUse when another agent's live
 	// connection has the same bot.
-	ClaimBot(ctx context.Context, l store.Lease, botID, username string) error
-	CountConnectionMessage(ctx context.Context, l store.Lease, in bool) error
+	ClaimBot(ctx context.Context, l domain.Lease, botID, username string) error
+	CountConnectionMessage(ctx context.Context, l domain.Lease, in bool) error
 	// TakePlatformMessages stores messages in the connection's inbox (and
 	// the cursor) under the lease and returns the new ones.
-	TakePlatformMessages(ctx context.Context, l store.Lease, cursor string, msgs []store.InboxMessage) ([]store.InboxMessage, error)
-	PendingPlatformMessages(ctx context.Context, l store.Lease) ([]store.InboxMessage, error)
+	TakePlatformMessages(ctx context.Context, l domain.Lease, cursor string, msgs []domain.InboxMessage) ([]domain.InboxMessage, error)
+	PendingPlatformMessages(ctx context.Context, l domain.Lease) ([]domain.InboxMessage, error)
 	// FinishPlatformMessage takes a message out of the inbox, remembered
 	// as answered, under the lease; false when it was finished before.
-	FinishPlatformMessage(ctx context.Context, l store.Lease, id string) (bool, error)
+	FinishPlatformMessage(ctx context.Context, l domain.Lease, id string) (bool, error)
 	PruneAnsweredMessages(ctx context.Context, limit int) (int64, error)
 
-	// FindConversation returns store.ErrConversationNotFound when the agent
+	// FindConversation returns domain.ErrConversationNotFound when the agent
 	// has no such conversation.
-	FindConversation(ctx context.Context, accountID, agentID string, conv store.ConversationRef) (store.Conversation, error)
+	FindConversation(ctx context.Context, accountID, agentID string, conv domain.ConversationRef) (domain.Conversation, error)
 	DeleteConversation(ctx context.Context, accountID, agentID, id string) (int64, error)
 }
-
-var _ Store = (*store.Store)(nil)

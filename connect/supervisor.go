@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/domain"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -242,7 +242,7 @@ func (s *Supervisor) sync(ctx context.Context, since time.Time, full bool) error
 	if full {
 		unseen = s.runnerAgents()
 	}
-	for after := (store.AgentVersion{}); ; {
+	for after := (domain.AgentVersion{}); ; {
 		page, err := s.cfg.Store.AgentVersionsChangedSince(ctx, since, after, syncPage)
 		if err != nil {
 			return err
@@ -295,7 +295,7 @@ func (s *Supervisor) runnerAgents() map[string]bool {
 
 // names reports whether the clients of agent v name one of the
 // supervisor's platforms (or cannot be read).
-func (s *Supervisor) names(v store.AgentVersion) bool {
+func (s *Supervisor) names(v domain.AgentVersion) bool {
 	var clients []string
 	if v.Clients != "" && json.Unmarshal([]byte(v.Clients), &clients) != nil {
 		return true
@@ -313,8 +313,8 @@ func (s *Supervisor) running(agentID string) bool {
 // apply brings the runners in line with agents, remembering their
 // versions when remember is set (a full resync's are not: it reads every
 // agent, and the next windows only the changed ones).
-func (s *Supervisor) apply(ctx context.Context, agents []store.Agent, remember bool) {
-	var idle []store.IdleConnection
+func (s *Supervisor) apply(ctx context.Context, agents []domain.Agent, remember bool) {
+	var idle []domain.IdleConnection
 	now := time.Now()
 	for _, a := range agents {
 		if remember {
@@ -342,7 +342,7 @@ var (
 // connection whose credentials are missing gets no runner (an agent's
 // clients often name platforms it has no token for, and a service may have
 // thousands): applyOne returns its disabled state for the caller to store.
-func (s *Supervisor) applyOne(ctx context.Context, a store.Agent, p Platform) *store.IdleConnection {
+func (s *Supervisor) applyOne(ctx context.Context, a domain.Agent, p Platform) *domain.IdleConnection {
 	key := runnerKey{a.ID, p.Name()}
 	want, why := wanted(a, p.Name())
 	s.mu.Lock()
@@ -361,7 +361,7 @@ func (s *Supervisor) applyOne(ctx context.Context, a store.Agent, p Platform) *s
 			old.stop(errors.New(reason))
 			delete(s.runners, key)
 		}
-		return &store.IdleConnection{AgentID: a.ID, Platform: p.Name(), State: store.ConnDisabled, Reason: reason}
+		return &domain.IdleConnection{AgentID: a.ID, Platform: p.Name(), State: domain.ConnDisabled, Reason: reason}
 	}
 	if old != nil && old.spec.fingerprint == spec.fingerprint && !old.finished() {
 		return nil // status or unrelated members: each turn reads them afresh
@@ -402,11 +402,11 @@ func (s *Supervisor) stopAll() {
 
 // wanted reports whether agent a should be connected to platform, and why
 // not.
-func wanted(a store.Agent, platform string) (bool, string) {
+func wanted(a domain.Agent, platform string) (bool, string) {
 	switch {
 	case !slices.Contains(a.Fields.Clients(), platform):
 		return false, "the platform was removed from the agent's clients"
-	case a.Status == store.StatusInactive:
+	case a.Status == domain.StatusInactive:
 		return false, "the agent is inactive"
 	}
 	return true, ""
@@ -414,17 +414,17 @@ func wanted(a store.Agent, platform string) (bool, string) {
 
 // spec is what a runner connects with.
 type spec struct {
-	agent       store.Agent
+	agent       domain.Agent
 	platform    Platform
 	settings    json.RawMessage
-	secrets     store.Secrets
+	secrets     domain.Secrets
 	secretsErr  error
 	fingerprint string // changes when the connection must reconnect
 }
 
 // specOf reads agent a's configuration for p: its settings.<platform>,
 // its decrypted secrets and their fingerprint.
-func (s *Supervisor) specOf(a store.Agent, p Platform) spec {
+func (s *Supervisor) specOf(a domain.Agent, p Platform) spec {
 	sp := spec{agent: a, platform: p}
 	sp.settings = a.Fields.PlatformSettings(p.Name())
 	sp.secrets, sp.secretsErr = s.cfg.Store.Secrets(a)

@@ -6,7 +6,7 @@ import (
 	"math"
 	"sync"
 
-	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/domain"
 )
 
 // DefaultCacheFloats bounds the vectors kept in memory (128 MB of
@@ -162,7 +162,7 @@ func dot(a, b []float32) float64 {
 // load of the embedded ones.
 type vectorSource[T any] struct {
 	key     string
-	state   func(context.Context) (store.VectorState, error)
+	state   func(context.Context) (domain.VectorState, error)
 	refresh func(context.Context)
 	load    func(context.Context) ([]T, error)
 	take    func(*T) []float32

@@ -3,18 +3,18 @@ package recall
 import (
 	"context"
 
-	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/domain"
 )
 
 // AddKnowledge cuts a document into chunks (Chunk), embeds them when the
 // agent's provider can, and stores them with the document.
-func (s *Service) AddKnowledge(ctx context.Context, a Agent, name, text string) (store.KnowledgeDoc, error) {
+func (s *Service) AddKnowledge(ctx context.Context, a Agent, name, text string) (domain.KnowledgeDoc, error) {
 	parts := Chunk(text, ChunkSize)
-	chunks := make([]store.KnowledgeChunk, len(parts))
+	chunks := make([]domain.KnowledgeChunk, len(parts))
 	terms := make([]string, len(parts))
 	vecs, model := s.vectors(ctx, a, parts)
 	for i, p := range parts {
-		chunks[i] = store.KnowledgeChunk{Text: p, Seq: i}
+		chunks[i] = domain.KnowledgeChunk{Text: p, Seq: i}
 		if vecs != nil {
 			chunks[i].Embedding, chunks[i].EmbeddingModel = vecs[i], model
 		}
@@ -25,9 +25,9 @@ func (s *Service) AddKnowledge(ctx context.Context, a Agent, name, text string) 
 
 // Knowledge returns at most k chunks of a's documents most relevant to
 // query, best first, ranked as Memories ranks memories.
-func (s *Service) Knowledge(ctx context.Context, a Agent, query string, k int) ([]store.KnowledgeChunk, error) {
+func (s *Service) Knowledge(ctx context.Context, a Agent, query string, k int) ([]domain.KnowledgeChunk, error) {
 	if model, ok := s.model(a); ok {
-		found, ok, err := byVectors(ctx, s, a, s.chunkSource(a, model), query, func(store.KnowledgeChunk) bool { return true }, k)
+		found, ok, err := byVectors(ctx, s, a, s.chunkSource(a, model), query, func(domain.KnowledgeChunk) bool { return true }, k)
 		if err != nil || ok {
 			return found, err
 		}
@@ -52,22 +52,22 @@ func (s *Service) refreshChunks(ctx context.Context, a Agent, model string) {
 		s.logger.WarnContext(ctx, "stale chunks not read", "agent", a.ID, "error", err)
 		return
 	}
-	reembed(ctx, s, a, model, stale, func(c store.KnowledgeChunk) string { return c.Text },
-		func(c store.KnowledgeChunk) string { return c.ID },
+	reembed(ctx, s, a, model, stale, func(c domain.KnowledgeChunk) string { return c.Text },
+		func(c domain.KnowledgeChunk) string { return c.ID },
 		func(v map[string][]float32) error { return s.store.SetChunkEmbeddings(ctx, a.ID, model, v) })
 }
 
 // chunkSource is where the vectors model made of a's chunks come from.
-func (s *Service) chunkSource(a Agent, model string) vectorSource[store.KnowledgeChunk] {
-	return vectorSource[store.KnowledgeChunk]{
+func (s *Service) chunkSource(a Agent, model string) vectorSource[domain.KnowledgeChunk] {
+	return vectorSource[domain.KnowledgeChunk]{
 		key: "chunks|" + a.ID + "|" + model,
-		state: func(ctx context.Context) (store.VectorState, error) {
+		state: func(ctx context.Context) (domain.VectorState, error) {
 			return s.store.VectorState(ctx, a.AccountID, a.ID, "chunks", model)
 		},
 		refresh: func(ctx context.Context) { s.refreshChunks(ctx, a, model) },
-		load: func(ctx context.Context) ([]store.KnowledgeChunk, error) {
+		load: func(ctx context.Context) ([]domain.KnowledgeChunk, error) {
 			return s.store.KnowledgeVectors(ctx, a.AccountID, a.ID, model)
 		},
-		take: func(c *store.KnowledgeChunk) []float32 { v := c.Embedding; c.Embedding = nil; return v },
+		take: func(c *domain.KnowledgeChunk) []float32 { v := c.Embedding; c.Embedding = nil; return v },
 	}
 }

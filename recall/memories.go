@@ -4,14 +4,14 @@ import (
 	"context"
 	"slices"
 
-	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/domain"
 )
 
 // SaveMemory stores m for agent a, with its embedding when the agent's
 // provider has one (a memory that could not be embedded is still stored,
 // and ranked by full text). At the limit, dropOldest makes room by
 // dropping the oldest of its scope; otherwise the store refuses it.
-func (s *Service) SaveMemory(ctx context.Context, a Agent, m store.Memory, dropOldest bool) (store.Memory, error) {
+func (s *Service) SaveMemory(ctx context.Context, a Agent, m domain.Memory, dropOldest bool) (domain.Memory, error) {
 	m.AgentID = a.ID
 	if vecs, model := s.vectors(ctx, a, []string{m.Text}); vecs != nil {
 		m.Embedding, m.EmbeddingModel = vecs[0], model
@@ -30,7 +30,7 @@ const saveBatch = 500
 // the limit the store refuses the batch. It stops at the first error, and
 // before a batch when ctx is done (a client that went away), returning
 // ctx's error; the batches stored before stay.
-func (s *Service) SaveMemories(ctx context.Context, a Agent, ms []store.Memory) error {
+func (s *Service) SaveMemories(ctx context.Context, a Agent, ms []domain.Memory) error {
 	for batch := range slices.Chunk(ms, saveBatch) {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -58,10 +58,10 @@ func (s *Service) SaveMemories(ctx context.Context, a Agent, ms []store.Memory) 
 // agent-wide ones; nil for all) most relevant to query, best first. With
 // embeddings every memory of the scope is ranked by cosine; otherwise only
 // those sharing a term with the query, by BM25.
-func (s *Service) Memories(ctx context.Context, a Agent, scope []string, query string, k int) ([]store.Memory, error) {
+func (s *Service) Memories(ctx context.Context, a Agent, scope []string, query string, k int) ([]domain.Memory, error) {
 	if model, ok := s.model(a); ok {
 		in := inScope(scope)
-		found, ok, err := byVectors(ctx, s, a, s.memorySource(a, model), query, func(m store.Memory) bool { return in(m.UserID) }, k)
+		found, ok, err := byVectors(ctx, s, a, s.memorySource(a, model), query, func(m domain.Memory) bool { return in(m.UserID) }, k)
 		if err != nil || ok {
 			return found, err
 		}
@@ -80,17 +80,17 @@ func (s *Service) Memories(ctx context.Context, a Agent, scope []string, query s
 
 // memorySource is where the vectors model made of a's memories come from
 // (all of them: a recall keeps those of its scope).
-func (s *Service) memorySource(a Agent, model string) vectorSource[store.Memory] {
-	return vectorSource[store.Memory]{
+func (s *Service) memorySource(a Agent, model string) vectorSource[domain.Memory] {
+	return vectorSource[domain.Memory]{
 		key: "memories|" + a.ID + "|" + model,
-		state: func(ctx context.Context) (store.VectorState, error) {
+		state: func(ctx context.Context) (domain.VectorState, error) {
 			return s.store.VectorState(ctx, a.AccountID, a.ID, "memories", model)
 		},
 		refresh: func(ctx context.Context) { s.refreshMemories(ctx, a, nil, model) },
-		load: func(ctx context.Context) ([]store.Memory, error) {
+		load: func(ctx context.Context) ([]domain.Memory, error) {
 			return s.store.MemoryVectors(ctx, a.AccountID, a.ID, nil, model)
 		},
-		take: func(m *store.Memory) []float32 { v := m.Embedding; m.Embedding = nil; return v },
+		take: func(m *domain.Memory) []float32 { v := m.Embedding; m.Embedding = nil; return v },
 	}
 }
 
@@ -117,6 +117,6 @@ func (s *Service) refreshMemories(ctx context.Context, a Agent, scope []string, 
 		s.logger.WarnContext(ctx, "stale memories not read", "agent", a.ID, "error", err)
 		return
 	}
-	reembed(ctx, s, a, model, stale, func(m store.Memory) string { return m.Text }, func(m store.Memory) string { return m.ID },
+	reembed(ctx, s, a, model, stale, func(m domain.Memory) string { return m.Text }, func(m domain.Memory) string { return m.ID },
 		func(v map[string][]float32) error { return s.store.SetMemoryEmbeddings(ctx, a.ID, model, v) })
 }

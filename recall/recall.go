@@ -4,7 +4,7 @@ import (
 	"context"
 	"log/slog"
 
-	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/domain"
 )
 
 // The bounds of a recall.
@@ -19,23 +19,21 @@ const (
 
 // Store is what recall reads and writes; *store.Store implements it.
 type Store interface {
-	CreateMemory(ctx context.Context, accountID string, m store.Memory, terms string, dropOldest bool) (store.Memory, error)
-	CreateMemories(ctx context.Context, accountID string, ms []store.Memory, terms []string) ([]store.Memory, error)
-	SearchMemories(ctx context.Context, accountID, agentID string, scope []string, terms []string, limit int) ([]store.Memory, int64, error)
-	MemoryVectors(ctx context.Context, accountID, agentID string, scope []string, model string) ([]store.Memory, error)
-	StaleMemories(ctx context.Context, accountID, agentID string, scope []string, model string, limit int) ([]store.Memory, error)
+	CreateMemory(ctx context.Context, accountID string, m domain.Memory, terms string, dropOldest bool) (domain.Memory, error)
+	CreateMemories(ctx context.Context, accountID string, ms []domain.Memory, terms []string) ([]domain.Memory, error)
+	SearchMemories(ctx context.Context, accountID, agentID string, scope []string, terms []string, limit int) ([]domain.Memory, int64, error)
+	MemoryVectors(ctx context.Context, accountID, agentID string, scope []string, model string) ([]domain.Memory, error)
+	StaleMemories(ctx context.Context, accountID, agentID string, scope []string, model string, limit int) ([]domain.Memory, error)
 	SetMemoryEmbeddings(ctx context.Context, agentID, model string, vectors map[string][]float32) error
-	CreateKnowledge(ctx context.Context, accountID, agentID, name string, bytes int64, chunks []store.KnowledgeChunk, terms []string) (store.KnowledgeDoc, error)
-	SearchKnowledge(ctx context.Context, accountID, agentID string, terms []string, limit int) ([]store.KnowledgeChunk, int64, error)
-	KnowledgeVectors(ctx context.Context, accountID, agentID, model string) ([]store.KnowledgeChunk, error)
+	CreateKnowledge(ctx context.Context, accountID, agentID, name string, bytes int64, chunks []domain.KnowledgeChunk, terms []string) (domain.KnowledgeDoc, error)
+	SearchKnowledge(ctx context.Context, accountID, agentID string, terms []string, limit int) ([]domain.KnowledgeChunk, int64, error)
+	KnowledgeVectors(ctx context.Context, accountID, agentID, model string) ([]domain.KnowledgeChunk, error)
 	// VectorState says how many of the agent's memories or chunks model
 	// embedded, with a version that changes with them.
-	VectorState(ctx context.Context, accountID, agentID, of, model string) (store.VectorState, error)
-	StaleChunks(ctx context.Context, accountID, agentID, model string, limit int) ([]store.KnowledgeChunk, error)
+	VectorState(ctx context.Context, accountID, agentID, of, model string) (domain.VectorState, error)
+	StaleChunks(ctx context.Context, accountID, agentID, model string, limit int) ([]domain.KnowledgeChunk, error)
 	SetChunkEmbeddings(ctx context.Context, agentID, model string, vectors map[string][]float32) error
 }
-
-var _ Store = (*store.Store)(nil)
 
 // Embedder embeds texts with an agent's provider; *llm.Client implements
 // it.

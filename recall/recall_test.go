@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/llm/llmtest"
 	"github.com/agentd/agentd/recall"
 	"github.com/agentd/agentd/store"
@@ -40,7 +41,7 @@ func (e *embedder) Embed(_ context.Context, _, _ string, texts []string) ([][]fl
 func newRecall(t *testing.T, dsn string, e *embedder) (*recall.Service, *store.Store, recall.Agent) {
 	st := storetest.Open(t, dsn)
 	acct := storetest.Account(t, st, "acme")
-	a, err := st.CreateAgent(context.Background(), store.Agent{AccountID: acct.ID, Name: "Rem", Fields: map[string]json.RawMessage{"name": json.RawMessage(`"Rem"`)}}, -1)
+	a, err := st.CreateAgent(context.Background(), domain.Agent{AccountID: acct.ID, Name: "Rem", Fields: map[string]json.RawMessage{"name": json.RawMessage(`"Rem"`)}}, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +57,7 @@ func TestReembedWhenTheModelChanges(t *testing.T) {
 		svc, st, a := newRecall(t, dsn, e)
 		ctx := context.Background()
 		for _, text := range []string{"Ann is learning Rust", "Bob likes chess"} {
-			if _, err := svc.SaveMemory(ctx, a, store.Memory{UserID: "ann", Text: text, Source: store.MemorySourceAPI}, false); err != nil {
+			if _, err := svc.SaveMemory(ctx, a, domain.Memory{UserID: "ann", Text: text, Source: domain.MemorySourceAPI}, false); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -79,7 +80,7 @@ func TestFallbackToFullText(t *testing.T) {
 	svc, _, a := newRecall(t, storetest.SQLiteDSN(t), e)
 	ctx := context.Background()
 	for _, text := range []string{"The office closes at six", "Ann is learning Rust"} {
-		if _, err := svc.SaveMemory(ctx, a, store.Memory{Text: text, Source: store.MemorySourceAPI}, false); err != nil {
+		if _, err := svc.SaveMemory(ctx, a, domain.Memory{Text: text, Source: domain.MemorySourceAPI}, false); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -102,7 +103,7 @@ type countingStore struct {
 	loads int
 }
 
-func (c *countingStore) MemoryVectors(ctx context.Context, accountID, agentID string, scope []string, model string) ([]store.Memory, error) {
+func (c *countingStore) MemoryVectors(ctx context.Context, accountID, agentID string, scope []string, model string) ([]domain.Memory, error) {
 	c.loads++
 	return c.Store.MemoryVectors(ctx, accountID, agentID, scope, model)
 }
@@ -116,7 +117,7 @@ func TestVectorsCachedUntilTheyChange(t *testing.T) {
 	svc := recall.New(cs, e, nil)
 	ctx := context.Background()
 	save := func(text string) {
-		if _, err := svc.SaveMemory(ctx, a, store.Memory{Text: text, Source: store.MemorySourceAPI}, false); err != nil {
+		if _, err := svc.SaveMemory(ctx, a, domain.Memory{Text: text, Source: domain.MemorySourceAPI}, false); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -160,10 +161,10 @@ func TestSaveMemoriesInBatches(t *testing.T) {
 	storetest.Backends(t, func(t *testing.T, dsn string) {
 		e := &embedder{model: "m"}
 		svc, st, a := newRecall(t, dsn, e)
-		many := func(n int) []store.Memory {
-			ms := make([]store.Memory, n)
+		many := func(n int) []domain.Memory {
+			ms := make([]domain.Memory, n)
 			for i := range ms {
-				ms[i] = store.Memory{Text: fmt.Sprint("fact ", i), Source: store.MemorySourceAPI}
+				ms[i] = domain.Memory{Text: fmt.Sprint("fact ", i), Source: domain.MemorySourceAPI}
 			}
 			return ms
 		}
@@ -171,7 +172,7 @@ func TestSaveMemoriesInBatches(t *testing.T) {
 		if err := svc.SaveMemories(ctx, a, many(1200)); err != nil {
 			t.Fatal(err)
 		}
-		_, total, err := st.ListMemories(ctx, a.AccountID, a.ID, store.MemoryQuery{})
+		_, total, err := st.ListMemories(ctx, a.AccountID, a.ID, domain.MemoryQuery{})
 		if err != nil || total != 1200 || e.calls > 3 {
 			t.Errorf("%d memories stored in %d embedding calls, %v", total, e.calls, err)
 		}
@@ -183,7 +184,7 @@ func TestSaveMemoriesInBatches(t *testing.T) {
 		if err := svc.SaveMemories(cctx, a, many(1200)); !errors.Is(err, context.Canceled) {
 			t.Errorf("save of a gone client: %v", err)
 		}
-		if _, after, _ := st.ListMemories(ctx, a.AccountID, a.ID, store.MemoryQuery{}); after != total || ce.calls != 1 {
+		if _, after, _ := st.ListMemories(ctx, a.AccountID, a.ID, domain.MemoryQuery{}); after != total || ce.calls != 1 {
 			t.Errorf("a cancelled save went on: %d memories, %d embedding calls", after-total, ce.calls)
 		}
 	})

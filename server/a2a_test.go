@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/internal/testutil"
 	"github.com/agentd/agentd/llm/llmtest"
-	"github.com/agentd/agentd/store"
 )
 
 // rpcCall is one A2A JSON-RPC call of the tests.
@@ -149,8 +149,8 @@ func TestA2AAgentCard(t *testing.T) {
 	if res := card("", nil); res.Code != 401 || res.ErrorCode(t) != "UNAUTHORIZED" {
 		t.Errorf("no key: %d %s", res.Code, res.Body)
 	}
-	h.newAccount("globex", store.TierEnterprise)
-	if res := card(h.newKey("globex", store.ScopeRead), nil); res.Code != 404 || res.ErrorCode(t) != "AGENT_NOT_FOUND" || strings.Contains(string(res.Body), "Trader") {
+	h.newAccount("globex", domain.TierEnterprise)
+	if res := card(h.newKey("globex", domain.ScopeRead), nil); res.Code != 404 || res.ErrorCode(t) != "AGENT_NOT_FOUND" || strings.Contains(string(res.Body), "Trader") {
 		t.Errorf("another account's agent: %d %s", res.Code, res.Body)
 	}
 }
@@ -330,8 +330,8 @@ func TestA2AErrors(t *testing.T) {
 		edit(p["message"].(map[string]any))
 		return p
 	}
-	h.newAccount("globex", store.TierEnterprise)
-	other := h.newKey("globex", store.ScopeWrite)
+	h.newAccount("globex", domain.TierEnterprise)
+	other := h.newKey("globex", domain.ScopeWrite)
 	inactive := h.createAgent(map[string]any{"name": "Sleepy"})
 	h.do(request{method: "PATCH", path: "/v1/agents/" + inactive, key: h.writeKey, body: map[string]any{"status": "inactive"}})
 
@@ -564,7 +564,7 @@ func TestA2ATaskOfADeadReplicaFails(t *testing.T) {
 	const lease = 300 * time.Millisecond
 	h := newHarness(t, func(c *harnessConfig) { c.ReplicaLostAfter = lease })
 	id := h.createAgent(map[string]any{"name": "Trader"})
-	orphan, err := h.store.CreateA2ATask(context.Background(), h.account.ID, store.A2ATask{AgentID: id, ContextID: "crash-ctx",
+	orphan, err := h.store.CreateA2ATask(context.Background(), h.account.ID, domain.A2ATask{AgentID: id, ContextID: "crash-ctx",
 		RequestMessageID: "m-1", RequestText: "hi"})
 	testutil.OK(t, err)
 	getTask := func(taskID string) map[string]any {

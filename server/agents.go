@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/gen"
-	"github.com/agentd/agentd/store"
 )
 
 // CreateAgent stores a new agent within the account's quota.
@@ -25,7 +25,7 @@ func (s *Server) CreateAgent(ctx context.Context, req gen.CreateAgentRequestObje
 	if bundle != nil {
 		return s.createWithBundle(ctx, body.fields, bundle)
 	}
-	agent, err := s.cfg.Store.CreateAgent(ctx, store.Agent{AccountID: p.Account.ID, Fields: body.fields}, p.Account.AgentQuota)
+	agent, err := s.cfg.Store.CreateAgent(ctx, domain.Agent{AccountID: p.Account.ID, Fields: body.fields}, p.Account.AgentQuota)
 	if err != nil {
 		return nil, err
 	}
@@ -33,7 +33,7 @@ func (s *Server) CreateAgent(ctx context.Context, req gen.CreateAgentRequestObje
 }
 
 // agentCreated is Create Agent's answer for agent.
-func (s *Server) agentCreated(agent store.Agent) gen.CreateAgent201JSONResponse {
+func (s *Server) agentCreated(agent domain.Agent) gen.CreateAgent201JSONResponse {
 	return gen.CreateAgent201JSONResponse{Body: gen.AgentCreatedEnvelope{Success: true, Data: gen.AgentCreated{
 		Id: agent.ID, Name: agent.Name, Status: gen.AgentStatus(agent.Status),
 		CreatedAt:   timestamp(agent.CreatedAt),
@@ -56,8 +56,8 @@ func (s *Server) ListAgents(ctx context.Context, req gen.ListAgentsRequestObject
 }
 
 // listQuery applies the documented defaults to the validated parameters.
-func listQuery(p gen.ListAgentsParams) store.ListQuery {
-	q := store.ListQuery{Page: 1, Limit: 20, SortBy: "createdAt", Desc: true}
+func listQuery(p gen.ListAgentsParams) domain.ListQuery {
+	q := domain.ListQuery{Page: 1, Limit: 20, SortBy: "createdAt", Desc: true}
 	if p.Page != nil {
 		q.Page = *p.Page
 	}
@@ -65,10 +65,10 @@ func listQuery(p gen.ListAgentsParams) store.ListQuery {
 		q.Limit = *p.Limit
 	}
 	if p.Status != nil {
-		q.Status = store.Status(*p.Status)
+		q.Status = domain.Status(*p.Status)
 	}
 	if p.SortBy != nil {
-		q.SortBy = store.SortField(*p.SortBy)
+		q.SortBy = domain.SortField(*p.SortBy)
 	}
 	if p.Order != nil {
 		q.Desc = *p.Order == gen.Desc

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/gen"
-	"github.com/agentd/agentd/store"
 )
 
 // The bounds of an export's agentd member, as the contract's AgentBundle
@@ -15,11 +15,11 @@ import (
 // recently active conversations with their newest messages.
 const (
 	bundleConversations = 1000
-	bundleMessages      = store.MaxImportedMessages
+	bundleMessages      = domain.MaxImportedMessages
 )
 
 // exportBundle reads what include names of agent a.
-func (s *Server) exportBundle(ctx context.Context, a store.Agent, include []gen.ExportInclude) (gen.AgentBundle, error) {
+func (s *Server) exportBundle(ctx context.Context, a domain.Agent, include []gen.ExportInclude) (gen.AgentBundle, error) {
 	var b gen.AgentBundle
 	var err error
 	if slices.Contains(include, gen.Memories) {
@@ -41,8 +41,8 @@ func (s *Server) exportBundle(ctx context.Context, a store.Agent, include []gen.
 }
 
 // bundleMemories lists every memory of a, oldest first.
-func (s *Server) bundleMemories(ctx context.Context, a store.Agent) (*[]gen.BundleMemory, error) {
-	mems, _, err := s.cfg.Store.ListMemories(ctx, a.AccountID, a.ID, store.MemoryQuery{Page: 1, Limit: store.MaxMemories})
+func (s *Server) bundleMemories(ctx context.Context, a domain.Agent) (*[]gen.BundleMemory, error) {
+	mems, _, err := s.cfg.Store.ListMemories(ctx, a.AccountID, a.ID, domain.MemoryQuery{Page: 1, Limit: domain.MaxMemories})
 	if err != nil {
 		return nil, err
 	}
@@ -58,8 +58,8 @@ func (s *Server) bundleMemories(ctx context.Context, a store.Agent) (*[]gen.Bund
 }
 
 // bundleKnowledge lists every document of a with its text, oldest first.
-func (s *Server) bundleKnowledge(ctx context.Context, a store.Agent) (*[]gen.BundleKnowledge, error) {
-	docs, _, err := s.cfg.Store.ListKnowledge(ctx, a.AccountID, a.ID, 1, store.MaxKnowledgeDocs)
+func (s *Server) bundleKnowledge(ctx context.Context, a domain.Agent) (*[]gen.BundleKnowledge, error) {
+	docs, _, err := s.cfg.Store.ListKnowledge(ctx, a.AccountID, a.ID, 1, domain.MaxKnowledgeDocs)
 	if err != nil {
 		return nil, err
 	}
@@ -76,14 +76,14 @@ func (s *Server) bundleKnowledge(ctx context.Context, a store.Agent) (*[]gen.Bun
 
 // bundleHistory lists a's most recently active conversations, least recent
 // first, each with its newest messages oldest first.
-func (s *Server) bundleHistory(ctx context.Context, a store.Agent) (*[]gen.BundleConversation, error) {
-	convs, _, err := s.cfg.Store.ListConversations(ctx, a.AccountID, a.ID, store.ConversationQuery{Page: 1, Limit: bundleConversations})
+func (s *Server) bundleHistory(ctx context.Context, a domain.Agent) (*[]gen.BundleConversation, error) {
+	convs, _, err := s.cfg.Store.ListConversations(ctx, a.AccountID, a.ID, domain.ConversationQuery{Page: 1, Limit: bundleConversations})
 	if err != nil {
 		return nil, err
 	}
 	out := make([]gen.BundleConversation, 0, len(convs))
 	for _, c := range slices.Backward(convs) {
-		msgs, _, err := s.cfg.Store.ListMessages(ctx, a.AccountID, a.ID, c.ID, store.MessageQuery{Page: 1, Limit: bundleMessages, Desc: true})
+		msgs, _, err := s.cfg.Store.ListMessages(ctx, a.AccountID, a.ID, c.ID, domain.MessageQuery{Page: 1, Limit: bundleMessages, Desc: true})
 		if err != nil {
 			return nil, err
 		}
@@ -144,7 +144,7 @@ func (s *Server) createWithBundle(ctx context.Context, fields map[string]json.Ra
 	p := principalFrom(ctx)
 	protect, protected := fields["deleteProtection"]
 	delete(fields, "deleteProtection")
-	agent, err := s.cfg.Store.CreateAgent(ctx, store.Agent{AccountID: p.Account.ID, Fields: fields}, p.Account.AgentQuota)
+	agent, err := s.cfg.Store.CreateAgent(ctx, domain.Agent{AccountID: p.Account.ID, Fields: fields}, p.Account.AgentQuota)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +153,7 @@ func (s *Server) createWithBundle(ctx context.Context, fields map[string]json.Ra
 		if imported {
 			return
 		}
-		if _, derr := s.cfg.Store.DeleteAgent(context.WithoutCancel(ctx), p.Account.ID, agent.ID, store.AnyVersion); derr != nil {
+		if _, derr := s.cfg.Store.DeleteAgent(context.WithoutCancel(ctx), p.Account.ID, agent.ID, domain.AnyVersion); derr != nil {
 			s.cfg.Logger.ErrorContext(ctx, "delete agent after failed import", "agentId", agent.ID, "error", derr)
 		}
 	}()
@@ -161,7 +161,7 @@ func (s *Server) createWithBundle(ctx context.Context, fields map[string]json.Ra
 		return nil, err
 	}
 	if protected {
-		if _, _, err := s.cfg.Store.UpdateAgent(ctx, p.Account.ID, agent.ID, map[string]json.RawMessage{"deleteProtection": protect}, nil, store.AnyVersion); err != nil {
+		if _, _, err := s.cfg.Store.UpdateAgent(ctx, p.Account.ID, agent.ID, map[string]json.RawMessage{"deleteProtection": protect}, nil, domain.AnyVersion); err != nil {
 			return nil, err
 		}
 	}
@@ -205,9 +205,9 @@ func (s *Server) importBundle(ctx context.Context, accountID, agentID string, bu
 		if err != nil {
 			return err
 		}
-		mems := make([]store.Memory, len(sliceOrNil(bundle.Memories)))
+		mems := make([]domain.Memory, len(sliceOrNil(bundle.Memories)))
 		for i, m := range sliceOrNil(bundle.Memories) {
-			mems[i] = store.Memory{UserID: deref(m.UserId), Text: m.Text, Source: store.MemorySourceAPI}
+			mems[i] = domain.Memory{UserID: deref(m.UserId), Text: m.Text, Source: domain.MemorySourceAPI}
 			if m.CreatedAt != nil {
 				mems[i].CreatedAt = *m.CreatedAt
 			}
@@ -224,14 +224,14 @@ func (s *Server) importBundle(ctx context.Context, accountID, agentID string, bu
 		}
 	}
 	for _, c := range sliceOrNil(bundle.History) {
-		msgs := make([]store.Message, len(c.Messages))
+		msgs := make([]domain.Message, len(c.Messages))
 		for i, m := range c.Messages {
-			msgs[i] = store.Message{Role: store.Role(m.Role), UserID: deref(m.UserId), Text: m.Text, Partial: m.Partial != nil && *m.Partial}
+			msgs[i] = domain.Message{Role: domain.Role(m.Role), UserID: deref(m.UserId), Text: m.Text, Partial: m.Partial != nil && *m.Partial}
 			if m.CreatedAt != nil {
 				msgs[i].CreatedAt = *m.CreatedAt
 			}
 		}
-		conv := store.ConversationRef{RoomID: deref(c.RoomId), UserID: deref(c.UserId), Platform: string(deref(c.Platform))}
+		conv := domain.ConversationRef{RoomID: deref(c.RoomId), UserID: deref(c.UserId), Platform: string(deref(c.Platform))}
 		if err := s.cfg.Store.ImportConversation(ctx, accountID, agentID, conv, msgs); err != nil {
 			return err
 		}

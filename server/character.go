@@ -8,14 +8,14 @@ import (
 	"strings"
 
 	"github.com/agentd/agentd/agent"
-	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/domain"
 )
 
 // agentBody is a create or update body after the spec validated its shape:
 // each top-level member as canonical JSON, plus the requested status.
 type agentBody struct {
 	fields map[string]json.RawMessage
-	status *store.Status
+	status *domain.Status
 }
 
 // parseAgentBody splits a validated body into members, normalises the
@@ -39,7 +39,7 @@ func (s *Server) parseAgentBody(raw json.RawMessage, creating bool) (agentBody, 
 	if st, ok := members["status"]; ok {
 		delete(members, "status")
 		if !creating {
-			var status store.Status
+			var status domain.Status
 			if err := json.Unmarshal(st, &status); err != nil {
 				return agentBody{}, invalidRequest("status", "must be a string")
 			}

@@ -3,8 +3,8 @@ package server
 import (
 	"context"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/gen"
-	"github.com/agentd/agentd/store"
 )
 
 // ListConnections reports the agent's connection to each platform of its
@@ -19,7 +19,7 @@ func (s *Server) ListConnections(ctx context.Context, req gen.ListConnectionsReq
 	if err != nil {
 		return nil, err
 	}
-	byPlatform := make(map[string]store.Connection, len(stored))
+	byPlatform := make(map[string]domain.Connection, len(stored))
 	for _, c := range stored {
 		byPlatform[c.Platform] = c
 	}
@@ -37,16 +37,16 @@ func (s *Server) ListConnections(ctx context.Context, req gen.ListConnectionsReq
 }
 
 // notStarted is the connection of a platform no replica has started yet.
-func notStarted(a store.Agent, platform string) store.Connection {
-	c := store.Connection{AgentID: a.ID, Platform: platform, State: store.ConnConnecting,
+func notStarted(a domain.Agent, platform string) domain.Connection {
+	c := domain.Connection{AgentID: a.ID, Platform: platform, State: domain.ConnConnecting,
 		Reason: "waiting for a replica to start the connection", Since: a.UpdatedAt}
-	if a.Status == store.StatusInactive {
-		c.State, c.Reason = store.ConnDisconnected, "the agent is inactive"
+	if a.Status == domain.StatusInactive {
+		c.State, c.Reason = domain.ConnDisconnected, "the agent is inactive"
 	}
 	return c
 }
 
-func connection(c store.Connection) gen.Connection {
+func connection(c domain.Connection) gen.Connection {
 	out := gen.Connection{Platform: gen.Platform(c.Platform), State: gen.ConnectionState(c.State), Reason: c.Reason,
 		Since: timestamp(c.Since), MessagesIn: int(c.MessagesIn), MessagesOut: int(c.MessagesOut)}
 	if c.BotID != "" {

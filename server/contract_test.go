@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/gen"
 	"github.com/agentd/agentd/limit"
 	"github.com/agentd/agentd/llm/llmtest"
-	"github.com/agentd/agentd/store"
 	"github.com/getkin/kin-openapi/openapi3"
 )
 
@@ -363,9 +363,9 @@ func TestEveryResponseIsDeclared(t *testing.T) {
 			if w.id == "createWebhook" {
 				// The quota, in an account of its own so the other
 				// subtests keep theirs.
-				h.newAccount("hooked", store.TierEnterprise)
-				key := h.newKey("hooked", store.ScopeWrite)
-				for range store.WebhookQuota {
+				h.newAccount("hooked", domain.TierEnterprise)
+				key := h.newKey("hooked", domain.ScopeWrite)
+				for range domain.WebhookQuota {
 					if res := h.do(w.request(key, missing)); res.Code != 201 {
 						t.Fatalf("create webhook: %d %s", res.Code, res.Body)
 					}
@@ -407,8 +407,8 @@ func TestEveryResponseIsDeclared(t *testing.T) {
 			// another request is 422.
 			if w.op.Responses.Status(http.StatusConflict) != nil && w.op.Parameters.GetByInAndName("header", idempotencyHeader) != nil {
 				ctx := context.Background()
-				claim := func(key string) store.IdempotencyClaim {
-					c, err := h.store.ClaimIdempotencyKey(ctx, store.IdempotencyRequest{AccountID: h.account.ID,
+				claim := func(key string) domain.IdempotencyClaim {
+					c, err := h.store.ClaimIdempotencyKey(ctx, domain.IdempotencyRequest{AccountID: h.account.ID,
 						Key: key, Fingerprint: "another request", Lease: time.Hour})
 					if err != nil {
 						t.Fatal(err)
@@ -418,7 +418,7 @@ func TestEveryResponseIsDeclared(t *testing.T) {
 				busy, used := "walk-busy-"+w.id, "walk-used-"+w.id
 				claim(busy)
 				call(h, withHeader(w.request(h.writeKey, agent()), idempotencyHeader, busy), 409, true)
-				if err := h.store.CompleteIdempotencyKey(ctx, h.account.ID, used, claim(used).Token, store.IdempotentAnswer{Status: 200}); err != nil {
+				if err := h.store.CompleteIdempotencyKey(ctx, h.account.ID, used, claim(used).Token, domain.IdempotentAnswer{Status: 200}); err != nil {
 					t.Fatal(err)
 				}
 				call(h, withHeader(w.request(h.writeKey, agent()), idempotencyHeader, used), 422, true)

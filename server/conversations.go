@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/gen"
-	"github.com/agentd/agentd/store"
 )
 
 // Analytics ranges: the bounds and default openapi.yaml states for Get
@@ -20,7 +20,7 @@ const (
 func (s *Server) ListConversations(ctx context.Context, req gen.ListConversationsRequestObject) (gen.ListConversationsResponseObject, error) {
 	p := req.Params
 	page, limit := pageParams(p.Page, p.Limit)
-	q := store.ConversationQuery{Page: page, Limit: limit, UserID: deref(p.UserId), RoomID: deref(p.RoomId), Platform: deref(p.Platform)}
+	q := domain.ConversationQuery{Page: page, Limit: limit, UserID: deref(p.UserId), RoomID: deref(p.RoomId), Platform: deref(p.Platform)}
 	convs, total, err := s.cfg.Store.ListConversations(ctx, principalFrom(ctx).Account.ID, req.AgentId, q)
 	if err != nil {
 		return nil, err
@@ -46,7 +46,7 @@ func (s *Server) GetConversation(ctx context.Context, req gen.GetConversationReq
 // ListConversationMessages returns a page of a conversation's messages.
 func (s *Server) ListConversationMessages(ctx context.Context, req gen.ListConversationMessagesRequestObject) (gen.ListConversationMessagesResponseObject, error) {
 	page, limit := pageParams(req.Params.Page, req.Params.Limit)
-	q := store.MessageQuery{Page: page, Limit: limit, Desc: req.Params.Order != nil && *req.Params.Order == gen.Desc}
+	q := domain.MessageQuery{Page: page, Limit: limit, Desc: req.Params.Order != nil && *req.Params.Order == gen.Desc}
 	msgs, total, err := s.cfg.Store.ListMessages(ctx, principalFrom(ctx).Account.ID, req.AgentId, req.ConversationId, q)
 	if err != nil {
 		return nil, err
@@ -96,8 +96,8 @@ func (s *Server) GetAgentAnalytics(ctx context.Context, req gen.GetAgentAnalytic
 
 // analyticsQuery applies the defaults and bounds of analytics ranges to the
 // validated parameters; now is the default end.
-func analyticsQuery(p gen.GetAgentAnalyticsParams, now time.Time) (store.AnalyticsQuery, error) {
-	q := store.AnalyticsQuery{To: now.UTC(), Interval: store.IntervalHour}
+func analyticsQuery(p gen.GetAgentAnalyticsParams, now time.Time) (domain.AnalyticsQuery, error) {
+	q := domain.AnalyticsQuery{To: now.UTC(), Interval: domain.IntervalHour}
 	if p.To != nil {
 		q.To = p.To.UTC()
 	}
@@ -106,7 +106,7 @@ func analyticsQuery(p gen.GetAgentAnalyticsParams, now time.Time) (store.Analyti
 		q.From = p.From.UTC()
 	}
 	if p.Interval != nil {
-		q.Interval = store.Interval(*p.Interval)
+		q.Interval = domain.Interval(*p.Interval)
 	}
 	if err := checkYears("from", q.From, firstShownYear); err != nil {
 		return q, err
@@ -115,7 +115,7 @@ func analyticsQuery(p gen.GetAgentAnalyticsParams, now time.Time) (store.Analyti
 		return q, err
 	}
 	maxRange, unit := maxHourlyRange, "7 days of hours"
-	if q.Interval == store.IntervalDay {
+	if q.Interval == domain.IntervalDay {
 		maxRange, unit = maxDailyRange, "366 days of days"
 	}
 	switch span := q.To.Sub(q.From); {
@@ -129,7 +129,7 @@ func analyticsQuery(p gen.GetAgentAnalyticsParams, now time.Time) (store.Analyti
 
 // pageParams applies the list defaults (page 1, 20 items).
 func pageParams(page, limit *int) (int, int) {
-	p, l := 1, store.DefaultPageLimit
+	p, l := 1, domain.DefaultPageLimit
 	if page != nil {
 		p = *page
 	}
@@ -145,7 +145,7 @@ func pagination(page, limit int, total int64) gen.Pagination {
 		TotalPages: int((total + int64(limit) - 1) / int64(limit))}
 }
 
-func conversation(c store.Conversation) gen.Conversation {
+func conversation(c domain.Conversation) gen.Conversation {
 	out := gen.Conversation{Id: c.ID, AgentId: c.AgentID, Kind: gen.ConversationKind(c.Kind),
 		Platform: gen.ConversationPlatform(c.Platform), MessageCount: int(c.MessageCount),
 		StartedAt: timestamp(c.StartedAt), LastMessageAt: timestamp(c.LastMessageAt)}
@@ -159,12 +159,12 @@ func conversation(c store.Conversation) gen.Conversation {
 	return out
 }
 
-func conversationMessage(m store.Message) gen.ConversationMessage {
+func conversationMessage(m domain.Message) gen.ConversationMessage {
 	out := gen.ConversationMessage{MessageId: m.ID, Role: gen.MessageRoleUser, Text: m.Text, Timestamp: timestamp(m.CreatedAt)}
 	if m.UserID != "" {
 		out.UserId = &m.UserID
 	}
-	if m.Role == store.RoleAssistant {
+	if m.Role == domain.RoleAssistant {
 		out.Role = gen.MessageRoleAgent
 		out.Metadata = &gen.MessageMetadata{TokensUsed: m.TokensUsed, ResponseTime: m.ResponseMillis, Model: m.Model,
 			ToolCalls: toolCalls(m.ToolCalls)}

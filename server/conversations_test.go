@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/llm/llmtest"
-	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/store/storetest"
 )
 
@@ -146,8 +146,8 @@ func testConversationsThroughTheAPI(t *testing.T, h *harness) {
 	}
 
 	// Another account sees neither the agent nor its conversations.
-	h.newAccount("other", store.TierStandard)
-	otherKey := h.newKey("other", store.ScopeWrite)
+	h.newAccount("other", domain.TierStandard)
+	otherKey := h.newKey("other", domain.ScopeWrite)
 	for _, path := range []string{base, base + "/" + direct["id"].(string), base + "/" + direct["id"].(string) + "/messages", "/v1/agents/" + id + "/analytics"} {
 		h.checkError(t, errorCase{name: path, req: request{method: "GET", path: path, key: otherKey}, status: 404, code: "AGENT_NOT_FOUND"})
 	}

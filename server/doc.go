@@ -11,7 +11,7 @@
 // against the spec), then the generated strict handler, then a method of
 // Server. An error a handler returns goes through handleError
 // (middleware.go) to asAPIError (errors.go): the table storeErrors maps
-// each store.Code, turnError maps a turn's errors, and anything else is a
+// each domain.Code, turnError maps a turn's errors, and anything else is a
 // 500 whose detail only the log sees.
 //
 // Send Message and its stream (messages.go, sse.go) are a turn of package
@@ -25,6 +25,6 @@
 // paths alone.
 //
 // It reaches persistence through the Store interface it declares
-// (store.go), never imports gorm and never reads the environment:
-// cmd/agentd fills a Config.
+// (store.go) in package domain's types, never imports store or gorm and
+// never reads the environment: cmd/agentd fills a Config.
 package server

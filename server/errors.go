@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/gen"
 	"github.com/agentd/agentd/llm"
-	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/streamlog"
 	"github.com/agentd/agentd/turn"
 )
@@ -100,34 +100,34 @@ var errDeleteProtected = &apiError{
 // codes no operation of the API can meet (the spec refuses the values
 // first, or only the CLI and the platform runtime see them) are internal
 // errors, said so here rather than left out.
-var storeErrors = map[store.Code]func(e *store.Error) *apiError{
-	store.CodeNotFound:           notFound,
-	store.CodeDeleteProtected:    func(*store.Error) *apiError { return errDeleteProtected },
-	store.CodeUnauthorized:       func(*store.Error) *apiError { return errUnauthorized },
-	store.CodeQuotaExceeded:      errQuota,
-	store.CodeDisabled:           func(*store.Error) *apiError { return errWebhookDisabled },
-	store.CodePreconditionFailed: func(*store.Error) *apiError { return errPreconditionFailed },
-	store.CodeIdempotencyInUse:   func(*store.Error) *apiError { return errIdempotencyKeyInUse },
-	store.CodeIdempotencyReused:  func(*store.Error) *apiError { return errIdempotencyKeyReused },
-	store.CodeInvalid: func(e *store.Error) *apiError {
+var storeErrors = map[domain.Code]func(e *domain.Error) *apiError{
+	domain.CodeNotFound:           notFound,
+	domain.CodeDeleteProtected:    func(*domain.Error) *apiError { return errDeleteProtected },
+	domain.CodeUnauthorized:       func(*domain.Error) *apiError { return errUnauthorized },
+	domain.CodeQuotaExceeded:      errQuota,
+	domain.CodeDisabled:           func(*domain.Error) *apiError { return errWebhookDisabled },
+	domain.CodePreconditionFailed: func(*domain.Error) *apiError { return errPreconditionFailed },
+	domain.CodeIdempotencyInUse:   func(*domain.Error) *apiError { return errIdempotencyKeyInUse },
+	domain.CodeIdempotencyReused:  func(*domain.Error) *apiError { return errIdempotencyKeyReused },
+	domain.CodeInvalid: func(e *domain.Error) *apiError {
 		if e.Field == "" {
 			return nil // a value the spec let through but the store could not encode: a bug of ours
 		}
 		return invalidRequest(e.Field, e.Reason)
 	},
 	// Account names and key prefixes are the only unique values: the CLI's.
-	store.CodeConflict: nil,
+	domain.CodeConflict: nil,
 	// A turn reports secrets that do not open as an unavailable agent.
-	store.CodeSecretUnreadable: nil,
+	domain.CodeSecretUnreadable: nil,
 	// Leases and bots belong to the platform runtime.
-	store.CodeLeaseLost: nil,
-	store.CodeBotInUse:  nil,
+	domain.CodeLeaseLost: nil,
+	domain.CodeBotInUse:  nil,
 }
 
 // notFound names what is missing. Every path below /agents/{agentId} looks
 // its agent up first, so a not-found that names no other resource is the
 // agent's.
-func notFound(e *store.Error) *apiError {
+func notFound(e *domain.Error) *apiError {
 	switch e.Resource {
 	case "conversation":
 		return errConversationNotFound
@@ -152,7 +152,7 @@ func asAPIError(err error) (ae *apiError, ok bool) {
 	if errors.As(err, &ae) {
 		return ae, true
 	}
-	var se *store.Error
+	var se *domain.Error
 	if errors.As(err, &se) {
 		if toAPI := storeErrors[se.Code]; toAPI != nil {
 			if ae := toAPI(se); ae != nil {
@@ -169,7 +169,7 @@ func asAPIError(err error) (ae *apiError, ok bool) {
 	}
 	var le *llm.Error
 	if errors.As(err, &le) {
-		return providerError(le, store.StatusError, 0), true
+		return providerError(le, domain.StatusError, 0), true
 	}
 	return nil, false
 }
@@ -191,7 +191,7 @@ func turnError(err error) (*apiError, bool) {
 	return nil, false
 }
 
-func errQuota(q *store.Error) *apiError {
+func errQuota(q *domain.Error) *apiError {
 	msg := fmt.Sprintf("Agent quota of %d reached; delete an agent or raise the quota.", q.Quota)
 	switch q.Resource {
 	case "webhook":
@@ -215,7 +215,7 @@ func errQuota(q *store.Error) *apiError {
 // the provider does not serve it); any other leaves the agent unable to
 // answer (503), reporting status, the agent's status afterwards, and
 // retryAfter, the cool-down the failure started (0 for none).
-func providerError(le *llm.Error, status store.Status, retryAfter time.Duration) *apiError {
+func providerError(le *llm.Error, status domain.Status, retryAfter time.Duration) *apiError {
 	if le.UnknownModel {
 		return &apiError{
 			Status: http.StatusBadGateway, Code: gen.MODELERROR,
@@ -239,7 +239,7 @@ func providerError(le *llm.Error, status store.Status, retryAfter time.Duration)
 // details.retryAfter say so in whole seconds, rounded up so a client that
 // waits them finds it answering; none when retryAfter is 0 (an inactive
 // agent waits for a change, not for time).
-func errUnavailable(status store.Status, reason string, retryAfter time.Duration) *apiError {
+func errUnavailable(status domain.Status, reason string, retryAfter time.Duration) *apiError {
 	ae := &apiError{
 		Status: http.StatusServiceUnavailable, Code: gen.AGENTUNAVAILABLE,
 		Message: "The agent is not available.",

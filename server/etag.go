@@ -4,8 +4,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/gen"
-	"github.com/agentd/agentd/store"
 )
 
 // noVersion is a version no resource has: an If-Match naming no entity
@@ -18,12 +18,12 @@ func etag(version int64) *string {
 	return &t
 }
 
-// ifMatch is the version If-Match names: store.AnyVersion without the
+// ifMatch is the version If-Match names: domain.AnyVersion without the
 // header or for `*`, noVersion when it names none of ours (or more than
 // one: a resource has one version, compared strongly).
 func ifMatch(h *gen.IfMatch) int64 {
 	if h == nil || strings.TrimSpace(*h) == "*" {
-		return store.AnyVersion
+		return domain.AnyVersion
 	}
 	tags := strings.Split(*h, ",")
 	if len(tags) != 1 {

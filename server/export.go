@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/agentd/agentd/gen"
-	"github.com/agentd/agentd/store"
 )
 
 // ExportAgent returns the agent as a character file that Create Agent
@@ -16,7 +15,7 @@ func (s *Server) ExportAgent(ctx context.Context, req gen.ExportAgentRequestObje
 	if err != nil {
 		return nil, err
 	}
-	doc, err := store.CharacterFile(agent)
+	doc, err := s.cfg.Store.CharacterFile(agent)
 	if err != nil {
 		return nil, err
 	}

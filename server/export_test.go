@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/internal/testutil"
 	"github.com/agentd/agentd/llm/llmtest"
 	"github.com/agentd/agentd/recall"
@@ -68,7 +69,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 	if exp.Code != http.StatusOK {
 		t.Fatalf("export: %d %s", exp.Code, exp.Body)
 	}
-	for _, leak := range []string{"must-not-leave", store.SecretMask, `"secrets"`, `"headers"`, id} {
+	for _, leak := range []string{"must-not-leave", domain.SecretMask, `"secrets"`, `"headers"`, id} {
 		if strings.Contains(string(exp.Body), leak) {
 			t.Errorf("export contains %q: %s", leak, exp.Body)
 		}
@@ -245,7 +246,7 @@ func TestImportRefusesTimesOutsideIDs(t *testing.T) {
 // panickyRecall is a Recall whose knowledge import panics.
 type panickyRecall struct{ Recall }
 
-func (panickyRecall) AddKnowledge(context.Context, recall.Agent, string, string) (store.KnowledgeDoc, error) {
+func (panickyRecall) AddKnowledge(context.Context, recall.Agent, string, string) (domain.KnowledgeDoc, error) {
 	panic("add knowledge")
 }
 
@@ -279,7 +280,7 @@ func TestExportOfUnshowableTimeIsAnError(t *testing.T) {
 	id := h.createAgent(map[string]any{"name": "Old"})
 	late := time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
 	if _, err := h.store.CreateMemory(context.Background(), h.account.ID,
-		store.Memory{AgentID: id, Text: "late", Source: store.MemorySourceAPI, CreatedAt: late}, "late", false); err != nil {
+		domain.Memory{AgentID: id, Text: "late", Source: domain.MemorySourceAPI, CreatedAt: late}, "late", false); err != nil {
 		t.Fatal(err)
 	}
 	res := h.get("/v1/agents/" + id + "/export?include=memories")

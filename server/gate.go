@@ -12,7 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/domain"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
@@ -23,8 +23,8 @@ import (
 type principalKey struct{}
 
 // principalFrom returns the principal the gate authenticated.
-func principalFrom(ctx context.Context) store.Principal {
-	p, _ := ctx.Value(principalKey{}).(store.Principal)
+func principalFrom(ctx context.Context) domain.Principal {
+	p, _ := ctx.Value(principalKey{}).(domain.Principal)
 	return p
 }
 
@@ -63,7 +63,7 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 		// Read keys may only call GET operations and the POSTs that only
 		// read; the refusal is an authenticated response, so it counts and
 		// carries the headers.
-		if principal.Key.Scope != store.ScopeWrite && req.Method != http.MethodGet && !readingPosts[operationID] {
+		if principal.Key.Scope != domain.ScopeWrite && req.Method != http.MethodGet && !readingPosts[operationID] {
 			return errForbidden
 		}
 		limit := s.bodyLimit(operationID)
@@ -198,17 +198,17 @@ func specOperationID(op *openapi3.Operation) string {
 }
 
 // authenticate resolves the bearer key to its account.
-func (s *Server) authenticate(req *http.Request) (store.Principal, error) {
+func (s *Server) authenticate(req *http.Request) (domain.Principal, error) {
 	scheme, key, ok := strings.Cut(req.Header.Get(echo.HeaderAuthorization), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(key) == "" {
-		return store.Principal{}, errUnauthorized
+		return domain.Principal{}, errUnauthorized
 	}
 	principal, err := s.cfg.Store.Authenticate(req.Context(), strings.TrimSpace(key))
-	if errors.Is(err, store.ErrUnauthorized) {
-		return store.Principal{}, errUnauthorized
+	if errors.Is(err, domain.ErrUnauthorized) {
+		return domain.Principal{}, errUnauthorized
 	}
 	if err != nil {
-		return store.Principal{}, err
+		return domain.Principal{}, err
 	}
 	return principal, nil
 }

@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/agentd/agentd/agent"
-	"github.com/agentd/agentd/recall"
-	"github.com/agentd/agentd/tools"
 	"io"
 	"log/slog"
 	"net/http"
@@ -15,6 +12,11 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/agent"
+	"github.com/agentd/agentd/domain"
+	"github.com/agentd/agentd/recall"
+	"github.com/agentd/agentd/tools"
 
 	"github.com/agentd/agentd/gen"
 	"github.com/agentd/agentd/limit"
@@ -39,7 +41,7 @@ type harness struct {
 	openai    *llmtest.Server
 	anthropic *llmtest.Server
 	ollama    *llmtest.Server
-	account   store.Account
+	account   domain.Account
 	writeKey  string
 	readKey   string
 	spec      *openapi3.T
@@ -81,9 +83,9 @@ func newHarnessAt(t testing.TB, dsn string, opts []store.Option, tweakLLM func(*
 	h := &harness{t: t, store: st, openai: llmtest.NewOpenAI(t), anthropic: llmtest.NewAnthropic(t), ollama: llmtest.NewOllama(t)}
 	// Enterprise with generous limits, so tests that are not about limits
 	// never meet one.
-	h.account = h.newAccount("acme", store.TierEnterprise)
-	h.writeKey = h.newKey("acme", store.ScopeWrite)
-	h.readKey = h.newKey("acme", store.ScopeRead)
+	h.account = h.newAccount("acme", domain.TierEnterprise)
+	h.writeKey = h.newKey("acme", domain.ScopeWrite)
+	h.readKey = h.newKey("acme", domain.ScopeRead)
 	llmCfg := llm.Config{
 		OpenAI:    llm.ProviderConfig{APIKey: "sk-test", BaseURL: h.openai.URL},
 		Groq:      llm.ProviderConfig{APIKey: "gsk-test", BaseURL: h.openai.URL},
@@ -189,16 +191,16 @@ func (h *harness) with(t testing.TB) *harness {
 	return &c
 }
 
-func (h *harness) newAccount(name string, tier store.Tier) store.Account {
+func (h *harness) newAccount(name string, tier domain.Tier) domain.Account {
 	h.t.Helper()
-	a, err := h.store.CreateAccount(context.Background(), store.Account{Name: name, Tier: tier, RPM: 1 << 40, EndpointMultiplier: 1 << 30, AgentQuota: 1000})
+	a, err := h.store.CreateAccount(context.Background(), domain.Account{Name: name, Tier: tier, RPM: 1 << 40, EndpointMultiplier: 1 << 30, AgentQuota: 1000})
 	if err != nil {
 		h.t.Fatalf("create account: %v", err)
 	}
 	return a
 }
 
-func (h *harness) newKey(account string, scope store.Scope) string {
+func (h *harness) newKey(account string, scope domain.Scope) string {
 	h.t.Helper()
 	key, _, err := h.store.CreateKey(context.Background(), account, scope, nil)
 	if err != nil {
@@ -369,14 +371,14 @@ func (h *harness) createAgent(body any) string {
 func (h *harness) webhookWithDelivery(url string) [2]string {
 	h.t.Helper()
 	ctx := context.Background()
-	w, err := h.store.CreateWebhook(ctx, store.Webhook{AccountID: h.account.ID, URL: url, Events: []string{"*"}, Enabled: true})
+	w, err := h.store.CreateWebhook(ctx, domain.Webhook{AccountID: h.account.ID, URL: url, Events: []string{"*"}, Enabled: true})
 	if err != nil {
 		h.t.Fatalf("create webhook: %v", err)
 	}
 	if err := h.store.TestWebhook(ctx, h.account.ID, w.ID); err != nil {
 		h.t.Fatalf("test webhook: %v", err)
 	}
-	ds, _, err := h.store.ListDeliveries(ctx, h.account.ID, w.ID, store.DeliveryQuery{})
+	ds, _, err := h.store.ListDeliveries(ctx, h.account.ID, w.ID, domain.DeliveryQuery{})
 	if err != nil || len(ds) != 1 {
 		h.t.Fatalf("deliveries of a tested webhook: %v %v", ds, err)
 	}

@@ -11,8 +11,8 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/internal/renew"
-	"github.com/agentd/agentd/store"
 	"github.com/labstack/echo/v4"
 )
 
@@ -67,7 +67,7 @@ func checkIdempotencyKey(req *http.Request) error {
 // the rate limits, so a replay counts like any request. A failed request
 // releases its key, so a retry runs afresh. A streamed reply's key is
 // handed to the stream, which settles it when the reply ends (streamClaim).
-func (s *Server) idempotent(c echo.Context, next echo.HandlerFunc, principal store.Principal, operationID string) error {
+func (s *Server) idempotent(c echo.Context, next echo.HandlerFunc, principal domain.Principal, operationID string) error {
 	req := c.Request()
 	key := req.Header.Get(idempotencyHeader)
 	if key == "" || !idempotentOps[operationID] {
@@ -80,7 +80,7 @@ func (s *Server) idempotent(c echo.Context, next echo.HandlerFunc, principal sto
 	req.Body = io.NopCloser(bytes.NewReader(body))
 	ctx := req.Context()
 	accountID := principal.Account.ID
-	claim, err := s.cfg.Store.ClaimIdempotencyKey(ctx, store.IdempotencyRequest{
+	claim, err := s.cfg.Store.ClaimIdempotencyKey(ctx, domain.IdempotencyRequest{
 		AccountID: accountID, Key: key, Fingerprint: fingerprint(req.Method, req.URL.EscapedPath(), body),
 		Lease: s.cfg.IdempotencyLease,
 	})
@@ -126,7 +126,7 @@ func (s *Server) idempotent(c echo.Context, next echo.HandlerFunc, principal sto
 	if err != nil || !res.Committed || res.Status >= http.StatusBadRequest {
 		return err
 	}
-	answer := store.IdempotentAnswer{Status: res.Status, Header: map[string]string{}, Body: rec.body.Bytes()}
+	answer := domain.IdempotentAnswer{Status: res.Status, Header: map[string]string{}, Body: rec.body.Bytes()}
 	for _, name := range replayedHeaders {
 		if v := res.Header().Get(name); v != "" {
 			answer.Header[name] = v
@@ -158,7 +158,7 @@ func (s *Server) holdKey(ctx context.Context, requestID, accountID, key, token s
 				return true
 			}
 			s.cfg.Logger.WarnContext(ctx, "renew idempotency key", "request_id", requestID, "error", err)
-			return !errors.Is(err, store.ErrLeaseLost)
+			return !errors.Is(err, domain.ErrLeaseLost)
 		})
 	}()
 	return sync.OnceFunc(func() {

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/agentd/agentd/internal/testutil"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/domain"
+	"github.com/agentd/agentd/internal/testutil"
 
 	"github.com/agentd/agentd/llm/llmtest"
 	"github.com/agentd/agentd/store"
@@ -38,7 +40,7 @@ func TestIdempotentCreateAgent(t *testing.T) {
 	if second.Header.Get("X-RateLimit-Remaining") == "" {
 		t.Error("a replay lacks the rate-limit headers")
 	}
-	if _, n, err := h.store.ListAgents(context.Background(), h.account.ID, store.ListQuery{Page: 1, Limit: 100}); err != nil || n != 1 {
+	if _, n, err := h.store.ListAgents(context.Background(), h.account.ID, domain.ListQuery{Page: 1, Limit: 100}); err != nil || n != 1 {
 		t.Fatalf("%d agents (%v); want one", n, err)
 	}
 	// Another body under the same key.
@@ -48,8 +50,8 @@ func TestIdempotentCreateAgent(t *testing.T) {
 		t.Fatalf("another body: %d %s", res.Code, res.Body)
 	}
 	// Another account's same key is its own.
-	h.newAccount("elsewhere", store.TierPro)
-	key := h.newKey("elsewhere", store.ScopeWrite)
+	h.newAccount("elsewhere", domain.TierPro)
+	key := h.newKey("elsewhere", domain.ScopeWrite)
 	theirs := keyed(create, "create-1")
 	theirs.key = key
 	if res := h.do(theirs); res.Code != http.StatusCreated || res.Data(t)["id"] == first.Data(t)["id"] {
@@ -196,7 +198,7 @@ func postgresReplicas(t *testing.T) (a, b *harness) {
 func TestIdempotentCreatesAcrossReplicas(t *testing.T) {
 	a, b := postgresReplicas(t)
 	agentID := a.createAgent(map[string]any{"name": "holder"})
-	other := a.newKey(a.newAccount("other", store.TierEnterprise).Name, store.ScopeWrite)
+	other := a.newKey(a.newAccount("other", domain.TierEnterprise).Name, domain.ScopeWrite)
 	otherAgent := a.with(t)
 	otherAgent.writeKey = other
 	otherAgentID := otherAgent.createAgent(map[string]any{"name": "holder"})

@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/internal/testutil"
 	"github.com/agentd/agentd/limit"
 	"github.com/agentd/agentd/llm/llmtest"
-	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/turn"
 	"github.com/redis/go-redis/v9"
 )
@@ -46,8 +46,8 @@ func inOneWindow(need time.Duration) {
 
 func TestRateLimitHeadersCountDown(t *testing.T) {
 	h := newHarness(t)
-	h.newAccount("std", store.TierStandard)
-	key := h.newKey("std", store.ScopeWrite)
+	h.newAccount("std", domain.TierStandard)
+	key := h.newKey("std", domain.ScopeWrite)
 	inOneWindow(15 * time.Second)
 	var firstReset int64
 	for i := 1; i <= 10; i++ {
@@ -94,8 +94,8 @@ func TestRateLimitHeadersCountDown(t *testing.T) {
 
 func TestRateLimitTiers(t *testing.T) {
 	h := newHarness(t)
-	h.newAccount("pro", store.TierPro)
-	pro := h.newKey("pro", store.ScopeWrite)
+	h.newAccount("pro", domain.TierPro)
+	pro := h.newKey("pro", domain.ScopeWrite)
 	inOneWindow(15 * time.Second)
 	for i := 1; i <= 50; i++ {
 		if res := h.do(request{method: "POST", path: "/v1/agents", key: pro, body: map[string]any{"name": "p"}}); res.Code != 201 {
@@ -106,10 +106,10 @@ func TestRateLimitTiers(t *testing.T) {
 		t.Fatalf("51st pro create: %d", res.Code)
 	}
 	// An account limit lower than the endpoint limit binds first.
-	if _, err := h.store.CreateAccount(context.Background(), store.Account{Name: "ent", Tier: store.TierEnterprise, RPM: 3, EndpointMultiplier: 10}); err != nil {
+	if _, err := h.store.CreateAccount(context.Background(), domain.Account{Name: "ent", Tier: domain.TierEnterprise, RPM: 3, EndpointMultiplier: 10}); err != nil {
 		t.Fatal(err)
 	}
-	ent := h.newKey("ent", store.ScopeRead)
+	ent := h.newKey("ent", domain.ScopeRead)
 	for i := 1; i <= 3; i++ {
 		res := h.do(request{method: "GET", path: "/v1/agents", key: ent})
 		if lim, rem, _ := rateHeaders(t, res); res.Code != 200 || lim != 3 || rem != int64(3-i) {
@@ -123,8 +123,8 @@ func TestRateLimitTiers(t *testing.T) {
 
 func TestUnauthenticatedRequestsAreNotCounted(t *testing.T) {
 	h := newHarness(t)
-	h.newAccount("std", store.TierStandard)
-	key := h.newKey("std", store.ScopeRead)
+	h.newAccount("std", domain.TierStandard)
+	key := h.newKey("std", domain.ScopeRead)
 	inOneWindow(10 * time.Second)
 	for i := 0; i < 70; i++ {
 		res := h.do(request{method: "GET", path: "/v1/agents", key: "agk_" + strings.Repeat("z", 40)})
@@ -144,8 +144,8 @@ func TestUnauthenticatedRequestsAreNotCounted(t *testing.T) {
 
 func TestRateLimitWindowMoves(t *testing.T) {
 	h := newHarness(t, func(c *harnessConfig) { c.Counter = limit.NewMemoryCounter(limit.WithWindow(time.Second)) })
-	h.newAccount("std", store.TierStandard)
-	key := h.newKey("std", store.ScopeRead)
+	h.newAccount("std", domain.TierStandard)
+	key := h.newKey("std", domain.ScopeRead)
 	_, _, first := rateHeaders(t, h.do(request{method: "GET", path: "/v1/agents", key: key}))
 	time.Sleep(time.Until(time.Unix(first, 0)) + 50*time.Millisecond)
 	_, rem, next := rateHeaders(t, h.do(request{method: "GET", path: "/v1/agents", key: key}))
@@ -218,10 +218,10 @@ func TestConcurrencyCap(t *testing.T) {
 
 func TestQuotaUnderConcurrentCreates(t *testing.T) {
 	h := newHarness(t)
-	if _, err := h.store.CreateAccount(context.Background(), store.Account{Name: "small", Tier: store.TierEnterprise, RPM: 1000, EndpointMultiplier: 100, AgentQuota: 5}); err != nil {
+	if _, err := h.store.CreateAccount(context.Background(), domain.Account{Name: "small", Tier: domain.TierEnterprise, RPM: 1000, EndpointMultiplier: 100, AgentQuota: 5}); err != nil {
 		t.Fatal(err)
 	}
-	key := h.newKey("small", store.ScopeWrite)
+	key := h.newKey("small", domain.ScopeWrite)
 	var mu sync.Mutex
 	codes := map[int]int{}
 	var wg sync.WaitGroup
@@ -280,8 +280,8 @@ func TestReplicasShareLimitsThroughRedis(t *testing.T) {
 	}
 	cfgB.Turns = turnsB
 	replicaB := newServer(t, cfgB.Config)
-	replicaA.newAccount("std", store.TierStandard)
-	key := replicaA.newKey("std", store.ScopeWrite)
+	replicaA.newAccount("std", domain.TierStandard)
+	key := replicaA.newKey("std", domain.ScopeWrite)
 	inOneWindow(15 * time.Second)
 	for i := 0; i < 10; i++ {
 		srv := replicaA.srv

@@ -11,9 +11,9 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/gen"
 	"github.com/agentd/agentd/limit"
-	"github.com/agentd/agentd/store"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/labstack/echo/v4"
@@ -163,8 +163,8 @@ func (m *mcpServer) serverFor(r *http.Request) *mcp.Server {
 	return srv
 }
 
-func (m *mcpServer) listAgents(ctx context.Context, p store.Principal, args mcpListArgs) (mcpAgentList, error) {
-	q := store.ListQuery{Page: 1, Limit: mcpListLimit, SortBy: "createdAt", Desc: true, Status: store.Status(args.Status)}
+func (m *mcpServer) listAgents(ctx context.Context, p domain.Principal, args mcpListArgs) (mcpAgentList, error) {
+	q := domain.ListQuery{Page: 1, Limit: mcpListLimit, SortBy: "createdAt", Desc: true, Status: domain.Status(args.Status)}
 	agents, _, err := m.s.cfg.Store.ListAgents(ctx, p.Account.ID, q)
 	if err != nil {
 		return mcpAgentList{}, err
@@ -179,8 +179,8 @@ func (m *mcpServer) listAgents(ctx context.Context, p store.Principal, args mcpL
 // sendMessage takes the turn Send Message takes, with the same checks of
 // the body, the same limit on the agent's messages a minute and on its
 // turns in flight.
-func (m *mcpServer) sendMessage(ctx context.Context, p store.Principal, requestID string, args mcpSendArgs) (gen.MessageReply, error) {
-	if p.Key.Scope != store.ScopeWrite {
+func (m *mcpServer) sendMessage(ctx context.Context, p domain.Principal, requestID string, args mcpSendArgs) (gen.MessageReply, error) {
+	if p.Key.Scope != domain.ScopeWrite {
 		return gen.MessageReply{}, errForbidden
 	}
 	body := map[string]any{"text": args.Text}

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/limit"
 	"github.com/agentd/agentd/llm/llmtest"
-	"github.com/agentd/agentd/store"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -78,8 +78,8 @@ func TestMCPToolsRefuseWhatSendMessageRefuses(t *testing.T) {
 func TestMCPSendMessageCountsOnTheAgentsLimit(t *testing.T) {
 	counter := limit.NewMemoryCounter()
 	h := newHarness(t, func(c *harnessConfig) { c.Counter = counter })
-	account := h.newAccount("std", store.TierStandard)
-	key := h.newKey("std", store.ScopeWrite)
+	account := h.newAccount("std", domain.TierStandard)
+	key := h.newKey("std", domain.ScopeWrite)
 	res := h.do(request{method: "POST", path: "/v1/agents", key: key, body: map[string]any{"name": "Ada"}})
 	if res.Code != http.StatusCreated {
 		t.Fatalf("create agent: %d %s", res.Code, res.Body)

@@ -3,18 +3,18 @@ package server
 import (
 	"context"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/gen"
 	"github.com/agentd/agentd/recall"
-	"github.com/agentd/agentd/store"
 )
 
 // Recall stores and ranks memories and knowledge; *recall.Service
 // implements it.
 type Recall interface {
-	SaveMemory(ctx context.Context, a recall.Agent, m store.Memory, dropOldest bool) (store.Memory, error)
-	SaveMemories(ctx context.Context, a recall.Agent, ms []store.Memory) error
-	Memories(ctx context.Context, a recall.Agent, scope []string, query string, k int) ([]store.Memory, error)
-	AddKnowledge(ctx context.Context, a recall.Agent, name, text string) (store.KnowledgeDoc, error)
+	SaveMemory(ctx context.Context, a recall.Agent, m domain.Memory, dropOldest bool) (domain.Memory, error)
+	SaveMemories(ctx context.Context, a recall.Agent, ms []domain.Memory) error
+	Memories(ctx context.Context, a recall.Agent, scope []string, query string, k int) ([]domain.Memory, error)
+	AddKnowledge(ctx context.Context, a recall.Agent, name, text string) (domain.KnowledgeDoc, error)
 }
 
 var _ Recall = (*recall.Service)(nil)
@@ -33,7 +33,7 @@ func (s *Server) CreateMemory(ctx context.Context, req gen.CreateMemoryRequestOb
 	if err != nil {
 		return nil, err
 	}
-	m, err := s.cfg.Recall.SaveMemory(ctx, a, store.Memory{UserID: deref(req.Body.UserId), Text: req.Body.Text, Source: store.MemorySourceAPI}, false)
+	m, err := s.cfg.Recall.SaveMemory(ctx, a, domain.Memory{UserID: deref(req.Body.UserId), Text: req.Body.Text, Source: domain.MemorySourceAPI}, false)
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +48,7 @@ func (s *Server) ListMemories(ctx context.Context, req gen.ListMemoriesRequestOb
 		return s.searchMemories(ctx, acct, req.AgentId, deref(p.UserId), *p.Q)
 	}
 	page, limit := pageParams(p.Page, p.Limit)
-	mems, total, err := s.cfg.Store.ListMemories(ctx, acct, req.AgentId, store.MemoryQuery{Page: page, Limit: limit, UserID: (*string)(p.UserId)})
+	mems, total, err := s.cfg.Store.ListMemories(ctx, acct, req.AgentId, domain.MemoryQuery{Page: page, Limit: limit, UserID: (*string)(p.UserId)})
 	if err != nil {
 		return nil, err
 	}
@@ -157,18 +157,18 @@ func (s *Server) PreviewContext(ctx context.Context, req gen.PreviewContextReque
 
 // historyRole is the API's role of a provider message role.
 func historyRole(role string) gen.MessageRole {
-	if role == string(store.RoleUser) {
+	if role == string(domain.RoleUser) {
 		return gen.MessageRoleUser
 	}
 	return gen.MessageRoleAgent
 }
 
-func memory(m store.Memory) gen.AgentMemory {
+func memory(m domain.Memory) gen.AgentMemory {
 	return gen.AgentMemory{Id: m.ID, AgentId: m.AgentID, UserId: optional[string](m.UserID), Text: m.Text,
 		Source: gen.MemorySource(m.Source), ConversationId: optional[string](m.ConversationID), CreatedAt: timestamp(m.CreatedAt)}
 }
 
-func memories(ms []store.Memory) []gen.AgentMemory {
+func memories(ms []domain.Memory) []gen.AgentMemory {
 	out := make([]gen.AgentMemory, len(ms))
 	for i, m := range ms {
 		out[i] = memory(m)
@@ -176,6 +176,6 @@ func memories(ms []store.Memory) []gen.AgentMemory {
 	return out
 }
 
-func knowledgeDoc(d store.KnowledgeDoc) gen.KnowledgeDocument {
+func knowledgeDoc(d domain.KnowledgeDoc) gen.KnowledgeDocument {
 	return gen.KnowledgeDocument{Id: d.ID, Name: d.Name, Chunks: d.Chunks, Bytes: int(d.Bytes), CreatedAt: timestamp(d.CreatedAt)}
 }

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/llm/llmtest"
-	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/store/storetest"
 )
 
@@ -51,7 +51,7 @@ func memoryAPI(t *testing.T, h *harness) {
 	if res := h.do(request{method: "POST", path: base, key: h.readKey, body: map[string]any{"text": "x"}}); res.Code != http.StatusForbidden {
 		t.Errorf("read key create: %d", res.Code)
 	}
-	other := h.newKey(h.newAccount("other-"+t.Name(), store.TierEnterprise).Name, store.ScopeWrite)
+	other := h.newKey(h.newAccount("other-"+t.Name(), domain.TierEnterprise).Name, domain.ScopeWrite)
 	if res := h.do(request{method: "GET", path: base, key: other}); res.Code != http.StatusNotFound || res.ErrorCode(t) != "AGENT_NOT_FOUND" {
 		t.Errorf("other account: %d %s", res.Code, res.Body)
 	}

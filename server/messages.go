@@ -3,8 +3,8 @@ package server
 import (
 	"context"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/gen"
-	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/turn"
 )
 
@@ -40,7 +40,7 @@ func (s *Server) StreamMessage(ctx context.Context, req gen.StreamMessageRequest
 func apiTurn(ctx context.Context, agentID string, b *gen.MessageRequest) turn.Input {
 	in := turn.Input{AccountID: principalFrom(ctx).Account.ID, AgentID: agentID, Text: b.Text,
 		UserID: deref(b.UserId), Limited: true, RequestID: requestIDFrom(ctx),
-		Conv: store.ConversationRef{RoomID: deref(b.RoomId), UserID: deref(b.UserId), Platform: store.PlatformAPI}}
+		Conv: domain.ConversationRef{RoomID: deref(b.RoomId), UserID: deref(b.UserId), Platform: domain.PlatformAPI}}
 	if c := b.Context; c != nil {
 		in.Platform, in.Channel = deref(c.Platform), deref(c.Channel)
 	}
@@ -63,7 +63,7 @@ func messageMetadata(m turn.Metadata) gen.MessageMetadata {
 }
 
 // toolCalls renders a turn's tool calls; nil (absent) for none.
-func toolCalls(calls []store.ToolCall) *[]gen.ToolCall {
+func toolCalls(calls []domain.ToolCall) *[]gen.ToolCall {
 	if len(calls) == 0 {
 		return nil
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/internal/testutil"
 	"github.com/agentd/agentd/limit"
 	"github.com/agentd/agentd/llm"
@@ -268,10 +269,10 @@ func TestHistorySurvivesRestart(t *testing.T) {
 		return newServer(t, Config{Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Turns: turns}), st
 	}
 	srv, st := boot()
-	if _, err := st.CreateAccount(context.Background(), store.Account{Name: "a"}); err != nil {
+	if _, err := st.CreateAccount(context.Background(), domain.Account{Name: "a"}); err != nil {
 		t.Fatal(err)
 	}
-	key, _, _ := st.CreateKey(context.Background(), "a", store.ScopeWrite, nil)
+	key, _, _ := st.CreateKey(context.Background(), "a", domain.ScopeWrite, nil)
 	call := func(srv *Server, method, path, body string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(method, path, strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+key)
@@ -760,12 +761,12 @@ func TestMaxLengthCutsAtAWordOnEveryPath(t *testing.T) {
 		}
 	}
 	acct := h.account.ID
-	msgs, err := h.store.History(context.Background(), acct, id, store.ConversationRef{UserID: "u1", Platform: store.PlatformAPI}, 10)
+	msgs, err := h.store.History(context.Background(), acct, id, domain.ConversationRef{UserID: "u1", Platform: domain.PlatformAPI}, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range msgs {
-		if m.Role == store.RoleAssistant && m.Text != want {
+		if m.Role == domain.RoleAssistant && m.Text != want {
 			t.Errorf("stored reply %q, want %q", m.Text, want)
 		}
 	}

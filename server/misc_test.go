@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/llm"
-	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/turn"
 )
 
@@ -88,14 +88,14 @@ func TestRequestIDAndProbes(t *testing.T) {
 func TestKeyExpiryAndRevocation(t *testing.T) {
 	h := newHarness(t)
 	inAnHour := time.Now().Add(time.Hour)
-	expiring, _, err := h.store.CreateKey(context.Background(), "acme", store.ScopeWrite, &inAnHour)
+	expiring, _, err := h.store.CreateKey(context.Background(), "acme", domain.ScopeWrite, &inAnHour)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res := h.do(request{method: "GET", path: "/v1/agents", key: expiring}); res.Code != 200 {
 		t.Fatalf("fresh key: %d", res.Code)
 	}
-	revoked := h.newKey("acme", store.ScopeWrite)
+	revoked := h.newKey("acme", domain.ScopeWrite)
 	if _, err := h.store.RevokeKey(context.Background(), revoked[:12]); err != nil {
 		t.Fatal(err)
 	}
@@ -126,12 +126,12 @@ func TestAgentDeletedMidTurnIsNotFound(t *testing.T) {
 	h = newHarness(t, func(c *harnessConfig) {
 		c.Turn.Model = fakeReplier{generate: func(ctx context.Context, req llm.Request) (llm.Reply, error) {
 			p := principalFrom(ctx)
-			agents, _, err := h.store.ListAgents(ctx, p.Account.ID, store.ListQuery{Page: 1, Limit: 10, SortBy: store.SortCreatedAt})
+			agents, _, err := h.store.ListAgents(ctx, p.Account.ID, domain.ListQuery{Page: 1, Limit: 10, SortBy: domain.SortCreatedAt})
 			if err != nil || len(agents) != 1 {
 				t.Errorf("list during the turn: %v, %d agents", err, len(agents))
 				return llm.Reply{}, err
 			}
-			if _, err := h.store.DeleteAgent(ctx, p.Account.ID, agents[0].ID, store.AnyVersion); err != nil {
+			if _, err := h.store.DeleteAgent(ctx, p.Account.ID, agents[0].ID, domain.AnyVersion); err != nil {
 				t.Errorf("delete during the turn: %v", err)
 			}
 			return llm.Reply{Text: "too late"}, nil
@@ -161,9 +161,9 @@ func TestFailingTurnKeepsInactiveAgentInactive(t *testing.T) {
 	h = newHarness(t, func(c *harnessConfig) {
 		c.Turn.Model = fakeReplier{generate: func(ctx context.Context, req llm.Request) (llm.Reply, error) {
 			p := principalFrom(ctx)
-			agents, _, _ := h.store.ListAgents(ctx, p.Account.ID, store.ListQuery{Page: 1, Limit: 10, SortBy: store.SortCreatedAt})
-			inactive := store.StatusInactive
-			if _, _, err := h.store.UpdateAgent(ctx, p.Account.ID, agents[0].ID, nil, &inactive, store.AnyVersion); err != nil {
+			agents, _, _ := h.store.ListAgents(ctx, p.Account.ID, domain.ListQuery{Page: 1, Limit: 10, SortBy: domain.SortCreatedAt})
+			inactive := domain.StatusInactive
+			if _, _, err := h.store.UpdateAgent(ctx, p.Account.ID, agents[0].ID, nil, &inactive, domain.AnyVersion); err != nil {
 				t.Errorf("deactivate during the turn: %v", err)
 			}
 			return llm.Reply{}, &llm.Error{Kind: llm.KindRateLimited, Provider: "openai", Reason: "rate limited"}

@@ -11,9 +11,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/gen"
 	"github.com/agentd/agentd/llm"
-	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/turn"
 	"github.com/oapi-codegen/nullable"
 )
@@ -34,7 +34,7 @@ const modelsPage = 100
 func (s *Server) ListModels(ctx context.Context, _ gen.ListModelsRequestObject) (gen.ListModelsResponseObject, error) {
 	account := principalFrom(ctx).Account
 	list := gen.OpenAIModelList{Object: gen.List, Data: []gen.OpenAIModel{}}
-	q := store.ListQuery{Page: 1, Limit: modelsPage, SortBy: store.SortCreatedAt}
+	q := domain.ListQuery{Page: 1, Limit: modelsPage, SortBy: domain.SortCreatedAt}
 	for {
 		agents, total, err := s.cfg.Store.ListAgents(ctx, account.ID, q)
 		if err != nil {
@@ -163,7 +163,7 @@ func chatTurn(ctx context.Context, b *gen.ChatCompletionRequest) (turn.Input, st
 		user = deref(b.SafetyIdentifier)
 	}
 	in := turn.Input{AccountID: principalFrom(ctx).Account.ID, AgentID: b.Model, Text: text, UserID: user,
-		Limited: true, RequestID: requestIDFrom(ctx), Conv: store.ConversationRef{UserID: user, Platform: store.PlatformAPI}}
+		Limited: true, RequestID: requestIDFrom(ctx), Conv: domain.ConversationRef{UserID: user, Platform: domain.PlatformAPI}}
 	if user == "" {
 		in.Given = givenContext(b.Messages[:last])
 	}

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/llm/llmtest"
-	"github.com/agentd/agentd/store"
 )
 
 // chat POSTs a Chat Completions body with the write key.
@@ -268,8 +268,8 @@ func TestChatCompletionStreamFails(t *testing.T) {
 func TestChatCompletionErrors(t *testing.T) {
 	h := newHarness(t)
 	id := h.createAgent(map[string]any{"name": "Ada"})
-	h.newAccount("other", store.TierEnterprise)
-	otherKey := h.newKey("other", store.ScopeWrite)
+	h.newAccount("other", domain.TierEnterprise)
+	otherKey := h.newKey("other", domain.ScopeWrite)
 	res := h.do(request{method: "POST", path: "/v1/agents", key: otherKey, body: map[string]any{"name": "Theirs"}})
 	if res.Code != 201 {
 		t.Fatal(res.Code, string(res.Body))

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/gen"
 	"github.com/agentd/agentd/limit"
-	"github.com/agentd/agentd/store"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/labstack/echo/v4"
 )
@@ -95,15 +95,15 @@ func checkEndpointLimits(spec *openapi3.T, limits map[string]int64) error {
 
 // accountLimits are the requests per minute of each tier; enterprise uses the
 // account's own figure.
-var accountLimits = map[store.Tier]int64{store.TierStandard: 60, store.TierPro: 300}
+var accountLimits = map[domain.Tier]int64{domain.TierStandard: 60, domain.TierPro: 300}
 
 // EndpointMultiplier is how many times the spec's per-endpoint limits an
 // account gets: standard ×1, pro ×5, enterprise its own multiplier.
-func EndpointMultiplier(a store.Account) int64 {
+func EndpointMultiplier(a domain.Account) int64 {
 	switch a.Tier {
-	case store.TierPro:
+	case domain.TierPro:
 		return 5
-	case store.TierEnterprise:
+	case domain.TierEnterprise:
 		if a.EndpointMultiplier > 0 {
 			return int64(a.EndpointMultiplier)
 		}
@@ -113,14 +113,14 @@ func EndpointMultiplier(a store.Account) int64 {
 
 // AccountRPM is the account's own limit of requests per minute: standard
 // 60, pro 300, enterprise its own figure.
-func AccountRPM(a store.Account) int64 {
-	if a.Tier == store.TierEnterprise && a.RPM > 0 {
+func AccountRPM(a domain.Account) int64 {
+	if a.Tier == domain.TierEnterprise && a.RPM > 0 {
 		return int64(a.RPM)
 	}
 	if l, ok := accountLimits[a.Tier]; ok {
 		return l
 	}
-	return accountLimits[store.TierStandard]
+	return accountLimits[domain.TierStandard]
 }
 
 // messageLimited are the operations that send an agent a message: they
@@ -130,7 +130,7 @@ var messageLimited = map[string]bool{"sendMessage": true, "streamMessage": true,
 // rateRules are the two limits a request must pass: its endpoint's and its
 // account's; agentID is the agent a message goes to ("" when the request
 // names none it can be told by, which counts on the endpoint's counter).
-func rateRules(p store.Principal, operationID, agentID string) []limit.Rule {
+func rateRules(p domain.Principal, operationID, agentID string) []limit.Rule {
 	endpoint := limit.Rule{Key: "ep:" + p.Account.ID + ":" + operationID, Limit: endpointLimits[operationID] * EndpointMultiplier(p.Account)}
 	if messageLimited[operationID] && agentID != "" {
 		endpoint = messageRule(p, agentID)
@@ -141,14 +141,14 @@ func rateRules(p store.Principal, operationID, agentID string) []limit.Rule {
 // messageRule is the agent's one message counter, which every path that
 // sends the agent a message counts on (MCP's send_message too, whose
 // request names the agent only inside its arguments).
-func messageRule(p store.Principal, agentID string) limit.Rule {
+func messageRule(p domain.Principal, agentID string) limit.Rule {
 	return limit.Rule{Key: "msg:" + p.Account.ID + ":" + agentID, Limit: endpointLimits["sendMessage"] * EndpointMultiplier(p.Account)}
 }
 
 // takeRateLimits counts the request against its limits, arranges for the
 // binding limit's headers to go out with whatever response follows, and
 // refuses it with 429 when a limit is exhausted.
-func (s *Server) takeRateLimits(c echo.Context, p store.Principal, operationID, agentID string) error {
+func (s *Server) takeRateLimits(c echo.Context, p domain.Principal, operationID, agentID string) error {
 	res, err := limit.Check(c.Request().Context(), s.cfg.Counter, rateRules(p, operationID, agentID)...)
 	if err != nil {
 		return err

@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/gen"
-	"github.com/agentd/agentd/store"
 )
 
 // timestamp renders t as the contract's RFC 3339 UTC with milliseconds.
@@ -32,15 +32,15 @@ func checkYears(name string, t time.Time, first int) error {
 	return nil
 }
 
-// secretMask replaces the value of every secret (see store.SecretMask).
-const secretMask = store.SecretMask
+// secretMask replaces the value of every secret (see domain.SecretMask).
+const secretMask = domain.SecretMask
 
 // agentDocumentResponse is Get Agent's 200: the stored document, its
 // metrics added, written into the envelope as it is. The generated
 // response would encode the envelope with encoding/json, which validates
 // and compacts the document again for nothing: the store wrote it compact.
 type agentDocumentResponse struct {
-	doc  store.AgentDocument
+	doc  domain.AgentDocument
 	etag string
 }
 
@@ -69,7 +69,7 @@ func (r agentDocumentResponse) VisitGetAgentResponse(w http.ResponseWriter) erro
 }
 
 // agentSummary is one entry of List Agents.
-func agentSummary(a store.Agent) gen.AgentSummary {
+func agentSummary(a domain.Agent) gen.AgentSummary {
 	clients := []gen.Platform{}
 	for _, c := range a.Fields.Clients() {
 		clients = append(clients, gen.Platform(c))

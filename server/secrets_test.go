@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/llm/llmtest"
 	"github.com/agentd/agentd/secretbox"
@@ -66,7 +67,7 @@ func TestUndecryptableSecretsRefuseOnlyThatAgent(t *testing.T) {
 	other := storetest.Open(t, path, store.WithSecretBox(storetest.Box(t)))
 	fields := map[string]json.RawMessage{"name": []byte(`"old-key"`), "modelProvider": []byte(`"openai"`), "model": []byte(`"gpt-4o-mini"`),
 		"settings": []byte(`{"secrets":{"OPENAI_API_KEY":"sk-under-another-key"}}`)}
-	agent, err := other.CreateAgent(context.Background(), store.Agent{AccountID: h.account.ID, Fields: fields}, -1)
+	agent, err := other.CreateAgent(context.Background(), domain.Agent{AccountID: h.account.ID, Fields: fields}, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +188,7 @@ func TestMCPHeadersAreSecrets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := secrets.String(store.HeaderSecretName("docs", "Authorization")); got != "Bearer hdr-1" {
+	if got := secrets.String(domain.HeaderSecretName("docs", "Authorization")); got != "Bearer hdr-1" {
 		t.Errorf("header = %q, want the value created", got)
 	}
 }

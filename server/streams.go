@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/gen"
-	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/streamlog"
 	"github.com/labstack/echo/v4"
 )
@@ -124,7 +124,7 @@ func (c *streamClaim) settle(ctx context.Context, events []streamlog.Event, ok b
 	for _, e := range events {
 		body.WriteString(sseFrame(e))
 	}
-	answer := store.IdempotentAnswer{Status: http.StatusOK, Header: map[string]string{echo.HeaderContentType: "text/event-stream"},
+	answer := domain.IdempotentAnswer{Status: http.StatusOK, Header: map[string]string{echo.HeaderContentType: "text/event-stream"},
 		Body: []byte(body.String())}
 	if err := c.s.cfg.Store.CompleteIdempotencyKey(ctx, c.accountID, c.key, c.token, answer); err != nil {
 		c.s.cfg.Logger.WarnContext(ctx, "store idempotent answer", "request_id", c.requestID, "error", err)

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/internal/testutil"
 	"github.com/agentd/agentd/llm/llmtest"
-	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/streamlog"
 	"github.com/agentd/agentd/streamlog/streamlogtest"
 )
@@ -168,12 +168,12 @@ var slowReply = llmtest.Reply{Fragments: []string{"one ", "two ", "three ", "fou
 	FragmentDelay: 100 * time.Millisecond}
 
 // storedReply is the agent's last stored reply to user u.
-func (h *harness) storedReply(t *testing.T, agentID, user string) store.Message {
+func (h *harness) storedReply(t *testing.T, agentID, user string) domain.Message {
 	t.Helper()
-	var msgs []store.Message
+	var msgs []domain.Message
 	testutil.Eventually(t, "the reply stored", func() error {
 		var err error
-		msgs, err = h.store.History(context.Background(), h.account.ID, agentID, store.ConversationRef{UserID: user}, 10)
+		msgs, err = h.store.History(context.Background(), h.account.ID, agentID, domain.ConversationRef{UserID: user}, 10)
 		if err != nil {
 			return err
 		}

@@ -4,9 +4,9 @@ import (
 	"context"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/gen"
 	"github.com/agentd/agentd/netguard"
-	"github.com/agentd/agentd/store"
 )
 
 // CreateWebhook subscribes a URL to the account's events.
@@ -15,7 +15,7 @@ func (s *Server) CreateWebhook(ctx context.Context, req gen.CreateWebhookRequest
 	if err := s.checkWebhookURL(b.Url); err != nil {
 		return nil, err
 	}
-	w := store.Webhook{AccountID: principalFrom(ctx).Account.ID, URL: b.Url, Events: eventStrings(b.Events),
+	w := domain.Webhook{AccountID: principalFrom(ctx).Account.ID, URL: b.Url, Events: eventStrings(b.Events),
 		Description: deref(b.Description), AgentID: deref(b.AgentId), Enabled: b.Enabled == nil || *b.Enabled}
 	created, err := s.cfg.Store.CreateWebhook(ctx, w)
 	if err != nil {
@@ -61,7 +61,7 @@ func (s *Server) UpdateWebhook(ctx context.Context, req gen.UpdateWebhookRequest
 			return nil, err
 		}
 	}
-	c := store.WebhookChanges{URL: b.Url, Description: b.Description, Enabled: b.Enabled}
+	c := domain.WebhookChanges{URL: b.Url, Description: b.Description, Enabled: b.Enabled}
 	if b.Events != nil {
 		c.Events = eventStrings(*b.Events)
 	}
@@ -106,7 +106,7 @@ func (s *Server) TestWebhook(ctx context.Context, req gen.TestWebhookRequestObje
 func (s *Server) ListWebhookDeliveries(ctx context.Context, req gen.ListWebhookDeliveriesRequestObject) (gen.ListWebhookDeliveriesResponseObject, error) {
 	p := req.Params
 	page, limit := pageParams(p.Page, p.Limit)
-	q := store.DeliveryQuery{Page: page, Limit: limit, Status: store.DeliveryStatus(deref(p.Status))}
+	q := domain.DeliveryQuery{Page: page, Limit: limit, Status: domain.DeliveryStatus(deref(p.Status))}
 	ds, total, err := s.cfg.Store.ListDeliveries(ctx, principalFrom(ctx).Account.ID, req.WebhookId, q)
 	if err != nil {
 		return nil, err
@@ -146,7 +146,7 @@ func eventStrings(in []gen.WebhookEventSelector) []string {
 	return out
 }
 
-func webhook(w store.Webhook) gen.Webhook {
+func webhook(w domain.Webhook) gen.Webhook {
 	events := make([]gen.WebhookEventSelector, len(w.Events))
 	for i, e := range w.Events {
 		events[i] = gen.WebhookEventSelector(e)
@@ -162,13 +162,13 @@ func webhook(w store.Webhook) gen.Webhook {
 	return out
 }
 
-func webhookWithSecret(w store.Webhook) gen.WebhookWithSecret {
+func webhookWithSecret(w domain.Webhook) gen.WebhookWithSecret {
 	v := webhook(w)
 	return gen.WebhookWithSecret{Id: v.Id, Url: v.Url, Events: v.Events, Description: v.Description, AgentId: v.AgentId,
 		Enabled: v.Enabled, DisabledReason: v.DisabledReason, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt, Secret: w.Secret}
 }
 
-func delivery(d store.Delivery) gen.WebhookDelivery {
+func delivery(d domain.Delivery) gen.WebhookDelivery {
 	out := gen.WebhookDelivery{Id: d.ID, EventId: d.EventID, Type: gen.WebhookEventType(d.Type),
 		Status: gen.DeliveryStatus(d.Status), Attempts: d.Attempts, CreatedAt: timestamp(d.CreatedAt)}
 	if d.LastStatusCode != 0 {

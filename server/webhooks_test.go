@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/store"
 )
 
@@ -70,8 +71,8 @@ func webhookAPI(t *testing.T, h *harness) {
 	}
 
 	// Another account sees none of it.
-	h.newAccount("other", store.TierEnterprise)
-	other := h.newKey("other", store.ScopeWrite)
+	h.newAccount("other", domain.TierEnterprise)
+	other := h.newKey("other", domain.ScopeWrite)
 	for _, r := range []request{
 		{method: "GET", path: "/v1/webhooks/" + id},
 		{method: "PATCH", path: "/v1/webhooks/" + id, body: map[string]any{"enabled": false}},

@@ -5,58 +5,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"gorm.io/gorm"
 )
-
-// A2ATask is one task of an agent's A2A server: a message sent to the agent
-// over the A2A protocol and its reply. The exchange itself is stored like
-// any other, in the room A2ARoom(ContextID); the task keeps what A2A's
-// GetTask answers with, for A2ATaskRetention after it last changed, on
-// every replica.
-type A2ATask struct {
-	ID        string // "task_" + lowercase ULID
-	AgentID   string
-	ContextID string
-	State     A2ATaskState
-	// RequestMessageID is the client's id of the message; RequestText its
-	// text as the agent got it.
-	RequestMessageID string
-	RequestText      string
-	// ReplyMessageID is the stored reply's id ("msg_…"), ReplyText its
-	// text; both "" until the task completes.
-	ReplyMessageID string
-	ReplyText      string
-	// Reason says why a failed task failed, in words a client may read.
-	Reason    string
-	CreatedAt time.Time // UTC, millisecond precision
-	UpdatedAt time.Time // UTC, millisecond precision
-}
-
-// A2ATaskState is where a task is in its life.
-type A2ATaskState string
-
-// The states of an A2A task: working while the agent answers, then
-// completed or failed.
-const (
-	A2ATaskWorking   A2ATaskState = "working"
-	A2ATaskCompleted A2ATaskState = "completed"
-	A2ATaskFailed    A2ATaskState = "failed"
-)
-
-// A2ATaskRetention is how long a task can be read after it last changed;
-// older ones are deleted as new ones are made.
-const A2ATaskRetention = 24 * time.Hour
-
-// A2ARoomPrefix starts the room of an A2A context: a message with contextId
-// c is stored in the agent's room A2ARoomPrefix + c.
-const A2ARoomPrefix = "a2a:"
-
-// A2ARoom is the room of the A2A context contextID.
-func A2ARoom(contextID string) string { return A2ARoomPrefix + contextID }
-
-// ErrA2ATaskNotFound is returned for a task the agent lacks, or one past
-// A2ATaskRetention.
-var ErrA2ATaskNotFound = &Error{Code: CodeNotFound, Resource: "task"}
 
 // a2aTaskRow is a row of a2a_tasks.
 type a2aTaskRow struct {
@@ -80,21 +31,21 @@ func (a2aTaskRow) TableName() string { return "a2a_tasks" }
 // account accountID and returns it with its ID and times filled in. It
 // deletes the tasks past A2ATaskRetention in the same transaction.
 // ErrNotFound for a missing agent or one of another account.
-func (s *Store) CreateA2ATask(ctx context.Context, accountID string, t A2ATask) (A2ATask, error) {
+func (s *Store) CreateA2ATask(ctx context.Context, accountID string, t domain.A2ATask) (domain.A2ATask, error) {
 	at := s.now()
-	t.ID, t.State, t.CreatedAt, t.UpdatedAt = newID("task_", at), A2ATaskWorking, at, at
+	t.ID, t.State, t.CreatedAt, t.UpdatedAt = newID("task_", at), domain.A2ATaskWorking, at, at
 	t.ReplyMessageID, t.ReplyText, t.Reason = "", "", ""
 	err := s.write(ctx, "create a2a task", func(tx *gorm.DB) error {
 		if err := ownedAgent(tx, accountID, t.AgentID); err != nil {
 			return err
 		}
-		if err := tx.Where("updated_at < ?", at.Add(-A2ATaskRetention)).Delete(&a2aTaskRow{}).Error; err != nil {
+		if err := tx.Where("updated_at < ?", at.Add(-domain.A2ATaskRetention)).Delete(&a2aTaskRow{}).Error; err != nil {
 			return err
 		}
 		return tx.Create(fromA2ATask(t)).Error
 	})
 	if err != nil {
-		return A2ATask{}, err
+		return domain.A2ATask{}, err
 	}
 	return t, nil
 }
@@ -103,8 +54,8 @@ func (s *Store) CreateA2ATask(ctx context.Context, accountID string, t A2ATask) 
 // t.State with the reply (ReplyMessageID, ReplyText) or the Reason, and
 // returns the task as stored. Errors as GetA2ATask, whatever the task's
 // age.
-func (s *Store) FinishA2ATask(ctx context.Context, accountID string, t A2ATask) (A2ATask, error) {
-	var out A2ATask
+func (s *Store) FinishA2ATask(ctx context.Context, accountID string, t domain.A2ATask) (domain.A2ATask, error) {
+	var out domain.A2ATask
 	err := s.write(ctx, "finish a2a task", func(tx *gorm.DB) error {
 		row, err := a2aTask(tx, accountID, t.AgentID, t.ID, time.Time{})
 		if err != nil {
@@ -128,7 +79,7 @@ func (s *Store) FinishA2ATask(ctx context.Context, accountID string, t A2ATask) 
 func (s *Store) RenewA2ATask(ctx context.Context, agentID, id string) error {
 	at := s.now()
 	return s.write(ctx, "renew a2a task", func(tx *gorm.DB) error {
-		return tx.Model(&a2aTaskRow{}).Where("id = ? AND agent_id = ? AND state = ?", id, agentID, string(A2ATaskWorking)).
+		return tx.Model(&a2aTaskRow{}).Where("id = ? AND agent_id = ? AND state = ?", id, agentID, string(domain.A2ATaskWorking)).
 			Update("updated_at", at).Error
 	})
 }
@@ -138,15 +89,15 @@ func (s *Store) RenewA2ATask(ctx context.Context, agentID, id string) error {
 // before since (its replica died), and returns the task as stored then.
 // Of replicas racing, one fails it; a task that ended meanwhile is
 // returned as it ended. Errors as GetA2ATask, whatever the task's age.
-func (s *Store) FailAbandonedA2ATask(ctx context.Context, accountID, agentID, id string, since time.Time, reason string) (A2ATask, error) {
-	var out A2ATask
+func (s *Store) FailAbandonedA2ATask(ctx context.Context, accountID, agentID, id string, since time.Time, reason string) (domain.A2ATask, error) {
+	var out domain.A2ATask
 	err := s.write(ctx, "fail abandoned a2a task", func(tx *gorm.DB) error {
 		if err := ownedAgent(tx, accountID, agentID); err != nil {
 			return err
 		}
 		err := tx.Model(&a2aTaskRow{}).
-			Where("id = ? AND agent_id = ? AND state = ? AND updated_at < ?", id, agentID, string(A2ATaskWorking), since).
-			Updates(map[string]any{"state": string(A2ATaskFailed), "reason": reason, "updated_at": s.now()}).Error
+			Where("id = ? AND agent_id = ? AND state = ? AND updated_at < ?", id, agentID, string(domain.A2ATaskWorking), since).
+			Updates(map[string]any{"state": string(domain.A2ATaskFailed), "reason": reason, "updated_at": s.now()}).Error
 		if err != nil {
 			return err
 		}
@@ -161,10 +112,10 @@ func (s *Store) FailAbandonedA2ATask(ctx context.Context, accountID, agentID, id
 // ErrNotFound for a missing agent or one of another account,
 // ErrA2ATaskNotFound when the agent has no such task or it last changed
 // more than A2ATaskRetention ago.
-func (s *Store) GetA2ATask(ctx context.Context, accountID, agentID, id string) (A2ATask, error) {
-	row, err := a2aTask(s.read(ctx), accountID, agentID, id, s.now().Add(-A2ATaskRetention))
+func (s *Store) GetA2ATask(ctx context.Context, accountID, agentID, id string) (domain.A2ATask, error) {
+	row, err := a2aTask(s.read(ctx), accountID, agentID, id, s.now().Add(-domain.A2ATaskRetention))
 	if err != nil {
-		return A2ATask{}, wrap("get a2a task", err)
+		return domain.A2ATask{}, wrap("get a2a task", err)
 	}
 	return toA2ATask(row), nil
 }
@@ -183,7 +134,7 @@ func a2aTask(db *gorm.DB, accountID, agentID, id string, since time.Time) (a2aTa
 	}
 	err := q.Take(&row).Error
 	if isNotFound(err) {
-		err = ErrA2ATaskNotFound
+		err = domain.ErrA2ATaskNotFound
 	}
 	return row, err
 }
@@ -191,14 +142,14 @@ func a2aTask(db *gorm.DB, accountID, agentID, id string, since time.Time) (a2aTa
 // deleteA2ATasksOfRoom deletes the tasks of agent agentID whose context is
 // the room roomID (none when it is not an A2A room).
 func deleteA2ATasksOfRoom(tx *gorm.DB, agentID, roomID string) error {
-	contextID, ok := strings.CutPrefix(roomID, A2ARoomPrefix)
+	contextID, ok := strings.CutPrefix(roomID, domain.A2ARoomPrefix)
 	if !ok {
 		return nil
 	}
 	return tx.Where("agent_id = ? AND context_id = ?", agentID, contextID).Delete(&a2aTaskRow{}).Error
 }
 
-func fromA2ATask(t A2ATask) *a2aTaskRow {
+func fromA2ATask(t domain.A2ATask) *a2aTaskRow {
 	return &a2aTaskRow{
 		ID: ctext(t.ID), AgentID: ctext(t.AgentID), ContextID: ctext(t.ContextID), State: string(t.State),
 		RequestMessageID: t.RequestMessageID, RequestText: t.RequestText,
@@ -207,9 +158,9 @@ func fromA2ATask(t A2ATask) *a2aTaskRow {
 	}
 }
 
-func toA2ATask(r a2aTaskRow) A2ATask {
-	return A2ATask{
-		ID: string(r.ID), AgentID: string(r.AgentID), ContextID: string(r.ContextID), State: A2ATaskState(r.State),
+func toA2ATask(r a2aTaskRow) domain.A2ATask {
+	return domain.A2ATask{
+		ID: string(r.ID), AgentID: string(r.AgentID), ContextID: string(r.ContextID), State: domain.A2ATaskState(r.State),
 		RequestMessageID: r.RequestMessageID, RequestText: r.RequestText,
 		ReplyMessageID: r.ReplyMessageID, ReplyText: r.ReplyText, Reason: r.Reason,
 		CreatedAt: utc(r.CreatedAt), UpdatedAt: utc(r.UpdatedAt),

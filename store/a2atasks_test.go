@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/domain"
 )
 
 // TestA2ATasksLiveForTheirRetention: a task is made working, finished with
@@ -17,19 +19,19 @@ func TestA2ATasksLiveForTheirRetention(t *testing.T) {
 		other := mustAccount(t, s, "globex")
 		a := mustAgent(t, s, acct.ID, "host")
 
-		task, err := s.CreateA2ATask(ctx, acct.ID, A2ATask{AgentID: a.ID, ContextID: "trip", RequestMessageID: "m1", RequestText: "hi"})
+		task, err := s.CreateA2ATask(ctx, acct.ID, domain.A2ATask{AgentID: a.ID, ContextID: "trip", RequestMessageID: "m1", RequestText: "hi"})
 		mustOK(t, err)
-		if task.State != A2ATaskWorking || task.ID == "" || !task.CreatedAt.Equal(t0) {
+		if task.State != domain.A2ATaskWorking || task.ID == "" || !task.CreatedAt.Equal(t0) {
 			t.Fatalf("created = %+v", task)
 		}
-		_, err = s.CreateA2ATask(ctx, other.ID, A2ATask{AgentID: a.ID, ContextID: "trip"})
-		wantErr(t, err, ErrNotFound)
+		_, err = s.CreateA2ATask(ctx, other.ID, domain.A2ATask{AgentID: a.ID, ContextID: "trip"})
+		wantErr(t, err, domain.ErrNotFound)
 
 		clock.add(time.Second)
-		done, err := s.FinishA2ATask(ctx, acct.ID, A2ATask{ID: task.ID, AgentID: a.ID, State: A2ATaskCompleted,
+		done, err := s.FinishA2ATask(ctx, acct.ID, domain.A2ATask{ID: task.ID, AgentID: a.ID, State: domain.A2ATaskCompleted,
 			ReplyMessageID: "msg_1", ReplyText: "hello"})
 		mustOK(t, err)
-		if done.State != A2ATaskCompleted || done.ReplyText != "hello" || done.RequestText != "hi" || !done.UpdatedAt.Equal(t0.Add(time.Second)) {
+		if done.State != domain.A2ATaskCompleted || done.ReplyText != "hello" || done.RequestText != "hi" || !done.UpdatedAt.Equal(t0.Add(time.Second)) {
 			t.Fatalf("finished = %+v", done)
 		}
 		got, err := s.GetA2ATask(ctx, acct.ID, a.ID, task.ID)
@@ -38,18 +40,18 @@ func TestA2ATasksLiveForTheirRetention(t *testing.T) {
 			t.Errorf("read %+v, want %+v", got, done)
 		}
 		_, err = s.GetA2ATask(ctx, other.ID, a.ID, task.ID)
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 		_, err = s.GetA2ATask(ctx, acct.ID, a.ID, "task_missing")
-		wantErr(t, err, ErrA2ATaskNotFound)
+		wantErr(t, err, domain.ErrA2ATaskNotFound)
 
-		clock.add(A2ATaskRetention)
+		clock.add(domain.A2ATaskRetention)
 		if _, err := s.GetA2ATask(ctx, acct.ID, a.ID, task.ID); err != nil {
-			t.Fatalf("a task exactly %s old: %v", A2ATaskRetention, err)
+			t.Fatalf("a task exactly %s old: %v", domain.A2ATaskRetention, err)
 		}
 		clock.add(time.Millisecond)
 		_, err = s.GetA2ATask(ctx, acct.ID, a.ID, task.ID)
-		wantErr(t, err, ErrA2ATaskNotFound)
-		_, err = s.CreateA2ATask(ctx, acct.ID, A2ATask{AgentID: a.ID, ContextID: "trip"})
+		wantErr(t, err, domain.ErrA2ATaskNotFound)
+		_, err = s.CreateA2ATask(ctx, acct.ID, domain.A2ATask{AgentID: a.ID, ContextID: "trip"})
 		mustOK(t, err)
 		var rows int64
 		mustOK(t, s.w.Model(&a2aTaskRow{}).Where("id = ?", task.ID).Count(&rows).Error)
@@ -68,21 +70,21 @@ func TestA2ATasksGoWithTheirConversationAndAgent(t *testing.T) {
 		a := mustAgent(t, s, acct.ID, "host")
 		task := func(contextID string) string {
 			t.Helper()
-			task, err := s.CreateA2ATask(ctx, acct.ID, A2ATask{AgentID: a.ID, ContextID: contextID})
+			task, err := s.CreateA2ATask(ctx, acct.ID, domain.A2ATask{AgentID: a.ID, ContextID: contextID})
 			mustOK(t, err)
 			return task.ID
 		}
 		trip, other := task("trip"), task("other")
-		_, convID, err := s.SaveExchange(ctx, acct.ID, a.ID, ConversationRef{RoomID: A2ARoom("trip")}, Message{Text: "q"}, Message{Text: "r"})
+		_, convID, err := s.SaveExchange(ctx, acct.ID, a.ID, domain.ConversationRef{RoomID: domain.A2ARoom("trip")}, domain.Message{Text: "q"}, domain.Message{Text: "r"})
 		mustOK(t, err)
 		_, err = s.DeleteConversation(ctx, acct.ID, a.ID, convID)
 		mustOK(t, err)
 		_, err = s.GetA2ATask(ctx, acct.ID, a.ID, trip)
-		wantErr(t, err, ErrA2ATaskNotFound)
+		wantErr(t, err, domain.ErrA2ATaskNotFound)
 		_, err = s.GetA2ATask(ctx, acct.ID, a.ID, other)
 		mustOK(t, err)
 
-		_, err = s.DeleteAgent(ctx, acct.ID, a.ID, AnyVersion)
+		_, err = s.DeleteAgent(ctx, acct.ID, a.ID, domain.AnyVersion)
 		mustOK(t, err)
 		var rows int64
 		mustOK(t, s.w.Model(&a2aTaskRow{}).Count(&rows).Error)
@@ -101,20 +103,20 @@ func TestAbandonedA2ATasks(t *testing.T) {
 		clock := withClock(s)
 		acct := mustAccount(t, s, "acme")
 		a := mustAgent(t, s, acct.ID, "host")
-		task, err := s.CreateA2ATask(ctx, acct.ID, A2ATask{AgentID: a.ID, ContextID: "c", RequestMessageID: "m1", RequestText: "hi"})
+		task, err := s.CreateA2ATask(ctx, acct.ID, domain.A2ATask{AgentID: a.ID, ContextID: "c", RequestMessageID: "m1", RequestText: "hi"})
 		mustOK(t, err)
 		clock.add(10 * time.Second)
 		mustOK(t, s.RenewA2ATask(ctx, a.ID, task.ID))
 
 		got, err := s.FailAbandonedA2ATask(ctx, acct.ID, a.ID, task.ID, t0.Add(5*time.Second), "gone")
 		mustOK(t, err)
-		if got.State != A2ATaskWorking || !got.UpdatedAt.Equal(t0.Add(10*time.Second)) {
+		if got.State != domain.A2ATaskWorking || !got.UpdatedAt.Equal(t0.Add(10*time.Second)) {
 			t.Fatalf("a renewed task = %+v", got)
 		}
 		clock.add(30 * time.Second)
 		got, err = s.FailAbandonedA2ATask(ctx, acct.ID, a.ID, task.ID, t0.Add(20*time.Second), "gone")
 		mustOK(t, err)
-		if got.State != A2ATaskFailed || got.Reason != "gone" || !got.UpdatedAt.Equal(t0.Add(40*time.Second)) {
+		if got.State != domain.A2ATaskFailed || got.Reason != "gone" || !got.UpdatedAt.Equal(t0.Add(40*time.Second)) {
 			t.Fatalf("an abandoned task = %+v", got)
 		}
 		clock.add(time.Second)
@@ -124,9 +126,9 @@ func TestAbandonedA2ATasks(t *testing.T) {
 			t.Errorf("failed twice: %+v, was %+v", again, got)
 		}
 
-		done, err := s.CreateA2ATask(ctx, acct.ID, A2ATask{AgentID: a.ID, ContextID: "c", RequestMessageID: "m2", RequestText: "hi"})
+		done, err := s.CreateA2ATask(ctx, acct.ID, domain.A2ATask{AgentID: a.ID, ContextID: "c", RequestMessageID: "m2", RequestText: "hi"})
 		mustOK(t, err)
-		done, err = s.FinishA2ATask(ctx, acct.ID, A2ATask{ID: done.ID, AgentID: a.ID, State: A2ATaskCompleted, ReplyMessageID: "msg_2", ReplyText: "yo"})
+		done, err = s.FinishA2ATask(ctx, acct.ID, domain.A2ATask{ID: done.ID, AgentID: a.ID, State: domain.A2ATaskCompleted, ReplyMessageID: "msg_2", ReplyText: "yo"})
 		mustOK(t, err)
 		clock.add(time.Minute)
 		mustOK(t, s.RenewA2ATask(ctx, a.ID, done.ID))
@@ -136,6 +138,6 @@ func TestAbandonedA2ATasks(t *testing.T) {
 			t.Errorf("a completed task = %+v, want %+v", got, done)
 		}
 		_, err = s.FailAbandonedA2ATask(ctx, "acct_other", a.ID, done.ID, clock.now(), "gone")
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 	})
 }

@@ -3,75 +3,42 @@ package store
 import (
 	"context"
 	"strings"
-	"time"
 
+	"github.com/agentd/agentd/domain"
 	"gorm.io/gorm"
-)
-
-// Tier is an account's service tier; it selects the rate limits.
-type Tier string
-
-// The account tiers.
-const (
-	TierStandard   Tier = "standard"
-	TierPro        Tier = "pro"
-	TierEnterprise Tier = "enterprise"
 )
 
 // DefaultAgentQuota is the agent quota of an account created without one.
 const DefaultAgentQuota = 100
 
-// Valid reports whether t is one of the known tiers.
-func (t Tier) Valid() bool {
-	return t == TierStandard || t == TierPro || t == TierEnterprise
-}
-
-// Account owns API keys and agents.
-type Account struct {
-	ID                 string // "acct_" + lowercase ULID
-	Name               string // unique
-	Tier               Tier
-	RPM                int // requests per minute for enterprise (0 = tier default)
-	EndpointMultiplier int // enterprise multiplier of per-endpoint limits (0 = 1)
-	AgentQuota         int // most agents the account may have
-	CreatedAt          time.Time
-}
-
-// AccountChanges lists the account settings to change; a nil pointer keeps
-// the stored value.
-type AccountChanges struct {
-	Tier                                *Tier
-	RPM, EndpointMultiplier, AgentQuota *int
-}
-
 // CreateAccount stores a new account and returns it with ID, CreatedAt and
 // defaults filled in (tier standard, agent quota DefaultAgentQuota). It
 // returns ErrConflict if the name is taken and ErrInvalid for an empty name,
 // an unknown tier or a negative number.
-func (s *Store) CreateAccount(ctx context.Context, a Account) (Account, error) {
+func (s *Store) CreateAccount(ctx context.Context, a domain.Account) (domain.Account, error) {
 	a.Name = strings.TrimSpace(a.Name)
 	if a.Tier == "" {
-		a.Tier = TierStandard
+		a.Tier = domain.TierStandard
 	}
 	if a.AgentQuota == 0 {
 		a.AgentQuota = DefaultAgentQuota
 	}
 	if err := validateAccount(a); err != nil {
-		return Account{}, wrap("create account", err)
+		return domain.Account{}, wrap("create account", err)
 	}
 	a.CreatedAt = s.now()
 	a.ID = newID("acct_", a.CreatedAt)
 	row := fromAccount(a)
 	if err := s.w.WithContext(ctx).Create(&row).Error; err != nil {
-		return Account{}, wrap("create account", err)
+		return domain.Account{}, wrap("create account", err)
 	}
 	return toAccount(row), nil
 }
 
 // UpdateAccount applies c to the account called name and returns the result.
 // It returns ErrNotFound for an unknown account and ErrInvalid for a bad value.
-func (s *Store) UpdateAccount(ctx context.Context, name string, c AccountChanges) (Account, error) {
-	var out Account
+func (s *Store) UpdateAccount(ctx context.Context, name string, c domain.AccountChanges) (domain.Account, error) {
+	var out domain.Account
 	err := s.write(ctx, "update account", func(tx *gorm.DB) error {
 		var row accountRow
 		err := forUpdate(tx).Take(&row, "name = ?", name).Error
@@ -91,13 +58,13 @@ func (s *Store) UpdateAccount(ctx context.Context, name string, c AccountChanges
 	})
 	s.auth.dropAccount(ctext(out.ID))
 	if err != nil {
-		return Account{}, err
+		return domain.Account{}, err
 	}
 	return out, nil
 }
 
 // applyAccountChanges returns a with the non-nil members of c applied.
-func applyAccountChanges(a Account, c AccountChanges) Account {
+func applyAccountChanges(a domain.Account, c domain.AccountChanges) domain.Account {
 	if c.Tier != nil {
 		a.Tier = *c.Tier
 	}
@@ -114,7 +81,7 @@ func applyAccountChanges(a Account, c AccountChanges) Account {
 }
 
 // validateAccount checks the invariants of an account.
-func validateAccount(a Account) error {
+func validateAccount(a domain.Account) error {
 	switch {
 	case a.Name == "":
 		return invalidf("account name is empty")
@@ -127,12 +94,12 @@ func validateAccount(a Account) error {
 }
 
 // ListAccounts returns every account, ordered by name.
-func (s *Store) ListAccounts(ctx context.Context) ([]Account, error) {
+func (s *Store) ListAccounts(ctx context.Context) ([]domain.Account, error) {
 	var rows []accountRow
 	if err := s.read(ctx).Order("name, id").Find(&rows).Error; err != nil {
 		return nil, wrap("list accounts", err)
 	}
-	out := make([]Account, len(rows))
+	out := make([]domain.Account, len(rows))
 	for i, r := range rows {
 		out[i] = toAccount(r)
 	}
@@ -140,10 +107,10 @@ func (s *Store) ListAccounts(ctx context.Context) ([]Account, error) {
 }
 
 // AccountByName returns the account called name, or ErrNotFound.
-func (s *Store) AccountByName(ctx context.Context, name string) (Account, error) {
+func (s *Store) AccountByName(ctx context.Context, name string) (domain.Account, error) {
 	var row accountRow
 	if err := s.read(ctx).Take(&row, "name = ?", name).Error; err != nil {
-		return Account{}, wrap("account by name", err)
+		return domain.Account{}, wrap("account by name", err)
 	}
 	return toAccount(row), nil
 }
@@ -157,16 +124,16 @@ func (s *Store) CountAccounts(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
-func fromAccount(a Account) accountRow {
+func fromAccount(a domain.Account) accountRow {
 	return accountRow{
 		ID: ctext(a.ID), Name: ctext(a.Name), Tier: string(a.Tier), RPM: a.RPM,
 		EndpointMultiplier: a.EndpointMultiplier, AgentQuota: a.AgentQuota, CreatedAt: a.CreatedAt,
 	}
 }
 
-func toAccount(r accountRow) Account {
-	return Account{
-		ID: string(r.ID), Name: string(r.Name), Tier: Tier(r.Tier), RPM: r.RPM,
+func toAccount(r accountRow) domain.Account {
+	return domain.Account{
+		ID: string(r.ID), Name: string(r.Name), Tier: domain.Tier(r.Tier), RPM: r.RPM,
 		EndpointMultiplier: r.EndpointMultiplier, AgentQuota: r.AgentQuota, CreatedAt: utc(r.CreatedAt),
 	}
 }

@@ -5,18 +5,20 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/domain"
 )
 
 func TestAccounts(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		withClock(s)
-		a, err := s.CreateAccount(ctx, Account{Name: " zeta "})
+		a, err := s.CreateAccount(ctx, domain.Account{Name: " zeta "})
 		mustOK(t, err)
 		if !strings.HasPrefix(a.ID, "acct_") || a.ID != strings.ToLower(a.ID) {
 			t.Errorf("id = %q", a.ID)
 		}
-		if a.Name != "zeta" || a.Tier != TierStandard || a.AgentQuota != 100 || !a.CreatedAt.Equal(t0) {
+		if a.Name != "zeta" || a.Tier != domain.TierStandard || a.AgentQuota != 100 || !a.CreatedAt.Equal(t0) {
 			t.Errorf("defaults not applied: %+v", a)
 		}
 		got, err := s.AccountByName(ctx, "zeta")
@@ -25,16 +27,16 @@ func TestAccounts(t *testing.T) {
 			t.Errorf("read %+v, wrote %+v", got, a)
 		}
 
-		_, err = s.CreateAccount(ctx, Account{Name: "zeta", Tier: TierPro})
-		wantErr(t, err, ErrConflict)
-		_, err = s.CreateAccount(ctx, Account{Name: ""})
-		wantErr(t, err, ErrInvalid)
-		_, err = s.CreateAccount(ctx, Account{Name: "x", Tier: "gold"})
-		wantErr(t, err, ErrInvalid)
+		_, err = s.CreateAccount(ctx, domain.Account{Name: "zeta", Tier: domain.TierPro})
+		wantErr(t, err, domain.ErrConflict)
+		_, err = s.CreateAccount(ctx, domain.Account{Name: ""})
+		wantErr(t, err, domain.ErrInvalid)
+		_, err = s.CreateAccount(ctx, domain.Account{Name: "x", Tier: "gold"})
+		wantErr(t, err, domain.ErrInvalid)
 		_, err = s.AccountByName(ctx, "nobody")
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 
-		b, err := s.CreateAccount(ctx, Account{Name: "alpha", Tier: TierEnterprise, RPM: 1000, EndpointMultiplier: 3, AgentQuota: 7})
+		b, err := s.CreateAccount(ctx, domain.Account{Name: "alpha", Tier: domain.TierEnterprise, RPM: 1000, EndpointMultiplier: 3, AgentQuota: 7})
 		mustOK(t, err)
 		if b.RPM != 1000 || b.EndpointMultiplier != 3 || b.AgentQuota != 7 {
 			t.Errorf("explicit values lost: %+v", b)
@@ -56,8 +58,8 @@ func TestUpdateAccount(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		a := mustAccount(t, s, "acme")
-		tier, rpm, quota := TierEnterprise, 900, 3
-		u, err := s.UpdateAccount(ctx, "acme", AccountChanges{Tier: &tier, RPM: &rpm, AgentQuota: &quota})
+		tier, rpm, quota := domain.TierEnterprise, 900, 3
+		u, err := s.UpdateAccount(ctx, "acme", domain.AccountChanges{Tier: &tier, RPM: &rpm, AgentQuota: &quota})
 		mustOK(t, err)
 		want := a
 		want.Tier, want.RPM, want.AgentQuota = tier, rpm, quota
@@ -70,16 +72,16 @@ func TestUpdateAccount(t *testing.T) {
 			t.Errorf("stored = %+v, want %+v", got, want)
 		}
 		mult := 4
-		u, err = s.UpdateAccount(ctx, "acme", AccountChanges{EndpointMultiplier: &mult})
+		u, err = s.UpdateAccount(ctx, "acme", domain.AccountChanges{EndpointMultiplier: &mult})
 		mustOK(t, err)
-		if u.EndpointMultiplier != 4 || u.RPM != 900 || u.Tier != TierEnterprise {
+		if u.EndpointMultiplier != 4 || u.RPM != 900 || u.Tier != domain.TierEnterprise {
 			t.Errorf("nil changes did not keep values: %+v", u)
 		}
-		_, err = s.UpdateAccount(ctx, "nobody", AccountChanges{RPM: &rpm})
-		wantErr(t, err, ErrNotFound)
-		bad := Tier("gold")
-		_, err = s.UpdateAccount(ctx, "acme", AccountChanges{Tier: &bad})
-		wantErr(t, err, ErrInvalid)
+		_, err = s.UpdateAccount(ctx, "nobody", domain.AccountChanges{RPM: &rpm})
+		wantErr(t, err, domain.ErrNotFound)
+		bad := domain.Tier("gold")
+		_, err = s.UpdateAccount(ctx, "acme", domain.AccountChanges{Tier: &bad})
+		wantErr(t, err, domain.ErrInvalid)
 	})
 }
 

@@ -6,60 +6,10 @@ import (
 	"errors"
 	"time"
 
-	"github.com/agentd/agentd/agent"
+	"github.com/agentd/agentd/domain"
 
 	"gorm.io/gorm"
 )
-
-// Status is an agent's state.
-type Status string
-
-// The agent states.
-const (
-	StatusActive   Status = "active"
-	StatusInactive Status = "inactive"
-	StatusError    Status = "error"
-)
-
-// Valid reports whether st is a known status.
-func (st Status) Valid() bool {
-	return st == StatusActive || st == StatusInactive || st == StatusError
-}
-
-// Agent is one stored agent.
-//
-// Fields holds every user-settable top-level member of the agent document
-// except status (name, bio, personality, ..., modelProvider, model, plugins,
-// deleteProtection, character-file members, unknown extra members), each as
-// canonical JSON (see Canonical). Name, ModelProvider, Model and
-// DeleteProtection are derived from Fields on every write, so they can be
-// indexed and sorted on; Fields must hold "name" as a non-empty string.
-// Read from the store, the values under settings.secrets are in their
-// stored form, encrypted when a key is configured: Secrets decrypts them.
-type Agent struct {
-	ID               string // "agent_" + lowercase ULID
-	AccountID        string
-	Name             string
-	ModelProvider    string
-	Model            string
-	DeleteProtection bool
-	Status           Status
-	StatusReason     string    // why it is in error
-	RetryAt          time.Time // end of the error cool-down; zero when not in error
-	Fields           agent.Document
-	CreatedAt        time.Time // UTC, millisecond precision
-	UpdatedAt        time.Time // UTC, millisecond precision
-	Version          int64     // grows with every change Get shows, metrics aside
-	KnowledgeDocs    int64     // knowledge documents the agent has
-	Metrics          Metrics   // filled by GetAgent only
-}
-
-// Metrics are an agent's counters, kept on the agent row (no message scans).
-type Metrics struct {
-	TotalMessages      int64   // messages the agent has answered
-	TotalConversations int64   // distinct conversations
-	Uptime             float64 // percent (0..100) of the agent's lifetime not spent in error
-}
 
 // CreateAgent stores a new agent of a.AccountID with a.Fields and returns it
 // with ID, Status active and CreatedAt = UpdatedAt = now. The other members
@@ -75,32 +25,32 @@ type Metrics struct {
 // value to keep).
 // Secrets are stored encrypted when a key is configured (see Secrets). It
 // emits agent.created in the same transaction.
-func (s *Store) CreateAgent(ctx context.Context, a Agent, quota int) (Agent, error) {
+func (s *Store) CreateAgent(ctx context.Context, a domain.Agent, quota int) (domain.Agent, error) {
 	fields, err := canonicalFields(a.Fields)
 	if err != nil {
-		return Agent{}, wrap("create agent", err)
+		return domain.Agent{}, wrap("create agent", err)
 	}
 	if err := resolveSecrets(fields, nil); err != nil {
-		return Agent{}, wrap("create agent", err)
+		return domain.Agent{}, wrap("create agent", err)
 	}
 	t := s.now()
 	row := agentRow{
-		ID: ctext(newID("agent_", t)), AccountID: ctext(a.AccountID), Status: ctext(StatusActive),
+		ID: ctext(newID("agent_", t)), AccountID: ctext(a.AccountID), Status: ctext(domain.StatusActive),
 		CreatedAt: t, UpdatedAt: t,
 	}
 	if fields, err = s.sealAll(fields, string(row.ID)); err != nil {
-		return Agent{}, wrap("create agent", err)
+		return domain.Agent{}, wrap("create agent", err)
 	}
 	if err := setFields(&row, fields); err != nil {
-		return Agent{}, wrap("create agent", err)
+		return domain.Agent{}, wrap("create agent", err)
 	}
 	if err := renderRow(&row, fields); err != nil {
-		return Agent{}, wrap("create agent", err)
+		return domain.Agent{}, wrap("create agent", err)
 	}
 	out := toAgentFields(row, fields)
 	err = s.writeEventsVia(s.writeGrouped, ctx, "create agent", func(tx *gorm.DB, emit emitFunc) error {
 		if err := tx.Create(&row).Error; errors.Is(err, gorm.ErrForeignKeyViolated) {
-			return ErrNotFound // the account is gone
+			return domain.ErrNotFound // the account is gone
 		} else if err != nil {
 			return err
 		}
@@ -114,10 +64,10 @@ func (s *Store) CreateAgent(ctx context.Context, a Agent, quota int) (Agent, err
 			// a webhook takes too, so it is this transaction's truth.
 			return nil
 		}
-		return emit(Event{AccountID: a.AccountID, AgentID: out.ID, Type: EventAgentCreated, Data: agentEvent{Agent: summaryOf(out)}})
+		return emit(domain.Event{AccountID: a.AccountID, AgentID: out.ID, Type: domain.EventAgentCreated, Data: agentEvent{Agent: summaryOf(out)}})
 	})
 	if err != nil {
-		return Agent{}, err
+		return domain.Agent{}, err
 	}
 	return out, nil
 }
@@ -162,16 +112,16 @@ func countOnAccount(tx *gorm.DB, accountID, column string, delta int) error {
 
 // GetAgent returns the agent id of account accountID with its Metrics. An
 // agent of another account is ErrNotFound, like a missing one.
-func (s *Store) GetAgent(ctx context.Context, accountID, id string) (Agent, error) {
+func (s *Store) GetAgent(ctx context.Context, accountID, id string) (domain.Agent, error) {
 	var row agentRow
 	// The rendered document is Get's (GetAgentDocument): a turn needs the
 	// fields alone.
 	if err := s.read(ctx).Omit("document").Take(&row, "id = ? AND account_id = ?", id, accountID).Error; err != nil {
-		return Agent{}, wrap("get agent", err)
+		return domain.Agent{}, wrap("get agent", err)
 	}
 	a, err := toAgent(row)
 	if err != nil {
-		return Agent{}, wrap("get agent", err)
+		return domain.Agent{}, wrap("get agent", err)
 	}
 	a.Metrics = metricsOf(row, s.now())
 	return a, nil
@@ -182,8 +132,8 @@ func (s *Store) GetAgent(ctx context.Context, accountID, id string) (Agent, erro
 // was. A protected agent is not deleted: the error is ErrDeleteProtected and
 // the agent is returned with it. A missing agent or another account's is
 // ErrNotFound. It emits agent.deleted in the same transaction.
-func (s *Store) DeleteAgent(ctx context.Context, accountID, id string, ifVersion int64) (Agent, error) {
-	var out Agent
+func (s *Store) DeleteAgent(ctx context.Context, accountID, id string, ifVersion int64) (domain.Agent, error) {
+	var out domain.Agent
 	err := s.writeEvents(ctx, "delete agent", func(tx *gorm.DB, emit emitFunc) error {
 		row, err := lockAgent(tx, "id = ? AND account_id = ?", id, accountID)
 		if err != nil {
@@ -196,7 +146,7 @@ func (s *Store) DeleteAgent(ctx context.Context, accountID, id string, ifVersion
 			return err
 		}
 		if row.DeleteProtection {
-			return ErrDeleteProtected
+			return domain.ErrDeleteProtected
 		}
 		if err := deleteAgentRows(tx, id); err != nil {
 			return err
@@ -205,7 +155,7 @@ func (s *Store) DeleteAgent(ctx context.Context, accountID, id string, ifVersion
 			return err
 		}
 		// The agent's last event: with it gone, nothing can emit another.
-		return emit(Event{AccountID: accountID, AgentID: id, Type: EventAgentDeleted, Data: agentIDEvent{AgentID: id}})
+		return emit(domain.Event{AccountID: accountID, AgentID: id, Type: domain.EventAgentDeleted, Data: agentIDEvent{AgentID: id}})
 	})
 	return out, err
 }
@@ -240,8 +190,8 @@ func lockAgent(tx *gorm.DB, where string, args ...any) (agentRow, error) {
 }
 
 // metricsOf computes an agent's metrics at t.
-func metricsOf(r agentRow, t time.Time) Metrics {
-	return Metrics{
+func metricsOf(r agentRow, t time.Time) domain.Metrics {
+	return domain.Metrics{
 		TotalMessages:      r.TotalMessages,
 		TotalConversations: r.TotalConversations,
 		Uptime:             uptime(r, t),
@@ -265,20 +215,20 @@ func uptime(r agentRow, t time.Time) float64 {
 }
 
 // toAgent converts a row, decoding its fields.
-func toAgent(r agentRow) (Agent, error) {
+func toAgent(r agentRow) (domain.Agent, error) {
 	fields, err := decodeFields(r.Fields)
 	if err != nil {
-		return Agent{}, err
+		return domain.Agent{}, err
 	}
 	return toAgentFields(r, fields), nil
 }
 
 // toAgentFields converts a row whose fields are already decoded.
-func toAgentFields(r agentRow, fields map[string]json.RawMessage) Agent {
-	a := Agent{
+func toAgentFields(r agentRow, fields map[string]json.RawMessage) domain.Agent {
+	a := domain.Agent{
 		ID: string(r.ID), AccountID: string(r.AccountID), Name: string(r.Name),
 		ModelProvider: r.ModelProvider, Model: r.Model, DeleteProtection: r.DeleteProtection,
-		Status: Status(r.Status), StatusReason: r.StatusReason, Fields: fields,
+		Status: domain.Status(r.Status), StatusReason: r.StatusReason, Fields: fields,
 		CreatedAt: utc(r.CreatedAt), UpdatedAt: utc(r.UpdatedAt), Version: r.Version, KnowledgeDocs: r.KnowledgeDocs,
 	}
 	if r.RetryAt != nil {

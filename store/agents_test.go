@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/agentd/agentd/domain"
 )
 
 func TestCreateAndGetAgent(t *testing.T) {
@@ -21,12 +23,12 @@ func TestCreateAndGetAgent(t *testing.T) {
 			"lore":          json.RawMessage(`["<b>bold</b> & co"]`),
 			"status":        json.RawMessage(`"inactive"`),
 		}
-		a, err := s.CreateAgent(ctx, Agent{AccountID: acct.ID, Fields: in}, 10)
+		a, err := s.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: in}, 10)
 		mustOK(t, err)
 		if !strings.HasPrefix(a.ID, "agent_") || a.ID != strings.ToLower(a.ID) {
 			t.Errorf("id = %q", a.ID)
 		}
-		if a.Status != StatusActive || a.Name != "Eliza" || a.ModelProvider != "anthropic" ||
+		if a.Status != domain.StatusActive || a.Name != "Eliza" || a.ModelProvider != "anthropic" ||
 			a.Model != "claude-3-5-haiku-latest" || a.DeleteProtection || a.AccountID != acct.ID {
 			t.Errorf("agent = %+v", a)
 		}
@@ -51,10 +53,10 @@ func TestCreateAndGetAgent(t *testing.T) {
 				t.Errorf("field %s = %s, want %s", k, got.Fields[k], v)
 			}
 		}
-		if got.Metrics != (Metrics{Uptime: 100}) {
+		if got.Metrics != (domain.Metrics{Uptime: 100}) {
 			t.Errorf("metrics of a new agent = %+v", got.Metrics)
 		}
-		got.Metrics = Metrics{}
+		got.Metrics = domain.Metrics{}
 		if got.ID != a.ID || !got.CreatedAt.Equal(a.CreatedAt) || got.Status != a.Status || !got.RetryAt.IsZero() {
 			t.Errorf("read %+v, created %+v", got, a)
 		}
@@ -68,13 +70,13 @@ func TestAgentOfAnotherAccountIsNotFound(t *testing.T) {
 		theirs := mustAccount(t, s, "theirs")
 		a := mustAgent(t, s, theirs.ID, "secret")
 		_, err := s.GetAgent(ctx, mine.ID, a.ID)
-		wantErr(t, err, ErrNotFound)
-		_, _, err = s.UpdateAgent(ctx, mine.ID, a.ID, fields(t, "name", "x"), nil, AnyVersion)
-		wantErr(t, err, ErrNotFound)
-		_, err = s.DeleteAgent(ctx, mine.ID, a.ID, AnyVersion)
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
+		_, _, err = s.UpdateAgent(ctx, mine.ID, a.ID, fields(t, "name", "x"), nil, domain.AnyVersion)
+		wantErr(t, err, domain.ErrNotFound)
+		_, err = s.DeleteAgent(ctx, mine.ID, a.ID, domain.AnyVersion)
+		wantErr(t, err, domain.ErrNotFound)
 		_, err = s.GetAgent(ctx, mine.ID, "agent_missing")
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 		if _, err := s.GetAgent(ctx, theirs.ID, a.ID); err != nil {
 			t.Fatalf("owner cannot read its agent: %v", err)
 		}
@@ -92,14 +94,14 @@ func TestCreateAgentRejects(t *testing.T) {
 			"bad json":        {"name": json.RawMessage(`"a`)},
 			"bad protection":  fields(t, "name", "a", "deleteProtection", "yes"),
 		} {
-			_, err := s.CreateAgent(ctx, Agent{AccountID: acct.ID, Fields: f}, -1)
+			_, err := s.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: f}, -1)
 			if err == nil {
 				t.Errorf("%s: accepted", name)
 				continue
 			}
-			wantErr(t, err, ErrInvalid)
+			wantErr(t, err, domain.ErrInvalid)
 		}
-		_, err := s.CreateAgent(ctx, Agent{AccountID: "acct_missing", Fields: fields(t, "name", "a")}, 5)
-		wantErr(t, err, ErrNotFound)
+		_, err := s.CreateAgent(ctx, domain.Agent{AccountID: "acct_missing", Fields: fields(t, "name", "a")}, 5)
+		wantErr(t, err, domain.ErrNotFound)
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 )
@@ -101,7 +102,7 @@ func hourOf(t time.Time) time.Time { return t.UTC().Truncate(time.Hour) }
 // recordExchange adds an exchange to the agent's hourly rollups: each
 // message in the hour it was written, the reply's tokens and time in its
 // own, the user and the conversation as active.
-func recordExchange(tx *gorm.DB, agentID string, convID ctext, user, reply Message) error {
+func recordExchange(tx *gorm.DB, agentID string, convID ctext, user, reply domain.Message) error {
 	id := ctext(agentID)
 	uh, rh := hourOf(user.CreatedAt), hourOf(reply.CreatedAt)
 	rows := []hourStatsRow{{AgentID: id, Hour: rh, Messages: 1, TokensUsed: int64(reply.TokensUsed),
@@ -223,59 +224,18 @@ func (s *Store) RecordTokens(ctx context.Context, accountID, agentID string, tok
 	})
 }
 
-// Interval is the width of an analytics bucket.
-type Interval string
-
-// The analytics intervals.
-const (
-	IntervalHour Interval = "hour"
-	IntervalDay  Interval = "day"
-)
-
-// AnalyticsQuery selects a report: the buckets of Interval from the one
-// that contains From to the one that contains To.
-type AnalyticsQuery struct {
-	From, To time.Time
-	Interval Interval
-}
-
-// ResponseTimes summarises reply times in ms.
-type ResponseTimes struct {
-	Avg, P50, P95 float64
-}
-
-// AnalyticsTotals are a report's figures over its whole range.
-type AnalyticsTotals struct {
-	Messages, Conversations, Users, TokensUsed, Errors int64
-	ToolCalls, ToolErrors, MemoriesSaved               int64
-	ResponseTime                                       ResponseTimes
-}
-
-// AnalyticsBucket is one bucket of a report's series.
-type AnalyticsBucket struct {
-	Start                                   time.Time
-	Messages, TokensUsed, Errors, ToolCalls int64
-	P50ResponseTime                         float64
-}
-
-// Analytics is a report over the buckets of a range.
-type Analytics struct {
-	Totals AnalyticsTotals
-	Series []AnalyticsBucket
-}
-
 // bucketStart is the start of the bucket of interval that contains t.
-func bucketStart(t time.Time, interval Interval) time.Time {
+func bucketStart(t time.Time, interval domain.Interval) time.Time {
 	t = t.UTC()
-	if interval == IntervalDay {
+	if interval == domain.IntervalDay {
 		return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
 	}
 	return t.Truncate(time.Hour)
 }
 
 // next is the start of the bucket after the one starting at t.
-func next(t time.Time, interval Interval) time.Time {
-	if interval == IntervalDay {
+func next(t time.Time, interval domain.Interval) time.Time {
+	if interval == domain.IntervalDay {
 		return t.AddDate(0, 0, 1)
 	}
 	return t.Add(time.Hour)
@@ -285,19 +245,19 @@ func next(t time.Time, interval Interval) time.Time {
 // from the hourly rollups. Every bucket of the range is in Series, empty
 // ones with zeros. It returns ErrNotFound for a missing agent or one of
 // another account, ErrInvalid for an unknown interval or To before From.
-func (s *Store) AgentAnalytics(ctx context.Context, accountID, agentID string, q AnalyticsQuery) (Analytics, error) {
-	if q.Interval != IntervalHour && q.Interval != IntervalDay {
-		return Analytics{}, wrap("analytics", invalidf("unknown interval %q", q.Interval))
+func (s *Store) AgentAnalytics(ctx context.Context, accountID, agentID string, q domain.AnalyticsQuery) (domain.Analytics, error) {
+	if q.Interval != domain.IntervalHour && q.Interval != domain.IntervalDay {
+		return domain.Analytics{}, wrap("analytics", invalidf("unknown interval %q", q.Interval))
 	}
 	if q.To.Before(q.From) {
-		return Analytics{}, wrap("analytics", invalidf("to is before from"))
+		return domain.Analytics{}, wrap("analytics", invalidf("to is before from"))
 	}
 	db := s.read(ctx)
 	if err := db.Model(&agentRow{}).Select("id").Where("id = ? AND account_id = ?", agentID, accountID).Take(&agentRow{}).Error; err != nil {
-		return Analytics{}, wrap("analytics", err)
+		return domain.Analytics{}, wrap("analytics", err)
 	}
 	start, end := bucketStart(q.From, q.Interval), next(bucketStart(q.To, q.Interval), q.Interval)
-	var report Analytics
+	var report domain.Analytics
 	series, index := emptySeries(start, end, q.Interval)
 	err := sumStats(db, agentID, start, end, q.Interval, series, index, &report.Totals)
 	if err == nil {
@@ -307,7 +267,7 @@ func (s *Store) AgentAnalytics(ctx context.Context, accountID, agentID string, q
 		err = countDistinct(db, agentID, start, end, &report.Totals)
 	}
 	if err != nil {
-		return Analytics{}, wrap("analytics", err)
+		return domain.Analytics{}, wrap("analytics", err)
 	}
 	report.Series = series
 	return report, nil
@@ -315,20 +275,20 @@ func (s *Store) AgentAnalytics(ctx context.Context, accountID, agentID string, q
 
 // emptySeries is one zero bucket per interval in [start, end), and the
 // index of each bucket by its start.
-func emptySeries(start, end time.Time, interval Interval) ([]AnalyticsBucket, map[time.Time]int) {
-	var series []AnalyticsBucket
+func emptySeries(start, end time.Time, interval domain.Interval) ([]domain.AnalyticsBucket, map[time.Time]int) {
+	var series []domain.AnalyticsBucket
 	index := map[time.Time]int{}
 	for t := start; t.Before(end); t = next(t, interval) {
 		index[t] = len(series)
-		series = append(series, AnalyticsBucket{Start: t})
+		series = append(series, domain.AnalyticsBucket{Start: t})
 	}
 	return series, index
 }
 
 // sumStats adds the hourly figures of [start, end) into the series and the
 // totals.
-func sumStats(db *gorm.DB, agentID string, start, end time.Time, interval Interval,
-	series []AnalyticsBucket, index map[time.Time]int, totals *AnalyticsTotals) error {
+func sumStats(db *gorm.DB, agentID string, start, end time.Time, interval domain.Interval,
+	series []domain.AnalyticsBucket, index map[time.Time]int, totals *domain.AnalyticsTotals) error {
 	var rows []hourStatsRow
 	err := db.Where("agent_id = ? AND hour >= ? AND hour < ?", agentID, start, end).Find(&rows).Error
 	if err != nil {
@@ -359,8 +319,8 @@ func sumStats(db *gorm.DB, agentID string, start, end time.Time, interval Interv
 
 // sumLatency merges the response-time histograms of [start, end): per
 // bucket for its p50, over the range for the totals' p50 and p95.
-func sumLatency(db *gorm.DB, agentID string, start, end time.Time, interval Interval,
-	series []AnalyticsBucket, index map[time.Time]int, totals *AnalyticsTotals) error {
+func sumLatency(db *gorm.DB, agentID string, start, end time.Time, interval domain.Interval,
+	series []domain.AnalyticsBucket, index map[time.Time]int, totals *domain.AnalyticsTotals) error {
 	var rows []hourLatencyRow
 	err := db.Where("agent_id = ? AND hour >= ? AND hour < ?", agentID, start, end).Find(&rows).Error
 	if err != nil {
@@ -411,7 +371,7 @@ func (h histogram) percentile(p float64) float64 {
 
 // countDistinct estimates the distinct users and conversations of
 // [start, end) from the hours' sketches.
-func countDistinct(db *gorm.DB, agentID string, start, end time.Time, totals *AnalyticsTotals) error {
+func countDistinct(db *gorm.DB, agentID string, start, end time.Time, totals *domain.AnalyticsTotals) error {
 	var rows []hourSketchRow
 	if err := db.Where("agent_id = ? AND hour >= ? AND hour < ?", agentID, start, end).Find(&rows).Error; err != nil {
 		return err

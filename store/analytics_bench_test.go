@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"gorm.io/gorm"
 )
 
@@ -27,8 +28,8 @@ func seedHistory(b *testing.B, s *Store, agentID string, exchanges int, end time
 	convs := make([]conversationRow, rooms)
 	for i := range convs {
 		convs[i] = conversationRow{ID: ctext(fmt.Sprintf("conv_seed%06d", i)), AgentID: ctext(agentID),
-			Key: ctext(fmt.Sprintf("room:r%d", i)), Kind: string(KindRoom), RoomID: fmt.Sprintf("r%d", i),
-			Platform: PlatformAPI, CreatedAt: end.Add(-span), LastMessageAt: end}
+			Key: ctext(fmt.Sprintf("room:r%d", i)), Kind: string(domain.KindRoom), RoomID: fmt.Sprintf("r%d", i),
+			Platform: domain.PlatformAPI, CreatedAt: end.Add(-span), LastMessageAt: end}
 	}
 	err := s.w.Transaction(func(tx *gorm.DB) error {
 		if err := tx.CreateInBatches(convs, 1000).Error; err != nil {
@@ -41,8 +42,8 @@ func seedHistory(b *testing.B, s *Store, agentID string, exchanges int, end time
 			user, conv := "u"+strconv.Itoa(i%users), convs[i%rooms].ID
 			ms := float64(50 + (i*7919)%2000)
 			batch = append(batch,
-				messageRow{ID: ctext(fmt.Sprintf("msg_seed%09du", i)), ConversationID: conv, Role: string(RoleUser), UserID: user, Text: "question", CreatedAt: at},
-				messageRow{ID: ctext(fmt.Sprintf("msg_seed%09da", i)), ConversationID: conv, Role: string(RoleAssistant), UserID: user,
+				messageRow{ID: ctext(fmt.Sprintf("msg_seed%09du", i)), ConversationID: conv, Role: string(domain.RoleUser), UserID: user, Text: "question", CreatedAt: at},
+				messageRow{ID: ctext(fmt.Sprintf("msg_seed%09da", i)), ConversationID: conv, Role: string(domain.RoleAssistant), UserID: user,
 					Text: "answer", TokensUsed: 120, ResponseMillis: ms, CreatedAt: at.Add(time.Millisecond)})
 			if len(batch) == cap(batch) {
 				if err := tx.CreateInBatches(batch, 500).Error; err != nil {
@@ -109,7 +110,7 @@ func BenchmarkAgentAnalytics7Days1MMessages(b *testing.B) {
 	a := mustAgent(b, s, acct.ID, "busy")
 	end := time.Now().UTC().Truncate(time.Hour)
 	seedHistory(b, s, a.ID, messages/2, end, 7)
-	q := AnalyticsQuery{From: end.Add(-7*24*time.Hour + time.Minute), To: end.Add(-time.Minute), Interval: IntervalHour}
+	q := domain.AnalyticsQuery{From: end.Add(-7*24*time.Hour + time.Minute), To: end.Add(-time.Minute), Interval: domain.IntervalHour}
 	b.ResetTimer()
 	for b.Loop() {
 		rep, err := s.AgentAnalytics(ctx, acct.ID, a.ID, q)

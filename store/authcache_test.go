@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/domain"
 )
 
 // TestRevocationElsewhereRefusedWithinBound revokes a key through a second
@@ -17,7 +19,7 @@ func TestRevocationElsewhereRefusedWithinBound(t *testing.T) {
 	serving, cli := openSQLiteAt(t, path), openSQLiteAt(t, path)
 	clock := withClock(serving)
 	mustAccount(t, serving, "acme")
-	plain, key, err := serving.CreateKey(ctx, "acme", ScopeWrite, nil)
+	plain, key, err := serving.CreateKey(ctx, "acme", domain.ScopeWrite, nil)
 	mustOK(t, err)
 	_, err = serving.Authenticate(ctx, plain)
 	mustOK(t, err)
@@ -30,7 +32,7 @@ func TestRevocationElsewhereRefusedWithinBound(t *testing.T) {
 	}
 	clock.add(time.Millisecond)
 	_, err = serving.Authenticate(ctx, plain)
-	wantErr(t, err, ErrUnauthorized)
+	wantErr(t, err, domain.ErrUnauthorized)
 }
 
 // TestRevocationHereRefusedAtOnce revokes through the Store that cached the key.
@@ -39,14 +41,14 @@ func TestRevocationHereRefusedAtOnce(t *testing.T) {
 	s := newSQLite(t)
 	withClock(s)
 	mustAccount(t, s, "acme")
-	plain, key, err := s.CreateKey(ctx, "acme", ScopeWrite, nil)
+	plain, key, err := s.CreateKey(ctx, "acme", domain.ScopeWrite, nil)
 	mustOK(t, err)
 	_, err = s.Authenticate(ctx, plain)
 	mustOK(t, err)
 	_, err = s.RevokeKey(ctx, key.Prefix)
 	mustOK(t, err)
 	_, err = s.Authenticate(ctx, plain)
-	wantErr(t, err, ErrUnauthorized)
+	wantErr(t, err, domain.ErrUnauthorized)
 }
 
 // TestAccountChangeHereAppliesAtOnce changes an account's quota through the
@@ -56,12 +58,12 @@ func TestAccountChangeHereAppliesAtOnce(t *testing.T) {
 	s := newSQLite(t)
 	withClock(s)
 	mustAccount(t, s, "acme")
-	plain, _, err := s.CreateKey(ctx, "acme", ScopeWrite, nil)
+	plain, _, err := s.CreateKey(ctx, "acme", domain.ScopeWrite, nil)
 	mustOK(t, err)
 	_, err = s.Authenticate(ctx, plain)
 	mustOK(t, err)
 	quota := 7
-	_, err = s.UpdateAccount(ctx, "acme", AccountChanges{AgentQuota: &quota})
+	_, err = s.UpdateAccount(ctx, "acme", domain.AccountChanges{AgentQuota: &quota})
 	mustOK(t, err)
 	p, err := s.Authenticate(ctx, plain)
 	mustOK(t, err)
@@ -77,13 +79,13 @@ func TestCachedKeyStillExpires(t *testing.T) {
 	clock := withClock(s)
 	mustAccount(t, s, "acme")
 	exp := clock.now().Add(time.Second)
-	plain, _, err := s.CreateKey(ctx, "acme", ScopeRead, &exp)
+	plain, _, err := s.CreateKey(ctx, "acme", domain.ScopeRead, &exp)
 	mustOK(t, err)
 	_, err = s.Authenticate(ctx, plain)
 	mustOK(t, err)
 	clock.add(time.Second)
 	_, err = s.Authenticate(ctx, plain)
-	wantErr(t, err, ErrUnauthorized)
+	wantErr(t, err, domain.ErrUnauthorized)
 }
 
 func TestAuthCacheStaysBounded(t *testing.T) {

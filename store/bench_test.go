@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/domain"
 )
 
 func BenchmarkCreateAgent(b *testing.B) {
@@ -17,7 +19,7 @@ func BenchmarkCreateAgent(b *testing.B) {
 		"bio", []string{"one", "two"}, "personality", map[string]any{"tone": "warm"})
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := s.CreateAgent(ctx, Agent{AccountID: acct.ID, Fields: f}, 1<<30); err != nil {
+		if _, err := s.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: f}, 1<<30); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -29,11 +31,11 @@ func BenchmarkListAgents(b *testing.B) {
 	acct := mustAccount(b, s, "acme")
 	for i := range 1000 {
 		f := map[string]json.RawMessage{"name": json.RawMessage(fmt.Sprintf(`"agent-%04d"`, (i*7919)%1000))}
-		if _, err := s.CreateAgent(ctx, Agent{AccountID: acct.ID, Fields: f}, -1); err != nil {
+		if _, err := s.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: f}, -1); err != nil {
 			b.Fatal(err)
 		}
 	}
-	q := ListQuery{Page: 10, Limit: 20, SortBy: SortName, Desc: true}
+	q := domain.ListQuery{Page: 10, Limit: 20, SortBy: domain.SortName, Desc: true}
 	b.ReportAllocs()
 	for b.Loop() {
 		agents, total, err := s.ListAgents(ctx, acct.ID, q)
@@ -68,7 +70,7 @@ func BenchmarkAuthenticate(b *testing.B) {
 			clock := withClock(s)
 			ctx := context.Background()
 			mustAccount(b, s, "acme")
-			plain, _, err := s.CreateKey(ctx, "acme", ScopeWrite, nil)
+			plain, _, err := s.CreateKey(ctx, "acme", domain.ScopeWrite, nil)
 			mustOK(b, err)
 			b.ReportAllocs()
 			for b.Loop() {
@@ -90,13 +92,13 @@ func BenchmarkListAgentsDepth(b *testing.B) {
 	acct := mustAccount(b, s, "acme")
 	f := map[string]json.RawMessage{"name": json.RawMessage(`"agent"`)}
 	for range 5000 {
-		if _, err := s.CreateAgent(ctx, Agent{AccountID: acct.ID, Fields: f}, -1); err != nil {
+		if _, err := s.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: f}, -1); err != nil {
 			b.Fatal(err)
 		}
 	}
 	for _, page := range []int{1, 250} {
 		b.Run(fmt.Sprintf("page=%d", page), func(b *testing.B) {
-			q := ListQuery{Page: page, Limit: 20, SortBy: SortCreatedAt, Desc: true}
+			q := domain.ListQuery{Page: page, Limit: 20, SortBy: domain.SortCreatedAt, Desc: true}
 			b.ReportAllocs()
 			for b.Loop() {
 				if agents, _, err := s.ListAgents(ctx, acct.ID, q); err != nil || len(agents) != 20 {
@@ -120,7 +122,7 @@ func BenchmarkSaveExchange(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		conv := ref(fmt.Sprintf("user:u%d", next.Add(1)))
 		for pb.Next() {
-			_, _, err := s.SaveExchange(ctx, acct.ID, a.ID, conv, Message{Text: "hello", UserID: "u"}, Message{Text: "hi there", TokensUsed: 12})
+			_, _, err := s.SaveExchange(ctx, acct.ID, a.ID, conv, domain.Message{Text: "hello", UserID: "u"}, domain.Message{Text: "hi there", TokensUsed: 12})
 			if err != nil {
 				b.Error(err)
 				return

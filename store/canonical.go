@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/agentd/agentd/domain"
 )
 
 // Canonical returns v re-encoded canonically: objects' keys sorted, numbers
@@ -19,14 +21,14 @@ func Canonical(v json.RawMessage) (json.RawMessage, error) {
 	dec.UseNumber()
 	var x any
 	if err := dec.Decode(&x); err != nil {
-		return nil, fmt.Errorf("store: canonical json: %w: %v", ErrInvalid, err)
+		return nil, fmt.Errorf("store: canonical json: %w: %v", domain.ErrInvalid, err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("store: canonical json: %w: data after the value", ErrInvalid)
+		return nil, fmt.Errorf("store: canonical json: %w: data after the value", domain.ErrInvalid)
 	}
 	out, err := encodeJSON(x)
 	if err != nil {
-		return nil, fmt.Errorf("store: canonical json: %w: %v", ErrInvalid, err)
+		return nil, fmt.Errorf("store: canonical json: %w: %v", domain.ErrInvalid, err)
 	}
 	return out, nil
 }

@@ -3,6 +3,8 @@ package store
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/agentd/agentd/domain"
 )
 
 func TestCanonical(t *testing.T) {
@@ -32,7 +34,7 @@ func TestCanonical(t *testing.T) {
 		if _, err := Canonical(json.RawMessage(bad)); err == nil {
 			t.Errorf("Canonical(%q) accepted", bad)
 		} else {
-			wantErr(t, err, ErrInvalid)
+			wantErr(t, err, domain.ErrInvalid)
 		}
 	}
 }

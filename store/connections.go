@@ -5,47 +5,10 @@ import (
 	"errors"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 )
-
-// ConnState is the state of an agent's connection to a platform.
-type ConnState string
-
-// The connection states.
-const (
-	ConnConnecting   ConnState = "connecting"
-	ConnConnected    ConnState = "connected"
-	ConnDisconnected ConnState = "disconnected"
-	ConnError        ConnState = "error"
-	ConnDisabled     ConnState = "disabled"
-)
-
-// Connection is the stored state of one agent's connection to one platform.
-type Connection struct {
-	AgentID     string
-	Platform    string
-	State       ConnState
-	Reason      string
-	BotID       string // the bot's own account id, "" until known
-	BotUsername string
-	Since       time.Time  // when State was entered
-	LastEventAt *time.Time // the last message in or out
-	MessagesIn  int64
-	MessagesOut int64
-}
-
-// Lease is the right of one runner (Owner) to run an agent's connection to
-// a platform until ExpiresAt. Epoch grows with each acquisition, so a runner
-// that lost its lease cannot write with it even if it is acquired again.
-type Lease struct {
-	AgentID   string
-	Platform  string
-	Owner     string
-	Epoch     int64
-	ExpiresAt time.Time
-	Cursor    string // the platform's stored cursor ("" before the first)
-}
 
 // connectionRow is a row of connections: the lease, the cursor and the
 // state of one agent's connection to one platform.
@@ -90,7 +53,7 @@ func connectionModels() []any { return []any{&connectionRow{}, &platformMessageR
 // epoch; ok is false when another owner holds it. The lease's clock is the
 // replicas' own (kept in step by NTP). It returns ErrNotFound when the agent
 // does not exist.
-func (s *Store) AcquireLease(ctx context.Context, agentID, platform, owner string, ttl time.Duration) (Lease, bool, error) {
+func (s *Store) AcquireLease(ctx context.Context, agentID, platform, owner string, ttl time.Duration) (domain.Lease, bool, error) {
 	t := s.now()
 	var row connectionRow
 	acquired := false
@@ -99,7 +62,7 @@ func (s *Store) AcquireLease(ctx context.Context, agentID, platform, owner strin
 		// delete cannot bring its row back.
 		res := tx.Exec(`INSERT INTO connections (agent_id, platform, bot_id, state, reason, since, messages_in, messages_out, cursor, lease_owner, lease_epoch)
 			SELECT ?, ?, '', ?, '', ?, 0, 0, '', '', 0 WHERE EXISTS (SELECT 1 FROM agents WHERE id = ?)
-			ON CONFLICT DO NOTHING`, agentID, platform, string(ConnConnecting), t, agentID)
+			ON CONFLICT DO NOTHING`, agentID, platform, string(domain.ConnConnecting), t, agentID)
 		if res.Error != nil {
 			return res.Error
 		}
@@ -114,13 +77,13 @@ func (s *Store) AcquireLease(ctx context.Context, agentID, platform, owner strin
 		return tx.Take(&row, "agent_id = ? AND platform = ?", agentID, platform).Error
 	})
 	if err != nil || !acquired {
-		return Lease{}, false, err
+		return domain.Lease{}, false, err
 	}
 	return leaseOf(row), true, nil
 }
 
-func leaseOf(r connectionRow) Lease {
-	l := Lease{AgentID: string(r.AgentID), Platform: string(r.Platform), Owner: r.LeaseOwner, Epoch: r.LeaseEpoch, Cursor: r.Cursor}
+func leaseOf(r connectionRow) domain.Lease {
+	l := domain.Lease{AgentID: string(r.AgentID), Platform: string(r.Platform), Owner: r.LeaseOwner, Epoch: r.LeaseEpoch, Cursor: r.Cursor}
 	if r.LeaseExpiresAt != nil {
 		l.ExpiresAt = r.LeaseExpiresAt.UTC()
 	}
@@ -128,14 +91,14 @@ func leaseOf(r connectionRow) Lease {
 }
 
 // held selects the row of l while l is still its lease.
-func (s *Store) held(tx *gorm.DB, l Lease) *gorm.DB {
+func (s *Store) held(tx *gorm.DB, l domain.Lease) *gorm.DB {
 	return tx.Model(&connectionRow{}).Where("agent_id = ? AND platform = ? AND lease_owner = ? AND lease_epoch = ? AND lease_expires_at >= ?",
 		l.AgentID, l.Platform, l.Owner, l.Epoch, s.now())
 }
 
 // updateHeld applies cols to the row of l; ErrLeaseLost when l is no
 // longer held.
-func (s *Store) updateHeld(ctx context.Context, op string, l Lease, cols map[string]any) error {
+func (s *Store) updateHeld(ctx context.Context, op string, l domain.Lease, cols map[string]any) error {
 	return s.write(ctx, op, func(tx *gorm.DB) error { return updateHeldTx(s.held(tx, l), cols) })
 }
 
@@ -145,7 +108,7 @@ func updateHeldTx(q *gorm.DB, cols map[string]any) error {
 		return res.Error
 	}
 	if res.RowsAffected == 0 {
-		return ErrLeaseLost
+		return domain.ErrLeaseLost
 	}
 	return nil
 }
@@ -153,7 +116,7 @@ func updateHeldTx(q *gorm.DB, cols map[string]any) error {
 // ReleaseLease frees l so another runner may take over at once, and stores
 // state as the connection's state (see SetConnectionState). Releasing a
 // lease already lost does nothing.
-func (s *Store) ReleaseLease(ctx context.Context, l Lease, state ConnState, reason string) error {
+func (s *Store) ReleaseLease(ctx context.Context, l domain.Lease, state domain.ConnState, reason string) error {
 	err := s.writeEvents(ctx, "release lease", func(tx *gorm.DB, emit emitFunc) error {
 		if err := s.setConnectionState(tx, emit, l, state, reason); err != nil {
 			return err
@@ -161,7 +124,7 @@ func (s *Store) ReleaseLease(ctx context.Context, l Lease, state ConnState, reas
 		return tx.Model(&connectionRow{}).Where("agent_id = ? AND platform = ? AND lease_owner = ? AND lease_epoch = ?",
 			l.AgentID, l.Platform, l.Owner, l.Epoch).Update("lease_expires_at", nil).Error
 	})
-	if errors.Is(err, ErrLeaseLost) {
+	if errors.Is(err, domain.ErrLeaseLost) {
 		return nil
 	}
 	return err
@@ -169,7 +132,7 @@ func (s *Store) ReleaseLease(ctx context.Context, l Lease, state ConnState, reas
 
 // SaveCursor stores the platform's cursor under l; ErrLeaseLost when l is
 // no longer held.
-func (s *Store) SaveCursor(ctx context.Context, l Lease, cursor string) error {
+func (s *Store) SaveCursor(ctx context.Context, l domain.Lease, cursor string) error {
 	return s.updateHeld(ctx, "save cursor", l, map[string]any{"cursor": cursor})
 }
 
@@ -177,7 +140,7 @@ func (s *Store) SaveCursor(ctx context.Context, l Lease, cursor string) error {
 // Since moves only when the state or the reason changes, and then
 // connection.changed is emitted in the same transaction. ErrLeaseLost when
 // l is no longer held.
-func (s *Store) SetConnectionState(ctx context.Context, l Lease, state ConnState, reason string) error {
+func (s *Store) SetConnectionState(ctx context.Context, l domain.Lease, state domain.ConnState, reason string) error {
 	return s.writeEvents(ctx, "set connection state", func(tx *gorm.DB, emit emitFunc) error {
 		return s.setConnectionState(tx, emit, l, state, reason)
 	})
@@ -186,11 +149,11 @@ func (s *Store) SetConnectionState(ctx context.Context, l Lease, state ConnState
 // setConnectionState is the one place a connection's state changes: it
 // writes state and reason under l and reports a change to the account's
 // webhooks.
-func (s *Store) setConnectionState(tx *gorm.DB, emit emitFunc, l Lease, state ConnState, reason string) error {
+func (s *Store) setConnectionState(tx *gorm.DB, emit emitFunc, l domain.Lease, state domain.ConnState, reason string) error {
 	var cur connectionRow
 	if err := s.held(tx, l).Select("state", "reason").Take(&cur).Error; err != nil {
 		if isNotFound(err) {
-			return ErrLeaseLost
+			return domain.ErrLeaseLost
 		}
 		return err
 	}
@@ -205,14 +168,14 @@ func (s *Store) setConnectionState(tx *gorm.DB, emit emitFunc, l Lease, state Co
 	if err := tx.Select("account_id").Take(&agent, "id = ?", l.AgentID).Error; err != nil {
 		return err
 	}
-	return emit(Event{AccountID: string(agent.AccountID), AgentID: l.AgentID, Type: EventConnectionChanged,
+	return emit(domain.Event{AccountID: string(agent.AccountID), AgentID: l.AgentID, Type: domain.EventConnectionChanged,
 		Data: map[string]string{"agentId": l.AgentID, "platform": l.Platform, "state": string(state), "reason": reason}})
 }
 
 // ClaimBot records botID (with its username) as the account of l's
 // connection. It returns ErrBotInUse when a live lease of another agent
 // holds the same bot on the same platform, ErrLeaseLost when l is lost.
-func (s *Store) ClaimBot(ctx context.Context, l Lease, botID, username string) error {
+func (s *Store) ClaimBot(ctx context.Context, l domain.Lease, botID, username string) error {
 	return s.write(ctx, "claim bot", func(tx *gorm.DB) error {
 		var n int64
 		err := tx.Model(&connectionRow{}).Where("platform = ? AND bot_id = ? AND agent_id <> ? AND lease_expires_at >= ?",
@@ -221,7 +184,7 @@ func (s *Store) ClaimBot(ctx context.Context, l Lease, botID, username string) e
 			return err
 		}
 		if n > 0 {
-			return ErrBotInUse
+			return domain.ErrBotInUse
 		}
 		return updateHeldTx(s.held(tx, l), map[string]any{"bot_id": botID, "bot_username": username})
 	})
@@ -229,7 +192,7 @@ func (s *Store) ClaimBot(ctx context.Context, l Lease, botID, username string) e
 
 // CountConnectionMessage counts one message received (in) or sent by l's
 // connection and moves its last event time.
-func (s *Store) CountConnectionMessage(ctx context.Context, l Lease, in bool) error {
+func (s *Store) CountConnectionMessage(ctx context.Context, l domain.Lease, in bool) error {
 	col := "messages_out"
 	if in {
 		col = "messages_in"
@@ -241,7 +204,7 @@ func (s *Store) CountConnectionMessage(ctx context.Context, l Lease, in bool) er
 
 // ListConnections returns the stored connections of agent agentID of
 // account accountID; ErrNotFound for a missing agent or another account's.
-func (s *Store) ListConnections(ctx context.Context, accountID, agentID string) ([]Connection, error) {
+func (s *Store) ListConnections(ctx context.Context, accountID, agentID string) ([]domain.Connection, error) {
 	db := s.read(ctx)
 	if err := ownedAgent(db, accountID, agentID); err != nil {
 		return nil, wrap("list connections", err)
@@ -250,16 +213,16 @@ func (s *Store) ListConnections(ctx context.Context, accountID, agentID string) 
 	if err := db.Where("agent_id = ?", agentID).Order("platform").Find(&rows).Error; err != nil {
 		return nil, wrap("list connections", err)
 	}
-	out := make([]Connection, len(rows))
+	out := make([]domain.Connection, len(rows))
 	now := s.now()
 	for i, r := range rows {
-		out[i] = Connection{
-			AgentID: string(r.AgentID), Platform: string(r.Platform), State: ConnState(r.State), Reason: r.Reason,
+		out[i] = domain.Connection{
+			AgentID: string(r.AgentID), Platform: string(r.Platform), State: domain.ConnState(r.State), Reason: r.Reason,
 			BotID: string(r.BotID), BotUsername: r.BotUsername, Since: utc(r.Since), LastEventAt: utcPtr(r.LastEventAt),
 			MessagesIn: r.MessagesIn, MessagesOut: r.MessagesOut,
 		}
 		if orphaned(r, now) {
-			out[i].State, out[i].Reason = ConnDisconnected, orphanedReason
+			out[i].State, out[i].Reason = domain.ConnDisconnected, orphanedReason
 		}
 	}
 	return out, nil
@@ -273,22 +236,8 @@ const orphanedReason = "No replica holds this connection (its lease expired: the
 // lease has expired: the runner that wrote that state died without
 // releasing it (a crash), so the state no longer says what happens.
 func orphaned(r connectionRow, now time.Time) bool {
-	live := ConnState(r.State) == ConnConnected || ConnState(r.State) == ConnConnecting
+	live := domain.ConnState(r.State) == domain.ConnConnected || domain.ConnState(r.State) == domain.ConnConnecting
 	return live && (r.LeaseExpiresAt == nil || r.LeaseExpiresAt.Before(now))
-}
-
-// AgentVersion is an agent's id, version and clients: what the connection
-// supervisor compares with what it applied, and checks for a platform it
-// runs, before it reads an agent whole.
-type AgentVersion struct {
-	ID      string
-	Version int64
-	// Clients is the agent's "clients" member as stored (a JSON array),
-	// "" when unset.
-	Clients string
-	// UpdatedAt is when the agent's configuration last changed; with ID,
-	// where the next page of AgentVersionsChangedSince starts.
-	UpdatedAt time.Time
 }
 
 // AgentVersionsChangedSince returns the ids, versions and clients of up to
@@ -299,12 +248,12 @@ type AgentVersion struct {
 // through every agent. It serves the connection supervisor, which needs
 // all accounts. The (updated_at, id) index makes a page cost the agents
 // it holds, not the service's.
-func (s *Store) AgentVersionsChangedSince(ctx context.Context, since time.Time, after AgentVersion, limit int) ([]AgentVersion, error) {
+func (s *Store) AgentVersionsChangedSince(ctx context.Context, since time.Time, after domain.AgentVersion, limit int) ([]domain.AgentVersion, error) {
 	from, id := since.UTC(), ""
 	if after.ID != "" {
 		from, id = after.UpdatedAt.UTC(), after.ID
 	}
-	var out []AgentVersion
+	var out []domain.AgentVersion
 	err := s.read(ctx).Model(&agentRow{}).Select("id", "version", "clients", "updated_at").
 		Where("(updated_at, id) > (?, ?)", from, id).
 		Order("updated_at").Order("id").Limit(limit).Scan(&out).Error
@@ -316,7 +265,7 @@ func (s *Store) AgentVersionsChangedSince(ctx context.Context, since time.Time, 
 
 // AgentsByID returns the agents of ids that still exist, in no account in
 // particular, ordered by id.
-func (s *Store) AgentsByID(ctx context.Context, ids []string) ([]Agent, error) {
+func (s *Store) AgentsByID(ctx context.Context, ids []string) ([]domain.Agent, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -326,7 +275,7 @@ func (s *Store) AgentsByID(ctx context.Context, ids []string) ([]Agent, error) {
 	if err := s.read(ctx).Omit("document").Where("id IN ?", ids).Order("id").Find(&rows).Error; err != nil {
 		return nil, wrap("agents by id", err)
 	}
-	out := make([]Agent, 0, len(rows))
+	out := make([]domain.Agent, 0, len(rows))
 	for _, r := range rows {
 		a, err := toAgent(r)
 		if err != nil {
@@ -339,28 +288,20 @@ func (s *Store) AgentsByID(ctx context.Context, ids []string) ([]Agent, error) {
 
 // FindConversation returns the conversation conv of agent agentID of
 // account accountID; ErrConversationNotFound when it has none.
-func (s *Store) FindConversation(ctx context.Context, accountID, agentID string, conv ConversationRef) (Conversation, error) {
+func (s *Store) FindConversation(ctx context.Context, accountID, agentID string, conv domain.ConversationRef) (domain.Conversation, error) {
 	db := s.read(ctx)
 	if err := ownedAgent(db, accountID, agentID); err != nil {
-		return Conversation{}, wrap("find conversation", err)
+		return domain.Conversation{}, wrap("find conversation", err)
 	}
 	var row conversationRow
-	err := db.Take(&row, "agent_id = ? AND key = ?", agentID, conv.key()).Error
+	err := db.Take(&row, "agent_id = ? AND key = ?", agentID, conversationKey(conv)).Error
 	if isNotFound(err) {
-		err = ErrConversationNotFound
+		err = domain.ErrConversationNotFound
 	}
 	if err != nil {
-		return Conversation{}, wrap("find conversation", err)
+		return domain.Conversation{}, wrap("find conversation", err)
 	}
 	return toConversation(row), nil
-}
-
-// IdleConnection is the state of a connection no runner holds: one that
-// cannot start (its credentials are missing).
-type IdleConnection struct {
-	AgentID, Platform string
-	State             ConnState
-	Reason            string
 }
 
 // idleBatch bounds the rows one statement or transaction of
@@ -373,7 +314,7 @@ const idleBatch = 500
 // to its runner. Agents that are gone are skipped. It serves the supervisor,
 // which may list every agent of the service at once: rows are read and
 // written in batches.
-func (s *Store) SetIdleConnections(ctx context.Context, idle []IdleConnection) error {
+func (s *Store) SetIdleConnections(ctx context.Context, idle []domain.IdleConnection) error {
 	for start := 0; start < len(idle); start += idleBatch {
 		batch := idle[start:min(start+idleBatch, len(idle))]
 		changed, err := s.changedIdle(ctx, batch)
@@ -394,7 +335,7 @@ func (s *Store) SetIdleConnections(ctx context.Context, idle []IdleConnection) e
 }
 
 // changedIdle returns the connections of batch whose stored state differs.
-func (s *Store) changedIdle(ctx context.Context, batch []IdleConnection) ([]IdleConnection, error) {
+func (s *Store) changedIdle(ctx context.Context, batch []domain.IdleConnection) ([]domain.IdleConnection, error) {
 	ids := make([]string, len(batch))
 	for i, c := range batch {
 		ids[i] = c.AgentID
@@ -408,7 +349,7 @@ func (s *Store) changedIdle(ctx context.Context, batch []IdleConnection) ([]Idle
 	for _, r := range rows {
 		stored[[2]string{string(r.AgentID), string(r.Platform)}] = r
 	}
-	var changed []IdleConnection
+	var changed []domain.IdleConnection
 	for _, c := range batch {
 		r, ok := stored[[2]string{c.AgentID, c.Platform}]
 		if !ok || r.State != string(c.State) || r.Reason != c.Reason {
@@ -423,7 +364,7 @@ func (s *Store) changedIdle(ctx context.Context, batch []IdleConnection) ([]Idle
 // The states of accounts without webhooks need no answer row by row: they
 // go in multi-row statements (a first sync writes one for each of a
 // service's idle connections).
-func writeIdle(tx *gorm.DB, emit emitFunc, idle []IdleConnection, t time.Time) error {
+func writeIdle(tx *gorm.DB, emit emitFunc, idle []domain.IdleConnection, t time.Time) error {
 	owners, err := agentOwners(tx, idle)
 	if err != nil {
 		return err
@@ -447,7 +388,7 @@ func writeIdle(tx *gorm.DB, emit emitFunc, idle []IdleConnection, t time.Time) e
 		if res.RowsAffected == 0 {
 			continue
 		}
-		err := emit(Event{AccountID: owner.AccountID, AgentID: c.AgentID, Type: EventConnectionChanged,
+		err := emit(domain.Event{AccountID: owner.AccountID, AgentID: c.AgentID, Type: domain.EventConnectionChanged,
 			Data: map[string]string{"agentId": c.AgentID, "platform": c.Platform, "state": string(c.State), "reason": c.Reason}})
 		if err != nil {
 			return err
@@ -488,7 +429,7 @@ type agentOwner struct {
 // still exist. The webhook count is read in the writing transaction: a
 // webhook created while it runs may miss the change, as it would had the
 // change come a moment earlier.
-func agentOwners(tx *gorm.DB, idle []IdleConnection) (map[string]agentOwner, error) {
+func agentOwners(tx *gorm.DB, idle []domain.IdleConnection) (map[string]agentOwner, error) {
 	ids := make([]string, len(idle))
 	for i, c := range idle {
 		ids[i] = c.AgentID

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/domain"
 )
 
 func TestLeaseOneOwnerAtATime(t *testing.T) {
@@ -37,10 +39,10 @@ func TestLeaseOneOwnerAtATime(t *testing.T) {
 		if held, err := s.RenewLeases(ctx, "replica-b", 10*time.Second); err != nil || len(held) != 1 || held[0].Epoch != 2 || held[0].AgentID != a.ID {
 			t.Fatalf("replica-b renewed %+v, %v; want its lease of epoch 2", held, err)
 		}
-		wantErr(t, s.SaveCursor(ctx, la, "43"), ErrLeaseLost)
+		wantErr(t, s.SaveCursor(ctx, la, "43"), domain.ErrLeaseLost)
 		mustOK(t, s.SaveCursor(ctx, lb, "43"))
 
-		mustOK(t, s.ReleaseLease(ctx, lb, ConnDisconnected, "stopped"))
+		mustOK(t, s.ReleaseLease(ctx, lb, domain.ConnDisconnected, "stopped"))
 		if _, ok, err := s.AcquireLease(ctx, a.ID, "telegram", "replica-a", 10*time.Second); err != nil || !ok {
 			t.Fatalf("released lease not acquired: ok=%v err=%v", ok, err)
 		}
@@ -54,11 +56,11 @@ func TestLeaseEndsWithItsAgent(t *testing.T) {
 		a := mustAgent(t, s, acct.ID, "Ada")
 		l, _, err := s.AcquireLease(ctx, a.ID, "telegram", "r", time.Minute)
 		mustOK(t, err)
-		_, err = s.DeleteAgent(ctx, acct.ID, a.ID, AnyVersion)
+		_, err = s.DeleteAgent(ctx, acct.ID, a.ID, domain.AnyVersion)
 		mustOK(t, err)
-		wantErr(t, s.SaveCursor(ctx, l, "1"), ErrLeaseLost)
+		wantErr(t, s.SaveCursor(ctx, l, "1"), domain.ErrLeaseLost)
 		_, _, err = s.AcquireLease(ctx, a.ID, "telegram", "r", time.Minute)
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 	})
 }
 
@@ -74,8 +76,8 @@ func TestConnectionStateBotAndMessages(t *testing.T) {
 		mustOK(t, err)
 
 		mustOK(t, s.ClaimBot(ctx, la, "777", "ada_bot"))
-		wantErr(t, s.ClaimBot(ctx, lb, "777", "ada_bot"), ErrBotInUse)
-		mustOK(t, s.SetConnectionState(ctx, la, ConnConnected, ""))
+		wantErr(t, s.ClaimBot(ctx, lb, "777", "ada_bot"), domain.ErrBotInUse)
+		mustOK(t, s.SetConnectionState(ctx, la, domain.ConnConnected, ""))
 		mustOK(t, s.CountConnectionMessage(ctx, la, true))
 		mustOK(t, s.CountConnectionMessage(ctx, la, false))
 
@@ -85,7 +87,7 @@ func TestConnectionStateBotAndMessages(t *testing.T) {
 			t.Fatalf("connections = %+v", conns)
 		}
 		c := conns[0]
-		if c.State != ConnConnected || c.BotID != "777" || c.BotUsername != "ada_bot" || c.MessagesIn != 1 || c.MessagesOut != 1 || c.LastEventAt == nil {
+		if c.State != domain.ConnConnected || c.BotID != "777" || c.BotUsername != "ada_bot" || c.MessagesIn != 1 || c.MessagesOut != 1 || c.LastEventAt == nil {
 			t.Fatalf("connection = %+v", c)
 		}
 	})
@@ -103,15 +105,15 @@ func TestInboxTakesEachMessageOnce(t *testing.T) {
 		la, _, err := s.AcquireLease(ctx, a.ID, "telegram", "replica-a", 10*time.Second)
 		mustOK(t, err)
 		at := clock.now()
-		msg := func(id, chat string, i int) InboxMessage {
-			return InboxMessage{ID: id, Chat: chat, Payload: []byte(`{"id":"` + id + `"}`), ReceivedAt: at.Add(time.Duration(i) * time.Microsecond)}
+		msg := func(id, chat string, i int) domain.InboxMessage {
+			return domain.InboxMessage{ID: id, Chat: chat, Payload: []byte(`{"id":"` + id + `"}`), ReceivedAt: at.Add(time.Duration(i) * time.Microsecond)}
 		}
-		fresh, err := s.TakePlatformMessages(ctx, la, "7:2", []InboxMessage{msg("c:2", "c", 0), msg("c:1", "c", 1)})
+		fresh, err := s.TakePlatformMessages(ctx, la, "7:2", []domain.InboxMessage{msg("c:2", "c", 0), msg("c:1", "c", 1)})
 		mustOK(t, err)
 		if len(fresh) != 2 {
 			t.Fatalf("fresh = %+v; want both", fresh)
 		}
-		fresh, err = s.TakePlatformMessages(ctx, la, "", []InboxMessage{msg("c:1", "c", 2), msg("c:3", "d", 3)})
+		fresh, err = s.TakePlatformMessages(ctx, la, "", []domain.InboxMessage{msg("c:1", "c", 2), msg("c:3", "d", 3)})
 		mustOK(t, err)
 		if len(fresh) != 1 || fresh[0].ID != "c:3" {
 			t.Fatalf("fresh = %+v; want c:3 alone", fresh)
@@ -125,15 +127,15 @@ func TestInboxTakesEachMessageOnce(t *testing.T) {
 		}
 		clock.add(11 * time.Second)
 		_, err = s.FinishPlatformMessage(ctx, la, "c:1")
-		wantErr(t, err, ErrLeaseLost)
+		wantErr(t, err, domain.ErrLeaseLost)
 		lb, ok, err := s.AcquireLease(ctx, a.ID, "telegram", "replica-b", 10*time.Second)
 		if err != nil || !ok || lb.Cursor != "7:2" {
 			t.Fatalf("takeover = %+v, %v, %v; want the cursor stored with the messages", lb, ok, err)
 		}
-		_, err = s.TakePlatformMessages(ctx, la, "", []InboxMessage{msg("c:9", "c", 4)})
-		wantErr(t, err, ErrLeaseLost)
+		_, err = s.TakePlatformMessages(ctx, la, "", []domain.InboxMessage{msg("c:9", "c", 4)})
+		wantErr(t, err, domain.ErrLeaseLost)
 		_, err = s.PendingPlatformMessages(ctx, la)
-		wantErr(t, err, ErrLeaseLost)
+		wantErr(t, err, domain.ErrLeaseLost)
 		pending, err := s.PendingPlatformMessages(ctx, lb)
 		mustOK(t, err)
 		var ids []string
@@ -143,7 +145,7 @@ func TestInboxTakesEachMessageOnce(t *testing.T) {
 		if got := strings.Join(ids, " "); got != `c:1={"id":"c:1"} c:3={"id":"c:3"}` {
 			t.Fatalf("pending = %s; want c:1 then c:3, in the order taken", got)
 		}
-		fresh, err = s.TakePlatformMessages(ctx, lb, "", []InboxMessage{msg("c:2", "c", 5)})
+		fresh, err = s.TakePlatformMessages(ctx, lb, "", []domain.InboxMessage{msg("c:2", "c", 5)})
 		mustOK(t, err)
 		if len(fresh) != 0 {
 			t.Fatalf("a finished message was taken again: %+v", fresh)
@@ -185,10 +187,10 @@ func TestReplicasAndFreeConnections(t *testing.T) {
 		mustOK(t, err)
 		_, _, err = s.AcquireLease(ctx, b.ID, "telegram", "r1", 10*time.Second)
 		mustOK(t, err)
-		mustOK(t, s.ReleaseLease(ctx, la, ConnDisconnected, "stopped"))
+		mustOK(t, s.ReleaseLease(ctx, la, domain.ConnDisconnected, "stopped"))
 		taken, err := s.LeasedElsewhere(ctx, "r2")
 		mustOK(t, err)
-		if len(taken) != 1 || taken[0] != (ConnKey{b.ID, "telegram"}) {
+		if len(taken) != 1 || taken[0] != (domain.ConnKey{AgentID: b.ID, Platform: "telegram"}) {
 			t.Fatalf("leased elsewhere than r2 = %+v; want Bob's telegram alone", taken)
 		}
 		if taken, err = s.LeasedElsewhere(ctx, "r1"); err != nil || len(taken) != 0 {
@@ -208,18 +210,18 @@ func TestConnectionStateChangesEmitEvents(t *testing.T) {
 		ctx := context.Background()
 		acct := mustAccount(t, s, "acme")
 		a := mustAgent(t, s, acct.ID, "bot")
-		w, err := s.CreateWebhook(ctx, Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{string(EventConnectionChanged)}, Enabled: true})
+		w, err := s.CreateWebhook(ctx, domain.Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{string(domain.EventConnectionChanged)}, Enabled: true})
 		mustOK(t, err)
 		l, ok, err := s.AcquireLease(ctx, a.ID, "telegram", "replica-a", 10*time.Second)
 		if err != nil || !ok {
 			t.Fatalf("acquire: %v %v", ok, err)
 		}
-		mustOK(t, s.SetConnectionState(ctx, l, ConnConnected, ""))
-		mustOK(t, s.SetConnectionState(ctx, l, ConnConnected, "")) // no change, no event
-		mustOK(t, s.ReleaseLease(ctx, l, ConnDisconnected, "the agent is inactive"))
-		ds, total, err := s.ListDeliveries(ctx, acct.ID, w.ID, DeliveryQuery{})
+		mustOK(t, s.SetConnectionState(ctx, l, domain.ConnConnected, ""))
+		mustOK(t, s.SetConnectionState(ctx, l, domain.ConnConnected, "")) // no change, no event
+		mustOK(t, s.ReleaseLease(ctx, l, domain.ConnDisconnected, "the agent is inactive"))
+		ds, total, err := s.ListDeliveries(ctx, acct.ID, w.ID, domain.DeliveryQuery{})
 		mustOK(t, err)
-		if total != 2 || ds[0].Type != EventConnectionChanged || ds[1].Type != EventConnectionChanged {
+		if total != 2 || ds[0].Type != domain.EventConnectionChanged || ds[1].Type != domain.EventConnectionChanged {
 			t.Errorf("deliveries: %d %+v", total, ds)
 		}
 	})
@@ -241,22 +243,22 @@ func testSetIdleConnections(t *testing.T, s *Store, hooked bool) {
 	acct := mustAccount(t, s, "acme")
 	a := mustAgent(t, s, acct.ID, "idle")
 	b := mustAgent(t, s, acct.ID, "running")
-	var w Webhook
+	var w domain.Webhook
 	if hooked {
 		var err error
-		w, err = s.CreateWebhook(ctx, Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{string(EventConnectionChanged)}, Enabled: true})
+		w, err = s.CreateWebhook(ctx, domain.Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{string(domain.EventConnectionChanged)}, Enabled: true})
 		mustOK(t, err)
 	}
 	l, ok, err := s.AcquireLease(ctx, b.ID, "telegram", "replica-a", 10*time.Second)
 	if err != nil || !ok {
 		t.Fatalf("acquire: %v %v", ok, err)
 	}
-	mustOK(t, s.SetConnectionState(ctx, l, ConnConnected, ""))
-	idle := []IdleConnection{
-		{AgentID: a.ID, Platform: "telegram", State: ConnDisabled, Reason: "TELEGRAM_BOT_TOKEN missing from settings.secrets"},
-		{AgentID: a.ID, Platform: "discord", State: ConnDisabled, Reason: "DISCORD_BOT_TOKEN missing from settings.secrets"},
-		{AgentID: b.ID, Platform: "telegram", State: ConnDisabled, Reason: "TELEGRAM_BOT_TOKEN missing from settings.secrets"},
-		{AgentID: "agent_gone", Platform: "telegram", State: ConnDisabled, Reason: "x"},
+	mustOK(t, s.SetConnectionState(ctx, l, domain.ConnConnected, ""))
+	idle := []domain.IdleConnection{
+		{AgentID: a.ID, Platform: "telegram", State: domain.ConnDisabled, Reason: "TELEGRAM_BOT_TOKEN missing from settings.secrets"},
+		{AgentID: a.ID, Platform: "discord", State: domain.ConnDisabled, Reason: "DISCORD_BOT_TOKEN missing from settings.secrets"},
+		{AgentID: b.ID, Platform: "telegram", State: domain.ConnDisabled, Reason: "TELEGRAM_BOT_TOKEN missing from settings.secrets"},
+		{AgentID: "agent_gone", Platform: "telegram", State: domain.ConnDisabled, Reason: "x"},
 	}
 	mustOK(t, s.SetIdleConnections(ctx, idle))
 	first, err := s.ListConnections(ctx, acct.ID, a.ID)
@@ -269,19 +271,19 @@ func testSetIdleConnections(t *testing.T, s *Store, hooked bool) {
 		t.Errorf("an unchanged idle state was written again: %+v, then %+v", first, again)
 	}
 	for _, c := range again {
-		if c.State != ConnDisabled || !strings.HasPrefix(c.Reason, strings.ToUpper(c.Platform)) {
+		if c.State != domain.ConnDisabled || !strings.HasPrefix(c.Reason, strings.ToUpper(c.Platform)) {
 			t.Errorf("%s: %s %q, want disabled with its own reason", c.Platform, c.State, c.Reason)
 		}
 	}
 	running, err := s.ListConnections(ctx, acct.ID, b.ID)
 	mustOK(t, err)
-	if running[0].State != ConnConnected {
+	if running[0].State != domain.ConnConnected {
 		t.Errorf("the leased connection is %s; want it untouched", running[0].State)
 	}
 	if !hooked {
 		return
 	}
-	_, total, err := s.ListDeliveries(ctx, acct.ID, w.ID, DeliveryQuery{})
+	_, total, err := s.ListDeliveries(ctx, acct.ID, w.ID, domain.DeliveryQuery{})
 	mustOK(t, err)
 	if total != 3 { // b connected, a's two disabled once each
 		t.Errorf("%d connection.changed deliveries, want 3", total)
@@ -299,7 +301,7 @@ func TestAgentVersionsChangedSincePages(t *testing.T) {
 			mustAgent(t, s, acct.ID, "c").ID}
 		wantClients := map[string]string{want[1]: `["telegram"]`}
 		var got []string
-		for after := (AgentVersion{}); ; {
+		for after := (domain.AgentVersion{}); ; {
 			page, err := s.AgentVersionsChangedSince(ctx, time.Time{}, after, 2)
 			mustOK(t, err)
 			for _, a := range page {
@@ -316,7 +318,7 @@ func TestAgentVersionsChangedSincePages(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("paged %v, want %v", got, want)
 		}
-		recent, err := s.AgentVersionsChangedSince(ctx, time.Now().Add(time.Hour), AgentVersion{}, 10)
+		recent, err := s.AgentVersionsChangedSince(ctx, time.Now().Add(time.Hour), domain.AgentVersion{}, 10)
 		mustOK(t, err)
 		if len(recent) != 0 {
 			t.Errorf("changed in the future: %d agents", len(recent))
@@ -325,14 +327,14 @@ func TestAgentVersionsChangedSincePages(t *testing.T) {
 		// at its end.
 		time.Sleep(2 * time.Millisecond)                     // past the creations' millisecond
 		since := time.Now().UTC().Truncate(time.Millisecond) // the store's precision
-		_, _, err = s.UpdateAgent(ctx, acct.ID, want[0], fields(t, "bio", []string{"changed"}), nil, AnyVersion)
+		_, _, err = s.UpdateAgent(ctx, acct.ID, want[0], fields(t, "bio", []string{"changed"}), nil, domain.AnyVersion)
 		mustOK(t, err)
-		recent, err = s.AgentVersionsChangedSince(ctx, since, AgentVersion{}, 10)
+		recent, err = s.AgentVersionsChangedSince(ctx, since, domain.AgentVersion{}, 10)
 		mustOK(t, err)
 		if len(recent) != 1 || recent[0].ID != want[0] || recent[0].Version != 2 {
 			t.Errorf("changed since the update: %+v, want agent %s at version 2", recent, want[0])
 		}
-		all, err := s.AgentVersionsChangedSince(ctx, time.Time{}, AgentVersion{}, 10)
+		all, err := s.AgentVersionsChangedSince(ctx, time.Time{}, domain.AgentVersion{}, 10)
 		mustOK(t, err)
 		if len(all) != 3 || all[2].ID != want[0] {
 			t.Errorf("every agent by last change: %+v, want %s last", all, want[0])
@@ -356,24 +358,24 @@ func TestOrphanedConnectionShowsDisconnected(t *testing.T) {
 		a := mustAgent(t, s, acct.ID, "Ada")
 		l, _, err := s.AcquireLease(ctx, a.ID, "telegram", "r", 15*time.Second)
 		mustOK(t, err)
-		mustOK(t, s.SetConnectionState(ctx, l, ConnConnected, ""))
-		state := func() Connection {
+		mustOK(t, s.SetConnectionState(ctx, l, domain.ConnConnected, ""))
+		state := func() domain.Connection {
 			conns, err := s.ListConnections(ctx, acct.ID, a.ID)
 			mustOK(t, err)
 			return conns[0]
 		}
-		if c := state(); c.State != ConnConnected {
+		if c := state(); c.State != domain.ConnConnected {
 			t.Fatalf("live connection shown %+v", c)
 		}
 		clock.add(16 * time.Second) // the replica died: no renewal, no release
-		if c := state(); c.State != ConnDisconnected || !strings.Contains(c.Reason, "No replica holds") {
+		if c := state(); c.State != domain.ConnDisconnected || !strings.Contains(c.Reason, "No replica holds") {
 			t.Errorf("orphaned connection shown %+v", c)
 		}
 		l, _, err = s.AcquireLease(ctx, a.ID, "telegram", "r2", 15*time.Second)
 		mustOK(t, err)
-		mustOK(t, s.SetConnectionState(ctx, l, ConnError, "token rejected"))
+		mustOK(t, s.SetConnectionState(ctx, l, domain.ConnError, "token rejected"))
 		clock.add(time.Minute)
-		if c := state(); c.State != ConnError {
+		if c := state(); c.State != domain.ConnError {
 			t.Errorf("an error shown %+v", c)
 		}
 	})

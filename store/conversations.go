@@ -5,44 +5,13 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"gorm.io/gorm"
 )
 
-// Role says who wrote a message.
-type Role string
-
-// The message roles.
-const (
-	RoleUser      Role = "user"
-	RoleAssistant Role = "assistant"
-)
-
-// The platforms a conversation comes from.
-const (
-	PlatformAPI = "api"
-)
-
-// ConversationKind tells a room from a direct conversation.
-type ConversationKind string
-
-// The conversation kinds.
-const (
-	KindRoom   ConversationKind = "room"
-	KindDirect ConversationKind = "direct"
-)
-
-// ConversationRef names the conversation a message belongs to: the room
-// RoomID when set, else the direct conversation with UserID, else none (the
-// message is answered without history). Platform is where a new
-// conversation comes from (PlatformAPI when empty).
-type ConversationRef struct {
-	RoomID   string
-	UserID   string
-	Platform string
-}
-
-// key is the conversation's unique name within its agent; "" for none.
-func (c ConversationRef) key() string {
+// conversationKey is the conversation's unique name within its agent; ""
+// for none.
+func conversationKey(c domain.ConversationRef) string {
 	switch {
 	case c.RoomID != "":
 		return "room:" + c.RoomID
@@ -52,49 +21,8 @@ func (c ConversationRef) key() string {
 	return ""
 }
 
-// Conversation is one stored conversation.
-type Conversation struct {
-	ID            string // "conv_" + lowercase ULID
-	AgentID       string
-	Kind          ConversationKind
-	RoomID        string // rooms only
-	UserID        string // direct conversations only
-	Platform      string
-	MessageCount  int64 // both sides
-	StartedAt     time.Time
-	LastMessageAt time.Time
-	Summary       string // condenses the oldest Summarized messages; "" for none
-	Summarized    int
-}
-
-// Message is one stored message of a conversation.
-type Message struct {
-	ID               string // "msg_" + lowercase ULID; assigned by SaveExchange when empty
-	Role             Role
-	UserID           string // the user who wrote it, or whom the reply answers
-	Text             string
-	Model            string // the model that wrote a reply
-	PromptTokens     int
-	CompletionTokens int
-	TokensUsed       int        // a reply's tokens, prompt and completion
-	ResponseMillis   float64    // a reply's time from request to completion
-	Partial          bool       // a reply cut short when its client went away
-	CreatedAt        time.Time  // UTC, millisecond precision
-	ToolCalls        []ToolCall // a reply's tool calls, in call order
-}
-
-// ToolCall is one tool call of a turn as the API shows it.
-type ToolCall struct {
-	ID         string          `json:"id"`
-	Name       string          `json:"name"`
-	Arguments  json.RawMessage `json:"arguments"`
-	OK         bool            `json:"ok"`
-	Result     string          `json:"result"`
-	DurationMs float64         `json:"durationMs"`
-}
-
 // toolErrors counts the failed calls.
-func toolErrors(calls []ToolCall) int {
+func toolErrors(calls []domain.ToolCall) int {
 	n := 0
 	for _, c := range calls {
 		if !c.OK {
@@ -106,14 +34,14 @@ func toolErrors(calls []ToolCall) int {
 
 // ConversationID returns the id of agent agentID's conversation conv, ""
 // when it does not exist (yet) or conv names none.
-func (s *Store) ConversationID(ctx context.Context, accountID, agentID string, conv ConversationRef) (string, error) {
-	if conv.key() == "" {
+func (s *Store) ConversationID(ctx context.Context, accountID, agentID string, conv domain.ConversationRef) (string, error) {
+	if conversationKey(conv) == "" {
 		return "", nil
 	}
 	db := s.read(ctx)
 	owned := db.Model(&agentRow{}).Select("id").Where("id = ? AND account_id = ?", agentID, accountID)
 	var ids []string
-	err := db.Model(&conversationRow{}).Where("agent_id = (?) AND key = ?", owned, conv.key()).Limit(1).Pluck("id", &ids).Error
+	err := db.Model(&conversationRow{}).Where("agent_id = (?) AND key = ?", owned, conversationKey(conv)).Limit(1).Pluck("id", &ids).Error
 	if err != nil || len(ids) == 0 {
 		return "", wrap("conversation id", err)
 	}
@@ -127,8 +55,8 @@ func (s *Store) ConversationID(ctx context.Context, accountID, agentID string, c
 // names none; ErrNotFound for a missing agent or one of another account.
 // Most turns go to a conversation that exists, so it is read first, off
 // the writer.
-func (s *Store) OpenConversation(ctx context.Context, accountID, agentID string, conv ConversationRef) (string, error) {
-	if id, err := s.ConversationID(ctx, accountID, agentID, conv); id != "" || err != nil || conv.key() == "" {
+func (s *Store) OpenConversation(ctx context.Context, accountID, agentID string, conv domain.ConversationRef) (string, error) {
+	if id, err := s.ConversationID(ctx, accountID, agentID, conv); id != "" || err != nil || conversationKey(conv) == "" {
 		return id, err
 	}
 	var id ctext
@@ -147,20 +75,20 @@ func (s *Store) OpenConversation(ctx context.Context, accountID, agentID string,
 // agentID of account accountID, oldest first. A missing conversation, an
 // agent of another account, or a limit below 1, gives no messages and no
 // error.
-func (s *Store) History(ctx context.Context, accountID, agentID string, conv ConversationRef, limit int) ([]Message, error) {
-	if limit < 1 || conv.key() == "" {
-		return []Message{}, nil
+func (s *Store) History(ctx context.Context, accountID, agentID string, conv domain.ConversationRef, limit int) ([]domain.Message, error) {
+	if limit < 1 || conversationKey(conv) == "" {
+		return []domain.Message{}, nil
 	}
 	db := s.read(ctx)
 	owned := db.Model(&agentRow{}).Select("id").Where("id = ? AND account_id = ?", agentID, accountID)
-	convID := db.Model(&conversationRow{}).Select("id").Where("agent_id = (?) AND key = ?", owned, conv.key())
+	convID := db.Model(&conversationRow{}).Select("id").Where("agent_id = (?) AND key = ?", owned, conversationKey(conv))
 	var rows []messageRow
 	err := db.Where("conversation_id = (?)", convID).
 		Order("created_at DESC, id DESC").Limit(limit).Find(&rows).Error
 	if err != nil {
 		return nil, wrap("history", err)
 	}
-	out := make([]Message, len(rows))
+	out := make([]domain.Message, len(rows))
 	for i, r := range rows {
 		out[len(rows)-1-i] = toMessage(r)
 	}
@@ -177,10 +105,10 @@ func (s *Store) History(ctx context.Context, accountID, agentID string, conv Con
 // than the user message so History keeps their order. It returns
 // ErrNotFound if the agent is gone or belongs to another account. It emits
 // message.completed in the same transaction.
-func (s *Store) SaveExchange(ctx context.Context, accountID, agentID string, conv ConversationRef, user, reply Message) (Message, string, error) {
+func (s *Store) SaveExchange(ctx context.Context, accountID, agentID string, conv domain.ConversationRef, user, reply domain.Message) (domain.Message, string, error) {
 	t := s.now()
-	user = fillMessage(user, RoleUser, t)
-	reply = fillMessage(reply, RoleAssistant, t)
+	user = fillMessage(user, domain.RoleUser, t)
+	reply = fillMessage(reply, domain.RoleAssistant, t)
 	if !reply.CreatedAt.After(user.CreatedAt) {
 		reply.CreatedAt = user.CreatedAt.Add(time.Millisecond)
 	}
@@ -188,7 +116,7 @@ func (s *Store) SaveExchange(ctx context.Context, accountID, agentID string, con
 	err := s.writeEventsVia(s.writeGrouped, ctx, "save exchange", func(tx *gorm.DB, emit emitFunc) error {
 		convID = ""
 		known := true // no conversation: none to open
-		if conv.key() != "" {
+		if conversationKey(conv) != "" {
 			var err error
 			if convID, known, err = findConversation(tx, agentID, conv); err != nil {
 				return err
@@ -198,7 +126,7 @@ func (s *Store) SaveExchange(ctx context.Context, accountID, agentID string, con
 		if err != nil {
 			return err
 		}
-		if conv.key() != "" {
+		if conversationKey(conv) != "" {
 			if convID, err = addToConversation(tx, accountID, agentID, conv, convID, user, reply); err != nil {
 				return err
 			}
@@ -212,14 +140,14 @@ func (s *Store) SaveExchange(ctx context.Context, accountID, agentID string, con
 		return emit(messageCompleted(accountID, agentID, conv, string(convID), user, reply))
 	})
 	if err != nil {
-		return Message{}, "", err
+		return domain.Message{}, "", err
 	}
 	return reply, string(convID), nil
 }
 
 // findConversation returns the id of the agent's conversation conv and
 // true, or "" and false when it does not exist yet.
-func findConversation(tx *gorm.DB, agentID string, conv ConversationRef) (ctext, bool, error) {
+func findConversation(tx *gorm.DB, agentID string, conv domain.ConversationRef) (ctext, bool, error) {
 	id, err := conversationID(tx, agentID, conv)
 	if isNotFound(err) {
 		return "", false, nil
@@ -246,7 +174,7 @@ func countExchange(tx *gorm.DB, accountID, agentID string, opens bool) (webhooks
 	case err != nil:
 		return 0, err
 	case len(rows) == 0:
-		return 0, ErrNotFound
+		return 0, domain.ErrNotFound
 	}
 	return rows[0].WebhookCount, nil
 }
@@ -256,7 +184,7 @@ func countExchange(tx *gorm.DB, accountID, agentID string, opens bool) (webhooks
 // it as opened), and returns its id. A new conversation is created with
 // its count and last activity; when a concurrent first message created it
 // meanwhile (PostgreSQL), that one counted it and this count is undone.
-func addToConversation(tx *gorm.DB, accountID, agentID string, conv ConversationRef, convID ctext, user, reply Message) (ctext, error) {
+func addToConversation(tx *gorm.DB, accountID, agentID string, conv domain.ConversationRef, convID ctext, user, reply domain.Message) (ctext, error) {
 	msgs := []messageRow{fromMessage(user, ""), fromMessage(reply, "")}
 	fresh := false
 	if convID == "" {
@@ -321,7 +249,7 @@ func countOnConversation(tx *gorm.DB, id ctext, n int, last time.Time) error {
 // conversation returns the id of the agent's conversation conv, creating it
 // (and counting it on the agent) when it does not exist. Most messages go
 // to a conversation that exists, so it is looked for first.
-func conversation(tx *gorm.DB, accountID, agentID string, conv ConversationRef, t time.Time) (ctext, error) {
+func conversation(tx *gorm.DB, accountID, agentID string, conv domain.ConversationRef, t time.Time) (ctext, error) {
 	if id, err := conversationID(tx, agentID, conv); err == nil || !isNotFound(err) {
 		return id, err
 	}
@@ -337,15 +265,15 @@ func conversation(tx *gorm.DB, accountID, agentID string, conv ConversationRef, 
 // when a concurrent first message created it meanwhile, its id and false.
 // ON CONFLICT DO NOTHING keeps such messages from failing: the one that
 // did not create it looks for it again.
-func createConversation(tx *gorm.DB, agentID string, conv ConversationRef, t time.Time, messages int, last time.Time) (ctext, bool, error) {
-	row := conversationRow{ID: ctext(newID("conv_", t)), AgentID: ctext(agentID), Key: ctext(conv.key()),
-		Kind: string(KindDirect), UserID: conv.UserID, Platform: ctext(conv.Platform), MessageCount: int64(messages),
+func createConversation(tx *gorm.DB, agentID string, conv domain.ConversationRef, t time.Time, messages int, last time.Time) (ctext, bool, error) {
+	row := conversationRow{ID: ctext(newID("conv_", t)), AgentID: ctext(agentID), Key: ctext(conversationKey(conv)),
+		Kind: string(domain.KindDirect), UserID: conv.UserID, Platform: ctext(conv.Platform), MessageCount: int64(messages),
 		CreatedAt: t, LastMessageAt: last}
 	if conv.RoomID != "" {
-		row.Kind, row.RoomID, row.UserID = string(KindRoom), conv.RoomID, ""
+		row.Kind, row.RoomID, row.UserID = string(domain.KindRoom), conv.RoomID, ""
 	}
 	if row.Platform == "" {
-		row.Platform = PlatformAPI
+		row.Platform = domain.PlatformAPI
 	}
 	res := tx.Exec(createConversationSQL, row.ID, row.AgentID, row.Key, row.Kind, row.RoomID, row.UserID, row.Platform,
 		row.MessageCount, row.CreatedAt, row.LastMessageAt)
@@ -361,9 +289,9 @@ func createConversation(tx *gorm.DB, agentID string, conv ConversationRef, t tim
 
 // conversationID reads the id of the agent's conversation conv; a GORM
 // not-found error when there is none.
-func conversationID(tx *gorm.DB, agentID string, conv ConversationRef) (ctext, error) {
+func conversationID(tx *gorm.DB, agentID string, conv domain.ConversationRef) (ctext, error) {
 	var ids []ctext
-	err := tx.Raw("SELECT id FROM conversations WHERE agent_id = ? AND key = ?", agentID, conv.key()).Scan(&ids).Error
+	err := tx.Raw("SELECT id FROM conversations WHERE agent_id = ? AND key = ?", agentID, conversationKey(conv)).Scan(&ids).Error
 	if err == nil && len(ids) == 0 {
 		err = gorm.ErrRecordNotFound
 	}
@@ -379,7 +307,7 @@ func countOnAgent(tx *gorm.DB, agentID, column string, delta int) error {
 }
 
 // fillMessage fills the defaults of a message being saved.
-func fillMessage(m Message, role Role, t time.Time) Message {
+func fillMessage(m domain.Message, role domain.Role, t time.Time) domain.Message {
 	if m.ID == "" {
 		m.ID = newID("msg_", t)
 	}
@@ -393,7 +321,7 @@ func fillMessage(m Message, role Role, t time.Time) Message {
 	return m
 }
 
-func fromMessage(m Message, convID ctext) messageRow {
+func fromMessage(m domain.Message, convID ctext) messageRow {
 	return messageRow{
 		ID: ctext(m.ID), ConversationID: convID, Role: string(m.Role), UserID: m.UserID, Text: m.Text,
 		Model: m.Model, PromptTokens: m.PromptTokens, CompletionTokens: m.CompletionTokens,
@@ -402,9 +330,9 @@ func fromMessage(m Message, convID ctext) messageRow {
 	}
 }
 
-func toMessage(r messageRow) Message {
-	return Message{
-		ID: string(r.ID), Role: Role(r.Role), UserID: r.UserID, Text: r.Text, Model: r.Model,
+func toMessage(r messageRow) domain.Message {
+	return domain.Message{
+		ID: string(r.ID), Role: domain.Role(r.Role), UserID: r.UserID, Text: r.Text, Model: r.Model,
 		PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens,
 		TokensUsed: r.TokensUsed, ResponseMillis: r.ResponseMillis, Partial: r.Partial, CreatedAt: utc(r.CreatedAt),
 		ToolCalls: decodeToolCalls(r.ToolCalls),
@@ -413,7 +341,7 @@ func toMessage(r messageRow) Message {
 
 // encodeToolCalls is the stored form of a reply's tool calls: "" for none,
 // so the many replies without tools cost no bytes.
-func encodeToolCalls(calls []ToolCall) string {
+func encodeToolCalls(calls []domain.ToolCall) string {
 	if len(calls) == 0 {
 		return ""
 	}
@@ -423,17 +351,17 @@ func encodeToolCalls(calls []ToolCall) string {
 
 // decodeToolCalls reads the stored form; "" (or a row written before
 // tools) is none.
-func decodeToolCalls(stored string) []ToolCall {
-	var calls []ToolCall
+func decodeToolCalls(stored string) []domain.ToolCall {
+	var calls []domain.ToolCall
 	if stored != "" {
 		_ = json.Unmarshal([]byte(stored), &calls) // written by encodeToolCalls
 	}
 	return calls
 }
 
-func toConversation(r conversationRow) Conversation {
-	return Conversation{
-		ID: string(r.ID), AgentID: string(r.AgentID), Kind: ConversationKind(r.Kind), RoomID: r.RoomID,
+func toConversation(r conversationRow) domain.Conversation {
+	return domain.Conversation{
+		ID: string(r.ID), AgentID: string(r.AgentID), Kind: domain.ConversationKind(r.Kind), RoomID: r.RoomID,
 		UserID: r.UserID, Platform: string(r.Platform), MessageCount: r.MessageCount,
 		StartedAt: utc(r.CreatedAt), LastMessageAt: utc(r.LastMessageAt), Summary: r.Summary, Summarized: r.Summarized,
 	}
@@ -447,13 +375,13 @@ func (s *Store) ReplyPartial(ctx context.Context, accountID, agentID, id string)
 		Joins("JOIN conversations ON conversations.id = messages.conversation_id").
 		Joins("JOIN agents ON agents.id = conversations.agent_id").
 		Where("messages.id = ? AND messages.role = ? AND conversations.agent_id = ? AND agents.account_id = ?",
-			id, RoleAssistant, agentID, accountID).
+			id, domain.RoleAssistant, agentID, accountID).
 		Pluck("messages.partial", &partial).Error
 	if err != nil {
 		return false, wrap("read reply", err)
 	}
 	if len(partial) == 0 {
-		return false, &Error{Code: CodeNotFound, Resource: "message"}
+		return false, &domain.Error{Code: domain.CodeNotFound, Resource: "message"}
 	}
 	return partial[0], nil
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/domain"
 )
 
 func TestSaveExchangeAndHistory(t *testing.T) {
@@ -19,10 +21,10 @@ func TestSaveExchangeAndHistory(t *testing.T) {
 		for i := 1; i <= 3; i++ {
 			clock.add(time.Second)
 			reply, _, err := s.SaveExchange(ctx, acct.ID, a.ID, ref("user:u1"),
-				Message{UserID: "u1", Text: fmt.Sprint("q", i)},
-				Message{UserID: "u1", Text: fmt.Sprint("r", i), Model: "gpt-4o-mini", PromptTokens: 10, CompletionTokens: i})
+				domain.Message{UserID: "u1", Text: fmt.Sprint("q", i)},
+				domain.Message{UserID: "u1", Text: fmt.Sprint("r", i), Model: "gpt-4o-mini", PromptTokens: 10, CompletionTokens: i})
 			mustOK(t, err)
-			if !strings.HasPrefix(reply.ID, "msg_") || reply.Role != RoleAssistant || reply.Text != fmt.Sprint("r", i) ||
+			if !strings.HasPrefix(reply.ID, "msg_") || reply.Role != domain.RoleAssistant || reply.Text != fmt.Sprint("r", i) ||
 				!reply.CreatedAt.After(clock.now()) {
 				t.Errorf("reply = %+v", reply)
 			}
@@ -33,7 +35,7 @@ func TestSaveExchangeAndHistory(t *testing.T) {
 		if got := texts(h); got != fmt.Sprint(want) {
 			t.Errorf("history = %s, want %v", got, want)
 		}
-		if h[0].Role != RoleUser || h[0].UserID != "u1" || h[5].Model != "gpt-4o-mini" || h[5].CompletionTokens != 3 ||
+		if h[0].Role != domain.RoleUser || h[0].UserID != "u1" || h[5].Model != "gpt-4o-mini" || h[5].CompletionTokens != 3 ||
 			h[5].PromptTokens != 10 || h[0].CreatedAt.Location() != time.UTC {
 			t.Errorf("stored messages = %+v", h)
 		}
@@ -62,8 +64,8 @@ func TestSaveExchangeKeepsCallerValues(t *testing.T) {
 	a := mustAgent(t, s, acct.ID, "chatty")
 	at := t0.Add(123456789 * time.Nanosecond)
 	reply, _, err := s.SaveExchange(ctx, acct.ID, a.ID, ref("room:r1"),
-		Message{ID: "msg_zzz", UserID: "u1", Text: "hi", CreatedAt: at},
-		Message{ID: "msg_aaa", Text: "hello", CreatedAt: at})
+		domain.Message{ID: "msg_zzz", UserID: "u1", Text: "hi", CreatedAt: at},
+		domain.Message{ID: "msg_aaa", Text: "hello", CreatedAt: at})
 	mustOK(t, err)
 	if reply.ID != "msg_aaa" || !reply.CreatedAt.Equal(t0.Add(124*time.Millisecond)) {
 		t.Errorf("reply = %+v, want id msg_aaa one millisecond after the question", reply)
@@ -83,12 +85,12 @@ func TestMetricsCounters(t *testing.T) {
 		a := mustAgent(t, s, acct.ID, "chatty")
 		for _, key := range []string{"user:u1", "user:u1", "room:r1", "", "user:u2", ""} {
 			clock.add(time.Second)
-			_, _, err := s.SaveExchange(ctx, acct.ID, a.ID, ref(key), Message{Text: "q"}, Message{Text: "r"})
+			_, _, err := s.SaveExchange(ctx, acct.ID, a.ID, ref(key), domain.Message{Text: "q"}, domain.Message{Text: "r"})
 			mustOK(t, err)
 		}
 		got, err := s.GetAgent(ctx, acct.ID, a.ID)
 		mustOK(t, err)
-		if got.Metrics != (Metrics{TotalMessages: 6, TotalConversations: 3, Uptime: 100}) {
+		if got.Metrics != (domain.Metrics{TotalMessages: 6, TotalConversations: 3, Uptime: 100}) {
 			t.Errorf("metrics = %+v", got.Metrics)
 		}
 		if !got.UpdatedAt.Equal(a.UpdatedAt) {
@@ -99,12 +101,12 @@ func TestMetricsCounters(t *testing.T) {
 		if len(h) != 0 {
 			t.Errorf("keyless exchanges were stored: %v", h)
 		}
-		_, _, err = s.SaveExchange(ctx, acct.ID, "agent_missing", ref(""), Message{Text: "q"}, Message{Text: "r"})
-		wantErr(t, err, ErrNotFound)
+		_, _, err = s.SaveExchange(ctx, acct.ID, "agent_missing", ref(""), domain.Message{Text: "q"}, domain.Message{Text: "r"})
+		wantErr(t, err, domain.ErrNotFound)
 	})
 }
 
-func texts(ms []Message) string {
+func texts(ms []domain.Message) string {
 	out := make([]string, len(ms))
 	for i, m := range ms {
 		out[i] = m.Text
@@ -120,7 +122,7 @@ func TestHistoryAndExchangeAreScopedToTheAccount(t *testing.T) {
 		acct := mustAccount(t, s, "acme")
 		other := mustAccount(t, s, "other")
 		a := mustAgent(t, s, acct.ID, "private")
-		_, _, err := s.SaveExchange(ctx, acct.ID, a.ID, ref("user:u1"), Message{Text: "secret plan"}, Message{Text: "noted"})
+		_, _, err := s.SaveExchange(ctx, acct.ID, a.ID, ref("user:u1"), domain.Message{Text: "secret plan"}, domain.Message{Text: "noted"})
 		mustOK(t, err)
 
 		h, err := s.History(ctx, other.ID, a.ID, ref("user:u1"), 10)
@@ -128,8 +130,8 @@ func TestHistoryAndExchangeAreScopedToTheAccount(t *testing.T) {
 		if len(h) != 0 {
 			t.Errorf("another account read the history: %v", h)
 		}
-		_, _, err = s.SaveExchange(ctx, other.ID, a.ID, ref("user:u1"), Message{Text: "q"}, Message{Text: "r"})
-		wantErr(t, err, ErrNotFound)
+		_, _, err = s.SaveExchange(ctx, other.ID, a.ID, ref("user:u1"), domain.Message{Text: "q"}, domain.Message{Text: "r"})
+		wantErr(t, err, domain.ErrNotFound)
 		if got := mustGet(t, s, acct.ID, a.ID); got.Metrics.TotalMessages != 1 {
 			t.Errorf("another account's exchange counted: %d messages", got.Metrics.TotalMessages)
 		}
@@ -149,9 +151,9 @@ func TestConcurrentFirstMessagesOpenOneConversation(t *testing.T) {
 		acct := mustAccount(t, s, "acme")
 		a := mustAgent(t, s, acct.ID, "busy")
 		const senders = 16
-		replies := make([]Message, senders)
+		replies := make([]domain.Message, senders)
 		for _, err := range together(senders, func(i int) (err error) {
-			replies[i], _, err = s.SaveExchange(ctx, acct.ID, a.ID, ref("user:ann"), Message{Text: "hi", UserID: "ann"}, Message{Text: "hello"})
+			replies[i], _, err = s.SaveExchange(ctx, acct.ID, a.ID, ref("user:ann"), domain.Message{Text: "hi", UserID: "ann"}, domain.Message{Text: "hello"})
 			return err
 		}) {
 			mustOK(t, err)
@@ -159,7 +161,7 @@ func TestConcurrentFirstMessagesOpenOneConversation(t *testing.T) {
 		got := mustGet(t, s, acct.ID, a.ID)
 		c, err := s.FindConversation(ctx, acct.ID, a.ID, ref("user:ann"))
 		mustOK(t, err)
-		aReply := slices.ContainsFunc(replies, func(r Message) bool { return r.CreatedAt.Equal(c.LastMessageAt) })
+		aReply := slices.ContainsFunc(replies, func(r domain.Message) bool { return r.CreatedAt.Equal(c.LastMessageAt) })
 		if got.Metrics.TotalConversations != 1 || got.Metrics.TotalMessages != senders || c.MessageCount != 2*senders || !aReply {
 			t.Errorf("agent counts %d conversations and %d messages; the conversation %d messages, last at %s (want 1, %d, %d, a reply's)",
 				got.Metrics.TotalConversations, got.Metrics.TotalMessages, c.MessageCount, c.LastMessageAt, senders, 2*senders)
@@ -187,7 +189,7 @@ func TestOpenConversationBeforeTheExchange(t *testing.T) {
 		if ids[0] == "" || slices.ContainsFunc(ids, func(id string) bool { return id != ids[0] }) {
 			t.Fatalf("opened %v, want one conversation", ids)
 		}
-		_, convID, err := s.SaveExchange(ctx, acct.ID, a.ID, ref("user:ann"), Message{Text: "hi", UserID: "ann"}, Message{Text: "hello"})
+		_, convID, err := s.SaveExchange(ctx, acct.ID, a.ID, ref("user:ann"), domain.Message{Text: "hi", UserID: "ann"}, domain.Message{Text: "hello"})
 		mustOK(t, err)
 		c, err := s.FindConversation(ctx, acct.ID, a.ID, ref("user:ann"))
 		mustOK(t, err)
@@ -200,6 +202,6 @@ func TestOpenConversationBeforeTheExchange(t *testing.T) {
 			t.Errorf("no conversation named: %q, %v", id, err)
 		}
 		_, err = s.OpenConversation(ctx, other.ID, a.ID, ref("user:bob"))
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 	})
 }

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"testing"
+
+	"github.com/agentd/agentd/domain"
 )
 
 func TestDeleteProtection(t *testing.T) {
@@ -13,25 +15,25 @@ func TestDeleteProtection(t *testing.T) {
 		if !a.DeleteProtection {
 			t.Fatal("deleteProtection not derived on create")
 		}
-		got, err := s.DeleteAgent(ctx, acct.ID, a.ID, AnyVersion)
-		wantErr(t, err, ErrDeleteProtected)
+		got, err := s.DeleteAgent(ctx, acct.ID, a.ID, domain.AnyVersion)
+		wantErr(t, err, domain.ErrDeleteProtected)
 		if got.ID != a.ID || got.Name != "keeper" {
 			t.Errorf("protected delete returned %+v", got)
 		}
 		if _, err := s.GetAgent(ctx, acct.ID, a.ID); err != nil {
 			t.Fatalf("protected agent gone: %v", err)
 		}
-		_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "deleteProtection", false), nil, AnyVersion)
+		_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "deleteProtection", false), nil, domain.AnyVersion)
 		mustOK(t, err)
-		got, err = s.DeleteAgent(ctx, acct.ID, a.ID, AnyVersion)
+		got, err = s.DeleteAgent(ctx, acct.ID, a.ID, domain.AnyVersion)
 		mustOK(t, err)
 		if got.ID != a.ID || got.Name != "keeper" || got.Fields["name"] == nil {
 			t.Errorf("deleted agent = %+v", got)
 		}
 		_, err = s.GetAgent(ctx, acct.ID, a.ID)
-		wantErr(t, err, ErrNotFound)
-		_, err = s.DeleteAgent(ctx, acct.ID, a.ID, AnyVersion)
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
+		_, err = s.DeleteAgent(ctx, acct.ID, a.ID, domain.AnyVersion)
+		wantErr(t, err, domain.ErrNotFound)
 	})
 }
 
@@ -43,11 +45,11 @@ func TestDeleteCascades(t *testing.T) {
 		b := mustAgent(t, s, acct.ID, "bystander")
 		for _, key := range []string{"user:u1", "room:r1"} {
 			for _, id := range []string{a.ID, b.ID} {
-				_, _, err := s.SaveExchange(ctx, acct.ID, id, ref(key), Message{Text: "hi", UserID: "u1"}, Message{Text: "hello"})
+				_, _, err := s.SaveExchange(ctx, acct.ID, id, ref(key), domain.Message{Text: "hi", UserID: "u1"}, domain.Message{Text: "hello"})
 				mustOK(t, err)
 			}
 		}
-		_, err := s.DeleteAgent(ctx, acct.ID, a.ID, AnyVersion)
+		_, err := s.DeleteAgent(ctx, acct.ID, a.ID, domain.AnyVersion)
 		mustOK(t, err)
 		for _, key := range []string{"user:u1", "room:r1"} {
 			h, err := s.History(ctx, acct.ID, a.ID, ref(key), 10)
@@ -67,8 +69,8 @@ func TestDeleteCascades(t *testing.T) {
 		if convs != 2 || msgs != 4 {
 			t.Errorf("left %d conversations and %d messages, want 2 and 4", convs, msgs)
 		}
-		_, _, err = s.SaveExchange(ctx, acct.ID, a.ID, ref("user:u1"), Message{Text: "hi"}, Message{Text: "hello"})
-		wantErr(t, err, ErrNotFound)
+		_, _, err = s.SaveExchange(ctx, acct.ID, a.ID, ref("user:u1"), domain.Message{Text: "hi"}, domain.Message{Text: "hello"})
+		wantErr(t, err, domain.ErrNotFound)
 	})
 }
 
@@ -79,7 +81,7 @@ func TestForeignKeysCascade(t *testing.T) {
 		ctx := context.Background()
 		acct := mustAccount(t, s, "acme")
 		a := mustAgent(t, s, acct.ID, "chatty")
-		_, _, err := s.SaveExchange(ctx, acct.ID, a.ID, ref("user:u1"), Message{Text: "q"}, Message{Text: "r"})
+		_, _, err := s.SaveExchange(ctx, acct.ID, a.ID, ref("user:u1"), domain.Message{Text: "q"}, domain.Message{Text: "r"})
 		mustOK(t, err)
 		mustOK(t, s.w.Exec("DELETE FROM agents WHERE id = ?", a.ID).Error)
 		var convs, msgs int64

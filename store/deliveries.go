@@ -8,38 +8,13 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/agentd/agentd/outbox"
+	"github.com/agentd/agentd/domain"
 	"gorm.io/gorm"
-)
-
-// DeliveryStatus is where a delivery stands.
-type DeliveryStatus string
-
-// The delivery states.
-const (
-	DeliveryPending   DeliveryStatus = "pending"
-	DeliverySucceeded DeliveryStatus = "succeeded"
-	DeliveryFailed    DeliveryStatus = "failed"
 )
 
 // DisableAfter is how many deliveries in a row must fail for a webhook to
 // be disabled.
 const DisableAfter = 50
-
-// Delivery is one event sent to one webhook.
-type Delivery struct {
-	ID             string // "whd_" + lowercase ULID
-	WebhookID      string
-	EventID        string // "evt_" + lowercase ULID, the webhook-id header
-	Type           EventType
-	Status         DeliveryStatus
-	Attempts       int
-	LastStatusCode int    // 0: no answer yet
-	LastError      string // why the latest attempt failed
-	NextAttemptAt  time.Time
-	CreatedAt      time.Time
-	LastAttemptAt  time.Time // zero before the first attempt
-}
 
 // deliveryRow is a row of webhook_deliveries. A pending row is due at
 // NextAttemptAt; a worker claims it by moving NextAttemptAt past its
@@ -84,16 +59,10 @@ func webhookModels() []any {
 	return []any{&webhookRow{}, &eventRow{}, &deliveryRow{}, &attemptRow{}}
 }
 
-// DeliveryQuery selects a page of a webhook's deliveries, newest first.
-type DeliveryQuery struct {
-	Page, Limit int            // as in ConversationQuery
-	Status      DeliveryStatus // "" for every status
-}
-
 // ListDeliveries returns a page of the deliveries of webhook webhookID of
 // account accountID and how many match q; ErrWebhookNotFound for a webhook
 // the account lacks.
-func (s *Store) ListDeliveries(ctx context.Context, accountID, webhookID string, q DeliveryQuery) ([]Delivery, int64, error) {
+func (s *Store) ListDeliveries(ctx context.Context, accountID, webhookID string, q domain.DeliveryQuery) ([]domain.Delivery, int64, error) {
 	db := s.read(ctx)
 	if _, err := findWebhook(db, accountID, webhookID); err != nil {
 		return nil, 0, wrap("list deliveries", err)
@@ -109,13 +78,13 @@ func (s *Store) ListDeliveries(ctx context.Context, accountID, webhookID string,
 	}
 	page, limit, past := pageBounds(q.Page, q.Limit, total)
 	if past {
-		return []Delivery{}, total, nil
+		return []domain.Delivery{}, total, nil
 	}
 	var rows []deliveryRow
 	if err := sel.Order("created_at DESC, id DESC").Offset((page - 1) * limit).Limit(limit).Find(&rows).Error; err != nil {
 		return nil, 0, wrap("list deliveries", err)
 	}
-	out := make([]Delivery, len(rows))
+	out := make([]domain.Delivery, len(rows))
 	for i, r := range rows {
 		out[i] = toDelivery(r)
 	}
@@ -131,10 +100,10 @@ func (s *Store) RetryDelivery(ctx context.Context, accountID, webhookID, deliver
 			return err
 		}
 		res := tx.Model(&deliveryRow{}).Where("id = ? AND webhook_id = ?", deliveryID, webhookID).Updates(map[string]any{
-			"status": string(DeliveryPending), "next_attempt_at": s.now(), "claim": "", "final": true,
+			"status": string(domain.DeliveryPending), "next_attempt_at": s.now(), "claim": "", "final": true,
 		})
 		if res.Error == nil && res.RowsAffected == 0 {
-			return ErrDeliveryNotFound
+			return domain.ErrDeliveryNotFound
 		}
 		return res.Error
 	})
@@ -143,12 +112,6 @@ func (s *Store) RetryDelivery(ctx context.Context, accountID, webhookID, deliver
 	}
 	return err
 }
-
-// Job is a claimed delivery (see outbox.Job).
-type Job = outbox.Job
-
-// Attempt is the outcome of one attempt of a Job (see outbox.Attempt).
-type Attempt = outbox.Attempt
 
 // WakeWorkers is signalled after a commit that queued deliveries in this
 // process, so workers need not wait for their next poll.
@@ -168,9 +131,9 @@ func (s *Store) wakeWorkers() {
 // meanwhile. PostgreSQL skips rows other replicas are claiming (FOR UPDATE
 // SKIP LOCKED); SQLite's single writer serializes claims. A webhook whose
 // secret cannot be decrypted gets no delivery.
-func (s *Store) ClaimDeliveries(ctx context.Context, n int, lease time.Duration) ([]Job, error) {
+func (s *Store) ClaimDeliveries(ctx context.Context, n int, lease time.Duration) ([]domain.Job, error) {
 	t := s.now()
-	due := s.read(ctx).Model(&deliveryRow{}).Where("status = ? AND next_attempt_at <= ?", string(DeliveryPending), t)
+	due := s.read(ctx).Model(&deliveryRow{}).Where("status = ? AND next_attempt_at <= ?", string(domain.DeliveryPending), t)
 	var some []deliveryRow
 	if err := due.Select("id").Limit(1).Find(&some).Error; err != nil || len(some) == 0 {
 		return nil, wrap("claim deliveries", err) // nothing due: no write
@@ -183,12 +146,12 @@ func (s *Store) ClaimDeliveries(ctx context.Context, n int, lease time.Duration)
 	if s.postgres {
 		lock = " FOR UPDATE OF d SKIP LOCKED"
 	}
-	var jobs []Job
+	var jobs []domain.Job
 	err = s.write(ctx, "claim deliveries", func(tx *gorm.DB) error {
 		var ids []string
 		err := tx.Raw(`SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
 			WHERE d.status = ? AND d.next_attempt_at <= ? AND w.enabled = ?
-			ORDER BY d.next_attempt_at LIMIT ?`+lock, string(DeliveryPending), t, true, n).Scan(&ids).Error
+			ORDER BY d.next_attempt_at LIMIT ?`+lock, string(domain.DeliveryPending), t, true, n).Scan(&ids).Error
 		if err != nil || len(ids) == 0 {
 			return err
 		}
@@ -203,7 +166,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, n int, lease time.Duration)
 }
 
 // loadJobs reads the claimed deliveries with their events and webhooks.
-func (s *Store) loadJobs(tx *gorm.DB, ids []string, claim string, t time.Time) ([]Job, error) {
+func (s *Store) loadJobs(tx *gorm.DB, ids []string, claim string, t time.Time) ([]domain.Job, error) {
 	var rows []struct {
 		ID, WebhookID, EventID, URL, Body, Secret, PrevSecret, TraceParent string
 		PrevSecretUntil                                                    *time.Time
@@ -217,9 +180,9 @@ func (s *Store) loadJobs(tx *gorm.DB, ids []string, claim string, t time.Time) (
 	if err != nil {
 		return nil, err
 	}
-	jobs := make([]Job, 0, len(rows))
+	jobs := make([]domain.Job, 0, len(rows))
 	for _, r := range rows {
-		job := Job{DeliveryID: r.ID, WebhookID: r.WebhookID, EventID: r.EventID, URL: r.URL, Body: []byte(r.Body),
+		job := domain.Job{DeliveryID: r.ID, WebhookID: r.WebhookID, EventID: r.EventID, URL: r.URL, Body: []byte(r.Body),
 			Attempts: r.Attempts, Final: r.Final, Claim: claim, Origin: r.TraceParent}
 		stored := []string{r.Secret}
 		if r.PrevSecret != "" && r.PrevSecretUntil != nil && r.PrevSecretUntil.After(t) {
@@ -245,13 +208,13 @@ func (s *Store) loadJobs(tx *gorm.DB, ids []string, claim string, t time.Time) (
 // webhook was deleted) records nothing. A delivery that fails for good
 // disables its webhook when the webhook's last DisableAfter finished
 // deliveries all failed.
-func (s *Store) FinishAttempt(ctx context.Context, job Job, a Attempt) error {
-	status, next := DeliveryPending, msPtr(&a.RetryAt)
+func (s *Store) FinishAttempt(ctx context.Context, job domain.Job, a domain.Attempt) error {
+	status, next := domain.DeliveryPending, msPtr(&a.RetryAt)
 	switch {
 	case a.Succeeded:
-		status, next = DeliverySucceeded, nil
+		status, next = domain.DeliverySucceeded, nil
 	case a.RetryAt.IsZero():
-		status, next = DeliveryFailed, nil
+		status, next = domain.DeliveryFailed, nil
 	}
 	at := a.At.UTC().Truncate(time.Millisecond)
 	return s.write(ctx, "finish attempt", func(tx *gorm.DB) error {
@@ -259,7 +222,7 @@ func (s *Store) FinishAttempt(ctx context.Context, job Job, a Attempt) error {
 		// together count one after the other: each counting only what was
 		// committed, the last ones could all miss the DisableAfter-th.
 		// Locking before the delivery row keeps the order DeleteWebhook takes.
-		if status == DeliveryFailed {
+		if status == domain.DeliveryFailed {
 			var w webhookRow
 			err := forUpdate(tx).Select("id").Take(&w, "id = ?", job.WebhookID).Error
 			if errors.Is(err, gorm.ErrRecordNotFound) {
@@ -278,7 +241,7 @@ func (s *Store) FinishAttempt(ctx context.Context, job Job, a Attempt) error {
 		}
 		err := tx.Create(&attemptRow{DeliveryID: ctext(job.DeliveryID), At: at, StatusCode: a.StatusCode,
 			Error: a.Error, Millis: a.Duration.Milliseconds()}).Error
-		if err != nil || status != DeliveryFailed {
+		if err != nil || status != domain.DeliveryFailed {
 			return err
 		}
 		return disableIfFailing(tx, job.WebhookID)
@@ -289,13 +252,13 @@ func (s *Store) FinishAttempt(ctx context.Context, job Job, a Attempt) error {
 // finished deliveries all failed.
 func disableIfFailing(tx *gorm.DB, webhookID string) error {
 	var statuses []string
-	err := tx.Model(&deliveryRow{}).Where("webhook_id = ? AND status <> ?", webhookID, string(DeliveryPending)).
+	err := tx.Model(&deliveryRow{}).Where("webhook_id = ? AND status <> ?", webhookID, string(domain.DeliveryPending)).
 		Order("last_attempt_at DESC").Limit(DisableAfter).Pluck("status", &statuses).Error
 	if err != nil || len(statuses) < DisableAfter {
 		return err
 	}
 	for _, st := range statuses {
-		if st != string(DeliveryFailed) {
+		if st != string(domain.DeliveryFailed) {
 			return nil
 		}
 	}
@@ -314,11 +277,11 @@ func newClaim() (string, error) {
 	return hex.EncodeToString(b), nil
 }
 
-func toDelivery(r deliveryRow) Delivery {
-	d := Delivery{ID: string(r.ID), WebhookID: string(r.WebhookID), EventID: string(r.EventID), Type: EventType(r.Type),
-		Status: DeliveryStatus(r.Status), Attempts: r.Attempts, LastStatusCode: r.LastStatusCode, LastError: r.LastError,
+func toDelivery(r deliveryRow) domain.Delivery {
+	d := domain.Delivery{ID: string(r.ID), WebhookID: string(r.WebhookID), EventID: string(r.EventID), Type: domain.EventType(r.Type),
+		Status: domain.DeliveryStatus(r.Status), Attempts: r.Attempts, LastStatusCode: r.LastStatusCode, LastError: r.LastError,
 		CreatedAt: utc(r.CreatedAt)}
-	if r.NextAttemptAt != nil && r.Status == string(DeliveryPending) {
+	if r.NextAttemptAt != nil && r.Status == string(domain.DeliveryPending) {
 		d.NextAttemptAt = r.NextAttemptAt.UTC()
 	}
 	if r.LastAttemptAt != nil {

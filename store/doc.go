@@ -1,6 +1,7 @@
-// Package store persists agentd in SQLite or PostgreSQL through GORM, and
-// for now also declares the domain's types (Account, Agent, Message,
-// Memory, ...) that the other packages take and return. An agent's members
+// Package store persists agentd in SQLite or PostgreSQL through GORM. It
+// takes and returns the types of package domain (domain.Account,
+// domain.Agent, domain.Message, domain.Lease, ...); its rows are unexported
+// and never leave it. An agent's members
 // are an agent.Document, checked by its Validate on every write;
 // settings.secrets are sealed with secretbox when a key is configured.
 //
@@ -33,17 +34,18 @@
 //     WakeWorkers);
 //   - analytics: analytics.go, the hourly rollups, with sketch.go's
 //     HyperLogLog sketches for distinct counts;
-//   - errors: errors.go (Error, Code, Codes);
+//   - errors: errors.go, the translation of GORM's and the drivers' errors
+//     into domain's;
 //   - the database: store.go (Open, the SQLite writer and readers),
 //     pool.go, groupcommit.go, stmtcache.go, tracing.go, and models.go (the
 //     row types);
 //   - migrations: migrate.go (Migrate, MigrationStatus) over the SQL files
 //     of migrations/, one folder per dialect.
 //
-// It owns its error vocabulary: every error it returns is an *Error with a
-// Code (see Codes), wrapped with the operation that failed, or a context
-// error, or an internal failure whose text only the log sees. No GORM or
-// driver error ever leaves the package. Callers map codes, not messages.
+// Every error it returns is a *domain.Error with a Code (see domain.Codes),
+// wrapped with the operation that failed, or a context error, or an
+// internal failure whose text only the log sees. No GORM or driver error
+// ever leaves the package. Callers map codes, not messages.
 //
 // A change that reports a webhook event writes the event and its
 // deliveries in its own transaction (the outbox), so a rolled-back change
@@ -60,6 +62,9 @@
 // (goose, one folder per dialect) before anything else, under an advisory
 // lock on PostgreSQL; Migrate and MigrationStatus do so without a Store.
 //
-// The package knows nothing about HTTP, and every timestamp it hands out
-// is UTC with millisecond precision.
+// The package knows nothing about HTTP. The consumers (turn, connect,
+// server, a2a, recall, webhook) declare the methods they need in domain's
+// types and never import store, so only cmd/agentd, which asserts that
+// *Store implements each of them, compiles the ORM with them. Every
+// timestamp it hands out is UTC with millisecond precision.
 package store

@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"github.com/agentd/agentd/agent"
+	"github.com/agentd/agentd/domain"
 )
 
 // renderVersion names the way renderDocument writes a document; bump it
@@ -35,15 +36,6 @@ var documentRev = func() int64 {
 	}
 	return int64(h.Sum32())
 }()
-
-// AgentDocument is what Get Agent answers of an agent: Body is the whole
-// agent document but its metrics (a JSON object), and Metrics are counted
-// at the read, so they are never stale.
-type AgentDocument struct {
-	Body    json.RawMessage
-	Version int64
-	Metrics Metrics
-}
 
 // membersDocument writes an agent's members as a JSON object, sorted by
 // name, left open for more members: every member of fields, settings
@@ -101,8 +93,10 @@ func writeMember(b *bytes.Buffer, name string, value []byte) error {
 // the empty value of those never set, without the service's own members
 // (id, status, timestamps, metrics) and without any secret:
 // settings.secrets and the MCP servers' headers are absent rather than
-// masked, so the file can be shared and imported elsewhere.
-func CharacterFile(a Agent) (json.RawMessage, error) {
+// masked, so the file can be shared and imported elsewhere. It reads
+// nothing: it is a method so that the HTTP layer, which never imports
+// store, reaches it through its Store interface.
+func (s *Store) CharacterFile(a domain.Agent) (json.RawMessage, error) {
 	b, err := membersDocument(a.Fields, StripSecrets)
 	if err != nil {
 		return nil, wrap("character file", err)
@@ -115,7 +109,7 @@ func CharacterFile(a Agent) (json.RawMessage, error) {
 // members with every secret masked (see MaskSecrets), the empty value of
 // those never set, then id, status, statusReason (in error only),
 // createdAt and updatedAt.
-func renderDocument(a Agent) (string, error) {
+func renderDocument(a domain.Agent) (string, error) {
 	b, err := membersDocument(a.Fields, MaskSecrets)
 	if err != nil {
 		return "", err
@@ -125,7 +119,7 @@ func renderDocument(a Agent) (string, error) {
 		{"createdAt", timestamp(a.CreatedAt)}, {"updatedAt", timestamp(a.UpdatedAt)},
 	}
 	for _, m := range own {
-		if m.name == "statusReason" && (a.Status != StatusError || a.StatusReason == "") {
+		if m.name == "statusReason" && (a.Status != domain.StatusError || a.StatusReason == "") {
 			continue
 		}
 		v, err := encodeJSON(m.value)
@@ -163,7 +157,7 @@ const getDocumentQuery = `SELECT document, document_rev, version, created_at, to
 // or by a build that renders them otherwise, is rendered from its fields
 // and its document stored, unless it changed meanwhile. An agent of
 // another account is ErrNotFound, like a missing one.
-func (s *Store) GetAgentDocument(ctx context.Context, accountID, id string) (AgentDocument, error) {
+func (s *Store) GetAgentDocument(ctx context.Context, accountID, id string) (domain.AgentDocument, error) {
 	var (
 		row  agentRow
 		body string
@@ -175,15 +169,15 @@ func (s *Store) GetAgentDocument(ctx context.Context, accountID, id string) (Age
 		&row.TotalMessages, &row.TotalConversations, &errs, &row.ErrorMillis)
 	end(err)
 	if errors.Is(err, sql.ErrNoRows) {
-		return AgentDocument{}, wrap("get agent", ErrNotFound)
+		return domain.AgentDocument{}, wrap("get agent", domain.ErrNotFound)
 	}
 	if err != nil {
-		return AgentDocument{}, wrap("get agent", err)
+		return domain.AgentDocument{}, wrap("get agent", err)
 	}
 	if errs.Valid {
 		row.ErrorSince = &errs.Time
 	}
-	doc := AgentDocument{Body: json.RawMessage(body), Version: row.Version, Metrics: metricsOf(row, s.now())}
+	doc := domain.AgentDocument{Body: json.RawMessage(body), Version: row.Version, Metrics: metricsOf(row, s.now())}
 	if rev == documentRev {
 		return doc, nil
 	}
@@ -193,21 +187,21 @@ func (s *Store) GetAgentDocument(ctx context.Context, accountID, id string) (Age
 // refreshDocument renders the document of an agent whose stored one is
 // missing or out of date, and stores it unless the agent changed since it
 // was read (its version moved).
-func (s *Store) refreshDocument(ctx context.Context, accountID, id string) (AgentDocument, error) {
+func (s *Store) refreshDocument(ctx context.Context, accountID, id string) (domain.AgentDocument, error) {
 	a, err := s.GetAgent(ctx, accountID, id)
 	if err != nil {
-		return AgentDocument{}, err
+		return domain.AgentDocument{}, err
 	}
 	body, err := renderDocument(a)
 	if err != nil {
-		return AgentDocument{}, wrap("get agent", err)
+		return domain.AgentDocument{}, wrap("get agent", err)
 	}
 	err = s.w.WithContext(ctx).Model(&agentRow{}).Where("id = ? AND version = ?", id, a.Version).
 		Updates(map[string]any{"document": body, "document_rev": documentRev}).Error
 	if err != nil {
-		return AgentDocument{}, wrap("get agent", err)
+		return domain.AgentDocument{}, wrap("get agent", err)
 	}
-	return AgentDocument{Body: json.RawMessage(body), Version: a.Version, Metrics: a.Metrics}, nil
+	return domain.AgentDocument{Body: json.RawMessage(body), Version: a.Version, Metrics: a.Metrics}, nil
 }
 
 // prepareReads prepares the statements of the hot reads on the read pool.

@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/agent"
+	"github.com/agentd/agentd/domain"
 )
 
 // TestRenderDocumentMasksSecrets: Get Agent shows every secret, MCP header
 // values included, as the mask, keeping the names and the other members.
 func TestRenderDocumentMasksSecrets(t *testing.T) {
 	settings := `{"mcp":{"servers":{"docs":{"headers":{"Authorization":"enc:v1:AAAA","X-Team":"t"},"type":"http","url":"https://docs.example/mcp"}}},"secrets":{"K":"enc:v1:BBBB"}}`
-	doc, err := renderDocument(Agent{ID: "agent_1", Status: StatusActive,
+	doc, err := renderDocument(domain.Agent{ID: "agent_1", Status: domain.StatusActive,
 		Fields: agent.Document{"name": json.RawMessage(`"a"`), "settings": json.RawMessage(settings)}})
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +61,7 @@ func TestAgentDocumentFollowsChanges(t *testing.T) {
 		}
 		check("created")
 		clock.add(time.Second)
-		if _, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "bio", []string{"two"}), nil, AnyVersion); err != nil {
+		if _, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "bio", []string{"two"}), nil, domain.AnyVersion); err != nil {
 			t.Fatal(err)
 		}
 		check("updated")
@@ -73,12 +74,12 @@ func TestAgentDocumentFollowsChanges(t *testing.T) {
 			t.Fatal(err)
 		}
 		check("recovered")
-		inactive := StatusInactive
-		if _, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, nil, &inactive, AnyVersion); err != nil {
+		inactive := domain.StatusInactive
+		if _, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, nil, &inactive, domain.AnyVersion); err != nil {
 			t.Fatal(err)
 		}
 		check("inactive")
-		if _, err := s.GetAgentDocument(ctx, "acct_other", a.ID); !errors.Is(err, ErrNotFound) {
+		if _, err := s.GetAgentDocument(ctx, "acct_other", a.ID); !errors.Is(err, domain.ErrNotFound) {
 			t.Errorf("another account's agent: %v", err)
 		}
 	})

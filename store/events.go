@@ -6,46 +6,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"gorm.io/gorm"
 )
-
-// EventType names a kind of webhook event.
-type EventType string
-
-// The event types, as openapi.yaml's WebhookEventType lists them.
-const (
-	EventAgentCreated       EventType = "agent.created"
-	EventAgentUpdated       EventType = "agent.updated"
-	EventAgentDeleted       EventType = "agent.deleted"
-	EventAgentStatusChanged EventType = "agent.status_changed"
-	EventMessageCompleted   EventType = "message.completed"
-	EventConnectionChanged  EventType = "connection.changed"
-	EventWebhookTest        EventType = "webhook.test"
-)
-
-// EventTypes lists every event type.
-var EventTypes = []EventType{
-	EventAgentCreated, EventAgentUpdated, EventAgentDeleted, EventAgentStatusChanged,
-	EventMessageCompleted, EventConnectionChanged, EventWebhookTest,
-}
-
-// AllEvents is the webhook event selector matching every type.
-const AllEvents = "*"
-
-// Event is one change to report to the account's webhooks. Data is
-// marshalled to JSON as the body's `data`; it must carry no secret.
-type Event struct {
-	AccountID string
-	AgentID   string // the agent it is about; "" for none
-	// ConversationID is the conversation whose messages Data quotes; ""
-	// for none.
-	ConversationID string
-	Type           EventType
-	Data           any
-	// WebhookID sends the event to that webhook alone, whatever its filters
-	// and state (webhook.test); "" fans it out to the matching webhooks.
-	WebhookID string
-}
 
 // eventRow is a row of webhook_events: an event's body, written in the
 // transaction of the change it reports, shared by its deliveries.
@@ -69,7 +32,7 @@ type eventRow struct {
 func (eventRow) TableName() string { return "webhook_events" }
 
 // emitFunc queues an event in the transaction it was handed with.
-type emitFunc func(Event) error
+type emitFunc func(domain.Event) error
 
 // writeEvents is write for changes that report events: fn gets an emit
 // that writes each event and its deliveries in fn's transaction (the
@@ -90,7 +53,7 @@ func (s *Store) writeEventsVia(write func(context.Context, string, func(*gorm.DB
 	queued := 0
 	err := write(ctx, op, func(tx *gorm.DB) error {
 		queued = 0 // a retried transaction starts over
-		return fn(tx, func(ev Event) error {
+		return fn(tx, func(ev domain.Event) error {
 			n, err := s.emit(ctx, tx, ev)
 			queued += n
 			return err
@@ -104,14 +67,14 @@ func (s *Store) writeEventsVia(write func(context.Context, string, func(*gorm.DB
 
 // Emit reports ev in a transaction of its own, for callers outside the
 // store whose change is not a store write.
-func (s *Store) Emit(ctx context.Context, ev Event) error {
+func (s *Store) Emit(ctx context.Context, ev domain.Event) error {
 	return s.writeEvents(ctx, "emit event", func(_ *gorm.DB, emit emitFunc) error { return emit(ev) })
 }
 
 // emit writes ev and one pending delivery per webhook it goes to, in tx,
 // and returns how many deliveries it queued. An event no webhook wants is
 // not stored. The event keeps the trace of ctx, when it is traced.
-func (s *Store) emit(ctx context.Context, tx *gorm.DB, ev Event) (int, error) {
+func (s *Store) emit(ctx context.Context, tx *gorm.DB, ev domain.Event) (int, error) {
 	var hooks []webhookRow
 	q := tx.Select("id", "events")
 	if ev.WebhookID != "" {
@@ -130,9 +93,9 @@ func (s *Store) emit(ctx context.Context, tx *gorm.DB, ev Event) (int, error) {
 	}
 	t := s.now()
 	body, err := encodeJSON(struct {
-		Type      EventType `json:"type"`
-		Timestamp string    `json:"timestamp"`
-		Data      any       `json:"data"`
+		Type      domain.EventType `json:"type"`
+		Timestamp string           `json:"timestamp"`
+		Data      any              `json:"data"`
 	}{ev.Type, timestamp(t), ev.Data})
 	if err != nil {
 		return 0, invalidf("encode %s event: %v", ev.Type, err)
@@ -146,18 +109,18 @@ func (s *Store) emit(ctx context.Context, tx *gorm.DB, ev Event) (int, error) {
 	deliveries := make([]deliveryRow, len(hooks))
 	for i, h := range hooks {
 		deliveries[i] = deliveryRow{ID: ctext(newID("whd_", t)), WebhookID: h.ID, EventID: row.ID, Type: string(ev.Type),
-			Status: string(DeliveryPending), NextAttemptAt: &t, CreatedAt: t}
+			Status: string(domain.DeliveryPending), NextAttemptAt: &t, CreatedAt: t}
 	}
 	return len(deliveries), tx.Create(&deliveries).Error
 }
 
 // subscribes reports whether a webhook's stored events list selects typ.
-func subscribes(events string, typ EventType) bool {
+func subscribes(events string, typ domain.EventType) bool {
 	var list []string
 	if err := json.Unmarshal([]byte(events), &list); err != nil {
 		return false
 	}
-	return slices.Contains(list, AllEvents) || slices.Contains(list, string(typ))
+	return slices.Contains(list, domain.AllEvents) || slices.Contains(list, string(typ))
 }
 
 // timestamp renders t as the contract's RFC 3339 UTC with milliseconds.
@@ -168,7 +131,7 @@ func timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.
 type agentSummary struct {
 	ID            string          `json:"id"`
 	Name          string          `json:"name"`
-	Status        Status          `json:"status"`
+	Status        domain.Status   `json:"status"`
 	CreatedAt     string          `json:"createdAt"`
 	UpdatedAt     string          `json:"updatedAt"`
 	ModelProvider string          `json:"modelProvider"`
@@ -176,7 +139,7 @@ type agentSummary struct {
 	Clients       json.RawMessage `json:"clients"`
 }
 
-func summaryOf(a Agent) agentSummary {
+func summaryOf(a domain.Agent) agentSummary {
 	clients := a.Fields["clients"]
 	if len(clients) == 0 || string(clients) == "null" {
 		clients = json.RawMessage("[]")
@@ -198,16 +161,16 @@ type agentIDEvent struct {
 
 // statusEvent is the data of agent.status_changed.
 type statusEvent struct {
-	AgentID string `json:"agentId"`
-	From    Status `json:"from"`
-	To      Status `json:"to"`
-	Reason  string `json:"reason"`
+	AgentID string        `json:"agentId"`
+	From    domain.Status `json:"from"`
+	To      domain.Status `json:"to"`
+	Reason  string        `json:"reason"`
 }
 
 // statusChanged is the agent.status_changed event of agent a moving from
 // from to a.Status.
-func statusChanged(accountID, agentID string, from, to Status, reason string) Event {
-	return Event{AccountID: accountID, AgentID: agentID, Type: EventAgentStatusChanged,
+func statusChanged(accountID, agentID string, from, to domain.Status, reason string) domain.Event {
+	return domain.Event{AccountID: accountID, AgentID: agentID, Type: domain.EventAgentStatusChanged,
 		Data: statusEvent{AgentID: agentID, From: from, To: to, Reason: reason}}
 }
 
@@ -235,19 +198,19 @@ type replyDocument struct {
 }
 
 type replyMetadata struct {
-	TokensUsed   int        `json:"tokensUsed"`
-	ResponseTime float64    `json:"responseTime"`
-	Model        string     `json:"model"`
-	ToolCalls    []ToolCall `json:"toolCalls,omitempty"`
+	TokensUsed   int               `json:"tokensUsed"`
+	ResponseTime float64           `json:"responseTime"`
+	Model        string            `json:"model"`
+	ToolCalls    []domain.ToolCall `json:"toolCalls,omitempty"`
 }
 
 // messageCompleted is the message.completed event of a stored exchange.
-func messageCompleted(accountID, agentID string, conv ConversationRef, convID string, user, reply Message) Event {
+func messageCompleted(accountID, agentID string, conv domain.ConversationRef, convID string, user, reply domain.Message) domain.Event {
 	platform := conv.Platform
 	if platform == "" {
-		platform = PlatformAPI
+		platform = domain.PlatformAPI
 	}
-	return Event{AccountID: accountID, AgentID: agentID, ConversationID: convID, Type: EventMessageCompleted, Data: messageEvent{
+	return domain.Event{AccountID: accountID, AgentID: agentID, ConversationID: convID, Type: domain.EventMessageCompleted, Data: messageEvent{
 		AgentID: agentID, ConversationID: convID, Platform: platform, UserID: conv.UserID, RoomID: conv.RoomID,
 		Request: messageText{MessageID: user.ID, Text: user.Text},
 		Reply: replyDocument{MessageID: reply.ID, Text: reply.Text, Partial: reply.Partial,
@@ -260,7 +223,7 @@ func messageCompleted(accountID, agentID string, conv ConversationRef, convID st
 // (their bodies quote messages being deleted), with their deliveries and
 // the deliveries' attempts, so no retry can send the text again.
 func deleteMessageEvents(tx *gorm.DB, where string, args ...any) error {
-	events := tx.Model(&eventRow{}).Select("id").Where("type = ?", string(EventMessageCompleted)).Where(where, args...)
+	events := tx.Model(&eventRow{}).Select("id").Where("type = ?", string(domain.EventMessageCompleted)).Where(where, args...)
 	deliveries := tx.Model(&deliveryRow{}).Select("id").Where("event_id IN (?)", events)
 	if err := tx.Where("delivery_id IN (?)", deliveries).Delete(&attemptRow{}).Error; err != nil {
 		return err
@@ -268,5 +231,5 @@ func deleteMessageEvents(tx *gorm.DB, where string, args ...any) error {
 	if err := tx.Where("event_id IN (?)", events).Delete(&deliveryRow{}).Error; err != nil {
 		return err
 	}
-	return tx.Where("type = ?", string(EventMessageCompleted)).Where(where, args...).Delete(&eventRow{}).Error
+	return tx.Where("type = ?", string(domain.EventMessageCompleted)).Where(where, args...).Delete(&eventRow{}).Error
 }

@@ -1,18 +1,14 @@
 package store
 
-import "context"
+import (
+	"context"
 
-// ConnectionCount is how many platform connections of every account are in
-// one state on one platform.
-type ConnectionCount struct {
-	Platform string
-	State    ConnState
-	N        int64
-}
+	"github.com/agentd/agentd/domain"
+)
 
 // CountConnections counts the platform connections of every account by
 // platform and state, for the metrics.
-func (s *Store) CountConnections(ctx context.Context) ([]ConnectionCount, error) {
+func (s *Store) CountConnections(ctx context.Context) ([]domain.ConnectionCount, error) {
 	var rows []struct {
 		Platform string
 		State    string
@@ -23,9 +19,9 @@ func (s *Store) CountConnections(ctx context.Context) ([]ConnectionCount, error)
 	if err != nil {
 		return nil, wrap("count connections", err)
 	}
-	out := make([]ConnectionCount, len(rows))
+	out := make([]domain.ConnectionCount, len(rows))
 	for i, r := range rows {
-		out[i] = ConnectionCount{Platform: r.Platform, State: ConnState(r.State), N: r.N}
+		out[i] = domain.ConnectionCount{Platform: r.Platform, State: domain.ConnState(r.State), N: r.N}
 	}
 	return out, nil
 }
@@ -34,7 +30,7 @@ func (s *Store) CountConnections(ctx context.Context) ([]ConnectionCount, error)
 // still to be sent (not yet succeeded nor given up), for the metrics.
 func (s *Store) CountPendingDeliveries(ctx context.Context) (int64, error) {
 	var n int64
-	if err := s.read(ctx).Model(&deliveryRow{}).Where("status = ?", string(DeliveryPending)).Count(&n).Error; err != nil {
+	if err := s.read(ctx).Model(&deliveryRow{}).Where("status = ?", string(domain.DeliveryPending)).Count(&n).Error; err != nil {
 		return 0, wrap("count pending deliveries", err)
 	}
 	return n, nil

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"gorm.io/gorm"
 )
 
@@ -28,12 +29,12 @@ func TestGroupedExchangesFailAlone(t *testing.T) {
 		if i == n/2 {
 			owner = other.ID
 		}
-		_, _, err := s.SaveExchange(ctx, owner, a.ID, ref("user:u"), Message{Text: "q"}, Message{Text: "r"})
+		_, _, err := s.SaveExchange(ctx, owner, a.ID, ref("user:u"), domain.Message{Text: "q"}, domain.Message{Text: "r"})
 		return err
 	})
 	for i, err := range errs {
 		if i == n/2 {
-			wantErr(t, err, ErrNotFound)
+			wantErr(t, err, domain.ErrNotFound)
 		} else if err != nil {
 			t.Errorf("exchange %d: %v", i, err)
 		}
@@ -67,7 +68,7 @@ func TestCreatesAndUpdatesShareCommits(t *testing.T) {
 	ctx := context.Background()
 	acct := mustAccount(t, s, "acme")
 	const n = 10
-	agents := make([]Agent, n)
+	agents := make([]domain.Agent, n)
 	for i := range agents {
 		agents[i] = mustAgent(t, s, acct.ID, "a")
 	}
@@ -84,12 +85,12 @@ func TestCreatesAndUpdatesShareCommits(t *testing.T) {
 	mustOK(t, s.w.Callback().Update().After("gorm:update").Register("test:note_tx", note))
 	whileCommitting(t, s, 2*n, func(i int) {
 		if i < n {
-			_, err := s.CreateAgent(ctx, Agent{AccountID: acct.ID, Fields: fields(t, "name", "new")}, -1)
+			_, err := s.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: fields(t, "name", "new")}, -1)
 			mustOK(t, err)
 			return
 		}
 		a := agents[i-n]
-		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "bio", []string{"changed"}), nil, AnyVersion)
+		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "bio", []string{"changed"}), nil, domain.AnyVersion)
 		mustOK(t, err)
 	})
 	if len(txs) != 2*n {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/store/storetest/pgtest"
 	"gorm.io/gorm"
 )
@@ -85,9 +86,9 @@ func backends(t *testing.T, fn func(t *testing.T, s *Store)) {
 }
 
 // mustAccount creates an account called name.
-func mustAccount(t testing.TB, s *Store, name string) Account {
+func mustAccount(t testing.TB, s *Store, name string) domain.Account {
 	t.Helper()
-	a, err := s.CreateAccount(context.Background(), Account{Name: name})
+	a, err := s.CreateAccount(context.Background(), domain.Account{Name: name})
 	if err != nil {
 		t.Fatalf("create account %s: %v", name, err)
 	}
@@ -109,10 +110,10 @@ func fields(t testing.TB, kv ...any) map[string]json.RawMessage {
 }
 
 // mustAgent creates an agent named name for the account, without quota.
-func mustAgent(t testing.TB, s *Store, accountID, name string, kv ...any) Agent {
+func mustAgent(t testing.TB, s *Store, accountID, name string, kv ...any) domain.Agent {
 	t.Helper()
 	f := fields(t, append([]any{"name", name, "modelProvider", "openai", "model", "gpt-4o-mini"}, kv...)...)
-	a, err := s.CreateAgent(context.Background(), Agent{AccountID: accountID, Fields: f}, -1)
+	a, err := s.CreateAgent(context.Background(), domain.Agent{AccountID: accountID, Fields: f}, -1)
 	if err != nil {
 		t.Fatalf("create agent %s: %v", name, err)
 	}
@@ -144,10 +145,10 @@ func mustOK(t testing.TB, err error) {
 }
 
 // ref names a conversation as "room:<id>", "user:<id>" or "" for none.
-func ref(key string) ConversationRef {
+func ref(key string) domain.ConversationRef {
 	if room, ok := strings.CutPrefix(key, "room:"); ok {
-		return ConversationRef{RoomID: room}
+		return domain.ConversationRef{RoomID: room}
 	}
 	user, _ := strings.CutPrefix(key, "user:")
-	return ConversationRef{UserID: user}
+	return domain.ConversationRef{UserID: user}
 }

@@ -3,23 +3,9 @@ package store
 import (
 	"context"
 
+	"github.com/agentd/agentd/domain"
 	"gorm.io/gorm"
 )
-
-// ConversationQuery selects a page of an agent's conversations, the most
-// recently active first.
-type ConversationQuery struct {
-	Page, Limit int    // 1-based page; < 1 means 1 and DefaultPageLimit
-	UserID      string // conversations in which this user spoke
-	RoomID      string // the conversation of this room
-	Platform    string // conversations from this platform
-}
-
-// MessageQuery selects a page of a conversation's messages.
-type MessageQuery struct {
-	Page, Limit int  // as in ConversationQuery
-	Desc        bool // newest first; oldest first otherwise
-}
 
 // ownedAgent checks that agent agentID belongs to account accountID:
 // ErrNotFound otherwise.
@@ -33,7 +19,7 @@ func ownedAgent(db *gorm.DB, accountID, agentID string) error {
 func pageBounds(page, limit int, total int64) (int, int, bool) {
 	page = max(page, 1)
 	if limit < 1 {
-		limit = DefaultPageLimit
+		limit = domain.DefaultPageLimit
 	}
 	pages := (total + int64(limit) - 1) / int64(limit)
 	return page, limit, int64(page-1) >= pages
@@ -42,7 +28,7 @@ func pageBounds(page, limit int, total int64) (int, int, bool) {
 // ListConversations returns a page of the conversations of agent agentID
 // of account accountID and how many match q. It returns ErrNotFound for a
 // missing agent or one of another account.
-func (s *Store) ListConversations(ctx context.Context, accountID, agentID string, q ConversationQuery) ([]Conversation, int64, error) {
+func (s *Store) ListConversations(ctx context.Context, accountID, agentID string, q domain.ConversationQuery) ([]domain.Conversation, int64, error) {
 	db := s.read(ctx)
 	if err := ownedAgent(db, accountID, agentID); err != nil {
 		return nil, 0, wrap("list conversations", err)
@@ -53,7 +39,7 @@ func (s *Store) ListConversations(ctx context.Context, accountID, agentID string
 		sel = sel.Where("id IN (?)", spoke)
 	}
 	if q.RoomID != "" {
-		sel = sel.Where("key = ?", ConversationRef{RoomID: q.RoomID}.key())
+		sel = sel.Where("key = ?", conversationKey(domain.ConversationRef{RoomID: q.RoomID}))
 	}
 	if q.Platform != "" {
 		sel = sel.Where("platform = ?", q.Platform)
@@ -65,14 +51,14 @@ func (s *Store) ListConversations(ctx context.Context, accountID, agentID string
 	}
 	page, limit, past := pageBounds(q.Page, q.Limit, total)
 	if past {
-		return []Conversation{}, total, nil
+		return []domain.Conversation{}, total, nil
 	}
 	var rows []conversationRow
 	err := sel.Order("last_message_at DESC").Order("id DESC").Offset((page - 1) * limit).Limit(limit).Find(&rows).Error
 	if err != nil {
 		return nil, 0, wrap("list conversations", err)
 	}
-	out := make([]Conversation, len(rows))
+	out := make([]domain.Conversation, len(rows))
 	for i, r := range rows {
 		out[i] = toConversation(r)
 	}
@@ -82,11 +68,11 @@ func (s *Store) ListConversations(ctx context.Context, accountID, agentID string
 // GetConversation returns conversation id of agent agentID of account
 // accountID: ErrNotFound when the agent is not the account's,
 // ErrConversationNotFound when the conversation is not the agent's.
-func (s *Store) GetConversation(ctx context.Context, accountID, agentID, id string) (Conversation, error) {
+func (s *Store) GetConversation(ctx context.Context, accountID, agentID, id string) (domain.Conversation, error) {
 	db := s.read(ctx)
 	row, err := agentConversation(db, accountID, agentID, id)
 	if err != nil {
-		return Conversation{}, wrap("get conversation", err)
+		return domain.Conversation{}, wrap("get conversation", err)
 	}
 	return toConversation(row), nil
 }
@@ -99,7 +85,7 @@ func agentConversation(db *gorm.DB, accountID, agentID, id string) (conversation
 	var row conversationRow
 	err := db.Take(&row, "id = ? AND agent_id = ?", id, agentID).Error
 	if isNotFound(err) {
-		err = ErrConversationNotFound
+		err = domain.ErrConversationNotFound
 	}
 	return row, err
 }
@@ -107,7 +93,7 @@ func agentConversation(db *gorm.DB, accountID, agentID, id string) (conversation
 // ListMessages returns a page of the messages of conversation id of agent
 // agentID of account accountID, and how many it has. Errors as
 // GetConversation.
-func (s *Store) ListMessages(ctx context.Context, accountID, agentID, id string, q MessageQuery) ([]Message, int64, error) {
+func (s *Store) ListMessages(ctx context.Context, accountID, agentID, id string, q domain.MessageQuery) ([]domain.Message, int64, error) {
 	db := s.read(ctx)
 	conv, err := agentConversation(db, accountID, agentID, id)
 	if err != nil {
@@ -115,7 +101,7 @@ func (s *Store) ListMessages(ctx context.Context, accountID, agentID, id string,
 	}
 	page, limit, past := pageBounds(q.Page, q.Limit, conv.MessageCount)
 	if past {
-		return []Message{}, conv.MessageCount, nil
+		return []domain.Message{}, conv.MessageCount, nil
 	}
 	dir := " ASC"
 	if q.Desc {
@@ -127,7 +113,7 @@ func (s *Store) ListMessages(ctx context.Context, accountID, agentID, id string,
 	if err != nil {
 		return nil, 0, wrap("list messages", err)
 	}
-	out := make([]Message, len(rows))
+	out := make([]domain.Message, len(rows))
 	for i, r := range rows {
 		out[i] = toMessage(r)
 	}
@@ -176,7 +162,7 @@ const MaxSummaryText = 2000
 // agentID of account accountID and how many of its oldest messages it
 // covers: "" and 0 when it has none, or conv names no stored conversation.
 // ErrNotFound for a missing agent or one of another account.
-func (s *Store) ConversationSummary(ctx context.Context, accountID, agentID string, conv ConversationRef) (string, int, error) {
+func (s *Store) ConversationSummary(ctx context.Context, accountID, agentID string, conv domain.ConversationRef) (string, int, error) {
 	// One query: the agent's row tells a missing agent from a missing
 	// conversation, whose columns the outer join leaves NULL.
 	var got []struct {
@@ -185,12 +171,12 @@ func (s *Store) ConversationSummary(ctx context.Context, accountID, agentID stri
 	}
 	err := s.read(ctx).Raw(`SELECT COALESCE(c.summary, '') AS summary, COALESCE(c.summarized, 0) AS summarized
 		FROM agents a LEFT JOIN conversations c ON c.agent_id = a.id AND c.key = ?
-		WHERE a.id = ? AND a.account_id = ?`, conv.key(), agentID, accountID).Scan(&got).Error
+		WHERE a.id = ? AND a.account_id = ?`, conversationKey(conv), agentID, accountID).Scan(&got).Error
 	switch {
 	case err != nil:
 		return "", 0, wrap("conversation summary", err)
 	case len(got) == 0:
-		return "", 0, wrap("conversation summary", ErrNotFound)
+		return "", 0, wrap("conversation summary", domain.ErrNotFound)
 	}
 	return got[0].Summary, got[0].Summarized, nil
 }
@@ -204,7 +190,7 @@ func (s *Store) ConversationSummary(ctx context.Context, accountID, agentID stri
 // MaxSummaryText characters is ErrInvalid; ErrNotFound for a missing agent
 // or one of another account, ErrConversationNotFound when conv names no
 // stored conversation.
-func (s *Store) SaveSummary(ctx context.Context, accountID, agentID string, conv ConversationRef, summary string, summarized int) error {
+func (s *Store) SaveSummary(ctx context.Context, accountID, agentID string, conv domain.ConversationRef, summary string, summarized int) error {
 	if !validLength(summary, 0, MaxSummaryText) {
 		return wrap("save summary", fieldError("summary", "must be at most 2000 characters"))
 	}
@@ -213,9 +199,9 @@ func (s *Store) SaveSummary(ctx context.Context, accountID, agentID string, conv
 			return err
 		}
 		var row conversationRow
-		err := tx.Select("id").Take(&row, "agent_id = ? AND key = ?", agentID, conv.key()).Error
+		err := tx.Select("id").Take(&row, "agent_id = ? AND key = ?", agentID, conversationKey(conv)).Error
 		if isNotFound(err) {
-			return ErrConversationNotFound
+			return domain.ErrConversationNotFound
 		}
 		if err != nil {
 			return err
@@ -230,23 +216,23 @@ func (s *Store) SaveSummary(ctx context.Context, accountID, agentID string, conv
 // folding into its summary: none when the range is empty or conv names no
 // stored conversation. ErrNotFound for a missing agent or one of another
 // account.
-func (s *Store) MessagesRange(ctx context.Context, accountID, agentID string, conv ConversationRef, from, to int) ([]Message, error) {
+func (s *Store) MessagesRange(ctx context.Context, accountID, agentID string, conv domain.ConversationRef, from, to int) ([]domain.Message, error) {
 	db := s.read(ctx)
 	if err := ownedAgent(db, accountID, agentID); err != nil {
 		return nil, wrap("messages range", err)
 	}
 	from = max(from, 0)
-	if to <= from || conv.key() == "" {
-		return []Message{}, nil
+	if to <= from || conversationKey(conv) == "" {
+		return []domain.Message{}, nil
 	}
-	convID := db.Model(&conversationRow{}).Select("id").Where("agent_id = ? AND key = ?", agentID, conv.key())
+	convID := db.Model(&conversationRow{}).Select("id").Where("agent_id = ? AND key = ?", agentID, conversationKey(conv))
 	var rows []messageRow
 	err := db.Where("conversation_id = (?)", convID).Order("created_at").Order("id").
 		Offset(from).Limit(to - from).Find(&rows).Error
 	if err != nil {
 		return nil, wrap("messages range", err)
 	}
-	out := make([]Message, len(rows))
+	out := make([]domain.Message, len(rows))
 	for i, r := range rows {
 		out[i] = toMessage(r)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"gorm.io/gorm"
 )
 
@@ -16,21 +17,21 @@ func TestConversationsAreListedAndFiltered(t *testing.T) {
 		clock := withClock(s)
 		acct := mustAccount(t, s, "acme")
 		a := mustAgent(t, s, acct.ID, "host")
-		say := func(conv ConversationRef, user string) string {
+		say := func(conv domain.ConversationRef, user string) string {
 			t.Helper()
 			clock.add(time.Second)
-			_, id, err := s.SaveExchange(ctx, acct.ID, a.ID, conv, Message{UserID: user, Text: "q"}, Message{Text: "r"})
+			_, id, err := s.SaveExchange(ctx, acct.ID, a.ID, conv, domain.Message{UserID: user, Text: "q"}, domain.Message{Text: "r"})
 			mustOK(t, err)
 			return id
 		}
-		lobby := say(ConversationRef{RoomID: "lobby"}, "ann")
-		direct := say(ConversationRef{UserID: "bob"}, "bob")
-		tg := say(ConversationRef{RoomID: "telegram:42", Platform: "telegram"}, "telegram:7")
-		if again := say(ConversationRef{RoomID: "lobby"}, "bob"); again != lobby {
+		lobby := say(domain.ConversationRef{RoomID: "lobby"}, "ann")
+		direct := say(domain.ConversationRef{UserID: "bob"}, "bob")
+		tg := say(domain.ConversationRef{RoomID: "telegram:42", Platform: "telegram"}, "telegram:7")
+		if again := say(domain.ConversationRef{RoomID: "lobby"}, "bob"); again != lobby {
 			t.Fatalf("second message in the room made conversation %s, want %s", again, lobby)
 		}
 
-		list := func(q ConversationQuery) string {
+		list := func(q domain.ConversationQuery) string {
 			t.Helper()
 			convs, total, err := s.ListConversations(ctx, acct.ID, a.ID, q)
 			mustOK(t, err)
@@ -41,17 +42,17 @@ func TestConversationsAreListedAndFiltered(t *testing.T) {
 			return fmt.Sprintf("%d %s", total, strings.Join(ids, ","))
 		}
 		for name, tc := range map[string]struct {
-			q    ConversationQuery
+			q    domain.ConversationQuery
 			want string
 		}{
-			"most recently active first": {ConversationQuery{}, fmt.Sprintf("3 %s,%s,%s", lobby, tg, direct)},
-			"user spoke in a room too":   {ConversationQuery{UserID: "bob"}, fmt.Sprintf("2 %s,%s", lobby, direct)},
-			"room":                       {ConversationQuery{RoomID: "lobby"}, "1 " + lobby},
-			"platform":                   {ConversationQuery{Platform: "telegram"}, "1 " + tg},
-			"api platform":               {ConversationQuery{Platform: PlatformAPI}, fmt.Sprintf("2 %s,%s", lobby, direct)},
-			"page 2 of 2":                {ConversationQuery{Page: 2, Limit: 2}, "3 " + direct},
-			"page past the end":          {ConversationQuery{Page: 9, Limit: 2}, "3 "},
-			"nobody":                     {ConversationQuery{UserID: "zed"}, "0 "},
+			"most recently active first": {domain.ConversationQuery{}, fmt.Sprintf("3 %s,%s,%s", lobby, tg, direct)},
+			"user spoke in a room too":   {domain.ConversationQuery{UserID: "bob"}, fmt.Sprintf("2 %s,%s", lobby, direct)},
+			"room":                       {domain.ConversationQuery{RoomID: "lobby"}, "1 " + lobby},
+			"platform":                   {domain.ConversationQuery{Platform: "telegram"}, "1 " + tg},
+			"api platform":               {domain.ConversationQuery{Platform: domain.PlatformAPI}, fmt.Sprintf("2 %s,%s", lobby, direct)},
+			"page 2 of 2":                {domain.ConversationQuery{Page: 2, Limit: 2}, "3 " + direct},
+			"page past the end":          {domain.ConversationQuery{Page: 9, Limit: 2}, "3 "},
+			"nobody":                     {domain.ConversationQuery{UserID: "zed"}, "0 "},
 		} {
 			if got := list(tc.q); got != tc.want {
 				t.Errorf("%s: got %s, want %s", name, got, tc.want)
@@ -60,26 +61,26 @@ func TestConversationsAreListedAndFiltered(t *testing.T) {
 
 		c, err := s.GetConversation(ctx, acct.ID, a.ID, lobby)
 		mustOK(t, err)
-		if c.Kind != KindRoom || c.RoomID != "lobby" || c.UserID != "" || c.Platform != PlatformAPI ||
+		if c.Kind != domain.KindRoom || c.RoomID != "lobby" || c.UserID != "" || c.Platform != domain.PlatformAPI ||
 			c.MessageCount != 4 || !c.LastMessageAt.After(c.StartedAt) {
 			t.Errorf("room conversation = %+v", c)
 		}
 		c, err = s.GetConversation(ctx, acct.ID, a.ID, direct)
 		mustOK(t, err)
-		if c.Kind != KindDirect || c.UserID != "bob" || c.RoomID != "" || c.MessageCount != 2 {
+		if c.Kind != domain.KindDirect || c.UserID != "bob" || c.RoomID != "" || c.MessageCount != 2 {
 			t.Errorf("direct conversation = %+v", c)
 		}
 
 		other := mustAccount(t, s, "other")
 		_, err = s.GetConversation(ctx, other.ID, a.ID, lobby)
-		wantErr(t, err, ErrNotFound)
-		if err != nil && strings.Contains(err.Error(), ErrConversationNotFound.Error()) {
+		wantErr(t, err, domain.ErrNotFound)
+		if err != nil && strings.Contains(err.Error(), domain.ErrConversationNotFound.Error()) {
 			t.Errorf("another account's agent reported as a missing conversation: %v", err)
 		}
-		_, _, err = s.ListConversations(ctx, other.ID, a.ID, ConversationQuery{})
-		wantErr(t, err, ErrNotFound)
+		_, _, err = s.ListConversations(ctx, other.ID, a.ID, domain.ConversationQuery{})
+		wantErr(t, err, domain.ErrNotFound)
 		_, err = s.GetConversation(ctx, acct.ID, a.ID, "conv_missing")
-		wantErr(t, err, ErrConversationNotFound)
+		wantErr(t, err, domain.ErrConversationNotFound)
 	})
 }
 
@@ -89,16 +90,16 @@ func TestMessagesPagesAndDelete(t *testing.T) {
 		clock := withClock(s)
 		acct := mustAccount(t, s, "acme")
 		a := mustAgent(t, s, acct.ID, "host")
-		room := ConversationRef{RoomID: "r"}
+		room := domain.ConversationRef{RoomID: "r"}
 		var convID string
 		for i := 0; i < 3; i++ {
 			clock.add(time.Second)
 			var err error
-			_, convID, err = s.SaveExchange(ctx, acct.ID, a.ID, room, Message{UserID: "u", Text: fmt.Sprint("q", i)},
-				Message{Text: fmt.Sprint("r", i), TokensUsed: 7, ResponseMillis: 12.5, Model: "m", Partial: i == 2})
+			_, convID, err = s.SaveExchange(ctx, acct.ID, a.ID, room, domain.Message{UserID: "u", Text: fmt.Sprint("q", i)},
+				domain.Message{Text: fmt.Sprint("r", i), TokensUsed: 7, ResponseMillis: 12.5, Model: "m", Partial: i == 2})
 			mustOK(t, err)
 		}
-		texts := func(q MessageQuery) string {
+		texts := func(q domain.MessageQuery) string {
 			t.Helper()
 			msgs, total, err := s.ListMessages(ctx, acct.ID, a.ID, convID, q)
 			mustOK(t, err)
@@ -108,18 +109,18 @@ func TestMessagesPagesAndDelete(t *testing.T) {
 			}
 			return strings.Join(out, " ")
 		}
-		if got := texts(MessageQuery{}); got != "6 q0 r0 q1 r1 q2 r2" {
+		if got := texts(domain.MessageQuery{}); got != "6 q0 r0 q1 r1 q2 r2" {
 			t.Errorf("asc: %s", got)
 		}
-		if got := texts(MessageQuery{Desc: true, Limit: 4}); got != "6 r2 q2 r1 q1" {
+		if got := texts(domain.MessageQuery{Desc: true, Limit: 4}); got != "6 r2 q2 r1 q1" {
 			t.Errorf("desc: %s", got)
 		}
-		if got := texts(MessageQuery{Page: 2, Limit: 4}); got != "6 q2 r2" {
+		if got := texts(domain.MessageQuery{Page: 2, Limit: 4}); got != "6 q2 r2" {
 			t.Errorf("page 2: %s", got)
 		}
-		msgs, _, _ := s.ListMessages(ctx, acct.ID, a.ID, convID, MessageQuery{Desc: true, Limit: 2})
-		if r := msgs[0]; !r.Partial || r.Role != RoleAssistant || r.TokensUsed != 7 || r.ResponseMillis != 12.5 || r.Model != "m" ||
-			!strings.HasPrefix(r.ID, "msg_") || !strings.HasPrefix(msgs[1].ID, "msg_") || msgs[1].Role != RoleUser || msgs[1].UserID != "u" {
+		msgs, _, _ := s.ListMessages(ctx, acct.ID, a.ID, convID, domain.MessageQuery{Desc: true, Limit: 2})
+		if r := msgs[0]; !r.Partial || r.Role != domain.RoleAssistant || r.TokensUsed != 7 || r.ResponseMillis != 12.5 || r.Model != "m" ||
+			!strings.HasPrefix(r.ID, "msg_") || !strings.HasPrefix(msgs[1].ID, "msg_") || msgs[1].Role != domain.RoleUser || msgs[1].UserID != "u" {
 			t.Errorf("newest messages = %+v", msgs)
 		}
 
@@ -128,15 +129,15 @@ func TestMessagesPagesAndDelete(t *testing.T) {
 		if n != 6 {
 			t.Errorf("deleted %d messages, want 6", n)
 		}
-		_, _, err = s.ListMessages(ctx, acct.ID, a.ID, convID, MessageQuery{})
-		wantErr(t, err, ErrConversationNotFound)
+		_, _, err = s.ListMessages(ctx, acct.ID, a.ID, convID, domain.MessageQuery{})
+		wantErr(t, err, domain.ErrConversationNotFound)
 		_, err = s.DeleteConversation(ctx, acct.ID, a.ID, convID)
-		wantErr(t, err, ErrConversationNotFound)
+		wantErr(t, err, domain.ErrConversationNotFound)
 		got := mustGet(t, s, acct.ID, a.ID)
 		if got.Metrics.TotalMessages != 3 || got.Metrics.TotalConversations != 1 {
 			t.Errorf("lifetime counters went down: %+v", got.Metrics)
 		}
-		_, again, err := s.SaveExchange(ctx, acct.ID, a.ID, room, Message{UserID: "u", Text: "back"}, Message{Text: "hi"})
+		_, again, err := s.SaveExchange(ctx, acct.ID, a.ID, room, domain.Message{UserID: "u", Text: "back"}, domain.Message{Text: "hi"})
 		mustOK(t, err)
 		if again == convID || again == "" {
 			t.Errorf("the room's next message joined conversation %q, want a new one", again)
@@ -162,9 +163,9 @@ func TestAnalyticsBuckets(t *testing.T) {
 		}
 		say := func(user, room string, sent time.Time, ms float64, tokens int) {
 			t.Helper()
-			_, _, err := s.SaveExchange(ctx, acct.ID, a.ID, ConversationRef{RoomID: room, UserID: user},
-				Message{UserID: user, Text: "q", CreatedAt: sent},
-				Message{Text: "r", CreatedAt: sent.Add(time.Duration(ms) * time.Millisecond), ResponseMillis: ms, TokensUsed: tokens})
+			_, _, err := s.SaveExchange(ctx, acct.ID, a.ID, domain.ConversationRef{RoomID: room, UserID: user},
+				domain.Message{UserID: user, Text: "q", CreatedAt: sent},
+				domain.Message{Text: "r", CreatedAt: sent.Add(time.Duration(ms) * time.Millisecond), ResponseMillis: ms, TokensUsed: tokens})
 			mustOK(t, err)
 		}
 		// The user message at 10:59:59.999 and its reply at 11:00:00.000
@@ -175,7 +176,7 @@ func TestAnalyticsBuckets(t *testing.T) {
 		mustOK(t, s.RecordTurnError(ctx, acct.ID, a.ID, "rate_limited", at(11, 45, 0, 0)))
 		say("cy", "", at(13, 5, 0, 0), 1000, 40)
 
-		rep, err := s.AgentAnalytics(ctx, acct.ID, a.ID, AnalyticsQuery{From: at(10, 15, 0, 0), To: at(13, 0, 0, 0), Interval: IntervalHour})
+		rep, err := s.AgentAnalytics(ctx, acct.ID, a.ID, domain.AnalyticsQuery{From: at(10, 15, 0, 0), To: at(13, 0, 0, 0), Interval: domain.IntervalHour})
 		mustOK(t, err)
 		var got []string
 		for _, b := range rep.Series {
@@ -196,25 +197,25 @@ func TestAnalyticsBuckets(t *testing.T) {
 			t.Errorf("p95 = %v, want about 1000", p95)
 		}
 
-		rep, err = s.AgentAnalytics(ctx, acct.ID, a.ID, AnalyticsQuery{From: at(12, 0, 0, 0), To: at(12, 59, 0, 0), Interval: IntervalHour})
+		rep, err = s.AgentAnalytics(ctx, acct.ID, a.ID, domain.AnalyticsQuery{From: at(12, 0, 0, 0), To: at(12, 59, 0, 0), Interval: domain.IntervalHour})
 		mustOK(t, err)
 		if len(rep.Series) != 1 || rep.Series[0].Messages != 0 || rep.Totals.Users != 0 || rep.Totals.ResponseTime.P50 != 0 {
 			t.Errorf("empty hour = %+v", rep)
 		}
-		rep, err = s.AgentAnalytics(ctx, acct.ID, a.ID, AnalyticsQuery{From: day.Add(-time.Hour), To: at(13, 0, 0, 0), Interval: IntervalDay})
+		rep, err = s.AgentAnalytics(ctx, acct.ID, a.ID, domain.AnalyticsQuery{From: day.Add(-time.Hour), To: at(13, 0, 0, 0), Interval: domain.IntervalDay})
 		mustOK(t, err)
 		if len(rep.Series) != 2 || rep.Series[0].Messages != 0 || rep.Series[1].Messages != 8 || !rep.Series[1].Start.Equal(day) {
 			t.Errorf("days = %+v", rep.Series)
 		}
 
-		_, err = s.AgentAnalytics(ctx, acct.ID, a.ID, AnalyticsQuery{From: day, To: day.Add(-time.Hour), Interval: IntervalHour})
-		wantErr(t, err, ErrInvalid)
+		_, err = s.AgentAnalytics(ctx, acct.ID, a.ID, domain.AnalyticsQuery{From: day, To: day.Add(-time.Hour), Interval: domain.IntervalHour})
+		wantErr(t, err, domain.ErrInvalid)
 		other := mustAccount(t, s, "other")
-		_, err = s.AgentAnalytics(ctx, other.ID, a.ID, AnalyticsQuery{From: day, To: day, Interval: IntervalHour})
-		wantErr(t, err, ErrNotFound)
-		wantErr(t, s.RecordTurnError(ctx, other.ID, a.ID, "x", day), ErrNotFound)
+		_, err = s.AgentAnalytics(ctx, other.ID, a.ID, domain.AnalyticsQuery{From: day, To: day, Interval: domain.IntervalHour})
+		wantErr(t, err, domain.ErrNotFound)
+		wantErr(t, s.RecordTurnError(ctx, other.ID, a.ID, "x", day), domain.ErrNotFound)
 
-		_, err = s.DeleteAgent(ctx, acct.ID, a.ID, AnyVersion)
+		_, err = s.DeleteAgent(ctx, acct.ID, a.ID, domain.AnyVersion)
 		mustOK(t, err)
 		for _, model := range analyticsModels() {
 			var n int64

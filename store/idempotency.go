@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/secretbox"
 
 	"gorm.io/gorm"
@@ -25,40 +26,6 @@ const (
 	idempotencyInFlight = "in_flight"
 	idempotencyDone     = "done"
 )
-
-// ErrIdempotencyKeyInUse is returned for a key whose first request is
-// still running (its lease has not run out).
-var ErrIdempotencyKeyInUse = &Error{Code: CodeIdempotencyInUse, Resource: "idempotency_key"}
-
-// ErrIdempotencyKeyReused is returned for a key first used for another
-// request (another method, path or body).
-var ErrIdempotencyKeyReused = &Error{Code: CodeIdempotencyReused, Resource: "idempotency_key"}
-
-// IdempotencyRequest is a keyed request about to run.
-type IdempotencyRequest struct {
-	AccountID, Key string
-	// Fingerprint identifies the request: method, path and a hash of the
-	// canonical body.
-	Fingerprint string
-	// Lease is how long the claim holds while the request runs; after it
-	// another request may take the key over (its owner is taken for dead).
-	Lease time.Duration
-}
-
-// IdempotentAnswer is the stored answer of a finished keyed request.
-type IdempotentAnswer struct {
-	Status int
-	Header map[string]string
-	Body   []byte
-}
-
-// IdempotencyClaim is the result of ClaimIdempotencyKey: either the key is
-// the caller's to run the request under (Token, for Complete or Release),
-// or the request already ran and Replay is its answer.
-type IdempotencyClaim struct {
-	Token  string
-	Replay *IdempotentAnswer
-}
 
 // idempotencyKeyRow is a row of idempotency_keys.
 type idempotencyKeyRow struct {
@@ -86,14 +53,14 @@ func (idempotencyKeyRow) TableName() string { return "idempotency_keys" }
 // another. A key past IdempotencyRetention, or in flight past its
 // lease, is taken over. Each claim also deletes a bounded batch of expired
 // keys.
-func (s *Store) ClaimIdempotencyKey(ctx context.Context, r IdempotencyRequest) (IdempotencyClaim, error) {
+func (s *Store) ClaimIdempotencyKey(ctx context.Context, r domain.IdempotencyRequest) (domain.IdempotencyClaim, error) {
 	at := s.now()
 	fresh := idempotencyKeyRow{
 		AccountID: ctext(r.AccountID), IdemKey: ctext(r.Key), Fingerprint: r.Fingerprint,
 		State: idempotencyInFlight, Owner: newID("idem_", at), Header: []byte("{}"), Body: []byte{},
 		LeaseUntil: at.Add(r.Lease), CreatedAt: at, ExpiresAt: at.Add(IdempotencyRetention),
 	}
-	var claim IdempotencyClaim
+	var claim domain.IdempotencyClaim
 	err := s.write(ctx, "claim idempotency key", func(tx *gorm.DB) error {
 		expired := tx.Model(&idempotencyKeyRow{}).Select("account_id, idem_key").
 			Where("expires_at <= ?", at).Limit(idempotencyPruneBatch)
@@ -126,12 +93,12 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, r IdempotencyRequest) (
 		}
 		switch {
 		case row.State == idempotencyInFlight:
-			return ErrIdempotencyKeyInUse
+			return domain.ErrIdempotencyKeyInUse
 		case row.Fingerprint != r.Fingerprint:
-			return ErrIdempotencyKeyReused
+			return domain.ErrIdempotencyKeyReused
 		}
 		answer, err := s.storedAnswer(row)
-		if errors.Is(err, ErrSecretUnreadable) {
+		if errors.Is(err, domain.ErrSecretUnreadable) {
 			// Sealed under a key no longer configured (dropped without a
 			// rotation): the answer is lost, so the key is treated as
 			// expired and the request runs afresh; failing every retry
@@ -162,15 +129,15 @@ func takeOverKey(tx *gorm.DB, prevOwner string, fresh idempotencyKeyRow) error {
 		return res.Error
 	}
 	if res.RowsAffected != 1 {
-		return ErrIdempotencyKeyInUse
+		return domain.ErrIdempotencyKeyInUse
 	}
 	return nil
 }
 
 // storedAnswer reads the answer stored in row, opening a sealed body;
 // ErrSecretUnreadable when it opens under no configured key.
-func (s *Store) storedAnswer(row idempotencyKeyRow) (IdempotentAnswer, error) {
-	answer := IdempotentAnswer{Status: row.Status, Body: row.Body}
+func (s *Store) storedAnswer(row idempotencyKeyRow) (domain.IdempotentAnswer, error) {
+	answer := domain.IdempotentAnswer{Status: row.Status, Body: row.Body}
 	if err := json.Unmarshal(row.Header, &answer.Header); err != nil {
 		return answer, err
 	}
@@ -199,13 +166,13 @@ func (s *Store) openAnswer(accountID, key string, body []byte, old *secretbox.Bo
 	if err == nil {
 		err = errors.New("no secret key is configured")
 	}
-	return nil, fmt.Errorf("%w: %v", ErrSecretUnreadable, err)
+	return nil, fmt.Errorf("%w: %v", domain.ErrSecretUnreadable, err)
 }
 
 // CompleteIdempotencyKey stores a, the answer of the request that holds the
 // claim token on key of account accountID, for IdempotencyRetention from
 // now. CodeLeaseLost when the claim was taken over meanwhile.
-func (s *Store) CompleteIdempotencyKey(ctx context.Context, accountID, key, token string, a IdempotentAnswer) error {
+func (s *Store) CompleteIdempotencyKey(ctx context.Context, accountID, key, token string, a domain.IdempotentAnswer) error {
 	header, err := json.Marshal(a.Header)
 	if err != nil {
 		return wrap("complete idempotency key", err)
@@ -251,7 +218,7 @@ func updateClaim(tx *gorm.DB, accountID, key, token string, values map[string]an
 		return res.Error
 	}
 	if res.RowsAffected != 1 {
-		return &Error{Code: CodeLeaseLost, Resource: "idempotency_key"}
+		return &domain.Error{Code: domain.CodeLeaseLost, Resource: "idempotency_key"}
 	}
 	return nil
 }

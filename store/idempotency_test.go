@@ -5,6 +5,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/domain"
 )
 
 func TestIdempotencyKeys(t *testing.T) {
@@ -16,11 +18,11 @@ func TestIdempotencyKeys(t *testing.T) {
 		}
 		// While it runs, whatever the body: in use.
 		_, err := s.ClaimIdempotencyKey(ctx, req)
-		wantErr(t, err, ErrIdempotencyKeyInUse)
+		wantErr(t, err, domain.ErrIdempotencyKeyInUse)
 		other := req
 		other.Fingerprint = "POST /v1/agents def"
 		_, err = s.ClaimIdempotencyKey(ctx, other)
-		wantErr(t, err, ErrIdempotencyKeyInUse)
+		wantErr(t, err, domain.ErrIdempotencyKeyInUse)
 		// Another account's same key is its own.
 		elsewhere := req
 		elsewhere.AccountID = "acct_b"
@@ -30,7 +32,7 @@ func TestIdempotencyKeys(t *testing.T) {
 			t.Fatal("another account's key was not claimed")
 		}
 
-		answer := IdempotentAnswer{Status: 201, Header: map[string]string{"Location": "/v1/agents/x"}, Body: []byte(`{"success":true}`)}
+		answer := domain.IdempotentAnswer{Status: 201, Header: map[string]string{"Location": "/v1/agents/x"}, Body: []byte(`{"success":true}`)}
 		mustOK(t, s.CompleteIdempotencyKey(ctx, req.AccountID, req.Key, first.Token, answer))
 		replay, err := s.ClaimIdempotencyKey(ctx, req)
 		mustOK(t, err)
@@ -39,7 +41,7 @@ func TestIdempotencyKeys(t *testing.T) {
 			t.Fatalf("replay = %+v; want the stored answer", replay.Replay)
 		}
 		_, err = s.ClaimIdempotencyKey(ctx, other)
-		wantErr(t, err, ErrIdempotencyKeyReused)
+		wantErr(t, err, domain.ErrIdempotencyKeyReused)
 
 		// Past the retention the key is free again (and pruned).
 		*at = at.Add(IdempotencyRetention + time.Second)
@@ -54,11 +56,11 @@ func TestIdempotencyKeys(t *testing.T) {
 // claimAtStoppedClock stops s's clock at a fixed time, which the test
 // moves on through at, and claims key k1 of acct_a for the request
 // fingerprint with a lease of two minutes.
-func claimAtStoppedClock(t *testing.T, s *Store, fingerprint string) (at *time.Time, req IdempotencyRequest, claim IdempotencyClaim) {
+func claimAtStoppedClock(t *testing.T, s *Store, fingerprint string) (at *time.Time, req domain.IdempotencyRequest, claim domain.IdempotencyClaim) {
 	t.Helper()
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	s.now = func() time.Time { return now }
-	req = IdempotencyRequest{AccountID: "acct_a", Key: "k1", Fingerprint: fingerprint, Lease: 2 * time.Minute}
+	req = domain.IdempotencyRequest{AccountID: "acct_a", Key: "k1", Fingerprint: fingerprint, Lease: 2 * time.Minute}
 	claim, err := s.ClaimIdempotencyKey(context.Background(), req)
 	mustOK(t, err)
 	return &now, req, claim
@@ -70,7 +72,7 @@ func TestIdempotencyKeyTakeover(t *testing.T) {
 		at, req, dead := claimAtStoppedClock(t, s, "f")
 		*at = at.Add(time.Minute)
 		_, err := s.ClaimIdempotencyKey(ctx, req)
-		wantErr(t, err, ErrIdempotencyKeyInUse)
+		wantErr(t, err, domain.ErrIdempotencyKeyInUse)
 
 		// The owner died: past its lease another request takes the key.
 		*at = at.Add(2 * time.Minute)
@@ -80,12 +82,12 @@ func TestIdempotencyKeyTakeover(t *testing.T) {
 			t.Fatalf("takeover = %+v; want a new token", live)
 		}
 		// The dead owner can neither complete nor release it any more.
-		if err := s.CompleteIdempotencyKey(ctx, req.AccountID, req.Key, dead.Token, IdempotentAnswer{Status: 200}); err == nil {
+		if err := s.CompleteIdempotencyKey(ctx, req.AccountID, req.Key, dead.Token, domain.IdempotentAnswer{Status: 200}); err == nil {
 			t.Error("the dead owner completed a key taken over")
 		}
 		mustOK(t, s.ReleaseIdempotencyKey(ctx, req.AccountID, req.Key, dead.Token))
 		_, err = s.ClaimIdempotencyKey(ctx, req)
-		wantErr(t, err, ErrIdempotencyKeyInUse)
+		wantErr(t, err, domain.ErrIdempotencyKeyInUse)
 
 		// A released key runs afresh.
 		mustOK(t, s.ReleaseIdempotencyKey(ctx, req.AccountID, req.Key, live.Token))
@@ -107,14 +109,14 @@ func TestIdempotencyKeyRenewal(t *testing.T) {
 		mustOK(t, s.RenewIdempotencyKey(ctx, req.AccountID, req.Key, held.Token, 2*time.Minute))
 		*at = at.Add(90 * time.Second) // past the first lease, within the renewed one
 		_, err := s.ClaimIdempotencyKey(ctx, req)
-		wantErr(t, err, ErrIdempotencyKeyInUse)
+		wantErr(t, err, domain.ErrIdempotencyKeyInUse)
 
 		*at = at.Add(time.Minute) // past the renewed lease: taken over
 		live, err := s.ClaimIdempotencyKey(ctx, req)
 		mustOK(t, err)
-		wantErr(t, s.RenewIdempotencyKey(ctx, req.AccountID, req.Key, held.Token, 2*time.Minute), ErrLeaseLost)
-		mustOK(t, s.CompleteIdempotencyKey(ctx, req.AccountID, req.Key, live.Token, IdempotentAnswer{Status: 200}))
-		wantErr(t, s.RenewIdempotencyKey(ctx, req.AccountID, req.Key, live.Token, 2*time.Minute), ErrLeaseLost)
+		wantErr(t, s.RenewIdempotencyKey(ctx, req.AccountID, req.Key, held.Token, 2*time.Minute), domain.ErrLeaseLost)
+		mustOK(t, s.CompleteIdempotencyKey(ctx, req.AccountID, req.Key, live.Token, domain.IdempotentAnswer{Status: 200}))
+		wantErr(t, s.RenewIdempotencyKey(ctx, req.AccountID, req.Key, live.Token, 2*time.Minute), domain.ErrLeaseLost)
 	})
 }
 
@@ -124,11 +126,11 @@ func TestIdempotentAnswerSealed(t *testing.T) {
 	s := newSQLite(t)
 	s.box = newBox(t)
 	ctx := context.Background()
-	req := IdempotencyRequest{AccountID: "acct_a", Key: "hook", Fingerprint: "f", Lease: time.Minute}
+	req := domain.IdempotencyRequest{AccountID: "acct_a", Key: "hook", Fingerprint: "f", Lease: time.Minute}
 	c, err := s.ClaimIdempotencyKey(ctx, req)
 	mustOK(t, err)
 	body := `{"data":{"secret":"whsec_abc"}}`
-	mustOK(t, s.CompleteIdempotencyKey(ctx, req.AccountID, req.Key, c.Token, IdempotentAnswer{Status: 201, Body: []byte(body)}))
+	mustOK(t, s.CompleteIdempotencyKey(ctx, req.AccountID, req.Key, c.Token, domain.IdempotentAnswer{Status: 201, Body: []byte(body)}))
 	var raw []byte
 	mustOK(t, s.w.Raw("SELECT body FROM idempotency_keys").Row().Scan(&raw))
 	if bytes.Contains(raw, []byte("whsec_")) {
@@ -149,11 +151,11 @@ func TestIdempotentAnswerAfterKeyRotation(t *testing.T) {
 		ctx := context.Background()
 		k1, k2 := newKey(), newKey()
 		s.box = boxOf(t, k1)
-		req := IdempotencyRequest{AccountID: "acct_a", Key: "rot-webhook-1", Fingerprint: "f", Lease: time.Minute}
+		req := domain.IdempotencyRequest{AccountID: "acct_a", Key: "rot-webhook-1", Fingerprint: "f", Lease: time.Minute}
 		c, err := s.ClaimIdempotencyKey(ctx, req)
 		mustOK(t, err)
 		body := `{"data":{"secret":"whsec_abc"}}`
-		mustOK(t, s.CompleteIdempotencyKey(ctx, req.AccountID, req.Key, c.Token, IdempotentAnswer{Status: 201, Body: []byte(body)}))
+		mustOK(t, s.CompleteIdempotencyKey(ctx, req.AccountID, req.Key, c.Token, domain.IdempotentAnswer{Status: 201, Body: []byte(body)}))
 
 		s.box = boxOf(t, k2, k1)
 		_, err = s.RotateSecrets(ctx, nil)
@@ -175,10 +177,10 @@ func TestIdempotentAnswerUnreadable(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		s.box = newBox(t)
-		req := IdempotencyRequest{AccountID: "acct_a", Key: "lost", Fingerprint: "f", Lease: time.Minute}
+		req := domain.IdempotencyRequest{AccountID: "acct_a", Key: "lost", Fingerprint: "f", Lease: time.Minute}
 		c, err := s.ClaimIdempotencyKey(ctx, req)
 		mustOK(t, err)
-		mustOK(t, s.CompleteIdempotencyKey(ctx, req.AccountID, req.Key, c.Token, IdempotentAnswer{Status: 201, Body: []byte("{}")}))
+		mustOK(t, s.CompleteIdempotencyKey(ctx, req.AccountID, req.Key, c.Token, domain.IdempotentAnswer{Status: 201, Body: []byte("{}")}))
 
 		s.box = newBox(t)
 		again, err := s.ClaimIdempotencyKey(ctx, req)
@@ -186,7 +188,7 @@ func TestIdempotentAnswerUnreadable(t *testing.T) {
 		if again.Token == "" || again.Token == c.Token || again.Replay != nil {
 			t.Fatalf("claim of an unreadable answer = %+v; want the key taken over", again)
 		}
-		mustOK(t, s.CompleteIdempotencyKey(ctx, req.AccountID, req.Key, again.Token, IdempotentAnswer{Status: 200, Body: []byte("{}")}))
+		mustOK(t, s.CompleteIdempotencyKey(ctx, req.AccountID, req.Key, again.Token, domain.IdempotentAnswer{Status: 200, Body: []byte("{}")}))
 		replay, err := s.ClaimIdempotencyKey(ctx, req)
 		mustOK(t, err)
 		if replay.Replay == nil || replay.Replay.Status != 200 {

@@ -4,12 +4,10 @@ import (
 	"context"
 	"strings"
 
+	"github.com/agentd/agentd/domain"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 )
-
-// MaxImportedMessages bounds the messages one ImportConversation stores.
-const MaxImportedMessages = 10000
 
 // ImportConversation stores msgs, oldest first, as the history of
 // conversation conv of agent agentID of account accountID, in one
@@ -19,20 +17,20 @@ const MaxImportedMessages = 10000
 // agent's metrics: it moves history, it is not a turn. Empty msgs or a
 // conv without a key is ErrInvalid; ErrNotFound for a missing agent or one
 // of another account.
-func (s *Store) ImportConversation(ctx context.Context, accountID, agentID string, conv ConversationRef, msgs []Message) error {
+func (s *Store) ImportConversation(ctx context.Context, accountID, agentID string, conv domain.ConversationRef, msgs []domain.Message) error {
 	switch {
-	case conv.key() == "":
+	case conversationKey(conv) == "":
 		return wrap("import conversation", fieldError("roomId", "a conversation needs a roomId or a userId"))
-	case len(msgs) == 0 || len(msgs) > MaxImportedMessages:
+	case len(msgs) == 0 || len(msgs) > domain.MaxImportedMessages:
 		return wrap("import conversation", fieldError("messages", "must hold 1 to 10000 messages"))
 	}
 	t := s.now()
 	rows := make([]messageRow, len(msgs))
 	speakers := map[string]bool{}
 	for i, m := range msgs {
-		m = fillMessage(Message{Role: m.Role, UserID: m.UserID, Text: m.Text, Partial: m.Partial, CreatedAt: m.CreatedAt}, RoleUser, t)
+		m = fillMessage(domain.Message{Role: m.Role, UserID: m.UserID, Text: m.Text, Partial: m.Partial, CreatedAt: m.CreatedAt}, domain.RoleUser, t)
 		rows[i] = fromMessage(m, "")
-		if m.Role == RoleUser && m.UserID != "" {
+		if m.Role == domain.RoleUser && m.UserID != "" {
 			speakers[m.UserID] = true
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/domain"
 )
 
 // TestImportConversation: imported messages keep their roles, users, texts,
@@ -15,20 +17,20 @@ func TestImportConversation(t *testing.T) {
 		acct := mustAccount(t, s, "acme")
 		a := mustAgent(t, s, acct.ID, "mover")
 		t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
-		msgs := []Message{
-			{Role: RoleUser, UserID: "ann", Text: "hi", CreatedAt: t0},
-			{Role: RoleAssistant, UserID: "ann", Text: "hello", CreatedAt: t0.Add(time.Second)},
-			{Role: RoleUser, UserID: "bob", Text: "me too", CreatedAt: t0.Add(2 * time.Second)},
-			{Role: RoleAssistant, UserID: "bob", Text: "half", Partial: true, CreatedAt: t0.Add(3 * time.Second)},
+		msgs := []domain.Message{
+			{Role: domain.RoleUser, UserID: "ann", Text: "hi", CreatedAt: t0},
+			{Role: domain.RoleAssistant, UserID: "ann", Text: "hello", CreatedAt: t0.Add(time.Second)},
+			{Role: domain.RoleUser, UserID: "bob", Text: "me too", CreatedAt: t0.Add(2 * time.Second)},
+			{Role: domain.RoleAssistant, UserID: "bob", Text: "half", Partial: true, CreatedAt: t0.Add(3 * time.Second)},
 		}
-		mustOK(t, s.ImportConversation(ctx, acct.ID, a.ID, ConversationRef{RoomID: "lobby", Platform: "discord"}, msgs))
+		mustOK(t, s.ImportConversation(ctx, acct.ID, a.ID, domain.ConversationRef{RoomID: "lobby", Platform: "discord"}, msgs))
 
-		convs, total, err := s.ListConversations(ctx, acct.ID, a.ID, ConversationQuery{RoomID: "lobby"})
+		convs, total, err := s.ListConversations(ctx, acct.ID, a.ID, domain.ConversationQuery{RoomID: "lobby"})
 		mustOK(t, err)
 		if total != 1 || convs[0].MessageCount != 4 || convs[0].Platform != "discord" || !convs[0].LastMessageAt.Equal(t0.Add(3*time.Second)) {
 			t.Fatalf("conversation %+v (of %d)", convs, total)
 		}
-		got, _, err := s.ListMessages(ctx, acct.ID, a.ID, convs[0].ID, MessageQuery{Limit: 10})
+		got, _, err := s.ListMessages(ctx, acct.ID, a.ID, convs[0].ID, domain.MessageQuery{Limit: 10})
 		mustOK(t, err)
 		for i, m := range got {
 			w := msgs[i]
@@ -36,7 +38,7 @@ func TestImportConversation(t *testing.T) {
 				t.Errorf("message %d = %+v, want %+v", i, m, w)
 			}
 		}
-		if bob, _, _ := s.ListConversations(ctx, acct.ID, a.ID, ConversationQuery{UserID: "bob"}); len(bob) != 1 {
+		if bob, _, _ := s.ListConversations(ctx, acct.ID, a.ID, domain.ConversationQuery{UserID: "bob"}); len(bob) != 1 {
 			t.Errorf("bob spoke in %d conversations, want 1", len(bob))
 		}
 		agent, err := s.GetAgent(ctx, acct.ID, a.ID)
@@ -45,10 +47,10 @@ func TestImportConversation(t *testing.T) {
 			t.Errorf("metrics %+v", agent.Metrics)
 		}
 
-		wantErr(t, s.ImportConversation(ctx, acct.ID, a.ID, ConversationRef{}, msgs), ErrInvalid)
-		wantErr(t, s.ImportConversation(ctx, acct.ID, a.ID, ConversationRef{UserID: "x"}, nil), ErrInvalid)
+		wantErr(t, s.ImportConversation(ctx, acct.ID, a.ID, domain.ConversationRef{}, msgs), domain.ErrInvalid)
+		wantErr(t, s.ImportConversation(ctx, acct.ID, a.ID, domain.ConversationRef{UserID: "x"}, nil), domain.ErrInvalid)
 		other := mustAccount(t, s, "other")
-		wantErr(t, s.ImportConversation(ctx, other.ID, a.ID, ConversationRef{UserID: "x"}, msgs), ErrNotFound)
+		wantErr(t, s.ImportConversation(ctx, other.ID, a.ID, domain.ConversationRef{UserID: "x"}, msgs), domain.ErrNotFound)
 	})
 }
 
@@ -58,7 +60,7 @@ func TestKnowledgeText(t *testing.T) {
 		ctx := context.Background()
 		acct := mustAccount(t, s, "acme")
 		a := mustAgent(t, s, acct.ID, "reader")
-		chunks := []KnowledgeChunk{{Text: "one"}, {Text: "two"}, {Text: "three"}}
+		chunks := []domain.KnowledgeChunk{{Text: "one"}, {Text: "two"}, {Text: "three"}}
 		doc, err := s.CreateKnowledge(ctx, acct.ID, a.ID, "doc", 13, chunks, []string{"one", "two", "three"})
 		mustOK(t, err)
 		text, err := s.KnowledgeText(ctx, acct.ID, a.ID, doc.ID)
@@ -68,6 +70,6 @@ func TestKnowledgeText(t *testing.T) {
 		}
 		other := mustAccount(t, s, "other")
 		_, err = s.KnowledgeText(ctx, other.ID, a.ID, doc.ID)
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 	})
 }

@@ -4,18 +4,9 @@ import (
 	"context"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"gorm.io/gorm"
 )
-
-// InboxMessage is a platform message a connection has taken in and not yet
-// finished: it stays in the inbox until it is answered (or found not to
-// need an answer), so a stop, a crash or a lease move never loses it.
-type InboxMessage struct {
-	ID         string // the platform's id, unique per agent and platform
-	Chat       string // its chat: one chat's messages are answered in order
-	Payload    []byte // what the platform needs to answer it
-	ReceivedAt time.Time
-}
 
 // inboxRow is a row of platform_inbox.
 type inboxRow struct {
@@ -40,8 +31,8 @@ const AnsweredFor = 8 * 24 * time.Hour
 // returns the messages that are new: neither in the inbox already nor
 // finished within AnsweredFor. ErrLeaseLost when l is no longer held, and
 // then nothing is stored.
-func (s *Store) TakePlatformMessages(ctx context.Context, l Lease, cursor string, msgs []InboxMessage) ([]InboxMessage, error) {
-	var fresh []InboxMessage
+func (s *Store) TakePlatformMessages(ctx context.Context, l domain.Lease, cursor string, msgs []domain.InboxMessage) ([]domain.InboxMessage, error) {
+	var fresh []domain.InboxMessage
 	err := s.write(ctx, "take platform messages", func(tx *gorm.DB) error {
 		fresh = fresh[:0]
 		// The update locks the connection's row, so no other replica can
@@ -75,7 +66,7 @@ func (s *Store) TakePlatformMessages(ctx context.Context, l Lease, cursor string
 
 // PendingPlatformMessages returns the inbox of l's connection, oldest
 // first; ErrLeaseLost when l is no longer held.
-func (s *Store) PendingPlatformMessages(ctx context.Context, l Lease) ([]InboxMessage, error) {
+func (s *Store) PendingPlatformMessages(ctx context.Context, l domain.Lease) ([]domain.InboxMessage, error) {
 	var rows []inboxRow
 	err := s.write(ctx, "pending platform messages", func(tx *gorm.DB) error {
 		if err := updateHeldTx(s.held(tx, l), map[string]any{"cursor": gorm.Expr("cursor")}); err != nil {
@@ -84,9 +75,9 @@ func (s *Store) PendingPlatformMessages(ctx context.Context, l Lease) ([]InboxMe
 		return tx.Where("agent_id = ? AND platform = ?", l.AgentID, l.Platform).
 			Order("received_at, message_id").Find(&rows).Error
 	})
-	out := make([]InboxMessage, len(rows))
+	out := make([]domain.InboxMessage, len(rows))
 	for i, r := range rows {
-		out[i] = InboxMessage{ID: string(r.MessageID), Chat: r.Chat, Payload: r.Payload, ReceivedAt: utc(r.ReceivedAt)}
+		out[i] = domain.InboxMessage{ID: string(r.MessageID), Chat: r.Chat, Payload: r.Payload, ReceivedAt: utc(r.ReceivedAt)}
 	}
 	return out, err
 }
@@ -95,7 +86,7 @@ func (s *Store) PendingPlatformMessages(ctx context.Context, l Lease) ([]InboxMe
 // connection and remembers it as finished, under l, and reports whether
 // this call finished it (false: it was finished before). ErrLeaseLost
 // when l is no longer held: then another runner may answer it.
-func (s *Store) FinishPlatformMessage(ctx context.Context, l Lease, id string) (bool, error) {
+func (s *Store) FinishPlatformMessage(ctx context.Context, l domain.Lease, id string) (bool, error) {
 	var first bool
 	err := s.write(ctx, "finish platform message", func(tx *gorm.DB) error {
 		if err := updateHeldTx(s.held(tx, l), map[string]any{"cursor": gorm.Expr("cursor")}); err != nil {

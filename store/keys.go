@@ -8,20 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"gorm.io/gorm"
 )
-
-// Scope is what an API key may do.
-type Scope string
-
-// The key scopes.
-const (
-	ScopeRead  Scope = "read"  // GET requests only
-	ScopeWrite Scope = "write" // everything in the API
-)
-
-// Valid reports whether sc is a known scope.
-func (sc Scope) Valid() bool { return sc == ScopeRead || sc == ScopeWrite }
 
 // Key format.
 const (
@@ -43,36 +32,18 @@ const (
 
 const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
-// APIKey describes a stored key. The key itself is never stored.
-type APIKey struct {
-	ID         string // "key_" + lowercase ULID
-	AccountID  string
-	Prefix     string // the first KeyPrefixLen characters of the key, e.g. "agk_AbCdEfGh"
-	Scope      Scope
-	CreatedAt  time.Time
-	ExpiresAt  *time.Time // nil = never
-	RevokedAt  *time.Time // nil = not revoked
-	LastUsedAt *time.Time // last successful Authenticate, to the minute; nil = never
-}
-
-// Principal is who a key authenticates.
-type Principal struct {
-	Account Account
-	Key     APIKey
-}
-
 // CreateKey makes a new key "agk_" + 40 random base62 characters for the
 // account called accountName and stores its SHA-256 and prefix. The plaintext
 // is returned once and cannot be recovered. It returns ErrNotFound for an
 // unknown account and ErrInvalid for an unknown scope or an expiry not in the
 // future.
-func (s *Store) CreateKey(ctx context.Context, accountName string, scope Scope, expiresAt *time.Time) (string, APIKey, error) {
+func (s *Store) CreateKey(ctx context.Context, accountName string, scope domain.Scope, expiresAt *time.Time) (string, domain.APIKey, error) {
 	t := s.now()
 	if !scope.Valid() {
-		return "", APIKey{}, wrap("create key", invalidf("unknown scope %q", scope))
+		return "", domain.APIKey{}, wrap("create key", invalidf("unknown scope %q", scope))
 	}
 	if expiresAt != nil && !expiresAt.After(t) {
-		return "", APIKey{}, wrap("create key", invalidf("expiry %s is not in the future", expiresAt.UTC().Format(time.RFC3339)))
+		return "", domain.APIKey{}, wrap("create key", invalidf("expiry %s is not in the future", expiresAt.UTC().Format(time.RFC3339)))
 	}
 	plain := KeyPrefix + randomBase62(keyRandomLen)
 	row := keyRow{
@@ -88,14 +59,14 @@ func (s *Store) CreateKey(ctx context.Context, accountName string, scope Scope, 
 		return tx.Create(&row).Error
 	})
 	if err != nil {
-		return "", APIKey{}, err
+		return "", domain.APIKey{}, err
 	}
 	return plain, toKey(row), nil
 }
 
 // ListKeys returns the keys of the account called accountName, oldest first,
 // revoked and expired ones included. It returns ErrNotFound for an unknown account.
-func (s *Store) ListKeys(ctx context.Context, accountName string) ([]APIKey, error) {
+func (s *Store) ListKeys(ctx context.Context, accountName string) ([]domain.APIKey, error) {
 	db := s.read(ctx)
 	var acct accountRow
 	if err := db.Select("id").Take(&acct, "name = ?", accountName).Error; err != nil {
@@ -105,7 +76,7 @@ func (s *Store) ListKeys(ctx context.Context, accountName string) ([]APIKey, err
 	if err := db.Where("account_id = ?", acct.ID).Order("created_at, id").Find(&rows).Error; err != nil {
 		return nil, wrap("list keys", err)
 	}
-	out := make([]APIKey, len(rows))
+	out := make([]domain.APIKey, len(rows))
 	for i, r := range rows {
 		out[i] = toKey(r)
 	}
@@ -115,8 +86,8 @@ func (s *Store) ListKeys(ctx context.Context, accountName string) ([]APIKey, err
 // RevokeKey revokes the key whose prefix is prefix and returns it. Revoking
 // a revoked key changes nothing. It returns ErrNotFound if no key has that
 // prefix and ErrConflict if several do.
-func (s *Store) RevokeKey(ctx context.Context, prefix string) (APIKey, error) {
-	var out APIKey
+func (s *Store) RevokeKey(ctx context.Context, prefix string) (domain.APIKey, error) {
+	var out domain.APIKey
 	var hash string
 	err := s.write(ctx, "revoke key", func(tx *gorm.DB) error {
 		var rows []keyRow
@@ -125,9 +96,9 @@ func (s *Store) RevokeKey(ctx context.Context, prefix string) (APIKey, error) {
 		}
 		switch len(rows) {
 		case 0:
-			return ErrNotFound
+			return domain.ErrNotFound
 		case 2:
-			return ErrConflict
+			return domain.ErrConflict
 		}
 		row := rows[0]
 		hash = string(row.Hash)
@@ -155,9 +126,9 @@ func (s *Store) RevokeKey(ctx context.Context, prefix string) (APIKey, error) {
 // process within AuthCacheTTL. Expiry is checked on every call. The use is
 // recorded in the background (see useRecorder): the returned key's
 // LastUsedAt is the one stored when it was read.
-func (s *Store) Authenticate(ctx context.Context, plaintext string) (Principal, error) {
+func (s *Store) Authenticate(ctx context.Context, plaintext string) (domain.Principal, error) {
 	if !wellFormedKey(plaintext) {
-		return Principal{}, wrap("authenticate", ErrUnauthorized)
+		return domain.Principal{}, wrap("authenticate", domain.ErrUnauthorized)
 	}
 	hash := hashKey(plaintext)
 	t := s.now()
@@ -166,15 +137,15 @@ func (s *Store) Authenticate(ctx context.Context, plaintext string) (Principal, 
 		epoch := s.auth.epoch()
 		var err error
 		if e, err = s.readKey(ctx, hash); err != nil {
-			return Principal{}, wrap("authenticate", err)
+			return domain.Principal{}, wrap("authenticate", err)
 		}
 		s.auth.put(hash, e.key, e.account, t, epoch)
 	}
 	if e.key.RevokedAt != nil || (e.key.ExpiresAt != nil && !e.key.ExpiresAt.After(t)) {
-		return Principal{}, wrap("authenticate", ErrUnauthorized)
+		return domain.Principal{}, wrap("authenticate", domain.ErrUnauthorized)
 	}
 	s.uses.record(e.key, t)
-	return Principal{Account: toAccount(e.account), Key: toKey(e.key)}, nil
+	return domain.Principal{Account: toAccount(e.account), Key: toKey(e.key)}, nil
 }
 
 // readKey reads the key whose hash is hash and its account; an unknown key
@@ -187,7 +158,7 @@ func (s *Store) readKey(ctx context.Context, hash string) (authEntry, error) {
 		err = db.Take(&e.account, "id = ?", e.key.AccountID).Error
 	}
 	if isNotFound(err) {
-		err = ErrUnauthorized
+		err = domain.ErrUnauthorized
 	}
 	return e, err
 }
@@ -227,9 +198,9 @@ func randomBase62(n int) string {
 	return string(out)
 }
 
-func toKey(r keyRow) APIKey {
-	return APIKey{
-		ID: string(r.ID), AccountID: string(r.AccountID), Prefix: string(r.Prefix), Scope: Scope(r.Scope),
+func toKey(r keyRow) domain.APIKey {
+	return domain.APIKey{
+		ID: string(r.ID), AccountID: string(r.AccountID), Prefix: string(r.Prefix), Scope: domain.Scope(r.Scope),
 		CreatedAt: utc(r.CreatedAt), ExpiresAt: utcPtr(r.ExpiresAt), RevokedAt: utcPtr(r.RevokedAt),
 		LastUsedAt: utcPtr(r.LastUsedAt),
 	}

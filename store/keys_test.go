@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/domain"
 )
 
 var keyPattern = regexp.MustCompile(`^agk_[0-9A-Za-z]{40}$`)
@@ -17,12 +19,12 @@ func TestCreateKeyAndAuthenticate(t *testing.T) {
 		ctx := context.Background()
 		clock := withClock(s)
 		acct := mustAccount(t, s, "acme")
-		plain, key, err := s.CreateKey(ctx, "acme", ScopeRead, nil)
+		plain, key, err := s.CreateKey(ctx, "acme", domain.ScopeRead, nil)
 		mustOK(t, err)
 		if !keyPattern.MatchString(plain) {
 			t.Fatalf("key %q has the wrong form", plain)
 		}
-		if key.Prefix != plain[:12] || key.AccountID != acct.ID || key.Scope != ScopeRead || !strings.HasPrefix(key.ID, "key_") {
+		if key.Prefix != plain[:12] || key.AccountID != acct.ID || key.Scope != domain.ScopeRead || !strings.HasPrefix(key.ID, "key_") {
 			t.Errorf("key = %+v", key)
 		}
 		var stored keyRow
@@ -34,7 +36,7 @@ func TestCreateKeyAndAuthenticate(t *testing.T) {
 		clock.add(time.Second)
 		p, err := s.Authenticate(ctx, plain)
 		mustOK(t, err)
-		if p.Account != acct || p.Key.ID != key.ID || p.Key.Scope != ScopeRead {
+		if p.Account != acct || p.Key.ID != key.ID || p.Key.Scope != domain.ScopeRead {
 			t.Errorf("principal = %+v", p)
 		}
 		s.uses.wg.Wait()
@@ -60,10 +62,10 @@ func TestCreateKeyAndAuthenticate(t *testing.T) {
 		if keys[0].LastUsedAt == nil || !keys[0].LastUsedAt.Equal(clock.now()) {
 			t.Errorf("listed last used = %v", keys[0].LastUsedAt)
 		}
-		_, _, err = s.CreateKey(ctx, "nobody", ScopeWrite, nil)
-		wantErr(t, err, ErrNotFound)
+		_, _, err = s.CreateKey(ctx, "nobody", domain.ScopeWrite, nil)
+		wantErr(t, err, domain.ErrNotFound)
 		_, _, err = s.CreateKey(ctx, "acme", "admin", nil)
-		wantErr(t, err, ErrInvalid)
+		wantErr(t, err, domain.ErrInvalid)
 	})
 }
 
@@ -74,7 +76,7 @@ func TestAuthenticateDoesNotNeedTheWriter(t *testing.T) {
 	s := openSQLiteAt(t, path)
 	ctx := context.Background()
 	mustAccount(t, s, "acme")
-	plain, _, err := s.CreateKey(ctx, "acme", ScopeRead, nil)
+	plain, _, err := s.CreateKey(ctx, "acme", domain.ScopeRead, nil)
 	mustOK(t, err)
 
 	blocker, err := sql.Open("sqlite3", path+"?_busy_timeout=100")
@@ -101,12 +103,12 @@ func TestAuthenticateRejects(t *testing.T) {
 		ctx := context.Background()
 		clock := withClock(s)
 		mustAccount(t, s, "acme")
-		revoked, rk, err := s.CreateKey(ctx, "acme", ScopeWrite, nil)
+		revoked, rk, err := s.CreateKey(ctx, "acme", domain.ScopeWrite, nil)
 		mustOK(t, err)
 		_, err = s.RevokeKey(ctx, rk.Prefix)
 		mustOK(t, err)
 		exp := t0.Add(time.Hour)
-		expiring, _, err := s.CreateKey(ctx, "acme", ScopeWrite, &exp)
+		expiring, _, err := s.CreateKey(ctx, "acme", domain.ScopeWrite, &exp)
 		mustOK(t, err)
 		_, err = s.Authenticate(ctx, expiring)
 		mustOK(t, err)
@@ -130,11 +132,11 @@ func TestAuthenticateRejects(t *testing.T) {
 				t.Errorf("%s: authenticated", name)
 				continue
 			}
-			wantErr(t, err, ErrUnauthorized)
+			wantErr(t, err, domain.ErrUnauthorized)
 		}
 		past := t0
-		_, _, err = s.CreateKey(ctx, "acme", ScopeWrite, &past)
-		wantErr(t, err, ErrInvalid)
+		_, _, err = s.CreateKey(ctx, "acme", domain.ScopeWrite, &past)
+		wantErr(t, err, domain.ErrInvalid)
 	})
 }
 
@@ -146,12 +148,12 @@ func TestListAndRevokeKeys(t *testing.T) {
 		mustAccount(t, s, "other")
 		var prefixes []string
 		for i := 0; i < 3; i++ {
-			_, k, err := s.CreateKey(ctx, "acme", ScopeWrite, nil)
+			_, k, err := s.CreateKey(ctx, "acme", domain.ScopeWrite, nil)
 			mustOK(t, err)
 			prefixes = append(prefixes, k.Prefix)
 			clock.add(time.Millisecond)
 		}
-		_, _, err := s.CreateKey(ctx, "other", ScopeRead, nil)
+		_, _, err := s.CreateKey(ctx, "other", domain.ScopeRead, nil)
 		mustOK(t, err)
 		keys, err := s.ListKeys(ctx, "acme")
 		mustOK(t, err)
@@ -164,7 +166,7 @@ func TestListAndRevokeKeys(t *testing.T) {
 			}
 		}
 		_, err = s.ListKeys(ctx, "nobody")
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 
 		clock.add(time.Minute)
 		r, err := s.RevokeKey(ctx, prefixes[1])
@@ -184,14 +186,14 @@ func TestListAndRevokeKeys(t *testing.T) {
 			t.Errorf("list after revoke: %+v", keys)
 		}
 		_, err = s.RevokeKey(ctx, "agk_nothere")
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 
 		// Two keys sharing a prefix (astronomically unlikely, but possible).
 		dup := keyRow{ID: "key_dup", AccountID: ctext(keys[0].AccountID), Prefix: ctext(prefixes[0]),
 			Hash: "dup", Scope: "read", CreatedAt: clock.now()}
 		mustOK(t, s.w.Create(&dup).Error)
 		_, err = s.RevokeKey(ctx, prefixes[0])
-		wantErr(t, err, ErrConflict)
+		wantErr(t, err, domain.ErrConflict)
 	})
 }
 

@@ -4,37 +4,9 @@ import (
 	"context"
 	"slices"
 	"strings"
-	"time"
 
+	"github.com/agentd/agentd/domain"
 	"gorm.io/gorm"
-)
-
-// KnowledgeDoc is a document given to an agent, stored as chunks.
-type KnowledgeDoc struct {
-	ID        string // "kn_" + lowercase ULID
-	AgentID   string
-	Name      string
-	Chunks    int
-	Bytes     int64 // the document's size, as its quota counts it
-	CreatedAt time.Time
-}
-
-// KnowledgeChunk is a piece of a document (about 1,000 characters, cut by
-// the caller), searched like memories.
-type KnowledgeChunk struct {
-	ID             string // "kc_" + lowercase ULID
-	DocumentID     string
-	DocumentName   string
-	Text           string
-	Seq            int       // its place in the document, from 0
-	Embedding      []float32 // nil when none, and as searched
-	EmbeddingModel string
-}
-
-// The knowledge quota of each agent.
-const (
-	MaxKnowledgeDocs  = 100
-	MaxKnowledgeBytes = 50 << 20 // the documents' bytes, summed
 )
 
 // chunkInsertBatch is how many chunks one INSERT writes: a large document
@@ -50,12 +22,12 @@ const chunkInsertBatch = 200
 // empty name is ErrInvalid naming it; ErrNotFound for a missing agent or
 // one of another account.
 func (s *Store) CreateKnowledge(ctx context.Context, accountID, agentID, name string, bytes int64,
-	chunks []KnowledgeChunk, terms []string) (KnowledgeDoc, error) {
+	chunks []domain.KnowledgeChunk, terms []string) (domain.KnowledgeDoc, error) {
 	switch {
 	case name == "":
-		return KnowledgeDoc{}, wrap("create knowledge", fieldError("name", "must not be empty"))
+		return domain.KnowledgeDoc{}, wrap("create knowledge", fieldError("name", "must not be empty"))
 	case bytes < 0 || len(terms) != len(chunks):
-		return KnowledgeDoc{}, wrap("create knowledge", invalidf("%d bytes, %d chunks, %d terms", bytes, len(chunks), len(terms)))
+		return domain.KnowledgeDoc{}, wrap("create knowledge", invalidf("%d bytes, %d chunks, %d terms", bytes, len(chunks), len(terms)))
 	}
 	t := s.now()
 	doc := knowledgeDocRow{ID: ctext(newID("kn_", t)), AgentID: ctext(agentID), Name: name,
@@ -81,7 +53,7 @@ func (s *Store) CreateKnowledge(ctx context.Context, accountID, agentID, name st
 		return tx.CreateInBatches(&rows, chunkInsertBatch).Error
 	})
 	if err != nil {
-		return KnowledgeDoc{}, err
+		return domain.KnowledgeDoc{}, err
 	}
 	return toKnowledgeDoc(doc), nil
 }
@@ -95,10 +67,10 @@ func checkKnowledgeQuota(tx *gorm.DB, agentID string, bytes int64) error {
 	switch {
 	case err != nil:
 		return err
-	case used.Docs >= MaxKnowledgeDocs:
-		return quotaError("knowledge", MaxKnowledgeDocs, int(used.Docs))
-	case used.Bytes+bytes > MaxKnowledgeBytes:
-		return quotaError("knowledge_bytes", MaxKnowledgeBytes, int(used.Bytes))
+	case used.Docs >= domain.MaxKnowledgeDocs:
+		return quotaError("knowledge", domain.MaxKnowledgeDocs, int(used.Docs))
+	case used.Bytes+bytes > domain.MaxKnowledgeBytes:
+		return quotaError("knowledge_bytes", domain.MaxKnowledgeBytes, int(used.Bytes))
 	}
 	return nil
 }
@@ -106,7 +78,7 @@ func checkKnowledgeQuota(tx *gorm.DB, agentID string, bytes int64) error {
 // ListKnowledge returns a page of the documents of agent agentID of
 // account accountID, newest first, and how many it has. ErrNotFound for a
 // missing agent or one of another account.
-func (s *Store) ListKnowledge(ctx context.Context, accountID, agentID string, page, limit int) ([]KnowledgeDoc, int64, error) {
+func (s *Store) ListKnowledge(ctx context.Context, accountID, agentID string, page, limit int) ([]domain.KnowledgeDoc, int64, error) {
 	db := s.read(ctx)
 	if err := ownedAgent(db, accountID, agentID); err != nil {
 		return nil, 0, wrap("list knowledge", err)
@@ -116,7 +88,7 @@ func (s *Store) ListKnowledge(ctx context.Context, accountID, agentID string, pa
 	if err != nil {
 		return nil, 0, wrap("list knowledge", err)
 	}
-	out := make([]KnowledgeDoc, len(rows))
+	out := make([]domain.KnowledgeDoc, len(rows))
 	for i, r := range rows {
 		out[i] = toKnowledgeDoc(r)
 	}
@@ -136,7 +108,7 @@ func (s *Store) DeleteKnowledge(ctx context.Context, accountID, agentID, id stri
 		if err := tx.Where("document_id = ? AND agent_id = ?", id, agentID).Delete(&knowledgeChunkRow{}).Error; err != nil {
 			return err
 		}
-		if err := deleteRow(tx, &knowledgeDocRow{}, agentID, id, ErrKnowledgeNotFound); err != nil {
+		if err := deleteRow(tx, &knowledgeDocRow{}, agentID, id, domain.ErrKnowledgeNotFound); err != nil {
 			return err
 		}
 		return countKnowledgeDocs(tx, agentID, -1)
@@ -155,7 +127,7 @@ func countKnowledgeDocs(tx *gorm.DB, agentID string, n int) error {
 // document first and in document order, at most limit; and how many chunks
 // the agent holds, for the caller's ranking. Their Embedding is nil.
 // ErrNotFound for a missing agent or one of another account.
-func (s *Store) SearchKnowledge(ctx context.Context, accountID, agentID string, terms []string, limit int) ([]KnowledgeChunk, int64, error) {
+func (s *Store) SearchKnowledge(ctx context.Context, accountID, agentID string, terms []string, limit int) ([]domain.KnowledgeChunk, int64, error) {
 	db := s.read(ctx)
 	if err := ownedAgent(db, accountID, agentID); err != nil {
 		return nil, 0, wrap("search knowledge", err)
@@ -174,7 +146,7 @@ func (s *Store) SearchKnowledge(ctx context.Context, accountID, agentID string, 
 // accountID embedded by model, with their Embedding, for the caller to
 // rank by vector. ErrNotFound for a missing agent or one of another
 // account.
-func (s *Store) KnowledgeVectors(ctx context.Context, accountID, agentID, model string) ([]KnowledgeChunk, error) {
+func (s *Store) KnowledgeVectors(ctx context.Context, accountID, agentID, model string) ([]domain.KnowledgeChunk, error) {
 	db := s.read(ctx)
 	if err := ownedAgent(db, accountID, agentID); err != nil {
 		return nil, wrap("knowledge vectors", err)
@@ -191,7 +163,7 @@ func (s *Store) KnowledgeVectors(ctx context.Context, accountID, agentID, model 
 // StaleChunks returns at most limit of agent agentID's chunks not embedded
 // by model, so they can be embedded again when the agent's embedding model
 // changed.
-func (s *Store) StaleChunks(ctx context.Context, accountID, agentID, model string, limit int) ([]KnowledgeChunk, error) {
+func (s *Store) StaleChunks(ctx context.Context, accountID, agentID, model string, limit int) ([]domain.KnowledgeChunk, error) {
 	db := s.read(ctx)
 	if err := ownedAgent(db, accountID, agentID); err != nil {
 		return nil, wrap("stale chunks", err)
@@ -234,17 +206,17 @@ func withDocument(q *gorm.DB, extra ...string) *gorm.DB {
 		Select(strings.Join(append(slices.Clip(chunkColumns), extra...), ", "))
 }
 
-func toChunks(hits []chunkHit) []KnowledgeChunk {
-	out := make([]KnowledgeChunk, len(hits))
+func toChunks(hits []chunkHit) []domain.KnowledgeChunk {
+	out := make([]domain.KnowledgeChunk, len(hits))
 	for i, h := range hits {
 		r := h.Row
-		out[i] = KnowledgeChunk{ID: string(r.ID), DocumentID: string(r.DocumentID), DocumentName: h.DocumentName,
+		out[i] = domain.KnowledgeChunk{ID: string(r.ID), DocumentID: string(r.DocumentID), DocumentName: h.DocumentName,
 			Text: r.Text, Seq: r.Seq, Embedding: decodeVector(r.Embedding), EmbeddingModel: r.EmbeddingModel}
 	}
 	return out
 }
 
-func toKnowledgeDoc(r knowledgeDocRow) KnowledgeDoc {
-	return KnowledgeDoc{ID: string(r.ID), AgentID: string(r.AgentID), Name: r.Name, Chunks: r.ChunkCount,
+func toKnowledgeDoc(r knowledgeDocRow) domain.KnowledgeDoc {
+	return domain.KnowledgeDoc{ID: string(r.ID), AgentID: string(r.AgentID), Name: r.Name, Chunks: r.ChunkCount,
 		Bytes: r.Bytes, CreatedAt: utc(r.CreatedAt)}
 }

@@ -9,21 +9,23 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/domain"
 )
 
 // addDocument stores a document of the given chunk texts, each its own
 // terms, of bytes bytes.
-func addDocument(t *testing.T, s *Store, accountID, agentID, name string, bytes int64, texts ...string) (KnowledgeDoc, error) {
+func addDocument(t *testing.T, s *Store, accountID, agentID, name string, bytes int64, texts ...string) (domain.KnowledgeDoc, error) {
 	t.Helper()
-	chunks := make([]KnowledgeChunk, len(texts))
+	chunks := make([]domain.KnowledgeChunk, len(texts))
 	for i, text := range texts {
-		chunks[i] = KnowledgeChunk{Text: text}
+		chunks[i] = domain.KnowledgeChunk{Text: text}
 	}
 	return s.CreateKnowledge(context.Background(), accountID, agentID, name, bytes, chunks, texts)
 }
 
 // chunkTexts lists "document name/seq: text" of each chunk, in order.
-func chunkTexts(cs []KnowledgeChunk) []string {
+func chunkTexts(cs []domain.KnowledgeChunk) []string {
 	out := make([]string, len(cs))
 	for i, c := range cs {
 		out[i] = fmt.Sprintf("%s/%d: %s", c.DocumentName, c.Seq, c.Text)
@@ -39,7 +41,7 @@ func TestKnowledgeCreateListDelete(t *testing.T) {
 		a := mustAgent(t, s, acct.ID, "reader")
 		before, err := s.GetAgent(ctx, acct.ID, a.ID)
 		mustOK(t, err)
-		var docs []KnowledgeDoc
+		var docs []domain.KnowledgeDoc
 		for i := range 3 {
 			clock.add(time.Second)
 			d, err := addDocument(t, s, acct.ID, a.ID, fmt.Sprint("doc", i), int64(100+i), "alpha one", "beta two")
@@ -62,22 +64,22 @@ func TestKnowledgeCreateListDelete(t *testing.T) {
 		}
 
 		mustOK(t, s.DeleteKnowledge(ctx, acct.ID, a.ID, docs[1].ID))
-		wantErr(t, s.DeleteKnowledge(ctx, acct.ID, a.ID, docs[1].ID), ErrKnowledgeNotFound)
-		wantErr(t, s.DeleteKnowledge(ctx, other.ID, a.ID, docs[0].ID), ErrNotFound)
+		wantErr(t, s.DeleteKnowledge(ctx, acct.ID, a.ID, docs[1].ID), domain.ErrKnowledgeNotFound)
+		wantErr(t, s.DeleteKnowledge(ctx, other.ID, a.ID, docs[0].ID), domain.ErrNotFound)
 		found, chunks, err := s.SearchKnowledge(ctx, acct.ID, a.ID, []string{"alpha"}, 10)
 		mustOK(t, err)
 		if want := []string{"doc2/0: alpha one", "doc0/0: alpha one"}; !slices.Equal(chunkTexts(found), want) || chunks != 4 {
 			t.Errorf("search after delete = %q of %d chunks, want %q of 4", chunkTexts(found), chunks, want)
 		}
 		_, _, err = s.ListKnowledge(ctx, other.ID, a.ID, 1, 10)
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 
 		_, err = addDocument(t, s, acct.ID, a.ID, "", 1, "x")
-		wantErr(t, err, ErrInvalid)
-		_, err = s.CreateKnowledge(ctx, acct.ID, a.ID, "doc", 1, []KnowledgeChunk{{Text: "x"}}, nil)
-		wantErr(t, err, ErrInvalid)
+		wantErr(t, err, domain.ErrInvalid)
+		_, err = s.CreateKnowledge(ctx, acct.ID, a.ID, "doc", 1, []domain.KnowledgeChunk{{Text: "x"}}, nil)
+		wantErr(t, err, domain.ErrInvalid)
 		_, err = addDocument(t, s, other.ID, a.ID, "doc", 1, "x")
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 		empty, err := addDocument(t, s, acct.ID, a.ID, "empty.txt", 0)
 		mustOK(t, err)
 		if empty.Chunks != 0 {
@@ -99,8 +101,8 @@ func TestKnowledgeCreateListDelete(t *testing.T) {
 // used.
 func wantQuota(t *testing.T, err error, resource string, quota, used int) {
 	t.Helper()
-	wantErr(t, err, ErrQuotaExceeded)
-	var se *Error
+	wantErr(t, err, domain.ErrQuotaExceeded)
+	var se *domain.Error
 	if errors.As(err, &se); se.Resource != resource || se.Quota != quota || se.Used != used {
 		t.Errorf("quota error %+v, want %s %d of %d", se, resource, used, quota)
 	}
@@ -110,21 +112,21 @@ func TestKnowledgeQuota(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		acct := mustAccount(t, s, "acme")
 		many, big := mustAgent(t, s, acct.ID, "many"), mustAgent(t, s, acct.ID, "big")
-		for i := range MaxKnowledgeDocs {
+		for i := range domain.MaxKnowledgeDocs {
 			_, err := addDocument(t, s, acct.ID, many.ID, fmt.Sprint("doc", i), 10, "x")
 			mustOK(t, err)
 		}
 		_, err := addDocument(t, s, acct.ID, many.ID, "one more", 10, "x")
-		wantQuota(t, err, "knowledge", MaxKnowledgeDocs, MaxKnowledgeDocs)
+		wantQuota(t, err, "knowledge", domain.MaxKnowledgeDocs, domain.MaxKnowledgeDocs)
 
 		_, err = addDocument(t, s, acct.ID, big.ID, "forty", 40<<20, "x")
 		mustOK(t, err)
 		_, err = addDocument(t, s, acct.ID, big.ID, "twenty", 20<<20, "x")
-		wantQuota(t, err, "knowledge_bytes", MaxKnowledgeBytes, 40<<20)
+		wantQuota(t, err, "knowledge_bytes", domain.MaxKnowledgeBytes, 40<<20)
 		_, err = addDocument(t, s, acct.ID, big.ID, "ten", 10<<20, "x")
 		mustOK(t, err) // exactly 50 MB
 		_, err = addDocument(t, s, acct.ID, big.ID, "a byte", 1, "x")
-		wantQuota(t, err, "knowledge_bytes", MaxKnowledgeBytes, MaxKnowledgeBytes)
+		wantQuota(t, err, "knowledge_bytes", domain.MaxKnowledgeBytes, domain.MaxKnowledgeBytes)
 		docs, _, err := s.ListKnowledge(context.Background(), acct.ID, big.ID, 1, 10)
 		mustOK(t, err)
 		if len(docs) != 2 {
@@ -143,7 +145,7 @@ func TestSearchKnowledgeAndVectors(t *testing.T) {
 		clock := withClock(s)
 		acct := mustAccount(t, s, "acme")
 		a, b := mustAgent(t, s, acct.ID, "reader"), mustAgent(t, s, acct.ID, "other")
-		_, err := s.CreateKnowledge(ctx, acct.ID, a.ID, "manual.md", 300, []KnowledgeChunk{
+		_, err := s.CreateKnowledge(ctx, acct.ID, a.ID, "manual.md", 300, []domain.KnowledgeChunk{
 			{Text: "Install the pump", Embedding: []float32{1, 0}, EmbeddingModel: "e1"},
 			{Text: "Clean the filter", Embedding: []float32{0, 1}, EmbeddingModel: "e1"},
 			{Text: "Pump noise: check the filter"},
@@ -178,7 +180,7 @@ func TestSearchKnowledgeAndVectors(t *testing.T) {
 
 		vecs, err := s.KnowledgeVectors(ctx, acct.ID, a.ID, "e1")
 		mustOK(t, err)
-		slices.SortFunc(vecs, func(x, y KnowledgeChunk) int { return x.Seq - y.Seq })
+		slices.SortFunc(vecs, func(x, y domain.KnowledgeChunk) int { return x.Seq - y.Seq })
 		if len(vecs) != 2 || !reflect.DeepEqual(vecs[0].Embedding, []float32{1, 0}) || vecs[1].Text != "Clean the filter" ||
 			vecs[1].DocumentName != "manual.md" {
 			t.Fatalf("vectors of e1 = %+v", vecs)
@@ -195,9 +197,9 @@ func TestSearchKnowledgeAndVectors(t *testing.T) {
 			t.Errorf("another agent's chunk took a vector: %+v", vecs)
 		}
 		_, _, err = s.SearchKnowledge(ctx, "acct_other", a.ID, []string{"pump"}, 1)
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 		_, err = s.KnowledgeVectors(ctx, "acct_other", a.ID, "e1")
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 	})
 }
 
@@ -214,7 +216,7 @@ func TestDeletingAnAgentDeletesItsMemoryAndKnowledge(t *testing.T) {
 		saveMemory(t, s, acct.ID, old.ID, "u1", "old fact", "alpha")
 		_, err := addDocument(t, s, acct.ID, old.ID, "old.txt", 10, "alpha one", "alpha two")
 		mustOK(t, err)
-		_, err = s.DeleteAgent(ctx, acct.ID, old.ID, AnyVersion)
+		_, err = s.DeleteAgent(ctx, acct.ID, old.ID, domain.AnyVersion)
 		mustOK(t, err)
 		for _, model := range searchModels() {
 			var n int64

@@ -4,21 +4,10 @@ import (
 	"context"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 )
-
-// ConnKey names one agent's connection to one platform.
-type ConnKey struct {
-	AgentID  string
-	Platform string
-}
-
-// HeldLease is a lease as a batch renewal found it: still its owner's.
-type HeldLease struct {
-	ConnKey
-	Epoch int64
-}
 
 // replicaRow is a row of replicas: one running service that holds, or may
 // hold, connection leases; it is live until ExpiresAt.
@@ -33,7 +22,7 @@ func (replicaRow) TableName() string { return "replicas" }
 // RenewLeases extends every lease owner still holds until now+ttl, in one
 // statement however many there are, and returns them: a lease of owner's
 // missing from the answer has expired or was taken over.
-func (s *Store) RenewLeases(ctx context.Context, owner string, ttl time.Duration) ([]HeldLease, error) {
+func (s *Store) RenewLeases(ctx context.Context, owner string, ttl time.Duration) ([]domain.HeldLease, error) {
 	t := s.now()
 	var held []struct {
 		AgentID    string
@@ -44,9 +33,9 @@ func (s *Store) RenewLeases(ctx context.Context, owner string, ttl time.Duration
 		return tx.Raw(`UPDATE connections SET lease_expires_at = ? WHERE lease_owner = ? AND lease_expires_at >= ?
 			RETURNING agent_id, platform, lease_epoch`, t.Add(ttl), owner, t).Scan(&held).Error
 	})
-	out := make([]HeldLease, len(held))
+	out := make([]domain.HeldLease, len(held))
 	for i, h := range held {
-		out[i] = HeldLease{ConnKey{h.AgentID, h.Platform}, h.LeaseEpoch}
+		out[i] = domain.HeldLease{ConnKey: domain.ConnKey{AgentID: h.AgentID, Platform: h.Platform}, Epoch: h.LeaseEpoch}
 	}
 	return out, err
 }
@@ -81,8 +70,8 @@ func (s *Store) LeaveReplicas(ctx context.Context, owner string) error {
 
 // LeasedElsewhere returns the connections whose live lease another owner
 // than owner holds: the ones owner need not try to acquire.
-func (s *Store) LeasedElsewhere(ctx context.Context, owner string) ([]ConnKey, error) {
-	var rows []ConnKey
+func (s *Store) LeasedElsewhere(ctx context.Context, owner string) ([]domain.ConnKey, error) {
+	var rows []domain.ConnKey
 	err := s.read(ctx).Model(&connectionRow{}).Select("agent_id, platform").
 		Where("lease_owner <> ? AND lease_expires_at >= ?", owner, s.now()).Scan(&rows).Error
 	return rows, wrap("leased elsewhere", err)

@@ -6,6 +6,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/domain"
 )
 
 func TestErrorPeriodsAndUptime(t *testing.T) {
@@ -20,7 +22,7 @@ func TestErrorPeriodsAndUptime(t *testing.T) {
 		mustEnterError(t)(s.MarkAgentError(ctx, acct.ID, a.ID, "rate limited", retry))
 		clock.add(2 * time.Second)
 		got := mustGet(t, s, acct.ID, a.ID)
-		if got.Status != StatusError || got.StatusReason != "rate limited" || !got.RetryAt.Equal(retry) {
+		if got.Status != domain.StatusError || got.StatusReason != "rate limited" || !got.RetryAt.Equal(retry) {
 			t.Errorf("in error: %+v", got)
 		}
 		wantUptime(t, got, 100*10.0/12)
@@ -33,7 +35,7 @@ func TestErrorPeriodsAndUptime(t *testing.T) {
 		clock.add(2 * time.Second)
 		mustOK(t, s.MarkAgentRecovered(ctx, acct.ID, a.ID))
 		got = mustGet(t, s, acct.ID, a.ID)
-		if got.Status != StatusActive || got.StatusReason != "" || !got.RetryAt.IsZero() {
+		if got.Status != domain.StatusActive || got.StatusReason != "" || !got.RetryAt.IsZero() {
 			t.Errorf("recovered: %+v", got)
 		}
 		wantUptime(t, got, 100*10.0/15)
@@ -47,8 +49,8 @@ func TestErrorPeriodsAndUptime(t *testing.T) {
 		}
 
 		_, err := s.MarkAgentError(ctx, acct.ID, "agent_missing", "x", retry)
-		wantErr(t, err, ErrNotFound)
-		wantErr(t, s.MarkAgentRecovered(ctx, acct.ID, "agent_missing"), ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
+		wantErr(t, s.MarkAgentRecovered(ctx, acct.ID, "agent_missing"), domain.ErrNotFound)
 	})
 }
 
@@ -60,25 +62,25 @@ func TestMarkAgentErrorOnlyFromActiveOrError(t *testing.T) {
 		acct := mustAccount(t, s, "acme")
 		other := mustAccount(t, s, "other")
 		a := mustAgent(t, s, acct.ID, "resting")
-		inactive := StatusInactive
-		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, nil, &inactive, AnyVersion)
+		inactive := domain.StatusInactive
+		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, nil, &inactive, domain.AnyVersion)
 		mustOK(t, err)
 
 		got, err := s.MarkAgentError(ctx, acct.ID, a.ID, "timeout", time.Now().Add(time.Minute))
 		mustOK(t, err)
-		if got != StatusInactive {
+		if got != domain.StatusInactive {
 			t.Errorf("MarkAgentError on an inactive agent reports %q, want inactive", got)
 		}
-		if stored := mustGet(t, s, acct.ID, a.ID); stored.Status != StatusInactive || stored.StatusReason != "" || stored.Metrics.Uptime != 100 {
+		if stored := mustGet(t, s, acct.ID, a.ID); stored.Status != domain.StatusInactive || stored.StatusReason != "" || stored.Metrics.Uptime != 100 {
 			t.Errorf("inactive agent changed by a provider failure: %+v", stored)
 		}
 
 		b := mustAgent(t, s, acct.ID, "busy")
 		_, err = s.MarkAgentError(ctx, other.ID, b.ID, "timeout", time.Now().Add(time.Minute))
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 		mustEnterError(t)(s.MarkAgentError(ctx, acct.ID, b.ID, "timeout", time.Now().Add(time.Minute)))
-		wantErr(t, s.MarkAgentRecovered(ctx, other.ID, b.ID), ErrNotFound)
-		if stored := mustGet(t, s, acct.ID, b.ID); stored.Status != StatusError {
+		wantErr(t, s.MarkAgentRecovered(ctx, other.ID, b.ID), domain.ErrNotFound)
+		if stored := mustGet(t, s, acct.ID, b.ID); stored.Status != domain.StatusError {
 			t.Errorf("another account recovered the agent: %+v", stored)
 		}
 	})
@@ -86,11 +88,11 @@ func TestMarkAgentErrorOnlyFromActiveOrError(t *testing.T) {
 
 // mustEnterError returns a check that MarkAgentError succeeded and left the
 // agent in error; it takes MarkAgentError's results directly.
-func mustEnterError(t *testing.T) func(Status, error) {
-	return func(st Status, err error) {
+func mustEnterError(t *testing.T) func(domain.Status, error) {
+	return func(st domain.Status, err error) {
 		t.Helper()
 		mustOK(t, err)
-		if st != StatusError {
+		if st != domain.StatusError {
 			t.Fatalf("status after MarkAgentError = %q, want error", st)
 		}
 	}
@@ -101,12 +103,12 @@ func TestUpdateStatusLeavesError(t *testing.T) {
 		ctx := context.Background()
 		clock := withClock(s)
 		acct := mustAccount(t, s, "acme")
-		for _, to := range []Status{StatusActive, StatusInactive} {
+		for _, to := range []domain.Status{domain.StatusActive, domain.StatusInactive} {
 			a := mustAgent(t, s, acct.ID, "flaky-"+string(to))
 			clock.add(4 * time.Second)
 			mustEnterError(t)(s.MarkAgentError(ctx, acct.ID, a.ID, "bad key", clock.now().Add(time.Minute)))
 			clock.add(4 * time.Second)
-			u, changes, err := s.UpdateAgent(ctx, acct.ID, a.ID, nil, &to, AnyVersion)
+			u, changes, err := s.UpdateAgent(ctx, acct.ID, a.ID, nil, &to, domain.AnyVersion)
 			mustOK(t, err)
 			if fmt.Sprint(changes) != "[status]" || u.Status != to || u.StatusReason != "" || !u.RetryAt.IsZero() ||
 				!u.UpdatedAt.Equal(clock.now()) {
@@ -119,14 +121,14 @@ func TestUpdateStatusLeavesError(t *testing.T) {
 	})
 }
 
-func mustGet(t *testing.T, s *Store, accountID, id string) Agent {
+func mustGet(t *testing.T, s *Store, accountID, id string) domain.Agent {
 	t.Helper()
 	a, err := s.GetAgent(context.Background(), accountID, id)
 	mustOK(t, err)
 	return a
 }
 
-func wantUptime(t *testing.T, a Agent, want float64) {
+func wantUptime(t *testing.T, a domain.Agent, want float64) {
 	t.Helper()
 	if math.Abs(a.Metrics.Uptime-want) > 1e-9 {
 		t.Errorf("uptime = %v, want %v", a.Metrics.Uptime, want)

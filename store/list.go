@@ -4,37 +4,16 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/agentd/agentd/domain"
 	"gorm.io/gorm"
 )
 
-// SortField is what ListAgents orders by.
-type SortField string
-
-// The sort fields of ListAgents.
-const (
-	SortCreatedAt SortField = "createdAt"
-	SortName      SortField = "name"
-	SortStatus    SortField = "status"
-)
-
-// DefaultPageLimit is the page size of a ListQuery without a Limit.
-const DefaultPageLimit = 20
-
 // sortColumns maps sort fields to columns; each is the second column of an
 // (account_id, column, id) index, so a page is an index range scan.
-var sortColumns = map[SortField]string{
-	SortCreatedAt: "created_at",
-	SortName:      "name",
-	SortStatus:    "status",
-}
-
-// ListQuery selects a page of agents.
-type ListQuery struct {
-	Page   int       // 1-based; < 1 means 1
-	Limit  int       // page size; < 1 means DefaultPageLimit
-	Status Status    // "" = every status
-	SortBy SortField // "" = SortCreatedAt
-	Desc   bool      // descending, ties broken by id descending too
+var sortColumns = map[domain.SortField]string{
+	domain.SortCreatedAt: "created_at",
+	domain.SortName:      "name",
+	domain.SortStatus:    "status",
 }
 
 // summaryColumns are the columns ListAgents reads: a summary never needs
@@ -49,7 +28,7 @@ var summaryColumns = []string{
 // only "clients" (when set) and Metrics are zero; GetAgent has the rest.
 // Ties in the sort column are broken by id in the same direction. A page
 // past the end is empty, not an error. An unknown SortBy is ErrInvalid.
-func (s *Store) ListAgents(ctx context.Context, accountID string, q ListQuery) ([]Agent, int64, error) {
+func (s *Store) ListAgents(ctx context.Context, accountID string, q domain.ListQuery) ([]domain.Agent, int64, error) {
 	q = normalizeListQuery(q)
 	col, ok := sortColumns[q.SortBy]
 	if !ok {
@@ -65,13 +44,13 @@ func (s *Store) ListAgents(ctx context.Context, accountID string, q ListQuery) (
 		return nil, 0, wrap("list agents", err)
 	}
 	if _, _, past := pageBounds(q.Page, q.Limit, total); past {
-		return []Agent{}, total, nil
+		return []domain.Agent{}, total, nil
 	}
 	rows, err := s.listPage(db, col, accountID, q, setVersion)
 	if err != nil {
 		return nil, 0, wrap("list agents", err)
 	}
-	agents := make([]Agent, len(rows))
+	agents := make([]domain.Agent, len(rows))
 	for i, r := range rows {
 		fields := map[string]json.RawMessage{}
 		if r.Clients != "" {
@@ -86,14 +65,14 @@ func (s *Store) ListAgents(ctx context.Context, accountID string, q ListQuery) (
 // (every status, by createdAt) starts from the page's first agent when
 // pageStarts knows it, and reads one agent more to leave the next page's
 // start there.
-func (s *Store) listPage(db *gorm.DB, col, accountID string, q ListQuery, setVersion int64) ([]agentRow, error) {
+func (s *Store) listPage(db *gorm.DB, col, accountID string, q domain.ListQuery, setVersion int64) ([]agentRow, error) {
 	dir, from := " ASC", ">="
 	if q.Desc {
 		dir, from = " DESC", "<="
 	}
 	offset := (q.Page - 1) * q.Limit
 	page := db.Select(summaryColumns).Order(col + dir).Order("id" + dir)
-	starts := q.Status == "" && q.SortBy == SortCreatedAt
+	starts := q.Status == "" && q.SortBy == domain.SortCreatedAt
 	if !starts {
 		var rows []agentRow
 		err := page.Offset(offset).Limit(q.Limit).Find(&rows).Error
@@ -124,7 +103,7 @@ func (s *Store) listPage(db *gorm.DB, col, accountID string, q ListQuery, setVer
 // account's set of agents: the account's agent counter when every status
 // is listed (one primary-key read), else a count over the (account_id,
 // status) index (and no version: only the default listing uses it).
-func (s *Store) countListed(ctx context.Context, filtered *gorm.DB, accountID string, q ListQuery) (int64, int64, error) {
+func (s *Store) countListed(ctx context.Context, filtered *gorm.DB, accountID string, q domain.ListQuery) (int64, int64, error) {
 	var total int64
 	if q.Status != "" {
 		err := filtered.Count(&total).Error
@@ -141,15 +120,15 @@ func (s *Store) countListed(ctx context.Context, filtered *gorm.DB, accountID st
 }
 
 // normalizeListQuery applies the defaults of ListQuery.
-func normalizeListQuery(q ListQuery) ListQuery {
+func normalizeListQuery(q domain.ListQuery) domain.ListQuery {
 	if q.Page < 1 {
 		q.Page = 1
 	}
 	if q.Limit < 1 {
-		q.Limit = DefaultPageLimit
+		q.Limit = domain.DefaultPageLimit
 	}
 	if q.SortBy == "" {
-		q.SortBy = SortCreatedAt
+		q.SortBy = domain.SortCreatedAt
 	}
 	return q
 }

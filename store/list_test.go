@@ -7,43 +7,45 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/domain"
 )
 
 // listFixture creates agents with tied names, statuses and creation times
 // in one account, plus one agent in another account.
-func listFixture(t *testing.T, s *Store) (string, []Agent) {
+func listFixture(t *testing.T, s *Store) (string, []domain.Agent) {
 	t.Helper()
 	ctx := context.Background()
 	clock := withClock(s)
 	acct := mustAccount(t, s, "acme")
 	other := mustAccount(t, s, "other")
 	mustAgent(t, s, other.ID, "intruder")
-	var agents []Agent
+	var agents []domain.Agent
 	for i, name := range []string{"bob", "alice", "carol", "alice", "dave", "Bob", "eve"} {
 		if i%2 == 0 {
 			clock.add(time.Millisecond) // pairs share a creation time
 		}
 		agents = append(agents, mustAgent(t, s, acct.ID, name))
 	}
-	inactive := StatusInactive
+	inactive := domain.StatusInactive
 	for _, i := range []int{1, 4, 6} {
-		a, _, err := s.UpdateAgent(ctx, acct.ID, agents[i].ID, nil, &inactive, AnyVersion)
+		a, _, err := s.UpdateAgent(ctx, acct.ID, agents[i].ID, nil, &inactive, domain.AnyVersion)
 		mustOK(t, err)
 		agents[i] = a
 	}
 	mustEnterError(t)(s.MarkAgentError(ctx, acct.ID, agents[2].ID, "rate limited", clock.now().Add(time.Minute)))
-	agents[2].Status = StatusError
+	agents[2].Status = domain.StatusError
 	return acct.ID, agents
 }
 
 // expectedOrder sorts agents the way ListAgents must.
-func expectedOrder(agents []Agent, by SortField, desc bool) []string {
-	sorted := append([]Agent(nil), agents...)
-	key := func(a Agent) string {
+func expectedOrder(agents []domain.Agent, by domain.SortField, desc bool) []string {
+	sorted := append([]domain.Agent(nil), agents...)
+	key := func(a domain.Agent) string {
 		switch by {
-		case SortName:
+		case domain.SortName:
 			return a.Name
-		case SortStatus:
+		case domain.SortStatus:
 			return string(a.Status)
 		}
 		return a.CreatedAt.Format("2006-01-02T15:04:05.000")
@@ -69,13 +71,13 @@ func TestListAgentsSortAndPaginate(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		accountID, agents := listFixture(t, s)
-		for _, by := range []SortField{SortCreatedAt, SortName, SortStatus} {
+		for _, by := range []domain.SortField{domain.SortCreatedAt, domain.SortName, domain.SortStatus} {
 			for _, desc := range []bool{false, true} {
 				t.Run(fmt.Sprintf("%s desc=%v", by, desc), func(t *testing.T) {
 					want := expectedOrder(agents, by, desc)
 					var got []string
 					for page := 1; page <= 3; page++ {
-						list, total, err := s.ListAgents(ctx, accountID, ListQuery{Page: page, Limit: 3, SortBy: by, Desc: desc})
+						list, total, err := s.ListAgents(ctx, accountID, domain.ListQuery{Page: page, Limit: 3, SortBy: by, Desc: desc})
 						mustOK(t, err)
 						if total != 7 {
 							t.Errorf("total = %d, want 7", total)
@@ -105,7 +107,7 @@ func TestListAgentsPageStarts(t *testing.T) {
 			for pass := range 2 { // the second pass starts every page from its known start
 				var got []string
 				for page := 1; page <= 3; page++ {
-					list, _, err := s.ListAgents(ctx, accountID, ListQuery{Page: page, Limit: 3, Desc: desc})
+					list, _, err := s.ListAgents(ctx, accountID, domain.ListQuery{Page: page, Limit: 3, Desc: desc})
 					mustOK(t, err)
 					for _, a := range list {
 						got = append(got, a.ID)
@@ -117,8 +119,8 @@ func TestListAgentsPageStarts(t *testing.T) {
 			}
 		}
 		for _, desc := range []bool{false, true} {
-			walk(t, desc, expectedOrder(agents, SortCreatedAt, desc))
-			want := expectedOrder(agents, SortCreatedAt, desc)
+			walk(t, desc, expectedOrder(agents, domain.SortCreatedAt, desc))
+			want := expectedOrder(agents, domain.SortCreatedAt, desc)
 			var acct accountRow
 			mustOK(t, s.r.Take(&acct, "id = ?", accountID).Error)
 			start, ok := s.starts.get(pageKey{accountID, desc, 3}, acct.AgentSetVersion)
@@ -129,24 +131,24 @@ func TestListAgentsPageStarts(t *testing.T) {
 		// A start kept for the current set is where the page begins.
 		var acct accountRow
 		mustOK(t, s.r.Take(&acct, "id = ?", accountID).Error)
-		want := expectedOrder(agents, SortCreatedAt, false)
-		byID := map[string]Agent{}
+		want := expectedOrder(agents, domain.SortCreatedAt, false)
+		byID := map[string]domain.Agent{}
 		for _, a := range agents {
 			byID[a.ID] = a
 		}
 		s.starts.put(pageKey{accountID, false, 3}, pageStart{acct.AgentSetVersion, byID[want[5]].CreatedAt, want[5]})
-		list, _, err := s.ListAgents(ctx, accountID, ListQuery{Page: 2, Limit: 3})
+		list, _, err := s.ListAgents(ctx, accountID, domain.ListQuery{Page: 2, Limit: 3})
 		mustOK(t, err)
 		if len(list) != 2 || list[0].ID != want[5] {
 			t.Errorf("page 2 from a start at agent %s: %d agents, first %v", want[5], len(list), list)
 		}
 		// Creating or deleting an agent moves the set: the starts kept
 		// before are not used, on this replica or any other.
-		_, err = s.DeleteAgent(ctx, accountID, agents[0].ID, AnyVersion)
+		_, err = s.DeleteAgent(ctx, accountID, agents[0].ID, domain.AnyVersion)
 		mustOK(t, err)
 		agents = append(agents[1:], mustAgent(t, s, accountID, "frank"))
 		for _, desc := range []bool{false, true} {
-			walk(t, desc, expectedOrder(agents, SortCreatedAt, desc))
+			walk(t, desc, expectedOrder(agents, domain.SortCreatedAt, desc))
 		}
 	})
 }
@@ -155,8 +157,8 @@ func TestListAgentsFilterAndBounds(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		accountID, agents := listFixture(t, s)
-		for st, n := range map[Status]int{StatusActive: 3, StatusInactive: 3, StatusError: 1} {
-			list, total, err := s.ListAgents(ctx, accountID, ListQuery{Status: st, Limit: 2})
+		for st, n := range map[domain.Status]int{domain.StatusActive: 3, domain.StatusInactive: 3, domain.StatusError: 1} {
+			list, total, err := s.ListAgents(ctx, accountID, domain.ListQuery{Status: st, Limit: 2})
 			mustOK(t, err)
 			if total != int64(n) || len(list) != min(n, 2) {
 				t.Errorf("status %s: %d agents, total %d; want total %d", st, len(list), total, n)
@@ -167,26 +169,26 @@ func TestListAgentsFilterAndBounds(t *testing.T) {
 				}
 			}
 		}
-		list, total, err := s.ListAgents(ctx, accountID, ListQuery{Page: 5, Limit: 3})
+		list, total, err := s.ListAgents(ctx, accountID, domain.ListQuery{Page: 5, Limit: 3})
 		mustOK(t, err)
 		if list == nil || len(list) != 0 || total != 7 {
 			t.Errorf("page past the end: %v, total %d", list, total)
 		}
-		list, total, err = s.ListAgents(ctx, accountID, ListQuery{})
+		list, total, err = s.ListAgents(ctx, accountID, domain.ListQuery{})
 		mustOK(t, err)
-		if len(list) != 7 || total != 7 || list[0].ID != expectedOrder(agents, SortCreatedAt, false)[0] {
+		if len(list) != 7 || total != 7 || list[0].ID != expectedOrder(agents, domain.SortCreatedAt, false)[0] {
 			t.Errorf("defaults: %d agents, total %d", len(list), total)
 		}
 		if list[0].Name == "" || list[0].Fields["name"] != nil {
 			t.Errorf("listed agents are not summaries: %+v", list[0])
 		}
-		list, total, err = s.ListAgents(ctx, "acct_nobody", ListQuery{})
+		list, total, err = s.ListAgents(ctx, "acct_nobody", domain.ListQuery{})
 		mustOK(t, err)
 		if len(list) != 0 || total != 0 {
 			t.Errorf("empty account: %d agents, total %d", len(list), total)
 		}
-		_, _, err = s.ListAgents(ctx, accountID, ListQuery{SortBy: "model"})
-		wantErr(t, err, ErrInvalid)
+		_, _, err = s.ListAgents(ctx, accountID, domain.ListQuery{SortBy: "model"})
+		wantErr(t, err, domain.ErrInvalid)
 	})
 }
 
@@ -222,10 +224,10 @@ func TestListAgentsSummaryClients(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		acct := mustAccount(t, s, "acme")
-		with, err := s.CreateAgent(ctx, Agent{AccountID: acct.ID, Fields: fields(t, "name", "a", "clients", []string{"discord", "slack"})}, -1)
+		with, err := s.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: fields(t, "name", "a", "clients", []string{"discord", "slack"})}, -1)
 		mustOK(t, err)
 		mustAgent(t, s, acct.ID, "b")
-		list, total, err := s.ListAgents(ctx, acct.ID, ListQuery{SortBy: SortName})
+		list, total, err := s.ListAgents(ctx, acct.ID, domain.ListQuery{SortBy: domain.SortName})
 		mustOK(t, err)
 		if total != 2 || len(list) != 2 {
 			t.Fatalf("%d agents, total %d", len(list), total)
@@ -237,9 +239,9 @@ func TestListAgentsSummaryClients(t *testing.T) {
 			t.Errorf("agent without clients lists %s", list[1].Fields["clients"])
 		}
 		// A PATCH of clients reaches the summary.
-		_, _, err = s.UpdateAgent(ctx, acct.ID, with.ID, fields(t, "clients", []string{"telegram"}), nil, AnyVersion)
+		_, _, err = s.UpdateAgent(ctx, acct.ID, with.ID, fields(t, "clients", []string{"telegram"}), nil, domain.AnyVersion)
 		mustOK(t, err)
-		list, _, err = s.ListAgents(ctx, acct.ID, ListQuery{SortBy: SortName})
+		list, _, err = s.ListAgents(ctx, acct.ID, domain.ListQuery{SortBy: domain.SortName})
 		mustOK(t, err)
 		if string(list[0].Fields["clients"]) != `["telegram"]` {
 			t.Errorf("clients after update: %s", list[0].Fields["clients"])

@@ -6,44 +6,13 @@ import (
 	"slices"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"gorm.io/gorm"
-)
-
-// Memory is a fact an agent keeps about one user, or about everyone.
-type Memory struct {
-	ID             string // "mem_" + lowercase ULID
-	AgentID        string
-	UserID         string // whom it is about; "" for agent-wide
-	Text           string // 1 to MaxMemoryText characters
-	Source         string // MemorySourceAgent or MemorySourceAPI
-	ConversationID string // where the model saved it; "" for none
-	CreatedAt      time.Time
-	Embedding      []float32 // nil when none, and as listed or searched
-	EmbeddingModel string
-}
-
-// The limits of memories.
-const (
-	MaxMemories   = 10000 // per agent
-	MaxMemoryText = 2000  // characters
-)
-
-// The sources of a memory: saved by the model during a turn, or through
-// the API.
-const (
-	MemorySourceAgent = "agent"
-	MemorySourceAPI   = "api"
 )
 
 // memoryColumns are the columns a listed or searched memory shows: all but
 // the embedding (kilobytes nobody reads there) and the terms.
 var memoryColumns = []string{"id", "agent_id", "user_id", "text", "source", "conversation_id", "embedding_model", "created_at"}
-
-// MemoryQuery selects a page of an agent's memories, newest first.
-type MemoryQuery struct {
-	Page, Limit int     // as in ConversationQuery
-	UserID      *string // that user's memories only ("" the agent-wide ones); nil for all
-}
 
 // CreateMemory stores m for agent m.AgentID of account accountID, with
 // its search terms (space-separated tokens), and returns it with ID and,
@@ -54,9 +23,9 @@ type MemoryQuery struct {
 // text out of 1 to MaxMemoryText characters or an unknown source is
 // ErrInvalid naming the field; ErrNotFound for a missing agent or one of
 // another account.
-func (s *Store) CreateMemory(ctx context.Context, accountID string, m Memory, terms string, dropOldest bool) (Memory, error) {
+func (s *Store) CreateMemory(ctx context.Context, accountID string, m domain.Memory, terms string, dropOldest bool) (domain.Memory, error) {
 	if err := checkMemory(m); err != nil {
-		return Memory{}, wrap("create memory", err)
+		return domain.Memory{}, wrap("create memory", err)
 	}
 	m = newMemory(m, s.now())
 	row := fromMemory(m, terms)
@@ -73,7 +42,7 @@ func (s *Store) CreateMemory(ctx context.Context, accountID string, m Memory, te
 		return addHourStats(tx, hourStatsRow{AgentID: row.AgentID, Hour: hourOf(m.CreatedAt), MemoriesSaved: 1})
 	})
 	if err != nil {
-		return Memory{}, err
+		return domain.Memory{}, err
 	}
 	return m, nil
 }
@@ -84,12 +53,12 @@ func (s *Store) CreateMemory(ctx context.Context, accountID string, m Memory, te
 // would take the agent past MaxMemories it fails with the "memory"
 // ErrQuotaExceeded. A memory that is not one is ErrInvalid naming the
 // field; ErrNotFound for a missing agent or one of another account.
-func (s *Store) CreateMemories(ctx context.Context, accountID string, ms []Memory, terms []string) ([]Memory, error) {
+func (s *Store) CreateMemories(ctx context.Context, accountID string, ms []domain.Memory, terms []string) ([]domain.Memory, error) {
 	if len(ms) == 0 || len(terms) != len(ms) {
 		return nil, wrap("create memories", fieldError("memories", "must be one or more, each with its terms"))
 	}
 	t := s.now()
-	out := make([]Memory, len(ms))
+	out := make([]domain.Memory, len(ms))
 	rows := make([]memoryRow, len(ms))
 	saved := map[time.Time]int64{}
 	for i, m := range ms {
@@ -112,8 +81,8 @@ func (s *Store) CreateMemories(ctx context.Context, accountID string, ms []Memor
 		if err := tx.Model(&memoryRow{}).Where("agent_id = ?", agentID).Count(&n).Error; err != nil {
 			return err
 		}
-		if n+int64(len(rows)) > MaxMemories {
-			return quotaError("memory", MaxMemories, int(n))
+		if n+int64(len(rows)) > domain.MaxMemories {
+			return quotaError("memory", domain.MaxMemories, int(n))
 		}
 		if err := tx.CreateInBatches(&rows, chunkInsertBatch).Error; err != nil {
 			return err
@@ -134,7 +103,7 @@ func (s *Store) CreateMemories(ctx context.Context, accountID string, ms []Memor
 
 // newMemory is m as it is stored at t: with an id, and made at t unless it
 // says when.
-func newMemory(m Memory, t time.Time) Memory {
+func newMemory(m domain.Memory, t time.Time) domain.Memory {
 	m.ID = newID("mem_", t)
 	if m.CreatedAt.IsZero() {
 		m.CreatedAt = t
@@ -144,11 +113,11 @@ func newMemory(m Memory, t time.Time) Memory {
 }
 
 // checkMemory refuses what no memory may hold.
-func checkMemory(m Memory) error {
-	if !validLength(m.Text, 1, MaxMemoryText) {
+func checkMemory(m domain.Memory) error {
+	if !validLength(m.Text, 1, domain.MaxMemoryText) {
 		return fieldError("text", "must be 1 to 2000 characters")
 	}
-	if m.Source != MemorySourceAgent && m.Source != MemorySourceAPI {
+	if m.Source != domain.MemorySourceAgent && m.Source != domain.MemorySourceAPI {
 		return fieldError("source", `must be "agent" or "api"`)
 	}
 	return nil
@@ -158,19 +127,19 @@ func checkMemory(m Memory) error {
 // limit it drops the oldest memories of m's scope (the agent's oldest when
 // the scope has none) when dropOldest, else fails with the quota error.
 // The caller holds the agent's row, so the count cannot change meanwhile.
-func makeRoom(tx *gorm.DB, m Memory, dropOldest bool) error {
+func makeRoom(tx *gorm.DB, m domain.Memory, dropOldest bool) error {
 	var n int64
 	if err := tx.Model(&memoryRow{}).Where("agent_id = ?", m.AgentID).Count(&n).Error; err != nil {
 		return err
 	}
-	if n < MaxMemories {
+	if n < domain.MaxMemories {
 		return nil
 	}
 	if !dropOldest {
-		return quotaError("memory", MaxMemories, int(n))
+		return quotaError("memory", domain.MaxMemories, int(n))
 	}
 	oldest := tx.Model(&memoryRow{}).Where("agent_id = ?", m.AgentID).Order("created_at").Order("id").
-		Limit(int(n - MaxMemories + 1)).Session(&gorm.Session{})
+		Limit(int(n - domain.MaxMemories + 1)).Session(&gorm.Session{})
 	var ids []string
 	if err := oldest.Where("user_id = ?", m.UserID).Pluck("id", &ids).Error; err != nil {
 		return err
@@ -186,7 +155,7 @@ func makeRoom(tx *gorm.DB, m Memory, dropOldest bool) error {
 // ListMemories returns a page of the memories of agent agentID of account
 // accountID, newest first, and how many match q. Their Embedding is nil.
 // It returns ErrNotFound for a missing agent or one of another account.
-func (s *Store) ListMemories(ctx context.Context, accountID, agentID string, q MemoryQuery) ([]Memory, int64, error) {
+func (s *Store) ListMemories(ctx context.Context, accountID, agentID string, q domain.MemoryQuery) ([]domain.Memory, int64, error) {
 	db := s.read(ctx)
 	if err := ownedAgent(db, accountID, agentID); err != nil {
 		return nil, 0, wrap("list memories", err)
@@ -210,7 +179,7 @@ func (s *Store) DeleteMemory(ctx context.Context, accountID, agentID, id string)
 		if err := ownedAgent(tx, accountID, agentID); err != nil {
 			return err
 		}
-		return deleteRow(tx, &memoryRow{}, agentID, id, ErrMemoryNotFound)
+		return deleteRow(tx, &memoryRow{}, agentID, id, domain.ErrMemoryNotFound)
 	})
 }
 
@@ -240,7 +209,7 @@ func (s *Store) DeleteUserMemories(ctx context.Context, accountID, agentID, user
 // limit; and how many memories the scope holds, for the caller's ranking.
 // Their Embedding is nil. ErrNotFound for a missing agent or one of another
 // account.
-func (s *Store) SearchMemories(ctx context.Context, accountID, agentID string, scope []string, terms []string, limit int) ([]Memory, int64, error) {
+func (s *Store) SearchMemories(ctx context.Context, accountID, agentID string, scope []string, terms []string, limit int) ([]domain.Memory, int64, error) {
 	db := s.read(ctx)
 	if err := ownedAgent(db, accountID, agentID); err != nil {
 		return nil, 0, wrap("search memories", err)
@@ -259,7 +228,7 @@ func (s *Store) SearchMemories(ctx context.Context, accountID, agentID string, s
 // in scope (as SearchMemories) embedded by model, as listed and with their
 // Embedding, for the caller to rank by vector and answer as they are.
 // ErrNotFound for a missing agent or one of another account.
-func (s *Store) MemoryVectors(ctx context.Context, accountID, agentID string, scope []string, model string) ([]Memory, error) {
+func (s *Store) MemoryVectors(ctx context.Context, accountID, agentID string, scope []string, model string) ([]domain.Memory, error) {
 	db := s.read(ctx)
 	if err := ownedAgent(db, accountID, agentID); err != nil {
 		return nil, wrap("memory vectors", err)
@@ -283,7 +252,7 @@ func (s *Store) SetMemoryEmbeddings(ctx context.Context, agentID, model string, 
 // StaleMemories returns at most limit memories of scope (as
 // SearchMemories) not embedded by model, oldest first, so they can be
 // embedded again when the agent's embedding model changed.
-func (s *Store) StaleMemories(ctx context.Context, accountID, agentID string, scope []string, model string, limit int) ([]Memory, error) {
+func (s *Store) StaleMemories(ctx context.Context, accountID, agentID string, scope []string, model string, limit int) ([]domain.Memory, error) {
 	db := s.read(ctx)
 	if err := ownedAgent(db, accountID, agentID); err != nil {
 		return nil, wrap("stale memories", err)
@@ -307,7 +276,7 @@ func memoriesIn(db *gorm.DB, agentID string, scope []string) *gorm.DB {
 	return q.Where("user_id IN ?", scope)
 }
 
-func fromMemory(m Memory, terms string) memoryRow {
+func fromMemory(m domain.Memory, terms string) memoryRow {
 	return memoryRow{
 		ID: ctext(m.ID), AgentID: ctext(m.AgentID), UserID: ctext(m.UserID), Text: m.Text, Source: m.Source,
 		ConversationID: m.ConversationID, Terms: storedTerms(terms), Embedding: encodeVector(m.Embedding),
@@ -315,10 +284,10 @@ func fromMemory(m Memory, terms string) memoryRow {
 	}
 }
 
-func toMemories(rows []memoryRow) []Memory {
-	out := make([]Memory, len(rows))
+func toMemories(rows []memoryRow) []domain.Memory {
+	out := make([]domain.Memory, len(rows))
 	for i, r := range rows {
-		out[i] = Memory{
+		out[i] = domain.Memory{
 			ID: string(r.ID), AgentID: string(r.AgentID), UserID: string(r.UserID), Text: r.Text, Source: r.Source,
 			ConversationID: r.ConversationID, CreatedAt: utc(r.CreatedAt), Embedding: decodeVector(r.Embedding),
 			EmbeddingModel: r.EmbeddingModel,

@@ -12,20 +12,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"gorm.io/gorm"
 )
 
 // saveMemory creates a memory through the API path.
-func saveMemory(t *testing.T, s *Store, accountID, agentID, userID, text, terms string) Memory {
+func saveMemory(t *testing.T, s *Store, accountID, agentID, userID, text, terms string) domain.Memory {
 	t.Helper()
 	m, err := s.CreateMemory(context.Background(), accountID,
-		Memory{AgentID: agentID, UserID: userID, Text: text, Source: MemorySourceAPI}, terms, false)
+		domain.Memory{AgentID: agentID, UserID: userID, Text: text, Source: domain.MemorySourceAPI}, terms, false)
 	mustOK(t, err)
 	return m
 }
 
 // memoryTexts lists the texts of ms, in order.
-func memoryTexts(ms []Memory) []string {
+func memoryTexts(ms []domain.Memory) []string {
 	out := make([]string, len(ms))
 	for i, m := range ms {
 		out[i] = m.Text
@@ -34,7 +35,7 @@ func memoryTexts(ms []Memory) []string {
 }
 
 // wantTexts fails unless ms has exactly the texts want, in order.
-func wantTexts(t *testing.T, what string, ms []Memory, want ...string) {
+func wantTexts(t *testing.T, what string, ms []domain.Memory, want ...string) {
 	t.Helper()
 	if got := memoryTexts(ms); !slices.Equal(got, want) {
 		t.Errorf("%s = %q, want %q", what, got, want)
@@ -47,38 +48,38 @@ func TestMemoriesCreateListDelete(t *testing.T) {
 		clock := withClock(s)
 		acct, other := mustAccount(t, s, "acme"), mustAccount(t, s, "other")
 		a := mustAgent(t, s, acct.ID, "keeper")
-		var made []Memory
+		var made []domain.Memory
 		for i, user := range []string{"u1", "", "u2", "u1", ""} {
 			clock.add(time.Second)
 			made = append(made, saveMemory(t, s, acct.ID, a.ID, user, fmt.Sprint("fact ", i), "fact"))
 		}
-		m, err := s.CreateMemory(ctx, acct.ID, Memory{AgentID: a.ID, UserID: "u1", Text: "likes tea", Source: MemorySourceAgent,
+		m, err := s.CreateMemory(ctx, acct.ID, domain.Memory{AgentID: a.ID, UserID: "u1", Text: "likes tea", Source: domain.MemorySourceAgent,
 			ConversationID: "conv_x", Embedding: []float32{1, 2}, EmbeddingModel: "e1"}, "likes tea", true)
 		mustOK(t, err)
-		if !strings.HasPrefix(m.ID, "mem_") || !m.CreatedAt.Equal(clock.now()) || m.Source != MemorySourceAgent {
+		if !strings.HasPrefix(m.ID, "mem_") || !m.CreatedAt.Equal(clock.now()) || m.Source != domain.MemorySourceAgent {
 			t.Errorf("created %+v", m)
 		}
 
-		all, total, err := s.ListMemories(ctx, acct.ID, a.ID, MemoryQuery{})
+		all, total, err := s.ListMemories(ctx, acct.ID, a.ID, domain.MemoryQuery{})
 		mustOK(t, err)
 		wantTexts(t, "all memories", all, "likes tea", "fact 4", "fact 3", "fact 2", "fact 1", "fact 0")
 		if total != 6 || all[0].ConversationID != "conv_x" || all[0].UserID != "u1" || all[0].EmbeddingModel != "e1" ||
 			all[0].Embedding != nil || all[5].ID != made[0].ID || !all[5].CreatedAt.Equal(made[0].CreatedAt) {
 			t.Errorf("listed %+v (total %d)", all, total)
 		}
-		page, total, err := s.ListMemories(ctx, acct.ID, a.ID, MemoryQuery{Page: 2, Limit: 4})
+		page, total, err := s.ListMemories(ctx, acct.ID, a.ID, domain.MemoryQuery{Page: 2, Limit: 4})
 		mustOK(t, err)
 		wantTexts(t, "page 2", page, "fact 1", "fact 0")
-		past, _, err := s.ListMemories(ctx, acct.ID, a.ID, MemoryQuery{Page: 3, Limit: 4})
+		past, _, err := s.ListMemories(ctx, acct.ID, a.ID, domain.MemoryQuery{Page: 3, Limit: 4})
 		mustOK(t, err)
 		if total != 6 || past == nil || len(past) != 0 {
 			t.Errorf("total %d, page past the end %v", total, past)
 		}
 		u1, none := "u1", ""
-		mine, total, err := s.ListMemories(ctx, acct.ID, a.ID, MemoryQuery{UserID: &u1})
+		mine, total, err := s.ListMemories(ctx, acct.ID, a.ID, domain.MemoryQuery{UserID: &u1})
 		mustOK(t, err)
 		wantTexts(t, "u1's", mine, "likes tea", "fact 3", "fact 0")
-		wide, _, err := s.ListMemories(ctx, acct.ID, a.ID, MemoryQuery{UserID: &none})
+		wide, _, err := s.ListMemories(ctx, acct.ID, a.ID, domain.MemoryQuery{UserID: &none})
 		mustOK(t, err)
 		wantTexts(t, "agent-wide", wide, "fact 4", "fact 1")
 		if total != 3 {
@@ -86,25 +87,25 @@ func TestMemoriesCreateListDelete(t *testing.T) {
 		}
 
 		mustOK(t, s.DeleteMemory(ctx, acct.ID, a.ID, made[2].ID))
-		wantErr(t, s.DeleteMemory(ctx, acct.ID, a.ID, made[2].ID), ErrMemoryNotFound)
-		wantErr(t, s.DeleteMemory(ctx, other.ID, a.ID, made[1].ID), ErrNotFound)
-		if err := s.DeleteMemory(ctx, other.ID, a.ID, made[1].ID); errors.Is(err, ErrMemoryNotFound) {
+		wantErr(t, s.DeleteMemory(ctx, acct.ID, a.ID, made[2].ID), domain.ErrMemoryNotFound)
+		wantErr(t, s.DeleteMemory(ctx, other.ID, a.ID, made[1].ID), domain.ErrNotFound)
+		if err := s.DeleteMemory(ctx, other.ID, a.ID, made[1].ID); errors.Is(err, domain.ErrMemoryNotFound) {
 			t.Errorf("another account's agent reads as a missing memory: %v", err)
 		}
 		n, err := s.DeleteUserMemories(ctx, acct.ID, a.ID, "u1")
 		mustOK(t, err)
-		all, _, err = s.ListMemories(ctx, acct.ID, a.ID, MemoryQuery{})
+		all, _, err = s.ListMemories(ctx, acct.ID, a.ID, domain.MemoryQuery{})
 		mustOK(t, err)
 		wantTexts(t, "after forgetting u1", all, "fact 4", "fact 1")
 		if n != 3 {
 			t.Errorf("forgot %d memories of u1, want 3", n)
 		}
 		_, err = s.DeleteUserMemories(ctx, acct.ID, a.ID, "")
-		wantErr(t, err, ErrInvalid)
+		wantErr(t, err, domain.ErrInvalid)
 		_, err = s.DeleteUserMemories(ctx, other.ID, a.ID, "u2")
-		wantErr(t, err, ErrNotFound)
-		_, _, err = s.ListMemories(ctx, other.ID, a.ID, MemoryQuery{})
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
+		_, _, err = s.ListMemories(ctx, other.ID, a.ID, domain.MemoryQuery{})
+		wantErr(t, err, domain.ErrNotFound)
 	})
 }
 
@@ -114,26 +115,26 @@ func TestMemoryIsChecked(t *testing.T) {
 	acct, other := mustAccount(t, s, "acme"), mustAccount(t, s, "other")
 	a := mustAgent(t, s, acct.ID, "keeper")
 	for _, tc := range []struct {
-		m     Memory
+		m     domain.Memory
 		field string
 	}{
-		{Memory{AgentID: a.ID, Source: MemorySourceAPI}, "text"},
-		{Memory{AgentID: a.ID, Text: strings.Repeat("é", MaxMemoryText+1), Source: MemorySourceAPI}, "text"},
-		{Memory{AgentID: a.ID, Text: "fact", Source: "user"}, "source"},
+		{domain.Memory{AgentID: a.ID, Source: domain.MemorySourceAPI}, "text"},
+		{domain.Memory{AgentID: a.ID, Text: strings.Repeat("é", domain.MaxMemoryText+1), Source: domain.MemorySourceAPI}, "text"},
+		{domain.Memory{AgentID: a.ID, Text: "fact", Source: "user"}, "source"},
 	} {
 		_, err := s.CreateMemory(ctx, acct.ID, tc.m, "", false)
-		wantErr(t, err, ErrInvalid)
-		var se *Error
+		wantErr(t, err, domain.ErrInvalid)
+		var se *domain.Error
 		if errors.As(err, &se); se.Field != tc.field {
 			t.Errorf("error %v names %q, want %q", err, se.Field, tc.field)
 		}
 	}
-	_, err := s.CreateMemory(ctx, acct.ID, Memory{AgentID: a.ID, Text: strings.Repeat("é", MaxMemoryText), Source: MemorySourceAPI}, "", false)
+	_, err := s.CreateMemory(ctx, acct.ID, domain.Memory{AgentID: a.ID, Text: strings.Repeat("é", domain.MaxMemoryText), Source: domain.MemorySourceAPI}, "", false)
 	mustOK(t, err)
-	_, err = s.CreateMemory(ctx, other.ID, Memory{AgentID: a.ID, Text: "fact", Source: MemorySourceAPI}, "", false)
-	wantErr(t, err, ErrNotFound)
-	_, err = s.CreateMemory(ctx, acct.ID, Memory{AgentID: "agent_missing", Text: "fact", Source: MemorySourceAPI}, "", true)
-	wantErr(t, err, ErrNotFound)
+	_, err = s.CreateMemory(ctx, other.ID, domain.Memory{AgentID: a.ID, Text: "fact", Source: domain.MemorySourceAPI}, "", false)
+	wantErr(t, err, domain.ErrNotFound)
+	_, err = s.CreateMemory(ctx, acct.ID, domain.Memory{AgentID: "agent_missing", Text: "fact", Source: domain.MemorySourceAPI}, "", true)
+	wantErr(t, err, domain.ErrNotFound)
 }
 
 // fillMemories stores n memories of agentID at once, behind the store's
@@ -144,8 +145,8 @@ func fillMemories(t *testing.T, s *Store, agentID string, n int, user func(i int
 	rows := make([]memoryRow, n)
 	for i := range rows {
 		at := t0.Add(-time.Duration(n-i) * time.Millisecond)
-		rows[i] = fromMemory(Memory{ID: newID("mem_", at), AgentID: agentID, UserID: user(i), Text: fmt.Sprint("fact ", i),
-			Source: MemorySourceAPI, CreatedAt: at}, fmt.Sprint("fact n", i))
+		rows[i] = fromMemory(domain.Memory{ID: newID("mem_", at), AgentID: agentID, UserID: user(i), Text: fmt.Sprint("fact ", i),
+			Source: domain.MemorySourceAPI, CreatedAt: at}, fmt.Sprint("fact n", i))
 	}
 	mustOK(t, s.w.CreateInBatches(&rows, 500).Error)
 }
@@ -160,24 +161,24 @@ func TestMemoryQuota(t *testing.T) {
 		clock := withClock(s)
 		acct := mustAccount(t, s, "acme")
 		a := mustAgent(t, s, acct.ID, "keeper")
-		fillMemories(t, s, a.ID, MaxMemories-2, func(i int) string { return []string{"u1", "u2"}[i%2] })
+		fillMemories(t, s, a.ID, domain.MaxMemories-2, func(i int) string { return []string{"u1", "u2"}[i%2] })
 
 		var wg sync.WaitGroup
 		errs := make([]error, 4)
 		for i := range errs {
 			wg.Go(func() {
-				_, errs[i] = s.CreateMemory(ctx, acct.ID, Memory{AgentID: a.ID, UserID: "u2", Text: "late", Source: MemorySourceAPI}, "late", false)
+				_, errs[i] = s.CreateMemory(ctx, acct.ID, domain.Memory{AgentID: a.ID, UserID: "u2", Text: "late", Source: domain.MemorySourceAPI}, "late", false)
 			})
 		}
 		wg.Wait()
 		var created int
 		for _, err := range errs {
-			var se *Error
+			var se *domain.Error
 			switch {
 			case err == nil:
 				created++
-			case errors.As(err, &se) && se.Code == CodeQuotaExceeded:
-				if se.Resource != "memory" || se.Quota != MaxMemories || se.Used != MaxMemories {
+			case errors.As(err, &se) && se.Code == domain.CodeQuotaExceeded:
+				if se.Resource != "memory" || se.Quota != domain.MaxMemories || se.Used != domain.MaxMemories {
 					t.Errorf("quota error %+v", se)
 				}
 			default:
@@ -197,7 +198,7 @@ func TestMemoryQuota(t *testing.T) {
 		save := func(user string) {
 			t.Helper()
 			clock.add(time.Millisecond)
-			_, err := s.CreateMemory(ctx, acct.ID, Memory{AgentID: a.ID, UserID: user, Text: "new of " + user, Source: MemorySourceAgent}, "", true)
+			_, err := s.CreateMemory(ctx, acct.ID, domain.Memory{AgentID: a.ID, UserID: user, Text: "new of " + user, Source: domain.MemorySourceAgent}, "", true)
 			mustOK(t, err)
 		}
 		save("u2") // drops u2's oldest, fact 1, though fact 0 is older
@@ -208,10 +209,10 @@ func TestMemoryQuota(t *testing.T) {
 		if has("fact 0") || !has("fact 2") || !has("new of u9") {
 			t.Errorf("a save for a user without memories did not drop the agent's oldest")
 		}
-		_, total, err := s.ListMemories(ctx, acct.ID, a.ID, MemoryQuery{})
+		_, total, err := s.ListMemories(ctx, acct.ID, a.ID, domain.MemoryQuery{})
 		mustOK(t, err)
-		if total != MaxMemories {
-			t.Errorf("%d memories after dropping saves, want %d", total, MaxMemories)
+		if total != domain.MaxMemories {
+			t.Errorf("%d memories after dropping saves, want %d", total, domain.MaxMemories)
 		}
 		found, _, err := s.SearchMemories(ctx, acct.ID, a.ID, []string{"u1", "u2"}, []string{"n0", "n1", "n2"}, 10)
 		mustOK(t, err)
@@ -287,7 +288,7 @@ func TestSearchMemories(t *testing.T) {
 			}
 		}
 		_, _, err := s.SearchMemories(ctx, "acct_other", a, []string{""}, []string{"lyon"}, 10)
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 	})
 }
 
@@ -337,8 +338,8 @@ func TestMemoryVectors(t *testing.T) {
 		acct := mustAccount(t, s, "acme")
 		a, b := mustAgent(t, s, acct.ID, "keeper"), mustAgent(t, s, acct.ID, "other")
 		vec := []float32{0.5, -0.25, 1e-7, float32(math.Inf(1)), -0, 3.4e38}
-		create := func(agentID, user, text string, v []float32, model string) Memory {
-			m, err := s.CreateMemory(ctx, acct.ID, Memory{AgentID: agentID, UserID: user, Text: text, Source: MemorySourceAPI,
+		create := func(agentID, user, text string, v []float32, model string) domain.Memory {
+			m, err := s.CreateMemory(ctx, acct.ID, domain.Memory{AgentID: agentID, UserID: user, Text: text, Source: domain.MemorySourceAPI,
 				Embedding: v, EmbeddingModel: model}, text, false)
 			mustOK(t, err)
 			return m
@@ -361,7 +362,7 @@ func TestMemoryVectors(t *testing.T) {
 		}))
 		got, err = s.MemoryVectors(ctx, acct.ID, a.ID, []string{"", "u1"}, "e2")
 		mustOK(t, err)
-		slices.SortFunc(got, func(x, y Memory) int { return strings.Compare(x.Text, y.Text) })
+		slices.SortFunc(got, func(x, y domain.Memory) int { return strings.Compare(x.Text, y.Text) })
 		if len(got) != 2 || !reflect.DeepEqual(got[0].Embedding, []float32{1, 2}) || !reflect.DeepEqual(got[1].Embedding, []float32{3, 4}) {
 			t.Errorf("vectors of e2 = %+v", got)
 		}
@@ -369,7 +370,7 @@ func TestMemoryVectors(t *testing.T) {
 			t.Errorf("another agent's vector was replaced: %+v", got)
 		}
 		_, err = s.MemoryVectors(ctx, "acct_other", a.ID, []string{""}, "e1")
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 	})
 }
 
@@ -410,9 +411,9 @@ func TestDeletingAConversationKeepsItsMemories(t *testing.T) {
 		acct := mustAccount(t, s, "acme")
 		a := mustAgent(t, s, acct.ID, "keeper")
 		conv := ref("user:u1")
-		_, convID, err := s.SaveExchange(ctx, acct.ID, a.ID, conv, Message{UserID: "u1", Text: "I like tea"}, Message{Text: "noted"})
+		_, convID, err := s.SaveExchange(ctx, acct.ID, a.ID, conv, domain.Message{UserID: "u1", Text: "I like tea"}, domain.Message{Text: "noted"})
 		mustOK(t, err)
-		_, err = s.CreateMemory(ctx, acct.ID, Memory{AgentID: a.ID, UserID: "u1", Text: "likes tea", Source: MemorySourceAgent,
+		_, err = s.CreateMemory(ctx, acct.ID, domain.Memory{AgentID: a.ID, UserID: "u1", Text: "likes tea", Source: domain.MemorySourceAgent,
 			ConversationID: convID}, "likes tea", true)
 		mustOK(t, err)
 		mustOK(t, s.SaveSummary(ctx, acct.ID, a.ID, conv, "tea talk", 2))
@@ -449,11 +450,11 @@ func TestConversationSummary(t *testing.T) {
 		if text, n := summary(); text != "" || n != 0 {
 			t.Errorf("summary before the conversation = %q, %d", text, n)
 		}
-		wantErr(t, s.SaveSummary(ctx, acct.ID, a.ID, conv, "early", 1), ErrConversationNotFound)
+		wantErr(t, s.SaveSummary(ctx, acct.ID, a.ID, conv, "early", 1), domain.ErrConversationNotFound)
 		var convID string
 		for i := range 4 {
 			clock.add(time.Second)
-			_, id, err := s.SaveExchange(ctx, acct.ID, a.ID, conv, Message{UserID: "u1", Text: fmt.Sprint("q", i)}, Message{Text: fmt.Sprint("r", i)})
+			_, id, err := s.SaveExchange(ctx, acct.ID, a.ID, conv, domain.Message{UserID: "u1", Text: fmt.Sprint("q", i)}, domain.Message{Text: fmt.Sprint("r", i)})
 			mustOK(t, err)
 			convID = id
 		}
@@ -491,18 +492,18 @@ func TestConversationSummary(t *testing.T) {
 		}
 		c, err := s.GetConversation(ctx, acct.ID, a.ID, convID)
 		mustOK(t, err)
-		listed, _, err := s.ListConversations(ctx, acct.ID, a.ID, ConversationQuery{})
+		listed, _, err := s.ListConversations(ctx, acct.ID, a.ID, domain.ConversationQuery{})
 		mustOK(t, err)
 		if c.Summary != "first 8" || c.Summarized != 8 || len(listed) != 1 || listed[0].Summary != "first 8" || listed[0].Summarized != 8 {
 			t.Errorf("conversation %+v, listed %+v", c, listed)
 		}
 
-		wantErr(t, s.SaveSummary(ctx, acct.ID, a.ID, conv, strings.Repeat("x", MaxSummaryText+1), 10), ErrInvalid)
-		wantErr(t, s.SaveSummary(ctx, "acct_other", a.ID, conv, "x", 10), ErrNotFound)
+		wantErr(t, s.SaveSummary(ctx, acct.ID, a.ID, conv, strings.Repeat("x", MaxSummaryText+1), 10), domain.ErrInvalid)
+		wantErr(t, s.SaveSummary(ctx, "acct_other", a.ID, conv, "x", 10), domain.ErrNotFound)
 		_, _, err = s.ConversationSummary(ctx, "acct_other", a.ID, conv)
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 		_, err = s.MessagesRange(ctx, "acct_other", a.ID, conv, 0, 2)
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 	})
 }
 
@@ -517,14 +518,14 @@ func TestMemoriesSavedAnalytics(t *testing.T) {
 		saveMemory(t, s, acct.ID, a.ID, "u1", "one", "one")
 		clock.add(time.Hour)
 		saveMemory(t, s, acct.ID, a.ID, "", "two", "two")
-		_, err := s.CreateMemory(ctx, acct.ID, Memory{AgentID: a.ID, UserID: "u1", Text: "three", Source: MemorySourceAgent}, "three", true)
+		_, err := s.CreateMemory(ctx, acct.ID, domain.Memory{AgentID: a.ID, UserID: "u1", Text: "three", Source: domain.MemorySourceAgent}, "three", true)
 		mustOK(t, err)
-		rep, err := s.AgentAnalytics(ctx, acct.ID, a.ID, AnalyticsQuery{From: t0, To: clock.now(), Interval: IntervalHour})
+		rep, err := s.AgentAnalytics(ctx, acct.ID, a.ID, domain.AnalyticsQuery{From: t0, To: clock.now(), Interval: domain.IntervalHour})
 		mustOK(t, err)
 		if rep.Totals.MemoriesSaved != 3 || rep.Totals.Messages != 0 {
 			t.Errorf("totals %+v, want 3 memories saved", rep.Totals)
 		}
-		rep, err = s.AgentAnalytics(ctx, acct.ID, a.ID, AnalyticsQuery{From: clock.now(), To: clock.now(), Interval: IntervalHour})
+		rep, err = s.AgentAnalytics(ctx, acct.ID, a.ID, domain.AnalyticsQuery{From: clock.now(), To: clock.now(), Interval: domain.IntervalHour})
 		mustOK(t, err)
 		if rep.Totals.MemoriesSaved != 2 {
 			t.Errorf("second hour totals %+v, want 2 memories saved", rep.Totals)
@@ -542,17 +543,17 @@ func TestCreateMemories(t *testing.T) {
 		acct := mustAccount(t, s, "acme")
 		a := mustAgent(t, s, acct.ID, "keeper")
 		when := time.Date(2025, 3, 1, 12, 30, 0, 0, time.UTC)
-		ms := []Memory{
-			{AgentID: a.ID, UserID: "ann", Text: "likes tea", Source: MemorySourceAPI, CreatedAt: when, Embedding: []float32{1, 0}, EmbeddingModel: "e1"},
-			{AgentID: a.ID, Text: "speaks French", Source: MemorySourceAPI, CreatedAt: when.Add(time.Hour)},
-			{AgentID: a.ID, Text: "now", Source: MemorySourceAPI},
+		ms := []domain.Memory{
+			{AgentID: a.ID, UserID: "ann", Text: "likes tea", Source: domain.MemorySourceAPI, CreatedAt: when, Embedding: []float32{1, 0}, EmbeddingModel: "e1"},
+			{AgentID: a.ID, Text: "speaks French", Source: domain.MemorySourceAPI, CreatedAt: when.Add(time.Hour)},
+			{AgentID: a.ID, Text: "now", Source: domain.MemorySourceAPI},
 		}
 		made, err := s.CreateMemories(ctx, acct.ID, ms, []string{"likes tea", "speaks french", "now"})
 		mustOK(t, err)
 		if len(made) != 3 || !strings.HasPrefix(made[0].ID, "mem_") || !made[0].CreatedAt.Equal(when) || made[2].CreatedAt.IsZero() {
 			t.Errorf("created %+v", made)
 		}
-		all, total, err := s.ListMemories(ctx, acct.ID, a.ID, MemoryQuery{})
+		all, total, err := s.ListMemories(ctx, acct.ID, a.ID, domain.MemoryQuery{})
 		mustOK(t, err)
 		if total != 3 || !all[1].CreatedAt.Equal(when.Add(time.Hour)) || all[2].UserID != "ann" {
 			t.Errorf("listed %+v", all)
@@ -563,27 +564,27 @@ func TestCreateMemories(t *testing.T) {
 		if vecs, err := s.MemoryVectors(ctx, acct.ID, a.ID, nil, "e1"); err != nil || len(vecs) != 1 {
 			t.Errorf("vectors %+v, %v", vecs, err)
 		}
-		stats, err := s.AgentAnalytics(ctx, acct.ID, a.ID, AnalyticsQuery{From: when.Add(-time.Hour), To: when.Add(2 * time.Hour), Interval: IntervalHour})
+		stats, err := s.AgentAnalytics(ctx, acct.ID, a.ID, domain.AnalyticsQuery{From: when.Add(-time.Hour), To: when.Add(2 * time.Hour), Interval: domain.IntervalHour})
 		mustOK(t, err)
 		if stats.Totals.MemoriesSaved != 2 {
 			t.Errorf("memories saved in their hours: %+v", stats.Totals)
 		}
 
-		bad := []Memory{{AgentID: a.ID, Text: "fine", Source: MemorySourceAPI}, {AgentID: a.ID, Text: "", Source: MemorySourceAPI}}
+		bad := []domain.Memory{{AgentID: a.ID, Text: "fine", Source: domain.MemorySourceAPI}, {AgentID: a.ID, Text: "", Source: domain.MemorySourceAPI}}
 		_, err = s.CreateMemories(ctx, acct.ID, bad, []string{"fine", ""})
-		wantErr(t, err, ErrInvalid)
-		fillMemories(t, s, a.ID, MaxMemories-4, func(int) string { return "" })
+		wantErr(t, err, domain.ErrInvalid)
+		fillMemories(t, s, a.ID, domain.MaxMemories-4, func(int) string { return "" })
 		_, err = s.CreateMemories(ctx, acct.ID, bad[:1:1], []string{"fine"})
 		mustOK(t, err)
 		_, err = s.CreateMemories(ctx, acct.ID, append(bad[:1:1], bad[0]), []string{"fine", "fine"})
-		var se *Error
-		if !errors.As(err, &se) || se.Code != CodeQuotaExceeded || se.Used != MaxMemories {
+		var se *domain.Error
+		if !errors.As(err, &se) || se.Code != domain.CodeQuotaExceeded || se.Used != domain.MaxMemories {
 			t.Errorf("past the quota: %v", err)
 		}
-		if _, total, _ := s.ListMemories(ctx, acct.ID, a.ID, MemoryQuery{}); total != MaxMemories {
-			t.Errorf("%d memories after refused batches, want %d", total, MaxMemories)
+		if _, total, _ := s.ListMemories(ctx, acct.ID, a.ID, domain.MemoryQuery{}); total != domain.MaxMemories {
+			t.Errorf("%d memories after refused batches, want %d", total, domain.MaxMemories)
 		}
 		_, err = s.CreateMemories(ctx, mustAccount(t, s, "other").ID, bad[:1], []string{"fine"})
-		wantErr(t, err, ErrNotFound)
+		wantErr(t, err, domain.ErrNotFound)
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/store/storetest/pgtest"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
@@ -216,13 +217,13 @@ func TestMigrateFirstReleaseData(t *testing.T) {
 			t.Errorf("%d api keys after migration, want 1", keys)
 		}
 
-		convs, total, err := s.ListConversations(ctx, "acct_1", "agt_1", ConversationQuery{})
+		convs, total, err := s.ListConversations(ctx, "acct_1", "agt_1", domain.ConversationQuery{})
 		mustOK(t, err)
-		got := map[string]Conversation{}
+		got := map[string]domain.Conversation{}
 		for _, c := range convs {
 			got[c.ID] = c
 		}
-		check := func(id string, kind ConversationKind, room, user string, count int64, last time.Time) {
+		check := func(id string, kind domain.ConversationKind, room, user string, count int64, last time.Time) {
 			t.Helper()
 			c := got[id]
 			if c.Kind != kind || c.RoomID != room || c.UserID != user || c.MessageCount != count ||
@@ -233,17 +234,17 @@ func TestMigrateFirstReleaseData(t *testing.T) {
 		if total != 3 {
 			t.Fatalf("%d conversations after migration, want 3", total)
 		}
-		check("conv_1", KindDirect, "", "alice", 2, t0.Add(2*time.Second))
-		check("conv_2", KindRoom, "lobby", "", 1, t0.Add(3*time.Minute))
-		check("conv_3", KindDirect, "", "bob", 0, t0.Add(2*time.Minute))
+		check("conv_1", domain.KindDirect, "", "alice", 2, t0.Add(2*time.Second))
+		check("conv_2", domain.KindRoom, "lobby", "", 1, t0.Add(3*time.Minute))
+		check("conv_3", domain.KindDirect, "", "bob", 0, t0.Add(2*time.Minute))
 
-		history, err := s.History(ctx, "acct_1", "agt_1", ConversationRef{UserID: "alice"}, 10)
+		history, err := s.History(ctx, "acct_1", "agt_1", domain.ConversationRef{UserID: "alice"}, 10)
 		mustOK(t, err)
 		if len(history) != 2 || history[0].Text != "hello" || history[1].Text != "hi alice" ||
 			history[1].PromptTokens != 5 || !history[1].CreatedAt.Equal(t0.Add(2*time.Second)) {
 			t.Errorf("history after migration: %+v", history)
 		}
-		carol, _, err := s.ListConversations(ctx, "acct_1", "agt_1", ConversationQuery{UserID: "carol"})
+		carol, _, err := s.ListConversations(ctx, "acct_1", "agt_1", domain.ConversationQuery{UserID: "carol"})
 		mustOK(t, err)
 		if len(carol) != 1 || carol[0].ID != "conv_2" {
 			t.Errorf("conversations where carol spoke: %+v", carol)
@@ -353,22 +354,22 @@ func TestAgentCountFollowsCreatesAndDeletes(t *testing.T) {
 		a := mustAgent(t, s, acct.ID, "a")
 		mustAgent(t, s, acct.ID, "b")
 		protected := mustAgent(t, s, acct.ID, "c", "deleteProtection", true)
-		_, err := s.DeleteAgent(ctx, acct.ID, a.ID, AnyVersion)
+		_, err := s.DeleteAgent(ctx, acct.ID, a.ID, domain.AnyVersion)
 		mustOK(t, err)
-		_, err = s.DeleteAgent(ctx, acct.ID, protected.ID, AnyVersion)
-		wantErr(t, err, ErrDeleteProtected)
-		_, err = s.DeleteAgent(ctx, acct.ID, a.ID, AnyVersion)
-		wantErr(t, err, ErrNotFound)
-		_, total, err := s.ListAgents(ctx, acct.ID, ListQuery{})
+		_, err = s.DeleteAgent(ctx, acct.ID, protected.ID, domain.AnyVersion)
+		wantErr(t, err, domain.ErrDeleteProtected)
+		_, err = s.DeleteAgent(ctx, acct.ID, a.ID, domain.AnyVersion)
+		wantErr(t, err, domain.ErrNotFound)
+		_, total, err := s.ListAgents(ctx, acct.ID, domain.ListQuery{})
 		mustOK(t, err)
 		if total != 2 {
 			t.Errorf("total after deletes = %d, want 2", total)
 		}
 		// The quota counts the same agents: 2 of 3 leaves room for one.
-		_, err = s.CreateAgent(ctx, Agent{AccountID: acct.ID, Fields: fields(t, "name", "d")}, 3)
+		_, err = s.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: fields(t, "name", "d")}, 3)
 		mustOK(t, err)
-		_, err = s.CreateAgent(ctx, Agent{AccountID: acct.ID, Fields: fields(t, "name", "e")}, 3)
-		wantErr(t, err, ErrQuotaExceeded)
+		_, err = s.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: fields(t, "name", "e")}, 3)
+		wantErr(t, err, domain.ErrQuotaExceeded)
 	})
 }
 

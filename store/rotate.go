@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/secretbox"
 	"gorm.io/gorm"
 )
@@ -47,9 +48,9 @@ func (s *Store) RotateSecrets(ctx context.Context, old *secretbox.Box) (RotateRe
 		for _, id := range ids {
 			rewritten, err := s.rotateAgent(ctx, id, old)
 			switch {
-			case errors.Is(err, ErrSecretUnreadable):
+			case errors.Is(err, domain.ErrSecretUnreadable):
 				res.Unreadable = append(res.Unreadable, id)
-			case errors.Is(err, ErrNotFound): // deleted meanwhile
+			case errors.Is(err, domain.ErrNotFound): // deleted meanwhile
 			case err != nil:
 				return res, err
 			case rewritten:
@@ -93,7 +94,7 @@ func (s *Store) rotateAgent(ctx context.Context, id string, old *secretbox.Box) 
 			if p, err := old.Open(sealed, id, name); err == nil {
 				return p, nil
 			}
-			return nil, ErrSecretUnreadable
+			return nil, domain.ErrSecretUnreadable
 		})
 		if err != nil {
 			return err
@@ -145,7 +146,7 @@ func (s *Store) rotateIdempotentAnswer(ctx context.Context, row idempotencyKeyRo
 		return nil
 	}
 	plain, err := s.openAnswer(account, key, row.Body, old)
-	if errors.Is(err, ErrSecretUnreadable) {
+	if errors.Is(err, domain.ErrSecretUnreadable) {
 		return nil
 	}
 	if err != nil {

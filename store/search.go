@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/agentd/agentd/domain"
 	"gorm.io/gorm"
 )
 
@@ -90,27 +91,17 @@ func embeddedBy(q *gorm.DB, table, model string) *gorm.DB {
 	return q.Where(table+".embedding_model = ? AND "+table+".embedding_model <> ''", model)
 }
 
-// VectorState is where the vectors of an agent's memories or chunks
-// stand for an embedding model.
-type VectorState struct {
-	// Total counts the items, Embedded those model embedded.
-	Total, Embedded int64
-	// Version changes whenever an item is added, removed or embedded again
-	// by model, so a copy of the vectors kept in memory can be checked.
-	Version string
-}
-
 // VectorState returns the state of agent agentID's memories (of is
 // "memories") or knowledge chunks (of is "chunks") for model, from the
 // (agent_id, embedding_model, id) indexes, without reading the rows.
-func (s *Store) VectorState(ctx context.Context, accountID, agentID, of, model string) (VectorState, error) {
+func (s *Store) VectorState(ctx context.Context, accountID, agentID, of, model string) (domain.VectorState, error) {
 	db := s.read(ctx)
 	if err := ownedAgent(db, accountID, agentID); err != nil {
-		return VectorState{}, wrap("vector state", err)
+		return domain.VectorState{}, wrap("vector state", err)
 	}
 	table, ok := map[string]string{"memories": "memories", "chunks": "knowledge_chunks"}[of]
 	if !ok {
-		return VectorState{}, wrap("vector state", invalidf("unknown vectors %q", of))
+		return domain.VectorState{}, wrap("vector state", invalidf("unknown vectors %q", of))
 	}
 	var rows []struct {
 		Model string
@@ -120,9 +111,9 @@ func (s *Store) VectorState(ctx context.Context, accountID, agentID, of, model s
 	err := db.Table(table).Where("agent_id = ?", agentID).Group("embedding_model").
 		Select("embedding_model AS model, count(*) AS n, max(id) AS max").Scan(&rows).Error
 	if err != nil {
-		return VectorState{}, wrap("vector state", err)
+		return domain.VectorState{}, wrap("vector state", err)
 	}
-	var st VectorState
+	var st domain.VectorState
 	for _, r := range rows {
 		st.Total += r.N
 		if r.Model == model && model != "" {

@@ -10,14 +10,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/secretbox"
 )
-
-// SecretMask is what Get Agent shows for every secret: the values under
-// settings.secrets and the header values of each MCP server under
-// settings.mcp.servers. Sent back in an update, it keeps the stored value
-// of that secret.
-const SecretMask = "********"
 
 // Option configures a Store at Open.
 type Option func(*Store)
@@ -28,25 +23,13 @@ func WithSecretBox(box *secretbox.Box) Option {
 	return func(s *Store) { s.box = box }
 }
 
-// Secrets are an agent's decrypted secrets, name to JSON value: the members
-// of settings.secrets under their own names, and the headers of each MCP
-// server under HeaderSecretName(server, header).
-type Secrets map[string]json.RawMessage
-
-// String returns the secret name when it is a JSON string, else "".
-func (s Secrets) String(name string) string {
-	var v string
-	_ = json.Unmarshal(s[name], &v) // not a string: ""
-	return v
-}
-
 // Secrets decrypts the secrets of a, an agent as GetAgent returns
 // it (its Fields hold the stored, encrypted form). It is the only way to
 // the values: call it just before a provider or platform call. It returns
 // ErrSecretUnreadable, naming the secret but never its value, when one does
 // not open under the configured key.
-func (s *Store) Secrets(a Agent) (Secrets, error) {
-	out := Secrets{}
+func (s *Store) Secrets(a domain.Agent) (domain.Secrets, error) {
+	out := domain.Secrets{}
 	err := eachSecret(a.Fields, func(name string, v json.RawMessage) error {
 		plain, err := s.openValue(v, a.ID, name)
 		if err != nil {
@@ -70,7 +53,7 @@ func (s *Store) openValue(v json.RawMessage, owner, name string) (json.RawMessag
 	}
 	plain, err := s.box.Open(sealed, owner, name)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrSecretUnreadable, err)
+		return nil, fmt.Errorf("%w: %v", domain.ErrSecretUnreadable, err)
 	}
 	return plain, nil
 }
@@ -150,7 +133,7 @@ func resolveSecrets(fields, view map[string]json.RawMessage) error {
 			}
 			prev, ok := storedSecret(stored, g.path, member)
 			if !ok {
-				return fieldError(g.field(member), fmt.Sprintf("is the mask %q but the agent has no such secret; send its value", SecretMask))
+				return fieldError(g.field(member), fmt.Sprintf("is the mask %q but the agent has no such secret; send its value", domain.SecretMask))
 			}
 			g.members[member] = prev
 		}
@@ -185,14 +168,8 @@ func MaskSecrets(settings json.RawMessage) (json.RawMessage, error) {
 	return out, err
 }
 
-// HeaderSecretName is the secret name of header of MCP server: its seal
-// binding and its key in Secrets.
-func HeaderSecretName(server, header string) string {
-	return "mcp." + server + ".headers." + header
-}
-
 // maskJSON is SecretMask as a JSON value.
-var maskJSON = json.RawMessage(`"` + SecretMask + `"`)
+var maskJSON = json.RawMessage(`"` + domain.SecretMask + `"`)
 
 // secretPattern locates secret groups, JSON objects under settings every
 // member of which is a secret: keys are the members from settings down to
@@ -210,7 +187,7 @@ type secretPattern struct {
 var secretPatterns = []*secretPattern{
 	{keys: []string{"secrets"}, name: func(_ []string, member string) string { return member }},
 	{keys: []string{"mcp", "servers", "*", "headers"}, name: func(path []string, member string) string {
-		return HeaderSecretName(path[2], member)
+		return domain.HeaderSecretName(path[2], member)
 	}},
 }
 

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/secretbox"
 )
 
@@ -47,13 +48,13 @@ func rawAgents(t testing.TB, s *Store) string {
 }
 
 // secretAgent creates an agent whose settings hold the given secrets.
-func secretAgent(t testing.TB, s *Store, accountID, name string, secrets map[string]any) Agent {
+func secretAgent(t testing.TB, s *Store, accountID, name string, secrets map[string]any) domain.Agent {
 	t.Helper()
 	return mustAgent(t, s, accountID, name, "settings", map[string]any{"secrets": secrets, "voice": map[string]any{"model": "v"}})
 }
 
 // wantSecret fails unless Secrets(a) gives name the value want.
-func wantSecret(t testing.TB, s *Store, a Agent, name, want string) {
+func wantSecret(t testing.TB, s *Store, a domain.Agent, name, want string) {
 	t.Helper()
 	got, err := s.Secrets(a)
 	mustOK(t, err)
@@ -64,7 +65,7 @@ func wantSecret(t testing.TB, s *Store, a Agent, name, want string) {
 
 // wantSealed fails unless the database holds a sealed value and neither it
 // nor a, an agent as read from the store, holds any of values in clear.
-func wantSealed(t testing.TB, s *Store, a Agent, values ...string) {
+func wantSealed(t testing.TB, s *Store, a domain.Agent, values ...string) {
 	t.Helper()
 	raw := rawAgents(t, s)
 	for _, v := range values {
@@ -85,13 +86,13 @@ func mcpSettings(secrets, headers map[string]any) map[string]any {
 }
 
 // mcpAgent creates an agent whose settings are mcpSettings(secrets, headers).
-func mcpAgent(t testing.TB, s *Store, accountID, name string, secrets, headers map[string]any) Agent {
+func mcpAgent(t testing.TB, s *Store, accountID, name string, secrets, headers map[string]any) domain.Agent {
 	t.Helper()
 	return mustAgent(t, s, accountID, name, "settings", mcpSettings(secrets, headers))
 }
 
 // docsHeader is the secret name of header of the MCP server docs.
-func docsHeader(header string) string { return HeaderSecretName("docs", header) }
+func docsHeader(header string) string { return domain.HeaderSecretName("docs", header) }
 
 func TestSecretsEncryptedAtRest(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
@@ -100,7 +101,7 @@ func TestSecretsEncryptedAtRest(t *testing.T) {
 		acct := mustAccount(t, s, "acme")
 		a := secretAgent(t, s, acct.ID, "a", map[string]any{"OPENAI_API_KEY": "sk-created-1", "CONFIG": map[string]any{"pin": "pin-created-2"}})
 		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", map[string]any{
-			"secrets": map[string]any{"OPENAI_API_KEY": SecretMask, "CONFIG": SecretMask, "DISCORD_TOKEN": "tok-updated-3"}}), nil, AnyVersion)
+			"secrets": map[string]any{"OPENAI_API_KEY": domain.SecretMask, "CONFIG": domain.SecretMask, "DISCORD_TOKEN": "tok-updated-3"}}), nil, domain.AnyVersion)
 
 		mustOK(t, err)
 		got, err := s.GetAgent(ctx, acct.ID, a.ID)
@@ -122,7 +123,7 @@ func TestSQLiteFileHoldsNoSecret(t *testing.T) {
 	mustOK(t, err)
 	acct := mustAccount(t, s, "acme")
 	a := secretAgent(t, s, acct.ID, "a", map[string]any{"OPENAI_API_KEY": "sk-in-the-file"})
-	_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "name", "b"), nil, AnyVersion)
+	_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "name", "b"), nil, domain.AnyVersion)
 	mustOK(t, err)
 	mustOK(t, s.Close())
 	files, err := os.ReadDir(dir)
@@ -147,7 +148,7 @@ func TestSecretsUnchangedValueIsNoChange(t *testing.T) {
 		acct := mustAccount(t, s, "acme")
 		a := secretAgent(t, s, acct.ID, "a", map[string]any{"K": "v1"})
 		_, changes, err := s.UpdateAgent(context.Background(), acct.ID, a.ID, fields(t,
-			"settings", map[string]any{"secrets": map[string]any{"K": "v1"}, "voice": map[string]any{"model": "v"}}), nil, AnyVersion)
+			"settings", map[string]any{"secrets": map[string]any{"K": "v1"}, "voice": map[string]any{"model": "v"}}), nil, domain.AnyVersion)
 
 		mustOK(t, err)
 		if len(changes) != 0 {
@@ -165,7 +166,7 @@ func TestSecretWrittenBeforeKeyIsEncryptedOnNextWrite(t *testing.T) {
 			t.Fatal("without a key the secret should be stored as it is")
 		}
 		s.box = newBox(t)
-		_, changes, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "bio", []string{"b"}), nil, AnyVersion)
+		_, changes, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "bio", []string{"b"}), nil, domain.AnyVersion)
 		mustOK(t, err)
 		if fmt.Sprint(changes) != "[bio]" {
 			t.Errorf("changes %v", changes)
@@ -190,16 +191,16 @@ func TestWrongKeyFailsOnlyThatAgentsSecrets(t *testing.T) {
 		other := secretAgent(t, s, acct.ID, "other", map[string]any{"K": "v-other"})
 
 		_, err := s.Secrets(sealed)
-		wantErr(t, err, ErrSecretUnreadable)
+		wantErr(t, err, domain.ErrSecretUnreadable)
 		if strings.Contains(err.Error(), "v-sealed") || !strings.Contains(err.Error(), "K") {
 			t.Errorf("error %q: want the secret's name, never its value", err)
 		}
 		wantSecret(t, s, other, "K", "v-other")
-		if _, n, err := s.ListAgents(ctx, acct.ID, ListQuery{}); err != nil || n != 2 {
+		if _, n, err := s.ListAgents(ctx, acct.ID, domain.ListQuery{}); err != nil || n != 2 {
 			t.Fatalf("list: %d, %v", n, err)
 		}
 		u, _, err := s.UpdateAgent(ctx, acct.ID, sealed.ID, fields(t,
-			"name", "renamed", "settings", map[string]any{"secrets": map[string]any{"K": SecretMask}}), nil, AnyVersion)
+			"name", "renamed", "settings", map[string]any{"secrets": map[string]any{"K": domain.SecretMask}}), nil, domain.AnyVersion)
 
 		mustOK(t, err)
 		s.box = first
@@ -211,16 +212,16 @@ func TestMaskWithoutStoredSecretIsRefused(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		acct := mustAccount(t, s, "acme")
-		_, err := s.CreateAgent(ctx, Agent{AccountID: acct.ID, Fields: fields(t, "name", "a",
-			"settings", map[string]any{"secrets": map[string]any{"NEW": SecretMask}})}, -1)
+		_, err := s.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: fields(t, "name", "a",
+			"settings", map[string]any{"secrets": map[string]any{"NEW": domain.SecretMask}})}, -1)
 		wantField(t, err, "settings.secrets.NEW")
 		a := secretAgent(t, s, acct.ID, "a", map[string]any{"K": "kept"})
 		_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t,
-			"settings", map[string]any{"secrets": map[string]any{"K": SecretMask, "NEW": SecretMask}}), nil, AnyVersion)
+			"settings", map[string]any{"secrets": map[string]any{"K": domain.SecretMask, "NEW": domain.SecretMask}}), nil, domain.AnyVersion)
 
 		wantField(t, err, "settings.secrets.NEW")
 		_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t,
-			"settings", map[string]any{"secrets": map[string]any{"K": "enc:v1:AAAA"}}), nil, AnyVersion)
+			"settings", map[string]any{"secrets": map[string]any{"K": "enc:v1:AAAA"}}), nil, domain.AnyVersion)
 
 		wantField(t, err, "settings.secrets.K")
 		got, err := s.GetAgent(ctx, acct.ID, a.ID)
@@ -235,10 +236,10 @@ func TestMaskKeepsTheValueStoredAtUpdateTime(t *testing.T) {
 		s.box = newBox(t)
 		acct := mustAccount(t, s, "acme")
 		a := secretAgent(t, s, acct.ID, "a", map[string]any{"K": "old", "L": "l"})
-		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", map[string]any{"secrets": map[string]any{"K": "new", "L": "l"}}), nil, AnyVersion)
+		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", map[string]any{"secrets": map[string]any{"K": "new", "L": "l"}}), nil, domain.AnyVersion)
 		mustOK(t, err)
 		u, changes, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t,
-			"settings", map[string]any{"secrets": map[string]any{"K": SecretMask, "L": SecretMask}, "x": map[string]any{}}), nil, AnyVersion)
+			"settings", map[string]any{"secrets": map[string]any{"K": domain.SecretMask, "L": domain.SecretMask}, "x": map[string]any{}}), nil, domain.AnyVersion)
 
 		mustOK(t, err)
 		if fmt.Sprint(changes) != "[settings]" {
@@ -282,7 +283,7 @@ func TestRotateSecrets(t *testing.T) {
 		wantSecret(t, s, got, "K", "v-lost")
 
 		s.box = nil
-		if _, err := s.RotateSecrets(ctx, old); !errors.Is(err, ErrInvalid) {
+		if _, err := s.RotateSecrets(ctx, old); !errors.Is(err, domain.ErrInvalid) {
 			t.Errorf("rotate without a key: %v", err)
 		}
 	})
@@ -291,8 +292,8 @@ func TestRotateSecrets(t *testing.T) {
 // wantField fails unless err is an ErrInvalid naming field.
 func wantField(t testing.TB, err error, field string) {
 	t.Helper()
-	wantErr(t, err, ErrInvalid)
-	var fe *Error
+	wantErr(t, err, domain.ErrInvalid)
+	var fe *domain.Error
 	if !errors.As(err, &fe) || fe.Field != field {
 		t.Errorf("error %v, want an invalid field %s", err, field)
 	}
@@ -322,7 +323,7 @@ func TestRollingKeyChange(t *testing.T) {
 				}
 				s.box = writer
 				value := fmt.Sprintf("v%d%d", i, j)
-				_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", map[string]any{"secrets": map[string]any{"K": value}}), nil, AnyVersion)
+				_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", map[string]any{"secrets": map[string]any{"K": value}}), nil, domain.AnyVersion)
 				mustOK(t, err)
 				for _, reader := range step {
 					s.box = reader
@@ -356,7 +357,7 @@ func TestSecretsAreBoundToTheirName(t *testing.T) {
 			swapStored(t, s, a.ID, swap[0], swap[1])
 			got, err := s.GetAgent(ctx, acct.ID, a.ID)
 			mustOK(t, err)
-			if _, err := s.Secrets(got); !errors.Is(err, ErrSecretUnreadable) {
+			if _, err := s.Secrets(got); !errors.Is(err, domain.ErrSecretUnreadable) {
 				t.Errorf("swapped %v opened: %v", swap, err)
 			}
 			swapStored(t, s, a.ID, swap[0], swap[1])
@@ -401,8 +402,8 @@ func TestMCPHeadersEncryptedAtRest(t *testing.T) {
 		s.box = newBox(t)
 		acct := mustAccount(t, s, "acme")
 		a := mcpAgent(t, s, acct.ID, "a", map[string]any{"K": "k-created-1"}, map[string]any{"Authorization": "Bearer hdr-created-2"})
-		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", mcpSettings(map[string]any{"K": SecretMask},
-			map[string]any{"Authorization": SecretMask, "X-Api-Key": "hdr-updated-3"})), nil, AnyVersion)
+		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", mcpSettings(map[string]any{"K": domain.SecretMask},
+			map[string]any{"Authorization": domain.SecretMask, "X-Api-Key": "hdr-updated-3"})), nil, domain.AnyVersion)
 
 		mustOK(t, err)
 		got, err := s.GetAgent(ctx, acct.ID, a.ID)
@@ -430,7 +431,7 @@ func TestMCPHeaderMaskKeepsValueAndNewValueIsSealed(t *testing.T) {
 		acct := mustAccount(t, s, "acme")
 		a := mcpAgent(t, s, acct.ID, "a", map[string]any{}, map[string]any{"Authorization": "Bearer old"})
 		u, changes, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", mcpSettings(map[string]any{},
-			map[string]any{"Authorization": SecretMask})), nil, AnyVersion)
+			map[string]any{"Authorization": domain.SecretMask})), nil, domain.AnyVersion)
 
 		mustOK(t, err)
 		if len(changes) != 0 {
@@ -438,7 +439,7 @@ func TestMCPHeaderMaskKeepsValueAndNewValueIsSealed(t *testing.T) {
 		}
 		wantSecret(t, s, u, docsHeader("Authorization"), "Bearer old")
 		u, changes, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", mcpSettings(map[string]any{},
-			map[string]any{"Authorization": "Bearer new"})), nil, AnyVersion)
+			map[string]any{"Authorization": "Bearer new"})), nil, domain.AnyVersion)
 
 		mustOK(t, err)
 		if fmt.Sprint(changes) != "[settings]" {
@@ -457,22 +458,22 @@ func TestHeaderMaskWithoutStoredHeaderIsRefused(t *testing.T) {
 		ctx := context.Background()
 		acct := mustAccount(t, s, "acme")
 		const path = "settings.mcp.servers.docs.headers."
-		_, err := s.CreateAgent(ctx, Agent{AccountID: acct.ID, Fields: fields(t, "name", "a",
-			"settings", mcpSettings(map[string]any{}, map[string]any{"Authorization": SecretMask}))}, -1)
+		_, err := s.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: fields(t, "name", "a",
+			"settings", mcpSettings(map[string]any{}, map[string]any{"Authorization": domain.SecretMask}))}, -1)
 		wantField(t, err, path+"Authorization")
 		a := mcpAgent(t, s, acct.ID, "a", map[string]any{"Authorization": "a-secret"}, map[string]any{"X": "kept"})
 		for _, c := range []struct {
 			settings map[string]any
 			field    string
 		}{
-			{mcpSettings(map[string]any{}, map[string]any{"X": SecretMask, "Authorization": SecretMask}), path + "Authorization"},
+			{mcpSettings(map[string]any{}, map[string]any{"X": domain.SecretMask, "Authorization": domain.SecretMask}), path + "Authorization"},
 			{mcpSettings(map[string]any{}, map[string]any{"X": "enc:v1:AAAA"}), path + "X"},
 			{map[string]any{"mcp": map[string]any{"servers": map[string]any{
-				"docs":  map[string]any{"type": "http", "headers": map[string]any{"X": SecretMask}},
-				"other": map[string]any{"type": "http", "headers": map[string]any{"X": SecretMask}}}}},
+				"docs":  map[string]any{"type": "http", "headers": map[string]any{"X": domain.SecretMask}},
+				"other": map[string]any{"type": "http", "headers": map[string]any{"X": domain.SecretMask}}}}},
 				"settings.mcp.servers.other.headers.X"},
 		} {
-			_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", c.settings), nil, AnyVersion)
+			_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", c.settings), nil, domain.AnyVersion)
 			wantField(t, err, c.field)
 		}
 		got, err := s.GetAgent(ctx, acct.ID, a.ID)

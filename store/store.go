@@ -302,11 +302,13 @@ var (
 	idEntropy = ulid.Monotonic(rand.Reader, 0)
 )
 
-// newID returns prefix + a lowercase ULID of t: time-sortable and unguessable.
 // NewMessageID returns a new message id made at t, for a reply whose id is
-// known before it is stored (a stream's).
-func NewMessageID(t time.Time) string { return newID("msg_", t) }
+// known before it is stored (a stream's). It reads nothing: it is a method
+// so that a turn, which never imports store, makes its reply ids from the
+// same monotonic source as the store's own.
+func (s *Store) NewMessageID(t time.Time) string { return newID("msg_", t) }
 
+// newID returns prefix + a lowercase ULID of t: time-sortable and unguessable.
 func newID(prefix string, t time.Time) string {
 	ms := idTime(t)
 	idMu.Lock()

@@ -8,12 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/store/storetest/pgtest"
 )
 
 func TestOpenRejectsEmptyDSN(t *testing.T) {
 	_, err := Open(context.Background(), " ")
-	wantErr(t, err, ErrInvalid)
+	wantErr(t, err, domain.ErrInvalid)
 }
 
 func TestOpenTwiceMigratesIdempotently(t *testing.T) {
@@ -79,7 +80,7 @@ func TestCanceledContext(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("read: %v, want context.Canceled", err)
 	}
-	_, err = s.CreateAgent(ctx, Agent{AccountID: acct.ID, Fields: fields(t, "name", "a")}, 5)
+	_, err = s.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: fields(t, "name", "a")}, 5)
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("write: %v, want context.Canceled", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"gorm.io/gorm"
 )
 
@@ -33,13 +34,13 @@ import (
 // It returns ErrNotFound for a missing agent or another account's,
 // ErrInvalid for bad fields or an unknown status, and an ErrInvalid naming the field
 // (matching ErrInvalid) for the mask sent for a secret that is not stored.
-func (s *Store) UpdateAgent(ctx context.Context, accountID, id string, fields map[string]json.RawMessage, status *Status, ifVersion int64) (Agent, []string, error) {
+func (s *Store) UpdateAgent(ctx context.Context, accountID, id string, fields map[string]json.RawMessage, status *domain.Status, ifVersion int64) (domain.Agent, []string, error) {
 	in, err := canonicalFields(fields)
 	if err != nil {
-		return Agent{}, nil, wrap("update agent", err)
+		return domain.Agent{}, nil, wrap("update agent", err)
 	}
 	if status != nil && !status.Valid() {
-		return Agent{}, nil, wrap("update agent", invalidf("unknown status %q", *status))
+		return domain.Agent{}, nil, wrap("update agent", invalidf("unknown status %q", *status))
 	}
 	u := agentUpdate{s: s, accountID: accountID, id: id, in: in, status: status, ifVersion: ifVersion}
 	for range optimisticUpdates {
@@ -78,12 +79,12 @@ type agentUpdate struct {
 	accountID string
 	id        string
 	in        map[string]json.RawMessage
-	status    *Status
+	status    *domain.Status
 	ifVersion int64
 
-	row     agentRow // the agent as it will be
-	read    int64    // its version when read
-	from    Status   // its status when read
+	row     agentRow      // the agent as it will be
+	read    int64         // its version when read
+	from    domain.Status // its status when read
 	stored  map[string]json.RawMessage
 	changes []string
 	write   bool
@@ -98,7 +99,7 @@ func (u *agentUpdate) plan(db *gorm.DB) error {
 	if err := checkVersion(u.row.Version, u.ifVersion); err != nil {
 		return err
 	}
-	u.read, u.from = u.row.Version, Status(u.row.Status)
+	u.read, u.from = u.row.Version, domain.Status(u.row.Status)
 	var err error
 	u.stored, u.changes, u.write, err = u.s.mergeUpdate(&u.row, u.in, u.status)
 	return err
@@ -117,9 +118,9 @@ func (u *agentUpdate) save(tx *gorm.DB, emit emitFunc) error {
 }
 
 // result is what UpdateAgent returns once the update ended with err.
-func (u *agentUpdate) result(err error) (Agent, []string, error) {
+func (u *agentUpdate) result(err error) (domain.Agent, []string, error) {
 	if err != nil {
-		return Agent{}, nil, err
+		return domain.Agent{}, nil, err
 	}
 	return toAgentFields(u.row, u.stored), u.changes, nil
 }
@@ -128,7 +129,7 @@ func (u *agentUpdate) result(err error) (Agent, []string, error) {
 // stored (secrets sealed), the names of what changed, sorted, and whether
 // row must be written: something changed, or secrets stored before the key
 // was set are to be sealed now.
-func (s *Store) mergeUpdate(row *agentRow, in map[string]json.RawMessage, status *Status) (map[string]json.RawMessage, []string, bool, error) {
+func (s *Store) mergeUpdate(row *agentRow, in map[string]json.RawMessage, status *domain.Status) (map[string]json.RawMessage, []string, bool, error) {
 	stored, err := decodeFields(row.Fields)
 	if err != nil {
 		return nil, nil, false, err
@@ -163,11 +164,11 @@ func (s *Store) mergeUpdate(row *agentRow, in map[string]json.RawMessage, status
 
 // emitUpdate emits agent.updated when something changed, and
 // agent.status_changed too when the status did.
-func emitUpdate(emit emitFunc, a Agent, from Status, changes []string) error {
+func emitUpdate(emit emitFunc, a domain.Agent, from domain.Status, changes []string) error {
 	if len(changes) == 0 {
 		return nil
 	}
-	err := emit(Event{AccountID: a.AccountID, AgentID: a.ID, Type: EventAgentUpdated,
+	err := emit(domain.Event{AccountID: a.AccountID, AgentID: a.ID, Type: domain.EventAgentUpdated,
 		Data: agentEvent{Agent: summaryOf(a), Changes: changes}})
 	if err != nil || from == a.Status {
 		return err
@@ -183,19 +184,19 @@ func emitUpdate(emit emitFunc, a Agent, from Status, changes []string) error {
 // changes. It returns the agent's status afterwards, and ErrNotFound for a
 // missing agent or one of another account. Entering error emits
 // agent.status_changed in the same transaction.
-func (s *Store) MarkAgentError(ctx context.Context, accountID, agentID, reason string, retryAt time.Time) (Status, error) {
+func (s *Store) MarkAgentError(ctx context.Context, accountID, agentID, reason string, retryAt time.Time) (domain.Status, error) {
 	var retry *time.Time
 	if !retryAt.IsZero() {
 		retry = msPtr(&retryAt)
 	}
-	status := StatusError
+	status := domain.StatusError
 	err := s.writeEvents(ctx, "mark agent error", func(tx *gorm.DB, emit emitFunc) error {
 		row, err := lockAgent(tx, "id = ? AND account_id = ?", agentID, accountID)
 		if err != nil {
 			return err
 		}
-		if Status(row.Status) == StatusInactive {
-			status = StatusInactive
+		if domain.Status(row.Status) == domain.StatusInactive {
+			status = domain.StatusInactive
 			return nil
 		}
 		doc, err := errorDocument(row, reason)
@@ -203,22 +204,22 @@ func (s *Store) MarkAgentError(ctx context.Context, accountID, agentID, reason s
 			return err
 		}
 		res := tx.Model(&agentRow{}).
-			Where("id = ? AND account_id = ? AND status IN ?", agentID, accountID, []string{string(StatusActive), string(StatusError)}).
+			Where("id = ? AND account_id = ? AND status IN ?", agentID, accountID, []string{string(domain.StatusActive), string(domain.StatusError)}).
 			Updates(map[string]any{
-				"status":        StatusError,
+				"status":        domain.StatusError,
 				"status_reason": reason,
 				"retry_at":      retry,
 				// SET expressions see the row as it was: an open period stays open.
-				"error_since": gorm.Expr("CASE WHEN status = ? THEN error_since ELSE ? END", StatusError, s.now()),
+				"error_since": gorm.Expr("CASE WHEN status = ? THEN error_since ELSE ? END", domain.StatusError, s.now()),
 				// Get shows the status and its reason, not the cool-down.
-				"version":      gorm.Expr("CASE WHEN status = ? AND status_reason = ? THEN version ELSE version + 1 END", StatusError, reason),
+				"version":      gorm.Expr("CASE WHEN status = ? AND status_reason = ? THEN version ELSE version + 1 END", domain.StatusError, reason),
 				"document":     doc.Document,
 				"document_rev": doc.DocumentRev,
 			})
-		if res.Error != nil || Status(row.Status) == StatusError {
+		if res.Error != nil || domain.Status(row.Status) == domain.StatusError {
 			return res.Error
 		}
-		return emit(statusChanged(accountID, agentID, Status(row.Status), StatusError, reason))
+		return emit(statusChanged(accountID, agentID, domain.Status(row.Status), domain.StatusError, reason))
 	})
 	return status, err
 }
@@ -233,10 +234,10 @@ func (s *Store) MarkAgentRecovered(ctx context.Context, accountID, agentID strin
 		if err != nil {
 			return err
 		}
-		if Status(row.Status) != StatusError {
+		if domain.Status(row.Status) != domain.StatusError {
 			return nil
 		}
-		transition(&row, StatusActive, s.now())
+		transition(&row, domain.StatusActive, s.now())
 		row.Version++
 		fields, err := decodeFields(row.Fields)
 		if err != nil {
@@ -248,7 +249,7 @@ func (s *Store) MarkAgentRecovered(ctx context.Context, accountID, agentID strin
 		if err := saveStatus(tx, &row); err != nil {
 			return err
 		}
-		return emit(statusChanged(accountID, agentID, StatusError, StatusActive, ""))
+		return emit(statusChanged(accountID, agentID, domain.StatusError, domain.StatusActive, ""))
 	})
 }
 
@@ -259,25 +260,25 @@ func errorDocument(row agentRow, reason string) (agentRow, error) {
 	if err != nil {
 		return row, err
 	}
-	row.Status, row.StatusReason = ctext(StatusError), reason
+	row.Status, row.StatusReason = ctext(domain.StatusError), reason
 	return row, renderRow(&row, fields)
 }
 
 // transition moves row to status to at t and reports whether it changed.
 // Leaving error closes the error period and clears its reason and cool-down;
 // entering error opens a period.
-func transition(row *agentRow, to Status, t time.Time) bool {
-	from := Status(row.Status)
+func transition(row *agentRow, to domain.Status, t time.Time) bool {
+	from := domain.Status(row.Status)
 	if from == to {
 		return false
 	}
-	if from == StatusError {
+	if from == domain.StatusError {
 		if row.ErrorSince != nil {
 			row.ErrorMillis += max(0, t.Sub(*row.ErrorSince).Milliseconds())
 		}
 		row.ErrorSince, row.RetryAt, row.StatusReason = nil, nil, ""
 	}
-	if to == StatusError {
+	if to == domain.StatusError {
 		row.ErrorSince = &t
 	}
 	row.Status = ctext(to)
@@ -293,13 +294,13 @@ func saveStatus(tx *gorm.DB, row *agentRow) error {
 // its status columns when its status moved from from. An update that
 // leaves the status alone leaves them alone too, so a cool-down set by
 // MarkAgentError meanwhile, which keeps the version, stays.
-func updatedColumns(row *agentRow, from Status) map[string]any {
+func updatedColumns(row *agentRow, from domain.Status) map[string]any {
 	cols := map[string]any{
 		"version":      row.Version,
 		"document":     row.Document,
 		"document_rev": row.DocumentRev,
 	}
-	if Status(row.Status) != from {
+	if domain.Status(row.Status) != from {
 		cols = statusColumns(row)
 	}
 	cols["name"] = row.Name

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/domain"
 )
 
 func TestUpdateAgentChanges(t *testing.T) {
@@ -25,8 +27,8 @@ func TestUpdateAgentChanges(t *testing.T) {
 			"modelSettings": json.RawMessage(`{"temperature": 0.70}`),
 			"name":          json.RawMessage(`"eliza"`),
 		}
-		active := StatusActive
-		u, changes, err := s.UpdateAgent(ctx, acct.ID, a.ID, same, &active, AnyVersion)
+		active := domain.StatusActive
+		u, changes, err := s.UpdateAgent(ctx, acct.ID, a.ID, same, &active, domain.AnyVersion)
 		mustOK(t, err)
 		if len(changes) != 0 || changes == nil {
 			t.Errorf("unchanged values reported as changes: %#v", changes)
@@ -41,32 +43,32 @@ func TestUpdateAgentChanges(t *testing.T) {
 		}
 
 		clock.add(time.Second)
-		inactive := StatusInactive
+		inactive := domain.StatusInactive
 		u, changes, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t,
 			"name", "Eliza II", "model", "gpt-4o", "lore", []string{"new"}, "bio", []string{"<b>born</b> & raised"},
-			"deleteProtection", true), &inactive, AnyVersion)
+			"deleteProtection", true), &inactive, domain.AnyVersion)
 
 		mustOK(t, err)
 		if fmt.Sprint(changes) != "[deleteProtection lore model name status]" {
 			t.Errorf("changes = %v", changes)
 		}
 		if !u.UpdatedAt.Equal(clock.now()) || u.Name != "Eliza II" || u.Model != "gpt-4o" ||
-			!u.DeleteProtection || u.Status != StatusInactive || !u.CreatedAt.Equal(a.CreatedAt) {
+			!u.DeleteProtection || u.Status != domain.StatusInactive || !u.CreatedAt.Equal(a.CreatedAt) {
 			t.Errorf("updated agent = %+v", u)
 		}
 		got, err = s.GetAgent(ctx, acct.ID, a.ID)
 		mustOK(t, err)
-		if got.Name != "Eliza II" || got.Status != StatusInactive || !got.DeleteProtection ||
+		if got.Name != "Eliza II" || got.Status != domain.StatusInactive || !got.DeleteProtection ||
 			string(got.Fields["lore"]) != `["new"]` || string(got.Fields["personality"]) != string(a.Fields["personality"]) ||
 			!got.UpdatedAt.Equal(clock.now()) {
 			t.Errorf("stored agent = %+v", got)
 		}
-		list, _, err := s.ListAgents(ctx, acct.ID, ListQuery{SortBy: SortName})
+		list, _, err := s.ListAgents(ctx, acct.ID, domain.ListQuery{SortBy: domain.SortName})
 		mustOK(t, err)
 		if list[0].Name != "Eliza II" {
 			t.Errorf("name column not derived on update: %q", list[0].Name)
 		}
-		_, changes, err = s.UpdateAgent(ctx, acct.ID, a.ID, nil, &inactive, AnyVersion)
+		_, changes, err = s.UpdateAgent(ctx, acct.ID, a.ID, nil, &inactive, domain.AnyVersion)
 		mustOK(t, err)
 		if len(changes) != 0 {
 			t.Errorf("same status reported as a change: %v", changes)
@@ -79,13 +81,13 @@ func TestUpdateAgentRejects(t *testing.T) {
 		ctx := context.Background()
 		acct := mustAccount(t, s, "acme")
 		a := mustAgent(t, s, acct.ID, "eliza")
-		bogus := Status("sleeping")
-		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, nil, &bogus, AnyVersion)
-		wantErr(t, err, ErrInvalid)
-		_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "name", ""), nil, AnyVersion)
-		wantErr(t, err, ErrInvalid)
-		_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, map[string]json.RawMessage{"bio": json.RawMessage(`[`)}, nil, AnyVersion)
-		wantErr(t, err, ErrInvalid)
+		bogus := domain.Status("sleeping")
+		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, nil, &bogus, domain.AnyVersion)
+		wantErr(t, err, domain.ErrInvalid)
+		_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "name", ""), nil, domain.AnyVersion)
+		wantErr(t, err, domain.ErrInvalid)
+		_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, map[string]json.RawMessage{"bio": json.RawMessage(`[`)}, nil, domain.AnyVersion)
+		wantErr(t, err, domain.ErrInvalid)
 		got, err := s.GetAgent(ctx, acct.ID, a.ID)
 		mustOK(t, err)
 		if got.Name != "eliza" {
@@ -111,7 +113,7 @@ func TestConcurrentUpdatesLoseNothing(t *testing.T) {
 					if m == "system" {
 						value = fmt.Sprintf(`"%s %d"`, m, r)
 					}
-					_, changes, err := s.UpdateAgent(ctx, acct.ID, a.ID, map[string]json.RawMessage{m: json.RawMessage(value)}, nil, AnyVersion)
+					_, changes, err := s.UpdateAgent(ctx, acct.ID, a.ID, map[string]json.RawMessage{m: json.RawMessage(value)}, nil, domain.AnyVersion)
 					if err != nil || len(changes) != 1 {
 						t.Errorf("update %s round %d: changes %v, %v", m, r, changes, err)
 					}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/domain"
 )
 
 // An agent's version moves with every change Get shows and only then; a
@@ -23,7 +25,7 @@ func TestAgentVersionMovesWithEachChangeOnly(t *testing.T) {
 		v := version()
 		bio := map[string]json.RawMessage{"bio": json.RawMessage(`["Curious"]`)}
 		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, bio, nil, v+1)
-		wantErr(t, err, ErrPreconditionFailed)
+		wantErr(t, err, domain.ErrPreconditionFailed)
 		if version() != v {
 			t.Fatal("a refused update moved the version")
 		}
@@ -32,7 +34,7 @@ func TestAgentVersionMovesWithEachChangeOnly(t *testing.T) {
 		if version() != v+1 {
 			t.Fatalf("version %d after a change; want %d", version(), v+1)
 		}
-		_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, bio, nil, AnyVersion)
+		_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, bio, nil, domain.AnyVersion)
 		mustOK(t, err)
 		if version() != v+1 {
 			t.Fatal("an update that changed nothing moved the version")
@@ -49,7 +51,7 @@ func TestAgentVersionMovesWithEachChangeOnly(t *testing.T) {
 			t.Fatalf("version %d after recovering; want %d", version(), v+3)
 		}
 		_, err = s.DeleteAgent(ctx, acct.ID, a.ID, v)
-		wantErr(t, err, ErrPreconditionFailed)
+		wantErr(t, err, domain.ErrPreconditionFailed)
 		_, err = s.DeleteAgent(ctx, acct.ID, a.ID, v+3)
 		mustOK(t, err)
 	})
@@ -61,22 +63,22 @@ func TestWebhookVersionMovesWithEachChangeOnly(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		acct := mustAccount(t, s, "acme")
-		w, err := s.CreateWebhook(ctx, Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{"*"}, Enabled: true})
+		w, err := s.CreateWebhook(ctx, domain.Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{"*"}, Enabled: true})
 		mustOK(t, err)
 		desc := "billing"
-		_, _, err = s.UpdateWebhook(ctx, acct.ID, w.ID, WebhookChanges{Description: &desc}, w.Version+1)
-		wantErr(t, err, ErrPreconditionFailed)
-		got, _, err := s.UpdateWebhook(ctx, acct.ID, w.ID, WebhookChanges{Description: &desc}, w.Version)
+		_, _, err = s.UpdateWebhook(ctx, acct.ID, w.ID, domain.WebhookChanges{Description: &desc}, w.Version+1)
+		wantErr(t, err, domain.ErrPreconditionFailed)
+		got, _, err := s.UpdateWebhook(ctx, acct.ID, w.ID, domain.WebhookChanges{Description: &desc}, w.Version)
 		mustOK(t, err)
 		if got.Version != w.Version+1 {
 			t.Fatalf("version %d after a change; want %d", got.Version, w.Version+1)
 		}
-		again, _, err := s.UpdateWebhook(ctx, acct.ID, w.ID, WebhookChanges{Description: &desc}, AnyVersion)
+		again, _, err := s.UpdateWebhook(ctx, acct.ID, w.ID, domain.WebhookChanges{Description: &desc}, domain.AnyVersion)
 		mustOK(t, err)
 		if again.Version != got.Version {
 			t.Fatal("an update that changed nothing moved the version")
 		}
-		wantErr(t, s.DeleteWebhook(ctx, acct.ID, w.ID, w.Version), ErrPreconditionFailed)
+		wantErr(t, s.DeleteWebhook(ctx, acct.ID, w.ID, w.Version), domain.ErrPreconditionFailed)
 		if _, err := s.GetWebhook(ctx, acct.ID, w.ID); err != nil {
 			t.Fatalf("a refused delete deleted: %v", err)
 		}

@@ -11,44 +11,16 @@ import (
 	"sort"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/secretbox"
 	"gorm.io/gorm"
 )
-
-// WebhookQuota is how many webhooks an account may have.
-const WebhookQuota = 20
 
 // SecretPrefix starts every webhook secret: `whsec_` + base64 of the key.
 const SecretPrefix = "whsec_"
 
 // rotationOverlap is how long a rotated-out secret still signs deliveries.
 const rotationOverlap = 24 * time.Hour
-
-// Webhook is one subscription of an account to events.
-type Webhook struct {
-	ID             string // "wh_" + lowercase ULID
-	AccountID      string
-	URL            string
-	Events         []string // event types, or AllEvents
-	Description    string
-	AgentID        string // only events of this agent; "" for all
-	Enabled        bool
-	DisabledReason string // why the service disabled it
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
-	Version        int64 // grows with every change Get shows
-	// Secret is the signing secret in clear, set by CreateWebhook and
-	// RotateWebhookSecret only.
-	Secret string
-}
-
-// WebhookChanges are the members an update replaces; nil leaves one as it is.
-type WebhookChanges struct {
-	URL         *string
-	Events      []string
-	Description *string
-	Enabled     *bool
-}
 
 // webhookRow is a row of webhooks. Secret and PrevSecret are sealed under
 // the secret key when one is configured, with the webhook id as owner.
@@ -77,20 +49,20 @@ func (webhookRow) TableName() string { return "webhooks" }
 // secret, returned in clear in Secret. A non-empty w.AgentID must name an
 // agent of the account (else an ErrInvalid naming agentId). It returns a
 // an ErrQuotaExceeded *Error when the account has WebhookQuota webhooks already.
-func (s *Store) CreateWebhook(ctx context.Context, w Webhook) (Webhook, error) {
+func (s *Store) CreateWebhook(ctx context.Context, w domain.Webhook) (domain.Webhook, error) {
 	events, err := encodeEvents(w.Events)
 	if err != nil {
-		return Webhook{}, wrap("create webhook", err)
+		return domain.Webhook{}, wrap("create webhook", err)
 	}
 	secret, err := newSecret()
 	if err != nil {
-		return Webhook{}, wrap("create webhook", err)
+		return domain.Webhook{}, wrap("create webhook", err)
 	}
 	t := s.now()
 	row := webhookRow{ID: ctext(newID("wh_", t)), AccountID: ctext(w.AccountID), URL: w.URL, Events: events,
 		Description: w.Description, AgentID: ctext(w.AgentID), Enabled: w.Enabled, CreatedAt: t, UpdatedAt: t}
 	if row.Secret, err = s.sealSecret(secret, string(row.ID)); err != nil {
-		return Webhook{}, wrap("create webhook", err)
+		return domain.Webhook{}, wrap("create webhook", err)
 	}
 	err = s.write(ctx, "create webhook", func(tx *gorm.DB) error {
 		var acct accountRow
@@ -101,8 +73,8 @@ func (s *Store) CreateWebhook(ctx context.Context, w Webhook) (Webhook, error) {
 		if err := tx.Model(&webhookRow{}).Where("account_id = ?", w.AccountID).Count(&used).Error; err != nil {
 			return err
 		}
-		if used >= WebhookQuota {
-			return quotaError("webhook", WebhookQuota, int(used))
+		if used >= domain.WebhookQuota {
+			return quotaError("webhook", domain.WebhookQuota, int(used))
 		}
 		if w.AgentID != "" {
 			if err := ownedAgent(tx, w.AccountID, w.AgentID); isNotFound(err) {
@@ -117,7 +89,7 @@ func (s *Store) CreateWebhook(ctx context.Context, w Webhook) (Webhook, error) {
 		return countOnAccount(tx, w.AccountID, "webhook_count", 1)
 	})
 	if err != nil {
-		return Webhook{}, err
+		return domain.Webhook{}, err
 	}
 	out := toWebhook(row)
 	out.Secret = secret
@@ -126,10 +98,10 @@ func (s *Store) CreateWebhook(ctx context.Context, w Webhook) (Webhook, error) {
 
 // GetWebhook returns webhook id of account accountID; ErrWebhookNotFound
 // for a missing one or another account's.
-func (s *Store) GetWebhook(ctx context.Context, accountID, id string) (Webhook, error) {
+func (s *Store) GetWebhook(ctx context.Context, accountID, id string) (domain.Webhook, error) {
 	row, err := findWebhook(s.read(ctx), accountID, id)
 	if err != nil {
-		return Webhook{}, wrap("get webhook", err)
+		return domain.Webhook{}, wrap("get webhook", err)
 	}
 	return toWebhook(row), nil
 }
@@ -139,14 +111,14 @@ func findWebhook(db *gorm.DB, accountID, id string) (webhookRow, error) {
 	var row webhookRow
 	err := db.Take(&row, "id = ? AND account_id = ?", id, accountID).Error
 	if isNotFound(err) {
-		return row, ErrWebhookNotFound
+		return row, domain.ErrWebhookNotFound
 	}
 	return row, err
 }
 
 // ListWebhooks returns a page of the account's webhooks, the oldest first,
 // and how many it has.
-func (s *Store) ListWebhooks(ctx context.Context, accountID string, page, limit int) ([]Webhook, int64, error) {
+func (s *Store) ListWebhooks(ctx context.Context, accountID string, page, limit int) ([]domain.Webhook, int64, error) {
 	db := s.read(ctx).Model(&webhookRow{}).Where("account_id = ?", accountID).Session(&gorm.Session{})
 	var total int64
 	if err := db.Count(&total).Error; err != nil {
@@ -154,13 +126,13 @@ func (s *Store) ListWebhooks(ctx context.Context, accountID string, page, limit 
 	}
 	page, limit, past := pageBounds(page, limit, total)
 	if past {
-		return []Webhook{}, total, nil
+		return []domain.Webhook{}, total, nil
 	}
 	var rows []webhookRow
 	if err := db.Order("created_at, id").Offset((page - 1) * limit).Limit(limit).Find(&rows).Error; err != nil {
 		return nil, 0, wrap("list webhooks", err)
 	}
-	out := make([]Webhook, len(rows))
+	out := make([]domain.Webhook, len(rows))
 	for i, r := range rows {
 		out[i] = toWebhook(r)
 	}
@@ -172,8 +144,8 @@ func (s *Store) ListWebhooks(ctx context.Context, accountID string, page, limit 
 // the version move only when something changed; enabling clears
 // DisabledReason. With ifVersion other than AnyVersion it changes nothing
 // and returns ErrPreconditionFailed unless that is the webhook's version.
-func (s *Store) UpdateWebhook(ctx context.Context, accountID, id string, c WebhookChanges, ifVersion int64) (Webhook, []string, error) {
-	var out Webhook
+func (s *Store) UpdateWebhook(ctx context.Context, accountID, id string, c domain.WebhookChanges, ifVersion int64) (domain.Webhook, []string, error) {
+	var out domain.Webhook
 	changes := []string{}
 	err := s.write(ctx, "update webhook", func(tx *gorm.DB) error {
 		changes = changes[:0]
@@ -223,7 +195,7 @@ func (s *Store) UpdateWebhook(ctx context.Context, accountID, id string, c Webho
 		return nil
 	})
 	if err != nil {
-		return Webhook{}, nil, err
+		return domain.Webhook{}, nil, err
 	}
 	return out, changes, nil
 }
@@ -257,12 +229,12 @@ func (s *Store) DeleteWebhook(ctx context.Context, accountID, id string, ifVersi
 
 // RotateWebhookSecret gives webhook id of account accountID a new secret,
 // returned in clear in Secret; the old one keeps signing for 24 hours.
-func (s *Store) RotateWebhookSecret(ctx context.Context, accountID, id string) (Webhook, error) {
+func (s *Store) RotateWebhookSecret(ctx context.Context, accountID, id string) (domain.Webhook, error) {
 	secret, err := newSecret()
 	if err != nil {
-		return Webhook{}, wrap("rotate webhook secret", err)
+		return domain.Webhook{}, wrap("rotate webhook secret", err)
 	}
-	var out Webhook
+	var out domain.Webhook
 	err = s.write(ctx, "rotate webhook secret", func(tx *gorm.DB) error {
 		row, err := findWebhook(forUpdate(tx), accountID, id)
 		if err != nil {
@@ -282,7 +254,7 @@ func (s *Store) RotateWebhookSecret(ctx context.Context, accountID, id string) (
 		return nil
 	})
 	if err != nil {
-		return Webhook{}, err
+		return domain.Webhook{}, err
 	}
 	out.Secret = secret
 	return out, nil
@@ -297,9 +269,9 @@ func (s *Store) TestWebhook(ctx context.Context, accountID, id string) error {
 			return err
 		}
 		if !w.Enabled {
-			return ErrWebhookDisabled // its delivery would wait, unsent, until it is enabled
+			return domain.ErrWebhookDisabled // its delivery would wait, unsent, until it is enabled
 		}
-		return emit(Event{AccountID: accountID, Type: EventWebhookTest, WebhookID: id,
+		return emit(domain.Event{AccountID: accountID, Type: domain.EventWebhookTest, WebhookID: id,
 			Data: map[string]string{"webhookId": id}})
 	})
 }
@@ -310,7 +282,7 @@ func encodeEvents(events []string) (string, error) {
 		return "", fieldError("events", "must name at least one event type")
 	}
 	for _, e := range events {
-		if e != AllEvents && !slices.Contains(EventTypes, EventType(e)) {
+		if e != domain.AllEvents && !slices.Contains(domain.EventTypes, domain.EventType(e)) {
 			return "", fieldError("events", fmt.Sprintf("%q is not an event type", e))
 		}
 	}
@@ -364,7 +336,7 @@ func (s *Store) rotateWebhookSecrets(ctx context.Context, old *secretbox.Box, re
 					plain = string(p)
 				}
 				if err != nil {
-					return ErrSecretUnreadable
+					return domain.ErrSecretUnreadable
 				}
 				if cols[col], err = s.sealSecret(plain, id); err != nil {
 					return err
@@ -373,9 +345,9 @@ func (s *Store) rotateWebhookSecrets(ctx context.Context, old *secretbox.Box, re
 			return tx.Model(&webhookRow{}).Where("id = ?", id).Updates(cols).Error
 		})
 		switch {
-		case errors.Is(err, ErrSecretUnreadable):
+		case errors.Is(err, domain.ErrSecretUnreadable):
 			res.Unreadable = append(res.Unreadable, id)
-		case errors.Is(err, ErrNotFound): // deleted meanwhile
+		case errors.Is(err, domain.ErrNotFound): // deleted meanwhile
 		case err != nil:
 			return err
 		default:
@@ -392,15 +364,15 @@ func (s *Store) openSecret(stored, owner string) (string, error) {
 	}
 	plain, err := s.box.Open(stored, owner, webhookSecretName)
 	if err != nil {
-		return "", fmt.Errorf("%w: webhook %s: %v", ErrSecretUnreadable, owner, err)
+		return "", fmt.Errorf("%w: webhook %s: %v", domain.ErrSecretUnreadable, owner, err)
 	}
 	return string(plain), nil
 }
 
-func toWebhook(r webhookRow) Webhook {
+func toWebhook(r webhookRow) domain.Webhook {
 	var events []string
 	_ = json.Unmarshal([]byte(r.Events), &events) // written by encodeEvents
-	return Webhook{ID: string(r.ID), AccountID: string(r.AccountID), URL: r.URL, Events: events,
+	return domain.Webhook{ID: string(r.ID), AccountID: string(r.AccountID), URL: r.URL, Events: events,
 		Description: r.Description, AgentID: string(r.AgentID), Enabled: r.Enabled, DisabledReason: r.DisabledReason,
 		CreatedAt: utc(r.CreatedAt), UpdatedAt: utc(r.UpdatedAt), Version: r.Version}
 }

@@ -8,11 +8,13 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/domain"
 )
 
 // claimSecrets queues a test delivery to w and returns the secrets its
 // claimed job would sign with.
-func claimSecrets(t *testing.T, s *Store, w Webhook) []string {
+func claimSecrets(t *testing.T, s *Store, w domain.Webhook) []string {
 	t.Helper()
 	ctx := context.Background()
 	mustOK(t, s.TestWebhook(ctx, w.AccountID, w.ID))
@@ -33,7 +35,7 @@ func TestWebhookSecretsAtRest(t *testing.T) {
 		acct := mustAccount(t, s, "acme")
 		old := newBox(t)
 		s.box = old
-		w, err := s.CreateWebhook(ctx, Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{"*"}, Enabled: true})
+		w, err := s.CreateWebhook(ctx, domain.Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{"*"}, Enabled: true})
 		mustOK(t, err)
 		var stored []string
 		mustOK(t, s.w.Model(&webhookRow{}).Pluck("secret", &stored).Error)
@@ -68,7 +70,7 @@ func TestConcurrentFailuresDisableWebhook(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		acct := mustAccount(t, s, "acme")
-		w, err := s.CreateWebhook(ctx, Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{"*"}, Enabled: true})
+		w, err := s.CreateWebhook(ctx, domain.Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{"*"}, Enabled: true})
 		mustOK(t, err)
 		for range DisableAfter {
 			mustOK(t, s.TestWebhook(ctx, acct.ID, w.ID))
@@ -83,7 +85,7 @@ func TestConcurrentFailuresDisableWebhook(t *testing.T) {
 		for _, job := range jobs {
 			wg.Go(func() {
 				<-start
-				if err := s.FinishAttempt(ctx, job, Attempt{At: time.Now(), StatusCode: 500, Error: "HTTP 500"}); err != nil {
+				if err := s.FinishAttempt(ctx, job, domain.Attempt{At: time.Now(), StatusCode: 500, Error: "HTTP 500"}); err != nil {
 					t.Error(err)
 				}
 			})
@@ -106,13 +108,13 @@ func TestDeletingMessagesDeletesTheirEvents(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		acct := mustAccount(t, s, "acme")
-		_, err := s.CreateWebhook(ctx, Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{"*"}, Enabled: true})
+		_, err := s.CreateWebhook(ctx, domain.Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{"*"}, Enabled: true})
 		mustOK(t, err)
 		agent := mustAgent(t, s, acct.ID, "talker")
 		exchange := func(user string) string {
-			_, convID, err := s.SaveExchange(ctx, acct.ID, agent.ID, ConversationRef{UserID: user, Platform: PlatformAPI},
-				Message{Role: RoleUser, UserID: user, Text: "secret of " + user, CreatedAt: time.Now()},
-				Message{Role: RoleAssistant, UserID: user, Text: "noted"})
+			_, convID, err := s.SaveExchange(ctx, acct.ID, agent.ID, domain.ConversationRef{UserID: user, Platform: domain.PlatformAPI},
+				domain.Message{Role: domain.RoleUser, UserID: user, Text: "secret of " + user, CreatedAt: time.Now()},
+				domain.Message{Role: domain.RoleAssistant, UserID: user, Text: "noted"})
 			mustOK(t, err)
 			return convID
 		}
@@ -125,14 +127,14 @@ func TestDeletingMessagesDeletesTheirEvents(t *testing.T) {
 		jobs, err := s.ClaimDeliveries(ctx, 100, time.Minute)
 		mustOK(t, err)
 		for _, j := range jobs { // attempts recorded, so they must go too
-			mustOK(t, s.FinishAttempt(ctx, j, Attempt{At: time.Now(), StatusCode: 500, Error: "HTTP 500", RetryAt: time.Now().Add(time.Hour)}))
+			mustOK(t, s.FinishAttempt(ctx, j, domain.Attempt{At: time.Now(), StatusCode: 500, Error: "HTTP 500", RetryAt: time.Now().Add(time.Hour)}))
 		}
 		ann := exchange("ann")
 		exchange("bob")
 		jobs, err = s.ClaimDeliveries(ctx, 100, time.Minute)
 		mustOK(t, err)
 		for _, j := range jobs {
-			mustOK(t, s.FinishAttempt(ctx, j, Attempt{At: time.Now(), StatusCode: 500, Error: "HTTP 500", RetryAt: time.Now().Add(time.Hour)}))
+			mustOK(t, s.FinishAttempt(ctx, j, domain.Attempt{At: time.Now(), StatusCode: 500, Error: "HTTP 500", RetryAt: time.Now().Add(time.Hour)}))
 		}
 		_, err = s.DeleteConversation(ctx, acct.ID, agent.ID, ann)
 		mustOK(t, err)
@@ -142,11 +144,11 @@ func TestDeletingMessagesDeletesTheirEvents(t *testing.T) {
 		if n := count("secret of bob"); n != 1 {
 			t.Errorf("%d events quote the other conversation, want 1", n)
 		}
-		_, err = s.DeleteAgent(ctx, acct.ID, agent.ID, AnyVersion)
+		_, err = s.DeleteAgent(ctx, acct.ID, agent.ID, domain.AnyVersion)
 		mustOK(t, err)
 		var deliveries, attempts, events int64
-		mustOK(t, s.w.Model(&eventRow{}).Where("type = ?", string(EventMessageCompleted)).Count(&events).Error)
-		mustOK(t, s.w.Model(&deliveryRow{}).Where("type = ?", string(EventMessageCompleted)).Count(&deliveries).Error)
+		mustOK(t, s.w.Model(&eventRow{}).Where("type = ?", string(domain.EventMessageCompleted)).Count(&events).Error)
+		mustOK(t, s.w.Model(&deliveryRow{}).Where("type = ?", string(domain.EventMessageCompleted)).Count(&deliveries).Error)
 		mustOK(t, s.w.Model(&attemptRow{}).Count(&attempts).Error)
 		if events != 0 || deliveries != 0 || attempts != 1 {
 			t.Errorf("after deleting the agent: %d message events, %d of their deliveries, %d attempts (want 0, 0, and the agent.created one)",
@@ -165,34 +167,34 @@ func TestToolCallsInReplyAndEvent(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		acct := mustAccount(t, s, "acme")
-		_, err := s.CreateWebhook(ctx, Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{"*"}, Enabled: true})
+		_, err := s.CreateWebhook(ctx, domain.Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{"*"}, Enabled: true})
 		mustOK(t, err)
 		agent := mustAgent(t, s, acct.ID, "actor")
-		calls := []ToolCall{
+		calls := []domain.ToolCall{
 			{ID: "call_1", Name: "get_price", Arguments: json.RawMessage(`{"symbol":"SOL"}`), OK: true, Result: `{"price":142}`, DurationMs: 3.5},
 			{ID: "call_2", Name: "nope", Arguments: json.RawMessage(`{}`), Result: `{"error":"unknown tool"}`},
 		}
-		conv := ConversationRef{UserID: "u1", Platform: PlatformAPI}
-		_, _, err = s.SaveExchange(ctx, acct.ID, agent.ID, conv, Message{Role: RoleUser, UserID: "u1", Text: "price?", CreatedAt: time.Now()},
-			Message{Role: RoleAssistant, UserID: "u1", Text: "142", ToolCalls: calls})
+		conv := domain.ConversationRef{UserID: "u1", Platform: domain.PlatformAPI}
+		_, _, err = s.SaveExchange(ctx, acct.ID, agent.ID, conv, domain.Message{Role: domain.RoleUser, UserID: "u1", Text: "price?", CreatedAt: time.Now()},
+			domain.Message{Role: domain.RoleAssistant, UserID: "u1", Text: "142", ToolCalls: calls})
 		mustOK(t, err)
 		history, err := s.History(ctx, acct.ID, agent.ID, conv, 2)
 		mustOK(t, err)
 		if len(history) != 2 || !reflect.DeepEqual(history[1].ToolCalls, calls) || history[0].ToolCalls != nil {
 			t.Errorf("stored tool calls = %+v / %+v", history[1].ToolCalls, history[0].ToolCalls)
 		}
-		rep, err := s.AgentAnalytics(ctx, acct.ID, agent.ID, AnalyticsQuery{From: time.Now().Add(-time.Hour), To: time.Now(), Interval: IntervalHour})
+		rep, err := s.AgentAnalytics(ctx, acct.ID, agent.ID, domain.AnalyticsQuery{From: time.Now().Add(-time.Hour), To: time.Now(), Interval: domain.IntervalHour})
 		mustOK(t, err)
 		if rep.Totals.ToolCalls != 2 || rep.Totals.ToolErrors != 1 || rep.Series[len(rep.Series)-1].ToolCalls != 2 {
 			t.Errorf("analytics totals %+v", rep.Totals)
 		}
 		var ev eventRow
-		mustOK(t, s.w.Where("type = ?", string(EventMessageCompleted)).Take(&ev).Error)
+		mustOK(t, s.w.Where("type = ?", string(domain.EventMessageCompleted)).Take(&ev).Error)
 		var body struct {
 			Data struct {
 				Reply struct {
 					Metadata struct {
-						ToolCalls []ToolCall `json:"toolCalls"`
+						ToolCalls []domain.ToolCall `json:"toolCalls"`
 					} `json:"metadata"`
 				} `json:"reply"`
 			} `json:"data"`
@@ -215,20 +217,20 @@ func TestCreateAgentEventsFollowWebhookCount(t *testing.T) {
 			t.Helper()
 			var a accountRow
 			mustOK(t, s.w.Select("webhook_count").Take(&a, "id = ?", acct.ID).Error)
-			mustOK(t, s.w.Model(&eventRow{}).Where("account_id = ? AND type = ?", acct.ID, EventAgentCreated).Count(&events).Error)
+			mustOK(t, s.w.Model(&eventRow{}).Where("account_id = ? AND type = ?", acct.ID, domain.EventAgentCreated).Count(&events).Error)
 			return a.WebhookCount, events
 		}
 		mustAgent(t, s, acct.ID, "quiet")
 		if hooks, events := count(); hooks != 0 || events != 0 {
 			t.Fatalf("no webhook: count %d, %d agent.created events", hooks, events)
 		}
-		w, err := s.CreateWebhook(ctx, Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{"*"}, Enabled: true})
+		w, err := s.CreateWebhook(ctx, domain.Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{"*"}, Enabled: true})
 		mustOK(t, err)
 		mustAgent(t, s, acct.ID, "heard")
 		if hooks, events := count(); hooks != 1 || events != 1 {
 			t.Fatalf("one webhook: count %d, %d agent.created events", hooks, events)
 		}
-		mustOK(t, s.DeleteWebhook(ctx, acct.ID, w.ID, AnyVersion))
+		mustOK(t, s.DeleteWebhook(ctx, acct.ID, w.ID, domain.AnyVersion))
 		mustAgent(t, s, acct.ID, "quiet again")
 		if hooks, events := count(); hooks != 0 || events != 1 {
 			t.Fatalf("webhook deleted: count %d, %d agent.created events", hooks, events)
@@ -246,20 +248,20 @@ func TestExchangeEventsFollowWebhookCount(t *testing.T) {
 		a := mustAgent(t, s, acct.ID, "talker")
 		exchange := func() (events int64) {
 			t.Helper()
-			_, _, err := s.SaveExchange(ctx, acct.ID, a.ID, ref("user:ann"), Message{Text: "hi", UserID: "ann"}, Message{Text: "hello"})
+			_, _, err := s.SaveExchange(ctx, acct.ID, a.ID, ref("user:ann"), domain.Message{Text: "hi", UserID: "ann"}, domain.Message{Text: "hello"})
 			mustOK(t, err)
-			mustOK(t, s.w.Model(&eventRow{}).Where("account_id = ? AND type = ?", acct.ID, EventMessageCompleted).Count(&events).Error)
+			mustOK(t, s.w.Model(&eventRow{}).Where("account_id = ? AND type = ?", acct.ID, domain.EventMessageCompleted).Count(&events).Error)
 			return events
 		}
 		if n := exchange(); n != 0 {
 			t.Fatalf("no webhook: %d message.completed events", n)
 		}
-		w, err := s.CreateWebhook(ctx, Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{"*"}, Enabled: true})
+		w, err := s.CreateWebhook(ctx, domain.Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{"*"}, Enabled: true})
 		mustOK(t, err)
 		if n := exchange(); n != 1 {
 			t.Fatalf("one webhook: %d message.completed events", n)
 		}
-		mustOK(t, s.DeleteWebhook(ctx, acct.ID, w.ID, AnyVersion))
+		mustOK(t, s.DeleteWebhook(ctx, acct.ID, w.ID, domain.AnyVersion))
 		if n := exchange(); n != 1 {
 			t.Fatalf("webhook deleted: %d message.completed events", n)
 		}

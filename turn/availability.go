@@ -3,7 +3,7 @@ package turn
 import (
 	"time"
 
-	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/domain"
 )
 
 // inactiveReason is the reason an inactive agent gives.
@@ -14,12 +14,12 @@ const inactiveReason = "The agent is inactive; set its status to active to talk 
 // (RetryAt) has passed, after which its next turn tries the provider again
 // and, when it answers, moves the agent back to active. It returns nil or
 // an *UnavailableError.
-func CanAnswer(a store.Agent, now time.Time) error {
+func CanAnswer(a domain.Agent, now time.Time) error {
 	switch {
-	case a.Status == store.StatusInactive:
-		return &UnavailableError{Status: store.StatusInactive, Reason: inactiveReason}
-	case a.Status == store.StatusError && now.Before(a.RetryAt):
-		return &UnavailableError{Status: store.StatusError, Reason: a.StatusReason, RetryAfter: a.RetryAt.Sub(now)}
+	case a.Status == domain.StatusInactive:
+		return &UnavailableError{Status: domain.StatusInactive, Reason: inactiveReason}
+	case a.Status == domain.StatusError && now.Before(a.RetryAt):
+		return &UnavailableError{Status: domain.StatusError, Reason: a.StatusReason, RetryAfter: a.RetryAt.Sub(now)}
 	}
 	return nil
 }

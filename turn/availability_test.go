@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/domain"
 )
 
 // TestCanAnswer: the one availability rule, for every status and both
@@ -14,13 +14,13 @@ func TestCanAnswer(t *testing.T) {
 	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 	for _, c := range []struct {
 		name   string
-		agent  store.Agent
-		status store.Status // of the refusal; "" when it may answer
+		agent  domain.Agent
+		status domain.Status // of the refusal; "" when it may answer
 	}{
-		{"active", store.Agent{Status: store.StatusActive}, ""},
-		{"inactive", store.Agent{Status: store.StatusInactive}, store.StatusInactive},
-		{"error, cooling down", store.Agent{Status: store.StatusError, RetryAt: now.Add(time.Second), StatusReason: "down"}, store.StatusError},
-		{"error, cool-down over", store.Agent{Status: store.StatusError, RetryAt: now}, ""},
+		{"active", domain.Agent{Status: domain.StatusActive}, ""},
+		{"inactive", domain.Agent{Status: domain.StatusInactive}, domain.StatusInactive},
+		{"error, cooling down", domain.Agent{Status: domain.StatusError, RetryAt: now.Add(time.Second), StatusReason: "down"}, domain.StatusError},
+		{"error, cool-down over", domain.Agent{Status: domain.StatusError, RetryAt: now}, ""},
 	} {
 		err := CanAnswer(c.agent, now)
 		var ue *UnavailableError
@@ -29,7 +29,7 @@ func TestCanAnswer(t *testing.T) {
 			t.Errorf("%s: %v, want nil", c.name, err)
 		case c.status != "" && (!errors.As(err, &ue) || ue.Status != c.status):
 			t.Errorf("%s: %v, want unavailable with status %s", c.name, err, c.status)
-		case c.status == store.StatusError && ue.Reason != "down":
+		case c.status == domain.StatusError && ue.Reason != "down":
 			t.Errorf("%s: reason %q, want the agent's", c.name, ue.Reason)
 		}
 	}

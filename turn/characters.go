@@ -3,8 +3,8 @@ package turn
 import (
 	"sync"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/llm"
-	"github.com/agentd/agentd/store"
 )
 
 // charactersMax bounds the characters kept; past it, they are all dropped.
@@ -27,7 +27,7 @@ type versionedCharacter struct {
 }
 
 // of returns a's character.
-func (c *characters) of(a store.Agent) llm.Character {
+func (c *characters) of(a domain.Agent) llm.Character {
 	if a.Version == 0 { // not read from the store: nothing tells its fields apart
 		return llm.CharacterFrom(a.Fields)
 	}

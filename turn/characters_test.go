@@ -5,18 +5,18 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/domain"
 )
 
 // A character is parsed once per agent version: a new version is parsed
 // again, and fields that carry no version are never kept.
 func TestCharactersArePerAgentVersion(t *testing.T) {
-	agentWith := func(version int64, bio string) store.Agent {
+	agentWith := func(version int64, bio string) domain.Agent {
 		raw, _ := json.Marshal([]string{bio})
-		return store.Agent{ID: "agt_1", Version: version, Fields: map[string]json.RawMessage{"bio": raw}}
+		return domain.Agent{ID: "agt_1", Version: version, Fields: map[string]json.RawMessage{"bio": raw}}
 	}
 	var c characters
-	bio := func(a store.Agent) []string { return c.of(a).Bio }
+	bio := func(a domain.Agent) []string { return c.of(a).Bio }
 	if got := bio(agentWith(1, "first")); !slices.Equal(got, []string{"first"}) {
 		t.Fatalf("version 1: bio %v", got)
 	}

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/llm"
-	"github.com/agentd/agentd/store"
 )
 
 var (
@@ -25,7 +25,7 @@ var (
 // client knows when to come back; 0 when nothing but a change of the agent
 // ends it.
 type UnavailableError struct {
-	Status     store.Status
+	Status     domain.Status
 	Reason     string
 	RetryAfter time.Duration
 }
@@ -39,7 +39,7 @@ func (e *UnavailableError) Error() string {
 // about this request (llm.KindRequest) or a missing key does not.
 type ProviderError struct {
 	Err    *llm.Error
-	Status store.Status
+	Status domain.Status
 	// RetryAfter is the cool-down the failure started (the agent refuses
 	// messages until it ends); 0 when it started none.
 	RetryAfter time.Duration

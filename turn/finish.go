@@ -5,8 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/llm"
-	"github.com/agentd/agentd/store"
 )
 
 // finish turns the provider's outcome into the turn's Result: it stores
@@ -16,7 +16,7 @@ import (
 // has any text and returned with the error (Partial set when it is stored,
 // and always for a cut by ctx, whose error is ctx's). Its writes do not end with ctx: a reply the provider has given
 // (and billed) is never lost.
-func (s *Service) finish(ctx context.Context, t *Turn, reply llm.Reply, calls []store.ToolCall, callErr error) (Result, error) {
+func (s *Service) finish(ctx context.Context, t *Turn, reply llm.Reply, calls []domain.ToolCall, callErr error) (Result, error) {
 	s.metrics.observe(t.agent.ModelProvider, callErr, time.Since(t.start))
 	s.metrics.observeUsage(t.agent.ModelProvider, reply.Usage, calls)
 	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
@@ -41,7 +41,7 @@ func (s *Service) finish(ctx context.Context, t *Turn, reply llm.Reply, calls []
 		}
 		return cut, s.providerFailure(ctx, t.in.RequestID, t.agent, callErr)
 	}
-	if t.agent.Status == store.StatusError {
+	if t.agent.Status == domain.StatusError {
 		if err := s.cfg.Store.MarkAgentRecovered(saveCtx, t.agent.AccountID, t.agent.ID); err != nil {
 			return Result{}, err
 		}
@@ -55,7 +55,7 @@ func (s *Service) finish(ctx context.Context, t *Turn, reply llm.Reply, calls []
 }
 
 // result is the Result of the stored reply.
-func (s *Service) result(t *Turn, stored store.Message, reply llm.Reply, meta Metadata) Result {
+func (s *Service) result(t *Turn, stored domain.Message, reply llm.Reply, meta Metadata) Result {
 	return Result{MessageID: stored.ID, Text: reply.Text, AgentID: t.agent.ID, UserID: t.in.UserID,
 		RoomID: t.in.Conv.RoomID, CreatedAt: stored.CreatedAt, Metadata: meta, Partial: stored.Partial}
 }
@@ -76,10 +76,10 @@ func metadata(t *Turn, reply llm.Reply) Metadata {
 
 // saveExchange stores the message and the reply described by meta, under
 // the turn's reply id; partial marks a reply cut short.
-func (s *Service) saveExchange(ctx context.Context, t *Turn, reply llm.Reply, meta Metadata, partial bool) (store.Message, error) {
-	user := store.Message{Role: store.RoleUser, UserID: t.in.UserID, Text: t.in.Text,
+func (s *Service) saveExchange(ctx context.Context, t *Turn, reply llm.Reply, meta Metadata, partial bool) (domain.Message, error) {
+	user := domain.Message{Role: domain.RoleUser, UserID: t.in.UserID, Text: t.in.Text,
 		PromptTokens: reply.Usage.PromptTokens, CreatedAt: t.start}
-	answer := store.Message{ID: t.replyID, Role: store.RoleAssistant, UserID: t.in.UserID, Text: reply.Text, Model: meta.Model,
+	answer := domain.Message{ID: t.replyID, Role: domain.RoleAssistant, UserID: t.in.UserID, Text: reply.Text, Model: meta.Model,
 		CompletionTokens: reply.Usage.CompletionTokens, TokensUsed: meta.TokensUsed, ResponseMillis: meta.ResponseMillis,
 		Partial: partial, ToolCalls: meta.ToolCalls}
 	stored, _, err := s.cfg.Store.SaveExchange(ctx, t.agent.AccountID, t.agent.ID, t.in.Conv, user, answer)
@@ -93,7 +93,7 @@ func (s *Service) saveExchange(ctx context.Context, t *Turn, reply llm.Reply, me
 // when it is not the provider's (the caller went away, an internal
 // failure). The error's fixed Reason is what clients and the stored status
 // get; the provider's own (masked) text goes to the log only.
-func (s *Service) providerFailure(ctx context.Context, requestID string, agent store.Agent, err error) error {
+func (s *Service) providerFailure(ctx context.Context, requestID string, agent domain.Agent, err error) error {
 	var le *llm.Error
 	if !errors.As(err, &le) {
 		return err
@@ -117,7 +117,7 @@ func (s *Service) providerFailure(ctx context.Context, requestID string, agent s
 		return err
 	}
 	pe := &ProviderError{Err: le, Status: status}
-	if status == store.StatusError {
+	if status == domain.StatusError {
 		pe.RetryAfter = cooldown
 	}
 	return pe
@@ -125,7 +125,7 @@ func (s *Service) providerFailure(ctx context.Context, requestID string, agent s
 
 // recordTurnError counts the failed turn in the agent's analytics, best
 // effort: the caller's answer does not depend on it.
-func (s *Service) recordTurnError(ctx context.Context, requestID string, agent store.Agent, le *llm.Error) {
+func (s *Service) recordTurnError(ctx context.Context, requestID string, agent domain.Agent, le *llm.Error) {
 	if err := s.cfg.Store.RecordTurnError(ctx, agent.AccountID, agent.ID, le.Kind.String(), time.Now()); err != nil {
 		s.cfg.Logger.WarnContext(ctx, "record failed turn", "request_id", requestID, "agent", agent.ID, "error", err)
 	}

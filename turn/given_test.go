@@ -6,8 +6,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/llm"
-	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/turn"
 )
 
@@ -22,14 +22,14 @@ func TestGivenContextReplacesStoredHistory(t *testing.T) {
 	svc, st, agent := newServiceWith(t, turn.Config{Model: model},
 		map[string]json.RawMessage{"memory": json.RawMessage(`{"shortTermContext": 2}`)})
 	ctx := context.Background()
-	conv := store.ConversationRef{UserID: "u1", Platform: store.PlatformAPI}
+	conv := domain.ConversationRef{UserID: "u1", Platform: domain.PlatformAPI}
 	if _, err := svc.Reply(ctx, turn.Input{AccountID: agent.AccountID, AgentID: agent.ID, Text: "stored", UserID: "u1", Conv: conv}); err != nil {
 		t.Fatal(err)
 	}
 	given := []llm.Message{{Role: llm.RoleUser, Content: "one"}, {Role: llm.RoleAssistant, Content: "two"},
 		{Role: llm.RoleUser, Content: "three"}}
 	in := turn.Input{AccountID: agent.AccountID, AgentID: agent.ID, Text: "four", Given: given,
-		Conv: store.ConversationRef{Platform: store.PlatformAPI}}
+		Conv: domain.ConversationRef{Platform: domain.PlatformAPI}}
 	p, err := svc.Preview(ctx, in)
 	if err != nil {
 		t.Fatal(err)

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/recall"
-	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/tools"
 )
 
@@ -25,9 +25,9 @@ const (
 // Recall finds and stores an agent's memories and knowledge;
 // *recall.Service implements it.
 type Recall interface {
-	Memories(ctx context.Context, a recall.Agent, scope []string, query string, k int) ([]store.Memory, error)
-	Knowledge(ctx context.Context, a recall.Agent, query string, k int) ([]store.KnowledgeChunk, error)
-	SaveMemory(ctx context.Context, a recall.Agent, m store.Memory, dropOldest bool) (store.Memory, error)
+	Memories(ctx context.Context, a recall.Agent, scope []string, query string, k int) ([]domain.Memory, error)
+	Knowledge(ctx context.Context, a recall.Agent, query string, k int) ([]domain.KnowledgeChunk, error)
+	SaveMemory(ctx context.Context, a recall.Agent, m domain.Memory, dropOldest bool) (domain.Memory, error)
 }
 
 var _ Recall = (*recall.Service)(nil)
@@ -42,7 +42,7 @@ type memorySettings struct {
 // memoryOf reads the agent's memory member: long-term memory and
 // conversation summaries are off unless set, memories are per user unless
 // rememberUsers is false.
-func memoryOf(a store.Agent) memorySettings {
+func memoryOf(a domain.Agent) memorySettings {
 	var m struct {
 		LongTermEnabled       *bool `json:"longTermEnabled"`
 		RememberUsers         *bool `json:"rememberUsers"`
@@ -79,19 +79,19 @@ func (m memorySettings) scope(userID string) []string {
 }
 
 // recallAgent is the agent as recall sees it.
-func recallAgent(a store.Agent, apiKey string) recall.Agent {
+func recallAgent(a domain.Agent, apiKey string) recall.Agent {
 	return recall.Agent{AccountID: a.AccountID, ID: a.ID, Provider: a.ModelProvider, APIKey: apiKey}
 }
 
 // recalled is what the turn recalls for its prompt: the memories of the
 // speaker's scope (long-term memory on) and the knowledge chunks most
 // relevant to the message.
-func (s *Service) recalled(ctx context.Context, t *Turn) ([]store.Memory, []store.KnowledgeChunk, error) {
+func (s *Service) recalled(ctx context.Context, t *Turn) ([]domain.Memory, []domain.KnowledgeChunk, error) {
 	if s.cfg.Recall == nil || strings.TrimSpace(t.in.Text) == "" {
 		return nil, nil, nil
 	}
 	a := recallAgent(t.agent, t.apiKey)
-	var mems []store.Memory
+	var mems []domain.Memory
 	if m := memoryOf(t.agent); m.LongTerm {
 		var err error
 		if mems, err = s.cfg.Recall.Memories(ctx, a, m.scope(t.in.UserID), t.in.Text, RecallMemories); err != nil {
@@ -106,7 +106,7 @@ func (s *Service) recalled(ctx context.Context, t *Turn) ([]store.Memory, []stor
 }
 
 // promptRecall is what the system prompt shows of what was recalled.
-func promptRecall(summary string, mems []store.Memory, chunks []store.KnowledgeChunk) llm.Recalled {
+func promptRecall(summary string, mems []domain.Memory, chunks []domain.KnowledgeChunk) llm.Recalled {
 	rc := llm.Recalled{Summary: summary}
 	for _, m := range mems {
 		rc.Memories = append(rc.Memories, m.Text)
@@ -171,8 +171,8 @@ func (m MemoryTools) save(ctx context.Context, o *memoryOwner, c tools.Call, tex
 	if text == "" || utf8.RuneCountInString(text) > MaxMemoryText {
 		return tools.Failure("text must be 1 to 2000 characters")
 	}
-	mem, err := m.Recall.SaveMemory(ctx, o.agent, store.Memory{UserID: o.settings.owner(c.Turn.UserID), Text: text,
-		Source: store.MemorySourceAgent, ConversationID: c.Turn.ConversationID}, true)
+	mem, err := m.Recall.SaveMemory(ctx, o.agent, domain.Memory{UserID: o.settings.owner(c.Turn.UserID), Text: text,
+		Source: domain.MemorySourceAgent, ConversationID: c.Turn.ConversationID}, true)
 	if err != nil {
 		return tools.Failure("the memory could not be saved")
 	}

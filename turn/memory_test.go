@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/llm/llmtest"
 	"github.com/agentd/agentd/recall"
@@ -22,7 +23,7 @@ import (
 type memoryCase struct {
 	svc    *turn.Service
 	st     *store.Store
-	agent  store.Agent
+	agent  domain.Agent
 	srv    *llmtest.Server
 	recall *recall.Service
 	// lookups counts the turn's knowledge lookups.
@@ -35,7 +36,7 @@ type countingRecall struct {
 	knowledge atomic.Int64
 }
 
-func (c *countingRecall) Knowledge(ctx context.Context, a recall.Agent, query string, k int) ([]store.KnowledgeChunk, error) {
+func (c *countingRecall) Knowledge(ctx context.Context, a recall.Agent, query string, k int) ([]domain.KnowledgeChunk, error) {
 	c.knowledge.Add(1)
 	return c.Recall.Knowledge(ctx, a, query, k)
 }
@@ -68,7 +69,7 @@ func newMemoryCase(t *testing.T, provider string, memory string) *memoryCase {
 
 // say sends text from user in conv and returns the system prompt the
 // provider got for the turn's first call.
-func (c *memoryCase) say(t *testing.T, user string, conv store.ConversationRef, text string) string {
+func (c *memoryCase) say(t *testing.T, user string, conv domain.ConversationRef, text string) string {
 	t.Helper()
 	before := len(c.srv.Requests())
 	if _, err := c.svc.Reply(context.Background(), turn.Input{AccountID: c.agent.AccountID, AgentID: c.agent.ID,
@@ -92,19 +93,19 @@ func TestMemoryPerUser(t *testing.T) {
 			}
 			c.srv.Respond(llmtest.Reply{Text: "Noted."})
 			c.srv.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "memory_save", Arguments: `{"text":"Ann is learning Rust programming"}`}}})
-			c.say(t, "ann", store.ConversationRef{UserID: "ann", Platform: store.PlatformAPI}, "I am learning Rust these days")
+			c.say(t, "ann", domain.ConversationRef{UserID: "ann", Platform: domain.PlatformAPI}, "I am learning Rust these days")
 			if got := c.srv.Requests()[0].ToolNames(); strings.Join(got, ",") != "memory_save,memory_search" {
 				t.Fatalf("tools offered %v", got)
 			}
-			room := store.ConversationRef{RoomID: "club", Platform: store.PlatformAPI}
+			room := domain.ConversationRef{RoomID: "club", Platform: domain.PlatformAPI}
 			if p := c.say(t, "ann", room, "Which programming language am I learning?"); !strings.Contains(p, "What you remember:\n- Ann is learning Rust programming") {
 				t.Errorf("Ann's prompt lacks her memory:\n%s", p)
 			}
 			if p := c.say(t, "bob", room, "Which programming language am I learning?"); strings.Contains(p, "Rust") {
 				t.Errorf("Bob's prompt shows Ann's memory:\n%s", p)
 			}
-			mems, _, err := c.st.ListMemories(context.Background(), c.agent.AccountID, c.agent.ID, store.MemoryQuery{Page: 1, Limit: 10})
-			if err != nil || len(mems) != 1 || mems[0].UserID != "ann" || mems[0].Source != store.MemorySourceAgent {
+			mems, _, err := c.st.ListMemories(context.Background(), c.agent.AccountID, c.agent.ID, domain.MemoryQuery{Page: 1, Limit: 10})
+			if err != nil || len(mems) != 1 || mems[0].UserID != "ann" || mems[0].Source != domain.MemorySourceAgent {
 				t.Fatalf("memories %+v, %v", mems, err)
 			}
 			vecs, err := c.st.MemoryVectors(context.Background(), c.agent.AccountID, c.agent.ID, []string{"ann"}, "text-embedding-3-small")
@@ -121,12 +122,12 @@ func TestMemoryAgentWide(t *testing.T) {
 	c := newMemoryCase(t, "anthropic", `{"longTermEnabled":true,"rememberUsers":false}`)
 	ctx := context.Background()
 	a := recall.Agent{AccountID: c.agent.AccountID, ID: c.agent.ID, Provider: "anthropic"}
-	if _, err := c.recall.SaveMemory(ctx, a, store.Memory{Text: "The office closes at 6pm on Fridays", Source: store.MemorySourceAPI}, false); err != nil {
+	if _, err := c.recall.SaveMemory(ctx, a, domain.Memory{Text: "The office closes at 6pm on Fridays", Source: domain.MemorySourceAPI}, false); err != nil {
 		t.Fatal(err)
 	}
 	c.srv.Respond(llmtest.Reply{Text: "At 6."})
 	c.srv.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "memory_search", Arguments: `{"query":"office closes Friday"}`}}})
-	p := c.say(t, "carol", store.ConversationRef{UserID: "carol", Platform: store.PlatformAPI}, "When does the office close on Friday?")
+	p := c.say(t, "carol", domain.ConversationRef{UserID: "carol", Platform: domain.PlatformAPI}, "When does the office close on Friday?")
 	if !strings.Contains(p, "The office closes at 6pm on Fridays") {
 		t.Errorf("the agent-wide memory is not recalled:\n%s", p)
 	}
@@ -144,7 +145,7 @@ func TestKnowledgeInPrompt(t *testing.T) {
 		t.Run(provider, func(t *testing.T) {
 			c := newMemoryCase(t, provider, `{}`)
 			c.srv.Respond(llmtest.Reply{Text: "No idea."})
-			c.say(t, "u1", store.ConversationRef{UserID: "u1", Platform: store.PlatformAPI}, "What fee does a trade cost?")
+			c.say(t, "u1", domain.ConversationRef{UserID: "u1", Platform: domain.PlatformAPI}, "What fee does a trade cost?")
 			if n := c.lookups.knowledge.Load(); n != 0 {
 				t.Errorf("%d knowledge lookups for an agent without documents", n)
 			}
@@ -158,7 +159,7 @@ func TestKnowledgeInPrompt(t *testing.T) {
 				}
 			}
 			c.srv.Respond(llmtest.Reply{Text: "0.1%."})
-			p := c.say(t, "u1", store.ConversationRef{UserID: "u1", Platform: store.PlatformAPI}, "What fee does a trade cost?")
+			p := c.say(t, "u1", domain.ConversationRef{UserID: "u1", Platform: domain.PlatformAPI}, "What fee does a trade cost?")
 			if n := c.lookups.knowledge.Load(); n != 1 {
 				t.Errorf("%d knowledge lookups for a turn of an agent with documents", n)
 			}
@@ -179,7 +180,7 @@ func TestKnowledgeInPrompt(t *testing.T) {
 func TestConversationSummary(t *testing.T) {
 	c := newMemoryCase(t, "anthropic", `{"rememberConversations":true,"shortTermContext":2}`)
 	ctx := context.Background()
-	conv := store.ConversationRef{UserID: "u1", Platform: store.PlatformAPI}
+	conv := domain.ConversationRef{UserID: "u1", Platform: domain.PlatformAPI}
 	summary := func() string {
 		s, n, err := c.st.ConversationSummary(ctx, c.agent.AccountID, c.agent.ID, conv)
 		if err != nil {
@@ -213,11 +214,11 @@ func TestConversationSummary(t *testing.T) {
 		t.Errorf("summary after a failed call %q", got)
 	}
 	a, err := c.st.GetAgent(ctx, c.agent.AccountID, c.agent.ID)
-	if err != nil || a.Status != store.StatusActive {
+	if err != nil || a.Status != domain.StatusActive {
 		t.Errorf("agent after a failed summary: %v %v", a.Status, err)
 	}
 	rep, err := c.st.AgentAnalytics(ctx, c.agent.AccountID, c.agent.ID,
-		store.AnalyticsQuery{From: time.Now().Add(-time.Hour), To: time.Now(), Interval: store.IntervalHour})
+		domain.AnalyticsQuery{From: time.Now().Add(-time.Hour), To: time.Now(), Interval: domain.IntervalHour})
 	if err != nil || rep.Totals.Errors != 1 {
 		t.Errorf("analytics errors %d, %v; want the failed summary counted", rep.Totals.Errors, err)
 	}

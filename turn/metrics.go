@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/llm"
-	"github.com/agentd/agentd/store"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -58,7 +58,7 @@ func (m *providerMetrics) observe(provider string, err error, elapsed time.Durat
 }
 
 // observeUsage counts the tokens a turn used and its tool calls.
-func (m *providerMetrics) observeUsage(provider string, u llm.Usage, calls []store.ToolCall) {
+func (m *providerMetrics) observeUsage(provider string, u llm.Usage, calls []domain.ToolCall) {
 	if u.PromptTokens > 0 {
 		m.tokens.WithLabelValues(provider, "prompt").Add(float64(u.PromptTokens))
 	}

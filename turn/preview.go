@@ -4,9 +4,9 @@ import (
 	"context"
 	"strings"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/recall"
-	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/tools"
 )
 
@@ -15,8 +15,8 @@ import (
 type Preview struct {
 	System    string
 	History   []llm.Message
-	Memories  []store.Memory
-	Knowledge []store.KnowledgeChunk
+	Memories  []domain.Memory
+	Knowledge []domain.KnowledgeChunk
 	Tools     []tools.Tool
 	// EstimatedTokens counts the system prompt, the history and the
 	// message at 4 characters a token.
@@ -62,10 +62,10 @@ func (s *Service) RecallAgent(ctx context.Context, accountID, agentID string) (r
 // agentWithSecrets is agent agentID of account accountID with its opened
 // secrets, for the operations that read an agent as its turn would
 // without taking one.
-func (s *Service) agentWithSecrets(ctx context.Context, accountID, agentID string) (store.Agent, store.Secrets, error) {
+func (s *Service) agentWithSecrets(ctx context.Context, accountID, agentID string) (domain.Agent, domain.Secrets, error) {
 	agent, err := s.cfg.Store.GetAgent(ctx, accountID, agentID)
 	if err != nil {
-		return store.Agent{}, nil, err
+		return domain.Agent{}, nil, err
 	}
 	secrets, err := s.secrets(ctx, agent)
 	return agent, secrets, err

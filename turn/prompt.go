@@ -5,8 +5,8 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/llm"
-	"github.com/agentd/agentd/store"
 )
 
 // providerRequest shapes the provider call from the agent's character, the
@@ -101,11 +101,11 @@ func speaker(in Input) string {
 
 // llmHistory is the conversation's history as the provider gets it, each
 // room message prefixed with its author as speaker does.
-func llmHistory(msgs []store.Message, room bool) []llm.Message {
+func llmHistory(msgs []domain.Message, room bool) []llm.Message {
 	out := make([]llm.Message, len(msgs))
 	for i, m := range msgs {
 		out[i] = llm.Message{Role: llm.Role(m.Role), Content: m.Text}
-		if room && m.Role == store.RoleUser && m.UserID != "" {
+		if room && m.Role == domain.RoleUser && m.UserID != "" {
 			out[i].Content = m.UserID + ": " + m.Text
 		}
 	}

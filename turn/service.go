@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/llm"
-	"github.com/agentd/agentd/store"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -36,44 +36,45 @@ const saveTimeout = 30 * time.Second
 
 // Store is what a turn reads and writes; *store.Store implements it.
 type Store interface {
-	GetAgent(ctx context.Context, accountID, id string) (store.Agent, error)
-	// Secrets opens the agent's secrets; store.ErrSecretUnreadable when
+	GetAgent(ctx context.Context, accountID, id string) (domain.Agent, error)
+	// Secrets opens the agent's secrets; domain.ErrSecretUnreadable when
 	// they do not decrypt under the configured key.
-	Secrets(a store.Agent) (store.Secrets, error)
+	Secrets(a domain.Agent) (domain.Secrets, error)
 	// History is the last limit messages of the conversation, oldest first.
-	History(ctx context.Context, accountID, agentID string, conv store.ConversationRef, limit int) ([]store.Message, error)
+	History(ctx context.Context, accountID, agentID string, conv domain.ConversationRef, limit int) ([]domain.Message, error)
 	// SaveExchange stores a message and its reply in the conversation,
 	// with their analytics and events, and returns the stored reply.
-	SaveExchange(ctx context.Context, accountID, agentID string, conv store.ConversationRef, user, reply store.Message) (store.Message, string, error)
+	SaveExchange(ctx context.Context, accountID, agentID string, conv domain.ConversationRef, user, reply domain.Message) (domain.Message, string, error)
 	// MarkAgentError puts the agent in `error` until retryAt unless it is
 	// inactive, and returns its status afterwards.
-	MarkAgentError(ctx context.Context, accountID, agentID, reason string, retryAt time.Time) (store.Status, error)
+	MarkAgentError(ctx context.Context, accountID, agentID, reason string, retryAt time.Time) (domain.Status, error)
 	// MarkAgentRecovered moves an agent in `error` back to active.
 	MarkAgentRecovered(ctx context.Context, accountID, agentID string) error
 	// RecordTurnError counts a failed turn of kind in the agent's analytics.
 	RecordTurnError(ctx context.Context, accountID, agentID, kind string, t time.Time) error
 	// ConversationID is the id of the agent's conversation conv, "" while
 	// it does not exist.
-	ConversationID(ctx context.Context, accountID, agentID string, conv store.ConversationRef) (string, error)
+	ConversationID(ctx context.Context, accountID, agentID string, conv domain.ConversationRef) (string, error)
 	// OpenConversation is the id of the agent's conversation conv, which
 	// it creates when it does not exist; "" when conv names none.
-	OpenConversation(ctx context.Context, accountID, agentID string, conv store.ConversationRef) (string, error)
+	OpenConversation(ctx context.Context, accountID, agentID string, conv domain.ConversationRef) (string, error)
 	// ConversationSummary is conv's summary and how many of its oldest
 	// messages it covers.
-	ConversationSummary(ctx context.Context, accountID, agentID string, conv store.ConversationRef) (string, int, error)
+	ConversationSummary(ctx context.Context, accountID, agentID string, conv domain.ConversationRef) (string, int, error)
 	// SaveSummary stores a summary covering the oldest summarized
 	// messages, unless the stored one covers as many.
-	SaveSummary(ctx context.Context, accountID, agentID string, conv store.ConversationRef, summary string, summarized int) error
+	SaveSummary(ctx context.Context, accountID, agentID string, conv domain.ConversationRef, summary string, summarized int) error
 	// MessagesRange is messages [from, to) of conv, oldest first.
-	MessagesRange(ctx context.Context, accountID, agentID string, conv store.ConversationRef, from, to int) ([]store.Message, error)
+	MessagesRange(ctx context.Context, accountID, agentID string, conv domain.ConversationRef, from, to int) ([]domain.Message, error)
 	// GetConversation is one conversation, with its message count.
-	GetConversation(ctx context.Context, accountID, agentID, id string) (store.Conversation, error)
+	GetConversation(ctx context.Context, accountID, agentID, id string) (domain.Conversation, error)
 	// RecordTokens adds tokens spent outside a turn (summaries) to the
 	// agent's analytics.
 	RecordTokens(ctx context.Context, accountID, agentID string, tokens int, t time.Time) error
+	// NewMessageID is a new message id made at t, for a reply whose id is
+	// known before it is stored.
+	NewMessageID(t time.Time) string
 }
-
-var _ Store = (*store.Store)(nil)
 
 // Model produces an agent's reply; *llm.Client implements it.
 type Model interface {
@@ -154,7 +155,7 @@ type Input struct {
 	UserName string
 	// Conv is the conversation the exchange is stored in: a room, else the
 	// speaker's direct conversation; Platform is set.
-	Conv store.ConversationRef
+	Conv domain.ConversationRef
 	// Platform and Channel are the prompt's context ("" for none).
 	Platform, Channel string
 	// Post asks for an original post written from the character
@@ -193,7 +194,7 @@ type Turn struct {
 	// exists from the moment the turn is accepted, so the first exchange's
 	// tool calls and memories name it too.
 	convID  string
-	agent   store.Agent
+	agent   domain.Agent
 	apiKey  string // the agent's own provider key, "" for the environment's
 	in      Input
 	req     llm.Request
@@ -201,8 +202,8 @@ type Turn struct {
 	start   time.Time
 	release func()
 	// What the prompt recalled, for the context preview.
-	memories []store.Memory
-	chunks   []store.KnowledgeChunk
+	memories []domain.Memory
+	chunks   []domain.KnowledgeChunk
 }
 
 // Release frees the turn's concurrency slot; it is idempotent.
@@ -243,7 +244,7 @@ type Metadata struct {
 	// only a total (or nothing).
 	PromptTokens, CompletionTokens int
 	// ToolCalls are the tool calls of the turn in call order.
-	ToolCalls []store.ToolCall
+	ToolCalls []domain.ToolCall
 }
 
 // Prepare does every check that can refuse a message before the provider
@@ -274,7 +275,7 @@ func (s *Service) Prepare(ctx context.Context, in Input) (*Turn, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Turn{replyID: store.NewMessageID(start), agent: agent, apiKey: apiKey, in: in, start: start, release: release}
+	t := &Turn{replyID: s.cfg.Store.NewMessageID(start), agent: agent, apiKey: apiKey, in: in, start: start, release: release}
 	if t.convID, err = s.cfg.Store.OpenConversation(ctx, agent.AccountID, agent.ID, in.Conv); err != nil {
 		release()
 		return nil, err
@@ -369,9 +370,9 @@ const errSecretKeyReason = "The agent's secrets cannot be decrypted: AGENTD_SECR
 // secret and MCP headers. Secrets that do not decrypt refuse the turn
 // without putting the agent in error: the fix is the server's key, not the
 // provider.
-func (s *Service) secrets(ctx context.Context, agent store.Agent) (store.Secrets, error) {
+func (s *Service) secrets(ctx context.Context, agent domain.Agent) (domain.Secrets, error) {
 	secrets, err := s.cfg.Store.Secrets(agent)
-	if errors.Is(err, store.ErrSecretUnreadable) {
+	if errors.Is(err, domain.ErrSecretUnreadable) {
 		s.cfg.Logger.WarnContext(ctx, "agent secrets cannot be decrypted", "agent", agent.ID, "error", err)
 		return nil, &UnavailableError{Status: agent.Status, Reason: errSecretKeyReason}
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/limit"
 	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/store"
@@ -39,14 +40,14 @@ func (m *scriptedModel) Configured(string, string) error { return nil }
 
 // newService returns a Service over a fresh SQLite store and model, with an
 // account and an agent of it.
-func newService(t *testing.T, model turn.Model) (*turn.Service, *store.Store, store.Agent) {
+func newService(t *testing.T, model turn.Model) (*turn.Service, *store.Store, domain.Agent) {
 	return newServiceWith(t, turn.Config{Model: model}, nil)
 }
 
 // newServiceWith is newService with cfg's Model and Tools, and an agent
 // with the character members fields besides its name; tweak, when given,
 // completes cfg once the store is open.
-func newServiceWith(t *testing.T, cfg turn.Config, fields map[string]json.RawMessage, tweak ...func(*store.Store, *turn.Config)) (*turn.Service, *store.Store, store.Agent) {
+func newServiceWith(t *testing.T, cfg turn.Config, fields map[string]json.RawMessage, tweak ...func(*store.Store, *turn.Config)) (*turn.Service, *store.Store, domain.Agent) {
 	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "agentd.db"))
@@ -54,7 +55,7 @@ func newServiceWith(t *testing.T, cfg turn.Config, fields map[string]json.RawMes
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	acct, err := st.CreateAccount(ctx, store.Account{Name: "acme", Tier: store.TierEnterprise, AgentQuota: 10})
+	acct, err := st.CreateAccount(ctx, domain.Account{Name: "acme", Tier: domain.TierEnterprise, AgentQuota: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,8 +64,8 @@ func newServiceWith(t *testing.T, cfg turn.Config, fields map[string]json.RawMes
 	for k, v := range fields {
 		all[k] = v
 	}
-	agent, err := st.CreateAgent(ctx, store.Agent{AccountID: acct.ID, Name: "Ada", ModelProvider: "openai", Model: "m",
-		Status: store.StatusActive, Fields: all}, -1)
+	agent, err := st.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Name: "Ada", ModelProvider: "openai", Model: "m",
+		Status: domain.StatusActive, Fields: all}, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +89,7 @@ func TestPlatformTurnShortensBeforeStoring(t *testing.T) {
 	}}}
 	svc, st, agent := newService(t, model)
 	ctx := context.Background()
-	conv := store.ConversationRef{RoomID: "twitter:posts", Platform: "twitter"}
+	conv := domain.ConversationRef{RoomID: "twitter:posts", Platform: "twitter"}
 	res, err := svc.Reply(ctx, turn.Input{AccountID: agent.AccountID, AgentID: agent.ID, Text: "hi", Conv: conv, MaxChars: 30})
 	if err != nil {
 		t.Fatal(err)
@@ -118,9 +119,9 @@ func TestAgentInErrorRecoversAfterCooldown(t *testing.T) {
 	svc, st, agent := newService(t, model)
 	ctx := context.Background()
 	in := turn.Input{AccountID: agent.AccountID, AgentID: agent.ID, Text: "hi",
-		Conv: store.ConversationRef{UserID: "telegram:1", Platform: "telegram"}, UserID: "telegram:1"}
+		Conv: domain.ConversationRef{UserID: "telegram:1", Platform: "telegram"}, UserID: "telegram:1"}
 	var pe *turn.ProviderError
-	if _, err := svc.Reply(ctx, in); !errors.As(err, &pe) || pe.Status != store.StatusError {
+	if _, err := svc.Reply(ctx, in); !errors.As(err, &pe) || pe.Status != domain.StatusError {
 		t.Fatalf("first turn: %v, want a provider error leaving the agent in error", err)
 	}
 	failedAt := time.Now()
@@ -136,7 +137,7 @@ func TestAgentInErrorRecoversAfterCooldown(t *testing.T) {
 	if err != nil || res.Text != "back" {
 		t.Fatalf("turn after the cool-down: %+v, %v", res, err)
 	}
-	if a, err := st.GetAgent(ctx, agent.AccountID, agent.ID); err != nil || a.Status != store.StatusActive {
+	if a, err := st.GetAgent(ctx, agent.AccountID, agent.ID); err != nil || a.Status != domain.StatusActive {
 		t.Fatalf("agent after the recovery: %v, %v; want active", a.Status, err)
 	}
 }
@@ -152,7 +153,7 @@ func TestPlatformTurnWaitsForSlot(t *testing.T) {
 	svc, _, agent := newService(t, model)
 	ctx := context.Background()
 	platform := turn.Input{AccountID: agent.AccountID, AgentID: agent.ID, Text: "hi", UserID: "telegram:1",
-		Conv: store.ConversationRef{UserID: "telegram:1", Platform: "telegram"}, WaitForSlot: true}
+		Conv: domain.ConversationRef{UserID: "telegram:1", Platform: "telegram"}, WaitForSlot: true}
 	api := turn.Input{AccountID: agent.AccountID, AgentID: agent.ID, Text: "hi", Limited: true}
 
 	held := make([]*turn.Turn, 0, turn.MaxInFlightPerAgent)

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/llm"
-	"github.com/agentd/agentd/store"
 )
 
 // MaxSummary bounds a conversation's summary, in characters.
@@ -25,7 +25,7 @@ const summarySystem = `You keep the running summary of a conversation between an
 
 // summary is the conversation's summary when the agent keeps them.
 func (s *Service) summary(ctx context.Context, t *Turn) (string, error) {
-	if !memoryOf(t.agent).RememberConversations || t.in.Conv == (store.ConversationRef{Platform: t.in.Conv.Platform}) {
+	if !memoryOf(t.agent).RememberConversations || t.in.Conv == (domain.ConversationRef{Platform: t.in.Conv.Platform}) {
 		return "", nil
 	}
 	summary, _, err := s.cfg.Store.ConversationSummary(ctx, t.agent.AccountID, t.agent.ID, t.in.Conv)
@@ -35,7 +35,7 @@ func (s *Service) summary(ctx context.Context, t *Turn) (string, error) {
 // summarizeLater folds what has slid out of the conversation's window into
 // its summary, after the turn and off its path; Close waits for it.
 func (s *Service) summarizeLater(t *Turn) {
-	if !memoryOf(t.agent).RememberConversations || t.in.Conv == (store.ConversationRef{Platform: t.in.Conv.Platform}) {
+	if !memoryOf(t.agent).RememberConversations || t.in.Conv == (domain.ConversationRef{Platform: t.in.Conv.Platform}) {
 		return
 	}
 	s.bg.Go(func() {
@@ -91,7 +91,7 @@ func (s *Service) summarize(ctx context.Context, t *Turn) error {
 
 // foldPrompt is the message of a summary call: the summary so far and the
 // messages to fold into it.
-func foldPrompt(summary string, msgs []store.Message) string {
+func foldPrompt(summary string, msgs []domain.Message) string {
 	var b strings.Builder
 	if summary != "" {
 		fmt.Fprintf(&b, "The summary so far:\n%s\n\n", summary)
@@ -99,7 +99,7 @@ func foldPrompt(summary string, msgs []store.Message) string {
 	b.WriteString("The new messages:\n")
 	for _, m := range msgs {
 		who := "Agent"
-		if m.Role == store.RoleUser {
+		if m.Role == domain.RoleUser {
 			who = "User"
 			if m.UserID != "" {
 				who = "User " + m.UserID

@@ -8,8 +8,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/llm"
-	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/tools"
 	"github.com/oklog/ulid/v2"
 )
@@ -49,7 +49,7 @@ const (
 type Event struct {
 	Kind  EventKind
 	Token string
-	Call  store.ToolCall
+	Call  domain.ToolCall
 }
 
 // toolRun is the tool side of one turn.
@@ -63,12 +63,12 @@ type toolRun struct {
 	content bool
 
 	mu    sync.Mutex
-	calls []store.ToolCall
+	calls []domain.ToolCall
 }
 
 // newToolRun lists the agent's tools for the turn; nil when the agent has
 // none to offer or its maxToolSteps is 0.
-func (s *Service) newToolRun(ctx context.Context, t *Turn, secrets store.Secrets) (*toolRun, error) {
+func (s *Service) newToolRun(ctx context.Context, t *Turn, secrets domain.Secrets) (*toolRun, error) {
 	steps := maxToolSteps(t.agent)
 	if s.cfg.Tools == nil || steps <= 0 {
 		return nil, nil
@@ -95,7 +95,7 @@ func platformOf(in Input) string {
 	if in.Conv.Platform != "" {
 		return in.Conv.Platform
 	}
-	return store.PlatformAPI
+	return domain.PlatformAPI
 }
 
 // call asks the model once: streamed through onToken when it is set.
@@ -105,7 +105,7 @@ type call func(ctx context.Context, req llm.Request) (llm.Reply, error)
 // (and steps remain) the calls of each step run and their results go back
 // to it; the last call, once the steps are spent, offers no tools. The
 // texts of the calls are joined by a blank line, tokens summed.
-func (s *Service) converse(ctx context.Context, t *Turn, ask call, emit func(Event) error) (llm.Reply, []store.ToolCall, error) {
+func (s *Service) converse(ctx context.Context, t *Turn, ask call, emit func(Event) error) (llm.Reply, []domain.ToolCall, error) {
 	req := t.req
 	run := t.tools
 	if run != nil {
@@ -158,7 +158,7 @@ const stepSeparator = "\n\n"
 // gets each call's start and end; its error ends the turn.
 func (r *toolRun) step(ctx context.Context, calls []llm.ToolCall, emit func(Event) error) ([]llm.ToolStep, error) {
 	steps := make([]llm.ToolStep, len(calls))
-	records := make([]store.ToolCall, len(calls))
+	records := make([]domain.ToolCall, len(calls))
 	var emitMu sync.Mutex
 	var emitErr error
 	send := func(e Event) {
@@ -189,8 +189,8 @@ func (r *toolRun) step(ctx context.Context, calls []llm.ToolCall, emit func(Even
 
 // newRecord starts the record of a call with agentd's own id; arguments
 // that are not a JSON object are recorded as {} and the call is not run.
-func newRecord(c llm.ToolCall) (store.ToolCall, json.RawMessage, bool) {
-	rec := store.ToolCall{ID: "call_" + strings.ToLower(ulid.Make().String()), Name: c.Name, Arguments: json.RawMessage("{}")}
+func newRecord(c llm.ToolCall) (domain.ToolCall, json.RawMessage, bool) {
+	rec := domain.ToolCall{ID: "call_" + strings.ToLower(ulid.Make().String()), Name: c.Name, Arguments: json.RawMessage("{}")}
 	args := json.RawMessage(strings.TrimSpace(c.Arguments))
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(args, &obj) != nil || obj == nil {
@@ -201,7 +201,7 @@ func newRecord(c llm.ToolCall) (store.ToolCall, json.RawMessage, bool) {
 }
 
 // run runs one call and returns its record and its step for the model.
-func (r *toolRun) run(ctx context.Context, rec store.ToolCall, c llm.ToolCall, args json.RawMessage, argsOK bool) (store.ToolCall, llm.ToolStep) {
+func (r *toolRun) run(ctx context.Context, rec domain.ToolCall, c llm.ToolCall, args json.RawMessage, argsOK bool) (domain.ToolCall, llm.ToolStep) {
 	start := time.Now()
 	ctx, span := r.startToolSpan(ctx, rec)
 	res := tools.Failure("arguments are not a JSON object")
@@ -218,7 +218,7 @@ func (r *toolRun) run(ctx context.Context, rec store.ToolCall, c llm.ToolCall, a
 
 // recorded returns the calls of the turn so far; nil for a turn without
 // tools.
-func (r *toolRun) recorded() []store.ToolCall {
+func (r *toolRun) recorded() []domain.ToolCall {
 	if r == nil {
 		return nil
 	}

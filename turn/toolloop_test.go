@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/llm/llmtest"
 	"github.com/agentd/agentd/store"
@@ -55,7 +56,7 @@ func (f *fakeTools) Call(_ context.Context, _ tools.Spec, c tools.Call) tools.Re
 type toolCase struct {
 	svc   *turn.Service
 	st    *store.Store
-	agent store.Agent
+	agent domain.Agent
 	srv   *llmtest.Server
 	tools *fakeTools
 }
@@ -75,7 +76,7 @@ func newToolCase(t *testing.T, fields map[string]json.RawMessage) *toolCase {
 // input is a message from user u1 in their direct conversation.
 func (c *toolCase) input() turn.Input {
 	return turn.Input{AccountID: c.agent.AccountID, AgentID: c.agent.ID, Text: "prices?", UserID: "u1",
-		Conv: store.ConversationRef{UserID: "u1", Platform: store.PlatformAPI}}
+		Conv: domain.ConversationRef{UserID: "u1", Platform: domain.PlatformAPI}}
 }
 
 // calls are model tool calls of get_price for symbols.
@@ -130,7 +131,7 @@ func checkToolAnalytics(t *testing.T, c *toolCase, calls, failed int64) {
 	t.Helper()
 	now := time.Now()
 	rep, err := c.st.AgentAnalytics(context.Background(), c.agent.AccountID, c.agent.ID,
-		store.AnalyticsQuery{From: now.Add(-time.Hour), To: now, Interval: store.IntervalHour})
+		domain.AnalyticsQuery{From: now.Add(-time.Hour), To: now, Interval: domain.IntervalHour})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,8 +5,8 @@ import (
 	"sort"
 
 	"github.com/agentd/agentd/agent"
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/llm"
-	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/tools"
 )
 
@@ -23,7 +23,7 @@ const ActionSecretName = "ACTION_SECRET"
 // toolSpec is what the tools of agent a are made from; secrets are its
 // opened secrets (the action secret, the MCP headers, its provider key
 // for the memory tools' embeddings).
-func toolSpec(a store.Agent, secrets store.Secrets) tools.Spec {
+func toolSpec(a domain.Agent, secrets domain.Secrets) tools.Spec {
 	return tools.Spec{
 		AgentID: a.ID, Version: a.UpdatedAt.UTC().Format("2006-01-02T15:04:05.000000000Z"),
 		Actions: actions(a), ActionSecret: secrets.String(ActionSecretName),
@@ -33,7 +33,7 @@ func toolSpec(a store.Agent, secrets store.Secrets) tools.Spec {
 }
 
 // actions are the character's actions whose handler is a URL.
-func actions(a store.Agent) []tools.Action {
+func actions(a domain.Agent) []tools.Action {
 	var list []struct {
 		Name        string          `json:"name"`
 		Description string          `json:"description"`
@@ -54,7 +54,7 @@ func actions(a store.Agent) []tools.Action {
 }
 
 // mcpEnabled reports whether the agent lists an enabled MCP plugin.
-func mcpEnabled(a store.Agent) bool {
+func mcpEnabled(a domain.Agent) bool {
 	var plugins []struct {
 		Name    string `json:"name"`
 		Enabled *bool  `json:"enabled"`
@@ -72,7 +72,7 @@ func mcpEnabled(a store.Agent) bool {
 
 // mcpServers are the agent's MCP servers by name, with their headers
 // opened; none unless an MCP plugin is enabled.
-func mcpServers(a store.Agent, secrets store.Secrets) []tools.MCPServer {
+func mcpServers(a domain.Agent, secrets domain.Secrets) []tools.MCPServer {
 	if !mcpEnabled(a) {
 		return nil
 	}
@@ -101,7 +101,7 @@ func mcpServers(a store.Agent, secrets store.Secrets) []tools.MCPServer {
 		srv := settings.MCP.Servers[name]
 		headers := make(map[string]string, len(srv.Headers))
 		for h := range srv.Headers {
-			headers[h] = secrets.String(store.HeaderSecretName(name, h))
+			headers[h] = secrets.String(domain.HeaderSecretName(name, h))
 		}
 		out = append(out, tools.MCPServer{Name: name, Type: srv.Type, URL: srv.URL, Headers: headers,
 			Command: srv.Command, Args: srv.Args, Env: srv.Env})
@@ -111,7 +111,7 @@ func mcpServers(a store.Agent, secrets store.Secrets) []tools.MCPServer {
 
 // maxToolSteps is the character's modelSettings.maxToolSteps, else the
 // default.
-func maxToolSteps(a store.Agent) int {
+func maxToolSteps(a domain.Agent) int {
 	var ms struct {
 		MaxToolSteps *int `json:"maxToolSteps"`
 	}

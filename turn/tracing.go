@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/llm"
-	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/tools"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -158,7 +158,7 @@ func marshal(v any) string {
 
 // startToolSpan starts the span "execute_tool <name>" of call rec; with
 // content, its arguments are recorded too.
-func (r *toolRun) startToolSpan(ctx context.Context, rec store.ToolCall) (context.Context, trace.Span) {
+func (r *toolRun) startToolSpan(ctx context.Context, rec domain.ToolCall) (context.Context, trace.Span) {
 	ctx, span := tracer().Start(ctx, "execute_tool "+rec.Name, trace.WithSpanKind(trace.SpanKindInternal))
 	if span.IsRecording() {
 		span.SetAttributes(attrOperation.String("execute_tool"), attrToolName.String(rec.Name),

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/store/storetest"
 	"github.com/agentd/agentd/webhook"
 )
@@ -28,7 +28,7 @@ func BenchmarkDelivery(b *testing.B) {
 	}))
 	defer rcv.Close()
 	acct := storetest.Account(b, st, "bench")
-	w, err := st.CreateWebhook(ctx, store.Webhook{AccountID: acct.ID, URL: rcv.URL, Events: []string{"*"}, Enabled: true})
+	w, err := st.CreateWebhook(ctx, domain.Webhook{AccountID: acct.ID, URL: rcv.URL, Events: []string{"*"}, Enabled: true})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -3,7 +3,7 @@ package webhook
 import (
 	"context"
 
-	"github.com/agentd/agentd/outbox"
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/telemetry"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -24,7 +24,7 @@ const (
 // startDelivery starts the span of one attempt of job, linked to the
 // trace that made its event; the POST under it carries its traceparent to
 // the receiver.
-func startDelivery(ctx context.Context, job outbox.Job) (context.Context, trace.Span) {
+func startDelivery(ctx context.Context, job domain.Job) (context.Context, trace.Span) {
 	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindProducer),
 		trace.WithAttributes(attrDelivery.String(job.DeliveryID), attrWebhook.String(job.WebhookID),
 			attrEvent.String(job.EventID), attrAttempt.Int(job.Attempts+1))}
@@ -36,7 +36,7 @@ func startDelivery(ctx context.Context, job outbox.Job) (context.Context, trace.
 
 // originOf is the span context of the request or turn that made job's
 // event, invalid when there was none.
-func originOf(job outbox.Job) trace.SpanContext {
+func originOf(job domain.Job) trace.SpanContext {
 	if job.Origin == "" {
 		return trace.SpanContext{}
 	}
@@ -45,7 +45,7 @@ func originOf(job outbox.Job) trace.SpanContext {
 }
 
 // endDelivery records the attempt's outcome on its span.
-func endDelivery(span trace.Span, a outbox.Attempt) {
+func endDelivery(span trace.Span, a domain.Attempt) {
 	if a.StatusCode != 0 {
 		span.SetAttributes(semconv.HTTPResponseStatusCode(a.StatusCode))
 	}

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/internal/testutil"
-	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/store/storetest"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/propagation"
@@ -37,7 +37,7 @@ func TestDeliveryIsATrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	request.End()
-	testutil.Eventually(t, "the delivery to succeed", deliveredAs(t, st, w, store.DeliverySucceeded))
+	testutil.Eventually(t, "the delivery to succeed", deliveredAs(t, st, w, domain.DeliverySucceeded))
 	got := rcv.requests()
 	var spans []sdktrace.ReadOnlySpan
 	testutil.Eventually(t, "two delivery spans", func() error {

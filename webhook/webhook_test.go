@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/internal/testutil"
 	"github.com/agentd/agentd/netguard"
 	"github.com/agentd/agentd/signature"
@@ -78,14 +79,14 @@ func run(t *testing.T, st *store.Store, retries []time.Duration) {
 }
 
 // setup makes an account and a webhook of it on url with events.
-func setup(t *testing.T, st *store.Store, url string, events ...string) (store.Account, store.Webhook) {
+func setup(t *testing.T, st *store.Store, url string, events ...string) (domain.Account, domain.Webhook) {
 	t.Helper()
 	ctx := context.Background()
-	acct, err := st.CreateAccount(ctx, store.Account{Name: "acme", Tier: store.TierStandard, AgentQuota: 10})
+	acct, err := st.CreateAccount(ctx, domain.Account{Name: "acme", Tier: domain.TierStandard, AgentQuota: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := st.CreateWebhook(ctx, store.Webhook{AccountID: acct.ID, URL: url, Events: events, Enabled: true})
+	w, err := st.CreateWebhook(ctx, domain.Webhook{AccountID: acct.ID, URL: url, Events: events, Enabled: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,9 +94,9 @@ func setup(t *testing.T, st *store.Store, url string, events ...string) (store.A
 }
 
 // deliveries lists a webhook's deliveries, newest first.
-func deliveries(t *testing.T, st *store.Store, w store.Webhook) []store.Delivery {
+func deliveries(t *testing.T, st *store.Store, w domain.Webhook) []domain.Delivery {
 	t.Helper()
-	ds, _, err := st.ListDeliveries(context.Background(), w.AccountID, w.ID, store.DeliveryQuery{Limit: 100})
+	ds, _, err := st.ListDeliveries(context.Background(), w.AccountID, w.ID, domain.DeliveryQuery{Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +104,7 @@ func deliveries(t *testing.T, st *store.Store, w store.Webhook) []store.Delivery
 }
 
 // deliveredAs is a check that the newest delivery of w has status.
-func deliveredAs(t *testing.T, st *store.Store, w store.Webhook, status store.DeliveryStatus) func() error {
+func deliveredAs(t *testing.T, st *store.Store, w domain.Webhook, status domain.DeliveryStatus) func() error {
 	return func() error {
 		d := deliveries(t, st, w)[0]
 		if d.Status != status {
@@ -130,7 +131,7 @@ func TestRetriedDeliveryKeepsItsIDAndSignature(t *testing.T) {
 		if err := st.TestWebhook(context.Background(), acct.ID, w.ID); err != nil {
 			t.Fatal(err)
 		}
-		testutil.Eventually(t, "the delivery to succeed", deliveredAs(t, st, w, store.DeliverySucceeded))
+		testutil.Eventually(t, "the delivery to succeed", deliveredAs(t, st, w, domain.DeliverySucceeded))
 		d := deliveries(t, st, w)[0]
 		got := rcv.requests()
 		if d.Attempts != 3 || len(got) != 3 || d.LastStatusCode != 200 {
@@ -154,14 +155,14 @@ func TestRetriedDeliveryKeepsItsIDAndSignature(t *testing.T) {
 }
 
 // eventSchemas names the component schema of each event type's body.
-var eventSchemas = map[store.EventType]string{
-	store.EventAgentCreated:       "AgentCreatedEvent",
-	store.EventAgentUpdated:       "AgentUpdatedEvent",
-	store.EventAgentDeleted:       "AgentDeletedEvent",
-	store.EventAgentStatusChanged: "AgentStatusChangedEvent",
-	store.EventMessageCompleted:   "MessageCompletedEvent",
-	store.EventConnectionChanged:  "ConnectionChangedEvent",
-	store.EventWebhookTest:        "WebhookTestEvent",
+var eventSchemas = map[domain.EventType]string{
+	domain.EventAgentCreated:       "AgentCreatedEvent",
+	domain.EventAgentUpdated:       "AgentUpdatedEvent",
+	domain.EventAgentDeleted:       "AgentDeletedEvent",
+	domain.EventAgentStatusChanged: "AgentStatusChangedEvent",
+	domain.EventMessageCompleted:   "MessageCompletedEvent",
+	domain.EventConnectionChanged:  "ConnectionChangedEvent",
+	domain.EventWebhookTest:        "WebhookTestEvent",
 }
 
 // TestEveryEventMatchesTheContract makes every kind of event through the
@@ -187,18 +188,18 @@ func TestEveryEventMatchesTheContract(t *testing.T) {
 		rcv := newReceiver(t)
 		acct, w := setup(t, st, rcv.URL, "*")
 		run(t, st, nil)
-		agent, err := st.CreateAgent(ctx, store.Agent{AccountID: acct.ID, Fields: map[string]json.RawMessage{
+		agent, err := st.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: map[string]json.RawMessage{
 			"name": json.RawMessage(`"walker"`), "modelProvider": json.RawMessage(`"openai"`),
 			"model": json.RawMessage(`"gpt-4o-mini"`), "clients": json.RawMessage(`["telegram"]`)}}, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
-		inactive := store.StatusInactive
-		if _, _, err := st.UpdateAgent(ctx, acct.ID, agent.ID, map[string]json.RawMessage{"name": json.RawMessage(`"runner"`)}, &inactive, store.AnyVersion); err != nil {
+		inactive := domain.StatusInactive
+		if _, _, err := st.UpdateAgent(ctx, acct.ID, agent.ID, map[string]json.RawMessage{"name": json.RawMessage(`"runner"`)}, &inactive, domain.AnyVersion); err != nil {
 			t.Fatal(err)
 		}
-		active := store.StatusActive
-		if _, _, err := st.UpdateAgent(ctx, acct.ID, agent.ID, nil, &active, store.AnyVersion); err != nil {
+		active := domain.StatusActive
+		if _, _, err := st.UpdateAgent(ctx, acct.ID, agent.ID, nil, &active, domain.AnyVersion); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := st.MarkAgentError(ctx, acct.ID, agent.ID, "Model provider rate limit exceeded", time.Now().Add(time.Minute)); err != nil {
@@ -207,12 +208,12 @@ func TestEveryEventMatchesTheContract(t *testing.T) {
 		if err := st.MarkAgentRecovered(ctx, acct.ID, agent.ID); err != nil {
 			t.Fatal(err)
 		}
-		_, _, err = st.SaveExchange(ctx, acct.ID, agent.ID, store.ConversationRef{RoomID: "room-1", UserID: "u1", Platform: "api"},
-			store.Message{UserID: "u1", Text: "hi"}, store.Message{UserID: "u1", Text: "hello", Model: "gpt-4o-mini", TokensUsed: 12, ResponseMillis: 3.5})
+		_, _, err = st.SaveExchange(ctx, acct.ID, agent.ID, domain.ConversationRef{RoomID: "room-1", UserID: "u1", Platform: "api"},
+			domain.Message{UserID: "u1", Text: "hi"}, domain.Message{UserID: "u1", Text: "hello", Model: "gpt-4o-mini", TokensUsed: 12, ResponseMillis: 3.5})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := st.Emit(ctx, store.Event{AccountID: acct.ID, AgentID: agent.ID, Type: store.EventConnectionChanged,
+		if err := st.Emit(ctx, domain.Event{AccountID: acct.ID, AgentID: agent.ID, Type: domain.EventConnectionChanged,
 			Data: map[string]string{"agentId": agent.ID, "platform": "telegram", "state": "connected", "reason": ""}}); err != nil {
 			t.Fatal(err)
 		}
@@ -232,19 +233,19 @@ func TestEveryEventMatchesTheContract(t *testing.T) {
 			}
 		}
 		testutil.Eventually(t, "the events before the delete", received(10))
-		if _, err := st.DeleteAgent(ctx, acct.ID, agent.ID, store.AnyVersion); err != nil {
+		if _, err := st.DeleteAgent(ctx, acct.ID, agent.ID, domain.AnyVersion); err != nil {
 			t.Fatal(err)
 		}
 		const want = 11
 		testutil.Eventually(t, "every event", received(want))
-		seen := map[store.EventType]int{}
+		seen := map[domain.EventType]int{}
 		for _, r := range rcv.requests() {
 			verify(t, w.Secret, r)
 			var body map[string]any
 			if err := json.Unmarshal(r.body, &body); err != nil {
 				t.Fatal(err)
 			}
-			typ := store.EventType(fmt.Sprint(body["type"]))
+			typ := domain.EventType(fmt.Sprint(body["type"]))
 			seen[typ]++
 			schema := spec.Components.Schemas[eventSchemas[typ]]
 			if schema == nil {
@@ -260,8 +261,8 @@ func TestEveryEventMatchesTheContract(t *testing.T) {
 				t.Errorf("no %s event was delivered (seen %v)", typ, seen)
 			}
 		}
-		if seen[store.EventAgentStatusChanged] != 4 {
-			t.Errorf("%d status changes, want 4 (to inactive, to active, into error, out of error)", seen[store.EventAgentStatusChanged])
+		if seen[domain.EventAgentStatusChanged] != 4 {
+			t.Errorf("%d status changes, want 4 (to inactive, to active, into error, out of error)", seen[domain.EventAgentStatusChanged])
 		}
 	})
 }
@@ -274,26 +275,26 @@ func TestFiltersAndRollback(t *testing.T) {
 		name := func(n string) map[string]json.RawMessage {
 			return map[string]json.RawMessage{"name": json.RawMessage(`"` + n + `"`)}
 		}
-		x, err := st.CreateAgent(ctx, store.Agent{AccountID: acct.ID, Fields: name("x")}, 2)
+		x, err := st.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: name("x")}, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
-		onX, err := st.CreateWebhook(ctx, store.Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/x", Events: []string{"*"}, AgentID: x.ID, Enabled: true})
+		onX, err := st.CreateWebhook(ctx, domain.Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/x", Events: []string{"*"}, AgentID: x.ID, Enabled: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.CreateAgent(ctx, store.Agent{AccountID: acct.ID, Fields: name("y")}, 2); err != nil {
+		if _, err := st.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: name("y")}, 2); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := st.UpdateAgent(ctx, acct.ID, x.ID, name("x2"), nil, store.AnyVersion); err != nil {
+		if _, _, err := st.UpdateAgent(ctx, acct.ID, x.ID, name("x2"), nil, domain.AnyVersion); err != nil {
 			t.Fatal(err)
 		}
 		// Over quota: rolled back, so no event.
-		var qe *store.Error
-		if _, err := st.CreateAgent(ctx, store.Agent{AccountID: acct.ID, Fields: name("z")}, 2); !errors.Is(err, store.ErrQuotaExceeded) || !errors.As(err, &qe) {
+		var qe *domain.Error
+		if _, err := st.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: name("z")}, 2); !errors.Is(err, domain.ErrQuotaExceeded) || !errors.As(err, &qe) {
 			t.Fatalf("third agent: %v, want a quota error", err)
 		}
-		types := func(w store.Webhook) []string {
+		types := func(w domain.Webhook) []string {
 			var out []string
 			for _, d := range deliveries(t, st, w) {
 				out = append(out, string(d.Type))
@@ -346,21 +347,21 @@ func TestRetryDisableAndDelete(t *testing.T) {
 		if err := st.TestWebhook(ctx, acct.ID, w.ID); err != nil {
 			t.Fatal(err)
 		}
-		testutil.Eventually(t, "the delivery to fail", deliveredAs(t, st, w, store.DeliveryFailed))
+		testutil.Eventually(t, "the delivery to fail", deliveredAs(t, st, w, domain.DeliveryFailed))
 		d := deliveries(t, st, w)[0]
 		if err := st.RetryDelivery(ctx, acct.ID, w.ID, d.ID); err != nil {
 			t.Fatal(err)
 		}
-		testutil.Eventually(t, "the retry to succeed", deliveredAs(t, st, w, store.DeliverySucceeded))
+		testutil.Eventually(t, "the retry to succeed", deliveredAs(t, st, w, domain.DeliverySucceeded))
 		if got := rcv.requests(); len(got) != 2 || got[0].header.Get(signature.HeaderID) != got[1].header.Get(signature.HeaderID) {
 			t.Fatalf("%d requests; want 2 with one webhook-id", len(got))
 		}
-		if err := st.RetryDelivery(ctx, acct.ID, w.ID, "whd_missing"); !errors.Is(err, store.ErrDeliveryNotFound) {
+		if err := st.RetryDelivery(ctx, acct.ID, w.ID, "whd_missing"); !errors.Is(err, domain.ErrDeliveryNotFound) {
 			t.Errorf("retry of a missing delivery: %v", err)
 		}
 
 		// 50 failures in a row disable the webhook.
-		failing, err := st.CreateWebhook(ctx, store.Webhook{AccountID: acct.ID, URL: rcv.URL + "/fail", Events: []string{"*"}, Enabled: true})
+		failing, err := st.CreateWebhook(ctx, domain.Webhook{AccountID: acct.ID, URL: rcv.URL + "/fail", Events: []string{"*"}, Enabled: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -382,7 +383,7 @@ func TestRetryDisableAndDelete(t *testing.T) {
 			if got.Enabled {
 				failed := 0
 				for _, d := range deliveries(t, st, failing) {
-					if d.Status == store.DeliveryFailed {
+					if d.Status == domain.DeliveryFailed {
 						failed++
 					}
 				}
@@ -396,7 +397,7 @@ func TestRetryDisableAndDelete(t *testing.T) {
 
 		// A disabled webhook cannot be tested: its delivery would wait,
 		// unsent, until it is enabled.
-		if err := st.TestWebhook(ctx, acct.ID, failing.ID); !errors.Is(err, store.ErrWebhookDisabled) {
+		if err := st.TestWebhook(ctx, acct.ID, failing.ID); !errors.Is(err, domain.ErrWebhookDisabled) {
 			t.Errorf("test of a disabled webhook: %v, want ErrWebhookDisabled", err)
 		}
 		// Deleting a webhook drops its pending deliveries: the one a retry
@@ -405,10 +406,10 @@ func TestRetryDisableAndDelete(t *testing.T) {
 		if err := st.RetryDelivery(ctx, acct.ID, failing.ID, deliveries(t, st, failing)[0].ID); err != nil {
 			t.Fatal(err)
 		}
-		if err := st.DeleteWebhook(ctx, acct.ID, failing.ID, store.AnyVersion); err != nil {
+		if err := st.DeleteWebhook(ctx, acct.ID, failing.ID, domain.AnyVersion); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := st.ListDeliveries(ctx, acct.ID, failing.ID, store.DeliveryQuery{}); !errors.Is(err, store.ErrWebhookNotFound) {
+		if _, _, err := st.ListDeliveries(ctx, acct.ID, failing.ID, domain.DeliveryQuery{}); !errors.Is(err, domain.ErrWebhookNotFound) {
 			t.Errorf("deliveries of a deleted webhook: %v", err)
 		}
 		jobs, err := st.ClaimDeliveries(ctx, 10, time.Minute)

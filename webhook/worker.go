@@ -12,8 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/netguard"
-	"github.com/agentd/agentd/outbox"
 	"github.com/agentd/agentd/signature"
 	"github.com/agentd/agentd/telemetry"
 )
@@ -40,9 +40,9 @@ const leaseMargin = 5 * time.Second
 // asserts it, so this package needs neither the store nor its ORM).
 type Queue interface {
 	// ClaimDeliveries claims up to n due deliveries for lease.
-	ClaimDeliveries(ctx context.Context, n int, lease time.Duration) ([]outbox.Job, error)
+	ClaimDeliveries(ctx context.Context, n int, lease time.Duration) ([]domain.Job, error)
 	// FinishAttempt records an attempt's outcome.
-	FinishAttempt(ctx context.Context, job outbox.Job, a outbox.Attempt) error
+	FinishAttempt(ctx context.Context, job domain.Job, a domain.Attempt) error
 	// WakeWorkers is signalled when deliveries were queued.
 	WakeWorkers() <-chan struct{}
 }
@@ -112,7 +112,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	freed := make(chan struct{}, 1)
 	for {
 		free := d.cfg.Concurrency - len(slots)
-		var jobs []outbox.Job
+		var jobs []domain.Job
 		if free > 0 {
 			var err error
 			if jobs, err = d.q.ClaimDeliveries(ctx, free, lease); err != nil && ctx.Err() == nil {
@@ -146,7 +146,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 }
 
 // deliver makes one attempt of job and records it, as a trace of its own.
-func (d *Dispatcher) deliver(ctx context.Context, job outbox.Job) {
+func (d *Dispatcher) deliver(ctx context.Context, job domain.Job) {
 	ctx, span := startDelivery(ctx, job)
 	defer span.End()
 	a := d.attempt(ctx, job)
@@ -157,9 +157,9 @@ func (d *Dispatcher) deliver(ctx context.Context, job outbox.Job) {
 }
 
 // attempt POSTs job once and decides what follows.
-func (d *Dispatcher) attempt(ctx context.Context, job outbox.Job) outbox.Attempt {
+func (d *Dispatcher) attempt(ctx context.Context, job domain.Job) domain.Attempt {
 	start := time.Now()
-	a := outbox.Attempt{At: start}
+	a := domain.Attempt{At: start}
 	res, err := d.post(ctx, job, start)
 	a.Duration = time.Since(start)
 	var retryAfter time.Duration
@@ -184,7 +184,7 @@ func (d *Dispatcher) attempt(ctx context.Context, job outbox.Job) outbox.Attempt
 
 // post sends the signed delivery and reads (a bounded part of) the answer,
 // so the connection can be reused.
-func (d *Dispatcher) post(ctx context.Context, job outbox.Job, at time.Time) (*http.Response, error) {
+func (d *Dispatcher) post(ctx context.Context, job domain.Job, at time.Time) (*http.Response, error) {
 	if len(job.Secrets) == 0 {
 		return nil, errUnreadableSecret
 	}

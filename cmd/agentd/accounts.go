@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/server"
 	"github.com/agentd/agentd/store"
 )
@@ -18,7 +19,7 @@ import (
 const maxAccountName = 100
 
 // tiers are the tier names accepted by --tier.
-var tiers = []string{string(store.TierStandard), string(store.TierPro), string(store.TierEnterprise)}
+var tiers = []string{string(domain.TierStandard), string(domain.TierPro), string(domain.TierEnterprise)}
 
 const accountFlagsHelp = `Tiers set the rate limits: standard allows 60 requests per minute and the
 per-endpoint limits of the API; pro 300 and five times the endpoint limits;
@@ -37,7 +38,7 @@ Examples:
   agentd accounts create acme --tier pro --agent-quota 500
   agentd accounts create bigco --tier enterprise --rpm 5000 --endpoint-multiplier 20`,
 	setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
-		f := defineAccountFlags(fs, e, string(store.TierStandard))
+		f := defineAccountFlags(fs, e, string(domain.TierStandard))
 		return func(ctx context.Context, args []string) error { return f.create(ctx, e, args[0]) }
 	},
 }
@@ -105,14 +106,14 @@ func (f *accountFlags) create(ctx context.Context, e *env, name string) error {
 	if err != nil {
 		return err
 	}
-	tier := store.Tier(f.tier.v)
+	tier := domain.Tier(f.tier.v)
 	if err := f.checkTierLimits("accounts create", tier, 0); err != nil {
 		return err
 	}
-	a := store.Account{Name: name, Tier: tier, RPM: f.rpm.v, EndpointMultiplier: f.multiplier.v, AgentQuota: f.quotas.v}
+	a := domain.Account{Name: name, Tier: tier, RPM: f.rpm.v, EndpointMultiplier: f.multiplier.v, AgentQuota: f.quotas.v}
 	return withStore(ctx, *f.db, func(st *store.Store) error {
 		created, err := st.CreateAccount(ctx, a)
-		if errors.Is(err, store.ErrConflict) {
+		if errors.Is(err, domain.ErrConflict) {
 			return fmt.Errorf("account %q already exists (change it with: agentd accounts update %s)", name, name)
 		}
 		if err != nil {
@@ -130,7 +131,7 @@ func (f *accountFlags) update(ctx context.Context, e *env, name string) error {
 	}
 	return withStore(ctx, *f.db, func(st *store.Store) error {
 		cur, err := st.AccountByName(ctx, name)
-		if errors.Is(err, store.ErrNotFound) {
+		if errors.Is(err, domain.ErrNotFound) {
 			return fmt.Errorf("account %q not found (see: agentd accounts list)", name)
 		}
 		if err != nil {
@@ -151,17 +152,17 @@ func (f *accountFlags) update(ctx context.Context, e *env, name string) error {
 
 // changes returns the changes the flags make to cur, checking that the
 // result is a consistent account.
-func (f *accountFlags) changes(cur store.Account) (store.AccountChanges, error) {
-	c := store.AccountChanges{RPM: f.rpm.ptr(), EndpointMultiplier: f.multiplier.ptr(), AgentQuota: f.quotas.ptr()}
+func (f *accountFlags) changes(cur domain.Account) (domain.AccountChanges, error) {
+	c := domain.AccountChanges{RPM: f.rpm.ptr(), EndpointMultiplier: f.multiplier.ptr(), AgentQuota: f.quotas.ptr()}
 	tier := cur.Tier
 	if f.tier.set {
-		tier = store.Tier(f.tier.v)
+		tier = domain.Tier(f.tier.v)
 		c.Tier = &tier
 	}
 	if err := f.checkTierLimits("accounts update", tier, cur.RPM); err != nil {
 		return c, err
 	}
-	if tier != store.TierEnterprise && cur.Tier == store.TierEnterprise {
+	if tier != domain.TierEnterprise && cur.Tier == domain.TierEnterprise {
 		zero := 0
 		c.RPM, c.EndpointMultiplier = &zero, &zero
 	}
@@ -171,8 +172,8 @@ func (f *accountFlags) changes(cur store.Account) (store.AccountChanges, error) 
 // checkTierLimits checks --rpm and --endpoint-multiplier against tier:
 // enterprise needs an rpm (given, or stored as curRPM), the other tiers
 // take neither.
-func (f *accountFlags) checkTierLimits(cmd string, tier store.Tier, curRPM int) error {
-	if tier == store.TierEnterprise {
+func (f *accountFlags) checkTierLimits(cmd string, tier domain.Tier, curRPM int) error {
+	if tier == domain.TierEnterprise {
 		if !f.rpm.set && curRPM == 0 {
 			return usagef(cmd, "the enterprise tier needs --rpm (its requests per minute)")
 		}
@@ -194,7 +195,7 @@ func checkAccountName(cmd, name string) (string, error) {
 }
 
 // printAccounts writes accts as a table with their effective limits.
-func printAccounts(w io.Writer, accts ...store.Account) error {
+func printAccounts(w io.Writer, accts ...domain.Account) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tTIER\tRPM\tENDPOINT-MULTIPLIER\tAGENT-QUOTA\tCREATED\tID")
 	for _, a := range accts {

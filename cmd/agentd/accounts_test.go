@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/store"
 )
 
@@ -68,7 +69,7 @@ func TestAccountsCreateStoresTheAccount(t *testing.T) {
 	db := tempDB(t)
 	mustAgentd(t, db, "accounts", "create", "big", "--tier", "enterprise", "--rpm", "5000", "--endpoint-multiplier", "20", "--agent-quota", "7")
 	a := accountNamed(t, db, "big")
-	want := store.Account{Name: "big", Tier: store.TierEnterprise, RPM: 5000, EndpointMultiplier: 20, AgentQuota: 7}
+	want := domain.Account{Name: "big", Tier: domain.TierEnterprise, RPM: 5000, EndpointMultiplier: 20, AgentQuota: 7}
 	if a.Name != want.Name || a.Tier != want.Tier || a.RPM != want.RPM || a.EndpointMultiplier != want.EndpointMultiplier || a.AgentQuota != want.AgentQuota {
 		t.Errorf("stored %+v, want %+v", a, want)
 	}
@@ -82,7 +83,7 @@ func TestAccountsCreateConflict(t *testing.T) {
 	if r.code() != exitError || !strings.Contains(r.err.Error(), `account "acme" already exists`) {
 		t.Fatalf("exit %d, err %v; want 1 and already exists", r.code(), r.err)
 	}
-	if got := accountNamed(t, db, "acme").Tier; got != store.TierStandard {
+	if got := accountNamed(t, db, "acme").Tier; got != domain.TierStandard {
 		t.Errorf("tier changed to %s by a failed create", got)
 	}
 }
@@ -135,7 +136,7 @@ func TestAccountsUpdateLeavingEnterpriseClearsItsLimits(t *testing.T) {
 	mustAgentd(t, db, "accounts", "create", "big", "--tier", "enterprise", "--rpm", "900", "--endpoint-multiplier", "3")
 	mustAgentd(t, db, "accounts", "update", "big", "--tier", "pro")
 	a := accountNamed(t, db, "big")
-	if a.Tier != store.TierPro || a.RPM != 0 || a.EndpointMultiplier != 0 {
+	if a.Tier != domain.TierPro || a.RPM != 0 || a.EndpointMultiplier != 0 {
 		t.Errorf("after leaving enterprise: %+v, want pro with rpm and multiplier cleared", a)
 	}
 }
@@ -183,7 +184,7 @@ func TestAdminCommandsTakeTheDatabaseFromAGENTD_DB(t *testing.T) {
 }
 
 // accountNamed reads an account straight from the database.
-func accountNamed(t testing.TB, db, name string) store.Account {
+func accountNamed(t testing.TB, db, name string) domain.Account {
 	t.Helper()
 	st, err := store.Open(context.Background(), db)
 	if err != nil {

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/internal/testutil"
-	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/store/storetest"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -27,10 +27,10 @@ func TestStoreGauges(t *testing.T) {
 			t.Errorf("pending deliveries of an empty database: %v", got)
 		}
 
-		var leases []store.Lease
+		var leases []domain.Lease
 		for _, name := range []string{"a", "b", "c"} {
-			agent, err := st.CreateAgent(ctx, store.Agent{AccountID: acct.ID, Name: name, ModelProvider: "openai", Model: "m",
-				Status: store.StatusActive, Fields: map[string]json.RawMessage{"name": json.RawMessage(strconv.Quote(name))}}, -1)
+			agent, err := st.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Name: name, ModelProvider: "openai", Model: "m",
+				Status: domain.StatusActive, Fields: map[string]json.RawMessage{"name": json.RawMessage(strconv.Quote(name))}}, -1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -40,10 +40,10 @@ func TestStoreGauges(t *testing.T) {
 			}
 			leases = append(leases, l)
 		}
-		if err := st.SetConnectionState(ctx, leases[0], store.ConnConnected, ""); err != nil {
+		if err := st.SetConnectionState(ctx, leases[0], domain.ConnConnected, ""); err != nil {
 			t.Fatal(err)
 		}
-		w, err := st.CreateWebhook(ctx, store.Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{"*"}, Enabled: true})
+		w, err := st.CreateWebhook(ctx, domain.Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{"*"}, Enabled: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/store"
 )
 
@@ -31,7 +32,7 @@ Examples:
 	setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 		db := dbFlag(fs, e)
 		account := fs.String("account", "", "`name` of the account the key belongs to (required)")
-		scope := newChoice(string(store.ScopeWrite), string(store.ScopeRead), string(store.ScopeWrite))
+		scope := newChoice(string(domain.ScopeWrite), string(domain.ScopeRead), string(domain.ScopeWrite))
 		fs.Var(scope, "scope", "`scope` of the key: read (GET operations only) or write (every operation)")
 		var exp expiry
 		fs.Var(&exp, "expires", "`lifetime` of the key: 90d, 12h, 1h30m (default: never expires)")
@@ -39,7 +40,7 @@ Examples:
 			if *account == "" {
 				return usagef("keys create", "keys create needs --account NAME")
 			}
-			return createKey(ctx, e, *db, *account, store.Scope(scope.v), exp.expiresAt(time.Now()))
+			return createKey(ctx, e, *db, *account, domain.Scope(scope.v), exp.expiresAt(time.Now()))
 		}
 	},
 }
@@ -84,10 +85,10 @@ Example:
 }
 
 // createKey creates a key and prints it alone on stdout.
-func createKey(ctx context.Context, e *env, dsn, account string, scope store.Scope, expiresAt *time.Time) error {
+func createKey(ctx context.Context, e *env, dsn, account string, scope domain.Scope, expiresAt *time.Time) error {
 	return withStore(ctx, dsn, func(st *store.Store) error {
 		plain, key, err := st.CreateKey(ctx, account, scope, expiresAt)
-		if errors.Is(err, store.ErrNotFound) {
+		if errors.Is(err, domain.ErrNotFound) {
 			return fmt.Errorf("account %q not found (see: agentd accounts list)", account)
 		}
 		if err != nil {
@@ -105,7 +106,7 @@ func createKey(ctx context.Context, e *env, dsn, account string, scope store.Sco
 func listKeys(ctx context.Context, e *env, dsn, account string) error {
 	return withStore(ctx, dsn, func(st *store.Store) error {
 		keys, err := st.ListKeys(ctx, account)
-		if errors.Is(err, store.ErrNotFound) {
+		if errors.Is(err, domain.ErrNotFound) {
 			return fmt.Errorf("account %q not found (see: agentd accounts list)", account)
 		}
 		if err != nil {
@@ -127,9 +128,9 @@ func revokeKey(ctx context.Context, e *env, dsn, prefix string) error {
 	return withStore(ctx, dsn, func(st *store.Store) error {
 		key, err := st.RevokeKey(ctx, prefix)
 		switch {
-		case errors.Is(err, store.ErrNotFound):
+		case errors.Is(err, domain.ErrNotFound):
 			return fmt.Errorf("no key has the prefix %s", prefix)
-		case errors.Is(err, store.ErrConflict):
+		case errors.Is(err, domain.ErrConflict):
 			return fmt.Errorf("several keys have the prefix %s; none was revoked", prefix)
 		case err != nil:
 			return fmt.Errorf("revoke key: %w", err)
@@ -140,7 +141,7 @@ func revokeKey(ctx context.Context, e *env, dsn, prefix string) error {
 }
 
 // printKeys writes keys as a table; now decides which have expired.
-func printKeys(w io.Writer, now time.Time, keys []store.APIKey) error {
+func printKeys(w io.Writer, now time.Time, keys []domain.APIKey) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "PREFIX\tSCOPE\tSTATE\tCREATED\tEXPIRES\tLAST-USED")
 	for _, k := range keys {
@@ -151,7 +152,7 @@ func printKeys(w io.Writer, now time.Time, keys []store.APIKey) error {
 }
 
 // keyState is "active", "revoked" or "expired".
-func keyState(k store.APIKey, now time.Time) string {
+func keyState(k domain.APIKey, now time.Time) string {
 	switch {
 	case k.RevokedAt != nil:
 		return "revoked"

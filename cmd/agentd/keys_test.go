@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/store"
 )
 
@@ -23,7 +24,7 @@ func newAccountDB(t testing.TB) string {
 }
 
 // authenticate checks key against the database.
-func authenticate(t testing.TB, db, key string) (store.Principal, error) {
+func authenticate(t testing.TB, db, key string) (domain.Principal, error) {
 	t.Helper()
 	st, err := store.Open(context.Background(), db)
 	if err != nil {
@@ -48,7 +49,7 @@ func TestKeysCreatePrintsOnlyTheKey(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the printed key does not authenticate: %v", err)
 	}
-	if p.Account.Name != "acme" || p.Key.Scope != store.ScopeWrite || p.Key.ExpiresAt != nil {
+	if p.Account.Name != "acme" || p.Key.Scope != domain.ScopeWrite || p.Key.ExpiresAt != nil {
 		t.Errorf("principal %+v: want acme, write, no expiry", p)
 	}
 }
@@ -57,13 +58,13 @@ func TestKeysCreateScopeAndExpiry(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		args   []string
-		scope  store.Scope
+		scope  domain.Scope
 		expiry time.Duration // 0 = never
 	}{
-		{args: []string{"--scope", "read"}, scope: store.ScopeRead},
-		{args: []string{"--scope", "write", "--expires", "90d"}, scope: store.ScopeWrite, expiry: 90 * 24 * time.Hour},
-		{args: []string{"--expires", "12h"}, scope: store.ScopeWrite, expiry: 12 * time.Hour},
-		{args: []string{"--expires=1h30m", "--scope=read"}, scope: store.ScopeRead, expiry: 90 * time.Minute},
+		{args: []string{"--scope", "read"}, scope: domain.ScopeRead},
+		{args: []string{"--scope", "write", "--expires", "90d"}, scope: domain.ScopeWrite, expiry: 90 * 24 * time.Hour},
+		{args: []string{"--expires", "12h"}, scope: domain.ScopeWrite, expiry: 12 * time.Hour},
+		{args: []string{"--expires=1h30m", "--scope=read"}, scope: domain.ScopeRead, expiry: 90 * time.Minute},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -186,14 +187,14 @@ func TestKeyState(t *testing.T) {
 	now := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 	past, future := now.Add(-time.Minute), now.Add(time.Minute)
 	tests := []struct {
-		key  store.APIKey
+		key  domain.APIKey
 		want string
 	}{
-		{store.APIKey{}, "active"},
-		{store.APIKey{ExpiresAt: &future}, "active"},
-		{store.APIKey{ExpiresAt: &past}, "expired"},
-		{store.APIKey{ExpiresAt: &now}, "expired"},
-		{store.APIKey{RevokedAt: &past, ExpiresAt: &past}, "revoked"},
+		{domain.APIKey{}, "active"},
+		{domain.APIKey{ExpiresAt: &future}, "active"},
+		{domain.APIKey{ExpiresAt: &past}, "expired"},
+		{domain.APIKey{ExpiresAt: &now}, "expired"},
+		{domain.APIKey{RevokedAt: &past, ExpiresAt: &past}, "revoked"},
 	}
 	for _, tt := range tests {
 		if got := keyState(tt.key, now); got != tt.want {
@@ -217,7 +218,7 @@ func TestKeysRevoke(t *testing.T) {
 			if !strings.Contains(r.stdout, "revoked write key "+key[:store.KeyPrefixLen]) {
 				t.Errorf("stdout %q", r.stdout)
 			}
-			if _, err := authenticate(t, db, key); !errors.Is(err, store.ErrUnauthorized) {
+			if _, err := authenticate(t, db, key); !errors.Is(err, domain.ErrUnauthorized) {
 				t.Errorf("revoked key authenticates: %v", err)
 			}
 			// Revoking again is harmless.

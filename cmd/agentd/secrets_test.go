@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/store/storetest"
 )
@@ -37,7 +38,7 @@ func secretAgent(t testing.TB, st *store.Store, account, value string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := st.CreateAgent(context.Background(), store.Agent{AccountID: acct.ID, Fields: map[string]json.RawMessage{
+	a, err := st.CreateAgent(context.Background(), domain.Agent{AccountID: acct.ID, Fields: map[string]json.RawMessage{
 		"name": json.RawMessage(`"a"`), "settings": json.RawMessage(`{"secrets":{"K":"` + value + `"}}`)}}, -1)
 	if err != nil {
 		t.Fatal(err)

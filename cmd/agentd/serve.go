@@ -5,9 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/agentd/agentd/agent"
-	"github.com/agentd/agentd/recall"
-	"github.com/agentd/agentd/tools"
 	"log/slog"
 	"net"
 	"net/http"
@@ -15,6 +12,12 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentd/agentd/a2a"
+	"github.com/agentd/agentd/agent"
+	"github.com/agentd/agentd/domain"
+	"github.com/agentd/agentd/recall"
+	"github.com/agentd/agentd/tools"
 
 	"github.com/agentd/agentd/connect"
 	"github.com/agentd/agentd/connect/discord"
@@ -196,8 +199,17 @@ func startTracing(ctx context.Context, cfg telemetry.Config, logger *slog.Logger
 	}, nil
 }
 
-// The store is the outbox the webhook workers drain.
-var _ webhook.Queue = (*store.Store)(nil)
+// The store implements every consumer's interface; the consumers declare
+// them in domain's types and never import store, so they compile without
+// the ORM. The store is also the outbox the webhook workers drain.
+var (
+	_ turn.Store    = (*store.Store)(nil)
+	_ connect.Store = (*store.Store)(nil)
+	_ server.Store  = (*store.Store)(nil)
+	_ a2a.Tasks     = (*store.Store)(nil)
+	_ recall.Store  = (*store.Store)(nil)
+	_ webhook.Queue = (*store.Store)(nil)
+)
 
 // startWebhooks runs the webhook delivery workers until the returned stop is
 // called; stop waits for the attempts in flight to be recorded.
@@ -257,14 +269,14 @@ func (e *env) bootstrap(ctx context.Context, st *store.Store) error {
 	if n > 0 {
 		return nil
 	}
-	_, err = st.CreateAccount(ctx, store.Account{Name: bootstrapAccount, Tier: store.TierStandard})
-	if errors.Is(err, store.ErrConflict) {
+	_, err = st.CreateAccount(ctx, domain.Account{Name: bootstrapAccount, Tier: domain.TierStandard})
+	if errors.Is(err, domain.ErrConflict) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
-	key, _, err := st.CreateKey(ctx, bootstrapAccount, store.ScopeWrite, nil)
+	key, _, err := st.CreateKey(ctx, bootstrapAccount, domain.ScopeWrite, nil)
 	if err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}

@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/connect"
-	"github.com/agentd/agentd/connect/connecttest"
 	"github.com/agentd/agentd/connect/discord"
 	"github.com/agentd/agentd/connect/discord/discordtest"
+	"github.com/agentd/agentd/domain"
+	"github.com/agentd/agentd/internal/connecttest"
 	"github.com/agentd/agentd/internal/testutil"
-	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/store/storetest"
 	"github.com/agentd/agentd/turn"
 	"github.com/bwmarrin/discordgo"
@@ -219,7 +219,7 @@ func TestRejectedTokenAndIntentsAreErrorsWithoutRetry(t *testing.T) {
 	intents := f.Agent(withToken(noContent, nil))
 	f.Start()
 	testutil.Eventually(t, "errors", func() error {
-		if b, i := f.State(bad), f.State(intents); b.State != store.ConnError || i.State != store.ConnError {
+		if b, i := f.State(bad), f.State(intents); b.State != domain.ConnError || i.State != domain.ConnError {
 			return fmt.Errorf("states %q (%s) and %q (%s)", b.State, b.Reason, i.State, i.Reason)
 		}
 		return nil
@@ -236,7 +236,7 @@ func TestRejectedTokenAndIntentsAreErrorsWithoutRetry(t *testing.T) {
 	if n := len(f.dc.Identifies(noContent)); n != 1 {
 		t.Fatalf("%d identifies after 4014; want 1", n)
 	}
-	if c := f.State(intents); c.State != store.ConnError {
+	if c := f.State(intents); c.State != domain.ConnError {
 		t.Fatalf("state after 4014: %+v", c)
 	}
 }
@@ -252,7 +252,7 @@ func TestFatalCloseCodesAreNotRetried(t *testing.T) {
 			f.dc.RejectIdentify(token, code)
 			a := f.Agent(withToken(token, nil))
 			f.Start()
-			testutil.Eventually(t, "error", f.InState(a, store.ConnError, fmt.Sprint(code)))
+			testutil.Eventually(t, "error", f.InState(a, domain.ConnError, fmt.Sprint(code)))
 			time.Sleep(500 * time.Millisecond) // many times the back-off and the identify spacing
 			if n := len(f.dc.Identifies(token)); n != 1 {
 				t.Fatalf("%d identifies after close code %d; want 1", n, code)
@@ -269,7 +269,7 @@ type stateLog struct {
 	states []string
 }
 
-func (l *stateLog) SetConnectionState(ctx context.Context, lease store.Lease, state store.ConnState, reason string) error {
+func (l *stateLog) SetConnectionState(ctx context.Context, lease domain.Lease, state domain.ConnState, reason string) error {
 	l.mu.Lock()
 	l.states = append(l.states, string(state)+": "+reason)
 	l.mu.Unlock()
@@ -303,14 +303,14 @@ func TestDropsResumeWithMissedEvents(t *testing.T) {
 	states := &stateLog{Store: f.Store}
 	f.Config.Store = states
 	ctx := context.Background()
-	w, err := f.Store.CreateWebhook(ctx, store.Webhook{AccountID: f.Account.ID, URL: "https://hooks.example.com/",
-		Events: []string{string(store.EventConnectionChanged)}, Enabled: true})
+	w, err := f.Store.CreateWebhook(ctx, domain.Webhook{AccountID: f.Account.ID, URL: "https://hooks.example.com/",
+		Events: []string{string(domain.EventConnectionChanged)}, Enabled: true})
 	testutil.OK(t, err)
 	deliveries := func() int {
-		ds, total, err := f.Store.ListDeliveries(ctx, f.Account.ID, w.ID, store.DeliveryQuery{})
+		ds, total, err := f.Store.ListDeliveries(ctx, f.Account.ID, w.ID, domain.DeliveryQuery{})
 		testutil.OK(t, err)
 		for _, d := range ds {
-			if d.Type != store.EventConnectionChanged {
+			if d.Type != domain.EventConnectionChanged {
 				t.Fatalf("delivery of %s", d.Type)
 			}
 		}
@@ -355,7 +355,7 @@ func TestDropsResumeWithMissedEvents(t *testing.T) {
 	if n := len(f.dc.Identifies(token)); n != 1 {
 		t.Fatalf("%d identifies; want 1", n)
 	}
-	testutil.OK(t, states.saw(string(store.ConnConnecting), "resuming"))
+	testutil.OK(t, states.saw(string(domain.ConnConnecting), "resuming"))
 }
 
 // TestUnresumableSessionIdentifiesAfresh: a RESUME of a session Discord
@@ -391,7 +391,7 @@ func TestIdentifyWaitsForTheSessionStartLimit(t *testing.T) {
 	f.dc.SessionStartLimit(token, 4, time.Until(resets))
 	a := f.Agent(withToken(token, nil))
 	f.Start()
-	testutil.Eventually(t, "waiting", f.InState(a, store.ConnConnecting, "daily session start limit", "4 of 1000 left", "reset"))
+	testutil.Eventually(t, "waiting", f.InState(a, domain.ConnConnecting, "daily session start limit", "4 of 1000 left", "reset"))
 	if n := len(f.dc.Identifies(token)); n != 0 {
 		t.Fatalf("%d identifies with 4 session starts left", n)
 	}
@@ -431,26 +431,26 @@ func TestStopsWhenInactiveOrDeleted(t *testing.T) {
 	f := newFixture(t)
 	f.Start()
 	ctx := context.Background()
-	inactive := store.StatusInactive
+	inactive := domain.StatusInactive
 	for _, name := range []string{"inactive", "deleted"} {
 		a := f.Agent(withToken(token, nil))
 		f.WaitConnected(a)
 		if name == "inactive" {
-			_, _, err := f.Store.UpdateAgent(ctx, f.Account.ID, a.ID, nil, &inactive, store.AnyVersion)
+			_, _, err := f.Store.UpdateAgent(ctx, f.Account.ID, a.ID, nil, &inactive, domain.AnyVersion)
 			testutil.OK(t, err)
 		} else {
-			_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID, store.AnyVersion)
+			_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID, domain.AnyVersion)
 			testutil.OK(t, err)
 		}
 		testutil.Eventually(t, name+" disconnects", func() error { return testutil.Equal("gateway connections", f.dc.Connected(token), 0) })
 		if name == "inactive" {
 			testutil.Eventually(t, "disconnected state", func() error {
-				if c := f.State(a); c.State != store.ConnDisconnected || c.Reason != "the agent is inactive" {
+				if c := f.State(a); c.State != domain.ConnDisconnected || c.Reason != "the agent is inactive" {
 					return fmt.Errorf("state %q (%s)", c.State, c.Reason)
 				}
 				return nil
 			})
-			_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID, store.AnyVersion)
+			_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID, domain.AnyVersion)
 			testutil.OK(t, err)
 		}
 	}
@@ -460,7 +460,7 @@ func TestMissingTokenDisabled(t *testing.T) {
 	f := newFixture(t)
 	a := f.Agent(map[string]any{})
 	f.Start()
-	testutil.Eventually(t, "disabled", f.InState(a, store.ConnDisabled, discord.TokenVar))
+	testutil.Eventually(t, "disabled", f.InState(a, domain.ConnDisabled, discord.TokenVar))
 }
 
 func TestFailoverOnPostgres(t *testing.T) {
@@ -488,7 +488,7 @@ func TestFailoverOnPostgres(t *testing.T) {
 		if n := len(f.dc.Identifies(token)); n != 2 {
 			return fmt.Errorf("%d identifies", n)
 		}
-		if err := f.InState(a, store.ConnConnected)(); err != nil {
+		if err := f.InState(a, domain.ConnConnected)(); err != nil {
 			return err
 		}
 		return f.Live()

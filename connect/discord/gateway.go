@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/connect"
-	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/domain"
 	"github.com/bwmarrin/discordgo"
 	"github.com/gorilla/websocket"
 )
@@ -110,7 +110,7 @@ func (s *session) connect(ctx context.Context, p *Platform) error {
 // session start limit allows and its next IDENTIFY slot has come.
 func (s *session) address(ctx context.Context, p *Platform) (string, error) {
 	if s.resume.id != "" {
-		return s.resume.url, s.c.Trouble(ctx, store.ConnConnecting, reasonResuming)
+		return s.resume.url, s.c.Trouble(ctx, domain.ConnConnecting, reasonResuming)
 	}
 	addr, err := s.waitStartLimit(ctx, p)
 	if err != nil {
@@ -137,7 +137,7 @@ func (s *session) waitStartLimit(ctx context.Context, p *Platform) (string, erro
 		}
 		// Never sooner than the IDENTIFY spacing, should Discord say 0.
 		wait := max(time.Duration(limit.ResetAfter)*time.Millisecond, p.identifyEvery())
-		if err := s.c.Trouble(ctx, store.ConnConnecting, startLimitReason(limit, wait)); err != nil {
+		if err := s.c.Trouble(ctx, domain.ConnConnecting, startLimitReason(limit, wait)); err != nil {
 			return "", err
 		}
 		if !connect.Sleep(ctx, wait) {

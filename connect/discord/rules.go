@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/connect"
-	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/turn"
 	"github.com/bwmarrin/discordgo"
 )
@@ -88,9 +88,9 @@ func (s *session) answer(ctx context.Context, in connect.Inbound) {
 		}
 	}
 	user := "discord:" + m.Author.ID
-	conv := store.ConversationRef{RoomID: "discord:" + m.ChannelID}
+	conv := domain.ConversationRef{RoomID: "discord:" + m.ChannelID}
 	if dm {
-		conv = store.ConversationRef{UserID: user}
+		conv = domain.ConversationRef{UserID: user}
 	}
 	req := turn.Input{Text: m.ContentWithMentionsReplaced(), Conv: conv, UserID: user, Channel: name,
 		UserName: m.Author.DisplayName()}

@@ -11,7 +11,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/agentd/agentd/connect"
-	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/turn"
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
@@ -72,9 +72,9 @@ func (s *session) answer(ctx context.Context, in connect.Inbound) {
 	private := m.Chat.Type == models.ChatTypePrivate
 	cmd, args, _ := s.command(&m)
 	chat := in.Chat
-	conv := store.ConversationRef{RoomID: "telegram:" + chat}
+	conv := domain.ConversationRef{RoomID: "telegram:" + chat}
 	if private {
-		conv = store.ConversationRef{UserID: "telegram:" + strconv.FormatInt(m.From.ID, 10)}
+		conv = domain.ConversationRef{UserID: "telegram:" + strconv.FormatInt(m.From.ID, 10)}
 	}
 	req := turn.Input{Text: m.Text, Conv: conv, UserID: "telegram:" + strconv.FormatInt(m.From.ID, 10),
 		UserName: displayName(m.From), Channel: channelOf(m.Chat)}
@@ -130,7 +130,7 @@ func (s *session) typing(ctx context.Context, m *models.Message) {
 }
 
 // reset forgets the chat's conversation; in groups only for admin users.
-func (s *session) reset(ctx context.Context, m *models.Message, private bool, conv store.ConversationRef) (string, error) {
+func (s *session) reset(ctx context.Context, m *models.Message, private bool, conv domain.ConversationRef) (string, error) {
 	if !private && !s.isAdmin(m.From) {
 		return "Only the bot's admins can reset a group's conversation.", nil
 	}

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/connect"
-	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/domain"
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 )
@@ -261,10 +261,10 @@ func (s *session) wait(ctx context.Context, token string, err error, backoff tim
 // host's webhook); anything else is connecting while the polls are
 // retried. The connection is never shown connected meanwhile.
 func (s *session) report(ctx context.Context, token string, err error) error {
-	state, reason := store.ConnConnecting, "Polling Telegram fails; retrying: "+err.Error()
+	state, reason := domain.ConnConnecting, "Polling Telegram fails; retrying: "+err.Error()
 	var ae *apiError
 	if errors.As(err, &ae) && ae.Code == http.StatusConflict {
-		state, reason = store.ConnError, conflictReason(ctx, s, token)
+		state, reason = domain.ConnError, conflictReason(ctx, s, token)
 	}
 	if reason == s.trouble {
 		return nil

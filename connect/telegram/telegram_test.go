@@ -14,11 +14,11 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/connect"
-	"github.com/agentd/agentd/connect/connecttest"
 	"github.com/agentd/agentd/connect/telegram"
 	"github.com/agentd/agentd/connect/telegram/telegramtest"
+	"github.com/agentd/agentd/domain"
+	"github.com/agentd/agentd/internal/connecttest"
 	"github.com/agentd/agentd/internal/testutil"
-	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/store/storetest"
 	"github.com/go-telegram/bot/models"
 	"github.com/prometheus/client_golang/prometheus"
@@ -216,19 +216,19 @@ func TestStopsWhenInactiveRemovedOrDeleted(t *testing.T) {
 	f := newFixture(t)
 	f.Start()
 	ctx := context.Background()
-	inactive := store.StatusInactive
-	active := store.StatusActive
-	stops := map[string]func(a store.Agent){
-		"inactive": func(a store.Agent) {
-			_, _, err := f.Store.UpdateAgent(ctx, f.Account.ID, a.ID, nil, &inactive, store.AnyVersion)
+	inactive := domain.StatusInactive
+	active := domain.StatusActive
+	stops := map[string]func(a domain.Agent){
+		"inactive": func(a domain.Agent) {
+			_, _, err := f.Store.UpdateAgent(ctx, f.Account.ID, a.ID, nil, &inactive, domain.AnyVersion)
 			testutil.OK(t, err)
 		},
-		"removed": func(a store.Agent) {
-			_, _, err := f.Store.UpdateAgent(ctx, f.Account.ID, a.ID, map[string]json.RawMessage{"clients": json.RawMessage(`[]`)}, &active, store.AnyVersion)
+		"removed": func(a domain.Agent) {
+			_, _, err := f.Store.UpdateAgent(ctx, f.Account.ID, a.ID, map[string]json.RawMessage{"clients": json.RawMessage(`[]`)}, &active, domain.AnyVersion)
 			testutil.OK(t, err)
 		},
-		"deleted": func(a store.Agent) {
-			_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID, store.AnyVersion)
+		"deleted": func(a domain.Agent) {
+			_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID, domain.AnyVersion)
 			testutil.OK(t, err)
 		},
 	}
@@ -240,13 +240,13 @@ func TestStopsWhenInactiveRemovedOrDeleted(t *testing.T) {
 		if name == "inactive" {
 			// The runner records why it stopped after it stops polling.
 			testutil.Eventually(t, "the inactive agent's connection state", func() error {
-				if c := f.State(a); c.State != store.ConnDisconnected || c.Reason != "the agent is inactive" {
+				if c := f.State(a); c.State != domain.ConnDisconnected || c.Reason != "the agent is inactive" {
 					return fmt.Errorf("connection %+v", c)
 				}
 				return nil
 			})
 		}
-		_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID, store.AnyVersion)
+		_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID, domain.AnyVersion)
 		if err != nil && name != "deleted" {
 			t.Fatal(err)
 		}
@@ -257,7 +257,7 @@ func TestTokenChangesMissingAndRejected(t *testing.T) {
 	f := newFixture(t)
 	a := f.Agent(map[string]any{})
 	f.Start()
-	testutil.Eventually(t, "disabled", f.InState(a, store.ConnDisabled, telegram.TokenVar))
+	testutil.Eventually(t, "disabled", f.InState(a, domain.ConnDisabled, telegram.TokenVar))
 	// A connection that cannot run holds no lease, so a fleet of agents
 	// without credentials costs the database no renewals: another replica
 	// could take it at once.
@@ -273,12 +273,12 @@ func TestTokenChangesMissingAndRejected(t *testing.T) {
 		return err
 	})
 	setToken := func(tok string) {
-		_, _, err := f.Store.UpdateAgent(context.Background(), f.Account.ID, a.ID, map[string]json.RawMessage{"settings": connecttest.JSON(map[string]any{"secrets": map[string]any{telegram.TokenVar: tok}})}, nil, store.AnyVersion)
+		_, _, err := f.Store.UpdateAgent(context.Background(), f.Account.ID, a.ID, map[string]json.RawMessage{"settings": connecttest.JSON(map[string]any{"secrets": map[string]any{telegram.TokenVar: tok}})}, nil, domain.AnyVersion)
 
 		testutil.OK(t, err)
 	}
 	setToken("999:unknown") // the test server answers 401 for it
-	testutil.Eventually(t, "error", f.InState(a, store.ConnError, "401"))
+	testutil.Eventually(t, "error", f.InState(a, domain.ConnError, "401"))
 	setToken(token)
 	f.WaitConnected(a)
 }
@@ -299,7 +299,7 @@ func TestTokenOfAnotherBotStartsAfresh(t *testing.T) {
 	}
 	testutil.Eventually(t, "five replies", f.sent(5))
 	f.tg.Queue(token2, private("backlog of the new bot"))
-	_, _, err := f.Store.UpdateAgent(context.Background(), f.Account.ID, a.ID, map[string]json.RawMessage{"settings": connecttest.JSON(map[string]any{"secrets": map[string]any{telegram.TokenVar: token2}})}, nil, store.AnyVersion)
+	_, _, err := f.Store.UpdateAgent(context.Background(), f.Account.ID, a.ID, map[string]json.RawMessage{"settings": connecttest.JSON(map[string]any{"secrets": map[string]any{telegram.TokenVar: token2}})}, nil, domain.AnyVersion)
 
 	testutil.OK(t, err)
 	testutil.Eventually(t, "the new bot polled", func() error {
@@ -381,7 +381,7 @@ func failPollAndRecover(t *testing.T, status, retryAfter, times int) []time.Dura
 	if n := f.calls("getMe"); n != 1 {
 		t.Errorf("getMe called %d times: the connection was restarted instead of waiting", n)
 	}
-	if c := f.State(a); c.State != store.ConnConnected {
+	if c := f.State(a); c.State != domain.ConnConnected {
 		t.Errorf("connection %+v; want connected", c)
 	}
 	return waits
@@ -557,7 +557,7 @@ func TestStateSaysWhatPollingDoes(t *testing.T) {
 	f.WaitConnected(a)
 	f.tg.SetWebhook(token, "https://hooks.other.example/telegram/s3cret-path")
 	f.tg.Queue(token, private("ends the held poll"))
-	testutil.Eventually(t, "error naming the webhook", f.InState(a, store.ConnError, "webhook", "hooks.other.example", "deleteWebhook"))
+	testutil.Eventually(t, "error naming the webhook", f.InState(a, domain.ConnError, "webhook", "hooks.other.example", "deleteWebhook"))
 	if c := f.State(a); strings.Contains(c.Reason, "s3cret") {
 		t.Errorf("the reason shows the webhook's path: %q", c.Reason)
 	}
@@ -565,7 +565,7 @@ func TestStateSaysWhatPollingDoes(t *testing.T) {
 		t.Error("agentd removed the webhook")
 	}
 	f.tg.SetWebhook(token, "")
-	testutil.Eventually(t, "connected again", f.InState(a, store.ConnConnected))
+	testutil.Eventually(t, "connected again", f.InState(a, domain.ConnConnected))
 	f.tg.Queue(token, private("after the webhook"))
 	testutil.Eventually(t, "answered", func() error {
 		for _, s := range f.tg.Sent(token) {
@@ -579,8 +579,8 @@ func TestStateSaysWhatPollingDoes(t *testing.T) {
 	f.tg.Fail(token, "getUpdates", http.StatusInternalServerError, 0)
 	f.tg.Fail(token, "getUpdates", http.StatusInternalServerError, 0)
 	f.tg.Queue(token, private("ends the held poll again"))
-	testutil.Eventually(t, "connecting while polls fail", f.InState(a, store.ConnConnecting, "500"))
-	testutil.Eventually(t, "connected once they work", f.InState(a, store.ConnConnected))
+	testutil.Eventually(t, "connecting while polls fail", f.InState(a, domain.ConnConnecting, "500"))
+	testutil.Eventually(t, "connected once they work", f.InState(a, domain.ConnConnected))
 }
 
 // TestWebhookFromTheStartIsTheBotsFault: a webhook set on the bot before
@@ -596,7 +596,7 @@ func TestWebhookFromTheStartIsTheBotsFault(t *testing.T) {
 	a := f.Agent(withToken(nil))
 	f.Start()
 	f.Run(nil, "replica-b")
-	testutil.Eventually(t, "error naming the webhook", f.InState(a, store.ConnError, "webhook", "hooks.other.example", "deleteWebhook"))
+	testutil.Eventually(t, "error naming the webhook", f.InState(a, domain.ConnError, "webhook", "hooks.other.example", "deleteWebhook"))
 	time.Sleep(3 * time.Second) // many times the fixture's lease, back-off and give-up times
 	got := changes()
 	if n := len(got); n == 0 || !strings.HasPrefix(got[n-1], "error: ") ||

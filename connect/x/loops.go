@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/connect"
-	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/turn"
 )
 
@@ -207,7 +207,7 @@ func (s *session) answer(ctx context.Context, in connect.Inbound) {
 // answerMention replies to t in its thread, then likes and reposts it when
 // switched on.
 func (s *session) answerMention(ctx context.Context, in connect.Inbound, t tweet) {
-	text, ok := s.turn(ctx, turn.Input{Text: t.Text, Conv: store.ConversationRef{RoomID: "twitter:" + t.ConversationID},
+	text, ok := s.turn(ctx, turn.Input{Text: t.Text, Conv: domain.ConversationRef{RoomID: "twitter:" + t.ConversationID},
 		UserID: "twitter:" + t.AuthorID, Channel: "a thread on X where you were mentioned", MaxChars: maxPost,
 		Length: weightedLength})
 	if !ok {
@@ -272,7 +272,7 @@ func (s *session) pollDMs(ctx context.Context) error {
 // answerDM answers a direct message in the sender's direct conversation.
 func (s *session) answerDM(ctx context.Context, in connect.Inbound, e dmEvent) {
 	user := "twitter:" + e.SenderID
-	text, ok := s.turn(ctx, turn.Input{Text: e.Text, Conv: store.ConversationRef{UserID: user}, UserID: user,
+	text, ok := s.turn(ctx, turn.Input{Text: e.Text, Conv: domain.ConversationRef{UserID: user}, UserID: user,
 		Channel: "direct messages on X"})
 	if !ok {
 		return
@@ -325,7 +325,7 @@ func (s *session) postLoop(ctx context.Context) error {
 // post writes and posts the post of a slot; a failure skips the slot.
 func (s *session) post(ctx context.Context, in connect.Inbound) {
 	r, err := s.c.Compose(ctx, turn.Input{Post: true, MaxChars: maxPost, Length: weightedLength,
-		Conv: store.ConversationRef{RoomID: "twitter:posts"}, Channel: "your feed on X"})
+		Conv: domain.ConversationRef{RoomID: "twitter:posts"}, Channel: "your feed on X"})
 	if err != nil {
 		s.c.Unanswered(ctx, "posts", err)
 		return

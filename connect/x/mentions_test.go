@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/connect/connecttest"
 	"github.com/agentd/agentd/connect/x"
 	"github.com/agentd/agentd/connect/x/xtest"
+	"github.com/agentd/agentd/internal/connecttest"
 	"github.com/agentd/agentd/internal/testutil"
 	"github.com/prometheus/client_golang/prometheus"
 )

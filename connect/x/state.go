@@ -10,7 +10,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/domain"
 )
 
 // failingAfter is how many polls of a loop must fail in a row before the
@@ -73,7 +73,7 @@ func (s *session) show(ctx context.Context) {
 	if reason == "" {
 		err = s.c.MarkConnected(ctx)
 	} else {
-		err = s.c.Trouble(ctx, store.ConnConnected, reason)
+		err = s.c.Trouble(ctx, domain.ConnConnected, reason)
 	}
 	if err != nil {
 		if ctx.Err() == nil {

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/agentd/agentd/connect/x/xtest"
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/internal/testutil"
-	"github.com/agentd/agentd/store"
 )
 
 // clientForbidden is X's answer to an endpoint outside the app's access
@@ -27,7 +27,7 @@ func TestTierRefusalShownInReason(t *testing.T) {
 	f.srv.FailEvery(token, "mentions", clientForbidden)
 	a := f.agent(map[string]any{"enableDMs": true})
 	f.Start()
-	testutil.Eventually(t, "connected, degraded", f.InState(a, store.ConnConnected,
+	testutil.Eventually(t, "connected, degraded", f.InState(a, domain.ConnConnected,
 		"Mentions are not available on this X API access tier", "403 Client Forbidden", "enableMentions"))
 	n := len(f.calls("mentions"))
 	f.polled("dm_events", 3)
@@ -45,7 +45,7 @@ func TestAppRefusedEverythingIsError(t *testing.T) {
 	f.srv.FailEvery(token, "users/me", clientForbidden)
 	a := f.agent(nil)
 	f.Start()
-	testutil.Eventually(t, "error", f.InState(a, store.ConnError, "refuses this app", "users/me"))
+	testutil.Eventually(t, "error", f.InState(a, domain.ConnError, "refuses this app", "users/me"))
 	if c := f.State(a); strings.Contains(c.Reason, "credentials") {
 		t.Fatalf("reason %q blames the credentials", c.Reason)
 	}
@@ -60,11 +60,11 @@ func TestFailingPollsShownInReason(t *testing.T) {
 	f.WaitConnected(a)
 	f.polled("mentions", 2)
 	f.srv.FailEvery(token, "mentions", xtest.Failure{Status: http.StatusServiceUnavailable})
-	testutil.Eventually(t, "connected, degraded", f.InState(a, store.ConnConnected,
+	testutil.Eventually(t, "connected, degraded", f.InState(a, domain.ConnConnected,
 		"Polling X for mentions keeps failing", "503 Service Unavailable"))
 	f.srv.ClearFailures(token, "mentions")
 	testutil.Eventually(t, "the reason cleared", func() error {
-		if c := f.State(a); c.State != store.ConnConnected || c.Reason != "" {
+		if c := f.State(a); c.State != domain.ConnConnected || c.Reason != "" {
 			return fmt.Errorf("state %q (%s)", c.State, c.Reason)
 		}
 		return nil

@@ -14,9 +14,10 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/connect"
-	"github.com/agentd/agentd/connect/connecttest"
 	"github.com/agentd/agentd/connect/x"
 	"github.com/agentd/agentd/connect/x/xtest"
+	"github.com/agentd/agentd/domain"
+	"github.com/agentd/agentd/internal/connecttest"
 	"github.com/agentd/agentd/internal/testutil"
 	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/store/storetest"
@@ -40,14 +41,14 @@ type cursorStore struct {
 	history []string // every cursor saved, oldest first
 }
 
-func (c *cursorStore) SaveCursor(ctx context.Context, l store.Lease, cursor string) error {
+func (c *cursorStore) SaveCursor(ctx context.Context, l domain.Lease, cursor string) error {
 	err := c.Store.SaveCursor(ctx, l, cursor)
 	c.record(cursor, err)
 	return err
 }
 
 // TakePlatformMessages stores the cursor with the messages taken.
-func (c *cursorStore) TakePlatformMessages(ctx context.Context, l store.Lease, cursor string, msgs []store.InboxMessage) ([]store.InboxMessage, error) {
+func (c *cursorStore) TakePlatformMessages(ctx context.Context, l domain.Lease, cursor string, msgs []domain.InboxMessage) ([]domain.InboxMessage, error) {
 	fresh, err := c.Store.TakePlatformMessages(ctx, l, cursor, msgs)
 	if cursor != "" {
 		c.record(cursor, err)
@@ -113,7 +114,7 @@ func secrets() map[string]any {
 
 // agent creates an agent with the bot's credentials and, when given,
 // settings.twitter.
-func (f *fixture) agent(twitter map[string]any) store.Agent {
+func (f *fixture) agent(twitter map[string]any) domain.Agent {
 	settings := map[string]any{"secrets": secrets()}
 	if twitter != nil {
 		settings["twitter"] = twitter
@@ -384,11 +385,11 @@ func TestUnauthorizedIsErrorAndDuplicateSkipped(t *testing.T) {
 	if posts := f.srv.Posts(token); len(posts) != 2 {
 		t.Fatalf("posts %+v; want the first \"same\" and \"other\" answered", posts)
 	}
-	if c := f.State(a); c.State != store.ConnConnected {
+	if c := f.State(a); c.State != domain.ConnConnected {
 		t.Fatalf("after a duplicate: %+v", c)
 	}
 	f.srv.Fail(token, "mentions", xtest.Failure{Status: http.StatusUnauthorized, Detail: "Unauthorized"})
-	testutil.Eventually(t, "error", f.InState(a, store.ConnError, x.AccessTokenVar))
+	testutil.Eventually(t, "error", f.InState(a, domain.ConnError, x.AccessTokenVar))
 }
 
 func TestMissingCredentialsDisabled(t *testing.T) {
@@ -396,7 +397,7 @@ func TestMissingCredentialsDisabled(t *testing.T) {
 	a := f.Agent(map[string]any{"secrets": map[string]any{x.APIKeyVar: consumerKey}})
 	f.Start()
 	testutil.Eventually(t, "disabled", func() error {
-		if c := f.State(a); c.State != store.ConnDisabled || !strings.Contains(c.Reason, x.AccessTokenSecretVar) || strings.Contains(c.Reason, x.APIKeyVar+",") {
+		if c := f.State(a); c.State != domain.ConnDisabled || !strings.Contains(c.Reason, x.AccessTokenSecretVar) || strings.Contains(c.Reason, x.APIKeyVar+",") {
 			return fmt.Errorf("state %q (%s)", c.State, c.Reason)
 		}
 		return nil
@@ -407,17 +408,17 @@ func TestStopsWhenInactiveOrDeleted(t *testing.T) {
 	f := newFixture(t)
 	f.Start()
 	ctx := context.Background()
-	inactive := store.StatusInactive
+	inactive := domain.StatusInactive
 	for _, name := range []string{"inactive", "deleted"} {
 		a := f.agent(nil)
 		f.WaitConnected(a)
 		f.polled("mentions", 1)
 		if name == "inactive" {
-			_, _, err := f.Store.UpdateAgent(ctx, f.Account.ID, a.ID, nil, &inactive, store.AnyVersion)
+			_, _, err := f.Store.UpdateAgent(ctx, f.Account.ID, a.ID, nil, &inactive, domain.AnyVersion)
 			testutil.OK(t, err)
-			testutil.Eventually(t, "disconnected", f.InState(a, store.ConnDisconnected))
+			testutil.Eventually(t, "disconnected", f.InState(a, domain.ConnDisconnected))
 		} else {
-			_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID, store.AnyVersion)
+			_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID, domain.AnyVersion)
 			testutil.OK(t, err)
 		}
 		// Stopped: no poll for three poll intervals in a row.
@@ -430,7 +431,7 @@ func TestStopsWhenInactiveOrDeleted(t *testing.T) {
 			return nil
 		})
 		if name == "inactive" {
-			_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID, store.AnyVersion)
+			_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID, domain.AnyVersion)
 			testutil.OK(t, err)
 		}
 	}

@@ -7,26 +7,12 @@ import (
 	"testing"
 )
 
-// pendingDomainMove lists the packages that still reach GORM because the
-// domain's types (store.Agent, store.Message, ...) live in store. They are
-// exempt from the ORM rule alone, and only until the domain package lands:
-// empty this list then. A package listed here that no longer reaches the
-// ORM fails the test, so the list only shrinks.
-var pendingDomainMove = []string{
-	"turn",
-	"connect", "connect/telegram", "connect/discord", "connect/x",
-	"server",
-	"a2a",
-	"recall",
-}
-
 // rule forbids the packages from selects to depend, directly or
 // transitively, on any package forbidden selects.
 type rule struct {
 	name      string
 	from      func(rel string) bool  // the module's packages, by path in the module
 	forbidden func(path string) bool // any package, by import path
-	exempt    []string               // known offenders, skipped (pendingDomainMove)
 }
 
 // rules are the layering rules docs/architecture.md states.
@@ -42,13 +28,12 @@ func rules(mod string) []rule {
 			name: "GORM, its drivers and goose only in store, cmd/agentd, bench and store's test support",
 			from: func(rel string) bool {
 				return !slices.Contains([]string{"store", "store/storetest", "store/storetest/pgtest",
-					"cmd/agentd", "bench", "connect/connecttest"}, rel)
+					"cmd/agentd", "bench", "internal/connecttest"}, rel)
 			},
 			forbidden: func(p string) bool {
 				return hasPrefix(p, "gorm.io", "github.com/jackc/pgx", "github.com/mattn/go-sqlite3",
 					"modernc.org/sqlite", "github.com/glebarez/sqlite", "github.com/pressly/goose")
 			},
-			exempt: pendingDomainMove,
 		},
 		{
 			name:      "server never imports connect",
@@ -65,6 +50,14 @@ func rules(mod string) []rule {
 			from: func(rel string) bool { return rel == "turn" },
 			forbidden: func(p string) bool {
 				return hasPrefix(p, "github.com/labstack/echo") || own("gen", "server", "connect")(p)
+			},
+		},
+		{
+			name: "domain, the shared vocabulary, builds on agent alone",
+			from: func(rel string) bool { return rel == "domain" },
+			forbidden: func(p string) bool {
+				rel, ok := strings.CutPrefix(p, mod+"/")
+				return ok && !under(rel, "agent", "netguard")
 			},
 		},
 		{
@@ -123,56 +116,33 @@ func (m *module) reach(from string, match func(string) bool) string {
 	return ""
 }
 
-// violations checks every rule over the module's packages. It returns the
-// broken edges, each with its chain and rule; the exempt offenders that
-// still offend (skipped); and the exempt packages that no longer offend.
-func violations(m *module, rs []rule) (broken, skipped, stale []string) {
+// violations checks every rule over the module's packages and returns the
+// broken edges, each with its chain and rule.
+func violations(m *module, rs []rule) (broken []string) {
 	for _, r := range rs {
-		offends := map[string]bool{}
 		for _, p := range m.own {
-			rel := m.rel(p)
-			if !r.from(rel) {
+			if !r.from(m.rel(p)) {
 				continue
 			}
-			chain := m.reach(p, r.forbidden)
-			if chain == "" {
-				continue
-			}
-			offends[rel] = true
-			msg := fmt.Sprintf("%s (rule: %s)", chain, r.name)
-			if slices.Contains(r.exempt, rel) {
-				skipped = append(skipped, msg)
-			} else {
-				broken = append(broken, msg)
-			}
-		}
-		for _, rel := range r.exempt {
-			if !offends[rel] {
-				stale = append(stale, fmt.Sprintf("%s no longer breaks the rule %q: take it off its exemptions", rel, r.name))
+			if chain := m.reach(p, r.forbidden); chain != "" {
+				broken = append(broken, fmt.Sprintf("%s (rule: %s)", chain, r.name))
 			}
 		}
 	}
-	return broken, skipped, stale
+	return broken
 }
 
 // TestLayering fails on every import edge that breaks a layering rule,
 // naming the chain of imports and the rule.
 func TestLayering(t *testing.T) {
 	m := load(t)
-	for _, want := range []string{"store", "server", "connect", "turn", "tools", "llm", "agent", "webhook", "cmd/agentd", "bench"} {
+	for _, want := range []string{"domain", "store", "server", "connect", "turn", "tools", "llm", "agent", "webhook", "cmd/agentd", "bench"} {
 		if m.pkgs[m.path+"/"+want] == nil {
 			t.Errorf("the rules name package %s, which is gone: update rules()", want)
 		}
 	}
-	broken, skipped, stale := violations(m, rules(m.path))
-	for _, s := range broken {
+	for _, s := range violations(m, rules(m.path)) {
 		t.Errorf("forbidden dependency: %s", s)
-	}
-	for _, s := range stale {
-		t.Error(s)
-	}
-	for _, s := range skipped {
-		t.Logf("skipped until the domain package lands (pendingDomainMove): %s", s)
 	}
 }
 
@@ -192,15 +162,14 @@ func TestRulesCatch(t *testing.T) {
 		"webhook":          {"github.com/pressly/goose/v3"},
 		"cmd/agentd":       {mod + "/store"},
 		"connect/telegram": nil,
+		"domain":           {mod + "/agent", mod + "/llm"},
 	}
 	for rel, imps := range edges {
 		m.pkgs[mod+"/"+rel] = &pkg{ImportPath: mod + "/" + rel, Imports: imps}
 		m.own = append(m.own, mod+"/"+rel)
 	}
 	slices.Sort(m.own)
-	rs := rules(mod)
-	rs[0].exempt = []string{"recall", "connect/telegram"}
-	broken, skipped, stale := violations(m, rs)
+	broken := violations(m, rules(mod))
 	got := strings.Join(broken, "\n")
 	for _, frag := range []string{
 		"llm → recall → store → gorm.io/gorm (rule: GORM",
@@ -209,6 +178,7 @@ func TestRulesCatch(t *testing.T) {
 		"connect/x → server (rule: connect never imports server)",
 		"turn → server (rule: turn knows no HTTP handler",
 		"llm → recall → store (rule: tools, llm, agent and webhook never reach store)",
+		"domain → llm (rule: domain",
 	} {
 		if !strings.Contains(got, frag) {
 			t.Errorf("no violation %q among:\n%s", frag, got)
@@ -218,11 +188,5 @@ func TestRulesCatch(t *testing.T) {
 		if strings.HasPrefix(b, "cmd/agentd →") || strings.HasPrefix(b, "store →") {
 			t.Errorf("an allowed edge reported: %s", b)
 		}
-	}
-	if len(skipped) != 1 || !strings.HasPrefix(skipped[0], "recall → store → gorm.io/gorm") {
-		t.Errorf("skipped = %q, want recall's edge alone", skipped)
-	}
-	if len(stale) != 1 || !strings.HasPrefix(stale[0], "connect/telegram no longer breaks") {
-		t.Errorf("stale = %q, want connect/telegram alone", stale)
 	}
 }

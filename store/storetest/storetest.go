@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/secretbox"
 	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/store/storetest/pgtest"
@@ -48,9 +49,9 @@ func Open(t testing.TB, dsn string, opts ...store.Option) *store.Store {
 }
 
 // Account creates a standard account called name.
-func Account(t testing.TB, st *store.Store, name string) store.Account {
+func Account(t testing.TB, st *store.Store, name string) domain.Account {
 	t.Helper()
-	a, err := st.CreateAccount(context.Background(), store.Account{Name: name, Tier: store.TierStandard})
+	a, err := st.CreateAccount(context.Background(), domain.Account{Name: name, Tier: domain.TierStandard})
 	if err != nil {
 		t.Fatalf("create account %s: %v", name, err)
 	}

@@ -2,7 +2,9 @@
 // an account, supervisors of one platform on it, agents of that platform,
 // and a Turner that echoes. connect's own tests cannot import it (it
 // imports connect); the helpers that are not about connections live in
-// internal/testutil.
+// internal/testutil. It lives outside connect/ because it runs a real
+// store: connect and its platforms compile without the ORM, their test
+// support included.
 package connecttest
 
 import (
@@ -17,6 +19,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/connect"
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/internal/testutil"
 	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/store/storetest"
@@ -29,7 +32,7 @@ import (
 type Fixture struct {
 	T       *testing.T
 	Store   *store.Store
-	Account store.Account
+	Account domain.Account
 	Turner  *EchoTurner
 
 	// Client is the platform's name in an agent's clients ("telegram").
@@ -102,10 +105,10 @@ func (f *Fixture) Restart() {
 
 // Agent creates the agent "Ada" of the account, on the fixture's
 // platform, with settings.
-func (f *Fixture) Agent(settings map[string]any) store.Agent {
+func (f *Fixture) Agent(settings map[string]any) domain.Agent {
 	f.T.Helper()
 	fields := map[string]json.RawMessage{"name": JSON("Ada"), "clients": JSON([]string{f.Client}), "settings": JSON(settings)}
-	a, err := f.Store.CreateAgent(context.Background(), store.Agent{AccountID: f.Account.ID, Fields: fields}, -1)
+	a, err := f.Store.CreateAgent(context.Background(), domain.Agent{AccountID: f.Account.ID, Fields: fields}, -1)
 	if err != nil {
 		f.T.Fatal(err)
 	}
@@ -114,17 +117,17 @@ func (f *Fixture) Agent(settings map[string]any) store.Agent {
 
 // State returns the stored connection of agent a; the zero Connection
 // before it has one.
-func (f *Fixture) State(a store.Agent) store.Connection {
+func (f *Fixture) State(a domain.Agent) domain.Connection {
 	conns, err := f.Store.ListConnections(context.Background(), f.Account.ID, a.ID)
 	if err != nil || len(conns) == 0 {
-		return store.Connection{}
+		return domain.Connection{}
 	}
 	return conns[0]
 }
 
 // InState is a check that agent a's connection is stored in state, with
 // a reason holding each of words.
-func (f *Fixture) InState(a store.Agent, state store.ConnState, words ...string) func() error {
+func (f *Fixture) InState(a domain.Agent, state domain.ConnState, words ...string) func() error {
 	return func() error {
 		c := f.State(a)
 		ok := c.State == state
@@ -140,7 +143,7 @@ func (f *Fixture) InState(a store.Agent, state store.ConnState, words ...string)
 
 // Counted is a check that agent a's connection counted in messages in
 // and out out.
-func (f *Fixture) Counted(a store.Agent, in, out int64) func() error {
+func (f *Fixture) Counted(a domain.Agent, in, out int64) func() error {
 	return func() error {
 		if c := f.State(a); c.MessagesIn != in || c.MessagesOut != out {
 			return fmt.Errorf("%d in, %d out", c.MessagesIn, c.MessagesOut)
@@ -151,9 +154,9 @@ func (f *Fixture) Counted(a store.Agent, in, out int64) func() error {
 
 // WaitConnected waits until agent a's connection is stored as connected
 // and Live, when set, holds.
-func (f *Fixture) WaitConnected(a store.Agent) {
+func (f *Fixture) WaitConnected(a domain.Agent) {
 	f.T.Helper()
-	connected := f.InState(a, store.ConnConnected)
+	connected := f.InState(a, domain.ConnConnected)
 	testutil.Eventually(f.T, "connected", func() error {
 		if err := connected(); err != nil || f.Live == nil {
 			return err
@@ -168,8 +171,8 @@ func (f *Fixture) WaitConnected(a store.Agent) {
 func (f *Fixture) Changes() func() []string {
 	f.T.Helper()
 	ctx := context.Background()
-	_, err := f.Store.CreateWebhook(ctx, store.Webhook{AccountID: f.Account.ID, URL: "https://hooks.example.com/",
-		Events: []string{string(store.EventConnectionChanged)}, Enabled: true})
+	_, err := f.Store.CreateWebhook(ctx, domain.Webhook{AccountID: f.Account.ID, URL: "https://hooks.example.com/",
+		Events: []string{string(domain.EventConnectionChanged)}, Enabled: true})
 	if err != nil {
 		f.T.Fatal(err)
 	}
