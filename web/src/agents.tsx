@@ -49,7 +49,9 @@ export function AgentList() {
           <select value={status} onChange={(e) => (setStatus(e.currentTarget.value as typeof status), setPage(1))}>
             <option value="">all</option>
             {statuses.map((s) => (
-              <option key={s} value={s}>{s}</option>
+              <option key={s} value={s}>
+                {s}
+              </option>
             ))}
           </select>
         </label>
@@ -57,7 +59,9 @@ export function AgentList() {
           Sort by
           <select value={sortBy} onChange={(e) => setSortBy(e.currentTarget.value as typeof sortBy)}>
             {sortFields.map((s) => (
-              <option key={s} value={s}>{s}</option>
+              <option key={s} value={s}>
+                {s}
+              </option>
             ))}
           </select>
         </label>
@@ -353,7 +357,7 @@ function parametersOf(text: string): Schemas["JSONObject"] | undefined | Error {
   try {
     const v: unknown = JSON.parse(text);
     if (typeof v === "object" && v !== null && !Array.isArray(v)) return v as Schemas["JSONObject"];
-    return new Error("The parameters must be a JSON object, such as {\"type\": \"object\"}.");
+    return new Error('The parameters must be a JSON object, such as {"type": "object"}.');
   } catch (err) {
     return new Error(`The parameters are not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
   }
@@ -365,13 +369,17 @@ function parametersOf(text: string): Schemas["JSONObject"] | undefined | Error {
 function problemOf(d: Draft): { id: string; error: Error } | undefined {
   for (const [i, a] of d.actions.entries()) {
     const p = parametersOf(a.parameters);
-    if (p instanceof Error) return { id: `action-${i}-parameters`, error: new Error(`Action ${a.name || i + 1}: ${p.message}`) };
+    if (p instanceof Error)
+      return { id: `action-${i}-parameters`, error: new Error(`Action ${a.name || i + 1}: ${p.message}`) };
   }
   const names = new Set<string>();
   for (const [i, sv] of d.servers.entries()) {
     const name = sv.name.trim();
     if (!name || names.has(name)) {
-      return { id: `server-${i}-name`, error: new Error(name ? `Two MCP servers are named ${name}.` : "An MCP server has no name.") };
+      return {
+        id: `server-${i}-name`,
+        error: new Error(name ? `Two MCP servers are named ${name}.` : "An MCP server has no name."),
+      };
     }
     names.add(name);
     const headers = new Set<string>();
@@ -380,7 +388,9 @@ function problemOf(d: Draft): { id: string; error: Error } | undefined {
       if (!header || headers.has(header.toLowerCase())) {
         return {
           id: `server-${i}-header-${j}-name`,
-          error: new Error(header ? `MCP server ${name} has two ${header} headers.` : `MCP server ${name} has a header with no name.`),
+          error: new Error(
+            header ? `MCP server ${name} has two ${header} headers.` : `MCP server ${name} has a header with no name.`,
+          ),
         };
       }
       headers.add(header.toLowerCase());
@@ -447,7 +457,9 @@ function toolMembersOf(d: Draft, agent?: Agent): Schemas["AgentUpdateRequest"] {
           ...sv.rest,
           type: sv.type,
           ...(sv.url.trim() ? { url: sv.url.trim() } : {}),
-          ...(sv.headers.length ? { headers: Object.fromEntries(sv.headers.map((h) => [h.name.trim(), h.value])) } : {}),
+          ...(sv.headers.length
+            ? { headers: Object.fromEntries(sv.headers.map((h) => [h.name.trim(), h.value])) }
+            : {}),
         },
       ]),
     );
@@ -529,7 +541,9 @@ function AgentForm(props: {
             >
               <option value="">server default</option>
               {providers.map((p) => (
-                <option key={p} value={p}>{p}</option>
+                <option key={p} value={p}>
+                  {p}
+                </option>
               ))}
             </select>
           )}
@@ -812,7 +826,12 @@ const memorySwitches: { key: keyof MemoryDraft; label: string }[] = [
 // member (the JSON edits the others).
 function MemoryFields({ draft: d, onChange, error }: { draft: Draft; onChange: (d: Draft) => void; error: unknown }) {
   return (
-    <Group id="memory" legend="Memory" hint="History bounds (shortTermContext, maxContextTokens) are edited in the JSON." error={error}>
+    <Group
+      id="memory"
+      legend="Memory"
+      hint="History bounds (shortTermContext, maxContextTokens) are edited in the JSON."
+      error={error}
+    >
       {memorySwitches.map(({ key, label }) => (
         <label class="inline" key={key}>
           <input
@@ -881,13 +900,26 @@ function ToolsFields({ draft: d, onChange, error }: { draft: Draft; onChange: (d
                 />
               )}
             </Field>
-            <ParametersField id={`action-${i}-parameters`} value={a.parameters} onChange={(parameters) => setAction(i, { parameters })} />
-            <button type="button" class="quiet small" onClick={() => set({ actions: d.actions.filter((_, j) => j !== i) })}>
+            <ParametersField
+              id={`action-${i}-parameters`}
+              value={a.parameters}
+              onChange={(parameters) => setAction(i, { parameters })}
+            />
+            <button
+              type="button"
+              class="quiet small"
+              onClick={() => set({ actions: d.actions.filter((_, j) => j !== i) })}
+            >
               Remove action {a.name}
             </button>
           </div>
         ))}
-        <button id="add-action" type="button" class="quiet" onClick={() => set({ actions: [...d.actions, emptyAction] })}>
+        <button
+          id="add-action"
+          type="button"
+          class="quiet"
+          onClick={() => set({ actions: [...d.actions, emptyAction] })}
+        >
           Add action
         </button>
       </Group>
@@ -918,7 +950,12 @@ function ToolsFields({ draft: d, onChange, error }: { draft: Draft; onChange: (d
         error={error}
       >
         <label class="inline">
-          <input id="mcp-plugin" type="checkbox" checked={d.mcp} onChange={(e) => set({ mcp: e.currentTarget.checked })} />
+          <input
+            id="mcp-plugin"
+            type="checkbox"
+            checked={d.mcp}
+            onChange={(e) => set({ mcp: e.currentTarget.checked })}
+          />
           Use the MCP servers (enables {mcpPlugins[0]})
         </label>
         {d.servers.map((sv, i) => (
@@ -931,7 +968,12 @@ function ToolsFields({ draft: d, onChange, error }: { draft: Draft; onChange: (d
             onRemove={() => set({ servers: d.servers.filter((_, j) => j !== i) })}
           />
         ))}
-        <button id="add-server" type="button" class="quiet" onClick={() => set({ servers: [...d.servers, emptyServer] })}>
+        <button
+          id="add-server"
+          type="button"
+          class="quiet"
+          onClick={() => set({ servers: [...d.servers, emptyServer] })}
+        >
           Add MCP server
         </button>
       </Group>
@@ -1002,7 +1044,9 @@ function ServerFields(props: {
               onChange={(e) => onChange({ type: e.currentTarget.value as ServerDraft["type"] })}
             >
               {transports.map((t) => (
-                <option key={t} value={t}>{t}</option>
+                <option key={t} value={t}>
+                  {t}
+                </option>
               ))}
             </select>
           )}
@@ -1144,7 +1188,13 @@ function ToolRow({ tool: t }: { tool: Schemas["AgentTool"] }) {
           <span class={`status ${t.offered ? "active" : ""}`}>{t.offered ? "offered" : "not offered"}</span>
         </td>
         <td>
-          <button type="button" class="link" aria-expanded={open} aria-controls={schemaId} onClick={() => setOpen(!open)}>
+          <button
+            type="button"
+            class="link"
+            aria-expanded={open}
+            aria-controls={schemaId}
+            onClick={() => setOpen(!open)}
+          >
             {open ? "Hide" : "Show"}
             <span class="visually-hidden"> the parameters of {t.name}</span>
           </button>

@@ -112,7 +112,11 @@ export async function send(request: Promise<{ error?: unknown; response: Respons
 
 function networkFailure(err: unknown): ApiFailure {
   if (err instanceof ApiFailure) return err;
-  const f = new ApiFailure(0, { code: "INTERNAL_ERROR", message: `The server could not be reached: ${String(err)}` }, null);
+  const f = new ApiFailure(
+    0,
+    { code: "INTERNAL_ERROR", message: `The server could not be reached: ${String(err)}` },
+    null,
+  );
   return Object.assign(f, { code: "NETWORK" as const });
 }
 
@@ -213,7 +217,7 @@ export async function streamMessage(
   let messageId: string | undefined;
   let lastId = 0;
   let started = false;
-  for (let attempt = 0; ; ) {
+  for (let attempt = 0; ;) {
     let lost: unknown;
     let stream: ReadableStream | null | undefined;
     try {

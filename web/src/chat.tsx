@@ -180,7 +180,11 @@ export function Chat({ agent }: { agent: Agent }) {
       }
     } catch (err) {
       // Stop while waiting for a reply not streamed only stops waiting.
-      setError(reading.signal.aborted ? new Error("Stopped waiting: the reply runs on and is stored in the conversation.") : err);
+      setError(
+        reading.signal.aborted
+          ? new Error("Stopped waiting: the reply runs on and is stored in the conversation.")
+          : err,
+      );
     } finally {
       update({ streaming: false });
       reply.current = undefined;
@@ -228,12 +232,22 @@ export function Chat({ agent }: { agent: Agent }) {
       <div class="pair">
         <Field id="userId" label="User id" error={error}>
           {(desc) => (
-            <input id="userId" value={userId} aria-describedby={desc} onInput={(e) => setUserId(e.currentTarget.value)} />
+            <input
+              id="userId"
+              value={userId}
+              aria-describedby={desc}
+              onInput={(e) => setUserId(e.currentTarget.value)}
+            />
           )}
         </Field>
         <Field id="roomId" label="Room id" hint="Empty for a direct conversation." error={error}>
           {(desc) => (
-            <input id="roomId" value={roomId} aria-describedby={desc} onInput={(e) => setRoomId(e.currentTarget.value)} />
+            <input
+              id="roomId"
+              value={roomId}
+              aria-describedby={desc}
+              onInput={(e) => setRoomId(e.currentTarget.value)}
+            />
           )}
         </Field>
       </div>
@@ -244,7 +258,11 @@ export function Chat({ agent }: { agent: Agent }) {
             <ToolCalls calls={t.tools} live={t.streaming} />
             <p class="text" data-streaming={t.streaming ? "true" : undefined}>
               {t.text}
-              {t.streaming && <span class="cursor" aria-hidden="true">▍</span>}
+              {t.streaming && (
+                <span class="cursor" aria-hidden="true">
+                  ▍
+                </span>
+              )}
               {t.stopped && <span class="stopped"> (stopped)</span>}
             </p>
             {t.metadata && (

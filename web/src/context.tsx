@@ -27,7 +27,9 @@ export function ContextPreview({ agent }: { agent: Agent }) {
       context: { platform: "console" },
     };
     try {
-      const r = await call(api.POST("/agents/{agentId}/context-preview", { params: { path: { agentId: agent.id } }, body }));
+      const r = await call(
+        api.POST("/agents/{agentId}/context-preview", { params: { path: { agentId: agent.id } }, body }),
+      );
       setPreview({ text, data: r.data });
     } catch (err) {
       setError(err);
@@ -40,8 +42,8 @@ export function ContextPreview({ agent }: { agent: Agent }) {
     <section aria-labelledby="context-title" class="context">
       <h2 id="context-title">Context</h2>
       <p class="hint">
-        What the agent's next turn would send the model for a message: the system prompt (with the summary, memories
-        and knowledge recalled), the history and the tools. Nothing is sent to the model and nothing is saved.
+        What the agent's next turn would send the model for a message: the system prompt (with the summary, memories and
+        knowledge recalled), the history and the tools. Nothing is sent to the model and nothing is saved.
       </p>
       <form
         class="context-form"
@@ -127,9 +129,7 @@ function PreviewView({ text, preview: p, agent }: { text: string; preview: Previ
       <section aria-labelledby="context-system-title" id="context-system">
         <h3 id="context-system-title">System prompt</h3>
         <details>
-          <summary>
-            Show the whole system prompt ({p.system.length.toLocaleString()} characters)
-          </summary>
+          <summary>Show the whole system prompt ({p.system.length.toLocaleString()} characters)</summary>
           <pre class="json prompt">{p.system}</pre>
         </details>
       </section>
@@ -164,7 +164,11 @@ function PreviewView({ text, preview: p, agent }: { text: string; preview: Previ
           </ul>
         )}
       </Part>
-      <Part id="context-knowledge" title="Knowledge" empty="None: no document chunk is relevant, or there are no documents.">
+      <Part
+        id="context-knowledge"
+        title="Knowledge"
+        empty="None: no document chunk is relevant, or there are no documents."
+      >
         {p.knowledge.length > 0 && (
           <ul class="recalled">
             {p.knowledge.map((k, i) => (

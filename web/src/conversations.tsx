@@ -85,7 +85,9 @@ export function Conversation({ agent, conversationId }: { agent: Agent; conversa
       <h2 id="conversation-title">Conversation {conversationId}</h2>
       {conversation && (
         <p class="meta">
-          {conversation.kind === "room" ? `Room ${conversation.roomId ?? ""}` : `Direct with ${conversation.userId ?? ""}`}{" "}
+          {conversation.kind === "room"
+            ? `Room ${conversation.roomId ?? ""}`
+            : `Direct with ${conversation.userId ?? ""}`}{" "}
           · {conversation.platform} · {conversation.messageCount} messages · started {when(conversation.startedAt)}
         </p>
       )}
@@ -105,7 +107,8 @@ export function Conversation({ agent, conversationId }: { agent: Agent; conversa
             <p class="text">{m.text}</p>
             <p class="meta">
               {when(m.timestamp)}
-              {m.metadata && ` · ${m.metadata.model} · ${m.metadata.tokensUsed} tokens · ${Math.round(m.metadata.responseTime)} ms`}
+              {m.metadata &&
+                ` · ${m.metadata.model} · ${m.metadata.tokensUsed} tokens · ${Math.round(m.metadata.responseTime)} ms`}
               {m.partial && " · cut short"}
             </p>
           </li>

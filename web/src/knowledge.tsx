@@ -64,7 +64,9 @@ export function Knowledge({ agent }: { agent: Agent }) {
     setRowError(undefined);
     try {
       await call(
-        api.DELETE("/agents/{agentId}/knowledge/{knowledgeId}", { params: { path: { agentId: agent.id, knowledgeId: d.id } } }),
+        api.DELETE("/agents/{agentId}/knowledge/{knowledgeId}", {
+          params: { path: { agentId: agent.id, knowledgeId: d.id } },
+        }),
       );
       reload();
     } catch (err) {

@@ -69,9 +69,9 @@ function SignIn() {
           aria-describedby="api-key-hint"
         />
         <small id="api-key-hint" class="hint">
-          <code>make run</code> prints one on first start; <code>agentd keys create --account default</code> makes
-          more (from a source checkout: <code>go run ./cmd/agentd keys create --account default</code>). It is kept in
-          this tab only.
+          <code>make run</code> prints one on first start; <code>agentd keys create --account default</code> makes more
+          (from a source checkout: <code>go run ./cmd/agentd keys create --account default</code>). It is kept in this
+          tab only.
         </small>
         <ErrorBox error={error} />
         <button type="submit" disabled={busy || !key.trim()}>
@@ -85,7 +85,11 @@ function SignIn() {
 // AgentPage loads one agent and shows the tab its route names.
 function AgentPage({ id, tab, rest }: { id: string; tab: string; rest: string[] }) {
   // Reloaded on each tab too, so the metrics above count the chat's turns.
-  const { data: agent, error, reload } = useQuery(
+  const {
+    data: agent,
+    error,
+    reload,
+  } = useQuery(
     (signal) => call(api.GET("/agents/{agentId}", { params: { path: { agentId: id } }, signal })).then((r) => r.data),
     [id, tab],
   );
@@ -112,15 +116,19 @@ function AgentPage({ id, tab, rest }: { id: string; tab: string; rest: string[] 
         <span class={`status ${agent.status}`}>{agent.status}</span>
       </div>
       <p class="meta">
-        {agent.id} · {agent.modelProvider}/{agent.model} · <span title="Each user message answered counts once; Analytics counts the messages of both sides">
+        {agent.id} · {agent.modelProvider}/{agent.model} ·{" "}
+        <span title="Each user message answered counts once; Analytics counts the messages of both sides">
           {agent.metrics.totalMessages} exchanges answered
         </span>{" "}
-        in{" "}
-        {agent.metrics.totalConversations} conversations · uptime {agent.metrics.uptime}
+        in {agent.metrics.totalConversations} conversations · uptime {agent.metrics.uptime}
       </p>
       <nav class="tabs" aria-label="Agent">
         {tabs.map(([route, title]) => (
-          <a key={route} href={`#/agents/${id}${route ? `/${route}` : ""}`} aria-current={route === tab ? "page" : undefined}>
+          <a
+            key={route}
+            href={`#/agents/${id}${route ? `/${route}` : ""}`}
+            aria-current={route === tab ? "page" : undefined}
+          >
             {title}
           </a>
         ))}

@@ -45,7 +45,11 @@ export function Memories({ agent }: { agent: Agent }) {
   const remove = async (m: Memory) => {
     setRowError(undefined);
     try {
-      await call(api.DELETE("/agents/{agentId}/memories/{memoryId}", { params: { path: { agentId: agent.id, memoryId: m.id } } }));
+      await call(
+        api.DELETE("/agents/{agentId}/memories/{memoryId}", {
+          params: { path: { agentId: agent.id, memoryId: m.id } },
+        }),
+      );
       reload();
     } catch (err) {
       setRowError(err);
@@ -97,8 +101,7 @@ export function Memories({ agent }: { agent: Agent }) {
               {m.text}
               {m.conversationId && (
                 <div class="meta">
-                  saved in{" "}
-                  <a href={`#/agents/${agent.id}/conversations/${m.conversationId}`}>{m.conversationId}</a>
+                  saved in <a href={`#/agents/${agent.id}/conversations/${m.conversationId}`}>{m.conversationId}</a>
                 </div>
               )}
             </td>
@@ -201,7 +204,10 @@ function AddMemory({ agent, onAdded }: { agent: Agent; onAdded: () => void }) {
     setError(undefined);
     setSaved(undefined);
     try {
-      const body: Schemas["MemoryCreateRequest"] = { text: text.trim(), ...(userId.trim() ? { userId: userId.trim() } : {}) };
+      const body: Schemas["MemoryCreateRequest"] = {
+        text: text.trim(),
+        ...(userId.trim() ? { userId: userId.trim() } : {}),
+      };
       const r = await call(api.POST("/agents/{agentId}/memories", { params: { path: { agentId: agent.id } }, body }));
       setSaved(`Saved ${r.data.userId ? `for ${r.data.userId}` : "agent-wide"}: ${r.data.id}.`);
       setText("");
@@ -223,7 +229,12 @@ function AddMemory({ agent, onAdded }: { agent: Agent; onAdded: () => void }) {
           void add();
         }}
       >
-        <Field id="text" label="Memory" hint={`One fact, up to ${maxMemory.toLocaleString()} characters.`} error={error}>
+        <Field
+          id="text"
+          label="Memory"
+          hint={`One fact, up to ${maxMemory.toLocaleString()} characters.`}
+          error={error}
+        >
           {(desc, invalid) => (
             <textarea
               id="text"

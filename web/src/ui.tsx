@@ -172,7 +172,13 @@ export function Choices<T extends string>(props: {
 // Group is a fieldset for a member made of several inputs (id is its name
 // in the API: "actions", "settings"), with the API's error for anything
 // under it, like Field.
-export function Group(props: { id: string; legend: string; error?: unknown; hint?: string; children: ComponentChildren }) {
+export function Group(props: {
+  id: string;
+  legend: string;
+  error?: unknown;
+  hint?: string;
+  children: ComponentChildren;
+}) {
   const mine = refused(props.error, props.id);
   return (
     <fieldset

@@ -144,13 +144,7 @@ function SecretOnce({ secret, note, onDone }: { secret: string; note: string; on
         <strong>It is shown only this once</strong>: agentd cannot show it again. {note}
       </p>
       <label for="webhook-secret">Signing secret</label>
-      <input
-        id="webhook-secret"
-        readOnly
-        spellcheck={false}
-        value={secret}
-        onFocus={(e) => e.currentTarget.select()}
-      />
+      <input id="webhook-secret" readOnly spellcheck={false} value={secret} onFocus={(e) => e.currentTarget.select()} />
       <button type="button" onClick={() => void copy()}>
         Copy
       </button>
@@ -273,10 +267,11 @@ export function WebhookPage({ id }: { id: string }) {
   // tests counts the test events sent, so the deliveries reload after each.
   const [tests, setTests] = useState(0);
   const webhookId = { params: { path: { webhookId: id } } };
-  const { data: webhook, error, setData: setWebhook } = useQuery(
-    (signal) => call(api.GET("/webhooks/{webhookId}", { ...webhookId, signal })).then((r) => r.data),
-    [id],
-  );
+  const {
+    data: webhook,
+    error,
+    setData: setWebhook,
+  } = useQuery((signal) => call(api.GET("/webhooks/{webhookId}", { ...webhookId, signal })).then((r) => r.data), [id]);
   // The form starts from each webhook loaded or saved.
   useEffect(() => {
     if (webhook) setDraft(draftOf(webhook));
@@ -347,8 +342,7 @@ export function WebhookPage({ id }: { id: string }) {
         </span>
       </div>
       <p class="meta">
-        {webhook.id} · {eventsOf(webhook)} · {webhook.agentId ?? "all agents"} · created{" "}
-        {when(webhook.createdAt)}
+        {webhook.id} · {eventsOf(webhook)} · {webhook.agentId ?? "all agents"} · created {when(webhook.createdAt)}
       </p>
       {secret && (
         <SecretOnce
@@ -411,7 +405,11 @@ function Deliveries({ webhookId, reload }: { webhookId: string; reload: number }
   const [status, setStatus] = useState<Schemas["DeliveryStatus"] | "">("");
   const [page, setPage] = useState(1);
   const [retryError, setRetryError] = useState<unknown>();
-  const { data: list, error, reload: refresh } = useQuery(
+  const {
+    data: list,
+    error,
+    reload: refresh,
+  } = useQuery(
     (signal) =>
       call(
         api.GET("/webhooks/{webhookId}/deliveries", {
@@ -435,7 +433,9 @@ function Deliveries({ webhookId, reload }: { webhookId: string; reload: number }
     setRetryError(undefined);
     try {
       await send(
-        api.POST("/webhooks/{webhookId}/deliveries/{deliveryId}/retry", { params: { path: { webhookId, deliveryId } } }),
+        api.POST("/webhooks/{webhookId}/deliveries/{deliveryId}/retry", {
+          params: { path: { webhookId, deliveryId } },
+        }),
       );
       refresh();
     } catch (err) {
@@ -461,7 +461,9 @@ function Deliveries({ webhookId, reload }: { webhookId: string; reload: number }
           >
             <option value="">all</option>
             {deliveryStatuses.map((s) => (
-              <option key={s} value={s}>{s}</option>
+              <option key={s} value={s}>
+                {s}
+              </option>
             ))}
           </select>
         </label>
