@@ -4,7 +4,8 @@
 import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
 import { type Agent, api, call, type Schemas } from "./api";
-import { ErrorBox, Field } from "./ui";
+import { useAction } from "./hooks";
+import { ErrorBox, TextArea, TextField } from "./ui";
 
 type Preview = Schemas["ContextPreview"];
 
@@ -13,30 +14,22 @@ export function ContextPreview({ agent }: { agent: Agent }) {
   const [userId, setUserId] = useState("console");
   const [roomId, setRoomId] = useState("");
   const [text, setText] = useState("");
-  const [error, setError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useAction();
   const [preview, setPreview] = useState<{ text: string; data: Preview }>();
 
-  const run = async () => {
-    setBusy(true);
-    setError(undefined);
-    const body: Schemas["MessageRequest"] = {
-      text,
-      ...(userId.trim() ? { userId: userId.trim() } : {}),
-      ...(roomId.trim() ? { roomId: roomId.trim() } : {}),
-      context: { platform: "console" },
-    };
-    try {
+  const ask = () =>
+    run(async () => {
+      const body: Schemas["MessageRequest"] = {
+        text,
+        ...(userId.trim() ? { userId: userId.trim() } : {}),
+        ...(roomId.trim() ? { roomId: roomId.trim() } : {}),
+        context: { platform: "console" },
+      };
       const r = await call(
         api.POST("/agents/{agentId}/context-preview", { params: { path: { agentId: agent.id } }, body }),
       );
       setPreview({ text, data: r.data });
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
 
   return (
     <section aria-labelledby="context-title" class="context">
@@ -50,44 +43,27 @@ export function ContextPreview({ agent }: { agent: Agent }) {
         noValidate
         onSubmit={(e) => {
           e.preventDefault();
-          void run();
+          void ask();
         }}
       >
-        <Field id="text" label="Message" error={error}>
-          {(desc, invalid) => (
-            <textarea
-              id="text"
-              rows={2}
-              value={text}
-              aria-describedby={desc}
-              aria-invalid={invalid}
-              onInput={(e) => setText(e.currentTarget.value)}
-            />
-          )}
-        </Field>
+        <TextArea id="text" label="Message" error={error} rows={2} value={text} onValue={setText} />
         <div class="pair">
-          <Field id="userId" label="User id" hint="Whose memories and conversation." error={error}>
-            {(desc, invalid) => (
-              <input
-                id="userId"
-                value={userId}
-                aria-describedby={desc}
-                aria-invalid={invalid}
-                onInput={(e) => setUserId(e.currentTarget.value)}
-              />
-            )}
-          </Field>
-          <Field id="roomId" label="Room id" hint="Empty for a direct conversation." error={error}>
-            {(desc, invalid) => (
-              <input
-                id="roomId"
-                value={roomId}
-                aria-describedby={desc}
-                aria-invalid={invalid}
-                onInput={(e) => setRoomId(e.currentTarget.value)}
-              />
-            )}
-          </Field>
+          <TextField
+            id="userId"
+            label="User id"
+            hint="Whose memories and conversation."
+            error={error}
+            value={userId}
+            onValue={setUserId}
+          />
+          <TextField
+            id="roomId"
+            label="Room id"
+            hint="Empty for a direct conversation."
+            error={error}
+            value={roomId}
+            onValue={setRoomId}
+          />
         </div>
         <ErrorBox error={error} />
         <button type="submit" disabled={busy || !text.trim()}>

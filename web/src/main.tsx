@@ -23,7 +23,7 @@ import { Chat } from "./chat";
 import { Conversation, Conversations } from "./conversations";
 import { Connections } from "./connections";
 import { ContextPreview } from "./context";
-import { useQuery } from "./hooks";
+import { useAction, useQuery } from "./hooks";
 import { Knowledge } from "./knowledge";
 import { Memories } from "./memory";
 import { ErrorBox, go, useRoute } from "./ui";
@@ -31,23 +31,19 @@ import { WebhookPage, Webhooks } from "./webhooks";
 
 function SignIn() {
   const [key, setKey] = useState("");
-  const [error, setError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
-  const submit = async () => {
-    setBusy(true);
-    setError(undefined);
-    session.signIn(key.trim());
-    try {
-      // Any authenticated read proves the key; a read key may call it too.
-      await call(api.GET("/agents", { params: { query: { limit: 1 } } }));
+  const { busy, error, run } = useAction();
+  const submit = () =>
+    run(async () => {
+      session.signIn(key.trim());
+      try {
+        // Any authenticated read proves the key; a read key may call it too.
+        await call(api.GET("/agents", { params: { query: { limit: 1 } } }));
+      } catch (err) {
+        session.signOut();
+        throw err;
+      }
       go("/agents");
-    } catch (err) {
-      session.signOut();
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
   return (
     <section class="signin" aria-labelledby="signin-title">
       <h1 id="signin-title">Sign in to agentd</h1>

@@ -1,7 +1,7 @@
 // ui.tsx holds the small pieces every page uses: error display, labelled
 // fields that show the API's error for their member, the pager, the list
 // table and the hash router's helpers.
-import { type ComponentChildren, Fragment } from "preact";
+import { type ComponentChildren, Fragment, type JSX } from "preact";
 import { useEffect, useId, useState } from "preact/hooks";
 import { ApiFailure, type Schemas } from "./api";
 
@@ -125,6 +125,91 @@ export function Field(props: {
       {props.children(describedBy(props.id, mine, props.hint), mine !== undefined)}
       <Notes id={props.id} mine={mine} hint={props.hint} />
     </div>
+  );
+}
+
+// FieldProps are what TextField, TextArea and SelectField take besides
+// their element's own attributes: Field's, the value and onValue, called
+// with the value as it is typed or chosen.
+type FieldProps<V extends string> = {
+  id: string;
+  label: string;
+  error?: unknown;
+  hint?: string;
+  value: V;
+  onValue: (value: V) => void;
+};
+
+// TextField is a Field holding an <input>: any other attribute (type,
+// placeholder, required, onFocus…) is passed on to it.
+export function TextField(
+  props: FieldProps<string> & Omit<JSX.InputHTMLAttributes<HTMLInputElement>, keyof FieldProps<string>>,
+) {
+  const { id, label, error, hint, value, onValue, ...input } = props;
+  return (
+    <Field id={id} label={label} error={error} hint={hint}>
+      {(desc, invalid) => (
+        <input
+          {...input}
+          id={id}
+          value={value}
+          aria-describedby={desc}
+          aria-invalid={invalid}
+          onInput={(e) => onValue(e.currentTarget.value)}
+        />
+      )}
+    </Field>
+  );
+}
+
+// TextArea is a Field holding a <textarea>, as TextField.
+export function TextArea(
+  props: FieldProps<string> & Omit<JSX.TextareaHTMLAttributes<HTMLTextAreaElement>, keyof FieldProps<string>>,
+) {
+  const { id, label, error, hint, value, onValue, ...textarea } = props;
+  return (
+    <Field id={id} label={label} error={error} hint={hint}>
+      {(desc, invalid) => (
+        <textarea
+          {...textarea}
+          id={id}
+          value={value}
+          aria-describedby={desc}
+          aria-invalid={invalid}
+          onInput={(e) => onValue(e.currentTarget.value)}
+        />
+      )}
+    </Field>
+  );
+}
+
+// SelectField is a Field holding a <select> of options (a value, shown as
+// its label or as itself).
+export function SelectField<V extends string>(
+  props: FieldProps<V> & { options: readonly (V | { value: V; label: string })[] },
+) {
+  const { id, label, error, hint, value, onValue, options } = props;
+  return (
+    <Field id={id} label={label} error={error} hint={hint}>
+      {(desc, invalid) => (
+        <select
+          id={id}
+          value={value}
+          aria-describedby={desc}
+          aria-invalid={invalid}
+          onChange={(e) => onValue(e.currentTarget.value as V)}
+        >
+          {options.map((o) => {
+            const { value: v, label: l } = typeof o === "string" ? { value: o, label: o } : o;
+            return (
+              <option key={v} value={v}>
+                {l}
+              </option>
+            );
+          })}
+        </select>
+      )}
+    </Field>
   );
 }
 
