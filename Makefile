@@ -89,9 +89,9 @@ $(WEB)/node_modules/.package-lock.json: $(WEB)/package-lock.json
 web: $(WEB)/node_modules/.package-lock.json
 	cd $(WEB) && $(NPM) run --silent check && $(NPM) run --silent build
 
-## web-check: the committed web/dist is what a fresh build of web/ makes, and the sources are prettier-formatted
+## web-check: the console's sources pass eslint and are prettier-formatted, and the committed web/dist is what a fresh build of web/ makes
 web-check: web
-	cd $(WEB) && $(NPM) run --silent format:check
+	cd $(WEB) && $(NPM) run --silent lint && $(NPM) run --silent format:check
 	@git diff --exit-code --stat -- $(WEB)/dist || \
 		{ echo "$(WEB)/dist differs from a fresh build: run 'make web' and commit it" >&2; exit 1; }
 	@untracked=$$(git ls-files --others --exclude-standard -- $(WEB)/dist); [ -z "$$untracked" ] || \

@@ -74,6 +74,8 @@ const exportIncludes: Schemas["ExportInclude"][] = ["memories", "knowledge", "hi
 // fileName is an agent's name as a file name: characters that no system
 // allows in a file name are replaced.
 function fileName(name: string): string {
+  // Control characters are what the pattern is for.
+  // eslint-disable-next-line no-control-regex
   return `${name.trim().replace(/[\\/:*?"<>|\u0000-\u001f]/g, "_") || "agent"}.character.json`;
 }
 
