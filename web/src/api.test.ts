@@ -317,6 +317,14 @@ describe("streamMessage and its SSE reader", () => {
     expect(events).toEqual([start, token("a"), done]);
   });
 
+  it("reads CRLF lines cut between CR and LF", async () => {
+    const bytes = new TextEncoder().encode(whole.replaceAll("\n", "\r\n"));
+    answer(sse([...bytes].map((b) => Uint8Array.of(b))));
+    const { error, events } = await stream();
+    expect(error).toBeUndefined();
+    expect(events).toEqual(expected);
+  });
+
   it("ends at an error event, and lets onEvent's own error through without retrying", async () => {
     const failed = { type: "error", error: { code: "MODEL_ERROR", message: "the model failed" } } satisfies StreamEvent;
     answer(sse([frame(1, start), frame(2, failed), frame(3, token("never read"))]));

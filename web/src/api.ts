@@ -287,7 +287,9 @@ async function readEvents(
         return networkFailure(err);
       }
       if (chunk.done) return networkFailure("the stream ended before its done or error event");
-      buffer += chunk.value.replaceAll("\r\n", "\n");
+      // A CRLF cut between two reads joins in the buffer; a CR at its end
+      // waits for the next read.
+      buffer = (buffer + chunk.value).replaceAll("\r\n", "\n");
       let end: number;
       while ((end = buffer.indexOf("\n\n")) >= 0) {
         const frame = buffer.slice(0, end);
