@@ -3,7 +3,18 @@
 import { useState } from "preact/hooks";
 import { type Agent, api, call, type Schemas } from "./api";
 import { useAction, useQuery, useReadOnly } from "./hooks";
-import { Confirm, ErrorBox, ListTable, ReadOnlyNote, TextArea, TextField, size, useFocusRefused, when } from "./ui";
+import {
+  Confirm,
+  DropZone,
+  ErrorBox,
+  ListTable,
+  ReadOnlyNote,
+  TextArea,
+  TextField,
+  size,
+  useFocusRefused,
+  when,
+} from "./ui";
 
 type Document = Schemas["KnowledgeDocument"];
 
@@ -139,7 +150,6 @@ function UploadDocument({ onAdd }: { onAdd: Add }) {
   const [file, setFile] = useState<{ name: string; text: string; bytes: number }>();
   const { busy, error, run, setError } = useAction();
   const [done, setDone] = useState<string>();
-  const [dragging, setDragging] = useState(false);
   // input is bumped after an upload, for a new, empty file input.
   const [input, setInput] = useState(0);
 
@@ -174,16 +184,7 @@ function UploadDocument({ onAdd }: { onAdd: Add }) {
   return (
     <section aria-labelledby="upload-title">
       <h3 id="upload-title">Upload a file</h3>
-      <div
-        class={dragging ? "dropzone dragging" : "dropzone"}
-        onDragOver={(e) => (e.preventDefault(), setDragging(true))}
-        onDragLeave={() => setDragging(false)}
-        onDrop={(e) => {
-          e.preventDefault();
-          setDragging(false);
-          void choose(e.dataTransfer?.files[0]);
-        }}
-      >
+      <DropZone onDrop={(file) => void choose(file)}>
         <label for="knowledge-file">
           Drop a <code>.txt</code> or <code>.md</code> file here, or choose one (at most 1 MB):
         </label>
@@ -208,7 +209,7 @@ function UploadDocument({ onAdd }: { onAdd: Add }) {
             {done}
           </p>
         )}
-      </div>
+      </DropZone>
     </section>
   );
 }

@@ -289,6 +289,33 @@ export function useFocusRefused(error: unknown): void {
   }, [error]);
 }
 
+// DropZone is an area a file may be dropped on (the first of several is
+// taken), marked while one is dragged over it; it holds the file input
+// that chooses one otherwise.
+export function DropZone({
+  onDrop,
+  children,
+}: {
+  onDrop: (file: File | undefined) => void;
+  children: ComponentChildren;
+}) {
+  const [dragging, setDragging] = useState(false);
+  return (
+    <div
+      class={dragging ? "dropzone dragging" : "dropzone"}
+      onDragOver={(e) => (e.preventDefault(), setDragging(true))}
+      onDragLeave={() => setDragging(false)}
+      onDrop={(e) => {
+        e.preventDefault();
+        setDragging(false);
+        onDrop(e.dataTransfer?.files[0]);
+      }}
+    >
+      {children}
+    </div>
+  );
+}
+
 // Confirm is a button that asks before doing something that cannot be
 // undone; onYes's failure is for the caller to show. Several may be on a
 // page (one a row), each question with its own id.

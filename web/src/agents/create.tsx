@@ -3,7 +3,7 @@
 import { useState } from "preact/hooks";
 import { api, call, type Schemas } from "../api";
 import { useAction } from "../hooks";
-import { go } from "../ui";
+import { DropZone, go } from "../ui";
 import { type Draft, emptyDraft, membersOf } from "./draft";
 import { AgentForm } from "./form";
 
@@ -11,7 +11,6 @@ export function AgentCreate() {
   const [draft, setDraft] = useState<Draft>(emptyDraft);
   const { busy, error, run, setError } = useAction();
   const [character, setCharacter] = useState<{ file: string; body: Schemas["AgentCreateRequest"] }>();
-  const [dragging, setDragging] = useState(false);
 
   const create = (body: Schemas["AgentCreateRequest"]) =>
     run(async () => {
@@ -35,16 +34,7 @@ export function AgentCreate() {
   return (
     <section aria-labelledby="create-title">
       <h1 id="create-title">New agent</h1>
-      <div
-        class={dragging ? "dropzone dragging" : "dropzone"}
-        onDragOver={(e) => (e.preventDefault(), setDragging(true))}
-        onDragLeave={() => setDragging(false)}
-        onDrop={(e) => {
-          e.preventDefault();
-          setDragging(false);
-          void load(e.dataTransfer?.files[0]);
-        }}
-      >
+      <DropZone onDrop={(file) => void load(file)}>
         <label for="character-file">
           Drop an ElizaOS <code>*.character.json</code> here, or choose one:
         </label>
@@ -65,7 +55,7 @@ export function AgentCreate() {
             </button>
           </div>
         )}
-      </div>
+      </DropZone>
       <h2>Or fill in the form</h2>
       <AgentForm
         draft={draft}
