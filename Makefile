@@ -3,7 +3,7 @@ GO        ?= go
 PKGS      ?= ./...
 BENCHTIME ?= 2s
 
-.PHONY: run build setup test flake reliability generate interop lint spectral ts-check sdk-check web web-check bench microbench fuzz clean
+.PHONY: run build setup test flake reliability generate interop lint spectral ts-check sdk-check web web-check web-test bench microbench fuzz clean
 
 # TS_CLIENT type-checks a TypeScript client generated from openapi.yaml; its
 # schema.d.ts is committed like gen/.
@@ -27,8 +27,9 @@ build:
 setup:
 	@.ci/setup
 
-## test: every test, with the race detector, after make setup (deploy/check, the manifests' own module, too)
+## test: every test, with the race detector, after make setup (deploy/check, the manifests' own module, too), and the console's unit tests (make web-test)
 test: setup
+	@$(MAKE) --no-print-directory web-test
 	$(GO) test -race -count=1 -timeout 25m $(PKGS)
 	cd deploy/check && $(GO) test -count=1 ./...
 
@@ -101,12 +102,25 @@ $(WEB)/node_modules/.package-lock.json: $(WEB)/package-lock.json
 web: $(WEB)/node_modules/.package-lock.json
 	cd $(WEB) && $(NPM) run --silent check && $(NPM) run --silent build
 
-## web-check: the committed web/dist is what a fresh build of web/ makes
+## web-check: the console's sources pass eslint and are prettier-formatted, and the committed web/dist is what a fresh build of web/ makes
 web-check: web
+	cd $(WEB) && $(NPM) run --silent lint && $(NPM) run --silent format:check
 	@git diff --exit-code --stat -- $(WEB)/dist || \
 		{ echo "$(WEB)/dist differs from a fresh build: run 'make web' and commit it" >&2; exit 1; }
 	@untracked=$$(git ls-files --others --exclude-standard -- $(WEB)/dist); [ -z "$$untracked" ] || \
 		{ echo "'make web' made files not in git: $$untracked" >&2; exit 1; }
+
+## web-test: the console's unit tests (vitest, web/src/*.test.ts: api.ts's retries, SSE reader and errors); without npm they are skipped with a line, except in CI
+# Like the tests .ci/setup cannot serve: skipped with a line where the tool
+# is missing, a failure when CI is set.
+web-test:
+	@if command -v $(NPM) >/dev/null; then \
+		$(MAKE) --no-print-directory $(WEB)/node_modules/.package-lock.json && cd $(WEB) && $(NPM) run --silent test; \
+	elif [ -n "$$CI" ]; then \
+		echo "FAIL: web unit tests: npm not found" >&2; exit 1; \
+	else \
+		echo "SKIP: web unit tests: npm not found"; \
+	fi
 
 ## lint: go vet and staticcheck
 lint:

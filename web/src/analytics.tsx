@@ -47,7 +47,9 @@ export function Analytics({ agent }: { agent: Agent }) {
       {t && (
         <dl class="totals">
           <div>
-            <dt title="A user message and its reply count two; the agent's header counts exchanges">Messages (both sides)</dt>
+            <dt title="A user message and its reply count two; the agent's header counts exchanges">
+              Messages (both sides)
+            </dt>
             <dd>{t.messages}</dd>
           </div>
           <div>

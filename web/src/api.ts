@@ -112,7 +112,11 @@ export async function send(request: Promise<{ error?: unknown; response: Respons
 
 function networkFailure(err: unknown): ApiFailure {
   if (err instanceof ApiFailure) return err;
-  const f = new ApiFailure(0, { code: "INTERNAL_ERROR", message: `The server could not be reached: ${String(err)}` }, null);
+  const f = new ApiFailure(
+    0,
+    { code: "INTERNAL_ERROR", message: `The server could not be reached: ${String(err)}` },
+    null,
+  );
   return Object.assign(f, { code: "NETWORK" as const });
 }
 
@@ -213,7 +217,7 @@ export async function streamMessage(
   let messageId: string | undefined;
   let lastId = 0;
   let started = false;
-  for (let attempt = 0; ; ) {
+  for (let attempt = 0; ;) {
     let lost: unknown;
     let stream: ReadableStream | null | undefined;
     try {
@@ -283,7 +287,9 @@ async function readEvents(
         return networkFailure(err);
       }
       if (chunk.done) return networkFailure("the stream ended before its done or error event");
-      buffer += chunk.value.replaceAll("\r\n", "\n");
+      // A CRLF cut between two reads joins in the buffer; a CR at its end
+      // waits for the next read.
+      buffer = (buffer + chunk.value).replaceAll("\r\n", "\n");
       let end: number;
       while ((end = buffer.indexOf("\n\n")) >= 0) {
         const frame = buffer.slice(0, end);

@@ -2,7 +2,8 @@
 // the cards of the tool calls a reply made (also shown in history).
 import { useEffect, useRef, useState } from "preact/hooks";
 import { type Agent, ApiFailure, api, call, type Schemas, retries, sendMessage, streamMessage } from "./api";
-import { ErrorBox, Field } from "./ui";
+import { useAction } from "./hooks";
+import { ErrorBox, TextArea, TextField } from "./ui";
 
 type Turn = {
   // key tells the turns apart, for rendering: a reply has no id until done.
@@ -102,8 +103,7 @@ export function Chat({ agent }: { agent: Agent }) {
   const [text, setText] = useState("");
   const [stream, setStream] = useState(true);
   const [turns, setTurns] = useState<Turn[]>([]);
-  const [error, setError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run, setError } = useAction();
   const [stopping, setStopping] = useState(false);
   // retry is the attempt of resuming a dropped stream, 0 when none.
   const [retry, setRetry] = useState(0);
@@ -125,69 +125,70 @@ export function Chat({ agent }: { agent: Agent }) {
       ...(roomId ? { roomId } : {}),
       context: { platform: "console" },
     };
-    setBusy(true);
-    setError(undefined);
-    setText("");
-    const key = (turnKeys.current += 2);
-    setTurns((ts) => [
-      ...ts,
-      { key: key - 1, role: "user", text: body.text },
-      { key, role: "agent", text: "", streaming: true },
-    ]);
-    const reading = new AbortController();
-    abort.current = reading;
-    const current: Reply = { streamed: stream, stop: false };
-    reply.current = current;
-    try {
-      if (stream) {
-        let said = "";
-        let tools: ToolView[] = [];
-        await streamMessage(
-          agent.id,
-          body,
-          (ev) => {
-            setRetry(0);
-            if (ev.type === "start") {
-              current.messageId = ev.messageId;
-              if (current.stop) void cancel(current);
-            } else if (ev.type === "token" && "content" in ev) {
-              said += ev.content;
-              update({ text: said });
-            } else if (ev.type === "tool_call") {
-              tools = [...tools, { id: ev.id, name: ev.name, arguments: ev.arguments }];
-              update({ tools });
-            } else if (ev.type === "tool_result") {
-              tools = tools.map((c) => (c.id === ev.id ? { ...c, ok: ev.ok, result: ev.result } : c));
-              update({ tools });
-            } else if (ev.type === "done" && "metadata" in ev) {
-              // The metadata's calls are the same, with their durations.
-              update({
-                metadata: ev.metadata,
-                messageId: ev.messageId,
-                streaming: false,
-                stopped: ev.partial === true,
-                tools: ev.metadata.toolCalls ?? tools,
-              });
-            } else if (ev.type === "error" && "error" in ev) {
-              throw new ApiFailure(502, ev.error, null);
-            }
-          },
-          { signal: reading.signal, onRetry: setRetry },
-        );
-      } else {
-        const r = await sendMessage(agent.id, body, reading.signal);
-        update({ text: r.response, metadata: r.metadata, messageId: r.messageId, tools: r.metadata.toolCalls });
+    await run(async () => {
+      setText("");
+      const key = (turnKeys.current += 2);
+      setTurns((ts) => [
+        ...ts,
+        { key: key - 1, role: "user", text: body.text },
+        { key, role: "agent", text: "", streaming: true },
+      ]);
+      const reading = new AbortController();
+      abort.current = reading;
+      const current: Reply = { streamed: stream, stop: false };
+      reply.current = current;
+      try {
+        if (stream) {
+          let said = "";
+          let tools: ToolView[] = [];
+          await streamMessage(
+            agent.id,
+            body,
+            (ev) => {
+              setRetry(0);
+              if (ev.type === "start") {
+                current.messageId = ev.messageId;
+                if (current.stop) void cancel(current);
+              } else if (ev.type === "token" && "content" in ev) {
+                said += ev.content;
+                update({ text: said });
+              } else if (ev.type === "tool_call") {
+                tools = [...tools, { id: ev.id, name: ev.name, arguments: ev.arguments }];
+                update({ tools });
+              } else if (ev.type === "tool_result") {
+                tools = tools.map((c) => (c.id === ev.id ? { ...c, ok: ev.ok, result: ev.result } : c));
+                update({ tools });
+              } else if (ev.type === "done" && "metadata" in ev) {
+                // The metadata's calls are the same, with their durations.
+                update({
+                  metadata: ev.metadata,
+                  messageId: ev.messageId,
+                  streaming: false,
+                  stopped: ev.partial === true,
+                  tools: ev.metadata.toolCalls ?? tools,
+                });
+              } else if (ev.type === "error" && "error" in ev) {
+                throw new ApiFailure(502, ev.error, null);
+              }
+            },
+            { signal: reading.signal, onRetry: setRetry },
+          );
+        } else {
+          const r = await sendMessage(agent.id, body, reading.signal);
+          update({ text: r.response, metadata: r.metadata, messageId: r.messageId, tools: r.metadata.toolCalls });
+        }
+      } catch (err) {
+        // Stop while waiting for a reply not streamed only stops waiting.
+        throw reading.signal.aborted
+          ? new Error("Stopped waiting: the reply runs on and is stored in the conversation.")
+          : err;
+      } finally {
+        update({ streaming: false });
+        reply.current = undefined;
+        setRetry(0);
+        setStopping(false);
       }
-    } catch (err) {
-      // Stop while waiting for a reply not streamed only stops waiting.
-      setError(reading.signal.aborted ? new Error("Stopped waiting: the reply runs on and is stored in the conversation.") : err);
-    } finally {
-      update({ streaming: false });
-      reply.current = undefined;
-      setRetry(0);
-      setStopping(false);
-      setBusy(false);
-    }
+    });
   };
 
   // cancel asks the server to stop the reply; its stream then ends by
@@ -226,16 +227,15 @@ export function Chat({ agent }: { agent: Agent }) {
     <section aria-labelledby="chat-title" class="chat">
       <h2 id="chat-title">Chat</h2>
       <div class="pair">
-        <Field id="userId" label="User id" error={error}>
-          {(desc) => (
-            <input id="userId" value={userId} aria-describedby={desc} onInput={(e) => setUserId(e.currentTarget.value)} />
-          )}
-        </Field>
-        <Field id="roomId" label="Room id" hint="Empty for a direct conversation." error={error}>
-          {(desc) => (
-            <input id="roomId" value={roomId} aria-describedby={desc} onInput={(e) => setRoomId(e.currentTarget.value)} />
-          )}
-        </Field>
+        <TextField id="userId" label="User id" error={error} value={userId} onValue={setUserId} />
+        <TextField
+          id="roomId"
+          label="Room id"
+          hint="Empty for a direct conversation."
+          error={error}
+          value={roomId}
+          onValue={setRoomId}
+        />
       </div>
       <ol class="transcript" aria-live="polite">
         {turns.map((t) => (
@@ -244,7 +244,11 @@ export function Chat({ agent }: { agent: Agent }) {
             <ToolCalls calls={t.tools} live={t.streaming} />
             <p class="text" data-streaming={t.streaming ? "true" : undefined}>
               {t.text}
-              {t.streaming && <span class="cursor" aria-hidden="true">▍</span>}
+              {t.streaming && (
+                <span class="cursor" aria-hidden="true">
+                  ▍
+                </span>
+              )}
               {t.stopped && <span class="stopped"> (stopped)</span>}
             </p>
             {t.metadata && (
@@ -269,24 +273,20 @@ export function Chat({ agent }: { agent: Agent }) {
           void send();
         }}
       >
-        <Field id="text" label="Message" error={error}>
-          {(desc, invalid) => (
-            <textarea
-              id="text"
-              rows={2}
-              value={text}
-              aria-describedby={desc}
-              aria-invalid={invalid}
-              onInput={(e) => setText(e.currentTarget.value)}
-              onKeyDown={(e) => {
-                if (e.key === "Enter" && !e.shiftKey) {
-                  e.preventDefault();
-                  void send();
-                }
-              }}
-            />
-          )}
-        </Field>
+        <TextArea
+          id="text"
+          label="Message"
+          error={error}
+          rows={2}
+          value={text}
+          onValue={setText}
+          onKeyDown={(e) => {
+            if (e.key === "Enter" && !e.shiftKey) {
+              e.preventDefault();
+              void send();
+            }
+          }}
+        />
         <label class="inline">
           <input type="checkbox" checked={stream} onChange={(e) => setStream(e.currentTarget.checked)} />
           Stream the reply

@@ -4,7 +4,8 @@
 import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
 import { type Agent, api, call, type Schemas } from "./api";
-import { ErrorBox, Field } from "./ui";
+import { useAction } from "./hooks";
+import { ErrorBox, TextArea, TextField } from "./ui";
 
 type Preview = Schemas["ContextPreview"];
 
@@ -13,79 +14,56 @@ export function ContextPreview({ agent }: { agent: Agent }) {
   const [userId, setUserId] = useState("console");
   const [roomId, setRoomId] = useState("");
   const [text, setText] = useState("");
-  const [error, setError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useAction();
   const [preview, setPreview] = useState<{ text: string; data: Preview }>();
 
-  const run = async () => {
-    setBusy(true);
-    setError(undefined);
-    const body: Schemas["MessageRequest"] = {
-      text,
-      ...(userId.trim() ? { userId: userId.trim() } : {}),
-      ...(roomId.trim() ? { roomId: roomId.trim() } : {}),
-      context: { platform: "console" },
-    };
-    try {
-      const r = await call(api.POST("/agents/{agentId}/context-preview", { params: { path: { agentId: agent.id } }, body }));
+  const ask = () =>
+    run(async () => {
+      const body: Schemas["MessageRequest"] = {
+        text,
+        ...(userId.trim() ? { userId: userId.trim() } : {}),
+        ...(roomId.trim() ? { roomId: roomId.trim() } : {}),
+        context: { platform: "console" },
+      };
+      const r = await call(
+        api.POST("/agents/{agentId}/context-preview", { params: { path: { agentId: agent.id } }, body }),
+      );
       setPreview({ text, data: r.data });
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
 
   return (
     <section aria-labelledby="context-title" class="context">
       <h2 id="context-title">Context</h2>
       <p class="hint">
-        What the agent's next turn would send the model for a message: the system prompt (with the summary, memories
-        and knowledge recalled), the history and the tools. Nothing is sent to the model and nothing is saved.
+        What the agent's next turn would send the model for a message: the system prompt (with the summary, memories and
+        knowledge recalled), the history and the tools. Nothing is sent to the model and nothing is saved.
       </p>
       <form
         class="context-form"
         noValidate
         onSubmit={(e) => {
           e.preventDefault();
-          void run();
+          void ask();
         }}
       >
-        <Field id="text" label="Message" error={error}>
-          {(desc, invalid) => (
-            <textarea
-              id="text"
-              rows={2}
-              value={text}
-              aria-describedby={desc}
-              aria-invalid={invalid}
-              onInput={(e) => setText(e.currentTarget.value)}
-            />
-          )}
-        </Field>
+        <TextArea id="text" label="Message" error={error} rows={2} value={text} onValue={setText} />
         <div class="pair">
-          <Field id="userId" label="User id" hint="Whose memories and conversation." error={error}>
-            {(desc, invalid) => (
-              <input
-                id="userId"
-                value={userId}
-                aria-describedby={desc}
-                aria-invalid={invalid}
-                onInput={(e) => setUserId(e.currentTarget.value)}
-              />
-            )}
-          </Field>
-          <Field id="roomId" label="Room id" hint="Empty for a direct conversation." error={error}>
-            {(desc, invalid) => (
-              <input
-                id="roomId"
-                value={roomId}
-                aria-describedby={desc}
-                aria-invalid={invalid}
-                onInput={(e) => setRoomId(e.currentTarget.value)}
-              />
-            )}
-          </Field>
+          <TextField
+            id="userId"
+            label="User id"
+            hint="Whose memories and conversation."
+            error={error}
+            value={userId}
+            onValue={setUserId}
+          />
+          <TextField
+            id="roomId"
+            label="Room id"
+            hint="Empty for a direct conversation."
+            error={error}
+            value={roomId}
+            onValue={setRoomId}
+          />
         </div>
         <ErrorBox error={error} />
         <button type="submit" disabled={busy || !text.trim()}>
@@ -127,9 +105,7 @@ function PreviewView({ text, preview: p, agent }: { text: string; preview: Previ
       <section aria-labelledby="context-system-title" id="context-system">
         <h3 id="context-system-title">System prompt</h3>
         <details>
-          <summary>
-            Show the whole system prompt ({p.system.length.toLocaleString()} characters)
-          </summary>
+          <summary>Show the whole system prompt ({p.system.length.toLocaleString()} characters)</summary>
           <pre class="json prompt">{p.system}</pre>
         </details>
       </section>
@@ -164,7 +140,11 @@ function PreviewView({ text, preview: p, agent }: { text: string; preview: Previ
           </ul>
         )}
       </Part>
-      <Part id="context-knowledge" title="Knowledge" empty="None: no document chunk is relevant, or there are no documents.">
+      <Part
+        id="context-knowledge"
+        title="Knowledge"
+        empty="None: no document chunk is relevant, or there are no documents."
+      >
         {p.knowledge.length > 0 && (
           <ul class="recalled">
             {p.knowledge.map((k, i) => (

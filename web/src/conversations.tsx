@@ -3,7 +3,7 @@
 import { useState } from "preact/hooks";
 import { type Agent, api, call } from "./api";
 import { ToolCalls } from "./chat";
-import { useQuery } from "./hooks";
+import { useAction, useQuery } from "./hooks";
 import { Confirm, ErrorBox, ListTable, Pager, go, when } from "./ui";
 
 export function Conversations({ agent }: { agent: Agent }) {
@@ -47,7 +47,7 @@ export function Conversations({ agent }: { agent: Agent }) {
 
 export function Conversation({ agent, conversationId }: { agent: Agent; conversationId: string }) {
   const [page, setPage] = useState(1);
-  const [deleteError, setDeleteError] = useState<unknown>();
+  const deleting = useAction();
   const path = { agentId: agent.id, conversationId };
   const { data: conversation, error } = useQuery(
     (signal) =>
@@ -67,15 +67,11 @@ export function Conversation({ agent, conversationId }: { agent: Agent; conversa
     [agent.id, conversationId, page],
   );
 
-  const remove = async () => {
-    setDeleteError(undefined);
-    try {
+  const remove = () =>
+    deleting.run(async () => {
       await call(api.DELETE("/agents/{agentId}/conversations/{conversationId}", { params: { path } }));
       go(`/agents/${agent.id}/conversations`);
-    } catch (err) {
-      setDeleteError(err);
-    }
-  };
+    });
 
   return (
     <section aria-labelledby="conversation-title">
@@ -85,11 +81,13 @@ export function Conversation({ agent, conversationId }: { agent: Agent; conversa
       <h2 id="conversation-title">Conversation {conversationId}</h2>
       {conversation && (
         <p class="meta">
-          {conversation.kind === "room" ? `Room ${conversation.roomId ?? ""}` : `Direct with ${conversation.userId ?? ""}`}{" "}
+          {conversation.kind === "room"
+            ? `Room ${conversation.roomId ?? ""}`
+            : `Direct with ${conversation.userId ?? ""}`}{" "}
           · {conversation.platform} · {conversation.messageCount} messages · started {when(conversation.startedAt)}
         </p>
       )}
-      <ErrorBox error={deleteError ?? error ?? messagesError} />
+      <ErrorBox error={deleting.error ?? error ?? messagesError} />
       {conversation?.summary && (
         <section class="summary" aria-labelledby="summary-title">
           <h3 id="summary-title">Summary of earlier messages</h3>
@@ -105,7 +103,8 @@ export function Conversation({ agent, conversationId }: { agent: Agent; conversa
             <p class="text">{m.text}</p>
             <p class="meta">
               {when(m.timestamp)}
-              {m.metadata && ` · ${m.metadata.model} · ${m.metadata.tokensUsed} tokens · ${Math.round(m.metadata.responseTime)} ms`}
+              {m.metadata &&
+                ` · ${m.metadata.model} · ${m.metadata.tokensUsed} tokens · ${Math.round(m.metadata.responseTime)} ms`}
               {m.partial && " · cut short"}
             </p>
           </li>

@@ -1,5 +1,5 @@
 // hooks.ts holds useQuery, the console's one way to load data for a page,
-// and useReadOnly.
+// useAction, its one way to change something, and useReadOnly.
 import { useCallback, useEffect, useState } from "preact/hooks";
 import { readOnlyEvent, session } from "./api";
 
@@ -35,6 +35,38 @@ export function useQuery<T>(load: (signal: AbortSignal) => Promise<T>, deps: rea
   const reload = useCallback(() => setVersion((v) => v + 1), []);
   const setData = useCallback((data: T) => setState((s) => ({ ...s, data, error: undefined })), []);
   return { data: state.data, error: state.error, loading: state.loading, reload, setData };
+}
+
+export type Action = {
+  // busy is whether a run is under way (its buttons are disabled).
+  busy: boolean;
+  // error is the last run's failure, cleared when the next run starts.
+  error: unknown;
+  // run runs a write: busy while it runs, its failure kept in error. It
+  // never rejects, so a handler may call it with void.
+  run: (write: () => Promise<void>) => Promise<void>;
+  // setError shows a failure found without running (a file that is not
+  // JSON), or clears it.
+  setError: (error: unknown) => void;
+};
+
+// useAction is the state of a form's or a button's write: whether it runs
+// and how it last failed.
+export function useAction(): Action {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>();
+  const run = useCallback(async (write: () => Promise<void>) => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await write();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  }, []);
+  return { busy, error, run, setError };
 }
 
 // useReadOnly is whether the API has refused this key a write, so a page

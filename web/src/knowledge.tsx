@@ -2,8 +2,19 @@
 // Markdown file, or paste text with a name; list them; delete one.
 import { useState } from "preact/hooks";
 import { type Agent, api, call, type Schemas } from "./api";
-import { useQuery, useReadOnly } from "./hooks";
-import { Confirm, ErrorBox, Field, ListTable, ReadOnlyNote, size, useFocusRefused, when } from "./ui";
+import { useAction, useQuery, useReadOnly } from "./hooks";
+import {
+  Confirm,
+  DropZone,
+  ErrorBox,
+  ListTable,
+  ReadOnlyNote,
+  TextArea,
+  TextField,
+  size,
+  useFocusRefused,
+  when,
+} from "./ui";
 
 type Document = Schemas["KnowledgeDocument"];
 
@@ -40,7 +51,7 @@ export function Knowledge({ agent }: { agent: Agent }) {
   const [page, setPage] = useState(1);
   // changed counts the writes, so the list reloads after each.
   const [changed, setChanged] = useState(0);
-  const [rowError, setRowError] = useState<unknown>();
+  const removing = useAction();
   const writable = !useReadOnly();
   const list = useQuery(
     (signal) =>
@@ -60,17 +71,15 @@ export function Knowledge({ agent }: { agent: Agent }) {
       return r.data;
     });
 
-  const remove = async (d: Document) => {
-    setRowError(undefined);
-    try {
+  const remove = (d: Document) =>
+    removing.run(async () => {
       await call(
-        api.DELETE("/agents/{agentId}/knowledge/{knowledgeId}", { params: { path: { agentId: agent.id, knowledgeId: d.id } } }),
+        api.DELETE("/agents/{agentId}/knowledge/{knowledgeId}", {
+          params: { path: { agentId: agent.id, knowledgeId: d.id } },
+        }),
       );
       reload();
-    } catch (err) {
-      setRowError(err);
-    }
-  };
+    });
 
   return (
     <section aria-labelledby="knowledge-title" class="knowledge">
@@ -81,7 +90,7 @@ export function Knowledge({ agent }: { agent: Agent }) {
         50 MB.
       </p>
       {!writable && <ReadOnlyNote what="documents" />}
-      <ErrorBox error={rowError} />
+      <ErrorBox error={removing.error} />
       <ListTable
         items={list.data?.items}
         error={list.error}
@@ -139,10 +148,8 @@ function added(d: Document): string {
 // under its file name; a file over the limit is refused before sending.
 function UploadDocument({ onAdd }: { onAdd: Add }) {
   const [file, setFile] = useState<{ name: string; text: string; bytes: number }>();
-  const [error, setError] = useState<unknown>();
+  const { busy, error, run, setError } = useAction();
   const [done, setDone] = useState<string>();
-  const [busy, setBusy] = useState(false);
-  const [dragging, setDragging] = useState(false);
   // input is bumped after an upload, for a new, empty file input.
   const [input, setInput] = useState(0);
 
@@ -167,32 +174,17 @@ function UploadDocument({ onAdd }: { onAdd: Add }) {
 
   const upload = async () => {
     if (!file) return;
-    setBusy(true);
-    setError(undefined);
-    try {
+    await run(async () => {
       setDone(added(await onAdd({ name: file.name, text: file.text })));
       setFile(undefined);
       setInput((n) => n + 1);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (
     <section aria-labelledby="upload-title">
       <h3 id="upload-title">Upload a file</h3>
-      <div
-        class={dragging ? "dropzone dragging" : "dropzone"}
-        onDragOver={(e) => (e.preventDefault(), setDragging(true))}
-        onDragLeave={() => setDragging(false)}
-        onDrop={(e) => {
-          e.preventDefault();
-          setDragging(false);
-          void choose(e.dataTransfer?.files[0]);
-        }}
-      >
+      <DropZone onDrop={(file) => void choose(file)}>
         <label for="knowledge-file">
           Drop a <code>.txt</code> or <code>.md</code> file here, or choose one (at most 1 MB):
         </label>
@@ -217,7 +209,7 @@ function UploadDocument({ onAdd }: { onAdd: Add }) {
             {done}
           </p>
         )}
-      </div>
+      </DropZone>
     </section>
   );
 }
@@ -226,28 +218,20 @@ function UploadDocument({ onAdd }: { onAdd: Add }) {
 function PasteDocument({ onAdd }: { onAdd: Add }) {
   const [name, setName] = useState("");
   const [text, setText] = useState("");
-  const [error, setError] = useState<unknown>();
+  const { busy, error, run } = useAction();
   const [done, setDone] = useState<string>();
-  const [busy, setBusy] = useState(false);
   useFocusRefused(error);
   const bytes = utf8Bytes(text);
 
-  const paste = async () => {
-    setError(undefined);
-    setDone(undefined);
-    const refused = tooLarge(name.trim() || "The text", bytes);
-    if (refused) return setError(refused);
-    setBusy(true);
-    try {
+  const paste = () =>
+    run(async () => {
+      setDone(undefined);
+      const refused = tooLarge(name.trim() || "The text", bytes);
+      if (refused) throw refused;
       setDone(added(await onAdd({ name: name.trim(), text })));
       setName("");
       setText("");
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
 
   return (
     <section aria-labelledby="paste-title">
@@ -260,30 +244,24 @@ function PasteDocument({ onAdd }: { onAdd: Add }) {
           void paste();
         }}
       >
-        <Field id="name" label="Name" hint="Shown with the chunks in the prompt, such as faq.md." error={error}>
-          {(desc, invalid) => (
-            <input
-              id="name"
-              maxLength={200}
-              value={name}
-              aria-describedby={desc}
-              aria-invalid={invalid}
-              onInput={(e) => setName(e.currentTarget.value)}
-            />
-          )}
-        </Field>
-        <Field id="text" label="Text or Markdown" hint={`${size(bytes)} of at most 1 MB.`} error={error}>
-          {(desc, invalid) => (
-            <textarea
-              id="text"
-              rows={8}
-              value={text}
-              aria-describedby={desc}
-              aria-invalid={invalid}
-              onInput={(e) => setText(e.currentTarget.value)}
-            />
-          )}
-        </Field>
+        <TextField
+          id="name"
+          label="Name"
+          hint="Shown with the chunks in the prompt, such as faq.md."
+          error={error}
+          maxLength={200}
+          value={name}
+          onValue={setName}
+        />
+        <TextArea
+          id="text"
+          label="Text or Markdown"
+          hint={`${size(bytes)} of at most 1 MB.`}
+          error={error}
+          rows={8}
+          value={text}
+          onValue={setText}
+        />
         <ErrorBox error={error} />
         <button type="submit" disabled={busy || !name.trim() || !text.trim()}>
           Add document

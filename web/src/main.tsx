@@ -16,14 +16,16 @@ import "uplot/dist/uPlot.min.css";
 import "./style.css";
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { AgentCreate, AgentEdit, AgentList } from "./agents";
+import { AgentCreate } from "./agents/create";
+import { AgentEdit } from "./agents/edit";
+import { AgentList } from "./agents/list";
 import { Analytics } from "./analytics";
 import { api, call, session } from "./api";
 import { Chat } from "./chat";
 import { Conversation, Conversations } from "./conversations";
 import { Connections } from "./connections";
 import { ContextPreview } from "./context";
-import { useQuery } from "./hooks";
+import { useAction, useQuery } from "./hooks";
 import { Knowledge } from "./knowledge";
 import { Memories } from "./memory";
 import { ErrorBox, go, useRoute } from "./ui";
@@ -31,23 +33,19 @@ import { WebhookPage, Webhooks } from "./webhooks";
 
 function SignIn() {
   const [key, setKey] = useState("");
-  const [error, setError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
-  const submit = async () => {
-    setBusy(true);
-    setError(undefined);
-    session.signIn(key.trim());
-    try {
-      // Any authenticated read proves the key; a read key may call it too.
-      await call(api.GET("/agents", { params: { query: { limit: 1 } } }));
+  const { busy, error, run } = useAction();
+  const submit = () =>
+    run(async () => {
+      session.signIn(key.trim());
+      try {
+        // Any authenticated read proves the key; a read key may call it too.
+        await call(api.GET("/agents", { params: { query: { limit: 1 } } }));
+      } catch (err) {
+        session.signOut();
+        throw err;
+      }
       go("/agents");
-    } catch (err) {
-      session.signOut();
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
   return (
     <section class="signin" aria-labelledby="signin-title">
       <h1 id="signin-title">Sign in to agentd</h1>
@@ -69,9 +67,9 @@ function SignIn() {
           aria-describedby="api-key-hint"
         />
         <small id="api-key-hint" class="hint">
-          <code>make run</code> prints one on first start; <code>agentd keys create --account default</code> makes
-          more (from a source checkout: <code>go run ./cmd/agentd keys create --account default</code>). It is kept in
-          this tab only.
+          <code>make run</code> prints one on first start; <code>agentd keys create --account default</code> makes more
+          (from a source checkout: <code>go run ./cmd/agentd keys create --account default</code>). It is kept in this
+          tab only.
         </small>
         <ErrorBox error={error} />
         <button type="submit" disabled={busy || !key.trim()}>
@@ -85,7 +83,11 @@ function SignIn() {
 // AgentPage loads one agent and shows the tab its route names.
 function AgentPage({ id, tab, rest }: { id: string; tab: string; rest: string[] }) {
   // Reloaded on each tab too, so the metrics above count the chat's turns.
-  const { data: agent, error, reload } = useQuery(
+  const {
+    data: agent,
+    error,
+    reload,
+  } = useQuery(
     (signal) => call(api.GET("/agents/{agentId}", { params: { path: { agentId: id } }, signal })).then((r) => r.data),
     [id, tab],
   );
@@ -112,15 +114,19 @@ function AgentPage({ id, tab, rest }: { id: string; tab: string; rest: string[] 
         <span class={`status ${agent.status}`}>{agent.status}</span>
       </div>
       <p class="meta">
-        {agent.id} · {agent.modelProvider}/{agent.model} · <span title="Each user message answered counts once; Analytics counts the messages of both sides">
+        {agent.id} · {agent.modelProvider}/{agent.model} ·{" "}
+        <span title="Each user message answered counts once; Analytics counts the messages of both sides">
           {agent.metrics.totalMessages} exchanges answered
         </span>{" "}
-        in{" "}
-        {agent.metrics.totalConversations} conversations · uptime {agent.metrics.uptime}
+        in {agent.metrics.totalConversations} conversations · uptime {agent.metrics.uptime}
       </p>
       <nav class="tabs" aria-label="Agent">
         {tabs.map(([route, title]) => (
-          <a key={route} href={`#/agents/${id}${route ? `/${route}` : ""}`} aria-current={route === tab ? "page" : undefined}>
+          <a
+            key={route}
+            href={`#/agents/${id}${route ? `/${route}` : ""}`}
+            aria-current={route === tab ? "page" : undefined}
+          >
             {title}
           </a>
         ))}

@@ -3,8 +3,8 @@
 // one, and forgetting a user.
 import { useState } from "preact/hooks";
 import { type Agent, api, call, type Schemas } from "./api";
-import { useQuery, useReadOnly } from "./hooks";
-import { Confirm, ErrorBox, Field, ListTable, ReadOnlyNote, useFocusRefused, when } from "./ui";
+import { useAction, useQuery, useReadOnly } from "./hooks";
+import { Confirm, ErrorBox, ListTable, ReadOnlyNote, TextArea, TextField, useFocusRefused, when } from "./ui";
 
 type Memory = Schemas["AgentMemory"];
 
@@ -20,7 +20,7 @@ export function Memories({ agent }: { agent: Agent }) {
   const [filters, setFilters] = useState<Filters>({ q: "", userId: "" });
   // changed counts the writes, so the list reloads after each.
   const [changed, setChanged] = useState(0);
-  const [rowError, setRowError] = useState<unknown>();
+  const removing = useAction();
   const writable = !useReadOnly();
   const list = useQuery(
     (signal) =>
@@ -42,15 +42,15 @@ export function Memories({ agent }: { agent: Agent }) {
   );
   const reload = () => setChanged((n) => n + 1);
 
-  const remove = async (m: Memory) => {
-    setRowError(undefined);
-    try {
-      await call(api.DELETE("/agents/{agentId}/memories/{memoryId}", { params: { path: { agentId: agent.id, memoryId: m.id } } }));
+  const remove = (m: Memory) =>
+    removing.run(async () => {
+      await call(
+        api.DELETE("/agents/{agentId}/memories/{memoryId}", {
+          params: { path: { agentId: agent.id, memoryId: m.id } },
+        }),
+      );
       reload();
-    } catch (err) {
-      setRowError(err);
-    }
-  };
+    });
 
   const longTerm = agent.memory?.longTermEnabled === true;
   return (
@@ -80,7 +80,7 @@ export function Memories({ agent }: { agent: Agent }) {
           20).
         </p>
       )}
-      <ErrorBox error={rowError} />
+      <ErrorBox error={removing.error} />
       <ListTable
         items={list.data?.items}
         error={list.error}
@@ -97,8 +97,7 @@ export function Memories({ agent }: { agent: Agent }) {
               {m.text}
               {m.conversationId && (
                 <div class="meta">
-                  saved in{" "}
-                  <a href={`#/agents/${agent.id}/conversations/${m.conversationId}`}>{m.conversationId}</a>
+                  saved in <a href={`#/agents/${agent.id}/conversations/${m.conversationId}`}>{m.conversationId}</a>
                 </div>
               )}
             </td>
@@ -192,26 +191,21 @@ function MemorySearch({ filters, onSearch }: { filters: Filters; onSearch: (f: F
 function AddMemory({ agent, onAdded }: { agent: Agent; onAdded: () => void }) {
   const [text, setText] = useState("");
   const [userId, setUserId] = useState("");
-  const [error, setError] = useState<unknown>();
+  const { busy, error, run } = useAction();
   const [saved, setSaved] = useState<string>();
-  const [busy, setBusy] = useState(false);
   useFocusRefused(error);
-  const add = async () => {
-    setBusy(true);
-    setError(undefined);
-    setSaved(undefined);
-    try {
-      const body: Schemas["MemoryCreateRequest"] = { text: text.trim(), ...(userId.trim() ? { userId: userId.trim() } : {}) };
+  const add = () =>
+    run(async () => {
+      setSaved(undefined);
+      const body: Schemas["MemoryCreateRequest"] = {
+        text: text.trim(),
+        ...(userId.trim() ? { userId: userId.trim() } : {}),
+      };
       const r = await call(api.POST("/agents/{agentId}/memories", { params: { path: { agentId: agent.id } }, body }));
       setSaved(`Saved ${r.data.userId ? `for ${r.data.userId}` : "agent-wide"}: ${r.data.id}.`);
       setText("");
       onAdded();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
   return (
     <section aria-labelledby="add-memory-title">
       <h3 id="add-memory-title">Add a memory</h3>
@@ -223,30 +217,24 @@ function AddMemory({ agent, onAdded }: { agent: Agent; onAdded: () => void }) {
           void add();
         }}
       >
-        <Field id="text" label="Memory" hint={`One fact, up to ${maxMemory.toLocaleString()} characters.`} error={error}>
-          {(desc, invalid) => (
-            <textarea
-              id="text"
-              rows={2}
-              maxLength={maxMemory}
-              value={text}
-              aria-describedby={desc}
-              aria-invalid={invalid}
-              onInput={(e) => setText(e.currentTarget.value)}
-            />
-          )}
-        </Field>
-        <Field id="userId" label="User id (optional)" hint="Empty for an agent-wide memory." error={error}>
-          {(desc, invalid) => (
-            <input
-              id="userId"
-              value={userId}
-              aria-describedby={desc}
-              aria-invalid={invalid}
-              onInput={(e) => setUserId(e.currentTarget.value)}
-            />
-          )}
-        </Field>
+        <TextArea
+          id="text"
+          label="Memory"
+          hint={`One fact, up to ${maxMemory.toLocaleString()} characters.`}
+          error={error}
+          rows={2}
+          maxLength={maxMemory}
+          value={text}
+          onValue={setText}
+        />
+        <TextField
+          id="userId"
+          label="User id (optional)"
+          hint="Empty for an agent-wide memory."
+          error={error}
+          value={userId}
+          onValue={setUserId}
+        />
         <ErrorBox error={error} />
         <button type="submit" disabled={busy || !text.trim()}>
           Add memory
@@ -265,13 +253,12 @@ function AddMemory({ agent, onAdded }: { agent: Agent; onAdded: () => void }) {
 // and says how many went.
 function ForgetUser({ agent, onForgot }: { agent: Agent; onForgot: () => void }) {
   const [userId, setUserId] = useState("");
-  const [error, setError] = useState<unknown>();
+  const forgetting = useAction();
   const [done, setDone] = useState<string>();
   const user = userId.trim();
-  const forget = async () => {
-    setError(undefined);
-    setDone(undefined);
-    try {
+  const forget = () =>
+    forgetting.run(async () => {
+      setDone(undefined);
       const r = await call(
         api.DELETE("/agents/{agentId}/memories", { params: { path: { agentId: agent.id }, query: { userId: user } } }),
       );
@@ -279,10 +266,7 @@ function ForgetUser({ agent, onForgot }: { agent: Agent; onForgot: () => void })
       setDone(`Forgot ${user}: ${n} ${n === 1 ? "memory" : "memories"} deleted.`);
       setUserId("");
       onForgot();
-    } catch (err) {
-      setError(err);
-    }
-  };
+    });
   return (
     <section class="danger forget" aria-labelledby="forget-title">
       <h3 id="forget-title">Forget a user</h3>
@@ -300,7 +284,7 @@ function ForgetUser({ agent, onForgot }: { agent: Agent; onForgot: () => void })
         yes={`Yes, forget ${user}`}
         onYes={forget}
       />
-      <ErrorBox error={error} />
+      <ErrorBox error={forgetting.error} />
       {done && (
         <p class="ok" role="status" id="forget-done">
           {done}

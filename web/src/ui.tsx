@@ -1,7 +1,7 @@
 // ui.tsx holds the small pieces every page uses: error display, labelled
 // fields that show the API's error for their member, the pager, the list
 // table and the hash router's helpers.
-import { type ComponentChildren, Fragment } from "preact";
+import { type ComponentChildren, Fragment, type JSX } from "preact";
 import { useEffect, useId, useState } from "preact/hooks";
 import { ApiFailure, type Schemas } from "./api";
 
@@ -128,6 +128,91 @@ export function Field(props: {
   );
 }
 
+// FieldProps are what TextField, TextArea and SelectField take besides
+// their element's own attributes: Field's, the value and onValue, called
+// with the value as it is typed or chosen.
+type FieldProps<V extends string> = {
+  id: string;
+  label: string;
+  error?: unknown;
+  hint?: string;
+  value: V;
+  onValue: (value: V) => void;
+};
+
+// TextField is a Field holding an <input>: any other attribute (type,
+// placeholder, required, onFocus…) is passed on to it.
+export function TextField(
+  props: FieldProps<string> & Omit<JSX.InputHTMLAttributes<HTMLInputElement>, keyof FieldProps<string>>,
+) {
+  const { id, label, error, hint, value, onValue, ...input } = props;
+  return (
+    <Field id={id} label={label} error={error} hint={hint}>
+      {(desc, invalid) => (
+        <input
+          {...input}
+          id={id}
+          value={value}
+          aria-describedby={desc}
+          aria-invalid={invalid}
+          onInput={(e) => onValue(e.currentTarget.value)}
+        />
+      )}
+    </Field>
+  );
+}
+
+// TextArea is a Field holding a <textarea>, as TextField.
+export function TextArea(
+  props: FieldProps<string> & Omit<JSX.TextareaHTMLAttributes<HTMLTextAreaElement>, keyof FieldProps<string>>,
+) {
+  const { id, label, error, hint, value, onValue, ...textarea } = props;
+  return (
+    <Field id={id} label={label} error={error} hint={hint}>
+      {(desc, invalid) => (
+        <textarea
+          {...textarea}
+          id={id}
+          value={value}
+          aria-describedby={desc}
+          aria-invalid={invalid}
+          onInput={(e) => onValue(e.currentTarget.value)}
+        />
+      )}
+    </Field>
+  );
+}
+
+// SelectField is a Field holding a <select> of options (a value, shown as
+// its label or as itself).
+export function SelectField<V extends string>(
+  props: FieldProps<V> & { options: readonly (V | { value: V; label: string })[] },
+) {
+  const { id, label, error, hint, value, onValue, options } = props;
+  return (
+    <Field id={id} label={label} error={error} hint={hint}>
+      {(desc, invalid) => (
+        <select
+          id={id}
+          value={value}
+          aria-describedby={desc}
+          aria-invalid={invalid}
+          onChange={(e) => onValue(e.currentTarget.value as V)}
+        >
+          {options.map((o) => {
+            const { value: v, label: l } = typeof o === "string" ? { value: o, label: o } : o;
+            return (
+              <option key={v} value={v}>
+                {l}
+              </option>
+            );
+          })}
+        </select>
+      )}
+    </Field>
+  );
+}
+
 // Choices is a group of checkboxes for a list member (id is its name in
 // the API), with the API's error for it, like Field.
 export function Choices<T extends string>(props: {
@@ -172,7 +257,13 @@ export function Choices<T extends string>(props: {
 // Group is a fieldset for a member made of several inputs (id is its name
 // in the API: "actions", "settings"), with the API's error for anything
 // under it, like Field.
-export function Group(props: { id: string; legend: string; error?: unknown; hint?: string; children: ComponentChildren }) {
+export function Group(props: {
+  id: string;
+  legend: string;
+  error?: unknown;
+  hint?: string;
+  children: ComponentChildren;
+}) {
   const mine = refused(props.error, props.id);
   return (
     <fieldset
@@ -196,6 +287,33 @@ export function useFocusRefused(error: unknown): void {
     const bad = fieldOf(error);
     if (bad) document.getElementById(bad)?.focus();
   }, [error]);
+}
+
+// DropZone is an area a file may be dropped on (the first of several is
+// taken), marked while one is dragged over it; it holds the file input
+// that chooses one otherwise.
+export function DropZone({
+  onDrop,
+  children,
+}: {
+  onDrop: (file: File | undefined) => void;
+  children: ComponentChildren;
+}) {
+  const [dragging, setDragging] = useState(false);
+  return (
+    <div
+      class={dragging ? "dropzone dragging" : "dropzone"}
+      onDragOver={(e) => (e.preventDefault(), setDragging(true))}
+      onDragLeave={() => setDragging(false)}
+      onDrop={(e) => {
+        e.preventDefault();
+        setDragging(false);
+        onDrop(e.dataTransfer?.files[0]);
+      }}
+    >
+      {children}
+    </div>
+  );
 }
 
 // Confirm is a button that asks before doing something that cannot be

@@ -3,8 +3,8 @@
 // answered by create and rotate only, so it is shown once, then forgotten.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, call, type Schemas, send } from "./api";
-import { useQuery } from "./hooks";
-import { Choices, Confirm, ErrorBox, Field, ListTable, go, useFocusRefused, when } from "./ui";
+import { useAction, useQuery } from "./hooks";
+import { Choices, Confirm, ErrorBox, ListTable, TextField, go, useFocusRefused, when } from "./ui";
 
 type Webhook = Schemas["Webhook"];
 type Selector = Schemas["WebhookEventSelector"];
@@ -52,20 +52,17 @@ function WebhookForm(props: {
         props.onSubmit();
       }}
     >
-      <Field id="url" label="URL" hint="http or https; agentd POSTs each event here, signed." error={error}>
-        {(desc, invalid) => (
-          <input
-            id="url"
-            type="url"
-            required
-            placeholder="https://hooks.example.com/agentd"
-            value={d.url}
-            aria-describedby={desc}
-            aria-invalid={invalid}
-            onInput={(e) => set({ url: e.currentTarget.value })}
-          />
-        )}
-      </Field>
+      <TextField
+        id="url"
+        label="URL"
+        hint="http or https; agentd POSTs each event here, signed."
+        error={error}
+        type="url"
+        required
+        placeholder="https://hooks.example.com/agentd"
+        value={d.url}
+        onValue={(url) => set({ url })}
+      />
       <Choices
         id="events"
         legend="Events"
@@ -79,29 +76,22 @@ function WebhookForm(props: {
         onChange={(events) => set({ events: events.includes("*") && !all ? ["*"] : events })}
         error={error}
       />
-      <Field id="description" label="Description (optional)" error={error}>
-        {(desc, invalid) => (
-          <input
-            id="description"
-            value={d.description}
-            aria-describedby={desc}
-            aria-invalid={invalid}
-            onInput={(e) => set({ description: e.currentTarget.value })}
-          />
-        )}
-      </Field>
+      <TextField
+        id="description"
+        label="Description (optional)"
+        error={error}
+        value={d.description}
+        onValue={(description) => set({ description })}
+      />
       {!props.editing && (
-        <Field id="agentId" label="Agent (optional)" hint="An agent's id, agent_…, for its events only." error={error}>
-          {(desc, invalid) => (
-            <input
-              id="agentId"
-              value={d.agentId}
-              aria-describedby={desc}
-              aria-invalid={invalid}
-              onInput={(e) => set({ agentId: e.currentTarget.value })}
-            />
-          )}
-        </Field>
+        <TextField
+          id="agentId"
+          label="Agent (optional)"
+          hint="An agent's id, agent_…, for its events only."
+          error={error}
+          value={d.agentId}
+          onValue={(agentId) => set({ agentId })}
+        />
       )}
       {props.editing && (
         <label class="inline">
@@ -144,13 +134,7 @@ function SecretOnce({ secret, note, onDone }: { secret: string; note: string; on
         <strong>It is shown only this once</strong>: agentd cannot show it again. {note}
       </p>
       <label for="webhook-secret">Signing secret</label>
-      <input
-        id="webhook-secret"
-        readOnly
-        spellcheck={false}
-        value={secret}
-        onFocus={(e) => e.currentTarget.select()}
-      />
+      <input id="webhook-secret" readOnly spellcheck={false} value={secret} onFocus={(e) => e.currentTarget.select()} />
       <button type="button" onClick={() => void copy()}>
         Copy
       </button>
@@ -179,19 +163,16 @@ function Enabled({ webhook: w }: { webhook: Webhook }) {
 export function Webhooks() {
   const [page, setPage] = useState(1);
   const [draft, setDraft] = useState<Draft>(emptyDraft);
-  const [createError, setCreateError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
+  const creating = useAction();
   const [created, setCreated] = useState<Schemas["WebhookWithSecret"]>();
   const list = useQuery(
     (signal) => call(api.GET("/webhooks", { params: { query: { page, limit: 10 } }, signal })).then((r) => r.data),
     [page, created],
   );
 
-  const create = async () => {
-    setBusy(true);
-    setCreateError(undefined);
-    const { url, events, description, agentId } = draft;
-    try {
+  const create = () =>
+    creating.run(async () => {
+      const { url, events, description, agentId } = draft;
       const r = await call(
         api.POST("/webhooks", {
           body: {
@@ -204,12 +185,7 @@ export function Webhooks() {
       );
       setCreated(r.data);
       setDraft(emptyDraft);
-    } catch (err) {
-      setCreateError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
 
   return (
     <section aria-labelledby="webhooks-title">
@@ -248,8 +224,8 @@ export function Webhooks() {
       <WebhookForm
         draft={draft}
         onChange={setDraft}
-        error={createError}
-        busy={busy}
+        error={creating.error}
+        busy={creating.busy}
         submit="Create webhook"
         onSubmit={() => void create()}
       />
@@ -263,53 +239,45 @@ function draftOf(w: Webhook): Draft {
 
 export function WebhookPage({ id }: { id: string }) {
   const [draft, setDraft] = useState<Draft>(emptyDraft);
-  const [saveError, setSaveError] = useState<unknown>();
+  // The page's actions (save, test, rotate) run one at a time: saving's
+  // failure shows under the form, the others' above them.
+  const actions = useAction();
+  const saving = useAction();
   const [saved, setSaved] = useState<string>();
-  const [busy, setBusy] = useState(false);
-  const [actionError, setActionError] = useState<unknown>();
   const [queued, setQueued] = useState<string>();
   const [secret, setSecret] = useState<string>();
-  const [deleteError, setDeleteError] = useState<unknown>();
+  const deleting = useAction();
   // tests counts the test events sent, so the deliveries reload after each.
   const [tests, setTests] = useState(0);
   const webhookId = { params: { path: { webhookId: id } } };
-  const { data: webhook, error, setData: setWebhook } = useQuery(
-    (signal) => call(api.GET("/webhooks/{webhookId}", { ...webhookId, signal })).then((r) => r.data),
-    [id],
-  );
+  const {
+    data: webhook,
+    error,
+    setData: setWebhook,
+  } = useQuery((signal) => call(api.GET("/webhooks/{webhookId}", { ...webhookId, signal })).then((r) => r.data), [id]);
   // The form starts from each webhook loaded or saved.
   useEffect(() => {
     if (webhook) setDraft(draftOf(webhook));
   }, [webhook]);
 
-  // act runs one of the page's actions, showing its failure above them.
-  const act = async (action: () => Promise<void>) => {
-    setBusy(true);
-    setActionError(undefined);
-    setQueued(undefined);
-    try {
+  // act runs one of the page's actions.
+  const act = (action: () => Promise<void>) =>
+    actions.run(async () => {
+      setQueued(undefined);
       await action();
-    } catch (err) {
-      setActionError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
   const save = () =>
-    act(async () => {
-      setSaveError(undefined);
-      setSaved(undefined);
-      const { url, events, description, enabled } = draft;
-      try {
+    act(() =>
+      saving.run(async () => {
+        setSaved(undefined);
+        const { url, events, description, enabled } = draft;
         const r = await call(
           api.PATCH("/webhooks/{webhookId}", { ...webhookId, body: { url: url.trim(), events, description, enabled } }),
         );
         setWebhook(r.data);
         setSaved(r.data.changes.length ? `Saved: ${r.data.changes.join(", ")} changed.` : "Saved: nothing changed.");
-      } catch (err) {
-        setSaveError(err);
-      }
-    });
+      }),
+    );
   const test = () =>
     act(async () => {
       await send(api.POST("/webhooks/{webhookId}/test", webhookId));
@@ -321,15 +289,11 @@ export function WebhookPage({ id }: { id: string }) {
       const r = await call(api.POST("/webhooks/{webhookId}/rotate-secret", webhookId));
       setSecret(r.data.secret);
     });
-  const remove = async () => {
-    setDeleteError(undefined);
-    try {
+  const remove = () =>
+    deleting.run(async () => {
       await call(api.DELETE("/webhooks/{webhookId}", webhookId));
       go("/webhooks");
-    } catch (err) {
-      setDeleteError(err);
-    }
-  };
+    });
 
   if (error) return <ErrorBox error={error} />;
   if (!webhook) return <p aria-busy="true">Loading…</p>;
@@ -347,8 +311,7 @@ export function WebhookPage({ id }: { id: string }) {
         </span>
       </div>
       <p class="meta">
-        {webhook.id} · {eventsOf(webhook)} · {webhook.agentId ?? "all agents"} · created{" "}
-        {when(webhook.createdAt)}
+        {webhook.id} · {eventsOf(webhook)} · {webhook.agentId ?? "all agents"} · created {when(webhook.createdAt)}
       </p>
       {secret && (
         <SecretOnce
@@ -358,10 +321,10 @@ export function WebhookPage({ id }: { id: string }) {
         />
       )}
       <div class="actions">
-        <button type="button" disabled={busy} onClick={() => void test()}>
+        <button type="button" disabled={actions.busy} onClick={() => void test()}>
           Send test event
         </button>
-        <button type="button" disabled={busy} onClick={() => void rotate()}>
+        <button type="button" disabled={actions.busy} onClick={() => void rotate()}>
           Rotate secret
         </button>
         {queued && (
@@ -369,7 +332,7 @@ export function WebhookPage({ id }: { id: string }) {
             {queued}
           </p>
         )}
-        <ErrorBox error={actionError} />
+        <ErrorBox error={actions.error} />
       </div>
       <Deliveries webhookId={id} reload={tests} />
       <section aria-labelledby="webhook-form-title">
@@ -377,8 +340,8 @@ export function WebhookPage({ id }: { id: string }) {
         <WebhookForm
           draft={draft}
           onChange={setDraft}
-          error={saveError}
-          busy={busy}
+          error={saving.error}
+          busy={actions.busy}
           submit="Save"
           editing
           onSubmit={() => void save()}
@@ -397,7 +360,7 @@ export function WebhookPage({ id }: { id: string }) {
           yes="Yes, delete it"
           onYes={remove}
         />
-        <ErrorBox error={deleteError} />
+        <ErrorBox error={deleting.error} />
       </section>
     </section>
   );
@@ -410,8 +373,12 @@ const soon = 30_000;
 function Deliveries({ webhookId, reload }: { webhookId: string; reload: number }) {
   const [status, setStatus] = useState<Schemas["DeliveryStatus"] | "">("");
   const [page, setPage] = useState(1);
-  const [retryError, setRetryError] = useState<unknown>();
-  const { data: list, error, reload: refresh } = useQuery(
+  const retrying = useAction();
+  const {
+    data: list,
+    error,
+    reload: refresh,
+  } = useQuery(
     (signal) =>
       call(
         api.GET("/webhooks/{webhookId}/deliveries", {
@@ -431,17 +398,15 @@ function Deliveries({ webhookId, reload }: { webhookId: string; reload: number }
     return () => clearTimeout(t);
   }, [list]);
 
-  const retry = async (deliveryId: string) => {
-    setRetryError(undefined);
-    try {
+  const retry = (deliveryId: string) =>
+    retrying.run(async () => {
       await send(
-        api.POST("/webhooks/{webhookId}/deliveries/{deliveryId}/retry", { params: { path: { webhookId, deliveryId } } }),
+        api.POST("/webhooks/{webhookId}/deliveries/{deliveryId}/retry", {
+          params: { path: { webhookId, deliveryId } },
+        }),
       );
       refresh();
-    } catch (err) {
-      setRetryError(err);
-    }
-  };
+    });
 
   return (
     <section class="deliveries" aria-labelledby="deliveries-title">
@@ -461,14 +426,16 @@ function Deliveries({ webhookId, reload }: { webhookId: string; reload: number }
           >
             <option value="">all</option>
             {deliveryStatuses.map((s) => (
-              <option key={s} value={s}>{s}</option>
+              <option key={s} value={s}>
+                {s}
+              </option>
             ))}
           </select>
         </label>
       </form>
       <ListTable
         items={list?.items}
-        error={retryError ?? error}
+        error={retrying.error ?? error}
         empty={`No deliveries${status && ` ${status}`} yet.`}
         columns={["Event", "Status", "Attempts", "Last answer", "Next attempt", "Created"]}
         rowKey={(d) => d.id}

@@ -1,0 +1,259 @@
+// draft.ts: what the agent form edits (a Draft), made from an agent and
+// turned back into the members of a create or an update; the form's
+// sections are form.tsx, form-tools.tsx and form-mcp.tsx.
+import type { Agent, Schemas } from "../api";
+import { lines } from "../ui";
+
+// mcpPlugins are the plugins that, enabled, make the agent use its MCP
+// servers; the form enables the first.
+export const mcpPlugins = ["@elizaos/plugin-mcp", "@agentd/plugin-mcp"];
+// secretMask is what Get Agent shows for a secret; sent back, it keeps the
+// stored value.
+export const secretMask = "********";
+
+// Draft is what the agent form edits; the API's members are built from it.
+export type Draft = {
+  name: string;
+  bio: string;
+  modelProvider: Schemas["ModelProvider"] | "";
+  model: string;
+  tone: string;
+  goals: string;
+  knowledge: string;
+  clients: Schemas["Platform"][];
+  deleteProtection: boolean;
+  status: Schemas["AgentStatusInput"];
+  // The tools: actions (a handler URL makes one a tool), how many model
+  // calls of a turn may use them ("" for the default), the MCP servers and
+  // whether the MCP plugin that uses them is enabled.
+  actions: ActionDraft[];
+  maxToolSteps: string;
+  servers: ServerDraft[];
+  mcp: boolean;
+  // The memory switches the form shows; the other members of memory are
+  // kept as they are.
+  memory: MemoryDraft;
+};
+
+// SectionProps are what each section of the agent form takes: the draft,
+// where a change of it goes, and the error to show by its fields.
+export type SectionProps = { draft: Draft; onChange: (d: Draft) => void; error: unknown };
+
+export type MemoryDraft = Required<
+  Pick<Schemas["Memory"], "longTermEnabled" | "rememberUsers" | "rememberConversations">
+>;
+
+// memoryDefaults are what the server takes for a missing switch.
+export const memoryDefaults: MemoryDraft = {
+  longTermEnabled: false,
+  rememberUsers: true,
+  rememberConversations: false,
+};
+
+// ActionDraft is an action; parameters is its JSON Schema as text, checked
+// to be a JSON object before the form is sent. examples are kept as they are.
+export type ActionDraft = {
+  name: string;
+  description: string;
+  examples: string[];
+  handler: string;
+  parameters: string;
+};
+
+// ServerDraft is an MCP server; rest keeps the members the form does not
+// show (a stdio server's command, args and env).
+export type ServerDraft = {
+  name: string;
+  type: Schemas["McpTransport"];
+  url: string;
+  headers: { name: string; value: string }[];
+  rest: Omit<Schemas["McpServer"], "type" | "url" | "headers">;
+};
+
+export const emptyAction: ActionDraft = { name: "", description: "", examples: [], handler: "", parameters: "" };
+export const emptyServer: ServerDraft = { name: "", type: "streamable-http", url: "", headers: [], rest: {} };
+
+export const emptyDraft: Draft = {
+  name: "",
+  bio: "",
+  modelProvider: "",
+  model: "",
+  tone: "",
+  goals: "",
+  knowledge: "",
+  clients: [],
+  deleteProtection: false,
+  status: "active",
+  actions: [],
+  maxToolSteps: "",
+  servers: [],
+  mcp: false,
+  memory: memoryDefaults,
+};
+
+// usesMCP is whether plugins holds an enabled MCP plugin.
+function usesMCP(plugins: Schemas["Plugin"][]): boolean {
+  return plugins.some((p) => mcpPlugins.includes(p.name) && p.enabled !== false);
+}
+
+export function draftOf(a: Agent): Draft {
+  return {
+    name: a.name,
+    bio: a.bio.join("\n"),
+    modelProvider: a.modelProvider,
+    model: a.model,
+    tone: a.personality.tone ?? "",
+    goals: a.goals.join("\n"),
+    knowledge: a.knowledge.join("\n"),
+    clients: a.clients,
+    deleteProtection: a.deleteProtection,
+    status: a.status === "inactive" ? "inactive" : "active",
+    actions: (a.actions ?? []).map((x) => ({
+      name: x.name,
+      description: x.description,
+      examples: x.examples,
+      handler: x.handler ?? "",
+      parameters: x.parameters ? JSON.stringify(x.parameters, null, 2) : "",
+    })),
+    maxToolSteps: a.modelSettings?.maxToolSteps === undefined ? "" : String(a.modelSettings.maxToolSteps),
+    servers: Object.entries(a.settings.mcp?.servers ?? {}).map(([name, { type, url, headers, ...rest }]) => ({
+      name,
+      type,
+      url: url ?? "",
+      headers: Object.entries(headers ?? {}).map(([h, value]) => ({ name: h, value })),
+      rest,
+    })),
+    mcp: usesMCP(a.plugins),
+    memory: {
+      longTermEnabled: a.memory?.longTermEnabled ?? memoryDefaults.longTermEnabled,
+      rememberUsers: a.memory?.rememberUsers ?? memoryDefaults.rememberUsers,
+      rememberConversations: a.memory?.rememberConversations ?? memoryDefaults.rememberConversations,
+    },
+  };
+}
+
+// parametersOf is an action's parameters: undefined when the text is
+// empty, the object it holds, or an Error saying why it is not one.
+export function parametersOf(text: string): Schemas["JSONObject"] | undefined | Error {
+  if (!text.trim()) return undefined;
+  try {
+    const v: unknown = JSON.parse(text);
+    if (typeof v === "object" && v !== null && !Array.isArray(v)) return v as Schemas["JSONObject"];
+    return new Error('The parameters must be a JSON object, such as {"type": "object"}.');
+  } catch (err) {
+    return new Error(`The parameters are not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+// problemOf checks what the API cannot tell apart once it is sent (the
+// JSON of parameters, names that would overwrite each other) and returns
+// the input to focus and what is wrong, or undefined when all is well.
+export function problemOf(d: Draft): { id: string; error: Error } | undefined {
+  for (const [i, a] of d.actions.entries()) {
+    const p = parametersOf(a.parameters);
+    if (p instanceof Error)
+      return { id: `action-${i}-parameters`, error: new Error(`Action ${a.name || i + 1}: ${p.message}`) };
+  }
+  const names = new Set<string>();
+  for (const [i, sv] of d.servers.entries()) {
+    const name = sv.name.trim();
+    if (!name || names.has(name)) {
+      return {
+        id: `server-${i}-name`,
+        error: new Error(name ? `Two MCP servers are named ${name}.` : "An MCP server has no name."),
+      };
+    }
+    names.add(name);
+    const headers = new Set<string>();
+    for (const [j, h] of sv.headers.entries()) {
+      const header = h.name.trim();
+      if (!header || headers.has(header.toLowerCase())) {
+        return {
+          id: `server-${i}-header-${j}-name`,
+          error: new Error(
+            header ? `MCP server ${name} has two ${header} headers.` : `MCP server ${name} has a header with no name.`,
+          ),
+        };
+      }
+      headers.add(header.toLowerCase());
+    }
+  }
+  return undefined;
+}
+
+// membersOf is the request body the form stands for; agent, when editing,
+// keeps the members the form does not show (of personality, settings,
+// modelSettings and plugins). Check problemOf(d) first: parameters must
+// parse.
+export function membersOf(d: Draft, agent?: Agent): Schemas["AgentUpdateRequest"] {
+  return {
+    ...toolMembersOf(d, agent),
+    ...memoryMembersOf(d, agent),
+    name: d.name,
+    bio: lines(d.bio),
+    modelProvider: d.modelProvider,
+    ...(d.model.trim() ? { model: d.model.trim() } : {}),
+    personality: { ...agent?.personality, tone: d.tone },
+    goals: lines(d.goals),
+    knowledge: lines(d.knowledge),
+    clients: d.clients,
+    deleteProtection: d.deleteProtection,
+  };
+}
+
+// memoryMembersOf is the memory member when the form changed a switch of
+// it (from the agent's, or from the defaults when creating), keeping its
+// other members; else nothing, so an untouched form changes nothing.
+function memoryMembersOf(d: Draft, agent?: Agent): Schemas["AgentUpdateRequest"] {
+  const before = agent ? draftOf(agent).memory : memoryDefaults;
+  const keys = Object.keys(memoryDefaults) as (keyof MemoryDraft)[];
+  if (keys.every((k) => d.memory[k] === before[k])) return {};
+  return { memory: { ...agent?.memory, ...d.memory } };
+}
+
+// toolMembersOf are the members of the form's tools section. Each is sent
+// only when the agent has it or the form gives it a value, so saving a form
+// whose tools were not touched changes nothing.
+function toolMembersOf(d: Draft, agent?: Agent): Schemas["AgentUpdateRequest"] {
+  const out: Schemas["AgentUpdateRequest"] = {};
+  if (d.actions.length || agent?.actions) {
+    out.actions = d.actions.map((a) => {
+      const parameters = parametersOf(a.parameters);
+      return {
+        name: a.name,
+        description: a.description,
+        examples: a.examples,
+        ...(a.handler.trim() ? { handler: a.handler.trim() } : {}),
+        ...(parameters && !(parameters instanceof Error) ? { parameters } : {}),
+      };
+    });
+  }
+  const { maxToolSteps: _, ...modelSettings } = agent?.modelSettings ?? {};
+  if (d.maxToolSteps.trim()) out.modelSettings = { ...modelSettings, maxToolSteps: Number(d.maxToolSteps) };
+  else if (agent?.modelSettings) out.modelSettings = modelSettings;
+  if (d.servers.length || agent?.settings.mcp?.servers) {
+    const servers = Object.fromEntries(
+      d.servers.map((sv): [string, Schemas["McpServer"]] => [
+        sv.name.trim(),
+        {
+          ...sv.rest,
+          type: sv.type,
+          ...(sv.url.trim() ? { url: sv.url.trim() } : {}),
+          ...(sv.headers.length
+            ? { headers: Object.fromEntries(sv.headers.map((h) => [h.name.trim(), h.value])) }
+            : {}),
+        },
+      ]),
+    );
+    out.settings = { ...agent?.settings, mcp: { ...agent?.settings.mcp, servers } } as Schemas["Settings"];
+  }
+  const plugins = agent?.plugins ?? [];
+  if (d.mcp !== usesMCP(plugins)) {
+    out.plugins = d.mcp
+      ? plugins.some((p) => p.name === mcpPlugins[0])
+        ? plugins.map((p) => (p.name === mcpPlugins[0] ? { ...p, enabled: true } : p))
+        : [...plugins, { name: mcpPlugins[0]!, enabled: true }]
+      : plugins.map((p) => (mcpPlugins.includes(p.name) ? { ...p, enabled: false } : p));
+  }
+  return out;
+}
