@@ -95,8 +95,11 @@ interop/node_modules/.package-lock.json: interop/package-lock.json
 # into web/dist (committed, embedded by the Go package web).
 WEB = web
 
+# npm packages may carry Go sources (eslint's flatted does): a go.mod at the
+# root of node_modules makes it a module of its own, which ./... leaves out,
+# so go test, vet and staticcheck see only agentd's code.
 $(WEB)/node_modules/.package-lock.json: $(WEB)/package-lock.json
-	cd $(WEB) && $(NPM) ci --no-audit --no-fund
+	cd $(WEB) && $(NPM) ci --no-audit --no-fund && printf 'module node_modules\n' > node_modules/go.mod
 
 ## web: type-check the console and rebuild web/dist (needs npm; make run does not)
 web: $(WEB)/node_modules/.package-lock.json
