@@ -228,7 +228,7 @@ func (c *Conn) Compose(ctx context.Context, in turn.Input) (turn.Result, error) 
 func (c *Conn) reply(ctx context.Context, in turn.Input, incoming bool) (turn.Result, error) {
 	in.AccountID, in.AgentID = c.Agent.AccountID, c.Agent.ID
 	in.Conv.Platform, in.Platform = c.platform, c.platform
-	in.WaitForSlot = true // a platform message waits for the agent's cap; it is never refused
+	in.Slot = turn.SlotWait // a platform message waits for the agent's cap; it is never refused
 	ctx, span := telemetry.Tracer("connect").Start(ctx, "turn "+c.platform, trace.WithSpanKind(trace.SpanKindConsumer),
 		trace.WithAttributes(attrPlatform.String(c.platform), attrAgent.String(c.Agent.ID)))
 	defer span.End()

@@ -102,7 +102,7 @@ func newHarnessAt(t testing.TB, dsn string, opts []store.Option, tweakLLM func(*
 	cfg := harnessConfig{
 		Config: Config{Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), ServeMetrics: true, AllowPrivateNetworks: true,
 			Registry: prometheus.NewRegistry(), ToolRules: agent.ToolRules{AllowPrivate: true}, Recall: memories},
-		Turn: turn.Config{Store: st, Model: model, Semaphore: limit.NewMemorySemaphore(), Tools: newToolbox(t, memories), Recall: memories},
+		Turn: turn.Config{Store: st, Model: model, Semaphore: limit.NewMemorySemaphore(), Tools: newToolbox(t), Recall: memories},
 	}
 	for _, f := range tweak {
 		f(&cfg)
@@ -146,10 +146,10 @@ func newServer(t testing.TB, cfg Config) *Server {
 	return srv
 }
 
-// newToolbox is the tools of a harness, the memory tools included:
-// handlers and MCP servers run on loopback in tests.
-func newToolbox(t testing.TB, memories turn.Recall) *tools.Service {
-	box := tools.New(tools.Config{AllowPrivate: true, Timeout: 5 * time.Second, Builtins: []tools.Builtin{turn.MemoryTools{Recall: memories}}})
+// newToolbox is the tools of a harness (the memory tools are the turn's,
+// from its Recall): handlers and MCP servers run on loopback in tests.
+func newToolbox(t testing.TB) *tools.Service {
+	box := tools.New(tools.Config{AllowPrivate: true, Timeout: 5 * time.Second})
 	t.Cleanup(box.Close)
 	return box
 }

@@ -39,7 +39,7 @@ func (s *Server) StreamMessage(ctx context.Context, req gen.StreamMessageRequest
 // direct one, else none.
 func apiTurn(ctx context.Context, agentID string, b *gen.MessageRequest) turn.Input {
 	in := turn.Input{AccountID: principalFrom(ctx).Account.ID, AgentID: agentID, Text: b.Text,
-		UserID: deref(b.UserId), Limited: true, RequestID: requestIDFrom(ctx),
+		UserID: deref(b.UserId), Slot: turn.SlotRefuseWhenFull, RequestID: requestIDFrom(ctx),
 		Conv: domain.ConversationRef{RoomID: deref(b.RoomId), UserID: deref(b.UserId), Platform: domain.PlatformAPI}}
 	if c := b.Context; c != nil {
 		in.Platform, in.Channel = deref(c.Platform), deref(c.Channel)

@@ -1,7 +1,7 @@
 // Package tools gives agents tools: the action handlers their characters
-// name (a signed POST to an http or https URL), the MCP servers their
-// settings name (through the official MCP Go SDK), and built-in tools that
-// other packages provide through [Builtin].
+// name (a signed POST to an http or https URL) and the MCP servers their
+// settings name (through the official MCP Go SDK). A caller's own tools
+// (turn's built-in ones) are the caller's to offer and run beside a [Set].
 //
 // tools knows nothing of the API, the store or the model providers. Package
 // turn builds a [Spec] from an agent, asks a [Service] for the agent's

@@ -26,9 +26,7 @@ type Config struct {
 	AllowPrivate bool
 	// AllowStdio lets MCP servers of type stdio run (AGENTD_MCP_STDIO).
 	AllowStdio bool
-	// Builtins are the built-in tool sources.
-	Builtins []Builtin
-	Logger   *slog.Logger
+	Logger     *slog.Logger
 	// Now is the clock of action call timestamps (time.Now when nil).
 	Now func() time.Time
 }
@@ -76,25 +74,36 @@ type Set struct {
 	run    map[string]func(ctx context.Context, c Call) Result
 }
 
-// Set lists the tools of the agent of spec: its action handlers, its
-// built-in tools and the tools each MCP server lists now (the servers are
-// asked in parallel; one that fails is reported in Errors and its tools
-// are left out, as are the tools past the bounds of one server, each
-// reported in Errors too). A name given twice keeps its first owner in that order.
+// Set lists the tools of the agent of spec: its action handlers and the
+// tools each MCP server lists now (the servers are asked in parallel; one
+// that fails is reported in Errors and its tools are left out, as are the
+// tools past the bounds of one server, each reported in Errors too). A
+// name given twice keeps its first owner in that order.
 func (s *Service) Set(ctx context.Context, spec Spec) *Set {
 	set := &Set{run: map[string]func(context.Context, Call) Result{}}
 	for _, a := range spec.Actions {
 		set.add(actionTool(a), func(ctx context.Context, c Call) Result { return s.callAction(ctx, spec, a, c) })
 	}
-	for _, b := range s.cfg.Builtins {
-		for _, t := range b.Tools(spec) {
-			t.Source = SourceBuiltin
-			set.add(t, func(ctx context.Context, c Call) Result { return b.Call(ctx, spec, c) })
-		}
-	}
 	s.addMCP(ctx, spec, set)
-	slices.SortFunc(set.tools, func(a, b Tool) int { return strings.Compare(a.Name, b.Name) })
+	set.sort()
 	return set
+}
+
+// NewSet is a set of the tools of list, each run by run, for tools that
+// come from neither an action nor an MCP server (the fakes of tests). A
+// name given twice keeps its first.
+func NewSet(list []Tool, run func(ctx context.Context, c Call) Result) *Set {
+	set := &Set{run: map[string]func(context.Context, Call) Result{}}
+	for _, t := range list {
+		set.add(t, run)
+	}
+	set.sort()
+	return set
+}
+
+// sort puts the tools in name order.
+func (set *Set) sort() {
+	slices.SortFunc(set.tools, func(a, b Tool) int { return strings.Compare(a.Name, b.Name) })
 }
 
 // addMCP lists every MCP server of spec at once and adds their tools in

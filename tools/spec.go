@@ -18,9 +18,6 @@ type Spec struct {
 	// MCPServers are the agent's MCP servers, by name order; empty unless
 	// the MCP plugin is enabled.
 	MCPServers []MCPServer
-	// Owner is what the built-in sources need to know of the agent, set
-	// by the caller that registered them, which alone reads it.
-	Owner any
 }
 
 // Action is an action handler.

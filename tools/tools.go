@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"context"
 	"encoding/json"
 
 	"github.com/agentd/agentd/agent"
@@ -10,11 +9,10 @@ import (
 // NamePattern is what a tool name the model sees must match.
 var NamePattern = agent.ToolName
 
-// The sources of a tool, as List Tools reports them.
+// The sources of the tools of a Service, as List Tools reports them.
 const (
-	SourceAction  = "action"
-	SourceMCP     = "mcp"
-	SourceBuiltin = "builtin"
+	SourceAction = "action"
+	SourceMCP    = "mcp"
 )
 
 // Tool is one tool an agent offers the model.
@@ -24,7 +22,8 @@ type Tool struct {
 	Description string
 	// Parameters is the JSON Schema (type object) of the arguments.
 	Parameters json.RawMessage
-	// Source is SourceAction, SourceMCP or SourceBuiltin; Server names the
+	// Source is SourceAction or SourceMCP for the tools of a Service (a
+	// caller with tools of its own names their source); Server names the
 	// MCP server of an MCP tool.
 	Source string
 	Server string
@@ -64,14 +63,4 @@ type Result struct {
 func Failure(reason string) Result {
 	raw, _ := json.Marshal(map[string]string{"error": reason})
 	return Result{Text: string(raw)}
-}
-
-// Builtin is a source of tools another package provides (the memory tools):
-// its tools are offered to the agents whose Spec asks for them.
-type Builtin interface {
-	// Tools lists the source's tools for the agent of spec; none when it
-	// does not apply to that agent.
-	Tools(spec Spec) []Tool
-	// Call runs one of its tools.
-	Call(ctx context.Context, spec Spec, c Call) Result
 }

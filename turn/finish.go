@@ -21,8 +21,8 @@ func (s *Service) finish(ctx context.Context, t *Turn, reply llm.Reply, calls []
 	s.metrics.observeUsage(t.agent.ModelProvider, reply.Usage, calls)
 	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
 	defer cancel()
-	if t.in.MaxChars > 0 {
-		reply.Text = llm.ShortenBy(reply.Text, t.in.MaxChars, t.in.Length)
+	if t.in.Shape.MaxChars > 0 {
+		reply.Text = llm.ShortenBy(reply.Text, t.in.Shape.MaxChars, t.in.Shape.Length)
 	}
 	meta := metadata(t, reply)
 	meta.ToolCalls = calls

@@ -2,14 +2,11 @@ package turn
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/recall"
-	"github.com/agentd/agentd/tools"
 )
 
 // The bounds of what a turn recalls.
@@ -115,96 +112,4 @@ func promptRecall(summary string, mems []domain.Memory, chunks []domain.Knowledg
 		rc.Knowledge = append(rc.Knowledge, llm.Snippet{Document: c.DocumentName, Text: c.Text})
 	}
 	return rc
-}
-
-// memoryOwner is what the memory tools know of the agent of a turn.
-type memoryOwner struct {
-	agent    recall.Agent
-	settings memorySettings
-}
-
-// MemoryTools are the built-in tools memory_save and memory_search,
-// offered to agents with long-term memory on.
-type MemoryTools struct {
-	Recall Recall
-}
-
-var _ tools.Builtin = MemoryTools{}
-
-// The memory tools as the model sees them.
-var memoryToolList = []tools.Tool{
-	{Name: "memory_save", Description: "Remember a fact for later conversations (about the user you talk with, or about the world). One short fact per call.",
-		Parameters: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string","description":"The fact to remember, at most 2000 characters."}},"required":["text"]}`)},
-	{Name: "memory_search", Description: "Search what you remember; answers up to 5 memories, best first.",
-		Parameters: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"What to look for."}},"required":["query"]}`)},
-}
-
-// Tools implements tools.Builtin: the memory tools when long-term memory
-// is on.
-func (MemoryTools) Tools(spec tools.Spec) []tools.Tool {
-	if o, ok := spec.Owner.(*memoryOwner); ok && o.settings.LongTerm {
-		return memoryToolList
-	}
-	return nil
-}
-
-// Call implements tools.Builtin.
-func (m MemoryTools) Call(ctx context.Context, spec tools.Spec, c tools.Call) tools.Result {
-	o, ok := spec.Owner.(*memoryOwner)
-	if !ok || !o.settings.LongTerm {
-		return tools.Failure("unknown tool")
-	}
-	var args struct{ Text, Query string }
-	_ = json.Unmarshal(c.Arguments, &args) // an object, checked by the loop
-	switch c.Name {
-	case "memory_save":
-		return m.save(ctx, o, c, strings.TrimSpace(args.Text))
-	case "memory_search":
-		return m.search(ctx, o, c, args.Query)
-	}
-	return tools.Failure("unknown tool")
-}
-
-// save stores a memory for the turn's speaker (or agent-wide); at the
-// limit the oldest of its scope makes room.
-func (m MemoryTools) save(ctx context.Context, o *memoryOwner, c tools.Call, text string) tools.Result {
-	if text == "" || utf8.RuneCountInString(text) > MaxMemoryText {
-		return tools.Failure("text must be 1 to 2000 characters")
-	}
-	mem, err := m.Recall.SaveMemory(ctx, o.agent, domain.Memory{UserID: o.settings.owner(c.Turn.UserID), Text: text,
-		Source: domain.MemorySourceAgent, ConversationID: c.Turn.ConversationID}, true)
-	if err != nil {
-		return tools.Failure("the memory could not be saved")
-	}
-	return jsonResult(map[string]string{"saved": mem.ID})
-}
-
-// search answers the memories of the speaker's scope most relevant to
-// query.
-func (m MemoryTools) search(ctx context.Context, o *memoryOwner, c tools.Call, query string) tools.Result {
-	if strings.TrimSpace(query) == "" {
-		return tools.Failure("query must not be empty")
-	}
-	mems, err := m.Recall.Memories(ctx, o.agent, o.settings.scope(c.Turn.UserID), query, RecallMemories)
-	if err != nil {
-		return tools.Failure("the memories could not be searched")
-	}
-	type found struct {
-		Text      string `json:"text"`
-		CreatedAt string `json:"createdAt"`
-	}
-	out := make([]found, len(mems))
-	for i, mem := range mems {
-		out[i] = found{Text: mem.Text, CreatedAt: mem.CreatedAt.UTC().Format("2006-01-02T15:04:05Z")}
-	}
-	return jsonResult(map[string]any{"memories": out})
-}
-
-// jsonResult is a successful result holding v as JSON.
-func jsonResult(v any) tools.Result {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return tools.Failure("the result could not be encoded")
-	}
-	return tools.Result{Text: string(raw), OK: true}
 }

@@ -59,7 +59,7 @@ func newMemoryCase(t *testing.T, provider string, memory string) *memoryCase {
 	c.svc, c.st, c.agent = newServiceWith(t, turn.Config{Model: model}, fields, func(st *store.Store, cfg *turn.Config) {
 		c.recall = recall.New(st, model, nil)
 		c.lookups = &countingRecall{Recall: c.recall}
-		box = tools.New(tools.Config{Builtins: []tools.Builtin{turn.MemoryTools{Recall: c.recall}}})
+		box = tools.New(tools.Config{})
 		cfg.Tools, cfg.Recall = box, c.lookups
 	})
 	t.Cleanup(box.Close)

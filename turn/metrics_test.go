@@ -7,7 +7,6 @@ import (
 	"github.com/agentd/agentd/internal/testutil"
 	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/llm/llmtest"
-	"github.com/agentd/agentd/tools"
 	"github.com/agentd/agentd/turn"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -18,7 +17,7 @@ func TestMetricsCountTokensAndToolCalls(t *testing.T) {
 	srv := llmtest.NewOpenAI(t)
 	model := llm.New(llm.Config{OpenAI: llm.ProviderConfig{APIKey: "k", BaseURL: srv.URL}})
 	t.Cleanup(model.CloseIdleConnections)
-	box := tools.New(tools.Config{Builtins: []tools.Builtin{&fakeTools{}}})
+	box := fakeBox{&fakeTools{}}
 	t.Cleanup(box.Close)
 	reg := prometheus.NewRegistry()
 	svc, _, agent := newServiceWith(t, turn.Config{Model: model, Tools: box, Registerer: reg}, nil)

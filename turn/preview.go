@@ -37,8 +37,8 @@ func (s *Service) Preview(ctx context.Context, in Input) (Preview, error) {
 		return Preview{}, err
 	}
 	p := Preview{System: t.req.System, History: t.req.History, Memories: t.memories, Knowledge: t.chunks}
-	if s.cfg.Tools != nil && maxToolSteps(agent) > 0 {
-		list := s.cfg.Tools.Set(ctx, toolSpec(agent, secrets)).Tools()
+	if maxToolSteps(agent) > 0 {
+		list := s.offerOf(ctx, agent, secrets).list
 		p.Tools = list[:min(len(list), MaxOfferedTools)]
 	}
 	p.EstimatedTokens = llm.EstimateTokens(p.System) + llm.EstimateTokens(t.req.Text)

@@ -13,8 +13,8 @@ import (
 // conversation's recent history and the message.
 func (s *Service) providerRequest(ctx context.Context, t *Turn) (llm.Request, error) {
 	ch := s.chars.of(t.agent)
-	if t.in.Post {
-		t.in.Text = llm.PostPrompt(ch, t.in.MaxChars)
+	if t.in.Shape.Post {
+		t.in.Text = llm.PostPrompt(ch, t.in.Shape.MaxChars)
 	}
 	cx := llm.Context{Platform: t.in.Platform, Channel: t.in.Channel, User: talkingWith(t.in)}
 	summary, err := s.summary(ctx, t)

@@ -15,12 +15,12 @@ import (
 )
 
 // MaxInFlightPerAgent caps the turns an agent has in flight at once, on
-// every replica: the API's (Input.Limited, refused when full) and the
-// platforms' (Input.WaitForSlot, which wait for a slot).
+// every replica: the API's (SlotRefuseWhenFull) and the platforms'
+// (SlotWait).
 const MaxInFlightPerAgent = 10
 
 // slotPollMin and slotPollMax bound the back-off between two tries of a
-// turn waiting for a slot (Input.WaitForSlot): the Semaphore can only be
+// turn waiting for a slot (SlotWait): the Semaphore can only be
 // polled, and across replicas it lives in Redis.
 const (
 	slotPollMin = 5 * time.Millisecond
@@ -158,6 +158,24 @@ type Input struct {
 	Conv domain.ConversationRef
 	// Platform and Channel are the prompt's context ("" for none).
 	Platform, Channel string
+	// Shape is what the platform asks of the reply's form (X's posts and
+	// limit); the zero Shaping asks nothing.
+	Shape Shaping
+	// Slot is whether the turn takes a slot of the agent's
+	// MaxInFlightPerAgent, and what it does when none is free.
+	Slot SlotPolicy
+	// RequestID names the request in the log ("" for none).
+	RequestID string
+	// Given, when not nil, is the conversation so far as the caller sent
+	// it (OpenAI Chat Completions without `user`), oldest first, roles
+	// user and assistant only: the prompt takes its history from it, cut
+	// to the character's window and context budget as stored history is,
+	// and the stored history is not read.
+	Given []llm.Message
+}
+
+// Shaping is what a platform asks of a reply's form.
+type Shaping struct {
 	// Post asks for an original post written from the character
 	// (postExamples, topics, style) instead of an answer; Text is filled
 	// with the post prompt once the character is read.
@@ -169,22 +187,23 @@ type Input struct {
 	// Length measures a reply against MaxChars as the platform counts
 	// (X weighs CJK and emoji double, links 23); nil counts characters.
 	Length func(string) int
-	// Limited turns (the API's) take a slot of the agent's
-	// MaxInFlightPerAgent and are refused with ErrBusy when none is free.
-	Limited bool
-	// WaitForSlot turns (the platforms', which must not be refused) take a
-	// slot of the same cap, waiting until one is free or ctx ends (then
-	// ctx's error); it prevails over Limited.
-	WaitForSlot bool
-	// RequestID names the request in the log ("" for none).
-	RequestID string
-	// Given, when not nil, is the conversation so far as the caller sent
-	// it (OpenAI Chat Completions without `user`), oldest first, roles
-	// user and assistant only: the prompt takes its history from it, cut
-	// to the character's window and context budget as stored history is,
-	// and the stored history is not read.
-	Given []llm.Message
 }
+
+// SlotPolicy says whether a turn takes a slot of the agent's
+// MaxInFlightPerAgent, and what it does when none is free.
+type SlotPolicy int
+
+// The slot policies.
+const (
+	// SlotNone takes no slot (the zero value).
+	SlotNone SlotPolicy = iota
+	// SlotRefuseWhenFull takes a slot and refuses the turn with ErrBusy
+	// when none is free (the API's turns).
+	SlotRefuseWhenFull
+	// SlotWait takes a slot, waiting until one is free or ctx ends (then
+	// ctx's error): the platforms' turns, which must not be refused.
+	SlotWait
+)
 
 // Turn is one message between the checks and the reply. Release frees its
 // slot; Generate and Stream release it.
@@ -248,12 +267,11 @@ type Metadata struct {
 }
 
 // Prepare does every check that can refuse a message before the provider
-// is called, takes a concurrency slot when in.Limited or in.WaitForSlot
-// (see acquireSlot), and builds the provider request. The caller must call
+// is called, takes a concurrency slot as in.Slot asks (see acquireSlot), and builds the provider request. The caller must call
 // Release, or Generate or Stream.
 func (s *Service) Prepare(ctx context.Context, in Input) (*Turn, error) {
 	start := time.Now()
-	if strings.TrimSpace(in.Text) == "" && !in.Post {
+	if strings.TrimSpace(in.Text) == "" && !in.Shape.Post {
 		return nil, ErrEmptyText
 	}
 	agent, err := s.cfg.Store.GetAgent(ctx, in.AccountID, in.AgentID)
@@ -271,7 +289,7 @@ func (s *Service) Prepare(ctx context.Context, in Input) (*Turn, error) {
 	if err := s.cfg.Model.Configured(agent.ModelProvider, apiKey); err != nil {
 		return nil, s.providerFailure(ctx, in.RequestID, agent, err)
 	}
-	release, err := s.acquireSlot(ctx, agent.ID, in)
+	release, err := s.acquireSlot(ctx, agent.ID, in.Slot)
 	if err != nil {
 		return nil, err
 	}
@@ -293,11 +311,12 @@ func (s *Service) Prepare(ctx context.Context, in Input) (*Turn, error) {
 
 // acquireSlot takes a slot of the agent's MaxInFlightPerAgent for a turn
 // that needs one and returns its release (a no-op for a turn that needs
-// none). A Limited turn is refused with ErrBusy when the agent is full; a
-// WaitForSlot turn polls the Semaphore with a growing, jittered back-off
-// until a slot frees or ctx ends. A Semaphore failure is returned as is.
-func (s *Service) acquireSlot(ctx context.Context, agentID string, in Input) (func(), error) {
-	if !in.Limited && !in.WaitForSlot {
+// none, SlotNone). A SlotRefuseWhenFull turn is refused with ErrBusy when
+// the agent is full; a SlotWait turn polls the Semaphore with a growing,
+// jittered back-off until a slot frees or ctx ends. A Semaphore failure is
+// returned as is.
+func (s *Service) acquireSlot(ctx context.Context, agentID string, slot SlotPolicy) (func(), error) {
+	if slot != SlotRefuseWhenFull && slot != SlotWait {
 		return func() {}, nil
 	}
 	key := "agent:" + agentID
@@ -309,7 +328,7 @@ func (s *Service) acquireSlot(ctx context.Context, agentID string, in Input) (fu
 			return nil, err
 		case ok:
 			return release, nil
-		case !in.WaitForSlot:
+		case slot != SlotWait:
 			return nil, ErrBusy
 		}
 		wait := time.NewTimer(backoff/2 + rand.N(backoff/2+1))

@@ -90,7 +90,7 @@ func TestPlatformTurnShortensBeforeStoring(t *testing.T) {
 	svc, st, agent := newService(t, model)
 	ctx := context.Background()
 	conv := domain.ConversationRef{RoomID: "twitter:posts", Platform: "twitter"}
-	res, err := svc.Reply(ctx, turn.Input{AccountID: agent.AccountID, AgentID: agent.ID, Text: "hi", Conv: conv, MaxChars: 30})
+	res, err := svc.Reply(ctx, turn.Input{AccountID: agent.AccountID, AgentID: agent.ID, Text: "hi", Conv: conv, Shape: turn.Shaping{MaxChars: 30}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestAgentInErrorRecoversAfterCooldown(t *testing.T) {
 	}
 }
 
-// TestPlatformTurnWaitsForSlot: platform turns (WaitForSlot) count against
+// TestPlatformTurnWaitsForSlot: platform turns (SlotWait) count against
 // the agent's MaxInFlightPerAgent like the API's; when every slot is held
 // the API's turn is refused with ErrBusy while a platform turn waits, takes
 // the slot as soon as one is released, and gives up when its ctx ends.
@@ -153,8 +153,8 @@ func TestPlatformTurnWaitsForSlot(t *testing.T) {
 	svc, _, agent := newService(t, model)
 	ctx := context.Background()
 	platform := turn.Input{AccountID: agent.AccountID, AgentID: agent.ID, Text: "hi", UserID: "telegram:1",
-		Conv: domain.ConversationRef{UserID: "telegram:1", Platform: "telegram"}, WaitForSlot: true}
-	api := turn.Input{AccountID: agent.AccountID, AgentID: agent.ID, Text: "hi", Limited: true}
+		Conv: domain.ConversationRef{UserID: "telegram:1", Platform: "telegram"}, Slot: turn.SlotWait}
+	api := turn.Input{AccountID: agent.AccountID, AgentID: agent.ID, Text: "hi", Slot: turn.SlotRefuseWhenFull}
 
 	held := make([]*turn.Turn, 0, turn.MaxInFlightPerAgent)
 	for i := range turn.MaxInFlightPerAgent {

@@ -3,6 +3,7 @@ package turn
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -52,9 +53,84 @@ type Event struct {
 	Call  domain.ToolCall
 }
 
+// offer is the tools a turn of an agent offers, by name order: those of
+// the tool set (actions, MCP servers) and the memory tools, which the turn
+// runs itself.
+type offer struct {
+	list []tools.Tool
+	set  *tools.Set // nil without Config.Tools
+	// memory runs the tools named in own (nil and empty when the agent
+	// has no memory tools).
+	memory *memoryTools
+	own    map[string]bool
+}
+
+// offerOf lists the tools of agent a, whose opened secrets are secrets,
+// asking each of its MCP servers now.
+func (s *Service) offerOf(ctx context.Context, a domain.Agent, secrets domain.Secrets) offer {
+	var o offer
+	if s.cfg.Tools != nil {
+		o.set = s.cfg.Tools.Set(ctx, toolSpec(a, secrets))
+		o.list = o.set.Tools()
+	}
+	if o.memory = s.memoryToolsOf(a, secrets); o.memory != nil {
+		o.list, o.own = withOwn(o.list, memoryToolList)
+	}
+	return o
+}
+
+// withOwn adds the tools the turn runs itself (own, marked SourceBuiltin)
+// to list, by name order. They rank as the set ranks its sources: an
+// action keeps its name, an MCP server's tool of the same name gives way.
+// It returns the names the turn runs.
+func withOwn(list, own []tools.Tool) ([]tools.Tool, map[string]bool) {
+	source := make(map[string]string, len(list))
+	for _, t := range list {
+		source[t.Name] = t.Source
+	}
+	names := map[string]bool{}
+	out := make([]tools.Tool, 0, len(list)+len(own))
+	for _, t := range own {
+		if src, taken := source[t.Name]; taken && src != tools.SourceMCP {
+			continue
+		}
+		t.Source = SourceBuiltin
+		names[t.Name] = true
+		out = append(out, t)
+	}
+	for _, t := range list {
+		if !names[t.Name] {
+			out = append(out, t)
+		}
+	}
+	slices.SortFunc(out, func(a, b tools.Tool) int { return strings.Compare(a.Name, b.Name) })
+	return out, names
+}
+
+// errors are the MCP servers that could not be listed, and the tools of
+// MCP servers that are not offered.
+func (o offer) errors() []tools.ServerError {
+	if o.set == nil {
+		return nil
+	}
+	return o.set.Errors()
+}
+
+// call runs c: a memory tool here, any other through the tool set; an
+// unknown name is a failed call.
+func (o offer) call(ctx context.Context, c tools.Call) tools.Result {
+	switch {
+	case o.own[c.Name]:
+		return o.memory.call(ctx, c)
+	case o.set != nil:
+		return o.set.Call(ctx, c)
+	}
+	return tools.Failure("unknown tool")
+}
+
 // toolRun is the tool side of one turn.
 type toolRun struct {
-	set      *tools.Set
+	offer    offer
 	offered  []llm.Tool
 	maxSteps int
 	info     tools.TurnInfo
@@ -70,11 +146,11 @@ type toolRun struct {
 // none to offer or its maxToolSteps is 0.
 func (s *Service) newToolRun(ctx context.Context, t *Turn, secrets domain.Secrets) (*toolRun, error) {
 	steps := maxToolSteps(t.agent)
-	if s.cfg.Tools == nil || steps <= 0 {
+	if steps <= 0 {
 		return nil, nil
 	}
-	set := s.cfg.Tools.Set(ctx, toolSpec(t.agent, secrets))
-	list := set.Tools()
+	o := s.offerOf(ctx, t.agent, secrets)
+	list := o.list
 	if len(list) == 0 {
 		return nil, nil
 	}
@@ -85,7 +161,7 @@ func (s *Service) newToolRun(ctx context.Context, t *Turn, secrets domain.Secret
 	for i, tl := range list {
 		offered[i] = llm.Tool{Name: tl.Name, Description: tl.Description, Parameters: tl.Parameters}
 	}
-	return &toolRun{set: set, offered: offered, maxSteps: steps, info: tools.TurnInfo{
+	return &toolRun{offer: o, offered: offered, maxSteps: steps, info: tools.TurnInfo{
 		AgentID: t.agent.ID, ConversationID: t.convID, UserID: t.in.UserID, RoomID: t.in.Conv.RoomID,
 		Platform: platformOf(t.in)}, content: s.cfg.TraceContent}, nil
 }
@@ -206,7 +282,7 @@ func (r *toolRun) run(ctx context.Context, rec domain.ToolCall, c llm.ToolCall, 
 	ctx, span := r.startToolSpan(ctx, rec)
 	res := tools.Failure("arguments are not a JSON object")
 	if argsOK {
-		res = r.set.Call(ctx, tools.Call{ID: rec.ID, Name: c.Name, Arguments: args, Turn: r.info})
+		res = r.offer.call(ctx, tools.Call{ID: rec.ID, Name: c.Name, Arguments: args, Turn: r.info})
 	}
 	r.endToolSpan(span, res)
 	text := cutBytes(res.Text, maxResultBytes)
@@ -259,11 +335,11 @@ type ToolListing struct {
 // next turn would see them, asking each MCP server now.
 func (s *Service) ListTools(ctx context.Context, accountID, agentID string) (ToolListing, error) {
 	agent, secrets, err := s.agentWithSecrets(ctx, accountID, agentID)
-	if err != nil || s.cfg.Tools == nil {
+	if err != nil {
 		return ToolListing{}, err
 	}
-	set := s.cfg.Tools.Set(ctx, toolSpec(agent, secrets))
-	list := ToolListing{Tools: set.Tools(), Errors: set.Errors()}
+	o := s.offerOf(ctx, agent, secrets)
+	list := ToolListing{Tools: o.list, Errors: o.errors()}
 	if maxToolSteps(agent) > 0 {
 		list.Offered = min(len(list.Tools), MaxOfferedTools)
 	}

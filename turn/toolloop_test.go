@@ -17,7 +17,16 @@ import (
 	"github.com/agentd/agentd/turn"
 )
 
-// fakeTools is a built-in tool source: get_price answers the symbol's
+// fakeBox is a turn.Tools whose every set is the tools of its fakeTools.
+type fakeBox struct{ tools *fakeTools }
+
+func (b fakeBox) Set(_ context.Context, spec tools.Spec) *tools.Set {
+	return tools.NewSet(b.tools.Tools(spec), func(ctx context.Context, c tools.Call) tools.Result { return b.tools.Call(ctx, spec, c) })
+}
+
+func (fakeBox) Close() {}
+
+// fakeTools is a tool source: get_price answers the symbol's
 // price after a pause, big answers 20 KB; it records the peak of calls
 // running at once.
 type fakeTools struct {
@@ -67,7 +76,7 @@ func newToolCase(t *testing.T, fields map[string]json.RawMessage) *toolCase {
 	model := llm.New(llm.Config{OpenAI: llm.ProviderConfig{APIKey: "k", BaseURL: srv.URL}})
 	t.Cleanup(model.CloseIdleConnections)
 	ft := &fakeTools{}
-	box := tools.New(tools.Config{Builtins: []tools.Builtin{ft}})
+	box := fakeBox{ft}
 	t.Cleanup(box.Close)
 	svc, st, agent := newServiceWith(t, turn.Config{Model: model, Tools: box}, fields)
 	return &toolCase{svc: svc, st: st, agent: agent, srv: srv, tools: ft}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/domain"
-	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/tools"
 )
 
@@ -21,14 +20,12 @@ const DefaultMaxToolSteps = 5
 const ActionSecretName = "ACTION_SECRET"
 
 // toolSpec is what the tools of agent a are made from; secrets are its
-// opened secrets (the action secret, the MCP headers, its provider key
-// for the memory tools' embeddings).
+// opened secrets (the action secret, the MCP headers).
 func toolSpec(a domain.Agent, secrets domain.Secrets) tools.Spec {
 	return tools.Spec{
 		AgentID: a.ID, Version: a.UpdatedAt.UTC().Format("2006-01-02T15:04:05.000000000Z"),
 		Actions: actions(a), ActionSecret: secrets.String(ActionSecretName),
 		MCPServers: mcpServers(a, secrets),
-		Owner:      &memoryOwner{agent: recallAgent(a, secrets.String(llm.APIKeyVar(a.ModelProvider))), settings: memoryOf(a)},
 	}
 }
 

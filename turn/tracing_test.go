@@ -8,7 +8,6 @@ import (
 
 	"github.com/agentd/agentd/llm"
 	"github.com/agentd/agentd/llm/llmtest"
-	"github.com/agentd/agentd/tools"
 	"github.com/agentd/agentd/turn"
 	"go.opentelemetry.io/otel"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -25,7 +24,7 @@ func TestTraceContent(t *testing.T) {
 		otel.SetTracerProvider(tp)
 		srv := llmtest.NewOpenAI(t)
 		model := llm.New(llm.Config{OpenAI: llm.ProviderConfig{APIKey: "k", BaseURL: srv.URL}})
-		box := tools.New(tools.Config{Builtins: []tools.Builtin{&fakeTools{}}})
+		box := fakeBox{&fakeTools{}}
 		svc, _, agent := newServiceWith(t, turn.Config{Model: model, Tools: box, TraceContent: content}, map[string]json.RawMessage{})
 		srv.Respond(llmtest.Reply{Text: "SOL costs three.", PromptTokens: 30, CompletionTokens: 3})
 		srv.Enqueue(llmtest.Reply{ToolCalls: calls("SOL")})

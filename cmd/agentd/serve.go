@@ -140,7 +140,7 @@ func (e *env) serve(ctx context.Context, cfg config) error {
 	model := llm.New(cfg.LLM)
 	memories := recall.New(st, model, logger.With("component", "recall"))
 	toolbox := tools.New(tools.Config{Timeout: cfg.ToolTimeout, AllowPrivate: cfg.AllowPrivateNetworks,
-		AllowStdio: cfg.MCPStdio, Logger: logger.With("component", "tools"), Builtins: []tools.Builtin{turn.MemoryTools{Recall: memories}}})
+		AllowStdio: cfg.MCPStdio, Logger: logger.With("component", "tools")})
 	defer toolbox.Close()
 	turns, err := turn.New(turn.Config{Store: st, Model: model, Semaphore: lim.semaphore,
 		Logger: logger, Registerer: reg, Tools: toolbox, Recall: memories, TraceContent: cfg.TraceContent})

@@ -208,8 +208,7 @@ func (s *session) answer(ctx context.Context, in connect.Inbound) {
 // switched on.
 func (s *session) answerMention(ctx context.Context, in connect.Inbound, t tweet) {
 	text, ok := s.turn(ctx, turn.Input{Text: t.Text, Conv: domain.ConversationRef{RoomID: "twitter:" + t.ConversationID},
-		UserID: "twitter:" + t.AuthorID, Channel: "a thread on X where you were mentioned", MaxChars: maxPost,
-		Length: weightedLength})
+		UserID: "twitter:" + t.AuthorID, Channel: "a thread on X where you were mentioned", Shape: turn.Shaping{MaxChars: maxPost, Length: weightedLength}})
 	if !ok {
 		return
 	}
@@ -324,7 +323,7 @@ func (s *session) postLoop(ctx context.Context) error {
 
 // post writes and posts the post of a slot; a failure skips the slot.
 func (s *session) post(ctx context.Context, in connect.Inbound) {
-	r, err := s.c.Compose(ctx, turn.Input{Post: true, MaxChars: maxPost, Length: weightedLength,
+	r, err := s.c.Compose(ctx, turn.Input{Shape: turn.Shaping{Post: true, MaxChars: maxPost, Length: weightedLength},
 		Conv: domain.ConversationRef{RoomID: "twitter:posts"}, Channel: "your feed on X"})
 	if err != nil {
 		s.c.Unanswered(ctx, "posts", err)
@@ -343,8 +342,8 @@ func (s *session) post(ctx context.Context, in connect.Inbound) {
 	}
 }
 
-// turn asks the agent for the answer to req (shortened to req.MaxChars by
-// the turn); false when there is nothing to send.
+// turn asks the agent for the answer to req (shortened to
+// req.Shape.MaxChars by the turn); false when there is nothing to send.
 func (s *session) turn(ctx context.Context, req turn.Input) (string, bool) {
 	r, err := s.c.Turn(ctx, req)
 	if err != nil {

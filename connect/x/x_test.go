@@ -177,7 +177,7 @@ func TestMentionsAnsweredOnceAcrossRestarts(t *testing.T) {
 		t.Fatalf("since_id after restart = %q; want %s", since, inThread)
 	}
 	for _, r := range f.Turner.Requests() {
-		if r.Conv.RoomID != "twitter:"+thread || r.Conv.Platform != "twitter" || r.MaxChars != 280 {
+		if r.Conv.RoomID != "twitter:"+thread || r.Conv.Platform != "twitter" || r.Shape.MaxChars != 280 {
 			t.Errorf("turn %+v", r)
 		}
 	}
@@ -326,7 +326,7 @@ func TestScheduledPosts(t *testing.T) {
 		t.Fatalf("posts %+v", posts)
 	}
 	r := f.Turner.Requests()[0]
-	if !r.Post || r.Conv.RoomID != "twitter:posts" || r.MaxChars != 280 {
+	if !r.Shape.Post || r.Conv.RoomID != "twitter:posts" || r.Shape.MaxChars != 280 {
 		t.Errorf("post turn %+v", r)
 	}
 	testutil.Eventually(t, "the counters", func() error {

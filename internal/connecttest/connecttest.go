@@ -229,7 +229,7 @@ func (e *EchoTurner) Reply(ctx context.Context, in turn.Input) (turn.Result, err
 	defer e.mu.Unlock()
 	e.reqs = append(e.reqs, in)
 	switch {
-	case in.Post:
+	case in.Shape.Post:
 		e.posts++
 		return turn.Result{Text: fmt.Sprintf("post %d: lovely tea", e.posts)}, nil
 	case e.Text != "":
