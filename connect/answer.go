@@ -2,9 +2,15 @@ package connect
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
+	"github.com/agentd/agentd/telemetry"
 	"github.com/agentd/agentd/turn"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Reply is how a platform sends an answer: the one part of answering that
@@ -30,11 +36,11 @@ type Reply struct {
 }
 
 // Answer answers in, a message taken with Take, with the agent's turn for
-// req, and sends the answer with r: a Platform's Handler reads the message
-// into req and r, and leaves the rest to it. The turn is Turn's, or
-// Compose's when req.Post asks for a post of the agent's own (in is then
-// the post's slot, and no message is counted in). A turn that fails leaves
-// in unanswered (Unanswered); an answer goes as AnswerText sends it.
+// req (reply), and sends the answer with r: a Platform's Handler reads the
+// message into req and r, and leaves the rest to it. in is counted as a
+// message in, unless req.Post asks for a post of the agent's own (in is
+// then the post's slot). A turn that fails leaves in unanswered
+// (Unanswered); an answer goes as AnswerText sends it.
 func (c *Conn) Answer(ctx context.Context, in Inbound, req turn.Input, r Reply) {
 	stop := func() {}
 	if r.Typing != nil {
@@ -51,15 +57,16 @@ func (c *Conn) Answer(ctx context.Context, in Inbound, req turn.Input, r Reply) 
 
 // AnswerText sends text as the answer to in, as Answer does once its turn
 // is over; a Platform calls it for an answer of its own (a bot command's).
-// An empty text is logged and nothing is sent. Otherwise Answering
-// finishes in, and when the reply may go its parts are sent, in order,
-// each counted once sent (Sent), until one fails; then r.Then runs.
+// An empty text is logged and nothing is sent. Otherwise answering
+// finishes in under the lease, so no reply goes out twice, and when the
+// reply may go its parts are sent in order, each counted once sent, until
+// one fails; then r.Then runs.
 func (c *Conn) AnswerText(ctx context.Context, in Inbound, text string, r Reply) {
 	if text == "" {
 		c.Logger.WarnContext(ctx, "platform message not answered: the answer is empty", "chat", in.Chat)
 		return
 	}
-	send, done, ok := c.Answering(ctx, in)
+	send, done, ok := c.answering(ctx, in)
 	if !ok {
 		return
 	}
@@ -72,9 +79,51 @@ func (c *Conn) AnswerText(ctx context.Context, in Inbound, text string, r Reply)
 		if r.Send(send, i, part) != nil {
 			break
 		}
-		c.Sent(send)
+		c.sent(send)
 	}
 	if r.Then != nil {
 		r.Then(send)
+	}
+}
+
+// The attributes of a platform turn's span, the root of its trace.
+const (
+	attrPlatform = attribute.Key("agentd.platform")
+	attrAgent    = attribute.Key("agentd.agent.id")
+)
+
+// reply asks the agent through the Turner, with the agent's account and id
+// and the platform filled in, as a trace of its own, "turn <platform>",
+// counting the message it answers (incoming) under it. It returns an error
+// matching ErrNotAnswering when the agent cannot answer now (the turn
+// decides: inactive, or in error during its cool-down).
+func (c *Conn) reply(ctx context.Context, in turn.Input, incoming bool) (turn.Result, error) {
+	in.AccountID, in.AgentID = c.Agent.AccountID, c.Agent.ID
+	in.Conv.Platform, in.Platform = c.platform, c.platform
+	in.WaitForSlot = true // a platform message waits for the agent's cap; it is never refused
+	ctx, span := telemetry.Tracer("connect").Start(ctx, "turn "+c.platform, trace.WithSpanKind(trace.SpanKindConsumer),
+		trace.WithAttributes(attrPlatform.String(c.platform), attrAgent.String(c.Agent.ID)))
+	defer span.End()
+	if incoming {
+		c.count(ctx, true)
+	}
+	res, err := c.turner.Reply(ctx, in)
+	if err != nil {
+		span.SetStatus(codes.Error, "")
+	}
+	var unavailable *turn.UnavailableError
+	if errors.As(err, &unavailable) {
+		return turn.Result{}, fmt.Errorf("%w: %w", ErrNotAnswering, err)
+	}
+	return res, err
+}
+
+// sent counts one message sent to the platform.
+func (c *Conn) sent(ctx context.Context) { c.count(ctx, false) }
+
+// count counts a message in or out, best effort: a lost count is logged.
+func (c *Conn) count(ctx context.Context, in bool) {
+	if err := c.store.CountConnectionMessage(ctx, c.lease, in); err != nil {
+		c.Logger.WarnContext(ctx, "count connection message", "error", err)
 	}
 }
