@@ -34,6 +34,6 @@
 // (limits.go) before a message is taken.
 //
 // It knows nothing of HTTP: it depends on the small interfaces it declares
-// (Store, Turner, Platform) and imports only store, turn and telemetry.
+// (Store, Turner, Platform) and imports only domain, turn and telemetry.
 // connecttest is the fixture the platforms' tests share.
 package connect
