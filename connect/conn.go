@@ -11,18 +11,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/domain"
-	"github.com/agentd/agentd/telemetry"
-	"github.com/agentd/agentd/turn"
 	"github.com/prometheus/client_golang/prometheus"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/trace"
-)
-
-// The attributes of a platform turn's span, the root of its trace.
-const (
-	attrPlatform = attribute.Key("agentd.platform")
-	attrAgent    = attribute.Key("agentd.agent.id")
 )
 
 // Platform connects agents to one chat platform.
@@ -206,54 +195,6 @@ func (c *Conn) leaseErr(err error) error {
 		c.lose(err)
 	}
 	return err
-}
-
-// Turn counts the incoming message and answers it through the Turner, with
-// the agent's account and id and the platform filled in. It returns an
-// error matching ErrNotAnswering when the agent cannot answer now (the
-// turn decides: inactive, or in error during its cool-down).
-func (c *Conn) Turn(ctx context.Context, in turn.Input) (turn.Result, error) {
-	return c.reply(ctx, in, true)
-}
-
-// Compose asks the agent for a message that answers no incoming one (a
-// scheduled post), through the Turner like Turn but without counting a
-// message in.
-func (c *Conn) Compose(ctx context.Context, in turn.Input) (turn.Result, error) {
-	return c.reply(ctx, in, false)
-}
-
-// reply runs a turn as a trace of its own, "turn <platform>", counting the
-// message it answers, if any, under it.
-func (c *Conn) reply(ctx context.Context, in turn.Input, incoming bool) (turn.Result, error) {
-	in.AccountID, in.AgentID = c.Agent.AccountID, c.Agent.ID
-	in.Conv.Platform, in.Platform = c.platform, c.platform
-	in.Slot = turn.SlotWait // a platform message waits for the agent's cap; it is never refused
-	ctx, span := telemetry.Tracer("connect").Start(ctx, "turn "+c.platform, trace.WithSpanKind(trace.SpanKindConsumer),
-		trace.WithAttributes(attrPlatform.String(c.platform), attrAgent.String(c.Agent.ID)))
-	defer span.End()
-	if incoming {
-		c.count(ctx, true)
-	}
-	res, err := c.turner.Reply(ctx, in)
-	if err != nil {
-		span.SetStatus(codes.Error, "")
-	}
-	var unavailable *turn.UnavailableError
-	if errors.As(err, &unavailable) {
-		return turn.Result{}, fmt.Errorf("%w: %w", ErrNotAnswering, err)
-	}
-	return res, err
-}
-
-// Sent counts one message sent to the platform.
-func (c *Conn) Sent(ctx context.Context) { c.count(ctx, false) }
-
-// count counts a message in or out, best effort: a lost count is logged.
-func (c *Conn) count(ctx context.Context, in bool) {
-	if err := c.store.CountConnectionMessage(ctx, c.lease, in); err != nil {
-		c.Logger.WarnContext(ctx, "count connection message", "error", err)
-	}
 }
 
 // Forget deletes the agent's conversation conv (a chat's /reset); a

@@ -24,11 +24,12 @@ type Inbound struct {
 	Payload json.RawMessage
 }
 
-// Handler answers one taken message, calling Answering just before it
-// sends the reply. A message is finished then, or when its handler returns
-// with the lease's work still running (left unanswered on purpose); when
-// the work ended first (the lease was lost, or a stopping runner ran out
-// of time) it stays in the inbox and the lease's next holder answers it.
+// Handler answers one taken message, with Conn.Answer or Conn.AnswerText,
+// which finish it just before the reply is sent. A message is finished
+// then, or when its handler returns with the lease's work still running
+// (left unanswered on purpose); when the work ended first (the lease was
+// lost, or a stopping runner ran out of time) it stays in the inbox and
+// the lease's next holder answers it.
 type Handler func(ctx context.Context, m Inbound)
 
 // inbox tracks the connection's messages between the stored inbox and the
@@ -118,7 +119,7 @@ func (c *Conn) queue(h Handler, msgs []domain.InboxMessage, reread bool) {
 // sendTimeout bounds the sending of one reply once it is answering.
 const sendTimeout = 2 * time.Minute
 
-// Answering finishes m just before its reply is sent, under the lease,
+// answering finishes m just before its reply is sent, under the lease,
 // and reports whether the reply may be sent: false when the lease is lost
 // (its next holder answers m) or m was answered already. A crash after it
 // loses that one reply rather than sending it twice. When it may be sent,
@@ -126,7 +127,7 @@ const sendTimeout = 2 * time.Minute
 // ctx's values without its end, within sendTimeout, since once m is
 // finished no other runner will answer it, so a lease lost meanwhile must
 // not cut the reply short.
-func (c *Conn) Answering(ctx context.Context, m Inbound) (send context.Context, done func(), ok bool) {
+func (c *Conn) answering(ctx context.Context, m Inbound) (send context.Context, done func(), ok bool) {
 	first, err := c.store.FinishPlatformMessage(ctx, c.lease, m.ID)
 	if err != nil {
 		c.Logger.WarnContext(ctx, "platform reply not sent", "error", c.leaseErr(fmt.Errorf("connect: finish message: %w", err)))

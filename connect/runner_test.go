@@ -161,7 +161,7 @@ func TestRunnerBackoffResetsAfterAConnectionHeld(t *testing.T) {
 
 // A message is answered under the lease, once: a runner that lost the
 // lease may not answer what it took, the lease's next holder answers it,
-// and only the first Answering of a message may send.
+// and only the first answering of a message may send.
 func TestAnsweringRefusesOnceTheLeaseIsLost(t *testing.T) {
 	h := start(t, Config{LeaseTTL: time.Minute, RenewEvery: 50 * time.Millisecond})
 	ctx := context.Background()
@@ -175,13 +175,13 @@ func TestAnsweringRefusesOnceTheLeaseIsLost(t *testing.T) {
 	if _, ok, err := h.st.AcquireLease(ctx, h.agent.ID, "fake", h.owner, time.Minute); err != nil || !ok {
 		t.Fatalf("take the lease: %v %v", ok, err)
 	}
-	if _, _, ok := c.Answering(ctx, m); ok {
+	if _, _, ok := c.answering(ctx, m); ok {
 		t.Fatal("answering under a lost lease")
 	}
 	// The runner notices at its next renewal, ends the Run and connects
 	// again under a lease of its own.
 	c2 := h.p.conn(t)
-	send, done, ok := c2.Answering(ctx, m)
+	send, done, ok := c2.answering(ctx, m)
 	if !ok {
 		t.Fatal("the new holder may not answer the message taken before")
 	}
@@ -189,7 +189,7 @@ func TestAnsweringRefusesOnceTheLeaseIsLost(t *testing.T) {
 	if send.Err() == nil {
 		t.Error("the send context outlives its done")
 	}
-	if _, _, ok := c2.Answering(ctx, m); ok {
+	if _, _, ok := c2.answering(ctx, m); ok {
 		t.Fatal("a message answered twice")
 	}
 }

@@ -1,5 +1,8 @@
 // Package discord connects agents to Discord bots over the gateway. It
-// implements connect.Platform; discordtest is a wire-format test server.
+// implements connect.Platform: rules.go decides which messages to answer,
+// reads each back into a turn and sends the reply, and
+// connect.Conn.Answer does the rest. discordtest is a wire-format test
+// server.
 //
 // github.com/bwmarrin/discordgo serves the REST API, the event types and
 // the channel cache; the gateway client is this package's (gateway.go).

@@ -66,8 +66,8 @@ func repliesTo(m *discordgo.Message, id string) bool {
 	return r != nil && r.Author != nil && r.Author.ID == id
 }
 
-// answer asks the agent, with the typing indicator on, and replies to a
-// message taken by handle.
+// answer answers a message taken by handle with the agent's turn, in a
+// channel settings.channels allows.
 func (s *session) answer(ctx context.Context, in connect.Inbound) {
 	m := new(discordgo.Message)
 	if err := json.Unmarshal(in.Payload, m); err != nil {
@@ -94,17 +94,7 @@ func (s *session) answer(ctx context.Context, in connect.Inbound) {
 	}
 	req := turn.Input{Text: m.ContentWithMentionsReplaced(), Conv: conv, UserID: user, Channel: name,
 		UserName: m.Author.DisplayName()}
-	stop := connect.Indicate(ctx, typingEvery, func(ctx context.Context) { s.sendTyping(ctx, m.ChannelID) })
-	r, err := s.c.Turn(ctx, req)
-	stop()
-	if err != nil {
-		s.c.Unanswered(ctx, m.ChannelID, err)
-		return
-	}
-	if send, done, ok := s.c.Answering(ctx, in); ok {
-		defer done()
-		s.reply(send, m, r.Text)
-	}
+	s.c.Answer(ctx, in, req, s.replyTo(m))
 }
 
 // allowed reports whether a guild channel may be answered: every channel
@@ -164,23 +154,29 @@ func (s *session) sendTyping(ctx context.Context, channel string) {
 	}
 }
 
-// reply sends text to m's channel in parts of at most 2,000 characters;
-// the first part references m. Only users are pinged: a reply never
-// mentions @everyone or a role.
-func (s *session) reply(ctx context.Context, m *discordgo.Message, text string) {
-	for i, part := range connect.Split(text, maxMessage) {
-		msg := &discordgo.MessageSend{Content: part,
-			AllowedMentions: &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{discordgo.AllowedMentionTypeUsers}, RepliedUser: true}}
-		if i == 0 {
-			f := false
-			msg.Reference = &discordgo.MessageReference{MessageID: m.ID, ChannelID: m.ChannelID, GuildID: m.GuildID, FailIfNotExists: &f}
-		}
-		// No retry after a 5xx: Discord may have posted the message and
-		// lost only its answer, and a reply must not appear twice.
-		if _, err := s.dg.ChannelMessageSendComplex(m.ChannelID, msg, discordgo.WithContext(ctx), discordgo.WithRestRetries(0)); err != nil {
-			s.c.Logger.WarnContext(ctx, "discord reply not sent", "channel", m.ChannelID, "error", err)
-			return
-		}
-		s.c.Sent(ctx)
+// replyTo is how an answer to m is sent: in parts of at most 2,000
+// characters, the first referencing m, with the typing indicator on while
+// the turn works. Only users are pinged: a reply never mentions @everyone
+// or a role.
+func (s *session) replyTo(m *discordgo.Message) connect.Reply {
+	return connect.Reply{
+		Limit:       maxMessage,
+		Typing:      func(ctx context.Context) { s.sendTyping(ctx, m.ChannelID) },
+		TypingEvery: typingEvery,
+		Send: func(ctx context.Context, i int, part string) error {
+			msg := &discordgo.MessageSend{Content: part,
+				AllowedMentions: &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{discordgo.AllowedMentionTypeUsers}, RepliedUser: true}}
+			if i == 0 {
+				f := false
+				msg.Reference = &discordgo.MessageReference{MessageID: m.ID, ChannelID: m.ChannelID, GuildID: m.GuildID, FailIfNotExists: &f}
+			}
+			// No retry after a 5xx: Discord may have posted the message and
+			// lost only its answer, and a reply must not appear twice.
+			_, err := s.dg.ChannelMessageSendComplex(m.ChannelID, msg, discordgo.WithContext(ctx), discordgo.WithRestRetries(0))
+			if err != nil {
+				s.c.Logger.WarnContext(ctx, "discord reply not sent", "channel", m.ChannelID, "error", err)
+			}
+			return err
+		},
 	}
 }

@@ -62,7 +62,9 @@ func (s *session) respondToCommands() bool {
 	return s.settings.RespondToCommands == nil || *s.settings.RespondToCommands
 }
 
-// answer answers a message taken by inbound.
+// answer answers a message taken by inbound: /help, /reset, and /start
+// when the character has a greeting, with a text of their own; anything
+// else with the agent's turn.
 func (s *session) answer(ctx context.Context, in connect.Inbound) {
 	var m models.Message
 	if err := json.Unmarshal(in.Payload, &m); err != nil {
@@ -71,50 +73,60 @@ func (s *session) answer(ctx context.Context, in connect.Inbound) {
 	}
 	private := m.Chat.Type == models.ChatTypePrivate
 	cmd, args, _ := s.command(&m)
-	chat := in.Chat
-	conv := domain.ConversationRef{RoomID: "telegram:" + chat}
+	conv := domain.ConversationRef{RoomID: "telegram:" + in.Chat}
 	if private {
 		conv = domain.ConversationRef{UserID: "telegram:" + strconv.FormatInt(m.From.ID, 10)}
 	}
 	req := turn.Input{Text: m.Text, Conv: conv, UserID: "telegram:" + strconv.FormatInt(m.From.ID, 10),
 		UserName: displayName(m.From), Channel: channelOf(m.Chat)}
-	var text string
-	var err error
+	out := s.replyTo(&m)
 	switch cmd {
 	case "start":
-		if text = s.greeting(); text == "" {
-			req.Text = "(The user has just opened the chat with /start. Greet them in your voice.)"
-			text, err = s.turn(ctx, req, &m)
+		if text := s.greeting(); text != "" {
+			s.c.AnswerText(ctx, in, text, out)
+			return
 		}
+		req.Text = "(The user has just opened the chat with /start. Greet them in your voice.)"
 	case "help":
-		text = helpText
+		s.c.AnswerText(ctx, in, helpText, out)
+		return
 	case "reset":
-		text, err = s.reset(ctx, &m, private, conv)
+		text, err := s.reset(ctx, &m, private, conv)
+		if err != nil {
+			s.c.Unanswered(ctx, in.Chat, err)
+			return
+		}
+		s.c.AnswerText(ctx, in, text, out)
+		return
 	case "":
-		text, err = s.turn(ctx, req, &m)
 	default:
 		if req.Text = args; args == "" {
 			req.Text = "/" + cmd
 		}
-		text, err = s.turn(ctx, req, &m)
 	}
-	if err != nil {
-		s.c.Unanswered(ctx, chat, err)
-		return
-	}
-	if send, done, ok := s.c.Answering(ctx, in); ok {
-		defer done()
-		s.reply(send, &m, text)
-	}
+	s.c.Answer(ctx, in, req, out)
 }
 
-// turn asks the agent for the answer to req, showing m's chat the bot
-// typing meanwhile.
-func (s *session) turn(ctx context.Context, req turn.Input, m *models.Message) (string, error) {
-	stop := connect.Indicate(ctx, typingEvery, func(ctx context.Context) { s.typing(ctx, m) })
-	r, err := s.c.Turn(ctx, req)
-	stop()
-	return r.Text, err
+// replyTo is how an answer to m is sent: in parts of at most 4,096
+// characters, only the first quoting m, with m's chat shown the bot typing
+// while the turn works.
+func (s *session) replyTo(m *models.Message) connect.Reply {
+	return connect.Reply{
+		Limit:       maxMessage,
+		Typing:      func(ctx context.Context) { s.typing(ctx, m) },
+		TypingEvery: typingEvery,
+		Send: func(ctx context.Context, i int, part string) error {
+			p := &bot.SendMessageParams{ChatID: m.Chat.ID, Text: part}
+			if i == 0 {
+				p.ReplyParameters = &models.ReplyParameters{MessageID: m.ID, AllowSendingWithoutReply: true}
+			}
+			err := s.send(ctx, p)
+			if err != nil {
+				s.c.Logger.WarnContext(ctx, "telegram reply not sent", "chat", m.Chat.ID, "error", redact(err, s.b.Token()))
+			}
+			return err
+		},
+	}
 }
 
 // typing shows m's chat (its topic, in a forum) the bot typing once; a
@@ -219,22 +231,6 @@ func channelOf(chat models.Chat) string {
 		return chat.Title
 	}
 	return string(chat.Type)
-}
-
-// reply sends text to m's chat, quoting m, in parts of at most 4,096
-// characters; only the first part quotes.
-func (s *session) reply(ctx context.Context, m *models.Message, text string) {
-	for i, part := range connect.Split(text, maxMessage) {
-		p := &bot.SendMessageParams{ChatID: m.Chat.ID, Text: part}
-		if i == 0 {
-			p.ReplyParameters = &models.ReplyParameters{MessageID: m.ID, AllowSendingWithoutReply: true}
-		}
-		if err := s.send(ctx, p); err != nil {
-			s.c.Logger.WarnContext(ctx, "telegram reply not sent", "chat", m.Chat.ID, "error", redact(err, s.b.Token()))
-			return
-		}
-		s.c.Sent(ctx)
-	}
 }
 
 // send sends one message, waiting out a 429's retry_after (twice at most).

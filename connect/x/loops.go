@@ -207,25 +207,18 @@ func (s *session) answer(ctx context.Context, in connect.Inbound) {
 // answerMention replies to t in its thread, then likes and reposts it when
 // switched on.
 func (s *session) answerMention(ctx context.Context, in connect.Inbound, t tweet) {
-	text, ok := s.turn(ctx, turn.Input{Text: t.Text, Conv: domain.ConversationRef{RoomID: "twitter:" + t.ConversationID},
-		UserID: "twitter:" + t.AuthorID, Channel: "a thread on X where you were mentioned", Shape: turn.Shaping{MaxChars: maxPost, Length: weightedLength}})
-	if !ok {
-		return
+	out := s.sending("reply", func(ctx context.Context, text string) error { return s.api.post(ctx, text, t.ID) })
+	out.Then = func(ctx context.Context) {
+		if on(s.settings.AutoLike, false) {
+			s.act("like", func() error { return s.api.like(ctx, s.me.ID, t.ID) })
+		}
+		if on(s.settings.AutoRetweet, false) {
+			s.act("repost", func() error { return s.api.repost(ctx, s.me.ID, t.ID) })
+		}
 	}
-	send, done, ok := s.c.Answering(ctx, in)
-	if !ok {
-		return
-	}
-	defer done()
-	if s.act("reply", func() error { return s.api.post(send, text, t.ID) }) {
-		s.c.Sent(send)
-	}
-	if on(s.settings.AutoLike, false) {
-		s.act("like", func() error { return s.api.like(send, s.me.ID, t.ID) })
-	}
-	if on(s.settings.AutoRetweet, false) {
-		s.act("repost", func() error { return s.api.repost(send, s.me.ID, t.ID) })
-	}
+	s.c.Answer(ctx, in, turn.Input{Text: t.Text, Conv: domain.ConversationRef{RoomID: "twitter:" + t.ConversationID},
+		UserID: "twitter:" + t.AuthorID, Channel: "a thread on X where you were mentioned",
+		Shape: turn.Shaping{MaxChars: maxPost, Length: weightedLength}}, out)
 }
 
 // pollDMs fetches the direct-message events after the stored one, every
@@ -271,17 +264,9 @@ func (s *session) pollDMs(ctx context.Context) error {
 // answerDM answers a direct message in the sender's direct conversation.
 func (s *session) answerDM(ctx context.Context, in connect.Inbound, e dmEvent) {
 	user := "twitter:" + e.SenderID
-	text, ok := s.turn(ctx, turn.Input{Text: e.Text, Conv: domain.ConversationRef{UserID: user}, UserID: user,
-		Channel: "direct messages on X"})
-	if !ok {
-		return
-	}
-	if send, done, ok := s.c.Answering(ctx, in); ok {
-		defer done()
-		if s.act("direct message", func() error { return s.api.sendDM(send, e.SenderID, text) }) {
-			s.c.Sent(send)
-		}
-	}
+	s.c.Answer(ctx, in, turn.Input{Text: e.Text, Conv: domain.ConversationRef{UserID: user}, UserID: user,
+		Channel: "direct messages on X"},
+		s.sending("direct message", func(ctx context.Context, text string) error { return s.api.sendDM(ctx, e.SenderID, text) }))
 }
 
 // postLoop posts on the postFrequency schedule until ctx ends: the first
@@ -321,46 +306,30 @@ func (s *session) postLoop(ctx context.Context) error {
 	}
 }
 
-// post writes and posts the post of a slot; a failure skips the slot.
+// post writes and posts the post of a slot (shortened to maxPost by the
+// turn); a failure skips the slot.
 func (s *session) post(ctx context.Context, in connect.Inbound) {
-	r, err := s.c.Compose(ctx, turn.Input{Shape: turn.Shaping{Post: true, MaxChars: maxPost, Length: weightedLength},
-		Conv: domain.ConversationRef{RoomID: "twitter:posts"}, Channel: "your feed on X"})
-	if err != nil {
-		s.c.Unanswered(ctx, "posts", err)
-		return
-	}
-	text := r.Text // shortened to maxPost by the turn
-	if text == "" {
-		s.c.Logger.WarnContext(ctx, "X post skipped: the model wrote nothing that fits in 280 characters")
-		return
-	}
-	if send, done, ok := s.c.Answering(ctx, in); ok {
-		defer done()
-		if s.act("post", func() error { return s.api.post(send, text, "") }) {
-			s.c.Sent(send)
-		}
-	}
+	s.c.Answer(ctx, in, turn.Input{Shape: turn.Shaping{Post: true, MaxChars: maxPost, Length: weightedLength},
+		Conv: domain.ConversationRef{RoomID: "twitter:posts"}, Channel: "your feed on X"},
+		s.sending("post", func(ctx context.Context, text string) error { return s.api.post(ctx, text, "") }))
 }
 
-// turn asks the agent for the answer to req (shortened to
-// req.Shape.MaxChars by the turn); false when there is nothing to send.
-func (s *session) turn(ctx context.Context, req turn.Input) (string, bool) {
-	r, err := s.c.Turn(ctx, req)
-	if err != nil {
-		s.c.Unanswered(ctx, req.Conv.RoomID+req.Conv.UserID, err)
-		return "", false
-	}
-	return r.Text, r.Text != ""
+// sending is the Reply of an answer that call sends whole, in one post or
+// direct message (a post's turn shortens it to maxPost); what names it in
+// the log (act).
+func (s *session) sending(what string, call func(ctx context.Context, text string) error) connect.Reply {
+	return connect.Reply{Send: func(ctx context.Context, _ int, text string) error {
+		return s.act(what, func() error { return call(ctx, text) })
+	}}
 }
 
 // act makes one call with a side effect of an answer (after Answering)
-// and reports whether it was done. A duplicate post is skipped and logged;
-// rejected credentials end the connection.
-func (s *session) act(what string, call func() error) bool {
+// and returns its error, reported: a duplicate post is skipped and
+// logged; rejected credentials end the connection.
+func (s *session) act(what string, call func() error) error {
 	err := call()
 	switch {
 	case err == nil:
-		return true
 	case kindOf(err) == kindDuplicate:
 		s.c.Logger.Warn("X "+what+" skipped: X refused it as duplicate content", "error", err)
 	case kindOf(err) == kindAuth:
@@ -368,5 +337,5 @@ func (s *session) act(what string, call func() error) bool {
 	default:
 		s.c.Logger.Warn("X "+what+" not sent", "error", err)
 	}
-	return false
+	return err
 }
