@@ -236,3 +236,49 @@ func toAgentFields(r agentRow, fields map[string]json.RawMessage) domain.Agent {
 	}
 	return a
 }
+
+// AgentVersionsChangedSince returns the ids, versions and clients of up to
+// limit agents whose configuration changed at or after since (UpdatedAt;
+// created agents included), in no account in particular, ordered by
+// UpdatedAt then ID and following after (the last agent of the page
+// before; the zero AgentVersion for the first page); a zero since pages
+// through every agent. It serves the connection supervisor, which needs
+// all accounts. The (updated_at, id) index makes a page cost the agents
+// it holds, not the service's.
+func (s *Store) AgentVersionsChangedSince(ctx context.Context, since time.Time, after domain.AgentVersion, limit int) ([]domain.AgentVersion, error) {
+	from, id := since.UTC(), ""
+	if after.ID != "" {
+		from, id = after.UpdatedAt.UTC(), after.ID
+	}
+	var out []domain.AgentVersion
+	err := s.read(ctx).Model(&agentRow{}).Select("id", "version", "clients", "updated_at").
+		Where("(updated_at, id) > (?, ?)", from, id).
+		Order("updated_at").Order("id").Limit(limit).Scan(&out).Error
+	if err != nil {
+		return nil, wrap("agent versions changed since", err)
+	}
+	return out, nil
+}
+
+// AgentsByID returns the agents of ids that still exist, in no account in
+// particular, ordered by id.
+func (s *Store) AgentsByID(ctx context.Context, ids []string) ([]domain.Agent, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var rows []agentRow
+	// An Agent has no use for the rendered Get document, as large as the
+	// fields: a full resync reads every agent.
+	if err := s.read(ctx).Omit("document").Where("id IN ?", ids).Order("id").Find(&rows).Error; err != nil {
+		return nil, wrap("agents by id", err)
+	}
+	out := make([]domain.Agent, 0, len(rows))
+	for _, r := range rows {
+		a, err := toAgent(r)
+		if err != nil {
+			return nil, wrap("agents by id", err)
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}

@@ -385,3 +385,21 @@ func (s *Store) ReplyPartial(ctx context.Context, accountID, agentID, id string)
 	}
 	return partial[0], nil
 }
+
+// FindConversation returns the conversation conv of agent agentID of
+// account accountID; ErrConversationNotFound when it has none.
+func (s *Store) FindConversation(ctx context.Context, accountID, agentID string, conv domain.ConversationRef) (domain.Conversation, error) {
+	db := s.read(ctx)
+	if err := ownedAgent(db, accountID, agentID); err != nil {
+		return domain.Conversation{}, wrap("find conversation", err)
+	}
+	var row conversationRow
+	err := db.Take(&row, "agent_id = ? AND key = ?", agentID, conversationKey(conv)).Error
+	if isNotFound(err) {
+		err = domain.ErrConversationNotFound
+	}
+	if err != nil {
+		return domain.Conversation{}, wrap("find conversation", err)
+	}
+	return toConversation(row), nil
+}

@@ -10,25 +10,27 @@
 //   - accounts and API keys: accounts.go, keys.go; authentication's cache
 //     (authcache.go) and the keys' last use, written off the request path
 //     (lastused.go);
-//   - agents: agents.go, update.go (UpdateAgent), fields.go and
-//     canonical.go (members stored canonically), list.go and pagestarts.go
-//     (ListAgents, deep pages at the cost of the first), document.go (Get
-//     Agent's document, CharacterFile), secrets.go and rotate.go (sealed
-//     secrets, RotateSecrets);
+//   - agents: agents.go (with AgentVersionsChangedSince and AgentsByID,
+//     the changed agents the connection supervisor reads), update.go
+//     (UpdateAgent), fields.go and canonical.go (members stored
+//     canonically), list.go and pagestarts.go (ListAgents, deep pages at
+//     the cost of the first), document.go (Get Agent's document,
+//     CharacterFile), secrets.go and rotate.go (sealed secrets,
+//     RotateSecrets);
 //   - conversations and their history: conversations.go (SaveExchange, one
-//     transaction for both messages, analytics and events), history.go
-//     (pages of conversations and messages, summaries), import.go
-//     (ImportConversation);
+//     transaction for both messages, analytics and events;
+//     FindConversation), history.go (pages of conversations and messages,
+//     summaries), import.go (ImportConversation);
 //   - memories and knowledge: memories.go, knowledge.go, and search.go, the
 //     full-text candidates and the embeddings package recall ranks;
 //   - idempotency keys: idempotency.go (ClaimIdempotencyKey and the stored
 //     answers);
 //   - stream logs: streams.go, streamlog's database Backend;
 //   - A2A tasks: a2atasks.go;
-//   - platform connections: connections.go (state, cursor, counts, and the
-//     changed agents the supervisor reads), leases.go (leases and replica
-//     heartbeats), inbox.go (the messages a connection took and has not
-//     answered), gauges.go (the counts metrics read);
+//   - platform connections: connections.go (state, cursor, counts),
+//     leases.go (leases and replica heartbeats), inbox.go (the messages a
+//     connection took and has not answered), gauges.go (the counts metrics
+//     read);
 //   - webhooks and their outbox: webhooks.go, events.go (the events a
 //     change writes), deliveries.go (due deliveries claimed, attempts,
 //     WakeWorkers);
