@@ -46,14 +46,6 @@ type Store interface {
 	UpdateAgent(ctx context.Context, accountID, id string, fields map[string]json.RawMessage, status *domain.Status, ifVersion int64) (domain.Agent, []string, error)
 	DeleteAgent(ctx context.Context, accountID, id string, ifVersion int64) (domain.Agent, error)
 
-	// History returns the last limit messages of a conversation, oldest first.
-	History(ctx context.Context, accountID, agentID string, conv domain.ConversationRef, limit int) ([]domain.Message, error)
-	// SaveExchange stores a message and its reply, counts them on the agent
-	// and its analytics, and returns the stored reply and its conversation.
-	SaveExchange(ctx context.Context, accountID, agentID string, conv domain.ConversationRef, user, reply domain.Message) (domain.Message, string, error)
-	// RecordTurnError counts a turn that ended in a provider failure.
-	RecordTurnError(ctx context.Context, accountID, agentID, kind string, at time.Time) error
-
 	ListConversations(ctx context.Context, accountID, agentID string, q domain.ConversationQuery) ([]domain.Conversation, int64, error)
 	// GetConversation, ListMessages and DeleteConversation return
 	// domain.ErrConversationNotFound for a conversation the agent lacks.
@@ -76,11 +68,6 @@ type Store interface {
 	ImportConversation(ctx context.Context, accountID, agentID string, conv domain.ConversationRef, msgs []domain.Message) error
 	// ListConnections returns the stored platform connections of an agent.
 	ListConnections(ctx context.Context, accountID, agentID string) ([]domain.Connection, error)
-	// MarkAgentError moves an active agent (or one in error) into error and
-	// returns its status afterwards.
-	MarkAgentError(ctx context.Context, accountID, agentID, reason string, retryAt time.Time) (domain.Status, error)
-	// MarkAgentRecovered returns an agent in error to active.
-	MarkAgentRecovered(ctx context.Context, accountID, agentID string) error
 	// Webhooks: the Webhook ones return domain.ErrWebhookNotFound for a
 	// webhook the account lacks, RetryDelivery domain.ErrDeliveryNotFound for
 	// a delivery the webhook lacks; CreateWebhook a domain.ErrQuotaExceeded past
