@@ -15,7 +15,7 @@ import (
 // GetA2AAgentCard answers the agent's A2A agent card, in the shape of the
 // protocol version the request names.
 func (s *Server) GetA2AAgentCard(ctx context.Context, req gen.GetA2AAgentCardRequestObject) (gen.GetA2AAgentCardResponseObject, error) {
-	agent, err := s.cfg.Store.GetAgent(ctx, principalFrom(ctx).Account.ID, req.AgentId)
+	agent, err := s.cfg.Store.Agents.GetAgent(ctx, principalFrom(ctx).Account.ID, req.AgentId)
 	if err != nil {
 		return nil, err
 	}

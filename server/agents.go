@@ -25,7 +25,7 @@ func (s *Server) CreateAgent(ctx context.Context, req gen.CreateAgentRequestObje
 	if bundle != nil {
 		return s.createWithBundle(ctx, body.fields, bundle)
 	}
-	agent, err := s.cfg.Store.CreateAgent(ctx, domain.Agent{AccountID: p.Account.ID, Fields: body.fields}, p.Account.AgentQuota)
+	agent, err := s.cfg.Store.Agents.CreateAgent(ctx, domain.Agent{AccountID: p.Account.ID, Fields: body.fields}, p.Account.AgentQuota)
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +44,7 @@ func (s *Server) agentCreated(agent domain.Agent) gen.CreateAgent201JSONResponse
 // ListAgents returns one page of the account's agents.
 func (s *Server) ListAgents(ctx context.Context, req gen.ListAgentsRequestObject) (gen.ListAgentsResponseObject, error) {
 	q := listQuery(req.Params)
-	agents, total, err := s.cfg.Store.ListAgents(ctx, principalFrom(ctx).Account.ID, q)
+	agents, total, err := s.cfg.Store.Agents.ListAgents(ctx, principalFrom(ctx).Account.ID, q)
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +79,7 @@ func listQuery(p gen.ListAgentsParams) domain.ListQuery {
 // GetAgent returns the whole agent with its metrics, and its ETag; 304
 // when If-None-Match names it.
 func (s *Server) GetAgent(ctx context.Context, req gen.GetAgentRequestObject) (gen.GetAgentResponseObject, error) {
-	doc, err := s.cfg.Store.GetAgentDocument(ctx, principalFrom(ctx).Account.ID, req.AgentId)
+	doc, err := s.cfg.Store.Agents.GetAgentDocument(ctx, principalFrom(ctx).Account.ID, req.AgentId)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +99,7 @@ func (s *Server) UpdateAgent(ctx context.Context, req gen.UpdateAgentRequestObje
 	if err := s.mergeWithStored(ctx, accountID, req.AgentId, body.fields); err != nil {
 		return nil, err
 	}
-	agent, changes, err := s.cfg.Store.UpdateAgent(ctx, accountID, req.AgentId, body.fields, body.status, ifMatch(req.Params.IfMatch))
+	agent, changes, err := s.cfg.Store.Agents.UpdateAgent(ctx, accountID, req.AgentId, body.fields, body.status, ifMatch(req.Params.IfMatch))
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +114,7 @@ func (s *Server) UpdateAgent(ctx context.Context, req gen.UpdateAgentRequestObje
 
 // DeleteAgent removes the agent and everything that belongs to it.
 func (s *Server) DeleteAgent(ctx context.Context, req gen.DeleteAgentRequestObject) (gen.DeleteAgentResponseObject, error) {
-	agent, err := s.cfg.Store.DeleteAgent(ctx, principalFrom(ctx).Account.ID, req.AgentId, ifMatch(req.Params.IfMatch))
+	agent, err := s.cfg.Store.Agents.DeleteAgent(ctx, principalFrom(ctx).Account.ID, req.AgentId, ifMatch(req.Params.IfMatch))
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +135,7 @@ func (s *Server) mergeWithStored(ctx context.Context, accountID, id string, fiel
 	if hasModel || !hasProvider {
 		return nil
 	}
-	agent, err := s.cfg.Store.GetAgent(ctx, accountID, id)
+	agent, err := s.cfg.Store.Agents.GetAgent(ctx, accountID, id)
 	if err != nil {
 		return err
 	}

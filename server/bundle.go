@@ -42,7 +42,7 @@ func (s *Server) exportBundle(ctx context.Context, a domain.Agent, include []gen
 
 // bundleMemories lists every memory of a, oldest first.
 func (s *Server) bundleMemories(ctx context.Context, a domain.Agent) (*[]gen.BundleMemory, error) {
-	mems, _, err := s.cfg.Store.ListMemories(ctx, a.AccountID, a.ID, domain.MemoryQuery{Page: 1, Limit: domain.MaxMemories})
+	mems, _, err := s.cfg.Store.Memories.ListMemories(ctx, a.AccountID, a.ID, domain.MemoryQuery{Page: 1, Limit: domain.MaxMemories})
 	if err != nil {
 		return nil, err
 	}
@@ -59,13 +59,13 @@ func (s *Server) bundleMemories(ctx context.Context, a domain.Agent) (*[]gen.Bun
 
 // bundleKnowledge lists every document of a with its text, oldest first.
 func (s *Server) bundleKnowledge(ctx context.Context, a domain.Agent) (*[]gen.BundleKnowledge, error) {
-	docs, _, err := s.cfg.Store.ListKnowledge(ctx, a.AccountID, a.ID, 1, domain.MaxKnowledgeDocs)
+	docs, _, err := s.cfg.Store.Knowledge.ListKnowledge(ctx, a.AccountID, a.ID, 1, domain.MaxKnowledgeDocs)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]gen.BundleKnowledge, 0, len(docs))
 	for _, d := range slices.Backward(docs) {
-		text, err := s.cfg.Store.KnowledgeText(ctx, a.AccountID, a.ID, d.ID)
+		text, err := s.cfg.Store.Knowledge.KnowledgeText(ctx, a.AccountID, a.ID, d.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -77,13 +77,13 @@ func (s *Server) bundleKnowledge(ctx context.Context, a domain.Agent) (*[]gen.Bu
 // bundleHistory lists a's most recently active conversations, least recent
 // first, each with its newest messages oldest first.
 func (s *Server) bundleHistory(ctx context.Context, a domain.Agent) (*[]gen.BundleConversation, error) {
-	convs, _, err := s.cfg.Store.ListConversations(ctx, a.AccountID, a.ID, domain.ConversationQuery{Page: 1, Limit: bundleConversations})
+	convs, _, err := s.cfg.Store.Conversations.ListConversations(ctx, a.AccountID, a.ID, domain.ConversationQuery{Page: 1, Limit: bundleConversations})
 	if err != nil {
 		return nil, err
 	}
 	out := make([]gen.BundleConversation, 0, len(convs))
 	for _, c := range slices.Backward(convs) {
-		msgs, _, err := s.cfg.Store.ListMessages(ctx, a.AccountID, a.ID, c.ID, domain.MessageQuery{Page: 1, Limit: bundleMessages, Desc: true})
+		msgs, _, err := s.cfg.Store.Conversations.ListMessages(ctx, a.AccountID, a.ID, c.ID, domain.MessageQuery{Page: 1, Limit: bundleMessages, Desc: true})
 		if err != nil {
 			return nil, err
 		}
@@ -144,7 +144,7 @@ func (s *Server) createWithBundle(ctx context.Context, fields map[string]json.Ra
 	p := principalFrom(ctx)
 	protect, protected := fields["deleteProtection"]
 	delete(fields, "deleteProtection")
-	agent, err := s.cfg.Store.CreateAgent(ctx, domain.Agent{AccountID: p.Account.ID, Fields: fields}, p.Account.AgentQuota)
+	agent, err := s.cfg.Store.Agents.CreateAgent(ctx, domain.Agent{AccountID: p.Account.ID, Fields: fields}, p.Account.AgentQuota)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +153,7 @@ func (s *Server) createWithBundle(ctx context.Context, fields map[string]json.Ra
 		if imported {
 			return
 		}
-		if _, derr := s.cfg.Store.DeleteAgent(context.WithoutCancel(ctx), p.Account.ID, agent.ID, domain.AnyVersion); derr != nil {
+		if _, derr := s.cfg.Store.Agents.DeleteAgent(context.WithoutCancel(ctx), p.Account.ID, agent.ID, domain.AnyVersion); derr != nil {
 			s.cfg.Logger.ErrorContext(ctx, "delete agent after failed import", "agentId", agent.ID, "error", derr)
 		}
 	}()
@@ -161,7 +161,7 @@ func (s *Server) createWithBundle(ctx context.Context, fields map[string]json.Ra
 		return nil, err
 	}
 	if protected {
-		if _, _, err := s.cfg.Store.UpdateAgent(ctx, p.Account.ID, agent.ID, map[string]json.RawMessage{"deleteProtection": protect}, nil, domain.AnyVersion); err != nil {
+		if _, _, err := s.cfg.Store.Agents.UpdateAgent(ctx, p.Account.ID, agent.ID, map[string]json.RawMessage{"deleteProtection": protect}, nil, domain.AnyVersion); err != nil {
 			return nil, err
 		}
 	}
@@ -232,7 +232,7 @@ func (s *Server) importBundle(ctx context.Context, accountID, agentID string, bu
 			}
 		}
 		conv := domain.ConversationRef{RoomID: deref(c.RoomId), UserID: deref(c.UserId), Platform: string(deref(c.Platform))}
-		if err := s.cfg.Store.ImportConversation(ctx, accountID, agentID, conv, msgs); err != nil {
+		if err := s.cfg.Store.Conversations.ImportConversation(ctx, accountID, agentID, conv, msgs); err != nil {
 			return err
 		}
 	}

@@ -40,13 +40,14 @@ type Config struct {
 	// a provider absent or empty keeps llm.DefaultModels'.
 	DefaultModels map[string]string
 
-	Store Store
+	// Store is persistence, one face per resource.
+	Store Stores
 	// Turns answers Send Message and its stream.
 	Turns Turns
 	// Counter holds the rate limits (in memory or Redis).
 	Counter limit.Counter
 	// Streams keeps streamed replies where every replica reads them
-	// (Redis); nil keeps them in Store.
+	// (Redis); nil keeps them in Store.Streams.
 	Streams streamlog.Backend
 	// MaxStreamBytes bounds a streamed reply's events; past it the reply
 	// is cut as by a cancel (streamlog.DefaultMaxStreamBytes when 0).

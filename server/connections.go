@@ -11,11 +11,11 @@ import (
 // clients, as the replica running it stored it.
 func (s *Server) ListConnections(ctx context.Context, req gen.ListConnectionsRequestObject) (gen.ListConnectionsResponseObject, error) {
 	accountID := principalFrom(ctx).Account.ID
-	agent, err := s.cfg.Store.GetAgent(ctx, accountID, req.AgentId)
+	agent, err := s.cfg.Store.Agents.GetAgent(ctx, accountID, req.AgentId)
 	if err != nil {
 		return nil, err
 	}
-	stored, err := s.cfg.Store.ListConnections(ctx, accountID, req.AgentId)
+	stored, err := s.cfg.Store.Connections.ListConnections(ctx, accountID, req.AgentId)
 	if err != nil {
 		return nil, err
 	}

@@ -21,7 +21,7 @@ func (s *Server) ListConversations(ctx context.Context, req gen.ListConversation
 	p := req.Params
 	page, limit := pageParams(p.Page, p.Limit)
 	q := domain.ConversationQuery{Page: page, Limit: limit, UserID: deref(p.UserId), RoomID: deref(p.RoomId), Platform: deref(p.Platform)}
-	convs, total, err := s.cfg.Store.ListConversations(ctx, principalFrom(ctx).Account.ID, req.AgentId, q)
+	convs, total, err := s.cfg.Store.Conversations.ListConversations(ctx, principalFrom(ctx).Account.ID, req.AgentId, q)
 	if err != nil {
 		return nil, err
 	}
@@ -36,7 +36,7 @@ func (s *Server) ListConversations(ctx context.Context, req gen.ListConversation
 
 // GetConversation returns one conversation of the agent.
 func (s *Server) GetConversation(ctx context.Context, req gen.GetConversationRequestObject) (gen.GetConversationResponseObject, error) {
-	c, err := s.cfg.Store.GetConversation(ctx, principalFrom(ctx).Account.ID, req.AgentId, req.ConversationId)
+	c, err := s.cfg.Store.Conversations.GetConversation(ctx, principalFrom(ctx).Account.ID, req.AgentId, req.ConversationId)
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +47,7 @@ func (s *Server) GetConversation(ctx context.Context, req gen.GetConversationReq
 func (s *Server) ListConversationMessages(ctx context.Context, req gen.ListConversationMessagesRequestObject) (gen.ListConversationMessagesResponseObject, error) {
 	page, limit := pageParams(req.Params.Page, req.Params.Limit)
 	q := domain.MessageQuery{Page: page, Limit: limit, Desc: req.Params.Order != nil && *req.Params.Order == gen.Desc}
-	msgs, total, err := s.cfg.Store.ListMessages(ctx, principalFrom(ctx).Account.ID, req.AgentId, req.ConversationId, q)
+	msgs, total, err := s.cfg.Store.Conversations.ListMessages(ctx, principalFrom(ctx).Account.ID, req.AgentId, req.ConversationId, q)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +61,7 @@ func (s *Server) ListConversationMessages(ctx context.Context, req gen.ListConve
 
 // DeleteConversation forgets a conversation and its messages.
 func (s *Server) DeleteConversation(ctx context.Context, req gen.DeleteConversationRequestObject) (gen.DeleteConversationResponseObject, error) {
-	n, err := s.cfg.Store.DeleteConversation(ctx, principalFrom(ctx).Account.ID, req.AgentId, req.ConversationId)
+	n, err := s.cfg.Store.Conversations.DeleteConversation(ctx, principalFrom(ctx).Account.ID, req.AgentId, req.ConversationId)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +75,7 @@ func (s *Server) GetAgentAnalytics(ctx context.Context, req gen.GetAgentAnalytic
 	if err != nil {
 		return nil, err
 	}
-	rep, err := s.cfg.Store.AgentAnalytics(ctx, principalFrom(ctx).Account.ID, req.AgentId, q)
+	rep, err := s.cfg.Store.Analytics.AgentAnalytics(ctx, principalFrom(ctx).Account.ID, req.AgentId, q)
 	if err != nil {
 		return nil, err
 	}

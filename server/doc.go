@@ -24,7 +24,10 @@
 // table and only rendered in OpenAI's shape (openai_errors.go), on their
 // paths alone.
 //
-// It reaches persistence through the Store interface it declares
-// (store.go) in package domain's types, never imports store or gorm and
-// never reads the environment: cmd/agentd fills a Config.
+// It reaches persistence through Config.Store, a Stores of small
+// interfaces it declares (store.go) in package domain's types, one per
+// resource its handlers use (Accounts, Idempotency, Agents, Conversations,
+// Analytics, Memories, Knowledge, Connections, Webhooks, plus a2a.Tasks and
+// streamlog.Backend). It never imports store or gorm and never reads the
+// environment: cmd/agentd fills a Config.
 package server

@@ -11,11 +11,11 @@ import (
 // ExportAgent returns the agent as a character file that Create Agent
 // accepts as it is.
 func (s *Server) ExportAgent(ctx context.Context, req gen.ExportAgentRequestObject) (gen.ExportAgentResponseObject, error) {
-	agent, err := s.cfg.Store.GetAgent(ctx, principalFrom(ctx).Account.ID, req.AgentId)
+	agent, err := s.cfg.Store.Agents.GetAgent(ctx, principalFrom(ctx).Account.ID, req.AgentId)
 	if err != nil {
 		return nil, err
 	}
-	doc, err := s.cfg.Store.CharacterFile(agent)
+	doc, err := s.cfg.Store.Agents.CharacterFile(agent)
 	if err != nil {
 		return nil, err
 	}

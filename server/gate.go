@@ -203,7 +203,7 @@ func (s *Server) authenticate(req *http.Request) (domain.Principal, error) {
 	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(key) == "" {
 		return domain.Principal{}, errUnauthorized
 	}
-	principal, err := s.cfg.Store.Authenticate(req.Context(), strings.TrimSpace(key))
+	principal, err := s.cfg.Store.Accounts.Authenticate(req.Context(), strings.TrimSpace(key))
 	if errors.Is(err, domain.ErrUnauthorized) {
 		return domain.Principal{}, errUnauthorized
 	}

@@ -100,7 +100,7 @@ func newHarnessAt(t testing.TB, dsn string, opts []store.Option, tweakLLM func(*
 	model := llm.New(llmCfg)
 	memories := recall.New(st, model, nil)
 	cfg := harnessConfig{
-		Config: Config{Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), ServeMetrics: true, AllowPrivateNetworks: true,
+		Config: Config{Store: storesOf(st), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), ServeMetrics: true, AllowPrivateNetworks: true,
 			Registry: prometheus.NewRegistry(), ToolRules: agent.ToolRules{AllowPrivate: true}, Recall: memories},
 		Turn: turn.Config{Store: st, Model: model, Semaphore: limit.NewMemorySemaphore(), Tools: newToolbox(t), Recall: memories},
 	}
@@ -128,6 +128,13 @@ func newHarnessAt(t testing.TB, dsn string, opts []store.Option, tweakLLM func(*
 		t.Fatal(err)
 	}
 	return h
+}
+
+// storesOf is st as each of the server's store faces, as cmd/agentd
+// passes it.
+func storesOf(st *store.Store) Stores {
+	return Stores{Accounts: st, Idempotency: st, Agents: st, Conversations: st, Analytics: st,
+		Memories: st, Knowledge: st, Connections: st, Webhooks: st, Tasks: st, Streams: st}
 }
 
 // newServer is New(cfg), closed when the test ends: its streams stop

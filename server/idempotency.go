@@ -80,7 +80,7 @@ func (s *Server) idempotent(c echo.Context, next echo.HandlerFunc, principal dom
 	req.Body = io.NopCloser(bytes.NewReader(body))
 	ctx := req.Context()
 	accountID := principal.Account.ID
-	claim, err := s.cfg.Store.ClaimIdempotencyKey(ctx, domain.IdempotencyRequest{
+	claim, err := s.cfg.Store.Idempotency.ClaimIdempotencyKey(ctx, domain.IdempotencyRequest{
 		AccountID: accountID, Key: key, Fingerprint: fingerprint(req.Method, req.URL.EscapedPath(), body),
 		Lease: s.cfg.IdempotencyLease,
 	})
@@ -105,7 +105,7 @@ func (s *Server) idempotent(c echo.Context, next echo.HandlerFunc, principal dom
 	defer func() {
 		if !settled {
 			unhold()
-			if err := s.cfg.Store.ReleaseIdempotencyKey(bg, accountID, key, claim.Token); err != nil {
+			if err := s.cfg.Store.Idempotency.ReleaseIdempotencyKey(bg, accountID, key, claim.Token); err != nil {
 				s.cfg.Logger.WarnContext(ctx, "release idempotency key", "request_id", requestIDOf(c), "error", err)
 			}
 		}
@@ -134,7 +134,7 @@ func (s *Server) idempotent(c echo.Context, next echo.HandlerFunc, principal dom
 	}
 	settled = true
 	unhold()
-	if err := s.cfg.Store.CompleteIdempotencyKey(bg, accountID, key, claim.Token, answer); err != nil {
+	if err := s.cfg.Store.Idempotency.CompleteIdempotencyKey(bg, accountID, key, claim.Token, answer); err != nil {
 		// The answer was sent; only a later replay misses it.
 		s.cfg.Logger.WarnContext(ctx, "store idempotent answer", "request_id", requestIDOf(c), "error", err)
 	}
@@ -153,7 +153,7 @@ func (s *Server) holdKey(ctx context.Context, requestID, accountID, key, token s
 	go func() {
 		defer close(stopped)
 		renew.Every(ctx, s.cfg.IdempotencyLease, func(call context.Context) bool {
-			err := s.cfg.Store.RenewIdempotencyKey(call, accountID, key, token, s.cfg.IdempotencyLease)
+			err := s.cfg.Store.Idempotency.RenewIdempotencyKey(call, accountID, key, token, s.cfg.IdempotencyLease)
 			if err == nil || ctx.Err() != nil {
 				return true
 			}

@@ -165,7 +165,7 @@ func (m *mcpServer) serverFor(r *http.Request) *mcp.Server {
 
 func (m *mcpServer) listAgents(ctx context.Context, p domain.Principal, args mcpListArgs) (mcpAgentList, error) {
 	q := domain.ListQuery{Page: 1, Limit: mcpListLimit, SortBy: "createdAt", Desc: true, Status: domain.Status(args.Status)}
-	agents, _, err := m.s.cfg.Store.ListAgents(ctx, p.Account.ID, q)
+	agents, _, err := m.s.cfg.Store.Agents.ListAgents(ctx, p.Account.ID, q)
 	if err != nil {
 		return mcpAgentList{}, err
 	}

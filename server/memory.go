@@ -48,7 +48,7 @@ func (s *Server) ListMemories(ctx context.Context, req gen.ListMemoriesRequestOb
 		return s.searchMemories(ctx, acct, req.AgentId, deref(p.UserId), *p.Q)
 	}
 	page, limit := pageParams(p.Page, p.Limit)
-	mems, total, err := s.cfg.Store.ListMemories(ctx, acct, req.AgentId, domain.MemoryQuery{Page: page, Limit: limit, UserID: (*string)(p.UserId)})
+	mems, total, err := s.cfg.Store.Memories.ListMemories(ctx, acct, req.AgentId, domain.MemoryQuery{Page: page, Limit: limit, UserID: (*string)(p.UserId)})
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +77,7 @@ func (s *Server) searchMemories(ctx context.Context, acct, agentID, userID, q st
 
 // ForgetUser deletes every memory of a user.
 func (s *Server) ForgetUser(ctx context.Context, req gen.ForgetUserRequestObject) (gen.ForgetUserResponseObject, error) {
-	n, err := s.cfg.Store.DeleteUserMemories(ctx, principalFrom(ctx).Account.ID, req.AgentId, string(req.Params.UserId))
+	n, err := s.cfg.Store.Memories.DeleteUserMemories(ctx, principalFrom(ctx).Account.ID, req.AgentId, string(req.Params.UserId))
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +86,7 @@ func (s *Server) ForgetUser(ctx context.Context, req gen.ForgetUserRequestObject
 
 // DeleteMemory deletes one memory.
 func (s *Server) DeleteMemory(ctx context.Context, req gen.DeleteMemoryRequestObject) (gen.DeleteMemoryResponseObject, error) {
-	if err := s.cfg.Store.DeleteMemory(ctx, principalFrom(ctx).Account.ID, req.AgentId, req.MemoryId); err != nil {
+	if err := s.cfg.Store.Memories.DeleteMemory(ctx, principalFrom(ctx).Account.ID, req.AgentId, req.MemoryId); err != nil {
 		return nil, err
 	}
 	return gen.DeleteMemory200JSONResponse{Body: gen.IdEnvelope{Success: true, Data: gen.IdOnly{Id: req.MemoryId}}}, nil
@@ -111,7 +111,7 @@ func (s *Server) CreateKnowledge(ctx context.Context, req gen.CreateKnowledgeReq
 // ListKnowledge lists the agent's documents, newest first.
 func (s *Server) ListKnowledge(ctx context.Context, req gen.ListKnowledgeRequestObject) (gen.ListKnowledgeResponseObject, error) {
 	page, limit := pageParams(req.Params.Page, req.Params.Limit)
-	docs, total, err := s.cfg.Store.ListKnowledge(ctx, principalFrom(ctx).Account.ID, req.AgentId, page, limit)
+	docs, total, err := s.cfg.Store.Knowledge.ListKnowledge(ctx, principalFrom(ctx).Account.ID, req.AgentId, page, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +125,7 @@ func (s *Server) ListKnowledge(ctx context.Context, req gen.ListKnowledgeRequest
 
 // DeleteKnowledge deletes a document and its chunks.
 func (s *Server) DeleteKnowledge(ctx context.Context, req gen.DeleteKnowledgeRequestObject) (gen.DeleteKnowledgeResponseObject, error) {
-	if err := s.cfg.Store.DeleteKnowledge(ctx, principalFrom(ctx).Account.ID, req.AgentId, req.KnowledgeId); err != nil {
+	if err := s.cfg.Store.Knowledge.DeleteKnowledge(ctx, principalFrom(ctx).Account.ID, req.AgentId, req.KnowledgeId); err != nil {
 		return nil, err
 	}
 	return gen.DeleteKnowledge200JSONResponse{Body: gen.IdEnvelope{Success: true, Data: gen.IdOnly{Id: req.KnowledgeId}}}, nil

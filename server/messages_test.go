@@ -266,7 +266,7 @@ func TestHistorySurvivesRestart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return newServer(t, Config{Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Turns: turns}), st
+		return newServer(t, Config{Store: storesOf(st), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Turns: turns}), st
 	}
 	srv, st := boot()
 	if _, err := st.CreateAccount(context.Background(), domain.Account{Name: "a"}); err != nil {

@@ -36,7 +36,7 @@ func (s *Server) ListModels(ctx context.Context, _ gen.ListModelsRequestObject) 
 	list := gen.OpenAIModelList{Object: gen.List, Data: []gen.OpenAIModel{}}
 	q := domain.ListQuery{Page: 1, Limit: modelsPage, SortBy: domain.SortCreatedAt}
 	for {
-		agents, total, err := s.cfg.Store.ListAgents(ctx, account.ID, q)
+		agents, total, err := s.cfg.Store.Agents.ListAgents(ctx, account.ID, q)
 		if err != nil {
 			return nil, err
 		}

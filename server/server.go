@@ -48,8 +48,11 @@ var _ gen.StrictServerInterface = (*Server)(nil)
 // New builds the server and its HTTP handler.
 func New(cfg Config) (*Server, error) {
 	cfg = cfg.withDefaults()
-	if cfg.Store == nil || cfg.Turns == nil {
-		return nil, errors.New("server: Store and Turns are required")
+	if cfg.Turns == nil {
+		return nil, errors.New("server: Turns is required")
+	}
+	if err := cfg.Store.check(); err != nil {
+		return nil, err
 	}
 	spec, err := gen.GetSpec()
 	if err != nil {
@@ -84,7 +87,7 @@ func New(cfg Config) (*Server, error) {
 	selfRead := *s.validation
 	selfRead.ExcludeRequestBody = true
 	s.selfReadValidation = &selfRead
-	if s.a2a, err = a2a.New(a2a.Config{Turns: cfg.Turns, Tasks: cfg.Store, Explain: s.explainProblem, Logger: cfg.Logger,
+	if s.a2a, err = a2a.New(a2a.Config{Turns: cfg.Turns, Tasks: cfg.Store.Tasks, Explain: s.explainProblem, Logger: cfg.Logger,
 		TaskLease: cfg.ReplicaLostAfter}); err != nil {
 		return nil, err
 	}
@@ -98,7 +101,7 @@ func New(cfg Config) (*Server, error) {
 	s.echo = s.newEcho(served)
 	backend := cfg.Streams
 	if backend == nil {
-		backend = cfg.Store
+		backend = cfg.Store.Streams
 	}
 	s.streams = streamlog.New(streamlog.Config{Backend: backend, Logger: cfg.Logger, MaxStreamBytes: cfg.MaxStreamBytes,
 		Unwatched: cfg.UnwatchedStream, LostAfter: cfg.ReplicaLostAfter, LostEvent: lostEvent()})
@@ -143,7 +146,7 @@ func (s *Server) newEcho(served contract) *echo.Echo {
 func (s *Server) readyz(c echo.Context) error {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
 	defer cancel()
-	if err := s.cfg.Store.Ping(ctx); err != nil {
+	if err := s.cfg.Store.Accounts.Ping(ctx); err != nil {
 		s.cfg.Logger.Warn("readiness check failed", "error", err)
 		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "database unreachable"})
 	}

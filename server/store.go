@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/agentd/agentd/a2a"
@@ -10,31 +11,74 @@ import (
 	"github.com/agentd/agentd/streamlog"
 )
 
-// Store is what the HTTP layer needs of persistence. Every method that
-// touches an agent's data takes the account, so tenancy is enforced by the
-// store's queries rather than trusted to the caller. Errors are the store's
-// *domain.Error, mapped to the contract by code in one table (storeErrors).
-type Store interface {
+// Stores is what the HTTP layer needs of persistence: one small interface
+// per resource, each declared here in package domain's types, so a reader
+// sees what a handler may touch. cmd/agentd passes its *store.Store for
+// every one of them.
+//
+// Every method that touches an agent's data takes the account, so tenancy
+// is enforced by the store's queries rather than trusted to the caller.
+// Errors are the store's *domain.Error, mapped to the contract by code in
+// one table (storeErrors).
+type Stores struct {
+	Accounts      Accounts
+	Idempotency   Idempotency
+	Agents        Agents
+	Conversations Conversations
+	Analytics     Analytics
+	Memories      Memories
+	Knowledge     Knowledge
+	Connections   Connections
+	Webhooks      Webhooks
+	// Tasks keeps the A2A tasks (see a2a.Tasks).
+	Tasks a2a.Tasks
+	// Streams is the database's copy of streamed replies, which every
+	// replica reads when Config.Streams (Redis) is nil.
+	Streams streamlog.Backend
+}
+
+// check names the faces left nil.
+func (s Stores) check() error {
+	faces := []struct {
+		name string
+		face any
+	}{
+		{"Accounts", s.Accounts}, {"Idempotency", s.Idempotency}, {"Agents", s.Agents},
+		{"Conversations", s.Conversations}, {"Analytics", s.Analytics}, {"Memories", s.Memories},
+		{"Knowledge", s.Knowledge}, {"Connections", s.Connections}, {"Webhooks", s.Webhooks},
+		{"Tasks", s.Tasks}, {"Streams", s.Streams},
+	}
+	var missing []error
+	for _, f := range faces {
+		if f.face == nil {
+			missing = append(missing, errors.New("server: Store."+f.name+" is required"))
+		}
+	}
+	return errors.Join(missing...)
+}
+
+// Accounts is what the gate and the readiness check need: API keys and
+// the database that holds them.
+type Accounts interface {
 	// Authenticate resolves an API key; domain.ErrUnauthorized when it is unusable.
 	Authenticate(ctx context.Context, plaintext string) (domain.Principal, error)
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error
+}
 
-	// ClaimIdempotencyKey, RenewIdempotencyKey, CompleteIdempotencyKey and
-	// ReleaseIdempotencyKey keep the answers of requests made with an
-	// Idempotency-Key.
+// Idempotency keeps the answers of requests made with an Idempotency-Key:
+// the gate claims a key, renews it while the request runs, and completes it
+// with the answer or releases it.
+type Idempotency interface {
 	ClaimIdempotencyKey(ctx context.Context, r domain.IdempotencyRequest) (domain.IdempotencyClaim, error)
 	RenewIdempotencyKey(ctx context.Context, accountID, key, token string, lease time.Duration) error
 	CompleteIdempotencyKey(ctx context.Context, accountID, key, token string, a domain.IdempotentAnswer) error
 	ReleaseIdempotencyKey(ctx context.Context, accountID, key, token string) error
+}
 
-	// The database keeps streamed replies for every replica when Redis
-	// does not (Config.Streams).
-	streamlog.Backend
-	// ReplyPartial is the partial flag of the agent's stored reply id;
-	// domain.ErrNotFound (resource "message") when there is none.
-	ReplyPartial(ctx context.Context, accountID, agentID, id string) (bool, error)
-
+// Agents is the agents' CRUD, export and import (agents.go, export.go,
+// bundle.go); the other handlers use GetAgent to find an agent first.
+type Agents interface {
 	CreateAgent(ctx context.Context, a domain.Agent, quota int) (domain.Agent, error)
 	GetAgent(ctx context.Context, accountID, id string) (domain.Agent, error)
 	// CharacterFile renders a as the character file Export Agent answers:
@@ -45,33 +89,61 @@ type Store interface {
 	ListAgents(ctx context.Context, accountID string, q domain.ListQuery) ([]domain.Agent, int64, error)
 	UpdateAgent(ctx context.Context, accountID, id string, fields map[string]json.RawMessage, status *domain.Status, ifVersion int64) (domain.Agent, []string, error)
 	DeleteAgent(ctx context.Context, accountID, id string, ifVersion int64) (domain.Agent, error)
+}
 
+// Conversations is an agent's stored history as its endpoints read it
+// (conversations.go, bundle.go, streams.go); the turns write it through
+// turn.Store.
+type Conversations interface {
 	ListConversations(ctx context.Context, accountID, agentID string, q domain.ConversationQuery) ([]domain.Conversation, int64, error)
 	// GetConversation, ListMessages and DeleteConversation return
 	// domain.ErrConversationNotFound for a conversation the agent lacks.
 	GetConversation(ctx context.Context, accountID, agentID, id string) (domain.Conversation, error)
 	ListMessages(ctx context.Context, accountID, agentID, id string, q domain.MessageQuery) ([]domain.Message, int64, error)
 	DeleteConversation(ctx context.Context, accountID, agentID, id string) (int64, error)
+	// ImportConversation stores a conversation's messages moved from
+	// elsewhere; domain.ErrInvalid for an unnamed conversation.
+	ImportConversation(ctx context.Context, accountID, agentID string, conv domain.ConversationRef, msgs []domain.Message) error
+	// ReplyPartial is the partial flag of the agent's stored reply id;
+	// domain.ErrNotFound (resource "message") when there is none.
+	ReplyPartial(ctx context.Context, accountID, agentID, id string) (bool, error)
+}
+
+// Analytics answers Get Agent Analytics from the hourly rollups.
+type Analytics interface {
 	AgentAnalytics(ctx context.Context, accountID, agentID string, q domain.AnalyticsQuery) (domain.Analytics, error)
-	// Memories and knowledge: DeleteMemory returns domain.ErrMemoryNotFound
-	// and DeleteKnowledge domain.ErrKnowledgeNotFound for one the agent
-	// lacks.
+}
+
+// Memories is an agent's long-term memory as its endpoints list and
+// forget it; DeleteMemory returns domain.ErrMemoryNotFound for one the
+// agent lacks.
+type Memories interface {
 	ListMemories(ctx context.Context, accountID, agentID string, q domain.MemoryQuery) ([]domain.Memory, int64, error)
 	DeleteMemory(ctx context.Context, accountID, agentID, id string) error
 	DeleteUserMemories(ctx context.Context, accountID, agentID, userID string) (int64, error)
+}
+
+// Knowledge is an agent's knowledge documents as its endpoints list and
+// delete them and the export bundles them; DeleteKnowledge returns
+// domain.ErrKnowledgeNotFound for one the agent lacks.
+type Knowledge interface {
 	ListKnowledge(ctx context.Context, accountID, agentID string, page, limit int) ([]domain.KnowledgeDoc, int64, error)
 	DeleteKnowledge(ctx context.Context, accountID, agentID, id string) error
 	// KnowledgeText returns a document's text as its chunks hold it.
 	KnowledgeText(ctx context.Context, accountID, agentID, docID string) (string, error)
-	// ImportConversation stores a conversation's messages moved from
-	// elsewhere; domain.ErrInvalid for an unnamed conversation.
-	ImportConversation(ctx context.Context, accountID, agentID string, conv domain.ConversationRef, msgs []domain.Message) error
+}
+
+// Connections is what List Connections reads of the platform connections.
+type Connections interface {
 	// ListConnections returns the stored platform connections of an agent.
 	ListConnections(ctx context.Context, accountID, agentID string) ([]domain.Connection, error)
-	// Webhooks: the Webhook ones return domain.ErrWebhookNotFound for a
-	// webhook the account lacks, RetryDelivery domain.ErrDeliveryNotFound for
-	// a delivery the webhook lacks; CreateWebhook a domain.ErrQuotaExceeded past
-	// domain.WebhookQuota.
+}
+
+// Webhooks is an account's webhooks and their deliveries. The Webhook ones
+// return domain.ErrWebhookNotFound for a webhook the account lacks,
+// RetryDelivery domain.ErrDeliveryNotFound for a delivery the webhook
+// lacks; CreateWebhook a domain.ErrQuotaExceeded past domain.WebhookQuota.
+type Webhooks interface {
 	CreateWebhook(ctx context.Context, w domain.Webhook) (domain.Webhook, error)
 	GetWebhook(ctx context.Context, accountID, id string) (domain.Webhook, error)
 	ListWebhooks(ctx context.Context, accountID string, page, limit int) ([]domain.Webhook, int64, error)
@@ -81,6 +153,4 @@ type Store interface {
 	TestWebhook(ctx context.Context, accountID, id string) error
 	ListDeliveries(ctx context.Context, accountID, webhookID string, q domain.DeliveryQuery) ([]domain.Delivery, int64, error)
 	RetryDelivery(ctx context.Context, accountID, webhookID, deliveryID string) error
-	// A2A tasks (see a2a.Tasks).
-	a2a.Tasks
 }

@@ -56,7 +56,7 @@ func (s *Server) CancelMessage(ctx context.Context, req gen.CancelMessageRequest
 	if errors.Is(err, streamlog.ErrNotFound) {
 		// Its stream is no longer kept, or it was never streamed: the
 		// stored reply says.
-		partial, err = s.cfg.Store.ReplyPartial(ctx, key.AccountID, key.AgentID, key.MessageID)
+		partial, err = s.cfg.Store.Conversations.ReplyPartial(ctx, key.AccountID, key.AgentID, key.MessageID)
 	}
 	if err != nil {
 		return nil, err
@@ -69,7 +69,7 @@ func (s *Server) CancelMessage(ctx context.Context, req gen.CancelMessageRequest
 // account, once the agent is found there.
 func (s *Server) streamKey(ctx context.Context, agentID, messageID string) (streamlog.Key, error) {
 	accountID := principalFrom(ctx).Account.ID
-	if _, err := s.cfg.Store.GetAgent(ctx, accountID, agentID); err != nil {
+	if _, err := s.cfg.Store.Agents.GetAgent(ctx, accountID, agentID); err != nil {
 		return streamlog.Key{}, err
 	}
 	return streamlog.Key{AccountID: accountID, AgentID: agentID, MessageID: messageID}, nil
@@ -115,7 +115,7 @@ func (c *streamClaim) settle(ctx context.Context, events []streamlog.Event, ok b
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if !ok {
-		if err := c.s.cfg.Store.ReleaseIdempotencyKey(ctx, c.accountID, c.key, c.token); err != nil {
+		if err := c.s.cfg.Store.Idempotency.ReleaseIdempotencyKey(ctx, c.accountID, c.key, c.token); err != nil {
 			c.s.cfg.Logger.WarnContext(ctx, "release idempotency key", "request_id", c.requestID, "error", err)
 		}
 		return
@@ -126,7 +126,7 @@ func (c *streamClaim) settle(ctx context.Context, events []streamlog.Event, ok b
 	}
 	answer := domain.IdempotentAnswer{Status: http.StatusOK, Header: map[string]string{echo.HeaderContentType: "text/event-stream"},
 		Body: []byte(body.String())}
-	if err := c.s.cfg.Store.CompleteIdempotencyKey(ctx, c.accountID, c.key, c.token, answer); err != nil {
+	if err := c.s.cfg.Store.Idempotency.CompleteIdempotencyKey(ctx, c.accountID, c.key, c.token, answer); err != nil {
 		c.s.cfg.Logger.WarnContext(ctx, "store idempotent answer", "request_id", c.requestID, "error", err)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/internal/testutil"
 	"github.com/agentd/agentd/llm/llmtest"
+	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/streamlog"
 	"github.com/agentd/agentd/streamlog/streamlogtest"
 )
@@ -35,7 +36,7 @@ func (h *harness) streamedReply(agentID string) string {
 // both keep their streams.
 func (h *harness) replica(t *testing.T) *httptest.Server {
 	t.Helper()
-	ts := httptest.NewServer(h.secondServer(t, h.cfg.Store).srv.Handler())
+	ts := httptest.NewServer(h.secondServer(t, h.store).srv.Handler())
 	t.Cleanup(ts.Close)
 	return ts
 }
@@ -43,10 +44,10 @@ func (h *harness) replica(t *testing.T) *httptest.Server {
 // secondServer is another replica of the harness's configuration: a
 // server of its own on st, with its own streams and metrics, that the
 // returned harness's requests go to; tweak adjusts its configuration.
-func (h *harness) secondServer(t *testing.T, st Store, tweak ...func(*Config)) *harness {
+func (h *harness) secondServer(t *testing.T, st *store.Store, tweak ...func(*Config)) *harness {
 	t.Helper()
 	cfg := h.cfg.Config
-	cfg.Store, cfg.Registry = st, nil
+	cfg.Store, cfg.Registry = storesOf(st), nil
 	for _, f := range tweak {
 		f(&cfg)
 	}
@@ -283,12 +284,12 @@ func TestStreamOfADeadReplica(t *testing.T) {
 			id := h.createAgent(map[string]any{"name": "slow"})
 			live := httptest.NewServer(h.srv.Handler())
 			defer live.Close()
-			var shared streamlog.Backend = h.cfg.Store
+			var shared streamlog.Backend = h.cfg.Store.Streams
 			if h.cfg.Streams != nil {
 				shared = h.cfg.Streams
 			}
 			dying := &streamlogtest.Dying{Backend: shared}
-			doomed := h.secondServer(t, h.cfg.Store, func(c *Config) { c.Streams = dying })
+			doomed := h.secondServer(t, h.store, func(c *Config) { c.Streams = dying })
 			dead := httptest.NewServer(doomed.srv.Handler())
 			defer dead.Close()
 

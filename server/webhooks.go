@@ -17,7 +17,7 @@ func (s *Server) CreateWebhook(ctx context.Context, req gen.CreateWebhookRequest
 	}
 	w := domain.Webhook{AccountID: principalFrom(ctx).Account.ID, URL: b.Url, Events: eventStrings(b.Events),
 		Description: deref(b.Description), AgentID: deref(b.AgentId), Enabled: b.Enabled == nil || *b.Enabled}
-	created, err := s.cfg.Store.CreateWebhook(ctx, w)
+	created, err := s.cfg.Store.Webhooks.CreateWebhook(ctx, w)
 	if err != nil {
 		return nil, err
 	}
@@ -27,7 +27,7 @@ func (s *Server) CreateWebhook(ctx context.Context, req gen.CreateWebhookRequest
 // ListWebhooks returns a page of the account's webhooks.
 func (s *Server) ListWebhooks(ctx context.Context, req gen.ListWebhooksRequestObject) (gen.ListWebhooksResponseObject, error) {
 	page, limit := pageParams(req.Params.Page, req.Params.Limit)
-	hooks, total, err := s.cfg.Store.ListWebhooks(ctx, principalFrom(ctx).Account.ID, page, limit)
+	hooks, total, err := s.cfg.Store.Webhooks.ListWebhooks(ctx, principalFrom(ctx).Account.ID, page, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +42,7 @@ func (s *Server) ListWebhooks(ctx context.Context, req gen.ListWebhooksRequestOb
 // GetWebhook returns one webhook, without its secret, and its ETag; 304
 // when If-None-Match names it.
 func (s *Server) GetWebhook(ctx context.Context, req gen.GetWebhookRequestObject) (gen.GetWebhookResponseObject, error) {
-	w, err := s.cfg.Store.GetWebhook(ctx, principalFrom(ctx).Account.ID, req.WebhookId)
+	w, err := s.cfg.Store.Webhooks.GetWebhook(ctx, principalFrom(ctx).Account.ID, req.WebhookId)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +65,7 @@ func (s *Server) UpdateWebhook(ctx context.Context, req gen.UpdateWebhookRequest
 	if b.Events != nil {
 		c.Events = eventStrings(*b.Events)
 	}
-	w, changes, err := s.cfg.Store.UpdateWebhook(ctx, principalFrom(ctx).Account.ID, req.WebhookId, c, ifMatch(req.Params.IfMatch))
+	w, changes, err := s.cfg.Store.Webhooks.UpdateWebhook(ctx, principalFrom(ctx).Account.ID, req.WebhookId, c, ifMatch(req.Params.IfMatch))
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +78,7 @@ func (s *Server) UpdateWebhook(ctx context.Context, req gen.UpdateWebhookRequest
 
 // DeleteWebhook deletes a webhook and drops its pending deliveries.
 func (s *Server) DeleteWebhook(ctx context.Context, req gen.DeleteWebhookRequestObject) (gen.DeleteWebhookResponseObject, error) {
-	if err := s.cfg.Store.DeleteWebhook(ctx, principalFrom(ctx).Account.ID, req.WebhookId, ifMatch(req.Params.IfMatch)); err != nil {
+	if err := s.cfg.Store.Webhooks.DeleteWebhook(ctx, principalFrom(ctx).Account.ID, req.WebhookId, ifMatch(req.Params.IfMatch)); err != nil {
 		return nil, err
 	}
 	return gen.DeleteWebhook200JSONResponse{Body: gen.WebhookDeletedEnvelope{Success: true,
@@ -87,7 +87,7 @@ func (s *Server) DeleteWebhook(ctx context.Context, req gen.DeleteWebhookRequest
 
 // RotateWebhookSecret gives the webhook a new secret, shown here only.
 func (s *Server) RotateWebhookSecret(ctx context.Context, req gen.RotateWebhookSecretRequestObject) (gen.RotateWebhookSecretResponseObject, error) {
-	w, err := s.cfg.Store.RotateWebhookSecret(ctx, principalFrom(ctx).Account.ID, req.WebhookId)
+	w, err := s.cfg.Store.Webhooks.RotateWebhookSecret(ctx, principalFrom(ctx).Account.ID, req.WebhookId)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +96,7 @@ func (s *Server) RotateWebhookSecret(ctx context.Context, req gen.RotateWebhookS
 
 // TestWebhook queues a webhook.test event to the webhook alone.
 func (s *Server) TestWebhook(ctx context.Context, req gen.TestWebhookRequestObject) (gen.TestWebhookResponseObject, error) {
-	if err := s.cfg.Store.TestWebhook(ctx, principalFrom(ctx).Account.ID, req.WebhookId); err != nil {
+	if err := s.cfg.Store.Webhooks.TestWebhook(ctx, principalFrom(ctx).Account.ID, req.WebhookId); err != nil {
 		return nil, err
 	}
 	return gen.TestWebhook202Response{}, nil
@@ -107,7 +107,7 @@ func (s *Server) ListWebhookDeliveries(ctx context.Context, req gen.ListWebhookD
 	p := req.Params
 	page, limit := pageParams(p.Page, p.Limit)
 	q := domain.DeliveryQuery{Page: page, Limit: limit, Status: domain.DeliveryStatus(deref(p.Status))}
-	ds, total, err := s.cfg.Store.ListDeliveries(ctx, principalFrom(ctx).Account.ID, req.WebhookId, q)
+	ds, total, err := s.cfg.Store.Webhooks.ListDeliveries(ctx, principalFrom(ctx).Account.ID, req.WebhookId, q)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +121,7 @@ func (s *Server) ListWebhookDeliveries(ctx context.Context, req gen.ListWebhookD
 
 // RetryWebhookDelivery queues one more attempt of a delivery.
 func (s *Server) RetryWebhookDelivery(ctx context.Context, req gen.RetryWebhookDeliveryRequestObject) (gen.RetryWebhookDeliveryResponseObject, error) {
-	if err := s.cfg.Store.RetryDelivery(ctx, principalFrom(ctx).Account.ID, req.WebhookId, req.DeliveryId); err != nil {
+	if err := s.cfg.Store.Webhooks.RetryDelivery(ctx, principalFrom(ctx).Account.ID, req.WebhookId, req.DeliveryId); err != nil {
 		return nil, err
 	}
 	return gen.RetryWebhookDelivery202Response{}, nil

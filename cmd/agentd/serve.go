@@ -150,7 +150,9 @@ func (e *env) serve(ctx context.Context, cfg config) error {
 	defer turns.Close() // summaries in flight end before the database closes
 	srv, err := server.New(server.Config{
 		PublicURL: publicURL(cfg.PublicURL, ls.api.Addr()), DefaultProvider: cfg.DefaultProvider, Version: buildVersion(),
-		DefaultModels: cfg.Models, Store: st, Turns: turns,
+		DefaultModels: cfg.Models, Turns: turns,
+		Store: server.Stores{Accounts: st, Idempotency: st, Agents: st, Conversations: st, Analytics: st,
+			Memories: st, Knowledge: st, Connections: st, Webhooks: st, Tasks: st, Streams: st},
 		Counter: lim.counter, Logger: logger,
 		Registry: reg, ServeMetrics: ls.metrics == nil, AllowPrivateNetworks: cfg.Webhooks.AllowPrivate,
 		ToolRules: agent.ToolRules{AllowPrivate: cfg.AllowPrivateNetworks, AllowStdio: cfg.MCPStdio}, Recall: memories,
@@ -205,10 +207,20 @@ func startTracing(ctx context.Context, cfg telemetry.Config, logger *slog.Logger
 var (
 	_ turn.Store    = (*store.Store)(nil)
 	_ connect.Store = (*store.Store)(nil)
-	_ server.Store  = (*store.Store)(nil)
 	_ a2a.Tasks     = (*store.Store)(nil)
 	_ recall.Store  = (*store.Store)(nil)
 	_ webhook.Queue = (*store.Store)(nil)
+
+	_ server.Accounts      = (*store.Store)(nil)
+	_ server.Idempotency   = (*store.Store)(nil)
+	_ server.Agents        = (*store.Store)(nil)
+	_ server.Conversations = (*store.Store)(nil)
+	_ server.Analytics     = (*store.Store)(nil)
+	_ server.Memories      = (*store.Store)(nil)
+	_ server.Knowledge     = (*store.Store)(nil)
+	_ server.Connections   = (*store.Store)(nil)
+	_ server.Webhooks      = (*store.Store)(nil)
+	_ streamlog.Backend    = (*store.Store)(nil)
 )
 
 // startWebhooks runs the webhook delivery workers until the returned stop is
