@@ -131,7 +131,9 @@ func (s *Store) GetAgent(ctx context.Context, accountID, id string) (domain.Agen
 // transaction, its conversations and messages; it returns the agent as it
 // was. A protected agent is not deleted: the error is ErrDeleteProtected and
 // the agent is returned with it. A missing agent or another account's is
-// ErrNotFound. It emits agent.deleted in the same transaction.
+// ErrNotFound. It emits agent.deleted in the same transaction. It returns
+// domain.ErrPreconditionFailed when ifVersion is neither domain.AnyVersion
+// nor the agent's version.
 func (s *Store) DeleteAgent(ctx context.Context, accountID, id string, ifVersion int64) (domain.Agent, error) {
 	var out domain.Agent
 	err := s.writeEvents(ctx, "delete agent", func(tx *gorm.DB, emit emitFunc) error {
