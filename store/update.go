@@ -33,7 +33,9 @@ import (
 //
 // It returns ErrNotFound for a missing agent or another account's,
 // ErrInvalid for bad fields or an unknown status, and an ErrInvalid naming the field
-// (matching ErrInvalid) for the mask sent for a secret that is not stored.
+// (matching ErrInvalid) for the mask sent for a secret that is not stored,
+// and domain.ErrSecretUnreadable when a stored secret does not decrypt
+// under the configured key (secrets are compared decrypted).
 func (s *Store) UpdateAgent(ctx context.Context, accountID, id string, fields map[string]json.RawMessage, status *domain.Status, ifVersion int64) (domain.Agent, []string, error) {
 	in, err := canonicalFields(fields)
 	if err != nil {
