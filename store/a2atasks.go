@@ -30,7 +30,7 @@ func (a2aTaskRow) TableName() string { return "a2a_tasks" }
 // CreateA2ATask stores t, in state working, as a task of agent t.AgentID of
 // account accountID and returns it with its ID and times filled in. It
 // deletes the tasks past A2ATaskRetention in the same transaction.
-// ErrNotFound for a missing agent or one of another account.
+// It returns ErrNotFound for a missing agent or one of another account.
 func (s *Store) CreateA2ATask(ctx context.Context, accountID string, t domain.A2ATask) (domain.A2ATask, error) {
 	at := s.now()
 	t.ID, t.State, t.CreatedAt, t.UpdatedAt = newID("task_", at), domain.A2ATaskWorking, at, at
@@ -109,7 +109,7 @@ func (s *Store) FailAbandonedA2ATask(ctx context.Context, accountID, agentID, id
 }
 
 // GetA2ATask returns task id of agent agentID of account accountID:
-// ErrNotFound for a missing agent or one of another account,
+// It returns ErrNotFound for a missing agent or one of another account.
 // ErrA2ATaskNotFound when the agent has no such task or it last changed
 // more than A2ATaskRetention ago.
 func (s *Store) GetA2ATask(ctx context.Context, accountID, agentID, id string) (domain.A2ATask, error) {
