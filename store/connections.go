@@ -191,7 +191,8 @@ func (s *Store) ClaimBot(ctx context.Context, l domain.Lease, botID, username st
 }
 
 // CountConnectionMessage counts one message received (in) or sent by l's
-// connection and moves its last event time.
+// connection and moves its last event time. It returns domain.ErrLeaseLost
+// when l is no longer held.
 func (s *Store) CountConnectionMessage(ctx context.Context, l domain.Lease, in bool) error {
 	col := "messages_out"
 	if in {
