@@ -387,7 +387,8 @@ func (s *Store) ReplyPartial(ctx context.Context, accountID, agentID, id string)
 }
 
 // FindConversation returns the conversation conv of agent agentID of
-// account accountID; ErrConversationNotFound when it has none.
+// account accountID; ErrConversationNotFound when it has none, and
+// domain.ErrNotFound for a missing agent or one of another account.
 func (s *Store) FindConversation(ctx context.Context, accountID, agentID string, conv domain.ConversationRef) (domain.Conversation, error) {
 	db := s.read(ctx)
 	if err := ownedAgent(db, accountID, agentID); err != nil {
