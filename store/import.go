@@ -14,9 +14,10 @@ import (
 // transaction: the conversation is created when it does not exist, and the
 // messages keep their roles, users, texts and times (zero times become
 // now). Unlike SaveExchange it emits no event and counts no message on the
-// agent's metrics: it moves history, it is not a turn. Empty msgs or a
-// conv without a key is ErrInvalid; ErrNotFound for a missing agent or one
-// of another account.
+// agent's metrics: it moves history, it is not a turn. Empty msgs, more
+// than domain.MaxImportedMessages, or a conv without a key is an ErrInvalid
+// naming the field (messages, roomId); ErrNotFound for a missing agent or
+// one of another account.
 func (s *Store) ImportConversation(ctx context.Context, accountID, agentID string, conv domain.ConversationRef, msgs []domain.Message) error {
 	switch {
 	case conversationKey(conv) == "":
