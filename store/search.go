@@ -93,7 +93,9 @@ func embeddedBy(q *gorm.DB, table, model string) *gorm.DB {
 
 // VectorState returns the state of agent agentID's memories (of is
 // "memories") or knowledge chunks (of is "chunks") for model, from the
-// (agent_id, embedding_model, id) indexes, without reading the rows.
+// (agent_id, embedding_model, id) indexes, without reading the rows. It
+// returns domain.ErrNotFound for a missing agent or one of another account
+// and domain.ErrInvalid for any other of.
 func (s *Store) VectorState(ctx context.Context, accountID, agentID, of, model string) (domain.VectorState, error) {
 	db := s.read(ctx)
 	if err := ownedAgent(db, accountID, agentID); err != nil {
