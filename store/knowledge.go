@@ -19,8 +19,9 @@ const chunkInsertBatch = 200
 // transaction that checks the quota: beyond MaxKnowledgeDocs documents it
 // fails with a "knowledge" ErrQuotaExceeded (Quota and Used in documents),
 // beyond MaxKnowledgeBytes with a "knowledge_bytes" one (in bytes). An
-// empty name is ErrInvalid naming it; ErrNotFound for a missing agent or
-// one of another account.
+// empty name is ErrInvalid naming it, as negative bytes or terms not one
+// for each chunk are ErrInvalid; ErrNotFound for a missing agent or one of
+// another account.
 func (s *Store) CreateKnowledge(ctx context.Context, accountID, agentID, name string, bytes int64,
 	chunks []domain.KnowledgeChunk, terms []string) (domain.KnowledgeDoc, error) {
 	switch {
@@ -162,7 +163,8 @@ func (s *Store) KnowledgeVectors(ctx context.Context, accountID, agentID, model 
 
 // StaleChunks returns at most limit of agent agentID's chunks not embedded
 // by model, so they can be embedded again when the agent's embedding model
-// changed.
+// changed. It returns domain.ErrNotFound for a missing agent or one of
+// another account.
 func (s *Store) StaleChunks(ctx context.Context, accountID, agentID, model string, limit int) ([]domain.KnowledgeChunk, error) {
 	db := s.read(ctx)
 	if err := ownedAgent(db, accountID, agentID); err != nil {
