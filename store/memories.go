@@ -186,7 +186,8 @@ func (s *Store) DeleteMemory(ctx context.Context, accountID, agentID, id string)
 // DeleteUserMemories deletes the memories agent agentID of account
 // accountID keeps about user userID (not the agent-wide ones) and returns
 // how many went. An empty userID is ErrInvalid: forgetting "nobody" would
-// otherwise forget what the agent keeps for everyone.
+// otherwise forget what the agent keeps for everyone. It returns
+// domain.ErrNotFound for a missing agent or one of another account.
 func (s *Store) DeleteUserMemories(ctx context.Context, accountID, agentID, userID string) (int64, error) {
 	if userID == "" {
 		return 0, wrap("delete user memories", fieldError("userId", "must not be empty"))
@@ -251,7 +252,8 @@ func (s *Store) SetMemoryEmbeddings(ctx context.Context, agentID, model string, 
 
 // StaleMemories returns at most limit memories of scope (as
 // SearchMemories) not embedded by model, oldest first, so they can be
-// embedded again when the agent's embedding model changed.
+// embedded again when the agent's embedding model changed. It returns
+// domain.ErrNotFound for a missing agent or one of another account.
 func (s *Store) StaleMemories(ctx context.Context, accountID, agentID string, scope []string, model string, limit int) ([]domain.Memory, error) {
 	db := s.read(ctx)
 	if err := ownedAgent(db, accountID, agentID); err != nil {
