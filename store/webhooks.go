@@ -47,8 +47,10 @@ func (webhookRow) TableName() string { return "webhooks" }
 
 // CreateWebhook stores w as a new webhook of w.AccountID with a fresh
 // secret, returned in clear in Secret. A non-empty w.AgentID must name an
-// agent of the account (else an ErrInvalid naming agentId). It returns a
-// an ErrQuotaExceeded *Error when the account has WebhookQuota webhooks already.
+// agent of the account (else an ErrInvalid naming agentId). It returns an
+// ErrQuotaExceeded *Error when the account has WebhookQuota webhooks already,
+// an ErrInvalid naming events for an empty or unknown event type, and
+// domain.ErrNotFound for an unknown account.
 func (s *Store) CreateWebhook(ctx context.Context, w domain.Webhook) (domain.Webhook, error) {
 	events, err := encodeEvents(w.Events)
 	if err != nil {
@@ -144,6 +146,9 @@ func (s *Store) ListWebhooks(ctx context.Context, accountID string, page, limit 
 // the version move only when something changed; enabling clears
 // DisabledReason. With ifVersion other than AnyVersion it changes nothing
 // and returns ErrPreconditionFailed unless that is the webhook's version.
+// It returns domain.ErrWebhookNotFound for a missing webhook or another
+// account's, and an ErrInvalid naming events for an empty or unknown event
+// type.
 func (s *Store) UpdateWebhook(ctx context.Context, accountID, id string, c domain.WebhookChanges, ifVersion int64) (domain.Webhook, []string, error) {
 	var out domain.Webhook
 	changes := []string{}
@@ -203,7 +208,8 @@ func (s *Store) UpdateWebhook(ctx context.Context, accountID, id string, c domai
 // DeleteWebhook deletes webhook id of account accountID with its
 // deliveries, pending ones included, and their attempts; with ifVersion
 // other than AnyVersion, only when that is its version
-// (ErrPreconditionFailed).
+// (ErrPreconditionFailed). It returns domain.ErrWebhookNotFound for a
+// missing webhook or another account's.
 func (s *Store) DeleteWebhook(ctx context.Context, accountID, id string, ifVersion int64) error {
 	return s.write(ctx, "delete webhook", func(tx *gorm.DB) error {
 		row, err := findWebhook(forUpdate(tx), accountID, id)
@@ -228,7 +234,9 @@ func (s *Store) DeleteWebhook(ctx context.Context, accountID, id string, ifVersi
 }
 
 // RotateWebhookSecret gives webhook id of account accountID a new secret,
-// returned in clear in Secret; the old one keeps signing for 24 hours.
+// returned in clear in Secret; the old one keeps signing for 24 hours. It
+// returns domain.ErrWebhookNotFound for a missing webhook or another
+// account's.
 func (s *Store) RotateWebhookSecret(ctx context.Context, accountID, id string) (domain.Webhook, error) {
 	secret, err := newSecret()
 	if err != nil {
@@ -261,7 +269,9 @@ func (s *Store) RotateWebhookSecret(ctx context.Context, accountID, id string) (
 }
 
 // TestWebhook queues a webhook.test event to webhook id of account
-// accountID alone.
+// accountID alone. It returns domain.ErrWebhookNotFound for a missing
+// webhook or another account's, and domain.ErrWebhookDisabled for a
+// disabled one, whose delivery would wait unsent.
 func (s *Store) TestWebhook(ctx context.Context, accountID, id string) error {
 	return s.writeEvents(ctx, "test webhook", func(tx *gorm.DB, emit emitFunc) error {
 		w, err := findWebhook(tx, accountID, id)
