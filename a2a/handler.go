@@ -565,15 +565,7 @@ func acceptsText(modes []string) bool {
 
 // printableID reports whether id is 1 to most printable characters.
 func printableID(id string, most int) bool {
-	if id == "" || !utf8.ValidString(id) || utf8.RuneCountInString(id) > most {
-		return false
-	}
-	for _, r := range id {
-		if r < 0x20 || r == 0x7f {
-			return false
-		}
-	}
-	return true
+	return id != "" && utf8.RuneCountInString(id) <= most && domain.CleanText(id)
 }
 
 // newID is prefix and 16 random bytes in hex: the ids agentd makes for a

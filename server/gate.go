@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/agentd/agentd/domain"
 	"github.com/getkin/kin-openapi/openapi3"
@@ -138,7 +137,7 @@ func checkParams(req *http.Request, route *routers.Route, pathParams map[string]
 		name := m[1]
 		// The router keeps the id as the path escapes it; the handler gets
 		// it unescaped.
-		if v, err := url.PathUnescape(pathParams[name]); err != nil || !cleanText(v) {
+		if v, err := url.PathUnescape(pathParams[name]); err != nil || !domain.CleanText(v) {
 			if nf := pathNotFound[name]; nf != nil {
 				return nf
 			}
@@ -148,7 +147,7 @@ func checkParams(req *http.Request, route *routers.Route, pathParams map[string]
 	query := req.URL.Query()
 	for name, values := range query {
 		for _, v := range values {
-			if !cleanText(name) || !cleanText(v) {
+			if !domain.CleanText(name) || !domain.CleanText(v) {
 				return invalidRequest(queryName(name), "must be valid UTF-8 without control characters")
 			}
 		}
@@ -165,23 +164,10 @@ func checkParams(req *http.Request, route *routers.Route, pathParams map[string]
 	return nil
 }
 
-// cleanText reports whether s is valid UTF-8 without control characters.
-func cleanText(s string) bool {
-	if !utf8.ValidString(s) {
-		return false
-	}
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f {
-			return false
-		}
-	}
-	return true
-}
-
 // queryName is name as an error may show it: "query" when it is not
 // printable itself.
 func queryName(name string) string {
-	if cleanText(name) {
+	if domain.CleanText(name) {
 		return name
 	}
 	return "query"

@@ -141,7 +141,7 @@ func ignoredHeader(ctx context.Context) *string {
 // stored in no conversation. Like Send Message, the turn is limited by the
 // agent's concurrency cap.
 func chatTurn(ctx context.Context, b *gen.ChatCompletionRequest) (turn.Input, string, error) {
-	if !cleanText(b.Model) {
+	if !domain.CleanText(b.Model) {
 		return turn.Input{}, "", errAgentNotFound
 	}
 	last := -1

@@ -52,9 +52,6 @@ type Store interface {
 	MarkAgentRecovered(ctx context.Context, accountID, agentID string) error
 	// RecordTurnError counts a failed turn of kind in the agent's analytics.
 	RecordTurnError(ctx context.Context, accountID, agentID, kind string, t time.Time) error
-	// ConversationID is the id of the agent's conversation conv, "" while
-	// it does not exist.
-	ConversationID(ctx context.Context, accountID, agentID string, conv domain.ConversationRef) (string, error)
 	// OpenConversation is the id of the agent's conversation conv, which
 	// it creates when it does not exist; "" when conv names none.
 	OpenConversation(ctx context.Context, accountID, agentID string, conv domain.ConversationRef) (string, error)

@@ -57,11 +57,10 @@ func (s *Service) summarize(ctx context.Context, t *Turn) error {
 		return nil
 	}
 	st, acct, id := s.cfg.Store, t.agent.AccountID, t.agent.ID
-	convID, err := st.ConversationID(ctx, acct, id, t.in.Conv)
-	if err != nil || convID == "" {
-		return err
+	if t.convID == "" {
+		return nil
 	}
-	conv, err := st.GetConversation(ctx, acct, id, convID)
+	conv, err := st.GetConversation(ctx, acct, id, t.convID)
 	if err != nil {
 		return err
 	}
