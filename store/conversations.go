@@ -34,7 +34,7 @@ func toolErrors(calls []domain.ToolCall) int {
 
 // ConversationID returns the id of agent agentID's conversation conv, ""
 // when it does not exist (yet) or conv names none.
-func (s *Store) ConversationID(ctx context.Context, accountID, agentID string, conv domain.ConversationRef) (string, error) {
+func (s Conversations) ConversationID(ctx context.Context, accountID, agentID string, conv domain.ConversationRef) (string, error) {
 	if conversationKey(conv) == "" {
 		return "", nil
 	}
@@ -55,7 +55,7 @@ func (s *Store) ConversationID(ctx context.Context, accountID, agentID string, c
 // names none; ErrNotFound for a missing agent or one of another account.
 // Most turns go to a conversation that exists, so it is read first, off
 // the writer.
-func (s *Store) OpenConversation(ctx context.Context, accountID, agentID string, conv domain.ConversationRef) (string, error) {
+func (s Conversations) OpenConversation(ctx context.Context, accountID, agentID string, conv domain.ConversationRef) (string, error) {
 	if id, err := s.ConversationID(ctx, accountID, agentID, conv); id != "" || err != nil || conversationKey(conv) == "" {
 		return id, err
 	}
@@ -75,7 +75,7 @@ func (s *Store) OpenConversation(ctx context.Context, accountID, agentID string,
 // agentID of account accountID, oldest first. A missing conversation, an
 // agent of another account, or a limit below 1, gives no messages and no
 // error.
-func (s *Store) History(ctx context.Context, accountID, agentID string, conv domain.ConversationRef, limit int) ([]domain.Message, error) {
+func (s Conversations) History(ctx context.Context, accountID, agentID string, conv domain.ConversationRef, limit int) ([]domain.Message, error) {
 	if limit < 1 || conversationKey(conv) == "" {
 		return []domain.Message{}, nil
 	}
@@ -105,7 +105,7 @@ func (s *Store) History(ctx context.Context, accountID, agentID string, conv dom
 // than the user message so History keeps their order. It returns
 // ErrNotFound if the agent is gone or belongs to another account. It emits
 // message.completed in the same transaction.
-func (s *Store) SaveExchange(ctx context.Context, accountID, agentID string, conv domain.ConversationRef, user, reply domain.Message) (domain.Message, string, error) {
+func (s Conversations) SaveExchange(ctx context.Context, accountID, agentID string, conv domain.ConversationRef, user, reply domain.Message) (domain.Message, string, error) {
 	t := s.now()
 	user = fillMessage(user, domain.RoleUser, t)
 	reply = fillMessage(reply, domain.RoleAssistant, t)
@@ -369,7 +369,7 @@ func toConversation(r conversationRow) domain.Conversation {
 
 // ReplyPartial is the partial flag of the agent's stored reply id in the
 // account; ErrNotFound (resource "message") when there is none.
-func (s *Store) ReplyPartial(ctx context.Context, accountID, agentID, id string) (bool, error) {
+func (s Conversations) ReplyPartial(ctx context.Context, accountID, agentID, id string) (bool, error) {
 	var partial []bool
 	err := s.read(ctx).Model(&messageRow{}).
 		Joins("JOIN conversations ON conversations.id = messages.conversation_id").
@@ -389,7 +389,7 @@ func (s *Store) ReplyPartial(ctx context.Context, accountID, agentID, id string)
 // FindConversation returns the conversation conv of agent agentID of
 // account accountID; ErrConversationNotFound when it has none, and
 // domain.ErrNotFound for a missing agent or one of another account.
-func (s *Store) FindConversation(ctx context.Context, accountID, agentID string, conv domain.ConversationRef) (domain.Conversation, error) {
+func (s Conversations) FindConversation(ctx context.Context, accountID, agentID string, conv domain.ConversationRef) (domain.Conversation, error) {
 	db := s.read(ctx)
 	if err := ownedAgent(db, accountID, agentID); err != nil {
 		return domain.Conversation{}, wrap("find conversation", err)

@@ -18,7 +18,7 @@ import (
 // than domain.MaxImportedMessages, or a conv without a key is an ErrInvalid
 // naming the field (messages, roomId); ErrNotFound for a missing agent or
 // one of another account.
-func (s *Store) ImportConversation(ctx context.Context, accountID, agentID string, conv domain.ConversationRef, msgs []domain.Message) error {
+func (s Conversations) ImportConversation(ctx context.Context, accountID, agentID string, conv domain.ConversationRef, msgs []domain.Message) error {
 	switch {
 	case conversationKey(conv) == "":
 		return wrap("import conversation", fieldError("roomId", "a conversation needs a roomId or a userId"))
@@ -66,7 +66,7 @@ func (s *Store) ImportConversation(ctx context.Context, accountID, agentID strin
 // accountID as its chunks hold it: their texts in order, joined by blank
 // lines, which chunking a second time cuts the same way. ErrNotFound for a
 // missing agent or one of another account.
-func (s *Store) KnowledgeText(ctx context.Context, accountID, agentID, docID string) (string, error) {
+func (s Knowledge) KnowledgeText(ctx context.Context, accountID, agentID, docID string) (string, error) {
 	db := s.read(ctx)
 	if err := ownedAgent(db, accountID, agentID); err != nil {
 		return "", wrap("knowledge text", err)

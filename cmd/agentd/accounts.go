@@ -72,7 +72,7 @@ Example:
 		db := dbFlag(fs, e)
 		return func(ctx context.Context, _ []string) error {
 			return withStore(ctx, *db, func(st *store.Store) error {
-				accts, err := st.ListAccounts(ctx)
+				accts, err := st.Accounts().ListAccounts(ctx)
 				if err != nil {
 					return fmt.Errorf("list accounts: %w", err)
 				}
@@ -112,7 +112,7 @@ func (f *accountFlags) create(ctx context.Context, e *env, name string) error {
 	}
 	a := domain.Account{Name: name, Tier: tier, RPM: f.rpm.v, EndpointMultiplier: f.multiplier.v, AgentQuota: f.quotas.v}
 	return withStore(ctx, *f.db, func(st *store.Store) error {
-		created, err := st.CreateAccount(ctx, a)
+		created, err := st.Accounts().CreateAccount(ctx, a)
 		if errors.Is(err, domain.ErrConflict) {
 			return fmt.Errorf("account %q already exists (change it with: agentd accounts update %s)", name, name)
 		}
@@ -130,7 +130,7 @@ func (f *accountFlags) update(ctx context.Context, e *env, name string) error {
 		return usagef("accounts update", "nothing to change: give --tier, --rpm, --endpoint-multiplier or --agent-quota")
 	}
 	return withStore(ctx, *f.db, func(st *store.Store) error {
-		cur, err := st.AccountByName(ctx, name)
+		cur, err := st.Accounts().AccountByName(ctx, name)
 		if errors.Is(err, domain.ErrNotFound) {
 			return fmt.Errorf("account %q not found (see: agentd accounts list)", name)
 		}
@@ -141,7 +141,7 @@ func (f *accountFlags) update(ctx context.Context, e *env, name string) error {
 		if err != nil {
 			return err
 		}
-		updated, err := st.UpdateAccount(ctx, name, changes)
+		updated, err := st.Accounts().UpdateAccount(ctx, name, changes)
 		if err != nil {
 			return fmt.Errorf("update account: %w", err)
 		}
