@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/domain"
-	"github.com/agentd/agentd/server"
 	"github.com/agentd/agentd/store"
 )
 
@@ -199,7 +198,7 @@ func printAccounts(w io.Writer, accts ...domain.Account) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tTIER\tRPM\tENDPOINT-MULTIPLIER\tAGENT-QUOTA\tCREATED\tID")
 	for _, a := range accts {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\n", a.Name, a.Tier, server.AccountRPM(a), server.EndpointMultiplier(a),
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\n", a.Name, a.Tier, a.Limits().RPM, a.Limits().EndpointMultiplier,
 			a.AgentQuota, a.CreatedAt.UTC().Format(time.RFC3339), a.ID)
 	}
 	return tw.Flush()
