@@ -174,6 +174,7 @@ var operationCases = map[string]operationCase{
 
 	"createChatCompletion": {bodyFor: chatBody, invalid: withBody(map[string]any{"model": "agent_x", "messages": []any{}})},
 	"listModels":           {},
+	"getStatus":            {},
 
 	"getA2AAgentCard": {invalid: withLongAgentID},
 	"callA2A": {body: map[string]any{"jsonrpc": "2.0", "id": 1, "method": "SendMessage",

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -176,5 +177,27 @@ func TestFailingTurnKeepsInactiveAgentInactive(t *testing.T) {
 	}
 	if st, _ := h.status(id); st != "inactive" {
 		t.Errorf("status after the failed turn = %s, want inactive", st)
+	}
+}
+
+// TestStatusSaysWhichProvidersAreConfigured: GET /status names the
+// version, the default provider and, in a fixed order, whether the server
+// can call each provider; a read key may ask.
+func TestStatusSaysWhichProvidersAreConfigured(t *testing.T) {
+	h := newHarnessLLM(t, func(c *llm.Config) { c.Anthropic.APIKey, c.Google.APIKey = "", "" },
+		func(c *harnessConfig) { c.Config.Version, c.Config.DefaultProvider = "v9.9.9", "anthropic" })
+	res := h.get("/v1/status")
+	if res.Code != http.StatusOK {
+		t.Fatalf("%d %s", res.Code, res.Body)
+	}
+	data := res.Data(t)
+	var got []string
+	for _, p := range data["providers"].([]any) {
+		p := p.(map[string]any)
+		got = append(got, fmt.Sprint(p["name"], "=", p["configured"]))
+	}
+	want := "openai=true anthropic=false groq=true google=false ollama=true"
+	if data["version"] != "v9.9.9" || data["defaultProvider"] != "anthropic" || strings.Join(got, " ") != want {
+		t.Errorf("status = %v, providers %v, want %s", data, got, want)
 	}
 }

@@ -64,6 +64,8 @@ var endpointLimits = map[string]int64{
 	"retryWebhookDelivery":  10,
 
 	"callMcp": 60,
+
+	"getStatus": 60,
 }
 
 // checkEndpointLimits reports every operation of spec without a positive

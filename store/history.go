@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strings"
 
 	"github.com/agentd/agentd/domain"
 	"gorm.io/gorm"
@@ -44,6 +45,11 @@ func (s Conversations) ListConversations(ctx context.Context, accountID, agentID
 	if q.Platform != "" {
 		sel = sel.Where("platform = ?", q.Platform)
 	}
+	if q.Text != "" {
+		said := db.Model(&messageRow{}).Select("1").
+			Where("messages.conversation_id = conversations.id AND lower(messages.text) LIKE ? ESCAPE '\\'", "%"+likeEscape(strings.ToLower(q.Text))+"%")
+		sel = sel.Where("EXISTS (?)", said)
+	}
 	sel = sel.Session(&gorm.Session{})
 	var total int64
 	if err := sel.Count(&total).Error; err != nil {
@@ -63,6 +69,12 @@ func (s Conversations) ListConversations(ctx context.Context, accountID, agentID
 		out[i] = toConversation(r)
 	}
 	return out, total, nil
+}
+
+// likeEscape escapes LIKE's wildcards and its escape (a backslash) in s,
+// so s matches only itself.
+func likeEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
 // GetConversation returns conversation id of agent agentID of account

@@ -28,9 +28,13 @@ func (s Conversations) ImportConversation(ctx context.Context, accountID, agentI
 	t := s.now()
 	rows := make([]messageRow, len(msgs))
 	speakers := map[string]bool{}
+	title := ""
 	for i, m := range msgs {
 		m = fillMessage(domain.Message{Role: m.Role, UserID: m.UserID, Text: m.Text, Partial: m.Partial, CreatedAt: m.CreatedAt}, domain.RoleUser, t)
 		rows[i] = fromMessage(m, "")
+		if m.Role == domain.RoleUser && title == "" {
+			title = domain.ConversationTitle(m.Text)
+		}
 		if m.Role == domain.RoleUser && m.UserID != "" {
 			speakers[m.UserID] = true
 		}
@@ -49,7 +53,7 @@ func (s Conversations) ImportConversation(ctx context.Context, accountID, agentI
 		if err := tx.CreateInBatches(&rows, chunkInsertBatch).Error; err != nil {
 			return err
 		}
-		if err := countOnConversation(tx, convID, len(rows), rows[len(rows)-1].CreatedAt); err != nil {
+		if err := countOnConversation(tx, convID, len(rows), rows[len(rows)-1].CreatedAt, title); err != nil {
 			return err
 		}
 		for user := range speakers {

@@ -27,7 +27,7 @@ func TestImportConversation(t *testing.T) {
 
 		convs, total, err := s.Conversations().ListConversations(ctx, acct.ID, a.ID, domain.ConversationQuery{RoomID: "lobby"})
 		mustOK(t, err)
-		if total != 1 || convs[0].MessageCount != 4 || convs[0].Platform != "discord" || !convs[0].LastMessageAt.Equal(t0.Add(3*time.Second)) {
+		if total != 1 || convs[0].MessageCount != 4 || convs[0].Platform != "discord" || convs[0].Title != "hi" || !convs[0].LastMessageAt.Equal(t0.Add(3*time.Second)) {
 			t.Fatalf("conversation %+v (of %d)", convs, total)
 		}
 		got, _, err := s.Conversations().ListMessages(ctx, acct.ID, a.ID, convs[0].ID, domain.MessageQuery{Limit: 10})

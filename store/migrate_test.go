@@ -158,7 +158,7 @@ func releaseDB(t *testing.T, dsn string, version int64) *gorm.DB {
 // TestMigrateFirstReleaseData migrates a database of the first release with
 // data in it and checks that nothing is lost and the derived columns are
 // filled: agents with their fields and clients, history, conversations'
-// kind, count and last activity, who spoke, accounts' agent counts.
+// kind, count, last activity and title, who spoke, accounts' agent counts.
 func TestMigrateFirstReleaseData(t *testing.T) {
 	migrationBackends(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
@@ -237,6 +237,9 @@ func TestMigrateFirstReleaseData(t *testing.T) {
 		check("conv_1", domain.KindDirect, "", "alice", 2, t0.Add(2*time.Second))
 		check("conv_2", domain.KindRoom, "lobby", "", 1, t0.Add(3*time.Minute))
 		check("conv_3", domain.KindDirect, "", "bob", 0, t0.Add(2*time.Minute))
+		if got["conv_1"].Title != "hello" || got["conv_2"].Title != "anyone?" || got["conv_3"].Title != "" {
+			t.Errorf("titles from the first user messages: %q, %q, %q", got["conv_1"].Title, got["conv_2"].Title, got["conv_3"].Title)
+		}
 
 		history, err := s.Conversations().History(ctx, "acct_1", "agt_1", domain.ConversationRef{UserID: "alice"}, 10)
 		mustOK(t, err)
