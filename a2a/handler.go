@@ -299,7 +299,7 @@ func (h *Handler) begin(ctx context.Context, c Call, params json.RawMessage, d d
 		return nil, domain.A2ATask{}, in, rerr
 	}
 	t, err := h.cfg.Turns.Prepare(ctx, turn.Input{AccountID: c.AccountID, AgentID: c.AgentID, Text: in.Text,
-		Slot: turn.SlotRefuseWhenFull, RequestID: c.RequestID,
+		Slot: turn.SlotRefuseWhenFull, RequestID: c.RequestID, Source: domain.SourceA2A,
 		Conv: domain.ConversationRef{RoomID: domain.A2ARoom(in.ContextID), Platform: domain.PlatformAPI}})
 	if err != nil {
 		return nil, domain.A2ATask{}, in, h.explain(err, c.RequestID)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/telemetry"
 	"github.com/agentd/agentd/turn"
 	"go.opentelemetry.io/otel/attribute"
@@ -101,6 +102,7 @@ func (c *Conn) reply(ctx context.Context, in turn.Input, incoming bool) (turn.Re
 	in.AccountID, in.AgentID = c.Agent.AccountID, c.Agent.ID
 	in.Conv.Platform, in.Platform = c.platform, c.platform
 	in.Slot = turn.SlotWait // a platform message waits for the agent's cap; it is never refused
+	in.Source = domain.RunSource(c.platform)
 	ctx, span := telemetry.Tracer("connect").Start(ctx, "turn "+c.platform, trace.WithSpanKind(trace.SpanKindConsumer),
 		trace.WithAttributes(attrPlatform.String(c.platform), attrAgent.String(c.Agent.ID)))
 	defer span.End()

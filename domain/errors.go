@@ -45,13 +45,18 @@ const (
 	// CodeIdempotencyReused: the Idempotency-Key was first used for
 	// another request.
 	CodeIdempotencyReused Code = "idempotency_reused"
+	// CodeBusy: the conversation has an active run (RunID) and the
+	// message's strategy refuses to wait for it.
+	CodeBusy Code = "busy"
+	// CodeFinished: the run has ended already, in Status.
+	CodeFinished Code = "finished"
 )
 
 // Codes lists every Code, so a caller's mapping can be checked to cover
 // them all.
 var Codes = []Code{CodeNotFound, CodeConflict, CodeDeleteProtected, CodeUnauthorized, CodeInvalid,
 	CodeQuotaExceeded, CodeSecretUnreadable, CodeLeaseLost, CodeBotInUse, CodeDisabled, CodePreconditionFailed,
-	CodeIdempotencyInUse, CodeIdempotencyReused}
+	CodeIdempotencyInUse, CodeIdempotencyReused, CodeBusy, CodeFinished}
 
 // Error is the one coded error of the domain: the store returns it, and
 // server maps its Code to the contract.
@@ -66,6 +71,10 @@ type Error struct {
 	Field, Reason string
 	// Quota and Used describe a CodeQuotaExceeded.
 	Quota, Used int
+	// RunID names the run in the way of a CodeBusy.
+	RunID string
+	// Status is the final status of a CodeFinished run.
+	Status string
 	// Detail says more, for logs only.
 	Detail string
 }
@@ -112,6 +121,9 @@ var (
 	ErrDeliveryNotFound     = &Error{Code: CodeNotFound, Resource: "delivery"}
 	ErrMemoryNotFound       = &Error{Code: CodeNotFound, Resource: "memory"}
 	ErrKnowledgeNotFound    = &Error{Code: CodeNotFound, Resource: "knowledge"}
+	ErrRunNotFound          = &Error{Code: CodeNotFound, Resource: "run"}
+	ErrConversationBusy     = &Error{Code: CodeBusy}
+	ErrRunFinished          = &Error{Code: CodeFinished, Resource: "run"}
 	ErrConflict             = &Error{Code: CodeConflict}
 	ErrDeleteProtected      = &Error{Code: CodeDeleteProtected}
 	ErrUnauthorized         = &Error{Code: CodeUnauthorized}

@@ -445,6 +445,7 @@ func (e DeliveryStatus) Valid() bool {
 const (
 	AGENTNOTFOUND           ErrorCode = "AGENT_NOT_FOUND"
 	AGENTUNAVAILABLE        ErrorCode = "AGENT_UNAVAILABLE"
+	CONVERSATIONBUSY        ErrorCode = "CONVERSATION_BUSY"
 	CONVERSATIONNOTFOUND    ErrorCode = "CONVERSATION_NOT_FOUND"
 	DELETEPROTECTED         ErrorCode = "DELETE_PROTECTED"
 	DELIVERYNOTFOUND        ErrorCode = "DELIVERY_NOT_FOUND"
@@ -464,6 +465,10 @@ const (
 	PAYLOADTOOLARGE         ErrorCode = "PAYLOAD_TOO_LARGE"
 	PRECONDITIONFAILED      ErrorCode = "PRECONDITION_FAILED"
 	RATELIMITEXCEEDED       ErrorCode = "RATE_LIMIT_EXCEEDED"
+	RUNABANDONED            ErrorCode = "RUN_ABANDONED"
+	RUNFINISHED             ErrorCode = "RUN_FINISHED"
+	RUNNOTFOUND             ErrorCode = "RUN_NOT_FOUND"
+	RUNNOTWAITING           ErrorCode = "RUN_NOT_WAITING"
 	STREAMLOST              ErrorCode = "STREAM_LOST"
 	UNAUTHORIZED            ErrorCode = "UNAUTHORIZED"
 	UNSUPPORTEDMEDIATYPE    ErrorCode = "UNSUPPORTED_MEDIA_TYPE"
@@ -477,6 +482,8 @@ func (e ErrorCode) Valid() bool {
 	case AGENTNOTFOUND:
 		return true
 	case AGENTUNAVAILABLE:
+		return true
+	case CONVERSATIONBUSY:
 		return true
 	case CONVERSATIONNOTFOUND:
 		return true
@@ -515,6 +522,14 @@ func (e ErrorCode) Valid() bool {
 	case PRECONDITIONFAILED:
 		return true
 	case RATELIMITEXCEEDED:
+		return true
+	case RUNABANDONED:
+		return true
+	case RUNFINISHED:
+		return true
+	case RUNNOTFOUND:
+		return true
+	case RUNNOTWAITING:
 		return true
 	case STREAMLOST:
 		return true
@@ -666,6 +681,33 @@ func (e ModelProviderName) Valid() bool {
 	}
 }
 
+// Defines values for MultitaskStrategy.
+const (
+	Enqueue   MultitaskStrategy = "enqueue"
+	Interrupt MultitaskStrategy = "interrupt"
+	Merge     MultitaskStrategy = "merge"
+	Reject    MultitaskStrategy = "reject"
+	Rollback  MultitaskStrategy = "rollback"
+)
+
+// Valid indicates whether the value is a known member of the MultitaskStrategy enum.
+func (e MultitaskStrategy) Valid() bool {
+	switch e {
+	case Enqueue:
+		return true
+	case Interrupt:
+		return true
+	case Merge:
+		return true
+	case Reject:
+		return true
+	case Rollback:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for OpenAIErrorCode.
 const (
 	OpenAIErrorCodeAgentUnavailable        OpenAIErrorCode = "agent_unavailable"
@@ -783,6 +825,81 @@ func (e Platform) Valid() bool {
 	case PlatformTelegram:
 		return true
 	case PlatformTwitter:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RunSource.
+const (
+	RunSourceA2a      RunSource = "a2a"
+	RunSourceAgent    RunSource = "agent"
+	RunSourceApi      RunSource = "api"
+	RunSourceDiscord  RunSource = "discord"
+	RunSourceMcp      RunSource = "mcp"
+	RunSourceOpenai   RunSource = "openai"
+	RunSourceSchedule RunSource = "schedule"
+	RunSourceTelegram RunSource = "telegram"
+	RunSourceTwitter  RunSource = "twitter"
+)
+
+// Valid indicates whether the value is a known member of the RunSource enum.
+func (e RunSource) Valid() bool {
+	switch e {
+	case RunSourceA2a:
+		return true
+	case RunSourceAgent:
+		return true
+	case RunSourceApi:
+		return true
+	case RunSourceDiscord:
+		return true
+	case RunSourceMcp:
+		return true
+	case RunSourceOpenai:
+		return true
+	case RunSourceSchedule:
+		return true
+	case RunSourceTelegram:
+		return true
+	case RunSourceTwitter:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RunStatus.
+const (
+	RunStatusCancelled      RunStatus = "cancelled"
+	RunStatusCompleted      RunStatus = "completed"
+	RunStatusFailed         RunStatus = "failed"
+	RunStatusInterrupted    RunStatus = "interrupted"
+	RunStatusQueued         RunStatus = "queued"
+	RunStatusRequiresAction RunStatus = "requires_action"
+	RunStatusRolledBack     RunStatus = "rolled_back"
+	RunStatusRunning        RunStatus = "running"
+)
+
+// Valid indicates whether the value is a known member of the RunStatus enum.
+func (e RunStatus) Valid() bool {
+	switch e {
+	case RunStatusCancelled:
+		return true
+	case RunStatusCompleted:
+		return true
+	case RunStatusFailed:
+		return true
+	case RunStatusInterrupted:
+		return true
+	case RunStatusQueued:
+		return true
+	case RunStatusRequiresAction:
+		return true
+	case RunStatusRolledBack:
+		return true
+	case RunStatusRunning:
 		return true
 	default:
 		return false
@@ -2188,8 +2305,13 @@ type ErrorDetails struct {
 	Reason *string `json:"reason,omitempty"`
 
 	// RetryAfter Seconds to wait, as the Retry-After header says (RATE_LIMIT_EXCEEDED; AGENT_UNAVAILABLE of an agent cooling down after a provider failure).
-	RetryAfter *int         `json:"retryAfter,omitempty"`
-	Status     *AgentStatus `json:"status,omitempty"`
+	RetryAfter *int `json:"retryAfter,omitempty"`
+
+	// RunId The run in the way (CONVERSATION_BUSY).
+	RunId *string `json:"runId,omitempty"`
+
+	// Status The agent's status (AGENT_UNAVAILABLE), or the run's (RUN_FINISHED).
+	Status *string `json:"status,omitempty"`
 
 	// Used Agents, or webhooks, the account has (INSUFFICIENT_QUOTA).
 	Used                 *int                   `json:"used,omitempty"`
@@ -2459,6 +2581,11 @@ type MessageReply struct {
 	Response  string          `json:"response"`
 	RoomId    *string         `json:"roomId,omitempty"`
 
+	// RunId The run that made the reply.
+	//
+	// Example: run_01jd3vb2k8r4m6n8p0q2s4t6vw
+	RunId *string `json:"runId,omitempty"`
+
 	// Timestamp RFC 3339 UTC with milliseconds.
 	//
 	// Example: 2026-11-21T10:00:00.123Z
@@ -2474,8 +2601,22 @@ type MessageReplyEnvelope struct {
 
 // MessageRequest defines model for MessageRequest.
 type MessageRequest struct {
-	Context *MessageContext `json:"context,omitempty"`
-	RoomId  *ConversationId `json:"roomId,omitempty"`
+	// Background Answer at once with 202 and the Run (status `queued` or later) and
+	// let the run go on without the client; not with `stream: true`.
+	Background *bool           `json:"background,omitempty"`
+	Context    *MessageContext `json:"context,omitempty"`
+
+	// MultitaskStrategy What a message does when its conversation already has a run
+	// `queued`, `running` or `requires_action` (default: the agent's
+	// `settings.runs.multitaskStrategy`, else `enqueue`). `enqueue` waits
+	// its turn; `reject` is refused with 409 CONVERSATION_BUSY; `interrupt`
+	// stops the runs in the way (`interrupted`, partial reply kept) and
+	// starts at once; `rollback` does so and deletes their messages
+	// (`rolled_back`); `merge` appends the text to a queued run of the
+	// conversation (no new run), or rolls back a running one and starts a
+	// run with all the texts joined in arrival order.
+	MultitaskStrategy *MultitaskStrategy `json:"multitaskStrategy,omitempty"`
+	RoomId            *ConversationId    `json:"roomId,omitempty"`
 
 	// Stream Reply as a server-sent event stream.
 	Stream *bool `json:"stream,omitempty"`
@@ -2536,6 +2677,17 @@ type ModelSettings struct {
 	Temperature     *float32 `json:"temperature,omitempty"`
 	TopP            *float32 `json:"topP,omitempty"`
 }
+
+// MultitaskStrategy What a message does when its conversation already has a run
+// `queued`, `running` or `requires_action` (default: the agent's
+// `settings.runs.multitaskStrategy`, else `enqueue`). `enqueue` waits
+// its turn; `reject` is refused with 409 CONVERSATION_BUSY; `interrupt`
+// stops the runs in the way (`interrupted`, partial reply kept) and
+// starts at once; `rollback` does so and deletes their messages
+// (`rolled_back`); `merge` appends the text to a queued run of the
+// conversation (no new run), or rolls back a running one and starts a
+// run with all the texts joined in arrival order.
+type MultitaskStrategy string
 
 // OpenAIError defines model for OpenAIError.
 type OpenAIError struct {
@@ -2660,6 +2812,133 @@ type ResponseTimeStats struct {
 	P95 float64 `json:"p95"`
 }
 
+// Run One message to an agent and the work that answers it.
+type Run struct {
+	AgentId string `json:"agentId"`
+
+	// Attempts Starts of the run; more than 1 after a replica running it was lost.
+	Attempts int `json:"attempts"`
+
+	// ConversationId Set from the moment the run is accepted; null for a run with neither userId nor roomId.
+	ConversationId nullable.Nullable[string] `json:"conversationId"`
+
+	// CostUsd What the run's provider calls cost; null when unpriced.
+	CostUsd nullable.Nullable[float64] `json:"costUsd"`
+
+	// CreatedAt RFC 3339 UTC with milliseconds.
+	//
+	// Example: 2026-11-21T10:00:00.123Z
+	CreatedAt Timestamp `json:"createdAt"`
+
+	// Error Why the run failed; null otherwise.
+	Error nullable.Nullable[RunError] `json:"error"`
+
+	// FinishedAt When the run ended; null while it has not.
+	FinishedAt nullable.Nullable[Timestamp] `json:"finishedAt"`
+
+	// Id Example: run_01jd3vb2k8r4m6n8p0q2s4t6vw
+	Id    string   `json:"id"`
+	Input RunInput `json:"input"`
+
+	// MessageId The reply's message id, assigned when the run is accepted.
+	MessageId string `json:"messageId"`
+
+	// MultitaskStrategy What a message does when its conversation already has a run
+	// `queued`, `running` or `requires_action` (default: the agent's
+	// `settings.runs.multitaskStrategy`, else `enqueue`). `enqueue` waits
+	// its turn; `reject` is refused with 409 CONVERSATION_BUSY; `interrupt`
+	// stops the runs in the way (`interrupted`, partial reply kept) and
+	// starts at once; `rollback` does so and deletes their messages
+	// (`rolled_back`); `merge` appends the text to a queued run of the
+	// conversation (no new run), or rolls back a running one and starts a
+	// run with all the texts joined in arrival order.
+	MultitaskStrategy MultitaskStrategy `json:"multitaskStrategy"`
+
+	// ParentRunId The run of the agent that asked this one.
+	ParentRunId nullable.Nullable[string] `json:"parentRunId"`
+
+	// Reply The Send Message reply once one was stored (a partial one included); null before.
+	Reply nullable.Nullable[MessageReply] `json:"reply"`
+
+	// RequiredAction What the run waits for while `requires_action`; null otherwise.
+	RequiredAction nullable.Nullable[map[string]interface{}] `json:"requiredAction"`
+	RoomId         nullable.Nullable[string]                 `json:"roomId"`
+
+	// ScheduleId The schedule that made the run.
+	ScheduleId nullable.Nullable[string] `json:"scheduleId"`
+
+	// Source The way the run's message came in.
+	Source RunSource `json:"source"`
+
+	// StartedAt When the run last started; null while it has not.
+	StartedAt nullable.Nullable[Timestamp] `json:"startedAt"`
+
+	// Status `queued` → `running` → `completed` | `failed` | `cancelled` |
+	// `interrupted` | `rolled_back`; `running` ⇄ `requires_action` (waiting
+	// for an approval). The last five are final.
+	Status RunStatus                 `json:"status"`
+	UserId nullable.Nullable[string] `json:"userId"`
+}
+
+// RunEnvelope defines model for RunEnvelope.
+type RunEnvelope struct {
+	// Data One message to an agent and the work that answers it.
+	Data    Run  `json:"data"`
+	Success bool `json:"success"`
+}
+
+// RunError defines model for RunError.
+type RunError struct {
+	// Code The code a synchronous Send Message would have answered (MODEL_ERROR, AGENT_UNAVAILABLE, RUN_ABANDONED, ...).
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// RunInput defines model for RunInput.
+type RunInput struct {
+	Text string `json:"text"`
+}
+
+// RunList defines model for RunList.
+type RunList struct {
+	Items      []Run      `json:"items"`
+	Pagination Pagination `json:"pagination"`
+}
+
+// RunListEnvelope defines model for RunListEnvelope.
+type RunListEnvelope struct {
+	Data    RunList `json:"data"`
+	Success bool    `json:"success"`
+}
+
+// RunSettings How the agent's runs behave.
+type RunSettings struct {
+	// ApprovalTimeout Seconds a tool call waits for its approval before it is denied (default 86400).
+	ApprovalTimeout *int `json:"approvalTimeout,omitempty"`
+
+	// MultitaskStrategy What a message does when its conversation already has a run
+	// `queued`, `running` or `requires_action` (default: the agent's
+	// `settings.runs.multitaskStrategy`, else `enqueue`). `enqueue` waits
+	// its turn; `reject` is refused with 409 CONVERSATION_BUSY; `interrupt`
+	// stops the runs in the way (`interrupted`, partial reply kept) and
+	// starts at once; `rollback` does so and deletes their messages
+	// (`rolled_back`); `merge` appends the text to a queued run of the
+	// conversation (no new run), or rolls back a running one and starts a
+	// run with all the texts joined in arrival order.
+	MultitaskStrategy *MultitaskStrategy `json:"multitaskStrategy,omitempty"`
+
+	// Reminders The agent may set reminders for itself (the schedule_reminder tool).
+	Reminders *bool `json:"reminders,omitempty"`
+}
+
+// RunSource The way the run's message came in.
+type RunSource string
+
+// RunStatus `queued` → `running` → `completed` | `failed` | `cancelled` |
+// `interrupted` | `rolled_back`; `running` ⇄ `requires_action` (waiting
+// for an approval). The last five are final.
+type RunStatus string
+
 // Settings Platform configuration keyed by platform id. Other keys hold free-form
 // objects; `secrets` is write-only (Get Agent masks every value).
 type Settings struct {
@@ -2667,8 +2946,11 @@ type Settings struct {
 	// or usernames (case-insensitive, a leading `@` ignored); when
 	// non-empty, only these users are answered in direct messages (server channels
 	// are not affected).
-	Discord *DiscordSettings        `json:"discord,omitempty"`
-	Mcp     *McpSettings            `json:"mcp,omitempty"`
+	Discord *DiscordSettings `json:"discord,omitempty"`
+	Mcp     *McpSettings     `json:"mcp,omitempty"`
+
+	// Runs How the agent's runs behave.
+	Runs    *RunSettings            `json:"runs,omitempty"`
 	Secrets *map[string]interface{} `json:"secrets,omitempty"`
 
 	// Telegram `allowedUsers`: Telegram numeric user ids (an entry of digits only)
@@ -3092,6 +3374,17 @@ type MessageId = string
 // Page defines model for Page.
 type Page = int
 
+// RunIdPath defines model for RunIdPath.
+type RunIdPath = string
+
+// RunSourceFilter The way the run's message came in.
+type RunSourceFilter = RunSource
+
+// RunStatusFilter `queued` → `running` → `completed` | `failed` | `cancelled` |
+// `interrupted` | `rolled_back`; `running` ⇄ `requires_action` (waiting
+// for an approval). The last five are final.
+type RunStatusFilter = RunStatus
+
 // WebhookId defines model for WebhookId.
 type WebhookId = string
 
@@ -3127,6 +3420,9 @@ type KnowledgeNotFound = ErrorEnvelope
 
 // MemoryNotFound Every error body.
 type MemoryNotFound = ErrorEnvelope
+
+// MessageConflict Every error body.
+type MessageConflict = ErrorEnvelope
 
 // MessageNotFound Every error body.
 type MessageNotFound = ErrorEnvelope
@@ -3172,6 +3468,12 @@ type PayloadTooLarge = ErrorEnvelope
 
 // PreconditionFailed Every error body.
 type PreconditionFailed = ErrorEnvelope
+
+// RunFinished Every error body.
+type RunFinished = ErrorEnvelope
+
+// RunNotFound Every error body.
+type RunNotFound = ErrorEnvelope
 
 // TooManyRequests Every error body.
 type TooManyRequests = ErrorEnvelope
@@ -3395,6 +3697,51 @@ type StreamMessageParams struct {
 type ResumeStreamParams struct {
 	// LastEventID The id of the last event the client received; the replay starts after it.
 	LastEventID *string `json:"Last-Event-ID,omitempty"`
+}
+
+// ListAgentRunsParams defines parameters for ListAgentRuns.
+type ListAgentRunsParams struct {
+	// Page Page number, from 1.
+	Page *Page `form:"page,omitempty" json:"page,omitempty"`
+
+	// Limit Items per page.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Status Only runs in this status.
+	Status *RunStatusFilter `form:"status,omitempty" json:"status,omitempty"`
+
+	// Source Only runs that came in this way.
+	Source *RunSourceFilter `form:"source,omitempty" json:"source,omitempty"`
+
+	// ConversationId Only the runs of this conversation.
+	ConversationId *string `form:"conversationId,omitempty" json:"conversationId,omitempty"`
+}
+
+// GetRunParams defines parameters for GetRun.
+type GetRunParams struct {
+	// Wait Seconds to wait for the run to end or to need an approval.
+	Wait *int `form:"wait,omitempty" json:"wait,omitempty"`
+}
+
+// ListRunsParams defines parameters for ListRuns.
+type ListRunsParams struct {
+	// Page Page number, from 1.
+	Page *Page `form:"page,omitempty" json:"page,omitempty"`
+
+	// Limit Items per page.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Status Only runs in this status.
+	Status *RunStatusFilter `form:"status,omitempty" json:"status,omitempty"`
+
+	// Source Only runs that came in this way.
+	Source *RunSourceFilter `form:"source,omitempty" json:"source,omitempty"`
+
+	// AgentId Only this agent's runs.
+	AgentId *string `form:"agentId,omitempty" json:"agentId,omitempty"`
+
+	// ConversationId Only the runs of this conversation.
+	ConversationId *string `form:"conversationId,omitempty" json:"conversationId,omitempty"`
 }
 
 // ListWebhooksParams defines parameters for ListWebhooks.
@@ -4108,6 +4455,14 @@ func (a *ErrorDetails) UnmarshalJSON(b []byte) error {
 		delete(object, "retryAfter")
 	}
 
+	if raw, found := object["runId"]; found {
+		err = json.Unmarshal(raw, &a.RunId)
+		if err != nil {
+			return fmt.Errorf("error reading 'runId': %w", err)
+		}
+		delete(object, "runId")
+	}
+
 	if raw, found := object["status"]; found {
 		err = json.Unmarshal(raw, &a.Status)
 		if err != nil {
@@ -4196,6 +4551,13 @@ func (a ErrorDetails) MarshalJSON() ([]byte, error) {
 		object["retryAfter"], err = json.Marshal(a.RetryAfter)
 		if err != nil {
 			return nil, fmt.Errorf("error marshaling 'retryAfter': %w", err)
+		}
+	}
+
+	if a.RunId != nil {
+		object["runId"], err = json.Marshal(a.RunId)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'runId': %w", err)
 		}
 	}
 
@@ -4532,12 +4894,28 @@ func (a *MessageRequest) UnmarshalJSON(b []byte) error {
 		return err
 	}
 
+	if raw, found := object["background"]; found {
+		err = json.Unmarshal(raw, &a.Background)
+		if err != nil {
+			return fmt.Errorf("error reading 'background': %w", err)
+		}
+		delete(object, "background")
+	}
+
 	if raw, found := object["context"]; found {
 		err = json.Unmarshal(raw, &a.Context)
 		if err != nil {
 			return fmt.Errorf("error reading 'context': %w", err)
 		}
 		delete(object, "context")
+	}
+
+	if raw, found := object["multitaskStrategy"]; found {
+		err = json.Unmarshal(raw, &a.MultitaskStrategy)
+		if err != nil {
+			return fmt.Errorf("error reading 'multitaskStrategy': %w", err)
+		}
+		delete(object, "multitaskStrategy")
 	}
 
 	if raw, found := object["roomId"]; found {
@@ -4591,10 +4969,24 @@ func (a MessageRequest) MarshalJSON() ([]byte, error) {
 	var err error
 	object := make(map[string]json.RawMessage)
 
+	if a.Background != nil {
+		object["background"], err = json.Marshal(a.Background)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'background': %w", err)
+		}
+	}
+
 	if a.Context != nil {
 		object["context"], err = json.Marshal(a.Context)
 		if err != nil {
 			return nil, fmt.Errorf("error marshaling 'context': %w", err)
+		}
+	}
+
+	if a.MultitaskStrategy != nil {
+		object["multitaskStrategy"], err = json.Marshal(a.MultitaskStrategy)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'multitaskStrategy': %w", err)
 		}
 	}
 
@@ -4900,6 +5292,14 @@ func (a *Settings) UnmarshalJSON(b []byte) error {
 		delete(object, "mcp")
 	}
 
+	if raw, found := object["runs"]; found {
+		err = json.Unmarshal(raw, &a.Runs)
+		if err != nil {
+			return fmt.Errorf("error reading 'runs': %w", err)
+		}
+		delete(object, "runs")
+	}
+
 	if raw, found := object["secrets"]; found {
 		err = json.Unmarshal(raw, &a.Secrets)
 		if err != nil {
@@ -4954,6 +5354,13 @@ func (a Settings) MarshalJSON() ([]byte, error) {
 		object["mcp"], err = json.Marshal(a.Mcp)
 		if err != nil {
 			return nil, fmt.Errorf("error marshaling 'mcp': %w", err)
+		}
+	}
+
+	if a.Runs != nil {
+		object["runs"], err = json.Marshal(a.Runs)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'runs': %w", err)
 		}
 	}
 
@@ -6772,6 +7179,32 @@ type ClientInterface interface {
 	// Corresponds with GET /agents/{agentId}/messages/{messageId}/stream (the `ResumeStream` operationId).
 	ResumeStream(ctx context.Context, agentId AgentId, messageId MessageId, params *ResumeStreamParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListAgentRuns List Agent Runs
+	//
+	// The agent's runs, newest first.
+	//
+	// Corresponds with GET /agents/{agentId}/runs (the `ListAgentRuns` operationId).
+	ListAgentRuns(ctx context.Context, agentId AgentId, params *ListAgentRunsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetRun Get Run
+	//
+	// The run. With `wait`, the answer is held until the run is final or
+	// `requires_action`, or `wait` seconds passed, then it is the run as it
+	// is.
+	//
+	// Corresponds with GET /agents/{agentId}/runs/{runId} (the `GetRun` operationId).
+	GetRun(ctx context.Context, agentId AgentId, runId RunIdPath, params *GetRunParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CancelRun Cancel Run
+	//
+	// A `queued` or `requires_action` run becomes `cancelled` at once; a
+	// `running` one stops its provider call and is `cancelled` within 5
+	// seconds, its partial reply stored `partial: true` (the answer may
+	// still say `running`). Answers the run.
+	//
+	// Corresponds with POST /agents/{agentId}/runs/{runId}/cancel (the `CancelRun` operationId).
+	CancelRun(ctx context.Context, agentId AgentId, runId RunIdPath, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListAgentTools List Tools
 	//
 	// The tools the agent's next turn would offer the model: its action
@@ -6960,6 +7393,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /models (the `ListModels` operationId).
 	ListModels(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListRuns List Runs
+	//
+	// The runs of every agent of the account, newest first.
+	//
+	// Corresponds with GET /runs (the `ListRuns` operationId).
+	ListRuns(ctx context.Context, params *ListRunsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetStatus Get Status
 	//
@@ -7908,6 +8348,62 @@ func (c *Client) ResumeStream(ctx context.Context, agentId AgentId, messageId Me
 	return c.Client.Do(req)
 }
 
+// ListAgentRuns List Agent Runs
+//
+// The agent's runs, newest first.
+//
+// Corresponds with GET /agents/{agentId}/runs (the `ListAgentRuns` operationId).
+func (c *Client) ListAgentRuns(ctx context.Context, agentId AgentId, params *ListAgentRunsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListAgentRunsRequest(c.Server, agentId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetRun Get Run
+//
+// The run. With `wait`, the answer is held until the run is final or
+// `requires_action`, or `wait` seconds passed, then it is the run as it
+// is.
+//
+// Corresponds with GET /agents/{agentId}/runs/{runId} (the `GetRun` operationId).
+func (c *Client) GetRun(ctx context.Context, agentId AgentId, runId RunIdPath, params *GetRunParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetRunRequest(c.Server, agentId, runId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CancelRun Cancel Run
+//
+// A `queued` or `requires_action` run becomes `cancelled` at once; a
+// `running` one stops its provider call and is `cancelled` within 5
+// seconds, its partial reply stored `partial: true` (the answer may
+// still say `running`). Answers the run.
+//
+// Corresponds with POST /agents/{agentId}/runs/{runId}/cancel (the `CancelRun` operationId).
+func (c *Client) CancelRun(ctx context.Context, agentId AgentId, runId RunIdPath, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCancelRunRequest(c.Server, agentId, runId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListAgentTools List Tools
 //
 // The tools the agent's next turn would offer the model: its action
@@ -8147,6 +8643,23 @@ func (c *Client) CallMcp(ctx context.Context, body CallMcpJSONRequestBody, reqEd
 // Corresponds with GET /models (the `ListModels` operationId).
 func (c *Client) ListModels(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListModelsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListRuns List Runs
+//
+// The runs of every agent of the account, newest first.
+//
+// Corresponds with GET /runs (the `ListRuns` operationId).
+func (c *Client) ListRuns(ctx context.Context, params *ListRunsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListRunsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -9995,6 +10508,224 @@ func NewResumeStreamRequest(server string, agentId AgentId, messageId MessageId,
 	return req, nil
 }
 
+// NewListAgentRunsRequest constructs an http.Request for the ListAgentRuns method
+func NewListAgentRunsRequest(server string, agentId AgentId, params *ListAgentRunsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "agentId", agentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/agents/%s/runs", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Page != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Source != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "source", *params.Source, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ConversationId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "conversationId", *params.ConversationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetRunRequest constructs an http.Request for the GetRun method
+func NewGetRunRequest(server string, agentId AgentId, runId RunIdPath, params *GetRunParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "agentId", agentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "runId", runId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/agents/%s/runs/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Wait != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "wait", *params.Wait, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCancelRunRequest constructs an http.Request for the CancelRun method
+func NewCancelRunRequest(server string, agentId AgentId, runId RunIdPath) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "agentId", agentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "runId", runId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/agents/%s/runs/%s/cancel", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListAgentToolsRequest constructs an http.Request for the ListAgentTools method
 func NewListAgentToolsRequest(server string, agentId AgentId) (*http.Request, error) {
 	var err error
@@ -10126,6 +10857,120 @@ func NewListModelsRequest(server string) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListRunsRequest constructs an http.Request for the ListRuns method
+func NewListRunsRequest(server string, params *ListRunsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/runs")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Page != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Source != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "source", *params.Source, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.AgentId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "agentId", *params.AgentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ConversationId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "conversationId", *params.ConversationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -11210,6 +12055,38 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /agents/{agentId}/messages/{messageId}/stream (the `ResumeStream` operationId).
 	ResumeStreamWithResponse(ctx context.Context, agentId AgentId, messageId MessageId, params *ResumeStreamParams, reqEditors ...RequestEditorFn) (*ResumeStreamResponse, error)
 
+	// ListAgentRunsWithResponse List Agent Runs
+	//
+	// The agent's runs, newest first.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /agents/{agentId}/runs (the `ListAgentRuns` operationId).
+	ListAgentRunsWithResponse(ctx context.Context, agentId AgentId, params *ListAgentRunsParams, reqEditors ...RequestEditorFn) (*ListAgentRunsResponse, error)
+
+	// GetRunWithResponse Get Run
+	//
+	// The run. With `wait`, the answer is held until the run is final or
+	// `requires_action`, or `wait` seconds passed, then it is the run as it
+	// is.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /agents/{agentId}/runs/{runId} (the `GetRun` operationId).
+	GetRunWithResponse(ctx context.Context, agentId AgentId, runId RunIdPath, params *GetRunParams, reqEditors ...RequestEditorFn) (*GetRunResponse, error)
+
+	// CancelRunWithResponse Cancel Run
+	//
+	// A `queued` or `requires_action` run becomes `cancelled` at once; a
+	// `running` one stops its provider call and is `cancelled` within 5
+	// seconds, its partial reply stored `partial: true` (the answer may
+	// still say `running`). Answers the run.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /agents/{agentId}/runs/{runId}/cancel (the `CancelRun` operationId).
+	CancelRunWithResponse(ctx context.Context, agentId AgentId, runId RunIdPath, reqEditors ...RequestEditorFn) (*CancelRunResponse, error)
+
 	// ListAgentToolsWithResponse List Tools
 	//
 	// The tools the agent's next turn would offer the model: its action
@@ -11402,6 +12279,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /models (the `ListModels` operationId).
 	ListModelsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListModelsResponse, error)
+
+	// ListRunsWithResponse List Runs
+	//
+	// The runs of every agent of the account, newest first.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /runs (the `ListRuns` operationId).
+	ListRunsWithResponse(ctx context.Context, params *ListRunsParams, reqEditors ...RequestEditorFn) (*ListRunsResponse, error)
 
 	// GetStatusWithResponse Get Status
 	//
@@ -15086,6 +15972,17 @@ type SendMessageResponse200Headers struct {
 	XRateLimitReset     *int
 }
 
+// SendMessageResponse202Headers the declared response headers of an HTTP 202 response for SendMessage
+type SendMessageResponse202Headers struct {
+	Location            *string
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
 // SendMessageResponse400Headers the declared response headers of an HTTP 400 response for SendMessage
 type SendMessageResponse400Headers struct {
 	RateLimitLimit      *int
@@ -15203,6 +16100,8 @@ type SendMessageResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *MessageReplyEnvelope
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *RunEnvelope
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *InvalidMessage
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -15212,7 +16111,7 @@ type SendMessageResponse struct {
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *IdempotencyKeyInUse
+	JSON409 *MessageConflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -15229,6 +16128,8 @@ type SendMessageResponse struct {
 	JSON503 *AgentUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *SendMessageResponse200Headers
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *SendMessageResponse202Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *SendMessageResponse400Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
@@ -15258,6 +16159,11 @@ func (r SendMessageResponse) GetJSON200() *MessageReplyEnvelope {
 	return r.JSON200
 }
 
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r SendMessageResponse) GetJSON202() *RunEnvelope {
+	return r.JSON202
+}
+
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r SendMessageResponse) GetJSON400() *InvalidMessage {
 	return r.JSON400
@@ -15279,7 +16185,7 @@ func (r SendMessageResponse) GetJSON404() *NotFound {
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r SendMessageResponse) GetJSON409() *IdempotencyKeyInUse {
+func (r SendMessageResponse) GetJSON409() *MessageConflict {
 	return r.JSON409
 }
 
@@ -15471,7 +16377,7 @@ type StreamMessageResponse struct {
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *IdempotencyKeyInUse
+	JSON409 *MessageConflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -15529,7 +16435,7 @@ func (r StreamMessageResponse) GetJSON404() *NotFound {
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r StreamMessageResponse) GetJSON409() *IdempotencyKeyInUse {
+func (r StreamMessageResponse) GetJSON409() *MessageConflict {
 	return r.JSON409
 }
 
@@ -15872,6 +16778,455 @@ func (r ResumeStreamResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ResumeStreamResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListAgentRunsResponse200Headers the declared response headers of an HTTP 200 response for ListAgentRuns
+type ListAgentRunsResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListAgentRunsResponse400Headers the declared response headers of an HTTP 400 response for ListAgentRuns
+type ListAgentRunsResponse400Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListAgentRunsResponse404Headers the declared response headers of an HTTP 404 response for ListAgentRuns
+type ListAgentRunsResponse404Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListAgentRunsResponse429Headers the declared response headers of an HTTP 429 response for ListAgentRuns
+type ListAgentRunsResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListAgentRunsResponse500Headers the declared response headers of an HTTP 500 response for ListAgentRuns
+type ListAgentRunsResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type ListAgentRunsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RunListEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListAgentRunsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListAgentRunsResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListAgentRunsResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListAgentRunsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListAgentRunsResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListAgentRunsResponse) GetJSON200() *RunListEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListAgentRunsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListAgentRunsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListAgentRunsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListAgentRunsResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListAgentRunsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListAgentRunsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListAgentRunsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListAgentRunsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListAgentRunsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetRunResponse200Headers the declared response headers of an HTTP 200 response for GetRun
+type GetRunResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// GetRunResponse400Headers the declared response headers of an HTTP 400 response for GetRun
+type GetRunResponse400Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// GetRunResponse404Headers the declared response headers of an HTTP 404 response for GetRun
+type GetRunResponse404Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// GetRunResponse429Headers the declared response headers of an HTTP 429 response for GetRun
+type GetRunResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// GetRunResponse500Headers the declared response headers of an HTTP 500 response for GetRun
+type GetRunResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type GetRunResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RunEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *RunNotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetRunResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetRunResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetRunResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetRunResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetRunResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetRunResponse) GetJSON200() *RunEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetRunResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetRunResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetRunResponse) GetJSON404() *RunNotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetRunResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetRunResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetRunResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetRunResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetRunResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetRunResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CancelRunResponse200Headers the declared response headers of an HTTP 200 response for CancelRun
+type CancelRunResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CancelRunResponse400Headers the declared response headers of an HTTP 400 response for CancelRun
+type CancelRunResponse400Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CancelRunResponse403Headers the declared response headers of an HTTP 403 response for CancelRun
+type CancelRunResponse403Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CancelRunResponse404Headers the declared response headers of an HTTP 404 response for CancelRun
+type CancelRunResponse404Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CancelRunResponse409Headers the declared response headers of an HTTP 409 response for CancelRun
+type CancelRunResponse409Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CancelRunResponse429Headers the declared response headers of an HTTP 429 response for CancelRun
+type CancelRunResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CancelRunResponse500Headers the declared response headers of an HTTP 500 response for CancelRun
+type CancelRunResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type CancelRunResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RunEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *RunNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *RunFinished
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CancelRunResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CancelRunResponse400Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CancelRunResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CancelRunResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CancelRunResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CancelRunResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CancelRunResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CancelRunResponse) GetJSON200() *RunEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CancelRunResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CancelRunResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CancelRunResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CancelRunResponse) GetJSON404() *RunNotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CancelRunResponse) GetJSON409() *RunFinished {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CancelRunResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CancelRunResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r CancelRunResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CancelRunResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CancelRunResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CancelRunResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -16510,6 +17865,124 @@ func (r ListModelsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListModelsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListRunsResponse200Headers the declared response headers of an HTTP 200 response for ListRuns
+type ListRunsResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListRunsResponse400Headers the declared response headers of an HTTP 400 response for ListRuns
+type ListRunsResponse400Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListRunsResponse429Headers the declared response headers of an HTTP 429 response for ListRuns
+type ListRunsResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListRunsResponse500Headers the declared response headers of an HTTP 500 response for ListRuns
+type ListRunsResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type ListRunsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RunListEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListRunsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListRunsResponse400Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListRunsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListRunsResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListRunsResponse) GetJSON200() *RunListEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListRunsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListRunsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListRunsResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListRunsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListRunsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListRunsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListRunsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListRunsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -18828,6 +20301,56 @@ func (c *ClientWithResponses) ResumeStreamWithResponse(ctx context.Context, agen
 	return ParseResumeStreamResponse(rsp)
 }
 
+// ListAgentRunsWithResponse List Agent Runs
+//
+// The agent's runs, newest first.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /agents/{agentId}/runs (the `ListAgentRuns` operationId).
+func (c *ClientWithResponses) ListAgentRunsWithResponse(ctx context.Context, agentId AgentId, params *ListAgentRunsParams, reqEditors ...RequestEditorFn) (*ListAgentRunsResponse, error) {
+	rsp, err := c.ListAgentRuns(ctx, agentId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListAgentRunsResponse(rsp)
+}
+
+// GetRunWithResponse Get Run
+//
+// The run. With `wait`, the answer is held until the run is final or
+// `requires_action`, or `wait` seconds passed, then it is the run as it
+// is.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /agents/{agentId}/runs/{runId} (the `GetRun` operationId).
+func (c *ClientWithResponses) GetRunWithResponse(ctx context.Context, agentId AgentId, runId RunIdPath, params *GetRunParams, reqEditors ...RequestEditorFn) (*GetRunResponse, error) {
+	rsp, err := c.GetRun(ctx, agentId, runId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetRunResponse(rsp)
+}
+
+// CancelRunWithResponse Cancel Run
+//
+// A `queued` or `requires_action` run becomes `cancelled` at once; a
+// `running` one stops its provider call and is `cancelled` within 5
+// seconds, its partial reply stored `partial: true` (the answer may
+// still say `running`). Answers the run.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /agents/{agentId}/runs/{runId}/cancel (the `CancelRun` operationId).
+func (c *ClientWithResponses) CancelRunWithResponse(ctx context.Context, agentId AgentId, runId RunIdPath, reqEditors ...RequestEditorFn) (*CancelRunResponse, error) {
+	rsp, err := c.CancelRun(ctx, agentId, runId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCancelRunResponse(rsp)
+}
+
 // ListAgentToolsWithResponse List Tools
 //
 // The tools the agent's next turn would offer the model: its action
@@ -19055,6 +20578,21 @@ func (c *ClientWithResponses) ListModelsWithResponse(ctx context.Context, reqEdi
 		return nil, err
 	}
 	return ParseListModelsResponse(rsp)
+}
+
+// ListRunsWithResponse List Runs
+//
+// The runs of every agent of the account, newest first.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /runs (the `ListRuns` operationId).
+func (c *ClientWithResponses) ListRunsWithResponse(ctx context.Context, params *ListRunsParams, reqEditors ...RequestEditorFn) (*ListRunsResponse, error) {
+	rsp, err := c.ListRuns(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListRunsResponse(rsp)
 }
 
 // GetStatusWithResponse Get Status
@@ -27268,6 +28806,13 @@ func ParseSendMessageResponse(rsp *http.Response) (*SendMessageResponse, error) 
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest RunEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest InvalidMessage
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -27297,7 +28842,7 @@ func ParseSendMessageResponse(rsp *http.Response) (*SendMessageResponse, error) 
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest IdempotencyKeyInUse
+		var dest MessageConflict
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27403,6 +28948,58 @@ func ParseSendMessageResponse(rsp *http.Response) (*SendMessageResponse, error) 
 			headers.XRateLimitReset = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 202:
+		var headers SendMessageResponse202Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers202 = &headers
 	case rsp.StatusCode == 400:
 		var headers SendMessageResponse400Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -27960,7 +29557,7 @@ func ParseStreamMessageResponse(rsp *http.Response) (*StreamMessageResponse, err
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest IdempotencyKeyInUse
+		var dest MessageConflict
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -29114,6 +30711,998 @@ func ParseResumeStreamResponse(rsp *http.Response) (*ResumeStreamResponse, error
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers ResumeStreamResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListAgentRunsResponse parses an HTTP response from a ListAgentRunsWithResponse call
+func ParseListAgentRunsResponse(rsp *http.Response) (*ListAgentRunsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListAgentRunsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RunListEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListAgentRunsResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListAgentRunsResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListAgentRunsResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListAgentRunsResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListAgentRunsResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetRunResponse parses an HTTP response from a GetRunWithResponse call
+func ParseGetRunResponse(rsp *http.Response) (*GetRunResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetRunResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RunEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest RunNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetRunResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetRunResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetRunResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetRunResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetRunResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCancelRunResponse parses an HTTP response from a CancelRunWithResponse call
+func ParseCancelRunResponse(rsp *http.Response) (*CancelRunResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CancelRunResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RunEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest RunNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest RunFinished
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers CancelRunResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers CancelRunResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 403:
+		var headers CancelRunResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers CancelRunResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers CancelRunResponse409Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers CancelRunResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CancelRunResponse500Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -30571,6 +33160,250 @@ func ParseListModelsResponse(rsp *http.Response) (*ListModelsResponse, error) {
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers ListModelsResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListRunsResponse parses an HTTP response from a ListRunsWithResponse call
+func ParseListRunsResponse(rsp *http.Response) (*ListRunsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListRunsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RunListEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListRunsResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListRunsResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListRunsResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListRunsResponse500Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -34292,6 +37125,15 @@ type ServerInterface interface {
 	// ResumeStream Resume a stream
 	// (GET /agents/{agentId}/messages/{messageId}/stream)
 	ResumeStream(ctx echo.Context, agentId AgentId, messageId MessageId, params ResumeStreamParams) error
+	// ListAgentRuns List Agent Runs
+	// (GET /agents/{agentId}/runs)
+	ListAgentRuns(ctx echo.Context, agentId AgentId, params ListAgentRunsParams) error
+	// GetRun Get Run
+	// (GET /agents/{agentId}/runs/{runId})
+	GetRun(ctx echo.Context, agentId AgentId, runId RunIdPath, params GetRunParams) error
+	// CancelRun Cancel Run
+	// (POST /agents/{agentId}/runs/{runId}/cancel)
+	CancelRun(ctx echo.Context, agentId AgentId, runId RunIdPath) error
 	// ListAgentTools List Tools
 	// (GET /agents/{agentId}/tools)
 	ListAgentTools(ctx echo.Context, agentId AgentId) error
@@ -34304,6 +37146,9 @@ type ServerInterface interface {
 	// ListModels List Models (OpenAI-compatible)
 	// (GET /models)
 	ListModels(ctx echo.Context) error
+	// ListRuns List Runs
+	// (GET /runs)
+	ListRuns(ctx echo.Context, params ListRunsParams) error
 	// GetStatus Get Status
 	// (GET /status)
 	GetStatus(ctx echo.Context) error
@@ -35210,6 +38055,116 @@ func (w *ServerInterfaceWrapper) ResumeStream(ctx echo.Context) error {
 	return err
 }
 
+// ListAgentRuns converts echo context to params.
+func (w *ServerInterfaceWrapper) ListAgentRuns(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", ctx.Param("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListAgentRunsParams
+	// ------------- Optional query parameter "page" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "page", ctx.QueryParams(), &params.Page, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter page: %s", err))
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// ------------- Optional query parameter "status" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "status", ctx.QueryParams(), &params.Status, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter status: %s", err))
+	}
+
+	// ------------- Optional query parameter "source" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "source", ctx.QueryParams(), &params.Source, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter source: %s", err))
+	}
+
+	// ------------- Optional query parameter "conversationId" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "conversationId", ctx.QueryParams(), &params.ConversationId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter conversationId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListAgentRuns(ctx, agentId, params)
+	return err
+}
+
+// GetRun converts echo context to params.
+func (w *ServerInterfaceWrapper) GetRun(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", ctx.Param("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
+	}
+
+	// ------------- Path parameter "runId" -------------
+	var runId RunIdPath
+
+	err = runtime.BindStyledParameterWithOptions("simple", "runId", ctx.Param("runId"), &runId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter runId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetRunParams
+	// ------------- Optional query parameter "wait" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "wait", ctx.QueryParams(), &params.Wait, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter wait: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetRun(ctx, agentId, runId, params)
+	return err
+}
+
+// CancelRun converts echo context to params.
+func (w *ServerInterfaceWrapper) CancelRun(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", ctx.Param("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
+	}
+
+	// ------------- Path parameter "runId" -------------
+	var runId RunIdPath
+
+	err = runtime.BindStyledParameterWithOptions("simple", "runId", ctx.Param("runId"), &runId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter runId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CancelRun(ctx, agentId, runId)
+	return err
+}
+
 // ListAgentTools converts echo context to params.
 func (w *ServerInterfaceWrapper) ListAgentTools(ctx echo.Context) error {
 	var err error
@@ -35250,6 +38205,59 @@ func (w *ServerInterfaceWrapper) ListModels(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.ListModels(ctx)
+	return err
+}
+
+// ListRuns converts echo context to params.
+func (w *ServerInterfaceWrapper) ListRuns(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListRunsParams
+	// ------------- Optional query parameter "page" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "page", ctx.QueryParams(), &params.Page, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter page: %s", err))
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// ------------- Optional query parameter "status" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "status", ctx.QueryParams(), &params.Status, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter status: %s", err))
+	}
+
+	// ------------- Optional query parameter "source" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "source", ctx.QueryParams(), &params.Source, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter source: %s", err))
+	}
+
+	// ------------- Optional query parameter "agentId" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "agentId", ctx.QueryParams(), &params.AgentId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
+	}
+
+	// ------------- Optional query parameter "conversationId" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "conversationId", ctx.QueryParams(), &params.ConversationId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter conversationId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListRuns(ctx, params)
 	return err
 }
 
@@ -35575,6 +38583,10 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/agents/:agentId/messages/stream", wrapper.StreamMessage, options.OperationMiddlewares["streamMessage"]...)
 	router.GET(options.BaseURL+"/agents/:agentId/messages/:messageId/stream", wrapper.ResumeStream, options.OperationMiddlewares["resumeStream"]...)
 	router.POST(options.BaseURL+"/agents/:agentId/messages/:messageId/cancel", wrapper.CancelMessage, options.OperationMiddlewares["cancelMessage"]...)
+	router.GET(options.BaseURL+"/agents/:agentId/runs", wrapper.ListAgentRuns, options.OperationMiddlewares["listAgentRuns"]...)
+	router.GET(options.BaseURL+"/agents/:agentId/runs/:runId", wrapper.GetRun, options.OperationMiddlewares["getRun"]...)
+	router.POST(options.BaseURL+"/agents/:agentId/runs/:runId/cancel", wrapper.CancelRun, options.OperationMiddlewares["cancelRun"]...)
+	router.GET(options.BaseURL+"/runs", wrapper.ListRuns, options.OperationMiddlewares["listRuns"]...)
 	router.GET(options.BaseURL+"/agents/:agentId/conversations", wrapper.ListConversations, options.OperationMiddlewares["listConversations"]...)
 	router.DELETE(options.BaseURL+"/agents/:agentId/conversations/:conversationId", wrapper.DeleteConversation, options.OperationMiddlewares["deleteConversation"]...)
 	router.GET(options.BaseURL+"/agents/:agentId/conversations/:conversationId", wrapper.GetConversation, options.OperationMiddlewares["getConversation"]...)
@@ -35762,6 +38774,20 @@ type MemoryNotFoundJSONResponse struct {
 	Body ErrorEnvelope
 
 	Headers MemoryNotFoundResponseHeaders
+}
+
+type MessageConflictResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+type MessageConflictJSONResponse struct {
+	Body ErrorEnvelope
+
+	Headers MessageConflictResponseHeaders
 }
 
 type MessageNotFoundResponseHeaders struct {
@@ -35975,6 +39001,34 @@ type PreconditionFailedJSONResponse struct {
 	Body ErrorEnvelope
 
 	Headers PreconditionFailedResponseHeaders
+}
+
+type RunFinishedResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+type RunFinishedJSONResponse struct {
+	Body ErrorEnvelope
+
+	Headers RunFinishedResponseHeaders
+}
+
+type RunNotFoundResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+type RunNotFoundJSONResponse struct {
+	Body ErrorEnvelope
+
+	Headers RunNotFoundResponseHeaders
 }
 
 type TooManyRequestsResponseHeaders struct {
@@ -41489,6 +44543,54 @@ func (response SendMessage200TexteventStreamResponse) VisitSendMessageResponse(w
 	}
 }
 
+type SendMessage202ResponseHeaders struct {
+	Location            *string
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type SendMessage202JSONResponse struct {
+	Body    RunEnvelope
+	Headers SendMessage202ResponseHeaders
+}
+
+func (response SendMessage202JSONResponse) VisitSendMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.Location != nil {
+		w.Header().Set("Location", fmt.Sprint(*response.Headers.Location))
+	}
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(202)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type SendMessage400JSONResponse struct{ InvalidMessageJSONResponse }
 
 func (response SendMessage400JSONResponse) VisitSendMessageResponse(w http.ResponseWriter) error {
@@ -41599,9 +44701,7 @@ func (response SendMessage404JSONResponse) VisitSendMessageResponse(w http.Respo
 	return err
 }
 
-type SendMessage409JSONResponse struct {
-	IdempotencyKeyInUseJSONResponse
-}
+type SendMessage409JSONResponse struct{ MessageConflictJSONResponse }
 
 func (response SendMessage409JSONResponse) VisitSendMessageResponse(w http.ResponseWriter) error {
 
@@ -42058,9 +45158,7 @@ func (response StreamMessage404JSONResponse) VisitStreamMessageResponse(w http.R
 	return err
 }
 
-type StreamMessage409JSONResponse struct {
-	IdempotencyKeyInUseJSONResponse
-}
+type StreamMessage409JSONResponse struct{ MessageConflictJSONResponse }
 
 func (response StreamMessage409JSONResponse) VisitStreamMessageResponse(w http.ResponseWriter) error {
 
@@ -42721,6 +45819,665 @@ func (response ResumeStream429JSONResponse) VisitResumeStreamResponse(w http.Res
 type ResumeStream500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response ResumeStream500JSONResponse) VisitResumeStreamResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAgentRunsRequestObject struct {
+	AgentId AgentId `json:"agentId"`
+	Params  ListAgentRunsParams
+}
+
+type ListAgentRunsResponseObject interface {
+	VisitListAgentRunsResponse(w http.ResponseWriter) error
+}
+
+type ListAgentRuns200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type ListAgentRuns200JSONResponse struct {
+	Body    RunListEnvelope
+	Headers ListAgentRuns200ResponseHeaders
+}
+
+func (response ListAgentRuns200JSONResponse) VisitListAgentRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAgentRuns400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListAgentRuns400JSONResponse) VisitListAgentRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAgentRuns401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListAgentRuns401JSONResponse) VisitListAgentRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAgentRuns404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ListAgentRuns404JSONResponse) VisitListAgentRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAgentRuns429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ListAgentRuns429JSONResponse) VisitListAgentRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAgentRuns500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListAgentRuns500JSONResponse) VisitListAgentRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRunRequestObject struct {
+	AgentId AgentId   `json:"agentId"`
+	RunId   RunIdPath `json:"runId"`
+	Params  GetRunParams
+}
+
+type GetRunResponseObject interface {
+	VisitGetRunResponse(w http.ResponseWriter) error
+}
+
+type GetRun200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type GetRun200JSONResponse struct {
+	Body    RunEnvelope
+	Headers GetRun200ResponseHeaders
+}
+
+func (response GetRun200JSONResponse) VisitGetRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRun400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetRun400JSONResponse) VisitGetRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRun401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetRun401JSONResponse) VisitGetRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRun404JSONResponse struct{ RunNotFoundJSONResponse }
+
+func (response GetRun404JSONResponse) VisitGetRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRun429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response GetRun429JSONResponse) VisitGetRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRun500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetRun500JSONResponse) VisitGetRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelRunRequestObject struct {
+	AgentId AgentId   `json:"agentId"`
+	RunId   RunIdPath `json:"runId"`
+}
+
+type CancelRunResponseObject interface {
+	VisitCancelRunResponse(w http.ResponseWriter) error
+}
+
+type CancelRun200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type CancelRun200JSONResponse struct {
+	Body    RunEnvelope
+	Headers CancelRun200ResponseHeaders
+}
+
+func (response CancelRun200JSONResponse) VisitCancelRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelRun400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CancelRun400JSONResponse) VisitCancelRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelRun401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response CancelRun401JSONResponse) VisitCancelRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelRun403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response CancelRun403JSONResponse) VisitCancelRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelRun404JSONResponse struct{ RunNotFoundJSONResponse }
+
+func (response CancelRun404JSONResponse) VisitCancelRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelRun409JSONResponse struct{ RunFinishedJSONResponse }
+
+func (response CancelRun409JSONResponse) VisitCancelRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelRun429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response CancelRun429JSONResponse) VisitCancelRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelRun500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response CancelRun500JSONResponse) VisitCancelRunResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -43762,6 +47519,171 @@ type ListModels500JSONResponse struct {
 }
 
 func (response ListModels500JSONResponse) VisitListModelsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListRunsRequestObject struct {
+	Params ListRunsParams
+}
+
+type ListRunsResponseObject interface {
+	VisitListRunsResponse(w http.ResponseWriter) error
+}
+
+type ListRuns200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type ListRuns200JSONResponse struct {
+	Body    RunListEnvelope
+	Headers ListRuns200ResponseHeaders
+}
+
+func (response ListRuns200JSONResponse) VisitListRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListRuns400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListRuns400JSONResponse) VisitListRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListRuns401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListRuns401JSONResponse) VisitListRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListRuns429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ListRuns429JSONResponse) VisitListRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListRuns500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListRuns500JSONResponse) VisitListRunsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -46239,6 +50161,15 @@ type StrictServerInterface interface {
 	// ResumeStream Resume a stream
 	// (GET /agents/{agentId}/messages/{messageId}/stream)
 	ResumeStream(ctx context.Context, request ResumeStreamRequestObject) (ResumeStreamResponseObject, error)
+	// ListAgentRuns List Agent Runs
+	// (GET /agents/{agentId}/runs)
+	ListAgentRuns(ctx context.Context, request ListAgentRunsRequestObject) (ListAgentRunsResponseObject, error)
+	// GetRun Get Run
+	// (GET /agents/{agentId}/runs/{runId})
+	GetRun(ctx context.Context, request GetRunRequestObject) (GetRunResponseObject, error)
+	// CancelRun Cancel Run
+	// (POST /agents/{agentId}/runs/{runId}/cancel)
+	CancelRun(ctx context.Context, request CancelRunRequestObject) (CancelRunResponseObject, error)
 	// ListAgentTools List Tools
 	// (GET /agents/{agentId}/tools)
 	ListAgentTools(ctx context.Context, request ListAgentToolsRequestObject) (ListAgentToolsResponseObject, error)
@@ -46251,6 +50182,9 @@ type StrictServerInterface interface {
 	// ListModels List Models (OpenAI-compatible)
 	// (GET /models)
 	ListModels(ctx context.Context, request ListModelsRequestObject) (ListModelsResponseObject, error)
+	// ListRuns List Runs
+	// (GET /runs)
+	ListRuns(ctx context.Context, request ListRunsRequestObject) (ListRunsResponseObject, error)
 	// GetStatus Get Status
 	// (GET /status)
 	GetStatus(ctx context.Context, request GetStatusRequestObject) (GetStatusResponseObject, error)
@@ -47153,6 +51087,85 @@ func (sh *strictHandler) ResumeStream(ctx echo.Context, agentId AgentId, message
 	return nil
 }
 
+// ListAgentRuns operation middleware
+func (sh *strictHandler) ListAgentRuns(ctx echo.Context, agentId AgentId, params ListAgentRunsParams) error {
+	var request ListAgentRunsRequestObject
+
+	request.AgentId = agentId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListAgentRuns(ctx.Request().Context(), request.(ListAgentRunsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListAgentRuns")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListAgentRunsResponseObject); ok {
+		return validResponse.VisitListAgentRunsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetRun operation middleware
+func (sh *strictHandler) GetRun(ctx echo.Context, agentId AgentId, runId RunIdPath, params GetRunParams) error {
+	var request GetRunRequestObject
+
+	request.AgentId = agentId
+	request.RunId = runId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetRun(ctx.Request().Context(), request.(GetRunRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetRun")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetRunResponseObject); ok {
+		return validResponse.VisitGetRunResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CancelRun operation middleware
+func (sh *strictHandler) CancelRun(ctx echo.Context, agentId AgentId, runId RunIdPath) error {
+	var request CancelRunRequestObject
+
+	request.AgentId = agentId
+	request.RunId = runId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CancelRun(ctx.Request().Context(), request.(CancelRunRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CancelRun")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CancelRunResponseObject); ok {
+		return validResponse.VisitCancelRunResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // ListAgentTools operation middleware
 func (sh *strictHandler) ListAgentTools(ctx echo.Context, agentId AgentId) error {
 	var request ListAgentToolsRequestObject
@@ -47287,6 +51300,31 @@ func (sh *strictHandler) ListModels(ctx echo.Context) error {
 		return err
 	} else if validResponse, ok := response.(ListModelsResponseObject); ok {
 		return validResponse.VisitListModelsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListRuns operation middleware
+func (sh *strictHandler) ListRuns(ctx echo.Context, params ListRunsParams) error {
+	var request ListRunsRequestObject
+
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListRuns(ctx.Request().Context(), request.(ListRunsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListRuns")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListRunsResponseObject); ok {
+		return validResponse.VisitListRunsResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -47597,570 +51635,611 @@ func (sh *strictHandler) TestWebhook(ctx echo.Context, webhookId WebhookId) erro
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P0LdyI3mjgOfxUd3t3T9myZxtjudOPzP78lNp0w8W1tnOxM6KVElQCNC4mUhG2mj7/7e/RIqhsqKGyc",
-	"pGc8Z8+mTemuR8/98rUW8OmMM8KkqLW+1sgjns4iAv8+J0LgMbkms2ih/hbz6RTHi1qr1psQhMeEyXcC",
-	"xfDZq93jaE5UsxBLrP4LDbphraX/NWjs/yM8uP84Pfyt+fjd3aeHI/khbiz+iYdBzatN9VzQfCrGpvGw",
-	"efcxPpx+YB9njd+a4lB+uH+AxhLbWaY8JFGtVRvP5N5R/cOeJHGMa14tJmLGmSA9OiW11n7z4LB+5NUk",
-	"vyNM3AoS1lr7R42ntF2tVTvH8R2RAkWc36FgwmezxTGakJggKtCEP6AuigkOkZyQaV1NwfkUFqz+MTg8",
-	"+lDzapJOiZB4Oqu1as1G88Pe/v5ec7+332g1Gq3Gfv3w6MPfa15tLkgMXdU/BvvNg9qTVxPzICBC1Foy",
-	"npOnJy+9gN/mRMhTGpNA5i+ijUL4FZnzQztyQlDA2T2JBZaUM7V29Zua6J3YzV6UJI9SXSaJIjQlCKN/",
-	"8DtSd69uaTVdds35tLgauwzKEEbqWDz0QOUEUSnQLMJyxOOpWh5MnVmK/Un9c4IZgyuVMQ4pG+8FE6wa",
-	"2/61Vi2kIuBxqA7NeQl6Y79MsEQhRws+R3JC2R3CQz6XcBzBPI4Jk2gKd/7/Km76RsYETxXwFF+DwFNi",
-	"d+/BDPAukLA9Mpt1LVm301f/GhvQKz/ljBTWrh4EIvfq/cO6GQpVo2S5NRq20H6fqffWQl/7NbmYkX6t",
-	"1a8JiWPZr3n99PHC76ufb7/21Gd9pkZtukaFFwqjAkwwCb/+MlmgkIaZzgfVO+vzmtDgjrB6vZ4Z5NA1",
-	"iNr/M7YFHTRe6tdaX/sZXNOvtZoNr5/DSf1a62i/WT9Q3RQKgzlySKxfe4KF1oq3+BnTyAWDs5jf05DE",
-	"aAQNEB5JEsPmNXQhuLEsLH5Tl0vimMfQ2fxLHXLAQ/21/UPnoje4vWj/3O6etb8/62QXr1soKqTQIeMS",
-	"4XtMIzyMSB3ahURiGgk9ppBYzkVhzphgwRn8eK7uKz3tGEuCIjqlEpHHgJBQXfhTyd1dEzFfQiDmR3Nh",
-	"8BhRs3BL/07w/uTVJgSHJAY2BO4t7I4Zj/XBhUQEMZ0p6mYgf0qmQxILxEcG9QK2hn9jJh5IjKjubuhj",
-	"RDXvIjmPBMIsVPh7FlE2tkPteijg0yneE2SG1Q2HniJqdmQehyQ+Rngo1F09KLTJOCPoAQtFQEUwIVOc",
-	"4acUNVNzeTDlIJhwGig6QaYzEmM5jxXGVTdSaylSQNkYTqHTw2P3jmMi+DwOyDuBFKlXhB6rnSDCJJUL",
-	"JPH4GFGJpvyeCE2DyT2JF0iR1zFBPxCJxIQ/CLSDWcLLTYmMaSAQFjQku3V0Q1ioRhni4E5tvzvaO8cy",
-	"mCAeq39fcEb0D2Wb7te+69ecW7vGkpypR7MH/395l91O7zMCfoGP0P/uFdqrCZNpPjSys5u5KJNkTOLC",
-	"ZNdkiilTi6g+YdInN+kmcwri2OANCTgLBZozSSOA1SFliuHRyOSdujYW8gd110SK3OSHzXWzExkv9toK",
-	"oZTPLDl6wOp6yYjHCqZkvChuMz/TlDI6nU9rrX3PNevSNS3PfY4f1Qj2JQk0IzGaUjaXxD7f3DFsdtHO",
-	"a1texLWdPCIjqQA7y1GZU1+7mKNPGy3GCQO3jD4iJTOgHaEvZRdhhVBoMNkQJPa/+3TUPDpqrjmjJ6+m",
-	"ENqUSItem+2fNQZxY5p2s61oneQBjxJcU0C0O/5+veF7Ci34jfqBf6yx4ZRgJlCjfuAp5CQ1i6IHEngh",
-	"dnPrr+3XGzWvRtW8GvvXvBrDSnpTa9yzi8yBI348I2wsJ7XW/gcXlmlbGdS1M4v1aKiQ5oiS2EO+llX7",
-	"80bjIKAh/Jf4+YVWEGdhFzMsJ+kerDisRM7f5hRomeb2nftpNhquDZ1kRLtueKVmcO4tKwIWt6i+rd4h",
-	"tFgpgjs2GOSW9sJ9npKIKnpVdneh+V7c28MkXL011UDvLNzHzeFBcBgekQ+j78YfJ5/+cefeWZgu5mW7",
-	"6oZkOuOSsGDxE1m4kOMdEbmXJfCIKDwNuLmlhGoyIwpDKIoureB5RxbAxcgJ6TP4ZcjDBTSiDDUP0YTP",
-	"Y+GhUcynaS8cBHzOpGd4JD3xiMZC9plhm/AYU4Z2NEcMU6iBd2FkJYmGXCEn1e+Bx3dIPtCA1JEViPtM",
-	"LQyWihmXExLrdVGBDptN5HdPO+dXl73OxcnfBj91/ja47tzedE7948w2JzQifZYsDAlJowjFcyZglMan",
-	"5VG6F4Pbm45fR+0MI4hlnxmx6I6QGQgBE8rGHhIctBNwwHpgPIqJmNTRvjr45tERmsWUSSUs9Fn75qTb",
-	"VUxUjAOFQY+TnZnTfCfSK6EChuYPTC3GqgL6TKsGqNad4YXi/HVLLYcjzgKi2K4JFoiwkITqRIwMp7cC",
-	"v9qTRT6IKb6RHHL7q/dZGVLNAOOegkY3B3c0ag6/Cz6RvSAmWJI9q5TBQlAhMZM1Lwf4R0ee4hIStKzI",
-	"jZQkViv4v1/7/cdmY6/ff/yu8+W//sPJGHZHwFEuP472TJ2alm2Ah+VMnaKlRAk/rJhmrfWi6igJ2lFk",
-	"6S/+bquvr+qBCmLPx4wl7PNJ5AWBDvebfeZfXXdOLi9Ou73u5cXgc7t71jn1NYQHExLcJf3MmnBMYE4Z",
-	"YyZwoJa+6goMP72Ge86c79F+031oihcvOzi9pYPGoYYYxg16UGJLlcNT/+UjhIsiEYqokJrq/8UHal62",
-	"y1RSePFWy8QFSaaamZzhMUnW8tucxIt0KcBG5ZYQkhGeRxIkVjW7YW8V/l7D7J6nKuvlE9fMhVYCAo1K",
-	"WCAfVCv2sfIRPHzzuMf4Xj38upsMpTryVVQoPdP1evT0sD8cFp/t8slf4TFZ3qv6FbG5kpoNgdkvO311",
-	"M+7D31972r+Q4YTzuzJ+4EF/XmYH1nED5oSC76bNu0P2Yfbxt0asT+jRfQsPyUJewgtkLA+pkuOWJWqp",
-	"RCnOANbxbBbRAFir9/8QmlVPdvFVq6l0lxD45aIyrOZZFRcooEGXpfiNtZos2KSMF0aSbH7nGfVYrWVm",
-	"fUqMN2pit44tZ90Y4UiQp+xh/UdMRrVW7f/3PrVFvddfxfuOmqTD7knEZ0QfXOGtFfeq1e/YroQyhYbv",
-	"CehvYMmAscAiYTduFhxwNqLjeUzCOkqesO1ltHM4r2adg9w8mgsirPpfoJFqjQLOo72QPzCtdLLd3gmU",
-	"Ec49RCJB0EEDid2WZsD0qO+Ab0BHjQNDYriwM4UgWAFrhAIcxwvkZ0b0ob1vrrue3p6vD8bImSD6eijm",
-	"c2Al5jP1MDJaN4cg77om0+N9sXm50qXaKGkXtyql6iiq+bI6ZGXvTNMylcaq/ssdVuklqo6UOw+nYqH6",
-	"SHAm6iF9j0OjCXkZuule/Nw+654Orjv/c9u56eWRzYiSCKy6CtdcmUcAaMUgoelcSDQkhstoIT4jDFMl",
-	"lchJzGc08NA45r95aMz5OCIe4lGEpziPeLrsHkc0RKAyhweYm+9VMVBh+8bkaV8g+v/QVwSH4CG9Z/Tk",
-	"I4anVnIKuVS8lKIyidIJh7oLsF+APazOxkNiHkyMspffk3gv4mxs9BbdULNh/7Lv+F/5NWZVOxdcflaY",
-	"+WXv8uTy4ufO9U0bZJeLy97g8+XtxWkt+26ykwINHKlpfweCnSwH7TBuYNrSW5CncBQBsTRy9a4i2u4N",
-	"afqqeyuR2Y6XVUi9PYtv9VlYTeB2nsRp56z7c+f6byXPwU72Oz2FXzrf/3h5+ZPrMRgxY+VzWN6Mfgq2",
-	"b/YxWB3m20P4Vh/CZx4PaRgS9uIX0Ol1BlfXl73OSa9zmufWZjGXJDDgSZiS3sIssxaSiEhylbRSopMg",
-	"EnGmVUaAhY9REBGsZCzNCl21eyc/agWuS1x819M6RdS2OsV3alizFBJqrQLMTDl7ZVbu5vbz5+5JV5Go",
-	"q871effmpnt5cYN2sPb9uyMLtVeMHmIqya6HiscJwmVumP+5vey10U6OH/xtziX2EAhzT2882zf7JvMG",
-	"nS67FS/U3LiNGTkalZo1jBGIClTQ5cOrtJYS7bnwmo/GuWYPrDi5hRq7k19Yrb+03GNjjtEqFyoRMe4K",
-	"YyJBc6O19G/P5l/i2VyTuSDhdt+NNiXm3k3P9VAesNBYGHR2xpRnwPZ3fTR6wVpFt/xAkmUadjDCQiZ2",
-	"Xdfa0U7O4spj0C+8EZpv9sUwSWKGo04K98/X1vU61xfts0Hn+vryupbXoulZjMZ7xwITDdHBqIk/Bbuv",
-	"zH1lV+YhzNCckceZ4QK1YvwYHoANNAhwHFMCYg41ixdvQP7NAjkocc8tPG5DJ33eublp/9Bx66RNGEpe",
-	"Fa1E/yFBZDqTi7y4YhaGVDftvqHNf7+LdtlsRFvtfbUE4JumVAjwY4H1KkQvOUcRV0xUQTENdEITBTiA",
-	"t4fyrT6Unxh/iEg4JttRiv10cfnLWef0h06JViyZDoU8mE+VzP6nVxU79lSmJ7abeuOOvtX3cE6mfFsa",
-	"4vPO+WWpflhP9OeH/uImykB/Cvt5A/xvF/ABMrcF+cBhlIK+Zn6+AdgvbKMM+ME5L3EGMi544AoE/BOJ",
-	"0R2ZvVGFb/dx8JBsQ2A+vzztpNJyRozI5h74VPNq1sWr1qppJ5asbAFxiuBv50N7H4WcaL8z8kghphAC",
-	"vUMOv03wPXjoEwGKT6q1UVltlh0u8UdLxhMkvidaTIYWMN8xCiacC5JoivS3kXEwgefxqk86c4xeZnGp",
-	"96FxbgOFdqLGmrM7xh+YOp2YSCVt6X5e0t5crAdeM2ls024dfQY/PD1N1gWvcFJe6i0HbcE7hwhEZdGV",
-	"Tl2lbzMqZBz69JfjjOOhkHghkK9dD/03FPKNopDtENYCMastm0D/EKLqKUqnwTW1JNGwjLi+AfG3C8Tn",
-	"PKQjWhY+74z/0A6ZudgNwIvhsQ0gKQCEDVZftUJo447+fgOePyXwXM4Ia3e3G56gA2jnmeGKnA12xhG0",
-	"UKWABeABai02j6I08EIR+nhgQhYqo1S9e0Cs1zZRlAOx+tnhffTehhFntui3thKW8At4/duUDRBjIBAE",
-	"GZSFJ3iF6IAxvTcxpm+RAG+RALlXvq14AKrtOAPDxNfWOOqbsJkWAvOLmhZD/rC5IMlXw6GQR2BDzAu3",
-	"w4paJmQsN/WrPXjnPPDyC1/8FsLGlz+11sBL1+3g1TOeZk4TCCNfbd1f3vsx8mHrWQlFtc+GEOz49lR+",
-	"bXypxzwib/5l3/i73JLnJ2ViPhrRgCrSNCMxACNnYtlLpn3VBU/HRE4GbQQIvUk3ozmgAnHIYQSumW7i",
-	"m3Z6tfdYnMI8RfeGfZ1IwbhzBphpVQALE1z09mC+6QezRW8Z61ViIHdTb5k/Bzea34QC/zfPmn/DZ7Et",
-	"hThoSR0P4lV00i30cs35n+MVZo4tKw2+E1U04W9P79t/etvRJmswYlwOQGNc8gL9dVnKXK/IKlysegHC",
-	"kWlOA5yIXmD7+hPJXYVj8VvmJ9+9qzf99r/YC7vCi4jjsMf5GY5f6j0604MNJOeDCIbLvjKjJNGu9Vrx",
-	"KNB+4/Dj0Xcf0HAhtfzgIjl//DNZ2pkhRfm9oHP6/dt7+KbfQ4/zc8wWNtXpy95DjCUZgKJ9kFG0Z17E",
-	"siLey8VwHTaturnsaWSneKVXUZwCHoRja1o/kG4py46+EyjgTOeKDRYowDMIzokJDiYkPC4o2wVeCJNn",
-	"zeRwfFOu/5sq128ZnssJj+k/XxrrZpE7ntHBHSRuXFav8zjRNRtlXtm7U6siTJr5X+3tuabJ6cvNbgw5",
-	"shrIbITDFEcjHk8VajFeQQrH3PM7Avslj7MkGMMeuZjPZjyWJDwnIcU92PFLjn6ejjiYqiEHcIqFjCpq",
-	"8D01GbK5jYrT/Hn5A/cOs0wCtQI909YHx9be2IZvEE1tlYG+av/t7LJ9OuhdXg7O2tc/dDZmoF/RD2pp",
-	"cd4bC/wvBssxMJtUXXhaLucF4LycBXhJ72K9qEwq4BAJygKt8rRp85P6GWC+fV0YX16xl0v261gmOH/l",
-	"13icJEpWXK7p8vYsvtFnsVWZ8Lrd6wzOuufd3qDzvyedzmkxl1A2cexh86mivBhh+cr5Gh0L95wC34zE",
-	"e9bPqlTkexPo/u0Euu2JcrcX7dvej5fX3b8XCMoqOe4Vn0Z2Pd42BLHti2C3Fze3V1eX173O6eC8c9pt",
-	"D3p/u+o8RwR71XN0LdJ7E6L+1VGDSVO/HUvfUnrIHJSbqf6oVJUQPWIzTb7Fj/zLwnQCQrZaGMQCnOAZ",
-	"HtKISkps3sgZie1f5FFChRrTNA4zpciGnEcEQ2XM2VxMLrikI/MmhLuZjsw1J1H8/JTozvjwHySAY0wX",
-	"Ga8q/YUCHIeIj6DE2X69UdchnJl9BIVdrnpBzpOBZwQ1LrpsNpfnPNQDUUmm2d3auhCpVjaO8SLT/XIu",
-	"n9s/s3dHe13VwvFBkGAeUwnCAo3J1FYIT6Zecxg3y/1d67PT3KieenM41II7jq5yt1FxQj1SzQUY4o5G",
-	"0Ua7gCu9Ud2ci7e8DbgCjnBANh886eqa4H5VZT5rj/LnsxBLErYlBJouF25Jy5T8qu87DxbufaSTe/l3",
-	"4AJpJ5wm5/1lxRtNt7+ERWyxwO91DcTlQ/D/enN5cX114tq2l3QvrW4IRQuTmoXOMeZx5HgchSNVjbyl",
-	"1S4vYNUxaBBbLiSE4AhTl5U4PNb3rosvCeQHEyx9U7qbMxBa0/pkSJegQjtUClDoeCgzAYQ324r/u8vo",
-	"bx3usF03w0g0dDajz0SQpQiMPxdlSjzeqEcBHGhoiwUVnxkMXAYFsaQjrOv7528Bmy9d97mtuyRbpLkc",
-	"s5qa88VFlR7sDMebkYIrHMu1x5bZpp2i5Kg69+rBmIL5y7Vt43sS74FgpcvptZCvi17rSlDtZvuvgrPr",
-	"WWAtZEihEVMeCkWUEeEhgoMJGvEo4g8kRMMFwmgYYXYH348RRn4LzSgb+1ATzUwWL9D+URJWpwv0PGAq",
-	"TU3d/EF6tcc9WOBeNQ59ed26wmmz/QORPSzuMqFby7QCjI1QINs3zX20Y/gex8ufUCF5vLAlrDKFfxvL",
-	"1blKn7QkDGvBZzUCpWHZVf/Y612153JSoO1Lb2RIcEzizzyeYvmsVyKSgVcv1bQrWa65oMTFuojMFaDt",
-	"XV+d6IgBnaBiv95AUyInPBQaUH0dAxaBT+aoz3xd96Yez4I6jNxlI+4jPbFAO34mL4UmDe+ECUlQcqQu",
-	"GNNnWCC/kABAV+zN1uV9J9L6Mn6vfZOR9/zjPvMtMvEhUNVmNMeQPYeysdg9BuftRv0g2RNmZqkgJPaZ",
-	"rxblJ3UTbXINKJJY4L5BCnZBc/4cYZv1mgswLeIr4AgZzwM5j0mYbGFHEILwkN+T3XyilXUAAYtM268G",
-	"jNInmgGNZr2RlpnXZD9bgvmdSJua4tBQjrLPtL85xDVBZCCVgkQjtIO1xklOcBpRncwwJlIBmx2yz0wo",
-	"smqlpiZGJbDruiD97DFbXI5qrV+/1tg8MtHhOZKSvLLkLHW5wNrTF8+ZjSAJo9nBBrAQZHLR3XY9RIIJ",
-	"T5Mh22TgT17tH4KzeBY4Djh6gIQszXrDzelpcHUwiTeE2YykvofgzxsrkNrfgYlcxqvqecGjgVbvBWGh",
-	"GiL5G4bRnSUWd+L9mEjTvVE/MEfuIr9Yk9305NeKRskeLAiq21jTq0BXKvQ4I2McLMxMatIrvdbKXdV8",
-	"/zMn8cJ2XIKQNkPODalTXFozIKMMgoWUwuXrNGM4l5LgNc7AcltAAxbwEkBaQgSK3o/5nvkRlLzX+MHm",
-	"ui2gCUPg1+MJw8FUQxSmMhmhEGvjx0TMI6nhTzsALTMCiUqyGmvSsSUhXxU1QJXPY6TGzBax1Vce8HkU",
-	"2iS+Chm+EDHoU3r+c7O82vonoCCuSjuNfjYZOYXozVrfQKnPW1AvANe9WXcr0+QGWLrYHIZtmRfqOMLj",
-	"FMXaVuqP4z4DZj2pp+tG0cnAucPTlZwb9YM+MyiilUMRagIPeBXISLCEuqXtnamQbgUZpNUyRgpRyLwc",
-	"aZRzwHodG6szG/UD89r36413AvkOFY+fBNopFBlEFIqPA58wIjKY2Po9fC6R326294wiw39TlOb1TGRE",
-	"4piEvRgzoQ55+5qqRv2gDD9ZBWput2Uq1A2UIEVYfD3FrQbxf0X1rVt9mFPrbk1bm9dC/pzobl9bi2sQ",
-	"1L+w+krvcMtKrBwL6mL0bBx+itDRjn9HWQiCvqVEvkN5AwbnR3PgmULk+82PDvyhhiw5+Ux9++3dy1aP",
-	"36vFXNvOKw1yrRqDhlfcOfdVuE44Gy9feJ9DurLqd5sRg9Zp5nKCos49WmQ4UuHQde2QJgzbt1R4h0FA",
-	"ZpKEzyaQw4gHdyVWWG9TjWHR9HsCi98QmFw0IqO42URYfQFIF2BmjSYoA82OR6/AKsfCSR6FCMPPwwUy",
-	"739Hl//wkD+ikdE+gFbOZcN5zhtVw27caQUieSaqgPIs1R7pytO+NjiCMAWPv9bmAiqQA9ec6ZmuuIwp",
-	"+R31znZVS6zgRMpZBTsvfF15KiAOOmBQIccyqqO+uaDM0r1nIPaEc3CgnBwlWzogg3I2nzLz5isaJ7cP",
-	"21pgrLzkVBovI1JgdkwPLJlhLQy4pHQHWIxiPJ5m0idA9nwlFrvgxMLDnpaBnSAzmxFW4hiEM9zkxkC0",
-	"GmhKbzLCQp5M5uzOvaTnI7HNeA3TPH+VyXmsvcys8nQdu+HUOb+SKXA7tHWdmsS+khy2F/PhlEoJEesP",
-	"PL7TxldwN9hLBlfnPZ1FRDcLMAuIrnw80tFDah3/gGxZ6jrmcpLtapygV5OSzAteIiMvYFqE3e5GaETj",
-	"PjolQuLpDEqiGRqmGAaypz6tJTF66koXklciutxctP7MqMxKqI9uZHHKsWJ/GI58Ux12QkwNj3Ui0dId",
-	"wTDuZ/+nQvzbQSZmAXbbJfdXTTItGh3Qfr2ROChZS6TQBfNAZHqptAqepcL6ilYXXv4swmypGEtGJCYs",
-	"ID24sg13V1EI3lT83VTudUs1l4wkcg1OgSdOFOVGUc0Z0WTJyDYxflD/mcdRRsIpF3CKZsIFmL90nuG6",
-	"FWpKlULTbHDK9uAjxg855DpcSOJS4pZIOiscEF3nX5Rzri/POoPbm851zdP/Bv+PMjLlcthdolTi5W66",
-	"MOcZFdKh4y3Z2DoxTMlEbjehNYsp8S8qX0dilTopalvy8Pcjf0CSW9cE5Oe4KB8N+dzSLPUY34mkhW+8",
-	"GvpM90U7DRQRfK+zPfO53D3OOD0grM2XD1ihWWvOAda8z3b8mMh5zLpTgG5JokWSDG3CGZ/HJNw9RrO5",
-	"mKjfUjd8hGOo89VPg7dc7h8v1ihtyFou7cZNstWBXr2WesntTLGO085aOLVez+1GssIjb0m7V90GnQfV",
-	"jXRkL9eOVfcCXKM4cxnVS5cCwU9uDwIxj+TSpSQ8i3lP+nVBKnZQeaj7mFKWnWLfezYTn9U/GCVMJdeA",
-	"MoDM+wNsdiiKOq8xnXuIPOJARgtLohWumZLpkMSiysHgnIKh4m6dvgPPBF2RkUAqTu/yfNjWZVnyt0TG",
-	"IvPrBo7nrincij110Zb5kjxTjAS8G6QwCp0UBSGfZrR+A0BcfYaRkg33BI8lHkYEHHFgLOv14MM4Pprw",
-	"yFA4PTDUL+izlM6pT7kSD9YlFNo7Cc5ztIy/q35xc83i68uRK1SHdL2e8KUawmPka02frpsXz4nJCKha",
-	"jGgspIf8RPfmI669udQvr6YzrK4t/KOVgs/SBua0YC7t/jsB+hZynPqLgy4Q+D7t9n3Ta/c6g18ur3/q",
-	"Xvxgw4uyn04uz6/OOr3OqRbOMl90shkgmVYQyXy9uf3+vNvrQbqD5ZnyPyZz5H9O8u9km7YvTjpLv3Yv",
-	"rm57UP6+e138dt35a+dkaez2be/HtEOJpLQdVd4zlHi/n/quVHG3iV7t98VtL3xVq9Bg4DapbxIft2oj",
-	"eZF4glkYEVf8CEPa+gcvTv1L+Oj2+gxN8Z0p6WXC/TCSnEeZbPsBZn0W4ChqIYwEHTMSIv/q8qbno50b",
-	"iVmI4xCZhAICmXhwG7AhiJSUjUVdkCAmUtTbJ5BV6qZzct3p+doFVxC5ix4mXBDUfHxMklyAJKuZ7jpq",
-	"swXSef6NV/8OZqgT0X/iyxsI4kBm77uqqyK+JNRcR2ZvurLqLObTmdQFodxu8qv8f0yJ2HVwmT9+UCeB",
-	"ggCjHV8N2zKRLb6HsERTLiTa/4B++n7XUkB1C+9En+F4PIcA6mOEhxCaNiWYCeR/zQ7joRS8WugrWCha",
-	"fWba6A08PT35uQ2XWEqcjmMJPJYD+VmRBV35AAMrURaZHXCN2+x4lXT2MOGRLUWMvieChgaujbQBQVEk",
-	"9BCVSX0SiLvrsyTkdW9EI9tBB7hCYJ6tIyz5bC8i9ySyTaiEbE5jek+YW8uRpCZYfxb2DeNQHSu93/Tt",
-	"4xntsHDGqYvDugb9hw5HPIkJlgTp6rGcKT6Ljhk8GPMcmURDHNzVdQ3q8JJFizLn+9qQ8vXrxBJ0gnap",
-	"xl94Xb8TaJZ0gmWHbQ0bUVTBn76XkLmnL8WtgINFRCS5irkkQQERZxi1MceR2HiLmmVfe3oKsCISrif6",
-	"P9mGdoKIx2QzAJmSqRFJVvU5161SeblTkRKdF5qnI/TIdBZhWXmItL1mBGIaiOqXfm46OK/clF13MRzq",
-	"y1VShX3NHLnGtveNIXaVeieNV9IbEguFAI2P9qpBrzJNVc9oPqasurR7Be1d+HjGhew8ixuxIUY/zGlI",
-	"IDh6Xf/r5R7gLl7tXLNHWpENBB/vhAnUna5N2f0iDv1lsijWYbXBT8doFhNh8akJ3zY2Z60HSYOk1uIE",
-	"IRfrTXInlmbdQGvVbSEkmbr1yfpbwvlMSCbNg5A4lpphQzuWF2k2vEajkbbSKR4yJtZmo9FoOK1RFd96",
-	"7pFLPjNvvDp0JZlLtkYP5oLE9inmt+qtj0JP8jYkNnJFGfNPOIvvLWFJqWEG0IvoyEtq5th37aBeWRKZ",
-	"PZ4Uhz4jsFDB+vdzxVlvqBz+ZYKl1YzfETIDa0ZSR2doGDQqRQpkLUSn2mS0xKakep/k9ZnNlnodVUZ9",
-	"ensnnN2TWKSGDvzY1b33s5CeoMUc5d5gnoSQL03i8jyY8phuEFmip8iQ8NwmGpWUwBBfBWebMVFV58Xb",
-	"5oo9HXet2fJEUEuwjuK06+jWcNaWR8cxSWQ3AYxo/Q9mqgGAK5ER80qqscTfUw7BM8/mhl28a/EBEgZK",
-	"Uw+dQmPzlKAuHBSJy3gCv5jffWNk1zKylvVcyxpeYB3E9nyWNIGt7fCla2Hfrvj35lfTfSaIrulCpN8q",
-	"D/vGCFZhBJ/NtkGvZzJFmkSGjmCpVXqYr0MsyGAeR0/vgbSI9zqzlK64SEOdSsqlk8ypPyoyuVYNkeSJ",
-	"ra2r7LiRNvQZMlYVvjnLxWYP88tqbiVMUtAuK9uNIWHtMu2lZpPhOvOG5owhpqVJGbR2mW5zyGpjh2Gx",
-	"C5BmNaXrj38+neLYEXNaCGPKWBmzFqLK4GbjjlZ1MKYCOAbwmnSGH2VXsO5gNXsTuows8OFZb6YspnWT",
-	"AP+V2f3s0tYkgMpscAsAbo/qVQDcLnO7AF7FKmcbfuuQvIUbfp2r7Tza5BQbSYJuuS/JDGKMgp4S9vLi",
-	"PriHCluAexkoNhXJNuRkt8gn6JPbwsWaK3iV63X7lGkOpbpJL0dpHEw4HlNWyQf1Km3pfOmilhtt5ba2",
-	"cPKW0dz+uZ8nkmxVxAeOB4miqluS1CfbJqM1E/iehJDfj9Vfj8eckqnhMIfNu4/x4fQD+zhr/NYUh/LD",
-	"/YMzDw1Ulaom0N/otisDHwSJXSfT1vbzEY8TReTeAw3B4st1edUKBNzejVlAsvrs8ZVe+IXBQ/mF7SPJ",
-	"0X5OzLIaz5hOp+DuADFqOk1jMCHBnYkAUN9JiCIQenaNS20SB+XyQYJXymP5mZLIHBIkbqm1cpy3Q5ur",
-	"3oFG0AIJrmTF4SLrqpXtnmfqv5QuJBEh7CAY1HQQZZn8U2eSWzPIiS4w9ntwH15tFPPphsaluJJZiTBJ",
-	"YhLq7KTHiExn0ji+PFBBnK9W8peIYCk4w55guGSx3zo/pfestURufQg0IAJhk8QMTfECCSKPrcnOeCKZ",
-	"t/dOqKcqiMzC/TLIloOqIY/L3nCpErii/gvLEY+nTtfkF6Bxt138FSzm29QqFIyBFbe8qS4iZ1ErMc/Z",
-	"ayyFyB7n0ebegOWJ6kcjEhMHrQOMlkR1Sc4jgWZYaJ3fh0MF7xiKA4xMJIajxErO2W3Vof715vLiMvXA",
-	"hJfifm/nJ1eWimlzoD8NZj6sr/58zkAdquUL3M5sCY3Oe7Vltpie5cq70znikyzd+WtMUbwj1Z49lDWe",
-	"tbrdSgycLMZVPketbEOevbgvVwSCHWyzUdcXPIDhPLvs1bvdAiuvT+1VeHnt7PxMm+kCiflQkCT+wdZn",
-	"MYZRD82ieZLFwK+jDg4mic+J8UaMySzCAbHpDMCKypnxjPyD7ahvJtE3k+ibSfTNJPq7u/Ulx/FmTH0F",
-	"Y+pzFKKaTjqsNbpCuCP3lHpKwlJG6yqk40UgRUe2tviLa0l9G3JJVhax57aGM9mG+cje3SsyUH+sfdTL",
-	"QuEzi3jpaVffy7eiRGE4WkiDRPKHW0UDltcvMEnie7yW3idzdm0HLT5t4geZjPH9PLgjzvjt9Vqz/NFz",
-	"WYEHTObt6ebFs8+q2JLzSAZPtrnyKsyWVkh+y+lPDLNW8nV21LAUWu05HxPK58Mo45Bia2wALorlhmd4",
-	"R5i4FSR0r0NyHp1gk6a9+Hk5AjXO2M5FLTd8IlBmB13e6MpzfiG6TF7O1nHl0vvIaM8nfB5D54VbB1mA",
-	"T1dQbmI4clDirJO0QFrZaUspxQrbuUtppaBZYKLmMTNVI6Dmr66UMTMcOxphGs3jkjGtb/QNvnfpv87N",
-	"Z+smnlulh4aLTISrUZK1r7plU6WvpziL/qKYkyGXEwRe7S2El7NTpGkyoKI1kg9cVxBJSrEaL/06YAM7",
-	"sq+bC0QeDT0xCWZI6CHOAgLlBt3rjguPugqLrtoq9kVs/GALV8t5BCpGkTFuTHFZsTU1UqcMSrJDYYl0",
-	"Wk204/O7FgLC7+96mSBNHglEWRDNw5w8n5lNXY5jolMqJGWBhMsDDhOJGb9bD+HubESi5hXek525Cq7K",
-	"nEgR2As360ISiTLFkcbBVAfUeRwgtBh89Tkj6U9oJ3XDx+rTHon0B9UbxBbOSIWQm0Qrsrb8T0F/8kXt",
-	"YjkyY7MglHbOEu5BGVsILoHXyPm0G6qtk0gQ+Elbjk1SQZ2qyD7wKISiYDR2JRfJYoiNAjXSFFnFSI0p",
-	"ZfYHh/BurT/r5NnM7rMWI731CjJe1pi+mW9tciRO8CyEwmzG15fJp2ss39ZfIJsotNFITru8q9ukAMOV",
-	"by517dhgZznLXUF3SeXE4KEFwbFA+5++ayDJ0adPnz4pDHXbO/E0JKs2OpIqo9lEO4eNhnoAlI0R1U+4",
-	"SuYP57k1GxXO+7mQs/ZgEz/Mb/1kZziWtCx9cJXErPpEktysKwB8a7djkrmuuaSysglCUCFxSemEE0id",
-	"HZEwc8VOPFvilJE5TpelH+gZsGDvBBpFeHysc0olZQB16m4UzKVxPFzDrGdz3Nq5XUdS3NfLJIulU9q2",
-	"gFFQgi47p0XRZjrFYILlZj1mXGzU48m9DXmiE7M7jUGXM8La3XemDH49SJra+siORJoTTgOXHNDJJDnU",
-	"jXK6yDUq58wyT6DzCqeO5blvGX20hcNzqIcy+eGwVp5ov1AcRJ1CMJ1Fe34mm54tp+uue2vNN2VVBUv6",
-	"mTva6GBS94J5lRxZ+c63+p24FKuJ6tqeb8aXw9y2nfLLWiBrW/RWRH9r8J4LBJYVbpRRMRmkPgbV9/8Z",
-	"upq8BqCKC8njSk3RZuNb4THBSMWThvnSwb3CZtafbJJIr+IbrgcmJeCmL/kyecHW+c6wBgADCIZ99tue",
-	"s7tKD/yZTxjIHJ6CvKozF8FydfJ0Xd9g9TveykuFbf6Bz7UiMJU9s5BEFWjw8nin0O/Je8k7hYEqP9aS",
-	"R6Y38Mwndmp378jVx9ze1lX41FVosgLxXj6XZRvhPIrQnEkaJTlAU+hPMoraZJRC8lkuy6T6QZ3RulrT",
-	"tXJYz6B7JzKqgvr1MdtaCKsciPL3U+oKX1IIDOok6KoakAxtYUonHJsce6qbQDs+neIxhKv6HvIhqdwA",
-	"z0PKk/pxHqrX67uQt8HkEHtBebEVRKu09jbcpJfzmTLVpQSyZXlcF73mJtL057K06gykIYQkF1ajZp6J",
-	"PljPmKhzh60O6h+cmkxsjDyAN0TCcMHpC3uUpkw5ZRCuYB9NolWe4lAXUkn0o3m13Pq66c8hYhkQXSJi",
-	"X5bOce3bqHAXz3KpSzgDNRZKBxOWqa2jc+NJwLg0yQHRhMQE7Qg8nUXqckeURKHwkA9KZQX0DKqLGHZn",
-	"oOl09hHYugZa5W+vMQud/AESXoJHC8KzWbRYrU5cHdzj5RSTxynu85XE7SewYpzYGXlIftpJ807mnVIA",
-	"psijVmQ8A0TMfZUqN9foNldIFTTMJREymF2BPnjm4wBsJUWfmqMPa1VVAo+IXAxoSJikI7retazIsFiT",
-	"qOKxcjE1brW0KcAhjC/0Hrhx6mLvkEt/JTcLz7zkcWf0R3oxAz6r5OaZ35DO439puhpt0XPOpKgxMbza",
-	"SuXwSmjaiCxm2JbqCy+g/lUuQZuzPgnHs6RSq3ISeSlrFZdWIpFb6ugUA7bByDk0hXZVFTZoFuBY/FxO",
-	"eJyrAlVHlyxaWDwHhVESEumndpuY4GCSIuAsKxASrYaLa4mbn7esqNSWOMVPz1lQkWLdZPBAdis3S6+9",
-	"pWtTtZBOA+IaBjx5oCCVTg7iI+AZPDD8ohGPIv6g2QmMhhFmd/DdQ4SFioaBKctM8uvp5UXni492FMnT",
-	"AYaY6VAzvZ7dZcDwao978G1Pw8BzEImpglFyTiVFAXLVRfAyHdf4zUPY8vmxZ/dkPQe8ZHvVDZYuvcM6",
-	"06VmNsBam5RScTBDeay6BpMVEXz+qRv79mDuLrR3Q1io+NJUCgIw0AoN30jKqZ7Pn+saQkMy4jEpQEsV",
-	"arNehLt1L9QHZ4eBNocnsXZyHrN3QrFd1kruHyNf+9kmbeHJpzQy/T3WdhrrRvJOIChhRAQScwiW5fcm",
-	"l6CZR/sW7DS0JYBKhSN1GkLI5okRLNJZWKkwe4l/VXbhZZ4U6TFUkPXzI3qOhRSG/FLhgspitsCVJXXi",
-	"kDi6s47NVAqNgbuhv5vnc429JReJDp3khGpDu71tk0m/jjpa32YCWPCUgPfB0KYBLBZ4nGEpSaxW+X+/",
-	"/l+//9ho7PX7j/ujfv/xu9GXv/yHi8ZlIkaeE2mZMrIHBcbVq80Z/W1OzGeTUfSEM0aC0qL6ilutYMI3",
-	"Q7RNB1NbBNDmhjGelix2HRK13WeWdgaE3pc50dhmly4vk8QxKpN8wFyj431U9GbIeTCsiKamNjsvgJop",
-	"V6JxH7zwQB8pcVsnBGUVIg6zp1qpBEd6j6YKR/FJ283Z8ZI92iXlri9//s7nvQQ4ztc95FYqNQBpy+jY",
-	"BS2jvRLP+WzoQIU8Cknz1Yv/XcP6XwaJzpCBFwNGGqBfDiLfsIt5un13EprNIk8zCLda6On6Jb3QWp/f",
-	"3tZt9QXgcZh1TQs29tEOeE1TNgaHvwdMJWi5QIep5EIaYKjvhu8IonLX6zM/wZW+h/yQivRvcBGczUjY",
-	"stZek/1AjW1Btc9iMuX3JNz1koQKO1nskjjRUNlCQxwiYFg8hZYQ/D5c9BlmWi0N8xwjQQjyNeT7u3pZ",
-	"ijlVSwpiAjocHAk0pUJQNt7VlTkS/WNyHlo2ZbYye3ZzSc4R+BkGd4t9mnXJObIVYIQHUL6lu2G0UYlG",
-	"vwAhmdG9tX5pZrFlOYdKsHq1hdCw0swliosqmgdbv7Pg6/QyZyWzsKuY3FPy4IipEJJOsSRhbwXvvmm+",
-	"8cJpPG0jt/gSID5tIZt4HmAcI6bBkY6kNCY9wSYzVUoZkKhq7LlndpZPsK/X4C3d4npIeDHOz0LVK+D8",
-	"5LCW1lcevrjdTBolC8s5alfnu4opxJTUuGEOsTvKwk3coX9S7Y0oZZ7i84SpEzdv7Q4NeZkAtN6du1D1",
-	"ifOpACWGW9JR3MDGeYJEmsJo2Y/WplKLiY7TzQUMtdDDBEs0wQKJiIaIzxMbzgNlIX9Ia6E1C4HSSfEz",
-	"EOAYZyWpsKgsUyGDgSwXluOBp6fk6KNzpsSZIAbzmZkyo4T4uNqtthhbEpNA5tQhpTezOuscAHpOGMgB",
-	"YvZai9C97tGWJtJdnRJXZPqtc1IJa8vdKi7rxUh5aZ+vgJmTOba32ldd5pILOKjW8ubS1Yq2/3Ir2oqo",
-	"dlkyUVjLRzvYBOJ4SExwrC0Z4L3GGXiyUbkLRStDeEE+2lG/wzu26mt4G7tZ044aEXh31aWMc0/WtyXB",
-	"M3dhr5L81GZLWpP7tLi37YHia8mwyQTVPP8zuUbFeEM+IVtYtoK8cW6br4ov0FmE0lgxFi1amdgCbCML",
-	"QNAuhrdqKpTULncmINqegPRcvVAZXUsMBA8Tjh5iLgmiuvbPw4RPMzXcddSqWE/uslEVWfktu/KKYLTt",
-	"h71CZPuj3ndmp9t75tnje83XfpXhe5cydcVEPZys+SjgUyLQKObTXPbNGbXam1hrISIyjjHkWXiginI5",
-	"CcBphWxhC3TaOev0OoOr68seVPxO1FUY6XRj2ZUQVq4pOiURVURtOeHtTBvqa+acSQjqJx3k7B5KbzWb",
-	"wqq6X5yPtb/ArSCx8FvIDIbYfEpiGhjDXCigvjJhMl4oFj2kYyo1YtvtMx4jq7wXaCfAguxRJggTVNJ7",
-	"4iGMIoLB+cD/b996we0eAzLsM8bZHhhjPG1elRMiiAm5Bhc6E96uaL8m4Clm3UkyIGPGSATlkQnS3gwj",
-	"0NztOuvwZva8cegSTLRhNjYekthwgRok3BF+4CsQ9vjpuVjT4pywxGtguZk6vGssyRmd0lWi6EwJP5TN",
-	"pbaQD9W5abQMrwrClyxAqDH7bMc4sqH9xu6xTiBK5VJnxuVEXbdiyEy6AijenXgfMhNMrRMcwA1N8SOd",
-	"qhfwwXgE6r/2ndH1S1gETMX60Av8q0soK0nXGfBwLVWFrieqIWQYlJiuBwboc2ra5mNq8hfz43yK2V5M",
-	"cKigBGU+rieTsPjVtUPStWfQTffi5/ZZ93Rw3fmf285Nr+Ylv5x3bm7aP3RqXu32on3b+/Hyuvv3zik0",
-	"uLn9/Ll70u1c9AZXnevz7s1N9/LipubVivix2Pp/bi977ZpXa/+g/rq47A0+X95eqGYnlxc/d65v2lAO",
-	"Pvvhl873P15e/pT77bRz1v25c/233I/nnfPLwk8/XVz+ctY5/aFTaAgby/2W/9778fIUPrfPzi5/gW1c",
-	"tf92dtk+HfQuLwdn7WtzLje3V1eX172OOq3TbnvQ+9uV+nDd7nUGZ93zbm/Q+d+TTufUnESvc33RPht0",
-	"rq8vr9VEl6ed9C99JrcX7Z/b3bP292edzOZPuzfqF1jIdefk8uK0Cwf1ud3Vv3ZPO+dXl73OxcnfBj91",
-	"/jboXgxubzqOD9ed2xvocdO77rTPB2eXNz0nWclB7UY05ZQoGias4VhB5nEuV5ummDHJulkvm5VHaUL6",
-	"3Ohcqj4zLCdWWzTEofbNRjsFcAYUVADoXaeqKHLjyl8mNJgg+Ai13SdUtpAfcBbM45iwYOEnSZUp2xtF",
-	"dDyRKMCzTQMkdeaZrJ8SCjnRzuhA5NBOBlpszQKb5ITHKCZSoQI9kHuLsxxzswpjLTFDuneSZbNAT2Dt",
-	"ybqzC3Uv5Lc51wyow7NTOx28Ewgaga/fOM1JMkIP2tgs1FUXEctuWd6blb4h6lqX071m/GCJjBftkXRt",
-	"/UbH2SLJwXwKlWvUJV6rPnvQCU0IVsci8EKgHQdmOEZLLz/n1h5wDtEHIThlGI/GotRoSz2UUs3nJiwU",
-	"rhjjdnol9j5MzI3xGZng6hf0VEaqsgJMIb4aohm1o+qQh46QCWJJ/FrCXJBonGFF4DhSIQNAKu8US1Rk",
-	"tnYPB1zdIxj8ejFDPg2tXzDLuv4qBjvnNbzKTxgQYtYx+Bi4e31rwPTta4O8D2pjf2t+wEXPX12+qKv9",
-	"VrMMSYnxzlr3XKSq+0JdcFfX/d62aGuGraY9X1aMu4bMZNbfLKM4AIIJGPEU4y7AnVXhK+0et3NHFojH",
-	"CqXckVnuxqumc/2r4Ox6FlQMzXAtcO/66gQ16w0blOUp+kdHNNACP5A57U+dYFpF1HjAI8sLAF8QkhHE",
-	"0bnqhamFx7Og9K0364313LYdxHVHidG9YtXs18hpVNiZjezyGg2dcni4kNr4uM1ER8nGtXFr83RHYbZf",
-	"LmtN83B9zBZYCyq83HSW1ZswvjTL7xcOz+37Ac71Zd+2Uk3rjm2o4N68FqXZhGc2uq6Q1dKJvQwZL1/A",
-	"tvHy0gzb0As7l/1HaoWTBXWNT862E/QlE1xhOaneOkUOEBKTL3bg4NGxzDiNK45AtHKpCh9AQhtzRJnk",
-	"OlQgm4fdUxxPn9nKkwlLgeAYkf9VU4wnH4yKX1GCHdRPOxChgBnSUZM46jNf4xl/186s5FibHJGFiAQT",
-	"rvMkjuk9YWg4l4iRe6jHocTUmE/7LFdAKqTiDrpGZCStE4RevNGNbQaAcN/rE/7nDn7LT/ZVLAV5eNuM",
-	"ssxMl1cjKjCBa9XnwewmqfVTUEPH443yikNczxS7jOdChpSXe/YQdl9+YOXzprvQMqx42SBVfMnPg1kv",
-	"xkzY2qbz2KEwmUg5U89V/Veg2+sztKOj//AwInvwVb0nIcjuC9JPwM1Vs6nk71W/7JWHteYIDMQ8eSsC",
-	"d9PSWQJyR+ApQTv+//2K9/7Z3vt7Y+/T3pev+17z8Ok/IB2uIGGfgfnZN4VEfDThUSggJlKbJZD/30Th",
-	"SS7e6zZ7UI2Lx33m/7eus5v9UEc/atUGVF3Q1hpTwreFCAvihU59IPssBmbe/4v5n48oQz8QUz3yGAkT",
-	"nJppMMTBHbojZGZsBwbFwlSJxSB7qPuNpTt8ct9qCmDLTigKeCDu0C9AlH+sfgop97WZKskSqFaAJY+R",
-	"IFJoVc7p4PzkanDTO+1e/n8KQPIJR3LDKslW/0cIXdEhpNwp5NoM1uuqm1fwugpXOFoVpnkZYSiuedsk",
-	"ocx3naRmNlcZvCm+y4eiKXYiIqKk8F3E2bhH4ulK490UPyaOuNY3PD/39/NwnFb0IjiOaOp8KJB2Z4Sw",
-	"XBxMUgmYMh0DIfoscVxGWKLDXHVY3QYl9rmPSszbbdksH0TIxPxm02ZTqR1RISoO8OWEx1Jt1GzEPGgm",
-	"ITF5n+Xr21hvq2wOEbDXajHaeGfyiBTse800xa5RVmYTkubUtg6f0TK7qG6aWHQd6S8Km3MoFavdSHrG",
-	"zYat15PdSLKvRjVVp4bhl+gKXp6Qt6ojSDesnp1X72sLRWbSeINXwB3bEP0Kq/wjhb50U1tA3ItXYeNz",
-	"ZbuzOTFNmRw8oyX0z3g16yRev1ME6Lrq6u2MG7o2cWpMqDPLMw7OrIArGQcfCrdl7qUO/2QWbapsW507",
-	"+VXcIjfwe7S5J6gpBeKmzNWivrIehMZ1MNne6kzN8bPw8eqTfeaanctL4jxW4PbV8zijie22LWB9w+HE",
-	"2exNjxtmUTTOXmsjw9fVwUuXkS2wWGA+jH4qFxBicvqkCQX9r4BDPJtZsIW+Qmo29ISefO1joeNaRvSe",
-	"IDHBM7KsEculcUv+UZo6avOskxk+5LBRpVBgJqHYpjUGc3quI4eaK5drbvlzEX8tO5qXJsMtltMpOEXQ",
-	"KKImDbc2rFr+0abRQJInFYDSxJQVKm3ly/AUsnakzHmaBMYIEAqCdB7gBPeaot9J9pvyajxldX1MNXGT",
-	"NCczlBJc9PBxSOLjpDqxcYGHTjFmlZMK9swi1gaE5mrp5C7JeuCsQBTXlpJWZxH+DKEIdpslaelKycRL",
-	"nf83cN23K8zGrmVReLL7dbfzUs42c8/b523N4JUylDpQ7qOsuH5L0HLXu4kYVz075bWO1xAIL6enXE4j",
-	"7uDOCpmZubQaNCqJmOGgGEgJCUj/cOk1jZ5x1C0Zk5Lc/eeOMtgFt0Yckweyac2McUyINN7NG1TvZQGJ",
-	"JaZsfbHpdeUzzrWz9vJ+IK/Yyeo6gUkltRx7U0ZsMuXuXKU1bN27VH83wWkVvErF9jgLSB0l1Q/Nr1Nn",
-	"iLaHBJgVaYz8aVKFjwqEh1xJLA80IKBDK6ktN5NO/uBmgmNSLO8f0RFRzbXb50xnUUkzFqbE5dOn+qej",
-	"/6zlYzEbe5++fN33Dp76/br+o/n0n/+x3gCSO3DPdaHJNpxPJSnIvrm/ynmxfrt9aHxGGKbqqTE5ifmM",
-	"BjX1CPhv6j+cj4Ez4lGEp9j9DpdrvbuSds9nJrOf5Yg8W/1R5wczWb2ti29qs9UYs3oayfxG1xnLs+EM",
-	"YCXPdbdnXb6bac4jN2t+2Mq5Zs1ixSrAivSxYHFFGI6kdeQxmt+McnSv6WBsp/gxVZ7n1KqNdUEhpjOP",
-	"biSZiTIf5UzVyCleKDyR1IeEYBfgWxP97tExaiA+GpFY9BnjuunucZJIUzG3D1ROAA3AMFBNYEykQU6A",
-	"kpbU36tVxIotUIxyQJ51hJJMwR41j0lpx4ZTpphd5U99ZQcXhchkPX1ebE1mABthkwmVcZX3wtOy5A4k",
-	"AiOJvkjgXcI0bsAk0s/ljlhb6aGK6iKzA6fmIi14Y3QYJmpHb+XL6kMtRu5Qdo8jGg5SbY39Bc/o4I4s",
-	"4BcxH41oQAmTgxmJIQeWxuiAIwaMy8GIz5nOwyAnPISfTIQcLG0RcRwOJOeDCMew+DlLUM1gSkKKB2Y7",
-	"MZZkAMESA/KYxC5CZWuGo4HNoaWntn8B8RvMGb7HVF+BC/G4cuqu9As3pFX321OXhSUdRtZgq/UrlKGk",
-	"MgCoS57pSZ6F/eKll7uCF8Gl/HLTw5orHCONR2zyc3q1yU/ZuzA/afI1KC6oeMiKCVwu1BAp1rC807k7",
-	"tqVtoxiARTOHremTI39uWU2zrN8DNKIc9AtbqnW2tkIZc1Lc7Kq0+4Vi27IgBcUdFFjtvqDwWeZ80zJK",
-	"/IGRcDBcrIuiUeuqmFLGUUspmcUcQTkQw/LcxjQrlVfS8mSByWFL2+TEMmBc3G+y1VJJfvnQsyEKBS1S",
-	"eqNXOVtfAbohYkxe5elZFjTVAV2RuLwFsObdgrtY8ftVWWX/YsRoZj25rrl5CstyndUViQVnOKJysZnK",
-	"A4dqCHpPKsRT54pBezVha1EuGb0dqedY1ZYxpnLTtbhYofJEBiYvAdqRBE9RMMFy10MmLwHamdIg5sOI",
-	"j8eUjdUHk7sA7WjOAYKqZ7NcbptMpgOT3iCT88AJo+DB5dT5j+h4fapb1ftEtwXXwhVOMRZvrh8QZBpn",
-	"wIET4rKL2Azk5pJ32BiPyTRfwCyz6mCCKdswxD+eBbdx9FIHScVfyR+xmEg8Fi/V2OhDKpV9tSNfEhKk",
-	"bbL6N03M0orv1j3QekNr2VjDywa137M37VVpqmXfTLecgr3oqyh4hBkuFPvZP8zpSP77V7z3z8bep/pg",
-	"78t/2Y7Z35zJq6zgnSbrcL2ceVzGutgsFdhYRKhM5EaMIO5qVKwJ5daoVnlPy6qCkjiezKpdb8xy2T/M",
-	"aUigxIjDT0aH753RfNBL3i3O3sVXh16ZGrdRk3kPXNGmmC0yvm3rA1unOhnGCuevWUxGJI5JmK5l9ZBz",
-	"QTpT/g9anmAj+0qrlL+4zhiiFBw5ThPfj3PVPsstgLOjRtWWn44qtSy6BdyPa3oaPYQLQNY7R39d7lRS",
-	"Y8DCoubs78hC531LskLTsI4uIefzHVkIcFxGo5iQPZ1U2hTCOka+8T8GBe1DTCXZA1vDTuJsjKZY3Alj",
-	"BwVvYmeKGEtV1wXKF3LvKGgMZpU8vNMeZs3rCNkyubBUfp3tzrTLzml5hXVddbO0pwu0b3gsL+OCAheL",
-	"oKav28mEpGFGz3BczHNgVUWLbGTTuuCYMkxvVINXpbkQklwOtkkulB80jzpPUmnOUqu1FWXqDZfSmjKE",
-	"0Yg+klCb2ytb1QukzSFy3ZNYOPNhQbUIynC8eCeQaYV2+rWQ3PdrJov8cE6jMCF2nFUJyLATekunnT0c",
-	"J0aCTbzMPpwexFYtwzr8/ZQzUlLeqmcrNWZqXGnjqoaaJBlYaXnIsnR8ho8D+9c7UVq8/RUc/q6Mywe4",
-	"iifpD1MfvwcsjEtgREKTDVj9JjANEwdAWzqoxMZcQSubST2wyp8s662w0hnBjAcpKp53mTqbm0nmQSEA",
-	"QT3oOjrhIekzP5Obx28lB0YDDDRNSYFgjdIjmrILaCeIsZiQcLfPzNmlJw0+lNpBzJSVTP0rwWlfoBGO",
-	"bUw99OmzMdfRk0k+rynXJkvgX6MIEvC5iOdmyTe2eIXlqtZNSstZy7GtKCcVt4EVlCuexFdjQxU0xSPE",
-	"dEoZltw4r81mxkYfgtJh1WZSXGDXvXrvKbiZlM6r29+oJrY9uEStbg+Gt7Q9jwZKVFnXR7tk5brFRIAv",
-	"ybqO19DOJARJIGih5Tx9gU9e5aDlwpbXyZdLe67aIbvh6n3ye63SK4WOau0z4AFCc/HBZDgzDTwWKLKX",
-	"nb9BTwPx8qvKMmKFc1+Rah0emGfxjpLxYAHHiVdFN/QNb5TirZFO+TGfJukENbmgbLwxHUwJoJerKKf+",
-	"rXaqV/hOuDPJvwadKUdUGch0qG5GMR5PMxWPYWfHyc9KpI7pPeRZTLjB6gX8t7jVVbVeXS/KsdfEuVQT",
-	"SXGsqI/O/JqQMKErchvA1aUgMyQw9X5NrfKGDkO1VLF8PjgeQyD7Wv45k5AnMS5tUNVne0edTeCRrn71",
-	"wWfR0sqjN+yDbw+YCquxKRZmqFwdrvRM+F1p7lOgK7/fMfK7WjJtyUFaBWxWBl1vZ1gjfC7J6y/K6GtH",
-	"+5Om9J3F9B5LAqYQgXbGMZ/PKufxDaeUPSOL7/Pz/8LyuuGmxgGbtvdE52/4HdL2Jrf+587bm/OTLVMi",
-	"5pJ2lL6obJ+jhmuurK97QRX9+QQdHBx8Qre9E23lmGbCN/Kul81G88Pe/v5ec7+332g11P/V95sHf8/F",
-	"bmBJ9qQOOVhOm5cmUUs3kEQ3uLKEPIcUhUaZqlNJV9AUuxwjdM4HUxIZGCccaW9YhCExKJpgFkbgEumr",
-	"NoqHg0LMJi3kHg39/PGpVtvJYFWFVLi4QPVNx2qCT6DAD14ZNTtG/te+5n/7tRbq13SCRZ1QVKdV7Nee",
-	"fKPsMlK92mFFl4slep0nOrlbdFGgTHmurOpV52zVqmivNpzTSFJ3nfqifndjW+oZvSPuS1Bfr4l8IKTE",
-	"zKqtiqW5zvXn1YnOdRtjSCox/XAhP1uvVKcdlGuihgyiypXQn3pogniMwjwQH04Krtf7e5++aJfrhnf0",
-	"9Ot0En5xWhK3ieL/90+O200c58pgKre+MFETGiyi+E3wZNNBc2rzMIZTUntemr3cQhyoxpb9vF6RS9h6",
-	"iNOAINs+tw2ojw56waMGCnUFCEqEQRy7xyiICJQ8soXnaWp7x2NMWUlypxUeGFrbV9lGko29vSERZEJz",
-	"GQWKWQkfJganB99Nm3eH7MPs42+NWOP0R+dDmIXPuCWTDapKNek4qiW7z19vemJZYMku6Us5NL8kT0cp",
-	"3F8qJtnoZUFKpcIYjKzMqv35klp0U4KZQGns5rQQQdV0MkkFGK8AB6eZHnlIS0LGcrZJJ+BVhbckaCmO",
-	"Kna7vT5buv3cxa+4yHVplJ6VprMCYKbDr1/cyyxZhY1u26KVDg+FbFZp1QFmDeI2uNDTbDYk0JrLgE+N",
-	"YUHhR0mERIq4mmD1wivSH7aaZBWWWaY31HtQzK8wjswpc4s4M64EmfWmaJHcS4MXw33cHB4Eh+ER+TD6",
-	"bvxx8ukfUxdeXEasYfkId85CBljItl7MhqegeibhG27ylr8cQ7jqZcvQtlQbt1CoddLrXSGdkt5iufzg",
-	"+RKfVKIxl4hxG1XjdO5m5PGZe6+WHL9QtWlbCS0AMVgYTGJDzJK8FOLXZeItPMlt5DYqvvI/OL+RY4fb",
-	"QpLpkb0apsyR3wy5PnKSaws229jfa+0pJdwv5TBTnaiuN2qTdhTgzavNGf1tTsxnxX0UVpMM6opF0bhc",
-	"jYhwwpaL+VA1GxKBJAdPWP8vRqbPc1hWwP6LjVqqp6ES+m/DQyZ/20yL9m/9pgc6hDlT+7ZuU4CE2mrC",
-	"dN2VetrQLLauUKRTlF/CMk5idkehMs/InER6CCYriTjWOWc4I+8E1NbQwhfU6ZmzkMTocc/W/MiV3fuT",
-	"nscWkeCfBPltDem9JrK7AZ/GrSzzFyonerjXWmyPCLm9dHIGMqskSEmbfsMptjLCmAvlLiVrrqO2NImt",
-	"DBsJIm4YxkRANZKYCB7dAzZG07mQYAgaEhRxPhvi4M6zRiMPRZTd7UU8wJGHpvNI0gALqWabMzEjAR1R",
-	"EqKdOYvU0GkEP4rnTGgJxCTstYXWoODb4Oq6+3O714Hkvbt5lh620Xr/XiNA87tCV++1snxJEF9B2m8B",
-	"Oz5PmbBNYf6Pld5LAcrQjo2SMZnkII60M2DKNJKGLUT3MOGCaC9wZEhLznN2fUL230nZ+CdS+n1bqrwU",
-	"Ir6shbStUCsLta9EqjLE0GHLsMwcYDYqBRJ0zCgbm7TsXmp5Hy6QVmUiMzAYBq65zP6kJ0rKCmzwCt+e",
-	"hYnqcKSYf5gIEgx89F9oiAX5cKiQ0kETxZiFfKorM2lP3R/P2ycQHkaNkxoJeAh3Z4o3fWtP0RzJF1ei",
-	"fkGCeUzl4kat0NRZIjgmcXuuA7b0X5+tIVtTW9S+6iKd6mKJ8TCfPOTj8d3Az9n1sEQRUazCQVPfQrPg",
-	"wwQHBfAD06aHDdn6n9SKKRtx60uHdYC4tlTbtU0xZRJTRmJhzi5lH8ZUTubDDN9g2YelGCn9TL0kRIp4",
-	"udRWWqJC7a6pk4l2TCrRPQiRzmxrt8+44n3+enN5UUc2lgQQTyLo+V9R32Kjfq0FXvse6gNaUn/X63X0",
-	"5Hta59lnaQVGV2fNt6CMAV01UDDcr6mfzTb0H6aWcr8GuUy9PiOPAZlJW0R2huUEyDeHKDBb9U2gHYnH",
-	"6Mr+udtC/nsoWmHsnn12fnL1TiTV5bwkGOedQO1mGxEWzjiFg/P1HYj3Xw1ue3qPm9jf7TMNOrAQ1Sep",
-	"OacuIFu3zkuy4i+lHekz/30wwfJ9mpZTGF+J9+CIIOyal5OSCE/nNBF9ZiIuQ7QDp5072dx5KnDV/0oP",
-	"HNLMmBPeNXnNsOwzCWxQcqbvUBBRgKUAM50kaUKm9T7rMw01SQYVZDCEQL56pjym/4TfW+h7eDamIGX7",
-	"qjv4qfM3U4eyjn4iC+0INsUh6TOgVr55NBDfpxGIf4ww8mOCQx/Q4BQvtD8ZeKP80OllUrlkVpdJkQJh",
-	"LzruEgU4BmMrOMxiSfZ0UV9T2SbRQasfzZLgb8ASMVFvWRFSqI1pYeadMUvbnGFp2g34edfrMyyQ/797",
-	"icl/7y/6zqmG6m6n9xn5ua8jHk+P9TYxOmo0zBVN8GxGmMi6tcIcJnxWTUtCFOHgTtjbqnm1iAbEJMox",
-	"qOm821vCRVyNDF4kdR6P35tO4r1qC2KojDJYTUdRnmNmYugVnq1lwsRq+/VGvQHuOTPC8IzWWrWDeqN+",
-	"oF0mJoDazUtT/xy7iKSSJvRVqbsG/yJbBhijGeA+iTBS8mkd9dS1mhMVPJamjCWOSZ8NY6iLMVwgn4Z+",
-	"HbV1b/CSMFcJufxsUHtEhdRnl8CW4nFgQbrqrU3XRCR4D/665MQA6d/BrcozFVVBplDffpuTOEmm0qrN",
-	"dOqNtIBqYlXdX+du4a7IC34jatSyGXWVa+eUkJgsk3Nt0xWAEdvQILgMiNzCci7KFpMYOKpVkM1VJl6e",
-	"/0bd/B1ZHCM/4T98k20YDEmly+Cx/H6x4TJ4LD9DffKyleg6cpSzY+Srz5WWAoCbWwmOoirxL0kE7tMX",
-	"L71SHX77pH6zaBCeXLPRKCb5nkF4mVrv+38Y5jrReWS0YObV/vq1ZkiEOwPJl5wIsMplUjHPJgOYNnN+",
-	"nB7+1nz87u7Tw5H8EDcW/8TDIEnc3KqNZ3LvqP5hT5I4xvb3NBw3zW9oTrQXazflthBUSGyjp8DWB45y",
-	"9yTHpC4t9kgtttFo/B2ONq/uzWX02S8m8FEPKpuwZz+fn2f/KSsiGkPGBiCYUwMDQ7psfgdcl5RQV1CX",
-	"KeSWkp3EG801qenxvtj8ycuMcG0JZPVR0i6FkQSRm4witF44S2Qr7We5Q2GUyntyd1oarcK+ljvAxR7q",
-	"9+rqmbzr99/j0GoSocv++i63DBuuTSssDpuf1nfqcX6O2cLMBUbwoyrr65osgGmSPDGfTnG8MNQVJeRV",
-	"p9X41dC02hfjxbnMJWjRSKTx9UBuk79ALgHPXKhDhZIaC1YkQiMK5anOjTqQcYn0DEMSogmJSUl1z+Ei",
-	"rV6HsK4UVe8zf0i5D2zqkCCMBGXjiNgcssDqJ6X3CJPAjZrGmcQ74rjPIPtwZmrN3FDF08R48V6LzcAq",
-	"1lHbsi48RpADkI37zM/hRd84jLlS2GaSCGDbH+nuvpIMcNoi00kn8FNzG77dNzpVqMuta7vr4+kzSMMh",
-	"EJUeGqqTELlcN7bcu5cpzaqOytR7RzjibNyCkqmL7JHEdDyRJoI6Gc8z5e1tSRlom/i+1vsMchYosNB8",
-	"+84+Oqff75pCiCMOwdiScxcHqIGtbaoUFVhAF+inTd53QzKdcUlYsPiJLGqaIMP7+Z6Hi81o8ZBy9Tg6",
-	"jzMSQ7bBU/KZpsJbzav9SKKZMOE2YLJVhC9EUxzfEYlkTFgI6tB1JFyrFpRsrTmZxBIx5jgSZhERpiw/",
-	"tPZi1WVj0gr+rV9raqE1r9YjwYTRACvxGUcLQWEx2yTws2JCujTN3K+1WUwCKnTWVUlNdKJJJ1ebxXxE",
-	"II8m1uGwEMU9iilhYaQYNZsi7tcaNtnDoeGERLPRPNK4Sr9xzSUlKcpsUrFfayZP1Zdc0jDzYyqU4Rmt",
-	"K1LCiNwbEonrukU94FNAnommUztgmtMoyYmlAE5kfPwz2W1MkRtYmdRnuRdMsLR3ol9AJz9bEtAE3vsG",
-	"KpIfU599w9Vkks0UPPZNWEHeR792ONF0bwNuKO+X+5TXXpplFHjg/WfywDPaMfK/ua7W+/dggpxwIVsf",
-	"Gx8b7+/3rSqpAmu7ZU55A8b3ZQyoPvJwFQ+aJlaFVB+6wxsb+saGrmZDGwfrO33m8ZCGIWG6RwXGNU+E",
-	"u+xWwAs43K8w25XOgt3j/AxyYEO/oypbS7I1nZOQ4p5Ja3HYbG664GsyF38wm24shpYHWuLTn7zakgo9",
-	"dal3lAWB37OVPBLDZaEOWlKaAxgZHaPkKYatz8ach3XUNoaQvZlmVyBiBvy2BYrJSB2dHvywcYBOO2ed",
-	"XmdwdX3Z65z0Oqcudk+v7Zns3ugcy2BS257iJROUkKMR+4ZGgIJiA22KTauv7w69W6IW7zQnDckqBVLL",
-	"QA9KHjILqa8iNC8jK8XYh7VkJbOkN7LyRla2SlYO1/e44PIzFFAAmlABrV/FEFYOjl6fIYDiD0Xqp8aA",
-	"XIbUPbeF5prIeWx0Clq9UsDgNpLUWJq1ekChY1MI0NNqiz7jTOF1gfxfv/jgfP31ya+jn3E0J0Z+Rb4V",
-	"XupJfk9tPhR3JHRh7x+IfC7qvuCMbBt9r5PZ3cJ4dS36FiT1qqRjWaL/AunybHEwVzmwg6WqXofNtDJW",
-	"bR8I2H9CFMDvrQV4sey/icT/O4nt5YJ4JtPsaffm5PL6dNC7/KlzUWvV/mL+p7HDMy0kLyL8lSh+gcp3",
-	"engtAYM2OSr8xhH8uTmCg4p095yH4OFd+125iE15gj+KsCcWihKTykZ0sW28PbURVFFHZz53HBChffsN",
-	"vbdVf417BujegV04Np5c1hX7jpCZNnL0GThkizryje9uNi+gy3UbB3KOo2hhfbjBDNBnfoK0fDTl90TY",
-	"uqNJcgXGpeZC6shn8yjyM+Jivc98jQdbSKNBX2e/MUaM1MyEgzttefLBHct3MSTaLXgb4uQzzQYFamip",
-	"G4+nOMoGwNYoy2gHq2PvfCxDJQXsM5mpxMX/19ymki182a6uNDmP34UIFl3RV0q/qfVLr+yNOL6Jy/8u",
-	"4vIfo7X9g0i5xgqbKV7f4yagnBfQeafTRQb9ABFsN9s2qm4Heje1TjFxkt6vN7zES7rPhpQpZLtbR+aI",
-	"tKZRuz4bR+usT3XiUt1utvvMjppxjVZEXLtyapwJrsDnUMtStJB/Q1hoBE8f7dh0WP5XicXdk99CGPWw",
-	"uFMMikL5pM/8Xvvmp8FNr93rDE4uz6/OOr3Oqa/jwjOfPre7Z51TP81jorPCqVOhUvSZyW1hVK2eYVhw",
-	"LOkIB9K4HKSZjiV51Ceh2xn3hz5L2y1VtU4673p6mzrHKWVju98+21kq2S48zaD5ip62fITT0058pfUa",
-	"TKo8KvoMIz22rWKjk9Lbg8seyy+X1z91L37wPeTbvWro9UWfBTiOFzZ9vc3HnKYttvmKPZMORBh1kq/+",
-	"eTKZszvfA08QhjAyzJkZHEmO3BeHeJy/U3Nxu9pZxP+BSLUPX7t2K6gAwwJqHqIJn8ciydLfZ7rsr+Yx",
-	"jxGGxuaszAuwufgfJjSC5PoPWKAHHt+pTccEh8K5liQbDpYGjIzrcLOBzAJ260i9vEb9AOk6rSJJnP1e",
-	"EBaqA0/+hrvyDResVinej4n0l5KvSjOifkpox7+jMFLEH0gcYLUv9SaE12f+iDIc+TYeA47CgLhmPnbh",
-	"3bUthEJGSMXbPcpuqB6eRFMuJNpvfkSzmDKJh/noFMV6w8PJmn5M8QOumGvcxC0dT5CMayIKcvWz0sxC",
-	"fWZekYeswkZ4NkZOeKZms06Ix7QvZ7BAAZ6p8dR7UmgENnOcLWGSjSOe4jsQK/SDjI1OlMo6Andotco+",
-	"m+FYQrbdUBtS4G8PwEFhC/X8oOUu3I/Ed4RZrWmAo0idCOTrgxRwxm/duk+pZSKzSu3UVEftXEp1KhCW",
-	"fQaH3zz64Dx8tEMiQZC/d9D80Gj6uwlw01ADJYUK2EZmgk/vFLjsHTQbjX1fXz0QriSQAiKv0jAFzwhv",
-	"IcUm/YZBYCARCvpPAkm9k9IVmXgdkcPuye3S2MAfsTpmcPLqM/NeRRaz6UClBPRhjGaj0YItf9do+Lp2",
-	"q2q/q4AdDsL+ipGRuhSehS/7PtqZszvGH5h5jcmnpo92hjiEW8dT4aEhDvXt6hYN6AyHq8aG2svJp0P1",
-	"UBIcL3mfYYbIIxW65gcWd0nTI1icJhsKoJIPn4DK9Znfbrb3ftZRGb4RtuUEM0WP4fQb9YNk1Qc+2rFl",
-	"mnet+AzDNUwmFJsJVm0ZJGQcKdqLp9odUou+dQXfiur4EFY/uLjsDT5f3l6cmkGYXkYaJ6NfbJ/51wob",
-	"nnXPu71B539POp3TjukDMSD55+khM/ztRfvndves/f1ZRxEG//zytHM26FxfX177u04fPhxF7WZ7Ywm8",
-	"3Wybk3y+EG6DXRSxAY+vrKIGfvRqoM6wSdObXk0NEc8CJW7WG0mF7lwXDWa2T03ByKr0utqvirAwv4QM",
-	"k1Rcxv6KZeS7pUvJlG1PcLVaXExne4fNXA2EVu3TaD9ohgdk73B4hPcOgw/h3kfy3WivgfeHzeAgPCRH",
-	"Iz26CT1Q40FOMixRyNGCz5F6+ncID6EUv4IY7ZlvzB3/T98aBzX/9eVZZ3B707lWZ7GBl1mz/VfB2fUs",
-	"eC0dB/RgVjxyQYipJWYxjywATVJ2Rxfb18jGhJSrc/tvE8Sj/lMfcz6OCJ5RAUGo+s96PAvqgMe7bMSh",
-	"AoiSYGutGm7iPct713k8ruUrRqmldCvBnzohHb5dAz4oQRFwR6ljQi+HIes20HrpUUAGiaUnlQHMBOtX",
-	"AOxMjQEzpOVhNeTZv2CrwL+mSiT75xKcQkk4bXaLFOOhiPoUSR7iRb329EVt2/1IDPdizUp/1mfkbXL7",
-	"VXYyFeN0kE+Z5X8Yfzf5+Iwjzi8aaMdGq7YaxXUNs2kEgXG2QF6QSXKZdVyG3f36UfPg7xpBPQtDaRyk",
-	"Hwd5lO9B8tvTckE+wSRIgehr376Ffq3VV6+hX/P6NRr21Tvpm4fRr7W+9uEU9L/gc3/dscBIKcsOPfS9",
-	"wxd9ZHpALYGrFssSJTROjk0v02kRb/y9DyeneNLNd5cXWtMdd7exVzt4firTUFddU80URin8BCDfVzDf",
-	"hxuFzyc4mvah3lO/BvHBaiBt+e/XEpnZ/vZvcSTm0S+dCpjb84cCBPu5Z5JVPmz5RNY+iASPVHoSGpfY",
-	"J1HbAJvozCcaZzjsEG2H4mjH6Ix4rEWuXVCbWT5eWP1UosJY1k4pHmdp3LfQxTdrxdatFf9WFoR2M/Nc",
-	"dzLssYdcmmMPGZFjN2NuuEr91UotDu/rDySK9kBA0Q32AhyHdSvrOH0JexmFllqoNi+ofm6Twq5nlZep",
-	"OaAPIhEoMpdNAi3kKwLiezoW38zsox1tth9S7oPaR9zRKBKghPGDCZY+gl9AecVAzTcjcSZ+VFda2fW0",
-	"tjFFbwGe4SGNqDQ6MJ1ECNkcR0hnF4ICXPk8Rrt9ZhVj9kCSW7u9PvOQ/3WIBRnM4+jJna2m3mdn9I6Y",
-	"rOQ2UwmiEjFCjCXBTHZcppABdd9h4xAtq3HMuedsLT1I0xGHmTLQprAetM0rojS+SNR69gL7DIs70UL+",
-	"fr3hox0oBaxAYb/eSLLRCMLC3aSgieoNX3Ec9tmOnzw4eAYjHBDhQzoPa2/IHiSQpKyFSqu8GvWD3WPE",
-	"eLJKHiO/UT/wvdy0jfqBgU5/HkegeprFZETimIS9GDOhFqKAzc5gd7/roYcJDSawLpFUoVSQ51q95Lyl",
-	"JzIpMWOBRkQGE5MZJU5La2t1tz1bCIJNjw6NIOsvBROLGV71iEmZ72yzrUO8MMSEvlBZ9iKFyP1+XrLP",
-	"AJPaYVaoT16dyVA3m4vJBZd0ZMZPQxWTl5qobUxgc5fN5vKch9q9BEQn8JutpWk1LudyVZtcvfbyGN1V",
-	"nicGS1xr1dI0SbkhylKjRZDj+NcvT0/aY3RNJrWJlDP175tcw2flWMu3yCVO0xmgjMIR8KojWU4PRyZb",
-	"4dJJ1G08C7i1Jid2ov+yNEn7vMK2l18QTGhP/Xttd661agoRXF+d6IyG2fepkxfl8iO9JLYTLPBP3qZL",
-	"0KmStrmEL9n0THkJofmxdfSh3vz48e/FkFvMFhUyz+QwxbpSxe1m+4yMcbDIdPmy0sNJ4biE2ANxt/al",
-	"BHlbkgOxAIDXd3I4eoplMCECQU4Fs5LdN3niTZ74V3LzbbZNMhJDsV0s+/Ndft3MvjWpl7L1t6B+10kr",
-	"Rc5GjyARJUYxZkrWAC58wudxtEAxj6L5TNTR9/PgjkhTChZHdMx09bfb3olxzOAxCvFCaB8BXWQccnFS",
-	"JpCvxvRTRxJwKzCfJPc1j6R55CFMhIZQq5Cl5Q48m1eFEZ0rvM/+SWIujhEEswgUwC508kQ9iIDc5mBq",
-	"/w7WpnadLPbgw4c+s7+q/9YTQ73wbVE+jaZoSMSxMaqm38BBZR4zYRKzQFlmhR1xkqMlSX2yc9Q4UJMe",
-	"NZq7WiACr5+YyHhR7zOrIoYUejqJIGVoKo6VhBMQJmlEBJjkTVId7ZEEJWXB46XPzJbROOYPaLhAzcZ/",
-	"mpySJlOLOjPK0H7jP+3lk0ccSO20vSpqq52A1ppce1B5PqmCroHJ1nI9Tj14jE+BuvgqWdjUhnN6sgp1",
-	"XR1p4DosLF0a4w9VViL5FtahHxJ6oKGcHCNfHUmlYwBR4R5ioSqqDO21dW3PLaaeg0txB8HZ4Gc7a6um",
-	"9gicdEwNF6hfkk6smEShffBqs6OGfQo9iEb77vCofgCGnFiunk+Xlb8VJKy1PkGaf1PDV9RaB+oa7JyN",
-	"7JxNx5z7je+a9Q/uSffLJz0oTNpQpy350gAH+QEk1ilngnyQXtPLH5JOy3SD74k2u6Zb+JjeqV7/1xq+",
-	"H9daH/eb9UPYXnKMs09Htdb+0eFh/cNTfvH7zeKR6b866Rrmuj538wWJ8ixErvOnj4mSHd64wjeu8F+E",
-	"K9TcYJaQWpYwH5u7dbYwLdYkKul7ZxGWiq6hTEcvUbUmX015Yt/oAn2dWtm6EdMAo3jOIEOzLV9lXVR1",
-	"Aj1ZR77Rcvomnz6k2TMebTRULA8we1o1ls4seaT7t9PfGLfT9tkEQ57bWJIQLQi4SPp2L2zsG1fglPWl",
-	"woSToR0eI8pMFvVd7Y0MIb7QmYR+6kZMBbJxSGXZiU8yB78tomvqJPz6tWbOLvEz+66x3zw4PPrw3cea",
-	"RtSWY9FqnMGERDMSD4ZcJpUl7xVnt0xTD5ut/Ub98OjD31M3ENFlikKkf1/OZa21v+/V7BWoqUhEFD9a",
-	"y7gUKaJPWbCmTr/1zUhOGjQX2bkbhakbuZnTbHnJxDZzYhATACUlH1CGinkLWsjGXbevuib2eqMl2xoY",
-	"+vk9jyqmkLIuh2xPO19auHqjj2/08V+EPkLG2TzKzBDI5NfXII/y/8/et3e3bWt7fhVczcyKfIdWZMdJ",
-	"W3nd1XHsNPVt3Lh+nN5zy4wJkZCEmgJUgrKsyfJ3n4W9N0BS1tPv5uiPrsY2HwAI7Pf+/cR1vjnIxJUU",
-	"o8do0IKCvnIGUYnrHOIGbKSHaQJ5NCzH14lIqTpDFq1K1rWXaW59epehYrFOhMvZ2UcFPvMU8zR1KTZ8",
-	"IKTS3J9HmcwR/hbr81slxBgzNrnos0Gm+4McYzW+76me6VQYFlndQjwZMJ9ow7USoIMCfyqgY+PeUF2a",
-	"UGUCiAMSvBg7PXSnIzLqDsdwhMllH1gi0DNh9Z1SU0SoOP5+w+p+6NZwLBRDY7XyNE18jN91Hz9z7R4N",
-	"25XyTJmwQ5aLNIUyTSzQPBma/EfSvvBu+4/Nne3lG7cp2f8UTdt+qc9gpWutHaveyxWuVKJpJ1EL3Ox/",
-	"lqCa6W/c9T/SH0Wa6n+Dk1BGpflSeK/wYLBX+qI/v3KTnnloWCp4BpakXWAsH8WNWmvV/mlXPxNsL+GN",
-	"BlAw2Z0FryEDCF49vjCCZ3HPKm4g1qi1anCmpLqn4rbDpD22hOK2V6+V9lppP7DS/peqnKLTxgqR7gwF",
-	"D2c1oxxqIsC2kOrG6esJ7EtUrMBCFAuVp2PnP2LKo55LYcpENzJBhaV13/qN1hUuP9HqXgG9qgPBLw16",
-	"1ruMQ39xqHKeQrOq098cH2S9XE6kJhOPc/3PiM802zstrcWqRhUQaszKLpeucyd6KjdNZVnttLEUB0wf",
-	"6K02A30pWN3O1/4dibY2ZoXHSe2uILv92w+TmQQ61O5WLC9kEKSBrzBrKPZvDz+U6npBFghG4hzhmaxG",
-	"zlG+y3iO3c3LjQo2X9ExWdcdJiSUtBmZiA2XD4S+UBi8PcIBk12lMyzUMxRQmTaTvypTqNL6Aj2S+3nr",
-	"dhrmyyPEYBzj5jLQNlg6o9XVfLPnUqqEdlAN4zQk1ZaM1OxjVMgac6UACR9Ia/ritvRBoc1OqnVWozzH",
-	"YlRDRzz2O3YgU9mHjKEG5P3ZPtb6//iCiHnKO3kVfp7Kpl4bbGuD7RuLslRU/9MlIorHv/4aV5TeXFjy",
-	"n3TWFY5+sKyLgbkx94ESg5AczmxLZUfksi8IrwFgFaIK7mkUsOg2Pmq0QQg4lKthJufjXcA5wdCN025Q",
-	"BsdzNMh05lQyz8l8yQFngjMlRlUUjQb7FWq/OURjAJthNuR5eWwPl0hYThu5hSUMcKtXHkQWL4kpXvnY",
-	"0rCuVmItjdfS+Dlw0srb90XIcsIJnxAPs4X5VGf3s5rm3lSRe0oSFgvfQDxCNhccX5lDofmt0rFHEVyP",
-	"aHOjM73Q6m5ul6p3qlb3zhSje0nbemrQ+N5ydhUBuxasa8F6fzP3xYnJjyJfXkbe0eBdHAirhniOed67",
-	"m5n8uqj6m1PLU77pVWEeB6Vi5oDpNBEmp6DlUKXCmFBFgPf3H0CQXLWmPeMPYAYS4FfkMGcih1E14Fku",
-	"edpiVmZRWWsBqgisY1zFIk1FYk3meAhpzdv10h54TFJZ9TKBTB8Afup4ZsRNHLF6eUk3noNfmj8svXQR",
-	"6poJBzOpT3ktmJ45hKBRX18JSnUT7wVGjBbhr8xTkysMrj2BkjSL3aJaTbu1/Wan8XaiWvZt8yaYkQY9",
-	"0ianyHHGc8ESEUtDCnYRzAwF825P854hte1HCanReVslsuZd9bW1sbY2vj1rAwJsTg0BPFxFGb9040MA",
-	"UfRM26LMMVWGnJ5O5I2hsDJHIeNxLAbQQ2awihYalDxzA5JCuMYvxKLxhFVUOVzwVl2KAUBVTpItRURK",
-	"iLwUDl8h0aJKKO4ziruhiiTg9SLSj/2X53myPxS0FYDpC9RKUalhDWtJiSYDylFS0cmZHuatqUxZVO0U",
-	"0UkDuFyokj7aPw4VIdlCl13beBLtHr8SLNesLZgROWLPEhQyV0z2oV/CzgRnFTGeJIuZvRMdDxHrGcy3",
-	"SijAMX4T5RfxijvEhMp3xdebWVTdyD8+g2xjWrGctqOfeHELzlK/zzeNsI/IRQKNgahV5pKWW2Ujrgcp",
-	"wDAS5MD0DitYu4pBRjbQfKWIEzyk22+CWp9fk+Z941ORwBWP1B5IcIV51ecnNXsUXvEva/KwRyUPu7kn",
-	"uRfs2IXxoYpAX9tsa5vtG0mE4vZ/DDquqXZVSTwu0YI1RT0HTImRjy00pkZCfvEveeTwxyPEF9rjHJpx",
-	"d75vBjWsGQfVuQoX/6WaH+Z33eT8r0Y/eUFFKv67reJH+52xFsproXx/oez34Mvxov2Q2IHb65Va377O",
-	"xvclTpzar7OXQGkGMDnojB3x7DLRI+WPnHVP8mniusEOoS4uHuahkirX1P0CcQBoEdkKms1mmedDK2bH",
-	"1s34oMfaduG59WN2CSIjVOAXQq8Q0srZl791z6Uq5FRc8WJYLlXb1cyOAetWsKWnqA12c3llgDKiwSI7",
-	"XSInIWIYO1b7X6hAOrM6FGx6vQPEKIa1dSKFoZFtsyP5fqMAXdmyd1d8TPa2yY7eQy8x+vz1neYbdvjr",
-	"6flPPx3uH3749ezit/PPZ3usLcZaJRuNUC1VK4Pu6N1V4GEi+gOdCxWPfxHj+1E7VhWNjwv/D/aTEAYA",
-	"GjOeAJqLyVmzsfW/GrXVlQVOeKVWoa07+pVPr5vvrUqdyFjk4FBQyW3RtTJdK9PnKC6arn6bS6jfqtw6",
-	"VOdGPGNL0PaqAz4RQyOeGZkjSabYGtNMjfmu3euv/p8L6lmxcgv6d5xJ4SpZUbxOqw+dUR1a1ngPWBo6",
-	"X17fWT4fLiz59CuyLvdcS+QXJ5GfudZzOTF1n0wiZEUGPO8VNllJqtUmbcwZ7VjvdhZ2Y02VpUWb+GLh",
-	"iak37O52VatQdh9h8QRxBXpHbXMkEwHYkRtLiVdsOjjHGpaJBZ3bfjh7hVbqAXywIFvyALX7R/Rhlqjb",
-	"/1mPWJ+rcQEIMRKZYDSKtThfi/PnEOcoHF+ELEfBwkiyTJHeC/MDRba7nBTYJW7mvwhl18Vxtpvw/1CV",
-	"A0VwVbuo/6y3x0z02yJJpOoaNurZM1sKcgHRNxZo9hB1ph8w4Khtj1lnmKabEC7LuLpELnEvhR2zAs9D",
-	"ZX9XGj/TKh0X5CATYnpWwaeTRU9Q5PkkbeYnXF3aVaTPEwsM5FFvNJPK5IIDcm17zBKei8YduqNffHt0",
-	"tc55YdvGdW21+NNCuBkPCzNRzHkMPCKGmZ7Ockc60niMEs2HSyihLFmtKhPP1Fo9r9Xz/ZNJL0jZUj2m",
-	"1xhPkD46zXUGwZ2qbwJypeXdlFcG+wO8npSGdeWVUEGoQK8W2rCcToH8kdef1SxKqOakUdgKWRRanOdM",
-	"ocyTvhgsu4ULdj/gNTvjp0uprKYaH0fPQXfiw63zPTTVkkkaPE9rFbVWUS/Eg1znZ55ChVOhuVdKy6Vl",
-	"nI58/RXFxpIpGa2EkzPL52D80B4wAbNAkD9iBobMlnX+ZS1u1wG7UvJltgB64ISLE1iPn20pWskf3AmC",
-	"BhEqonMVadaezCZbyF4Z7A1vFG1zrkotVAB1HSFuXQTsr+AbeRRs5z0FzPR4NgFl4vB2Q/U7BEZDohkN",
-	"a647vWhMl3awt8jPiSAdabLScahSeSlYdPz59IzNXs/XeFc0zcEqET0/m38FH1yqE637sw6Gu3ICkfoQ",
-	"b7pxhK0iWfEBp+62m5eCiQ13wB5Yfir24jtMYJCWPR30vV7DPtvE5ZwcVgJNS8uNClf2wN5xE9Q6XKbL",
-	"fxy89ye8Z/mJAYEI3lubRxrqTjir/+fp51834Bhzd7QwCEInBkAls+Ha6PimjY5DdcVT6cXgCzM81h7e",
-	"UxhY9q4lhnqkE1G+ZYklBdvkXPErLlPeTsWEMWcVMCs08LLQ4RO6/VFMJmvQtHUyZtyw8jB3S3YKzzJ5",
-	"JYy95Ja1YhrsA497oULbRUJrfiSTFguHzeabWMH/RMRSqQSrbwVsO2BvAtZoNJhUDLBoNpDqK7K+qLvP",
-	"aky61VpAShCffTvl6hIehkhBmEmGlweO4pOrMXJ2BMDDBWBoEZKRFLN6ZTzv6mES7bII7ohoVgQ41Ml4",
-	"F7sIMKAeKrLcaOSsjunvXOv0IuZpSiQl8HMmzDDN/RMRlUjr1IQqGypkMFHOzKMV0EpE9NByW4VMCF4A",
-	"YWQ2mM5ChcSw9HwGti/YqLBZGmyPRS02APaxWPddeaP7ctmYbb0NlRGxtjcix9iIA01Lg/2EeEiGdaxU",
-	"cutaPN3DjGYiVDpLpOLZmFlNy2BQzB+NBrQe+K1UAkQY2N2mlQNYJbYdaLiHhnFEcujaG/iIj0Pl7zW5",
-	"HgBcvcxZNrR2vYY6VqESFz6m6C0wzDTY2Uhjn4sJ1aUQAwB/aHNllzuhkQGOqqOPs9O9ElkLvgqMQ2k3",
-	"rB43oeroNNUjohqnXhesVMhlX+hhzurR3scPv54dXByffP7H4cGHk4uzw6MPn8/Pog3EVtBKhApYdN0O",
-	"GXBj2A47ku8D6ugBqAsCr7I/G+CgOxFm2AeQKtx9Hz+chWqO+Pjq9/mNcxNwm37iJt8Ei2rz8CAKQoUs",
-	"v2rsiO123VrTm6wTsvSrcNjTPRIYxYvwSQiAcTWX4gBvelqH4l/AdCd9M9cv1h2GD4HnMd3+U8TrjtS1",
-	"9b623r996/1hTfGA+YjSHYzy26ruHgb64gLBI483OLcKZGB8mMObNjlRZ5hcpqm3ceol85cBNJYJFRnL",
-	"JHG7/MqaGWCfIwITcAaVyHbtba2qAWTN4FBZczRgI/vmkfUbuKzYZWBNVGE7C0Y+FwAFe43IXcg0xnEB",
-	"IlDiH+BAQ6GCwHGE0JvI1g9VJ+XdlsMBBS7C8urwNBM8GVtLeQA14yzucdVFg7OH1IVJqFyRQjF0AC2K",
-	"dkFhWVPaGWv+Sgz6AnJWg+05BwLtPreQ1sgaiITV44ybnkg22AQOqZ0U/oMblkJhbd1avC6eRWt0enby",
-	"Ye/o4tPn07OIDHFYMMctMDH4UMHgptbkwCwKA+1hkoxLY2aO0Ca0oyxSjXdDjnTArzSXJTjgMTLvv4nO",
-	"WI8nuPwbu8Wmm77RmN1na2Nknb98nvwl7PEXkcC0usjJ2Puq18LdmdmmQC40gF9OqL8pio7d1nOhklZO",
-	"ArahPdYQj6k6yIBaYShuU4THUnkl2FDlMiUdiqpKZ6wSoQnYpHfdYL8Tv97kiyDURPS4KOIl5jP4WCT4",
-	"HJoBAFUqDMUAOCXjOUsFNzl7G6q+VENo+vXTwiGDMNstUpoUvEuMY/fFsBqFkkK1V2ROltJbE28qqXKp",
-	"2Lsmc5xtqrpEyIKViKomm6afMARCzuQCdEe7PWTiSmKBQgLfBpEnDOpkIhbyyq0JrrQPcsHiyQJPG4VI",
-	"kTuvfLxKP4TXgbWtbRhmbg9MrVX7v380N3/48nUr+OHmf9bu0hixMBiQwQqt6NOf0E0P6tTj+F4Zd0Zx",
-	"PSuLVjlTJocjtVaiayX6EG0BL0clUtzWKajpWjF4GhdyqvIlHus5ahY51OfxygO/esED3wJ1yyG2H6oe",
-	"V0kKnGj4G0MKJaI/RJRA6uX5wCpQ+3/Dzk8+bZQo3Amf6mj/mIKEVrQXkMf9eNAgFGfXCKj0iNWtsE5C",
-	"FWF+Ca/ADNPFBf7OPp1yTkFBIhFNQqv240GECZj/gyjBlT/gv9FhA6DWDe/XAvn3pqQsUMDa41AhENYe",
-	"riCsXQGG9W4HWiTtJZQoQ1db5z17WQ+slogI7Z0rivm48urYJTXWX1Z6tFtkNGKulM5ZG5JaPO6hlymd",
-	"SjYRq6M85gaJ0KRiHXltvXedJcZ+WMiSSXCSQxVnIhHKukYB40mSCWMYZoJ0eiWyDQ83gnuojFgdkNkR",
-	"KlgGmRuRdqwVcyWw7dNe1GAA0+wiw96dlQZzO3YJuHI+un21iyOgaWHvgeQKsH3gJrbbQ6rurn8qRArA",
-	"9tl++640UmtZ2avsb2jPSjUY5gz1IFAs2xe822G/yPehkpipom+DoQ3YtWiF2NsRBC0pr/guK504Eyqo",
-	"LhtC7+yWfe6s7lSQAWdweB+Mqh9GhJz8sAOwO1KJmOI9pQ2Wic7QEMVGkcmzhhD8Hblf40siDil6NSco",
-	"sLW+ZMMBLPKlUEjyWhhZXZFfuF/RsroCxbLA/FobZHaBckJ0MON+W0NkbtLGKidg/nDXffG2GOYVoOzM",
-	"d6/gvG53054Cz7/DuDPFoO1PFxcG/rzauLHNduqwbw/QLTO93A+4Hw9Q1N8Dsxm21aKoiVMGcGDWhtva",
-	"cPuWqGudYH1gvOa4x/PXFG9GiPWvM8L6Zzy9hCIHz1khFfs8EGrv8JVh+0B4UTyHmR4fAE4DQhyEStDp",
-	"Jd6LMd3LTg9+ATos+4DzQ2sQsKHVTHkLukKZzEMVfW1zIy6GWXrjgyf2N9Yoo6gyMF1cirH786UYN1gE",
-	"1p+15xALFB1wPwFyxmOeptCWymMkeaxHHz+csddwszPf4AH9jV3GFVg+7mJ7W5fKWnaaO/TKC6XzCyhb",
-	"iUqjUDiKaoqA7k58jQrEBqC8OypKb/BaJUbuVxi2cdfVwRI0vCPy8YUEC6gjRRZtMCPywOdewJKkwvFW",
-	"xYDG+PEEDQZVADlWX+l5iJG6fqJYCy4PlW/rHRphP0WRUaHyCOuD8yyVIiuY1ayNAUz4wHbmAlIyn3Ef",
-	"zRrKR7ijSogqj8OlLsZKYxDXmFIppYGkgrqa8sTr1qq0X9eESqrKQhXcyPaRBgqeXGiv4RM3kV+dUJWX",
-	"B8JsboESLcyG/+zuBXqk0GkJShwEMHy0AweDdNxikRmbXPQjZIHBk0UrAtZhQXyntEKEEjK/2IBnOcYP",
-	"mbEWl1Rda26KNDEBFo1VKF5wtxP3jO4UR54+Cy420tsIKn2iL1lKiL0yjs1kk/4aMVQEGM9EGUF/KjHY",
-	"WBcBP9gI7W5YGlg6Z6+7gYQqEXHKM7LWW24ugauM62kZi4jVaS/IDIgAMxZ1hgodQVhO9xOW0gWQa7ES",
-	"Ir3wBXaOKLu8hm7QoapHueiDeTzMBL5+cDEABh1+fYFcau6nQvT6P4QqGmTCCBWLi4FQPM3H9uoOTFPF",
-	"4/IvFXL3aHi6EXbjhSpKdVfmF23J4TWp7g4y3TZuJOWf0aqWqnshOh2d5XD7lcja2sh8HG0Ek7wzgT0u",
-	"7suDOwjQz1gAZ31j9CArgqHlQ7yhIlqaoDhHARuJdk/rSzxRqbUHTOkEYtbSkBZxp6QieOCeAkhSK4Qf",
-	"iccs5gM7mq0mnrN53TCFVL5dXsp0J1SRVVGN4oM1ALEycrU/rVLI2nmkUSLSnDcynQqEJgoVRCq0Kv5I",
-	"xzIqyjyDIkRMGorygRDX70glTe8Cv1y0W2kjuNDotDWIzudiaNfHNxcwjiiblM8W/UE+ZhGeizI7E92F",
-	"5YV4zkhZo7yTOXLCK1ct+8fB518/fImWKvekFLUJ1US5554jwCwlCsqFnhgagIJFeu3XED1E+yG/NhqN",
-	"mxsXwrdTUZpFbmD24+O0GoA04w6b02l221oRVRAdRqyOI54oKaAvYm8IUNSaXAyMp9SC5CxAjvt3ID3o",
-	"7ZMOWq9ctfDKsI7sQsmrtf5EUuRGRnwchApITJv4yWVutwWU0gCaFLisOU8bLJIIqgEbNu4P0k3/bUPl",
-	"zq5MMLIS/dcmGauQ80GZvNFgYIiiYnYS39phrLzkLHTJ9LAWsBB8QvxXrBP6F1ieYY3dsJuoAGHfO4bn",
-	"IevYdMArbH62dmVhVtbuU2MJPE72H0BWVqoE8IRH+CQk4ko0G+shy3tSXRKEPRgUCGxEdFA/TlB+3pSo",
-	"nxbCW9xMNJMtGtaZSK1eZ5z9qS8hMXHnV7sX++bKivTAJrmSAPEeO7wJX3ixtf0GHbYlSyAqH/KxetqQ",
-	"UgrkGaxeRVhCAEMPIIGWiOtaq+lZzCtvwF5w5PtKQTHFPO0jYWtp2b3hiakywiqptba+e/fmu60ftptN",
-	"R8PujuGbzjb/Id5KvhPv2m/5Tvymvc23kqaorfTpKOSCzy3pI4An8XOZEDa11ptmUKsIplprywNxFb96",
-	"27zrN13Y2Vdr1bzclklYa4WTSxPWgpDm5/98S+PCRbTaYWW5Q1xGuHXRQuJTcKuEdq+EuCtCuy3CGujm",
-	"sNb6GsLnxke6D4734naBv4S1myCsbraw1lLDNL35cmN1z99x3uUJ7vO03/gGZzltQiFIibD24if1JQjx",
-	"xOP3qhzuEE93eFsShLXWdhBWjj1cvH1Tmi7aTaCV7yIK5qfiiyGV+2KJ2GVqe9e6V/abCfEGtWoYYNEj",
-	"IFyZHNLFy0eI0Wi9Q5wYb7xTrRzeunrFHN4HHZ+VgPPW0u+8az2+m+ysqvwfln3EXePeePfdWmRLy7Za",
-	"dT7euKBGn8CXJgLbrI43b9oH81y2U7FRisofF5SzUFnYjwezI+p7qpy/rMNE2D5GLJl7kmsPsCNkP5+d",
-	"HbM848rYr7UB2V4KdE7EsCHKfnjwARy/RJhLKIR0BoyBMDsk3DGqgEUYGLDzcT0ftsV1o3iAHfMrA22W",
-	"myfH+y7QHyoHZuwC/S020BJ8cZgm1bjxHBF+z08+VdxBit2HirO24Jn1/61uwiEVNQTWYxSpMIbVrX9/",
-	"FA82T5HsdhMaaLkaY3W7jHkJzW/sZlUtQscOgEl/IsLoRinuHO1BeDNi/aHJsRQCXPHbt5Kzf8sMjny0",
-	"0n8+Rn6PXXatU9MKVZRKk1/gx6DKh4k0g2kxmQQwhICh+xywCqtwECr4eYOGYoRKLsjNiVg9ojobiAaK",
-	"a2T5hoD0jxAQBMCZH6vZAdcvwBGYGaPpHAr/h3E+zETig8tQ1lpUugahitz+oXi9ax8mrG4IGFaieUCu",
-	"FuC3gc3pY4YUG/TB8A0XNLID4GmKWDYQlMG2Z5eSkOYDFnj6NID98ZXBOk9saqasyp49Fgnsxj4fQ+4n",
-	"VBR6t7OGj7DLJpZVLQUxytP0KB7U7gEOav3JraBm/5IN4lqrtt1oWu9R5D1tXwEDfW3XwtWjgmnEsy7R",
-	"CE5F4Oz9v/Gby++vm9m78Y7a/utt/7vRD/nWVbtAyfxZpKm28pVKCsqzX6FO8z+NVieD2HfQPYL3P2OF",
-	"cD9UHvWHx1r9WdpNkYl/K4pg4S/AW+33+H4xhtstJDOWMC6VwlRedHO/RbttVHt57F4XAEbu0f7x2kz+",
-	"m1ZCbKMRNGE0MKVz2aETwEooB1iRXyonH3EwByAvt8uUBoiN9bZYF8gsWSDzPI3Az1RkY03UUyxhm2PO",
-	"Q0XI3NrkwhDvYp+Bz53hzUGlbAaMZ0/XVBTJbASQm/YkJWB6pKm1nrWKRcvneMoVJCzXoYKaGW5c0UnA",
-	"Ij1SIrlojynN6e1JtCEjCktF1fwq/NYKGKnYuZLXLmu3yyJ7nyNa6YrSo6BqOlQ8SSTc6mepRwoMqQJ4",
-	"pcevBKtTzY9hZhj33EqF6nfRPj9kpqdHTOaPlIqaSbGCX/hhClj/+DonK7BEpJ+MrbOMJ1J12Z5POJSS",
-	"AJg4CGruK0OFaF+A7eIvsou/PCR8ya/+JF2SZkq55YRnYj8g7vG1avnbqpa7B8ieKVY0hfMC9uCKgRp0",
-	"pWdKdkgJ50UkIuaKJdrjLk0IfWw3uRKZkVpR3YcvI/DVh74erOK+Y90cutj28RCjwRxB8YxRT0BVVl6J",
-	"jcRaYfmA1QTkEOesTtWQzIjcV7O5PgMm1JXMtLLO4W4xtD70Hco0Ze3MSh77CCvEpYKAAvW4GBFnIjfR",
-	"RoPta2V0KgyVbtr3Gz7Gmi37b5GXmjJdc4P3uU+sx21iPRDTxPJHkZ/i13k4XsAOH6a5W/Jay75RcVmD",
-	"DCn8ziffaUVdppxEMl1/E1SvgeYXfxFXeS/TAxkvuK6b6b8WXaJ1NxW3LqqOKU15n4Pgp61Xa9Wumo2d",
-	"RvPuoOm48gtpKtx2wmO0lv/fsvy/k+R/DJP9o8iZlwy+Lh6tEhLrrrRwrsleGDLucrRuyxb4LiNpB2ao",
-	"AgQaa6GqxlQz8nf33kdm6nt27rrlCHom6NcGhvFUZLldHupPdLIM8732Q8LbGyhQLrAGOKn5gp2i1Lr2",
-	"hQzqUY/GGn/X377cUe8G3//VzArSvOEgWWaswyyttWrQ89l6/Rq+YoMWzL4U+1WTF8R5R3ttFdI7t8/X",
-	"gnodA3qZsh0s+ZIUdeLd/woan6bjjw3b9sc2MNGdn3yyBmgBzDItp8bqugMtyYVhHiqfKNuoAHu50m6w",
-	"omUXQMwi1A3AxWDNZCjH7Qnoi1AJa4/Zic55LtyE2Clc32B7yvcc9bgp89b6ExqqFejr6PnPyl83T9bf",
-	"SbgvK5BXlJdPR3l3JyU5TzX++9I6DzcmXGhEfHHU+eW3H7LvP/7yz7+ys9Gf58cH3x9+Ov7vQ739iX/i",
-	"p6Pvrs/Pmidd8+ef3//Hw2vMeyo4PDSLXBE6OEX+mAy3tapbq7oHR0Nbo6w+HQteodum2AJlX+/1V/rX",
-	"ksR3eSE1sFoq0wPsIR4IBYH3RKTySgBL9PLUeHfWxZ0jnse9B/TtcAFui/FtEuPNZtOzqM5XKPcV4bgy",
-	"yZIyfE3EtxbdzwlkSZu2WpK7hAQ9ziBXCklQh0///CR+c+VnMD069lkVh7HqOwU+fVE1sW6F7u8uBn/V",
-	"Sjy0KFwHt57EVF9SwE8I9g9nfKHMgmsqgnetBF62EnizJM7OkU5kRzqB/oIwgKapgedMeSwQ5KuJ2d+d",
-	"qUwBbStub6mBEzFIeUymssPmQIwKQAECWEGdjHeh5Vx1hYk8qoc2AqHqQgUNzozH+ZCn6ZhwPQiWLvIC",
-	"LGJ9fQV81ACLL1SDfbBiFODvQ+XUUZwKnhGMciINyNkTxESYZqRPCZmdwxsfxky/Y6xsXoRnVZmL03nM",
-	"xmofz8JvbMdJI/7yqMry3++tBbeqns4TaUH8Ikt7OwXqBU5jrR3XLtK/mIv0L1VxjOLhbnGt10VIam5p",
-	"A93xypRiWIGDkvPFDQFD5A9Qy5QKKyp5ZlY3HBRjeOQyh+C2Y5qOS1NCI0SW648AIx/xS4uuJVcsspwY",
-	"p/mNqcbk5lGqLfJc9AdWz20vrUNBM8LHEFfOhU22+Hb7TbyTvBXvOt91v+/98Ge/iOkls6+yGy/lJt/D",
-	"gUx791v77p237/6bLsXN3KpBN+rb5hv6NS7Tvk5ErfW2+SaoKXE957Fv3pY0siu/rFHItWjEuu0Sv7jK",
-	"C7dPVqnAKIWU19HNter+ppzUcu0GqyiJB3ZYl9COr7/Sv8f295nIEc/6zu9crLIO/PvmceR5omQ3PIQ5",
-	"hK5qrRWyj450doml3Z1MCCSyg8pDaIt23d++ix6A4iJahk2ZRA122CFmORTDBeh8qPyLpWERNlF7hrgz",
-	"fgmNOuDVL+lOn9i1nZCItyu2t6fbKeXB/DUUQ5GsxeJaLD6HR+O27gvhasmz8aQoHa/oKmRQe7bpSoG+",
-	"3i9COFWcfZRXk4l0wKrGdwYsE/kwUyKBojiI7DXYTzpj2zusp4eZ8dLI2vJIep+PNNTXAYiuQW5+RC3l",
-	"cc8/2GhHmmUfEnPFzEjmcc9np1JtpOpS/d8dBRusX6UI6cE6UV5Oadj+9k//MO9/O+xlJt7vpb8dHv3j",
-	"f7ffmtN/moFuf6cP/t7lYEU1WLEt1xpmrWFeSszs2RTMtLrkFfVLLswjqZXfrCVo5bMzahv2XQ7jOdcY",
-	"8/EqJ9VK7MIhd+ZkqExPjyA8NMMpWUol7DGXYfIvozd4ZmZQRXZ0VttYXQVUmchIhPXkO80f2O8f3v/8",
-	"+fMvFweHp3vvP304aBE9F5MUiZumf86EKVVRLGdP25E4Ps21Rb2Wdy9N3mHl7AJ7aUnuTyvW5pkBk4cu",
-	"qBiq0vjDvVs6jWAvVCP0dELXp+hveoqeS8da+b0gywP0afEwk/kYdCciIO4N816t9ccXgCFDLskZxMIA",
-	"p4+MSAOe95A/eDBspzIueJKkYXsfP/x6dnBxfP7+0+H+xfnJp4a3119fbYEmpuHdgp2CzijXe47QMEjX",
-	"0RHxOE4hW01pFqKmup21OePppdWPJRKpgCHBNEA2ClMQJqK+oid6ZtLbz9wv8/YQUiCMDJCRS3Q9JeKn",
-	"0pPLt097PLI9OlyETLjql3qqVXczF1mf9UVfW1MCoSUvlTU46vZ/qUi6wMWH2HsblQn1dTaetkQlVB2g",
-	"9C6oDIF860CaWGdJwM5EKroZ78NL/6s6I3fDNJJA2VUiCVgyzEDUoY1Q8r5z4D3I7I4xuI9EQe2dSpOL",
-	"hA1VIjJ2vVluI6W3+109fWqeNTPxuBlQ10NNcBj1tBuivJ2oo3vGYk328uW9TA+7PTZwCB/EYISgaIbx",
-	"NBM8GTMzEPyyRTyY9tQYB3CKRUv+/leTXGYe4bQ0yAJPxB6iYml80WnDIwEVcLCr1Q2tQJeILRMJEFtb",
-	"6Tej9GcSjnbMtq+vGY/95jXFBmhMSLU9D2PCCS2KGLtxttRz8CSzdV0FTzVbmhu6GgWTe2n2E4W9T7EI",
-	"lH3FNz7FUni0j6KQTyqQ7AnTQ6AuAngulmtdWhoKIj3JmrgCrKdZDaca3Fe3FxbSu/FEm6EQ/0+xF9gg",
-	"5XlHZ/2SnqpQLNKsEbcZ7r6d0H/kFSHjYd+970nkBHaLi4Rxz+FY50C9J3lKfF651htwfzm68dirQQra",
-	"GqWPuRCndhHaY1Y2fjFiw/NqxAYG8P8DAAD//w==",
+	"7L1rcxs3ujD4V1Dcc8rSnBZN0bITS/XWe2iJTjixLiNRyWRCHzXUDZKImgDTACVxvPq2tft9f+L+ki08",
+	"ALrRTTTZlKgkntHUqROLjTsePPfLl0bEJ1POCJOisf+lQe7xZJoQ+PcxEQKPyDmZJnP1t5hNJjidN/Yb",
+	"/TFBeESYfCVQCp+Dxi1OZkQ1i7HE6r/QoBc39vW/rlq7v8Zvbr+d7P3Wvv/m5v3dW/kubc3/ia+jRtCY",
+	"6Lmg+USMTOPr9s236d7kHft22vqtLfbku9s7aCyxnWXCY5I09hujqdx523y3I0ma4kbQSImYciZIn05I",
+	"Y3+3/Wav+TZoSH5DmLgUJG7s775tPeTtGvuNY5zeEClQwvkNisZ8Op0foDFJCaICjfkd6qGU4BjJMZk0",
+	"1RScT2DB6h9Xe2/fNYKGpBMiJJ5MG/uNdqv9bmd3d6e9299t7bda+63d5t7bd/9oBI2ZICl0Vf+42m2/",
+	"aTwEDTGLIiJEY1+mM/LwEOQX8NuMCHlEUxLJ4kV0UAy/InN+aEuOCYo4uyWpwJJyptauflMTvRLb7kVJ",
+	"ci/VZZIkQROCMPqV35Cmf3ULq+mxc84n5dXYZVCGMFLHEqA7KseISoGmCZZDnk7U8mBqZyn2J/XPMWYM",
+	"rlSmOKZstBONsWps+zf2GzEVEU9jdWjeS9Ab+2mMJYo5mvMZkmPKbhC+5jMJxxHN0pQwiSZw5/+75qYv",
+	"ZErwRAFP+TUIPCF29wHMAO8CCdvD2axvybqdvvrn2IBe+RFnpLR29SAQuVXvH9bNUKwaZctt0Hgf7Q6Y",
+	"em/76MugIedTMmjsDxpC4lQOGsEgf7zw+/LnO2g8DNiAqVHbvlHhhcKoABNMwq8/jecoprHT+U39zvq8",
+	"xjS6IazZbDqD7PkGUft/xLagg8ZLg8b+l4GDawaN/XYrGBRw0qCx/3a33XyjuikUBnMUkNig8QALbZRv",
+	"8SOmiQ8Gpym/pTFJ0RAaIDyUJIXNa+hCcGMuLH5Vl0vSlKfQ2fxLHXLEY/218133pH91edL5sdP71Pnw",
+	"qesuXrdQVEihQ8YlwreYJvg6IU1oFxOJaSL0mEJiOROlOVOCBWfw47G6r/y0UywJSuiESkTuI0JideEP",
+	"FXd3TsRsAYGYH82FwWNE7dIt/TvB+0PQGBMckxTYELi3uDdiPNUHFxMRpXSqqJuB/AmZXJNUID40qBew",
+	"NfwbM3FHUkR1d0MfE6p5F8l5IhBmscLf04SykR1qO0ARn0zwjiBTrG44DhRRsyPzNCbpAcLXQt3VnUKb",
+	"jDOC7rBQBFREYzLBDj+lqJmaK4Apr6Ixp5GiE2QyJSmWs1RhXHUjjX1FCigbwSl0+3jk33FKBJ+lEXkl",
+	"kCL1itBjtRNEmKRyjiQeHSAq0YTfEqFpMLkl6Rwp8joi6DsikRjzO4G2MMt4uQmRKY0EwoLGZLuJLgiL",
+	"1SjXOLpR2+8Nd46xjMaIp+rfJ5wR/UPVpgeNbwYN79bOsSSf1KPZgf+/uMtet/8RAb/Ah+jvO6X2asJs",
+	"mnctd3YzF2WSjEhamuycTDBlahH1J8z6FCZdZ05BPBu8IBFnsUAzJmkCsHpNmWJ4NDJ5pa6NxfxO3TWR",
+	"ojD5XnvV7ESm852OQijVM0uO7rC6XjLkqYIpmc7L2yzONKGMTmaTxv5u4Jt14ZoW5z7G92oE+5IEmpIU",
+	"TSibSWKfb+EY1rto77UtLuLcTp6QoVSA7XJU5tRXLubt+7UW44WBS0bvkZIZ0JbQl7KNsEIoNBqvCRK7",
+	"37x/2377tr3ijB6ChkJoEyItem13ftQYxI9pOu2OonWSRzzJcE0J0W6Fu81WGCi0ELaab8IDjQ0nBDOB",
+	"Ws03gUJOUrMoeiCB52K7sP7GbrPVCBpUzauxfyNoMKykN7XGHbvIAjji+0+EjeS4sb/7zodlOlYG9e3M",
+	"Yj0aK6Q5pCQNUKhl1cGs1XoT0Rj+S8LiQmuIs7CLKZbjfA9WHFYi528zCrRMc/ve/bRbLd+GDh3Rrhef",
+	"qRm8e3NFwPIW1bflO4QWS0VwzwajwtKeuM8jklBFr6ruLjbfy3u7G8fLt6Ya6J3Fu7h9/Sbai9+Sd8Nv",
+	"Rt+O3/96499ZnC/mabvqxWQy5ZKwaP4DmfuQ4w0RhZcl8JAoPA24eV8J1WRKFIZQFF1awfOGzIGLkWMy",
+	"YPDLNY/n0Igy1N5DYz5LRYCGKZ/kvXAU8RmTgeGR9MRDmgo5YIZtwiNMGdrSHDFMoQbehpGVJBpzhZxU",
+	"vzue3iB5RyPSRFYgHjC1MFgqZlyOSarXRQXaa7dR2DvqHp+d9rsnhz9f/dD9+eq8e3nRPQoPnG2OaUIG",
+	"LFsYEpImCUpnTMAorfeLo/ROri4vumETdRxGEMsBM2LRDSFTEALGlI0CJDhoJ+CA9cB4mBIxbqJddfDt",
+	"t2/RNKVMKmFhwDoXh72eYqJSHCkMepDtzJzmK5FfCRUwNL9jajFWFTBgWjVAte4MzxXnr1tqORxxFhHF",
+	"do2xQITFJFYnYmQ4vRX41Z4sCkFMCY3kUNhfc8CqkKoDjDsKGv0c3Nth+/qb6D3ZiVKCJdmxShksBBUS",
+	"M9kICoD/9m2guIQMLStyIyVJ1Qr+55fB4L7d2hkM7r/pfv6v//Ayhr0hcJSLj6MzVaemZRvgYTlTp2gp",
+	"UcYPK6ZZa72oOkqCthRZ+ku4vT/QV3VHBbHnY8YS9vlk8oJAe7vtAQvPzruHpydHvX7v9OTqY6f3qXsU",
+	"agiPxiS6yfqZNeGUwJwyxUzgSC192RUYfnoF9+yc79vdtv/QFC9edXB6S29aexpiGDfoQYktdQ5P/ZcP",
+	"ES6LRCihQmqq/5cQqHnVLnNJ4clbrRIXJJloZnKKRyRby28zks7zpQAbVVhCTIZ4lkiQWNXshr1V+HsF",
+	"s3ucq6wXT1wzF1oJCDQqY4FCUK3Yx8qH8PDN4x7hW/Xwm34ylOvIl1Gh/ExX69Hzw363V362iyd/hkdk",
+	"ca/qV8RmSmo2BGa36vTVzfgPf3flaZ/PlvI76WyBzUlnbDkroBqsy+Sks6fzNuczdgHv7SNNvPLZqUJs",
+	"QIoUtkeRoicgpFCB7vC86nj1Iy4c8H+kZNjYb/wfr3Mrz2v9VbzOlpEtCqj86kXZpWiuoHI18HWt1ege",
+	"ajU/kesx5zdV3N+d/rzI/K3i/cx9R99M2jd77N30299aqb7ve/9932ULecqdO3amXKV1yTIlZGYCYYDZ",
+	"8HSa0AgY6de/Ci2YZbv4opWSuksM0lFZ9dkIrEITzA2guVTc5Uq9JWxSpnOjN2h/E9hr3DezPmSmOjWx",
+	"X6NasGUNcSLIQ10o6KpJuuyWJHxK9MGVMGt5r9rYgu1KKFNE95aAtg6WDPQJ7E9242bBEWdDOpqlJG6i",
+	"DGHbXkYXi4tK9RloSYYzQYQ19gg0VK1RxHmyE/M7plWMttsrgRxVTIBIIgh600Jie1+z23rUV8Aloret",
+	"N4ah4MLOFIMYDYwwinCazlHojBhC+9BcdzO/vVAfjNEqgKIjQCmfAeM4m6qH4ehYPWob3zWZHq/LzatV",
+	"bPVGybv4FWd1R1HNF5VfS3s7TasUWMv6L3ZYpoWqO1LhPLxqpPojwZmoh/QBx0bv9TR00zv5sfOpd3R1",
+	"3v3bZfeiX0Q2Q0oSsOErXHNmHgGgFYOEJjMh0TUxPOU+4lPCMFUyqBynfEqjAI1S/luARpyPEhIgniR4",
+	"gouIp8ducUJjBAYSeICF+Z4VA5W2bwzc9gWi/4W+IDiEAOk9o4cQMTyxcnLMpeKcFZXJVIw41l2A2Qbs",
+	"YTV0ARKzaGxU+/yWpDsJZyOjperFmun+l33H/8qv0VXknXD5UWHmp73Lw9OTH7vnFx2QVE9O+1cfTy9P",
+	"jhruu3EnBRo4VNP+DgQ7Ww7aYtzAtKW3ID3jJAFiabQo24po+zek6avuPcaKlOvxXPXjy7P4Wp+F1ftu",
+	"5kkcdT/1fuye/1zxHOxkv9NT+Kn74fvT0x98j8GIGUufw+Jm9FOwfd3HYDXWLw/ha30IH3l6TeOYsCe/",
+	"gG6/e3V2ftrvHva7R0VubZpySSIDnoQp6S12mbWYJESSs6yVEp0EkYgbDQBg4QMUJQQrGUuzQmed/uH3",
+	"Wl3vExdf9bUGGXWsBvmVGtYshcRahwQzU86emZW7uPz4sXfYUyTqrHt+3Lu46J2eXKAtrD09b8hc7RWj",
+	"u5RKsh2g8nGCcFkY5m+Xp/0O2irwg7/NuMQBAmHu4YVn+2rfZNF812OX4omaG7/pqkCjciOWMflRgUqW",
+	"G3iV1i6m/VSe89F41xyAza6wUGNlDEurDReWe2CMb1rlQiUixjllRCRobrRN5uXZ/Es8m3MyEyTe7LvR",
+	"huPCu+n7HsodFhoLg87OGG4N2P6uj0YvWKvoFh9ItkzDDiZYyMyK71s72irY13kK+oUXQvPVvhgmScpw",
+	"0s3h/vHaun73/KTz6ap7fn563ihq0fQsRuO9ZYGJxujNsI3fR9vPzH25KwsQZmjGyP3UcIFaMX4AD8CG",
+	"lUQ4TSkBMYeaxYsXIP9qgRyUuMcWHjehkz7uXlx0vuv6ddIm6Kioilai/zVBZDKV86K4YhaGVDftrKPN",
+	"f7+LdtlsRPtohGoJwDdNqBDgtQTrVYheco4SrpiokmIa6IQmCnAALw/la30oPzB+l5B4RDajFPvh5PSn",
+	"T92j77oVWrFsOhTzaDZRMvufXlXs2VOVnthu6oU7+lrfwzGZ8E1piI+7x6eV+mE90Z8f+subqAL9Cezn",
+	"BfC/XsAHyDzkbJjQSG7QXPjh8uLnktcQOLqtdJJ7KMrci7Hn1zNRcgFPZ+xPr6AasJKGqmyOVAemxffC",
+	"htVrw6oXwizWfutCpliSEWjpwpT8SiIZZoZ+1RJUetnSMJVGP3GHYRl8OiUxup5n52fOeztw3H7UZTlu",
+	"BljCKYPj8ctL/3pf+qZoHMgSlUROizlfAZUrbaOKzIHTdeb2Z1yrwekPJCWSohsyfeH/vt7HwWOyCdXY",
+	"8elRN9eLObTPzSnzvhE0rDNnY7+h3dVcLQLEn4NnbQjtQxRzoj1MyT2FWHFI4BFz+G2MbyHyiggwcVCt",
+	"dy7S0EnRUTcbT5D0lmiFGLSA+Q5QNOZckJw+wLehoTDwPJ71STvHGDiLy/2MjRtrgc5tzdgN43dMnU5K",
+	"JE1JrPsFWXtzsQH4x+Uxq9tN9BE8bvU0rrNt6aQcAgltgUASgagsO82qqwxtphzHdVd/OXBcjIXEc4FC",
+	"7WQcvqCQrxSFbIawlohZY9HZ4Q8hqoGidBpcc5sxjauI6wsQf71AfMxjOqRVaVG8cX3a9boQkwd4MT6w",
+	"gYElgLBJSJatENr4s3q8AM+fEnhOp4R1epsNRNKJEWbOcGXOBnsjhvZRrdAk4AEa+2yWJHmIlSL06ZUJ",
+	"TqqNUvXuAbGe2wSAHsQausOH6LVND+FsMdzfSADSTxDfY1PxQDSRQBBOVBWIFJTigEb01uQOeIn5eYn5",
+	"KbzyTUX+UG2xvTJMfGNFSI4JkNtHYGhV02LICzkTuRbLcCjkHtgQ88LtsKLhhAIXpn62B++dB15+6Uu4",
+	"j7CJ2sntsvDSdTt49YznGTEFwihUWw8X936AQti6K6Go9m6w0FZoT+WX1udmyhPy4kn6lb/LDfl4UyZm",
+	"wyGNqCJNU5ICMHImFv3hOmc98GnO5GTQRoDQm3UzmgMqEIfcdOCE7Se+eadne4/lKcxT9G841AlyjON2",
+	"hJlWBbA4w0UvD+arfjAb9Iuz/mMGctf1i/tzcKPFTSjwf/Gh+zd8FptSiIOW1PMgnkUnvY+erjn/c7xC",
+	"59hcafCVqKMJf3l6X//T24w2WYMR4/IKNMYVLzBclX3S94qswsWqFyDxAC1ogDPRC2xffyK5q3Qs4b75",
+	"KfTv6kW//S/2ws7wPOE47nP+CadP9ROf6sGuJOdXCQznvjKjJNFBNFrxKNBua+/bt9+8Q9dzqeUHH8n5",
+	"45/Jws4MKSruBR3TDy/v4at+D33OjzGb2xTWT3sPKZbkChTtV46i3XkRi4r4oBCtude26uaqp+FO8Uyv",
+	"ojwFPAjP1rR+IN+Sy46+EijiTOcAj+YowlMIw0sJjsYkPigp2wWeC5M/0+TmfVGu/5sq1y8ZnskxT+k/",
+	"nxrVapE7ntKrG0jIu6he52mmazbKvKp3p1ZFmDTzP9vb801T0Jeb3RhyZDWQbizTBCdDnk4UajFeQQrH",
+	"3PIbAvsl99Ms7MoeuZhNpzyVJD4mMcV92PFTjn6Wj3g1UUNewSmWciepwXfUZMhmMStP8+flD/w7dJkE",
+	"agV6pq0Pnq29sA1fIZraKAN91vn502nn6Kp/enr1qXP+XXdtBvoZ/aAWFhe8sMD/YrCcArNJ1YXnZdCe",
+	"AM6L2d0X9C7Wi8qkeI+RoCzSKk9bDiWriwTm2+eF8cUVB4Uk7p5lgvNXcY0HWQJ8xeWaLi/P4it9Fucz",
+	"9pEyKsZPfQ/nlydXH3snvYvvy6nCsjzQalUJkSRe9FtPZyYCKkkJjudoaNb0rA/CXXKQBVXZJZjyGZmv",
+	"t95GaEtz5CnMX+D+64T7zejeFRD5/bjPZ79XptTCGoI8mmnGcn39siApCCosuYK/eAh9raC9UTXfeaff",
+	"vfrUO+71r7p/P+x2j8rY3c36v9d+qKkCTLB85mTbnoUHXh3elKQ71nW2Uov3oqP7t9PRbU47d3nSuex/",
+	"f3re+0dJRlimmnvGp+GuJ9iEbm3zWrXLk4vLs7PT83736Oq4e9TrXPV/Pus+Rqv2rOfoW2Twohf7V0cN",
+	"psbQZhjIhdzeBSg3U/1RecaBmbRpwl9CAv9lYToDIVvYF8K7DvEUX9OESkps0u8pSe1f5F6CjGyaprFT",
+	"Nfia84RgKGI/nYnxCZd0aN6E8DfTyRbMSZQ/P2TmEH79K4ngGPNFpsuq9KIIp7ESgzrtDtpttpo6Kt/Z",
+	"R1Ta5bIX5D0ZeEZQjq7HpjN5zGM9EJVk4u7WFvXKDW1piudO99OZfGx/Z++e9rokmeeDINEspRKEBZqS",
+	"idpsYeoVh3Gx2N+3PjvNheqpN4djrYvFyVnhNmpOqEdq+ABD3NAkWWsXcKUXqpt38Za3Ae/uIY7I+oNn",
+	"XX0T3C4rom1dDMLZNMaSxB0JuQMWawPmNeZ+0fddBAv/PvLJg+I78IG0F06z8/685I3m21/AIrau9wdd",
+	"rnzxEMK/XpyenJ8d+rYdZN0rC5FDffGsvLh3jFmaeB5H6UhVo2BhtYsLWHYMGsQWa34iOMLcCzGND/S9",
+	"6zqpAoXRGEtdl41BEPaUpHkpYaSrxaItKgXo6APkTAAZKwz/oQunFy9gFe6wXdfDSDT2NqOPRJCVCIw/",
+	"FmVKPFqrRwkcaGwrPZafGQxcBQWppEOs868VbwGbLz3/ua26pAmROMYSV2NWXXhyYVGVBzvF6Xqk4Ayn",
+	"cuWxOdu0U1QcVfdWPRhgChZfzAU40u+AYKUrX++jUO1/H+kynp1256+Cs/NpZJ0ekEIjprYnSigjIkAE",
+	"R2M05EnC70yiNHSdYHYD3w8QRuE+mlI2CqF8sZksnaPdt1mktK6ueIephOoJZewSNO53YIE79Tj0xXXD",
+	"EXbane+I7GNx40TjLtIK8B8RCo+EpnmItgzf43n5YyokT+e2/uiXvJBua7GQbuWTloRhLfgsR6A0rrrq",
+	"7/v9s85Mjku0feGNXBOckvQjTydYPuqViGzg5Us17SqWay4oi5opI3MFaDvnZ4c6CEznHNptttCEyDGP",
+	"hQbUUIf1JuBmPxywUBctbKbTqAkj99iQh0hPLNBW6KQa0qThlTBRZkqO1NX+BgwLFJYU+WGQaToNqXol",
+	"8uKAYb9z4ch74cGAhRaZhGDosuVoMCREo2wktg8gHqfVfJPtCTOzVBASByxUiwqzEufWhgZpBUvcN0jB",
+	"PmguniNss9nwAaZFfCUcIdNZJGcpibMtbAlCEL7mt2S7mDtrFUDAIvP2ywGj8ok6oNFutrKEVobsq3ea",
+	"31De9FqzGlA5fsB0CBGEqkKwN5WCJEO0hbXGCRI42uiGbIYRkQrY7JADZrJLqFZqamJUAtu+C9LPHrP5",
+	"6bCx/8uXBpslJuFHgaRkryw7S13Zu/HwOfAmmMkiI7ewASwEybl0t+0AkWjM80oWtpLLQ9D4VXCWTiPP",
+	"ASd3kGOr3Wz5OT0Nrh4m8YIwm04+DBD8eWEFUvs7MJGLeFU9L3g00Oq1ICxWQ2R/wzC6s8TiRrweEWm6",
+	"t5pvzJH7yC/WZDc/+ZWiUbYHC4LqNlb0KtGVGj0+kRGO5mYmNemZXmvtrmq+v81IOrcdFyCkw5B3Q+oU",
+	"F9YMyMhBsFAPonqdZgzvUjK8xhk445TQgAW8DJAWEIGi9yO+Y34EJe85vrOFCkpowhD41XjCcDD1EIUp",
+	"K0sohE+GKRGzRGr40z6di4xAppKsx5p0bT3vZ0UNUKL9AKkxjb+8gzYiPktiW4FBIcMnIgZ9So9/bpZX",
+	"W/0EFMTVaafRzzoj5xC9XmtdPP8S1AvAda/X3co0hQEWLraAYffNC/Uc4UGOYm0r9cfBgAGzDrw0MLhe",
+	"FJ0NXDg8IJ3qWQ+YQRH7BRShJgiAV4EkMwuoW9re2ucHWlpBBmm1jJFCFDKvRhrVHLBex9rqzFbzjXnt",
+	"u83WK4FCj4onzGKnFYqMEqrWqfmEIZHR2BZf5DOJwk67s2MUGeGLorSoZyJDkqYk7qeYCXXIm9dUtZpv",
+	"qvCTVaAWdlulQl1DCVKGxedT3GoQ/1dU3/rVhwW17sa0tUUt5I+Z7va5tbgGQf0Lq6/0DjesxCqwoD5G",
+	"z6ZWyRE62gpvKItB0LeUKPQob8DgfG8OfILvrRZnt/2tB3+oIStOHmboxZu9l40ef9BIubad1xrkXDUG",
+	"Da+48e6rdJ1wNu5JmPnWuVtHDFqlmSsIijqddJnhyIVD37VD5kds31LpHUYRmUoSP5pAXic8uqmwwgbr",
+	"agzLpt9DWPyawOSjEY7iZh1h9QkgXYKZFZogB5o9j16BVYGFkzyJEYafr+fIvP8tXbstQOGQJkb7AFo5",
+	"nw3nMW9UDbt2pyWI5JGoAmrr1XukS0/73OAIwhQ8/tKYCZI2Ap1Z1umZr7iKKfkd9c52VQus4FjKaQ07",
+	"L3xdeiogDnpgUCHHKqqjvvmgzNK9RyD2jHPwoJwCJVs4IINy1p/SefM1jZObh20b+rK2NF5FpMDsmB9Y",
+	"NsNKGPBJ6R6wGKZ4NHEy4kBBFCUW++DEwsOOloG9IDOdElbhGIQdbnJtIFoONJU3mWAhD8czduNf0uOR",
+	"2Hq8hmlevMrsPFZepqs8XcVueHXOz2QK3AxtXaUmsa+kgO3F7HpCpYQkJHc8vdHGV3A32MkGD5wQNCUp",
+	"sYgk8M+hDghV6/gVEiCq65jJsdvVOEEvJyXOC14gI09gWoTd7lpoROM+OiFC4skU6tkaGqYYBrKjPq0k",
+	"MXrqWhdSVCL63Fy0/syozCqoj25kccqBYn8YTkJT2l+XRSN4skokWrgjGMb/7P9UiH8zyMQswG674v7q",
+	"SaZlowPabbYyByVriRS62jGITE+VVsGzVFhf0frCy59FmK0UY8mQpIRFpA9XtubuagrB64q/68q9fqnm",
+	"lJFMrsE58KSZotwoqjkjmiwZ2SbFd+o/szRxJJxqAadsJpyD+Uunjm9aoaZSKTRxg1M2Bx8pvisg1+u5",
+	"JD4lboWks8QB0Xf+ZTnn/PRT9+ryonveCPS/wf+jikz5HHYXKJV4upsuzPmJCunR8VZsbJUYpmQiv5vQ",
+	"isVU+BdVryOzSh2WtS1F+Pue3yHJrWsCCgtcVIiu+czSLPUYX4msRWi8GgZM90VbLZQQfKsT+POZ3D5w",
+	"nB4Q1ubLO6zQrDXnAGs+YFthSuQsZb0JQLckyTzLbznmjM9SEm8foOlMjNVvuRs+wimUbhzkwVs+948n",
+	"a5TWZC0XduMn2epAz55LveR3pljFabsWTq3X87uRLPHIW9Du1bdBF0F1LR3Z07Vj9b0AVyjOfEb1yqVA",
+	"8JPfg0DMErlwKRnPYt6Tfl1QXQNUHuo+JpS5U+wGj2biXf2DUcLUcg2oAsiiP8B6h6Ko8wrTeYDIPY5k",
+	"MrckWuGaCZlck1TUORhcUDDU3K3Xd+CRoCscCaTm9D7Ph01dliV/C2QsMb+u4Xjum8Kv2FMXbZkvyZ36",
+	"UuDdIIVR6OQoCIXU0fpdhbr6NEZKNtwRPJX4OiHgiANjWa+HEMYJ0ZgnhsLpgaEkzYDldE59KlTtsS6h",
+	"0N5LcB6jZfxd9YvraxafX45cojqkq/WET9UQHqBQa/p0KdR0RkySV9ViSFMhAxRmurcQce3NpX55Np1h",
+	"fW3hH60UfJQ2sKAF82n3X+kcReQg9xcHXSDwfdrt+6Lf6Xevfjo9/6F38p0NL3I/HZ4en33q9rtHWjhz",
+	"vuj8YUAyrSDifL24/HDc6/ch3cHiTMUfszmKP2cp1dymnZPD7sKvvZOzy/7Vefdvl73z8rfz7l+7hwtj",
+	"dy773+cdKiSlzajyHqHE+/3Ud5WKu3X0ar8vbnviq1qGBiO/SX2d+LhlGymKxGPM4oT44kcY0tY/eHHq",
+	"XyJEl+ef0ATfmCqNJtwPI8l54hRQiTAbsAgnyT7CSNARIzEKz04v+iHaupCYxTiNkUkoIJCJB7cBG4JI",
+	"SdlINAWJUiJFs3MIiQIvuofn3X6oXXAFkdvobswFQe37+yzJBUiymuluog6bI126xXj1b2GGugn9Jz69",
+	"gCAOZPa+rboq4ktizXU4e9PFsqcpn0ylrvHnd5Nf5v9jqn6vgsvi8YM6CRQEGG2Fath9E9kSBghLNOFC",
+	"ot136IcP25YCqlt4JQYMp6MZBFAfIHwNoWkTgplA4Rd3mADl4LWPvoCFYn/ATBu9gYeHh7Cw4QpLiddx",
+	"LIPHaiD/VGZBlz7AyEqUZWYHXOPWO14lnd2NeWKry6MPRNDYwLWRNiAoisQBojIrOQVxdwOWhbzuDGli",
+	"O+gAVwjMs6XhJZ/uJOSWJLYJlZDNaURvCfNrObLUBKvPwr5hHKtjpbfrvn08pV0WTzn1cVjnoP/Q4YiH",
+	"KcGSIF0QnDPFZ9ERgwdjniOT6BpHN00wXeH4lCXzKuf7xjXlq9eJJegE7VKNv/CqfofQLOsEy447GjaS",
+	"pIY/fT8jcw+fy1sBB4uESHKWckmiEiJ2GLURx4lYe4uaZV95egqwEhKvJvo/2IZ2goSnZD0AmZCJEUmW",
+	"9TnWrXJ5uVuTEh2Xmucj9MlkmmBZe4i8vWYEUhqJ+pd+bDp4r1xXE/IyHOrLmamMtXKhhca294UhdrV6",
+	"Z42X0huSCoUAjY/2skHPnKaqZzIbUVZf2j2D9j58POVCdh/FjdgQo+9mNCYQHL2q//liD3AXr3eu7pHW",
+	"ZAPBxztjAnWnc4iJXcShP43n5dLaNvjpAE1TIiw+NeHboZPb1QmSWokThJyvNskdWpp1Aa1Vt7mQZOLX",
+	"J+tvGeczJk6aByFxKjXDhrYsL9JuBa1WK2+lUzw4JtZ2q9Vqea1RNd964ZFLPjVvvD50ZZlLNkYPZoKk",
+	"9ikWtxqsjkLP8jZkNnJFGYtP2MX3lrDk1NAB9DI6CrIyaPZde6iXSyLd48lx6CMCCxWsf5gpznpN5fBP",
+	"YyytZvyGkClYM7LSaNeGQaNS5EC2j+hEm4wW2JRc75O9PrPZSq+j2qhPb++Qs1uSitzQge97uveuC+kZ",
+	"WixQ7jXmyQj5wiQ+z4MJT+kakSV6CoeEFzbRqqUEhvgqOFvHRFWfF++YKw503LVmyzNBLcM6itNuokvD",
+	"WVseHackk90EMKLNP5ipBgCuRUbMK6nHEn+gHIJnHs0N+3jX8gMkDJSmATqCxuYpQalPqPvpeAI/md99",
+	"YWRXMrKW9VzJGp5gHcT2eJY0g63N8KUrYd+u+PfmV/N9Zoiu7UOkXysP+8II1mEEH822Qa9HMkWaRMae",
+	"YKllepgv11iQq1maPLwG0iJe68xSuogujXUqKZ9OsqD+qMnkWjVElie2sapY71ra0EfIWHX4ZpeLdQ/z",
+	"83JuJc5S0C4q240hYeUy7aW6yXC9eUMLxhDT0qQMWrlMvzlkubHDsNglSLOa0tXHP5tMcOqJOS2FMTlW",
+	"RtdCVBvcbNzRsg7GVADHAF6T3vAjdwWrDlazN7HPyAIfHvVmqmJa1wnwX5rdzy5tRQIoZ4MbAHB7VM8C",
+	"4HaZmwXwOlY52/Brh+QN3PDzXG333ianWEsS9Mt9WWYQYxQMlLBXFPfBPVQg6pP/HiOSrcnJbpBP0Ce3",
+	"gYs1V/As1+v3KdMcSn2TXoHSeJhwPKKslg/qWd7S+9JFozDa0m1t4OQto7n5cz/OJNm6iA8cDzJFVa8i",
+	"qY/bxtGaCXxLYsjvx5rPx2NOyMRwmNftm2/Tvck79u209Vtb7Ml3t3fePDRQKLCeQH+h2y4NfBAk9Z1M",
+	"R9vPhzzNFJE7dzQGiy/XFbNrEHB7N2YB2erd46u88BODh4oL20WSo92CmGU1nimdTMDdAWLUdJrGaEyi",
+	"GxMBoL6TGCUg9Gwbl9osDsrngwSvlKfyIyWJOSRI3NLYL3DeHm2uegcaQQskuJIVr+euq5bbvcjUf65c",
+	"SCZC2EEwqOkgyjL7p84kt2KQQ10z8vfgPoLGMOWTNY1LaS2zEmGSpCTW2UkPEJlMpXF8uaOCeF+t5E8R",
+	"wXJwhj3BcNliv3Z+Su9Za4n8+hBoQATCJokZmuA5EkQeWJOd8UQyb++VUE9VEOnC/SLIVoOqIY+L3nC5",
+	"Erim/gvLIU8nXtfkJ6Bxv138GSzmm9QqlIyBNbe8ri6iYFGrMM/Za6yEyD7nyfregNWJ6odDkhIPrQOM",
+	"lkV1Sc4TgaZYaJ3fuz0F7xiKAwxNJIanxErB2W3Zof714vTkNPfAhJfif2/Hh2eWimlzYDiJpiGsr/l4",
+	"zkAdquUL/M5sGY0uerU5W8zPcund6RzxWZbu4jXmKN6Tas8eygrPWt1uKQbOFuMrn6NWtibPXt6XLwLB",
+	"DrbeqKsLHsBwgV328t1ugJXXp/YsvLx2dn6kzXSOxOxakCz+wdZnMYbRAE2TWZbFIGyiLo7Gmc+J8UZM",
+	"yTTBEbHpDMCKypnxjPyD7agvJtEXk+iLSfTFJPq7u/Vlx/FiTH0GY+pjFKKaTnqsNREI8J7cU+opCUsZ",
+	"rauQjheBFB1I9wTk/eRaUl+HXOLKIvbcVnAmmzAf2bt7Rgbqj7WPBi4UPrKIl552+b18LUoUhpO5NEik",
+	"eLh1NGBF/QKTJL3FK+l9NmfPdtDi0zp+kNkYH2bRDfHGb6/WmhWPnssaPGA2b183L5+9q2LLziMbPNvm",
+	"0qswW1oi+S2mPzHMWsXX6duWpdBqz8WYUD67ThyHFFtjA3BRKtc8wxvCxKUgsX8dkvPkEJs07eXPixGo",
+	"qWM7F43C8JlA6Q66uNGl5/xEdJm9nI3jyoX34WjPx3yWQue5XwdZgk9fUG5mOPJQYtdJWiCt7LSllFKF",
+	"7fyltHLQLDFRs5SZqhFQ81dXypgajh0NMU1macWY1jf6At/69F/H5rN1Ey+sMkDXcyfC1SjJOme9qqny",
+	"11OeRX9RzMk1l2MEXu37CC9mp8jTZEBFayTvuK4gkpViNV76TcAGduRQNxeI3Bt6YhLMkDhAnEUEyg36",
+	"152WHnUdFl21VeyLWPvBlq6W8wRUjMIxbkxwVbE1NVK3CkrcobBEOq0m2gr5zT4Cwh9uB06QJk8EoixK",
+	"ZnFBnndmU5fjmeiICklZJOHygMNEYspvVkO4PxuRaASl92RnroOrnBMpA3vpZn1IIlOmeNI4mOqAOo8D",
+	"hBaDrz5nJP8JbeVu+Fh92iGJ/qB6g9jCGakRcpNpRVaW/ynpTz6rXSxGZqwXhNIpWMIDKGMLwSXwGjmf",
+	"9GK1dZIIAj9py7FJKqhTFdkHnsRQFIymvuQiLoZYK1AjT5FVjtSYUGZ/8Ajv1vqzSp51du9ajPTWa8h4",
+	"rjF9Pd/a7Ei84FkKhVmPr6+ST1dYvq2/gJsotNXKTru6q9+kAMNVby537VhjZwXLXUl3SeXY4KE5walA",
+	"u++/aSHJ0fv3798rDHXZPww0JKs2OpLK0Wyirb1WSz0AykaI6idcJ/OH99zarRrn/VjIWXmwmR/m136y",
+	"U5xKWpU+uE5iVn0iWW7WJQC+sdsxyVxXXFJV2QQhqJC4onTCIaTOTkjsXLEXz1Y4ZTjH6bP0Az0DFuyV",
+	"QMMEjw50TqmsDKBO3Y2imTSOhyuYdTfHrZ3bdyTlfT1Nslg4pU0LGCUl6KJzWpKsp1OMxliu12PKxVo9",
+	"HvzbkIc6MbvXGHQ6JazTe2XK4DejrKmtj+xJpDnmNPLJAV0nyaFuVNBFrlA5O8s8hM5LnDoW575k9N4W",
+	"Di+gHsrku71GdaL9UnEQdQrRZJrshE42PVtO11/31ppvqqoKVvQzd7TWweTuBbM6ObKKnS/1O/EpVjPV",
+	"tT1fx5fD3Lad8vNKIOtY9FZGfyvwng8EFhVulFExvsp9DOrv/yN0NXkNQBUXk/ulmqL1xrfCY4aRyicN",
+	"8+WDB6XNrD7ZLJFezTfcjExKwHVf8mn2gq3znWENAAYQDPvotz1jN7Ue+COfMJA5PAF5VWcuguXq5Om6",
+	"vsHyd7yRlwrb/AOfa01gqnpmMUlq0ODF8Y6g30PwlHcKA9V+rBWPTG/gkU/syO7ek6uP+b2t6/Cpy9Bk",
+	"DeK9eC6LNsJZkqAZkzTJcoDm0J9lFLXJKIXk00KWSfWDOqNVtaYb1bDuoHsvMqqD+vUx21oIyxyIivdT",
+	"6QpfUQgM6iToqhqQDG1uSiccmBx7qptAWyGd4BGEq4YBCiGp3BWexZRn9eMC1Gw2tyFvg8kh9oTyYkuI",
+	"VmXtbbjJoOAzZapLCWTL8vguesVN5OnPZWXVGUhDCEkurEbNPBN9sIExURcOWx3Ur5yaTGyM3IE3RMZw",
+	"wekLe5SmTDllEK5gH02mVZ7gWBdSyfSjRbXc6rrpjyFiDoguELHPC+e48m3UuItHudRlnIEaC+WDCcvU",
+	"NtGx8SRgXJrkgGhMUoK2BJ5ME3W5Q0qSWAQoBKWyAnoG1UUMu3Ol6bT7CGxdA63yt9foQie/g4SX4NGC",
+	"8HSazJerE5cH9wQFxeRBjvtCJXGHGawYJ3ZG7rKftvK8k0WnFIApcq8VGY8AEXNflcrNFbrNJVIFjQtJ",
+	"hAxmV6APnvk4AltJ2afm7buVqiqBh0TOr2hMmKRDutq1rMywWJOo4rEKMTV+tbQpwCGML/QOuHHqYu+Q",
+	"S38pNwvPvOJxO/ojvZgrPq3l5lnckM7jf2q6Gm3RY86krDExvNpS5fBSaFqLLDpsS/2Fl1D/Mpeg9Vmf",
+	"jONZUKnVOYmilLWMS6uQyC119IoBm2DkPJpCu6oaGzQL8Cx+Jsc8LVSBaqJTlswtnoPCKBmJDHO7TUpw",
+	"NM4RsMsKxESr4dJG5uYXLCoqtSVO8dMzFtWkWBcOHnC3crHw2vd1bap9pNOA+IYBTx4oSKWTg4QIeIYA",
+	"DL9oyJOE32l2AqPrBLMb+B4gwmJFw8CUZSb55ej0pPs5RFuK5OkAQ8x0qJlez/YiYASN+x34tqNh4DGI",
+	"xFTBqDiniqIAheoieJGOa/wWIGz5/DSwe7KeA0G2vfoGS5/eYZXpUjMbYK3NSql4mKEiVl2BycoIvvjU",
+	"jX37auYvtHdBWKz40lwKAjDQCo3QSMq5ni+c6RpC12TIU1KCljrUZrUId+lfaAjODlfaHJ7F2slZyl4J",
+	"xXZZK3l4gELtZ5u1hSef08j891TbaawbySuBoIQREUjMIFiW35pcgmYe7Vuw1dKWACoVjtRpCCGbJ0aw",
+	"SG9hpdLsFf5V7sKrPCnyY6gh6xdHDDwLKQ35ucYFVcVsgStL7sQhcXJjHZupFBoD9+Jwu8jnGntLIRId",
+	"Oskx1YZ2e9smk34TdbW+zQSw4AkB74NrmwawXOBxiqUkqVrl//zyP4PBfau1Mxjc7w4Hg/tvhp//8h8+",
+	"GudEjDwm0jJnZN+UGNegMWP0txkxn01G0UPOGIkqi+orbrWGCd8M0TEdTG0RQJtrxnhastjzSNR2ny7t",
+	"jAi9rXKisc1OfV4mmWOUk3zAXKPnfdT0Zih4MCyJpqY2Oy+AmilXonEfvPBIHynxWycEZTUiDt1TrVWC",
+	"I79HU4Wj/KTt5ux42R7tkgrXVzx/7/NeABzv677mVio1AGnL6NgFLaK9Cs95N3SgRh6FrPnyxf+uYf1P",
+	"g0RvyMCTASMP0K8Gka/YxTzfvj8JzXqRpw7CrRd6unpJT7TWF7e3cVt9CXg8Zl3Tgo1CtAVe05SNwOHv",
+	"DlMJWi7QYSq5kEYY6rvhG4Ko3A4GLMxwZRigMKYi/xtcBKdTEu9ba6/JfqDGtqA6YCmZ8FsSbwdZQoUt",
+	"F7tkTjRU7qNrHCNgWAKFlhD8fj0fMMy0WhrmOUCCEBRqyA+39bIUc6qWFKUEdDg4EWhChaBstK0rc2T6",
+	"x+w8tGzKbGV2d3NZzhH4GQb3i32adSk4spVghEdQvqW3ZrRRhUa/BCHO6MFKvzSz2KqcQxVYvd5CaFxr",
+	"5grFRR3Ng63fWfJ1epqzklnYWUpuKbnzxFQISSdYkri/hHdfN9946TQeNpFbfAEQHzaQTbwIMJ4R8+BI",
+	"T1Iak55gnZlqpQzIVDX23J2dFRPs6zUEC7e4GhKejPNdqHoGnJ8d1sL6qsMXN5tJo2JhBUft+nxXOYWY",
+	"khrXzCF2Q1m8jjv0D6q9EaXMU3ycMHXo5639oSFPE4BWu3OXqj5xPhGgxPBLOoobWDtPkMhTGC360dpU",
+	"ainRcbqFgKF9dDfGEo2xQCKhMeKzzIZzR1nM7/JaaO1SoHRW/AwEOMZZRSosKqtUyGAgK4TlBODpKTn6",
+	"1jtT5kyQgvnMTOkoIb5d7lZbji1JSSQL6pDKm1medQ4AvSAMFADRvdYydK96tJWJdJenxBVOv1VOKnFj",
+	"sVvNZT0ZKS/s8xkwczbH5lb7rMtccAEH1VrRXLpc0fZffkVbGdUuSiYKa4VoC5tAnACJMU61JQO81zgD",
+	"TzYqt6FoZQwvKERb6nd4x1Z9DW9j2zXtqBGBd1ddqjj3bH0bEjwLF/YsyU9ttqQVuU/Le9scKD6XDJtN",
+	"UM/z38k1KkZr8gluYdka8saxbb4svkBnEcpjxVgy33diC7CNLABBuxzeqqlQVrvcm4BocwLSY/VCVXQt",
+	"MxDcjTm6S7kkiOraP3djPnFquOuoVbGa3LlRFa785q68Jhht+mEvEdn+qPft7HRzz9w9vud87WcO37uQ",
+	"qSsl6uG45qOIT4hAw5RPCtk3p9Rqb1KthUjIKMWQZ+GOKsrlJQBHNbKFzdFR91O33706Oz/tQ8XvTF2F",
+	"kU435q6EsGpN0RFJqCJqiwlvp9pQ3zDnTGJQP+kgZ/9QeqtuCqv6fnEh1v4Cl4KkItxHZjDEZhOS0sgY",
+	"5mIB9ZUJk+lcsegxHVGpEdv2gPEUWeW9QFsRFmSHMkGYoJLekgBhlBAMzgfhf4fWC277AJDhgDHOdsAY",
+	"E2jzqhwTQUzINbjQmfB2Rfs1Ac8x61aWARkzRhIoj0yQ9mYYguZu21uH19nz2qFLMNGa2dh4TFLDBWqQ",
+	"8Ef4ga9A3OdHx2JFi2PCMq+BxWbq8M6xJJ/ohC4TRadK+KFsJrWF/Fqdm0bL8KogfMkChBpzwLaMIxva",
+	"bW0f6ASiVC50ZlyO1XUrhsykK4Di3Zn3ITPB1DrBAdzQBN/TiXoB74xHoP5r1xtdv4BFwFSsD73Ev/qE",
+	"sop0nRGPV1JV6HqoGkKGQYnpamCAPkembTGmpngx388mmO2kBMcKSpDzcTWZhMUvrx2Sr91BN72THzuf",
+	"ekdX592/XXYv+o0g++W4e3HR+a7bCBqXJ53L/ven571/dI+gwcXlx4+9w173pH911j0/7l1c9E5PLhpB",
+	"o4wfy63/dnna7zSCRuc79dfJaf/q4+nliWp2eHryY/f8ogPl4N0PP3U/fH96+kPht6Pup96P3fOfCz8e",
+	"d49PSz/9cHL606fu0XfdUkPYWOG34vf+96dH8Lnz6dPpT7CNs87Pn047R1f909OrT51zcy4Xl2dnp+f9",
+	"rjqto17nqv/zmfpw3ul3rz71jnv9q+7fD7vdI3MS/e75SefTVff8/PRcTXR61M3/0mdyedL5sdP71Pnw",
+	"qets/qh3oX6BhZx3D09PjnpwUB87Pf1r76h7fHba754c/nz1Q/fnq97J1eVF1/PhvHt5AT0u+ufdzvHV",
+	"p1O49PPL4qmrvz/2TnoX33ePnM8/dXr93sl35pfOh87J0elJd+H+Plxe/OylVYWnsBahOiKKMAprjVbg",
+	"flBIAKfJcEpc3+1FW/Uwz3JfGJ1L1WeK5diqoK5xrB2+0VbpjQBeK72Sba/+KfEj4J/GNBoj+AgF48dU",
+	"7qMw4iyapSlh0TzMMjVTtjNM6GgsUYSn60Zd6nQ2rvMTijnRHu5AOdGWA4K2EILNnMJTlBKp8IseyL/F",
+	"aYFjWoYGFzgs3TtL3VkiUrD2bN3uQv0L+W3GNVfrcRfVngyvBIJG4EA4yhOdDNGdtmALddVlbLVdlUxn",
+	"qcOJutbFHLKOcy2R6bwzlL6tX+jgXSQ52GShHI66xHPVZwc6oTHB6lgEngu05UE3B2gBnRR85SPOIaQh",
+	"Bk8P4yZZFkVt/YhKUhw00lll0ZF0xmyw5B2eo60FDLFdpYU2HHG107Jug7YW9rgd2OxN6Yy9Ukfj4DH/",
+	"fDPhi6Lu5PBhgcNEFRmvmDGuDy0PVcTYFdFKEeQQr6ldca957AkKIZaJWcl6lGQ2b+AUuMbUyHGQS3Tl",
+	"IhzO1m4h52V9n2fwXMYMhTS2ns/MdW5WIkTBL3qZJzRgZ9f1+QDkF31rwNbuapeDEBTj4cY8ncu+zbpA",
+	"U0975rosV4V50tovfXSz90Rtd09XNt+08G6GrWcfWFT9+4Z0ageslzMdAMGExARKNBHgsKuQp3YA3Loh",
+	"c8RThd9uyLRw43UT1v5VcHY+jWoGn/gWuHN+dojazZYNOwsUMaZDGmmVBtBc7TGeoX1FYXnEE8uYAJMS",
+	"kyFECvoqoqmFp9Oo8q23m63V8oQdxHdHmVtBzbrgz5G1qbQzG7sWtFo6qfL1XGrz6iZTOWUb1+a79RM6",
+	"xW6/Ql6e9t7qqDSwh9R4ufksyzdhvIUW3y8cnt+7BcIHqr5tpF7YDVtThb9+tU2zicBsdFWproUTexoy",
+	"XryATePlhRk2ofn2LvuP1HtnC+oZr6NNpyDMJjjDcly/dY4cIOinWM7BIzBg6bjFK45A7BeSMd6BuDji",
+	"iDLJdTCEm2k+UBzPgNnamhlLgeAYUfhFU4yHEMymX1CGHdRPWxCDgRnScaE4GbBQ45lw286shGqb/pHF",
+	"iERjrjNBjugtYeh6JhEjt1BxRMnMKZ8MWKFEVkzFDXRNyFBaNw+9eKP9Ww8A4b5XlzQoHPyGn+yz2EKK",
+	"8LYeZZmaLs9GVGAC36qPo+lFVs2opGhPR2tlTofIpQn2uQcIGVNe7btE2G31gVXPm+9CC9TiaYPU8ZY/",
+	"jqb9FDNhq7fOUo/2ZizlVD1X9V+BLs8/oS0d34ivE7IDX9V7EoJsPyHBBtxcPatR8V71y156WCuOwEDM",
+	"Q7BEys+LgwnIjoEnBG2F//ML3vlnZ+cfrZ33O5+/7AbtvYf/gIS/gsQDBgb20JRKCdGYJ7GAqE9teEHh",
+	"fxOFJ7l4rdvsQL0xng5Y+N+6krD7oYm+13oWqCuh7VGmSPE+IixK5zq5gxywFJj58C/mfyGiDH1HTH3M",
+	"AyRM+K3T4BpHN+iGkKmxjhgUC1NlNhH3UHdbC3f44L/VHMAW3WwU8EBkZViCqPBA/RRTHmpDXJYHUa0A",
+	"S54iQaTQeqWjq+PDs6uL/lHv9H8pACmmVCkMqyRb/R8hdM2KmHKvkGtzdK+q317Dryxe4kpWmuZphKG8",
+	"5k2ThCrvfJIbEn2F/ib4phhsp9iJhIiK0n4JZ6M+SSdLzZMTfJ+5Glvv9+LcH2bxKK9ZRnCa0Ny9UiDt",
+	"sAmBxzga5xIwZTrKQwxY5pqNsER7hfq3ug3KLJDfKjFve9/mMSFCZgZGmxicSu1qC3F/gC/HPJVqo2Yj",
+	"5kEzCanXB6xYwcf6k7lZUsAircVo43/KE1KyYLbzJMJGc+qmXC3okD1esVWWX900s1l7EnyUNudRKta7",
+	"kfyM2y1bkcjdSLavVj1Vp4bhp+gKnp5yuK6rSy+un39Y72sDZXTyiIpnwB2bEP1Kq/wjhb58UxtA3PNn",
+	"YeMLhcndrJ+mEBCe0gr6Z/y2dZqy3ynGdVX9+I7jaK/trRoT6tz5jIO7LuBKxsFLxG8mfGpIA5km6yrb",
+	"lmeHfhbHzzU8O212DWqKnfgpc724NtdH0jhHZttbnos6fRQ+Xn6yj1yzd3lZJMsS3L58Hm+8tN22Bayv",
+	"OGDazU91v2aeSOPOtjL2fVWlv3wZbgnJEvNh9FOFkBeTtShPmRh+ARwS2NyJ++gLJJ9DD+gh1A4fOnJn",
+	"SG8JEmM8JYsasUKiuuwflcmx1s+r6fAhe606pRCdlGnrVlEs6LneetRchWx6i5/L+GvRlb4y3W+5YFDJ",
+	"Q4MmCTWJxrVh1fKPNlEIkjyrcZSn3qxRS6xYaKiUlyRnzvM0N0aAUBCkMx1nuNeUNc/y+1TXG6qqXGTq",
+	"pZu0QM5QSnDRw6cxSQ+y+svGyR86pZjVTpvYN4tYGfJaqBZUuCTrDrQEUZxbSlqfRfgzBFvYbVYk3qsk",
+	"EyscVEBQhMyphZCLfJPpbF1z1FMDKtYIh7Bn4sYDukQjO+9V8PBUXtqBrM1z02bwWllfS3ZMHN2MUj6z",
+	"CuU6STilLqMGUnG71c60AOczBgkz5Eyg8LcZmZEYLCoJliTd1jaYhEjrfIRGHJkUV9ywfbqK+QG43+k0",
+	"fFpVpmODQq1FWGQBo5yy17gEyweo1zZLJJVY3FzIFEsyWl0PfKFD4W2tI0PXT356rsOBBMKL2U8Xs9R7",
+	"WONS4m8urfqSSiKmOCrH6UJ+2z9cdZAHZ3nK4oxIRWmIY0+V9ZKDK07JHVm3JMsoJUQa5/k1ikOziKQS",
+	"U7a6lvmq6izHOhZgcT+Qtu5weRnKrFBfgbesovRONUVf5RZbVjFXno5xXmSxVi1HhUCaKCuuaX6deDMA",
+	"BEiATZemKJxkRR6pQPga8MYdjQgoMCtKF06llzm7GOOUWGbFGlQSOiSquXYAnuokPXlCzJzovX/ffP/2",
+	"PxvFUN/WzvvPX3aDNw+DQVP/0X74z/9YbX0qHHjgu9BsG96nktX7X99ZqFDx331ofEoYpuqpMTlO+ZRG",
+	"DfUI+G/qP5yPgC3lSYIn2P8O3YErKyuK2dQkjrTsaOaeqtPPmaTx1tk7N5hrjFk/S2lxo6s8FdxoGXBR",
+	"KHS3Z129m0nBN9u1/WzkXF2bZLnItOICWDQ/Iwwn0npRGbW7o5neaXukigm+zy0XBZ12a1XMkenMkwtJ",
+	"pqLKW90pSjrBc4UnsvKjEEsFQkOmXH97gFqID4ckFQPGuG66fZDlaVWSRcY+wDBQrGJEpEFOgJIWbA/L",
+	"9fOKQ1JSSkQedYSSTMAYOEtJZceWV6CbnhVPfWkHL4XwcTMeV5osI7SOdTA5XEUxdBQnKcHxXKN2xa4N",
+	"mOXpAhSmM8YgQRpPUWhwmbjCka4GZi9w38WtAxbaLP7NdMZEc4H5Ck3NwJAwmCncbub/Bkd/MWBqoQpK",
+	"DtS8v0J+A6ewIDCNe633aMGV/gCFUD88nU1lCKZkbVVWWxMFL/y8HezV6AYN+QK/WM3KgnO0sOywWg9P",
+	"EsVPh/pcBQfSpw2twlAwS8AGbAvak/gKumwfKOKWjkiI8FTH8YAQTe4h4QpG+uyBb9Y0a8AK97XFOJjh",
+	"0hnTLv5qdKFN6HB/DIpvGO9vu/YBUwNqD6ckyaYUtuQGZQinKb3FRoQvZoYzdwNylnEPzs5Ox6LDeYCY",
+	"lRZC7nJ85mSCfly8oTOAjTp0wgd9JQ99Tvc64Q1JwKyqsQ8AfpyHPZniIoV8Oiur39RRdjo78Oo68yJg",
+	"RutpIhn1VnwcQflMHLpO2S1OaHyV63ftL3hKr27IHH4Rs+GQRkoYu5qSFPICajYECNsV4/JqCEIjSNBj",
+	"HsNPJmoYljZPOI6vJOdXCU5h8TOW0cerCYkpvjLbUa//CmK9rsh9Fs8NkMRwcmXzCuqp7V+AVa5mDN9i",
+	"qq9gBXSdO+qR6kgSww/qfjvqsrCk14l18dAaWcpQVi0FFKyPjD1xYb986dXBI2Vwqb7c/LBmijBK40Of",
+	"/ZxfbfaTexfmJ81zXZUXVD5kJbksFq9JlDxT3enYH5rXsUFYIFeYw9ZMlSeneFWdR9dTChopPEkZ2lD9",
+	"x5VVG5mXTXRXpR22lKzhghQUvFFgtf2EYpDO+eal5fgdUwRnvioIUK2rZpotT325bBZzBNVADMvzm9+t",
+	"Vq2WXtgFJo/1fZ0Tc8C4vN9sq5WauMVDd4OaSnrn/EbPCt4BJeiGgFd5VqRnLmiqAzojaXULkCd7JQfT",
+	"8vczK+2v8Btz11PoWpintCzfWZ2RVHCGEyrn66kscayGoLekRo6JQoH8oCFsfd4FNxlPOk5Wt2WqONM1",
+	"1+Lj36uTu5hcLWhLEjxB0RjL7QCZXC1oa0KjlF8nfDSibKQ+mHwuaEtzDpBoYjot5Ptysr+YlC9OHhgv",
+	"jILPp9dKOKSj1em/Ve9D3RackZe40Vm8uXpAEMS9IUpeiHMXsR7IzSTvshEekUmxqKOrhB5jytZMe5JO",
+	"o8s0eapLteKv5PdYjCUeiaeqGfUhVSpstOtvFkSovTj0b5qY2TAIkTkU2/gJrdDR8LJdX3Hj3nRQp6lW",
+	"2DjdCia5snez4AlmuFQAbXevoNj771/wzj9bO++bVzuf/8t2dH/zJvSz2qI8gZHv5czSKtbFZu7BxoZK",
+	"ZabswAgiNYflOnl+M0Cd97So36qI/HNW7Xtjlsv+bkZjAmWXPJ51OuD3Ey2GyRUdae1dfPEYQ6hxNDfZ",
+	"SMF5dYLZ3PGGXR2XP9EJgpa4i05TMiRpSuJ8LcuHnAnSnfBfaXXSIfeV1ikJdO6YrhUceU4T344KFZCr",
+	"fQamb1t1W75/W6tl2ZHodtTQ0+ghvAAyY/7KVVYnJXmeg8FaFu94eqO1hjaBki+qd5mBXj3myVR6FJMX",
+	"WhVii97O2AGacKiIhBnazTI/2Gz/VpNiMlgkXFTUaFnlNXhBTLA9uAzyCVQKskkhRFYX02gdTMkBq6xh",
+	"hEJ+f22DQwz0PXzSi2spJSIu5KWIl0Ta6dwQBRcRgVQ3VwkyY9OURtovbxFUKlaRA9njYmEzwRonSQ3q",
+	"cT5jRr7+HHjykNgD18njzOagdMIdFR4NT1at2q673iqcHXiWYdxG1TrAzzE7Y5qA8+MYQ0Ia72rKocHr",
+	"O2NQS+pXHKNmCcq+Lh6fETJN5q9EXkg1DqAU74gpXsDdrAPl/rw9G7HOT7GSV86XO7m4pNQgGnFDYk1a",
+	"6ur6cg/cWkBR9An57Ivzgqp0pp1RQIPrBWcEsI9htrZwpqXWKYCBvsbbBpC0G60XfCz27mT5ieqna3CR",
+	"hdbOA5bSYLtgFFj9tpY6t648fHWq8SypBEv7vezPNGO17rZeMYDzGbO1AErJ4jeMJ8D+ZSZYB13kqYNW",
+	"bUM3LLh5rDik5UnYS+QwGze75OyMs1Va3BSUXLrUe1kA3bz+jPvgC3DhwygOZ5DTRZc2FbPDO8i/grl5",
+	"mp+Y4o427R6WkcBK84qvYnZMEEZizqJxyhmfiSIuuuOzJEZjfOtkH3UTkAWLybUCVEiIp0uA+/F+pflm",
+	"/YyOGeFadJup5YNf6Z90PttIFnRz4X9kvJDZyZMB91kihRQqWhmA7fWa+57fFcRjsPNeEwWzHtFhqnhd",
+	"nCgEzH2aD5txDueezg7NU/+1QzhRK1SgmDCq3kYWk/lur1UKGXzX2vu24F3xzuuVsCFfRTKhzIbxV9kz",
+	"JniOBJEoa2w3SZKhzgxmseqVbQLHsl2RHs17qxlBXVzFHZ47UohlJCM8UbzNYibr3KWmDYqcaFpMau3T",
+	"ddoNLPUlzOngYpC49W/9//7v/9dxh4C/rCt/HKL/E4VatIB/6tAn/deAFfwM1GfXH+DAHfT/+b98Tham",
+	"Gt2AmayUFgC3IVRXswgQA4JTgoaU4aRovdc7aIADONPp3EqT5HVy3QzbQSPbh2vwJyb9vN2C90RXv+Uv",
+	"i9BSUXXVaqK0Xe+GzHUljKxOHo2b6BSk5BsyF5DoAA1TQnZ0mT09vjhAoclXAI4kdymVZAfcY7ey5ARo",
+	"gsWNMHETkH3AmzTbwtmqLJ+lbOQPGmTrZITIeyhsVoeNc7qYba5i8hf1y/YlrRLTTTt3TvvgVnXVzfKe",
+	"PqRxwVN5mpbcFLGIGhpC/PCWZTJ6RGx00WRTl6K7yZNW5d+pUg0banFWmfs1y11rmxRSl4KIo5PNVxZ+",
+	"srodUeUP4XPNpAxhNKT3JDbuQHUDd0q6cA/Ho4QDb1EBKLlLGU7nrwQyrdDWoBGT20HD6MWuZzSJM+04",
+	"Z3VyvtgJg4XTdg/Hx5PoTTyNX8oPYqPsks6wecQZyUKjF08TKIOOHlBQY0IINNRkFRUWeaQVeh+ji7Dq",
+	"nwqfiOeIKT4zUWWgLc5qyORhxHdYoIxkmZJqoD3BNM64NatMqYikqOHG5WQ3XRay6sqyS6OPzHiQBfdx",
+	"l6kJtlFh00xh0ESHPCYDFjoJzsP97MBohIEMUjbSPtd6RFO7Fm1FKVYi8PaAmbPLT9qoL8F9GzLXOsww",
+	"5AURaIhTm7YT+gzYiOsEbVlRBFC/86E2eCUJVDHx0dv18vtu8AqrfbPcDLdeK4dzU5av1ecbIKkYFKyg",
+	"XLExoRo7bBr2NaUTJcJxEx87nZpIlBi8FJZtJscFme586d5zcDOaj+XtwXpi20PU5fL24F6et+fJlRKl",
+	"VvXRUZ+FbikREDG1quM5tDM5hzMImmvDsL7Ah6B2XsTSllcZpBf2XLeDu+H6fYp7rdMrh4567R3wACt7",
+	"+cE4nJkGHgsU7mUXbzDQQLz4qlxGrHTuS+pVwgMLLN7BbK4Dnw+y2KFeHBreKMdbQ51VeDbJarJockHZ",
+	"aG06mBNAnQ5dKLHVYDy1U73CV8JfjvM56Ew1onIg0+PrMUzxaGLQVXZWB9nPQruGQ7GajBusTCHwnFu1",
+	"0yzbqPuiPHvNtTraNf5AUR9dPisjYQKFDuCGACgOCcwD7PPYE0OHeZLwO+FRO6UjyJW5kn92cn5nRr81",
+	"SqNv7qjdHMH56pcfvIuWlh69YR9Ce8BUWBePcnXbxaNc90z4TWUBKaArv98x8ptGNm3FQVqPLVcGXe2Y",
+	"uEL4XJDXn1QWzY72J62LNk3pLZYEfCcF2hqlfDatXQwtnlD2iFJojy+iBsvrxet6E9raZ4c6RezvUPss",
+	"u/U/d/GzQjR4ld6xkBe48kW5fd62fHO5yS1KvmsfD9GbN2/eo8v+ofbjmTgZYooBxu1W+93O7u5Oe7e/",
+	"29pvqf9r7rbf/KPga4Ml2ZE6q8liZY68TkO+gSyBii8R8WNIUWz0r7oeXw3XMl8khU4r+0oYP8c4QDjR",
+	"Md9IK6LRGLM4gcDfULVRPJyCntBUntmhcVg8PtVqM0ny65AKHxeovhnfrpgkSOC7oIqaHaDwy0Dzv4PG",
+	"Pho0dA0XXUBJV24ZNB5Co+wyUr3aYc0YjQV6XSQ6hVv0USAI611M1mdtBNrgcj2jiaTMy8CX9btrO19/",
+	"ojfEfwnq6zmRd4RU+GVrN+TKgpH68/JqkbqN8Tyt8BXlQn60sddex2muiRoyiMowhdpmMQnQGPEUxUUg",
+	"3huXEgzs7rz/rBMLtIK3D79MxvHn/6io2LQxFP/3PzluN6niluZr8usLMzWhwSKK34TQN52XC2Jl1Rhe",
+	"Se1x3ouFhXhQTUwFOM2fL6mdZvMg0Igg276wjS11wqAXfNtCsS6jS4kwiGP7AEUJgbrxJvJb7ds66+MR",
+	"pqwif/ySkA2t7attI3HT+12QBIot+IwCZe/Gu7HB6dE3k/bNHns3/fa3Vqpx+r33IUzjR9ySSThfA7Oq",
+	"ltnui9ebn1jRnShf0udqaH5KKuBKuD9VTLLRy4KUSoUxGFmZVQcAHiCsM5pOCGYC5enhJqU8QW0vk1SC",
+	"8RpwcOT0KEJalhipYJv0Al5deMtS86RJzW6X558Wbr9w8UsuclWm9kdVAqoBmPnwqxf3NEtWaaObtmjl",
+	"w0M18GVadYBZg7gNLgw0mw05+mcy4hNjWBCQlExIZLz/PKoZJ2BgU3WcYJlVekO9B8X8ChP5nDO3iDPj",
+	"feCsN0eL5FYavBjv4vb1m2gvfkveDb8ZfTt+/+vE6/S9gFjj6hFuvIVbsZAdvZg1T0H1zBwS/eSteDmG",
+	"cDWrlqFtqYdeZ8bv+/0zWwzTYLni4Bmys8RwxCVi3OaO8YZ2MHL/yL3X878tlb7fVM5cQAwWBrNkEpmz",
+	"resIu7TYV+lJbsINsvzK/2CXSM8ON4Uk8yN7NkxZIL8OuX7rJdcWbDaxv+faU064n8ph5jrRb0HUsHmB",
+	"S/AWNGaM/jYj5rPxnvcO6kteoXG5GhHhjC0Xs2vV7JoIJDmEzoZ/MTJ9kcOyAvZfrHNiM8+toP82PGT2",
+	"ty3mYv/Wb/pKJ+qLc2NQ03Xnizhjus50M29oFttUKNIryi9gGS8xu6FQiXxoTiI/BJP4WBzotNackVcC",
+	"yvdq4Qvqks/AofR+x5YVLnh8/knPY4NI8E+C/DaG9J4T2V2AT+NGlvkTlWM93HMttk+E3FzFCgOZdTIi",
+	"502/4iz+jjDmQ7kL9eCaqCNN7nzDRoKIG8cpEVDwOCWCJ7eAjdFkJiQYgq4JSjifXuPoJrBGowAllN3s",
+	"JDzCSYDADz/CQqrZZkxMSUSH4OM/Y4kaOs9TqWMOQAIxNcF+6n74/vT0h6vOp0+nP12dnfd+7PS7UB9s",
+	"u8jSwzb2X7/WCND8rtDVa60sXxDEl5D2S8COj1MmbFKY/2Ol90qAMrRjrXzvJgWuJ7kymDKNpKELUgl0",
+	"N+aCaMdxZEhLwXN2dc3H30nZ+CdS+n1dqrwcIj6vhLSNUCsLtc9Eqhxi6LFlWGYOMBuVAgk6gqQIOsQg",
+	"yC3v13OkVZnIDAyGgXMu3Z/0RFnl0jVe4cuzMFEdngClu7Eg0VWI/gtdY0He7Smk9KaNUsxiPtHF37Wn",
+	"7vfHnUPIJ0ONkxqJeAx3Z+rDf21P0RzJZ18tUEGiWUrl/EKt0JRAIDglaWemM7zovz5aQ7amtqhz1kM6",
+	"N+YC42E+BSjEo5ursGDXwxIlRLEKb9r6FtolHyY4KIAfmDY/bCgI+vAA+RmG3PrSYZ1RTluq7dommDKJ",
+	"KSOpMGeXsw8jKseza4dvsOzDQliVfqZBFlVFgkICdy1RoU5PWwwE2jLVinYgp5qzre0B44r3+evF6UkT",
+	"2VgSQDyZoBd+QQOLjQYNXd0hQANAS+rvZrOJHsJA6zwHTKfmrOqs+RbkGNBVAwXDg4b62WxD/xETiWki",
+	"Bg0olxQMGLmPyFQhH4D9KZZjIN+QpwBNUy55xBOBtiQeoTP75/Y+Cl9DXVxj9xyw48OzVwI2vXN+dhhk",
+	"wTivBOq0O4iweMopHFyo70C8/mJw28Nr3Mbh9oBp0IGFqD52drgAOzJqN1tBlhhnIU/pgIWvozGWr/PK",
+	"P8L4SrwGRwRh17yYxVQEOgmqGDCbQgJtwWkXTrZwngpc9b/yA4e8tOaEt032fiwHTAIblJ3pK1PuA4Iz",
+	"dCrwMZk0B2zANNRkKVeRjUtEoXqmPKX/hN/30Qd4Nkj7S3TOelc/dH/WDhNhE/1A5toRbIJjMmC6oIh5",
+	"NBASqBFIeIAwClOC4xDQ4ATPtT8ZeKN81+07uV+d1Tk5VSHsRSdqQhFOwdgKDrNYkh2wKCNTPDvTQasf",
+	"zZLgb8ASKVFvWRFSCLK1MPPKmKVtZvw8Tyf8vB0MGBYo/PtOZvLf+Yu+c5PWutftf0Rh4euQp5MDvU2M",
+	"3rZa5orGkHxauG6tMIfJt6WmJTFKcHQj7G01gkZCI2Iy6xrUdNzrL+AirkYGL5ImT0evTSfxWrUFMVQm",
+	"DlbTgZfHmJmkewrPNpwwscZus9VsgXvOlDA8pY39xptmq/lGu0yMAbWbl6b+OfIRSSVN6KtSdw3+RbpH",
+	"gDCaAu6TCCMlnzZRX12rOVHBU6mdntXBDNh1CqV3r+copHHYRB3dG7wkzFVCuhubBS+hQuqzy2BL8Tiw",
+	"oM7I0D14R0SC9+AvC04MUGES3KoC7ayxCzKF+vbbjKRZ9tX9xlTn6tREuWBV3V3lbrHA+2nkP1W4EY9I",
+	"1YwAM/4pIf2+U1lg3RWAEdvQILgMiNzCciaqFpMZOPLVrKzkai0vi/NfqJu/IfMDFGb8R2gKmoEhqXIZ",
+	"PJUf5msug6fyIyVJXLmSmKZaZ3mAQvW51lIAcAsrqZeeJo/A1elpzJXq8NsH9ZtFg/Dk2q1WuY7gFMLL",
+	"1Hpf/2qY60zn4WjBzKv95UvDkAh/ytLPBRFgmcukYp5NynBt5vx2svdb+/6bm/d3b+W7tDX/J76Ostpw",
+	"+43RVO68bb7bkSRNsf09D8fNUw6YE+2n2k25IwQVEtvoKbD1gaPcLSkwqQuLfasW22q1/gFHW1T3FlIA",
+	"75Yz/qoH5Wb43S0m9N19cEVEmwaoPggW1MDAkC6a3wHX8aF5lgrqDLlTM+RkJ/NG801qerwuN38InBHO",
+	"LYGsP0repTSSIHKdUYTWC7tEttZ+FjuURqm9J3+nhdFq7GuxA1zsnn6vvp7Zu379AcdWkwhddld3uWTY",
+	"cG1aYbHXfr+6U5/zY8zmZi4wgr+ts76eKRuQZ9UXs8kEp3NDXVFGXnUezl8MTWt8Nl6ci1yCFo1EHl8P",
+	"5Db7C+QS8MyFUvcoK+NqRSI0pFAB/9ioAxmXSM9wTWI0JqlO0WEz57IYkWjMtQSZ56DAuhh9c8DCa8pD",
+	"YFOvIUkTZaOE2EpJwOrrFLUihLgLxbaYxk6mXnEwYFBjy5laMzdU8TQpnr/WYjOwik3UsawLTxEUDWCj",
+	"AQsLeDE0DmO+Qk1OEgFs+yPdPVSSAc5bOJ10xn81t+HbQ6NTDdRxdO+nigTC8QwYZO4QiMoAXauTEIXs",
+	"PxMy4eokAnTD+F1CYiPXjqna+xzhhLPRvloJmbtHktLRWJoI6mw8LX/hrGo1tM18X5sDBjkLFFhovn1r",
+	"Fx3TD9uQgsTm0kGScx8HqIGtYwqhl1hAH+jnTV73YjKZcklYNP+B6JyCphLEBx7P16PF15Srx9G9n5IU",
+	"yhMckY80F94aQeN7kkyFCbcBk60ifDGa4PSGSCRTwmJQh64i4Vq1oGRrYrIQGkvEiONEmEUkmLLi0NqL",
+	"VVemzu5UtVYLbQSNPonGjEZYic84mQsKi9kkgZ+WM9jneel/aUxTElGhy7RIaqITTf75xjTlQwKFN7AO",
+	"h4Uo7mFKCYshuZ3NKf9LA5saedBwTJLpcJZoXKXfuOaSspzmNgv5Lw2T2PpzIcu4+TEXyvCUNhUpYUTu",
+	"XBOJm7pFM+ITQJ6ZplM7YJrTqEiirQBOOD7+TkIcU0cbVib1We5EYyztnegX0C3OlgU0gfe+gYrsx9xn",
+	"33A1TrKZkse+CSso+ug39saa7q3BDRX9ch+K2sssp2aBB959JA88pV0j/5vr2n/9GkyQYy7k/retb1uv",
+	"b3etKqkGa7thTnkNxvdpDKg+8ngZD5pnLoNUH7rDCxv6woYuZ0Nbb1Z3+sjTaxrHhOkeNRjXIhHusUsB",
+	"L2Bvt8ZsZ7psVp/zT1A0C/q9rbO1LFvTMYkp7pu0Fnvt9roLPicz8Qez6cZiaHmgBT79IWgsqNBzl3pP",
+	"8du8Ap9FE9ZwWSiHG+QFaIGR0TFKgWLYBmzEedxEHWMI2ZlqdgUiZsBve6EG4Rt01P3U7Xevzs5P+93D",
+	"fvfIx+7ptT2S3RseYxmNG5tTvDhBCQUasWtoBCgo1tCm2ESu+u7QqwVq8Upz0lDdQiC1DHSn5CGzkOYy",
+	"QvM0slKOfVhJVpwlvZCVF7KyUbKyt7rHCZcfoeIi0IQaaP0shbBycPT6qDN3/pFI/cgYkKuQeuC30JwT",
+	"OUuNTkGrV0oY3EaSGkuzVg8odKyr+MpAqy0GjDOF1wUKf/msy9Z+eQib6EeczIiRX1FeoDZLCarNh+KG",
+	"xD7s/R2Rj0XdJ5yRTaPvVTK7Xxivr0XfgKRel3QsSvSfIV2eLYHvK3r/ZqF2/V47r//e2AUC9p8QBfB7",
+	"awGeLPuvI/H/TmJ7tSDuZJo96l0cnp4fXfVPf+ieNPYbfzH/09jhkRaSJxH+WhS/ROW7fbySgEGbAhV+",
+	"4Qj+3BzBm5p095jH4OHd+F25iHV5gj+KsGcWigqTylp0sWO8PbURVFFHbwE4HBGhffsNvTfE3rpngO4d",
+	"2IUD48llXbFvCJlqI8eAgUO2aKLQ+O66eQF9rts4kjOcJHPrwx3oOvBhhrRCNOG3RGe3cpMrMC41F9JE",
+	"IZsliVuyvjlgocaD+0ijwVBnvzFGjNzMhKMbbXkKwR0r9DEk2i14E+LkI80GJWpoqRtPJzhxA2AblDna",
+	"wfrYuxjLUEsB+0hmKnPx/6WwqWwLnzerK83O43chgmVX9KXSb2790it7IY4v4vK/i7j8x2ht/yBSrrHC",
+	"eorX17gNKOcJdN7rdOGgHyCCnXbHRtVtQe+21ilmTtK7zVaQeUkP2DVlCtluN5E5Iq1p1K7PxtHa9anO",
+	"XKo77c6A2VEd12hFxLUrp8aZ4Ap8TOSYx2IfhReExUbwDNGWTYcVfpFY3DyE+wijPhY3ikFRKJ8MWNjv",
+	"XPxwddHv9LtXh6fHZ5+6/e5RqOPCnU8fO71P3aMwz2Ois8KpU6FSDJjJbWFUrYFhWHAq6RBH0rgc5JmO",
+	"JbnXJ6HbGfeHAcvbQd5O1/U/67wd6G3qHKeUjex+B2xLX80OMGE6cCPQDFqo6Ol+iHB+2pmvtF6DSZVH",
+	"xYBhpMe2ZW91Unp7cO6x/HR6/kPv5LswQKHdq4beUAxYhNN0btPX23zMedpim684MOlAhFEnheqfh+MZ",
+	"uwkD8ARhCCPDnJnBkeTIf3GIp8U7NRe3rZ1Fwu+IVPsItWu3ggowLKD2HhrzWSqyLP0DBisyPOYBwtDY",
+	"nJV5ATYXf1bz7w4LKJKrNp0SHAvvWrJsOFgaMDKuw+0WMgswxYNazTdoomE7S5z9WhAWqwPP/oa7Cg0X",
+	"rFYpXo+IDBeSr0ozon5KaCu8oTBSwu9IGmG1L/UmRDBgIRQqCm08hq1zqEBcMx/b8O46FkIhI6Ti7e5l",
+	"L1YPT6IJFxLttr9F05Qyia+L0SmK9YaH45p+TPEDrphr3Mb7Op4gG9dEFBSqhOaZhQbMvKIAWYWNCGyM",
+	"nAggv7EwCfGY9uWM5ijCUzWeek8KjcBmDtwSJm4c8QTfgFihH2RqdKJUNhG4Q6tVDtgU6hhvQbQOlrok",
+	"qAgAHBS2UM8PWm7D/Uh8Q5jVmkY4SdSJQL4+SAFn/Nat+1Sh+B84NTVRp5BSnQqE5YDB4bffvvMePtoi",
+	"iSAo3HnTftdqh9sZcNNYA6XCAQrPgswEn14pcNl50261dkN99UC4skAKiLzKwxQCI7zFFJv0GwaBgUQo",
+	"6D8JJPXOSlc48TqigN2z26WpgT9idczg5DVg5r0KF7PpQKUM9GGMdqu1D1v+ptUK0Zbanmq/rYAdDsL+",
+	"ipGRuhSehS+7IdqasRvG75h5jdmndoi2rnEMt44nIkDXONa3q1u0oDMcrhp7qHih7NOeeihOwe0BwwyR",
+	"eyp0zQ8sbrKmb2FxmmwogMo+vAcqN2Bhp93Z+VFHZYRG2Nalsw1NbTXfZKt+E6ItahiQbSs+w3AtkwnF",
+	"ZoJVWwYJGSeK9uKJdofUom9TwbeiOqGuMnly2r/6eHp5cmQGYXoZeZyMfrEDFp4rbPipd9zrX3X/ftjt",
+	"HnVNH4gBKT7PAIULRSwVYQidOpfhtteHDydJp91ZWwLvtDvmJB8vhNtgF0VswOPLVdTAj0ED1Bk2aXo7",
+	"aKgh0mmkxM1mS5elGfO40EWDme3TUDCyLL2u9qsiLC4uwWGSysvYXbKMYrd8KU6h0AxXq8WldLqz1y7U",
+	"QNhvvB/uRu34DdnZu36Ld/aid/HOt+Sb4U4L7163ozfxHnk71KOb0ANdIFSXOY45mvMZUk//BuFrhaIB",
+	"YrRnvjF3/G99axzU/Oenn7pXlxfdc3UWa3iZtTt/FZydT6Pn0nFAD2bFIx+EmFpiFvPIEtBkZXd0+ViN",
+	"bExIuTq3/zZBPOo/zRHno4TgKRUQhKr/bKbTqAl4vMeGHCqAKAm2sd/Abbxjee8mT0eNYsUotZReLfhT",
+	"J6TDtxvAB2UoAu4od0zoFzBk0wZaLzwKyCCx8KQcwMywfg3AdmoMmCEtD6shz/4FW7X1jo0Syf65AKdQ",
+	"Ek6b3RLFeCiiPkGSx3jebDx8Vtv2PxLDvViz0p/1GQXr3H6dnUzEKB/kvbP8d6Nvxt8+4oiLiwbasdaq",
+	"rUZxVUM3jSAwzhbISzJJIbOOz7C723zbfvMPjaAehaE0DtKPg9zL1yD57Wi5oJhgEqRA9GVg38KgsT9Q",
+	"r2HQCAYNGg/UOxmYhzFo7H8ZwCnof8HnwapjgZFylh166HuHL/rI9IBaAlctFiVKaJwdm16m1yLe+scA",
+	"Tk7xpOvvrii05jvubWKvdvDiVKahrrqmmimMUvoJQH6gYH4ANwqfD3EyGUC9p0ED4oPVQNryP2hkMrP9",
+	"7d/iSMyjXzgVMLcXDwUI9mPPxFU+bPhEVj6IDI/UehIal9gn0VgDm+jMJxpneOwQHY/iaMvojHiqRa5t",
+	"UJtZPl5Y/VSmwljUTikeZ2Hcl9DFF2vFxq0V/1YWhE7bea5bDnscIJ/mOEBG5Nh2zA1nub9apcXhdfOO",
+	"JMkOCCi6wU6E07hpZR2vL2HfUWiphWrzgurnNylsB1Z5mZsDBiASgSJz0SSwj0JFQMJAx+KbmUO0pc32",
+	"15SHoPYRNzRJBChhwmiMZYjgF1BeMVDzTUnqxI/qSivbgdY25ugtwlN8/f+z9y3Mbdvaun8FR/eeiX0u",
+	"rUiynYc8Z/Z1nLT1adJ4+7F79i5zTYiEJNQUoBKgFZ2M//sdrAWApN7yu6lm2oklkcSDwFoL6/F9POXa",
+	"+sAQRIg4jCOC6EJAwFXFMdoOhXOMuQnxb+3i9GNAom8dqthlnqU3s9Fq6qH4yK+YRSV3SCWEayIYs5EE",
+	"29jBPIcMuPv2Gntk2o1j570SazkHmI4sKdFAW2I9uLbqiEJ54d167gWGgqor1SZRs96IyBZQAZul0Kw3",
+	"PBqNYiLZ9oQm5m74lWZJKLYiv+FgG3RpzFQEcB4u3lCeSFBJ5QgVurwa9d3tAyKk76XMSNSo70ZBpdlG",
+	"fdeuzijPUnA9DTPWZVnGkvOMCmU6Yhaba8GNfjsgoz6P+9Av5Vkozcqb1XstZRsbspCYmSJdpuO+RUbJ",
+	"CmptdHe7uYUi2GLqSBdQfzmEWOzjzR0Zm5c72zrEEi8KNaF3dJbdySFy3aye7EuLyYywfKj3u84i1A1z",
+	"1f9Fat61zy9KFf1O9W4bW9h8LIa5/iQTTC+BoxPkzdYKWI3PuV50TYWvfX6N7qLMEyslTtG1NPCQG2oe",
+	"NFoKGMe/fbm5wYzRJUhqfa2H5u+zyoW3wlirXlEBTkMEKOtwBLk6AyznnKYWrXBqJuqungXSWv2MHeEn",
+	"p5Mw5xWGPb2DoEE36+8w7lxr14wgOD05QkTD8v5E8KIKPtJdajshAn8TrNsFhEq6zy58KcMzVU8IrTft",
+	"/Vf11ps3/5osuaVivALyTEVSLKMqPmwdfmQ9Go9Lt3xZmOFkZJxX9qDcXXzJC2+ncqAWAOT6VkVGD6iO",
+	"+0wRwFSwPdnenCc254nvKc23dWjBSKzGnmWy3z7ld7ax70Lqc836C3C/I2ilqsToCQBRUpJRYc4aYIX3",
+	"ZZ6lY5LJNM2Hqk7e5fEV05YKlqa8J5D97eL8yCZmyIwkdKwwRwBJxgGLkwtFIvPMqEgkgbQC+5OWEdpI",
+	"aCN3oCHSAa5CUdAdBA5XRTDECg/F/7BMqgMCxSyKxDAKBE/EhyjANodQ+2vomxm17+zuq1ehcN+af+s+",
+	"UK8iR8qHYoonTB3YoGrxGySo5JlQFpgFaJmNdKQeo8VDn2ztN3ZNo/uN1jYeiCDrJ2M6G9dD4VzEAKGH",
+	"IIJckIE6MCecmAnNU6YgJG9BdTAjCShlIeMlFHbIpJfJEemMSavx7xZT0iK1mDnjgjQb/+5ePvtKY41J",
+	"24uqtg790lqCtQfM854FHReT43I9KDJ4bE6BefGroLCZAVf8ZCvwus6AgfsgkrldE3K0Sk+0vId+4EYi",
+	"I57o/gGJzJSsNA1wVLiGWqgVXYbutR27O+8Reg5eyuwiOFf87Fpt18wYwZLOuLUCcSchsKKvQnsV1Ib7",
+	"DbcVzqEa7fXefn0XAjmZXtwe0spfKJbU2m8B5t9y+Kpae9e8Btdmo9xma0abzcbrVv3V7Eab8xvdnWi0",
+	"YWZby6kH7FYfoClCzsTVIr1WUJ0khGU6o9cMw67FEN4U7xT7/61Gr3u19ptmq74Hw/PTOHy7X2s39/f2",
+	"6q9uqp1vtianDD99KPqQIz936w5AeW5FLsunz5g5O2yswo1V+J1YhWgNlhWpMwmrtbn3bhYWZE1qJX/v",
+	"MKXa6DVSujHwrlb/q6UnjqwvMEJoZZdGzGNKslwAQrOjr3Ipqgigp+sksl7OyOLpA8yezWjjiTF5wNhD",
+	"11jRspYp3n9YfCekazYUfQo4t5lmCRkzSJGM3FhEL7KpwIXpy5UtJyNbMiNcWBT1bcxGhhJfuJklUZFG",
+	"zBVxdUjz0ImPShN/X0rX8iT89q1m587nmb1uNFu7e/uvXr+poaB2Fgu6cS77LB2y7LIjtWeWvDaW3bRO",
+	"3Wu1m4363v6rfxVpIOpYGA1RfP6c61q72Qxq7hWYpljKjD1aK6UUGaXPRbyEp9/lZviZBs9Fue3GRNON",
+	"SssFWp5v2CEnxhmDpWTOB1yQSdyCNnF114cnx7b2eq0uOw4M3H6304rFSlmGIXuOyZduXW3040Y/fif6",
+	"ERBnqyKzpCD9tw+hHjX7qneGGbvmbPQQBVqQ0FeOIAr2VYPfgIxkniYQR8N0fJmw1GZn8KJUyRztearN",
+	"md5FqEgsE+ZiduZRgY88xTRNXYgNHwihNPfzKOMa4W8xP79dQoxRY6XZgAwzORhq9NX4uqetTKZMkcjo",
+	"FsuTAeOJtl0pAR5Q4KcCOjbu5+JKhSJjQByQ4MVY6SG7XZbZ6nB0RyjNB8ASgScTsrVXKooIBcXvt43u",
+	"h2oNx0KRK6OVZ2niE3yvR/iaa3co2K6kZ/KEHBPN0hTSNDFB8zRX+m9W+0Lb5o+dvdbqhds22P8YRdt+",
+	"qs9hpmvtPaPeyxmuNkXTDKIWuNH/xEE129+oq3+0P7I0lf8GO6GMSvOlOL3Cg8FeGbDB4sxN+8xjRVJG",
+	"M7AkzQRj+igu1Fq79k8z+xkjhwmt14GCyawsaMYaQND0+FIxmsV9o7iBWKPWrsGe4uKOitt0066xFRS3",
+	"uXqjtDdK+56V9l8qc8ruNlKIdGcoeDirOelQEw62pVQ3Tl9PYF+iYgUWopgJnY7d+RFDHluaM1UmuuEJ",
+	"KiwpB+bcaI7C5Sca3cugVnXI6JXCk/UBoVBfHApNUyhWdfqb4oPMKZdaUpOJx7n6Z8Rnmn86Lc3FukYV",
+	"EGrMiy6XrnM7eiY3TWVazbAxFQdMH6itVkN5xciWGa/5HYm2tue5x63aXUN2+9aPk7kEOrbcrZheiCBw",
+	"BW9hXlfMb/fflep8QRQIeuIOwnNZjdxB+Tb9OXE3r9YrWHxFxeSW7BLGIaVN8YRtu3gg1IVC580WDgjv",
+	"CZlhop6yDpVZI/mjMoQqrS/QI7nPzekwzJcH8ME4xs1VoG0wdUaK68VmzxUXiV1BNfTTWKm2oqfmCL1C",
+	"xpgrOUjokBvTF5eldwrtdFMps5qNcyxHNXTEY79iBbJN++Ax5IC8Oz/CXP+/PSNinvJKXoefp7KoNwbb",
+	"xmD7zrwsFdX/eIGI4vEvv8UVpbcQlvwHmfWYox8s62JgbtTeUaIQksOZbSnvMs0HzOI1AKxCVME9jQIS",
+	"TeOjRtsWAcfGaojSdHwAOCfounHaDdLgqEaDTGZOJVNtzRcNOBOUCDaqomjUyS+Q+03BGwPYDPMhz8t9",
+	"u79AwmrayE2sxQA3euVeZPGKmOKVl80V6UnBNtJ4I42fAietvHyfhSy3OOET4mG+MJ952P0sZh1vqsg9",
+	"JQmLiW8gHiGaCwdfriHRfCp17EEE1wPa3HiYXmp1N1ql7J2q1b03w+he0bae6TS+s5xdR8BuBOtGsN7d",
+	"zH12YvJHpleXkbc0eJc7wqounhOq+7czk18WWX8LcnnKN70ozOOglMwcEJkmTGnrtMxFypQKRQR4f/8J",
+	"BMlVa9oz/gBmoAX8ihzmTOQwqoY005ymbWJklk1rLUAVgXWMipilKUuMyRznENaczpf2wGPcplWv4sj0",
+	"DuDH9mdGVMUR2SpP6fZT8EvT+6WXLlxdc+FgJvUprQWzI4fgNBrIa2ZD3Zb3Aj1Gy/BXFqnJNTrXmUBJ",
+	"msduUc2mbbZ29+r7E9my+42bYE4Y9JNU2nqOM6oZSVjMlVWwy2BmrDNveph3dKm1HsSlZvfbOp41f1Tf",
+	"WBsba+P7szbAwebUEMDDVZTxczc+GBBFz7UtyhxTZcjp2UTe6AorcxQSGsdsCDVkCrNooUDJMzcgKYQr",
+	"/EIsGk9YZTOHC96qKzYEqMpJsqXIkhIiL4XDV0gkqxKK+4jiQSgiDni9iPRj/vI8T+ZDQVsBmL5ArRSV",
+	"CtYwl9TSZEA6Ssq6mshct2cyZdlsp8juNIDLhSzpT0cnobBItlBl11GeRLtPrxnRknQYUUwj9qyFQqaC",
+	"8AHUS5iR4KgiQpNkObN3IuMcsZ7BfKu4Ahzjt6X8srziDjGh8l6xeTWPqhv5x+eQbcxKlpOm9xMNt2Ev",
+	"DQZ0RzHzCM0SKAxErbKQtNwoG/Z1mAIMo4UcmF1hBXNXMcisDbRYKeIAj+3tN0FtQL9azbvrQ5HAFY/U",
+	"HkhwhXHVpyc1exBe8S8b8rAHJQ+7uSO5F6zYpf6hikDf2Gwbm+07CYTi8n8IOq6ZdlVJPK5QgjVDPQdE",
+	"sJH3LdRnekJ+9o08sPvjAfwLnbGGYty9N42ghjnjoDrX4eK/Eovd/K6anP5RHyTPKEnFv7d1ztF+ZWyE",
+	"8kYo310o+zX4fE7RvkvkvVvrlVzfgczGdyVOnFmvc5hAagYwOciMfKLZVSJHwm85czzRs8R1nRxDXlyc",
+	"61BwoaWtfgE/AJSININGo1Hm+ZCCmL71Mjrsk46ZeGrOMQcWIiMUcC6EWiGklTON77vn2izklF3Tolsu",
+	"VNuTxPQB81awpKfIDXZjeaGAMqJOIjNcS05iiWFMX83/oQDpTLYgYdPrHSBGUaQjE86U7VmLfOLvtgvQ",
+	"laa5u3LGJPsN8ukd1BLjmX9rr7FLjn85u/jhh+Oj4w+/nF/+/eLz+SHpsLEUyXY9FCvlyuBx9PYq8Dhh",
+	"g6HUTMTjn9n4btSOVUXj/cL/i/zAmAKAxowmgOaiNGnUm/9er62vLHDAa5UKNW95rnx83XxnVepExrID",
+	"jnUquSW6UaYbZfoUyUWz1W9jBfVblVvH4kKxJywJaq3b4VOWK/bEyBxJMsPWmGVqLD7avfzm/1ySz4qZ",
+	"W1C/40wKl8mK4nVWfuic7NCyxrvH1NDF8vrW8vl4acqnn5FNuudGIj87ifzEuZ6riam7RBIhKjKkul/Y",
+	"ZCWpVpu0MeeUY73aW1qNNVOWFmXiy4Unht6wuttlrULafYTJE5Yr0B/UdkY8YYAdub2SeMWigwvMYZmY",
+	"0IXlh/NnaK0awHtzsiX3kLv/yb6YFfL2f5IjMqBiXABCjFjGiO3FRpxvxPlTiHMUjs9ClqNgIVayzJDe",
+	"S+MDRbS7HBQ4sNzMf1iUXefHaTXg31CUHUVwVafI/9zqjAkbdFiScNFTZNQ3e7bk5AKib0zQ7CPqzCAg",
+	"wFHbGZNunqY74C7LqLhCLnEvhR2zAtWhMN+V+k+kSMcFOciEmJ6X8Olk0SMkeT5KmfkpFVdmFu3riRk6",
+	"8mxtNOFCaUYBubYzJgnVrH6L6uhnXx5dzXNeWrbxtbae/2kp3IyHhZlI5jwBHhFFVF9m2pGO1B8iRfP+",
+	"AkooS9bLysQ9tVHPG/V892DSM1K2Nh/Ta4xHCB+daZmBc6d6NgG50vbHlBcK6wO8nuSK9Pg1E0EoQK8W",
+	"2rAcToH4kdef1ShKKBaEUcgaURQ7OU8ZQlkkfdFZNoULdjfgNTPixwuprKcaH0bPQXXi/c3zHTTVikEa",
+	"3E8bFbVRUc/kBLmJzzyGCreJ5l4prRaWcTry5TcUGyuGZKRgTs6sHoPxXbvHAMwSQf6AERhrtmziLxtx",
+	"u3HYlYIv8wXQPQdcnMB6+GhLUUp+74cgKBCxSXQuI83Yk9lkCdkLhbXh9aJszmWphQKgriPErYuA/RXO",
+	"Rh4F252eAqL6NJuAMnF4u6H4FRyjoaUZDWuuOr0oTOems1Pk55YgHWmy0nEoUn7FSHTy+eyczJ/Pl3hX",
+	"NOuAVSJ6frLzFbxwLk6lHMzbGO7KCUTqY7zpxhG2smTNB5y5226eCyY23AFrYPWhmItvMYBhWj7p4Nnr",
+	"JayzHZzOyW4lULS0Wq9wZt+bO26CWpfydPWXg/f+gPesPjAgEMF7a4tIQ90OJ1v/dfb5l23YxtRtLXSC",
+	"2B0DoJJZvjE6/qxGR6vRWmHrrba8TvOF8EUo0zs0vuplxkSwMh1WFyJvEDUWcT+TQuYFgNWIcs2SUOgR",
+	"jxkBOvX3lyenn/9x/P7D6eX58acPny/OgYKBa0WyXKDL7jQXrvC1J+GcUA9F9FHiyCJIolaegqC0dt0l",
+	"syN68PwSfXChTLJcqJffslwcJzf1SmBnil9wsz++L6P8WFzTlHsz4ZkZ5mt7QD45iDTRTXmsN96PZYcP",
+	"c9cKXf0kE1a+ZYUpBbv9QtBrylPaSdnEQccYp6SwTleF1Z+wex/kOGGM/Y5MxoQqUu7mQcmGp1nGr5ky",
+	"l0xZ8qpOPtC4Hwq06znAVkQ8aZMwbzR2YwH/sIikXDCy1QxIKyC7AanX64QLAjhN20iDFyVUU3efUWn2",
+	"VnM6EHjIoaSTUnEFD0MULcyygMYDR39LxRj5bALgqAOgwAiJeopRvVCek/g4iQ5IBHdEdlQWjKub0R5W",
+	"2GCwKRT2VGN7TrYwNURLmV7GNE0tgQ98zpjKU+2fiIhdUqYqFFkukN1HuCOQnQEpWGQfWi454omF3kCI",
+	"pW0is1AgabJ9PoFzIZzfYLHUySGJ2mQIzHyxHLjUX/fmsjFp7odCsViaG5F/z+hwLnp18gNihSnSNRLJ",
+	"zWvxdA/Bm7FQyCzhgmZjYqxQAp0ifmvUoSzHL6USWMjQrDYpHPiwZaICMAoAU0CUEzAK6IiOQ+HvVVoO",
+	"gcqBa6PoFdESjAomEhdasZENYF+qk/ORxBowFYorxoYAjNKhwkx3YnsGGMOOWtEM95plbXgr0A8hXbf6",
+	"VIWiK9NUjiwNv60DwywezQdM5ppsRXNsoGgbcUekYKEAhmm3QoZUKbJHPvF3ga12AxgYC+xmPoMlRE6Z",
+	"ygcA4Iar78cP56FYID6++XV+447QuEw/UqV34LSxc/w+CkKBDNhi7EgfD9xc25bMAX3lprDbs0/r0Itn",
+	"cV634KTrHbff402Pe9j+Cxxrrb5Z6DOSXYIPgecR2fmdxZtq7Y3lvrHcv2/L/X7N8IB4T+stDPJpNXcH",
+	"43x54uwnj8O5MDtqqLz7z5s12lLKKM3T1Ns3WyXTlwBknAqFNZSttO3Ra2NigG2ODhrg0iqRUJvb2lXj",
+	"x5jAoTCmaEBGpuWROTNQXrHJwJKowtkWTJUuMAC2miU9smYx9guQshL/AAemC5k1jjvHtmTt/FB0U9pr",
+	"O3xc4Ogszw5NM0aTsbGSh1BLQeI+FT00NvtI6ZmEwiXvFF0HMK/oAJSVMaOdoeavxGAIIMrVyaE7PKDN",
+	"5ybSGFhDlpCtOKOqz5JtMoHPawaFf1BFUkg43zLWrvPz2jk6Oz/9cPjp8uPns/PIGuEwYY5zY6LzoYDO",
+	"zcxVg1EUxtn9BN9XxpIdoT1oelmE4G+HqOoAke1YlgXofcTKvxOZkT5NcPq3D4pFN3uhEbPONobIJq7/",
+	"NHF9WOPPIrBvdJGTsXdVr8VRZ275jj0+AyjshPqboejItJ4LBTdyEjA/zbYGX0z1cIyBCOuzKVxjKb9m",
+	"JBeap1aHoqqSGal4ZwIyebKuk18t7+RkQ+BmsrTRKOI5xvnomCX4HDsCAHAV6IYB0FZCNUkZVZrsh2LA",
+	"RQ7F8H5Y2GUQZgdFqN867hLlWK/RpWbdSKE4LCKKK+mtiZZKqpwL8qpBHJehqE4RssMlrKrJZukndH/Y",
+	"g+QS1FOzPHjiUsWBWgVbA68TOnQyFjN+7eYEZ9o7uGDyeIEzj0KkyCmpvLxKOMnrwFqzBd3UZsPU2rX/",
+	"91tj5+2Xb83g7c3/rt2mYGipIyCDGVrzPH9qb7rXAz3274VyexTnszJplT2lNGypjRLdKNH7KJd5PirR",
+	"+mydgpqtFYPHOULOVL7mQLcSiKa5cBXUTOjcaf4oJMhLLjzNxRkgkP/AU82yVW+Bio7SLXNYjOEo7NiL",
+	"J4mfZtWTTpRkLqLevZ9q0pXzQtYpbZy9DjZSeyO1vxc+V4TgtyLMiWv4eO84xuWspIVSOMsFHh1INKJc",
+	"O0gC7/7qszSxBxIrm8y3XS5oikFjG3VSlxQ5HSCvC59FXDR4SJViiTXMuKekNg+DM1Qo+EwUgR+ZEfjL",
+	"bPIz24qWEHD2IVTzeC0himu+kUQwlkCodjjM5DVN58lT85RJKcoH+aDW3sXyfPxQ5G9zoVnPCPWHlqdL",
+	"PU75hh1wIzTvQWie5s+HFBBFwH3Jy5VMtcXkO2Xh+hjhmnKH5mIhk+iPnOUsQWfRpFQGYdhhsRwwRSLP",
+	"7BcRqokUMTsg1MhyDOdE4LBSEADiWlXDMS4jpvwQ64wp8n8CvA+929Z7Y33bk8SDWyV9M6DjUGBkSdEx",
+	"8f3ZrpNDG3Cwgn1+nAFXy0YIb4TwX9BpPym2V0keOM3FD1xw1X/q8mEMds6U9jPFMOQ+LjRu4YpKBZtg",
+	"XzWitI9kniZEdrvWmQ1cR22QWygzQ9GnIkmN0NnCb5R1WUf2h8imp/a1Hhqpa/5V5OL0I+ZiuuRMxxhm",
+	"U5DMWbcgGxvEw7rlT3MQXEKOyJYxRZNQRJi9ildg/urlJX5nnm4zWoOCvjWaJDUaxMMILfX/i/xclR/w",
+	"bwwJA0XSto+cd3Ke6h1uc0wD0hmHAiHoD3EGYe4KGPpXewBOZi6xabgYzJe6by7rQ1wkgptY4oLdmO1b",
+	"nh0zpeqKJWYaDop8yZgKITXpQMosjfsYx+bO6a+sIskYVVLYn7r8K0vISGaJMi8WcnA5hOFDEWcsYcIo",
+	"ooDQJMmYUgTzTGV6zbJtD/SLa6jMFRfYwEYoYBq4ViztkpTRa4aAa+aiOgGCNJd35gPmXGHmqJkCKlwW",
+	"gGnaZSpg8MLcA6mbwLOLi9gsDy56B/6pkIsA0ZXW/qtST6/YUJurzDd2zXIxzDVBLWY6AQ282iM/83fm",
+	"9AV5sPbdYPIErFqMc5jbkX4gKc/4ASntOBUKqOvMAbWuaZ47DxcOLJ9z2Lz3lQyAPQKzC1cAesUEi21G",
+	"SWmBZaybK0tuW+QJm/Me/F5r13RG4ytL2VugpFXFy0cpr0g+hEm+YoIMMx6z4gjZY/rSfWWn1ZUGl83E",
+	"b7VhZiZIWyxVNR50ZDq7eKhI7/zNXffFn0AxaxEKPj1uDI5r2tF4xmgWe3YJVXTafLq8VPDzev3GA/TM",
+	"bk930E2zbdx3eBAP0eK+A1saLKtlBppTBrBhNqbaxlT7npyMTrDeM1Na3Kf6pc1oQ3LDb3NOouc0vQJn",
+	"nGeL5YJ8HjJxePxCkSOgmi2eQ1SfDgEhFcFFQ8Hs7rWMs2N7Lzl7/zMQ0ZsHXBwbg4DkRjPpNuCxgRsx",
+	"+tahil3mWXrj0zPMN8Yos3lrwDF7xcbu5ys2rpMIrD9jzyELD4b4/QBsuN8cfwEQjsaxzIUmW9GPH87J",
+	"S7jZmW/wgMH2AaECLB93sbmtZ4tm9hp7tslLIfUlFMVEpV4I7EU1CdHenfgKGMg+AGCFqCjswWsFG7mv",
+	"nHcXr9sCS1DRLtPjSw4WUJezLNomiunAZ3eCJWkhG9oVAxpP8RMEtLa+iGoE9rYPsLAOwWQpGFweCg+o",
+	"lyuoyC1yNm3xxQtFGM1SzjJPRg7WDe8J0wcLFyFzbWy72ffZUUNxCnUkpVHlcTjVRV9tH9hXTNosJZpy",
+	"AVU75YFvGavSvF0VCi4qE+XIShGdTUE5lUseqvvU0MjPTijK0wOJPG6CEsnUtn/trgE5EnhoCUrsn9B9",
+	"tAOHw3TcJpEaK80GEfIv486yMwLWoZsKswEFYgNb8wvcN5ihRJSxuLjoGXOTpYkKsCStQq6Mq92yPstu",
+	"seXta8HJRmJpZgur7Jsspdy+UI5HeMf+GhFUBLZ0G2SE/anEHW2OCPjCRmh3w9TA1Dl73XUkFAmLU5pZ",
+	"a73txhK4uru+5DGLyJZdCzwjMgWC424u8CAI0+k+YaFeAJ4tIyHSS1++p6LiPOXm0HU6FFuRZgMwj/OM",
+	"YfPDyyFwV9Ovl2BXKvepEL3+h1BEw4wpJmJ2OWSCpnpsru7CMEU8Ln8pkDVbwtMVMwsvFFEqe1xfdjiF",
+	"ZlLZG2ayo1xPyp/Rquaid8m6XZlpuP2aZR2puB5H28Ek43Ngtot783AcBNI1LK8zZ2M8QVYEQ9snkYXC",
+	"EkIHxT4KyIh1+lJe4Y5KjT2gSjsQ86KV1SJul1QED9xTULhIgcC/8ZjEdGh602zgPluEQ1NI5eniVSK7",
+	"oYiMiqoXL6wOXDGRqyxql5Li3Ik0SliqaT2TKcMIXCjAUyFF8aPdllFRRBoUSWhWQ9mMY8gc7IJT5xLf",
+	"XHRQAfC4lHhoq1si7cvczI+H9SAU+W1sxjwbDPWYRLgvyrzo9i4sXsR9ZpU1yjuuD0C8CleL+9v7z798",
+	"+BKtVEzqooehmCgmPYQjcZ6xUipiuYwUXQNQDmmb/RbiCdG8yG/1ev3mxiUJmqEISSLXMfPycVh1wHh2",
+	"m83pNLNsjYjCry+UEU9b2OOJogX7RswNAYpapdlQeTJ7SP8Gsj/fBpQFRNM7HbReuS7ihSJd3oOCWmP9",
+	"saTIvhzRcRCKjtR90sBXzrVZFlCsAzjucGTVNK2TiCOcLSzYeDBMd/y7DYXbuzxBz0r03zvWWIWsUpTJ",
+	"23UChigqZifxjR1GylNOQpeuH9YCEsKZEP+KZWL/AsszrJEbchMV9IeHJ/A85PufDTWPsIPGrizMytpd",
+	"KjiBQd38cU3TnJVqDTzVOD4JKfATScYyJ7rPxZUljwSDAiHFLRH730yHZOpg6cGz4EjXlwLL3kzAOC3r",
+	"1jlLjV4nlPwuryD18dZNu4Y9rFlFeiA8VUmA+BM7tIQNXjZbu3hgW7HIovIiHwpNCsncQZ7B7FWEJTgw",
+	"5BCyAxL2tdZuBG6uKy0gCiMy7aegmGKaDoiWCR2Xpt0bnpgfYFGCa+3m61e7r5tvIS8LoCT9Ntzttujb",
+	"uJm8Zq86+3Qv3u20aDNpsNpar866XPC5JX0EwMB+LBPCBnMcKoKp1m56CPziq/3Gbd/pUkytWrvm5TZP",
+	"wlo7nJyasBaEdnz+5ymNCxfZ2Q4r0x3iNMKtyyYSn4JLJTRrJcRVEZplEdZAN4e19rcQXjc+0r1wvBeX",
+	"C/wS1m6CsLrYwlpb5Gl68+XG6J4/47jLAzyi6aD+HY5y1oBCkBJh7dkP6ksQ4o7H91XZ3CHu7nBaEoS1",
+	"disIK9seLm7dlIaLdhNo5duIgsXJ/kWXyoh0llJ5JnjMBqXuu3HxBrWqG2DZI8BdmRzbi1f3EKPRegs/",
+	"Md54q8A+3rp+eB/vAzypisO5uXKbt634d4OdV/f/dtVH3NbvjXffDoCrNG3r1f/jjUtQACzs+YRjm2zh",
+	"zTvmwVTzTsq2S175k0xqGcvUJTcM4uF8j/qhKMcvt2Ag5Ag9lsQ9yQEQmB6Sn87PT4jOqFDmbW1DtNc6",
+	"Oid82OBlP37/AQ5+CVNXUGrpDBgFbnYIuKNXAZMw0GHn/XrebYvzZv0Bps8vFIA47ZyeHDlHfygcjZhz",
+	"9LfJUHI4i8MwbRUd1VgAcXH6sXIctL77UFDSYTQz53+jm7BLRQ6BOTGylClFtsz5/lM83DljSnEpdgCe",
+	"i4ox1s/zmJZ4NMZuVNUyd8QYmDxPROjdKPmdo0Nwb0ZkkCuNqRBwFJ++1R72p8zgyHsr/esjLpmvjsGd",
+	"diiilCt9iS/DpdBVwwyqTXgSQBcCgsfnAH2iJ9aJEIQCPm/brigmkkt7zInIVmTzbMAbyL5q8y86pP8G",
+	"DkGAev5bNTrgEAkoUqKhN50CtEAe6zxjiXcuQ+FsUUsbQCY5rh/rr3fgZDYlHRyGFW+epldMBfhuYHF6",
+	"n6H1DXpn+LZzGpkO0DRFFGlwyiComgtJcPUBS0h9GMB8fKGwkhQh02xU5dBsiwRW44COIfYTCut6N6OG",
+	"l3BAJqZVrETuQ9P0Uzys3YGWx5wnm0HN/JIN41q71qo3zOmR6b40TUBHX5q5cNn1YBrRrAdstWo2903/",
+	"f8a7V2++NrJX4z3R+mN/8Hr0VjevOwU/zU8sTaWRrzaloDz6NSpB/0tJcTqMPT7PA5z+58wQrofKo37z",
+	"LEc/cbMoMvZvRZkt/GKO9cUaPyr6MA1SMWcK41IqTKWhm7tN2rRR7eWxay4AdqpPRycbM/nPDeY8mRAu",
+	"pOZduwNICUMRa/5LBesjCuYAxOUOiJAA4LlZFpsEmRUTZJ4GauyJkmyMiXqGKWwLzHnICFmYm1wY4j1E",
+	"MvCxM7w5qKTNgPHsidKLJJntAGLTnh4YTI80dWUdbR/jKWeQEC1DATkzVLmkk4BEciRYctkZ2zCntyfR",
+	"hoysWyqqxlfhWyNguCAXgn91UbsDEpn7XD2hS7+GR0HWdChoknC41Y9SjgQYUgWsa59eM7Jlc34UUXnc",
+	"dzMVil9Z5+KYqL4cEa4fKBQ1l9wY3/D9JLD+9m1BVGAFT781ts4zmnDRI4c+4FAKAmDgIKi5twwZogMG",
+	"tou/yEz+6mSMpXP1R+6CNDPSLSdOJuYF4hrfqJY/rWq5vYPsiXxFM9hmYQ2u6ahZCmvh0BswKaCSP+hd",
+	"LsvBLr5/nAuuKggg82qx3SF0HVCLDbTGBlpjY9Tf0ah/0iT22RgZRv6iK3OuBIaUHF14gmMqSCI9JMSE",
+	"0Y3lfmaDcyls3p1P4/LZ3z4ft+I+xbxldHGax4OPHGO0xTNGfQZZsbrim46lwPQtY4lbh6QmWzYbnSim",
+	"fTaxq/MiTFzzTIoBE/qg6NoAkOV4mpKOkTowHGNEcwEOXVtjqFicMa2i7To5kkLJlCmbOm/aV3SMObPm",
+	"b6ZLsHuuuMz7PE8ZTYiK5ZDNQetAbXFvZV0J69I81W7Ka23ToqC8Bhkq8J1PfrIz6jKVrPy21xuVUL4G",
+	"ig8LHSN0P5NDHi+5rpfJP5ZdImUvZVMXVfuUpnRAwfC2S6/Wrl036nv1xu3pYnHmlxJ0u+WE22ijBb5n",
+	"+/vZiPQfmSZeMvi6JDSGrVh3qd2LEeP8QdJdjt6FsgfkgFhpB24AARjjqi9HYrad/atr94Ft7S/3xjnt",
+	"61GnwzMLPATWvXBoDvmtRuvVTrO502qeNxvthvmv3mzt/qs2ZUIOFaEpy7SZHlsf7mQZ5tuYFwmt11Gg",
+	"XGINRlLzCZNFqUvti3VojPq2r/HrQetqT7wavvmjkSFY99daUMuHySp9zbO01q5BzX375Ut4i3U7YaZR",
+	"xAuwCPe0x4Vn97OpufAG201b4nvCMvzCpzoe40w37ccTzLRt3txaRNu1to7h7tb5RlBvzPVnbK6XpKgT",
+	"7/4rKDydzTCRd8zHDlOEQpqHliXo7Vk5DWRLdgESojDMQ+ETFbYr1A2utAasaN4DmooIdQOwUBszGcoh",
+	"+gzq0kRCOmNyKjXVzA2InMH1dXIofM1nnxaQF61GsUND8ctKsX0QxPb5T8ZUNf0yqrL+VsJ9VYG8przE",
+	"GVurEKB5O916KyW5SDX+x8o6DxcmXKhYfPmp+/Pf32Zvfvz5n39k56PfL07evzn+ePKvY9n6SD/Ss9Hr",
+	"rxfnjdOe+v33N/95/xrzjgoON82yo4jdOEX+jjXcNqpuo+ruHTrr7bq0VMfiQrENj9Z6AF6YCFvothm2",
+	"QPms9/Kb/cti1CbMqJJp1fQevkdNbu/AbNXMAxQyAYHPhKX8mhm1XyfT2nhKF+ODb62Lu5+ojvv3eLbD",
+	"CZgW4y0rxhuNhhHjKyiUu4pwnJlkRRlOuCI9KTZ1FhvR/SSoh3bRVksiVpCgJxnkqkASimMffUL5iZtu",
+	"sfwMZnvHPotiM04Gm0ceJKVsYk257m8vBn+Rgt23KNw4tx7FVF9RwE8I9g/ndKnMgmsqgnejBJ63Ethd",
+	"Eefsk0x4lzuB/oww2GapgacMeSwR5OuJ2V+dqWwd2kbcTqmBUzZMaWxNZYeNhBhBgMIGsK4yGR8A5Ifo",
+	"MRV5VCWpGEKFhgIAJgiNdU7TdGxxlSwsaOQFWEQG8popdKLpPhN18sGIUSA4DYVTR3HKaGaJ8hKuQM6e",
+	"IibNLCN9hsvsAlq8HzP9lr6yRR6edWUuDuchgS28Pwvfsemn7fGXB1WW/3FnLdisnnQeSQviG1n5tFOg",
+	"DuEwNtpxc0T6ix2R/lIVHygebufXelm4pBamNtg7XqiSDytwUJ4+uSEgiLwEatmGwopMnrnZDe+LPjx8",
+	"SvGMzNtiSGiE8HL+0aysW+WSRVYT43Z8Y5tjcvMg2RZas8HQ6LnWyjoUNCO8DHbtjrBJk7Y6u/Fess9e",
+	"dV/33vTf/j4ofHrJ/KvMwkup0ofYkVlt75u29/Zf/cteiou5XQM0gP3Grv0ap+lIJqzW3m/sBjXBvi54",
+	"7O5+SSO79MuadbkWhbDTR+Jnl3nh1sk6GRgll/LGu7lR3d/VIbWcu0EqSuKeD6wraMeX3+zfY2DYYhr5",
+	"BG7d5nKV9d63t4BW6wxwTIEqwV6OMLOAaiEl/EvJSGZXmNrdzRgLIJ0aMg8BlsKhb3gUEwDqjOw07PAk",
+	"qpPjLmIYWzVTkH6EwjfMFYkQxCLCTtTJOb2CQkk41a94nD41czshEacztluz7ZRyZ5BvbCMWN2LxKU40",
+	"buk+EzZunY0nRel4zaNCBrlnOy4V6NvdPIQzxdmP/HoykA5cAdhmQDKm80ywBJLiwLNXJz/IjLT2SF/m",
+	"mfLSyNjyMc2yMdEjCfl1AGKuAjiTIGo0jfv+wUqSjMXM3KpCEVNB1IjruO+jU6lUXPRs/t8tBRvMXyUJ",
+	"6d4qUZ5PathR64d/qHd/P+5nKj7qp38//vSP/9PZV2f/VEPZeS3f/7nTwYpssGJZbjTMRsM8F5/ZkymY",
+	"WXnJa+oXzdQDqZW/G0vQyGdn1NZNWw5jX0v0+XiVk0rBDmCTO3MyFKovR+AemnMoWUklHBIXYfKN2RYA",
+	"TaTPRQ9Ukemd0TZGV3HlGeEwn3yv8Zb8+uHdT58//3z5/vjs8N3HD+/blh6RcFc/PUP/nDNVyqJYzZ42",
+	"PbHTtLGoN/Lu2ck7zJy9F8wCEGuLzIDJTRdUDFWu/OY+KO1GsBeqHvoNwsGfexc9lY418ntJlAfoK+M8",
+	"43oMuhMRaA9z3a+1f/sCMJDI5TuDMfTc0ZkgI92Q6v4BsrrknZTHBU8dV+Twxw+/nL+/PLl49/H46PLi",
+	"9GPd2+svr5ugiW33pmD/oDLK1Z4jNBfSJXVZPI5TiFbbMIulBpyO2pzT9MroxxKJX0BGfZkiw5A5/HnC",
+	"WtRX9omfHCPJ9DM/gNvI8dRV6AGNGs9y0bb6Dyu8NKFE8wEDGMIyDEvgM1lofNXLjKhC2HegDQ4s+rD5",
+	"a0S5ZojOYKbAE9bD6bbUa4CXmO7xUZnpzWLLwoMAS79E8FaiCiw9tXz7rMcjP7CbhIy5fJ2tVIrejmbZ",
+	"gAzYQBrjB8GIr4QxkbbMPylLesDeimit25VXMJDZeNZLLeGwGZuoRH4LdI3vuYpllgTknKWsl9EBNPrf",
+	"1RG5G2bRyvKeMLOe5BkIZ7RqSv4CDUw5mVnjCle+rfYDcmWuzLvKRcIy8nWnXPhqW/f7cPbQPM9y4pE+",
+	"IBPJlu2hn9Ys4fIGsDXocyZrsvpQ9zOZ9/pk6DChLOcdwmgqQtOM0WRM1JDRq7ZlTjb7XDlIbEyz8ve/",
+	"mGS/9JjYpU4WCFRm2xdT49Nk6x47rgAQXy/TaQ2CXSzySD6YN2fk9ZxkpUkA8zFpff1KaOwXryoWQH1C",
+	"Dh964BVq8QUB0N8SAtRtlcSjjNbVQTzWaO3Y8HAExG7MNh3MTkV+jEmw8WJs8TGmwuOTFKmHXIDGSIjM",
+	"AU4NAB2JlrI0Ndbt9Shz4lLGHmc2nGpwb91cWEjv+iMthkL8P8ZaIMOU6q7MBiU9VSHltaNGpH+4ezoF",
+	"4YFnxJo7R669R5ETWN/OEkK9NbVFgayV09QyQGopt+H+sj/moWfDKmhjRj/kRJyZSeiMSdlcRx8T1VUf",
+	"E3Tg/wcAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

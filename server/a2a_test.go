@@ -423,7 +423,8 @@ func TestA2AProviderFailureFailsTheTask(t *testing.T) {
 }
 
 // TestA2AConcurrencyCap: the agent's cap of 10 turns in flight covers A2A
-// calls; the ones past it are JSON-RPC errors naming the limit, and every
+// calls (each in its own context: one conversation's runs go one at a
+// time); the ones past it are JSON-RPC errors naming the limit, and every
 // slot comes back.
 func TestA2AConcurrencyCap(t *testing.T) {
 	h := newHarness(t)
@@ -440,7 +441,7 @@ func TestA2AConcurrencyCap(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				method := []string{"SendMessage", "SendStreamingMessage"}[i%2]
-				body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": i, "method": method, "params": a2aUserMessage("hi", "busy")})
+				body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": i, "method": method, "params": a2aUserMessage("hi", fmt.Sprint("busy-", i))})
 				req, _ := http.NewRequest("POST", ts.URL+"/v1/agents/"+id+"/a2a", strings.NewReader(string(body)))
 				req.Header.Set("Authorization", "Bearer "+h.writeKey)
 				req.Header.Set("Content-Type", "application/json")

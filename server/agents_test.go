@@ -31,6 +31,8 @@ type errorCase struct {
 	code   string
 	field  string
 	reason string // a substring of details.reason
+	// details are members details must have, with these values.
+	details map[string]any
 }
 
 func (h *harness) checkError(t *testing.T, tc errorCase) {
@@ -48,6 +50,11 @@ func (h *harness) checkError(t *testing.T, tc errorCase) {
 	}
 	if tc.reason != "" && !strings.Contains(d["reason"].(string), tc.reason) {
 		t.Fatalf("details.reason = %v, want it to contain %q", d["reason"], tc.reason)
+	}
+	for name, want := range tc.details {
+		if d[name] != want {
+			t.Fatalf("details.%s = %v, want %v; body %s", name, d[name], want, res.Body)
+		}
 	}
 	if strings.Contains(string(res.Body), "Error at") || strings.Contains(string(res.Body), "Schema:") {
 		t.Fatalf("validator internals leaked: %s", res.Body)

@@ -2,13 +2,14 @@ package server
 
 import (
 	"context"
-	"github.com/agentd/agentd/agent"
-	"github.com/agentd/agentd/recall"
 	"log/slog"
 	"time"
 
+	"github.com/agentd/agentd/agent"
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/limit"
 	"github.com/agentd/agentd/llm"
+	"github.com/agentd/agentd/recall"
 	"github.com/agentd/agentd/streamlog"
 	"github.com/agentd/agentd/turn"
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,6 +25,11 @@ type Turns interface {
 	RecallAgent(ctx context.Context, accountID, agentID string) (recall.Agent, error)
 	// Providers says which model providers the server can call.
 	Providers() []turn.ProviderState
+	// Accept, Background, Wait and Cancel are the runs' other ways.
+	Accept(ctx context.Context, in turn.Input) (*turn.Turn, error)
+	Background(ctx context.Context, t *turn.Turn)
+	Wait(ctx context.Context, accountID, agentID, id string, limit time.Duration) (domain.Run, error)
+	Cancel(ctx context.Context, accountID, agentID, id string) (domain.Run, error)
 }
 
 var _ Turns = (*turn.Service)(nil)

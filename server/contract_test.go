@@ -176,10 +176,27 @@ var operationCases = map[string]operationCase{
 	"listModels":           {},
 	"getStatus":            {},
 
+	"listRuns":      {query: "status=queued", invalid: withQuery("status=lost")},
+	"listAgentRuns": {invalid: withQuery("limit=0")},
+	"getRun":        {invalid: withQuery("wait=31")},
+	"cancelRun":     {invalid: withLongAgentID},
+
 	"getA2AAgentCard": {invalid: withLongAgentID},
 	"callA2A": {body: map[string]any{"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
 		"params": map[string]any{"message": map[string]any{"messageId": "m1", "role": "ROLE_USER", "parts": []any{map[string]any{"text": "hi"}}}}},
 		invalid: withLongAgentID},
+}
+
+// queuedRun is the id of a run of agent agentID that stays queued: it is
+// stored as accepted, and no turn runs it.
+func (h *harness) queuedRun(agentID string) string {
+	h.t.Helper()
+	run, _, err := h.store.Runs().AcceptRun(context.Background(), domain.Run{AccountID: h.account.ID, AgentID: agentID,
+		Source: domain.SourceAPI, Text: "waiting", MessageID: "msg_walked", Strategy: domain.StrategyEnqueue})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return run.ID
 }
 
 // withLongWebhookID swaps the webhook id for one longer than its maxLength.
@@ -239,7 +256,8 @@ type walkedOperation struct {
 // webhook id, and a delivery id of that webhook.
 func (w walkedOperation) request(key string, target [2]string) request {
 	path := strings.NewReplacer("{agentId}", target[0], "{conversationId}", target[1],
-		"{webhookId}", target[0], "{deliveryId}", target[1], "{memoryId}", target[1], "{knowledgeId}", target[1], "{messageId}", target[1]).Replace(w.path)
+		"{webhookId}", target[0], "{deliveryId}", target[1], "{memoryId}", target[1], "{knowledgeId}", target[1], "{messageId}", target[1],
+		"{runId}", target[1]).Replace(w.path)
 	if w.query != "" {
 		path += "?" + w.query
 	}
@@ -329,6 +347,8 @@ func TestEveryResponseIsDeclared(t *testing.T) {
 					return [2]string{id, h.created(t, "/v1/agents/"+id+"/memories", map[string]any{"text": "walked"})}
 				case strings.Contains(w.path, "{messageId}"):
 					return [2]string{id, h.streamedReply(id)}
+				case strings.Contains(w.path, "{runId}"):
+					return [2]string{id, h.queuedRun(id)}
 				case strings.Contains(w.path, "{knowledgeId}"):
 					return [2]string{id, h.created(t, "/v1/agents/"+id+"/knowledge", map[string]any{"name": "w.md", "text": "walked"})}
 				}
@@ -352,6 +372,16 @@ func TestEveryResponseIsDeclared(t *testing.T) {
 			}
 			if w.onWebhook() {
 				call(h, w.request(h.writeKey, [2]string{"wh_missing", "whd_missing"}), 404, true)
+			}
+			if w.id == "sendMessage" {
+				background := w.request(h.writeKey, agent())
+				background.body = map[string]any{"text": "later", "background": true}
+				call(h, background, 202, true)
+			}
+			if w.id == "cancelRun" {
+				cancelled := agent()
+				call(h, w.request(h.writeKey, cancelled), 200, true)
+				call(h, w.request(h.writeKey, cancelled), 409, true)
 			}
 			if w.id == "testWebhook" {
 				disabled := h.webhookWithDelivery("https://hooks.example.com/off")

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/http"
@@ -62,6 +63,7 @@ var (
 		Message: "Message not found: the agent has no such reply, or its stream is no longer kept."}
 	errKnowledgeNotFound = &apiError{Status: http.StatusNotFound, Code: gen.KNOWLEDGENOTFOUND,
 		Message: "Knowledge document not found."}
+	errRunNotFound     = &apiError{Status: http.StatusNotFound, Code: gen.RUNNOTFOUND, Message: "Run not found."}
 	errWebhookDisabled = &apiError{Status: http.StatusConflict, Code: gen.WEBHOOKDISABLED,
 		Message: "The webhook is disabled; enable it before testing it."}
 	errPreconditionFailed = &apiError{Status: http.StatusPreconditionFailed, Code: gen.PRECONDITIONFAILED,
@@ -109,6 +111,11 @@ var storeErrors = map[domain.Code]func(e *domain.Error) *apiError{
 	domain.CodePreconditionFailed: func(*domain.Error) *apiError { return errPreconditionFailed },
 	domain.CodeIdempotencyInUse:   func(*domain.Error) *apiError { return errIdempotencyKeyInUse },
 	domain.CodeIdempotencyReused:  func(*domain.Error) *apiError { return errIdempotencyKeyReused },
+	domain.CodeBusy:               func(e *domain.Error) *apiError { return conversationBusy(e.RunID) },
+	domain.CodeFinished: func(e *domain.Error) *apiError {
+		return &apiError{Status: http.StatusConflict, Code: gen.RUNFINISHED, Message: "The run has already finished.",
+			Details: map[string]any{"status": e.Status}}
+	},
 	domain.CodeInvalid: func(e *domain.Error) *apiError {
 		if e.Field == "" {
 			return nil // a value the spec let through but the store could not encode: a bug of ours
@@ -141,6 +148,8 @@ func notFound(e *domain.Error) *apiError {
 		return errKnowledgeNotFound
 	case "message":
 		return errMessageNotFound
+	case "run":
+		return errRunNotFound
 	}
 	return errAgentNotFound
 }
@@ -174,11 +183,22 @@ func asAPIError(err error) (ae *apiError, ok bool) {
 	return nil, false
 }
 
+// conversationBusy is the 409 of a message whose conversation has a run
+// in the way (runID), or whose run another message stopped (runID the
+// one that replaced it).
+func conversationBusy(runID string) *apiError {
+	return &apiError{Status: http.StatusConflict, Code: gen.CONVERSATIONBUSY,
+		Message: "The conversation is busy with another run.", Details: map[string]any{"runId": runID}}
+}
+
 // turnError maps the errors of the turn package.
 func turnError(err error) (*apiError, bool) {
 	var unavailable *turn.UnavailableError
 	var provider *turn.ProviderError
+	var stopped *turn.StoppedError
 	switch {
+	case errors.As(err, &stopped):
+		return conversationBusy(cmp.Or(stopped.By, stopped.Run.ID)), true
 	case errors.Is(err, turn.ErrEmptyText):
 		return fieldError(gen.INVALIDMESSAGE, "text", "must not be empty or only whitespace"), true
 	case errors.Is(err, turn.ErrBusy):

@@ -135,12 +135,12 @@ func storesOf(st *store.Store) Stores {
 	return Stores{Accounts: st.Accounts(), Idempotency: st.Idempotency(), Agents: st.Agents(),
 		Conversations: st.Conversations(), Analytics: st.Analytics(), Memories: st.Memories(),
 		Knowledge: st.Knowledge(), Connections: st.Connections(), Webhooks: st.Webhooks(),
-		Tasks: st.Tasks(), Streams: st.Streams()}
+		Tasks: st.Tasks(), Streams: st.Streams(), Runs: st.Runs()}
 }
 
 // turnStoresOf is st's faces a turn needs, as cmd/agentd passes them.
 func turnStoresOf(st *store.Store) turn.Stores {
-	return turn.Stores{Agents: st.Agents(), Conversations: st.Conversations(), Analytics: st.Analytics()}
+	return turn.Stores{Agents: st.Agents(), Conversations: st.Conversations(), Analytics: st.Analytics(), Runs: st.Runs()}
 }
 
 // newServer is New(cfg), closed when the test ends: its streams stop

@@ -209,7 +209,9 @@ func (m *mcpServer) sendMessage(ctx context.Context, p domain.Principal, request
 	// The tools act as the request that reached them through the gate.
 	ctx = context.WithValue(ctx, principalKey{}, p)
 	ctx = context.WithValue(ctx, requestIDKey{}, requestID)
-	t, err := m.s.cfg.Turns.Prepare(ctx, apiTurn(ctx, args.AgentID, &req))
+	in := apiTurn(ctx, args.AgentID, &req)
+	in.Source = domain.SourceMCP
+	t, err := m.s.cfg.Turns.Prepare(ctx, in)
 	if err != nil {
 		return gen.MessageReply{}, err
 	}

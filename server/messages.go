@@ -11,6 +11,12 @@ import (
 // SendMessage answers with the agent's whole reply, or streams it when the
 // body asks for `stream: true`.
 func (s *Server) SendMessage(ctx context.Context, req gen.SendMessageRequestObject) (gen.SendMessageResponseObject, error) {
+	if b := req.Body; b.Background != nil && *b.Background {
+		if b.Stream != nil && *b.Stream {
+			return nil, invalidRequest("background", "must not be true together with stream")
+		}
+		return s.sendInBackground(ctx, req)
+	}
 	t, err := s.cfg.Turns.Prepare(ctx, apiTurn(ctx, req.AgentId, req.Body))
 	if err != nil {
 		return nil, err
@@ -34,12 +40,30 @@ func (s *Server) StreamMessage(ctx context.Context, req gen.StreamMessageRequest
 	return &sseResponse{s: s, ctx: ctx, turn: t}, nil
 }
 
+// sendInBackground accepts the message as a run that goes on without the
+// client, which waits for a slot rather than being refused, and answers
+// 202 with the run.
+func (s *Server) sendInBackground(ctx context.Context, req gen.SendMessageRequestObject) (gen.SendMessageResponseObject, error) {
+	in := apiTurn(ctx, req.AgentId, req.Body)
+	in.Slot = turn.SlotWait
+	t, err := s.cfg.Turns.Accept(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	s.cfg.Turns.Background(ctx, t)
+	run := t.Run()
+	location := runLocation(run)
+	return gen.SendMessage202JSONResponse{Body: gen.RunEnvelope{Success: true, Data: runOut(run)},
+		Headers: gen.SendMessage202ResponseHeaders{Location: &location}}, nil
+}
+
 // apiTurn is the turn of a Send Message body: limited by the agent's
 // concurrency cap, stored in the room's conversation, else the user's
 // direct one, else none.
 func apiTurn(ctx context.Context, agentID string, b *gen.MessageRequest) turn.Input {
 	in := turn.Input{AccountID: principalFrom(ctx).Account.ID, AgentID: agentID, Text: b.Text,
 		UserID: deref(b.UserId), Slot: turn.SlotRefuseWhenFull, RequestID: requestIDFrom(ctx),
+		Source: domain.SourceAPI, Strategy: domain.Strategy(deref(b.MultitaskStrategy)),
 		Conv: domain.ConversationRef{RoomID: deref(b.RoomId), UserID: deref(b.UserId), Platform: domain.PlatformAPI}}
 	if c := b.Context; c != nil {
 		in.Platform, in.Channel = deref(c.Platform), deref(c.Channel)
@@ -50,7 +74,7 @@ func apiTurn(ctx context.Context, agentID string, b *gen.MessageRequest) turn.In
 // messageReply renders a turn's result as the contract's reply.
 func messageReply(r turn.Result) gen.MessageReply {
 	return gen.MessageReply{
-		MessageId: r.MessageID, Response: r.Text, AgentId: r.AgentID,
+		MessageId: r.MessageID, RunId: optional[string](r.RunID), Response: r.Text, AgentId: r.AgentID,
 		UserId: optional[string](r.UserID), RoomId: optional[string](r.RoomID),
 		Timestamp: timestamp(r.CreatedAt),
 		Metadata:  messageMetadata(r.Metadata),

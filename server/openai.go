@@ -163,7 +163,8 @@ func chatTurn(ctx context.Context, b *gen.ChatCompletionRequest) (turn.Input, st
 		user = deref(b.SafetyIdentifier)
 	}
 	in := turn.Input{AccountID: principalFrom(ctx).Account.ID, AgentID: b.Model, Text: text, UserID: user,
-		Slot: turn.SlotRefuseWhenFull, RequestID: requestIDFrom(ctx), Conv: domain.ConversationRef{UserID: user, Platform: domain.PlatformAPI}}
+		Slot: turn.SlotRefuseWhenFull, RequestID: requestIDFrom(ctx), Source: domain.SourceOpenAI,
+		Conv: domain.ConversationRef{UserID: user, Platform: domain.PlatformAPI}}
 	if user == "" {
 		in.Given = givenContext(b.Messages[:last])
 	}

@@ -66,6 +66,11 @@ var endpointLimits = map[string]int64{
 	"callMcp": 60,
 
 	"getStatus": 60,
+
+	"listRuns":      60,
+	"listAgentRuns": 60,
+	"getRun":        60,
+	"cancelRun":     30,
 }
 
 // checkEndpointLimits reports every operation of spec without a positive

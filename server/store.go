@@ -32,6 +32,8 @@ type Stores struct {
 	Webhooks      Webhooks
 	// Tasks keeps the A2A tasks (see a2a.Tasks).
 	Tasks a2a.Tasks
+	// Runs are the runs the run endpoints read.
+	Runs Runs
 	// Streams is the database's copy of streamed replies, which every
 	// replica reads when Config.Streams (Redis) is nil.
 	Streams streamlog.Backend
@@ -46,7 +48,7 @@ func (s Stores) check() error {
 		{"Accounts", s.Accounts}, {"Idempotency", s.Idempotency}, {"Agents", s.Agents},
 		{"Conversations", s.Conversations}, {"Analytics", s.Analytics}, {"Memories", s.Memories},
 		{"Knowledge", s.Knowledge}, {"Connections", s.Connections}, {"Webhooks", s.Webhooks},
-		{"Tasks", s.Tasks}, {"Streams", s.Streams},
+		{"Tasks", s.Tasks}, {"Streams", s.Streams}, {"Runs", s.Runs},
 	}
 	var missing []error
 	for _, f := range faces {
@@ -153,4 +155,11 @@ type Webhooks interface {
 	TestWebhook(ctx context.Context, accountID, id string) error
 	ListDeliveries(ctx context.Context, accountID, webhookID string, q domain.DeliveryQuery) ([]domain.Delivery, int64, error)
 	RetryDelivery(ctx context.Context, accountID, webhookID, deliveryID string) error
+}
+
+// Runs are the runs as their endpoints read them; turns write them.
+type Runs interface {
+	// GetRun returns domain.ErrRunNotFound when the agent has no such run.
+	GetRun(ctx context.Context, accountID, agentID, id string) (domain.Run, error)
+	ListRuns(ctx context.Context, accountID string, q domain.RunQuery) ([]domain.Run, int64, error)
 }

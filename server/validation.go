@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -116,11 +117,21 @@ func schemaField(se *openapi3.SchemaError) string {
 		}
 		b.WriteString(seg)
 	}
+	if m := unsupportedMember.FindStringSubmatch(se.Reason); se.SchemaField == "properties" && m != nil {
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(m[1]) // the refused member itself, not the object holding it
+	}
 	if b.Len() == 0 {
 		return "body"
 	}
 	return b.String()
 }
+
+// unsupportedMember finds the member an additionalProperties failure
+// names in its reason.
+var unsupportedMember = regexp.MustCompile(`^property "(.+)" is unsupported$`)
 
 // schemaReason words the failure for a client. Enum failures list the
 // allowed values.

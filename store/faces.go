@@ -50,6 +50,10 @@ type Streams struct{ *core }
 // Tasks are the A2A tasks (a2atasks.go).
 type Tasks struct{ *core }
 
+// Runs are the runs: every message to an agent, queued one at a time per
+// conversation (runs.go).
+type Runs struct{ *core }
+
 // Accounts is the store's accounts and API keys.
 func (s *Store) Accounts() Accounts { return Accounts{s.core} }
 
@@ -79,6 +83,9 @@ func (s *Store) Idempotency() Idempotency { return Idempotency{s.core} }
 
 // Streams is the store's stream logs.
 func (s *Store) Streams() Streams { return Streams{s.core} }
+
+// Runs is the store's runs.
+func (s *Store) Runs() Runs { return Runs{s.core} }
 
 // Tasks is the store's A2A tasks.
 func (s *Store) Tasks() Tasks { return Tasks{s.core} }

@@ -133,7 +133,7 @@ func (s Conversations) ListMessages(ctx context.Context, accountID, agentID, id 
 }
 
 // DeleteConversation forgets conversation id of agent agentID of account
-// accountID and its messages (and, for an A2A room, the tasks of its
+// accountID, its messages and runs (and, for an A2A room, the tasks of its
 // context), in one transaction, and returns how many
 // messages went with it. The agent's lifetime counters and its analytics
 // stay as they are; the next message of that room or user starts a new
@@ -154,6 +154,9 @@ func (s Conversations) DeleteConversation(ctx context.Context, accountID, agentI
 		}
 		deleted = res.RowsAffected
 		if err := tx.Where("conversation_id = ?", id).Delete(&conversationUserRow{}).Error; err != nil {
+			return err
+		}
+		if err := tx.Where("conversation_id = ?", id).Delete(&runRow{}).Error; err != nil {
 			return err
 		}
 		if err := tx.Where("id = ?", id).Delete(&conversationRow{}).Error; err != nil {

@@ -103,6 +103,7 @@ type agentRow struct {
 	Memories           []memoryRow       `gorm:"foreignKey:AgentID;constraint:OnDelete:CASCADE"`
 	KnowledgeDocuments []knowledgeDocRow `gorm:"foreignKey:AgentID;constraint:OnDelete:CASCADE"`
 	A2aTasks           []a2aTaskRow      `gorm:"foreignKey:AgentID;constraint:OnDelete:CASCADE"`
+	Runs               []runRow          `gorm:"foreignKey:AgentID;constraint:OnDelete:CASCADE"`
 }
 
 // TableName names the table.

@@ -28,7 +28,7 @@ func (s *Service) finish(ctx context.Context, t *Turn, reply llm.Reply, calls []
 	meta.ToolCalls = calls
 	if callErr != nil {
 		cut := Result{}
-		if reply.Text != "" {
+		if (reply.Text != "" || t.interrupted()) && !t.discards() {
 			stored, err := s.saveExchange(saveCtx, t, reply, meta, true)
 			if err != nil {
 				return Result{}, err
@@ -77,11 +77,20 @@ func metadata(t *Turn, reply llm.Reply) Metadata {
 // saveExchange stores the message and the reply described by meta, under
 // the turn's reply id; partial marks a reply cut short.
 func (s *Service) saveExchange(ctx context.Context, t *Turn, reply llm.Reply, meta Metadata, partial bool) (domain.Message, error) {
+	// The message dates from when its run started, so a conversation's
+	// history keeps the order its runs ran in.
+	asked := t.start
+	if t.run.StartedAt.After(asked) {
+		asked = t.run.StartedAt
+	}
 	user := domain.Message{Role: domain.RoleUser, UserID: t.in.UserID, Text: t.in.Text,
-		PromptTokens: reply.Usage.PromptTokens, CreatedAt: t.start}
+		PromptTokens: reply.Usage.PromptTokens, CreatedAt: asked}
 	answer := domain.Message{ID: t.replyID, Role: domain.RoleAssistant, UserID: t.in.UserID, Text: reply.Text, Model: meta.Model,
 		CompletionTokens: reply.Usage.CompletionTokens, TokensUsed: meta.TokensUsed, ResponseMillis: meta.ResponseMillis,
 		Partial: partial, ToolCalls: meta.ToolCalls}
+	if at, ok := t.stoppedAt.Load().(time.Time); ok {
+		answer.CreatedAt = at
+	}
 	stored, _, err := s.cfg.Stores.Conversations.SaveExchange(ctx, t.agent.AccountID, t.agent.ID, t.in.Conv, user, answer)
 	return stored, err
 }

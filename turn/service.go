@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentd/agentd/domain"
@@ -40,6 +41,7 @@ type Stores struct {
 	Agents        Agents
 	Conversations Conversations
 	Analytics     Analytics
+	Runs          Runs
 }
 
 // Agents is what a turn reads of its agent and how it marks the agent's
@@ -134,7 +136,8 @@ type Config struct {
 type Service struct {
 	cfg     Config
 	metrics *providerMetrics
-	bg      sync.WaitGroup // summaries in the background
+	bg      sync.WaitGroup // summaries and background runs
+	board   *board         // what this process's runs tell each other
 	chars   characters
 }
 
@@ -145,7 +148,7 @@ func (s *Service) Close() { s.bg.Wait() }
 // required.
 func New(cfg Config) (*Service, error) {
 	st := cfg.Stores
-	if st.Agents == nil || st.Conversations == nil || st.Analytics == nil || cfg.Model == nil || cfg.Semaphore == nil {
+	if st.Agents == nil || st.Conversations == nil || st.Analytics == nil || st.Runs == nil || cfg.Model == nil || cfg.Semaphore == nil {
 		return nil, errors.New("turn: Stores, Model and Semaphore are required")
 	}
 	if cfg.ErrorCooldown <= 0 {
@@ -158,7 +161,7 @@ func New(cfg Config) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Service{cfg: cfg, metrics: m}, nil
+	return &Service{cfg: cfg, metrics: m, board: newBoard()}, nil
 }
 
 // Input is one message to an agent, from the API or a platform.
@@ -183,6 +186,11 @@ type Input struct {
 	Slot SlotPolicy
 	// RequestID names the request in the log ("" for none).
 	RequestID string
+	// Source is the way the message came in, stored on its run.
+	Source domain.RunSource
+	// Strategy is what the message does when its conversation has an
+	// active run; "" for the agent's setting (else enqueue).
+	Strategy domain.Strategy
 	// Given, when not nil, is the conversation so far as the caller sent
 	// it (OpenAI Chat Completions without `user`), oldest first, roles
 	// user and assistant only: the prompt takes its history from it, cut
@@ -232,18 +240,41 @@ type Turn struct {
 	convID  string
 	agent   domain.Agent
 	apiKey  string // the agent's own provider key, "" for the environment's
+	secrets domain.Secrets
 	in      Input
 	req     llm.Request
 	tools   *toolRun // nil when the turn offers no tools
 	start   time.Time
 	release func()
+	// run is the turn's run; merged is set when the message was merged
+	// into a queued run, which t then follows; stoppedAs is the status of
+	// a run stopped while it ran.
+	run       domain.Run
+	merged    bool
+	stoppedAs atomic.Value
+	stoppedBy atomic.Value
+	stoppedAt atomic.Value // when it was stopped: what was said of the reply dates from then
+	ended     atomic.Bool  // the run's end is stored
+	svc       *Service
 	// What the prompt recalled, for the context preview.
 	memories []domain.Memory
 	chunks   []domain.KnowledgeChunk
 }
 
-// Release frees the turn's concurrency slot; it is idempotent.
-func (t *Turn) Release() { t.release() }
+// Release frees the turn's concurrency slot and ends its run as
+// cancelled unless it ended (a turn prepared and never answered); it is
+// idempotent.
+func (t *Turn) Release() {
+	if t.release != nil {
+		t.release()
+	}
+	if t.run.ID != "" && !t.merged && !t.ended.Load() {
+		t.svc.endRun(context.Background(), t, domain.RunCancelled, nil, "", "")
+	}
+}
+
+// Run is the turn's run as it was last read.
+func (t *Turn) Run() domain.Run { return t.run }
 
 // ReplyID is the id the reply is stored under, known before it is made
 // (a stream's start event names it).
@@ -256,37 +287,31 @@ func (t *Turn) AccountID() string { return t.agent.AccountID }
 func (t *Turn) AgentID() string { return t.agent.ID }
 
 // Result is the stored reply of a turn.
-type Result struct {
-	MessageID string
-	Text      string
-	AgentID   string
-	UserID    string // "" when the message named none
-	RoomID    string // "" for a direct conversation
-	CreatedAt time.Time
-	Metadata  Metadata
-	// Partial is set when the turn's context ended before the reply did:
-	// what was said is stored, marked partial (when anything was).
-	Partial bool
-}
+type Result = domain.Reply
 
 // Metadata describes how the reply was made.
-type Metadata struct {
-	TokensUsed int
-	// ResponseMillis is the time from the message's arrival to the reply.
-	ResponseMillis float64
-	Model          string
-	// PromptTokens and CompletionTokens split TokensUsed as the provider
-	// reported them, summed over the turn's calls; both 0 when it reported
-	// only a total (or nothing).
-	PromptTokens, CompletionTokens int
-	// ToolCalls are the tool calls of the turn in call order.
-	ToolCalls []domain.ToolCall
+type Metadata = domain.ReplyMetadata
+
+// Prepare is Accept then Start: the turn, ready to call the provider, once
+// its run is first of its conversation. The caller must call Release, or
+// Generate or Stream.
+func (s *Service) Prepare(ctx context.Context, in Input) (*Turn, error) {
+	t, err := s.Accept(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Start(ctx, t); err != nil {
+		return nil, err
+	}
+	return t, nil
 }
 
-// Prepare does every check that can refuse a message before the provider
-// is called, takes a concurrency slot as in.Slot asks (see acquireSlot), and builds the provider request. The caller must call
-// Release, or Generate or Stream.
-func (s *Service) Prepare(ctx context.Context, in Input) (*Turn, error) {
+// Accept does every check that can refuse a message before the provider
+// is called, and stores the message as a run queued in its conversation
+// under its strategy (a refused message makes no run). A turn limited by
+// SlotRefuseWhenFull is refused when the agent's slots are all taken; it
+// keeps the slot it took while its run can start at once.
+func (s *Service) Accept(ctx context.Context, in Input) (*Turn, error) {
 	start := time.Now()
 	if strings.TrimSpace(in.Text) == "" && !in.Shape.Post {
 		return nil, ErrEmptyText
@@ -306,24 +331,65 @@ func (s *Service) Prepare(ctx context.Context, in Input) (*Turn, error) {
 	if err := s.cfg.Model.Configured(agent.ModelProvider, apiKey); err != nil {
 		return nil, s.providerFailure(ctx, in.RequestID, agent, err)
 	}
-	release, err := s.acquireSlot(ctx, agent.ID, in.Slot)
+	t := &Turn{replyID: s.cfg.Stores.Conversations.NewMessageID(start), agent: agent, apiKey: apiKey, in: in,
+		start: start, secrets: secrets, svc: s}
+	if in.Slot == SlotRefuseWhenFull {
+		if t.release, err = s.acquireSlot(ctx, agent.ID, in.Slot); err != nil {
+			return nil, err
+		}
+	}
+	if t.convID, err = s.cfg.Stores.Conversations.OpenConversation(ctx, agent.AccountID, agent.ID, in.Conv); err == nil {
+		err = s.accept(ctx, t)
+	}
+	if err != nil || t.merged {
+		t.Release()
+	}
 	if err != nil {
 		return nil, err
 	}
-	t := &Turn{replyID: s.cfg.Stores.Conversations.NewMessageID(start), agent: agent, apiKey: apiKey, in: in, start: start, release: release}
-	if t.convID, err = s.cfg.Stores.Conversations.OpenConversation(ctx, agent.AccountID, agent.ID, in.Conv); err != nil {
-		release()
-		return nil, err
-	}
-	if t.req, err = s.providerRequest(ctx, t); err != nil {
-		release()
-		return nil, err
-	}
-	if t.tools, err = s.newToolRun(ctx, t, secrets); err != nil {
-		release()
-		return nil, err
-	}
 	return t, nil
+}
+
+// Start waits until t's run is first of its conversation and starts it,
+// takes the turn's slot (a queued run holds none) and builds the provider
+// request. A turn merged into another run starts nothing: Generate and
+// Stream follow that run. On an error the run has ended and the slot is
+// free.
+func (s *Service) Start(ctx context.Context, t *Turn) error {
+	if t.merged {
+		return nil
+	}
+	err := s.awaitTurn(ctx, t, func() {
+		if t.release != nil {
+			t.release() // a queued run holds no slot
+			t.release = nil
+		}
+	})
+	if err == nil && t.release == nil {
+		t.release, err = s.acquireSlot(ctx, t.agent.ID, afterQueue(t.in.Slot))
+	}
+	if err == nil {
+		if t.req, err = s.providerRequest(ctx, t); err == nil {
+			t.tools, err = s.newToolRun(ctx, t, t.secrets)
+		}
+	}
+	if err != nil {
+		t.Release()
+		if !t.run.Status.Final() {
+			s.endRun(ctx, t, domain.RunFailed, nil, "INTERNAL_ERROR", "The run could not start.")
+		}
+		return err
+	}
+	return nil
+}
+
+// afterQueue is the slot policy of a turn whose run waited its turn: it
+// waits for a slot rather than being refused.
+func afterQueue(p SlotPolicy) SlotPolicy {
+	if p == SlotNone {
+		return SlotNone
+	}
+	return SlotWait
 }
 
 // acquireSlot takes a slot of the agent's MaxInFlightPerAgent for a turn
@@ -363,8 +429,14 @@ func (s *Service) acquireSlot(ctx context.Context, agentID string, slot SlotPoli
 // it asks for, and finishes it.
 func (s *Service) Generate(ctx context.Context, t *Turn) (Result, error) {
 	defer t.Release()
+	if t.merged {
+		return s.followMerged(ctx, t)
+	}
+	ctx, stop := s.watch(ctx, t)
+	defer stop()
 	reply, calls, err := s.converse(ctx, t, s.cfg.Model.Generate, nil)
-	return s.finish(ctx, t, reply, calls, err)
+	res, err := s.finish(ctx, t, reply, calls, err)
+	return s.settle(ctx, t, res, err)
 }
 
 // Stream asks the provider for the reply of t, passing each fragment and
@@ -373,6 +445,15 @@ func (s *Service) Generate(ctx context.Context, t *Turn) (Result, error) {
 // stored as partial and returned, Partial set, with the error.
 func (s *Service) Stream(ctx context.Context, t *Turn, emit func(Event) error) (Result, error) {
 	defer t.Release()
+	if t.merged {
+		res, err := s.followMerged(ctx, t)
+		if err == nil {
+			err = emit(Event{Kind: EventToken, Token: res.Text})
+		}
+		return res, err
+	}
+	ctx, stop := s.watch(ctx, t)
+	defer stop()
 	said := false // a call's text follows earlier text after a blank line
 	ask := func(ctx context.Context, req llm.Request) (llm.Reply, error) {
 		first := true
@@ -385,7 +466,8 @@ func (s *Service) Stream(ctx context.Context, t *Turn, emit func(Event) error) (
 		})
 	}
 	reply, calls, err := s.converse(ctx, t, ask, emit)
-	return s.finish(ctx, t, reply, calls, err)
+	res, err := s.finish(ctx, t, reply, calls, err)
+	return s.settle(ctx, t, res, err)
 }
 
 // Reply runs a whole turn: Prepare, then Generate.

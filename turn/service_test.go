@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -69,7 +70,7 @@ func newServiceWith(t *testing.T, cfg turn.Config, fields map[string]json.RawMes
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Stores = turn.Stores{Agents: st.Agents(), Conversations: st.Conversations(), Analytics: st.Analytics()}
+	cfg.Stores = turn.Stores{Agents: st.Agents(), Conversations: st.Conversations(), Analytics: st.Analytics(), Runs: st.Runs()}
 	cfg.Semaphore, cfg.ErrorCooldown = limit.NewMemorySemaphore(), time.Hour
 	for _, f := range tweak {
 		f(st, &cfg)
@@ -160,8 +161,10 @@ func TestPlatformTurnWaitsForSlot(t *testing.T) {
 	held := make([]*turn.Turn, 0, turn.MaxInFlightPerAgent)
 	for i := range turn.MaxInFlightPerAgent {
 		in := api
-		if i%2 == 0 {
-			in = platform // both kinds hold slots of the one cap
+		if i%2 == 0 { // both kinds hold slots of the one cap, each in its own conversation
+			in = platform
+			in.UserID = fmt.Sprint("telegram:", i)
+			in.Conv.UserID = in.UserID
 		}
 		tr, err := svc.Prepare(ctx, in)
 		if err != nil {

@@ -75,7 +75,39 @@ async function sendMessage(): Promise<T.MessageMetadata | undefined> {
     path: { agentId },
     body: { text: "What do you think about the current market?", userId: "user_123", roomId: "room_456" },
   });
-  return data?.data.metadata;
+  // 202 answers the run, which goes on (a background send).
+  return data && "metadata" in data.data ? data.data.metadata : undefined;
+}
+
+async function sendInBackground(): Promise<string | undefined> {
+  const strategy: T.MultitaskStrategy = "merge";
+  const { data } = await sdk.sendMessage({
+    path: { agentId },
+    body: { text: "Summarise the week", userId: "user_123", background: true, multitaskStrategy: strategy },
+  });
+  return data && "status" in data.data ? data.data.id : undefined;
+}
+
+async function listRuns(): Promise<string[]> {
+  const status: T.RunStatus = "requires_action";
+  const { data } = await sdk.listRuns({ query: { status, agentId, page: 1, limit: 20 } });
+  return (data?.data.items ?? []).map((r: T.Run) => `${r.id} ${r.status} ${r.source}`);
+}
+
+async function listAgentRuns(): Promise<string[]> {
+  const source: T.RunSource = "telegram";
+  const { data } = await sdk.listAgentRuns({ path: { agentId }, query: { source } });
+  return (data?.data.items ?? []).map((r: T.Run) => r.reply?.response ?? r.error?.code ?? r.status);
+}
+
+async function getRun(): Promise<string | undefined> {
+  const { data } = await sdk.getRun({ path: { agentId, runId: "run_01jd3vb2k8r4m6n8p0q2s4t6vw" }, query: { wait: 30 } });
+  return data?.data.finishedAt ?? undefined;
+}
+
+async function cancelRun(): Promise<T.RunStatus | undefined> {
+  const { data } = await sdk.cancelRun({ path: { agentId, runId: "run_01jd3vb2k8r4m6n8p0q2s4t6vw" } });
+  return data?.data.status;
 }
 
 // describe narrows a stream event on its discriminator.
@@ -373,7 +405,7 @@ const calls: { [F in keyof typeof sdk]: () => Promise<unknown> } = {
   updateAgent,
   deleteAgent,
   exportAgent,
-  sendMessage,
+  sendMessage: () => Promise.all([sendMessage(), sendInBackground()]),
   streamMessage,
   resumeStream,
   cancelMessage,
@@ -407,6 +439,10 @@ const calls: { [F in keyof typeof sdk]: () => Promise<unknown> } = {
   createChatCompletion,
   listModels,
   getStatus,
+  listRuns,
+  listAgentRuns,
+  getRun,
+  cancelRun,
 };
 
 export { calls, describeEvent };

@@ -86,7 +86,46 @@ async function sendMessage(): Promise<Schemas["MessageMetadata"] | undefined> {
   if (data === undefined || typeof data === "string") {
     return undefined;
   }
-  return data.data.metadata;
+  // 202 answers the run, which goes on (a background send).
+  return "metadata" in data.data ? data.data.metadata : undefined;
+}
+
+async function sendInBackground(): Promise<string | undefined> {
+  const strategy: Schemas["MultitaskStrategy"] = "merge";
+  const { data } = await client.POST("/agents/{agentId}/messages", {
+    ...agentPath,
+    body: { text: "Summarise the week", userId: "user_123", background: true, multitaskStrategy: strategy },
+  });
+  if (data === undefined || typeof data === "string" || !("status" in data.data)) {
+    return undefined;
+  }
+  return data.data.id;
+}
+
+async function listRuns(): Promise<string[]> {
+  const status: Schemas["RunStatus"] = "requires_action";
+  const { data } = await client.GET("/runs", { params: { query: { status, agentId, page: 1, limit: 20 } } });
+  return (data?.data.items ?? []).map((r) => `${r.id} ${r.status} ${r.source}`);
+}
+
+async function listAgentRuns(): Promise<string[]> {
+  const source: Schemas["RunSource"] = "telegram";
+  const { data } = await client.GET("/agents/{agentId}/runs", { params: { path: { agentId }, query: { source } } });
+  return (data?.data.items ?? []).map((r) => r.reply?.response ?? r.error?.code ?? r.status);
+}
+
+async function getRun(): Promise<string | undefined> {
+  const { data } = await client.GET("/agents/{agentId}/runs/{runId}", {
+    params: { path: { agentId, runId: "run_01jd3vb2k8r4m6n8p0q2s4t6vw" }, query: { wait: 30 } },
+  });
+  return data?.data.finishedAt ?? undefined;
+}
+
+async function cancelRun(): Promise<Schemas["RunStatus"] | undefined> {
+  const { data } = await client.POST("/agents/{agentId}/runs/{runId}/cancel", {
+    params: { path: { agentId, runId: "run_01jd3vb2k8r4m6n8p0q2s4t6vw" } },
+  });
+  return data?.data.status;
 }
 
 // describe narrows a stream event on its discriminator.
@@ -396,7 +435,11 @@ async function callA2A(): Promise<string | undefined> {
 const calls: { [P in keyof paths]: { [M in Methods<paths[P]>]: () => Promise<unknown> } } = {
   "/agents": { post: createAgent, get: listAgents },
   "/agents/{agentId}": { get: getAgent, patch: updateAgent, delete: deleteAgent },
-  "/agents/{agentId}/messages": { post: sendMessage },
+  "/agents/{agentId}/messages": { post: () => Promise.all([sendMessage(), sendInBackground()]) },
+  "/agents/{agentId}/runs": { get: listAgentRuns },
+  "/agents/{agentId}/runs/{runId}": { get: getRun },
+  "/agents/{agentId}/runs/{runId}/cancel": { post: cancelRun },
+  "/runs": { get: listRuns },
   "/agents/{agentId}/messages/stream": { post: streamMessage },
   "/agents/{agentId}/messages/{messageId}/stream": { get: resumeStream },
   "/agents/{agentId}/messages/{messageId}/cancel": { post: cancelMessage },

@@ -218,6 +218,119 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/agents/{agentId}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List Agent Runs
+         * @description The agent's runs, newest first.
+         */
+        get: operations["listAgentRuns"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/{agentId}/runs/{runId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+                /**
+                 * @description The run's identifier, `run_<id>`.
+                 * @example run_01jd3vb2k8r4m6n8p0q2s4t6vw
+                 */
+                runId: components["parameters"]["RunIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get Run
+         * @description The run. With `wait`, the answer is held until the run is final or
+         *     `requires_action`, or `wait` seconds passed, then it is the run as it
+         *     is.
+         */
+        get: operations["getRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/{agentId}/runs/{runId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+                /**
+                 * @description The run's identifier, `run_<id>`.
+                 * @example run_01jd3vb2k8r4m6n8p0q2s4t6vw
+                 */
+                runId: components["parameters"]["RunIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel Run
+         * @description A `queued` or `requires_action` run becomes `cancelled` at once; a
+         *     `running` one stops its provider call and is `cancelled` within 5
+         *     seconds, its partial reply stored `partial: true` (the answer may
+         *     still say `running`). Answers the run.
+         */
+        post: operations["cancelRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Runs
+         * @description The runs of every agent of the account, newest first.
+         */
+        get: operations["listRuns"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/agents/{agentId}/conversations": {
         parameters: {
             query?: never;
@@ -1063,7 +1176,7 @@ export interface components {
             details?: components["schemas"]["ErrorDetails"];
         };
         /** @enum {string} */
-        ErrorCode: "INVALID_REQUEST" | "INVALID_MESSAGE" | "UNAUTHORIZED" | "INSUFFICIENT_PERMISSIONS" | "DELETE_PROTECTED" | "INSUFFICIENT_QUOTA" | "AGENT_NOT_FOUND" | "CONVERSATION_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "MEMORY_NOT_FOUND" | "KNOWLEDGE_NOT_FOUND" | "MESSAGE_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "MODEL_ERROR" | "AGENT_UNAVAILABLE" | "WEBHOOK_DISABLED" | "PRECONDITION_FAILED" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "STREAM_LOST";
+        ErrorCode: "INVALID_REQUEST" | "INVALID_MESSAGE" | "UNAUTHORIZED" | "INSUFFICIENT_PERMISSIONS" | "DELETE_PROTECTED" | "INSUFFICIENT_QUOTA" | "AGENT_NOT_FOUND" | "CONVERSATION_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "MEMORY_NOT_FOUND" | "KNOWLEDGE_NOT_FOUND" | "MESSAGE_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "MODEL_ERROR" | "AGENT_UNAVAILABLE" | "WEBHOOK_DISABLED" | "PRECONDITION_FAILED" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "STREAM_LOST" | "RUN_NOT_FOUND" | "RUN_FINISHED" | "RUN_NOT_WAITING" | "RUN_ABANDONED" | "CONVERSATION_BUSY";
         /** @description Depends on the code; the members used are listed here. */
         ErrorDetails: {
             /** @description Dotted path of the bad field (INVALID_REQUEST and INVALID_MESSAGE). */
@@ -1079,7 +1192,10 @@ export interface components {
             quota?: number;
             /** @description Agents, or webhooks, the account has (INSUFFICIENT_QUOTA). */
             used?: number;
-            status?: components["schemas"]["AgentStatus"];
+            /** @description The agent's status (AGENT_UNAVAILABLE), or the run's (RUN_FINISHED). */
+            status?: string;
+            /** @description The run in the way (CONVERSATION_BUSY). */
+            runId?: string;
             /** @description Model provider (MODEL_ERROR). */
             provider?: string;
             /** @description The model the provider does not serve (MODEL_ERROR for an unknown or retired model). */
@@ -1338,11 +1454,20 @@ export interface components {
             twitter?: components["schemas"]["TwitterSettings"];
             telegram?: components["schemas"]["TelegramSettings"];
             mcp?: components["schemas"]["McpSettings"];
+            runs?: components["schemas"]["RunSettings"];
             secrets?: {
                 [key: string]: unknown;
             };
         } & {
             [key: string]: Record<string, never>;
+        };
+        /** @description How the agent's runs behave. */
+        RunSettings: {
+            multitaskStrategy?: components["schemas"]["MultitaskStrategy"];
+            /** @description Seconds a tool call waits for its approval before it is denied (default 86400). */
+            approvalTimeout?: number;
+            /** @description The agent may set reminders for itself (the schedule_reminder tool). */
+            reminders?: boolean;
         };
         McpSettings: {
             /**
@@ -1624,9 +1749,29 @@ export interface components {
              * @default false
              */
             stream?: boolean;
+            /**
+             * @description Answer at once with 202 and the Run (status `queued` or later) and
+             *     let the run go on without the client; not with `stream: true`.
+             * @default false
+             */
+            background?: boolean;
+            multitaskStrategy?: components["schemas"]["MultitaskStrategy"];
         } & {
             [key: string]: unknown;
         };
+        /**
+         * @description What a message does when its conversation already has a run
+         *     `queued`, `running` or `requires_action` (default: the agent's
+         *     `settings.runs.multitaskStrategy`, else `enqueue`). `enqueue` waits
+         *     its turn; `reject` is refused with 409 CONVERSATION_BUSY; `interrupt`
+         *     stops the runs in the way (`interrupted`, partial reply kept) and
+         *     starts at once; `rollback` does so and deletes their messages
+         *     (`rolled_back`); `merge` appends the text to a queued run of the
+         *     conversation (no new run), or rolls back a running one and starts a
+         *     run with all the texts joined in arrival order.
+         * @enum {string}
+         */
+        MultitaskStrategy: "enqueue" | "reject" | "interrupt" | "rollback" | "merge";
         ConversationId: string;
         MessageContext: {
             platform?: string;
@@ -1637,6 +1782,11 @@ export interface components {
         MessageReply: {
             /** @example msg_01jd3vb2k8r4m6n8p0q2s4t6vw */
             messageId: string;
+            /**
+             * @description The run that made the reply.
+             * @example run_01jd3vb2k8r4m6n8p0q2s4t6vw
+             */
+            runId?: string;
             response: string;
             agentId: string;
             userId?: string;
@@ -1906,6 +2056,78 @@ export interface components {
             lastMessageAt: components["schemas"]["Timestamp"];
             /** @description With memory.rememberConversations: what has slid out of the window, at most 2,000 characters; absent when none. */
             summary?: string;
+        };
+        /**
+         * @description `queued` → `running` → `completed` | `failed` | `cancelled` |
+         *     `interrupted` | `rolled_back`; `running` ⇄ `requires_action` (waiting
+         *     for an approval). The last five are final.
+         * @enum {string}
+         */
+        RunStatus: "queued" | "running" | "requires_action" | "completed" | "failed" | "cancelled" | "interrupted" | "rolled_back";
+        /**
+         * @description The way the run's message came in.
+         * @enum {string}
+         */
+        RunSource: "api" | "openai" | "a2a" | "mcp" | "telegram" | "discord" | "twitter" | "schedule" | "agent";
+        RunInput: {
+            text: string;
+        };
+        RunError: {
+            /** @description The code a synchronous Send Message would have answered (MODEL_ERROR, AGENT_UNAVAILABLE, RUN_ABANDONED, ...). */
+            code: string;
+            message: string;
+        };
+        /** @description One message to an agent and the work that answers it. */
+        Run: {
+            /** @example run_01jd3vb2k8r4m6n8p0q2s4t6vw */
+            id: string;
+            agentId: string;
+            /** @description Set from the moment the run is accepted; null for a run with neither userId nor roomId. */
+            conversationId: string | null;
+            userId: string | null;
+            roomId: string | null;
+            source: components["schemas"]["RunSource"];
+            status: components["schemas"]["RunStatus"];
+            input: components["schemas"]["RunInput"];
+            /** @description The reply's message id, assigned when the run is accepted. */
+            messageId: string;
+            /** @description The Send Message reply once one was stored (a partial one included); null before. */
+            reply: components["schemas"]["MessageReply"] | null;
+            /** @description What the run waits for while `requires_action`; null otherwise. */
+            requiredAction: {
+                [key: string]: unknown;
+            } | null;
+            /** @description Why the run failed; null otherwise. */
+            error: components["schemas"]["RunError"] | null;
+            /** @description The run of the agent that asked this one. */
+            parentRunId: string | null;
+            /** @description The schedule that made the run. */
+            scheduleId: string | null;
+            multitaskStrategy: components["schemas"]["MultitaskStrategy"];
+            /** @description Starts of the run; more than 1 after a replica running it was lost. */
+            attempts: number;
+            /**
+             * Format: double
+             * @description What the run's provider calls cost; null when unpriced.
+             */
+            costUsd: number | null;
+            createdAt: components["schemas"]["Timestamp"];
+            /** @description When the run last started; null while it has not. */
+            startedAt: components["schemas"]["Timestamp"] | null;
+            /** @description When the run ended; null while it has not. */
+            finishedAt: components["schemas"]["Timestamp"] | null;
+        };
+        RunEnvelope: {
+            success: boolean;
+            data: components["schemas"]["Run"];
+        };
+        RunList: {
+            items: components["schemas"]["Run"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        RunListEnvelope: {
+            success: boolean;
+            data: components["schemas"]["RunList"];
         };
         Status: {
             /** @description The binary's version ("dev" for a build without one). */
@@ -2774,6 +2996,89 @@ export interface components {
         OpenAIErrorCode: "invalid_request" | "invalid_api_key" | "insufficient_permissions" | "model_not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "rate_limit_exceeded" | "internal_error" | "model_error" | "agent_unavailable";
     };
     responses: {
+        /**
+         * @description IDEMPOTENCY_KEY_IN_USE, a request with the same `Idempotency-Key` is
+         *     still running; or CONVERSATION_BUSY, the conversation has a run and
+         *     the strategy is `reject` (or the run this request waited for was
+         *     stopped by another message), `details.runId` naming that run.
+         */
+        MessageConflict: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "CONVERSATION_BUSY",
+                 *         "message": "The conversation is busy with another run.",
+                 *         "details": {
+                 *           "runId": "run_01jd3vb2k8r4m6n8p0q2s4t6vw"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description RUN_NOT_FOUND, no such run of this agent in the caller's account (or AGENT_NOT_FOUND). */
+        RunNotFound: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "RUN_NOT_FOUND",
+                 *         "message": "Run not found."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description RUN_FINISHED, the run already ended; `details.status` is its status. */
+        RunFinished: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "RUN_FINISHED",
+                 *         "message": "The run has already finished.",
+                 *         "details": {
+                 *           "status": "completed"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
         /** @description IDEMPOTENCY_KEY_IN_USE, a request with the same `Idempotency-Key` is still running; retry after it ends to get its answer. */
         IdempotencyKeyInUse: {
             headers: {
@@ -3574,6 +3879,15 @@ export interface components {
         /** @description Items per page. */
         Limit: number;
         /**
+         * @description The run's identifier, `run_<id>`.
+         * @example run_01jd3vb2k8r4m6n8p0q2s4t6vw
+         */
+        RunIdPath: string;
+        /** @description Only runs in this status. */
+        RunStatusFilter: components["schemas"]["RunStatus"];
+        /** @description Only runs that came in this way. */
+        RunSourceFilter: components["schemas"]["RunSource"];
+        /**
          * @description The conversation's identifier, `conv_<id>`.
          * @example conv_01jd3vb2k8r4m6n8p0q2s4t6vw
          */
@@ -4118,11 +4432,32 @@ export interface operations {
                     "text/event-stream": components["schemas"]["EventStream"];
                 };
             };
+            /**
+             * @description With `background: true`, or when a synchronous message waited
+             *     twice AGENTD_PROVIDER_TIMEOUT for its run: the Run, which goes on.
+             *     `Location` names it.
+             */
+            202: {
+                headers: {
+                    /** @description The run: /v1/agents/{agentId}/runs/{runId}. */
+                    Location?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunEnvelope"];
+                };
+            };
             400: components["responses"]["InvalidMessage"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["IdempotencyKeyInUse"];
+            409: components["responses"]["MessageConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
@@ -4183,7 +4518,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["IdempotencyKeyInUse"];
+            409: components["responses"]["MessageConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
@@ -4279,6 +4614,186 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["MessageNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listAgentRuns: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1. */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Only runs in this status. */
+                status?: components["parameters"]["RunStatusFilter"];
+                /** @description Only runs that came in this way. */
+                source?: components["parameters"]["RunSourceFilter"];
+                /** @description Only the runs of this conversation. */
+                conversationId?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of runs, newest first. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunListEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getRun: {
+        parameters: {
+            query?: {
+                /** @description Seconds to wait for the run to end or to need an approval. */
+                wait?: number;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+                /**
+                 * @description The run's identifier, `run_<id>`.
+                 * @example run_01jd3vb2k8r4m6n8p0q2s4t6vw
+                 */
+                runId: components["parameters"]["RunIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["RunNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    cancelRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+                /**
+                 * @description The run's identifier, `run_<id>`.
+                 * @example run_01jd3vb2k8r4m6n8p0q2s4t6vw
+                 */
+                runId: components["parameters"]["RunIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["RunNotFound"];
+            409: components["responses"]["RunFinished"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listRuns: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1. */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Only runs in this status. */
+                status?: components["parameters"]["RunStatusFilter"];
+                /** @description Only runs that came in this way. */
+                source?: components["parameters"]["RunSourceFilter"];
+                /** @description Only this agent's runs. */
+                agentId?: string;
+                /** @description Only the runs of this conversation. */
+                conversationId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of runs, newest first. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunListEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };

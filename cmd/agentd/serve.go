@@ -207,11 +207,11 @@ func serverStores(st *store.Store) server.Stores {
 	return server.Stores{Accounts: st.Accounts(), Idempotency: st.Idempotency(), Agents: st.Agents(),
 		Conversations: st.Conversations(), Analytics: st.Analytics(), Memories: st.Memories(),
 		Knowledge: st.Knowledge(), Connections: st.Connections(), Webhooks: st.Webhooks(),
-		Tasks: st.Tasks(), Streams: st.Streams()}
+		Tasks: st.Tasks(), Streams: st.Streams(), Runs: st.Runs()}
 }
 
 func turnStores(st *store.Store) turn.Stores {
-	return turn.Stores{Agents: st.Agents(), Conversations: st.Conversations(), Analytics: st.Analytics()}
+	return turn.Stores{Agents: st.Agents(), Conversations: st.Conversations(), Analytics: st.Analytics(), Runs: st.Runs()}
 }
 
 func connectStores(st *store.Store) connect.Stores {

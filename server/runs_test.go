@@ -1,0 +1,265 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentd/agentd/llm/llmtest"
+	"github.com/agentd/agentd/store/storetest"
+)
+
+// background sends text to the agent in the background as user and
+// returns the run it answered 202 with.
+func (h *harness) background(agentID, user, text string, extra map[string]any) map[string]any {
+	h.t.Helper()
+	body := map[string]any{"text": text, "userId": user, "background": true}
+	for k, v := range extra {
+		body[k] = v
+	}
+	res := h.send(agentID, body)
+	if res.Code != http.StatusAccepted {
+		h.t.Fatalf("background send: %d %s", res.Code, res.Body)
+	}
+	run := res.Data(h.t)
+	if want := "/v1/agents/" + agentID + "/runs/" + run["id"].(string); res.Header.Get("Location") != want {
+		h.t.Errorf("Location %q, want %q", res.Header.Get("Location"), want)
+	}
+	return run
+}
+
+// run reads a run, waiting up to wait seconds (0: not at all) for it to end.
+func (h *harness) run(agentID, runID string, wait int) map[string]any {
+	h.t.Helper()
+	path := "/v1/agents/" + agentID + "/runs/" + runID
+	if wait > 0 {
+		path += fmt.Sprint("?wait=", wait)
+	}
+	res := h.get(path)
+	if res.Code != http.StatusOK {
+		h.t.Fatalf("get run: %d %s", res.Code, res.Body)
+	}
+	return res.Data(h.t)
+}
+
+// runningSoon waits until the run has started.
+func (h *harness) runningSoon(agentID, runID string) {
+	h.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for h.run(agentID, runID, 0)["status"] != "running" {
+		if time.Now().After(deadline) {
+			h.t.Fatalf("run %s never started", runID)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// history is the texts of the user's direct conversation, oldest first.
+func (h *harness) history(agentID, user string) string {
+	h.t.Helper()
+	convs := h.items(h.get("/v1/agents/" + agentID + "/conversations?userId=" + user))
+	if len(convs) != 1 {
+		h.t.Fatalf("conversations of %s: %v", user, convs)
+	}
+	return field(h.items(h.get("/v1/agents/"+agentID+"/conversations/"+convs[0]["id"].(string)+"/messages?limit=100")), "text")
+}
+
+// TestBackgroundRun: a background send answers 202 with the queued run and
+// its Location; the run goes on without the client, `wait` holds the
+// answer until it completed, and its reply is the one stored, naming the
+// run, as the synchronous reply names its run too.
+func TestBackgroundRun(t *testing.T) {
+	storetest.Backends(t, func(t *testing.T, dsn string) {
+		h := newHarnessAt(t, dsn, nil, nil)
+		h.openai.Respond(llmtest.Reply{Text: "done later", Delay: 200 * time.Millisecond})
+		id := h.createAgent(map[string]any{"name": "worker"})
+		run := h.background(id, "ann", "work on it", nil)
+		if run["status"] != "queued" && run["status"] != "running" || run["source"] != "api" ||
+			run["multitaskStrategy"] != "enqueue" || run["reply"] != nil || run["input"].(map[string]any)["text"] != "work on it" ||
+			!strings.HasPrefix(run["id"].(string), "run_") || run["conversationId"] == nil || run["userId"] != "ann" {
+			t.Fatalf("accepted run = %v", run)
+		}
+		done := h.run(id, run["id"].(string), 10)
+		reply, _ := done["reply"].(map[string]any)
+		if done["status"] != "completed" || reply["response"] != "done later" || reply["runId"] != run["id"] ||
+			reply["messageId"] != run["messageId"] || done["attempts"] != 1.0 || done["finishedAt"] == nil || done["startedAt"] == nil {
+			t.Fatalf("finished run = %v", done)
+		}
+		if got := h.history(id, "ann"); got != "work on it,done later" {
+			t.Errorf("history: %s", got)
+		}
+
+		h.openai.Respond(llmtest.Reply{Text: "now"})
+		sync := h.send(id, map[string]any{"text": "and now?", "userId": "bob"}).Data(t)
+		got := h.run(id, sync["runId"].(string), 0)
+		if got["status"] != "completed" || got["messageId"] != sync["messageId"] || got["reply"].(map[string]any)["response"] != "now" {
+			t.Errorf("the synchronous reply's run = %v", got)
+		}
+		all := h.items(h.get("/v1/runs?agentId=" + id + "&source=api&status=completed"))
+		if field(all, "id") != fmt.Sprint(sync["runId"], ",", run["id"]) {
+			t.Errorf("runs, newest first: %s", field(all, "id"))
+		}
+		if mine := h.items(h.get("/v1/agents/" + id + "/runs?conversationId=" + run["conversationId"].(string))); field(mine, "id") != run["id"] {
+			t.Errorf("runs of the first conversation: %s", field(mine, "id"))
+		}
+		h.checkError(t, errorCase{name: "unknown run", req: request{method: "GET", path: "/v1/agents/" + id + "/runs/run_nope", key: h.readKey},
+			status: 404, code: "RUN_NOT_FOUND"})
+		h.checkError(t, errorCase{name: "background stream", req: request{method: "POST", path: "/v1/agents/" + id + "/messages", key: h.writeKey,
+			body: map[string]any{"text": "x", "background": true, "stream": true}}, status: 400, code: "INVALID_REQUEST", field: "background"})
+	})
+}
+
+// TestRunsOfAConversationGoInOrder: three messages a few milliseconds apart
+// to one conversation run one at a time, in the order they came, each
+// seeing the replies before it; another conversation does not wait.
+func TestRunsOfAConversationGoInOrder(t *testing.T) {
+	storetest.Backends(t, func(t *testing.T, dsn string) {
+		h := newHarnessAt(t, dsn, nil, nil)
+		h.openai.Respond(llmtest.Reply{Text: "ok", Delay: 150 * time.Millisecond})
+		id := h.createAgent(map[string]any{"name": "orderly"})
+		var runs []map[string]any
+		for _, text := range []string{"one", "two", "three"} {
+			runs = append(runs, h.background(id, "ann", text, nil))
+			time.Sleep(3 * time.Millisecond)
+		}
+		other := h.background(id, "bob", "elsewhere", nil)
+		var ended []map[string]any
+		for _, r := range runs {
+			ended = append(ended, h.run(id, r["id"].(string), 10))
+		}
+		for i, r := range ended {
+			if r["status"] != "completed" {
+				t.Fatalf("run %d: %v", i, r)
+			}
+			if i > 0 && r["startedAt"].(string) < ended[i-1]["finishedAt"].(string) {
+				t.Errorf("run %d started at %v, before run %d ended at %v", i, r["startedAt"], i-1, ended[i-1]["finishedAt"])
+			}
+		}
+		if bob := h.run(id, other["id"].(string), 0); bob["startedAt"] == nil || bob["startedAt"].(string) > ended[1]["startedAt"].(string) {
+			t.Errorf("the other conversation's run waited: %v", bob)
+		}
+		if got := h.history(id, "ann"); got != "one,ok,two,ok,three,ok" {
+			t.Errorf("history: %s", got)
+		}
+	})
+}
+
+// TestMultitaskStrategies: what a message does to a conversation's
+// running run under each strategy: reject is refused naming it, interrupt
+// stops it keeping its message, rollback stops it leaving no trace, merge
+// joins the texts; a message merged into a queued run answers with it.
+func TestMultitaskStrategies(t *testing.T) {
+	h := newHarness(t)
+	id := h.createAgent(map[string]any{"name": "juggler"})
+	slowThenQuick := func() {
+		h.openai.Respond(llmtest.Reply{Text: "quick"})
+		h.openai.Enqueue(llmtest.Reply{Text: "slow", Delay: 2 * time.Second})
+	}
+	for _, c := range []struct {
+		strategy, firstStatus, history string
+	}{
+		{"interrupt", "interrupted", "first,,second,quick"},
+		{"rollback", "rolled_back", "second,quick"},
+		{"merge", "rolled_back", "first\nsecond,quick"},
+	} {
+		t.Run(c.strategy, func(t *testing.T) {
+			slowThenQuick()
+			user := "u-" + c.strategy
+			first := h.background(id, user, "first", nil)
+			h.runningSoon(id, first["id"].(string))
+			res := h.send(id, map[string]any{"text": "second", "userId": user, "multitaskStrategy": c.strategy})
+			if res.Code != http.StatusOK || res.Data(t)["response"] != "quick" {
+				t.Fatalf("second message: %d %s", res.Code, res.Body)
+			}
+			second := h.run(id, res.Data(t)["runId"].(string), 0)
+			if second["multitaskStrategy"] != c.strategy {
+				t.Errorf("second run = %v", second)
+			}
+			if got := h.run(id, first["id"].(string), 5); got["status"] != c.firstStatus {
+				t.Errorf("first run = %v, want %s", got, c.firstStatus)
+			}
+			if got := h.history(id, user); got != c.history {
+				t.Errorf("history %q, want %q", got, c.history)
+			}
+		})
+	}
+	t.Run("reject", func(t *testing.T) {
+		slowThenQuick()
+		first := h.background(id, "u-reject", "first", nil)
+		h.checkError(t, errorCase{name: "rejected", req: request{method: "POST", path: "/v1/agents/" + id + "/messages", key: h.writeKey,
+			body: map[string]any{"text": "second", "userId": "u-reject", "multitaskStrategy": "reject"}},
+			status: 409, code: "CONVERSATION_BUSY", details: map[string]any{"runId": first["id"]}})
+		h.run(id, first["id"].(string), 10)
+	})
+	t.Run("merge into a queued run", func(t *testing.T) {
+		h.openai.Respond(llmtest.Reply{Text: "both"})
+		h.openai.Enqueue(llmtest.Reply{Text: "slow", Delay: 500 * time.Millisecond})
+		first := h.background(id, "u-queue", "first", nil)
+		h.runningSoon(id, first["id"].(string))
+		queued := h.background(id, "u-queue", "a", nil)
+		merged := h.background(id, "u-queue", "b", map[string]any{"multitaskStrategy": "merge"})
+		if merged["id"] != queued["id"] || merged["input"].(map[string]any)["text"] != "a\nb" {
+			t.Fatalf("merged = %v, queued = %v", merged, queued)
+		}
+		if got := h.run(id, queued["id"].(string), 10); got["reply"].(map[string]any)["response"] != "both" {
+			t.Errorf("merged run = %v", got)
+		}
+	})
+}
+
+// TestAgentStrategySetting: settings.runs.multitaskStrategy is the
+// default of the agent's messages; settings.runs takes only its members.
+func TestAgentStrategySetting(t *testing.T) {
+	h := newHarness(t)
+	h.openai.Respond(llmtest.Reply{Text: "slow", Delay: time.Second})
+	id := h.createAgent(map[string]any{"name": "strict", "settings": map[string]any{"runs": map[string]any{"multitaskStrategy": "reject"}}})
+	first := h.background(id, "ann", "first", nil)
+	if first["multitaskStrategy"] != "reject" {
+		t.Errorf("run = %v", first)
+	}
+	res := h.send(id, map[string]any{"text": "second", "userId": "ann"})
+	if res.Code != http.StatusConflict {
+		t.Errorf("second message under the agent's reject: %d %s", res.Code, res.Body)
+	}
+	for member, value := range map[string]any{"multitaskStrategy": "shout", "colour": "red", "approvalTimeout": 10} {
+		h.checkError(t, errorCase{name: member, req: request{method: "PATCH", path: "/v1/agents/" + id, key: h.writeKey,
+			body: map[string]any{"settings": map[string]any{"runs": map[string]any{member: value}}}},
+			status: 400, code: "INVALID_REQUEST", field: "settings.runs." + member})
+	}
+	h.run(id, first["id"].(string), 10)
+}
+
+// TestCancelRun: a queued run is cancelled at once, a running one stops
+// within 5 seconds; a run that ended is 409 RUN_FINISHED naming its status.
+func TestCancelRun(t *testing.T) {
+	h := newHarness(t)
+	h.openai.Respond(llmtest.Reply{Text: "never", Delay: 3 * time.Second})
+	id := h.createAgent(map[string]any{"name": "stoppable"})
+	running := h.background(id, "ann", "long job", nil)
+	h.runningSoon(id, running["id"].(string))
+	queued := h.background(id, "ann", "next job", nil)
+	cancel := func(runID string) response {
+		return h.do(request{method: "POST", path: "/v1/agents/" + id + "/runs/" + runID + "/cancel", key: h.writeKey})
+	}
+	if res := cancel(queued["id"].(string)); res.Code != 200 || res.Data(t)["status"] != "cancelled" {
+		t.Fatalf("cancel queued: %d %s", res.Code, res.Body)
+	}
+	start := time.Now()
+	if res := cancel(running["id"].(string)); res.Code != 200 {
+		t.Fatalf("cancel running: %d %s", res.Code, res.Body)
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if got := h.run(id, running["id"].(string), 10); got["status"] != "cancelled" || time.Since(start) > 5*time.Second {
+			t.Errorf("cancelled run after %v: %v", time.Since(start), got)
+		}
+	}()
+	wg.Wait()
+	h.checkError(t, errorCase{name: "again", req: request{method: "POST", path: "/v1/agents/" + id + "/runs/" + queued["id"].(string) + "/cancel",
+		key: h.writeKey}, status: 409, code: "RUN_FINISHED", details: map[string]any{"status": "cancelled"}})
+}

@@ -1,0 +1,318 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/agentd/agentd/domain"
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// runRow is a row of runs. Lane is what runs one at a time: the run's
+// conversation, or the run itself when it has none. Reply is the stored
+// reply as JSON ("" until one was stored).
+type runRow struct {
+	ID             ctext      `gorm:"primaryKey;index:idx_runs_agent_created,priority:3;index:idx_runs_account_created,priority:3;index:idx_runs_lane_created,priority:3"`
+	AccountID      ctext      `gorm:"not null;index:idx_runs_account_created,priority:1"`
+	AgentID        ctext      `gorm:"not null;index:idx_runs_agent_created,priority:1"`
+	ConversationID ctext      `gorm:"not null;default:''"`
+	Lane           ctext      `gorm:"not null;index:idx_runs_lane_created,priority:1"`
+	UserID         string     `gorm:"not null;default:''"`
+	RoomID         string     `gorm:"not null;default:''"`
+	Source         string     `gorm:"not null"`
+	Status         string     `gorm:"not null"`
+	InputText      string     `gorm:"type:text;not null"`
+	MessageID      string     `gorm:"not null"`
+	Reply          string     `gorm:"type:text;not null;default:''"`
+	ErrorCode      string     `gorm:"not null;default:''"`
+	ErrorMessage   string     `gorm:"type:text;not null;default:''"`
+	ParentRunID    string     `gorm:"not null;default:''"`
+	ScheduleID     string     `gorm:"not null;default:''"`
+	Strategy       string     `gorm:"not null"`
+	Attempts       int        `gorm:"not null;default:0"`
+	CreatedAt      time.Time  `gorm:"not null;autoCreateTime:false;index:idx_runs_agent_created,priority:2;index:idx_runs_account_created,priority:2;index:idx_runs_lane_created,priority:2"`
+	StartedAt      *time.Time `gorm:""`
+	FinishedAt     *time.Time `gorm:""`
+}
+
+// TableName names the table.
+func (runRow) TableName() string { return "runs" }
+
+// activeStatuses are the statuses of a run that has not ended.
+var activeStatuses = []string{string(domain.RunQueued), string(domain.RunRunning), string(domain.RunRequiresAction)}
+
+// AcceptRun stores r as a queued run of its conversation, applying its
+// strategy to the runs of the conversation that have not ended, in one
+// transaction: reject returns ErrConversationBusy naming the run in the
+// way; interrupt and rollback end them (interrupted, rolled_back); merge
+// appends the text to the last queued run and returns that one (no new
+// run), or rolls back a running one and makes a run of both texts. It
+// returns the run the message belongs to and the runs it stopped, and
+// ErrNotFound for a missing agent or one of another account.
+func (s Runs) AcceptRun(ctx context.Context, r domain.Run) (domain.Run, []domain.Run, error) {
+	t := s.now()
+	r.ID, r.Status, r.CreatedAt, r.Attempts = newID("run_", t), domain.RunQueued, t, 0
+	lane := r.ConversationID
+	if lane == "" {
+		lane = r.ID
+	}
+	var stopped []runRow
+	err := s.write(ctx, "accept run", func(tx *gorm.DB) error {
+		if err := lockOwned(tx, r.AccountID, r.AgentID); err != nil {
+			return err
+		}
+		var active []runRow
+		err := tx.Where("lane = ? AND status IN ?", lane, activeStatuses).Order("created_at").Order("id").Find(&active).Error
+		if err != nil || len(active) == 0 {
+			return s.insertRun(tx, r, lane, err)
+		}
+		switch r.Strategy {
+		case domain.StrategyReject:
+			return &domain.Error{Code: domain.CodeBusy, RunID: string(active[0].ID)}
+		case domain.StrategyInterrupt, domain.StrategyRollback:
+			status := domain.RunInterrupted
+			if r.Strategy == domain.StrategyRollback {
+				status = domain.RunRolledBack
+			}
+			if stopped, err = endRuns(tx, active, status, t); err != nil {
+				return err
+			}
+		case domain.StrategyMerge:
+			if last := active[len(active)-1]; last.Status == string(domain.RunQueued) {
+				last.InputText += "\n" + r.Text
+				r = toRun(last)
+				return tx.Model(&runRow{}).Where("id = ?", last.ID).Update("input_text", last.InputText).Error
+			}
+			texts := make([]string, 0, len(active)+1)
+			for _, a := range active {
+				texts = append(texts, a.InputText)
+			}
+			r.Text = strings.Join(append(texts, r.Text), "\n")
+			if stopped, err = endRuns(tx, active, domain.RunRolledBack, t); err != nil {
+				return err
+			}
+		}
+		return s.insertRun(tx, r, lane, nil)
+	})
+	if err != nil {
+		return domain.Run{}, nil, err
+	}
+	out := make([]domain.Run, len(stopped))
+	for i, row := range stopped {
+		out[i] = toRun(row)
+	}
+	return r, out, nil
+}
+
+// insertRun stores r in lane unless err is set.
+func (s Runs) insertRun(tx *gorm.DB, r domain.Run, lane string, err error) error {
+	if err != nil {
+		return err
+	}
+	row := fromRun(r)
+	row.Lane = ctext(lane)
+	return tx.Create(&row).Error
+}
+
+// endRuns ends runs in status at t and returns them as they are now.
+func endRuns(tx *gorm.DB, runs []runRow, status domain.RunStatus, t time.Time) ([]runRow, error) {
+	ids := make([]ctext, len(runs))
+	for i := range runs {
+		ids[i] = runs[i].ID
+		runs[i].Status, runs[i].FinishedAt = string(status), &t
+	}
+	err := tx.Model(&runRow{}).Where("id IN ?", ids).Updates(map[string]any{"status": string(status), "finished_at": t}).Error
+	return runs, err
+}
+
+// StartRun moves run id from queued to running when it is the first run
+// of its lane that has not ended, counting the start, and returns it with
+// true; false (and the run as it is) when it must wait or has ended.
+// ErrRunNotFound when there is no such run.
+func (s Runs) StartRun(ctx context.Context, id string) (domain.Run, bool, error) {
+	var row runRow
+	started := false
+	err := s.write(ctx, "start run", func(tx *gorm.DB) error {
+		if err := tx.Clauses(s.forUpdate()...).Take(&row, "id = ?", id).Error; err != nil {
+			return notFoundAs(err, domain.ErrRunNotFound)
+		}
+		if row.Status != string(domain.RunQueued) {
+			return nil
+		}
+		var first []ctext
+		err := tx.Model(&runRow{}).Where("lane = ? AND status IN ?", row.Lane, activeStatuses).
+			Order("created_at").Order("id").Limit(1).Pluck("id", &first).Error
+		if err != nil || len(first) == 0 || first[0] != row.ID {
+			return err
+		}
+		t := s.now()
+		row.Status, row.StartedAt, row.Attempts = string(domain.RunRunning), &t, row.Attempts+1
+		started = true
+		return tx.Model(&runRow{}).Where("id = ?", row.ID).
+			Updates(map[string]any{"status": row.Status, "started_at": t, "attempts": row.Attempts}).Error
+	})
+	if err != nil {
+		return domain.Run{}, false, err
+	}
+	return toRun(row), started, nil
+}
+
+// forUpdate locks the rows a read-then-write transaction reads on
+// PostgreSQL; SQLite's one writer needs no lock.
+func (s *core) forUpdate() []clause.Expression {
+	if !s.postgres {
+		return nil
+	}
+	return []clause.Expression{clause.Locking{Strength: "UPDATE"}}
+}
+
+// FinishRun ends run id in status with what it made (reply nil when none
+// was stored; code and message for a failure). A run that another message
+// or a cancel ended first keeps that status, and takes the reply. It
+// returns the run as stored; ErrRunNotFound when there is none.
+func (s Runs) FinishRun(ctx context.Context, id string, status domain.RunStatus, reply *domain.Reply, code, message string) (domain.Run, error) {
+	var row runRow
+	err := s.write(ctx, "finish run", func(tx *gorm.DB) error {
+		if err := tx.Clauses(s.forUpdate()...).Take(&row, "id = ?", id).Error; err != nil {
+			return notFoundAs(err, domain.ErrRunNotFound)
+		}
+		if !domain.RunStatus(row.Status).Final() {
+			t := s.now()
+			row.Status, row.FinishedAt, row.ErrorCode, row.ErrorMessage = string(status), &t, code, message
+		}
+		if reply != nil {
+			b, err := json.Marshal(reply)
+			if err != nil {
+				return err
+			}
+			row.Reply = string(b)
+		}
+		return tx.Model(&runRow{}).Where("id = ?", row.ID).Updates(map[string]any{"status": row.Status,
+			"finished_at": row.FinishedAt, "error_code": row.ErrorCode, "error_message": row.ErrorMessage, "reply": row.Reply}).Error
+	})
+	if err != nil {
+		return domain.Run{}, err
+	}
+	return toRun(row), nil
+}
+
+// CancelRun ends run id of the account's agent as cancelled unless it has
+// ended: ErrRunFinished (with its status) then. A running run is ended in
+// the store; whoever runs it sees that and stops. ErrRunNotFound when the
+// agent has no such run, ErrNotFound when the agent is not the account's.
+func (s Runs) CancelRun(ctx context.Context, accountID, agentID, id string) (domain.Run, error) {
+	var row runRow
+	err := s.write(ctx, "cancel run", func(tx *gorm.DB) error {
+		if err := ownedAgent(tx, accountID, agentID); err != nil {
+			return err
+		}
+		if err := tx.Clauses(s.forUpdate()...).Take(&row, "id = ? AND agent_id = ?", id, agentID).Error; err != nil {
+			return notFoundAs(err, domain.ErrRunNotFound)
+		}
+		if domain.RunStatus(row.Status).Final() {
+			return &domain.Error{Code: domain.CodeFinished, Resource: "run", Status: row.Status}
+		}
+		ended, err := endRuns(tx, []runRow{row}, domain.RunCancelled, s.now())
+		row = ended[0]
+		return err
+	})
+	if err != nil {
+		return domain.Run{}, err
+	}
+	return toRun(row), nil
+}
+
+// RunStatus is run id's status; ErrRunNotFound when there is none.
+func (s Runs) RunStatus(ctx context.Context, id string) (domain.RunStatus, error) {
+	var status []string
+	if err := s.read(ctx).Model(&runRow{}).Where("id = ?", id).Pluck("status", &status).Error; err != nil {
+		return "", wrap("run status", err)
+	}
+	if len(status) == 0 {
+		return "", wrap("run status", domain.ErrRunNotFound)
+	}
+	return domain.RunStatus(status[0]), nil
+}
+
+// GetRun is run id of the account's agent: ErrNotFound when the agent is
+// not the account's, ErrRunNotFound when it has no such run.
+func (s Runs) GetRun(ctx context.Context, accountID, agentID, id string) (domain.Run, error) {
+	db := s.read(ctx)
+	if err := ownedAgent(db, accountID, agentID); err != nil {
+		return domain.Run{}, wrap("get run", err)
+	}
+	var row runRow
+	if err := db.Take(&row, "id = ? AND agent_id = ?", id, agentID).Error; err != nil {
+		return domain.Run{}, wrap("get run", notFoundAs(err, domain.ErrRunNotFound))
+	}
+	return toRun(row), nil
+}
+
+// ListRuns is a page of the account's runs, newest first, and how many
+// match q. A q.AgentID of another account (or none) matches nothing.
+func (s Runs) ListRuns(ctx context.Context, accountID string, q domain.RunQuery) ([]domain.Run, int64, error) {
+	sel := s.read(ctx).Model(&runRow{}).Where("account_id = ?", accountID)
+	for col, v := range map[string]string{"agent_id": q.AgentID, "conversation_id": q.ConversationID,
+		"status": string(q.Status), "source": string(q.Source)} {
+		if v != "" {
+			sel = sel.Where(col+" = ?", v)
+		}
+	}
+	sel = sel.Session(&gorm.Session{})
+	var total int64
+	if err := sel.Count(&total).Error; err != nil {
+		return nil, 0, wrap("list runs", err)
+	}
+	page, limit, past := pageBounds(q.Page, q.Limit, total)
+	if past {
+		return []domain.Run{}, total, nil
+	}
+	var rows []runRow
+	if err := sel.Order("created_at DESC").Order("id DESC").Offset((page - 1) * limit).Limit(limit).Find(&rows).Error; err != nil {
+		return nil, 0, wrap("list runs", err)
+	}
+	out := make([]domain.Run, len(rows))
+	for i, r := range rows {
+		out[i] = toRun(r)
+	}
+	return out, total, nil
+}
+
+// notFoundAs is notFound when err is GORM's not-found, else err.
+func notFoundAs(err error, notFound error) error {
+	if isNotFound(err) {
+		return notFound
+	}
+	return err
+}
+
+func fromRun(r domain.Run) runRow {
+	return runRow{ID: ctext(r.ID), AccountID: ctext(r.AccountID), AgentID: ctext(r.AgentID),
+		ConversationID: ctext(r.ConversationID), UserID: r.UserID, RoomID: r.RoomID, Source: string(r.Source),
+		Status: string(r.Status), InputText: r.Text, MessageID: r.MessageID, ParentRunID: r.ParentRunID,
+		ScheduleID: r.ScheduleID, Strategy: string(r.Strategy), Attempts: r.Attempts, CreatedAt: r.CreatedAt}
+}
+
+func toRun(r runRow) domain.Run {
+	out := domain.Run{ID: string(r.ID), AccountID: string(r.AccountID), AgentID: string(r.AgentID),
+		ConversationID: string(r.ConversationID), UserID: r.UserID, RoomID: r.RoomID, Source: domain.RunSource(r.Source),
+		Status: domain.RunStatus(r.Status), Text: r.InputText, MessageID: r.MessageID, ErrorCode: r.ErrorCode,
+		ErrorMessage: r.ErrorMessage, ParentRunID: r.ParentRunID, ScheduleID: r.ScheduleID,
+		Strategy: domain.Strategy(r.Strategy), Attempts: r.Attempts, CreatedAt: utc(r.CreatedAt)}
+	if r.StartedAt != nil {
+		out.StartedAt = utc(*r.StartedAt)
+	}
+	if r.FinishedAt != nil {
+		out.FinishedAt = utc(*r.FinishedAt)
+	}
+	if r.Reply != "" {
+		var reply domain.Reply
+		if json.Unmarshal([]byte(r.Reply), &reply) == nil {
+			out.Reply = &reply
+		}
+	}
+	return out
+}

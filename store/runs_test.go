@@ -1,0 +1,91 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/agentd/agentd/domain"
+)
+
+// TestRunLanes: the runs of a conversation start one at a time in the
+// order they were accepted, each strategy does what it says to the runs in
+// the way, a run without a conversation waits for nobody, cancel ends a
+// run once, and the runs go with their conversation.
+func TestRunLanes(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		acct := mustAccount(t, s, "acme")
+		a := mustAgent(t, s, acct.ID, "laner")
+		conv, err := s.Conversations().OpenConversation(ctx, acct.ID, a.ID, domain.ConversationRef{UserID: "ann", Platform: "api"})
+		mustOK(t, err)
+		runs := s.Runs()
+		accept := func(text string, strategy domain.Strategy, convID string) (domain.Run, []domain.Run, error) {
+			return runs.AcceptRun(ctx, domain.Run{AccountID: acct.ID, AgentID: a.ID, ConversationID: convID, UserID: "ann",
+				Source: domain.SourceAPI, Text: text, MessageID: "msg_" + text, Strategy: strategy})
+		}
+		start := func(r domain.Run) bool {
+			t.Helper()
+			_, ok, err := runs.StartRun(ctx, r.ID)
+			mustOK(t, err)
+			return ok
+		}
+		first, _, err := accept("one", domain.StrategyEnqueue, conv)
+		mustOK(t, err)
+		second, _, err := accept("two", domain.StrategyEnqueue, conv)
+		mustOK(t, err)
+		alone, _, err := accept("alone", domain.StrategyEnqueue, "")
+		mustOK(t, err)
+		if start(second) || !start(first) || start(second) || !start(alone) {
+			t.Fatal("runs started out of their conversation's order")
+		}
+		_, _, err = accept("three", domain.StrategyReject, conv)
+		var busy *domain.Error
+		if !errors.As(err, &busy) || busy.Code != domain.CodeBusy || busy.RunID != first.ID {
+			t.Fatalf("reject: %v, want busy naming %s", err, first.ID)
+		}
+		merged, stopped, err := accept("more", domain.StrategyMerge, conv)
+		mustOK(t, err)
+		if merged.ID != second.ID || merged.Text != "two\nmore" || len(stopped) != 0 {
+			t.Fatalf("merge into the queued run: %+v, stopped %v", merged, stopped)
+		}
+		last, stopped, err := accept("four", domain.StrategyInterrupt, conv)
+		mustOK(t, err)
+		if len(stopped) != 2 || stopped[0].ID != first.ID || stopped[0].Status != domain.RunInterrupted || stopped[1].ID != second.ID {
+			t.Fatalf("interrupt stopped %+v", stopped)
+		}
+		if !start(last) {
+			t.Fatal("the interrupting run did not start at once")
+		}
+		done, err := runs.FinishRun(ctx, first.ID, domain.RunCompleted, &domain.Reply{Text: "late"}, "", "")
+		mustOK(t, err)
+		if done.Status != domain.RunInterrupted || done.Reply == nil || done.Reply.Text != "late" {
+			t.Errorf("an interrupted run finishing keeps its status and takes its reply: %+v", done)
+		}
+		cancelled, err := runs.CancelRun(ctx, acct.ID, a.ID, last.ID)
+		mustOK(t, err)
+		if cancelled.Status != domain.RunCancelled || cancelled.FinishedAt.IsZero() {
+			t.Errorf("cancelled = %+v", cancelled)
+		}
+		_, err = runs.CancelRun(ctx, acct.ID, a.ID, last.ID)
+		var finished *domain.Error
+		if !errors.As(err, &finished) || finished.Code != domain.CodeFinished || finished.Status != string(domain.RunCancelled) {
+			t.Errorf("second cancel: %v", err)
+		}
+		wantErr(t, func() error { _, err := runs.GetRun(ctx, acct.ID, a.ID, "run_nope"); return err }(), domain.ErrRunNotFound)
+		list, total, err := runs.ListRuns(ctx, acct.ID, domain.RunQuery{ConversationID: conv, Status: domain.RunInterrupted})
+		mustOK(t, err)
+		if total != 2 || len(list) != 2 || list[0].ID != second.ID {
+			t.Errorf("interrupted runs of the conversation, newest first: %d %+v", total, list)
+		}
+		other := mustAccount(t, s, "other")
+		if _, total, _ := runs.ListRuns(ctx, other.ID, domain.RunQuery{}); total != 0 {
+			t.Errorf("another account sees %d runs", total)
+		}
+		_, err = s.Conversations().DeleteConversation(ctx, acct.ID, a.ID, conv)
+		mustOK(t, err)
+		if _, total, _ := runs.ListRuns(ctx, acct.ID, domain.RunQuery{}); total != 1 {
+			t.Errorf("%d runs after the conversation was deleted, want the one without it", total)
+		}
+	})
+}
