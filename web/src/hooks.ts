@@ -81,3 +81,22 @@ export function useReadOnly(): boolean {
   }, []);
   return readOnly;
 }
+
+// Lock is held while a guarded call runs; see exclusive.
+export type Lock = { held: boolean };
+
+// exclusive runs fn unless lock is held by an earlier call that has not
+// ended, in which case the call is dropped: true when fn ran. A button can
+// be disabled while busy, but a key handler (Enter in the chat) fires
+// anyway, and a disabled state only arrives with the next render: the lock
+// is taken at once, so a second Enter cannot start a second turn.
+export async function exclusive(lock: Lock, fn: () => Promise<void>): Promise<boolean> {
+  if (lock.held) return false;
+  lock.held = true;
+  try {
+    await fn();
+  } finally {
+    lock.held = false;
+  }
+  return true;
+}
