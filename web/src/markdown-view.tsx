@@ -6,22 +6,29 @@ import { type Block, type Inline, parseMarkdown } from "./markdown";
 import { CopyButton } from "./ui";
 
 // Markdown shows text as markdown; children (a streaming cursor, a
-// "stopped" note) follow its last block.
+// "stopped" note) end its last paragraph, or follow its last block.
 export function Markdown({ text, children }: { text: string; children?: ComponentChildren }) {
+  const blocks = parseMarkdown(text);
+  const last = blocks[blocks.length - 1];
   return (
     <>
-      {parseMarkdown(text).map((b, i) => (
-        <BlockView key={i} block={b} />
+      {blocks.map((b, i) => (
+        <BlockView key={i} block={b} tail={b === last ? children : undefined} />
       ))}
-      {children}
+      {last?.t !== "p" && children}
     </>
   );
 }
 
-function BlockView({ block: b }: { block: Block }) {
+function BlockView({ block: b, tail }: { block: Block; tail?: ComponentChildren }) {
   switch (b.t) {
     case "p":
-      return <p>{inlines(b.c)}</p>;
+      return (
+        <p>
+          {inlines(b.c)}
+          {tail}
+        </p>
+      );
     case "h": {
       // Headings of a reply sit below the page's own h1 and h2.
       const Tag = `h${Math.min(b.level + 2, 6)}` as "h3";

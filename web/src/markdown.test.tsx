@@ -24,7 +24,7 @@ describe("markdown", () => {
   });
 
   it("renders a fenced code block with its language and a copy button", () => {
-    const out = html("Run:\n\n```go\nfmt.Println(\"<b>hi</b>\")\n```\nDone.");
+    const out = html('Run:\n\n```go\nfmt.Println("<b>hi</b>")\n```\nDone.');
     expect(out).toContain('<div class="code-head"><span>go</span><button type="button" class="icon copy"');
     expect(out).toContain("<pre><code>fmt.Println(&quot;&lt;b>hi&lt;/b>&quot;)</code></pre>");
     expect(out).toContain("<p>Done.</p>");

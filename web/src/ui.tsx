@@ -389,7 +389,11 @@ export function ListTable<T>(props: {
   return (
     <>
       <ErrorBox error={props.error} />
-      {items && items.length === 0 && <p>{props.empty}</p>}
+      {items && items.length === 0 && (
+        <p class="empty" role="note">
+          {props.empty}
+        </p>
+      )}
       {items && items.length > 0 && (
         <div class="scroll">
           <table>
@@ -447,12 +451,15 @@ export function lines(text: string): string[] {
 }
 
 // copyText puts text on the clipboard. The Clipboard API exists on HTTPS
-// and localhost pages only; elsewhere (agentd on a LAN address over plain
-// HTTP) a selected textarea and execCommand still copy.
+// and localhost pages only, and may refuse (no permission, page not
+// focused); then a selected textarea and execCommand still copy, as on
+// agentd at a LAN address over plain HTTP.
 export async function copyText(text: string): Promise<void> {
-  if (navigator.clipboard && isSecureContext) {
+  try {
     await navigator.clipboard.writeText(text);
     return;
+  } catch {
+    // fall back below
   }
   const area = document.createElement("textarea");
   area.value = text;
