@@ -81,7 +81,7 @@ function ToolCard({ call: c, live }: { call: ToolView; live?: boolean }) {
         <>
           <p class="step-label">Result</p>
           <pre id={resultId} class="json tool-result">
-            {long && !open ? `${result.slice(0, shortResult)}…` : result}
+            {long && !open ? `${result.split("\n").slice(0, 8).join("\n").slice(0, shortResult)}…` : result}
           </pre>
           {long && (
             <button

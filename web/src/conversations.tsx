@@ -122,7 +122,11 @@ export function Conversation({ agent, conversationId }: { agent: Agent; conversa
       <h2 id="conversation-title">{conversation ? titleOf(conversation) : "Conversation"}</h2>
       {conversation && (
         <p class="meta">
-          <code>{conversation.id}</code> ·{" "}
+          {titleOf(conversation) !== conversation.id && (
+            <>
+              <code>{conversation.id}</code> ·{" "}
+            </>
+          )}
           {conversation.kind === "room"
             ? `Room ${conversation.roomId ?? ""}`
             : `Direct with ${conversation.userId ?? ""}`}{" "}

@@ -80,7 +80,7 @@ function AgentsByStatus() {
     <section class="card" aria-labelledby="by-status-title">
       <div class="title-row">
         <h2 id="by-status-title">Agents</h2>
-        <a href="#/agents">All {d?.total ?? ""} agents</a>
+        <a href="#/agents">All agents{d ? ` (${d.total})` : ""}</a>
       </div>
       <ErrorBox error={counts.error} />
       {d && (

@@ -356,7 +356,7 @@ export function Confirm(props: {
 
 // Pager moves between the pages of a list.
 export function Pager({ pagination, onPage }: { pagination?: Schemas["Pagination"]; onPage: (page: number) => void }) {
-  if (!pagination) return null;
+  if (!pagination || pagination.totalItems === 0) return null;
   const { currentPage, totalPages, totalItems } = pagination;
   return (
     <nav class="pager" aria-label="Pages">
