@@ -27,7 +27,7 @@ type Turns interface {
 
 var _ Turns = (*turn.Service)(nil)
 
-// Tasks keeps the tasks; *store.Store implements it. Each returns
+// Tasks keeps the tasks; the store's Tasks face implements it. Each returns
 // domain.ErrNotFound for a missing agent or one of another account;
 // GetA2ATask and FinishA2ATask domain.ErrA2ATaskNotFound for a task the
 // agent lacks.

@@ -286,7 +286,7 @@ func seedBots(ctx context.Context, dsn string, agents int) error {
 	// one row every create of its agents updates.
 	var accounts []string
 	for i := range (agents + agentsPerAccount - 1) / agentsPerAccount {
-		acct, err := st.CreateAccount(ctx, domain.Account{Name: "leases-" + strconv.Itoa(i), Tier: domain.TierEnterprise, AgentQuota: 1_000_000_000})
+		acct, err := st.Accounts().CreateAccount(ctx, domain.Account{Name: "leases-" + strconv.Itoa(i), Tier: domain.TierEnterprise, AgentQuota: 1_000_000_000})
 		if err != nil {
 			return err
 		}
@@ -305,7 +305,7 @@ func seedBots(ctx context.Context, dsn string, agents int) error {
 					"clients":  json.RawMessage(`["telegram"]`),
 					"settings": json.RawMessage(`{"secrets":{"` + telegram.TokenVar + `":"` + botToken(i) + `"}}`),
 				}
-				if _, err := st.CreateAgent(ctx, domain.Agent{AccountID: accounts[i%len(accounts)], Fields: fields}, -1); err != nil {
+				if _, err := st.Agents().CreateAgent(ctx, domain.Agent{AccountID: accounts[i%len(accounts)], Fields: fields}, -1); err != nil {
 					errs <- err
 					return
 				}
@@ -358,7 +358,9 @@ func startReplicas(ctx context.Context, dsn, apiURL string, o leaseOptions) (*re
 		n := &writeCounts{}
 		rs.counts = append(rs.counts, n)
 		sup, err := connect.New(connect.Config{
-			Store: countingStore{st, n}, Turner: echoTurner{}, Owner: owner,
+			Stores: connect.Stores{Agents: st.Agents(), Connections: countingStore{st.Connections(), n},
+				Conversations: st.Conversations()},
+			Turner: echoTurner{}, Owner: owner,
 			Platforms: []connect.Platform{&telegram.Platform{APIURL: apiURL, PollTimeout: o.pollTimeout}},
 			Logger:    slog.New(warnHandler{log: rs.warn}),
 		})

@@ -70,7 +70,7 @@ func leasesSection(runs []leaseRun) string {
 	fmt.Fprintf(&b, "%s agents, each with clients [\"telegram\"] and its own bot token, on one fresh database shared by %d "+
 		"in-process replicas (%d connect.Supervisors, each on its own store handle, owners %s; default LeaseTTL 15s and "+
 		"RenewEvery 3s), against one Telegram wire-format test server (connect/telegram/telegramtest, in a child process) "+
-		"holding every bot, long polls of %s. Each supervisor's connect.Store is wrapped in a counter of the calls that "+
+		"holding every bot, long polls of %s. Each supervisor's connect.Connections is wrapped in a counter of the calls that "+
 		"write (%s; PendingPlatformMessages is a read under the lease, counted with them). The replicas start together; "+
 		"start-up runs until every connection is stored connected under a live lease (read from the database every 0.5 s), "+
 		"the steady state is the %s after it, the stop is the replicas shutting down (each releases its leases). "+

@@ -15,7 +15,7 @@ import (
 	"github.com/agentd/agentd/turn"
 )
 
-// writeMethod is one of the connect.Store methods that write to the
+// writeMethod is one of the connect.Connections methods that write to the
 // database (PendingPlatformMessages, a read under the lease, is counted
 // with them: it is a statement per connection start).
 type writeMethod int
@@ -132,14 +132,14 @@ func (t writeTally) total() (calls, errs int64) {
 	return calls, errs
 }
 
-// countingStore is the connect.Store a bench replica runs on: the real
-// store, with each call that writes to the database counted.
+// countingStore is the connect.Connections a bench replica runs on: the
+// real store's, with each call that writes to the database counted.
 type countingStore struct {
-	connect.Store
+	connect.Connections
 	n *writeCounts
 }
 
-var _ connect.Store = countingStore{}
+var _ connect.Connections = countingStore{}
 
 func (s countingStore) note(m writeMethod, err error) {
 	s.n.calls[m].Add(1)
@@ -152,7 +152,7 @@ func (s countingStore) note(m writeMethod, err error) {
 }
 
 func (s countingStore) AcquireLease(ctx context.Context, agentID, platform, owner string, ttl time.Duration) (domain.Lease, bool, error) {
-	l, ok, err := s.Store.AcquireLease(ctx, agentID, platform, owner, ttl)
+	l, ok, err := s.Connections.AcquireLease(ctx, agentID, platform, owner, ttl)
 	s.note(mAcquireLease, err)
 	if err == nil && !ok {
 		s.note(mAcquireMissed, nil)
@@ -162,49 +162,49 @@ func (s countingStore) AcquireLease(ctx context.Context, agentID, platform, owne
 
 func (s countingStore) RenewLeases(ctx context.Context, owner string, ttl time.Duration) ([]domain.HeldLease, error) {
 	s.n.renewing()
-	held, err := s.Store.RenewLeases(ctx, owner, ttl)
+	held, err := s.Connections.RenewLeases(ctx, owner, ttl)
 	s.note(mRenewLeases, err)
 	return held, err
 }
 
 func (s countingStore) Heartbeat(ctx context.Context, owner string, ttl time.Duration) (int, error) {
-	n, err := s.Store.Heartbeat(ctx, owner, ttl)
+	n, err := s.Connections.Heartbeat(ctx, owner, ttl)
 	s.note(mHeartbeat, err)
 	return n, err
 }
 
 func (s countingStore) LeaveReplicas(ctx context.Context, owner string) error {
-	err := s.Store.LeaveReplicas(ctx, owner)
+	err := s.Connections.LeaveReplicas(ctx, owner)
 	s.note(mLeaveReplicas, err)
 	return err
 }
 
 func (s countingStore) ReleaseLeases(ctx context.Context, owner string) error {
-	err := s.Store.ReleaseLeases(ctx, owner)
+	err := s.Connections.ReleaseLeases(ctx, owner)
 	s.note(mReleaseLeases, err)
 	return err
 }
 
 func (s countingStore) ReleaseLease(ctx context.Context, l domain.Lease, state domain.ConnState, reason string) error {
-	err := s.Store.ReleaseLease(ctx, l, state, reason)
+	err := s.Connections.ReleaseLease(ctx, l, state, reason)
 	s.note(mReleaseLease, err)
 	return err
 }
 
 func (s countingStore) SaveCursor(ctx context.Context, l domain.Lease, cursor string) error {
-	err := s.Store.SaveCursor(ctx, l, cursor)
+	err := s.Connections.SaveCursor(ctx, l, cursor)
 	s.note(mSaveCursor, err)
 	return err
 }
 
 func (s countingStore) SetConnectionState(ctx context.Context, l domain.Lease, state domain.ConnState, reason string) error {
-	err := s.Store.SetConnectionState(ctx, l, state, reason)
+	err := s.Connections.SetConnectionState(ctx, l, state, reason)
 	s.note(mSetConnectionState, err)
 	return err
 }
 
 func (s countingStore) SetIdleConnections(ctx context.Context, idle []domain.IdleConnection) error {
-	err := s.Store.SetIdleConnections(ctx, idle)
+	err := s.Connections.SetIdleConnections(ctx, idle)
 	if len(idle) == 0 {
 		s.note(mIdleEmpty, err)
 	} else {
@@ -214,37 +214,37 @@ func (s countingStore) SetIdleConnections(ctx context.Context, idle []domain.Idl
 }
 
 func (s countingStore) ClaimBot(ctx context.Context, l domain.Lease, botID, username string) error {
-	err := s.Store.ClaimBot(ctx, l, botID, username)
+	err := s.Connections.ClaimBot(ctx, l, botID, username)
 	s.note(mClaimBot, err)
 	return err
 }
 
 func (s countingStore) CountConnectionMessage(ctx context.Context, l domain.Lease, in bool) error {
-	err := s.Store.CountConnectionMessage(ctx, l, in)
+	err := s.Connections.CountConnectionMessage(ctx, l, in)
 	s.note(mCountConnectionMessage, err)
 	return err
 }
 
 func (s countingStore) TakePlatformMessages(ctx context.Context, l domain.Lease, cursor string, msgs []domain.InboxMessage) ([]domain.InboxMessage, error) {
-	out, err := s.Store.TakePlatformMessages(ctx, l, cursor, msgs)
+	out, err := s.Connections.TakePlatformMessages(ctx, l, cursor, msgs)
 	s.note(mTakePlatformMessages, err)
 	return out, err
 }
 
 func (s countingStore) PendingPlatformMessages(ctx context.Context, l domain.Lease) ([]domain.InboxMessage, error) {
-	out, err := s.Store.PendingPlatformMessages(ctx, l)
+	out, err := s.Connections.PendingPlatformMessages(ctx, l)
 	s.note(mPendingPlatformMessages, err)
 	return out, err
 }
 
 func (s countingStore) FinishPlatformMessage(ctx context.Context, l domain.Lease, id string) (bool, error) {
-	ok, err := s.Store.FinishPlatformMessage(ctx, l, id)
+	ok, err := s.Connections.FinishPlatformMessage(ctx, l, id)
 	s.note(mFinishPlatformMessage, err)
 	return ok, err
 }
 
 func (s countingStore) PruneAnsweredMessages(ctx context.Context, limit int) (int64, error) {
-	n, err := s.Store.PruneAnsweredMessages(ctx, limit)
+	n, err := s.Connections.PruneAnsweredMessages(ctx, limit)
 	s.note(mPruneAnsweredMessages, err)
 	return n, err
 }

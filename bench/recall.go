@@ -98,7 +98,7 @@ func recallOn(ctx context.Context, backend, dsn string) ([]recallPoint, error) {
 		return nil, err
 	}
 	defer st.Close()
-	acct, err := st.CreateAccount(ctx, domain.Account{Name: "recall-" + strconv.FormatInt(time.Now().UnixNano(), 36),
+	acct, err := st.Accounts().CreateAccount(ctx, domain.Account{Name: "recall-" + strconv.FormatInt(time.Now().UnixNano(), 36),
 		Tier: domain.TierEnterprise, AgentQuota: 1_000_000})
 	if err != nil {
 		return nil, err
@@ -137,14 +137,14 @@ func recallOn(ctx context.Context, backend, dsn string) ([]recallPoint, error) {
 // (no embedder).
 func recallService(st *store.Store, ranking string) *recall.Service {
 	if ranking == "vectors" {
-		return recall.New(st, fixedEmbedder{}, nil)
+		return recall.New(st.Memories(), st.Knowledge(), fixedEmbedder{}, nil)
 	}
-	return recall.New(st, nil, nil)
+	return recall.New(st.Memories(), st.Knowledge(), nil, nil)
 }
 
 // newRecallAgent creates an agent of account acct for the recall bench.
 func newRecallAgent(ctx context.Context, st *store.Store, acct string) (recall.Agent, error) {
-	a, err := st.CreateAgent(ctx, domain.Agent{AccountID: acct, Fields: map[string]json.RawMessage{"name": json.RawMessage(`"Recall"`)}}, -1)
+	a, err := st.Agents().CreateAgent(ctx, domain.Agent{AccountID: acct, Fields: map[string]json.RawMessage{"name": json.RawMessage(`"Recall"`)}}, -1)
 	return recall.Agent{AccountID: acct, ID: a.ID, Provider: "openai"}, err
 }
 
@@ -154,7 +154,7 @@ func seedMemories(ctx context.Context, st *store.Store, acct string, n int) (rec
 	if err != nil {
 		return a, err
 	}
-	svc := recall.New(st, fixedEmbedder{}, nil)
+	svc := recall.New(st.Memories(), st.Knowledge(), fixedEmbedder{}, nil)
 	for i := range n {
 		text := fmt.Sprintf("The user said something about topic %d and likes item %d", i%97, i)
 		if _, err := svc.SaveMemory(ctx, a, domain.Memory{UserID: "u1", Text: text, Source: domain.MemorySourceAPI}, false); err != nil {
@@ -178,7 +178,7 @@ func seedKnowledge(ctx context.Context, st *store.Store, acct string, n int) (re
 		}
 		doc = append(doc, para+"\n\n"...)
 	}
-	_, err = recall.New(st, fixedEmbedder{}, nil).AddKnowledge(ctx, a, "manual.md", string(doc))
+	_, err = recall.New(st.Memories(), st.Knowledge(), fixedEmbedder{}, nil).AddKnowledge(ctx, a, "manual.md", string(doc))
 	return a, err
 }
 

@@ -57,18 +57,18 @@ func seedAgentd(ctx context.Context, dsn string, o options) (fixture, error) {
 		return fixture{}, err
 	}
 	account := func(name string, n int) (string, []string, error) {
-		_, err := st.CreateAccount(ctx, domain.Account{Name: name, Tier: domain.TierEnterprise,
+		_, err := st.Accounts().CreateAccount(ctx, domain.Account{Name: name, Tier: domain.TierEnterprise,
 			RPM: 1_000_000_000, EndpointMultiplier: 100_000_000, AgentQuota: 1_000_000_000})
 		if err != nil {
 			return "", nil, err
 		}
-		key, k, err := st.CreateKey(ctx, name, domain.ScopeWrite, nil)
+		key, k, err := st.Accounts().CreateKey(ctx, name, domain.ScopeWrite, nil)
 		if err != nil {
 			return "", nil, err
 		}
 		ids := make([]string, n)
 		for i := range ids {
-			a, err := st.CreateAgent(ctx, domain.Agent{AccountID: k.AccountID, Fields: fields}, -1)
+			a, err := st.Agents().CreateAgent(ctx, domain.Agent{AccountID: k.AccountID, Fields: fields}, -1)
 			if err != nil {
 				return "", nil, err
 			}
@@ -93,14 +93,14 @@ func seedAgentd(ctx context.Context, dsn string, o options) (fixture, error) {
 	if f.bigKey, _, err = account("big", o.big); err != nil {
 		return f, err
 	}
-	p, err := st.Authenticate(ctx, f.key)
+	p, err := st.Accounts().Authenticate(ctx, f.key)
 	if err != nil {
 		return f, err
 	}
 	for i := range o.messages / 2 {
 		id := f.ids[i%len(f.ids)]
 		user := "seed-" + strconv.Itoa(i%50)
-		_, _, err := st.SaveExchange(ctx, p.Account.ID, id, domain.ConversationRef{UserID: user},
+		_, _, err := st.Conversations().SaveExchange(ctx, p.Account.ID, id, domain.ConversationRef{UserID: user},
 			domain.Message{UserID: user, Text: "hello there, how are you today?"},
 			domain.Message{Text: "a short reply from the model", Model: "gpt-4o-mini", PromptTokens: 20, CompletionTokens: 6})
 		if err != nil {
@@ -113,7 +113,7 @@ func seedAgentd(ctx context.Context, dsn string, o options) (fixture, error) {
 // seedToolAgents adds toolAgents agents whose action get_price calls
 // handler to the account of key.
 func seedToolAgents(ctx context.Context, st *store.Store, key string, fields map[string]json.RawMessage, handler string) ([]string, error) {
-	p, err := st.Authenticate(ctx, key)
+	p, err := st.Accounts().Authenticate(ctx, key)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +124,7 @@ func seedToolAgents(ctx context.Context, st *store.Store, key string, fields map
 	withTool["actions"] = json.RawMessage(`[{"name":"get_price","description":"Look up a price","examples":[],"handler":"` + handler + `"}]`)
 	ids := make([]string, toolAgents)
 	for i := range ids {
-		a, err := st.CreateAgent(ctx, domain.Agent{AccountID: p.Account.ID, Fields: withTool}, -1)
+		a, err := st.Agents().CreateAgent(ctx, domain.Agent{AccountID: p.Account.ID, Fields: withTool}, -1)
 		if err != nil {
 			return nil, err
 		}

@@ -123,7 +123,7 @@ func (c *Conn) sent(ctx context.Context) { c.count(ctx, false) }
 
 // count counts a message in or out, best effort: a lost count is logged.
 func (c *Conn) count(ctx context.Context, in bool) {
-	if err := c.store.CountConnectionMessage(ctx, c.lease, in); err != nil {
+	if err := c.stores.Connections.CountConnectionMessage(ctx, c.lease, in); err != nil {
 		c.Logger.WarnContext(ctx, "count connection message", "error", err)
 	}
 }

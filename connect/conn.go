@@ -58,7 +58,7 @@ type Conn struct {
 
 	platform string
 	lease    domain.Lease // as acquired; never changed, so every goroutine may read it
-	store    Store
+	stores   Stores
 
 	mu        sync.Mutex
 	cursor    string    // the platform's cursor, the lease's at first
@@ -118,7 +118,7 @@ func (c *Conn) Cursor() string {
 
 // SaveCursor stores the platform's cursor.
 func (c *Conn) SaveCursor(ctx context.Context, cursor string) error {
-	if err := c.store.SaveCursor(ctx, c.lease, cursor); err != nil {
+	if err := c.stores.Connections.SaveCursor(ctx, c.lease, cursor); err != nil {
 		return c.leaseErr(fmt.Errorf("connect: save cursor: %w", err))
 	}
 	c.mu.Lock()
@@ -140,7 +140,7 @@ func (c *Conn) Connected(ctx context.Context, botID, username string) error {
 // between claiming the bot and saying it is connected: it records the bot
 // account, refusing (FatalError) one connected for another agent.
 func (c *Conn) ClaimBot(ctx context.Context, botID, username string) error {
-	err := c.store.ClaimBot(ctx, c.lease, botID, username)
+	err := c.stores.Connections.ClaimBot(ctx, c.lease, botID, username)
 	if errors.Is(err, domain.ErrBotInUse) {
 		return &FatalError{Reason: botInUseReason}
 	}
@@ -182,7 +182,7 @@ func (c *Conn) connectedAt() time.Time {
 }
 
 func (c *Conn) setState(ctx context.Context, state domain.ConnState, reason string) error {
-	if err := c.store.SetConnectionState(ctx, c.lease, state, reason); err != nil {
+	if err := c.stores.Connections.SetConnectionState(ctx, c.lease, state, reason); err != nil {
 		return c.leaseErr(fmt.Errorf("connect: set state %s: %w", state, err))
 	}
 	return nil
@@ -201,12 +201,12 @@ func (c *Conn) leaseErr(err error) error {
 // conversation that does not exist is already forgotten.
 func (c *Conn) Forget(ctx context.Context, conv domain.ConversationRef) error {
 	conv.Platform = c.platform
-	found, err := c.store.FindConversation(ctx, c.Agent.AccountID, c.Agent.ID, conv)
+	found, err := c.stores.Conversations.FindConversation(ctx, c.Agent.AccountID, c.Agent.ID, conv)
 	if errors.Is(err, domain.ErrConversationNotFound) {
 		return nil
 	}
 	if err == nil {
-		_, err = c.store.DeleteConversation(ctx, c.Agent.AccountID, c.Agent.ID, found.ID)
+		_, err = c.stores.Conversations.DeleteConversation(ctx, c.Agent.AccountID, c.Agent.ID, found.ID)
 	}
 	if err != nil {
 		return fmt.Errorf("connect: forget conversation: %w", err)

@@ -59,7 +59,7 @@ func (c *Conn) Take(ctx context.Context, cursor string, msgs []Inbound, h Handle
 		// on both databases.
 		rows[i] = domain.InboxMessage{ID: m.ID, Chat: m.Chat, Payload: m.Payload, ReceivedAt: now.Add(time.Duration(i) * time.Microsecond)}
 	}
-	fresh, err := c.store.TakePlatformMessages(ctx, c.lease, cursor, rows)
+	fresh, err := c.stores.Connections.TakePlatformMessages(ctx, c.lease, cursor, rows)
 	if err != nil {
 		return c.leaseErr(fmt.Errorf("connect: take messages: %w", err))
 	}
@@ -76,7 +76,7 @@ func (c *Conn) Take(ctx context.Context, cursor string, msgs []Inbound, h Handle
 // those a stopped or failed runner left, and those that found the
 // dispatcher full. A Platform calls it once connected.
 func (c *Conn) Resume(ctx context.Context, h Handler) error {
-	pending, err := c.store.PendingPlatformMessages(ctx, c.lease)
+	pending, err := c.stores.Connections.PendingPlatformMessages(ctx, c.lease)
 	if err != nil {
 		return c.leaseErr(fmt.Errorf("connect: read inbox: %w", err))
 	}
@@ -128,7 +128,7 @@ const sendTimeout = 2 * time.Minute
 // finished no other runner will answer it, so a lease lost meanwhile must
 // not cut the reply short.
 func (c *Conn) answering(ctx context.Context, m Inbound) (send context.Context, done func(), ok bool) {
-	first, err := c.store.FinishPlatformMessage(ctx, c.lease, m.ID)
+	first, err := c.stores.Connections.FinishPlatformMessage(ctx, c.lease, m.ID)
 	if err != nil {
 		c.Logger.WarnContext(ctx, "platform reply not sent", "error", c.leaseErr(fmt.Errorf("connect: finish message: %w", err)))
 		return nil, nil, false
@@ -152,7 +152,7 @@ func (c *Conn) job(h Handler, m Inbound) func(context.Context) {
 		answered := c.inbox.answered[m.ID]
 		c.inbox.mu.Unlock()
 		if ctx.Err() == nil && !answered {
-			if _, err := c.store.FinishPlatformMessage(ctx, c.lease, m.ID); err != nil {
+			if _, err := c.stores.Connections.FinishPlatformMessage(ctx, c.lease, m.ID); err != nil {
 				c.Logger.WarnContext(ctx, "finish platform message", "error", c.leaseErr(err))
 			}
 		}

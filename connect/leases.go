@@ -47,7 +47,7 @@ func (s *Supervisor) balancing(ctx context.Context) {
 		s.balance(ctx)
 		if time.Since(pruned) >= pruneEvery {
 			pruned = time.Now()
-			if _, err := s.cfg.Store.PruneAnsweredMessages(ctx, 10_000); err != nil && ctx.Err() == nil {
+			if _, err := s.cfg.Stores.Connections.PruneAnsweredMessages(ctx, 10_000); err != nil && ctx.Err() == nil {
 				s.cfg.Logger.Warn("connections: prune answered messages", "error", err)
 			}
 		}
@@ -73,7 +73,7 @@ func (s *Supervisor) poke() {
 // expire before the next one end, since another replica may take them.
 func (s *Supervisor) renew(ctx context.Context) {
 	at := time.Now()
-	held, err := s.cfg.Store.RenewLeases(ctx, s.cfg.Owner, s.cfg.LeaseTTL)
+	held, err := s.cfg.Stores.Connections.RenewLeases(ctx, s.cfg.Owner, s.cfg.LeaseTTL)
 	// A lease acquired while the statement ran may be missing from its
 	// answer without being lost: only those held before it count.
 	holders := s.runnersWhere(func(r *runner) bool { return r.heldSince(at) })
@@ -100,7 +100,7 @@ func (s *Supervisor) renew(ctx context.Context) {
 // over those beyond it. Each replica prefers its own connections by
 // rendezvous hashing, so replicas seldom race for the same lease.
 func (s *Supervisor) balance(ctx context.Context) {
-	replicas, err := s.cfg.Store.Heartbeat(ctx, s.cfg.Owner, s.cfg.LeaseTTL)
+	replicas, err := s.cfg.Stores.Connections.Heartbeat(ctx, s.cfg.Owner, s.cfg.LeaseTTL)
 	if err != nil {
 		if ctx.Err() == nil {
 			s.cfg.Logger.Warn("connections: heartbeat", "error", err)
@@ -153,7 +153,7 @@ func (s *Supervisor) balance(ctx context.Context) {
 // now, as one read of the store shows: trying the others would only cost
 // writes.
 func (s *Supervisor) free(ctx context.Context, standby []*runner) ([]*runner, error) {
-	keys, err := s.cfg.Store.LeasedElsewhere(ctx, s.cfg.Owner)
+	keys, err := s.cfg.Stores.Connections.LeasedElsewhere(ctx, s.cfg.Owner)
 	if err != nil {
 		return nil, err
 	}

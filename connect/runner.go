@@ -126,7 +126,7 @@ func (r *runner) heldSince(t time.Time) bool {
 // returns domain.ErrNotFound when the agent is gone.
 func (r *runner) acquire() error {
 	asked := time.Now()
-	lease, ok, err := r.sup.cfg.Store.AcquireLease(r.ctx, r.spec.agent.ID, r.spec.platform.Name(), r.sup.cfg.Owner, r.sup.cfg.LeaseTTL)
+	lease, ok, err := r.sup.cfg.Stores.Connections.AcquireLease(r.ctx, r.spec.agent.ID, r.spec.platform.Name(), r.sup.cfg.Owner, r.sup.cfg.LeaseTTL)
 	if err != nil || !ok {
 		return err
 	}
@@ -200,7 +200,7 @@ func (r *runner) release(h *holding, p *parked, why error) {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), releaseTimeout)
 	defer cancel()
-	if err := r.sup.cfg.Store.ReleaseLease(ctx, h.lease, state, reason); err != nil {
+	if err := r.sup.cfg.Stores.Connections.ReleaseLease(ctx, h.lease, state, reason); err != nil {
 		r.log.Warn("release connection lease", "error", err)
 	}
 }
@@ -264,11 +264,11 @@ type parked struct {
 func (r *runner) storeWhy() {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), releaseTimeout)
 	defer cancel()
-	lease, ok, err := r.sup.cfg.Store.AcquireLease(ctx, r.spec.agent.ID, r.spec.platform.Name(), r.sup.cfg.Owner, r.sup.cfg.LeaseTTL)
+	lease, ok, err := r.sup.cfg.Stores.Connections.AcquireLease(ctx, r.spec.agent.ID, r.spec.platform.Name(), r.sup.cfg.Owner, r.sup.cfg.LeaseTTL)
 	if err != nil || !ok {
 		return // the agent is gone, or another replica runs it now
 	}
-	if err := r.sup.cfg.Store.ReleaseLease(ctx, lease, domain.ConnDisconnected, context.Cause(r.ctx).Error()); err != nil {
+	if err := r.sup.cfg.Stores.Connections.ReleaseLease(ctx, lease, domain.ConnDisconnected, context.Cause(r.ctx).Error()); err != nil {
 		r.log.Warn("release connection lease", "error", err)
 	}
 }
@@ -278,7 +278,7 @@ func (r *runner) storeWhy() {
 // through the platform's HTTP API) while the next session connects.
 func (r *runner) newConn(h *holding, work context.Context) *Conn {
 	c := &Conn{Agent: r.spec.agent, Settings: r.spec.settings, Secrets: r.spec.secrets, Logger: r.log,
-		platform: r.spec.platform.Name(), lease: h.lease, cursor: h.lease.Cursor, store: r.sup.cfg.Store,
+		platform: r.spec.platform.Name(), lease: h.lease, cursor: h.lease.Cursor, stores: r.sup.cfg.Stores,
 		turner: r.sup.cfg.Turner, lose: func(err error) { h.lose(err) }, dropped: r.sup.dropped,
 		policy: NewPolicy(r.spec.settings)}
 	c.inbox.queued, c.inbox.answered = map[string]bool{}, map[string]bool{}

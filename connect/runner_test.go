@@ -96,13 +96,13 @@ func start(t *testing.T, cfg Config) *harness {
 	ctx := context.Background()
 	st := storetest.Open(t, storetest.SQLiteDSN(t))
 	acct := storetest.Account(t, st, "acme")
-	a, err := st.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: map[string]json.RawMessage{
+	a, err := st.Agents().CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: map[string]json.RawMessage{
 		"name": json.RawMessage(`"Ada"`), "clients": json.RawMessage(`["fake"]`)}}, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := &harness{st: st, p: newFakePlatform(), agent: a, owner: "replica-a"}
-	cfg.Store, cfg.Turner, cfg.Platforms, cfg.Owner = st, nopTurner{}, []Platform{h.p}, h.owner
+	cfg.Stores, cfg.Turner, cfg.Platforms, cfg.Owner = Stores{st.Agents(), st.Connections(), st.Conversations()}, nopTurner{}, []Platform{h.p}, h.owner
 	cfg.ChangeEvery = 50 * time.Millisecond
 	if h.sup, err = New(cfg); err != nil {
 		t.Fatal(err)
@@ -172,7 +172,7 @@ func TestAnsweringRefusesOnceTheLeaseIsLost(t *testing.T) {
 	}
 	// Another acquisition of the lease (here by the same owner, which
 	// needs no expiry) gives it a new epoch: c's lease is gone.
-	if _, ok, err := h.st.AcquireLease(ctx, h.agent.ID, "fake", h.owner, time.Minute); err != nil || !ok {
+	if _, ok, err := h.st.Connections().AcquireLease(ctx, h.agent.ID, "fake", h.owner, time.Minute); err != nil || !ok {
 		t.Fatalf("take the lease: %v %v", ok, err)
 	}
 	if _, _, ok := c.answering(ctx, m); ok {
@@ -261,7 +261,8 @@ func (p *steadyPlatform) answer(_ context.Context, m Inbound) {
 // countingStore counts the lease writes of the supervisors using it, and
 // the agents they read whole (and notes which).
 type countingStore struct {
-	*store.Store
+	store.Agents
+	store.Connections
 	acquires, renewals, wholeReads atomic.Int64
 	readWhole                      sync.Map // agent id → true
 }
@@ -271,36 +272,37 @@ func (s *countingStore) AgentsByID(ctx context.Context, ids []string) ([]domain.
 	for _, id := range ids {
 		s.readWhole.Store(id, true)
 	}
-	return s.Store.AgentsByID(ctx, ids)
+	return s.Agents.AgentsByID(ctx, ids)
 }
 
 func (s *countingStore) AcquireLease(ctx context.Context, agentID, platform, owner string, ttl time.Duration) (domain.Lease, bool, error) {
 	s.acquires.Add(1)
-	return s.Store.AcquireLease(ctx, agentID, platform, owner, ttl)
+	return s.Connections.AcquireLease(ctx, agentID, platform, owner, ttl)
 }
 
 func (s *countingStore) RenewLeases(ctx context.Context, owner string, ttl time.Duration) ([]domain.HeldLease, error) {
 	s.renewals.Add(1)
-	return s.Store.RenewLeases(ctx, owner, ttl)
+	return s.Connections.RenewLeases(ctx, owner, ttl)
 }
 
 // fleet is a store with agents on the steady platform and the replicas
 // running them.
 type fleet struct {
-	t      *testing.T
-	st     *countingStore
-	agents []domain.Agent
-	sups   map[string]*Supervisor
-	stops  map[string]func()
+	t             *testing.T
+	st            *countingStore
+	conversations store.Conversations
+	agents        []domain.Agent
+	sups          map[string]*Supervisor
+	stops         map[string]func()
 }
 
 func newFleet(t *testing.T, agents int) *fleet {
 	ctx := context.Background()
 	st := storetest.Open(t, storetest.SQLiteDSN(t))
 	acct := storetest.Account(t, st, "acme")
-	f := &fleet{t: t, st: &countingStore{Store: st}, sups: map[string]*Supervisor{}, stops: map[string]func(){}}
+	f := &fleet{t: t, st: &countingStore{Agents: st.Agents(), Connections: st.Connections()}, conversations: st.Conversations(), sups: map[string]*Supervisor{}, stops: map[string]func(){}}
 	for i := range agents {
-		a, err := st.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: map[string]json.RawMessage{
+		a, err := st.Agents().CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: map[string]json.RawMessage{
 			"name": json.RawMessage(fmt.Sprintf(`"bot %d"`, i)), "clients": json.RawMessage(`["steady"]`)}}, -1)
 		if err != nil {
 			t.Fatal(err)
@@ -317,7 +319,7 @@ func newFleet(t *testing.T, agents int) *fleet {
 
 // start runs replica owner with platform p.
 func (f *fleet) start(owner string, p *steadyPlatform, cfg Config) {
-	cfg.Store, cfg.Turner, cfg.Platforms, cfg.Owner = f.st, nopTurner{}, []Platform{p}, owner
+	cfg.Stores, cfg.Turner, cfg.Platforms, cfg.Owner = Stores{f.st, f.st, f.conversations}, nopTurner{}, []Platform{p}, owner
 	cfg.ChangeEvery = 20 * time.Millisecond
 	cfg.RenewEvery = cmp.Or(cfg.RenewEvery, 30*time.Millisecond)
 	cfg.LeaseTTL = cmp.Or(cfg.LeaseTTL, time.Second)
@@ -537,10 +539,10 @@ func TestLostLeaseEndsTheWorkAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-started
-	if _, ok, err := h.st.AcquireLease(ctx, h.agent.ID, "fake", "replica-b", -time.Second); err != nil || ok {
+	if _, ok, err := h.st.Connections().AcquireLease(ctx, h.agent.ID, "fake", "replica-b", -time.Second); err != nil || ok {
 		t.Fatalf("a live lease was taken: %v %v", ok, err)
 	}
-	if _, ok, err := h.st.AcquireLease(ctx, h.agent.ID, "fake", h.owner, time.Minute); err != nil || !ok {
+	if _, ok, err := h.st.Connections().AcquireLease(ctx, h.agent.ID, "fake", h.owner, time.Minute); err != nil || !ok {
 		t.Fatalf("take the lease: %v %v", ok, err)
 	}
 	if err := c.Take(ctx, "", []Inbound{{ID: "2", Chat: "b"}}, nil); !errors.Is(err, domain.ErrLeaseLost) {

@@ -7,9 +7,17 @@ import (
 	"github.com/agentd/agentd/domain"
 )
 
-// Store is what connections need of persistence; *store.Store implements
-// it. Lease-bound writes return domain.ErrLeaseLost once the lease is gone.
-type Store interface {
+// Stores is what connections need of persistence, one small interface per
+// resource; cmd/agentd passes the faces of its *store.Store. Lease-bound
+// writes return domain.ErrLeaseLost once the lease is gone.
+type Stores struct {
+	Agents        Agents
+	Connections   Connections
+	Conversations Conversations
+}
+
+// Agents is what the supervisor reads of the agents it connects.
+type Agents interface {
 	// AgentVersionsChangedSince returns the ids, versions and clients of
 	// up to limit agents configured at or after since (all of them for a
 	// zero since) that follow after (the zero AgentVersion for the first
@@ -17,11 +25,14 @@ type Store interface {
 	AgentVersionsChangedSince(ctx context.Context, since time.Time, after domain.AgentVersion, limit int) ([]domain.AgentVersion, error)
 	// AgentsByID returns the agents of ids that still exist.
 	AgentsByID(ctx context.Context, ids []string) ([]domain.Agent, error)
-	GetAgent(ctx context.Context, accountID, id string) (domain.Agent, error)
 	// Secrets decrypts an agent's settings.secrets; domain.ErrSecretUnreadable
 	// when the key cannot open them.
 	Secrets(a domain.Agent) (domain.Secrets, error)
+}
 
+// Connections are the leases, states, cursors and inboxes of the
+// platform connections.
+type Connections interface {
 	// AcquireLease returns ok false when another owner holds the lease and
 	// domain.ErrNotFound when the agent is gone.
 	AcquireLease(ctx context.Context, agentID, platform, owner string, ttl time.Duration) (domain.Lease, bool, error)
@@ -54,7 +65,10 @@ type Store interface {
 	// as answered, under the lease; false when it was finished before.
 	FinishPlatformMessage(ctx context.Context, l domain.Lease, id string) (bool, error)
 	PruneAnsweredMessages(ctx context.Context, limit int) (int64, error)
+}
 
+// Conversations is what a platform's /reset command needs.
+type Conversations interface {
 	// FindConversation returns domain.ErrConversationNotFound when the agent
 	// has no such conversation.
 	FindConversation(ctx context.Context, accountID, agentID string, conv domain.ConversationRef) (domain.Conversation, error)

@@ -20,7 +20,7 @@ import (
 
 // Config configures a Supervisor; zero durations take the defaults.
 type Config struct {
-	Store     Store
+	Stores    Stores
 	Turner    Turner
 	Platforms []Platform
 	Logger    *slog.Logger
@@ -116,8 +116,9 @@ type runnerKey struct{ agentID, platform string }
 // New returns a Supervisor; Run starts it.
 func New(cfg Config) (*Supervisor, error) {
 	cfg = cfg.withDefaults()
-	if cfg.Store == nil || cfg.Turner == nil {
-		return nil, errors.New("connect: Store and Turner are required")
+	st := cfg.Stores
+	if st.Agents == nil || st.Connections == nil || st.Conversations == nil || cfg.Turner == nil {
+		return nil, errors.New("connect: Stores (all three) and Turner are required")
 	}
 	s := &Supervisor{cfg: cfg, runners: map[runnerKey]*runner{}, applied: applied{}, wake: make(chan struct{}, 1),
 		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -195,10 +196,10 @@ func (s *Supervisor) background(ctx context.Context, loop func(context.Context))
 func (s *Supervisor) leave(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, releaseTimeout)
 	defer cancel()
-	if err := s.cfg.Store.ReleaseLeases(ctx, s.cfg.Owner); err != nil {
+	if err := s.cfg.Stores.Connections.ReleaseLeases(ctx, s.cfg.Owner); err != nil {
 		s.cfg.Logger.Warn("connections: release leases", "error", err)
 	}
-	if err := s.cfg.Store.LeaveReplicas(ctx, s.cfg.Owner); err != nil {
+	if err := s.cfg.Stores.Connections.LeaveReplicas(ctx, s.cfg.Owner); err != nil {
 		s.cfg.Logger.Warn("connections: leave replicas", "error", err)
 	}
 }
@@ -243,7 +244,7 @@ func (s *Supervisor) sync(ctx context.Context, since time.Time, full bool) error
 		unseen = s.runnerAgents()
 	}
 	for after := (domain.AgentVersion{}); ; {
-		page, err := s.cfg.Store.AgentVersionsChangedSince(ctx, since, after, syncPage)
+		page, err := s.cfg.Stores.Agents.AgentVersionsChangedSince(ctx, since, after, syncPage)
 		if err != nil {
 			return err
 		}
@@ -258,7 +259,7 @@ func (s *Supervisor) sync(ctx context.Context, since time.Time, full bool) error
 				s.applied[v.ID] = appliedVersion{v.Version, time.Now()}
 			}
 		}
-		agents, err := s.cfg.Store.AgentsByID(ctx, stale)
+		agents, err := s.cfg.Stores.Agents.AgentsByID(ctx, stale)
 		if err != nil {
 			return err
 		}
@@ -326,7 +327,7 @@ func (s *Supervisor) apply(ctx context.Context, agents []domain.Agent, remember 
 			}
 		}
 	}
-	if err := s.cfg.Store.SetIdleConnections(ctx, idle); err != nil && ctx.Err() == nil {
+	if err := s.cfg.Stores.Connections.SetIdleConnections(ctx, idle); err != nil && ctx.Err() == nil {
 		s.cfg.Logger.Warn("connections: store idle states", "error", err)
 	}
 }
@@ -427,7 +428,7 @@ type spec struct {
 func (s *Supervisor) specOf(a domain.Agent, p Platform) spec {
 	sp := spec{agent: a, platform: p}
 	sp.settings = a.Fields.PlatformSettings(p.Name())
-	sp.secrets, sp.secretsErr = s.cfg.Store.Secrets(a)
+	sp.secrets, sp.secretsErr = s.cfg.Stores.Agents.Secrets(a)
 	h := sha256.New()
 	h.Write(sp.settings)
 	for _, name := range p.Credentials() {

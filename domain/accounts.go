@@ -64,3 +64,34 @@ type Principal struct {
 	Account Account
 	Key     APIKey
 }
+
+// Limits are the rate limits an account's tier gives it.
+type Limits struct {
+	// RPM is the account's own limit of requests per minute.
+	RPM int64
+	// EndpointMultiplier is how many times the spec's per-endpoint limits
+	// the account gets.
+	EndpointMultiplier int64
+}
+
+// tierLimits are the limits of the tiers with fixed figures.
+var tierLimits = map[Tier]Limits{TierStandard: {RPM: 60, EndpointMultiplier: 1}, TierPro: {RPM: 300, EndpointMultiplier: 5}}
+
+// Limits are a's rate limits: standard 60 requests a minute and the
+// spec's endpoint limits, pro 300 and five times them, enterprise its own
+// figures (the standard ones where it has none).
+func (a Account) Limits() Limits {
+	if l, ok := tierLimits[a.Tier]; ok {
+		return l
+	}
+	l := tierLimits[TierStandard]
+	if a.Tier == TierEnterprise {
+		if a.RPM > 0 {
+			l.RPM = int64(a.RPM)
+		}
+		if a.EndpointMultiplier > 0 {
+			l.EndpointMultiplier = int64(a.EndpointMultiplier)
+		}
+	}
+	return l
+}

@@ -46,7 +46,8 @@ type Conversation struct {
 	RoomID        string // rooms only
 	UserID        string // direct conversations only
 	Platform      string
-	MessageCount  int64 // both sides
+	Title         string // the first user message, cut to MaxTitle characters; "" until there is one
+	MessageCount  int64  // both sides
 	StartedAt     time.Time
 	LastMessageAt time.Time
 	Summary       string // condenses the oldest Summarized messages; "" for none
@@ -86,6 +87,23 @@ type ConversationQuery struct {
 	UserID      string // conversations in which this user spoke
 	RoomID      string // the conversation of this room
 	Platform    string // conversations from this platform
+	Text        string // conversations with a message containing this text, ignoring case
+}
+
+// MaxTitle is the most characters of a conversation's Title.
+const MaxTitle = 80
+
+// ConversationTitle is the title a conversation takes from its first user
+// message: the text cut to MaxTitle characters.
+func ConversationTitle(text string) string {
+	n := 0
+	for i := range text {
+		if n == MaxTitle {
+			return text[:i]
+		}
+		n++
+	}
+	return text
 }
 
 // MessageQuery selects a page of a conversation's messages.

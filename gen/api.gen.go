@@ -137,19 +137,19 @@ func (e A2ATaskState) Valid() bool {
 
 // Defines values for AgentSortField.
 const (
-	CreatedAt AgentSortField = "createdAt"
-	Name      AgentSortField = "name"
-	Status    AgentSortField = "status"
+	AgentSortFieldCreatedAt AgentSortField = "createdAt"
+	AgentSortFieldName      AgentSortField = "name"
+	AgentSortFieldStatus    AgentSortField = "status"
 )
 
 // Valid indicates whether the value is a known member of the AgentSortField enum.
 func (e AgentSortField) Valid() bool {
 	switch e {
-	case CreatedAt:
+	case AgentSortFieldCreatedAt:
 		return true
-	case Name:
+	case AgentSortFieldName:
 		return true
-	case Status:
+	case AgentSortFieldStatus:
 		return true
 	default:
 		return false
@@ -614,25 +614,52 @@ func (e MessageRole) Valid() bool {
 
 // Defines values for ModelProvider.
 const (
-	Anthropic ModelProvider = "anthropic"
-	Google    ModelProvider = "google"
-	Groq      ModelProvider = "groq"
-	Ollama    ModelProvider = "ollama"
-	Openai    ModelProvider = "openai"
+	ModelProviderAnthropic ModelProvider = "anthropic"
+	ModelProviderGoogle    ModelProvider = "google"
+	ModelProviderGroq      ModelProvider = "groq"
+	ModelProviderOllama    ModelProvider = "ollama"
+	ModelProviderOpenai    ModelProvider = "openai"
 )
 
 // Valid indicates whether the value is a known member of the ModelProvider enum.
 func (e ModelProvider) Valid() bool {
 	switch e {
-	case Anthropic:
+	case ModelProviderAnthropic:
 		return true
-	case Google:
+	case ModelProviderGoogle:
 		return true
-	case Groq:
+	case ModelProviderGroq:
 		return true
-	case Ollama:
+	case ModelProviderOllama:
 		return true
-	case Openai:
+	case ModelProviderOpenai:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ModelProviderName.
+const (
+	ModelProviderNameAnthropic ModelProviderName = "anthropic"
+	ModelProviderNameGoogle    ModelProviderName = "google"
+	ModelProviderNameGroq      ModelProviderName = "groq"
+	ModelProviderNameOllama    ModelProviderName = "ollama"
+	ModelProviderNameOpenai    ModelProviderName = "openai"
+)
+
+// Valid indicates whether the value is a known member of the ModelProviderName enum.
+func (e ModelProviderName) Valid() bool {
+	switch e {
+	case ModelProviderNameAnthropic:
+		return true
+	case ModelProviderNameGoogle:
+		return true
+	case ModelProviderNameGroq:
+		return true
+	case ModelProviderNameOllama:
+		return true
+	case ModelProviderNameOpenai:
 		return true
 	default:
 		return false
@@ -2018,6 +2045,9 @@ type Conversation struct {
 	// Summary With memory.rememberConversations: what has slid out of the window, at most 2,000 characters; absent when none.
 	Summary *string `json:"summary,omitempty"`
 
+	// Title The first user message, cut to 80 characters; absent until there is one.
+	Title *string `json:"title,omitempty"`
+
 	// UserId Direct conversations only.
 	UserId *string `json:"userId,omitempty"`
 }
@@ -2491,6 +2521,9 @@ type ModelProviderInput struct {
 	union json.RawMessage
 }
 
+// ModelProviderName A supported model provider.
+type ModelProviderName string
+
 // ModelSettings defines model for ModelSettings.
 type ModelSettings struct {
 	FrequencyPenalty *float32 `json:"frequencyPenalty,omitempty"`
@@ -2599,6 +2632,15 @@ type PluginInput struct {
 // PluginName Example: @elizaos/plugin-solana
 type PluginName = string
 
+// ProviderStatus defines model for ProviderStatus.
+type ProviderStatus struct {
+	// Configured The server can call it without a key of the agent's own.
+	Configured bool `json:"configured"`
+
+	// Name A supported model provider.
+	Name ModelProviderName `json:"name"`
+}
+
 // ResponseGuidelines defines model for ResponseGuidelines.
 type ResponseGuidelines struct {
 	IncludeLinks *bool `json:"includeLinks,omitempty"`
@@ -2646,6 +2688,24 @@ type Statement = string
 
 // StatementList defines model for StatementList.
 type StatementList = []Statement
+
+// Status defines model for Status.
+type Status struct {
+	// DefaultProvider The modelProvider of an agent that names none.
+	DefaultProvider string `json:"defaultProvider"`
+
+	// Providers Every supported provider, in a fixed order.
+	Providers []ProviderStatus `json:"providers"`
+
+	// Version The binary's version ("dev" for a build without one).
+	Version string `json:"version"`
+}
+
+// StatusEnvelope defines model for StatusEnvelope.
+type StatusEnvelope struct {
+	Data    Status `json:"data"`
+	Success bool   `json:"success"`
+}
 
 // StreamDoneEvent The last event of a stream that succeeded.
 type StreamDoneEvent struct {
@@ -3224,6 +3284,10 @@ type ListConversationsParams struct {
 
 	// Platform Only conversations from this platform.
 	Platform *ConversationPlatform `form:"platform,omitempty" json:"platform,omitempty"`
+
+	// Q Only conversations with a message (of either side) containing
+	// this text, ignoring case.
+	Q *string `form:"q,omitempty" json:"q,omitempty"`
 }
 
 // ListConversationMessagesParams defines parameters for ListConversationMessages.
@@ -6897,6 +6961,18 @@ type ClientInterface interface {
 	// Corresponds with GET /models (the `ListModels` operationId).
 	ListModels(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetStatus Get Status
+	//
+	// What the server can do for the caller's agents: its version, the
+	// provider an agent without `modelProvider` uses, and for each model
+	// provider whether the server is configured to call it (its key set
+	// in the server's environment; an agent may still bring its own in
+	// `settings.secrets`). Consoles use it to say what to set before the
+	// first message. Read scope.
+	//
+	// Corresponds with GET /status (the `GetStatus` operationId).
+	GetStatus(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListWebhooks List Webhooks
 	//
 	// The account's webhooks, the oldest first; secrets are never shown.
@@ -8081,6 +8157,28 @@ func (c *Client) ListModels(ctx context.Context, reqEditors ...RequestEditorFn) 
 	return c.Client.Do(req)
 }
 
+// GetStatus Get Status
+//
+// What the server can do for the caller's agents: its version, the
+// provider an agent without `modelProvider` uses, and for each model
+// provider whether the server is configured to call it (its key set
+// in the server's environment; an agent may still bring its own in
+// `settings.secrets`). Consoles use it to say what to set before the
+// first message. Read scope.
+//
+// Corresponds with GET /status (the `GetStatus` operationId).
+func (c *Client) GetStatus(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetStatusRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListWebhooks List Webhooks
 //
 // The account's webhooks, the oldest first; secrets are never shown.
@@ -8973,6 +9071,18 @@ func NewListConversationsRequest(server string, agentId AgentId, params *ListCon
 		if params.Platform != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "platform", *params.Platform, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -10009,6 +10119,33 @@ func NewListModelsRequest(server string) (*http.Request, error) {
 	}
 
 	operationPath := fmt.Sprintf("/models")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetStatusRequest constructs an http.Request for the GetStatus method
+func NewGetStatusRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/status")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -11265,6 +11402,20 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /models (the `ListModels` operationId).
 	ListModelsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListModelsResponse, error)
+
+	// GetStatusWithResponse Get Status
+	//
+	// What the server can do for the caller's agents: its version, the
+	// provider an agent without `modelProvider` uses, and for each model
+	// provider whether the server is configured to call it (its key set
+	// in the server's environment; an agent may still bring its own in
+	// `settings.secrets`). Consoles use it to say what to set before the
+	// first message. Read scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /status (the `GetStatus` operationId).
+	GetStatusWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetStatusResponse, error)
 
 	// ListWebhooksWithResponse List Webhooks
 	//
@@ -16365,6 +16516,105 @@ func (r ListModelsResponse) ContentType() string {
 	return ""
 }
 
+// GetStatusResponse200Headers the declared response headers of an HTTP 200 response for GetStatus
+type GetStatusResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// GetStatusResponse429Headers the declared response headers of an HTTP 429 response for GetStatus
+type GetStatusResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// GetStatusResponse500Headers the declared response headers of an HTTP 500 response for GetStatus
+type GetStatusResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type GetStatusResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *StatusEnvelope
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetStatusResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetStatusResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetStatusResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetStatusResponse) GetJSON200() *StatusEnvelope {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetStatusResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetStatusResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetStatusResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetStatusResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetStatusResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetStatusResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetStatusResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListWebhooksResponse200Headers the declared response headers of an HTTP 200 response for ListWebhooks
 type ListWebhooksResponse200Headers struct {
 	RateLimitLimit      *int
@@ -18805,6 +19055,26 @@ func (c *ClientWithResponses) ListModelsWithResponse(ctx context.Context, reqEdi
 		return nil, err
 	}
 	return ParseListModelsResponse(rsp)
+}
+
+// GetStatusWithResponse Get Status
+//
+// What the server can do for the caller's agents: its version, the
+// provider an agent without `modelProvider` uses, and for each model
+// provider whether the server is configured to call it (its key set
+// in the server's environment; an agent may still bring its own in
+// `settings.secrets`). Consoles use it to say what to set before the
+// first message. Read scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /status (the `GetStatus` operationId).
+func (c *ClientWithResponses) GetStatusWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetStatusResponse, error) {
+	rsp, err := c.GetStatus(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetStatusResponse(rsp)
 }
 
 // ListWebhooksWithResponse List Webhooks
@@ -30349,6 +30619,198 @@ func ParseListModelsResponse(rsp *http.Response) (*ListModelsResponse, error) {
 	return response, nil
 }
 
+// ParseGetStatusResponse parses an HTTP response from a GetStatusWithResponse call
+func ParseGetStatusResponse(rsp *http.Response) (*GetStatusResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetStatusResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest StatusEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetStatusResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetStatusResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetStatusResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListWebhooksResponse parses an HTTP response from a ListWebhooksWithResponse call
 func ParseListWebhooksResponse(rsp *http.Response) (*ListWebhooksResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -33842,6 +34304,9 @@ type ServerInterface interface {
 	// ListModels List Models (OpenAI-compatible)
 	// (GET /models)
 	ListModels(ctx echo.Context) error
+	// GetStatus Get Status
+	// (GET /status)
+	GetStatus(ctx echo.Context) error
 	// ListWebhooks List Webhooks
 	// (GET /webhooks)
 	ListWebhooks(ctx echo.Context, params ListWebhooksParams) error
@@ -34248,6 +34713,13 @@ func (w *ServerInterfaceWrapper) ListConversations(ctx echo.Context) error {
 	err = runtime.BindQueryParameterWithOptions("form", true, false, "platform", ctx.QueryParams(), &params.Platform, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter platform: %s", err))
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", ctx.QueryParams(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter q: %s", err))
 	}
 
 	// Invoke the callback with all the unmarshaled arguments
@@ -34781,6 +35253,15 @@ func (w *ServerInterfaceWrapper) ListModels(ctx echo.Context) error {
 	return err
 }
 
+// GetStatus converts echo context to params.
+func (w *ServerInterfaceWrapper) GetStatus(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetStatus(ctx)
+	return err
+}
+
 // ListWebhooks converts echo context to params.
 func (w *ServerInterfaceWrapper) ListWebhooks(ctx echo.Context) error {
 	var err error
@@ -35123,6 +35604,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/webhooks/:webhookId/deliveries/:deliveryId/retry", wrapper.RetryWebhookDelivery, options.OperationMiddlewares["retryWebhookDelivery"]...)
 	router.GET(options.BaseURL+"/agents/:agentId/connections", wrapper.ListConnections, options.OperationMiddlewares["listConnections"]...)
 	router.POST(options.BaseURL+"/chat/completions", wrapper.CreateChatCompletion, options.OperationMiddlewares["createChatCompletion"]...)
+	router.GET(options.BaseURL+"/status", wrapper.GetStatus, options.OperationMiddlewares["getStatus"]...)
 	router.GET(options.BaseURL+"/models", wrapper.ListModels, options.OperationMiddlewares["listModels"]...)
 
 }
@@ -43309,6 +43791,138 @@ func (response ListModels500JSONResponse) VisitListModelsResponse(w http.Respons
 	return err
 }
 
+type GetStatusRequestObject struct {
+}
+
+type GetStatusResponseObject interface {
+	VisitGetStatusResponse(w http.ResponseWriter) error
+}
+
+type GetStatus200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type GetStatus200JSONResponse struct {
+	Body    StatusEnvelope
+	Headers GetStatus200ResponseHeaders
+}
+
+func (response GetStatus200JSONResponse) VisitGetStatusResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetStatus401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetStatus401JSONResponse) VisitGetStatusResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetStatus429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response GetStatus429JSONResponse) VisitGetStatusResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetStatus500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetStatus500JSONResponse) VisitGetStatusResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListWebhooksRequestObject struct {
 	Params ListWebhooksParams
 }
@@ -45637,6 +46251,9 @@ type StrictServerInterface interface {
 	// ListModels List Models (OpenAI-compatible)
 	// (GET /models)
 	ListModels(ctx context.Context, request ListModelsRequestObject) (ListModelsResponseObject, error)
+	// GetStatus Get Status
+	// (GET /status)
+	GetStatus(ctx context.Context, request GetStatusRequestObject) (GetStatusResponseObject, error)
 	// ListWebhooks List Webhooks
 	// (GET /webhooks)
 	ListWebhooks(ctx context.Context, request ListWebhooksRequestObject) (ListWebhooksResponseObject, error)
@@ -46676,6 +47293,29 @@ func (sh *strictHandler) ListModels(ctx echo.Context) error {
 	return nil
 }
 
+// GetStatus operation middleware
+func (sh *strictHandler) GetStatus(ctx echo.Context) error {
+	var request GetStatusRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetStatus(ctx.Request().Context(), request.(GetStatusRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetStatus")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetStatusResponseObject); ok {
+		return validResponse.VisitGetStatusResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // ListWebhooks operation middleware
 func (sh *strictHandler) ListWebhooks(ctx echo.Context, params ListWebhooksParams) error {
 	var request ListWebhooksRequestObject
@@ -46958,7 +47598,7 @@ func (sh *strictHandler) TestWebhook(ctx echo.Context, webhookId WebhookId) erro
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
 	"7P0LdyI3mjgOfxUd3t3T9myZxtjudOPzP78lNp0w8W1tnOxM6KVElQCNC4mUhG2mj7/7e/RIqhsqKGyc",
-	"pGe8Z8+kTemuR8/98rUW8OmMM8KkqLW+1sgjns4iAv8+J0LgMbkms2ih/hbz6RTHi1qr1psQhMeEyXcC",
+	"pGc8Z8+mTemuR8/98rUW8OmMM8KkqLW+1sgjns4iAv8+J0LgMbkms2ih/hbz6RTHi1qr1psQhMeEyXcC",
 	"xfDZq93jaE5UsxBLrP4LDbphraX/NWjs/yM8uP84Pfyt+fjd3aeHI/khbiz+iYdBzatN9VzQfCrGpvGw",
 	"efcxPpx+YB9njd+a4lB+uH+AxhLbWaY8JFGtVRvP5N5R/cOeJHGMa14tJmLGmSA9OiW11n7z4LB+5NUk",
 	"vyNM3AoS1lr7R42ntF2tVTvH8R2RAkWc36FgwmezxTGakJggKtCEP6AuigkOkZyQaV1NwfkUFqz+MTg8",
@@ -46975,543 +47615,552 @@ var swaggerSpec = []string{
 	"RDXvIjmPBMIsVPh7FlE2tkPteijg0yneE2SG1Q2HniJqdmQehyQ+Rngo1F09KLTJOCPoAQtFQEUwIVOc",
 	"4acUNVNzeTDlIJhwGig6QaYzEmM5jxXGVTdSaylSQNkYTqHTw2P3jmMi+DwOyDuBFKlXhB6rnSDCJJUL",
 	"JPH4GFGJpvyeCE2DyT2JF0iR1zFBPxCJxIQ/CLSDWcLLTYmMaSAQFjQku3V0Q1ioRhni4E5tvzvaO8cy",
-	"mCAeq39fcEb0D2Wb7te+69ecW7vGkpypR7MH/7u8y26n9xkBv8BH6H/3Cu3VhMk0HxrZ2c1clEkyJnFh",
-	"smsyxZSpRVSfMOmTm3STOQVxbPCGBJyFAs2ZpBHA6pAyxfBoZPJOXRsL+YO6ayJFbvLD5rrZiYwXe22F",
-	"UMpnlhw9YHW9ZMRjBVMyXhS3mZ9pShmdzqe11r7nmnXpmpbnPsePagT7kgSakRhNKZtLYp9v7hg2u2jn",
-	"tS0v4tpOHpGRVICd5ajMqa9dzNGnjRbjhIFbRh+RkhnQjtCXsouwQig0mGwIEvvffTpqHh0115zRk1dT",
-	"CG1KpEWvzfbPGoO4MU272Va0TvKARwmuKSDaHX+/3vA9hRb8Rv3AP9bYcEowE6hRP/AUcpKaRdEDCbwQ",
-	"u7n11/brjZpXo2pejf1rXo1hJb2pNe7ZRebAET+eETaWk1pr/4MLy7StDOramcV6NFRIc0RJ7CFfy6r9",
-	"eaNxENAQ/kv8/EIriLOwixmWk3QPVhxWIudvcwq0THP7zv00Gw3Xhk4yol03vFIzOPeWFQGLW1TfVu8Q",
-	"WqwUwR0bDHJLe+E+T0lEFb0qu7vQfC/u7WESrt6aaqB3Fu7j5vAgOAyPyIfRd+OPk0//uHPvLEwX87Jd",
-	"dUMynXFJWLD4iSxcyPGOiNzLEnhEFJ4G3NxSQjWZEYUhFEWXVvC8IwvgYuSE9Bn8MuThAhpRhpqHaMLn",
-	"sfDQKObTtBcOAj5n0jM8kp54RGMh+8ywTXiMKUM7miOGKdTAuzCykkRDrpCT6vfA4zskH2hA6sgKxH2m",
-	"FgZLxYzLCYn1uqhAh80m8runnfOry17n4uRvg586fxtcd25vOqf+cWabExqRPksWhoSkUYTiORMwSuPT",
-	"8ijdi8HtTcevo3aGEcSyz4xYdEfIDISACWVjDwkO2gk4YD0wHsVETOpoXx188+gIzWLKpBIW+qx9c9Lt",
-	"KiYqxoHCoMfJzsxpvhPplVABQ/MHphZjVQF9plUDVOvO8EJx/rqllsMRZwFRbNcEC0RYSEJ1IkaG01uB",
-	"X+3JIh/EFN9IDrn91fusDKlmgHFPQaObgzsaNYffBZ/IXhATLMmeVcpgIaiQmMmalwP8oyNPcQkJWlbk",
-	"RkoSqxX836/9/mOzsdfvP37X+fJf/+FkDLsj4CiXH0d7pk5NyzbAw3KmTtFSooQfVkyz1npRdZQE7Siy",
-	"9Bd/t9XXV/VABbHnY8YS9vkk8oJAh/vNPvOvrjsnlxen3V738mLwud0965z6GsKDCQnukn5mTTgmMKeM",
-	"MRM4UEtfdQWGn17DPWfO92i/6T40xYuXHZze0kHjUEMM4wY9KLGlyuGp//IRwkWRCEVUSE31/+IDNS/b",
-	"ZSopvHirZeKCJFPNTM7wmCRr+W1O4kW6FGCjcksIyQjPIwkSq5rdsLcKf69hds9TlfXyiWvmQisBgUYl",
-	"LJAPqhX7WPkIHr553GN8rx5+3U2GUh35KiqUnul6PXp62B8Oi892+eSv8Jgs71X9ithcSc2GwOyXnb66",
-	"Gffh76897V/IcML5XRk/8KA/L7MD67gBc0LBd9Pm3SH7MPv4WyPWJ/TovoWHZCEv4QUylodUyXHLErVU",
-	"ohRnAOt4NotoAKzV+38Izaonu/iq1VS6Swj8clEZVvOsigsU0KDLUvzGWk0WbFLGCyNJNr/zjHqs1jKz",
-	"PiXGGzWxW8eWs26McCTIU/aw/iMmo1qr9v97n9qi3uuv4n1HTdJh9yTiM6IPrvDWinvV6ndsV0KZQsP3",
-	"BPQ3sGTAWGCRsBs3Cw44G9HxPCZhHSVP2PYy2jmcV7POQW4ezQURVv0v0Ei1RgHn0V7IH5hWOtlu7wTK",
-	"COceIpEg6KCBxG5LM2B61HfAN6CjxoEhMVzYmUIQrIA1QgGO4wXyMyP60N43111Pb8/XB2PkTBB9PRTz",
-	"ObAS85l6GBmtm0OQd12T6fG+2Lxc6VJtlLSLW5VSdRTVfFkdsrJ3pmmZSmNV/+UOq/QSVUfKnYdTsVB9",
-	"JDgT9ZC+x6HRhLwM3XQvfm6fdU8H153/ue3c9PLIZkRJBFZdhWuuzCMAtGKQ0HQuJBoSw2W0EJ8RhqmS",
-	"SuQk5jMaeGgc8988NOZ8HBEP8SjCU5xHPF12jyMaIlCZwwPMzfeqGKiwfWPytC8Q/X/oK4JD8JDeM3ry",
-	"EcNTKzmFXCpeSlGZROmEQ90F2C/AHlZn4yExDyZG2cvvSbwXcTY2eotuqNmwf9l3/K/8GrOqnQsuPyvM",
-	"/LJ3eXJ58XPn+qYNssvFZW/w+fL24rSWfTfZSYEGjtS0vwPBTpaDdhg3MG3pLchTOIqAWBq5elcRbfeG",
-	"NH3VvZXIbMfLKqTensW3+iysJnA7T+K0c9b9uXP9t5LnYCf7nZ7CL53vf7y8/Mn1GIyYsfI5LG9GPwXb",
-	"N/sYrA7z7SF8qw/hM4+HNAwJe/EL6PQ6g6vry17npNc5zXNrs5hLEhjwJExJb2GWWQtJRCS5Slop0UkQ",
-	"iTjTKiPAwscoiAhWMpZmha7avZMftQLXJS6+62mdImpbneI7NaxZCgm1VgFmppy9Mit3c/v5c/ekq0jU",
-	"Vef6vHtz0728uEE7WPv+3ZGF2itGDzGVZNdDxeME4TI3zP/cXvbaaCfHD/425xJ7CIS5pzee7Zt9k3mD",
-	"TpfdihdqbtzGjByNSs0axghEBSro8uFVWkuJ9lx4zUfjXLMHVpzcQo3dyS+s1l9a7rExx2iVC5WIGHeF",
-	"MZGgudFa+rdn8y/xbK7JXJBwu+9GmxJz76bneigPWGgsDDo7Y8ozYPu7Phq9YK2iW34gyTINOxhhIRO7",
-	"rmvtaCdnceUx6BfeCM03+2KYJDHDUSeF++dr63qd64v22aBzfX15Xctr0fQsRuO9Y4GJhuhg1MSfgt1X",
-	"5r6yK/MQZmjOyOPMcIFaMX4MD8AGGgQ4jikBMYeaxYs3IP9mgRyUuOcWHrehkz7v3Ny0f+i4ddImDCWv",
-	"ilai/5AgMp3JRV5cMQtDqpt239Dmv99Fu2w2oq32vloC8E1TKgT4scB6FaKXnKOIKyaqoJgGOqGJAhzA",
-	"20P5Vh/KT4w/RCQck+0oxX66uPzlrHP6Q6dEK5ZMh0IezKdKZv/Tq4odeyrTE9tNvXFH3+p7OCdTvi0N",
-	"8Xnn/LJUP6wn+vNDf3ETZaA/hf28Af63C/gAmduCfOAwSkFfMz/fAOwXtlEG/OCclzgDGRc8cAUC/onE",
-	"6I7M3qjCt/s4eEi2ITCfX552Umk5I0Zkcw98qnk16+JVa9W0E0tWtoA4RfC386G9j0JOtN8ZeaQQUwiB",
-	"3iGH3yb4Hjz0iQDFJ9XaqKw2yw6X+KMl4wkS3xMtJkMLmO8YBRPOBUk0RfrbyDiYwPN41SedOUYvs7jU",
-	"+9A4t4FCO1Fjzdkd4w9MnU5MpJK2dD8vaW8u1gOvmTS2abeOPoMfnp4m64JXOCkv9ZaDtuCdQwSisuhK",
-	"p67StxkVMg59+stxxvFQSLwQyNeuh/4bCvlGUch2CGuBmNWWTaB/CFH1FKXT4JpakmhYRlzfgPjbBeJz",
-	"HtIRLQufd8Z/aIfMXOwG4MXw2AaQFADCBquvWiG0cUd/vwHPnxJ4LmeEtbvbDU/QAbTzzHBFzgY74wha",
-	"qFLAAvAAtRabR1EaeKEIfTwwIQuVUarePSDWa5soyoFY/ezwPnpvw4gzW/RbWwlL+AW8/m3KBogxEAiC",
-	"DMrCE7xCdMCY3psY07dIgLdIgNwr31Y8ANV2nIFh4mtrHPVN2EwLgflFTYshf9hckOSr4VDII7Ah5oXb",
-	"YUUtEzKWm/rVHrxzHnj5hS9+C2Hjy59aa+Cl63bw6hlPM6cJhJGvtu4v7/0Y+bD1rISi2mdDCHZ8eyq/",
-	"Nr7UYx6RN/+yb/xdbsnzkzIxH41oQBVpmpEYgJEzsewl077qgqdjIieDNgKE3qSb0RxQgTjkMALXTDfx",
-	"TTu92nssTmGeonvDvk6kYNw5A8y0KoCFCS56ezDf9IPZoreM9SoxkLupt8yfgxvNb0KB/5tnzb/hs9iW",
-	"Qhy0pI4H8So66RZ6ueb8z/EKM8eWlQbfiSqa8Len9+0/ve1okzUYMS4HoDEueYH+uixlrldkFS5WvQDh",
-	"yDSnAU5EL7B9/YnkrsKx+C3zk+/e1Zt++1/shV3hRcRx2OP8DMcv9R6d6cEGkvNBBMNlX5lRkmjXeq14",
-	"FGi/cfjx6LsPaLiQWn5wkZw//pks7cyQovxe0Dn9/u09fNPvocf5OWYLm+r0Ze8hxpIMQNE+yCjaMy9i",
-	"WRHv5WK4DptW3Vz2NLJTvNKrKE4BD8KxNa0fSLeUZUffCRRwpnPFBgsU4BkE58QEBxMSHheU7QIvhMmz",
-	"ZnI4vinX/02V67cMz+WEx/SfL411s8gdz+jgDhI3LqvXeZzomo0yr+zdqVURJs38r/b2XNPk9OVmN4Yc",
-	"WQ1kNsJhiqMRj6cKtRivIIVj7vkdgf2Sx1kSjGGPXMxnMx5LEp6TkOIe7PglRz9PRxxM1ZADOMVCRhU1",
-	"+J6aDNncRsVp/rz8gXuHWSaBWoGeaeuDY2tvbMM3iKa2ykBftf92dtk+HfQuLwdn7esfOhsz0K/oB7W0",
-	"OO+NBf4Xg+UYmE2qLjwtl/MCcF7OArykd7FeVCYVcIgEZYFWedq0+Un9DDDfvi6ML6/YyyX7dSwTnL/y",
-	"azxOEiUrLtd0eXsW3+iz2KpMeN3udQZn3fNub9D535NO57SYSyibOPaw+VRRXoywfOV8jY6Fe06Bb0bi",
-	"PetnVSryvQl0/3YC3fZEuduL9m3vx8vr7t8LBGWVHPeKTyO7Hm8bgtj2RbDbi5vbq6vL617ndHDeOe22",
-	"B72/XXWeI4K96jm6Fum9CVH/6qjBpKnfjqVvKT1kDsrNVH9UqkqIHrGZJt/iR/5lYToBIVstDGIBTvAM",
-	"D2lEJSU2b+SMxPYv8iihQo1pGoeZUmRDziOCoTLmbC4mF1zSkXkTwt1MR+aakyh+fkp0Z3z4DxLAMaaL",
-	"jFeV/kIBjkPER1DibL/eqOsQzsw+gsIuV70g58nAM4IaF102m8tzHuqBqCTT7G5tXYhUKxvHeJHpfjmX",
-	"z+2f2bujva5q4fggSDCPqQRhgcZkaiuEJ1OvOYyb5f6u9dlpblRPvTkcasEdR1e526g4oR6p5gIMcUej",
-	"aKNdwJXeqG7OxVveBlwBRzggmw+edHVNcL+qMp+1R/nzWYglCdsSAk2XC7ekZUp+1fedBwv3PtLJvfw7",
-	"cIG0E06T8/6y4o2m21/CIrZY4Pe6BuLyIfh/vbm8uL46cW3bS7qXVjeEooVJzULnGPM4cjyOwpGqRt7S",
-	"apcXsOoYNIgtFxJCcISpy0ocHut718WXBPKDCZa+Kd3NGQitaX0ypEtQoR0qBSh0PJSZAMKbbcX/3WX0",
-	"tw532K6bYSQaOpvRZyLIUgTGn4syJR5v1KMADjS0xYKKzwwGLoOCWNIR1vX987eAzZeu+9zWXZIt0lyO",
-	"WU3N+eKiSg92huPNSMEVjuXaY8ts005RclSde/VgTMH85dq28T2J90Cw0uX0WsjXRa91Jah2s/1Xwdn1",
-	"LLAWMqTQiCkPhSLKiPAQwcEEjXgU8QcSouECYTSMMLuD78cII7+FZpSNfaiJZiaLF2j/KAmr0wV6HjCV",
-	"pqZu/iC92uMeLHCvGoe+vG5d4bTZ/oHIHhZ3mdCtZVoBxkYokO2b5j7aMXyP4+VPqJA8XtgSVpnCv43l",
-	"6lylT1oShrXgsxqB0rDsqn/s9a7aczkp0PalNzIkOCbxZx5PsXzWKxHJwKuXatqVLNdcUOJiXUTmCtD2",
-	"rq9OdMSATlCxX2+gKZETHgoNqL6OAYvAJ3PUZ76ue1OPZ0EdRu6yEfeRnligHT+Tl0KThnfChCQoOVIX",
-	"jOkzLJBfSACgK/Zm6/K+E2l9Gb/XvsnIe/5xn/kWmfgQqGozmmPInkPZWOweg/N2o36Q7Akzs1QQEvvM",
-	"V4vyk7qJNrkGFEkscN8gBbugOX+OsM16zQWYFvEVcISM54GcxyRMtrAjCEF4yO/Jbj7RyjqAgEWm7VcD",
-	"RukTzYBGs95Iy8xrsp8twfxOpE1NcWgoR9ln2t8c4pogMpBKQaIR2sFa4yQnOI2oTmYYE6mAzQ7ZZyYU",
-	"WbVSUxOjEth1XZB+9pgtLke11q9fa2wemejwHElJXllylrpcYO3pi+fMRpCE0exgA1gIMrnobrseIsGE",
-	"p8mQbTLwJ6/2D8FZPAscBxw9QEKWZr3h5vQ0uDqYxBvCbEZS30Pw540VSO3vwEQu41X1vODRQKv3grBQ",
-	"DZH8DcPozhKLO/F+TKTp3qgfmCN3kV+syW568mtFo2QPFgTVbazpVaArFXqckTEOFmYmNemVXmvlrmq+",
-	"/5mTeGE7LkFImyHnhtQpLq0ZkFEGwUJK4fJ1mjGcS0nwGmdguS2gAQt4CSAtIQJF78d8z/wISt5r/GBz",
-	"3RbQhCHw6/GE4WCqIQpTmYxQiLXxYyLmkdTwpx2AlhmBRCVZjTXp2JKQr4oaoMrnMVJjZovY6isP+DwK",
-	"bRJfhQxfiBj0KT3/uVlebf0TUBBXpZ1GP5uMnEL0Zq1voNTnLagXgOverLuVaXIDLF1sDsO2zAt1HOFx",
-	"imJtK/XHcZ8Bs57U03Wj6GTg3OHpSs6N+kGfGRTRyqEINYEHvApkJFhC3dL2zlRIt4IM0moZI4UoZF6O",
-	"NMo5YL2OjdWZjfqBee379cY7gXyHisdPAu0UigwiCsXHgU8YERlMbP0ePpfIbzfbe0aR4b8pSvN6JjIi",
-	"cUzCXoyZUIe8fU1Vo35Qhp+sAjW32zIV6gZKkCIsvp7iVoP4v6L61q0+zKl1t6atzWshf050t6+txTUI",
-	"6l9YfaV3uGUlVo4FdTF6Ng4/Rehox7+jLARB31Ii36G8AYPzoznwTCHy/eZHB/5QQ5acfKa+/fbuZavH",
-	"79Virm3nlQa5Vo1BwyvunPsqXCecjZcvvM8hXVn1u82IQes0czlBUeceLTIcqXDounZIE4btWyq8wyAg",
-	"M0nCZxPIYcSDuxIrrLepxrBo+j2BxW8ITC4akVHcbCKsvgCkCzCzRhOUgWbHo1dglWPhJI9ChOHn4QKZ",
-	"97+jy394yB/RyGgfQCvnsuE8542qYTfutAKRPBNVQHmWao905WlfGxxBmILHX2tzARXIgWvO9ExXXMaU",
-	"/I56Z7uqJVZwIuWsgp0Xvq48FRAHHTCokGMZ1VHfXFBm6d4zEHvCOThQTo6SLR2QQTmbT5l58xWNk9uH",
-	"bS0wVl5yKo2XESkwO6YHlsywFgZcUroDLEYxHk8z6RMge74Si11wYuFhT8vATpCZzQgrcQzCGW5yYyBa",
-	"DTSlNxlhIU8mc3bnXtLzkdhmvIZpnr/K5DzWXmZWebqO3XDqnF/JFLgd2rpOTWJfSQ7bi/lwSqWEiPUH",
-	"Ht9p4yu4G+wlg6vzns4iopsFmAVEVz4e6eghtY5/QLYsdR1zOcl2NU7Qq0lJ5gUvkZEXMC3CbncjNKJx",
-	"H50SIfF0BiXRDA1TDAPZU5/Wkhg9daULySsRXW4uWn9mVGYl1Ec3sjjlWLE/DEe+qQ47IaaGxzqRaOmO",
-	"YBj3s/9TIf7tIBOzALvtkvurJpkWjQ5ov95IHJSsJVLognkgMr1UWgXPUmF9RasLL38WYbZUjCUjEhMW",
-	"kB5c2Ya7qygEbyr+bir3uqWaS0YSuQanwBMninKjqOaMaLJkZJsYP6j/zOMoI+GUCzhFM+ECzF86z3Dd",
-	"CjWlSqFpNjhle/AR44ccch0uJHEpcUsknRUOiK7zL8o515dnncHtTee65ul/g/9HGZlyOewuUSrxcjdd",
-	"mPOMCunQ8ZZsbJ0YpmQit5vQmsWU+BeVryOxSp0UtS15+PuRPyDJrWsC8nNclI+GfG5plnqM70TSwjde",
-	"DX2m+6KdBooIvtfZnvlc7h5nnB4Q1ubLB6zQrDXnAGveZzt+TOQ8Zt0pQLck0SJJhjbhjM9jEu4eo9lc",
-	"TNRvqRs+wjHU+eqnwVsu948Xa5Q2ZC2XduMm2epAr15LveR2pljHaWctnFqv53YjWeGRt6Tdq26DzoPq",
-	"Rjqyl2vHqnsBrlGcuYzqpUuB4Ce3B4GYR3LpUhKexbwn/bogFTuoPNR9TCnLTrHvPZuJz+ofjBKmkmtA",
-	"GUDm/QE2OxRFndeYzj1EHnEgo4Ul0QrXTMl0SGJR5WBwTsFQcbdO34Fngq7ISCAVp3d5Pmzrsiz5WyJj",
-	"kfl1A8dz1xRuxZ66aMt8SZ4pRgLeDVIYhU6KgpBPM1q/ASCuPsNIyYZ7gscSDyMCjjgwlvV68GEcH014",
-	"ZCicHhjqF/RZSufUp1yJB+sSCu2dBOc5WsbfVb+4uWbx9eXIFapDul5P+FIN4THytaZP182L58RkBFQt",
-	"RjQW0kN+onvzEdfeXOqXV9MZVtcW/tFKwWdpA3NaMJd2/50AfQs5Tv3FQRcIfJ92+77ptXudwS+X1z91",
-	"L36w4UXZTyeX51dnnV7nVAtnmS862QyQTCuIZL7e3H5/3u31IN3B8kz5H5M58j8n+XeyTdsXJ52lX7sX",
-	"V7c9KH/fvS5+u+78tXOyNHb7tvdj2qFEUtqOKu8ZSrzfT31XqrjbRK/2++K2F76qVWgwcJvUN4mPW7WR",
-	"vEg8wSyMiCt+hCFt/YMXp/4lfHR7fYam+M6U9DLhfhhJzqNMtv0Asz4LcBS1EEaCjhkJkX91edPz0c6N",
-	"xCzEcYhMQgGBTDy4DdgQRErKxqIuSBATKertE8gqddM5ue70fO2CK4jcRQ8TLghqPj4mSS5AktVMdx21",
-	"2QLpPP/Gq38HM9SJ6D/x5Q0EcSCz913VVRFfEmquI7M3XVl1FvPpTOqCUG43+VX+P6ZE7Dq4zB8/qJNA",
-	"QYDRjq+GbZnIFt9DWKIpFxLtf0A/fb9rKaC6hXeiz3A8nkMA9THCQwhNmxLMBPK/ZofxUApeLfQVLBSt",
-	"PjNt9Aaenp783IZLLCVOx7EEHsuB/KzIgq58gIGVKIvMDrjGbXa8Sjp7mPDIliJG3xNBQwPXRtqAoCgS",
-	"eojKpD4JxN31WRLyujeike2gA1whMM/WEZZ8theRexLZJlRCNqcxvSfMreVIUhOsPwv7hnGojpXeb/r2",
-	"8Yx2WDjj1MVhXYP+Q4cjnsQES4J09VjOFJ9FxwwejHmOTKIhDu7qugZ1eMmiRZnzfW1I+fp1Ygk6QbtU",
-	"4y+8rt8JNEs6wbLDtoaNKKrgT99LyNzTl+JWwMEiIpJcxVySoICIM4zamONIbLxFzbKvPT0FWBEJ1xP9",
-	"n2xDO0HEY7IZgEzJ1Igkq/qc61apvNypSInOC83TEXpkOouwrDxE2l4zAjENRPVLPzcdnFduyq67GA71",
-	"5Sqpwr5mjlxj2/vGELtKvZPGK+kNiYVCgMZHe9WgV5mmqmc0H1NWXdq9gvYufDzjQnaexY3YEKMf5jQk",
-	"EBy9rv/1cg9wF692rtkjrcgGgo93wgTqTtem7H4Rh/4yWRTrsNrgp2M0i4mw+NSEbxubs9aDpEFSa3GC",
-	"kIv1JrkTS7NuoLXqthCSTN36ZP0t4XwmJJPmQUgcS82woR3LizQbXqPRSFvpFA8ZE2uz0Wg0nNaoim89",
-	"98gln5k3Xh26kswlW6MHc0Fi+xTzW/XWR6EneRsSG7mijPknnMX3lrCk1DAD6EV05CU1c+y7dlCvLInM",
-	"Hk+KQ58RWKhg/fu54qw3VA7/MsHSasbvCJmBNSOpozM0DBqVIgWyFqJTbTJaYlNSvU/y+sxmS72OKqM+",
-	"vb0Tzu5JLFJDB37s6t77WUhP0GKOcm8wT0LIlyZxeR5MeUw3iCzRU2RIeG4TjUpKYIivgrPNmKiq8+Jt",
-	"c8WejrvWbHkiqCVYR3HadXRrOGvLo+OYJLKbAEa0/gcz1QDAlciIeSXVWOLvKYfgmWdzwy7etfgACQOl",
-	"qYdOobF5SlAXDorEZTyBX8zvvjGyaxlZy3quZQ0vsA5iez5LmsDWdvjStbBvV/x786vpPhNE13Qh0m+V",
-	"h31jBKswgs9m26DXM5kiTSJDR7DUKj3M1yEWZDCPo6f3QFrEe51ZSldcpKFOJeXSSebUHxWZXKuGSPLE",
-	"1tZVdtxIG/oMGasK35zlYrOH+WU1txImKWiXle3GkLB2mfZSs8lwnXlDc8YQ09KkDFq7TLc5ZLWxw7DY",
-	"BUizmtL1xz+fTnHsiDkthDFlrIxZC1FlcLNxR6s6GFMBHAN4TTrDj7IrWHewmr0JXUYW+PCsN1MW07pJ",
-	"gP/K7H52aWsSQGU2uAUAt0f1KgBul7ldAK9ilbMNv3VI3sINv87Vdh5tcoqNJEG33JdkBjFGQU8Je3lx",
-	"H9xDhS3AvQwUm4pkG3KyW+QT9Mlt4WLNFbzK9bp9yjSHUt2kl6M0DiYcjymr5IN6lbZ0vnRRy422cltb",
-	"OHnLaG7/3M8TSbYq4gPHg0RR1S1J6pNtk9GaCXxPQsjvx+qvx2NOydRwmMPm3cf4cPqBfZw1fmuKQ/nh",
-	"/sGZhwaqSlUT6G9025WBD4LErpNpa/v5iMeJInLvgYZg8eW6vGoFAm7vxiwgWX32+Eov/MLgofzC9pHk",
-	"aD8nZlmNZ0ynU3B3gBg1naYxmJDgzkQAqO8kRBEIPbvGpTaJg3L5IMEr5bH8TElkDgkSt9RaOc7boc1V",
-	"70AjaIEEV7LicJF11cp2zzP1X0oXkogQdhAMajqIskz+qTPJrRnkRBcY+z24D682ivl0Q+NSXMmsRJgk",
-	"MQl1dtJjRKYzaRxfHqggzlcr+UtEsBScYU8wXLLYb52f0nvWWiK3PgQaEIGwSWKGpniBBJHH1mRnPJHM",
-	"23sn1FMVRGbhfhlky0HVkMdlb7hUCVxR/4XliMdTp2vyC9C42y7+ChbzbWoVCsbAilveVBeRs6iVmOfs",
-	"NZZCZI/zaHNvwPJE9aMRiYmD1gFGS6K6JOeRQDMstM7vw6GCdwzFAUYmEsNRYiXn7LbqUP96c3lxmXpg",
-	"wktxv7fzkytLxbQ50J8GMx/WV38+Z6AO1fIFbme2hEbnvdoyW0zPcuXd6RzxSZbu/DWmKN6Ras8eyhrP",
-	"Wt1uJQZOFuMqn6NWtiHPXtyXKwLBDrbZqOsLHsBwnl326t1ugZXXp/YqvLx2dn6mzXSBxHwoSBL/YOuz",
-	"GMOoh2bRPMli4NdRBweTxOfEeCPGZBbhgNh0BmBF5cx4Rv7BdtQ3k+ibSfTNJPpmEv3d3fqS43gzpr6C",
-	"MfU5ClFNJx3WGl0h3JF7Sj0lYSmjdRXS8SKQoiNbW/zFtaS+DbkkK4vYc1vDmWzDfGTv7hUZqD/WPupl",
-	"ofCZRbz0tKvv5VtRojAcLaRBIvnDraIBy+sXmCTxPV5L75M5u7aDFp828YNMxvh+HtwRZ/z2eq1Z/ui5",
-	"rMADJvP2dPPi2WdVbMl5JIMn21x5FWZLKyS/5fQnhlkr+To7algKrfacjwnl82GUcUixNTYAF8VywzO8",
-	"I0zcChK61yE5j06wSdNe/LwcgRpnbOeilhs+ESizgy5vdOU5vxBdJi9n67hy6X1ktOcTPo+h88KtgyzA",
-	"pysoNzEcOShx1klaIK3stKWUYoXt3KW0UtAsMFHzmJmqEVDzV1fKmBmOHY0wjeZxyZjWN/oG37v0X+fm",
-	"s3UTz63SQ8NFJsLVKMnaV92yqdLXU5xFf1HMyZDLCQKv9hbCy9kp0jQZUNEayQeuK4gkpViNl34dsIEd",
-	"2dfNBSKPhp6YBDMk9BBnAYFyg+51x4VHXYVFV20V+yI2frCFq+U8AhWjyBg3pris2JoaqVMGJdmhsEQ6",
-	"rSba8fldCwHh93e9TJAmjwSiLIjmYU6ez8ymLscx0SkVkrJAwuUBh4nEjN+th3B3NiJR8wrvyc5cBVdl",
-	"TqQI7IWbdSGJRJniSONgqgPqPA4QWgy++pyR9Ce0k7rhY/Vpj0T6g+oNYgtnpELITaIVWVv+p6A/+aJ2",
-	"sRyZsVkQSjtnCfegjC0El8Br5HzaDdXWSSQI/KQtxyapoE5VZB94FEJRMBq7kotkMcRGgRppiqxipMaU",
-	"MvuDQ3i31p918mxm91mLkd56BRkva0zfzLc2ORIneBZCYTbj68vk0zWWb+svkE0U2mgkp13e1W1SgOHK",
-	"N5e6dmyws5zlrqC7pHJi8NCC4Fig/U/fNZDk6NOnT58UhrrtnXgaklUbHUmV0WyincNGQz0AysaI6idc",
-	"JfOH89yajQrn/VzIWXuwiR/mt36yMxxLWpY+uEpiVn0iSW7WFQC+tdsxyVzXXFJZ2QQhqJC4pHTCCaTO",
-	"jkiYuWInni1xysgcp8vSD/QMWLB3Ao0iPD7WOaWSMoA6dTcK5tI4Hq5h1rM5bu3criMp7utlksXSKW1b",
-	"wCgoQZed06JoM51iMMFysx4zLjbq8eTehjzRidmdxqDLGWHt7jtTBr8eJE1tfWRHIs0Jp4FLDuhkkhzq",
-	"Rjld5BqVc2aZJ9B5hVPH8ty3jD7awuE51EOZ/HBYK0+0XygOok4hmM6iPT+TTc+W03XXvbXmm7KqgiX9",
-	"zB1tdDCpe8G8So6sfOdb/U5citVEdW3PN+PLYW7bTvllLZC1LXoror81eM8FAssKN8qomAxSH4Pq+/8M",
-	"XU1eA1DFheRxpaZos/Gt8JhgpOJJw3zp4F5hM+tPNkmkV/EN1wOTEnDTl3yZvGDrfGdYA4ABBMM++23P",
-	"2V2lB/7MJwxkDk9BXtWZi2C5Onm6rm+w+h1v5aXCNv/A51oRmMqeWUiiCjR4ebxT6PfkveSdwkCVH2vJ",
-	"I9MbeOYTO7W7d+TqY25v6yp86io0WYF4L5/Lso1wHkVoziSNkhygKfQnGUVtMkoh+SyXZVL9oM5oXa3p",
-	"WjmsZ9C9ExlVQf36mG0thFUORPn7KXWFLykEBnUSdFUNSIa2MKUTjk2OPdVNoB2fTvEYwlV9D/mQVG6A",
-	"5yHlSf04D9Xr9V3I22ByiL2gvNgKolVaextu0sv5TJnqUgLZsjyui15zE2n6c1ladQbSEEKSC6tRM89E",
-	"H6xnTNS5w1YH9Q9OTSY2Rh7AGyJhuOD0hT1KU6acMghXsI8m0SpPcagLqST60bxabn3d9OcQsQyILhGx",
-	"L0vnuPZtVLiLZ7nUJZyBGgulgwnL1NbRufEkYFya5IBoQmKCdgSeziJ1uSNKolB4yAelsgJ6BtVFDLsz",
-	"0HQ6+whsXQOt8rfXmIVO/gAJL8GjBeHZLFqsVieuDu7xcorJ4xT3+Uri9hNYMU7sjDwkP+2keSfzTikA",
-	"U+RRKzKeASLmvkqVm2t0myukChrmkggZzK5AHzzzcQC2kqJPzdGHtaoqgUdELgY0JEzSEV3vWlZkWKxJ",
-	"VPFYuZgat1raFOAQxhd6D9w4dbF3yKW/kpuFZ17yuDP6I72YAZ9VcvPMb0jn8b80XY226DlnUtSYGF5t",
-	"pXJ4JTRtRBYzbEv1hRdQ/yqXoM1Zn4TjWVKpVTmJvJS1iksrkcgtdXSKAdtg5ByaQruqChs0C3Asfi4n",
-	"PM5VgaqjSxYtLJ6DwigJifRTu01McDBJEXCWFQiJVsPFtcTNz1tWVGpLnOKn5yyoSLFuMnggu5Wbpdfe",
-	"0rWpWkinAXENA548UJBKJwfxEfAMHhh+0YhHEX/Q7ARGwwizO/juIcJCRcPAlGUm+fX08qLzxUc7iuTp",
-	"AEPMdKiZXs/uMmB4tcc9+LanYeA5iMRUwSg5p5KiALnqIniZjmv85iFs+fzYs3uyngNesr3qBkuX3mGd",
-	"6VIzG2CtTUqpOJihPFZdg8mKCD7/1I19ezB3F9q7ISxUfGkqBQEYaIWGbyTlVM/nz3UNoSEZ8ZgUoKUK",
-	"tVkvwt26F+qDs8NAm8OTWDs5j9k7odguayX3j5Gv/WyTtvDkUxqZ/h5rO411I3knEJQwIgKJOQTL8nuT",
-	"S9DMo30LdhraEkClwpE6DSFk88QIFuksrFSYvcS/KrvwMk+K9BgqyPr5ET3HQgpDfqlwQWUxW+DKkjpx",
-	"SBzdWcdmKoXGwN3Q383zucbekotEh05yQrWh3d62yaRfRx2tbzMBLHhKwPtgaNMAFgs8zrCUJFar/L9f",
-	"/6/ff2w09vr9x/1Rv//43ejLX/7DReMyESPPibRMGdmDAuPq1eaM/jYn5rPJKHrCGSNBaVF9xa1WMOGb",
-	"Idqmg6ktAmhzwxhPSxa7Dona7jNLOwNC78ucaGyzS5eXSeIYlUk+YK7R8T4qejPkPBhWRFNTm50XQM2U",
-	"K9G4D154oI+UuK0TgrIKEYfZU61UgiO9R1OFo/ik7ebseMke7ZJy15c/f+fzXgIc5+seciuVGoC0ZXTs",
-	"gpbRXonnfDZ0oEIehaT56sX/rmH9L4NEZ8jAiwEjDdAvB5Fv2MU83b47Cc1mkacZhFst9HT9kl5orc9v",
-	"b+u2+gLwOMy6pgUb+2gHvKYpG4PD3wOmErRcoMNUciENMNR3w3cEUbnr9Zmf4ErfQ35IRfo3uAjOZiRs",
-	"WWuvyX6gxrag2mcxmfJ7Eu56SUKFnSx2SZxoqGyhIQ4RMCyeQksIfh8u+gwzrZaGeY6RIAT5GvL9Xb0s",
-	"xZyqJQUxAR0OjgSaUiEoG+/qyhyJ/jE5Dy2bMluZPbu5JOcI/AyDu8U+zbrkHNkKMMIDKN/S3TDaqESj",
-	"X4CQzOjeWr80s9iynEMlWL3aQmhYaeYSxUUVzYOt31nwdXqZs5JZ2FVM7il5cMRUCEmnWJKwt4J33zTf",
-	"eOE0nraRW3wJEJ+2kE08DzCOEdPgSEdSGpOeYJOZKqUMSFQ19twzO8sn2Ndr8JZucT0kvBjnZ6HqFXB+",
-	"clhL6ysPX9xuJo2SheUctavzXcUUYkpq3DCH2B1l4Sbu0D+p9kaUMk/xecLUiZu3doeGvEwAWu/OXaj6",
-	"xPlUgBLDLekobmDjPEEiTWG07EdrU6nFRMfp5gKGWuhhgiWaYIFEREPE54kN54GykD+ktdCahUDppPgZ",
-	"CHCMM3cqrLLMb6c0JoHMKSNKz2V1zjcAsxwrngOD7KEWYWvdkylNY7s6Ia3I9FvnIhLWlrtVXNaLUeLS",
-	"Pl8BLyZzbG+1r7rMJQdsUGzljZWr1Vz/5VZzFRHdslygcIaPdrAJg/GQmOBY2xHAd4wz8COjchdKRobw",
-	"gny0o34H7Z1VHsPb2M0aVtSIwDmrLmV8c7K+LYl9uQt7ldSjNlfRmsyjxb1tDxRfS4JMJqjmd5/J9CnG",
-	"G1LpbFnXCtz+uW2+yrtf5/BJI7VYtGhlPPux9esHMbcYXAre/mnlcGf6n+2JJ8/VypTRtUQ9/zDh6CHm",
-	"UsntWrif8GmmgrqOGRXryV02piErPWVXXhGMtv2wVwhMf9T7zux0e888e3yv+dqvMlznUp6smKiHkzXe",
-	"BHxKBBrFfJrLfTmjVncSax1ARMYxhiwHD1RRLicBOK2Qq2uBTjtnnV5ncHV92YN624myCCOd7Cu7EsLK",
-	"9TSnJKKKqC2nm51pM3nNnDMJQfmjQ4zdQ+mtZhNIVfdK87G21t8KEgu/hcxgiM2nJKaBMYuFAqobEybj",
-	"hWKQQzqmUiO23T7jMbKqc4F2AizIHmWCMEElvScewigiGEz//n/71gdt9xiQYZ8xzvbAFOJp46acEEFM",
-	"wDM4sJngckX7NQFPMetOkn8YM0YiKE5MkPYlGIHebNdZBTez540Dh2CiDXOh8ZDEhgvUIOGOrwNLfdjj",
-	"p+diTYtzwhKb/XIzdXjXWJIzOqWrBMEZidGUsrnU9umhOjeNluFVQfCQBQg1Zp/tGDcytN/YPdbpO6lc",
-	"6sy4nKjrVgyZSRYApbMT3z9mQpl1egG4oSl+pFP1Aj4Yfzz9174ztn0Ji4ChVh96gX91RRqWJMsMeLiW",
-	"qkLXE9UQ8vtJTNcDA/Q5NW3zES35i/lxPsVsLyY4VFCCMh/Xk0lY/OrKHenaM+ime/Fz+6x7Orju/M9t",
-	"56ZX85Jfzjs3N+0fOjWvdnvRvu39eHnd/XvnFBrc3H7+3D3pdi56g6vO9Xn35qZ7eXFT82pF/Fhs/T+3",
-	"l712zau1f1B/XVz2Bp8vby9Us5PLi5871zdtKMae/fBL5/sfLy9/yv122jnr/ty5/lvux/PO+WXhp58u",
-	"Ln8565z+0Ck0hI3lfst/7/14eQqf22dnl7/ANq7afzu7bJ8OepeXg7P2tTmXm9urq8vrXked1mm3Pej9",
-	"7Up9uG73OoOz7nm3N+j870mnc2pOote5vmifDTrX15fXaqLL0076lz6T24v2z+3uWfv7s05m86fdG/UL",
-	"LOS6c3J5cdqFg/rc7upfu6ed86vLXufi5G+Dnzp/G3QvBrc3HceH687tDfS46V132ueDs8ubnpOs5KB2",
-	"I5pyShQNE9ZsqyDzOJcpTVPMmGSdnJeNuqM0HXxudC5VnxmWE6urGeJQe0ajnQI4AwoqAPSuU1ETuXHl",
-	"LxMaTBB8hMrqEypbyA84C+ZxTFiw8JOUxpTtjSI6nkgU4Nmm4Yk670vWSwiFnGhXcCByaCcDLbZigE0x",
-	"wmMUE6lQgR7IvcVZjrlZhbGWmCHdO8lxWaAnsPZk3dmFuhfy25xrBtThV6lN/u8EgkbgaTdOM4KM0IM2",
-	"9Qp11UXEsluWdWalZ4a61uVkqxkvVCLjRXskXVu/0VGuSHIwXkLdGHWJ16rPHnRCE4LVsQi8EGjHgRmO",
-	"0dLLzzmVB5yD738ILhHGn7AoNdpCC6VU87npAoUrwredXom9DxPxYjw2Jrj6BT2VkaqsAFOIboZYQu0m",
-	"OuShI2CBWBK/ljAXJBpnUA+4bVSIv0/lnWKBiMzW7uGAq/vjglctZsinofXKZVnHW8Vg53x2V3npAkLM",
-	"uuUeA3evbw2Yvn1tDvdBbexvzQu36Heriwd1tddoliEpMZ1Z25qLVHVfqAvu6qrb2xZtzbDVtOfLinHX",
-	"kJm89pvl8wZAMOEanmLcBTiTKnylndN27sgC8VihlDsyy9141WSqfxWcXc+CioERrgXuXV+doGa9YUOi",
-	"PEX/6IgGWuAHMqe9mRNMq4gaD3hkeQHgC0Iygig2V7UutfB4FpS+9Wa9sZ7btoO47igxeVesWf0aGYUK",
-	"O7NxVV6joRP+DhdSm/62mWYo2bg2bm2ebCjM9svljGkero+YAmtBhZebzrJ6E8aTZfn9wuG5PS/Atb3s",
-	"21ZqWd2xDRXcm1eCNJvwzEbXlZFaOrGXIePlC9g2Xl6aYRt6Yeey/0itcLKgrvGI2XZ6vGSCKywn1Vun",
-	"yAECUvKlBhw8OpYZl23FEYhWLlHgA0hoY44ok1w76mezoHuK4+kzW/cxYSkQHCPyv2qK8eSDUfErSrCD",
-	"+mkH4gMwQzpmEUd95ms84+/amZUca1MTshCRYMJ1lsIxvScMDecSMXIP1TCUmBrzaZ/lyjeFVNxB14iM",
-	"pHVB0Is3urHNABDue326/dzBb/nJvoqlIA9vm1GWmenyakQFJnCt+jyY3SSVdgpq6Hi8UVZviKqZYpfx",
-	"XMiQ8nK/GsLuyw+sfN50F1qGFS8bpIon93kw68WYCVtZdB47FCYTKWfquar/CnR7fYZ2dOwdHkZkD76q",
-	"9yQE2X1B8ge4uWo2lfy96pe98rDWHIGBmCdvRdhsWrhKQOYGPCVox/+/X/HeP9t7f2/sfdr78nXfax4+",
-	"/QckoxUk7DMwP/umjIePJjwKBUQkarME8v+bKDzJxXvdZg9qYfG4z/z/1lVusx/q6Eet2oCaB9paYwro",
-	"thBhQbzQiQdkn8XAzPt/Mf/nI8rQD8TUbjxGwoSGZhoMcXCH7giZGduBQbEwVWIxyB7qfmPpDp/ct5oC",
-	"2LITigIeiPrzCxDlH6ufQsp9baZKcvSpFWDJYySIFFqVczo4P7ka3PROu5f/nwKQfLqP3LBKstX/EULX",
-	"Uwgpdwq5Nn/0utriFbyuwhWOVoVpXkYYimveNkko8xwnqZnNVYRuiu/ygWCKnYiIKCk7F3E27pF4utJ4",
-	"N8WPiRus9czOz/39PByn9bQIjiOaZuQWSDsTQlAsDiapBEyZjkAQfZa4DSMs0WGuNqtugxL73Ecl5u22",
-	"bI4NImRifrNJq6nUbqAQkwb4csJjqTZqNmIeNJOQFrzP8tVlrLdVNoMH2Gu1GG18I3lECva9Zprg1igr",
-	"s+lAc2pbh8dmmV1UN00suo7kE4XNOZSK1W4kPeNmw1bLyW4k2VejmqpTw/BLdAUvT4db1RGkG1bPjav3",
-	"tYUSL6m3/yvgjm2IfoVV/pFCX7qpLSDuxauw8bmi2dmMlKZIDZ7REvpnvJp1Cq3fKf5yXW3zdsYJXJs4",
-	"NSbUed0ZB2dWwJWMgw+F2zL3Und7Mos2Vbatzlz8Km6RG/g92swP1BTicFPmajFXWQ9C4zqYbG91nuT4",
-	"Wfh49ck+c83O5SVRFitw++p5nLG8dtsWsL7hYN5s7qTHDXMYGmevtXHZ66rQpcvIljcsMB9GP5ULCDEZ",
-	"ddJ0fv5XwCGezevXQl8hMRp6Qk++9rGAtGtoRO8JEhM8I8sasVwSteQfpYmbNs/5mOFDDhtVyvRl0nlt",
-	"WuEvp+c6cqi5cpnelj8X8deyo3lpKtpiMZuCUwSNImqSYGvDquUfbRILJHlSfydNC1mhzlW+CE4hZ0bK",
-	"nKcpWIwAoSBIZ+FNcK8puZ3knimvhVNWVcfU8jYpazJDKcFFDx+HJD5OagMbF3joFGNWOaVfzyxibThm",
-	"rpJN7pKsB84KRHFtKWl1FuHPEIpgt1mSFK6UTLzU+X8D1327wmzsWhaFJ7tfdzsv5Wwz97x93tYMXik/",
-	"qAPlPsqK67cELXe9m4hx1XNDXut4DYHwcnLI5STeDu6skBeZS6tBo5KIGdalCbKa+Q9/Buk1jZ5xVA0Z",
-	"k5LM+eeOItQFt0YckweyacWKcUyINN7NG9TOZQGJJaZsfanndcUrzrWz9vJ+IKvXyeoqfUkdsxx7U0Zs",
-	"MsXmXIUtbNW5VH83wWkNukql7jgLSB0ltQfNr1NngLSHBJgVaYz8aVIDjwqEh1xJLA80IKBDK6nsNpNO",
-	"/uBmgmNSLK4f0RFRzbXb50znMEnzBabE5dOn+qej/6zlYzEbe5++fN33Dp76/br+o/n0n/+x3gCSO3DP",
-	"daHJNpxPJSmHvrm/ynmxerp9aHxGGKbqqTE5ifmMBjX1CPhv6j+cj4Ez4lGEp9j9DpcrrbtSZs9nJq+e",
-	"5Yg8W3tRZ+cyObWti29qs9UYs3oSx/xG1xnLs+EMYCU/L5aIL5a+VRSHBYsrwnAkrf+MUbhmdJJ7TQc/",
-	"OcWPqc46p81srIvFMJ15dCPJTJS5BmdKJU7xQj3PpCgixJgAu5ioVY+OUQPx0YjEos8Y1013j5PskYqn",
-	"fKByAq8PhoEU+mMiDU4ATLCkdV6tmVXUWPGnAXnWEUoyBTPQPCalHRtOVn52lT/1lR1ciDmT6vN5IS2Z",
-	"AWxgSyZCxVXTCpeUn9c++FAQU10ksAxh6q5vssfnEiasLW9QRWOQ2YFTYZBWeTGqAxMso7fyZfWhFgNm",
-	"KLvHEQ0HqZLE/oJndHBHFvCLmI9GNKCEycGMxJD4SSNSkEAGjMvBiM+ZTn8gJzyEn0xgGixtEXEcDiTn",
-	"gwjHsPg5S/DVYEpCigdmOzGWZAAxCgPymIQMQjlnhqOBTRylp7Z/Ac0ZzBm+x1RfgQuPuhLJrnTHNhRN",
-	"99tTl4UlHUbWTqrVGpShJB0+aCme6cCdhf3ipZd7YBfBpfxy08OaKxwjjSNq8nN6tclP2bswP2mqMSgu",
-	"qHjIivdark4QKY6svNO5O6SkbYMHgDMyh61jQxxJY8sKeWXdDaAR5SDWb6nA19qyXNZ1sXxV2utBcUtZ",
-	"kIKKBgqsdl9Q7StzvmntIP7ASDgYLtYFr6h1Vczk4igglMxijqAciGF5bhuWFYYrKVeywOQwYW1yYhkw",
-	"Lu432WqpAL186NnIgILyJr3Rq5yJrQDdEKglr/L0LAua6oCuSFzeAjjibsFLq/j9qqycfTFQM7OeXNfc",
-	"PIVluc7qisSCMxxRudhM04BDNQS9JxXCmHMVkL2asAUYl2zNjnxrrGrLGFO56VpcrFB5/gCTDgDtSIKn",
-	"KJhgueshkw4A7UxpEPNhxMdjysbqg0kZgHY05wCxzLNZLqVMJsGAySqQSTXghFFwnHKq2kd0vD6/q+p9",
-	"otuCR98KXxSLN9cPCGKb08/fCXHZRWwGcnPJO2yMx2Sar9qVWXUwwZRtGFkfz4LbOHqpX6Lir+SPWEwk",
-	"HouXKkr0IZWKnNp/LonE0aZQ/ZsmZmmZc+uVZ52QtUiq4WWDgufZm/aqNNUiZ6ZbTq9ddBEUPMIMFyrc",
-	"7B/mVBP//Sve+2dj71N9sPflv2zH7G/OnFGW4fxhTkMCJSYcnho6gOyM5sMu8o5ZdllfHZpNahwXwfrM",
-	"tTPUFLNFxrtqfWjlVKdjWOF+NIvJiMQxCdO1rB5yLkhnyv9By1M8ZAG2SvmD64wpRCFTx2ni+3Gu2mO5",
-	"DWp21Kja8tNRpZZFw/T9uKan0UO48NF699yvy51KcszrZzXXIgq6IwudeSzJCkzDOrqEnL93ZCHAdRaN",
-	"YkL2dFJhUwjpGPnGAxZUhA8xlWQPtN07ibsrmmJxJ4wlDvxZnUlKLIFZF6pdyP6ioDGYVfIxTnuYNa/D",
-	"6cuY0xK8ddYj0y47pyWb67rqZmlPF2jf8FhexgUVIhZBTV+3kx6ngS7PcJ3LMyNVuexsbM268AwdL3vK",
-	"GSmpRtOzhdUyJWm0NUZr2pLsQaXV3MrydxUKk5fVWn4FD6ErYyMG39JcJXStvX/AwvgQRSQ0yTvVbwLT",
-	"MPEYspU+SoxSFfRJmVjlVQ4oWfPmSuulGQ9i2p93mTr9k4n+p+CxHEsS1tEJD0mf+ZlkHn4rOTAaYEBB",
-	"in8F9bUe0WRJRztBjMWEhLt9Zs4uPWlwutIeJaYKXOqQBV6+Ao1wbINwoU+fjbkOt0oSAE25tnFQiR5o",
-	"FEHGLheu2yxaf4tXWK4k2qQSlDU12QJQUhEHrKBckRBfjQ1FixRKj+lUiarceLvMZsaoF4K4tGozKS6w",
-	"61699xTcTA7Y1e1vVBPbHnwoVrcHk0HankeDAOrwr+6jfThy3WIiwPi8ruM1tDMZBBIIWmgOVV/gk1c5",
-	"yrGw5XWc8dKeq3bIbrh6n/xeq/RKoaNa+wx4ALtffDAZQqqBxwJF9rLzN+hpIF5+VVm6WTj3EjtCbFGh",
-	"Z/GOYslhAceJGbYb+kgnnUvx1kjnCJhPk/xjmlxQNt6YDqYE0MsVgFL/VjvVK3wnnOTxVehMOaLKQKZD",
-	"6BzFeDzNFCiFnR0nPysJKKb3kJgNvLVchcXK621vcaurSjO6XpRjr4k3miaS4lhRH50qMiFhQhfQNYCr",
-	"K7dlSGDqLpfaEw0dhuKGYvl8cDyGyNe1PGAmg0eiFt+gCMf2jjob8Z+ufvXBZ9HSyqM37INvD5gKK2AX",
-	"86hXLuZUeib8rjRZItCV3+8Y+V0tmbbkIK3qKCsyrNeQrpEVlsSrF6UAtaP9SXOAzmJ6jyUBJa5AO+OY",
-	"z2eVE3+GU8qekfbz+QlDYXndcFO1ps3zeaIDvn+HPJ/Jrf+5E33mHOvKdD65KP/SF5Xtc9RwzZV1ji1o",
-	"Dj+foIODg0/otnei9bPTjL933ler2Wh+2Nvf32vu9/YbrYb6//p+8+DvOWdvLMme1D7Ky3m20qxL6QYS",
-	"d2hXWoHnkKLQ6L507tkKij2XSVcHiZsKpsA44Ui7zyEMmQTRBLNQF0f3VRvFw0HdVJNHbo+Gfv74VKvt",
-	"pLypQipcXKD6poO7wJtJ4AevjJodI/9rX/O//VoL9Ws6I5vOQKjzsPVrT76pcGakerXDisbiJXqdJzq5",
-	"W3RRoEw1naymTCd51JpDrzac00hSd1npojpuYyvQGb0j7ktQX6+JfCCkxECk7SGlyZH159WZkXUbo/cv",
-	"0dRzIT9bfzqnBYdrooYMospVvJ56aIJ4jMI8EB9OCr6a+3ufvmgfzYZ39PTrdBJ++Y+y+jHbQvH/+yfH",
-	"7Sbwa2X0hVtfmKgJDRZR/Cb44OgoG7X5pNj6cojns/Jy5RbiQDW2St/1iuSj1qWUBgTZ9rltQDlj0Ase",
-	"NVCoU8ZTIgzi2D1GQUSgRoqtE01TqyEeY8pKssGssB1rbV9llXY2WO+GRJA6yeVBUkxj9jAxOD34btq8",
-	"O2QfZh9/a8Qapz86H8IsfMYtmfQxVYq/xlEt2X3+etMTywJLdklfyqH5JYH9pXB/qZhko5cFKZUK40ll",
-	"ZVbtiZQUqZoSzARKg72mhZCLppNJKsB4BTg4zfTIQ1oSY+Ku154FvKrwlkQ5xFHFbrfXZ0u3n7v4FRe5",
-	"Lu/Ks/L6VQDMdPj1i3tZaFRho9sOjkqHh8oXq7TqALMGcRtc6Nla7QTxuQz41BgWFH6UREikiKuJbi28",
-	"Iv1hq1kZYZllekO9B8X8CuOCmTK3iDNj+c2sN0WL5F4avBju4+bwIDgMj8iH0Xfjj5NP/5i68OIyYg3L",
-	"R7hzZj7HQrb1YjY8BSj6bk03bvKWvxxDuOply9B5p63HdaE4Qq93hXQOa4vl8oPnK/JRicZcIsZtPIDT",
-	"LZWRx2fuvVo27UKZl21FwANisDCYeLWbJXkpxK9L3Vl4kttIhlJ85X9wQhTHDreFJNMjezVMmSO/GXJ9",
-	"5CTXFmy2sb/X2lNKuF/KYaY6UV2g0Eb5F+DNq80Z/W1OzGfFfRRWkwzq8qLXuFyNiHDClov5UDUbEoEk",
-	"Bx8+/y9Gps9zWFbA/ouNt6inTt76b8NDJn/b1Gz2b/2mBzrmMVMss25zBoRp0XDKWT1taBZbVyjSKcov",
-	"YRknMbujUMpjZE4iPQSTxkAc6yQVnJF3ApLxa+ELCnvMWUhi9LhniwTk6nT9Sc9ji0jwT4L8tob0XhPZ",
-	"3YAL2laW+QuVEz3cay22R4TcXv4pA5lVMiqkTb/hnDwZYcyFcpeyu9ZRW5pMOIaNBBE3DGMioHxBTASP",
-	"7gEbo+lcSDAEDQmKOJ8NcXDnWaORhyLK7vYiHuDIQ9N5JGmAhVSzzZmYkYCOKAnRzpxFaug05BfFcya0",
-	"BGIyfNrKTFAhanB13f253etAts/dPEsP22i9f68RoPldoav3Wlm+JIivIO23gB2fp0zYpjD/x0rvpQBl",
-	"aMdG2VtMNgFHngowZRpJw1auephwQbTTLjKkJZfAZn0G599J2fgnUvp9W6q8FCK+rIW0rVArC7WvRKoy",
-	"xNBhy7DMHGA2KgUSdMwoG5s8zl5qeR8ukFZlIjMwGAauucz+pCdK8pBv8ArfnoVxwnfkpH6YCBIMfPRf",
-	"aIgF+XCokNJBE8WYhXyqS7loT90fz9sn6I4ABw5OaiTgIdydqfbyrT1FcyRfXJm9BQnmMZWLG7VCU5iF",
-	"4JjE7bmOr9F/fbaGbE1tUfuqi3SQ/hLjYT55yMfju4Gfs+thiSKiWIWDpr6FZsGHCQ4K4AemTQ8b0ns/",
-	"qRVTNuLWlw7r0FZtqbZrm2LKJKaMxMKcXco+jKmczIcZvsGyD0shLfqZeklEC/FyuXC0RIXaXVNYD+2Y",
-	"3IN7ENyZ2dZun3HF+/z15vKijnSQv0E8iaDnf0V9i436NV3l3EN9QEvq73q9jp58T+s8+ywt2ebqrPkW",
-	"lDGgqwYKhvs19bPZhv7DFF/t1yD5oddn5DEgM2mrTs6wnAD55hC0Y8tECbQj8Rhd2T93W8h/D1nujd2z",
-	"z85Prt6JpByVlxTieydQu9lGhIUzTuHgfH0H4v1Xg9ue3uMm9nf7TIMOLET1SYpUqQvIFrrykjTaSwkT",
-	"+sx/H0ywfJ/m8RPGV+I9OCIIu+bldArC09kYRJ+ZALkQ7cBp5042d54KXPW/0gOHBBnmhHdNIiQs+0wC",
-	"G5Sc6TsURBRgKcBMp3eZkGm9z/pMQ02S+wEZDCGQr54pj+k/4fcW+h6ejalg177qDn7q/M0Urqujn8hC",
-	"O4JNcUj6DKiVbx4NhGNpBOIfI4z8mODQBzQ4xQvtTwbeKD90epkkFJnVZZI7QNiLDpNDAY7B2AoOs1iS",
-	"PV0F1JTCSHTQ6kezJPgbsERM1FtWhBSK6VmYeWfM0jbJUJowAH7e9foMC+T/715i8t/7i75zqqG62+l9",
-	"Rn7u64jH02O9TYyOGg1zRRM8mxEmsm6tMIeJdlTTkhBFOLgT9rZqXi2iATEpPgxqOu/2lnARVyODF0md",
-	"x+P3ppN4r9qCGCqjDFbTQW/nmJnoX4Vna17tnsRCI6z9eqPeAPecGWF4Rmut2kG9UT/QLhMTQO3mpal/",
-	"jl1EUkkT+qrUXYN/ka0bitEMcJ9EGCn5tI566lrNiQoeS1P3Dsekz4YxJNIfLpBPQ7+O2ro3eEmYq4Tk",
-	"XzYcN6JC6rNLYEvxOLAgXSbTJpohErwHf11yYoB80eBW5ZkSjCBTqG+/zUmcpIFo1WY6aUBacTGxqu6v",
-	"c7dwl/AEvxE1atmMuiyuc0pIqZTJFrXpCsCIbWgQXAZEbmE5F2WLSQwc1UpO5kqZLs9/o27+jiyOkZ/w",
-	"H75JTwqGpNJl8Fh+v9hwGTyWn6GgcdlKdOEpytkx8tXnSksBwM2tBEdRlfiXJGDy6YuXXqmOlnxSv1k0",
-	"CE+u2WgUswLPILxMrff9Pwxzneg8Mlow82p//VozJMKdO+FLTgRY5TKpmGeTu0ibOT9OD39rPn539+nh",
-	"SH6IG4t/4mGQZHpt1cYzuXdU/7AnSRxj+3uacS5NNGdOtBdrN+W2EFRIbKOnwNYHjnL3JMekLi32SC22",
-	"0Wj8HY42r+7N5SLZL6YeUQ8qm2pkP59ZZP8pKyIaQ8YGIJhTAwNDumx+B1yX1FxWUJep/JSSncQbzTWp",
-	"6fG+2PzJy4xwbQlk9VHSLoWRBJGbjCK0XjhLZCvtZ7lDYZTKe3J3Whqtwr6WO8DFHur36uqZvOv33+PQ",
-	"ahKhy/76LrcMG65NKywOm5/Wd+pxfo7ZwswFRvCjKuvrmvxlaXovMZ9Ocbww1BUl5FVnQfjV0LTaF+PF",
-	"ucwlaNFIpLW1gdwmf4FcAp65ULgGJUnZrUiERhTq2ZwbdSDjEukZhqaMfUk5wOEiLXeFsC4tU+8zf0i5",
-	"D2zqkCCMBGXjiNikk8DqJ7W6CJPAjZrGmZQh4rjPIF1pZmrN3FDF08R48V6LzcAq1lHbsi48RpC9jI37",
-	"zM/hRd84jLlyXmZSZWLbH+nuvpIMcNoi00mnHlNzG77dNzpVKOSri0Hr4+kzyJogEJUeGqqTELkcqbY+",
-	"tJep5aiOyhSIRjjibNyCGouL7JHEUJpfR1An43mmHratQQFtE9/Xep/1wCs2XBi+fWcfndPvd03ltBGH",
-	"YGzJuYsD1MDWNmVNCiygC/TTJu+7IZnOuCQsWPxEFjVNkOH9fM/DxWa0eEi5ehydxxmJIU/aKflMU+Gt",
-	"5tV+JNFMmHAbMNkqwheiKY7viEQyJiwEdeg6Eq5VC0q21pxMYokYcxwJs4gIU5YfWnux6joTacnv1q81",
-	"tdCaV+uRYMJogJX4jKOFoLCYbRL4WTGVVpog69faLCYBFTpfpKQmOtEkwqrNYj4ikAEQ63BYiOIexZSw",
-	"MFKMmk1u9WsNm3TD0HBCotloHmlcpd+45pKS5Eo2HdKvNZNh50su3ZH5MRXK8IzWFSlhRO4NicR13aIe",
-	"8Ckgz0TTqR0wzWmUZPNRACcyPv6ZZCSmKgasTOqz3AsmWNo70S+gk58tCWgC730DFcmPqc++4WoyuUEK",
-	"HvsmrCDvo187nGi6twE3lPfLfcprL80yCjzw/jN54BntGPnfXFfr/XswQU64kK2PjY+N9/f7VpVUgbXd",
-	"Mqe8AeP7MgZUH3m4igdNU0JCqg/d4Y0NfWNDV7OhjYP1nT7zeEjDkDDdowLjmifCXXYr4AUc7leY7Urn",
-	"7+1xfgbZe6HfUZWtJTl+z0lIcc+ktThsNjdd8DWZiz+YTTcWQ8sDLfHpT15tSYWeutQ76gjA79nU/4nh",
-	"slA4KcnlD4yMjlHyFMPWZ2POwzpqG0PI3kyzKxAxA37bAsVkpI5OD37YOECnnbNOrzO4ur7sdU56nVMX",
-	"u6fX9kx2b3SOZTCpbU/xkglKyNGIfUMjQEGxgTbFJgTXd4feLVGLd5qTjiK4DbUM9KDkIbOQ+ipC8zKy",
-	"Uox9WEtWMkt6IytvZGWrZOVwfY8LLj9D6negCRXQ+lUMYeXg6PUZAij+UKR+agzIZUjdc1toromcx0an",
-	"oNUrBQxuI0mNpVmrBxQ6NpXDPK226DPOFF4XyP/1iw/O11+f/Dr6WRch1y7HvhVe6kk6Rm0+FHckdGHv",
-	"H4h8Luq+4IxsG32vk9ndwnh1LfoWJPWqpGNZov8C6fJsNSFX/aCDpTJAh820lE5tHwjYf0IUwO+tBXix",
-	"7L+JxP87ie3lgngmMehp9+bk8vp00Lv8qXNRa9VsqX6NHZ5pIXkR4a9E8QtUvtPDawkYtMlR4TeO4M/N",
-	"ERxUpLvnPAQP79rvykVsyhP8UYQ9sVCUmFQ2oott4+2pjaCKOjrTb+OACO3bb+i9LRNq3DNA9w7swrHx",
-	"5LKu2HeEzLSRo8/AIVvUkW98d7N5AV2u2ziQcxxFC+vDDWaAPvMTpOWjKb8nwhYqTJIrMC41F1JHPptH",
-	"kZ8RF+t95ms82EIaDfo6+40xYqRmJhzcacuTD+5Yvosh0W7B2xAnn2k2KFBDS914PMVRNgC2RllGO1gd",
-	"e+djGSopYJ/JTCUu/r/mNpVs4ct2daXJefwuRLDoir5S+k2tX3plb8TxTVz+dxGX/xit7R9EyjVW2Ezx",
-	"+h43df3z59N5p9NFBv0AEWw32zaqbgd6N7VOMXGS3q83vMRLus+GlClku1tH5oi0plG7PhtH66xPdeJS",
-	"3W62+8yOmnGNVkRcu3JqnAmuwOdQhU+0kH9DWGgETx/t2HRY/leJxd2T30IY9bC4UwyKQvmkz/xe++an",
-	"wU2v3esMTi7Pr846vc6pr+PCM58+t7tnnVM/zWOis8KpU6FS9JnJbWFUrZ5hWHAs6QgH0rgcpJmOoe6/",
-	"2qpuZ9wf+ixtt1QGN+m86+lt6hynlI3tfvtsZ6nGs/A0g+YretryEU5PO/GV1mswqfKo6DOM9Ni26IhO",
-	"Sm8PLnssv1xe/9S9+MH3kG/3qqHXF30W4Dhe2PT1Nh9zmrbY5iv2TDoQYdRJvvrnyWTO7nwPPEEYwsgw",
-	"Z2ZwJDlyXxzicf5OzcXtamcR/wci1T587dqtoAIMC6h5iCZ8HoskS3+f6YKlmsc8Rhgam7MyL8Dm4n+Y",
-	"0AiS6z9ggR54fKc2HRMcCudakmw4WBowMq7DzQYyC9itI/XyGvUDpCtMiiRx9ntBWKgOPPkb7so3XLBa",
-	"pXg/JtJfSr4qzYj6KaEd/47CSBF/IHGA1b7UmxBen/kjynDk23gMOAoD4pr52IV317YQChkhdVXzbqge",
-	"nkRTLiTab35Es5gyiYf56BTFesPDyZp+TPEDrphr3MQtHU+QjGsiCnJ1l9PMQn1mXpGHrMJGeDZGTnim",
-	"2qxOiMe0L2ewQAGeqfHUe1JoBDZznFSohfq2aRzxFN+BWKEfZGx0olTWEbhDq1X22QzHErLthtqQAn97",
-	"AA4KW6jnBy134X4kviPMak0DHEXqRCBfH6SAM37r1n1KLROZVWqnpjpq51KqU4Gw7DM4/ObRB+fhox0S",
-	"CYL8vYPmh0bT302Am4YaKCnU7jUyE3x6p8Bl76DZaOz7+uqBcCWBFBB5lYYpeEZ4Cyk26TcMAgOJUNB/",
-	"EkjqnZSuyMTriBx2T26Xxgb+iNUxg5NXn5n3KrKYTQcqJaAPYzQbjRZs+btGw9dVJ1X7XQXscBD2V4yM",
-	"1KXwLHzZ99HOnN0x/sDMa0w+NX20M8Qh3DqeCg8NcahvV7doQGc4XDU2VI1NPh2qh5LgeMn7DDNEHqHc",
-	"+hiOPWl6BIvTZEMBVPLhE1C5PvPbzfbezzoqwzfCtpxgpugxnH6jfpCs+sBHO7bA7K4Vn2G4hsmEYjPB",
-	"qi2DhIwjRXvxVLtDatG3ruBbUR0fwuoHF5e9wefL24tTMwjTy0jjZPSL7TP/WmHDs+55tzfo/O9Jp3Pa",
-	"MX0gBiT/PD1khr+9aP/c7p61vz/rKMLgn1+eds4Gnevry2t/1+nDh6Oo3WxvLIG3m21zks8Xwm2wiyI2",
-	"4PGVVdTAj14N1Bk2aXrTq6kh4lmgxM16I6ktnOuiwcz2qSkYWZVeV/tVERbml5BhkorL2F+xjHy3dCmZ",
-	"gtMJrlaLi+ls77CZq4HQqn0a7QfN8IDsHQ6P8N5h8CHc+0i+G+018P6wGRyEh+RopEc3oQdqPMhJhiUK",
-	"OVrwOVJP/86W8FcQoz3zjbnj/+lb46Dmv7486wxubzrX6iw28DJrtv8qOLueBa+l44AezIpHLggBV36G",
-	"LOaRBaBJyu7oMuEa2ZiQcnVu/22CeNR/6rrqPp5RAUGo+s96PAvqgMe7bMShAoiSYGutGm7iPct713k8",
-	"ruUrRqmldCvBnzohHb5dAz4oQRFwR6ljQi+HIes20HrpUUAGiaUnlQHMBOtXAOxMjQEzpOVhNeTZv2Cr",
-	"wL+mSiT75xKcKrbNmN0ixXgooj5Fkod4Ua89fVHbdj8Sw71Ys9Kf9Rl5m9x+lZ1MxTgd5FNm+R/G300+",
-	"PuOI84sG2rHRqq1GcV3DbBpBYJwtkBdkklxmHZdhd79+1Dz4u0ZQz8JQprQ7PA7yKN+D5Len5YJ8gkmQ",
-	"AtHXvn0L/Vqrr15Dv+b1azTsq3fSNw+jX2t97cMp6H/B5/66Y4GRUpYdeuh7hy/6yPSAWgJXLZYlSmic",
-	"HJteptMi3vh7H05O8aSb7y4vtKY77m5jr3bw/FSmoa66ppopjFL4CUC+r2C+DzcKn09wNO1Dvad+DeKD",
-	"1UDa8t+vJTKz/e3f4kjMo186FTC35w8FCPZzzySrfNjyiax9EAkeqfQkNC6xT6K2ATbRmU80znDYIdoO",
-	"xdGO0RnxWItcu6A2s3y8sPqpRIWxrJ1SPM7SuG+hi2/Wiq1bK/6tLAjtZua57mTYYw+5NMceMiLHbsbc",
-	"cJX6q5VaHN7XH0gU7YGAohvsBTgO61bWcfoS9jIKLbVQbV5Q/dwmhV3PKi9Tc0AfRCJQZC6bBFrIVwTE",
-	"93QsvpnZRzvabD+k3Ae1j7ijUSRACeMHEyx9BL+A8oqBmm9G4kz8qK60sutpbWOK3gI8w0MaUWl0YDqJ",
-	"ELI5jpDOLgQFuPJ5jHb7zCrG7IEkt3Z7feYh/+sQCzKYx9GTO1tNvc/O6B0xWcltphJEJWKEGEuCmey4",
-	"TCED6r7DxiFaVuOYc8/ZWnqQpiMO3wlksoDYwnrQNq+I0vgiUevZC+wzLO5EC/n79YaPdqAUsAKF/Xoj",
-	"yUYjCAt3k4Imqjd8xXHYZzt+8uDgGYxwQIQP6TysvSF7kECSshYqrfJq1A92jxHjySp5jPxG/cD3ctM2",
-	"6gcGOv15HIHqKSkI34sxE2ohCtjsDHb3ux56mNBgAusSSRVKBXmu1UvOW3oikxIzFmhEZDAxmVHiMNFL",
-	"a3W3PVsIgk2PDo0g6y8FE4sZXvWISZnvbLOtQ7wwxIS+UFn2IoXI/X5ess8Ak9phVqhPXp3JUDebi8kF",
-	"l3Rkxk9DFZOXmqhtTGBzl83m8pyH2r0ERCfwm62laTUu53JVmyxeWxGju8rzxGCJa61amiYpN0RZarQI",
-	"chz/+uXpSXuMrsmkNpFypv59k2v4rBxr+Ra5xGk6A5RROAJedSTL6eHIZCtcOom6jWcBt9bkxE70X5Ym",
-	"aZ9X2PbyC4IJ7al/r+3OtVZNIYLrqxOd0TD7PnXyolx+pJfEdoIF/snbdAk6VdI2l/Alm54pLyE0P7aO",
-	"PtSbHz/+vRhyi9miQuaZHKZYV6q43WyfkTEOFpkuX1Z6OCkclxB7IO7WvpQgb0tyIBYA8PpODkdPsQwm",
-	"RCDIqWBWsvsmT7zJE/9Kbr7NtklGYii2i2V/vsuvm9m3JvVStv4W1O86aaXI2egRJKLEKMZMyRrAhU/4",
-	"PI4WKOZRNJ+JOvp+HtwRaUrB4oiOma7+dts7MY4ZPEYhXgjtI6CLjEMuTsoE8tWYfupIAm4F5pPkvuaR",
-	"NI88hInQEGoVsrTcgWfzqjCic4X32T9JzMUxgmAWgQLYhU6eqAcRkNscTO3fwdrUrpPFHnz40Gf2V/Xf",
-	"emKoF74tyqfRFA2JODZG1fQbOKjMYyZMYhYoy6ywI05ytCSpT3aOGgdq0qNGc1cLROD1ExMZL+p9ZlXE",
-	"kEJPJxGkDE3FsZJwAsIkjYgAk7xJqqM9kqCkLHi89JnZMhrH/AENF6jZ+E+TU9JkalFnRhnab/ynvXzy",
-	"iAOpnbZXRW21E9Bak2sPKs8nVdA1MNlarsepB4/xKVAXXyULm9pwTk9Woa6rIw1ch4WlS2P8ocpKJN/C",
-	"OvRDQg80lJNj5KsjqXQMICrcQyxURZWhvbau7bnF1HNwKe4gOBv8bGdt1dQegZOOqeEC9UvSiRWTKLQP",
-	"Xm121LBPoQfRaN8dHtUPwJATy9Xz6bLyt4KEtdYnSPNvaviKWutAXYOds5Gds+mYc7/xXbP+wT3pfvmk",
-	"B4VJG+q0JV8a4CA/gMQ65UyQD9JrevlD0mmZbvA90WbXdAsf0zvV6/9aw/fjWuvjfrN+CNtLjnH26ajW",
-	"2j86PKx/eMovfr9ZPDL9Vyddw1zX526+IFGehch1/vQxUbLDG1f4xhX+i3CFmhvMElLLEuZjc7fOFqbF",
-	"mkQlfe8swlLRNZTp6CWq1uSrKU/sG12gr1MrWzdiGmAUzxlkaLblq6yLqk6gJ+vIN1pO3+TThzR7xqON",
-	"horlAWZPq8bSmSWPdP92+hvjdto+m2DIcxtLEqIFARdJ3+6FjX3jCpyyvlSYcDK0w2NEmcmivqu9kSHE",
-	"FzqT0E/diKlANg6pLDvxSebgt0V0TZ2EX7/WzNklfmbfNfabB4dHH777WNOI2nIsWo0zmJBoRuLBkMuk",
-	"suS94uyWaephs7XfqB8effh76gYiukxRiPTvy7mstfb3vZq9AjUViYjiR2sZlyJF9CkL1tTpt74ZyUmD",
-	"5iI7d6MwdSM3c5otL5nYZk4MYgKgpOQDylAxb0EL2bjr9lXXxF5vtGRbA0M/v+dRxRRS1uWQ7WnnSwtX",
-	"b/TxjT7+i9BHyDibR5kZApn8+hrkUZJHuTeLyT0lD68RoAUOfVkLIiOPEvQG6IHPoxDsaNodn4ckMt4Z",
-	"NA1VUqI9jaSS6a2FCgU8JNZmp4byEstTgKPImtj0gGBKs58fYip1+lvtn9/KZIwRCyHJFM1iPp1JratJ",
-	"4p52Yh4RgXxFW0ydDNiPv2tDCbSAAp/S1LHBZM7uRJ/FBAoHhLqxjvTgoxGJTXS4VkcISadQJUJLJmjn",
-	"MBMU0Wf/f/a+vbttW9vzq+BqZlbsO7Qiv9JGXnd1XNtJfRsnrh+n99wyI0IkJLGmAJWgLGuy/N1nYe8N",
-	"kJT19Ls5/CMrtiWSAAjs9/79OP593eh+6NawLBRDbbTyNE18iu/1AF9z7QEN26XyzDhixywTSQJlmlig",
-	"eTbU2U+kfeHZ5oeNna3lG7cp2f8cTdtuqS9gpWvNHaPeixWuVKJpJlHz7Ox/iUE102fc9j/ShyJJ1L/B",
-	"SSii0nzNvVe4MdgrfdGfX7lJ9zzWLBE8BUvSLDCWj+JGrTVr/zSrnwq2H/F6HSiYzM6Cx5ABBI8et7Tg",
-	"adgzihuINWrNGpypWD5QcZth0h5bQnGbb1dKu1Laj6y0/6Uqp+i0sVykW0PBwVnNKIeaCLAtpLqx+noC",
-	"+xIVK7AQhUJmydj6j5jyWMtioYtEN3GECkupvvEbjStcvKPRvQJ6VQeCX2n0rPcYh/5iX2Y8gWZVq785",
-	"3sh4uZxITSZuZ/ufEZ9ptndaWItVjSog1JiVXS58z57oqdw0pWU108ZSHDB9oLdaD9SVYGtmvuZzJNpa",
-	"nxUeJ7W7gux2Tz+OZhLoULtbvryQQYg1vIVZQzGfPf5QyusFWSAYiXWEZ7IaWUf5PuM5tRc/YuqgEMWw",
-	"nJXLgMNg8YmS1/MNh6tYRvQOahjpILmwZKzjAOMqxhwqhBj4IDbGI75YF1bZ6CRKpTXKFCzCBXw9hDXF",
-	"N7wKb01pC1aGTGXIfGfRh5JKfL4AfX77t9/CkjKYC9f9QaVdYWn5ijoKGA0zF0DQCFVhzZkk7ogs7gvC",
-	"MQC4gaCEBxp4LLiLGxqsEzIM5TCYzvh4D/A/MKRh++ShPIxnaKio1KoqnpFazwB/gTMpRmV0iTr7DDXR",
-	"HKIUgFkwGwq8OLbHC7Avp2PswhI2ttEWjyKLl8TaLr3sWLOukqKSxpU0fgn8sOL2fRWynPCzJ8TDbGE+",
-	"1Qn8IqeZ/WVEm4KExYIwEI+Q5QSHMM6gAPtOSdWTCK4ntKTRyVxoSze2ClUtZVt6Z4opvZTFPCOY+mA5",
-	"u4qArQRrJVgfbua+OjH5UWTLy8h7GryLA0Tl0Mcpz3r3M5Pf5tVwc2pcihe9yc1jr1Dk6zGVREJnFMwb",
-	"ykRo7csAcPD+A4iDy9a0Y8IBLD0CwgosFktgsZsGPM1iniCDP5V75mCDwMbFZSiSRETGZA6HkO67W0fs",
-	"ALliKjdeJsDnAqPPHecLuA4DtlZc0vWX4F3mj0u7nAewZsKkTOpTXvOmZ9Qgn9hX14JSwMQHoSI+/mkh",
-	"Lsk8NbnC4NoT6EGzWB/KVaabW9s79d2JKtLdxq03Iz14onRGEdWUZ4JFIow1KdhF8CsUors7zQeG1Lae",
-	"JKRG522VyJpz1Stro7I2vj9rAwJsVg0BbFpJGb9240MAgfJM26LIvVSEYp5OcI2hsCJ3H+NhKAbQW6Wx",
-	"uhQadxyjAZIl2IYoxGhxRE5UUZvzOV2JAUA4TpIQBUTWh3wNFncgUqJMtO0ybXu+DGLAsUUEHPOT4z8y",
-	"v+R0DoB1C5RDQaGRC2ssiT4CyjQS0cmYGmbNqQxSVAUU0EkDGFmoHj45OPUlIbxC91lbO3LpHr8WLFOs",
-	"LZgWGWKyEkQwlyzuQx+BmQnOKmA8ihYzXkcqHCIGMphvpVCAZcImKizi27ZIAqX3io/XsyiskZd7BgnF",
-	"tCIyZUY/8eAmnKV+n29oYW6RiQga5lCrzCXzNspG3AwSgCekVvzpnUewdiWDjGyg+UoRJ3hMl996tT6/",
-	"Ic277TqlgEMdKS+Q+AnzjS9P9vUkfNtfK1KtJyXVun0g6RXs2IXxoZJAr2y2ymb7ThKhuP2fgqZqql1V",
-	"EI9LtCZNUc8ek2LkYgv1qZGQX91Dnjj88QTxhfY4gybVnR8bXg1rqUF1rsJRfyXnh/ltlzX/q96PXlGR",
-	"intvq/jRbmdUQrkSyg8Xym4Pvh4v2g2JHdq9XqqB7at0/FBCwal9LPsRlGYAw4FK2QlPryI1ku7IGfck",
-	"myau6+wYOibDYebLWGaKukIgDgCtE5teo9Eo8l8oyczYuikf9FjbLDw3fsweQUf4EvxC6KFBujXz8F17",
-	"X6rOTcQ1z4dlU7VdxcwYsG4FW13ymlk7lzcaqBTqLDDTJdIOIkwxYzX/fAnSma1BFabTO0AYollbRbHQ",
-	"NLItdhL/vJ6DkWyaq0s+JtttsJOfoccWff61ncY2O/58fvnhw/HB8dHni9Zvl18u9llbjJWM1uu+XKpW",
-	"Bt3R+6vA40j0ByoTMhz/KsYPozwsKxoXF/4f7IMQGoALUx4ByonOWKO++b/qtdWVBU54pRaazXv6lc+v",
-	"mx+sSq3IWOTgUFDJbtFKmVbK9CWKi6ar38YS6rcst47lpRYv2CqzteqAz8RQixdGrIiiKbbGNFNjvmv3",
-	"9pv7cUE9K1ZuQV+LNSlsJSuK12n1oTOqQ4sa7xFLQ+fL63vL5+OFJZ9uRapyz0oivzqJ/MK1nsuJqYdk",
-	"EiErMuBZL7fJClKtNmljFs99n998ErKb9WrNdzterR9L++vmXbC46WGyvH16sfDE1Bt2PduqVSi7D7B4",
-	"gjj0nKO2MYojAZiK60uJV2w6uMQalokFnduWN3uFVuqNe7QgW/QItfsn9GKWqNv/RY1Yn8txDpQwEqlg",
-	"NIpKnFfi/CXEOQrHVyHLUbAwkixTpPfC/ECe7S4mBfaIs/gvQp+1cZytBvzvy2KgCL7Vzus/19pjJvpt",
-	"EUWx7Go26pkzWwhyAQE2Fmj2EI2l7zHgbm2PWWeYJBsQLku5vEKObSeFLeMAz3xp/lYYP1MyGeekGRNi",
-	"elbBp5VFz1Dk+Szt12dcXplVpNcTCgzkxRojkLHUmeCA6Noes4hnYlYx6V+1Gep4q9FoLFTIL9z0XK5z",
-	"Xti2cVNbLf60EIbFwaVMFHOeAr+GZrqn0syScdSfokTz8RJKKEtWq8rEM1Wp50o9PzyZ9IqULdVjOo3x",
-	"DOmj80ylENwp+yYgV5rOTXmjsT/A6clYs258LaTnS9CruTYsplMgf+T0ZzmL4ss5aRS2QhaFFuclUyjz",
-	"pC8Gy+7gZT0MkMzM+PlSKqupxqfRc9Cd+Hjr/ABNtWSSBs9TpaIqFfVKPMgqP/McKpwKzZ1SWi4tY3Xk",
-	"228oNpZMySgprJxZPgfjhvaICZgFgvwJMzBktlT5l0rcVgG7QvJltgB65ISLFVhPn23JW8kf3QmCBhEq",
-	"orMVacaeTCdbyN5o7A2v521ztkrNlwABHSAaXQCsqOAbOXRo6z15TPd4OgFlYnFoffk7BEZ9ot/0a7Y7",
-	"PW9Mj81g75CCE3E40kclY18m8ZVgwemX8ws2ez3f4lXBNAerQID8Yv4VvPBYninVn3Uw7DcnkJqP8aJb",
-	"S2QqohVvcG4vu30tWNFwBeyB5adivnyPCQySoqeDvtdb2GcbuJyTw4qgaWm5UeHKHporbr1ah8fJ8i8H",
-	"r/2A1yw/sQU0/ReTJ5yt/ef5l8/IzM/t0cIgCJ0YIEhJh5XR8V0bHcfymiexE4OvzPCoPLznMLDMVUsM",
-	"9URFonjJEksKtsml5Nc8Tng7ERPGnFHALNfAy0JqT+j2JzGZjEHTVtGYcc2Kw9wr2Ck8TeNroc1X7lgr",
-	"us6OeNjzJdouMbTmB3HUZP6w0dgOJfwnApbEUrC1TY9teWzbY/V6ncWSARbNOlJgBcYXtdcZjUmXGgtI",
-	"CuJ5bydcXsHNECkIM8nwcM9SX3I5Ri4LD/ipAAwtQJKOfFZvtOMjPY6CPRbAFQHNigCHOinvYhcBBtR9",
-	"SZYbjZytYfo7UypphTxJiLwDfk+FHiaZuyOiEimVaF+mQ4nMHtKaebQCSoqAblpsq4gjghdAGJl1plJf",
-	"ImEq3Z+B7Qs2KmyWOttnQZMNgJUrVH1b3mjfXDpmm7u+1CJU5kLk3hpxoC+psw+Ih6RZx0glu6753R3M",
-	"aCp8qdIoljwdM6NpGQyKuaNRh9YDt5UKgAgDs9uUtACrxEIDDffI4w9IDl1zAR/xsS/dtTpTA4BxjzOW",
-	"Do1dr6COVcjIho8pegvMK3V2MVLY56J9eSXEAMAf2lya5Y5oZICjamnVzHSvRdqEtwLjkMoOq8e1Lzsq",
-	"SdSIKLip1wUrFbK4L9QwY2vB/sejzxeHrdOzL/84Pjw6a10cnxx9ubwI1hFbQUnhS2CXtTtkwLVmO+wk",
-	"/tmjjh6AuiDwKvO7Bm62M6GHfQCpwt338ejCl3PExze3z2+tm4Db9BPX2QZYVBvHh4HnS2S/lWNL+LZn",
-	"15qeZJyQpR+Fw57ukcAoXoVPQgCMq7kUh3jR8zoU/wKmO+mbuX6x6jC8CdyPqfafIqw6UivrvbLev3/r",
-	"/XFNcY+5iNI9jPK7qu4BBvriAsEThzc4twpkoF2Yw5k2YMCAURQnibNx1grmLwNoLO1LMpZJ4nb5tTEz",
-	"wD5HBCbg0imQ0JrLmmUDyJjBvjTmqMdG5skj4zfwuGSXgTVRhu3MmepsABTsNfgqt6YxjgsQgSJ3Awsa",
-	"ChUExHdrn0S2vi87Ce82LQ4ocPQVV4cnqeDR2FjKA6gZZ2GPyy4anD2k9It8aYsU8qEDaFGwBwrLmNLW",
-	"WHPfxKAvIGfV2b51INDuswtpjKyBiNhamHLdE9E6m8AhNZPCH7hmCRTWrhmL18azaI3OL86O9k9an76c",
-	"XwRkiMOCWW6BicH7EgY3tSYHZpEbaI+TZFwaM3OENqEZZZ5qvB9ypAV+pbkswY2OkXn3TlTKejzC5V/f",
-	"yzfd9I3GzD6rjJEqf/ky+UvY468igWl0kZWxD1Wvubszs02BXGgAv5xQf1MUHbur53wZGzkJ2IbmWEM8",
-	"puwgA2qFprhNHh5L4mvBhjKLE9KhqKpUykoRGo9Netd19jvxzk0+CEJNRBuLIj7GfAYfiwjvQzMAoEqJ",
-	"oRgAp2Q8Y4ngOmO7vuzHcghNv25aOGQQZnt5SpOCd5G2rLcYVqNQki/388zJUnpr4kkFVR5L9q7BKN3K",
-	"ZXmJkAUrEmVNNk0/YQiEnMkF6I5me8SRLYkFCgl8GkSeMKiTilDE13ZNcKVdkAsWL87xtFGI5Lnz0ssr",
-	"9UM4HVjb3IJhZubA1Jq1//tHY+P912+b3vvb/1m7T2PEwmBACiu0ok9/Rhc9qlOP43uj7RnF9SwtWulM",
-	"6QyOVKVEKyX6GG0Br0clUtzWKqjpWtF7HhdyqvIlfuc5aha5xefxrQPveM6P3gR1yyG278sel1ECnGj4",
-	"F00KJaAPAkog9bJsYBSo+V+zy7NP6wVqc8KnOjk4pSChEe055HE/HNQJxdk2Ako1YmtGWEe+DDC/hN/A",
-	"DFOrhX8zd6eck5eTSAST0Kr9cBBgAub/IEpw6QP8GR02AGpdd34tkGJvxJQF8lh77EsEwtrHFYS1y8Gw",
-	"3u1Ai6T5CiXK0NVWWc98rQdWS0BE79YVxXxccXXMkmrjL0s12sszGiGXUmWsDUktHvbQy4ytStYBW0N5",
-	"zDUSocWSdeIb472rNNLmxUKWLAYn2ZdhKiIhjWvkMR5FqdCaYSZIJdciXXdwI7iHiojVHpkdvoRliDMt",
-	"ko6xYq4Ftn2aL9UZwDTbyLBzZ2ONuR2zBFxaH9082sYR0LQw10ByBdg+cBOb7RHL7p67K0QKwPbZ2n1X",
-	"GKmxrMy3zF9oz8ZyMMwY6kGgHjYPeLfDfo1/9mWMmaoSCT/sWrRCzOUIghYVV3yPFU6c9iVUlw2hd3bT",
-	"3HdWdyrIgAs4vI9GYQ8jQq562AHYHSlFSPGewgZLRWeoiWIjz+QZQwg+R0bX8IqIQ/JezQlqaKWu2HAA",
-	"i3wlJBukcShyI6srspb9Ey2rLVAsCsxvtUFqFigjRAc97rcVROYmbaxiAuYP+72vzhbDvAKUnbnuFZzX",
-	"3W7ac+C/txh3Oh+0+a2V0+OvMG5ss5067LsDtMtMD3cD7oeDhzDw59tqUdTEKgM4MJXhVhlu3xN1rRWs",
-	"j4zXHPZ49pbizZYzf3pY/4InV1Dk4DgrYsm+DITcP36j2QEQXuT3YbrHB4DTgBAHvhR0eon3YkzXsvPD",
-	"X4EOy9zg8tgYBGxoNFPWhK5QFme+DL61uRatYZrcuuCJ+YsxyiiqDEwXV2JsP74S4zoLwPoz9hxigaID",
-	"7iZAznjIkwTaUnmIJI9rwcejC/YWLrbmG9ygv77HuATLx37ZXNalspadxg49siVV1oKylaAwComjKKcI",
-	"6OrI1ahAbADKu4O89Aa/K8XI/gnDNvZ7a2AJat4R2bgVgwXUiUUarDMtMs/lXsCSpMLxZsmAxvjxBA0G",
-	"VQBZVt/Y8RAbv9+bLNaCr/vStfUOtTCvIs+oUHmE8cF5msQizZnVjI0Rd6UZAxWtq2FmbLvp19GsoXyE",
-	"W6qEoHQ7XOp8rDQGcYMplUIaKJZQV1Oc+JqxKs3b1b6MZWmhcm5kc0sNBU82tFd3iZvArY4vi8sDYTa7",
-	"QJESet29dvsANZLotHgFDgIYPtqBg0EybrJAj3Um+gGywODJohUB6zAnvpNKIkIJmV9swNMM44dMG4sr",
-	"ll1jbook0h4WjZUoXnC3E/eM6uRHnl4LLjbS2wgqfaI3WUiIvdGWzWSDPg0YKgKMZ6KMoI8KDDbGRcAX",
-	"NkK7G5YGls7a63YgvoxEmPCUrPWmnYtnK+N6Kg5FwNZoL8QpEAGmLOgMJTqCsJz2Nyyl8yDXYiRE0nIF",
-	"dpYou7iGdtC+XAsy0QfzeJgKfPygNQAGHX7TQi41+1suet0HvgwGqdBChqI1EJIn2dh8uwPTlOG4+EeJ",
-	"3D0K7q6F2Xi+DBLVjbNWO+bwmER1B6lqazuS4u9oVcey2xKdjkozuPxapG2l42wcrHuTvDOeOS72zYM7",
-	"CNDPWABnfGP0IEuCoelCvL4kWhovP0ceG4l2T6krPFGJsQd04QRi1lKTFrGnpCR44JocSFJJhB8Jxyzk",
-	"AzOazQaes3ndMLlUvlteylTHl4FRUfX8hdUBsTKwtT/NQsjaeqRBJJKM11OVCIQm8iVEKpTMP6RjGeRl",
-	"nl4eIiYNRflAiOt3YhnrXgvfXLBXaiNoKXTa6kTn0xqa9XHNBYwjyibls0V/kI1ZgOeiyM5EV2F5IZ4z",
-	"UtYo7+IMOeGlrZb94/DL56OvwVLlnpSi1r6cKPfctwSYhURBsdATQwNQsEiP/eajh2he5Ld6vX57a0P4",
-	"ZipSscAOzLx8nFYdkGbsYbM6zWxbI6JyosOAreGIJ0oK6I2YCzwUtToTA+0otSA5C5Dj7hlID3r3pIPW",
-	"K1YtvNGsE3eh5NVYfyLKcyMjPvZ8CSSmDXzlcWa2BZTSAJoUuKwZT+osiBFUAzZs2B8kG+7d+tKe3TjC",
-	"yErwXxtkrELOB2Xyep2BIYqK2Up8Y4ex4pIz3ybT/ZrHfPAJ8adQRfQTWJ5+jd2y2yAHYd8/hfsh69h0",
-	"wCtsfjZ2ZW5W1h5SYwk8TuYHICsrVAI4wiO8ExJxRYqN1ZBlvVheEYQ9GBQIbER0UD9NUH7eFqifFsJb",
-	"3E40ky0a1oVIjF5nnP2priAxce9H2we75sqS9MAmuYIAcR47PAkf2Nrc2kaHbckSiNKLfKqeNqSUAnkG",
-	"q1cSlhDAUANIoEXiptZsOBbz0hOwFxz5vhJQTCFP+kjYWlh2Z3hiqoywSmrNzR/ebf+w+X6r0bA07PYY",
-	"bne2+PtwM/pBvGvv8p1wu73FN6OGqK306ijkgvct6COAJ3FzmRA2teZ2w6uVBFOtuemAuPI/7Tbu+04X",
-	"dvbVmjUnt+PIrzX9yaXxa55P83Mf39G48CVabb+03D4uI1y6aCHxLrhVfLNXfNwVvtkWfg10s19rfvPh",
-	"deMt7QvHa3G7wCd+7dbzy5vNrzXlMEluv94a3fN3nHdxggc86de/w1lOm5APUsKvvfpJffV8PPH4vkqH",
-	"28fT7d+VBH6tueX5pWMPX966LUwX7SbQyvcRBfNT8fmQin2xROwytb2r6pX9bkK8Xq0cBlh0CwhXRsf0",
-	"5eUjxGi03iNOjBfeq1YOL129Yg6vg47PUsB5c+ln3rce3052VlX++2Vvcd+4N159vxbZwrKtVp2PFy6o",
-	"0SfwpYnANlvDizfMjXkWtxOxXojKn+aUs1BZ2A8HsyPq+7KYv1yDibADjFgyeyfbHmBGyH65uDhlWcql",
-	"Nm9rHbK9FOiciGFDlP348Agcv0joKyiEtAaMhjA7JNwxqoBFGBiwc3E9F7bFdaN4gBnzGw1tlhtnpwc2",
-	"0O9LC2ZsA/1NNlAx+OIwTapx4xki/F6efSq5gxS79yVnbcFT4/8b3YRDymsIjMcoEqE1WzP+/Uk42DhH",
-	"stsNaKDlcozV7XHIC2h+YzurchE6dgBM+hMBRjcKcedgH8KbAesPdYalEOCK372UnP07ZnDgopXu9THy",
-	"e8yyK5Xopi+DJNZZC18GVT5MpBl0k8WRB0PwGLrPHiuxCnu+hN/XaShayKhFbk7A1gKqs4FooLhBlm8I",
-	"SP8EAUEAnPmpnB2w/QIcgZkxms6h8H8YZsNURC64DGWteaWr58vA7h+K19v2YcLqhoBhKZoH5GoevhvY",
-	"nC5mSLFBFwxft0EjMwCeJIhlA0EZbHu2KYlYH2GBp0sDmF/faKzzxKZmyqrsm2MRwW7s8zHkfnxJoXcz",
-	"a3gJe2xiWeVSEKM8SU7CQe0B4KDGn9z0auaTdBDWmrWtesN4jyLrKfMIGOhbsxa2HhVMI552iUZwKgJn",
-	"7/+Nt69+vGmk78Y7cuuv3f4Po/fZ5nU7R8n8RSSJMvKVSgqKs1+hTvM/tZJng9B10D2B9z9jhXA/lG71",
-	"h8Na/SU2myIV/5YXwcInwFvt9vhBPoa7LSQzljAslMKUHnT7sEW7a1Q7eWwf5wFG7snBaWUm/00rIbbQ",
-	"CJowGphUWdyhE8AKKAdYkV8oJx9xMAcgL7fHpAKIjWpbVAUySxbIvEwj8AsV2RgT9RxL2OaY81ARMrc2",
-	"OTfEu9hn4HJneLFXKpsB49nRNeVFMuse5KYdSQmYHklirGclQ9F0OZ5iBQnLlC+hZoZrW3TisUCNpIha",
-	"7TGlOZ09iTZkQGGpoJxfhb8aARNLdinjG5u122OBuc4SrXRF4VZQNe1LHkUxXOpmqUYSDKkceKXHrwVb",
-	"o5ofzfQw7NmV8uXvon15zHRPjVicPVEqaibFCr7hxylg/ePbnKzAEpF+MrYuUh7Fssv2XcKhkATAxIFX",
-	"s28ZKkT7AmwX9yWz+MtDwhf86k+xTdJMKbec8EzMC8Q9XqmWv61quX+A7IViRVM4L2APrhiosTUoc2V7",
-	"vuPt11EMFkX1npGUqaBeSAlQBUaUyfpUefO7fe4TUzq9OMnRckwOEzw9A814IlKgv6dGFpuyxsSAeZXw",
-	"9DrGQlpYLBbVXGY3r8mrfSXJO+rRWMMf+ltXO/Ld4Me/GmnOrjQcRMuMdZgmtWYNmoOab9/CW6zTgpmH",
-	"YmNT9IrIkWivrcKOZPd5JdErZ2G+s/CixfEFKWoFvPsTVMhPB6oZts2vbaAsujz7xDJV6OCfFnxla6oD",
-	"vWtoclN00UZU10sIMLYGEEq44i6g3QSoGwC02xjFULfVE1BAKyPWHrMzlfFM2Amxc/h+ne1LV5ze47pI",
-	"cOhOqC9X4Dmi+78o0dE8WX8v4b6sQF5RXj4fN9K9lOQ81fjvS+s83JjwRS3C1knn19/epz9+/PWff6UX",
-	"oz8vTw9/PP50+t/HausT/8TPRz/cXF40zrr6zz9//I/H15gPVHB4aBZ1i9HByRMNZLhVqq5SdY8Om1PB",
-	"8T0fXVKu26bYAkVf7+03+mlJhqQslxqYVk/VAJvNBkJChCYSSXwtgE50eQ6le+vizgnPwl7t0fnS74jx",
-	"LRLjjUbD0e3NVygPFeFLsK0XZHjF2FSJ7pdEPKNNW67dWkKCnqYQVIdouQUyfnm2p7nycwZH+xeZH8ay",
-	"7+S5vseyiVWWhB9Fdn8x+FlJ8diisApuPYupvqSAnxDsRxd8ocyC75QEb6UEXrcS2F4SkOFERXEntgL9",
-	"FYFFTFMDLyXLP4pskSBfTcz+bk1lCmgbcXtHDZyJQcJDMpVtEzc2MwNcBOBPqWi8B72Jsit04Nq/lRaI",
-	"aeRL6IRjPMyGPEnG1ABO+EWBE2AB66trIC4F/GQh6+zIiFHASfalVUdhInhKeJtRrEHOnmHz7JLU4Jfw",
-	"xMcx0+8ZK5sX4VlV5uJ0nrIDz8Wz8B2bcdKIvz6psvz3B2vBzbKn80xaEN/I0t5O3h6N06i0Y+Ui/Yu5",
-	"SP9SpWkoHu4X13qbh6TmljbQFW90IYblWcwhV9zgMWwRB7VMqTD0TeZWNxzmY3jiMgfvrmOajAtTQiOE",
-	"+khw1ACmjEB3eXk7fLp08yPNb3yOl90+SbVFlon+wOi5raV1KGhGeBni2rqw0Sbfam+HO9GueNf5oftj",
-	"7/2f/TymF83+ltl4CdfZPg5k2rN3zbN3dt/9N30VN3OzBm1Lu41t+jMu04GKRK2529j2alLczLnt9m5B",
-	"I9ObadYo5JpX7N91iV9d5YXdJ6tUYBRCylV0s1Ld35WTWqzdYCUl8cgO6xLa8e03+nls/p6KDIFP7/3M",
-	"xSrr0D1vIZs8YLrS1xEPC9rvlJJIUzdS6RX2R3ZSIZDxCCoPoX/Otgm6dkskkKdl2IijoM6OO0RBhGI4",
-	"Ryf2pXtwrFmA3XaOSuiCX0FFN3j1S7rTZ2ZtJyTi3YLrrel2SnEwfw3FUESVWKzE4kt4NHbrvhJQ/ywd",
-	"T4rS8YquQgq1Zxu2FOjbwyKEU8XZx/h6MpEOoKb4TI+lIhumUkRQFAeRvTr7oFK2tcN6aphqJ42MLY/s",
-	"yNlIQX0doC1qJHFGeDse9tyNtbLsKuYmIZdMj+Is7LnsVKJ0LLuOTvpegg3Wr1SE9GhI6K+nNOxg68M/",
-	"9M+/HfdSHR70kt+OT/7xv9u7+vyfeqDaP6jDv3c5WF4Nlm/LSsNUGua1xMxeTMFMq0teUb9kQj+RWvnN",
-	"WIJGPlujtm6eZcFAM4UxH6dyEiXFHhxya076UvfUCMJDM5ySpVTCPrMZJvcweoKj8ARVZEZntI3RVcCp",
-	"htQVWE++03jPfj/6+ZcvX35tHR6f7//86eiwSTwuLKZI3DT9cyF0oYpiOXvajMQSr1UWdSXvXpu8w8rZ",
-	"BfbSkiRxRqzNMwMmD51XMlRj7Q73XuE0gr1QjtDTCa1O0d/0FL2UjjXye0GWB3h2wmEaZ2PQnQiVtT/M",
-	"erXmH18BrwZJx2YwUALuMlJnDHjWQ6LJwbCdxGFOqBFrtv/x6PPFYev08udPxwety7NPdWevv73eBE1M",
-	"w7uDTwKdUaGSgGSNGAKI694R4ThMIFtNaRbiMLmbtbngyZXRjwW2EY8hEylgewmdM2uhvqI7Ogq7u/c8",
-	"KBI8EKQUjAwgNAu8DgWGkMKdi5dPuz3SgllmkVTY6pe1RMnuRibSPuuLvjKmBGKQXUljcKyZ/xIRdYG0",
-	"CUGa1ksT6qt0PG2JCvALwP2ac14BS8thrEOVRh67EInoprwPD/2v8ozsBdPYpOKuFJHHomEKog5thIL3",
-	"nQFAdmp2jMZ9JHIO2CTWmYjYUEYiZTcbxTZSerrb1TOmNtl5l/VSNez22MA2bhMxBWLdaMedrgeCXzWJ",
-	"3szscW1x67DEyF3/ZpKixgHXFUaZt4mbLZ9PxJWI1h3AQ47yt1qVzwosWNjgEAFfqZFVMwp1JlEGx2zr",
-	"5obx0G01nb+u+oQM2rc7eMQJBISIWHG21CHwLLO1PQDPNVuaGzoGOUFvYfYTZbjPsQiUK8UnPsdSvLG5",
-	"8bzsLpYghyOmhsBIgZz+mVKFpaGQz7OsiS2Xep7VsILcvnXzxVzW1p9pM+TC+jn2AhskPOuotF/QKiXm",
-	"LJo1wnHC1XfT70+8IqTqD+zznkVOYG+3iBh31FxrHBiVYp4QTUum1DpcX4xFPPVqkDo1JuRTLsS5WYT2",
-	"mBVNVYyv8KwcX4EB/P8AAAD//w==",
+	"mCAeq39fcEb0D2Wb7te+69ecW7vGkpypR7MH/395l91O7zMCfoGP0P/uFdqrCZNpPjSys5u5KJNkTOLC",
+	"ZNdkiilTi6g+YdInN+kmcwri2OANCTgLBZozSSOA1SFliuHRyOSdujYW8gd110SK3OSHzXWzExkv9toK",
+	"oZTPLDl6wOp6yYjHCqZkvChuMz/TlDI6nU9rrX3PNevSNS3PfY4f1Qj2JQk0IzGaUjaXxD7f3DFsdtHO",
+	"a1texLWdPCIjqQA7y1GZU1+7mKNPGy3GCQO3jD4iJTOgHaEvZRdhhVBoMNkQJPa/+3TUPDpqrjmjJ6+m",
+	"ENqUSItem+2fNQZxY5p2s61oneQBjxJcU0C0O/5+veF7Ci34jfqBf6yx4ZRgJlCjfuAp5CQ1i6IHEngh",
+	"dnPrr+3XGzWvRtW8GvvXvBrDSnpTa9yzi8yBI348I2wsJ7XW/gcXlmlbGdS1M4v1aKiQ5oiS2EO+llX7",
+	"80bjIKAh/Jf4+YVWEGdhFzMsJ+kerDisRM7f5hRomeb2nftpNhquDZ1kRLtueKVmcO4tKwIWt6i+rd4h",
+	"tFgpgjs2GOSW9sJ9npKIKnpVdneh+V7c28MkXL011UDvLNzHzeFBcBgekQ+j78YfJ5/+cefeWZgu5mW7",
+	"6oZkOuOSsGDxE1m4kOMdEbmXJfCIKDwNuLmlhGoyIwpDKIoureB5RxbAxcgJ6TP4ZcjDBTSiDDUP0YTP",
+	"Y+GhUcynaS8cBHzOpGd4JD3xiMZC9plhm/AYU4Z2NEcMU6iBd2FkJYmGXCEn1e+Bx3dIPtCA1JEViPtM",
+	"LQyWihmXExLrdVGBDptN5HdPO+dXl73OxcnfBj91/ja47tzedE7948w2JzQifZYsDAlJowjFcyZglMan",
+	"5VG6F4Pbm45fR+0MI4hlnxmx6I6QGQgBE8rGHhIctBNwwHpgPIqJmNTRvjr45tERmsWUSSUs9Fn75qTb",
+	"VUxUjAOFQY+TnZnTfCfSK6EChuYPTC3GqgL6TKsGqNad4YXi/HVLLYcjzgKi2K4JFoiwkITqRIwMp7cC",
+	"v9qTRT6IKb6RHHL7q/dZGVLNAOOegkY3B3c0ag6/Cz6RvSAmWJI9q5TBQlAhMZM1Lwf4R0ee4hIStKzI",
+	"jZQkViv4v1/7/cdmY6/ff/yu8+W//sPJGHZHwFEuP472TJ2alm2Ah+VMnaKlRAk/rJhmrfWi6igJ2lFk",
+	"6S/+bquvr+qBCmLPx4wl7PNJ5AWBDvebfeZfXXdOLi9Ou73u5cXgc7t71jn1NYQHExLcJf3MmnBMYE4Z",
+	"YyZwoJa+6goMP72Ge86c79F+031oihcvOzi9pYPGoYYYxg16UGJLlcNT/+UjhIsiEYqokJrq/8UHal62",
+	"y1RSePFWy8QFSaaamZzhMUnW8tucxIt0KcBG5ZYQkhGeRxIkVjW7YW8V/l7D7J6nKuvlE9fMhVYCAo1K",
+	"WCAfVCv2sfIRPHzzuMf4Xj38upsMpTryVVQoPdP1evT0sD8cFp/t8slf4TFZ3qv6FbG5kpoNgdkvO311",
+	"M+7D31972r+Q4YTzuzJ+4EF/XmYH1nED5oSC76bNu0P2Yfbxt0asT+jRfQsPyUJewgtkLA+pkuOWJWqp",
+	"RCnOANbxbBbRAFir9/8QmlVPdvFVq6l0lxD45aIyrOZZFRcooEGXpfiNtZos2KSMF0aSbH7nGfVYrWVm",
+	"fUqMN2pit44tZ90Y4UiQp+xh/UdMRrVW7f/3PrVFvddfxfuOmqTD7knEZ0QfXOGtFfeq1e/YroQyhYbv",
+	"CehvYMmAscAiYTduFhxwNqLjeUzCOkqesO1ltHM4r2adg9w8mgsirPpfoJFqjQLOo72QPzCtdLLd3gmU",
+	"Ec49RCJB0EEDid2WZsD0qO+Ab0BHjQNDYriwM4UgWAFrhAIcxwvkZ0b0ob1vrrue3p6vD8bImSD6eijm",
+	"c2Al5jP1MDJaN4cg77om0+N9sXm50qXaKGkXtyql6iiq+bI6ZGXvTNMylcaq/ssdVuklqo6UOw+nYqH6",
+	"SHAm6iF9j0OjCXkZuule/Nw+654Orjv/c9u56eWRzYiSCKy6CtdcmUcAaMUgoelcSDQkhstoIT4jDFMl",
+	"lchJzGc08NA45r95aMz5OCIe4lGEpziPeLrsHkc0RKAyhweYm+9VMVBh+8bkaV8g+v/QVwSH4CG9Z/Tk",
+	"I4anVnIKuVS8lKIyidIJh7oLsF+APazOxkNiHkyMspffk3gv4mxs9BbdULNh/7Lv+F/5NWZVOxdcflaY",
+	"+WXv8uTy4ufO9U0bZJeLy97g8+XtxWkt+26ykwINHKlpfweCnSwH7TBuYNrSW5CncBQBsTRy9a4i2u4N",
+	"afqqeyuR2Y6XVUi9PYtv9VlYTeB2nsRp56z7c+f6byXPwU72Oz2FXzrf/3h5+ZPrMRgxY+VzWN6Mfgq2",
+	"b/YxWB3m20P4Vh/CZx4PaRgS9uIX0Ol1BlfXl73OSa9zmufWZjGXJDDgSZiS3sIssxaSiEhylbRSopMg",
+	"EnGmVUaAhY9REBGsZCzNCl21eyc/agWuS1x819M6RdS2OsV3alizFBJqrQLMTDl7ZVbu5vbz5+5JV5Go",
+	"q871effmpnt5cYN2sPb9uyMLtVeMHmIqya6HiscJwmVumP+5vey10U6OH/xtziX2EAhzT2882zf7JvMG",
+	"nS67FS/U3LiNGTkalZo1jBGIClTQ5cOrtJYS7bnwmo/GuWYPrDi5hRq7k19Yrb+03GNjjtEqFyoRMe4K",
+	"YyJBc6O19G/P5l/i2VyTuSDhdt+NNiXm3k3P9VAesNBYGHR2xpRnwPZ3fTR6wVpFt/xAkmUadjDCQiZ2",
+	"Xdfa0U7O4spj0C+8EZpv9sUwSWKGo04K98/X1vU61xfts0Hn+vryupbXoulZjMZ7xwITDdHBqIk/Bbuv",
+	"zH1lV+YhzNCckceZ4QK1YvwYHoANNAhwHFMCYg41ixdvQP7NAjkocc8tPG5DJ33eublp/9Bx66RNGEpe",
+	"Fa1E/yFBZDqTi7y4YhaGVDftvqHNf7+LdtlsRFvtfbUE4JumVAjwY4H1KkQvOUcRV0xUQTENdEITBTiA",
+	"t4fyrT6Unxh/iEg4JttRiv10cfnLWef0h06JViyZDoU8mE+VzP6nVxU79lSmJ7abeuOOvtX3cE6mfFsa",
+	"4vPO+WWpflhP9OeH/uImykB/Cvt5A/xvF/ABMrcF+cBhlIK+Zn6+AdgvbKMM+ME5L3EGMi544AoE/BOJ",
+	"0R2ZvVGFb/dx8JBsQ2A+vzztpNJyRozI5h74VPNq1sWr1qppJ5asbAFxiuBv50N7H4WcaL8z8kghphAC",
+	"vUMOv03wPXjoEwGKT6q1UVltlh0u8UdLxhMkvidaTIYWMN8xCiacC5JoivS3kXEwgefxqk86c4xeZnGp",
+	"96FxbgOFdqLGmrM7xh+YOp2YSCVt6X5e0t5crAdeM2ls024dfQY/PD1N1gWvcFJe6i0HbcE7hwhEZdGV",
+	"Tl2lbzMqZBz69JfjjOOhkHghkK9dD/03FPKNopDtENYCMastm0D/EKLqKUqnwTW1JNGwjLi+AfG3C8Tn",
+	"PKQjWhY+74z/0A6ZudgNwIvhsQ0gKQCEDVZftUJo447+fgOePyXwXM4Ia3e3G56gA2jnmeGKnA12xhG0",
+	"UKWABeABai02j6I08EIR+nhgQhYqo1S9e0Cs1zZRlAOx+tnhffTehhFntui3thKW8At4/duUDRBjIBAE",
+	"GZSFJ3iF6IAxvTcxpm+RAG+RALlXvq14AKrtOAPDxNfWOOqbsJkWAvOLmhZD/rC5IMlXw6GQR2BDzAu3",
+	"w4paJmQsN/WrPXjnPPDyC1/8FsLGlz+11sBL1+3g1TOeZk4TCCNfbd1f3vsx8mHrWQlFtc+GEOz49lR+",
+	"bXypxzwib/5l3/i73JLnJ2ViPhrRgCrSNCMxACNnYtlLpn3VBU/HRE4GbQQIvUk3ozmgAnHIYQSumW7i",
+	"m3Z6tfdYnMI8RfeGfZ1IwbhzBphpVQALE1z09mC+6QezRW8Z61ViIHdTb5k/Bzea34QC/zfPmn/DZ7Et",
+	"hThoSR0P4lV00i30cs35n+MVZo4tKw2+E1U04W9P79t/etvRJmswYlwOQGNc8gL9dVnKXK/IKlysegHC",
+	"kWlOA5yIXmD7+hPJXYVj8VvmJ9+9qzf99r/YC7vCi4jjsMf5GY5f6j0604MNJOeDCIbLvjKjJNGu9Vrx",
+	"KNB+4/Dj0Xcf0HAhtfzgIjl//DNZ2pkhRfm9oHP6/dt7+KbfQ4/zc8wWNtXpy95DjCUZgKJ9kFG0Z17E",
+	"siLey8VwHTaturnsaWSneKVXUZwCHoRja1o/kG4py46+EyjgTOeKDRYowDMIzokJDiYkPC4o2wVeCJNn",
+	"zeRwfFOu/5sq128ZnssJj+k/XxrrZpE7ntHBHSRuXFav8zjRNRtlXtm7U6siTJr5X+3tuabJ6cvNbgw5",
+	"shrIbITDFEcjHk8VajFeQQrH3PM7Avslj7MkGMMeuZjPZjyWJDwnIcU92PFLjn6ejjiYqiEHcIqFjCpq",
+	"8D01GbK5jYrT/Hn5A/cOs0wCtQI909YHx9be2IZvEE1tlYG+av/t7LJ9OuhdXg7O2tc/dDZmoF/RD2pp",
+	"cd4bC/wvBssxMJtUXXhaLucF4LycBXhJ72K9qEwq4BAJygKt8rRp85P6GWC+fV0YX16xl0v261gmOH/l",
+	"13icJEpWXK7p8vYsvtFnsVWZ8Lrd6wzOuufd3qDzvyedzmkxl1A2cexh86mivBhh+cr5Gh0L95wC34zE",
+	"e9bPqlTkexPo/u0Euu2JcrcX7dvej5fX3b8XCMoqOe4Vn0Z2Pd42BLHti2C3Fze3V1eX173O6eC8c9pt",
+	"D3p/u+o8RwR71XN0LdJ7E6L+1VGDSVO/HUvfUnrIHJSbqf6oVJUQPWIzTb7Fj/zLwnQCQrZaGMQCnOAZ",
+	"HtKISkps3sgZie1f5FFChRrTNA4zpciGnEcEQ2XM2VxMLrikI/MmhLuZjsw1J1H8/JTozvjwHySAY0wX",
+	"Ga8q/YUCHIeIj6DE2X69UdchnJl9BIVdrnpBzpOBZwQ1LrpsNpfnPNQDUUmm2d3auhCpVjaO8SLT/XIu",
+	"n9s/s3dHe13VwvFBkGAeUwnCAo3J1FYIT6Zecxg3y/1d67PT3KieenM41II7jq5yt1FxQj1SzQUY4o5G",
+	"0Ua7gCu9Ud2ci7e8DbgCjnBANh886eqa4H5VZT5rj/LnsxBLErYlBJouF25Jy5T8qu87DxbufaSTe/l3",
+	"4AJpJ5wm5/1lxRtNt7+ERWyxwO91DcTlQ/D/enN5cX114tq2l3QvrW4IRQuTmoXOMeZx5HgchSNVjbyl",
+	"1S4vYNUxaBBbLiSE4AhTl5U4PNb3rosvCeQHEyx9U7qbMxBa0/pkSJegQjtUClDoeCgzAYQ324r/u8vo",
+	"bx3usF03w0g0dDajz0SQpQiMPxdlSjzeqEcBHGhoiwUVnxkMXAYFsaQjrOv7528Bmy9d97mtuyRbpLkc",
+	"s5qa88VFlR7sDMebkYIrHMu1x5bZpp2i5Kg69+rBmIL5y7Vt43sS74FgpcvptZCvi17rSlDtZvuvgrPr",
+	"WWAtZEihEVMeCkWUEeEhgoMJGvEo4g8kRMMFwmgYYXYH348RRn4LzSgb+1ATzUwWL9D+URJWpwv0PGAq",
+	"TU3d/EF6tcc9WOBeNQ59ed26wmmz/QORPSzuMqFby7QCjI1QINs3zX20Y/gex8ufUCF5vLAlrDKFfxvL",
+	"1blKn7QkDGvBZzUCpWHZVf/Y612153JSoO1Lb2RIcEzizzyeYvmsVyKSgVcv1bQrWa65oMTFuojMFaDt",
+	"XV+d6IgBnaBiv95AUyInPBQaUH0dAxaBT+aoz3xd96Yez4I6jNxlI+4jPbFAO34mL4UmDe+ECUlQcqQu",
+	"GNNnWCC/kABAV+zN1uV9J9L6Mn6vfZOR9/zjPvMtMvEhUNVmNMeQPYeysdg9BuftRv0g2RNmZqkgJPaZ",
+	"rxblJ3UTbXINKJJY4L5BCnZBc/4cYZv1mgswLeIr4AgZzwM5j0mYbGFHEILwkN+T3XyilXUAAYtM268G",
+	"jNInmgGNZr2RlpnXZD9bgvmdSJua4tBQjrLPtL85xDVBZCCVgkQjtIO1xklOcBpRncwwJlIBmx2yz0wo",
+	"smqlpiZGJbDruiD97DFbXI5qrV+/1tg8MtHhOZKSvLLkLHW5wNrTF8+ZjSAJo9nBBrAQZHLR3XY9RIIJ",
+	"T5Mh22TgT17tH4KzeBY4Djh6gIQszXrDzelpcHUwiTeE2YykvofgzxsrkNrfgYlcxqvqecGjgVbvBWGh",
+	"GiL5G4bRnSUWd+L9mEjTvVE/MEfuIr9Yk9305NeKRskeLAiq21jTq0BXKvQ4I2McLMxMatIrvdbKXdV8",
+	"/zMn8cJ2XIKQNkPODalTXFozIKMMgoWUwuXrNGM4l5LgNc7AcltAAxbwEkBaQgSK3o/5nvkRlLzX+MHm",
+	"ui2gCUPg1+MJw8FUQxSmMhmhEGvjx0TMI6nhTzsALTMCiUqyGmvSsSUhXxU1QJXPY6TGzBax1Vce8HkU",
+	"2iS+Chm+EDHoU3r+c7O82vonoCCuSjuNfjYZOYXozVrfQKnPW1AvANe9WXcr0+QGWLrYHIZtmRfqOMLj",
+	"FMXaVuqP4z4DZj2pp+tG0cnAucPTlZwb9YM+MyiilUMRagIPeBXISLCEuqXtnamQbgUZpNUyRgpRyLwc",
+	"aZRzwHodG6szG/UD89r36413AvkOFY+fBNopFBlEFIqPA58wIjKY2Po9fC6R326294wiw39TlOb1TGRE",
+	"4piEvRgzoQ55+5qqRv2gDD9ZBWput2Uq1A2UIEVYfD3FrQbxf0X1rVt9mFPrbk1bm9dC/pzobl9bi2sQ",
+	"1L+w+krvcMtKrBwL6mL0bBx+itDRjn9HWQiCvqVEvkN5AwbnR3PgmULk+82PDvyhhiw5+Ux9++3dy1aP",
+	"36vFXNvOKw1yrRqDhlfcOfdVuE44Gy9feJ9DurLqd5sRg9Zp5nKCos49WmQ4UuHQde2QJgzbt1R4h0FA",
+	"ZpKEzyaQw4gHdyVWWG9TjWHR9HsCi98QmFw0IqO42URYfQFIF2BmjSYoA82OR6/AKsfCSR6FCMPPwwUy",
+	"739Hl//wkD+ikdE+gFbOZcN5zhtVw27caQUieSaqgPIs1R7pytO+NjiCMAWPv9bmAiqQA9ec6ZmuuIwp",
+	"+R31znZVS6zgRMpZBTsvfF15KiAOOmBQIccyqqO+uaDM0r1nIPaEc3CgnBwlWzogg3I2nzLz5isaJ7cP",
+	"21pgrLzkVBovI1JgdkwPLJlhLQy4pHQHWIxiPJ5m0idA9nwlFrvgxMLDnpaBnSAzmxFW4hiEM9zkxkC0",
+	"GmhKbzLCQp5M5uzOvaTnI7HNeA3TPH+VyXmsvcys8nQdu+HUOb+SKXA7tHWdmsS+khy2F/PhlEoJEesP",
+	"PL7TxldwN9hLBlfnPZ1FRDcLMAuIrnw80tFDah3/gGxZ6jrmcpLtapygV5OSzAteIiMvYFqE3e5GaETj",
+	"PjolQuLpDEqiGRqmGAaypz6tJTF66koXklciutxctP7MqMxKqI9uZHHKsWJ/GI58Ux12QkwNj3Ui0dId",
+	"wTDuZ/+nQvzbQSZmAXbbJfdXTTItGh3Qfr2ROChZS6TQBfNAZHqptAqepcL6ilYXXv4swmypGEtGJCYs",
+	"ID24sg13V1EI3lT83VTudUs1l4wkcg1OgSdOFOVGUc0Z0WTJyDYxflD/mcdRRsIpF3CKZsIFmL90nuG6",
+	"FWpKlULTbHDK9uAjxg855DpcSOJS4pZIOiscEF3nX5Rzri/POoPbm851zdP/Bv+PMjLlcthdolTi5W66",
+	"MOcZFdKh4y3Z2DoxTMlEbjehNYsp8S8qX0dilTopalvy8Pcjf0CSW9cE5Oe4KB8N+dzSLPUY34mkhW+8",
+	"GvpM90U7DRQRfK+zPfO53D3OOD0grM2XD1ihWWvOAda8z3b8mMh5zLpTgG5JokWSDG3CGZ/HJNw9RrO5",
+	"mKjfUjd8hGOo89VPg7dc7h8v1ihtyFou7cZNstWBXr2WesntTLGO085aOLVez+1GssIjb0m7V90GnQfV",
+	"jXRkL9eOVfcCXKM4cxnVS5cCwU9uDwIxj+TSpSQ8i3lP+nVBKnZQeaj7mFKWnWLfezYTn9U/GCVMJdeA",
+	"MoDM+wNsdiiKOq8xnXuIPOJARgtLohWumZLpkMSiysHgnIKh4m6dvgPPBF2RkUAqTu/yfNjWZVnyt0TG",
+	"IvPrBo7nrincij110Zb5kjxTjAS8G6QwCp0UBSGfZrR+A0BcfYaRkg33BI8lHkYEHHFgLOv14MM4Pprw",
+	"yFA4PTDUL+izlM6pT7kSD9YlFNo7Cc5ztIy/q35xc83i68uRK1SHdL2e8KUawmPka02frpsXz4nJCKha",
+	"jGgspIf8RPfmI669udQvr6YzrK4t/KOVgs/SBua0YC7t/jsB+hZynPqLgy4Q+D7t9n3Ta/c6g18ur3/q",
+	"Xvxgw4uyn04uz6/OOr3OqRbOMl90shkgmVYQyXy9uf3+vNvrQbqD5ZnyPyZz5H9O8u9km7YvTjpLv3Yv",
+	"rm57UP6+e138dt35a+dkaez2be/HtEOJpLQdVd4zlHi/n/quVHG3iV7t98VtL3xVq9Bg4DapbxIft2oj",
+	"eZF4glkYEVf8CEPa+gcvTv1L+Oj2+gxN8Z0p6WXC/TCSnEeZbPsBZn0W4ChqIYwEHTMSIv/q8qbno50b",
+	"iVmI4xCZhAICmXhwG7AhiJSUjUVdkCAmUtTbJ5BV6qZzct3p+doFVxC5ix4mXBDUfHxMklyAJKuZ7jpq",
+	"swXSef6NV/8OZqgT0X/iyxsI4kBm77uqqyK+JNRcR2ZvurLqLObTmdQFodxu8qv8f0yJ2HVwmT9+UCeB",
+	"ggCjHV8N2zKRLb6HsERTLiTa/4B++n7XUkB1C+9En+F4PIcA6mOEhxCaNiWYCeR/zQ7joRS8WugrWCha",
+	"fWba6A08PT35uQ2XWEqcjmMJPJYD+VmRBV35AAMrURaZHXCN2+x4lXT2MOGRLUWMvieChgaujbQBQVEk",
+	"9BCVSX0SiLvrsyTkdW9EI9tBB7hCYJ6tIyz5bC8i9ySyTaiEbE5jek+YW8uRpCZYfxb2DeNQHSu93/Tt",
+	"4xntsHDGqYvDugb9hw5HPIkJlgTp6rGcKT6Ljhk8GPMcmURDHNzVdQ3q8JJFizLn+9qQ8vXrxBJ0gnap",
+	"xl94Xb8TaJZ0gmWHbQ0bUVTBn76XkLmnL8WtgINFRCS5irkkQQERZxi1MceR2HiLmmVfe3oKsCISrif6",
+	"P9mGdoKIx2QzAJmSqRFJVvU5161SeblTkRKdF5qnI/TIdBZhWXmItL1mBGIaiOqXfm46OK/clF13MRzq",
+	"y1VShX3NHLnGtveNIXaVeieNV9IbEguFAI2P9qpBrzJNVc9oPqasurR7Be1d+HjGhew8ixuxIUY/zGlI",
+	"IDh6Xf/r5R7gLl7tXLNHWpENBB/vhAnUna5N2f0iDv1lsijWYbXBT8doFhNh8akJ3zY2Z60HSYOk1uIE",
+	"IRfrTXInlmbdQGvVbSEkmbr1yfpbwvlMSCbNg5A4lpphQzuWF2k2vEajkbbSKR4yJtZmo9FoOK1RFd96",
+	"7pFLPjNvvDp0JZlLtkYP5oLE9inmt+qtj0JP8jYkNnJFGfNPOIvvLWFJqWEG0IvoyEtq5th37aBeWRKZ",
+	"PZ4Uhz4jsFDB+vdzxVlvqBz+ZYKl1YzfETIDa0ZSR2doGDQqRQpkLUSn2mS0xKakep/k9ZnNlnodVUZ9",
+	"ensnnN2TWKSGDvzY1b33s5CeoMUc5d5gnoSQL03i8jyY8phuEFmip8iQ8NwmGpWUwBBfBWebMVFV58Xb",
+	"5oo9HXet2fJEUEuwjuK06+jWcNaWR8cxSWQ3AYxo/Q9mqgGAK5ER80qqscTfUw7BM8/mhl28a/EBEgZK",
+	"Uw+dQmPzlKAuHBSJy3gCv5jffWNk1zKylvVcyxpeYB3E9nyWNIGt7fCla2Hfrvj35lfTfSaIrulCpN8q",
+	"D/vGCFZhBJ/NtkGvZzJFmkSGjmCpVXqYr0MsyGAeR0/vgbSI9zqzlK64SEOdSsqlk8ypPyoyuVYNkeSJ",
+	"ra2r7LiRNvQZMlYVvjnLxWYP88tqbiVMUtAuK9uNIWHtMu2lZpPhOvOG5owhpqVJGbR2mW5zyGpjh2Gx",
+	"C5BmNaXrj38+neLYEXNaCGPKWBmzFqLK4GbjjlZ1MKYCOAbwmnSGH2VXsO5gNXsTuows8OFZb6YspnWT",
+	"AP+V2f3s0tYkgMpscAsAbo/qVQDcLnO7AF7FKmcbfuuQvIUbfp2r7Tza5BQbSYJuuS/JDGKMgp4S9vLi",
+	"PriHCluAexkoNhXJNuRkt8gn6JPbwsWaK3iV63X7lGkOpbpJL0dpHEw4HlNWyQf1Km3pfOmilhtt5ba2",
+	"cPKW0dz+uZ8nkmxVxAeOB4miqluS1CfbJqM1E/iehJDfj9Vfj8eckqnhMIfNu4/x4fQD+zhr/NYUh/LD",
+	"/YMzDw1Ulaom0N/otisDHwSJXSfT1vbzEY8TReTeAw3B4st1edUKBNzejVlAsvrs8ZVe+IXBQ/mF7SPJ",
+	"0X5OzLIaz5hOp+DuADFqOk1jMCHBnYkAUN9JiCIQenaNS20SB+XyQYJXymP5mZLIHBIkbqm1cpy3Q5ur",
+	"3oFG0AIJrmTF4SLrqpXtnmfqv5QuJBEh7CAY1HQQZZn8U2eSWzPIiS4w9ntwH15tFPPphsaluJJZiTBJ",
+	"YhLq7KTHiExn0ji+PFBBnK9W8peIYCk4w55guGSx3zo/pfestURufQg0IAJhk8QMTfECCSKPrcnOeCKZ",
+	"t/dOqKcqiMzC/TLIloOqIY/L3nCpErii/gvLEY+nTtfkF6Bxt138FSzm29QqFIyBFbe8qS4iZ1ErMc/Z",
+	"ayyFyB7n0ebegOWJ6kcjEhMHrQOMlkR1Sc4jgWZYaJ3fh0MF7xiKA4xMJIajxErO2W3Vof715vLiMvXA",
+	"hJfifm/nJ1eWimlzoD8NZj6sr/58zkAdquUL3M5sCY3Oe7Vltpie5cq70znikyzd+WtMUbwj1Z49lDWe",
+	"tbrdSgycLMZVPketbEOevbgvVwSCHWyzUdcXPIDhPLvs1bvdAiuvT+1VeHnt7PxMm+kCiflQkCT+wdZn",
+	"MYZRD82ieZLFwK+jDg4mic+J8UaMySzCAbHpDMCKypnxjPyD7ahvJtE3k+ibSfTNJPq7u/Ulx/FmTH0F",
+	"Y+pzFKKaTjqsNbpCuCP3lHpKwlJG6yqk40UgRUe2tviLa0l9G3JJVhax57aGM9mG+cje3SsyUH+sfdTL",
+	"QuEzi3jpaVffy7eiRGE4WkiDRPKHW0UDltcvMEnie7yW3idzdm0HLT5t4geZjPH9PLgjzvjt9Vqz/NFz",
+	"WYEHTObt6ebFs8+q2JLzSAZPtrnyKsyWVkh+y+lPDLNW8nV21LAUWu05HxPK58Mo45Bia2wALorlhmd4",
+	"R5i4FSR0r0NyHp1gk6a9+Hk5AjXO2M5FLTd8IlBmB13e6MpzfiG6TF7O1nHl0vvIaM8nfB5D54VbB1mA",
+	"T1dQbmI4clDirJO0QFrZaUspxQrbuUtppaBZYKLmMTNVI6Dmr66UMTMcOxphGs3jkjGtb/QNvnfpv87N",
+	"Z+smnlulh4aLTISrUZK1r7plU6WvpziL/qKYkyGXEwRe7S2El7NTpGkyoKI1kg9cVxBJSrEaL/06YAM7",
+	"sq+bC0QeDT0xCWZI6CHOAgLlBt3rjguPugqLrtoq9kVs/GALV8t5BCpGkTFuTHFZsTU1UqcMSrJDYYl0",
+	"Wk204/O7FgLC7+96mSBNHglEWRDNw5w8n5lNXY5jolMqJGWBhMsDDhOJGb9bD+HubESi5hXek525Cq7K",
+	"nEgR2As360ISiTLFkcbBVAfUeRwgtBh89Tkj6U9oJ3XDx+rTHon0B9UbxBbOSIWQm0Qrsrb8T0F/8kXt",
+	"YjkyY7MglHbOEu5BGVsILoHXyPm0G6qtk0gQ+Elbjk1SQZ2qyD7wKISiYDR2JRfJYoiNAjXSFFnFSI0p",
+	"ZfYHh/BurT/r5NnM7rMWI731CjJe1pi+mW9tciRO8CyEwmzG15fJp2ss39ZfIJsotNFITru8q9ukAMOV",
+	"by517dhgZznLXUF3SeXE4KEFwbFA+5++ayDJ0adPnz4pDHXbO/E0JKs2OpIqo9lEO4eNhnoAlI0R1U+4",
+	"SuYP57k1GxXO+7mQs/ZgEz/Mb/1kZziWtCx9cJXErPpEktysKwB8a7djkrmuuaSysglCUCFxSemEE0id",
+	"HZEwc8VOPFvilJE5TpelH+gZsGDvBBpFeHysc0olZQB16m4UzKVxPFzDrGdz3Nq5XUdS3NfLJIulU9q2",
+	"gFFQgi47p0XRZjrFYILlZj1mXGzU48m9DXmiE7M7jUGXM8La3XemDH49SJra+siORJoTTgOXHNDJJDnU",
+	"jXK6yDUq58wyT6DzCqeO5blvGX20hcNzqIcy+eGwVp5ov1AcRJ1CMJ1Fe34mm54tp+uue2vNN2VVBUv6",
+	"mTva6GBS94J5lRxZ+c63+p24FKuJ6tqeb8aXw9y2nfLLWiBrW/RWRH9r8J4LBJYVbpRRMRmkPgbV9/8Z",
+	"upq8BqCKC8njSk3RZuNb4THBSMWThvnSwb3CZtafbJJIr+IbrgcmJeCmL/kyecHW+c6wBgADCIZ99tue",
+	"s7tKD/yZTxjIHJ6CvKozF8FydfJ0Xd9g9TveykuFbf6Bz7UiMJU9s5BEFWjw8nin0O/Je8k7hYEqP9aS",
+	"R6Y38Mwndmp378jVx9ze1lX41FVosgLxXj6XZRvhPIrQnEkaJTlAU+hPMoraZJRC8lkuy6T6QZ3RulrT",
+	"tXJYz6B7JzKqgvr1MdtaCKsciPL3U+oKX1IIDOok6KoakAxtYUonHJsce6qbQDs+neIxhKv6HvIhqdwA",
+	"z0PKk/pxHqrX67uQt8HkEHtBebEVRKu09jbcpJfzmTLVpQSyZXlcF73mJtL057K06gykIYQkF1ajZp6J",
+	"PljPmKhzh60O6h+cmkxsjDyAN0TCcMHpC3uUpkw5ZRCuYB9NolWe4lAXUkn0o3m13Pq66c8hYhkQXSJi",
+	"X5bOce3bqHAXz3KpSzgDNRZKBxOWqa2jc+NJwLg0yQHRhMQE7Qg8nUXqckeURKHwkA9KZQX0DKqLGHZn",
+	"oOl09hHYugZa5W+vMQud/AESXoJHC8KzWbRYrU5cHdzj5RSTxynu85XE7SewYpzYGXlIftpJ807mnVIA",
+	"psijVmQ8A0TMfZUqN9foNldIFTTMJREymF2BPnjm4wBsJUWfmqMPa1VVAo+IXAxoSJikI7retazIsFiT",
+	"qOKxcjE1brW0KcAhjC/0Hrhx6mLvkEt/JTcLz7zkcWf0R3oxAz6r5OaZ35DO439puhpt0XPOpKgxMbza",
+	"SuXwSmjaiCxm2JbqCy+g/lUuQZuzPgnHs6RSq3ISeSlrFZdWIpFb6ugUA7bByDk0hXZVFTZoFuBY/FxO",
+	"eJyrAlVHlyxaWDwHhVESEumndpuY4GCSIuAsKxASrYaLa4mbn7esqNSWOMVPz1lQkWLdZPBAdis3S6+9",
+	"pWtTtZBOA+IaBjx5oCCVTg7iI+AZPDD8ohGPIv6g2QmMhhFmd/DdQ4SFioaBKctM8uvp5UXni492FMnT",
+	"AYaY6VAzvZ7dZcDwao978G1Pw8BzEImpglFyTiVFAXLVRfAyHdf4zUPY8vmxZ/dkPQe8ZHvVDZYuvcM6",
+	"06VmNsBam5RScTBDeay6BpMVEXz+qRv79mDuLrR3Q1io+NJUCgIw0AoN30jKqZ7Pn+saQkMy4jEpQEsV",
+	"arNehLt1L9QHZ4eBNocnsXZyHrN3QrFd1kruHyNf+9kmbeHJpzQy/T3WdhrrRvJOIChhRAQScwiW5fcm",
+	"l6CZR/sW7DS0JYBKhSN1GkLI5okRLNJZWKkwe4l/VXbhZZ4U6TFUkPXzI3qOhRSG/FLhgspitsCVJXXi",
+	"kDi6s47NVAqNgbuhv5vnc429JReJDp3khGpDu71tk0m/jjpa32YCWPCUgPfB0KYBLBZ4nGEpSaxW+X+/",
+	"/l+//9ho7PX7j/ujfv/xu9GXv/yHi8ZlIkaeE2mZMrIHBcbVq80Z/W1OzGeTUfSEM0aC0qL6ilutYMI3",
+	"Q7RNB1NbBNDmhjGelix2HRK13WeWdgaE3pc50dhmly4vk8QxKpN8wFyj431U9GbIeTCsiKamNjsvgJop",
+	"V6JxH7zwQB8pcVsnBGUVIg6zp1qpBEd6j6YKR/FJ283Z8ZI92iXlri9//s7nvQQ4ztc95FYqNQBpy+jY",
+	"BS2jvRLP+WzoQIU8Cknz1Yv/XcP6XwaJzpCBFwNGGqBfDiLfsIt5un13EprNIk8zCLda6On6Jb3QWp/f",
+	"3tZt9QXgcZh1TQs29tEOeE1TNgaHvwdMJWi5QIep5EIaYKjvhu8IonLX6zM/wZW+h/yQivRvcBGczUjY",
+	"stZek/1AjW1Btc9iMuX3JNz1koQKO1nskjjRUNlCQxwiYFg8hZYQ/D5c9BlmWi0N8xwjQQjyNeT7u3pZ",
+	"ijlVSwpiAjocHAk0pUJQNt7VlTkS/WNyHlo2ZbYye3ZzSc4R+BkGd4t9mnXJObIVYIQHUL6lu2G0UYlG",
+	"vwAhmdG9tX5pZrFlOYdKsHq1hdCw0swliosqmgdbv7Pg6/QyZyWzsKuY3FPy4IipEJJOsSRhbwXvvmm+",
+	"8cJpPG0jt/gSID5tIZt4HmAcI6bBkY6kNCY9wSYzVUoZkKhq7LlndpZPsK/X4C3d4npIeDHOz0LVK+D8",
+	"5LCW1lcevrjdTBolC8s5alfnu4opxJTUuGEOsTvKwk3coX9S7Y0oZZ7i84SpEzdv7Q4NeZkAtN6du1D1",
+	"ifOpACWGW9JR3MDGeYJEmsJo2Y/WplKLiY7TzQUMtdDDBEs0wQKJiIaIzxMbzgNlIX9Ia6E1C4HSSfEz",
+	"EOAYZyWpsKgsUyGDgSwXluOBp6fk6KNzpsSZIAbzmZkyo4T4uNqtthhbEpNA5tQhpTezOuscAHpOGMgB",
+	"YvZai9C97tGWJtJdnRJXZPqtc1IJa8vdKi7rxUh5aZ+vgJmTOba32ldd5pILOKjW8ubS1Yq2/3Ir2oqo",
+	"dlkyUVjLRzvYBOJ4SExwrC0Z4L3GGXiyUbkLRStDeEE+2lG/wzu26mt4G7tZ044aEXh31aWMc0/WtyXB",
+	"M3dhr5L81GZLWpP7tLi37YHia8mwyQTVPP8zuUbFeEM+IVtYtoK8cW6br4ov0FmE0lgxFi1amdgCbCML",
+	"QNAuhrdqKpTULncmINqegPRcvVAZXUsMBA8Tjh5iLgmiuvbPw4RPMzXcddSqWE/uslEVWfktu/KKYLTt",
+	"h71CZPuj3ndmp9t75tnje83XfpXhe5cydcVEPZys+SjgUyLQKObTXPbNGbXam1hrISIyjjHkWXiginI5",
+	"CcBphWxhC3TaOev0OoOr68seVPxO1FUY6XRj2ZUQVq4pOiURVURtOeHtTBvqa+acSQjqJx3k7B5KbzWb",
+	"wqq6X5yPtb/ArSCx8FvIDIbYfEpiGhjDXCigvjJhMl4oFj2kYyo1YtvtMx4jq7wXaCfAguxRJggTVNJ7",
+	"4iGMIoLB+cD/b996we0eAzLsM8bZHhhjPG1elRMiiAm5Bhc6E96uaL8m4Clm3UkyIGPGSATlkQnS3gwj",
+	"0NztOuvwZva8cegSTLRhNjYekthwgRok3BF+4CsQ9vjpuVjT4pywxGtguZk6vGssyRmd0lWi6EwJP5TN",
+	"pbaQD9W5abQMrwrClyxAqDH7bMc4sqH9xu6xTiBK5VJnxuVEXbdiyEy6AijenXgfMhNMrRMcwA1N8SOd",
+	"qhfwwXgE6r/2ndH1S1gETMX60Av8q0soK0nXGfBwLVWFrieqIWQYlJiuBwboc2ra5mNq8hfz43yK2V5M",
+	"cKigBGU+rieTsPjVtUPStWfQTffi5/ZZ93Rw3fmf285Nr+Ylv5x3bm7aP3RqXu32on3b+/Hyuvv3zik0",
+	"uLn9/Ll70u1c9AZXnevz7s1N9/LipubVivix2Pp/bi977ZpXa/+g/rq47A0+X95eqGYnlxc/d65v2lAO",
+	"Pvvhl873P15e/pT77bRz1v25c/233I/nnfPLwk8/XVz+ctY5/aFTaAgby/2W/9778fIUPrfPzi5/gW1c",
+	"tf92dtk+HfQuLwdn7WtzLje3V1eX172OOq3TbnvQ+9uV+nDd7nUGZ93zbm/Q+d+TTufUnESvc33RPht0",
+	"rq8vr9VEl6ed9C99JrcX7Z/b3bP292edzOZPuzfqF1jIdefk8uK0Cwf1ud3Vv3ZPO+dXl73OxcnfBj91",
+	"/jboXgxubzqOD9ed2xvocdO77rTPB2eXNz0nWclB7UY05ZQoGias4VhB5nEuV5ummDHJulkvm5VHaUL6",
+	"3Ohcqj4zLCdWWzTEofbNRjsFcAYUVADoXaeqKHLjyl8mNJgg+Ai13SdUtpAfcBbM45iwYOEnSZUp2xtF",
+	"dDyRKMCzTQMkdeaZrJ8SCjnRzuhA5NBOBlpszQKb5ITHKCZSoQI9kHuLsxxzswpjLTFDuneSZbNAT2Dt",
+	"ybqzC3Uv5Lc51wyow7NTOx28Ewgaga/fOM1JMkIP2tgs1FUXEctuWd6blb4h6lqX071m/GCJjBftkXRt",
+	"/UbH2SLJwXwKlWvUJV6rPnvQCU0IVsci8EKgHQdmOEZLLz/n1h5wDtEHIThlGI/GotRoSz2UUs3nJiwU",
+	"rhjjdnol9j5MzI3xGZng6hf0VEaqsgJMIb4aohm1o+qQh46QCWJJ/FrCXJBonGFF4DhSIQNAKu8US1Rk",
+	"tnYPB1zdIxj8ejFDPg2tXzDLuv4qBjvnNbzKTxgQYtYx+Bi4e31rwPTta4O8D2pjf2t+wEXPX12+qKv9",
+	"VrMMSYnxzlr3XKSq+0JdcFfX/d62aGuGraY9X1aMu4bMZNbfLKM4AIIJGPEU4y7AnVXhK+0et3NHFojH",
+	"CqXckVnuxqumc/2r4Ox6FlQMzXAtcO/66gQ16w0blOUp+kdHNNACP5A57U+dYFpF1HjAI8sLAF8QkhHE",
+	"0bnqhamFx7Og9K0364313LYdxHVHidG9YtXs18hpVNiZjezyGg2dcni4kNr4uM1ER8nGtXFr83RHYbZf",
+	"LmtN83B9zBZYCyq83HSW1ZswvjTL7xcOz+37Ac71Zd+2Uk3rjm2o4N68FqXZhGc2uq6Q1dKJvQwZL1/A",
+	"tvHy0gzb0As7l/1HaoWTBXWNT862E/QlE1xhOaneOkUOEBKTL3bg4NGxzDiNK45AtHKpCh9AQhtzRJnk",
+	"OlQgm4fdUxxPn9nKkwlLgeAYkf9VU4wnH4yKX1GCHdRPOxChgBnSUZM46jNf4xl/186s5FibHJGFiAQT",
+	"rvMkjuk9YWg4l4iRe6jHocTUmE/7LFdAKqTiDrpGZCStE4RevNGNbQaAcN/rE/7nDn7LT/ZVLAV5eNuM",
+	"ssxMl1cjKjCBa9XnwewmqfVTUEPH443yikNczxS7jOdChpSXe/YQdl9+YOXzprvQMqx42SBVfMnPg1kv",
+	"xkzY2qbz2KEwmUg5U89V/Veg2+sztKOj//AwInvwVb0nIcjuC9JPwM1Vs6nk71W/7JWHteYIDMQ8eSsC",
+	"d9PSWQJyR+ApQTv+//2K9/7Z3vt7Y+/T3pev+17z8Ok/IB2uIGGfgfnZN4VEfDThUSggJlKbJZD/30Th",
+	"SS7e6zZ7UI2Lx33m/7eus5v9UEc/atUGVF3Q1hpTwreFCAvihU59IPssBmbe/4v5n48oQz8QUz3yGAkT",
+	"nJppMMTBHbojZGZsBwbFwlSJxSB7qPuNpTt8ct9qCmDLTigKeCDu0C9AlH+sfgop97WZKskSqFaAJY+R",
+	"IFJoVc7p4PzkanDTO+1e/n8KQPIJR3LDKslW/0cIXdEhpNwp5NoM1uuqm1fwugpXOFoVpnkZYSiuedsk",
+	"ocx3naRmNlcZvCm+y4eiKXYiIqKk8F3E2bhH4ulK490UPyaOuNY3PD/39/NwnFb0IjiOaOp8KJB2Z4Sw",
+	"XBxMUgmYMh0DIfoscVxGWKLDXHVY3QYl9rmPSszbbdksH0TIxPxm02ZTqR1RISoO8OWEx1Jt1GzEPGgm",
+	"ITF5n+Xr21hvq2wOEbDXajHaeGfyiBTse800xa5RVmYTkubUtg6f0TK7qG6aWHQd6S8Km3MoFavdSHrG",
+	"zYat15PdSLKvRjVVp4bhl+gKXp6Qt6ojSDesnp1X72sLRWbSeINXwB3bEP0Kq/wjhb50U1tA3ItXYeNz",
+	"ZbuzOTFNmRw8oyX0z3g16yRev1ME6Lrq6u2MG7o2cWpMqDPLMw7OrIArGQcfCrdl7qUO/2QWbapsW507",
+	"+VXcIjfwe7S5J6gpBeKmzNWivrIehMZ1MNne6kzN8bPw8eqTfeaanctL4jxW4PbV8zijie22LWB9w+HE",
+	"2exNjxtmUTTOXmsjw9fVwUuXkS2wWGA+jH4qFxBicvqkCQX9r4BDPJtZsIW+Qmo29ISefO1joeNaRvSe",
+	"IDHBM7KsEculcUv+UZo6avOskxk+5LBRpVBgJqHYpjUGc3quI4eaK5drbvlzEX8tO5qXJsMtltMpOEXQ",
+	"KKImDbc2rFr+0abRQJInFYDSxJQVKm3ly/AUsnakzHmaBMYIEAqCdB7gBPeaot9J9pvyajxldX1MNXGT",
+	"NCczlBJc9PBxSOLjpDqxcYGHTjFmlZMK9swi1gaE5mrp5C7JeuCsQBTXlpJWZxH+DKEIdpslaelKycRL",
+	"nf83cN23K8zGrmVReLL7dbfzUs42c8/b523N4JUylDpQ7qOsuH5L0HLXu4kYVz075bWO1xAIL6enXE4j",
+	"7uDOCpmZubQaNCqJmOGgGEgJCUj/cOk1jZ5x1C0Zk5Lc/eeOMtgFt0Yckweyac2McUyINN7NG1TvZQGJ",
+	"JaZsfbHpdeUzzrWz9vJ+IK/Yyeo6gUkltRx7U0ZsMuXuXKU1bN27VH83wWkVvErF9jgLSB0l1Q/Nr1Nn",
+	"iLaHBJgVaYz8aVKFjwqEh1xJLA80IKBDK6ktN5NO/uBmgmNSLO8f0RFRzbXb50xnUUkzFqbE5dOn+qej",
+	"/6zlYzEbe5++fN33Dp76/br+o/n0n/+x3gCSO3DPdaHJNpxPJSnIvrm/ynmxfrt9aHxGGKbqqTE5ifmM",
+	"BjX1CPhv6j+cj4Ez4lGEp9j9DpdrvbuSds9nJrOf5Yg8W/1R5wczWb2ti29qs9UYs3oayfxG1xnLs+EM",
+	"YCXPdbdnXb6bac4jN2t+2Mq5Zs1ixSrAivSxYHFFGI6kdeQxmt+McnSv6WBsp/gxVZ7n1KqNdUEhpjOP",
+	"biSZiTIf5UzVyCleKDyR1IeEYBfgWxP97tExaiA+GpFY9BnjuunucZJIUzG3D1ROAA3AMFBNYEykQU6A",
+	"kpbU36tVxIotUIxyQJ51hJJMwR41j0lpx4ZTpphd5U99ZQcXhchkPX1ebE1mABthkwmVcZX3wtOy5A4k",
+	"AiOJvkjgXcI0bsAk0s/ljlhb6aGK6iKzA6fmIi14Y3QYJmpHb+XL6kMtRu5Qdo8jGg5SbY39Bc/o4I4s",
+	"4BcxH41oQAmTgxmJIQeWxuiAIwaMy8GIz5nOwyAnPISfTIQcLG0RcRwOJOeDCMew+DlLUM1gSkKKB2Y7",
+	"MZZkAMESA/KYxC5CZWuGo4HNoaWntn8B8RvMGb7HVF+BC/G4cuqu9As3pFX321OXhSUdRtZgq/UrlKGk",
+	"MgCoS57pSZ6F/eKll7uCF8Gl/HLTw5orHCONR2zyc3q1yU/ZuzA/afI1KC6oeMiKCVwu1BAp1rC807k7",
+	"tqVtoxiARTOHremTI39uWU2zrN8DNKIc9AtbqnW2tkIZc1Lc7Kq0+4Vi27IgBcUdFFjtvqDwWeZ80zJK",
+	"/IGRcDBcrIuiUeuqmFLGUUspmcUcQTkQw/LcxjQrlVfS8mSByWFL2+TEMmBc3G+y1VJJfvnQsyEKBS1S",
+	"eqNXOVtfAbohYkxe5elZFjTVAV2RuLwFsObdgrtY8ftVWWX/YsRoZj25rrl5CstyndUViQVnOKJysZnK",
+	"A4dqCHpPKsRT54pBezVha1EuGb0dqedY1ZYxpnLTtbhYofJEBiYvAdqRBE9RMMFy10MmLwHamdIg5sOI",
+	"j8eUjdUHk7sA7WjOAYKqZ7NcbptMpgOT3iCT88AJo+DB5dT5j+h4fapb1ftEtwXXwhVOMRZvrh8QZBpn",
+	"wIET4rKL2Azk5pJ32BiPyTRfwCyz6mCCKdswxD+eBbdx9FIHScVfyR+xmEg8Fi/V2OhDKpV9tSNfEhKk",
+	"bbL6N03M0orv1j3QekNr2VjDywa137M37VVpqmXfTLecgr3oqyh4hBkuFPvZP8zpSP77V7z3z8bep/pg",
+	"78t/2Y7Z35zJq6zgnSbrcL2ceVzGutgsFdhYRKhM5EaMIO5qVKwJ5daoVnlPy6qCkjiezKpdb8xy2T/M",
+	"aUigxIjDT0aH753RfNBL3i3O3sVXh16ZGrdRk3kPXNGmmC0yvm3rA1unOhnGCuevWUxGJI5JmK5l9ZBz",
+	"QTpT/g9anmAj+0qrlL+4zhiiFBw5ThPfj3PVPsstgLOjRtWWn44qtSy6BdyPa3oaPYQLQNY7R39d7lRS",
+	"Y8DCoubs78hC531LskLTsI4uIefzHVkIcFxGo5iQPZ1U2hTCOka+8T8GBe1DTCXZA1vDTuJsjKZY3Alj",
+	"BwVvYmeKGEtV1wXKF3LvKGgMZpU8vNMeZs3rCNkyubBUfp3tzrTLzml5hXVddbO0pwu0b3gsL+OCAheL",
+	"oKav28mEpGFGz3BczHNgVUWLbGTTuuCYMkxvVINXpbkQklwOtkkulB80jzpPUmnOUqu1FWXqDZfSmjKE",
+	"0Yg+klCb2ytb1QukzSFy3ZNYOPNhQbUIynC8eCeQaYV2+rWQ3PdrJov8cE6jMCF2nFUJyLATekunnT0c",
+	"J0aCTbzMPpwexFYtwzr8/ZQzUlLeqmcrNWZqXGnjqoaaJBlYaXnIsnR8ho8D+9c7UVq8/RUc/q6Mywe4",
+	"iifpD1MfvwcsjEtgREKTDVj9JjANEwdAWzqoxMZcQSubST2wyp8s662w0hnBjAcpKp53mTqbm0nmQSEA",
+	"QT3oOjrhIekzP5Obx28lB0YDDDRNSYFgjdIjmrILaCeIsZiQcLfPzNmlJw0+lNpBzJSVTP0rwWlfoBGO",
+	"bUw99OmzMdfRk0k+rynXJkvgX6MIEvC5iOdmyTe2eIXlqtZNSstZy7GtKCcVt4EVlCuexFdjQxU0xSPE",
+	"dEoZltw4r81mxkYfgtJh1WZSXGDXvXrvKbiZlM6r29+oJrY9uEStbg+Gt7Q9jwZKVFnXR7tk5brFRIAv",
+	"ybqO19DOJARJIGih5Tx9gU9e5aDlwpbXyZdLe67aIbvh6n3ye63SK4WOau0z4AFCc/HBZDgzDTwWKLKX",
+	"nb9BTwPx8qvKMmKFc1+Rah0emGfxjpLxYAHHiVdFN/QNb5TirZFO+TGfJukENbmgbLwxHUwJoJerKKf+",
+	"rXaqV/hOuDPJvwadKUdUGch0qG5GMR5PMxWPYWfHyc9KpI7pPeRZTLjB6gX8t7jVVbVeXS/KsdfEuVQT",
+	"SXGsqI/O/JqQMKErchvA1aUgMyQw9X5NrfKGDkO1VLF8PjgeQyD7Wv45k5AnMS5tUNVne0edTeCRrn71",
+	"wWfR0sqjN+yDbw+YCquxKRZmqFwdrvRM+F1p7lOgK7/fMfK7WjJtyUFaBWxWBl1vZ1gjfC7J6y/K6GtH",
+	"+5Om9J3F9B5LAqYQgXbGMZ/PKufxDaeUPSOL7/Pz/8LyuuGmxgGbtvdE52/4HdL2Jrf+587bm/OTLVMi",
+	"5pJ2lL6obJ+jhmuurK97QRX9+QQdHBx8Qre9E23lmGbCN/Kul81G88Pe/v5ec7+332g11P/V95sHf8/F",
+	"bmBJ9qQOOVhOm5cmUUs3kEQ3uLKEPIcUhUaZqlNJV9AUuxwjdM4HUxIZGCccaW9YhCExKJpgFkbgEumr",
+	"NoqHg0LMJi3kHg39/PGpVtvJYFWFVLi4QPVNx2qCT6DAD14ZNTtG/te+5n/7tRbq13SCRZ1QVKdV7Nee",
+	"fKPsMlK92mFFl4slep0nOrlbdFGgTHmurOpV52zVqmivNpzTSFJ3nfqifndjW+oZvSPuS1Bfr4l8IKTE",
+	"zKqtiqW5zvXn1YnOdRtjSCox/XAhP1uvVKcdlGuihgyiypXQn3pogniMwjwQH04Krtf7e5++aJfrhnf0",
+	"9Ot0En5xWhK3ieL/90+O200c58pgKre+MFETGiyi+E3wZNNBc2rzMIZTUntemr3cQhyoxpb9vF6RS9h6",
+	"iNOAINs+tw2ojw56waMGCnUFCEqEQRy7xyiICJQ8soXnaWp7x2NMWUlypxUeGFrbV9lGko29vSERZEJz",
+	"GQWKWQkfJganB99Nm3eH7MPs42+NWOP0R+dDmIXPuCWTDapKNek4qiW7z19vemJZYMku6Us5NL8kT0cp",
+	"3F8qJtnoZUFKpcIYjKzMqv35klp0U4KZQGns5rQQQdV0MkkFGK8AB6eZHnlIS0LGcrZJJ+BVhbckaCmO",
+	"Kna7vT5buv3cxa+4yHVplJ6VprMCYKbDr1/cyyxZhY1u26KVDg+FbFZp1QFmDeI2uNDTbDYk0JrLgE+N",
+	"YUHhR0mERIq4mmD1wivSH7aaZBWWWaY31HtQzK8wjswpc4s4M64EmfWmaJHcS4MXw33cHB4Eh+ER+TD6",
+	"bvxx8ukfUxdeXEasYfkId85CBljItl7MhqegeibhG27ylr8cQ7jqZcvQtlQbt1CoddLrXSGdkt5iufzg",
+	"+RKfVKIxl4hxG1XjdO5m5PGZe6+WHL9QtWlbCS0AMVgYTGJDzJK8FOLXZeItPMlt5DYqvvI/OL+RY4fb",
+	"QpLpkb0apsyR3wy5PnKSaws229jfa+0pJdwv5TBTnaiuN2qTdhTgzavNGf1tTsxnxX0UVpMM6opF0bhc",
+	"jYhwwpaL+VA1GxKBJAdPWP8vRqbPc1hWwP6LjVqqp6ES+m/DQyZ/20yL9m/9pgc6hDlT+7ZuU4CE2mrC",
+	"dN2VetrQLLauUKRTlF/CMk5idkehMs/InER6CCYriTjWOWc4I+8E1NbQwhfU6ZmzkMTocc/W/MiV3fuT",
+	"nscWkeCfBPltDem9JrK7AZ/GrSzzFyonerjXWmyPCLm9dHIGMqskSEmbfsMptjLCmAvlLiVrrqO2NImt",
+	"DBsJIm4YxkRANZKYCB7dAzZG07mQYAgaEhRxPhvi4M6zRiMPRZTd7UU8wJGHpvNI0gALqWabMzEjAR1R",
+	"EqKdOYvU0GkEP4rnTGgJxCTstYXWoODb4Oq6+3O714Hkvbt5lh620Xr/XiNA87tCV++1snxJEF9B2m8B",
+	"Oz5PmbBNYf6Pld5LAcrQjo2SMZnkII60M2DKNJKGLUT3MOGCaC9wZEhLznN2fUL230nZ+CdS+n1bqrwU",
+	"Ir6shbStUCsLta9EqjLE0GHLsMwcYDYqBRJ0zCgbm7TsXmp5Hy6QVmUiMzAYBq65zP6kJ0rKCmzwCt+e",
+	"hYnqcKSYf5gIEgx89F9oiAX5cKiQ0kETxZiFfKorM2lP3R/P2ycQHkaNkxoJeAh3Z4o3fWtP0RzJF1ei",
+	"fkGCeUzl4kat0NRZIjgmcXuuA7b0X5+tIVtTW9S+6iKd6mKJ8TCfPOTj8d3Az9n1sEQRUazCQVPfQrPg",
+	"wwQHBfAD06aHDdn6n9SKKRtx60uHdYC4tlTbtU0xZRJTRmJhzi5lH8ZUTubDDN9g2YelGCn9TL0kRIp4",
+	"udRWWqJC7a6pk4l2TCrRPQiRzmxrt8+44n3+enN5UUc2lgQQTyLo+V9R32Kjfq0FXvse6gNaUn/X63X0",
+	"5Hta59lnaQVGV2fNt6CMAV01UDDcr6mfzTb0H6aWcr8GuUy9PiOPAZlJW0R2huUEyDeHKDBb9U2gHYnH",
+	"6Mr+udtC/nsoWmHsnn12fnL1TiTV5bwkGOedQO1mGxEWzjiFg/P1HYj3Xw1ue3qPm9jf7TMNOrAQ1Sep",
+	"OacuIFu3zkuy4i+lHekz/30wwfJ9mpZTGF+J9+CIIOyal5OSCE/nNBF9ZiIuQ7QDp5072dx5KnDV/0oP",
+	"HNLMmBPeNXnNsOwzCWxQcqbvUBBRgKUAM50kaUKm9T7rMw01SQYVZDCEQL56pjym/4TfW+h7eDamIGX7",
+	"qjv4qfM3U4eyjn4iC+0INsUh6TOgVr55NBDfpxGIf4ww8mOCQx/Q4BQvtD8ZeKP80OllUrlkVpdJkQJh",
+	"LzruEgU4BmMrOMxiSfZ0UV9T2SbRQasfzZLgb8ASMVFvWRFSqI1pYeadMUvbnGFp2g34edfrMyyQ/797",
+	"icl/7y/6zqmG6m6n9xn5ua8jHk+P9TYxOmo0zBVN8GxGmMi6tcIcJnxWTUtCFOHgTtjbqnm1iAbEJMox",
+	"qOm821vCRVyNDF4kdR6P35tO4r1qC2KojDJYTUdRnmNmYugVnq1lwsRq+/VGvQHuOTPC8IzWWrWDeqN+",
+	"oF0mJoDazUtT/xy7iKSSJvRVqbsG/yJbBhijGeA+iTBS8mkd9dS1mhMVPJamjCWOSZ8NY6iLMVwgn4Z+",
+	"HbV1b/CSMFcJufxsUHtEhdRnl8CW4nFgQbrqrU3XRCR4D/665MQA6d/BrcozFVVBplDffpuTOEmm0qrN",
+	"dOqNtIBqYlXdX+du4a7IC34jatSyGXWVa+eUkJgsk3Nt0xWAEdvQILgMiNzCci7KFpMYOKpVkM1VJl6e",
+	"/0bd/B1ZHCM/4T98k20YDEmly+Cx/H6x4TJ4LD9DffKyleg6cpSzY+Srz5WWAoCbWwmOoirxL0kE7tMX",
+	"L71SHX77pH6zaBCeXLPRKCb5nkF4mVrv+38Y5jrReWS0YObV/vq1ZkiEOwPJl5wIsMplUjHPJgOYNnN+",
+	"nB7+1nz87u7Tw5H8EDcW/8TDIEnc3KqNZ3LvqP5hT5I4xvb3NBw3zW9oTrQXazflthBUSGyjp8DWB45y",
+	"9yTHpC4t9kgtttFo/B2ONq/uzWX02S8m8FEPKpuwZz+fn2f/KSsiGkPGBiCYUwMDQ7psfgdcl5RQV1CX",
+	"KeSWkp3EG801qenxvtj8ycuMcG0JZPVR0i6FkQSRm4witF44S2Qr7We5Q2GUyntyd1oarcK+ljvAxR7q",
+	"9+rqmbzr99/j0GoSocv++i63DBuuTSssDpuf1nfqcX6O2cLMBUbwoyrr65osgGmSPDGfTnG8MNQVJeRV",
+	"p9X41dC02hfjxbnMJWjRSKTx9UBuk79ALgHPXKhDhZIaC1YkQiMK5anOjTqQcYn0DEMSogmJSUl1z+Ei",
+	"rV6HsK4UVe8zf0i5D2zqkCCMBGXjiNgcssDqJ6X3CJPAjZrGmcQ74rjPIPtwZmrN3FDF08R48V6LzcAq",
+	"1lHbsi48RpADkI37zM/hRd84jLlS2GaSCGDbH+nuvpIMcNoi00kn8FNzG77dNzpVqMuta7vr4+kzSMMh",
+	"EJUeGqqTELlcN7bcu5cpzaqOytR7RzjibNyCkqmL7JHEdDyRJoI6Gc8z5e1tSRlom/i+1vsMchYosNB8",
+	"+84+Oqff75pCiCMOwdiScxcHqIGtbaoUFVhAF+inTd53QzKdcUlYsPiJLGqaIMP7+Z6Hi81o8ZBy9Tg6",
+	"jzMSQ7bBU/KZpsJbzav9SKKZMOE2YLJVhC9EUxzfEYlkTFgI6tB1JFyrFpRsrTmZxBIx5jgSZhERpiw/",
+	"tPZi1WVj0gr+rV9raqE1r9YjwYTRACvxGUcLQWEx2yTws2JCujTN3K+1WUwCKnTWVUlNdKJJJ1ebxXxE",
+	"II8m1uGwEMU9iilhYaQYNZsi7tcaNtnDoeGERLPRPNK4Sr9xzSUlKcpsUrFfayZP1Zdc0jDzYyqU4Rmt",
+	"K1LCiNwbEonrukU94FNAnommUztgmtMoyYmlAE5kfPwz2W1MkRtYmdRnuRdMsLR3ol9AJz9bEtAE3vsG",
+	"KpIfU599w9Vkks0UPPZNWEHeR792ONF0bwNuKO+X+5TXXpplFHjg/WfywDPaMfK/ua7W+/dggpxwIVsf",
+	"Gx8b7+/3rSqpAmu7ZU55A8b3ZQyoPvJwFQ+aJlaFVB+6wxsb+saGrmZDGwfrO33m8ZCGIWG6RwXGNU+E",
+	"u+xWwAs43K8w25XOgt3j/AxyYEO/oypbS7I1nZOQ4p5Ja3HYbG664GsyF38wm24shpYHWuLTn7zakgo9",
+	"dal3lAWB37OVPBLDZaEOWlKaAxgZHaPkKYatz8ach3XUNoaQvZlmVyBiBvy2BYrJSB2dHvywcYBOO2ed",
+	"XmdwdX3Z65z0Oqcudk+v7Zns3ugcy2BS257iJROUkKMR+4ZGgIJiA22KTauv7w69W6IW7zQnDckqBVLL",
+	"QA9KHjILqa8iNC8jK8XYh7VkJbOkN7LyRla2SlYO1/e44PIzFFAAmlABrV/FEFYOjl6fIYDiD0Xqp8aA",
+	"XIbUPbeF5prIeWx0Clq9UsDgNpLUWJq1ekChY1MI0NNqiz7jTOF1gfxfv/jgfP31ya+jn3E0J0Z+Rb4V",
+	"XupJfk9tPhR3JHRh7x+IfC7qvuCMbBt9r5PZ3cJ4dS36FiT1qqRjWaL/AunybHEwVzmwg6WqXofNtDJW",
+	"bR8I2H9CFMDvrQV4sey/icT/O4nt5YJ4JtPsaffm5PL6dNC7/KlzUWvV/mL+p7HDMy0kLyL8lSh+gcp3",
+	"engtAYM2OSr8xhH8uTmCg4p095yH4OFd+125iE15gj+KsCcWihKTykZ0sW28PbURVFFHZz53HBChffsN",
+	"vbdVf417BujegV04Np5c1hX7jpCZNnL0GThkizryje9uNi+gy3UbB3KOo2hhfbjBDNBnfoK0fDTl90TY",
+	"uqNJcgXGpeZC6shn8yjyM+Jivc98jQdbSKNBX2e/MUaM1MyEgzttefLBHct3MSTaLXgb4uQzzQYFamip",
+	"G4+nOMoGwNYoy2gHq2PvfCxDJQXsM5mpxMX/19ymki182a6uNDmP34UIFl3RV0q/qfVLr+yNOL6Jy/8u",
+	"4vIfo7X9g0i5xgqbKV7f4yagnBfQeafTRQb9ABFsN9s2qm4Heje1TjFxkt6vN7zES7rPhpQpZLtbR+aI",
+	"tKZRuz4bR+usT3XiUt1utvvMjppxjVZEXLtyapwJrsDnUMtStJB/Q1hoBE8f7dh0WP5XicXdk99CGPWw",
+	"uFMMikL5pM/8Xvvmp8FNr93rDE4uz6/OOr3Oqa/jwjOfPre7Z51TP81jorPCqVOhUvSZyW1hVK2eYVhw",
+	"LOkIB9K4HKSZjiV51Ceh2xn3hz5L2y1VtU4673p6mzrHKWVju98+21kq2S48zaD5ip62fITT0058pfUa",
+	"TKo8KvoMIz22rWKjk9Lbg8seyy+X1z91L37wPeTbvWro9UWfBTiOFzZ9vc3HnKYttvmKPZMORBh1kq/+",
+	"eTKZszvfA08QhjAyzJkZHEmO3BeHeJy/U3Nxu9pZxP+BSLUPX7t2K6gAwwJqHqIJn8ciydLfZ7rsr+Yx",
+	"jxGGxuaszAuwufgfJjSC5PoPWKAHHt+pTccEh8K5liQbDpYGjIzrcLOBzAJ260i9vEb9AOk6rSJJnP1e",
+	"EBaqA0/+hrvyDResVinej4n0l5KvSjOifkpox7+jMFLEH0gcYLUv9SaE12f+iDIc+TYeA47CgLhmPnbh",
+	"3bUthEJGSMXbPcpuqB6eRFMuJNpvfkSzmDKJh/noFMV6w8PJmn5M8QOumGvcxC0dT5CMayIKcvWz0sxC",
+	"fWZekYeswkZ4NkZOeKZms06Ix7QvZ7BAAZ6p8dR7UmgENnOcLWGSjSOe4jsQK/SDjI1OlMo6Andotco+",
+	"m+FYQrbdUBtS4G8PwEFhC/X8oOUu3I/Ed4RZrWmAo0idCOTrgxRwxm/duk+pZSKzSu3UVEftXEp1KhCW",
+	"fQaH3zz64Dx8tEMiQZC/d9D80Gj6uwlw01ADJYUK2EZmgk/vFLjsHTQbjX1fXz0QriSQAiKv0jAFzwhv",
+	"IcUm/YZBYCARCvpPAkm9k9IVmXgdkcPuye3S2MAfsTpmcPLqM/NeRRaz6UClBPRhjGaj0YItf9do+Lp2",
+	"q2q/q4AdDsL+ipGRuhSehS/7PtqZszvGH5h5jcmnpo92hjiEW8dT4aEhDvXt6hYN6AyHq8aG2svJp0P1",
+	"UBIcL3mfYYbIIxW65gcWd0nTI1icJhsKoJIPn4DK9Znfbrb3ftZRGb4RtuUEM0WP4fQb9YNk1Qc+2rFl",
+	"mnet+AzDNUwmFJsJVm0ZJGQcKdqLp9odUou+dQXfiur4EFY/uLjsDT5f3l6cmkGYXkYaJ6NfbJ/51wob",
+	"nnXPu71B539POp3TjukDMSD55+khM/ztRfvndves/f1ZRxEG//zytHM26FxfX177u04fPhxF7WZ7Ywm8",
+	"3Wybk3y+EG6DXRSxAY+vrKIGfvRqoM6wSdObXk0NEc8CJW7WG0mF7lwXDWa2T03ByKr0utqvirAwv4QM",
+	"k1Rcxv6KZeS7pUvJlG1PcLVaXExne4fNXA2EVu3TaD9ohgdk73B4hPcOgw/h3kfy3WivgfeHzeAgPCRH",
+	"Iz26CT1Q40FOMixRyNGCz5F6+ncID6EUv4IY7ZlvzB3/T98aBzX/9eVZZ3B707lWZ7GBl1mz/VfB2fUs",
+	"eC0dB/RgVjxyQYipJWYxjywATVJ2Rxfb18jGhJSrc/tvE8Sj/lMfcz6OCJ5RAUGo+s96PAvqgMe7bMSh",
+	"AoiSYGutGm7iPct713k8ruUrRqmldCvBnzohHb5dAz4oQRFwR6ljQi+HIes20HrpUUAGiaUnlQHMBOtX",
+	"AOxMjQEzpOVhNeTZv2CrwL+mSiT75xKcQkk4bXaLFOOhiPoUSR7iRb329EVt2/1IDPdizUp/1mfkbXL7",
+	"VXYyFeN0kE+Z5X8Yfzf5+Iwjzi8aaMdGq7YaxXUNs2kEgXG2QF6QSXKZdVyG3f36UfPg7xpBPQtDaRyk",
+	"Hwd5lO9B8tvTckE+wSRIgehr376Ffq3VV6+hX/P6NRr21Tvpm4fRr7W+9uEU9L/gc3/dscBIKcsOPfS9",
+	"wxd9ZHpALYGrFssSJTROjk0v02kRb/y9DyeneNLNd5cXWtMdd7exVzt4firTUFddU80URin8BCDfVzDf",
+	"hxuFzyc4mvah3lO/BvHBaiBt+e/XEpnZ/vZvcSTm0S+dCpjb84cCBPu5Z5JVPmz5RNY+iASPVHoSGpfY",
+	"J1HbAJvozCcaZzjsEG2H4mjH6Ix4rEWuXVCbWT5eWP1UosJY1k4pHmdp3LfQxTdrxdatFf9WFoR2M/Nc",
+	"dzLssYdcmmMPGZFjN2NuuEr91UotDu/rDySK9kBA0Q32AhyHdSvrOH0JexmFllqoNi+ofm6Twq5nlZep",
+	"OaAPIhEoMpdNAi3kKwLiezoW38zsox1tth9S7oPaR9zRKBKghPGDCZY+gl9AecVAzTcjcSZ+VFda2fW0",
+	"tjFFbwGe4SGNqDQ6MJ1ECNkcR0hnF4ICXPk8Rrt9ZhVj9kCSW7u9PvOQ/3WIBRnM4+jJna2m3mdn9I6Y",
+	"rOQ2UwmiEjFCjCXBTHZcppABdd9h4xAtq3HMuedsLT1I0xGHmTLQprAetM0rojS+SNR69gL7DIs70UL+",
+	"fr3hox0oBaxAYb/eSLLRCMLC3aSgieoNX3Ec9tmOnzw4eAYjHBDhQzoPa2/IHiSQpKyFSqu8GvWD3WPE",
+	"eLJKHiO/UT/wvdy0jfqBgU5/HkegeprFZETimIS9GDOhFqKAzc5gd7/roYcJDSawLpFUoVSQ51q95Lyl",
+	"JzIpMWOBRkQGE5MZJU5La2t1tz1bCIJNjw6NIOsvBROLGV71iEmZ72yzrUO8MMSEvlBZ9iKFyP1+XrLP",
+	"AJPaYVaoT16dyVA3m4vJBZd0ZMZPQxWTl5qobUxgc5fN5vKch9q9BEQn8JutpWk1LudyVZtcvfbyGN1V",
+	"nicGS1xr1dI0SbkhylKjRZDj+NcvT0/aY3RNJrWJlDP175tcw2flWMu3yCVO0xmgjMIR8KojWU4PRyZb",
+	"4dJJ1G08C7i1Jid2ov+yNEn7vMK2l18QTGhP/Xttd661agoRXF+d6IyG2fepkxfl8iO9JLYTLPBP3qZL",
+	"0KmStrmEL9n0THkJofmxdfSh3vz48e/FkFvMFhUyz+QwxbpSxe1m+4yMcbDIdPmy0sNJ4biE2ANxt/al",
+	"BHlbkgOxAIDXd3I4eoplMCECQU4Fs5LdN3niTZ74V3LzbbZNMhJDsV0s+/Ndft3MvjWpl7L1t6B+10kr",
+	"Rc5GjyARJUYxZkrWAC58wudxtEAxj6L5TNTR9/PgjkhTChZHdMx09bfb3olxzOAxCvFCaB8BXWQccnFS",
+	"JpCvxvRTRxJwKzCfJPc1j6R55CFMhIZQq5Cl5Q48m1eFEZ0rvM/+SWIujhEEswgUwC508kQ9iIDc5mBq",
+	"/w7WpnadLPbgw4c+s7+q/9YTQ73wbVE+jaZoSMSxMaqm38BBZR4zYRKzQFlmhR1xkqMlSX2yc9Q4UJMe",
+	"NZq7WiACr5+YyHhR7zOrIoYUejqJIGVoKo6VhBMQJmlEBJjkTVId7ZEEJWXB46XPzJbROOYPaLhAzcZ/",
+	"mpySJlOLOjPK0H7jP+3lk0ccSO20vSpqq52A1ppce1B5PqmCroHJ1nI9Tj14jE+BuvgqWdjUhnN6sgp1",
+	"XR1p4DosLF0a4w9VViL5FtahHxJ6oKGcHCNfHUmlYwBR4R5ioSqqDO21dW3PLaaeg0txB8HZ4Gc7a6um",
+	"9gicdEwNF6hfkk6smEShffBqs6OGfQo9iEb77vCofgCGnFiunk+Xlb8VJKy1PkGaf1PDV9RaB+oa7JyN",
+	"7JxNx5z7je+a9Q/uSffLJz0oTNpQpy350gAH+QEk1ilngnyQXtPLH5JOy3SD74k2u6Zb+JjeqV7/1xq+",
+	"H9daH/eb9UPYXnKMs09Htdb+0eFh/cNTfvH7zeKR6b866Rrmuj538wWJ8ixErvOnj4mSHd64wjeu8F+E",
+	"K9TcYJaQWpYwH5u7dbYwLdYkKul7ZxGWiq6hTEcvUbUmX015Yt/oAn2dWtm6EdMAo3jOIEOzLV9lXVR1",
+	"Aj1ZR77Rcvomnz6k2TMebTRULA8we1o1ls4seaT7t9PfGLfT9tkEQ57bWJIQLQi4SPp2L2zsG1fglPWl",
+	"woSToR0eI8pMFvVd7Y0MIb7QmYR+6kZMBbJxSGXZiU8yB78tomvqJPz6tWbOLvEz+66x3zw4PPrw3cea",
+	"RtSWY9FqnMGERDMSD4ZcJpUl7xVnt0xTD5ut/Ub98OjD31M3ENFlikKkf1/OZa21v+/V7BWoqUhEFD9a",
+	"y7gUKaJPWbCmTr/1zUhOGjQX2bkbhakbuZnTbHnJxDZzYhATACUlH1CGinkLWsjGXbevuib2eqMl2xoY",
+	"+vk9jyqmkLIuh2xPO19auHqjj2/08V+EPkLG2TzKzBDI5NfXII/y/8/et3e3bWt7fhVczcyKfIdWZMdJ",
+	"W3nd1XHsNPVt3Lh+nN5zy4wJkZCEmgJUgrKsyfJ3n4W9N0BS1tPv5uiPrsY2HwAI7Pf+/cR1vjnIxJUU",
+	"o8do0IKCvnIGUYnrHOIGbKSHaQJ5NCzH14lIqTpDFq1K1rWXaW59epehYrFOhMvZ2UcFPvMU8zR1KTZ8",
+	"IKTS3J9HmcwR/hbr81slxBgzNrnos0Gm+4McYzW+76me6VQYFlndQjwZMJ9ow7USoIMCfyqgY+PeUF2a",
+	"UGUCiAMSvBg7PXSnIzLqDsdwhMllH1gi0DNh9Z1SU0SoOP5+w+p+6NZwLBRDY7XyNE18jN91Hz9z7R4N",
+	"25XyTJmwQ5aLNIUyTSzQPBma/EfSvvBu+4/Nne3lG7cp2f8UTdt+qc9gpWutHaveyxWuVKJpJ1EL3Ox/",
+	"lqCa6W/c9T/SH0Wa6n+Dk1BGpflSeK/wYLBX+qI/v3KTnnloWCp4BpakXWAsH8WNWmvV/mlXPxNsL+GN",
+	"BlAw2Z0FryEDCF49vjCCZ3HPKm4g1qi1anCmpLqn4rbDpD22hOK2V6+V9lppP7DS/peqnKLTxgqR7gwF",
+	"D2c1oxxqIsC2kOrG6esJ7EtUrMBCFAuVp2PnP2LKo55LYcpENzJBhaV13/qN1hUuP9HqXgG9qgPBLw16",
+	"1ruMQ39xqHKeQrOq098cH2S9XE6kJhOPc/3PiM802zstrcWqRhUQaszKLpeucyd6KjdNZVnttLEUB0wf",
+	"6K02A30pWN3O1/4dibY2ZoXHSe2uILv92w+TmQQ61O5WLC9kEKSBrzBrKPZvDz+U6npBFghG4hzhmaxG",
+	"zlG+y3iO3c3LjQo2X9ExWdcdJiSUtBmZiA2XD4S+UBi8PcIBk12lMyzUMxRQmTaTvypTqNL6Aj2S+3nr",
+	"dhrmyyPEYBzj5jLQNlg6o9XVfLPnUqqEdlAN4zQk1ZaM1OxjVMgac6UACR9Ia/ritvRBoc1OqnVWozzH",
+	"YlRDRzz2O3YgU9mHjKEG5P3ZPtb6//iCiHnKO3kVfp7Kpl4bbGuD7RuLslRU/9MlIorHv/4aV5TeXFjy",
+	"n3TWFY5+sKyLgbkx94ESg5AczmxLZUfksi8IrwFgFaIK7mkUsOg2Pmq0QQg4lKthJufjXcA5wdCN025Q",
+	"BsdzNMh05lQyz8l8yQFngjMlRlUUjQb7FWq/OURjAJthNuR5eWwPl0hYThu5hSUMcKtXHkQWL4kpXvnY",
+	"0rCuVmItjdfS+Dlw0srb90XIcsIJnxAPs4X5VGf3s5rm3lSRe0oSFgvfQDxCNhccX5lDofmt0rFHEVyP",
+	"aHOjM73Q6m5ul6p3qlb3zhSje0nbemrQ+N5ydhUBuxasa8F6fzP3xYnJjyJfXkbe0eBdHAirhniOed67",
+	"m5n8uqj6m1PLU77pVWEeB6Vi5oDpNBEmp6DlUKXCmFBFgPf3H0CQXLWmPeMPYAYS4FfkMGcih1E14Fku",
+	"edpiVmZRWWsBqgisY1zFIk1FYk3meAhpzdv10h54TFJZ9TKBTB8Afup4ZsRNHLF6eUk3noNfmj8svXQR",
+	"6poJBzOpT3ktmJ45hKBRX18JSnUT7wVGjBbhr8xTkysMrj2BkjSL3aJaTbu1/Wan8XaiWvZt8yaYkQY9",
+	"0ianyHHGc8ESEUtDCnYRzAwF825P854hte1HCanReVslsuZd9bW1sbY2vj1rAwJsTg0BPFxFGb9040MA",
+	"UfRM26LMMVWGnJ5O5I2hsDJHIeNxLAbQQ2awihYalDxzA5JCuMYvxKLxhFVUOVzwVl2KAUBVTpItRURK",
+	"iLwUDl8h0aJKKO4ziruhiiTg9SLSj/2X53myPxS0FYDpC9RKUalhDWtJiSYDylFS0cmZHuatqUxZVO0U",
+	"0UkDuFyokj7aPw4VIdlCl13beBLtHr8SLNesLZgROWLPEhQyV0z2oV/CzgRnFTGeJIuZvRMdDxHrGcy3",
+	"SijAMX4T5RfxijvEhMp3xdebWVTdyD8+g2xjWrGctqOfeHELzlK/zzeNsI/IRQKNgahV5pKWW2Ujrgcp",
+	"wDAS5MD0DitYu4pBRjbQfKWIEzyk22+CWp9fk+Z941ORwBWP1B5IcIV51ecnNXsUXvEva/KwRyUPu7kn",
+	"uRfs2IXxoYpAX9tsa5vtG0mE4vZ/DDquqXZVSTwu0YI1RT0HTImRjy00pkZCfvEveeTwxyPEF9rjHJpx",
+	"d75vBjWsGQfVuQoX/6WaH+Z33eT8r0Y/eUFFKv67reJH+52xFsproXx/oez34Mvxov2Q2IHb65Va377O",
+	"xvclTpzar7OXQGkGMDnojB3x7DLRI+WPnHVP8mniusEOoS4uHuahkirX1P0CcQBoEdkKms1mmedDK2bH",
+	"1s34oMfaduG59WN2CSIjVOAXQq8Q0srZl791z6Uq5FRc8WJYLlXb1cyOAetWsKWnqA12c3llgDKiwSI7",
+	"XSInIWIYO1b7X6hAOrM6FGx6vQPEKIa1dSKFoZFtsyP5fqMAXdmyd1d8TPa2yY7eQy8x+vz1neYbdvjr",
+	"6flPPx3uH3749ezit/PPZ3usLcZaJRuNUC1VK4Pu6N1V4GEi+gOdCxWPfxHj+1E7VhWNjwv/D/aTEAYA",
+	"GjOeAJqLyVmzsfW/GrXVlQVOeKVWoa07+pVPr5vvrUqdyFjk4FBQyW3RtTJdK9PnKC6arn6bS6jfqtw6",
+	"VOdGPGNL0PaqAz4RQyOeGZkjSabYGtNMjfmu3euv/p8L6lmxcgv6d5xJ4SpZUbxOqw+dUR1a1ngPWBo6",
+	"X17fWT4fLiz59CuyLvdcS+QXJ5GfudZzOTF1n0wiZEUGPO8VNllJqtUmbcwZ7VjvdhZ2Y02VpUWb+GLh",
+	"iak37O52VatQdh9h8QRxBXpHbXMkEwHYkRtLiVdsOjjHGpaJBZ3bfjh7hVbqAXywIFvyALX7R/Rhlqjb",
+	"/1mPWJ+rcQEIMRKZYDSKtThfi/PnEOcoHF+ELEfBwkiyTJHeC/MDRba7nBTYJW7mvwhl18Vxtpvw/1CV",
+	"A0VwVbuo/6y3x0z02yJJpOoaNurZM1sKcgHRNxZo9hB1ph8w4Khtj1lnmKabEC7LuLpELnEvhR2zAs9D",
+	"ZX9XGj/TKh0X5CATYnpWwaeTRU9Q5PkkbeYnXF3aVaTPEwsM5FFvNJPK5IIDcm17zBKei8YduqNffHt0",
+	"tc55YdvGdW21+NNCuBkPCzNRzHkMPCKGmZ7Ockc60niMEs2HSyihLFmtKhPP1Fo9r9Xz/ZNJL0jZUj2m",
+	"1xhPkD46zXUGwZ2qbwJypeXdlFcG+wO8npSGdeWVUEGoQK8W2rCcToH8kdef1SxKqOakUdgKWRRanOdM",
+	"ocyTvhgsu4ULdj/gNTvjp0uprKYaH0fPQXfiw63zPTTVkkkaPE9rFbVWUS/Eg1znZ55ChVOhuVdKy6Vl",
+	"nI58/RXFxpIpGa2EkzPL52D80B4wAbNAkD9iBobMlnX+ZS1u1wG7UvJltgB64ISLE1iPn20pWskf3AmC",
+	"BhEqonMVadaezCZbyF4Z7A1vFG1zrkotVAB1HSFuXQTsr+AbeRRs5z0FzPR4NgFl4vB2Q/U7BEZDohkN",
+	"a647vWhMl3awt8jPiSAdabLScahSeSlYdPz59IzNXs/XeFc0zcEqET0/m38FH1yqE637sw6Gu3ICkfoQ",
+	"b7pxhK0iWfEBp+62m5eCiQ13wB5Yfir24jtMYJCWPR30vV7DPtvE5ZwcVgJNS8uNClf2wN5xE9Q6XKbL",
+	"fxy89ye8Z/mJAYEI3lubRxrqTjir/+fp51834Bhzd7QwCEInBkAls+Ha6PimjY5DdcVT6cXgCzM81h7e",
+	"UxhY9q4lhnqkE1G+ZYklBdvkXPErLlPeTsWEMWcVMCs08LLQ4RO6/VFMJmvQtHUyZtyw8jB3S3YKzzJ5",
+	"JYy95Ja1YhrsA497oULbRUJrfiSTFguHzeabWMH/RMRSqQSrbwVsO2BvAtZoNJhUDLBoNpDqK7K+qLvP",
+	"aky61VpAShCffTvl6hIehkhBmEmGlweO4pOrMXJ2BMDDBWBoEZKRFLN6ZTzv6mES7bII7ohoVgQ41Ml4",
+	"F7sIMKAeKrLcaOSsjunvXOv0IuZpSiQl8HMmzDDN/RMRlUjr1IQqGypkMFHOzKMV0EpE9NByW4VMCF4A",
+	"YWQ2mM5ChcSw9HwGti/YqLBZGmyPRS02APaxWPddeaP7ctmYbb0NlRGxtjcix9iIA01Lg/2EeEiGdaxU",
+	"cutaPN3DjGYiVDpLpOLZmFlNy2BQzB+NBrQe+K1UAkQY2N2mlQNYJbYdaLiHhnFEcujaG/iIj0Pl7zW5",
+	"HgBcvcxZNrR2vYY6VqESFz6m6C0wzDTY2Uhjn4sJ1aUQAwB/aHNllzuhkQGOqqOPs9O9ElkLvgqMQ2k3",
+	"rB43oeroNNUjohqnXhesVMhlX+hhzurR3scPv54dXByffP7H4cGHk4uzw6MPn8/Pog3EVtBKhApYdN0O",
+	"GXBj2A47ku8D6ugBqAsCr7I/G+CgOxFm2AeQKtx9Hz+chWqO+Pjq9/mNcxNwm37iJt8Ei2rz8CAKQoUs",
+	"v2rsiO123VrTm6wTsvSrcNjTPRIYxYvwSQiAcTWX4gBvelqH4l/AdCd9M9cv1h2GD4HnMd3+U8TrjtS1",
+	"9b623r996/1hTfGA+YjSHYzy26ruHgb64gLBI483OLcKZGB8mMObNjlRZ5hcpqm3ceol85cBNJYJFRnL",
+	"JHG7/MqaGWCfIwITcAaVyHbtba2qAWTN4FBZczRgI/vmkfUbuKzYZWBNVGE7C0Y+FwAFe43IXcg0xnEB",
+	"IlDiH+BAQ6GCwHGE0JvI1g9VJ+XdlsMBBS7C8urwNBM8GVtLeQA14yzucdVFg7OH1IVJqFyRQjF0AC2K",
+	"dkFhWVPaGWv+Sgz6AnJWg+05BwLtPreQ1sgaiITV44ybnkg22AQOqZ0U/oMblkJhbd1avC6eRWt0enby",
+	"Ye/o4tPn07OIDHFYMMctMDH4UMHgptbkwCwKA+1hkoxLY2aO0Ca0oyxSjXdDjnTArzSXJTjgMTLvv4nO",
+	"WI8nuPwbu8Wmm77RmN1na2Nknb98nvwl7PEXkcC0usjJ2Puq18LdmdmmQC40gF9OqL8pio7d1nOhklZO",
+	"ArahPdYQj6k6yIBaYShuU4THUnkl2FDlMiUdiqpKZ6wSoQnYpHfdYL8Tv97kiyDURPS4KOIl5jP4WCT4",
+	"HJoBAFUqDMUAOCXjOUsFNzl7G6q+VENo+vXTwiGDMNstUpoUvEuMY/fFsBqFkkK1V2ROltJbE28qqXKp",
+	"2Lsmc5xtqrpEyIKViKomm6afMARCzuQCdEe7PWTiSmKBQgLfBpEnDOpkIhbyyq0JrrQPcsHiyQJPG4VI",
+	"kTuvfLxKP4TXgbWtbRhmbg9MrVX7v380N3/48nUr+OHmf9bu0hixMBiQwQqt6NOf0E0P6tTj+F4Zd0Zx",
+	"PSuLVjlTJocjtVaiayX6EG0BL0clUtzWKajpWjF4GhdyqvIlHus5ahY51OfxygO/esED3wJ1yyG2H6oe",
+	"V0kKnGj4G0MKJaI/RJRA6uX5wCpQ+3/Dzk8+bZQo3Amf6mj/mIKEVrQXkMf9eNAgFGfXCKj0iNWtsE5C",
+	"FWF+Ca/ADNPFBf7OPp1yTkFBIhFNQqv240GECZj/gyjBlT/gv9FhA6DWDe/XAvn3pqQsUMDa41AhENYe",
+	"riCsXQGG9W4HWiTtJZQoQ1db5z17WQ+slogI7Z0rivm48urYJTXWX1Z6tFtkNGKulM5ZG5JaPO6hlymd",
+	"SjYRq6M85gaJ0KRiHXltvXedJcZ+WMiSSXCSQxVnIhHKukYB40mSCWMYZoJ0eiWyDQ83gnuojFgdkNkR",
+	"KlgGmRuRdqwVcyWw7dNe1GAA0+wiw96dlQZzO3YJuHI+un21iyOgaWHvgeQKsH3gJrbbQ6rurn8qRArA",
+	"9tl++640UmtZ2avsb2jPSjUY5gz1IFAs2xe822G/yPehkpipom+DoQ3YtWiF2NsRBC0pr/guK504Eyqo",
+	"LhtC7+yWfe6s7lSQAWdweB+Mqh9GhJz8sAOwO1KJmOI9pQ2Wic7QEMVGkcmzhhD8Hblf40siDil6NSco",
+	"sLW+ZMMBLPKlUEjyWhhZXZFfuF/RsroCxbLA/FobZHaBckJ0MON+W0NkbtLGKidg/nDXffG2GOYVoOzM",
+	"d6/gvG53054Cz7/DuDPFoO1PFxcG/rzauLHNduqwbw/QLTO93A+4Hw9Q1N8Dsxm21aKoiVMGcGDWhtva",
+	"cPuWqGudYH1gvOa4x/PXFG9GiPWvM8L6Zzy9hCIHz1khFfs8EGrv8JVh+0B4UTyHmR4fAE4DQhyEStDp",
+	"Jd6LMd3LTg9+ATos+4DzQ2sQsKHVTHkLukKZzEMVfW1zIy6GWXrjgyf2N9Yoo6gyMF1cirH786UYN1gE",
+	"1p+15xALFB1wPwFyxmOeptCWymMkeaxHHz+csddwszPf4AH9jV3GFVg+7mJ7W5fKWnaaO/TKC6XzCyhb",
+	"iUqjUDiKaoqA7k58jQrEBqC8OypKb/BaJUbuVxi2cdfVwRI0vCPy8YUEC6gjRRZtMCPywOdewJKkwvFW",
+	"xYDG+PEEDQZVADlWX+l5iJG6fqJYCy4PlW/rHRphP0WRUaHyCOuD8yyVIiuY1ayNAUz4wHbmAlIyn3Ef",
+	"zRrKR7ijSogqj8OlLsZKYxDXmFIppYGkgrqa8sTr1qq0X9eESqrKQhXcyPaRBgqeXGiv4RM3kV+dUJWX",
+	"B8JsboESLcyG/+zuBXqk0GkJShwEMHy0AweDdNxikRmbXPQjZIHBk0UrAtZhQXyntEKEEjK/2IBnOcYP",
+	"mbEWl1Rda26KNDEBFo1VKF5wtxP3jO4UR54+Cy420tsIKn2iL1lKiL0yjs1kk/4aMVQEGM9EGUF/KjHY",
+	"WBcBP9gI7W5YGlg6Z6+7gYQqEXHKM7LWW24ugauM62kZi4jVaS/IDIgAMxZ1hgodQVhO9xOW0gWQa7ES",
+	"Ir3wBXaOKLu8hm7QoapHueiDeTzMBL5+cDEABh1+fYFcau6nQvT6P4QqGmTCCBWLi4FQPM3H9uoOTFPF",
+	"4/IvFXL3aHi6EXbjhSpKdVfmF23J4TWp7g4y3TZuJOWf0aqWqnshOh2d5XD7lcja2sh8HG0Ek7wzgT0u",
+	"7suDOwjQz1gAZ31j9CArgqHlQ7yhIlqaoDhHARuJdk/rSzxRqbUHTOkEYtbSkBZxp6QieOCeAkhSK4Qf",
+	"iccs5gM7mq0mnrN53TCFVL5dXsp0J1SRVVGN4oM1ALEycrU/rVLI2nmkUSLSnDcynQqEJgoVRCq0Kv5I",
+	"xzIqyjyDIkRMGorygRDX70glTe8Cv1y0W2kjuNDotDWIzudiaNfHNxcwjiiblM8W/UE+ZhGeizI7E92F",
+	"5YV4zkhZo7yTOXLCK1ct+8fB518/fImWKvekFLUJ1US5554jwCwlCsqFnhgagIJFeu3XED1E+yG/NhqN",
+	"mxsXwrdTUZpFbmD24+O0GoA04w6b02l221oRVRAdRqyOI54oKaAvYm8IUNSaXAyMp9SC5CxAjvt3ID3o",
+	"7ZMOWq9ctfDKsI7sQsmrtf5EUuRGRnwchApITJv4yWVutwWU0gCaFLisOU8bLJIIqgEbNu4P0k3/bUPl",
+	"zq5MMLIS/dcmGauQ80GZvNFgYIiiYnYS39phrLzkLHTJ9LAWsBB8QvxXrBP6F1ieYY3dsJuoAGHfO4bn",
+	"IevYdMArbH62dmVhVtbuU2MJPE72H0BWVqoE8IRH+CQk4ko0G+shy3tSXRKEPRgUCGxEdFA/TlB+3pSo",
+	"nxbCW9xMNJMtGtaZSK1eZ5z9qS8hMXHnV7sX++bKivTAJrmSAPEeO7wJX3ixtf0GHbYlSyAqH/KxetqQ",
+	"UgrkGaxeRVhCAEMPIIGWiOtaq+lZzCtvwF5w5PtKQTHFPO0jYWtp2b3hiakywiqptba+e/fmu60ftptN",
+	"R8PujuGbzjb/Id5KvhPv2m/5Tvymvc23kqaorfTpKOSCzy3pI4An8XOZEDa11ptmUKsIplprywNxFb96",
+	"27zrN13Y2Vdr1bzclklYa4WTSxPWgpDm5/98S+PCRbTaYWW5Q1xGuHXRQuJTcKuEdq+EuCtCuy3CGujm",
+	"sNb6GsLnxke6D4734naBv4S1myCsbraw1lLDNL35cmN1z99x3uUJ7vO03/gGZzltQiFIibD24if1JQjx",
+	"xOP3qhzuEE93eFsShLXWdhBWjj1cvH1Tmi7aTaCV7yIK5qfiiyGV+2KJ2GVqe9e6V/abCfEGtWoYYNEj",
+	"IFyZHNLFy0eI0Wi9Q5wYb7xTrRzeunrFHN4HHZ+VgPPW0u+8az2+m+ysqvwfln3EXePeePfdWmRLy7Za",
+	"dT7euKBGn8CXJgLbrI43b9oH81y2U7FRisofF5SzUFnYjwezI+p7qpy/rMNE2D5GLJl7kmsPsCNkP5+d",
+	"HbM848rYr7UB2V4KdE7EsCHKfnjwARy/RJhLKIR0BoyBMDsk3DGqgEUYGLDzcT0ftsV1o3iAHfMrA22W",
+	"myfH+y7QHyoHZuwC/S020BJ8cZgm1bjxHBF+z08+VdxBit2HirO24Jn1/61uwiEVNQTWYxSpMIbVrX9/",
+	"FA82T5HsdhMaaLkaY3W7jHkJzW/sZlUtQscOgEl/IsLoRinuHO1BeDNi/aHJsRQCXPHbt5Kzf8sMjny0",
+	"0n8+Rn6PXXatU9MKVZRKk1/gx6DKh4k0g2kxmQQwhICh+xywCqtwECr4eYOGYoRKLsjNiVg9ojobiAaK",
+	"a2T5hoD0jxAQBMCZH6vZAdcvwBGYGaPpHAr/h3E+zETig8tQ1lpUugahitz+oXi9ax8mrG4IGFaieUCu",
+	"FuC3gc3pY4YUG/TB8A0XNLID4GmKWDYQlMG2Z5eSkOYDFnj6NID98ZXBOk9saqasyp49Fgnsxj4fQ+4n",
+	"VBR6t7OGj7DLJpZVLQUxytP0KB7U7gEOav3JraBm/5IN4lqrtt1oWu9R5D1tXwEDfW3XwtWjgmnEsy7R",
+	"CE5F4Oz9v/Gby++vm9m78Y7a/utt/7vRD/nWVbtAyfxZpKm28pVKCsqzX6FO8z+NVieD2HfQPYL3P2OF",
+	"cD9UHvWHx1r9WdpNkYl/K4pg4S/AW+33+H4xhtstJDOWMC6VwlRedHO/RbttVHt57F4XAEbu0f7x2kz+",
+	"m1ZCbKMRNGE0MKVz2aETwEooB1iRXyonH3EwByAvt8uUBoiN9bZYF8gsWSDzPI3Az1RkY03UUyxhm2PO",
+	"Q0XI3NrkwhDvYp+Bz53hzUGlbAaMZ0/XVBTJbASQm/YkJWB6pKm1nrWKRcvneMoVJCzXoYKaGW5c0UnA",
+	"Ij1SIrlojynN6e1JtCEjCktF1fwq/NYKGKnYuZLXLmu3yyJ7nyNa6YrSo6BqOlQ8SSTc6mepRwoMqQJ4",
+	"pcevBKtTzY9hZhj33EqF6nfRPj9kpqdHTOaPlIqaSbGCX/hhClj/+DonK7BEpJ+MrbOMJ1J12Z5POJSS",
+	"AJg4CGruK0OFaF+A7eIvsou/PCR8ya/+JF2SZkq55YRnYj8g7vG1avnbqpa7B8ieKVY0hfMC9uCKgRp0",
+	"pWdKdkgJ50UkIuaKJdrjLk0IfWw3uRKZkVpR3YcvI/DVh74erOK+Y90cutj28RCjwRxB8YxRT0BVVl6J",
+	"jcRaYfmA1QTkEOesTtWQzIjcV7O5PgMm1JXMtLLO4W4xtD70Hco0Ze3MSh77CCvEpYKAAvW4GBFnIjfR",
+	"RoPta2V0KgyVbtr3Gz7Gmi37b5GXmjJdc4P3uU+sx21iPRDTxPJHkZ/i13k4XsAOH6a5W/Jay75RcVmD",
+	"DCn8ziffaUVdppxEMl1/E1SvgeYXfxFXeS/TAxkvuK6b6b8WXaJ1NxW3LqqOKU15n4Pgp61Xa9Wumo2d",
+	"RvPuoOm48gtpKtx2wmO0lv/fsvy/k+R/DJP9o8iZlwy+Lh6tEhLrrrRwrsleGDLucrRuyxb4LiNpB2ao",
+	"AgQaa6GqxlQz8nf33kdm6nt27rrlCHom6NcGhvFUZLldHupPdLIM8732Q8LbGyhQLrAGOKn5gp2i1Lr2",
+	"hQzqUY/GGn/X377cUe8G3//VzArSvOEgWWaswyyttWrQ89l6/Rq+YoMWzL4U+1WTF8R5R3ttFdI7t8/X",
+	"gnodA3qZsh0s+ZIUdeLd/woan6bjjw3b9sc2MNGdn3yyBmgBzDItp8bqugMtyYVhHiqfKNuoAHu50m6w",
+	"omUXQMwi1A3AxWDNZCjH7Qnoi1AJa4/Zic55LtyE2Clc32B7yvcc9bgp89b6ExqqFejr6PnPyl83T9bf",
+	"SbgvK5BXlJdPR3l3JyU5TzX++9I6DzcmXGhEfHHU+eW3H7LvP/7yz7+ys9Gf58cH3x9+Ov7vQ739iX/i",
+	"p6Pvrs/Pmidd8+ef3//Hw2vMeyo4PDSLXBE6OEX+mAy3tapbq7oHR0Nbo6w+HQteodum2AJlX+/1V/rX",
+	"ksR3eSE1sFoq0wPsIR4IBYH3RKTySgBL9PLUeHfWxZ0jnse9B/TtcAFui/FtEuPNZtOzqM5XKPcV4bgy",
+	"yZIyfE3EtxbdzwlkSZu2WpK7hAQ9ziBXCklQh0///CR+c+VnMD069lkVh7HqOwU+fVE1sW6F7u8uBn/V",
+	"Sjy0KFwHt57EVF9SwE8I9g9nfKHMgmsqgnetBF62EnizJM7OkU5kRzqB/oIwgKapgedMeSwQ5KuJ2d+d",
+	"qUwBbStub6mBEzFIeUymssPmQIwKQAECWEGdjHeh5Vx1hYk8qoc2AqHqQgUNzozH+ZCn6ZhwPQiWLvIC",
+	"LGJ9fQV81ACLL1SDfbBiFODvQ+XUUZwKnhGMciINyNkTxESYZqRPCZmdwxsfxky/Y6xsXoRnVZmL03nM",
+	"xmofz8JvbMdJI/7yqMry3++tBbeqns4TaUH8Ikt7OwXqBU5jrR3XLtK/mIv0L1VxjOLhbnGt10VIam5p",
+	"A93xypRiWIGDkvPFDQFD5A9Qy5QKKyp5ZlY3HBRjeOQyh+C2Y5qOS1NCI0SW648AIx/xS4uuJVcsspwY",
+	"p/mNqcbk5lGqLfJc9AdWz20vrUNBM8LHEFfOhU22+Hb7TbyTvBXvOt91v+/98Ge/iOkls6+yGy/lJt/D",
+	"gUx791v77p237/6bLsXN3KpBN+rb5hv6NS7Tvk5ErfW2+SaoKXE957Fv3pY0siu/rFHItWjEuu0Sv7jK",
+	"C7dPVqnAKIWU19HNter+ppzUcu0GqyiJB3ZYl9COr7/Sv8f295nIEc/6zu9crLIO/PvmceR5omQ3PIQ5",
+	"hK5qrRWyj450doml3Z1MCCSyg8pDaIt23d++ix6A4iJahk2ZRA122CFmORTDBeh8qPyLpWERNlF7hrgz",
+	"fgmNOuDVL+lOn9i1nZCItyu2t6fbKeXB/DUUQ5GsxeJaLD6HR+O27gvhasmz8aQoHa/oKmRQe7bpSoG+",
+	"3i9COFWcfZRXk4l0wKrGdwYsE/kwUyKBojiI7DXYTzpj2zusp4eZ8dLI2vJIep+PNNTXAYiuQW5+RC3l",
+	"cc8/2GhHmmUfEnPFzEjmcc9np1JtpOpS/d8dBRusX6UI6cE6UV5Oadj+9k//MO9/O+xlJt7vpb8dHv3j",
+	"f7ffmtN/moFuf6cP/t7lYEU1WLEt1xpmrWFeSszs2RTMtLrkFfVLLswjqZXfrCVo5bMzahv2XQ7jOdcY",
+	"8/EqJ9VK7MIhd+ZkqExPjyA8NMMpWUol7DGXYfIvozd4ZmZQRXZ0VttYXQVUmchIhPXkO80f2O8f3v/8",
+	"+fMvFweHp3vvP304aBE9F5MUiZumf86EKVVRLGdP25E4Ps21Rb2Wdy9N3mHl7AJ7aUnuTyvW5pkBk4cu",
+	"qBiq0vjDvVs6jWAvVCP0dELXp+hveoqeS8da+b0gywP0afEwk/kYdCciIO4N816t9ccXgCFDLskZxMIA",
+	"p4+MSAOe95A/eDBspzIueJKkYXsfP/x6dnBxfP7+0+H+xfnJp4a3119fbYEmpuHdgp2CzijXe47QMEjX",
+	"0RHxOE4hW01pFqKmup21OePppdWPJRKpgCHBNEA2ClMQJqK+oid6ZtLbz9wv8/YQUiCMDJCRS3Q9JeKn",
+	"0pPLt097PLI9OlyETLjql3qqVXczF1mf9UVfW1MCoSUvlTU46vZ/qUi6wMWH2HsblQn1dTaetkQlVB2g",
+	"9C6oDIF860CaWGdJwM5EKroZ78NL/6s6I3fDNJJA2VUiCVgyzEDUoY1Q8r5z4D3I7I4xuI9EQe2dSpOL",
+	"hA1VIjJ2vVluI6W3+109fWqeNTPxuBlQ10NNcBj1tBuivJ2oo3vGYk328uW9TA+7PTZwCB/EYISgaIbx",
+	"NBM8GTMzEPyyRTyY9tQYB3CKRUv+/leTXGYe4bQ0yAJPxB6iYml80WnDIwEVcLCr1Q2tQJeILRMJEFtb",
+	"6Tej9GcSjnbMtq+vGY/95jXFBmhMSLU9D2PCCS2KGLtxttRz8CSzdV0FTzVbmhu6GgWTe2n2E4W9T7EI",
+	"lH3FNz7FUni0j6KQTyqQ7AnTQ6AuAngulmtdWhoKIj3JmrgCrKdZDaca3Fe3FxbSu/FEm6EQ/0+xF9gg",
+	"5XlHZ/2SnqpQLNKsEbcZ7r6d0H/kFSHjYd+970nkBHaLi4Rxz+FY50C9J3lKfF651htwfzm68dirQQra",
+	"GqWPuRCndhHaY1Y2fjFiw/NqxAYG8P8DAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -16,7 +16,7 @@ const DefaultCacheFloats = 32 << 20
 // vectorCache keeps the vectors of recently recalled agents in memory,
 // normalised, by agent, kind and model: reading 10,000 vectors of 1,536
 // floats from the database for every recall costs far more than the one
-// indexed query that checks they have not changed (Store.VectorVersion).
+// indexed query that checks they have not changed (Memories.VectorState).
 // The least recently used entries go first when the budget is spent.
 type vectorCache struct {
 	mu      sync.Mutex

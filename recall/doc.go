@@ -7,7 +7,7 @@
 // terms are made here (Terms), so both databases index and match the same
 // tokens and give the same answers.
 //
-// recall knows nothing of HTTP or of the turn: it depends on the Store and
-// Embedder interfaces it declares, which *store.Store and *llm.Client
-// implement.
+// recall knows nothing of HTTP or of the turn: it depends on the Memories,
+// Knowledge and Embedder interfaces it declares, which the store's faces
+// and *llm.Client implement.
 package recall

@@ -20,7 +20,7 @@ func (s *Service) AddKnowledge(ctx context.Context, a Agent, name, text string) 
 		}
 		terms[i] = indexTerms(p)
 	}
-	return s.store.CreateKnowledge(ctx, a.AccountID, a.ID, name, int64(len(text)), chunks, terms)
+	return s.knowledge.CreateKnowledge(ctx, a.AccountID, a.ID, name, int64(len(text)), chunks, terms)
 }
 
 // Knowledge returns at most k chunks of a's documents most relevant to
@@ -33,7 +33,7 @@ func (s *Service) Knowledge(ctx context.Context, a Agent, query string, k int) (
 		}
 	}
 	terms := queryTerms(query)
-	found, total, err := s.store.SearchKnowledge(ctx, a.AccountID, a.ID, terms, candidates)
+	found, total, err := s.knowledge.SearchKnowledge(ctx, a.AccountID, a.ID, terms, candidates)
 	if err != nil || total == 0 {
 		return nil, err
 	}
@@ -47,14 +47,14 @@ func (s *Service) Knowledge(ctx context.Context, a Agent, query string, k int) (
 // refreshChunks embeds again the agent's chunks that model has not
 // embedded.
 func (s *Service) refreshChunks(ctx context.Context, a Agent, model string) {
-	stale, err := s.store.StaleChunks(ctx, a.AccountID, a.ID, model, maxReembed)
+	stale, err := s.knowledge.StaleChunks(ctx, a.AccountID, a.ID, model, maxReembed)
 	if err != nil {
 		s.logger.WarnContext(ctx, "stale chunks not read", "agent", a.ID, "error", err)
 		return
 	}
 	reembed(ctx, s, a, model, stale, func(c domain.KnowledgeChunk) string { return c.Text },
 		func(c domain.KnowledgeChunk) string { return c.ID },
-		func(v map[string][]float32) error { return s.store.SetChunkEmbeddings(ctx, a.ID, model, v) })
+		func(v map[string][]float32) error { return s.knowledge.SetChunkEmbeddings(ctx, a.ID, model, v) })
 }
 
 // chunkSource is where the vectors model made of a's chunks come from.
@@ -62,11 +62,11 @@ func (s *Service) chunkSource(a Agent, model string) vectorSource[domain.Knowled
 	return vectorSource[domain.KnowledgeChunk]{
 		key: "chunks|" + a.ID + "|" + model,
 		state: func(ctx context.Context) (domain.VectorState, error) {
-			return s.store.VectorState(ctx, a.AccountID, a.ID, "chunks", model)
+			return s.knowledge.VectorState(ctx, a.AccountID, a.ID, model)
 		},
 		refresh: func(ctx context.Context) { s.refreshChunks(ctx, a, model) },
 		load: func(ctx context.Context) ([]domain.KnowledgeChunk, error) {
-			return s.store.KnowledgeVectors(ctx, a.AccountID, a.ID, model)
+			return s.knowledge.KnowledgeVectors(ctx, a.AccountID, a.ID, model)
 		},
 		take: func(c *domain.KnowledgeChunk) []float32 { v := c.Embedding; c.Embedding = nil; return v },
 	}

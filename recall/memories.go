@@ -16,7 +16,7 @@ func (s *Service) SaveMemory(ctx context.Context, a Agent, m domain.Memory, drop
 	if vecs, model := s.vectors(ctx, a, []string{m.Text}); vecs != nil {
 		m.Embedding, m.EmbeddingModel = vecs[0], model
 	}
-	return s.store.CreateMemory(ctx, a.AccountID, m, indexTerms(m.Text), dropOldest)
+	return s.memories.CreateMemory(ctx, a.AccountID, m, indexTerms(m.Text), dropOldest)
 }
 
 // saveBatch bounds the memories SaveMemories embeds in one Embed call
@@ -47,7 +47,7 @@ func (s *Service) SaveMemories(ctx context.Context, a Agent, ms []domain.Memory)
 				batch[i].Embedding, batch[i].EmbeddingModel = vecs[i], model
 			}
 		}
-		if _, err := s.store.CreateMemories(ctx, a.AccountID, batch, terms); err != nil {
+		if _, err := s.memories.CreateMemories(ctx, a.AccountID, batch, terms); err != nil {
 			return err
 		}
 	}
@@ -67,7 +67,7 @@ func (s *Service) Memories(ctx context.Context, a Agent, scope []string, query s
 		}
 	}
 	terms := queryTerms(query)
-	found, total, err := s.store.SearchMemories(ctx, a.AccountID, a.ID, scope, terms, candidates)
+	found, total, err := s.memories.SearchMemories(ctx, a.AccountID, a.ID, scope, terms, candidates)
 	if err != nil || total == 0 {
 		return nil, err
 	}
@@ -84,11 +84,11 @@ func (s *Service) memorySource(a Agent, model string) vectorSource[domain.Memory
 	return vectorSource[domain.Memory]{
 		key: "memories|" + a.ID + "|" + model,
 		state: func(ctx context.Context) (domain.VectorState, error) {
-			return s.store.VectorState(ctx, a.AccountID, a.ID, "memories", model)
+			return s.memories.VectorState(ctx, a.AccountID, a.ID, model)
 		},
 		refresh: func(ctx context.Context) { s.refreshMemories(ctx, a, nil, model) },
 		load: func(ctx context.Context) ([]domain.Memory, error) {
-			return s.store.MemoryVectors(ctx, a.AccountID, a.ID, nil, model)
+			return s.memories.MemoryVectors(ctx, a.AccountID, a.ID, nil, model)
 		},
 		take: func(m *domain.Memory) []float32 { v := m.Embedding; m.Embedding = nil; return v },
 	}
@@ -112,11 +112,11 @@ func pick[T any](items []T, idx []int) []T {
 // refreshMemories embeds again the scope's memories that model has not
 // embedded.
 func (s *Service) refreshMemories(ctx context.Context, a Agent, scope []string, model string) {
-	stale, err := s.store.StaleMemories(ctx, a.AccountID, a.ID, scope, model, maxReembed)
+	stale, err := s.memories.StaleMemories(ctx, a.AccountID, a.ID, scope, model, maxReembed)
 	if err != nil {
 		s.logger.WarnContext(ctx, "stale memories not read", "agent", a.ID, "error", err)
 		return
 	}
 	reembed(ctx, s, a, model, stale, func(m domain.Memory) string { return m.Text }, func(m domain.Memory) string { return m.ID },
-		func(v map[string][]float32) error { return s.store.SetMemoryEmbeddings(ctx, a.ID, model, v) })
+		func(v map[string][]float32) error { return s.memories.SetMemoryEmbeddings(ctx, a.ID, model, v) })
 }

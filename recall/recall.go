@@ -17,20 +17,29 @@ const (
 	maxReembed = 64
 )
 
-// Store is what recall reads and writes; *store.Store implements it.
-type Store interface {
+// Memories is what recall reads and writes of an agent's memories; the
+// store's Memories face implements it.
+type Memories interface {
 	CreateMemory(ctx context.Context, accountID string, m domain.Memory, terms string, dropOldest bool) (domain.Memory, error)
 	CreateMemories(ctx context.Context, accountID string, ms []domain.Memory, terms []string) ([]domain.Memory, error)
 	SearchMemories(ctx context.Context, accountID, agentID string, scope []string, terms []string, limit int) ([]domain.Memory, int64, error)
 	MemoryVectors(ctx context.Context, accountID, agentID string, scope []string, model string) ([]domain.Memory, error)
 	StaleMemories(ctx context.Context, accountID, agentID string, scope []string, model string, limit int) ([]domain.Memory, error)
 	SetMemoryEmbeddings(ctx context.Context, agentID, model string, vectors map[string][]float32) error
+	// VectorState says how many of the agent's memories model embedded,
+	// with a version that changes with them.
+	VectorState(ctx context.Context, accountID, agentID, model string) (domain.VectorState, error)
+}
+
+// Knowledge is what recall reads and writes of an agent's knowledge; the
+// store's Knowledge face implements it.
+type Knowledge interface {
 	CreateKnowledge(ctx context.Context, accountID, agentID, name string, bytes int64, chunks []domain.KnowledgeChunk, terms []string) (domain.KnowledgeDoc, error)
 	SearchKnowledge(ctx context.Context, accountID, agentID string, terms []string, limit int) ([]domain.KnowledgeChunk, int64, error)
 	KnowledgeVectors(ctx context.Context, accountID, agentID, model string) ([]domain.KnowledgeChunk, error)
-	// VectorState says how many of the agent's memories or chunks model
-	// embedded, with a version that changes with them.
-	VectorState(ctx context.Context, accountID, agentID, of, model string) (domain.VectorState, error)
+	// VectorState says how many of the agent's chunks model embedded, with
+	// a version that changes with them.
+	VectorState(ctx context.Context, accountID, agentID, model string) (domain.VectorState, error)
 	StaleChunks(ctx context.Context, accountID, agentID, model string, limit int) ([]domain.KnowledgeChunk, error)
 	SetChunkEmbeddings(ctx context.Context, agentID, model string, vectors map[string][]float32) error
 }
@@ -54,18 +63,19 @@ type Agent struct {
 // Service finds and stores memories and knowledge. It is safe for
 // concurrent use.
 type Service struct {
-	store  Store
-	embed  Embedder
-	logger *slog.Logger
-	cache  *vectorCache
+	memories  Memories
+	knowledge Knowledge
+	embed     Embedder
+	logger    *slog.Logger
+	cache     *vectorCache
 }
 
 // New returns a Service; embed may be nil (full-text ranking only).
-func New(st Store, embed Embedder, logger *slog.Logger) *Service {
+func New(memories Memories, knowledge Knowledge, embed Embedder, logger *slog.Logger) *Service {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &Service{store: st, embed: embed, logger: logger, cache: newVectorCache(DefaultCacheFloats)}
+	return &Service{memories: memories, knowledge: knowledge, embed: embed, logger: logger, cache: newVectorCache(DefaultCacheFloats)}
 }
 
 // model is the agent's embedding model; false when it has none.

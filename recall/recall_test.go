@@ -41,11 +41,11 @@ func (e *embedder) Embed(_ context.Context, _, _ string, texts []string) ([][]fl
 func newRecall(t *testing.T, dsn string, e *embedder) (*recall.Service, *store.Store, recall.Agent) {
 	st := storetest.Open(t, dsn)
 	acct := storetest.Account(t, st, "acme")
-	a, err := st.CreateAgent(context.Background(), domain.Agent{AccountID: acct.ID, Name: "Rem", Fields: map[string]json.RawMessage{"name": json.RawMessage(`"Rem"`)}}, -1)
+	a, err := st.Agents().CreateAgent(context.Background(), domain.Agent{AccountID: acct.ID, Name: "Rem", Fields: map[string]json.RawMessage{"name": json.RawMessage(`"Rem"`)}}, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return recall.New(st, e, nil), st, recall.Agent{AccountID: acct.ID, ID: a.ID, Provider: "openai"}
+	return recall.New(st.Memories(), st.Knowledge(), e, nil), st, recall.Agent{AccountID: acct.ID, ID: a.ID, Provider: "openai"}
 }
 
 // TestReembedWhenTheModelChanges: memories embedded by an older model are
@@ -66,7 +66,7 @@ func TestReembedWhenTheModelChanges(t *testing.T) {
 		if err != nil || len(got) != 1 || got[0].Text != "Ann is learning Rust" {
 			t.Fatalf("recalled %+v, %v", got, err)
 		}
-		vecs, err := st.MemoryVectors(ctx, a.AccountID, a.ID, []string{"ann"}, "new-model")
+		vecs, err := st.Memories().MemoryVectors(ctx, a.AccountID, a.ID, []string{"ann"}, "new-model")
 		if err != nil || len(vecs) != 2 {
 			t.Errorf("%d memories embedded by the new model, %v", len(vecs), err)
 		}
@@ -99,13 +99,13 @@ func TestFallbackToFullText(t *testing.T) {
 
 // countingStore counts the loads of memory vectors.
 type countingStore struct {
-	*store.Store
+	store.Memories
 	loads int
 }
 
 func (c *countingStore) MemoryVectors(ctx context.Context, accountID, agentID string, scope []string, model string) ([]domain.Memory, error) {
 	c.loads++
-	return c.Store.MemoryVectors(ctx, accountID, agentID, scope, model)
+	return c.Memories.MemoryVectors(ctx, accountID, agentID, scope, model)
 }
 
 // TestVectorsCachedUntilTheyChange: recalls reuse the vectors they loaded
@@ -113,8 +113,8 @@ func (c *countingStore) MemoryVectors(ctx context.Context, accountID, agentID st
 func TestVectorsCachedUntilTheyChange(t *testing.T) {
 	e := &embedder{model: "m"}
 	_, st, a := newRecall(t, storetest.SQLiteDSN(t), e)
-	cs := &countingStore{Store: st}
-	svc := recall.New(cs, e, nil)
+	cs := &countingStore{Memories: st.Memories()}
+	svc := recall.New(cs, st.Knowledge(), e, nil)
 	ctx := context.Background()
 	save := func(text string) {
 		if _, err := svc.SaveMemory(ctx, a, domain.Memory{Text: text, Source: domain.MemorySourceAPI}, false); err != nil {
@@ -172,7 +172,7 @@ func TestSaveMemoriesInBatches(t *testing.T) {
 		if err := svc.SaveMemories(ctx, a, many(1200)); err != nil {
 			t.Fatal(err)
 		}
-		_, total, err := st.ListMemories(ctx, a.AccountID, a.ID, domain.MemoryQuery{})
+		_, total, err := st.Memories().ListMemories(ctx, a.AccountID, a.ID, domain.MemoryQuery{})
 		if err != nil || total != 1200 || e.calls > 3 {
 			t.Errorf("%d memories stored in %d embedding calls, %v", total, e.calls, err)
 		}
@@ -180,11 +180,11 @@ func TestSaveMemoriesInBatches(t *testing.T) {
 		cctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		ce := &cancellingEmbedder{embedder: embedder{model: "m"}, cancel: cancel}
-		svc = recall.New(st, ce, nil)
+		svc = recall.New(st.Memories(), st.Knowledge(), ce, nil)
 		if err := svc.SaveMemories(cctx, a, many(1200)); !errors.Is(err, context.Canceled) {
 			t.Errorf("save of a gone client: %v", err)
 		}
-		if _, after, _ := st.ListMemories(ctx, a.AccountID, a.ID, domain.MemoryQuery{}); after != total || ce.calls != 1 {
+		if _, after, _ := st.Memories().ListMemories(ctx, a.AccountID, a.ID, domain.MemoryQuery{}); after != total || ce.calls != 1 {
 			t.Errorf("a cancelled save went on: %d memories, %d embedding calls", after-total, ce.calls)
 		}
 	})

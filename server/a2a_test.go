@@ -564,7 +564,7 @@ func TestA2ATaskOfADeadReplicaFails(t *testing.T) {
 	const lease = 300 * time.Millisecond
 	h := newHarness(t, func(c *harnessConfig) { c.ReplicaLostAfter = lease })
 	id := h.createAgent(map[string]any{"name": "Trader"})
-	orphan, err := h.store.CreateA2ATask(context.Background(), h.account.ID, domain.A2ATask{AgentID: id, ContextID: "crash-ctx",
+	orphan, err := h.store.Tasks().CreateA2ATask(context.Background(), h.account.ID, domain.A2ATask{AgentID: id, ContextID: "crash-ctx",
 		RequestMessageID: "m-1", RequestText: "hi"})
 	testutil.OK(t, err)
 	getTask := func(taskID string) map[string]any {

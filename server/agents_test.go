@@ -333,7 +333,7 @@ func TestPatchingBackMaskedSecretsKeepsThem(t *testing.T) {
 	if c := res.Data(t)["changes"]; fmt.Sprint(c) != "[settings]" {
 		t.Fatalf("changes %v", c)
 	}
-	agent, err := h.store.GetAgent(context.Background(), h.account.ID, id)
+	agent, err := h.store.Agents().GetAgent(context.Background(), h.account.ID, id)
 	if err != nil {
 		t.Fatal(err)
 	}

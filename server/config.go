@@ -22,6 +22,8 @@ type Turns interface {
 	ListTools(ctx context.Context, accountID, agentID string) (turn.ToolListing, error)
 	Preview(ctx context.Context, in turn.Input) (turn.Preview, error)
 	RecallAgent(ctx context.Context, accountID, agentID string) (recall.Agent, error)
+	// Providers says which model providers the server can call.
+	Providers() []turn.ProviderState
 }
 
 var _ Turns = (*turn.Service)(nil)

@@ -174,6 +174,7 @@ var operationCases = map[string]operationCase{
 
 	"createChatCompletion": {bodyFor: chatBody, invalid: withBody(map[string]any{"model": "agent_x", "messages": []any{}})},
 	"listModels":           {},
+	"getStatus":            {},
 
 	"getA2AAgentCard": {invalid: withLongAgentID},
 	"callA2A": {body: map[string]any{"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
@@ -408,7 +409,7 @@ func TestEveryResponseIsDeclared(t *testing.T) {
 			if w.op.Responses.Status(http.StatusConflict) != nil && w.op.Parameters.GetByInAndName("header", idempotencyHeader) != nil {
 				ctx := context.Background()
 				claim := func(key string) domain.IdempotencyClaim {
-					c, err := h.store.ClaimIdempotencyKey(ctx, domain.IdempotencyRequest{AccountID: h.account.ID,
+					c, err := h.store.Idempotency().ClaimIdempotencyKey(ctx, domain.IdempotencyRequest{AccountID: h.account.ID,
 						Key: key, Fingerprint: "another request", Lease: time.Hour})
 					if err != nil {
 						t.Fatal(err)
@@ -418,7 +419,7 @@ func TestEveryResponseIsDeclared(t *testing.T) {
 				busy, used := "walk-busy-"+w.id, "walk-used-"+w.id
 				claim(busy)
 				call(h, withHeader(w.request(h.writeKey, agent()), idempotencyHeader, busy), 409, true)
-				if err := h.store.CompleteIdempotencyKey(ctx, h.account.ID, used, claim(used).Token, domain.IdempotentAnswer{Status: 200}); err != nil {
+				if err := h.store.Idempotency().CompleteIdempotencyKey(ctx, h.account.ID, used, claim(used).Token, domain.IdempotentAnswer{Status: 200}); err != nil {
 					t.Fatal(err)
 				}
 				call(h, withHeader(w.request(h.writeKey, agent()), idempotencyHeader, used), 422, true)

@@ -20,7 +20,8 @@ const (
 func (s *Server) ListConversations(ctx context.Context, req gen.ListConversationsRequestObject) (gen.ListConversationsResponseObject, error) {
 	p := req.Params
 	page, limit := pageParams(p.Page, p.Limit)
-	q := domain.ConversationQuery{Page: page, Limit: limit, UserID: deref(p.UserId), RoomID: deref(p.RoomId), Platform: deref(p.Platform)}
+	q := domain.ConversationQuery{Page: page, Limit: limit, UserID: deref(p.UserId), RoomID: deref(p.RoomId), Platform: deref(p.Platform),
+		Text: deref(p.Q)}
 	convs, total, err := s.cfg.Store.Conversations.ListConversations(ctx, principalFrom(ctx).Account.ID, req.AgentId, q)
 	if err != nil {
 		return nil, err
@@ -156,6 +157,7 @@ func conversation(c domain.Conversation) gen.Conversation {
 		out.UserId = &c.UserID
 	}
 	out.Summary = optional[string](c.Summary)
+	out.Title = optional[string](c.Title)
 	return out
 }
 

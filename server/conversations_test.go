@@ -201,3 +201,37 @@ func testAnalyticsThroughTheAPI(t *testing.T, h *harness) {
 	}
 	h.checkError(t, errorCase{name: "interval", req: request{method: "GET", path: base + "interval=week", key: h.readKey}, status: 400, code: "INVALID_REQUEST", field: "interval"})
 }
+
+// TestConversationTitlesAndSearch: a conversation is titled by its first
+// user message, cut to 80 characters (not bytes), whatever comes after;
+// q finds the conversations with a message of either side containing the
+// text, ignoring case, its LIKE wildcards taken literally.
+func TestConversationTitlesAndSearch(t *testing.T) {
+	storetest.Backends(t, func(t *testing.T, dsn string) {
+		h := newHarnessAt(t, dsn, nil, nil)
+		h.openai.Respond(llmtest.Reply{Text: "Noted, 100% SURE"})
+		id := h.createAgent(map[string]any{"name": "host"})
+		long := strings.Repeat("é", 79) + "xyz"
+		h.sendApart(id,
+			map[string]any{"text": long, "userId": "ann"},
+			map[string]any{"text": "second words", "userId": "ann"},
+			map[string]any{"text": "Where is the Lobby?", "roomId": "lobby", "userId": "bob"})
+		base := "/v1/agents/" + id + "/conversations"
+		all := h.items(h.get(base))
+		if got := field(all, "title"); got != "Where is the Lobby?,"+strings.Repeat("é", 79)+"x" {
+			t.Errorf("titles: %s", got)
+		}
+		for q, want := range map[string]string{
+			"lobby":     "Where is the Lobby?",
+			"SECOND":    strings.Repeat("é", 79) + "x",
+			"100% sure": "Where is the Lobby?," + strings.Repeat("é", 79) + "x", // the reply, in both
+			"100_":      "",
+			"nowhere":   "",
+		} {
+			if got := field(h.items(h.get(base+"?q="+url.QueryEscape(q))), "title"); got != want {
+				t.Errorf("?q=%s: %q, want %q", q, got, want)
+			}
+		}
+		h.checkError(t, errorCase{name: "empty q", req: request{method: "GET", path: base + "?q=", key: h.readKey}, status: 400, code: "INVALID_REQUEST"})
+	})
+}

@@ -279,7 +279,7 @@ func TestExportOfUnshowableTimeIsAnError(t *testing.T) {
 	h := newHarnessAt(t, storetest.PostgresDSN(t), nil, nil, func(c *harnessConfig) { c.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
 	id := h.createAgent(map[string]any{"name": "Old"})
 	late := time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
-	if _, err := h.store.CreateMemory(context.Background(), h.account.ID,
+	if _, err := h.store.Memories().CreateMemory(context.Background(), h.account.ID,
 		domain.Memory{AgentID: id, Text: "late", Source: domain.MemorySourceAPI, CreatedAt: late}, "late", false); err != nil {
 		t.Fatal(err)
 	}

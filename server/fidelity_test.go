@@ -97,7 +97,7 @@ func TestStatusReasonWhileInError(t *testing.T) {
 	if _, ok := h.getAgent(id)["statusReason"]; ok {
 		t.Fatal("statusReason on an active agent")
 	}
-	if _, err := h.store.MarkAgentError(context.Background(), h.account.ID, id, "The provider is down.", time.Now().Add(time.Minute)); err != nil {
+	if _, err := h.store.Agents().MarkAgentError(context.Background(), h.account.ID, id, "The provider is down.", time.Now().Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	if got := h.getAgent(id); got["status"] != "error" || got["statusReason"] != "The provider is down." {

@@ -98,11 +98,11 @@ func newHarnessAt(t testing.TB, dsn string, opts []store.Option, tweakLLM func(*
 		tweakLLM(&llmCfg)
 	}
 	model := llm.New(llmCfg)
-	memories := recall.New(st, model, nil)
+	memories := recall.New(st.Memories(), st.Knowledge(), model, nil)
 	cfg := harnessConfig{
 		Config: Config{Store: storesOf(st), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), ServeMetrics: true, AllowPrivateNetworks: true,
 			Registry: prometheus.NewRegistry(), ToolRules: agent.ToolRules{AllowPrivate: true}, Recall: memories},
-		Turn: turn.Config{Store: st, Model: model, Semaphore: limit.NewMemorySemaphore(), Tools: newToolbox(t), Recall: memories},
+		Turn: turn.Config{Stores: turnStoresOf(st), Model: model, Semaphore: limit.NewMemorySemaphore(), Tools: newToolbox(t), Recall: memories},
 	}
 	for _, f := range tweak {
 		f(&cfg)
@@ -130,11 +130,17 @@ func newHarnessAt(t testing.TB, dsn string, opts []store.Option, tweakLLM func(*
 	return h
 }
 
-// storesOf is st as each of the server's store faces, as cmd/agentd
-// passes it.
+// storesOf is st's faces, as cmd/agentd passes them.
 func storesOf(st *store.Store) Stores {
-	return Stores{Accounts: st, Idempotency: st, Agents: st, Conversations: st, Analytics: st,
-		Memories: st, Knowledge: st, Connections: st, Webhooks: st, Tasks: st, Streams: st}
+	return Stores{Accounts: st.Accounts(), Idempotency: st.Idempotency(), Agents: st.Agents(),
+		Conversations: st.Conversations(), Analytics: st.Analytics(), Memories: st.Memories(),
+		Knowledge: st.Knowledge(), Connections: st.Connections(), Webhooks: st.Webhooks(),
+		Tasks: st.Tasks(), Streams: st.Streams()}
+}
+
+// turnStoresOf is st's faces a turn needs, as cmd/agentd passes them.
+func turnStoresOf(st *store.Store) turn.Stores {
+	return turn.Stores{Agents: st.Agents(), Conversations: st.Conversations(), Analytics: st.Analytics()}
 }
 
 // newServer is New(cfg), closed when the test ends: its streams stop
@@ -200,7 +206,7 @@ func (h *harness) with(t testing.TB) *harness {
 
 func (h *harness) newAccount(name string, tier domain.Tier) domain.Account {
 	h.t.Helper()
-	a, err := h.store.CreateAccount(context.Background(), domain.Account{Name: name, Tier: tier, RPM: 1 << 40, EndpointMultiplier: 1 << 30, AgentQuota: 1000})
+	a, err := h.store.Accounts().CreateAccount(context.Background(), domain.Account{Name: name, Tier: tier, RPM: 1 << 40, EndpointMultiplier: 1 << 30, AgentQuota: 1000})
 	if err != nil {
 		h.t.Fatalf("create account: %v", err)
 	}
@@ -209,7 +215,7 @@ func (h *harness) newAccount(name string, tier domain.Tier) domain.Account {
 
 func (h *harness) newKey(account string, scope domain.Scope) string {
 	h.t.Helper()
-	key, _, err := h.store.CreateKey(context.Background(), account, scope, nil)
+	key, _, err := h.store.Accounts().CreateKey(context.Background(), account, scope, nil)
 	if err != nil {
 		h.t.Fatalf("create key: %v", err)
 	}
@@ -378,14 +384,14 @@ func (h *harness) createAgent(body any) string {
 func (h *harness) webhookWithDelivery(url string) [2]string {
 	h.t.Helper()
 	ctx := context.Background()
-	w, err := h.store.CreateWebhook(ctx, domain.Webhook{AccountID: h.account.ID, URL: url, Events: []string{"*"}, Enabled: true})
+	w, err := h.store.Webhooks().CreateWebhook(ctx, domain.Webhook{AccountID: h.account.ID, URL: url, Events: []string{"*"}, Enabled: true})
 	if err != nil {
 		h.t.Fatalf("create webhook: %v", err)
 	}
-	if err := h.store.TestWebhook(ctx, h.account.ID, w.ID); err != nil {
+	if err := h.store.Webhooks().TestWebhook(ctx, h.account.ID, w.ID); err != nil {
 		h.t.Fatalf("test webhook: %v", err)
 	}
-	ds, _, err := h.store.ListDeliveries(ctx, h.account.ID, w.ID, domain.DeliveryQuery{})
+	ds, _, err := h.store.Webhooks().ListDeliveries(ctx, h.account.ID, w.ID, domain.DeliveryQuery{})
 	if err != nil || len(ds) != 1 {
 		h.t.Fatalf("deliveries of a tested webhook: %v %v", ds, err)
 	}

@@ -40,7 +40,7 @@ func TestIdempotentCreateAgent(t *testing.T) {
 	if second.Header.Get("X-RateLimit-Remaining") == "" {
 		t.Error("a replay lacks the rate-limit headers")
 	}
-	if _, n, err := h.store.ListAgents(context.Background(), h.account.ID, domain.ListQuery{Page: 1, Limit: 100}); err != nil || n != 1 {
+	if _, n, err := h.store.Agents().ListAgents(context.Background(), h.account.ID, domain.ListQuery{Page: 1, Limit: 100}); err != nil || n != 1 {
 		t.Fatalf("%d agents (%v); want one", n, err)
 	}
 	// Another body under the same key.
@@ -179,7 +179,7 @@ func TestIdempotentCreateWebhook(t *testing.T) {
 	if first.Code != http.StatusCreated || second.Code != http.StatusCreated || !bytes.Equal(first.Body, second.Body) {
 		t.Fatalf("first %d %s, second %d %s", first.Code, first.Body, second.Code, second.Body)
 	}
-	if _, n, err := h.store.ListWebhooks(context.Background(), h.account.ID, 1, 100); err != nil || n != 1 {
+	if _, n, err := h.store.Webhooks().ListWebhooks(context.Background(), h.account.ID, 1, 100); err != nil || n != 1 {
 		t.Fatalf("%d webhooks (%v); want one", n, err)
 	}
 }
@@ -271,7 +271,7 @@ func TestIdempotentReplayAfterKeyRotation(t *testing.T) {
 		t.Fatalf("create: %d %s", first.Code, first.Body)
 	}
 	rotating := storetest.Open(t, path, store.WithSecretBox(storetest.BoxOf(t, k2, k1)))
-	_, err := rotating.RotateSecrets(context.Background(), nil)
+	_, err := rotating.Agents().RotateSecrets(context.Background(), nil)
 	testutil.OK(t, err)
 	after := h.secondServer(t, storetest.Open(t, path, store.WithSecretBox(storetest.BoxOf(t, k2))))
 	replay := after.do(create)

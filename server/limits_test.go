@@ -106,7 +106,7 @@ func TestRateLimitTiers(t *testing.T) {
 		t.Fatalf("51st pro create: %d", res.Code)
 	}
 	// An account limit lower than the endpoint limit binds first.
-	if _, err := h.store.CreateAccount(context.Background(), domain.Account{Name: "ent", Tier: domain.TierEnterprise, RPM: 3, EndpointMultiplier: 10}); err != nil {
+	if _, err := h.store.Accounts().CreateAccount(context.Background(), domain.Account{Name: "ent", Tier: domain.TierEnterprise, RPM: 3, EndpointMultiplier: 10}); err != nil {
 		t.Fatal(err)
 	}
 	ent := h.newKey("ent", domain.ScopeRead)
@@ -218,7 +218,7 @@ func TestConcurrencyCap(t *testing.T) {
 
 func TestQuotaUnderConcurrentCreates(t *testing.T) {
 	h := newHarness(t)
-	if _, err := h.store.CreateAccount(context.Background(), domain.Account{Name: "small", Tier: domain.TierEnterprise, RPM: 1000, EndpointMultiplier: 100, AgentQuota: 5}); err != nil {
+	if _, err := h.store.Accounts().CreateAccount(context.Background(), domain.Account{Name: "small", Tier: domain.TierEnterprise, RPM: 1000, EndpointMultiplier: 100, AgentQuota: 5}); err != nil {
 		t.Fatal(err)
 	}
 	key := h.newKey("small", domain.ScopeWrite)

@@ -261,7 +261,7 @@ func TestHistorySurvivesRestart(t *testing.T) {
 	wire.Respond(llmtest.Reply{Text: "remembered"})
 	boot := func() (*Server, *store.Store) {
 		st := storetest.Open(t, dbPath)
-		turns, err := turn.New(turn.Config{Store: st, Semaphore: limit.NewMemorySemaphore(),
+		turns, err := turn.New(turn.Config{Stores: turnStoresOf(st), Semaphore: limit.NewMemorySemaphore(),
 			Model: llm.New(llm.Config{OpenAI: llm.ProviderConfig{APIKey: "k", BaseURL: wire.URL}})})
 		if err != nil {
 			t.Fatal(err)
@@ -269,10 +269,10 @@ func TestHistorySurvivesRestart(t *testing.T) {
 		return newServer(t, Config{Store: storesOf(st), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Turns: turns}), st
 	}
 	srv, st := boot()
-	if _, err := st.CreateAccount(context.Background(), domain.Account{Name: "a"}); err != nil {
+	if _, err := st.Accounts().CreateAccount(context.Background(), domain.Account{Name: "a"}); err != nil {
 		t.Fatal(err)
 	}
-	key, _, _ := st.CreateKey(context.Background(), "a", domain.ScopeWrite, nil)
+	key, _, _ := st.Accounts().CreateKey(context.Background(), "a", domain.ScopeWrite, nil)
 	call := func(srv *Server, method, path, body string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(method, path, strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+key)
@@ -388,7 +388,7 @@ func TestProviderFailuresMoveAgentToError(t *testing.T) {
 			if st, _ := h.status(id); st != "error" {
 				t.Errorf("status %s", st)
 			}
-			agent, _ := h.store.GetAgent(context.Background(), h.account.ID, id)
+			agent, _ := h.store.Agents().GetAgent(context.Background(), h.account.ID, id)
 			if left := time.Until(agent.RetryAt); left < time.Duration(tc.cooldownS-2)*time.Second || left > time.Duration(tc.cooldownS)*time.Second {
 				t.Errorf("cool-down ends in %v, want about %ds", left, tc.cooldownS)
 			}
@@ -700,7 +700,7 @@ func TestProviderErrorTextStaysInTheLog(t *testing.T) {
 			if tc.status == 503 {
 				// The agent is in error now; the stored reason is what the
 				// next message is told.
-				agent, err := h.store.GetAgent(context.Background(), h.account.ID, id)
+				agent, err := h.store.Agents().GetAgent(context.Background(), h.account.ID, id)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -761,7 +761,7 @@ func TestMaxLengthCutsAtAWordOnEveryPath(t *testing.T) {
 		}
 	}
 	acct := h.account.ID
-	msgs, err := h.store.History(context.Background(), acct, id, domain.ConversationRef{UserID: "u1", Platform: domain.PlatformAPI}, 10)
+	msgs, err := h.store.Conversations().History(context.Background(), acct, id, domain.ConversationRef{UserID: "u1", Platform: domain.PlatformAPI}, 10)
 	if err != nil {
 		t.Fatal(err)
 	}

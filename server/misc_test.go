@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -88,7 +89,7 @@ func TestRequestIDAndProbes(t *testing.T) {
 func TestKeyExpiryAndRevocation(t *testing.T) {
 	h := newHarness(t)
 	inAnHour := time.Now().Add(time.Hour)
-	expiring, _, err := h.store.CreateKey(context.Background(), "acme", domain.ScopeWrite, &inAnHour)
+	expiring, _, err := h.store.Accounts().CreateKey(context.Background(), "acme", domain.ScopeWrite, &inAnHour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +97,7 @@ func TestKeyExpiryAndRevocation(t *testing.T) {
 		t.Fatalf("fresh key: %d", res.Code)
 	}
 	revoked := h.newKey("acme", domain.ScopeWrite)
-	if _, err := h.store.RevokeKey(context.Background(), revoked[:12]); err != nil {
+	if _, err := h.store.Accounts().RevokeKey(context.Background(), revoked[:12]); err != nil {
 		t.Fatal(err)
 	}
 	res := h.do(request{method: "GET", path: "/v1/agents", key: revoked})
@@ -126,12 +127,12 @@ func TestAgentDeletedMidTurnIsNotFound(t *testing.T) {
 	h = newHarness(t, func(c *harnessConfig) {
 		c.Turn.Model = fakeReplier{generate: func(ctx context.Context, req llm.Request) (llm.Reply, error) {
 			p := principalFrom(ctx)
-			agents, _, err := h.store.ListAgents(ctx, p.Account.ID, domain.ListQuery{Page: 1, Limit: 10, SortBy: domain.SortCreatedAt})
+			agents, _, err := h.store.Agents().ListAgents(ctx, p.Account.ID, domain.ListQuery{Page: 1, Limit: 10, SortBy: domain.SortCreatedAt})
 			if err != nil || len(agents) != 1 {
 				t.Errorf("list during the turn: %v, %d agents", err, len(agents))
 				return llm.Reply{}, err
 			}
-			if _, err := h.store.DeleteAgent(ctx, p.Account.ID, agents[0].ID, domain.AnyVersion); err != nil {
+			if _, err := h.store.Agents().DeleteAgent(ctx, p.Account.ID, agents[0].ID, domain.AnyVersion); err != nil {
 				t.Errorf("delete during the turn: %v", err)
 			}
 			return llm.Reply{Text: "too late"}, nil
@@ -161,9 +162,9 @@ func TestFailingTurnKeepsInactiveAgentInactive(t *testing.T) {
 	h = newHarness(t, func(c *harnessConfig) {
 		c.Turn.Model = fakeReplier{generate: func(ctx context.Context, req llm.Request) (llm.Reply, error) {
 			p := principalFrom(ctx)
-			agents, _, _ := h.store.ListAgents(ctx, p.Account.ID, domain.ListQuery{Page: 1, Limit: 10, SortBy: domain.SortCreatedAt})
+			agents, _, _ := h.store.Agents().ListAgents(ctx, p.Account.ID, domain.ListQuery{Page: 1, Limit: 10, SortBy: domain.SortCreatedAt})
 			inactive := domain.StatusInactive
-			if _, _, err := h.store.UpdateAgent(ctx, p.Account.ID, agents[0].ID, nil, &inactive, domain.AnyVersion); err != nil {
+			if _, _, err := h.store.Agents().UpdateAgent(ctx, p.Account.ID, agents[0].ID, nil, &inactive, domain.AnyVersion); err != nil {
 				t.Errorf("deactivate during the turn: %v", err)
 			}
 			return llm.Reply{}, &llm.Error{Kind: llm.KindRateLimited, Provider: "openai", Reason: "rate limited"}
@@ -176,5 +177,27 @@ func TestFailingTurnKeepsInactiveAgentInactive(t *testing.T) {
 	}
 	if st, _ := h.status(id); st != "inactive" {
 		t.Errorf("status after the failed turn = %s, want inactive", st)
+	}
+}
+
+// TestStatusSaysWhichProvidersAreConfigured: GET /status names the
+// version, the default provider and, in a fixed order, whether the server
+// can call each provider; a read key may ask.
+func TestStatusSaysWhichProvidersAreConfigured(t *testing.T) {
+	h := newHarnessLLM(t, func(c *llm.Config) { c.Anthropic.APIKey, c.Google.APIKey = "", "" },
+		func(c *harnessConfig) { c.Config.Version, c.Config.DefaultProvider = "v9.9.9", "anthropic" })
+	res := h.get("/v1/status")
+	if res.Code != http.StatusOK {
+		t.Fatalf("%d %s", res.Code, res.Body)
+	}
+	data := res.Data(t)
+	var got []string
+	for _, p := range data["providers"].([]any) {
+		p := p.(map[string]any)
+		got = append(got, fmt.Sprint(p["name"], "=", p["configured"]))
+	}
+	want := "openai=true anthropic=false groq=true google=false ollama=true"
+	if data["version"] != "v9.9.9" || data["defaultProvider"] != "anthropic" || strings.Join(got, " ") != want {
+		t.Errorf("status = %v, providers %v, want %s", data, got, want)
 	}
 }

@@ -64,6 +64,8 @@ var endpointLimits = map[string]int64{
 	"retryWebhookDelivery":  10,
 
 	"callMcp": 60,
+
+	"getStatus": 60,
 }
 
 // checkEndpointLimits reports every operation of spec without a positive
@@ -93,36 +95,6 @@ func checkEndpointLimits(spec *openapi3.T, limits map[string]int64) error {
 	return nil
 }
 
-// accountLimits are the requests per minute of each tier; enterprise uses the
-// account's own figure.
-var accountLimits = map[domain.Tier]int64{domain.TierStandard: 60, domain.TierPro: 300}
-
-// EndpointMultiplier is how many times the spec's per-endpoint limits an
-// account gets: standard ×1, pro ×5, enterprise its own multiplier.
-func EndpointMultiplier(a domain.Account) int64 {
-	switch a.Tier {
-	case domain.TierPro:
-		return 5
-	case domain.TierEnterprise:
-		if a.EndpointMultiplier > 0 {
-			return int64(a.EndpointMultiplier)
-		}
-	}
-	return 1
-}
-
-// AccountRPM is the account's own limit of requests per minute: standard
-// 60, pro 300, enterprise its own figure.
-func AccountRPM(a domain.Account) int64 {
-	if a.Tier == domain.TierEnterprise && a.RPM > 0 {
-		return int64(a.RPM)
-	}
-	if l, ok := accountLimits[a.Tier]; ok {
-		return l
-	}
-	return accountLimits[domain.TierStandard]
-}
-
 // messageLimited are the operations that send an agent a message: they
 // count against the agent's one message counter, not an endpoint's.
 var messageLimited = map[string]bool{"sendMessage": true, "streamMessage": true, "createChatCompletion": true, "callA2A": true}
@@ -131,18 +103,18 @@ var messageLimited = map[string]bool{"sendMessage": true, "streamMessage": true,
 // account's; agentID is the agent a message goes to ("" when the request
 // names none it can be told by, which counts on the endpoint's counter).
 func rateRules(p domain.Principal, operationID, agentID string) []limit.Rule {
-	endpoint := limit.Rule{Key: "ep:" + p.Account.ID + ":" + operationID, Limit: endpointLimits[operationID] * EndpointMultiplier(p.Account)}
+	endpoint := limit.Rule{Key: "ep:" + p.Account.ID + ":" + operationID, Limit: endpointLimits[operationID] * p.Account.Limits().EndpointMultiplier}
 	if messageLimited[operationID] && agentID != "" {
 		endpoint = messageRule(p, agentID)
 	}
-	return []limit.Rule{endpoint, {Key: "acct:" + p.Account.ID, Limit: AccountRPM(p.Account)}}
+	return []limit.Rule{endpoint, {Key: "acct:" + p.Account.ID, Limit: p.Account.Limits().RPM}}
 }
 
 // messageRule is the agent's one message counter, which every path that
 // sends the agent a message counts on (MCP's send_message too, whose
 // request names the agent only inside its arguments).
 func messageRule(p domain.Principal, agentID string) limit.Rule {
-	return limit.Rule{Key: "msg:" + p.Account.ID + ":" + agentID, Limit: endpointLimits["sendMessage"] * EndpointMultiplier(p.Account)}
+	return limit.Rule{Key: "msg:" + p.Account.ID + ":" + agentID, Limit: endpointLimits["sendMessage"] * p.Account.Limits().EndpointMultiplier}
 }
 
 // takeRateLimits counts the request against its limits, arranges for the

@@ -67,7 +67,7 @@ func TestUndecryptableSecretsRefuseOnlyThatAgent(t *testing.T) {
 	other := storetest.Open(t, path, store.WithSecretBox(storetest.Box(t)))
 	fields := map[string]json.RawMessage{"name": []byte(`"old-key"`), "modelProvider": []byte(`"openai"`), "model": []byte(`"gpt-4o-mini"`),
 		"settings": []byte(`{"secrets":{"OPENAI_API_KEY":"sk-under-another-key"}}`)}
-	agent, err := other.CreateAgent(context.Background(), domain.Agent{AccountID: h.account.ID, Fields: fields}, -1)
+	agent, err := other.Agents().CreateAgent(context.Background(), domain.Agent{AccountID: h.account.ID, Fields: fields}, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestMaskForMissingSecretIsRefused(t *testing.T) {
 	if res.Code != http.StatusBadRequest || res.ErrorCode(t) != "INVALID_REQUEST" || res.Details(t)["field"] != "settings.secrets.NEW" {
 		t.Errorf("update: %d %s", res.Code, res.Body)
 	}
-	agent, err := h.store.GetAgent(context.Background(), h.account.ID, id)
+	agent, err := h.store.Agents().GetAgent(context.Background(), h.account.ID, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,11 +142,11 @@ func TestConcurrentPatchKeepsMaskedSecret(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		agent, err := h.store.GetAgent(context.Background(), h.account.ID, id)
+		agent, err := h.store.Agents().GetAgent(context.Background(), h.account.ID, id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		secrets, err := h.store.Secrets(agent)
+		secrets, err := h.store.Agents().Secrets(agent)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -180,11 +180,11 @@ func TestMCPHeadersAreSecrets(t *testing.T) {
 	if g.Code != http.StatusOK || strings.Contains(string(g.Body), "hdr-1") || !strings.Contains(string(g.Body), `"Authorization":"`+secretMask+`"`) {
 		t.Errorf("Get Agent: %d %s", g.Code, g.Body)
 	}
-	agent, err := h.store.GetAgent(context.Background(), h.account.ID, id)
+	agent, err := h.store.Agents().GetAgent(context.Background(), h.account.ID, id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	secrets, err := h.store.Secrets(agent)
+	secrets, err := h.store.Agents().Secrets(agent)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,8 +13,8 @@ import (
 
 // Stores is what the HTTP layer needs of persistence: one small interface
 // per resource, each declared here in package domain's types, so a reader
-// sees what a handler may touch. cmd/agentd passes its *store.Store for
-// every one of them.
+// sees what a handler may touch. cmd/agentd passes the store's face of the
+// same name for each of them.
 //
 // Every method that touches an agent's data takes the account, so tenancy
 // is enforced by the store's queries rather than trusted to the caller.
@@ -93,7 +93,7 @@ type Agents interface {
 
 // Conversations is an agent's stored history as its endpoints read it
 // (conversations.go, bundle.go, streams.go); the turns write it through
-// turn.Store.
+// turn.Conversations.
 type Conversations interface {
 	ListConversations(ctx context.Context, accountID, agentID string, q domain.ConversationQuery) ([]domain.Conversation, int64, error)
 	// GetConversation, ListMessages and DeleteConversation return

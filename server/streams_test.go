@@ -174,7 +174,7 @@ func (h *harness) storedReply(t *testing.T, agentID, user string) domain.Message
 	var msgs []domain.Message
 	testutil.Eventually(t, "the reply stored", func() error {
 		var err error
-		msgs, err = h.store.History(context.Background(), h.account.ID, agentID, domain.ConversationRef{UserID: user}, 10)
+		msgs, err = h.store.Conversations().History(context.Background(), h.account.ID, agentID, domain.ConversationRef{UserID: user}, 10)
 		if err != nil {
 			return err
 		}

@@ -31,7 +31,7 @@ func (a2aTaskRow) TableName() string { return "a2a_tasks" }
 // account accountID and returns it with its ID and times filled in. It
 // deletes the tasks past A2ATaskRetention in the same transaction.
 // It returns ErrNotFound for a missing agent or one of another account.
-func (s *Store) CreateA2ATask(ctx context.Context, accountID string, t domain.A2ATask) (domain.A2ATask, error) {
+func (s Tasks) CreateA2ATask(ctx context.Context, accountID string, t domain.A2ATask) (domain.A2ATask, error) {
 	at := s.now()
 	t.ID, t.State, t.CreatedAt, t.UpdatedAt = newID("task_", at), domain.A2ATaskWorking, at, at
 	t.ReplyMessageID, t.ReplyText, t.Reason = "", "", ""
@@ -54,7 +54,7 @@ func (s *Store) CreateA2ATask(ctx context.Context, accountID string, t domain.A2
 // t.State with the reply (ReplyMessageID, ReplyText) or the Reason, and
 // returns the task as stored. Errors as GetA2ATask, whatever the task's
 // age.
-func (s *Store) FinishA2ATask(ctx context.Context, accountID string, t domain.A2ATask) (domain.A2ATask, error) {
+func (s Tasks) FinishA2ATask(ctx context.Context, accountID string, t domain.A2ATask) (domain.A2ATask, error) {
 	var out domain.A2ATask
 	err := s.write(ctx, "finish a2a task", func(tx *gorm.DB) error {
 		row, err := a2aTask(tx, accountID, t.AgentID, t.ID, time.Time{})
@@ -76,7 +76,7 @@ func (s *Store) FinishA2ATask(ctx context.Context, accountID string, t domain.A2
 // is alive (its UpdatedAt moves to now) while the task is working: a task
 // its replica stops renewing is taken for abandoned (FailAbandonedA2ATask).
 // A task that ended is left as it is.
-func (s *Store) RenewA2ATask(ctx context.Context, agentID, id string) error {
+func (s Tasks) RenewA2ATask(ctx context.Context, agentID, id string) error {
 	at := s.now()
 	return s.write(ctx, "renew a2a task", func(tx *gorm.DB) error {
 		return tx.Model(&a2aTaskRow{}).Where("id = ? AND agent_id = ? AND state = ?", id, agentID, string(domain.A2ATaskWorking)).
@@ -89,7 +89,7 @@ func (s *Store) RenewA2ATask(ctx context.Context, agentID, id string) error {
 // before since (its replica died), and returns the task as stored then.
 // Of replicas racing, one fails it; a task that ended meanwhile is
 // returned as it ended. Errors as GetA2ATask, whatever the task's age.
-func (s *Store) FailAbandonedA2ATask(ctx context.Context, accountID, agentID, id string, since time.Time, reason string) (domain.A2ATask, error) {
+func (s Tasks) FailAbandonedA2ATask(ctx context.Context, accountID, agentID, id string, since time.Time, reason string) (domain.A2ATask, error) {
 	var out domain.A2ATask
 	err := s.write(ctx, "fail abandoned a2a task", func(tx *gorm.DB) error {
 		if err := ownedAgent(tx, accountID, agentID); err != nil {
@@ -112,7 +112,7 @@ func (s *Store) FailAbandonedA2ATask(ctx context.Context, accountID, agentID, id
 // It returns ErrNotFound for a missing agent or one of another account.
 // ErrA2ATaskNotFound when the agent has no such task or it last changed
 // more than A2ATaskRetention ago.
-func (s *Store) GetA2ATask(ctx context.Context, accountID, agentID, id string) (domain.A2ATask, error) {
+func (s Tasks) GetA2ATask(ctx context.Context, accountID, agentID, id string) (domain.A2ATask, error) {
 	row, err := a2aTask(s.read(ctx), accountID, agentID, id, s.now().Add(-domain.A2ATaskRetention))
 	if err != nil {
 		return domain.A2ATask{}, wrap("get a2a task", err)

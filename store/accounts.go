@@ -15,7 +15,7 @@ const DefaultAgentQuota = 100
 // defaults filled in (tier standard, agent quota DefaultAgentQuota). It
 // returns ErrConflict if the name is taken and ErrInvalid for an empty name,
 // an unknown tier or a negative number.
-func (s *Store) CreateAccount(ctx context.Context, a domain.Account) (domain.Account, error) {
+func (s Accounts) CreateAccount(ctx context.Context, a domain.Account) (domain.Account, error) {
 	a.Name = strings.TrimSpace(a.Name)
 	if a.Tier == "" {
 		a.Tier = domain.TierStandard
@@ -37,7 +37,7 @@ func (s *Store) CreateAccount(ctx context.Context, a domain.Account) (domain.Acc
 
 // UpdateAccount applies c to the account called name and returns the result.
 // It returns ErrNotFound for an unknown account and ErrInvalid for a bad value.
-func (s *Store) UpdateAccount(ctx context.Context, name string, c domain.AccountChanges) (domain.Account, error) {
+func (s Accounts) UpdateAccount(ctx context.Context, name string, c domain.AccountChanges) (domain.Account, error) {
 	var out domain.Account
 	err := s.write(ctx, "update account", func(tx *gorm.DB) error {
 		var row accountRow
@@ -94,7 +94,7 @@ func validateAccount(a domain.Account) error {
 }
 
 // ListAccounts returns every account, ordered by name.
-func (s *Store) ListAccounts(ctx context.Context) ([]domain.Account, error) {
+func (s Accounts) ListAccounts(ctx context.Context) ([]domain.Account, error) {
 	var rows []accountRow
 	if err := s.read(ctx).Order("name, id").Find(&rows).Error; err != nil {
 		return nil, wrap("list accounts", err)
@@ -107,7 +107,7 @@ func (s *Store) ListAccounts(ctx context.Context) ([]domain.Account, error) {
 }
 
 // AccountByName returns the account called name, or ErrNotFound.
-func (s *Store) AccountByName(ctx context.Context, name string) (domain.Account, error) {
+func (s Accounts) AccountByName(ctx context.Context, name string) (domain.Account, error) {
 	var row accountRow
 	if err := s.read(ctx).Take(&row, "name = ?", name).Error; err != nil {
 		return domain.Account{}, wrap("account by name", err)
@@ -116,7 +116,7 @@ func (s *Store) AccountByName(ctx context.Context, name string) (domain.Account,
 }
 
 // CountAccounts returns how many accounts exist.
-func (s *Store) CountAccounts(ctx context.Context) (int64, error) {
+func (s Accounts) CountAccounts(ctx context.Context) (int64, error) {
 	var n int64
 	if err := s.read(ctx).Model(&accountRow{}).Count(&n).Error; err != nil {
 		return 0, wrap("count accounts", err)

@@ -25,7 +25,7 @@ import (
 // value to keep).
 // Secrets are stored encrypted when a key is configured (see Secrets). It
 // emits agent.created in the same transaction.
-func (s *Store) CreateAgent(ctx context.Context, a domain.Agent, quota int) (domain.Agent, error) {
+func (s Agents) CreateAgent(ctx context.Context, a domain.Agent, quota int) (domain.Agent, error) {
 	fields, err := canonicalFields(a.Fields)
 	if err != nil {
 		return domain.Agent{}, wrap("create agent", err)
@@ -112,7 +112,7 @@ func countOnAccount(tx *gorm.DB, accountID, column string, delta int) error {
 
 // GetAgent returns the agent id of account accountID with its Metrics. An
 // agent of another account is ErrNotFound, like a missing one.
-func (s *Store) GetAgent(ctx context.Context, accountID, id string) (domain.Agent, error) {
+func (s Agents) GetAgent(ctx context.Context, accountID, id string) (domain.Agent, error) {
 	var row agentRow
 	// The rendered document is Get's (GetAgentDocument): a turn needs the
 	// fields alone.
@@ -134,7 +134,7 @@ func (s *Store) GetAgent(ctx context.Context, accountID, id string) (domain.Agen
 // ErrNotFound. It emits agent.deleted in the same transaction. It returns
 // domain.ErrPreconditionFailed when ifVersion is neither domain.AnyVersion
 // nor the agent's version.
-func (s *Store) DeleteAgent(ctx context.Context, accountID, id string, ifVersion int64) (domain.Agent, error) {
+func (s Agents) DeleteAgent(ctx context.Context, accountID, id string, ifVersion int64) (domain.Agent, error) {
 	var out domain.Agent
 	err := s.writeEvents(ctx, "delete agent", func(tx *gorm.DB, emit emitFunc) error {
 		row, err := lockAgent(tx, "id = ? AND account_id = ?", id, accountID)
@@ -247,7 +247,7 @@ func toAgentFields(r agentRow, fields map[string]json.RawMessage) domain.Agent {
 // through every agent. It serves the connection supervisor, which needs
 // all accounts. The (updated_at, id) index makes a page cost the agents
 // it holds, not the service's.
-func (s *Store) AgentVersionsChangedSince(ctx context.Context, since time.Time, after domain.AgentVersion, limit int) ([]domain.AgentVersion, error) {
+func (s Agents) AgentVersionsChangedSince(ctx context.Context, since time.Time, after domain.AgentVersion, limit int) ([]domain.AgentVersion, error) {
 	from, id := since.UTC(), ""
 	if after.ID != "" {
 		from, id = after.UpdatedAt.UTC(), after.ID
@@ -264,7 +264,7 @@ func (s *Store) AgentVersionsChangedSince(ctx context.Context, since time.Time, 
 
 // AgentsByID returns the agents of ids that still exist, in no account in
 // particular, ordered by id.
-func (s *Store) AgentsByID(ctx context.Context, ids []string) ([]domain.Agent, error) {
+func (s Agents) AgentsByID(ctx context.Context, ids []string) ([]domain.Agent, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}

@@ -23,7 +23,7 @@ func TestCreateAndGetAgent(t *testing.T) {
 			"lore":          json.RawMessage(`["<b>bold</b> & co"]`),
 			"status":        json.RawMessage(`"inactive"`),
 		}
-		a, err := s.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: in}, 10)
+		a, err := s.Agents().CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: in}, 10)
 		mustOK(t, err)
 		if !strings.HasPrefix(a.ID, "agent_") || a.ID != strings.ToLower(a.ID) {
 			t.Errorf("id = %q", a.ID)
@@ -38,7 +38,7 @@ func TestCreateAndGetAgent(t *testing.T) {
 		if _, ok := a.Fields["status"]; ok {
 			t.Error("status stored as a field")
 		}
-		got, err := s.GetAgent(ctx, acct.ID, a.ID)
+		got, err := s.Agents().GetAgent(ctx, acct.ID, a.ID)
 		mustOK(t, err)
 		want := map[string]string{
 			"name": `"Eliza"`, "modelProvider": `"anthropic"`, "model": `"claude-3-5-haiku-latest"`,
@@ -69,15 +69,15 @@ func TestAgentOfAnotherAccountIsNotFound(t *testing.T) {
 		mine := mustAccount(t, s, "mine")
 		theirs := mustAccount(t, s, "theirs")
 		a := mustAgent(t, s, theirs.ID, "secret")
-		_, err := s.GetAgent(ctx, mine.ID, a.ID)
+		_, err := s.Agents().GetAgent(ctx, mine.ID, a.ID)
 		wantErr(t, err, domain.ErrNotFound)
-		_, _, err = s.UpdateAgent(ctx, mine.ID, a.ID, fields(t, "name", "x"), nil, domain.AnyVersion)
+		_, _, err = s.Agents().UpdateAgent(ctx, mine.ID, a.ID, fields(t, "name", "x"), nil, domain.AnyVersion)
 		wantErr(t, err, domain.ErrNotFound)
-		_, err = s.DeleteAgent(ctx, mine.ID, a.ID, domain.AnyVersion)
+		_, err = s.Agents().DeleteAgent(ctx, mine.ID, a.ID, domain.AnyVersion)
 		wantErr(t, err, domain.ErrNotFound)
-		_, err = s.GetAgent(ctx, mine.ID, "agent_missing")
+		_, err = s.Agents().GetAgent(ctx, mine.ID, "agent_missing")
 		wantErr(t, err, domain.ErrNotFound)
-		if _, err := s.GetAgent(ctx, theirs.ID, a.ID); err != nil {
+		if _, err := s.Agents().GetAgent(ctx, theirs.ID, a.ID); err != nil {
 			t.Fatalf("owner cannot read its agent: %v", err)
 		}
 	})
@@ -94,14 +94,14 @@ func TestCreateAgentRejects(t *testing.T) {
 			"bad json":        {"name": json.RawMessage(`"a`)},
 			"bad protection":  fields(t, "name", "a", "deleteProtection", "yes"),
 		} {
-			_, err := s.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: f}, -1)
+			_, err := s.Agents().CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: f}, -1)
 			if err == nil {
 				t.Errorf("%s: accepted", name)
 				continue
 			}
 			wantErr(t, err, domain.ErrInvalid)
 		}
-		_, err := s.CreateAgent(ctx, domain.Agent{AccountID: "acct_missing", Fields: fields(t, "name", "a")}, 5)
+		_, err := s.Agents().CreateAgent(ctx, domain.Agent{AccountID: "acct_missing", Fields: fields(t, "name", "a")}, 5)
 		wantErr(t, err, domain.ErrNotFound)
 	})
 }

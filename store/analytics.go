@@ -198,7 +198,7 @@ func addOnConflict(keys []string, table string, columns ...string) clause.OnConf
 // RecordTurnError counts a turn of agent agentID of account accountID that
 // ended in a provider failure of kind at t (one per turn, not per retry).
 // It returns ErrNotFound for a missing agent or one of another account.
-func (s *Store) RecordTurnError(ctx context.Context, accountID, agentID, kind string, t time.Time) error {
+func (s Analytics) RecordTurnError(ctx context.Context, accountID, agentID, kind string, t time.Time) error {
 	return s.write(ctx, "record turn error", func(tx *gorm.DB) error {
 		if err := ownedAgent(tx, accountID, agentID); err != nil {
 			return err
@@ -215,7 +215,7 @@ func (s *Store) RecordTurnError(ctx context.Context, accountID, agentID, kind st
 // RecordTokens adds tokens the agent spent outside a turn (a conversation's
 // summary) to its hour at t. It returns ErrNotFound for a missing agent or
 // one of another account.
-func (s *Store) RecordTokens(ctx context.Context, accountID, agentID string, tokens int, t time.Time) error {
+func (s Analytics) RecordTokens(ctx context.Context, accountID, agentID string, tokens int, t time.Time) error {
 	return s.write(ctx, "record tokens", func(tx *gorm.DB) error {
 		if err := ownedAgent(tx, accountID, agentID); err != nil {
 			return err
@@ -245,7 +245,7 @@ func next(t time.Time, interval domain.Interval) time.Time {
 // from the hourly rollups. Every bucket of the range is in Series, empty
 // ones with zeros. It returns ErrNotFound for a missing agent or one of
 // another account, ErrInvalid for an unknown interval or To before From.
-func (s *Store) AgentAnalytics(ctx context.Context, accountID, agentID string, q domain.AnalyticsQuery) (domain.Analytics, error) {
+func (s Analytics) AgentAnalytics(ctx context.Context, accountID, agentID string, q domain.AnalyticsQuery) (domain.Analytics, error) {
 	if q.Interval != domain.IntervalHour && q.Interval != domain.IntervalDay {
 		return domain.Analytics{}, wrap("analytics", invalidf("unknown interval %q", q.Interval))
 	}

@@ -113,7 +113,7 @@ func BenchmarkAgentAnalytics7Days1MMessages(b *testing.B) {
 	q := domain.AnalyticsQuery{From: end.Add(-7*24*time.Hour + time.Minute), To: end.Add(-time.Minute), Interval: domain.IntervalHour}
 	b.ResetTimer()
 	for b.Loop() {
-		rep, err := s.AgentAnalytics(ctx, acct.ID, a.ID, q)
+		rep, err := s.Analytics().AgentAnalytics(ctx, acct.ID, a.ID, q)
 		if err != nil || rep.Totals.Messages == 0 || rep.Totals.Users < 4900 || rep.Totals.Users > 5100 {
 			b.Fatalf("%+v %v", rep.Totals, err)
 		}

@@ -19,19 +19,19 @@ func TestRevocationElsewhereRefusedWithinBound(t *testing.T) {
 	serving, cli := openSQLiteAt(t, path), openSQLiteAt(t, path)
 	clock := withClock(serving)
 	mustAccount(t, serving, "acme")
-	plain, key, err := serving.CreateKey(ctx, "acme", domain.ScopeWrite, nil)
+	plain, key, err := serving.Accounts().CreateKey(ctx, "acme", domain.ScopeWrite, nil)
 	mustOK(t, err)
-	_, err = serving.Authenticate(ctx, plain)
+	_, err = serving.Accounts().Authenticate(ctx, plain)
 	mustOK(t, err)
 
-	_, err = cli.RevokeKey(ctx, key.Prefix)
+	_, err = cli.Accounts().RevokeKey(ctx, key.Prefix)
 	mustOK(t, err)
 	clock.add(AuthCacheTTL - time.Millisecond)
-	if _, err := serving.Authenticate(ctx, plain); err != nil {
+	if _, err := serving.Accounts().Authenticate(ctx, plain); err != nil {
 		t.Logf("refused before the bound (allowed): %v", err)
 	}
 	clock.add(time.Millisecond)
-	_, err = serving.Authenticate(ctx, plain)
+	_, err = serving.Accounts().Authenticate(ctx, plain)
 	wantErr(t, err, domain.ErrUnauthorized)
 }
 
@@ -41,13 +41,13 @@ func TestRevocationHereRefusedAtOnce(t *testing.T) {
 	s := newSQLite(t)
 	withClock(s)
 	mustAccount(t, s, "acme")
-	plain, key, err := s.CreateKey(ctx, "acme", domain.ScopeWrite, nil)
+	plain, key, err := s.Accounts().CreateKey(ctx, "acme", domain.ScopeWrite, nil)
 	mustOK(t, err)
-	_, err = s.Authenticate(ctx, plain)
+	_, err = s.Accounts().Authenticate(ctx, plain)
 	mustOK(t, err)
-	_, err = s.RevokeKey(ctx, key.Prefix)
+	_, err = s.Accounts().RevokeKey(ctx, key.Prefix)
 	mustOK(t, err)
-	_, err = s.Authenticate(ctx, plain)
+	_, err = s.Accounts().Authenticate(ctx, plain)
 	wantErr(t, err, domain.ErrUnauthorized)
 }
 
@@ -58,14 +58,14 @@ func TestAccountChangeHereAppliesAtOnce(t *testing.T) {
 	s := newSQLite(t)
 	withClock(s)
 	mustAccount(t, s, "acme")
-	plain, _, err := s.CreateKey(ctx, "acme", domain.ScopeWrite, nil)
+	plain, _, err := s.Accounts().CreateKey(ctx, "acme", domain.ScopeWrite, nil)
 	mustOK(t, err)
-	_, err = s.Authenticate(ctx, plain)
+	_, err = s.Accounts().Authenticate(ctx, plain)
 	mustOK(t, err)
 	quota := 7
-	_, err = s.UpdateAccount(ctx, "acme", domain.AccountChanges{AgentQuota: &quota})
+	_, err = s.Accounts().UpdateAccount(ctx, "acme", domain.AccountChanges{AgentQuota: &quota})
 	mustOK(t, err)
-	p, err := s.Authenticate(ctx, plain)
+	p, err := s.Accounts().Authenticate(ctx, plain)
 	mustOK(t, err)
 	if p.Account.AgentQuota != quota {
 		t.Errorf("quota after update = %d, want %d", p.Account.AgentQuota, quota)
@@ -79,12 +79,12 @@ func TestCachedKeyStillExpires(t *testing.T) {
 	clock := withClock(s)
 	mustAccount(t, s, "acme")
 	exp := clock.now().Add(time.Second)
-	plain, _, err := s.CreateKey(ctx, "acme", domain.ScopeRead, &exp)
+	plain, _, err := s.Accounts().CreateKey(ctx, "acme", domain.ScopeRead, &exp)
 	mustOK(t, err)
-	_, err = s.Authenticate(ctx, plain)
+	_, err = s.Accounts().Authenticate(ctx, plain)
 	mustOK(t, err)
 	clock.add(time.Second)
-	_, err = s.Authenticate(ctx, plain)
+	_, err = s.Accounts().Authenticate(ctx, plain)
 	wantErr(t, err, domain.ErrUnauthorized)
 }
 

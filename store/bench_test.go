@@ -19,7 +19,7 @@ func BenchmarkCreateAgent(b *testing.B) {
 		"bio", []string{"one", "two"}, "personality", map[string]any{"tone": "warm"})
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := s.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: f}, 1<<30); err != nil {
+		if _, err := s.Agents().CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: f}, 1<<30); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -31,14 +31,14 @@ func BenchmarkListAgents(b *testing.B) {
 	acct := mustAccount(b, s, "acme")
 	for i := range 1000 {
 		f := map[string]json.RawMessage{"name": json.RawMessage(fmt.Sprintf(`"agent-%04d"`, (i*7919)%1000))}
-		if _, err := s.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: f}, -1); err != nil {
+		if _, err := s.Agents().CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: f}, -1); err != nil {
 			b.Fatal(err)
 		}
 	}
 	q := domain.ListQuery{Page: 10, Limit: 20, SortBy: domain.SortName, Desc: true}
 	b.ReportAllocs()
 	for b.Loop() {
-		agents, total, err := s.ListAgents(ctx, acct.ID, q)
+		agents, total, err := s.Agents().ListAgents(ctx, acct.ID, q)
 		if err != nil || len(agents) != 20 || total != 1000 {
 			b.Fatalf("%d agents, total %d, %v", len(agents), total, err)
 		}
@@ -52,7 +52,7 @@ func BenchmarkGetAgent(b *testing.B) {
 	a := mustAgent(b, s, acct.ID, "bench", "bio", []string{"one", "two"}, "personality", map[string]any{"tone": "warm"})
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := s.GetAgent(ctx, acct.ID, a.ID); err != nil {
+		if _, err := s.Agents().GetAgent(ctx, acct.ID, a.ID); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -70,12 +70,12 @@ func BenchmarkAuthenticate(b *testing.B) {
 			clock := withClock(s)
 			ctx := context.Background()
 			mustAccount(b, s, "acme")
-			plain, _, err := s.CreateKey(ctx, "acme", domain.ScopeWrite, nil)
+			plain, _, err := s.Accounts().CreateKey(ctx, "acme", domain.ScopeWrite, nil)
 			mustOK(b, err)
 			b.ReportAllocs()
 			for b.Loop() {
 				clock.add(tc.step)
-				if _, err := s.Authenticate(ctx, plain); err != nil {
+				if _, err := s.Accounts().Authenticate(ctx, plain); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -92,7 +92,7 @@ func BenchmarkListAgentsDepth(b *testing.B) {
 	acct := mustAccount(b, s, "acme")
 	f := map[string]json.RawMessage{"name": json.RawMessage(`"agent"`)}
 	for range 5000 {
-		if _, err := s.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: f}, -1); err != nil {
+		if _, err := s.Agents().CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: f}, -1); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -101,7 +101,7 @@ func BenchmarkListAgentsDepth(b *testing.B) {
 			q := domain.ListQuery{Page: page, Limit: 20, SortBy: domain.SortCreatedAt, Desc: true}
 			b.ReportAllocs()
 			for b.Loop() {
-				if agents, _, err := s.ListAgents(ctx, acct.ID, q); err != nil || len(agents) != 20 {
+				if agents, _, err := s.Agents().ListAgents(ctx, acct.ID, q); err != nil || len(agents) != 20 {
 					b.Fatalf("%d agents, %v", len(agents), err)
 				}
 			}
@@ -122,7 +122,7 @@ func BenchmarkSaveExchange(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		conv := ref(fmt.Sprintf("user:u%d", next.Add(1)))
 		for pb.Next() {
-			_, _, err := s.SaveExchange(ctx, acct.ID, a.ID, conv, domain.Message{Text: "hello", UserID: "u"}, domain.Message{Text: "hi there", TokensUsed: 12})
+			_, _, err := s.Conversations().SaveExchange(ctx, acct.ID, a.ID, conv, domain.Message{Text: "hello", UserID: "u"}, domain.Message{Text: "hi there", TokensUsed: 12})
 			if err != nil {
 				b.Error(err)
 				return

@@ -20,7 +20,7 @@ func TestConcurrentMixedLoad(t *testing.T) {
 	stores := []*Store{openSQLiteAt(t, path), openSQLiteAt(t, path)}
 	ctx := context.Background()
 	acct := mustAccount(t, stores[0], "acme")
-	plain, _, err := stores[0].CreateKey(ctx, "acme", domain.ScopeWrite, nil)
+	plain, _, err := stores[0].Accounts().CreateKey(ctx, "acme", domain.ScopeWrite, nil)
 	mustOK(t, err)
 	seed := mustAgent(t, stores[0], acct.ID, "seed")
 
@@ -65,26 +65,26 @@ func mixedRound(ctx context.Context, s *Store, accountID, seedID, key string, w,
 		}
 	}
 	f, _ := canonicalFields(map[string]json.RawMessage{"name": json.RawMessage(fmt.Sprintf(`"w%d-r%d"`, w, r))})
-	a, err := s.CreateAgent(ctx, domain.Agent{AccountID: accountID, Fields: f}, -1)
+	a, err := s.Agents().CreateAgent(ctx, domain.Agent{AccountID: accountID, Fields: f}, -1)
 	check(err)
 	if err == nil {
 		inactive := domain.StatusInactive
-		_, _, err = s.UpdateAgent(ctx, accountID, a.ID, map[string]json.RawMessage{"bio": json.RawMessage(`["x"]`)}, &inactive, domain.AnyVersion)
+		_, _, err = s.Agents().UpdateAgent(ctx, accountID, a.ID, map[string]json.RawMessage{"bio": json.RawMessage(`["x"]`)}, &inactive, domain.AnyVersion)
 		check(err)
-		_, err = s.GetAgent(ctx, accountID, a.ID)
+		_, err = s.Agents().GetAgent(ctx, accountID, a.ID)
 		check(err)
 		if r%4 == 0 {
-			_, err = s.DeleteAgent(ctx, accountID, a.ID, domain.AnyVersion)
+			_, err = s.Agents().DeleteAgent(ctx, accountID, a.ID, domain.AnyVersion)
 			check(err)
 		}
 	}
-	_, _, err = s.SaveExchange(ctx, accountID, seedID, ref(fmt.Sprintf("user:w%d", w)), domain.Message{Text: "q"}, domain.Message{Text: "r"})
+	_, _, err = s.Conversations().SaveExchange(ctx, accountID, seedID, ref(fmt.Sprintf("user:w%d", w)), domain.Message{Text: "q"}, domain.Message{Text: "r"})
 	check(err)
-	_, err = s.History(ctx, accountID, seedID, ref(fmt.Sprintf("user:w%d", w)), 20)
+	_, err = s.Conversations().History(ctx, accountID, seedID, ref(fmt.Sprintf("user:w%d", w)), 20)
 	check(err)
-	_, _, err = s.ListAgents(ctx, accountID, domain.ListQuery{Limit: 10, SortBy: domain.SortName, Desc: r%2 == 0})
+	_, _, err = s.Agents().ListAgents(ctx, accountID, domain.ListQuery{Limit: 10, SortBy: domain.SortName, Desc: r%2 == 0})
 	check(err)
-	_, err = s.Authenticate(ctx, key)
+	_, err = s.Accounts().Authenticate(ctx, key)
 	check(err)
 	return errs
 }

@@ -53,7 +53,7 @@ func connectionModels() []any { return []any{&connectionRow{}, &platformMessageR
 // epoch; ok is false when another owner holds it. The lease's clock is the
 // replicas' own (kept in step by NTP). It returns ErrNotFound when the agent
 // does not exist.
-func (s *Store) AcquireLease(ctx context.Context, agentID, platform, owner string, ttl time.Duration) (domain.Lease, bool, error) {
+func (s Connections) AcquireLease(ctx context.Context, agentID, platform, owner string, ttl time.Duration) (domain.Lease, bool, error) {
 	t := s.now()
 	var row connectionRow
 	acquired := false
@@ -91,14 +91,14 @@ func leaseOf(r connectionRow) domain.Lease {
 }
 
 // held selects the row of l while l is still its lease.
-func (s *Store) held(tx *gorm.DB, l domain.Lease) *gorm.DB {
+func (s *core) held(tx *gorm.DB, l domain.Lease) *gorm.DB {
 	return tx.Model(&connectionRow{}).Where("agent_id = ? AND platform = ? AND lease_owner = ? AND lease_epoch = ? AND lease_expires_at >= ?",
 		l.AgentID, l.Platform, l.Owner, l.Epoch, s.now())
 }
 
 // updateHeld applies cols to the row of l; ErrLeaseLost when l is no
 // longer held.
-func (s *Store) updateHeld(ctx context.Context, op string, l domain.Lease, cols map[string]any) error {
+func (s *core) updateHeld(ctx context.Context, op string, l domain.Lease, cols map[string]any) error {
 	return s.write(ctx, op, func(tx *gorm.DB) error { return updateHeldTx(s.held(tx, l), cols) })
 }
 
@@ -116,7 +116,7 @@ func updateHeldTx(q *gorm.DB, cols map[string]any) error {
 // ReleaseLease frees l so another runner may take over at once, and stores
 // state as the connection's state (see SetConnectionState). Releasing a
 // lease already lost does nothing.
-func (s *Store) ReleaseLease(ctx context.Context, l domain.Lease, state domain.ConnState, reason string) error {
+func (s Connections) ReleaseLease(ctx context.Context, l domain.Lease, state domain.ConnState, reason string) error {
 	err := s.writeEvents(ctx, "release lease", func(tx *gorm.DB, emit emitFunc) error {
 		if err := s.setConnectionState(tx, emit, l, state, reason); err != nil {
 			return err
@@ -132,7 +132,7 @@ func (s *Store) ReleaseLease(ctx context.Context, l domain.Lease, state domain.C
 
 // SaveCursor stores the platform's cursor under l; ErrLeaseLost when l is
 // no longer held.
-func (s *Store) SaveCursor(ctx context.Context, l domain.Lease, cursor string) error {
+func (s Connections) SaveCursor(ctx context.Context, l domain.Lease, cursor string) error {
 	return s.updateHeld(ctx, "save cursor", l, map[string]any{"cursor": cursor})
 }
 
@@ -140,7 +140,7 @@ func (s *Store) SaveCursor(ctx context.Context, l domain.Lease, cursor string) e
 // Since moves only when the state or the reason changes, and then
 // connection.changed is emitted in the same transaction. ErrLeaseLost when
 // l is no longer held.
-func (s *Store) SetConnectionState(ctx context.Context, l domain.Lease, state domain.ConnState, reason string) error {
+func (s Connections) SetConnectionState(ctx context.Context, l domain.Lease, state domain.ConnState, reason string) error {
 	return s.writeEvents(ctx, "set connection state", func(tx *gorm.DB, emit emitFunc) error {
 		return s.setConnectionState(tx, emit, l, state, reason)
 	})
@@ -149,7 +149,7 @@ func (s *Store) SetConnectionState(ctx context.Context, l domain.Lease, state do
 // setConnectionState is the one place a connection's state changes: it
 // writes state and reason under l and reports a change to the account's
 // webhooks.
-func (s *Store) setConnectionState(tx *gorm.DB, emit emitFunc, l domain.Lease, state domain.ConnState, reason string) error {
+func (s *core) setConnectionState(tx *gorm.DB, emit emitFunc, l domain.Lease, state domain.ConnState, reason string) error {
 	var cur connectionRow
 	if err := s.held(tx, l).Select("state", "reason").Take(&cur).Error; err != nil {
 		if isNotFound(err) {
@@ -175,7 +175,7 @@ func (s *Store) setConnectionState(tx *gorm.DB, emit emitFunc, l domain.Lease, s
 // ClaimBot records botID (with its username) as the account of l's
 // connection. It returns ErrBotInUse when a live lease of another agent
 // holds the same bot on the same platform, ErrLeaseLost when l is lost.
-func (s *Store) ClaimBot(ctx context.Context, l domain.Lease, botID, username string) error {
+func (s Connections) ClaimBot(ctx context.Context, l domain.Lease, botID, username string) error {
 	return s.write(ctx, "claim bot", func(tx *gorm.DB) error {
 		var n int64
 		err := tx.Model(&connectionRow{}).Where("platform = ? AND bot_id = ? AND agent_id <> ? AND lease_expires_at >= ?",
@@ -193,7 +193,7 @@ func (s *Store) ClaimBot(ctx context.Context, l domain.Lease, botID, username st
 // CountConnectionMessage counts one message received (in) or sent by l's
 // connection and moves its last event time. It returns domain.ErrLeaseLost
 // when l is no longer held.
-func (s *Store) CountConnectionMessage(ctx context.Context, l domain.Lease, in bool) error {
+func (s Connections) CountConnectionMessage(ctx context.Context, l domain.Lease, in bool) error {
 	col := "messages_out"
 	if in {
 		col = "messages_in"
@@ -205,7 +205,7 @@ func (s *Store) CountConnectionMessage(ctx context.Context, l domain.Lease, in b
 
 // ListConnections returns the stored connections of agent agentID of
 // account accountID; ErrNotFound for a missing agent or another account's.
-func (s *Store) ListConnections(ctx context.Context, accountID, agentID string) ([]domain.Connection, error) {
+func (s Connections) ListConnections(ctx context.Context, accountID, agentID string) ([]domain.Connection, error) {
 	db := s.read(ctx)
 	if err := ownedAgent(db, accountID, agentID); err != nil {
 		return nil, wrap("list connections", err)
@@ -251,7 +251,7 @@ const idleBatch = 500
 // to its runner. Agents that are gone are skipped. It serves the supervisor,
 // which may list every agent of the service at once: rows are read and
 // written in batches.
-func (s *Store) SetIdleConnections(ctx context.Context, idle []domain.IdleConnection) error {
+func (s Connections) SetIdleConnections(ctx context.Context, idle []domain.IdleConnection) error {
 	for start := 0; start < len(idle); start += idleBatch {
 		batch := idle[start:min(start+idleBatch, len(idle))]
 		changed, err := s.changedIdle(ctx, batch)
@@ -272,7 +272,7 @@ func (s *Store) SetIdleConnections(ctx context.Context, idle []domain.IdleConnec
 }
 
 // changedIdle returns the connections of batch whose stored state differs.
-func (s *Store) changedIdle(ctx context.Context, batch []domain.IdleConnection) ([]domain.IdleConnection, error) {
+func (s *core) changedIdle(ctx context.Context, batch []domain.IdleConnection) ([]domain.IdleConnection, error) {
 	ids := make([]string, len(batch))
 	for i, c := range batch {
 		ids[i] = c.AgentID

@@ -34,7 +34,7 @@ func toolErrors(calls []domain.ToolCall) int {
 
 // ConversationID returns the id of agent agentID's conversation conv, ""
 // when it does not exist (yet) or conv names none.
-func (s *Store) ConversationID(ctx context.Context, accountID, agentID string, conv domain.ConversationRef) (string, error) {
+func (s Conversations) ConversationID(ctx context.Context, accountID, agentID string, conv domain.ConversationRef) (string, error) {
 	if conversationKey(conv) == "" {
 		return "", nil
 	}
@@ -55,7 +55,7 @@ func (s *Store) ConversationID(ctx context.Context, accountID, agentID string, c
 // names none; ErrNotFound for a missing agent or one of another account.
 // Most turns go to a conversation that exists, so it is read first, off
 // the writer.
-func (s *Store) OpenConversation(ctx context.Context, accountID, agentID string, conv domain.ConversationRef) (string, error) {
+func (s Conversations) OpenConversation(ctx context.Context, accountID, agentID string, conv domain.ConversationRef) (string, error) {
 	if id, err := s.ConversationID(ctx, accountID, agentID, conv); id != "" || err != nil || conversationKey(conv) == "" {
 		return id, err
 	}
@@ -75,7 +75,7 @@ func (s *Store) OpenConversation(ctx context.Context, accountID, agentID string,
 // agentID of account accountID, oldest first. A missing conversation, an
 // agent of another account, or a limit below 1, gives no messages and no
 // error.
-func (s *Store) History(ctx context.Context, accountID, agentID string, conv domain.ConversationRef, limit int) ([]domain.Message, error) {
+func (s Conversations) History(ctx context.Context, accountID, agentID string, conv domain.ConversationRef, limit int) ([]domain.Message, error) {
 	if limit < 1 || conversationKey(conv) == "" {
 		return []domain.Message{}, nil
 	}
@@ -105,7 +105,7 @@ func (s *Store) History(ctx context.Context, accountID, agentID string, conv dom
 // than the user message so History keeps their order. It returns
 // ErrNotFound if the agent is gone or belongs to another account. It emits
 // message.completed in the same transaction.
-func (s *Store) SaveExchange(ctx context.Context, accountID, agentID string, conv domain.ConversationRef, user, reply domain.Message) (domain.Message, string, error) {
+func (s Conversations) SaveExchange(ctx context.Context, accountID, agentID string, conv domain.ConversationRef, user, reply domain.Message) (domain.Message, string, error) {
 	t := s.now()
 	user = fillMessage(user, domain.RoleUser, t)
 	reply = fillMessage(reply, domain.RoleAssistant, t)
@@ -186,10 +186,11 @@ func countExchange(tx *gorm.DB, accountID, agentID string, opens bool) (webhooks
 // meanwhile (PostgreSQL), that one counted it and this count is undone.
 func addToConversation(tx *gorm.DB, accountID, agentID string, conv domain.ConversationRef, convID ctext, user, reply domain.Message) (ctext, error) {
 	msgs := []messageRow{fromMessage(user, ""), fromMessage(reply, "")}
+	title := domain.ConversationTitle(user.Text)
 	fresh := false
 	if convID == "" {
 		var err error
-		if convID, fresh, err = createConversation(tx, agentID, conv, user.CreatedAt, len(msgs), reply.CreatedAt); err != nil {
+		if convID, fresh, err = createConversation(tx, agentID, conv, user.CreatedAt, len(msgs), reply.CreatedAt, title); err != nil {
 			return "", err
 		}
 		if !fresh {
@@ -205,7 +206,7 @@ func addToConversation(tx *gorm.DB, accountID, agentID string, conv domain.Conve
 		return "", err
 	}
 	if !fresh {
-		if err := countOnConversation(tx, convID, len(msgs), reply.CreatedAt); err != nil {
+		if err := countOnConversation(tx, convID, len(msgs), reply.CreatedAt, title); err != nil {
 			return "", err
 		}
 	}
@@ -227,8 +228,8 @@ const (
 		(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	// createConversationSQL creates a conversation unless the agent has
 	// one of its key already.
-	createConversationSQL = `INSERT INTO conversations (id, agent_id, key, kind, room_id, user_id, platform, message_count,
-		created_at, last_message_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`
+	createConversationSQL = `INSERT INTO conversations (id, agent_id, key, kind, room_id, user_id, platform, title,
+		message_count, created_at, last_message_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`
 	// addSpeakerSQL notes a user (conversation, user, agent) as one who
 	// spoke in a conversation.
 	addSpeakerSQL = `INSERT INTO conversation_users (conversation_id, user_id, agent_id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`
@@ -241,9 +242,10 @@ func (r messageRow) values() []any {
 }
 
 // countOnConversation adds n messages to the conversation id, the last
-// at last.
-func countOnConversation(tx *gorm.DB, id ctext, n int, last time.Time) error {
-	return tx.Exec("UPDATE conversations SET message_count = message_count + ?, last_message_at = ? WHERE id = ?", n, last, id).Error
+// at last, and gives it title unless it has one ("" gives none).
+func countOnConversation(tx *gorm.DB, id ctext, n int, last time.Time, title string) error {
+	return tx.Exec(`UPDATE conversations SET message_count = message_count + ?, last_message_at = ?,
+		title = CASE WHEN title = '' THEN ? ELSE title END WHERE id = ?`, n, last, title, id).Error
 }
 
 // conversation returns the id of the agent's conversation conv, creating it
@@ -253,7 +255,7 @@ func conversation(tx *gorm.DB, accountID, agentID string, conv domain.Conversati
 	if id, err := conversationID(tx, agentID, conv); err == nil || !isNotFound(err) {
 		return id, err
 	}
-	id, fresh, err := createConversation(tx, agentID, conv, t, 0, t)
+	id, fresh, err := createConversation(tx, agentID, conv, t, 0, t, "")
 	if err != nil || !fresh {
 		return id, err
 	}
@@ -261,14 +263,15 @@ func conversation(tx *gorm.DB, accountID, agentID string, conv domain.Conversati
 }
 
 // createConversation creates the agent's conversation conv at t holding
-// messages messages, the last at last, and returns its id and true; or,
+// messages messages, the last at last, titled title, and returns its id
+// and true; or,
 // when a concurrent first message created it meanwhile, its id and false.
 // ON CONFLICT DO NOTHING keeps such messages from failing: the one that
 // did not create it looks for it again.
-func createConversation(tx *gorm.DB, agentID string, conv domain.ConversationRef, t time.Time, messages int, last time.Time) (ctext, bool, error) {
+func createConversation(tx *gorm.DB, agentID string, conv domain.ConversationRef, t time.Time, messages int, last time.Time, title string) (ctext, bool, error) {
 	row := conversationRow{ID: ctext(newID("conv_", t)), AgentID: ctext(agentID), Key: ctext(conversationKey(conv)),
 		Kind: string(domain.KindDirect), UserID: conv.UserID, Platform: ctext(conv.Platform), MessageCount: int64(messages),
-		CreatedAt: t, LastMessageAt: last}
+		Title: title, CreatedAt: t, LastMessageAt: last}
 	if conv.RoomID != "" {
 		row.Kind, row.RoomID, row.UserID = string(domain.KindRoom), conv.RoomID, ""
 	}
@@ -276,7 +279,7 @@ func createConversation(tx *gorm.DB, agentID string, conv domain.ConversationRef
 		row.Platform = domain.PlatformAPI
 	}
 	res := tx.Exec(createConversationSQL, row.ID, row.AgentID, row.Key, row.Kind, row.RoomID, row.UserID, row.Platform,
-		row.MessageCount, row.CreatedAt, row.LastMessageAt)
+		row.Title, row.MessageCount, row.CreatedAt, row.LastMessageAt)
 	if res.Error != nil {
 		return "", false, res.Error
 	}
@@ -362,14 +365,14 @@ func decodeToolCalls(stored string) []domain.ToolCall {
 func toConversation(r conversationRow) domain.Conversation {
 	return domain.Conversation{
 		ID: string(r.ID), AgentID: string(r.AgentID), Kind: domain.ConversationKind(r.Kind), RoomID: r.RoomID,
-		UserID: r.UserID, Platform: string(r.Platform), MessageCount: r.MessageCount,
+		UserID: r.UserID, Platform: string(r.Platform), Title: r.Title, MessageCount: r.MessageCount,
 		StartedAt: utc(r.CreatedAt), LastMessageAt: utc(r.LastMessageAt), Summary: r.Summary, Summarized: r.Summarized,
 	}
 }
 
 // ReplyPartial is the partial flag of the agent's stored reply id in the
 // account; ErrNotFound (resource "message") when there is none.
-func (s *Store) ReplyPartial(ctx context.Context, accountID, agentID, id string) (bool, error) {
+func (s Conversations) ReplyPartial(ctx context.Context, accountID, agentID, id string) (bool, error) {
 	var partial []bool
 	err := s.read(ctx).Model(&messageRow{}).
 		Joins("JOIN conversations ON conversations.id = messages.conversation_id").
@@ -389,7 +392,7 @@ func (s *Store) ReplyPartial(ctx context.Context, accountID, agentID, id string)
 // FindConversation returns the conversation conv of agent agentID of
 // account accountID; ErrConversationNotFound when it has none, and
 // domain.ErrNotFound for a missing agent or one of another account.
-func (s *Store) FindConversation(ctx context.Context, accountID, agentID string, conv domain.ConversationRef) (domain.Conversation, error) {
+func (s Conversations) FindConversation(ctx context.Context, accountID, agentID string, conv domain.ConversationRef) (domain.Conversation, error) {
 	db := s.read(ctx)
 	if err := ownedAgent(db, accountID, agentID); err != nil {
 		return domain.Conversation{}, wrap("find conversation", err)

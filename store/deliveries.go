@@ -62,7 +62,7 @@ func webhookModels() []any {
 // ListDeliveries returns a page of the deliveries of webhook webhookID of
 // account accountID and how many match q; ErrWebhookNotFound for a webhook
 // the account lacks.
-func (s *Store) ListDeliveries(ctx context.Context, accountID, webhookID string, q domain.DeliveryQuery) ([]domain.Delivery, int64, error) {
+func (s Webhooks) ListDeliveries(ctx context.Context, accountID, webhookID string, q domain.DeliveryQuery) ([]domain.Delivery, int64, error) {
 	db := s.read(ctx)
 	if _, err := findWebhook(db, accountID, webhookID); err != nil {
 		return nil, 0, wrap("list deliveries", err)
@@ -94,7 +94,7 @@ func (s *Store) ListDeliveries(ctx context.Context, accountID, webhookID string,
 // RetryDelivery makes delivery deliveryID of webhook webhookID of account
 // accountID due now, whatever its status, for one more attempt. It returns
 // ErrWebhookNotFound or ErrDeliveryNotFound.
-func (s *Store) RetryDelivery(ctx context.Context, accountID, webhookID, deliveryID string) error {
+func (s Webhooks) RetryDelivery(ctx context.Context, accountID, webhookID, deliveryID string) error {
 	err := s.write(ctx, "retry delivery", func(tx *gorm.DB) error {
 		if _, err := findWebhook(tx, accountID, webhookID); err != nil {
 			return err
@@ -115,10 +115,10 @@ func (s *Store) RetryDelivery(ctx context.Context, accountID, webhookID, deliver
 
 // WakeWorkers is signalled after a commit that queued deliveries in this
 // process, so workers need not wait for their next poll.
-func (s *Store) WakeWorkers() <-chan struct{} { return s.wake }
+func (s Webhooks) WakeWorkers() <-chan struct{} { return s.wake }
 
 // wakeWorkers signals WakeWorkers without blocking.
-func (s *Store) wakeWorkers() {
+func (s *core) wakeWorkers() {
 	select {
 	case s.wake <- struct{}{}:
 	default:
@@ -131,7 +131,7 @@ func (s *Store) wakeWorkers() {
 // meanwhile. PostgreSQL skips rows other replicas are claiming (FOR UPDATE
 // SKIP LOCKED); SQLite's single writer serializes claims. A webhook whose
 // secret cannot be decrypted gets no delivery.
-func (s *Store) ClaimDeliveries(ctx context.Context, n int, lease time.Duration) ([]domain.Job, error) {
+func (s Webhooks) ClaimDeliveries(ctx context.Context, n int, lease time.Duration) ([]domain.Job, error) {
 	t := s.now()
 	due := s.read(ctx).Model(&deliveryRow{}).Where("status = ? AND next_attempt_at <= ?", string(domain.DeliveryPending), t)
 	var some []deliveryRow
@@ -166,7 +166,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, n int, lease time.Duration)
 }
 
 // loadJobs reads the claimed deliveries with their events and webhooks.
-func (s *Store) loadJobs(tx *gorm.DB, ids []string, claim string, t time.Time) ([]domain.Job, error) {
+func (s *core) loadJobs(tx *gorm.DB, ids []string, claim string, t time.Time) ([]domain.Job, error) {
 	var rows []struct {
 		ID, WebhookID, EventID, URL, Body, Secret, PrevSecret, TraceParent string
 		PrevSecretUntil                                                    *time.Time
@@ -208,7 +208,7 @@ func (s *Store) loadJobs(tx *gorm.DB, ids []string, claim string, t time.Time) (
 // webhook was deleted) records nothing. A delivery that fails for good
 // disables its webhook when the webhook's last DisableAfter finished
 // deliveries all failed.
-func (s *Store) FinishAttempt(ctx context.Context, job domain.Job, a domain.Attempt) error {
+func (s Webhooks) FinishAttempt(ctx context.Context, job domain.Job, a domain.Attempt) error {
 	status, next := domain.DeliveryPending, msPtr(&a.RetryAt)
 	switch {
 	case a.Succeeded:

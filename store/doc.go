@@ -64,9 +64,16 @@
 // (goose, one folder per dialect) before anything else, under an advisory
 // lock on PostgreSQL; Migrate and MigrationStatus do so without a Store.
 //
+// A Store's methods hang on one face per resource (faces.go: Accounts,
+// Agents, Conversations, Analytics, Memories, Knowledge, Connections,
+// Webhooks, Idempotency, Streams, Tasks), small values sharing its
+// database, so a consumer is handed only the resources it works on. A
+// transaction that spans resources (an exchange: messages, analytics and
+// the outbox) is still one transaction, inside the face that owns it.
+//
 // The package knows nothing about HTTP. The consumers (turn, connect,
 // server, a2a, recall, webhook) declare the methods they need in domain's
-// types and never import store, so only cmd/agentd, which asserts that
-// *Store implements each of them, compiles the ORM with them. Every
+// types and never import store, so only cmd/agentd, which hands each of
+// them the faces it declared, compiles the ORM with them. Every
 // timestamp it hands out is UTC with millisecond precision.
 package store

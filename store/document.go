@@ -96,7 +96,7 @@ func writeMember(b *bytes.Buffer, name string, value []byte) error {
 // masked, so the file can be shared and imported elsewhere. It reads
 // nothing: it is a method so that the HTTP layer, which never imports
 // store, reaches it through its Store interface.
-func (s *Store) CharacterFile(a domain.Agent) (json.RawMessage, error) {
+func (s Agents) CharacterFile(a domain.Agent) (json.RawMessage, error) {
 	b, err := membersDocument(a.Fields, StripSecrets)
 	if err != nil {
 		return nil, wrap("character file", err)
@@ -157,7 +157,7 @@ const getDocumentQuery = `SELECT document, document_rev, version, created_at, to
 // or by a build that renders them otherwise, is rendered from its fields
 // and its document stored, unless it changed meanwhile. An agent of
 // another account is ErrNotFound, like a missing one.
-func (s *Store) GetAgentDocument(ctx context.Context, accountID, id string) (domain.AgentDocument, error) {
+func (s Agents) GetAgentDocument(ctx context.Context, accountID, id string) (domain.AgentDocument, error) {
 	var (
 		row  agentRow
 		body string
@@ -187,8 +187,8 @@ func (s *Store) GetAgentDocument(ctx context.Context, accountID, id string) (dom
 // refreshDocument renders the document of an agent whose stored one is
 // missing or out of date, and stores it unless the agent changed since it
 // was read (its version moved).
-func (s *Store) refreshDocument(ctx context.Context, accountID, id string) (domain.AgentDocument, error) {
-	a, err := s.GetAgent(ctx, accountID, id)
+func (s *core) refreshDocument(ctx context.Context, accountID, id string) (domain.AgentDocument, error) {
+	a, err := Agents{s}.GetAgent(ctx, accountID, id)
 	if err != nil {
 		return domain.AgentDocument{}, err
 	}
@@ -205,7 +205,7 @@ func (s *Store) refreshDocument(ctx context.Context, accountID, id string) (doma
 }
 
 // prepareReads prepares the statements of the hot reads on the read pool.
-func (s *Store) prepareReads(ctx context.Context) error {
+func (s *core) prepareReads(ctx context.Context) error {
 	db, err := s.r.DB()
 	if err != nil {
 		return wrap("prepare", err)

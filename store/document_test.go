@@ -42,11 +42,11 @@ func TestAgentDocumentFollowsChanges(t *testing.T) {
 		a := mustAgent(t, s, acct.ID, "doc", "bio", []string{"one"})
 		check := func(step string) {
 			t.Helper()
-			got, err := s.GetAgentDocument(ctx, acct.ID, a.ID)
+			got, err := s.Agents().GetAgentDocument(ctx, acct.ID, a.ID)
 			if err != nil {
 				t.Fatalf("%s: %v", step, err)
 			}
-			fresh, err := s.GetAgent(ctx, acct.ID, a.ID)
+			fresh, err := s.Agents().GetAgent(ctx, acct.ID, a.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -61,25 +61,25 @@ func TestAgentDocumentFollowsChanges(t *testing.T) {
 		}
 		check("created")
 		clock.add(time.Second)
-		if _, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "bio", []string{"two"}), nil, domain.AnyVersion); err != nil {
+		if _, _, err := s.Agents().UpdateAgent(ctx, acct.ID, a.ID, fields(t, "bio", []string{"two"}), nil, domain.AnyVersion); err != nil {
 			t.Fatal(err)
 		}
 		check("updated")
-		if _, err := s.MarkAgentError(ctx, acct.ID, a.ID, "provider down", clock.now().Add(time.Minute)); err != nil {
+		if _, err := s.Agents().MarkAgentError(ctx, acct.ID, a.ID, "provider down", clock.now().Add(time.Minute)); err != nil {
 			t.Fatal(err)
 		}
 		clock.add(time.Second)
 		check("in error")
-		if err := s.MarkAgentRecovered(ctx, acct.ID, a.ID); err != nil {
+		if err := s.Agents().MarkAgentRecovered(ctx, acct.ID, a.ID); err != nil {
 			t.Fatal(err)
 		}
 		check("recovered")
 		inactive := domain.StatusInactive
-		if _, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, nil, &inactive, domain.AnyVersion); err != nil {
+		if _, _, err := s.Agents().UpdateAgent(ctx, acct.ID, a.ID, nil, &inactive, domain.AnyVersion); err != nil {
 			t.Fatal(err)
 		}
 		check("inactive")
-		if _, err := s.GetAgentDocument(ctx, "acct_other", a.ID); !errors.Is(err, domain.ErrNotFound) {
+		if _, err := s.Agents().GetAgentDocument(ctx, "acct_other", a.ID); !errors.Is(err, domain.ErrNotFound) {
 			t.Errorf("another account's agent: %v", err)
 		}
 	})
@@ -98,7 +98,7 @@ func TestAgentDocumentRenderedWhenStale(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := s.GetAgentDocument(ctx, acct.ID, a.ID)
+		got, err := s.Agents().GetAgentDocument(ctx, acct.ID, a.ID)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -42,13 +42,13 @@ type emitFunc func(domain.Event) error
 //
 // Code of this package that reports a change of its own (connection.changed)
 // calls writeEvents in place of write and emit inside fn.
-func (s *Store) writeEvents(ctx context.Context, op string, fn func(tx *gorm.DB, emit emitFunc) error) error {
+func (s *core) writeEvents(ctx context.Context, op string, fn func(tx *gorm.DB, emit emitFunc) error) error {
 	return s.writeEventsVia(s.write, ctx, op, fn)
 }
 
 // writeEventsVia is writeEvents through the writer write (s.write or
 // s.writeGrouped).
-func (s *Store) writeEventsVia(write func(context.Context, string, func(*gorm.DB) error) error, ctx context.Context, op string,
+func (s *core) writeEventsVia(write func(context.Context, string, func(*gorm.DB) error) error, ctx context.Context, op string,
 	fn func(tx *gorm.DB, emit emitFunc) error) error {
 	queued := 0
 	err := write(ctx, op, func(tx *gorm.DB) error {
@@ -67,14 +67,14 @@ func (s *Store) writeEventsVia(write func(context.Context, string, func(*gorm.DB
 
 // Emit reports ev in a transaction of its own, for callers outside the
 // store whose change is not a store write.
-func (s *Store) Emit(ctx context.Context, ev domain.Event) error {
+func (s Webhooks) Emit(ctx context.Context, ev domain.Event) error {
 	return s.writeEvents(ctx, "emit event", func(_ *gorm.DB, emit emitFunc) error { return emit(ev) })
 }
 
 // emit writes ev and one pending delivery per webhook it goes to, in tx,
 // and returns how many deliveries it queued. An event no webhook wants is
 // not stored. The event keeps the trace of ctx, when it is traced.
-func (s *Store) emit(ctx context.Context, tx *gorm.DB, ev domain.Event) (int, error) {
+func (s *core) emit(ctx context.Context, tx *gorm.DB, ev domain.Event) (int, error) {
 	var hooks []webhookRow
 	q := tx.Select("id", "events")
 	if ev.WebhookID != "" {

@@ -8,7 +8,7 @@ import (
 
 // CountConnections counts the platform connections of every account by
 // platform and state, for the metrics.
-func (s *Store) CountConnections(ctx context.Context) ([]domain.ConnectionCount, error) {
+func (s Connections) CountConnections(ctx context.Context) ([]domain.ConnectionCount, error) {
 	var rows []struct {
 		Platform string
 		State    string
@@ -28,7 +28,7 @@ func (s *Store) CountConnections(ctx context.Context) ([]domain.ConnectionCount,
 
 // CountPendingDeliveries counts the webhook deliveries of every account
 // still to be sent (not yet succeeded nor given up), for the metrics.
-func (s *Store) CountPendingDeliveries(ctx context.Context) (int64, error) {
+func (s Webhooks) CountPendingDeliveries(ctx context.Context) (int64, error) {
 	var n int64
 	if err := s.read(ctx).Model(&deliveryRow{}).Where("status = ?", string(domain.DeliveryPending)).Count(&n).Error; err != nil {
 		return 0, wrap("count pending deliveries", err)

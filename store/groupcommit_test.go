@@ -29,7 +29,7 @@ func TestGroupedExchangesFailAlone(t *testing.T) {
 		if i == n/2 {
 			owner = other.ID
 		}
-		_, _, err := s.SaveExchange(ctx, owner, a.ID, ref("user:u"), domain.Message{Text: "q"}, domain.Message{Text: "r"})
+		_, _, err := s.Conversations().SaveExchange(ctx, owner, a.ID, ref("user:u"), domain.Message{Text: "q"}, domain.Message{Text: "r"})
 		return err
 	})
 	for i, err := range errs {
@@ -42,7 +42,7 @@ func TestGroupedExchangesFailAlone(t *testing.T) {
 	if got := mustGet(t, s, acct.ID, a.ID); got.Metrics.TotalMessages != n-1 {
 		t.Errorf("%d messages counted, want %d", got.Metrics.TotalMessages, n-1)
 	}
-	if h, _ := s.History(ctx, acct.ID, a.ID, ref("user:u"), 2*n); len(h) != 2*(n-1) {
+	if h, _ := s.Conversations().History(ctx, acct.ID, a.ID, ref("user:u"), 2*n); len(h) != 2*(n-1) {
 		t.Errorf("history holds %d messages, want %d", len(h), 2*(n-1))
 	}
 }
@@ -85,12 +85,12 @@ func TestCreatesAndUpdatesShareCommits(t *testing.T) {
 	mustOK(t, s.w.Callback().Update().After("gorm:update").Register("test:note_tx", note))
 	whileCommitting(t, s, 2*n, func(i int) {
 		if i < n {
-			_, err := s.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: fields(t, "name", "new")}, -1)
+			_, err := s.Agents().CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: fields(t, "name", "new")}, -1)
 			mustOK(t, err)
 			return
 		}
 		a := agents[i-n]
-		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "bio", []string{"changed"}), nil, domain.AnyVersion)
+		_, _, err := s.Agents().UpdateAgent(ctx, acct.ID, a.ID, fields(t, "bio", []string{"changed"}), nil, domain.AnyVersion)
 		mustOK(t, err)
 	})
 	if len(txs) != 2*n {

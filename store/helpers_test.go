@@ -88,7 +88,7 @@ func backends(t *testing.T, fn func(t *testing.T, s *Store)) {
 // mustAccount creates an account called name.
 func mustAccount(t testing.TB, s *Store, name string) domain.Account {
 	t.Helper()
-	a, err := s.CreateAccount(context.Background(), domain.Account{Name: name})
+	a, err := s.Accounts().CreateAccount(context.Background(), domain.Account{Name: name})
 	if err != nil {
 		t.Fatalf("create account %s: %v", name, err)
 	}
@@ -113,7 +113,7 @@ func fields(t testing.TB, kv ...any) map[string]json.RawMessage {
 func mustAgent(t testing.TB, s *Store, accountID, name string, kv ...any) domain.Agent {
 	t.Helper()
 	f := fields(t, append([]any{"name", name, "modelProvider", "openai", "model", "gpt-4o-mini"}, kv...)...)
-	a, err := s.CreateAgent(context.Background(), domain.Agent{AccountID: accountID, Fields: f}, -1)
+	a, err := s.Agents().CreateAgent(context.Background(), domain.Agent{AccountID: accountID, Fields: f}, -1)
 	if err != nil {
 		t.Fatalf("create agent %s: %v", name, err)
 	}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strings"
 
 	"github.com/agentd/agentd/domain"
 	"gorm.io/gorm"
@@ -28,7 +29,7 @@ func pageBounds(page, limit int, total int64) (int, int, bool) {
 // ListConversations returns a page of the conversations of agent agentID
 // of account accountID and how many match q. It returns ErrNotFound for a
 // missing agent or one of another account.
-func (s *Store) ListConversations(ctx context.Context, accountID, agentID string, q domain.ConversationQuery) ([]domain.Conversation, int64, error) {
+func (s Conversations) ListConversations(ctx context.Context, accountID, agentID string, q domain.ConversationQuery) ([]domain.Conversation, int64, error) {
 	db := s.read(ctx)
 	if err := ownedAgent(db, accountID, agentID); err != nil {
 		return nil, 0, wrap("list conversations", err)
@@ -43,6 +44,11 @@ func (s *Store) ListConversations(ctx context.Context, accountID, agentID string
 	}
 	if q.Platform != "" {
 		sel = sel.Where("platform = ?", q.Platform)
+	}
+	if q.Text != "" {
+		said := db.Model(&messageRow{}).Select("1").
+			Where("messages.conversation_id = conversations.id AND lower(messages.text) LIKE ? ESCAPE '\\'", "%"+likeEscape(strings.ToLower(q.Text))+"%")
+		sel = sel.Where("EXISTS (?)", said)
 	}
 	sel = sel.Session(&gorm.Session{})
 	var total int64
@@ -65,10 +71,16 @@ func (s *Store) ListConversations(ctx context.Context, accountID, agentID string
 	return out, total, nil
 }
 
+// likeEscape escapes LIKE's wildcards and its escape (a backslash) in s,
+// so s matches only itself.
+func likeEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
 // GetConversation returns conversation id of agent agentID of account
 // accountID: ErrNotFound when the agent is not the account's,
 // ErrConversationNotFound when the conversation is not the agent's.
-func (s *Store) GetConversation(ctx context.Context, accountID, agentID, id string) (domain.Conversation, error) {
+func (s Conversations) GetConversation(ctx context.Context, accountID, agentID, id string) (domain.Conversation, error) {
 	db := s.read(ctx)
 	row, err := agentConversation(db, accountID, agentID, id)
 	if err != nil {
@@ -93,7 +105,7 @@ func agentConversation(db *gorm.DB, accountID, agentID, id string) (conversation
 // ListMessages returns a page of the messages of conversation id of agent
 // agentID of account accountID, and how many it has. Errors as
 // GetConversation.
-func (s *Store) ListMessages(ctx context.Context, accountID, agentID, id string, q domain.MessageQuery) ([]domain.Message, int64, error) {
+func (s Conversations) ListMessages(ctx context.Context, accountID, agentID, id string, q domain.MessageQuery) ([]domain.Message, int64, error) {
 	db := s.read(ctx)
 	conv, err := agentConversation(db, accountID, agentID, id)
 	if err != nil {
@@ -126,7 +138,7 @@ func (s *Store) ListMessages(ctx context.Context, accountID, agentID, id string,
 // messages went with it. The agent's lifetime counters and its analytics
 // stay as they are; the next message of that room or user starts a new
 // conversation. Errors as GetConversation.
-func (s *Store) DeleteConversation(ctx context.Context, accountID, agentID, id string) (int64, error) {
+func (s Conversations) DeleteConversation(ctx context.Context, accountID, agentID, id string) (int64, error) {
 	var deleted int64
 	err := s.write(ctx, "delete conversation", func(tx *gorm.DB) error {
 		conv, err := agentConversation(tx, accountID, agentID, id)
@@ -162,7 +174,7 @@ const MaxSummaryText = 2000
 // agentID of account accountID and how many of its oldest messages it
 // covers: "" and 0 when it has none, or conv names no stored conversation.
 // ErrNotFound for a missing agent or one of another account.
-func (s *Store) ConversationSummary(ctx context.Context, accountID, agentID string, conv domain.ConversationRef) (string, int, error) {
+func (s Conversations) ConversationSummary(ctx context.Context, accountID, agentID string, conv domain.ConversationRef) (string, int, error) {
 	// One query: the agent's row tells a missing agent from a missing
 	// conversation, whose columns the outer join leaves NULL.
 	var got []struct {
@@ -190,7 +202,7 @@ func (s *Store) ConversationSummary(ctx context.Context, accountID, agentID stri
 // MaxSummaryText characters is ErrInvalid; ErrNotFound for a missing agent
 // or one of another account, ErrConversationNotFound when conv names no
 // stored conversation.
-func (s *Store) SaveSummary(ctx context.Context, accountID, agentID string, conv domain.ConversationRef, summary string, summarized int) error {
+func (s Conversations) SaveSummary(ctx context.Context, accountID, agentID string, conv domain.ConversationRef, summary string, summarized int) error {
 	if !validLength(summary, 0, MaxSummaryText) {
 		return wrap("save summary", fieldError("summary", "must be at most 2000 characters"))
 	}
@@ -216,7 +228,7 @@ func (s *Store) SaveSummary(ctx context.Context, accountID, agentID string, conv
 // folding into its summary: none when the range is empty or conv names no
 // stored conversation. ErrNotFound for a missing agent or one of another
 // account.
-func (s *Store) MessagesRange(ctx context.Context, accountID, agentID string, conv domain.ConversationRef, from, to int) ([]domain.Message, error) {
+func (s Conversations) MessagesRange(ctx context.Context, accountID, agentID string, conv domain.ConversationRef, from, to int) ([]domain.Message, error) {
 	db := s.read(ctx)
 	if err := ownedAgent(db, accountID, agentID); err != nil {
 		return nil, wrap("messages range", err)

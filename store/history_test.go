@@ -20,7 +20,7 @@ func TestConversationsAreListedAndFiltered(t *testing.T) {
 		say := func(conv domain.ConversationRef, user string) string {
 			t.Helper()
 			clock.add(time.Second)
-			_, id, err := s.SaveExchange(ctx, acct.ID, a.ID, conv, domain.Message{UserID: user, Text: "q"}, domain.Message{Text: "r"})
+			_, id, err := s.Conversations().SaveExchange(ctx, acct.ID, a.ID, conv, domain.Message{UserID: user, Text: "q"}, domain.Message{Text: "r"})
 			mustOK(t, err)
 			return id
 		}
@@ -33,7 +33,7 @@ func TestConversationsAreListedAndFiltered(t *testing.T) {
 
 		list := func(q domain.ConversationQuery) string {
 			t.Helper()
-			convs, total, err := s.ListConversations(ctx, acct.ID, a.ID, q)
+			convs, total, err := s.Conversations().ListConversations(ctx, acct.ID, a.ID, q)
 			mustOK(t, err)
 			ids := make([]string, len(convs))
 			for i, c := range convs {
@@ -59,27 +59,27 @@ func TestConversationsAreListedAndFiltered(t *testing.T) {
 			}
 		}
 
-		c, err := s.GetConversation(ctx, acct.ID, a.ID, lobby)
+		c, err := s.Conversations().GetConversation(ctx, acct.ID, a.ID, lobby)
 		mustOK(t, err)
 		if c.Kind != domain.KindRoom || c.RoomID != "lobby" || c.UserID != "" || c.Platform != domain.PlatformAPI ||
 			c.MessageCount != 4 || !c.LastMessageAt.After(c.StartedAt) {
 			t.Errorf("room conversation = %+v", c)
 		}
-		c, err = s.GetConversation(ctx, acct.ID, a.ID, direct)
+		c, err = s.Conversations().GetConversation(ctx, acct.ID, a.ID, direct)
 		mustOK(t, err)
 		if c.Kind != domain.KindDirect || c.UserID != "bob" || c.RoomID != "" || c.MessageCount != 2 {
 			t.Errorf("direct conversation = %+v", c)
 		}
 
 		other := mustAccount(t, s, "other")
-		_, err = s.GetConversation(ctx, other.ID, a.ID, lobby)
+		_, err = s.Conversations().GetConversation(ctx, other.ID, a.ID, lobby)
 		wantErr(t, err, domain.ErrNotFound)
 		if err != nil && strings.Contains(err.Error(), domain.ErrConversationNotFound.Error()) {
 			t.Errorf("another account's agent reported as a missing conversation: %v", err)
 		}
-		_, _, err = s.ListConversations(ctx, other.ID, a.ID, domain.ConversationQuery{})
+		_, _, err = s.Conversations().ListConversations(ctx, other.ID, a.ID, domain.ConversationQuery{})
 		wantErr(t, err, domain.ErrNotFound)
-		_, err = s.GetConversation(ctx, acct.ID, a.ID, "conv_missing")
+		_, err = s.Conversations().GetConversation(ctx, acct.ID, a.ID, "conv_missing")
 		wantErr(t, err, domain.ErrConversationNotFound)
 	})
 }
@@ -95,13 +95,13 @@ func TestMessagesPagesAndDelete(t *testing.T) {
 		for i := 0; i < 3; i++ {
 			clock.add(time.Second)
 			var err error
-			_, convID, err = s.SaveExchange(ctx, acct.ID, a.ID, room, domain.Message{UserID: "u", Text: fmt.Sprint("q", i)},
+			_, convID, err = s.Conversations().SaveExchange(ctx, acct.ID, a.ID, room, domain.Message{UserID: "u", Text: fmt.Sprint("q", i)},
 				domain.Message{Text: fmt.Sprint("r", i), TokensUsed: 7, ResponseMillis: 12.5, Model: "m", Partial: i == 2})
 			mustOK(t, err)
 		}
 		texts := func(q domain.MessageQuery) string {
 			t.Helper()
-			msgs, total, err := s.ListMessages(ctx, acct.ID, a.ID, convID, q)
+			msgs, total, err := s.Conversations().ListMessages(ctx, acct.ID, a.ID, convID, q)
 			mustOK(t, err)
 			out := []string{fmt.Sprint(total)}
 			for _, m := range msgs {
@@ -118,31 +118,31 @@ func TestMessagesPagesAndDelete(t *testing.T) {
 		if got := texts(domain.MessageQuery{Page: 2, Limit: 4}); got != "6 q2 r2" {
 			t.Errorf("page 2: %s", got)
 		}
-		msgs, _, _ := s.ListMessages(ctx, acct.ID, a.ID, convID, domain.MessageQuery{Desc: true, Limit: 2})
+		msgs, _, _ := s.Conversations().ListMessages(ctx, acct.ID, a.ID, convID, domain.MessageQuery{Desc: true, Limit: 2})
 		if r := msgs[0]; !r.Partial || r.Role != domain.RoleAssistant || r.TokensUsed != 7 || r.ResponseMillis != 12.5 || r.Model != "m" ||
 			!strings.HasPrefix(r.ID, "msg_") || !strings.HasPrefix(msgs[1].ID, "msg_") || msgs[1].Role != domain.RoleUser || msgs[1].UserID != "u" {
 			t.Errorf("newest messages = %+v", msgs)
 		}
 
-		n, err := s.DeleteConversation(ctx, acct.ID, a.ID, convID)
+		n, err := s.Conversations().DeleteConversation(ctx, acct.ID, a.ID, convID)
 		mustOK(t, err)
 		if n != 6 {
 			t.Errorf("deleted %d messages, want 6", n)
 		}
-		_, _, err = s.ListMessages(ctx, acct.ID, a.ID, convID, domain.MessageQuery{})
+		_, _, err = s.Conversations().ListMessages(ctx, acct.ID, a.ID, convID, domain.MessageQuery{})
 		wantErr(t, err, domain.ErrConversationNotFound)
-		_, err = s.DeleteConversation(ctx, acct.ID, a.ID, convID)
+		_, err = s.Conversations().DeleteConversation(ctx, acct.ID, a.ID, convID)
 		wantErr(t, err, domain.ErrConversationNotFound)
 		got := mustGet(t, s, acct.ID, a.ID)
 		if got.Metrics.TotalMessages != 3 || got.Metrics.TotalConversations != 1 {
 			t.Errorf("lifetime counters went down: %+v", got.Metrics)
 		}
-		_, again, err := s.SaveExchange(ctx, acct.ID, a.ID, room, domain.Message{UserID: "u", Text: "back"}, domain.Message{Text: "hi"})
+		_, again, err := s.Conversations().SaveExchange(ctx, acct.ID, a.ID, room, domain.Message{UserID: "u", Text: "back"}, domain.Message{Text: "hi"})
 		mustOK(t, err)
 		if again == convID || again == "" {
 			t.Errorf("the room's next message joined conversation %q, want a new one", again)
 		}
-		if h, _ := s.History(ctx, acct.ID, a.ID, room, 10); len(h) != 2 {
+		if h, _ := s.Conversations().History(ctx, acct.ID, a.ID, room, 10); len(h) != 2 {
 			t.Errorf("history after delete holds %d messages, want 2", len(h))
 		}
 		if got := mustGet(t, s, acct.ID, a.ID); got.Metrics.TotalConversations != 2 {
@@ -163,7 +163,7 @@ func TestAnalyticsBuckets(t *testing.T) {
 		}
 		say := func(user, room string, sent time.Time, ms float64, tokens int) {
 			t.Helper()
-			_, _, err := s.SaveExchange(ctx, acct.ID, a.ID, domain.ConversationRef{RoomID: room, UserID: user},
+			_, _, err := s.Conversations().SaveExchange(ctx, acct.ID, a.ID, domain.ConversationRef{RoomID: room, UserID: user},
 				domain.Message{UserID: user, Text: "q", CreatedAt: sent},
 				domain.Message{Text: "r", CreatedAt: sent.Add(time.Duration(ms) * time.Millisecond), ResponseMillis: ms, TokensUsed: tokens})
 			mustOK(t, err)
@@ -173,10 +173,10 @@ func TestAnalyticsBuckets(t *testing.T) {
 		say("ann", "", at(10, 59, 59, 999), 1, 10)
 		say("bob", "lobby", at(11, 0, 0, 0), 100, 20)
 		say("ann", "lobby", at(11, 30, 0, 0), 200, 30)
-		mustOK(t, s.RecordTurnError(ctx, acct.ID, a.ID, "rate_limited", at(11, 45, 0, 0)))
+		mustOK(t, s.Analytics().RecordTurnError(ctx, acct.ID, a.ID, "rate_limited", at(11, 45, 0, 0)))
 		say("cy", "", at(13, 5, 0, 0), 1000, 40)
 
-		rep, err := s.AgentAnalytics(ctx, acct.ID, a.ID, domain.AnalyticsQuery{From: at(10, 15, 0, 0), To: at(13, 0, 0, 0), Interval: domain.IntervalHour})
+		rep, err := s.Analytics().AgentAnalytics(ctx, acct.ID, a.ID, domain.AnalyticsQuery{From: at(10, 15, 0, 0), To: at(13, 0, 0, 0), Interval: domain.IntervalHour})
 		mustOK(t, err)
 		var got []string
 		for _, b := range rep.Series {
@@ -197,25 +197,25 @@ func TestAnalyticsBuckets(t *testing.T) {
 			t.Errorf("p95 = %v, want about 1000", p95)
 		}
 
-		rep, err = s.AgentAnalytics(ctx, acct.ID, a.ID, domain.AnalyticsQuery{From: at(12, 0, 0, 0), To: at(12, 59, 0, 0), Interval: domain.IntervalHour})
+		rep, err = s.Analytics().AgentAnalytics(ctx, acct.ID, a.ID, domain.AnalyticsQuery{From: at(12, 0, 0, 0), To: at(12, 59, 0, 0), Interval: domain.IntervalHour})
 		mustOK(t, err)
 		if len(rep.Series) != 1 || rep.Series[0].Messages != 0 || rep.Totals.Users != 0 || rep.Totals.ResponseTime.P50 != 0 {
 			t.Errorf("empty hour = %+v", rep)
 		}
-		rep, err = s.AgentAnalytics(ctx, acct.ID, a.ID, domain.AnalyticsQuery{From: day.Add(-time.Hour), To: at(13, 0, 0, 0), Interval: domain.IntervalDay})
+		rep, err = s.Analytics().AgentAnalytics(ctx, acct.ID, a.ID, domain.AnalyticsQuery{From: day.Add(-time.Hour), To: at(13, 0, 0, 0), Interval: domain.IntervalDay})
 		mustOK(t, err)
 		if len(rep.Series) != 2 || rep.Series[0].Messages != 0 || rep.Series[1].Messages != 8 || !rep.Series[1].Start.Equal(day) {
 			t.Errorf("days = %+v", rep.Series)
 		}
 
-		_, err = s.AgentAnalytics(ctx, acct.ID, a.ID, domain.AnalyticsQuery{From: day, To: day.Add(-time.Hour), Interval: domain.IntervalHour})
+		_, err = s.Analytics().AgentAnalytics(ctx, acct.ID, a.ID, domain.AnalyticsQuery{From: day, To: day.Add(-time.Hour), Interval: domain.IntervalHour})
 		wantErr(t, err, domain.ErrInvalid)
 		other := mustAccount(t, s, "other")
-		_, err = s.AgentAnalytics(ctx, other.ID, a.ID, domain.AnalyticsQuery{From: day, To: day, Interval: domain.IntervalHour})
+		_, err = s.Analytics().AgentAnalytics(ctx, other.ID, a.ID, domain.AnalyticsQuery{From: day, To: day, Interval: domain.IntervalHour})
 		wantErr(t, err, domain.ErrNotFound)
-		wantErr(t, s.RecordTurnError(ctx, other.ID, a.ID, "x", day), domain.ErrNotFound)
+		wantErr(t, s.Analytics().RecordTurnError(ctx, other.ID, a.ID, "x", day), domain.ErrNotFound)
 
-		_, err = s.DeleteAgent(ctx, acct.ID, a.ID, domain.AnyVersion)
+		_, err = s.Agents().DeleteAgent(ctx, acct.ID, a.ID, domain.AnyVersion)
 		mustOK(t, err)
 		for _, model := range analyticsModels() {
 			var n int64

@@ -53,7 +53,7 @@ func (idempotencyKeyRow) TableName() string { return "idempotency_keys" }
 // another. A key past IdempotencyRetention, or in flight past its
 // lease, is taken over. Each claim also deletes a bounded batch of expired
 // keys.
-func (s *Store) ClaimIdempotencyKey(ctx context.Context, r domain.IdempotencyRequest) (domain.IdempotencyClaim, error) {
+func (s Idempotency) ClaimIdempotencyKey(ctx context.Context, r domain.IdempotencyRequest) (domain.IdempotencyClaim, error) {
 	at := s.now()
 	fresh := idempotencyKeyRow{
 		AccountID: ctext(r.AccountID), IdemKey: ctext(r.Key), Fingerprint: r.Fingerprint,
@@ -136,7 +136,7 @@ func takeOverKey(tx *gorm.DB, prevOwner string, fresh idempotencyKeyRow) error {
 
 // storedAnswer reads the answer stored in row, opening a sealed body;
 // ErrSecretUnreadable when it opens under no configured key.
-func (s *Store) storedAnswer(row idempotencyKeyRow) (domain.IdempotentAnswer, error) {
+func (s *core) storedAnswer(row idempotencyKeyRow) (domain.IdempotentAnswer, error) {
 	answer := domain.IdempotentAnswer{Status: row.Status, Body: row.Body}
 	if err := json.Unmarshal(row.Header, &answer.Header); err != nil {
 		return answer, err
@@ -149,7 +149,7 @@ func (s *Store) storedAnswer(row idempotencyKeyRow) (domain.IdempotentAnswer, er
 // openAnswer opens the stored body of key of account accountID under the
 // configured keys, else under old (when given); a body stored plain is
 // returned as is. ErrSecretUnreadable when it opens under neither.
-func (s *Store) openAnswer(accountID, key string, body []byte, old *secretbox.Box) ([]byte, error) {
+func (s *core) openAnswer(accountID, key string, body []byte, old *secretbox.Box) ([]byte, error) {
 	if !secretbox.Sealed(string(body)) {
 		return body, nil
 	}
@@ -172,7 +172,7 @@ func (s *Store) openAnswer(accountID, key string, body []byte, old *secretbox.Bo
 // CompleteIdempotencyKey stores a, the answer of the request that holds the
 // claim token on key of account accountID, for IdempotencyRetention from
 // now. CodeLeaseLost when the claim was taken over meanwhile.
-func (s *Store) CompleteIdempotencyKey(ctx context.Context, accountID, key, token string, a domain.IdempotentAnswer) error {
+func (s Idempotency) CompleteIdempotencyKey(ctx context.Context, accountID, key, token string, a domain.IdempotentAnswer) error {
 	header, err := json.Marshal(a.Header)
 	if err != nil {
 		return wrap("complete idempotency key", err)
@@ -201,7 +201,7 @@ func (s *Store) CompleteIdempotencyKey(ctx context.Context, accountID, key, toke
 // lease (a turn of several provider and tool calls) keeps its key, while a
 // replica that dies stops renewing and its keys are taken over one lease
 // later. CodeLeaseLost when the claim was taken over or settled.
-func (s *Store) RenewIdempotencyKey(ctx context.Context, accountID, key, token string, lease time.Duration) error {
+func (s Idempotency) RenewIdempotencyKey(ctx context.Context, accountID, key, token string, lease time.Duration) error {
 	return s.write(ctx, "renew idempotency key", func(tx *gorm.DB) error {
 		// Counted from when the write runs, not from when it queued.
 		return updateClaim(tx, accountID, key, token, map[string]any{"lease_until": s.now().Add(lease)})
@@ -229,7 +229,7 @@ func idempotencySecretName(key string) string { return "idempotency-key:" + key 
 // ReleaseIdempotencyKey gives up the claim token on key of account
 // accountID (its request failed and changed nothing), so that a retry runs
 // the request afresh. Nothing happens when the claim was taken over.
-func (s *Store) ReleaseIdempotencyKey(ctx context.Context, accountID, key, token string) error {
+func (s Idempotency) ReleaseIdempotencyKey(ctx context.Context, accountID, key, token string) error {
 	return s.write(ctx, "release idempotency key", func(tx *gorm.DB) error {
 		return tx.Where("account_id = ? AND idem_key = ? AND owner = ? AND state = ?", accountID, key, token, idempotencyInFlight).
 			Delete(&idempotencyKeyRow{}).Error

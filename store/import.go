@@ -18,7 +18,7 @@ import (
 // than domain.MaxImportedMessages, or a conv without a key is an ErrInvalid
 // naming the field (messages, roomId); ErrNotFound for a missing agent or
 // one of another account.
-func (s *Store) ImportConversation(ctx context.Context, accountID, agentID string, conv domain.ConversationRef, msgs []domain.Message) error {
+func (s Conversations) ImportConversation(ctx context.Context, accountID, agentID string, conv domain.ConversationRef, msgs []domain.Message) error {
 	switch {
 	case conversationKey(conv) == "":
 		return wrap("import conversation", fieldError("roomId", "a conversation needs a roomId or a userId"))
@@ -28,9 +28,13 @@ func (s *Store) ImportConversation(ctx context.Context, accountID, agentID strin
 	t := s.now()
 	rows := make([]messageRow, len(msgs))
 	speakers := map[string]bool{}
+	title := ""
 	for i, m := range msgs {
 		m = fillMessage(domain.Message{Role: m.Role, UserID: m.UserID, Text: m.Text, Partial: m.Partial, CreatedAt: m.CreatedAt}, domain.RoleUser, t)
 		rows[i] = fromMessage(m, "")
+		if m.Role == domain.RoleUser && title == "" {
+			title = domain.ConversationTitle(m.Text)
+		}
 		if m.Role == domain.RoleUser && m.UserID != "" {
 			speakers[m.UserID] = true
 		}
@@ -49,7 +53,7 @@ func (s *Store) ImportConversation(ctx context.Context, accountID, agentID strin
 		if err := tx.CreateInBatches(&rows, chunkInsertBatch).Error; err != nil {
 			return err
 		}
-		if err := countOnConversation(tx, convID, len(rows), rows[len(rows)-1].CreatedAt); err != nil {
+		if err := countOnConversation(tx, convID, len(rows), rows[len(rows)-1].CreatedAt, title); err != nil {
 			return err
 		}
 		for user := range speakers {
@@ -66,7 +70,7 @@ func (s *Store) ImportConversation(ctx context.Context, accountID, agentID strin
 // accountID as its chunks hold it: their texts in order, joined by blank
 // lines, which chunking a second time cuts the same way. ErrNotFound for a
 // missing agent or one of another account.
-func (s *Store) KnowledgeText(ctx context.Context, accountID, agentID, docID string) (string, error) {
+func (s Knowledge) KnowledgeText(ctx context.Context, accountID, agentID, docID string) (string, error) {
 	db := s.read(ctx)
 	if err := ownedAgent(db, accountID, agentID); err != nil {
 		return "", wrap("knowledge text", err)

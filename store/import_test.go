@@ -23,14 +23,14 @@ func TestImportConversation(t *testing.T) {
 			{Role: domain.RoleUser, UserID: "bob", Text: "me too", CreatedAt: t0.Add(2 * time.Second)},
 			{Role: domain.RoleAssistant, UserID: "bob", Text: "half", Partial: true, CreatedAt: t0.Add(3 * time.Second)},
 		}
-		mustOK(t, s.ImportConversation(ctx, acct.ID, a.ID, domain.ConversationRef{RoomID: "lobby", Platform: "discord"}, msgs))
+		mustOK(t, s.Conversations().ImportConversation(ctx, acct.ID, a.ID, domain.ConversationRef{RoomID: "lobby", Platform: "discord"}, msgs))
 
-		convs, total, err := s.ListConversations(ctx, acct.ID, a.ID, domain.ConversationQuery{RoomID: "lobby"})
+		convs, total, err := s.Conversations().ListConversations(ctx, acct.ID, a.ID, domain.ConversationQuery{RoomID: "lobby"})
 		mustOK(t, err)
-		if total != 1 || convs[0].MessageCount != 4 || convs[0].Platform != "discord" || !convs[0].LastMessageAt.Equal(t0.Add(3*time.Second)) {
+		if total != 1 || convs[0].MessageCount != 4 || convs[0].Platform != "discord" || convs[0].Title != "hi" || !convs[0].LastMessageAt.Equal(t0.Add(3*time.Second)) {
 			t.Fatalf("conversation %+v (of %d)", convs, total)
 		}
-		got, _, err := s.ListMessages(ctx, acct.ID, a.ID, convs[0].ID, domain.MessageQuery{Limit: 10})
+		got, _, err := s.Conversations().ListMessages(ctx, acct.ID, a.ID, convs[0].ID, domain.MessageQuery{Limit: 10})
 		mustOK(t, err)
 		for i, m := range got {
 			w := msgs[i]
@@ -38,19 +38,19 @@ func TestImportConversation(t *testing.T) {
 				t.Errorf("message %d = %+v, want %+v", i, m, w)
 			}
 		}
-		if bob, _, _ := s.ListConversations(ctx, acct.ID, a.ID, domain.ConversationQuery{UserID: "bob"}); len(bob) != 1 {
+		if bob, _, _ := s.Conversations().ListConversations(ctx, acct.ID, a.ID, domain.ConversationQuery{UserID: "bob"}); len(bob) != 1 {
 			t.Errorf("bob spoke in %d conversations, want 1", len(bob))
 		}
-		agent, err := s.GetAgent(ctx, acct.ID, a.ID)
+		agent, err := s.Agents().GetAgent(ctx, acct.ID, a.ID)
 		mustOK(t, err)
 		if agent.Metrics.TotalMessages != 0 || agent.Metrics.TotalConversations != 1 {
 			t.Errorf("metrics %+v", agent.Metrics)
 		}
 
-		wantErr(t, s.ImportConversation(ctx, acct.ID, a.ID, domain.ConversationRef{}, msgs), domain.ErrInvalid)
-		wantErr(t, s.ImportConversation(ctx, acct.ID, a.ID, domain.ConversationRef{UserID: "x"}, nil), domain.ErrInvalid)
+		wantErr(t, s.Conversations().ImportConversation(ctx, acct.ID, a.ID, domain.ConversationRef{}, msgs), domain.ErrInvalid)
+		wantErr(t, s.Conversations().ImportConversation(ctx, acct.ID, a.ID, domain.ConversationRef{UserID: "x"}, nil), domain.ErrInvalid)
 		other := mustAccount(t, s, "other")
-		wantErr(t, s.ImportConversation(ctx, other.ID, a.ID, domain.ConversationRef{UserID: "x"}, msgs), domain.ErrNotFound)
+		wantErr(t, s.Conversations().ImportConversation(ctx, other.ID, a.ID, domain.ConversationRef{UserID: "x"}, msgs), domain.ErrNotFound)
 	})
 }
 
@@ -61,15 +61,15 @@ func TestKnowledgeText(t *testing.T) {
 		acct := mustAccount(t, s, "acme")
 		a := mustAgent(t, s, acct.ID, "reader")
 		chunks := []domain.KnowledgeChunk{{Text: "one"}, {Text: "two"}, {Text: "three"}}
-		doc, err := s.CreateKnowledge(ctx, acct.ID, a.ID, "doc", 13, chunks, []string{"one", "two", "three"})
+		doc, err := s.Knowledge().CreateKnowledge(ctx, acct.ID, a.ID, "doc", 13, chunks, []string{"one", "two", "three"})
 		mustOK(t, err)
-		text, err := s.KnowledgeText(ctx, acct.ID, a.ID, doc.ID)
+		text, err := s.Knowledge().KnowledgeText(ctx, acct.ID, a.ID, doc.ID)
 		mustOK(t, err)
 		if text != "one\n\ntwo\n\nthree" {
 			t.Errorf("text %q", text)
 		}
 		other := mustAccount(t, s, "other")
-		_, err = s.KnowledgeText(ctx, other.ID, a.ID, doc.ID)
+		_, err = s.Knowledge().KnowledgeText(ctx, other.ID, a.ID, doc.ID)
 		wantErr(t, err, domain.ErrNotFound)
 	})
 }

@@ -31,7 +31,7 @@ const AnsweredFor = 8 * 24 * time.Hour
 // returns the messages that are new: neither in the inbox already nor
 // finished within AnsweredFor. ErrLeaseLost when l is no longer held, and
 // then nothing is stored.
-func (s *Store) TakePlatformMessages(ctx context.Context, l domain.Lease, cursor string, msgs []domain.InboxMessage) ([]domain.InboxMessage, error) {
+func (s Connections) TakePlatformMessages(ctx context.Context, l domain.Lease, cursor string, msgs []domain.InboxMessage) ([]domain.InboxMessage, error) {
 	var fresh []domain.InboxMessage
 	err := s.write(ctx, "take platform messages", func(tx *gorm.DB) error {
 		fresh = fresh[:0]
@@ -66,7 +66,7 @@ func (s *Store) TakePlatformMessages(ctx context.Context, l domain.Lease, cursor
 
 // PendingPlatformMessages returns the inbox of l's connection, oldest
 // first; ErrLeaseLost when l is no longer held.
-func (s *Store) PendingPlatformMessages(ctx context.Context, l domain.Lease) ([]domain.InboxMessage, error) {
+func (s Connections) PendingPlatformMessages(ctx context.Context, l domain.Lease) ([]domain.InboxMessage, error) {
 	var rows []inboxRow
 	err := s.write(ctx, "pending platform messages", func(tx *gorm.DB) error {
 		if err := updateHeldTx(s.held(tx, l), map[string]any{"cursor": gorm.Expr("cursor")}); err != nil {
@@ -86,7 +86,7 @@ func (s *Store) PendingPlatformMessages(ctx context.Context, l domain.Lease) ([]
 // connection and remembers it as finished, under l, and reports whether
 // this call finished it (false: it was finished before). ErrLeaseLost
 // when l is no longer held: then another runner may answer it.
-func (s *Store) FinishPlatformMessage(ctx context.Context, l domain.Lease, id string) (bool, error) {
+func (s Connections) FinishPlatformMessage(ctx context.Context, l domain.Lease, id string) (bool, error) {
 	var first bool
 	err := s.write(ctx, "finish platform message", func(tx *gorm.DB) error {
 		if err := updateHeldTx(s.held(tx, l), map[string]any{"cursor": gorm.Expr("cursor")}); err != nil {
@@ -105,7 +105,7 @@ func (s *Store) FinishPlatformMessage(ctx context.Context, l domain.Lease, id st
 
 // PruneAnsweredMessages forgets up to limit platform messages finished
 // before AnsweredFor ago and returns how many it forgot.
-func (s *Store) PruneAnsweredMessages(ctx context.Context, limit int) (int64, error) {
+func (s Connections) PruneAnsweredMessages(ctx context.Context, limit int) (int64, error) {
 	var n int64
 	err := s.write(ctx, "prune answered messages", func(tx *gorm.DB) error {
 		old := tx.Model(&platformMessageRow{}).Select("agent_id, platform, message_id").

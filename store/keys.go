@@ -37,7 +37,7 @@ const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 // is returned once and cannot be recovered. It returns ErrNotFound for an
 // unknown account and ErrInvalid for an unknown scope or an expiry not in the
 // future.
-func (s *Store) CreateKey(ctx context.Context, accountName string, scope domain.Scope, expiresAt *time.Time) (string, domain.APIKey, error) {
+func (s Accounts) CreateKey(ctx context.Context, accountName string, scope domain.Scope, expiresAt *time.Time) (string, domain.APIKey, error) {
 	t := s.now()
 	if !scope.Valid() {
 		return "", domain.APIKey{}, wrap("create key", invalidf("unknown scope %q", scope))
@@ -66,7 +66,7 @@ func (s *Store) CreateKey(ctx context.Context, accountName string, scope domain.
 
 // ListKeys returns the keys of the account called accountName, oldest first,
 // revoked and expired ones included. It returns ErrNotFound for an unknown account.
-func (s *Store) ListKeys(ctx context.Context, accountName string) ([]domain.APIKey, error) {
+func (s Accounts) ListKeys(ctx context.Context, accountName string) ([]domain.APIKey, error) {
 	db := s.read(ctx)
 	var acct accountRow
 	if err := db.Select("id").Take(&acct, "name = ?", accountName).Error; err != nil {
@@ -86,7 +86,7 @@ func (s *Store) ListKeys(ctx context.Context, accountName string) ([]domain.APIK
 // RevokeKey revokes the key whose prefix is prefix and returns it. Revoking
 // a revoked key changes nothing. It returns ErrNotFound if no key has that
 // prefix and ErrConflict if several do.
-func (s *Store) RevokeKey(ctx context.Context, prefix string) (domain.APIKey, error) {
+func (s Accounts) RevokeKey(ctx context.Context, prefix string) (domain.APIKey, error) {
 	var out domain.APIKey
 	var hash string
 	err := s.write(ctx, "revoke key", func(tx *gorm.DB) error {
@@ -126,7 +126,7 @@ func (s *Store) RevokeKey(ctx context.Context, prefix string) (domain.APIKey, er
 // process within AuthCacheTTL. Expiry is checked on every call. The use is
 // recorded in the background (see useRecorder): the returned key's
 // LastUsedAt is the one stored when it was read.
-func (s *Store) Authenticate(ctx context.Context, plaintext string) (domain.Principal, error) {
+func (s Accounts) Authenticate(ctx context.Context, plaintext string) (domain.Principal, error) {
 	if !wellFormedKey(plaintext) {
 		return domain.Principal{}, wrap("authenticate", domain.ErrUnauthorized)
 	}
@@ -150,7 +150,7 @@ func (s *Store) Authenticate(ctx context.Context, plaintext string) (domain.Prin
 
 // readKey reads the key whose hash is hash and its account; an unknown key
 // is ErrUnauthorized.
-func (s *Store) readKey(ctx context.Context, hash string) (authEntry, error) {
+func (s *core) readKey(ctx context.Context, hash string) (authEntry, error) {
 	db := s.read(ctx)
 	var e authEntry
 	err := db.Take(&e.key, "hash = ?", hash).Error

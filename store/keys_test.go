@@ -19,7 +19,7 @@ func TestCreateKeyAndAuthenticate(t *testing.T) {
 		ctx := context.Background()
 		clock := withClock(s)
 		acct := mustAccount(t, s, "acme")
-		plain, key, err := s.CreateKey(ctx, "acme", domain.ScopeRead, nil)
+		plain, key, err := s.Accounts().CreateKey(ctx, "acme", domain.ScopeRead, nil)
 		mustOK(t, err)
 		if !keyPattern.MatchString(plain) {
 			t.Fatalf("key %q has the wrong form", plain)
@@ -34,37 +34,37 @@ func TestCreateKeyAndAuthenticate(t *testing.T) {
 		}
 
 		clock.add(time.Second)
-		p, err := s.Authenticate(ctx, plain)
+		p, err := s.Accounts().Authenticate(ctx, plain)
 		mustOK(t, err)
 		if p.Account != acct || p.Key.ID != key.ID || p.Key.Scope != domain.ScopeRead {
 			t.Errorf("principal = %+v", p)
 		}
 		s.uses.wg.Wait()
 		clock.add(AuthCacheTTL) // the key is read again, with its last use
-		p, err = s.Authenticate(ctx, plain)
+		p, err = s.Accounts().Authenticate(ctx, plain)
 		mustOK(t, err)
 		if p.Key.LastUsedAt == nil || !p.Key.LastUsedAt.Equal(t0.Add(time.Second)) {
 			t.Errorf("last used = %v", p.Key.LastUsedAt)
 		}
 		clock.add(30 * time.Second)
-		_, err = s.Authenticate(ctx, plain)
+		_, err = s.Accounts().Authenticate(ctx, plain)
 		mustOK(t, err)
 		s.uses.wg.Wait()
-		if p, _ = s.Authenticate(ctx, plain); !p.Key.LastUsedAt.Equal(t0.Add(time.Second)) {
+		if p, _ = s.Accounts().Authenticate(ctx, plain); !p.Key.LastUsedAt.Equal(t0.Add(time.Second)) {
 			t.Errorf("last used rewritten within a minute: %v", p.Key.LastUsedAt)
 		}
 		clock.add(time.Minute)
-		_, err = s.Authenticate(ctx, plain)
+		_, err = s.Accounts().Authenticate(ctx, plain)
 		mustOK(t, err)
 		s.uses.wg.Wait()
-		keys, err := s.ListKeys(ctx, "acme")
+		keys, err := s.Accounts().ListKeys(ctx, "acme")
 		mustOK(t, err)
 		if keys[0].LastUsedAt == nil || !keys[0].LastUsedAt.Equal(clock.now()) {
 			t.Errorf("listed last used = %v", keys[0].LastUsedAt)
 		}
-		_, _, err = s.CreateKey(ctx, "nobody", domain.ScopeWrite, nil)
+		_, _, err = s.Accounts().CreateKey(ctx, "nobody", domain.ScopeWrite, nil)
 		wantErr(t, err, domain.ErrNotFound)
-		_, _, err = s.CreateKey(ctx, "acme", "admin", nil)
+		_, _, err = s.Accounts().CreateKey(ctx, "acme", "admin", nil)
 		wantErr(t, err, domain.ErrInvalid)
 	})
 }
@@ -76,7 +76,7 @@ func TestAuthenticateDoesNotNeedTheWriter(t *testing.T) {
 	s := openSQLiteAt(t, path)
 	ctx := context.Background()
 	mustAccount(t, s, "acme")
-	plain, _, err := s.CreateKey(ctx, "acme", domain.ScopeRead, nil)
+	plain, _, err := s.Accounts().CreateKey(ctx, "acme", domain.ScopeRead, nil)
 	mustOK(t, err)
 
 	blocker, err := sql.Open("sqlite3", path+"?_busy_timeout=100")
@@ -90,7 +90,7 @@ func TestAuthenticateDoesNotNeedTheWriter(t *testing.T) {
 	s.uses.timeout = 300 * time.Millisecond // the write gives up sooner than busy_timeout
 
 	for i := 0; i < 3; i++ {
-		if _, err := s.Authenticate(ctx, plain); err != nil {
+		if _, err := s.Accounts().Authenticate(ctx, plain); err != nil {
 			t.Fatalf("authenticate while the writer is busy: %v", err)
 		}
 	}
@@ -103,14 +103,14 @@ func TestAuthenticateRejects(t *testing.T) {
 		ctx := context.Background()
 		clock := withClock(s)
 		mustAccount(t, s, "acme")
-		revoked, rk, err := s.CreateKey(ctx, "acme", domain.ScopeWrite, nil)
+		revoked, rk, err := s.Accounts().CreateKey(ctx, "acme", domain.ScopeWrite, nil)
 		mustOK(t, err)
-		_, err = s.RevokeKey(ctx, rk.Prefix)
+		_, err = s.Accounts().RevokeKey(ctx, rk.Prefix)
 		mustOK(t, err)
 		exp := t0.Add(time.Hour)
-		expiring, _, err := s.CreateKey(ctx, "acme", domain.ScopeWrite, &exp)
+		expiring, _, err := s.Accounts().CreateKey(ctx, "acme", domain.ScopeWrite, &exp)
 		mustOK(t, err)
-		_, err = s.Authenticate(ctx, expiring)
+		_, err = s.Accounts().Authenticate(ctx, expiring)
 		mustOK(t, err)
 		clock.add(time.Hour)
 
@@ -127,7 +127,7 @@ func TestAuthenticateRejects(t *testing.T) {
 			"expired":     expiring,
 			"prefix only": revoked[:12],
 		} {
-			_, err := s.Authenticate(ctx, k)
+			_, err := s.Accounts().Authenticate(ctx, k)
 			if err == nil {
 				t.Errorf("%s: authenticated", name)
 				continue
@@ -135,7 +135,7 @@ func TestAuthenticateRejects(t *testing.T) {
 			wantErr(t, err, domain.ErrUnauthorized)
 		}
 		past := t0
-		_, _, err = s.CreateKey(ctx, "acme", domain.ScopeWrite, &past)
+		_, _, err = s.Accounts().CreateKey(ctx, "acme", domain.ScopeWrite, &past)
 		wantErr(t, err, domain.ErrInvalid)
 	})
 }
@@ -148,14 +148,14 @@ func TestListAndRevokeKeys(t *testing.T) {
 		mustAccount(t, s, "other")
 		var prefixes []string
 		for i := 0; i < 3; i++ {
-			_, k, err := s.CreateKey(ctx, "acme", domain.ScopeWrite, nil)
+			_, k, err := s.Accounts().CreateKey(ctx, "acme", domain.ScopeWrite, nil)
 			mustOK(t, err)
 			prefixes = append(prefixes, k.Prefix)
 			clock.add(time.Millisecond)
 		}
-		_, _, err := s.CreateKey(ctx, "other", domain.ScopeRead, nil)
+		_, _, err := s.Accounts().CreateKey(ctx, "other", domain.ScopeRead, nil)
 		mustOK(t, err)
-		keys, err := s.ListKeys(ctx, "acme")
+		keys, err := s.Accounts().ListKeys(ctx, "acme")
 		mustOK(t, err)
 		if len(keys) != 3 {
 			t.Fatalf("listed %d keys, want 3", len(keys))
@@ -165,34 +165,34 @@ func TestListAndRevokeKeys(t *testing.T) {
 				t.Errorf("key %d prefix %s, want %s (oldest first)", i, k.Prefix, prefixes[i])
 			}
 		}
-		_, err = s.ListKeys(ctx, "nobody")
+		_, err = s.Accounts().ListKeys(ctx, "nobody")
 		wantErr(t, err, domain.ErrNotFound)
 
 		clock.add(time.Minute)
-		r, err := s.RevokeKey(ctx, prefixes[1])
+		r, err := s.Accounts().RevokeKey(ctx, prefixes[1])
 		mustOK(t, err)
 		if r.RevokedAt == nil || !r.RevokedAt.Equal(clock.now()) {
 			t.Errorf("revoked at %v", r.RevokedAt)
 		}
 		clock.add(time.Minute)
-		again, err := s.RevokeKey(ctx, prefixes[1])
+		again, err := s.Accounts().RevokeKey(ctx, prefixes[1])
 		mustOK(t, err)
 		if !again.RevokedAt.Equal(*r.RevokedAt) {
 			t.Errorf("second revoke moved revokedAt to %v", again.RevokedAt)
 		}
-		keys, err = s.ListKeys(ctx, "acme")
+		keys, err = s.Accounts().ListKeys(ctx, "acme")
 		mustOK(t, err)
 		if keys[1].RevokedAt == nil || keys[0].RevokedAt != nil {
 			t.Errorf("list after revoke: %+v", keys)
 		}
-		_, err = s.RevokeKey(ctx, "agk_nothere")
+		_, err = s.Accounts().RevokeKey(ctx, "agk_nothere")
 		wantErr(t, err, domain.ErrNotFound)
 
 		// Two keys sharing a prefix (astronomically unlikely, but possible).
 		dup := keyRow{ID: "key_dup", AccountID: ctext(keys[0].AccountID), Prefix: ctext(prefixes[0]),
 			Hash: "dup", Scope: "read", CreatedAt: clock.now()}
 		mustOK(t, s.w.Create(&dup).Error)
-		_, err = s.RevokeKey(ctx, prefixes[0])
+		_, err = s.Accounts().RevokeKey(ctx, prefixes[0])
 		wantErr(t, err, domain.ErrConflict)
 	})
 }

@@ -22,7 +22,7 @@ const chunkInsertBatch = 200
 // empty name is ErrInvalid naming it, as negative bytes or terms not one
 // for each chunk are ErrInvalid; ErrNotFound for a missing agent or one of
 // another account.
-func (s *Store) CreateKnowledge(ctx context.Context, accountID, agentID, name string, bytes int64,
+func (s Knowledge) CreateKnowledge(ctx context.Context, accountID, agentID, name string, bytes int64,
 	chunks []domain.KnowledgeChunk, terms []string) (domain.KnowledgeDoc, error) {
 	switch {
 	case name == "":
@@ -79,7 +79,7 @@ func checkKnowledgeQuota(tx *gorm.DB, agentID string, bytes int64) error {
 // ListKnowledge returns a page of the documents of agent agentID of
 // account accountID, newest first, and how many it has. ErrNotFound for a
 // missing agent or one of another account.
-func (s *Store) ListKnowledge(ctx context.Context, accountID, agentID string, page, limit int) ([]domain.KnowledgeDoc, int64, error) {
+func (s Knowledge) ListKnowledge(ctx context.Context, accountID, agentID string, page, limit int) ([]domain.KnowledgeDoc, int64, error) {
 	db := s.read(ctx)
 	if err := ownedAgent(db, accountID, agentID); err != nil {
 		return nil, 0, wrap("list knowledge", err)
@@ -99,7 +99,7 @@ func (s *Store) ListKnowledge(ctx context.Context, accountID, agentID string, pa
 // DeleteKnowledge deletes document id of agent agentID of account
 // accountID with its chunks: ErrNotFound when the agent is not the
 // account's, ErrKnowledgeNotFound when the document is not the agent's.
-func (s *Store) DeleteKnowledge(ctx context.Context, accountID, agentID, id string) error {
+func (s Knowledge) DeleteKnowledge(ctx context.Context, accountID, agentID, id string) error {
 	return s.write(ctx, "delete knowledge", func(tx *gorm.DB) error {
 		if err := ownedAgent(tx, accountID, agentID); err != nil {
 			return err
@@ -128,7 +128,7 @@ func countKnowledgeDocs(tx *gorm.DB, agentID string, n int) error {
 // document first and in document order, at most limit; and how many chunks
 // the agent holds, for the caller's ranking. Their Embedding is nil.
 // ErrNotFound for a missing agent or one of another account.
-func (s *Store) SearchKnowledge(ctx context.Context, accountID, agentID string, terms []string, limit int) ([]domain.KnowledgeChunk, int64, error) {
+func (s Knowledge) SearchKnowledge(ctx context.Context, accountID, agentID string, terms []string, limit int) ([]domain.KnowledgeChunk, int64, error) {
 	db := s.read(ctx)
 	if err := ownedAgent(db, accountID, agentID); err != nil {
 		return nil, 0, wrap("search knowledge", err)
@@ -147,7 +147,7 @@ func (s *Store) SearchKnowledge(ctx context.Context, accountID, agentID string, 
 // accountID embedded by model, with their Embedding, for the caller to
 // rank by vector. ErrNotFound for a missing agent or one of another
 // account.
-func (s *Store) KnowledgeVectors(ctx context.Context, accountID, agentID, model string) ([]domain.KnowledgeChunk, error) {
+func (s Knowledge) KnowledgeVectors(ctx context.Context, accountID, agentID, model string) ([]domain.KnowledgeChunk, error) {
 	db := s.read(ctx)
 	if err := ownedAgent(db, accountID, agentID); err != nil {
 		return nil, wrap("knowledge vectors", err)
@@ -165,7 +165,7 @@ func (s *Store) KnowledgeVectors(ctx context.Context, accountID, agentID, model 
 // by model, so they can be embedded again when the agent's embedding model
 // changed. It returns domain.ErrNotFound for a missing agent or one of
 // another account.
-func (s *Store) StaleChunks(ctx context.Context, accountID, agentID, model string, limit int) ([]domain.KnowledgeChunk, error) {
+func (s Knowledge) StaleChunks(ctx context.Context, accountID, agentID, model string, limit int) ([]domain.KnowledgeChunk, error) {
 	db := s.read(ctx)
 	if err := ownedAgent(db, accountID, agentID); err != nil {
 		return nil, wrap("stale chunks", err)
@@ -181,7 +181,7 @@ func (s *Store) StaleChunks(ctx context.Context, accountID, agentID, model strin
 
 // SetChunkEmbeddings stores vectors made later by model on agent
 // agentID's chunks, by id. Ids that are not the agent's are skipped.
-func (s *Store) SetChunkEmbeddings(ctx context.Context, agentID, model string, vectors map[string][]float32) error {
+func (s Knowledge) SetChunkEmbeddings(ctx context.Context, agentID, model string, vectors map[string][]float32) error {
 	return s.setEmbeddings(ctx, "set chunk embeddings", "knowledge_chunks", agentID, model, vectors)
 }
 

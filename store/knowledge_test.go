@@ -21,7 +21,7 @@ func addDocument(t *testing.T, s *Store, accountID, agentID, name string, bytes 
 	for i, text := range texts {
 		chunks[i] = domain.KnowledgeChunk{Text: text}
 	}
-	return s.CreateKnowledge(context.Background(), accountID, agentID, name, bytes, chunks, texts)
+	return s.Knowledge().CreateKnowledge(context.Background(), accountID, agentID, name, bytes, chunks, texts)
 }
 
 // chunkTexts lists "document name/seq: text" of each chunk, in order.
@@ -39,7 +39,7 @@ func TestKnowledgeCreateListDelete(t *testing.T) {
 		clock := withClock(s)
 		acct, other := mustAccount(t, s, "acme"), mustAccount(t, s, "other")
 		a := mustAgent(t, s, acct.ID, "reader")
-		before, err := s.GetAgent(ctx, acct.ID, a.ID)
+		before, err := s.Agents().GetAgent(ctx, acct.ID, a.ID)
 		mustOK(t, err)
 		var docs []domain.KnowledgeDoc
 		for i := range 3 {
@@ -52,31 +52,31 @@ func TestKnowledgeCreateListDelete(t *testing.T) {
 			d.AgentID != a.ID || !d.CreatedAt.Equal(t0.Add(time.Second)) {
 			t.Errorf("created %+v", d)
 		}
-		list, total, err := s.ListKnowledge(ctx, acct.ID, a.ID, 1, 2)
+		list, total, err := s.Knowledge().ListKnowledge(ctx, acct.ID, a.ID, 1, 2)
 		mustOK(t, err)
 		if total != 3 || len(list) != 2 || !reflect.DeepEqual(list[0], docs[2]) || list[1].ID != docs[1].ID {
 			t.Errorf("page 1 = %+v (total %d)", list, total)
 		}
-		list, _, err = s.ListKnowledge(ctx, acct.ID, a.ID, 2, 2)
+		list, _, err = s.Knowledge().ListKnowledge(ctx, acct.ID, a.ID, 2, 2)
 		mustOK(t, err)
 		if len(list) != 1 || list[0].ID != docs[0].ID {
 			t.Errorf("page 2 = %+v", list)
 		}
 
-		mustOK(t, s.DeleteKnowledge(ctx, acct.ID, a.ID, docs[1].ID))
-		wantErr(t, s.DeleteKnowledge(ctx, acct.ID, a.ID, docs[1].ID), domain.ErrKnowledgeNotFound)
-		wantErr(t, s.DeleteKnowledge(ctx, other.ID, a.ID, docs[0].ID), domain.ErrNotFound)
-		found, chunks, err := s.SearchKnowledge(ctx, acct.ID, a.ID, []string{"alpha"}, 10)
+		mustOK(t, s.Knowledge().DeleteKnowledge(ctx, acct.ID, a.ID, docs[1].ID))
+		wantErr(t, s.Knowledge().DeleteKnowledge(ctx, acct.ID, a.ID, docs[1].ID), domain.ErrKnowledgeNotFound)
+		wantErr(t, s.Knowledge().DeleteKnowledge(ctx, other.ID, a.ID, docs[0].ID), domain.ErrNotFound)
+		found, chunks, err := s.Knowledge().SearchKnowledge(ctx, acct.ID, a.ID, []string{"alpha"}, 10)
 		mustOK(t, err)
 		if want := []string{"doc2/0: alpha one", "doc0/0: alpha one"}; !slices.Equal(chunkTexts(found), want) || chunks != 4 {
 			t.Errorf("search after delete = %q of %d chunks, want %q of 4", chunkTexts(found), chunks, want)
 		}
-		_, _, err = s.ListKnowledge(ctx, other.ID, a.ID, 1, 10)
+		_, _, err = s.Knowledge().ListKnowledge(ctx, other.ID, a.ID, 1, 10)
 		wantErr(t, err, domain.ErrNotFound)
 
 		_, err = addDocument(t, s, acct.ID, a.ID, "", 1, "x")
 		wantErr(t, err, domain.ErrInvalid)
-		_, err = s.CreateKnowledge(ctx, acct.ID, a.ID, "doc", 1, []domain.KnowledgeChunk{{Text: "x"}}, nil)
+		_, err = s.Knowledge().CreateKnowledge(ctx, acct.ID, a.ID, "doc", 1, []domain.KnowledgeChunk{{Text: "x"}}, nil)
 		wantErr(t, err, domain.ErrInvalid)
 		_, err = addDocument(t, s, other.ID, a.ID, "doc", 1, "x")
 		wantErr(t, err, domain.ErrNotFound)
@@ -88,7 +88,7 @@ func TestKnowledgeCreateListDelete(t *testing.T) {
 		// The agent counts what it holds (three made, one deleted, the
 		// empty one; the refused ones not), and the count is not a change
 		// Get shows: the version stays.
-		got, err := s.GetAgent(ctx, acct.ID, a.ID)
+		got, err := s.Agents().GetAgent(ctx, acct.ID, a.ID)
 		mustOK(t, err)
 		if got.KnowledgeDocs != 3 || got.Version != before.Version || before.KnowledgeDocs != 0 {
 			t.Errorf("agent counts %d documents at version %d (%d at %d before), want 3 at the same version",
@@ -127,7 +127,7 @@ func TestKnowledgeQuota(t *testing.T) {
 		mustOK(t, err) // exactly 50 MB
 		_, err = addDocument(t, s, acct.ID, big.ID, "a byte", 1, "x")
 		wantQuota(t, err, "knowledge_bytes", domain.MaxKnowledgeBytes, domain.MaxKnowledgeBytes)
-		docs, _, err := s.ListKnowledge(context.Background(), acct.ID, big.ID, 1, 10)
+		docs, _, err := s.Knowledge().ListKnowledge(context.Background(), acct.ID, big.ID, 1, 10)
 		mustOK(t, err)
 		if len(docs) != 2 {
 			t.Errorf("refused documents were stored: %+v", docs)
@@ -145,7 +145,7 @@ func TestSearchKnowledgeAndVectors(t *testing.T) {
 		clock := withClock(s)
 		acct := mustAccount(t, s, "acme")
 		a, b := mustAgent(t, s, acct.ID, "reader"), mustAgent(t, s, acct.ID, "other")
-		_, err := s.CreateKnowledge(ctx, acct.ID, a.ID, "manual.md", 300, []domain.KnowledgeChunk{
+		_, err := s.Knowledge().CreateKnowledge(ctx, acct.ID, a.ID, "manual.md", 300, []domain.KnowledgeChunk{
 			{Text: "Install the pump", Embedding: []float32{1, 0}, EmbeddingModel: "e1"},
 			{Text: "Clean the filter", Embedding: []float32{0, 1}, EmbeddingModel: "e1"},
 			{Text: "Pump noise: check the filter"},
@@ -162,7 +162,7 @@ func TestSearchKnowledgeAndVectors(t *testing.T) {
 		_, err = addDocument(t, s, acct.ID, b.ID, "theirs.txt", 10, "pump filter")
 		mustOK(t, err)
 
-		found, total, err := s.SearchKnowledge(ctx, acct.ID, a.ID, []string{"filter", "pump"}, 10)
+		found, total, err := s.Knowledge().SearchKnowledge(ctx, acct.ID, a.ID, []string{"filter", "pump"}, 10)
 		mustOK(t, err)
 		want := []string{"catalog.txt/1234: filter spare parts", "manual.md/0: Install the pump", "manual.md/1: Clean the filter",
 			"manual.md/2: Pump noise: check the filter"}
@@ -172,33 +172,33 @@ func TestSearchKnowledgeAndVectors(t *testing.T) {
 		if c := found[1]; !strings.HasPrefix(c.ID, "kc_") || !strings.HasPrefix(c.DocumentID, "kn_") || c.EmbeddingModel != "e1" || c.Embedding != nil {
 			t.Errorf("found chunk %+v", c)
 		}
-		found, _, err = s.SearchKnowledge(ctx, acct.ID, a.ID, []string{"filter", "pump"}, 2)
+		found, _, err = s.Knowledge().SearchKnowledge(ctx, acct.ID, a.ID, []string{"filter", "pump"}, 2)
 		mustOK(t, err)
 		if !slices.Equal(chunkTexts(found), want[:2]) {
 			t.Errorf("search limited to 2 = %q", chunkTexts(found))
 		}
 
-		vecs, err := s.KnowledgeVectors(ctx, acct.ID, a.ID, "e1")
+		vecs, err := s.Knowledge().KnowledgeVectors(ctx, acct.ID, a.ID, "e1")
 		mustOK(t, err)
 		slices.SortFunc(vecs, func(x, y domain.KnowledgeChunk) int { return x.Seq - y.Seq })
 		if len(vecs) != 2 || !reflect.DeepEqual(vecs[0].Embedding, []float32{1, 0}) || vecs[1].Text != "Clean the filter" ||
 			vecs[1].DocumentName != "manual.md" {
 			t.Fatalf("vectors of e1 = %+v", vecs)
 		}
-		theirs, _, err := s.SearchKnowledge(ctx, acct.ID, b.ID, []string{"pump"}, 1)
+		theirs, _, err := s.Knowledge().SearchKnowledge(ctx, acct.ID, b.ID, []string{"pump"}, 1)
 		mustOK(t, err)
-		mustOK(t, s.SetChunkEmbeddings(ctx, a.ID, "e2", map[string][]float32{vecs[0].ID: {0.5}, theirs[0].ID: {9}}))
-		vecs, err = s.KnowledgeVectors(ctx, acct.ID, a.ID, "e2")
+		mustOK(t, s.Knowledge().SetChunkEmbeddings(ctx, a.ID, "e2", map[string][]float32{vecs[0].ID: {0.5}, theirs[0].ID: {9}}))
+		vecs, err = s.Knowledge().KnowledgeVectors(ctx, acct.ID, a.ID, "e2")
 		mustOK(t, err)
 		if len(vecs) != 1 || !reflect.DeepEqual(vecs[0].Embedding, []float32{0.5}) || vecs[0].Seq != 0 {
 			t.Errorf("vectors of e2 = %+v", vecs)
 		}
-		if vecs, _ := s.KnowledgeVectors(ctx, acct.ID, b.ID, "e2"); len(vecs) != 0 {
+		if vecs, _ := s.Knowledge().KnowledgeVectors(ctx, acct.ID, b.ID, "e2"); len(vecs) != 0 {
 			t.Errorf("another agent's chunk took a vector: %+v", vecs)
 		}
-		_, _, err = s.SearchKnowledge(ctx, "acct_other", a.ID, []string{"pump"}, 1)
+		_, _, err = s.Knowledge().SearchKnowledge(ctx, "acct_other", a.ID, []string{"pump"}, 1)
 		wantErr(t, err, domain.ErrNotFound)
-		_, err = s.KnowledgeVectors(ctx, "acct_other", a.ID, "e1")
+		_, err = s.Knowledge().KnowledgeVectors(ctx, "acct_other", a.ID, "e1")
 		wantErr(t, err, domain.ErrNotFound)
 	})
 }
@@ -216,7 +216,7 @@ func TestDeletingAnAgentDeletesItsMemoryAndKnowledge(t *testing.T) {
 		saveMemory(t, s, acct.ID, old.ID, "u1", "old fact", "alpha")
 		_, err := addDocument(t, s, acct.ID, old.ID, "old.txt", 10, "alpha one", "alpha two")
 		mustOK(t, err)
-		_, err = s.DeleteAgent(ctx, acct.ID, old.ID, domain.AnyVersion)
+		_, err = s.Agents().DeleteAgent(ctx, acct.ID, old.ID, domain.AnyVersion)
 		mustOK(t, err)
 		for _, model := range searchModels() {
 			var n int64
@@ -238,16 +238,16 @@ func TestDeletingAnAgentDeletesItsMemoryAndKnowledge(t *testing.T) {
 		saveMemory(t, s, acct.ID, fresh.ID, "u1", "new fact", "beta")
 		_, err = addDocument(t, s, acct.ID, fresh.ID, "new.txt", 10, "beta one", "beta two")
 		mustOK(t, err)
-		mems, _, err := s.SearchMemories(ctx, acct.ID, fresh.ID, []string{"u1"}, []string{"alpha"}, 10)
+		mems, _, err := s.Memories().SearchMemories(ctx, acct.ID, fresh.ID, []string{"u1"}, []string{"alpha"}, 10)
 		mustOK(t, err)
-		chunks, _, err := s.SearchKnowledge(ctx, acct.ID, fresh.ID, []string{"alpha"}, 10)
+		chunks, _, err := s.Knowledge().SearchKnowledge(ctx, acct.ID, fresh.ID, []string{"alpha"}, 10)
 		mustOK(t, err)
 		if len(mems) != 0 || len(chunks) != 0 {
 			t.Errorf("the deleted agent's terms find %+v and %+v", mems, chunks)
 		}
-		mems, _, err = s.SearchMemories(ctx, acct.ID, fresh.ID, []string{"u1"}, []string{"beta"}, 10)
+		mems, _, err = s.Memories().SearchMemories(ctx, acct.ID, fresh.ID, []string{"u1"}, []string{"beta"}, 10)
 		mustOK(t, err)
-		chunks, _, err = s.SearchKnowledge(ctx, acct.ID, fresh.ID, []string{"beta"}, 10)
+		chunks, _, err = s.Knowledge().SearchKnowledge(ctx, acct.ID, fresh.ID, []string{"beta"}, 10)
 		mustOK(t, err)
 		if len(mems) != 1 || len(chunks) != 2 {
 			t.Errorf("the new agent's terms find %+v and %+v", mems, chunks)

@@ -22,7 +22,7 @@ func (replicaRow) TableName() string { return "replicas" }
 // RenewLeases extends every lease owner still holds until now+ttl, in one
 // statement however many there are, and returns them: a lease of owner's
 // missing from the answer has expired or was taken over.
-func (s *Store) RenewLeases(ctx context.Context, owner string, ttl time.Duration) ([]domain.HeldLease, error) {
+func (s Connections) RenewLeases(ctx context.Context, owner string, ttl time.Duration) ([]domain.HeldLease, error) {
 	t := s.now()
 	var held []struct {
 		AgentID    string
@@ -43,7 +43,7 @@ func (s *Store) RenewLeases(ctx context.Context, owner string, ttl time.Duration
 // Heartbeat records owner as a live replica until now+ttl and returns how
 // many replicas are live, owner included. Replicas gone for an hour are
 // forgotten.
-func (s *Store) Heartbeat(ctx context.Context, owner string, ttl time.Duration) (int, error) {
+func (s Connections) Heartbeat(ctx context.Context, owner string, ttl time.Duration) (int, error) {
 	t := s.now()
 	var live int64
 	err := s.write(ctx, "heartbeat", func(tx *gorm.DB) error {
@@ -62,7 +62,7 @@ func (s *Store) Heartbeat(ctx context.Context, owner string, ttl time.Duration) 
 
 // LeaveReplicas forgets owner as a replica, so the others count it out at
 // once when it stops.
-func (s *Store) LeaveReplicas(ctx context.Context, owner string) error {
+func (s Connections) LeaveReplicas(ctx context.Context, owner string) error {
 	return s.write(ctx, "leave replicas", func(tx *gorm.DB) error {
 		return tx.Where("owner = ?", owner).Delete(&replicaRow{}).Error
 	})
@@ -70,7 +70,7 @@ func (s *Store) LeaveReplicas(ctx context.Context, owner string) error {
 
 // LeasedElsewhere returns the connections whose live lease another owner
 // than owner holds: the ones owner need not try to acquire.
-func (s *Store) LeasedElsewhere(ctx context.Context, owner string) ([]domain.ConnKey, error) {
+func (s Connections) LeasedElsewhere(ctx context.Context, owner string) ([]domain.ConnKey, error) {
 	var rows []domain.ConnKey
 	err := s.read(ctx).Model(&connectionRow{}).Select("agent_id, platform").
 		Where("lease_owner <> ? AND lease_expires_at >= ?", owner, s.now()).Scan(&rows).Error
@@ -80,7 +80,7 @@ func (s *Store) LeasedElsewhere(ctx context.Context, owner string) ([]domain.Con
 // ReleaseLeases frees every lease owner still holds, in one statement,
 // leaving the connections' states as they are: a stopping replica's last
 // word for the leases its runners could not release in time.
-func (s *Store) ReleaseLeases(ctx context.Context, owner string) error {
+func (s Connections) ReleaseLeases(ctx context.Context, owner string) error {
 	return s.write(ctx, "release leases", func(tx *gorm.DB) error {
 		return tx.Model(&connectionRow{}).Where("lease_owner = ? AND lease_expires_at IS NOT NULL", owner).
 			Update("lease_expires_at", nil).Error

@@ -19,7 +19,7 @@ func TestErrorPeriodsAndUptime(t *testing.T) {
 
 		clock.add(10 * time.Second)
 		retry := clock.now().Add(30 * time.Second)
-		mustEnterError(t)(s.MarkAgentError(ctx, acct.ID, a.ID, "rate limited", retry))
+		mustEnterError(t)(s.Agents().MarkAgentError(ctx, acct.ID, a.ID, "rate limited", retry))
 		clock.add(2 * time.Second)
 		got := mustGet(t, s, acct.ID, a.ID)
 		if got.Status != domain.StatusError || got.StatusReason != "rate limited" || !got.RetryAt.Equal(retry) {
@@ -31,9 +31,9 @@ func TestErrorPeriodsAndUptime(t *testing.T) {
 		}
 
 		clock.add(time.Second) // a second failure keeps the period open
-		mustEnterError(t)(s.MarkAgentError(ctx, acct.ID, a.ID, "timeout", retry.Add(time.Minute)))
+		mustEnterError(t)(s.Agents().MarkAgentError(ctx, acct.ID, a.ID, "timeout", retry.Add(time.Minute)))
 		clock.add(2 * time.Second)
-		mustOK(t, s.MarkAgentRecovered(ctx, acct.ID, a.ID))
+		mustOK(t, s.Agents().MarkAgentRecovered(ctx, acct.ID, a.ID))
 		got = mustGet(t, s, acct.ID, a.ID)
 		if got.Status != domain.StatusActive || got.StatusReason != "" || !got.RetryAt.IsZero() {
 			t.Errorf("recovered: %+v", got)
@@ -41,16 +41,16 @@ func TestErrorPeriodsAndUptime(t *testing.T) {
 		wantUptime(t, got, 100*10.0/15)
 
 		clock.add(5 * time.Second)
-		mustOK(t, s.MarkAgentRecovered(ctx, acct.ID, a.ID)) // not in error: no-op
+		mustOK(t, s.Agents().MarkAgentRecovered(ctx, acct.ID, a.ID)) // not in error: no-op
 		got = mustGet(t, s, acct.ID, a.ID)
 		wantUptime(t, got, 100*15.0/20)
 		if got.Metrics.Uptime >= 100 {
 			t.Error("uptime is 100 after an error period")
 		}
 
-		_, err := s.MarkAgentError(ctx, acct.ID, "agent_missing", "x", retry)
+		_, err := s.Agents().MarkAgentError(ctx, acct.ID, "agent_missing", "x", retry)
 		wantErr(t, err, domain.ErrNotFound)
-		wantErr(t, s.MarkAgentRecovered(ctx, acct.ID, "agent_missing"), domain.ErrNotFound)
+		wantErr(t, s.Agents().MarkAgentRecovered(ctx, acct.ID, "agent_missing"), domain.ErrNotFound)
 	})
 }
 
@@ -63,10 +63,10 @@ func TestMarkAgentErrorOnlyFromActiveOrError(t *testing.T) {
 		other := mustAccount(t, s, "other")
 		a := mustAgent(t, s, acct.ID, "resting")
 		inactive := domain.StatusInactive
-		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, nil, &inactive, domain.AnyVersion)
+		_, _, err := s.Agents().UpdateAgent(ctx, acct.ID, a.ID, nil, &inactive, domain.AnyVersion)
 		mustOK(t, err)
 
-		got, err := s.MarkAgentError(ctx, acct.ID, a.ID, "timeout", time.Now().Add(time.Minute))
+		got, err := s.Agents().MarkAgentError(ctx, acct.ID, a.ID, "timeout", time.Now().Add(time.Minute))
 		mustOK(t, err)
 		if got != domain.StatusInactive {
 			t.Errorf("MarkAgentError on an inactive agent reports %q, want inactive", got)
@@ -76,10 +76,10 @@ func TestMarkAgentErrorOnlyFromActiveOrError(t *testing.T) {
 		}
 
 		b := mustAgent(t, s, acct.ID, "busy")
-		_, err = s.MarkAgentError(ctx, other.ID, b.ID, "timeout", time.Now().Add(time.Minute))
+		_, err = s.Agents().MarkAgentError(ctx, other.ID, b.ID, "timeout", time.Now().Add(time.Minute))
 		wantErr(t, err, domain.ErrNotFound)
-		mustEnterError(t)(s.MarkAgentError(ctx, acct.ID, b.ID, "timeout", time.Now().Add(time.Minute)))
-		wantErr(t, s.MarkAgentRecovered(ctx, other.ID, b.ID), domain.ErrNotFound)
+		mustEnterError(t)(s.Agents().MarkAgentError(ctx, acct.ID, b.ID, "timeout", time.Now().Add(time.Minute)))
+		wantErr(t, s.Agents().MarkAgentRecovered(ctx, other.ID, b.ID), domain.ErrNotFound)
 		if stored := mustGet(t, s, acct.ID, b.ID); stored.Status != domain.StatusError {
 			t.Errorf("another account recovered the agent: %+v", stored)
 		}
@@ -106,9 +106,9 @@ func TestUpdateStatusLeavesError(t *testing.T) {
 		for _, to := range []domain.Status{domain.StatusActive, domain.StatusInactive} {
 			a := mustAgent(t, s, acct.ID, "flaky-"+string(to))
 			clock.add(4 * time.Second)
-			mustEnterError(t)(s.MarkAgentError(ctx, acct.ID, a.ID, "bad key", clock.now().Add(time.Minute)))
+			mustEnterError(t)(s.Agents().MarkAgentError(ctx, acct.ID, a.ID, "bad key", clock.now().Add(time.Minute)))
 			clock.add(4 * time.Second)
-			u, changes, err := s.UpdateAgent(ctx, acct.ID, a.ID, nil, &to, domain.AnyVersion)
+			u, changes, err := s.Agents().UpdateAgent(ctx, acct.ID, a.ID, nil, &to, domain.AnyVersion)
 			mustOK(t, err)
 			if fmt.Sprint(changes) != "[status]" || u.Status != to || u.StatusReason != "" || !u.RetryAt.IsZero() ||
 				!u.UpdatedAt.Equal(clock.now()) {
@@ -123,7 +123,7 @@ func TestUpdateStatusLeavesError(t *testing.T) {
 
 func mustGet(t *testing.T, s *Store, accountID, id string) domain.Agent {
 	t.Helper()
-	a, err := s.GetAgent(context.Background(), accountID, id)
+	a, err := s.Agents().GetAgent(context.Background(), accountID, id)
 	mustOK(t, err)
 	return a
 }

@@ -28,7 +28,7 @@ var summaryColumns = []string{
 // only "clients" (when set) and Metrics are zero; GetAgent has the rest.
 // Ties in the sort column are broken by id in the same direction. A page
 // past the end is empty, not an error. An unknown SortBy is ErrInvalid.
-func (s *Store) ListAgents(ctx context.Context, accountID string, q domain.ListQuery) ([]domain.Agent, int64, error) {
+func (s Agents) ListAgents(ctx context.Context, accountID string, q domain.ListQuery) ([]domain.Agent, int64, error) {
 	q = normalizeListQuery(q)
 	col, ok := sortColumns[q.SortBy]
 	if !ok {
@@ -65,7 +65,7 @@ func (s *Store) ListAgents(ctx context.Context, accountID string, q domain.ListQ
 // (every status, by createdAt) starts from the page's first agent when
 // pageStarts knows it, and reads one agent more to leave the next page's
 // start there.
-func (s *Store) listPage(db *gorm.DB, col, accountID string, q domain.ListQuery, setVersion int64) ([]agentRow, error) {
+func (s *core) listPage(db *gorm.DB, col, accountID string, q domain.ListQuery, setVersion int64) ([]agentRow, error) {
 	dir, from := " ASC", ">="
 	if q.Desc {
 		dir, from = " DESC", "<="
@@ -103,7 +103,7 @@ func (s *Store) listPage(db *gorm.DB, col, accountID string, q domain.ListQuery,
 // account's set of agents: the account's agent counter when every status
 // is listed (one primary-key read), else a count over the (account_id,
 // status) index (and no version: only the default listing uses it).
-func (s *Store) countListed(ctx context.Context, filtered *gorm.DB, accountID string, q domain.ListQuery) (int64, int64, error) {
+func (s *core) countListed(ctx context.Context, filtered *gorm.DB, accountID string, q domain.ListQuery) (int64, int64, error) {
 	var total int64
 	if q.Status != "" {
 		err := filtered.Count(&total).Error

@@ -29,11 +29,11 @@ func listFixture(t *testing.T, s *Store) (string, []domain.Agent) {
 	}
 	inactive := domain.StatusInactive
 	for _, i := range []int{1, 4, 6} {
-		a, _, err := s.UpdateAgent(ctx, acct.ID, agents[i].ID, nil, &inactive, domain.AnyVersion)
+		a, _, err := s.Agents().UpdateAgent(ctx, acct.ID, agents[i].ID, nil, &inactive, domain.AnyVersion)
 		mustOK(t, err)
 		agents[i] = a
 	}
-	mustEnterError(t)(s.MarkAgentError(ctx, acct.ID, agents[2].ID, "rate limited", clock.now().Add(time.Minute)))
+	mustEnterError(t)(s.Agents().MarkAgentError(ctx, acct.ID, agents[2].ID, "rate limited", clock.now().Add(time.Minute)))
 	agents[2].Status = domain.StatusError
 	return acct.ID, agents
 }
@@ -77,7 +77,7 @@ func TestListAgentsSortAndPaginate(t *testing.T) {
 					want := expectedOrder(agents, by, desc)
 					var got []string
 					for page := 1; page <= 3; page++ {
-						list, total, err := s.ListAgents(ctx, accountID, domain.ListQuery{Page: page, Limit: 3, SortBy: by, Desc: desc})
+						list, total, err := s.Agents().ListAgents(ctx, accountID, domain.ListQuery{Page: page, Limit: 3, SortBy: by, Desc: desc})
 						mustOK(t, err)
 						if total != 7 {
 							t.Errorf("total = %d, want 7", total)
@@ -107,7 +107,7 @@ func TestListAgentsPageStarts(t *testing.T) {
 			for pass := range 2 { // the second pass starts every page from its known start
 				var got []string
 				for page := 1; page <= 3; page++ {
-					list, _, err := s.ListAgents(ctx, accountID, domain.ListQuery{Page: page, Limit: 3, Desc: desc})
+					list, _, err := s.Agents().ListAgents(ctx, accountID, domain.ListQuery{Page: page, Limit: 3, Desc: desc})
 					mustOK(t, err)
 					for _, a := range list {
 						got = append(got, a.ID)
@@ -137,14 +137,14 @@ func TestListAgentsPageStarts(t *testing.T) {
 			byID[a.ID] = a
 		}
 		s.starts.put(pageKey{accountID, false, 3}, pageStart{acct.AgentSetVersion, byID[want[5]].CreatedAt, want[5]})
-		list, _, err := s.ListAgents(ctx, accountID, domain.ListQuery{Page: 2, Limit: 3})
+		list, _, err := s.Agents().ListAgents(ctx, accountID, domain.ListQuery{Page: 2, Limit: 3})
 		mustOK(t, err)
 		if len(list) != 2 || list[0].ID != want[5] {
 			t.Errorf("page 2 from a start at agent %s: %d agents, first %v", want[5], len(list), list)
 		}
 		// Creating or deleting an agent moves the set: the starts kept
 		// before are not used, on this replica or any other.
-		_, err = s.DeleteAgent(ctx, accountID, agents[0].ID, domain.AnyVersion)
+		_, err = s.Agents().DeleteAgent(ctx, accountID, agents[0].ID, domain.AnyVersion)
 		mustOK(t, err)
 		agents = append(agents[1:], mustAgent(t, s, accountID, "frank"))
 		for _, desc := range []bool{false, true} {
@@ -158,7 +158,7 @@ func TestListAgentsFilterAndBounds(t *testing.T) {
 		ctx := context.Background()
 		accountID, agents := listFixture(t, s)
 		for st, n := range map[domain.Status]int{domain.StatusActive: 3, domain.StatusInactive: 3, domain.StatusError: 1} {
-			list, total, err := s.ListAgents(ctx, accountID, domain.ListQuery{Status: st, Limit: 2})
+			list, total, err := s.Agents().ListAgents(ctx, accountID, domain.ListQuery{Status: st, Limit: 2})
 			mustOK(t, err)
 			if total != int64(n) || len(list) != min(n, 2) {
 				t.Errorf("status %s: %d agents, total %d; want total %d", st, len(list), total, n)
@@ -169,12 +169,12 @@ func TestListAgentsFilterAndBounds(t *testing.T) {
 				}
 			}
 		}
-		list, total, err := s.ListAgents(ctx, accountID, domain.ListQuery{Page: 5, Limit: 3})
+		list, total, err := s.Agents().ListAgents(ctx, accountID, domain.ListQuery{Page: 5, Limit: 3})
 		mustOK(t, err)
 		if list == nil || len(list) != 0 || total != 7 {
 			t.Errorf("page past the end: %v, total %d", list, total)
 		}
-		list, total, err = s.ListAgents(ctx, accountID, domain.ListQuery{})
+		list, total, err = s.Agents().ListAgents(ctx, accountID, domain.ListQuery{})
 		mustOK(t, err)
 		if len(list) != 7 || total != 7 || list[0].ID != expectedOrder(agents, domain.SortCreatedAt, false)[0] {
 			t.Errorf("defaults: %d agents, total %d", len(list), total)
@@ -182,12 +182,12 @@ func TestListAgentsFilterAndBounds(t *testing.T) {
 		if list[0].Name == "" || list[0].Fields["name"] != nil {
 			t.Errorf("listed agents are not summaries: %+v", list[0])
 		}
-		list, total, err = s.ListAgents(ctx, "acct_nobody", domain.ListQuery{})
+		list, total, err = s.Agents().ListAgents(ctx, "acct_nobody", domain.ListQuery{})
 		mustOK(t, err)
 		if len(list) != 0 || total != 0 {
 			t.Errorf("empty account: %d agents, total %d", len(list), total)
 		}
-		_, _, err = s.ListAgents(ctx, accountID, domain.ListQuery{SortBy: "model"})
+		_, _, err = s.Agents().ListAgents(ctx, accountID, domain.ListQuery{SortBy: "model"})
 		wantErr(t, err, domain.ErrInvalid)
 	})
 }
@@ -224,10 +224,10 @@ func TestListAgentsSummaryClients(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		acct := mustAccount(t, s, "acme")
-		with, err := s.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: fields(t, "name", "a", "clients", []string{"discord", "slack"})}, -1)
+		with, err := s.Agents().CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: fields(t, "name", "a", "clients", []string{"discord", "slack"})}, -1)
 		mustOK(t, err)
 		mustAgent(t, s, acct.ID, "b")
-		list, total, err := s.ListAgents(ctx, acct.ID, domain.ListQuery{SortBy: domain.SortName})
+		list, total, err := s.Agents().ListAgents(ctx, acct.ID, domain.ListQuery{SortBy: domain.SortName})
 		mustOK(t, err)
 		if total != 2 || len(list) != 2 {
 			t.Fatalf("%d agents, total %d", len(list), total)
@@ -239,9 +239,9 @@ func TestListAgentsSummaryClients(t *testing.T) {
 			t.Errorf("agent without clients lists %s", list[1].Fields["clients"])
 		}
 		// A PATCH of clients reaches the summary.
-		_, _, err = s.UpdateAgent(ctx, acct.ID, with.ID, fields(t, "clients", []string{"telegram"}), nil, domain.AnyVersion)
+		_, _, err = s.Agents().UpdateAgent(ctx, acct.ID, with.ID, fields(t, "clients", []string{"telegram"}), nil, domain.AnyVersion)
 		mustOK(t, err)
-		list, _, err = s.ListAgents(ctx, acct.ID, domain.ListQuery{SortBy: domain.SortName})
+		list, _, err = s.Agents().ListAgents(ctx, acct.ID, domain.ListQuery{SortBy: domain.SortName})
 		mustOK(t, err)
 		if string(list[0].Fields["clients"]) != `["telegram"]` {
 			t.Errorf("clients after update: %s", list[0].Fields["clients"])

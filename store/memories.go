@@ -23,7 +23,7 @@ var memoryColumns = []string{"id", "agent_id", "user_id", "text", "source", "con
 // text out of 1 to MaxMemoryText characters or an unknown source is
 // ErrInvalid naming the field; ErrNotFound for a missing agent or one of
 // another account.
-func (s *Store) CreateMemory(ctx context.Context, accountID string, m domain.Memory, terms string, dropOldest bool) (domain.Memory, error) {
+func (s Memories) CreateMemory(ctx context.Context, accountID string, m domain.Memory, terms string, dropOldest bool) (domain.Memory, error) {
 	if err := checkMemory(m); err != nil {
 		return domain.Memory{}, wrap("create memory", err)
 	}
@@ -53,7 +53,7 @@ func (s *Store) CreateMemory(ctx context.Context, accountID string, m domain.Mem
 // would take the agent past MaxMemories it fails with the "memory"
 // ErrQuotaExceeded. A memory that is not one is ErrInvalid naming the
 // field; ErrNotFound for a missing agent or one of another account.
-func (s *Store) CreateMemories(ctx context.Context, accountID string, ms []domain.Memory, terms []string) ([]domain.Memory, error) {
+func (s Memories) CreateMemories(ctx context.Context, accountID string, ms []domain.Memory, terms []string) ([]domain.Memory, error) {
 	if len(ms) == 0 || len(terms) != len(ms) {
 		return nil, wrap("create memories", fieldError("memories", "must be one or more, each with its terms"))
 	}
@@ -155,7 +155,7 @@ func makeRoom(tx *gorm.DB, m domain.Memory, dropOldest bool) error {
 // ListMemories returns a page of the memories of agent agentID of account
 // accountID, newest first, and how many match q. Their Embedding is nil.
 // It returns ErrNotFound for a missing agent or one of another account.
-func (s *Store) ListMemories(ctx context.Context, accountID, agentID string, q domain.MemoryQuery) ([]domain.Memory, int64, error) {
+func (s Memories) ListMemories(ctx context.Context, accountID, agentID string, q domain.MemoryQuery) ([]domain.Memory, int64, error) {
 	db := s.read(ctx)
 	if err := ownedAgent(db, accountID, agentID); err != nil {
 		return nil, 0, wrap("list memories", err)
@@ -174,7 +174,7 @@ func (s *Store) ListMemories(ctx context.Context, accountID, agentID string, q d
 // DeleteMemory deletes memory id of agent agentID of account accountID:
 // ErrNotFound when the agent is not the account's, ErrMemoryNotFound when
 // the memory is not the agent's.
-func (s *Store) DeleteMemory(ctx context.Context, accountID, agentID, id string) error {
+func (s Memories) DeleteMemory(ctx context.Context, accountID, agentID, id string) error {
 	return s.write(ctx, "delete memory", func(tx *gorm.DB) error {
 		if err := ownedAgent(tx, accountID, agentID); err != nil {
 			return err
@@ -188,7 +188,7 @@ func (s *Store) DeleteMemory(ctx context.Context, accountID, agentID, id string)
 // how many went. An empty userID is ErrInvalid: forgetting "nobody" would
 // otherwise forget what the agent keeps for everyone. It returns
 // domain.ErrNotFound for a missing agent or one of another account.
-func (s *Store) DeleteUserMemories(ctx context.Context, accountID, agentID, userID string) (int64, error) {
+func (s Memories) DeleteUserMemories(ctx context.Context, accountID, agentID, userID string) (int64, error) {
 	if userID == "" {
 		return 0, wrap("delete user memories", fieldError("userId", "must not be empty"))
 	}
@@ -210,7 +210,7 @@ func (s *Store) DeleteUserMemories(ctx context.Context, accountID, agentID, user
 // limit; and how many memories the scope holds, for the caller's ranking.
 // Their Embedding is nil. ErrNotFound for a missing agent or one of another
 // account.
-func (s *Store) SearchMemories(ctx context.Context, accountID, agentID string, scope []string, terms []string, limit int) ([]domain.Memory, int64, error) {
+func (s Memories) SearchMemories(ctx context.Context, accountID, agentID string, scope []string, terms []string, limit int) ([]domain.Memory, int64, error) {
 	db := s.read(ctx)
 	if err := ownedAgent(db, accountID, agentID); err != nil {
 		return nil, 0, wrap("search memories", err)
@@ -229,7 +229,7 @@ func (s *Store) SearchMemories(ctx context.Context, accountID, agentID string, s
 // in scope (as SearchMemories) embedded by model, as listed and with their
 // Embedding, for the caller to rank by vector and answer as they are.
 // ErrNotFound for a missing agent or one of another account.
-func (s *Store) MemoryVectors(ctx context.Context, accountID, agentID string, scope []string, model string) ([]domain.Memory, error) {
+func (s Memories) MemoryVectors(ctx context.Context, accountID, agentID string, scope []string, model string) ([]domain.Memory, error) {
 	db := s.read(ctx)
 	if err := ownedAgent(db, accountID, agentID); err != nil {
 		return nil, wrap("memory vectors", err)
@@ -246,7 +246,7 @@ func (s *Store) MemoryVectors(ctx context.Context, accountID, agentID string, sc
 // SetMemoryEmbeddings stores vectors made later by model (the agent's
 // model changed, or a memory was saved while embeddings failed) on agent
 // agentID's memories, by id. Ids that are not the agent's are skipped.
-func (s *Store) SetMemoryEmbeddings(ctx context.Context, agentID, model string, vectors map[string][]float32) error {
+func (s Memories) SetMemoryEmbeddings(ctx context.Context, agentID, model string, vectors map[string][]float32) error {
 	return s.setEmbeddings(ctx, "set memory embeddings", "memories", agentID, model, vectors)
 }
 
@@ -254,7 +254,7 @@ func (s *Store) SetMemoryEmbeddings(ctx context.Context, agentID, model string, 
 // SearchMemories) not embedded by model, oldest first, so they can be
 // embedded again when the agent's embedding model changed. It returns
 // domain.ErrNotFound for a missing agent or one of another account.
-func (s *Store) StaleMemories(ctx context.Context, accountID, agentID string, scope []string, model string, limit int) ([]domain.Memory, error) {
+func (s Memories) StaleMemories(ctx context.Context, accountID, agentID string, scope []string, model string, limit int) ([]domain.Memory, error) {
 	db := s.read(ctx)
 	if err := ownedAgent(db, accountID, agentID); err != nil {
 		return nil, wrap("stale memories", err)

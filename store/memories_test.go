@@ -19,7 +19,7 @@ import (
 // saveMemory creates a memory through the API path.
 func saveMemory(t *testing.T, s *Store, accountID, agentID, userID, text, terms string) domain.Memory {
 	t.Helper()
-	m, err := s.CreateMemory(context.Background(), accountID,
+	m, err := s.Memories().CreateMemory(context.Background(), accountID,
 		domain.Memory{AgentID: agentID, UserID: userID, Text: text, Source: domain.MemorySourceAPI}, terms, false)
 	mustOK(t, err)
 	return m
@@ -53,58 +53,58 @@ func TestMemoriesCreateListDelete(t *testing.T) {
 			clock.add(time.Second)
 			made = append(made, saveMemory(t, s, acct.ID, a.ID, user, fmt.Sprint("fact ", i), "fact"))
 		}
-		m, err := s.CreateMemory(ctx, acct.ID, domain.Memory{AgentID: a.ID, UserID: "u1", Text: "likes tea", Source: domain.MemorySourceAgent,
+		m, err := s.Memories().CreateMemory(ctx, acct.ID, domain.Memory{AgentID: a.ID, UserID: "u1", Text: "likes tea", Source: domain.MemorySourceAgent,
 			ConversationID: "conv_x", Embedding: []float32{1, 2}, EmbeddingModel: "e1"}, "likes tea", true)
 		mustOK(t, err)
 		if !strings.HasPrefix(m.ID, "mem_") || !m.CreatedAt.Equal(clock.now()) || m.Source != domain.MemorySourceAgent {
 			t.Errorf("created %+v", m)
 		}
 
-		all, total, err := s.ListMemories(ctx, acct.ID, a.ID, domain.MemoryQuery{})
+		all, total, err := s.Memories().ListMemories(ctx, acct.ID, a.ID, domain.MemoryQuery{})
 		mustOK(t, err)
 		wantTexts(t, "all memories", all, "likes tea", "fact 4", "fact 3", "fact 2", "fact 1", "fact 0")
 		if total != 6 || all[0].ConversationID != "conv_x" || all[0].UserID != "u1" || all[0].EmbeddingModel != "e1" ||
 			all[0].Embedding != nil || all[5].ID != made[0].ID || !all[5].CreatedAt.Equal(made[0].CreatedAt) {
 			t.Errorf("listed %+v (total %d)", all, total)
 		}
-		page, total, err := s.ListMemories(ctx, acct.ID, a.ID, domain.MemoryQuery{Page: 2, Limit: 4})
+		page, total, err := s.Memories().ListMemories(ctx, acct.ID, a.ID, domain.MemoryQuery{Page: 2, Limit: 4})
 		mustOK(t, err)
 		wantTexts(t, "page 2", page, "fact 1", "fact 0")
-		past, _, err := s.ListMemories(ctx, acct.ID, a.ID, domain.MemoryQuery{Page: 3, Limit: 4})
+		past, _, err := s.Memories().ListMemories(ctx, acct.ID, a.ID, domain.MemoryQuery{Page: 3, Limit: 4})
 		mustOK(t, err)
 		if total != 6 || past == nil || len(past) != 0 {
 			t.Errorf("total %d, page past the end %v", total, past)
 		}
 		u1, none := "u1", ""
-		mine, total, err := s.ListMemories(ctx, acct.ID, a.ID, domain.MemoryQuery{UserID: &u1})
+		mine, total, err := s.Memories().ListMemories(ctx, acct.ID, a.ID, domain.MemoryQuery{UserID: &u1})
 		mustOK(t, err)
 		wantTexts(t, "u1's", mine, "likes tea", "fact 3", "fact 0")
-		wide, _, err := s.ListMemories(ctx, acct.ID, a.ID, domain.MemoryQuery{UserID: &none})
+		wide, _, err := s.Memories().ListMemories(ctx, acct.ID, a.ID, domain.MemoryQuery{UserID: &none})
 		mustOK(t, err)
 		wantTexts(t, "agent-wide", wide, "fact 4", "fact 1")
 		if total != 3 {
 			t.Errorf("u1 total = %d", total)
 		}
 
-		mustOK(t, s.DeleteMemory(ctx, acct.ID, a.ID, made[2].ID))
-		wantErr(t, s.DeleteMemory(ctx, acct.ID, a.ID, made[2].ID), domain.ErrMemoryNotFound)
-		wantErr(t, s.DeleteMemory(ctx, other.ID, a.ID, made[1].ID), domain.ErrNotFound)
-		if err := s.DeleteMemory(ctx, other.ID, a.ID, made[1].ID); errors.Is(err, domain.ErrMemoryNotFound) {
+		mustOK(t, s.Memories().DeleteMemory(ctx, acct.ID, a.ID, made[2].ID))
+		wantErr(t, s.Memories().DeleteMemory(ctx, acct.ID, a.ID, made[2].ID), domain.ErrMemoryNotFound)
+		wantErr(t, s.Memories().DeleteMemory(ctx, other.ID, a.ID, made[1].ID), domain.ErrNotFound)
+		if err := s.Memories().DeleteMemory(ctx, other.ID, a.ID, made[1].ID); errors.Is(err, domain.ErrMemoryNotFound) {
 			t.Errorf("another account's agent reads as a missing memory: %v", err)
 		}
-		n, err := s.DeleteUserMemories(ctx, acct.ID, a.ID, "u1")
+		n, err := s.Memories().DeleteUserMemories(ctx, acct.ID, a.ID, "u1")
 		mustOK(t, err)
-		all, _, err = s.ListMemories(ctx, acct.ID, a.ID, domain.MemoryQuery{})
+		all, _, err = s.Memories().ListMemories(ctx, acct.ID, a.ID, domain.MemoryQuery{})
 		mustOK(t, err)
 		wantTexts(t, "after forgetting u1", all, "fact 4", "fact 1")
 		if n != 3 {
 			t.Errorf("forgot %d memories of u1, want 3", n)
 		}
-		_, err = s.DeleteUserMemories(ctx, acct.ID, a.ID, "")
+		_, err = s.Memories().DeleteUserMemories(ctx, acct.ID, a.ID, "")
 		wantErr(t, err, domain.ErrInvalid)
-		_, err = s.DeleteUserMemories(ctx, other.ID, a.ID, "u2")
+		_, err = s.Memories().DeleteUserMemories(ctx, other.ID, a.ID, "u2")
 		wantErr(t, err, domain.ErrNotFound)
-		_, _, err = s.ListMemories(ctx, other.ID, a.ID, domain.MemoryQuery{})
+		_, _, err = s.Memories().ListMemories(ctx, other.ID, a.ID, domain.MemoryQuery{})
 		wantErr(t, err, domain.ErrNotFound)
 	})
 }
@@ -122,18 +122,18 @@ func TestMemoryIsChecked(t *testing.T) {
 		{domain.Memory{AgentID: a.ID, Text: strings.Repeat("é", domain.MaxMemoryText+1), Source: domain.MemorySourceAPI}, "text"},
 		{domain.Memory{AgentID: a.ID, Text: "fact", Source: "user"}, "source"},
 	} {
-		_, err := s.CreateMemory(ctx, acct.ID, tc.m, "", false)
+		_, err := s.Memories().CreateMemory(ctx, acct.ID, tc.m, "", false)
 		wantErr(t, err, domain.ErrInvalid)
 		var se *domain.Error
 		if errors.As(err, &se); se.Field != tc.field {
 			t.Errorf("error %v names %q, want %q", err, se.Field, tc.field)
 		}
 	}
-	_, err := s.CreateMemory(ctx, acct.ID, domain.Memory{AgentID: a.ID, Text: strings.Repeat("é", domain.MaxMemoryText), Source: domain.MemorySourceAPI}, "", false)
+	_, err := s.Memories().CreateMemory(ctx, acct.ID, domain.Memory{AgentID: a.ID, Text: strings.Repeat("é", domain.MaxMemoryText), Source: domain.MemorySourceAPI}, "", false)
 	mustOK(t, err)
-	_, err = s.CreateMemory(ctx, other.ID, domain.Memory{AgentID: a.ID, Text: "fact", Source: domain.MemorySourceAPI}, "", false)
+	_, err = s.Memories().CreateMemory(ctx, other.ID, domain.Memory{AgentID: a.ID, Text: "fact", Source: domain.MemorySourceAPI}, "", false)
 	wantErr(t, err, domain.ErrNotFound)
-	_, err = s.CreateMemory(ctx, acct.ID, domain.Memory{AgentID: "agent_missing", Text: "fact", Source: domain.MemorySourceAPI}, "", true)
+	_, err = s.Memories().CreateMemory(ctx, acct.ID, domain.Memory{AgentID: "agent_missing", Text: "fact", Source: domain.MemorySourceAPI}, "", true)
 	wantErr(t, err, domain.ErrNotFound)
 }
 
@@ -167,7 +167,7 @@ func TestMemoryQuota(t *testing.T) {
 		errs := make([]error, 4)
 		for i := range errs {
 			wg.Go(func() {
-				_, errs[i] = s.CreateMemory(ctx, acct.ID, domain.Memory{AgentID: a.ID, UserID: "u2", Text: "late", Source: domain.MemorySourceAPI}, "late", false)
+				_, errs[i] = s.Memories().CreateMemory(ctx, acct.ID, domain.Memory{AgentID: a.ID, UserID: "u2", Text: "late", Source: domain.MemorySourceAPI}, "late", false)
 			})
 		}
 		wg.Wait()
@@ -198,7 +198,7 @@ func TestMemoryQuota(t *testing.T) {
 		save := func(user string) {
 			t.Helper()
 			clock.add(time.Millisecond)
-			_, err := s.CreateMemory(ctx, acct.ID, domain.Memory{AgentID: a.ID, UserID: user, Text: "new of " + user, Source: domain.MemorySourceAgent}, "", true)
+			_, err := s.Memories().CreateMemory(ctx, acct.ID, domain.Memory{AgentID: a.ID, UserID: user, Text: "new of " + user, Source: domain.MemorySourceAgent}, "", true)
 			mustOK(t, err)
 		}
 		save("u2") // drops u2's oldest, fact 1, though fact 0 is older
@@ -209,12 +209,12 @@ func TestMemoryQuota(t *testing.T) {
 		if has("fact 0") || !has("fact 2") || !has("new of u9") {
 			t.Errorf("a save for a user without memories did not drop the agent's oldest")
 		}
-		_, total, err := s.ListMemories(ctx, acct.ID, a.ID, domain.MemoryQuery{})
+		_, total, err := s.Memories().ListMemories(ctx, acct.ID, a.ID, domain.MemoryQuery{})
 		mustOK(t, err)
 		if total != domain.MaxMemories {
 			t.Errorf("%d memories after dropping saves, want %d", total, domain.MaxMemories)
 		}
-		found, _, err := s.SearchMemories(ctx, acct.ID, a.ID, []string{"u1", "u2"}, []string{"n0", "n1", "n2"}, 10)
+		found, _, err := s.Memories().SearchMemories(ctx, acct.ID, a.ID, []string{"u1", "u2"}, []string{"n0", "n1", "n2"}, 10)
 		mustOK(t, err)
 		wantTexts(t, "search for dropped and kept memories", found, "fact 2")
 	})
@@ -273,7 +273,7 @@ func TestSearchMemories(t *testing.T) {
 			{both, []string{"pizza"}, 0, []string{}},
 			{nil, []string{"pizza"}, 10, []string{"u2 hates pizza", "u1 likes pizza"}},
 		} {
-			got, total, err := s.SearchMemories(ctx, acct, a, tc.scope, tc.terms, tc.limit)
+			got, total, err := s.Memories().SearchMemories(ctx, acct, a, tc.scope, tc.terms, tc.limit)
 			mustOK(t, err)
 			wantTexts(t, fmt.Sprintf("search %q in %q", tc.terms, tc.scope), got, tc.want...)
 			want := int64(7) // a nil scope is every memory of the agent
@@ -287,7 +287,7 @@ func TestSearchMemories(t *testing.T) {
 				t.Errorf("search in %q counts %d memories, want %d", tc.scope, total, want)
 			}
 		}
-		_, _, err := s.SearchMemories(ctx, "acct_other", a, []string{""}, []string{"lyon"}, 10)
+		_, _, err := s.Memories().SearchMemories(ctx, "acct_other", a, []string{""}, []string{"lyon"}, 10)
 		wantErr(t, err, domain.ErrNotFound)
 	})
 }
@@ -339,7 +339,7 @@ func TestMemoryVectors(t *testing.T) {
 		a, b := mustAgent(t, s, acct.ID, "keeper"), mustAgent(t, s, acct.ID, "other")
 		vec := []float32{0.5, -0.25, 1e-7, float32(math.Inf(1)), -0, 3.4e38}
 		create := func(agentID, user, text string, v []float32, model string) domain.Memory {
-			m, err := s.CreateMemory(ctx, acct.ID, domain.Memory{AgentID: agentID, UserID: user, Text: text, Source: domain.MemorySourceAPI,
+			m, err := s.Memories().CreateMemory(ctx, acct.ID, domain.Memory{AgentID: agentID, UserID: user, Text: text, Source: domain.MemorySourceAPI,
 				Embedding: v, EmbeddingModel: model}, text, false)
 			mustOK(t, err)
 			return m
@@ -349,27 +349,27 @@ func TestMemoryVectors(t *testing.T) {
 		create(a.ID, "u2", "three", []float32{1}, "e1")
 		theirs := create(b.ID, "u1", "theirs", []float32{9}, "e1")
 
-		got, err := s.MemoryVectors(ctx, acct.ID, a.ID, []string{"", "u1"}, "e1")
+		got, err := s.Memories().MemoryVectors(ctx, acct.ID, a.ID, []string{"", "u1"}, "e1")
 		mustOK(t, err)
 		if len(got) != 1 || got[0].ID != m1.ID || got[0].UserID != "u1" || got[0].Text != "one" || !reflect.DeepEqual(got[0].Embedding, vec) {
 			t.Fatalf("vectors of e1 = %+v", got)
 		}
-		if got, err := s.MemoryVectors(ctx, acct.ID, a.ID, []string{"", "u1"}, ""); err != nil || len(got) != 0 {
+		if got, err := s.Memories().MemoryVectors(ctx, acct.ID, a.ID, []string{"", "u1"}, ""); err != nil || len(got) != 0 {
 			t.Errorf("vectors of no model = %+v, %v", got, err)
 		}
-		mustOK(t, s.SetMemoryEmbeddings(ctx, a.ID, "e2", map[string][]float32{
+		mustOK(t, s.Memories().SetMemoryEmbeddings(ctx, a.ID, "e2", map[string][]float32{
 			m1.ID: {1, 2}, m2.ID: {3, 4}, theirs.ID: {5, 6}, "mem_gone": {7},
 		}))
-		got, err = s.MemoryVectors(ctx, acct.ID, a.ID, []string{"", "u1"}, "e2")
+		got, err = s.Memories().MemoryVectors(ctx, acct.ID, a.ID, []string{"", "u1"}, "e2")
 		mustOK(t, err)
 		slices.SortFunc(got, func(x, y domain.Memory) int { return strings.Compare(x.Text, y.Text) })
 		if len(got) != 2 || !reflect.DeepEqual(got[0].Embedding, []float32{1, 2}) || !reflect.DeepEqual(got[1].Embedding, []float32{3, 4}) {
 			t.Errorf("vectors of e2 = %+v", got)
 		}
-		if got, _ := s.MemoryVectors(ctx, acct.ID, b.ID, []string{"u1"}, "e1"); len(got) != 1 || got[0].Embedding[0] != 9 {
+		if got, _ := s.Memories().MemoryVectors(ctx, acct.ID, b.ID, []string{"u1"}, "e1"); len(got) != 1 || got[0].Embedding[0] != 9 {
 			t.Errorf("another agent's vector was replaced: %+v", got)
 		}
-		_, err = s.MemoryVectors(ctx, "acct_other", a.ID, []string{""}, "e1")
+		_, err = s.Memories().MemoryVectors(ctx, "acct_other", a.ID, []string{""}, "e1")
 		wantErr(t, err, domain.ErrNotFound)
 	})
 }
@@ -411,20 +411,20 @@ func TestDeletingAConversationKeepsItsMemories(t *testing.T) {
 		acct := mustAccount(t, s, "acme")
 		a := mustAgent(t, s, acct.ID, "keeper")
 		conv := ref("user:u1")
-		_, convID, err := s.SaveExchange(ctx, acct.ID, a.ID, conv, domain.Message{UserID: "u1", Text: "I like tea"}, domain.Message{Text: "noted"})
+		_, convID, err := s.Conversations().SaveExchange(ctx, acct.ID, a.ID, conv, domain.Message{UserID: "u1", Text: "I like tea"}, domain.Message{Text: "noted"})
 		mustOK(t, err)
-		_, err = s.CreateMemory(ctx, acct.ID, domain.Memory{AgentID: a.ID, UserID: "u1", Text: "likes tea", Source: domain.MemorySourceAgent,
+		_, err = s.Memories().CreateMemory(ctx, acct.ID, domain.Memory{AgentID: a.ID, UserID: "u1", Text: "likes tea", Source: domain.MemorySourceAgent,
 			ConversationID: convID}, "likes tea", true)
 		mustOK(t, err)
-		mustOK(t, s.SaveSummary(ctx, acct.ID, a.ID, conv, "tea talk", 2))
-		_, err = s.DeleteConversation(ctx, acct.ID, a.ID, convID)
+		mustOK(t, s.Conversations().SaveSummary(ctx, acct.ID, a.ID, conv, "tea talk", 2))
+		_, err = s.Conversations().DeleteConversation(ctx, acct.ID, a.ID, convID)
 		mustOK(t, err)
-		found, _, err := s.SearchMemories(ctx, acct.ID, a.ID, []string{"u1"}, []string{"tea"}, 5)
+		found, _, err := s.Memories().SearchMemories(ctx, acct.ID, a.ID, []string{"u1"}, []string{"tea"}, 5)
 		mustOK(t, err)
 		if len(found) != 1 || found[0].ConversationID != convID {
 			t.Errorf("memories after deleting their conversation: %+v", found)
 		}
-		summary, n, err := s.ConversationSummary(ctx, acct.ID, a.ID, conv)
+		summary, n, err := s.Conversations().ConversationSummary(ctx, acct.ID, a.ID, conv)
 		if err != nil || summary != "" || n != 0 {
 			t.Errorf("summary after deleting the conversation = %q, %d, %v", summary, n, err)
 		}
@@ -443,45 +443,45 @@ func TestConversationSummary(t *testing.T) {
 		conv := ref("room:r1")
 		summary := func() (string, int) {
 			t.Helper()
-			text, n, err := s.ConversationSummary(ctx, acct.ID, a.ID, conv)
+			text, n, err := s.Conversations().ConversationSummary(ctx, acct.ID, a.ID, conv)
 			mustOK(t, err)
 			return text, n
 		}
 		if text, n := summary(); text != "" || n != 0 {
 			t.Errorf("summary before the conversation = %q, %d", text, n)
 		}
-		wantErr(t, s.SaveSummary(ctx, acct.ID, a.ID, conv, "early", 1), domain.ErrConversationNotFound)
+		wantErr(t, s.Conversations().SaveSummary(ctx, acct.ID, a.ID, conv, "early", 1), domain.ErrConversationNotFound)
 		var convID string
 		for i := range 4 {
 			clock.add(time.Second)
-			_, id, err := s.SaveExchange(ctx, acct.ID, a.ID, conv, domain.Message{UserID: "u1", Text: fmt.Sprint("q", i)}, domain.Message{Text: fmt.Sprint("r", i)})
+			_, id, err := s.Conversations().SaveExchange(ctx, acct.ID, a.ID, conv, domain.Message{UserID: "u1", Text: fmt.Sprint("q", i)}, domain.Message{Text: fmt.Sprint("r", i)})
 			mustOK(t, err)
 			convID = id
 		}
-		msgs, err := s.MessagesRange(ctx, acct.ID, a.ID, conv, 2, 5)
+		msgs, err := s.Conversations().MessagesRange(ctx, acct.ID, a.ID, conv, 2, 5)
 		mustOK(t, err)
 		if texts(msgs) != "[q1 r1 q2]" {
 			t.Errorf("messages [2, 5) = %s", texts(msgs))
 		}
 		for _, r := range [][2]int{{6, 20}, {8, 9}, {3, 3}, {-2, 1}} {
-			msgs, err := s.MessagesRange(ctx, acct.ID, a.ID, conv, r[0], r[1])
+			msgs, err := s.Conversations().MessagesRange(ctx, acct.ID, a.ID, conv, r[0], r[1])
 			mustOK(t, err)
 			if want := map[int]string{6: "[q3 r3]", 8: "[]", 3: "[]", -2: "[q0]"}[r[0]]; texts(msgs) != want {
 				t.Errorf("messages %v = %s, want %s", r, texts(msgs), want)
 			}
 		}
 
-		mustOK(t, s.SaveSummary(ctx, acct.ID, a.ID, conv, "first four", 4))
-		mustOK(t, s.SaveSummary(ctx, acct.ID, a.ID, conv, "first two", 2))
-		mustOK(t, s.SaveSummary(ctx, acct.ID, a.ID, conv, "first four again", 4))
-		mustOK(t, s.SaveSummary(ctx, acct.ID, a.ID, conv, "more than there are", 9))
+		mustOK(t, s.Conversations().SaveSummary(ctx, acct.ID, a.ID, conv, "first four", 4))
+		mustOK(t, s.Conversations().SaveSummary(ctx, acct.ID, a.ID, conv, "first two", 2))
+		mustOK(t, s.Conversations().SaveSummary(ctx, acct.ID, a.ID, conv, "first four again", 4))
+		mustOK(t, s.Conversations().SaveSummary(ctx, acct.ID, a.ID, conv, "more than there are", 9))
 		if text, n := summary(); text != "first four" || n != 4 {
 			t.Errorf("summary = %q, %d; want the first one covering 4", text, n)
 		}
 		var wg sync.WaitGroup
 		for n := 5; n <= 8; n++ {
 			wg.Go(func() {
-				if err := s.SaveSummary(ctx, acct.ID, a.ID, conv, fmt.Sprint("first ", n), n); err != nil {
+				if err := s.Conversations().SaveSummary(ctx, acct.ID, a.ID, conv, fmt.Sprint("first ", n), n); err != nil {
 					t.Error(err)
 				}
 			})
@@ -490,19 +490,19 @@ func TestConversationSummary(t *testing.T) {
 		if text, n := summary(); text != "first 8" || n != 8 {
 			t.Errorf("summary after racing saves = %q, %d; want the widest", text, n)
 		}
-		c, err := s.GetConversation(ctx, acct.ID, a.ID, convID)
+		c, err := s.Conversations().GetConversation(ctx, acct.ID, a.ID, convID)
 		mustOK(t, err)
-		listed, _, err := s.ListConversations(ctx, acct.ID, a.ID, domain.ConversationQuery{})
+		listed, _, err := s.Conversations().ListConversations(ctx, acct.ID, a.ID, domain.ConversationQuery{})
 		mustOK(t, err)
 		if c.Summary != "first 8" || c.Summarized != 8 || len(listed) != 1 || listed[0].Summary != "first 8" || listed[0].Summarized != 8 {
 			t.Errorf("conversation %+v, listed %+v", c, listed)
 		}
 
-		wantErr(t, s.SaveSummary(ctx, acct.ID, a.ID, conv, strings.Repeat("x", MaxSummaryText+1), 10), domain.ErrInvalid)
-		wantErr(t, s.SaveSummary(ctx, "acct_other", a.ID, conv, "x", 10), domain.ErrNotFound)
-		_, _, err = s.ConversationSummary(ctx, "acct_other", a.ID, conv)
+		wantErr(t, s.Conversations().SaveSummary(ctx, acct.ID, a.ID, conv, strings.Repeat("x", MaxSummaryText+1), 10), domain.ErrInvalid)
+		wantErr(t, s.Conversations().SaveSummary(ctx, "acct_other", a.ID, conv, "x", 10), domain.ErrNotFound)
+		_, _, err = s.Conversations().ConversationSummary(ctx, "acct_other", a.ID, conv)
 		wantErr(t, err, domain.ErrNotFound)
-		_, err = s.MessagesRange(ctx, "acct_other", a.ID, conv, 0, 2)
+		_, err = s.Conversations().MessagesRange(ctx, "acct_other", a.ID, conv, 0, 2)
 		wantErr(t, err, domain.ErrNotFound)
 	})
 }
@@ -518,14 +518,14 @@ func TestMemoriesSavedAnalytics(t *testing.T) {
 		saveMemory(t, s, acct.ID, a.ID, "u1", "one", "one")
 		clock.add(time.Hour)
 		saveMemory(t, s, acct.ID, a.ID, "", "two", "two")
-		_, err := s.CreateMemory(ctx, acct.ID, domain.Memory{AgentID: a.ID, UserID: "u1", Text: "three", Source: domain.MemorySourceAgent}, "three", true)
+		_, err := s.Memories().CreateMemory(ctx, acct.ID, domain.Memory{AgentID: a.ID, UserID: "u1", Text: "three", Source: domain.MemorySourceAgent}, "three", true)
 		mustOK(t, err)
-		rep, err := s.AgentAnalytics(ctx, acct.ID, a.ID, domain.AnalyticsQuery{From: t0, To: clock.now(), Interval: domain.IntervalHour})
+		rep, err := s.Analytics().AgentAnalytics(ctx, acct.ID, a.ID, domain.AnalyticsQuery{From: t0, To: clock.now(), Interval: domain.IntervalHour})
 		mustOK(t, err)
 		if rep.Totals.MemoriesSaved != 3 || rep.Totals.Messages != 0 {
 			t.Errorf("totals %+v, want 3 memories saved", rep.Totals)
 		}
-		rep, err = s.AgentAnalytics(ctx, acct.ID, a.ID, domain.AnalyticsQuery{From: clock.now(), To: clock.now(), Interval: domain.IntervalHour})
+		rep, err = s.Analytics().AgentAnalytics(ctx, acct.ID, a.ID, domain.AnalyticsQuery{From: clock.now(), To: clock.now(), Interval: domain.IntervalHour})
 		mustOK(t, err)
 		if rep.Totals.MemoriesSaved != 2 {
 			t.Errorf("second hour totals %+v, want 2 memories saved", rep.Totals)
@@ -548,43 +548,43 @@ func TestCreateMemories(t *testing.T) {
 			{AgentID: a.ID, Text: "speaks French", Source: domain.MemorySourceAPI, CreatedAt: when.Add(time.Hour)},
 			{AgentID: a.ID, Text: "now", Source: domain.MemorySourceAPI},
 		}
-		made, err := s.CreateMemories(ctx, acct.ID, ms, []string{"likes tea", "speaks french", "now"})
+		made, err := s.Memories().CreateMemories(ctx, acct.ID, ms, []string{"likes tea", "speaks french", "now"})
 		mustOK(t, err)
 		if len(made) != 3 || !strings.HasPrefix(made[0].ID, "mem_") || !made[0].CreatedAt.Equal(when) || made[2].CreatedAt.IsZero() {
 			t.Errorf("created %+v", made)
 		}
-		all, total, err := s.ListMemories(ctx, acct.ID, a.ID, domain.MemoryQuery{})
+		all, total, err := s.Memories().ListMemories(ctx, acct.ID, a.ID, domain.MemoryQuery{})
 		mustOK(t, err)
 		if total != 3 || !all[1].CreatedAt.Equal(when.Add(time.Hour)) || all[2].UserID != "ann" {
 			t.Errorf("listed %+v", all)
 		}
-		if found, n, err := s.SearchMemories(ctx, acct.ID, a.ID, nil, []string{"french"}, 5); err != nil || n != 3 || len(found) != 1 || found[0].Text != "speaks French" {
+		if found, n, err := s.Memories().SearchMemories(ctx, acct.ID, a.ID, nil, []string{"french"}, 5); err != nil || n != 3 || len(found) != 1 || found[0].Text != "speaks French" {
 			t.Errorf("searched %+v (%d), %v", found, n, err)
 		}
-		if vecs, err := s.MemoryVectors(ctx, acct.ID, a.ID, nil, "e1"); err != nil || len(vecs) != 1 {
+		if vecs, err := s.Memories().MemoryVectors(ctx, acct.ID, a.ID, nil, "e1"); err != nil || len(vecs) != 1 {
 			t.Errorf("vectors %+v, %v", vecs, err)
 		}
-		stats, err := s.AgentAnalytics(ctx, acct.ID, a.ID, domain.AnalyticsQuery{From: when.Add(-time.Hour), To: when.Add(2 * time.Hour), Interval: domain.IntervalHour})
+		stats, err := s.Analytics().AgentAnalytics(ctx, acct.ID, a.ID, domain.AnalyticsQuery{From: when.Add(-time.Hour), To: when.Add(2 * time.Hour), Interval: domain.IntervalHour})
 		mustOK(t, err)
 		if stats.Totals.MemoriesSaved != 2 {
 			t.Errorf("memories saved in their hours: %+v", stats.Totals)
 		}
 
 		bad := []domain.Memory{{AgentID: a.ID, Text: "fine", Source: domain.MemorySourceAPI}, {AgentID: a.ID, Text: "", Source: domain.MemorySourceAPI}}
-		_, err = s.CreateMemories(ctx, acct.ID, bad, []string{"fine", ""})
+		_, err = s.Memories().CreateMemories(ctx, acct.ID, bad, []string{"fine", ""})
 		wantErr(t, err, domain.ErrInvalid)
 		fillMemories(t, s, a.ID, domain.MaxMemories-4, func(int) string { return "" })
-		_, err = s.CreateMemories(ctx, acct.ID, bad[:1:1], []string{"fine"})
+		_, err = s.Memories().CreateMemories(ctx, acct.ID, bad[:1:1], []string{"fine"})
 		mustOK(t, err)
-		_, err = s.CreateMemories(ctx, acct.ID, append(bad[:1:1], bad[0]), []string{"fine", "fine"})
+		_, err = s.Memories().CreateMemories(ctx, acct.ID, append(bad[:1:1], bad[0]), []string{"fine", "fine"})
 		var se *domain.Error
 		if !errors.As(err, &se) || se.Code != domain.CodeQuotaExceeded || se.Used != domain.MaxMemories {
 			t.Errorf("past the quota: %v", err)
 		}
-		if _, total, _ := s.ListMemories(ctx, acct.ID, a.ID, domain.MemoryQuery{}); total != domain.MaxMemories {
+		if _, total, _ := s.Memories().ListMemories(ctx, acct.ID, a.ID, domain.MemoryQuery{}); total != domain.MaxMemories {
 			t.Errorf("%d memories after refused batches, want %d", total, domain.MaxMemories)
 		}
-		_, err = s.CreateMemories(ctx, mustAccount(t, s, "other").ID, bad[:1], []string{"fine"})
+		_, err = s.Memories().CreateMemories(ctx, mustAccount(t, s, "other").ID, bad[:1], []string{"fine"})
 		wantErr(t, err, domain.ErrNotFound)
 	})
 }

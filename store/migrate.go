@@ -66,7 +66,7 @@ func MigrationStatus(ctx context.Context, dsn string) ([]Migration, error) {
 }
 
 // migrate brings the schema of an opening Store up to date.
-func (s *Store) migrate(ctx context.Context, dsn string) error {
+func (s *core) migrate(ctx context.Context, dsn string) error {
 	if s.postgres {
 		_, err := Migrate(ctx, dsn)
 		return err

@@ -158,7 +158,7 @@ func releaseDB(t *testing.T, dsn string, version int64) *gorm.DB {
 // TestMigrateFirstReleaseData migrates a database of the first release with
 // data in it and checks that nothing is lost and the derived columns are
 // filled: agents with their fields and clients, history, conversations'
-// kind, count and last activity, who spoke, accounts' agent counts.
+// kind, count, last activity and title, who spoke, accounts' agent counts.
 func TestMigrateFirstReleaseData(t *testing.T) {
 	migrationBackends(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
@@ -191,7 +191,7 @@ func TestMigrateFirstReleaseData(t *testing.T) {
 		mustOK(t, err)
 		t.Cleanup(func() { _ = s.Close() })
 
-		a, err := s.GetAgent(ctx, "acct_1", "agt_1")
+		a, err := s.Agents().GetAgent(ctx, "acct_1", "agt_1")
 		mustOK(t, err)
 		if a.Name != "alpha" || !a.DeleteProtection || string(a.Fields["tone"]) != `"dry"` ||
 			string(a.Fields["clients"]) != `["discord","telegram"]` || a.Metrics.TotalMessages != 3 || !a.CreatedAt.Equal(t0) {
@@ -217,7 +217,7 @@ func TestMigrateFirstReleaseData(t *testing.T) {
 			t.Errorf("%d api keys after migration, want 1", keys)
 		}
 
-		convs, total, err := s.ListConversations(ctx, "acct_1", "agt_1", domain.ConversationQuery{})
+		convs, total, err := s.Conversations().ListConversations(ctx, "acct_1", "agt_1", domain.ConversationQuery{})
 		mustOK(t, err)
 		got := map[string]domain.Conversation{}
 		for _, c := range convs {
@@ -237,14 +237,17 @@ func TestMigrateFirstReleaseData(t *testing.T) {
 		check("conv_1", domain.KindDirect, "", "alice", 2, t0.Add(2*time.Second))
 		check("conv_2", domain.KindRoom, "lobby", "", 1, t0.Add(3*time.Minute))
 		check("conv_3", domain.KindDirect, "", "bob", 0, t0.Add(2*time.Minute))
+		if got["conv_1"].Title != "hello" || got["conv_2"].Title != "anyone?" || got["conv_3"].Title != "" {
+			t.Errorf("titles from the first user messages: %q, %q, %q", got["conv_1"].Title, got["conv_2"].Title, got["conv_3"].Title)
+		}
 
-		history, err := s.History(ctx, "acct_1", "agt_1", domain.ConversationRef{UserID: "alice"}, 10)
+		history, err := s.Conversations().History(ctx, "acct_1", "agt_1", domain.ConversationRef{UserID: "alice"}, 10)
 		mustOK(t, err)
 		if len(history) != 2 || history[0].Text != "hello" || history[1].Text != "hi alice" ||
 			history[1].PromptTokens != 5 || !history[1].CreatedAt.Equal(t0.Add(2*time.Second)) {
 			t.Errorf("history after migration: %+v", history)
 		}
-		carol, _, err := s.ListConversations(ctx, "acct_1", "agt_1", domain.ConversationQuery{UserID: "carol"})
+		carol, _, err := s.Conversations().ListConversations(ctx, "acct_1", "agt_1", domain.ConversationQuery{UserID: "carol"})
 		mustOK(t, err)
 		if len(carol) != 1 || carol[0].ID != "conv_2" {
 			t.Errorf("conversations where carol spoke: %+v", carol)
@@ -354,21 +357,21 @@ func TestAgentCountFollowsCreatesAndDeletes(t *testing.T) {
 		a := mustAgent(t, s, acct.ID, "a")
 		mustAgent(t, s, acct.ID, "b")
 		protected := mustAgent(t, s, acct.ID, "c", "deleteProtection", true)
-		_, err := s.DeleteAgent(ctx, acct.ID, a.ID, domain.AnyVersion)
+		_, err := s.Agents().DeleteAgent(ctx, acct.ID, a.ID, domain.AnyVersion)
 		mustOK(t, err)
-		_, err = s.DeleteAgent(ctx, acct.ID, protected.ID, domain.AnyVersion)
+		_, err = s.Agents().DeleteAgent(ctx, acct.ID, protected.ID, domain.AnyVersion)
 		wantErr(t, err, domain.ErrDeleteProtected)
-		_, err = s.DeleteAgent(ctx, acct.ID, a.ID, domain.AnyVersion)
+		_, err = s.Agents().DeleteAgent(ctx, acct.ID, a.ID, domain.AnyVersion)
 		wantErr(t, err, domain.ErrNotFound)
-		_, total, err := s.ListAgents(ctx, acct.ID, domain.ListQuery{})
+		_, total, err := s.Agents().ListAgents(ctx, acct.ID, domain.ListQuery{})
 		mustOK(t, err)
 		if total != 2 {
 			t.Errorf("total after deletes = %d, want 2", total)
 		}
 		// The quota counts the same agents: 2 of 3 leaves room for one.
-		_, err = s.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: fields(t, "name", "d")}, 3)
+		_, err = s.Agents().CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: fields(t, "name", "d")}, 3)
 		mustOK(t, err)
-		_, err = s.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: fields(t, "name", "e")}, 3)
+		_, err = s.Agents().CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: fields(t, "name", "e")}, 3)
 		wantErr(t, err, domain.ErrQuotaExceeded)
 	})
 }

@@ -119,6 +119,7 @@ type conversationRow struct {
 	RoomID        string    `gorm:"not null;default:''"`
 	UserID        string    `gorm:"not null;default:''"`
 	Platform      ctext     `gorm:"not null;default:'api';index:idx_conversations_agent_platform,priority:2"`
+	Title         string    `gorm:"type:text;not null;default:''"`
 	MessageCount  int64     `gorm:"not null;default:0"`
 	CreatedAt     time.Time `gorm:"not null;autoCreateTime:false"`
 	LastMessageAt time.Time `gorm:"not null;default:CURRENT_TIMESTAMP;autoCreateTime:false;index:idx_conversations_agent_active,priority:2;index:idx_conversations_agent_platform,priority:3"`

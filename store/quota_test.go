@@ -21,7 +21,7 @@ func TestQuotaHoldsUnderConcurrency(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, errs[i] = s.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: fields(t, "name", fmt.Sprint("a", i))}, quota)
+				_, errs[i] = s.Agents().CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: fields(t, "name", fmt.Sprint("a", i))}, quota)
 			}()
 		}
 		wg.Wait()
@@ -42,7 +42,7 @@ func TestQuotaHoldsUnderConcurrency(t *testing.T) {
 		if ok != quota {
 			t.Errorf("%d creates succeeded, want %d", ok, quota)
 		}
-		_, total, err := s.ListAgents(ctx, acct.ID, domain.ListQuery{})
+		_, total, err := s.Agents().ListAgents(ctx, acct.ID, domain.ListQuery{})
 		mustOK(t, err)
 		if total != quota {
 			t.Errorf("account has %d agents, want %d", total, quota)
@@ -54,7 +54,7 @@ func TestQuotaBounds(t *testing.T) {
 	s := newSQLite(t)
 	ctx := context.Background()
 	acct := mustAccount(t, s, "acme")
-	_, err := s.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: fields(t, "name", "a")}, 0)
+	_, err := s.Agents().CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: fields(t, "name", "a")}, 0)
 	var qe *domain.Error
 	if !errors.As(err, &qe) || qe.Quota != 0 || qe.Used != 0 {
 		t.Fatalf("quota 0: %v", err)
@@ -66,7 +66,7 @@ func TestQuotaBounds(t *testing.T) {
 		mustAgent(t, s, acct.ID, fmt.Sprint("a", i)) // quota -1: unlimited
 	}
 	other := mustAccount(t, s, "other")
-	if _, err := s.CreateAgent(ctx, domain.Agent{AccountID: other.ID, Fields: fields(t, "name", "b")}, 1); err != nil {
+	if _, err := s.Agents().CreateAgent(ctx, domain.Agent{AccountID: other.ID, Fields: fields(t, "name", "b")}, 1); err != nil {
 		t.Fatalf("quota counted another account's agents: %v", err)
 	}
 }

@@ -33,7 +33,7 @@ type RotateResult struct {
 // before any key was set. Each agent is one transaction, so a run that
 // stopped can be run again. It returns ErrInvalid when no key is
 // configured.
-func (s *Store) RotateSecrets(ctx context.Context, old *secretbox.Box) (RotateResult, error) {
+func (s Agents) RotateSecrets(ctx context.Context, old *secretbox.Box) (RotateResult, error) {
 	var res RotateResult
 	if s.box == nil {
 		return res, wrap("rotate secrets", invalidf("no secret key is configured"))
@@ -69,7 +69,7 @@ func (s *Store) RotateSecrets(ctx context.Context, old *secretbox.Box) (RotateRe
 
 // rotateAgent re-seals the secrets of agent id and reports whether it had
 // any.
-func (s *Store) rotateAgent(ctx context.Context, id string, old *secretbox.Box) (bool, error) {
+func (s *core) rotateAgent(ctx context.Context, id string, old *secretbox.Box) (bool, error) {
 	rewritten := false
 	err := s.write(ctx, "rotate secrets", func(tx *gorm.DB) error {
 		row, err := lockAgent(tx, "id = ?", id)
@@ -117,7 +117,7 @@ func (s *Store) rotateAgent(ctx context.Context, id string, old *secretbox.Box) 
 // left as it is, and not counted Unreadable: it is lost anyway, and
 // ClaimIdempotencyKey takes its key for expired, so it must not fail the
 // rotation of the secrets that matter.
-func (s *Store) rotateIdempotentAnswers(ctx context.Context, old *secretbox.Box, res *RotateResult) error {
+func (s *core) rotateIdempotentAnswers(ctx context.Context, old *secretbox.Box, res *RotateResult) error {
 	var lastAccount, lastKey string
 	for {
 		var rows []idempotencyKeyRow
@@ -140,7 +140,7 @@ func (s *Store) rotateIdempotentAnswers(ctx context.Context, old *secretbox.Box,
 
 // rotateIdempotentAnswer re-seals the answer of row, unless a request
 // changed it since it was read (the update matches the body read).
-func (s *Store) rotateIdempotentAnswer(ctx context.Context, row idempotencyKeyRow, old *secretbox.Box, res *RotateResult) error {
+func (s *core) rotateIdempotentAnswer(ctx context.Context, row idempotencyKeyRow, old *secretbox.Box, res *RotateResult) error {
 	account, key := string(row.AccountID), string(row.IdemKey)
 	if len(row.Body) == 0 || s.box.Current(string(row.Body)) {
 		return nil

@@ -61,7 +61,7 @@ func queryTerms(terms []string) []string {
 
 // matchAny restricts q to the rows of table whose terms hold any of terms
 // (cleaned, at least one), through the full-text index.
-func (s *Store) matchAny(q *gorm.DB, table string, terms []string) *gorm.DB {
+func (s *core) matchAny(q *gorm.DB, table string, terms []string) *gorm.DB {
 	if s.postgres {
 		// The expression must be the index's for PostgreSQL to use it.
 		return q.Where("to_tsvector('simple', "+table+".terms) @@ to_tsquery('simple', ?)", strings.Join(terms, " | "))
@@ -73,7 +73,7 @@ func (s *Store) matchAny(q *gorm.DB, table string, terms []string) *gorm.DB {
 // search counts the rows scope selects and reads into out at most limit of
 // those whose terms match any of terms, shaped (columns, joins, order) by
 // shape. No term left after cleaning, or a limit below 1, reads nothing.
-func (s *Store) search(scope *gorm.DB, table string, terms []string, limit int, out any, shape func(*gorm.DB) *gorm.DB) (int64, error) {
+func (s *core) search(scope *gorm.DB, table string, terms []string, limit int, out any, shape func(*gorm.DB) *gorm.DB) (int64, error) {
 	scope = scope.Session(&gorm.Session{})
 	var total int64
 	if err := scope.Count(&total).Error; err != nil {
@@ -91,19 +91,26 @@ func embeddedBy(q *gorm.DB, table, model string) *gorm.DB {
 	return q.Where(table+".embedding_model = ? AND "+table+".embedding_model <> ''", model)
 }
 
-// VectorState returns the state of agent agentID's memories (of is
-// "memories") or knowledge chunks (of is "chunks") for model, from the
-// (agent_id, embedding_model, id) indexes, without reading the rows. It
-// returns domain.ErrNotFound for a missing agent or one of another account
-// and domain.ErrInvalid for any other of.
-func (s *Store) VectorState(ctx context.Context, accountID, agentID, of, model string) (domain.VectorState, error) {
+// VectorState returns the state of agent agentID's memories for model: how
+// many there are, how many model embedded, and a version that moves with
+// them. It returns domain.ErrNotFound for a missing agent or one of another
+// account.
+func (s Memories) VectorState(ctx context.Context, accountID, agentID, model string) (domain.VectorState, error) {
+	return s.vectorState(ctx, accountID, agentID, "memories", model)
+}
+
+// VectorState returns the state of agent agentID's knowledge chunks for
+// model, as Memories.VectorState does for memories.
+func (s Knowledge) VectorState(ctx context.Context, accountID, agentID, model string) (domain.VectorState, error) {
+	return s.vectorState(ctx, accountID, agentID, "knowledge_chunks", model)
+}
+
+// vectorState reads table's state for model from the (agent_id,
+// embedding_model, id) indexes, without reading the rows.
+func (s *core) vectorState(ctx context.Context, accountID, agentID, table, model string) (domain.VectorState, error) {
 	db := s.read(ctx)
 	if err := ownedAgent(db, accountID, agentID); err != nil {
 		return domain.VectorState{}, wrap("vector state", err)
-	}
-	table, ok := map[string]string{"memories": "memories", "chunks": "knowledge_chunks"}[of]
-	if !ok {
-		return domain.VectorState{}, wrap("vector state", invalidf("unknown vectors %q", of))
 	}
 	var rows []struct {
 		Model string
@@ -135,7 +142,7 @@ func staleFor(q *gorm.DB, table, model string) *gorm.DB {
 // id) that belong to agent agentID, in one transaction; ids of other
 // agents, or gone since, are skipped. Rows are updated in id order so that
 // two of these transactions lock them in the same order.
-func (s *Store) setEmbeddings(ctx context.Context, op, table, agentID, model string, vectors map[string][]float32) error {
+func (s *core) setEmbeddings(ctx context.Context, op, table, agentID, model string, vectors map[string][]float32) error {
 	return s.write(ctx, op, func(tx *gorm.DB) error {
 		for _, id := range slices.Sorted(maps.Keys(vectors)) {
 			err := tx.Table(table).Where("id = ? AND agent_id = ?", id, agentID).

@@ -28,7 +28,7 @@ func WithSecretBox(box *secretbox.Box) Option {
 // the values: call it just before a provider or platform call. It returns
 // ErrSecretUnreadable, naming the secret but never its value, when one does
 // not open under the configured key.
-func (s *Store) Secrets(a domain.Agent) (domain.Secrets, error) {
+func (s Agents) Secrets(a domain.Agent) (domain.Secrets, error) {
 	out := domain.Secrets{}
 	err := eachSecret(a.Fields, func(name string, v json.RawMessage) error {
 		plain, err := s.openValue(v, a.ID, name)
@@ -46,7 +46,7 @@ func (s *Store) Secrets(a domain.Agent) (domain.Secrets, error) {
 
 // openValue decrypts a sealed value of owner's secret name; a plain one is
 // returned as it is.
-func (s *Store) openValue(v json.RawMessage, owner, name string) (json.RawMessage, error) {
+func (s *core) openValue(v json.RawMessage, owner, name string) (json.RawMessage, error) {
 	sealed, ok := sealedString(v)
 	if !ok {
 		return v, nil
@@ -60,7 +60,7 @@ func (s *Store) openValue(v json.RawMessage, owner, name string) (json.RawMessag
 
 // sealValue encrypts a plain value of owner's secret name when a key is
 // configured, bound to both.
-func (s *Store) sealValue(v json.RawMessage, owner, name string) (json.RawMessage, error) {
+func (s *core) sealValue(v json.RawMessage, owner, name string) (json.RawMessage, error) {
 	if _, ok := sealedString(v); ok || s.box == nil {
 		return v, nil
 	}
@@ -83,7 +83,7 @@ func sealedString(v json.RawMessage) (string, bool) {
 // openView returns a copy of fields with every secret that opens under the
 // configured key decrypted; the others stay sealed. Updates compare and
 // merge in this form, so resending a secret's value is no change.
-func (s *Store) openView(fields map[string]json.RawMessage, owner string) (map[string]json.RawMessage, error) {
+func (s *core) openView(fields map[string]json.RawMessage, owner string) (map[string]json.RawMessage, error) {
 	return mapSecrets(fields, func(name string, v json.RawMessage) (json.RawMessage, error) {
 		if plain, err := s.openValue(v, owner, name); err == nil {
 			return plain, nil
@@ -95,7 +95,7 @@ func (s *Store) openView(fields map[string]json.RawMessage, owner string) (map[s
 // sealAll returns a copy of fields with every plain secret encrypted when a
 // key is configured: values written before the key was set are encrypted on
 // their next write.
-func (s *Store) sealAll(fields map[string]json.RawMessage, owner string) (map[string]json.RawMessage, error) {
+func (s *core) sealAll(fields map[string]json.RawMessage, owner string) (map[string]json.RawMessage, error) {
 	return mapSecrets(fields, func(name string, v json.RawMessage) (json.RawMessage, error) {
 		return s.sealValue(v, owner, name)
 	})
@@ -104,7 +104,7 @@ func (s *Store) sealAll(fields map[string]json.RawMessage, owner string) (map[st
 // hasPlainSecrets reports whether a key is configured and fields still hold
 // a secret that is not encrypted under its newest key (plain, or sealed by
 // an older key or format): any write then seals it afresh.
-func (s *Store) hasPlainSecrets(fields map[string]json.RawMessage) bool {
+func (s *core) hasPlainSecrets(fields map[string]json.RawMessage) bool {
 	return s.box != nil && anySecret(fields, func(v json.RawMessage) bool {
 		sealed, ok := sealedString(v)
 		return !ok || !s.box.Current(sealed)

@@ -56,7 +56,7 @@ func secretAgent(t testing.TB, s *Store, accountID, name string, secrets map[str
 // wantSecret fails unless Secrets(a) gives name the value want.
 func wantSecret(t testing.TB, s *Store, a domain.Agent, name, want string) {
 	t.Helper()
-	got, err := s.Secrets(a)
+	got, err := s.Agents().Secrets(a)
 	mustOK(t, err)
 	if got.String(name) != want {
 		t.Errorf("secret %s = %q, want %q", name, got.String(name), want)
@@ -100,16 +100,16 @@ func TestSecretsEncryptedAtRest(t *testing.T) {
 		s.box = newBox(t)
 		acct := mustAccount(t, s, "acme")
 		a := secretAgent(t, s, acct.ID, "a", map[string]any{"OPENAI_API_KEY": "sk-created-1", "CONFIG": map[string]any{"pin": "pin-created-2"}})
-		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", map[string]any{
+		_, _, err := s.Agents().UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", map[string]any{
 			"secrets": map[string]any{"OPENAI_API_KEY": domain.SecretMask, "CONFIG": domain.SecretMask, "DISCORD_TOKEN": "tok-updated-3"}}), nil, domain.AnyVersion)
 
 		mustOK(t, err)
-		got, err := s.GetAgent(ctx, acct.ID, a.ID)
+		got, err := s.Agents().GetAgent(ctx, acct.ID, a.ID)
 		mustOK(t, err)
 		wantSealed(t, s, got, "sk-created-1", "pin-created-2", "tok-updated-3")
 		wantSecret(t, s, got, "OPENAI_API_KEY", "sk-created-1")
 		wantSecret(t, s, got, "DISCORD_TOKEN", "tok-updated-3")
-		sec, _ := s.Secrets(got)
+		sec, _ := s.Agents().Secrets(got)
 		if string(sec["CONFIG"]) != `{"pin":"pin-created-2"}` {
 			t.Errorf("CONFIG = %s", sec["CONFIG"])
 		}
@@ -123,7 +123,7 @@ func TestSQLiteFileHoldsNoSecret(t *testing.T) {
 	mustOK(t, err)
 	acct := mustAccount(t, s, "acme")
 	a := secretAgent(t, s, acct.ID, "a", map[string]any{"OPENAI_API_KEY": "sk-in-the-file"})
-	_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "name", "b"), nil, domain.AnyVersion)
+	_, _, err = s.Agents().UpdateAgent(ctx, acct.ID, a.ID, fields(t, "name", "b"), nil, domain.AnyVersion)
 	mustOK(t, err)
 	mustOK(t, s.Close())
 	files, err := os.ReadDir(dir)
@@ -147,7 +147,7 @@ func TestSecretsUnchangedValueIsNoChange(t *testing.T) {
 		s.box = newBox(t)
 		acct := mustAccount(t, s, "acme")
 		a := secretAgent(t, s, acct.ID, "a", map[string]any{"K": "v1"})
-		_, changes, err := s.UpdateAgent(context.Background(), acct.ID, a.ID, fields(t,
+		_, changes, err := s.Agents().UpdateAgent(context.Background(), acct.ID, a.ID, fields(t,
 			"settings", map[string]any{"secrets": map[string]any{"K": "v1"}, "voice": map[string]any{"model": "v"}}), nil, domain.AnyVersion)
 
 		mustOK(t, err)
@@ -166,7 +166,7 @@ func TestSecretWrittenBeforeKeyIsEncryptedOnNextWrite(t *testing.T) {
 			t.Fatal("without a key the secret should be stored as it is")
 		}
 		s.box = newBox(t)
-		_, changes, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "bio", []string{"b"}), nil, domain.AnyVersion)
+		_, changes, err := s.Agents().UpdateAgent(ctx, acct.ID, a.ID, fields(t, "bio", []string{"b"}), nil, domain.AnyVersion)
 		mustOK(t, err)
 		if fmt.Sprint(changes) != "[bio]" {
 			t.Errorf("changes %v", changes)
@@ -174,7 +174,7 @@ func TestSecretWrittenBeforeKeyIsEncryptedOnNextWrite(t *testing.T) {
 		if strings.Contains(rawAgents(t, s), "plain-before-key") {
 			t.Error("the secret is still in clear after a write")
 		}
-		got, err := s.GetAgent(ctx, acct.ID, a.ID)
+		got, err := s.Agents().GetAgent(ctx, acct.ID, a.ID)
 		mustOK(t, err)
 		wantSecret(t, s, got, "K", "plain-before-key")
 	})
@@ -190,16 +190,16 @@ func TestWrongKeyFailsOnlyThatAgentsSecrets(t *testing.T) {
 		s.box = newBox(t)
 		other := secretAgent(t, s, acct.ID, "other", map[string]any{"K": "v-other"})
 
-		_, err := s.Secrets(sealed)
+		_, err := s.Agents().Secrets(sealed)
 		wantErr(t, err, domain.ErrSecretUnreadable)
 		if strings.Contains(err.Error(), "v-sealed") || !strings.Contains(err.Error(), "K") {
 			t.Errorf("error %q: want the secret's name, never its value", err)
 		}
 		wantSecret(t, s, other, "K", "v-other")
-		if _, n, err := s.ListAgents(ctx, acct.ID, domain.ListQuery{}); err != nil || n != 2 {
+		if _, n, err := s.Agents().ListAgents(ctx, acct.ID, domain.ListQuery{}); err != nil || n != 2 {
 			t.Fatalf("list: %d, %v", n, err)
 		}
-		u, _, err := s.UpdateAgent(ctx, acct.ID, sealed.ID, fields(t,
+		u, _, err := s.Agents().UpdateAgent(ctx, acct.ID, sealed.ID, fields(t,
 			"name", "renamed", "settings", map[string]any{"secrets": map[string]any{"K": domain.SecretMask}}), nil, domain.AnyVersion)
 
 		mustOK(t, err)
@@ -212,19 +212,19 @@ func TestMaskWithoutStoredSecretIsRefused(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		acct := mustAccount(t, s, "acme")
-		_, err := s.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: fields(t, "name", "a",
+		_, err := s.Agents().CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: fields(t, "name", "a",
 			"settings", map[string]any{"secrets": map[string]any{"NEW": domain.SecretMask}})}, -1)
 		wantField(t, err, "settings.secrets.NEW")
 		a := secretAgent(t, s, acct.ID, "a", map[string]any{"K": "kept"})
-		_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t,
+		_, _, err = s.Agents().UpdateAgent(ctx, acct.ID, a.ID, fields(t,
 			"settings", map[string]any{"secrets": map[string]any{"K": domain.SecretMask, "NEW": domain.SecretMask}}), nil, domain.AnyVersion)
 
 		wantField(t, err, "settings.secrets.NEW")
-		_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t,
+		_, _, err = s.Agents().UpdateAgent(ctx, acct.ID, a.ID, fields(t,
 			"settings", map[string]any{"secrets": map[string]any{"K": "enc:v1:AAAA"}}), nil, domain.AnyVersion)
 
 		wantField(t, err, "settings.secrets.K")
-		got, err := s.GetAgent(ctx, acct.ID, a.ID)
+		got, err := s.Agents().GetAgent(ctx, acct.ID, a.ID)
 		mustOK(t, err)
 		wantSecret(t, s, got, "K", "kept")
 	})
@@ -236,9 +236,9 @@ func TestMaskKeepsTheValueStoredAtUpdateTime(t *testing.T) {
 		s.box = newBox(t)
 		acct := mustAccount(t, s, "acme")
 		a := secretAgent(t, s, acct.ID, "a", map[string]any{"K": "old", "L": "l"})
-		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", map[string]any{"secrets": map[string]any{"K": "new", "L": "l"}}), nil, domain.AnyVersion)
+		_, _, err := s.Agents().UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", map[string]any{"secrets": map[string]any{"K": "new", "L": "l"}}), nil, domain.AnyVersion)
 		mustOK(t, err)
-		u, changes, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t,
+		u, changes, err := s.Agents().UpdateAgent(ctx, acct.ID, a.ID, fields(t,
 			"settings", map[string]any{"secrets": map[string]any{"K": domain.SecretMask, "L": domain.SecretMask}, "x": map[string]any{}}), nil, domain.AnyVersion)
 
 		mustOK(t, err)
@@ -264,13 +264,13 @@ func TestRotateSecrets(t *testing.T) {
 		mustAgent(t, s, acct.ID, "none")
 
 		s.box = newBox(t) // the new current key; lost's key is neither this one nor old
-		res, err := s.RotateSecrets(ctx, old)
+		res, err := s.Agents().RotateSecrets(ctx, old)
 		mustOK(t, err)
 		if res.Agents != 2 || fmt.Sprint(res.Unreadable) != fmt.Sprint([]string{lost.ID}) {
 			t.Errorf("rotate = %+v, want 2 agents and %s unreadable", res, lost.ID)
 		}
 		for _, c := range []struct{ id, want string }{{plain.ID, "v-plain"}, {sealed.ID, "v-old"}} {
-			got, err := s.GetAgent(ctx, acct.ID, c.id)
+			got, err := s.Agents().GetAgent(ctx, acct.ID, c.id)
 			mustOK(t, err)
 			wantSecret(t, s, got, "K", c.want)
 		}
@@ -278,12 +278,12 @@ func TestRotateSecrets(t *testing.T) {
 			t.Error("rotate left a plain secret")
 		}
 		s.box = lostKey
-		got, err := s.GetAgent(ctx, acct.ID, lost.ID)
+		got, err := s.Agents().GetAgent(ctx, acct.ID, lost.ID)
 		mustOK(t, err)
 		wantSecret(t, s, got, "K", "v-lost")
 
 		s.box = nil
-		if _, err := s.RotateSecrets(ctx, old); !errors.Is(err, domain.ErrInvalid) {
+		if _, err := s.Agents().RotateSecrets(ctx, old); !errors.Is(err, domain.ErrInvalid) {
 			t.Errorf("rotate without a key: %v", err)
 		}
 	})
@@ -323,13 +323,13 @@ func TestRollingKeyChange(t *testing.T) {
 				}
 				s.box = writer
 				value := fmt.Sprintf("v%d%d", i, j)
-				_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", map[string]any{"secrets": map[string]any{"K": value}}), nil, domain.AnyVersion)
+				_, _, err := s.Agents().UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", map[string]any{"secrets": map[string]any{"K": value}}), nil, domain.AnyVersion)
 				mustOK(t, err)
 				for _, reader := range step {
 					s.box = reader
-					got, err := s.GetAgent(ctx, acct.ID, a.ID)
+					got, err := s.Agents().GetAgent(ctx, acct.ID, a.ID)
 					mustOK(t, err)
-					secrets, err := s.Secrets(got)
+					secrets, err := s.Agents().Secrets(got)
 					if err != nil || secrets.String("K") != value {
 						t.Fatalf("step %d, write %d: read %q, %v", i, j, secrets.String("K"), err)
 					}
@@ -337,7 +337,7 @@ func TestRollingKeyChange(t *testing.T) {
 			}
 			if i == 1 { // everything under the newest key before the old one goes
 				s.box = ahead
-				_, err := s.RotateSecrets(ctx, nil)
+				_, err := s.Agents().RotateSecrets(ctx, nil)
 				mustOK(t, err)
 			}
 		}
@@ -355,14 +355,14 @@ func TestSecretsAreBoundToTheirName(t *testing.T) {
 		a := mcpAgent(t, s, acct.ID, "bound", map[string]any{"A": "alpha", "B": "beta"}, map[string]any{"H": "eta"})
 		for _, swap := range [][2]string{{"A", "B"}, {"A", docsHeader("H")}} {
 			swapStored(t, s, a.ID, swap[0], swap[1])
-			got, err := s.GetAgent(ctx, acct.ID, a.ID)
+			got, err := s.Agents().GetAgent(ctx, acct.ID, a.ID)
 			mustOK(t, err)
-			if _, err := s.Secrets(got); !errors.Is(err, domain.ErrSecretUnreadable) {
+			if _, err := s.Agents().Secrets(got); !errors.Is(err, domain.ErrSecretUnreadable) {
 				t.Errorf("swapped %v opened: %v", swap, err)
 			}
 			swapStored(t, s, a.ID, swap[0], swap[1])
 		}
-		got, err := s.GetAgent(ctx, acct.ID, a.ID)
+		got, err := s.Agents().GetAgent(ctx, acct.ID, a.ID)
 		mustOK(t, err)
 		wantSecret(t, s, got, docsHeader("H"), "eta")
 	})
@@ -402,17 +402,17 @@ func TestMCPHeadersEncryptedAtRest(t *testing.T) {
 		s.box = newBox(t)
 		acct := mustAccount(t, s, "acme")
 		a := mcpAgent(t, s, acct.ID, "a", map[string]any{"K": "k-created-1"}, map[string]any{"Authorization": "Bearer hdr-created-2"})
-		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", mcpSettings(map[string]any{"K": domain.SecretMask},
+		_, _, err := s.Agents().UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", mcpSettings(map[string]any{"K": domain.SecretMask},
 			map[string]any{"Authorization": domain.SecretMask, "X-Api-Key": "hdr-updated-3"})), nil, domain.AnyVersion)
 
 		mustOK(t, err)
-		got, err := s.GetAgent(ctx, acct.ID, a.ID)
+		got, err := s.Agents().GetAgent(ctx, acct.ID, a.ID)
 		mustOK(t, err)
 		wantSealed(t, s, got, "k-created-1", "hdr-created-2", "hdr-updated-3")
 		if !strings.Contains(string(got.Fields["settings"]), `"url":"https://docs.example/mcp"`) {
 			t.Errorf("the server's other members changed: %s", got.Fields["settings"])
 		}
-		secrets, err := s.Secrets(got)
+		secrets, err := s.Agents().Secrets(got)
 		mustOK(t, err)
 		want := []string{"K", docsHeader("Authorization"), docsHeader("X-Api-Key")}
 		if names := slices.Sorted(maps.Keys(secrets)); !slices.Equal(names, want) {
@@ -430,7 +430,7 @@ func TestMCPHeaderMaskKeepsValueAndNewValueIsSealed(t *testing.T) {
 		s.box = newBox(t)
 		acct := mustAccount(t, s, "acme")
 		a := mcpAgent(t, s, acct.ID, "a", map[string]any{}, map[string]any{"Authorization": "Bearer old"})
-		u, changes, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", mcpSettings(map[string]any{},
+		u, changes, err := s.Agents().UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", mcpSettings(map[string]any{},
 			map[string]any{"Authorization": domain.SecretMask})), nil, domain.AnyVersion)
 
 		mustOK(t, err)
@@ -438,7 +438,7 @@ func TestMCPHeaderMaskKeepsValueAndNewValueIsSealed(t *testing.T) {
 			t.Errorf("sending the mask back changed %v", changes)
 		}
 		wantSecret(t, s, u, docsHeader("Authorization"), "Bearer old")
-		u, changes, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", mcpSettings(map[string]any{},
+		u, changes, err = s.Agents().UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", mcpSettings(map[string]any{},
 			map[string]any{"Authorization": "Bearer new"})), nil, domain.AnyVersion)
 
 		mustOK(t, err)
@@ -458,7 +458,7 @@ func TestHeaderMaskWithoutStoredHeaderIsRefused(t *testing.T) {
 		ctx := context.Background()
 		acct := mustAccount(t, s, "acme")
 		const path = "settings.mcp.servers.docs.headers."
-		_, err := s.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: fields(t, "name", "a",
+		_, err := s.Agents().CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: fields(t, "name", "a",
 			"settings", mcpSettings(map[string]any{}, map[string]any{"Authorization": domain.SecretMask}))}, -1)
 		wantField(t, err, path+"Authorization")
 		a := mcpAgent(t, s, acct.ID, "a", map[string]any{"Authorization": "a-secret"}, map[string]any{"X": "kept"})
@@ -473,10 +473,10 @@ func TestHeaderMaskWithoutStoredHeaderIsRefused(t *testing.T) {
 				"other": map[string]any{"type": "http", "headers": map[string]any{"X": domain.SecretMask}}}}},
 				"settings.mcp.servers.other.headers.X"},
 		} {
-			_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", c.settings), nil, domain.AnyVersion)
+			_, _, err := s.Agents().UpdateAgent(ctx, acct.ID, a.ID, fields(t, "settings", c.settings), nil, domain.AnyVersion)
 			wantField(t, err, c.field)
 		}
-		got, err := s.GetAgent(ctx, acct.ID, a.ID)
+		got, err := s.Agents().GetAgent(ctx, acct.ID, a.ID)
 		mustOK(t, err)
 		wantSecret(t, s, got, docsHeader("X"), "kept")
 	})
@@ -491,13 +491,13 @@ func TestRotateSecretsReencryptsHeaders(t *testing.T) {
 		s.box = old
 		sealed := mcpAgent(t, s, acct.ID, "sealed", map[string]any{}, map[string]any{"H": "h-old"})
 		s.box = newBox(t) // the only key from now on: the values must open under it alone
-		res, err := s.RotateSecrets(ctx, old)
+		res, err := s.Agents().RotateSecrets(ctx, old)
 		mustOK(t, err)
 		if res.Agents != 2 || len(res.Unreadable) != 0 {
 			t.Errorf("rotate = %+v, want 2 agents", res)
 		}
 		for _, c := range []struct{ id, want string }{{plain.ID, "h-plain"}, {sealed.ID, "h-old"}} {
-			got, err := s.GetAgent(ctx, acct.ID, c.id)
+			got, err := s.Agents().GetAgent(ctx, acct.ID, c.id)
 			mustOK(t, err)
 			wantSealed(t, s, got, c.want)
 			wantSecret(t, s, got, docsHeader("H"), c.want)

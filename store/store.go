@@ -36,8 +36,8 @@ const sqliteReaderParams = "_busy_timeout=5000&_txlock=deferred&_foreign_keys=1&
 // migrations of replicas starting together.
 const migrateLockKey = 0x61676e7464 // "agntd"
 
-// Store is agentd's persistence. It is safe for concurrent use.
-type Store struct {
+// core is the database and what every face of the Store shares.
+type core struct {
 	w        *gorm.DB // writes and transactions
 	r        *gorm.DB // plain reads; the same as w unless SQLite on a file
 	postgres bool
@@ -62,7 +62,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	if strings.TrimSpace(dsn) == "" {
 		return nil, wrap("open", invalidf("empty database name"))
 	}
-	s := &Store{now: now, wake: make(chan struct{}, 1), auth: newAuthCache(), starts: newPageStarts(), pool: DefaultPool}
+	s := &Store{&core{now: now, wake: make(chan struct{}, 1), auth: newAuthCache(), starts: newPageStarts(), pool: DefaultPool}}
 	for _, opt := range opts {
 		opt(s)
 	}
@@ -119,7 +119,7 @@ func postgresConfig() *gorm.Config {
 	return c
 }
 
-func (s *Store) openPostgres(ctx context.Context, dsn string) error {
+func (s *core) openPostgres(ctx context.Context, dsn string) error {
 	db, err := gorm.Open(postgres.Open(withStatementTimeout(dsn, s.pool.StatementTimeout)), postgresConfig())
 	if err != nil {
 		return wrap("open postgres", err)
@@ -143,7 +143,7 @@ func (s *Store) openPostgres(ctx context.Context, dsn string) error {
 	return nil
 }
 
-func (s *Store) openSQLite(ctx context.Context, dsn string) error {
+func (s *core) openSQLite(ctx context.Context, dsn string) error {
 	err := withSQLiteLock(dsn, func() error {
 		w, err := openSQLitePool(withParams(dsn, sqliteWriterParams), 1)
 		if err != nil {
@@ -216,7 +216,7 @@ func models() []any {
 }
 
 // Close closes every connection pool.
-func (s *Store) Close() error {
+func (s *core) Close() error {
 	if s.uses != nil {
 		s.uses.close()
 	}
@@ -249,7 +249,7 @@ func closeDB(db *gorm.DB) error {
 }
 
 // Ping checks that the database answers, on every pool.
-func (s *Store) Ping(ctx context.Context) error {
+func (s *core) Ping(ctx context.Context) error {
 	for _, db := range []*gorm.DB{s.r, s.w} {
 		sqlDB, err := db.DB()
 		if err != nil {
@@ -268,7 +268,7 @@ func (s *Store) Ping(ctx context.Context) error {
 // the time of a page of 100 agents), and agentd's reads are bounded (by
 // index and limit), so one whose caller left ends soon anyway. A read
 // whose caller has gone already does not start.
-func (s *Store) read(ctx context.Context) *gorm.DB {
+func (s *core) read(ctx context.Context) *gorm.DB {
 	if !s.postgres && ctx.Err() == nil {
 		ctx = context.WithoutCancel(ctx)
 	}
@@ -276,7 +276,7 @@ func (s *Store) read(ctx context.Context) *gorm.DB {
 }
 
 // write runs fn in one transaction on the writer and translates its error.
-func (s *Store) write(ctx context.Context, op string, fn func(tx *gorm.DB) error) error {
+func (s *core) write(ctx context.Context, op string, fn func(tx *gorm.DB) error) error {
 	return wrap(op, s.w.WithContext(ctx).Transaction(fn))
 }
 
@@ -286,7 +286,7 @@ func (s *Store) write(ctx context.Context, op string, fn func(tx *gorm.DB) error
 // disk, serves many; on PostgreSQL each has its own. A write that fails
 // costs its batch a second run, one transaction each: writes that often
 // fail stay out.
-func (s *Store) writeGrouped(ctx context.Context, op string, fn func(tx *gorm.DB) error) error {
+func (s *core) writeGrouped(ctx context.Context, op string, fn func(tx *gorm.DB) error) error {
 	if s.group == nil {
 		return s.write(ctx, op, fn)
 	}
@@ -306,7 +306,7 @@ var (
 // known before it is stored (a stream's). It reads nothing: it is a method
 // so that a turn, which never imports store, makes its reply ids from the
 // same monotonic source as the store's own.
-func (s *Store) NewMessageID(t time.Time) string { return newID("msg_", t) }
+func (s Conversations) NewMessageID(t time.Time) string { return newID("msg_", t) }
 
 // newID returns prefix + a lowercase ULID of t: time-sortable and unguessable.
 func newID(prefix string, t time.Time) string {

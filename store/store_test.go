@@ -24,7 +24,7 @@ func TestOpenTwiceMigratesIdempotently(t *testing.T) {
 		mustAccount(t, s, "one")
 		mustOK(t, s.Close())
 		s2 := openSQLiteAt(t, path)
-		if _, err := s2.AccountByName(context.Background(), "one"); err != nil {
+		if _, err := s2.Accounts().AccountByName(context.Background(), "one"); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -53,7 +53,7 @@ func TestOpenFileURIAndMemory(t *testing.T) {
 		mustOK(t, s.Ping(context.Background()))
 		a := mustAccount(t, s, "acme")
 		mustAgent(t, s, a.ID, "x")
-		if _, err := s.AccountByName(context.Background(), "acme"); err != nil {
+		if _, err := s.Accounts().AccountByName(context.Background(), "acme"); err != nil {
 			t.Fatalf("%s: read after write: %v", dsn, err)
 		}
 		mustOK(t, s.Close())
@@ -76,11 +76,11 @@ func TestCanceledContext(t *testing.T) {
 	acct := mustAccount(t, s, "acme")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := s.GetAgent(ctx, acct.ID, "agent_x")
+	_, err := s.Agents().GetAgent(ctx, acct.ID, "agent_x")
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("read: %v, want context.Canceled", err)
 	}
-	_, err = s.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: fields(t, "name", "a")}, 5)
+	_, err = s.Agents().CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: fields(t, "name", "a")}, 5)
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("write: %v, want context.Canceled", err)
 	}

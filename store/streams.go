@@ -14,7 +14,7 @@ import (
 
 // The database keeps streams for every replica when Redis is not
 // configured.
-var _ streamlog.Backend = (*Store)(nil)
+var _ streamlog.Backend = Streams{}
 
 // streamPruneBatch bounds the streams one prune forgets.
 const streamPruneBatch = 500
@@ -96,7 +96,7 @@ func decodeChunk(out []streamlog.Event, data []byte, last, after int) ([]streaml
 // transaction: a batch starting with event 1 creates its stream, each
 // batch's events go in one chunk, and the streams whose End.Done is set end
 // (in their first row when they start in the same flush).
-func (s *Store) AppendStreams(ctx context.Context, batches []streamlog.Batch) error {
+func (s Streams) AppendStreams(ctx context.Context, batches []streamlog.Batch) error {
 	at := s.now()
 	var created []messageStreamRow
 	var chunks []messageStreamChunkRow
@@ -147,7 +147,7 @@ func (s *Store) AppendStreams(ctx context.Context, batches []streamlog.Batch) er
 
 // ReadStream returns the stream's events after the one with id after, and
 // its State; streamlog.ErrNotFound when it is not kept or not k's.
-func (s *Store) ReadStream(ctx context.Context, k streamlog.Key, after int) ([]streamlog.Event, streamlog.State, error) {
+func (s Streams) ReadStream(ctx context.Context, k streamlog.Key, after int) ([]streamlog.Event, streamlog.State, error) {
 	db := s.read(ctx)
 	row, err := s.streamRow(db, k)
 	if err != nil {
@@ -172,7 +172,7 @@ func (r messageStreamRow) state() streamlog.State {
 }
 
 // streamRow reads k's stream row; streamlog.ErrNotFound when there is none.
-func (s *Store) streamRow(db *gorm.DB, k streamlog.Key) (messageStreamRow, error) {
+func (s *core) streamRow(db *gorm.DB, k streamlog.Key) (messageStreamRow, error) {
 	var row messageStreamRow
 	err := db.Where("message_id = ? AND account_id = ? AND agent_id = ?", k.MessageID, k.AccountID, k.AgentID).Take(&row).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
@@ -183,7 +183,7 @@ func (s *Store) streamRow(db *gorm.DB, k streamlog.Key) (messageStreamRow, error
 
 // RequestStreamCancel marks k's stream for its owner to stop, unless it is
 // done, and returns its State.
-func (s *Store) RequestStreamCancel(ctx context.Context, k streamlog.Key) (streamlog.State, error) {
+func (s Streams) RequestStreamCancel(ctx context.Context, k streamlog.Key) (streamlog.State, error) {
 	row, err := s.streamRow(s.read(ctx), k)
 	st := row.state()
 	if err != nil || row.Done {
@@ -198,7 +198,7 @@ func (s *Store) RequestStreamCancel(ctx context.Context, k streamlog.Key) (strea
 // TakeStreamCancels returns owner's streams whose cancel was requested and
 // clears the requests. The read goes to a reader first, so a replica with
 // nothing to cancel makes no write.
-func (s *Store) TakeStreamCancels(ctx context.Context, owner string) ([]string, error) {
+func (s Streams) TakeStreamCancels(ctx context.Context, owner string) ([]string, error) {
 	var ids []string
 	q := "owner = ? AND cancel_requested"
 	if err := s.read(ctx).Model(&messageStreamRow{}).Where(q, owner).Pluck("message_id", &ids).Error; err != nil {
@@ -215,7 +215,7 @@ func (s *Store) TakeStreamCancels(ctx context.Context, owner string) ([]string, 
 
 // KeepStreams renews the heartbeat of owner's streams ids that are not
 // done, in one statement per 500.
-func (s *Store) KeepStreams(ctx context.Context, owner string, ids []string) error {
+func (s Streams) KeepStreams(ctx context.Context, owner string, ids []string) error {
 	at := s.now()
 	return s.write(ctx, "renew streams", func(tx *gorm.DB) error {
 		for part := range slices.Chunk(ids, 500) {
@@ -234,7 +234,7 @@ func (s *Store) KeepStreams(ctx context.Context, owner string, ids []string) err
 // so a follower of a live stream makes no write; the end itself is one
 // conditional update, which one of replicas racing wins, and the event's
 // chunk.
-func (s *Store) EndLostStream(ctx context.Context, k streamlog.Key, silent time.Duration, data []byte) (bool, error) {
+func (s Streams) EndLostStream(ctx context.Context, k streamlog.Key, silent time.Duration, data []byte) (bool, error) {
 	at := s.now()
 	before := at.Add(-silent)
 	row, err := s.streamRow(s.read(ctx), k)
@@ -264,7 +264,7 @@ func (s *Store) EndLostStream(ctx context.Context, k streamlog.Key, silent time.
 // PruneStreams forgets a batch of the streams that ended
 // streamlog.Retention ago and of those that never ended and started
 // streamlog.StaleAfter ago, with their events.
-func (s *Store) PruneStreams(ctx context.Context, now time.Time) error {
+func (s Streams) PruneStreams(ctx context.Context, now time.Time) error {
 	return s.write(ctx, "prune streams", func(tx *gorm.DB) error {
 		var ids []string
 		err := tx.Model(&messageStreamRow{}).

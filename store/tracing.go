@@ -26,7 +26,7 @@ func WithTracing() Option {
 }
 
 // traceDB registers the tracing callbacks on db when the store traces.
-func (s *Store) traceDB(db *gorm.DB, postgres bool) error {
+func (s *core) traceDB(db *gorm.DB, postgres bool) error {
 	if !s.tracing {
 		return nil
 	}
@@ -43,7 +43,7 @@ func (s *Store) traceDB(db *gorm.DB, postgres bool) error {
 // plugin names GORM's: op on table. The returned end records the
 // statement's error, if any, and ends it. Nothing is started unless the
 // store traces and ctx has a recording span.
-func (s *Store) statementSpan(ctx context.Context, op, table string) (end func(error)) {
+func (s *core) statementSpan(ctx context.Context, op, table string) (end func(error)) {
 	if !s.tracing || !trace.SpanFromContext(ctx).IsRecording() {
 		return func(error) {}
 	}

@@ -31,21 +31,21 @@ func TestTracing(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = s.Close() })
-		if _, err := s.CreateAccount(context.Background(), domain.Account{Name: "untraced-" + system}); err != nil {
+		if _, err := s.Accounts().CreateAccount(context.Background(), domain.Account{Name: "untraced-" + system}); err != nil {
 			t.Fatal(err)
 		}
 		ctx, parent := tp.Tracer("test").Start(context.Background(), "request "+system)
-		if _, err := s.CreateAccount(ctx, domain.Account{Name: "secret-name-" + system}); err != nil {
+		if _, err := s.Accounts().CreateAccount(ctx, domain.Account{Name: "secret-name-" + system}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.CreateAccount(ctx, domain.Account{Name: "secret-name-" + system}); !errors.Is(err, domain.ErrConflict) {
+		if _, err := s.Accounts().CreateAccount(ctx, domain.Account{Name: "secret-name-" + system}); !errors.Is(err, domain.ErrConflict) {
 			t.Fatalf("duplicate account: %v", err)
 		}
-		if _, err := s.ListAccounts(ctx); err != nil {
+		if _, err := s.Accounts().ListAccounts(ctx); err != nil {
 			t.Fatal(err)
 		}
 		// Get Agent's read is a prepared statement outside GORM.
-		if _, err := s.GetAgentDocument(ctx, "acct_none", "agent_none"); !errors.Is(err, domain.ErrNotFound) {
+		if _, err := s.Agents().GetAgentDocument(ctx, "acct_none", "agent_none"); !errors.Is(err, domain.ErrNotFound) {
 			t.Fatalf("get a missing agent: %v", err)
 		}
 		parent.End()

@@ -36,7 +36,7 @@ import (
 // (matching ErrInvalid) for the mask sent for a secret that is not stored,
 // and domain.ErrSecretUnreadable when a stored secret does not decrypt
 // under the configured key (secrets are compared decrypted).
-func (s *Store) UpdateAgent(ctx context.Context, accountID, id string, fields map[string]json.RawMessage, status *domain.Status, ifVersion int64) (domain.Agent, []string, error) {
+func (s Agents) UpdateAgent(ctx context.Context, accountID, id string, fields map[string]json.RawMessage, status *domain.Status, ifVersion int64) (domain.Agent, []string, error) {
 	in, err := canonicalFields(fields)
 	if err != nil {
 		return domain.Agent{}, nil, wrap("update agent", err)
@@ -44,7 +44,7 @@ func (s *Store) UpdateAgent(ctx context.Context, accountID, id string, fields ma
 	if status != nil && !status.Valid() {
 		return domain.Agent{}, nil, wrap("update agent", invalidf("unknown status %q", *status))
 	}
-	u := agentUpdate{s: s, accountID: accountID, id: id, in: in, status: status, ifVersion: ifVersion}
+	u := agentUpdate{s: s.core, accountID: accountID, id: id, in: in, status: status, ifVersion: ifVersion}
 	for range optimisticUpdates {
 		if err := u.plan(s.read(ctx)); err != nil || !u.write {
 			return u.result(wrap("update agent", err))
@@ -77,7 +77,7 @@ var errVersionMoved = errors.New("the agent changed while it was being updated")
 // single SQLite writer, and PostgreSQL's row lock, are held for one UPDATE,
 // not for decoding, merging and rendering.
 type agentUpdate struct {
-	s         *Store
+	s         *core
 	accountID string
 	id        string
 	in        map[string]json.RawMessage
@@ -131,7 +131,7 @@ func (u *agentUpdate) result(err error) (domain.Agent, []string, error) {
 // stored (secrets sealed), the names of what changed, sorted, and whether
 // row must be written: something changed, or secrets stored before the key
 // was set are to be sealed now.
-func (s *Store) mergeUpdate(row *agentRow, in map[string]json.RawMessage, status *domain.Status) (map[string]json.RawMessage, []string, bool, error) {
+func (s *core) mergeUpdate(row *agentRow, in map[string]json.RawMessage, status *domain.Status) (map[string]json.RawMessage, []string, bool, error) {
 	stored, err := decodeFields(row.Fields)
 	if err != nil {
 		return nil, nil, false, err
@@ -186,7 +186,7 @@ func emitUpdate(emit emitFunc, a domain.Agent, from domain.Status, changes []str
 // changes. It returns the agent's status afterwards, and ErrNotFound for a
 // missing agent or one of another account. Entering error emits
 // agent.status_changed in the same transaction.
-func (s *Store) MarkAgentError(ctx context.Context, accountID, agentID, reason string, retryAt time.Time) (domain.Status, error) {
+func (s Agents) MarkAgentError(ctx context.Context, accountID, agentID, reason string, retryAt time.Time) (domain.Status, error) {
 	var retry *time.Time
 	if !retryAt.IsZero() {
 		retry = msPtr(&retryAt)
@@ -230,7 +230,7 @@ func (s *Store) MarkAgentError(ctx context.Context, accountID, agentID, reason s
 // period and emitting agent.status_changed. It does nothing to an agent in
 // another state. It returns ErrNotFound for a missing agent or one of
 // another account.
-func (s *Store) MarkAgentRecovered(ctx context.Context, accountID, agentID string) error {
+func (s Agents) MarkAgentRecovered(ctx context.Context, accountID, agentID string) error {
 	return s.writeEvents(ctx, "mark agent recovered", func(tx *gorm.DB, emit emitFunc) error {
 		row, err := lockAgent(tx, "id = ? AND account_id = ?", agentID, accountID)
 		if err != nil {

@@ -28,7 +28,7 @@ func TestUpdateAgentChanges(t *testing.T) {
 			"name":          json.RawMessage(`"eliza"`),
 		}
 		active := domain.StatusActive
-		u, changes, err := s.UpdateAgent(ctx, acct.ID, a.ID, same, &active, domain.AnyVersion)
+		u, changes, err := s.Agents().UpdateAgent(ctx, acct.ID, a.ID, same, &active, domain.AnyVersion)
 		mustOK(t, err)
 		if len(changes) != 0 || changes == nil {
 			t.Errorf("unchanged values reported as changes: %#v", changes)
@@ -36,7 +36,7 @@ func TestUpdateAgentChanges(t *testing.T) {
 		if !u.UpdatedAt.Equal(a.UpdatedAt) {
 			t.Errorf("updatedAt moved to %v without a change", u.UpdatedAt)
 		}
-		got, err := s.GetAgent(ctx, acct.ID, a.ID)
+		got, err := s.Agents().GetAgent(ctx, acct.ID, a.ID)
 		mustOK(t, err)
 		if !got.UpdatedAt.Equal(a.UpdatedAt) {
 			t.Errorf("stored updatedAt moved to %v without a change", got.UpdatedAt)
@@ -44,7 +44,7 @@ func TestUpdateAgentChanges(t *testing.T) {
 
 		clock.add(time.Second)
 		inactive := domain.StatusInactive
-		u, changes, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t,
+		u, changes, err = s.Agents().UpdateAgent(ctx, acct.ID, a.ID, fields(t,
 			"name", "Eliza II", "model", "gpt-4o", "lore", []string{"new"}, "bio", []string{"<b>born</b> & raised"},
 			"deleteProtection", true), &inactive, domain.AnyVersion)
 
@@ -56,19 +56,19 @@ func TestUpdateAgentChanges(t *testing.T) {
 			!u.DeleteProtection || u.Status != domain.StatusInactive || !u.CreatedAt.Equal(a.CreatedAt) {
 			t.Errorf("updated agent = %+v", u)
 		}
-		got, err = s.GetAgent(ctx, acct.ID, a.ID)
+		got, err = s.Agents().GetAgent(ctx, acct.ID, a.ID)
 		mustOK(t, err)
 		if got.Name != "Eliza II" || got.Status != domain.StatusInactive || !got.DeleteProtection ||
 			string(got.Fields["lore"]) != `["new"]` || string(got.Fields["personality"]) != string(a.Fields["personality"]) ||
 			!got.UpdatedAt.Equal(clock.now()) {
 			t.Errorf("stored agent = %+v", got)
 		}
-		list, _, err := s.ListAgents(ctx, acct.ID, domain.ListQuery{SortBy: domain.SortName})
+		list, _, err := s.Agents().ListAgents(ctx, acct.ID, domain.ListQuery{SortBy: domain.SortName})
 		mustOK(t, err)
 		if list[0].Name != "Eliza II" {
 			t.Errorf("name column not derived on update: %q", list[0].Name)
 		}
-		_, changes, err = s.UpdateAgent(ctx, acct.ID, a.ID, nil, &inactive, domain.AnyVersion)
+		_, changes, err = s.Agents().UpdateAgent(ctx, acct.ID, a.ID, nil, &inactive, domain.AnyVersion)
 		mustOK(t, err)
 		if len(changes) != 0 {
 			t.Errorf("same status reported as a change: %v", changes)
@@ -82,13 +82,13 @@ func TestUpdateAgentRejects(t *testing.T) {
 		acct := mustAccount(t, s, "acme")
 		a := mustAgent(t, s, acct.ID, "eliza")
 		bogus := domain.Status("sleeping")
-		_, _, err := s.UpdateAgent(ctx, acct.ID, a.ID, nil, &bogus, domain.AnyVersion)
+		_, _, err := s.Agents().UpdateAgent(ctx, acct.ID, a.ID, nil, &bogus, domain.AnyVersion)
 		wantErr(t, err, domain.ErrInvalid)
-		_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, fields(t, "name", ""), nil, domain.AnyVersion)
+		_, _, err = s.Agents().UpdateAgent(ctx, acct.ID, a.ID, fields(t, "name", ""), nil, domain.AnyVersion)
 		wantErr(t, err, domain.ErrInvalid)
-		_, _, err = s.UpdateAgent(ctx, acct.ID, a.ID, map[string]json.RawMessage{"bio": json.RawMessage(`[`)}, nil, domain.AnyVersion)
+		_, _, err = s.Agents().UpdateAgent(ctx, acct.ID, a.ID, map[string]json.RawMessage{"bio": json.RawMessage(`[`)}, nil, domain.AnyVersion)
 		wantErr(t, err, domain.ErrInvalid)
-		got, err := s.GetAgent(ctx, acct.ID, a.ID)
+		got, err := s.Agents().GetAgent(ctx, acct.ID, a.ID)
 		mustOK(t, err)
 		if got.Name != "eliza" {
 			t.Errorf("rejected update was stored: %+v", got)
@@ -113,7 +113,7 @@ func TestConcurrentUpdatesLoseNothing(t *testing.T) {
 					if m == "system" {
 						value = fmt.Sprintf(`"%s %d"`, m, r)
 					}
-					_, changes, err := s.UpdateAgent(ctx, acct.ID, a.ID, map[string]json.RawMessage{m: json.RawMessage(value)}, nil, domain.AnyVersion)
+					_, changes, err := s.Agents().UpdateAgent(ctx, acct.ID, a.ID, map[string]json.RawMessage{m: json.RawMessage(value)}, nil, domain.AnyVersion)
 					if err != nil || len(changes) != 1 {
 						t.Errorf("update %s round %d: changes %v, %v", m, r, changes, err)
 					}
@@ -121,7 +121,7 @@ func TestConcurrentUpdatesLoseNothing(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		got, err := s.GetAgent(ctx, acct.ID, a.ID)
+		got, err := s.Agents().GetAgent(ctx, acct.ID, a.ID)
 		mustOK(t, err)
 		for _, m := range members {
 			want := fmt.Sprintf(`["%s %d"]`, m, rounds-1)

@@ -51,7 +51,7 @@ func (webhookRow) TableName() string { return "webhooks" }
 // ErrQuotaExceeded *Error when the account has WebhookQuota webhooks already,
 // an ErrInvalid naming events for an empty or unknown event type, and
 // domain.ErrNotFound for an unknown account.
-func (s *Store) CreateWebhook(ctx context.Context, w domain.Webhook) (domain.Webhook, error) {
+func (s Webhooks) CreateWebhook(ctx context.Context, w domain.Webhook) (domain.Webhook, error) {
 	events, err := encodeEvents(w.Events)
 	if err != nil {
 		return domain.Webhook{}, wrap("create webhook", err)
@@ -100,7 +100,7 @@ func (s *Store) CreateWebhook(ctx context.Context, w domain.Webhook) (domain.Web
 
 // GetWebhook returns webhook id of account accountID; ErrWebhookNotFound
 // for a missing one or another account's.
-func (s *Store) GetWebhook(ctx context.Context, accountID, id string) (domain.Webhook, error) {
+func (s Webhooks) GetWebhook(ctx context.Context, accountID, id string) (domain.Webhook, error) {
 	row, err := findWebhook(s.read(ctx), accountID, id)
 	if err != nil {
 		return domain.Webhook{}, wrap("get webhook", err)
@@ -120,7 +120,7 @@ func findWebhook(db *gorm.DB, accountID, id string) (webhookRow, error) {
 
 // ListWebhooks returns a page of the account's webhooks, the oldest first,
 // and how many it has.
-func (s *Store) ListWebhooks(ctx context.Context, accountID string, page, limit int) ([]domain.Webhook, int64, error) {
+func (s Webhooks) ListWebhooks(ctx context.Context, accountID string, page, limit int) ([]domain.Webhook, int64, error) {
 	db := s.read(ctx).Model(&webhookRow{}).Where("account_id = ?", accountID).Session(&gorm.Session{})
 	var total int64
 	if err := db.Count(&total).Error; err != nil {
@@ -149,7 +149,7 @@ func (s *Store) ListWebhooks(ctx context.Context, accountID string, page, limit 
 // It returns domain.ErrWebhookNotFound for a missing webhook or another
 // account's, and an ErrInvalid naming events for an empty or unknown event
 // type.
-func (s *Store) UpdateWebhook(ctx context.Context, accountID, id string, c domain.WebhookChanges, ifVersion int64) (domain.Webhook, []string, error) {
+func (s Webhooks) UpdateWebhook(ctx context.Context, accountID, id string, c domain.WebhookChanges, ifVersion int64) (domain.Webhook, []string, error) {
 	var out domain.Webhook
 	changes := []string{}
 	err := s.write(ctx, "update webhook", func(tx *gorm.DB) error {
@@ -210,7 +210,7 @@ func (s *Store) UpdateWebhook(ctx context.Context, accountID, id string, c domai
 // other than AnyVersion, only when that is its version
 // (ErrPreconditionFailed). It returns domain.ErrWebhookNotFound for a
 // missing webhook or another account's.
-func (s *Store) DeleteWebhook(ctx context.Context, accountID, id string, ifVersion int64) error {
+func (s Webhooks) DeleteWebhook(ctx context.Context, accountID, id string, ifVersion int64) error {
 	return s.write(ctx, "delete webhook", func(tx *gorm.DB) error {
 		row, err := findWebhook(forUpdate(tx), accountID, id)
 		if err != nil {
@@ -237,7 +237,7 @@ func (s *Store) DeleteWebhook(ctx context.Context, accountID, id string, ifVersi
 // returned in clear in Secret; the old one keeps signing for 24 hours. It
 // returns domain.ErrWebhookNotFound for a missing webhook or another
 // account's.
-func (s *Store) RotateWebhookSecret(ctx context.Context, accountID, id string) (domain.Webhook, error) {
+func (s Webhooks) RotateWebhookSecret(ctx context.Context, accountID, id string) (domain.Webhook, error) {
 	secret, err := newSecret()
 	if err != nil {
 		return domain.Webhook{}, wrap("rotate webhook secret", err)
@@ -272,7 +272,7 @@ func (s *Store) RotateWebhookSecret(ctx context.Context, accountID, id string) (
 // accountID alone. It returns domain.ErrWebhookNotFound for a missing
 // webhook or another account's, and domain.ErrWebhookDisabled for a
 // disabled one, whose delivery would wait unsent.
-func (s *Store) TestWebhook(ctx context.Context, accountID, id string) error {
+func (s Webhooks) TestWebhook(ctx context.Context, accountID, id string) error {
 	return s.writeEvents(ctx, "test webhook", func(tx *gorm.DB, emit emitFunc) error {
 		w, err := findWebhook(tx, accountID, id)
 		if err != nil {
@@ -314,7 +314,7 @@ func newSecret() (string, error) {
 const webhookSecretName = "webhook signing secret"
 
 // sealSecret encrypts a webhook secret when a key is configured.
-func (s *Store) sealSecret(secret, owner string) (string, error) {
+func (s *core) sealSecret(secret, owner string) (string, error) {
 	if s.box == nil {
 		return secret, nil
 	}
@@ -323,7 +323,7 @@ func (s *Store) sealSecret(secret, owner string) (string, error) {
 
 // rotateWebhookSecrets re-seals every webhook's secrets under the
 // configured key, one transaction per webhook (see RotateSecrets).
-func (s *Store) rotateWebhookSecrets(ctx context.Context, old *secretbox.Box, res *RotateResult) error {
+func (s *core) rotateWebhookSecrets(ctx context.Context, old *secretbox.Box, res *RotateResult) error {
 	var ids []string
 	if err := s.read(ctx).Model(&webhookRow{}).Order("id").Pluck("id", &ids).Error; err != nil {
 		return wrap("rotate secrets", err)
@@ -368,7 +368,7 @@ func (s *Store) rotateWebhookSecrets(ctx context.Context, old *secretbox.Box, re
 }
 
 // openSecret decrypts a stored webhook secret; a plain one is returned as is.
-func (s *Store) openSecret(stored, owner string) (string, error) {
+func (s *core) openSecret(stored, owner string) (string, error) {
 	if !secretbox.Sealed(stored) {
 		return stored, nil
 	}

@@ -17,8 +17,8 @@ import (
 func claimSecrets(t *testing.T, s *Store, w domain.Webhook) []string {
 	t.Helper()
 	ctx := context.Background()
-	mustOK(t, s.TestWebhook(ctx, w.AccountID, w.ID))
-	jobs, err := s.ClaimDeliveries(ctx, 10, time.Minute)
+	mustOK(t, s.Webhooks().TestWebhook(ctx, w.AccountID, w.ID))
+	jobs, err := s.Webhooks().ClaimDeliveries(ctx, 10, time.Minute)
 	mustOK(t, err)
 	if len(jobs) != 1 {
 		t.Fatalf("claimed %d jobs, want 1", len(jobs))
@@ -35,7 +35,7 @@ func TestWebhookSecretsAtRest(t *testing.T) {
 		acct := mustAccount(t, s, "acme")
 		old := newBox(t)
 		s.box = old
-		w, err := s.CreateWebhook(ctx, domain.Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{"*"}, Enabled: true})
+		w, err := s.Webhooks().CreateWebhook(ctx, domain.Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{"*"}, Enabled: true})
 		mustOK(t, err)
 		var stored []string
 		mustOK(t, s.w.Model(&webhookRow{}).Pluck("secret", &stored).Error)
@@ -50,7 +50,7 @@ func TestWebhookSecretsAtRest(t *testing.T) {
 		if got := claimSecrets(t, s, w); len(got) != 0 {
 			t.Fatalf("job secrets %q under another key, want none", got)
 		}
-		res, err := s.RotateSecrets(ctx, old)
+		res, err := s.Agents().RotateSecrets(ctx, old)
 		mustOK(t, err)
 		if res.Webhooks != 1 || len(res.Unreadable) != 0 {
 			t.Fatalf("rotate = %+v, want 1 webhook", res)
@@ -70,12 +70,12 @@ func TestConcurrentFailuresDisableWebhook(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		acct := mustAccount(t, s, "acme")
-		w, err := s.CreateWebhook(ctx, domain.Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{"*"}, Enabled: true})
+		w, err := s.Webhooks().CreateWebhook(ctx, domain.Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{"*"}, Enabled: true})
 		mustOK(t, err)
 		for range DisableAfter {
-			mustOK(t, s.TestWebhook(ctx, acct.ID, w.ID))
+			mustOK(t, s.Webhooks().TestWebhook(ctx, acct.ID, w.ID))
 		}
-		jobs, err := s.ClaimDeliveries(ctx, DisableAfter, time.Minute)
+		jobs, err := s.Webhooks().ClaimDeliveries(ctx, DisableAfter, time.Minute)
 		mustOK(t, err)
 		if len(jobs) != DisableAfter {
 			t.Fatalf("claimed %d jobs, want %d", len(jobs), DisableAfter)
@@ -85,14 +85,14 @@ func TestConcurrentFailuresDisableWebhook(t *testing.T) {
 		for _, job := range jobs {
 			wg.Go(func() {
 				<-start
-				if err := s.FinishAttempt(ctx, job, domain.Attempt{At: time.Now(), StatusCode: 500, Error: "HTTP 500"}); err != nil {
+				if err := s.Webhooks().FinishAttempt(ctx, job, domain.Attempt{At: time.Now(), StatusCode: 500, Error: "HTTP 500"}); err != nil {
 					t.Error(err)
 				}
 			})
 		}
 		close(start)
 		wg.Wait()
-		got, err := s.GetWebhook(ctx, acct.ID, w.ID)
+		got, err := s.Webhooks().GetWebhook(ctx, acct.ID, w.ID)
 		mustOK(t, err)
 		if got.Enabled {
 			t.Fatalf("webhook enabled after %d failures in a row", DisableAfter)
@@ -108,11 +108,11 @@ func TestDeletingMessagesDeletesTheirEvents(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		acct := mustAccount(t, s, "acme")
-		_, err := s.CreateWebhook(ctx, domain.Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{"*"}, Enabled: true})
+		_, err := s.Webhooks().CreateWebhook(ctx, domain.Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{"*"}, Enabled: true})
 		mustOK(t, err)
 		agent := mustAgent(t, s, acct.ID, "talker")
 		exchange := func(user string) string {
-			_, convID, err := s.SaveExchange(ctx, acct.ID, agent.ID, domain.ConversationRef{UserID: user, Platform: domain.PlatformAPI},
+			_, convID, err := s.Conversations().SaveExchange(ctx, acct.ID, agent.ID, domain.ConversationRef{UserID: user, Platform: domain.PlatformAPI},
 				domain.Message{Role: domain.RoleUser, UserID: user, Text: "secret of " + user, CreatedAt: time.Now()},
 				domain.Message{Role: domain.RoleAssistant, UserID: user, Text: "noted"})
 			mustOK(t, err)
@@ -124,19 +124,19 @@ func TestDeletingMessagesDeletesTheirEvents(t *testing.T) {
 			mustOK(t, q.Count(&n).Error)
 			return n
 		}
-		jobs, err := s.ClaimDeliveries(ctx, 100, time.Minute)
+		jobs, err := s.Webhooks().ClaimDeliveries(ctx, 100, time.Minute)
 		mustOK(t, err)
 		for _, j := range jobs { // attempts recorded, so they must go too
-			mustOK(t, s.FinishAttempt(ctx, j, domain.Attempt{At: time.Now(), StatusCode: 500, Error: "HTTP 500", RetryAt: time.Now().Add(time.Hour)}))
+			mustOK(t, s.Webhooks().FinishAttempt(ctx, j, domain.Attempt{At: time.Now(), StatusCode: 500, Error: "HTTP 500", RetryAt: time.Now().Add(time.Hour)}))
 		}
 		ann := exchange("ann")
 		exchange("bob")
-		jobs, err = s.ClaimDeliveries(ctx, 100, time.Minute)
+		jobs, err = s.Webhooks().ClaimDeliveries(ctx, 100, time.Minute)
 		mustOK(t, err)
 		for _, j := range jobs {
-			mustOK(t, s.FinishAttempt(ctx, j, domain.Attempt{At: time.Now(), StatusCode: 500, Error: "HTTP 500", RetryAt: time.Now().Add(time.Hour)}))
+			mustOK(t, s.Webhooks().FinishAttempt(ctx, j, domain.Attempt{At: time.Now(), StatusCode: 500, Error: "HTTP 500", RetryAt: time.Now().Add(time.Hour)}))
 		}
-		_, err = s.DeleteConversation(ctx, acct.ID, agent.ID, ann)
+		_, err = s.Conversations().DeleteConversation(ctx, acct.ID, agent.ID, ann)
 		mustOK(t, err)
 		if n := count("secret of ann"); n != 0 {
 			t.Errorf("%d events still quote the deleted conversation", n)
@@ -144,7 +144,7 @@ func TestDeletingMessagesDeletesTheirEvents(t *testing.T) {
 		if n := count("secret of bob"); n != 1 {
 			t.Errorf("%d events quote the other conversation, want 1", n)
 		}
-		_, err = s.DeleteAgent(ctx, acct.ID, agent.ID, domain.AnyVersion)
+		_, err = s.Agents().DeleteAgent(ctx, acct.ID, agent.ID, domain.AnyVersion)
 		mustOK(t, err)
 		var deliveries, attempts, events int64
 		mustOK(t, s.w.Model(&eventRow{}).Where("type = ?", string(domain.EventMessageCompleted)).Count(&events).Error)
@@ -167,7 +167,7 @@ func TestToolCallsInReplyAndEvent(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		acct := mustAccount(t, s, "acme")
-		_, err := s.CreateWebhook(ctx, domain.Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{"*"}, Enabled: true})
+		_, err := s.Webhooks().CreateWebhook(ctx, domain.Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{"*"}, Enabled: true})
 		mustOK(t, err)
 		agent := mustAgent(t, s, acct.ID, "actor")
 		calls := []domain.ToolCall{
@@ -175,15 +175,15 @@ func TestToolCallsInReplyAndEvent(t *testing.T) {
 			{ID: "call_2", Name: "nope", Arguments: json.RawMessage(`{}`), Result: `{"error":"unknown tool"}`},
 		}
 		conv := domain.ConversationRef{UserID: "u1", Platform: domain.PlatformAPI}
-		_, _, err = s.SaveExchange(ctx, acct.ID, agent.ID, conv, domain.Message{Role: domain.RoleUser, UserID: "u1", Text: "price?", CreatedAt: time.Now()},
+		_, _, err = s.Conversations().SaveExchange(ctx, acct.ID, agent.ID, conv, domain.Message{Role: domain.RoleUser, UserID: "u1", Text: "price?", CreatedAt: time.Now()},
 			domain.Message{Role: domain.RoleAssistant, UserID: "u1", Text: "142", ToolCalls: calls})
 		mustOK(t, err)
-		history, err := s.History(ctx, acct.ID, agent.ID, conv, 2)
+		history, err := s.Conversations().History(ctx, acct.ID, agent.ID, conv, 2)
 		mustOK(t, err)
 		if len(history) != 2 || !reflect.DeepEqual(history[1].ToolCalls, calls) || history[0].ToolCalls != nil {
 			t.Errorf("stored tool calls = %+v / %+v", history[1].ToolCalls, history[0].ToolCalls)
 		}
-		rep, err := s.AgentAnalytics(ctx, acct.ID, agent.ID, domain.AnalyticsQuery{From: time.Now().Add(-time.Hour), To: time.Now(), Interval: domain.IntervalHour})
+		rep, err := s.Analytics().AgentAnalytics(ctx, acct.ID, agent.ID, domain.AnalyticsQuery{From: time.Now().Add(-time.Hour), To: time.Now(), Interval: domain.IntervalHour})
 		mustOK(t, err)
 		if rep.Totals.ToolCalls != 2 || rep.Totals.ToolErrors != 1 || rep.Series[len(rep.Series)-1].ToolCalls != 2 {
 			t.Errorf("analytics totals %+v", rep.Totals)
@@ -224,13 +224,13 @@ func TestCreateAgentEventsFollowWebhookCount(t *testing.T) {
 		if hooks, events := count(); hooks != 0 || events != 0 {
 			t.Fatalf("no webhook: count %d, %d agent.created events", hooks, events)
 		}
-		w, err := s.CreateWebhook(ctx, domain.Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{"*"}, Enabled: true})
+		w, err := s.Webhooks().CreateWebhook(ctx, domain.Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{"*"}, Enabled: true})
 		mustOK(t, err)
 		mustAgent(t, s, acct.ID, "heard")
 		if hooks, events := count(); hooks != 1 || events != 1 {
 			t.Fatalf("one webhook: count %d, %d agent.created events", hooks, events)
 		}
-		mustOK(t, s.DeleteWebhook(ctx, acct.ID, w.ID, domain.AnyVersion))
+		mustOK(t, s.Webhooks().DeleteWebhook(ctx, acct.ID, w.ID, domain.AnyVersion))
 		mustAgent(t, s, acct.ID, "quiet again")
 		if hooks, events := count(); hooks != 0 || events != 1 {
 			t.Fatalf("webhook deleted: count %d, %d agent.created events", hooks, events)
@@ -248,7 +248,7 @@ func TestExchangeEventsFollowWebhookCount(t *testing.T) {
 		a := mustAgent(t, s, acct.ID, "talker")
 		exchange := func() (events int64) {
 			t.Helper()
-			_, _, err := s.SaveExchange(ctx, acct.ID, a.ID, ref("user:ann"), domain.Message{Text: "hi", UserID: "ann"}, domain.Message{Text: "hello"})
+			_, _, err := s.Conversations().SaveExchange(ctx, acct.ID, a.ID, ref("user:ann"), domain.Message{Text: "hi", UserID: "ann"}, domain.Message{Text: "hello"})
 			mustOK(t, err)
 			mustOK(t, s.w.Model(&eventRow{}).Where("account_id = ? AND type = ?", acct.ID, domain.EventMessageCompleted).Count(&events).Error)
 			return events
@@ -256,12 +256,12 @@ func TestExchangeEventsFollowWebhookCount(t *testing.T) {
 		if n := exchange(); n != 0 {
 			t.Fatalf("no webhook: %d message.completed events", n)
 		}
-		w, err := s.CreateWebhook(ctx, domain.Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{"*"}, Enabled: true})
+		w, err := s.Webhooks().CreateWebhook(ctx, domain.Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{"*"}, Enabled: true})
 		mustOK(t, err)
 		if n := exchange(); n != 1 {
 			t.Fatalf("one webhook: %d message.completed events", n)
 		}
-		mustOK(t, s.DeleteWebhook(ctx, acct.ID, w.ID, domain.AnyVersion))
+		mustOK(t, s.Webhooks().DeleteWebhook(ctx, acct.ID, w.ID, domain.AnyVersion))
 		if n := exchange(); n != 1 {
 			t.Fatalf("webhook deleted: %d message.completed events", n)
 		}

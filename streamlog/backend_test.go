@@ -16,7 +16,7 @@ import (
 // backends are the Backends agentd runs with: the database (SQLite and
 // PostgreSQL) and Redis.
 func backends(t *testing.T, fn func(t *testing.T, b streamlog.Backend)) {
-	storetest.Backends(t, func(t *testing.T, dsn string) { fn(t, storetest.Open(t, dsn)) })
+	storetest.Backends(t, func(t *testing.T, dsn string) { fn(t, storetest.Open(t, dsn).Streams()) })
 	t.Run("redis", func(t *testing.T) { fn(t, streamlog.NewRedis(testutil.Redis(t))) })
 }
 

@@ -17,7 +17,7 @@ import (
 // context ends, then cancels them, and the ends they write on the way out
 // reach the Backend before it returns.
 func TestCloseCutsWhatStillRuns(t *testing.T) {
-	st := storetest.Open(t, storetest.SQLiteDSN(t))
+	st := storetest.Open(t, storetest.SQLiteDSN(t)).Streams()
 	hub := streamlog.New(streamlog.Config{Backend: st})
 	k := streamlog.Key{AccountID: "acct_1", AgentID: "agent_1", MessageID: "msg_1"}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -77,7 +77,7 @@ func (g gatedBackend) AppendStreams(ctx context.Context, batches []streamlog.Bat
 // nothing until the Backend has the stream; from then on the others find
 // it.
 func TestNoEventBeforeTheBackendHasTheStream(t *testing.T) {
-	st := storetest.Open(t, storetest.SQLiteDSN(t))
+	st := storetest.Open(t, storetest.SQLiteDSN(t)).Streams()
 	gate := gatedBackend{Backend: st, open: make(chan struct{})}
 	hub := streamlog.New(streamlog.Config{Backend: gate})
 	k := streamlog.Key{AccountID: "acct_1", AgentID: "agent_1", MessageID: "msg_1"}
@@ -116,7 +116,7 @@ func (b *slowBackend) AppendStreams(ctx context.Context, batches []streamlog.Bat
 // less often (the flushes take a quarter of its time at most), not one
 // after the other every 60ms.
 func TestSlowFlushesComeLessOften(t *testing.T) {
-	st := storetest.Open(t, storetest.SQLiteDSN(t))
+	st := storetest.Open(t, storetest.SQLiteDSN(t)).Streams()
 	slow := &slowBackend{Backend: st, delay: 50 * time.Millisecond}
 	hub := streamlog.New(streamlog.Config{Backend: slow, FlushInterval: 10 * time.Millisecond})
 	k := streamlog.Key{AccountID: "acct_1", AgentID: "agent_1", MessageID: "msg_1"}
@@ -143,7 +143,7 @@ func TestSlowFlushesComeLessOften(t *testing.T) {
 // waiting emits them all and flushes once, so a client that fell behind
 // catches up in one write rather than one per event.
 func TestFollowerFlushesWhatIsAtHandOnce(t *testing.T) {
-	st := storetest.Open(t, storetest.SQLiteDSN(t))
+	st := storetest.Open(t, storetest.SQLiteDSN(t)).Streams()
 	hub := streamlog.New(streamlog.Config{Backend: st})
 	k := streamlog.Key{AccountID: "acct_1", AgentID: "agent_1", MessageID: "msg_1"}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -191,7 +191,7 @@ func (h *heldBackend) AppendStreams(ctx context.Context, batches []streamlog.Bat
 // the Backend has the stream, so a client never holds an event of a stream
 // another replica cannot find.
 func TestStreamWithoutEventsIsNotVisible(t *testing.T) {
-	st := storetest.Open(t, storetest.SQLiteDSN(t))
+	st := storetest.Open(t, storetest.SQLiteDSN(t)).Streams()
 	held := &heldBackend{Backend: st}
 	hub := streamlog.New(streamlog.Config{Backend: held, FlushInterval: time.Millisecond})
 	k := streamlog.Key{AccountID: "acct_1", AgentID: "agent_1", MessageID: "msg_1"}
@@ -239,7 +239,7 @@ func (b *lateBackend) RequestStreamCancel(ctx context.Context, k streamlog.Key) 
 // whose Backend does not show the stream yet asks again before answering
 // not found; a stream that is not kept is not found.
 func TestAStreamNotYetSeenIsAskedForAgain(t *testing.T) {
-	st := storetest.Open(t, storetest.SQLiteDSN(t))
+	st := storetest.Open(t, storetest.SQLiteDSN(t)).Streams()
 	k := streamlog.Key{AccountID: "acct_1", AgentID: "agent_1", MessageID: "msg_1"}
 	err := st.AppendStreams(context.Background(), []streamlog.Batch{{Key: k, Owner: "a",
 		Events: []streamlog.Event{{ID: 1, Data: []byte(`{"type":"start"}`)}, {ID: 2, Data: []byte(`{"type":"done"}`)}},

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/domain"
+	"github.com/agentd/agentd/llm"
 )
 
 // inactiveReason is the reason an inactive agent gives.
@@ -22,4 +23,21 @@ func CanAnswer(a domain.Agent, now time.Time) error {
 		return &UnavailableError{Status: domain.StatusError, Reason: a.StatusReason, RetryAfter: a.RetryAt.Sub(now)}
 	}
 	return nil
+}
+
+// ProviderState says whether the server can call a model provider with its
+// own configuration, that is without a key of the agent's.
+type ProviderState struct {
+	Name       string
+	Configured bool
+}
+
+// Providers are the supported model providers, in llm.Providers' order,
+// each with whether the server can call it without an agent's own key.
+func (s *Service) Providers() []ProviderState {
+	out := make([]ProviderState, len(llm.Providers))
+	for i, name := range llm.Providers {
+		out[i] = ProviderState{Name: name, Configured: s.cfg.Model.Configured(name, "") == nil}
+	}
+	return out
 }

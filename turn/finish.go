@@ -42,7 +42,7 @@ func (s *Service) finish(ctx context.Context, t *Turn, reply llm.Reply, calls []
 		return cut, s.providerFailure(ctx, t.in.RequestID, t.agent, callErr)
 	}
 	if t.agent.Status == domain.StatusError {
-		if err := s.cfg.Store.MarkAgentRecovered(saveCtx, t.agent.AccountID, t.agent.ID); err != nil {
+		if err := s.cfg.Stores.Agents.MarkAgentRecovered(saveCtx, t.agent.AccountID, t.agent.ID); err != nil {
 			return Result{}, err
 		}
 	}
@@ -82,7 +82,7 @@ func (s *Service) saveExchange(ctx context.Context, t *Turn, reply llm.Reply, me
 	answer := domain.Message{ID: t.replyID, Role: domain.RoleAssistant, UserID: t.in.UserID, Text: reply.Text, Model: meta.Model,
 		CompletionTokens: reply.Usage.CompletionTokens, TokensUsed: meta.TokensUsed, ResponseMillis: meta.ResponseMillis,
 		Partial: partial, ToolCalls: meta.ToolCalls}
-	stored, _, err := s.cfg.Store.SaveExchange(ctx, t.agent.AccountID, t.agent.ID, t.in.Conv, user, answer)
+	stored, _, err := s.cfg.Stores.Conversations.SaveExchange(ctx, t.agent.AccountID, t.agent.ID, t.in.Conv, user, answer)
 	return stored, err
 }
 
@@ -112,7 +112,7 @@ func (s *Service) providerFailure(ctx context.Context, requestID string, agent d
 	if le.RetryAfter > 0 {
 		cooldown = le.RetryAfter
 	}
-	status, err := s.cfg.Store.MarkAgentError(writeCtx, agent.AccountID, agent.ID, le.Reason, time.Now().Add(cooldown))
+	status, err := s.cfg.Stores.Agents.MarkAgentError(writeCtx, agent.AccountID, agent.ID, le.Reason, time.Now().Add(cooldown))
 	if err != nil {
 		return err
 	}
@@ -126,7 +126,7 @@ func (s *Service) providerFailure(ctx context.Context, requestID string, agent d
 // recordTurnError counts the failed turn in the agent's analytics, best
 // effort: the caller's answer does not depend on it.
 func (s *Service) recordTurnError(ctx context.Context, requestID string, agent domain.Agent, le *llm.Error) {
-	if err := s.cfg.Store.RecordTurnError(ctx, agent.AccountID, agent.ID, le.Kind.String(), time.Now()); err != nil {
+	if err := s.cfg.Stores.Analytics.RecordTurnError(ctx, agent.AccountID, agent.ID, le.Kind.String(), time.Now()); err != nil {
 		s.cfg.Logger.WarnContext(ctx, "record failed turn", "request_id", requestID, "agent", agent.ID, "error", err)
 	}
 }

@@ -48,7 +48,7 @@ func TestGivenContextReplacesStoredHistory(t *testing.T) {
 	if m := res.Metadata; m.TokensUsed != 9 || m.PromptTokens != 7 || m.CompletionTokens != 2 {
 		t.Errorf("metadata %+v, want 7 prompt and 2 completion tokens", m)
 	}
-	got, err := st.GetAgent(ctx, agent.AccountID, agent.ID)
+	got, err := st.Agents().GetAgent(ctx, agent.AccountID, agent.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

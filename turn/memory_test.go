@@ -57,7 +57,7 @@ func newMemoryCase(t *testing.T, provider string, memory string) *memoryCase {
 		"modelProvider": json.RawMessage(`"` + provider + `"`)}
 	var box *tools.Service
 	c.svc, c.st, c.agent = newServiceWith(t, turn.Config{Model: model}, fields, func(st *store.Store, cfg *turn.Config) {
-		c.recall = recall.New(st, model, nil)
+		c.recall = recall.New(st.Memories(), st.Knowledge(), model, nil)
 		c.lookups = &countingRecall{Recall: c.recall}
 		box = tools.New(tools.Config{})
 		cfg.Tools, cfg.Recall = box, c.lookups
@@ -104,11 +104,11 @@ func TestMemoryPerUser(t *testing.T) {
 			if p := c.say(t, "bob", room, "Which programming language am I learning?"); strings.Contains(p, "Rust") {
 				t.Errorf("Bob's prompt shows Ann's memory:\n%s", p)
 			}
-			mems, _, err := c.st.ListMemories(context.Background(), c.agent.AccountID, c.agent.ID, domain.MemoryQuery{Page: 1, Limit: 10})
+			mems, _, err := c.st.Memories().ListMemories(context.Background(), c.agent.AccountID, c.agent.ID, domain.MemoryQuery{Page: 1, Limit: 10})
 			if err != nil || len(mems) != 1 || mems[0].UserID != "ann" || mems[0].Source != domain.MemorySourceAgent {
 				t.Fatalf("memories %+v, %v", mems, err)
 			}
-			vecs, err := c.st.MemoryVectors(context.Background(), c.agent.AccountID, c.agent.ID, []string{"ann"}, "text-embedding-3-small")
+			vecs, err := c.st.Memories().MemoryVectors(context.Background(), c.agent.AccountID, c.agent.ID, []string{"ann"}, "text-embedding-3-small")
 			if err != nil || (len(vecs) == 1) != (tc.name == "embeddings") {
 				t.Errorf("%d embeddings stored, %v", len(vecs), err)
 			}
@@ -182,7 +182,7 @@ func TestConversationSummary(t *testing.T) {
 	ctx := context.Background()
 	conv := domain.ConversationRef{UserID: "u1", Platform: domain.PlatformAPI}
 	summary := func() string {
-		s, n, err := c.st.ConversationSummary(ctx, c.agent.AccountID, c.agent.ID, conv)
+		s, n, err := c.st.Conversations().ConversationSummary(ctx, c.agent.AccountID, c.agent.ID, conv)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -213,11 +213,11 @@ func TestConversationSummary(t *testing.T) {
 	if got := summary(); got != "2: The user has a cat called Miso." {
 		t.Errorf("summary after a failed call %q", got)
 	}
-	a, err := c.st.GetAgent(ctx, c.agent.AccountID, c.agent.ID)
+	a, err := c.st.Agents().GetAgent(ctx, c.agent.AccountID, c.agent.ID)
 	if err != nil || a.Status != domain.StatusActive {
 		t.Errorf("agent after a failed summary: %v %v", a.Status, err)
 	}
-	rep, err := c.st.AgentAnalytics(ctx, c.agent.AccountID, c.agent.ID,
+	rep, err := c.st.Analytics().AgentAnalytics(ctx, c.agent.AccountID, c.agent.ID,
 		domain.AnalyticsQuery{From: time.Now().Add(-time.Hour), To: time.Now(), Interval: domain.IntervalHour})
 	if err != nil || rep.Totals.Errors != 1 {
 		t.Errorf("analytics errors %d, %v; want the failed summary counted", rep.Totals.Errors, err)

@@ -63,7 +63,7 @@ func (s *Service) RecallAgent(ctx context.Context, accountID, agentID string) (r
 // secrets, for the operations that read an agent as its turn would
 // without taking one.
 func (s *Service) agentWithSecrets(ctx context.Context, accountID, agentID string) (domain.Agent, domain.Secrets, error) {
-	agent, err := s.cfg.Store.GetAgent(ctx, accountID, agentID)
+	agent, err := s.cfg.Stores.Agents.GetAgent(ctx, accountID, agentID)
 	if err != nil {
 		return domain.Agent{}, nil, err
 	}

@@ -45,7 +45,7 @@ func (s *Service) history(ctx context.Context, t *Turn, window int) ([]llm.Messa
 	if given := t.in.Given; given != nil {
 		return given[max(0, len(given)-window):], nil
 	}
-	history, err := s.cfg.Store.History(ctx, t.agent.AccountID, t.agent.ID, t.in.Conv, window)
+	history, err := s.cfg.Stores.Conversations.History(ctx, t.agent.AccountID, t.agent.ID, t.in.Conv, window)
 	if err != nil {
 		return nil, err
 	}

@@ -34,24 +34,35 @@ const (
 // reply.
 const saveTimeout = 30 * time.Second
 
-// Store is what a turn reads and writes; *store.Store implements it.
-type Store interface {
+// Stores is what a turn reads and writes, one small interface per
+// resource; cmd/agentd passes the faces of its *store.Store.
+type Stores struct {
+	Agents        Agents
+	Conversations Conversations
+	Analytics     Analytics
+}
+
+// Agents is what a turn reads of its agent and how it marks the agent's
+// state after a provider's failure or recovery.
+type Agents interface {
 	GetAgent(ctx context.Context, accountID, id string) (domain.Agent, error)
 	// Secrets opens the agent's secrets; domain.ErrSecretUnreadable when
 	// they do not decrypt under the configured key.
 	Secrets(a domain.Agent) (domain.Secrets, error)
-	// History is the last limit messages of the conversation, oldest first.
-	History(ctx context.Context, accountID, agentID string, conv domain.ConversationRef, limit int) ([]domain.Message, error)
-	// SaveExchange stores a message and its reply in the conversation,
-	// with their analytics and events, and returns the stored reply.
-	SaveExchange(ctx context.Context, accountID, agentID string, conv domain.ConversationRef, user, reply domain.Message) (domain.Message, string, error)
 	// MarkAgentError puts the agent in `error` until retryAt unless it is
 	// inactive, and returns its status afterwards.
 	MarkAgentError(ctx context.Context, accountID, agentID, reason string, retryAt time.Time) (domain.Status, error)
 	// MarkAgentRecovered moves an agent in `error` back to active.
 	MarkAgentRecovered(ctx context.Context, accountID, agentID string) error
-	// RecordTurnError counts a failed turn of kind in the agent's analytics.
-	RecordTurnError(ctx context.Context, accountID, agentID, kind string, t time.Time) error
+}
+
+// Conversations is the history a turn reads and the exchange it saves.
+type Conversations interface {
+	// History is the last limit messages of the conversation, oldest first.
+	History(ctx context.Context, accountID, agentID string, conv domain.ConversationRef, limit int) ([]domain.Message, error)
+	// SaveExchange stores a message and its reply in the conversation,
+	// with their analytics and events, and returns the stored reply.
+	SaveExchange(ctx context.Context, accountID, agentID string, conv domain.ConversationRef, user, reply domain.Message) (domain.Message, string, error)
 	// OpenConversation is the id of the agent's conversation conv, which
 	// it creates when it does not exist; "" when conv names none.
 	OpenConversation(ctx context.Context, accountID, agentID string, conv domain.ConversationRef) (string, error)
@@ -65,12 +76,19 @@ type Store interface {
 	MessagesRange(ctx context.Context, accountID, agentID string, conv domain.ConversationRef, from, to int) ([]domain.Message, error)
 	// GetConversation is one conversation, with its message count.
 	GetConversation(ctx context.Context, accountID, agentID, id string) (domain.Conversation, error)
-	// RecordTokens adds tokens spent outside a turn (summaries) to the
-	// agent's analytics.
-	RecordTokens(ctx context.Context, accountID, agentID string, tokens int, t time.Time) error
 	// NewMessageID is a new message id made at t, for a reply whose id is
 	// known before it is stored.
 	NewMessageID(t time.Time) string
+}
+
+// Analytics counts what a turn spends or fails outside its saved
+// exchange.
+type Analytics interface {
+	// RecordTurnError counts a failed turn of kind in the agent's analytics.
+	RecordTurnError(ctx context.Context, accountID, agentID, kind string, t time.Time) error
+	// RecordTokens adds tokens spent outside a turn (summaries) to the
+	// agent's analytics.
+	RecordTokens(ctx context.Context, accountID, agentID string, tokens int, t time.Time) error
 }
 
 // Model produces an agent's reply; *llm.Client implements it.
@@ -93,8 +111,8 @@ type Semaphore interface {
 
 // Config is what a Service needs.
 type Config struct {
-	Store Store
-	Model Model
+	Stores Stores
+	Model  Model
 	// Semaphore holds the per-agent cap of turns (MaxInFlightPerAgent).
 	Semaphore Semaphore
 	// ErrorCooldown is how long an agent in error refuses messages when
@@ -123,10 +141,12 @@ type Service struct {
 // Close waits for the work a Service does after its turns (summaries).
 func (s *Service) Close() { s.bg.Wait() }
 
-// New returns a Service; Store, Model and Semaphore are required.
+// New returns a Service; Stores (all three), Model and Semaphore are
+// required.
 func New(cfg Config) (*Service, error) {
-	if cfg.Store == nil || cfg.Model == nil || cfg.Semaphore == nil {
-		return nil, errors.New("turn: Store, Model and Semaphore are required")
+	st := cfg.Stores
+	if st.Agents == nil || st.Conversations == nil || st.Analytics == nil || cfg.Model == nil || cfg.Semaphore == nil {
+		return nil, errors.New("turn: Stores, Model and Semaphore are required")
 	}
 	if cfg.ErrorCooldown <= 0 {
 		cfg.ErrorCooldown = 30 * time.Second
@@ -271,7 +291,7 @@ func (s *Service) Prepare(ctx context.Context, in Input) (*Turn, error) {
 	if strings.TrimSpace(in.Text) == "" && !in.Shape.Post {
 		return nil, ErrEmptyText
 	}
-	agent, err := s.cfg.Store.GetAgent(ctx, in.AccountID, in.AgentID)
+	agent, err := s.cfg.Stores.Agents.GetAgent(ctx, in.AccountID, in.AgentID)
 	if err != nil {
 		return nil, err
 	}
@@ -290,8 +310,8 @@ func (s *Service) Prepare(ctx context.Context, in Input) (*Turn, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Turn{replyID: s.cfg.Store.NewMessageID(start), agent: agent, apiKey: apiKey, in: in, start: start, release: release}
-	if t.convID, err = s.cfg.Store.OpenConversation(ctx, agent.AccountID, agent.ID, in.Conv); err != nil {
+	t := &Turn{replyID: s.cfg.Stores.Conversations.NewMessageID(start), agent: agent, apiKey: apiKey, in: in, start: start, release: release}
+	if t.convID, err = s.cfg.Stores.Conversations.OpenConversation(ctx, agent.AccountID, agent.ID, in.Conv); err != nil {
 		release()
 		return nil, err
 	}
@@ -387,7 +407,7 @@ const errSecretKeyReason = "The agent's secrets cannot be decrypted: AGENTD_SECR
 // without putting the agent in error: the fix is the server's key, not the
 // provider.
 func (s *Service) secrets(ctx context.Context, agent domain.Agent) (domain.Secrets, error) {
-	secrets, err := s.cfg.Store.Secrets(agent)
+	secrets, err := s.cfg.Stores.Agents.Secrets(agent)
 	if errors.Is(err, domain.ErrSecretUnreadable) {
 		s.cfg.Logger.WarnContext(ctx, "agent secrets cannot be decrypted", "agent", agent.ID, "error", err)
 		return nil, &UnavailableError{Status: agent.Status, Reason: errSecretKeyReason}

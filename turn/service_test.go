@@ -55,7 +55,7 @@ func newServiceWith(t *testing.T, cfg turn.Config, fields map[string]json.RawMes
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	acct, err := st.CreateAccount(ctx, domain.Account{Name: "acme", Tier: domain.TierEnterprise, AgentQuota: 10})
+	acct, err := st.Accounts().CreateAccount(ctx, domain.Account{Name: "acme", Tier: domain.TierEnterprise, AgentQuota: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,12 +64,13 @@ func newServiceWith(t *testing.T, cfg turn.Config, fields map[string]json.RawMes
 	for k, v := range fields {
 		all[k] = v
 	}
-	agent, err := st.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Name: "Ada", ModelProvider: "openai", Model: "m",
+	agent, err := st.Agents().CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Name: "Ada", ModelProvider: "openai", Model: "m",
 		Status: domain.StatusActive, Fields: all}, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Store, cfg.Semaphore, cfg.ErrorCooldown = st, limit.NewMemorySemaphore(), time.Hour
+	cfg.Stores = turn.Stores{Agents: st.Agents(), Conversations: st.Conversations(), Analytics: st.Analytics()}
+	cfg.Semaphore, cfg.ErrorCooldown = limit.NewMemorySemaphore(), time.Hour
 	for _, f := range tweak {
 		f(st, &cfg)
 	}
@@ -97,7 +98,7 @@ func TestPlatformTurnShortensBeforeStoring(t *testing.T) {
 	if res.Text != "lovely tea lovely tea lovely" {
 		t.Fatalf("reply %q, want it cut at the last word within 30 characters", res.Text)
 	}
-	history, err := st.History(ctx, agent.AccountID, agent.ID, conv, 10)
+	history, err := st.Conversations().History(ctx, agent.AccountID, agent.ID, conv, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +138,7 @@ func TestAgentInErrorRecoversAfterCooldown(t *testing.T) {
 	if err != nil || res.Text != "back" {
 		t.Fatalf("turn after the cool-down: %+v, %v", res, err)
 	}
-	if a, err := st.GetAgent(ctx, agent.AccountID, agent.ID); err != nil || a.Status != domain.StatusActive {
+	if a, err := st.Agents().GetAgent(ctx, agent.AccountID, agent.ID); err != nil || a.Status != domain.StatusActive {
 		t.Fatalf("agent after the recovery: %v, %v; want active", a.Status, err)
 	}
 }

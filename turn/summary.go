@@ -28,7 +28,7 @@ func (s *Service) summary(ctx context.Context, t *Turn) (string, error) {
 	if !memoryOf(t.agent).RememberConversations || t.in.Conv == (domain.ConversationRef{Platform: t.in.Conv.Platform}) {
 		return "", nil
 	}
-	summary, _, err := s.cfg.Store.ConversationSummary(ctx, t.agent.AccountID, t.agent.ID, t.in.Conv)
+	summary, _, err := s.cfg.Stores.Conversations.ConversationSummary(ctx, t.agent.AccountID, t.agent.ID, t.in.Conv)
 	return summary, err
 }
 
@@ -56,7 +56,7 @@ func (s *Service) summarize(ctx context.Context, t *Turn) error {
 	if window <= 0 {
 		return nil
 	}
-	st, acct, id := s.cfg.Store, t.agent.AccountID, t.agent.ID
+	st, acct, id := s.cfg.Stores.Conversations, t.agent.AccountID, t.agent.ID
 	if t.convID == "" {
 		return nil
 	}
@@ -82,7 +82,7 @@ func (s *Service) summarize(ctx context.Context, t *Turn) error {
 		}
 		return err
 	}
-	if err := st.RecordTokens(ctx, acct, id, metadata(t, reply).TokensUsed, time.Now()); err != nil {
+	if err := s.cfg.Stores.Analytics.RecordTokens(ctx, acct, id, metadata(t, reply).TokensUsed, time.Now()); err != nil {
 		return err
 	}
 	return st.SaveSummary(ctx, acct, id, t.in.Conv, cutRunes(strings.TrimSpace(reply.Text), MaxSummary), out)

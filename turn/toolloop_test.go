@@ -128,7 +128,7 @@ func TestToolLoopParallelCalls(t *testing.T) {
 	if c.tools.calls[0].ID != got[0].ID && c.tools.calls[0].ID != got[1].ID && c.tools.calls[0].ID != got[2].ID {
 		t.Errorf("the source got call id %q, not one the reply shows", c.tools.calls[0].ID)
 	}
-	history, err := c.st.History(context.Background(), c.agent.AccountID, c.agent.ID, c.input().Conv, 2)
+	history, err := c.st.Conversations().History(context.Background(), c.agent.AccountID, c.agent.ID, c.input().Conv, 2)
 	if err != nil || len(history) != 2 || len(history[1].ToolCalls) != 3 || history[1].ToolCalls[1].Result != got[1].Result {
 		t.Fatalf("history %+v, %v; want the reply with its calls", history, err)
 	}
@@ -139,7 +139,7 @@ func TestToolLoopParallelCalls(t *testing.T) {
 func checkToolAnalytics(t *testing.T, c *toolCase, calls, failed int64) {
 	t.Helper()
 	now := time.Now()
-	rep, err := c.st.AgentAnalytics(context.Background(), c.agent.AccountID, c.agent.ID,
+	rep, err := c.st.Analytics().AgentAnalytics(context.Background(), c.agent.AccountID, c.agent.ID,
 		domain.AnalyticsQuery{From: now.Add(-time.Hour), To: now, Interval: domain.IntervalHour})
 	if err != nil {
 		t.Fatal(err)

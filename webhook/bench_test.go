@@ -28,12 +28,12 @@ func BenchmarkDelivery(b *testing.B) {
 	}))
 	defer rcv.Close()
 	acct := storetest.Account(b, st, "bench")
-	w, err := st.CreateWebhook(ctx, domain.Webhook{AccountID: acct.ID, URL: rcv.URL, Events: []string{"*"}, Enabled: true})
+	w, err := st.Webhooks().CreateWebhook(ctx, domain.Webhook{AccountID: acct.ID, URL: rcv.URL, Events: []string{"*"}, Enabled: true})
 	if err != nil {
 		b.Fatal(err)
 	}
 	for range b.N {
-		if err := st.TestWebhook(ctx, acct.ID, w.ID); err != nil {
+		if err := st.Webhooks().TestWebhook(ctx, acct.ID, w.ID); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -43,7 +43,7 @@ func BenchmarkDelivery(b *testing.B) {
 	start := time.Now()
 	go func() {
 		defer close(done)
-		webhook.New(st, webhook.Config{AllowPrivate: true, Poll: 10 * time.Millisecond,
+		webhook.New(st.Webhooks(), webhook.Config{AllowPrivate: true, Poll: 10 * time.Millisecond,
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}).Run(runCtx)
 	}()
 	for got.Load() < int64(b.N) {

@@ -33,7 +33,7 @@ func TestDeliveryIsATrace(t *testing.T) {
 	acct, w := setup(t, st, rcv.URL+"/hooks/t0ken", "webhook.test")
 	run(t, st, nil)
 	ctx, request := tp.Tracer("test").Start(context.Background(), "POST /v1/webhooks/:id/test")
-	if err := st.TestWebhook(ctx, acct.ID, w.ID); err != nil {
+	if err := st.Webhooks().TestWebhook(ctx, acct.ID, w.ID); err != nil {
 		t.Fatal(err)
 	}
 	request.End()

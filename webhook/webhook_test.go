@@ -72,7 +72,7 @@ func run(t *testing.T, st *store.Store, retries []time.Duration) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	d := webhook.New(st, webhook.Config{Retries: retries, Timeout: 2 * time.Second, AllowPrivate: true,
+	d := webhook.New(st.Webhooks(), webhook.Config{Retries: retries, Timeout: 2 * time.Second, AllowPrivate: true,
 		Poll: 20 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	go func() { defer close(done); d.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
@@ -82,11 +82,11 @@ func run(t *testing.T, st *store.Store, retries []time.Duration) {
 func setup(t *testing.T, st *store.Store, url string, events ...string) (domain.Account, domain.Webhook) {
 	t.Helper()
 	ctx := context.Background()
-	acct, err := st.CreateAccount(ctx, domain.Account{Name: "acme", Tier: domain.TierStandard, AgentQuota: 10})
+	acct, err := st.Accounts().CreateAccount(ctx, domain.Account{Name: "acme", Tier: domain.TierStandard, AgentQuota: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := st.CreateWebhook(ctx, domain.Webhook{AccountID: acct.ID, URL: url, Events: events, Enabled: true})
+	w, err := st.Webhooks().CreateWebhook(ctx, domain.Webhook{AccountID: acct.ID, URL: url, Events: events, Enabled: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func setup(t *testing.T, st *store.Store, url string, events ...string) (domain.
 // deliveries lists a webhook's deliveries, newest first.
 func deliveries(t *testing.T, st *store.Store, w domain.Webhook) []domain.Delivery {
 	t.Helper()
-	ds, _, err := st.ListDeliveries(context.Background(), w.AccountID, w.ID, domain.DeliveryQuery{Limit: 100})
+	ds, _, err := st.Webhooks().ListDeliveries(context.Background(), w.AccountID, w.ID, domain.DeliveryQuery{Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestRetriedDeliveryKeepsItsIDAndSignature(t *testing.T) {
 		rcv := newReceiver(t, 500, 500, 200)
 		acct, w := setup(t, st, rcv.URL, "webhook.test")
 		run(t, st, nil)
-		if err := st.TestWebhook(context.Background(), acct.ID, w.ID); err != nil {
+		if err := st.Webhooks().TestWebhook(context.Background(), acct.ID, w.ID); err != nil {
 			t.Fatal(err)
 		}
 		testutil.Eventually(t, "the delivery to succeed", deliveredAs(t, st, w, domain.DeliverySucceeded))
@@ -188,36 +188,36 @@ func TestEveryEventMatchesTheContract(t *testing.T) {
 		rcv := newReceiver(t)
 		acct, w := setup(t, st, rcv.URL, "*")
 		run(t, st, nil)
-		agent, err := st.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: map[string]json.RawMessage{
+		agent, err := st.Agents().CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: map[string]json.RawMessage{
 			"name": json.RawMessage(`"walker"`), "modelProvider": json.RawMessage(`"openai"`),
 			"model": json.RawMessage(`"gpt-4o-mini"`), "clients": json.RawMessage(`["telegram"]`)}}, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
 		inactive := domain.StatusInactive
-		if _, _, err := st.UpdateAgent(ctx, acct.ID, agent.ID, map[string]json.RawMessage{"name": json.RawMessage(`"runner"`)}, &inactive, domain.AnyVersion); err != nil {
+		if _, _, err := st.Agents().UpdateAgent(ctx, acct.ID, agent.ID, map[string]json.RawMessage{"name": json.RawMessage(`"runner"`)}, &inactive, domain.AnyVersion); err != nil {
 			t.Fatal(err)
 		}
 		active := domain.StatusActive
-		if _, _, err := st.UpdateAgent(ctx, acct.ID, agent.ID, nil, &active, domain.AnyVersion); err != nil {
+		if _, _, err := st.Agents().UpdateAgent(ctx, acct.ID, agent.ID, nil, &active, domain.AnyVersion); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.MarkAgentError(ctx, acct.ID, agent.ID, "Model provider rate limit exceeded", time.Now().Add(time.Minute)); err != nil {
+		if _, err := st.Agents().MarkAgentError(ctx, acct.ID, agent.ID, "Model provider rate limit exceeded", time.Now().Add(time.Minute)); err != nil {
 			t.Fatal(err)
 		}
-		if err := st.MarkAgentRecovered(ctx, acct.ID, agent.ID); err != nil {
+		if err := st.Agents().MarkAgentRecovered(ctx, acct.ID, agent.ID); err != nil {
 			t.Fatal(err)
 		}
-		_, _, err = st.SaveExchange(ctx, acct.ID, agent.ID, domain.ConversationRef{RoomID: "room-1", UserID: "u1", Platform: "api"},
+		_, _, err = st.Conversations().SaveExchange(ctx, acct.ID, agent.ID, domain.ConversationRef{RoomID: "room-1", UserID: "u1", Platform: "api"},
 			domain.Message{UserID: "u1", Text: "hi"}, domain.Message{UserID: "u1", Text: "hello", Model: "gpt-4o-mini", TokensUsed: 12, ResponseMillis: 3.5})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := st.Emit(ctx, domain.Event{AccountID: acct.ID, AgentID: agent.ID, Type: domain.EventConnectionChanged,
+		if err := st.Webhooks().Emit(ctx, domain.Event{AccountID: acct.ID, AgentID: agent.ID, Type: domain.EventConnectionChanged,
 			Data: map[string]string{"agentId": agent.ID, "platform": "telegram", "state": "connected", "reason": ""}}); err != nil {
 			t.Fatal(err)
 		}
-		if err := st.TestWebhook(ctx, acct.ID, w.ID); err != nil {
+		if err := st.Webhooks().TestWebhook(ctx, acct.ID, w.ID); err != nil {
 			t.Fatal(err)
 		}
 		// created, updated twice, status changed four times, message,
@@ -233,7 +233,7 @@ func TestEveryEventMatchesTheContract(t *testing.T) {
 			}
 		}
 		testutil.Eventually(t, "the events before the delete", received(10))
-		if _, err := st.DeleteAgent(ctx, acct.ID, agent.ID, domain.AnyVersion); err != nil {
+		if _, err := st.Agents().DeleteAgent(ctx, acct.ID, agent.ID, domain.AnyVersion); err != nil {
 			t.Fatal(err)
 		}
 		const want = 11
@@ -275,23 +275,23 @@ func TestFiltersAndRollback(t *testing.T) {
 		name := func(n string) map[string]json.RawMessage {
 			return map[string]json.RawMessage{"name": json.RawMessage(`"` + n + `"`)}
 		}
-		x, err := st.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: name("x")}, 2)
+		x, err := st.Agents().CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: name("x")}, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
-		onX, err := st.CreateWebhook(ctx, domain.Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/x", Events: []string{"*"}, AgentID: x.ID, Enabled: true})
+		onX, err := st.Webhooks().CreateWebhook(ctx, domain.Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/x", Events: []string{"*"}, AgentID: x.ID, Enabled: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: name("y")}, 2); err != nil {
+		if _, err := st.Agents().CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: name("y")}, 2); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := st.UpdateAgent(ctx, acct.ID, x.ID, name("x2"), nil, domain.AnyVersion); err != nil {
+		if _, _, err := st.Agents().UpdateAgent(ctx, acct.ID, x.ID, name("x2"), nil, domain.AnyVersion); err != nil {
 			t.Fatal(err)
 		}
 		// Over quota: rolled back, so no event.
 		var qe *domain.Error
-		if _, err := st.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: name("z")}, 2); !errors.Is(err, domain.ErrQuotaExceeded) || !errors.As(err, &qe) {
+		if _, err := st.Agents().CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: name("z")}, 2); !errors.Is(err, domain.ErrQuotaExceeded) || !errors.As(err, &qe) {
 			t.Fatalf("third agent: %v, want a quota error", err)
 		}
 		types := func(w domain.Webhook) []string {
@@ -316,7 +316,7 @@ func TestRotationSignsWithBothSecrets(t *testing.T) {
 		ctx := context.Background()
 		rcv := newReceiver(t)
 		acct, w := setup(t, st, rcv.URL, "*")
-		rotated, err := st.RotateWebhookSecret(ctx, acct.ID, w.ID)
+		rotated, err := st.Webhooks().RotateWebhookSecret(ctx, acct.ID, w.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -324,7 +324,7 @@ func TestRotationSignsWithBothSecrets(t *testing.T) {
 			t.Fatalf("rotated secret %q", rotated.Secret)
 		}
 		run(t, st, nil)
-		if err := st.TestWebhook(ctx, acct.ID, w.ID); err != nil {
+		if err := st.Webhooks().TestWebhook(ctx, acct.ID, w.ID); err != nil {
 			t.Fatal(err)
 		}
 		testutil.Eventually(t, "the delivery", func() error { return testutil.Equal("requests", len(rcv.requests()), 1) })
@@ -344,24 +344,24 @@ func TestRetryDisableAndDelete(t *testing.T) {
 		rcv := newReceiver(t, 500)
 		acct, w := setup(t, st, rcv.URL, "*")
 		run(t, st, []time.Duration{})
-		if err := st.TestWebhook(ctx, acct.ID, w.ID); err != nil {
+		if err := st.Webhooks().TestWebhook(ctx, acct.ID, w.ID); err != nil {
 			t.Fatal(err)
 		}
 		testutil.Eventually(t, "the delivery to fail", deliveredAs(t, st, w, domain.DeliveryFailed))
 		d := deliveries(t, st, w)[0]
-		if err := st.RetryDelivery(ctx, acct.ID, w.ID, d.ID); err != nil {
+		if err := st.Webhooks().RetryDelivery(ctx, acct.ID, w.ID, d.ID); err != nil {
 			t.Fatal(err)
 		}
 		testutil.Eventually(t, "the retry to succeed", deliveredAs(t, st, w, domain.DeliverySucceeded))
 		if got := rcv.requests(); len(got) != 2 || got[0].header.Get(signature.HeaderID) != got[1].header.Get(signature.HeaderID) {
 			t.Fatalf("%d requests; want 2 with one webhook-id", len(got))
 		}
-		if err := st.RetryDelivery(ctx, acct.ID, w.ID, "whd_missing"); !errors.Is(err, domain.ErrDeliveryNotFound) {
+		if err := st.Webhooks().RetryDelivery(ctx, acct.ID, w.ID, "whd_missing"); !errors.Is(err, domain.ErrDeliveryNotFound) {
 			t.Errorf("retry of a missing delivery: %v", err)
 		}
 
 		// 50 failures in a row disable the webhook.
-		failing, err := st.CreateWebhook(ctx, domain.Webhook{AccountID: acct.ID, URL: rcv.URL + "/fail", Events: []string{"*"}, Enabled: true})
+		failing, err := st.Webhooks().CreateWebhook(ctx, domain.Webhook{AccountID: acct.ID, URL: rcv.URL + "/fail", Events: []string{"*"}, Enabled: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -371,12 +371,12 @@ func TestRetryDisableAndDelete(t *testing.T) {
 		}
 		rcv.mu.Unlock()
 		for range store.DisableAfter {
-			if err := st.TestWebhook(ctx, acct.ID, failing.ID); err != nil {
+			if err := st.Webhooks().TestWebhook(ctx, acct.ID, failing.ID); err != nil {
 				t.Fatal(err)
 			}
 		}
 		testutil.Eventually(t, "the webhook to be disabled", func() error {
-			got, err := st.GetWebhook(ctx, acct.ID, failing.ID)
+			got, err := st.Webhooks().GetWebhook(ctx, acct.ID, failing.ID)
 			if err != nil {
 				return err
 			}
@@ -391,28 +391,28 @@ func TestRetryDisableAndDelete(t *testing.T) {
 			}
 			return nil
 		})
-		if got, _ := st.GetWebhook(ctx, acct.ID, failing.ID); got.DisabledReason == "" {
+		if got, _ := st.Webhooks().GetWebhook(ctx, acct.ID, failing.ID); got.DisabledReason == "" {
 			t.Error("disabled without a reason")
 		}
 
 		// A disabled webhook cannot be tested: its delivery would wait,
 		// unsent, until it is enabled.
-		if err := st.TestWebhook(ctx, acct.ID, failing.ID); !errors.Is(err, domain.ErrWebhookDisabled) {
+		if err := st.Webhooks().TestWebhook(ctx, acct.ID, failing.ID); !errors.Is(err, domain.ErrWebhookDisabled) {
 			t.Errorf("test of a disabled webhook: %v, want ErrWebhookDisabled", err)
 		}
 		// Deleting a webhook drops its pending deliveries: the one a retry
 		// queued while it is disabled is never sent.
 		before := len(rcv.requests())
-		if err := st.RetryDelivery(ctx, acct.ID, failing.ID, deliveries(t, st, failing)[0].ID); err != nil {
+		if err := st.Webhooks().RetryDelivery(ctx, acct.ID, failing.ID, deliveries(t, st, failing)[0].ID); err != nil {
 			t.Fatal(err)
 		}
-		if err := st.DeleteWebhook(ctx, acct.ID, failing.ID, domain.AnyVersion); err != nil {
+		if err := st.Webhooks().DeleteWebhook(ctx, acct.ID, failing.ID, domain.AnyVersion); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := st.ListDeliveries(ctx, acct.ID, failing.ID, domain.DeliveryQuery{}); !errors.Is(err, domain.ErrWebhookNotFound) {
+		if _, _, err := st.Webhooks().ListDeliveries(ctx, acct.ID, failing.ID, domain.DeliveryQuery{}); !errors.Is(err, domain.ErrWebhookNotFound) {
 			t.Errorf("deliveries of a deleted webhook: %v", err)
 		}
-		jobs, err := st.ClaimDeliveries(ctx, 10, time.Minute)
+		jobs, err := st.Webhooks().ClaimDeliveries(ctx, 10, time.Minute)
 		if err != nil || len(jobs) != 0 {
 			t.Errorf("claimed %d deliveries after the delete (%v), want none", len(jobs), err)
 		}

@@ -36,8 +36,9 @@ const maxRetryAfter = 24 * time.Hour
 // write of its result.
 const leaseMargin = 5 * time.Second
 
-// Queue is the outbox the workers drain; *store.Store implements it (cmd/agentd
-// asserts it, so this package needs neither the store nor its ORM).
+// Queue is the outbox the workers drain; the store's Webhooks face
+// implements it (cmd/agentd passes it, so this package needs neither the
+// store nor its ORM).
 type Queue interface {
 	// ClaimDeliveries claims up to n due deliveries for lease.
 	ClaimDeliveries(ctx context.Context, n int, lease time.Duration) ([]domain.Job, error)

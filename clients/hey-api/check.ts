@@ -140,13 +140,13 @@ async function cancelMessage(): Promise<boolean | undefined> {
   return data?.data.partial;
 }
 
-async function listConversations(): Promise<T.Conversation[]> {
+async function listConversations(): Promise<string[]> {
   const platform: T.ConversationPlatform = "telegram";
   const { data } = await sdk.listConversations({
     path: { agentId },
-    query: { page: 1, limit: 20, userId: "user_123", roomId: "room_456", platform },
+    query: { page: 1, limit: 20, userId: "user_123", roomId: "room_456", platform, q: "market" },
   });
-  return data?.data.items ?? [];
+  return (data?.data.items ?? []).map((c: T.Conversation) => c.title ?? c.id);
 }
 
 async function getConversation(): Promise<T.ConversationKind | undefined> {
@@ -353,6 +353,11 @@ async function createChatCompletion(): Promise<string | undefined> {
   return `${data.choices[0]?.message.content} (${data.usage.total_tokens} tokens)`;
 }
 
+async function getStatus(): Promise<string[]> {
+  const { data } = await sdk.getStatus();
+  return (data?.data.providers ?? []).filter((p: T.ProviderStatus) => p.configured).map((p: T.ProviderStatus) => p.name);
+}
+
 async function listModels(): Promise<string[]> {
   const { data } = await sdk.listModels();
   return (data?.data ?? []).map((m) => `${m.id} (${m.name}, ${m.owned_by})`);
@@ -401,6 +406,7 @@ const calls: { [F in keyof typeof sdk]: () => Promise<unknown> } = {
   retryWebhookDelivery,
   createChatCompletion,
   listModels,
+  getStatus,
 };
 
 export { calls, describeEvent };

@@ -143,12 +143,12 @@ async function cancelMessage(): Promise<boolean | undefined> {
 
 const conversationPath = { params: { path: { agentId, conversationId: "conv_01jd3vb2k8r4m6n8p0q2s4t6vw" } } };
 
-async function listConversations(): Promise<Schemas["Conversation"][]> {
+async function listConversations(): Promise<string[]> {
   const platform: Schemas["ConversationPlatform"] = "telegram";
   const { data } = await client.GET("/agents/{agentId}/conversations", {
-    params: { path: { agentId }, query: { page: 1, limit: 20, userId: "user_123", roomId: "room_456", platform } },
+    params: { path: { agentId }, query: { page: 1, limit: 20, userId: "user_123", roomId: "room_456", platform, q: "market" } },
   });
-  return data?.data.items ?? [];
+  return (data?.data.items ?? []).map((c) => c.title ?? c.id);
 }
 
 async function getConversation(): Promise<Schemas["ConversationKind"] | undefined> {
@@ -349,6 +349,11 @@ async function createChatCompletion(): Promise<string | undefined> {
   return `${data.choices[0]?.message.content} (${data.usage.total_tokens} tokens)`;
 }
 
+async function getStatus(): Promise<string[]> {
+  const { data } = await client.GET("/status");
+  return (data?.data.providers ?? []).filter((p) => p.configured).map((p) => p.name);
+}
+
 async function listModels(): Promise<string[]> {
   const { data } = await client.GET("/models");
   return (data?.data ?? []).map((m) => `${m.id} (${m.name}, ${m.owned_by})`);
@@ -418,6 +423,7 @@ const calls: { [P in keyof paths]: { [M in Methods<paths[P]>]: () => Promise<unk
   "/mcp": { post: callMcp },
   "/chat/completions": { post: createChatCompletion },
   "/models": { get: listModels },
+  "/status": { get: getStatus },
 };
 
 export { calls, describeEvent };

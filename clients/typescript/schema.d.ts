@@ -995,6 +995,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Status
+         * @description What the server can do for the caller's agents: its version, the
+         *     provider an agent without `modelProvider` uses, and for each model
+         *     provider whether the server is configured to call it (its key set
+         *     in the server's environment; an agent may still bring its own in
+         *     `settings.secrets`). Consoles use it to say what to set before the
+         *     first message. Read scope.
+         */
+        get: operations["getStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/models": {
         parameters: {
             query?: never;
@@ -1873,12 +1898,36 @@ export interface components {
             /** @description Direct conversations only. */
             userId?: string;
             platform: components["schemas"]["ConversationPlatform"];
+            /** @description The first user message, cut to 80 characters; absent until there is one. */
+            title?: string;
             /** @description Messages of both sides. */
             messageCount: number;
             startedAt: components["schemas"]["Timestamp"];
             lastMessageAt: components["schemas"]["Timestamp"];
             /** @description With memory.rememberConversations: what has slid out of the window, at most 2,000 characters; absent when none. */
             summary?: string;
+        };
+        Status: {
+            /** @description The binary's version ("dev" for a build without one). */
+            version: string;
+            /** @description The modelProvider of an agent that names none. */
+            defaultProvider: string;
+            /** @description Every supported provider, in a fixed order. */
+            providers: components["schemas"]["ProviderStatus"][];
+        };
+        /**
+         * @description A supported model provider.
+         * @enum {string}
+         */
+        ModelProviderName: "openai" | "anthropic" | "groq" | "google" | "ollama";
+        ProviderStatus: {
+            name: components["schemas"]["ModelProviderName"];
+            /** @description The server can call it without a key of the agent's own. */
+            configured: boolean;
+        };
+        StatusEnvelope: {
+            success: boolean;
+            data: components["schemas"]["Status"];
         };
         ConversationList: {
             items: components["schemas"]["Conversation"][];
@@ -4247,6 +4296,11 @@ export interface operations {
                 roomId?: components["schemas"]["ConversationId"];
                 /** @description Only conversations from this platform. */
                 platform?: components["schemas"]["ConversationPlatform"];
+                /**
+                 * @description Only conversations with a message (of either side) containing
+                 *     this text, ignoring case.
+                 */
+                q?: string;
             };
             header?: never;
             path: {
@@ -4283,6 +4337,7 @@ export interface operations {
                      *             "kind": "room",
                      *             "roomId": "trading-floor",
                      *             "platform": "api",
+                     *             "title": "What is the price of BTC today?",
                      *             "messageCount": 12,
                      *             "startedAt": "2026-11-21T10:00:00.123Z",
                      *             "lastMessageAt": "2026-11-21T10:42:10.456Z"
@@ -6152,6 +6207,66 @@ export interface operations {
             500: components["responses"]["OpenAIInternalError"];
             502: components["responses"]["OpenAIModelError"];
             503: components["responses"]["OpenAIAgentUnavailable"];
+        };
+    };
+    getStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The server's status. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "version": "v0.4.0",
+                     *         "defaultProvider": "openai",
+                     *         "providers": [
+                     *           {
+                     *             "name": "openai",
+                     *             "configured": true
+                     *           },
+                     *           {
+                     *             "name": "anthropic",
+                     *             "configured": false
+                     *           },
+                     *           {
+                     *             "name": "groq",
+                     *             "configured": false
+                     *           },
+                     *           {
+                     *             "name": "google",
+                     *             "configured": false
+                     *           },
+                     *           {
+                     *             "name": "ollama",
+                     *             "configured": true
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["StatusEnvelope"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     listModels: {

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/domain"
-	"github.com/agentd/agentd/server"
 	"github.com/agentd/agentd/store"
 )
 
@@ -72,7 +71,7 @@ Example:
 		db := dbFlag(fs, e)
 		return func(ctx context.Context, _ []string) error {
 			return withStore(ctx, *db, func(st *store.Store) error {
-				accts, err := st.ListAccounts(ctx)
+				accts, err := st.Accounts().ListAccounts(ctx)
 				if err != nil {
 					return fmt.Errorf("list accounts: %w", err)
 				}
@@ -112,7 +111,7 @@ func (f *accountFlags) create(ctx context.Context, e *env, name string) error {
 	}
 	a := domain.Account{Name: name, Tier: tier, RPM: f.rpm.v, EndpointMultiplier: f.multiplier.v, AgentQuota: f.quotas.v}
 	return withStore(ctx, *f.db, func(st *store.Store) error {
-		created, err := st.CreateAccount(ctx, a)
+		created, err := st.Accounts().CreateAccount(ctx, a)
 		if errors.Is(err, domain.ErrConflict) {
 			return fmt.Errorf("account %q already exists (change it with: agentd accounts update %s)", name, name)
 		}
@@ -130,7 +129,7 @@ func (f *accountFlags) update(ctx context.Context, e *env, name string) error {
 		return usagef("accounts update", "nothing to change: give --tier, --rpm, --endpoint-multiplier or --agent-quota")
 	}
 	return withStore(ctx, *f.db, func(st *store.Store) error {
-		cur, err := st.AccountByName(ctx, name)
+		cur, err := st.Accounts().AccountByName(ctx, name)
 		if errors.Is(err, domain.ErrNotFound) {
 			return fmt.Errorf("account %q not found (see: agentd accounts list)", name)
 		}
@@ -141,7 +140,7 @@ func (f *accountFlags) update(ctx context.Context, e *env, name string) error {
 		if err != nil {
 			return err
 		}
-		updated, err := st.UpdateAccount(ctx, name, changes)
+		updated, err := st.Accounts().UpdateAccount(ctx, name, changes)
 		if err != nil {
 			return fmt.Errorf("update account: %w", err)
 		}
@@ -199,7 +198,7 @@ func printAccounts(w io.Writer, accts ...domain.Account) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tTIER\tRPM\tENDPOINT-MULTIPLIER\tAGENT-QUOTA\tCREATED\tID")
 	for _, a := range accts {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\n", a.Name, a.Tier, server.AccountRPM(a), server.EndpointMultiplier(a),
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\n", a.Name, a.Tier, a.Limits().RPM, a.Limits().EndpointMultiplier,
 			a.AgentQuota, a.CreatedAt.UTC().Format(time.RFC3339), a.ID)
 	}
 	return tw.Flush()

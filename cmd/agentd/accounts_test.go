@@ -191,7 +191,7 @@ func accountNamed(t testing.TB, db, name string) domain.Account {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	a, err := st.AccountByName(context.Background(), name)
+	a, err := st.Accounts().AccountByName(context.Background(), name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,14 +45,14 @@ func (g *storeGauges) Describe(ch chan<- *prometheus.Desc) {
 func (g *storeGauges) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), gaugeTimeout)
 	defer cancel()
-	if counts, err := g.st.CountConnections(ctx); err != nil {
+	if counts, err := g.st.Connections().CountConnections(ctx); err != nil {
 		g.logger.Warn("metrics: counting connections", "error", err)
 	} else {
 		for _, c := range counts {
 			ch <- prometheus.MustNewConstMetric(g.connections, prometheus.GaugeValue, float64(c.N), c.Platform, string(c.State))
 		}
 	}
-	if n, err := g.st.CountPendingDeliveries(ctx); err != nil {
+	if n, err := g.st.Webhooks().CountPendingDeliveries(ctx); err != nil {
 		g.logger.Warn("metrics: counting pending webhook deliveries", "error", err)
 	} else {
 		ch <- prometheus.MustNewConstMetric(g.pending, prometheus.GaugeValue, float64(n))

@@ -29,26 +29,26 @@ func TestStoreGauges(t *testing.T) {
 
 		var leases []domain.Lease
 		for _, name := range []string{"a", "b", "c"} {
-			agent, err := st.CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Name: name, ModelProvider: "openai", Model: "m",
+			agent, err := st.Agents().CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Name: name, ModelProvider: "openai", Model: "m",
 				Status: domain.StatusActive, Fields: map[string]json.RawMessage{"name": json.RawMessage(strconv.Quote(name))}}, -1)
 			if err != nil {
 				t.Fatal(err)
 			}
-			l, ok, err := st.AcquireLease(ctx, agent.ID, "telegram", "replica-1", time.Minute)
+			l, ok, err := st.Connections().AcquireLease(ctx, agent.ID, "telegram", "replica-1", time.Minute)
 			if err != nil || !ok {
 				t.Fatalf("lease: %v %v", ok, err)
 			}
 			leases = append(leases, l)
 		}
-		if err := st.SetConnectionState(ctx, leases[0], domain.ConnConnected, ""); err != nil {
+		if err := st.Connections().SetConnectionState(ctx, leases[0], domain.ConnConnected, ""); err != nil {
 			t.Fatal(err)
 		}
-		w, err := st.CreateWebhook(ctx, domain.Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{"*"}, Enabled: true})
+		w, err := st.Webhooks().CreateWebhook(ctx, domain.Webhook{AccountID: acct.ID, URL: "https://hooks.example.com/", Events: []string{"*"}, Enabled: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for range 2 {
-			if err := st.TestWebhook(ctx, acct.ID, w.ID); err != nil {
+			if err := st.Webhooks().TestWebhook(ctx, acct.ID, w.ID); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -87,7 +87,7 @@ Example:
 // createKey creates a key and prints it alone on stdout.
 func createKey(ctx context.Context, e *env, dsn, account string, scope domain.Scope, expiresAt *time.Time) error {
 	return withStore(ctx, dsn, func(st *store.Store) error {
-		plain, key, err := st.CreateKey(ctx, account, scope, expiresAt)
+		plain, key, err := st.Accounts().CreateKey(ctx, account, scope, expiresAt)
 		if errors.Is(err, domain.ErrNotFound) {
 			return fmt.Errorf("account %q not found (see: agentd accounts list)", account)
 		}
@@ -105,7 +105,7 @@ func createKey(ctx context.Context, e *env, dsn, account string, scope domain.Sc
 // listKeys prints the keys of account as a table.
 func listKeys(ctx context.Context, e *env, dsn, account string) error {
 	return withStore(ctx, dsn, func(st *store.Store) error {
-		keys, err := st.ListKeys(ctx, account)
+		keys, err := st.Accounts().ListKeys(ctx, account)
 		if errors.Is(err, domain.ErrNotFound) {
 			return fmt.Errorf("account %q not found (see: agentd accounts list)", account)
 		}
@@ -126,7 +126,7 @@ func revokeKey(ctx context.Context, e *env, dsn, prefix string) error {
 			prefix, store.KeyPrefix, store.KeyPrefixLen-len(store.KeyPrefix))
 	}
 	return withStore(ctx, dsn, func(st *store.Store) error {
-		key, err := st.RevokeKey(ctx, prefix)
+		key, err := st.Accounts().RevokeKey(ctx, prefix)
 		switch {
 		case errors.Is(err, domain.ErrNotFound):
 			return fmt.Errorf("no key has the prefix %s", prefix)

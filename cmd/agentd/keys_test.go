@@ -31,7 +31,7 @@ func authenticate(t testing.TB, db, key string) (domain.Principal, error) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	return st.Authenticate(context.Background(), key)
+	return st.Accounts().Authenticate(context.Background(), key)
 }
 
 func TestKeysCreatePrintsOnlyTheKey(t *testing.T) {

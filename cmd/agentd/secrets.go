@@ -47,7 +47,7 @@ Examples:
 				return usagef("secrets rotate", "--old: %v", err)
 			}
 			return withStore(ctx, *db, func(st *store.Store) error {
-				res, err := st.RotateSecrets(ctx, oldBox)
+				res, err := st.Agents().RotateSecrets(ctx, oldBox)
 				if err != nil {
 					return fmt.Errorf("rotate secrets: %w", err)
 				}

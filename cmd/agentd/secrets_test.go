@@ -34,11 +34,11 @@ func openWithKey(t testing.TB, db, key string) *store.Store {
 // secretAgent stores an agent holding one secret and returns its id.
 func secretAgent(t testing.TB, st *store.Store, account, value string) string {
 	t.Helper()
-	acct, err := st.AccountByName(context.Background(), account)
+	acct, err := st.Accounts().AccountByName(context.Background(), account)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := st.CreateAgent(context.Background(), domain.Agent{AccountID: acct.ID, Fields: map[string]json.RawMessage{
+	a, err := st.Agents().CreateAgent(context.Background(), domain.Agent{AccountID: acct.ID, Fields: map[string]json.RawMessage{
 		"name": json.RawMessage(`"a"`), "settings": json.RawMessage(`{"secrets":{"K":"` + value + `"}}`)}}, -1)
 	if err != nil {
 		t.Fatal(err)
@@ -89,12 +89,12 @@ func TestSecretsRotate(t *testing.T) {
 		t.Errorf("stderr %q", r.stderr)
 	}
 	st = openWithKey(t, db, newKey)
-	acct, _ := st.AccountByName(context.Background(), "acme")
-	a, err := st.GetAgent(context.Background(), acct.ID, id)
+	acct, _ := st.Accounts().AccountByName(context.Background(), "acme")
+	a, err := st.Agents().GetAgent(context.Background(), acct.ID, id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if secrets, err := st.Secrets(a); err != nil || secrets.String("K") != "rotate-me" {
+	if secrets, err := st.Agents().Secrets(a); err != nil || secrets.String("K") != "rotate-me" {
 		t.Errorf("after rotate: %v, %v", secrets, err)
 	}
 

@@ -13,7 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentd/agentd/a2a"
 	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/recall"
@@ -138,11 +137,11 @@ func (e *env) serve(ctx context.Context, cfg config) error {
 	}
 	defer lim.close(logger)
 	model := llm.New(cfg.LLM)
-	memories := recall.New(st, model, logger.With("component", "recall"))
+	memories := recall.New(st.Memories(), st.Knowledge(), model, logger.With("component", "recall"))
 	toolbox := tools.New(tools.Config{Timeout: cfg.ToolTimeout, AllowPrivate: cfg.AllowPrivateNetworks,
 		AllowStdio: cfg.MCPStdio, Logger: logger.With("component", "tools")})
 	defer toolbox.Close()
-	turns, err := turn.New(turn.Config{Store: st, Model: model, Semaphore: lim.semaphore,
+	turns, err := turn.New(turn.Config{Stores: turnStores(st), Model: model, Semaphore: lim.semaphore,
 		Logger: logger, Registerer: reg, Tools: toolbox, Recall: memories, TraceContent: cfg.TraceContent})
 	if err != nil {
 		return fmt.Errorf("build turns: %w", err)
@@ -151,8 +150,7 @@ func (e *env) serve(ctx context.Context, cfg config) error {
 	srv, err := server.New(server.Config{
 		PublicURL: publicURL(cfg.PublicURL, ls.api.Addr()), DefaultProvider: cfg.DefaultProvider, Version: buildVersion(),
 		DefaultModels: cfg.Models, Turns: turns,
-		Store: server.Stores{Accounts: st, Idempotency: st, Agents: st, Conversations: st, Analytics: st,
-			Memories: st, Knowledge: st, Connections: st, Webhooks: st, Tasks: st, Streams: st},
+		Store:   serverStores(st),
 		Counter: lim.counter, Logger: logger,
 		Registry: reg, ServeMetrics: ls.metrics == nil, AllowPrivateNetworks: cfg.Webhooks.AllowPrivate,
 		ToolRules: agent.ToolRules{AllowPrivate: cfg.AllowPrivateNetworks, AllowStdio: cfg.MCPStdio}, Recall: memories,
@@ -201,27 +199,24 @@ func startTracing(ctx context.Context, cfg telemetry.Config, logger *slog.Logger
 	}, nil
 }
 
-// The store implements every consumer's interface; the consumers declare
-// them in domain's types and never import store, so they compile without
-// the ORM. The store is also the outbox the webhook workers drain.
-var (
-	_ turn.Store    = (*store.Store)(nil)
-	_ connect.Store = (*store.Store)(nil)
-	_ a2a.Tasks     = (*store.Store)(nil)
-	_ recall.Store  = (*store.Store)(nil)
-	_ webhook.Queue = (*store.Store)(nil)
+// The consumers declare what they need of persistence, one small
+// interface per resource, in domain's types; they never import store, so
+// they compile without the ORM. Each gets the store's faces it declared.
 
-	_ server.Accounts      = (*store.Store)(nil)
-	_ server.Idempotency   = (*store.Store)(nil)
-	_ server.Agents        = (*store.Store)(nil)
-	_ server.Conversations = (*store.Store)(nil)
-	_ server.Analytics     = (*store.Store)(nil)
-	_ server.Memories      = (*store.Store)(nil)
-	_ server.Knowledge     = (*store.Store)(nil)
-	_ server.Connections   = (*store.Store)(nil)
-	_ server.Webhooks      = (*store.Store)(nil)
-	_ streamlog.Backend    = (*store.Store)(nil)
-)
+func serverStores(st *store.Store) server.Stores {
+	return server.Stores{Accounts: st.Accounts(), Idempotency: st.Idempotency(), Agents: st.Agents(),
+		Conversations: st.Conversations(), Analytics: st.Analytics(), Memories: st.Memories(),
+		Knowledge: st.Knowledge(), Connections: st.Connections(), Webhooks: st.Webhooks(),
+		Tasks: st.Tasks(), Streams: st.Streams()}
+}
+
+func turnStores(st *store.Store) turn.Stores {
+	return turn.Stores{Agents: st.Agents(), Conversations: st.Conversations(), Analytics: st.Analytics()}
+}
+
+func connectStores(st *store.Store) connect.Stores {
+	return connect.Stores{Agents: st.Agents(), Connections: st.Connections(), Conversations: st.Conversations()}
+}
 
 // startWebhooks runs the webhook delivery workers until the returned stop is
 // called; stop waits for the attempts in flight to be recorded.
@@ -230,7 +225,7 @@ func startWebhooks(st *store.Store, cfg webhook.Config) (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		webhook.New(st, cfg).Run(ctx)
+		webhook.New(st.Webhooks(), cfg).Run(ctx)
 	}()
 	return func() {
 		cancel()
@@ -246,7 +241,7 @@ func startConnections(ctx context.Context, cfg config, st *store.Store, turns co
 		return func() {}, nil
 	}
 	sup, err := connect.New(connect.Config{
-		Store: st, Turner: turns, Logger: logger.With("component", "connections"), Registerer: reg,
+		Stores: connectStores(st), Turner: turns, Logger: logger.With("component", "connections"), Registerer: reg,
 		Platforms: []connect.Platform{&telegram.Platform{APIURL: cfg.TelegramURL}, &discord.Platform{APIURL: cfg.DiscordURL},
 			&x.Platform{APIURL: cfg.TwitterURL, PollInterval: cfg.TwitterPoll}},
 	})
@@ -274,21 +269,21 @@ func newRegistry() *prometheus.Registry {
 // on stdout, when the database has no account. A replica that loses the
 // race to create it prints nothing.
 func (e *env) bootstrap(ctx context.Context, st *store.Store) error {
-	n, err := st.CountAccounts(ctx)
+	n, err := st.Accounts().CountAccounts(ctx)
 	if err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
 	if n > 0 {
 		return nil
 	}
-	_, err = st.CreateAccount(ctx, domain.Account{Name: bootstrapAccount, Tier: domain.TierStandard})
+	_, err = st.Accounts().CreateAccount(ctx, domain.Account{Name: bootstrapAccount, Tier: domain.TierStandard})
 	if errors.Is(err, domain.ErrConflict) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
-	key, _, err := st.CreateKey(ctx, bootstrapAccount, domain.ScopeWrite, nil)
+	key, _, err := st.Accounts().CreateKey(ctx, bootstrapAccount, domain.ScopeWrite, nil)
 	if err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}

@@ -264,7 +264,7 @@ func TestFatalCloseCodesAreNotRetried(t *testing.T) {
 // stateLog is the fixture's store, recording each connection state
 // stored, "state: reason", even one that lasts a moment.
 type stateLog struct {
-	connect.Store
+	connect.Connections
 	mu     sync.Mutex
 	states []string
 }
@@ -273,7 +273,7 @@ func (l *stateLog) SetConnectionState(ctx context.Context, lease domain.Lease, s
 	l.mu.Lock()
 	l.states = append(l.states, string(state)+": "+reason)
 	l.mu.Unlock()
-	return l.Store.SetConnectionState(ctx, lease, state, reason)
+	return l.Connections.SetConnectionState(ctx, lease, state, reason)
 }
 
 // saw is a check that a state stored holds every one of words.
@@ -300,14 +300,15 @@ func (f *fixture) answered(m *discordgo.Message) func() error {
 // the messages sent meanwhile are answered. The state says so.
 func TestDropsResumeWithMissedEvents(t *testing.T) {
 	f := newFixture(t)
-	states := &stateLog{Store: f.Store}
-	f.Config.Store = states
+	states := &stateLog{Connections: f.Store.Connections()}
+	f.Config.Stores = connecttest.Stores(f.Store)
+	f.Config.Stores.Connections = states
 	ctx := context.Background()
-	w, err := f.Store.CreateWebhook(ctx, domain.Webhook{AccountID: f.Account.ID, URL: "https://hooks.example.com/",
+	w, err := f.Store.Webhooks().CreateWebhook(ctx, domain.Webhook{AccountID: f.Account.ID, URL: "https://hooks.example.com/",
 		Events: []string{string(domain.EventConnectionChanged)}, Enabled: true})
 	testutil.OK(t, err)
 	deliveries := func() int {
-		ds, total, err := f.Store.ListDeliveries(ctx, f.Account.ID, w.ID, domain.DeliveryQuery{})
+		ds, total, err := f.Store.Webhooks().ListDeliveries(ctx, f.Account.ID, w.ID, domain.DeliveryQuery{})
 		testutil.OK(t, err)
 		for _, d := range ds {
 			if d.Type != domain.EventConnectionChanged {
@@ -436,10 +437,10 @@ func TestStopsWhenInactiveOrDeleted(t *testing.T) {
 		a := f.Agent(withToken(token, nil))
 		f.WaitConnected(a)
 		if name == "inactive" {
-			_, _, err := f.Store.UpdateAgent(ctx, f.Account.ID, a.ID, nil, &inactive, domain.AnyVersion)
+			_, _, err := f.Store.Agents().UpdateAgent(ctx, f.Account.ID, a.ID, nil, &inactive, domain.AnyVersion)
 			testutil.OK(t, err)
 		} else {
-			_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID, domain.AnyVersion)
+			_, err := f.Store.Agents().DeleteAgent(ctx, f.Account.ID, a.ID, domain.AnyVersion)
 			testutil.OK(t, err)
 		}
 		testutil.Eventually(t, name+" disconnects", func() error { return testutil.Equal("gateway connections", f.dc.Connected(token), 0) })
@@ -450,7 +451,7 @@ func TestStopsWhenInactiveOrDeleted(t *testing.T) {
 				}
 				return nil
 			})
-			_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID, domain.AnyVersion)
+			_, err := f.Store.Agents().DeleteAgent(ctx, f.Account.ID, a.ID, domain.AnyVersion)
 			testutil.OK(t, err)
 		}
 	}

@@ -220,15 +220,15 @@ func TestStopsWhenInactiveRemovedOrDeleted(t *testing.T) {
 	active := domain.StatusActive
 	stops := map[string]func(a domain.Agent){
 		"inactive": func(a domain.Agent) {
-			_, _, err := f.Store.UpdateAgent(ctx, f.Account.ID, a.ID, nil, &inactive, domain.AnyVersion)
+			_, _, err := f.Store.Agents().UpdateAgent(ctx, f.Account.ID, a.ID, nil, &inactive, domain.AnyVersion)
 			testutil.OK(t, err)
 		},
 		"removed": func(a domain.Agent) {
-			_, _, err := f.Store.UpdateAgent(ctx, f.Account.ID, a.ID, map[string]json.RawMessage{"clients": json.RawMessage(`[]`)}, &active, domain.AnyVersion)
+			_, _, err := f.Store.Agents().UpdateAgent(ctx, f.Account.ID, a.ID, map[string]json.RawMessage{"clients": json.RawMessage(`[]`)}, &active, domain.AnyVersion)
 			testutil.OK(t, err)
 		},
 		"deleted": func(a domain.Agent) {
-			_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID, domain.AnyVersion)
+			_, err := f.Store.Agents().DeleteAgent(ctx, f.Account.ID, a.ID, domain.AnyVersion)
 			testutil.OK(t, err)
 		},
 	}
@@ -246,7 +246,7 @@ func TestStopsWhenInactiveRemovedOrDeleted(t *testing.T) {
 				return nil
 			})
 		}
-		_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID, domain.AnyVersion)
+		_, err := f.Store.Agents().DeleteAgent(ctx, f.Account.ID, a.ID, domain.AnyVersion)
 		if err != nil && name != "deleted" {
 			t.Fatal(err)
 		}
@@ -262,10 +262,10 @@ func TestTokenChangesMissingAndRejected(t *testing.T) {
 	// without credentials costs the database no renewals: another replica
 	// could take it at once.
 	testutil.Eventually(t, "the lease released", func() error {
-		l, ok, err := f.Store.AcquireLease(context.Background(), a.ID, "telegram", "replica-probe", time.Second)
+		l, ok, err := f.Store.Connections().AcquireLease(context.Background(), a.ID, "telegram", "replica-probe", time.Second)
 		if ok {
 			c := f.State(a)
-			testutil.OK(t, f.Store.ReleaseLease(context.Background(), l, c.State, c.Reason))
+			testutil.OK(t, f.Store.Connections().ReleaseLease(context.Background(), l, c.State, c.Reason))
 		}
 		if err == nil && !ok {
 			return errors.New("the lease is still held")
@@ -273,7 +273,7 @@ func TestTokenChangesMissingAndRejected(t *testing.T) {
 		return err
 	})
 	setToken := func(tok string) {
-		_, _, err := f.Store.UpdateAgent(context.Background(), f.Account.ID, a.ID, map[string]json.RawMessage{"settings": connecttest.JSON(map[string]any{"secrets": map[string]any{telegram.TokenVar: tok}})}, nil, domain.AnyVersion)
+		_, _, err := f.Store.Agents().UpdateAgent(context.Background(), f.Account.ID, a.ID, map[string]json.RawMessage{"settings": connecttest.JSON(map[string]any{"secrets": map[string]any{telegram.TokenVar: tok}})}, nil, domain.AnyVersion)
 
 		testutil.OK(t, err)
 	}
@@ -299,7 +299,7 @@ func TestTokenOfAnotherBotStartsAfresh(t *testing.T) {
 	}
 	testutil.Eventually(t, "five replies", f.sent(5))
 	f.tg.Queue(token2, private("backlog of the new bot"))
-	_, _, err := f.Store.UpdateAgent(context.Background(), f.Account.ID, a.ID, map[string]json.RawMessage{"settings": connecttest.JSON(map[string]any{"secrets": map[string]any{telegram.TokenVar: token2}})}, nil, domain.AnyVersion)
+	_, _, err := f.Store.Agents().UpdateAgent(context.Background(), f.Account.ID, a.ID, map[string]json.RawMessage{"settings": connecttest.JSON(map[string]any{"secrets": map[string]any{telegram.TokenVar: token2}})}, nil, domain.AnyVersion)
 
 	testutil.OK(t, err)
 	testutil.Eventually(t, "the new bot polled", func() error {

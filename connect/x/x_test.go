@@ -35,21 +35,21 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m, storetest.IgnoreStatement
 
 // cursorStore records the cursors saved through it.
 type cursorStore struct {
-	*store.Store
+	store.Connections
 	mu      sync.Mutex
 	cursor  string
 	history []string // every cursor saved, oldest first
 }
 
 func (c *cursorStore) SaveCursor(ctx context.Context, l domain.Lease, cursor string) error {
-	err := c.Store.SaveCursor(ctx, l, cursor)
+	err := c.Connections.SaveCursor(ctx, l, cursor)
 	c.record(cursor, err)
 	return err
 }
 
 // TakePlatformMessages stores the cursor with the messages taken.
 func (c *cursorStore) TakePlatformMessages(ctx context.Context, l domain.Lease, cursor string, msgs []domain.InboxMessage) ([]domain.InboxMessage, error) {
-	fresh, err := c.Store.TakePlatformMessages(ctx, l, cursor, msgs)
+	fresh, err := c.Connections.TakePlatformMessages(ctx, l, cursor, msgs)
 	if cursor != "" {
 		c.record(cursor, err)
 	}
@@ -103,8 +103,9 @@ func newFixture(t *testing.T) *fixture {
 	f := &fixture{srv: srv, clock: clock, Fixture: connecttest.NewFixture(t, "twitter", func() connect.Platform {
 		return &x.Platform{APIURL: srv.URL, PollInterval: 50 * time.Millisecond, Now: clock.Now, ScheduleCheck: 20 * time.Millisecond}
 	})}
-	f.cs = &cursorStore{Store: f.Store}
-	f.Config.Store = f.cs
+	f.cs = &cursorStore{Connections: f.Store.Connections()}
+	f.Config.Stores = connecttest.Stores(f.Store)
+	f.Config.Stores.Connections = f.cs
 	return f
 }
 
@@ -414,11 +415,11 @@ func TestStopsWhenInactiveOrDeleted(t *testing.T) {
 		f.WaitConnected(a)
 		f.polled("mentions", 1)
 		if name == "inactive" {
-			_, _, err := f.Store.UpdateAgent(ctx, f.Account.ID, a.ID, nil, &inactive, domain.AnyVersion)
+			_, _, err := f.Store.Agents().UpdateAgent(ctx, f.Account.ID, a.ID, nil, &inactive, domain.AnyVersion)
 			testutil.OK(t, err)
 			testutil.Eventually(t, "disconnected", f.InState(a, domain.ConnDisconnected))
 		} else {
-			_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID, domain.AnyVersion)
+			_, err := f.Store.Agents().DeleteAgent(ctx, f.Account.ID, a.ID, domain.AnyVersion)
 			testutil.OK(t, err)
 		}
 		// Stopped: no poll for three poll intervals in a row.
@@ -431,7 +432,7 @@ func TestStopsWhenInactiveOrDeleted(t *testing.T) {
 			return nil
 		})
 		if name == "inactive" {
-			_, err := f.Store.DeleteAgent(ctx, f.Account.ID, a.ID, domain.AnyVersion)
+			_, err := f.Store.Agents().DeleteAgent(ctx, f.Account.ID, a.ID, domain.AnyVersion)
 			testutil.OK(t, err)
 		}
 	}

@@ -44,8 +44,8 @@ type Fixture struct {
 	// returns what it saw when it is not.
 	Live func() error
 	// Config is each supervisor's configuration: short leases, renewals
-	// and back-offs. Run sets Turner, Owner and Platforms, and Store
-	// unless it is set (a wrapper of the fixture's store).
+	// and back-offs. Run sets Turner, Owner and Platforms, and Stores
+	// unless they are set (wrappers of the fixture's store's faces).
 	Config connect.Config
 
 	stop func()
@@ -62,15 +62,21 @@ func NewFixture(t *testing.T, client string, platform func() connect.Platform) *
 			ChangeEvery: 100 * time.Millisecond, MaxBackoff: 200 * time.Millisecond}}
 }
 
-// Run runs a supervisor as owner on st (f.Config.Store when nil) until
-// stop is called or the test ends; stop waits for it to end.
-func (f *Fixture) Run(st connect.Store, owner string) (stop func()) {
+// Stores are the faces of st a supervisor needs.
+func Stores(st *store.Store) connect.Stores {
+	return connect.Stores{Agents: st.Agents(), Connections: st.Connections(), Conversations: st.Conversations()}
+}
+
+// Run runs a supervisor as owner on st (f.Config.Stores, else the
+// fixture's store, when nil) until stop is called or the test ends; stop
+// waits for it to end.
+func (f *Fixture) Run(st *store.Store, owner string) (stop func()) {
 	f.T.Helper()
 	cfg := f.Config
 	if st != nil {
-		cfg.Store = st
-	} else if cfg.Store == nil {
-		cfg.Store = f.Store
+		cfg.Stores = Stores(st)
+	} else if cfg.Stores.Agents == nil {
+		cfg.Stores = Stores(f.Store)
 	}
 	cfg.Turner, cfg.Owner, cfg.Platforms = f.Turner, owner, []connect.Platform{f.Platform()}
 	sup, err := connect.New(cfg)
@@ -108,7 +114,7 @@ func (f *Fixture) Restart() {
 func (f *Fixture) Agent(settings map[string]any) domain.Agent {
 	f.T.Helper()
 	fields := map[string]json.RawMessage{"name": JSON("Ada"), "clients": JSON([]string{f.Client}), "settings": JSON(settings)}
-	a, err := f.Store.CreateAgent(context.Background(), domain.Agent{AccountID: f.Account.ID, Fields: fields}, -1)
+	a, err := f.Store.Agents().CreateAgent(context.Background(), domain.Agent{AccountID: f.Account.ID, Fields: fields}, -1)
 	if err != nil {
 		f.T.Fatal(err)
 	}
@@ -118,7 +124,7 @@ func (f *Fixture) Agent(settings map[string]any) domain.Agent {
 // State returns the stored connection of agent a; the zero Connection
 // before it has one.
 func (f *Fixture) State(a domain.Agent) domain.Connection {
-	conns, err := f.Store.ListConnections(context.Background(), f.Account.ID, a.ID)
+	conns, err := f.Store.Connections().ListConnections(context.Background(), f.Account.ID, a.ID)
 	if err != nil || len(conns) == 0 {
 		return domain.Connection{}
 	}
@@ -171,7 +177,7 @@ func (f *Fixture) WaitConnected(a domain.Agent) {
 func (f *Fixture) Changes() func() []string {
 	f.T.Helper()
 	ctx := context.Background()
-	_, err := f.Store.CreateWebhook(ctx, domain.Webhook{AccountID: f.Account.ID, URL: "https://hooks.example.com/",
+	_, err := f.Store.Webhooks().CreateWebhook(ctx, domain.Webhook{AccountID: f.Account.ID, URL: "https://hooks.example.com/",
 		Events: []string{string(domain.EventConnectionChanged)}, Enabled: true})
 	if err != nil {
 		f.T.Fatal(err)
@@ -181,7 +187,7 @@ func (f *Fixture) Changes() func() []string {
 	return func() []string {
 		mu.Lock()
 		defer mu.Unlock()
-		jobs, err := f.Store.ClaimDeliveries(ctx, 1000, time.Hour)
+		jobs, err := f.Store.Webhooks().ClaimDeliveries(ctx, 1000, time.Hour)
 		if err != nil {
 			f.T.Error(err)
 		}

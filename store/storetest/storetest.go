@@ -51,7 +51,7 @@ func Open(t testing.TB, dsn string, opts ...store.Option) *store.Store {
 // Account creates a standard account called name.
 func Account(t testing.TB, st *store.Store, name string) domain.Account {
 	t.Helper()
-	a, err := st.CreateAccount(context.Background(), domain.Account{Name: name, Tier: domain.TierStandard})
+	a, err := st.Accounts().CreateAccount(context.Background(), domain.Account{Name: name, Tier: domain.TierStandard})
 	if err != nil {
 		t.Fatalf("create account %s: %v", name, err)
 	}
