@@ -10,7 +10,7 @@ import { Confirm, ErrorBox, ListTable, Pager, TextField, go, when } from "./ui";
 // titleOf is a conversation's title (its first user message, cut), else
 // its id.
 export function titleOf(c: Schemas["Conversation"]): string {
-  return (c as { title?: string }).title || c.id;
+  return c.title || c.id;
 }
 
 // who is whom a conversation is with: a room, or a user.

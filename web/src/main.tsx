@@ -24,6 +24,7 @@ import { AgentList } from "./agents/list";
 import { Analytics } from "./analytics";
 import { api, call, getAgent, session } from "./api";
 import { Playground } from "./playground";
+import { useServerStatus } from "./status";
 import { Conversation, Conversations } from "./conversations";
 import { Connections } from "./connections";
 import { ContextPreview } from "./context";
@@ -173,6 +174,12 @@ function Brand() {
   );
 }
 
+// ServerVersion names the server's version, from GET /status.
+function ServerVersion() {
+  const status = useServerStatus();
+  return status ? <span class="version">agentd {status.version}</span> : null;
+}
+
 // ThemeToggle switches between light and dark; the choice is kept.
 function ThemeToggle() {
   const [theme, toggle] = useTheme();
@@ -220,6 +227,7 @@ function App() {
             </nav>
           )}
           <div class="nav-foot">
+            {signedIn && <ServerVersion />}
             <ThemeToggle />
             {signedIn && (
               <button

@@ -1,18 +1,14 @@
 // status.tsx: what the server says of itself (GET /status: its version,
-// its default model provider and which providers it has a key for), and
-// the notice that says what to do when an agent cannot reach a model.
+// its default model provider and which providers it can call), and the
+// notice that says what to do when an agent cannot reach a model.
 import { useEffect, useState } from "preact/hooks";
-import { type Agent, session } from "./api";
+import { type Agent, api, call, type Schemas } from "./api";
 
 // ServerStatus is the answer of GET /status.
-export type ServerStatus = {
-  version: string;
-  defaultProvider: string;
-  providers: { name: string; configured: boolean }[];
-};
+export type ServerStatus = Schemas["Status"];
 
 // providerSetting is what configures each provider on the server.
-export const providerSetting: Record<string, string> = {
+export const providerSetting: Record<Schemas["ModelProviderName"], string> = {
   openai: "OPENAI_API_KEY",
   anthropic: "ANTHROPIC_API_KEY",
   groq: "GROQ_API_KEY",
@@ -25,11 +21,8 @@ let asked: Promise<ServerStatus | undefined> | undefined;
 // fetchStatus asks once per page load; a failure is forgotten (and asked
 // again by the next page), and shows no notice rather than a wrong one.
 function fetchStatus(): Promise<ServerStatus | undefined> {
-  asked ??= fetch(`${location.origin}/v1/status`, {
-    headers: { Authorization: `Bearer ${session.key() ?? ""}` },
-    cache: "no-store",
-  })
-    .then(async (r) => (r.ok ? ((await r.json()) as { data: ServerStatus }).data : undefined))
+  asked ??= call(api.GET("/status", {}))
+    .then((r) => r.data)
     .catch(() => undefined)
     .then((s) => {
       if (!s) asked = undefined;
@@ -53,26 +46,38 @@ export function useServerStatus(): ServerStatus | undefined {
 }
 
 // missingProvider is why messages would fail for want of a model
-// provider: none configured on the server at all, or not the one agent
-// uses (unless the agent has its own key in settings.secrets). Undefined
-// when all is well or not known.
+// provider, or undefined when all is well or not known. Without an agent:
+// the default provider cannot be called (and, worse, no provider has a
+// key: ollama needs none, so it always counts as configured). With one:
+// the provider that agent uses cannot be called and the agent has no key
+// of its own in settings.secrets.
 export function missingProvider(status: ServerStatus | undefined, agent?: Agent): string | undefined {
   if (!status) return undefined;
-  if (!status.providers.some((p) => p.configured)) {
+  const name = (agent?.modelProvider || status.defaultProvider) as Schemas["ModelProviderName"];
+  const setting = providerSetting[name] ?? "its key";
+  if (status.providers.find((p) => p.name === name)?.configured !== false) return undefined;
+  if (agent) {
+    const secrets = agent.settings.secrets as Record<string, unknown> | undefined;
+    if (secrets?.[setting] !== undefined) return undefined;
     return (
-      "No provider key is configured: set OPENAI_API_KEY (or ANTHROPIC_API_KEY, GROQ_API_KEY, GOOGLE_API_KEY, " +
-      "or OLLAMA_HOST for a local Ollama) in the server's environment and restart it, or give an agent its own key " +
-      "in its settings.secrets."
+      `The server has no key for ${name}, which ${agent.name} uses: set ${setting} in the server's environment ` +
+      `and restart it, give ${agent.name} its own in settings.secrets, or pick a configured provider.`
     );
   }
-  if (!agent) return undefined;
-  const name = agent.modelProvider || status.defaultProvider;
-  const setting = providerSetting[name];
-  const own = setting && (agent.settings.secrets as Record<string, unknown> | undefined)?.[setting] !== undefined;
-  if (own || status.providers.find((p) => p.name === name)?.configured !== false) return undefined;
+  const keyed = status.providers.filter((p) => p.name !== "ollama");
+  if (!keyed.some((p) => p.configured)) {
+    return (
+      "No provider key is configured: set OPENAI_API_KEY (or ANTHROPIC_API_KEY, GROQ_API_KEY, GOOGLE_API_KEY) " +
+      "in the server's environment and restart it, give an agent its own key in its settings.secrets, or point " +
+      "OLLAMA_HOST at a local Ollama and make it an agent's provider."
+    );
+  }
   return (
-    `The server has no key for ${name}, which this agent uses: set ${setting ?? "its key"} in the server's ` +
-    `environment and restart it, give this agent its own in settings.secrets, or pick a configured provider.`
+    `The default provider, ${name}, has no key: set ${setting} in the server's environment, or give each ` +
+    `agent a provider that has one (${keyed
+      .filter((p) => p.configured)
+      .map((p) => p.name)
+      .join(", ")}).`
   );
 }
 
