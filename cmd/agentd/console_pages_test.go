@@ -32,7 +32,8 @@ const markdownReply = "Here is **bold** text, a [safe link](https://example.com/
 //   - the theme toggle is kept across a reload;
 //   - every page: no sideways scrolling, every button and link legible
 //     against what is behind it (white on white was), a screenshot each;
-//   - no request answered 404 (the favicon was) and none left this host.
+//   - no request answered 404 (the favicon was) and none left this host;
+//   - on a server with no provider key, the overview says what to set.
 func TestConsolePagesInBrowser(t *testing.T) {
 	b := newBrowserWithin(t, 4*time.Minute)
 	hooks := newReceiver(t)
@@ -82,6 +83,15 @@ func TestConsolePagesInBrowser(t *testing.T) {
 		t.Errorf("the pages never asked for their icon: %v", b.requested())
 	}
 	b.checkOnlyFrom(in.base)
+
+	// A server with no provider key: the overview says what to set, and
+	// that there are no agents yet.
+	bare := boot(t, nil, "--addr", "127.0.0.1:0", "--db", tempDB(t))
+	b.run("no provider key", chromedp.EmulateViewport(1280, 900), chromedp.Navigate(bare.base+"/"),
+		signInWith(keyFrom(t, bare.stdout.String())),
+		until(`document.querySelector(".provider-notice")?.textContent.includes("No provider key is configured: set OPENAI_API_KEY")`),
+		until(`document.querySelector(".empty")?.textContent.includes("No agents yet")`))
+	b.shot("no-provider")
 }
 
 // pressEnter presses Enter in the element sel as a person does: one key

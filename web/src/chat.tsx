@@ -152,10 +152,20 @@ export function Chat({ agent, beforeSend, onTurn }: ChatProps) {
   const lock = useRef<Lock>({ held: false });
   // Leaving the page stops reading; the reply runs on and is stored.
   useEffect(() => () => abort.current?.abort(), []);
-  // A new turn scrolls into view, above the message box that stays at the
-  // bottom of the screen (the turns' scroll-margin).
+  // The transcript follows the reply as it grows, unless one has scrolled
+  // up to read (stick). Where it scrolls in its own box (the playground on
+  // a wide screen) it keeps to its bottom; where the page scrolls, a new
+  // turn is scrolled into view above the message box (its scroll-margin).
   const transcript = useRef<HTMLOListElement>(null);
-  useEffect(() => transcript.current?.lastElementChild?.scrollIntoView({ block: "nearest" }), [turns.length]);
+  const stick = useRef(true);
+  const scrolls = () => !!transcript.current && transcript.current.scrollHeight > transcript.current.clientHeight;
+  useEffect(() => {
+    stick.current = true;
+    if (!scrolls()) transcript.current?.lastElementChild?.scrollIntoView({ block: "nearest" });
+  }, [turns.length]);
+  useEffect(() => {
+    if (scrolls() && stick.current) transcript.current!.scrollTop = transcript.current!.scrollHeight;
+  }, [turns]);
 
   // update replaces the last turn, the reply being written.
   const update = (patch: Partial<Turn>) =>
@@ -296,7 +306,15 @@ export function Chat({ agent, beforeSend, onTurn }: ChatProps) {
           Settings apply to the next message; replies, their tool steps and tokens show here.
         </EmptyState>
       )}
-      <ol class="transcript" aria-live="polite" ref={transcript}>
+      <ol
+        class="transcript"
+        aria-live="polite"
+        ref={transcript}
+        onScroll={(e) => {
+          const el = e.currentTarget;
+          stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+        }}
+      >
         {turns.map((t) => (
           <TurnView key={t.key} turn={t} who={t.role === "user" ? userId || "you" : agent.name} />
         ))}
