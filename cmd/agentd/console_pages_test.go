@@ -237,6 +237,9 @@ func (b *browser) pages(base, id, webhook, conv string) {
 		{"webhooks", "/#/webhooks", `document.querySelector("a[href='#/webhooks/` + webhook + `']")`},
 		{"webhook", "/#/webhooks/" + webhook, `document.querySelector("#webhook-title") && document.body.textContent.includes("No deliveries")`},
 		{"signin", "/#/signin", `document.querySelector("#api-key")`},
+		// Swagger UI's own colours are its own: the API reference is only
+		// checked to fit.
+		{"docs", "/docs", `!!document.querySelector(".opblock") && !!document.querySelector("nav a[href='/']")`},
 	}
 	pages = append(pages, consolePage{"conversation", agent + "/conversations/" + conv,
 		`document.querySelector(".transcript .tool-call.ok") && document.querySelector(".transcript .tool-call button.link")`})
@@ -248,7 +251,9 @@ func (b *browser) pages(base, id, webhook, conv string) {
 				what := fmt.Sprintf("%s at %dpx, %s", p.name, size[0], scheme)
 				b.run(what, chromedp.Navigate(base+p.route), until(p.ready))
 				b.checkFits(what, size[0])
-				b.checkLegible(what)
+				if p.name != "docs" {
+					b.checkLegible(what)
+				}
 				b.shot(fmt.Sprintf("page-%d-%s-%s", size[0], scheme, p.name))
 			}
 		}
