@@ -32,12 +32,12 @@ import { useAction, useQuery } from "./hooks";
 import { Knowledge } from "./knowledge";
 import { Memories } from "./memory";
 import { Overview } from "./overview";
-import { applyTheme, chosenTheme, useTheme } from "./theme";
+import { applyTheme, useTheme } from "./theme";
 import { ErrorBox, go, useRoute } from "./ui";
 import { WebhookPage, Webhooks } from "./webhooks";
 
 // Set before the first render, so a dark page does not flash light.
-applyTheme(chosenTheme());
+applyTheme();
 
 function SignIn() {
   const [key, setKey] = useState("");

@@ -3,7 +3,7 @@
 // later page (runs, the approvals inbox, schedules, spend) adds its card
 // there and its entry to the sidebar in main.tsx.
 import type { FunctionComponent } from "preact";
-import { type Agent, api, call, type Schemas } from "./api";
+import { api, call, getAgent, type Schemas } from "./api";
 import { titleOf, who } from "./conversations";
 import { useQuery } from "./hooks";
 import { ProviderNotice } from "./status";
@@ -109,13 +109,7 @@ function AgentsByStatus() {
 // FailingAgent is an agent in error, with its reason once read (the list
 // does not carry it).
 function FailingAgent({ agent }: { agent: AgentSummary }) {
-  const full = useQuery(
-    (signal) =>
-      call(api.GET("/agents/{agentId}", { params: { path: { agentId: agent.id } }, signal })).then(
-        (r) => r.data as Agent,
-      ),
-    [agent.id],
-  );
+  const full = useQuery((signal) => getAgent(agent.id, signal), [agent.id]);
   return (
     <li>
       <a href={`#/agents/${agent.id}`}>{agent.name}</a> <span class="status error">error</span>
