@@ -1,5 +1,6 @@
 // hooks.ts holds useQuery, the console's one way to load data for a page,
-// useAction, its one way to change something, and useReadOnly.
+// useAction, its one way to change something, useReadOnly, and exclusive,
+// the guard that keeps a second send from starting beside a running one.
 import { useCallback, useEffect, useState } from "preact/hooks";
 import { readOnlyEvent, session } from "./api";
 

@@ -31,7 +31,7 @@ const parameters = [
   { key: "maxToolSteps", label: "Tool steps", min: 0, max: 20, step: 1 },
 ] as const;
 
-function settingsOf(a: Agent): Settings {
+export function settingsOf(a: Agent): Settings {
   const ms = a.modelSettings ?? {};
   const text = (v: number | undefined) => (v === undefined ? "" : String(v));
   return {
@@ -50,7 +50,7 @@ function settingsOf(a: Agent): Settings {
 // differ (each replaces the stored one whole, so modelSettings keeps the
 // parameters the panel does not show). It throws when a parameter is not
 // a number.
-function changesOf(s: Settings, agent: Agent): Schemas["AgentUpdateRequest"] {
+export function changesOf(s: Settings, agent: Agent): Schemas["AgentUpdateRequest"] {
   const before = settingsOf(agent);
   const out: Schemas["AgentUpdateRequest"] = {};
   if (s.modelProvider !== before.modelProvider) out.modelProvider = s.modelProvider;
