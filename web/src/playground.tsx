@@ -111,7 +111,7 @@ export function Playground({ agent, onChanged }: { agent: Agent; onChanged: () =
         throw err;
       }
     });
-    if (refused) throw new Error("The settings were not applied: see why beside the chat.");
+    if (refused) throw new Error("The settings were not applied: see why under Settings.");
   };
 
   const [wide] = useState(() => matchMedia("(min-width: 1001px)").matches);
