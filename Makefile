@@ -101,7 +101,7 @@ WEB = web
 $(WEB)/node_modules/.package-lock.json: $(WEB)/package-lock.json
 	cd $(WEB) && $(NPM) ci --no-audit --no-fund && printf 'module node_modules\n' > node_modules/go.mod
 
-## web: type-check the console and rebuild web/dist (needs npm; make run does not)
+## web: type-check the console and rebuild web/dist, reporting its gzipped size (budget 150 KB; needs npm; make run does not)
 web: $(WEB)/node_modules/.package-lock.json
 	cd $(WEB) && $(NPM) run --silent check && $(NPM) run --silent build
 
@@ -113,7 +113,7 @@ web-check: web
 	@untracked=$$(git ls-files --others --exclude-standard -- $(WEB)/dist); [ -z "$$untracked" ] || \
 		{ echo "'make web' made files not in git: $$untracked" >&2; exit 1; }
 
-## web-test: the console's unit tests (vitest, web/src/*.test.ts: api.ts's retries, SSE reader and errors); without npm they are skipped with a line, except in CI
+## web-test: the console's unit tests (vitest, web/src/*.test.ts[x]: api.ts's retries, SSE reader and errors, markdown, the busy guard, the provider notice, the playground's updates); without npm they are skipped with a line, except in CI
 # Like the tests .ci/setup cannot serve: skipped with a line where the tool
 # is missing, a failure when CI is set.
 web-test:

@@ -22,6 +22,11 @@ export default defineConfig(
     rules: { "no-undef": "off" },
   },
   {
+    // build.mjs runs in Node.
+    files: ["build.mjs"],
+    languageOptions: { globals: { console: "readonly", process: "readonly" } },
+  },
+  {
     // docs.js is a plain script of the /docs page, after Swagger UI's.
     files: ["static/docs.js"],
     languageOptions: { sourceType: "script", globals: { window: "readonly", SwaggerUIBundle: "readonly" } },

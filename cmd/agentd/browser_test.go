@@ -37,12 +37,20 @@ type browser struct {
 	artifacts string
 	mu        sync.Mutex
 	requests  []string
+	// missing are the URLs answered 404.
+	missing []string
 }
 
-// newBrowser starts Debian's chromium with a fresh profile. Without it the
-// test is skipped on a developer's machine and fails in CI (.ci/run
-// installs it).
+// newBrowser starts Debian's chromium with a fresh profile, for a walk of
+// at most 100 s. Without it the test is skipped on a developer's machine
+// and fails in CI (.ci/run installs it).
 func newBrowser(t *testing.T) *browser {
+	t.Helper()
+	return newBrowserWithin(t, 100*time.Second)
+}
+
+// newBrowserWithin is newBrowser for a walk of at most limit.
+func newBrowserWithin(t *testing.T, limit time.Duration) *browser {
 	t.Helper()
 	path, err := exec.LookPath("chromium")
 	if err != nil {
@@ -71,7 +79,7 @@ func newBrowser(t *testing.T) *browser {
 	)
 	ctx, cancelCtx := chromedp.NewContext(alloc)
 	// The whole walk is bounded: a stuck wait fails instead of hanging.
-	ctx, cancelTimeout := context.WithTimeout(ctx, 100*time.Second)
+	ctx, cancelTimeout := context.WithTimeout(ctx, limit)
 	t.Cleanup(func() {
 		cancelTimeout()
 		cancelCtx()
@@ -84,23 +92,62 @@ func newBrowser(t *testing.T) *browser {
 		}
 	})
 
-	b := &browser{t: t, ctx: ctx, artifacts: os.Getenv("AGENTD_ARTIFACTS")}
-	if b.artifacts == "" {
-		b.artifacts = t.TempDir()
-	}
-	if err := os.MkdirAll(b.artifacts, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshots in %s", b.artifacts)
+	b := &browser{t: t, ctx: ctx, artifacts: shotsDir(t)}
 	chromedp.ListenTarget(ctx, func(ev any) {
-		if e, ok := ev.(*network.EventRequestWillBeSent); ok {
+		switch e := ev.(type) {
+		case *network.EventRequestWillBeSent:
 			b.mu.Lock()
 			b.requests = append(b.requests, e.Request.URL)
 			b.mu.Unlock()
+		case *network.EventResponseReceived:
+			if e.Response.Status == http.StatusNotFound {
+				b.mu.Lock()
+				b.missing = append(b.missing, e.Response.URL)
+				b.mu.Unlock()
+			}
 		}
 	})
 	b.run("start", network.Enable())
 	return b
+}
+
+// shotsDir is where a test's screenshots go: $AGENTD_ARTIFACTS/<test>
+// when set (.ci/run sets it, and keeps them), else a temporary folder that
+// is removed when the test passes and kept, with its path logged, when it
+// fails.
+func shotsDir(t *testing.T) string {
+	t.Helper()
+	name := strings.NewReplacer("/", "_", " ", "_").Replace(t.Name())
+	if root := os.Getenv("AGENTD_ARTIFACTS"); root != "" {
+		dir := filepath.Join(root, name)
+		if err := os.RemoveAll(dir); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("screenshots in %s", dir)
+		return dir
+	}
+	dir, err := os.MkdirTemp("", "agentd-shots-"+name+"-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("screenshots kept in %s", dir)
+		} else if err := os.RemoveAll(dir); err != nil {
+			t.Logf("remove the screenshots: %v", err)
+		}
+	})
+	return dir
+}
+
+// notFound returns the URLs answered 404 so far.
+func (b *browser) notFound() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.missing...)
 }
 
 // run runs actions, failing the test with what was being done.
@@ -125,9 +172,10 @@ func (b *browser) shot(name string) {
 	}
 }
 
-// until waits for a JavaScript condition to hold.
+// until waits for a JavaScript condition to hold, 30 s at most: a wait
+// that fails then leaves time for the failure's screenshot.
 func until(cond string) chromedp.Action {
-	return chromedp.Poll(cond, nil, chromedp.WithPollingInterval(50*time.Millisecond))
+	return chromedp.Poll(cond, nil, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(30*time.Second))
 }
 
 // fill replaces an input's value and fires the input event typing fires,
@@ -153,10 +201,10 @@ func jsString(s string) string {
 }
 
 // signInWith signs in on the sign-in page with key and waits for the
-// agents list.
+// overview.
 func signInWith(key string) chromedp.Action {
 	return chromedp.Tasks{fill("#api-key", key), chromedp.Click(".signin button[type=submit]", chromedp.ByQuery),
-		chromedp.WaitVisible("#agents-title", chromedp.ByQuery)}
+		chromedp.WaitVisible("#overview-title", chromedp.ByQuery)}
 }
 
 // requested returns the URLs requested so far.
@@ -995,7 +1043,7 @@ func TestConsoleMemoryInBrowser(t *testing.T) {
 	// A read key sees the list; its first refused write tells the console
 	// that the key is read-only, and the write controls go.
 	readKey := keyFrom(t, mustAgentd(t, db, "keys", "create", "--account", "default", "--scope", "read", "--expires", "1d").stdout)
-	b.run("read key", chromedp.EmulateViewport(1280, 900), chromedp.Click("header button.link", chromedp.ByQuery),
+	b.run("read key", chromedp.EmulateViewport(1280, 900), chromedp.Click("header button.sign-out", chromedp.ByQuery),
 		chromedp.WaitVisible("#api-key", chromedp.ByQuery), signInWith(readKey),
 		chromedp.Navigate(in.base+"/#/agents/"+id+"/memory"), until(rows+`.length === 1`),
 		fill("#text", "Read keys cannot write."), add,

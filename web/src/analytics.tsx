@@ -103,12 +103,20 @@ function Chart({ title, x, y, color }: { title: string; x: number[]; y: number[]
   useEffect(() => {
     const el = box.current;
     if (!el) return;
+    // Canvas text and lines cannot use CSS variables: read the theme's.
+    const token = (name: string) => getComputedStyle(el).getPropertyValue(name).trim();
+    const axis = {
+      stroke: token("--color-muted"),
+      grid: { stroke: token("--color-line") },
+      ticks: { stroke: token("--color-line") },
+    };
     const plot = new uPlot(
       {
         title,
         width: Math.max(el.clientWidth, 280),
         height: 180,
         series: [{}, { label: title, stroke: color, fill: `${color}22`, width: 2 }],
+        axes: [axis, axis],
         legend: { show: false },
       },
       [x, y],

@@ -8,6 +8,7 @@ import {
   ApiFailure,
   api,
   call,
+  getAgent,
   readOnlyEvent,
   retries,
   send,
@@ -221,6 +222,22 @@ describe("ApiFailure and the envelope", () => {
     expect(await settle(send(api.POST("/webhooks/{webhookId}/test", path)))).toEqual({ value: undefined });
     const { error } = await settle(call(api.POST("/webhooks/{webhookId}/test", path)));
     expect(error).toMatchObject({ status: 202, code: "INTERNAL_ERROR" });
+  });
+});
+
+describe("getAgent, for the header's metrics", () => {
+  it("reads past the browser's cache, so the metrics move", async () => {
+    // Get Agent's ETag leaves metrics out: a cached read would revalidate,
+    // get 304 and keep the first body. Each read must reach the server.
+    const agent = (totalMessages: number) =>
+      json(200, { success: true, data: { id: "agent_1", metrics: { totalMessages } } });
+    answer(agent(31), agent(32));
+    expect((await getAgent("agent_1")).metrics.totalMessages).toBe(31);
+    expect((await getAgent("agent_1")).metrics.totalMessages).toBe(32);
+    expect(requests.map((r) => [r.method, new URL(r.url).pathname, r.cache])).toEqual([
+      ["GET", "/v1/agents/agent_1", "no-store"],
+      ["GET", "/v1/agents/agent_1", "no-store"],
+    ]);
   });
 });
 

@@ -42,6 +42,15 @@ api.use({
   },
 });
 
+// getAgent reads an agent past the browser's cache. Get Agent's ETag
+// leaves the metrics out (by ruling), so a revalidation the browser makes
+// by itself gets 304 and keeps the old body: the header's counts would
+// never move while one chats.
+export async function getAgent(agentId: string, signal?: AbortSignal): Promise<Agent> {
+  const r = await call(api.GET("/agents/{agentId}", { params: { path: { agentId } }, signal, cache: "no-store" }));
+  return r.data;
+}
+
 // ApiFailure is an error answer of the API: the envelope's code, message and
 // details, plus the status and, for 429, when to retry.
 export class ApiFailure extends Error {

@@ -1,11 +1,13 @@
-// chat.tsx: talking to an agent, the reply streamed token by token, and
-// the cards of the tool calls a reply made (also shown in history).
+// chat.tsx: talking to an agent, the reply streamed token by token and
+// shown as markdown, and the timeline of the tool calls a reply made (also
+// shown in history).
 import { useEffect, useRef, useState } from "preact/hooks";
 import { type Agent, ApiFailure, api, call, type Schemas, retries, sendMessage, streamMessage } from "./api";
-import { useAction } from "./hooks";
-import { ErrorBox, TextArea, TextField } from "./ui";
+import { exclusive, type Lock, useAction } from "./hooks";
+import { Markdown } from "./markdown-view";
+import { CopyButton, EmptyState, ErrorBox, TextArea, TextField, when } from "./ui";
 
-type Turn = {
+export type Turn = {
   // key tells the turns apart, for rendering: a reply has no id until done.
   key: number;
   role: "user" | "agent";
@@ -27,22 +29,28 @@ type Reply = { streamed: boolean; messageId?: string; stop: boolean };
 type ToolView = Pick<Schemas["ToolCall"], "id" | "name" | "arguments"> &
   Partial<Pick<Schemas["ToolCall"], "ok" | "result" | "durationMs">>;
 
-// ToolCalls are the cards of a reply's tool calls, in call order; live is
-// whether the reply is still streaming, so a call without a result yet is
-// running rather than cut short.
+// ToolCalls are the steps of a reply's tool calls as a timeline, in call
+// order: each with its name, state, time, arguments and result, and the
+// approval it waited for when it carries one. live is whether the reply is
+// still streaming, so a call without a result yet is running rather than
+// cut short.
 export function ToolCalls({ calls, live }: { calls?: ToolView[]; live?: boolean }) {
   if (!calls?.length) return null;
   return (
-    <ul class="tool-calls" aria-label="Tool calls">
+    <ol class="tool-calls" aria-label="Tool steps">
       {calls.map((c) => (
         <ToolCard key={c.id} call={c} live={live} />
       ))}
-    </ul>
+    </ol>
   );
 }
 
 // shortResult is how much of a long result shows until it is expanded.
 const shortResult = 280;
+
+// Approval is a tool call's approval as runs with approvals record it
+// (by: the key prefix or platform user who decided).
+type Approval = { approved?: boolean; decision?: string; by?: string };
 
 function ToolCard({ call: c, live }: { call: ToolView; live?: boolean }) {
   const [open, setOpen] = useState(false);
@@ -50,6 +58,7 @@ function ToolCard({ call: c, live }: { call: ToolView; live?: boolean }) {
   const long = result !== undefined && (result.length > shortResult || result.split("\n").length > 8);
   const resultId = `${c.id}-result`;
   const state = c.ok === undefined ? (live ? "running" : "unfinished") : c.ok ? "ok" : "failed";
+  const approval = (c as { approval?: Approval }).approval;
   return (
     <li class={`tool-call ${state}`} data-tool={c.name}>
       <div class="tool-head">
@@ -59,14 +68,20 @@ function ToolCard({ call: c, live }: { call: ToolView; live?: boolean }) {
           {state === "unfinished" ? "no result" : state}
         </span>
         {c.durationMs !== undefined && <span class="meta">{Math.round(c.durationMs)} ms</span>}
+        {approval && (
+          <span class="meta approval">
+            {approval.decision ?? (approval.approved ? "approved" : "rejected")}
+            {approval.by && <> by {approval.by}</>}
+          </span>
+        )}
       </div>
-      <span class="visually-hidden">Arguments:</span>
+      <p class="step-label">Arguments</p>
       <pre class="json tool-args">{JSON.stringify(c.arguments, null, 2)}</pre>
       {result !== undefined && (
         <>
-          <span class="visually-hidden">Result:</span>
+          <p class="step-label">Result</p>
           <pre id={resultId} class="json tool-result">
-            {long && !open ? `${result.slice(0, shortResult)}…` : result}
+            {long && !open ? `${result.split("\n").slice(0, 8).join("\n").slice(0, shortResult)}…` : result}
           </pre>
           {long && (
             <button
@@ -97,7 +112,30 @@ function pretty(result: string): string {
   return result;
 }
 
-export function Chat({ agent }: { agent: Agent }) {
+// ReplyMeta is the line under a message: when (in history), then for a
+// reply its model, tokens, cost when the metadata has it, time and id.
+function ReplyMeta({ turn: t, at }: { turn: Turn; at?: string }) {
+  const m = t.metadata;
+  const cost = (m as { costUsd?: number } | undefined)?.costUsd;
+  const parts = [
+    at && when(at),
+    m?.model,
+    m && `${m.tokensUsed} tokens`,
+    cost !== undefined && `$${cost.toFixed(cost < 0.01 ? 4 : 2)}`,
+    m && `${Math.round(m.responseTime)} ms`,
+    t.messageId,
+  ].filter(Boolean);
+  if (!parts.length) return null;
+  return <p class="meta">{parts.join(" · ")}</p>;
+}
+
+// ChatProps: beforeSend runs before each message is sent (the playground
+// applies its settings there; its failure keeps the message unsent), and
+// onTurn after each turn ends, however it ended (the page reads the
+// agent's metrics again).
+type ChatProps = { agent: Agent; beforeSend?: () => Promise<void>; onTurn?: () => void };
+
+export function Chat({ agent, beforeSend, onTurn }: ChatProps) {
   const [userId, setUserId] = useState("console");
   const [roomId, setRoomId] = useState("");
   const [text, setText] = useState("");
@@ -110,85 +148,109 @@ export function Chat({ agent }: { agent: Agent }) {
   const abort = useRef<AbortController>();
   const reply = useRef<Reply>();
   const turnKeys = useRef(0);
+  // One turn at a time, whatever sends it (the button or Enter).
+  const lock = useRef<Lock>({ held: false });
   // Leaving the page stops reading; the reply runs on and is stored.
   useEffect(() => () => abort.current?.abort(), []);
+  // The transcript follows the reply as it grows, unless one has scrolled
+  // up to read (stick). Where it scrolls in its own box (the playground on
+  // a wide screen) it keeps to its bottom; where the page scrolls, a new
+  // turn is scrolled into view above the message box (its scroll-margin).
+  const transcript = useRef<HTMLOListElement>(null);
+  const stick = useRef(true);
+  const scrolls = () => !!transcript.current && transcript.current.scrollHeight > transcript.current.clientHeight;
+  useEffect(() => {
+    stick.current = true;
+    if (!scrolls()) transcript.current?.lastElementChild?.scrollIntoView({ block: "nearest" });
+  }, [turns.length]);
+  useEffect(() => {
+    if (scrolls() && stick.current) transcript.current!.scrollTop = transcript.current!.scrollHeight;
+  }, [turns]);
 
   // update replaces the last turn, the reply being written.
   const update = (patch: Partial<Turn>) =>
     setTurns((ts) => [...ts.slice(0, -1), { ...(ts[ts.length - 1] as Turn), ...patch }]);
 
-  const send = async () => {
-    if (!text.trim()) return;
-    const body: Schemas["MessageRequest"] = {
-      text,
-      ...(userId ? { userId } : {}),
-      ...(roomId ? { roomId } : {}),
-      context: { platform: "console" },
-    };
-    await run(async () => {
-      setText("");
-      const key = (turnKeys.current += 2);
-      setTurns((ts) => [
-        ...ts,
-        { key: key - 1, role: "user", text: body.text },
-        { key, role: "agent", text: "", streaming: true },
-      ]);
-      const reading = new AbortController();
-      abort.current = reading;
-      const current: Reply = { streamed: stream, stop: false };
-      reply.current = current;
-      try {
-        if (stream) {
-          let said = "";
-          let tools: ToolView[] = [];
-          await streamMessage(
-            agent.id,
-            body,
-            (ev) => {
-              setRetry(0);
-              if (ev.type === "start") {
-                current.messageId = ev.messageId;
-                if (current.stop) void cancel(current);
-              } else if (ev.type === "token" && "content" in ev) {
-                said += ev.content;
-                update({ text: said });
-              } else if (ev.type === "tool_call") {
-                tools = [...tools, { id: ev.id, name: ev.name, arguments: ev.arguments }];
-                update({ tools });
-              } else if (ev.type === "tool_result") {
-                tools = tools.map((c) => (c.id === ev.id ? { ...c, ok: ev.ok, result: ev.result } : c));
-                update({ tools });
-              } else if (ev.type === "done" && "metadata" in ev) {
-                // The metadata's calls are the same, with their durations.
-                update({
-                  metadata: ev.metadata,
-                  messageId: ev.messageId,
-                  streaming: false,
-                  stopped: ev.partial === true,
-                  tools: ev.metadata.toolCalls ?? tools,
-                });
-              } else if (ev.type === "error" && "error" in ev) {
-                throw new ApiFailure(502, ev.error, null);
-              }
-            },
-            { signal: reading.signal, onRetry: setRetry },
-          );
-        } else {
-          const r = await sendMessage(agent.id, body, reading.signal);
-          update({ text: r.response, metadata: r.metadata, messageId: r.messageId, tools: r.metadata.toolCalls });
-        }
-      } catch (err) {
-        // Stop while waiting for a reply not streamed only stops waiting.
-        throw reading.signal.aborted
-          ? new Error("Stopped waiting: the reply runs on and is stored in the conversation.")
-          : err;
-      } finally {
-        update({ streaming: false });
-        reply.current = undefined;
-        setRetry(0);
-        setStopping(false);
-      }
+  const send = () =>
+    exclusive(lock.current, async () => {
+      if (!text.trim()) return;
+      const body: Schemas["MessageRequest"] = {
+        text,
+        ...(userId ? { userId } : {}),
+        ...(roomId ? { roomId } : {}),
+        context: { platform: "console" },
+      };
+      await run(async () => {
+        await beforeSend?.();
+        setText("");
+        await converse(body);
+      });
+      onTurn?.();
     });
+
+  // converse shows the message and its reply as it arrives.
+  const converse = async (body: Schemas["MessageRequest"]) => {
+    const key = (turnKeys.current += 2);
+    setTurns((ts) => [
+      ...ts,
+      { key: key - 1, role: "user", text: body.text },
+      { key, role: "agent", text: "", streaming: true },
+    ]);
+    const reading = new AbortController();
+    abort.current = reading;
+    const current: Reply = { streamed: stream, stop: false };
+    reply.current = current;
+    try {
+      if (stream) {
+        let said = "";
+        let tools: ToolView[] = [];
+        await streamMessage(
+          agent.id,
+          body,
+          (ev) => {
+            setRetry(0);
+            if (ev.type === "start") {
+              current.messageId = ev.messageId;
+              if (current.stop) void cancel(current);
+            } else if (ev.type === "token" && "content" in ev) {
+              said += ev.content;
+              update({ text: said });
+            } else if (ev.type === "tool_call") {
+              tools = [...tools, { id: ev.id, name: ev.name, arguments: ev.arguments }];
+              update({ tools });
+            } else if (ev.type === "tool_result") {
+              tools = tools.map((c) => (c.id === ev.id ? { ...c, ok: ev.ok, result: ev.result } : c));
+              update({ tools });
+            } else if (ev.type === "done" && "metadata" in ev) {
+              // The metadata's calls are the same, with their durations.
+              update({
+                metadata: ev.metadata,
+                messageId: ev.messageId,
+                streaming: false,
+                stopped: ev.partial === true,
+                tools: ev.metadata.toolCalls ?? tools,
+              });
+            } else if (ev.type === "error" && "error" in ev) {
+              throw new ApiFailure(502, ev.error, null);
+            }
+          },
+          { signal: reading.signal, onRetry: setRetry },
+        );
+      } else {
+        const r = await sendMessage(agent.id, body, reading.signal);
+        update({ text: r.response, metadata: r.metadata, messageId: r.messageId, tools: r.metadata.toolCalls });
+      }
+    } catch (err) {
+      // Stop while waiting for a reply not streamed only stops waiting.
+      throw reading.signal.aborted
+        ? new Error("Stopped waiting: the reply runs on and is stored in the conversation.")
+        : err;
+    } finally {
+      update({ streaming: false });
+      reply.current = undefined;
+      setRetry(0);
+      setStopping(false);
+    }
   };
 
   // cancel asks the server to stop the reply; its stream then ends by
@@ -225,8 +287,10 @@ export function Chat({ agent }: { agent: Agent }) {
 
   return (
     <section aria-labelledby="chat-title" class="chat">
-      <h2 id="chat-title">Chat</h2>
-      <div class="pair">
+      <h2 id="chat-title" class="visually-hidden">
+        Chat
+      </h2>
+      <div class="pair who-talks">
         <TextField id="userId" label="User id" error={error} value={userId} onValue={setUserId} />
         <TextField
           id="roomId"
@@ -237,27 +301,22 @@ export function Chat({ agent }: { agent: Agent }) {
           onValue={setRoomId}
         />
       </div>
-      <ol class="transcript" aria-live="polite">
+      {turns.length === 0 && (
+        <EmptyState title={`Say something to ${agent.name}.`}>
+          Settings apply to the next message; replies, their tool steps and tokens show here.
+        </EmptyState>
+      )}
+      <ol
+        class="transcript"
+        aria-live="polite"
+        ref={transcript}
+        onScroll={(e) => {
+          const el = e.currentTarget;
+          stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+        }}
+      >
         {turns.map((t) => (
-          <li key={t.key} class={`turn ${t.role}`}>
-            <span class="who">{t.role === "user" ? userId || "you" : agent.name}</span>
-            <ToolCalls calls={t.tools} live={t.streaming} />
-            <p class="text" data-streaming={t.streaming ? "true" : undefined}>
-              {t.text}
-              {t.streaming && (
-                <span class="cursor" aria-hidden="true">
-                  ▍
-                </span>
-              )}
-              {t.stopped && <span class="stopped"> (stopped)</span>}
-            </p>
-            {t.metadata && (
-              <p class="meta">
-                {t.metadata.model} · {t.metadata.tokensUsed} tokens · {Math.round(t.metadata.responseTime)} ms ·{" "}
-                {t.messageId}
-              </p>
-            )}
-          </li>
+          <TurnView key={t.key} turn={t} who={t.role === "user" ? userId || "you" : agent.name} />
         ))}
       </ol>
       {retry > 0 && (
@@ -276,30 +335,64 @@ export function Chat({ agent }: { agent: Agent }) {
         <TextArea
           id="text"
           label="Message"
+          hint="Enter sends, Shift+Enter starts a new line."
           error={error}
           rows={2}
           value={text}
           onValue={setText}
           onKeyDown={(e) => {
-            if (e.key === "Enter" && !e.shiftKey) {
+            // Not while an input method composes a character.
+            if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
               e.preventDefault();
               void send();
             }
           }}
         />
-        <label class="inline">
-          <input type="checkbox" checked={stream} onChange={(e) => setStream(e.currentTarget.checked)} />
-          Stream the reply
-        </label>
-        <button type="submit" disabled={busy || !text.trim()}>
-          Send
-        </button>
-        {busy && (
-          <button type="button" disabled={stopping} onClick={stop}>
-            {stopping ? "Stopping…" : "Stop"}
+        <div class="send-row">
+          <label class="inline">
+            <input type="checkbox" checked={stream} onChange={(e) => setStream(e.currentTarget.checked)} />
+            Stream the reply
+          </label>
+          <button type="submit" disabled={busy || !text.trim()}>
+            Send
           </button>
-        )}
+          {busy && (
+            <button type="button" class="quiet" disabled={stopping} onClick={stop}>
+              {stopping ? "Stopping…" : "Stop"}
+            </button>
+          )}
+        </div>
       </form>
     </section>
+  );
+}
+
+// TurnView is one message of a chat or of history: a user's as typed, a
+// reply as markdown after its tool steps, with a copy button and its
+// metadata; at is when it was sent (history).
+export function TurnView({ turn: t, who, at }: { turn: Turn; who: string; at?: string }) {
+  return (
+    <li class={`turn ${t.role}`}>
+      <div class="turn-head">
+        <span class="who">{who}</span>
+        {t.role === "agent" && !t.streaming && t.text && <CopyButton text={t.text} what="reply" />}
+      </div>
+      <ToolCalls calls={t.tools} live={t.streaming} />
+      {t.role === "user" ? (
+        <p class="text">{t.text}</p>
+      ) : (
+        <div class="text md" data-streaming={t.streaming ? "true" : undefined}>
+          <Markdown text={t.text}>
+            {t.streaming && (
+              <span class="cursor" aria-hidden="true">
+                ▍
+              </span>
+            )}
+            {t.stopped && <span class="stopped"> (stopped)</span>}
+          </Markdown>
+        </div>
+      )}
+      <ReplyMeta turn={t} at={at} />
+    </li>
   );
 }

@@ -1,5 +1,6 @@
 // hooks.ts holds useQuery, the console's one way to load data for a page,
-// useAction, its one way to change something, and useReadOnly.
+// useAction, its one way to change something, useReadOnly, and exclusive,
+// the guard that keeps a second send from starting beside a running one.
 import { useCallback, useEffect, useState } from "preact/hooks";
 import { readOnlyEvent, session } from "./api";
 
@@ -80,4 +81,23 @@ export function useReadOnly(): boolean {
     return () => removeEventListener(readOnlyEvent, on);
   }, []);
   return readOnly;
+}
+
+// Lock is held while a guarded call runs; see exclusive.
+export type Lock = { held: boolean };
+
+// exclusive runs fn unless lock is held by an earlier call that has not
+// ended, in which case the call is dropped: true when fn ran. A button can
+// be disabled while busy, but a key handler (Enter in the chat) fires
+// anyway, and a disabled state only arrives with the next render: the lock
+// is taken at once, so a second Enter cannot start a second turn.
+export async function exclusive(lock: Lock, fn: () => Promise<void>): Promise<boolean> {
+  if (lock.held) return false;
+  lock.held = true;
+  try {
+    await fn();
+  } finally {
+    lock.held = false;
+  }
+  return true;
 }

@@ -1,10 +1,12 @@
-// main.tsx: the console's shell: sign-in, navigation and the hash routes.
+// main.tsx: the console's shell: sign-in, the sidebar, the theme toggle
+// and the hash routes.
 //
 //   #/signin                                   sign in with an API key
+//   #/overview                                 the account at a glance
 //   #/agents                                   the agents list
 //   #/agents/new                               create (form or character file)
 //   #/agents/{id}                              edit, JSON view and delete
-//   #/agents/{id}/chat                         chat, streamed
+//   #/agents/{id}/chat                         the playground: settings beside a chat
 //   #/agents/{id}/conversations[/{convId}]     history
 //   #/agents/{id}/memory                       memories: search, add, forget
 //   #/agents/{id}/knowledge                    documents: upload, paste
@@ -20,16 +22,22 @@ import { AgentCreate } from "./agents/create";
 import { AgentEdit } from "./agents/edit";
 import { AgentList } from "./agents/list";
 import { Analytics } from "./analytics";
-import { api, call, session } from "./api";
-import { Chat } from "./chat";
+import { api, call, getAgent, session } from "./api";
+import { Playground } from "./playground";
+import { useServerStatus } from "./status";
 import { Conversation, Conversations } from "./conversations";
 import { Connections } from "./connections";
 import { ContextPreview } from "./context";
 import { useAction, useQuery } from "./hooks";
 import { Knowledge } from "./knowledge";
 import { Memories } from "./memory";
+import { Overview } from "./overview";
+import { applyTheme, useTheme } from "./theme";
 import { ErrorBox, go, useRoute } from "./ui";
 import { WebhookPage, Webhooks } from "./webhooks";
+
+// Set before the first render, so a dark page does not flash light.
+applyTheme();
 
 function SignIn() {
   const [key, setKey] = useState("");
@@ -44,7 +52,7 @@ function SignIn() {
         session.signOut();
         throw err;
       }
-      go("/agents");
+      go("/overview");
     });
   return (
     <section class="signin" aria-labelledby="signin-title">
@@ -80,48 +88,45 @@ function SignIn() {
   );
 }
 
+// agentTabs are an agent's pages: [route under #/agents/{id}, title].
+const agentTabs: [string, string][] = [
+  ["chat", "Playground"],
+  ["conversations", "Conversations"],
+  ["", "Settings"],
+  ["memory", "Memory"],
+  ["knowledge", "Knowledge"],
+  ["context", "Context"],
+  ["analytics", "Analytics"],
+  ["connections", "Connections"],
+];
+
 // AgentPage loads one agent and shows the tab its route names.
 function AgentPage({ id, tab, rest }: { id: string; tab: string; rest: string[] }) {
-  // Reloaded on each tab too, so the metrics above count the chat's turns.
-  const {
-    data: agent,
-    error,
-    reload,
-  } = useQuery(
-    (signal) => call(api.GET("/agents/{agentId}", { params: { path: { agentId: id } }, signal })).then((r) => r.data),
-    [id, tab],
-  );
-
-  const tabs: [string, string][] = [
-    ["", "Settings"],
-    ["chat", "Chat"],
-    ["conversations", "Conversations"],
-    ["memory", "Memory"],
-    ["knowledge", "Knowledge"],
-    ["context", "Context"],
-    ["analytics", "Analytics"],
-    ["connections", "Connections"],
-  ];
+  // Read again on each tab and after each chat turn, so the metrics in the
+  // header count the turns (getAgent reads past the browser's cache).
+  const { data: agent, error, reload } = useQuery((signal) => getAgent(id, signal), [id, tab]);
   if (error) return <ErrorBox error={error} />;
   if (!agent) return <p aria-busy="true">Loading…</p>;
   return (
     <section aria-labelledby="agent-title">
-      <p>
-        <a href="#/agents">← Agents</a>
-      </p>
-      <div class="title-row">
-        <h1 id="agent-title">{agent.name}</h1>
-        <span class={`status ${agent.status}`}>{agent.status}</span>
+      <div class="agent-head">
+        <p class="breadcrumb">
+          <a href="#/agents">← Agents</a>
+        </p>
+        <div class="title-row">
+          <h1 id="agent-title">{agent.name}</h1>
+          <span class={`status ${agent.status}`}>{agent.status}</span>
+        </div>
+        <p class="meta">
+          <code>{agent.id}</code> · {agent.modelProvider}/{agent.model} ·{" "}
+          <span title="Each user message answered counts once; Analytics counts the messages of both sides">
+            {agent.metrics.totalMessages} exchanges answered
+          </span>{" "}
+          in {agent.metrics.totalConversations} conversations · uptime {agent.metrics.uptime}
+        </p>
       </div>
-      <p class="meta">
-        {agent.id} · {agent.modelProvider}/{agent.model} ·{" "}
-        <span title="Each user message answered counts once; Analytics counts the messages of both sides">
-          {agent.metrics.totalMessages} exchanges answered
-        </span>{" "}
-        in {agent.metrics.totalConversations} conversations · uptime {agent.metrics.uptime}
-      </p>
       <nav class="tabs" aria-label="Agent">
-        {tabs.map(([route, title]) => (
+        {agentTabs.map(([route, title]) => (
           <a
             key={route}
             href={`#/agents/${id}${route ? `/${route}` : ""}`}
@@ -132,7 +137,7 @@ function AgentPage({ id, tab, rest }: { id: string; tab: string; rest: string[] 
         ))}
       </nav>
       {tab === "" && <AgentEdit agent={agent} onSaved={reload} />}
-      {tab === "chat" && <Chat agent={agent} />}
+      {tab === "chat" && <Playground agent={agent} onChanged={reload} />}
       {tab === "conversations" && !rest[0] && <Conversations agent={agent} />}
       {tab === "conversations" && rest[0] && <Conversation agent={agent} conversationId={rest[0]} />}
       {tab === "memory" && <Memories agent={agent} />}
@@ -141,6 +146,47 @@ function AgentPage({ id, tab, rest }: { id: string; tab: string; rest: string[] 
       {tab === "analytics" && <Analytics agent={agent} />}
       {tab === "connections" && <Connections agent={agent} />}
     </section>
+  );
+}
+
+// sections are the console's pages in the sidebar, in order; a new page
+// (runs, approvals, schedules, spend) adds its entry here and its route
+// in App.
+const sections: { route: string; label: string }[] = [
+  { route: "/overview", label: "Overview" },
+  { route: "/agents", label: "Agents" },
+  { route: "/webhooks", label: "Webhooks" },
+];
+
+// Brand is the console's mark (the favicon's drawing) and name.
+function Brand() {
+  return (
+    <a class="brand" href="#/overview">
+      <svg viewBox="0 0 32 32" aria-hidden="true">
+        <rect width="32" height="32" rx="7" fill="#2f5bd3" />
+        <path d="M10 22 16 10 22 22Z" fill="none" stroke="#fff" stroke-width="2" stroke-linejoin="round" />
+        <circle cx="16" cy="10" r="3.2" fill="#fff" />
+        <circle cx="10" cy="22" r="3.2" fill="#fff" />
+        <circle cx="22" cy="22" r="3.2" fill="#fff" />
+      </svg>
+      agentd
+    </a>
+  );
+}
+
+// ServerVersion names the server's version, from GET /status.
+function ServerVersion() {
+  const status = useServerStatus();
+  return status ? <span class="version">agentd {status.version}</span> : null;
+}
+
+// ThemeToggle switches between light and dark; the choice is kept.
+function ThemeToggle() {
+  const [theme, toggle] = useTheme();
+  return (
+    <button type="button" class="link theme-toggle" aria-pressed={theme === "dark"} onClick={toggle}>
+      {theme === "dark" ? "Light theme" : "Dark theme"}
+    </button>
   );
 }
 
@@ -158,38 +204,49 @@ function App() {
   else if (parts[0] === "agents" && parts[1])
     page = <AgentPage id={parts[1]} tab={parts[2] ?? ""} rest={parts.slice(3)} />;
   else if (parts[0] === "webhooks") page = parts[1] ? <WebhookPage id={parts[1]} /> : <Webhooks />;
-  else page = <AgentList />;
+  else if (parts[0] === "agents") page = <AgentList />;
+  else page = <Overview />;
+  const here = `/${parts[0] ?? ""}`;
 
   return (
     <>
       <a class="skip" href="#main" onClick={(e) => (e.preventDefault(), document.getElementById("main")?.focus())}>
         Skip to content
       </a>
-      <header>
-        <a class="brand" href="#/agents">
-          agentd
-        </a>
-        {signedIn && (
-          <nav aria-label="Main">
-            <a href="#/agents">Agents</a>
-            <a href="#/webhooks">Webhooks</a>
-            <a href="/docs">API reference</a>
-            <button
-              type="button"
-              class="link"
-              onClick={() => {
-                session.signOut();
-                go("/signin");
-              }}
-            >
-              Sign out
-            </button>
-          </nav>
-        )}
-      </header>
-      <main id="main" tabIndex={-1}>
-        {page}
-      </main>
+      <div class={signedIn ? "shell" : "shell signin-shell"}>
+        <header>
+          <Brand />
+          {signedIn && (
+            <nav aria-label="Main">
+              {sections.map((sec) => (
+                <a key={sec.route} href={`#${sec.route}`} aria-current={sec.route === here ? "page" : undefined}>
+                  {sec.label}
+                </a>
+              ))}
+              <a href="/docs">API reference</a>
+            </nav>
+          )}
+          <div class="nav-foot">
+            {signedIn && <ServerVersion />}
+            <ThemeToggle />
+            {signedIn && (
+              <button
+                type="button"
+                class="link sign-out"
+                onClick={() => {
+                  session.signOut();
+                  go("/signin");
+                }}
+              >
+                Sign out
+              </button>
+            )}
+          </div>
+        </header>
+        <main id="main" tabIndex={-1}>
+          {page}
+        </main>
+      </div>
     </>
   );
 }

@@ -22,7 +22,7 @@ export function useRoute(): string {
 }
 
 function current(): string {
-  return location.hash.replace(/^#/, "") || "/agents";
+  return location.hash.replace(/^#/, "") || "/overview";
 }
 
 // useClock re-renders every second while on, for retry countdowns.
@@ -356,7 +356,7 @@ export function Confirm(props: {
 
 // Pager moves between the pages of a list.
 export function Pager({ pagination, onPage }: { pagination?: Schemas["Pagination"]; onPage: (page: number) => void }) {
-  if (!pagination) return null;
+  if (!pagination || pagination.totalItems === 0) return null;
   const { currentPage, totalPages, totalItems } = pagination;
   return (
     <nav class="pager" aria-label="Pages">
@@ -389,7 +389,11 @@ export function ListTable<T>(props: {
   return (
     <>
       <ErrorBox error={props.error} />
-      {items && items.length === 0 && <p>{props.empty}</p>}
+      {items && items.length === 0 && (
+        <p class="empty" role="note">
+          {props.empty}
+        </p>
+      )}
       {items && items.length > 0 && (
         <div class="scroll">
           <table>
@@ -444,4 +448,65 @@ export function lines(text: string): string[] {
     .split("\n")
     .map((l) => l.trim())
     .filter(Boolean);
+}
+
+// copyText puts text on the clipboard. The Clipboard API exists on HTTPS
+// and localhost pages only, and may refuse (no permission, page not
+// focused); then a selected textarea and execCommand still copy, as on
+// agentd at a LAN address over plain HTTP.
+export async function copyText(text: string): Promise<void> {
+  try {
+    await navigator.clipboard.writeText(text);
+    return;
+  } catch {
+    // fall back below
+  }
+  const area = document.createElement("textarea");
+  area.value = text;
+  area.setAttribute("readonly", "");
+  area.style.position = "fixed";
+  area.style.opacity = "0";
+  document.body.append(area);
+  area.select();
+  const ok = document.execCommand("copy");
+  area.remove();
+  if (!ok) throw new Error("The browser refused to copy.");
+}
+
+// CopyButton copies text and says so for a moment (in words a screen
+// reader announces too).
+export function CopyButton({ text, what }: { text: string; what: string }) {
+  const [state, setState] = useState<"idle" | "copied" | "failed">("idle");
+  useEffect(() => {
+    if (state === "idle") return;
+    const t = setTimeout(() => setState("idle"), 1500);
+    return () => clearTimeout(t);
+  }, [state]);
+  return (
+    <button
+      type="button"
+      class="icon copy"
+      aria-live="polite"
+      onClick={() =>
+        copyText(text).then(
+          () => setState("copied"),
+          () => setState("failed"),
+        )
+      }
+    >
+      {state === "copied" ? "Copied" : state === "failed" ? "Copy failed" : "Copy"}
+      <span class="visually-hidden"> the {what}</span>
+    </button>
+  );
+}
+
+// EmptyState says that a list or page has nothing yet, and what to do
+// next (children: a link or a sentence).
+export function EmptyState({ title, children }: { title: string; children?: ComponentChildren }) {
+  return (
+    <div class="empty" role="note">
+      <strong>{title}</strong>
+      {children && <p>{children}</p>}
+    </div>
+  );
 }

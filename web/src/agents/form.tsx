@@ -6,7 +6,8 @@ import { Choices, ErrorBox, Group, SelectField, TextArea, TextField, useFocusRef
 import { type Draft, type SectionProps, type MemoryDraft, problemOf } from "./draft";
 import { ToolsFields } from "./form-tools";
 
-const providers: Schemas["ModelProvider"][] = ["openai", "anthropic", "groq", "google", "ollama"];
+// providers are the model providers an agent may name.
+export const providers: Schemas["ModelProvider"][] = ["openai", "anthropic", "groq", "google", "ollama"];
 const platforms: Schemas["Platform"][] = ["discord", "twitter", "telegram"];
 
 // AgentForm is the form of both create and edit.
