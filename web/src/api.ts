@@ -173,6 +173,26 @@ function pause(ms: number, err: unknown, signal?: AbortSignal): Promise<void> {
 // Idempotency-Key, so when the answer is lost on the way (a network
 // failure) the send is retried: the server answers a repeat with the first
 // reply rather than making a second one.
+// replyOfRun waits for a run to end and returns its reply, or throws why
+// it has none.
+export async function replyOfRun(
+  agentId: string,
+  run: Schemas["Run"],
+  signal?: AbortSignal,
+): Promise<Schemas["MessageReply"]> {
+  while (run.status === "queued" || run.status === "running") {
+    const r = await call(
+      api.GET("/agents/{agentId}/runs/{runId}", {
+        params: { path: { agentId, runId: run.id }, query: { wait: 30 } },
+        signal,
+      }),
+    );
+    run = r.data;
+  }
+  if (run.reply && run.status === "completed") return run.reply;
+  throw new Error(run.error ? `${run.error.code}: ${run.error.message}` : `The run ended ${run.status}.`);
+}
+
 export async function sendMessage(
   agentId: string,
   body: Schemas["MessageRequest"],
@@ -190,7 +210,8 @@ export async function sendMessage(
       );
       // The operation answers text/event-stream only when asked to stream.
       if (typeof r === "string") throw new Error("The server streamed a reply that was not asked to stream.");
-      return r.data;
+      // 202: the reply took longer than the server waits; its run goes on.
+      return "status" in r.data ? await replyOfRun(agentId, r.data, signal) : r.data;
     } catch (err) {
       const delay = retryDelays[attempt];
       if (signal?.aborted || delay === undefined || !retryable(err, false)) throw err;
