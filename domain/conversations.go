@@ -68,6 +68,9 @@ type Message struct {
 	Partial          bool       // a reply cut short when its client went away
 	CreatedAt        time.Time  // UTC, millisecond precision
 	ToolCalls        []ToolCall // a reply's tool calls, in call order
+	// RunID is the run that made a reply, as the message.completed event
+	// names it; "" when none did.
+	RunID string
 }
 
 // ToolCall is one tool call of a turn as the API shows it.
@@ -95,13 +98,16 @@ const MaxTitle = 80
 
 // ConversationTitle is the title a conversation takes from its first user
 // message: the text cut to MaxTitle characters.
-func ConversationTitle(text string) string {
-	n := 0
+func ConversationTitle(text string) string { return CutText(text, MaxTitle) }
+
+// CutText is text cut to its first n characters.
+func CutText(text string, n int) string {
+	count := 0
 	for i := range text {
-		if n == MaxTitle {
+		if count == n {
 			return text[:i]
 		}
-		n++
+		count++
 	}
 	return text
 }

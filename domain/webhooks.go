@@ -43,12 +43,17 @@ const (
 	EventMessageCompleted   EventType = "message.completed"
 	EventConnectionChanged  EventType = "connection.changed"
 	EventWebhookTest        EventType = "webhook.test"
+	EventRunCompleted       EventType = "run.completed"
+	EventRunFailed          EventType = "run.failed"
+	EventRunCancelled       EventType = "run.cancelled"
+	EventRunRequiresAction  EventType = "run.requires_action"
 )
 
 // EventTypes lists every event type.
 var EventTypes = []EventType{
 	EventAgentCreated, EventAgentUpdated, EventAgentDeleted, EventAgentStatusChanged,
 	EventMessageCompleted, EventConnectionChanged, EventWebhookTest,
+	EventRunCompleted, EventRunFailed, EventRunCancelled, EventRunRequiresAction,
 }
 
 // AllEvents is the webhook event selector matching every type.

@@ -57,6 +57,18 @@ func (h *harness) runningSoon(agentID, runID string) {
 	}
 }
 
+// asked waits until the provider has received n requests in all.
+func (h *harness) asked(n int) {
+	h.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for h.openai.Count() < n {
+		if time.Now().After(deadline) {
+			h.t.Fatalf("the provider got %d requests, want %d", h.openai.Count(), n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // history is the texts of the user's direct conversation, oldest first.
 func (h *harness) history(agentID, user string) string {
 	h.t.Helper()
@@ -168,8 +180,9 @@ func TestMultitaskStrategies(t *testing.T) {
 		t.Run(c.strategy, func(t *testing.T) {
 			slowThenQuick()
 			user := "u-" + c.strategy
+			before := h.openai.Count()
 			first := h.background(id, user, "first", nil)
-			h.runningSoon(id, first["id"].(string))
+			h.asked(before + 1) // the first run is with the provider
 			res := h.send(id, map[string]any{"text": "second", "userId": user, "multitaskStrategy": c.strategy})
 			if res.Code != http.StatusOK || res.Data(t)["response"] != "quick" {
 				t.Fatalf("second message: %d %s", res.Code, res.Body)
@@ -197,8 +210,9 @@ func TestMultitaskStrategies(t *testing.T) {
 	t.Run("merge into a queued run", func(t *testing.T) {
 		h.openai.Respond(llmtest.Reply{Text: "both"})
 		h.openai.Enqueue(llmtest.Reply{Text: "slow", Delay: 500 * time.Millisecond})
-		first := h.background(id, "u-queue", "first", nil)
-		h.runningSoon(id, first["id"].(string))
+		before := h.openai.Count()
+		h.background(id, "u-queue", "first", nil)
+		h.asked(before + 1) // the first run is with the provider: the next one waits
 		queued := h.background(id, "u-queue", "a", nil)
 		merged := h.background(id, "u-queue", "b", map[string]any{"multitaskStrategy": "merge"})
 		if merged["id"] != queued["id"] || merged["input"].(map[string]any)["text"] != "a\nb" {

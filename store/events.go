@@ -177,6 +177,7 @@ func statusChanged(accountID, agentID string, from, to domain.Status, reason str
 // messageEvent is the data of message.completed.
 type messageEvent struct {
 	AgentID        string        `json:"agentId"`
+	RunID          string        `json:"runId,omitempty"`
 	ConversationID string        `json:"conversationId,omitempty"`
 	Platform       string        `json:"platform"`
 	UserID         string        `json:"userId,omitempty"`
@@ -211,7 +212,7 @@ func messageCompleted(accountID, agentID string, conv domain.ConversationRef, co
 		platform = domain.PlatformAPI
 	}
 	return domain.Event{AccountID: accountID, AgentID: agentID, ConversationID: convID, Type: domain.EventMessageCompleted, Data: messageEvent{
-		AgentID: agentID, ConversationID: convID, Platform: platform, UserID: conv.UserID, RoomID: conv.RoomID,
+		AgentID: agentID, RunID: reply.RunID, ConversationID: convID, Platform: platform, UserID: conv.UserID, RoomID: conv.RoomID,
 		Request: messageText{MessageID: user.ID, Text: user.Text},
 		Reply: replyDocument{MessageID: reply.ID, Text: reply.Text, Partial: reply.Partial,
 			Metadata: replyMetadata{TokensUsed: reply.TokensUsed, ResponseTime: reply.ResponseMillis, Model: reply.Model,
@@ -219,11 +220,17 @@ func messageCompleted(accountID, agentID string, conv domain.ConversationRef, co
 	}}
 }
 
-// deleteMessageEvents deletes the message.completed events matching where
-// (their bodies quote messages being deleted), with their deliveries and
-// the deliveries' attempts, so no retry can send the text again.
+// quotingEvents are the event types whose bodies quote messages: a
+// message's text and its run's input and reply.
+var quotingEvents = []string{string(domain.EventMessageCompleted), string(domain.EventRunCompleted),
+	string(domain.EventRunFailed), string(domain.EventRunCancelled), string(domain.EventRunRequiresAction)}
+
+// deleteMessageEvents deletes the events quoting messages (quotingEvents)
+// matching where (their bodies quote messages being deleted), with their
+// deliveries and the deliveries' attempts, so no retry can send the text
+// again.
 func deleteMessageEvents(tx *gorm.DB, where string, args ...any) error {
-	events := tx.Model(&eventRow{}).Select("id").Where("type = ?", string(domain.EventMessageCompleted)).Where(where, args...)
+	events := tx.Model(&eventRow{}).Select("id").Where("type IN ?", quotingEvents).Where(where, args...)
 	deliveries := tx.Model(&deliveryRow{}).Select("id").Where("event_id IN (?)", events)
 	if err := tx.Where("delivery_id IN (?)", deliveries).Delete(&attemptRow{}).Error; err != nil {
 		return err
@@ -231,5 +238,100 @@ func deleteMessageEvents(tx *gorm.DB, where string, args ...any) error {
 	if err := tx.Where("event_id IN (?)", events).Delete(&deliveryRow{}).Error; err != nil {
 		return err
 	}
-	return tx.Where("type = ?", string(domain.EventMessageCompleted)).Where(where, args...).Delete(&eventRow{}).Error
+	return tx.Where("type IN ?", quotingEvents).Where(where, args...).Delete(&eventRow{}).Error
+}
+
+// MaxEventReply is the most characters of a run's reply a run event
+// quotes.
+const MaxEventReply = 2000
+
+// runEvent is the data of the run.* events: the Run as the contract shows
+// it, its reply's response cut to MaxEventReply characters.
+type runEvent struct {
+	Run runDocument `json:"run"`
+}
+
+type runDocument struct {
+	ID                string          `json:"id"`
+	AgentID           string          `json:"agentId"`
+	ConversationID    *string         `json:"conversationId"`
+	UserID            *string         `json:"userId"`
+	RoomID            *string         `json:"roomId"`
+	Source            string          `json:"source"`
+	Status            string          `json:"status"`
+	Input             messageInput    `json:"input"`
+	MessageID         string          `json:"messageId"`
+	Reply             *runReply       `json:"reply"`
+	RequiredAction    json.RawMessage `json:"requiredAction"`
+	Error             *runError       `json:"error"`
+	ParentRunID       *string         `json:"parentRunId"`
+	ScheduleID        *string         `json:"scheduleId"`
+	MultitaskStrategy string          `json:"multitaskStrategy"`
+	Attempts          int             `json:"attempts"`
+	CostUSD           *float64        `json:"costUsd"`
+	CreatedAt         string          `json:"createdAt"`
+	StartedAt         *string         `json:"startedAt"`
+	FinishedAt        *string         `json:"finishedAt"`
+}
+
+type messageInput struct {
+	Text string `json:"text"`
+}
+
+type runError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// runReply is a reply as Send Message answers it.
+type runReply struct {
+	MessageID string        `json:"messageId"`
+	RunID     string        `json:"runId"`
+	Response  string        `json:"response"`
+	AgentID   string        `json:"agentId"`
+	UserID    string        `json:"userId,omitempty"`
+	RoomID    string        `json:"roomId,omitempty"`
+	Timestamp string        `json:"timestamp"`
+	Metadata  replyMetadata `json:"metadata"`
+}
+
+// runEnded is the run.* event of r, which just reached its status.
+func runEnded(r domain.Run) domain.Event {
+	types := map[domain.RunStatus]domain.EventType{domain.RunCompleted: domain.EventRunCompleted,
+		domain.RunFailed: domain.EventRunFailed, domain.RunRequiresAction: domain.EventRunRequiresAction}
+	typ, ok := types[r.Status]
+	if !ok {
+		typ = domain.EventRunCancelled // cancelled, interrupted, rolled back
+	}
+	doc := runDocument{ID: r.ID, AgentID: r.AgentID, ConversationID: orNull(r.ConversationID), UserID: orNull(r.UserID),
+		RoomID: orNull(r.RoomID), Source: string(r.Source), Status: string(r.Status), Input: messageInput{Text: r.Text},
+		MessageID: r.MessageID, RequiredAction: json.RawMessage("null"), ParentRunID: orNull(r.ParentRunID),
+		ScheduleID: orNull(r.ScheduleID), MultitaskStrategy: string(r.Strategy), Attempts: r.Attempts,
+		CreatedAt: timestamp(r.CreatedAt), StartedAt: stampOrNull(r.StartedAt), FinishedAt: stampOrNull(r.FinishedAt)}
+	if r.ErrorCode != "" {
+		doc.Error = &runError{Code: r.ErrorCode, Message: r.ErrorMessage}
+	}
+	if p := r.Reply; p != nil {
+		doc.Reply = &runReply{MessageID: p.MessageID, RunID: r.ID, Response: domain.CutText(p.Text, MaxEventReply),
+			AgentID: r.AgentID, UserID: p.UserID, RoomID: p.RoomID, Timestamp: timestamp(p.CreatedAt),
+			Metadata: replyMetadata{TokensUsed: p.Metadata.TokensUsed, ResponseTime: p.Metadata.ResponseMillis,
+				Model: p.Metadata.Model, ToolCalls: p.Metadata.ToolCalls}}
+	}
+	return domain.Event{AccountID: r.AccountID, AgentID: r.AgentID, ConversationID: r.ConversationID, Type: typ,
+		Data: runEvent{Run: doc}}
+}
+
+func orNull(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func stampOrNull(t time.Time) *string {
+	if t.IsZero() {
+		return nil
+	}
+	s := timestamp(t)
+	return &s
 }

@@ -36,7 +36,14 @@ type runRow struct {
 	CreatedAt      time.Time  `gorm:"not null;autoCreateTime:false;index:idx_runs_agent_created,priority:2;index:idx_runs_account_created,priority:2;index:idx_runs_lane_created,priority:2"`
 	StartedAt      *time.Time `gorm:""`
 	FinishedAt     *time.Time `gorm:""`
+	// BeatAt is renewed by whoever holds the run while it has not ended.
+	BeatAt time.Time `gorm:"not null;autoCreateTime:false"`
 }
+
+// RunBeatTimeout is how long a run that has not ended keeps its
+// conversation without a beat: past it, its replica is taken for lost and
+// the run fails with RUN_ABANDONED.
+const RunBeatTimeout = 60 * time.Second
 
 // TableName names the table.
 func (runRow) TableName() string { return "runs" }
@@ -50,8 +57,9 @@ var activeStatuses = []string{string(domain.RunQueued), string(domain.RunRunning
 // way; interrupt and rollback end them (interrupted, rolled_back); merge
 // appends the text to the last queued run and returns that one (no new
 // run), or rolls back a running one and makes a run of both texts. It
-// returns the run the message belongs to and the runs it stopped, and
-// ErrNotFound for a missing agent or one of another account.
+// returns the run the message belongs to and the runs it stopped
+// (reporting run.cancelled for each), and ErrNotFound for a missing agent
+// or one of another account.
 func (s Runs) AcceptRun(ctx context.Context, r domain.Run) (domain.Run, []domain.Run, error) {
 	t := s.now()
 	r.ID, r.Status, r.CreatedAt, r.Attempts = newID("run_", t), domain.RunQueued, t, 0
@@ -60,12 +68,11 @@ func (s Runs) AcceptRun(ctx context.Context, r domain.Run) (domain.Run, []domain
 		lane = r.ID
 	}
 	var stopped []runRow
-	err := s.write(ctx, "accept run", func(tx *gorm.DB) error {
+	err := s.writeEvents(ctx, "accept run", func(tx *gorm.DB, emit emitFunc) error {
 		if err := lockOwned(tx, r.AccountID, r.AgentID); err != nil {
 			return err
 		}
-		var active []runRow
-		err := tx.Where("lane = ? AND status IN ?", lane, activeStatuses).Order("created_at").Order("id").Find(&active).Error
+		active, err := s.liveRuns(tx, ctext(lane), t, emit)
 		if err != nil || len(active) == 0 {
 			return s.insertRun(tx, r, lane, err)
 		}
@@ -78,6 +85,9 @@ func (s Runs) AcceptRun(ctx context.Context, r domain.Run) (domain.Run, []domain
 				status = domain.RunRolledBack
 			}
 			if stopped, err = endRuns(tx, active, status, t); err != nil {
+				return err
+			}
+			if err := emitEnded(emit, stopped); err != nil {
 				return err
 			}
 		case domain.StrategyMerge:
@@ -94,6 +104,9 @@ func (s Runs) AcceptRun(ctx context.Context, r domain.Run) (domain.Run, []domain
 			if stopped, err = endRuns(tx, active, domain.RunRolledBack, t); err != nil {
 				return err
 			}
+			if err := emitEnded(emit, stopped); err != nil {
+				return err
+			}
 		}
 		return s.insertRun(tx, r, lane, nil)
 	})
@@ -107,13 +120,23 @@ func (s Runs) AcceptRun(ctx context.Context, r domain.Run) (domain.Run, []domain
 	return r, out, nil
 }
 
+// emitEnded reports the end of runs.
+func emitEnded(emit emitFunc, runs []runRow) error {
+	for _, r := range runs {
+		if err := emit(runEnded(toRun(r))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // insertRun stores r in lane unless err is set.
 func (s Runs) insertRun(tx *gorm.DB, r domain.Run, lane string, err error) error {
 	if err != nil {
 		return err
 	}
 	row := fromRun(r)
-	row.Lane = ctext(lane)
+	row.Lane, row.BeatAt = ctext(lane), r.CreatedAt
 	return tx.Create(&row).Error
 }
 
@@ -135,29 +158,76 @@ func endRuns(tx *gorm.DB, runs []runRow, status domain.RunStatus, t time.Time) (
 func (s Runs) StartRun(ctx context.Context, id string) (domain.Run, bool, error) {
 	var row runRow
 	started := false
-	err := s.write(ctx, "start run", func(tx *gorm.DB) error {
+	err := s.writeEvents(ctx, "start run", func(tx *gorm.DB, emit emitFunc) error {
 		if err := tx.Clauses(s.forUpdate()...).Take(&row, "id = ?", id).Error; err != nil {
 			return notFoundAs(err, domain.ErrRunNotFound)
 		}
 		if row.Status != string(domain.RunQueued) {
 			return nil
 		}
-		var first []ctext
-		err := tx.Model(&runRow{}).Where("lane = ? AND status IN ?", row.Lane, activeStatuses).
-			Order("created_at").Order("id").Limit(1).Pluck("id", &first).Error
-		if err != nil || len(first) == 0 || first[0] != row.ID {
+		t := s.now()
+		live, err := s.liveRuns(tx, row.Lane, t, emit)
+		if err != nil || len(live) == 0 || live[0].ID != row.ID {
 			return err
 		}
-		t := s.now()
-		row.Status, row.StartedAt, row.Attempts = string(domain.RunRunning), &t, row.Attempts+1
+		row.Status, row.StartedAt, row.Attempts, row.BeatAt = string(domain.RunRunning), &t, row.Attempts+1, t
 		started = true
 		return tx.Model(&runRow{}).Where("id = ?", row.ID).
-			Updates(map[string]any{"status": row.Status, "started_at": t, "attempts": row.Attempts}).Error
+			Updates(map[string]any{"status": row.Status, "started_at": t, "attempts": row.Attempts, "beat_at": t}).Error
 	})
 	if err != nil {
 		return domain.Run{}, false, err
 	}
 	return toRun(row), started, nil
+}
+
+// liveRuns are the runs of lane that have not ended, oldest first. The
+// ones whose beat is older than RunBeatTimeout lost whoever held them:
+// they fail with RUN_ABANDONED on the way, so they block no one.
+func (s *core) liveRuns(tx *gorm.DB, lane ctext, now time.Time, emit emitFunc) ([]runRow, error) {
+	var active, live, lost []runRow
+	err := tx.Where("lane = ? AND status IN ?", lane, activeStatuses).Order("created_at").Order("id").Find(&active).Error
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range active {
+		if now.Sub(r.BeatAt) > RunBeatTimeout {
+			lost = append(lost, r)
+		} else {
+			live = append(live, r)
+		}
+	}
+	return live, s.abandon(tx, lost, now, emit)
+}
+
+// abandon fails runs whose holder was lost.
+func (s *core) abandon(tx *gorm.DB, runs []runRow, now time.Time, emit emitFunc) error {
+	if len(runs) == 0 {
+		return nil
+	}
+	ended, err := endRuns(tx, runs, domain.RunFailed, now)
+	if err != nil {
+		return err
+	}
+	ids := make([]ctext, len(ended))
+	for i := range ended {
+		ended[i].ErrorCode, ended[i].ErrorMessage = "RUN_ABANDONED", "The replica running the run was lost."
+		ids[i] = ended[i].ID
+	}
+	err = tx.Model(&runRow{}).Where("id IN ?", ids).
+		Updates(map[string]any{"error_code": "RUN_ABANDONED", "error_message": ended[0].ErrorMessage}).Error
+	if err != nil {
+		return err
+	}
+	return emitEnded(emit, ended)
+}
+
+// BeatRun renews the beat of run id while it has not ended: whoever holds
+// it is alive.
+func (s Runs) BeatRun(ctx context.Context, id string) error {
+	return s.write(ctx, "beat run", func(tx *gorm.DB) error {
+		return tx.Model(&runRow{}).Where("id = ? AND status IN ?", id, activeStatuses).Update("beat_at", s.now()).Error
+	})
 }
 
 // forUpdate locks the rows a read-then-write transaction reads on
@@ -171,15 +241,17 @@ func (s *core) forUpdate() []clause.Expression {
 
 // FinishRun ends run id in status with what it made (reply nil when none
 // was stored; code and message for a failure). A run that another message
-// or a cancel ended first keeps that status, and takes the reply. It
-// returns the run as stored; ErrRunNotFound when there is none.
+// or a cancel ended first keeps that status, and takes the reply. The run
+// that ends here reports its run.* event. It returns the run as stored;
+// ErrRunNotFound when there is none.
 func (s Runs) FinishRun(ctx context.Context, id string, status domain.RunStatus, reply *domain.Reply, code, message string) (domain.Run, error) {
 	var row runRow
-	err := s.write(ctx, "finish run", func(tx *gorm.DB) error {
+	err := s.writeEvents(ctx, "finish run", func(tx *gorm.DB, emit emitFunc) error {
 		if err := tx.Clauses(s.forUpdate()...).Take(&row, "id = ?", id).Error; err != nil {
 			return notFoundAs(err, domain.ErrRunNotFound)
 		}
-		if !domain.RunStatus(row.Status).Final() {
+		ends := !domain.RunStatus(row.Status).Final()
+		if ends {
 			t := s.now()
 			row.Status, row.FinishedAt, row.ErrorCode, row.ErrorMessage = string(status), &t, code, message
 		}
@@ -190,8 +262,12 @@ func (s Runs) FinishRun(ctx context.Context, id string, status domain.RunStatus,
 			}
 			row.Reply = string(b)
 		}
-		return tx.Model(&runRow{}).Where("id = ?", row.ID).Updates(map[string]any{"status": row.Status,
+		err := tx.Model(&runRow{}).Where("id = ?", row.ID).Updates(map[string]any{"status": row.Status,
 			"finished_at": row.FinishedAt, "error_code": row.ErrorCode, "error_message": row.ErrorMessage, "reply": row.Reply}).Error
+		if err != nil || !ends {
+			return err
+		}
+		return emitEnded(emit, []runRow{row})
 	})
 	if err != nil {
 		return domain.Run{}, err
@@ -205,7 +281,7 @@ func (s Runs) FinishRun(ctx context.Context, id string, status domain.RunStatus,
 // agent has no such run, ErrNotFound when the agent is not the account's.
 func (s Runs) CancelRun(ctx context.Context, accountID, agentID, id string) (domain.Run, error) {
 	var row runRow
-	err := s.write(ctx, "cancel run", func(tx *gorm.DB) error {
+	err := s.writeEvents(ctx, "cancel run", func(tx *gorm.DB, emit emitFunc) error {
 		if err := ownedAgent(tx, accountID, agentID); err != nil {
 			return err
 		}
@@ -217,7 +293,10 @@ func (s Runs) CancelRun(ctx context.Context, accountID, agentID, id string) (dom
 		}
 		ended, err := endRuns(tx, []runRow{row}, domain.RunCancelled, s.now())
 		row = ended[0]
-		return err
+		if err != nil {
+			return err
+		}
+		return emitEnded(emit, ended)
 	})
 	if err != nil {
 		return domain.Run{}, err

@@ -89,3 +89,39 @@ func TestRunLanes(t *testing.T) {
 		}
 	})
 }
+
+// TestAbandonedRunFreesItsConversation: a run whose holder stopped
+// beating for longer than RunBeatTimeout fails with RUN_ABANDONED when
+// the next run of its conversation looks, which then starts.
+func TestAbandonedRunFreesItsConversation(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		acct := mustAccount(t, s, "acme")
+		a := mustAgent(t, s, acct.ID, "orphan")
+		conv, err := s.Conversations().OpenConversation(ctx, acct.ID, a.ID, domain.ConversationRef{UserID: "ann", Platform: "api"})
+		mustOK(t, err)
+		accept := func(text string) domain.Run {
+			r, _, err := s.Runs().AcceptRun(ctx, domain.Run{AccountID: acct.ID, AgentID: a.ID, ConversationID: conv,
+				Source: domain.SourceAPI, Text: text, MessageID: "msg_" + text, Strategy: domain.StrategyEnqueue})
+			mustOK(t, err)
+			return r
+		}
+		lost := accept("lost")
+		_, ok, err := s.Runs().StartRun(ctx, lost.ID)
+		mustOK(t, err)
+		next := accept("next")
+		if _, started, _ := s.Runs().StartRun(ctx, next.ID); !ok || started {
+			t.Fatal("the next run started while the first one beats")
+		}
+		mustOK(t, s.Runs().BeatRun(ctx, next.ID))
+		mustOK(t, s.w.Model(&runRow{}).Where("id = ?", lost.ID).Update("beat_at", s.now().Add(-2*RunBeatTimeout)).Error)
+		if _, started, err := s.Runs().StartRun(ctx, next.ID); err != nil || !started {
+			t.Fatalf("the next run after the first lost its holder: %v, %v", started, err)
+		}
+		got, err := s.Runs().GetRun(ctx, acct.ID, a.ID, lost.ID)
+		mustOK(t, err)
+		if got.Status != domain.RunFailed || got.ErrorCode != "RUN_ABANDONED" {
+			t.Errorf("lost run = %+v", got)
+		}
+	})
+}

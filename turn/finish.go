@@ -87,7 +87,7 @@ func (s *Service) saveExchange(ctx context.Context, t *Turn, reply llm.Reply, me
 		PromptTokens: reply.Usage.PromptTokens, CreatedAt: asked}
 	answer := domain.Message{ID: t.replyID, Role: domain.RoleAssistant, UserID: t.in.UserID, Text: reply.Text, Model: meta.Model,
 		CompletionTokens: reply.Usage.CompletionTokens, TokensUsed: meta.TokensUsed, ResponseMillis: meta.ResponseMillis,
-		Partial: partial, ToolCalls: meta.ToolCalls}
+		Partial: partial, ToolCalls: meta.ToolCalls, RunID: t.run.ID}
 	if at, ok := t.stoppedAt.Load().(time.Time); ok {
 		answer.CreatedAt = at
 	}

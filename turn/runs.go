@@ -31,6 +31,10 @@ type Runs interface {
 	// CancelRun ends a run that has not ended as cancelled;
 	// domain.ErrRunFinished when it has.
 	CancelRun(ctx context.Context, accountID, agentID, id string) (domain.Run, error)
+	// BeatRun says that whoever holds run id is alive: a run without a
+	// beat for a minute lost its replica and blocks its conversation no
+	// more.
+	BeatRun(ctx context.Context, id string) error
 }
 
 const (
@@ -41,6 +45,9 @@ const (
 	// stopPoll is how often a running run looks whether it was stopped
 	// elsewhere (a cancel or another message on another replica).
 	stopPoll = 500 * time.Millisecond
+	// beatEvery is how often a run waiting its turn or running says its
+	// holder is alive; far below the store's minute without a beat.
+	beatEvery = 5 * time.Second
 )
 
 // StoppedError ends a turn whose run was stopped before or while it ran:
@@ -149,7 +156,12 @@ func (s *Service) accept(ctx context.Context, t *Turn) error {
 // it, calling queued once before it first waits. A run stopped while it
 // waited ends the turn with *StoppedError; ctx ending cancels the run.
 func (s *Service) awaitTurn(ctx context.Context, t *Turn, queued func()) error {
+	beat := time.Now()
 	for waited := false; ; waited = true {
+		if time.Since(beat) > beatEvery {
+			beat = time.Now()
+			s.beat(ctx, t)
+		}
 		changed := s.board.changed()
 		run, started, err := s.cfg.Stores.Runs.StartRun(ctx, t.run.ID)
 		switch {
@@ -191,11 +203,16 @@ func (s *Service) watch(ctx context.Context, t *Turn) (context.Context, func()) 
 	go func() {
 		tick := time.NewTicker(stopPoll)
 		defer tick.Stop()
+		beat := time.Now()
 		for {
 			select {
 			case <-done:
 				return
 			case <-tick.C:
+				if time.Since(beat) > beatEvery {
+					beat = time.Now()
+					s.beat(ctx, t)
+				}
 				if status, err := s.cfg.Stores.Runs.RunStatus(ctx, t.run.ID); err == nil && status.Final() {
 					stopped(status, "")
 					return
@@ -207,6 +224,14 @@ func (s *Service) watch(ctx context.Context, t *Turn) (context.Context, func()) 
 		close(done)
 		s.board.unregister(t.run.ID)
 		cancel(nil)
+	}
+}
+
+// beat renews t's run's beat; a failure is only logged, as the next one
+// may succeed well within the minute.
+func (s *Service) beat(ctx context.Context, t *Turn) {
+	if err := s.cfg.Stores.Runs.BeatRun(ctx, t.run.ID); err != nil && ctx.Err() == nil {
+		s.cfg.Logger.WarnContext(ctx, "run beat not stored", "run", t.run.ID, "error", err)
 	}
 }
 

@@ -163,6 +163,10 @@ var eventSchemas = map[domain.EventType]string{
 	domain.EventMessageCompleted:   "MessageCompletedEvent",
 	domain.EventConnectionChanged:  "ConnectionChangedEvent",
 	domain.EventWebhookTest:        "WebhookTestEvent",
+	domain.EventRunCompleted:       "RunEvent",
+	domain.EventRunFailed:          "RunEvent",
+	domain.EventRunCancelled:       "RunEvent",
+	// run.requires_action comes with approvals.
 }
 
 // TestEveryEventMatchesTheContract makes every kind of event through the
@@ -220,6 +224,7 @@ func TestEveryEventMatchesTheContract(t *testing.T) {
 		if err := st.Webhooks().TestWebhook(ctx, acct.ID, w.ID); err != nil {
 			t.Fatal(err)
 		}
+		endRuns(t, st, agent)
 		// created, updated twice, status changed four times, message,
 		// connection, test; then deleted. Deleting the agent drops the
 		// message events still pending (they quote its messages), so the
@@ -232,11 +237,11 @@ func TestEveryEventMatchesTheContract(t *testing.T) {
 				return nil
 			}
 		}
-		testutil.Eventually(t, "the events before the delete", received(10))
+		testutil.Eventually(t, "the events before the delete", received(13))
 		if _, err := st.Agents().DeleteAgent(ctx, acct.ID, agent.ID, domain.AnyVersion); err != nil {
 			t.Fatal(err)
 		}
-		const want = 11
+		const want = 14
 		testutil.Eventually(t, "every event", received(want))
 		seen := map[domain.EventType]int{}
 		for _, r := range rcv.requests() {
@@ -458,5 +463,43 @@ func TestNoRedirectFollowed(t *testing.T) {
 	_ = res.Body.Close()
 	if res.StatusCode != http.StatusTemporaryRedirect || len(target.requests()) != 0 {
 		t.Fatalf("status %d, target reached %d times", res.StatusCode, len(target.requests()))
+	}
+}
+
+// endRuns ends three runs of agent's, one completed, one failed and one
+// cancelled: one of each run event.
+func endRuns(t *testing.T, st *store.Store, agent domain.Agent) {
+	t.Helper()
+	ctx := context.Background()
+	accept := func(text string) domain.Run {
+		conv, err := st.Conversations().OpenConversation(ctx, agent.AccountID, agent.ID, domain.ConversationRef{UserID: "u-" + text, Platform: "api"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, _, err := st.Runs().AcceptRun(ctx, domain.Run{AccountID: agent.AccountID, AgentID: agent.ID, ConversationID: conv,
+			UserID: "u-" + text, Source: domain.SourceAPI, Text: text, MessageID: "msg_" + text, Strategy: domain.StrategyEnqueue})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	done := accept("done")
+	reply := &domain.Reply{MessageID: done.MessageID, Text: "finished", AgentID: agent.ID, UserID: "u-done", CreatedAt: time.Now(),
+		Metadata: domain.ReplyMetadata{TokensUsed: 9, Model: "gpt-4o-mini"}}
+	for _, end := range []struct {
+		run    domain.Run
+		status domain.RunStatus
+		reply  *domain.Reply
+		code   string
+	}{{done, domain.RunCompleted, reply, ""}, {accept("broken"), domain.RunFailed, nil, "MODEL_ERROR"}} {
+		if _, _, err := st.Runs().StartRun(ctx, end.run.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Runs().FinishRun(ctx, end.run.ID, end.status, end.reply, end.code, "why"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := st.Runs().CancelRun(ctx, agent.AccountID, agent.ID, accept("dropped").ID); err != nil {
+		t.Fatal(err)
 	}
 }

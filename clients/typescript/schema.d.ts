@@ -2245,12 +2245,12 @@ export interface components {
          * @description The kinds of event a webhook receives; each one's body is listed under x-webhooks.
          * @enum {string}
          */
-        WebhookEventType: "agent.created" | "agent.updated" | "agent.deleted" | "agent.status_changed" | "message.completed" | "connection.changed" | "webhook.test";
+        WebhookEventType: "agent.created" | "agent.updated" | "agent.deleted" | "agent.status_changed" | "message.completed" | "connection.changed" | "webhook.test" | "run.completed" | "run.failed" | "run.cancelled" | "run.requires_action";
         /**
          * @description An event type a webhook subscribes to, or `*` for all of them.
          * @enum {string}
          */
-        WebhookEventSelector: "*" | "agent.created" | "agent.updated" | "agent.deleted" | "agent.status_changed" | "message.completed" | "connection.changed" | "webhook.test";
+        WebhookEventSelector: "*" | "agent.created" | "agent.updated" | "agent.deleted" | "agent.status_changed" | "message.completed" | "connection.changed" | "webhook.test" | "run.completed" | "run.failed" | "run.cancelled" | "run.requires_action";
         WebhookEventList: components["schemas"]["WebhookEventSelector"][];
         /**
          * @description An http or https URL. At each attempt the address it resolves to must not be loopback, private, link-local, multicast or unspecified (unless the server runs with AGENTD_WEBHOOK_ALLOW_PRIVATE=true).
@@ -2405,11 +2405,26 @@ export interface components {
                 reason: string;
             };
         };
+        /**
+         * @description A run ended (run.completed, run.failed; run.cancelled also for
+         *     `interrupted` and `rolled_back`) or waits for an approval
+         *     (run.requires_action). `run` is the Run, its reply's `response` cut
+         *     to its first 2,000 characters.
+         */
+        RunEvent: {
+            type: components["schemas"]["WebhookEventType"];
+            timestamp: components["schemas"]["Timestamp"];
+            data: {
+                run: components["schemas"]["Run"];
+            };
+        };
         MessageCompletedEvent: {
             type: components["schemas"]["WebhookEventType"];
             timestamp: components["schemas"]["Timestamp"];
             data: {
                 agentId: string;
+                /** @description The run that made the reply. */
+                runId?: string;
                 /** @description Absent when the message named no room and no user. */
                 conversationId?: string;
                 platform: components["schemas"]["ConversationPlatform"];

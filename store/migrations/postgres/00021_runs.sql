@@ -1,7 +1,10 @@
 -- Runs: every message to an agent, whichever way it came in, and the work
 -- that answers it. The runs of a lane (a conversation, or a run without
 -- one) run one at a time in the order they were accepted, which the index
--- on (lane, created_at, id) finds. They cascade from their agent.
+-- on (lane, created_at, id) finds. Whoever holds a run that has not ended
+-- (waiting its turn or running) renews its beat_at: a run whose beat is
+-- long past lost its replica, and no longer blocks its conversation. They
+-- cascade from their agent.
 --
 -- +goose Up
 CREATE TABLE runs (
@@ -26,6 +29,7 @@ CREATE TABLE runs (
     created_at timestamp with time zone NOT NULL,
     started_at timestamp with time zone,
     finished_at timestamp with time zone,
+    beat_at timestamp with time zone NOT NULL,
     CONSTRAINT runs_pkey PRIMARY KEY (id),
     CONSTRAINT fk_agents_runs FOREIGN KEY (agent_id) REFERENCES agents (id) ON DELETE CASCADE
 );
