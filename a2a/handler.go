@@ -21,6 +21,8 @@ import (
 // Turns runs an agent's turns; *turn.Service implements it.
 type Turns interface {
 	Prepare(ctx context.Context, in turn.Input) (*turn.Turn, error)
+	Accept(ctx context.Context, in turn.Input) (*turn.Turn, error)
+	Start(ctx context.Context, t *turn.Turn) error
 	Generate(ctx context.Context, t *turn.Turn) (turn.Result, error)
 	Stream(ctx context.Context, t *turn.Turn, emit func(turn.Event) error) (turn.Result, error)
 }
@@ -121,6 +123,9 @@ type sendRequest struct {
 	HistoryLength                      *int
 	OutputModes                        []string
 	Push                               bool // asks for push notifications
+	// Immediate asks for the task at once, its run going on
+	// (returnImmediately in 1.0, blocking: false in 0.3).
+	Immediate bool
 }
 
 // getRequest names a task.
@@ -215,7 +220,15 @@ func unknownMethod(name string) *rpcError {
 // send answers SendMessage and message/send: the task once the reply is
 // complete (or has failed).
 func (h *Handler) send(ctx context.Context, c Call, req rpcRequest, d dialect) Reply {
-	t, task, in, rerr := h.begin(ctx, c, req.Params, d)
+	in, rerr := h.parse(ctx, c, req.Params, d)
+	if rerr == nil && in.Immediate {
+		return h.sendInBackground(ctx, c, req, d, in)
+	}
+	var t *turn.Turn
+	var task domain.A2ATask
+	if rerr == nil {
+		t, task, rerr = h.begin(ctx, c, in, h.cfg.Turns.Prepare)
+	}
 	if rerr != nil {
 		return errorReply(d, req.ID, rerr)
 	}
@@ -226,10 +239,35 @@ func (h *Handler) send(ctx context.Context, c Call, req rpcRequest, d dialect) R
 	return resultReply(req.ID, d.sendResult(task, in.HistoryLength))
 }
 
+// sendInBackground answers a send that asked not to wait: the task at once,
+// working, while its run goes on without the client; GetTask follows it.
+func (h *Handler) sendInBackground(ctx context.Context, c Call, req rpcRequest, d dialect, in sendRequest) Reply {
+	t, task, rerr := h.begin(ctx, c, in, h.cfg.Turns.Accept)
+	if rerr != nil {
+		return errorReply(d, req.ID, rerr)
+	}
+	go func() {
+		ctx := context.WithoutCancel(ctx)
+		unhold := h.hold(ctx, c, task)
+		res, err := turn.Result{}, h.cfg.Turns.Start(ctx, t)
+		if err == nil {
+			res, err = h.cfg.Turns.Generate(ctx, t)
+		}
+		unhold()
+		h.finish(ctx, c, task, res, err, false)
+	}()
+	return resultReply(req.ID, d.sendResult(task, in.HistoryLength))
+}
+
 // stream answers SendStreamingMessage and message/stream: the task, the
 // reply's fragments, then the task's final status.
 func (h *Handler) stream(ctx context.Context, c Call, req rpcRequest, d dialect) Reply {
-	t, task, _, rerr := h.begin(ctx, c, req.Params, d)
+	in, rerr := h.parse(ctx, c, req.Params, d)
+	var t *turn.Turn
+	var task domain.A2ATask
+	if rerr == nil {
+		t, task, rerr = h.begin(ctx, c, in, h.cfg.Turns.Prepare)
+	}
 	if rerr != nil {
 		return errorReply(d, req.ID, rerr)
 	}
@@ -288,29 +326,37 @@ func (h *Handler) run(ctx context.Context, c Call, id json.RawMessage, d dialect
 	_ = send(d.finished(task))
 }
 
-// begin reads and checks a message, prepares its turn (which takes a
-// concurrency slot) and makes its task. The caller must end the turn.
-func (h *Handler) begin(ctx context.Context, c Call, params json.RawMessage, d dialect) (*turn.Turn, domain.A2ATask, sendRequest, *rpcError) {
+// parse reads and checks a message.
+func (h *Handler) parse(ctx context.Context, c Call, params json.RawMessage, d dialect) (sendRequest, *rpcError) {
 	in, rerr := d.parseSend(params)
 	if rerr == nil {
 		rerr = h.check(ctx, c, &in)
 	}
-	if rerr != nil {
-		return nil, domain.A2ATask{}, in, rerr
+	return in, rerr
+}
+
+// begin makes the turn of a checked message with prepare (Prepare, which
+// takes a concurrency slot once its run may start; or Accept, which
+// queues the run) and its task. The caller must end the turn.
+func (h *Handler) begin(ctx context.Context, c Call, in sendRequest,
+	prepare func(context.Context, turn.Input) (*turn.Turn, error)) (*turn.Turn, domain.A2ATask, *rpcError) {
+	slot := turn.SlotRefuseWhenFull
+	if in.Immediate {
+		slot = turn.SlotWait // a run nobody waits for waits for a slot
 	}
-	t, err := h.cfg.Turns.Prepare(ctx, turn.Input{AccountID: c.AccountID, AgentID: c.AgentID, Text: in.Text,
-		Slot: turn.SlotRefuseWhenFull, RequestID: c.RequestID, Source: domain.SourceA2A,
+	t, err := prepare(ctx, turn.Input{AccountID: c.AccountID, AgentID: c.AgentID, Text: in.Text,
+		Slot: slot, RequestID: c.RequestID, Source: domain.SourceA2A,
 		Conv: domain.ConversationRef{RoomID: domain.A2ARoom(in.ContextID), Platform: domain.PlatformAPI}})
 	if err != nil {
-		return nil, domain.A2ATask{}, in, h.explain(err, c.RequestID)
+		return nil, domain.A2ATask{}, h.explain(err, c.RequestID)
 	}
 	task, err := h.cfg.Tasks.CreateA2ATask(ctx, c.AccountID, domain.A2ATask{AgentID: c.AgentID, ContextID: in.ContextID,
 		RequestMessageID: in.MessageID, RequestText: in.Text})
 	if err != nil {
 		t.Release()
-		return nil, domain.A2ATask{}, in, h.explain(err, c.RequestID)
+		return nil, domain.A2ATask{}, h.explain(err, c.RequestID)
 	}
-	return t, task, in, nil
+	return t, task, nil
 }
 
 // check refuses what the agent cannot take before any turn starts, and

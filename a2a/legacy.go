@@ -79,6 +79,7 @@ type legacySendParams struct {
 		AcceptedOutputModes    []string        `json:"acceptedOutputModes"`
 		HistoryLength          *int            `json:"historyLength"`
 		PushNotificationConfig json.RawMessage `json:"pushNotificationConfig"`
+		Blocking               *bool           `json:"blocking"`
 	} `json:"configuration"`
 }
 
@@ -113,6 +114,7 @@ func (v03) parseSend(raw json.RawMessage) (sendRequest, *rpcError) {
 	if c := p.Configuration; c != nil {
 		req.HistoryLength, req.OutputModes = c.HistoryLength, c.AcceptedOutputModes
 		req.Push = isSet(c.PushNotificationConfig)
+		req.Immediate = c.Blocking != nil && !*c.Blocking
 	}
 	return req, nil
 }

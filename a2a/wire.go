@@ -144,6 +144,7 @@ func (v1) parseSend(raw json.RawMessage) (sendRequest, *rpcError) {
 	if c := p.Configuration; c != nil {
 		req.HistoryLength, req.OutputModes = c.HistoryLength, c.AcceptedOutputModes
 		req.Push = isSet(c.TaskPushNotificationConfig)
+		req.Immediate = c.ReturnImmediately
 	}
 	return req, nil
 }

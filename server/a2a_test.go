@@ -603,3 +603,42 @@ func TestA2ATaskOfADeadReplicaFails(t *testing.T) {
 		t.Errorf("the live task ended %v", got)
 	}
 }
+
+// TestA2ASendWithoutWaiting: returnImmediately (1.0) and blocking: false
+// (0.3) answer the task at once, working, and GetTask follows it to
+// completed; its run is listed with source a2a.
+func TestA2ASendWithoutWaiting(t *testing.T) {
+	h := newHarness(t)
+	id := h.createAgent(map[string]any{"name": "Deferred"})
+	h.openai.Respond(llmtest.Reply{Text: "Later.", Delay: 300 * time.Millisecond})
+	legacy := map[string]any{"message": map[string]any{"messageId": "m-legacy", "role": "user", "contextId": "wait-2",
+		"parts": []any{map[string]any{"kind": "text", "text": "now?"}}}, "configuration": map[string]any{"blocking": false}}
+	modern := a2aUserMessage("now?", "wait-1")
+	modern["configuration"] = map[string]any{"returnImmediately": true}
+	for _, c := range []struct {
+		send, get, version, state, done string
+		params                          map[string]any
+	}{
+		{"SendMessage", "GetTask", "", "TASK_STATE_WORKING", "TASK_STATE_COMPLETED", modern},
+		{"message/send", "tasks/get", "-", "working", "completed", legacy},
+	} {
+		task := rpcResult(t, h.rpc(rpcCall{agentID: id, method: c.send, params: c.params, version: c.version}))
+		if inner, ok := task["task"].(map[string]any); ok {
+			task = inner
+		}
+		if dig(task, "status.state") != c.state { // a send that waited would answer it completed
+			t.Fatalf("%s answered %v", c.send, task)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for dig(rpcResult(t, h.rpc(rpcCall{agentID: id, method: c.get, params: map[string]any{"id": dig(task, "id")}, version: c.version})),
+			"status.state") != c.done {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the task never completed", c.get)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	if runs := h.items(h.get("/v1/agents/" + id + "/runs?source=a2a&status=completed")); len(runs) != 2 {
+		t.Errorf("a2a runs: %v", runs)
+	}
+}

@@ -27,6 +27,7 @@ type Turns interface {
 	Providers() []turn.ProviderState
 	// Accept, Background, Wait and Cancel are the runs' other ways.
 	Accept(ctx context.Context, in turn.Input) (*turn.Turn, error)
+	Start(ctx context.Context, t *turn.Turn) error
 	Background(ctx context.Context, t *turn.Turn)
 	Wait(ctx context.Context, accountID, agentID, id string, limit time.Duration) (domain.Run, error)
 	Cancel(ctx context.Context, accountID, agentID, id string) (domain.Run, error)

@@ -117,6 +117,18 @@ func TestBackgroundRun(t *testing.T) {
 		if mine := h.items(h.get("/v1/agents/" + id + "/runs?conversationId=" + run["conversationId"].(string))); field(mine, "id") != run["id"] {
 			t.Errorf("runs of the first conversation: %s", field(mine, "id"))
 		}
+		// An Idempotency-Key replays the same 202 and makes no second run.
+		again := keyed(request{method: "POST", path: "/v1/agents/" + id + "/messages", key: h.writeKey,
+			body: map[string]any{"text": "once", "userId": "cy", "background": true}}, "bg-1")
+		first, second := h.do(again), h.do(again)
+		if first.Code != http.StatusAccepted || second.Code != http.StatusAccepted || string(first.Body) != string(second.Body) ||
+			second.Header.Get("Location") != first.Header.Get("Location") {
+			t.Errorf("replayed background send: %d %s / %d %s", first.Code, first.Body, second.Code, second.Body)
+		}
+		h.run(id, first.Data(t)["id"].(string), 10)
+		if runs := h.items(h.get("/v1/agents/" + id + "/runs?conversationId=" + first.Data(t)["conversationId"].(string))); len(runs) != 1 {
+			t.Errorf("%d runs after a replayed send, want 1", len(runs))
+		}
 		h.checkError(t, errorCase{name: "unknown run", req: request{method: "GET", path: "/v1/agents/" + id + "/runs/run_nope", key: h.readKey},
 			status: 404, code: "RUN_NOT_FOUND"})
 		h.checkError(t, errorCase{name: "background stream", req: request{method: "POST", path: "/v1/agents/" + id + "/messages", key: h.writeKey,
