@@ -3066,8 +3066,11 @@ type StreamEventType string
 // StreamStartEvent The first event, before any token; `messageId` names the reply for resuming and cancelling.
 type StreamStartEvent struct {
 	// MessageId The reply's id, the same as the done event's.
-	MessageId string          `json:"messageId"`
-	Type      StreamEventType `json:"type"`
+	MessageId string `json:"messageId"`
+
+	// RunId The run answering; GET /agents/{agentId}/runs/{runId}/stream follows it too.
+	RunId *string         `json:"runId,omitempty"`
+	Type  StreamEventType `json:"type"`
 }
 
 // StreamTokenEvent A fragment of the reply; fragments arrive in order.
@@ -3767,6 +3770,12 @@ type ListAgentRunsParams struct {
 type GetRunParams struct {
 	// Wait Seconds to wait for the run to end or to need an approval.
 	Wait *int `form:"wait,omitempty" json:"wait,omitempty"`
+}
+
+// StreamRunParams defines parameters for StreamRun.
+type StreamRunParams struct {
+	// LastEventID The id of the last event the client received; the replay starts after it.
+	LastEventID *string `json:"Last-Event-ID,omitempty"`
 }
 
 // ListRunsParams defines parameters for ListRuns.
@@ -7251,6 +7260,18 @@ type ClientInterface interface {
 	// Corresponds with POST /agents/{agentId}/runs/{runId}/cancel (the `CancelRun` operationId).
 	CancelRun(ctx context.Context, agentId AgentId, runId RunIdPath, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// StreamRun Stream a run
+	//
+	// The run's events as server-sent events, exactly as the message
+	// stream, `Last-Event-ID` resume included: the events of a streamed
+	// run while they are kept, then live until its `done` or `error`.
+	// A run whose events are not kept (it was not streamed, or ended over
+	// 10 minutes ago) answers, once it ends, one `done` (its reply) or
+	// `error` (its error) event built from the stored run.
+	//
+	// Corresponds with GET /agents/{agentId}/runs/{runId}/stream (the `StreamRun` operationId).
+	StreamRun(ctx context.Context, agentId AgentId, runId RunIdPath, params *StreamRunParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListAgentTools List Tools
 	//
 	// The tools the agent's next turn would offer the model: its action
@@ -8440,6 +8461,28 @@ func (c *Client) GetRun(ctx context.Context, agentId AgentId, runId RunIdPath, p
 // Corresponds with POST /agents/{agentId}/runs/{runId}/cancel (the `CancelRun` operationId).
 func (c *Client) CancelRun(ctx context.Context, agentId AgentId, runId RunIdPath, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCancelRunRequest(c.Server, agentId, runId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// StreamRun Stream a run
+//
+// The run's events as server-sent events, exactly as the message
+// stream, `Last-Event-ID` resume included: the events of a streamed
+// run while they are kept, then live until its `done` or `error`.
+// A run whose events are not kept (it was not streamed, or ended over
+// 10 minutes ago) answers, once it ends, one `done` (its reply) or
+// `error` (its error) event built from the stored run.
+//
+// Corresponds with GET /agents/{agentId}/runs/{runId}/stream (the `StreamRun` operationId).
+func (c *Client) StreamRun(ctx context.Context, agentId AgentId, runId RunIdPath, params *StreamRunParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStreamRunRequest(c.Server, agentId, runId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -10772,6 +10815,62 @@ func NewCancelRunRequest(server string, agentId AgentId, runId RunIdPath) (*http
 	return req, nil
 }
 
+// NewStreamRunRequest constructs an http.Request for the StreamRun method
+func NewStreamRunRequest(server string, agentId AgentId, runId RunIdPath, params *StreamRunParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "agentId", agentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "runId", runId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/agents/%s/runs/%s/stream", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.LastEventID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Last-Event-ID", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewListAgentToolsRequest constructs an http.Request for the ListAgentTools method
 func NewListAgentToolsRequest(server string, agentId AgentId) (*http.Request, error) {
 	var err error
@@ -12132,6 +12231,20 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /agents/{agentId}/runs/{runId}/cancel (the `CancelRun` operationId).
 	CancelRunWithResponse(ctx context.Context, agentId AgentId, runId RunIdPath, reqEditors ...RequestEditorFn) (*CancelRunResponse, error)
+
+	// StreamRunWithResponse Stream a run
+	//
+	// The run's events as server-sent events, exactly as the message
+	// stream, `Last-Event-ID` resume included: the events of a streamed
+	// run while they are kept, then live until its `done` or `error`.
+	// A run whose events are not kept (it was not streamed, or ended over
+	// 10 minutes ago) answers, once it ends, one `done` (its reply) or
+	// `error` (its error) event built from the stored run.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /agents/{agentId}/runs/{runId}/stream (the `StreamRun` operationId).
+	StreamRunWithResponse(ctx context.Context, agentId AgentId, runId RunIdPath, params *StreamRunParams, reqEditors ...RequestEditorFn) (*StreamRunResponse, error)
 
 	// ListAgentToolsWithResponse List Tools
 	//
@@ -17279,6 +17392,136 @@ func (r CancelRunResponse) ContentType() string {
 	return ""
 }
 
+// StreamRunResponse200Headers the declared response headers of an HTTP 200 response for StreamRun
+type StreamRunResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// StreamRunResponse400Headers the declared response headers of an HTTP 400 response for StreamRun
+type StreamRunResponse400Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// StreamRunResponse404Headers the declared response headers of an HTTP 404 response for StreamRun
+type StreamRunResponse404Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// StreamRunResponse429Headers the declared response headers of an HTTP 429 response for StreamRun
+type StreamRunResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// StreamRunResponse500Headers the declared response headers of an HTTP 500 response for StreamRun
+type StreamRunResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type StreamRunResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *RunNotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *StreamRunResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *StreamRunResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *StreamRunResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *StreamRunResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *StreamRunResponse500Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r StreamRunResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r StreamRunResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r StreamRunResponse) GetJSON404() *RunNotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r StreamRunResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r StreamRunResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r StreamRunResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r StreamRunResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r StreamRunResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r StreamRunResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListAgentToolsResponse200Headers the declared response headers of an HTTP 200 response for ListAgentTools
 type ListAgentToolsResponse200Headers struct {
 	RateLimitLimit      *int
@@ -20395,6 +20638,26 @@ func (c *ClientWithResponses) CancelRunWithResponse(ctx context.Context, agentId
 		return nil, err
 	}
 	return ParseCancelRunResponse(rsp)
+}
+
+// StreamRunWithResponse Stream a run
+//
+// The run's events as server-sent events, exactly as the message
+// stream, `Last-Event-ID` resume included: the events of a streamed
+// run while they are kept, then live until its `done` or `error`.
+// A run whose events are not kept (it was not streamed, or ended over
+// 10 minutes ago) answers, once it ends, one `done` (its reply) or
+// `error` (its error) event built from the stored run.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /agents/{agentId}/runs/{runId}/stream (the `StreamRun` operationId).
+func (c *ClientWithResponses) StreamRunWithResponse(ctx context.Context, agentId AgentId, runId RunIdPath, params *StreamRunParams, reqEditors ...RequestEditorFn) (*StreamRunResponse, error) {
+	rsp, err := c.StreamRun(ctx, agentId, runId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStreamRunResponse(rsp)
 }
 
 // ListAgentToolsWithResponse List Tools
@@ -31797,6 +32060,295 @@ func ParseCancelRunResponse(rsp *http.Response) (*CancelRunResponse, error) {
 	return response, nil
 }
 
+// ParseStreamRunResponse parses an HTTP response from a StreamRunWithResponse call
+func ParseStreamRunResponse(rsp *http.Response) (*StreamRunResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &StreamRunResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest RunNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers StreamRunResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers StreamRunResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers StreamRunResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers StreamRunResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers StreamRunResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListAgentToolsResponse parses an HTTP response from a ListAgentToolsWithResponse call
 func ParseListAgentToolsResponse(rsp *http.Response) (*ListAgentToolsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -37180,6 +37732,9 @@ type ServerInterface interface {
 	// CancelRun Cancel Run
 	// (POST /agents/{agentId}/runs/{runId}/cancel)
 	CancelRun(ctx echo.Context, agentId AgentId, runId RunIdPath) error
+	// StreamRun Stream a run
+	// (GET /agents/{agentId}/runs/{runId}/stream)
+	StreamRun(ctx echo.Context, agentId AgentId, runId RunIdPath, params StreamRunParams) error
 	// ListAgentTools List Tools
 	// (GET /agents/{agentId}/tools)
 	ListAgentTools(ctx echo.Context, agentId AgentId) error
@@ -38211,6 +38766,50 @@ func (w *ServerInterfaceWrapper) CancelRun(ctx echo.Context) error {
 	return err
 }
 
+// StreamRun converts echo context to params.
+func (w *ServerInterfaceWrapper) StreamRun(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", ctx.Param("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
+	}
+
+	// ------------- Path parameter "runId" -------------
+	var runId RunIdPath
+
+	err = runtime.BindStyledParameterWithOptions("simple", "runId", ctx.Param("runId"), &runId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter runId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params StreamRunParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Last-Event-ID" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Last-Event-ID")]; found {
+		var LastEventID string
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Last-Event-ID, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Last-Event-ID", valueList[0], &LastEventID, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Last-Event-ID: %s", err))
+		}
+
+		params.LastEventID = &LastEventID
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.StreamRun(ctx, agentId, runId, params)
+	return err
+}
+
 // ListAgentTools converts echo context to params.
 func (w *ServerInterfaceWrapper) ListAgentTools(ctx echo.Context) error {
 	var err error
@@ -38631,6 +39230,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/agents/:agentId/messages/:messageId/cancel", wrapper.CancelMessage, options.OperationMiddlewares["cancelMessage"]...)
 	router.GET(options.BaseURL+"/agents/:agentId/runs", wrapper.ListAgentRuns, options.OperationMiddlewares["listAgentRuns"]...)
 	router.GET(options.BaseURL+"/agents/:agentId/runs/:runId", wrapper.GetRun, options.OperationMiddlewares["getRun"]...)
+	router.GET(options.BaseURL+"/agents/:agentId/runs/:runId/stream", wrapper.StreamRun, options.OperationMiddlewares["streamRun"]...)
 	router.POST(options.BaseURL+"/agents/:agentId/runs/:runId/cancel", wrapper.CancelRun, options.OperationMiddlewares["cancelRun"]...)
 	router.GET(options.BaseURL+"/runs", wrapper.ListRuns, options.OperationMiddlewares["listRuns"]...)
 	router.GET(options.BaseURL+"/agents/:agentId/conversations", wrapper.ListConversations, options.OperationMiddlewares["listConversations"]...)
@@ -46553,6 +47153,232 @@ func (response CancelRun500JSONResponse) VisitCancelRunResponse(w http.ResponseW
 	return err
 }
 
+type StreamRunRequestObject struct {
+	AgentId AgentId   `json:"agentId"`
+	RunId   RunIdPath `json:"runId"`
+	Params  StreamRunParams
+}
+
+type StreamRunResponseObject interface {
+	VisitStreamRunResponse(w http.ResponseWriter) error
+}
+
+type StreamRun200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type StreamRun200TexteventStreamResponse struct {
+	Body          io.Reader
+	Headers       StreamRun200ResponseHeaders
+	ContentLength int64
+}
+
+func (response StreamRun200TexteventStreamResponse) VisitStreamRunResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		// If w doesn't support flushing, fall back to io.Copy.
+		_, err := io.Copy(w, response.Body)
+		return err
+	}
+	// text/event-stream messages are typically small; use a
+	// modest buffer and flush after each chunk so clients see
+	// events immediately instead of waiting on OS buffering.
+	buf := make([]byte, 4096)
+	for {
+		n, err := response.Body.Read(buf)
+		if n > 0 {
+			if _, writeErr := w.Write(buf[:n]); writeErr != nil {
+				return writeErr
+			}
+			flusher.Flush()
+		}
+		if err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+type StreamRun400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response StreamRun400JSONResponse) VisitStreamRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StreamRun401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response StreamRun401JSONResponse) VisitStreamRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StreamRun404JSONResponse struct{ RunNotFoundJSONResponse }
+
+func (response StreamRun404JSONResponse) VisitStreamRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StreamRun429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response StreamRun429JSONResponse) VisitStreamRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StreamRun500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response StreamRun500JSONResponse) VisitStreamRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListAgentToolsRequestObject struct {
 	AgentId AgentId `json:"agentId"`
 }
@@ -50216,6 +51042,9 @@ type StrictServerInterface interface {
 	// CancelRun Cancel Run
 	// (POST /agents/{agentId}/runs/{runId}/cancel)
 	CancelRun(ctx context.Context, request CancelRunRequestObject) (CancelRunResponseObject, error)
+	// StreamRun Stream a run
+	// (GET /agents/{agentId}/runs/{runId}/stream)
+	StreamRun(ctx context.Context, request StreamRunRequestObject) (StreamRunResponseObject, error)
 	// ListAgentTools List Tools
 	// (GET /agents/{agentId}/tools)
 	ListAgentTools(ctx context.Context, request ListAgentToolsRequestObject) (ListAgentToolsResponseObject, error)
@@ -51212,6 +52041,33 @@ func (sh *strictHandler) CancelRun(ctx echo.Context, agentId AgentId, runId RunI
 	return nil
 }
 
+// StreamRun operation middleware
+func (sh *strictHandler) StreamRun(ctx echo.Context, agentId AgentId, runId RunIdPath, params StreamRunParams) error {
+	var request StreamRunRequestObject
+
+	request.AgentId = agentId
+	request.RunId = runId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.StreamRun(ctx.Request().Context(), request.(StreamRunRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "StreamRun")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(StreamRunResponseObject); ok {
+		return validResponse.VisitStreamRunResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // ListAgentTools operation middleware
 func (sh *strictHandler) ListAgentTools(ctx echo.Context, agentId AgentId) error {
 	var request ListAgentToolsRequestObject
@@ -51994,301 +52850,305 @@ var swaggerSpec = []string{
 	"OKZjqudzHb0UgmfLss3kuCCztyzdew5uWlu2vD1Y3Ex7iNRd3h5CEvL2LL6SotSqPipSuNAtIRyi7FZ1",
 	"PId2Ot11BkEL5UygLvDBa5ySs7TlVU4MlT037WBvuHmf4l6b9Mqho1l7CzzAM6P8YCzOTAGPAQr7sos3",
 	"6Ckgrr4qmxErnfuSUqnwwDyDdzBdqGD5gyzebBD6mjfK8dZYJbROZ1k5IEUuIjpZmw7mBFBl4udSbNUY",
-	"T+5UrfAVd1eCfQ46U4+oLMh06FTHCZ7MNLrKzuog+5mrcAKok5Rxg7VpJ55zq2aaZRu1X5Rjr7lWR4VT",
-	"HEjqoyq3ZSSMI98CXKUntkhgnpQhj1fSdJjFMbvjDrVTMoE0rSv5ZyvdfGYoXqMq/+aO2k5Pna9++cHb",
-	"aGnp0Wv2wTcHHHHjFlTRiVeOct0zYTe1tcuArvx+x8huWtm0NQdpvPxsGXS1M+sK4bMirz+pIp8Z7U9a",
-	"km+eRLdYEPC35WhrkrB03rgOXziL6COq8D2+fh8sbxCu64Fqyu4dquzEv0PZvezW/9x19woZBOr0joWU",
-	"1LUvyu7ztuOayzaMlfwdPx6iN2/evEeXw0Pl+zWzsgoVg9K7ne67nd3dne7ucLez35H/197tvvlHwT8L",
-	"C7IjVCacalGYvERIvoEs6Y4rB/ZjSFGo9a+qFGQDd0RX9I3KaPyKa9/Y0FOmWVXHCLS7U0zDGILFfdlm",
-	"YKy0uujRThT6xeOTrTZTn6EJqXBxgfKb9gcMSYw4vvPqqNkB8r+MFP87au2jUUuVD1K1u1TRoFHrwdfK",
-	"Li3Vyx02jOup0Osi0SncoosCQSh4NU+ksREog8t1GsUiok4GvqzfXdth/1N0Q9yXIL+eE3FHSI0vv3Jd",
-	"r61Vqj4vL1Sq2mhv5Rr/YsbFRxOv73S2Z4qoIY2oNFOobBYzD00RS1BYBOK9aSkpxe7O+88qGUXHe/vw",
-	"y2wafv6PumyBm0Lxf/+T43btLrA0x5dbX5ipCTUWkfwmhEuqXG4QXy3HcEpqj/N4LSzEgWrCiEOgxfmS",
-	"sn0md0YUEGTaF7axJU8Y9IJvOyhUFZwjwjXi2D5AQUxwYjw4lZ3aBHjgCY5oTemCJWE+StvX2EZiu3hc",
-	"kBjqfLiMAmWP2LupxunBN7PuzR59N//2t06icPq98yHMw0fckq510ACzypbZ7ovXm59Y0QUtX9Lnemh+",
-	"ShbqWrg/lUyy1suClBpxbTAyMqsKGj1AWCXTnRFMOcpTCs5KuaW6TiapBOMN4ODI6lGEtCyZVsE26QS8",
-	"pvCWpXNK4obdLs8/VW6/cPFLLnJVkYBHFaFqAJj58KsX9zRLVmmjm7Zo5cNDIfplWnWAWY24NS70FJsN",
-	"5SFSEbCZNixwSGTHBdIeow7VjBVksqkSYrDMOr2h2oNkfrmOls+ZW8So9j6w1pujRXIrNF4Md3H3+k2w",
-	"F74l78bfTL6dvv915gwUqCDWsH6EG2fNYMxFTy1mzVOQPTMnVjd5K16OJlztumUoW+qh0wH2++HwzNRh",
-	"1ViuOHiG7AwxnDCBKDP5hpzhQJTcP3LvzXy2DbCXreVP9JsExGBgMEtAkjlo287TS+vMlZ7kJtwgy6/8",
-	"D3aJdOxwU0gyP7Jnw5QF8muR67dOcm3AZhP7e6495YT7qRymlT5aZfEyf5UAzmulNPotJfqzDrlwjurK",
-	"eKKQuRwR4Ywv5+m1bHZNOBIM4q39v2ihvshiGQn7L8Y7sZ0n5FB/ayYy+9sUEjJ/q0d9pbI7hrk1qG37",
-	"8wWMUlXjvJ031IttC50w3nam139nfoAFd3r9d9mF8PMSkLPNhlWCeBNBIf2xPsz8HHXCbX6g0qkzSl5x",
-	"qD6tBDgoq5+CU+r9jqmKXfAa/dc90g3i4j8JDt4Y7n1OnHsBrpUbWeZPkZiq4Z5rsUPCxeZqtmjgbpLM",
-	"O2/6FQeUWDKhC/FXKiK2UU/osg+amwVJOwwTwqHkd0I4i2+BJqBZygXYo64JihmbX+PgxjO2Kw/FEb3Z",
-	"iVmAYw9BOECAuZCzpZTPSRCNIdQgpbEcOk+xqkIfQBDSVfF+6n/4/vT0h6vep0+nP12dnQ9+7A37UCFv",
-	"uyhZwDb2X79WOFT/LrHXa6Wzr+gDlnAYl4BgH6fT2KRO4Y9VItQClCY/a5Uq0NmbHXnBwaKqBR5Vko2j",
-	"uynjRPmvI02dCg68q6ue/k46zz+R7vHr0ijmEPF5JaRthFoZqH0mUmURQ4dJxfCDgNkiwRGPJpDPQ0U6",
-	"eLkDwPUCKY0q0gODfeKcCfsnNVFWu3eNV/jyLHRwiSNO6m7KSXDlo/9E15iTd3sSKb3pogTTkM0QFLZX",
-	"DsPfH/cOIRWSDpoNScBCuDtB3M5yf/KnqI/ks6saLidBmkRicSFXqKt3EJyQpJeq5ETqr4/Gnq6oLeqd",
-	"DZBK61phPPQnD/l4cnPlF8yLWKCYSFbhTVfdQrfkSgUHBfAD0+aHDSVxHx4gtciYGZc+rJIhKoO5WdsM",
-	"R1TgiJKE67PL2YdJJKbptcU3GPahEt2lnqmXBXcRr1B7QAllqDdQhguOtnShrR1IB2hta3tEmeR9/npx",
-	"etJGJqQFEE8mK/pf0Mhgo1FLFSbx0AjQkvy73W6jB99TqtcRVVll6zorvgVZdnzZQMLwqCV/1ttQf4RE",
-	"4CjmoxZU+vJGlNwHZC6RD8D+HIspkG9IsYHmCRMsYDFHWwJP0Jn5c3sf+a+hMrQ2v47o8eHZKw6b3jk/",
-	"O/SymKBXHPW6PURoOGcRHJyv7oC//qJx28Nr3MX+9ogq0IGFyD5mdrgAMzLqtjteltOpkmJ3RP3XwRSL",
-	"13nRKq5dNl6DPwQ3a64m4OWeyt/LR9RkP0FbcNqFky2cpwRX9a/8wCGlsj7hbV14AosRFcAGZWf6Sleq",
-	"gRgRlcV+SmbtER1RBTVZtmBkBHHky2fKkuif8Ps++gDPBim3jd7Z4OqH/s/Kb8Nvox/IQvmjzXBIRlTV",
-	"wtGPBiITFQLxDxBGfkJw6AManOGFcmsDp5jv+kMrbbG1OisdMETfqLwCKMAJ2HzBbxcLsgOGbaTLx2eq",
-	"cPmjXhL8DVgiIfItS0IKsb4GZl5p67gp6pCnmIWft70RxRz5f9/JPA92/qLuXGdkH/SHH5Ff+DpmyexA",
-	"bROjt52OvqIp5E3ntnctzKFTxclpSYhiHNxwc1strxVHAdFJoTVqOh4MK7iIyZHBmaXNkslr3Ym/lm1B",
-	"DBWxhdVU/OcxpjpfpMSzLStarbXb7rQ74CU0JxTPo9Z+6027036jPDemgNr1S5P/nLiIpJQm1FXJuwY3",
-	"J9XDQxjNAfcJhJGUT9toKK9VnyhniVC+1/JgRvQ6geLT1wvkR6HfRj3VG5w19FVCpiaTwDGOuFBnl8GW",
-	"5HFgQb2JpnvwjogAJ8ZfKr4UUGMVvLs85TOyCzKF/PZbSpIscfB+a67SzCqiXDDu7q7y+qjwfgr5zyVu",
-	"xBNSNyPAjHtKqBxhFcVYdwVgS9c0CC4DAsiwSHndYjI7S76albWMjQGoOv+FvPkbsjhAfsZ/+LoWH9iz",
-	"apfBEvFhseYyWCI+RiQOa1cSRolSex4gX35utBQA3MJKmmVWygOBVWYlfaUqCvhB/mbQIDy5bqdTLoE5",
-	"hyg3ud7Xv2rmOtN5WFow/Wp/+dLSJMKdbfdzQQRY5rkpmWed7V5ZW7+d7f3Wvf/m5v3dW/Eu6Sz+ia+D",
-	"rKzhfmsyFztv2+92BEkSbH7Po4LzzAf6RIeJ8pbucR5xgU0QF5gcwV/vlhSY1Mpi38rFdjqdf8DRFtW9",
-	"hezVu+Vk1fJB2cmpd4u5qHcfbBHRZLBqDoIFNTAwpFUvAMB1bKyfpYQ6Te7kDDnZyZziXJPqHq/LzR88",
-	"a4RzQyCbj5J3KY3EiVhnFK70wjaRbbSfaofSKI335O5UGa3Bvqod4GL31Ht19cze9esPODSaROiyu7rL",
-	"JcWaa1MKi73u+9WdhowdY7rQc4Et/m2T9Q10xYu8IARPZzOcLDR1RRl5VSlkf9E0rfVZO5NWuQQlGvE8",
-	"zB/IbfYXyCXgIHw3ZTFBWQViIxKhcRST9ogea3UgZQKpGa5JiKYkUZlCTNJnGiISTJmSIPNUGJiDf0p7",
-	"RP3riPnApl5DfrGITmJiinwBq6+yK3Mfwj8k26IbW0mm+cGIQnk4a2rF3ESSp0nw4rUSm4FVbKOeYV1Y",
-	"gqDeBZ2MqF/Ai772W3PVGLNyGWDTH6nuvpQMcN7C6qSKVci5Nd/ua52qJ4+jfz+XJBCOZ0QhgQhHkfDQ",
-	"tTwJXkhCNCMzJk/CQzeU3cUk1HLtNJJ7XyAcMzrZlyshC/tIkmgyFTqQOxtPyV84q9sObTMX3PaIQuoE",
-	"CRaKb9/aRcfRh23IhGJS+iDBmIsDVMAGe6qygC7Qz5u8HoRkNmeC0GDxA1HpMHURkw8sXKxHi68jJh9H",
-	"/35OEqiscUQ+Rrnw1vJa35N4znXUD1h9JeEL0QwnN0QgkRAagjp0FQlXqgUpWxOdQFNbIiYMx1wvIsYR",
-	"LQ6tnGlVUfXsTmVrudCW1xqSYEqjAEvxGccLHsFiNkng5+XiC3lJhV9a84QEEVcVhkSkgyR16YTWPGFj",
-	"AjVjsIrKhWDycRIRGkJeRlMO4ZcW1uUdoeGUxPNxGitcpd644pKydPwmgf4vLZ2T/XMhQb7+MRfK8Dxq",
-	"S1JCidi5JgK3VYt2wGaAPDNNp/ID1adRk/9dAhy3Qg2svDy6BDysTKiz3AmmWJg7US+gX5wti6uCIAIN",
-	"FdmPeeiA5mqsnDelwAEd3VAMFWjtTRXdW4MbKroHPxS1l1k62AIPvPtIHnge9bX8r69r//VrMEFOGRf7",
-	"33a+7by+3TWqpAas7YY55TUY36cxoOrIw2U8aJ5ADTKOqA4vbOgLG7qcDe28Wd3pI0uuozAkVPVowLgW",
-	"ifCAXnJ4AXu7DWY7UxXfhox9gnpv0O9tk61lSaOOSRjhoc6usdftrrvgc5LyP5hN1xZDwwNV+PQHr1VR",
-	"oeee/Y66zXnxSIMmjOGyUMnZy2snAyOjQqU8lal2wljYRj1tCNmZK3YFAnfAfbxSPvMNOup/6g/7V2fn",
-	"p8P+4bB/5GL31Noeye6Nj7EIpq3NKV6s2IgCjdjVNAIUFGtoU0wOYnV36FWFWrxSnDQUZuFILgPdSXlI",
-	"L6S9jNA8jayUQzBWkhVrSS9k5YWsbJSs7K3uccLERygWCjShAVo/SyC6HRy9Piov1z8SqR9pA3IdUvfc",
-	"FppzItJE6xSUeqWEwU1Aq7Y0K/WARMeqALXwlNpiRBmVeJ0j/5fPquLylwe/jX7EcUq0/Iry2spZZlJl",
-	"PuQ3JHRh7++IeCzqPmGUbBp9r5LZ3cJ4cy36BiT1pqSjKtF/hqx98q7Bi6Ra3n//jdZ8myjr1v5eN6v5",
-	"v9/aBQL2vyAY4ffWAjxZ9l9H4v+dxPZ6QdxKeHs0uDg8PT+6Gp7+0D9p7bf+ov+nsMMjLSRPIvyNKH6J",
-	"yveHeCUBgzYFKvzCEfy5OYI3DenuMQvBw7v1u3IR6/IEfxRhzywUNSaVtehiT3t7KiOopI7O2oU4IFz5",
-	"9mt6r4m9cc8A3TuwCwfak8u4Yt8QMldGjhEFh2zeRr723bXTE7pct3EgUhzHC+PDDWaAEfUzpOWjGbsl",
-	"KsmWneOBMqG4kDbyaRrHviUutkfUV3hwHyk06KskPNqIkZuZcHCjLE8+uGP5LoZEuQVvQpx8pNmgRA0N",
-	"dWPJDMd2HG4ropZ2sDn2LsYyNFLAPpKZylz8fylsKtvC583qSrPz+F2IYNkVfan0m1u/1MpeiOOLuPzv",
-	"Ii7/MVrbP4iUK6ywnuL1Ne4CynkCnXc6XVjoB4hgr9szUXVb0LurdIqZk/Ruu+NlXtIjeh1RiWy320gf",
-	"kdI0Ktdn7Wht+1RnLtW9bm9EzaiWa7Qk4sqVU+FMcAU+JmLKQr6P/AtCQy14+mjLZOXyvwjMbx78fYTR",
-	"EPMbyaBIlE9G1B/2Ln64uhj2hv2rw9Pjs0/9Yf/IV9Hp1qePvcGn/pGfp1NRyenkqUSCj6hOsaFVrZ5m",
-	"WHAiojEOhHY5yBMuC3KvTkK10+4PI5q3g/Shtut/1nnbU9tUqVYjOjH7HdEtdTU7wISpwA1PMWi+pKf7",
-	"PsL5aWe+0moNOmNfxEcUIzW2qdiscuObg7OP5afT8x8GJ9/5HvLNXhX0+nxEA5wkC5NF36SFzrMnm7TJ",
-	"ns5KwrU6yZf/PJym9Mb3wBOEIow0c6YHR4Ih98UhKGdXvbht5Szif0eE3IevXLslVIBhAXX30JSlCc+K",
-	"BYworEjzmAcIQ2N9VvoFmJIAWbnKO8yhvrPcdEJwyJ1ryZLyYKHBSLsOdztIL0DXMOq036CZgu0sf/dr",
-	"TmgoDzz7G+7K11ywXCV/PSHCr+SAFXpE9ZTQln8TwUgxuyNJgOW+5Jvg3oj6UC/JN/EYpkSnBHHFfGzD",
-	"u+sZCIXElJK3uxeDUD48gWaMC7Tb/RbNk4gKfF2MTpGsNzwc2/SjazAwyVzjLt5X8QTZuDqioFDgNk9w",
-	"NKL6FXnIKGy4Z2LkuAdplrnOy0eVL2ewQAGey/Hke5JoBDZzYFdSseOIZ/gGxAr1IBOtE41EG4E7tFzl",
-	"iM6hBPcWROtgoarZcg/AQWIL+fyg5Tbcj8A3hBqtaYDjWJ4IpA2ETHTab924TxXqVoJTUxv1CpndI46w",
-	"GFE4/O7bd87DR1sk5gT5O2+67zpdfzsD7ihUQClxgMSzIDPBp1cSXHbedDudXV9dPRCuLJACIq/yMAVP",
-	"C29hhHUSEI3AQCLk0T8J5BbPKmhY8Tq8gN2z240SDX/E6JjByWtE9XvlNmZTgUoZ6MMY3U5nH7b8Tafj",
-	"oy25Pdl+WwI7HIT5FSMtdUk8C192fbSV0hvK7qh+jdmnro+2rnEIt45n3EPXOFS3q1p0oDMcrhx7LHmh",
-	"7NOefChWrfgRxRSR+4ir0iOY32RN38LiFNmQAJV9eA9UbkT9Xre386OKyvC1sK2qvmua2mm/yVb9xkdb",
-	"kWZAto34DMN1dD4Wk5BWbhkkZBxL2otnyh1Sib5tCd+S6viqQOrJ6fDq4+nlyZEehKpl5HEy6sWOqH8u",
-	"seGnwfFgeNX/+2G/f9TXfSAGpPg8PeRX6q9KwuBbJVr9bacPH47jXre3tgTe6/b0ST5eCDfBLpLYgMeX",
-	"raiBH70WqDNM7vau15JDJPNAipvtjqqOM2VhoYsCM9OnJWFkWZZf5VdFaFhcgsUklZexu2QZxW75Uqwa",
-	"txmulotLovnOXrdQimG/9X68G3TDN2Rn7/ot3tkL3oU735JvxjsdvHvdDd6Ee+TtWI2uQw9UnVJVoTtk",
-	"aMFSJJ/+DcLXEkUDxCjPfG3u+D/q1hio+c9PP/WvLi/65/Is1vAy6/b+yhk9nwfPpeOAHtSIRy4I0SXN",
-	"DOYRJaDJqv+oyscK2eiQcnlu/6WDeOR/2hPGJjHB84hDEKr6s53Mgzbg8QEdMyhEIiXY1n4Ld/GO4b3b",
-	"LJm0ioWr5FIGjeBPnpAK324BH5ShCLij3DFhWMCQbRNoXXkUkEGi8qQswMywfgPAtkod6CEND6sgz/wF",
-	"WzWlurUSyfxZgVOoTKfMbrFkPCRRnyHBQrxotx4+y227H4nmXoxZ6c/6jLx1br/JTmZ8kg/y3lr+u8k3",
-	"028fccTFRQPtWGvVRqO4qqGdzRAYZwPkJZmkkFnHZdjdbb/tvvmHQlCPwlAKB6nHQe7Fa5D8dpRcUMxz",
-	"CVIg+jIyb2HU2h/J1zBqeaNWFI7kOxnphzFq7X8ZwSmof8Hn0apjgZFylh16qHuHL+rI1IBKApctqhIl",
-	"NM6OTS3TaRHv/GMEJyd50vV3VxRa8x0PNrFXM3hxKt1QFX+TzSRGKf0EID+SMD+CG4XPhziejaDs1KgF",
-	"8cFyIGX5H7Uymdn89m9xJPrRV04FzO3FQwGC/dgzsZUPGz6RlQ8iwyONnoTCJeZJtNbAJirzicIZDjtE",
-	"z6E42tI6I5YokWsb1GaGj+dGP5WpMKraKcnjVMZ9CV18sVZs3Frxb2VB6HWt57plsccecmmOPaRFjm3L",
-	"3PD/sfctzG3b2rp/BUf3nol9Lq1Isp2HPGf2dZy09WnSePuxe/Yuc02IhCTUFKASoBWdjP/7HawFgKTe",
-	"8rupZtqJJfEBgOB6r+87KerV5mYcXtZHLE13wEHBA3ZimiV15+vMrCU8LwW0zEAxvWDOm51S2A5c8LJI",
-	"B4TgEkEgczol0CaRUSBRgL349s4R2cK0fYfLCMI+6oqnqYIgTBT3qY4IfAPBKwFhviHLSv2jCD+6HWC0",
-	"sRBvMR3SDk+5tjEwBBEiDuOIILoQ8IBVcYy2Q+ECY25B/FO7OP0YkOhbhyp2mWfpzWy0mnooPvIrZsHR",
-	"HVIJ4ZoIxmwmwd7sYF5ABsJ9e409Mh3GseteybWcA0xHlpTYqC2/HxxbDUShvPBhPfcAQ0HVlWqTqFlv",
-	"RGQLGInNVmjWGx6NRjGRbHteFXM2/EqzJBRbkX/h4DXo0pipCOA8XL6hvJCgksoZKgx5Neq72wdESD9K",
-	"mZGoUd+NgsptG/VduzujPEsh9DTMWJdlGUvOMyqUGYjZbO4ObvbbARn1edyHcSlPhml23qzRaynbeCML",
-	"iZkp0mU67ltklKxg+MZwt1tbaIItlo50ATiYQ4rFXt6ckbF5tbOtQ2zxotATesdg2Z0CItfNqmdf2kxm",
-	"hmWn3r91FqFumKv+L1Lzrr1+0aro31QftrGNzcdimOtPMsHyEnCdoG62VsBqfM71omMqtPHze3QXVZ5Y",
-	"KXGKoaWBh9xQ86DRUsA4/u3LzQ1WjC5BUutrPTR/n1UOvBXGWvWICnAaIkDZgCPI1RlgOec0tWiFUytR",
-	"d/0sUNbqV+wIPzmdhDWvMO3pNwhu6Fb9Heada+2aEQSnJ0eIaFh+PxG8qIKPdJfeTsjA3wTrDgGhku5z",
-	"CF/K8ExVD6H1pr3/qt568+Zfky23VIxXQJ6pSIpljMmHrcOPrEfjcemULwsrnIyM88oelLvLL3nh7VQO",
-	"9AKAXN+qyOgB1XGfKQKYCnYk2xt/YuNPfE9lvq1DC0ZiNfYsk/32Jb+zjX2XUp9r1l9A+B1BK1UlR08A",
-	"iJKSjArja4AV3pd5lo5JJtM0H6o6eZfHV0xbRlqa8p5AErqL8yNbmCEzktCxwhoB5DoHLE4uFInMNaOi",
-	"kATKCuxPWkZoI6GN3IEbkQ5QJoqCMSFwuCqCIVZ4KP6HZVIdEGhmUSSGWSB4Il5EAbY5pNpfw9jMrP1g",
-	"d1+9CoX71vxb94l6FTluQBRTPGHqwCZVi9+gQCXPhLLALMAObaQj9RgtHvpka7+xa26632hto0MEVT8Z",
-	"09m4HgoXIgYIPQQR5IIM1IHxcGImNE+ZgpS8BdXBiiRgtoWKl1DYKZNeJkekMyatxr9bTEmL1GLWjAvS",
-	"bPy7e/jsK401Fm0v6to69FtrCdYeEOB7MnbcTI5S9qCo4LE1BebBr4LCZiZciZOtQC87Awbug0jmDk3I",
-	"0Soj0fIexoEvEhnxRPcPSGSWZKVlAFfhGnqhVgwZusd27M68R+g5eCizm+Bc87O7a7tm5giWdMatFYhv",
-	"EgIr+i60V0FtuN9wr8I5dKO93tuv70IiJ9OL74fs9heKJbX2W4D5t1TCqtbeNY/B3bNRvmdrxj2bjdet",
-	"+qvZN23Ov+nuxE0bZrW1nLrAbvUCmiLkTFxt0msF1UVCWKYzes0w7VpM4U3xTHH832r0uldrv2m26nsw",
-	"Pb+Mw7f7tXZzf2+v/uqmOvhma3LJ8NOHYgw50oS37gCU53bksnr6jBnfYWMVbqzC78QqRGuwrEidSVjt",
-	"zb13s7Dge1IrxXuHKdVGr5HSiYEPtfpfLUtyZGOBEUIruzJiHlOS5QIQmh0DlitRRQA9XSeRjXJGFk8f",
-	"YPZsRRtPjMkDxh6Gxoo7a5ni+YfFd0K624aiTwHnNtMsIWMGJZKRm4voRbYUuDB9ubLtZGRLZoQLi6K+",
-	"jdXI0OILJ7MkKsqIuSKuD2keOvFRaeHvS+lanoTfvtXs2vk6s9eNZmt3b//V6zc1FNTOYsEwzmWfpUOW",
-	"XXak9gSX18aym9ape612s1Hf23/1r6IMRB0LS0dnP3/Oda3dbAY19wjMrVjKjD1aK5UUGaXPRcwWt8u7",
-	"2gy/0hC5KN+7MXHrRuXOBVqev7FDTowzBlvJ+AdckEncgjZxfdeHJ8e293qtITsODHz9bqcVi52yDEP2",
-	"HIsv3b7a6MeNfvxO9CMgzlZFZklB+m8fQj1q9lXvDDN2zdnoIRq0oKCvnEEU7KuGuAEZyTxNII+G5fgy",
-	"YamtzuBFq5Jx7XmqjU/vMlQklglzOTtzqcBnnmKapi7FhheEVJr7eZRxjfC3WJ/fLiHGqLHSbECGmRwM",
-	"NcZqfN/TViZTpkhkdIvlyYD5RNuulQAdFPipgI6N+7m4UqHIGBAHJHgwdnrIbpdltjscwxFK8wGwRKBn",
-	"Qrb2Sk0RoaD4/bbR/dCt4VgocmW08ixNfILP9Qgfc+0ODduV8kyekGOiWZpCmSYWaJ7mSv/Nal+4t/lj",
-	"Z6+1euO2TfY/RtO2X+pzWOlae8+o93KFqy3RNJOoBW72P3FQzfY36vof7Y8sTeW/wZtQRqX5UnivcGGw",
-	"VwZssLhy017zWJGU0QwsSbPAWD6KG7XWrv3TrH7GyGFC63WgYDI7C25jDSC49fhSMZrFfaO4gVij1q7B",
-	"O8XFHRW3GabdYysobnP0RmlvlPY9K+2/VOWUfdtIIdKdoeDhrOaUQ00E2JZS3Th9PYF9iYoVWIhiJnQ6",
-	"dv4jpjy2NGeqTHTDE1RYUg6M32hc4fIVje5l0Ks6ZPRKoWd9QCj0F4dC0xSaVZ3+pngh4+VSS2oycTnX",
-	"/4z4TPO909JarGtUAaHGvOxy6Tj3Rs/kpqksq5k2luKA6QO91WoorxjZMvM1vyPR1va88LhVu2vIbn/3",
-	"42QugY5tdyuWFzIIXMFTmDcU89v9D6W6XpAFgpE4R3guq5FzlG8znhN38mqjgs1XdExuyS5hHEraFE/Y",
-	"tssHQl8oDN68wgHhPSEzLNRTNqAyayZ/VKZQpfUFeiT3uTmdhvnyADEYx7i5CrQNls5Icb3Y7LniIrE7",
-	"qIZxGivVVozUHGFUyBhzpQAJHXJj+uK29EGhnW4qZVazeY7lqIaOeOxX7EC2ZR88hhqQd+dHWOv/t2dE",
-	"zFPeyevw81Q29cZg2xhs31mUpaL6Hy8RUVz+5be4ovQWwpL/ILMec/SDZV0MzI3aB0oUQnI4sy3lXab5",
-	"gFm8BoBViCq4p1FAoml81GjbIuDYXA1Rmo4PAOcEQzdOu0EZHNVokMnMqWSqrfmiAWeCEsFGVRSNOvkF",
-	"ar8pRGMAm2E+5Hl5bPeXSFhNG7mFtRjgRq/ciyxeEVO88rC5Ij0p2EYab6TxU+Cklbfvs5DlFid8QjzM",
-	"F+Yznd3PYpZ7U0XuKUlYLHwD8QjZXHB8uYZC86nSsQcRXA9oc6MzvdTqbrRK1TtVq3tvhtG9om09M2h8",
-	"Zzm7joDdCNaNYL27mfvsxOSPTK8uI29p8C4PhFVDPCdU929nJr8sqv4W1PKUT3pRmMdBqZg5IDJNmNI2",
-	"aJmLlCkVigjw/v4TCJKr1rRn/AHMQAv4FTnMmchhVA1ppjlN28TILFvWWoAqAusYFTFLU5YYkznOIa05",
-	"XS/tgce4LateJZDpA8CPHc+MqIojslVe0u2n4Jem90svXYS65sLBTOpTWgtmZw4haDSQ18ymui3vBUaM",
-	"luGvLFKTawyuM4GSNI/dolpN22zt7tX3J6pl9xs3wZw06CeptI0cZ1QzkrCYK6tgl8HM2GDe9DTvGFJr",
-	"PUhIzb5v60TWvKu+sTY21sb3Z21AgM2pIYCHqyjj5258MCCKnmtblDmmypDTs4m8MRRW5igkNI7ZEHrI",
-	"FFbRQoOSZ25AUgjX+IVYNJ6wylYOF7xVV2wIUJWTZEuRJSVEXgqHr5BIViUU9xnFg1BEHPB6EenH/OV5",
-	"nsyHgrYCMH2BWikqNaxhLamlyYBylJR1NZG5bs9kyrLVTpF90wAuF6qkPx2dhMIi2UKXXUd5Eu0+vWZE",
-	"S9JhRDGN2LMWCpkKwgfQL2FmgrOKCE2S5czeiYxzxHoG860SCnCM35byy/KKO8SEynPF26t5VN3IPz6H",
-	"bGNWsZw0o5+4cRvepcGA7ihmLqFZAo2BqFUWkpYbZcO+DlOAYbSQA7M7rGDtKgaZtYEWK0Wc4LE9/Sao",
-	"DehXq3l3fSoSuOKR2gMJrjCv+vSkZg/CK/5lQx72oORhN3ck94IduzQ+VBHoG5ttY7N9J4lQ3P4PQcc1",
-	"064qiccVWrBmqOeACDbysYX6zEjIz/4mDxz+eID4QmesoRl3700jqGHNOKjOdbj4r8TiML/rJqd/1AfJ",
-	"MypS8c9tHT/a74yNUN4I5bsLZb8Hn48X7YdE3ru9Xqn1HchsfFfixJn9OocJlGYAk4PMyCeaXSVyJPwr",
-	"Z9wTPUtc18kx1MXFuQ4FF1ra7heIA0CLSDNoNBplng8piBlbL6PDPumYhafGjzmwEBmhAL8QeoWQVs7c",
-	"fN9d11Yhp+yaFsNyqdqeJGYMWLeCLT1FbbCbywsFlBF1EpnpWnISSwxjxmr+DwVIZ7IFBZte7wAxiiId",
-	"mXCm7Mha5BN/t12ArjTN2RUfk+w3yKd30EuMPv/WXmOXHP9ydvHDD8dHxx9+Ob/8+8Xn80PSYWMpku16",
-	"KFaqlUF39PYq8Dhhg6HUTMTjn9n4btSOVUXj48L/i/zAmAKAxowmgOaiNGnUm/9er62vLHDCa7UKNW/p",
-	"Vz6+br6zKnUiY5mDY4NKbotulOlGmT5FcdFs9dtYQf1W5daxuFDsCVuCWusO+JTlij0xMkeSzLA1Zpka",
-	"i127l9/8n0vqWbFyC/p3nEnhKllRvM6qD51THVrWePdYGrpYXt9aPh8vLfn0K7Ip99xI5GcnkZ+41nM1",
-	"MXWXTCJkRYZU9wubrCTVapM25px2rFd7S7uxZsrSok18ufDE1Bt2d7uqVSi7j7B4wnIFekdtZ8QTBtiR",
-	"2yuJV2w6uMAalokFXdh+OH+F1uoBvLcgW3IPtfuf7INZoW7/JzkiAyrGBSDEiGWM2FFsxPlGnD+FOEfh",
-	"+CxkOQoWYiXLDOm9ND9QZLvLSYEDy838h0XZdXGcVgP+DUU5UARHdYr6z63OmLBBhyUJFz1FRn3zzpaC",
-	"XED0jQWafUSdGQQEOGo7Y9LN03QHwmUZFVfIJe6lsGNWoDoU5rvS+IkU6bggB5kQ0/MKPp0seoQiz0dp",
-	"Mz+l4sqson08McNAnu2NJlwozSgg13bGJKGa1W/RHf3s26Ordc5L2za+1taLPy2Fm/GwMBPFnCfAI6KI",
-	"6stMO9KR+kOUaN5fQgllyXpVmfhObdTzRj3fPZn0jJStrcf0GuMR0kdnWmYQ3Kn6JiBX2t5NeaGwP8Dr",
-	"Sa5Ij18zEYQC9GqhDcvpFMgfef1ZzaKEYkEahayRRbGL85QplEXSF4NlU7hgdwNeMzN+vJTKeqrxYfQc",
-	"dCfe3zrfQVOtmKTB92mjojYq6pl4kJv8zGOocFto7pXSamkZpyNffkOxsWJKRgrm5MzqORg/tHtMwCwR",
-	"5A+YgbFmyyb/shG3m4BdKfkyXwDdc8LFCayHz7YUreT37gRBg4gtonMVacaezCZbyF4o7A2vF21zrkot",
-	"FAB1HSFuXQTsr+AbeRRs5z0FRPVpNgFl4vB2Q/ErBEZDSzMa1lx3etGYzs1gp8jPLUE60mSl41Ck/IqR",
-	"6OTz2TmZv54v8axoloNVInp+Mv8KHjgXp1IO5r0Y7sgJROpjPOnGEbayZM0LnLnTbp4LJjacAXtg9amY",
-	"g28xgWFa9nTQ93oJ+2wHl3NyWAk0La02KlzZ9+aMm6DWpTxd/eHguT/gOatPDAhE8NzaItJQ94aTrf86",
-	"+/zLNrzG1L1aGASxbwyASmb5xuj4sxodrUZrhVdvte11mi+EL0KZ3qHxVS8zJoKV6bC7EHmDqLGI+5kU",
-	"Mi8ArEaUa5aEQo94zAjQqb+/PDn9/I/j9x9OL8+PP334fHEOFAxcK5LlAkN2p7lwja89CX5CPRTRR4kz",
-	"i6CIWnkKgtLedYfMzujB9Uv0wYUyyXKhXn7LcnGc3NQriZ0pfsHN+/F9GeXH4pqm3JsJz8wwXzsC8slB",
-	"pIluymO9iX4scz7MWSsM9ZNMWPmUFZYU7PYLQa8pT2knZROOjjFOSWGdrgqrP2H3Pog7YYz9jkzGhCpS",
-	"HuZByYanWcavmTKHTFnyqk4+0LgfCrTrOcBWRDxpkzBvNHZjAf+wiKRcMLLVDEgrILsBqdfrhAsCOE3b",
-	"SIMXJVRTd55RafZU4x0IdHIo6aRUXMHFEEULqyzg5oGjv6VijHw2AXDUAVBghEQ9xaxeKM9JfJxEBySC",
-	"MyI7KwvG1c1oDztsMNkUCuvV2JGTLSwN0VKmlzFNU0vgA58zpvJU+ysiYpeUqQpFlgtk9xHOBbIrIAWL",
-	"7EXLLUc8sdAbCLG0TWQWCiRNttcn4BeC/wabpU4OSdQmQ2Dmi+XAlf66J5eNSXM/FIrF0pyI/HtGh3PR",
-	"q5MfECtMka6RSG5di6t7CN6MhUJmCRc0GxNjhRIYFPGvRh3acvxWKoGFDM1uk8KBD1smKgCjADAFRDkB",
-	"o4CO6DgU/lyl5RCoHLg2il4RLcGoYCJxqRWb2QD2pTo5H0nsAVOhuGJsCMAoHSrMcid2ZIAx7KgVzXSv",
-	"WdaGpwLjENINq09VKLoyTeXI0vDbPjCs4tF8wGSuyVY0xwaKthF3RAoWCmCYdjtkSJUie+QTfxfYbjeA",
-	"gbHAbuYzWELklKl8AABuuPt+/HAeigXi45vf5zfOhcZt+pEqvQPexs7x+ygIBTJgi7EjfTxwa23vZBz0",
-	"lW+Fw57trcMonoW/bsFJ13O33+NJj+ts/wXcWqtvFsaMZJfgReB6RHZ+Z/GmW3tjuW8s9+/bcr9fMzwg",
-	"PtJ6C4N8Ws3dwThfXjj7yeNwLqyOGiof/vNmjbaUMkrzNPX2zVbJ9CUAGadCYQ1lK2179NqYGGCbY4AG",
-	"uLRKJNTmtHbV+DEmcCiMKRqQkbnzyPgMlFdsMrAkqnC2BVOlSwyArWZJj6xZjOMCpKzEX8CB6UJljePO",
-	"sXeydn4ouinttR0+LnB0lleHphmjydhYyUPopSBxn4oeGpt9pPRMQuGKd4qhA5hXdADKypjRzlDzR2Iy",
-	"BBDl6uTQOQ9o87mFNAbWkCVkK86o6rNkm0zg85pJ4R9UkRQKzreMtevivHaNzs5PPxx+uvz4+ew8skY4",
-	"LJjj3JgYfChgcDNr1WAWhXF2P8n3lbFkR2gPmlEWKfjbIao6QGQ7l2UJep+x8s9EZqRPE1z+7YNi083e",
-	"aMTss40hssnrP01eH/b4s0jsG13kZOxd1Wvh6sxt37HuM4DCTqi/GYqOTOu5UHAjJwHz07zWEIupOseY",
-	"iLAxmyI0lvJrRnKheWp1KKoqmZFKdCYgk551nfxqeScnbwRhJksbjSKeY56PjlmC17EzAABXgWEYAG0l",
-	"VJOUUaXJfigGXOTQDO+nhUMGYXZQpPpt4C5RjvUaQ2o2jBSKwyKjuJLemrhTSZVzQV41iOMyFNUlQna4",
-	"hFU12Sz9hOEP60guQT0124MnrlQcqFXwbhB1woBOxmLGr92a4Er7ABcsHi9w5lGIFDUllYdXSSd5HVhr",
-	"tmCY2rwwtXbt//3W2Hn75VszeHvzv2u3aRhaGgjIYIXW9OdP7Un36tDj+F4o947ielYWrfJOKQ2v1EaJ",
-	"bpTofbTLPB+VaGO2TkHN1orB47iQM5WvcehWAtE0B66CmgmDO80fhQR5yYGnuTgDBPIfeKpZtuop0NFR",
-	"OmUOizG4wo69eJL4aVY/6URL5iLq3fvpJl25LmSd1sbZ+2AjtTdS+3vhc0UIfivCnLiGj/eOY1yuSloo",
-	"hbNcoOtAohHl2kES+PBXn6WJdUisbDLfdrmgKSaNbdZJXVLkdIC6LrwWcdngIVWKJdYw456S2lwMfKhQ",
-	"8JkoAj8yI/CX2eRn9i5aQsLZp1DN5bWELK75RhLBWAKp2uEwk9c0nSdPzVUmpSgf5INaexfb8/FDUb/N",
-	"hWY9I9QfWp4ujTjlG3bAjdC8B6F5mj8fUkAUAfclL1cy1RaT75SF62Oka8oDmouFTKI/cpazBINFk1IZ",
-	"hGGHxXLAFIk8s19EqCZSxOyAUCPLMZ0TQcBKQQKIa1VNx7iKmPJFbDCmqP8J8DyMbtvojY1tTxIPbpX0",
-	"zYCOQ4GZJUXHxI9nu04ObcLBCvb5eQbcLRshvBHCf8Gg/aTYXqV44DQXP3DBVf+p24cx2TlT2s8Uw1D7",
-	"uNC4hSMqHWyCfdWI0j6SeZoQ2e3aYDZwHbVBbqHMDEWfiiQ1QmcLv1E2ZB3ZHyJbntrXemikrvlXkYvT",
-	"j1iL6YozHWOYLUEyvm5BNjaIh3XLn+YguIQckS1jiiahiLB6FY/A+tXLS/zOXN1WtAYFfWs0SWo0iIcR",
-	"Wur/F/m5Kj/g35gSBoqkbZ857+Q81Tvc1pgGpDMOBULQH+IKwtoVMPSv9gCczBxiy3AxmS913xzWh7xI",
-	"BCexxCW7sdq3vDpmSdUVS8wyHBT1kjEVQmrSgZJZGvcxj81d0F9ZRZIxqqSwP3X5V5aQkcwSZR4s1OBy",
-	"SMOHIs5YwoRRRAGhSZIxpQjWmcr0mmXbHugX91CZKy6wiY1QwDJwrVjaJSmj1wwB18xBdQIEaa7uzCfM",
-	"ucLKUbMEVLgqAHNrV6mAyQtzDpRuAs8ubmKzPbjoHfirQi0CZFda+69KI71iQ22OMt/YPcvFMNcEtZgZ",
-	"BNzg1R75mb8z3hfUwdpng8UTsGsxz2FOR/qBpLziB6T0xqlQQF9nDqh1TXPdebhwYPmcw8t7X8UAOCIw",
-	"u3AHYFRMsNhWlJQ2WMa6ubLktkWdsPH34Pdau6YzGl9Zyt4CJa0qXj5KeUXyISzyFRNkmPGYFS5kj+lL",
-	"95VdVtcaXDYTv9WGmVkgbbFU1XjQkens5qGivPM3d9wX74Fi1SI0fHrcGJzXdKDxjNEs9uwSqhi0+XR5",
-	"qeDn9caNDvTMYU8P0C2zvbkf8CAeosV9B7Y02FbLDDSnDOCF2ZhqG1PtewoyOsF6z0xpcZ/ql7aiDckN",
-	"v83xRM9pegXBOM8WywX5PGTi8PiFIkdANVtch6g+HQJCKoKLhoLZt9cyzo7tueTs/c9ARG8ucHFsDAKS",
-	"G82k24DHBmHE6FuHKnaZZ+mNL88w3xijzNatAcfsFRu7n6/YuE4isP6MPYcsPJji9xOw6X7j/gIgHI1j",
-	"mQtNtqIfP5yTl3CyM9/gAoPtA0IFWD7uYHNazzbN7DX27C0vhdSX0BQTlUYhcBTVIkR7duI7YKD6AIAV",
-	"oqKxB48VbOS+ctFdPG4LLEFFu0yPLzlYQF3OsmibKKYDX90JlqSFbGhXDGj04icIaG1/EdUI7G0vYGEd",
-	"gslWMDg8FB5QL1fQkVvUbNrmixeKMJqlnGWejBysG94TZgwWLkLm2th2s8+zs4bmFOpISqPK5XCpi7Ha",
-	"MbCvWLRZKjTlArp2yhPfMlaleboqFFxUFsqRlSI6m4J2Klc8VPeloZFfnVCUlwcKedwCJZKpbf/Y3Q3k",
-	"SKDTEpTYP2H4aAcOh+m4TSI1VpoNIuRfxjfLrghYh24pzAsoEBvYml8QvsEKJaKMxcVFz5ibLE1UgC1p",
-	"FXJl3O2W9Vl2i1fePhZcbCSWZraxyj7JUsntC+V4hHfsrxFBRWBbt0FG2J9K3NHGRcAHNkK7G5YGls7Z",
-	"624goUhYnNLMWuttN5fA9d31JY9ZRLbsXuAZkSkQHHdzgY4gLKf7hI16AUS2jIRIL337nooKf8qtoRt0",
-	"KLYizQZgHucZw9sPL4fAXU2/XoJdqdynQvT6H0IRDTOmmIjZ5ZAJmuqxOboL0xTxuPylQNZsCVdXzGy8",
-	"UESp7HF92eEUbpPK3jCTHeVGUv6MVjUXvUvW7cpMw+nXLOtIxfU42g4mGZ8D87q4Jw/uIJCuYXud8Y3R",
-	"g6wIhrYvIguFJYQOivcoICPW6Ut5hW9UauwBVXoDsS5aWS3i3pKK4IFzCgoXKRD4Nx6TmA7NaJoNfM8W",
-	"4dAUUnm6eZXIbigio6LqxQOrA1dM5DqL2qWiOOeRRglLNa1nMmWYgQsFRCqkKH60r2VUNJEGRRGa1VC2",
-	"4hgqB7sQ1LnEJxcdVAA8LiU6bXVLpH2Zm/XxsB6EIr+NrZhng6EekwjfizIvuj0LmxfxPbPKGuUd1wcg",
-	"XoXrxf3t/edfPnyJVmomddnDUEw0kx6CS5xnrFSKWG4jxdAAtEPa234L0UM0D/JbvV6/uXFFgmYqQpLI",
-	"Dcw8fJxWHTCe3cvmdJrZtkZE4dcXyoinLRzxRNOCfSLmhABFrdJsqDyZPZR/A9mfvwe0BUTTbzpovXJf",
-	"xAtFurwHDbXG+mNJUX05ouMgFB2p+6SBj5xrsy2gWQdw3MFl1TStk4gjnC1s2HgwTHf8sw2Fe3d5gpGV",
-	"6L93rLEKVaUok7frBAxRVMxO4hs7jJSXnISuXD+sBSQEnxD/imVi/wLLM6yRG3ITFfSHhydwPeT7nw01",
-	"j7CDxq4szMraXTo4gUHd/HFN05yVeg081TheCSnwE0nGMie6z8WVJY8EgwIhxS0R+9/MgGTqYOkhsuBI",
-	"15cCy95MwDgtG9Y5S41eJ5T8Lq+g9PHWt3Y39rBmFemB8FQlAeI9drgT3vCy2dpFh23FJovKg3woNCkk",
-	"cwd5BqtXEZYQwJBDqA5I2NdauxG4ta7cAVEYkWk/BcUU03RAtEzouLTs3vDE+gCLElxrN1+/2n3dfAt1",
-	"WQAl6V/D3W6Lvo2byWv2qrNP9+LdTos2kwarrfXobMgFr1vSRwAM7OcyIWywxqEimGrtpofAL77ab9z2",
-	"mS7F1Kq1a15u8ySstcPJpQlrQWjn53+e0rhwkF3tsLLcIS4jnLpsIfEquFVCs1dC3BWh2RZhDXRzWGt/",
-	"C+Fx4yXdA8dzcbvAL2HtJgirmy2stUWepjdfbozu+TPOuzzBI5oO6t/hLGdNKAQpEdae/aS+BCG+8fi8",
-	"Ki93iG93OC0Jwlq7FYSV1x4Obt2Upot2E2jl24iCxcX+xZDKiHSWUnkmeMwGpe67CfEGtWoYYNklIFyZ",
-	"HNuDV48Qo9F6izgxnnirxD6eun56H88DPKlKwLm58j1v2/HvJjuv7//tqpe4bdwbz74dAFdp2dbr/8cT",
-	"l6AAWNjzicA22cKTd8yFqeadlG2XovInmdQylqkrbhjEw/kR9UNRzl9uwUTIEUYsibuSAyAwIyQ/nZ+f",
-	"EJ1RoczT2oZsrw10TsSwIcp+/P4DOH4JU1fQaukMGAVhdki4Y1QBizAwYOfjej5si+tm4wFmzC8UgDjt",
-	"nJ4cuUB/KByNmAv0t8lQcvDFYZq2i45qbIC4OP1YcQdt7D4UlHQYzYz/b3QTDqmoITAeI0uZUmTL+Pef",
-	"4uHOGVOKS7ED8FxUjLF/nse0xKMxdrOqtrkjxsCkPxFhdKMUd44OIbwZkUGuNJZCgCs+fap19qfM4MhH",
-	"K/3jI66Yr47JnXYoopQrfYkPw5XQVdMMqk14EsAQAoLuc4Ax0RMbRAhCAZ+37VAUE8mldXMishXZOhuI",
-	"BrKv2vyLAem/QUAQoJ7/Vs0OOEQCipRoGE2nAC2QxzrPWOKDy9A4W/TSBlBJjvvHxusdOJktSYeAYSWa",
-	"p+kVUwE+G9icPmZoY4M+GL7tgkZmADRNEUUagjIIquZSElx9wBZSnwYwH18o7CRFyDSbVTk0r0UCu3FA",
-	"x5D7CYUNvZtZw0M4IBPLKlYi96Fp+ike1u5Ay2P8yWZQM79kw7jWrrXqDeM9Mt2X5hYw0JdmLVx1PZhG",
-	"NOsBW62azX3T/5/x7tWbr43s1XhPtP7YH7wevdXN607BT/MTS1Np5KstKSjPfo1O0P9SUpwOY4/P8wDe",
-	"/5wVwv1QudRvnuXoJ242Rcb+rWizhV+MW1/s8aNiDNMgFXOWMC6VwlRudHO3RZs2qr08drcLgJ3q09HJ",
-	"xkz+c4M5TxaEC6l5174BpIShiD3/pYb1EQVzAPJyB0RIAPDcbItNgcyKBTJPAzX2REU2xkQ9wxK2BeY8",
-	"VIQsrE0uDPEeIhn43BmeHFTKZsB49kTpRZHMdgC5aU8PDKZHmrq2jrbP8ZQrSIiWoYCaGapc0UlAIjkS",
-	"LLnsjG2a09uTaENGNiwVVfOr8K0RMFyQC8G/uqzdAYnMea6f0JVfw6WgajoUNEk4nOpnKUcCDKkC1rVP",
-	"rxnZsjU/iqg87ruVCsWvrHNxTFRfjgjXD5SKmktujE/4fgpYf/u2ICuwQqTfGlvnGU246JFDn3AoJQEw",
-	"cRDU3FOGCtEBA9vFH2QWf3UyxpJf/ZG7JM2McssJz8Q8QNzjG9Xyp1Uttw+QPVGsaAbbLOzBNQM1S2Et",
-	"HHoDFgVU6gd9yGU52MX3j3PBVQUBZF4vtnNC1wG12EBrbKA1Nkb9HY36Jy1in42RYeQvhjLnSmAoydFF",
-	"JDimgiTSQ0JMGN3Y7mdecC6FrbvzZVy++tvX41bCp1i3jCFOc3mIkWOOtrjGqM+gKlZXYtOxFFi+ZSxx",
-	"G5DUZMtWoxPFtK8mdn1ehIlrnkkxYEIfFEMbALIcT1PSMVIHpmOMaC4goGt7DBWLM6ZVtF0nR1IomTJl",
-	"S+fN/RUdY82s+ZvpEuyeay7zMc9TRhOiYjlkc9A6UFvcW1tXwro0T7Vb8lrb3FFQXoMKFfjOFz/ZFXWV",
-	"SlZ+2+ONSigfA82HhY4Rup/JIY+XHNfL5B/LDpGyl7Kpg6pjSlM6oGB4261Xa9euG/W9euP2dLG48ksJ",
-	"ut12wtdoowW+Z/v72Yj0H5kmXjL4viQ0hq1Yd6XdixHjvCPpDsfoQjkCckCstIMwgACMcdWXIzHbzv7V",
-	"3feBbe0v98Y57ftRp9MzCyIENrxwaJz8VqP1aqfZ3Gk1z5uNdsP8V2+2dv9VmzIhh4rQlGXaLI/tD3ey",
-	"DOttzIOEu9dRoFxiD0ZS8wWTRatL7YsNaIz6dqzx60Hrak+8Gr75o5EhWPfXWlDLh8kqY82ztNauQc99",
-	"++VLeIp1u2DmpogXYBHuaY8Lz+5nS3PhCbabtsX3hGX4hS91PMaVbtqPJ1hp27y5tYi2e20dw93t842g",
-	"3pjrz9hcL0lRJ979V9B4OpthIu+Yjx2mCIUyDy1L0NuzahrIluwCJERhmIfCFypsV6gbXGsNWNG8BzQV",
-	"EeoGYKE2ZjK0Q/QZ9KWJhHTG5FRqqpmbEDmD4+vkUPiezz4tIC9ajeINDcUvK+X2QRDb6z8ZU9X0w6jK",
-	"+lsJ91UF8pryEldsrUaA5u10662U5CLV+B8r6zzcmHCgYvHlp+7Pf3+bvfnx53/+kZ2Pfr84ef/m+OPJ",
-	"v45l6yP9SM9Gr79enDdOe+r339/85/1rzDsqOHxplrki9sUp6nes4bZRdRtVd+/QWW/XpaU6FheKbXi0",
-	"1gPwwkLYQrfNsAXKvt7Lb/Yvi1GbMKNKplXTe/geNbk9A6tVMw9QyAQkPhOW8mtm1H6dTGvjKV2MF761",
-	"Lu5+ojru36NvhwswLcZbVow3Gg0jxldQKHcV4bgyyYoynHBFelJs+iw2ovtJUA/tpq22RKwgQU8yqFWB",
-	"IhTHPvqE8hNfusXyM5gdHfssipdxMtk88iApZRNrKnR/ezH4ixTsvkXhJrj1KKb6igJ+QrB/OKdLZRYc",
-	"UxG8GyXwvJXA7oo4Z59kwrvcCfRnhME2Sw08ZcpjiSBfT8z+6kxlG9A24nZKDZyyYUpjayo7bCTECAIU",
-	"NoB1lcn4ACA/RI+pyKMqScUQKjQUADBBaKxzmqZji6tkYUEjL8AiMpDXTGEQTfeZqJMPRowCwWkonDqK",
-	"U0YzS5SXcAVy9hQxaWYZ6TNCZhdwx/sx028ZK1sU4VlX5uJ0HhLYwsez8BmbcdoRf3lQZfkfd9aCzaqn",
-	"80haEJ/Iyt5OgTqE09hox42L9Bdzkf5SHR8oHm4X13pZhKQWljbYM16oUgwrcFCevrghIIi8BGrZpsKK",
-	"Sp651Q3vizE8fEnxjMrbYkpohPBy/dGsqlvlikVWE+N2fmNbY3LzINUWWrPB0Oi51so6FDQjPAx27VzY",
-	"pElbnd14L9lnr7qve2/6b38fFDG9ZP5RZuOlVOlDHMise++be+/tv/qXPRQ3c7sGaAD7jV37NS7TkUxY",
-	"rb3f2A1qgn1dcNnd/ZJGduWXNRtyLRphp13iZ1d54fbJOhUYpZDyJrq5Ud3flZNart0gFSVxzw7rCtrx",
-	"5Tf79xgYtphGPoFb33O5ynrv77eAVusMcEyBKsEejjCzgGohJfxLyUhmV1ja3c0YC6CcGioPAZbCoW94",
-	"FBMA6ozsMuzwJKqT4y5iGFs1U5B+hMLfmCsSIYhFhIOok3N6BY2S4NWv6E6fmrWdkIjTFdut2XZKeTDI",
-	"N7YRixux+BQejdu6z4SNW2fjSVE6XtNVyKD2bMeVAn27W4Rwpjj7kV9PJtKBKwDvGZCM6TwTLIGiOIjs",
-	"1ckPMiOtPdKXeaa8NDK2fEyzbEz0SEJ9HYCYqwB8EkSNpnHfX1hJkrGYmVNVKGIqiBpxHfd9diqVioue",
-	"rf+7pWCD9asUId1bJ8rzKQ07av3wD/Xu78f9TMVH/fTvx5/+8X86++rsn2ooO6/l+z93OVhRDVZsy42G",
-	"2WiY5xIzezIFM6sueU39opl6ILXyd2MJGvnsjNq6uZfD2NcSYz5e5aRSsAN4yZ05GQrVlyMID81xSlZS",
-	"CYfEZZj8zewdAE2kz0UPVJEZndE2Rldx5RnhsJ58r/GW/Prh3U+fP/98+f747PDdxw/v25YekXDXPz1D",
-	"/5wzVaqiWM2eNiOxy7SxqDfy7tnJO6ycvRfMAhBri8yAyZcuqBiqXPmX+6D0NoK9UI3QbxAO/txv0VPp",
-	"WCO/l2R5gL4yzjOux6A7EYH2MNf9Wvu3LwADiVy+MxhDzx2dCTLSDanuHyCrS95JeVzw1HFFDn/88Mv5",
-	"+8uTi3cfj48uL04/1r29/vK6CZrYDm8K9g86o1zvOUJzIV1Sl8XjOIVstU2zWGrA6azNOU2vjH4skfgF",
-	"ZNSXKTIMGefPE9aivrJX/OQYSaav+QHCRo6nrkIPaNR4lou21X/Y4aUJJZoPGMAQlmFYAl/JQuOrXmZE",
-	"FcK+A21wYNGHzV8jyjVDdAazBJ6wHrzb0qgBXmJ6xEdlpjeLLQsXAiz9EsFbiSqwdNXy6bMuj/zAbhEy",
-	"5up1tlIpejuaZQMyYANpjB8EI74SxkTaMv+kLOkBeyuitW5XHsFAZuNZD7WEw2ZsohL5LdA1vucqllkS",
-	"kHOWsl5GB3DT/67OyJ0wi1aW94RZ9STPQDijVVOKF2hgysnMHle48223H5Arc2WeVS4SlpGvO+XGV3t3",
-	"/x7OnprnWU480gdUItm2PYzTmi1cfgFsD/qcxZrsPtT9TOa9Phk6TCjLeYcwmorQNGM0GRM1ZPSqbZmT",
-	"zXuuHCQ2lln5819Msl96TOzSIAsEKvPaF0vjy2TrHjuuABBfr9JpDYJdbPJIPpgnZ+T1nGKlSQDzMWl9",
-	"/Upo7DevKjZAfUIOH3rgFWrxBQHQ3xIC1G2XxKPM1vVBPNZs7dzQOQJiN2ZvHcwuRX6MRbD5YrzjYyyF",
-	"xycpSg+5AI2REJkDnBoAOhItZWlpbNjrUdbElYw9zmo41eCeujmwkN71R9oMhfh/jL1AhinVXZkNSnqq",
-	"QsprZ41I/3D2dAnCA6+INXeO3P0eRU5gfztLCPXW1BYFslZOU8sAqaXcRtL4XNS93fPQy3Gai4fdElku",
-	"UCm4GYFgYFmWA6WszEgmwcAzpmEx/8faDo8y/1J9jZ0f5oS/i8nZqbiZOeKLSxq7EqLvYP8a3Q4+iXFt",
-	"lBTgDA2HmbxmjpUCiBnM2eV46kNP3xrYxg1+yGU4M0KsMyZldxtjxFRXY8QwgP8fAAD//w==",
+	"T+5UrfAVd9dbWG7aUvrZiE4O0Hf9IXqtykO8/qJV8w+vpVjw+guM8vBaI+4xi2N2B+nFBWPuArTPQd7q",
+	"8aP1IByq3HGCJzONJbMrOsh+5iqKAcozZUxobbaL59yqmWbZRu2H7NhrrkxSURwH8pZUwbiMcnLkW+9F",
+	"qactypvngsjDpDT5Vxfv0HYlE8gOu5Jtt7LcZ/bppnmtN3rUdlbsfPXLD97GhkuPXnMtvjngiBtvpIoq",
+	"vnKU654Ju6ktmQbk7Pc7RnbTyqatOUjjXGiLvqt9aFfIvBU1wZMKAZrR/qSVAOdJdIsFATdfjrYmCUvn",
+	"jcv/hbOIPqL43+PLBsLyBuG6jq+m2t+hSor8O1T7y279z13ur5C4oE7dWciEXfui7D5vO665bHtcyc3y",
+	"4yF68+bNe3Q5PFQuZzMrmVExFr7b6b7b2d3d6e4Odzv7Hfl/7d3um38U3MKwIDtCJeCp1qLJK5PkG8hy",
+	"/bhSbz+GFIVa7asqUDbwgnQF/ahEyq+4dskNPWURVuWTQKk8xTSMIUbdl20Gxjisay3tRKFfPD7ZajNl",
+	"IZqQChfzKb9pN8SQxIjjO6+Omh0g/8tIsd2j1j4atVTVIlUyTNUqGrUefK1j08oEucOG4UQVel0kOoVb",
+	"dFEgiECvpqc0pgll57lOo1hE1Ck3lNXKa8cJfIpuiPsS5NdzIu4IqQkhUB7ztSVS1efl9VFVG+0kXePW",
+	"zLj4aNIEOH38mSJqSCMqzRQqU8nMQ1PEEhQWgXhvWsqFsbvz/rPKgdHx3j78MpuGn/+jLknhplD83//k",
+	"uF17KSxNLeZWU2baSY1FJL8JUZoqhRyEdcsxnJLa4xxtCwtxoJow4hDfcb6kWqBJ2REFBJn2hW1syRMG",
+	"deTbDgpV4eiIcI04tg9QEBOcGMdRZR43cSV4giNaUzFhSXSRUjI2Ns3YniUXJIbyIi5bRNkR926qcXrw",
+	"zax7s0ffzb/9rZMonH7vfAjz8BG3pEssNMCssmW2++L15idW9HzLl/S5Hpqfkvy6Fu5PJZOs1cEgpUZc",
+	"26mMzKpiVQ8QVjl8ZwRTjvJMhrNSSquuk0kqwXgDODiyehQhLcvhVTCJOgGvKbxlWaSSuGG3y/NPldsv",
+	"XPySi1xVm+BRta8aAGY+/OrFPc2AVtropg1p+fBQ/36ZMh9gViNujQs9xWZDVYpUBGym7Rkc8udxgbSj",
+	"qkM1Y8W2bKpyGSyzTq2o9iCZX66D9HPmFjGqnR6s9eZokdwKjRfDXdy9fhPshW/Ju/E3k2+n73+dOeMT",
+	"Kog1rB/hxlmqGHPRU4tZ8xRkz8x31k3eipejCVe7bhnKhHvo9Lv9fjg8M+VfNZYrDp4hO0MMJ0wgykya",
+	"I2cUEiX3j9x7M1dxA+xlI/0T3TUBMRgYzPKeZH7hts/20vJ2pSe5Ce/L8iv/gz0xHTvcFJLMj+zZMGWB",
+	"/Frk+q2TXBuw2cT+nmtPOeF+KodpZa1WycPMXyWA81opjX5Lif6sIz2co7oSrShkLkdEOOPLeXotm10T",
+	"jgSDMG//L1qoL7JYRsL+i3GKbOd5QNTfmonM/jb1i8zf6lFfqaSSYW4NattuhAGjVJVWb+cN9WLbQuep",
+	"t3349d+Z+2HBi1//XfZc/LwE5GxrZZUg3kRQv3+sDzM/R53nmx+oLO6Mklccil4rAQ6q+afgC3u/Y4px",
+	"F5xV/3WPdIO4+E+CgzeGe58T516AR+dGlvlTJKZquOda7JBwsblSMRq4m+QQz5t+xXEslkzoQvyVQoxt",
+	"1BO62oTmZkHSDsOEcHAFSAhn8S3QBDRLuQB71DVBMWPzaxzceMZ25aE4ojc7MQtw7CGIQggwF3K2lPI5",
+	"CaIxRDikNJZD55ldVcQFCEK6GN9P/Q/fn57+cNX79On0p6uz88GPvWEfCvNtFyUL2Mb+69cKh+rfJfZS",
+	"Hg9hRR+whMO4BAT7OJ3GJnUKf6wSoRagNPlZq0KCThrtSEcOFlUt8KhKcBzdTRknym0eaepU8BteXWz1",
+	"d9J5/ol0j1+XRjGHiM8rIW0j1MpA7TORKosYOkwqhh8EzBYJjng0gTQiKsDCyx0ArhdIaVSRHhjsE+dM",
+	"2D+pibKSwWu8wpdnoWNaHOFZd1NOgisf/Se6xpy825NI6U0XJZiGbIagnr7yU/7+uHcIGZh0rG5IAhbC",
+	"3Qni9tH7kz9FfSSfXUV4OQnSJBKLC7lCXTSE4IQkvVTlRFJ/fTT2dEVtUe9sgFQ22QrjoT95yMeTmyu/",
+	"YF7EAsVEsgpvuuoWuiVXKjgogB+YNj9sqMT78AAZTcbMuPRhlYNRGczN2mY4ogJHlCRcn13OPkwiMU2v",
+	"Lb7BsA+VoDL1TL0spox4hZIHSihDvYEyXHC0pet77UAWQmtb2yPKJO/z14vTkzYykTSAeDJZ0f+CRgYb",
+	"jVqqHoqHRoCW5N/tdhs9+J5SvY6oSmZb11nxLciy48sGEoZHLfmz3ob6IyQCRzEftaDAmDei5D4gc4l8",
+	"APbnWEyBfENmDzRPmGABiznaEniCzsyf2/vIfw0FqbX5dUSPD89ecdj0zvnZoZeFIr3iqNftIULDOYvg",
+	"4Pyq0yruYn97RBXowEJkHzM7XIAZGXXbHS9LJVXJ7Dui/utgisXrvFYW1y4br8Efgps1V/P+ck+lDeYj",
+	"apKuoC047cLJFs5Tgqv6V37gkMlZn/C2rneBxYgKYIOyM32lC+RAaIpKnj8ls/aIjqiCmixJMTKCOPLl",
+	"M2VJ9E/4fR99gGeDlNtG72xw9UP/Z+W34bfRD2Sh/NFmOCQjqkrw6EcDAZEKgfgHCCM/ITj0AQ3O8EK5",
+	"tYFTzHf9oZUt2VqdlYUYgn5UOgMU4ARsvuC3iwXZAcM20lXrM1W4/FEvCf4GLJEQ+ZYlIYUQYwMzr7R1",
+	"3NSSyDPbws/b3ohijvy/72SeBzt/UXeuE8EP+sOPyC98HbNkdqC2idHbTkdf0RTStXPbuxbm0Bnq5LQk",
+	"RDEObri5rZbXiqOA6FzUGjUdD4YVXMTkyODM0mbJ5LXuxF/LtiCGitjCairs9BhTnaZS4tmWFSTX2m13",
+	"2h3wEpoTiudRa7/1pt1pv1GeG1NA7fqlyX9OXERSShPqquRdg5uT6uEhjOaA+wTCSMqnbTSU16pPlLNE",
+	"KN9reTAjep1AzevrBfKj0G+jnuoNzhr6KiFBlMkbGUdcqLPLYEvyOLCg3kTTPXhHRIAT4y8VXwoo7Qre",
+	"XZ7yGdkFmUJ++y0lSZaveL81V9ltFVEuGHd3V3l9VHg/hfznEjfiCambEWDGPSUUrLBqcay7ArClaxoE",
+	"lwFxa1ikvG4xmZ0lX83KEsrGAFSd/0Le/A1ZHCA/4z98XQIQ7Fm1y2CJ+LBYcxksER8jEoe1KwmjRKk9",
+	"D5AvPzdaCgBuYSXNEjrl8ccqoZO+UhV8/CB/M2gQnly30ylX3pxDcJ1c7+tfNXOd6TwsLZh+tb98aWkS",
+	"4U7y+7kgAizz3JTMs06yr6yt3872fuvef3Pz/u6teJd0Fv/E10FWTXG/NZmLnbftdzuCJAk2v+fByHnC",
+	"BX2iw0R5S/c4j7jAJnYMTI7gr3dLCkxqZbFv5WI7nc4/4GiL6t5C0uzdco5s+aDsnNi7xRTYuw+2iGgS",
+	"ZzUHwYIaGBjSqhcA4Do21s9SQp0md3KGnOxkTnGuSXWP1+XmD541wrkhkM1HybuURuJErDMKV3phm8g2",
+	"2k+1Q2mUxntyd6qM1mBf1Q5wsXvqvbp6Zu/69QccGk0idNld3eWSYs21KYXFXvf96k5Dxo4xXei5wBb/",
+	"tsn6BrrQRl6HgqezGU4WmrqijLyqzLW/aJrW+qydSatcghKNeJ5dAMht9hfIJeAgfDdlMUFZ4WMjEqFx",
+	"FJP2iB5rdSBlAqkZrkmIpiRRCUpMrmkaIhJMmZIg8wwcmIN/SntE/euI+cCmXkNas4hOYmJqiwGrr5I6",
+	"cx/CPyTbohtbua35wYhCVTprasXcRJKnSfDitRKbgVVso55hXViCoMwGnYyoX8CLvvZbc5U2s1IoYNMf",
+	"qe6+lAxw3sLqpGpkyLk13+5rnaonj6N/P5ckEI5nRCFvCUeR8NC1PAleyH00IzMmT8JDN5TdxSTUcu00",
+	"kntfIBwzOtmXKyEL+0iSaDIVOn48G0/JXzgrFw9tMxfc9ohCxgYJFopv39pFx9GHbUjAYjIJQSSigwNU",
+	"wAZ7qrKALtDPm7wehGQ2Z4LQYPEDUVk4de2UDyxcrEeLryMmH0f/fk4SKOhxRD5GufDW8lrfk3jOddQP",
+	"WH0l4QvRDCc3RCCREBqCOnQVCVeqBSlbE523U1siJgzHXC8ixhEtDq2caVUt9+xOZWu50JbXGpJgSqMA",
+	"S/EZxwsewWI2SeDn5ZoPeSWHX1rzhAQRV4WNRKSDJHXFhtY8YWMCpWqwCgaGGPZxEhEaQjpIU4XhlxbW",
+	"VSWh4ZTE83EaK1yl3rjikrIqACZv/y8tnQr+cyEvv/4xF8rwPGpLUkKJ2LkmArdVi3bAZoA8M02n8gPV",
+	"p1GTdl4CHLdCDax0QLryPKxMqLPcCaZYmDtRL6BfnC2Lq4IgAg0V2Y956IDmaqxUO6XAAR3dUAwVaO1N",
+	"Fd1bgxsqugc/FLWXWRbaAg+8+0geeB71tfyvr2v/9WswQU4ZF/vfdr7tvL7dNaqkBqzthjnlNRjfpzGg",
+	"6sjDZTxonrcNEp2oDi9s6AsbupwN7bxZ3ekjS66jMCRU9WjAuBaJ8IBecngBe7sNZjtTheaGjH2CMnPQ",
+	"722TrWW5qo5JGOGhTuqx1+2uu+BzkvI/mE3XFkPDA1X49AevVVGh5579jnLRec1KgyaM4bJQQNrLSzYD",
+	"I6NCpTyVIHfCWNhGPW0I2ZkrdgUCd8B9vFK18w066n/qD/tXZ+enw/7hsH/kYvfU2h7J7o2PsQimrc0p",
+	"XqzYiAKN2NU0AhQUa2hTTOpjdXfoVYVavFKcNNSD4UguA91JeUgvpL2M0DyNrJRDMFaSFWtJL2Tlhaxs",
+	"lKzsre5xwsRHqFEKNKEBWj9LILodHL0+Ki/XPxKpH2kDch1S99wWmnMi0kTrFJR6pYTBTUCrtjQr9YBE",
+	"x6rutfCU2mJEGZV4nSP/l8+q0POXB7+NfsRxSrT8ivKSzllCVGU+5DckdGHv74h4LOo+YZRsGn2vktnd",
+	"wnhzLfoGJPWmpKMq0X+GZIHyrsGLhAkcH9rUu7X/Rmu+TZR1a3+v67XSOSRq2G/tAgH7XxCM8HtrAZ4s",
+	"+68j8f9OYnu9IG7l2T0aXByenh9dDU9/6J+09lt/0f9T2OGRFpInEf5GFL9E5ftDvJKAQZsCFX7hCP7c",
+	"HMGbhnT3mIXg4d36XbmIdXmCP4qwZxaKGpPKWnSxp709lRFUUkdnyUQcEK58+zW918TeuGeA7h3YhQPt",
+	"yWVcsW8ImSsjx4iCQzZvI1/77tpZEV2u2zgQKY7jhfHhBjPAiPoZ0vLRjN0SlWTLzvFAmVBcSBv5NI1j",
+	"3xIX2yPqKzy4jxQa9FUSHm3EyM1MOLhRlicf3LF8F0Oi3II3IU4+0mxQooaGurFkhmM7DrcVUUs72Bx7",
+	"F2MZGilgH8lMZS7+vxQ2lW3h82Z1pdl5/C5EsOyKvlT6za1famUvxPFFXP53EZf/GK3tH0TKFVZYT/H6",
+	"GncB5TyBzjudLiz0A0Sw1+2ZqLot6N1VOsXMSXq33fEyL+kRvY6oRLbbbaSPSGkaleuzdrS2faozl+pe",
+	"tzeiZlTLNVoSceXKqXAmuAIfEzFlId9H/gWhoRY8fbRlsnL5XwTmNw/+PsJoiPmNZFAkyicj6g97Fz9c",
+	"XQx7w/7V4enx2af+sH/kq+h069PH3uBT/8jP06mo5HTyVCLBR1Sn2NCqVk8zLDgR0RgHQrsc5HmeBblX",
+	"J6HaafeHEc3bQfpQ2/U/67ztqW2qVKsRnZj9juiWupodYMJU4IanGDRf0tN9H+H8tDNfabUGnbEv4iOK",
+	"kRrbFIpWKfnNwdnH8tPp+Q+Dk+98D/lmrwp6fT6iAU6ShUneb7JR59mTTdpkT2cl4Vqd5Mt/Hk5TeuN7",
+	"4AlCEUaaOdODI8GQ++IQVNGrXty2chbxvyNC7sNXrt0SKsCwgLp7aMrShGc1CkYUVqR5zAOEobE+K/0C",
+	"TCWCrErmHeZQVlpuOiE45M61ZEl5sNBgpF2Hux2kF6BLJ3Xab9BMwXaWNvw1JzSUB579DXflay5YrpK/",
+	"nhDhV3LACj2iekpoy7+JYKSY3ZEkwHJf8k1wb0R9KNPkm3gMUxlUgrhiPrbh3fUMhEJiSsnb3YtBKB+e",
+	"QDPGBdrtfovmSUQFvi5Gp0jWGx6ObfrRpR+YZK5xF++reIJsXB1RUKirmyc4GlH9ijxkFDbcMzFy3IM0",
+	"y1zn5aPKlzNYoADP5XjyPUk0Aps5sAu42HHEM3wDYoV6kInWiUaijcAdWq5yROdQ+XsLonWwUEV0uQfg",
+	"ILGFfH7QchvuR+AbQo3WNMBxLE8E0gZCJjrtt27cpwrlMsGpqY16hYTyEUdYjCgcfvftO+fhoy0Sc4L8",
+	"nTfdd52uv50BdxQqoJQ4QOJZkJng0ysJLjtvup3Orq+uHghXFkgBkVd5mIKnhbcwwjoJiEZgIBHy6J8E",
+	"cotnhTuseB1ewO7Z7UaJhj9idMzg5DWi+r1yG7OpQKUM9GGMbqezD1v+ptPx0Zbcnmy/LYEdDsL8ipGW",
+	"uiSehS+7PtpK6Q1ld1S/xuxT10db1ziEW8cz7qFrHKrbVS060BkOV449lrxQ9mlPPhSrRP2IYorIfcRV",
+	"xRPMb7Kmb2FximxIgMo+vAcqN6J+r9vb+VFFZfha2FbF5jVN7bTfZKt+46OtSDMg20Z8huE6Oh+LSUgr",
+	"twwSMo4l7cUz5Q6pRN+2hG9JdXxVl/XkdHj18fTy5EgPQtUy8jgZ9WJH1D+X2PDT4HgwvOr//bDfP+rr",
+	"PhADUnyeHvIrZV8lYfCtyrD+ttOHD8dxr9tbWwLvdXv6JB8vhJtgF0lswOPLVtTAj14L1Bkmd3vXa8kh",
+	"knkgxc12RxXlmbKw0EWBmenTkjCyLMuv8qsiNCwuwWKSysvYXbKMYrd8KVZp3QxXy8Ul0Xxnr1soxbDf",
+	"ej/eDbrhG7Kzd/0W7+wF78Kdb8k3450O3r3uBm/CPfJ2rEbXoQeqPKoqDB4ytGApkk//BuFriaIBYpRn",
+	"vjZ3/B91awzU/Oenn/pXlxf9c3kWa3iZdXt/5Yyez4Pn0nFAD2rEIxeE6EpqBvOIEtBkRYdUwWWFbHRI",
+	"uTy3/9JBPPI/7Qljk5jgecQhCFX92U7mQRvw+ICOGdQ/kRJsa7+Fu3jH8N5tlkxaxXpZcimDRvAnT0iF",
+	"b7eAD8pQBNxR7pgwLGDItgm0rjwKyCBReVIWYGZYvwFgW6UO9JCGh1WQZ/6CrZoK4VqJZP6swCkUxFNm",
+	"t1gyHpKoz5BgIV60Ww+f5bbdj0RzL8as9Gd9Rt46t99kJzM+yQd5by3/3eSb6bePOOLiooF2rLVqo1Fc",
+	"1dDOZgiMswHykkxSyKzjMuzutt923/xDIahHYSiFg9TjIPfiNUh+O0ouKOa5BCkQfRmZtzBq7Y/kaxi1",
+	"vFErCkfynYz0wxi19r+M4BTUv+DzaNWxwEg5yw491L3DF3VkakAlgcsWVYkSGmfHppbptIh3/jGCk5M8",
+	"6fq7Kwqt+Y4Hm9irGbw4lW6oas7JZhKjlH4CkB9JmB/BjcLnQxzPRlDtatSC+GA5kLL8j1qZzGx++7c4",
+	"Ev3oK6cC5vbioQDBfuyZ2MqHDZ/IygeR4ZFGT0LhEvMkWmtgE5X5ROEMhx2i9/+x9y3MbeNYun8Fq3u3",
+	"Yu2lFUm285Bra67z6G5vJx2PY0/vTDPXhEhIQpsC1ARoRZvyf7+FcwCQ1MOS3+40q2Y6lkQSDwLnHJzH",
+	"9y1xHG1Zn5HM8MjVBLeZs+OV8095F8aid8rYOAvPrUsX62jFnUcr/lIRhINuabtulczjgCzzHAfEHjma",
+	"pXDDUZGvtjLi8Lw1ZWm6DQcUvGA7plnScmedpbmEJyWHlukohhfMfctDCs3AOS+LcEAIRyJwZC6GBHok",
+	"MgokCrAW37YckS0M2/e5jMDto855mipwwkTxiOqIwDfgvBLg5puwrFQ/ivCjzQC9jYV4i+mE9nnKtfWB",
+	"IYgQcRhHBNGFgAesimPUDIVzjLkJ8W/t9PhDQKJvfarYWZ6ll8vRalqh+MDPmQVHd0glhGsiGLORBNvY",
+	"/iqHDLj7dtu7ZNGNY+e9Ems5AZiOLCmRYDtiR3Nt1RGF8sK79dwLDAVV56pHok6rHZEtIEI2S6HTans0",
+	"GsVE0vS8KuZu+JVmSSi2Ir/hYBsMaMxUBHAeLt5QnkhQSeUIFbq82q2d5j4R0vdSZiRqt3aioNJsu7Vj",
+	"V2eUZym4niYZG7AsY8lJRoUyHTGLzbXgRt8MyHTE4xH0S3kOTrPylvVeS9nDhiwkZqbIgOl4ZJFRsoJY",
+	"HN3dbm6hCLaYOjIA4GAOIRb7eHNHxlblznYPsMSLQk3oLZ1lt3KIXHSqJ/vSYjIjLB/q/a6zCHWTXI1+",
+	"kZoP7POLUkW/U73bxhY2H4pJrj/KBNNL4OgEebONAlbjU66vuqbCVr+6RveqzBMrJY7RtTT2kBtqFTRa",
+	"ChjHv325vMSM0TVIaiOtJ+bvz5ULb4SxVr2iApyGCFDW4QhydQlYzglNLVrhwky0XD0LpLX6GXuLn5xO",
+	"wpxXGPbiDoIG3ay/wbhzo9cwguD46C0iGpb3J4IXVfCRblPbCRH4y+C6XUCopLvswpcyPFP1hNB91dt7",
+	"0eq+evWv+ZJbKmYbIM9UJMU6ouaD7sEHNqTxrHTLlysznIyM88oelLuLL3nh7VQO1AKAXN+qyOgx1fGI",
+	"KQKYCrYnzfo8UZ8nvqc03+6BBSOxGnuZyX7zlN/lxr4Lqa8060/B/Y6glaoSoycARElJRoU5a4AVPpJ5",
+	"ls5IJtM0n6gWeZPH50xbRlqa8qFAErrTk7c2MUNmJKEzhTkCSLEOWJxcKBKZZ0ZFIgmkFdiftIzQRkIb",
+	"uQ8NkT5QJoqCMSFwuCqCIVZ4KP6HZVLtEyhmUSSGUSB4Ij5EAbY5hNpfQt/MqH1nd168CIX71vzb8oF6",
+	"FTluQBRTPGFq3wZVi98gQSXPhLLALMAObaQj9RgtHvpka6+9Yxrda3ebeCCCrJ+M6WzWCoVzEQOEHoII",
+	"ckHGat+ccGImNE+ZgpC8BdXBjCRgtoWMl1DYIZNhJqekPyPd9r9bTEmL1GLmjAvSaf+7e/nsK401Jm1f",
+	"VbV14JfWGqw94N33ZOy4mByl7H6RwWNzCsyL3wSFzQy44ifbgF52CQzce5Gs7JqQ0016ouUd9AM3Epny",
+	"RI/2SWSmZKNpgKPCBdRCbegydK/t0N15h9Bz8FKWF8G54mfXaq9hxgiWdMatFYg7CYEVfRXai6Ax2Wu7",
+	"rXAC1Wgvd/daOxDIyfTV7SG7/aliSaP3GmD+LZWwavR2zGtwbbbLbXaXtNlpv+y2XixvtLO60Z25Rttm",
+	"trVceMBO9QGaIuRMXC3S6wbVSUJYps/0gmHYtRjCq+KdYv+/NejFsNF71em2dmF4fhonr/cavc7e7m7r",
+	"xWW1853u/JThp/dFH3KkCe/eAijPrch1+fQZM2eH2iqsrcLvxCpEa7CsSJ1JWK3NvXOzsOB7Uhv5eycp",
+	"1UavkdKNgXe1+l8tS3JkfYERQiu7NGIeU5LlAhCaHQOWS1FFAD3dIpH1ckYWTx9g9mxGG0+MyQPGHrrG",
+	"ipa1TPH+g+I7IV2zoRhRwLnNNEvIjEGKZOTGIoaRTQUuTF+ubDkZ2ZIZ4cKiqDcxGxlKfOFmlkRFGjFX",
+	"xNUhrUInflua+LtSupYn4bdvDTt3Ps/sZbvT3dnde/HyVQMFtbNY0I1zNmLphGVnfak9weWFsewWdepu",
+	"t9dpt3b3XvyrSANRh8LS0dnPn3Ld6HU6QcO9AtMUS5mxRxullCKj9LmI2dXl8i43w880eC7Kbbfnmm5X",
+	"Wi7Q8nzDDjkxzhgsJXM+4ILM4xb0iKu7Pjg6tLXX1+qy48DA7XczrVislHUYsieYfOnWVa0fa/34nehH",
+	"QJytisySgvTf3od61Oyr3p5k7IKz6X0UaEFCXzmCKNhXDX4DMpV5mkAcDdPxZcJSm53Bi1Ilc7TnqTZn",
+	"ehehIrFMmIvZmUcFPvIU0zR1ITZ8IITS3M/TjGuEv8X8/F4JMUbNlGZjMsnkeKLRV+PrnrYymTJFIqNb",
+	"LE8GjCdqulICPKDATwV0bDzKxbkKRcaAOCDBi7HSQw4GLLPV4eiOUJqPgSUCTyZka7dUFBEKit83je6H",
+	"ag3HQpEro5WXaeIjfK9v8TU3blGwXUnP5Ak5JJqlKaRpYoLmca7036z2hbbNH9u73c0Lt22w/yGKtv1U",
+	"n8BMN3q7Rr2XM1xtiqYZRCNwo/+Jg2q2v1FX/2h/ZGkq/w12QhmV5ktxeoUHg70yZuOrMzftMw8VSRnN",
+	"wJI0E4zpo7hQG73GP83sZ4wcJLTVAgoms7KgGWsAQdOzM8VoFo+M4gZijUavAXuKi1sqbtNNu8Y2UNzm",
+	"6lpp10r7jpX2Xypzyu42Uoh0Zyh4OKsV6VBzDra1VDdOX89hX6JiBRaimAmdztz5EUMeW5ozVSa64Qkq",
+	"LCnH5txojsLlJxrdy6BWdcLoucKT9T6hUF8cCk1TKFZ1+pvig8wpl1pSk7nHufpnxGdafTotzcV1jSog",
+	"1FgVXS5d53b0Um6ayrSaYWMqDpg+UFutJvKckS0zXvM7Em01V7nHrdq9huz2rR8mKwl0bLlbMb0QQeAK",
+	"3sKqrpjf7r4r1fmCKBD0xB2EV7IauYPyTfpz5G7erFew+IqKyS05IIxDSpviCWu6eCDUhULnzRYOCB8K",
+	"mWGinrIOlWUj+aMyhCqtL9Ajuc+dxTDMl3vwwTjGzU2gbTB1RoqLq82ecy4Su4Ia6KexUm1DT81b9AoZ",
+	"Y67kIKETbkxfXJbeKbQ9SKXMGjbOsR7V0BGP/YoVyDbtg8eQA/Lm5C3m+v/tCRHzlFfydfh5Kou6Nthq",
+	"g+0787JUVP/DBSKKxz//FleU3pWw5D/IbMgc/WBZFwNzo/aOEoWQHM5sS/mAaT5mFq8BYBWiCu5pFJBo",
+	"ER81aloEHBurIUrT2T7gnKDrxmk3SIOjGg0ymTmVTLU1XzTgTFAi2LSKotEiv0DuNwVvDGAzrIY8L/ft",
+	"7gIJm2kjN7EWA9zolTuRxRtiildeNldkKAWrpXEtjR8DJ628fJ+ELLc44XPiYbUwX3rY/SSWHW+qyD0l",
+	"CYuJbyAeIZoLB1+uIdF8IXXsXgTXPdrceJhea3W3u6XsnarVvbvE6N7Qtl7qNL61nL2OgK0Fay1Yb2/m",
+	"Pjkx+SPTm8vIGxq86x1hVRfPEdWjm5nJz4usvytyeco3PSvM46CUzBwQmSZMaeu0zEXKlApFBHh//wkE",
+	"yVVr2jP+AGagBfyKHOZM5DCqJjTTnKY9YmSWTWstQBWBdYyKmKUpS4zJHOcQ1lzMl/bAY9ymVW/iyPQO",
+	"4If2Z0ZUxRHZKk9p8zH4pend0ksXrq6VcDDz+pQ2guWRQ3AajeUFs6Fuy3uBHqN1+CtXqclrdK4/h5K0",
+	"it2imk3b6e7stvbmsmX32pfBijDoR6m09RxnVDOSsJgrq2DXwcxYZ97iMG/pUuvei0vN7rfreNb8Ub22",
+	"Nmpr4/uzNsDB5tQQwMNVlPFTNz4YEEWvtC3KHFNlyOnlRN7oCitzFBIax2wCNWQKs2ihQMkzNyAphCv8",
+	"QiwaT1hlM4cL3qpzNgGoynmypciSEiIvhcNXSCSrEor7iOJ+KCIOeL2I9GP+8jxP5kNBWwGYvkCtFJUK",
+	"1jCX1NJkQDpKygaayFz3ljJl2WynyO40gMuFLOmPb49CYZFsocqurzyJ9oheMKIl6TOimEbsWQuFTAXh",
+	"Y6iXMCPBUUWEJsl6Zu9ExjliPYP5VnEFOMZvS/llecUdYkLlvWLzahVVN/KPryDbWJYsJ03v5xruwV4a",
+	"j+m2YuYRmiVQGIha5UrScqNs2NdJCjCMFnJgeYUVzF3FILM20NVKEQd4aG+/DBpj+tVq3h0figSueKT2",
+	"QIIrjKs+PqnZvfCKf6nJw+6VPOzyluResGLX+ocqAr222Wqb7TsJhOLyvw86rqV2VUk8blCCtUQ9B0Sw",
+	"qfcttJZ6Qn72jdyz++Me/Av9mYZi3N1X7aCBOeOgOq/DxX8urnbzu2py+kdrnDyhJBX/3q5zjvYroxbK",
+	"tVC+vVD2a/DpnKJ9l8g7t9Yrub5jmc1uS5y4tF7nIIHUDGBykBn5SLPzRE6F33LmeKKXiesWOYS8uDjX",
+	"oeBCS1v9An4AKBHpBO12u8zzIQUxfRtmdDIifTPx1Jxj9i1ERijgXAi1QkgrZxrfc8+1Wcgpu6BFt1yo",
+	"diiJ6QPmrWBJT5Eb7MbyTAFlRItEZriWnMQSw5i+mv+HAqQz2YKETa93gBhFkb5MOFO2Z13ykb9pFqAr",
+	"HXN35YxJ9trk4xuoJcYz/9Zue4cc/vL59IcfDt8evv/l5Ozvp59ODkifzaRImq1QbJQrg8fRm6vAw4SN",
+	"J1IzEc9+ZrPbUTtWFY33C/8v8gNjCgAaM5oAmovSpN3q/HurcX1lgQO+VqlQ54bnyofXzbdWpU5krDvg",
+	"WKeSW6K1Mq2V6WMkFy1Xv+0N1G9Vbh2KU8UesSSoe90OH7NcsUdG5kiSJbbGMlPj6qPd82/+zzX5rJi5",
+	"BfU7zqRwmawoXpflh67IDi1rvDtMDb1aXt9YPh+uTfn0M1Kne9YS+clJ5EfO9dxMTN0mkghRkQnVo8Im",
+	"K0m1xryNuaIc68Xu2mqspbK0KBNfLzwx9IbV3S5rFdLuI0yesFyB/qC2PeUJA+zI5kbiFYsOTjGHZW5C",
+	"ryw/XD1D16oBvDMnW3IHufsf7YvZIG//JzklYypmBSDElGWM2F7U4rwW548hzlE4PglZjoKFWMmyRHqv",
+	"jQ8U0e5yUGDfcjP/YVF2nR+n24Z/Q1F2FMFV/SL/c6s/I2zcZ0nCxVCR6cjs2ZKTC4i+MUFzhKgz44AA",
+	"R21/RgZ5mm6Duyyj4hy5xL0UdswKVIfCfFfqP5EinRXkIHNielXCp5NFD5Dk+SBl5sdUnJtZtK8nZujI",
+	"s7XRhAulGQXk2v6MJFSz1g2qo598eXQ1z3lt2cbXxvX8T2vhZjwszFwy5xHwiCiiRjLTjnSkdR8pmncX",
+	"UEJZcr2sTNxTtXqu1fPtg0lPSNnafEyvMR4gfPRZywycO9WzCciVnj+mPFNYH+D1JFdkyC+YCEIBerXQ",
+	"huVwCsSPvP6sRlFCcUUYhVwjimIn5zFDKFdJX3SWLeCC3Q54zYz44UIq11ON96PnoDrx7ub5FppqwyAN",
+	"7qdaRdUq6omcIOv4zEOocJto7pXSZmEZpyOff0OxsWFIRgrm5MzmMRjftTsMwKwR5PcYgbFmSx1/qcVt",
+	"7bArBV9WC6A7Drg4gXX/0ZailPzOD0FQIGKT6FxGmrEns/kSsmcKa8NbRdmcy1ILBUBdR4hbFwH7K5yN",
+	"PAq2Oz0FRI1oNgdl4vB2Q/ErOEZDSzMaNlx1elGYzk1nF8jPLUE60mSls1Ck/JyR6OjT5xOyej6f413R",
+	"sgNWiej50c5X8MK5OJZyvGpjuCvnEKkP8aZLR9jKkms+4LO77fKpYGLDHbAGNh+KufgGA5ik5ZMOnr2e",
+	"wzrbxumc71YCRUub9Qpn9p254zJoDChPN385eO8PeM/mAwMCEby3cRVpqNvhZOu/Pn/6pQnbmLqthU4Q",
+	"u2MAVDLLa6Pjz2p0dNvdDbbeZsvrOL8Svghlep/G58PMmAhWpsPqQuQNomYiHmVSyLwAsJpSrlkSCj3l",
+	"MSNAp/7u7Oj40z8O370/Pjs5/Pj+0+kJUDBwrUiWC3TZHefCFb4OJZwTWqGIPkgcWQRJ1MpTEJTWrrtk",
+	"eUQPnl+iDy6USZYL9fxblovD5LJVCews8AvW++P7MsoPxQVNuTcTnphhfm0PyEcHkSYGKY917f1Yd/gw",
+	"d23Q1Y8yYeVbNphSsNtPBb2gPKX9lM0ddIxxSgrrdFNY/Tm7916OE8bY78tkRqgi5W7ul2x4mmX8gilz",
+	"yYIlr1rkPY1HoUC7ngNsRcSTHgnzdnsnFvAPi0jKBSNbnYB0A7ITkFarRbgggNPURBq8KKGauvuMSrO3",
+	"mtOBwEMOJf2UinN4GKJoYZYFNB44+lsqZshnEwBHHQAFRkjUU4zqmfKcxIdJtE8iuCOyo7JgXIOMDrHC",
+	"BoNNobCnGttzsoWpIVrK9CymaWoJfOBzxlSeav9EROySMlWhyHKB7D7CHYHsDEjBIvvQcskRTyz0BkIs",
+	"NYnMQoGkyfb5BM6FcH6DxdIiByTqkQkw88Vy7FJ/3ZvLZqSzFwrFYmluRP49o8O5GLbID4gVpsjASCQ3",
+	"r8XTPQRvxkIhs4QLms2IsUIJdIr4rdGCshy/lEpgIROz2qRw4MOWiQrAKABMAVFOwCigUzoLhb9XaTkB",
+	"KgeujaJXREswKphIXGjFRjaAfalFTqYSa8BUKM4ZmwAwSp8KM92J7RlgDDtqRTPcC5b14K1AP4R03RpR",
+	"FYqBTFM5tTT8tg4Ms3g0HzOZa7IVrbCBoibijkjBQgEM026FTKhSZJd85G8CW+0GMDAW2M18BkuIHDOV",
+	"jwHADVffj+9PQnGF+Pjm1/mlO0LjMv1Ald6G08b24bsoCAUyYIuZI33cd3NtWzIH9I2bwm4vP61DL57E",
+	"ed2Ck17vuP0Ob3rYw/Zf4Fhr9c2VPiM5IPgQeB6R/d9ZXFdr15Z7bbl/35b73ZrhAfGe1hsY5Itq7hbG",
+	"+frE2Y8eh/PK7KiJ8u4/b9ZoSymjNE9Tb99slUxfApBxKhTWULbSdkgvjIkBtjk6aIBLq0RCbW7rVY0f",
+	"YwKHwpiiAZmalqfmzEB5xSYDS6IKZ1swVbrAANhqlvTImsXYL0DKSvwDHJguZNY47hzbkrXzQzFI6bDn",
+	"8HGBo7M8OzTNGE1mxkqeQC0FiUdUDNHYHCGlZxIKl7xTdB3AvKJ9UFbGjHaGmr8SgyGAKNciB+7wgDaf",
+	"m0hjYE1YQrbijKoRS5pkDp/XDAr/oIqkkHC+Zaxd5+e1c/T55Pj9wcezD58+n0TWCIcJc5wbc50PBXRu",
+	"aa4ajKIwzu4m+L4xluwU7UHTyyIEfzNEVQeIbMeyLkDvI1b+nciMjGiC09/cLxbd8oVGzDqrDZE6rv84",
+	"cX1Y408isG90kZOxt1WvxVFnZfmOPT4DKOyc+lui6MiingsFN3ISMD/NtgZfTPVwjIEI67MpXGMpv2Ak",
+	"F5qnVoeiqpIZqXhnAjJ/sm6RXy3v5HxD4GaytNEo4jnG+eiMJfgcOwIAcBXohgHQVkI1SRlVmuyFYsxF",
+	"DsXwfljYZRBm+0Wo3zruEuVYr9GlZt1IoTgoIoob6a25lkqqnAvyok0cl6GoThGywyWsqsmW6Sd0f9iD",
+	"5BrUU7M8eOJSxYFaBVsDrxM6dDIWM37h5gRn2ju4YPJ4gTOPQqTIKam8vEo4yevARqcL3dRmwzR6jf/3",
+	"W3v79ZdvneD15f9u3KRgaK0jIIMZuuZ5/tjedKcHeuzfM+X2KM5nZdIqe0pp2FK1Eq2V6F2UyzwdlWh9",
+	"tk5BLdeKwcMcIZcqX3Og2whE01y4CWomdO44fxAS5DUXHufiMyCQ/8BTzbJNb4GKjtItK1iM4Sjs2Ivn",
+	"iZ+W1ZPOlWReRb17N9WkG+eFXKe0cfk6qKV2LbW/Fz5XhOC3IsyJa/h45zjG5aykK6Vwlgs8OpBoSrl2",
+	"kATe/TViaWIPJFY2mW8HXNAUg8Y26qTOKHI6QF4XPou4aPCEKsUSa5hxT0ltHgZnqFDwpSgCPzIj8NfZ",
+	"5J9tK1pCwNmHUM3jtYQorvlGEsFYAqHaySSTFzRdJU/NU+alKB/n40ZvB8vz8UORv82FZkMj1O9bnq71",
+	"OOU1O2AtNO9AaB7nT4cUEEXAXcnLjUy1q8l3ysL1IcI15Q6txEIm0R85y1mCzqJ5qQzCsM9iOWaKRJ7Z",
+	"LyJUEylitk+okeUYzonAYaUgAMS1qoZjXEZM+SHWGVPk/wR4H3q3rffG+rbniQe3SvpmTGehwMiSojPi",
+	"+9NskQMbcLCCfXWcAVdLLYRrIfwXdNrPi+1NkgeOc/EDF1yNHrt8GIOdS6X9ejG8gVs/y0XJcbgs9zTw",
+	"2ZPWdW2d/UYomccHC871zKbOWYYyDF8vix9AjqZNi9QjNvM+dmsVVx3/ZMHvD45zfEQpw888REiNzvot",
+	"jvFxTGnEZrEUD/zm8oJloei0iXfkD2XTBXID0AI2RqyCSvYo1FcYEV5NE4Xv4e+m9YH3c55qjCiUg5nL",
+	"pbV1Eq837/+aLveb5t7dafZcacPUGq3WaN/PsQLXPYG0o6d1toCE/ivVGFxRKcsW7KtG6pGpzFMjKgc2",
+	"QgsEfj3QKHgQCMWIiiQ1lvQWfqOsRonsD5GtuRhpPTHKw/yryOnxBywwcBUHjgbTalEjngsGzXE8aVlS",
+	"UIcrKeSUbAnUhBGWZOAVWJRxdobfmafbMo2g4CSP5pn6xvEkQmX0f5F0svID/o15TsD71/TpYKCitrkt",
+	"nAhIfxYK5FU5wBmEuSu4VV7sAuKmucTWlqCKl3pkLhtBsD+Cm4z2xwwuLGEpz46ZUnXOEjMN+0URQEyF",
+	"UdZ9qAOh8QiTs7iLZCt7OsoYVVLYnwb8K0vIVGaJMi8WCks45JaFIs5YwoQ5XQWEJknGlCJYPCHTC5Y1",
+	"PXo9rqEyAWpgTZ5QwDRwrVg6ICmjFwxRRM1FLQKsny6Z2meBcYXlEGYKqHCpbaZpl36HEXlzD9QjAHk8",
+	"LmKzPLgY7vunQoIdpAx0916UempsHHOV+cauWS4muSao0UwnoIEXu+Rn/iYUHC0h+24wIxBWLVoS5nbk",
+	"1EnKM75PSjtOhQLACnKAYu2Y564COwUZcAKb964y3LBHIIBwBWCoR7DYpkmWFljGBrmyjO1F8YsxZuD3",
+	"Rq+hMxqfWx76AvqzKl4+SHlO8glM8jkTZJLxmBWG0pDpM/eVnVaHd1EWmN8ak8xMkLYA4Wo27st0eUVs",
+	"UbPwm7vui7enMBUfUAw8GBqOazF69pnRLPaUSarotPl0dqbg5+v1G73CS7u92EE3zbZx3+FxPEFRfwsK",
+	"UFhW67wOThnAhqmttdpa+54iZ06w3jH9Zzyi+rlN00bG3m8r3KsnND2HCJOnQOeCfJowcXD4TJG3wJ9e",
+	"PIeoEZ0A7DciZoeC2d1radRn9l7y+d3PRk2ajpDTQ2MQkNxoJt0DkFGIjUXf+lSxszxLL33OofnGGGU2",
+	"GRuI08/ZzP18zmYtEoH1Z+w5pJbDQ7QfgD1QxzRNAeWUxrHMhSZb0Y/vT8hzuNmZb/CAcXOfUAGWj7vY",
+	"3Da0laC77V3b5JmQ+gwqPaNSLwT2oppZb+9OfFknnO8BLSgqqlXxWsGm7isXssTrtsASVHTA9OyMgwU0",
+	"4CyLmkQx8K9QH3J0OES9igGNnoo5VnVbNEs1slXYB1isomC+vhkuD4VHic0VwEwUhQi2otAcqGmWcpa5",
+	"saB1w4fC9MFiIMlcG9tu+X121FBxSR3zdlR5HE510VfbB/YVKxFK1RNcQClqeeBbxqo0b1eFgovKRDkG",
+	"boQcVVAj7DJiW77eIfKzE4ry9EB2qpugRDLV9K/dNSCnAg8tQYnSGrqPduBkks56JFIzpdk4CkIRJQx3",
+	"lp0RsA7dVJgNKBDw3ppfEJPAtFuijMXFxdCYmyxNVIB11pb4H2uacbWP2biPZxy/5e1rwcmmccwmmtlq",
+	"YfsmS3Ukz5Qjx9+2v0YEFYHFIwEZYX+yrSl7RMAXNkW7G6YGps7Z664joUhYnNLMWus9N5bAFZOPJI9Z",
+	"RLbsWuAZkSmw9g9ygQdBmE73CavPAwjXGAmRnvmadBUV5yk3h67TodiKNBuDeZxnDJufnE3MH2P69Qzs",
+	"SuU+FaLX/xCKaJIxxUTMziZM0FTPzNUDGKaIZ+UvhfmP0hKerphZeKGIUjnk+qzPKTSTyuEkk33lelL+",
+	"jFY1F8MzNhjITMPtFyzrS8X1LGoGUOhOtxUzk6DNIYIL/+bhOAhMolgzbs7GeIKsCIaez4wOxYibXTcL",
+	"in0UkCnrj6Q8xx2VGntAlXYgFvsoq0XcLqkIHrin4CWTAtHs4xmJ6cT0ptPGfXYVuFohlRe94kQOQhEZ",
+	"FdUqXlgLCNAiVy7bK2V6uxNplLBU01YmU4ZpJaEAT4UUxY92W0YFMkJQuHmthrJlNJAOP4BIxRm+uWi/",
+	"gkp1JvHQ1rLe+LPczI/HqiIUSdtsGRgbT/SMRLgv7J63GgLuwop83GdWWaO843ofxKtwABO/vfv0y/sv",
+	"0UYICS4lJhRzCAkHcCTOM1bKry9jI6BrAGr8bbPfQjwhmhf5rdVqXV66zHczFCFJ5DpmXj4OqwXEBW6z",
+	"OZ1mlq0RUfj1qTLiaQt7PFeJZ9+IuSFAUas0mygf/4CaJmCw9W1ArVu0uNNB65WL/Z4pMuBDQIkw1h9L",
+	"ipKCKZ0FoehLPSJtfOVcm2UBFahATgJHVk3TFok4YrTDgo3Hk3Tbv9tQuL3LE/SsRP+9bY1ViOagTG62",
+	"CBiiqJidxDd2GClPOQldDVrYCEgIZ0L8K5aJ/Qssz7BBLsllVHD6HhzB8xSkkC7nT0EsXWNXFmZl4zaw",
+	"BJOUcvjygqY5KxXQodnsn9QAD08iyUzmRI+4OLeMyGBQIE8G1kzqv5kOydRxrYBnARTUJmjpl3PYhOu6",
+	"dcJSo9cJJb/Lc8jnv3HTrmGP1VmRHoi5WBIg/sQOLWGDZ53uDh7YNqwcrLzI+4JIhCtRnsHsVYQlODDk",
+	"BIJgCfva6LUDN9eVFhBaGF4wSUExxTQdEy0TOitNuzc8Mdxloe8bvc7LFzsvO68h2Rjwkf023Bl06eu4",
+	"k7xkL/p7dDfe6XdpJ2mzxrVenXW54HNL+gjQ7v1Y5oQNJu5VBFOj1/G8LsVXe+2bvtO1QJGNXsPLbZ6E",
+	"jV44PzVhIwjt+PzPCxoXLrKzHVamO8RphFvXTSQ+BZdKaNZKiKsiNMsibIBuDhu9byG8bnyke+F4Ly4X",
+	"+CVsXAZhdbGFjZ7I0/Tyy6XRPX/GcZcH+Jam49Z3OMplAwpBSoSNJz+oL0GIOx7fV2Vzh7i7w0VJEDZ6",
+	"3SCsbHu4uHtZGi7aTaCVbyIKrg6qF10qw6winfDyrJQaevW7cfEGjaobYN0jwF2ZHNqLN/cQo9F6Az8x",
+	"3nijbDW89fo5a3gfgCRWHM6djdu8KYyNG+wqMJvXmz7ipn5vvPtmqJKlabseqA3euAbaxnJ5zDm2yRbe",
+	"vG0eTDXvp6xZ8sofZVLLWKYuY28cT1Z71A9EOX65BQMhb9FjSdyTHKqO6SH56eTkiOiMCmXeVtMmtC3z",
+	"YYOX/fDdezj4JUydA36AM2AUuNkh4I5eBUzCQIed9+t5ty3Om/UHmD4/U4BMuH189NY5+kPhuDGdo79H",
+	"JpLDWRyGafPUqMaqvtPjD5XjoPXdh4KSPqOZOf8b3YRdKnIIzImRpUwpsmXO9x/jyfZnphSXYhswJ6mY",
+	"ISgMj2mJHGrmRlXFbkHgnPnzRITejZLfOToA92ZExrnSmAoBR/HFW+1hf8EMjry30r8+4jLUWxjc6YUi",
+	"SrnSZ/gyXF54NcygeoQnAXQhIHh8DtAnemSdCEEo4HPTdkUxkZzZY05EtiKbZwPeQPZVm3/RIf03cAgC",
+	"f8HfqtEBB7NDkecTvekU8HLyWOcZS7xzGTI3C4CIAMqjcP1Yf71D3LR1VuAwrHjzND1nKsB3A4vT+wyt",
+	"b9A7w5vOaWQ6QNMUqRHAKYNIoS4kwdV7zNj0YQDz8ZlCeATEAbVRlQOzLRJYjWM6g9hPKKzr3YwaXsI+",
+	"mZtWsRFjHU3Tj/GkcQuuOXOe7AQN80s2iRu9RrfVNqdHpkfSNAEdfW7mwuWUgmlEsyFQsKvlhG6j/5nt",
+	"nL/62s5ezHZF94+98cvpa9256Bekaz+xNJVGvtqUgvLor5Fx+V9KiuNJ7EHn7uH0v2KGcD1UHvWbp+77",
+	"iZtFkbF/KxJZ4RdzrC/W+NuiD4vISyumMC6lwlQaurzdpC0a1V4eu+YCoFz8+PaoNpP/3AwF81VOQmo+",
+	"sDuAlICBi7Rzq2qnFMwBiMvtEyEBlbpeFnWCzIYJMo+Dn/lISTbGRP2MKWxXmPOQEXJlbnJhiA9dlY2N",
+	"neHNQSVtBoxnY8rOJck0A4hNe857MD3S1NUq9nyMp5xBQrQMBeTMUOWSTgISyalgyVl/ZsOc3p5EGzKy",
+	"bqmoGl+Fb42A4YKcCv7VRe32SWTuc0XyLv0aHgVZ06GgScLhVj9KORVgSBVY5SN6wciWzflRROXxyM1U",
+	"KH5l/dNDokZySri+p1DUSsZ+fMN3k8D627crogIbePqtsXWS0YSLITnwAYdSEAADB0HDvWXIEB0zsF38",
+	"RWbyN2cYLp2rP3AXpFmSbjl3MjEvENd4rVr+tKrl5g6yR/IVLaFQhzV4TUfNWqwmB0mESQGV/EHvclmP",
+	"4PT9gzdxVYG1WgUw4g6h10FqqvGiaryo2qi/pVH/qEnsy4GfjPxFV+ZKCQwpObrwBMdUkER6nKM5oxvL",
+	"/cwG51LYvDufxuWzv30+bsV9innL6OI0jwcfOcZoi2dMRwyyYnXFNx1LgelbxhK3DkmNReLnbEYU0z6b",
+	"2NV5ESYueCbFmAm9X3RtDLXbPE1J30gdGI4xorkAh66tMVQszphWUbNF3kqhZMqUTZ037Ss6w5xZ8zfT",
+	"JSxZV1zmfZ7HjCZExXLCVkBQoba4s7KuhA1onmo35Y2eaVFQ3oAMFfjOJz/ZGXWZSlZ+2+uNSihfA8WH",
+	"hY4RepTJCY/XXDfM5B/rLpFymLKFi6p9SlM6pmB426XX6DUu2q3dVvvmHOg48+sqn/xywm1Ua4Hv2f5+",
+	"MiL9R6aJlwy+LgmNYSvWXWr31TCo/iDpLkfvQtkDsk+stEPADyDOUCM5Fcvt7F9du/dsa3+5K5FY1KMu",
+	"hmeu8BBY98KBOeR3290X253Odrdz0mn32uZ/rU5351+NBRNyoghNWabN9Nj6cCfLMN/GvEhovYUC5Qxr",
+	"MJKGT5gsSl0aX6xDYzqyfY1fjrvnu+LF5NUf7QwZKL42gkY+STbpa56ljV4Dau57z5/DW2zZCTONIl6A",
+	"pW2hQy48Za1NzYU32OvYEt8jluEXPtXxEGe6Yz8eYaZt5/LGItqutesY7m6d14K6NtefsLlekqJOvPuv",
+	"oPB0OW1S3jcf+0wRCmkeWpbwoJblNJAtOQBIiMIwD4VPVGhW+IhcaQ1Y0XwI3EsR6oYoQJWA5RAjBnVp",
+	"IiH9GTmWmmrmBkQ+w/UtciB8zeeIFpAX3XaxQ0Pxy0axfRDE9vmPRr+4+DKqsv5Gwn1TgXxNeYkzdq1C",
+	"gM7NdOuNlORVqvE/NtZ5uDDhQsXis4+Dn//+Onv148///CM7mf5+evTu1eGHo38dyu4H+oF+nr78enrS",
+	"Ph6q339/9Z93rzFvqeBw06w7itiNU+TvWMOtVnW1qrtzPMjX1+VaPBSnitXkkNdDpcRE2EK3LbEFyme9",
+	"59/sXxZ4PWFGlSyqpnfwPWpyewdmq2YedZcJCHwmLOUXzKj9FlnUxgu6GB98Y108+Eh1PLrDsx1OwKIY",
+	"71ox3m63jRjfQKHcVoTjzCQbynDCFRlKUddZ1KL7UaB87aKtlkRsIEGPMshVgSQUR6n9iPITN93V8jNY",
+	"7h37JIrNOB9snnqQlLKJteC6v7kY/EUKdteisHZuPYipvqGAnxPs70/oWpkF11QEb60EnrYS2NkQ5+yj",
+	"TPiAO4H+hDDYlqmBxwx5rBHk1xOzvzpT2Tq0jbhdUAPHbJLSmDlAdsRGQowgQGEDWFeZzPYB8kMMmYo8",
+	"qpJUDKFCQwEAE4TGOqdpOrO4ShYWNPICLCJjecEUOtH0iIkWeW/EKLB2h8KpozhlNLPsrwlXIGePEZNm",
+	"mZG+xGV2Ci3ejZl+Q1/ZVR6e68pcHM59Alt4fxa+Y9NP2+Mv96os/+PWWrBTPek8kBbEN7LxaadAHcJh",
+	"1NqxPiL9xY5If6mKDxQPN/NrPS9cUlemNtg7nqmSDytwUJ4+uSEgiLwEatmGwopMnpXZDe+KPtx/SvGS",
+	"zNtiSGiE8HL+0bKsW+WSRTYT43Z8M5tjcnkv2RZas/HE6LnuxjoUNCO8DHbhjrBJh3b7O/FussdeDF4O",
+	"X41e/z4ufHrJ6qvMwkup0gfYkWVt75m2d/de/Mteiou51wA0gL32jv0ap+mtTFijt9feCRqCfb3isTt7",
+	"JY3s0i8b1uVaFMIuHomfXOaFWyfXycAouZRr72atur+rQ2o5d4NUlMQdH1g30I7Pv9m/Z8BXxjTyCdy4",
+	"zfUq651v7wquyM+AYwpUCfZyhJkFVAsp4V9KpjI7x9TuQcZYAOnUkHkIsBQOfcOjmABQZ2SnYZsnUYsc",
+	"DhDD2KqZgvQjFL5hrkiEIBYRdqJFTug5FErCqX7D4/Sxmds5ibiYsd1dbqeUO4MkmrVYrMXiY5xo3NJ9",
+	"EpIU9tS8KJ1d86iQQe7ZtksF+nY7D+FScfYjv5gPpANXALYZkIzpPBMsgaQ48Oy1yA8yI91dMpJ5prw0",
+	"MrZ8TLNsRvRUQn4dgJhbOkREjabxyD9YSUc8aB4SU0HUlOt45KNTqVRcDB2D3s0EG8xfJQnpzipRnk5q",
+	"2NvuD/9Qb/5+OMpU/HaU/v3w4z/+T39Pff6nmsj+S/nuz50OVmSDFcuy1jC1hnkqPrNHUzDL8pKvqV80",
+	"U/ekVv5uLEEjn51R2zJtOYx9LdHn41VOKgXbh03uzMlQqJGcgntoxaFkI5VwQFyEyTdmWwA0kREXQ1BF",
+	"pndG2xhdxZVnhMN88t32a/Lr+zc/ffr089m7w88Hbz68f9ez9IiEu/rpJfrnhKlSFsVm9rTpiZ2m2qKu",
+	"5d2Tk3eYOXsnmAUg1q4yA+Y3XVAxVLnym3u/tBvBXqh66GuEgz/3LnosHWvk95ooD9BXxnnG9Qx0JyLQ",
+	"HuR61Oj99gVgIJHLdwU5O9CZICPdhOoRcrBP8n7K44Knjity8OP7X07enR2dvvlw+Pbs9PhDy9vrzy86",
+	"oIlt9xZg/6AyytWeIzQX0iUNWDyLU4hW2zCLpQZcjNqc0PTc6McSiV9ApiOZIsOQOfx5wlrUV/aJHx0j",
+	"yeIz34PbyPHUVegBFbJL96z+wwovTSjRfMwAhrAMwxL4TBYanw8zI6oQ9h1ogwOLPmz+mlKuGaIzmCmI",
+	"qYhZmtrTbanXAC+x2OO3ZaY3iy0LDwIs/RLBW4kqsPTU8u3LHo/8wG4SMubydbZSKYbbmmVjMmZjaYwf",
+	"BCM+F8ZE2jL/pCwZAnsrorU2K69gLLPZspdawmEzNlGJ/BboGt9xFcssCcgJS9kwo2No9L+rI3I3LKOV",
+	"5UNhZj3JMxDOaNWU/AUamHIys8YVrnxb7QfkylyZd5WLhGXk63a58NW27vfh8qF5nuXEI31AJpIt20M/",
+	"rVnC5Q1ga9BXTNZ89aEeZTIfjsjEYUJZzjuE0VSEphmjyYyoCaPnPcucbPa5cpDYmGbl7382z37pMbFL",
+	"nSwQqMy2L6bGp8m2PHZcASB+vUynaxDsYpFH8t68OSOvVyQrzQOYz0j361dCY794VbEAWnNy+MADr1CL",
+	"LwiA/pYQoGWrJB5ktK4O4qFGa8eGhyMgdmO26WB5KvJDTIKNF2OLDzEVHp+kSD3kAjRGQmQOcGoA6Ei0",
+	"lKWpsW6vB5kTlzL2MLPhVIN76+bCQnq3HmgxFOL/IdYCmaRUD2Q2LumpCimvHTUi/cPdiykI9zwj1tx5",
+	"69p7EDmB9e0sIdRbU1sUyFo5TS0DpJayiaTxuWh5u+e+p+M4F/e7JLJcoFJwIwLBwLIsB0pZmZFMgoFn",
+	"TMNi/A+1HB5k/KX8Gjs+jAl/F4OzQ3Ejc8QXZzR2KUTfwfo1uh3OJOZoo6SAw9BkkskL5lgpgJjB3F32",
+	"p9738K2BbY7B9zkNn40Q689I+biNPmKqqz5i6MD/DwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -179,6 +179,7 @@ var operationCases = map[string]operationCase{
 	"listRuns":      {query: "status=queued", invalid: withQuery("status=lost")},
 	"listAgentRuns": {invalid: withQuery("limit=0")},
 	"getRun":        {invalid: withQuery("wait=31")},
+	"streamRun":     {header: map[string]string{"Last-Event-ID": "0"}, invalid: withLongAgentID},
 	"cancelRun":     {invalid: withLongAgentID},
 
 	"getA2AAgentCard": {invalid: withLongAgentID},
@@ -197,6 +198,17 @@ func (h *harness) queuedRun(agentID string) string {
 		h.t.Fatal(err)
 	}
 	return run.ID
+}
+
+// endedRun is the id of a run of agent agentID that was cancelled while
+// it was queued.
+func (h *harness) endedRun(agentID string) string {
+	h.t.Helper()
+	id := h.queuedRun(agentID)
+	if _, err := h.store.Runs().CancelRun(context.Background(), h.account.ID, agentID, id); err != nil {
+		h.t.Fatal(err)
+	}
+	return id
 }
 
 // withLongWebhookID swaps the webhook id for one longer than its maxLength.
@@ -347,6 +359,8 @@ func TestEveryResponseIsDeclared(t *testing.T) {
 					return [2]string{id, h.created(t, "/v1/agents/"+id+"/memories", map[string]any{"text": "walked"})}
 				case strings.Contains(w.path, "{messageId}"):
 					return [2]string{id, h.streamedReply(id)}
+				case strings.HasSuffix(w.path, "{runId}/stream"):
+					return [2]string{id, h.endedRun(id)}
 				case strings.Contains(w.path, "{runId}"):
 					return [2]string{id, h.queuedRun(id)}
 				case strings.Contains(w.path, "{knowledgeId}"):

@@ -70,6 +70,7 @@ var endpointLimits = map[string]int64{
 	"listRuns":      60,
 	"listAgentRuns": 60,
 	"getRun":        60,
+	"streamRun":     60,
 	"cancelRun":     30,
 }
 

@@ -2,10 +2,14 @@ package server
 
 import (
 	"context"
+	"errors"
+	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/gen"
+	"github.com/agentd/agentd/streamlog"
 	"github.com/oapi-codegen/nullable"
 )
 
@@ -113,4 +117,83 @@ func nullTime(t time.Time) nullable.Nullable[gen.Timestamp] {
 		return nullable.NewNullNullable[gen.Timestamp]()
 	}
 	return nullable.NewNullableWithValue(timestamp(t))
+}
+
+// StreamRun follows the run's events: a streamed run's kept events after
+// Last-Event-ID, then live; any other run's end, once it ended, as one
+// done or error event built from the stored run.
+func (s *Server) StreamRun(ctx context.Context, req gen.StreamRunRequestObject) (gen.StreamRunResponseObject, error) {
+	accountID := principalFrom(ctx).Account.ID
+	run, err := s.cfg.Store.Runs.GetRun(ctx, accountID, req.AgentId, req.RunId)
+	if err != nil {
+		return nil, err
+	}
+	after := 0
+	if id := req.Params.LastEventID; id != nil {
+		after, _ = strconv.Atoi(*id) // the spec allows digits alone
+	}
+	key := streamlog.Key{AccountID: accountID, AgentID: run.AgentID, MessageID: run.MessageID}
+	f, err := s.streams.Follow(ctx, key, after)
+	if err == nil {
+		return runStream{s: s, ctx: ctx, follower: f}, nil
+	}
+	if !errors.Is(err, streamlog.ErrNotFound) {
+		return nil, err
+	}
+	return runStream{s: s, ctx: ctx, run: run}, nil
+}
+
+// runStream is the answer of StreamRun: a follower of the run's kept
+// events, or the run, whose end it sends once it ended.
+type runStream struct {
+	s        *Server
+	ctx      context.Context
+	follower *streamlog.Follower
+	run      domain.Run
+}
+
+// VisitStreamRunResponse streams the events.
+func (r runStream) VisitStreamRunResponse(w http.ResponseWriter) error {
+	if r.follower != nil {
+		return r.s.followStream(r.ctx, w, r.follower)
+	}
+	ctx, gone := context.WithCancel(r.ctx)
+	defer gone()
+	ev, err := r.s.openStream(w, gone)
+	if err != nil {
+		return nil // the client is gone before the first byte
+	}
+	stop := ev.pingEvery(r.s.cfg.PingInterval)
+	run := r.run
+	for !run.Status.Final() && ctx.Err() == nil {
+		run, err = r.s.cfg.Turns.Wait(ctx, run.AccountID, run.AgentID, run.ID, 0)
+		if err != nil {
+			stop()
+			return nil // the client resumes again
+		}
+	}
+	stop()
+	if ctx.Err() != nil {
+		return nil
+	}
+	return ev.logEvent(streamlog.Event{ID: 1, Data: r.s.eventJSON(ctx, runEnd(run))})
+}
+
+// runEnd is the last stream event of an ended run: error with the error
+// of a failed one, else done with its reply (partial for a run stopped
+// before it completed, as a cancelled message stream ends).
+func runEnd(run domain.Run) any {
+	if run.Status == domain.RunFailed {
+		return gen.StreamErrorEvent{Type: gen.StreamEventTypeError,
+			Error: gen.Error{Code: gen.ErrorCode(run.ErrorCode), Message: run.ErrorMessage}}
+	}
+	done := gen.StreamDoneEvent{Type: gen.StreamEventTypeDone, MessageId: run.MessageID}
+	if run.Reply != nil {
+		done.Metadata = messageMetadata(run.Reply.Metadata)
+	}
+	if run.Status != domain.RunCompleted {
+		partial := true
+		done.Partial = &partial
+	}
+	return done
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -288,4 +289,51 @@ func TestCancelRun(t *testing.T) {
 	wg.Wait()
 	h.checkError(t, errorCase{name: "again", req: request{method: "POST", path: "/v1/agents/" + id + "/runs/" + queued["id"].(string) + "/cancel",
 		key: h.writeKey}, status: 409, code: "RUN_FINISHED", details: map[string]any{"status": "cancelled"}})
+}
+
+// sseFrames are the frames of an event stream but its pings, as they came.
+func sseFrames(body []byte) []string {
+	var out []string
+	for _, frame := range strings.Split(strings.TrimSuffix(string(body), "\n\n"), "\n\n") {
+		if frame != "" && !strings.HasPrefix(frame, ":") {
+			out = append(out, frame)
+		}
+	}
+	return out
+}
+
+// TestStreamRun: a streamed run's stream is the message stream, replayed
+// whole or after Last-Event-ID; a run that was not streamed answers its
+// end once it ended, as one done event with its reply's metadata.
+func TestStreamRun(t *testing.T) {
+	h := newHarness(t)
+	h.openai.Respond(llmtest.Reply{Fragments: []string{"Hel", "lo"}})
+	id := h.createAgent(map[string]any{"name": "streamer"})
+	body := h.do(request{method: "POST", path: "/v1/agents/" + id + "/messages/stream", key: h.writeKey,
+		body: map[string]any{"text": "hi", "userId": "ann"}}).Body
+	streamed := sseFrames(body)
+	var start struct{ RunID string }
+	if err := json.Unmarshal([]byte(strings.SplitN(streamed[0], "data: ", 2)[1]), &start); err != nil || !strings.HasPrefix(start.RunID, "run_") {
+		t.Fatalf("start event %q: %v", streamed[0], err)
+	}
+	path := "/v1/agents/" + id + "/runs/" + start.RunID + "/stream"
+	if again := sseFrames(h.get(path).Body); strings.Join(again, "|") != strings.Join(streamed, "|") {
+		t.Errorf("run stream %q, want the message stream %q", again, streamed)
+	}
+	resumed := sseFrames(h.do(request{method: "GET", path: path, key: h.readKey, header: map[string]string{"Last-Event-ID": "2"}}).Body)
+	if strings.Join(resumed, "|") != strings.Join(streamed[2:], "|") {
+		t.Errorf("resumed after 2: %q", resumed)
+	}
+
+	h.openai.Respond(llmtest.Reply{Text: "later", Delay: 200 * time.Millisecond, PromptTokens: 4, CompletionTokens: 2})
+	bg := h.background(id, "bob", "in the background", nil)
+	events := sseFrames(h.get("/v1/agents/" + id + "/runs/" + bg["id"].(string) + "/stream").Body)
+	var done struct {
+		Type, MessageID string
+		Metadata        struct{ TokensUsed int }
+	}
+	if len(events) != 1 || json.Unmarshal([]byte(strings.SplitN(events[0], "data: ", 2)[1]), &done) != nil ||
+		done.Type != "done" || done.MessageID != bg["messageId"] || done.Metadata.TokensUsed != 6 {
+		t.Errorf("background run's stream: %q", events)
+	}
 }

@@ -65,7 +65,9 @@ func (s *Server) startStream(ctx context.Context, t *turn.Turn) *streamlog.Run {
 	key := streamlog.Key{AccountID: t.AccountID(), AgentID: t.AgentID(), MessageID: t.ReplyID()}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	run := s.streams.Start(key, cancel)
-	run.Publish(s.eventJSON(ctx, gen.StreamStartEvent{Type: gen.StreamEventTypeStart, MessageId: key.MessageID}))
+	runID := t.Run().ID
+	run.Publish(s.eventJSON(ctx, gen.StreamStartEvent{Type: gen.StreamEventTypeStart, MessageId: key.MessageID,
+		RunId: optional[string](runID)}))
 	claim := takeStreamClaim(ctx)
 	go func() {
 		defer cancel()

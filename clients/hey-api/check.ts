@@ -88,6 +88,18 @@ async function sendInBackground(): Promise<string | undefined> {
   return data && "status" in data.data ? data.data.id : undefined;
 }
 
+async function streamRun(): Promise<string[]> {
+  const { stream } = await sdk.streamRun({
+    path: { agentId, runId: "run_01jd3vb2k8r4m6n8p0q2s4t6vw" },
+    headers: { "Last-Event-ID": "3" },
+  });
+  const out: string[] = [];
+  for await (const data of stream) {
+    out.push(describe(streamEvent(data)));
+  }
+  return out;
+}
+
 async function listRuns(): Promise<string[]> {
   const status: T.RunStatus = "requires_action";
   const { data } = await sdk.listRuns({ query: { status, agentId, page: 1, limit: 20 } });
@@ -443,6 +455,7 @@ const calls: { [F in keyof typeof sdk]: () => Promise<unknown> } = {
   listAgentRuns,
   getRun,
   cancelRun,
+  streamRun,
 };
 
 export { calls, describeEvent };

@@ -175,6 +175,14 @@ async function resumeStream(): Promise<string[]> {
   return events(await response.text());
 }
 
+async function streamRun(): Promise<string[]> {
+  const { response } = await client.GET("/agents/{agentId}/runs/{runId}/stream", {
+    params: { path: { agentId, runId: "run_01jd3vb2k8r4m6n8p0q2s4t6vw" }, header: { "Last-Event-ID": "3" } },
+    parseAs: "stream",
+  });
+  return events(await response.text());
+}
+
 async function cancelMessage(): Promise<boolean | undefined> {
   const { data } = await client.POST("/agents/{agentId}/messages/{messageId}/cancel", messagePath);
   return data?.data.partial;
@@ -439,6 +447,7 @@ const calls: { [P in keyof paths]: { [M in Methods<paths[P]>]: () => Promise<unk
   "/agents/{agentId}/runs": { get: listAgentRuns },
   "/agents/{agentId}/runs/{runId}": { get: getRun },
   "/agents/{agentId}/runs/{runId}/cancel": { post: cancelRun },
+  "/agents/{agentId}/runs/{runId}/stream": { get: streamRun },
   "/runs": { get: listRuns },
   "/agents/{agentId}/messages/stream": { post: streamMessage },
   "/agents/{agentId}/messages/{messageId}/stream": { get: resumeStream },

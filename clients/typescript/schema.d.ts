@@ -277,6 +277,42 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/agents/{agentId}/runs/{runId}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+                /**
+                 * @description The run's identifier, `run_<id>`.
+                 * @example run_01jd3vb2k8r4m6n8p0q2s4t6vw
+                 */
+                runId: components["parameters"]["RunIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Stream a run
+         * @description The run's events as server-sent events, exactly as the message
+         *     stream, `Last-Event-ID` resume included: the events of a streamed
+         *     run while they are kept, then live until its `done` or `error`.
+         *     A run whose events are not kept (it was not streamed, or ended over
+         *     10 minutes ago) answers, once it ends, one `done` (its reply) or
+         *     `error` (its error) event built from the stored run.
+         */
+        get: operations["streamRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/agents/{agentId}/runs/{runId}/cancel": {
         parameters: {
             query?: never;
@@ -1968,6 +2004,8 @@ export interface components {
             type: "start";
             /** @description The reply's id, the same as the done event's. */
             messageId: string;
+            /** @description The run answering; GET /agents/{agentId}/runs/{runId}/stream follows it too. */
+            runId?: string;
         };
         /** @description A fragment of the reply; fragments arrive in order. */
         StreamTokenEvent: {
@@ -4717,6 +4755,51 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RunEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["RunNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    streamRun: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The id of the last event the client received; the replay starts after it. */
+                "Last-Event-ID"?: string;
+            };
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+                /**
+                 * @description The run's identifier, `run_<id>`.
+                 * @example run_01jd3vb2k8r4m6n8p0q2s4t6vw
+                 */
+                runId: components["parameters"]["RunIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run's events. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["EventStream"];
                 };
             };
             400: components["responses"]["BadRequest"];
