@@ -29,6 +29,7 @@ type Turns interface {
 	Accept(ctx context.Context, in turn.Input) (*turn.Turn, error)
 	Start(ctx context.Context, t *turn.Turn) error
 	Background(ctx context.Context, t *turn.Turn)
+	Detach(ctx context.Context, t *turn.Turn) <-chan turn.Outcome
 	Wait(ctx context.Context, accountID, agentID, id string, limit time.Duration) (domain.Run, error)
 	Cancel(ctx context.Context, accountID, agentID, id string) (domain.Run, error)
 }
@@ -64,6 +65,10 @@ type Config struct {
 	// UnwatchedStream bounds how long a streamed reply runs on with no
 	// client following it on this replica (the provider timeout, 60s).
 	UnwatchedStream time.Duration
+	// RunWait is how long a synchronous Send Message waits for its run
+	// (queue included) before it answers 202 with the run, which goes on:
+	// twice the provider timeout (2m when 0).
+	RunWait time.Duration
 	// ReplicaLostAfter is how long a replica may go without renewing its
 	// streamed replies and A2A tasks before the others take it for dead:
 	// its streams end with a STREAM_LOST error, its working tasks fail
@@ -134,6 +139,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.IdempotencyLease <= 0 {
 		c.IdempotencyLease = 30 * time.Second
+	}
+	if c.RunWait <= 0 {
+		c.RunWait = 2 * time.Minute
 	}
 	if c.StreamWriteTimeout <= 0 {
 		c.StreamWriteTimeout = 10 * time.Second

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"time"
 
 	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/gen"
@@ -17,18 +18,44 @@ func (s *Server) SendMessage(ctx context.Context, req gen.SendMessageRequestObje
 		}
 		return s.sendInBackground(ctx, req)
 	}
-	t, err := s.cfg.Turns.Prepare(ctx, apiTurn(ctx, req.AgentId, req.Body))
-	if err != nil {
-		return nil, err
-	}
 	if req.Body.Stream != nil && *req.Body.Stream {
+		t, err := s.cfg.Turns.Prepare(ctx, apiTurn(ctx, req.AgentId, req.Body))
+		if err != nil {
+			return nil, err
+		}
 		return &sseResponse{s: s, ctx: ctx, turn: t}, nil
 	}
-	res, err := s.cfg.Turns.Generate(ctx, t)
+	t, err := s.cfg.Turns.Accept(ctx, apiTurn(ctx, req.AgentId, req.Body))
 	if err != nil {
 		return nil, err
 	}
-	return gen.SendMessage200JSONResponse{Body: gen.MessageReplyEnvelope{Success: true, Data: messageReply(res)}}, nil
+	// The run goes on without the request: a client that leaves, or waits
+	// longer than RunWait, finds its reply in the run.
+	accepted := t.Run() // before the run goes on its own
+	wait := time.NewTimer(s.cfg.RunWait)
+	defer wait.Stop()
+	select {
+	case o := <-s.cfg.Turns.Detach(ctx, t):
+		if o.Err != nil {
+			return nil, o.Err
+		}
+		return gen.SendMessage200JSONResponse{Body: gen.MessageReplyEnvelope{Success: true, Data: messageReply(o.Result)}}, nil
+	case <-wait.C:
+		return s.runAccepted(ctx, accepted)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// runAccepted is the 202 of a run that goes on, as it is now.
+func (s *Server) runAccepted(ctx context.Context, accepted domain.Run) (gen.SendMessageResponseObject, error) {
+	run, err := s.cfg.Store.Runs.GetRun(ctx, accepted.AccountID, accepted.AgentID, accepted.ID)
+	if err != nil {
+		return nil, err
+	}
+	location := runLocation(run)
+	return gen.SendMessage202JSONResponse{Body: gen.RunEnvelope{Success: true, Data: runOut(run)},
+		Headers: gen.SendMessage202ResponseHeaders{Location: &location}}, nil
 }
 
 // StreamMessage streams the agent's reply as server-sent events.
@@ -50,11 +77,9 @@ func (s *Server) sendInBackground(ctx context.Context, req gen.SendMessageReques
 	if err != nil {
 		return nil, err
 	}
+	accepted := t.Run() // before the run goes on its own
 	s.cfg.Turns.Background(ctx, t)
-	run := t.Run()
-	location := runLocation(run)
-	return gen.SendMessage202JSONResponse{Body: gen.RunEnvelope{Success: true, Data: runOut(run)},
-		Headers: gen.SendMessage202ResponseHeaders{Location: &location}}, nil
+	return s.runAccepted(ctx, accepted)
 }
 
 // apiTurn is the turn of a Send Message body: limited by the agent's

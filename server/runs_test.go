@@ -289,6 +289,17 @@ func TestCancelRun(t *testing.T) {
 	wg.Wait()
 	h.checkError(t, errorCase{name: "again", req: request{method: "POST", path: "/v1/agents/" + id + "/runs/" + queued["id"].(string) + "/cancel",
 		key: h.writeKey}, status: 409, code: "RUN_FINISHED", details: map[string]any{"status": "cancelled"}})
+
+	// The message cancel cancels the run behind a reply that was not
+	// streamed.
+	byMessage := h.background(id, "bob", "another long job", nil)
+	res := h.do(request{method: "POST", path: "/v1/agents/" + id + "/messages/" + byMessage["messageId"].(string) + "/cancel", key: h.writeKey})
+	if res.Code != 200 || res.Data(t)["partial"] != true {
+		t.Fatalf("message cancel: %d %s", res.Code, res.Body)
+	}
+	if got := h.run(id, byMessage["id"].(string), 10); got["status"] != "cancelled" {
+		t.Errorf("the run behind the cancelled message: %v", got)
+	}
 }
 
 // sseFrames are the frames of an event stream but its pings, as they came.
@@ -335,5 +346,25 @@ func TestStreamRun(t *testing.T) {
 	if len(events) != 1 || json.Unmarshal([]byte(strings.SplitN(events[0], "data: ", 2)[1]), &done) != nil ||
 		done.Type != "done" || done.MessageID != bg["messageId"] || done.Metadata.TokensUsed != 6 {
 		t.Errorf("background run's stream: %q", events)
+	}
+}
+
+// TestSyncSendAnswers202AfterRunWait: a synchronous Send Message waits for
+// its run for RunWait, then answers 202 with the run, which goes on to
+// complete.
+func TestSyncSendAnswers202AfterRunWait(t *testing.T) {
+	h := newHarness(t, func(c *harnessConfig) { c.RunWait = 200 * time.Millisecond })
+	h.openai.Respond(llmtest.Reply{Text: "took a while", Delay: 700 * time.Millisecond})
+	id := h.createAgent(map[string]any{"name": "slowpoke"})
+	res := h.send(id, map[string]any{"text": "take your time", "userId": "ann"})
+	if res.Code != http.StatusAccepted || res.Header.Get("Location") == "" {
+		t.Fatalf("send past RunWait: %d %s", res.Code, res.Body)
+	}
+	run := res.Data(t)
+	if run["status"] != "running" {
+		t.Errorf("run = %v, want running", run)
+	}
+	if done := h.run(id, run["id"].(string), 10); done["status"] != "completed" || done["reply"].(map[string]any)["response"] != "took a while" {
+		t.Errorf("the run went on to %v", done)
 	}
 }

@@ -162,4 +162,7 @@ type Runs interface {
 	// GetRun returns domain.ErrRunNotFound when the agent has no such run.
 	GetRun(ctx context.Context, accountID, agentID, id string) (domain.Run, error)
 	ListRuns(ctx context.Context, accountID string, q domain.RunQuery) ([]domain.Run, int64, error)
+	// RunOfMessage is the run whose reply is messageID;
+	// domain.ErrRunNotFound when none is.
+	RunOfMessage(ctx context.Context, accountID, agentID, messageID string) (domain.Run, error)
 }

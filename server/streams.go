@@ -54,9 +54,9 @@ func (s *Server) CancelMessage(ctx context.Context, req gen.CancelMessageRequest
 	st, err := s.streams.Cancel(wait, key)
 	partial := st.Partial
 	if errors.Is(err, streamlog.ErrNotFound) {
-		// Its stream is no longer kept, or it was never streamed: the
-		// stored reply says.
-		partial, err = s.cfg.Store.Conversations.ReplyPartial(ctx, key.AccountID, key.AgentID, key.MessageID)
+		// Its stream is no longer kept, or it was never streamed: its run
+		// is cancelled if it has not ended, else the stored reply says.
+		partial, err = s.cancelRunOfMessage(ctx, key)
 	}
 	if err != nil {
 		return nil, err
@@ -129,4 +129,21 @@ func (c *streamClaim) settle(ctx context.Context, events []streamlog.Event, ok b
 	if err := c.s.cfg.Store.Idempotency.CompleteIdempotencyKey(ctx, c.accountID, c.key, c.token, answer); err != nil {
 		c.s.cfg.Logger.WarnContext(ctx, "store idempotent answer", "request_id", c.requestID, "error", err)
 	}
+}
+
+// cancelRunOfMessage cancels the run behind a reply that was not streamed,
+// unless it ended: its reply is then partial (what it had said is kept
+// so). A run that ended answers its stored reply's partial flag.
+func (s *Server) cancelRunOfMessage(ctx context.Context, key streamlog.Key) (bool, error) {
+	run, err := s.cfg.Store.Runs.RunOfMessage(ctx, key.AccountID, key.AgentID, key.MessageID)
+	if err == nil && !run.Status.Final() {
+		_, err = s.cfg.Turns.Cancel(ctx, key.AccountID, key.AgentID, run.ID)
+		if err == nil || errors.Is(err, domain.ErrRunFinished) {
+			return true, nil
+		}
+	}
+	if err != nil && !errors.Is(err, domain.ErrRunNotFound) {
+		return false, err
+	}
+	return s.cfg.Store.Conversations.ReplyPartial(ctx, key.AccountID, key.AgentID, key.MessageID)
 }

@@ -40,6 +40,10 @@ type runRow struct {
 	BeatAt time.Time `gorm:"not null;autoCreateTime:false"`
 }
 
+// RunRetention is how long a run is kept after it ended: the runs of an
+// agent older than that go when it accepts its next one.
+const RunRetention = 30 * 24 * time.Hour
+
 // RunBeatTimeout is how long a run that has not ended keeps its
 // conversation without a beat: past it, its replica is taken for lost and
 // the run fails with RUN_ABANDONED.
@@ -51,7 +55,8 @@ func (runRow) TableName() string { return "runs" }
 // activeStatuses are the statuses of a run that has not ended.
 var activeStatuses = []string{string(domain.RunQueued), string(domain.RunRunning), string(domain.RunRequiresAction)}
 
-// AcceptRun stores r as a queued run of its conversation, applying its
+// AcceptRun stores r as a queued run of its conversation (and deletes the
+// agent's runs past RunRetention), applying its
 // strategy to the runs of the conversation that have not ended, in one
 // transaction: reject returns ErrConversationBusy naming the run in the
 // way; interrupt and rollback end them (interrupted, rolled_back); merge
@@ -70,6 +75,10 @@ func (s Runs) AcceptRun(ctx context.Context, r domain.Run) (domain.Run, []domain
 	var stopped []runRow
 	err := s.writeEvents(ctx, "accept run", func(tx *gorm.DB, emit emitFunc) error {
 		if err := lockOwned(tx, r.AccountID, r.AgentID); err != nil {
+			return err
+		}
+		old := t.Add(-RunRetention)
+		if err := tx.Where("agent_id = ? AND created_at < ? AND finished_at < ?", r.AgentID, old, old).Delete(&runRow{}).Error; err != nil {
 			return err
 		}
 		active, err := s.liveRuns(tx, ctext(lane), t, emit)
@@ -326,6 +335,21 @@ func (s Runs) GetRun(ctx context.Context, accountID, agentID, id string) (domain
 	var row runRow
 	if err := db.Take(&row, "id = ? AND agent_id = ?", id, agentID).Error; err != nil {
 		return domain.Run{}, wrap("get run", notFoundAs(err, domain.ErrRunNotFound))
+	}
+	return toRun(row), nil
+}
+
+// RunOfMessage is the run whose reply is message messageID of the
+// account's agent: ErrNotFound when the agent is not the account's,
+// ErrRunNotFound when no run has that message.
+func (s Runs) RunOfMessage(ctx context.Context, accountID, agentID, messageID string) (domain.Run, error) {
+	db := s.read(ctx)
+	if err := ownedAgent(db, accountID, agentID); err != nil {
+		return domain.Run{}, wrap("run of message", err)
+	}
+	var row runRow
+	if err := db.Take(&row, "agent_id = ? AND message_id = ?", agentID, messageID).Error; err != nil {
+		return domain.Run{}, wrap("run of message", notFoundAs(err, domain.ErrRunNotFound))
 	}
 	return toRun(row), nil
 }

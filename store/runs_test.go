@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/agentd/agentd/domain"
 )
@@ -122,6 +123,34 @@ func TestAbandonedRunFreesItsConversation(t *testing.T) {
 		mustOK(t, err)
 		if got.Status != domain.RunFailed || got.ErrorCode != "RUN_ABANDONED" {
 			t.Errorf("lost run = %+v", got)
+		}
+	})
+}
+
+// TestRunsKeptThirtyDays: an agent's runs that ended more than
+// RunRetention ago go when it accepts its next run; newer ones stay.
+func TestRunsKeptThirtyDays(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		acct := mustAccount(t, s, "acme")
+		a := mustAgent(t, s, acct.ID, "keeper")
+		accept := func(text string) domain.Run {
+			r, _, err := s.Runs().AcceptRun(ctx, domain.Run{AccountID: acct.ID, AgentID: a.ID, Source: domain.SourceAPI,
+				Text: text, MessageID: "msg_" + text, Strategy: domain.StrategyEnqueue})
+			mustOK(t, err)
+			return r
+		}
+		old, recent := accept("old"), accept("recent")
+		for _, r := range []domain.Run{old, recent} {
+			_, err := s.Runs().CancelRun(ctx, acct.ID, a.ID, r.ID)
+			mustOK(t, err)
+		}
+		past := s.now().Add(-RunRetention - time.Hour)
+		mustOK(t, s.w.Model(&runRow{}).Where("id = ?", old.ID).Updates(map[string]any{"created_at": past, "finished_at": past}).Error)
+		accept("next")
+		wantErr(t, func() error { _, err := s.Runs().GetRun(ctx, acct.ID, a.ID, old.ID); return err }(), domain.ErrRunNotFound)
+		if _, err := s.Runs().GetRun(ctx, acct.ID, a.ID, recent.ID); err != nil {
+			t.Errorf("a recent run went: %v", err)
 		}
 	})
 }

@@ -80,14 +80,14 @@ func (s *Service) saveExchange(ctx context.Context, t *Turn, reply llm.Reply, me
 	// The message dates from when its run started, so a conversation's
 	// history keeps the order its runs ran in.
 	asked := t.start
-	if t.run.StartedAt.After(asked) {
-		asked = t.run.StartedAt
+	if started := t.Run().StartedAt; started.After(asked) {
+		asked = started
 	}
 	user := domain.Message{Role: domain.RoleUser, UserID: t.in.UserID, Text: t.in.Text,
 		PromptTokens: reply.Usage.PromptTokens, CreatedAt: asked}
 	answer := domain.Message{ID: t.replyID, Role: domain.RoleAssistant, UserID: t.in.UserID, Text: reply.Text, Model: meta.Model,
 		CompletionTokens: reply.Usage.CompletionTokens, TokensUsed: meta.TokensUsed, ResponseMillis: meta.ResponseMillis,
-		Partial: partial, ToolCalls: meta.ToolCalls, RunID: t.run.ID}
+		Partial: partial, ToolCalls: meta.ToolCalls, RunID: t.runID}
 	if at, ok := t.stoppedAt.Load().(time.Time); ok {
 		answer.CreatedAt = at
 	}

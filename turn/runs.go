@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -144,7 +145,8 @@ func (s *Service) accept(ctx context.Context, t *Turn) error {
 		return err
 	}
 	s.board.stop(stopped, run.ID)
-	t.run, t.merged = run, run.MessageID != t.replyID
+	t.runID, t.merged = run.ID, run.MessageID != t.replyID
+	t.setRun(run)
 	if t.merged {
 		t.replyID = run.MessageID
 	}
@@ -163,15 +165,15 @@ func (s *Service) awaitTurn(ctx context.Context, t *Turn, queued func()) error {
 			s.beat(ctx, t)
 		}
 		changed := s.board.changed()
-		run, started, err := s.cfg.Stores.Runs.StartRun(ctx, t.run.ID)
+		run, started, err := s.cfg.Stores.Runs.StartRun(ctx, t.runID)
 		switch {
 		case err != nil:
 			return err
 		case started:
-			t.run = run
+			t.setRun(run)
 			return nil
 		case run.Status.Final():
-			t.run = run
+			t.setRun(run)
 			return &StoppedError{Run: run}
 		}
 		if !waited {
@@ -198,7 +200,7 @@ func (s *Service) watch(ctx context.Context, t *Turn) (context.Context, func()) 
 		t.stoppedAs.Store(string(status))
 		cancel(errRunStopped)
 	}
-	s.board.register(t.run.ID, stopped)
+	s.board.register(t.runID, stopped)
 	done := make(chan struct{})
 	go func() {
 		tick := time.NewTicker(stopPoll)
@@ -213,7 +215,7 @@ func (s *Service) watch(ctx context.Context, t *Turn) (context.Context, func()) 
 					beat = time.Now()
 					s.beat(ctx, t)
 				}
-				if status, err := s.cfg.Stores.Runs.RunStatus(ctx, t.run.ID); err == nil && status.Final() {
+				if status, err := s.cfg.Stores.Runs.RunStatus(ctx, t.runID); err == nil && status.Final() {
 					stopped(status, "")
 					return
 				}
@@ -222,7 +224,7 @@ func (s *Service) watch(ctx context.Context, t *Turn) (context.Context, func()) 
 	}()
 	return ctx, func() {
 		close(done)
-		s.board.unregister(t.run.ID)
+		s.board.unregister(t.runID)
 		cancel(nil)
 	}
 }
@@ -230,8 +232,8 @@ func (s *Service) watch(ctx context.Context, t *Turn) (context.Context, func()) 
 // beat renews t's run's beat; a failure is only logged, as the next one
 // may succeed well within the minute.
 func (s *Service) beat(ctx context.Context, t *Turn) {
-	if err := s.cfg.Stores.Runs.BeatRun(ctx, t.run.ID); err != nil && ctx.Err() == nil {
-		s.cfg.Logger.WarnContext(ctx, "run beat not stored", "run", t.run.ID, "error", err)
+	if err := s.cfg.Stores.Runs.BeatRun(ctx, t.runID); err != nil && ctx.Err() == nil {
+		s.cfg.Logger.WarnContext(ctx, "run beat not stored", "run", t.runID, "error", err)
 	}
 }
 
@@ -250,7 +252,7 @@ func (t *Turn) interrupted() bool {
 // settle ends t's run with the outcome of its turn and returns the turn's
 // result with the run named.
 func (s *Service) settle(ctx context.Context, t *Turn, res Result, err error) (Result, error) {
-	res.RunID = t.run.ID
+	res.RunID = t.runID
 	var reply *domain.Reply
 	if err == nil || ((res.Text != "" || t.interrupted()) && !t.discards()) {
 		r := res
@@ -265,7 +267,7 @@ func (s *Service) settle(ctx context.Context, t *Turn, res Result, err error) (R
 		return res, nil // what was said before the cancel, stored partial
 	}
 	by, _ := t.stoppedBy.Load().(string)
-	return res, &StoppedError{Run: t.run, By: cmp.Or(by, t.run.ID)}
+	return res, &StoppedError{Run: t.Run(), By: cmp.Or(by, t.runID)}
 }
 
 // endRun stores the end of t's run, whoever waits for it: a run is never
@@ -276,11 +278,11 @@ func (s *Service) endRun(ctx context.Context, t *Turn, status domain.RunStatus, 
 	}
 	writeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
 	defer cancel()
-	run, err := s.cfg.Stores.Runs.FinishRun(writeCtx, t.run.ID, status, reply, code, message)
+	run, err := s.cfg.Stores.Runs.FinishRun(writeCtx, t.runID, status, reply, code, message)
 	if err != nil {
-		s.cfg.Logger.WarnContext(ctx, "run not finished", "run", t.run.ID, "error", err)
+		s.cfg.Logger.WarnContext(ctx, "run not finished", "run", t.runID, "error", err)
 	} else {
-		t.run = run
+		t.setRun(run)
 	}
 	s.board.runEnded()
 }
@@ -308,7 +310,7 @@ func runOutcome(err error) (domain.RunStatus, string, string) {
 // followMerged waits for the run t's message was merged into and returns
 // its reply, or why it has none.
 func (s *Service) followMerged(ctx context.Context, t *Turn) (Result, error) {
-	run, err := s.Wait(ctx, t.agent.AccountID, t.agent.ID, t.run.ID, 0)
+	run, err := s.Wait(ctx, t.agent.AccountID, t.agent.ID, t.runID, 0)
 	switch {
 	case err != nil:
 		return Result{}, err
@@ -357,16 +359,48 @@ func (s *Service) Cancel(ctx context.Context, accountID, agentID, id string) (do
 	return run, err
 }
 
-// Background runs t's run without its caller: it waits its turn, answers
-// and ends whoever waits for it. Close waits for it.
-func (s *Service) Background(ctx context.Context, t *Turn) {
+// errRunPanicked ends a turn whose code panicked; the log has the panic.
+var errRunPanicked = errors.New("turn: the run failed unexpectedly")
+
+// recoverRun turns a panic of t's turn into its run's failure and the
+// turn's error *err: a run, which may have no caller to recover it, never
+// takes its process down.
+func (s *Service) recoverRun(ctx context.Context, t *Turn, err *error) {
+	p := recover()
+	if p == nil {
+		return
+	}
+	s.cfg.Logger.ErrorContext(ctx, "run panicked", "run", t.runID, "panic", p, "stack", string(debug.Stack()))
+	s.endRun(ctx, t, domain.RunFailed, nil, "INTERNAL_ERROR", "The run failed.")
+	*err = errRunPanicked
+}
+
+// Outcome is how a detached run's turn ended.
+type Outcome struct {
+	Result Result
+	Err    error
+}
+
+// Detach runs t's run without its caller: it waits its turn, answers and
+// ends whoever waits for it, and its outcome arrives on the channel
+// returned, which a caller may read for as long as it chooses and then
+// leave. Close waits for the run.
+func (s *Service) Detach(ctx context.Context, t *Turn) <-chan Outcome {
 	ctx = context.WithoutCancel(ctx)
+	out := make(chan Outcome, 1)
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()
 		if err := s.Start(ctx, t); err != nil {
-			return // the run ended with why
+			out <- Outcome{Err: err} // the run ended with why
+			return
 		}
-		_, _ = s.Generate(ctx, t)
+		res, err := s.Generate(ctx, t)
+		out <- Outcome{Result: res, Err: err}
 	}()
+	return out
 }
+
+// Background runs t's run without its caller, as Detach does, for a
+// caller that does not wait.
+func (s *Service) Background(ctx context.Context, t *Turn) { s.Detach(ctx, t) }

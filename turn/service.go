@@ -246,9 +246,13 @@ type Turn struct {
 	tools   *toolRun // nil when the turn offers no tools
 	start   time.Time
 	release func()
-	// run is the turn's run; merged is set when the message was merged
+	// runID is the turn's run, set when it is accepted; run is the run as
+	// last read (under runMu: a detached run's goroutine writes it while
+	// its caller reads it); merged is set when the message was merged
 	// into a queued run, which t then follows; stoppedAs is the status of
 	// a run stopped while it ran.
+	runID     string
+	runMu     sync.Mutex
 	run       domain.Run
 	merged    bool
 	stoppedAs atomic.Value
@@ -268,13 +272,24 @@ func (t *Turn) Release() {
 	if t.release != nil {
 		t.release()
 	}
-	if t.run.ID != "" && !t.merged && !t.ended.Load() {
+	if t.runID != "" && !t.merged && !t.ended.Load() {
 		t.svc.endRun(context.Background(), t, domain.RunCancelled, nil, "", "")
 	}
 }
 
 // Run is the turn's run as it was last read.
-func (t *Turn) Run() domain.Run { return t.run }
+func (t *Turn) Run() domain.Run {
+	t.runMu.Lock()
+	defer t.runMu.Unlock()
+	return t.run
+}
+
+// setRun keeps the run as it was last read.
+func (t *Turn) setRun(r domain.Run) {
+	t.runMu.Lock()
+	defer t.runMu.Unlock()
+	t.run = r
+}
 
 // ReplyID is the id the reply is stored under, known before it is made
 // (a stream's start event names it).
@@ -375,7 +390,7 @@ func (s *Service) Start(ctx context.Context, t *Turn) error {
 	}
 	if err != nil {
 		t.Release()
-		if !t.run.Status.Final() {
+		if !t.Run().Status.Final() {
 			s.endRun(ctx, t, domain.RunFailed, nil, "INTERNAL_ERROR", "The run could not start.")
 		}
 		return err
@@ -427,15 +442,16 @@ func (s *Service) acquireSlot(ctx context.Context, agentID string, slot SlotPoli
 
 // Generate asks the provider for the whole reply of t, running the tools
 // it asks for, and finishes it.
-func (s *Service) Generate(ctx context.Context, t *Turn) (Result, error) {
+func (s *Service) Generate(ctx context.Context, t *Turn) (res Result, err error) {
 	defer t.Release()
+	defer s.recoverRun(ctx, t, &err)
 	if t.merged {
 		return s.followMerged(ctx, t)
 	}
 	ctx, stop := s.watch(ctx, t)
 	defer stop()
 	reply, calls, err := s.converse(ctx, t, s.cfg.Model.Generate, nil)
-	res, err := s.finish(ctx, t, reply, calls, err)
+	res, err = s.finish(ctx, t, reply, calls, err)
 	return s.settle(ctx, t, res, err)
 }
 
@@ -443,10 +459,11 @@ func (s *Service) Generate(ctx context.Context, t *Turn) (Result, error) {
 // each tool call's start and end to emit as they come, and finishes it. An
 // error of emit, or ctx ending, ends the turn: the part already produced is
 // stored as partial and returned, Partial set, with the error.
-func (s *Service) Stream(ctx context.Context, t *Turn, emit func(Event) error) (Result, error) {
+func (s *Service) Stream(ctx context.Context, t *Turn, emit func(Event) error) (res Result, err error) {
 	defer t.Release()
+	defer s.recoverRun(ctx, t, &err)
 	if t.merged {
-		res, err := s.followMerged(ctx, t)
+		res, err = s.followMerged(ctx, t)
 		if err == nil {
 			err = emit(Event{Kind: EventToken, Token: res.Text})
 		}
@@ -466,7 +483,7 @@ func (s *Service) Stream(ctx context.Context, t *Turn, emit func(Event) error) (
 		})
 	}
 	reply, calls, err := s.converse(ctx, t, ask, emit)
-	res, err := s.finish(ctx, t, reply, calls, err)
+	res, err = s.finish(ctx, t, reply, calls, err)
 	return s.settle(ctx, t, res, err)
 }
 

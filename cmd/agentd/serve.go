@@ -154,7 +154,7 @@ func (e *env) serve(ctx context.Context, cfg config) error {
 		Counter: lim.counter, Logger: logger,
 		Registry: reg, ServeMetrics: ls.metrics == nil, AllowPrivateNetworks: cfg.Webhooks.AllowPrivate,
 		ToolRules: agent.ToolRules{AllowPrivate: cfg.AllowPrivateNetworks, AllowStdio: cfg.MCPStdio}, Recall: memories,
-		Streams: lim.streams(), UnwatchedStream: cfg.LLM.Timeout,
+		Streams: lim.streams(), UnwatchedStream: cfg.LLM.Timeout, RunWait: 2 * cfg.LLM.Timeout,
 		Tracing: cfg.Tracing.Enabled(),
 	})
 	if err != nil {
