@@ -321,6 +321,8 @@ func (b *browser) pages(base, id, webhook, conv, run string) {
 	pages := []consolePage{
 		{"overview", "/#/overview", `document.querySelector(".recent li") && document.querySelector(".by-status") && document.querySelector(".run-totals")`},
 		{"runs", "/#/runs", `document.querySelector("section[aria-labelledby=runs-title] tbody tr .status.run-completed")`},
+		// The overview's counts link to the list filtered by their status.
+		{"runs-failed", "/#/runs?status=failed", `document.querySelector("#run-status")?.value === "failed" && document.body.textContent.includes("No runs with status “failed”")`},
 		{"agent-runs", agent + "/runs", `document.querySelector("section[aria-labelledby=agent-runs-title] tbody tr")`},
 		{"run", agent + "/runs/" + run, `document.querySelector(".run-page .tool-call.ok") && document.querySelector(".run-page .status.run-completed")`},
 		{"agents", "/#/agents", `document.querySelector("section[aria-labelledby=agents-title] tbody tr")`},

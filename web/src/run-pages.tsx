@@ -24,6 +24,9 @@ import {
 } from "./runs";
 import { EmptyState, ErrorBox, ListTable, RunStatusPill, when } from "./ui";
 
+// livePoll is how often a list with runs that have not ended is read again.
+const livePoll = 5000;
+
 // RunList is a list of runs, newest first, with filters by status and
 // source and pages: the account's (with an Agent column, named by names
 // when known), or agentId's only.
@@ -52,6 +55,14 @@ export function RunList({
     [agentId, page, status, source],
   );
   const filtered = status || source;
+  // While a run of the page has not ended, the page is read again now and
+  // then, so its statuses and durations move without Refresh.
+  const live = list.data?.items.some((r) => !isFinal(r.status)) ?? false;
+  useEffect(() => {
+    if (!live) return;
+    const t = setTimeout(list.reload, livePoll);
+    return () => clearTimeout(t);
+  }, [live, list.data]);
   return (
     <>
       <form class="filters run-filters" onSubmit={(e) => e.preventDefault()}>
@@ -100,7 +111,7 @@ export function RunList({
         <ListTable
           items={list.data?.items}
           error={list.error}
-          empty={`No runs${status ? ` ${statusLabel(status)}` : ""}${source ? ` from ${source}` : ""}.`}
+          empty={`No runs${status ? ` with status “${statusLabel(status)}”` : ""}${source ? ` from ${source}` : ""}.`}
           columns={["Input", "Status", ...(agentId ? [] : ["Agent"]), "Source", "Created", "Duration"]}
           rowKey={(r) => r.id}
           row={(r) => (
