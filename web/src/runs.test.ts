@@ -2,7 +2,7 @@
 // its cost) and waitForRun, the loop that follows a run until it ends,
 // with fetch answered here (src/test-setup.ts stubs it).
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { session } from "./api";
+import { sendInBackground, session } from "./api";
 import { type Run, approvalPoll, cost, cut, duration, isFinal, span, waitForRun } from "./runs";
 
 const fetchMock = vi.mocked(fetch);
@@ -167,5 +167,40 @@ describe("waitForRun", () => {
     gone.abort(new DOMException("gone", "AbortError"));
     await expect(waitForRun(run("running"), () => {}, gone.signal)).rejects.toThrow("gone");
     expect(requests).toHaveLength(0);
+  });
+});
+
+describe("sendInBackground", () => {
+  it("sends background: true without stream and returns the 202's run", async () => {
+    fetchMock.mockImplementation(async (input) => {
+      requests.push(input as Request);
+      return new Response(JSON.stringify({ success: true, data: run("queued") }), {
+        status: 202,
+        headers: { "Content-Type": "application/json", Location: "/v1/agents/agent_1/runs/run_1" },
+      });
+    });
+    const queued = await sendInBackground("agent_1", { text: "Later", stream: true, multitaskStrategy: "merge" });
+    expect(queued.status).toBe("queued");
+    const body = (await requests[0]!.json()) as Record<string, unknown>;
+    expect(body).toMatchObject({ text: "Later", background: true, stream: false, multitaskStrategy: "merge" });
+    expect(requests[0]!.headers.get("Idempotency-Key")).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it("retries a lost answer with the same Idempotency-Key", async () => {
+    vi.useFakeTimers();
+    let calls = 0;
+    fetchMock.mockImplementation(async (input) => {
+      requests.push(input as Request);
+      if (calls++ === 0) throw new TypeError("fetch failed");
+      return new Response(JSON.stringify({ success: true, data: run("running") }), {
+        status: 202,
+        headers: { "Content-Type": "application/json" },
+      });
+    });
+    const sent = sendInBackground("agent_1", { text: "Later" });
+    await vi.advanceTimersByTimeAsync(250);
+    expect((await sent).status).toBe("running");
+    expect(requests).toHaveLength(2);
+    expect(requests[1]!.headers.get("Idempotency-Key")).toBe(requests[0]!.headers.get("Idempotency-Key"));
   });
 });
