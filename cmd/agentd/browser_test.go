@@ -884,10 +884,14 @@ func TestConsoleMemoryInBrowser(t *testing.T) {
 	openai := llmtest.NewOpenAI(t)
 	// Every chat call (the reply, then the summary) answers this.
 	openai.Respond(llmtest.Reply{Text: "Ann asked about trading fees."})
+	// An account whose limits never bind: the walk signs in twice, and each
+	// overview asks a request a card (runs, conversations, connections…),
+	// which a standard account's 60 a minute refused by the end.
 	db := tempDB(t)
+	mustAgentd(t, db, "accounts", "create", "e2e", "--tier", "enterprise", "--rpm", "1000000", "--endpoint-multiplier", "10000")
+	key := keyFrom(t, mustAgentd(t, db, "keys", "create", "--account", "e2e").stdout)
 	in := boot(t, map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": openai.URL, "AGENTD_PROVIDER_TIMEOUT": "10s"},
 		"--addr", "127.0.0.1:0", "--db", db)
-	key := keyFrom(t, in.stdout.String())
 	c := &client{t: t, base: in.base, http: &http.Client{Timeout: 10 * time.Second}, contract: loadContract(t)}
 	r := c.do("POST", "/v1/agents", key, map[string]any{"name": "Broker", "modelProvider": "openai", "model": "gpt-4o-mini",
 		"memory": map[string]any{"longTermEnabled": true, "shortTermContext": 1}})
@@ -1042,7 +1046,7 @@ func TestConsoleMemoryInBrowser(t *testing.T) {
 
 	// A read key sees the list; its first refused write tells the console
 	// that the key is read-only, and the write controls go.
-	readKey := keyFrom(t, mustAgentd(t, db, "keys", "create", "--account", "default", "--scope", "read", "--expires", "1d").stdout)
+	readKey := keyFrom(t, mustAgentd(t, db, "keys", "create", "--account", "e2e", "--scope", "read", "--expires", "1d").stdout)
 	b.run("read key", chromedp.EmulateViewport(1280, 900), chromedp.Click("header button.sign-out", chromedp.ByQuery),
 		chromedp.WaitVisible("#api-key", chromedp.ByQuery), signInWith(readKey),
 		chromedp.Navigate(in.base+"/#/agents/"+id+"/memory"), until(rows+`.length === 1`),

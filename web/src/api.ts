@@ -220,6 +220,38 @@ export async function sendMessage(
   }
 }
 
+// sendInBackground sends a message with background: true and returns its
+// run as the 202 answers it (queued, or later): the reply is made without
+// the client, which follows the run (waitForRun in runs.ts). Like
+// sendMessage, a send whose answer was lost is retried with the same
+// Idempotency-Key, which the server answers with the first send's run.
+export async function sendInBackground(
+  agentId: string,
+  body: Schemas["MessageRequest"],
+  signal?: AbortSignal,
+): Promise<Schemas["Run"]> {
+  const key = uuid();
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const r = await call(
+        api.POST("/agents/{agentId}/messages", {
+          params: { path: { agentId }, header: { "Idempotency-Key": key } },
+          body: { ...body, stream: false, background: true },
+          signal,
+        }),
+      );
+      if (typeof r === "string" || !("status" in r.data)) {
+        throw new Error("The server answered a background send with a reply rather than its run.");
+      }
+      return r.data;
+    } catch (err) {
+      const delay = retryDelays[attempt];
+      if (signal?.aborted || delay === undefined || !retryable(err, false)) throw err;
+      await pause(delay, err, signal);
+    }
+  }
+}
+
 // StreamOptions are streamMessage's optional inputs: signal stops reading
 // (the reply runs on; the cancel operation stops it), and onRetry is told
 // of each retry after the stream dropped (attempt from 1) and of each

@@ -2,10 +2,21 @@
 // shown as markdown, and the timeline of the tool calls a reply made (also
 // shown in history).
 import { useEffect, useRef, useState } from "preact/hooks";
-import { type Agent, ApiFailure, api, call, type Schemas, retries, sendMessage, streamMessage } from "./api";
+import {
+  type Agent,
+  ApiFailure,
+  api,
+  call,
+  type Schemas,
+  retries,
+  sendInBackground,
+  sendMessage,
+  streamMessage,
+} from "./api";
 import { exclusive, type Lock, useAction } from "./hooks";
 import { Markdown } from "./markdown-view";
-import { CopyButton, EmptyState, ErrorBox, TextArea, TextField, when } from "./ui";
+import { type Run, isFinal, runPath, strategies, waitForRun } from "./runs";
+import { CopyButton, EmptyState, ErrorBox, RunStatusPill, TextArea, TextField, when } from "./ui";
 
 export type Turn = {
   // key tells the turns apart, for rendering: a reply has no id until done.
@@ -18,6 +29,10 @@ export type Turn = {
   // stopped is whether Stop cut the reply: what was said is stored.
   stopped?: boolean;
   tools?: ToolView[];
+  // run is the background run answering a message, while it is followed.
+  run?: Pick<Run, "id" | "agentId" | "status">;
+  // failure is why a background run ended without a reply.
+  failure?: string;
 };
 
 // Reply is what Stop needs of the reply being written: whether it streams,
@@ -140,6 +155,17 @@ export function Chat({ agent, beforeSend, onTurn }: ChatProps) {
   const [roomId, setRoomId] = useState("");
   const [text, setText] = useState("");
   const [stream, setStream] = useState(true);
+  const [background, setBackground] = useState(false);
+  const [strategy, setStrategy] = useState<Schemas["MultitaskStrategy"]>(
+    agent.settings?.runs?.multitaskStrategy ?? "enqueue",
+  );
+  // following stops the waits for background runs when the page goes.
+  const following = useRef<AbortController>();
+  useEffect(() => {
+    const abort = new AbortController();
+    following.current = abort;
+    return () => abort.abort();
+  }, []);
   const [turns, setTurns] = useState<Turn[]>([]);
   const { busy, error, run, setError } = useAction();
   const [stopping, setStopping] = useState(false);
@@ -179,13 +205,15 @@ export function Chat({ agent, beforeSend, onTurn }: ChatProps) {
         ...(userId ? { userId } : {}),
         ...(roomId ? { roomId } : {}),
         context: { platform: "console" },
+        multitaskStrategy: strategy,
       };
       await run(async () => {
         await beforeSend?.();
         setText("");
-        await converse(body);
+        if (background) await converseInBackground(body);
+        else await converse(body);
       });
-      onTurn?.();
+      if (!background) onTurn?.();
     });
 
   // converse shows the message and its reply as it arrives.
@@ -251,6 +279,48 @@ export function Chat({ agent, beforeSend, onTurn }: ChatProps) {
       setRetry(0);
       setStopping(false);
     }
+  };
+
+  // setTurn changes the turn keyed key (a background reply).
+  const setTurn = (key: number, patch: Partial<Turn>) =>
+    setTurns((ts) => ts.map((t) => (t.key === key ? { ...t, ...patch } : t)));
+
+  // converseInBackground sends the message as a background run and shows
+  // the run as a chip in the reply's place; the chat is free again at once.
+  // The run is followed (?wait=30, again and again) and its reply shown
+  // when it ends, however many messages are sent meanwhile.
+  const converseInBackground = async (body: Schemas["MessageRequest"]) => {
+    const queued = await sendInBackground(agent.id, body, following.current?.signal);
+    const key = (turnKeys.current += 2);
+    setTurns((ts) => [
+      ...ts,
+      { key: key - 1, role: "user", text: body.text },
+      { key, role: "agent", text: "", run: queued },
+    ]);
+    const show = (r: Run) => {
+      if (!isFinal(r.status)) return setTurn(key, { run: r });
+      const reply = r.reply;
+      setTurn(key, {
+        run: r,
+        text: reply?.response ?? "",
+        metadata: reply?.metadata,
+        messageId: reply?.messageId,
+        tools: reply?.metadata.toolCalls,
+        stopped: reply !== null && r.status !== "completed",
+        failure:
+          r.status === "completed"
+            ? undefined
+            : r.error
+              ? `${r.error.code}: ${r.error.message}`
+              : `The run ended ${r.status}.`,
+      });
+      onTurn?.();
+    };
+    if (isFinal(queued.status)) show(queued);
+    else
+      void waitForRun(queued, show, following.current?.signal).catch((err: unknown) => {
+        if (!following.current?.signal.aborted) setTurn(key, { failure: `Stopped following the run: ${String(err)}` });
+      });
   };
 
   // cancel asks the server to stop the reply; its stream then ends by
@@ -350,8 +420,36 @@ export function Chat({ agent, beforeSend, onTurn }: ChatProps) {
         />
         <div class="send-row">
           <label class="inline">
-            <input type="checkbox" checked={stream} onChange={(e) => setStream(e.currentTarget.checked)} />
+            <input
+              type="checkbox"
+              checked={stream && !background}
+              disabled={background}
+              onChange={(e) => setStream(e.currentTarget.checked)}
+            />
             Stream the reply
+          </label>
+          <label class="inline">
+            <input
+              id="background"
+              type="checkbox"
+              checked={background}
+              onChange={(e) => setBackground(e.currentTarget.checked)}
+            />
+            Run in the background
+          </label>
+          <label class="strategy" title="What this message does when the conversation already has a run going">
+            If busy
+            <select
+              id="multitaskStrategy"
+              value={strategy}
+              onChange={(e) => setStrategy(e.currentTarget.value as Schemas["MultitaskStrategy"])}
+            >
+              {strategies.map((s) => (
+                <option key={s} value={s}>
+                  {s}
+                </option>
+              ))}
+            </select>
           </label>
           <button type="submit" disabled={busy || !text.trim()}>
             Send
@@ -377,6 +475,14 @@ export function TurnView({ turn: t, who, at }: { turn: Turn; who: string; at?: s
         <span class="who">{who}</span>
         {t.role === "agent" && !t.streaming && t.text && <CopyButton text={t.text} what="reply" />}
       </div>
+      {t.run && (
+        <p class="run-chip">
+          <RunStatusPill status={t.run.status} />
+          <a href={`#${runPath(t.run)}`}>
+            {isFinal(t.run.status) ? "Background run" : "Running in the background"}: <code>{t.run.id}</code>
+          </a>
+        </p>
+      )}
       <ToolCalls calls={t.tools} live={t.streaming} />
       {t.role === "user" ? (
         <p class="text">{t.text}</p>
@@ -392,6 +498,7 @@ export function TurnView({ turn: t, who, at }: { turn: Turn; who: string; at?: s
           </Markdown>
         </div>
       )}
+      {t.failure && <p class="field-error">{t.failure}</p>}
       <ReplyMeta turn={t} at={at} />
     </li>
   );

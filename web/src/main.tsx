@@ -8,11 +8,13 @@
 //   #/agents/{id}                              edit, JSON view and delete
 //   #/agents/{id}/chat                         the playground: settings beside a chat
 //   #/agents/{id}/conversations[/{convId}]     history
+//   #/agents/{id}/runs[/{runId}]               its runs, a run's page
 //   #/agents/{id}/memory                       memories: search, add, forget
 //   #/agents/{id}/knowledge                    documents: upload, paste
 //   #/agents/{id}/context                      what the next turn would send
 //   #/agents/{id}/analytics                    charts
 //   #/agents/{id}/connections
+//   #/runs[?status=…]                          the account's runs
 //   #/webhooks[/{id}]                          webhooks
 import "uplot/dist/uPlot.min.css";
 import "./style.css";
@@ -32,6 +34,7 @@ import { useAction, useQuery } from "./hooks";
 import { Knowledge } from "./knowledge";
 import { Memories } from "./memory";
 import { Overview } from "./overview";
+import { AgentRuns, RunPage, RunsPage } from "./run-pages";
 import { applyTheme, useTheme } from "./theme";
 import { ErrorBox, go, useRoute } from "./ui";
 import { WebhookPage, Webhooks } from "./webhooks";
@@ -92,6 +95,7 @@ function SignIn() {
 const agentTabs: [string, string][] = [
   ["chat", "Playground"],
   ["conversations", "Conversations"],
+  ["runs", "Runs"],
   ["", "Settings"],
   ["memory", "Memory"],
   ["knowledge", "Knowledge"],
@@ -140,6 +144,8 @@ function AgentPage({ id, tab, rest }: { id: string; tab: string; rest: string[] 
       {tab === "chat" && <Playground agent={agent} onChanged={reload} />}
       {tab === "conversations" && !rest[0] && <Conversations agent={agent} />}
       {tab === "conversations" && rest[0] && <Conversation agent={agent} conversationId={rest[0]} />}
+      {tab === "runs" && !rest[0] && <AgentRuns agent={agent} />}
+      {tab === "runs" && rest[0] && <RunPage key={rest[0]} agent={agent} runId={rest[0]} />}
       {tab === "memory" && <Memories agent={agent} />}
       {tab === "knowledge" && <Knowledge agent={agent} />}
       {tab === "context" && <ContextPreview agent={agent} />}
@@ -155,6 +161,7 @@ function AgentPage({ id, tab, rest }: { id: string; tab: string; rest: string[] 
 const sections: { route: string; label: string }[] = [
   { route: "/overview", label: "Overview" },
   { route: "/agents", label: "Agents" },
+  { route: "/runs", label: "Runs" },
   { route: "/webhooks", label: "Webhooks" },
 ];
 
@@ -197,12 +204,15 @@ function App() {
     if (!signedIn && route !== "/signin") go("/signin");
   }, [signedIn, route]);
 
-  const parts = route.split("/").filter(Boolean);
+  // A route may end in a query (#/runs?status=failed).
+  const [path = "", query = ""] = route.split("?");
+  const parts = path.split("/").filter(Boolean);
   let page;
   if (!signedIn || parts[0] === "signin") page = <SignIn />;
   else if (parts[0] === "agents" && parts[1] === "new") page = <AgentCreate />;
   else if (parts[0] === "agents" && parts[1])
     page = <AgentPage id={parts[1]} tab={parts[2] ?? ""} rest={parts.slice(3)} />;
+  else if (parts[0] === "runs") page = <RunsPage status={new URLSearchParams(query).get("status") ?? ""} />;
   else if (parts[0] === "webhooks") page = parts[1] ? <WebhookPage id={parts[1]} /> : <Webhooks />;
   else if (parts[0] === "agents") page = <AgentList />;
   else page = <Overview />;

@@ -1,11 +1,12 @@
-// overview.tsx: the account at a glance: agents by status, connections in
-// error and the latest conversations. Each part is a card of `cards`; a
+// overview.tsx: the account at a glance: agents by status, runs that need
+// attention or failed, connections in error and the latest conversations. Each part is a card of `cards`; a
 // later page (runs, the approvals inbox, schedules, spend) adds its card
 // there and its entry to the sidebar in main.tsx.
 import type { FunctionComponent } from "preact";
 import { api, call, getAgent, type Schemas } from "./api";
 import { titleOf, who } from "./conversations";
 import { useQuery } from "./hooks";
+import { RunsCard } from "./run-pages";
 import { ProviderNotice } from "./status";
 import { EmptyState, ErrorBox, when } from "./ui";
 
@@ -204,5 +205,10 @@ function RecentConversations({ sample }: CardProps) {
   );
 }
 
+// Runs is the runs card, its failed runs named by the newest agents' names.
+function Runs({ sample }: CardProps) {
+  return <RunsCard names={new Map(sample.map((a) => [a.id, a.name]))} />;
+}
+
 // cards are the overview's parts, in order.
-const cards: FunctionComponent<CardProps>[] = [AgentsByStatus, RecentConversations, ConnectionsInError];
+const cards: FunctionComponent<CardProps>[] = [AgentsByStatus, Runs, RecentConversations, ConnectionsInError];

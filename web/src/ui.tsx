@@ -4,6 +4,7 @@
 import { type ComponentChildren, Fragment, type JSX } from "preact";
 import { useEffect, useId, useState } from "preact/hooks";
 import { ApiFailure, type Schemas } from "./api";
+import { statusLabel } from "./runs";
 
 // go navigates to a hash route such as "/agents".
 export function go(route: string): void {
@@ -508,5 +509,15 @@ export function EmptyState({ title, children }: { title: string; children?: Comp
       <strong>{title}</strong>
       {children && <p>{children}</p>}
     </div>
+  );
+}
+
+// RunStatusPill is a run's status as a pill, with a spinner while it runs.
+export function RunStatusPill({ status }: { status: Schemas["RunStatus"] }) {
+  return (
+    <span class={`status run-${status}`}>
+      {status === "running" && <span class="spinner" aria-hidden="true" />}
+      {statusLabel(status)}
+    </span>
   );
 }

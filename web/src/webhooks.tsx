@@ -18,6 +18,10 @@ const eventTypes = Object.keys({
   "agent.status_changed": 1,
   "message.completed": 1,
   "connection.changed": 1,
+  "run.completed": 1,
+  "run.failed": 1,
+  "run.cancelled": 1,
+  "run.requires_action": 1,
   "webhook.test": 1,
 } satisfies Record<Schemas["WebhookEventType"], 1>) as Schemas["WebhookEventType"][];
 
