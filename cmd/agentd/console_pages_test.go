@@ -212,20 +212,10 @@ func (b *browser) runs(base, id string, openai *llmtest.Server, c *client, key s
 	t := b.t
 	t.Helper()
 	last := `[...document.querySelectorAll(".turn.agent")].pop()`
-	// The server's Send Message with background: true reads the run it
-	// answers after handing it to the goroutine that runs it
-	// (server/messages.go, sendInBackground: t.Run() after
-	// Turns.Background), which -race reports as a data race: the walk
-	// sends in the background only without it, until that is fixed.
-	if raceDetector {
-		t.Log("skipped the playground's background send: the server's sendInBackground races under -race")
-	} else {
-		b.backgroundSend(base, id, last, openai)
-	}
+	b.backgroundSend(base, id, last, openai)
 
-	// A run whose model takes 20 s, sent by another client: cancelled from
-	// its page, it ends cancelled there and in the API. (Sent without
-	// background, for the race above; its request waits meanwhile.)
+	// A run whose model takes 20 s, sent by another client that waits for
+	// it: cancelled from its page, it ends cancelled there and in the API.
 	openai.Enqueue(llmtest.Reply{Text: "Too late.", Delay: 20 * time.Second})
 	// Plain net/http: c.do may call t.Fatal, which only the test's own
 	// goroutine may.

@@ -1,6 +1,0 @@
-//go:build !race
-
-package main
-
-// raceDetector is whether the tests were built with -race.
-const raceDetector = false
