@@ -143,7 +143,8 @@ func TestBackgroundRun(t *testing.T) {
 func TestRunsOfAConversationGoInOrder(t *testing.T) {
 	storetest.Backends(t, func(t *testing.T, dsn string) {
 		h := newHarnessAt(t, dsn, nil, nil)
-		h.openai.Respond(llmtest.Reply{Text: "ok", Delay: 150 * time.Millisecond})
+		h.openai.Respond(llmtest.Reply{Text: "ok", Delay: 50 * time.Millisecond})
+		h.openai.Enqueue(llmtest.Reply{Text: "ok", Delay: time.Second}) // the first run's
 		id := h.createAgent(map[string]any{"name": "orderly"})
 		var runs []map[string]any
 		for _, text := range []string{"one", "two", "three"} {
@@ -163,8 +164,8 @@ func TestRunsOfAConversationGoInOrder(t *testing.T) {
 				t.Errorf("run %d started at %v, before run %d ended at %v", i, r["startedAt"], i-1, ended[i-1]["finishedAt"])
 			}
 		}
-		if bob := h.run(id, other["id"].(string), 0); bob["startedAt"] == nil || bob["startedAt"].(string) > ended[1]["startedAt"].(string) {
-			t.Errorf("the other conversation's run waited: %v", bob)
+		if bob := h.run(id, other["id"].(string), 0); bob["finishedAt"] == nil || bob["finishedAt"].(string) > ended[0]["finishedAt"].(string) {
+			t.Errorf("the other conversation's run waited for the first one's: %v", bob)
 		}
 		if got := h.history(id, "ann"); got != "one,ok,two,ok,three,ok" {
 			t.Errorf("history: %s", got)
