@@ -22,7 +22,7 @@ import (
 type Turns interface {
 	Prepare(ctx context.Context, in turn.Input) (*turn.Turn, error)
 	Accept(ctx context.Context, in turn.Input) (*turn.Turn, error)
-	Start(ctx context.Context, t *turn.Turn) error
+	Detach(ctx context.Context, t *turn.Turn) <-chan turn.Outcome
 	Generate(ctx context.Context, t *turn.Turn) (turn.Result, error)
 	Stream(ctx context.Context, t *turn.Turn, emit func(turn.Event) error) (turn.Result, error)
 }
@@ -246,15 +246,13 @@ func (h *Handler) sendInBackground(ctx context.Context, c Call, req rpcRequest, 
 	if rerr != nil {
 		return errorReply(d, req.ID, rerr)
 	}
-	go func() {
+	outcome := h.cfg.Turns.Detach(ctx, t)
+	go func() { // the task's lease and end follow the run
 		ctx := context.WithoutCancel(ctx)
 		unhold := h.hold(ctx, c, task)
-		res, err := turn.Result{}, h.cfg.Turns.Start(ctx, t)
-		if err == nil {
-			res, err = h.cfg.Turns.Generate(ctx, t)
-		}
+		o := <-outcome
 		unhold()
-		h.finish(ctx, c, task, res, err, false)
+		h.finish(ctx, c, task, o.Result, o.Err, false)
 	}()
 	return resultReply(req.ID, d.sendResult(task, in.HistoryLength))
 }

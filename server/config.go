@@ -25,10 +25,8 @@ type Turns interface {
 	RecallAgent(ctx context.Context, accountID, agentID string) (recall.Agent, error)
 	// Providers says which model providers the server can call.
 	Providers() []turn.ProviderState
-	// Accept, Background, Wait and Cancel are the runs' other ways.
+	// Accept, Detach, Wait and Cancel are the runs' other ways.
 	Accept(ctx context.Context, in turn.Input) (*turn.Turn, error)
-	Start(ctx context.Context, t *turn.Turn) error
-	Background(ctx context.Context, t *turn.Turn)
 	Detach(ctx context.Context, t *turn.Turn) <-chan turn.Outcome
 	Wait(ctx context.Context, accountID, agentID, id string, limit time.Duration) (domain.Run, error)
 	Cancel(ctx context.Context, accountID, agentID, id string) (domain.Run, error)

@@ -77,8 +77,8 @@ func (s *Server) sendInBackground(ctx context.Context, req gen.SendMessageReques
 	if err != nil {
 		return nil, err
 	}
-	accepted := t.Run() // before the run goes on its own
-	s.cfg.Turns.Background(ctx, t)
+	accepted := t.Run()        // before the run goes on its own
+	s.cfg.Turns.Detach(ctx, t) // nobody waits for its outcome
 	return s.runAccepted(ctx, accepted)
 }
 

@@ -8,7 +8,6 @@ import (
 
 	"github.com/agentd/agentd/domain"
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 )
 
 // runRow is a row of runs. Lane is what runs one at a time: the run's
@@ -168,7 +167,7 @@ func (s Runs) StartRun(ctx context.Context, id string) (domain.Run, bool, error)
 	var row runRow
 	started := false
 	err := s.writeEvents(ctx, "start run", func(tx *gorm.DB, emit emitFunc) error {
-		if err := tx.Clauses(s.forUpdate()...).Take(&row, "id = ?", id).Error; err != nil {
+		if err := forUpdate(tx).Take(&row, "id = ?", id).Error; err != nil {
 			return notFoundAs(err, domain.ErrRunNotFound)
 		}
 		if row.Status != string(domain.RunQueued) {
@@ -239,15 +238,6 @@ func (s Runs) BeatRun(ctx context.Context, id string) error {
 	})
 }
 
-// forUpdate locks the rows a read-then-write transaction reads on
-// PostgreSQL; SQLite's one writer needs no lock.
-func (s *core) forUpdate() []clause.Expression {
-	if !s.postgres {
-		return nil
-	}
-	return []clause.Expression{clause.Locking{Strength: "UPDATE"}}
-}
-
 // FinishRun ends run id in status with what it made (reply nil when none
 // was stored; code and message for a failure). A run that another message
 // or a cancel ended first keeps that status, and takes the reply. The run
@@ -256,7 +246,7 @@ func (s *core) forUpdate() []clause.Expression {
 func (s Runs) FinishRun(ctx context.Context, id string, status domain.RunStatus, reply *domain.Reply, code, message string) (domain.Run, error) {
 	var row runRow
 	err := s.writeEvents(ctx, "finish run", func(tx *gorm.DB, emit emitFunc) error {
-		if err := tx.Clauses(s.forUpdate()...).Take(&row, "id = ?", id).Error; err != nil {
+		if err := forUpdate(tx).Take(&row, "id = ?", id).Error; err != nil {
 			return notFoundAs(err, domain.ErrRunNotFound)
 		}
 		ends := !domain.RunStatus(row.Status).Final()
@@ -294,7 +284,7 @@ func (s Runs) CancelRun(ctx context.Context, accountID, agentID, id string) (dom
 		if err := ownedAgent(tx, accountID, agentID); err != nil {
 			return err
 		}
-		if err := tx.Clauses(s.forUpdate()...).Take(&row, "id = ? AND agent_id = ?", id, agentID).Error; err != nil {
+		if err := forUpdate(tx).Take(&row, "id = ? AND agent_id = ?", id, agentID).Error; err != nil {
 			return notFoundAs(err, domain.ErrRunNotFound)
 		}
 		if domain.RunStatus(row.Status).Final() {

@@ -9,6 +9,22 @@ import (
 	"github.com/agentd/agentd/domain"
 )
 
+// acceptRun accepts text as a run of agent a in conversation conv (""
+// for none) under strategy, its reply's id made of the text.
+func acceptRun(s *Store, a domain.Agent, conv, text string, strategy domain.Strategy) (domain.Run, []domain.Run, error) {
+	return s.Runs().AcceptRun(context.Background(), domain.Run{AccountID: a.AccountID, AgentID: a.ID, ConversationID: conv,
+		UserID: "ann", Source: domain.SourceAPI, Text: text, MessageID: "msg_" + text, Strategy: strategy})
+}
+
+// mustQueue is a run of text queued in conv as acceptRun makes it, under
+// enqueue.
+func mustQueue(t *testing.T, s *Store, a domain.Agent, conv, text string) domain.Run {
+	t.Helper()
+	r, _, err := acceptRun(s, a, conv, text, domain.StrategyEnqueue)
+	mustOK(t, err)
+	return r
+}
+
 // TestRunLanes: the runs of a conversation start one at a time in the
 // order they were accepted, each strategy does what it says to the runs in
 // the way, a run without a conversation waits for nobody, cancel ends a
@@ -21,36 +37,32 @@ func TestRunLanes(t *testing.T) {
 		conv, err := s.Conversations().OpenConversation(ctx, acct.ID, a.ID, domain.ConversationRef{UserID: "ann", Platform: "api"})
 		mustOK(t, err)
 		runs := s.Runs()
-		accept := func(text string, strategy domain.Strategy, convID string) (domain.Run, []domain.Run, error) {
-			return runs.AcceptRun(ctx, domain.Run{AccountID: acct.ID, AgentID: a.ID, ConversationID: convID, UserID: "ann",
-				Source: domain.SourceAPI, Text: text, MessageID: "msg_" + text, Strategy: strategy})
-		}
 		start := func(r domain.Run) bool {
 			t.Helper()
 			_, ok, err := runs.StartRun(ctx, r.ID)
 			mustOK(t, err)
 			return ok
 		}
-		first, _, err := accept("one", domain.StrategyEnqueue, conv)
+		first, _, err := acceptRun(s, a, conv, "one", domain.StrategyEnqueue)
 		mustOK(t, err)
-		second, _, err := accept("two", domain.StrategyEnqueue, conv)
+		second, _, err := acceptRun(s, a, conv, "two", domain.StrategyEnqueue)
 		mustOK(t, err)
-		alone, _, err := accept("alone", domain.StrategyEnqueue, "")
+		alone, _, err := acceptRun(s, a, "", "alone", domain.StrategyEnqueue)
 		mustOK(t, err)
 		if start(second) || !start(first) || start(second) || !start(alone) {
 			t.Fatal("runs started out of their conversation's order")
 		}
-		_, _, err = accept("three", domain.StrategyReject, conv)
+		_, _, err = acceptRun(s, a, conv, "three", domain.StrategyReject)
 		var busy *domain.Error
 		if !errors.As(err, &busy) || busy.Code != domain.CodeBusy || busy.RunID != first.ID {
 			t.Fatalf("reject: %v, want busy naming %s", err, first.ID)
 		}
-		merged, stopped, err := accept("more", domain.StrategyMerge, conv)
+		merged, stopped, err := acceptRun(s, a, conv, "more", domain.StrategyMerge)
 		mustOK(t, err)
 		if merged.ID != second.ID || merged.Text != "two\nmore" || len(stopped) != 0 {
 			t.Fatalf("merge into the queued run: %+v, stopped %v", merged, stopped)
 		}
-		last, stopped, err := accept("four", domain.StrategyInterrupt, conv)
+		last, stopped, err := acceptRun(s, a, conv, "four", domain.StrategyInterrupt)
 		mustOK(t, err)
 		if len(stopped) != 2 || stopped[0].ID != first.ID || stopped[0].Status != domain.RunInterrupted || stopped[1].ID != second.ID {
 			t.Fatalf("interrupt stopped %+v", stopped)
@@ -101,16 +113,10 @@ func TestAbandonedRunFreesItsConversation(t *testing.T) {
 		a := mustAgent(t, s, acct.ID, "orphan")
 		conv, err := s.Conversations().OpenConversation(ctx, acct.ID, a.ID, domain.ConversationRef{UserID: "ann", Platform: "api"})
 		mustOK(t, err)
-		accept := func(text string) domain.Run {
-			r, _, err := s.Runs().AcceptRun(ctx, domain.Run{AccountID: acct.ID, AgentID: a.ID, ConversationID: conv,
-				Source: domain.SourceAPI, Text: text, MessageID: "msg_" + text, Strategy: domain.StrategyEnqueue})
-			mustOK(t, err)
-			return r
-		}
-		lost := accept("lost")
+		lost := mustQueue(t, s, a, conv, "lost")
 		_, ok, err := s.Runs().StartRun(ctx, lost.ID)
 		mustOK(t, err)
-		next := accept("next")
+		next := mustQueue(t, s, a, conv, "next")
 		if _, started, _ := s.Runs().StartRun(ctx, next.ID); !ok || started {
 			t.Fatal("the next run started while the first one beats")
 		}
@@ -134,20 +140,14 @@ func TestRunsKeptThirtyDays(t *testing.T) {
 		ctx := context.Background()
 		acct := mustAccount(t, s, "acme")
 		a := mustAgent(t, s, acct.ID, "keeper")
-		accept := func(text string) domain.Run {
-			r, _, err := s.Runs().AcceptRun(ctx, domain.Run{AccountID: acct.ID, AgentID: a.ID, Source: domain.SourceAPI,
-				Text: text, MessageID: "msg_" + text, Strategy: domain.StrategyEnqueue})
-			mustOK(t, err)
-			return r
-		}
-		old, recent := accept("old"), accept("recent")
+		old, recent := mustQueue(t, s, a, "", "old"), mustQueue(t, s, a, "", "recent")
 		for _, r := range []domain.Run{old, recent} {
 			_, err := s.Runs().CancelRun(ctx, acct.ID, a.ID, r.ID)
 			mustOK(t, err)
 		}
 		past := s.now().Add(-RunRetention - time.Hour)
 		mustOK(t, s.w.Model(&runRow{}).Where("id = ?", old.ID).Updates(map[string]any{"created_at": past, "finished_at": past}).Error)
-		accept("next")
+		mustQueue(t, s, a, "", "next")
 		wantErr(t, func() error { _, err := s.Runs().GetRun(ctx, acct.ID, a.ID, old.ID); return err }(), domain.ErrRunNotFound)
 		if _, err := s.Runs().GetRun(ctx, acct.ID, a.ID, recent.ID); err != nil {
 			t.Errorf("a recent run went: %v", err)

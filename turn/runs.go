@@ -400,7 +400,3 @@ func (s *Service) Detach(ctx context.Context, t *Turn) <-chan Outcome {
 	}()
 	return out
 }
-
-// Background runs t's run without its caller, as Detach does, for a
-// caller that does not wait.
-func (s *Service) Background(ctx context.Context, t *Turn) { s.Detach(ctx, t) }

@@ -172,32 +172,14 @@ function pause(ms: number, err: unknown, signal?: AbortSignal): Promise<void> {
 // sendMessage sends a message without streaming. It carries a fresh
 // Idempotency-Key, so when the answer is lost on the way (a network
 // failure) the send is retried: the server answers a repeat with the first
-// reply rather than making a second one.
-// replyOfRun waits for a run to end and returns its reply, or throws why
-// it has none.
-export async function replyOfRun(
-  agentId: string,
-  run: Schemas["Run"],
-  signal?: AbortSignal,
-): Promise<Schemas["MessageReply"]> {
-  while (run.status === "queued" || run.status === "running") {
-    const r = await call(
-      api.GET("/agents/{agentId}/runs/{runId}", {
-        params: { path: { agentId, runId: run.id }, query: { wait: 30 } },
-        signal,
-      }),
-    );
-    run = r.data;
-  }
-  if (run.reply && run.status === "completed") return run.reply;
-  throw new Error(run.error ? `${run.error.code}: ${run.error.message}` : `The run ended ${run.status}.`);
-}
-
+// answer rather than making a second run. The answer is the reply, or the
+// run (202) when the reply took longer than the server waits or the body
+// asked for background: replyOfRun (runs.ts) follows that run.
 export async function sendMessage(
   agentId: string,
   body: Schemas["MessageRequest"],
   signal?: AbortSignal,
-): Promise<Schemas["MessageReply"]> {
+): Promise<Schemas["MessageReply"] | Schemas["Run"]> {
   const key = uuid();
   for (let attempt = 0; ; attempt++) {
     try {
@@ -210,8 +192,7 @@ export async function sendMessage(
       );
       // The operation answers text/event-stream only when asked to stream.
       if (typeof r === "string") throw new Error("The server streamed a reply that was not asked to stream.");
-      // 202: the reply took longer than the server waits; its run goes on.
-      return "status" in r.data ? await replyOfRun(agentId, r.data, signal) : r.data;
+      return r.data;
     } catch (err) {
       const delay = retryDelays[attempt];
       if (signal?.aborted || delay === undefined || !retryable(err, false)) throw err;
@@ -222,34 +203,16 @@ export async function sendMessage(
 
 // sendInBackground sends a message with background: true and returns its
 // run as the 202 answers it (queued, or later): the reply is made without
-// the client, which follows the run (waitForRun in runs.ts). Like
-// sendMessage, a send whose answer was lost is retried with the same
-// Idempotency-Key, which the server answers with the first send's run.
+// the client, which follows the run (waitForRun in runs.ts). It is
+// sendMessage's send, retries included.
 export async function sendInBackground(
   agentId: string,
   body: Schemas["MessageRequest"],
   signal?: AbortSignal,
 ): Promise<Schemas["Run"]> {
-  const key = uuid();
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const r = await call(
-        api.POST("/agents/{agentId}/messages", {
-          params: { path: { agentId }, header: { "Idempotency-Key": key } },
-          body: { ...body, stream: false, background: true },
-          signal,
-        }),
-      );
-      if (typeof r === "string" || !("status" in r.data)) {
-        throw new Error("The server answered a background send with a reply rather than its run.");
-      }
-      return r.data;
-    } catch (err) {
-      const delay = retryDelays[attempt];
-      if (signal?.aborted || delay === undefined || !retryable(err, false)) throw err;
-      await pause(delay, err, signal);
-    }
-  }
+  const r = await sendMessage(agentId, { ...body, stream: false, background: true }, signal);
+  if (!("status" in r)) throw new Error("The server answered a background send with a reply rather than its run.");
+  return r;
 }
 
 // StreamOptions are streamMessage's optional inputs: signal stops reading

@@ -15,7 +15,7 @@ import {
 } from "./api";
 import { exclusive, type Lock, useAction } from "./hooks";
 import { Markdown } from "./markdown-view";
-import { type Run, isFinal, runPath, strategies, waitForRun } from "./runs";
+import { type Run, isFinal, replyOfRun, runPath, strategies, waitForRun } from "./runs";
 import { CopyButton, EmptyState, ErrorBox, RunStatusPill, TextArea, TextField, when } from "./ui";
 
 export type Turn = {
@@ -265,7 +265,9 @@ export function Chat({ agent, beforeSend, onTurn }: ChatProps) {
           { signal: reading.signal, onRetry: setRetry },
         );
       } else {
-        const r = await sendMessage(agent.id, body, reading.signal);
+        const sent = await sendMessage(agent.id, body, reading.signal);
+        // 202: the reply took longer than the server waits; its run goes on.
+        const r = "status" in sent ? await replyOfRun(sent, reading.signal) : sent;
         update({ text: r.response, metadata: r.metadata, messageId: r.messageId, tools: r.metadata.toolCalls });
       }
     } catch (err) {

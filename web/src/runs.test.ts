@@ -3,7 +3,7 @@
 // with fetch answered here (src/test-setup.ts stubs it).
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { sendInBackground, session } from "./api";
-import { type Run, approvalPoll, cost, cut, duration, isFinal, span, waitForRun } from "./runs";
+import { type Run, approvalPoll, cost, cut, duration, isFinal, replyOfRun, span, waitForRun } from "./runs";
 
 const fetchMock = vi.mocked(fetch);
 let requests: Request[];
@@ -167,6 +167,28 @@ describe("waitForRun", () => {
     gone.abort(new DOMException("gone", "AbortError"));
     await expect(waitForRun(run("running"), () => {}, gone.signal)).rejects.toThrow("gone");
     expect(requests).toHaveLength(0);
+  });
+});
+
+describe("replyOfRun", () => {
+  const reply = {
+    messageId: "msg_1",
+    response: "Done.",
+    agentId: "agent_1",
+    timestamp: "2026-01-01T00:00:01Z",
+    metadata: { tokensUsed: 3, responseTime: 5, model: "m" },
+  };
+
+  it("follows a run a send answered with (202) to its reply", async () => {
+    answerRuns(run("running"), run("completed", { reply }));
+    expect(await replyOfRun(run("queued"))).toEqual(reply);
+    expect(requests).toHaveLength(2);
+  });
+
+  it("says why a run ended without a reply", async () => {
+    answerRuns(run("failed", { error: { code: "MODEL_ERROR", message: "down" } }));
+    await expect(replyOfRun(run("running"))).rejects.toThrow("MODEL_ERROR: down");
+    await expect(replyOfRun(run("cancelled"))).rejects.toThrow("The run ended cancelled.");
   });
 });
 

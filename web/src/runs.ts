@@ -133,6 +133,14 @@ export async function waitForRun(
   }
 }
 
+// replyOfRun follows a run until it ends and returns its reply, or throws
+// why it has none: what a send answered with its run (202) comes to.
+export async function replyOfRun(run: Run, signal?: AbortSignal): Promise<Schemas["MessageReply"]> {
+  const last = isFinal(run.status) ? run : await waitForRun(run, () => {}, signal);
+  if (last.reply && last.status === "completed") return last.reply;
+  throw new Error(last.error ? `${last.error.code}: ${last.error.message}` : `The run ended ${last.status}.`);
+}
+
 // sleep waits ms, and rejects when signal aborts.
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
