@@ -89,6 +89,10 @@ type Run struct {
 	Attempts                int
 	CreatedAt               time.Time
 	StartedAt, FinishedAt   time.Time // zero until then
+	// Input is how the message came in; Steps the run's finished steps
+	// (read by whoever resumes it, not by the API).
+	Input RunInput
+	Steps []RunStep
 }
 
 // RunQuery selects a page of runs, newest first.
@@ -127,4 +131,57 @@ type ReplyMetadata struct {
 	PromptTokens, CompletionTokens int
 	// ToolCalls are the tool calls of the run in call order.
 	ToolCalls []ToolCall
+}
+
+// RunInput is what a run's turn needs besides its text to be started
+// again by another process: the way its message came in.
+type RunInput struct {
+	Conv     ConversationRef `json:"conv"`
+	UserName string          `json:"userName,omitempty"`
+	Platform string          `json:"platform,omitempty"`
+	Channel  string          `json:"channel,omitempty"`
+	// Post, MaxChars: what a platform asks of the reply's form.
+	Post     bool `json:"post,omitempty"`
+	MaxChars int  `json:"maxChars,omitempty"`
+	// Given is the conversation as the caller sent it, when it sent one.
+	Given []GivenMessage `json:"given,omitempty"`
+}
+
+// GivenMessage is one message of a conversation a caller sent along.
+type GivenMessage struct {
+	Role string `json:"role"`
+	Text string `json:"text"`
+}
+
+// RunStep is one finished provider call of a run that asked for tools,
+// and those calls as they finish: what a run resumed elsewhere starts
+// from, so no finished call runs twice.
+type RunStep struct {
+	Text         string     `json:"text,omitempty"`
+	InputTokens  int        `json:"inputTokens,omitempty"`
+	OutputTokens int        `json:"outputTokens,omitempty"`
+	TotalTokens  int        `json:"totalTokens,omitempty"`
+	Model        string     `json:"model,omitempty"`
+	Calls        []StepCall `json:"calls"`
+}
+
+// StepCall is a tool call of a step: the call as the model wrote it,
+// agentd's record of it, and, once Done, its result as the model sees it.
+type StepCall struct {
+	ProviderID string   `json:"providerId"`
+	Arguments  string   `json:"arguments"` // as the model wrote them
+	Record     ToolCall `json:"record"`
+	Result     string   `json:"result,omitempty"`
+	Done       bool     `json:"done,omitempty"`
+}
+
+// RunClaim is the outcome of trying to take over a run whose holder may
+// have been lost.
+type RunClaim struct {
+	// Run is the run as it is now: held by the caller when Claimed.
+	Run     Run
+	Claimed bool
+	// Again, when not zero, is how long until the run's holder is taken
+	// for lost if it stays silent: the time to look again.
+	Again time.Duration
 }

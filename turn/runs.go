@@ -36,6 +36,12 @@ type Runs interface {
 	// beat for a minute lost its replica and blocks its conversation no
 	// more.
 	BeatRun(ctx context.Context, id string) error
+	// SaveRunSteps stores the run's finished steps, the whole list.
+	SaveRunSteps(ctx context.Context, id string, steps []domain.RunStep) error
+	// ClaimRun takes over run id when whoever held it was lost.
+	ClaimRun(ctx context.Context, id string) (domain.RunClaim, error)
+	// LostRuns are the ids of up to limit runs whose holder was lost.
+	LostRuns(ctx context.Context, limit int) ([]string, error)
 }
 
 const (
@@ -140,7 +146,7 @@ func strategy(in Input, a domain.Agent) domain.Strategy {
 func (s *Service) accept(ctx context.Context, t *Turn) error {
 	run, stopped, err := s.cfg.Stores.Runs.AcceptRun(ctx, domain.Run{AccountID: t.agent.AccountID, AgentID: t.agent.ID,
 		ConversationID: t.convID, UserID: t.in.UserID, RoomID: t.in.Conv.RoomID, Source: t.in.Source,
-		Text: t.in.Text, MessageID: t.replyID, Strategy: strategy(t.in, t.agent)})
+		Text: t.in.Text, MessageID: t.replyID, Strategy: strategy(t.in, t.agent), Input: runInput(t.in)})
 	if err != nil {
 		return err
 	}

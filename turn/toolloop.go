@@ -138,6 +138,10 @@ type toolRun struct {
 	// (Config.TraceContent).
 	content bool
 
+	// log is the run's steps: stored as they finish, and those a resumed
+	// run starts from.
+	log *stepLog
+
 	mu    sync.Mutex
 	calls []domain.ToolCall
 }
@@ -163,7 +167,7 @@ func (s *Service) newToolRun(ctx context.Context, t *Turn, secrets domain.Secret
 	}
 	return &toolRun{offer: o, offered: offered, maxSteps: steps, info: tools.TurnInfo{
 		AgentID: t.agent.ID, ConversationID: t.convID, UserID: t.in.UserID, RoomID: t.in.Conv.RoomID,
-		Platform: platformOf(t.in)}, content: s.cfg.TraceContent}, nil
+		Platform: platformOf(t.in)}, content: s.cfg.TraceContent, log: s.newStepLog(t.runID, t.Run().Steps)}, nil
 }
 
 // platformOf names the platform of a turn, "api" for the API.
@@ -180,7 +184,8 @@ type call func(ctx context.Context, req llm.Request) (llm.Reply, error)
 // converse runs the model calls of a turn: while the model asks for tools
 // (and steps remain) the calls of each step run and their results go back
 // to it; the last call, once the steps are spent, offers no tools. The
-// texts of the calls are joined by a blank line, tokens summed.
+// texts of the calls are joined by a blank line, tokens summed. A resumed
+// run starts after its stored steps, running only their unfinished calls.
 func (s *Service) converse(ctx context.Context, t *Turn, ask call, emit func(Event) error) (llm.Reply, []domain.ToolCall, error) {
 	req := t.req
 	run := t.tools
@@ -189,13 +194,23 @@ func (s *Service) converse(ctx context.Context, t *Turn, ask call, emit func(Eve
 	}
 	var total llm.Reply
 	for step := 0; ; step++ {
-		req.ToolsDone = run == nil || step >= run.maxSteps
-		reply, err := s.chat(ctx, t, req, ask)
+		var reply llm.Reply
+		var err error
+		resumed := run != nil && step < run.log.stored()
+		if resumed {
+			reply = replyOf(run.log.step(step))
+		} else {
+			req.ToolsDone = run == nil || step >= run.maxSteps
+			reply, err = s.chat(ctx, t, req, ask)
+		}
 		total = joinReplies(total, reply)
-		if err != nil || req.ToolsDone || len(reply.ToolCalls) == 0 {
+		if !resumed && (err != nil || req.ToolsDone || len(reply.ToolCalls) == 0) {
 			return total, run.recorded(), err
 		}
-		steps, err := run.step(ctx, reply.ToolCalls, emit)
+		if !resumed {
+			step = run.log.add(ctx, reply)
+		}
+		steps, err := run.step(ctx, step, emit)
 		if err != nil {
 			return total, run.recorded(), err
 		}
@@ -229,10 +244,12 @@ func joinReplies(total, r llm.Reply) llm.Reply {
 // stepSeparator joins the texts of a turn's calls.
 const stepSeparator = "\n\n"
 
-// step runs the calls of one step, at most maxParallelCalls at once, and
-// returns them with their results in call order. emit (nil for none)
-// gets each call's start and end; its error ends the turn.
-func (r *toolRun) step(ctx context.Context, calls []llm.ToolCall, emit func(Event) error) ([]llm.ToolStep, error) {
+// step runs the unfinished calls of stored step i, at most
+// maxParallelCalls at once, storing each as it finishes, and returns all
+// its calls with their results in call order. emit (nil for none) gets
+// each call's start and end; its error ends the turn.
+func (r *toolRun) step(ctx context.Context, i int, emit func(Event) error) ([]llm.ToolStep, error) {
+	calls := r.log.step(i).Calls
 	steps := make([]llm.ToolStep, len(calls))
 	records := make([]domain.ToolCall, len(calls))
 	var emitMu sync.Mutex
@@ -246,14 +263,18 @@ func (r *toolRun) step(ctx context.Context, calls []llm.ToolCall, emit func(Even
 	}
 	slots := make(chan struct{}, maxParallelCalls)
 	var wg sync.WaitGroup
-	for i, c := range calls {
-		rec, args, ok := newRecord(c)
-		send(Event{Kind: EventToolCall, Call: rec})
+	for j, c := range calls {
+		if c.Done {
+			records[j], steps[j] = c.Record, llm.ToolStep{Call: callOf(c), Result: c.Result}
+			continue
+		}
+		send(Event{Kind: EventToolCall, Call: c.Record})
 		slots <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			records[i], steps[i] = r.run(ctx, rec, c, args, ok)
-			send(Event{Kind: EventToolResult, Call: records[i]})
+			records[j], steps[j] = r.run(ctx, c.Record, callOf(c))
+			r.log.done(ctx, i, j, records[j], steps[j].Result)
+			send(Event{Kind: EventToolResult, Call: records[j]})
 		})
 	}
 	wg.Wait()
@@ -264,7 +285,8 @@ func (r *toolRun) step(ctx context.Context, calls []llm.ToolCall, emit func(Even
 }
 
 // newRecord starts the record of a call with agentd's own id; arguments
-// that are not a JSON object are recorded as {} and the call is not run.
+// that are not a JSON object are recorded as {} and the call is not run
+// (ok false).
 func newRecord(c llm.ToolCall) (domain.ToolCall, json.RawMessage, bool) {
 	rec := domain.ToolCall{ID: "call_" + strings.ToLower(ulid.Make().String()), Name: c.Name, Arguments: json.RawMessage("{}")}
 	args := json.RawMessage(strings.TrimSpace(c.Arguments))
@@ -276,12 +298,13 @@ func newRecord(c llm.ToolCall) (domain.ToolCall, json.RawMessage, bool) {
 	return rec, args, true
 }
 
-// run runs one call and returns its record and its step for the model.
-func (r *toolRun) run(ctx context.Context, rec domain.ToolCall, c llm.ToolCall, args json.RawMessage, argsOK bool) (domain.ToolCall, llm.ToolStep) {
+// run runs one call, whose record newRecord made, and returns its record
+// and its step for the model.
+func (r *toolRun) run(ctx context.Context, rec domain.ToolCall, c llm.ToolCall) (domain.ToolCall, llm.ToolStep) {
 	start := time.Now()
 	ctx, span := r.startToolSpan(ctx, rec)
 	res := tools.Failure("arguments are not a JSON object")
-	if argsOK {
+	if _, args, ok := newRecord(c); ok {
 		res = r.offer.call(ctx, tools.Call{ID: rec.ID, Name: c.Name, Arguments: args, Turn: r.info})
 	}
 	r.endToolSpan(span, res)
