@@ -1,6 +1,9 @@
 package domain
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // RunStatus is where a run is in its life. The last five are final.
 type RunStatus string
@@ -93,6 +96,18 @@ type Run struct {
 	// (read by whoever resumes it, not by the API).
 	Input RunInput
 	Steps []RunStep
+	// ExpiresAt is when the calls a run in requires_action waits for are
+	// denied as expired; zero otherwise.
+	ExpiresAt time.Time
+}
+
+// RequiredAction is what the run waits for; nil unless it is in
+// requires_action.
+func (r Run) RequiredAction() *RequiredAction {
+	if r.Status != RunRequiresAction {
+		return nil
+	}
+	return &RequiredAction{ToolCalls: r.Waiting(), ExpiresAt: r.ExpiresAt}
 }
 
 // RunQuery selects a page of runs, newest first.
@@ -173,6 +188,51 @@ type StepCall struct {
 	Record     ToolCall `json:"record"`
 	Result     string   `json:"result,omitempty"`
 	Done       bool     `json:"done,omitempty"`
+	// Waits is set on a call that waits for a person's decision before it
+	// runs; Decision, once made, says whether it runs and with which
+	// arguments.
+	Waits    bool      `json:"waits,omitempty"`
+	Decision *Decision `json:"decision,omitempty"`
+}
+
+// Decision is what a person (or the expiry) decided of a waiting call.
+type Decision struct {
+	CallID  string `json:"callId"`
+	Approve bool   `json:"approve"`
+	// Arguments, when set, replace the model's (only with Approve).
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Reason    string          `json:"reason,omitempty"`
+	By        string          `json:"by"`
+	ByName    string          `json:"byName,omitempty"`
+	DecidedAt time.Time       `json:"decidedAt"`
+}
+
+// RequiredAction is what a run in requires_action waits for: decisions
+// on its waiting calls, by ExpiresAt.
+type RequiredAction struct {
+	ToolCalls []WaitingCall
+	ExpiresAt time.Time
+}
+
+// WaitingCall is a call waiting for a decision.
+type WaitingCall struct {
+	ID, Name  string
+	Arguments json.RawMessage
+}
+
+// Waiting is the calls of the run's last step still waiting for a
+// decision, in call order.
+func (r Run) Waiting() []WaitingCall {
+	if len(r.Steps) == 0 {
+		return nil
+	}
+	var out []WaitingCall
+	for _, c := range r.Steps[len(r.Steps)-1].Calls {
+		if c.Waits && c.Decision == nil {
+			out = append(out, WaitingCall{ID: c.Record.ID, Name: c.Record.Name, Arguments: c.Record.Arguments})
+		}
+	}
+	return out
 }
 
 // RunClaim is the outcome of trying to take over a run whose holder may

@@ -41,6 +41,8 @@ type runRow struct {
 	// finished steps ("" for none), read by whoever resumes the run.
 	Input string `gorm:"type:text;not null;default:''"`
 	Steps string `gorm:"type:text;not null;default:''"`
+	// ExpiresAt is when a run in requires_action stops waiting.
+	ExpiresAt *time.Time `gorm:""`
 }
 
 // RunRetention is how long a run is kept after it ended: the runs of an
@@ -187,7 +189,9 @@ func (s Runs) StartRun(ctx context.Context, id string) (domain.Run, bool, error)
 		if err != nil || len(live) == 0 || live[0].ID != row.ID {
 			return err
 		}
-		row.Status, row.StartedAt, row.Attempts, row.BeatAt = string(domain.RunRunning), &t, row.Attempts+1, t
+		// Only the first start counts here: a run going on after a
+		// decision is not a new attempt; ClaimRun counts those after a loss.
+		row.Status, row.StartedAt, row.Attempts, row.BeatAt = string(domain.RunRunning), &t, max(row.Attempts, 1), t
 		started = true
 		return tx.Model(&runRow{}).Where("id = ?", row.ID).
 			Updates(map[string]any{"status": row.Status, "started_at": t, "attempts": row.Attempts, "beat_at": t}).Error
@@ -403,5 +407,8 @@ func toRun(r runRow) domain.Run {
 	}
 	_ = json.Unmarshal([]byte(r.Input), &out.Input) // written by fromRun; "" before it
 	_ = json.Unmarshal([]byte(r.Steps), &out.Steps) // written by SaveRunSteps
+	if r.ExpiresAt != nil {
+		out.ExpiresAt = utc(*r.ExpiresAt)
+	}
 	return out
 }

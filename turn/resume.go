@@ -48,24 +48,43 @@ func (s *Service) Resume(ctx context.Context, id string) (time.Duration, error) 
 		return c.Again, err
 	}
 	s.cfg.Logger.InfoContext(ctx, "resuming a run whose holder was lost", "run", id, "attempts", c.Run.Attempts)
-	t, err := s.newTurn(ctx, inputOf(c.Run), c.Run.CreatedAt)
-	if err != nil {
-		status, code, message := runOutcome(err)
-		_, err = s.cfg.Stores.Runs.FinishRun(ctx, id, status, nil, code, message)
-		s.board.runEnded()
-		return 0, err
-	}
-	t.runID, t.replyID, t.convID = c.Run.ID, c.Run.MessageID, c.Run.ConversationID
-	t.setRun(c.Run)
-	if err := s.Start(ctx, t); err != nil {
-		return 0, nil // the run ended with why
-	}
-	_, _ = s.Generate(ctx, t) // the run keeps its outcome
+	s.goOn(ctx, c.Run)
 	return 0, nil
 }
 
-// ResumeLost looks for runs whose holder was lost every interval until
-// ctx ends, and resumes them here, each on its own; Close waits for them.
+// goOn runs r, accepted earlier (by this process or another), to its end
+// here: from its stored steps, its outcome kept in the run.
+func (s *Service) goOn(ctx context.Context, r domain.Run) {
+	t, err := s.newTurn(ctx, inputOf(r), r.CreatedAt)
+	if err != nil {
+		status, code, message := runOutcome(err)
+		if _, err := s.cfg.Stores.Runs.FinishRun(ctx, r.ID, status, nil, code, message); err != nil {
+			s.cfg.Logger.WarnContext(ctx, "run not finished", "run", r.ID, "error", err)
+		}
+		s.board.runEnded()
+		return
+	}
+	t.runID, t.replyID, t.convID = r.ID, r.MessageID, r.ConversationID
+	t.setRun(r)
+	if err := s.Start(ctx, t); err != nil {
+		return // the run ended with why
+	}
+	// The run keeps its outcome; a stream that saw it wait follows it here.
+	_, _ = s.Stream(ctx, t, func(e Event) error {
+		s.board.publish(r.ID, e)
+		return nil
+	})
+}
+
+// Follow calls emit with the events of run id while it goes on in this
+// process after a wait (a decision made here), until stop is called.
+func (s *Service) Follow(id string, emit func(Event)) (stop func()) {
+	return s.board.follow(id, emit)
+}
+
+// ResumeLost looks for runs whose holder was lost, and for runs whose
+// approvals expired, every interval until ctx ends, and goes on with them
+// here, each on its own; Close waits for them.
 func (s *Service) ResumeLost(ctx context.Context, every time.Duration) {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
@@ -75,6 +94,7 @@ func (s *Service) ResumeLost(ctx context.Context, every time.Duration) {
 			return
 		case <-tick.C:
 		}
+		s.expire(ctx)
 		ids, err := s.cfg.Stores.Runs.LostRuns(ctx, lostRunsPerLook)
 		if err != nil && ctx.Err() == nil {
 			s.cfg.Logger.WarnContext(ctx, "looking for lost runs", "error", err)

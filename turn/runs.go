@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -42,6 +43,7 @@ type Runs interface {
 	ClaimRun(ctx context.Context, id string) (domain.RunClaim, error)
 	// LostRuns are the ids of up to limit runs whose holder was lost.
 	LostRuns(ctx context.Context, limit int) ([]string, error)
+	decisions
 }
 
 const (
@@ -80,10 +82,39 @@ type board struct {
 	mu      sync.Mutex
 	ended   chan struct{} // closed, and replaced, when a run ends
 	running map[string]func(status domain.RunStatus, by string)
+	// followers get the events of runs that go on here after a wait.
+	followers map[string][]*func(Event)
 }
 
 func newBoard() *board {
-	return &board{ended: make(chan struct{}), running: map[string]func(domain.RunStatus, string){}}
+	return &board{ended: make(chan struct{}), running: map[string]func(domain.RunStatus, string){},
+		followers: map[string][]*func(Event){}}
+}
+
+// follow adds emit to the followers of run id until the returned stop.
+func (b *board) follow(id string, emit func(Event)) (stop func()) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	f := &emit
+	b.followers[id] = append(b.followers[id], f)
+	return func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		b.followers[id] = slices.DeleteFunc(b.followers[id], func(g *func(Event)) bool { return g == f })
+		if len(b.followers[id]) == 0 {
+			delete(b.followers, id)
+		}
+	}
+}
+
+// publish gives e to the followers of run id.
+func (b *board) publish(id string, e Event) {
+	b.mu.Lock()
+	fs := slices.Clone(b.followers[id])
+	b.mu.Unlock()
+	for _, f := range fs {
+		(*f)(e)
+	}
 }
 
 // changed is closed when a run of this process ends next.

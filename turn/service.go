@@ -463,6 +463,9 @@ func (s *Service) Generate(ctx context.Context, t *Turn) (res Result, err error)
 	ctx, stop := s.watch(ctx, t)
 	defer stop()
 	reply, calls, err := s.converse(ctx, t, s.cfg.Model.Generate, nil)
+	if errors.Is(err, errAwaiting) {
+		return Result{RunID: t.runID, MessageID: t.replyID}, s.pause(ctx, t)
+	}
 	res, err = s.finish(ctx, t, reply, calls, err)
 	return s.settle(ctx, t, res, err)
 }
@@ -495,6 +498,16 @@ func (s *Service) Stream(ctx context.Context, t *Turn, emit func(Event) error) (
 		})
 	}
 	reply, calls, err := s.converse(ctx, t, ask, emit)
+	if errors.Is(err, errAwaiting) {
+		res = Result{RunID: t.runID, MessageID: t.replyID}
+		if err = s.pause(ctx, t); err != nil {
+			var waiting *AwaitingDecisionError
+			if errors.As(err, &waiting) {
+				_ = emit(Event{Kind: EventRequiresAction, RunID: t.runID, Required: waiting.Run.RequiredAction()}) // the error stays the wait
+			}
+		}
+		return res, err
+	}
 	res, err = s.finish(ctx, t, reply, calls, err)
 	return s.settle(ctx, t, res, err)
 }

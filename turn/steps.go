@@ -51,14 +51,15 @@ func (l *stepLog) step(i int) domain.RunStep {
 }
 
 // add stores a provider call that asked for calls, each with its record
-// (agentd's id made once, so a resumed run keeps it), and returns its
-// index.
-func (l *stepLog) add(ctx context.Context, reply llm.Reply) int {
+// (agentd's id made once, so a resumed run keeps it),
+// and returns its index. A call of a tool waits names (with arguments it
+// can run with) waits for a decision.
+func (l *stepLog) add(ctx context.Context, reply llm.Reply, waits func(name string) bool) int {
 	st := domain.RunStep{Text: reply.Text, InputTokens: reply.Usage.PromptTokens,
 		OutputTokens: reply.Usage.CompletionTokens, TotalTokens: reply.Usage.TotalTokens, Model: reply.Model}
 	for _, c := range reply.ToolCalls {
-		rec, _, _ := newRecord(c)
-		st.Calls = append(st.Calls, domain.StepCall{ProviderID: c.ID, Arguments: c.Arguments, Record: rec})
+		rec, _, ok := newRecord(c)
+		st.Calls = append(st.Calls, domain.StepCall{ProviderID: c.ID, Arguments: c.Arguments, Record: rec, Waits: ok && waits(c.Name)})
 	}
 	l.mu.Lock()
 	l.steps = append(l.steps, st)

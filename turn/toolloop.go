@@ -2,6 +2,7 @@ package turn
 
 import (
 	"context"
+	"cmp"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -43,6 +44,8 @@ const (
 	EventToken EventKind = iota
 	EventToolCall
 	EventToolResult
+	// EventRequiresAction: the run waits for decisions on Required's calls.
+	EventRequiresAction
 )
 
 // Event is one event of a streamed turn: a fragment of the reply, or a
@@ -51,6 +54,9 @@ type Event struct {
 	Kind  EventKind
 	Token string
 	Call  domain.ToolCall
+	// RunID and Required: the run that waits, and for what.
+	RunID    string
+	Required *domain.RequiredAction
 }
 
 // offer is the tools a turn of an agent offers, by name order: those of
@@ -141,6 +147,10 @@ type toolRun struct {
 	// log is the run's steps: stored as they finish, and those a resumed
 	// run starts from.
 	log *stepLog
+	// byName are the offered tools, and policy which of them wait for a
+	// person's decision.
+	byName map[string]tools.Tool
+	policy approvalPolicy
 
 	mu    sync.Mutex
 	calls []domain.ToolCall
@@ -162,12 +172,15 @@ func (s *Service) newToolRun(ctx context.Context, t *Turn, secrets domain.Secret
 		list = list[:MaxOfferedTools]
 	}
 	offered := make([]llm.Tool, len(list))
+	byName := make(map[string]tools.Tool, len(list))
 	for i, tl := range list {
 		offered[i] = llm.Tool{Name: tl.Name, Description: tl.Description, Parameters: tl.Parameters}
+		byName[tl.Name] = tl
 	}
 	return &toolRun{offer: o, offered: offered, maxSteps: steps, info: tools.TurnInfo{
 		AgentID: t.agent.ID, ConversationID: t.convID, UserID: t.in.UserID, RoomID: t.in.Conv.RoomID,
-		Platform: platformOf(t.in)}, content: s.cfg.TraceContent, log: s.newStepLog(t.runID, t.Run().Steps)}, nil
+		Platform: platformOf(t.in)}, content: s.cfg.TraceContent, log: s.newStepLog(t.runID, t.Run().Steps),
+		byName: byName, policy: approvalPolicyOf(t.agent)}, nil
 }
 
 // platformOf names the platform of a turn, "api" for the API.
@@ -208,7 +221,7 @@ func (s *Service) converse(ctx context.Context, t *Turn, ask call, emit func(Eve
 			return total, run.recorded(), err
 		}
 		if !resumed {
-			step = run.log.add(ctx, reply)
+			step = run.log.add(ctx, reply, run.waits)
 		}
 		steps, err := run.step(ctx, step, emit)
 		if err != nil {
@@ -246,8 +259,10 @@ const stepSeparator = "\n\n"
 
 // step runs the unfinished calls of stored step i, at most
 // maxParallelCalls at once, storing each as it finishes, and returns all
-// its calls with their results in call order. emit (nil for none) gets
-// each call's start and end; its error ends the turn.
+// its calls with their results in call order. A call waiting for a
+// decision is not run: once the others ran, the step ends with
+// errAwaiting; a denied one is a failed call the model sees. emit (nil
+// for none) gets each call's start and end; its error ends the turn.
 func (r *toolRun) step(ctx context.Context, i int, emit func(Event) error) ([]llm.ToolStep, error) {
 	calls := r.log.step(i).Calls
 	steps := make([]llm.ToolStep, len(calls))
@@ -263,25 +278,67 @@ func (r *toolRun) step(ctx context.Context, i int, emit func(Event) error) ([]ll
 	}
 	slots := make(chan struct{}, maxParallelCalls)
 	var wg sync.WaitGroup
+	waiting := 0
 	for j, c := range calls {
 		if c.Done {
 			records[j], steps[j] = c.Record, llm.ToolStep{Call: callOf(c), Result: c.Result}
 			continue
 		}
-		send(Event{Kind: EventToolCall, Call: c.Record})
+		if c.Waits && c.Decision == nil {
+			waiting++
+			continue
+		}
+		rec, call := decided(c)
+		send(Event{Kind: EventToolCall, Call: rec})
 		slots <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			records[j], steps[j] = r.run(ctx, c.Record, callOf(c))
+			if c.Decision != nil && !c.Decision.Approve {
+				records[j], steps[j] = denied(rec, call, c.Decision.Reason)
+			} else {
+				records[j], steps[j] = r.run(ctx, rec, call)
+			}
 			r.log.done(ctx, i, j, records[j], steps[j].Result)
 			send(Event{Kind: EventToolResult, Call: records[j]})
 		})
 	}
 	wg.Wait()
+	if waiting > 0 {
+		return nil, cmp.Or(emitErr, errAwaiting)
+	}
 	r.mu.Lock()
 	r.calls = append(r.calls, records...)
 	r.mu.Unlock()
 	return steps, emitErr
+}
+
+// decided is the record and the call of c as its decision left them: the
+// arguments a person gave replace the model's, and the record carries
+// the decision.
+func decided(c domain.StepCall) (domain.ToolCall, llm.ToolCall) {
+	rec, call := c.Record, callOf(c)
+	if d := c.Decision; d != nil {
+		rec.Approval = approvalOf(*d)
+		if d.Approve && len(d.Arguments) > 0 {
+			rec.Arguments, call.Arguments = d.Arguments, string(d.Arguments)
+		}
+	}
+	return rec, call
+}
+
+// denied is the record and the step of a call a person denied: not run,
+// a failed call whose result says why.
+func denied(rec domain.ToolCall, call llm.ToolCall, reason string) (domain.ToolCall, llm.ToolStep) {
+	result := deniedResult(reason)
+	rec.OK, rec.Result = false, result
+	return rec, llm.ToolStep{Call: call, Result: result}
+}
+
+// waits reports whether a call of the offered tool name waits for a
+// person's decision.
+func (r *toolRun) waits(name string) bool {
+	t, ok := r.byName[name]
+	return ok && r.policy.waits(t)
 }
 
 // newRecord starts the record of a call with agentd's own id; arguments
