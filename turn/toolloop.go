@@ -1,8 +1,8 @@
 package turn
 
 import (
-	"context"
 	"cmp"
+	"context"
 	"encoding/json"
 	"slices"
 	"strings"
