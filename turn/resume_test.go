@@ -3,6 +3,7 @@ package turn_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/llm/llmtest"
 	"github.com/agentd/agentd/store"
+	"github.com/agentd/agentd/turn"
 )
 
 // TestResumeFromStoredSteps: a run whose holder was lost during its
@@ -77,5 +79,56 @@ func TestResumeFromStoredSteps(t *testing.T) {
 	}
 	if len(c.tools.calls) != 1 || c.srv.Count() != 1 {
 		t.Error("an ended run was run again")
+	}
+}
+
+// TestApprovalExpires: a call that waits for a decision past
+// settings.runs.approvalTimeout is denied as expired by the process
+// looking for lost runs, and the run goes on without running it; going on
+// after the wait is not a new attempt.
+func TestApprovalExpires(t *testing.T) {
+	var skew atomic.Int64
+	clock := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+	c := newToolCase(t, map[string]json.RawMessage{
+		"actions":  json.RawMessage(`[{"name":"get_price","description":"d","examples":[],"requiresApproval":true}]`),
+		"settings": json.RawMessage(`{"runs":{"approvalTimeout":60}}`)}, store.WithClock(clock))
+	ctx := context.Background()
+	c.srv.Respond(llmtest.Reply{Text: "No price today."})
+	c.srv.Enqueue(llmtest.Reply{ToolCalls: calls("SOL")})
+	_, err := c.svc.Reply(ctx, c.input())
+	var waiting *turn.AwaitingDecisionError
+	if !errors.As(err, &waiting) {
+		t.Fatalf("reply: %v, want the run waiting", err)
+	}
+	action := waiting.Run.RequiredAction()
+	if action == nil || len(action.ToolCalls) != 1 || time.Until(action.ExpiresAt) > time.Minute || len(c.tools.calls) != 0 {
+		t.Fatalf("waiting run = %+v; %d tool calls", waiting.Run, len(c.tools.calls))
+	}
+	skew.Store(int64(61 * time.Second))
+	looking, stop := context.WithCancel(ctx)
+	defer stop()
+	go c.svc.ResumeLost(looking, 10*time.Millisecond)
+	deadline := time.Now().Add(10 * time.Second)
+	var run domain.Run
+	for run.Status != domain.RunCompleted {
+		if time.Now().After(deadline) {
+			t.Fatalf("run = %+v, want it completed after its approval expired", run)
+		}
+		time.Sleep(10 * time.Millisecond)
+		if run, err = c.st.Runs().GetRun(ctx, c.agent.AccountID, c.agent.ID, waiting.Run.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop()
+	c.svc.Close()
+	if len(c.tools.calls) != 0 || run.Attempts != 1 {
+		t.Errorf("%d tool calls, %d attempts; want none and 1", len(c.tools.calls), run.Attempts)
+	}
+	calls := run.Reply.Metadata.ToolCalls
+	if len(calls) != 1 || calls[0].OK || calls[0].Approval == nil || calls[0].Approval.By != "expiry" || calls[0].Approval.Reason != "expired" {
+		t.Fatalf("tool calls = %+v", calls)
+	}
+	if got := c.srv.Last(t).ToolResults(); len(got) != 1 || got[0].Content != `{"error":"denied","reason":"expired"}` {
+		t.Errorf("the model got %+v", got)
 	}
 }

@@ -37,7 +37,7 @@ type fakeTools struct {
 
 func (f *fakeTools) Tools(tools.Spec) []tools.Tool {
 	return []tools.Tool{
-		{Name: "get_price", Description: "Look up a price", Parameters: json.RawMessage(`{"type":"object","properties":{"symbol":{"type":"string"}}}`)},
+		{Name: "get_price", Description: "Look up a price", Parameters: json.RawMessage(`{"type":"object","properties":{"symbol":{"type":"string"}}}`), Source: tools.SourceAction},
 		{Name: "big", Description: "Answers a lot"},
 	}
 }
