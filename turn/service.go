@@ -140,7 +140,7 @@ type Service struct {
 	board   *board         // what this process's runs tell each other
 	// handingOver is set once the process stops and hands its runs over.
 	handingOver atomic.Bool
-	chars   characters
+	chars       characters
 }
 
 // Close waits for the work a Service does after its turns (summaries)
