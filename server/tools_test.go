@@ -210,6 +210,16 @@ func TestToolMembersValidated(t *testing.T) {
 		{name: "server type", req: create(mcp(map[string]any{"docs": map[string]any{"type": "ws", "url": "https://m.example.com"}})), field: "settings.mcp.servers.docs.type"},
 		{name: "stdio off", req: create(mcp(map[string]any{"docs": map[string]any{"type": "stdio", "command": "mcp-docs"}})), field: "settings.mcp.servers.docs.type"},
 		{name: "server url", req: create(mcp(map[string]any{"docs": map[string]any{"type": "http", "url": "http://10.0.0.1/mcp"}})), field: "settings.mcp.servers.docs.url"},
+		{name: "requiresApproval type", req: create(map[string]any{"name": "V", "actions": []any{map[string]any{"name": "ok", "description": "d",
+			"examples": []string{}, "handler": "https://x.example.com", "requiresApproval": "yes"}}}), field: "actions[0].requiresApproval"},
+		{name: "requireApproval word", req: create(mcp(map[string]any{"docs": map[string]any{"type": "sse", "url": "https://m.example.com", "requireApproval": "sometimes"}})),
+			field: "settings.mcp.servers.docs.requireApproval"},
+		{name: "requireApproval type", req: create(mcp(map[string]any{"docs": map[string]any{"type": "sse", "url": "https://m.example.com", "requireApproval": 5}})),
+			field: "settings.mcp.servers.docs.requireApproval"},
+		{name: "requireApproval names", req: create(mcp(map[string]any{"docs": map[string]any{"type": "sse", "url": "https://m.example.com", "requireApproval": make([]string, 65)}})),
+			field: "settings.mcp.servers.docs.requireApproval"},
+		{name: "approvalTimeout", req: create(map[string]any{"name": "V", "settings": map[string]any{"runs": map[string]any{"approvalTimeout": 59}}}),
+			field: "settings.runs.approvalTimeout"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.status, tc.code = http.StatusBadRequest, "INVALID_REQUEST"
