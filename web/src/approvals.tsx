@@ -31,7 +31,7 @@ import {
   listWaiting,
   runPath,
 } from "./runs";
-import { EmptyState, ErrorBox, Facts, JsonArea, Pager, Relative, TextField, when } from "./ui";
+import { EmptyState, ErrorBox, JsonArea, Pager, Relative, TextField, when } from "./ui";
 
 // ApprovalCard shows what a run waits for and sends the decisions on all
 // its calls in one request, as the API requires: a run waiting on one call
@@ -150,54 +150,58 @@ function CallDecision(props: {
   }
   const args = argumentsOf(d);
   const problem = props.refused ?? (args instanceof Error ? args.message : undefined);
-  const rows = Math.min(12, d.text.split("\n").length + 1);
+  const rows = Math.max(2, Math.min(10, d.text.split("\n").length));
   // On several calls a press marks a choice: the chosen button is solid.
   const look = (choice: Choice, solid: string) => (!several || d.choice === choice ? solid : "quiet");
   return (
     <li class={`approval-call${d.choice ? ` chosen-${d.choice}` : ""}`} data-tool={c.name} data-call={c.id}>
       <code class="tool-name">{c.name}</code>
-      <JsonArea
-        id={`${id}-arguments`}
-        label="Arguments (JSON)"
-        hint="The model's; edit them to run the call with others."
-        problem={problem}
-        rows={rows}
-        value={d.text}
-        onValue={(text) => props.onDraft({ text })}
-      />
-      <TextField
-        id={`${id}-reason`}
-        label="Reason (optional)"
-        hint="Kept with the decision; a denied call's reason is what the model is told."
-        maxLength={reasonMax}
-        value={d.reason}
-        onValue={(reason) => props.onDraft({ reason })}
-      />
-      <div class="decide" role="group" aria-label={`Decision on ${c.name}`}>
-        <button
-          type="button"
-          class={`${look("approve", "")} approve`}
-          disabled={busy || args instanceof Error}
-          aria-pressed={several ? d.choice === "approve" : undefined}
-          aria-describedby={args instanceof Error ? `${id}-approve-hint` : undefined}
-          onClick={() => props.onPress("approve")}
-        >
-          {props.pending === "approve" ? "Approving…" : "Approve"}
-        </button>
-        <button
-          type="button"
-          class={`${look("deny", "danger")} deny`}
-          disabled={busy}
-          aria-pressed={several ? d.choice === "deny" : undefined}
-          onClick={() => props.onPress("deny")}
-        >
-          {props.pending === "deny" ? "Denying…" : "Deny"}
-        </button>
-        {args instanceof Error && (
-          <small id={`${id}-approve-hint`} class="hint">
-            Approve waits for arguments that are a JSON object.
-          </small>
-        )}
+      <div class="approval-fields">
+        <JsonArea
+          id={`${id}-arguments`}
+          label="Arguments (JSON)"
+          hint="Edit them to run the call with others."
+          problem={problem}
+          rows={rows}
+          value={d.text}
+          onValue={(text) => props.onDraft({ text })}
+        />
+        <div>
+          <TextField
+            id={`${id}-reason`}
+            label="Reason (optional)"
+            hint="A denial's reason is what the model is told."
+            maxLength={reasonMax}
+            value={d.reason}
+            onValue={(reason) => props.onDraft({ reason })}
+          />
+          <div class="decide" role="group" aria-label={`Decision on ${c.name}`}>
+            <button
+              type="button"
+              class={`${look("approve", "")} approve`}
+              disabled={busy || args instanceof Error}
+              aria-pressed={several ? d.choice === "approve" : undefined}
+              aria-describedby={args instanceof Error ? `${id}-approve-hint` : undefined}
+              onClick={() => props.onPress("approve")}
+            >
+              {props.pending === "approve" ? "Approving…" : "Approve"}
+            </button>
+            <button
+              type="button"
+              class={`${look("deny", "danger")} deny`}
+              disabled={busy}
+              aria-pressed={several ? d.choice === "deny" : undefined}
+              onClick={() => props.onPress("deny")}
+            >
+              {props.pending === "deny" ? "Denying…" : "Deny"}
+            </button>
+            {args instanceof Error && (
+              <small id={`${id}-approve-hint`} class="hint">
+                Approve waits for arguments that are a JSON object.
+              </small>
+            )}
+          </div>
+        </div>
       </div>
     </li>
   );
@@ -255,8 +259,8 @@ export function ApprovalsPage() {
       <ErrorBox error={list.error} />
       {items?.length === 0 && (
         <EmptyState title="Nothing waits for a decision.">
-          A call waits here when its action asks a person first (“Ask a person first” in the agent's Settings, or
-          requireApproval on an MCP server). It shows in the chat that made it and on its run's page too.
+          A call waits here when its action or MCP server asks a person first (“Ask a person first” in the agent's
+          Settings). It shows in the chat that made it and on its run's page too.
         </EmptyState>
       )}
       {items && items.length > 0 && (
@@ -281,7 +285,7 @@ export function ApprovalsPage() {
 }
 
 // RunContext is what the inbox shows of a waiting run: the message that
-// started it, its agent (named when known), conversation and source.
+// started it, its agent (named when known), conversation, source and age.
 function RunContext({ run, agent }: { run: Run; agent?: string }) {
   const conversation = conversationOf(run);
   return (
@@ -289,44 +293,53 @@ function RunContext({ run, agent }: { run: Run; agent?: string }) {
       <blockquote class="approval-input">
         <p class="text">{cut(run.input.text, 400)}</p>
       </blockquote>
-      <Facts
-        cls="approval-facts"
-        facts={[
-          ["Agent", <a href={`#/agents/${run.agentId}/runs`}>{agent ?? run.agentId}</a>],
-          ["Conversation", conversation ? <a href={`#${conversation.path}`}>{conversation.label}</a> : "none"],
-          ["Source", run.source],
-          [
-            "Run",
-            <a href={`#${runPath(run)}`}>
-              asked <Relative ts={run.createdAt} />
-            </a>,
-          ],
-        ]}
-      />
+      <p class="meta approval-context">
+        <a href={`#/agents/${run.agentId}/runs`}>{agent ?? run.agentId}</a>
+        {conversation && (
+          <>
+            {" · "}
+            <a href={`#${conversation.path}`}>{conversation.label}</a>
+          </>
+        )}
+        {` · from ${run.source} · `}
+        <a href={`#${runPath(run)}`}>
+          run asked <Relative ts={run.createdAt} />
+        </a>
+      </p>
     </>
   );
 }
 
-// countPoll is how often the sidebar's count is read again.
+// countPoll is how often the sidebar's count is read again, and
+// countFresh how old a count may be when one moves to another page.
 const countPoll = 30_000;
+const countFresh = 10_000;
 
 // useWaitingCount is how many runs wait for a decision, for the sidebar:
-// read when signed in, every countPoll ms, and whenever this tab learns
-// that a run waits or was decided (approvalsEvent). A failed read keeps
-// the last count.
+// read when signed in, every countPoll ms, on moving to another page when
+// older than countFresh, and whenever this tab learns that a run waits or
+// was decided (approvalsEvent). A failed read keeps the last count.
 export function useWaitingCount(on: boolean): number | undefined {
   const [count, setCount] = useState<number>();
   const [version, setVersion] = useState(0);
+  const readAt = useRef(0);
   useEffect(() => {
     if (!on) return;
     const again = () => setVersion((v) => v + 1);
+    const moved = () => Date.now() - readAt.current > countFresh && again();
     const t = setInterval(again, countPoll);
     addEventListener(approvalsEvent, again);
-    return () => (clearInterval(t), removeEventListener(approvalsEvent, again));
+    addEventListener("hashchange", moved);
+    return () => {
+      clearInterval(t);
+      removeEventListener(approvalsEvent, again);
+      removeEventListener("hashchange", moved);
+    };
   }, [on]);
   useEffect(() => {
     if (!on) return;
     const abort = new AbortController();
+    readAt.current = Date.now();
     countWaiting(abort.signal).then(setCount, () => {});
     return () => abort.abort();
   }, [on, version]);
@@ -347,7 +360,8 @@ export function ApprovalNote({ approval: a }: { approval: Schemas["ToolCallAppro
           {" "}
           by <code>{by}</code>
         </>
-      )}{" "}
+      )}
+      {" · "}
       <time dateTime={a.decidedAt}>{when(a.decidedAt)}</time>
       {a.reason && !expired && <span class="reason"> · “{a.reason}”</span>}
     </p>

@@ -26,7 +26,7 @@ import {
   statusLabel,
   waitForRun,
 } from "./runs";
-import { EmptyState, ErrorBox, Facts, ListTable, RunStatusPill, when } from "./ui";
+import { EmptyState, ErrorBox, ListTable, RunStatusPill, when } from "./ui";
 
 // livePoll is how often a list with runs that have not ended is read again.
 const livePoll = 5000;
@@ -321,7 +321,16 @@ function RunFacts({ agent, run }: { agent: Agent; run: Run }) {
     ]);
   }
   if (run.scheduleId) facts.push(["Schedule", <code key="s">{run.scheduleId}</code>]);
-  return <Facts facts={facts} cls="run-facts" />;
+  return (
+    <dl class="facts run-facts">
+      {facts.map(([k, v]) => (
+        <div key={k}>
+          <dt>{k}</dt>
+          <dd>{v}</dd>
+        </div>
+      ))}
+    </dl>
+  );
 }
 
 // RunsCard is the overview's card of runs: those waiting for an approval

@@ -15,7 +15,8 @@ describe("a time relative to now", () => {
     expect(relative(at(2 * 3600_000), now)).toBe("in 2 h");
     expect(relative(at(-(3 * 24 + 5) * 3600_000), now)).toBe("3 d 5 h ago");
     expect(relative(at(7 * 24 * 3600_000), now)).toBe("in 7 d");
-    expect(relative(at(0), now)).toBe("in 0 s");
+    expect(relative(at(0), now)).toBe("in a moment");
+    expect(relative(at(-4_000), now)).toBe("just now");
   });
 });
 

@@ -502,11 +502,12 @@ export function when(ts: string): string {
 }
 
 // relative is how far a timestamp is from now, in words: "in 23 h 59 min",
-// "4 min ago", "in 30 s".
+// "4 min ago", "in 30 s", "just now".
 export function relative(ts: string, now = Date.now()): string {
   const ms = Date.parse(ts) - now;
   const s = Math.round(Math.abs(ms) / 1000);
   const [d, h, m] = [Math.floor(s / 86400), Math.floor((s % 86400) / 3600), Math.floor((s % 3600) / 60)];
+  if (s < 5) return ms >= 0 ? "in a moment" : "just now";
   const amount =
     s < 60
       ? `${s} s`
@@ -595,21 +596,6 @@ export function EmptyState({ title, children }: { title: string; children?: Comp
       <strong>{title}</strong>
       {children && <p>{children}</p>}
     </div>
-  );
-}
-
-// Facts are labelled values as tiles (a run's source, times, cost...);
-// cls adds classes to the list's.
-export function Facts({ facts, cls }: { facts: [string, ComponentChildren][]; cls?: string }) {
-  return (
-    <dl class={cls ? `facts ${cls}` : "facts"}>
-      {facts.map(([k, v]) => (
-        <div key={k}>
-          <dt>{k}</dt>
-          <dd>{v}</dd>
-        </div>
-      ))}
-    </dl>
   );
 }
 
