@@ -56,6 +56,7 @@ func (d *priceDesk) got(tool string) []map[string]any {
 //   - two runs wait (one on a call, one on two): the sidebar counts 2, the
 //     inbox shows each with its agent, conversation and message, at 1280
 //     and 390 px, light and dark, as does a waiting run's page;
+//   - a run approved on its page goes on there at once;
 //   - arguments made invalid JSON disable Approve with a message; edited
 //     and approved with a reason, the handler gets the edited arguments,
 //     the run completes, and its page shows the call approved by the key,
@@ -124,6 +125,16 @@ func TestConsoleApprovalsInBrowser(t *testing.T) {
 		{"run-waiting", "/#/agents/" + id + "/runs/" + one, `document.querySelector('.run-page ` + card(one) + ` button.approve')`},
 	})
 	b.resetView()
+
+	// A run decided on its own page: the page follows it on at once.
+	three := wait("What does XRP cost?", "cy", llmtest.ToolCall{Name: "get_price", Arguments: `{"symbol":"XRP"}`})
+	page := `document.querySelector(".run-page")`
+	b.run("approve on the run's page", chromedp.Navigate(in.base+"/#/agents/"+id+"/runs/"+three),
+		until(page+`?.querySelector('`+card(three)+` button.approve')`),
+		chromedp.Click(`.run-page `+card(three)+` button.approve`, chromedp.ByQuery),
+		until(`!`+page+`.querySelector("section.approval")`),
+		until(page+`.querySelector(".title-row .status.run-completed")`),
+		until(page+`.querySelector('.tool-call.ok[data-tool="get_price"] .approval-note.approved')`))
 	b.decideInInbox(in.base, one, two, desk)
 	b.checkDecided(c, key, id, one, two, desk)
 	b.decideInChat(in.base, id, openai, desk)
@@ -166,8 +177,8 @@ func (b *browser) decideInInbox(base, one, two string, desk *priceDesk) {
 		chromedp.Click(run2+` li[data-tool="send_mail"] button.deny`, chromedp.ByQuery),
 		until(`!document.querySelector('`+send+`').disabled`))
 	b.shot("approvals-two-chosen")
-	if n := len(desk.got("get_price")); n != 1 {
-		t.Errorf("choosing sent something: the handler got %d calls, the first run's one alone before", n)
+	if n := len(desk.got("get_price")); n != 2 {
+		t.Errorf("choosing sent something: the handler got %d calls, 2 before", n)
 	}
 	b.run("send decisions", chromedp.Click(send, chromedp.ByQuery),
 		until(`document.querySelector(".decided-line")?.textContent.includes("2 calls: 1 approved, 1 denied")`),
@@ -188,8 +199,8 @@ func (b *browser) checkDecided(c *client, key, id, one, two string, desk *priceD
 			t.Fatalf("run %s is %v after its decision", run, st)
 		}
 	}
-	if got := desk.got("get_price"); len(got) != 2 || got[0]["symbol"] != "ETH" || got[1]["symbol"] != "BTC" {
-		t.Errorf("get_price got %v; want ETH (edited), then BTC", got)
+	if got := desk.got("get_price"); len(got) != 3 || got[1]["symbol"] != "ETH" || got[2]["symbol"] != "BTC" {
+		t.Errorf("get_price got %v; want XRP, ETH (edited), then BTC", got)
 	}
 	if got := desk.got("send_mail"); len(got) != 0 {
 		t.Errorf("the denied send_mail reached its handler: %v", got)
@@ -235,7 +246,7 @@ func (b *browser) decideInChat(base, id string, openai *llmtest.Server, desk *pr
 		until(last+`.querySelector(".text")?.textContent === "Done as decided."`),
 		until(last+`.querySelector('.tool-call.denied[data-tool="get_price"] .approval-note.denied')?.textContent.includes("not now")`))
 	b.shot("chat-denied")
-	if got := desk.got("get_price"); len(got) != 2 {
+	if got := desk.got("get_price"); len(got) != 3 {
 		t.Errorf("the call denied in the chat reached its handler: %v", got)
 	}
 
@@ -249,7 +260,7 @@ func (b *browser) decideInChat(base, id string, openai *llmtest.Server, desk *pr
 		until(last+`.querySelector(".run-chip .status.run-completed") && `+last+`.querySelector(".text")?.textContent === "Done as decided."`),
 		until(last+`.querySelector('.tool-call.ok[data-tool="get_price"] .approval-note.approved')`))
 	b.shot("chat-background-approved")
-	if got := desk.got("get_price"); len(got) != 3 || got[2]["symbol"] != "DOT" {
+	if got := desk.got("get_price"); len(got) != 4 || got[3]["symbol"] != "DOT" {
 		t.Errorf("get_price got %v; want DOT last, approved from the chat", got)
 	}
 }
