@@ -219,17 +219,11 @@ export function ApprovalsPage() {
   const names = useAgentNames();
   const [page, setPage] = useState(1);
   const list = useQuery((signal) => listWaiting(page, inboxPage, signal), [page]);
-  const [done, setDone] = useState<{ run: Run; what: string }>();
-  const doneLine = useRef<HTMLParagraphElement>(null);
+  const [done, setDone] = useState<Decided>();
   useEffect(() => {
     const t = setTimeout(list.reload, inboxPoll);
     return () => clearTimeout(t);
   }, [list.data]);
-  // The card and its focused button are gone: focus the line saying what
-  // became of them, so the keyboard does not start over at the page's top.
-  useEffect(() => {
-    if (done) doneLine.current?.focus();
-  }, [done]);
 
   const decided = (run: Run, what: string) => {
     setDone({ run, what });
@@ -249,13 +243,7 @@ export function ApprovalsPage() {
         Tool calls of every agent that wait for a person, newest first. A run goes on once all its calls are decided; a
         call still waiting at its expiry is denied.
       </p>
-      <p class="ok decided-line" role="status" tabIndex={-1} ref={doneLine}>
-        {done && (
-          <>
-            Sent: {done.what}; the run goes on. <a href={`#${runPath(done.run)}`}>Follow it</a>
-          </>
-        )}
-      </p>
+      <DecidedLine done={done} follow />
       <ErrorBox error={list.error} />
       {items?.length === 0 && (
         <EmptyState title="Nothing waits for a decision.">
@@ -281,6 +269,35 @@ export function ApprovalsPage() {
       )}
       <Pager pagination={list.data?.pagination} onPage={setPage} />
     </section>
+  );
+}
+
+// Decided is what a card sent: the run going on, and the decisions in
+// words.
+export type Decided = { run: Run; what: string };
+
+// DecidedLine says what a card sent once the card has gone, and takes the
+// focus its pressed button had, so the keyboard does not start over at the
+// page's top; follow adds a link to the run's page.
+export function DecidedLine({ done, follow }: { done?: Decided; follow?: boolean }) {
+  const line = useRef<HTMLParagraphElement>(null);
+  useEffect(() => {
+    if (done) line.current?.focus();
+  }, [done]);
+  return (
+    <p class="ok decided-line" role="status" tabIndex={-1} ref={line}>
+      {done && (
+        <>
+          Sent: {done.what}; the run goes on.
+          {follow && (
+            <>
+              {" "}
+              <a href={`#${runPath(done.run)}`}>Follow it</a>
+            </>
+          )}
+        </>
+      )}
+    </p>
   );
 }
 

@@ -415,9 +415,13 @@ export function Chat({ agent, beforeSend, onTurn }: ChatProps) {
             key={t.key}
             turn={t}
             who={t.role === "user" ? userId || "you" : agent.name}
-            // The card leaves at once; the run's next events (a stream's,
-            // or its next read) show it going on.
-            onDecided={(run) => setTurn(t.key, { waiting: undefined, ...(t.run ? { run } : {}) })}
+            // The card leaves at once, the focus going back to the message
+            // box; the run's next events (a stream's, or its next read)
+            // show it going on.
+            onDecided={(run) => {
+              setTurn(t.key, { waiting: undefined, ...(t.run ? { run } : {}) });
+              document.getElementById("text")?.focus();
+            }}
           />
         ))}
       </ol>

@@ -5,7 +5,7 @@
 import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { type Agent, ApiFailure, api, call } from "./api";
-import { ApprovalCard } from "./approvals";
+import { ApprovalCard, type Decided, DecidedLine } from "./approvals";
 import { TurnView } from "./chat";
 import { waitingOf } from "./decisions";
 import { useAction, useAgentNames, useQuery, useReadOnly } from "./hooks";
@@ -197,6 +197,7 @@ export function RunPage({ agent, runId }: { agent: Agent; runId: string }) {
   const path = { agentId: agent.id, runId };
   // The run's follower reads it again at once when the card decides it.
   const waiting = run && waitingOf(run);
+  const [decided, setDecided] = useState<Decided>();
 
   const cancel = () =>
     cancelling.run(async () => {
@@ -246,7 +247,13 @@ export function RunPage({ agent, runId }: { agent: Agent; runId: string }) {
               <strong>{run.error.code}</strong>: {run.error.message}
             </div>
           )}
-          {waiting && <ApprovalCard waiting={waiting} onDecided={setRun} />}
+          {waiting && (
+            <ApprovalCard
+              waiting={waiting}
+              onDecided={(next, what) => (setRun(next), setDecided({ run: next, what }))}
+            />
+          )}
+          <DecidedLine done={decided} />
           <h3>Message and reply</h3>
           <ol class="transcript">
             <TurnView
