@@ -133,6 +133,7 @@ func TestConsoleApprovalsInBrowser(t *testing.T) {
 		until(page+`?.querySelector('`+card(three)+` button.approve')`),
 		chromedp.Click(`.run-page `+card(three)+` button.approve`, chromedp.ByQuery),
 		until(`!`+page+`.querySelector("section.approval")`),
+		until(`document.activeElement?.matches(".run-page .decided-line") && document.activeElement.textContent.includes("get_price approved")`),
 		until(page+`.querySelector(".title-row .status.run-completed")`),
 		until(page+`.querySelector('.tool-call.ok[data-tool="get_price"] .approval-note.approved')`))
 	b.decideInInbox(in.base, one, two, desk)
@@ -242,7 +243,7 @@ func (b *browser) decideInChat(base, id string, openai *llmtest.Server, desk *pr
 	b.run("deny in the chat", chromedp.Evaluate(`(() => { const el = `+reason+`; el.value = "not now";
 			el.dispatchEvent(new Event("input", {bubbles: true})); return true; })()`, nil),
 		chromedp.Click(`.turn.agent section.approval button.deny`, chromedp.ByQuery),
-		until(`!document.querySelector(".turn.agent section.approval")`),
+		until(`!document.querySelector(".turn.agent section.approval") && document.activeElement?.id === "text"`),
 		until(last+`.querySelector(".text")?.textContent === "Done as decided."`),
 		until(last+`.querySelector('.tool-call.denied[data-tool="get_price"] .approval-note.denied')?.textContent.includes("not now")`))
 	b.shot("chat-denied")
