@@ -235,6 +235,14 @@ func TestMultitaskStrategies(t *testing.T) {
 		if got := h.run(id, queued["id"].(string), 10); got["reply"].(map[string]any)["response"] != "both" {
 			t.Errorf("merged run = %v", got)
 		}
+		// The run that waited is asked, and stored, with the text merged
+		// into it while it waited.
+		if _, msgs := h.openai.Last(t).Conversation(); msgs[len(msgs)-1].Content != "a\nb" {
+			t.Errorf("the merged run asked %q", msgs[len(msgs)-1].Content)
+		}
+		if got := h.history(id, "u-queue"); got != "first,slow,a\nb,both" {
+			t.Errorf("history %q", got)
+		}
 	})
 }
 

@@ -171,6 +171,7 @@ func (s *Service) awaitTurn(ctx context.Context, t *Turn, queued func()) error {
 			return err
 		case started:
 			t.setRun(run)
+			t.in.Text = run.Text // with the texts merged into it while it waited
 			return nil
 		case run.Status.Final():
 			t.setRun(run)
