@@ -155,12 +155,7 @@ func testBurst(t *testing.T, on []*harness, c burst) {
 			t.Errorf("run %d started at %v, before run %d completed at %v", i+1, r["startedAt"], i, runs[i-1]["finishedAt"])
 		}
 	}
-	var asked []string
-	for _, req := range h.openai.Requests()[before:] {
-		_, msgs := req.Conversation()
-		asked = append(asked, msgs[len(msgs)-1].Content)
-	}
-	if !slices.Equal(asked, c.asked) {
+	if asked := h.askedSince(before); !slices.Equal(asked, c.asked) {
 		t.Errorf("the provider was asked %q, want %q", asked, c.asked)
 	}
 	if got := h.history(id, user); got != c.history {
@@ -207,4 +202,43 @@ func (h *harness) checkAnswer(what string, res response, want answer, runs []map
 	case res.ErrorCode(h.t) != "CONVERSATION_BUSY" || res.Details(h.t)["runId"] != runID:
 		h.t.Errorf("%s: %s, want CONVERSATION_BUSY naming run %d (%v)", what, res.Body, want.run, runID)
 	}
+}
+
+// TestCancelOnAnotherReplica: a run is cancelled through a replica other
+// than the one running it, each with its own turn service: a streaming run
+// stops there within 5 seconds, what was said stored partial; a queued
+// run cancelled through its message never starts, and the conversation
+// goes on once the running one is cancelled too.
+func TestCancelOnAnotherReplica(t *testing.T) {
+	a := newHarnessPostgres(t)
+	b := a.otherReplica(t)
+	t.Run("streaming", func(t *testing.T) { cancelWhileStreaming(t, a.with(t), b.with(t)) })
+	t.Run("queued, by its message", func(t *testing.T) {
+		h, other := a.with(t), b.with(t)
+		h.openai.Respond(quick("r3"))
+		h.openai.Enqueue(stopped)
+		id := h.createAgent(map[string]any{"name": "queue"})
+		before := h.openai.Count()
+		first := h.background(id, "ann", "first", nil)
+		h.runningSoon(id, first["id"].(string))
+		second := h.background(id, "ann", "second", nil)
+		res := other.do(request{method: "POST", path: "/v1/agents/" + id + "/messages/" + second["messageId"].(string) + "/cancel", key: h.writeKey})
+		if res.Code != 200 {
+			t.Fatalf("message cancel: %d %s", res.Code, res.Body)
+		}
+		if res := other.do(request{method: "POST", path: "/v1/agents/" + id + "/runs/" + first["id"].(string) + "/cancel", key: h.writeKey}); res.Code != 200 {
+			t.Fatalf("run cancel: %d %s", res.Code, res.Body)
+		}
+		third := h.background(id, "ann", "third", nil)
+		if done := h.run(id, third["id"].(string), 10); done["status"] != "completed" {
+			t.Errorf("the run after the cancels: %v", done)
+		}
+		runs := h.items(h.get("/v1/agents/" + id + "/runs"))
+		if got := field(runs, "status"); got != "completed,cancelled,cancelled" {
+			t.Errorf("runs, newest first: %s", got)
+		}
+		if asked := h.askedSince(before); !slices.Equal(asked, []string{"first", "third"}) {
+			t.Errorf("the provider was asked %q", asked)
+		}
+	})
 }
