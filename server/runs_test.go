@@ -72,6 +72,17 @@ func (h *harness) asked(n int) {
 	}
 }
 
+// runsOf is the source and status of each run of the agent, newest
+// first, as GET /v1/runs shows them: "api completed,openai completed".
+func (h *harness) runsOf(agentID string) string {
+	h.t.Helper()
+	var out []string
+	for _, r := range h.items(h.get("/v1/runs?agentId=" + agentID)) {
+		out = append(out, fmt.Sprint(r["source"], " ", r["status"]))
+	}
+	return strings.Join(out, ",")
+}
+
 // askedSince is the last user message of each request the OpenAI test
 // server got after its first n, in order: what each run asked.
 func (h *harness) askedSince(n int) []string {
@@ -409,6 +420,9 @@ func TestStreamRun(t *testing.T) {
 	var start struct{ RunID string }
 	if err := json.Unmarshal([]byte(strings.SplitN(streamed[0], "data: ", 2)[1]), &start); err != nil || !strings.HasPrefix(start.RunID, "run_") {
 		t.Fatalf("start event %q: %v", streamed[0], err)
+	}
+	if got := h.runsOf(id); got != "api completed" {
+		t.Errorf("the streamed message's run: %s", got)
 	}
 	path := "/v1/agents/" + id + "/runs/" + start.RunID + "/stream"
 	if again := sseFrames(h.get(path).Body); strings.Join(again, "|") != strings.Join(streamed, "|") {
