@@ -12,9 +12,9 @@ import (
 	"github.com/agentd/agentd/llm/llmtest"
 )
 
-// burst is a case of TestMultitaskStrategiesOnTwoReplicas: messages to one
-// conversation a few milliseconds apart, sent alternately to two replicas,
-// each waiting for its answer.
+// burst is a case of the strategy tests: messages to one conversation a
+// few milliseconds apart, sent to the replicas in turn, each waiting for
+// its answer.
 type burst struct {
 	name string
 	// strategies is each message's multitaskStrategy.
@@ -66,51 +66,64 @@ var (
 func TestMultitaskStrategiesOnTwoReplicas(t *testing.T) {
 	a := newHarnessPostgres(t)
 	replicas := []*harness{a, a.otherReplica(t)}
-	for _, c := range []burst{
-		{name: "enqueue two", strategies: []string{"enqueue", "enqueue"}, replies: []llmtest.Reply{slow("r1"), quick("r2")},
-			gates: []gate{{asked: 1}}, answers: []answer{{200, "r1", 1}, {200, "r2", 2}},
-			statuses: "completed,completed", asked: []string{"first", "second"}, history: "first,r1,second,r2"},
-		{name: "enqueue three", strategies: []string{"enqueue", "enqueue", "enqueue"}, replies: []llmtest.Reply{slow("r1"), quick("r2"), quick("r3")},
-			gates: []gate{{asked: 1}, {asked: 1, runs: 2}}, answers: []answer{{200, "r1", 1}, {200, "r2", 2}, {200, "r3", 3}},
-			statuses: "completed,completed,completed", asked: []string{"first", "second", "third"}, history: "first,r1,second,r2,third,r3"},
-		{name: "reject two", strategies: []string{"reject", "reject"}, replies: []llmtest.Reply{slow("r1")},
-			gates: []gate{{asked: 1}}, answers: []answer{{200, "r1", 1}, {409, "", 1}},
-			statuses: "completed", asked: []string{"first"}, history: "first,r1"},
-		{name: "reject three", strategies: []string{"reject", "reject", "reject"}, replies: []llmtest.Reply{slow("r1")},
-			gates: []gate{{asked: 1}, {asked: 1, runs: 1}}, answers: []answer{{200, "r1", 1}, {409, "", 1}, {409, "", 1}},
-			statuses: "completed", asked: []string{"first"}, history: "first,r1"},
-		{name: "interrupt two", strategies: []string{"interrupt", "interrupt"}, replies: []llmtest.Reply{stopped, quick("r2")},
-			gates: []gate{{asked: 1}}, answers: []answer{{409, "", 2}, {200, "r2", 2}},
-			statuses: "interrupted,completed", asked: []string{"first", "second"}, history: "first,,second,r2"},
-		{name: "interrupt three", strategies: []string{"interrupt", "interrupt", "interrupt"}, replies: []llmtest.Reply{stopped, stopped, quick("r3")},
-			gates: []gate{{asked: 1}, {asked: 2}}, answers: []answer{{409, "", 2}, {409, "", 3}, {200, "r3", 3}},
-			statuses: "interrupted,interrupted,completed", asked: []string{"first", "second", "third"}, history: "first,,second,,third,r3"},
-		{name: "rollback two", strategies: []string{"rollback", "rollback"}, replies: []llmtest.Reply{stopped, quick("r2")},
-			gates: []gate{{asked: 1}}, answers: []answer{{409, "", 2}, {200, "r2", 2}},
-			statuses: "rolled_back,completed", asked: []string{"first", "second"}, history: "second,r2"},
-		{name: "rollback three", strategies: []string{"rollback", "rollback", "rollback"}, replies: []llmtest.Reply{stopped, stopped, quick("r3")},
-			gates: []gate{{asked: 1}, {asked: 2}}, answers: []answer{{409, "", 2}, {409, "", 3}, {200, "r3", 3}},
-			statuses: "rolled_back,rolled_back,completed", asked: []string{"first", "second", "third"}, history: "third,r3"},
-		{name: "merge two", strategies: []string{"merge", "merge"}, replies: []llmtest.Reply{stopped, quick("r2")},
-			gates: []gate{{asked: 1}}, answers: []answer{{409, "", 2}, {200, "r2", 2}},
-			statuses: "rolled_back,completed", asked: []string{"first", "first\nsecond"}, history: "first\nsecond,r2"},
-		{name: "merge three", strategies: []string{"merge", "merge", "merge"}, replies: []llmtest.Reply{stopped, stopped, quick("r3")},
-			gates: []gate{{asked: 1}, {asked: 2}}, answers: []answer{{409, "", 2}, {409, "", 3}, {200, "r3", 3}},
-			statuses: "rolled_back,rolled_back,completed",
-			asked:    []string{"first", "first\nsecond", "first\nsecond\nthird"},
-			history:  "first\nsecond\nthird,r3"},
-		{name: "rollback behind a queued run", strategies: []string{"enqueue", "enqueue", "rollback"}, replies: []llmtest.Reply{stopped, quick("r3")},
-			gates: []gate{{asked: 1}, {asked: 1, runs: 2}}, answers: []answer{{409, "", 3}, {409, "", 3}, {200, "r3", 3}},
-			statuses: "rolled_back,rolled_back,completed", asked: []string{"first", "third"}, history: "third,r3"},
-		{name: "merge into a queued run", strategies: []string{"enqueue", "enqueue", "merge"}, replies: []llmtest.Reply{slow("r1"), quick("r2")},
-			gates: []gate{{asked: 1}, {asked: 1, runs: 2}}, answers: []answer{{200, "r1", 1}, {200, "r2", 2}, {200, "r2", 2}},
-			statuses: "completed,completed", asked: []string{"first", "second\nthird"}, history: "first,r1,second\nthird,r2"},
-	} {
+	for _, c := range bursts {
 		t.Run(c.name, func(t *testing.T) { testBurst(t, replicas, c) })
 	}
 }
 
-// testBurst sends c's messages alternately to replicas and checks what
+// TestMultitaskBurstsOnOneReplica: the bursts of
+// TestMultitaskStrategiesOnTwoReplicas, every message to one replica.
+func TestMultitaskBurstsOnOneReplica(t *testing.T) {
+	h := newHarness(t)
+	for _, c := range bursts {
+		t.Run(c.name, func(t *testing.T) { testBurst(t, []*harness{h}, c) })
+	}
+}
+
+// bursts are the cases of the strategy tests: each strategy with two and
+// three messages, and meeting a queued run.
+var bursts = []burst{
+	{name: "enqueue two", strategies: []string{"enqueue", "enqueue"}, replies: []llmtest.Reply{slow("r1"), quick("r2")},
+		gates: []gate{{asked: 1}}, answers: []answer{{200, "r1", 1}, {200, "r2", 2}},
+		statuses: "completed,completed", asked: []string{"first", "second"}, history: "first,r1,second,r2"},
+	{name: "enqueue three", strategies: []string{"enqueue", "enqueue", "enqueue"}, replies: []llmtest.Reply{slow("r1"), quick("r2"), quick("r3")},
+		gates: []gate{{asked: 1}, {asked: 1, runs: 2}}, answers: []answer{{200, "r1", 1}, {200, "r2", 2}, {200, "r3", 3}},
+		statuses: "completed,completed,completed", asked: []string{"first", "second", "third"}, history: "first,r1,second,r2,third,r3"},
+	{name: "reject two", strategies: []string{"reject", "reject"}, replies: []llmtest.Reply{slow("r1")},
+		gates: []gate{{asked: 1}}, answers: []answer{{200, "r1", 1}, {409, "", 1}},
+		statuses: "completed", asked: []string{"first"}, history: "first,r1"},
+	{name: "reject three", strategies: []string{"reject", "reject", "reject"}, replies: []llmtest.Reply{slow("r1")},
+		gates: []gate{{asked: 1}, {asked: 1, runs: 1}}, answers: []answer{{200, "r1", 1}, {409, "", 1}, {409, "", 1}},
+		statuses: "completed", asked: []string{"first"}, history: "first,r1"},
+	{name: "interrupt two", strategies: []string{"interrupt", "interrupt"}, replies: []llmtest.Reply{stopped, quick("r2")},
+		gates: []gate{{asked: 1}}, answers: []answer{{409, "", 2}, {200, "r2", 2}},
+		statuses: "interrupted,completed", asked: []string{"first", "second"}, history: "first,,second,r2"},
+	{name: "interrupt three", strategies: []string{"interrupt", "interrupt", "interrupt"}, replies: []llmtest.Reply{stopped, stopped, quick("r3")},
+		gates: []gate{{asked: 1}, {asked: 2}}, answers: []answer{{409, "", 2}, {409, "", 3}, {200, "r3", 3}},
+		statuses: "interrupted,interrupted,completed", asked: []string{"first", "second", "third"}, history: "first,,second,,third,r3"},
+	{name: "rollback two", strategies: []string{"rollback", "rollback"}, replies: []llmtest.Reply{stopped, quick("r2")},
+		gates: []gate{{asked: 1}}, answers: []answer{{409, "", 2}, {200, "r2", 2}},
+		statuses: "rolled_back,completed", asked: []string{"first", "second"}, history: "second,r2"},
+	{name: "rollback three", strategies: []string{"rollback", "rollback", "rollback"}, replies: []llmtest.Reply{stopped, stopped, quick("r3")},
+		gates: []gate{{asked: 1}, {asked: 2}}, answers: []answer{{409, "", 2}, {409, "", 3}, {200, "r3", 3}},
+		statuses: "rolled_back,rolled_back,completed", asked: []string{"first", "second", "third"}, history: "third,r3"},
+	{name: "merge two", strategies: []string{"merge", "merge"}, replies: []llmtest.Reply{stopped, quick("r2")},
+		gates: []gate{{asked: 1}}, answers: []answer{{409, "", 2}, {200, "r2", 2}},
+		statuses: "rolled_back,completed", asked: []string{"first", "first\nsecond"}, history: "first\nsecond,r2"},
+	{name: "merge three", strategies: []string{"merge", "merge", "merge"}, replies: []llmtest.Reply{stopped, stopped, quick("r3")},
+		gates: []gate{{asked: 1}, {asked: 2}}, answers: []answer{{409, "", 2}, {409, "", 3}, {200, "r3", 3}},
+		statuses: "rolled_back,rolled_back,completed",
+		asked:    []string{"first", "first\nsecond", "first\nsecond\nthird"},
+		history:  "first\nsecond\nthird,r3"},
+	{name: "rollback behind a queued run", strategies: []string{"enqueue", "enqueue", "rollback"}, replies: []llmtest.Reply{stopped, quick("r3")},
+		gates: []gate{{asked: 1}, {asked: 1, runs: 2}}, answers: []answer{{409, "", 3}, {409, "", 3}, {200, "r3", 3}},
+		statuses: "rolled_back,rolled_back,completed", asked: []string{"first", "third"}, history: "third,r3"},
+	{name: "merge into a queued run", strategies: []string{"enqueue", "enqueue", "merge"}, replies: []llmtest.Reply{slow("r1"), quick("r2")},
+		gates: []gate{{asked: 1}, {asked: 1, runs: 2}}, answers: []answer{{200, "r1", 1}, {200, "r2", 2}, {200, "r2", 2}},
+		statuses: "completed,completed", asked: []string{"first", "second\nthird"}, history: "first,r1,second\nthird,r2"},
+}
+
+// testBurst sends c's messages to the replicas on, in turn, and checks what
 // they were answered, the runs, what the provider was asked and the
 // history.
 func testBurst(t *testing.T, on []*harness, c burst) {
