@@ -30,6 +30,8 @@ type Runs interface {
 	FinishRun(ctx context.Context, id string, status domain.RunStatus, reply *domain.Reply, code, message string) (domain.Run, error)
 	RunStatus(ctx context.Context, id string) (domain.RunStatus, error)
 	GetRun(ctx context.Context, accountID, agentID, id string) (domain.Run, error)
+	// ListRuns is a page of the account's runs matching q, newest first.
+	ListRuns(ctx context.Context, accountID string, q domain.RunQuery) ([]domain.Run, int64, error)
 	// CancelRun ends a run that has not ended as cancelled;
 	// domain.ErrRunFinished when it has.
 	CancelRun(ctx context.Context, accountID, agentID, id string) (domain.Run, error)
@@ -88,7 +90,7 @@ var ErrHandedOver = errors.New("turn: the run was handed over to another process
 type board struct {
 	mu      sync.Mutex
 	ended   chan struct{} // closed, and replaced, when a run ends
-	running map[string]func(status domain.RunStatus, by string)
+	running map[string]func(stopped domain.Run, by string)
 	// handOvers stop the running runs of this process without ending them.
 	handOvers map[string]func()
 	// followers get the events of runs that go on here after a wait.
@@ -96,7 +98,7 @@ type board struct {
 }
 
 func newBoard() *board {
-	return &board{ended: make(chan struct{}), running: map[string]func(domain.RunStatus, string){},
+	return &board{ended: make(chan struct{}), running: map[string]func(domain.Run, string){},
 		handOvers: map[string]func(){}, followers: map[string][]*func(Event){}}
 }
 
@@ -140,7 +142,7 @@ func (b *board) runEnded() {
 	b.ended = make(chan struct{})
 }
 
-func (b *board) register(id string, stop func(status domain.RunStatus, by string), handOver func()) {
+func (b *board) register(id string, stop func(stopped domain.Run, by string), handOver func()) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.running[id], b.handOvers[id] = stop, handOver
@@ -169,7 +171,7 @@ func (b *board) stop(runs []domain.Run, by string) {
 	defer b.mu.Unlock()
 	for _, r := range runs {
 		if stop := b.running[r.ID]; stop != nil {
-			stop(r.Status, by)
+			stop(r, by)
 		}
 	}
 }
@@ -227,10 +229,11 @@ func (s *Service) awaitTurn(ctx context.Context, t *Turn, queued func()) error {
 			return err
 		case started:
 			t.setRun(run)
+			t.in.Text = run.Text // with the texts merged into it while it waited
 			return nil
 		case run.Status.Final():
 			t.setRun(run)
-			return &StoppedError{Run: run}
+			return &StoppedError{Run: run, By: s.replacer(ctx, run)}
 		}
 		if !waited {
 			queued()
@@ -256,10 +259,12 @@ func (s *Service) awaitTurn(ctx context.Context, t *Turn, queued func()) error {
 // function that stops watching.
 func (s *Service) watch(ctx context.Context, t *Turn) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(ctx)
-	stopped := func(status domain.RunStatus, by string) {
-		t.stoppedAt.Store(time.Now())
+	stopped := func(run domain.Run, by string) {
+		// What was said of the reply dates from the stop, not from when
+		// this replica saw it: history keeps it before the next run's.
+		t.stoppedAt.Store(cmp.Or(run.FinishedAt, time.Now()))
 		t.stoppedBy.Store(by)
-		t.stoppedAs.Store(string(status))
+		t.stoppedAs.Store(string(run.Status))
 		cancel(errRunStopped)
 	}
 	s.board.register(t.runID, stopped, func() { cancel(ErrHandedOver) })
@@ -278,7 +283,11 @@ func (s *Service) watch(ctx context.Context, t *Turn) (context.Context, func()) 
 					s.beat(ctx, t)
 				}
 				if status, err := s.cfg.Stores.Runs.RunStatus(ctx, t.runID); err == nil && status.Final() {
-					stopped(status, "")
+					run, err := s.cfg.Stores.Runs.GetRun(ctx, t.agent.AccountID, t.agent.ID, t.runID)
+					if err != nil {
+						run = domain.Run{ID: t.runID, Status: status}
+					}
+					stopped(run, "")
 					return
 				}
 			}
@@ -329,6 +338,9 @@ func (s *Service) settle(ctx context.Context, t *Turn, res Result, err error) (R
 		return res, nil // what was said before the cancel, stored partial
 	}
 	by, _ := t.stoppedBy.Load().(string)
+	if by == "" { // stopped by a message to another replica
+		by = s.replacer(ctx, t.Run())
+	}
 	return res, &StoppedError{Run: t.Run(), By: cmp.Or(by, t.runID)}
 }
 
@@ -379,7 +391,39 @@ func (s *Service) followMerged(ctx context.Context, t *Turn) (Result, error) {
 	case run.Reply != nil && run.Status == domain.RunCompleted:
 		return *run.Reply, nil
 	}
-	return Result{}, &StoppedError{Run: run}
+	return Result{}, &StoppedError{Run: run, By: s.replacer(ctx, run)}
+}
+
+// replacerScan bounds the runs of a conversation replacer reads, newest
+// first: the run it looks for was accepted when the stopped one ended.
+const replacerScan = 20
+
+// replacer is the id of the run whose message stopped run r (interrupted,
+// rolled back, or merged into it): the first run of its conversation
+// accepted when r ended (Runs.AcceptRun ends the runs it stops at the
+// time it accepts the new one). "" when r was not stopped by a message or
+// that run is not found. A replica that did not accept that message
+// learns it only so.
+func (s *Service) replacer(ctx context.Context, r domain.Run) string {
+	if r.Status != domain.RunInterrupted && r.Status != domain.RunRolledBack || r.ConversationID == "" || r.FinishedAt.IsZero() {
+		return ""
+	}
+	readCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout) // ctx may have ended with the run
+	defer cancel()
+	runs, _, err := s.cfg.Stores.Runs.ListRuns(readCtx, r.AccountID,
+		domain.RunQuery{AgentID: r.AgentID, ConversationID: r.ConversationID, Limit: replacerScan})
+	if err != nil {
+		s.cfg.Logger.WarnContext(ctx, "the run that stopped a run not read", "run", r.ID, "error", err)
+		return ""
+	}
+	by := ""
+	for _, later := range runs { // newest first: the last one not before r ended
+		if later.CreatedAt.Before(r.FinishedAt) {
+			break
+		}
+		by = later.ID
+	}
+	return by
 }
 
 // Wait returns run id of the account's agent once it ended or waits for an
