@@ -53,9 +53,11 @@ type Runs interface {
 
 const (
 	// lanePoll is how often a queued run looks whether its turn came when
-	// no run of this process ended meanwhile (a run of its conversation
-	// may end on another replica).
-	lanePoll = 100 * time.Millisecond
+	// no run of its conversation ended in this process meanwhile (one may
+	// end on another replica); the gap doubles up to laneMaxPoll while it
+	// waits, so a long backlog costs few looks.
+	lanePoll    = 100 * time.Millisecond
+	laneMaxPoll = 800 * time.Millisecond
 	// stopPoll is how often a running run looks whether it was stopped
 	// elsewhere (a cancel or another message on another replica).
 	stopPoll = 500 * time.Millisecond
@@ -89,7 +91,9 @@ var ErrHandedOver = errors.New("turn: the run was handed over to another process
 // run at once.
 type board struct {
 	mu      sync.Mutex
-	ended   chan struct{} // closed, and replaced, when a run ends
+	// ended holds, per lane (a conversation, or a run without one) that
+	// someone waits on, a channel closed when a run of it ends here.
+	ended map[string]chan struct{}
 	running map[string]func(stopped domain.Run, by string)
 	// handOvers stop the running runs of this process without ending them.
 	handOvers map[string]func()
@@ -98,7 +102,7 @@ type board struct {
 }
 
 func newBoard() *board {
-	return &board{ended: make(chan struct{}), running: map[string]func(domain.Run, string){},
+	return &board{ended: map[string]chan struct{}{}, running: map[string]func(domain.Run, string){},
 		handOvers: map[string]func(){}, followers: map[string][]*func(Event){}}
 }
 
@@ -128,19 +132,34 @@ func (b *board) publish(id string, e Event) {
 	}
 }
 
-// changed is closed when a run of this process ends next.
-func (b *board) changed() <-chan struct{} {
+// changed is closed when a run of lane ends next in this process: only
+// the runs of that conversation need to look again.
+func (b *board) changed(lane string) <-chan struct{} {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.ended
+	ch, ok := b.ended[lane]
+	if !ok {
+		ch = make(chan struct{})
+		b.ended[lane] = ch
+	}
+	return ch
 }
 
-func (b *board) runEnded() {
+// runEnded wakes whoever waits on lane.
+func (b *board) runEnded(lane string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	close(b.ended)
-	b.ended = make(chan struct{})
+	if ch, ok := b.ended[lane]; ok {
+		close(ch)
+		delete(b.ended, lane)
+	}
 }
+
+// laneOf is the lane of run r: its conversation, or itself.
+func laneOf(r domain.Run) string { return cmp.Or(r.ConversationID, r.ID) }
+
+// lane is the lane of t's run.
+func (t *Turn) lane() string { return cmp.Or(t.convID, t.runID) }
 
 func (b *board) register(id string, stop func(stopped domain.Run, by string), handOver func()) {
 	b.mu.Lock()
@@ -203,6 +222,9 @@ func (s *Service) accept(ctx context.Context, t *Turn) error {
 		return err
 	}
 	s.board.stop(stopped, run.ID)
+	if len(stopped) > 0 {
+		s.board.runEnded(laneOf(run)) // the queued ones among them look again
+	}
 	t.runID, t.merged = run.ID, run.MessageID != t.replyID
 	t.setRun(run)
 	if t.merged {
@@ -216,13 +238,13 @@ func (s *Service) accept(ctx context.Context, t *Turn) error {
 // it, calling queued once before it first waits. A run stopped while it
 // waited ends the turn with *StoppedError; ctx ending cancels the run.
 func (s *Service) awaitTurn(ctx context.Context, t *Turn, queued func()) error {
-	beat := time.Now()
+	beat, poll := time.Now(), lanePoll
 	for waited := false; ; waited = true {
 		if time.Since(beat) > beatEvery {
 			beat = time.Now()
 			s.beat(ctx, t)
 		}
-		changed := s.board.changed()
+		changed := s.board.changed(t.lane())
 		run, started, err := s.cfg.Stores.Runs.StartRun(ctx, t.runID)
 		switch {
 		case err != nil:
@@ -249,7 +271,8 @@ func (s *Service) awaitTurn(ctx context.Context, t *Turn, queued func()) error {
 			s.endRun(ctx, t, domain.RunCancelled, nil, "", "")
 			return ctx.Err()
 		case <-changed:
-		case <-time.After(lanePoll):
+		case <-time.After(poll):
+			poll = min(2*poll, laneMaxPoll)
 		}
 	}
 }
@@ -358,7 +381,7 @@ func (s *Service) endRun(ctx context.Context, t *Turn, status domain.RunStatus, 
 	} else {
 		t.setRun(run)
 	}
-	s.board.runEnded()
+	s.board.runEnded(t.lane())
 }
 
 // runOutcome is the status a run ends in after its turn ended with err, and
@@ -435,11 +458,19 @@ func (s *Service) Wait(ctx context.Context, accountID, agentID, id string, limit
 		defer timer.Stop()
 		deadline = timer.C
 	}
+	lane := "" // known once the run was read
 	for {
-		changed := s.board.changed()
+		var changed <-chan struct{}
+		if lane != "" {
+			changed = s.board.changed(lane)
+		}
 		run, err := s.cfg.Stores.Runs.GetRun(ctx, accountID, agentID, id)
 		if err != nil || run.Status.Final() || run.Status == domain.RunRequiresAction {
 			return run, err
+		}
+		if lane == "" {
+			lane = laneOf(run)
+			continue
 		}
 		select {
 		case <-ctx.Done():
@@ -460,7 +491,7 @@ func (s *Service) Cancel(ctx context.Context, accountID, agentID, id string) (do
 	run, err := s.cfg.Stores.Runs.CancelRun(ctx, accountID, agentID, id)
 	if err == nil {
 		s.board.stop([]domain.Run{run}, "")
-		s.board.runEnded()
+		s.board.runEnded(laneOf(run))
 	}
 	return run, err
 }
@@ -483,7 +514,7 @@ func (s *Service) handOver(ctx context.Context, t *Turn) error {
 		s.cfg.Logger.WarnContext(ctx, "run not released", "run", t.runID, "error", err)
 	}
 	t.ended.Store(true) // Release must not end it
-	s.board.runEnded()
+	s.board.runEnded(t.lane())
 	return ErrHandedOver
 }
 
