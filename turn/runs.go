@@ -90,10 +90,10 @@ var ErrHandedOver = errors.New("turn: the run was handed over to another process
 // queued runs look whether their turn came), and how to stop a running
 // run at once.
 type board struct {
-	mu      sync.Mutex
+	mu sync.Mutex
 	// ended holds, per lane (a conversation, or a run without one) that
 	// someone waits on, a channel closed when a run of it ends here.
-	ended map[string]chan struct{}
+	ended   map[string]chan struct{}
 	running map[string]func(stopped domain.Run, by string)
 	// handOvers stop the running runs of this process without ending them.
 	handOvers map[string]func()
