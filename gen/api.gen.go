@@ -469,6 +469,7 @@ const (
 	RUNFINISHED             ErrorCode = "RUN_FINISHED"
 	RUNNOTFOUND             ErrorCode = "RUN_NOT_FOUND"
 	RUNNOTWAITING           ErrorCode = "RUN_NOT_WAITING"
+	SCHEDULENOTFOUND        ErrorCode = "SCHEDULE_NOT_FOUND"
 	STREAMLOST              ErrorCode = "STREAM_LOST"
 	UNAUTHORIZED            ErrorCode = "UNAUTHORIZED"
 	UNSUPPORTEDMEDIATYPE    ErrorCode = "UNSUPPORTED_MEDIA_TYPE"
@@ -530,6 +531,8 @@ func (e ErrorCode) Valid() bool {
 	case RUNNOTFOUND:
 		return true
 	case RUNNOTWAITING:
+		return true
+	case SCHEDULENOTFOUND:
 		return true
 	case STREAMLOST:
 		return true
@@ -933,6 +936,24 @@ func (e RunStatus) Valid() bool {
 	case RunStatusRolledBack:
 		return true
 	case RunStatusRunning:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SchedulePlatform.
+const (
+	SchedulePlatformDiscord  SchedulePlatform = "discord"
+	SchedulePlatformTelegram SchedulePlatform = "telegram"
+)
+
+// Valid indicates whether the value is a known member of the SchedulePlatform enum.
+func (e SchedulePlatform) Valid() bool {
+	switch e {
+	case SchedulePlatformDiscord:
+		return true
+	case SchedulePlatformTelegram:
 		return true
 	default:
 		return false
@@ -2378,7 +2399,7 @@ type ErrorDetails struct {
 	// Provider Model provider (MODEL_ERROR).
 	Provider *string `json:"provider,omitempty"`
 
-	// Quota The account's quota of agents, or of webhooks (INSUFFICIENT_QUOTA).
+	// Quota The account's quota of agents or of webhooks, or the agent's of memories, knowledge or schedules (INSUFFICIENT_QUOTA).
 	Quota *int `json:"quota,omitempty"`
 
 	// Reason Why it was refused.
@@ -2393,7 +2414,7 @@ type ErrorDetails struct {
 	// Status The agent's status (AGENT_UNAVAILABLE), or the run's (RUN_FINISHED).
 	Status *string `json:"status,omitempty"`
 
-	// Used Agents, or webhooks, the account has (INSUFFICIENT_QUOTA).
+	// Used How many of them there are (INSUFFICIENT_QUOTA).
 	Used                 *int                   `json:"used,omitempty"`
 	AdditionalProperties map[string]interface{} `json:"-"`
 }
@@ -3060,7 +3081,12 @@ type RunSettings struct {
 	// run with all the texts joined in arrival order.
 	MultitaskStrategy *MultitaskStrategy `json:"multitaskStrategy,omitempty"`
 
-	// Reminders The agent may set reminders for itself (the schedule_reminder tool).
+	// Reminders The agent may set reminders (its built-in tool `schedule_reminder`,
+	// `{ at?, in?, text }`, one of `at` and `in` such as `90m`, `2h` or
+	// `3d`, at most a year ahead): each is a one-off schedule in the
+	// conversation it was set in, sent to the platform chat it came from.
+	// At most 10 pending per user; they count toward the agent's 100
+	// schedules.
 	Reminders *bool `json:"reminders,omitempty"`
 }
 
@@ -3071,6 +3097,172 @@ type RunSource string
 // `interrupted` | `rolled_back`; `running` ⇄ `requires_action` (waiting
 // for an approval). The last five are final.
 type RunStatus string
+
+// Schedule A message the agent receives on a clock.
+type Schedule struct {
+	AgentId string `json:"agentId"`
+
+	// At When a one-off fires; null for a cron schedule. RFC 3339 UTC with milliseconds.
+	At nullable.Nullable[string] `json:"at"`
+
+	// CreatedAt RFC 3339 UTC with milliseconds.
+	//
+	// Example: 2026-11-21T10:00:00.123Z
+	CreatedAt Timestamp `json:"createdAt"`
+
+	// Cron Null for a one-off.
+	Cron    nullable.Nullable[string] `json:"cron"`
+	Enabled bool                      `json:"enabled"`
+
+	// Id Example: sch_01jd3vf0b4c6d8e0f2g4h6j8km
+	Id string `json:"id"`
+
+	// LastError Why the last due time made no run (the agent was inactive or in error, ...), why the run failed, or why its reply did not reach `target`; null when it went well.
+	LastError nullable.Nullable[string] `json:"lastError"`
+
+	// LastRunAt When the last run was made; null before the first. RFC 3339 UTC with milliseconds.
+	LastRunAt nullable.Nullable[string] `json:"lastRunAt"`
+
+	// LastRunId The run the last due time made.
+	LastRunId nullable.Nullable[string] `json:"lastRunId"`
+	Name      nullable.Nullable[string] `json:"name"`
+
+	// NextRunAt The next due time; null when disabled, or when a one-off has fired. RFC 3339 UTC with milliseconds.
+	NextRunAt nullable.Nullable[string]         `json:"nextRunAt"`
+	RoomId    nullable.Nullable[string]         `json:"roomId"`
+	Target    nullable.Nullable[ScheduleTarget] `json:"target"`
+	Text      string                            `json:"text"`
+	Timezone  string                            `json:"timezone"`
+
+	// UpdatedAt RFC 3339 UTC with milliseconds.
+	//
+	// Example: 2026-11-21T10:00:00.123Z
+	UpdatedAt Timestamp `json:"updatedAt"`
+	UserId    string    `json:"userId"`
+}
+
+// ScheduleAt When a one-off fires, in the future and at most a year ahead.
+//
+// Example: 2026-11-22T09:30:00Z
+type ScheduleAt = string
+
+// ScheduleCreateRequest defines model for ScheduleCreateRequest.
+type ScheduleCreateRequest struct {
+	// At When a one-off fires, in the future and at most a year ahead.
+	//
+	// Example: 2026-11-22T09:30:00Z
+	At *ScheduleAt `json:"at,omitempty"`
+
+	// Cron Five fields, minute hour day-of-month month day-of-week, with `*`, lists, ranges and steps (a day matches either day field when both are restricted), or one of `@hourly`, `@daily`, `@weekly`, `@monthly`, `@yearly`.
+	//
+	// Example: 0 8 * * 1-5
+	Cron    *ScheduleCron `json:"cron,omitempty"`
+	Enabled *bool         `json:"enabled,omitempty"`
+	Name    *ScheduleName `json:"name,omitempty"`
+
+	// RoomId The room the message is said in; absent, the direct conversation with `userId`.
+	RoomId *ConversationId `json:"roomId,omitempty"`
+
+	// Target Where the reply also goes, sent by the agent's bot on that platform.
+	Target *ScheduleTarget `json:"target,omitempty"`
+
+	// Text The message the agent receives at each due time.
+	Text     ScheduleText      `json:"text"`
+	Timezone *ScheduleTimezone `json:"timezone,omitempty"`
+
+	// UserId Who the message is from, as if they had sent it (default `schedule`).
+	UserId *ConversationId `json:"userId,omitempty"`
+}
+
+// ScheduleCron Five fields, minute hour day-of-month month day-of-week, with `*`, lists, ranges and steps (a day matches either day field when both are restricted), or one of `@hourly`, `@daily`, `@weekly`, `@monthly`, `@yearly`.
+//
+// Example: 0 8 * * 1-5
+type ScheduleCron = string
+
+// ScheduleDeleted defines model for ScheduleDeleted.
+type ScheduleDeleted struct {
+	// DeletedAt RFC 3339 UTC with milliseconds.
+	//
+	// Example: 2026-11-21T10:00:00.123Z
+	DeletedAt Timestamp `json:"deletedAt"`
+	Id        string    `json:"id"`
+}
+
+// ScheduleDeletedEnvelope defines model for ScheduleDeletedEnvelope.
+type ScheduleDeletedEnvelope struct {
+	Data    ScheduleDeleted `json:"data"`
+	Success bool            `json:"success"`
+}
+
+// ScheduleEnvelope defines model for ScheduleEnvelope.
+type ScheduleEnvelope struct {
+	// Data A message the agent receives on a clock.
+	Data    Schedule `json:"data"`
+	Success bool     `json:"success"`
+}
+
+// ScheduleList defines model for ScheduleList.
+type ScheduleList struct {
+	Items      []Schedule `json:"items"`
+	Pagination Pagination `json:"pagination"`
+}
+
+// ScheduleListEnvelope defines model for ScheduleListEnvelope.
+type ScheduleListEnvelope struct {
+	Data    ScheduleList `json:"data"`
+	Success bool         `json:"success"`
+}
+
+// ScheduleName defines model for ScheduleName.
+type ScheduleName = string
+
+// SchedulePlatform The platform whose chat a schedule's reply also goes to.
+type SchedulePlatform string
+
+// ScheduleTarget Where the reply also goes, sent by the agent's bot on that platform.
+type ScheduleTarget struct {
+	// ChatId The Telegram chat id or the Discord channel id.
+	//
+	// Example: -1001234567890
+	ChatId string `json:"chatId"`
+
+	// Platform The platform whose chat a schedule's reply also goes to.
+	Platform SchedulePlatform `json:"platform"`
+}
+
+// ScheduleText The message the agent receives at each due time.
+type ScheduleText = string
+
+// ScheduleTimezone An IANA time zone name; `cron` is read in it, daylight-saving moves included.
+//
+// Example: Europe/Berlin
+type ScheduleTimezone = string
+
+// ScheduleUpdateRequest defines model for ScheduleUpdateRequest.
+type ScheduleUpdateRequest struct {
+	// At When a one-off fires, in the future and at most a year ahead.
+	//
+	// Example: 2026-11-22T09:30:00Z
+	At *ScheduleAt `json:"at,omitempty"`
+
+	// Cron Five fields, minute hour day-of-month month day-of-week, with `*`, lists, ranges and steps (a day matches either day field when both are restricted), or one of `@hourly`, `@daily`, `@weekly`, `@monthly`, `@yearly`.
+	//
+	// Example: 0 8 * * 1-5
+	Cron    *ScheduleCron                     `json:"cron,omitempty"`
+	Enabled *bool                             `json:"enabled,omitempty"`
+	Name    nullable.Nullable[ScheduleName]   `json:"name,omitempty"`
+	RoomId  nullable.Nullable[ConversationId] `json:"roomId,omitempty"`
+	Target  nullable.Nullable[ScheduleTarget] `json:"target,omitempty"`
+
+	// Text The message the agent receives at each due time.
+	Text *ScheduleText `json:"text,omitempty"`
+
+	// Timezone An IANA time zone name; `cron` is read in it, daylight-saving moves included.
+	//
+	// Example: Europe/Berlin
+	Timezone *ScheduleTimezone `json:"timezone,omitempty"`
+	UserId   *ConversationId   `json:"userId,omitempty"`
+}
 
 // Settings Platform configuration keyed by platform id. Other keys hold free-form
 // objects; `secrets` is write-only (Get Agent masks every value).
@@ -3566,6 +3758,9 @@ type RunSourceFilter = RunSource
 // for an approval). The last five are final.
 type RunStatusFilter = RunStatus
 
+// ScheduleId defines model for ScheduleId.
+type ScheduleId = string
+
 // WebhookId defines model for WebhookId.
 type WebhookId = string
 
@@ -3658,6 +3853,9 @@ type RunNotFound = ErrorEnvelope
 
 // RunNotWaiting Every error body.
 type RunNotWaiting = ErrorEnvelope
+
+// ScheduleNotFound Every error body.
+type ScheduleNotFound = ErrorEnvelope
 
 // TooManyRequests Every error body.
 type TooManyRequests = ErrorEnvelope
@@ -3913,6 +4111,29 @@ type StreamRunParams struct {
 	LastEventID *string `json:"Last-Event-ID,omitempty"`
 }
 
+// ListSchedulesParams defines parameters for ListSchedules.
+type ListSchedulesParams struct {
+	// Page Page number, from 1.
+	Page *Page `form:"page,omitempty" json:"page,omitempty"`
+
+	// Limit Items per page.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// CreateScheduleParams defines parameters for CreateSchedule.
+type CreateScheduleParams struct {
+	// IdempotencyKey Makes the request safe to retry: a repeat with the same key and the
+	// same body within 24 hours, from the same account, answers the first
+	// answer again (status and body) without doing the work twice. The same
+	// key with another body is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while
+	// the first still runs is 409 `IDEMPOTENCY_KEY_IN_USE`. A request that
+	// failed keeps nothing, so its retry runs afresh. 1 to 255 printable
+	// ASCII characters; another account's same key is its own. A streamed
+	// reply is replayed as its events once it has ended; a stream that
+	// ended with an `error` event keeps nothing.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListRunsParams defines parameters for ListRuns.
 type ListRunsParams struct {
 	// Page Page number, from 1.
@@ -4017,6 +4238,12 @@ type StreamMessageJSONRequestBody = MessageRequest
 
 // DecideApprovalsJSONRequestBody defines body for DecideApprovals for application/json ContentType.
 type DecideApprovalsJSONRequestBody = ApprovalRequest
+
+// CreateScheduleJSONRequestBody defines body for CreateSchedule for application/json ContentType.
+type CreateScheduleJSONRequestBody = ScheduleCreateRequest
+
+// UpdateScheduleJSONRequestBody defines body for UpdateSchedule for application/json ContentType.
+type UpdateScheduleJSONRequestBody = ScheduleUpdateRequest
 
 // CreateChatCompletionJSONRequestBody defines body for CreateChatCompletion for application/json ContentType.
 type CreateChatCompletionJSONRequestBody = ChatCompletionRequest
@@ -7559,6 +7786,97 @@ type ClientInterface interface {
 	// Corresponds with GET /agents/{agentId}/runs/{runId}/stream (the `StreamRun` operationId).
 	StreamRun(ctx context.Context, agentId AgentId, runId RunIdPath, params *StreamRunParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListSchedules List Schedules
+	//
+	// The agent's schedules, the oldest first; fired one-offs stay listed (`nextRunAt` null) until deleted.
+	//
+	// Corresponds with GET /agents/{agentId}/schedules (the `ListSchedules` operationId).
+	ListSchedules(ctx context.Context, agentId AgentId, params *ListSchedulesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateScheduleWithBody Create Schedule
+	//
+	// Puts the agent on a clock: at each due time of `cron` (read in
+	// `timezone`), or once at `at`, the agent receives `text` as if
+	// `userId` (default `schedule`) had sent it in `roomId`, as a run of
+	// source `schedule`, and its reply is stored in that conversation; with
+	// `target` the reply also goes to that Telegram chat or Discord channel
+	// through the agent's bot. Exactly one of `cron` and `at` (else 400
+	// naming `cron`); `at` lies in the future, at most a year ahead. A time
+	// that does not exist in the zone on a day (the clocks jump forward)
+	// fires at the next minute that does; one that happens twice fires
+	// once. At most 100 schedules per agent, one-offs that fired aside (403
+	// INSUFFICIENT_QUOTA with `{ quota, used }`). Needs a write key.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /agents/{agentId}/schedules (the `CreateSchedule` operationId).
+	CreateScheduleWithBody(ctx context.Context, agentId AgentId, params *CreateScheduleParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateSchedule Create Schedule
+	//
+	// Puts the agent on a clock: at each due time of `cron` (read in
+	// `timezone`), or once at `at`, the agent receives `text` as if
+	// `userId` (default `schedule`) had sent it in `roomId`, as a run of
+	// source `schedule`, and its reply is stored in that conversation; with
+	// `target` the reply also goes to that Telegram chat or Discord channel
+	// through the agent's bot. Exactly one of `cron` and `at` (else 400
+	// naming `cron`); `at` lies in the future, at most a year ahead. A time
+	// that does not exist in the zone on a day (the clocks jump forward)
+	// fires at the next minute that does; one that happens twice fires
+	// once. At most 100 schedules per agent, one-offs that fired aside (403
+	// INSUFFICIENT_QUOTA with `{ quota, used }`). Needs a write key.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /agents/{agentId}/schedules (the `CreateSchedule` operationId).
+	CreateSchedule(ctx context.Context, agentId AgentId, params *CreateScheduleParams, body CreateScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteSchedule Delete Schedule
+	//
+	// Deletes the schedule; a run it made goes on. Needs a write key.
+	//
+	// Corresponds with DELETE /agents/{agentId}/schedules/{scheduleId} (the `DeleteSchedule` operationId).
+	DeleteSchedule(ctx context.Context, agentId AgentId, scheduleId ScheduleId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetSchedule Get Schedule
+	//
+	// One schedule of the agent, with its next due time and how its last one went.
+	//
+	// Corresponds with GET /agents/{agentId}/schedules/{scheduleId} (the `GetSchedule` operationId).
+	GetSchedule(ctx context.Context, agentId AgentId, scheduleId ScheduleId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateScheduleWithBody Update Schedule
+	//
+	// Replaces the members present in the body (those of Create Schedule;
+	// any other is 400 naming it); `null` clears `name`, `roomId` and
+	// `target`. Setting `at` on a cron schedule, or `cron` on a one-off,
+	// switches it. `nextRunAt` is computed again when `cron`, `at`,
+	// `timezone` or `enabled` change: from now, so enabling a schedule
+	// again fires none of the times it missed while disabled. Making a
+	// fired one-off due again counts toward the quota (403
+	// INSUFFICIENT_QUOTA). Needs a write key.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /agents/{agentId}/schedules/{scheduleId} (the `UpdateSchedule` operationId).
+	UpdateScheduleWithBody(ctx context.Context, agentId AgentId, scheduleId ScheduleId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateSchedule Update Schedule
+	//
+	// Replaces the members present in the body (those of Create Schedule;
+	// any other is 400 naming it); `null` clears `name`, `roomId` and
+	// `target`. Setting `at` on a cron schedule, or `cron` on a one-off,
+	// switches it. `nextRunAt` is computed again when `cron`, `at`,
+	// `timezone` or `enabled` change: from now, so enabling a schedule
+	// again fires none of the times it missed while disabled. Making a
+	// fired one-off due again counts toward the quota (403
+	// INSUFFICIENT_QUOTA). Needs a write key.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /agents/{agentId}/schedules/{scheduleId} (the `UpdateSchedule` operationId).
+	UpdateSchedule(ctx context.Context, agentId AgentId, scheduleId ScheduleId, body UpdateScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListAgentTools List Tools
 	//
 	// The tools the agent's next turn would offer the model: its action
@@ -8826,6 +9144,167 @@ func (c *Client) CancelRun(ctx context.Context, agentId AgentId, runId RunIdPath
 // Corresponds with GET /agents/{agentId}/runs/{runId}/stream (the `StreamRun` operationId).
 func (c *Client) StreamRun(ctx context.Context, agentId AgentId, runId RunIdPath, params *StreamRunParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewStreamRunRequest(c.Server, agentId, runId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListSchedules List Schedules
+//
+// The agent's schedules, the oldest first; fired one-offs stay listed (`nextRunAt` null) until deleted.
+//
+// Corresponds with GET /agents/{agentId}/schedules (the `ListSchedules` operationId).
+func (c *Client) ListSchedules(ctx context.Context, agentId AgentId, params *ListSchedulesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListSchedulesRequest(c.Server, agentId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateScheduleWithBody Create Schedule
+//
+// Puts the agent on a clock: at each due time of `cron` (read in
+// `timezone`), or once at `at`, the agent receives `text` as if
+// `userId` (default `schedule`) had sent it in `roomId`, as a run of
+// source `schedule`, and its reply is stored in that conversation; with
+// `target` the reply also goes to that Telegram chat or Discord channel
+// through the agent's bot. Exactly one of `cron` and `at` (else 400
+// naming `cron`); `at` lies in the future, at most a year ahead. A time
+// that does not exist in the zone on a day (the clocks jump forward)
+// fires at the next minute that does; one that happens twice fires
+// once. At most 100 schedules per agent, one-offs that fired aside (403
+// INSUFFICIENT_QUOTA with `{ quota, used }`). Needs a write key.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /agents/{agentId}/schedules (the `CreateSchedule` operationId).
+func (c *Client) CreateScheduleWithBody(ctx context.Context, agentId AgentId, params *CreateScheduleParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateScheduleRequestWithBody(c.Server, agentId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateSchedule Create Schedule
+//
+// Puts the agent on a clock: at each due time of `cron` (read in
+// `timezone`), or once at `at`, the agent receives `text` as if
+// `userId` (default `schedule`) had sent it in `roomId`, as a run of
+// source `schedule`, and its reply is stored in that conversation; with
+// `target` the reply also goes to that Telegram chat or Discord channel
+// through the agent's bot. Exactly one of `cron` and `at` (else 400
+// naming `cron`); `at` lies in the future, at most a year ahead. A time
+// that does not exist in the zone on a day (the clocks jump forward)
+// fires at the next minute that does; one that happens twice fires
+// once. At most 100 schedules per agent, one-offs that fired aside (403
+// INSUFFICIENT_QUOTA with `{ quota, used }`). Needs a write key.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /agents/{agentId}/schedules (the `CreateSchedule` operationId).
+func (c *Client) CreateSchedule(ctx context.Context, agentId AgentId, params *CreateScheduleParams, body CreateScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateScheduleRequest(c.Server, agentId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteSchedule Delete Schedule
+//
+// Deletes the schedule; a run it made goes on. Needs a write key.
+//
+// Corresponds with DELETE /agents/{agentId}/schedules/{scheduleId} (the `DeleteSchedule` operationId).
+func (c *Client) DeleteSchedule(ctx context.Context, agentId AgentId, scheduleId ScheduleId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteScheduleRequest(c.Server, agentId, scheduleId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetSchedule Get Schedule
+//
+// One schedule of the agent, with its next due time and how its last one went.
+//
+// Corresponds with GET /agents/{agentId}/schedules/{scheduleId} (the `GetSchedule` operationId).
+func (c *Client) GetSchedule(ctx context.Context, agentId AgentId, scheduleId ScheduleId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetScheduleRequest(c.Server, agentId, scheduleId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateScheduleWithBody Update Schedule
+//
+// Replaces the members present in the body (those of Create Schedule;
+// any other is 400 naming it); `null` clears `name`, `roomId` and
+// `target`. Setting `at` on a cron schedule, or `cron` on a one-off,
+// switches it. `nextRunAt` is computed again when `cron`, `at`,
+// `timezone` or `enabled` change: from now, so enabling a schedule
+// again fires none of the times it missed while disabled. Making a
+// fired one-off due again counts toward the quota (403
+// INSUFFICIENT_QUOTA). Needs a write key.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /agents/{agentId}/schedules/{scheduleId} (the `UpdateSchedule` operationId).
+func (c *Client) UpdateScheduleWithBody(ctx context.Context, agentId AgentId, scheduleId ScheduleId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateScheduleRequestWithBody(c.Server, agentId, scheduleId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateSchedule Update Schedule
+//
+// Replaces the members present in the body (those of Create Schedule;
+// any other is 400 naming it); `null` clears `name`, `roomId` and
+// `target`. Setting `at` on a cron schedule, or `cron` on a one-off,
+// switches it. `nextRunAt` is computed again when `cron`, `at`,
+// `timezone` or `enabled` change: from now, so enabling a schedule
+// again fires none of the times it missed while disabled. Making a
+// fired one-off due again counts toward the quota (403
+// INSUFFICIENT_QUOTA). Needs a write key.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /agents/{agentId}/schedules/{scheduleId} (the `UpdateSchedule` operationId).
+func (c *Client) UpdateSchedule(ctx context.Context, agentId AgentId, scheduleId ScheduleId, body UpdateScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateScheduleRequest(c.Server, agentId, scheduleId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -11268,6 +11747,277 @@ func NewStreamRunRequest(server string, agentId AgentId, runId RunIdPath, params
 	return req, nil
 }
 
+// NewListSchedulesRequest constructs an http.Request for the ListSchedules method
+func NewListSchedulesRequest(server string, agentId AgentId, params *ListSchedulesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "agentId", agentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/agents/%s/schedules", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Page != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateScheduleRequest calls the generic CreateSchedule builder with application/json body
+func NewCreateScheduleRequest(server string, agentId AgentId, params *CreateScheduleParams, body CreateScheduleJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateScheduleRequestWithBody(server, agentId, params, "application/json", bodyReader)
+}
+
+// NewCreateScheduleRequestWithBody constructs an http.Request for the CreateSchedule method, with any body, and a specified content type
+func NewCreateScheduleRequestWithBody(server string, agentId AgentId, params *CreateScheduleParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "agentId", agentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/agents/%s/schedules", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewDeleteScheduleRequest constructs an http.Request for the DeleteSchedule method
+func NewDeleteScheduleRequest(server string, agentId AgentId, scheduleId ScheduleId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "agentId", agentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "scheduleId", scheduleId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/agents/%s/schedules/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetScheduleRequest constructs an http.Request for the GetSchedule method
+func NewGetScheduleRequest(server string, agentId AgentId, scheduleId ScheduleId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "agentId", agentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "scheduleId", scheduleId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/agents/%s/schedules/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUpdateScheduleRequest calls the generic UpdateSchedule builder with application/json body
+func NewUpdateScheduleRequest(server string, agentId AgentId, scheduleId ScheduleId, body UpdateScheduleJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateScheduleRequestWithBody(server, agentId, scheduleId, "application/json", bodyReader)
+}
+
+// NewUpdateScheduleRequestWithBody constructs an http.Request for the UpdateSchedule method, with any body, and a specified content type
+func NewUpdateScheduleRequestWithBody(server string, agentId AgentId, scheduleId ScheduleId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "agentId", agentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "scheduleId", scheduleId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/agents/%s/schedules/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewListAgentToolsRequest constructs an http.Request for the ListAgentTools method
 func NewListAgentToolsRequest(server string, agentId AgentId) (*http.Request, error) {
 	var err error
@@ -12678,6 +13428,103 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /agents/{agentId}/runs/{runId}/stream (the `StreamRun` operationId).
 	StreamRunWithResponse(ctx context.Context, agentId AgentId, runId RunIdPath, params *StreamRunParams, reqEditors ...RequestEditorFn) (*StreamRunResponse, error)
+
+	// ListSchedulesWithResponse List Schedules
+	//
+	// The agent's schedules, the oldest first; fired one-offs stay listed (`nextRunAt` null) until deleted.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /agents/{agentId}/schedules (the `ListSchedules` operationId).
+	ListSchedulesWithResponse(ctx context.Context, agentId AgentId, params *ListSchedulesParams, reqEditors ...RequestEditorFn) (*ListSchedulesResponse, error)
+
+	// CreateScheduleWithBodyWithResponse Create Schedule
+	//
+	// Puts the agent on a clock: at each due time of `cron` (read in
+	// `timezone`), or once at `at`, the agent receives `text` as if
+	// `userId` (default `schedule`) had sent it in `roomId`, as a run of
+	// source `schedule`, and its reply is stored in that conversation; with
+	// `target` the reply also goes to that Telegram chat or Discord channel
+	// through the agent's bot. Exactly one of `cron` and `at` (else 400
+	// naming `cron`); `at` lies in the future, at most a year ahead. A time
+	// that does not exist in the zone on a day (the clocks jump forward)
+	// fires at the next minute that does; one that happens twice fires
+	// once. At most 100 schedules per agent, one-offs that fired aside (403
+	// INSUFFICIENT_QUOTA with `{ quota, used }`). Needs a write key.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /agents/{agentId}/schedules (the `CreateSchedule` operationId).
+	CreateScheduleWithBodyWithResponse(ctx context.Context, agentId AgentId, params *CreateScheduleParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateScheduleResponse, error)
+
+	// CreateScheduleWithResponse Create Schedule
+	//
+	// Puts the agent on a clock: at each due time of `cron` (read in
+	// `timezone`), or once at `at`, the agent receives `text` as if
+	// `userId` (default `schedule`) had sent it in `roomId`, as a run of
+	// source `schedule`, and its reply is stored in that conversation; with
+	// `target` the reply also goes to that Telegram chat or Discord channel
+	// through the agent's bot. Exactly one of `cron` and `at` (else 400
+	// naming `cron`); `at` lies in the future, at most a year ahead. A time
+	// that does not exist in the zone on a day (the clocks jump forward)
+	// fires at the next minute that does; one that happens twice fires
+	// once. At most 100 schedules per agent, one-offs that fired aside (403
+	// INSUFFICIENT_QUOTA with `{ quota, used }`). Needs a write key.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /agents/{agentId}/schedules (the `CreateSchedule` operationId).
+	CreateScheduleWithResponse(ctx context.Context, agentId AgentId, params *CreateScheduleParams, body CreateScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateScheduleResponse, error)
+
+	// DeleteScheduleWithResponse Delete Schedule
+	//
+	// Deletes the schedule; a run it made goes on. Needs a write key.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /agents/{agentId}/schedules/{scheduleId} (the `DeleteSchedule` operationId).
+	DeleteScheduleWithResponse(ctx context.Context, agentId AgentId, scheduleId ScheduleId, reqEditors ...RequestEditorFn) (*DeleteScheduleResponse, error)
+
+	// GetScheduleWithResponse Get Schedule
+	//
+	// One schedule of the agent, with its next due time and how its last one went.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /agents/{agentId}/schedules/{scheduleId} (the `GetSchedule` operationId).
+	GetScheduleWithResponse(ctx context.Context, agentId AgentId, scheduleId ScheduleId, reqEditors ...RequestEditorFn) (*GetScheduleResponse, error)
+
+	// UpdateScheduleWithBodyWithResponse Update Schedule
+	//
+	// Replaces the members present in the body (those of Create Schedule;
+	// any other is 400 naming it); `null` clears `name`, `roomId` and
+	// `target`. Setting `at` on a cron schedule, or `cron` on a one-off,
+	// switches it. `nextRunAt` is computed again when `cron`, `at`,
+	// `timezone` or `enabled` change: from now, so enabling a schedule
+	// again fires none of the times it missed while disabled. Making a
+	// fired one-off due again counts toward the quota (403
+	// INSUFFICIENT_QUOTA). Needs a write key.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /agents/{agentId}/schedules/{scheduleId} (the `UpdateSchedule` operationId).
+	UpdateScheduleWithBodyWithResponse(ctx context.Context, agentId AgentId, scheduleId ScheduleId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateScheduleResponse, error)
+
+	// UpdateScheduleWithResponse Update Schedule
+	//
+	// Replaces the members present in the body (those of Create Schedule;
+	// any other is 400 naming it); `null` clears `name`, `roomId` and
+	// `target`. Setting `at` on a cron schedule, or `cron` on a one-off,
+	// switches it. `nextRunAt` is computed again when `cron`, `at`,
+	// `timezone` or `enabled` change: from now, so enabling a schedule
+	// again fires none of the times it missed while disabled. Making a
+	// fired one-off due again counts toward the quota (403
+	// INSUFFICIENT_QUOTA). Needs a write key.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /agents/{agentId}/schedules/{scheduleId} (the `UpdateSchedule` operationId).
+	UpdateScheduleWithResponse(ctx context.Context, agentId AgentId, scheduleId ScheduleId, body UpdateScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateScheduleResponse, error)
 
 	// ListAgentToolsWithResponse List Tools
 	//
@@ -18168,6 +19015,862 @@ func (r StreamRunResponse) ContentType() string {
 	return ""
 }
 
+// ListSchedulesResponse200Headers the declared response headers of an HTTP 200 response for ListSchedules
+type ListSchedulesResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListSchedulesResponse400Headers the declared response headers of an HTTP 400 response for ListSchedules
+type ListSchedulesResponse400Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListSchedulesResponse404Headers the declared response headers of an HTTP 404 response for ListSchedules
+type ListSchedulesResponse404Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListSchedulesResponse429Headers the declared response headers of an HTTP 429 response for ListSchedules
+type ListSchedulesResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListSchedulesResponse500Headers the declared response headers of an HTTP 500 response for ListSchedules
+type ListSchedulesResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type ListSchedulesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ScheduleListEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListSchedulesResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListSchedulesResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListSchedulesResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListSchedulesResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListSchedulesResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListSchedulesResponse) GetJSON200() *ScheduleListEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListSchedulesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListSchedulesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListSchedulesResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListSchedulesResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListSchedulesResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListSchedulesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListSchedulesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListSchedulesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListSchedulesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateScheduleResponse201Headers the declared response headers of an HTTP 201 response for CreateSchedule
+type CreateScheduleResponse201Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateScheduleResponse400Headers the declared response headers of an HTTP 400 response for CreateSchedule
+type CreateScheduleResponse400Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateScheduleResponse403Headers the declared response headers of an HTTP 403 response for CreateSchedule
+type CreateScheduleResponse403Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateScheduleResponse404Headers the declared response headers of an HTTP 404 response for CreateSchedule
+type CreateScheduleResponse404Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateScheduleResponse409Headers the declared response headers of an HTTP 409 response for CreateSchedule
+type CreateScheduleResponse409Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateScheduleResponse413Headers the declared response headers of an HTTP 413 response for CreateSchedule
+type CreateScheduleResponse413Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateScheduleResponse415Headers the declared response headers of an HTTP 415 response for CreateSchedule
+type CreateScheduleResponse415Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateScheduleResponse422Headers the declared response headers of an HTTP 422 response for CreateSchedule
+type CreateScheduleResponse422Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateScheduleResponse429Headers the declared response headers of an HTTP 429 response for CreateSchedule
+type CreateScheduleResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateScheduleResponse500Headers the declared response headers of an HTTP 500 response for CreateSchedule
+type CreateScheduleResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type CreateScheduleResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *ScheduleEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *IdempotencyKeyInUse
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateScheduleResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateScheduleResponse400Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateScheduleResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CreateScheduleResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateScheduleResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreateScheduleResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *CreateScheduleResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *CreateScheduleResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateScheduleResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CreateScheduleResponse500Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateScheduleResponse) GetJSON201() *ScheduleEnvelope {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateScheduleResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateScheduleResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateScheduleResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateScheduleResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateScheduleResponse) GetJSON409() *IdempotencyKeyInUse {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateScheduleResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CreateScheduleResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreateScheduleResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateScheduleResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateScheduleResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateScheduleResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateScheduleResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateScheduleResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateScheduleResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteScheduleResponse200Headers the declared response headers of an HTTP 200 response for DeleteSchedule
+type DeleteScheduleResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// DeleteScheduleResponse400Headers the declared response headers of an HTTP 400 response for DeleteSchedule
+type DeleteScheduleResponse400Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// DeleteScheduleResponse403Headers the declared response headers of an HTTP 403 response for DeleteSchedule
+type DeleteScheduleResponse403Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// DeleteScheduleResponse404Headers the declared response headers of an HTTP 404 response for DeleteSchedule
+type DeleteScheduleResponse404Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// DeleteScheduleResponse429Headers the declared response headers of an HTTP 429 response for DeleteSchedule
+type DeleteScheduleResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// DeleteScheduleResponse500Headers the declared response headers of an HTTP 500 response for DeleteSchedule
+type DeleteScheduleResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type DeleteScheduleResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ScheduleDeletedEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ScheduleNotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DeleteScheduleResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DeleteScheduleResponse400Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DeleteScheduleResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DeleteScheduleResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteScheduleResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DeleteScheduleResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteScheduleResponse) GetJSON200() *ScheduleDeletedEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteScheduleResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteScheduleResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteScheduleResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteScheduleResponse) GetJSON404() *ScheduleNotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteScheduleResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteScheduleResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteScheduleResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteScheduleResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteScheduleResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteScheduleResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetScheduleResponse200Headers the declared response headers of an HTTP 200 response for GetSchedule
+type GetScheduleResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// GetScheduleResponse400Headers the declared response headers of an HTTP 400 response for GetSchedule
+type GetScheduleResponse400Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// GetScheduleResponse404Headers the declared response headers of an HTTP 404 response for GetSchedule
+type GetScheduleResponse404Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// GetScheduleResponse429Headers the declared response headers of an HTTP 429 response for GetSchedule
+type GetScheduleResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// GetScheduleResponse500Headers the declared response headers of an HTTP 500 response for GetSchedule
+type GetScheduleResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type GetScheduleResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ScheduleEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ScheduleNotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetScheduleResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetScheduleResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetScheduleResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetScheduleResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetScheduleResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetScheduleResponse) GetJSON200() *ScheduleEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetScheduleResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetScheduleResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetScheduleResponse) GetJSON404() *ScheduleNotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetScheduleResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetScheduleResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetScheduleResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetScheduleResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetScheduleResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetScheduleResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UpdateScheduleResponse200Headers the declared response headers of an HTTP 200 response for UpdateSchedule
+type UpdateScheduleResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// UpdateScheduleResponse400Headers the declared response headers of an HTTP 400 response for UpdateSchedule
+type UpdateScheduleResponse400Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// UpdateScheduleResponse403Headers the declared response headers of an HTTP 403 response for UpdateSchedule
+type UpdateScheduleResponse403Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// UpdateScheduleResponse404Headers the declared response headers of an HTTP 404 response for UpdateSchedule
+type UpdateScheduleResponse404Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// UpdateScheduleResponse413Headers the declared response headers of an HTTP 413 response for UpdateSchedule
+type UpdateScheduleResponse413Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// UpdateScheduleResponse415Headers the declared response headers of an HTTP 415 response for UpdateSchedule
+type UpdateScheduleResponse415Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// UpdateScheduleResponse429Headers the declared response headers of an HTTP 429 response for UpdateSchedule
+type UpdateScheduleResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// UpdateScheduleResponse500Headers the declared response headers of an HTTP 500 response for UpdateSchedule
+type UpdateScheduleResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type UpdateScheduleResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ScheduleEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ScheduleNotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *UpdateScheduleResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *UpdateScheduleResponse400Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *UpdateScheduleResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *UpdateScheduleResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *UpdateScheduleResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *UpdateScheduleResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UpdateScheduleResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *UpdateScheduleResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateScheduleResponse) GetJSON200() *ScheduleEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UpdateScheduleResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UpdateScheduleResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdateScheduleResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r UpdateScheduleResponse) GetJSON404() *ScheduleNotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r UpdateScheduleResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r UpdateScheduleResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r UpdateScheduleResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UpdateScheduleResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateScheduleResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateScheduleResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateScheduleResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateScheduleResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListAgentToolsResponse200Headers the declared response headers of an HTTP 200 response for ListAgentTools
 type ListAgentToolsResponse200Headers struct {
 	RateLimitLimit      *int
@@ -21352,6 +23055,145 @@ func (c *ClientWithResponses) StreamRunWithResponse(ctx context.Context, agentId
 		return nil, err
 	}
 	return ParseStreamRunResponse(rsp)
+}
+
+// ListSchedulesWithResponse List Schedules
+//
+// The agent's schedules, the oldest first; fired one-offs stay listed (`nextRunAt` null) until deleted.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /agents/{agentId}/schedules (the `ListSchedules` operationId).
+func (c *ClientWithResponses) ListSchedulesWithResponse(ctx context.Context, agentId AgentId, params *ListSchedulesParams, reqEditors ...RequestEditorFn) (*ListSchedulesResponse, error) {
+	rsp, err := c.ListSchedules(ctx, agentId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListSchedulesResponse(rsp)
+}
+
+// CreateScheduleWithBodyWithResponse Create Schedule
+//
+// Puts the agent on a clock: at each due time of `cron` (read in
+// `timezone`), or once at `at`, the agent receives `text` as if
+// `userId` (default `schedule`) had sent it in `roomId`, as a run of
+// source `schedule`, and its reply is stored in that conversation; with
+// `target` the reply also goes to that Telegram chat or Discord channel
+// through the agent's bot. Exactly one of `cron` and `at` (else 400
+// naming `cron`); `at` lies in the future, at most a year ahead. A time
+// that does not exist in the zone on a day (the clocks jump forward)
+// fires at the next minute that does; one that happens twice fires
+// once. At most 100 schedules per agent, one-offs that fired aside (403
+// INSUFFICIENT_QUOTA with `{ quota, used }`). Needs a write key.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /agents/{agentId}/schedules (the `CreateSchedule` operationId).
+func (c *ClientWithResponses) CreateScheduleWithBodyWithResponse(ctx context.Context, agentId AgentId, params *CreateScheduleParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateScheduleResponse, error) {
+	rsp, err := c.CreateScheduleWithBody(ctx, agentId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateScheduleResponse(rsp)
+}
+
+// CreateScheduleWithResponse Create Schedule
+//
+// Puts the agent on a clock: at each due time of `cron` (read in
+// `timezone`), or once at `at`, the agent receives `text` as if
+// `userId` (default `schedule`) had sent it in `roomId`, as a run of
+// source `schedule`, and its reply is stored in that conversation; with
+// `target` the reply also goes to that Telegram chat or Discord channel
+// through the agent's bot. Exactly one of `cron` and `at` (else 400
+// naming `cron`); `at` lies in the future, at most a year ahead. A time
+// that does not exist in the zone on a day (the clocks jump forward)
+// fires at the next minute that does; one that happens twice fires
+// once. At most 100 schedules per agent, one-offs that fired aside (403
+// INSUFFICIENT_QUOTA with `{ quota, used }`). Needs a write key.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /agents/{agentId}/schedules (the `CreateSchedule` operationId).
+func (c *ClientWithResponses) CreateScheduleWithResponse(ctx context.Context, agentId AgentId, params *CreateScheduleParams, body CreateScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateScheduleResponse, error) {
+	rsp, err := c.CreateSchedule(ctx, agentId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateScheduleResponse(rsp)
+}
+
+// DeleteScheduleWithResponse Delete Schedule
+//
+// Deletes the schedule; a run it made goes on. Needs a write key.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /agents/{agentId}/schedules/{scheduleId} (the `DeleteSchedule` operationId).
+func (c *ClientWithResponses) DeleteScheduleWithResponse(ctx context.Context, agentId AgentId, scheduleId ScheduleId, reqEditors ...RequestEditorFn) (*DeleteScheduleResponse, error) {
+	rsp, err := c.DeleteSchedule(ctx, agentId, scheduleId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteScheduleResponse(rsp)
+}
+
+// GetScheduleWithResponse Get Schedule
+//
+// One schedule of the agent, with its next due time and how its last one went.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /agents/{agentId}/schedules/{scheduleId} (the `GetSchedule` operationId).
+func (c *ClientWithResponses) GetScheduleWithResponse(ctx context.Context, agentId AgentId, scheduleId ScheduleId, reqEditors ...RequestEditorFn) (*GetScheduleResponse, error) {
+	rsp, err := c.GetSchedule(ctx, agentId, scheduleId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetScheduleResponse(rsp)
+}
+
+// UpdateScheduleWithBodyWithResponse Update Schedule
+//
+// Replaces the members present in the body (those of Create Schedule;
+// any other is 400 naming it); `null` clears `name`, `roomId` and
+// `target`. Setting `at` on a cron schedule, or `cron` on a one-off,
+// switches it. `nextRunAt` is computed again when `cron`, `at`,
+// `timezone` or `enabled` change: from now, so enabling a schedule
+// again fires none of the times it missed while disabled. Making a
+// fired one-off due again counts toward the quota (403
+// INSUFFICIENT_QUOTA). Needs a write key.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /agents/{agentId}/schedules/{scheduleId} (the `UpdateSchedule` operationId).
+func (c *ClientWithResponses) UpdateScheduleWithBodyWithResponse(ctx context.Context, agentId AgentId, scheduleId ScheduleId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateScheduleResponse, error) {
+	rsp, err := c.UpdateScheduleWithBody(ctx, agentId, scheduleId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateScheduleResponse(rsp)
+}
+
+// UpdateScheduleWithResponse Update Schedule
+//
+// Replaces the members present in the body (those of Create Schedule;
+// any other is 400 naming it); `null` clears `name`, `roomId` and
+// `target`. Setting `at` on a cron schedule, or `cron` on a one-off,
+// switches it. `nextRunAt` is computed again when `cron`, `at`,
+// `timezone` or `enabled` change: from now, so enabling a schedule
+// again fires none of the times it missed while disabled. Making a
+// fired one-off due again counts toward the quota (403
+// INSUFFICIENT_QUOTA). Needs a write key.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /agents/{agentId}/schedules/{scheduleId} (the `UpdateSchedule` operationId).
+func (c *ClientWithResponses) UpdateScheduleWithResponse(ctx context.Context, agentId AgentId, scheduleId ScheduleId, body UpdateScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateScheduleResponse, error) {
+	rsp, err := c.UpdateSchedule(ctx, agentId, scheduleId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateScheduleResponse(rsp)
 }
 
 // ListAgentToolsWithResponse List Tools
@@ -33547,6 +35389,1954 @@ func ParseStreamRunResponse(rsp *http.Response) (*StreamRunResponse, error) {
 	return response, nil
 }
 
+// ParseListSchedulesResponse parses an HTTP response from a ListSchedulesWithResponse call
+func ParseListSchedulesResponse(rsp *http.Response) (*ListSchedulesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListSchedulesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ScheduleListEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListSchedulesResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListSchedulesResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListSchedulesResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListSchedulesResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListSchedulesResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateScheduleResponse parses an HTTP response from a CreateScheduleWithResponse call
+func ParseCreateScheduleResponse(rsp *http.Response) (*CreateScheduleResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateScheduleResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest ScheduleEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest IdempotencyKeyInUse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateScheduleResponse201Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateScheduleResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateScheduleResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers CreateScheduleResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateScheduleResponse409Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreateScheduleResponse413Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers CreateScheduleResponse415Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers CreateScheduleResponse422Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateScheduleResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CreateScheduleResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteScheduleResponse parses an HTTP response from a DeleteScheduleWithResponse call
+func ParseDeleteScheduleResponse(rsp *http.Response) (*DeleteScheduleResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteScheduleResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ScheduleDeletedEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ScheduleNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DeleteScheduleResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers DeleteScheduleResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 403:
+		var headers DeleteScheduleResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers DeleteScheduleResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteScheduleResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers DeleteScheduleResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetScheduleResponse parses an HTTP response from a GetScheduleWithResponse call
+func ParseGetScheduleResponse(rsp *http.Response) (*GetScheduleResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetScheduleResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ScheduleEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ScheduleNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetScheduleResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetScheduleResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetScheduleResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetScheduleResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetScheduleResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUpdateScheduleResponse parses an HTTP response from a UpdateScheduleWithResponse call
+func ParseUpdateScheduleResponse(rsp *http.Response) (*UpdateScheduleResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateScheduleResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ScheduleEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ScheduleNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers UpdateScheduleResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers UpdateScheduleResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 403:
+		var headers UpdateScheduleResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers UpdateScheduleResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers UpdateScheduleResponse413Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers UpdateScheduleResponse415Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers UpdateScheduleResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers UpdateScheduleResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListAgentToolsResponse parses an HTTP response from a ListAgentToolsWithResponse call
 func ParseListAgentToolsResponse(rsp *http.Response) (*ListAgentToolsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -38936,6 +42726,21 @@ type ServerInterface interface {
 	// StreamRun Stream a run
 	// (GET /agents/{agentId}/runs/{runId}/stream)
 	StreamRun(ctx echo.Context, agentId AgentId, runId RunIdPath, params StreamRunParams) error
+	// ListSchedules List Schedules
+	// (GET /agents/{agentId}/schedules)
+	ListSchedules(ctx echo.Context, agentId AgentId, params ListSchedulesParams) error
+	// CreateSchedule Create Schedule
+	// (POST /agents/{agentId}/schedules)
+	CreateSchedule(ctx echo.Context, agentId AgentId, params CreateScheduleParams) error
+	// DeleteSchedule Delete Schedule
+	// (DELETE /agents/{agentId}/schedules/{scheduleId})
+	DeleteSchedule(ctx echo.Context, agentId AgentId, scheduleId ScheduleId) error
+	// GetSchedule Get Schedule
+	// (GET /agents/{agentId}/schedules/{scheduleId})
+	GetSchedule(ctx echo.Context, agentId AgentId, scheduleId ScheduleId) error
+	// UpdateSchedule Update Schedule
+	// (PATCH /agents/{agentId}/schedules/{scheduleId})
+	UpdateSchedule(ctx echo.Context, agentId AgentId, scheduleId ScheduleId) error
 	// ListAgentTools List Tools
 	// (GET /agents/{agentId}/tools)
 	ListAgentTools(ctx echo.Context, agentId AgentId) error
@@ -40035,6 +43840,146 @@ func (w *ServerInterfaceWrapper) StreamRun(ctx echo.Context) error {
 	return err
 }
 
+// ListSchedules converts echo context to params.
+func (w *ServerInterfaceWrapper) ListSchedules(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", ctx.Param("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListSchedulesParams
+	// ------------- Optional query parameter "page" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "page", ctx.QueryParams(), &params.Page, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter page: %s", err))
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListSchedules(ctx, agentId, params)
+	return err
+}
+
+// CreateSchedule converts echo context to params.
+func (w *ServerInterfaceWrapper) CreateSchedule(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", ctx.Param("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateScheduleParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Idempotency-Key, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Idempotency-Key: %s", err))
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CreateSchedule(ctx, agentId, params)
+	return err
+}
+
+// DeleteSchedule converts echo context to params.
+func (w *ServerInterfaceWrapper) DeleteSchedule(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", ctx.Param("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
+	}
+
+	// ------------- Path parameter "scheduleId" -------------
+	var scheduleId ScheduleId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "scheduleId", ctx.Param("scheduleId"), &scheduleId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter scheduleId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DeleteSchedule(ctx, agentId, scheduleId)
+	return err
+}
+
+// GetSchedule converts echo context to params.
+func (w *ServerInterfaceWrapper) GetSchedule(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", ctx.Param("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
+	}
+
+	// ------------- Path parameter "scheduleId" -------------
+	var scheduleId ScheduleId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "scheduleId", ctx.Param("scheduleId"), &scheduleId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter scheduleId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetSchedule(ctx, agentId, scheduleId)
+	return err
+}
+
+// UpdateSchedule converts echo context to params.
+func (w *ServerInterfaceWrapper) UpdateSchedule(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", ctx.Param("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
+	}
+
+	// ------------- Path parameter "scheduleId" -------------
+	var scheduleId ScheduleId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "scheduleId", ctx.Param("scheduleId"), &scheduleId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter scheduleId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.UpdateSchedule(ctx, agentId, scheduleId)
+	return err
+}
+
 // ListAgentTools converts echo context to params.
 func (w *ServerInterfaceWrapper) ListAgentTools(ctx echo.Context) error {
 	var err error
@@ -40487,6 +44432,11 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/webhooks/:webhookId/deliveries", wrapper.ListWebhookDeliveries, options.OperationMiddlewares["listWebhookDeliveries"]...)
 	router.POST(options.BaseURL+"/webhooks/:webhookId/deliveries/:deliveryId/retry", wrapper.RetryWebhookDelivery, options.OperationMiddlewares["retryWebhookDelivery"]...)
 	router.GET(options.BaseURL+"/agents/:agentId/connections", wrapper.ListConnections, options.OperationMiddlewares["listConnections"]...)
+	router.GET(options.BaseURL+"/agents/:agentId/schedules", wrapper.ListSchedules, options.OperationMiddlewares["listSchedules"]...)
+	router.POST(options.BaseURL+"/agents/:agentId/schedules", wrapper.CreateSchedule, options.OperationMiddlewares["createSchedule"]...)
+	router.DELETE(options.BaseURL+"/agents/:agentId/schedules/:scheduleId", wrapper.DeleteSchedule, options.OperationMiddlewares["deleteSchedule"]...)
+	router.GET(options.BaseURL+"/agents/:agentId/schedules/:scheduleId", wrapper.GetSchedule, options.OperationMiddlewares["getSchedule"]...)
+	router.PATCH(options.BaseURL+"/agents/:agentId/schedules/:scheduleId", wrapper.UpdateSchedule, options.OperationMiddlewares["updateSchedule"]...)
 	router.POST(options.BaseURL+"/chat/completions", wrapper.CreateChatCompletion, options.OperationMiddlewares["createChatCompletion"]...)
 	router.GET(options.BaseURL+"/status", wrapper.GetStatus, options.OperationMiddlewares["getStatus"]...)
 	router.GET(options.BaseURL+"/models", wrapper.ListModels, options.OperationMiddlewares["listModels"]...)
@@ -40915,6 +44865,20 @@ type RunNotWaitingJSONResponse struct {
 	Body ErrorEnvelope
 
 	Headers RunNotWaitingResponseHeaders
+}
+
+type ScheduleNotFoundResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+type ScheduleNotFoundJSONResponse struct {
+	Body ErrorEnvelope
+
+	Headers ScheduleNotFoundResponseHeaders
 }
 
 type TooManyRequestsResponseHeaders struct {
@@ -48948,6 +52912,1294 @@ func (response StreamRun500JSONResponse) VisitStreamRunResponse(w http.ResponseW
 	return err
 }
 
+type ListSchedulesRequestObject struct {
+	AgentId AgentId `json:"agentId"`
+	Params  ListSchedulesParams
+}
+
+type ListSchedulesResponseObject interface {
+	VisitListSchedulesResponse(w http.ResponseWriter) error
+}
+
+type ListSchedules200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type ListSchedules200JSONResponse struct {
+	Body    ScheduleListEnvelope
+	Headers ListSchedules200ResponseHeaders
+}
+
+func (response ListSchedules200JSONResponse) VisitListSchedulesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSchedules400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListSchedules400JSONResponse) VisitListSchedulesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSchedules401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListSchedules401JSONResponse) VisitListSchedulesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSchedules404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ListSchedules404JSONResponse) VisitListSchedulesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSchedules429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ListSchedules429JSONResponse) VisitListSchedulesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSchedules500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListSchedules500JSONResponse) VisitListSchedulesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateScheduleRequestObject struct {
+	AgentId AgentId `json:"agentId"`
+	Params  CreateScheduleParams
+	Body    *CreateScheduleJSONRequestBody
+}
+
+type CreateScheduleResponseObject interface {
+	VisitCreateScheduleResponse(w http.ResponseWriter) error
+}
+
+type CreateSchedule201ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type CreateSchedule201JSONResponse struct {
+	Body    ScheduleEnvelope
+	Headers CreateSchedule201ResponseHeaders
+}
+
+func (response CreateSchedule201JSONResponse) VisitCreateScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSchedule400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CreateSchedule400JSONResponse) VisitCreateScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSchedule401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response CreateSchedule401JSONResponse) VisitCreateScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSchedule403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response CreateSchedule403JSONResponse) VisitCreateScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSchedule404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response CreateSchedule404JSONResponse) VisitCreateScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSchedule409JSONResponse struct {
+	IdempotencyKeyInUseJSONResponse
+}
+
+func (response CreateSchedule409JSONResponse) VisitCreateScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSchedule413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response CreateSchedule413JSONResponse) VisitCreateScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSchedule415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response CreateSchedule415JSONResponse) VisitCreateScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSchedule422JSONResponse struct {
+	IdempotencyKeyReusedJSONResponse
+}
+
+func (response CreateSchedule422JSONResponse) VisitCreateScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSchedule429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response CreateSchedule429JSONResponse) VisitCreateScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSchedule500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response CreateSchedule500JSONResponse) VisitCreateScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteScheduleRequestObject struct {
+	AgentId    AgentId    `json:"agentId"`
+	ScheduleId ScheduleId `json:"scheduleId"`
+}
+
+type DeleteScheduleResponseObject interface {
+	VisitDeleteScheduleResponse(w http.ResponseWriter) error
+}
+
+type DeleteSchedule200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type DeleteSchedule200JSONResponse struct {
+	Body    ScheduleDeletedEnvelope
+	Headers DeleteSchedule200ResponseHeaders
+}
+
+func (response DeleteSchedule200JSONResponse) VisitDeleteScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteSchedule400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response DeleteSchedule400JSONResponse) VisitDeleteScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteSchedule401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response DeleteSchedule401JSONResponse) VisitDeleteScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteSchedule403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response DeleteSchedule403JSONResponse) VisitDeleteScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteSchedule404JSONResponse struct{ ScheduleNotFoundJSONResponse }
+
+func (response DeleteSchedule404JSONResponse) VisitDeleteScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteSchedule429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response DeleteSchedule429JSONResponse) VisitDeleteScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteSchedule500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response DeleteSchedule500JSONResponse) VisitDeleteScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetScheduleRequestObject struct {
+	AgentId    AgentId    `json:"agentId"`
+	ScheduleId ScheduleId `json:"scheduleId"`
+}
+
+type GetScheduleResponseObject interface {
+	VisitGetScheduleResponse(w http.ResponseWriter) error
+}
+
+type GetSchedule200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type GetSchedule200JSONResponse struct {
+	Body    ScheduleEnvelope
+	Headers GetSchedule200ResponseHeaders
+}
+
+func (response GetSchedule200JSONResponse) VisitGetScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSchedule400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetSchedule400JSONResponse) VisitGetScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSchedule401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetSchedule401JSONResponse) VisitGetScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSchedule404JSONResponse struct{ ScheduleNotFoundJSONResponse }
+
+func (response GetSchedule404JSONResponse) VisitGetScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSchedule429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response GetSchedule429JSONResponse) VisitGetScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSchedule500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetSchedule500JSONResponse) VisitGetScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateScheduleRequestObject struct {
+	AgentId    AgentId    `json:"agentId"`
+	ScheduleId ScheduleId `json:"scheduleId"`
+	Body       *UpdateScheduleJSONRequestBody
+}
+
+type UpdateScheduleResponseObject interface {
+	VisitUpdateScheduleResponse(w http.ResponseWriter) error
+}
+
+type UpdateSchedule200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type UpdateSchedule200JSONResponse struct {
+	Body    ScheduleEnvelope
+	Headers UpdateSchedule200ResponseHeaders
+}
+
+func (response UpdateSchedule200JSONResponse) VisitUpdateScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateSchedule400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response UpdateSchedule400JSONResponse) VisitUpdateScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateSchedule401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response UpdateSchedule401JSONResponse) VisitUpdateScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateSchedule403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response UpdateSchedule403JSONResponse) VisitUpdateScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateSchedule404JSONResponse struct{ ScheduleNotFoundJSONResponse }
+
+func (response UpdateSchedule404JSONResponse) VisitUpdateScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateSchedule413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response UpdateSchedule413JSONResponse) VisitUpdateScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateSchedule415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response UpdateSchedule415JSONResponse) VisitUpdateScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateSchedule429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response UpdateSchedule429JSONResponse) VisitUpdateScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateSchedule500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response UpdateSchedule500JSONResponse) VisitUpdateScheduleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListAgentToolsRequestObject struct {
 	AgentId AgentId `json:"agentId"`
 }
@@ -52617,6 +57869,21 @@ type StrictServerInterface interface {
 	// StreamRun Stream a run
 	// (GET /agents/{agentId}/runs/{runId}/stream)
 	StreamRun(ctx context.Context, request StreamRunRequestObject) (StreamRunResponseObject, error)
+	// ListSchedules List Schedules
+	// (GET /agents/{agentId}/schedules)
+	ListSchedules(ctx context.Context, request ListSchedulesRequestObject) (ListSchedulesResponseObject, error)
+	// CreateSchedule Create Schedule
+	// (POST /agents/{agentId}/schedules)
+	CreateSchedule(ctx context.Context, request CreateScheduleRequestObject) (CreateScheduleResponseObject, error)
+	// DeleteSchedule Delete Schedule
+	// (DELETE /agents/{agentId}/schedules/{scheduleId})
+	DeleteSchedule(ctx context.Context, request DeleteScheduleRequestObject) (DeleteScheduleResponseObject, error)
+	// GetSchedule Get Schedule
+	// (GET /agents/{agentId}/schedules/{scheduleId})
+	GetSchedule(ctx context.Context, request GetScheduleRequestObject) (GetScheduleResponseObject, error)
+	// UpdateSchedule Update Schedule
+	// (PATCH /agents/{agentId}/schedules/{scheduleId})
+	UpdateSchedule(ctx context.Context, request UpdateScheduleRequestObject) (UpdateScheduleResponseObject, error)
 	// ListAgentTools List Tools
 	// (GET /agents/{agentId}/tools)
 	ListAgentTools(ctx context.Context, request ListAgentToolsRequestObject) (ListAgentToolsResponseObject, error)
@@ -53689,6 +58956,182 @@ func (sh *strictHandler) StreamRun(ctx echo.Context, agentId AgentId, runId RunI
 	return nil
 }
 
+// ListSchedules operation middleware
+func (sh *strictHandler) ListSchedules(ctx echo.Context, agentId AgentId, params ListSchedulesParams) error {
+	var request ListSchedulesRequestObject
+
+	request.AgentId = agentId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListSchedules(ctx.Request().Context(), request.(ListSchedulesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListSchedules")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListSchedulesResponseObject); ok {
+		return validResponse.VisitListSchedulesResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CreateSchedule operation middleware
+func (sh *strictHandler) CreateSchedule(ctx echo.Context, agentId AgentId, params CreateScheduleParams) error {
+	var request CreateScheduleRequestObject
+
+	request.AgentId = agentId
+	request.Params = params
+
+	var body CreateScheduleJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateSchedule(ctx.Request().Context(), request.(CreateScheduleRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateSchedule")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CreateScheduleResponseObject); ok {
+		return validResponse.VisitCreateScheduleResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// DeleteSchedule operation middleware
+func (sh *strictHandler) DeleteSchedule(ctx echo.Context, agentId AgentId, scheduleId ScheduleId) error {
+	var request DeleteScheduleRequestObject
+
+	request.AgentId = agentId
+	request.ScheduleId = scheduleId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteSchedule(ctx.Request().Context(), request.(DeleteScheduleRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteSchedule")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DeleteScheduleResponseObject); ok {
+		return validResponse.VisitDeleteScheduleResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetSchedule operation middleware
+func (sh *strictHandler) GetSchedule(ctx echo.Context, agentId AgentId, scheduleId ScheduleId) error {
+	var request GetScheduleRequestObject
+
+	request.AgentId = agentId
+	request.ScheduleId = scheduleId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetSchedule(ctx.Request().Context(), request.(GetScheduleRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetSchedule")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetScheduleResponseObject); ok {
+		return validResponse.VisitGetScheduleResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// UpdateSchedule operation middleware
+func (sh *strictHandler) UpdateSchedule(ctx echo.Context, agentId AgentId, scheduleId ScheduleId) error {
+	var request UpdateScheduleRequestObject
+
+	request.AgentId = agentId
+	request.ScheduleId = scheduleId
+
+	var body UpdateScheduleJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.UpdateSchedule(ctx.Request().Context(), request.(UpdateScheduleRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UpdateSchedule")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(UpdateScheduleResponseObject); ok {
+		return validResponse.VisitUpdateScheduleResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // ListAgentTools operation middleware
 func (sh *strictHandler) ListAgentTools(ctx echo.Context, agentId AgentId) error {
 	var request ListAgentToolsRequestObject
@@ -54158,637 +59601,680 @@ func (sh *strictHandler) TestWebhook(ctx echo.Context, webhookId WebhookId) erro
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L1rc+O2mjD4V1DaeavtM7Radl+StuutHcVWJ5q0L2PLyeREPSZMQhJiClAIyLZOj79t7X7fn7i/ZAsP",
-	"ABIkQYmy5SR9xqemJm0Rdzx47pcvrYhPZ5wRJkVr/0uL3OPpLCHw72MiBB6TczJLFupvMZ9Ocbpo7bcG",
-	"E4LwmDD5SqAUPgetW5zMiWoWY4nVf6FBP27t639ddXZ/i9/cfjt9+/ve/Tc3H+7eyfdpZ/EPfB21gtZU",
-	"zwXNp2JsGl/v3Xybvp2+Z9/OOr/vibfy/e0dNJbYzjLlMUla+63xTO68a7/fkSRNcStopUTMOBNkQKek",
-	"tb+79+Zt+13QkvyGMHEpSNza333XecjbtfZbxzi9IVKghPMbFE34bLY4QBOSEkQFmvA71EcpwTGSEzJt",
-	"qyk4n8KC1T+u3r573wpakk6JkHg6a+239jp773d2d3f2dge7nf1OZ7+z23777v3fW0FrLkgKXdU/rnb3",
-	"3rQegpaYRxERorUv0zl5eAjyC/h9ToQ8oimJZPEiuiiGX5E5P7QlJwRFnN2SVGBJOVNrV7+piV6Jbfei",
-	"JLmX6jJJkqApQRj9xm9I27+6ymr67JzzaXk1dhmUIYzUsQTojsoJolKgWYLliKdTtTyY2lmK/Un9c4IZ",
-	"gyuVKY4pG+9EE6wa2/6t/VZMRcTTWB2a9xL0xn6eYIlijhZ8juSEshuEr/lcwnFE8zQlTKIp3Pn/2XDT",
-	"FzIleKqAp/waBJ4Su/sAZoB3gYTt4WzWt2TdTl/9c2xAr/yIM1Jau3oQiNyq9w/rZihWjbLltmi8j3aH",
-	"TL23ffRl2JKLGRm29octIXEqh61gmD9e+H358x22HoZsyNSoe75R4YXCqAATTMKvP08WKKax0/lN8876",
-	"vCY0uiGs3W47g7z1DaL2/4htQQeNl4at/S9DB9cMW/t7nWBYwEnD1v673b32G9VNoTCYo4DEhq0HWGir",
-	"fIsfMU18MDhL+S2NSYpG0ADhkSQpbF5DF4Ibc2Hxq7pckqY8hc7mX+qQIx7rr93veyeDq8uT7k/d/qfu",
-	"d5967uJ1C0WFFDpkXCJ8i2mCrxPShnYxkZgmQo8pJJZzUZozJVhwBj8eq/vKTzvFkqCETqlE5D4iJFYX",
-	"/lBzd+dEzCsIxPxoLgweI9or3dL/JHh/CFoTgmOSAhsC9xb3x4yn+uBiIqKUzhR1M5A/JdNrkgrERwb1",
-	"AraGf2Mm7kiKqO5u6GNCNe8iOU8EwixW+HuWUDa2Q20HKOLTKd4RZIbVDceBImp2ZJ7GJD1A+Fqou7pT",
-	"aJNxRtAdFoqAimhCptjhpxQ1U3MFMOVVNOE0UnSCTGckxXKeKoyrbqS1r0gBZWM4hd4Aj/07Tong8zQi",
-	"rwRSpF4Reqx2ggiTVC6QxOMDRCWa8lsiNA0mtyRdIEVexwR9TyQSE34n0BZmGS83JTKlkUBY0Jhst9EF",
-	"YbEa5RpHN2r7/dHOMZbRBPFU/fuEM6J/qNv0sPXNsOXd2jmW5JN6NDvw/6u77PcGHxHwC3yE/nOn1F5N",
-	"mE3zvuPObuaiTJIxSUuTnZMppkwtovmEWZ/CpOvMKYhngxck4iwWaM4kTQBWrylTDI9GJq/UtbGY36m7",
-	"JlIUJn+7t2p2ItPFTlchlPqZJUd3WF0vGfFUwZRMF+VtFmeaUkan82lrfzfwzVq5purcx/hejWBfkkAz",
-	"kqIpZXNJ7PMtHMN6F+29tuoizu3kCRlJBdguR2VOfeVi3n1YazFeGLhk9B4pmQFtCX0p2wgrhEKjyZog",
-	"sfvNh3d7797trTijh6ClENqUSIte97o/aQzixzTdva6idZJHPMlwTQnRboW77U4YKLQQdtpvwgONDacE",
-	"M4E67TeBQk5Ssyh6IIEXYruw/tZuu9MKWlTNq7F/K2gxrKQ3tcYdu8gCOOL7T4SN5aS1v/veh2W6Vgb1",
-	"7cxiPRorpDmiJA1QqGXV4bzTeRPRGP5LwuJCG4izsIsZlpN8D1YcViLn73MKtExz+9797HU6vg0dOqJd",
-	"Pz5TM3j35oqA5S2qb8t3CC2WiuCeDUaFpT1xn0ckoYpe1d1dbL6X93Y3iZdvTTXQO4t38d71m+ht/I68",
-	"H30z/nby4bcb/87ifDFP21U/JtMZl4RFix/Jwoccb4govCyBR0ThacDN+0qoJjOiMISi6NIKnjdkAVyM",
-	"nJAhg1+uebyARpShvbdowuepCNAo5dO8F44iPmcyMDySnnhEUyGHzLBNeIwpQ1uaI4Yp1MDbMLKSRGOu",
-	"kJPqd8fTGyTvaETayArEQ6YWBkvFjMsJSfW6qEBv9/ZQ2D/qHZ+dDnonh79c/dj75eq8d3nROwoPnG1O",
-	"aEKGLFsYEpImCUrnTMAonQ/VUfonV5cXvbCNug4jiOWQGbHohpAZCAETysYBEhy0E3DAemA8SomYtNGu",
-	"Ovi9d+/QLKVMKmFhyLoXh/2+YqJSHCkMepDtzJzmK5FfCRUwNL9jajFWFTBkWjVAte4MLxTnr1tqORxx",
-	"FhHFdk2wQITFJFYnYmQ4vRX41Z4sCkFMCY3kUNhfe8jqkKoDjDsKGv0c3LvR3vU30QeyE6UES7JjlTJY",
-	"CCokZrIVFAD/3btAcQkZWlbkRkqSqhX816/D4f1eZ2c4vP+m9/lf/8XLGPZHwFFWH0d3pk5NyzbAw3Km",
-	"TtFSoowfVkyz1npRdZQEbSmy9Ldwe3+or+qOCmLPx4wl7PPJ5AWB3u7uDVl4dt47PD056g/6pydXH7v9",
-	"T72jUEN4NCHRTdbPrAmnBOaUKWYCR2rpy67A8NMruGfnfN/t7vkPTfHidQent/Sm81ZDDOMGPSixpcnh",
-	"qf/yEcJlkQglVEhN9f8WAjWv22UuKTx5q3XigiRTzUzO8Jhka/l9TtJFvhRgowpLiMkIzxMJEqua3bC3",
-	"Cn+vYHaPc5V19cQ1c6GVgECjMhYoBNWKfax8BA/fPO4xvlUPv+0nQ7mOfBkVys90tR49P+z3b8vPtnry",
-	"Z3hMqntVvyI2V1KzITC7daevbsZ/+LsrT/t8vpTfSecVNieds+WsgGqwLpOTzp/O25zP2QW8t4808cpn",
-	"pwqxASlS2B5Fip6AkEIFusOLuuPVj7hwwP+SklFrv/V/vM6tPK/1V/E6W0a2KKDyqxdll6K5gtrVwNe1",
-	"VqN7qNX8TK4nnN/UcX93+nOV+VvF+5n7jr6Z7t28Ze9n3/7eSfV93/vv+y5byFPu3LEz5SqtS5YpITMT",
-	"CAPMhmezhEbASL/+TWjBLNvFF62U1F1ikI7Kqs9WYBWaYG4AzaXiLlfqLWGTMl0YvcHeN4G9xn0z60Nm",
-	"qlMT+zWqBVvWCCeCPDSFgp6apMduScJnRB9cCbOW96qNLdiuhDJFdG8JaOtgyUCfwP5kN24WHHE2ouN5",
-	"SuI2yhC27WV0sbioVJ+DlmQ0F0RYY49AI9UaRZwnOzG/Y1rFaLu9EshRxQSIJIKgNx0ktvc1u61HfQVc",
-	"InrXeWMYCi7sTDGI0cAIowin6QKFzoghtA/Ndbfz2wv1wRitAig6ApTyOTCO85l6GI6O1aO28V2T6fG6",
-	"3LxexdZslLyLX3HWdBTVvKr8WtrbaVqnwFrWv9phmRaq6UiF8/CqkZqPBGeiHtJ3ODZ6r6ehm/7JT91P",
-	"/aOr895/XPYuBkVkM6IkARu+wjVn5hEAWjFIaDoXEl0Tw1PuIz4jDFMlg8pJymc0CtA45b8HaMz5OCEB",
-	"4kmCp7iIePrsFic0RmAggQdYmO9ZMVBp+8bAbV8g+t/oC4JDCJDeM3oIEcNTKyfHXCrOWVGZTMWIY90F",
-	"mG3AHlZDFyAxjyZGtc9vSbqTcDY2Wqp+rJnuf9p3/M/8Gl1F3gmXHxVmftq7PDw9+al3ftEFSfXkdHD1",
-	"8fTy5Kjlvht3UqCBIzXtH0Cws+WgLcYNTFt6C9IzThIglkaLsq2Itn9Dmr7q3hOsSLkez1U/vjyLr/VZ",
-	"WL3vZp7EUe9T/6fe+S81z8FO9gc9hZ973/1wevqj7zEYMWPpc6huRj8F29d9DFZj/fIQvtaH8JGn1zSO",
-	"CXvyC+gNeldn56eD3uGgd1Tk1mYplyQy4EmYkt5il1mLSUIkOctaKdFJEIm40QAAFj5AUUKwkrE0K3TW",
-	"HRz+oNX1PnHx1UBrkFHXapBfqWHNUkisdUgwM+XsmVm5i8uPH/uHfUWiznrnx/2Li/7pyQXawtrT84Ys",
-	"1F4xukupJNsBKh8nCJeFYf7j8nTQRVsFfvD3OZc4QCDMPbzwbF/tmyya7/rsUjxRc+M3XRVoVG7EMiY/",
-	"KlDJcgOv0trFtJ/Kcz4a75oDsNkVFmqsjGFptWFluQfG+KZVLlQiYpxTxkSC5kbbZF6ezT/Fszknc0Hi",
-	"zb4bbTguvJuB76HcYaGxMOjsjOHWgO0f+mj0grWKrvpAsmUadjDBQmZWfN/a0VbBvs5T0C+8EJqv9sUw",
-	"SVKGk14O94/X1g165yfdT1e98/PT81ZRi6ZnMRrvLQtMNEZvRnv4Q7T9zNyXu7IAYYbmjNzPDBeoFeMH",
-	"8ABsWEmE05QSEHOoWbx4AfKvFshBiXts4XETOunj3sVF9/ueXydtgo6Kqmgl+l8TRKYzuSiKK2ZhSHXT",
-	"zjra/PeHaJfNRrSPRqiWAHzTlAoBXkuwXoXoJeco4YqJKimmgU5oogAH8PJQvtaH8iPjdwmJx2QzSrEf",
-	"T05//tQ7+r5XoxXLpkMxj+ZTJbP/5VXFnj3V6Yntpl64o6/1PRyTKd+Uhvi4d3xaqx/WE/31ob+8iTrQ",
-	"n8J+XgD/6wV8gMxDzkYJjeQGzYXfXV78UvIaAke3lU5yD0WZuxp7fj0XJRfwdM7+8gqqIStpqMrmSHVg",
-	"WnwvbFi9Nqx6Icxi7bcuZIolGYOWLkzJbySSYWboVy1BpZctDVNp9BN3GJbBZzMSo+tFdn7mvLcDx+1H",
-	"XZbjZoAlnDI4Hr+89K/3pW+KxoEsUUvktJjzFVC50jbqyBw4XWduf8a1Gpz+QFIiKbohsxf+7+t9HDwm",
-	"m1CNHZ8e9XK9mEP73JwyH1pByzpztvZb2l3N1SJA/Dl41obQPkQxJ9rDlNxTiBWHBB4xh98m+BYir4gA",
-	"EwfVeuciDZ0WHXWz8QRJb4lWiEELmO8ARRPOBcnpA3wbGQoDz+NZn7RzjIGzuNzP2LixFujc1pzdMH7H",
-	"1OmkRNKUxLpfkLU3FxuAf1wes7rdRh/B41ZP4zrblk7KIZDQFggkEYjKstOsusrQZspxXHf1lwPHxVhI",
-	"vBAo1E7G4QsK+UpRyGYIa4mYtarODn8KUQ0UpdPgmtuMaVxHXF+A+OsF4mMe0xGtS4vijevTrteFmDzA",
-	"i/GBDQwsAYRNQrJshdDGn9XjBXj+ksBzOiOs299sIJJOjDB3hitzNtgbMbSPGoUmAQ/Q2mfzJMlDrBSh",
-	"T69McFJjlKp3D4j13CYA9CDW0B0+RK9teghni+H+RgKQfob4HpuKB6KJBIJworpApKAUBzSmtyZ3wEvM",
-	"z0vMT+GVbyryh2qL7ZVh4lsrQnJMgNw+AkOrmhZDXsi5yLVYhkMh98CGmBduhxUtJxS4MPWzPXjvPPDy",
-	"S1/CfYRN1E5ul4WXrtvBq2c8z4gpEEah2npY3fsBCmHrroSi2rvBQluhPZVfO5/bKU/IiyfpV/4uN+Tj",
-	"TZmYj0Y0ooo0zUgKwMiZqPrDdc/64NOcycmgjQChN+tmNAdUIA656cAJ2098807P9h7LU5in6N9wqBPk",
-	"GMftCDOtCmBxhoteHsxX/WA26Bdn/ccM5K7rF/fX4EaLm1Dg/+JD9z/wWWxKIQ5aUs+DeBad9D56uub8",
-	"r/EKnWNzpcFXookm/OXpff1PbzPaZA1GjMsr0BjXvMBwVfZJ3yuyCherXoDEA7SgAc5EL7B9/YXkrtKx",
-	"hPvmp9C/qxf99j/ZCzvDi4TjeMD5J5w+1U98pge7kpxfJTCc+8qMkkQH0WjFo0C7nbffvvvmPbpeSC0/",
-	"+EjOn/9MKjszpKi4F3RMv3t5D1/1exhwfozZwqawftp7SLEkV6Bov3IU7c6LqCrig0K05ts9q26uexru",
-	"FM/0KspTwIPwbE3rB/ItuezoK4EiznQO8GiBIjyDMLyU4GhC4oOSsl3ghTD5M01u3hfl+v9Q5folw3M5",
-	"4Sn9x1OjWi1yxzN6dQMJeavqdZ5mumajzKt7d2pVhEkz/7O9Pd80BX252Y0hR1YD6cYyTXEy4ulUoRbj",
-	"FaRwzC2/IbBfcj/Lwq7skYv5bMZTSeJjElM8gB0/5ejn+YhXUzXkFZxiKXeSGnxHTYZsFrPyNH9d/sC/",
-	"Q5dJoFagZ9r64NnaC9vwFaKpjTLQZ91fPp12j64Gp6dXn7rn3/fWZqCf0Q+qsrjghQX+J4PlFJhNqi48",
-	"L4P2BHCuZnev6F2sF5VJ8R4jQVmkVZ62HEpWFwnMt88L49UVB4Uk7p5lgvNXcY0HWQJ8xeWaLi/P4it9",
-	"Fudz9pEyKiZPfQ/nlydXH/sn/YsfyqnCsjzQalUJkSSu+q2ncxMBlaQExws0Mmt61gfhLjnIgqrsEkz5",
-	"jMzXW28jtKU58hTmL3D/dcL9ZnTvCoj8ftzn8z8qU2phDUEezTRnub5+WZAUBBWWXMFfPIS+btD+GVNp",
-	"VvN04P652x/0T76vwesm1NWP1TOTEtQL1BnvYxJR8dwpGktrzxH8shW94Pt/0kexUd33eXfQu/rUP+4P",
-	"rnr/edjrHZVZHrcUxtu9h4Z68QTLZ85A71l44FVsz0i6Y/3Ja1XbL4rr/3GK682prC9PupeDH07P+38v",
-	"Cc7L9NXP+DTc9QSbUDhvXtV8eXJxeXZ2ej7oHV0d94763avBL2e9x6ian/UcfYsMXpTF/+yowRTe2oxU",
-	"VUl4X4ByM9WflXwfJCybO/8lTvafFqYzELLVriHm8RDP8DVNqKTEZsKfkdT+Re4lKI5M0zR2Smlfc54Q",
-	"zNQCZ3MxOeGSjsybEP5mOgOJOYny54fMRsivfyMRHGO+yHRZ6WoU4TRGfAQlunfbnbZOVeHsIyrtctkL",
-	"8p4MPCOo0dhns7k85rEeiEoydXdrK93l1uc0xQun++lcPra/s3dPe12nz/NBkGieUgnCAk3JVG22MPWK",
-	"w7io9vetz05zoXrqzeFYGyhwcla4jYYT6pFaPsAQNzRJ1toFXOmF6uZdvOVtIORhhCOy/uBZV98Et8sq",
-	"y1u/m3A+i7EkcVdCQo1qwcy88OKv+r6LYOHfRz55UHwHPpD2wml23p+XvNF8+xUsYovdf6dr+FcPIfz3",
-	"i9OT87ND37aDrHttdX4oup/V3PeOMU8Tz+MoHalqFFRWW13AsmPQIFYthIvgCHPX3DQ+0PeuiwcLFEYT",
-	"LHWxQgaZCWYkzetrI11CGW1RKcBwFSBnAkjjYvgPsV1Ff6twh+26HkaisbcZfSSCrEVg/LEoU+LxWj1K",
-	"4EBjW/60/Mxg4DooSCUdYZ2UsHgL2Hzp+89t1SVNicQxlrges+pqrJVF1R7sDKfrkYIznMqVx+Zs005R",
-	"c1S9W/VggCmovpgLiC7ZAcFKl4PfR6Ha/z7StW27e91/F5ydzyLrCYQUGjEFb1FCGREBIjiaoBFPEn5n",
-	"sgei6wSzG/h+gDAK99GMsnEINb3NZOkC7b7L0gfokqN3WgNdxS5B634HFrjTjEOvrhuOsLvX/Z7IARY3",
-	"Toh6lVaAU5VQeCQ0zUO0Zfgez8ufUCF5urBFeb/k1aU71erStU9aEoa14LMcgdK47qp/GAzOunM5KdH2",
-	"yhu5Jjgl6UeeTrF81CsR2cDLl2ra1SzXXFAWSlZG5grQds7PDnVkpE7EtdvuoCmREx4LDaihjnVPIPZk",
-	"NGShruTZTmdRG0busxEPkZ5YoK3Qyb+lScMrYUIvlRypS2AOGRYoLFm3wiDTdBpS9UrkFTPDQffCkffC",
-	"gyELLTIJwRpgazRhyBJI2VhsH4ApodN+k+0JM7NUEBKHLFSLCrO6/9bQALk2S9w3SME+aC6eI2yz3fIB",
-	"pkV8JRwh03kk5ymJsy1sCUIQvua3ZLuYUG4VQMAi8/bLAaP2iTqgsdfuZFneDNlX7zS/obzptWY12mgw",
-	"IUOm4+ogfhsyIFApSDJCW1hrnCCrqQ35yWYYE6mAzQ45ZCblimqlpiZGJbDtuyD97DFbnI5a+79+abF5",
-	"YrLgFEhK9sqys9Tl7lsPnwNv1qUsXHgLG8BCYJ/S3bYDRKIJz8u72PJGD0HrN8FZOos8B5zcQeK5vXbH",
-	"z+lpcPUwiReE2RoLYYDgzwsrkNrfgYms4lX1vODRQKvXgrBYDZH9DcPozhKLG/F6TKTp3mm/MUfuI79Y",
-	"k9385FeKRtkeLAiq21jRq0RXGvT4RMY4WpiZ1KRneq2Nu6r5/mNO0oXtWIGQLkPeDalTrKwZkJGDYKFI",
-	"Sv06zRjepWR4jTPwUCuhAQt4GSBVEIGi92O+Y34EJe85vrPVO0powhD41XjCcDDNEIWptUwoxBSHKRHz",
-	"RGr4047OVUYgU0k2Y016tsj9s6KGVwLR+ACpMU0QiYM2Ij5PYluWRCHDJyIGfUqPf26WV1v9BBTENWmn",
-	"0c86I+cQvV7rCzD3X4J6Abju9bpbmaYwQOViCxh237xQzxEe5CjWtlJ/HAwZMOvASwOD60XR2cCFwwPS",
-	"qZ71kBkUsV9AEWqCAHgVyLxUQd3S9taOEdDSCjJIq2WMFKKQeT3SqOeA9TrWVmd22m/Ma99td14JFHpU",
-	"PGGWUEChyCihap2aTxgRGU1sRVI+lyjs7nV3jCIjfFGUFvVMZETSlMSDFDOhDnnzmqpO+00dfrIK1MJu",
-	"61SoayhByrD4fIpbDeL/jOpbv/qwoNbdmLa2qIX8KdPdPrcW1yCof2L1ld7hhpVYBRbUx+jZfEM5Qkdb",
-	"4Q1lMQj6lhKFHuUNGJzvzYFP8b3V4uzufevBH2rImpOHGfrxZu9lo8cftFKubeeNBjlXjUHDK268+ypd",
-	"J5yNexJmvnXu1hGDVmnmCoKizrFeZjhy4dB37ZAOFdu3VHqHUURmksSPJpDXCY9uaqywwboaw7Lp9xAW",
-	"vyYw+WiEo7hZR1h9AkiXYGaFJsiBZs+jV2BVYOEkT2KE4efrBTLvf0sXNAxQOKKJ0T6AVs5nw3nMG1XD",
-	"rt1pCSJ5JKqAgpPNHunS0z43OIIwBY+/tuaCpK1Ap1t2euYrrmNK/kC9s11VhRWcSDlrYOeFr0tPBcRB",
-	"Dwwq5FhHddQ3H5RZuvcIxJ5xDh6UU6BklQMyKGf9KZ0339A4uXnYtnEDa0vjdUQKzI75gWUzrIQBn5Tu",
-	"AYtRisdTJ00UVAlSYrEPTiw87GgZ2AsysxlhNY5B2OEm1wai5UBTe5MJFvJwMmc3/iU9Homtx2uY5sWr",
-	"zM5j5WW6ytNV7IZX5/xMpsDN0NZVahL7SgrYXsyvp1RKyMxzx9MbbXwFd4OdbPDAictUkhKLSAL/HOko",
-	"abWO3yArqLqOuZy4XY0T9HJS4rzgChl5AtMi7HbXQiMa99EpERJPZ1Dk2dAwxTCQHfVpJYnRUze6kKIS",
-	"0efmovVnRmVWQ310I4tTDhT7w3ASIsJik7kfuORVIlHljmAY/7P/SyH+zSATswC77Zr7ayaZlo0OaLfd",
-	"yRyUrCVS6BLgIDI9VVoFz1JhfUWbCy9/FWG2VowlI5ISFpEBXNmau2soBK8r/q4r9/qlmlNGMrkG58CT",
-	"Zopyo6jmjGiyZGSbFN+p/8zTxJFw6gWcsplwAeYvXU+hbYWaWqXQ1A1O2Rx8pPiugFyvF5L4lLg1ks4S",
-	"B0Tf+ZflnPPTT72ry4veeSvQ/wb/jzoy5XPYrVAq8XQ3XZjzExXSo+Ot2dgqMUzJRH43oRWLqfEvql9H",
-	"ZpU6LGtbivD3A79DklvXBBQWuKgQXfO5pVnqMb4SWYvQeDUMme6LtjooIfhWV7Xgc7l94Dg9IKzNl3dY",
-	"oVlrzgHWfMi2wpTIecr6U4BuSZJFlvR1whmfpyTePkCzuZio33I3fIRTqGc6zIO3fO4fT9YorclaVnbj",
-	"J9nqQM+eS73kd6ZYxWm7Fk6t1/O7kSzxyKto95rboIugupaO7OnaseZegCsUZz6jeu1SIPjJ70Eg5oms",
-	"XErGs5j3pF8XlJwBlYe6jyll7hS7waOZeFf/YJQwjVwD6gCy6A+w3qEo6rzCdB4gco8jmSwsiVa4Zkqm",
-	"1yQVTQ4GFxQMDXfr9R14JOgKRwJpOL3P82FTl2XJX4WMJebXNRzPfVP4FXvqoi3zJblTdA28G6QwCp0c",
-	"BaGQOlq/q1CXZMdIyYY7gqcSXycEHHFgLOv1EMI4IZrwxFA4PTDUaRqynM6pT4VSVtYlFNp7Cc5jtIx/",
-	"qH5xfc3i88uRS1SHdLWe8KkawgMUak2frg+czonJfKxajGgqZIDCTPcWIq69udQvz6YzbK4t/LOVgo/S",
-	"Bha0YD7t/iudyIUc5P7ioAsEvk+7fV8MuoPe1c+n5z/2T7634UXup8PT47NPvUHvSAtnzhedVA9IphVE",
-	"nK8Xl98d9wcDSHdQnan4YzZH8ecsz6DbtHty2Kv82j85uxxcnff+47J/Xv523vv33mFl7O7l4Ie8Q42k",
-	"tBlV3iOUeH+c+q5WcbeOXu2PxW1PfFXL0GDkN6mvEx+3bCNFkXiCWZwQX/wIQ9r6By9O/UuE6PL8E5ri",
-	"G1O61IT7YSQ5T5yqQhFmQxbhJNlHGAk6ZiRG4dnpxSBEWxcSsxinMTIJBQQy8eA2YEMQKSkbi7YgUUqk",
-	"aHcPIXvmRe/wvDcItQuuIHIb3U24IGjv/j5LcgGSrGa626jLFkjXMzJe/VuYoV5C/4FPLyCIA5m9b6uu",
-	"iviSWHMdzt50BflZyqczqQtf+t3kl/n/mFL4q+CyePygTgIFAUZboRp230S2hAHCEk25kGj3Pfrxu21L",
-	"AdUtvBJDhtPxHAKoDxC+htC0KcFMoPCLO0yAcvDaR1/AQrE/ZKaN3sDDw0NY2LCja9IQLrqzWcpvsTea",
-	"VIGAU70GDjTXHWA0I6ng7JXIUoGhazLiKUFUonTOBNoyHmIIhIltxw7tRuSvdGHLXkb9c/tUZoaXooLI",
-	"yrZltguc9Na7aCUn3k14YhjkNvqOCBqbF2bkHgjPInGgDsZWhIMIwCHLgm93RjSxHXSoLYQIGmsRkny2",
-	"k5BbktgmVEJeqTG9Jcyvb8mSJKw+C4tNcKyOld6ui4XwjPZYPOPUx+udgyZGB0YepgRLgnS9fs4Ux0fH",
-	"DJ6uQQxMomsc3bTBiIbjU5Ys6sIAWteUr14nlqCdtEs1nsur+h1Cs6wTLDvuathIkgae/YOM4D58Lm8F",
-	"XD0SIslZyiWJSiTBYRnHHCdi7S1q4WHl6SnASki8mv340Ta0EyQ8JesByJRMjXC0rM+xbpVL7r2GNPG4",
-	"1DwfYUCmswTLxkPk7TVLktJINL/0Y9PBe+W62JeX9VFfzkzhupULLTS2vS8M2W3UO2u8lPIBdseJ8RZf",
-	"NuiZ01T1TOZjyprL3WfQ3oePZ1zI3qP4Ihvs9P2cxgTCtFf1P6/2AMf1ZufqHmlDhhS8zTN2VHc6h+jc",
-	"Kg79ebIoV763YVgHaJYSYfGpCSQPnVScTrjWSpwg5GK1cfDQ0qwLaK26LYQkU79mW3/LeLAJcRJOCIlT",
-	"qVlHtGW5or1O0Ol08lY62YRj7N3rdDodr12s4VsvPHLJZ+aNN4euLIfKxujBXJDUPsXiVoPV8fBZBonM",
-	"Wq8oY/EJu/jeEpacGjqAXkZHQVal0L5rD/VySaR7PDkOfUSIo4L17+aKx19TTf3zBEuro78hZAZ2laxy",
-	"4bVh0BQjmwHZPqJTbbyqsCm5Bip7fWaztf5PjVGf3t4hZ7ckFbnJBd/3de9dF9IztFig3GvMkxHyyiQ+",
-	"H4gpT+kaMS56CoeEFzbRaaSOhkgvOFvHWNacF++aKw50BLhmyzORMcM6itNuo0vDWVseHackkyIFMKLt",
-	"P5mpBgBuREbMK2nGEn9HOYTxPJob9vGu5QdIGKhvA3QEjc1Tgkq8UJbXJws+lt99YWRXMrKW9VzJGp5g",
-	"HU73eJY0g63N8KUrYd+u+I/mV/N9Zohuz4dIv1Ye9oURbMIIPpptg16PZIo0iYw9YVvL9DBfrrEgV/M0",
-	"eXgNpEW81jmudI1rGuukVj7taEH90ZDJtWqILGNta1Ut7bX0so+QsZrwzS4X6x7m5+XcSpwlw62q/Y1J",
-	"Y+Uy7aW6aXm/rNKX2pYmedHKZfoNM8vNLobFLkGa1ZSuPv75dIpTT/RrKaDKsXe6tqrG4GYjoJZ1MEYL",
-	"OAbw3/QGQrkrWHWwmr2JfeYe+PCoN1MXXbtOqoGleQbt0lakonI2uAEAt0f1LABul7lZAG9iH7QNv3ZI",
-	"3sANP8/V9u5tmoy1JEG/3JflKDHmyUAJe0VxHxxVBaI++e8xItmanOwG+QR9chu4WHMFz3K9fu82zaE0",
-	"N+kVKI2HCcdjyhp5w57lLb0vXbQKoy3d1gZO3jKamz/340ySbYr4wAUiU1T1a9ILuW0crZnAtySGTIOs",
-	"/Xw85pRMDYd5vXfzbfp2+p59O+v8vifeyve3d96MOFDHs5lAf6HbLg3BECT1nUxXW/LBcG60VDt3NAaL",
-	"L9cF7RsQcHs3ZgHZ6t3jq73wE4OHigvbRZKj3YKYZTWeKZ1OwfECouV0wshoQqIbE4ugvpMYJSD0bBvn",
-	"3iwiy+cNBa+Up/IjJYk5JHAQaO0XOG+PNle9A42gBRJcyYrXC9dpzO1eZOo/1y4kEyHsIBjUdBDvmf1T",
-	"57RbMcihLun6R3AfQWuU8umaxqW0kVmJMElSEus8qQeITGfSuODcUUG8r1byp4hgOTjDnmC4bLFfOz+l",
-	"96y1RH59CDQgAmGTTg1N8QIJIg+syc74RJm390qopyqIdOG+CrL1oGrIY9UvL1cCN9R/YTni6dTrJP0E",
-	"NO63iz+DxXyTWoWSMbDhltfVRRQsajXmOXuNtRA54DxZ3y+xPmX+aERS4qF1gNGy+DLJeSLQDAut83v/",
-	"VsG79iwbmZgQT7GXgtvdskP994vTk9PcFxReiv+9HR+eWSqmzYHhNJqFsL724zkDdaiWL/A7s2U0uujV",
-	"5mwxP8uld6ez1Wf5wovXmKN4T9I/eygrfHx1u6UYOFuMr5CPWtmaPHt5X75YCDvYeqOuLr0AwwV22ct3",
-	"uwFWXp/as/Dy2u36kTbTBRLza0GySAxbKcYYRgM0S+ZZPoWwjXo4mmQ+J8YbMSWzBEfEJlYAKypnxjPy",
-	"T7ajvphEX0yiLybRF5PoH+7Wlx3HizH1GYypj1GIajrpsdZEIMB7smCppyQsZbSuQjpyBZKFIN0TkPeT",
-	"q1p9HXKJK4vYc1vBmWzCfGTv7hkZqD/XPhq4UPjIcmJ62uX38rUoURhOFtIgkeLhNtGAFfULTJLURDkt",
-	"vRA7Z9920OLTOn6Q2RjfzaMb4o0kX601Kx49lw14wGzegW5ePntXxZadRzZ4ts2lV2G2tETyqyZiMcxa",
-	"zdfZu46l0GrPxehUPr9OHIcUW+0DcFEq1zzDG8LEpSCxfx2S8+QQm4Tx5c/VWNjUsZ2LVmH4TKB0B61u",
-	"dOk5PxFdZi9n47iy8j4c7fmEz1PovPDrIEvw6QsPzgxHHkrsOknrcMRbYos6pQrb+Yt65aBZYqLmKTP1",
-	"K6D6sK7ZMTMcOxphmszTmjGtb/QFvvXpv47NZ+smXlhlgK4XTqytUZJ1z/p1U+WvpzyL/qKYk2suJwi8",
-	"2vcRrubJyBN2QG1tJO+4rmWSFYU1XvptwAZ25FA3F4jcG3piUt2QOECcRQQKH/rXnZYedRMWXbVV7ItY",
-	"+8GWrpbzBFSMwjFuTHFd2Tc1Uq8OStyhsEQ6wSfaCvnNvo5qDbcDJ0iTJwJRFiXzuCDPO7Opy/FMdESF",
-	"pCyScHnAYSIx4zerIdyfF0m0gtJ7sjM3wVXOiZSBvXSzXiRhQoqPTFTwupwTdCd1eTtMbPR6Sq5zVz0F",
-	"D++VQE6ctY6cUvJSaKbfB12Nmzo736CChxrbXK6FdQSYd6u9Qc2QQbb7ZQe7Us/nPVcbpL0GJ1O+yIJk",
-	"//4t2HttjMcKxjSf3bezTP/miUI3pS11EhK4Lwjv4IzkP6GtPHIDq087JNEfVG+QdDkjDaK0MkXaytpV",
-	"JZXbZ7WLajDPenFL3YLzRAA1mCEeCRA459N+rLZOEkHgJ+1sYDJi6jxbliYkMVS0o6kvM45LVNaK7cnz",
-	"u5WDe5ZAQtCaWYPhKhWIs3vXyKi33kAt4PpfrOeOnR2JFzxL0VPrPbw6lcYKZwnrYuJmue10stOu7+q3",
-	"QsFw9ZvLvYHW2FnB2FtSd1M5MaRrQXAq0O6HbzpIcvThw4cPiqhdDg4DDcmqjQ6+c5ThaOttp6MeAGVj",
-	"RPUTbpK2xntue50G5/1YyFl5sJnr7td+sjOcSlqX+7pJVmF9Illi4SUAvrHbMZmIV1xSXc0PIaiQuKbu",
-	"xyHkfU9I7FyxF8/W8ArOcfqcQ4CeAdf+SqBRgscHOiFaVsNS551H0VwaX9UV8p2boNnO7TuS8r6eJoxW",
-	"TmnTMmlJb171Z0yS9dTQ0QTL9XrMuFirx4N/G/JQVxXw2g9PZ4R1+0pWU+trR1lTW9zbkwV2wmnkEx17",
-	"ToZO3aigvl5hpXCWeQidl/gBVee+ZPTeVr0voB7K5Pu3rfoqEaXKNuoUouks2QmdVJC2FrS/aLO1+NWV",
-	"xKzpZ+5orYPJPVLmTRK8FTtf6nfi08Vn1g57vo77j7ltO+XnlUDWteitjP5W4D0fCFR1tJRRMbnKBaLm",
-	"+/8IXU0qDNDexuR+qXJxvfGtviHDSOWThvnywYPSZlafbJYFsuEbbkcmn+W6L/k0e8HWX9OwBgADCIZ9",
-	"9Nues5tGD/yRTxjIHJ6CikMnu4Ll6sz/ujjH8ne8kZcK2/wTn2tDYKp7ZjFJGtDg6nhH0O8heMo7hYEa",
-	"P9aaR6Y38MgndmR370k0yfwO+k341GVosgHxrp5L1aw8TxI0Z5ImWQLbHPqzdLg2k6qQfFZIkap+UGe0",
-	"qlB6qx7WHXTvRUZNUL8+ZlvIY5k6rng/tdETNVXsoMiHLgkD+fMWpu7HgUkQqboJtBXSKR5DhHMYoBAy",
-	"Il7heUx5VvwwQO12extSfZi0c0+ojbeEaNUWjoebDApudqY0mkC2ppTvolfcRJ67X9aWTIIcmpAXxWrU",
-	"zDPRBxsYr4bCYauD+o1Tk7yPkTtwoMkYLjh9YY/S1NinDCJc7KPJDBFTHOsqQJlKvaiWW130/zFEzAHR",
-	"ChH7XDnHlW+jwV08ygsz4wzUWCgfTFimto2OjfMJ49Lkk0QTkhK0JfB0lqjLHVGSxCJAIdghFNAzKI1j",
-	"2J0rTafdR2CLcmgrkb1GFzr5HWRrBScohGezZLFcnbg8HiwoKCYPctwXKok7zGDFxD0wcpf9tJUnTS36",
-	"MQFMkXutyHgEiJj7qlVurtBtLpEqaFzIO2UwuwJ9CObAEZjXym5Y796vVFUJPCJycUVjwiQd0dXeiGWG",
-	"xVrRFY9VCMPyq6VN9Rhh3Od3wPMX6kDoiiVLuVl45jWP29Ef6cVc8Vkjz+DihnQRilPT1WiLHnMmZY2J",
-	"4dWWKoeXQtNaZNFhW5ovvIT6l3mRrc/6ZBxPRaXW5CSKUtYyLq1GIrfU0SsGbIKR82gK7aoabNAswLP4",
-	"uZzwtFDCrI1OWbKweA6q+mQkMsztNinB0SRHwC4rEBOthktbmWdoUFVUauOt4qfnLGpIsS4cPOBu5aLy",
-	"2vd1YbV9pDPH+IYB5y+opqbzyYQIeIYAfAXQiCcJv9PsBEbXCWY38D1AhMWKhmkjrJ7k16PTk97nEG0p",
-	"kqdjUjHT0Yl6PdtVwAha9zvwbUfDwGMQiSnhUnNONRUtCqVxcJWOa/wWIGz5/DSwe7LOJkG2veYGS5/e",
-	"YZXpUjMbYODP6gB5mKEiVl2BycoIvvjUjUvE1dxfJfKCsFjxpbkUBGCgFRqhkZRzPV841wWwTLbxIrQ0",
-	"oTarRbhL/0JD8I+50h4UWXimnKfslVBsl3WsCA9QqF2zs7bw5HMamf+eajuN9Tx6JRDU3yICiTnEV/Nb",
-	"k37SzKPdUbY62hJApcKROnMluDFgBIv0VgUrzV7jkucuvM75Jj+GBrJ+ccTAs5DSkJ8bXFBdmB94P+V+",
-	"PxInN9YXnkqhMXA/DreLfK6xtxSSF0AnSH4PY5rbNmUg2qin9W0m5glPCXgfXNvMkeXqpDMsJUnVKv/r",
-	"1/8aDu87nZ3h8H53NBzefzP6/Ld/8dE4J8joMcG5OSP7psS4Bq05o7/PiflsktAecsZITfkKw602MOGb",
-	"IbqmgymMA2hzzbBgSxb7Hona7tOlnRGht3V+V7bZqc/LJPOlc/JVmGv0vI+G3gwFD4YlAfjUJnQGUDO1",
-	"djTugxce6SMlfuuEoKxBkKp7qo3qx+T3aErIlJ+03ZwdL9ujXVLh+orn733eFcDxvu5rbqVSA5C2BpRd",
-	"UBXt1QRbuNEmDVJvZM2XL/4PzQTxNEj0Rpk8GTDynA71IPIVRyXk2/fnLVovWNlBuM2ilVcv6YnW+uL2",
-	"Nm6rLwGPx6xrWrBxiLbA0Z6yMTj83WEqQcsFOkwlF9IIQ3FCfEMQldvBkIUZrgwDFMZU5H+Di+BsRuJ9",
-	"a+01CTPU2BZUhywlU35L4u0gy8Gx5WKXzImGyn10jWMEDEug0BKC368XQ4aZVkvDPAdIEIJCDfnhtl6W",
-	"Yk7VkqKUgA4HJwJNqRCUjbd1MZdM/5idh5ZN9W7UGTuby9LUwM8wuF/s06xLwZGtBCM8Ap/Y/poBajUa",
-	"/bITaD56sNIvzSy2Lk1VDVZvthAaN5q5RnHRRPNgi8+WfJ2e5qxkFnaWkltK7jxhOELSKZYkHizh3ddN",
-	"UV86jYdNpKOvAOLDBhLQFwHGM2IeT+vJY2QyWqwzU6MsE5mqxp67s7NiTQa9hqByi6sh4ck434WqZ8D5",
-	"2WFV1lcf8brZ5Cs1Cys4ajfnu8pZ55TUuGbauRvK4nXcoX9U7Y0oZZ7i44SpQz9v7Y8mepoAtNqduxSl",
-	"wflUgBLDL+kobmDt1FIiz3pV9aO12fdSokO7CzFm++hugiWaYIFEQmPE55kN546ymN/lhfz2SrH1WeU+",
-	"EOAYZzXZ06isUyGDgawQyRWAp6fk6FvvTJkzQQrmMzOlo4T4drlbbTkcKSWRLKhDam9meaJCAPSCMFAA",
-	"RPday9C96tHW5l5enkVZOP1WOanErWq3hst6MlKu7PMZMHM2x+ZW+6zLrLiAg2qtaC5drmj7V7+irYxq",
-	"q5KJwloh2sImECdAYoJTbckA7zXOwJONym2ouBrDCwrRlvod3rFVX8Pb2HZNO2pE4N1VlzrOPVvfhgTP",
-	"woU9S75cm2BrRbrc8t42B4rPJcNmEzTz/HfS04rxmnyCWxW5gbxxbJsviy/QiafyWDGWLPad2AJsIwt0",
-	"kddSRLSmQlnhfW/Oqs0JSI/VC9XRtcxAcDfh6C7lkiCqy0XdTfg035cJdBaryZ0bVeHKb+7KG4LRph/2",
-	"EpHtz3rfzk4398zd43vO137m8L2V5G4pUQ/HNR9FfEoEGqV8WkjYOqNWe5NqLURCximG1Bx3VFEuLwE4",
-	"apBgboGOep96g97V2fnpAMrVZ+oqjHSGOnclhNVrio5IQhVRq+ZInmlDfcucM4lB/aTj4v1D6a26Wc+a",
-	"+8WFWPsLXAqSinAfmcEQm09JSiNjmIsFFAcnTKYLxaLHdEylRmzbQ8ZTZJX3Am1FWJAdygRhgkp6SwKE",
-	"UUIwOB+E/xZaL7jtA0CGQ8Y42wFjTKDNq3JCBDFR+uBCZzIiKNqvCXiOWbeypNmYMZJAbW+CtDfDCDR3",
-	"297SzfGUgoFzjcqzbnjR56CaXABOLT8t90ygEjsygecKFcaELUzRb2MdzX021fHa4YrSgQJ0hNHRsbWb",
-	"grHmIJOR3nXaEMHvXOjacVlwimtmJ+QxSQ2Lq+HdH74IjhDxgB8dixUtjgnLXCKqzdSxnmNJPtEpXSZn",
-	"z5RkR9lcEntUlubok1Rso3tvQ5ZVU9/tbB/ohLpUVjozLicKlhW3adJ3QFn9zLWSmUhxnfADwG+K7+lU",
-	"Pe/3xt1R/7XrzTZRQZFgB9eHXmLOfRJnTfraiMcrWQboeqgaQsZNielqYIA+R6ZtMWCoeDE/zKeY7aQE",
-	"xwpKkPNxNQ8Ai19eSydfu4NL+yc/dT/1j67Oe/9x2bsYtILsl+PexUX3+14raF2edC8HP5ye9//eO4IG",
-	"F5cfP/YP+72TwdVZ7/y4f3HRPz25aAWtMvIvt/6Py9NBtxW0ut+rv05OB1cfTy9PVLPD05OfeucX3UH/",
-	"9KTw4efedz+cnv5Y+O2o96n/U+/8l8KPx73j09JPP56c/vypd/R9r9QQNlb4rfh98MPpEXzufvp0+jNs",
-	"46z7y6fT7tHV4PT06lP33JzLxeXZ2en5oKdO66jfvRr8cqY+nHcHvatP/eP+4Kr3n4e93pE5iUHv/KT7",
-	"6ap3fn56riY6Perlf+kzuTzp/tTtf+p+96nnbP6of6F+gYWc9w5PT476cFAfu339a/+od3x2OuidHP5y",
-	"9WPvl6v+ydXlRc/z4bx3eQE9Lgbnve7x1adTuPTzy+Kpq78/9k/6Fz/0jpzPP3f7g/7J9+aX7nfdk6PT",
-	"k17l/r67vPjFS4gLT2EtKnxEFNUX1tSuwP2gkBBR8xgpcR3Tq4b4UV71oTA6l6rPDMuJ1a9d41h7s6Ot",
-	"0hsBvFZ6Jdte5VriR8A/T2g0QfAR3WGBJlTuozDiLJqnKWHRIswyl1O2M0roeCJRhGfrhpTq9E6uZxeK",
-	"OdHu+8AWoC0HBG1hEJtJiKcoJVLhFz2Qf4uzAju4DA1W2EfdO0tlWyJSsPZs3e5C/Qv5fc41y+7xhdVu",
-	"Gq8EgkbgHTnOs7iM0J02zwt11WVstV2XXGqpN4261mpOZTdJj0wX3ZH0bf1CRyYjycHgDOWh1CWeqz47",
-	"0AlNCFbHIvBCoC0PujlAFXRSCASIOId4jRjcWIwPaFnOtvVUaklx0ErntUV40jmzkaB3eIG2Khhiu07F",
-	"btj9eo9s3QZtVfa4HdhsZumcvVJH4+Ax/3xz4QsR7+bwYYHDhEwZl58Jbg4tD3XE2JU/S+HxEIyq/Yyv",
-	"eeyJeCGWiVnJepQEUm9UGPj9NEjgkIur5aI0ztZuIQdsc4ducMvGDIU0tm7dzPXcVvJRwel7mZs3YGfX",
-	"r/sAxA19a8DW7mp/ihC0/uHG3LjLjtu6YFlfux27LFeN7dUaZ310s/9EVX5fV/rftGbCDNvM+FG1a/iG",
-	"dGpprFdDAADBxPsESjQR4I2skKf2bty6IQvEU4XfbsiscONNEzj/u+DsfBY1jKzxLXDn/OwQ7bU7NqYu",
-	"UMSYjmik9TVAc7U7fIb2FYXlEU8sYwJMSkxGEAbpqxCoFp7Ootq3vtfurJYn7CC+O8p8JhrWyX+OlFSl",
-	"ndnAvKDT0UnGrxdS2443macq27i2Ta6frSp2+xWSDu29XR1yB8aeBi83n2X5JowrVPX9wuH5XXcgNqLu",
-	"20bq592wNe0T61efNZsIzEZXla6rnNjTkHH1AjaNlyszbEKt7132n6nUzxbUNy5Vm86vmE1whuWkeesc",
-	"OUBEU7G8iUdgwNLx+VccgdgvZJq8A3FxzBFlkutID7fyQqA4niGztWYzlgLBMaLwi6YYDyHYhL+gDDuo",
-	"n7ZAUYoZ0kGvOBmyUOOZcNvOrIRqm9uSxYhEE67TXI7pLWHoei4RI7dQgUfJzCmfDlmhZFxMxQ10TchI",
-	"Wh8WvXij/VsPAOG+V5f4KBz8hp/ssxh6ivC2HmWZmS7PRlRgAt+qj6PZRVbdq2RFSMdrVRKAsKwp9vk+",
-	"CBlTXu+YRdht/YHVz5vvQgvU4mmDmPOySWvrND+GkXNKKvJEgKxvPMt10Rz1ckzKWhNnCO9qoWTbfRTC",
-	"mwuRVclvByjEwOCFmRDM8sohXEBvLFHMM9bS2IZ0Mzkh0zzFwfu3xi6UI1Urv8DEraClZ/PJK8tuvJi9",
-	"t5oNo0k4xXE0G6SYCVsRep56znoi5UwdhPqvQJfnn9CWDoDF1wnZga8KJwlBtp+QgQWgv5lZsfg29Nkv",
-	"BbgVR2Be3UOwRFOSFxwUkD4FTwnaCv/rV7zzj+7O3zs7H3Y+f9kN9t4+/AskERckHjLwwAhN+aUQTXgS",
-	"CwgL1sYrFP4bUbSGi9e6zQ7UMOTpkIX/pquTux/a6Aetq4JaNdpgaQqf7yPConShs3/IIUtBIAr/Zv4X",
-	"IsrQ98TU3D1AwsRnOw2ucXSDbgiZGQuTIVMwVWZXcg91t1O5wwf/reYAVvXDUsADobdhCaLCA/VTTHlo",
-	"8nnbRJlqBVjyFAkihdbNHV0dH55dXQyO+qf/WwFIMedOYdhW0DL/EULXwYkp9yoKbN7/Wr/EuLHjYbzE",
-	"17A0zdOIa3nNmyardeEbJDfG+oqHTvFNMRpTsWQJETXlQhPOxgOSTpeaeKf4PvNFt+ERxbm/m8fjvA4i",
-	"wWlCc/9bgbRHL0Sm42iSaxEo02FAYsgy332EJXpbqKmt22QkA32rROXtfZvohgiZGWltsQEqtS+2tsUr",
-	"fDnhqVQbNRsxD5pJKOcwZMWqYNbh0E2jAy4LWhVhHJR5QkpW4L08y7TRPrs5eQt6eI/bdJ31XDfN7P6e",
-	"DDClzXkUs81uJD/jvY6tcuZuJNtXp5m6WMPwU/QtT89J3dQXqh83T1Ct97WB0lx5yM0z4I5NiM+lVf6Z",
-	"gnO+qQ0g7sWziEJ66IssAidzXTPFxfCM1tA/49iv89j9QUHQUcU9vKSedCIxtM1aY0JdXIFx8OcGXMk4",
-	"eNr4Ta1PjXkhs2RdheXy9OHP4hm8huuvTb9CTQElP2VuFvjoOtEa79lse8uTlaePwsfLT/aRa/YuLwt1",
-	"qlqhl1tvgQOAnIk+Z2sfiVi+XG9cvj09C59fcWC+mwftfs18pMazcGWOhVVFSPNluNVtSzyMURUWnCdN",
-	"dqw8NWf4BVBRYHN07qMvkOQQPaCHUPve6AixEb0lSEzwjFSVk4WEiNk/apOwrZ+/1WFn3naaVGl1UvOt",
-	"W+C1oL1459E4FrI2Vj+X0WA1ZKM2rXS5llnJWYYmCTUJ7bWN27KhNiENkjwrv5aneG1Q5rBYA62U/ybn",
-	"8fN0SkYOURCkM2pnKDzCSWbElPOU1ZdCqyuqpjoW3IDtUEr+0cOnMUkPstLwJpgEOqWYNU7POTCLWBla",
-	"XShkVrgk65m1BFGcW4LcnNP4KwT12G3WJHjcMLXJN5nO17UMPjVwZ42wG3smbtypSzSy814FD09lyR3I",
-	"2jxTbgZvlF24ZFLG0c045XOr22+S7FXqCo8gXO919jJlwvmcQWIWORco/H1O5iQG41aCJUm3tTksIdL6",
-	"gaExRyaVGjfcYwRJzQ7AE1Kne9QaN1tyD5QRVU4yyil7g0uwfIB6bfNEUonFzYVMsSTjlbXwjysdCm9r",
-	"HVG8eZLdcx12JhCuZtmtVkPwcNilBPNcWi0olUTMcFSOB4c8yn+6BiIPAvSUXxqTmhIkpt/ALU1f8jXG",
-	"Kbkj65b+GaeESBPHsEbdehaRVGLK5OKpVYCOdVhGdT+QHvFweYXcrIZogbeso/ROoVdfhSBb8TXXwU5w",
-	"Xv+1UZlZhUDaKKv7a36dejNNBEiAeZ2mKJxm9WepQPga8MYdjQjoQWuqqs6klzm7mOCUWGbF2mUSOiKq",
-	"ufbFnulkUHni1ZzoffjQ/vDuf7WKIeWdnQ+fv+wGbx6Gw7b+Y+/hf/3LaiNW4cAD34Vm2/A+FcXQnDzO",
-	"bwv6njnu3vah8RlhmKqnxuQk5TMatdQj4L+r/3A+BraUJwmeYv87dAeureAp5jOToNSyo5mRVKc5NMUJ",
-	"rN997rugMWbzbLjFja5yGnEDl8D8Wehuz7p+N9OCm7xrQtrIubqmzXL9e8UFsGhxRhhOpHVoM9p7R8G9",
-	"s+eRKqb4PjeAFFTjnVXhX6YzTy4kmYm6wAGnXvIULxSeyCojQ1gbCA2Zjv7dAeogPhqRVAwZ47rp9kGW",
-	"D1hJFhn7AMNAUZQxkQY5AUqqmDCWq/kVh6SklIg86gglmYJNcZ6S2o4dr0A3Oyue+tIOXgrh42Y8Xk1Z",
-	"5nEddmJyBYtiiDJOUoLjhUbtil0bMsvTBShM54xBIj6eotDgMnGFI111zl7gvotbhyy01SLa6ZyJdoX5",
-	"Ck1typAwmCncbuf/Bj8MMWRqoQpKDtS8v0EeDaeAJTCNbzsfUCWq4QCF6orTdD6TIViktXFabU0UAiLy",
-	"drBXo2I05AtclDUrC37qwrLDaj08SRQ/HepzFRxIn7bXCkPBLAEbsi1oT+Ir6LJ9oIhbOiYhwjMdUgVC",
-	"NLmHxD4Y6bMHvlnTrCEr3NcW42DNS+dMR1uo0YW2xMP9MSjyYhzx7dqHTA2onc2SJJtS2NIulCGcpvQW",
-	"GxG+mIHQ3A3IWcZTOzs7nfMAzgPErLQQ/ZjjMyfj+ONCP50BbACoE8npK63pi3/QiZVIAtZZjX0A8OM8",
-	"As0UsSnkbVpZZamJstPZgVfXmRebM1pPE1Sqt+LjCMpn4tB1ym5xQuOrXL9rf8EzenVDFvCLmI9GNFLC",
-	"2NWMpJB/UrMhQNiuGJdXIxAaQYKe8Bh+MgHcsLRFwnF8JTm/SnAKi5+zjD5eTUlM8ZXZjnr9VxB2d0Xu",
-	"s7wBAEkMJ1c2f6We2v4FWOVqzvAtpvoKVkDXuaMeqQ/qMfyg7rejLgtLep1YTxGtkaUMZVV5QMH6yDAg",
-	"F/bLl14fx1MGl/rLzQ9rrgijNOEM2c/51WY/uXdhftI811V5QeVDVpJLtUhSouSZ+k7H/ijJro2HA7nC",
-	"HLZmqjy56+vqiboOV9BI4UnK0IbqjK6sDsq8bKK7Ku33pWQNF6SgsJICq+0nFB11zjcvYcjvmCI4i1Xx",
-	"mGpdDdO5eeoYZrOYI6gHYlie34pvtWqN9MIuMHmM+OucmAPG5f1mW63VxFUP3Y0vK+md8xs9KzgZlKAb",
-	"Yo/lWZGeuaCpDuiMpPUtQJ7slzw/y9/PrLS/wv3MXU+ha2Ge0rJ8Z3UGzrQ4oXKxnsoSx2oIeksapPsw",
-	"3vqZL4StA13xtvGkfWVNW6aKM11zLT7+vT6JkMkJhLYkwVMUTbDcDpDJCYS2pjRK+XXCx2PKxuqDyRuE",
-	"tjTnADk/ZrNCXjkny5BJLeTkG/LCKLiOeq2EIzpenWZe9T7UbcEvfIk3nsWbqwcEQdwbLeaFOHcR64Hc",
-	"XPIeG+MxmRaLh7pK6AmmbM0MNOksukyTJ3q3S8VfyR+wmEg8Fk9VM+pDqlXYaA/iLJ5TO4Po3zQxsxEp",
-	"IvNLtqEsWqGj4WW7ueLGvemgSVOtsHG6FUxyZSdpwRPMcKnQ3u7bgmLv337FO//o7HxoX+18/lfb0f3N",
-	"mzjSaovyRFm+lzNP61gXmyEKGxsqlZmyAyMImh2V6zH6zQBN3lNVv1UThOms2vfGzk2Pbk2tGHI/oykR",
-	"OhaxWf4qxwhYSV/1s3Xd0oolIamS0Ew5AJwSFBNGLQzq3BAo1GuAvP8FhQQ28SFqQjhlyL9grVXXZIyZ",
-	"Tf6w3W5gE/etSQeS2PiRoGggb2wH/1mPVm8OzwXPPLkcJPFSEllyBSvzoPkaJ5tsm4Fzf/7b1zLW93Ma",
-	"Eyju5nHP1JH3n2gxXrXojW1f4hePKYyaaAWT8xg8oKeYLRyX6tUJMqY6U9cSn+NZSkYkTUmcr2X5kHNB",
-	"elP+G63P/uXi6CaFx84dxwWFRTyniW/HhTrr9R4js3edpi0/vGvUsuxGdjtu6Wn0EF4AmTN/fTyrkZQ8",
-	"T4Zi7cp3PL3ROmObycwXXr/MPUOh8ulMet7phVaE2dLac3aAphzqrmGGdrMULLamiNWjmVQyCRc1laBW",
-	"uZ5eEJP1AvxO+RTqkdnsLCKrvmt0TqawiVXVMUKhioi2wCIG2j4+7ceNVFIRF/JSxEtCXnWSloKDkECq",
-	"m6sCm7NZSiPt3FkFlZpV5ED2uKD0TK3SjHScz5nRrngoxyI7cJ2i0mwOCrTcUeHR72U18e26N0jA1DrA",
-	"WTY7Y5qAB+0EQ2Yo72rKMfrru+JQy+itOEbNEJY9nTweQ2SWLF6JvFxzHEDB7zFTVNjdrAPl/gRaG/HN",
-	"mGElrZ4vd3FyGSmDaMQNiTVpaarpzd24GwFF0SPosy9YEGpfmnbG/ACON5wRwD6G1d7CmY1CJxoH+hpv",
-	"G0DSvthe8EkrzFrDZ1Xs54PqHJNoww2gMA3TFXtRo4eXO9msvAm1zHie1MKo/V52bZuzRhfdrP7I+ZzZ",
-	"8iOl+hQbRhpgCjUTrIM78oReq7ahGxY8flYc0vK6DyXamI2bXXJ2xtkqLaIKSt596vFU4DgveeW+/gJc",
-	"+NCLwybkRNIlVMWCFA4lqOF0nuYyqFilTXsKZvSw1tLmK9IfE4SRWLBoknLG56KImO74PInRBN86CY/d",
-	"tIBBNeVdgAppKgPUbrf9uu56S976eVbV5v0Fmrs59UVbCg1YZ+w4AKxg+QP4BFEwCYkRTgRXaG3IChZj",
-	"Xc63YNu1NeqEzeVoJc0hg+lKCHG7DQb2rIjw+VwJitaD6pVQGFQLBqESgoZMcvis3f7LBWd8aaQfEWeV",
-	"zlkjiC3XLZt/1TUdM86n6nXXKBKo1r3xfL6RYh0GSfyZUYtmJ09Gds8Sr6jI18o0EF6n2x/4XUG7Bm4i",
-	"10ThOY/sWdQc1ecOxXmghIMR1H/tEE7sHBVWfZVHhr9/2ykFLr/vvP224Jz13uvUtCFXZzKlzCZkqTOH",
-	"TvECCSJR1thukiQjnePRUuIr2wSOZbsm0aX3VjMmrLqKO7xwxFgriUR4qpjjasGF3CNvD/TA0axYe8Fn",
-	"KrEbWOqKnPNO1VQV1j3+//u//1/Hmwr+yohPiP4bhZr2wD8z0hOi/y4Tnf8ukpwDd9D/5//y+WgZjeSQ",
-	"lWjSNiQM0GwlhJDhlKARZTgpOv/oHbQgfoTpxJylSfJy7m4hiKCV7cP1FyKmSordgvdEV7/lL1VoqSkO",
-	"bhXZ2i3ghix0waasnCuN2+gU1Cw3ZCEg3QoapYTs6GqwenxxgEKTNQXI9V1KJdkB7/qtLEUKmmJxI0zY",
-	"FeRA8dZ2sHC2Kl9zqWjGgwbZJnlp8h4KmzVh/Z0uZpurDGdVSm9f0ipCb9q5c9oHt6qrbpb39CGNC57K",
-	"07Tk5YxF1NIQ4oe3LCfdIzI0FC2+TSm6mwZvVSa1OsuSoRZntVm8syzktkkhCTWIxTr5VG19QqscFHXu",
-	"VD7PbsoQRiN6T+I17R0lU5qH41ECpbf2DVSGpwyninE2rdDWsBWT22HLKFav5zSJM+MaZ00yT9kJg8pp",
-	"u4fj40n0Jp7GL+UHsVF2SedKPuKM1EhKGWXQwUcKakwEkoaarPBPlUdaoTg0yiwr4tS4VD1HZoMzE5QK",
-	"5oas1FmezOAOC5SRLFP5E9RvmMYZt2a1cTWBWA3kFidP9TKxxdV/LA1eNONBPvPHXaYm2MYGQjMlUxsd",
-	"8pgMWeiUqgj3swOjEQYySNlYh2zoEU2JdbQVpVhMSLw9ZObs8pM2+m+I/oAc5A4zDNmJBBrh1GbJgz5D",
-	"NuY61WZW3gbsN3yk7eVJAsW2fPR2vUztG7zCetdON1e510zm3JTla/X5BkgqBgUrKFdsTKjGDtuGfU3p",
-	"VIlw3ITXz2YmkC0GJ6dlm8lxQWZ8Wbr3HNyq7ODSnkanLLQOzw4BILe8I1jwbHuI+17eHgJc8vbGGr6q",
-	"j7aAF7qlREDM5qqO59DOJKDPgHChXVM0DDwEjZPklra8yiWmsuemHdwNN+9T3GuTXr57b9YzB81m7R3Y",
-	"BA+h8mt12EINdhacXDAp3r1P5IE3VX3kLl9Yt+9aA5WjPMxzj+qSO8L4mRwUkS1eCKQE2yHbUo9dQMwK",
-	"GnMo6pmVYaMpCp39hLqWhskUAXpMtZtwyMDuBElOtVNNRBWN9yFV17+nsV4vS0Hgrb6fudhs2jdmA7g8",
-	"NbaF5j4ylSe8pMg3oPvAUkHMFvpuDrJA2H4c5mliDRUd6WoF82lW600zL5SN1+bKcnZMg4bAU2LprwIN",
-	"vcJXwl9MZ7nVVVsLKBsfoO97A/Ra1/55/cUYih5eKyH19RcY5eG1gewRTxJ+B7UjJOf+0unPwWzV36SD",
-	"Wz2GhVGKx1NDs7MrOsh+Fjq8CmrvZSJRbRqe59yqnWbZRl2a4NlrrtrU4WUH6pZ0qdOMjxNFhAPw6fCB",
-	"eZKaPH7TMKP64j2613QMqb9XIganhEnmOtG0aMFGj9oteZCvfvnBu4R16dEbHjq0B0yFdZSrGIYqR7nu",
-	"mfCb2nqYwBn9ccfIb1rZtDUHab2eXTqy2rl/hQamorR6UglbO9pftIbtLKW3WBKIPxBoa5zy+exxhWub",
-	"e8g/viYsLK8fr+uRb0u5HuqM939AKdfs1v/atVwLGVXqlO+FMge1L8rt867jm8u1Dpc8gD8eojdv3nxA",
-	"l4NDzcdOnSxrxSQde5299zu7uzt7u4Pdzn5H/V97d+/N3wsei1iSHakzg1ULjeVlp/INZJxl1RnXKTDQ",
-	"JI1ZVpDgIXgsGYuNAUOXJm7g3OuLZNTZ4V8JE2cQB9q3QdfVA/PIBLM4gcQboWrTt24OpgjfDo3D4tGr",
-	"VpupF9SEzPgYV/XNeNfGJEEC3wV1lPAAhV+GWmIbtvbRsKXL2el4AV3Ebth6CI0AZtRiaocNYyQrtL5I",
-	"sAq36KNeFXjxbtkVDLG+Sql1lVSSGBZvtPk+qK0LxqoLFgUZUGGgG7IAZ2EyovcBCq25Z1+fIY1tEcDX",
-	"KDQWrsonU10jJUJo3db1XErOILxIR2ssQi+rf704qY2xzQx5Cq2+EhmRDLR+F4qpegc10u26ImxN4VH3",
-	"Zl4JE4NygLCTephZh04o3LMaprILg9txF1wHPJ6EzVZdoc3d13OaSMq8+oqydW3tyLlP9Ib4gUt9PSfy",
-	"jpCaoDodQ1ZbeF1/Xl51XbcxgSM1oR5cyI82cY436o1rbgoZCmmkEW0xngZoArXxixjw7aSUHWp358Nn",
-	"nRWqE7x7+HU6iT//S13a3k3xFv/5F2cqysoaX6mix0t3q6gclBu19AwQj32p7c0UtFsu3RlPtaWZRv2m",
-	"qsxCZeivkvIgaYPOKAtZXtQY3m08LvKisBAPkY6pgHDP8yUFmG0GLxoRZNsXtrGlwAtMUu86KCYJvSUp",
-	"JcKQ3O0DFCUEpzaSQLtI2TBTPMaU1RShWhJsrA1NzbWLjnfhBUmgYptPxViOzLibGG4o+ma6d/OWvZ99",
-	"+3sn1dzQvRcLzOJH3JKpuNQAQlXLbPfF681PrOj9nC9pCTQ/pRZGLdyfKtHUmARBN0SF8VWwmiKduiKj",
-	"q1OCmUB5YuNpKcPlnlc0KcF4Azg4cnoUIS1L6Vlwi/ECXlN4y5JKpknDbpfnnyq3X7j4JRe5qlTRo8qJ",
-	"NgDMfPjVi3uaE0Vpo5t2psiHV2hsscygCzBrELfBhUFmpEF8LiM+NTZtAel0hUQmWMHDzzvBjpsqBgvL",
-	"rFPm6z0ogipMzp5cLFTCiHZ8c9abo0VyKw1ejHfx3vWb6G38jrwffTP+dvLht6k3YK2CWOP6EW58Iyj6",
-	"0tWLWfMUVM8sfsJP3oqXYwhXu24Z2o3n0Bt78cNgcGYr6hssVxy8KERQicZcIsZt1kNvWCoj94/ce7Nw",
-	"IQvsZUetJ7rsA2KwMJilQctig9y4naUVg0tPchMe+OVX/id743t2uCkkmR/Zs2HKAvl1yPU7L7m2YLOJ",
-	"/T3XnnLC/VQO0ylioXOJ2r9KABe05oz+Pifms4n2847qy7umkbkaEeGMLxfza9XsmggkuVbL/M2obYos",
-	"llUv/M06xrfztGD6b8NEZn/bcob2b/2or3SO6Ti3wbZdV/KIM0ZAg9HOG5rFtqUpW+PGcZm/Mxf0QiSX",
-	"+bvsyvF5Cci5TiNVgnhDWWwrbSiCmJ2jKfshDnRRF87IK4GuebzQApxQ8tsc4iHud0wfUQhY+Oc90g3i",
-	"4r8IDt4Y7n1OnHsBXv0bWebPVE70cM+12AERcnOV4wxwNykpkjf9imMZHZnQh/grdZnbqCtN8SnDzYKk",
-	"Hcegp6cSpUTw5BZoAprOhQQr8DVBCeezaxzdBNZiHKCEspudhEc4CRBEokVYSDXbnIkZiegIotzmLFFD",
-	"OyWwIeoOBCFTm/fn3nc/nJ7+eNX99On056uz8/5P3UEP6vRuFyUL2Mb+69cah5rfFfbSfkZxRR+whMO4",
-	"BAT7OJ3GJnUKf64SoRagDPlZq2CSqSHhqU6S10YnSBeGFehuwgXRoVPIUKdC7Mjq+vV/kM7zL6R7/Lo0",
-	"ijlEfF4JaRuhVhZqn4lUOcTQY0+y/CBgNioFEnQMeaV0kF2Qu91cL5DWqCIzMBhnzrl0f9ITgQPPenmx",
-	"Xp6FjWv0hOjeTQSJrkL0r+gaC/L+rUJKb/ZQilnMp+h6IYlxuv7huHsICRlNvoaYRDyGu5PE7xn7F3+K",
-	"5kg++2ryCxLNUyoXF2qFpoYYwSlJu3OdJE//9dF6omhqi7pnfaSTy1cYD/MpQCEe31yFBdsqlighilV4",
-	"s6dvYa/kwAgHBfAD0+aHDYX5Hx4gxdWIW0darFMya0ueXdsUUyYxZSQV5uxy9mFM5WR+7fANln2oBBbr",
-	"ZxpkccUkKFRA0kIZ6va14UKgLVPucweSEjvb2h4yrniff784PWkjG00JiCeTFcMvaGix0bCly6MFaAho",
-	"Sf3dbrfRQxho1euQ6dz2dZ0134IcDxjVQMHwsKV+NtvQf8REYpqIYQvqjQZDRu4jMpMmGgEKJQD5hmxO",
-	"aJZyySOeCLQl8Rid2T+391H4ehrNQmt7HrLjw7NXAja9c352GGThqK8E6u51EWHxjFM4uLDqKo73cLg9",
-	"ZBp0YCGqj50dLsCOjPbanSDLLVhJ9D9k4etoguXrvHSmMM5Or8GTSNg1V8sAiEBXERBDZrNwoS047cLJ",
-	"Fs5Tgav+V37gUNjBnPC2KX+F5ZBJYIOyM31l6uVBeKKupTMh0/aQDZmGmqxmAbKCOArVM+Up/Qf8vo++",
-	"g2eDtEdO96x/9WPvF+OW00Y/koX2Ap3imAyZrshnHg0ExWsEEh4gjMKU4DgENDjFC+1MCob273sDp3iC",
-	"szqnKAEEfuqUNijCKdh8wVseS7IDhm00IRhSSVhVuPrRLAn+BiyREvWWFSGFNBMWZl4Z67gtLZUnuoef",
-	"t4MhwwKF/7mTuV3s/E3fuakL0+8NPqKw8HXE0+mB3iZG7zodc0UTqN4iXJ92mMOkLFXTkhglOLoR9rZa",
-	"QSuhETGlKQxqOu4PKriIq5HBk6fN0/Fr00m8Vm1BDJWJg9V06oFjzEzWaoVnW06gdGu33Wl3wL9uRhie",
-	"0dZ+6027036j3VYmgNrNS1P/HPuIpJImRJaAF/ysdI8AYTQD3CcRRko+baOBulZzooKnUkc8qIMZsuuU",
-	"3xAGkYs0Dtuoq3uDp4q5SsgYaNNIJ1RIfXYZbCkeBxbUHRu6B++ISHAd/rXiSwGV3sEvMtAOM7sgU6hv",
-	"v89JmpUv2G/NdLJ7TZQLxt3dVS4vFd5PI/+Zwo14TOpmBJjxTwn1q5zSXOuuAGzphgbBZUDsMpZzUbeY",
-	"zM6Sr2YZzwJbtAag6vwX6uZvyOIAhRn/EZqKwGDPql0GT+V3izWXwVP5kZIkrl1JTFOt9jxAofrcaCkA",
-	"uIWVNEvql+eg0En9zJXqBBQP6jeLBuHJ7XU65ULcMwiwVut9/ZthrjOdh6MFM6/21y8tQyL8Of8/F0SA",
-	"Zf7Sink2NXe0tfXb6dvf9+6/uflw906+TzuLf+DrKCuuvN8az+TOu/b7HUnSFNvf84QUedIdc6KDVMco",
-	"dIWgQmIb/AsmR3BWvCUFJrWy2HdqsZ1O5+9wtEV1b6GGxm65ZIZ6UG6JjN1iRYzdB1dEtMkTm4NgQQ0M",
-	"DGnVCwBwHR+ZZ6mgzpA7NUNOdjKPQN+kpsfrcvOHwBnh3BLI5qPkXUojCSLXGUVovbBLZBvtp9qhNErj",
-	"Pfk7VUZrsK9qB7jYt/q9+npm7/r1dzi2mkTosru6yyXDhmvTCou3ex9WdxpwfozZwswFtvh3TdbXN3W3",
-	"8rJUYj6d4nRhqCvKyKtOZf6roWmtz8aTtsolaNFI5BlmgNxmf4FcAi7gdxOeEGQEo1wkQiOakPaQHRt1",
-	"IOMS6RmuSYwmJNVJqmzpCRYjEk24liDzLExYgH9Ke8jCa8pDYFOvIbUlZeOE2FKjwOrrGg8ihKArxbaY",
-	"xk6pC3EwZFCk1plaMzdU8TQpXrzWYjOwim3UtawLTxFU3WLjIQsLeDE0fmu+SqdOGh1s+yPdPVSSAc5b",
-	"OJ10ySw1t+HbQ6NTDdRx9O5nigTC8QwZ5K4SiMoAXauTEIX8d1My5eokAvCcT0hs5NoJVXtfIJxwNt5X",
-	"KzFB4jahCx1P3FIKMJ6Wv3Qoxdy2zfyP20MGWXsUWGi+fWsXHdPvtiEJl80mB/G/Hg5QAxvsqcoC+kA/",
-	"b/K6H5PpjEvCosWPRKdlNqXUvuPxYj1afE25ehy9+xlJob7XEflIc+GtFbR+IMlMmFg7sPoqwhejKU5v",
-	"iEQyJSwGdegqEq5VC0q2JibRhrFEjDlOhFlEgikrDq2daZOFGiK7U9VaLbQVtAYkmjAaYSU+42QhKCxm",
-	"kwR+Vi4BlRd2+rU1S0lEha5zKKkJTTYFnFqzlI8IVK7DOicD5DEZpZSwGFIC26JMv7awKTINDSckmY3m",
-	"icZV+o1rLikrCmTL+PzaMpVhPhfK9Jgfc6EMz2hbkRJG5M41kbitW7QjPgXkmWk6tR+oOY2aKjQK4IQT",
-	"Z+GkhIsmmDGir1Pqs9yJJljaO9EvoFecLYtmhAgKAxXZj3nchOFqnHRrpagJE9pRjJNovZ1ourcGN1R0",
-	"D34oai+ztOQFHnj3kTzwjPaM/G+ua//1azBBTriQ+992vu28vt21qqQGrO2GOeU1GN+nMaD6yONlPGie",
-	"uxOSXekOL2zoCxu6nA3tvFnd6SNPr2kcE6Z7NGBci0S4zy4FvIC3uw1mO9N1Zwecf4Kqs9DvXZOtZfkK",
-	"j0lM8cBkZXq7t7fugs/JXPzJbLqxGFoeqMKnPwStigo99+yv8u9HeQlriyas4dLN5S8yi4dOHmTixAKd",
-	"JH3MedxGXWMI2ZlpdgUCd8B9vFLE+w066n3qDXpXZ+eng97hoHfkY/f02h7J7o2OsYwmrc0pXpzYiAKN",
-	"2DU0AhQUa2hTbPp7fXfoVYVavNKcNJSHE0gtA90RSNEEC2kvIzRPIyvlEIyVZMVZ0gtZeSErGyUrb1f3",
-	"OOHyI5QsB5rQAK2fpZBTAhy9Pmov1z8TqR8ZA3IdUg/8FppzIuep0Slo9UoJg9toXmNp1uoBhY5nOtg0",
-	"0GqLIeNM4XWBwl8/h+AC/uUhbKOfcDInRn5FYVZQMUuKrc2H4samiyti7++JfCzqPuGMbBp9r5LZ/cJ4",
-	"cy36BiT1pqSjKtF/hoSx6q7Bi4RLnBy61Lu1/8Zovm2IeWv/7V7Qms8gPcp+axcI2P+CYIQ/WgvwZNl/",
-	"HYn/DxLb6wVxJ9f6Uf/i8PT86Gpw+mPvpLXf+pv5n8YOj7SQPInwN6L4JSrfG+CVBAzaFKjwC0fw1+YI",
-	"3jSku8c8Bg/v1h/KRazLE/xZhD2zUNSYVNaii13j7amNoIo6emvo4ogI7dtv6L0h9tY9A3TvwC4cGE8u",
-	"64p9Q8hMGzmGDByyRRuFxnfXzUXqc93GkZzjJFlYH24wAwxZmCGtEE35LdGp7dwcD4xLzYW0UcjmSRI6",
-	"4mJ7yEKNB/eRRoOhTl9ljBi5mQlHN9ryFII7VuhjSLRb8CbEyUeaDUrU0FI3nk51nrAM5VPmaAebY+9i",
-	"LEMjBewjmanMxf/XwqayLXzerK40O48/hAiWXdGXSr+59Uuv7IU4vojL/1PE5T9Ha/snkXKNFdZTvL7G",
-	"e4BynkDnvU4XDvoBItjd69qoui3ovad1ipmT9G67E2Re0kN2TZlCttttZI5Iaxq167NxtHZ9qjOX6u5e",
-	"d8jsqI5rtCLi2pVT40xwBT4mcsJjsY/CC8JiI3iGaMumJAu/SCxuHsJ9hNEAixvFoCiUT4YsHHQvfry6",
-	"GHQHvavD0+OzT71B7yjU0enOp4/d/qfeUZinU9Ep+NSpUCmGzKTYMKrWwDAsOJV0hCNpXA7y7OqS3OuT",
-	"0O2M+8OQ5e0gaa/r+p913g70NnWCY8rGdr9DtqWvZgeYMB24EWgGLVT0dD9EOD/tzFdar8HkuqRiyDCy",
-	"1QV0C12WxR6ceyw/n57/2D/5PgxQaPeqoTcUQxbhNF3YAi42B3yes9wmKw9MVhJh1Emh+ufhZM5uwgA8",
-	"QRjCyDBnZnAkOfJfHIJKqtWL29bOIuH3RKp9hNq1W0EFGBbQ3ls04fNUZHVqhgxWZHjMA4ShsTkr8wJs",
-	"NZqsUvIdFuiOpzdq0ynBsfCuJUvKg6UBI+M6vNdBZgGmfF6n/QZNNWxnyfpfC8JideDZ33BXoeGC1SrF",
-	"6zGRYSXzsjQj6qeEtsIbCiMl/I6kEVb7Um9CBEMWQqm+0MZj2OrQCsQ187EN765rIRRSuire7l72Y/Xw",
-	"JJpyIdHu3rdollIm8XUxOkWx3vBwXNOPKf/DFXON97DJ8JmNaxN9uoXW8wRHQ2ZeUYCswkYENkZOBJDc",
-	"XJikhEz7ckYLFOGZGk+9J4VGYDMHbhEvN454im9ArNAPMjU6USrbCNyh1SqHbIZTCam2Y21Igb8DAAeF",
-	"LdTzg5bbcD8S3xBmtaYRThJ1IpAzETLRGb916z5VKJkMTk1t1C2UcaACYTlkcPh77957Dx9tkUQQFO68",
-	"2Xvf2Qu3M+CmsQZKhQMUngWZCT69UuCy82av09kN9dUD4coCKSDyKg9TCIzwFlNskoAYBAYSoaD/IJDR",
-	"Pyve5MTriAJ2d2uMaPgjVscMTl5DZt6rcDGbDlTKQB/G2Ot09mHL33Q6IdpS21PttxWww0HYXzEyUpfC",
-	"s/BlN0RbcwapXs1rzD7thWjrGsdw63gqAnSNY327ukUHOsPhqrFHihfKPr1VDyXD8ZIPGWaI3FOhq15h",
-	"cZM1fQeL02RDAVT24QNQuSELu3vdnZ90VEZohG05wUzRYzj9Tvv/Z+9NmBu3tXzxr4Lh/z/V1jxaLcl2",
-	"L3JNZRy3O/Gkt+u2J/cm7GdCJCQhpgCFgKzWdPm7v8I5AEhqsSTv6ajq3rQlkdhx9vM7O37UOzHZ4lYA",
-	"qTn1GZprWDwWB3JppgwaMs0M76UDDIdE1bduzrfhOjHW5v7w8fT87cezD29sIwKHUeTJ4I2NRHxiqOG7",
-	"4/fHp+dH/zw8OnpzZN+BHJDq9QxJPFP62zCGuFQdPK7NjeGjWXbQOlhbAz9oHdiVvLkS7pJdDLOBiK+y",
-	"oQa+DAMwZ7iKCa0wME3kw8Som/UGFmbry7TyCh4z905gzsh1+NgYV8VEWh1CSUiaHkbzmmFUXyuGUiqv",
-	"7mm1GVzOh9u7rUoBlHbwuttMWukO297t7NHt3eRFuv2KvexuN2iz00p20l2218XWbeoBlsgOfjWEKZVk",
-	"IkfEXP0LQjuGRMOJwch86+74AXdNgpn/5OO7o/Ozz0cnZi3WiDJrHfy3kuJkmNyXjQPeEE49mndCbDVN",
-	"R3n01KHxheew6D4SG5tSbtbtv2wSj/mn3pOylzE65AqSUPFjPR8mdaDjx6IroeiU0WCDdkBbdNvJ3nWZ",
-	"94JqzUQzlOOVzl+BaB2AHORJBOxREZhwWqGQdZdoPXMpAEFi5kqVDqan+isc7FKBEdukk2Hx5LlPMFWQ",
-	"Xwsjkvs4c06hKCq63TIjeBimPiBapnRSD66+mGnPvyRWenFupad6jcJ1dn+VmQxUr2jkdWn4L3ov+69u",
-	"sMTVQQPvWGvUzqK47MEymiEIzu6QT+kkFWSdeY7dZn2vtfMbEqgbUSikQXg52Ff9HDS/bdQLqjiXoAWS",
-	"b5G7C1HQjsxtiIIwCngamXsS2YsRBe1vEawC/gU/R8uWBVoqRHZ4A/cdfsElwwZRAzdPzGqU8LBfNhzm",
-	"XI9447cIVs7IpOvPrqq0FjM+vou5usarXdkHse6oecxQlKmv4MhH5sxHsKPw8yHNBhEUHYwCyA82DaHn",
-	"Pwq8zuy++1ssib30M6sC7vbqogDDvumalI0Pd7wiSy+EpyMrXQmkJe5KBGtQE0Q+QZoxxw9xMMdwtGVt",
-	"RjJHlasGZjMnxytnn/ImjFnrlJFxZtrdpC5uvBV37q34W3kQDlql67pVEo9DMs9yHBKrctRK7oZPRbza",
-	"Qo/D8/qYZdk2KCj4wHZC87TudJ25sYSnJYOWGSi6F8x7810KtdAZLwt3QAQqERgyZ10CbRIbBhKHmItv",
-	"e47JFrrtO1zGYPZRFzzLFBhh4qRPdUzgGzBeCTDzDVleyh9F+NFaiNbGgrwldEg7POPa2sAQRIg4jCOC",
-	"6EJQfa+KY1SLhDOMuQXxu3Z28i4k8bcOVex8lGdX89Fq6pF4xy+YBUd3SCWEayIYs54E29n+IoMMmPt2",
-	"G7tk1oxj173iazkFmI48faaIRQHx5VShEkrFEIX0wpv13AZGgqoL1SZxs96IyRYUwzdHoVlveDQaxURa",
-	"80VlzNvwK83TSGzF/sLBNejShKkY4Dycv6G8kMCSyh4qNHk16ju1fSKkH6XMSdyo78RhpdtGfceezniU",
-	"Z2B6Guasy/Kcpac5FcoMxBw214ObfS0k4z5P+jAu5SvfmpM3b/RayjZ2ZCExc0W6TCd9i4ySp94ujeZu",
-	"t7aQBFssHekCcDAHF4tt3ryRs0Wxs60DTPGikBN6S2PZrQwil82qZl86TGaGZaXe3zqLUDccqf4HqXnX",
-	"tl+kKvqb6s02NrH5WAxH+r1MMbwEVCeImw0KWI2PI33dM2W6dk2O7nWRJ5ZK2EreAw+5oRZBo2WAcfz7",
-	"l6srjBhdgqTW13po/v5cefBGGGvVJyrAaYgAZQ2OQFfngOWc0syiFc6sRN3ls0BYq1+xQ/zkeBLGvMK0",
-	"Z28QdOhW/Uf0OwftwBCCk0+HiGhYvp8IXlTBR7pNbid44K/CdYeAUEl3OYQvZXimqobQetXee1FvvXr1",
-	"23TKLRWTFZBnKpRiWb38g9bBO9ajyaT0ypdrI5wMjfPMHpi78y954u1YDuQCAF3fqtDoAdVJnykCmAp2",
-	"JLWNPrHRJ76nMN/WgQUjsRx7nsh+85Df+cK+c6kvFOvPwPyOoJWq4qMnAERJSU6F0TVACu/LUZ5NSC6z",
-	"bDRUdfLjKLlg2taBphnvCSxCd3Z6aAMzZE5SOlEYI9DludIEsDi5UCQ2bcZFIAmEFdiftIxRRkIZuQMd",
-	"kQ7UixRFxYTQ4aoIhljhkfhflku1TyCZRZEEZoHgidiIAmxzcLW/hLGZWfvB7rx4EQn3rfm37h31KnaF",
-	"EZFM8ZSpfetULX6DAJVRLpQFZoGa7IY6Uo/R4qFPtvYaO6bTvUarhgoRRP3kTOeTeiSciRgg9BBEkAsy",
-	"UPtGw0mY0DxjClzyFlQHI5KgnjREvETCTpn0cjkmnQlpNf7dYkpapBazZlyQZuPf3eazrzTRGLR9XdbW",
-	"gT9aS7D2Pmua+1pt9jC5Qs77RQSPjSkwG78KCpuZcMVOtkJR5zkwcEciXTg0IcerjETLOxgHXiQy5qnu",
-	"75PYLMlKywCqwiXkQq1oMnTbduzevEPoOdiU+UlwLvnZ9doOzBxBks65lQLxJiGwos9CexEGw72Guwqn",
-	"kI32cnevvgOOnFxf35+WF0yoM8XSoP0aYP5ttVEVtHfMNrg+G+U+W3P6bDZetuov5nfaXNzpzlSnDbPa",
-	"Ws40sFNtQFOEnEmqSXqtsLpICMv0mUIF51Z5Cq+KPcXxfwvoZS9ov2q26rswPb+Mw9d7Qbu5t7tbf3FV",
-	"HXyzNb1k+OmoGMMIi/O3bgGU507ksnj6nBndYSMVbqTC70QqRGmwzEidSFjNzb1zsbCo96RWsvf6cuql",
-	"F0NvavW/2hLRsbUFxgit7MKIeUJJPhKA0OwqYLkQVQTQ03USWytnbPH0AWbPRrTx1Ig8IOyhaazoWcsM",
-	"3z8ovhPSdRuJPgWc21yzlEwYhEjGbi6iF9tQ4EL05cqmk5EtmRMuLIp6DaORIcUXXmZpXIQRc0VcHtIi",
-	"dOLD0sLfFdO1dRJ+/xbYtfNxZi8bzdbO7t6Ll68CJNROYkEzznmfZUOWn3ek9gUuL41kN8tTd1vtZqO+",
-	"u/fityIMRB0LW47Ofv440kG72QwDtwWmK5YxI48GpZAiw/S5SNj16fIuNsOvNFguyn03prpuVHou0PJ8",
-	"xw45MckZHCWjH3BBpnEL2sTlXR98Ora512sN2dXAwOt3M65YnJRlGLKnGHzpztWGP27443fCHwFxtkoy",
-	"SwzSf3sf7FGzr3p7mLNLzsb3kaAFAX1lD6JgXzXYDchYjrIU/GgYji9TltnoDF6kKhnVnmfa6PTOQ0US",
-	"mTLnszNNhd7zlNAscy42bBBcae7ncc41wt9ifH67hBijJkqzARnmcjDUaKvxeU9bucyYIrHhLbZOBswn",
-	"rrlUAlRQ4KcCOjbpj8SFikTOoHBAig9jpofsdllus8PRHKE0H0CVCNRMyNZuKSkiEhS/rxneD9kargrF",
-	"SBmuPI8Tf8J9PcRtDm6RsF0Jz+QpOSaaZRmEaWKA5slI6R8s94W+zR/bu63VE7ets/8hkrb9Up/CSgft",
-	"XcPeyxGuNkTTTCII3ex/5sCa7W/U5T/aH1mWyX+Dm1BGpflSaK/QMMgrAza4PnLTtnmsSMZoDpKkWWAM",
-	"H8WDGrSDf5nVzxk5SGm9DiWYzMmCbqwABF1PzhWjedI3jBsKawTtAO4UF7dk3GaY9oytwLjN0xumvWHa",
-	"d8y0/1aRU/a2kYKkO0HBw1ktCIeaMrAtLXXj+PUU9iUyVqhClDChs4nTH9HlsaU5U+VCNzxFhiXlwOiN",
-	"RhUut2h4L4Nc1SGjFwo1631CIb84EppmkKzq+DfFhoyWS21Rk6nmXP4z4jMt1k5La7GuUAUFNRZ5l0vP",
-	"uRs9tzZNZVnNtDEUB0QfyK1WQ3nByJaZr/kdC23VFpnHLdtdg3b73o/ThQV0bLpbsbzgQeAKdmHRUMxv",
-	"dz+U6nqBFwhG4hThhVWNnKJ8k/F8ci+vNio4fEXG5JbsEsYhpE3xlNWcPxDyQmHw5gqHhPeEzDFQT1mD",
-	"yryZ/FmZQrWsL5RHcp+bs26YL/dgg3EVN1eBtsHQGSkurxd7LrhI7QkK0E5jqdqKlppDtAoZYa5kIKFD",
-	"bkRfPJbeKLTdzaTMA+vnWI5q6AqP/YoZyDbsgycQA/Lj6SHG+v/whArzlE/yOvV5Kod6I7BtBLbvzMpS",
-	"Yf0P54gomn/+LakwvWthyd/KvMdc+cEyL4bKjdobShRCcjixLeNdpvmAWbwGgFWIK7incUjiWXzUuGYR",
-	"cKyvhihNJ/uAc4KmG8fdIAyOahTIZO5YMtVWfNGAM0GJYOMqikadfIDYbwrWGMBmWAx5Xh7b3TkSVuNG",
-	"bmEtBrjhK3dCi1fEFK9sNlekJwXbUOMNNX4MnLTy8X0StNzihE+Rh8XEfK6y+1HMU2+qyD0lCouBb0Ae",
-	"wZsLii/XEGg+Ezp2L4TrHmVuVKaXSt2NVil6pyp1784RuleUrecajW9NZ9chsBvCuiGstxdznxyZ/Inp",
-	"1WnkDQXe5YawqonnE9X9m4nJz4uov2tiecovPSvE47AUzBwSmaVMaWu0HImMKRWJGPD+/hMKJFelaV/x",
-	"BzADLeBX7DBnYodRNaS55jRrE0OzbFhrAaoIVceoSFiWsdSIzMkI3Jqz8dIeeIzbsOpVDJneAPzQ9syY",
-	"qiQmW+UlrT1GfWl6t+WlC1PXQjiYaX5Kg3C+5xCMRgN5yayr29a9QIvRMvyV69jkGoPrTKEkLapuUY2m",
-	"bbZ2dut7U9Gye42rcIEb9L1U2lqOc6oZSVnClWWwy2BmrDFvdpq3NKm17sWkZu/bOpY1r6pvpI2NtPH9",
-	"SRtgYHNsCODhKsz4qQsfDApFL5QtyjWmypDT8wt5oymsXKOQ0CRhQ8ghUxhFCwlKvnIDFoVwiV+IReML",
-	"VtnI4aJu1QUbAlTldLGl2BYlxLoUDl8hlaxaUNx7FPcjEXPA60WkH/OXr/NkPhRlKwDTF0orxaWENYwl",
-	"tWUyIBwlY11N5Ei351bKstFOsb1pAJcLUdLvDz9FwiLZQpZdR/ki2n16yYiWpMOIYhqxZy0UMhWEDyBf",
-	"wswEZxUTmqbLK3unMhkh1jOIbxVTgKv4bUt+2briDjGhsq/YvVpUqhvrjy8otjEvWE6a0U913Ia7NBjQ",
-	"bcVME5qlkBiIXOXaouWG2bCvwwxgGC3kwPwMK1i7ikBmZaDrmSJO8Ni+fhUGA/rVct4d74qEWvFY2gML",
-	"XKFf9fGLmt1LXfEvm+Jh91o87OqWxb3gxC61D1UI+kZm28hs34kjFI//fZTjmitXlcjjCilYc9hzSAQb",
-	"e9tCfa4l5BffyT2bP+7BvtCZaEjG3X3VCAOMGQfWuU4t/gtxvZnfZZPTP+uD9AkFqfh9W0eP9idjQ5Q3",
-	"RPn2RNmfwaejRfshkTfurFdifQcyn9y2cOLcfJ2DFEIzoJKDzMl7ml+kciz8lTPqiZ5HruvkGOLikpGO",
-	"BBda2uwXsANAikgzbDQa5TofUhAztl5Oh33SMQtPjR6zbyEyIgF6IeQKYVk50/mea9dGIWfskhbDcq7a",
-	"niRmDBi3gik9RWywm8szBSUj6iQ207XFSWxhGDNW8/9IAHUmWxCw6fkOFEZRpCNTzpQdWYu85z/WCtCV",
-	"pnm7omOSvQZ5/yPkEqPOv7Xb2CHHHz6fvX17fHh89OH0/B9nH08PSIdNpEhr9UisFCuD6ujNWeBxygZD",
-	"qZlIJr+wye1KO1YZjbcL/3/kLWMKABpzmgKai9KkUW/+ez1Yn1nghNdKFWreUK98eN58a1bqSMYyBcca",
-	"ldwR3TDTDTN9jOCi+ey3sQL7rdKtY3Gm2COmBLXWHfAJGyn2yMgcaTpH1pgnalyv2j3/5v9cEs+KkVuQ",
-	"v+NEChfJiuR1XnzogujQMse7w9DQ6+n1jenz8dKQT78im3DPDUV+chT5kWM9VyNTt/EkgldkSHW/kMlK",
-	"VC2YljEXpGO92F2ajTWXlhZp4suJJ7reMLvbRa1C2H2MwRO2VqBX1LbHPGWAHVlbibxi0sEZxrBMLei1",
-	"6YeLV2itHMA7M7KldxC7/95uzApx+z/LMRlQMSkAIcYsZ8SOYkPON+T8Mcg5EscnQcuRsBBLWeZQ76X+",
-	"gcLbXXYK7NvazH9alF1nx2k14N9IlA1F8FSniP/c6kwIG3RYmnLRU2TcN3e2ZOSCQt8YoNlH1JlBSKBG",
-	"bWdCuqMs2wZzWU7FBdYS91TYVVagOhLmu9L4iRTZpCgOMkWmFwV8Olr0AEGeD5JmfkLFhVlFuz0JQ0Oe",
-	"zY0mXCjNKCDXdiYkpZrVb5Ad/eTTo6txzkvTNr4G69mflsLNeFiYqWDOT1BHRBHVl7l2RUfq9xGieXcO",
-	"JaQl60Vl4p3asOcNe769M+kJMVsbj+k5xgO4jz5rmYNxp6qbAF1pezXlmcL8AM8nuSI9fslEGAngqwU3",
-	"LLtTwH/k+WfVixKJa9woZA0vil2cx3ShXEd90Vg2gwt2O+A1M+OHc6msxxrvh89BduLdrfMtONWKThq8",
-	"TxsWtWFRT0SD3PhnHoKF20Bzz5RWc8s4Hvn8G5KNFV0yUjBHZ1b3wfih3aEDZgkhv0cPjBVbNv6XDbnd",
-	"GOxKzpfFBOiOHS6OYN2/t6VIJb9zJQgSRGwQnYtIM/JkPp1C9kxhbni9SJtzUWqRAKjrGHHrYqj+CrqR",
-	"R8F22lNIVJ/mU1AmDm83Er+CYTSyZUajwGWnF4np3Ax2pvi5LZCOZbKySSQyfsFI/Onj51OyeD2f41vx",
-	"PAWrVOj50fQr2HAuTqQcLLoY7skpROpjfOnKFWxl6ZoNfHavXT0VTGx4A87A6lMxD99gAsOsrOmg7vUc",
-	"ztk2Luf0sFJIWlptVLiyb8wbV2HQpTxbfXPw3bf4zuoTgwIi+G5wXdFQd8PJ1n9//vihBteYuquFRhB7",
-	"YwBUMh9thI6/qtDRarRWuHqrHa+T0bXwRUjTOzS56OVGRLA0HU4XIm8QNRFJP5dCjgoAqzHlmqWR0GOe",
-	"MALl1N+cfzr5+D/Hb45Ozk+P3x99PDuFEgxcK5KPBJrsTkbCJb72JOgJ9UjE7yTOLIYgauVLEJTOrntk",
-	"vkcP2i+VDy6YST4S6vm3fCSO06t6xbEzU19wcz++L6H8WFzSjHsx4YkJ5mtbQN47iDTRzXiiN9aPZcqH",
-	"eWuFob6XKSu/ssKSgtx+Jugl5RntZGxK0THCKSmk01Vh9afk3ntRJ4yw35HphFBFysPcL8nwNM/5JVPm",
-	"kRlJXtXJEU36kUC5ngNsRczTNolGjcZOIuAfFpOMC0a2miFphWQnJPV6nXBBAKephmXw4pRq6t4zLM2+",
-	"arQDgUoOJZ2MigtoDFG0MMoCOg9d+VsqJljPJoQadQAUGGOhnmJWz5SvSXycxvskhjdiOysLxtXNaQ8z",
-	"bNDZFAmr1diRky0MDdFSZucJzTJbwAc+50yNMu1bRMQuKTMViXwksLqPcCqQXQEpWGwbLacc8dRCbyDE",
-	"Uo3IPBJYNNm2T0AvBP0NDkudHJC4TYZQmS+RAxf663Yun5DmXiQUS6R5EevvGR7ORa9O3iJWmCJdQ5Hc",
-	"uhatewjenEVC5ikXNJ8QI4USGBTxV6MOaTn+KJXAQobmtEnhwIdtJSoAowAwBUQ5AaGAjukkEv5dpeUQ",
-	"SjlwbRi9IlqCUMFE6lwr1rMB1Zfq5HQsMQdMReKCsSEAo3SoMMud2pEBxrArrWime8nyNuwKjENIN6w+",
-	"VZHoyiyTY1uG3+aBYRSP5gMmR5psxQtkoLiGuCNSsEhAhWl3QoZUKbJL3vMfQ5vtBjAwFtjNfAZJiJww",
-	"NRoAgBuevp+OTiNxDfn45s/5lVOh8Zi+o0pvg7axffwmDiOBFbDFxBV93HdrbXsyCvrKXeGw52vrMIon",
-	"oa9bcNL11O03+NLDKtt/A7XW8ptrbUayS7ARaI/Izh8s2WRrbyT3jeT+fUvudyuGh8RbWm8gkM+yuVsI",
-	"58sDZ997HM5ro6OGypv/vFijbUkZpXmWeflmqyT6EoCMU5GwgrKltj16aUQMkM3RQAO1tEpFqM1r7arw",
-	"Y0TgSBhRNCRj0/PY6AyUV2QykCSqcLZFpUrnGABZzRY9smIxjguQslLfgAPThcgaVzvH9mTl/Eh0M9pr",
-	"O3xcqNFZXh2a5YymEyMlDyGXgiR9KnoobPaxpGcaCRe8UwwdwLzifWBWRox2gpp/Ep0hgChXJwdOeUCZ",
-	"zy2kEbCGLCVbSU5Vn6U1MoXPayaFf1BFMgg43zLSrrPz2jX6fHpydPD+/N3Hz6exFcJhwVzNjanBRwIG",
-	"NzdWDWZRCGd343xfGUt2jPKgGWXhgr8ZoqoDRLZzWeag9x4rvycyJ32a4vLX9otDN/+gEXPONoLIxq//",
-	"OH59OONPwrFveJGjsbdlr4WqszB9x6rPAAo7xf7mMDoyy+ciwQ2dBMxPc63BFlNVjtERYW02hWks45eM",
-	"jITmmeWhyKpkTirWmZBMa9Z18qutOzndEZiZbNloJPEc/Xx0wlJsx84AAFwFmmEAtJVQTTJGlSZ7kRhw",
-	"MYJkeD8tHDIQs/3C1W8Nd6lyVa/RpGbNSJE4KDyKK/GtqZ5KrJwL8qJBXC1DUV0irA6Xsionm8ef0Pxh",
-	"FcklqKfmePDUhYpDaRXsDaxOaNDJWcL4pVsTXGlv4ILF4wXOPBKRIqaksnkVd5LngUGzBcPU5sIE7eD/",
-	"/t7Yfv3lWzN8ffX/BzdJGFpqCMhhhdbU50/sS3eq0OP4nil3R3E9K4tWuVNKw5XaMNENE72LdJmnwxKt",
-	"zdYxqPlcMXwYFXIu8zUK3UogmubBVVAzYXAnowcpgrzkwZOR+AwI5G95plm+6iuQ0VF6ZUEVY1CFXfXi",
-	"6cJP8/JJp1Iyryu9ezfZpCvHhayT2jj/HGyo9oZqfy/1XBGC35IwR67h453jGJejkq6lwvlIoOpA4jHl",
-	"2kESePNXn2WpVUgsbTLfdrmgGTqNrddJnVOs6QBxXdgWcd7gIVWKpVYw474ktWkMdKhI8LkoAj8xQ/CX",
-	"yeSfbS9agsPZu1BN81qCF9d8I4lgLAVX7XCYy0uaLaKnppVpKsoHo0HQ3sH0fPxQxG9zoVnPEPX7pqdL",
-	"LU6jTXXADdG8A6J5Mno6RQGRBNwVvVxJVLu++E6ZuD53xETdq8emPKZFHps3LOGpB9zSUmbgPyGUzBBp",
-	"oI3owjHEThmaGRIuIiGFUZthB+vkwNFKlmJTIJqiw4XmPQQLtrUDISc+Eltg70i46GHAkUxZ9kzVLAZN",
-	"EYiE3+8TSlImuGufg48E4pm8BwceJVBXPP4WBWDjiYI2iQJ8MwpCEgU5o0oK/B4jvvAbYFLPhCT2Iwzz",
-	"GUaCRcGVN+JhcBU6f4BxwJwwgriNNrSqTygfiZDE1gFmud6fIzZiaWyjn7guFtcoapnUYP4acKW46IVk",
-	"JC6EHJshEiFJJkWP5S5misRmQSzewG6jQQQdcNGDKkpYpU7F+5VdQN9TziCkiQobyAADg0nD4kcitjvq",
-	"3E1hqXVSNP47/1IvGq+TA1gV07Q5JTMHqk12G69JfHL24fzDx9PzXw+OT48//BTPL5ZujumBvzbrBtus",
-	"WDvFtn/n6Sh3yatD0pNm2Tc1fTdc+3G8PNN8fpVoE3znV6RTjxhr8lgwxEg/DV19w8SEnBpGe0izbI5W",
-	"t1x8eIBoj1Vkh4OCeRlGNlde6LBEDpgynMn6wWNCNZEiYfuEGqZgmSH4uxTEjxj2V4nmcAG15UasL6cI",
-	"Hw7xPXSOW+ePdY1P1y3eKqmrAzqJBEo1ik4K5lwzkgzGK1jOvThMAYXNjQ634QYbbrAqN3jLBVf9x0Yf",
-	"wVipucricjK8QlRAPhIlv+O81JXQJ19Yz7eNFTBEyTQfzvjmcxt5bwucYvTbvPADVIlQr9B9NvEuemtU",
-	"q8YNkJmwAVA8sIlSgoDTFsDXv8UxvA4zIrBbzOQHt7u8ZHkkmg3i4wB6subiwELgAjbETIWV5BPUrobZ",
-	"pJplAt/D3zXrQu+MeKYxIKEcCzWfWlsf83Lr4N/TY3/T0P07Db4vXZgNR9twtO/HKonnnkDU8tMyTUI+",
-	"4LVsDJ6ooLoI9lVj5bKxHGWGVHZtgBeY3trAUVARiESfijQzkvQWfqMsR4ntD7FN2exrPTTMw/yryNnJ",
-	"O8xPdAmLroq25aKGPBcFuAfJsG5rijtYaiHHZEsgJ4zRvodPoCXv/By/M63bLM/QJkj2GYmnC/0OkmGM",
-	"zOi/sGZ15Qf8G8OkoWxwzdsigUVtc5t3GZLOJBJYlu0AVxDWrijN9mIXALvNIzY1FVm81H3zWB9iBWN4",
-	"yXB/tMhhBmx5dcySqguWmmXYL3IIEyoMs+5AGilN+hjbzV0gnLLakbV84k9d/pWlZCzzVJmNhbxUDqHp",
-	"kUhyljJhtKuQ0DTNmVIEcy9ldsnymi9+g2eoXD89tCJPJGAZuFYs65KM0UuGIOTmoTqBouEuF8sHkXOF",
-	"2ZRmCajwhlaZ++h9DOgz70A6I+lSbg+xOR5c9PZ9qxCfDxGHrb0XpZEaGcc8BXZxPLNcDEeaIEczg4AO",
-	"XuySX/iPkUBTNLF7gwkFcGpRkjCvY0m+tLzi+6R041QkAOtoBEjuTdPuIqx0oAGncHnvKkAeRwQECE8A",
-	"RooIltgsi9IBy1l3pFg6lTtrhBn4PWgHOqfJBcvBhFAgh1fJyzspL8hoCIt8wQQZ5jxhhaDUY/rcfWWX",
-	"1cFllQnmt2CYmwXStr6Imgw6MpsPqFEYdH93z33x8hQawAEEyWOp4rxmg28+M5onvuKiKgZtPp2fK/h5",
-	"vXGjU3nusGcH6JbZdu4HPEiGSOpvUUEcjtUyq4NjBnBhNtLaRlr7ngJvHGG94+rhSZ/q5zbLCwv+f1tg",
-	"Xj2l2QUEqFBhccC5IB+HTBwcP1Pk0HDFw6Idovp0CFVDsOBGJJi9vSFREqL+8V3y+c0vhk2agZCzYyMQ",
-	"kJHhTLoNPj8IrYm/dahi56M8K7yd5hsjlNlcLnLw6ZhcsIn7+YJN6iQG6c/Ic1iZFpVoPwGrUCc0ywAk",
-	"nSaJHAlNtuKfjk7Jc3jZiW/QwKC2T6gAycc9bF7rWSCJ3cau7fJcSH0OQBFxaRQCR1F1wtq3U48KAfo9",
-	"gA3GBdgFPivY2H3lIp7wuS2QBBXtMj055yABdTnL4xpRDOwr1EcsORjDdkWARktFJCqghtbVTTUWu7IN",
-	"WKjDcBoexTlnHcj8SAFKVZHHaH2kRqGmecZZ7uaC0g3vCTMGC6EoR9rIdvPfs7MGwAaqFFeaCh1XmsOl",
-	"LsZqx8C+YiJjKfmSC0CyKE98y0iVZndVJLioLBQVNJtoniBiuQKIEZdQU/fpkrFfnUiUlweSW9wCpZKp",
-	"mt9214EcC1RawqJ2Mw4f5cDhMJu0SawmSrNBHII3HW+WXRGQDt1SmAsosF6OFb/AJ4FZO0QZiQtc8l3O",
-	"slSFCNOisCEMwsDTPmCDDuo4/srbbcHFpknChppZsBG7k6U01GeKxKinbNtfY4KMwMKZAY2wP9nelFUR",
-	"cMPGKHdjKIVZOievu4FEImVJRnMrrbfdXEKHRdOXPGEx2bJngedEZmYAcXckUBGE5XSfELwmBHeNoRDZ",
-	"uYe0UXGhT7k1dIOOxFas2QDE41HOsPvh+dD8MaBfz0GuVO5TQXr9D5GIhzlTTCTsfMgEzfTEPN2FaYpk",
-	"Uv5SmP8oLaF1xczBi0ScyR7X5x1OoZtM9oa57Cg3kvJnlKq56J2zblfmGl6/ZHlHKq4ncS0EnBy6rZhZ",
-	"BG2UCC78zoM6CIXIEXLG6MaoQVYIQ9snVkWiz82tm4TFPQrJmHX6Ul7gjcqMPKBKNxBzhZXlIu6WVAgP",
-	"vFOUNZUCi+EkE5LQoRlNs4H37Dps1oIqz1rFiexGIjYsql5sWB3qp8YObaNdShRzGmmcskzTei4zhlGp",
-	"kQBLhRTFj/ZaxgWwUliYeS2Hslm4kE3XBU/FOe5cvF8BtTyXqLTVrTX+fGTWx0NdEoo1X20WORsM9YTE",
-	"eC/snbccAt5CQB+8Z5ZZI73jeh/Iq3D4VL+/+fjh6Eu8EsCSi6iNxBTA0gGoxKOcldLzytBKaBoAiCDb",
-	"bTmU6lu9Xr+6colzZipCktgNzGw+TqsOdY/cZXM8zRxbQ6Lw6zNlyNMWjngqkd/uiHkhRFKrNBsq7/+A",
-	"lGgogO/7gFT5ePamA9crYwU8U6TLewAyZaQ/lhYZiWM6CSPRkbpPGrjlXJtjAUEFUNsMVFZNszqJOYZc",
-	"wYFNBsNs2+9tJNzd5SlaVuJ/blthFbw5SJNrdQKCKDJmR/GNHEbKS04il8KOAWxGJ8S/Epnav0DyjAJy",
-	"Ra7iInbu4BO0pyADZX75NYTiN3JlIVYGt0E1GmaUw5eXNBuxUv49is2+pQAsPKkkEzkius/FBaEdw7hB",
-	"oMAyWwi5oH8wA5KZK9UGlgVgUKsUW7magjZeNqxTlhm+Tij5Q15AOuCNu3Yde6jvCvVAyOYSAfEaO/SE",
-	"HZ43WzuosK0IPFDZyPtCWIYnkZ7B6lWIJRgw5BCcYCn7GrQboVvrSg9YmQA2mGTAmBKaDYiWKZ2Ult0L",
-	"nujuspVzgnbz5Yudl83XkKsE5RX8NdzptujrpJm+ZC86e3Q32em0aDNtsGCtrbMmF2y3xI+gWI6fyxSx",
-	"wbj/CmEK2k1fFq74aq9x0z1dijMdtANPt3kaBe1oemmiIIzs/PzPMxwXHrKrHVWWO8JlhFeXLSS2gkcl",
-	"MmclwlMRmWMRBcCbo6D9LYLtxibdhuO7eFzglyi4CqPqYYuCthhl2dWXK8N7/orzLk/wkGaD+nc4y3kT",
-	"ioBKRMGTn9SXMMIbj/tVudwR3u5olhJEQbsVRpVrDw+3rkrTRbkJuPJNSMH1TvViSGWUdlioBVEpG+T2",
-	"78bEGwZVM8CyJsBcmR7bh1e3EKPQegM7Mb54o2g1fHX9mDV8DzCWKwbn5sp93jQy2U32FvHJ2MRN7d74",
-	"9s1AqUvLth4mHr64BBnPlgKbMmyTLXx52zRMNe9krFayyn/KpZaJzFzE3iAZLraoH4iy/3ILJkIO0WJJ",
-	"XEsOlM+MkPx8evqJ6JwKZXarZgPa5tmwwcp+/OYIFL+UqQuAH3ICjAIzOzjc0aqAQRg2dcjZ9bzZFtfN",
-	"2gPMmJ8pADbePvl06Az9kXCltZ2hv02GkoMuDtO0cWpUIyjA2cm7ijpobfeRoKTDaG70f8ObcEhFDIHR",
-	"GFnGlCJbRr9/nwy3PzOluBTbAFlNxQQx5XhCS7UlJ25WVeg3mwY2pU/EaN0o2Z3jAzBvxmQwUhpDIUAV",
-	"n33VKvszYnDsrZV++4iLUK+jc6cdiTjjSp/jZri48KqbQbUJT0MYQkhQfQ7RJvrJGhHCSMDnmh2KYiI9",
-	"t2pOTLZiG2cD1kD2VZt/0SD9AxgEofzRD1XvgEPpo1gmHK3pFOD2Roke5Sz1xmWI3CzwpULIs8LzY+31",
-	"DrDbpmmDwbBizdP0gqkQ9wYOp7cZWtugN4bXnNGolHtnoyMwF865JLg6wohN7wYwH58pRFdCGHHrVTkw",
-	"1yKF0zigE/D9RMKa3s2sYRP2ydSyipUK3tIse58Mg1uUqjX6ZDMMzC/5MAnaQaveMNoj031puoCBPjdr",
-	"4WJKQTTyWXDz68H2/3eyc/HqayN/MdkVrT/3Bi/Hr3XzslPUbP2ZZZk09NWGFJRnv0bE5X8rKU6Gices",
-	"vQftf8EK4XmoNPW7r/z7MzeHImf/VgSywi9GrS/O+GExhlngxgVLmJRCYSodXd1u0WaFak+PXXchVGx+",
-	"f/hpIyb/tQscTWc5Cal5194AUqorUISdW1Y7piAOgF9unwgJRS02x2ITILNigMzfKiXSiKifMYTtGnEe",
-	"IkKujU0uBPGey7KxvjN8OayEzYDwbETZqSCZWgi+aYcihaJHlrlcxbb38ZQjSIiWkYCYGapc0ElIYjkW",
-	"LD3vTKyb08uTKEPG1iwVV/2r8K0hMFyQM8G/Oq/dPonNew5jx4VfQ1MQNR0JmqYcXvWzlGMBglRR6qRP",
-	"LxnZsjE/iqhR0ncrFYlfWefsmKi+HBOu78kVtSiI9T3u8N0EsP7+7RqvwAqWfitsneY05aJHDrzDoeQE",
-	"QMdBGLhdhgjRAQPZxT9kFj9YWeAo6dXvuHPSzAm3nNJMzAbiGd+wlr8sa7m5geyRbEWzkZJ4hdc01CyF",
-	"enSIhhgUUIkf9CaX5QCQ3z/2I1cVVMxF+GROCV0H6HEDN7mBm9wI9bcU6h81iH0+bqShv2jKXEiBISRH",
-	"F5bghAqSSg+TOCV0Y7qfueBcCht358O4fPS3j8etmE8xbhlNnKZ5sJGjj7ZoY9xnEBWrK7bpRAoM3zKS",
-	"uDVIakwSv2ATopj20cQuz4swcclzKQZM6P1iaAPI3eZZRjqG6sB0jBANuFU+x1CxJGdaxbU6OZRCyYwp",
-	"Gzpv+ld0gjGz5m+mS1D0LrnM2zxPGE2JSuSQLUCwRG5xZ2ldKevSUabdkgdt06OgPIAIFfjOBz/ZFXWR",
-	"SpZ+2+cNSyg/A8mHBY8Rup/LIU+WPNfL5Z/LHpGyl7GZh6pjyjI6oCB426MXtIPLRn233ghunP2EK78s",
-	"88kfJ7xGGy7wPcvfT4ak/8Q08ZTB5yWhMGzJugvtvh5F3SuS7nG0LpQtIPvEUjsE/IC6W6ovx2K+nP2r",
-	"6/eeZe0vd0USi3zUWffMNRYCa144MEp+q9F6sd1sbreap81Gu2H+V2+2dn4LZkTIoSI0Y7k2y2Pzwx0t",
-	"w3gbs5HQex0JyjnmYKSBD5gsUl2CL9agMe7bsSYvB62LXfFi+OrPRo4FrL4GYTAapquMdZRnQTuAnPv2",
-	"8+ewi3W7YKZTxAuwVd9ojwtf8d6G5sIOtps2xfcTy/ELH+p4jCvdtB8/YaRt8+rGJNqetXUEd3fON4R6",
-	"I64/YXG9REUdefdfQeLp/KqLo4752GGKUAjz0LKEBzUvpoFsyS5AQhSCeSR8oEKtUs7QpdaAFM17ULox",
-	"Rt4Qh8gSMB2izyAvTaSkMyEnUlPN3ITIZ3gewYFtzmefFpAXrUZxQyPxYSXfPhBi2/6jVW+e3Ywqrb8R",
-	"cV+VIK9JL3HF1koEaN6Mt96ISV7HGv9jZZ6HBxMeVCw5f9/95R+v81c//fKvP/PT8R9nn968On736bdj",
-	"2XpH39HP45dfz04bJz31xx+v/vPuOeYtGRxemmWqiL04RfyOFdw2rG7D6u4cD/L1uqWaj8WZYpva0uuh",
-	"UmIgbMHb5sgCZV3v+Tf7l63bkjLDSuZh/ZvvkZPbNzBaNfeou0yA4zNlGb9khu3XySw3noPObhq+MS/u",
-	"vqc66d+hbocLMEvGW5aMNxoNQ8ZXYCi3JeG4MumKNJxwRXpSbPIsNqT7UaB87aGtpkSsQEE/5RCrAkEo",
-	"byE6+FHpJ1666+lnON869lEUl3Ha2Tz2ICllEWvGdH9zMvhBCnbXpHBj3HoQUX1FAj9F2I9O6VKaBc9U",
-	"CO+GCTxtJrCzIs7Ze5nyLncE/QlhsM1jA4/p8lhCyNcjs786UdkatA25nWEDJ1CPijlAdsRGQowgQGED",
-	"WFeZTvYB8kP0mIo9qpJUDKFCIwEAE4QmekSzbGJxlSwsaOwJWEwG8hJqRmFwjaiTI0NGjSBOI+HYUZIx",
-	"mtvi8SlXQGdPEJNmnpA+x2R2Bj3ejZh+Q1vZdRaedWkuTuc+gS28PQv32IzTjvjLvTLL/7g1F2xWNZ0H",
-	"4oK4IytrOwXqEE5jwx03KtLfTEX6W2V8IHm4mV3reWGSuja0wb7xTJVsWKGD8vTBDSFB5CVgy9YVVkTy",
-	"LIxueFOM4f5DiudE3hZTQiGEl+OP5kXdKhcsshoZt/Ob2BiTq3uJttCaDYaGz7VW5qHAGWEz2KVTYdMm",
-	"bXV2kt10j73ovuy96r/+Y1DY9NLFT5mDl1GlD3Ag8/reM33v7r34zT6Kh7kdABrAXmPHfo3LdChTFrT3",
-	"GjthINjXa5rd2StxZBd+GViTa5EIO6sSP7nIC3dO1onAKJmUN9bNDev+rpTUcuwGqTCJO1ZYV+COz7/Z",
-	"vydQr4xprCdw4z6Xs6w3vr9rakV+BhxTKJVgH0eYWUC1kBL+pWQs8wsM7e7mjIUQTg2RhwBL4dA3PIoJ",
-	"AHXGdhm2eRrXyXHX1jRGMlwU/YiE75grEiOIRYyDqJNTegGJkqDVr6hOn5i1naKIsxHbrflySnkwWERz",
-	"QxY3ZPExNBp3dJ8EJYU7NU1KJ2uqCjnEnm27UKBvt7MQziVnP/HLaUc61ArAPkOSMz3KBUshKA4se3Xy",
-	"VuaktUv6cpQrT42MLJ/QPJ8QPZYQXwcg5rYcIqJG06TvG1bSFR40jSRUEDXmOul771QmFRc9V0HvZoQN",
-	"1q8ShHRnmShPJzTssPX2f9SP/zju5yo57Gf/OH7/P/+ns6c+/0sNZeelfPPXDgcrosGKY7nhMBsO81Rs",
-	"Zo/GYObFJa/JXzRT98RW/mEkQUOfnVBbN305jH0t0ebjWU4mBduHS+7EyUiovhyDeWiBUrISSzggzsPk",
-	"O7M9AJpIn4sesCIzOsNtDK/iyleEw3jy3cZr8uvRjz9//PjL+Zvjzwc/vjt607blEQl3+dNz+M8pU6Uo",
-	"itXkaTMSu0wbiXpD754cvcPI2TvBLACydp0YMH3pwoqgypW/3Pul2wjyQtVCv0E4+GvfosfisYZ+L/Hy",
-	"QPnKZJRzPQHeiQi0ByPdD9q/fwEYSKzlu6A4O5QzwYp0Q6r7WIN9OOpkPCnq1HFFDn46+nD65vzT2Y/v",
-	"jg/Pz07e1b28/vyyCZzYDm8G9g8yo1zuOUJzYbmkLksmSQbeautmsaUBZ702pzS7MPyxVMQvJOO+zLDC",
-	"kFH+fMFa5Fe2xfeuIslsm0dgNnJ16irlARVWl25b/ocZXppQovmAAQxhGYYl9JEsNLno5YZUIew7lA0O",
-	"Lfqw+WtMuWaIzmCWIKEiYVlmtdvSqAFeYnbEh+VKbxZbFhoCLP1SgbdSqcBSq+XX5zWP9YHdIuTMxets",
-	"ZVL0tjXLB2TABtIIPwhGfCGMiLRl/slY2oPqrYjWWqtswUDmk3mbWsJhMzJRqfgtlGt8w1Ui8zQkpyxj",
-	"vZwOoNN/VmfkXphXVpb3hFn1dJQDcUappmQv0FApJzdnXOHJt9l+UFyZK7NXI5GynHzdLie+2t79PZw/",
-	"NV9nOfVIHxCJZNP20E5rjnD5Atgc9AWLNZ19qPu5HPX6ZOgwoWzNO4TRVIRmOaPphKghoxdtWznZ3HPl",
-	"ILExzMq//2y6+qXHxC4NskCgMte+WBofJlv32HEFgPh6kU5rFNjFJI/0yOycodcLgpWmAcwnpPX1K6GJ",
-	"P7yqOAD1KTp84IFXqMUXBEB/WxCgbrMkHmS2Lg/ioWZr54bKERR2Y7brcH4o8kMsgvUXY48PsRQen6QI",
-	"PeQCOEZK5Ajg1ADQkWgpS0tjzV4PsiYuZOxhVsOxBrfr5sGCetcf6DAU5P8hzgIZZlR3ZT4o8alKUV47",
-	"a0T6h7dnQxDueUWsuHPo+nsQOoH57Swl1EtTWxSKtXKa2QqQWsoaFo0fibqXe+57OU5G4n6PRD4SyBTc",
-	"jIAwsDwfQUlZmZNcgoBnRMNi/g91HB5k/qX4Gjs/9Al/F5OzU3Ezc4UvzmniQoi+g/NreDvoJEa1UVKA",
-	"MjQc5vKSuaoUUJjBvF22p9739K2AbdTg+1yGz4aIdSakrG6jjZjqqo0YBvD/AgAA//8=",
+	"7P3rcuO2mjAK3wpK37zV9hpaLbvdnbRdb71LsdWJJu3D2HIymajHhElIQkwBCgHZ1urxv6/2/r8vcV/J",
+	"LjwASJAEJcqWk/SanppaaYs448FzPnxuRXw644wwKVoHn1vkAU9nCYF/nxAh8JhckFmyUH+L+XSK00Xr",
+	"oDWYEITHhMlXAqXwOWjd4WROVLMYS6z+Cw36cetA/+u6s/tb/Obu2+n+73sP39y+v38r36WdxT/wTdQK",
+	"WlM9FzSfirFpfLN3+226P33Hvp11ft8T+/Ld3T00ltjOMuUxSVoHrfFM7rxtv9uRJE1xK2ilRMw4E2RA",
+	"p6R1sLv3Zr/9NmhJfkuYuBIkbh3svu085u1aB60TnN4SKVDC+S2KJnw2WxyiCUkJogJN+D3qo5TgGMkJ",
+	"mbbVFJxPYcHqH9f7b9+1gpakUyIkns5aB629zt67nd3dnb3dwW7noNM56Oy299+++89W0JoLkkJX9Y/r",
+	"3b03rcegJeZRRIRoHch0Th4fg/wCfp8TIY9pSiJZvIguiuFXZM4PbckJQRFndyQVWFLO1NrVb2qiV2Lb",
+	"vShJHqS6TJIkaEoQRr/xW9L2r66ymj674HxaXo1dBmUII3UsAbqncoKoFGiWYDni6VQtD6Z2lmJ/Uv+c",
+	"YMbgSmWKY8rGO9EEq8a2f+ugFVMR8TRWh+a9BL2xnydYopijBZ8jOaHsFuEbPpdwHNE8TQmTaAp3/n8a",
+	"bvpSpgRPFfCUX4PAU2J3H8AM8C6QsD2czfqWrNvpq3+JDeiVH3NGSmtXDwKRO/X+Yd0MxapRttwWjQ/Q",
+	"7pCp93aAPg9bcjEjw9bBsCUkTuWwFQzzxwu/L3++w9bjkA2ZGnXPNyq8UBgVYIJJ+PXnyQLFNHY6v2ne",
+	"WZ/XhEa3hLXbbWeQfd8gav9P2BZ00Hhp2Dr4PHRwzbB1sNcJhgWcNGwdvN3da79R3RQKgzkKSGzYeoSF",
+	"tsq3+AHTxAeDs5Tf0ZikaAQNEB5JksLmNXQhuDEXFr+oyyVpylPobP6lDjnisf7a/b53Ori+Ou3+1O1/",
+	"7H73secuXrdQVEihQ8YlwneYJvgmIW1oFxOJaSL0mEJiORelOVOCBWfw44m6r/y0UywJSuiUSkQeIkJi",
+	"deGPNXd3QcS8gkDMj+bC4DGivdIt/U+C98egNSE4JimwIXBvcX/MeKoPLiYiSulMUTcD+VMyvSGpQHxk",
+	"UC9ga/g3ZuKepIjq7oY+JlTzLpLzRCDMYoW/ZwllYzvUdoAiPp3iHUFmWN1wHCiiZkfmaUzSQ4RvhLqr",
+	"e4U2GWcE3WOhCKiIJmSKHX5KUTM1VwBTXkcTTiNFJ8h0RlIs56nCuOpGWgeKFFA2hlPoDfDYv+OUCD5P",
+	"I/JKIEXqFaHHaieIMEnlAkk8PkRUoim/I0LTYHJH0gVS5HVM0PdEIjHh9wJtYZbxclMiUxoJhAWNyXYb",
+	"XRIWq1FucHSrtt8f7ZxgGU0QT9W/Tzkj+oe6TQ9b3wxb3q1dYEk+qkezA/9b3WW/N/iAgF/gI/QfO6X2",
+	"asJsmncdd3YzF2WSjElamuyCTDFlahHNJ8z6FCZdZ05BPBu8JBFnsUBzJmkCsHpDmWJ4NDJ5pa6Nxfxe",
+	"3TWRojD5/t6q2YlMFztdhVDqZ5Yc3WN1vWTEUwVTMl2Ut1mcaUoZnc6nrYPdwDdr5Zqqc5/gBzWCfUkC",
+	"zUiKppTNJbHPt3AM612099qqi7iwkydkJBVguxyVOfWVi3n7fq3FeGHgitEHpGQGtCX0pWwjrBAKjSZr",
+	"gsTuN+/f7r19u7fijB6DlkJoUyItet3r/qQxiB/TdPe6itZJHvEkwzUlRLsV7rY7YaDQQthpvwkPNTac",
+	"EswE6rTfBAo5Sc2i6IEEXojtwvpbu+1OK2hRNa/G/q2gxbCS3tQad+wiC+CIHz4SNpaT1sHuOx+W6VoZ",
+	"1Lczi/VorJDmiJI0QKGWVYfzTudNRGP4LwmLC20gzsIuZlhO8j1YcViJnL/PKdAyze1797PX6fg2dOSI",
+	"dv34XM3g3ZsrApa3qL4t3yG0WCqCezYYFZb2zH0ek4QqelV3d7H5Xt7b/SRevjXVQO8s3sV7N2+i/fgt",
+	"eTf6Zvzt5P1vt/6dxflinrerfkymMy4JixY/koUPOd4SUXhZAo+IwtOAmw+UUE1mRGEIRdGlFTxvyQK4",
+	"GDkhQwa/3PB4AY0oQ3v7aMLnqQjQKOXTvBeOIj5nMjA8kp54RFMhh8ywTXiMKUNbmiOGKdTA2zCykkRj",
+	"rpCT6nfP01sk72lE2sgKxEOmFgZLxYzLCUn1uqhA+3t7KOwf907Ozwa906Nfrn/s/XJ90bu67B2Hh842",
+	"JzQhQ5YtDAlJkwSlcyZglM776ij90+ury17YRl2HEcRyyIxYdEvIDISACWXjAAkO2gk4YD0wHqVETNpo",
+	"Vx383tu3aJZSJpWwMGTdy6N+XzFRKY4UBj3MdmZO85XIr4QKGJrfM7UYqwoYMq0aoFp3hheK89cttRyO",
+	"OIuIYrsmWCDCYhKrEzEynN4K/GpPFoUgpoRGcijsrz1kdUjVAcYdBY1+Du7taO/mm+g92YlSgiXZsUoZ",
+	"LAQVEjPZCgqA//ZtoLiEDC0rciMlSdUK/uvX4fBhr7MzHD580/v0r//iZQz7I+Aoq4+jO1OnpmUb4GE5",
+	"U6doKVHGDyumWWu9qDpKgrYUWfpbuH0w1Fd1TwWx52PGEvb5ZPKCQPu7e0MWnl/0js5Oj/uD/tnp9Ydu",
+	"/2PvONQQHk1IdJv1M2vCKYE5ZYqZwJFa+rIrMPz0Cu7ZOd+3u3v+Q1O8eN3B6S296exriGHcoAcltjQ5",
+	"PPVfPkK4LBKhhAqpqf7fQqDmdbvMJYVnb7VOXJBkqpnJGR6TbC2/z0m6yJcCbFRhCTEZ4XkiQWJVsxv2",
+	"VuHvFczuSa6yrp64Zi60EhBoVMYChaBasY+Vj+Dhm8c9xnfq4bf9ZCjXkS+jQvmZrtaj54f9br/8bKsn",
+	"f47HpLpX9SticyU1GwKzW3f66mb8h7+78rQv5kv5nXReYXPSOVvOCqgG6zI56fz5vM3FnF3Ce/tAE698",
+	"dqYQG5Aihe1RpOgJCClUoHu8qDte/YgLB/wvKRm1Dlr/v9e5lee1/ipeZ8vIFgVUfvWi7FI0V1C7Gvi6",
+	"1mp0D7Way2hC4nlC6tg/Yb6X71xEk+V3rhroOx91bvajd/G3pDPaG+9P3v327e3Uf+ciX8zzLv5ncjPh",
+	"/LZuU/f6c5WlXcXRmh1F30z3bvfZu9m3v3dSDcUP/h3dZwt5zoYc61muqLtimWo1M+wwwNd4NktoBOLB",
+	"69+EFjezXXzWqlbdJQaZr6zQbQVWTQtGFNDHKp55pTYWNinThdGG7H0TWOA8MLM+ZgZINbFfT1yw0I1w",
+	"IshjU9juqUl67I4kfEb0wZXoRXmv2oSE7UooU6zEHQEdJCwZqC5Y1ezGzYIjzkZ0PE9J3EYZGbK9jIYZ",
+	"F00Fc9D9jOaCCGvCEmikWqOI82Qn5vdMK05tt1cCOQqmAJFEEPSmg8T2gRYi9KivgPdFbztvDJvEhZ0p",
+	"BuUAsPcowmm6QKEzYgjtQ3Pd7fz2Qn0wRlcC6psApXwO7PB8ph6Gozn2KKN812R6vC43r1ccNhsl7+JX",
+	"BzYdRTWvqvSW9naa1qnllvWvdlimW2s6UuE8vMqx5iPBmaiH9B2OjTbveeimf/pT92P/+Pqi9+9XvctB",
+	"EdmMKEnAM0HhmnPzCACtGCQ0nQuJbojhlA8QnxGGqZKs5STlMxoFaJzy3wM05nyckADxJMFTXEQ8fXaH",
+	"ExojMPvAAyzM96IYqLR9Y7a3LxD9b/QZwSEESO8ZPYaI4amV/mMulTygqEymOMWx7gIiBGAPq3cMkJhH",
+	"E2Ow4Hck3Uk4GxvdWz/WosQ/7Tv+Z36NrnrylMsPCjM/710enZ3+1Lu47IL8fXo2uP5wdnV63HLfjTsp",
+	"0MCRmvYPINjZctAW4wamLb0FnQBOEiCWRje0rYi2f0OavureE6xIuR7PVap+fRZf6rOw2uzNPInj3sf+",
+	"T72LX2qeg53sD3oKP/e+++Hs7EffYzBixtLnUN2Mfgq2r/sYrB7+60P4Uh/CB57e0Dgm7NkvoDfoXZ9f",
+	"nA16R4PecZFbm6VcksiAJ2FKeotdZi0mCZHkPGulRCdBJOJGrwFY+BBFCcFKxtKs0Hl3cPSDNkL4xMVX",
+	"A60XR12rF3+lhjVLIbHWjMHMlLMXZuUurz586B/1FYk6712c9C8v+2enl2gLa//VW7JQe8XoPqWSbAeo",
+	"fJwgXBaG+fers0EXbRX4wd/nXOIAgTD3+JVn+2LfZNEo2WdX4pmaG79BrkCjctOcMWRSgUr2KHiV1tqn",
+	"vW9e8tF41xyAJbKwUGM7DUurDSvLPTQmRa1yoRIR43IzJhI0N9rS9PXZ/FM8mwsyFyTe7LvR5vDCuxn4",
+	"Hso9FhoLg87OmKMN2P6hj0YvWKvoqg8kW6ZhBxMsZOab4Fs72ip4DfAU9AtfCc0X+2KYJCnDSS+H+6dr",
+	"6wa9i9Pux+vexcXZRauoRdOzGI33lgUmGqM3oz38Ptp+Ye7LXVmAMENzRh5mhgvUivFDeAA2WCbCaUoJ",
+	"iDnULF58BfIvFshBiXti4XETOumT3uVl9/ueXydtQqmKqmgl+t8QRKYzuSiKK2ZhSHXTLkja/PeHaJfN",
+	"RrTnSaiWAHzTlAoBvliwXoXoJeco4YqJKimmgU5oogAH8PWhfKkP5UfG7xMSj8lmlGI/np79/LF3/H2v",
+	"RiuWTYdiHs2nSmb/y6uKPXuq0xPbTX3ljr7U93BCpnxTGuKT3slZrX5YT/TXh/7yJupAfwr7+Qr4Xy7g",
+	"A2QecTZKaCQ3aC787uryl5LXELjvrXT9eyzK3NWI+pu5KDm2p3P2l1dQDVlJQ1U2R6oD0+J7YcPqtWHV",
+	"C2EWa298IVMsyRi0dGFKfiORDDNDv2oJKr1saZhKo5+4x7AMPpuRGN0ssvMz570dOG4/6rIcNwMs4ZTB",
+	"nfrrS/9yX/qmaBzIErVETos5XwCVK22jjsyBK3nm9mccxsHpDyQlkqJbMvvK/325j4PHZBOqsZOz416u",
+	"F3Non5sp530raFlnztZBS7uruVoEiKoHz9oQ2oco5kR7mJIHChHwkJYk5vDbBN9BPBkRYOKgWu9cpKHT",
+	"oqNuNp4g6R3RCjFoAfMdomjCuSA5fYBvI0Nh4Hm86JN2jjFwFpf7GRs31gKd25qzW8bvmTqdlEiaklj3",
+	"C7L25mID8I/LI3G32+gDeNzqaVxn29JJOQQS2gKBJAJRWXaaVVcZ2vw/juuu/nLouBgLiRcChdrJOPyK",
+	"Qr5QFLIZwloiZq2qs8OfQlQDRek0uOY2YxrXEdevQPzlAvEJj+mI1iV78UYratfrQqQh4MX40IY7lgDC",
+	"plZZtkJo489V8hV4/pLAczYjrNvfbCCSTvcwd4YrczbYGzF0gBqFJgEP0Dpg8yTJQ6wUoU+vTXBSY5Sq",
+	"dw+I9cKmNfQg1tAdPkSvbdILZ4vhwUYCkH6G+B6bYAiiiQSCcKK6QKSgFAc0pncmI8LXmJ+vMT+FV76p",
+	"yB+qLbbXholvrQjJMQFyBwgMrWpaDNku5yLXYhkOhTwAG2JeuB1WtJwA58LUL/bgvfPAyy99CQ8QNlE7",
+	"uV0WXrpuB6+e8TzPp0AYhWrrYXXvhyiErbsSimrvBgtthfZUfu18aqc8IV89Sb/wd7khH2/KxHw0ohFV",
+	"pGlGUgBGzkTVH6573gef5kxOBm0ECL1ZN6M5oAJxyLgHTth+4pt3erH3WJ7CPEX/hkOd9sc4bkeYaVUA",
+	"izNc9PXBfNEPZoN+cdZ/zEDuun5xfw1utLgJBf5ffej+Bz6LTSnEQUvqeRAvopM+QM/XnP81XqFzbK40",
+	"+Eo00YR/fXpf/tPbjDZZgxHj8ho0xjUvMFyVU9P3iqzCxaoXIPEALWiAM9ELbF9/IbmrdCzhgfkp9O/q",
+	"q377n+yFneNFwnE84PwjTp/rJz7Tg11Lzq8TGM59ZUZJooNotOJRoN3O/rdvv3mHbhZSyw8+kvPnP5PK",
+	"zgwpKu4FndDvvr6HL/o9DDg/wWxhE3M/7z2kWJJrULRfO4p250VUFfFBIVpzf8+qm+uehjvFC72K8hTw",
+	"IDxb0/qBfEsuO/pKoIgzndk8WqAIzyAMLyU4mpD4sKRsF3ghTFZQk3H4q3L9f6hy/YrhuZzwlP7juVGt",
+	"FrnjGb2+hTTDVfU6TzNds1Hm1b07tSrCpJn/xd6eb5qCvtzsxpAjq4F0Y5mmOBnxdKpQi/EKUjjmjt8S",
+	"2C95mGVhV/bIxXw246kk8QmJKR7Ajp9z9PN8xOupGvIaTrGUO0kNvqMmQzaLWXmavy5/4N+hyyRQK9Az",
+	"bX3wbO0r2/AFoqmNMtDn3V8+nnWPrwdnZ9cfuxff99ZmoF/QD6qyuOArC/xPBsspMJtUXXhe3O0Z4FzN",
+	"WV/Ru1gvKpO4PkaCskirPG2Rl6zaE5hvXxbGqysOCqnpPcsE56/iGg+ztP6KyzVdvj6LL/RZXMzZB8qo",
+	"mDz3PVxcnV5/6J/2L38opwrL8kCrVSVEkrjqt57OTQRUkhIcL9DIrOlFH4S75CALqrJLMEVBMl9vvY3Q",
+	"FhzJE7N/hfsvE+43o3tXQOT3476Y/1GZUgtrCPJopjnL9fXLgqQgqLDkCv7VQ+jLBu2fMZVmNc8H7p+7",
+	"/UH/9PsavG5CXf1YPTMpQRVEnfE+JhEVL52isbT2HMEvW9FXfP9P+ihssZPNIP3Lox96x1cf6wJj7WR/",
+	"/cjY6kbqQmNtgZavdOFLfQIbNf9cdAe964/9k/7guvcfR73ecZnrd6vB7O89NjQNJVi+cBEGz8IDr21n",
+	"RtIdG1JRa935arv5H2e72ZzV5uq0ezX44eyi/58l3dEyk80LPg13PcEmbC6bt7ZcnV5enZ+fXQx6x9cn",
+	"veN+93rwy3nvKdaWFz1H3yKDr/aSf3bUYGrPbYbHrNR8KEC5merPqj8BSgZbPuJrqPg/LUxnIGTL2EPY",
+	"7xGe4RuaUEmJLQYxI6n9izxI0J2apmns1Mi/4TwhmKkFzuZicsolHZk3IfzNdBIecxLlz4+ZmZzf/EYi",
+	"OMZ8kemymvQowmmM+Ahq7++2O22drcXZR1Ta5bIX5D0ZeEZQfLXPZnN5wmM9EJVk6u7WFnvMHTDSFC+c",
+	"7mdz+dT+zt497XWpSs8HQaJ5SiUICzQlU7XZwtQrDuOy2t+3PjuNEpinenM41jY6nJwXbqPhhHqklg8w",
+	"xC1NkrV2AVd6qbp5F295G4j6GeGIrD941tU3gbERLgHiVwKF81mMJYm7EnLKVAui5rVHf9X3XQQL/z7y",
+	"yYPiO/CBtBdOs/P+tOSN5tuvYJFZyiWPePIdZbF5/SWPlX+7PDu9OD/ybTvIuv9Ud4bhbrsTQlntTvuN",
+	"f4x5mngeR+lIVaOgstrqApYdgwaxaoVrBEeYe6en8aG+d10VXKAwmmCp63UySM4xI2leOB/p2uhoi0oB",
+	"ttsAORNAJiPDf4jtKvpbhTts1/UwEo29zegTEWQtAuNPRZkSj9fqUQIHGtsKwOVnBgPXQUEq6QjrvJzF",
+	"W8DmS99/bqsuaUokjrHE9ZhVFySuLKr2YGc4XY8UnONUrjw2Z5t2ipqj6t2pBwNMQfXFXEKA1Q4IVlD7",
+	"XRygUO3/AOnyzt297r8Jzi5mkXWGQwqNmJrPKKGMiAARHE3QiCcJvzcJNNFNgtktfD9EGIUHaEbZOIRi",
+	"/WaydIF232YZNHTV3XtthKlil6D1sAML3GnGoVfXDUfY3et+T+QAi1snS0OVVoBfoVB4JDTNQ7Rl+B7P",
+	"y59QIXm6sHWpP+dl4zvVsvG1T1oShrXgsxyB0rjuqn8YDM67czkp0fbKG7khOCXpB55OsXzSKxHZwMuX",
+	"atrVLNdcUBZNWUbmCtB2Ls6PdHCwzkW32+6gKZETHgsNqKFO95BA+NVoyEJdzLadzqI2jNxnIx4iPbFA",
+	"W6GTgk6ThlfCRB8rOVJXgR0yLFBYMhOEQabpNKTqlciLxoaD7qUj74WHQxZaZBKCQcyWKcOQKJOysdg+",
+	"BGtap/0m2xNmZqkgJA5ZqBYVmkrVxI6h082WuG+Qgn3QXDxH2Ga75QNMi/hKOEKm80jOUxJnW9gShCB8",
+	"w+/IdjGn4iqAgEXm7ZcDRu0TdUBjr93JEh0asq/eaX5DedMbzWq00WBChkyHlkIKA0gCQqUgyQhtYa1x",
+	"gsS+Nuotm2FMpAI2O+SQmaxDqpWamhiVwLbvgvSzx2xxNmod/Pq5xeaJSQRVICnZK8vOks2nN+qCPgXe",
+	"xGNZxPwWNoCFwESru20HiEQTnlc4shW+HoPWb4KzdBZ5Dji5h9yLe+2On9PT4OphEi8Js2VGwgDBn5dW",
+	"ILW/AxNZxavqecGjgVavBWGxGiL7G4bRnSUWt+L1mEjTvdN+Y47cR36xJrv5ya8UjbI9WBBUt7GiV4mu",
+	"NOjxkYxxtDAzqUnP9Vobd1Xz/fucpAvbsQIhXYa8G1KnWFkzICMHwUKdoPp1mjG8S8nwGmfgpFlCAxbw",
+	"MkCqIAJF78d8x/wISt4LfG8L2JTQhCHwq/GE4WCaIQpTbpxQCKsPUyLmidTwp339q4xAppJsxppoypdx",
+	"BC+EGl4JRONDpMY0cVQO2oj4PIltZR6FDJ+JGPQpPf25WV5t9RNQENeknUY/64ycQ/R6rS/B4+UK1AvA",
+	"da/X3co0hQEqF1vAsAfmhXqO8DBHsbaV+uNwyIBZB14aGFwvis4GLhwekE71rIfMoIiDAopQEwTAq0Dy",
+	"sQrqlra39g2CllaQQVotY6QQhczrkUY9B6zXsbY6s9N+Y177brvzSqDQo+IJs5waCkVGCVXr1HzCiMho",
+	"Yovy8rlEYXevu2MUGeFXRWlRz0RGJE1JPEgxE+qQN6+p6rTf1OEnq0At7LZOhbqGEqQMiy+nuNUg/s+o",
+	"vvWrDwtq3Y1pa4tayJ8y3e1La3ENgvonVl/pHW5YiVVgQX2Mnk25lSN0tBXeUhaDoG8pUehR3oDB+cEc",
+	"+BQ/WC3O7t63Hvyhhqw5eZihH2/2XjZ6/EEr5dp23miQC9UYNLzi1ruv0nXC2bgnYeZb524dMWiVZq4g",
+	"KOoyA2WGIxcOfdcOGYGxfUuldxhFZCZJ/GQCeZPw6LbGChusqzEsm36PYPFrApOPRjiKm3WE1WeAdAlm",
+	"VmiCHGj2PHoFVgUWTvIkRhh+vlkg8/63dE3PAIUjmhjtA2jlfDacp7xRNezanZYgkieiCqi52uyRLj3t",
+	"C4MjCFPw+GtrLkjaCnTGcadnvuI6puQP1DvbVVVYwYmUswZ2Xvi69FRAHPTAoEKOdVRHffNBmaV7T0Ds",
+	"GefgQTkFSlY5IINy1p/SefMNjZObh20bOrO2NF5HpMDsmB9YNsNKGPBJ6R6wGKV4PHUypUGhLCUW++DE",
+	"wsOOloG9IDObEVbjGIQdbnJtIFoONLU3mWAhjyZzdutf0tOR2Hq8hmlevMrsPFZepqs8XcVueHXOL2QK",
+	"3AxtXaUmsa+kgO3F/GZKpYTkVPc8vdXGV3A32MkGD5zQZCUpsYgk8M+RThSg1vEbJMZV1zGXE7ercYJe",
+	"TkqcF1whI89gWoTd7lpoROM+OiVC4ukM6pwbGqYYBrKjPq0kMXrqRhdSVCL63Fy0/syozGqoj25kccqh",
+	"Yn8YTkJEWGyKVwCXvEokqtwRDON/9n8pxL8ZZGIWYLddc3/NJNOy0QHttjuZg5K1RApdBR9EpudKq+BZ",
+	"KqyvaHPh5a8izNaKsWREUsIiMoArW3N3DYXgdcXfdeVev1Rzxkgm1+AceNJMUW4U1ZwRTZaMbJPie/Wf",
+	"eZo4Ek69gFM2Ey7A/KVLirStUFOrFJq6wSmbg48U3xeQ681CEp8St0bSWeKA6Dv/spxzcfaxd3112bto",
+	"Bfrf4P9RR6Z8DrsVSiWe76YLc36kQnp0vDUbWyWGKZnI7ya0YjE1/kX168isUkdlbUsR/n7g90hy65qA",
+	"wgIXFaIbPrc0Sz3GVyJrERqvhiHTfdFWByUE3+nCLnwutw8dpweEtfnyHis0a805wJoP2VaYEjlPWX8K",
+	"0C1JssjyHk844/OUxNuHaDYXE/Vb7oaPcAqBy8M8eMvn/vFsjdKarGVlN36SrQ70/KXUS35nilWctmvh",
+	"1Ho9vxvJEo+8inavuQ26CKpr6cierx1r7gW4QnHmM6rXLgWCn/weBGKeyMqlZDyLeU/6dUHVJVB5qPuY",
+	"UuZOsRs8mYl39Q9GCdPINaAOIIv+AOsdiqLOK0znASIPOJLJwpJohWumZHpDUtHkYHBBwdBwt17fgSeC",
+	"rnAkkIbT+zwfNnVZlvxVyFhifl3D8dw3hV+xpy7aMl+SO3UHwbtBCqPQyVEQCqmj9bsGxDVkGCnZcEfw",
+	"VOKbhIAjDoxlvR5CGCdEE54YCqcHhlJlQ5bTOfWpUM3NuoRCey/BeYqW8Q/VL66vWXx5OXKJ6pCu1hM+",
+	"V0N4iEKt6dMlstM5Mcm/VYsRTYUMUJjp3kLEtTeX+uXFdIbNtYV/tlLwSdrAghbMp91/pXMZkcPcXxx0",
+	"gcD3abfvy0F30Lv++ezix/7p9za8yP10dHZy/rE36B1r4cz5ovNKAsm0gojz9fLqu5P+YADpDqozFX/M",
+	"5ij+nKXadJt2T496lV/7p+dXg+uL3r9f9S/K3y56/9Y7qozdvRr8kHeokZQ2o8p7ghLvj1Pf1Sru1tGr",
+	"/bG47ZmvahkajPwm9XXi45ZtpCgSTzCLE+KLH2FIW//gxal/iRBdXXxEU3xrqveacD+MJOeJU1grwmzI",
+	"IpwkBwgjQceMxCg8P7schGjrUmIW4zRGJqGAQCYe3AZsCCIlZWPRFiRKiRTt7hEkkL3sHV30BqF2wRVE",
+	"bqP7CRcE7T08ZEkuQJLVTHcbddkC6ZJexqt/CzPUS+g/8NklBHEgs/dt1VURXxJrrsPZm5CKQZ+lfDqT",
+	"uvar301+mf8PnhJp0hAsg8vi8YM6CRQEGG2FatgDE9kSBghLNOVCot136Mfvti0FVLfwSgwZTsdzCKA+",
+	"RPgGQtOmBDOBws/uMAHKwesAfQYLxcGQmTZ6A4+Pj2Fhw46uSUO46M5mKb/D3mhSBQJOASc40Fx3gNGM",
+	"pIKzVyLLhoduyIinBFGJ0jkTaMt4iCEQJrYdO7Qbkb/ShS17GfXP7WOZGV6KCiIr25bZLnDSW++ilZx4",
+	"P+GJYZDb6DsiaGxemJF7IDyLxIE6GFsUESIAhywLvt0Z0cR20KG2ECJorEVI8tlOQu5IYptQCXmlxvSO",
+	"ML++JUuSsPosLDbBsTpWercuFsIz2mPxjFMfr3cBmhgdGHmUEiwJ6uoqWkxxfHTM4OkaxMAkusHRbRuM",
+	"aDg+Y8miLgygdUP56nViCdpJu1Tjubyq3xE0yzrBsuOuho0kaeDZP8gI7uOn8lbA1SMhkpynXJKoRBIc",
+	"lnHMcSLW3qIWHlaengKshMSr2Y8fbUM7QcJTsh6ATMnUCEfL+pzoVrnk3mtIE09KzfMRBmQ6S7BsPETe",
+	"XrMkKY1E80s/MR28V67r3XlZH/Xl3NRuXLnQQmPb+9KQ3Ua9s8ZLKR9gd5wYb/Flg547TVXPZD6mrLnc",
+	"fQ7tffh4xoXsPYkvssFO389pTCBMe1X/i2oPcFxvdq7ukTZkSMHbPGNHdacLiM6t4tCfJwtHCUMFosyG",
+	"YR2iWUqExacmkDx0stE64VorcYKQi9XGwSNLsy6hteq2EJJM/Zpt/S3jwSbESTghJE6lZh3RluWK9jpB",
+	"p9PJW+lkE46xd6/T6XS8drGGb73wyCWfmTfeHLqyHCobowdzQVL7FItbDVbHw2cZJDJrvaKMxSfs4ntL",
+	"WHJq6AB6GR0FWaFO+6491Mslke7x5Dj0CSGOCta/mysef0019c8TLK2O/paQGdhVsuKdN4ZBU4xsBmQH",
+	"iE618arCpuQaqOz1mc3W+j81Rn16e0ec3ZFU5CYX/NDXvXddSM/QYoFyrzFPRsgrk/h8IKY8pWvEuOgp",
+	"HBJe2ESnkToaIr3gbB1jWXNevGuuONAR4Jotz0TGDOsoTruNrgxnbXl0nJJMihTAiLb/ZKYaALgRGTGv",
+	"pBlL/B3lEMbzZG7Yx7uWHyBhoL4N0DE0Nk8JilFDZWqfLPhUfvcrI7uSkbWs50rW8BTrcLqns6QZbG2G",
+	"L10J+3bFfzS/mu8zQ3R7PkT6pfKwXxnBJozgk9k26PVEpkiTyNgTtrVMD/P5BgtyPU+Tx9dAWsRrneNK",
+	"l3mnsU5q5dOOFtQfDZlcq4bIMta2VpWTX0sv+wQZqwnf7HKx7mF+Ws6txFky3Kra35g0Vi7TXqqblvfz",
+	"Kn2pbWmSF61cpt8ws9zsYljsEqRZTenq459Ppzj1RL+WAqoce6drq2oMbjYCalkHY7SAYwD/TW8glLuC",
+	"VQer2ZvYZ+6BD096M3XRteukGliaZ9AubUUqKmeDGwBwe1QvAuB2mZsF8Cb2QdvwS4fkDdzwy1xt78Gm",
+	"yVhLEvTLfVmOEmOeDJSwVxT3wVFVIOqT/54ikq3JyW6QT9Ant4GLNVfwItfr927THEpzk16B0niYcDym",
+	"rJE37Hne0vvSRasw2tJtbeDkLaO5+XM/ySTZpogPXCAyRVW/Jr2Q28bRmgl8R2LINMjaL8djTsnUcJg3",
+	"e7ffpvvTd+zbWef3PbEv393dezPiQCnbZgL9pW67NARDkNR3Ml1tyQfDudFS7dzTGCy+PF2sDtEGAm7v",
+	"xiwgW717fLUXfmrwUHFhu0hytFsQs6zGM6XTKTheQLScThgZTUh0a2IR1HcSowSEnm3j3JtFZPm8oeCV",
+	"8lR+oCQxhwQOAq2DAuft0eaqd6ARtECCK1nxZuE6jbndi0z9p9qFZCKEHQSDmg7iPbN/6px2KwY50lWN",
+	"/wjuI2iNUj5d07iUNjIrESZJSmKdJ/UQkelMGheceyqI99VK/hwRLAdn2BMMly32S+en9J61lsivD4EG",
+	"RCBs0qmhKV4gQeShNdkZnyjz9l4J9VQFkS7cV0G2HlQNeaz65eVK4Ib6LyxHPJ16naSfgcb9dvEXsJhv",
+	"UqtQMgY23PK6uoiCRa3GPGevsRYiB5wn6/sl1qfMH41ISjy0DjBaFl8mOU8EmmGhdX7v9hW8a8+ykYkJ",
+	"8RR7KbjdLTvUf7s8Oz3LfUHhpfjf28nRuaVi2hwYTqNZCOtrP50zUIdq+QK/M1tGo4tebc4W87Ncenc6",
+	"W32WL7x4jTmK9yT9s4eywsdXt1uKgbPF+Ar5qJWtybOX9+WLhbCDrTfq6tILMFxgl718txtg5fWpvQgv",
+	"r92un2gzXSAxvxEki8SwlWKMYTRAs2Se5VMI26iHo0nmc2K8EVMyS3BEbGIFsKJyZjwj/2Q76leT6FeT",
+	"6FeT6FeT6B/u1pcdx1dj6gsYU5+iENV00mOtiUCA92TBUk9JWMpoXYV05AokC0G6JyDvZ1e1+jLkElcW",
+	"see2gjPZhPnI3t0LMlB/rn00cKHwieXE9LTL7+VLUaIwnCykQSLFw22iASvqF5gkqYlyWnohds6+7aDF",
+	"p3X8ILMxvptHt8QbSb5aa1Y8ei4b8IDZvAPdvHz2rootO49s8GybS6/CbGmJ5FdNxGKYtZqvs7cdS6HV",
+	"novRqXx+kzgOKbbaB+CiVK55hreEiStBYv86JOfJETYJ48ufq7GwqWM7F63C8JlA6Q5a3ejSc34musxe",
+	"zsZxZeV9ONrzCZ+n0Hnh10GW4NMXHpwZjjyU2HWS1uGId8QWdUoVtvMX9cpBs8REzVNm6ldA9WFds2Nm",
+	"OHY0wjSZpzVjWt/oS3zn03+dmM/WTbywygDdLJxYW6Mk657366bKX095Fv1FMSc3XE4QeLUfIFzNk5En",
+	"7IDa2kjec13LJCsKa7z024AN7Mihbi4QeTD0xKS6IXGAOIsIFD70rzstPeomLLpqq9gXsfaDLV0t5wmo",
+	"GIVj3JjiurJvaqReHZS4Q2GJdIJPtBXy2wMd1RpuB06QJk8EoixK5nFBnndmU5fjmeiYCklZJOHygMNE",
+	"YsZvV0O4Py+SaAWl92RnboKrnBMpA3vpZr1IwoQUH5uo4HU5J+hO6vJ2mNjo9ZRcF656Ch7eK4GcOGsd",
+	"OaXkpdBMfwC6Gjd1dr5BBQ81trlcC+sIMG9Xe4OaIYNs98sOdqWez3uuNkh7DU6mfJEFyf7dPth7bYzH",
+	"CsY0n923s0z/5olCN6UtdRISuC8I7+CM5D+hrTxyA6tPOyTRH1RvkHQ5Iw2itDJF2sraVSWV2ye1i2ow",
+	"z3pxS92C80QANZghHgkQOOfTfqy2ThJB4CftbGAyYuo8W5YmJDFUtKOpLzOOS1TWiu3J87uVg3uWQELQ",
+	"mlmD4SoViLN718iot95ALeD6X6znjp0diRc8S9FT6z28OpXGCmcJ62LiZrntdLLTru/qt0LBcPWby72B",
+	"1thZwdhbUndTOTGka0FwKtDu+286SHL0/v3794qoXQ2OAg3Jqo0OvnOU4Whrv9NRD4CyMaL6CTdJW+M9",
+	"t71Og/N+KuSsPNjMdfdLP9kZTiWty33dJKuwPpEssfASAN/Y7ZhMxCsuqa7mhxBUSFxT9+MI8r4nJHau",
+	"2Itna3gF5zh9ziFAz4BrfyXQKMHjQ50QLathqfPOo2guja/qCvnOTdBs5/YdSXlfzxNGK6e0aZm0pDev",
+	"+jMmyXpq6GiC5Xo9Zlys1ePRvw15pKsKeO2HZzPCun0lq6n1taOsqS3u7ckCO+E08omOPSdDp25UUF+v",
+	"sFI4yzyCzkv8gKpzXzH6YKveF1APZfLdfqu+SkSpso06hWg6S3ZCJxWkrQXtL9psLX51JTFr+pk7Wutg",
+	"co+UeZMEb8XOV/qd+HTxmbXDnq/j/mNu2075aSWQdS16K6O/FXjPBwJVHS1lVEyuc4Go+f4/QFeTCgO0",
+	"tzF5WKpcXG98q2/IMFL5pGG+fPCgtJnVJ5tlgWz4htuRyWe57ks+y16w9dc0rAHAAIJhn/y25+y20QN/",
+	"4hMGMoenoOLQya5guTrzvy7Osfwdb+Slwjb/xOfaEJjqnllMkgY0uDreMfR7DJ7zTmGgxo+15pHpDTzx",
+	"iR3b3XsSTTK/g34TPnUZmmxAvKvnUjUrz5MEzZmkSZbANof+LB2uzaQqJJ8VUqSqH9QZrSqU3qqHdQfd",
+	"e5FRE9Svj9kW8limjiveT230RE0VOyjyoUvCQP68han7cWgSRKpuAm2FdIrHEOEcBiiEjIjXeB5TnhU/",
+	"DFC73d6GVB8m7dwzauMtIVq1hePhJoOCm50pjSaQrSnlu+gVN5Hn7pe1JZMghybkRbEaNfNM9MEGxquh",
+	"cNjqoH7j1CTvY+QeHGgyhgtOX9ijNDX2KYMIF/toMkPEFMe6ClCmUi+q5VYX/X8KEXNAtELEPlXOceXb",
+	"aHAXT/LCzDgDNRbKBxOWqW2jE+N8wrg0+STRhKQEbQk8nSXqckeUJLEIUAh2CAX0DErjGHbnWtNp9xHY",
+	"ohzaSmSv0YVOfg/ZWsEJCuHZLFksVycujwcLCorJwxz3hUriDjNYMXEPjNxnP23lSVOLfkwAU+RBKzKe",
+	"ACLmvmqVmyt0m0ukChoX8k4ZzK5AH4I5cATmtbIb1tt3K1VVAo+IXFzTmDBJR3S1N2KZYbFWdMVjFcKw",
+	"/GppUz1GGPf5HfD8hToQumLJUm4WnnnN43b0R3ox13zWyDO4uCFdhOLMdDXaoqecSVljYni1pcrhpdC0",
+	"Fll02JbmCy+h/mVeZOuzPhnHU1GpNTmJopS1jEurkcgtdfSKAZtg5DyaQruqBhs0C/Asfi4nPC2UMGuj",
+	"M5YsLJ6Dqj4ZiQxzu01KcDTJEbDLCsREq+HSVuYZGlQVldp4q/jpOYsaUqxLBw+4W7msvPYDXVjtAOnM",
+	"Mb5hwPkLqqnpfDIhAp4hAF8BNOJJwu81O4HRTYLZLXwPEGGxomHaCKsn+fX47LT3KURbiuTpmFTMdHSi",
+	"Xs92FTCC1sMOfNvRMPAURGJKuNScU01Fi0JpHFyl4xq/BQhbPj8N7J6ss0mQba+5wdKnd1hlutTMBhj4",
+	"szpAHmaoiFVXYLIygi8+deMScT33V4m8JCxWfGkuBQEYaIVGaCTlXM8XznUBLJNtvAgtTajNahHuyr/Q",
+	"EPxjrrUHRRaeKecpeyUU22UdK8JDFGrX7KwtPPmcRua/p9pOYz2PXgkE9beIQGIO8dX8zqSfNPNod5St",
+	"jrYEUKlwpM5cCW4MGMEivVXBSrPXuOS5C69zvsmPoYGsXxwx8CykNOSnBhdUF+YH3k+534/Eya31hadS",
+	"aAzcj8PtIp9r7C2F5AXQCZLfw5jmtk0ZiDbqaX2biXnCUwLeBzc2c2S5OukMS0lStcr/+vW/hsOHTmdn",
+	"OHzYHQ2HD9+MPv3tX3w0zgkyekpwbs7IvikxrkFrzujvc2I+myS0R5wxUlO+wnCrDUz4Zoiu6WAK4wDa",
+	"XDMs2JLFvkeitvt0aWdE6F2d35VtdubzMsl86Zx8FeYaPe+joTdDwYNhSQA+tQmdAdRMrR2N++CFR/pI",
+	"id86IShrEKTqnmqj+jH5PZoSMuUnbTdnx8v2aJdUuL7i+XufdwVwvK/7hlup1ACkrQFlF1RFezXBFm60",
+	"SYPUG1nz5Yv/QzNBPA8SvVEmzwaMPKdDPYh8wVEJ+fb9eYvWC1Z2EG6zaOXVS3qmtb64vY3b6kvA4zHr",
+	"mhZsHKItcLSnbAwOf/eYStBygQ5TyYU0wlCcEN8SROV2MGRhhivDAIUxFfnf4CI4m5H4wFp7TcIMNbYF",
+	"1SFLyZTfkXg7yHJwbLnYJXOiofIA3eAYAcMSKLSE4PebxZBhptXSMM8hEoSgUEN+uK2XpZhTtaQoJaDD",
+	"wYlAUyoEZeNtXcwl0z9m56FlU70bdcbO5rI0NfAzDO4X+zTrUnBkK8EIj8Antr9mgFqNRr/sBJqPHqz0",
+	"SzOLrUtTVYPVmy2Exo1mrlFcNNE82OKzJV+n5zkrmYWdp+SOkntPGI6QdIoliQdLePd1U9SXTuNxE+no",
+	"K4D4uIEE9EWA8YyYx9N68hiZjBbrzNQoy0SmqrHn7uysWJNBryGo3OJqSHg2zneh6gVwfnZYlfXVR7xu",
+	"NvlKzcIKjtrN+a5y1jklNa6Zdu6Wsngdd+gfVXsjSpmn+DRh6sjPW/ujiZ4nAK125y5FaXA+FaDE8Es6",
+	"ihtYO7WUyLNeVf1obfa9lOjQ7kKM2QG6n2CJJlggkdAY8Xlmw7mnLOb3eSG/vVJsfVa5DwQ4xllN9jQq",
+	"61TIYCArRHIF4OkpOfrWO1PmTJCC+cxM6Sghvl3uVlsOR0pJJAvqkNqbWZ6oEAC9IAwUANG91jJ0r3q0",
+	"tbmXl2dRFk6/VU4qcavareGyno2UK/t8AcyczbG51b7oMisu4KBaK5pLlyva/tWvaCuj2qpkorBWiLaw",
+	"CcQJkJjgVFsywHuNM/Bko3IbKq7G8IJCtKV+h3ds1dfwNrZd044aEXh31aWOc8/WtyHBs3BhL5Iv1ybY",
+	"WpEut7y3zYHiS8mw2QTNPP+d9LRivCaf4FZFbiBvnNjmy+ILdOKpPFaMJYsDJ7YA28gCXeS1FBGtqVBW",
+	"eN+bs2pzAtJT9UJ1dC0zENxPOLpPuSSI6nJR9xM+zfdlAp3FanLnRlW48pu78oZgtOmHvURk+7Pet7PT",
+	"zT1z9/he8rWfO3xvJblbStTDcc1HEZ8SgUYpnxYSts6o1d6kWguRkHGKITXHPVWUy0sAjhskmFug497H",
+	"3qB3fX5xNoBy9Zm6CiOdoc5dCWH1mqJjklBF1Ko5kmfaUN8y50xiUD/puHj/UHqrbtaz5n5xIdb+AleC",
+	"pCI8QGYwxOZTktLIGOZiAcXBCZPpQrHoMR1TqRHb9pDxFFnlvUBbERZkhzJBmKCS3pEAYZQQDM4H4d9D",
+	"6wW3fQjIcMgYZztgjAm0eVVOiCAmSh9c6ExGBEX7NQHPMetWljQbM0YSqO1NkPZmGIHmbttbujmeUjBw",
+	"rlF51g0v+hRUkwvAqeWn5Z4JVGJHJvBcocKYsIUp+m2so7nPpjpeO1xROlCAjjA6PrF2UzDWHGYy0ttO",
+	"GyL4nQtdOy4LTnHN7IQ8JqlhcTW8+8MXwREiHvDjE7GixQlhmUtEtZk61gssyUc6pcvk7JmS7CibS2KP",
+	"ytIcfZKKbXTvbciyauq7ne1DnVCXykpnxuVEwbLiNk36Diirn7lWMhMprhN+APhN8QOdquf9zrg76r92",
+	"vdkmKigS7OD60EvMuU/irElfG/F4JcsAXY9UQ8i4KTFdDQzQ59i0LQYMFS/mh/kUs52U4FhBCXI+ruYB",
+	"YPHLa+nka3dwaf/0p+7H/vH1Re/fr3qXg1aQ/XLSu7zsft9rBa2r0+7V4Iezi/5/9o6hweXVhw/9o37v",
+	"dHB93rs46V9e9s9OL1tBq4z8y63//eps0G0Fre736q/Ts8H1h7OrU9Xs6Oz0p97FZXfQPzstfPi5990P",
+	"Z2c/Fn477n3s/9S7+KXw40nv5Kz004+nZz9/7B1/3ys1hI0Vfit+H/xwdgyfux8/nv0M2zjv/vLxrHt8",
+	"PTg7u/7YvTDncnl1fn52Meip0zrud68Hv5yrDxfdQe/6Y/+kP7ju/cdRr3dsTmLQuzjtfrzuXVycXaiJ",
+	"zo57+V/6TK5Ouz91+x+7333sOZs/7l+qX2AhF72js9PjPhzUh25f/9o/7p2cnw16p0e/XP/Y++W6f3p9",
+	"ddnzfLjoXV1Cj8vBRa97cv3xDC794qp46urvD/3T/uUPvWPn88/d/qB/+r35pftd9/T47LRXub/vri5/",
+	"UVMc/dA7vvronvSnuud4nL+l5qT5mChWQFj7u3oDh4UsiZrxSInrrV61zo/yUhCF0blUfWZYTqzS7QbH",
+	"2sUdbZUeDiC70tPZ9mrcEj9W/nlCowmCj+geCzSh8gCFEWfRPE0JixZhls6csp1RQscTiSI8WzfOVOd8",
+	"ct29UMyJ9ukHXgFtOXBpq4XY9EI8RSmRCunogfxbnBV4xGW4scJT6t5ZftsS5YK1Z+t2F+pfyO9zrvl4",
+	"j4Os9t14JRA0ApdJXdtDu83ea5O9zvRSCEcYIWs9CVBmPFGt1KbieaK4rirW265LUrXUK0dBQjU3s5vs",
+	"R6aL7kj6TutSRzgjycFwDWWm1EYuVJ8d6IQmBKuTFHgh0JYHbR2iCloqBBREnEPcRwzuMMaXtCyv27os",
+	"tSQ9aKXz2mI+6ZzZiNJ7vEBbFUyzXaeqN2JDvWe3boO2Knvczm49nbNX6mgcfOifby58oeY/8Hs0xWxh",
+	"EMjUaMcVSmoKI491pNyVXkvB9RDKqr2Ub3jsiZchlgVaybiUxFlvTBl4DTVI/5ALu+WSNs7W7iCDbHN3",
+	"cHDqxgyFNLZO4cz1+1bSVcFlfJmTOKBx1yv8EIQV7eYFTPGu9sYIwWYQbswJvOz2rcud9bXTssuw1Vhu",
+	"rWnXR2D7zzQE9OMzliw2rtcwwzYznVStIr4hnUoc61UgAEAw0UKBEmwE+DIrlKl9I7duyQLxVGG1WzIr",
+	"3HjT9M//Jji7mEUN43J8C9y5OD9Ce+2OjcgLFNWmIxppbQ8QZ+1MnyF7RYp5xBPLwQA3E5MRBFH66guq",
+	"haezqPat77U7q6URO4jvjjKPi4ZV9l8ioVVpZzasL+h0dIrym4XUludNZrnKNq4tm+vnuordfoWURXv7",
+	"qwP2wFTU4OXmsyzfhHGkqr5fODy/4w9EVtR920j1vVu2pnVj/dq1ZhOB2eiqwneVE3seMq5ewKbxcmWG",
+	"TRgFvMv+M00C2YL6xiFr09kZswnOsZw0b50jB4iHKhZH8YgJWDoRA4ojEAeFPJX3IFeOOaJMch0n4tZt",
+	"CBTHM2S2Um0uz8AxovCzphiPIViUP6MMO6iftkDNihnSIbM4GbJQ45lw286sWF2bGZPFiEQTrpNkjukd",
+	"YehmLhEjd1C/RwnXKZ8OWaHgXEzFLXRNyEhaDxi9eKM7XA8A4b5XFwgpHPyGn+yLmImK8LYeZZmZLi9G",
+	"VGAC36pPotllVhusZINIx2vVIYCgrin2eU4IGVNe79ZF2F39gdXPm+9Ci9HieYOY87Ipb+tURIaRcwoy",
+	"8kSAhG/80nXJHfVyTMJbE6UI72qhJNoDFMKbC5FV6G8HKMTA4IWZ6MvyuiNcQG8sUcwz1tJYlnQzEG6z",
+	"BAnv9o1VKUeqVn6BiVtBS8/mk1eW3Xgx9281l0aTYIyTaDZIMRO2nvQ89Zz1RMqZOgj1X4GuLj6iLR0+",
+	"i28SsgNfFU4Sgmw/I38LQH8zo2TxbeizXwpwK47AvLrHYIl+JC9XKCD5Cp4StBX+16945x/dnf/s7Lzf",
+	"+fR5N9jbf/wXSEEuSDxk4L8RmuJNIZrwJBYQVKxNXyj8O1G0hovXus0OVEDk6ZCFf9e1zd0PbfSD1lBB",
+	"pRtt7jRl0w8QYVG60LlD5JClIBCFfzP/FyLK0PfEVOw9RMJEdzsNbnB0i24JmRn7lCFTMFVmlXIPdbdT",
+	"ucNH/63mAFb14lLAA4G7YQmiwkP1U0x5aLKB2zSbagVY8hQJIoXWyB1fnxydX18Ojvtn/1sBSDFjT2HY",
+	"VtAy/xFCV9GJKfcqCmzVgFqvxrix22K8xFOxNM3ziGt5zZsmq3XBHyQ35fpKj07xbTGWU7FkCRE1xUYT",
+	"zsYDkk6XGoin+CHzZLfBFcW5v5vH47yKIsFpQnPvXYG0PzDEteNokmsRKNNBRGLIMs9/hCXaL1Tk1m0y",
+	"koG+VaLy9oFNk0OEzEy8tlQBldqTW1vyFb6c8FSqjZqNmAfNJBSDGLJiTTHrrugm4QGHB62KMO7NPCEl",
+	"G/JenqPa6JzdjL4F7bvH6brO9q6bZl4Dnvwxpc15FLPNbiQ/472OrZHmbiTbV6eZuljD8HP0Lc/PaN3U",
+	"k6ofN09vrfe1gcJeecDOC+COTYjPpVX+mYJzvqkNIO7Fi4hCeujLLH4nc3wzpcnwjNbQPxMWoLPg/UEh",
+	"1FHFubyknnTiOLRxW2NCXZqBcfAGB1zJOPjp+G2yz42YIbNkXYXl8uTjL+JXvIbjsE3eQk35JT9lbhY2",
+	"6brgGt/bbHvLU52nT8LHy0/2iWv2Li8LlKranpfbbIEDgIyLPldtH4lYvlxvVL89PQufX3BYv5tF7WHN",
+	"bKbGL3FlhoZVJUzzZbi1cUs8jFEVFlwvTW6tPLFn+BlQUWAzfB6gz5AiET2ix1A76ej4shG9I0hM8IxU",
+	"lZOFdIrZP2pTuK2f/dVhZ/Y7TWq8Oon91i0PW9BevPVoHAs5H6ufy2iwGvBRm5S6XAmt5FVDk4SadPja",
+	"xm3ZUJvOBkmeFW/LE8Q2KJJYrKBWyp6T8/h5MiYjhygI0vm4MxQe4SQzYsp5yuoLqdWVZFMdC07Edigl",
+	"/+jh05ikh1lheROKAp1SzBon9xyYRawMzC6UQStcknXhWoIoLixBbs5p/BVCguw2a9JDbpja5JtM5+ta",
+	"Bp8b9rNG0I49Ezdq1SUa2XmvgofnsuQOZG2eKTeDN8pNXDIp4+h2nPK51e03SRUrdX1IEK73OnuZMuFi",
+	"ziCti5wLFP4+J3MSg3ErwZKk29oclhBpvb/QmCOTiI0b7jGClGiH4DKpk0VqjZst2AfKiConGeWUvcEl",
+	"WD5AvbZ5IqnE4vZSpliS8cpK+ieVDoW3tY4o3jxF74UOWhMIV3P0VmspeDjsUnp6Lq0WlEoiZjgqR5ND",
+	"FuY/XQORhxB6ijeNSU0BE9Nv4Ba2Lzkl45Tck3ULB41TQqSJglij6j2LSCoxZXLx3BpCJzqoo7ofSK54",
+	"tLy+blaBtMBb1lF6p0ysr76QrReb62AnOK8e26hIrUIgbZRVDTa/Tr15KgIkwLxOUxROs+q1VCB8A3jj",
+	"nkYE9KA1NVln0sucXU5wSiyzYu0yCR0R1Vw7bc90Kqk8bWtO9N6/b79/+79axYD0zs77T593gzePw2Fb",
+	"/7H3+L/+ZbURq3Dgge9Cs214n4piaE6f5rcFfc8dv3D70PiMMEzVU2NykvIZjVrqEfDf1X84HwNbypME",
+	"T7H/HboD19b/FPOZSW9q2dHMSKqTJJrSBtZBP/dd0BizeS7d4kZXOY24YU9g/ix0t2ddv5tpwZ/eNSFt",
+	"5Fxd02a5er7iAli0OCcMJ9I6tBntvaPg3tnzSBVT/JAbQAqq8c6q4DHTmSeXksxEXYSBU215ihcKT2R1",
+	"lSEoDoSGTEf/9hB1EB+NSCqGjHHddPswyyasJIuMfYBhoKTKmEiDnAAlVUwYy9X8ikNSUkpEnnSEkkzB",
+	"pjhPSW3Hjlegm50XT31pBy+F8HEzHq+mLG+5jk8xmYZFMcAZJynB8UKjdsWuDZnl6QIUpnPGII0fT1Fo",
+	"cJm4xpGuWWcv8MDFrUMW2loT7XTORLvCfIWmsmVIGMwUbrfzf4MfhhgytVAFJYdq3t8gC4dT/hKYxv3O",
+	"e1SJZThEobriNJ3PZAgWaW2cVlsThTCIvB3s1agYDfkCF2XNyoKfurDssFoPTxLFT4f6XAUH0qfttcJQ",
+	"MEvAhmwL2pP4GrpsHyrilo5JiPBMx16BEE0eIC0QRvrsgW/WNGvICve1xThY89I50zEWanShLfFwfwxK",
+	"xBhHfLv2IVMDamezJMmmFLYwDGUIpym9w0aEL+YvNHcDcpbx1M7OTmdMgPMAMSstxE7m+MzJV/60wFFn",
+	"ABs+6sSB+gpz+uIfdFomkoB1VmMfAPw4D1UzJXAKWZ9W1mhqoux0duDVdeal6ozW04Sk6q34OILymTh0",
+	"nbI7nND4Otfv2l/wjF7fkgX8IuajEY2UMHY9Iylkr9RsCBC2a8bl9QiERpCgJzyGn0z4NyxtkXAcX0vO",
+	"rxOcwuLnLKOP11MSU3xttqNe/zXE512ThyzrAEASw8m1zX6pp7Z/AVa5njN8h6m+ghXQdeGoR+qDegw/",
+	"qPvtqMvCkt4k1lNEa2QpQ1lNH1CwPjEMyIX98qXXx/GUwaX+cvPDmivCKE04Q/ZzfrXZT+5dmJ80z3Vd",
+	"XlD5kJXkUi2xlCh5pr7TiT+csmuj4ECuMIetmSpP5vu6aqSuwxU0UniSMrShKqUra4syL5vorkr7fSlZ",
+	"wwUpKMukwGr7GSVLnfPNCyDye6YIzmJV4KZaV8NkcJ4qiNks5gjqgRiW57fiW61aI72wC0weI/46J+aA",
+	"cXm/2VZrNXHVQ3fjy0p65/xGzwtOBiXohiBleV6kZy5oqgM6J2l9C5An+yXPz/L3cyvtr3A/c9dT6FqY",
+	"p7Qs31mdgzMtTqhcrKeyxLEagt6RBslCjLd+5gthq0hXvG08SWNZ05ap4kzXXIuPf69PQWQyCqEtSfAU",
+	"RRMstwNkMgqhrSmNUn6T8PGYsrH6YLIOoS3NOUDGkNmskJXOyVFkEhM52Yq8MAquo14r4YiOVyepV72P",
+	"dFvwC1/ijWfx5uoBQRD3Rot5Ic5dxHogN5e8x8Z4TKbF0qOuEnqCKVszf006i67S5Jne7VLxV/IHLCYS",
+	"j8Vz1Yz6kGoVNtqDOIvn1M4g+jdNzGxEisj8km0oi1boaHjZbq64cW86aNJUK2ycbgWTXNlJWvAEM1wq",
+	"07e7X1Ds/f1XvPOPzs779vXOp3+1Hd3fvGknrbYoT7PleznztI51sfmlsLGhUpkpOzCCoNlRuZqj3wzQ",
+	"5D1V9Vs1QZjOqn1v7ML06NZUmiEPM5oSoWMRm2W/coyAleRXP1vXLa1YEpIqCc0UE8ApQTFh1MKgzgiB",
+	"Qr0GqBpQUEhgEx+iJoRThqwL1lp1Q8aY2ZQP2+0GNnHfmnQgiY0fCYoG8sZ28J/1aPXm8FzwzFPTQQow",
+	"JZEl17AyD5qvcbLJthk49+e/fS1jfT+nMYHScB73TB15/5EW41WL3tj2JX72mMKoiVYwGZPBAxoyQeQu",
+	"1avTYkx1nq8lPsezlIxImpI4X8vyIeeC9Kb8N1qfO8zF0U3Kll04jgsKi3hOE9+NC1Xa6z1GZm87TVu+",
+	"f9uoZdmN7G7c0tPoIbwAMmf+6npWIyl5ngLF2pXveXqrdcY2D5ovvH6Ze4ZC5dOZ9LzTS60Is4W55+wQ",
+	"TTlUbcMM7WaJV2xFEqtHMwlkEi5q6kitcj29JCbrBfid8ilUM7M5WURWu9fonExZFKuqY4RCDRJtgUUM",
+	"tH182o8bqaQiLuSViJeEvOrULAUHIYFUN1cFNmezlEbaubMKKjWryIHsaUHpmVqlGem4mDOjXfFQjkV2",
+	"4DrBpdkclHe5p8Kj38sq6tt1b5CAqXWAs2x2xjQBD9oJhhRS3tWUY/TXd8WhltFbcYyaISx7Onk8hsgs",
+	"WbwSebHnOIBy4WOmqLC7WQfK/Zm2NuKbMcNKWr1Y7uLkMlIG0YhbEmvS0lTTm7txNwKKokfQJ1+wIFTO",
+	"NO2M+QEcbzgjgH0Mq72FMxuFTlMO9DXeNoCkfbG94JNWmLWGz6rYzwfVOSbRhhtAYRqmK/aiRg8vd7JZ",
+	"eRM2W1jdldvvZde2OWt00c2ql1zMmS1eUqpusWGkAaZQM8E6uCNP47VqG7phweNnxSEtrxpRoo3ZuNkl",
+	"Z2ecrdIiqqDk3aceTwWO84JZ7usvwIUPvThsQk4kXUJVLGfhUIIaTud5LoOKVdq0p2BGD2stbb4S/zFB",
+	"GIkFiyYpZ3wuiojpns+TGE3wnZMu2c0fGFQT3QWokOQyQO1226/rrrfkrZ+lVW3eX965m1NftKXQgHXG",
+	"jgPACpY/gE8QBZOQGOFEcIXWhqxgMdbFgAu2XVvhTtikj1bSHDKYroQQt9tgYM9KEF/MlaBoPaheCYVB",
+	"tWAQKiFoyCSHz9rtv1yuxpeE+glxVumcNYLYctWz+RddETLjfKped40igWrdGy/mGyn1YZDEnxm1aHby",
+	"bGT3IvGKinytTAPhdbr9gd8XtGvgJnJDFJ7zyJ5FzVF9xlCcB0o4GEH91w7hxM5RYdVXeWT4u/1OKXD5",
+	"XWf/24Jz1juvU9OGXJ3JlDKbkKXOHDrFCySIRFljXZz7Zk4TuQMR8TxBoaXG17ZZGAxZ+Blh+X8CRNn/",
+	"CUxUUxgAW8tHKMTSYFfKQiTm0QRhgcL3nWkYoHBvYpJdvInDvHgXRguCU4QnBMfbJqWlkjzUmDt8NMqZ",
+	"Qe0CVPKqMXK+2g1lgQ4qN8mesqqhkeIiqUQRnhJdEWLIssR3HWRqKkBOeMXoQIiW9YOV/B6ncQHQdjud",
+	"IcsS3vpd3h9rQD3jTKtXc48XjmxvxTNYM2XVGha5m+IeKMejWbGchc9+ZBe91D87Zyir+TtszMD/+3/9",
+	"P46LGfyVUeQQ/TcKNUGGf2b0OET/XabE/12kw4fuoP/3/9/nuGbUtENWItTbkEVB89oQV4dTgkaU4aTo",
+	"EaV30IKgGqazlZYmySvku7U1gla2D9eJipjCM3YL3hO9tMfu4WsytVr2OE3kGaT2xihKeHS7ri7NWyKF",
+	"OW9qpPZbUF1FKWfZU2ujiw9H6M2bN+/R1eBIq7SmTqhcUaOEJdmROnJrudRRTBPq6LuepGlSK/bETuRb",
+	"MpttJDIuNXeWlTgimhglzqhzsx+9i78lndHeeH/y7rdvb6fexOdYyIyv96u5AHLjOUHg3Q4yL+PA9m7l",
+	"sKFQnVs52bq+awY9QPcVnZmprrRwHPxjGoP3fAq4NtTWydDVHCqkCtORJGl0fGrxF3PWrYO8bINa3SBg",
+	"fwX1Rx4W+wcDn1n68gA73/U0Ohhr2VvdkDzUneAA0sA85NO7V2UrTpt7LrzyCQaRg8R/8JGuoQnSwLdG",
+	"oR2DoQa63+On2jU6ksyy4mb/MF4k1eCpWfwEpNQ0BLKkcLGm2xTID7b1y2BxWVaFqhLGnF6Ovlw4cl+l",
+	"C+YuNioqT/It+zh1e/TdhuQlsD7bo7mcpya9uIfpK4bt7HX23u3s7u7s7Q067w/edA46nf+sg85m0GjX",
+	"/ZwcQHglFDin49CmJj2OUl37oZBVy0QbFiB6TYcBO75xzHBeZbOnVo4L9GrAIf+Km5mFCiQwjRFltjZu",
+	"AN/jaklbE0CqwTpsF9HBOkggf+KNepnQUvf1r4l8bE99JuauWleDoyIK2NA5/zzh5SNWQgwko6QjLaxM",
+	"cKxlH+pk0MokuHC73VzxUYDLykv/oDgP8MMXga2gNeHzFMV4scNHO1POFHGB/zU/3RNyG5jL/lsYQJ4M",
+	"EaBUxyjqYAcyE2gLqx5oimU0IQIZE6r6Sfv9A3WDqEPF26dEPXGo4ga0z4qgf1erSRZK4Px7jKn5l1qD",
+	"+SeszfxbYaFkERZRUAd9i/6G/oZ2d96WvI4ahOvZ01uVR/BJub4b0JR8+GV3u5H0g+Wtblo1ZMffzCpf",
+	"bHmb0BK6i/wzVYXunjZz7C+iNCyQtnLu5s6SV1nvwDtwFUb3Ey6IVhvhTCh+ZeUnMCuMORFIclcv41G+",
+	"LNMGDHLWt7nSU5c6dQrl2rUY1dfNoqCquoFMAtqManfnic+YYFkn/wysq7JWosU2+DerQqnTL5kIixyJ",
+	"7ux2Ort7b/bfvvvm2/edIh59t7+JouFNs7pV7r6SoDvPqWVOYhnMDbwpGwYOffaocrDUik0rwZXTOXQ6",
+	"a5CWgcO4VKJy+t3TrpZRVRNw+T1EoeJHTRgmjnURykBRViiltiPwHWVjNOVqqdY7oXidvbmCmNffkTSh",
+	"bNVt1q78CgSML4IFr+e51+MVNff9qYl7yvP587+UuP1UXnw9DvwZWU6qT3ylIepztVMps1dmczBe2FrS",
+	"uSULEivknJEYGrfRGTC4t2QhIFc4GqWE7KivQ6bHF4coNCm/4fXep1SSHUgNs5Xl90ZTLG6FyRkGCby9",
+	"ZY0tSVpVlbBUL/pRmxaaJFXPe6Rz1shvxelitrkq6sMDbYboruKmTTt3TmsYWdVVN8t7emGHp/IsLaXo",
+	"wCJqaQjxcwJZQZUnpBcuhis1ZjSdGi6ryoDUhUUY8fK8tlZlVmvTNinUTQRmRFdOsEHaviqa0FHUxQL7",
+	"0pJQhjAa0QcSr+msX4oD8fDgCnV4y76rrd5QhtPFK4FMK7Q1bMXkbtgydoibOU3iLDKEsyZlE+yEQeW0",
+	"3cPx8imwiWcy79lBbJZth0xYx5yRGjefzIKnM2cpqDHpszTUZDXvqzzsCq9X44lp/XNq4oFfIi3vucmo",
+	"CL7y6Zw4PrbAwd9jgTLT4gG6V/sEizamceZqYF1Ja7KINXC6cYosLvO5cZ33lmbeM+NBMc6nXaa2TxkH",
+	"fpp5SLbREY/JkIVOlebwIDswGmEgg4phhXxDekQh+WxGYrQVpVhMSLw9ZI5dSZ+0cd6G1EVQQNPx5IDU",
+	"+gKNcGpLvECfIRtzXScqq+wOwQd8pIO9kgRFfEp89Ha9MqMbvML6vARuoU1vjIdzU1aY0ecbIKkYFKyg",
+	"XLExoRob1GaKrUjplDIsuckNO5uZLGwxcHTLNpPjgixyYOnec3Crmu2X9jQO0UI7oNohAOSWd4TwE9se",
+	"kpYubw/ZmfL2JpRrVR8dvlXolhKh1corOl5AO1M9NQPChVaNaBh4DBpXeCtteVU8Z2XPTTu4G27ep7jX",
+	"Jr18996sZw6azdo7sAnhreXX6rCFGuwsOLlgUrx7n2tKrE2C9bk+6vdda992PF/zwlm6sLwwQZKHRWSL",
+	"FwLxGWFDtqUeu4CES1onZu06Jh+gs59QW4JMmmNwE1O7CYcMgibAjqEjQiOqaLwPqbrBqY2V51n+XE8O",
+	"ASc+dNOBnRvA5amx2DYP8Kw84ZpESqklzIGlgpgt9N0cZlkc+3GY1zgzVHSkS+3OpxDAy2LLvFA2Xpsr",
+	"y9kxDRoCT4mlvwo09ApfCX/99+VOG9rVnbLxIfq+N0CvdYX715+N0f3xtRJSX3+GUR5fG8ge8STh91D4",
+	"WHLunfZFmK36m3Rwq8d7bJTi8dTQ7OyKDrOfhc4NBq6TmUhUm0P+Jbdqp1m2UZcmePaa++Xq3GiH4NLJ",
+	"FXRmfJwoIhyAT4cPzDOs58kHDTOqL97jaJeOoW7lSsTg1N+us9fVVtzd6FG79Xrz1S8/eJewLj16w0OH",
+	"9oCpsFHelaiGylGueyb8tq4cleaM/rhj5LetbNqag7QpO1w6sjozzQoNTEVptVbh9NBke4MQ+vAgN+Ww",
+	"+ZSkNNJJgGks0BYUKZQpZKyI6Vg9JM6SxfaQce0TranAVoQF2aFMECaopHckQBglBOvqgn8PER0zJaZu",
+	"H4KUO2SMsx3IKhLohNaao1AD6gwBWTwSZWiW0jsstdlNoK1xyuczMWSqGeMS4dGIgLXfxxfgeErzVAHN",
+	"07u4J7Rutmk+n/XjddPJQFhQPOBHulxrfSaC9AJL8pFOqedB2kzE4LFufDAUQrvheQA+hK4rEprduhp0",
+	"yDLnkN3O9iGaKfmcykpvK+zqChVzJk2ZyMwFRecjneqM16X8re9WZaL16U8L6cDrlO9Vk5nvRbl93nZ8",
+	"c7mhTaX0FSv9JD2uaruD3c5BR/1/e3fvzTPd1TLOsppJwqmO26QGR1ZN9zF4KhmLjQHjRDTMTOFLw6dL",
+	"m74SJklOHGirNZBgEE/QBLM4gazRoWrTtzF69zpSbIfGJRcd1Wozxe6bkBkf46q+mdQQMUmQwPdBHSU8",
+	"ROHnoZbYhq0DNGwN553Om0gnu4F/k2HrMTQCmFGLqR02TPBXofVFglW4RR/1qsCLd8uuYIj1VUqtq6SS",
+	"xLB4o833QW2dUbUu0yHIgAoD3ZIFZLogI/oQoNCaew70GdJYn1+IXqPQWLgqn0xp6JQIoXVbN3MpOQOv",
+	"MZ1qSHuAVSDjZnFamyAyM+QptPpKZEQy0PrdW1ZM9pQPaqTbdUVYAJblNwMOKqqZ9bzMM+GCRhmqzq+G",
+	"qezC4HbcBdcBj6faoFVX6LAkCCyjzKuvKFvX1k779pHeEj9wqa8XRN4TUpMRTtv7j0/Ess8nOhHR0jYm",
+	"61FNniIu5Aeb9d2bso1rbgoZCmmkEW0xngZooiC15JCxPymVNtjdef9JlzToBG8ff51O4k//UldzblO8",
+	"xX/8xZmKsrLGV2f/6dLdKiqn9p/RM0A89qW21yBQjTC+72WaMOulZbL8pqrMQmXor5LyIOOwLocGKcrV",
+	"GN5tPC2Yq7AQD5G2YS4XNXjQRlEJkt7RiGRhMYVtQJArmKTedlBMEnpHUkqEIbnbhyhKCE5tGhwd32tz",
+	"JOIxpv57W+o0pA1NzbWLTmj8JUlIJF3zUC4YliPS7m1AWvTNdO92n72bfft7J9Xc0IMXCzwtuiVNGkKo",
+	"apntvni9brRK8+gTczLPCuKog/szJZoakyDohqgwvgpWU6TzLmd0dUowEyivyjdtexzFPZS/AOMN4ODY",
+	"6bFmhEgOeE3hLauIlCYNu11dfKzcfuHil1zkX9M/vri45zlRlDa6aWeKfHiFxhbLDLo2KB4YQd0tyIw0",
+	"iM9lxKfGpi2gFpyQyGTa8fDzTqY+T1a9pyWNu6t5mQNrqweCKkzC+VwsVMKIdnxz1pujRXInDV6Md/He",
+	"zZtoP35L3o2+GX87ef+bN1C3iljj+hFu60J9u3oxa55CoyBh93IM4WrXLUO78Rx5Ewf9MBicI1MK0GC5",
+	"4uBFIYJKNOYSMW5L9nhzKjLy8MS9N8t1ZYG97Kj1zHwzgBgsDGY1PLLEVm7SqQy8GzzJTQSGlF/5nxwf",
+	"4tnhppBkfmQvhikL5Nch12+95NqCzSb291J7ygn3czlMpwKzLoRl/yoBXNCaM/r7nJjPJlWdd1RfeIJG",
+	"5mpEhDO+XMxvVLMbiKjRapm/GbVNkcWy6oW/2eDpdl7TQv9tmMjsb0Pus7/1o77WBRLj3AbbdlN+RJwx",
+	"AhqMdt7QLLYtTc11NwmZ+TtLFVJIQ2b+LrtyfFoCcq7TSJUg3lIW2zLRiiBm52jDTQ51sAlnBEKA4oUW",
+	"4ISS3+YsJil62DF9RCGxzD/vkW4QF/9FcPDGcO9L4txL8OrfyDJ/pnKih3upxQ6IyE3gz07HZ4C7STKI",
+	"vOkXnIjPkQl9iH8i5UxhdvVfga4uPrZR1wTFWW4WJO04Bj09lSglgid3QBPQdC4kWIFvCEo4n93g6Daw",
+	"FuMAJZTd7iQ8wkmAII1ahIVUs82ZmJGIjiBF25wlaui8SqlOGQeCEGTAPL7+uffdD2dnP153P348+/n6",
+	"/KL/U3fQ+9+KyG0XJQvYxsHr1xqHmt8V9tJ+RnFFH7CEw3hOVNwmdQp/rhKhFqAM+Vmr2r8pgOxJDwV+",
+	"DEbgmZLpDUmFCfeF0ClkqFMhdqSuwkuG/v8onedfSPf4ZWkUc4j4tBLSNkKtLNS+EKlyiKHHnmT5QcBs",
+	"VAok6BiKIugguyB3u7lZIK1RRWZgMM5ccOn+pCcCB571EtF9fRY2rtGTSvF+Ikh0HaJ/RTdYkHf7Cim9",
+	"2UMpZjGfopuFJMbp+oeT7hFUEzLJhmMS8RjuThK/Z+xf/CmaI6mCtz6ueUrl4lKtUEPYDcEpSbtzXeFF",
+	"//XBeqJoaou6532kK6NWGA/zKUAhHt9ehwXbKpYoIYpVeLOnb2Gv5MAIBwXwA9Pmh63of+vxEeozjLh1",
+	"pMW6nqC25Nm1TTFlElNGUmHOLmcfxlRO5jcO32DZh0pgsX6mQRZXTIJC+X4tlKFuXxsuBNrqJfQf+Oxy",
+	"ByrqOdvaHjKueJ9/uzw7bSMbTQmIJ5MVw89oaLHRsHUAcWsBGgJaUn+3221I+wqq1yHThVnrOmu+BTke",
+	"MKqBguFhS/1stqH/iInENBHDFnpUMwwZeYjIzCSxIFDlF8g3lCJAs5RLHvFEoC2Jx+jc/rl9gMLX02gW",
+	"WtvzkJ0cnb8SsOmdi/OjIAtHfSVQd6+LCItnnMLBhVVXcbyHw+0h06ADC1F97OxwAXZktNfuBFlhnEqV",
+	"2iELX0cTLF8bQZdyJoyz02vwJBJ2zdUatiLQyR7FkNkkDWgLTrtwsoXzVOCq/5UfOFQlNie8HSBwxcJy",
+	"yCSwQdmZvkJRQgGWIsx0IfgJmbaHbMg01GQFd5EVxFGonilP6T/g9wP0HTwbpD1yuuf96x97vxi3nDb6",
+	"kSy0F+gUx2TIdIIo82ggKF4jkPAQYRSmBMchoMEpXmhnUjC0f98bOJV/ndU5FXUh8FPnY0cRTsHmC97y",
+	"WJIdMGyjCcGQB9mqwtWPZknwN2CJlKi3rAgppOS0MPPKWMdtapS8Siv8vB0MGRYo/I+dzO1i52/6zk2C",
+	"vH5v8AGFha8jnk4P9TYxetvpmCuaQOlx4fq0wxym3paalsQowdGtsLfVCloJjYipq2xQ00l/UMFFXI0M",
+	"njxtno5fm07itWoLYqhMHKymUw+cYGZKLio823ICpVu77U67A/51M8LwjLYOWm/anfYb7bYyAdRuXpr6",
+	"59hHJJU0IbLqceBnpXsECKMZ4D6JsM6oggaUZGXiBU+ljnhQBzNkNym/JQwiF2kctlFX9wZPFXOVkHTa",
+	"1kBMqJD67DLYUjwOLKg7NnQP3hGR4Dr8a8WXQo2v/SID7TCzCzKF+vb7nKRZ7d2D1kxXatVEuWDc3V3l",
+	"8lLh/TTynynciMekbkaAGf+Uex3H6WZ3tdON15ZuaBBcBsQuYzkXdYvJ7Cz5apbxLLBFawCqzn+pbv6W",
+	"LCDpjeE/QpMYFexZtcvgqfxuseYyeCo/UJLEtSvRaQ8pZ4coVJ8bLQUAt7CShtlashwUxcSEkIDiUf1m",
+	"0SA8ub1OpxQBhGcQYK3W+/o3w1xnOg9HC2Ze7a+fW4ZE+AvWfiqIAMv8pRXzbArGa2vrt9P93/cevrl9",
+	"f/9Wvks7i3/gm8hWmG8dtMYzufO2/W5HkjTF9vc8IUWeHN2c6CDVMQpdIaiQ2Ab/gsmxpdMpF5jUymLf",
+	"qsV2Op3/hKMtqnsLBaB3y/We1YNy6zvvFss57z66IqKt/NMcBAtqYGBIq14AgOv4yDxLBXWG3KkZcrKT",
+	"eQT6JjU9XpebPwbOCBeWQDYfJe9SGkkQuc4oQuuFXSLbaD/VDqVRGu/J36kyWoN9VTvAxe7r9+rrmb3r",
+	"19/h2GoSocvu6i5XDBuuTSss9vfer+404PwEs4WZC2zxb5usr88kSRlOTOYDAP7pFKcLQ11RRl51Hc5f",
+	"DU1rfTKetFUuQYtGIs8wA+Q2+wvkEnABv5/whCAjGOUiERrRhLSH7MSoAxmXSM9wQ2IECfcUd2XrJrMY",
+	"kWjCtQSZZ2GCIhRMcQ3hDeUhsKk3UJeJsnECsdPW+TXUBYpFCEFXim0xjZ06zeJwyLJcp2ZqzdxQxdOk",
+	"ePFai83AKrZR17IuPEVTKgTUSAgLeDE0fmu5AvyVQNZzN0+jg21/pLuHSjLAeQunE3yHuQ3fHhqdKuSm",
+	"7T3MFAmE4xkyyF0lIPHcjToJUUhUOCVTrk4iAM/5hMRGrp1QtfcFwgln4wO1EhMkbhO60PHErQMM42n5",
+	"S4dSzG3bzP+4PWSQtUeBhebbt3bRCf1uG5Jw2XovEP/r4QA1sMGeqiygD/TzJq/7MZnOuCQsWvxIdE3B",
+	"VL+f73i8WI8W31CuHkfvYUZSqSDjmHygufDWClo/kGQmTKwdWH0V4YvRFKe3RCKZEhaDOnQVCdeqBSVb",
+	"E5Now1gixhwnwiwiwZQVh9bOtMlCDZHdqWqtFtoKWgMSTRiNsBKfcbIQFBazSQI/I6ngDCdU6qqPsXou",
+	"9I7AmmcpiaggWhqhJjQZdCWKI0/5iAgBJhiIvoc8JqOUEhZDPTuZYqqPDBavpMwEyGoyG80Tjav0G9dc",
+	"UlbR3tag/7Vlypp/KtSYNz/mQhme0bYiJYzInRsicVu3aEdc57HMNJ3aD9ScRk0JdQVwwomzcFLCmTSe",
+	"sDKpz3InmmBp70S/gF5xtiyaESIoDFRkP+ZxE4arcdKtlaImTGhHMU6itT/RdG8NbqjoHvxY1F5mNTUL",
+	"PPDuE3ngGe0Z+d9c18Hr12CCnHAhD77tfNt5fbdrVUkNWNsNc8prML7PY0D1kcfLeNBBoX6J2ehXNvQr",
+	"G7qcDe28Wd3pA09vaBwTpns0YFyLRLjPrgS8gP3dBrOd40XCcTzg/CNOx6bf2yZby/IVnpCY4oHJyrS/",
+	"t7fugi/IXPzJbLqxGFoeqMKnPwatigo99+yv8u/aQ97hB3PDpVsuQmQWD508yMSJBbrC55jzuI26xhCy",
+	"M9PsCgTugPu4QCn5/9h7F+a2bW1/9Kvgz3v3RNqXViTZzkOeM/uojtPt3TjJtp3dc1rmmhAJSawoQCVA",
+	"K2om3/0/WAsASVmyJL+bqjOdWBIfIAis9/r9+nrq8OJ7zV3y5ujd0fnRxcfTD+dHh+dHbxaZezi2G5p7",
+	"/ROqoqF3d4GXUm9ERUe0jI5oIlnK2tEUy92K7448u6ItnqElnabwNvQwyJQBRBMMpHGdormdWplvwVip",
+	"VkpD2qqVrVq5U7Wyt/qM90K9FTnHW7TWEOsfM8CUgEKvt1jl+phC/Y1JIC8T6v7iDM0pU3lmYgoYXpmT",
+	"4Lab12SaMTygxfEEm019DFsEXHAt1yUJf/0cQgn4129hg/yHpjkz/isJrfPScKDYmD6UIwsXV5XePzJ1",
+	"U9H9XnB21+J7lc++2BlfP4p+B576uqrjqkf/GQBj9buGKhKhaFrGXJdeZ9dEvm2LudfZa/tePgF4lI7X",
+	"AgX2N2hGeOgowK19/008/gdy25c74iWs9TfHZ4cfTt9cnH/46ei91/H+bv5D6XDDDMmtFP9aGn9Oyx+d",
+	"05UKDI6paOGtRfC0LYLdNfXuiYihwtt7UCtiU5vgsRS7y1AsSalspBe7ptoTk6BaOy6wCCYpjZjE2n6j",
+	"742yt+UZEHsHc+HAVHLZUuwRYxNMcgQcCrJlg4SmdreMRbqodJtGKqdpOrM13JAGCHjohFZoKG6grKaE",
+	"8cCFQiukQUKep2lYchcbAQ9RDnYIisEQ4atMEqNIM9FohJmnEMqxwkUGCZYF34U7ecO0wZw2tNpNZGPE",
+	"CXMi37IMe5tJ72ovw1oB2BsaU67E/9fKQ7lH+Hy3sVI3Hw+iBOdL0a/1fovsF45sqxy37vJfxV1+nKjt",
+	"I6lylAqbBV6f0zaInFvo+YVFFyXxA0qw2+7arroanN3GmKIrkm41mr6rkg54L+Fa2NYbxEwRRhqx9NkU",
+	"Wpdrql1JdbfdDbi9aqk0WitxLOVEmQmlwCdMDUUsOyQ8Yzw2jmdIahaSLPyqqBx9CzuEknMqR9pA0SKf",
+	"BTw87579dHF23j0/ujj8cPLx3dH50ZsQu9NLP73tHr87ehMWcCoIwQfcvEoG3EBsmFCrbwwWmqmkTyNl",
+	"Sg4KdHXFvuBM4HGm/CHgxXEA2lsu/Xcn1318TAQ4TvjAPm/Aa/hqdsAIw8YNHw20UOvTTkhoMduuVhrH",
+	"YLAuExlwSiy7AB6BtCx24srT8vOH05+O3/8Y+iS0z4qrN5QBj2iWzSyBi8WALzDLLVi5XxDvY224/vNw",
+	"mPNR6EMlCCeUGOPMXJwoQRa/OCKy6js1L66OxSLhj0zp5wixtFuvCkgskPYe0BtLx1MTcBiRsTEPCIWD",
+	"zVyZHWDZaKbDJAV6mSmVZCqykX7ojNFYLhyLA+WhyiwjUzrcbhIzgHqD6J3XbOySMa5tB9b/XDIe6wl3",
+	"n+FdhcYK1qOUzwdMhVeQl5W5Im4lUgtHCVwpFVOWRVQ/l94T0g942E84TUPbjwFTYZY4Gh912Hddu0IB",
+	"0lXbdl/Ucaw3niGAb7VfkUmWcEV71e4UbXrDximnfgz9j9DGNW1Tg/DprmuBPi1aF9YA2R0ZcLOLfGID",
+	"NtK3PXLSB3BzaUAJOdZyRjMS0Ym+nt5PWozAwxyUSbzKfcRjOgK3AjdkZmKiiWoQKIfWowz4hGYKoLZj",
+	"TKTAZx8ZOSm2psCRdXg/io4Yt1HTiKapnhHATAQkOlO3bsun9DCJGSUWNTVIt0LjkEhCVcBh8tv7LxZO",
+	"PqmxVDIS7uy2XzTbYd0t7iTGRallgJaz4DPBT8/0ctnZbTebrRBfPSgu10gBnVdFm4JvnLc4oQYExAgw",
+	"8Ahl8gcDRH9H3lTq15EV6V7mGMH1x2yMGYq8Am72qyxLNmxUcksfrtFuNjvwyC+bzZDU9OPp4+t6scNE",
+	"2G8pMV6XlrPwSysktZwD1KvZje6ndkhqPRrDW6dj6ZMejfHt4hFNOBkmV1+7r20h99Oe3igFnawIOOWE",
+	"fUkksl5ROXKH7sPgUG3oBeV+eA1aLuBht93d+Q92ZYTG2VZDyrU+htlvNnbdqHdDUkuMAVK37jNcrmnw",
+	"WCzIpX5k8JBpqnUvHWM5JLq+Db2+tdYJoa3+4v2H84u3Hz69f2MuwnEYRZ8M7tiAh6daGr47Pjk+vzj6",
+	"n8OjozdH5hzoAaluT5+Yy3963/1P9/hd94d3R1oxhCcf3hy9uzg6Pf1wGtYX1vDRNO22uxt74N1218zk",
+	"zZ1w2+yilQ1UfJUDNfCl70E4wzImtH1PXyKbRNrdbDSRmG0o4sopuMzsOZ5eI9fhY2NdFeNxdQglI2l+",
+	"GK1rhlE9rRiKyy+byfkCjcKeypLJzl67QoDS8V73W1E73mU7e719urMXvYh3XrGX/Z0mbfXa0W68x/b7",
+	"eHXTeoA8s97PWjDFgsxETvTWHxHa0yIaVgxW5pt0xz/wrQkI859+eHd08ens6FTPxQZVZu3uv6Tgp5Po",
+	"vmIccAa37tGiFWLYNK3kUXOLxhHPRQD8hsLGtJTreftv08Sj/2kMhBikjE4SCU2o+LGRTaIGyPFj3hdA",
+	"OqU9WK/j0TbdsbZ3Q2QDr8qZqIdyvNb6KxCtPbCDnIiAd1QUJpxXJGTDNlpf2RSAIHFlS5UWppP6ayzs",
+	"EsGIuaS1YXHl2U/wqGC/FkEk+/HKOgVSVEy7pdrw0Ep9TJSI6azhffusH3vxJjHWi00rPdVt5G/y9td5",
+	"krEcFBd5XRr+i8HL4asbTHF10KA7Nhq1jSiuOrCMZgiGs13kcz5JBVlnUWK31dhv7/6CAupGEgplEG4O",
+	"9kU9B89vB/2CKs4leIHka2D3QuB1Ar0bAs8PvCQO9D4JzMYIvM7XAGYB/4Kfg1XTAlcqTHY4A987/IJT",
+	"hhdED1wfcdWjhIPdtOEwF2bEm78EMHPaJt386apOa/HEx3fxrPbi1VuZA5F3VB+mJcrcV7DkA73mA3ij",
+	"8PMhTccBkA4GHvQH6wth5j/wnM9sv/tLTInZ9FdmBdLt1UkBhX3TOSkHH+54RlZuCCdH1toSKEvslvA2",
+	"kCaIfIIyY0EeorsgcFQzMSORoctVh7CZteOljU+5EMbV6JS2ca5cd9u6uM1W3Hm24i+VQei2S9u1VjKP",
+	"fbIocuwT43LUS+mGj0W92tKMw/PGlKXpDjgoeMBORLO4YX2dhbWE56WAlh4ophf0eYtTCnXfBi+LdEAA",
+	"LhEEMq+mBDok1Aok9LEX39w5JDVM2/cSEULYR46SNJUQhAmjIVUhgW8geMUhzDdhWal/FOFH6z5GGwvx",
+	"FtEJ7SVpokwMDEGEiMU4IoguBOx7VRyjesBtYMxOiHtrn07f+ST82qOSXeRZ+m0xWk0j4O+SETPg6Bap",
+	"hCSKcMZMJsHc7GBZQAbCfXvNPXI1jGPmvZJrOQeYjix+JolBAXF0qsCEUglEobxwYT37AgNO5Uh2SNhq",
+	"NENSAzJ8vRRajaZDo5GMx3VHKqPPhl9pFge8FroNB9ugTyMmQ4DzsPmG8kSCSipnqDDk1Wzs1g8IF26U",
+	"IiNhs7Eb+pXbNhu7ZnWGeZZC6GmSsT7LMhafZ5RLPRC92Owd7NPXfTIdJtEQxiUd861eeYtGr4To4I0M",
+	"JGYmSZ+paGiQUbLYxaUx3G3nFppgi6kjfQAOTiDFYi6vz8jYstrZdhdbvCj0hN4yWHargMhlq+rZlxaT",
+	"fsKyU+92nUGom+Ry+F6opG+uX7Qqup3qwjamsfmYT3J1ImIsLwHXCepmvQJW40OurjumLNeu6dG9rvLE",
+	"SAnD5D12kBtyGTRaChjHv37+9g0rRlcgqQ2Vmui/zyoH3ghjrXpEBTgNEaBMwBHk6gKwnHOaGrTCKzPR",
+	"sP0sUNbqZuwQP1mdhDWv8NhXdxDc0M76D5h39jqeFgSnHw8R0bC8PxG8qIKPdJveTsjAf/M3HQJCJd3l",
+	"ED6X4ZmqHkL7VWf/RaP96tUv8y23lM/WQJ6pSIpVfPnddvcdG9BoVjrl87UVTlrGOWUPyt3ml5zwtioH",
+	"egFArtcqMnpMVTRkkgCmghlJfetPbP2J76nMt901YCRGYy8y2W9e8rvY2Lcp9aVm/ScIvyNopazk6AkA",
+	"UVKSUa59DbDChyLP0hnJRJrmE9kgP+TRiCnDA03TZMCRhO7T+aEpzBAZielMYo1AP8mkIoDFmXBJQn3N",
+	"sCgkgbIC85MSIdpIaCP34EakB3yRvGBM8C2uCmeIFR7wP1gm5AGBZhZJIngKBE/Ei0jANodU+0sYm35q",
+	"N9jdFy8Cbr/V/zZcol6GlhgRxVQSM3lgkqrFb1CgkmdcGmAW4GTX0pE6jBYHfVLbb+7qm+4323V0iKDq",
+	"J2MqmzUCbkPEAKGHIIIJJ2N5oD2ciHGVpExCSt6A6mBFEvBJQ8VLwM0jk0EmpqQ3I+3m3wympEFq0XOW",
+	"cNJq/s2+fPaFRgqLtq/r2uq6pbUCa+9M0cxxtZnFZImcD4oKHlNToF/8Oihs+oErcbI1SJ0XwMAd8Xjp",
+	"0LiYrjMSJe5gHLiRyDSJ1fCAhHpK1poGcBUuoRdqzZChfW3H9sw7hJ6Dl7K4Cc42P9u7djz9jGBJZ4mx",
+	"AnEnIbCi60J74XuT/abdCufQjfZyb7+xC4mcTF1/PyVGjMtPksVe5zXA/Bu2Uel1dvVrsPdslu/ZXnDP",
+	"VvNlu/Fi8U1by2+6O3fTpp5tJa5cYLd6AUURciaqNum1/eokISzTGQUG53b5EV4V7xTH/9WjlwOv86rV",
+	"buzB47lpnLze9zqt/b29xotv1cG32vNThp+OijHkSM7fvgVQnl2Rq+rpM6Z9h61VuLUKvxOrEK3BsiK1",
+	"JmG1N/fOzcKC70muFe91dOqlE30XanW/Goro0MQCQ4RWtmXESURJlnNAaLYMWLZEFQH0VIOEJsoZGjx9",
+	"gNkzFW1JrE0eMPYwNFbcWYkUz+8W33FhbxvwIQWc20yxmMwYlEiG9ln4IDSlwIXpm0jTTkZqIiMJNyjq",
+	"daxGhhZfOJnFYVFGnEhi+5CWoRMflib+rpSu4Un49atn5s7Vmb1sttq7e/svXr7yUFBbiwXDOBdDlk5Y",
+	"dtETyhFcXmrL7qpO3Wt3Ws3G3v6LX4oyEHnMDR2d+fwhV16n1fI9+wr0rVjKtD3qlUqKtNJPeMSub5e3",
+	"tRlupiFyUb53c+7WzcqdC7Q8d2OLnBhlDJaS9g8STuZxCzrE9l13Px6b3uuNhmw5MHD73UwrFitlFYbs",
+	"ORZf2nW11Y9b/fid6EdAnK2KzJKCdN/eh3pU7IvamWTsMmHT+2jQgoK+cgaRsy8K4gZkKvI0hjwaluOL",
+	"mKWmOiMpWpW0a5+kSvv0NkNFIhEzm7PTl/Jd5imiaWpTbHhBSKXZn6dZohD+FuvzOyXEGDmTio3JJBPj",
+	"icJYjet7qmUiZZKEWrcYngx4nrBuWwnQQYGfCujYaJjzkQx4xoA4IMaDsdND9PssM93hGI6QKhkDSwR6",
+	"JqS2V2qKCDjF7+ta90O3hmWhyKXWyos08Ud8r4f4mr1bNGxXyjOTmBwTxdIUyjSxQPM0l+ofRvvCvfUf",
+	"O3vt9Ru3TbL/IZq23VSfw0x7nT2t3ssVrqZEUz+E59un/2cCqtn8Rm3/o/mRpan4P7ATyqg0nwvvFS4M",
+	"9sqYja+v3DTXPJYkZTQDS1JPMJaP4kL1Ot7/6tnPGOnGtNEACia9suA2xgCCW88uJKNZNNSKG4g1vI4H",
+	"eyrht1Tcephmja2huPXRW6W9Vdp3rLT/UpVTZreRQqRbQ8HBWS0ph5oLsK2kurH6eg77EhUrsBBFjKt0",
+	"Zv1HTHnUVMJkmegmiVFhCTHWfqN2hctX1LqXQa/qhNGRRM/6gFDoLw64oik0q1r9TfFC2sulhtRk7nK2",
+	"/xnxmZZ7p6W52NSoAkKNZdnl0nF2Ry/kpqlMq35sLMUB0wd6q+VEjBip6efVvyPRVn1ZeNyo3Q1kt7v7",
+	"cbyUQMe0uxXTCxmERMJbWDYU/dvdD6U6X5AFgpFYR3gpq5F1lG8yno/25PVGBYuv6JisiT5hCZS0ySRm",
+	"dZsPhL5QGLzewj5JBlxkWKgnTUBl0ZP8XnmEKq0v0CPZz62raZjP9xCDsYyb60DbYOmM4JfXmz2jhMdm",
+	"BXkYpzFSbc1IzSFGhbQxVwqQ0EmiTV9cli4otNNPhcg8k+dYjWpoicd+xg5kU/aRRFAD8sP5Idb6/+MJ",
+	"EfOUV/Im/DyVRb012LYG23cWZamo/odLRBSXf/41qii9a2HJ34pswCz9YFkXA3OjcoESiZAc1mxLkz5T",
+	"yZgZvAaAVQgruKehT8Kr+Khh3SDgmFwNkYrODgDnBEM3VrtBGRxVaJCJzKpkqoz5ogBnghLOplUUjQZ5",
+	"D7XfFKIxgM2wHPK8PLa7SySsp43sxBoMcK1X7kQWr4kpXnnZiSQDwdlWGm+l8WPgpJWX75OQ5QYnfE48",
+	"LBfmC53dD3yRe1NF7ilJWCx8A/EI2VxwfBMFheZXSsfuRXDdo82NzvRKq7vZLlXvVK3uvQVG95q29cKg",
+	"8a3l7CYCditYt4L19mbukxOTPzK1voy8ocG7OhBWDfF8pGp4MzP5eVH1d00tT/mkZ4V57JeKmX0i0phJ",
+	"ZYKWOU+ZlAEPAe/vv4AguWpNO8YfwAw0gF+hxZwJLUbVhGYqoWmHaJllyloLUEVgHaM8YmnKYm0yRzmk",
+	"Na/WSzvgscSUVa8TyHQB4IeOZ4ZURiGplae0/hj80vRu6aWLUNdSOJh5fUo9f3HmEIJGY3HJTKrb8F5g",
+	"xGgV/sp1anKDwfXmUJKWsVtUq2lb7d29xv5ctex+85u/JA16IqQykeOMKkZiFiXSKNhVMDMmmHf1MW8Z",
+	"UmvfS0jN7LdNImvOVd9aG1tr4/uzNiDAZtUQwMNVlPFTNz4YEEUvtS3KHFNlyOnFRN4YCitzFBIaRWwC",
+	"PWQSq2ihQckxNyAphG38QiwaR1hlKocL3qoRmwBU5TzZUmhICZGXwuIrxIJVCcVdRvEg4GECeL2I9KP/",
+	"cjxP+kNBWwGYvkCtFJYa1rCW1NBkQDlKyvqKiFx1FjJlmWqn0Ow0gMuFKumTw48BN0i20GXXk45Ee0gv",
+	"GVGC9BiRTCH2rIFCppwkY+iX0E+CTxUSGsermb1jEeWI9QzmWyUUYBm/DeWX4RW3iAmV94q3l8uoupF/",
+	"fAnZxqJiOaFHP3fjDuyl8ZjuSKYvoVgMjYGoVa4lLdfKhn2ZpADDaCAHFndYwdxVDDJjA12vFPEBj83p",
+	"33xvTL8YzbvrUpHAFY/UHkhwhXnVxyc1uxde8c9b8rB7JQ/7dktyL1ixK+NDFYG+tdm2Ntt3kgjF5X8f",
+	"dFwL7aqSeFyjBWuBevYJZ1MXW2gsjIT85G5yz+GPe4gv9GYKmnH3XjV9D2vGQXVuwsU/4teH+W03Of29",
+	"MY6fUJGKe2+b+NFuZWyF8lYo314ouzX4dLxoNyTyxq71Sq3vWGSz2xInLuzX6cZQmgFMDiIjJzQbxWLK",
+	"3ZbT7olaJK4b5Bjq4qJcBTzhSpjuF4gDQItIy282m2WeD8GJHtsgo5Mh6emJp9qPOTAQGQEHvxB6hZBW",
+	"Tt98317XVCGn7JIWw7Kp2oEgegxYt4ItPUVtsH2WZxIoIxok1I9ryEkMMYweq/4/4CCdSQ0KNp3eAWIU",
+	"SXoiTpg0I2uTk+SHegG60tJnV3xMst8kJz9ALzH6/LW95i45fn/26e3b48Pjo/fnF//+9OG8S3psJnhc",
+	"bwR8rVoZdEdvrgKPYzaeCMV4NPuJzW5H7VhVNC4u/P+Qt4xJAGjMaAxoLlKRZqP1t4a3ubLAB96oVah1",
+	"Q7/y4XXzrVWpFRmrHBwTVLJLdKtMt8r0MYqLFqvf5hrqtyq3jvknyR6xJai96YBPWS7ZIyNzxPECW2OR",
+	"qXG9a/f8q/tzRT0rVm5B/441KWwlK4rXRfWhS6pDyxrvDktDr5fXN5bPxytLPt2MbMs9txL5yUnkR671",
+	"XE9M3SaTCFmRCVXDwiYrSTVv3sZc0o71Ym9lN9ZCWVq0ia8Wnph6w+5uW7UKZfchFk8YrkDnqO1Mk5gB",
+	"dmR9LfGKTQefsIZlbkKvbT9cPkMb9QDeWZAtvoPa/RPzYtao2/+nmJIx5bMCEGLKMkbMKLbifCvOH0Oc",
+	"o3B8ErIcBQsxkmWB9F6ZHyiy3eWkwIHhZv7doOzaOE67Cf8GvBwogqN6Rf1nrTcjbNxjcZzwgSTTod6z",
+	"pSAXEH1jgeYQUWfGPgGO2t6M9PM03YFwWUb5CLnEnRS2zApUBVx/Vxo/ETydFeQgc2J6WcGnlUUPUOT5",
+	"IG3mp5SP9Cya1xMxDOSZ3miScKkYBeTa3ozEVLHGDbqjn3x7dLXOeWXbxhdvs/jTSrgZBwszV8z5EXhE",
+	"JJFDkSlLOtK4jxLNu0sooSzZrCoT99RWPW/V8+2TSU9I2Zp6TKcxHiB9dKZEBsGdqm8CcqXj3JRnEvsD",
+	"nJ5MJBkkl4z7AQe9WmjDcjoF8kdOf1azKAG/Jo1CNsiimMl5zBTKddIXg2VXcMFuB7ymn/jhUiqbqcb7",
+	"0XPQnXh383wLTbVmkgb301ZFbVXUE/Egt/mZh1DhptDcKaX10jJWRz7/imJjzZSM4MzKmfVzMG5od5iA",
+	"WSHI7zEDY8yWbf5lK263AbtS8mW5ALrjhIsVWPefbSlaye/cCYIGEVNEZyvStD2ZzbeQPZPYG94o2uZs",
+	"lVrAAeo6RNy6ENhfwTdyKNjWe/KJHNJsDsrE4u0G/GcIjAaGZjTwbHd60Zie6MFeIT83BOlIk5XOAp4m",
+	"I0bCjx/Ozsny+XyOZ4WLHKwS0fOj+VfwwhN+KsR42cawR84hUh/jSd8sYSuLN7zAmT3t21PBxIYzYA2s",
+	"/yj64Bs8wCQtezroez2HdbaD0zk/rBialtYbFc7sG33GN9/r0yRd/+XguW/xnPUfDAhE8FzvOtJQu8NJ",
+	"7V9nH97XYRtTu7UwCGJ2DIBKZvnW6PizGh3tZnuNrbfe8jrNr4UvQpneo9FokGkTwch0WF2IvEHkjEfD",
+	"THCRFwBWU5ooFgdcTZOIEaBTf3Px8fTDf47fHJ1enB+fHH34dA4UDImSJMs5huxOc24bXwcC/IRGwMN3",
+	"Ap8shCJq6SgISmvXHrI4owfXL9EHF8oky7l8/jXL+XH8rVFJ7FzhF9zuj+/LKD/mlzRNnJnwxAzzjSMg",
+	"JxYijffTJFLb6Mcq50OftcZQT0TMyqesMaVgt3/i9JImKe2lbM7R0cYpKazTdWH15+zee3EntLHfE/GM",
+	"UEnKwzwo2fA0y5JLJvUhVyx52SBHNBoGHO36BGArwiTukCBvNncjDv+wkKQJZ6TW8knbJ7s+aTQaJOEE",
+	"cJrqSIMXxlRRe55WaeZU7R1wdHIo6aWUj+BiiKKFVRZwc9/S31I+Qz4bHzjqACgwRKKe4qmeScdJfByH",
+	"BySEM0LzVAaMq5/RAXbYYLIp4MarMSMnNSwNUUKkFxFNU0PgA58zJvNUuSsiYpcQqQx4lnNk9+HWBTIz",
+	"IDgLzUXLLUdJbKA3EGKpTkQWcCRNNtcn4BeC/waLpUG6JOyQCTDzRWJsS3/tm8tmpLUfcMkioU9E/j2t",
+	"wxM+aJC3iBUmSV9LJDuvxdUdBG/GAi6yOOE0mxFthRIYFHFbowFtOW4plcBCJnq1CW7Bhw0TFYBRAJgC",
+	"opyAUUCndBZwd65UYgJUDonSil4SJcCoYDy2qRWT2QD2pQY5nwrsAZMBHzE2AWCUHuV6umMzMsAYttSK",
+	"+nEvWdaBtwLj4MIOa0hlwPsiTcXU0PCbPjCs4lHJmIlckVq4xAYK64g7IjgLODBM2xUyoVKSPXKS/OCb",
+	"bjeAgTHAbvozWELklMl8DABuuPp+PDoP+DXi46tb59+sC43L9B2Vage8jZ3jN6EfcGTA5jNL+nhg59rc",
+	"STvoa98Kh73YW4dRPAl/3YCTbuZuv8GTHtbZ/gu4tUbfXBszEn2CF4HrEdH7jUXbbu2t5b613L9vy/1u",
+	"zXCfuEjrDQzyq2ruFsb56sLZE4fDeW111ES68J8za5ShlJEqSVNn39RKpi8ByDgZcGMoG2k7oJfaxADb",
+	"HAM0wKVVIqHWp3Wqxo82gQOuTVGfTPWdp9pnoEnFJgNLogpnWzBV2sQA2GqG9MiYxTguQMqK3QUsmC5U",
+	"1ljuHHMnY+cHvJ/SQcfi4wJHZ3l2aJoxGs+0lTyBXgoSDSkfoLE5RErPOOC2eKcYOoB5hQegrLQZbQ01",
+	"dyQmQwBRrkG61nlAm89OpDawJiwmtSijcsjiOpnD59UPhX9QSVIoOK9pa9fGec0cnZ2fHnVPLt59ODsP",
+	"jREOE2Y5N+YGH3AY3MJaNXiKwji7m+T72liyU7QH9SiLFPzNEFUtILJ5llUJepexcu9EZGRIY5z++kGx",
+	"6BYvNKLX2dYQ2eb1HyevD2v8SST2tS6yMva26rVwdZa27xj3GUBh59TfAkVHruq5gCdaTgLmp97WEIup",
+	"OseYiDAxmyI0liaXjORcJanRoaiqREYq0RmfzHvWDfKz4Z2cvxGEmQxtNIr4BPN8dMZivI55AgBw5RiG",
+	"AdBWQhVJGZWK7Ad8nPAcmuHdY+GQQZgdFKl+E7iLpWW9xpCaCSMFvFtkFNfSW3N3KqnyhJMXTWK5DHl1",
+	"ipAdLmZVTbZIP2H4wziSK1BP9fJIYlsqDtQqeDeIOmFAJ2MRSy7tnOBMuwAXTF5S4MyjEClqSiovr5JO",
+	"cjrQa7VhmEpvGK/j/f+/Nndef/7a8l9/+3+9mzQMrQwEZDBDG/rzp+akO3XocXzPpN2jOJ+VSavsKalg",
+	"S22V6FaJ3kW7zNNRiSZmaxXUYq3oP4wLuVD5aoduLRBNfeA6qJkwuNP8QUiQVxx4mvMzQCB/m6SKZeue",
+	"Ah0dpVOWsBiDK2zZi+eJnxb1k861ZF5HvXs33aRr14Vs0tq4eB1spfZWan8vfK4IwW9EmBXX8PHOcYzL",
+	"VUnXSuEs5+g6kHBKE2UhCVz4a8jS2DgkRjbpb/sJpykmjU3WSV5Q5HSAui68FrHZ4AmVksXGMEscJbW+",
+	"GPhQAU8Wogj8yLTAX2WTn5m7KAEJZ5dC1ZdXArK4+htBOGMxpGonk0xc0nSZPNVXmZeiyTgfe51dbM/H",
+	"D0X9dsIVG2ihft/ydGXEKd+yA26F5h0IzdP86ZACogi4K3m5lql2PflOWbg+t8JE3mvGpjymZRmbNyxK",
+	"Yge4pYRIIX9CKLkipEE2YgpHCzupZaZPEh5wwbXbDG+wQbpWVrIYLwWmKSZcaDZAsGDDHQg98QGvQbwj",
+	"SvgAC45EzNJnsm4waIpCJPz+gFASM57Y6yeQI4F6JpfBgUMJ8IqHXwMPYjyB1yGBh2cGnk8CL2NUCo7f",
+	"Y8UXfgNK6hkXxHyEYT7DSrDA++aCeFhchckfUBzwTFhB3MEYWjUnlOXcJ6FJgBmt93vOchaHpvopUcXk",
+	"akctFQrCX+NEyoQPfJLzERdTPUTCBUkFH7DM1kyRUE+IwRvYazYJp+OED4BFCVnqZHhQeQuYe8oYlDRR",
+	"bgoZYGDw0DD5AQ/NG7XpJr90dVJc/Nfkc6O4eIN0YVb0pfUqubKgOmSv+ZqEp5/eX7z/cH7xc/f4/Pj9",
+	"j+FisnS9TLtu22xabLMmd4q5/p23o9ylrvbJQOhp33L6brX242R55vX8OtUmeM7PKKcesdbksWCIUX5q",
+	"ufqG8Rk514r2kKbpAq9utfnwANUe69gO3UJ5aUW20F7osUiMmdSayeTBQ0IVETxiB4RqpWCUIeS7JNSP",
+	"aPVXqeawBbXli5hcTlE+7ON5mBw3yR+TGp/nLa6V3NUxnQUcrRpJZ4VyrmtLBusVjOZeXqaAxubWh9tq",
+	"g602WFcbvE14IoePjT6CtVILncXVYniNqoAs56W846LWFd81X5jMt6kV0EJJX96/kpvPTOW9ITjF6rdF",
+	"5QfoEqFfoYZs5lL0JqhWrRsgV8oGwPHAS5QaBKy3ALn+WoLlddgRgbfFTn5Iu4tLlgW81SSuDmAg6rYO",
+	"zActYErMpF9pPkHvapLOql0m8D38XTcp9F6epAoLEsq1UIultckxr44O/jUz9jct3b/T4vvShtlqtK1G",
+	"+36ikrjuCVQtP63QpN6ecW6EwMrUuzsasz4ijUsg1f1Ei1/B2Y7o96UWhzPAiGYxqYWcfVGnOe+qkPA8",
+	"TetG95TA468m8M/c2P58tJcb4UBS5XX0rCxGhGy9Pm+96DTbnVar0W6++gWAI+HVNMkr8nfyd9La2feu",
+	"cBYD2JiMhubW/WZvL3oRv2LNfnuwN3zx26vR2PM9rd9wxZoR6C/gRZUxKZvnzZcGk3Kv1f7Fc4fBE2a5",
+	"4ZRRv+9PX85e01a0y/YHL397PW7xSaH4TgSiTcbJQO9833OLonyv3eJezWZT3wtRguwAFc3MOo2GFKd4",
+	"p9Vsttq7e/svXr563dSrJaUKOLg7nmIpG2QUsG0MJuYZ7MvkDywVjLLZBHJ9U1lR+jGFNtu+NpR6eZoy",
+	"RSYiMapJJWP2BzJPH+WZmLDnP7AsTfTmdpzy179CB7Vp99QTgpm2G2+TagwnGraae6u5v6cijLIWsoq7",
+	"+O4+cKY/5qoEo0YEh5Z0EY06hCoCvKFxzqDRW++8UGuDkNQyRmNMtljpFCIkE7haVJGQunKNQcmLkZYi",
+	"lEqS9ANe0OzErE/zVJHQbu6wDu0o4MImSovHAsINmma1xyj6AUcw4tKJviNCKze5aIMh4ZiJKhelHdjc",
+	"Ewr7Mp4bTaXAPBuQKVBFzo2EJ1ofQJQV+feJId8PuBpmIh8MK9B0PaEa5KiEfVDMJLSmUxWSGuQg95rN",
+	"gNt8FxxRP8Df04RJHD8j/VzlGfMdOQclM0YzQvWma5AuvC09EqoKDAL2RS8wc4E/YBD6XWvNU0NvU0Qj",
+	"SX7LxxPSF9mUZnE94NrOAjJXfQgHGD7wsIm7+EEBGzCkkwnjkiAqEpwacL0gKlSuhfQukMf9wpSDK6F5",
+	"R2USs+Wg5Jjq/Up+z4WiPskli8m3cDOQcru5HhWmfKGFtcyOedomycZq/4mipT9RK7nyRWGmbmTzNv+y",
+	"Nu9tTdSVCPPmOB9Fk1ZAIDKtAt1aq1tr9U8B2bCFm78juPmSebHInL8+Svb8q/1zTdh5VZJBB8ZAThQZ",
+	"05g5vMn18ehLY79TCskrDCTtqjZaR0veWpSvQUFZluhbHPutBH9MCW6X7VNCsl8h25YwUH7gpV1VJrVa",
+	"ZjSBhzwUU/gFDEftb04ZX9CJ9yNTdy61tsH1bXD9qToaW3W0VUe3D38/KeXyI1OrNcu9pbDPnMFtMmQq",
+	"Gl7VYafQRcJsGdW4xzJJJhnDUDVGWAFmuKagoEn0yZw/cBBwymdEqCH2bJS6HBJVPyChlpAhiVJGM0lC",
+	"LXZD38W/EaLLxqsb5Iwp7MqgKjQR/EzwUjhCZDbcDL+aWKsfcDlNVDREzHlSzptDc/d4kisWI6SXoViA",
+	"q/gY3S8H/7GaC/VWaCDFOlguxcXUJ1IQ+BXxyOzIAo7XxigzN5FxPX36whKcl0RKwLZNUkbiRMIdGuSE",
+	"juBSGKF2lQBgNeA1I5FzJYkSU5phrw7EiZeGk9eNG38CrVAxM24Y9nVqHnpdNlYSOJD7YjR5KiYQzM2f",
+	"zQbCm//5rZ1267z5utNqd/a0Cffika2dErgTDnZr/mzNnyfjjf+l2oxQ99wovAmkANcWAMIRlfw5BARU",
+	"nnEyFXkaE9HvG0EA/bcdiA1gN1DAh5THqbbIaviNNGXlofkhNLwNQ6Um2mzR/0ry6fQdkhRY1gIofTg5",
+	"/GhK6SFlL9HQko1xNGng9zKEukNtvUxJjWM5fIhNvngEtvNeXOB3+uqG6sE3LAlDRsL/ZmnyBxXy+STN",
+	"BwnfGUeTECvS/xsmIa78gH8jViroybprSIY69Z3EkC/4pDeDegIGZQF6BmHupCsdeLFHar0ZAP4Zfgqs",
+	"8wfTVJIhAAaGcBKLbVsu0mCUZ0dPqRyxWE9DqSIgopwLRXrAJUH10tBHJhYNT5oWKdP+jD/1ky/a4BNZ",
+	"LPWLBXKKBMzDgEcZixlXCU19QuM4Y1ISJGAQ6SXL6q7wA9cQzRhJWV8RkSvf9D0EHKYhUZKlfZIyeomG",
+	"/Fgf1CA/Q6OyfSyLJJtIpFTQU0C567YWmYPwRVQ/fQ5wGpA+Tcwi1ssj4YMDd1UA6QXYwfb+i9JIR2yi",
+	"9FHQHI9rNuGTXBFUmHoQcIMXe+Sn5IeAYz86Me8Gi15g1aI5ICFqDSuyPOMHpLTjZMCB8DBXRAnS0tdd",
+	"ZPM6hKtz2Lx3ZVfiiMCFwxWAcFGcRQZqubTAMtaHAo8qgYbne/i7tpgyGo1YBo5bURtbFS/vhBiRfAKT",
+	"PGKcTLIkYoVNN2Dqwn5lptUG4cou51dvom2nTCU4AXI27ol0MatWYZL/ao/77JoqsAseLChHqI7PdRWB",
+	"64zRLMKyolhEshi0/nRxIeHnzcaNyDILh311gHaazc3dgMfRBOu9b2YEFstqlRlolQFsmK3ptzX9vqfC",
+	"TytYrRkF2+L20Fva1XxuoN61uAcZsLAO9JymIyhzpNxUbCacfJgw3j1+Jsmh1oqHxXWIHNIJkz4oIFCq",
+	"zOxeCPVQPjPnkrM3P2k1CeWSn461QUByrZlUB4A/AF8r/Nqjkl3kWVpAnuhvtFFmAN1J9+MxGbGZ/XnE",
+	"Zg0SgvWn7bmAK9dJ5x7AeMURTVOtdAmNICZEauGPR+fkOZxszTe4wLh+QCjHoJw5WJ82MGxSe809c8sL",
+	"LtQFsEWFpVFwHEUVicWcHTtqKHDSoew1LBivpKmvnNqvLOwZHlcDS1DSPlOziwQsoH7CsrBOJIMmS+pg",
+	"y2xBbadiQGP5a8ArzMYG74Yq/UbcgA3fsT/PkWarZG3Bbi4hQFeQGZg42DNJGM3ShGX2WdC6SQZcj8Hw",
+	"KIscinoXn2eeGktjpUykolyFlcvhVBdjNWNgXzD0WC355aJK6VzTViWEBwNuwrV2oiin6UwlkYRLSuAZ",
+	"s6jaDceZELrZCXh5egDh2k5QLJisu9dubyCmHJ0WX++JjEYKzMzY2oGTSTrrkFDOpGJjiLHGDHeWmRGw",
+	"Du1U6A3Id4Ae25hfAExgWqaktrgAl6efsDSWPnK1SbwQIjHhascgtt4xbsub14KTTaOITSAWrO1r8yZL",
+	"XBTPJAnRT9kxv4YEFYHhNAUZYX5yIXN0EfCFTdHuRjwlPXXWXrcDCXjMopRmxlrv2GfxLSHdUCQRC0nN",
+	"rIUkg5axjIT9nKMjCNNpPyGDnQ+YDVpCpBeO106GhT9l59AOOuC1ULExmMd5xvD2k4uJ/mNMv1yAXSnt",
+	"p0L0uh8CHmKqIGIXE8Zpqmb66D48Jo9m5S8h1C6VgKtLphdewMNUDBJ10Uso3CYVg0kmetKOpPwZreqE",
+	"Dy5Yvy8yjNlfsqwnZKJmYd0Hsjy6I5meBKWdiIS7Nw/uYIMcW9457RujB1kRDB2Hrh7wYaJ33cwv9pFP",
+	"pqw3FGKEOyrV9oAs7UCM1kujRewuqQgeOMd5dpHg2KoUzUhEJ3o0rSbus+sI2gupfLU1HroIQq2iGsUL",
+	"a0TDnI9CS7nVKaHFW480jFmqaCMT0HMADwCRCsGLH822DAt2Rb+I1RoNZboUAFK/D3AFF/jmwoMKs/WF",
+	"QKetYVryL3I9P47vmlACYzZUMmw8UTMS4r4we95oCDgLWf1wnxlljfIuUQcgXrklqfz1zYf3R5/DtVgW",
+	"LaxmwOdYFrvgEudZOYxb5lfE0ADwBJrblvHUvjYajW/fLHq+fhQuSGgHpl8+PlYDutLsZrM6TS9bLaLw",
+	"609Si6cajniOzcemn/KM+yhqpWIT6UAQgBclE+OJcvfAZNzVnQ5ar0wY9EySfjIApklt/bG4oCWY0pkf",
+	"8J5QQ9LEV54ovSwg5EcET2fgsiqaNkiYIO4aLNhoPEl33LsNuN27SYyRlfB/doyxCpAOKJPrDQKGKCpm",
+	"K/G1HUbKU04Cy2ODKHbaJ8S/IhGbv8DyDDzyjXwLCwC97ke4ngQYaiaXt19ou7IwK73bUBtOUprAl5c0",
+	"zVmJhAfNZncl72fsXCEzkRM1TPiI0J5W3GBQYBMk8i6pf0DJCmAkaKUOkQVQUOtkwsDIt6xbawzrnKVa",
+	"rxNKfhMjSG3c+Nb2xjYGUJUe0DtcFiDOY4c74Q0vWu1ddNjWZB+qvMj7TEoaeQazVxGWEMAQE0DCiNkX",
+	"r9P07VxX7gDBBHzBJAXFFNF0TJSI6aw07c7wRMwLk8z0Oq2XL3Zftl4DYDlkJd023O236euoFb9kL3r7",
+	"dC/a7bVpK24yb6NXZ0IueN2SPoLcm3uWOWGD4L8VweR1Wq5pt/hqv3nTd4phoWugPbyO5+R2EgdeJ5if",
+	"msDzA/N87ucrGhcOMrMdVKY7wGmEU1dNJF4Fl0qg10qAqyLQyyLwQDcHXudrAK8bL2lfOJ6LywV+Cbxv",
+	"flBdbAGmdb99/qZ1z5/xucsPeEjTceM7fMpFDxSAlAi8J/9Qn/0Adzy+r8rmDnB3B1clQeB12n5Q2fZw",
+	"cPtb6XHRbgKtfBNRcD2yTjEkUvvX2Yf32BcME7UEmqpi5Dpzdhvi/ROGeH2vGgZYdQkIV8bH5uD1I8Ro",
+	"tN4gTown3qhQAE/dvFwAzzvRgmDjigE896Z1A/Zhb1E9gJe4adwbz17Ab9veaNo2I8bFE1fQ45qCzLnA",
+	"NqnhyTv6wlQlvZTVS1H5j5lQIhKpLW4YR5PlEfUuL+cva/Ag5BAjlsReyTLz6hGSf56ffyQqo1zqt1U3",
+	"qHaLYtgQZT9+cwSOX8zkCDgIrQEjIcwOCXeMKmARhsEPt3E9F7bFeTPxAD3mZ5Jowb1z+vHQBvoDbiL9",
+	"xAb6O1hWRig+pgGrA6SABMopKu6gid0HnJIeo5n2/7VuwiEVNQTaY2Qpk5LUtH9/Ek12zpiUieA7x3F4",
+	"QCifIbFsElGXnEeiQXiqKv+rwYKf8ydCjG6U4s5hF8KbIRnnUmEpBLjiV0+1lbfzZnDoopXu9RELU9vA",
+	"5E4n4GGaSHWBL8OCw1bTDLJDktiHIfgE3WcfY6IfTRDBDzh8rpuhSMbjC+PmhKQWmjobiAayL0r/iwHp",
+	"fxQFxP+oZgcsVa9+AhdNp8C5m0cqz1jsgssA31iQTPoAto7rx8Trx0xRbWQY8A8IGFaieYqOmCyafUox",
+	"QxMbdMHwug0alQD4TXUEAuLblEQijxC20aUB9MdnEikW9Zcuq9IlgFyiV+PYQIYF3ITe9VPDSzggc9PK",
+	"1wKUoGl6Ek1uUxGs/cmW7+lfsknkdbx2o6m9R6aGQt8CBvpcz4XFqwDTyEHhLy7WHf4x2x29+tLMXsz2",
+	"ePv3/fHL6WvVuux5rrL0nyxNhZavpqSg/PQbwC7+Swp+Ookccf09eP9LZgjXQ+VSv351T5foRZGx/1Og",
+	"WcIv2q0v1vhhMYar7M1LpjAqlcJUbvTtdpN21ah28tjezgfwlJPDj1sz+U9aCdFGI2ge6pwLlfTNDjC1",
+	"bUY/W+xZo2qnFMwByMsdEC6g5WS7LLYFMmsWyPylCpa1iXqGJWzXmPNQEXJtbXJhiA8s1LbJneHJfqVs",
+	"BoxnbcrOFcnU/QqcKZoeaWoJCzoux1OuICFKBBxqZqi0RSc+CcWUs/iiNzNpTmdPog0ZmrBUWM2vwrda",
+	"wCScfOLJF5u1O3C9ZpXya7gUVE0HnMZxAqe6pxRTDoZUgTU2pJeM1EzNjyQyj4Z2pgL+M+t9OiYSW7rv",
+	"KRW1rIj1BN/w3RSw/vr1mqzAGpF+Y2ydZzRO+IB0XcKhlATAxIHv2bcMFaJjxO90B+nJXx95q+RXv0ts",
+	"kmZBueWcZ6JfIK7xrWr506qWmwfIHilWdLVSErfwhoGalXzPltYYiwIq9YMu5LKaBfr7J4BOZIUaexlJ",
+	"qXVCN2F73nJObzmnt0b9LY36Ry1iX0wereUvhjKXSmAoyVFFJDiinMTCcSXPGd3Y7qc3eCK4qbtzZVyu",
+	"+tvV41bCp1i3jCFOfXmIkWOOtrjGdMigKlZVYtOR4Fi+pS1xE5BUyBQzYjMimXLVxLbPizB+mWSCjxlX",
+	"B8XQxkDgkqQp6WUI+YBGNOApux5DyaKMKRnWG+RQcClSJk3pvL6/pDOsmdV/M0V6rC+w3sw2l7mY5ymj",
+	"MZGRmLAlNNaoLe4Q5w2QnO2Uex19R04TDypU4DtX/GRm1FYqGfltjtcqoXyMwQKwOgaglidJtOK4QSZ+",
+	"X3WIEIOUXTmoOqY0pWMKhrdZel7Hu2w29hrNW7TAw8yvbIC3ywm30VYLfM/295MR6YDEYyWD60tCY9iI",
+	"dVvafT2fi3Mk7eGLCF2MtEPWL22FQ4SAL7azf7b3/c65WhYhqLRb562mgS9ptXd/8a6YkBNJaMoyJa9C",
+	"yWG9jX6RcPcGCpQL7MGIPVcwWbS6eJ9NQGNqsVeil+P2aI+/mLz6vZm15Z56cfllOX7I/FjzLPU6HvTc",
+	"d54/h7fYMBOmb4p4AfET4icxa20Tw92u862g3prrT9hcL0lRK97dV9B4urCs5Szv6Y89JgmFMg8lSqSQ",
+	"i2oaSE30ARKiMMwD7goV6uU+MtdaA1Z0MgCEpRB1Q+ijSsB2iCGDvjQek96MnApFFbMPRM7g+Abpctfz",
+	"OaQF5EW7WezQgG9AFmGu/6hcEdfJ+hsJ93UF8oby8uF4HW6kJK9TjX9fW+fhwoQDJYsuTvo//ft19urH",
+	"n/739+x8+tunj29eHb/7+MuxaL+j7+jZ9OWXT+fN04H87bdX/3X3GvOWCg43zSpXxGycElgvzsFW1W1V",
+	"3Z1DcW2ZCh6OqaDQbQtsgbKv9/yr+WsDUgJzBlarZo56n3FIfMYsTS6ZVvsbsBPcWBf3TwDU9e58u01o",
+	"Da5XKLcV4WuSGti3seU02IruR0RRNIu22hKxhgT9mEGtChShvIXq4KfAhnCt/LyGC8Fuxvlk89SBpJRN",
+	"rCuh+5uLwfeCs7sWhdvg1oOY6msK+DnBfnROV8osOKYieLdK4Gkrgd01cc5ORJz0EyvQnxAG2yI18Jgp",
+	"jxWCfDMx+7M1le+CTuAAID/4gMnQoSoJyRAqNOAAMEFopHKapjODq2RgQUMnwEIyFpdABYbFNbxBjhww",
+	"f8CtOjLMA9DvY1H3TxGTZiOc/Lsx028LsL8gwrOpzH04tH3zjvU4zYg/36uy/PuttWCr6uk8kBbEN7K2",
+	"t7MCPH6rHbcu0vfuIv0VIepvFNd6XoSkri1tMGc8k6UYlm+hPF1xg08QeQnUskmFFZU8S6sb3hRjuP+S",
+	"4gWVt8UjoRGSlOuPFlXdSlsssp4YN883MzUm3+6l2kIpNp5oPddeW4eCZoSXwS6tCxu3aLu3G+3F++xF",
+	"/+Xg1fD1b+MiphcvP2pk2GW6OJBF994HIpr9F79UCWw8QAPYb+6ar3GaDkXMvM5+cxf5ZpZfdne/pJFt",
+	"+aVnQq5FI+xVl/jJVV7YdbJJBUYppLyNbm5V93flpJZrN0hFSdyxw7qGdnz+1fw9099nTCGfwI3vuVpl",
+	"vXH3Q0m1uEYFcEyBKsEcbkjhqCRSCPiXkqnIRlja3c8Y86GcGioPAZbCom84FBMA6gzNNOwkcdggx33E",
+	"MDZqpiD9CLi7cSJJiCAWIQ6iQc7pCBolwatf050+1XM7JxGvVmy3F9sp5cH8nrOcxVuxuBWLj+HR2KX7",
+	"JCQp7Kl5UTrb0FXIoPZsx5YCfb1dhHChOPsxuZxPpANXAN7TJxlTecZZDEVxENlrkLciI+09MhR5Jp00",
+	"0rZ8RLNsRtRUQH0dgJhLHzm1ATWaRkN3YSlIxiKmT5UBjygnSBjqslOpkAkfmPq/Gwo2mL9KEdKddaI8",
+	"ndKww/bb/8gf/n08zGR0OEz/fXzyn/+vty/P/ldORO+lePPnLgcrU7dPtxVhWw3zxGJmj6ZgFtUlb6hf",
+	"FJP3pFb+rS1BLZ+tUdvQ97IY+0pgzMepnFRwdgCb3JqTAZdDMYXw0BKnZC2V0HW8zu5m5g6AJjJM+ABU",
+	"kR6d1jZaVyXSMcJhPfle8zX5+eiHf3748NPFm+Oz7g/vjt50DD0iSWz/9AL9c85kqYpiPXtaj8RM09ai",
+	"3sq7JyfvsHL2TjALQKxdZwbMbzq/Yqgm0m3ug9JuBHuhGqHfIhz8uXfRY+lYLb9XZHmAvjLKs0TNQHci",
+	"Am03V0Ov8+tngIFELt8FjKHnls4EGekmVA0PkNUl76VJVPDUJZJ0fzx6f/7m4uOnH94dH158On3XcPb6",
+	"88sWaGIzvCuwf9AZZXvPEZoL6ZL6LJpFKWSrTZrFUANezdqc03Sk9WOJxM8n06FIkWFIO3+OsBb1laWy",
+	"t4wkV695BGEjy1NXoQfUajzLecfoP+zwUoQSlYwZwBCWYVh8V8lCo9Eg06IKYd+BNtg36MP6rylNFEN0",
+	"Bj0FEeURS1Pj3ZZGDfASV0d8WGZ6M9iycCHA0i8RvJWoAktXLZ++6PLID2wnIWO2XqeWCj7YUSwbkzEb",
+	"C238IBjxiGsTqab/SVk8APZWRGutV17BWGSzRS+1hMOmbaIS+S3QNb5JZCSy2CfnLGWDjI7hpv9TfSJ7",
+	"woLrd3mFmi5KRTTqFFR7QEMEEQBJ9JokUYawlO5N+xgyiHOGL14vgyznpIYMsSS09P1hvRRihRxpbknn",
+	"DKKzLI264BFfQIWbDLheKXGegUJBS6wU41DA7pPpfSlxt5oORSCETqReXzmPWUa+7JSbdc29nexY/Doc",
+	"N3Ts0Emgesq0GmJsWW+78qY1ffNLXvB8x6QaZiIfDMnE4lgZnj6E/pSEphmj8YzICaOjjmF71rJJWhhv",
+	"LA1z5z+bZ+x0ON6lQRaoWVpUFVPjSnsbDu+uAD3frDprA1JgbEyJj/Sb0zpmSYHV/HKekfaXL4RGbsPJ",
+	"YgE05nRH14HFUIOJCCQEhsSgYTo7HuRpbe/GQz2teTZ06ICMjplb+4vLpx9iEkyOG+/4EFPhMFWKcsmE",
+	"g5aLicgBAg5AKIkSojQ1JlT3IHNiy9weZjasOrNvXR9YaJzGAy2GQmU9xFogk5SqvsjGJd1aIRI2T43s",
+	"BHD21bKJe54RY6Id2vs9iJzAnnwWE+oswBoFgtmEpoa1UglRR6L7nDecrXbf03Ga8/tdEtqCAaVgnwgE",
+	"A8uyHGhwRUYyAUapNmeL53+o5fAgz1+qCTLPh3ns7+LhzKPYJ7NkHRc0smVP38H61bod/CjtjknBwYGb",
+	"TDJxySyTBpBJ6LPLMeD7fnxjYGvX/T6n4UwLsd6MlEMEGNemqhrXhgH83wAAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -319,6 +319,40 @@ async function callMcp(): Promise<unknown> {
   return data && typeof data === "object" && "result" in data ? data.result : undefined;
 }
 
+const scheduleId = "sch_01jd3vf0b4c6d8e0f2g4h6j8km";
+
+async function createSchedule(): Promise<string | null | undefined> {
+  const target: T.ScheduleTarget = { platform: "discord", chatId: "1234567890" };
+  const { data, error } = await sdk.createSchedule({
+    path: { agentId },
+    body: { at: "2026-11-22T09:30:00Z", text: "Remind Ada of the demo.", userId: "ada", target },
+  });
+  if (error?.error.code === "INSUFFICIENT_QUOTA") {
+    return `${error.error.details?.used} of ${error.error.details?.quota}`;
+  }
+  return data?.data.nextRunAt;
+}
+
+async function listSchedules(): Promise<(string | null)[]> {
+  const { data } = await sdk.listSchedules({ path: { agentId }, query: { page: 1, limit: 20 } });
+  return (data?.data.items ?? []).map((s: T.Schedule) => s.lastRunId);
+}
+
+async function getSchedule(): Promise<string | null | undefined> {
+  const { data } = await sdk.getSchedule({ path: { agentId, scheduleId } });
+  return data?.data.lastError;
+}
+
+async function updateSchedule(): Promise<string | null | undefined> {
+  const { data } = await sdk.updateSchedule({ path: { agentId, scheduleId }, body: { cron: "@daily", timezone: "Asia/Tokyo", name: null } });
+  return data?.data.nextRunAt;
+}
+
+async function deleteSchedule(): Promise<string | undefined> {
+  const { data } = await sdk.deleteSchedule({ path: { agentId, scheduleId } });
+  return data?.data.deletedAt;
+}
+
 const webhookEvents: T.WebhookEventSelector[] = ["agent.status_changed", "message.completed"];
 
 async function createWebhook(): Promise<string | undefined> {
@@ -427,6 +461,11 @@ const calls: { [F in keyof typeof sdk]: () => Promise<unknown> } = {
   deleteConversation,
   getAgentAnalytics,
   listConnections,
+  createSchedule,
+  listSchedules,
+  getSchedule,
+  updateSchedule,
+  deleteSchedule,
   listAgentTools,
   createMemory,
   listMemories,

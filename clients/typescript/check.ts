@@ -282,6 +282,47 @@ async function retryWebhookDelivery(): Promise<boolean> {
   return error?.error.code !== "DELIVERY_NOT_FOUND";
 }
 
+const scheduleId = "sch_01jd3vf0b4c6d8e0f2g4h6j8km";
+const schedulePath = { params: { path: { agentId, scheduleId } } };
+
+async function createSchedule(): Promise<string | null | undefined> {
+  const target: Schemas["ScheduleTarget"] = { platform: "telegram", chatId: "-1001234567890" };
+  const { data, error } = await client.POST("/agents/{agentId}/schedules", {
+    ...agentPath,
+    body: { name: "Morning digest", cron: "0 8 * * 1-5", timezone: "Europe/Berlin", text: "Summarize the news.", target },
+  });
+  if (error?.error.code === "INSUFFICIENT_QUOTA") {
+    return `${error.error.details?.used} of ${error.error.details?.quota}`;
+  }
+  return data?.data.nextRunAt;
+}
+
+async function listSchedules(): Promise<(string | null)[]> {
+  const { data } = await client.GET("/agents/{agentId}/schedules", { params: { path: { agentId }, query: { page: 1 } } });
+  return (data?.data.items ?? []).map((s) => s.cron ?? s.at);
+}
+
+async function getSchedule(): Promise<string | null | undefined> {
+  const { data, error } = await client.GET("/agents/{agentId}/schedules/{scheduleId}", schedulePath);
+  if (error?.error.code === "SCHEDULE_NOT_FOUND") {
+    return undefined;
+  }
+  return data?.data.lastError;
+}
+
+async function updateSchedule(): Promise<boolean | undefined> {
+  const { data } = await client.PATCH("/agents/{agentId}/schedules/{scheduleId}", {
+    ...schedulePath,
+    body: { at: "2026-11-22T09:30:00Z", target: null, enabled: true },
+  });
+  return data?.data.enabled;
+}
+
+async function deleteSchedule(): Promise<string | undefined> {
+  const { data } = await client.DELETE("/agents/{agentId}/schedules/{scheduleId}", schedulePath);
+  return data?.data.deletedAt;
+}
+
 // A receiver's view of an event body, typed by the schemas of x-webhooks.
 function describeEvent(e: Schemas["MessageCompletedEvent"]): string {
   return `${e.type} ${e.data.reply.metadata.model}: ${e.data.reply.text}`;
@@ -458,6 +499,8 @@ const calls: { [P in keyof paths]: { [M in Methods<paths[P]>]: () => Promise<unk
   "/agents/{agentId}/export": { get: exportAgent },
   "/agents/{agentId}/analytics": { get: getAgentAnalytics },
   "/agents/{agentId}/connections": { get: listConnections },
+  "/agents/{agentId}/schedules": { post: createSchedule, get: listSchedules },
+  "/agents/{agentId}/schedules/{scheduleId}": { get: getSchedule, patch: updateSchedule, delete: deleteSchedule },
   "/agents/{agentId}/tools": { get: listAgentTools },
   "/agents/{agentId}/memories": { post: createMemory, get: listMemories, delete: forgetUser },
   "/agents/{agentId}/memories/{memoryId}": { delete: deleteMemory },

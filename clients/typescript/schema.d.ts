@@ -1119,6 +1119,92 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/agents/{agentId}/schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List Schedules
+         * @description The agent's schedules, the oldest first; fired one-offs stay listed (`nextRunAt` null) until deleted.
+         */
+        get: operations["listSchedules"];
+        put?: never;
+        /**
+         * Create Schedule
+         * @description Puts the agent on a clock: at each due time of `cron` (read in
+         *     `timezone`), or once at `at`, the agent receives `text` as if
+         *     `userId` (default `schedule`) had sent it in `roomId`, as a run of
+         *     source `schedule`, and its reply is stored in that conversation; with
+         *     `target` the reply also goes to that Telegram chat or Discord channel
+         *     through the agent's bot. Exactly one of `cron` and `at` (else 400
+         *     naming `cron`); `at` lies in the future, at most a year ahead. A time
+         *     that does not exist in the zone on a day (the clocks jump forward)
+         *     fires at the next minute that does; one that happens twice fires
+         *     once. At most 100 schedules per agent, one-offs that fired aside (403
+         *     INSUFFICIENT_QUOTA with `{ quota, used }`). Needs a write key.
+         */
+        post: operations["createSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/{agentId}/schedules/{scheduleId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+                /**
+                 * @description The schedule's identifier, `sch_<id>`.
+                 * @example sch_01jd3vf0b4c6d8e0f2g4h6j8km
+                 */
+                scheduleId: components["parameters"]["ScheduleId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get Schedule
+         * @description One schedule of the agent, with its next due time and how its last one went.
+         */
+        get: operations["getSchedule"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete Schedule
+         * @description Deletes the schedule; a run it made goes on. Needs a write key.
+         */
+        delete: operations["deleteSchedule"];
+        options?: never;
+        head?: never;
+        /**
+         * Update Schedule
+         * @description Replaces the members present in the body (those of Create Schedule;
+         *     any other is 400 naming it); `null` clears `name`, `roomId` and
+         *     `target`. Setting `at` on a cron schedule, or `cron` on a one-off,
+         *     switches it. `nextRunAt` is computed again when `cron`, `at`,
+         *     `timezone` or `enabled` change: from now, so enabling a schedule
+         *     again fires none of the times it missed while disabled. Making a
+         *     fired one-off due again counts toward the quota (403
+         *     INSUFFICIENT_QUOTA). Needs a write key.
+         */
+        patch: operations["updateSchedule"];
+        trace?: never;
+    };
     "/chat/completions": {
         parameters: {
             query?: never;
@@ -1252,7 +1338,7 @@ export interface components {
             details?: components["schemas"]["ErrorDetails"];
         };
         /** @enum {string} */
-        ErrorCode: "INVALID_REQUEST" | "INVALID_MESSAGE" | "UNAUTHORIZED" | "INSUFFICIENT_PERMISSIONS" | "DELETE_PROTECTED" | "INSUFFICIENT_QUOTA" | "AGENT_NOT_FOUND" | "CONVERSATION_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "MEMORY_NOT_FOUND" | "KNOWLEDGE_NOT_FOUND" | "MESSAGE_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "MODEL_ERROR" | "AGENT_UNAVAILABLE" | "WEBHOOK_DISABLED" | "PRECONDITION_FAILED" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "STREAM_LOST" | "RUN_NOT_FOUND" | "RUN_FINISHED" | "RUN_NOT_WAITING" | "RUN_ABANDONED" | "CONVERSATION_BUSY";
+        ErrorCode: "INVALID_REQUEST" | "INVALID_MESSAGE" | "UNAUTHORIZED" | "INSUFFICIENT_PERMISSIONS" | "DELETE_PROTECTED" | "INSUFFICIENT_QUOTA" | "AGENT_NOT_FOUND" | "CONVERSATION_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "MEMORY_NOT_FOUND" | "KNOWLEDGE_NOT_FOUND" | "MESSAGE_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "MODEL_ERROR" | "AGENT_UNAVAILABLE" | "WEBHOOK_DISABLED" | "PRECONDITION_FAILED" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "STREAM_LOST" | "RUN_NOT_FOUND" | "RUN_FINISHED" | "RUN_NOT_WAITING" | "RUN_ABANDONED" | "CONVERSATION_BUSY" | "SCHEDULE_NOT_FOUND";
         /** @description Depends on the code; the members used are listed here. */
         ErrorDetails: {
             /** @description Dotted path of the bad field (INVALID_REQUEST and INVALID_MESSAGE). */
@@ -1264,9 +1350,9 @@ export interface components {
             retryAfter?: number;
             /** @description Which limit was hit: `concurrency` for the in-flight cap. */
             limit?: string;
-            /** @description The account's quota of agents, or of webhooks (INSUFFICIENT_QUOTA). */
+            /** @description The account's quota of agents or of webhooks, or the agent's of memories, knowledge or schedules (INSUFFICIENT_QUOTA). */
             quota?: number;
-            /** @description Agents, or webhooks, the account has (INSUFFICIENT_QUOTA). */
+            /** @description How many of them there are (INSUFFICIENT_QUOTA). */
             used?: number;
             /** @description The agent's status (AGENT_UNAVAILABLE), or the run's (RUN_FINISHED). */
             status?: string;
@@ -1542,7 +1628,14 @@ export interface components {
             multitaskStrategy?: components["schemas"]["MultitaskStrategy"];
             /** @description Seconds a tool call waits for its approval before it is denied (default 86400). */
             approvalTimeout?: number;
-            /** @description The agent may set reminders for itself (the schedule_reminder tool). */
+            /**
+             * @description The agent may set reminders (its built-in tool `schedule_reminder`,
+             *     `{ at?, in?, text }`, one of `at` and `in` such as `90m`, `2h` or
+             *     `3d`, at most a year ahead): each is a one-off schedule in the
+             *     conversation it was set in, sent to the platform chat it came from.
+             *     At most 10 pending per user; they count toward the agent's 100
+             *     schedules.
+             */
             reminders?: boolean;
         };
         McpSettings: {
@@ -2379,6 +2472,121 @@ export interface components {
         AnalyticsEnvelope: {
             success: boolean;
             data: components["schemas"]["Analytics"];
+        };
+        /**
+         * @description The platform whose chat a schedule's reply also goes to.
+         * @enum {string}
+         */
+        SchedulePlatform: "telegram" | "discord";
+        /** @description Where the reply also goes, sent by the agent's bot on that platform. */
+        ScheduleTarget: {
+            platform: components["schemas"]["SchedulePlatform"];
+            /**
+             * @description The Telegram chat id or the Discord channel id.
+             * @example -1001234567890
+             */
+            chatId: string;
+        };
+        /**
+         * @description Five fields, minute hour day-of-month month day-of-week, with `*`, lists, ranges and steps (a day matches either day field when both are restricted), or one of `@hourly`, `@daily`, `@weekly`, `@monthly`, `@yearly`.
+         * @example 0 8 * * 1-5
+         */
+        ScheduleCron: string;
+        /**
+         * Format: date-time
+         * @description When a one-off fires, in the future and at most a year ahead.
+         * @example 2026-11-22T09:30:00Z
+         */
+        ScheduleAt: string;
+        /**
+         * @description An IANA time zone name; `cron` is read in it, daylight-saving moves included.
+         * @example Europe/Berlin
+         */
+        ScheduleTimezone: string;
+        ScheduleName: string;
+        /** @description The message the agent receives at each due time. */
+        ScheduleText: string;
+        ScheduleCreateRequest: {
+            name?: components["schemas"]["ScheduleName"];
+            cron?: components["schemas"]["ScheduleCron"];
+            at?: components["schemas"]["ScheduleAt"];
+            /** @default UTC */
+            timezone?: components["schemas"]["ScheduleTimezone"];
+            text: components["schemas"]["ScheduleText"];
+            /** @description Who the message is from, as if they had sent it (default `schedule`). */
+            userId?: components["schemas"]["ConversationId"];
+            /** @description The room the message is said in; absent, the direct conversation with `userId`. */
+            roomId?: components["schemas"]["ConversationId"];
+            target?: components["schemas"]["ScheduleTarget"];
+            /** @default true */
+            enabled?: boolean;
+        };
+        ScheduleUpdateRequest: {
+            name?: (string & components["schemas"]["ScheduleName"]) | null;
+            cron?: components["schemas"]["ScheduleCron"];
+            at?: components["schemas"]["ScheduleAt"];
+            timezone?: components["schemas"]["ScheduleTimezone"];
+            text?: components["schemas"]["ScheduleText"];
+            userId?: components["schemas"]["ConversationId"];
+            roomId?: (string & components["schemas"]["ConversationId"]) | null;
+            target?: components["schemas"]["ScheduleTarget"] | null;
+            enabled?: boolean;
+        };
+        /** @description A message the agent receives on a clock. */
+        Schedule: {
+            /** @example sch_01jd3vf0b4c6d8e0f2g4h6j8km */
+            id: string;
+            agentId: string;
+            name: string | null;
+            /** @description Null for a one-off. */
+            cron: string | null;
+            /**
+             * Format: date-time
+             * @description When a one-off fires; null for a cron schedule. RFC 3339 UTC with milliseconds.
+             */
+            at: string | null;
+            timezone: string;
+            text: string;
+            userId: string;
+            roomId: string | null;
+            target: components["schemas"]["ScheduleTarget"] | null;
+            enabled: boolean;
+            /**
+             * Format: date-time
+             * @description The next due time; null when disabled, or when a one-off has fired. RFC 3339 UTC with milliseconds.
+             */
+            nextRunAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the last run was made; null before the first. RFC 3339 UTC with milliseconds.
+             */
+            lastRunAt: string | null;
+            /** @description The run the last due time made. */
+            lastRunId: string | null;
+            /** @description Why the last due time made no run (the agent was inactive or in error, ...), why the run failed, or why its reply did not reach `target`; null when it went well. */
+            lastError: string | null;
+            createdAt: components["schemas"]["Timestamp"];
+            updatedAt: components["schemas"]["Timestamp"];
+        };
+        ScheduleEnvelope: {
+            success: boolean;
+            data: components["schemas"]["Schedule"];
+        };
+        ScheduleList: {
+            items: components["schemas"]["Schedule"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        ScheduleListEnvelope: {
+            success: boolean;
+            data: components["schemas"]["ScheduleList"];
+        };
+        ScheduleDeleted: {
+            id: string;
+            deletedAt: components["schemas"]["Timestamp"];
+        };
+        ScheduleDeletedEnvelope: {
+            success: boolean;
+            data: components["schemas"]["ScheduleDeleted"];
         };
         /**
          * @description The kinds of event a webhook receives; each one's body is listed under x-webhooks.
@@ -3554,6 +3762,30 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
+        /** @description AGENT_NOT_FOUND (no such agent in the caller's account) or SCHEDULE_NOT_FOUND (the agent has no such schedule). */
+        ScheduleNotFound: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "SCHEDULE_NOT_FOUND",
+                 *         "message": "Schedule not found."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
         /** @description AGENT_NOT_FOUND (no such agent in the caller's account) or MEMORY_NOT_FOUND (the agent has no such memory). */
         MemoryNotFound: {
             headers: {
@@ -4078,6 +4310,11 @@ export interface components {
          * @example wh_01jd3vc7m2k4n6p8q0r2s4t6vx
          */
         WebhookId: string;
+        /**
+         * @description The schedule's identifier, `sch_<id>`.
+         * @example sch_01jd3vf0b4c6d8e0f2g4h6j8km
+         */
+        ScheduleId: string;
         /**
          * @description The delivery's identifier, `whd_<id>`.
          * @example whd_01jd3vd1a2b3c4d5e6f7g8h9jk
@@ -6920,6 +7157,385 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listSchedules: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1. */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of schedules. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "items": [
+                     *           {
+                     *             "id": "sch_01jd3vf0b4c6d8e0f2g4h6j8km",
+                     *             "agentId": "agent_01jd3v8m4q2x7k9w5t6r0yzabc",
+                     *             "name": "Morning digest",
+                     *             "cron": "0 8 * * 1-5",
+                     *             "at": null,
+                     *             "timezone": "Europe/Berlin",
+                     *             "text": "Summarize the crypto news of the last day in five bullet points.",
+                     *             "userId": "schedule",
+                     *             "roomId": null,
+                     *             "target": {
+                     *               "platform": "telegram",
+                     *               "chatId": "-1001234567890"
+                     *             },
+                     *             "enabled": true,
+                     *             "nextRunAt": "2026-11-23T07:00:00.000Z",
+                     *             "lastRunAt": "2026-11-20T07:00:00.412Z",
+                     *             "lastRunId": "run_01jd3tq5w7y9a1c3e5g7j9m1np",
+                     *             "lastError": null,
+                     *             "createdAt": "2026-11-19T16:02:11.208Z",
+                     *             "updatedAt": "2026-11-19T16:02:11.208Z"
+                     *           }
+                     *         ],
+                     *         "pagination": {
+                     *           "currentPage": 1,
+                     *           "totalPages": 1,
+                     *           "totalItems": 1,
+                     *           "itemsPerPage": 20
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ScheduleListEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createSchedule: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry: a repeat with the same key and the
+                 *     same body within 24 hours, from the same account, answers the first
+                 *     answer again (status and body) without doing the work twice. The same
+                 *     key with another body is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while
+                 *     the first still runs is 409 `IDEMPOTENCY_KEY_IN_USE`. A request that
+                 *     failed keeps nothing, so its retry runs afresh. 1 to 255 printable
+                 *     ASCII characters; another account's same key is its own. A streamed
+                 *     reply is replayed as its events once it has ended; a stream that
+                 *     ended with an `error` event keeps nothing.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Morning digest",
+                 *       "cron": "0 8 * * 1-5",
+                 *       "timezone": "Europe/Berlin",
+                 *       "text": "Summarize the crypto news of the last day in five bullet points.",
+                 *       "target": {
+                 *         "platform": "telegram",
+                 *         "chatId": "-1001234567890"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ScheduleCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The schedule, with its next due time. */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "sch_01jd3vf0b4c6d8e0f2g4h6j8km",
+                     *         "agentId": "agent_01jd3v8m4q2x7k9w5t6r0yzabc",
+                     *         "name": "Morning digest",
+                     *         "cron": "0 8 * * 1-5",
+                     *         "at": null,
+                     *         "timezone": "Europe/Berlin",
+                     *         "text": "Summarize the crypto news of the last day in five bullet points.",
+                     *         "userId": "schedule",
+                     *         "roomId": null,
+                     *         "target": {
+                     *           "platform": "telegram",
+                     *           "chatId": "-1001234567890"
+                     *         },
+                     *         "enabled": true,
+                     *         "nextRunAt": "2026-11-20T07:00:00.000Z",
+                     *         "lastRunAt": null,
+                     *         "lastRunId": null,
+                     *         "lastError": null,
+                     *         "createdAt": "2026-11-19T16:02:11.208Z",
+                     *         "updatedAt": "2026-11-19T16:02:11.208Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ScheduleEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+                /**
+                 * @description The schedule's identifier, `sch_<id>`.
+                 * @example sch_01jd3vf0b4c6d8e0f2g4h6j8km
+                 */
+                scheduleId: components["parameters"]["ScheduleId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schedule. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "sch_01jd3vf0b4c6d8e0f2g4h6j8km",
+                     *         "agentId": "agent_01jd3v8m4q2x7k9w5t6r0yzabc",
+                     *         "name": "Morning digest",
+                     *         "cron": "0 8 * * 1-5",
+                     *         "at": null,
+                     *         "timezone": "Europe/Berlin",
+                     *         "text": "Summarize the crypto news of the last day in five bullet points.",
+                     *         "userId": "schedule",
+                     *         "roomId": null,
+                     *         "target": {
+                     *           "platform": "telegram",
+                     *           "chatId": "-1001234567890"
+                     *         },
+                     *         "enabled": true,
+                     *         "nextRunAt": "2026-11-23T07:00:00.000Z",
+                     *         "lastRunAt": "2026-11-20T07:00:00.412Z",
+                     *         "lastRunId": "run_01jd3tq5w7y9a1c3e5g7j9m1np",
+                     *         "lastError": null,
+                     *         "createdAt": "2026-11-19T16:02:11.208Z",
+                     *         "updatedAt": "2026-11-19T16:02:11.208Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ScheduleEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["ScheduleNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+                /**
+                 * @description The schedule's identifier, `sch_<id>`.
+                 * @example sch_01jd3vf0b4c6d8e0f2g4h6j8km
+                 */
+                scheduleId: components["parameters"]["ScheduleId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schedule is gone. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "sch_01jd3vf0b4c6d8e0f2g4h6j8km",
+                     *         "deletedAt": "2026-11-21T12:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ScheduleDeletedEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["ScheduleNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+                /**
+                 * @description The schedule's identifier, `sch_<id>`.
+                 * @example sch_01jd3vf0b4c6d8e0f2g4h6j8km
+                 */
+                scheduleId: components["parameters"]["ScheduleId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "enabled": false
+                 *     }
+                 */
+                "application/json": components["schemas"]["ScheduleUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description The schedule after the update. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "sch_01jd3vf0b4c6d8e0f2g4h6j8km",
+                     *         "agentId": "agent_01jd3v8m4q2x7k9w5t6r0yzabc",
+                     *         "name": "Morning digest",
+                     *         "cron": "0 8 * * 1-5",
+                     *         "at": null,
+                     *         "timezone": "Europe/Berlin",
+                     *         "text": "Summarize the crypto news of the last day in five bullet points.",
+                     *         "userId": "schedule",
+                     *         "roomId": null,
+                     *         "target": {
+                     *           "platform": "telegram",
+                     *           "chatId": "-1001234567890"
+                     *         },
+                     *         "enabled": false,
+                     *         "nextRunAt": null,
+                     *         "lastRunAt": "2026-11-20T07:00:00.412Z",
+                     *         "lastRunId": "run_01jd3tq5w7y9a1c3e5g7j9m1np",
+                     *         "lastError": null,
+                     *         "createdAt": "2026-11-19T16:02:11.208Z",
+                     *         "updatedAt": "2026-11-21T09:12:40.006Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ScheduleEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["ScheduleNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
