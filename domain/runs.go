@@ -88,10 +88,13 @@ type Run struct {
 	// synchronous Send Message would have answered.
 	ErrorCode, ErrorMessage string
 	ParentRunID, ScheduleID string
-	Strategy                Strategy
-	Attempts                int
-	CreatedAt               time.Time
-	StartedAt, FinishedAt   time.Time // zero until then
+	// ScheduleDue, on a run a schedule makes, is the due time it fires:
+	// the run is stored only by the process that claims that due time.
+	ScheduleDue           time.Time
+	Strategy              Strategy
+	Attempts              int
+	CreatedAt             time.Time
+	StartedAt, FinishedAt time.Time // zero until then
 	// Input is how the message came in; Steps the run's finished steps
 	// (read by whoever resumes it, not by the API).
 	Input RunInput

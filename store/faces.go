@@ -54,6 +54,10 @@ type Tasks struct{ *core }
 // conversation (runs.go).
 type Runs struct{ *core }
 
+// Schedules are the agents' schedules, and the claims that fire their due
+// times once (schedules.go).
+type Schedules struct{ *core }
+
 // Accounts is the store's accounts and API keys.
 func (s *Store) Accounts() Accounts { return Accounts{s.core} }
 
@@ -86,6 +90,9 @@ func (s *Store) Streams() Streams { return Streams{s.core} }
 
 // Runs is the store's runs.
 func (s *Store) Runs() Runs { return Runs{s.core} }
+
+// Schedules is the store's schedules.
+func (s *Store) Schedules() Schedules { return Schedules{s.core} }
 
 // Tasks is the store's A2A tasks.
 func (s *Store) Tasks() Tasks { return Tasks{s.core} }

@@ -104,6 +104,7 @@ type agentRow struct {
 	KnowledgeDocuments []knowledgeDocRow `gorm:"foreignKey:AgentID;constraint:OnDelete:CASCADE"`
 	A2aTasks           []a2aTaskRow      `gorm:"foreignKey:AgentID;constraint:OnDelete:CASCADE"`
 	Runs               []runRow          `gorm:"foreignKey:AgentID;constraint:OnDelete:CASCADE"`
+	Schedules          []scheduleRow     `gorm:"foreignKey:AgentID;constraint:OnDelete:CASCADE"`
 }
 
 // TableName names the table.

@@ -78,56 +78,15 @@ var activeStatuses = []string{string(domain.RunQueued), string(domain.RunRunning
 func (s Runs) AcceptRun(ctx context.Context, r domain.Run) (domain.Run, []domain.Run, error) {
 	t := s.now()
 	r.ID, r.Status, r.CreatedAt, r.Attempts = newID("run_", t), domain.RunQueued, t, 0
-	lane := r.ConversationID
-	if lane == "" {
-		lane = r.ID
-	}
+	in := r // what was asked, whatever run the message ends in (a retried transaction starts from it)
 	var stopped []runRow
 	err := s.writeEvents(ctx, "accept run", func(tx *gorm.DB, emit emitFunc) error {
-		if err := lockOwned(tx, r.AccountID, r.AgentID); err != nil {
+		var err error
+		if r, stopped, err = s.queue(tx, emit, in, t); err != nil || in.ScheduleID == "" || in.ScheduleDue.IsZero() {
 			return err
 		}
-		old := t.Add(-RunRetention)
-		if err := tx.Where("agent_id = ? AND created_at < ? AND finished_at < ?", r.AgentID, old, old).Delete(&runRow{}).Error; err != nil {
-			return err
-		}
-		active, err := s.liveRuns(tx, ctext(lane))
-		if err != nil || len(active) == 0 {
-			return s.insertRun(tx, r, lane, err)
-		}
-		switch r.Strategy {
-		case domain.StrategyReject:
-			return &domain.Error{Code: domain.CodeBusy, RunID: string(active[0].ID)}
-		case domain.StrategyInterrupt, domain.StrategyRollback:
-			status := domain.RunInterrupted
-			if r.Strategy == domain.StrategyRollback {
-				status = domain.RunRolledBack
-			}
-			if stopped, err = endRuns(tx, active, status, t); err != nil {
-				return err
-			}
-			if err := emitEnded(emit, stopped); err != nil {
-				return err
-			}
-		case domain.StrategyMerge:
-			if last := active[len(active)-1]; last.Status == string(domain.RunQueued) {
-				last.InputText += "\n" + r.Text
-				r = toRun(last)
-				return tx.Model(&runRow{}).Where("id = ?", last.ID).Update("input_text", last.InputText).Error
-			}
-			texts := make([]string, 0, len(active)+1)
-			for _, a := range active {
-				texts = append(texts, a.InputText)
-			}
-			r.Text = strings.Join(append(texts, r.Text), "\n")
-			if stopped, err = endRuns(tx, active, domain.RunRolledBack, t); err != nil {
-				return err
-			}
-			if err := emitEnded(emit, stopped); err != nil {
-				return err
-			}
-		}
-		return s.insertRun(tx, r, lane, nil)
+		// The run and the due time it fires commit together, or neither.
+		return s.claimDue(tx, in.ScheduleID, in.ScheduleDue, map[string]any{"last_run_at": t, "last_run_id": r.ID, "last_error": ""})
 	})
 	if err != nil {
 		return domain.Run{}, nil, err
@@ -137,6 +96,60 @@ func (s Runs) AcceptRun(ctx context.Context, r domain.Run) (domain.Run, []domain
 		out[i] = toRun(row)
 	}
 	return r, out, nil
+}
+
+// queue stores r as a queued run in tx, applying its strategy to the runs
+// of its lane that have not ended (see AcceptRun), and returns the run the
+// message belongs to and the runs it stopped.
+func (s Runs) queue(tx *gorm.DB, emit emitFunc, r domain.Run, t time.Time) (domain.Run, []runRow, error) {
+	lane := r.ConversationID
+	if lane == "" {
+		lane = r.ID
+	}
+	if err := lockOwned(tx, r.AccountID, r.AgentID); err != nil {
+		return r, nil, err
+	}
+	old := t.Add(-RunRetention)
+	if err := tx.Where("agent_id = ? AND created_at < ? AND finished_at < ?", r.AgentID, old, old).Delete(&runRow{}).Error; err != nil {
+		return r, nil, err
+	}
+	active, err := s.liveRuns(tx, ctext(lane))
+	if err != nil || len(active) == 0 {
+		return r, nil, s.insertRun(tx, r, lane, err)
+	}
+	var stopped []runRow
+	switch r.Strategy {
+	case domain.StrategyReject:
+		return r, nil, &domain.Error{Code: domain.CodeBusy, RunID: string(active[0].ID)}
+	case domain.StrategyInterrupt, domain.StrategyRollback:
+		status := domain.RunInterrupted
+		if r.Strategy == domain.StrategyRollback {
+			status = domain.RunRolledBack
+		}
+		if stopped, err = endRuns(tx, active, status, t); err != nil {
+			return r, nil, err
+		}
+		if err := emitEnded(emit, stopped); err != nil {
+			return r, nil, err
+		}
+	case domain.StrategyMerge:
+		if last := active[len(active)-1]; last.Status == string(domain.RunQueued) {
+			last.InputText += "\n" + r.Text
+			return toRun(last), nil, tx.Model(&runRow{}).Where("id = ?", last.ID).Update("input_text", last.InputText).Error
+		}
+		texts := make([]string, 0, len(active)+1)
+		for _, a := range active {
+			texts = append(texts, a.InputText)
+		}
+		r.Text = strings.Join(append(texts, r.Text), "\n")
+		if stopped, err = endRuns(tx, active, domain.RunRolledBack, t); err != nil {
+			return r, nil, err
+		}
+		if err := emitEnded(emit, stopped); err != nil {
+			return r, nil, err
+		}
+	}
+	return r, stopped, s.insertRun(tx, r, lane, nil)
 }
 
 // emitEnded reports the end of runs.
@@ -244,6 +257,9 @@ func abandon(tx *gorm.DB, row runRow, now time.Time, emit emitFunc) (runRow, err
 	row.ErrorCode, row.ErrorMessage = "RUN_ABANDONED", "The run was started 3 times without finishing."
 	err = tx.Model(&runRow{}).Where("id = ?", row.ID).
 		Updates(map[string]any{"error_code": row.ErrorCode, "error_message": row.ErrorMessage}).Error
+	if err == nil {
+		err = noteRunFailed(tx, row)
+	}
 	if err != nil {
 		return row, err
 	}
@@ -284,6 +300,9 @@ func (s Runs) FinishRun(ctx context.Context, id string, status domain.RunStatus,
 		err := tx.Model(&runRow{}).Where("id = ?", row.ID).Updates(map[string]any{"status": row.Status,
 			"finished_at": row.FinishedAt, "error_code": row.ErrorCode, "error_message": row.ErrorMessage, "reply": row.Reply}).Error
 		if err != nil || !ends {
+			return err
+		}
+		if err := noteRunFailed(tx, row); err != nil {
 			return err
 		}
 		return emitEnded(emit, []runRow{row})
