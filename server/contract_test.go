@@ -185,6 +185,13 @@ var operationCases = map[string]operationCase{
 	"decideApprovals": {body: map[string]any{"decisions": []any{map[string]any{"callId": "call_walked", "approve": true}}},
 		invalid: withBody(map[string]any{"decisions": []any{}})},
 
+	"createSchedule": {body: map[string]any{"cron": "0 8 * * *", "text": "walked"},
+		invalid: withBody(map[string]any{"cron": "5-1 * * * *", "text": "walked"})},
+	"listSchedules":  {invalid: withQuery("limit=0")},
+	"getSchedule":    {invalid: withLongAgentID},
+	"updateSchedule": {body: map[string]any{"text": "renamed"}, invalid: withBody(map[string]any{"id": "sch_other"})},
+	"deleteSchedule": {invalid: withLongAgentID},
+
 	"getA2AAgentCard": {invalid: withLongAgentID},
 	"callA2A": {body: map[string]any{"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
 		"params": map[string]any{"message": map[string]any{"messageId": "m1", "role": "ROLE_USER", "parts": []any{map[string]any{"text": "hi"}}}}},
@@ -289,7 +296,7 @@ type walkedOperation struct {
 func (w walkedOperation) request(key string, target [2]string) request {
 	path := strings.NewReplacer("{agentId}", target[0], "{conversationId}", target[1],
 		"{webhookId}", target[0], "{deliveryId}", target[1], "{memoryId}", target[1], "{knowledgeId}", target[1], "{messageId}", target[1],
-		"{runId}", target[1]).Replace(w.path)
+		"{runId}", target[1], "{scheduleId}", target[1]).Replace(w.path)
 	if w.query != "" {
 		path += "?" + w.query
 	}
@@ -385,6 +392,8 @@ func TestEveryResponseIsDeclared(t *testing.T) {
 					return [2]string{id, h.waitingRun(id)}
 				case strings.Contains(w.path, "{runId}"):
 					return [2]string{id, h.queuedRun(id)}
+				case strings.Contains(w.path, "{scheduleId}"):
+					return [2]string{id, h.created(t, "/v1/agents/"+id+"/schedules", map[string]any{"cron": "0 8 * * *", "text": "walked"})}
 				case strings.Contains(w.path, "{knowledgeId}"):
 					return [2]string{id, h.created(t, "/v1/agents/"+id+"/knowledge", map[string]any{"name": "w.md", "text": "walked"})}
 				}

@@ -63,8 +63,9 @@ var (
 		Message: "Message not found: the agent has no such reply, or its stream is no longer kept."}
 	errKnowledgeNotFound = &apiError{Status: http.StatusNotFound, Code: gen.KNOWLEDGENOTFOUND,
 		Message: "Knowledge document not found."}
-	errRunNotFound     = &apiError{Status: http.StatusNotFound, Code: gen.RUNNOTFOUND, Message: "Run not found."}
-	errWebhookDisabled = &apiError{Status: http.StatusConflict, Code: gen.WEBHOOKDISABLED,
+	errRunNotFound      = &apiError{Status: http.StatusNotFound, Code: gen.RUNNOTFOUND, Message: "Run not found."}
+	errScheduleNotFound = &apiError{Status: http.StatusNotFound, Code: gen.SCHEDULENOTFOUND, Message: "Schedule not found."}
+	errWebhookDisabled  = &apiError{Status: http.StatusConflict, Code: gen.WEBHOOKDISABLED,
 		Message: "The webhook is disabled; enable it before testing it."}
 	errPreconditionFailed = &apiError{Status: http.StatusPreconditionFailed, Code: gen.PRECONDITIONFAILED,
 		Message: "The resource changed since the version If-Match names; nothing was changed. Get it again and retry."}
@@ -154,6 +155,8 @@ func notFound(e *domain.Error) *apiError {
 		return errMessageNotFound
 	case "run":
 		return errRunNotFound
+	case "schedule":
+		return errScheduleNotFound
 	}
 	return errAgentNotFound
 }
@@ -229,6 +232,10 @@ func errQuota(q *domain.Error) *apiError {
 		msg = fmt.Sprintf("The agent holds the most knowledge documents it may (%d); delete one first.", q.Quota)
 	case "knowledge_bytes":
 		msg = fmt.Sprintf("The agent's knowledge would pass %d bytes; delete a document first.", q.Quota)
+	case "schedule":
+		msg = fmt.Sprintf("The agent has the most schedules it may (%d); delete one first.", q.Quota)
+	case "reminder":
+		msg = fmt.Sprintf("The user has the most reminders waiting they may (%d); delete one first.", q.Quota)
 	}
 	return &apiError{
 		Status: http.StatusForbidden, Code: gen.INSUFFICIENTQUOTA,

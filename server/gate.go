@@ -122,7 +122,7 @@ var pathNotFound = map[string]*apiError{
 	"agentId": errAgentNotFound, "conversationId": errConversationNotFound,
 	"webhookId": errWebhookNotFound, "deliveryId": errDeliveryNotFound,
 	"memoryId": errMemoryNotFound, "knowledgeId": errKnowledgeNotFound,
-	"messageId": errMessageNotFound, "runId": errRunNotFound,
+	"messageId": errMessageNotFound, "runId": errRunNotFound, "scheduleId": errScheduleNotFound,
 }
 
 // checkParams refuses what the validator lets through but no backend should

@@ -165,7 +165,7 @@ func storesOf(st *store.Store) Stores {
 	return Stores{Accounts: st.Accounts(), Idempotency: st.Idempotency(), Agents: st.Agents(),
 		Conversations: st.Conversations(), Analytics: st.Analytics(), Memories: st.Memories(),
 		Knowledge: st.Knowledge(), Connections: st.Connections(), Webhooks: st.Webhooks(),
-		Tasks: st.Tasks(), Streams: st.Streams(), Runs: st.Runs()}
+		Tasks: st.Tasks(), Streams: st.Streams(), Runs: st.Runs(), Schedules: st.Schedules()}
 }
 
 // turnStoresOf is st's faces a turn needs, as cmd/agentd passes them.

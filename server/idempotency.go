@@ -29,7 +29,7 @@ const idempotencyHeader = "Idempotency-Key"
 // POSTs that create something or send a message.
 var idempotentOps = map[string]bool{
 	"createAgent": true, "sendMessage": true, "streamMessage": true, "createMemory": true, "createKnowledge": true,
-	"createWebhook": true,
+	"createWebhook": true, "createSchedule": true,
 }
 
 // replayedHeaders are the headers of an answer stored with it and sent

@@ -74,6 +74,13 @@ var endpointLimits = map[string]int64{
 	"cancelRun":     30,
 	// A decision counts as a cancel does.
 	"decideApprovals": 30,
+
+	// Schedule writes count as Update Agent does.
+	"createSchedule": 30,
+	"listSchedules":  60,
+	"getSchedule":    60,
+	"updateSchedule": 30,
+	"deleteSchedule": 30,
 }
 
 // checkEndpointLimits reports every operation of spec without a positive

@@ -34,6 +34,8 @@ type Stores struct {
 	Tasks a2a.Tasks
 	// Runs are the runs the run endpoints read.
 	Runs Runs
+	// Schedules are the agents' schedules.
+	Schedules Schedules
 	// Streams is the database's copy of streamed replies, which every
 	// replica reads when Config.Streams (Redis) is nil.
 	Streams streamlog.Backend
@@ -48,7 +50,7 @@ func (s Stores) check() error {
 		{"Accounts", s.Accounts}, {"Idempotency", s.Idempotency}, {"Agents", s.Agents},
 		{"Conversations", s.Conversations}, {"Analytics", s.Analytics}, {"Memories", s.Memories},
 		{"Knowledge", s.Knowledge}, {"Connections", s.Connections}, {"Webhooks", s.Webhooks},
-		{"Tasks", s.Tasks}, {"Streams", s.Streams}, {"Runs", s.Runs},
+		{"Tasks", s.Tasks}, {"Streams", s.Streams}, {"Runs", s.Runs}, {"Schedules", s.Schedules},
 	}
 	var missing []error
 	for _, f := range faces {
@@ -165,4 +167,17 @@ type Runs interface {
 	// RunOfMessage is the run whose reply is messageID;
 	// domain.ErrRunNotFound when none is.
 	RunOfMessage(ctx context.Context, accountID, agentID, messageID string) (domain.Run, error)
+}
+
+// Schedules are an agent's schedules as their endpoints keep them. Each
+// returns domain.ErrNotFound for an agent the account lacks, and those
+// naming a schedule domain.ErrScheduleNotFound for one the agent lacks;
+// CreateSchedule and UpdateSchedule an ErrInvalid naming the member at
+// fault, and a domain.ErrQuotaExceeded past domain.ScheduleQuota.
+type Schedules interface {
+	CreateSchedule(ctx context.Context, sc domain.Schedule) (domain.Schedule, error)
+	GetSchedule(ctx context.Context, accountID, agentID, id string) (domain.Schedule, error)
+	ListSchedules(ctx context.Context, accountID, agentID string, page, limit int) ([]domain.Schedule, int64, error)
+	UpdateSchedule(ctx context.Context, accountID, agentID, id string, c domain.ScheduleChanges) (domain.Schedule, error)
+	DeleteSchedule(ctx context.Context, accountID, agentID, id string) error
 }

@@ -9,6 +9,9 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
+	// The time zone database, embedded: a schedule may name any IANA zone,
+	// and a minimal image (the distroless one) has none of its own.
+	_ "time/tzdata"
 )
 
 // Exit codes of the process.
