@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -151,6 +153,68 @@ func TestRunsKeptThirtyDays(t *testing.T) {
 		wantErr(t, func() error { _, err := s.Runs().GetRun(ctx, acct.ID, a.ID, old.ID); return err }(), domain.ErrRunNotFound)
 		if _, err := s.Runs().GetRun(ctx, acct.ID, a.ID, recent.ID); err != nil {
 			t.Errorf("a recent run went: %v", err)
+		}
+	})
+}
+
+// TestRunJobsHook: AcceptRun calls the WithRunJobs hook in the
+// transaction that stores the run (the hook sees and changes the row no
+// other connection sees yet), with the time the run would be lost, for a
+// new run only; a hook that fails fails the acceptance and leaves no run.
+func TestRunJobsHook(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		acct := mustAccount(t, s, "acme")
+		a := mustAgent(t, s, acct.ID, "hooked")
+		update := "UPDATE runs SET room_id = 'hooked' WHERE id = ?"
+		if s.postgres {
+			update = "UPDATE runs SET room_id = 'hooked' WHERE id = $1"
+		}
+		type call struct {
+			id string
+			at time.Time
+		}
+		var calls []call
+		fail := errors.New("no engine")
+		var failWith error
+		s.runJobs = func(ctx context.Context, tx *sql.Tx, runID string, at time.Time) error {
+			calls = append(calls, call{runID, at})
+			if failWith != nil {
+				return failWith
+			}
+			res, err := tx.ExecContext(ctx, update, runID)
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil || n != 1 {
+				t.Errorf("the hook's transaction updated %d rows (%v): it is not the one storing the run", n, err)
+			}
+			return nil
+		}
+		first := mustQueue(t, s, a, "conv_1", "one")
+		if len(calls) != 1 || calls[0].id != first.ID || !calls[0].at.Equal(first.CreatedAt.Add(RunBeatTimeout)) {
+			t.Fatalf("hook calls %+v, want one for %s at %v", calls, first.ID, first.CreatedAt.Add(RunBeatTimeout))
+		}
+		stored, err := s.Runs().GetRun(ctx, acct.ID, a.ID, first.ID)
+		mustOK(t, err)
+		if stored.RoomID != "hooked" {
+			t.Errorf("what the hook wrote in the transaction was not committed: room %q", stored.RoomID)
+		}
+		second := mustQueue(t, s, a, "conv_1", "two")
+		merged, _, err := acceptRun(s, a, "conv_1", "more", domain.StrategyMerge)
+		mustOK(t, err)
+		if merged.ID != second.ID || len(calls) != 2 {
+			t.Fatalf("a merge into a queued run scheduled a job: %d calls, run %s", len(calls), merged.ID)
+		}
+		failWith = fail
+		_, _, err = acceptRun(s, a, "conv_2", "lost", domain.StrategyEnqueue)
+		if err == nil || !strings.Contains(err.Error(), fail.Error()) {
+			t.Fatalf("accept with a failing hook: %v, want it to say %q", err, fail)
+		}
+		listed, total, err := s.Runs().ListRuns(ctx, acct.ID, domain.RunQuery{ConversationID: "conv_2"})
+		mustOK(t, err)
+		if total != 0 || len(listed) != 0 {
+			t.Errorf("a run whose job failed to schedule was stored: %+v", listed)
 		}
 	})
 }

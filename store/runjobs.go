@@ -1,0 +1,63 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// RunJobFunc schedules the job that looks after run runID at at, in tx,
+// the transaction that stores the run: the run and its job commit
+// together or not at all, so no run is stored without someone to resume
+// it, and no job names a run that was never stored. at is when the run
+// would be lost should nothing renew its beat (its acceptance plus
+// RunBeatTimeout). An error fails the acceptance.
+type RunJobFunc func(ctx context.Context, tx *sql.Tx, runID string, at time.Time) error
+
+// WithRunJobs makes AcceptRun call fn for every run it stores, inside its
+// transaction. The hook is plain database/sql so that the store knows
+// nothing of the job engine behind it (cmd/agentd wires River).
+func WithRunJobs(fn RunJobFunc) Option {
+	return func(s *Store) { s.runJobs = fn }
+}
+
+// scheduleRunJob calls the run-jobs hook, if any, for run id accepted at
+// t, in tx (under the context the transaction runs with).
+func (s *core) scheduleRunJob(tx *gorm.DB, id string, t time.Time) error {
+	if s.runJobs == nil {
+		return nil
+	}
+	sqlTx, err := sqlTxOf(tx)
+	if err != nil {
+		return err
+	}
+	if err := s.runJobs(tx.Statement.Context, sqlTx, id, t.Add(RunBeatTimeout)); err != nil {
+		return fmt.Errorf("schedule the job of run %s: %w", id, err)
+	}
+	return nil
+}
+
+// sqlTxOf is the database/sql transaction under the GORM transaction tx:
+// a plain *sql.Tx, one of SQLite's stmtPool, or one of GORM's prepared
+// statement mode (PostgreSQL).
+func sqlTxOf(tx *gorm.DB) (*sql.Tx, error) {
+	switch p := tx.Statement.ConnPool.(type) {
+	case *sql.Tx:
+		return p, nil
+	case *stmtTx:
+		return p.tx, nil
+	case *gorm.PreparedStmtTX:
+		if t, ok := p.Tx.(*sql.Tx); ok {
+			return t, nil
+		}
+	}
+	return nil, fmt.Errorf("no *sql.Tx under the transaction's %T", tx.Statement.ConnPool)
+}
+
+// IsPostgres reports whether dsn names a PostgreSQL database (see Open),
+// for the callers that pair the store with something of their own per
+// database.
+func IsPostgres(dsn string) bool { return isPostgres(dsn) }
