@@ -567,6 +567,24 @@ func (e ExportInclude) Valid() bool {
 	}
 }
 
+// Defines values for McpServerRequireApproval0.
+const (
+	Always McpServerRequireApproval0 = "always"
+	Never  McpServerRequireApproval0 = "never"
+)
+
+// Valid indicates whether the value is a known member of the McpServerRequireApproval0 enum.
+func (e McpServerRequireApproval0) Valid() bool {
+	switch e {
+	case Always:
+		return true
+	case Never:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for McpTransport.
 const (
 	Http           McpTransport = "http"
@@ -831,6 +849,21 @@ func (e Platform) Valid() bool {
 	}
 }
 
+// Defines values for RequiredActionType.
+const (
+	ApproveToolCalls RequiredActionType = "approve_tool_calls"
+)
+
+// Valid indicates whether the value is a known member of the RequiredActionType enum.
+func (e RequiredActionType) Valid() bool {
+	switch e {
+	case ApproveToolCalls:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RunSource.
 const (
 	RunSourceA2a      RunSource = "a2a"
@@ -926,12 +959,13 @@ func (e SortOrder) Valid() bool {
 
 // Defines values for StreamEventType.
 const (
-	StreamEventTypeDone       StreamEventType = "done"
-	StreamEventTypeError      StreamEventType = "error"
-	StreamEventTypeStart      StreamEventType = "start"
-	StreamEventTypeToken      StreamEventType = "token"
-	StreamEventTypeToolCall   StreamEventType = "tool_call"
-	StreamEventTypeToolResult StreamEventType = "tool_result"
+	StreamEventTypeDone           StreamEventType = "done"
+	StreamEventTypeError          StreamEventType = "error"
+	StreamEventTypeRequiresAction StreamEventType = "requires_action"
+	StreamEventTypeStart          StreamEventType = "start"
+	StreamEventTypeToken          StreamEventType = "token"
+	StreamEventTypeToolCall       StreamEventType = "tool_call"
+	StreamEventTypeToolResult     StreamEventType = "tool_result"
 )
 
 // Valid indicates whether the value is a known member of the StreamEventType enum.
@@ -940,6 +974,8 @@ func (e StreamEventType) Valid() bool {
 	case StreamEventTypeDone:
 		return true
 	case StreamEventTypeError:
+		return true
+	case StreamEventTypeRequiresAction:
 		return true
 	case StreamEventTypeStart:
 		return true
@@ -1478,6 +1514,9 @@ type Action struct {
 	// arguments; absent means `{type: object, properties: {input:
 	// {type: string}}}`.
 	Parameters *map[string]interface{} `json:"parameters,omitempty"`
+
+	// RequiresApproval A call of this action waits for a person's decision before it runs (default false).
+	RequiresApproval *bool `json:"requiresApproval,omitempty"`
 }
 
 // ActionList defines model for ActionList.
@@ -1805,6 +1844,21 @@ type AnalyticsTotals struct {
 
 	// Users Distinct users who spoke in the range.
 	Users int `json:"users"`
+}
+
+// ApprovalDecision defines model for ApprovalDecision.
+type ApprovalDecision struct {
+	Approve bool `json:"approve"`
+
+	// Arguments Replaces the model's arguments; only with `approve: true`.
+	Arguments *map[string]interface{} `json:"arguments,omitempty"`
+	CallId    string                  `json:"callId"`
+	Reason    *string                 `json:"reason,omitempty"`
+}
+
+// ApprovalRequest defines model for ApprovalRequest.
+type ApprovalRequest struct {
+	Decisions []ApprovalDecision `json:"decisions"`
 }
 
 // BioInput A list of statements, or one statement (stored as a one-element list).
@@ -2275,6 +2329,8 @@ type DeliveryStatus string
 // non-empty, only these users are answered in direct messages (server channels
 // are not affected).
 type DiscordSettings struct {
+	// AdminUsers Discord user ids (or usernames) who approve or deny this agent's tool calls of Discord conversations from a DM with the bot; at most 50.
+	AdminUsers        *StringList `json:"adminUsers,omitempty"`
 	AllowedUsers      *StringList `json:"allowedUsers,omitempty"`
 	Channels          *StringList `json:"channels,omitempty"`
 	ModerationEnabled *bool       `json:"moderationEnabled,omitempty"`
@@ -2450,11 +2506,29 @@ type McpServer struct {
 	Env     *map[string]string `json:"env,omitempty"`
 	Headers *map[string]string `json:"headers,omitempty"`
 
+	// RequireApproval Which of the server's tools wait for a person's decision before
+	// they run: `never` (default), `always`, or the names of those
+	// that do, as the server names them (at most 64).
+	RequireApproval *McpServer_RequireApproval `json:"requireApproval,omitempty"`
+
 	// Type `http` is `streamable-http`; `stdio` only when the operator sets AGENTD_MCP_STDIO=true.
 	Type McpTransport `json:"type"`
 
 	// Url http or https URL (streamable-http and sse).
 	Url *string `json:"url,omitempty"`
+}
+
+// McpServerRequireApproval0 defines model for McpServer.RequireApproval.0.
+type McpServerRequireApproval0 string
+
+// McpServerRequireApproval1 defines model for McpServer.RequireApproval.1.
+type McpServerRequireApproval1 = []string
+
+// McpServer_RequireApproval Which of the server's tools wait for a person's decision before
+// they run: `never` (default), `always`, or the names of those
+// that do, as the server names them (at most 64).
+type McpServer_RequireApproval struct {
+	union json.RawMessage
 }
 
 // McpSettings defines model for McpSettings.
@@ -2820,6 +2894,19 @@ type ProviderStatus struct {
 	Name ModelProviderName `json:"name"`
 }
 
+// RequiredAction defines model for RequiredAction.
+type RequiredAction struct {
+	// ExpiresAt When the calls still waiting are denied with reason `expired` (settings.runs.approvalTimeout after the run began to wait).
+	ExpiresAt Timestamp `json:"expiresAt"`
+
+	// ToolCalls The calls still waiting for a decision, in call order.
+	ToolCalls []WaitingToolCall  `json:"toolCalls"`
+	Type      RequiredActionType `json:"type"`
+}
+
+// RequiredActionType defines model for RequiredAction.Type.
+type RequiredActionType string
+
 // ResponseGuidelines defines model for ResponseGuidelines.
 type ResponseGuidelines struct {
 	IncludeLinks *bool `json:"includeLinks,omitempty"`
@@ -2888,8 +2975,8 @@ type Run struct {
 	Reply nullable.Nullable[MessageReply] `json:"reply"`
 
 	// RequiredAction What the run waits for while `requires_action`; null otherwise.
-	RequiredAction nullable.Nullable[map[string]interface{}] `json:"requiredAction"`
-	RoomId         nullable.Nullable[string]                 `json:"roomId"`
+	RequiredAction nullable.Nullable[RequiredAction] `json:"requiredAction"`
+	RoomId         nullable.Nullable[string]         `json:"roomId"`
 
 	// ScheduleId The schedule that made the run.
 	ScheduleId nullable.Nullable[string] `json:"scheduleId"`
@@ -3063,6 +3150,19 @@ type StreamEvent struct {
 // StreamEventType defines model for StreamEventType.
 type StreamEventType string
 
+// StreamRequiresActionEvent The run waits for a decision on these calls; the stream stays open
+// (pings) and goes on with their `tool_result`, the tokens and `done`
+// once they are decided.
+type StreamRequiresActionEvent struct {
+	// ExpiresAt RFC 3339 UTC with milliseconds.
+	//
+	// Example: 2026-11-21T10:00:00.123Z
+	ExpiresAt Timestamp         `json:"expiresAt"`
+	RunId     string            `json:"runId"`
+	ToolCalls []WaitingToolCall `json:"toolCalls"`
+	Type      StreamEventType   `json:"type"`
+}
+
 // StreamStartEvent The first event, before any token; `messageId` names the reply for resuming and cancelling.
 type StreamStartEvent struct {
 	// MessageId The reply's id, the same as the done event's.
@@ -3127,6 +3227,9 @@ type Timestamp = string
 
 // ToolCall defines model for ToolCall.
 type ToolCall struct {
+	// Approval The decision on a call that waited for one.
+	Approval *ToolCallApproval `json:"approval,omitempty"`
+
 	// Arguments A JSON object, passed on as it is (key order kept).
 	Arguments  JSONObject `json:"arguments"`
 	DurationMs float64    `json:"durationMs"`
@@ -3140,6 +3243,25 @@ type ToolCall struct {
 
 	// Result The result the model saw, cut to 2,000 characters; `{"error": "<reason>"}` for a failed call.
 	Result string `json:"result"`
+}
+
+// ToolCallApproval The decision on a call that waited for one.
+type ToolCallApproval struct {
+	Approved bool `json:"approved"`
+
+	// By The deciding key's prefix, `telegram:<id>` / `discord:<id>` for a press of a button, or `expiry`.
+	By string `json:"by"`
+
+	// ByName The platform user's username
+	ByName *string `json:"byName,omitempty"`
+
+	// DecidedAt RFC 3339 UTC with milliseconds.
+	//
+	// Example: 2026-11-21T10:00:00.123Z
+	DecidedAt Timestamp `json:"decidedAt"`
+
+	// Reason The decision's reason; absent when none was given.
+	Reason *string `json:"reason,omitempty"`
 }
 
 // ToolSource defines model for ToolSource.
@@ -3163,6 +3285,16 @@ type TwitterSettings struct {
 	// message in its metrics.
 	UserRateLimit        *int                   `json:"userRateLimit,omitempty"`
 	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
+// WaitingToolCall defines model for WaitingToolCall.
+type WaitingToolCall struct {
+	// Arguments A JSON object, passed on as it is (key order kept).
+	Arguments JSONObject `json:"arguments"`
+
+	// Id agentd's call id, the `callId` of a decision.
+	Id   string `json:"id"`
+	Name string `json:"name"`
 }
 
 // Webhook defines model for Webhook.
@@ -3524,6 +3656,9 @@ type RunFinished = ErrorEnvelope
 // RunNotFound Every error body.
 type RunNotFound = ErrorEnvelope
 
+// RunNotWaiting Every error body.
+type RunNotWaiting = ErrorEnvelope
+
 // TooManyRequests Every error body.
 type TooManyRequests = ErrorEnvelope
 
@@ -3879,6 +4014,9 @@ type SendMessageJSONRequestBody = MessageRequest
 
 // StreamMessageJSONRequestBody defines body for StreamMessage for application/json ContentType.
 type StreamMessageJSONRequestBody = MessageRequest
+
+// DecideApprovalsJSONRequestBody defines body for DecideApprovals for application/json ContentType.
+type DecideApprovalsJSONRequestBody = ApprovalRequest
 
 // CreateChatCompletionJSONRequestBody defines body for CreateChatCompletion for application/json ContentType.
 type CreateChatCompletionJSONRequestBody = ChatCompletionRequest
@@ -4303,6 +4441,14 @@ func (a *DiscordSettings) UnmarshalJSON(b []byte) error {
 		return err
 	}
 
+	if raw, found := object["adminUsers"]; found {
+		err = json.Unmarshal(raw, &a.AdminUsers)
+		if err != nil {
+			return fmt.Errorf("error reading 'adminUsers': %w", err)
+		}
+		delete(object, "adminUsers")
+	}
+
 	if raw, found := object["allowedUsers"]; found {
 		err = json.Unmarshal(raw, &a.AllowedUsers)
 		if err != nil {
@@ -4369,6 +4515,13 @@ func (a *DiscordSettings) UnmarshalJSON(b []byte) error {
 func (a DiscordSettings) MarshalJSON() ([]byte, error) {
 	var err error
 	object := make(map[string]json.RawMessage)
+
+	if a.AdminUsers != nil {
+		object["adminUsers"], err = json.Marshal(a.AdminUsers)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'adminUsers': %w", err)
+		}
+	}
 
 	if a.AllowedUsers != nil {
 		object["allowedUsers"], err = json.Marshal(a.AllowedUsers)
@@ -6237,6 +6390,68 @@ func (t *KnowledgeItem) UnmarshalJSON(b []byte) error {
 	return err
 }
 
+// AsMcpServerRequireApproval0 returns the union data inside the McpServer_RequireApproval as a McpServerRequireApproval0
+func (t McpServer_RequireApproval) AsMcpServerRequireApproval0() (McpServerRequireApproval0, error) {
+	var body McpServerRequireApproval0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMcpServerRequireApproval0 overwrites any union data inside the McpServer_RequireApproval as the provided McpServerRequireApproval0
+func (t *McpServer_RequireApproval) FromMcpServerRequireApproval0(v McpServerRequireApproval0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeMcpServerRequireApproval0 performs a merge with any union data inside the McpServer_RequireApproval, using the provided McpServerRequireApproval0
+func (t *McpServer_RequireApproval) MergeMcpServerRequireApproval0(v McpServerRequireApproval0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsMcpServerRequireApproval1 returns the union data inside the McpServer_RequireApproval as a McpServerRequireApproval1
+func (t McpServer_RequireApproval) AsMcpServerRequireApproval1() (McpServerRequireApproval1, error) {
+	var body McpServerRequireApproval1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMcpServerRequireApproval1 overwrites any union data inside the McpServer_RequireApproval as the provided McpServerRequireApproval1
+func (t *McpServer_RequireApproval) FromMcpServerRequireApproval1(v McpServerRequireApproval1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeMcpServerRequireApproval1 performs a merge with any union data inside the McpServer_RequireApproval, using the provided McpServerRequireApproval1
+func (t *McpServer_RequireApproval) MergeMcpServerRequireApproval1(v McpServerRequireApproval1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t McpServer_RequireApproval) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *McpServer_RequireApproval) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // AsModelProvider returns the union data inside the ModelProviderInput as a ModelProvider
 func (t ModelProviderInput) AsModelProvider() (ModelProvider, error) {
 	var body ModelProvider
@@ -6497,6 +6712,40 @@ func (t *StreamEvent) MergeStreamToolResultEvent(v StreamToolResultEvent) error 
 	return err
 }
 
+// AsStreamRequiresActionEvent returns the union data inside the StreamEvent as a StreamRequiresActionEvent
+func (t StreamEvent) AsStreamRequiresActionEvent() (StreamRequiresActionEvent, error) {
+	var body StreamRequiresActionEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromStreamRequiresActionEvent overwrites any union data inside the StreamEvent as the provided StreamRequiresActionEvent
+func (t *StreamEvent) FromStreamRequiresActionEvent(v StreamRequiresActionEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"requires_action"}`))
+	t.union = b
+	return err
+}
+
+// MergeStreamRequiresActionEvent performs a merge with any union data inside the StreamEvent, using the provided StreamRequiresActionEvent
+func (t *StreamEvent) MergeStreamRequiresActionEvent(v StreamRequiresActionEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"requires_action"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 // AsStreamDoneEvent returns the union data inside the StreamEvent as a StreamDoneEvent
 func (t StreamEvent) AsStreamDoneEvent() (StreamDoneEvent, error) {
 	var body StreamDoneEvent
@@ -6583,6 +6832,8 @@ func (t StreamEvent) ValueByDiscriminator() (interface{}, error) {
 		return t.AsStreamDoneEvent()
 	case "error":
 		return t.AsStreamErrorEvent()
+	case "requires_action":
+		return t.AsStreamRequiresActionEvent()
 	case "start":
 		return t.AsStreamStartEvent()
 	case "token":
@@ -7249,6 +7500,42 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /agents/{agentId}/runs/{runId} (the `GetRun` operationId).
 	GetRun(ctx context.Context, agentId AgentId, runId RunIdPath, params *GetRunParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DecideApprovalsWithBody Approve or Deny Tool Calls
+	//
+	// Decides every tool call a `requires_action` run still waits for, in
+	// one request. An approved call runs with `arguments` when given
+	// (replacing the model's), else with the model's; a denied call is not
+	// run and the model gets `{"error": "denied", "reason": "<reason or
+	// 'no reason given'>"}` as its result. The run then goes on: the
+	// answer is the run, `running`, or `queued` while it waits for a slot.
+	// A missing, unknown or no longer waiting `callId` is 400 naming
+	// `decisions`; `arguments` that are not an object, or given with
+	// `approve: false`, 400 naming `decisions[i].arguments`. A run not in
+	// `requires_action`: 409 `RUN_NOT_WAITING`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /agents/{agentId}/runs/{runId}/approvals (the `DecideApprovals` operationId).
+	DecideApprovalsWithBody(ctx context.Context, agentId AgentId, runId RunIdPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DecideApprovals Approve or Deny Tool Calls
+	//
+	// Decides every tool call a `requires_action` run still waits for, in
+	// one request. An approved call runs with `arguments` when given
+	// (replacing the model's), else with the model's; a denied call is not
+	// run and the model gets `{"error": "denied", "reason": "<reason or
+	// 'no reason given'>"}` as its result. The run then goes on: the
+	// answer is the run, `running`, or `queued` while it waits for a slot.
+	// A missing, unknown or no longer waiting `callId` is 400 naming
+	// `decisions`; `arguments` that are not an object, or given with
+	// `approve: false`, 400 naming `decisions[i].arguments`. A run not in
+	// `requires_action`: 409 `RUN_NOT_WAITING`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /agents/{agentId}/runs/{runId}/approvals (the `DecideApprovals` operationId).
+	DecideApprovals(ctx context.Context, agentId AgentId, runId RunIdPath, body DecideApprovalsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CancelRun Cancel Run
 	//
@@ -8441,6 +8728,62 @@ func (c *Client) ListAgentRuns(ctx context.Context, agentId AgentId, params *Lis
 // Corresponds with GET /agents/{agentId}/runs/{runId} (the `GetRun` operationId).
 func (c *Client) GetRun(ctx context.Context, agentId AgentId, runId RunIdPath, params *GetRunParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetRunRequest(c.Server, agentId, runId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DecideApprovalsWithBody Approve or Deny Tool Calls
+//
+// Decides every tool call a `requires_action` run still waits for, in
+// one request. An approved call runs with `arguments` when given
+// (replacing the model's), else with the model's; a denied call is not
+// run and the model gets `{"error": "denied", "reason": "<reason or
+// 'no reason given'>"}` as its result. The run then goes on: the
+// answer is the run, `running`, or `queued` while it waits for a slot.
+// A missing, unknown or no longer waiting `callId` is 400 naming
+// `decisions`; `arguments` that are not an object, or given with
+// `approve: false`, 400 naming `decisions[i].arguments`. A run not in
+// `requires_action`: 409 `RUN_NOT_WAITING`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /agents/{agentId}/runs/{runId}/approvals (the `DecideApprovals` operationId).
+func (c *Client) DecideApprovalsWithBody(ctx context.Context, agentId AgentId, runId RunIdPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDecideApprovalsRequestWithBody(c.Server, agentId, runId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DecideApprovals Approve or Deny Tool Calls
+//
+// Decides every tool call a `requires_action` run still waits for, in
+// one request. An approved call runs with `arguments` when given
+// (replacing the model's), else with the model's; a denied call is not
+// run and the model gets `{"error": "denied", "reason": "<reason or
+// 'no reason given'>"}` as its result. The run then goes on: the
+// answer is the run, `running`, or `queued` while it waits for a slot.
+// A missing, unknown or no longer waiting `callId` is 400 naming
+// `decisions`; `arguments` that are not an object, or given with
+// `approve: false`, 400 naming `decisions[i].arguments`. A run not in
+// `requires_action`: 409 `RUN_NOT_WAITING`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /agents/{agentId}/runs/{runId}/approvals (the `DecideApprovals` operationId).
+func (c *Client) DecideApprovals(ctx context.Context, agentId AgentId, runId RunIdPath, body DecideApprovalsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDecideApprovalsRequest(c.Server, agentId, runId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -10774,6 +11117,60 @@ func NewGetRunRequest(server string, agentId AgentId, runId RunIdPath, params *G
 	return req, nil
 }
 
+// NewDecideApprovalsRequest calls the generic DecideApprovals builder with application/json body
+func NewDecideApprovalsRequest(server string, agentId AgentId, runId RunIdPath, body DecideApprovalsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewDecideApprovalsRequestWithBody(server, agentId, runId, "application/json", bodyReader)
+}
+
+// NewDecideApprovalsRequestWithBody constructs an http.Request for the DecideApprovals method, with any body, and a specified content type
+func NewDecideApprovalsRequestWithBody(server string, agentId AgentId, runId RunIdPath, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "agentId", agentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "runId", runId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/agents/%s/runs/%s/approvals", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewCancelRunRequest constructs an http.Request for the CancelRun method
 func NewCancelRunRequest(server string, agentId AgentId, runId RunIdPath) (*http.Request, error) {
 	var err error
@@ -12219,6 +12616,42 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /agents/{agentId}/runs/{runId} (the `GetRun` operationId).
 	GetRunWithResponse(ctx context.Context, agentId AgentId, runId RunIdPath, params *GetRunParams, reqEditors ...RequestEditorFn) (*GetRunResponse, error)
+
+	// DecideApprovalsWithBodyWithResponse Approve or Deny Tool Calls
+	//
+	// Decides every tool call a `requires_action` run still waits for, in
+	// one request. An approved call runs with `arguments` when given
+	// (replacing the model's), else with the model's; a denied call is not
+	// run and the model gets `{"error": "denied", "reason": "<reason or
+	// 'no reason given'>"}` as its result. The run then goes on: the
+	// answer is the run, `running`, or `queued` while it waits for a slot.
+	// A missing, unknown or no longer waiting `callId` is 400 naming
+	// `decisions`; `arguments` that are not an object, or given with
+	// `approve: false`, 400 naming `decisions[i].arguments`. A run not in
+	// `requires_action`: 409 `RUN_NOT_WAITING`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /agents/{agentId}/runs/{runId}/approvals (the `DecideApprovals` operationId).
+	DecideApprovalsWithBodyWithResponse(ctx context.Context, agentId AgentId, runId RunIdPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DecideApprovalsResponse, error)
+
+	// DecideApprovalsWithResponse Approve or Deny Tool Calls
+	//
+	// Decides every tool call a `requires_action` run still waits for, in
+	// one request. An approved call runs with `arguments` when given
+	// (replacing the model's), else with the model's; a denied call is not
+	// run and the model gets `{"error": "denied", "reason": "<reason or
+	// 'no reason given'>"}` as its result. The run then goes on: the
+	// answer is the run, `running`, or `queued` while it waits for a slot.
+	// A missing, unknown or no longer waiting `callId` is 400 naming
+	// `decisions`; `arguments` that are not an object, or given with
+	// `approve: false`, 400 naming `decisions[i].arguments`. A run not in
+	// `requires_action`: 409 `RUN_NOT_WAITING`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /agents/{agentId}/runs/{runId}/approvals (the `DecideApprovals` operationId).
+	DecideApprovalsWithResponse(ctx context.Context, agentId AgentId, runId RunIdPath, body DecideApprovalsJSONRequestBody, reqEditors ...RequestEditorFn) (*DecideApprovalsResponse, error)
 
 	// CancelRunWithResponse Cancel Run
 	//
@@ -17217,6 +17650,219 @@ func (r GetRunResponse) ContentType() string {
 	return ""
 }
 
+// DecideApprovalsResponse200Headers the declared response headers of an HTTP 200 response for DecideApprovals
+type DecideApprovalsResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// DecideApprovalsResponse400Headers the declared response headers of an HTTP 400 response for DecideApprovals
+type DecideApprovalsResponse400Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// DecideApprovalsResponse403Headers the declared response headers of an HTTP 403 response for DecideApprovals
+type DecideApprovalsResponse403Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// DecideApprovalsResponse404Headers the declared response headers of an HTTP 404 response for DecideApprovals
+type DecideApprovalsResponse404Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// DecideApprovalsResponse409Headers the declared response headers of an HTTP 409 response for DecideApprovals
+type DecideApprovalsResponse409Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// DecideApprovalsResponse413Headers the declared response headers of an HTTP 413 response for DecideApprovals
+type DecideApprovalsResponse413Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// DecideApprovalsResponse415Headers the declared response headers of an HTTP 415 response for DecideApprovals
+type DecideApprovalsResponse415Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// DecideApprovalsResponse429Headers the declared response headers of an HTTP 429 response for DecideApprovals
+type DecideApprovalsResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// DecideApprovalsResponse500Headers the declared response headers of an HTTP 500 response for DecideApprovals
+type DecideApprovalsResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type DecideApprovalsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RunEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *RunNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *RunNotWaiting
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DecideApprovalsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DecideApprovalsResponse400Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DecideApprovalsResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DecideApprovalsResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *DecideApprovalsResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *DecideApprovalsResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *DecideApprovalsResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DecideApprovalsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DecideApprovalsResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DecideApprovalsResponse) GetJSON200() *RunEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DecideApprovalsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DecideApprovalsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DecideApprovalsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DecideApprovalsResponse) GetJSON404() *RunNotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DecideApprovalsResponse) GetJSON409() *RunNotWaiting {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r DecideApprovalsResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r DecideApprovalsResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DecideApprovalsResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DecideApprovalsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r DecideApprovalsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DecideApprovalsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DecideApprovalsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DecideApprovalsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // CancelRunResponse200Headers the declared response headers of an HTTP 200 response for CancelRun
 type CancelRunResponse200Headers struct {
 	RateLimitLimit      *int
@@ -20620,6 +21266,54 @@ func (c *ClientWithResponses) GetRunWithResponse(ctx context.Context, agentId Ag
 		return nil, err
 	}
 	return ParseGetRunResponse(rsp)
+}
+
+// DecideApprovalsWithBodyWithResponse Approve or Deny Tool Calls
+//
+// Decides every tool call a `requires_action` run still waits for, in
+// one request. An approved call runs with `arguments` when given
+// (replacing the model's), else with the model's; a denied call is not
+// run and the model gets `{"error": "denied", "reason": "<reason or
+// 'no reason given'>"}` as its result. The run then goes on: the
+// answer is the run, `running`, or `queued` while it waits for a slot.
+// A missing, unknown or no longer waiting `callId` is 400 naming
+// `decisions`; `arguments` that are not an object, or given with
+// `approve: false`, 400 naming `decisions[i].arguments`. A run not in
+// `requires_action`: 409 `RUN_NOT_WAITING`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /agents/{agentId}/runs/{runId}/approvals (the `DecideApprovals` operationId).
+func (c *ClientWithResponses) DecideApprovalsWithBodyWithResponse(ctx context.Context, agentId AgentId, runId RunIdPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DecideApprovalsResponse, error) {
+	rsp, err := c.DecideApprovalsWithBody(ctx, agentId, runId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDecideApprovalsResponse(rsp)
+}
+
+// DecideApprovalsWithResponse Approve or Deny Tool Calls
+//
+// Decides every tool call a `requires_action` run still waits for, in
+// one request. An approved call runs with `arguments` when given
+// (replacing the model's), else with the model's; a denied call is not
+// run and the model gets `{"error": "denied", "reason": "<reason or
+// 'no reason given'>"}` as its result. The run then goes on: the
+// answer is the run, `running`, or `queued` while it waits for a slot.
+// A missing, unknown or no longer waiting `callId` is 400 naming
+// `decisions`; `arguments` that are not an object, or given with
+// `approve: false`, 400 naming `decisions[i].arguments`. A run not in
+// `requires_action`: 409 `RUN_NOT_WAITING`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /agents/{agentId}/runs/{runId}/approvals (the `DecideApprovals` operationId).
+func (c *ClientWithResponses) DecideApprovalsWithResponse(ctx context.Context, agentId AgentId, runId RunIdPath, body DecideApprovalsJSONRequestBody, reqEditors ...RequestEditorFn) (*DecideApprovalsResponse, error) {
+	rsp, err := c.DecideApprovals(ctx, agentId, runId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDecideApprovalsResponse(rsp)
 }
 
 // CancelRunWithResponse Cancel Run
@@ -31660,6 +32354,510 @@ func ParseGetRunResponse(rsp *http.Response) (*GetRunResponse, error) {
 	return response, nil
 }
 
+// ParseDecideApprovalsResponse parses an HTTP response from a DecideApprovalsWithResponse call
+func ParseDecideApprovalsResponse(rsp *http.Response) (*DecideApprovalsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DecideApprovalsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RunEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest RunNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest RunNotWaiting
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DecideApprovalsResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers DecideApprovalsResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 403:
+		var headers DecideApprovalsResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers DecideApprovalsResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers DecideApprovalsResponse409Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers DecideApprovalsResponse413Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers DecideApprovalsResponse415Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers DecideApprovalsResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers DecideApprovalsResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseCancelRunResponse parses an HTTP response from a CancelRunWithResponse call
 func ParseCancelRunResponse(rsp *http.Response) (*CancelRunResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -37729,6 +38927,9 @@ type ServerInterface interface {
 	// GetRun Get Run
 	// (GET /agents/{agentId}/runs/{runId})
 	GetRun(ctx echo.Context, agentId AgentId, runId RunIdPath, params GetRunParams) error
+	// DecideApprovals Approve or Deny Tool Calls
+	// (POST /agents/{agentId}/runs/{runId}/approvals)
+	DecideApprovals(ctx echo.Context, agentId AgentId, runId RunIdPath) error
 	// CancelRun Cancel Run
 	// (POST /agents/{agentId}/runs/{runId}/cancel)
 	CancelRun(ctx echo.Context, agentId AgentId, runId RunIdPath) error
@@ -38742,6 +39943,30 @@ func (w *ServerInterfaceWrapper) GetRun(ctx echo.Context) error {
 	return err
 }
 
+// DecideApprovals converts echo context to params.
+func (w *ServerInterfaceWrapper) DecideApprovals(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", ctx.Param("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
+	}
+
+	// ------------- Path parameter "runId" -------------
+	var runId RunIdPath
+
+	err = runtime.BindStyledParameterWithOptions("simple", "runId", ctx.Param("runId"), &runId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter runId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DecideApprovals(ctx, agentId, runId)
+	return err
+}
+
 // CancelRun converts echo context to params.
 func (w *ServerInterfaceWrapper) CancelRun(ctx echo.Context) error {
 	var err error
@@ -39232,6 +40457,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/agents/:agentId/runs/:runId", wrapper.GetRun, options.OperationMiddlewares["getRun"]...)
 	router.GET(options.BaseURL+"/agents/:agentId/runs/:runId/stream", wrapper.StreamRun, options.OperationMiddlewares["streamRun"]...)
 	router.POST(options.BaseURL+"/agents/:agentId/runs/:runId/cancel", wrapper.CancelRun, options.OperationMiddlewares["cancelRun"]...)
+	router.POST(options.BaseURL+"/agents/:agentId/runs/:runId/approvals", wrapper.DecideApprovals, options.OperationMiddlewares["decideApprovals"]...)
 	router.GET(options.BaseURL+"/runs", wrapper.ListRuns, options.OperationMiddlewares["listRuns"]...)
 	router.GET(options.BaseURL+"/agents/:agentId/conversations", wrapper.ListConversations, options.OperationMiddlewares["listConversations"]...)
 	router.DELETE(options.BaseURL+"/agents/:agentId/conversations/:conversationId", wrapper.DeleteConversation, options.OperationMiddlewares["deleteConversation"]...)
@@ -39675,6 +40901,20 @@ type RunNotFoundJSONResponse struct {
 	Body ErrorEnvelope
 
 	Headers RunNotFoundResponseHeaders
+}
+
+type RunNotWaitingResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+type RunNotWaitingJSONResponse struct {
+	Body ErrorEnvelope
+
+	Headers RunNotWaitingResponseHeaders
 }
 
 type TooManyRequestsResponseHeaders struct {
@@ -46891,6 +48131,335 @@ func (response GetRun500JSONResponse) VisitGetRunResponse(w http.ResponseWriter)
 	return err
 }
 
+type DecideApprovalsRequestObject struct {
+	AgentId AgentId   `json:"agentId"`
+	RunId   RunIdPath `json:"runId"`
+	Body    *DecideApprovalsJSONRequestBody
+}
+
+type DecideApprovalsResponseObject interface {
+	VisitDecideApprovalsResponse(w http.ResponseWriter) error
+}
+
+type DecideApprovals200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type DecideApprovals200JSONResponse struct {
+	Body    RunEnvelope
+	Headers DecideApprovals200ResponseHeaders
+}
+
+func (response DecideApprovals200JSONResponse) VisitDecideApprovalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DecideApprovals400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response DecideApprovals400JSONResponse) VisitDecideApprovalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DecideApprovals401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response DecideApprovals401JSONResponse) VisitDecideApprovalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DecideApprovals403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response DecideApprovals403JSONResponse) VisitDecideApprovalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DecideApprovals404JSONResponse struct{ RunNotFoundJSONResponse }
+
+func (response DecideApprovals404JSONResponse) VisitDecideApprovalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DecideApprovals409JSONResponse struct{ RunNotWaitingJSONResponse }
+
+func (response DecideApprovals409JSONResponse) VisitDecideApprovalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DecideApprovals413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response DecideApprovals413JSONResponse) VisitDecideApprovalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DecideApprovals415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response DecideApprovals415JSONResponse) VisitDecideApprovalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DecideApprovals429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response DecideApprovals429JSONResponse) VisitDecideApprovalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DecideApprovals500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response DecideApprovals500JSONResponse) VisitDecideApprovalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CancelRunRequestObject struct {
 	AgentId AgentId   `json:"agentId"`
 	RunId   RunIdPath `json:"runId"`
@@ -51039,6 +52608,9 @@ type StrictServerInterface interface {
 	// GetRun Get Run
 	// (GET /agents/{agentId}/runs/{runId})
 	GetRun(ctx context.Context, request GetRunRequestObject) (GetRunResponseObject, error)
+	// DecideApprovals Approve or Deny Tool Calls
+	// (POST /agents/{agentId}/runs/{runId}/approvals)
+	DecideApprovals(ctx context.Context, request DecideApprovalsRequestObject) (DecideApprovalsResponseObject, error)
 	// CancelRun Cancel Run
 	// (POST /agents/{agentId}/runs/{runId}/cancel)
 	CancelRun(ctx context.Context, request CancelRunRequestObject) (CancelRunResponseObject, error)
@@ -52015,6 +53587,55 @@ func (sh *strictHandler) GetRun(ctx echo.Context, agentId AgentId, runId RunIdPa
 	return nil
 }
 
+// DecideApprovals operation middleware
+func (sh *strictHandler) DecideApprovals(ctx echo.Context, agentId AgentId, runId RunIdPath) error {
+	var request DecideApprovalsRequestObject
+
+	request.AgentId = agentId
+	request.RunId = runId
+
+	var body DecideApprovalsJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DecideApprovals(ctx.Request().Context(), request.(DecideApprovalsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DecideApprovals")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DecideApprovalsResponseObject); ok {
+		return validResponse.VisitDecideApprovalsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // CancelRun operation middleware
 func (sh *strictHandler) CancelRun(ctx echo.Context, agentId AgentId, runId RunIdPath) error {
 	var request CancelRunRequestObject
@@ -52537,618 +54158,637 @@ func (sh *strictHandler) TestWebhook(ctx echo.Context, webhookId WebhookId) erro
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P17c+M2mjCKfxWUfvtW27O0Wla7O2m73npXbasTTdqXseVkMlGvCZOQxJgCFAK0ren1f7865//zEc8n",
-	"OYUHAAmSoETZcpKe8dTWpi3ijgfP/fKlFbDZnFFCBW/tf2mRezybxwT+fUw4xxNyTubxQv7N09kMJ4vW",
-	"fms4JQhPCBWvOErgs9e6xXFKZLMQCyz/Cw0GYWtf/euqs/tr+Ob229neb937b27e370V75LO4p/4Omh5",
-	"rZmaC5rP+EQ3vu7efJvszd7Rb+ed37p8T7y7vYPGAptZZiwkcWu/NZmLnbftdzuCJAluea2E8DmjnAyj",
-	"GWnt73bf7LXfei3Bbgjll5yErf3dt52HvF1rv3WMkxsiOIoZu0HBlM3niwM0JQlBEUdTdocGKCE4RGJK",
-	"Zm05BWMzWLD8x9Xe23ctryWiGeECz+at/Va30323s7u7090d7nb2O539zm577+27f7S8VspJAl3lP652",
-	"u29aD16Lp0FAOG/tiyQlDw9efgG/pYSLoyghgSheRA+F8CvS54e2xJSggNFbknAsIkbl2uVvcqJXfNu+",
-	"KEHuhbxMEsdoRhBGv7Ib0navrrKaAT1nbFZejVlGRBFG8lg8dBeJKYoER/MYizFLZnJ5MLW1FPOT/OcU",
-	"UwpXKhIcRnSyE0yxbGz6t/ZbYcQDloTy0JyXoDb20xQLFDK0YCkS04jeIHzNUgHHEaRJQqhAM7jz/9Nw",
-	"0xciIXgmgaf8GjieEbN7D2aAd4G46WFt1rVk1U5d/XNsQK38iFFSWrt8EIjcyvcP66YolI2y5baicB/t",
-	"jqh8b/voy6glFnMyau2PWlzgRIxa3ih/vPD78uc7aj2M6IjKUbuuUeGFwqgAE1TArz9NFyiMQqvzm+ad",
-	"1XlNo+CG0Ha7bQ2y5xpE7v8R24IOCi+NWvtfRhauGbX2ux1vVMBJo9b+291u+43sJlEYzFFAYqPWAyy0",
-	"Vb7FjziKXTA4T9htFJIEjaEBwmNBEti8gi4EN2bD4ld1uSRJWAKd9b/kIQcsVF973/VPhleXJ70fe4NP",
-	"vQ+f+vbiVQtJhSQ6pEwgfIujGF/HpA3tQiJwFHM1JhdYpLw0Z0IwZxR+PJb3lZ92ggVBcTSLBCL3ASGh",
-	"vPCHmrs7JzytIBD9o74weIyoW7qlfyd4f/BaU4JDkgAbAvcWDiaUJergQsKDJJpL6qYhf0Zm1yThiI01",
-	"6gVsDf/GlN+RBEWqu6aPcaR4F8FYzBGmocTf8ziiEzPUtocCNpvhHU7mWN5w6EmiZkZmSUiSA4Svubyr",
-	"O4k2KaME3WEuCSgPpmSGLX5KUjM5lwdTXgVTFgWSTpDZnCRYpInEuPJGWvuSFER0AqfQH+KJe8cJ4SxN",
-	"AvKKI0nqJaHHcieIUBGJBRJ4coAigWbslnBFg8ktSRZIktcJQd8RgfiU3XG0hWnGy82ISKKAI8yjkGy3",
-	"0QWhoRzlGgc3cvuD8c4xFsEUsUT++4RRon6o2/So9c2o5dzaORbkk3w0O/D/q7sc9IcfEfALbIz+vlNq",
-	"LyfMpnnXsWfXc0VUkAlJSpOdkxmOqFxE8wmzPoVJ15mTE8cGL0jAaMhRSkUUA6xeR1QyPAqZvJLXRkN2",
-	"J++aCF6YfK+7anYiksVOTyKU+pkFQ3dYXi8Zs0TClEgW5W0WZ5pFNJqls9b+rueatXJN1bmP8b0cwbwk",
-	"juYkQbOIpoKY51s4hvUu2nlt1UWcm8ljMhYSsG2OSp/6ysW8fb/WYpwwcEmjeyRlBrTF1aVsIywRShRM",
-	"1wSJ3W/ev+2+fdtdcUYPXksitBkRBr12ez8qDOLGNL1uT9I6wQIWZ7imhGi3/N12x/ckWvA77Tf+gcKG",
-	"M4IpR532G08iJ6FYFDUQxwu+XVh/a7fdaXmtSM6rsH/La1EspTe5xh2zyAI44vtPhE7EtLW/+86FZXpG",
-	"BnXtzGC9KJRIcxyRxEO+klVHaafzJohC+C/xiwttIM7CLuZYTPM9GHFYipy/pRHQMsXtO/fT7XRcGzq0",
-	"RLtBeCZncO7NFgHLW5Tflu8QWiwVwR0bDApLe+I+j0gcSXpVd3eh/l7e2900XL412UDtLNzF3es3wV74",
-	"lrwbfzP5dvr+1xv3zsJ8MU/b1SAkszkThAaLH8jChRxvCC+8LI7HROJpwM37UqgmcyIxhKTowgieN2QB",
-	"XIyYkhGFX65ZuIBGEUXdPTRlacI9NE7YLO+Fg4ClVHiaR1ITj6OEixHVbBOe4IiiLcURwxRy4G0YWUqi",
-	"IZPISfa7Y8kNEndRQNrICMQjKhcGS8WUiSlJ1Loijva6XeQPjvrHZ6fD/snhz1c/9H++Ou9fXvSP/ANr",
-	"m9MoJiOaLQxxEcUxSlLKYZTO++oog5Ory4u+30Y9ixHEYkS1WHRDyByEgGlEJx7iDLQTcMBqYDxOCJ+2",
-	"0a48+O7bt2ieRFRIYWFEexeHg4FkohIcSAx6kO1Mn+Yrnl9JxGFodkflYowqYESVaiBSujO8kJy/aqnk",
-	"cMRoQCTbNcUcERqSUJ6IluHUVuBXc7LIBzHF15JDYX/tEa1DqhYw7khodHNwb8fd62+C92QnSAgWZMco",
-	"ZTDnEReYipZXAPy3bz3JJWRoWZIbIUgiV/Dfv4xG993Ozmh0/03/83/+h5MxHIyBo6w+jt5cnpqSbYCH",
-	"ZVSeoqFEGT8smWal9YrkURK0JcnSX/zt/ZG6qruIE3M+eixunk8mL3C0t9sdUf/svH94enI0GA5OT64+",
-	"9gaf+ke+gvBgSoKbrJ9eE04IzCkSTDkO5NKXXYHmp1dwz9b5vt3tug9N8uJ1B6e29KazpyCGMo0epNjS",
-	"5PDkf9kY4bJIhOKIC0X1/+IDNa/bZS4pPHmrdeKCIDPFTM7xhGRr+S0lySJfCrBRhSWEZIzTWIDEKmfX",
-	"7K3E3yuY3eNcZV09ccVcKCUg0KiMBfJBtWIeKxvDw9ePe4Jv5cNvu8lQriNfRoXyM12tR88P+91e+dlW",
-	"T/4MT0h1r/JXRFMpNWsCs1t3+vJm3Ie/u/K0z9Ol/E6SVticJKXLWQHZYF0mJ0mfztucp/QC3tvHKHbK",
-	"Z6cSsQEpktgeBZKegJAScXSHF3XHqx5x4YD/IyHj1n7r//c6t/K8Vl/562wZ2aKAyq9elFmK4gpqVwNf",
-	"11qN6iFX8xO5njJ2U8f93anPVeZvFe+n7zv4Zta92aPv5t/+1knUfd+77/suW8hT7tyyM+UqrUuaKSEz",
-	"EwgFzIbn8zgKgJF+/StXglm2iy9KKam6hCAdlVWfLc8oNMHcAJpLyV2u1FvCJkWy0HqD7jeeucZ9PetD",
-	"ZqqTE7s1qgVb1hjHnDw0hYK+nKRPb0nM5kQdXAmzlveqjC3YrCSikujeEtDWwZKBPoH9yWxcLzhgdBxN",
-	"0oSEbZQhbNNL62JxUamegpZknHLCjbGHo7FsjQLG4p2Q3VGlYjTdXnFkqWI8RGJO0JsO4tv7it1Wo74C",
-	"LhG97bzRDAXjZqYQxGhghFGAk2SBfGtEH9r7+rrb+e356mC0VgEUHR5KWAqMYzqXD8PSsTrUNq5r0j1e",
-	"l5vXq9iajZJ3cSvOmo4im1eVX0t7W03rFFjL+lc7LNNCNR2pcB5ONVLzkeBM5EP6gEOt93oauhmc/Nj7",
-	"NDi6Ou//7bJ/MSwim3FEYrDhS1xzph8BoBWNhGYpF+iaaJ5yH7E5oTiSMqiYJmweBR6aJOw3D00Ym8TE",
-	"QyyO8QwXEc+A3uI4ChEYSOABFuZ7VgxU2r42cJsXiP43+oLgEDyk9owefETxzMjJIROSc5ZUJlMx4lB1",
-	"AWYbsIfR0HmIp8FUq/bZLUl2YkYnWks1CBXT/S/7jv+VX6OtyDth4qPEzE97l4enJz/2zy96IKmenA6v",
-	"Pp5enhy17HdjTwo0cCyn/R0IdrYctEWZhmlDb0F6xnEMxFJrUbYl0XZvSNFX1XuKJSlX49nqx5dn8bU+",
-	"C6P33cyTOOp/GvzYP/+55jmYyX6np/BT/8P3p6c/uB6DFjOWPofqZtRTMH3tx2A01i8P4Wt9CB9Zch2F",
-	"IaFPfgH9Yf/q7Px02D8c9o+K3No8YYIEGjwJldJbaDNrIYmJIGdZKyk6cSIQ0xoAwMIHKIgJljKWYoXO",
-	"esPD75W63iUuvhoqDTLqGQ3yKzmsXgoJlQ4JZo4YfWZW7uLy48fB4UCSqLP++fHg4mJwenKBtrDy9Lwh",
-	"C7lXjO6SSJBtD5WPE4TLwjB/uzwd9tBWgR/8LWUCewiEuYcXnu2rfZNF892AXvInam7cpqsCjcqNWNrk",
-	"F3FUstzAqzR2MeWn8pyPxrlmD2x2hYVqK6NfWq1fWe6BNr4plUskENHOKRMiQHOjbDIvz+Zf4tmck5ST",
-	"cLPvRhmOC+9m6Hood5grLAw6O2241WD7uz4atWCloqs+kGyZmh2MMReZFd+1drRVsK+zBPQLL4Tmq30x",
-	"VJCE4rifw/3jtXXD/vlJ79NV//z89LxV1KKpWbTGe8sAUxSiN+Mufh9sPzP3Za/MQ5iilJL7ueYClWL8",
-	"AB6ACSsJcJJEBMScSC+evwD5VwvkoMQ9NvC4CZ30cf/iovdd362T1kFHRVW0FP2vCSKzuVgUxRW9MCS7",
-	"KWcdZf77XbTLeiPKR8OXSwC+aRZxDl5LsF6J6AVjKGaSiSoppoFOKKIAB/DyUL7Wh/IDZXcxCSdkM0qx",
-	"H05Of/rUP/quX6MVy6ZDIQvSmZTZ//SqYsee6vTEZlMv3NHX+h6OyYxtSkN83D8+rdUPq4n+/NBf3kQd",
-	"6M9gPy+A//UCPkDmIaPjOArEBs2FHy4vfi55DYGj20onuYeizF2NPb9OeckFPEnpn15BNaIlDVXZHCkP",
-	"TInvhQ3L14ZlL4RpqPzWuUiwIBPQ0vkJ+ZUEws8M/bIlqPSypeFIaP3EHYZlsPmchOh6kZ2fPu9tz3L7",
-	"kZdluRlgAacMjscvL/3rfembonEgS9QSOSXmfAVUrrSNOjIHTteZ2592rQanP5CUSIJuyPyF//t6HwcL",
-	"ySZUY8enR/1cL2bRPjunzPuW1zLOnK39lnJXs7UIEH8OnrU+tPdRyIjyMCX3EcSKQwKPkMFvU3wLkVeE",
-	"g4kjUnrnIg2dFR11s/E4SW6JUohBC5jvAAVTxjjJ6QN8G2sKA8/jWZ+0dYyetbjcz1i7sRbo3FZKbyi7",
-	"o/J0EiKihISqn5e11xfrgX9cHrO63UYfweNWTWM725ZOyiKQ0BYIJOEoEmWnWXmVvsmUY7nuqi8Hlosx",
-	"F3jBka+cjP0XFPKVopDNENYSMWtVnR3+EKLqSUqnwDW3GUdhHXF9AeKvF4iPWRiNo7q0KM64PuV6XYjJ",
-	"A7wYHpjAwBJAmCQky1YIbdxZPV6A508JPKdzQnuDzQYiqcQIqTVcmbPBzoihfdQoNAl4gNY+TeM4D7GS",
-	"hD650sFJjVGq2j0g1nOTANCBWH17eB+9NukhrC36+xsJQPoJ4ntMKh6IJuIIwonqApG8UhzQJLrVuQNe",
-	"Yn5eYn4Kr3xTkT+RstheaSa+tSIkRwfI7SMwtMppMeSFTHmuxdIcCrkHNkS/cDMsb1mhwIWpn+3BO+eB",
-	"l1/64u8jrKN2crssvHTVDl49ZXlGTI4w8uXW/ereD5APW7clFNneDhba8s2p/NL53E5YTF48Sb/yd7kh",
-	"H++I8nQ8joJIkqY5SQAYGeVVf7je2QB8mjM5GbQRIPRm3bTmIOKIQW46cMJ2E9+807O9x/IU+im6N+yr",
-	"BDnacTvAVKkCaJjhopcH81U/mA36xRn/MQ256/rF/Tm40eImJPi/+ND9Gz6LTSnEQUvqeBDPopPeR0/X",
-	"nP85XqF1bLY0+Io30YS/PL2v/+ltRpuswIgycQUa45oX6K/KPul6RUbhYtQLkHggKmiAM9ELbF9/Irmr",
-	"dCz+vv7Jd+/qRb/9L/bCzvAiZjgcMvYJJ0/1E5+rwa4EY1cxDGe/Mq0kUUE0SvHI0W5n79u337xD1wuh",
-	"5AcXyfnjn0llZ5oUFfeCjqMPL+/hq34PQ8aOMV2YFNZPew8JFuQKFO1XlqLdehFVRbxXiNbc6xp1c93T",
-	"sKd4pldRngIehGNrSj+Qb8lmR19xFDCqcoAHCxTgOYThJQQHUxIelJTtHC+4zp+pc/O+KNf/TZXrlxSn",
-	"YsqS6J9PjWo1yB3Po6sbSMhbVa+zJNM1a2Ve3buTqyJU6Pmf7e25pinoy/VuNDkyGkg7lmmG4zFLZhK1",
-	"aK8giWNu2Q2B/ZL7eRZ2ZY6cp/M5SwQJj0kY4SHs+ClHn+YjXs3kkFdwiqXcSXLwHTkZMlnMytP8efkD",
-	"9w5tJiEyAj1V1gfH1l7Yhq8QTW2UgT7r/fzptHd0NTw9vfrUO/+uvzYD/Yx+UJXFeS8s8L8YLCfAbEby",
-	"wvMyaE8A52p294rexXhR6RTvIeIRDZTK05RDyeoigfn2eWG8umKvkMTdsUxw/iqu8SBLgC+5XN3l5Vl8",
-	"pc/iPKUfIxrx6VPfw/nlydXHwcng4vtyqrAsD7RcVUwECat+60mqI6DihOBwgcZ6Tc/6IOwle1lQlVmC",
-	"Lp+R+XqrbfimNEeewvwF7r9OuN+M7l0CkduP+zz9vTKlFtbg5dFMKc319cuCpCCosOQK/uIh9LWC9kbV",
-	"fOe9Yf/q0+B4MLzq//2w3z8qY3c76/9e96GhCjDG4pmTbTsW7jl1eHOS7BjX2Vot3ouO7t9OR7c57dzl",
-	"Se9y+P3p+eAfJRlhmWruGZ+GvR5vE7q1zWvVLk8uLs/OTs+H/aOr4/7RoHc1/Pms/xit2rOeo2uR3ote",
-	"7F8dNegaQ5thICu5vQtQrqf6o/KMAzNp0oS/hAT+y8J0BkKmsC+Edx3iOb6O4khExCT9npPE/EXuBcjI",
-	"umkSWlWDrxmLCYYi9vOUT0+YiMb6TXB3M5VsQZ9E+fNDZg5h17+SAI4xX2SyrEovCnASSjGo1+2h3Xan",
-	"raLyrX0EpV0ue0HOk4FnBOXoBnSeimMWqoEiQWb2bk1Rr9zQliR4YXU/TcVj+1t7d7RXJckcHzgJ0iQS",
-	"ICxECZnJzRamXnEYF9X+rvWZaS5kT7U5HCpdLI7PCrfRcEI1UssFGPwmiuO1dgFXeiG7ORdveBvw7h7j",
-	"gKw/eNbVNcHtsiLaxsXAT+chFiTsCcgdUK0NmNeY+0XddxEs3PvIJ/eK78AF0k44zc7785I3mm+/gkVM",
-	"Xe8Pqlx59RD8v16cnpyfHbq27WXdawuRQ33xrLy4c4w0iR2Po3SkspFXWW11AcuOQYFYteYngiPMvRCT",
-	"8EDdu6qTypEfTLFQddkoBGHPSZKXEkaqWizaigQHHb2HrAkgY4XmP1Th9OIFrMIdput6GCkKnc2iRyLI",
-	"WgTGHosyBZ6s1aMEDlFoKj2WnxkMXAcFiYjGWOVfK94C1l8G7nNbdUkzInCIBa7HrKrwZGVRtQc7x8l6",
-	"pOAMJ2LlsVnbNFPUHFX/Vj4YYAqqL+YCHOl3QLBSla/3kS/3v49UGc9et/dXzuj5PDBOD0iiEV3bE8UR",
-	"JdxDBAdTNGZxzO50ojR0HWN6A98PEEb+PppHdOJD+WI9WbJAu2+zSGlVXfEORwKqJ5Sxi9e634EF7jTj",
-	"0KvrhiPsdXvfETHE/MaKxq3SCvAf4RKP+Lq5j7Y03+N4+dOIC5YsTP3RL3kh3U61kG7tkxaEYiX4LEeg",
-	"UVh31d8Ph2e9VExLtL3yRq4JTkjykSUzLB71Sng28PKl6nY1y9UXlEXNlJG5BLSd87NDFQSmcg7ttjto",
-	"RsSUhVwBqq/CemNwsx+PqK+KFraTedCGkQd0zHykJuZoy7dSDSnS8IrrKDMpR6pqfyOKOfJLinzfyzSd",
-	"mlS94nlxQH/Yu7DkPf9gRH2DTHwwdJlyNBgSokV0wrcPIB6n036T7QlTvVQQEkfUl4vysxLnxoYGaQVL",
-	"3DdIwS5oLp4jbLPdcgGmQXwlHCGSNBBpQsJsC1ucEISv2S3ZLubOWgUQsMi8/XLAqH2iFmh0250soZUm",
-	"+/Kd5jeUN71WrAZUjh9RFUIEoaoQ7B0JTuIx2sJK4wQJHE10QzbDhAgJbGbIEdXZJWQrOTXRKoFt1wWp",
-	"Z4/p4nTc2v/lS4umsU74USAp2SvLzlJV9m49fPacCWayyMgtrAELQXIu1W3bQySYsryShank8uC1fuWM",
-	"JvPAccDxHeTY6rY7bk5PgauDSbwg1KST9z0Ef14YgdT8DkxkFa/K5wWPBlq95oSGcojsbxhGdRaY3/DX",
-	"EyJ09077jT5yF/nFiuzmJ79SNMr2YEBQ3saKXiW60qDHJzLBwULPJCc9U2tt3FXO97eUJAvTsQIhPYqc",
-	"G5KnWFkzICMLwUI9iPp16jGcS8nwGqPgjFNCAwbwMkCqIAJJ7ydsR/8ISt5zfGcKFZTQhCbwq/GE5mCa",
-	"IQpdVpZEED7pJ4SnsVDwp3w6q4xAppJsxpr0TT3vZ0UNUKL9AMkxtb+8hTYClsahqcAgkeETEYM6pcc/",
-	"N8OrrX4CEuKatFPoZ52Rc4her7Uqnn8J6gXgutfrbmSawgCViy1g2H39Qh1HeJCjWNNK/nEwosCsAy8N",
-	"DK4TRWcDFw4PSKd81iOqUcR+AUXICTzgVSDJTAV1C9Nb+fxASyPIIKWW0VKIROb1SKOeA1brWFud2Wm/",
-	"0a99t915xZHvUPH4Wey0RJFBHMl1Kj5hTEQwNcUXWSqQ3+v2drQiw39RlBb1TGRMkoSEwwRTLg9585qq",
-	"TvtNHX4yCtTCbutUqGsoQcqw+HyKWwXi/4rqW7f6sKDW3Zi2tqiF/DHT3T63FlcjqH9h9ZXa4YaVWAUW",
-	"1MXomdQqOUJHW/5NREMQ9A0l8h3KGzA43+sDn+F7o8XZ7X7rwB9yyJqThxkG4WbvZaPH77USpmznjQY5",
-	"l41Bw8tvnPsqXSecjX0Ser517tYSg1Zp5gqCokonXWY4cuHQde2Q+RGbt1R6h0FA5oKEjyaQ1zELbmqs",
-	"sN66GsOy6fcQFr8mMLlohKW4WUdYfQJIl2BmhSbIgmbHo5dgVWDhBItDhOHn6wXS739L1W7zkD+OYq19",
-	"AK2cy4bzmDcqh1270xJE8khUAbX1mj3Spad9rnEEoRIef2mlnCQtT2WWtXrmK65jSn5HvbNZVYUVnAox",
-	"b2Dnha9LTwXEQQcMSuRYR3XkNxeUGbr3CMSecQ4OlFOgZJUD0ihn/SmtN9/QOLl52DahL2tL43VECsyO",
-	"+YFlM6yEAZeU7gCLcYInMysjDhREkWKxC04MPOwoGdgJMvM5oTWOQdjiJtcGouVAU3uTMebicJrSG/eS",
-	"Ho/E1uM1dPPiVWbnsfIybeXpKnbDqXN+JlPgZmjrKjWJeSUFbM/T61kkBCQhuWPJjTK+grvBTja4Z4Wg",
-	"SUmJBiSGf45VQKhcx6+QAFFeRyqmdlftBL2clFgvuEJGnsC0cLPdtdCIwn3RjHCBZ3OoZ6tpmGQYyI78",
-	"tJLEqKkbXUhRiehyc1H6M60yq6E+qpHBKQeS/aE49nVpf1UWjeDZKpGockcwjPvZ/6kQ/2aQiV6A2XbN",
-	"/TWTTMtGB7Tb7mQOSsYSyVW1YxCZniqtgmcpN76izYWXP4swWyvGkjFJCA3IEK5szd01FILXFX/XlXvd",
-	"Us0pJZlcg3PgSTJFuVZUM0oUWdKyTYLv5H/SJLYknHoBp2wmXID5S6WObxuhplYpNLODUzYHHwm+KyDX",
-	"64UgLiVujaSzxAHRdf5lOef89FP/6vKif97y1L/B/6OOTLkcdiuUij/dTRfm/BRx4dDx1mxslRgmZSK3",
-	"m9CKxdT4F9WvI7NKHZa1LUX4+57dIcGMawLyC1yUj65ZamiWfIyveNbC114NI6r6oq0Oigm+VQn8WSq2",
-	"DyynB4SV+fIOSzRrzDnAmo/olp8QkSZ0MAPoFiReZPktp4yyNCHh9gGap3wqf8vd8BFOoHTjKA/ecrl/",
-	"PFmjtCZrWdmNm2TLAz17LvWS25liFadtWziVXs/tRrLEI6+i3Wtugy6C6lo6sqdrx5p7Aa5QnLmM6rVL",
-	"geAntwcBT2NRuZSMZ9HvSb0uqK4BKg95H7OI2lPseo9m4m39g1bCNHINqAPIoj/AeociqfMK07mHyD0O",
-	"RLwwJFrimhmZXZOENzkYXFAwNNyt03fgkaDLLQmk4fQuz4dNXZYhfxUyFutf13A8d03hVuzJizbMl2BW",
-	"fSnwbhBcK3RyFIT8yNL6Xfmq+jRGUjbc4SwR+Dom4IgDYxmvBx/G8dGUxZrCqYGhJM2I5nROfipU7TEu",
-	"odDeSXAeo2X8XfWL62sWn1+OXKI6jFbrCZ+qITxAvtL0qVKoSUp0klfZYhwlXHjIz3RvPmLKm0v+8mw6",
-	"w+bawj9aKfgobWBBC+bS7r9SOYrIQe4vDrpA4PuU2/fFsDfsX/10ev7D4OQ7E15kfzo8PT771B/2j5Rw",
-	"Zn1R+cOAZBpBxPp6cfnheDAcQrqD6kzFH7M5ij9nKdXspr2Tw37l18HJ2eXw6rz/t8vBefnbef+v/cPK",
-	"2L3L4fd5hxpJaTOqvEco8X4/9V2t4m4dvdrvi9ue+KqWocHAbVJfJz5u2UaKIvEU0zAmrvgRipT1D16c",
-	"/Bf30eX5JzTDN7pKow73w0gwFlsFVAJMRzTAcbyPMOLRhJIQ+WenF0MfbV0ITEOchEgnFOBIx4ObgA1O",
-	"hIjohLc5CRIieLt3CIkCL/qH5/2hr1xwORHb6G7KOEHd+/ssyQVIsorpbqMeXSBVukV79W9hivpx9E98",
-	"egFBHEjvfVt2lcSXhIrrsPamimXPEzabC1Xjz+0mv8z/R1f9XgWXxeMHdRIoCDDa8uWw+zqyxfcQFmjG",
-	"uEC779APH7YNBZS38IqPKE4mKQRQHyB8DaFpM4IpR/4XexgP5eC1j76AhWJ/RHUbtYGHhwe/sOEaS4nT",
-	"cSyDx3og/1RmQZc+wMBIlGVmB1zj1jteKZ3dTVlsqsujD4RHoYZrLW1AUBQJPRSJrOQUxN2NaBbyujOO",
-	"YtNBBbhCYJ4pDS/YfCcmtyQ2TSIB2Zwm0S2hbi1Hlppg9VmYN4xDeazR7bpvH8+jPg3nLHJxWOeg/1Dh",
-	"iIcJwYIgVRCcUclnRRMKD0Y/RyrQNQ5u2mC6wuEpjRd1zvet64itXicWoBM0S9X+wqv6HUKzrBMsO+wp",
-	"2IjjBv70w4zMPXwubwUcLGIiyFnCBAlKiNhi1CYMx3ztLSqWfeXpScCKSbia6P9gGpoJYpaQ9QBkRmZa",
-	"JFnW51i1yuXlfkNKdFxqno8wJLN5jEXjIfL2ihFIooA3v/Rj3cF55aqakJPhkF/OdGWslQstNDa9LzSx",
-	"a9Q7a7yU3pCESwSofbSXDXpmNZU943QS0ebS7hm0d+HjOeOi/yhuxIQYfZdGIYHg6FX9z6s9wF282bna",
-	"R9qQDQQf74wJVJ3OISa2ikN/mi7KpbVN8NMBmieEG3yqw7d9K7erFSS1EidwsVhtkjs0NOsCWstuCy7I",
-	"zK1PVt8yzmdKrDQPXOBEKIYNbRlepNvxOp1O3kqleLBMrN1Op9NxWqMavvXCIxdsrt94c+jKMpdsjB6k",
-	"nCTmKRa36q2OQs/yNmQ2ckkZi0/YxveGsOTU0AL0MjrysjJo5l07qJdNIu3jyXHoIwILJax/SCVnvaZy",
-	"+KcpFkYzfkPIHKwZWWm0a82gRYLnQLaPopkyGVXYlFzvk70+vdlar6PGqE9t75DRW5Lw3NCB7weq964N",
-	"6RlaLFDuNebJCHllEpfnwYwl0RqRJWoKi4QXNtFppASG+Co4W8tE1ZwX7+kr9lTctWLLM0EtwzqS026j",
-	"S81ZGx4dJyST3Tgwou0/mKkGAG5ERvQracYSf4gYBM88mht28a7lB0goKE09dASN9VOCUp9Q99PyBH4y",
-	"v/vCyK5kZA3ruZI1PMEqiO3xLGkGW5vhS1fCvlnx782v5vvMEF3XhUi/Vh72hRFswgg+mm2DXo9kihSJ",
-	"DB3BUsv0MF+uMSdXaRI/vAbSwl+rzFKqiG4UqlRSLp1kQf3RkMk1aogsT2xrVbHetbShj5CxmvDNNhdr",
-	"H+bn5dxKmKWgrSrbtSFh5TLNpdrJcJ15QwvGEN1SpwxauUy3OWS5sUOz2CVIM5rS1cefzmY4ccSclsKY",
-	"LCujbSFqDG4m7mhZB20qgGMAr0ln+JG9glUHq9ib0GVkgQ+PejN1Ma3rBPgvze5nlrYiAZS1wQ0AuDmq",
-	"ZwFws8zNAngTq5xp+LVD8gZu+Hmutn9vklOsJQm65b4sM4g2CnpS2CuK++AeylHkkv8eI5KtyclukE9Q",
-	"J7eBi9VX8CzX6/YpUxxKc5NegdI4mHA8iWgjH9SzvKXzpfNWYbSl29rAyRtGc/PnfpxJsk0RHzgeZIqq",
-	"QU1SH7uNpTXj+JaEkN+Ptp+Px5yRmeYwr7s33yZ7s3f023nnty7fE+9u75x5aKBQYDOB/kK1XRr4wEni",
-	"Opmesp+PWZIpInfuohAsvkxVzG5AwM3d6AVkq7ePr/bCTzQeKi5sFwmGdgtiltF4JtFsBu4OEKOm0jQG",
-	"UxLc6AgA+Z2EKAahZ1u71GZxUC4fJHilLBEfIxLrQ4LELa39Auft0ObKd6AQNEecSVnxemG7atndi0z9",
-	"59qFZCKEGQSDmg6iLLN/qkxyKwY5VDUjfw/uw2uNEzZb07iUNDIrESpIQkKVnfQAkdlcaMeXu4gT56sV",
-	"7CkiWA7OsCcYLlvs185PqT0rLZFbHwINCEdYJzFDM7xAnIgDY7LTnkj67b3i8qlyImy4r4JsPahq8lj1",
-	"hsuVwA31X1iMWTJzuiY/AY277eLPYDHfpFahZAxsuOV1dREFi1qNec5cYy1EDhmL1/cGrE9UPx6ThDho",
-	"HWC0LKpLMBZzNMdc6fze7Ul4x1AcYKwjMRwlVgrObssO9a8XpyenuQcmvBT3ezs+PDNUTJkD/Vkw92F9",
-	"7cdzBvJQDV/gdmbLaHTRq83aYn6WS+9O5YjPsnQXrzFH8Y5Ue+ZQVnjWqnZLMXC2GFf5HLmyNXn28r5c",
-	"EQhmsPVGXV3wAIbzzLKX73YDrLw6tWfh5ZWz8yNtpgvE02tOsvgHU59FG0Y9NI/TLIuB30Z9HEwznxPt",
-	"jZiQeYwDYtIZgBWVUe0Z+QfbUV9Moi8m0ReT6ItJ9Hd368uO48WY+gzG1McoRBWddFhrAhDgHbmn5FPi",
-	"hjIaVyEVLwIpOpDqCcj7ybWkvg65xJZFzLmt4Ew2YT4yd/eMDNQfax/1bCh8ZBEvNe3ye/lalCgUxwuh",
-	"kUjxcJtowIr6BSpIcotX0vtszoHpoMSndfwgszE+pMENccZvr9aaFY+eiQY8YDbvUDUvn72tYsvOIxs8",
-	"2+bSq9BbWiL5VdOfaGat5uv8bcdQaLnnYkwoS69jyyHF1NgAXJSINc/whlB+yUnoXodgLD7EOk17+XM1",
-	"AjWxbOe8VRg+EyjtQasbXXrOT0SX2cvZOK6svA9Lez5laQKdF24dZAk+XUG5meHIQYltJ2mOlLLTlFJK",
-	"JLZzl9LKQbPERKUJ1VUjoOavqpQx1xw7GuMoTpOaMY1v9AW+dem/jvVn4yZeWKWHrhdWhKtWkvXOBnVT",
-	"5a+nPIv6IpmTayamCLza9xGuZqfI02RARWsk7piqIJKVYtVe+m3ABmZkXzXniNxreqITzJDQQ4wGBMoN",
-	"utedlB51ExZdtpXsC1/7wZaulrEYVIzcMm7McF2xNTlSvw5K7KGwQCqtJtry2c0+AsLvb3tWkCaLOYpo",
-	"EKdhQZ63ZpOX45joKOIiooGAywMOE/E5u1kN4e5sRLzlld6TmbkJrrJOpAzspZt1IYlMmeJI46CrA6o8",
-	"DhBaDL76jJL8J7SVu+Fj+WmHxOqD7A1iC6OkQchNphVZWf6npD/5LHdRjcxYLwilV7CEe1DGFoJL4DUy",
-	"NhuEcusk5gR+UpZjnVRQpSoyDzwOoShYlLiSi9gYYq1AjTxFVjlSYxZR84NDeDfWn1XyrLV722Kktt5A",
-	"xrON6ev51mZH4gTPUijMenx9nXy6wvJt/AXsRKGdTnba9V3dJgUYrn5zuWvHGjsrWO5KustITDUeWhCc",
-	"cLT7/psOEgy9f//+vcRQl8NDT0GybKMiqSzNJtra63TkA4joBEXqCTfJ/OE8t26nwXk/FnJWHmzmh/m1",
-	"n+wcJyKqSx/cJDGrOpEsN+sSAN/Y7ehkrisuqa5sAucRF7imdMIhpM6OSWhdsRPP1jhlWMfpsvQDPQMW",
-	"7BVH4xhPDlROqawMoErdjYJUaMfDFcy6nePWzO06kvK+niZZVE5p0wJGSQladU6L4/V0isEUi/V6zBlf",
-	"q8eDexviUCVmdxqDTueE9gavdBn8dpA1NfWRHYk0pywKXHJA30pyqBoVdJErVM7WMg+h8xKnjurclzS6",
-	"N4XDC6gnouLdXqs+0X6pOIg8hWA2j3d8K5ueKafrrntrzDd1VQVr+uk7WutgcveCtEmOrGLnS/VOXIrV",
-	"THVtztfy5dC3bab8vBLIega9ldHfCrznAoGqwi2iEZ9e5T4Gzff/EbrqvAagigvJ/VJN0XrjG+Exw0jl",
-	"k4b58sG90mZWn2yWSK/hG24HOiXgui/5NHvBxvlOswYAAwiGffTbTulNowf+yCcMZA7PQF5VmYtguSp5",
-	"uqpvsPwdb+Slwjb/wOfaEJjqnllI4gY0uDreEfR78J7yTmGgxo+15pGpDTzyiR2Z3Tty9VG3t3UTPnUZ",
-	"mmxAvKvnUrURpnGMUiqiOMsBmkN/llHUJKPkgs0LWSblD/KMVtWabtXDuoXuncioCepXx2xqISxzICre",
-	"T60rfE0hMKiToKpqQDK0hS6dcKBz7MluHG350QxPIFzV95APSeWucBpGLKsf56F2u70NeRt0DrEnlBdb",
-	"QrRqa2/DTXoFnyldXYojU5bHddErbiJPfy5qq85AGkJIcmE0avqZqIP1tIm6cNjyoH5lkc7ERskdeENk",
-	"DBecPjdHqcuURxTCFcyjybTKMxyqQiqZfrSolltdN/0xRMwC0QoR+1w5x5Vvo8FdPMqlLuMM5FgoH4wb",
-	"praNjrUnAWVCJwdEU5IQtMXxbB7Lyx1HJA65h3xQKkugp1BdRLM7V4pO24/A1DVQKn9zjTZ0sjtIeAke",
-	"LQjP5/FiuTpxeXCPV1BMHuS4z5cSt5/BinZip+Qu+2krzztZdEoBmCL3SpHxCBDR91Wr3Fyh21wiVURh",
-	"IYmQxuwS9MEzHwdgKyn71Lx9t1JVxfGYiMVVFBIqonG02rWszLAYk6jksQoxNW61tC7AwbUv9A64capi",
-	"75BLfyk3C8+85nFb+iO1mCs2b+TmWdyQyuN/qrtqbdFjzqSsMdG82lLl8FJoWossWmxL84WXUP8yl6D1",
-	"WZ+M46mo1JqcRFHKWsal1Ujkhjo6xYBNMHIOTaFZVYMN6gU4Fp+KKUsKVaDa6JTGC4PnoDBKRiL93G6T",
-	"EBxMcwRsswIhUWq4pJW5+XlVRaWyxEl+OqVBQ4p1YeEBeysXlde+r2pT7SOVBsQ1DHjyQEEqlRzER8Az",
-	"eGD4RWMWx+xOsRMYXceY3sB3DxEaShoGpiw9yS9Hpyf9zz7akiRPBRhiqkLN1Hq2q4Dhte534NuOgoHH",
-	"IBJdBaPmnGqKAhSqi+AqHVf4zUPY8PmJZ/ZkPAe8bHvNDZYuvcMq06ViNsBam5VScTBDRay6ApOVEXzx",
-	"qWv79lXqLrR3QWgo+dJcCgIwUAoNX0vKuZ7PT1UNoWsyZgkpQUsTarNahLt0L9QHZ4crZQ7PYu1EmtBX",
-	"XLJdxkruHyBf+dlmbeHJ5zQy/z1RdhrjRvKKIyhhRDjiKQTLsludS1DPo3wLtjrKEhAJiSNVGkLI5okR",
-	"LNJZWKk0e41/lb3wOk+K/BgayPrFET3HQkpDfm5wQXUxW+DKkjtxCBzfGMfmSHCFgQehv13kc7W9pRCJ",
-	"Dp3ENFKGdnPbOpN+G/WVvk0HsOAZAe+Da5MGsFzgcY6FIIlc5X//8t+j0X2nszMa3e+OR6P7b8af//If",
-	"LhpnRYw8JtIyZ2TflBhXr5XS6LeU6M86o+gho5QEtUX1JbfawISvh+jpDrq2CKDNNWM8DVkcOCRqs0+b",
-	"dgYkuq1zojHNTl1eJpljlJV8QF+j43009GYoeDAsiaaOTHZeADVdrkThPnjhgTpS4rZO8Ig2iDi0T7VR",
-	"CY78HnUVjvKTNpsz42V7NEsqXF/x/J3PuwI4ztd9zYxUqgHSlNExC6qivRrPeTt0oEEehaz58sX/rmH9",
-	"T4NEZ8jAkwEjD9CvB5Gv2MU83747Cc16kacWwm0Werp6SU+01he3t3FbfQl4HGZd3YJOfLQFXtMRnYDD",
-	"3x2OBGi5QIcp5cIowFDfDd8QFIltb0T9DFf6HvLDiOd/g4vgfE7CfWPt1dkP5NgGVEc0ITN2S8JtL0uo",
-	"sGVjl8yJJhL76BqHCBgWT6IlBL9fL0YUU6WWhnkOECcE+Qry/W21LMmcyiUFCQEdDo45mkWcR3SyrSpz",
-	"ZPrH7DyUbEpNZXZ7c1nOEfgZBneLfYp1KTiylWCEBVC+ZbBmtFGNRr8EIdbo3kq/NL3YupxDNVi92UKi",
-	"sNHMNYqLJpoHU7+z5Ov0NGclvbCzhNxG5M4RU8FFNMOChMMlvPu6+cZLp/GwidziFUB82EA28SLAOEbM",
-	"gyMdSWl0eoJ1ZmqUMiBT1Zhzt3ZWTLCv1uBVbnE1JDwZ59tQ9Qw4Pzusyvrqwxc3m0mjZmEFR+3mfFc5",
-	"hZiUGtfMIXYT0XAdd+gfZHstSumn+Dhh6tDNW7tDQ54mAK125y5VfWJsxkGJ4ZZ0JDewdp4gnqcwqvrR",
-	"mlRqCVFxuoWAoX10N8UCTTFHPI5CxNLMhnMX0ZDd5bXQuqVA6az4GQhwlNGaVFiRqFMhg4GsEJbjgaen",
-	"YOhb50yZM0EC5jM9paWE+Ha5W205tiQhgSioQ2pvZnnWOQD0gjBQAET7WsvQverR1ibSXZ4Sl1v9Vjmp",
-	"hK1qt4bLejJSruzzGTBzNsfmVvusy6y4gINqrWguXa5o+0+3oq2MaquSicRaPtrCOhDHQ3yKE2XJAO81",
-	"RsGTLRLbULQyhBfkoy35O7xjo76Gt7Ftm3bkiMC7yy51nHu2vg0JnoULe5bkpyZb0orcp+W9bQ4Un0uG",
-	"zSZo5vlv5RrlkzX5BLuwbAN549g0XxZfoLII5bFiNF7sW7EF2EQWgKBdDm9VVCirXe5MQLQ5AemxeqE6",
-	"upYZCO6mDN0lTBAUqdo/d1M2s2q4q6hVvprc2VEVtvxmr7whGG36YS8R2f6o923tdHPP3D6+53ztZxbf",
-	"W8nUlRD5cGzzUcBmhKNxwmaF7JvzyGhvEqWFiMkkwZBn4S6SlMtJAI4aZAtboKP+p/6wf3V2fjqEit+Z",
-	"ugojlW7MXgmh9ZqiIxJHkqhVE97OlaG+pc+ZhKB+UkHO7qHUVu0UVs394nys/AUuOUm4v4/0YIimM5JE",
-	"gTbMhRzqKxMqkoVk0cNoEgmF2LZHlCXIKO852gowJzsR5YTySES3xEMYxQSD84H/X77xgts+AGQ4opTR",
-	"HTDGeMq8KqaEEx1yDS50Orxd0n5FwHPMupVlQMaUkhjKIxOkvBnGoLnbdtbhtfa8dugSTLRmNjYWkkRz",
-	"gQok3BF+4CsQDtnRMV/R4pjQzGug2kwe3jkW5FM0i5aJonMp/EQ0FcpCfi3PTaFleFUQvmQAQo45olva",
-	"kQ3tdrYPVALRSFQ6Uyam8rolQ6bTFUDx7sz7kOpgapXgAG5ohu+jmXwB77RHoPpr1xldX8EiYCpWh17i",
-	"X11CWU26zoCFK6kqdD2UDSHDoMDRamCAPke6bTGmpngx36czTHcSgkMJJcj6uJpMwuKX1w7J126hm8HJ",
-	"j71Pg6Or8/7fLvsXw5aX/XLcv7jofddvea3Lk97l8PvT88E/+kfQ4OLy48fB4aB/Mrw6658fDy4uBqcn",
-	"Fy2vVcaP5dZ/uzwd9lpeq/ed/OvkdHj18fTyRDY7PD35sX9+0YNy8PaHn/ofvj89/aHw21H/0+DH/vnP",
-	"hR+P+8enpZ9+ODn96VP/6Lt+qSFsrPBb8fvw+9Mj+Nz79On0J9jGWe/nT6e9o6vh6enVp965PpeLy7Oz",
-	"0/NhX57W0aB3Nfz5TH447w37V58Gx4PhVf/vh/3+kT6JYf/8pPfpqn9+fnouJzo96ud/qTO5POn92Bt8",
-	"6n341Lc2fzS4kL/AQs77h6cnRwM4qI+9gfp1cNQ/Pjsd9k8Of776of/z1eDk6vKi7/hw3r+8gB4Xw/N+",
-	"7/jq0ylc+vll8dTl3x8HJ4OL7/tH1uefeoPh4OQ7/UvvQ+/k6PSkX7m/D5cXPztpVeEprEWojogkjNxY",
-	"oyW4HxQSwCkynBDbd7tqqx7nWe4LozMh+8yxmBoV1DUOlcM32iq9EcBrpVey7dQ/xW4E/NM0CqYIPkLB",
-	"+Gkk9pEfMBqkSUJosPCzTM0R3RnH0WQqUIDn60ZdqnQ2tvMTChlRHu5AOdGWBYKmEILJnMISlBAh8Ysa",
-	"yL3FeYFjWoYGKxyW6p2l7iwRKVh7tm57oe6F/JYyxdU63EWVJ8MrjqAROBBO8kQnY3SnLNhcXnUZW23X",
-	"JdNZ6nAir7WaQ9ZyriUiWfTGwrX1CxW8iwQDmyyUw5GXeC777EAnNCVYHgvHC462HOjmAFXQScFXPmAM",
-	"QhpC8PTQbpJlUdTUj6glxV4rSWuLjiQpNcGSd3iBtioYYrtOC6054nqnZdUGbVX2uO2Z7E1JSl/Jo7Hw",
-	"mHu+lLuiqHs5fBjg0FFF2itmiptDy0MdMbZFtFIEOcRrKlfcaxY6gkKIYWJWsh4lmc0ZOAWuMQ1yHOQS",
-	"XbkIh7W1W8h52dznGTyXMUV+FBrPZ2o7N0sRouAXvcwTGrCz7fp8APKLujVga3eVy4EPinF/Y57OZd9m",
-	"VaBpoDxzbZarxjxp7Jcuujl4orZ7oCqbb1p418M2sw9UVf+uIa3aAevlTAdA0CExnhRNODjsSuSpHAC3",
-	"bsgCsUTitxsyL9x404S1f+WMns+DhsEnrgXunJ8dom67Y8LOPEmMo3EUKJUG0FzlMZ6hfUlhWcBiw5gA",
-	"kxKSMUQKuiqiyYUn86D2rXfbndXyhBnEdUeZW0HDuuDPkbWptDMTu+Z1Oiqp8vVCKPPqJlM5ZRtX5rv1",
-	"EzqFdr9CXp7u3uqoNLCHNHi5+SzLN6G9harvFw7P7d0C4QN13zZSL+yGrqnCX7/apt6Epze6qlRX5cSe",
-	"hoyrF7BpvFyZYROab+ey/0i9d7aggfY62nQKwmyCMyymzVvnyAGCforlHBwCAxaWW7zkCPh+IRnjHYiL",
-	"E4YiKpgKhrAzzXuS4xlRU1szYykQHCPyvyiK8eCD2fQLyrCD/GkLYjAwRSouFMcj6is842+bmaVQbdI/",
-	"0hCRYMpUJshJdEsouk4FouQWKo5ImTlhsxEtlMgKI34DXWMyFsbNQy1ea//WA0C479UlDQoHv+En+yy2",
-	"kCK8rUdZ5rrLsxEVmMC16uNgfpFVMyop2pPJWpnTIXJphl3uAVyEEav3XSL0tv7A6ufNd6EEav60QZp4",
-	"yx8H82GCKTfVW9PEob2ZCjGXz1X+l6PL809oS8U34uuY7MBX+Z44J9tPSLABN9fMalS8V/Wylx7WiiPQ",
-	"EPPgLZHy8+JgHLJj4BlBW/5//4J3/tnb+Udn5/3O5y+7Xnfv4T8g4S8n4YiCgd3XpVJ8NGVxyCHqUxle",
-	"kP9fROJJxl+rNjtQb4wlI+r/l6okbH9oo++VngXqSih7lC5SvI8IDZKFSu4gRjQBZt7/i/6fjyKKviO6",
-	"PuYB4jr81mpwjYMbdEPIXFtHNIqFqTKbiH2ou53KHT64bzUHsKqbjQQeiKz0SxDlH8ifwoj5yhCX5UGU",
-	"K8CCJYgTwZVe6ejq+PDs6mJ4NDj93xJAiilVCsNKyVb9h3NVsyKMmFPINTm6V9Vvb+BXFi5xJStN8zTC",
-	"UF7zpklCnXc+yQ2JrkJ/M3xTDLaT7ERMeE1pv5jRyZAks6XmyRm+z1yNjfd7ce4PaTjJa5YRnMRR7l7J",
-	"kXLYhMBjHExzCTiiKsqDj2jmmo2wQHuF+reqDcoskN9KMW973+QxIVxkBkaTGDwSytUW4v4AX05ZIuRG",
-	"9Ub0g6YCUq+PaLGCj/Ens7OkgEVaidHa/5TFpGTB7OZJhLXm1E65WtAhO7xi6yy/qmlms3Yk+ChtzqFU",
-	"bHYj+Rl3O6Yikb2RbF+dZqpOBcNP0RU8PeVwU1eXQdg8/7Da1wbK6OQRFc+AOzYh+pVW+UcKffmmNoC4",
-	"F8/CxhcKk9tZP3UhIDyPauif9ttWacp+pxjXVfXje5ajvbK3KkyocudTBu66gCspAy8Rt5nwqSENZB6v",
-	"q2xbnh36WRw/1/DsNNk1Il3sxE2Zm8W12T6S2jky297yXNTJo/Dx8pN95Jqdy8siWaoW1OWWR+AAICWe",
-	"y5fWRSKWL9cZdm1Oz8DnVxx3bae5ul8z3aT2ilsZQr+qYGC+DLsSZYmH0WquQuSMTn6UZ170vwAq8kwK",
-	"xn30BXLYoQf04Cu/ERUANI5uCeJTPCdVxVoh3132j9ocW+un57TYmb1Ok4qKVua1dYsxFtRlbx3askJS",
-	"vurnMhqseuTXZg0u1x0qOXpEcRzpfOXKPmvYUJNvBAmWlUrKM3g2KElWrFdUSm+S8/h5thwth0gIUgmT",
-	"MxSuq6NnaYLqyxbVFUDSZdd1diFrKCn/qOGTkCQHWRlnHSsAnRJMG2dfHOpFrIycLRQdKlyS8SpagijO",
-	"DUFuzmn8GWI2zDZr8vdtmNrkm0zSda1aT43LWCOqwpyJHVZoE43svFfBw1NZcguyNs+U68EbJY8tmUNx",
-	"cDNJWGr00k1yeQpVjQ2E626nmykTzlMKeTdEypH/W0pSEoJhJsaCJNvKlBMTYXyY0IQhnSmLae5RFUM/",
-	"AC8+lc1PadxUiJGvlBFVTjLIKXuDSzB8gHxtaSwigfnNhUiwIJPVZcUrHQpvax1RvHkO1XMVVcQRriZR",
-	"rSa7d3DYpfzhTBgtaCQIn+OgHO4LaXL/cA1EHuPlqK4zITUVJo4dxdpLfrI4IXdk3couk4QQoX3w16gx",
-	"TQOSCBzR1SXRVxV5OVYhBdX9QPa7w+XVLLN6fwXeso7SW0UZXQVgTHXGXAc7xXmtxkYlISUCaaOsRqf+",
-	"deZMJOAhDqbhKEH+LKsVGXGErwFv3EUBAT1oTQXEuXAyZxdTnBDDrBi7TByNiWyu/IjnKtdPnlczJ3rv",
-	"37ffv/1frWLEcGfn/ecvu96bh9Gorf7oPvyv/1htxCocuOe60GwbzqciGZqTx/kcQd8zy1XZPDQ2JxRH",
-	"8qlRMU3YPApa8hGw3+R/GJsAW8riGM+w+x3aA9cWaOTpXOefNOxo5uWqstjp3PPGZzy3uyuM2TzZaXGj",
-	"qxwe7KAb8HQodDdnXb+bWcHF2zYhbeRcbdNmuVa15AJosDgjFMfCOGNp7b2l4N7pOqSKGb7PDSAF1Xhn",
-	"VeiS7sziC0HmvM7p3aptOsMLiSeyKqYQkgVCQ6ajf3uAOoiNxyThI0qZarp9kKV7lZJFxj7AMFDzYkKE",
-	"Rk6AkiomjOVqfskhSSklII86QkFmYFNME1LbseMU6OZnxVNf2sFJIVzcjMMjJ0ssrUImdCpYXoxAxXFC",
-	"cLhQqF2yayNqeDoP+UlKKeRZYwnyNS7jVzhQRcXMBe7buHVEfVMMoJ2klLcrzJevSw/6hMJM/nY7/zfE",
-	"C/ARlQuVUHIg5/0V0iRY9QmBadzrvEcVj/wD5EMZ8iSdCx8s0so4LbfGC878eTvYq1YxavIF7rWKlQUf",
-	"a27YYbkeFseSn/bVuXIGpE/Za7mmYIaAjegWtCfhFXTZPpDELZkQH+G5CgcCIZrcQ94WjNTZA9+saNaI",
-	"Fu5rizKw5iUpVZECcnSuLPFwfxRqeGgncrP2EZUDKkepOM6m5KZyR0QRTpLoFmsRvphgTt8NyFnayzg7",
-	"OxXSDucBYlZSiNzL8ZmVUPpxYYvWACZ40YpCdFVOdPnuq7w5JAbrrMI+APhhHj2la5QU0vKsLKLTRNlp",
-	"7cCp68xriWmtpw6IVFtxcQTlM7HoekRvcRyFV7l+1/yC59HVDVnALzwdj6NACmNXc5JAekHFhgBhu6JM",
-	"XI1BaAQJespC+EkHH8PSFjHD4ZVg7CrGCSw+pRl9vJqRMMJXejvy9V9ByNgVuc/CwgGSKI6vTHpCNbX5",
-	"C7DKVUrxLY7UFayArnNLPVIfkKL5QdVvR14WFtF1bDxFlEY2oigrugIK1keGsNiwX770+hiUMrjUX25+",
-	"WKkkjEK74mc/51eb/WTfhf5J8VxX5QWVD1lKLtUaOLGUZ+o7Hbsj/HomlgvkCn3YiqlypCavKxdpO1xB",
-	"I4knI4o2VEZyZfFH6mQT7VUpvy8pa9ggBXVzJFhtP6GmpHW+eYU6dkclwVmsiiWU62qYrctRpi6bRR9B",
-	"PRDD8txWfKNVa6QXtoHJYcRf58QsMC7vN9tqrSaueuh2bFRJ75zf6FnByaAE3RA3K86K9MwGTXlAZySp",
-	"bwHy5KDkp1r+fmak/RXuZ/Z6Cl0L85SW5TqrM5JwRnEcicV6KkscyiGiW9IgVUWhzr7X4qbMb8XbxpHV",
-	"kzZtmUjOdM21uPj3+hwxOuUL2hIEz1AwxWLbQzrlC9qaRUHCrmM2mUR0Ij/otDBoS3EOkK9iPi+kDbOS",
-	"yOjMMVY6GSeMguuo00o4jiars4jL3oeqLfg0L/HGM3hz9YAgiDsjnZwQZy9iPZBLBevTCZ6QWbE2pK2E",
-	"nuKIrpk9JZkHl0n8VM9syV+J7zGfCjzhT1UzqkOqVdgoD+IsFlE5g6jfFDEz0RQ880s2YRhKoaPgZbu5",
-	"4sa+aa9JU6WwsboVTHJlJ2nOYkxxqY7a7l5Bsfdfv+Cdf3Z23revdj7/p+lo/+bMC2i0RXkeJNfLSZM6",
-	"1sUkAMLahhqJTNmBEQR8jsvl9txmgCbvqarfqgkgtFbtemOGy/4ujUIC1ZscDnoqbvhTVIy2K/rjmrv4",
-	"4jCGRNpfXSc1BR/YGaYLy6l2dXj/TOUZWuJ1Ok/ImCQJCfO1LB8y5aQ/Y79G9bmL7FfapLLQuWW6lnDk",
-	"OE18OykUUq73GZi/7TRt+f5to5ZlR6LbSUtNo4ZwAkhK3QWwjE5KsDyVg7Es3rHkRmkNTR4mV3DwMgO9",
-	"fMyzuXAoJi+UKsTUzk3pAZoxKKyEKdrNEkiYogFGk6ITYcSM15R6WeV8eEF0zD54HrIZFBwyuSV4Vl5T",
-	"ax105QKjrKEkgjIBygaHKOh72GwQNlJKBIyLSx4uCdhTKSYKLiIcyW62EiSl8yQKlHtfFVRqVpED2eNC",
-	"ajPBGsdxA+pxnlItX3/2HOlMzIGrHHR6c1CB4S7iDg1PVvTarLvZKqwdOJahvU/lOsBdMjvjKAYfyimG",
-	"vDbO1ZQjjNd3xogMqV9xjIolKPu6OHxGyDxevOJ5PdbQg4q+Eyp5AXuzFpS70/9sxDo/x1JeOV/u5GKT",
-	"Uo1o+A0JFWlpquvLHXkbAUXRJ+SzK1wMitvpdloBDa4XjBLAPprZ2sKZllplEgb6Gm5rQFLeuE7wMdi7",
-	"l6U5ap71wUYWSjsPWEqBbcUosPptLfWRXXn48lTDNK4FS/O97M+U0kZ326ymwHlKTUmBUs75DeMJsH/p",
-	"CdZBF3kGolXbUA0Lbh4rDml5LvcSOczGzS45O+NslQY3eSWXLvleKqCbl7GxH3wBLlwYxeIMcrpo06Zi",
-	"knkL+dcwN0/zE5Pc0abdwzISWGtecRXeDgnCiC9oME0YZSkv4qI7lsYhmuJbK4mpncfMq+bo8lAhr56q",
-	"JO7G+7Xmm/UTQ8rN39bUtc8ILtqSaMB44IYeYAXDEsAnCH2QwiyOOZNobkQLZkJVorNg0DN1p7hJPofn",
-	"kp/C8YjCdCUEud0Gq2pWGPQ8pV7uNvOK57XYfSn3jKhg8Fn5epeLSLhSwz4iuCZJaSOILdciSr/qOm0Z",
-	"s1N1tWoU/lHr03aebiQBv0YSf2Somt7Jk5HdswSpSfK1Mvbf6Wn5PbsrqFTAN+CaSDznEDf1e5bAylza",
-	"MpPsEOfe8RZGkP81Q1gBUxFHIaGRREpZOPC7vU4pWvVdZ+/bgkfOO6cny4b8W8ksoiaDRJ0NbIYXiBOB",
-	"ssZmkyQeq6R0hhJfmSZwLNs1mfmct5oxYdVV3OGFJbka4SPAM8kPV5Oo525YXVD+BfNiPnWXftxsYKn/",
-	"ac47VfMTGJ/o//f/+n8sFxr4KyM+Pvof5CvaA//MSI+P/qdMdP6nSHIO7EH/7/+/yzFHF0Ic0RJN2oYo",
-	"ccVWQtwQTggaRxTHRY8PtYMWBA1QlUmwNEleotlO7u61sn3YTiJEVz4wW3Ce6Oq3/KUKLTUFf432UtmC",
-	"b8hCFWHJSjRGYRudgmblhiw45NhA44SQHVXhUY3PD5CvU2UAub5LIkF2wKV6K8uLgWaY33AdawOJL5z5",
-	"2g2crUowW0qE/6BAtkkykryHxGZNWH+ri97mKsGwSunNS1pF6HU7e07z4FZ1Vc3yni6kccEScZqUXFsx",
-	"D1oKQtzwliXRekRYftHM15Si23m7VqV+qjMnaGpxVpt2OEubbJoUsuaCWKzqHNTWHDP6QF7nQ+Ny540o",
-	"wmgc3ZNQu5A1DfYq2U8cHI8UKJ31LKDac0RxIhln3QptjVohuR21tC71Oo3iMLOoMNok3ZCZ0Kuctn04",
-	"Lp5EbeJp/FJ+EBtll1Ry1yNGSY2klFEGFXEioUaHnSioyYp5VHmkFbpCrb8yIk6NH81zhLOf6UhEsDBk",
-	"5YvyCPY7zFFGsnQ1P9C44SjMuDWjgKuJvmkgt1iJdZeJLbb+Y2nEmh4PEjA/7jIVwdZmjyhTMrXRIQvJ",
-	"iPpWbn1/PzuwKMBABiM6UX76akRdNhltBQnmUxJuj6g+u/yktcobXP4habLFDENKGo7GODEZY6HPiE6Y",
-	"yg2Y1eMAkw0bKyNpHEMBHRe9XS+19AavsN6fz06u7LSMWTdl+Fp1vh4SkkHBEsolG+PLsf22Zl+TaCZF",
-	"OKZjqudzHb0UgmfLss3kuCCztyzdew5uWlu2vD1Y3Ex7iNRd3h5CEvL2LL6SotSqPipSuNAtIRyi7FZ1",
-	"PId2Ot11BkEL5UygLvDBa5ySs7TlVU4MlT037WBvuHmf4l6b9Mqho1l7CzzAM6P8YCzOTAGPAQr7sos3",
-	"6Ckgrr4qmxErnfuSUqnwwDyDdzBdqGD5gyzebBD6mjfK8dZYJbROZ1k5IEUuIjpZmw7mBFBl4udSbNUY",
-	"T+5UrfAVd9dbWG7aUvrZiE4O0Hf9IXqtykO8/qJV8w+vpVjw+guM8vBaI+4xi2N2B+nFBWPuArTPQd7q",
-	"8aP1IByq3HGCJzONJbMrOsh+5iqKAcozZUxobbaL59yqmWbZRu2H7NhrrkxSURwH8pZUwbiMcnLkW+9F",
-	"qactypvngsjDpDT5Vxfv0HYlE8gOu5Jtt7LcZ/bppnmtN3rUdlbsfPXLD97GhkuPXnMtvjngiBtvpIoq",
-	"vnKU654Ju6ktmQbk7Pc7RnbTyqatOUjjXGiLvqt9aFfIvBU1wZMKAZrR/qSVAOdJdIsFATdfjrYmCUvn",
-	"jcv/hbOIPqL43+PLBsLyBuG6jq+m2t+hSor8O1T7y279z13ur5C4oE7dWciEXfui7D5vO665bHtcyc3y",
-	"4yF68+bNe3Q5PFQuZzMrmVExFr7b6b7b2d3d6e4Odzv7Hfl/7d3um38U3MKwIDtCJeCp1qLJK5PkG8hy",
-	"/bhSbz+GFIVa7asqUDbwgnQF/ahEyq+4dskNPWURVuWTQKk8xTSMIUbdl20Gxjisay3tRKFfPD7ZajNl",
-	"IZqQChfzKb9pN8SQxIjjO6+Omh0g/8tIsd2j1j4atVTVIlUyTNUqGrUefK1j08oEucOG4UQVel0kOoVb",
-	"dFEgiECvpqc0pgll57lOo1hE1Ck3lNXKa8cJfIpuiPsS5NdzIu4IqQkhUB7ztSVS1efl9VFVG+0kXePW",
-	"zLj4aNIEOH38mSJqSCMqzRQqU8nMQ1PEEhQWgXhvWsqFsbvz/rPKgdHx3j78MpuGn/+jLknhplD83//k",
-	"uF17KSxNLeZWU2baSY1FJL8JUZoqhRyEdcsxnJLa4xxtCwtxoJow4hDfcb6kWqBJ2REFBJn2hW1syRMG",
-	"deTbDgpV4eiIcI04tg9QEBOcGMdRZR43cSV4giNaUzFhSXSRUjI2Ns3YniUXJIbyIi5bRNkR926qcXrw",
-	"zax7s0ffzb/9rZMonH7vfAjz8BG3pEssNMCssmW2++L15idW9HzLl/S5Hpqfkvy6Fu5PJZOs1cEgpUZc",
-	"26mMzKpiVQ8QVjl8ZwRTjvJMhrNSSquuk0kqwXgDODiyehQhLcvhVTCJOgGvKbxlWaSSuGG3y/NPldsv",
-	"XPySi1xVm+BRta8aAGY+/OrFPc2AVtropg1p+fBQ/36ZMh9gViNujQs9xWZDVYpUBGym7Rkc8udxgbSj",
-	"qkM1Y8W2bKpyGSyzTq2o9iCZX66D9HPmFjGqnR6s9eZokdwKjRfDXdy9fhPshW/Ju/E3k2+n73+dOeMT",
-	"Kog1rB/hxlmqGHPRU4tZ8xRkz8x31k3eipejCVe7bhnKhHvo9Lv9fjg8M+VfNZYrDp4hO0MMJ0wgykya",
-	"I2cUEiX3j9x7M1dxA+xlI/0T3TUBMRgYzPKeZH7hts/20vJ2pSe5Ce/L8iv/gz0xHTvcFJLMj+zZMGWB",
-	"/Frk+q2TXBuw2cT+nmtPOeF+KodpZa1WycPMXyWA81opjX5Lif6sIz2co7oSrShkLkdEOOPLeXotm10T",
-	"jgSDMG//L1qoL7JYRsL+i3GKbOd5QNTfmonM/jb1i8zf6lFfqaSSYW4NattuhAGjVJVWb+cN9WLbQuep",
-	"t3349d+Z+2HBi1//XfZc/LwE5GxrZZUg3kRQv3+sDzM/R53nmx+oLO6Mklccil4rAQ6q+afgC3u/Y4px",
-	"F5xV/3WPdIO4+E+CgzeGe58T516AR+dGlvlTJKZquOda7JBwsblSMRq4m+QQz5t+xXEslkzoQvyVQoxt",
-	"1BO62oTmZkHSDsOEcHAFSAhn8S3QBDRLuQB71DVBMWPzaxzceMZ25aE4ojc7MQtw7CGIQggwF3K2lPI5",
-	"CaIxRDikNJZD55ldVcQFCEK6GN9P/Q/fn57+cNX79On0p6uz88GPvWEfCvNtFyUL2Mb+69cKh+rfJfZS",
-	"Hg9hRR+whMO4BAT7OJ3GJnUKf6wSoRagNPlZq0KCThrtSEcOFlUt8KhKcBzdTRknym0eaepU8BteXWz1",
-	"d9J5/ol0j1+XRjGHiM8rIW0j1MpA7TORKosYOkwqhh8EzBYJjng0gTQiKsDCyx0ArhdIaVSRHhjsE+dM",
-	"2D+pibKSwWu8wpdnoWNaHOFZd1NOgisf/Se6xpy825NI6U0XJZiGbIagnr7yU/7+uHcIGZh0rG5IAhbC",
-	"3Qni9tH7kz9FfSSfXUV4OQnSJBKLC7lCXTSE4IQkvVTlRFJ/fTT2dEVtUe9sgFQ22QrjoT95yMeTmyu/",
-	"YF7EAsVEsgpvuuoWuiVXKjgogB+YNj9sqMT78AAZTcbMuPRhlYNRGczN2mY4ogJHlCRcn13OPkwiMU2v",
-	"Lb7BsA+VoDL1TL0spox4hZIHSihDvYEyXHC0pet77UAWQmtb2yPKJO/z14vTkzYykTSAeDJZ0f+CRgYb",
-	"jVqqHoqHRoCW5N/tdhs9+J5SvY6oSmZb11nxLciy48sGEoZHLfmz3ob6IyQCRzEftaDAmDei5D4gc4l8",
-	"APbnWEyBfENmDzRPmGABiznaEniCzsyf2/vIfw0FqbX5dUSPD89ecdj0zvnZoZeFIr3iqNftIULDOYvg",
-	"4Pyq0yruYn97RBXowEJkHzM7XIAZGXXbHS9LJVXJ7Dui/utgisXrvFYW1y4br8Efgps1V/P+ck+lDeYj",
-	"apKuoC047cLJFs5Tgqv6V37gkMlZn/C2rneBxYgKYIOyM32lC+RAaIpKnj8ls/aIjqiCmixJMTKCOPLl",
-	"M2VJ9E/4fR99gGeDlNtG72xw9UP/Z+W34bfRD2Sh/NFmOCQjqkrw6EcDAZEKgfgHCCM/ITj0AQ3O8EK5",
-	"tYFTzHf9oZUt2VqdlYUYgn5UOgMU4ARsvuC3iwXZAcM20lXrM1W4/FEvCf4GLJEQ+ZYlIYUQYwMzr7R1",
-	"3NSSyDPbws/b3ohijvy/72SeBzt/UXeuE8EP+sOPyC98HbNkdqC2idHbTkdf0RTStXPbuxbm0Bnq5LQk",
-	"RDEObri5rZbXiqOA6FzUGjUdD4YVXMTkyODM0mbJ5LXuxF/LtiCGitjCairs9BhTnaZS4tmWFSTX2m13",
-	"2h3wEpoTiudRa7/1pt1pv1GeG1NA7fqlyX9OXERSShPqquRdg5uT6uEhjOaA+wTCSMqnbTSU16pPlLNE",
-	"KN9reTAjep1AzevrBfKj0G+jnuoNzhr6KiFBlMkbGUdcqLPLYEvyOLCg3kTTPXhHRIAT4y8VXwoo7Qre",
-	"XZ7yGdkFmUJ++y0lSZaveL81V9ltFVEuGHd3V3l9VHg/hfznEjfiCambEWDGPSUUrLBqcay7ArClaxoE",
-	"lwFxa1ikvG4xmZ0lX83KEsrGAFSd/0Le/A1ZHCA/4z98XQIQ7Fm1y2CJ+LBYcxksER8jEoe1KwmjRKk9",
-	"D5AvPzdaCgBuYSXNEjrl8ccqoZO+UhV8/CB/M2gQnly30ylX3pxDcJ1c7+tfNXOd6TwsLZh+tb98aWkS",
-	"4U7y+7kgAizz3JTMs06yr6yt3872fuvef3Pz/u6teJd0Fv/E10FWTXG/NZmLnbftdzuCJAk2v+fByHnC",
-	"BX2iw0R5S/c4j7jAJnYMTI7gr3dLCkxqZbFv5WI7nc4/4GiL6t5C0uzdco5s+aDsnNi7xRTYuw+2iGgS",
-	"ZzUHwYIaGBjSqhcA4Do21s9SQp0md3KGnOxkTnGuSXWP1+XmD541wrkhkM1HybuURuJErDMKV3phm8g2",
-	"2k+1Q2mUxntyd6qM1mBf1Q5wsXvqvbp6Zu/69QccGk0idNld3eWSYs21KYXFXvf96k5Dxo4xXei5wBb/",
-	"tsn6BrrQRl6HgqezGU4WmrqijLyqzLW/aJrW+qydSatcghKNeJ5dAMht9hfIJeAgfDdlMUFZ4WMjEqFx",
-	"FJP2iB5rdSBlAqkZrkmIpiRRCUpMrmkaIhJMmZIg8wwcmIN/SntE/euI+cCmXkNas4hOYmJqiwGrr5I6",
-	"cx/CPyTbohtbua35wYhCVTprasXcRJKnSfDitRKbgVVso55hXViCoMwGnYyoX8CLvvZbc5U2s1IoYNMf",
-	"qe6+lAxw3sLqpGpkyLk13+5rnaonj6N/P5ckEI5nRCFvCUeR8NC1PAleyH00IzMmT8JDN5TdxSTUcu00",
-	"kntfIBwzOtmXKyEL+0iSaDIVOn48G0/JXzgrFw9tMxfc9ohCxgYJFopv39pFx9GHbUjAYjIJQSSigwNU",
-	"wAZ7qrKALtDPm7wehGQ2Z4LQYPEDUVk4de2UDyxcrEeLryMmH0f/fk4SKOhxRD5GufDW8lrfk3jOddQP",
-	"WH0l4QvRDCc3RCCREBqCOnQVCVeqBSlbE523U1siJgzHXC8ixhEtDq2caVUt9+xOZWu50JbXGpJgSqMA",
-	"S/EZxwsewWI2SeDn5ZoPeSWHX1rzhAQRV4WNRKSDJHXFhtY8YWMCpWqwCgaGGPZxEhEaQjpIU4XhlxbW",
-	"VSWh4ZTE83EaK1yl3rjikrIqACZv/y8tnQr+cyEvv/4xF8rwPGpLUkKJ2LkmArdVi3bAZoA8M02n8gPV",
-	"p1GTdl4CHLdCDax0QLryPKxMqLPcCaZYmDtRL6BfnC2Lq4IgAg0V2Y956IDmaqxUO6XAAR3dUAwVaO1N",
-	"Fd1bgxsqugc/FLWXWRbaAg+8+0geeB71tfyvr2v/9WswQU4ZF/vfdr7tvL7dNaqkBqzthjnlNRjfpzGg",
-	"6sjDZTxonrcNEp2oDi9s6AsbupwN7bxZ3ekjS66jMCRU9WjAuBaJ8IBecngBe7sNZjtTheaGjH2CMnPQ",
-	"722TrWW5qo5JGOGhTuqx1+2uu+BzkvI/mE3XFkPDA1X49AevVVGh5579jnLRec1KgyaM4bJQQNrLSzYD",
-	"I6NCpTyVIHfCWNhGPW0I2ZkrdgUCd8B9vFK18w066n/qD/tXZ+enw/7hsH/kYvfU2h7J7o2PsQimrc0p",
-	"XqzYiAKN2NU0AhQUa2hTTOpjdXfoVYVavFKcNNSD4UguA91JeUgvpL2M0DyNrJRDMFaSFWtJL2Tlhaxs",
-	"lKzsre5xwsRHqFEKNKEBWj9LILodHL0+Ki/XPxKpH2kDch1S99wWmnMi0kTrFJR6pYTBTUCrtjQr9YBE",
-	"x6rutfCU2mJEGZV4nSP/l8+q0POXB7+NfsRxSrT8ivKSzllCVGU+5DckdGHv74h4LOo+YZRsGn2vktnd",
-	"wnhzLfoGJPWmpKMq0X+GZIHyrsGLhAkcH9rUu7X/Rmu+TZR1a3+v67XSOSRq2G/tAgH7XxCM8HtrAZ4s",
-	"+68j8f9OYnu9IG7l2T0aXByenh9dDU9/6J+09lt/0f9T2OGRFpInEf5GFL9E5ftDvJKAQZsCFX7hCP7c",
-	"HMGbhnT3mIXg4d36XbmIdXmCP4qwZxaKGpPKWnSxp709lRFUUkdnyUQcEK58+zW918TeuGeA7h3YhQPt",
-	"yWVcsW8ImSsjx4iCQzZvI1/77tpZEV2u2zgQKY7jhfHhBjPAiPoZ0vLRjN0SlWTLzvFAmVBcSBv5NI1j",
-	"3xIX2yPqKzy4jxQa9FUSHm3EyM1MOLhRlicf3LF8F0Oi3II3IU4+0mxQooaGurFkhmM7DrcVUUs72Bx7",
-	"F2MZGilgH8lMZS7+vxQ2lW3h82Z1pdl5/C5EsOyKvlT6za1famUvxPFFXP53EZf/GK3tH0TKFVZYT/H6",
-	"GncB5TyBzjudLiz0A0Sw1+2ZqLot6N1VOsXMSXq33fEyL+kRvY6oRLbbbaSPSGkaleuzdrS2faozl+pe",
-	"tzeiZlTLNVoSceXKqXAmuAIfEzFlId9H/gWhoRY8fbRlsnL5XwTmNw/+PsJoiPmNZFAkyicj6g97Fz9c",
-	"XQx7w/7V4enx2af+sH/kq+h069PH3uBT/8jP06mo5HTyVCLBR1Sn2NCqVk8zLDgR0RgHQrsc5HmeBblX",
-	"J6HaafeHEc3bQfpQ2/U/67ztqW2qVKsRnZj9juiWupodYMJU4IanGDRf0tN9H+H8tDNfabUGnbEv4iOK",
-	"kRrbFIpWKfnNwdnH8tPp+Q+Dk+98D/lmrwp6fT6iAU6ShUneb7JR59mTTdpkT2cl4Vqd5Mt/Hk5TeuN7",
-	"4AlCEUaaOdODI8GQ++IQVNGrXty2chbxvyNC7sNXrt0SKsCwgLp7aMrShGc1CkYUVqR5zAOEobE+K/0C",
-	"TCWCrErmHeZQVlpuOiE45M61ZEl5sNBgpF2Hux2kF6BLJ3Xab9BMwXaWNvw1JzSUB579DXflay5YrpK/",
-	"nhDhV3LACj2iekpoy7+JYKSY3ZEkwHJf8k1wb0R9KNPkm3gMUxlUgrhiPrbh3fUMhEJiSsnb3YtBKB+e",
-	"QDPGBdrtfovmSUQFvi5Gp0jWGx6ObfrRpR+YZK5xF++reIJsXB1RUKirmyc4GlH9ijxkFDbcMzFy3IM0",
-	"y1zn5aPKlzNYoADP5XjyPUk0Aps5sAu42HHEM3wDYoV6kInWiUaijcAdWq5yROdQ+XsLonWwUEV0uQfg",
-	"ILGFfH7QchvuR+AbQo3WNMBxLE8E0gZCJjrtt27cpwrlMsGpqY16hYTyEUdYjCgcfvftO+fhoy0Sc4L8",
-	"nTfdd52uv50BdxQqoJQ4QOJZkJng0ysJLjtvup3Orq+uHghXFkgBkVd5mIKnhbcwwjoJiEZgIBHy6J8E",
-	"cotnhTuseB1ewO7Z7UaJhj9idMzg5DWi+r1yG7OpQKUM9GGMbqezD1v+ptPx0Zbcnmy/LYEdDsL8ipGW",
-	"uiSehS+7PtpK6Q1ld1S/xuxT10db1ziEW8cz7qFrHKrbVS060BkOV449lrxQ9mlPPhSrRP2IYorIfcRV",
-	"xRPMb7Kmb2FximxIgMo+vAcqN6J+r9vb+VFFZfha2FbF5jVN7bTfZKt+46OtSDMg20Z8huE6Oh+LSUgr",
-	"twwSMo4l7cUz5Q6pRN+2hG9JdXxVl/XkdHj18fTy5EgPQtUy8jgZ9WJH1D+X2PDT4HgwvOr//bDfP+rr",
-	"PhADUnyeHvIrZV8lYfCtyrD+ttOHD8dxr9tbWwLvdXv6JB8vhJtgF0lswOPLVtTAj14L1Bkmd3vXa8kh",
-	"knkgxc12RxXlmbKw0EWBmenTkjCyLMuv8qsiNCwuwWKSysvYXbKMYrd8KVZp3QxXy8Ul0Xxnr1soxbDf",
-	"ej/eDbrhG7Kzd/0W7+wF78Kdb8k3450O3r3uBm/CPfJ2rEbXoQeqPKoqDB4ytGApkk//BuFriaIBYpRn",
-	"vjZ3/B91awzU/Oenn/pXlxf9c3kWa3iZdXt/5Yyez4Pn0nFAD2rEIxeE6EpqBvOIEtBkRYdUwWWFbHRI",
-	"uTy3/9JBPPI/7Qljk5jgecQhCFX92U7mQRvw+ICOGdQ/kRJsa7+Fu3jH8N5tlkxaxXpZcimDRvAnT0iF",
-	"b7eAD8pQBNxR7pgwLGDItgm0rjwKyCBReVIWYGZYvwFgW6UO9JCGh1WQZ/6CrZoK4VqJZP6swCkUxFNm",
-	"t1gyHpKoz5BgIV60Ww+f5bbdj0RzL8as9Gd9Rt46t99kJzM+yQd5by3/3eSb6bePOOLiooF2rLVqo1Fc",
-	"1dDOZgiMswHykkxSyKzjMuzutt923/xDIahHYSiFg9TjIPfiNUh+O0ouKOa5BCkQfRmZtzBq7Y/kaxi1",
-	"vFErCkfynYz0wxi19r+M4BTUv+DzaNWxwEg5yw491L3DF3VkakAlgcsWVYkSGmfHppbptIh3/jGCk5M8",
-	"6fq7Kwqt+Y4Hm9irGbw4lW6oas7JZhKjlH4CkB9JmB/BjcLnQxzPRlDtatSC+GA5kLL8j1qZzGx++7c4",
-	"Ev3oK6cC5vbioQDBfuyZ2MqHDZ/IygeR4ZFGT0LhEvMkWmtgE5X5ROEMhx2i9/+x9y3MbeNYun8Fq3u3",
-	"Yu2lFUm285Bra67z6G5vJx2PY0/vTDPXhEhIQpsC1ARoRZvyf7+FcwCQ1MOS3+40q2Y6lkQSDwLnHJzH",
-	"9y1xHG1Zn5HM8MjVBLeZs+OV8095F8aid8rYOAvPrUsX62jFnUcr/lIRhINuabtulczjgCzzHAfEHjma",
-	"pXDDUZGvtjLi8Lw1ZWm6DQcUvGA7plnScmedpbmEJyWHlukohhfMfctDCs3AOS+LcEAIRyJwZC6GBHok",
-	"MgokCrAW37YckS0M2/e5jMDto855mipwwkTxiOqIwDfgvBLg5puwrFQ/ivCjzQC9jYV4i+mE9nnKtfWB",
-	"IYgQcRhHBNGFgAesimPUDIVzjLkJ8W/t9PhDQKJvfarYWZ6ll8vRalqh+MDPmQVHd0glhGsiGLORBNvY",
-	"/iqHDLj7dtu7ZNGNY+e9Ems5AZiOLCmRYDtiR3Nt1RGF8sK79dwLDAVV56pHok6rHZEtIEI2S6HTans0",
-	"GsVE0vS8KuZu+JVmSSi2Ir/hYBsMaMxUBHAeLt5QnkhQSeUIFbq82q2d5j4R0vdSZiRqt3aioNJsu7Vj",
-	"V2eUZym4niYZG7AsY8lJRoUyHTGLzbXgRt8MyHTE4xH0S3kOTrPylvVeS9nDhiwkZqbIgOl4ZJFRsoJY",
-	"HN3dbm6hCLaYOjIA4GAOIRb7eHNHxlblznYPsMSLQk3oLZ1lt3KIXHSqJ/vSYjIjLB/q/a6zCHWTXI1+",
-	"kZoP7POLUkW/U73bxhY2H4pJrj/KBNNL4OgEebONAlbjU66vuqbCVr+6RveqzBMrJY7RtTT2kBtqFTRa",
-	"ChjHv325vMSM0TVIaiOtJ+bvz5ULb4SxVr2iApyGCFDW4QhydQlYzglNLVrhwky0XD0LpLX6GXuLn5xO",
-	"wpxXGPbiDoIG3ay/wbhzo9cwguD46C0iGpb3J4IXVfCRblPbCRH4y+C6XUCopLvswpcyPFP1hNB91dt7",
-	"0eq+evWv+ZJbKmYbIM9UJMU6ouaD7sEHNqTxrHTLlysznIyM88oelLuLL3nh7VQO1AKAXN+qyOgx1fGI",
-	"KQKYCrYnzfo8UZ8nvqc03+6BBSOxGnuZyX7zlN/lxr4Lqa8060/B/Y6glaoSoycARElJRoU5a4AVPpJ5",
-	"ls5IJtM0n6gWeZPH50xbRlqa8qFAErrTk7c2MUNmJKEzhTkCSLEOWJxcKBKZZ0ZFIgmkFdiftIzQRkIb",
-	"uQ8NkT5QJoqCMSFwuCqCIVZ4KP6HZVLtEyhmUSSGUSB4Ij5EAbY5hNpfQt/MqH1nd168CIX71vzb8oF6",
-	"FTluQBRTPGFq3wZVi98gQSXPhLLALMAObaQj9RgtHvpka6+9Yxrda3ebeCCCrJ+M6WzWCoVzEQOEHoII",
-	"ckHGat+ccGImNE+ZgpC8BdXBjCRgtoWMl1DYIZNhJqekPyPd9r9bTEmL1GLmjAvSaf+7e/nsK401Jm1f",
-	"VbV14JfWGqw94N33ZOy4mByl7H6RwWNzCsyL3wSFzQy44ifbgF52CQzce5Gs7JqQ0016ouUd9AM3Epny",
-	"RI/2SWSmZKNpgKPCBdRCbegydK/t0N15h9Bz8FKWF8G54mfXaq9hxgiWdMatFYg7CYEVfRXai6Ax2Wu7",
-	"rXAC1Wgvd/daOxDIyfTV7SG7/aliSaP3GmD+LZWwavR2zGtwbbbLbXaXtNlpv+y2XixvtLO60Z25Rttm",
-	"trVceMBO9QGaIuRMXC3S6wbVSUJYps/0gmHYtRjCq+KdYv+/NejFsNF71em2dmF4fhonr/cavc7e7m7r",
-	"xWW1853u/JThp/dFH3KkCe/eAijPrch1+fQZM2eH2iqsrcLvxCpEa7CsSJ1JWK3NvXOzsOB7Uhv5eycp",
-	"1UavkdKNgXe1+l8tS3JkfYERQiu7NGIeU5LlAhCaHQOWS1FFAD3dIpH1ckYWTx9g9mxGG0+MyQPGHrrG",
-	"ipa1TPH+g+I7IV2zoRhRwLnNNEvIjEGKZOTGIoaRTQUuTF+ubDkZ2ZIZ4cKiqDcxGxlKfOFmlkRFGjFX",
-	"xNUhrUInflua+LtSupYn4bdvDTt3Ps/sZbvT3dnde/HyVQMFtbNY0I1zNmLphGVnfak9weWFsewWdepu",
-	"t9dpt3b3XvyrSANRh8LS0dnPn3Ld6HU6QcO9AtMUS5mxRxullCKj9LmI2dXl8i43w880eC7Kbbfnmm5X",
-	"Wi7Q8nzDDjkxzhgsJXM+4ILM4xb0iKu7Pjg6tLXX1+qy48DA7XczrVislHUYsieYfOnWVa0fa/34nehH",
-	"QJytisySgvTf3od61Oyr3p5k7IKz6X0UaEFCXzmCKNhXDX4DMpV5mkAcDdPxZcJSm53Bi1Ilc7TnqTZn",
-	"ehehIrFMmIvZmUcFPvIU0zR1ITZ8IITS3M/TjGuEv8X8/F4JMUbNlGZjMsnkeKLRV+PrnrYymTJFIqNb",
-	"LE8GjCdqulICPKDATwV0bDzKxbkKRcaAOCDBi7HSQw4GLLPV4eiOUJqPgSUCTyZka7dUFBEKit83je6H",
-	"ag3HQpEro5WXaeIjfK9v8TU3blGwXUnP5Ak5JJqlKaRpYoLmca7036z2hbbNH9u73c0Lt22w/yGKtv1U",
-	"n8BMN3q7Rr2XM1xtiqYZRCNwo/+Jg2q2v1FX/2h/ZGkq/w12QhmV5ktxeoUHg70yZuOrMzftMw8VSRnN",
-	"wJI0E4zpo7hQG73GP83sZ4wcJLTVAgoms7KgGWsAQdOzM8VoFo+M4gZijUavAXuKi1sqbtNNu8Y2UNzm",
-	"6lpp10r7jpX2Xypzyu42Uoh0Zyh4OKsV6VBzDra1VDdOX89hX6JiBRaimAmdztz5EUMeW5ozVSa64Qkq",
-	"LCnH5txojsLlJxrdy6BWdcLoucKT9T6hUF8cCk1TKFZ1+pvig8wpl1pSk7nHufpnxGdafTotzcV1jSog",
-	"1FgVXS5d53b0Um6ayrSaYWMqDpg+UFutJvKckS0zXvM7Em01V7nHrdq9huz2rR8mKwl0bLlbMb0QQeAK",
-	"3sKqrpjf7r4r1fmCKBD0xB2EV7IauYPyTfpz5G7erFew+IqKyS05IIxDSpviCWu6eCDUhULnzRYOCB8K",
-	"mWGinrIOlWUj+aMyhCqtL9Ajuc+dxTDMl3vwwTjGzU2gbTB1RoqLq82ecy4Su4Ia6KexUm1DT81b9AoZ",
-	"Y67kIKETbkxfXJbeKbQ9SKXMGjbOsR7V0BGP/YoVyDbtg8eQA/Lm5C3m+v/tCRHzlFfydfh5Kou6Nthq",
-	"g+0787JUVP/DBSKKxz//FleU3pWw5D/IbMgc/WBZFwNzo/aOEoWQHM5sS/mAaT5mFq8BYBWiCu5pFJBo",
-	"ER81aloEHBurIUrT2T7gnKDrxmk3SIOjGg0ymTmVTLU1XzTgTFAi2LSKotEiv0DuNwVvDGAzrIY8L/ft",
-	"7gIJm2kjN7EWA9zolTuRxRtiildeNldkKAWrpXEtjR8DJ628fJ+ELLc44XPiYbUwX3rY/SSWHW+qyD0l",
-	"CYuJbyAeIZoLB1+uIdF8IXXsXgTXPdrceJhea3W3u6XsnarVvbvE6N7Qtl7qNL61nL2OgK0Fay1Yb2/m",
-	"Pjkx+SPTm8vIGxq86x1hVRfPEdWjm5nJz4usvytyeco3PSvM46CUzBwQmSZMaeu0zEXKlApFBHh//wkE",
-	"yVVr2jP+AGagBfyKHOZM5DCqJjTTnKY9YmSWTWstQBWBdYyKmKUpS4zJHOcQ1lzMl/bAY9ymVW/iyPQO",
-	"4If2Z0ZUxRHZKk9p8zH4pend0ksXrq6VcDDz+pQ2guWRQ3AajeUFs6Fuy3uBHqN1+CtXqclrdK4/h5K0",
-	"it2imk3b6e7stvbmsmX32pfBijDoR6m09RxnVDOSsJgrq2DXwcxYZ97iMG/pUuvei0vN7rfreNb8Ub22",
-	"Nmpr4/uzNsDB5tQQwMNVlPFTNz4YEEWvtC3KHFNlyOnlRN7oCitzFBIax2wCNWQKs2ihQMkzNyAphCv8",
-	"QiwaT1hlM4cL3qpzNgGoynmypciSEiIvhcNXSCSrEor7iOJ+KCIOeL2I9GP+8jxP5kNBWwGYvkCtFJUK",
-	"1jCX1NJkQDpKygaayFz3ljJl2WynyO40gMuFLOmPb49CYZFsocqurzyJ9oheMKIl6TOimEbsWQuFTAXh",
-	"Y6iXMCPBUUWEJsl6Zu9ExjliPYP5VnEFOMZvS/llecUdYkLlvWLzahVVN/KPryDbWJYsJ03v5xruwV4a",
-	"j+m2YuYRmiVQGIha5UrScqNs2NdJCjCMFnJgeYUVzF3FILM20NVKEQd4aG+/DBpj+tVq3h0figSueKT2",
-	"QIIrjKs+PqnZvfCKf6nJw+6VPOzyluResGLX+ocqAr222Wqb7TsJhOLyvw86rqV2VUk8blCCtUQ9B0Sw",
-	"qfcttJZ6Qn72jdyz++Me/Av9mYZi3N1X7aCBOeOgOq/DxX8urnbzu2py+kdrnDyhJBX/3q5zjvYroxbK",
-	"tVC+vVD2a/DpnKJ9l8g7t9Yrub5jmc1uS5y4tF7nIIHUDGBykBn5SLPzRE6F33LmeKKXiesWOYS8uDjX",
-	"oeBCS1v9An4AKBHpBO12u8zzIQUxfRtmdDIifTPx1Jxj9i1ERijgXAi1QkgrZxrfc8+1Wcgpu6BFt1yo",
-	"diiJ6QPmrWBJT5Eb7MbyTAFlRItEZriWnMQSw5i+mv+HAqQz2YKETa93gBhFkb5MOFO2Z13ykb9pFqAr",
-	"HXN35YxJ9trk4xuoJcYz/9Zue4cc/vL59IcfDt8evv/l5Ozvp59ODkifzaRImq1QbJQrg8fRm6vAw4SN",
-	"J1IzEc9+ZrPbUTtWFY33C/8v8gNjCgAaM5oAmovSpN3q/HurcX1lgQO+VqlQ54bnyofXzbdWpU5krDvg",
-	"WKeSW6K1Mq2V6WMkFy1Xv+0N1G9Vbh2KU8UesSSoe90OH7NcsUdG5kiSJbbGMlPj6qPd82/+zzX5rJi5",
-	"BfU7zqRwmawoXpflh67IDi1rvDtMDb1aXt9YPh+uTfn0M1Kne9YS+clJ5EfO9dxMTN0mkghRkQnVo8Im",
-	"K0m1xryNuaIc68Xu2mqspbK0KBNfLzwx9IbV3S5rFdLuI0yesFyB/qC2PeUJA+zI5kbiFYsOTjGHZW5C",
-	"ryw/XD1D16oBvDMnW3IHufsf7YvZIG//JzklYypmBSDElGWM2F7U4rwW548hzlE4PglZjoKFWMmyRHqv",
-	"jQ8U0e5yUGDfcjP/YVF2nR+n24Z/Q1F2FMFV/SL/c6s/I2zcZ0nCxVCR6cjs2ZKTC4i+MUFzhKgz44AA",
-	"R21/RgZ5mm6Duyyj4hy5xL0UdswKVIfCfFfqP5EinRXkIHNielXCp5NFD5Dk+SBl5sdUnJtZtK8nZujI",
-	"s7XRhAulGQXk2v6MJFSz1g2qo598eXQ1z3lt2cbXxvX8T2vhZjwszFwy5xHwiCiiRjLTjnSkdR8pmncX",
-	"UEJZcr2sTNxTtXqu1fPtg0lPSNnafEyvMR4gfPRZywycO9WzCciVnj+mPFNYH+D1JFdkyC+YCEIBerXQ",
-	"huVwCsSPvP6sRlFCcUUYhVwjimIn5zFDKFdJX3SWLeCC3Q54zYz44UIq11ON96PnoDrx7ub5FppqwyAN",
-	"7qdaRdUq6omcIOv4zEOocJto7pXSZmEZpyOff0OxsWFIRgrm5MzmMRjftTsMwKwR5PcYgbFmSx1/qcVt",
-	"7bArBV9WC6A7Drg4gXX/0ZailPzOD0FQIGKT6FxGmrEns/kSsmcKa8NbRdmcy1ILBUBdR4hbFwH7K5yN",
-	"PAq2Oz0FRI1oNgdl4vB2Q/ErOEZDSzMaNlx1elGYzk1nF8jPLUE60mSls1Ck/JyR6OjT5xOyej6f413R",
-	"sgNWiej50c5X8MK5OJZyvGpjuCvnEKkP8aZLR9jKkms+4LO77fKpYGLDHbAGNh+KufgGA5ik5ZMOnr2e",
-	"wzrbxumc71YCRUub9Qpn9p254zJoDChPN385eO8PeM/mAwMCEby3cRVpqNvhZOu/Pn/6pQnbmLqthU4Q",
-	"u2MAVDLLa6Pjz2p0dNvdDbbeZsvrOL8Svghlep/G58PMmAhWpsPqQuQNomYiHmVSyLwAsJpSrlkSCj3l",
-	"MSNAp/7u7Oj40z8O370/Pjs5/Pj+0+kJUDBwrUiWC3TZHefCFb4OJZwTWqGIPkgcWQRJ1MpTEJTWrrtk",
-	"eUQPnl+iDy6USZYL9fxblovD5LJVCews8AvW++P7MsoPxQVNuTcTnphhfm0PyEcHkSYGKY917f1Yd/gw",
-	"d23Q1Y8yYeVbNphSsNtPBb2gPKX9lM0ddIxxSgrrdFNY/Tm7916OE8bY78tkRqgi5W7ul2x4mmX8gilz",
-	"yYIlr1rkPY1HoUC7ngNsRcSTHgnzdnsnFvAPi0jKBSNbnYB0A7ITkFarRbgggNPURBq8KKGauvuMSrO3",
-	"mtOBwEMOJf2UinN4GKJoYZYFNB44+lsqZshnEwBHHQAFRkjUU4zqmfKcxIdJtE8iuCOyo7JgXIOMDrHC",
-	"BoNNobCnGttzsoWpIVrK9CymaWoJfOBzxlSeav9EROySMlWhyHKB7D7CHYHsDEjBIvvQcskRTyz0BkIs",
-	"NYnMQoGkyfb5BM6FcH6DxdIiByTqkQkw88Vy7FJ/3ZvLZqSzFwrFYmluRP49o8O5GLbID4gVpsjASCQ3",
-	"r8XTPQRvxkIhs4QLms2IsUIJdIr4rdGCshy/lEpgIROz2qRw4MOWiQrAKABMAVFOwCigUzoLhb9XaTkB",
-	"KgeujaJXREswKphIXGjFRjaAfalFTqYSa8BUKM4ZmwAwSp8KM92J7RlgDDtqRTPcC5b14K1AP4R03RpR",
-	"FYqBTFM5tTT8tg4Ms3g0HzOZa7IVrbCBoibijkjBQgEM026FTKhSZJd85G8CW+0GMDAW2M18BkuIHDOV",
-	"jwHADVffj+9PQnGF+Pjm1/mlO0LjMv1Ald6G08b24bsoCAUyYIuZI33cd3NtWzIH9I2bwm4vP61DL57E",
-	"ed2Ck17vuP0Ob3rYw/Zf4Fhr9c2VPiM5IPgQeB6R/d9ZXFdr15Z7bbl/35b73ZrhAfGe1hsY5Itq7hbG",
-	"+frE2Y8eh/PK7KiJ8u4/b9ZoSymjNE9Tb99slUxfApBxKhTWULbSdkgvjIkBtjk6aIBLq0RCbW7rVY0f",
-	"YwKHwpiiAZmalqfmzEB5xSYDS6IKZ1swVbrAANhqlvTImsXYL0DKSvwDHJguZNY47hzbkrXzQzFI6bDn",
-	"8HGBo7M8OzTNGE1mxkqeQC0FiUdUDNHYHCGlZxIKl7xTdB3AvKJ9UFbGjHaGmr8SgyGAKNciB+7wgDaf",
-	"m0hjYE1YQrbijKoRS5pkDp/XDAr/oIqkkHC+Zaxd5+e1c/T55Pj9wcezD58+n0TWCIcJc5wbc50PBXRu",
-	"aa4ajKIwzu4m+L4xluwU7UHTyyIEfzNEVQeIbMeyLkDvI1b+nciMjGiC09/cLxbd8oVGzDqrDZE6rv84",
-	"cX1Y408isG90kZOxt1WvxVFnZfmOPT4DKOyc+lui6MiingsFN3ISMD/NtgZfTPVwjIEI67MpXGMpv2Ak",
-	"F5qnVoeiqpIZqXhnAjJ/sm6RXy3v5HxD4GaytNEo4jnG+eiMJfgcOwIAcBXohgHQVkI1SRlVmuyFYsxF",
-	"DsXwfljYZRBm+0Wo3zruEuVYr9GlZt1IoTgoIoob6a25lkqqnAvyok0cl6GoThGywyWsqsmW6Sd0f9iD",
-	"5BrUU7M8eOJSxYFaBVsDrxM6dDIWM37h5gRn2ju4YPJ4gTOPQqTIKam8vEo4yevARqcL3dRmwzR6jf/3",
-	"W3v79ZdvneD15f9u3KRgaK0jIIMZuuZ5/tjedKcHeuzfM+X2KM5nZdIqe0pp2FK1Eq2V6F2UyzwdlWh9",
-	"tk5BLdeKwcMcIZcqX3Og2whE01y4CWomdO44fxAS5DUXHufiMyCQ/8BTzbJNb4GKjtItK1iM4Sjs2Ivn",
-	"iZ+W1ZPOlWReRb17N9WkG+eFXKe0cfk6qKV2LbW/Fz5XhOC3IsyJa/h45zjG5aykK6Vwlgs8OpBoSrl2",
-	"kATe/TViaWIPJFY2mW8HXNAUg8Y26qTOKHI6QF4XPou4aPCEKsUSa5hxT0ltHgZnqFDwpSgCPzIj8NfZ",
-	"5J9tK1pCwNmHUM3jtYQorvlGEsFYAqHaySSTFzRdJU/NU+alKB/n40ZvB8vz8UORv82FZkMj1O9bnq71",
-	"OOU1O2AtNO9AaB7nT4cUEEXAXcnLjUy1q8l3ysL1IcI15Q6txEIm0R85y1mCzqJ5qQzCsM9iOWaKRJ7Z",
-	"LyJUEylitk+okeUYzonAYaUgAMS1qoZjXEZM+SHWGVPk/wR4H3q3rffG+rbniQe3SvpmTGehwMiSojPi",
-	"+9NskQMbcLCCfXWcAVdLLYRrIfwXdNrPi+1NkgeOc/EDF1yNHrt8GIOdS6X9ejG8gVs/y0XJcbgs9zTw",
-	"2ZPWdW2d/UYomccHC871zKbOWYYyDF8vix9AjqZNi9QjNvM+dmsVVx3/ZMHvD45zfEQpw888REiNzvot",
-	"jvFxTGnEZrEUD/zm8oJloei0iXfkD2XTBXID0AI2RqyCSvYo1FcYEV5NE4Xv4e+m9YH3c55qjCiUg5nL",
-	"pbV1Eq837/+aLveb5t7dafZcacPUGq3WaN/PsQLXPYG0o6d1toCE/ivVGFxRKcsW7KtG6pGpzFMjKgc2",
-	"QgsEfj3QKHgQCMWIiiQ1lvQWfqOsRonsD5GtuRhpPTHKw/yryOnxBywwcBUHjgbTalEjngsGzXE8aVlS",
-	"UIcrKeSUbAnUhBGWZOAVWJRxdobfmafbMo2g4CSP5pn6xvEkQmX0f5F0svID/o15TsD71/TpYKCitrkt",
-	"nAhIfxYK5FU5wBmEuSu4VV7sAuKmucTWlqCKl3pkLhtBsD+Cm4z2xwwuLGEpz46ZUnXOEjMN+0URQEyF",
-	"UdZ9qAOh8QiTs7iLZCt7OsoYVVLYnwb8K0vIVGaJMi8WCks45JaFIs5YwoQ5XQWEJknGlCJYPCHTC5Y1",
-	"PXo9rqEyAWpgTZ5QwDRwrVg6ICmjFwxRRM1FLQKsny6Z2meBcYXlEGYKqHCpbaZpl36HEXlzD9QjAHk8",
-	"LmKzPLgY7vunQoIdpAx0916UempsHHOV+cauWS4muSao0UwnoIEXu+Rn/iYUHC0h+24wIxBWLVoS5nbk",
-	"1EnKM75PSjtOhQLACnKAYu2Y564COwUZcAKb964y3LBHIIBwBWCoR7DYpkmWFljGBrmyjO1F8YsxZuD3",
-	"Rq+hMxqfWx76AvqzKl4+SHlO8glM8jkTZJLxmBWG0pDpM/eVnVaHd1EWmN8ak8xMkLYA4Wo27st0eUVs",
-	"UbPwm7vui7enMBUfUAw8GBqOazF69pnRLPaUSarotPl0dqbg5+v1G73CS7u92EE3zbZx3+FxPEFRfwsK",
-	"UFhW67wOThnAhqmttdpa+54iZ06w3jH9Zzyi+rlN00bG3m8r3KsnND2HCJOnQOeCfJowcXD4TJG3wJ9e",
-	"PIeoEZ0A7DciZoeC2d1radRn9l7y+d3PRk2ajpDTQ2MQkNxoJt0DkFGIjUXf+lSxszxLL33OofnGGGU2",
-	"GRuI08/ZzP18zmYtEoH1Z+w5pJbDQ7QfgD1QxzRNAeWUxrHMhSZb0Y/vT8hzuNmZb/CAcXOfUAGWj7vY",
-	"3Da0laC77V3b5JmQ+gwqPaNSLwT2oppZb+9OfFknnO8BLSgqqlXxWsGm7isXssTrtsASVHTA9OyMgwU0",
-	"4CyLmkQx8K9QH3J0OES9igGNnoo5VnVbNEs1slXYB1isomC+vhkuD4VHic0VwEwUhQi2otAcqGmWcpa5",
-	"saB1w4fC9MFiIMlcG9tu+X121FBxSR3zdlR5HE510VfbB/YVKxFK1RNcQClqeeBbxqo0b1eFgovKRDkG",
-	"boQcVVAj7DJiW77eIfKzE4ry9EB2qpugRDLV9K/dNSCnAg8tQYnSGrqPduBkks56JFIzpdk4CkIRJQx3",
-	"lp0RsA7dVJgNKBDw3ppfEJPAtFuijMXFxdCYmyxNVIB11pb4H2uacbWP2biPZxy/5e1rwcmmccwmmtlq",
-	"YfsmS3Ukz5Qjx9+2v0YEFYHFIwEZYX+yrSl7RMAXNkW7G6YGps7Z664joUhYnNLMWus9N5bAFZOPJI9Z",
-	"RLbsWuAZkSmw9g9ygQdBmE73CavPAwjXGAmRnvmadBUV5yk3h67TodiKNBuDeZxnDJufnE3MH2P69Qzs",
-	"SuU+FaLX/xCKaJIxxUTMziZM0FTPzNUDGKaIZ+UvhfmP0hKerphZeKGIUjnk+qzPKTSTyuEkk33lelL+",
-	"jFY1F8MzNhjITMPtFyzrS8X1LGoGUOhOtxUzk6DNIYIL/+bhOAhMolgzbs7GeIKsCIaez4wOxYibXTcL",
-	"in0UkCnrj6Q8xx2VGntAlXYgFvsoq0XcLqkIHrin4CWTAtHs4xmJ6cT0ptPGfXYVuFohlRe94kQOQhEZ",
-	"FdUqXlgLCNAiVy7bK2V6uxNplLBU01YmU4ZpJaEAT4UUxY92W0YFMkJQuHmthrJlNJAOP4BIxRm+uWi/",
-	"gkp1JvHQ1rLe+LPczI/HqiIUSdtsGRgbT/SMRLgv7J63GgLuwop83GdWWaO843ofxKtwABO/vfv0y/sv",
-	"0UYICS4lJhRzCAkHcCTOM1bKry9jI6BrAGr8bbPfQjwhmhf5rdVqXV66zHczFCFJ5DpmXj4OqwXEBW6z",
-	"OZ1mlq0RUfj1qTLiaQt7PFeJZ9+IuSFAUas0mygf/4CaJmCw9W1ArVu0uNNB65WL/Z4pMuBDQIkw1h9L",
-	"ipKCKZ0FoehLPSJtfOVcm2UBFahATgJHVk3TFok4YrTDgo3Hk3Tbv9tQuL3LE/SsRP+9bY1ViOagTG62",
-	"CBiiqJidxDd2GClPOQldDVrYCEgIZ0L8K5aJ/Qssz7BBLsllVHD6HhzB8xSkkC7nT0EsXWNXFmZl4zaw",
-	"BJOUcvjygqY5KxXQodnsn9QAD08iyUzmRI+4OLeMyGBQIE8G1kzqv5kOydRxrYBnARTUJmjpl3PYhOu6",
-	"dcJSo9cJJb/Lc8jnv3HTrmGP1VmRHoi5WBIg/sQOLWGDZ53uDh7YNqwcrLzI+4JIhCtRnsHsVYQlODDk",
-	"BIJgCfva6LUDN9eVFhBaGF4wSUExxTQdEy0TOitNuzc8Mdxloe8bvc7LFzsvO68h2Rjwkf023Bl06eu4",
-	"k7xkL/p7dDfe6XdpJ2mzxrVenXW54HNL+gjQ7v1Y5oQNJu5VBFOj1/G8LsVXe+2bvtO1QJGNXsPLbZ6E",
-	"jV44PzVhIwjt+PzPCxoXLrKzHVamO8RphFvXTSQ+BZdKaNZKiKsiNMsibIBuDhu9byG8bnyke+F4Ly4X",
-	"+CVsXAZhdbGFjZ7I0/Tyy6XRPX/GcZcH+Jam49Z3OMplAwpBSoSNJz+oL0GIOx7fV2Vzh7i7w0VJEDZ6",
-	"3SCsbHu4uHtZGi7aTaCVbyIKrg6qF10qw6winfDyrJQaevW7cfEGjaobYN0jwF2ZHNqLN/cQo9F6Az8x",
-	"3nijbDW89fo5a3gfgCRWHM6djdu8KYyNG+wqMJvXmz7ipn5vvPtmqJKlabseqA3euAbaxnJ5zDm2yRbe",
-	"vG0eTDXvp6xZ8sofZVLLWKYuY28cT1Z71A9EOX65BQMhb9FjSdyTHKqO6SH56eTkiOiMCmXeVtMmtC3z",
-	"YYOX/fDdezj4JUydA36AM2AUuNkh4I5eBUzCQIed9+t5ty3Om/UHmD4/U4BMuH189NY5+kPhuDGdo79H",
-	"JpLDWRyGafPUqMaqvtPjD5XjoPXdh4KSPqOZOf8b3YRdKnIIzImRpUwpsmXO9x/jyfZnphSXYhswJ6mY",
-	"ISgMj2mJHGrmRlXFbkHgnPnzRITejZLfOToA92ZExrnSmAoBR/HFW+1hf8EMjry30r8+4jLUWxjc6YUi",
-	"SrnSZ/gyXF54NcygeoQnAXQhIHh8DtAnemSdCEEo4HPTdkUxkZzZY05EtiKbZwPeQPZVm3/RIf03cAgC",
-	"f8HfqtEBB7NDkecTvekU8HLyWOcZS7xzGTI3C4CIAMqjcP1Yf71D3LR1VuAwrHjzND1nKsB3A4vT+wyt",
-	"b9A7w5vOaWQ6QNMUqRHAKYNIoS4kwdV7zNj0YQDz8ZlCeATEAbVRlQOzLRJYjWM6g9hPKKzr3YwaXsI+",
-	"mZtWsRFjHU3Tj/GkcQuuOXOe7AQN80s2iRu9RrfVNqdHpkfSNAEdfW7mwuWUgmlEsyFQsKvlhG6j/5nt",
-	"nL/62s5ezHZF94+98cvpa9256Bekaz+xNJVGvtqUgvLor5Fx+V9KiuNJ7EHn7uH0v2KGcD1UHvWbp+77",
-	"iZtFkbF/KxJZ4RdzrC/W+NuiD4vISyumMC6lwlQaurzdpC0a1V4eu+YCoFz8+PaoNpP/3AwF81VOQmo+",
-	"sDuAlICBi7Rzq2qnFMwBiMvtEyEBlbpeFnWCzIYJMo+Dn/lISTbGRP2MKWxXmPOQEXJlbnJhiA9dlY2N",
-	"neHNQSVtBoxnY8rOJck0A4hNe857MD3S1NUq9nyMp5xBQrQMBeTMUOWSTgISyalgyVl/ZsOc3p5EGzKy",
-	"bqmoGl+Fb42A4YKcCv7VRe32SWTuc0XyLv0aHgVZ06GgScLhVj9KORVgSBVY5SN6wciWzflRROXxyM1U",
-	"KH5l/dNDokZySri+p1DUSsZ+fMN3k8D627crogIbePqtsXWS0YSLITnwAYdSEAADB0HDvWXIEB0zsF38",
-	"RWbyN2cYLp2rP3AXpFmSbjl3MjEvENd4rVr+tKrl5g6yR/IVLaFQhzV4TUfNWqwmB0mESQGV/EHvclmP",
-	"4PT9gzdxVYG1WgUw4g6h10FqqvGiaryo2qi/pVH/qEnsy4GfjPxFV+ZKCQwpObrwBMdUkER6nKM5oxvL",
-	"/cwG51LYvDufxuWzv30+bsV9innL6OI0jwcfOcZoi2dMRwyyYnXFNx1LgelbxhK3DkmNReLnbEYU0z6b",
-	"2NV5ESYueCbFmAm9X3RtDLXbPE1J30gdGI4xorkAh66tMVQszphWUbNF3kqhZMqUTZ037Ss6w5xZ8zfT",
-	"JSxZV1zmfZ7HjCZExXLCVkBQoba4s7KuhA1onmo35Y2eaVFQ3oAMFfjOJz/ZGXWZSlZ+2+uNSihfA8WH",
-	"hY4RepTJCY/XXDfM5B/rLpFymLKFi6p9SlM6pmB426XX6DUu2q3dVvvmHOg48+sqn/xywm1Ua4Hv2f5+",
-	"MiL9R6aJlwy+LgmNYSvWXWr31TCo/iDpLkfvQtkDsk+stEPADyDOUCM5Fcvt7F9du/dsa3+5K5FY1KMu",
-	"hmeu8BBY98KBOeR3290X253Odrdz0mn32uZ/rU5351+NBRNyoghNWabN9Nj6cCfLMN/GvEhovYUC5Qxr",
-	"MJKGT5gsSl0aX6xDYzqyfY1fjrvnu+LF5NUf7QwZKL42gkY+STbpa56ljV4Dau57z5/DW2zZCTONIl6A",
-	"pW2hQy48Za1NzYU32OvYEt8jluEXPtXxEGe6Yz8eYaZt5/LGItqutesY7m6d14K6NtefsLlekqJOvPuv",
-	"oPB0OW1S3jcf+0wRCmkeWpbwoJblNJAtOQBIiMIwD4VPVGhW+IhcaQ1Y0XwI3EsR6oYoQJWA5RAjBnVp",
-	"IiH9GTmWmmrmBkQ+w/UtciB8zeeIFpAX3XaxQ0Pxy0axfRDE9vmPRr+4+DKqsv5Gwn1TgXxNeYkzdq1C",
-	"gM7NdOuNlORVqvE/NtZ5uDDhQsXis4+Dn//+Onv148///CM7mf5+evTu1eGHo38dyu4H+oF+nr78enrS",
-	"Ph6q339/9Z93rzFvqeBw06w7itiNU+TvWMOtVnW1qrtzPMjX1+VaPBSnitXkkNdDpcRE2EK3LbEFyme9",
-	"59/sXxZ4PWFGlSyqpnfwPWpyewdmq2YedZcJCHwmLOUXzKj9FlnUxgu6GB98Y108+Eh1PLrDsx1OwKIY",
-	"71ox3m63jRjfQKHcVoTjzCQbynDCFRlKUddZ1KL7UaB87aKtlkRsIEGPMshVgSQUR6n9iPITN93V8jNY",
-	"7h37JIrNOB9snnqQlLKJteC6v7kY/EUKdteisHZuPYipvqGAnxPs70/oWpkF11QEb60EnrYS2NkQ5+yj",
-	"TPiAO4H+hDDYlqmBxwx5rBHk1xOzvzpT2Tq0jbhdUAPHbJLSmDlAdsRGQowgQGEDWFeZzPYB8kMMmYo8",
-	"qpJUDKFCQwEAE4TGOqdpOrO4ShYWNPICLCJjecEUOtH0iIkWeW/EKLB2h8KpozhlNLPsrwlXIGePEZNm",
-	"mZG+xGV2Ci3ejZl+Q1/ZVR6e68pcHM59Alt4fxa+Y9NP2+Mv96os/+PWWrBTPek8kBbEN7LxaadAHcJh",
-	"1NqxPiL9xY5If6mKDxQPN/NrPS9cUlemNtg7nqmSDytwUJ4+uSEgiLwEatmGwopMnpXZDe+KPtx/SvGS",
-	"zNtiSGiE8HL+0bKsW+WSRTYT43Z8M5tjcnkv2RZas/HE6LnuxjoUNCO8DHbhjrBJh3b7O/FussdeDF4O",
-	"X41e/z4ufHrJ6qvMwkup0gfYkWVt75m2d/de/Mteiou51wA0gL32jv0ap+mtTFijt9feCRqCfb3isTt7",
-	"JY3s0i8b1uVaFMIuHomfXOaFWyfXycAouZRr72atur+rQ2o5d4NUlMQdH1g30I7Pv9m/Z8BXxjTyCdy4",
-	"zfUq651v7wquyM+AYwpUCfZyhJkFVAsp4V9KpjI7x9TuQcZYAOnUkHkIsBQOfcOjmABQZ2SnYZsnUYsc",
-	"DhDD2KqZgvQjFL5hrkiEIBYRdqJFTug5FErCqX7D4/Sxmds5ibiYsd1dbqeUO4MkmrVYrMXiY5xo3NJ9",
-	"EpIU9tS8KJ1d86iQQe7ZtksF+nY7D+FScfYjv5gPpANXALYZkIzpPBMsgaQ48Oy1yA8yI91dMpJ5prw0",
-	"MrZ8TLNsRvRUQn4dgJhbOkREjabxyD9YSUc8aB4SU0HUlOt45KNTqVRcDB2D3s0EG8xfJQnpzipRnk5q",
-	"2NvuD/9Qb/5+OMpU/HaU/v3w4z/+T39Pff6nmsj+S/nuz50OVmSDFcuy1jC1hnkqPrNHUzDL8pKvqV80",
-	"U/ekVv5uLEEjn51R2zJtOYx9LdHn41VOKgXbh03uzMlQqJGcgntoxaFkI5VwQFyEyTdmWwA0kREXQ1BF",
-	"pndG2xhdxZVnhMN88t32a/Lr+zc/ffr089m7w88Hbz68f9ez9IiEu/rpJfrnhKlSFsVm9rTpiZ2m2qKu",
-	"5d2Tk3eYOXsnmAUg1q4yA+Y3XVAxVLnym3u/tBvBXqh66GuEgz/3LnosHWvk95ooD9BXxnnG9Qx0JyLQ",
-	"HuR61Oj99gVgIJHLdwU5O9CZICPdhOoRcrBP8n7K44Knjity8OP7X07enR2dvvlw+Pbs9PhDy9vrzy86",
-	"oIlt9xZg/6AyytWeIzQX0iUNWDyLU4hW2zCLpQZcjNqc0PTc6McSiV9ApiOZIsOQOfx5wlrUV/aJHx0j",
-	"yeIz34PbyPHUVegBFbJL96z+wwovTSjRfMwAhrAMwxL4TBYanw8zI6oQ9h1ogwOLPmz+mlKuGaIzmCmI",
-	"qYhZmtrTbanXAC+x2OO3ZaY3iy0LDwIs/RLBW4kqsPTU8u3LHo/8wG4SMubydbZSKYbbmmVjMmZjaYwf",
-	"BCM+F8ZE2jL/pCwZAnsrorU2K69gLLPZspdawmEzNlGJ/BboGt9xFcssCcgJS9kwo2No9L+rI3I3LKOV",
-	"5UNhZj3JMxDOaNWU/AUamHIys8YVrnxb7QfkylyZd5WLhGXk63a58NW27vfh8qF5nuXEI31AJpIt20M/",
-	"rVnC5Q1ga9BXTNZ89aEeZTIfjsjEYUJZzjuE0VSEphmjyYyoCaPnPcucbPa5cpDYmGbl7382z37pMbFL",
-	"nSwQqMy2L6bGp8m2PHZcASB+vUynaxDsYpFH8t68OSOvVyQrzQOYz0j361dCY794VbEAWnNy+MADr1CL",
-	"LwiA/pYQoGWrJB5ktK4O4qFGa8eGhyMgdmO26WB5KvJDTIKNF2OLDzEVHp+kSD3kAjRGQmQOcGoA6Ei0",
-	"lKWpsW6vB5kTlzL2MLPhVIN76+bCQnq3HmgxFOL/IdYCmaRUD2Q2LumpCimvHTUi/cPdiykI9zwj1tx5",
-	"69p7EDmB9e0sIdRbU1sUyFo5TS0DpJayiaTxuWh5u+e+p+M4F/e7JLJcoFJwIwLBwLIsB0pZmZFMgoFn",
-	"TMNi/A+1HB5k/KX8Gjs+jAl/F4OzQ3Ejc8QXZzR2KUTfwfo1uh3OJOZoo6SAw9BkkskL5lgpgJjB3F32",
-	"p9738K2BbY7B9zkNn40Q689I+biNPmKqqz5i6MD/DwAA//8=",
+	"7L1rc+O2mjD4V1DaeavtM7Radl+StuutHcVWJ5q0L2PLyeREPSZMQhJiClAIyLZOj79t7X7fn7i/ZAsP",
+	"ABIkQYmy5SR9xqemJm0Rdzx47pcvrYhPZ5wRJkVr/0uL3OPpLCHw72MiBB6TczJLFupvMZ9Ocbpo7bcG",
+	"E4LwmDD5SqAUPgetW5zMiWoWY4nVf6FBP27t639ddXZ/i9/cfjt9+/ve/Tc3H+7eyfdpZ/EPfB21gtZU",
+	"zwXNp2JsGl/v3Xybvp2+Z9/OOr/vibfy/e0dNJbYzjLlMUla+63xTO68a7/fkSRNcStopUTMOBNkQKek",
+	"tb+79+Zt+13QkvyGMHEpSNza333XecjbtfZbxzi9IVKghPMbFE34bLY4QBOSEkQFmvA71EcpwTGSEzJt",
+	"qyk4n8KC1T+u3r573wpakk6JkHg6a+239jp773d2d3f2dge7nf1OZ7+z23777v3fW0FrLkgKXdU/rnb3",
+	"3rQegpaYRxERorUv0zl5eAjyC/h9ToQ8oimJZPEiuiiGX5E5P7QlJwRFnN2SVGBJOVNrV7+piV6Jbfei",
+	"JLmX6jJJkqApQRj9xm9I27+6ymr67JzzaXk1dhmUIYzUsQTojsoJolKgWYLliKdTtTyY2lmK/Un9c4IZ",
+	"gyuVKY4pG+9EE6wa2/6t/VZMRcTTWB2a9xL0xn6eYIlijhZ8juSEshuEr/lcwnFE8zQlTKIp3Pn/2XDT",
+	"FzIleKqAp/waBJ4Su/sAZoB3gYTt4WzWt2TdTl/9c2xAr/yIM1Jau3oQiNyq9w/rZihWjbLltmi8j3aH",
+	"TL23ffRl2JKLGRm29octIXEqh61gmD9e+H358x22HoZsyNSoe75R4YXCqAATTMKvP08WKKax0/lN8876",
+	"vCY0uiGs3W47g7z1DaL2/4htQQeNl4at/S9DB9cMW/t7nWBYwEnD1v673b32G9VNoTCYo4DEhq0HWGir",
+	"fIsfMU18MDhL+S2NSYpG0ADhkSQpbF5DF4Ibc2Hxq7pckqY8hc7mX+qQIx7rr93veyeDq8uT7k/d/qfu",
+	"d5967uJ1C0WFFDpkXCJ8i2mCrxPShnYxkZgmQo8pJJZzUZozJVhwBj8eq/vKTzvFkqCETqlE5D4iJFYX",
+	"/lBzd+dEzCsIxPxoLgweI9or3dL/JHh/CFoTgmOSAhsC9xb3x4yn+uBiIqKUzhR1M5A/JdNrkgrERwb1",
+	"AraGf2Mm7kiKqO5u6GNCNe8iOU8EwixW+HuWUDa2Q20HKOLTKd4RZIbVDceBImp2ZJ7GJD1A+Fqou7pT",
+	"aJNxRtAdFoqAimhCptjhpxQ1U3MFMOVVNOE0UnSCTGckxXKeKoyrbqS1r0gBZWM4hd4Aj/07Tong8zQi",
+	"rwRSpF4Reqx2ggiTVC6QxOMDRCWa8lsiNA0mtyRdIEVexwR9TyQSE34n0BZmGS83JTKlkUBY0Jhst9EF",
+	"YbEa5RpHN2r7/dHOMZbRBPFU/fuEM6J/qNv0sPXNsOXd2jmW5JN6NDvw/6u77PcGHxHwC3yE/nOn1F5N",
+	"mE3zvuPObuaiTJIxSUuTnZMppkwtovmEWZ/CpOvMKYhngxck4iwWaM4kTQBWrylTDI9GJq/UtbGY36m7",
+	"JlIUJn+7t2p2ItPFTlchlPqZJUd3WF0vGfFUwZRMF+VtFmeaUkan82lrfzfwzVq5purcx/hejWBfkkAz",
+	"kqIpZXNJ7PMtHMN6F+29tuoizu3kCRlJBdguR2VOfeVi3n1YazFeGLhk9B4pmQFtCX0p2wgrhEKjyZog",
+	"sfvNh3d7797trTijh6ClENqUSIte97o/aQzixzTdva6idZJHPMlwTQnRboW77U4YKLQQdtpvwgONDacE",
+	"M4E67TeBQk5Ssyh6IIEXYruw/tZuu9MKWlTNq7F/K2gxrKQ3tcYdu8gCOOL7T4SN5aS1v/veh2W6Vgb1",
+	"7cxiPRorpDmiJA1QqGXV4bzTeRPRGP5LwuJCG4izsIsZlpN8D1YcViLn73MKtExz+9797HU6vg0dOqJd",
+	"Pz5TM3j35oqA5S2qb8t3CC2WiuCeDUaFpT1xn0ckoYpe1d1dbL6X93Y3iZdvTTXQO4t38d71m+ht/I68",
+	"H30z/nby4bcb/87ifDFP21U/JtMZl4RFix/Jwoccb4govCyBR0ThacDN+0qoJjOiMISi6NIKnjdkAVyM",
+	"nJAhg1+uebyARpShvbdowuepCNAo5dO8F44iPmcyMDySnnhEUyGHzLBNeIwpQ1uaI4Yp1MDbMLKSRGOu",
+	"kJPqd8fTGyTvaETayArEQ6YWBkvFjMsJSfW6qEBv9/ZQ2D/qHZ+dDnonh79c/dj75eq8d3nROwoPnG1O",
+	"aEKGLFsYEpImCUrnTMAonQ/VUfonV5cXvbCNug4jiOWQGbHohpAZCAETysYBEhy0E3DAemA8SomYtNGu",
+	"Ovi9d+/QLKVMKmFhyLoXh/2+YqJSHCkMepDtzJzmK5FfCRUwNL9jajFWFTBkWjVAte4MLxTnr1tqORxx",
+	"FhHFdk2wQITFJFYnYmQ4vRX41Z4sCkFMCY3kUNhfe8jqkKoDjDsKGv0c3LvR3vU30QeyE6UES7JjlTJY",
+	"CCokZrIVFAD/3btAcQkZWlbkRkqSqhX816/D4f1eZ2c4vP+m9/lf/8XLGPZHwFFWH0d3pk5NyzbAw3Km",
+	"TtFSoowfVkyz1npRdZQEbSmy9Ldwe3+or+qOCmLPx4wl7PPJ5AWB3u7uDVl4dt47PD056g/6pydXH7v9",
+	"T72jUEN4NCHRTdbPrAmnBOaUKWYCR2rpy67A8NMruGfnfN/t7vkPTfHidQent/Sm81ZDDOMGPSixpcnh",
+	"qf/yEcJlkQglVEhN9f8WAjWv22UuKTx5q3XigiRTzUzO8Jhka/l9TtJFvhRgowpLiMkIzxMJEqua3bC3",
+	"Cn+vYHaPc5V19cQ1c6GVgECjMhYoBNWKfax8BA/fPO4xvlUPv+0nQ7mOfBkVys90tR49P+z3b8vPtnry",
+	"Z3hMqntVvyI2V1KzITC7daevbsZ/+LsrT/t8vpTfSecVNieds+WsgGqwLpOTzp/O25zP2QW8t4808cpn",
+	"pwqxASlS2B5Fip6AkEIFusOLuuPVj7hwwP+SklFrv/V/vM6tPK/1V/E6W0a2KKDyqxdll6K5gtrVwNe1",
+	"VqN7qNX8TK4nnN/UcX93+nOV+VvF+5n7jr6Z7t28Ze9n3/7eSfV93/vv+y5byFPu3LEz5SqtS5YpITMT",
+	"CAPMhmezhEbASL/+TWjBLNvFF62U1F1ikI7Kqs9WYBWaYG4AzaXiLlfqLWGTMl0YvcHeN4G9xn0z60Nm",
+	"qlMT+zWqBVvWCCeCPDSFgp6apMduScJnRB9cCbOW96qNLdiuhDJFdG8JaOtgyUCfwP5kN24WHHE2ouN5",
+	"SuI2yhC27WV0sbioVJ+DlmQ0F0RYY49AI9UaRZwnOzG/Y1rFaLu9EshRxQSIJIKgNx0ktvc1u61HfQVc",
+	"InrXeWMYCi7sTDGI0cAIowin6QKFzoghtA/Ndbfz2wv1wRitAig6ApTyOTCO85l6GI6O1aO28V2T6fG6",
+	"3LxexdZslLyLX3HWdBTVvKr8WtrbaVqnwFrWv9phmRaq6UiF8/CqkZqPBGeiHtJ3ODZ6r6ehm/7JT91P",
+	"/aOr895/XPYuBkVkM6IkARu+wjVn5hEAWjFIaDoXEl0Tw1PuIz4jDFMlg8pJymc0CtA45b8HaMz5OCEB",
+	"4kmCp7iIePrsFic0RmAggQdYmO9ZMVBp+8bAbV8g+t/oC4JDCJDeM3oIEcNTKyfHXCrOWVGZTMWIY90F",
+	"mG3AHlZDFyAxjyZGtc9vSbqTcDY2Wqp+rJnuf9p3/M/8Gl1F3gmXHxVmftq7PDw9+al3ftEFSfXkdHD1",
+	"8fTy5Kjlvht3UqCBIzXtH0Cws+WgLcYNTFt6C9IzThIglkaLsq2Itn9Dmr7q3hOsSLkez1U/vjyLr/VZ",
+	"WL3vZp7EUe9T/6fe+S81z8FO9gc9hZ973/1wevqj7zEYMWPpc6huRj8F29d9DFZj/fIQvtaH8JGn1zSO",
+	"CXvyC+gNeldn56eD3uGgd1Tk1mYplyQy4EmYkt5il1mLSUIkOctaKdFJEIm40QAAFj5AUUKwkrE0K3TW",
+	"HRz+oNX1PnHx1UBrkFHXapBfqWHNUkisdUgwM+XsmVm5i8uPH/uHfUWiznrnx/2Li/7pyQXawtrT84Ys",
+	"1F4xukupJNsBKh8nCJeFYf7j8nTQRVsFfvD3OZc4QCDMPbzwbF/tmyya7/rsUjxRc+M3XRVoVG7EMiY/",
+	"KlDJcgOv0trFtJ/Kcz4a75oDsNkVFmqsjGFptWFluQfG+KZVLlQiYpxTxkSC5kbbZF6ezT/Fszknc0Hi",
+	"zb4bbTguvJuB76HcYaGxMOjsjOHWgO0f+mj0grWKrvpAsmUadjDBQmZWfN/a0VbBvs5T0C+8EJqv9sUw",
+	"SVKGk14O94/X1g165yfdT1e98/PT81ZRi6ZnMRrvLQtMNEZvRnv4Q7T9zNyXu7IAYYbmjNzPDBeoFeMH",
+	"8ABsWEmE05QSEHOoWbx4AfKvFshBiXts4XETOunj3sVF9/ueXydtgo6Kqmgl+l8TRKYzuSiKK2ZhSHXT",
+	"zjra/PeHaJfNRrSPRqiWAHzTlAoBXkuwXoXoJeco4YqJKimmgU5oogAH8PJQvtaH8iPjdwmJx2QzSrEf",
+	"T05//tQ7+r5XoxXLpkMxj+ZTJbP/5VXFnj3V6Yntpl64o6/1PRyTKd+Uhvi4d3xaqx/WE/31ob+8iTrQ",
+	"n8J+XgD/6wV8gMxDzkYJjeQGzYXfXV78UvIaAke3lU5yD0WZuxp7fj0XJRfwdM7+8gqqIStpqMrmSHVg",
+	"WnwvbFi9Nqx6Icxi7bcuZIolGYOWLkzJbySSYWboVy1BpZctDVNp9BN3GJbBZzMSo+tFdn7mvLcDx+1H",
+	"XZbjZoAlnDI4Hr+89K/3pW+KxoEsUUvktJjzFVC50jbqyBw4XWduf8a1Gpz+QFIiKbohsxf+7+t9HDwm",
+	"m1CNHZ8e9XK9mEP73JwyH1pByzpztvZb2l3N1SJA/Dl41obQPkQxJ9rDlNxTiBWHBB4xh98m+BYir4gA",
+	"EwfVeuciDZ0WHXWz8QRJb4lWiEELmO8ARRPOBcnpA3wbGQoDz+NZn7RzjIGzuNzP2LixFujc1pzdMH7H",
+	"1OmkRNKUxLpfkLU3FxuAf1wes7rdRh/B41ZP4zrblk7KIZDQFggkEYjKstOsusrQZspxXHf1lwPHxVhI",
+	"vBAo1E7G4QsK+UpRyGYIa4mYtarODn8KUQ0UpdPgmtuMaVxHXF+A+OsF4mMe0xGtS4vijevTrteFmDzA",
+	"i/GBDQwsAYRNQrJshdDGn9XjBXj+ksBzOiOs299sIJJOjDB3hitzNtgbMbSPGoUmAQ/Q2mfzJMlDrBSh",
+	"T69McFJjlKp3D4j13CYA9CDW0B0+RK9teghni+H+RgKQfob4HpuKB6KJBIJworpApKAUBzSmtyZ3wEvM",
+	"z0vMT+GVbyryh2qL7ZVh4lsrQnJMgNw+AkOrmhZDXsi5yLVYhkMh98CGmBduhxUtJxS4MPWzPXjvPPDy",
+	"S1/CfYRN1E5ul4WXrtvBq2c8z4gpEEah2npY3fsBCmHrroSi2rvBQluhPZVfO5/bKU/IiyfpV/4uN+Tj",
+	"TZmYj0Y0ooo0zUgKwMiZqPrDdc/64NOcycmgjQChN+tmNAdUIA656cAJ2098807P9h7LU5in6N9wqBPk",
+	"GMftCDOtCmBxhoteHsxX/WA26Bdn/ccM5K7rF/fX4EaLm1Dg/+JD9z/wWWxKIQ5aUs+DeBad9D56uub8",
+	"r/EKnWNzpcFXookm/OXpff1PbzPaZA1GjMsr0BjXvMBwVfZJ3yuyCherXoDEA7SgAc5EL7B9/YXkrtKx",
+	"hPvmp9C/qxf99j/ZCzvDi4TjeMD5J5w+1U98pge7kpxfJTCc+8qMkkQH0WjFo0C7nbffvvvmPbpeSC0/",
+	"+EjOn/9MKjszpKi4F3RMv3t5D1/1exhwfozZwqawftp7SLEkV6Bov3IU7c6LqCrig0K05ts9q26uexru",
+	"FM/0KspTwIPwbE3rB/ItuezoK4EiznQO8GiBIjyDMLyU4GhC4oOSsl3ghTD5M01u3hfl+v9Q5folw3M5",
+	"4Sn9x1OjWi1yxzN6dQMJeavqdZ5mumajzKt7d2pVhEkz/7O9Pd80BX252Y0hR1YD6cYyTXEy4ulUoRbj",
+	"FaRwzC2/IbBfcj/Lwq7skYv5bMZTSeJjElM8gB0/5ejn+YhXUzXkFZxiKXeSGnxHTYZsFrPyNH9d/sC/",
+	"Q5dJoFagZ9r64NnaC9vwFaKpjTLQZ91fPp12j64Gp6dXn7rn3/fWZqCf0Q+qsrjghQX+J4PlFJhNqi48",
+	"L4P2BHCuZnev6F2sF5VJ8R4jQVmkVZ62HEpWFwnMt88L49UVB4Uk7p5lgvNXcY0HWQJ8xeWaLi/P4it9",
+	"Fudz9pEyKiZPfQ/nlydXH/sn/YsfyqnCsjzQalUJkSSu+q2ncxMBlaQExws0Mmt61gfhLjnIgqrsEkz5",
+	"jMzXW28jtKU58hTmL3D/dcL9ZnTvCoj8ftzn8z8qU2phDUEezTRnub5+WZAUBBWWXMFfPIS+btD+GVNp",
+	"VvN04P652x/0T76vwesm1NWP1TOTEtQL1BnvYxJR8dwpGktrzxH8shW94Pt/0kexUd33eXfQu/rUP+4P",
+	"rnr/edjrHZVZHrcUxtu9h4Z68QTLZ85A71l44FVsz0i6Y/3Ja1XbL4rr/3GK682prC9PupeDH07P+38v",
+	"Cc7L9NXP+DTc9QSbUDhvXtV8eXJxeXZ2ej7oHV0d94763avBL2e9x6ian/UcfYsMXpTF/+yowRTe2oxU",
+	"VUl4X4ByM9WflXwfJCybO/8lTvafFqYzELLVriHm8RDP8DVNqKTEZsKfkdT+Re4lKI5M0zR2Smlfc54Q",
+	"zNQCZ3MxOeGSjsybEP5mOgOJOYny54fMRsivfyMRHGO+yHRZ6WoU4TRGfAQlunfbnbZOVeHsIyrtctkL",
+	"8p4MPCOo0dhns7k85rEeiEoydXdrK93l1uc0xQun++lcPra/s3dPe12nz/NBkGieUgnCAk3JVG22MPWK",
+	"w7io9vetz05zoXrqzeFYGyhwcla4jYYT6pFaPsAQNzRJ1toFXOmF6uZdvOVtIORhhCOy/uBZV98Et8sq",
+	"y1u/m3A+i7EkcVdCQo1qwcy88OKv+r6LYOHfRz55UHwHPpD2wml23p+XvNF8+xUsYovdf6dr+FcPIfz3",
+	"i9OT87ND37aDrHttdX4oup/V3PeOMU8Tz+MoHalqFFRWW13AsmPQIFYthIvgCHPX3DQ+0PeuiwcLFEYT",
+	"LHWxQgaZCWYkzetrI11CGW1RKcBwFSBnAkjjYvgPsV1Ff6twh+26HkaisbcZfSSCrEVg/LEoU+LxWj1K",
+	"4EBjW/60/Mxg4DooSCUdYZ2UsHgL2Hzp+89t1SVNicQxlrges+pqrJVF1R7sDKfrkYIznMqVx+Zs005R",
+	"c1S9W/VggCmovpgLiC7ZAcFKl4PfR6Ha/z7StW27e91/F5ydzyLrCYQUGjEFb1FCGREBIjiaoBFPEn5n",
+	"sgei6wSzG/h+gDAK99GMsnEINb3NZOkC7b7L0gfokqN3WgNdxS5B634HFrjTjEOvrhuOsLvX/Z7IARY3",
+	"Toh6lVaAU5VQeCQ0zUO0Zfgez8ufUCF5urBFeb/k1aU71erStU9aEoa14LMcgdK47qp/GAzOunM5KdH2",
+	"yhu5Jjgl6UeeTrF81CsR2cDLl2ra1SzXXFAWSlZG5grQds7PDnVkpE7EtdvuoCmREx4LDaihjnVPIPZk",
+	"NGShruTZTmdRG0busxEPkZ5YoK3Qyb+lScMrYUIvlRypS2AOGRYoLFm3wiDTdBpS9UrkFTPDQffCkffC",
+	"gyELLTIJwRpgazRhyBJI2VhsH4ApodN+k+0JM7NUEBKHLFSLCrO6/9bQALk2S9w3SME+aC6eI2yz3fIB",
+	"pkV8JRwh03kk5ymJsy1sCUIQvua3ZLuYUG4VQMAi8/bLAaP2iTqgsdfuZFneDNlX7zS/obzptWY12mgw",
+	"IUOm4+ogfhsyIFApSDJCW1hrnCCrqQ35yWYYE6mAzQ45ZCblimqlpiZGJbDtuyD97DFbnI5a+79+abF5",
+	"YrLgFEhK9sqys9Tl7lsPnwNv1qUsXHgLG8BCYJ/S3bYDRKIJz8u72PJGD0HrN8FZOos8B5zcQeK5vXbH",
+	"z+lpcPUwiReE2RoLYYDgzwsrkNrfgYms4lX1vODRQKvXgrBYDZH9DcPozhKLG/F6TKTp3mm/MUfuI79Y",
+	"k9385FeKRtkeLAiq21jRq0RXGvT4RMY4WpiZ1KRneq2Nu6r5/mNO0oXtWIGQLkPeDalTrKwZkJGDYKFI",
+	"Sv06zRjepWR4jTPwUCuhAQt4GSBVEIGi92O+Y34EJe85vrPVO0powhD41XjCcDDNEIWptUwoxBSHKRHz",
+	"RGr4047OVUYgU0k2Y016tsj9s6KGVwLR+ACpMU0QiYM2Ij5PYluWRCHDJyIGfUqPf26WV1v9BBTENWmn",
+	"0c86I+cQvV7rCzD3X4J6Abju9bpbmaYwQOViCxh237xQzxEe5CjWtlJ/HAwZMOvASwOD60XR2cCFwwPS",
+	"qZ71kBkUsV9AEWqCAHgVyLxUQd3S9taOEdDSCjJIq2WMFKKQeT3SqOeA9TrWVmd22m/Ma99td14JFHpU",
+	"PGGWUEChyCihap2aTxgRGU1sRVI+lyjs7nV3jCIjfFGUFvVMZETSlMSDFDOhDnnzmqpO+00dfrIK1MJu",
+	"61SoayhByrD4fIpbDeL/jOpbv/qwoNbdmLa2qIX8KdPdPrcW1yCof2L1ld7hhpVYBRbUx+jZfEM5Qkdb",
+	"4Q1lMQj6lhKFHuUNGJzvzYFP8b3V4uzufevBH2rImpOHGfrxZu9lo8cftFKubeeNBjlXjUHDK268+ypd",
+	"J5yNexJmvnXu1hGDVmnmCoKizrFeZjhy4dB37ZAOFdu3VHqHUURmksSPJpDXCY9uaqywwboaw7Lp9xAW",
+	"vyYw+WiEo7hZR1h9AkiXYGaFJsiBZs+jV2BVYOEkT2KE4efrBTLvf0sXNAxQOKKJ0T6AVs5nw3nMG1XD",
+	"rt1pCSJ5JKqAgpPNHunS0z43OIIwBY+/tuaCpK1Ap1t2euYrrmNK/kC9s11VhRWcSDlrYOeFr0tPBcRB",
+	"Dwwq5FhHddQ3H5RZuvcIxJ5xDh6UU6BklQMyKGf9KZ0339A4uXnYtnEDa0vjdUQKzI75gWUzrIQBn5Tu",
+	"AYtRisdTJ00UVAlSYrEPTiw87GgZ2AsysxlhNY5B2OEm1wai5UBTe5MJFvJwMmc3/iU9Homtx2uY5sWr",
+	"zM5j5WW6ytNV7IZX5/xMpsDN0NZVahL7SgrYXsyvp1RKyMxzx9MbbXwFd4OdbPDAictUkhKLSAL/HOko",
+	"abWO3yArqLqOuZy4XY0T9HJS4rzgChl5AtMi7HbXQiMa99EpERJPZ1Dk2dAwxTCQHfVpJYnRUze6kKIS",
+	"0efmovVnRmVWQ310I4tTDhT7w3ASIsJik7kfuORVIlHljmAY/7P/SyH+zSATswC77Zr7ayaZlo0OaLfd",
+	"yRyUrCVS6BLgIDI9VVoFz1JhfUWbCy9/FWG2VowlI5ISFpEBXNmau2soBK8r/q4r9/qlmlNGMrkG58CT",
+	"Zopyo6jmjGiyZGSbFN+p/8zTxJFw6gWcsplwAeYvXU+hbYWaWqXQ1A1O2Rx8pPiugFyvF5L4lLg1ks4S",
+	"B0Tf+ZflnPPTT72ry4veeSvQ/wb/jzoy5XPYrVAq8XQ3XZjzExXSo+Ot2dgqMUzJRH43oRWLqfEvql9H",
+	"ZpU6LGtbivD3A79DklvXBBQWuKgQXfO5pVnqMb4SWYvQeDUMme6LtjooIfhWV7Xgc7l94Dg9IKzNl3dY",
+	"oVlrzgHWfMi2wpTIecr6U4BuSZJFlvR1whmfpyTePkCzuZio33I3fIRTqGc6zIO3fO4fT9YorclaVnbj",
+	"J9nqQM+eS73kd6ZYxWm7Fk6t1/O7kSzxyKto95rboIugupaO7OnaseZegCsUZz6jeu1SIPjJ70Eg5oms",
+	"XErGs5j3pF8XlJwBlYe6jyll7hS7waOZeFf/YJQwjVwD6gCy6A+w3qEo6rzCdB4gco8jmSwsiVa4Zkqm",
+	"1yQVTQ4GFxQMDXfr9R14JOgKRwJpOL3P82FTl2XJX4WMJebXNRzPfVP4FXvqoi3zJblTdA28G6QwCp0c",
+	"BaGQOlq/q1CXZMdIyYY7gqcSXycEHHFgLOv1EMI4IZrwxFA4PTDUaRqynM6pT4VSVtYlFNp7Cc5jtIx/",
+	"qH5xfc3i88uRS1SHdLWe8KkawgMUak2frg+czonJfKxajGgqZIDCTPcWIq69udQvz6YzbK4t/LOVgo/S",
+	"Bha0YD7t/iudyIUc5P7ioAsEvk+7fV8MuoPe1c+n5z/2T7634UXup8PT47NPvUHvSAtnzhedVA9IphVE",
+	"nK8Xl98d9wcDSHdQnan4YzZH8ecsz6DbtHty2Kv82j85uxxcnff+47J/Xv523vv33mFl7O7l4Ie8Q42k",
+	"tBlV3iOUeH+c+q5WcbeOXu2PxW1PfFXL0GDkN6mvEx+3bCNFkXiCWZwQX/wIQ9r6By9O/UuE6PL8E5ri",
+	"G1O61IT7YSQ5T5yqQhFmQxbhJNlHGAk6ZiRG4dnpxSBEWxcSsxinMTIJBQQy8eA2YEMQKSkbi7YgUUqk",
+	"aHcPIXvmRe/wvDcItQuuIHIb3U24IGjv/j5LcgGSrGa626jLFkjXMzJe/VuYoV5C/4FPLyCIA5m9b6uu",
+	"iviSWHMdzt50BflZyqczqQtf+t3kl/n/mFL4q+CyePygTgIFAUZboRp230S2hAHCEk25kGj3Pfrxu21L",
+	"AdUtvBJDhtPxHAKoDxC+htC0KcFMoPCLO0yAcvDaR1/AQrE/ZKaN3sDDw0NY2LCja9IQLrqzWcpvsTea",
+	"VIGAU70GDjTXHWA0I6ng7JXIUoGhazLiKUFUonTOBNoyHmIIhIltxw7tRuSvdGHLXkb9c/tUZoaXooLI",
+	"yrZltguc9Na7aCUn3k14YhjkNvqOCBqbF2bkHgjPInGgDsZWhIMIwCHLgm93RjSxHXSoLYQIGmsRkny2",
+	"k5BbktgmVEJeqTG9Jcyvb8mSJKw+C4tNcKyOld6ui4XwjPZYPOPUx+udgyZGB0YepgRLgnS9fs4Ux0fH",
+	"DJ6uQQxMomsc3bTBiIbjU5Ys6sIAWteUr14nlqCdtEs1nsur+h1Cs6wTLDvuathIkgae/YOM4D58Lm8F",
+	"XD0SIslZyiWJSiTBYRnHHCdi7S1q4WHl6SnASki8mv340Ta0EyQ8JesByJRMjXC0rM+xbpVL7r2GNPG4",
+	"1DwfYUCmswTLxkPk7TVLktJINL/0Y9PBe+W62JeX9VFfzkzhupULLTS2vS8M2W3UO2u8lPIBdseJ8RZf",
+	"NuiZ01T1TOZjyprL3WfQ3oePZ1zI3qP4Ihvs9P2cxgTCtFf1P6/2AMf1ZufqHmlDhhS8zTN2VHc6h+jc",
+	"Kg79ebIoV763YVgHaJYSYfGpCSQPnVScTrjWSpwg5GK1cfDQ0qwLaK26LYQkU79mW3/LeLAJcRJOCIlT",
+	"qVlHtGW5or1O0Ol08lY62YRj7N3rdDodr12s4VsvPHLJZ+aNN4euLIfKxujBXJDUPsXiVoPV8fBZBonM",
+	"Wq8oY/EJu/jeEpacGjqAXkZHQVal0L5rD/VySaR7PDkOfUSIo4L17+aKx19TTf3zBEuro78hZAZ2laxy",
+	"4bVh0BQjmwHZPqJTbbyqsCm5Bip7fWaztf5PjVGf3t4hZ7ckFbnJBd/3de9dF9IztFig3GvMkxHyyiQ+",
+	"H4gpT+kaMS56CoeEFzbRaaSOhkgvOFvHWNacF++aKw50BLhmyzORMcM6itNuo0vDWVseHackkyIFMKLt",
+	"P5mpBgBuREbMK2nGEn9HOYTxPJob9vGu5QdIGKhvA3QEjc1Tgkq8UJbXJws+lt99YWRXMrKW9VzJGp5g",
+	"HU73eJY0g63N8KUrYd+u+I/mV/N9Zohuz4dIv1Ye9oURbMIIPpptg16PZIo0iYw9YVvL9DBfrrEgV/M0",
+	"eXgNpEW81jmudI1rGuukVj7taEH90ZDJtWqILGNta1Ut7bX0so+QsZrwzS4X6x7m5+XcSpwlw62q/Y1J",
+	"Y+Uy7aW6aXm/rNKX2pYmedHKZfoNM8vNLobFLkGa1ZSuPv75dIpTT/RrKaDKsXe6tqrG4GYjoJZ1MEYL",
+	"OAbw3/QGQrkrWHWwmr2JfeYe+PCoN1MXXbtOqoGleQbt0lakonI2uAEAt0f1LABul7lZAG9iH7QNv3ZI",
+	"3sANP8/V9u5tmoy1JEG/3JflKDHmyUAJe0VxHxxVBaI++e8xItmanOwG+QR9chu4WHMFz3K9fu82zaE0",
+	"N+kVKI2HCcdjyhp5w57lLb0vXbQKoy3d1gZO3jKamz/340ySbYr4wAUiU1T1a9ILuW0crZnAtySGTIOs",
+	"/Xw85pRMDYd5vXfzbfp2+p59O+v8vifeyve3d96MOFDHs5lAf6HbLg3BECT1nUxXW/LBcG60VDt3NAaL",
+	"L9cF7RsQcHs3ZgHZ6t3jq73wE4OHigvbRZKj3YKYZTWeKZ1OwfECouV0wshoQqIbE4ugvpMYJSD0bBvn",
+	"3iwiy+cNBa+Up/IjJYk5JHAQaO0XOG+PNle9A42gBRJcyYrXC9dpzO1eZOo/1y4kEyHsIBjUdBDvmf1T",
+	"57RbMcihLun6R3AfQWuU8umaxqW0kVmJMElSEus8qQeITGfSuODcUUG8r1byp4hgOTjDnmC4bLFfOz+l",
+	"96y1RH59CDQgAmGTTg1N8QIJIg+syc74RJm390qopyqIdOG+CrL1oGrIY9UvL1cCN9R/YTni6dTrJP0E",
+	"NO63iz+DxXyTWoWSMbDhltfVRRQsajXmOXuNtRA54DxZ3y+xPmX+aERS4qF1gNGy+DLJeSLQDAut83v/",
+	"VsG79iwbmZgQT7GXgtvdskP994vTk9PcFxReiv+9HR+eWSqmzYHhNJqFsL724zkDdaiWL/A7s2U0uujV",
+	"5mwxP8uld6ez1Wf5wovXmKN4T9I/eygrfHx1u6UYOFuMr5CPWtmaPHt5X75YCDvYeqOuLr0AwwV22ct3",
+	"uwFWXp/as/Dy2u36kTbTBRLza0GySAxbKcYYRgM0S+ZZPoWwjXo4mmQ+J8YbMSWzBEfEJlYAKypnxjPy",
+	"T7ajvphEX0yiLybRF5PoH+7Wlx3HizH1GYypj1GIajrpsdZEIMB7smCppyQsZbSuQjpyBZKFIN0TkPeT",
+	"q1p9HXKJK4vYc1vBmWzCfGTv7hkZqD/XPhq4UPjIcmJ62uX38rUoURhOFtIgkeLhNtGAFfULTJLURDkt",
+	"vRA7Z9920OLTOn6Q2RjfzaMb4o0kX601Kx49lw14wGzegW5ePntXxZadRzZ4ts2lV2G2tETyqyZiMcxa",
+	"zdfZu46l0GrPxehUPr9OHIcUW+0DcFEq1zzDG8LEpSCxfx2S8+QQm4Tx5c/VWNjUsZ2LVmH4TKB0B61u",
+	"dOk5PxFdZi9n47iy8j4c7fmEz1PovPDrIEvw6QsPzgxHHkrsOknrcMRbYos6pQrb+Yt65aBZYqLmKTP1",
+	"K6D6sK7ZMTMcOxphmszTmjGtb/QFvvXpv47NZ+smXlhlgK4XTqytUZJ1z/p1U+WvpzyL/qKYk2suJwi8",
+	"2vcRrubJyBN2QG1tJO+4rmWSFYU1XvptwAZ25FA3F4jcG3piUt2QOECcRQQKH/rXnZYedRMWXbVV7ItY",
+	"+8GWrpbzBFSMwjFuTHFd2Tc1Uq8OStyhsEQ6wSfaCvnNvo5qDbcDJ0iTJwJRFiXzuCDPO7Opy/FMdESF",
+	"pCyScHnAYSIx4zerIdyfF0m0gtJ7sjM3wVXOiZSBvXSzXiRhQoqPTFTwupwTdCd1eTtMbPR6Sq5zVz0F",
+	"D++VQE6ctY6cUvJSaKbfB12Nmzo736CChxrbXK6FdQSYd6u9Qc2QQbb7ZQe7Us/nPVcbpL0GJ1O+yIJk",
+	"//4t2HttjMcKxjSf3bezTP/miUI3pS11EhK4Lwjv4IzkP6GtPHIDq087JNEfVG+QdDkjDaK0MkXaytpV",
+	"JZXbZ7WLajDPenFL3YLzRAA1mCEeCRA459N+rLZOEkHgJ+1sYDJi6jxbliYkMVS0o6kvM45LVNaK7cnz",
+	"u5WDe5ZAQtCaWYPhKhWIs3vXyKi33kAt4PpfrOeOnR2JFzxL0VPrPbw6lcYKZwnrYuJmue10stOu7+q3",
+	"QsFw9ZvLvYHW2FnB2FtSd1M5MaRrQXAq0O6HbzpIcvThw4cPiqhdDg4DDcmqjQ6+c5ThaOttp6MeAGVj",
+	"RPUTbpK2xntue50G5/1YyFl5sJnr7td+sjOcSlqX+7pJVmF9Illi4SUAvrHbMZmIV1xSXc0PIaiQuKbu",
+	"xyHkfU9I7FyxF8/W8ArOcfqcQ4CeAdf+SqBRgscHOiFaVsNS551H0VwaX9UV8p2boNnO7TuS8r6eJoxW",
+	"TmnTMmlJb171Z0yS9dTQ0QTL9XrMuFirx4N/G/JQVxXw2g9PZ4R1+0pWU+trR1lTW9zbkwV2wmnkEx17",
+	"ToZO3aigvl5hpXCWeQidl/gBVee+ZPTeVr0voB7K5Pu3rfoqEaXKNuoUouks2QmdVJC2FrS/aLO1+NWV",
+	"xKzpZ+5orYPJPVLmTRK8FTtf6nfi08Vn1g57vo77j7ltO+XnlUDWteitjP5W4D0fCFR1tJRRMbnKBaLm",
+	"+/8IXU0qDNDexuR+qXJxvfGtviHDSOWThvnywYPSZlafbJYFsuEbbkcmn+W6L/k0e8HWX9OwBgADCIZ9",
+	"9Nues5tGD/yRTxjIHJ6CikMnu4Ll6sz/ujjH8ne8kZcK2/wTn2tDYKp7ZjFJGtDg6nhH0O8heMo7hYEa",
+	"P9aaR6Y38MgndmR370k0yfwO+k341GVosgHxrp5L1aw8TxI0Z5ImWQLbHPqzdLg2k6qQfFZIkap+UGe0",
+	"qlB6qx7WHXTvRUZNUL8+ZlvIY5k6rng/tdETNVXsoMiHLgkD+fMWpu7HgUkQqboJtBXSKR5DhHMYoBAy",
+	"Il7heUx5VvwwQO12extSfZi0c0+ojbeEaNUWjoebDApudqY0mkC2ppTvolfcRJ67X9aWTIIcmpAXxWrU",
+	"zDPRBxsYr4bCYauD+o1Tk7yPkTtwoMkYLjh9YY/S1NinDCJc7KPJDBFTHOsqQJlKvaiWW130/zFEzAHR",
+	"ChH7XDnHlW+jwV08ygsz4wzUWCgfTFimto2OjfMJ49Lkk0QTkhK0JfB0lqjLHVGSxCJAIdghFNAzKI1j",
+	"2J0rTafdR2CLcmgrkb1GFzr5HWRrBScohGezZLFcnbg8HiwoKCYPctwXKok7zGDFxD0wcpf9tJUnTS36",
+	"MQFMkXutyHgEiJj7qlVurtBtLpEqaFzIO2UwuwJ9CObAEZjXym5Y796vVFUJPCJycUVjwiQd0dXeiGWG",
+	"xVrRFY9VCMPyq6VN9Rhh3Od3wPMX6kDoiiVLuVl45jWP29Ef6cVc8Vkjz+DihnQRilPT1WiLHnMmZY2J",
+	"4dWWKoeXQtNaZNFhW5ovvIT6l3mRrc/6ZBxPRaXW5CSKUtYyLq1GIrfU0SsGbIKR82gK7aoabNAswLP4",
+	"uZzwtFDCrI1OWbKweA6q+mQkMsztNinB0SRHwC4rEBOthktbmWdoUFVUauOt4qfnLGpIsS4cPOBu5aLy",
+	"2vd1YbV9pDPH+IYB5y+opqbzyYQIeIYAfAXQiCcJv9PsBEbXCWY38D1AhMWKhmkjrJ7k16PTk97nEG0p",
+	"kqdjUjHT0Yl6PdtVwAha9zvwbUfDwGMQiSnhUnNONRUtCqVxcJWOa/wWIGz5/DSwe7LOJkG2veYGS5/e",
+	"YZXpUjMbYODP6gB5mKEiVl2BycoIvvjUjUvE1dxfJfKCsFjxpbkUBGCgFRqhkZRzPV841wWwTLbxIrQ0",
+	"oTarRbhL/0JD8I+50h4UWXimnKfslVBsl3WsCA9QqF2zs7bw5HMamf+eajuN9Tx6JRDU3yICiTnEV/Nb",
+	"k37SzKPdUbY62hJApcKROnMluDFgBIv0VgUrzV7jkucuvM75Jj+GBrJ+ccTAs5DSkJ8bXFBdmB94P+V+",
+	"PxInN9YXnkqhMXA/DreLfK6xtxSSF0AnSH4PY5rbNmUg2qin9W0m5glPCXgfXNvMkeXqpDMsJUnVKv/r",
+	"1/8aDu87nZ3h8H53NBzefzP6/Ld/8dE4J8joMcG5OSP7psS4Bq05o7/PiflsktAecsZITfkKw602MOGb",
+	"IbqmgymMA2hzzbBgSxb7Hona7tOlnRGht3V+V7bZqc/LJPOlc/JVmGv0vI+G3gwFD4YlAfjUJnQGUDO1",
+	"djTugxce6SMlfuuEoKxBkKp7qo3qx+T3aErIlJ+03ZwdL9ujXVLh+orn733eFcDxvu5rbqVSA5C2BpRd",
+	"UBXt1QRbuNEmDVJvZM2XL/4PzQTxNEj0Rpk8GTDynA71IPIVRyXk2/fnLVovWNlBuM2ilVcv6YnW+uL2",
+	"Nm6rLwGPx6xrWrBxiLbA0Z6yMTj83WEqQcsFOkwlF9IIQ3FCfEMQldvBkIUZrgwDFMZU5H+Di+BsRuJ9",
+	"a+01CTPU2BZUhywlU35L4u0gy8Gx5WKXzImGyn10jWMEDEug0BKC368XQ4aZVkvDPAdIEIJCDfnhtl6W",
+	"Yk7VkqKUgA4HJwJNqRCUjbd1MZdM/5idh5ZN9W7UGTuby9LUwM8wuF/s06xLwZGtBCM8Ap/Y/poBajUa",
+	"/bITaD56sNIvzSy2Lk1VDVZvthAaN5q5RnHRRPNgi8+WfJ2e5qxkFnaWkltK7jxhOELSKZYkHizh3ddN",
+	"UV86jYdNpKOvAOLDBhLQFwHGM2IeT+vJY2QyWqwzU6MsE5mqxp67s7NiTQa9hqByi6sh4ck434WqZ8D5",
+	"2WFV1lcf8brZ5Cs1Cys4ajfnu8pZ55TUuGbauRvK4nXcoX9U7Y0oZZ7i44SpQz9v7Y8mepoAtNqduxSl",
+	"wflUgBLDL+kobmDt1FIiz3pV9aO12fdSokO7CzFm++hugiWaYIFEQmPE55kN546ymN/lhfz2SrH1WeU+",
+	"EOAYZzXZ06isUyGDgawQyRWAp6fk6FvvTJkzQQrmMzOlo4T4drlbbTkcKSWRLKhDam9meaJCAPSCMFAA",
+	"RPday9C96tHW5l5enkVZOP1WOanErWq3hst6MlKu7PMZMHM2x+ZW+6zLrLiAg2qtaC5drmj7V7+irYxq",
+	"q5KJwloh2sImECdAYoJTbckA7zXOwJONym2ouBrDCwrRlvod3rFVX8Pb2HZNO2pE4N1VlzrOPVvfhgTP",
+	"woU9S75cm2BrRbrc8t42B4rPJcNmEzTz/HfS04rxmnyCWxW5gbxxbJsviy/QiafyWDGWLPad2AJsIwt0",
+	"kddSRLSmQlnhfW/Oqs0JSI/VC9XRtcxAcDfh6C7lkiCqy0XdTfg035cJdBaryZ0bVeHKb+7KG4LRph/2",
+	"EpHtz3rfzk4398zd43vO137m8L2V5G4pUQ/HNR9FfEoEGqV8WkjYOqNWe5NqLURCximG1Bx3VFEuLwE4",
+	"apBgboGOep96g97V2fnpAMrVZ+oqjHSGOnclhNVrio5IQhVRq+ZInmlDfcucM4lB/aTj4v1D6a26Wc+a",
+	"+8WFWPsLXAqSinAfmcEQm09JSiNjmIsFFAcnTKYLxaLHdEylRmzbQ8ZTZJX3Am1FWJAdygRhgkp6SwKE",
+	"UUIwOB+E/xZaL7jtA0CGQ8Y42wFjTKDNq3JCBDFR+uBCZzIiKNqvCXiOWbeypNmYMZJAbW+CtDfDCDR3",
+	"297SzfGUgoFzjcqzbnjR56CaXABOLT8t90ygEjsygecKFcaELUzRb2MdzX021fHa4YrSgQJ0hNHRsbWb",
+	"grHmIJOR3nXaEMHvXOjacVlwimtmJ+QxSQ2Lq+HdH74IjhDxgB8dixUtjgnLXCKqzdSxnmNJPtEpXSZn",
+	"z5RkR9lcEntUlubok1Rso3tvQ5ZVU9/tbB/ohLpUVjozLicKlhW3adJ3QFn9zLWSmUhxnfADwG+K7+lU",
+	"Pe/3xt1R/7XrzTZRQZFgB9eHXmLOfRJnTfraiMcrWQboeqgaQsZNielqYIA+R6ZtMWCoeDE/zKeY7aQE",
+	"xwpKkPNxNQ8Ai19eSydfu4NL+yc/dT/1j67Oe/9x2bsYtILsl+PexUX3+14raF2edC8HP5ye9//eO4IG",
+	"F5cfP/YP+72TwdVZ7/y4f3HRPz25aAWtMvIvt/6Py9NBtxW0ut+rv05OB1cfTy9PVLPD05OfeucX3UH/",
+	"9KTw4efedz+cnv5Y+O2o96n/U+/8l8KPx73j09JPP56c/vypd/R9r9QQNlb4rfh98MPpEXzufvp0+jNs",
+	"46z7y6fT7tHV4PT06lP33JzLxeXZ2en5oKdO66jfvRr8cqY+nHcHvatP/eP+4Kr3n4e93pE5iUHv/KT7",
+	"6ap3fn56riY6Perlf+kzuTzp/tTtf+p+96nnbP6of6F+gYWc9w5PT476cFAfu339a/+od3x2OuidHP5y",
+	"9WPvl6v+ydXlRc/z4bx3eQE9Lgbnve7x1adTuPTzy+Kpq78/9k/6Fz/0jpzPP3f7g/7J9+aX7nfdk6PT",
+	"k17l/r67vPjFS4gLT2EtKnxEFNUX1tSuwP2gkBBR8xgpcR3Tq4b4UV71oTA6l6rPDMuJ1a9d41h7s6Ot",
+	"0hsBvFZ6Jdte5VriR8A/T2g0QfAR3WGBJlTuozDiLJqnKWHRIswyl1O2M0roeCJRhGfrhpTq9E6uZxeK",
+	"OdHu+8AWoC0HBG1hEJtJiKcoJVLhFz2Qf4uzAju4DA1W2EfdO0tlWyJSsPZs3e5C/Qv5fc41y+7xhdVu",
+	"Gq8EgkbgHTnOs7iM0J02zwt11WVstV2XXGqpN4261mpOZTdJj0wX3ZH0bf1CRyYjycHgDOWh1CWeqz47",
+	"0AlNCFbHIvBCoC0PujlAFXRSCASIOId4jRjcWIwPaFnOtvVUaklx0ErntUV40jmzkaB3eIG2Khhiu07F",
+	"btj9eo9s3QZtVfa4HdhsZumcvVJH4+Ax/3xz4QsR7+bwYYHDhEwZl58Jbg4tD3XE2JU/S+HxEIyq/Yyv",
+	"eeyJeCGWiVnJepQEUm9UGPj9NEjgkIur5aI0ztZuIQdsc4ducMvGDIU0tm7dzPXcVvJRwel7mZs3YGfX",
+	"r/sAxA19a8DW7mp/ihC0/uHG3LjLjtu6YFlfux27LFeN7dUaZ310s/9EVX5fV/rftGbCDNvM+FG1a/iG",
+	"dGpprFdDAADBxPsESjQR4I2skKf2bty6IQvEU4XfbsiscONNEzj/u+DsfBY1jKzxLXDn/OwQ7bU7NqYu",
+	"UMSYjmik9TVAc7U7fIb2FYXlEU8sYwJMSkxGEAbpqxCoFp7Ootq3vtfurJYn7CC+O8p8JhrWyX+OlFSl",
+	"ndnAvKDT0UnGrxdS2443macq27i2Ta6frSp2+xWSDu29XR1yB8aeBi83n2X5JowrVPX9wuH5XXcgNqLu",
+	"20bq592wNe0T61efNZsIzEZXla6rnNjTkHH1AjaNlyszbEKt7132n6nUzxbUNy5Vm86vmE1whuWkeesc",
+	"OUBEU7G8iUdgwNLx+VccgdgvZJq8A3FxzBFlkutID7fyQqA4niGztWYzlgLBMaLwi6YYDyHYhL+gDDuo",
+	"n7ZAUYoZ0kGvOBmyUOOZcNvOrIRqm9uSxYhEE67TXI7pLWHoei4RI7dQgUfJzCmfDlmhZFxMxQ10TchI",
+	"Wh8WvXij/VsPAOG+V5f4KBz8hp/ssxh6ivC2HmWZmS7PRlRgAt+qj6PZRVbdq2RFSMdrVRKAsKwp9vk+",
+	"CBlTXu+YRdht/YHVz5vvQgvU4mmDmPOySWvrND+GkXNKKvJEgKxvPMt10Rz1ckzKWhNnCO9qoWTbfRTC",
+	"mwuRVclvByjEwOCFmRDM8sohXEBvLFHMM9bS2IZ0Mzkh0zzFwfu3xi6UI1Urv8DEraClZ/PJK8tuvJi9",
+	"t5oNo0k4xXE0G6SYCVsRep56znoi5UwdhPqvQJfnn9CWDoDF1wnZga8KJwlBtp+QgQWgv5lZsfg29Nkv",
+	"BbgVR2Be3UOwRFOSFxwUkD4FTwnaCv/rV7zzj+7O3zs7H3Y+f9kN9t4+/AskERckHjLwwAhN+aUQTXgS",
+	"CwgL1sYrFP4bUbSGi9e6zQ7UMOTpkIX/pquTux/a6Aetq4JaNdpgaQqf7yPConShs3/IIUtBIAr/Zv4X",
+	"IsrQ98TU3D1AwsRnOw2ucXSDbgiZGQuTIVMwVWZXcg91t1O5wwf/reYAVvXDUsADobdhCaLCA/VTTHlo",
+	"8nnbRJlqBVjyFAkihdbNHV0dH55dXQyO+qf/WwFIMedOYdhW0DL/EULXwYkp9yoKbN7/Wr/EuLHjYbzE",
+	"17A0zdOIa3nNmyardeEbJDfG+oqHTvFNMRpTsWQJETXlQhPOxgOSTpeaeKf4PvNFt+ERxbm/m8fjvA4i",
+	"wWlCc/9bgbRHL0Sm42iSaxEo02FAYsgy332EJXpbqKmt22QkA32rROXtfZvohgiZGWltsQEqtS+2tsUr",
+	"fDnhqVQbNRsxD5pJKOcwZMWqYNbh0E2jAy4LWhVhHJR5QkpW4L08y7TRPrs5eQt6eI/bdJ31XDfN7P6e",
+	"DDClzXkUs81uJD/jvY6tcuZuJNtXp5m6WMPwU/QtT89J3dQXqh83T1Ct97WB0lx5yM0z4I5NiM+lVf6Z",
+	"gnO+qQ0g7sWziEJ66IssAidzXTPFxfCM1tA/49iv89j9QUHQUcU9vKSedCIxtM1aY0JdXIFx8OcGXMk4",
+	"eNr4Ta1PjXkhs2RdheXy9OHP4hm8huuvTb9CTQElP2VuFvjoOtEa79lse8uTlaePwsfLT/aRa/YuLwt1",
+	"qlqhl1tvgQOAnIk+Z2sfiVi+XG9cvj09C59fcWC+mwftfs18pMazcGWOhVVFSPNluNVtSzyMURUWnCdN",
+	"dqw8NWf4BVBRYHN07qMvkOQQPaCHUPve6AixEb0lSEzwjFSVk4WEiNk/apOwrZ+/1WFn3naaVGl1UvOt",
+	"W+C1oL1459E4FrI2Vj+X0WA1ZKM2rXS5llnJWYYmCTUJ7bWN27KhNiENkjwrv5aneG1Q5rBYA62U/ybn",
+	"8fN0SkYOURCkM2pnKDzCSWbElPOU1ZdCqyuqpjoW3IDtUEr+0cOnMUkPstLwJpgEOqWYNU7POTCLWBla",
+	"XShkVrgk65m1BFGcW4LcnNP4KwT12G3WJHjcMLXJN5nO17UMPjVwZ42wG3smbtypSzSy814FD09lyR3I",
+	"2jxTbgZvlF24ZFLG0c045XOr22+S7FXqCo8gXO919jJlwvmcQWIWORco/H1O5iQG41aCJUm3tTksIdL6",
+	"gaExRyaVGjfcYwRJzQ7AE1Kne9QaN1tyD5QRVU4yyil7g0uwfIB6bfNEUonFzYVMsSTjlbXwjysdCm9r",
+	"HVG8eZLdcx12JhCuZtmtVkPwcNilBPNcWi0olUTMcFSOB4c8yn+6BiIPAvSUXxqTmhIkpt/ALU1f8jXG",
+	"Kbkj65b+GaeESBPHsEbdehaRVGLK5OKpVYCOdVhGdT+QHvFweYXcrIZogbeso/ROoVdfhSBb8TXXwU5w",
+	"Xv+1UZlZhUDaKKv7a36dejNNBEiAeZ2mKJxm9WepQPga8MYdjQjoQWuqqs6klzm7mOCUWGbF2mUSOiKq",
+	"ufbFnulkUHni1ZzoffjQ/vDuf7WKIeWdnQ+fv+wGbx6Gw7b+Y+/hf/3LaiNW4cAD34Vm2/A+FcXQnDzO",
+	"bwv6njnu3vah8RlhmKqnxuQk5TMatdQj4L+r/3A+BraUJwmeYv87dAeureAp5jOToNSyo5mRVKc5NMUJ",
+	"rN997rugMWbzbLjFja5yGnEDl8D8Wehuz7p+N9OCm7xrQtrIubqmzXL9e8UFsGhxRhhOpHVoM9p7R8G9",
+	"s+eRKqb4PjeAFFTjnVXhX6YzTy4kmYm6wAGnXvIULxSeyCojQ1gbCA2Zjv7dAeogPhqRVAwZ47rp9kGW",
+	"D1hJFhn7AMNAUZQxkQY5AUqqmDCWq/kVh6SklIg86gglmYJNcZ6S2o4dr0A3Oyue+tIOXgrh42Y8Xk1Z",
+	"5nEddmJyBYtiiDJOUoLjhUbtil0bMsvTBShM54xBIj6eotDgMnGFI111zl7gvotbhyy01SLa6ZyJdoX5",
+	"Ck1typAwmCncbuf/Bj8MMWRqoQpKDtS8v0EeDaeAJTCNbzsfUCWq4QCF6orTdD6TIViktXFabU0UAiLy",
+	"drBXo2I05AtclDUrC37qwrLDaj08SRQ/HepzFRxIn7bXCkPBLAEbsi1oT+Ir6LJ9oIhbOiYhwjMdUgVC",
+	"NLmHxD4Y6bMHvlnTrCEr3NcW42DNS+dMR1uo0YW2xMP9MSjyYhzx7dqHTA2onc2SJJtS2NIulCGcpvQW",
+	"GxG+mIHQ3A3IWcZTOzs7nfMAzgPErLQQ/ZjjMyfj+ONCP50BbACoE8npK63pi3/QiZVIAtZZjX0A8OM8",
+	"As0UsSnkbVpZZamJstPZgVfXmRebM1pPE1Sqt+LjCMpn4tB1ym5xQuOrXL9rf8EzenVDFvCLmI9GNFLC",
+	"2NWMpJB/UrMhQNiuGJdXIxAaQYKe8Bh+MgHcsLRFwnF8JTm/SnAKi5+zjD5eTUlM8ZXZjnr9VxB2d0Xu",
+	"s7wBAEkMJ1c2f6We2v4FWOVqzvAtpvoKVkDXuaMeqQ/qMfyg7rejLgtLep1YTxGtkaUMZVV5QMH6yDAg",
+	"F/bLl14fx1MGl/rLzQ9rrgijNOEM2c/51WY/uXdhftI811V5QeVDVpJLtUhSouSZ+k7H/ijJro2HA7nC",
+	"HLZmqjy56+vqiboOV9BI4UnK0IbqjK6sDsq8bKK7Ku33pWQNF6SgsJICq+0nFB11zjcvYcjvmCI4i1Xx",
+	"mGpdDdO5eeoYZrOYI6gHYlie34pvtWqN9MIuMHmM+OucmAPG5f1mW63VxFUP3Y0vK+md8xs9KzgZlKAb",
+	"Yo/lWZGeuaCpDuiMpPUtQJ7slzw/y9/PrLS/wv3MXU+ha2Ge0rJ8Z3UGzrQ4oXKxnsoSx2oIeksapPsw",
+	"3vqZL4StA13xtvGkfWVNW6aKM11zLT7+vT6JkMkJhLYkwVMUTbDcDpDJCYS2pjRK+XXCx2PKxuqDyRuE",
+	"tjTnADk/ZrNCXjkny5BJLeTkG/LCKLiOeq2EIzpenWZe9T7UbcEvfIk3nsWbqwcEQdwbLeaFOHcR64Hc",
+	"XPIeG+MxmRaLh7pK6AmmbM0MNOksukyTJ3q3S8VfyR+wmEg8Fk9VM+pDqlXYaA/iLJ5TO4Po3zQxsxEp",
+	"IvNLtqEsWqGj4WW7ueLGvemgSVOtsHG6FUxyZSdpwRPMcKnQ3u7bgmLv337FO//o7HxoX+18/lfb0f3N",
+	"mzjSaovyRFm+lzNP61gXmyEKGxsqlZmyAyMImh2V6zH6zQBN3lNVv1UThOms2vfGzk2Pbk2tGHI/oykR",
+	"OhaxWf4qxwhYSV/1s3Xd0oolIamS0Ew5AJwSFBNGLQzq3BAo1GuAvP8FhQQ28SFqQjhlyL9grVXXZIyZ",
+	"Tf6w3W5gE/etSQeS2PiRoGggb2wH/1mPVm8OzwXPPLkcJPFSEllyBSvzoPkaJ5tsm4Fzf/7b1zLW93Ma",
+	"Eyju5nHP1JH3n2gxXrXojW1f4hePKYyaaAWT8xg8oKeYLRyX6tUJMqY6U9cSn+NZSkYkTUmcr2X5kHNB",
+	"elP+G63P/uXi6CaFx84dxwWFRTyniW/HhTrr9R4js3edpi0/vGvUsuxGdjtu6Wn0EF4AmTN/fTyrkZQ8",
+	"T4Zi7cp3PL3ROmObycwXXr/MPUOh8ulMet7phVaE2dLac3aAphzqrmGGdrMULLamiNWjmVQyCRc1laBW",
+	"uZ5eEJP1AvxO+RTqkdnsLCKrvmt0TqawiVXVMUKhioi2wCIG2j4+7ceNVFIRF/JSxEtCXnWSloKDkECq",
+	"m6sCm7NZSiPt3FkFlZpV5ED2uKD0TK3SjHScz5nRrngoxyI7cJ2i0mwOCrTcUeHR72U18e26N0jA1DrA",
+	"WTY7Y5qAB+0EQ2Yo72rKMfrru+JQy+itOEbNEJY9nTweQ2SWLF6JvFxzHEDB7zFTVNjdrAPl/gRaG/HN",
+	"mGElrZ4vd3FyGSmDaMQNiTVpaarpzd24GwFF0SPosy9YEGpfmnbG/ACON5wRwD6G1d7CmY1CJxoH+hpv",
+	"G0DSvthe8EkrzFrDZ1Xs54PqHJNoww2gMA3TFXtRo4eXO9msvAm1zHie1MKo/V52bZuzRhfdrP7I+ZzZ",
+	"8iOl+hQbRhpgCjUTrIM78oReq7ahGxY8flYc0vK6DyXamI2bXXJ2xtkqLaIKSt596vFU4DgveeW+/gJc",
+	"+NCLwybkRNIlVMWCFA4lqOF0nuYyqFilTXsKZvSw1tLmK9IfE4SRWLBoknLG56KImO74PInRBN86CY/d",
+	"tIBBNeVdgAppKgPUbrf9uu56S976eVbV5v0Fmrs59UVbCg1YZ+w4AKxg+QP4BFEwCYkRTgRXaG3IChZj",
+	"Xc63YNu1NeqEzeVoJc0hg+lKCHG7DQb2rIjw+VwJitaD6pVQGFQLBqESgoZMcvis3f7LBWd8aaQfEWeV",
+	"zlkjiC3XLZt/1TUdM86n6nXXKBKo1r3xfL6RYh0GSfyZUYtmJ09Gds8Sr6jI18o0EF6n2x/4XUG7Bm4i",
+	"10ThOY/sWdQc1ecOxXmghIMR1H/tEE7sHBVWfZVHhr9/2ykFLr/vvP224Jz13uvUtCFXZzKlzCZkqTOH",
+	"TvECCSJR1thukiQjnePRUuIr2wSOZbsm0aX3VjMmrLqKO7xwxFgriUR4qpjjasGF3CNvD/TA0axYe8Fn",
+	"KrEbWOqKnPNO1VQV1j3+//u//1/Hmwr+yohPiP4bhZr2wD8z0hOi/y4Tnf8ukpwDd9D/5//y+WgZjeSQ",
+	"lWjSNiQM0GwlhJDhlKARZTgpOv/oHbQgfoTpxJylSfJy7m4hiKCV7cP1FyKmSordgvdEV7/lL1VoqSkO",
+	"bhXZ2i3ghix0waasnCuN2+gU1Cw3ZCEg3QoapYTs6GqwenxxgEKTNQXI9V1KJdkB7/qtLEUKmmJxI0zY",
+	"FeRA8dZ2sHC2Kl9zqWjGgwbZJnlp8h4KmzVh/Z0uZpurDGdVSm9f0ipCb9q5c9oHt6qrbpb39CGNC57K",
+	"07Tk5YxF1NIQ4oe3LCfdIzI0FC2+TSm6mwZvVSa1OsuSoRZntVm8syzktkkhCTWIxTr5VG19QqscFHXu",
+	"VD7PbsoQRiN6T+I17R0lU5qH41ECpbf2DVSGpwyninE2rdDWsBWT22HLKFav5zSJM+MaZ00yT9kJg8pp",
+	"u4fj40n0Jp7GL+UHsVF2SedKPuKM1EhKGWXQwUcKakwEkoaarPBPlUdaoTg0yiwr4tS4VD1HZoMzE5QK",
+	"5oas1FmezOAOC5SRLFP5E9RvmMYZt2a1cTWBWA3kFidP9TKxxdV/LA1eNONBPvPHXaYm2MYGQjMlUxsd",
+	"8pgMWeiUqgj3swOjEQYySNlYh2zoEU2JdbQVpVhMSLw9ZObs8pM2+m+I/oAc5A4zDNmJBBrh1GbJgz5D",
+	"NuY61WZW3gbsN3yk7eVJAsW2fPR2vUztG7zCetdON1e510zm3JTla/X5BkgqBgUrKFdsTKjGDtuGfU3p",
+	"VIlw3ITXz2YmkC0GJ6dlm8lxQWZ8Wbr3HNyq7ODSnkanLLQOzw4BILe8I1jwbHuI+17eHgJc8vbGGr6q",
+	"j7aAF7qlREDM5qqO59DOJKDPgHChXVM0DDwEjZPklra8yiWmsuemHdwNN+9T3GuTXr57b9YzB81m7R3Y",
+	"BA+h8mt12EINdhacXDAp3r1P5IE3VX3kLl9Yt+9aA5WjPMxzj+qSO8L4mRwUkS1eCKQE2yHbUo9dQMwK",
+	"GnMo6pmVYaMpCp39hLqWhskUAXpMtZtwyMDuBElOtVNNRBWN9yFV17+nsV4vS0Hgrb6fudhs2jdmA7g8",
+	"NbaF5j4ylSe8pMg3oPvAUkHMFvpuDrJA2H4c5mliDRUd6WoF82lW600zL5SN1+bKcnZMg4bAU2LprwIN",
+	"vcJXwl9MZ7nVVVsLKBsfoO97A/Ra1/55/cUYih5eKyH19RcY5eG1gewRTxJ+B7UjJOf+0unPwWzV36SD",
+	"Wz2GhVGKx1NDs7MrOsh+Fjq8CmrvZSJRbRqe59yqnWbZRl2a4NlrrtrU4WUH6pZ0qdOMjxNFhAPw6fCB",
+	"eZKaPH7TMKP64j2613QMqb9XIganhEnmOtG0aMFGj9oteZCvfvnBu4R16dEbHjq0B0yFdZSrGIYqR7nu",
+	"mfCb2nqYwBn9ccfIb1rZtDUHab2eXTqy2rl/hQamorR6UglbO9pftIbtLKW3WBKIPxBoa5zy+exxhWub",
+	"e8g/viYsLK8fr+uRb0u5HuqM939AKdfs1v/atVwLGVXqlO+FMge1L8rt867jm8u1Dpc8gD8eojdv3nxA",
+	"l4NDzcdOnSxrxSQde5299zu7uzt7u4Pdzn5H/V97d+/N3wsei1iSHakzg1ULjeVlp/INZJxl1RnXKTDQ",
+	"JI1ZVpDgIXgsGYuNAUOXJm7g3OuLZNTZ4V8JE2cQB9q3QdfVA/PIBLM4gcQboWrTt24OpgjfDo3D4tGr",
+	"VpupF9SEzPgYV/XNeNfGJEEC3wV1lPAAhV+GWmIbtvbRsKXL2el4AV3Ebth6CI0AZtRiaocNYyQrtL5I",
+	"sAq36KNeFXjxbtkVDLG+Sql1lVSSGBZvtPk+qK0LxqoLFgUZUGGgG7IAZ2EyovcBCq25Z1+fIY1tEcDX",
+	"KDQWrsonU10jJUJo3db1XErOILxIR2ssQi+rf704qY2xzQx5Cq2+EhmR9LxzUPhCddV2a5/NkwSshiDj",
+	"rivI1pQfde/nlTCRKAcIOwmImXXrhPI9qyEruza4I3fBdSDkSdtslRba6H09p4mkzKu1KNvY1o6f+0Rv",
+	"iB/E1NdzIu8IqQmt05FkteXX9efltdd1GxM+UhPwwYX8aNPneGPfuOapkKGTRibRduNpgCZQIb+IB99O",
+	"Sjmidnc+fNa5oTrBu4dfp5P487/UJe/dFIfxn39x1qKssvEVLHq8jLeK1kHRUUvVAP3Yl9reTFm75TKe",
+	"8Vdbmm/Ub7DK7FSGCitZD1I36LyykOtFjeHdxuPiLwoL8ZDqmAoI+jxfUobZ5vGiEUG2fWEbWwq8wDD1",
+	"roNiktBbklIiDOHdPkBRQnBq4wm0o5QNNsVjTFlNKaolIcfa3NRcx+j4GF6QBOq2+RSN5fiMu4nhiaJv",
+	"pns3b9n72be/d1LNE917scAsfsQtmbpLDSBUtcx2X7ze/MSKPtD5kpZA81MqYtTC/akSUI1hEDREVBiP",
+	"Basv0gksMro6JZgJlKc3npbyXO55BZQSjDeAgyOnRxHSssSeBecYL+A1hbcstWSaNOx2ef6pcvuFi19y",
+	"kasKFj2qqGgDwMyHX724p7lSlDa6aZeKfHiFxhbLzLoAswZxG1wYZKYaxOcy4lNj2RaQVFdIZEIWPFy9",
+	"E/K4qZKwsMw6lb7egyKowmTuyYVDJZJo9zdnvTlaJLfS4MV4F+9dv4nexu/I+9E3428nH36besPWKog1",
+	"rh/hxjeCoi9dvZg1T0H1zKIo/OSteDmGcLXrlqGdeQ69ERg/DAZntq6+wXLFwYtCBJVozCVi3OY+9Aan",
+	"MnL/yL03CxqywF5213qi4z4gBguDWTK0LELIjd5ZWje49CQ34YdffuV/sk++Z4ebQpL5kT0bpiyQX4dc",
+	"v/OSaws2m9jfc+0pJ9xP5TCdUhY6o6j9qwRwQWvO6O9zYj6bmD/vqL7saxqZqxERzvhyMb9Wza6JQJJr",
+	"5czfjPKmyGJZ9cLfrHt8O08Opv82TGT2ty1qaP/Wj/pKZ5qOc0ts23UojzhjBDQY7byhWWxbmuI1bjSX",
+	"+TtzRC/Ec5m/yw4dn5eAnOs6UiWIN5TFtt6GIojZOZriH+JAl3bhjLwS6JrHCy3ACSW/zSEq4n7H9BGF",
+	"sIV/3iPdIC7+i+DgjeHe58S5F+Dbv5Fl/kzlRA/3XIsdECE3Vz/OAHeTwiJ50684otGRCX2Iv1KduY26",
+	"0pSgMtwsSNpxDNp6KlFKBE9ugSag6VxIsAVfE5RwPrvG0U1g7cYBSii72Ul4hJMAQTxahIVUs82ZmJGI",
+	"jiDWbc4SNbRTCBti70AQMhV6f+5998Pp6Y9X3U+fTn++Ojvv/9Qd9KBa73ZRsoBt7L9+rXGo+V1hL+1t",
+	"FFf0AUs4jEtAsI/TaWxSp/DnKhFqAcqQn7XKJplKEp4aJXmFdIJ0eViB7iZcEB1AhQx1KkSQrK5i/wfp",
+	"PP9CusevS6OYQ8TnlZC2EWplofaZSJVDDD32JMsPAmajUiBBx5BdSofaBbnzzfUCaY0qMgODceacS/cn",
+	"PRG48ayXHevlWdjoRk+g7t1EkOgqRP+KrrEg798qpPRmD6WYxXyKrheSGNfrH467h5CW0WRtiEnEY7g7",
+	"Sfz+sX/xp2iO5LOvMr8g0TylcnGhVmgqiRGckrQ716ny9F8frT+Kpraoe9ZHOsV8hfEwnwIU4vHNVViw",
+	"rWKJEqJYhTd7+hb2Sm6McFAAPzBtfthQnv/hARJdjbh1p8U6MbO25Nm1TTFlElNGUmHOLmcfxlRO5tcO",
+	"32DZh0p4sX6mQRZdTIJCHSQtlKFuXxsuBNoyRT93IDWxs63tIeOK9/n3i9OTNrIxlYB4Mlkx/IKGFhsN",
+	"W7pIWoCGgJbU3+12Gz2EgVa9DpnOcF/XWfMtyPGDUQ0UDA9b6mezDf1HTCSmiRi2oOpoMGTkPiIzaWIS",
+	"oFwCkG/I6YRmKZc84olAWxKP0Zn9c3sfha+n0Sy0tuchOz48eyVg0zvnZ4dBFpT6SqDuXhcRFs84hYML",
+	"qw7jeA+H20OmQQcWovrY2eEC7Mhor90JsgyDlXT/Qxa+jiZYvs4LaArj8vQa/ImEXXO1GIAIdC0BMWQ2",
+	"FxfagtMunGzhPBW46n/lBw7lHcwJb5siWFgOmQQ2KDvTV6ZqHgQp6oo6EzJtD9mQaajJKhcgK4ijUD1T",
+	"ntJ/wO/76Dt4Nkj75XTP+lc/9n4xzjlt9CNZaF/QKY7JkOm6fObRQGi8RiDhAcIoTAmOQ0CDU7zQLqVg",
+	"aP++N3BKKDirc0oTQPinTmyDIpyCzRd85rEkO2DYRhOCIaGEVYWrH82S4G/AEilRb1kRUkg2YWHmlbGO",
+	"2wJTebp7+Hk7GDIsUPifO5nbxc7f9J2b6jD93uAjCgtfRzydHuhtYvSu0zFXNIEaLsL1bIc5TOJSNS2J",
+	"UYKjG2FvqxW0EhoRU6DCoKbj/qCCi7gaGTx52jwdvzadxGvVFsRQmThYTScgOMbM5K5WeLblhEu3dtud",
+	"dge87GaE4Rlt7bfetDvtN9ptZQKo3bw09c+xj0gqaUJkaXjB20r3CBBGM8B9EmGk5NM2GqhrNScqeCp1",
+	"3IM6mCG7TvkNYRC/SOOwjbq6N3iqmKuEvIE2mXRChdRnl8GW4nFgQd2xoXvwjogEB+JfK74UUO8dvCMD",
+	"7TCzCzKF+vb7nKRZEYP91kynvNdEuWDc3V3l8lLh/TTynynciMekbkaAGf+UUMXKKdC17grAlm5oEFwG",
+	"RDBjORd1i8nsLPlqlvEssEVrAKrOf6Fu/oYsDlCY8R+hqQsM9qzaZfBUfrdYcxk8lR8pSeLalcQ01WrP",
+	"AxSqz42WAoBbWEmz1H55Jgqd2s9cqU5D8aB+s2gQntxep1Muxz2DMGu13te/GeY603k4WjDzan/90jIk",
+	"wp/5/3NBBFjmNa2YZ1N5R1tbv52+/X3v/pubD3fv5Pu0s/gHvo6yEsv7rfFM7rxrv9+RJE2x/T1PS5Gn",
+	"3jEnOkh1pEJXCCoktiHAYHIEZ8VbUmBSK4t9pxbb6XT+DkdbVPcWKmnslgtnqAflFsrYLdbF2H1wRUSb",
+	"QrE5CBbUwMCQVr0AANfxkXmWCuoMuVMz5GQn8wj0TWp6vC43fwicEc4tgWw+St6lNJIgcp1RhNYLu0S2",
+	"0X6qHUqjNN6Tv1NltAb7qnaAi32r36uvZ/auX3+HY6tJhC67q7tcMmy4Nq2weLv3YXWnAefHmC3MXGCL",
+	"f9dkfX1TfSsvTiXm0ylOF4a6ooy86oTmvxqa1vpsPGmrXIIWjUSeZwbIbfYXyCXgCH434QlBRjDKRSI0",
+	"oglpD9mxUQcyLpGe4ZrEaEJSnarKFqBgMSLRhGsJMs/FhAX4p7SHLLymPAQ29RoSXFI2TogtOAqsvq70",
+	"IEIIvVJsi2nsFLwQB0MGpWqdqTVzQxVPk+LFay02A6vYRl3LuvAUQe0tNh6ysIAXQ+O35qt36iTTwbY/",
+	"0t1DJRngvIXTSRfOUnMbvj00OtVAHUfvfqZIIBzPkEEGK4GoDNC1OglRyII3JVOuTiIAd/mExEaunVC1",
+	"9wXCCWfjfbUSEypu07rQ8cQtqADjaflLB1TMbdvM/7g9ZJC7R4GF5tu3dtEx/W4bUnHZnHIQBezhADWw",
+	"wZ6qLKAP9PMmr/sxmc64JCxa/Eh0cmZTUO07Hi/Wo8XXlKvH0bufkRSqfB2RjzQX3lpB6weSzISJuAOr",
+	"ryJ8MZri9IZIJFPCYlCHriLhWrWgZGti0m0YS8SY40SYRSSYsuLQ2pk2WaghsjtVrdVCW0FrQKIJoxFW",
+	"4jNOFoLCYjZJ4GflQlB5eadfW7OURFToaoeSmgBlU8apNUv5iED9OqwzM0A2k1FKCYshMbAtzfRrC5tS",
+	"09BwQpLZaJ5oXKXfuOaSstJAtpjPry1TH+ZzoViP+TEXyvCMthUpYUTuXBOJ27pFO+JTQJ6ZplP7gZrT",
+	"qKlFowBOOHEWTmK4aIIZI/o6pT7LnWiCpb0T/QJ6xdmymEaIoDBQkf2Yx00YrsZJulaKmjChHcU4idbb",
+	"iaZ7a3BDRffgh6L2MktOXuCBdx/JA89oz8j/5rr2X78GE+SEC7n/befbzuvbXatKasDabphTXoPxfRoD",
+	"qo88XsaD5hk8IeWV7vDChr6wocvZ0M6b1Z0+8vSaxjFhukcDxrVIhPvsUsALeLvbYLYzXX12wPknqD0L",
+	"/d412VqWtfCYxBQPTG6mt3t76y74nMzFn8ymG4uh5YEqfPpD0Kqo0HPP/ir/fpQXsrZowhou3Yz+IrN4",
+	"6BRCJk4s0KnSx5zHbdQ1hpCdmWZXIHAH3McrpbzfoKPep96gd3V2fjroHQ56Rz52T6/tkeze6BjLaNLa",
+	"nOLFiY0o0IhdQyNAQbGGNsUmwdd3h15VqMUrzUlDkTiB1DLQHYFETbCQ9jJC8zSyUg7BWElWnCW9kJUX",
+	"srJRsvJ2dY8TLj9C4XKgCQ3Q+lkKmSXA0euj9nL9M5H6kTEg1yH1wG+hOSdynhqdglavlDC4jeY1lmat",
+	"HlDoeKaDTQOtthgyzhReFyj89XMILuBfHsI2+gknc2LkVxRmZRWz1NjafChubNK4Ivb+nsjHou4Tzsim",
+	"0fcqmd0vjDfXom9AUm9KOqoS/WdIG6vuGrxIuMTJoUu9W/tvjObbhpi39t/uBa35DJKk7Ld2gYD9LwhG",
+	"+KO1AE+W/deR+P8gsb1eEHcyrh/1Lw5Pz4+uBqc/9k5a+62/mf9p7PBIC8mTCH8jil+i8r0BXknAoE2B",
+	"Cr9wBH9tjuBNQ7p7zGPw8G79oVzEujzBn0XYMwtFjUllLbrYNd6e2giqqKO3ki6OiNC+/YbeG2Jv3TNA",
+	"9w7swoHx5LKu2DeEzLSRY8jAIVu0UWh8d92MpD7XbRzJOU6ShfXhBjPAkIUZ0grRlN8SneDOzfHAuNRc",
+	"SBuFbJ4koSMutocs1HhwH2k0GOokVsaIkZuZcHSjLU8huGOFPoZEuwVvQpx8pNmgRA0tdePpVGcLy1A+",
+	"ZY52sDn2LsYyNFLAPpKZylz8fy1sKtvC583qSrPz+EOIYNkVfan0m1u/9MpeiOOLuPw/RVz+c7S2fxIp",
+	"11hhPcXra7wHKOcJdN7rdOGgHyCC3b2ujarbgt57WqeYOUnvtjtB5iU9ZNeUKWS73UbmiLSmUbs+G0dr",
+	"16c6c6nu7nWHzI7quEYrIq5dOTXOBFfgYyInPBb7KLwgLDaCZ4i2bEqy8IvE4uYh3EcYDbC4UQyKQvlk",
+	"yMJB9+LHq4tBd9C7Ojw9PvvUG/SOQh2d7nz62O1/6h2FeToVnYJPnQqVYshMig2jag0Mw4JTSUc4ksbl",
+	"IM+xLsm9Pgndzrg/DFneDlL3uq7/WeftQG9TpzmmbGz3O2Rb+mp2gAnTgRuBZtBCRU/3Q4Tz0858pfUa",
+	"TMZLKoYMI1tjQLfQxVnswbnH8vPp+Y/9k+/DAIV2rxp6QzFkEU7ThS3jYjPB55nLbcrywGQlEUadFKp/",
+	"Hk7m7CYMwBOEIYwMc2YGR5Ij/8UhqKdavbht7SwSfk+k2keoXbsVVIBhAe29RRM+T0VWrWbIYEWGxzxA",
+	"GBqbszIvwNakyeol32GB7nh6ozadEhwL71qypDxYGjAyrsN7HWQWYIroddpv0FTDdpay/7UgLFYHnv0N",
+	"dxUaLlitUrweExlW8i9LM6J+SmgrvKEwUsLvSBphtS/1JkQwZCEU7AttPIatEa1AXDMf2/DuuhZCIbGr",
+	"4u3uZT9WD0+iKRcS7e59i2YpZRJfF6NTFOsND8c1/ZgiQFwx13gPmzyf2bg23adbbj1PcDRk5hUFyCps",
+	"RGBj5EQAKc6FSUrItC9ntEARnqnx1HtSaAQ2c+CW8nLjiKf4BsQK/SBToxOlso3AHVqtcshmOJWQcDvW",
+	"hhT4OwBwUNhCPT9ouQ33I/ENYVZrGuEkUScCORMhE53xW7fuU4XCyeDU1EbdQjEHKhCWQwaHv/fuvffw",
+	"0RZJBEHhzpu99529cDsDbhproFQ4QOFZkJng0ysFLjtv9jqd3VBfPRCuLJACIq/yMIXACG8xxSYJiEFg",
+	"IBEK+g8Cef2zEk5OvI4oYHe30oiGP2J1zODkNWTmvQoXs+lApQz0YYy9TmcftvxNpxOiLbU91X5bATsc",
+	"hP0VIyN1KTwLX3ZDtDVnkN/VvMbs016Itq5xDLeOpyJA1zjWt6tbdKAzHK4ae6R4oezTW/VQMhwv+ZBh",
+	"hsg9Fbr2FRY3WdN3sDhNNhRAZR8+AJUbsrC71935SUdlhEbYlv8/e2/C3Lit5Yt/FQz//6m25tFqSbZ7",
+	"kWsq47jdiSe9Xbc9uTdhPxMiIQkxBSgEZLWmy9/9Fc4BQFKLJXlPR1X3pi2JxI6zn9/pU2H4Max+o77j",
+	"R70Tky1uBZCaU5+huYbFY3Egl2bKoCHTzPBeOsBwSFR96+Z8G64TY4XuDx9Pz99+PPvwxjYicBhFngze",
+	"2EjEJ4Yavjt+f3x6fvTPw6OjN0f2HcgBqV7PkMQzBcANY4hLNcLj2twYPpplB62DtTXwg9aBXcmbK+Eu",
+	"2cUwG4j4Khtq4MswAHOGq5vQCgPTRD5MjLpZb2B5tr5MK6/gMXPvBOaMXIeSjXFVTKTVIZSEpOlhNK8Z",
+	"RvW1YiilIuueVpvB5Xy4vduqlEFpB6+7zaSV7rDt3c4e3d5NXqTbr9jL7naDNjutZCfdZXtdbN2mHmCh",
+	"7OBXQ5hSSSZyRMzVvyC0Y0g0nBiMzLfujh9w1ySY+U8+vjs6P/t8dGLWYo0os9bBfyspTobJfdk44A3h",
+	"1KN5J8TW1HSUR08dGl9+DkvvI7GxKeVm3f7LJvGYf+o9KXsZo0OuIAkVP9bzYVIHOn4suhJKTxkNNmgH",
+	"tEW3nexdl3kvqFZONEM5Xun8FYjWAchBnkTAHhWBCacVCll3idYzlwIQJGauVOlgeqq/wsEulRmxTToZ",
+	"Fk+e+wRTBfm1MCK5jzPnFEqjotstM4KHYeoDomVKJ/Xg6ouZ9vxLYqUX51Z6qtcoXGf3V5nJQPWKRl6X",
+	"hv+i97L/6gZLXB008I61Ru0sisseLKMZguDsDvmUTlJB1pnn2G3W91o7vyGBuhGFQhqEl4N91c9B89tG",
+	"vaCKcwlaIPkWubsQBe3I3IYoCKOAp5G5J5G9GFHQ/hbBKuBf8HO0bFmgpUJkhzdw3+EXXDJsEDVw88Ss",
+	"RgkP+2XDYc71iDd+i2DljEy6/uyqSmsx4+O7mKtrvNqVfRCrj5rHDEWZ+gqOfGTOfAQ7Cj8f0mwQQenB",
+	"KID8YNMQev6jwOvM7ru/xZLYSz+zKuBury4KMOybrknZ+HDHK7L0Qng6stKVQFrirkSwBjVB5BOkGXP8",
+	"EAdzDEdb1mYkc1S5amA2c3K8cvYpb8KYtU4ZGWem3U3q4sZbcefeir+VB+GgVbquWyXxOCTzLMchsSpH",
+	"reRu+FTEqy30ODyvj1mWbYOCgg9sJzRP607XmRtLeFoyaJmBonvBvDffpVALnfGycAdEoBKBIXPWJdAm",
+	"sWEgcYi5+LbnmGyh277DZQxmH3XBs0yBESZO+lTHBL4B45UAM9+Q5aX8UYQfrYVobSzIW0KHtMMzrq0N",
+	"DEGEiMM4IoguBDX4qjhGtUg4w5hbEL9rZyfvQhJ/61DFzkd5djUfraYeiXf8gllwdIdUQrgmgjHrSbCd",
+	"7S8yyIC5b7exS2bNOHbdK76WU4DpyNNnilgUEF9UFSqhVAxRSC+8Wc9tYCSoulBtEjfrjZhsQUl8cxSa",
+	"9YZHo1FMpDVfVMa8Db/SPI3EVuwvHFyDLk2YigHOw/kbygsJLKnsoUKTV6O+U9snQvpRypzEjfpOHFa6",
+	"bdR37OmMR3kGpqdhzrosz1l6mlOhzEDMYXM9uNnXQjLu86QP41K+/q05efNGr6VsY0cWEjNXpMt00rfI",
+	"KHnq7dJo7nZrC0mwxdKRLgAHc3Cx2ObNGzlbFDvbOsAULwo5obc0lt3KIHLZrGr2pcNkZlhW6v2tswh1",
+	"w5Hqf5Cad237Raqiv6nebGMTm4/FcKTfyxTDS0B1grjZoIDV+DjS1z1TpmvX5OheF3liqYSt5z3wkBtq",
+	"ETRaBhjHv3+5usKI0SVIan2th+bvz5UHb4SxVn2iApyGCFDW4Ah0dQ5YzinNLFrhzErUXT4LhLX6FTvE",
+	"T44nYcwrTHv2BkGHbtV/RL9z0A4MITj5dIiIhuX7ieBFFXyk2+R2ggf+Klx3CAiVdJdD+FKGZ6pqCK1X",
+	"7b0X9darV79Np9xSMVkBeaZCKZZVzT9oHbxjPZpMSq98uTbCydA4z+yBuTv/kifejuVALgDQ9a0KjR5Q",
+	"nfSZIoCpYEdS2+gTG33iewrzbR1YMBLLseeJ7DcP+Z0v7DuX+kKx/gzM7whaqSo+egJAlJTkVBhdA6Tw",
+	"vhzl2YTkMstGQ1UnP46SC6ZtNWia8Z7AInRnp4c2MEPmJKUThTECXZ4rTQCLkwtFYtNmXASSQFiB/UnL",
+	"GGUklJE70BHpQL1IUVRMCB2uimCIFR6J/2W5VPsEklkUSWAWCJ6IjSjANgdX+0sYm5m1H+zOixeRcN+a",
+	"f+veUa9iVxgRyRRPmdq3TtXiNwhQGeVCWWAWqMxuqCP1GC0e+mRrr7FjOt1rtGqoEEHUT850PqlHwpmI",
+	"AUIPQQS5IAO1bzSchAnNM6bAJW9BdTAiCapKQ8RLJOyUSS+XY9KZkFbj3y2mpEVqMWvGBWk2/t1tPvtK",
+	"E41B29dlbR34o7UEa++zprmv1WYPkyvnvF9E8NiYArPxq6CwmQlX7GQrlHaeAwN3JNKFQxNyvMpItLyD",
+	"ceBFImOe6v4+ic2SrLQMoCpcQi7UiiZDt23H7s07hJ6DTZmfBOeSn12v7cDMESTpnFspEG8SAiv6LLQX",
+	"YTDca7ircArZaC939+o74MjJ9fX9aXnBhDpTLA3arwHm31YbVUF7x2yD67NR7rM1p89m42Wr/mJ+p83F",
+	"ne5Mddowq63lTAM71QY0RciZpJqk1wqri4SwTJ8p1HFulafwqthTHP+3gF72gvarZqu+C9Pzyzh8vRe0",
+	"m3u7u/UXV9XBN1vTS4afjooxjLBEf+sWQHnuRC6Lp8+Z0R02UuFGKvxOpEKUBsuM1ImE1dzcOxcLi3pP",
+	"aiV7ry+qXnox9KZW/6stER1bW2CM0MoujJgnlOQjAQjNrgKWC1FFAD1dJ7G1csYWTx9g9mxEG0+NyAPC",
+	"HprGip61zPD9g+I7IV23kehTwLnNNUvJhEGIZOzmInqxDQUuRF+ubDoZ2ZI54cKiqNcwGhlSfOFllsZF",
+	"GDFXxOUhLUInPiwt/F0xXVsn4fdvgV07H2f2stFs7ezuvXj5KkBC7SQWNOOc91k2ZPl5R2pf4PLSSHaz",
+	"PHW31W426rt7L34rwkDUsbDl6OznjyMdtJvNMHBbYLpiGTPyaFAKKTJMn4uEXZ8u72Iz/EqD5aLcd2Oq",
+	"60al5wItz3fskBOTnMFRMvoBF2Qat6BNXN71wadjm3u91pBdDQy8fjfjisVJWYYhe4rBl+5cbfjjhj9+",
+	"J/wREGerJLPEIP2398EeNfuqt4c5u+RsfB8JWhDQV/YgCvZVg92AjOUoS8GPhuH4MmWZjc7gRaqSUe15",
+	"po1O7zxUJJEpcz4701ToPU8JzTLnYsMGwZXmfh7nXCP8Lcbnt0uIMWqiNBuQYS4HQ422Gp/3tJXLjCkS",
+	"G95i62TAfOKaSyVABQV+KqBjk/5IXKhI5AwKB6T4MGZ6yG6X5TY7HM0RSvMBVIlAzYRs7ZaSIiJB8fua",
+	"4f2QreGqUIyU4crzOPEn3NdD3ObgFgnblfBMnpJjolmWQZgmBmiejJT+wXJf6Nv8sb3bWj1x2zr7HyJp",
+	"2y/1Kax00N417L0c4WpDNM0kgtDN/mcOrNn+Rl3+o/2RZZn8N7gJZVSaL4X2Cg2DvDJgg+sjN22bx4pk",
+	"jOYgSZoFxvBRPKhBO/iXWf2ckYOU1utQgsmcLOjGCkDQ9eRcMZonfcO4obBG0A7gTnFxS8ZthmnP2AqM",
+	"2zy9Ydobpn3HTPtvFTllbxspSLoTFDyc1YJwqCkD29JSN45fT2FfImOFKkQJEzqbOP0RXR5bmjNVLnTD",
+	"U2RYUg6M3mhU4XKLhvcyyFUdMnqhULPeJxTyiyOhaQbJqo5/U2zIaLnUFjWZas7lPyM+02LttLQW6wpV",
+	"UFBjkXe59Jy70XNr01SW1UwbQ3FA9IHcajWUF4xsmfma37HQVm2Redyy3TVot+/9OF1YQMemuxXLCx4E",
+	"rmAXFg3F/Hb3Q6muF3iBYCROEV5Y1cgpyjcZzyf38mqjgsNXZExuyS5hHELaFE9ZzfkDIS8UBm+ucEh4",
+	"T8gcA/WUNajMm8mflSlUy/pCeST3uTnrhvlyDzYYV3FzFWgbDJ2R4vJ6seeCi9SeoADtNJaqrWipOUSr",
+	"kBHmSgYSOuRG9MVj6Y1C291Myjywfo7lqIau8NivmIFswz54AjEgP54eYqz/D0+oME/5JK9Tn6dyqDcC",
+	"20Zg+86sLBXW/3COiKL559+SCtO7Fpb8rcx7zJUfLPNiqNyovaFEISSHE9sy3mWaD5jFawBYhbiCexqH",
+	"JJ7FR41rFgHH+mqI0nSyDzgnaLpx3A3C4KhGgUzmjiVTbcUXDTgTlAg2rqJo1MkHiP2mYI0BbIbFkOfl",
+	"sd2dI2E1buQW1mKAG75yJ7R4RUzxymZzRXpSsA013lDjx8BJKx/fJ0HLLU74FHlYTMznKrsfxTz1porc",
+	"U6KwGPgG5BG8uaD4cg2B5jOhY/dCuO5R5kZleqnU3WiVoneqUvfuHKF7Rdl6rtH41nR2HQK7Iawbwnp7",
+	"MffJkcmfmF6dRt5Q4F1uCKuaeD5R3b+ZmPy8iPq7Jpan/NKzQjwOS8HMIZFZypS2RsuRyJhSkYgB7+8/",
+	"oUByVZr2FX8AM9ACfsUOcyZ2GFVDmmtOszYxNMuGtRagilB1jIqEZRlLjcicjMCtORsv7YHHuA2rXsWQ",
+	"6Q3AD23PjKlKYrJVXtLaY9SXpndbXrowdS2Eg5nmpzQI53sOwWg0kJfMurpt3Qu0GC3DX7mOTa4xuM4U",
+	"StKi6hbVaNpma2e3vjcVLbvXuAoXuEHfS6Wt5TinmpGUJVxZBrsMZsYa82aneUuTWuteTGr2vq1jWfOq",
+	"+kba2Egb35+0AQY2x4YAHq7CjJ+68MGgUPRC2aJcY6oMOT2/kDeawso1CglNEjaEHDKFUbSQoOQrN2BR",
+	"CJf4hVg0vmCVjRwu6lZdsCFAVU4XW4ptUUKsS+HwFVLJqgXFvUdxPxIxB7xeRPoxf/k6T+ZDUbYCMH2h",
+	"tFJcSljDWFJbJgPCUTLW1USOdHtupSwb7RTbmwZwuRAl/f7wUyQski1k2XWUL6Ldp5eMaEk6jCimEXvW",
+	"QiFTQfgA8iXMTHBWMaFpuryydyqTEWI9g/hWMQW4it+25JetK+4QEyr7it2rRaW6sf74gmIb84LlpBn9",
+	"VMdtuEuDAd1WzDShWQqJgchVri1abpgN+zrMAIbRQg7Mz7CCtasIZFYGup4p4gSP7etXYTCgXy3n3fGu",
+	"SKgVj6U9sMAV+lUfv6jZvdQV/7IpHnavxcOublncC07sUvtQhaBvZLaNzPadOELx+N9HOa65clWJPK6Q",
+	"gjWHPYdEsLG3LdTnWkJ+8Z3cs/njHuwLnYmGZNzdV40wwJhxYJ3r1OK/ENeb+V02Of2zPkifUJCK37d1",
+	"9Gh/MjZEeUOUb0+U/Rl8Olq0HxJ54856JdZ3IPPJbQsnzs3XOUghNAMqOcicvKf5RSrHwl85o57oeeS6",
+	"To4hLi4Z6UhwoaXNfgE7AKSINMNGo1Gu8yEFMWPr5XTYJx2z8NToMfsWIiMSoBdCrhCWlTOd77l2bRRy",
+	"xi5pMSznqu1JYsaAcSuY0lPEBru5PFNQMqJOYjNdW5zEFoYxYzX/jwRQZ7IFAZue70BhFEU6MuVM2ZG1",
+	"yHv+Y60AXWmatys6JtlrkPc/Qi4x6vxbu40dcvzh89nbt8eHx0cfTs//cfbx9IB02ESKtFaPxEqxMqiO",
+	"3pwFHqdsMJSaiWTyC5vcrrRjldF4u/D/R94ypgCgMacpoLkoTRr15r/Xg/WZBU54rVSh5g31yofnzbdm",
+	"pY5kLFNwrFHJHdENM90w08cILprPfhsrsN8q3ToWZ4o9YkpQa90Bn7CRYo+MzJGmc2SNeaLG9ard82/+",
+	"zyXxrBi5Bfk7TqRwkaxIXufFhy6IDi1zvDsMDb2eXt+YPh8vDfn0K7IJ99xQ5CdHkR851nM1MnUbTyJ4",
+	"RYZU9wuZrETVgmkZc0E61ovdpdlYc2lpkSa+nHii6w2zu13UKoTdxxg8YWsFekVte8xTBtiRtZXIKyYd",
+	"nGEMy9SCXpt+uHiF1soBvDMjW3oHsfvv7casELf/sxyTARWTAhBizHJG7Cg25HxDzh+DnCNxfBK0HAkL",
+	"sZRlDvVe6h8ovN1lp8C+rc38p0XZdXacVgP+jUTZUARPdYr4z63OhLBBh6UpFz1Fxn1zZ0tGLij0jQGa",
+	"fUSdGYQEatR2JqQ7yrJtMJflVFxgLXFPhV1lBaojYb4rjZ9IkU2K4iBTZHpRwKejRQ8Q5PkgaeYnVFyY",
+	"VbTbkzA05NncaMKF0owCcm1nQlKqWf0G2dFPPj26Gue8NG3ja7Ce/Wkp3IyHhZkK5vwEdUQUUX2Za1d0",
+	"pH4fIZp351BCWrJeVCbeqQ173rDn2zuTnhCztfGYnmM8gPvos5Y5GHequgnQlbZXU54pzA/wfJIr0uOX",
+	"TISRAL5acMOyOwX8R55/Vr0okbjGjULW8KLYxXlMF8p11BeNZTO4YLcDXjMzfjiXynqs8X74HGQn3t06",
+	"34JTreikwfu0YVEbFvVENMiNf+YhWLgNNPdMaTW3jOORz78h2VjRJSMFc3RmdR+MH9odOmCWEPJ79MBY",
+	"sWXjf9mQ243BruR8WUyA7tjh4gjW/XtbilTyO1eCIEHEBtG5iDQjT+bTKWTPFOaG14u0ORelFgmAuo4R",
+	"ty6G6q+gG3kUbKc9hUT1aT4FZeLwdiPxKxhGI1tmNApcdnqRmM7NYGeKn9sC6VgmK5tEIuMXjMSfPn4+",
+	"JYvX8zm+Fc9TsEqFnh9Nv4IN5+JEysGii+GenEKkPsaXrlzBVpau2cBn99rVU8HEhjfgDKw+FfPwDSYw",
+	"zMqaDupez+GcbeNyTg8rhaSl1UaFK/vGvHEVBl3Ks9U3B999i++sPjEoIILvBtcVDXU3nGz99+ePH2pw",
+	"jam7WmgEsTcGQCXz0Ubo+KsKHa1Ga4Wrt9rxOhldC1+ENL1Dk4tebkQES9PhdCHyBlETkfRzKeSoALAa",
+	"U65ZGgk95gkjUE79zfmnk4//c/zm6OT89Pj90cezUyjBwLUi+Uigye5kJFzia0+CnlCPRPxO4sxiCKJW",
+	"vgRB6ey6R+Z79KD9UvnggpnkI6Gef8tH4ji9qlccOzP1BTf34/sSyo/FJc24FxOemGC+tgXkvYNIE92M",
+	"J3pj/VimfJi3Vhjqe5my8isrLCnI7WeCXlKe0U7GphQdI5ySQjpdFVZ/Su69F3XCCPsdmU4IVaQ8zP2S",
+	"DE/znF8yZR6ZkeRVnRzRpB8JlOs5wFbEPG2TaNRo7CQC/mExybhgZKsZklZIdkJSr9cJFwRwmmpYBi9O",
+	"qabuPcPS7KtGOxCo5FDSyai4gMYQRQujLKDz0JW/pWKC9WxCqFEHQIExFuopZvVM+ZrEx2m8T2J4I7az",
+	"smBc3Zz2MMMGnU2RsFqNHTnZwtAQLWV2ntAsswV84HPO1CjTvkVE7JIyU5HIRwKr+winAtkVkILFttFy",
+	"yhFPLfQGQizViMwjgUWTbfsE9ELQ3+Cw1MkBidtkCJX5Ejlwob9u5/IJae5FQrFEmhex/p7h4Vz06uQt",
+	"YoUp0jUUya1r0bqH4M1ZJGSeckHzCTFSKIFBEX816pCW449SCSxkaE6bFA582FaiAjAKAFNAlBMQCuiY",
+	"TiLh31VaDqGUA9eG0SuiJQgVTKTOtWI9G1B9qU5OxxJzwFQkLhgbAjBKhwqz3KkdGWAMu9KKZrqXLG/D",
+	"rsA4hHTD6lMVia7MMjm2ZfhtHhhG8Wg+YHKkyVa8QAaKa4g7IgWLBFSYdidkSJUiu+Q9/zG02W4AA2OB",
+	"3cxnkITICVOjAQC44en76eg0EteQj2/+nF85FRqP6Tuq9DZoG9vHb+IwElgBW0xc0cd9t9a2J6Ogr9wV",
+	"Dnu+tg6jeBL6ugUnXU/dfoMvPayy/TdQay2/udZmJLsEG4H2iOz8wZJNtvZGct9I7t+35H63YnhIvKX1",
+	"BgL5LJu7hXC+PHD2vcfhvDY6aqi8+c+LNdqWlFGaZ5mXb7ZKoi8ByDgVCSsoW2rbo5dGxADZHA00UEur",
+	"VITavNauCj9GBI6EEUVDMjY9j43OQHlFJgNJogpnW1SqdI4BkNVs0SMrFuO4ACkr9Q04MF2IrHG1c2xP",
+	"Vs6PRDejvbbDx4UaneXVoVnOaDoxUvIQcilI0qeih8JmH0t6ppFwwTvF0AHMK94HZmXEaCeo+SfRGQKI",
+	"cnVy4JQHlPncQhoBa8hSspXkVPVZWiNT+LxmUvgHVSSDgPMtI+06O69do8+nJ0cH78/fffx8GlshHBbM",
+	"1dyYGnwkYHBzY9VgFoVwdjfO95WxZMcoD5pRFi74myGqOkBkO5dlDnrvsfJ7InPSpykuf22/OHTzDxox",
+	"52wjiGz8+o/j14cz/iQc+4YXORp7W/ZaqDoL03es+gygsFPsbw6jI7N8LhLc0EnA/DTXGmwxVeUYHRHW",
+	"ZlOYxjJ+ychIaJ5ZHoqsSuakYp0JybRmXSe/2rqT0x2BmcmWjUYSz9HPRycsxXbsDADAVaAZBkBbCdUk",
+	"Y1RpsheJARcjSIb308IhAzHbL1z91nCXKlf1Gk1q1owUiYPCo7gS35rqqcTKuSAvGsTVMhTVJcLqcCmr",
+	"crJ5/AnNH1aRXIJ6ao4HT12oOJRWwd7A6oQGnZwljF+6NcGV9gYuWDxe4MwjESliSiqbV3EneR4YNFsw",
+	"TG0uTNAO/u/vje3XX741w9dX/39wk4ShpYaAHFZoTX3+xL50pwo9ju+ZcncU17OyaJU7pTRcqQ0T3TDR",
+	"u0iXeTos0dpsHYOazxXDh1Eh5zJfo9CtBKJpHlwFNRMGdzJ6kCLISx48GYnPgED+lmea5au+AhkdpVcW",
+	"VDEGVdhVL54u/DQvn3QqJfO60rt3k026clzIOqmN88/BhmpvqPb3Us8VIfgtCXPkGj7eOY5xOSrpWiqc",
+	"jwSqDiQeU64dJIE3f/VZllqFxNIm822XC5qh09h6ndQ5xZoOENeFbRHnDR5SpVhqBTPuS1KbxkCHigSf",
+	"iyLwEzMEf5lM/tn2oiU4nL0L1TSvJXhxzTeSCMZScNUOh7m8pNkiempamaaifDAaBO0dTM/HD0X8Nhea",
+	"9QxRv296utTiNNpUB9wQzTsgmiejp1MUEEnAXdHLlUS164vvlInrc0dM1L16bMpjWuSxecMSnnrALS1l",
+	"Bv4TQskMkQbaiC4cQ+yUoZkh4SISUhi1GXawTg4crWQpNgWiKTpcaN5DsGBbOxBy4iOxBfaOhIseBhzJ",
+	"lGXPVM1i0BSBSPj9PqEkZYK79jn4SCCeyXtw4FECdcXjb1EANp4oaJMowDejICRRkDOqpMDvMeILvwEm",
+	"9UxIYj/CMJ9hJFgUXHkjHgZXofMHGAfMCSOI22hDq/qE8pEISWwdYJbr/TliI5bGNvqJ62JxjaKWSQ3m",
+	"rwFXioteSEbiQsixGSIRkmRS9FjuYqZIbBbE4g3sNhpE0AEXPaiihFXqVLxf2QX0PeUMQpqosIEMMDCY",
+	"NCx+JGK7o87dFJZaJ0Xjv/Mv9aLxOjmAVTFNm1Myc6DaZLfxmsQnZx/OP3w8Pf/14Pj0+MNP8fxi6eaY",
+	"Hvhrs26wzYq1U2z7d56Ocpe8OiQ9aZZ9U9N3w7Ufx8szzedXiTbBd35FOvWIsSaPBUOM9NPQ1TdMTMip",
+	"YbSHNMvmaHXLxYcHiPZYRXY4KJiXYWRz5YUOS+SAKcOZrB88JlQTKRK2T6hhCpYZgr9LQfyIYX+VaA4X",
+	"UFtuxPpyivDhEN9D57h1/ljX+HTd4q2Sujqgk0igVKPopGDONSPJYLyC5dyLwxRQ2NzocBtusOEGq3KD",
+	"t1xw1X9s9BGMlZqrLC4nwytEBeQjUfI7zktdCX3yhfV821gBQ5RM8+GMbz63kfe2wClGv80LP0CVCPUK",
+	"3WcT76K3RrVq3ACZCRsAxQObKCUIOG0BfP1bHMPrMCMCu8VMfnC7y0uWR6LZID4OoCdrLg4sBC5gQ8xU",
+	"WEk+Qe1qmE2qWSbwPfxdsy70zohnGgMSyrFQ86m19TEvtw7+PT32Nw3dv9Pg+9KF2XC0DUf7fqySeO4J",
+	"RC0/LdMk5ANey8bgiQqqi2BfNVYuG8tRZkhl1wZ4gemtDRwFFYFI9KlIMyNJb+E3ynKU2P4Q25TNvtZD",
+	"wzzMv4qcnbzD/ESXsOiqaFsuashzUYB7kAzrtqa4g6UWcky2BHLCGO17+ARa8s7P8TvTus3yDG2CZJ+R",
+	"eLrQ7yAZxsiM/gtrVld+wL8xTBrKBte8LRJY1Da3eZch6UwigWXZDnAFYe2K0mwvdgGw2zxiU1ORxUvd",
+	"N4/1IVYwhpcM90eLHGbAllfHLKm6YKlZhv0ihzChwjDrDqSR0qSPsd3cBcIpqx1Zyyf+1OVfWUrGMk+V",
+	"2VjIS+UQmh6JJGcpE0a7CglN05wpRTD3UmaXLK/54jd4hsr100Mr8kQCloFrxbIuyRi9ZAhCbh6qEyga",
+	"7nKxfBA5V5hNaZaACm9olbmP3seAPvMOpDOSLuX2EJvjwUVv37cK8fkQcdjae1EaqZFxzFNgF8czy8Vw",
+	"pAlyNDMI6ODFLvmF/xgJNEUTuzeYUACnFiUJ8zqW5EvLK75PSjdORQKwjkaA5N407S7CSgcacAqX964C",
+	"5HFEQIDwBGCkiGCJzbIoHbCcdUeKpVO5s0aYgd+DdqBzmlywHEwIBXJ4lby8k/KCjIawyBdMkGHOE1YI",
+	"Sj2mz91XdlkdXFaZYH4LhrlZIG3ri6jJoCOz+YAahUH3d/fcFy9PoQEcQJA8lirOazb45jOjeeIrLqpi",
+	"0ObT+bmCn9cbNzqV5w57doBumW3nfsCDZIik/hYVxOFYLbM6OGYAF2YjrW2kte8p8MYR1juuHp70qX5u",
+	"s7yw4P+3BebVU5pdQIAKFRYHnAvyccjEwfEzRQ4NVzws2iGqT4dQNQQLbkSC2dsbEiUh6h/fJZ/f/GLY",
+	"pBkIOTs2AgEZGc6k2+Dzg9Ca+FuHKnY+yrPC22m+MUKZzeUiB5+OyQWbuJ8v2KROYpD+jDyHlWlRifYT",
+	"sAp1QrMMQNJpksiR0GQr/unolDyHl534Bg0MavuECpB83MPmtZ4Fktht7Nouz4XU5wAUEZdGIXAUVSes",
+	"fTv1qBCg3wPYYFyAXeCzgo3dVy7iCZ/bAklQ0S7Tk3MOElCXszyuEcXAvkJ9xJKDMWxXBGi0VESiAmpo",
+	"Xd1UY7Er24CFOgyn4VGcc9aBzI8UoFQVeYzWR2oUappnnOVuLijd8J4wY7AQinKkjWw3/z07awBsoEpx",
+	"panQcaU5XOpirHYM7CsmMpaSL7kAJIvyxLeMVGl2V0WCi8pCUUGzieYJIpYrgBhxCTV1ny4Z+9WJRHl5",
+	"ILnFLVAqmar5bXcdyLFApSUsajfj8FEOHA6zSZvEaqI0G8QheNPxZtkVAenQLYW5gALr5VjxC3wSmLVD",
+	"lJG4wCXf5SxLVYgwLQobwiAMPO0DNuigjuOvvN0WXGyaJGyomQUbsTtZSkN9pkiMesq2/TUmyAgsnBnQ",
+	"CPuT7U1ZFQE3bIxyN4ZSmKVz8robSCRSlmQ0t9J6280ldFg0fckTFpMtexZ4TmRmBhB3RwIVQVhO9wnB",
+	"a0Jw1xgKkZ17SBsVF/qUW0M36EhsxZoNQDwe5Qy7H54PzR8D+vUc5ErlPhWk1/8QiXiYM8VEws6HTNBM",
+	"T8zTXZimSCblL4X5j9ISWlfMHLxIxJnscX3e4RS6yWRvmMuOciMpf0apmoveOet2Za7h9UuWd6TiehLX",
+	"QsDJoduKmUXQRongwu88qINQiBwhZ4xujBpkhTC0fWJVJPrc3LpJWNyjkIxZpy/lBd6ozMgDqnQDMVdY",
+	"WS7ibkmF8MA7RVlTKbAYTjIhCR2a0TQbeM+uw2YtqPKsVZzIbiRiw6LqxYbVoX5q7NA22qVEMaeRxinL",
+	"NK3nMmMYlRoJsFRIUfxor2VcACuFhZnXciibhQvZdF3wVJzjzsX7FVDLc4lKW91a489HZn081CWhWPPV",
+	"ZpGzwVBPSIz3wt55yyHgLQT0wXtmmTXSO673gbwKh0/1+5uPH46+xCsBLLmI2khMASwdgEo8ylkpPa8M",
+	"rYSmAYAIst2WQ6m+1ev1qyuXOGemIiSJ3cDM5uO06lD3yF02x9PMsTUkCr8+U4Y8beGIpxL57Y6YF0Ik",
+	"tUqzofL+D0iJhgL4vg9IlY9nbzpwvTJWwDNFurwHIFNG+mNpkZE4ppMwEh2p+6SBW861ORYQVAC1zUBl",
+	"1TSrk5hjyBUc2GQwzLb93kbC3V2eomUl/ue2FVbBm4M0uVYnIIgiY3YU38hhpLzkJHIp7BjAZnRC/CuR",
+	"qf0LJM8oIFfkKi5i5w4+QXsKMlDml19DKH4jVxZiZXAbVKNhRjl8eUmzESvl36PY7FsKwMKTSjKRI6L7",
+	"XFwQ2jGMGwQKLLOFkAv6BzMgmblSbWBZAAa1SrGVqylo42XDOmWZ4euEkj/kBaQD3rhr17GH+q5QD4Rs",
+	"LhEQr7FDT9jhebO1gwrbisADlY28L4RleBLpGaxehViCAUMOwQmWsq9BuxG6ta70gJUJYINJBowpodmA",
+	"aJnSSWnZveCJ7i5bOSdoN1++2HnZfA25SlBewV/DnW6Lvk6a6Uv2orNHd5OdTos20wYL1to6a3LBdkv8",
+	"CIrl+LlMERuM+68QpqDd9GXhiq/2Gjfd06U400E78HSbp1HQjqaXJgrCyM7P/zzDceEhu9pRZbkjXEZ4",
+	"ddlCYit4VCJzViI8FZE5FlEAvDkK2t8i2G5s0m04vovHBX6Jgqswqh62KGiLUZZdfbkyvOevOO/yBA9p",
+	"Nqh/h7OcN6EIqEQUPPlJfQkjvPG4X5XLHeHtjmYpQRS0W2FUufbwcOuqNF2Um4Ar34QUXO9UL4ZURmmH",
+	"hVoQlbJBbv9uTLxhUDUDLGsCzJXpsX14dQsxCq03sBPjizeKVsNX149Zw/cAY7licG6u3OdNI5PdZG8R",
+	"n4xN3NTujW/fDJS6tGzrYeLhi0uQ8WwpsCnDNtnCl7dNw1TzTsZqJav8p1xqmcjMRewNkuFii/qBKPsv",
+	"t2Ai5BAtlsS15ED5zAjJz6enn4jOqVBmt2o2oG2eDRus7MdvjkDxS5m6APghJ8AoMLODwx2tChiEYVOH",
+	"nF3Pm21x3aw9wIz5mQJg4+2TT4fO0B8JV1rbGfrbZCg56OIwTRunRjWCApydvKuog9Z2HwlKOozmRv83",
+	"vAmHVMQQGI2RZUwpsmX0+/fJcPszU4pLsQ2Q1VRMEFOOJ7RUW3LiZlWFfrNpYFP6RIzWjZLdOT4A82ZM",
+	"BiOlMRQCVPHZV62yPyMGx95a6bePuAj1Ojp32pGIM670OW6GiwuvuhlUm/A0hCGEBNXnEG2in6wRIYwE",
+	"fK7ZoSgm0nOr5sRkK7ZxNmANZF+1+RcN0j+AQRDKH/1Q9Q44lD6KZcLRmk4Bbm+U6FHOUm9chsjNAl8q",
+	"hDwrPD/WXu8Au22aNhgMK9Y8TS+YCnFv4HB6m6G1DXpjeM0ZjUq5dzY6AnPhnEuCqyOM2PRuAPPxmUJ0",
+	"JYQRt16VA3MtUjiNAzoB308krOndzBo2YZ9MLatYqeAtzbL3yTC4Ralao082w8D8kg+ToB206g2jPTLd",
+	"l6YLGOhzsxYuphREI58FN78ebP9/JzsXr7428heTXdH6c2/wcvxaNy87Rc3Wn1mWSUNfbUhBefZrRFz+",
+	"t5LiZJh4zNp70P4XrBCeh0pTv/vKvz9zcyhy9m9FICv8YtT64owfFmOYBW5csIRJKRSm0tHV7RZtVqj2",
+	"9Nh1F0LF5veHnzZi8l+7wNF0lpOQmnftDSClugJF2LlltWMK4gD45faJkFDUYnMsNgEyKwbI/K1SIo2I",
+	"+hlD2K4R5yEi5NrY5EIQ77ksG+s7w5fDStgMCM9GlJ0KkqmF4Jt2KFIoemSZy1Vsex9POYKEaBkJiJmh",
+	"ygWdhCSWY8HS887Eujm9PIkyZGzNUnHVvwrfGgLDBTkT/Kvz2u2T2LznMHZc+DU0BVHTkaBpyuFVP0s5",
+	"FiBIFaVO+vSSkS0b86OIGiV9t1KR+JV1zo6J6ssx4fqeXFGLgljf4w7fTQDr79+u8QqsYOm3wtZpTlMu",
+	"euTAOxxKTgB0HISB22WIEB0wkF38Q2bxg5UFjpJe/Y47J82ccMspzcRsIJ7xDWv5y7KWmxvIHslWNBsp",
+	"iVd4TUPNUqhHh2iIQQGV+EFvclkOAPn9Yz9yVUHFXIRP5pTQdYAeN3CTG7jJjVB/S6H+UYPY5+NGGvqL",
+	"psyFFBhCcnRhCU6oIKn0MIlTQjem+5kLzqWwcXc+jMtHf/t43Ir5FOOW0cRpmgcbOfpoizbGfQZRsbpi",
+	"m06kwPAtI4lbg6TGJPELNiGKaR9N7PK8CBOXPJdiwITeL4Y2gNxtnmWkY6gOTMcI0YBb5XMMFUtyplVc",
+	"q5NDKZTMmLKh86Z/RScYM2v+ZroERe+Sy7zN84TRlKhEDtkCBEvkFneW1pWyLh1l2i150DY9CsoDiFCB",
+	"73zwk11RF6lk6bd93rCE8jOQfFjwGKH7uRzyZMlzvVz+uewRKXsZm3moOqYsowMKgrc9ekE7uGzUd+uN",
+	"4MbZT7jyyzKf/HHCa7ThAt+z/P1kSPpPTBNPGXxeEgrDlqy70O7rUdS9IukeR+tC2QKyTyy1Q8APqLul",
+	"+nIs5svZv7p+71nW/nJXJLHIR511z1xjIbDmhQOj5LcarRfbzeZ2q3nabLQb5n/1Zmvnt2BGhBwqQjOW",
+	"a7M8Nj/c0TKMtzEbCb3XkaCcYw5GGviAySLVJfhiDRrjvh1r8nLQutgVL4av/mzkWMDqaxAGo2G6ylhH",
+	"eRa0A8i5bz9/DrtYtwtmOkW8AFv1jfa48BXvbWgu7GC7aVN8P7Ecv/Chjse40k378RNG2javbkyi7Vlb",
+	"R3B353xDqDfi+hMW10tU1JF3/xUkns6vujjqmI8dpgiFMA8tS3hQ82IayJbsAiREIZhHwgcq1CrlDF1q",
+	"DUjRvAelG2PkDXGILAHTIfoM8tJESjoTciI11cxNiHyG5xEc2OZ89mkBedFqFDc0Eh9W8u0DIbbtP1r1",
+	"5tnNqNL6GxH3VQnymvQSV2ytRIDmzXjrjZjkdazxP1bmeXgw4UHFkvP33V/+8Tp/9dMv//ozPx3/cfbp",
+	"zavjd59+O5atd/Qd/Tx++fXstHHSU3/88eo/755j3pLB4aVZporYi1PE71jBbcPqNqzuzvEgX69bqvlY",
+	"nCm2qS29HiolBsIWvG2OLFDW9Z5/s3/Zui0pM6xkHta/+R45uX0Do1Vzj7rLBDg+U5bxS2bYfp3McuM5",
+	"6Oym4Rvz4u57qpP+Hep2uACzZLxlyXij0TBkfAWGclsSjiuTrkjDCVekJ8Umz2JDuh8Fytce2mpKxAoU",
+	"9FMOsSoQhPIWooMflX7ipbuefobzrWMfRXEZp53NYw+SUhaxZkz3NyeDH6Rgd00KN8atBxHVVyTwU4T9",
+	"6JQupVnwTIXwbpjA02YCOyvinL2XKe9yR9CfEAbbPDbwmC6PJYR8PTL7qxOVrUHbkNsZNnAC9aiYA2RH",
+	"bCTECAIUNoB1lelkHyA/RI+p2KMqScUQKjQSADBBaKJHNMsmFlfJwoLGnoDFZCAvoWYUBteIOjkyZNQI",
+	"4jQSjh0lGaO5LR6fcgV09gQxaeYJ6XNMZmfQ492I6Te0lV1n4VmX5uJ07hPYwtuzcI/NOO2Iv9wrs/yP",
+	"W3PBZlXTeSAuiDuysrZToA7hNDbccaMi/c1UpL9VxgeSh5vZtZ4XJqlrQxvsG89UyYYVOihPH9wQEkRe",
+	"ArZsXWFFJM/C6IY3xRjuP6R4TuRtMSUUQng5/mhe1K1ywSKrkXE7v4mNMbm6l2gLrdlgaPhca2UeCpwR",
+	"NoNdOhU2bdJWZyfZTffYi+7L3qv+6z8GhU0vXfyUOXgZVfoABzKv7z3T9+7ei9/so3iY2wGgAew1duzX",
+	"uEyHMmVBe6+xEwaCfb2m2Z29Ekd24ZeBNbkWibCzKvGTi7xw52SdCIySSXlj3dyw7u9KSS3HbpAKk7hj",
+	"hXUF7vj8m/17AvXKmMZ6AjfucznLeuP7u6ZW5GfAMYVSCfZxhJkFVAsp4V9KxjK/wNDubs5YCOHUEHkI",
+	"sBQOfcOjmABQZ2yXYZuncZ0cd21NYyTDRdGPSPiOuSIxgljEOIg6OaUXkCgJWv2K6vSJWdspijgbsd2a",
+	"L6eUB4NFNDdkcUMWH0OjcUf3SVBSuFPTpHSypqqQQ+zZtgsF+nY7C+FccvYTv5x2pEOtAOwzJDnTo1yw",
+	"FILiwLJXJ29lTlq7pC9HufLUyMjyCc3zCdFjCfF1AGJuyyEiajRN+r5hJV3hQdNIQgVRY66TvvdOZVJx",
+	"0XMV9G5G2GD9KkFId5aJ8nRCww5bb/9H/fiP436uksN+9o/j9//zfzp76vO/1FB2Xso3f+1wsCIarDiW",
+	"Gw6z4TBPxWb2aAxmXlzymvxFM3VPbOUfRhI09NkJtXXTl8PY1xJtPp7lZFKwfbjkTpyMhOrLMZiHFigl",
+	"K7GEA+I8TL4z2wOgifS56AErMqMz3MbwKq58RTiMJ99tvCa/Hv3488ePv5y/Of588OO7ozdtWx6RcJc/",
+	"PYf/nDJViqJYTZ42I7HLtJGoN/TuydE7jJy9E8wCIGvXiQHTly6sCKpc+cu9X7qNIC9ULfQbhIO/9i16",
+	"LB5r6PcSLw+Ur0xGOdcT4J2IQHsw0v2g/fsXgIHEWr4LirNDOROsSDekuo812IejTsaTok4dV+Tgp6MP",
+	"p2/OP539+O748Pzs5F3dy+vPL5vAie3wZmD/IDPK5Z4jNBeWS+qyZJJk4K22bhZbGnDWa3NKswvDH0tF",
+	"/EIy7ssMKwwZ5c8XrEV+ZVt87yqSzLZ5BGYjV6euUh5QYXXptuV/mOGlCSWaDxjAEJZhWEIfyUKTi15u",
+	"SBXCvkPZ4NCiD5u/xpRrhugMZgkSKhKWZVa7LY0a4CVmR3xYrvRmsWWhIcDSLxV4K5UKLLVafn1e81gf",
+	"2C1Czly8zlYmRW9bs3xABmwgjfCDYMQXwohIW+afjKU9qN6KaK21yhYMZD6Zt6klHDYjE5WK30K5xjdc",
+	"JTJPQ3LKMtbL6QA6/Wd1Ru6FeWVleU+YVU9HORBnlGpK9gINlXJyc8YVnnyb7QfFlbkyezUSKcvJ1+1y",
+	"4qvt3d/D+VPzdZZTj/QBkUg2bQ/ttOYIly+AzUFfsFjT2Ye6n8tRr0+GDhPK1rxDGE1FaJYzmk6IGjJ6",
+	"0baVk809Vw4SG8Os/PvPpqtfekzs0iALBCpz7Yul8WGydY8dVwCIrxfptEaBXUzySI/Mzhl6vSBYaRrA",
+	"fEJaX78SmvjDq4oDUJ+iwwceeIVafEEA9LcFAeo2S+JBZuvyIB5qtnZuqBxBYTdmuw7nhyI/xCJYfzH2",
+	"+BBL4fFJitBDLoBjpESOAE4NAB2JlrK0NNbs9SBr4kLGHmY1HGtwu24eLKh3/YEOQ0H+H+IskGFGdVfm",
+	"gxKfqhTltbNGpH94ezYE4Z5XxIo7h66/B6ETmN/OUkK9NLVFoVgrp5mtAKmlrGHR+JGoe7nnvpfjZCTu",
+	"90jkI4FMwc0ICAPL8xGUlJU5ySUIeEY0LOb/UMfhQeZfiq+x80Of8HcxOTsVNzNX+OKcJi6E6Ds4v4a3",
+	"g05iVBslBShDw2EuL5mrSgGFGczbZXvqfU/fCthGDb7PZfhsiFhnQsrqNtqIqa7aiGEA/y8AAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

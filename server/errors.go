@@ -112,6 +112,10 @@ var storeErrors = map[domain.Code]func(e *domain.Error) *apiError{
 	domain.CodeIdempotencyInUse:   func(*domain.Error) *apiError { return errIdempotencyKeyInUse },
 	domain.CodeIdempotencyReused:  func(*domain.Error) *apiError { return errIdempotencyKeyReused },
 	domain.CodeBusy:               func(e *domain.Error) *apiError { return conversationBusy(e.RunID) },
+	domain.CodeNotWaiting: func(e *domain.Error) *apiError {
+		return &apiError{Status: http.StatusConflict, Code: gen.RUNNOTWAITING, Message: "The run does not wait for a decision.",
+			Details: map[string]any{"status": e.Status}}
+	},
 	domain.CodeFinished: func(e *domain.Error) *apiError {
 		return &apiError{Status: http.StatusConflict, Code: gen.RUNFINISHED, Message: "The run has already finished.",
 			Details: map[string]any{"status": e.Status}}

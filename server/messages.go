@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/agentd/agentd/domain"
@@ -36,6 +37,10 @@ func (s *Server) SendMessage(ctx context.Context, req gen.SendMessageRequestObje
 	defer wait.Stop()
 	select {
 	case o := <-s.cfg.Turns.Detach(ctx, t):
+		var waiting *turn.AwaitingDecisionError
+		if errors.As(o.Err, &waiting) {
+			return s.runAccepted(ctx, accepted)
+		}
 		if o.Err != nil {
 			return nil, o.Err
 		}
@@ -119,9 +124,20 @@ func toolCalls(calls []domain.ToolCall) *[]gen.ToolCall {
 	out := make([]gen.ToolCall, len(calls))
 	for i, c := range calls {
 		out[i] = gen.ToolCall{Id: c.ID, Name: c.Name, Arguments: gen.JSONObject(c.Arguments), Ok: c.OK,
-			Result: c.Result, DurationMs: c.DurationMs}
+			Result: c.Result, DurationMs: c.DurationMs, Approval: approvalOut(c.Approval)}
 	}
 	return &out
+}
+
+// approvalOut renders the decision on a call that waited; nil (absent)
+// for one that did not.
+func approvalOut(a *domain.Approval) *gen.ToolCallApproval {
+	if a == nil {
+		return nil
+	}
+	out := &gen.ToolCallApproval{Approved: a.Approved, By: a.By, ByName: optional[string](a.ByName),
+		DecidedAt: timestamp(a.DecidedAt), Reason: optional[string](a.Reason)}
+	return out
 }
 
 // optional is nil for "", else a pointer to v.

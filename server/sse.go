@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/gen"
 	"github.com/agentd/agentd/streamlog"
 	"github.com/agentd/agentd/turn"
@@ -71,11 +72,15 @@ func (s *Server) startStream(ctx context.Context, t *turn.Turn) *streamlog.Run {
 	claim := takeStreamClaim(ctx)
 	go func() {
 		defer cancel()
+		publish := func(e turn.Event) { run.Publish(s.eventJSON(ctx, streamEvent(e))) }
 		res, err := s.cfg.Turns.Stream(runCtx, t, func(e turn.Event) error {
-			run.Publish(s.eventJSON(ctx, streamEvent(e)))
+			publish(e)
 			return nil
 		})
 		last, st := s.lastEvent(ctx, res, err)
+		if waiting := (*turn.AwaitingDecisionError)(nil); errors.As(err, &waiting) {
+			last, st = s.afterDecisions(runCtx, waiting.Run, publish)
+		}
 		data := s.eventJSON(ctx, last)
 		_, done := last.(gen.StreamDoneEvent)
 		// The key is settled before any client sees the last event, so a
@@ -86,6 +91,32 @@ func (s *Server) startStream(ctx context.Context, t *turn.Turn) *streamlog.Run {
 	}()
 	return run
 }
+
+// afterDecisions follows a run that waits for decisions until it ends:
+// its events while it goes on in this process (a decision made here),
+// and the event that ends the stream, built from the ended run.
+func (s *Server) afterDecisions(ctx context.Context, r domain.Run, publish func(turn.Event)) (any, streamlog.State) {
+	stop := s.cfg.Turns.Follow(r.ID, publish)
+	defer stop()
+	for !r.Status.Final() {
+		if r.Status == domain.RunRequiresAction {
+			select { // Wait answers at once while the run waits
+			case <-ctx.Done():
+			case <-time.After(decisionPoll):
+			}
+		}
+		next, err := s.cfg.Turns.Wait(ctx, r.AccountID, r.AgentID, r.ID, 0)
+		if err != nil || ctx.Err() != nil {
+			break // the run was deleted, or the process stops: the stream ends with what is known
+		}
+		r = next
+	}
+	return runEnd(r), streamlog.State{Partial: r.Status != domain.RunCompleted}
+}
+
+// decisionPoll is how often a stream looks whether the run it waits with
+// was decided on another replica.
+const decisionPoll = time.Second
 
 // lastEvent is the event that ends a stream: done (marked partial when a
 // cancel cut the reply) or error.
@@ -162,6 +193,9 @@ func streamEvent(e turn.Event) any {
 	case turn.EventToolResult:
 		return gen.StreamToolResultEvent{Type: gen.StreamEventTypeToolResult, Id: e.Call.ID, Name: e.Call.Name,
 			Ok: e.Call.OK, Result: e.Call.Result}
+	case turn.EventRequiresAction:
+		return gen.StreamRequiresActionEvent{Type: gen.StreamEventTypeRequiresAction, RunId: e.RunID,
+			ToolCalls: waitingCalls(e.Required.ToolCalls), ExpiresAt: timestamp(e.Required.ExpiresAt)}
 	}
 	return gen.StreamTokenEvent{Type: gen.StreamEventTypeToken, Content: e.Token}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -36,6 +37,13 @@ type Runs interface {
 	// beat for a minute lost its replica and blocks its conversation no
 	// more.
 	BeatRun(ctx context.Context, id string) error
+	// SaveRunSteps stores the run's finished steps, the whole list.
+	SaveRunSteps(ctx context.Context, id string, steps []domain.RunStep) error
+	// ClaimRun takes over run id when whoever held it was lost.
+	ClaimRun(ctx context.Context, id string) (domain.RunClaim, error)
+	// LostRuns are the ids of up to limit runs whose holder was lost.
+	LostRuns(ctx context.Context, limit int) ([]string, error)
+	decisions
 }
 
 const (
@@ -74,10 +82,39 @@ type board struct {
 	mu      sync.Mutex
 	ended   chan struct{} // closed, and replaced, when a run ends
 	running map[string]func(status domain.RunStatus, by string)
+	// followers get the events of runs that go on here after a wait.
+	followers map[string][]*func(Event)
 }
 
 func newBoard() *board {
-	return &board{ended: make(chan struct{}), running: map[string]func(domain.RunStatus, string){}}
+	return &board{ended: make(chan struct{}), running: map[string]func(domain.RunStatus, string){},
+		followers: map[string][]*func(Event){}}
+}
+
+// follow adds emit to the followers of run id until the returned stop.
+func (b *board) follow(id string, emit func(Event)) (stop func()) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	f := &emit
+	b.followers[id] = append(b.followers[id], f)
+	return func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		b.followers[id] = slices.DeleteFunc(b.followers[id], func(g *func(Event)) bool { return g == f })
+		if len(b.followers[id]) == 0 {
+			delete(b.followers, id)
+		}
+	}
+}
+
+// publish gives e to the followers of run id.
+func (b *board) publish(id string, e Event) {
+	b.mu.Lock()
+	fs := slices.Clone(b.followers[id])
+	b.mu.Unlock()
+	for _, f := range fs {
+		(*f)(e)
+	}
 }
 
 // changed is closed when a run of this process ends next.
@@ -140,7 +177,7 @@ func strategy(in Input, a domain.Agent) domain.Strategy {
 func (s *Service) accept(ctx context.Context, t *Turn) error {
 	run, stopped, err := s.cfg.Stores.Runs.AcceptRun(ctx, domain.Run{AccountID: t.agent.AccountID, AgentID: t.agent.ID,
 		ConversationID: t.convID, UserID: t.in.UserID, RoomID: t.in.Conv.RoomID, Source: t.in.Source,
-		Text: t.in.Text, MessageID: t.replyID, Strategy: strategy(t.in, t.agent)})
+		Text: t.in.Text, MessageID: t.replyID, Strategy: strategy(t.in, t.agent), Input: runInput(t.in)})
 	if err != nil {
 		return err
 	}

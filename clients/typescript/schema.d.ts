@@ -347,6 +347,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/agents/{agentId}/runs/{runId}/approvals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+                /**
+                 * @description The run's identifier, `run_<id>`.
+                 * @example run_01jd3vb2k8r4m6n8p0q2s4t6vw
+                 */
+                runId: components["parameters"]["RunIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve or Deny Tool Calls
+         * @description Decides every tool call a `requires_action` run still waits for, in
+         *     one request. An approved call runs with `arguments` when given
+         *     (replacing the model's), else with the model's; a denied call is not
+         *     run and the model gets `{"error": "denied", "reason": "<reason or
+         *     'no reason given'>"}` as its result. The run then goes on: the
+         *     answer is the run, `running`, or `queued` while it waits for a slot.
+         *     A missing, unknown or no longer waiting `callId` is 400 naming
+         *     `decisions`; `arguments` that are not an object, or given with
+         *     `approve: false`, 400 naming `decisions[i].arguments`. A run not in
+         *     `requires_action`: 409 `RUN_NOT_WAITING`.
+         */
+        post: operations["decideApprovals"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/runs": {
         parameters: {
             query?: never;
@@ -1539,6 +1579,12 @@ export interface components {
             env?: {
                 [key: string]: string;
             };
+            /**
+             * @description Which of the server's tools wait for a person's decision before
+             *     they run: `never` (default), `always`, or the names of those
+             *     that do, as the server names them (at most 64).
+             */
+            requireApproval?: ("never" | "always") | string[];
         };
         /**
          * @description `allowedUsers`: Discord numeric user ids (an entry of digits only)
@@ -1558,6 +1604,8 @@ export interface components {
              */
             userRateLimit?: number;
             allowedUsers?: components["schemas"]["StringList"];
+            /** @description Discord user ids (or usernames) who approve or deny this agent's tool calls of Discord conversations from a DM with the bot; at most 50. */
+            adminUsers?: components["schemas"]["StringList"];
         } & {
             [key: string]: unknown;
         };
@@ -1647,6 +1695,8 @@ export interface components {
             parameters?: {
                 [key: string]: unknown;
             };
+            /** @description A call of this action waits for a person's decision before it runs (default false). */
+            requiresApproval?: boolean;
         };
         ActionList: components["schemas"]["Action"][];
         MessageTemplates: {
@@ -1855,6 +1905,7 @@ export interface components {
             result: string;
             /** Format: double */
             durationMs: number;
+            approval?: components["schemas"]["ToolCallApproval"];
         };
         MemoryCreateRequest: {
             text: string;
@@ -1992,9 +2043,9 @@ export interface components {
         /** @description Server-sent events: each an `id: <n>` line, a `data: <StreamEvent JSON>` line and a blank line; ids count from 1 (the `start` event). */
         EventStream: string;
         /** @description One event of a message stream, told apart by `type`. */
-        StreamEvent: components["schemas"]["StreamStartEvent"] | components["schemas"]["StreamTokenEvent"] | components["schemas"]["StreamToolCallEvent"] | components["schemas"]["StreamToolResultEvent"] | components["schemas"]["StreamDoneEvent"] | components["schemas"]["StreamErrorEvent"];
+        StreamEvent: components["schemas"]["StreamStartEvent"] | components["schemas"]["StreamTokenEvent"] | components["schemas"]["StreamToolCallEvent"] | components["schemas"]["StreamToolResultEvent"] | components["schemas"]["StreamRequiresActionEvent"] | components["schemas"]["StreamDoneEvent"] | components["schemas"]["StreamErrorEvent"];
         /** @enum {string} */
-        StreamEventType: "start" | "token" | "tool_call" | "tool_result" | "done" | "error";
+        StreamEventType: "start" | "token" | "tool_call" | "tool_result" | "requires_action" | "done" | "error";
         /** @description The first event, before any token; `messageId` names the reply for resuming and cancelling. */
         StreamStartEvent: {
             /**
@@ -2038,6 +2089,21 @@ export interface components {
             name: string;
             ok: boolean;
             result: string;
+        };
+        /**
+         * @description The run waits for a decision on these calls; the stream stays open
+         *     (pings) and goes on with their `tool_result`, the tokens and `done`
+         *     once they are decided.
+         */
+        StreamRequiresActionEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "requires_action";
+            runId: string;
+            toolCalls: components["schemas"]["WaitingToolCall"][];
+            expiresAt: components["schemas"]["Timestamp"];
         };
         /** @description The last event of a stream that succeeded. */
         StreamDoneEvent: {
@@ -2132,9 +2198,7 @@ export interface components {
             /** @description The Send Message reply once one was stored (a partial one included); null before. */
             reply: components["schemas"]["MessageReply"] | null;
             /** @description What the run waits for while `requires_action`; null otherwise. */
-            requiredAction: {
-                [key: string]: unknown;
-            } | null;
+            requiredAction: components["schemas"]["RequiredAction"] | null;
             /** @description Why the run failed; null otherwise. */
             error: components["schemas"]["RunError"] | null;
             /** @description The run of the agent that asked this one. */
@@ -2154,6 +2218,43 @@ export interface components {
             startedAt: components["schemas"]["Timestamp"] | null;
             /** @description When the run ended; null while it has not. */
             finishedAt: components["schemas"]["Timestamp"] | null;
+        };
+        RequiredAction: {
+            /** @enum {string} */
+            type: "approve_tool_calls";
+            /** @description The calls still waiting for a decision, in call order. */
+            toolCalls: components["schemas"]["WaitingToolCall"][];
+            /** @description When the calls still waiting are denied with reason `expired` (settings.runs.approvalTimeout after the run began to wait). */
+            expiresAt: components["schemas"]["Timestamp"];
+        };
+        WaitingToolCall: {
+            /** @description agentd's call id, the `callId` of a decision. */
+            id: string;
+            name: string;
+            arguments: components["schemas"]["JSONObject"];
+        };
+        ApprovalRequest: {
+            decisions: components["schemas"]["ApprovalDecision"][];
+        };
+        ApprovalDecision: {
+            callId: string;
+            approve: boolean;
+            /** @description Replaces the model's arguments; only with `approve: true`. */
+            arguments?: {
+                [key: string]: unknown;
+            };
+            reason?: string;
+        };
+        /** @description The decision on a call that waited for one. */
+        ToolCallApproval: {
+            approved: boolean;
+            /** @description The deciding key's prefix, `telegram:<id>` / `discord:<id>` for a press of a button, or `expiry`. */
+            by: string;
+            /** @description The platform user's username */
+            byName?: string;
+            /** @description The decision's reason; absent when none was given. */
+            reason?: string;
+            decidedAt: components["schemas"]["Timestamp"];
         };
         RunEnvelope: {
             success: boolean;
@@ -3099,6 +3200,33 @@ export interface components {
                  *       "error": {
                  *         "code": "RUN_NOT_FOUND",
                  *         "message": "Run not found."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description RUN_NOT_WAITING, the run does not wait for a decision; `details.status` is its status. */
+        RunNotWaiting: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "RUN_NOT_WAITING",
+                 *         "message": "The run does not wait for a decision.",
+                 *         "details": {
+                 *           "status": "running"
+                 *         }
                  *       }
                  *     }
                  */
@@ -4849,6 +4977,56 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["RunNotFound"];
             409: components["responses"]["RunFinished"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    decideApprovals: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+                /**
+                 * @description The run's identifier, `run_<id>`.
+                 * @example run_01jd3vb2k8r4m6n8p0q2s4t6vw
+                 */
+                runId: components["parameters"]["RunIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApprovalRequest"];
+            };
+        };
+        responses: {
+            /** @description The run, going on. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["RunNotFound"];
+            409: components["responses"]["RunNotWaiting"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };

@@ -146,7 +146,8 @@ func (e *env) serve(ctx context.Context, cfg config) error {
 	if err != nil {
 		return fmt.Errorf("build turns: %w", err)
 	}
-	defer turns.Close() // summaries in flight end before the database closes
+	defer turns.Close()          // summaries in flight end before the database closes
+	defer startResuming(turns)() // stops looking before turns drain
 	srv, err := server.New(server.Config{
 		PublicURL: publicURL(cfg.PublicURL, ls.api.Addr()), DefaultProvider: cfg.DefaultProvider, Version: buildVersion(),
 		DefaultModels: cfg.Models, Turns: turns,
@@ -221,11 +222,24 @@ func connectStores(st *store.Store) connect.Stores {
 // startWebhooks runs the webhook delivery workers until the returned stop is
 // called; stop waits for the attempts in flight to be recorded.
 func startWebhooks(st *store.Store, cfg webhook.Config) (stop func()) {
+	return inBackground(webhook.New(st.Webhooks(), cfg).Run)
+}
+
+// startResuming looks for runs whose replica was lost, a third of the
+// beat timeout apart, and resumes them here, until the returned stop is
+// called: a lost run is taken over well within a minute.
+func startResuming(turns *turn.Service) (stop func()) {
+	return inBackground(func(ctx context.Context) { turns.ResumeLost(ctx, store.RunBeatTimeout/3) })
+}
+
+// inBackground runs work until the returned stop is called; stop waits
+// for work to return.
+func inBackground(work func(ctx context.Context)) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		webhook.New(st.Webhooks(), cfg).Run(ctx)
+		work(ctx)
 	}()
 	return func() {
 		cancel()
