@@ -76,7 +76,10 @@ func (s Runs) DecideRun(ctx context.Context, accountID, agentID, id string, deci
 			row.Status, row.BeatAt, row.ExpiresAt = string(domain.RunQueued), t, nil
 			update["status"], update["beat_at"], update["expires_at"] = row.Status, t, nil
 		}
-		return tx.Model(&runRow{}).Where("id = ?", row.ID).Updates(update).Error
+		if err := tx.Model(&runRow{}).Where("id = ?", row.ID).Updates(update).Error; err != nil || left > 0 {
+			return err
+		}
+		return s.scheduleRunJob(tx, id, row.BeatAt) // should whoever decided be lost before it goes on
 	})
 	if err != nil {
 		return domain.Run{}, err

@@ -68,7 +68,11 @@ func (s Runs) ClaimRun(ctx context.Context, id string) (domain.RunClaim, error) 
 			row.Attempts++
 		}
 		row.BeatAt, c.Claimed = now, true
-		return tx.Model(&runRow{}).Where("id = ?", row.ID).Updates(map[string]any{"beat_at": now, "attempts": row.Attempts}).Error
+		err := tx.Model(&runRow{}).Where("id = ?", row.ID).Updates(map[string]any{"beat_at": now, "attempts": row.Attempts}).Error
+		if err != nil {
+			return err
+		}
+		return s.scheduleRunJob(tx, id, now) // should the claimer be lost too
 	})
 	if err != nil {
 		return domain.RunClaim{}, err

@@ -10,22 +10,27 @@ import (
 )
 
 // RunJobFunc schedules the job that looks after run runID at at, in tx,
-// the transaction that stores the run: the run and its job commit
-// together or not at all, so no run is stored without someone to resume
-// it, and no job names a run that was never stored. at is when the run
-// would be lost should nothing renew its beat (its acceptance plus
-// RunBeatTimeout). An error fails the acceptance.
+// the transaction that gives the run a new holder: the run and its job
+// commit together or not at all, so no run waits without someone to
+// resume it, and no job names a run that was never stored. at is when
+// the run would be lost should nothing renew its beat (RunBeatTimeout
+// after the transaction). An error fails the transaction.
 type RunJobFunc func(ctx context.Context, tx *sql.Tx, runID string, at time.Time) error
 
-// WithRunJobs makes AcceptRun call fn for every run it stores, inside its
-// transaction. The hook is plain database/sql so that the store knows
-// nothing of the job engine behind it (cmd/agentd wires River).
+// WithRunJobs makes the store call fn, inside the transaction, for every
+// run that gets a holder: AcceptRun for a run it stores (not for a
+// message merged into a queued run, which has its job), ClaimRun for a
+// run it takes over (should the new holder be lost too: the job that
+// claimed it is still running, and River rescues a running job only
+// after its timeout), DecideRun for a run its decision queues again.
+// The hook is plain database/sql so that the store knows nothing of the
+// job engine behind it (cmd/agentd wires River on PostgreSQL).
 func WithRunJobs(fn RunJobFunc) Option {
 	return func(s *Store) { s.runJobs = fn }
 }
 
-// scheduleRunJob calls the run-jobs hook, if any, for run id accepted at
-// t, in tx (under the context the transaction runs with).
+// scheduleRunJob calls the run-jobs hook, if any, for run id given a
+// holder at t, in tx (under the context the transaction runs with).
 func (s *core) scheduleRunJob(tx *gorm.DB, id string, t time.Time) error {
 	if s.runJobs == nil {
 		return nil

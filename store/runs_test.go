@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -215,6 +216,9 @@ func TestRunsKeptThirtyDays(t *testing.T) {
 // transaction that stores the run (the hook sees and changes the row no
 // other connection sees yet), with the time the run would be lost, for a
 // new run only; a hook that fails fails the acceptance and leaves no run.
+// ClaimRun calls it for the run it takes over, DecideRun for the run its
+// last decision queues again, each with the time the run's new holder
+// would be lost.
 func TestRunJobsHook(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
@@ -269,6 +273,28 @@ func TestRunJobsHook(t *testing.T) {
 		mustOK(t, err)
 		if total != 0 || len(listed) != 0 {
 			t.Errorf("a run whose job failed to schedule was stored: %+v", listed)
+		}
+		failWith = nil
+
+		calls = nil
+		mustOK(t, s.w.Model(&runRow{}).Where("id = ?", first.ID).Update("beat_at", s.now().Add(-2*RunBeatTimeout)).Error)
+		c, err := s.Runs().ClaimRun(ctx, first.ID)
+		mustOK(t, err)
+		if !c.Claimed || len(calls) != 1 || calls[0].id != first.ID || calls[0].at.Sub(s.now()) > RunBeatTimeout || calls[0].at.Sub(s.now()) < RunBeatTimeout-5*time.Second {
+			t.Fatalf("claim %+v called the hook %+v, want once for %s a beat timeout from now", c, calls, first.ID)
+		}
+
+		calls = nil
+		_, _, err = s.Runs().StartRun(ctx, first.ID)
+		mustOK(t, err)
+		steps := []domain.RunStep{{Calls: []domain.StepCall{{ProviderID: "p1", Arguments: "{}", Waits: true,
+			Record: domain.ToolCall{ID: "call_1", Name: "get_price", Arguments: json.RawMessage("{}")}}}}}
+		_, err = s.Runs().AwaitDecision(ctx, first.ID, steps, s.now().Add(time.Hour))
+		mustOK(t, err)
+		decided, err := s.Runs().DecideRun(ctx, acct.ID, a.ID, first.ID, []domain.Decision{{CallID: "call_1", Approve: true, By: "ann"}}, true)
+		mustOK(t, err)
+		if decided.Status != domain.RunQueued || len(calls) != 1 || calls[0].id != first.ID {
+			t.Fatalf("decision left %s and called the hook %+v, want queued and once for %s", decided.Status, calls, first.ID)
 		}
 	})
 }
