@@ -203,6 +203,9 @@ func turnError(err error) (*apiError, bool) {
 	switch {
 	case errors.As(err, &stopped):
 		return conversationBusy(cmp.Or(stopped.By, stopped.Run.ID)), true
+	case errors.Is(err, turn.ErrHandedOver):
+		return &apiError{Status: http.StatusServiceUnavailable, Code: gen.STREAMLOST,
+			Message: "The replica answering stopped; the run goes on on another one."}, true
 	case errors.Is(err, turn.ErrEmptyText):
 		return fieldError(gen.INVALIDMESSAGE, "text", "must not be empty or only whitespace"), true
 	case errors.Is(err, turn.ErrBusy):

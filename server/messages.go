@@ -38,7 +38,7 @@ func (s *Server) SendMessage(ctx context.Context, req gen.SendMessageRequestObje
 	select {
 	case o := <-s.cfg.Turns.Detach(ctx, t):
 		var waiting *turn.AwaitingDecisionError
-		if errors.As(o.Err, &waiting) {
+		if errors.As(o.Err, &waiting) || errors.Is(o.Err, turn.ErrHandedOver) {
 			return s.runAccepted(ctx, accepted)
 		}
 		if o.Err != nil {

@@ -104,3 +104,13 @@ func (s Runs) endStored(tx *gorm.DB, row *runRow, now time.Time, emit emitFunc) 
 	}
 	return true, emitEnded(emit, []runRow{*row})
 }
+
+// ReleaseRun gives up run id while it has not ended, without ending it:
+// its holder is stopping, so the run is taken for lost at once and any
+// process resumes it from its last stored step.
+func (s Runs) ReleaseRun(ctx context.Context, id string) error {
+	return s.write(ctx, "release run", func(tx *gorm.DB) error {
+		return tx.Model(&runRow{}).Where("id = ? AND status IN ?", id, []string{string(domain.RunQueued), string(domain.RunRunning)}).
+			Update("beat_at", time.Unix(0, 0).UTC()).Error
+	})
+}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/domain"
+	"github.com/agentd/agentd/limit"
 	"github.com/agentd/agentd/llm/llmtest"
 	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/turn"
@@ -130,5 +131,53 @@ func TestApprovalExpires(t *testing.T) {
 	}
 	if got := c.srv.Last(t).ToolResults(); len(got) != 1 || got[0].Content != `{"error":"denied","reason":"expired"}` {
 		t.Errorf("the model got %+v", got)
+	}
+}
+
+// TestHandOver: a process that stops hands its running run over without
+// ending it: the turn ends with ErrHandedOver, the run stays running and
+// is lost at once, and another process resumes it from its stored step,
+// the finished call not run again.
+func TestHandOver(t *testing.T) {
+	c := newToolCase(t, nil)
+	ctx := context.Background()
+	c.srv.Respond(llmtest.Reply{Text: "SOL is 3.", Delay: 3 * time.Second})
+	c.srv.Enqueue(llmtest.Reply{ToolCalls: calls("SOL")})
+	ended := make(chan error, 1)
+	go func() {
+		_, err := c.svc.Reply(ctx, c.input())
+		ended <- err
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for c.srv.Count() < 2 { // the tool ran; the last call is in flight
+		if time.Now().After(deadline) {
+			t.Fatal("the turn never reached its second provider call")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	c.svc.HandOver()
+	if err := <-ended; !errors.Is(err, turn.ErrHandedOver) {
+		t.Fatalf("turn ended with %v, want ErrHandedOver", err)
+	}
+	lost, err := c.st.Runs().LostRuns(ctx, 10)
+	if err != nil || len(lost) != 1 {
+		t.Fatalf("lost runs after the hand-over: %v, %v", lost, err)
+	}
+	// Another process: a second service over the same store.
+	other, err := turn.New(turn.Config{Stores: turn.Stores{Agents: c.st.Agents(), Conversations: c.st.Conversations(),
+		Analytics: c.st.Analytics(), Runs: c.st.Runs()}, Model: c.model, Tools: fakeBox{c.tools}, Semaphore: limit.NewMemorySemaphore()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.srv.Respond(llmtest.Reply{Text: "SOL is 3."})
+	if _, err := other.Resume(ctx, lost[0]); err != nil {
+		t.Fatal(err)
+	}
+	run, err := c.st.Runs().GetRun(ctx, c.agent.AccountID, c.agent.ID, lost[0])
+	if err != nil || run.Status != domain.RunCompleted || run.Reply == nil || run.Reply.Text != "SOL is 3." || run.Attempts != 2 {
+		t.Fatalf("run after the hand-over = %+v, %v", run, err)
+	}
+	if len(c.tools.calls) != 1 {
+		t.Errorf("the tool ran %d times, want once", len(c.tools.calls))
 	}
 }

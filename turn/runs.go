@@ -43,6 +43,9 @@ type Runs interface {
 	ClaimRun(ctx context.Context, id string) (domain.RunClaim, error)
 	// LostRuns are the ids of up to limit runs whose holder was lost.
 	LostRuns(ctx context.Context, limit int) ([]string, error)
+	// ReleaseRun gives up a run without ending it, for another process
+	// to resume at once.
+	ReleaseRun(ctx context.Context, id string) error
 	decisions
 }
 
@@ -75,6 +78,10 @@ func (e *StoppedError) Error() string {
 // ended by someone else.
 var errRunStopped = errors.New("turn: the run was ended elsewhere")
 
+// ErrHandedOver ends a turn whose process is stopping: its run did not
+// end, and goes on in another process from its last stored step.
+var ErrHandedOver = errors.New("turn: the run was handed over to another process")
+
 // board is what the runs of this process tell each other: a run ended (so
 // queued runs look whether their turn came), and how to stop a running
 // run at once.
@@ -82,13 +89,15 @@ type board struct {
 	mu      sync.Mutex
 	ended   chan struct{} // closed, and replaced, when a run ends
 	running map[string]func(status domain.RunStatus, by string)
+	// handOvers stop the running runs of this process without ending them.
+	handOvers map[string]func()
 	// followers get the events of runs that go on here after a wait.
 	followers map[string][]*func(Event)
 }
 
 func newBoard() *board {
 	return &board{ended: make(chan struct{}), running: map[string]func(domain.RunStatus, string){},
-		followers: map[string][]*func(Event){}}
+		handOvers: map[string]func(){}, followers: map[string][]*func(Event){}}
 }
 
 // follow adds emit to the followers of run id until the returned stop.
@@ -131,16 +140,26 @@ func (b *board) runEnded() {
 	b.ended = make(chan struct{})
 }
 
-func (b *board) register(id string, stop func(status domain.RunStatus, by string)) {
+func (b *board) register(id string, stop func(status domain.RunStatus, by string), handOver func()) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.running[id] = stop
+	b.running[id], b.handOvers[id] = stop, handOver
 }
 
 func (b *board) unregister(id string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	delete(b.running, id)
+	delete(b.handOvers, id)
+}
+
+// handOverAll stops every running run of this process without ending it.
+func (b *board) handOverAll() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, h := range b.handOvers {
+		h()
+	}
 }
 
 // stop stops the runs of this process among runs, ended by run by ("" for
@@ -216,8 +235,14 @@ func (s *Service) awaitTurn(ctx context.Context, t *Turn, queued func()) error {
 		if !waited {
 			queued()
 		}
+		if s.handingOver.Load() {
+			return s.handOver(ctx, t)
+		}
 		select {
 		case <-ctx.Done():
+			if s.handingOver.Load() {
+				return s.handOver(ctx, t)
+			}
 			s.endRun(ctx, t, domain.RunCancelled, nil, "", "")
 			return ctx.Err()
 		case <-changed:
@@ -237,7 +262,7 @@ func (s *Service) watch(ctx context.Context, t *Turn) (context.Context, func()) 
 		t.stoppedAs.Store(string(status))
 		cancel(errRunStopped)
 	}
-	s.board.register(t.runID, stopped)
+	s.board.register(t.runID, stopped, func() { cancel(ErrHandedOver) })
 	done := make(chan struct{})
 	go func() {
 		tick := time.NewTicker(stopPoll)
@@ -394,6 +419,41 @@ func (s *Service) Cancel(ctx context.Context, accountID, agentID, id string) (do
 		s.board.runEnded()
 	}
 	return run, err
+}
+
+// HandOver stops the runs of this process without ending them, for a
+// graceful stop past its drain time: each is released and resumed at once
+// by another process (or this one after its restart) from its last stored
+// step; runs that would start here from now on are released too.
+func (s *Service) HandOver() {
+	s.handingOver.Store(true)
+	s.board.handOverAll()
+}
+
+// handOver releases t's run, which this process stops running, and ends
+// the turn with ErrHandedOver.
+func (s *Service) handOver(ctx context.Context, t *Turn) error {
+	writeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
+	defer cancel()
+	if err := s.cfg.Stores.Runs.ReleaseRun(writeCtx, t.runID); err != nil {
+		s.cfg.Logger.WarnContext(ctx, "run not released", "run", t.runID, "error", err)
+	}
+	t.ended.Store(true) // Release must not end it
+	s.board.runEnded()
+	return ErrHandedOver
+}
+
+// suspended ends t's turn without ending its run when converse stopped
+// because calls wait for decisions, or because this process hands its
+// runs over: the run goes on later, or elsewhere, from its stored steps.
+func (s *Service) suspended(ctx context.Context, t *Turn, err error) (bool, error) {
+	switch {
+	case errors.Is(err, errAwaiting):
+		return true, s.pause(ctx, t)
+	case err != nil && errors.Is(context.Cause(ctx), ErrHandedOver):
+		return true, s.handOver(ctx, t)
+	}
+	return false, nil
 }
 
 // errRunPanicked ends a turn whose code panicked; the log has the panic.

@@ -138,11 +138,21 @@ type Service struct {
 	metrics *providerMetrics
 	bg      sync.WaitGroup // summaries and background runs
 	board   *board         // what this process's runs tell each other
-	chars   characters
+	// handingOver is set once the process stops and hands its runs over.
+	handingOver atomic.Bool
+	chars       characters
 }
 
-// Close waits for the work a Service does after its turns (summaries).
+// Close waits for the work a Service does after its turns (summaries)
+// and for its background runs.
 func (s *Service) Close() { s.bg.Wait() }
+
+// Stop is Close for a stopping process: the runs still going on here are
+// handed over to be resumed elsewhere, then Close waits for the rest.
+func (s *Service) Stop() {
+	s.HandOver()
+	s.Close()
+}
 
 // New returns a Service; Stores (all three), Model and Semaphore are
 // required.
@@ -463,8 +473,8 @@ func (s *Service) Generate(ctx context.Context, t *Turn) (res Result, err error)
 	ctx, stop := s.watch(ctx, t)
 	defer stop()
 	reply, calls, err := s.converse(ctx, t, s.cfg.Model.Generate, nil)
-	if errors.Is(err, errAwaiting) {
-		return Result{RunID: t.runID, MessageID: t.replyID}, s.pause(ctx, t)
+	if ok, err := s.suspended(ctx, t, err); ok {
+		return Result{RunID: t.runID, MessageID: t.replyID}, err
 	}
 	res, err = s.finish(ctx, t, reply, calls, err)
 	return s.settle(ctx, t, res, err)
@@ -498,15 +508,11 @@ func (s *Service) Stream(ctx context.Context, t *Turn, emit func(Event) error) (
 		})
 	}
 	reply, calls, err := s.converse(ctx, t, ask, emit)
-	if errors.Is(err, errAwaiting) {
-		res = Result{RunID: t.runID, MessageID: t.replyID}
-		if err = s.pause(ctx, t); err != nil {
-			var waiting *AwaitingDecisionError
-			if errors.As(err, &waiting) {
-				_ = emit(Event{Kind: EventRequiresAction, RunID: t.runID, Required: waiting.Run.RequiredAction()}) // the error stays the wait
-			}
+	if ok, err := s.suspended(ctx, t, err); ok {
+		if waiting := (*AwaitingDecisionError)(nil); errors.As(err, &waiting) {
+			_ = emit(Event{Kind: EventRequiresAction, RunID: t.runID, Required: waiting.Run.RequiredAction()}) // the error stays the wait
 		}
-		return res, err
+		return Result{RunID: t.runID, MessageID: t.replyID}, err
 	}
 	res, err = s.finish(ctx, t, reply, calls, err)
 	return s.settle(ctx, t, res, err)

@@ -63,6 +63,7 @@ func (f *fakeTools) Call(_ context.Context, _ tools.Spec, c tools.Call) tools.Re
 // toolCase is a service whose agent has the fake tools, answering through
 // the real OpenAI client from a test server.
 type toolCase struct {
+	model turn.Model
 	svc   *turn.Service
 	st    *store.Store
 	agent domain.Agent
@@ -80,7 +81,7 @@ func newToolCase(t *testing.T, fields map[string]json.RawMessage, opts ...store.
 	box := fakeBox{ft}
 	t.Cleanup(box.Close)
 	svc, st, agent := newServiceWith(t, turn.Config{Model: model, Tools: box}, fields, opts)
-	return &toolCase{svc: svc, st: st, agent: agent, srv: srv, tools: ft}
+	return &toolCase{model: model, svc: svc, st: st, agent: agent, srv: srv, tools: ft}
 }
 
 // input is a message from user u1 in their direct conversation.

@@ -47,6 +47,10 @@ const (
 	// shutdownTimeout is how long in-flight requests may finish after a
 	// stop signal before their contexts are cancelled.
 	shutdownTimeout = 30 * time.Second
+	// handOverAfter is how long a stopping process lets its runs finish
+	// before it hands the others over to be resumed elsewhere: within
+	// shutdownTimeout, so a request waiting for its run still answers.
+	handOverAfter = shutdownTimeout - 5*time.Second
 	// abandonTimeout is how long cancelled requests get to wind down
 	// (storing partial replies) before the database is closed.
 	abandonTimeout = 5 * time.Second
@@ -151,12 +155,13 @@ func (e *env) serve(ctx context.Context, cfg config) error {
 	if err != nil {
 		return fmt.Errorf("build turns: %w", err)
 	}
-	defer turns.Close() // summaries in flight end before the database closes
+	defer turns.Stop() // runs still going on are handed over, summaries end, before the database closes
 	stopResuming, err := startResuming(ctx, jobEngine, turns, logger)
 	if err != nil {
 		return err
 	}
 	defer stopResuming() // stops looking, and the runs taken over end or are left to another replica, before turns drain
+	defer handOverWhenStopping(ctx, turns)()
 	srv, err := server.New(server.Config{
 		PublicURL: publicURL(cfg.PublicURL, ls.api.Addr()), DefaultProvider: cfg.DefaultProvider, Version: buildVersion(),
 		DefaultModels: cfg.Models, Turns: turns,
@@ -249,6 +254,26 @@ func startResuming(ctx context.Context, jobEngine *engine, turns *turn.Service, 
 	}
 	stopExpiring := inBackground(func(ctx context.Context) { turns.ExpireApprovals(ctx, store.RunBeatTimeout/3) })
 	return func() { stopExpiring(); stopJobs() }, nil
+}
+
+// handOverWhenStopping hands the runs still going on over handOverAfter
+// after ctx ends (the stop signal); the returned stop cancels that.
+func handOverWhenStopping(ctx context.Context, turns *turn.Service) (stop func()) {
+	var mu sync.Mutex
+	var timer *time.Timer
+	stopAfter := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		timer = time.AfterFunc(handOverAfter, turns.HandOver)
+	})
+	return func() {
+		stopAfter()
+		mu.Lock()
+		defer mu.Unlock()
+		if timer != nil {
+			timer.Stop()
+		}
+	}
 }
 
 // inBackground runs work until the returned stop is called; stop waits
