@@ -79,7 +79,7 @@ func (s Runs) DecideRun(ctx context.Context, accountID, agentID, id string, deci
 		if err := tx.Model(&runRow{}).Where("id = ?", row.ID).Updates(update).Error; err != nil || left > 0 {
 			return err
 		}
-		return s.scheduleRunJob(tx, id, row.BeatAt) // should whoever decided be lost before it goes on
+		return s.scheduleRunJob(tx, id, row.BeatAt.Add(RunBeatTimeout)) // should whoever decided be lost before it goes on
 	})
 	if err != nil {
 		return domain.Run{}, err

@@ -14,7 +14,8 @@ import (
 // commit together or not at all, so no run waits without someone to
 // resume it, and no job names a run that was never stored. at is when
 // the run would be lost should nothing renew its beat (RunBeatTimeout
-// after the transaction). An error fails the transaction.
+// after the transaction; at once for a run released). An error fails the
+// transaction.
 type RunJobFunc func(ctx context.Context, tx *sql.Tx, runID string, at time.Time) error
 
 // WithRunJobs makes the store call fn, inside the transaction, for every
@@ -22,16 +23,19 @@ type RunJobFunc func(ctx context.Context, tx *sql.Tx, runID string, at time.Time
 // message merged into a queued run, which has its job), ClaimRun for a
 // run it takes over (should the new holder be lost too: the job that
 // claimed it is still running, and River rescues a running job only
-// after its timeout), DecideRun for a run its decision queues again.
+// after its timeout), DecideRun for a run its decision queues again,
+// ReleaseRun for a run its stopping holder gives up (due at once: the
+// run's other jobs come due only when its last holder would have been
+// lost).
 // The hook is plain database/sql so that the store knows nothing of the
 // job engine behind it (cmd/agentd wires River on PostgreSQL).
 func WithRunJobs(fn RunJobFunc) Option {
 	return func(s *Store) { s.runJobs = fn }
 }
 
-// scheduleRunJob calls the run-jobs hook, if any, for run id given a
-// holder at t, in tx (under the context the transaction runs with).
-func (s *core) scheduleRunJob(tx *gorm.DB, id string, t time.Time) error {
+// scheduleRunJob calls the run-jobs hook, if any, for run id due at at,
+// in tx (under the context the transaction runs with).
+func (s *core) scheduleRunJob(tx *gorm.DB, id string, at time.Time) error {
 	if s.runJobs == nil {
 		return nil
 	}
@@ -39,7 +43,7 @@ func (s *core) scheduleRunJob(tx *gorm.DB, id string, t time.Time) error {
 	if err != nil {
 		return err
 	}
-	if err := s.runJobs(tx.Statement.Context, sqlTx, id, t.Add(RunBeatTimeout)); err != nil {
+	if err := s.runJobs(tx.Statement.Context, sqlTx, id, at); err != nil {
 		return fmt.Errorf("schedule the job of run %s: %w", id, err)
 	}
 	return nil

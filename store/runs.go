@@ -160,7 +160,7 @@ func (s Runs) insertRun(tx *gorm.DB, r domain.Run, lane string, err error) error
 	if err := tx.Create(&row).Error; err != nil {
 		return err
 	}
-	return s.scheduleRunJob(tx, r.ID, r.CreatedAt)
+	return s.scheduleRunJob(tx, r.ID, r.CreatedAt.Add(RunBeatTimeout))
 }
 
 // endRuns ends runs in status at t and returns them as they are now.

@@ -218,7 +218,7 @@ func TestRunsKeptThirtyDays(t *testing.T) {
 // new run only; a hook that fails fails the acceptance and leaves no run.
 // ClaimRun calls it for the run it takes over, DecideRun for the run its
 // last decision queues again, each with the time the run's new holder
-// would be lost.
+// would be lost, and ReleaseRun for a run given up, due at once.
 func TestRunJobsHook(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
@@ -295,6 +295,18 @@ func TestRunJobsHook(t *testing.T) {
 		mustOK(t, err)
 		if decided.Status != domain.RunQueued || len(calls) != 1 || calls[0].id != first.ID {
 			t.Fatalf("decision left %s and called the hook %+v, want queued and once for %s", decided.Status, calls, first.ID)
+		}
+
+		calls = nil
+		mustOK(t, s.Runs().ReleaseRun(ctx, first.ID))
+		if len(calls) != 1 || calls[0].id != first.ID || calls[0].at.After(s.now()) {
+			t.Fatalf("release called the hook %+v, want once for %s, due at once", calls, first.ID)
+		}
+		_, err = s.Runs().CancelRun(ctx, acct.ID, a.ID, first.ID)
+		mustOK(t, err)
+		mustOK(t, s.Runs().ReleaseRun(ctx, first.ID))
+		if len(calls) != 1 {
+			t.Errorf("releasing an ended run scheduled a job: %+v", calls)
 		}
 	})
 }
