@@ -13,18 +13,16 @@ import (
 	"github.com/riverqueue/river/rivermigrate"
 )
 
-// Defaults of Config.
-const (
-	// DefaultWorkers bounds the runs one process resumes at once. A
-	// resumed run mostly waits (for its conversation, a slot, the
-	// provider), so the bound is generous; a snoozing job holds none.
-	DefaultWorkers = 100
-	// DefaultPollInterval is how often the engine looks for due jobs. The
-	// database/sql driver has no LISTEN, so polling is how jobs are found;
-	// a run's job is due a beat timeout after its acceptance, which a
-	// second more does not change.
-	DefaultPollInterval = time.Second
-)
+// runWorkers bounds the runs one process resumes at once. A resumed run
+// mostly waits (for its conversation, a slot, the provider), so the bound
+// is generous; a snoozing job holds none.
+const runWorkers = 100
+
+// DefaultPollInterval is how often the engine looks for due jobs unless
+// Config says otherwise. The database/sql driver has no LISTEN, so
+// polling is how jobs are found; a run's job is due a beat timeout after
+// its run got a holder, which a second more does not change.
+const DefaultPollInterval = time.Second
 
 // stopAbandon bounds the wait for the jobs' goroutines once Stop's
 // context ended and their contexts were cancelled.
@@ -43,8 +41,6 @@ type Config struct {
 	Driver riverdriver.Driver[*sql.Tx]
 	// Logger receives River's logs; nil discards them.
 	Logger *slog.Logger
-	// Workers bounds the jobs worked at once (DefaultWorkers when 0).
-	Workers int
 	// PollInterval is how often due jobs are looked for
 	// (DefaultPollInterval when 0).
 	PollInterval time.Duration
@@ -72,11 +68,14 @@ func New(cfg Config) (*Engine, error) {
 	if err := river.AddWorkerSafely(workers, e.runs); err != nil {
 		return nil, fmt.Errorf("jobs: %w", err)
 	}
-	poll := cmpOr(cfg.PollInterval, DefaultPollInterval)
+	poll := cfg.PollInterval
+	if poll <= 0 {
+		poll = DefaultPollInterval
+	}
 	client, err := river.NewClient(cfg.Driver, &river.Config{
 		Logger:            logger,
 		Workers:           workers,
-		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cmpOr(cfg.Workers, DefaultWorkers)}},
+		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: runWorkers}},
 		FetchPollInterval: poll,
 		// River refuses a cooldown between fetches longer than the poll.
 		FetchCooldown: min(poll, river.FetchCooldownDefault),
@@ -158,12 +157,4 @@ func Migrate(ctx context.Context, driver riverdriver.Driver[*sql.Tx], logger *sl
 		applied[i] = fmt.Sprintf("river %03d_%s", v.Version, v.Name)
 	}
 	return applied, nil
-}
-
-// cmpOr is v, or def when v is zero or less.
-func cmpOr[T int | time.Duration](v, def T) T {
-	if v <= 0 {
-		return def
-	}
-	return v
 }
