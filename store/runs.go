@@ -179,6 +179,12 @@ func endRuns(tx *gorm.DB, runs []runRow, status domain.RunStatus, t time.Time) (
 // true; false (and the run as it is) when it must wait or has ended.
 // ErrRunNotFound when there is no such run.
 func (s Runs) StartRun(ctx context.Context, id string) (domain.Run, bool, error) {
+	// Most looks find the run still behind another: a read says so
+	// without taking the writer, which a backlog's waiting runs would
+	// otherwise queue on at every run's end.
+	if row, first, err := s.firstOfLane(ctx, id); err != nil || !first {
+		return toRun(row), false, err
+	}
 	var row runRow
 	started := false
 	err := s.writeEvents(ctx, "start run", func(tx *gorm.DB, emit emitFunc) error {
@@ -204,6 +210,23 @@ func (s Runs) StartRun(ctx context.Context, id string) (domain.Run, bool, error)
 		return domain.Run{}, false, err
 	}
 	return toRun(row), started, nil
+}
+
+// firstOfLane reads run id and whether it is queued and first of the
+// runs of its lane that have not ended.
+func (s Runs) firstOfLane(ctx context.Context, id string) (runRow, bool, error) {
+	db := s.read(ctx)
+	var row runRow
+	if err := db.Take(&row, "id = ?", id).Error; err != nil {
+		return row, false, wrap("start run", notFoundAs(err, domain.ErrRunNotFound))
+	}
+	if row.Status != string(domain.RunQueued) {
+		return row, false, nil
+	}
+	var first []ctext
+	err := db.Model(&runRow{}).Where("lane = ? AND status IN ?", row.Lane, activeStatuses).
+		Order("created_at").Order("id").Limit(1).Pluck("id", &first).Error
+	return row, err == nil && len(first) == 1 && first[0] == row.ID, wrap("start run", err)
 }
 
 // liveRuns are the runs of lane that have not ended, oldest first. A run

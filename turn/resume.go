@@ -61,7 +61,7 @@ func (s *Service) goOn(ctx context.Context, r domain.Run) {
 		if _, err := s.cfg.Stores.Runs.FinishRun(ctx, r.ID, status, nil, code, message); err != nil {
 			s.cfg.Logger.WarnContext(ctx, "run not finished", "run", r.ID, "error", err)
 		}
-		s.board.runEnded()
+		s.board.runEnded(laneOf(r))
 		return
 	}
 	t.runID, t.replyID, t.convID = r.ID, r.MessageID, r.ConversationID

@@ -30,6 +30,8 @@ type Runs interface {
 	FinishRun(ctx context.Context, id string, status domain.RunStatus, reply *domain.Reply, code, message string) (domain.Run, error)
 	RunStatus(ctx context.Context, id string) (domain.RunStatus, error)
 	GetRun(ctx context.Context, accountID, agentID, id string) (domain.Run, error)
+	// ListRuns is a page of the account's runs matching q, newest first.
+	ListRuns(ctx context.Context, accountID string, q domain.RunQuery) ([]domain.Run, int64, error)
 	// CancelRun ends a run that has not ended as cancelled;
 	// domain.ErrRunFinished when it has.
 	CancelRun(ctx context.Context, accountID, agentID, id string) (domain.Run, error)
@@ -51,9 +53,11 @@ type Runs interface {
 
 const (
 	// lanePoll is how often a queued run looks whether its turn came when
-	// no run of this process ended meanwhile (a run of its conversation
-	// may end on another replica).
-	lanePoll = 100 * time.Millisecond
+	// no run of its conversation ended in this process meanwhile (one may
+	// end on another replica); the gap doubles up to laneMaxPoll while it
+	// waits, so a long backlog costs few looks.
+	lanePoll    = 100 * time.Millisecond
+	laneMaxPoll = 800 * time.Millisecond
 	// stopPoll is how often a running run looks whether it was stopped
 	// elsewhere (a cancel or another message on another replica).
 	stopPoll = 500 * time.Millisecond
@@ -86,9 +90,11 @@ var ErrHandedOver = errors.New("turn: the run was handed over to another process
 // queued runs look whether their turn came), and how to stop a running
 // run at once.
 type board struct {
-	mu      sync.Mutex
-	ended   chan struct{} // closed, and replaced, when a run ends
-	running map[string]func(status domain.RunStatus, by string)
+	mu sync.Mutex
+	// ended holds, per lane (a conversation, or a run without one) that
+	// someone waits on, a channel closed when a run of it ends here.
+	ended   map[string]chan struct{}
+	running map[string]func(stopped domain.Run, by string)
 	// handOvers stop the running runs of this process without ending them.
 	handOvers map[string]func()
 	// followers get the events of runs that go on here after a wait.
@@ -96,7 +102,7 @@ type board struct {
 }
 
 func newBoard() *board {
-	return &board{ended: make(chan struct{}), running: map[string]func(domain.RunStatus, string){},
+	return &board{ended: map[string]chan struct{}{}, running: map[string]func(domain.Run, string){},
 		handOvers: map[string]func(){}, followers: map[string][]*func(Event){}}
 }
 
@@ -126,21 +132,36 @@ func (b *board) publish(id string, e Event) {
 	}
 }
 
-// changed is closed when a run of this process ends next.
-func (b *board) changed() <-chan struct{} {
+// changed is closed when a run of lane ends next in this process: only
+// the runs of that conversation need to look again.
+func (b *board) changed(lane string) <-chan struct{} {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.ended
+	ch, ok := b.ended[lane]
+	if !ok {
+		ch = make(chan struct{})
+		b.ended[lane] = ch
+	}
+	return ch
 }
 
-func (b *board) runEnded() {
+// runEnded wakes whoever waits on lane.
+func (b *board) runEnded(lane string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	close(b.ended)
-	b.ended = make(chan struct{})
+	if ch, ok := b.ended[lane]; ok {
+		close(ch)
+		delete(b.ended, lane)
+	}
 }
 
-func (b *board) register(id string, stop func(status domain.RunStatus, by string), handOver func()) {
+// laneOf is the lane of run r: its conversation, or itself.
+func laneOf(r domain.Run) string { return cmp.Or(r.ConversationID, r.ID) }
+
+// lane is the lane of t's run.
+func (t *Turn) lane() string { return cmp.Or(t.convID, t.runID) }
+
+func (b *board) register(id string, stop func(stopped domain.Run, by string), handOver func()) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.running[id], b.handOvers[id] = stop, handOver
@@ -169,7 +190,7 @@ func (b *board) stop(runs []domain.Run, by string) {
 	defer b.mu.Unlock()
 	for _, r := range runs {
 		if stop := b.running[r.ID]; stop != nil {
-			stop(r.Status, by)
+			stop(r, by)
 		}
 	}
 }
@@ -201,6 +222,9 @@ func (s *Service) accept(ctx context.Context, t *Turn) error {
 		return err
 	}
 	s.board.stop(stopped, run.ID)
+	if len(stopped) > 0 {
+		s.board.runEnded(laneOf(run)) // the queued ones among them look again
+	}
 	t.runID, t.merged = run.ID, run.MessageID != t.replyID
 	t.setRun(run)
 	if t.merged {
@@ -214,23 +238,24 @@ func (s *Service) accept(ctx context.Context, t *Turn) error {
 // it, calling queued once before it first waits. A run stopped while it
 // waited ends the turn with *StoppedError; ctx ending cancels the run.
 func (s *Service) awaitTurn(ctx context.Context, t *Turn, queued func()) error {
-	beat := time.Now()
+	beat, poll := time.Now(), lanePoll
 	for waited := false; ; waited = true {
 		if time.Since(beat) > beatEvery {
 			beat = time.Now()
 			s.beat(ctx, t)
 		}
-		changed := s.board.changed()
+		changed := s.board.changed(t.lane())
 		run, started, err := s.cfg.Stores.Runs.StartRun(ctx, t.runID)
 		switch {
 		case err != nil:
 			return err
 		case started:
 			t.setRun(run)
+			t.in.Text = run.Text // with the texts merged into it while it waited
 			return nil
 		case run.Status.Final():
 			t.setRun(run)
-			return &StoppedError{Run: run}
+			return &StoppedError{Run: run, By: s.replacer(ctx, run)}
 		}
 		if !waited {
 			queued()
@@ -246,7 +271,8 @@ func (s *Service) awaitTurn(ctx context.Context, t *Turn, queued func()) error {
 			s.endRun(ctx, t, domain.RunCancelled, nil, "", "")
 			return ctx.Err()
 		case <-changed:
-		case <-time.After(lanePoll):
+		case <-time.After(poll):
+			poll = min(2*poll, laneMaxPoll)
 		}
 	}
 }
@@ -256,10 +282,12 @@ func (s *Service) awaitTurn(ctx context.Context, t *Turn, queued func()) error {
 // function that stops watching.
 func (s *Service) watch(ctx context.Context, t *Turn) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(ctx)
-	stopped := func(status domain.RunStatus, by string) {
-		t.stoppedAt.Store(time.Now())
+	stopped := func(run domain.Run, by string) {
+		// What was said of the reply dates from the stop, not from when
+		// this replica saw it: history keeps it before the next run's.
+		t.stoppedAt.Store(cmp.Or(run.FinishedAt, time.Now()))
 		t.stoppedBy.Store(by)
-		t.stoppedAs.Store(string(status))
+		t.stoppedAs.Store(string(run.Status))
 		cancel(errRunStopped)
 	}
 	s.board.register(t.runID, stopped, func() { cancel(ErrHandedOver) })
@@ -278,7 +306,11 @@ func (s *Service) watch(ctx context.Context, t *Turn) (context.Context, func()) 
 					s.beat(ctx, t)
 				}
 				if status, err := s.cfg.Stores.Runs.RunStatus(ctx, t.runID); err == nil && status.Final() {
-					stopped(status, "")
+					run, err := s.cfg.Stores.Runs.GetRun(ctx, t.agent.AccountID, t.agent.ID, t.runID)
+					if err != nil {
+						run = domain.Run{ID: t.runID, Status: status}
+					}
+					stopped(run, "")
 					return
 				}
 			}
@@ -329,6 +361,9 @@ func (s *Service) settle(ctx context.Context, t *Turn, res Result, err error) (R
 		return res, nil // what was said before the cancel, stored partial
 	}
 	by, _ := t.stoppedBy.Load().(string)
+	if by == "" { // stopped by a message to another replica
+		by = s.replacer(ctx, t.Run())
+	}
 	return res, &StoppedError{Run: t.Run(), By: cmp.Or(by, t.runID)}
 }
 
@@ -346,7 +381,7 @@ func (s *Service) endRun(ctx context.Context, t *Turn, status domain.RunStatus, 
 	} else {
 		t.setRun(run)
 	}
-	s.board.runEnded()
+	s.board.runEnded(t.lane())
 }
 
 // runOutcome is the status a run ends in after its turn ended with err, and
@@ -379,7 +414,39 @@ func (s *Service) followMerged(ctx context.Context, t *Turn) (Result, error) {
 	case run.Reply != nil && run.Status == domain.RunCompleted:
 		return *run.Reply, nil
 	}
-	return Result{}, &StoppedError{Run: run}
+	return Result{}, &StoppedError{Run: run, By: s.replacer(ctx, run)}
+}
+
+// replacerScan bounds the runs of a conversation replacer reads, newest
+// first: the run it looks for was accepted when the stopped one ended.
+const replacerScan = 20
+
+// replacer is the id of the run whose message stopped run r (interrupted,
+// rolled back, or merged into it): the first run of its conversation
+// accepted when r ended (Runs.AcceptRun ends the runs it stops at the
+// time it accepts the new one). "" when r was not stopped by a message or
+// that run is not found. A replica that did not accept that message
+// learns it only so.
+func (s *Service) replacer(ctx context.Context, r domain.Run) string {
+	if r.Status != domain.RunInterrupted && r.Status != domain.RunRolledBack || r.ConversationID == "" || r.FinishedAt.IsZero() {
+		return ""
+	}
+	readCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout) // ctx may have ended with the run
+	defer cancel()
+	runs, _, err := s.cfg.Stores.Runs.ListRuns(readCtx, r.AccountID,
+		domain.RunQuery{AgentID: r.AgentID, ConversationID: r.ConversationID, Limit: replacerScan})
+	if err != nil {
+		s.cfg.Logger.WarnContext(ctx, "the run that stopped a run not read", "run", r.ID, "error", err)
+		return ""
+	}
+	by := ""
+	for _, later := range runs { // newest first: the last one not before r ended
+		if later.CreatedAt.Before(r.FinishedAt) {
+			break
+		}
+		by = later.ID
+	}
+	return by
 }
 
 // Wait returns run id of the account's agent once it ended or waits for an
@@ -391,11 +458,19 @@ func (s *Service) Wait(ctx context.Context, accountID, agentID, id string, limit
 		defer timer.Stop()
 		deadline = timer.C
 	}
+	lane := "" // known once the run was read
 	for {
-		changed := s.board.changed()
+		var changed <-chan struct{}
+		if lane != "" {
+			changed = s.board.changed(lane)
+		}
 		run, err := s.cfg.Stores.Runs.GetRun(ctx, accountID, agentID, id)
 		if err != nil || run.Status.Final() || run.Status == domain.RunRequiresAction {
 			return run, err
+		}
+		if lane == "" {
+			lane = laneOf(run)
+			continue
 		}
 		select {
 		case <-ctx.Done():
@@ -416,7 +491,7 @@ func (s *Service) Cancel(ctx context.Context, accountID, agentID, id string) (do
 	run, err := s.cfg.Stores.Runs.CancelRun(ctx, accountID, agentID, id)
 	if err == nil {
 		s.board.stop([]domain.Run{run}, "")
-		s.board.runEnded()
+		s.board.runEnded(laneOf(run))
 	}
 	return run, err
 }
@@ -439,7 +514,7 @@ func (s *Service) handOver(ctx context.Context, t *Turn) error {
 		s.cfg.Logger.WarnContext(ctx, "run not released", "run", t.runID, "error", err)
 	}
 	t.ended.Store(true) // Release must not end it
-	s.board.runEnded()
+	s.board.runEnded(t.lane())
 	return ErrHandedOver
 }
 
