@@ -2250,7 +2250,7 @@ export interface components {
             approved: boolean;
             /** @description The deciding key's prefix, `telegram:<id>` / `discord:<id>` for a press of a button, or `expiry`. */
             by: string;
-            /** @description The platform user's username */
+            /** @description The platform user's username, when known. */
             byName?: string;
             /** @description The decision's reason; absent when none was given. */
             reason?: string;
