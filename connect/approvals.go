@@ -78,7 +78,7 @@ func PressInbound(id, user string, payload json.RawMessage) Inbound {
 func IsPress(in Inbound) bool { return strings.HasPrefix(in.ID, pressPrefix) }
 
 // adminsOf reads settings.<platform>.adminUsers.
-func adminsOf(settings json.RawMessage) Users {
+func adminsOf(settings json.RawMessage) userSet {
 	var members struct {
 		AdminUsers json.RawMessage `json:"adminUsers"`
 	}
@@ -87,7 +87,7 @@ func adminsOf(settings json.RawMessage) Users {
 }
 
 // IsAdmin reports whether settings.<platform>.adminUsers names user.
-func (c *Conn) IsAdmin(user Sender) bool { return c.admins.Has(user) }
+func (c *Conn) IsAdmin(user Sender) bool { return c.admins.has(user) }
 
 // NoteContact records that user wrote to the bot in private, when
 // adminUsers names them by username: an approval message reaches an
@@ -95,7 +95,7 @@ func (c *Conn) IsAdmin(user Sender) bool { return c.admins.Has(user) }
 // bot cannot look a username up. A Platform calls it for each private
 // message it answers.
 func (c *Conn) NoteContact(ctx context.Context, user Sender) {
-	if _, named := c.admins.Names[normalizeName(user.Username)]; !named || user.ID == "" {
+	if _, named := c.admins.names[normalizeName(user.Username)]; !named || user.ID == "" {
 		return
 	}
 	if err := c.stores.Connections.RememberContact(ctx, c.Agent.ID, c.platform, user.ID, user.Username); err != nil {
@@ -115,7 +115,7 @@ func (c *Conn) askAdmins(ctx context.Context, run domain.Run, asked map[string]b
 			calls = append(calls, call)
 		}
 	}
-	if len(calls) == 0 || r.Ask == nil || c.admins.Empty() {
+	if len(calls) == 0 || r.Ask == nil || c.admins.empty() {
 		return
 	}
 	admins := c.adminIDs(ctx)
@@ -132,8 +132,8 @@ func (c *Conn) askAdmins(ctx context.Context, run domain.Run, asked map[string]b
 // entry (a private chat is found by the user's id), and each username
 // entry whose user wrote to the bot in private.
 func (c *Conn) adminIDs(ctx context.Context) []string {
-	ids := slices.Sorted(maps.Keys(c.admins.IDs))
-	for _, name := range slices.Sorted(maps.Keys(c.admins.Names)) {
+	ids := slices.Sorted(maps.Keys(c.admins.ids))
+	for _, name := range slices.Sorted(maps.Keys(c.admins.names)) {
 		id, err := c.stores.Connections.ContactByUsername(ctx, c.Agent.ID, c.platform, name)
 		switch {
 		case errors.Is(err, domain.ErrNotFound):
@@ -186,7 +186,7 @@ func (c *Conn) Press(ctx context.Context, user Sender, data, message string) Pre
 	if (verb != approveVerb && verb != denyVerb) || callID == "" {
 		return PressOutcome{Notice: noticeUnknown}
 	}
-	if !c.admins.Has(user) {
+	if !c.admins.has(user) {
 		return PressOutcome{Notice: noticeNotAllowed}
 	}
 	approve := verb == approveVerb

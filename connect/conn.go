@@ -74,7 +74,7 @@ type Conn struct {
 	policy  *Policy
 	// admins are settings.<platform>.adminUsers, who decide the calls its
 	// runs wait for (approvals.go).
-	admins Users
+	admins userSet
 	// follows deliver the replies of runs that waited (follow.go).
 	follows *followers
 }

@@ -78,7 +78,7 @@ func (v Verdict) String() string {
 type Policy struct {
 	limit int
 	// allowedUsers empty: every private chat is answered.
-	allowedUsers Users
+	allowedUsers userSet
 
 	mu        sync.Mutex
 	users     map[string][]time.Time // admitted messages within rateWindow, oldest first
@@ -104,41 +104,41 @@ func NewPolicy(settings json.RawMessage) *Policy {
 	return p
 }
 
-// Users is a list of platform users as settings name them
+// userSet is a list of platform users as settings name them
 // (allowedUsers, adminUsers): an entry of digits only is a user id, any
 // other a username, with or without '@', in any case.
-type Users struct {
-	IDs   map[string]struct{}
-	Names map[string]struct{} // lower-cased, without the '@'
+type userSet struct {
+	ids   map[string]struct{}
+	names map[string]struct{} // lower-cased, without the '@'
 }
 
 // usersOf reads a settings member listing users; anything but an array
 // of strings lists none (the contract refuses it on write).
-func usersOf(member json.RawMessage) Users {
+func usersOf(member json.RawMessage) userSet {
 	var entries []string
 	_ = json.Unmarshal(member, &entries)
-	u := Users{IDs: map[string]struct{}{}, Names: map[string]struct{}{}}
+	u := userSet{ids: map[string]struct{}{}, names: map[string]struct{}{}}
 	for _, e := range entries {
 		e = strings.TrimSpace(e)
 		if isDigits(e) {
-			u.IDs[e] = struct{}{}
+			u.ids[e] = struct{}{}
 		} else if name := normalizeName(e); name != "" {
-			u.Names[name] = struct{}{}
+			u.names[name] = struct{}{}
 		}
 	}
 	return u
 }
 
-// Empty reports whether u lists nobody.
-func (u Users) Empty() bool { return len(u.IDs) == 0 && len(u.Names) == 0 }
+// empty reports whether u lists nobody.
+func (u userSet) empty() bool { return len(u.ids) == 0 && len(u.names) == 0 }
 
-// Has reports whether u lists user, by id or by username.
-func (u Users) Has(user Sender) bool {
-	if _, ok := u.IDs[user.ID]; ok && user.ID != "" {
+// has reports whether u lists user, by id or by username.
+func (u userSet) has(user Sender) bool {
+	if _, ok := u.ids[user.ID]; ok && user.ID != "" {
 		return true
 	}
 	name := normalizeName(user.Username)
-	_, ok := u.Names[name]
+	_, ok := u.names[name]
 	return ok && name != ""
 }
 
@@ -195,7 +195,7 @@ func (p *Policy) Admit(user Sender, private bool, now time.Time) Verdict {
 }
 
 // allowed reports whether user may talk in private.
-func (p *Policy) allowed(user Sender) bool { return p.allowedUsers.Empty() || p.allowedUsers.Has(user) }
+func (p *Policy) allowed(user Sender) bool { return p.allowedUsers.empty() || p.allowedUsers.has(user) }
 
 // normalizeName is a username as compared: lower-cased, without a leading
 // '@'.
