@@ -26,7 +26,7 @@ func TestTelegramApprovals(t *testing.T) {
 	const token = "4646:e2e"
 	e := startTelegramAgent(t, token, 4646, "guard_bot", "Guard", map[string]any{"adminUsers": []string{"@Boss", "777"}})
 	tg := e.tg
-	handler := e.approvalAction(t)
+	handler := e.priceAction(t, true)
 	boss := models.User{ID: 555, FirstName: "Bea", Username: "boss"}
 	tg.Queue(token, models.Update{Message: &models.Message{ID: 1, Text: "/help", From: &boss,
 		Chat:     models.Chat{ID: 555, Type: models.ChatTypePrivate},
@@ -110,7 +110,7 @@ func TestDiscordApprovals(t *testing.T) {
 	const token = "e2e.discord.approvals"
 	e := startDiscordAgent(t, token, "Warden", map[string]any{"channels": []string{"lobby"}, "adminUsers": []string{"boss"}})
 	dc := e.dc
-	handler := e.approvalAction(t)
+	handler := e.priceAction(t, true)
 	boss := discordgo.User{ID: "555", Username: "boss"}
 	e.openai.Respond(llmtest.Reply{Text: "Noted."})
 	dc.Dispatch(token, &discordgo.Message{ChannelID: "800", Content: "hello", Author: &boss})
@@ -185,24 +185,6 @@ func TestDiscordApprovals(t *testing.T) {
 		t.Errorf("a late press changed something: %d handler calls, %d messages in the channel", len(handler.got()), len(inLobby()))
 	}
 	e.in.stop(t)
-}
-
-// approvalAction gives the agent the action get_price, which requires
-// approval, behind a new handler.
-func (e *platformE2E) approvalAction(t *testing.T) *actionHandler {
-	t.Helper()
-	handler := newActionHandler(t)
-	expect(t, "add the action", e.c.do("PATCH", "/v1/agents/"+e.id, e.key, map[string]any{"actions": []any{map[string]any{
-		"name": "get_price", "description": "Price of a token", "examples": []string{}, "handler": handler.URL,
-		"requiresApproval": true}}}), 200, "")
-	return handler
-}
-
-// askPrice has the model ask for get_price on the next message, then
-// answer with the price.
-func (e *platformE2E) askPrice() {
-	e.openai.Respond(llmtest.Reply{Text: "SOL is at 142."})
-	e.openai.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "get_price", Arguments: `{"input":"SOL"}`}}})
 }
 
 // waitingRun returns the agent's one run waiting for a decision and the

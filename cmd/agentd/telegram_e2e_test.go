@@ -151,6 +151,24 @@ func (h *actionHandler) got() []map[string]any {
 	return slices.Clone(h.calls)
 }
 
+// priceAction gives the agent the action get_price behind a new handler,
+// requiring approval when approval is set.
+func (e *platformE2E) priceAction(t *testing.T, approval bool) *actionHandler {
+	t.Helper()
+	handler := newActionHandler(t)
+	expect(t, "add the action", e.c.do("PATCH", "/v1/agents/"+e.id, e.key, map[string]any{"actions": []any{map[string]any{
+		"name": "get_price", "description": "Price of a token", "examples": []string{}, "handler": handler.URL,
+		"requiresApproval": approval}}}), 200, "")
+	return handler
+}
+
+// askPrice has the model ask for get_price on the next message, then
+// answer with the price.
+func (e *platformE2E) askPrice() {
+	e.openai.Respond(llmtest.Reply{Text: "SOL is at 142."})
+	e.openai.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "get_price", Arguments: `{"input":"SOL"}`}}})
+}
+
 // bootUnlimited starts serve with env on a fresh SQLite database whose one
 // account is enterprise with limits that never bind, and returns its key:
 // the tests poll the API while platforms connect, which a standard
@@ -251,11 +269,8 @@ func TestTelegramAgentRecoversAfterCooldown(t *testing.T) {
 func TestTelegramAgentUsesATool(t *testing.T) {
 	const token = "4444:e2e"
 	e := startTelegramAgent(t, token, 4444, "tool_bot", "Toolie", nil)
-	handler := newActionHandler(t)
-	expect(t, "add the action", e.c.do("PATCH", "/v1/agents/"+e.id, e.key, map[string]any{"actions": []any{map[string]any{
-		"name": "get_price", "description": "Price of a token", "examples": []string{}, "handler": handler.URL}}}), 200, "")
-	e.openai.Respond(llmtest.Reply{Text: "SOL is at 142."})
-	e.openai.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "get_price", Arguments: `{"input":"SOL"}`}}})
+	handler := e.priceAction(t, false)
+	e.askPrice()
 	e.tg.Queue(token, models.Update{Message: &models.Message{ID: 3, Text: "SOL price?",
 		Chat: models.Chat{ID: 55, Type: models.ChatTypePrivate}, From: &models.User{ID: 55, FirstName: "Sol"}}})
 	testutil.Eventually(t, "the reply in the chat", func() error { return testutil.Equal("messages sent", len(e.tg.Sent(token)), 1) })
