@@ -127,7 +127,7 @@ func (c *Conn) reply(ctx context.Context, in turn.Input, incoming bool) (turn.Re
 		c.count(ctx, true)
 	}
 	res, err := c.turner.Reply(ctx, in)
-	if err != nil {
+	if err != nil && !errors.As(err, new(*turn.AwaitingDecisionError)) { // a run that waits has not failed
 		span.SetStatus(codes.Error, "")
 	}
 	var unavailable *turn.UnavailableError
