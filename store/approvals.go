@@ -133,3 +133,28 @@ func (s Runs) ExpiredRuns(ctx context.Context, limit int) ([]domain.Run, error) 
 	}
 	return out, nil
 }
+
+// RunOfWaitingCall returns the run of agentID's that waits for a decision
+// on call callID (a platform's button names only the call).
+// ErrRunNotFound when no run waits for it: unknown, decided already, or
+// its run no longer waiting.
+func (s Runs) RunOfWaitingCall(ctx context.Context, agentID, callID string) (domain.Run, error) {
+	// The steps are JSON text: the LIKE narrows the agent's few waiting
+	// runs down to the one naming the call, and the decoded steps decide.
+	quoted, _ := json.Marshal(callID) // a string always encodes
+	var rows []runRow
+	err := s.read(ctx).Where("agent_id = ? AND status = ? AND steps LIKE ? ESCAPE '\\'", agentID,
+		string(domain.RunRequiresAction), "%"+likeEscape(`"id":`+string(quoted))+"%").Find(&rows).Error
+	if err != nil {
+		return domain.Run{}, wrap("run of waiting call", err)
+	}
+	for _, row := range rows {
+		run := toRun(row)
+		for _, c := range run.Waiting() {
+			if c.ID == callID {
+				return run, nil
+			}
+		}
+	}
+	return domain.Run{}, wrap("run of waiting call", domain.ErrRunNotFound)
+}

@@ -230,7 +230,7 @@ func turnStores(st *store.Store) turn.Stores {
 }
 
 func connectStores(st *store.Store) connect.Stores {
-	return connect.Stores{Agents: st.Agents(), Connections: st.Connections(), Conversations: st.Conversations()}
+	return connect.Stores{Agents: st.Agents(), Connections: st.Connections(), Conversations: st.Conversations(), Runs: st.Runs()}
 }
 
 // startWebhooks runs the webhook delivery workers until the returned stop is
