@@ -255,6 +255,9 @@ func (s *Service) awaitTurn(ctx context.Context, t *Turn, queued func()) error {
 			return nil
 		case run.Status.Final():
 			t.setRun(run)
+			if run.Status == domain.RunInterrupted {
+				s.keepInterrupted(ctx, t, run)
+			}
 			return &StoppedError{Run: run, By: s.replacer(ctx, run)}
 		}
 		if !waited {
@@ -274,6 +277,24 @@ func (s *Service) awaitTurn(ctx context.Context, t *Turn, queued func()) error {
 		case <-time.After(poll):
 			poll = min(2*poll, laneMaxPoll)
 		}
+	}
+}
+
+// keepInterrupted stores the message of t's run, interrupted before it
+// started, with an empty partial reply dated from its end: interrupt keeps
+// a stopped run's message in history, whether it was running or queued.
+func (s *Service) keepInterrupted(ctx context.Context, t *Turn, run domain.Run) {
+	t.stoppedAt.Store(run.FinishedAt)
+	writeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
+	defer cancel()
+	meta := metadata(t, llm.Reply{})
+	stored, err := s.saveExchange(writeCtx, t, llm.Reply{}, meta, true)
+	if err == nil {
+		res := s.result(t, stored, llm.Reply{}, meta)
+		_, err = s.cfg.Stores.Runs.FinishRun(writeCtx, t.runID, run.Status, &res, "", "")
+	}
+	if err != nil {
+		s.cfg.Logger.WarnContext(ctx, "the message of an interrupted run not kept", "run", t.runID, "error", err)
 	}
 }
 
