@@ -217,7 +217,8 @@ func strategy(in Input, a domain.Agent) domain.Strategy {
 func (s *Service) accept(ctx context.Context, t *Turn) error {
 	run, stopped, err := s.cfg.Stores.Runs.AcceptRun(ctx, domain.Run{AccountID: t.agent.AccountID, AgentID: t.agent.ID,
 		ConversationID: t.convID, UserID: t.in.UserID, RoomID: t.in.Conv.RoomID, Source: t.in.Source,
-		Text: t.in.Text, MessageID: t.replyID, Strategy: strategy(t.in, t.agent), Input: runInput(t.in)})
+		Text: t.in.Text, MessageID: t.replyID, Strategy: strategy(t.in, t.agent), Input: runInput(t.in),
+		ScheduleID: t.in.ScheduleID, ScheduleDue: t.in.ScheduleDue})
 	if err != nil {
 		return err
 	}

@@ -201,6 +201,11 @@ type Input struct {
 	// Strategy is what the message does when its conversation has an
 	// active run; "" for the agent's setting (else enqueue).
 	Strategy domain.Strategy
+	// ScheduleID and ScheduleDue, on a schedule's message, are the
+	// schedule and the due time it fires: Accept makes the run only when
+	// it claims that due time (else domain.ErrScheduleTaken).
+	ScheduleID  string
+	ScheduleDue time.Time
 	// Given, when not nil, is the conversation so far as the caller sent
 	// it (OpenAI Chat Completions without `user`), oldest first, roles
 	// user and assistant only: the prompt takes its history from it, cut

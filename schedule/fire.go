@@ -1,0 +1,162 @@
+package schedule
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/agentd/agentd/domain"
+	"github.com/agentd/agentd/turn"
+)
+
+// DefaultEvery is how often a process looks for due schedules: a due time
+// fires within it (and the claim's few milliseconds), well within the 10
+// seconds decided.
+const DefaultEvery = 2 * time.Second
+
+// Store is what firing needs of the schedules.
+type Store interface {
+	// DueSchedules are the schedules whose next due time has come, by the
+	// store's clock, the most overdue first (a bounded number: the next
+	// look takes the rest).
+	DueSchedules(ctx context.Context) ([]domain.Schedule, error)
+	// SkipSchedule passes over due time due of schedule id without a run,
+	// reason its last error, and moves it on to its next due time;
+	// domain.ErrScheduleTaken when someone fired, skipped or changed it
+	// first.
+	SkipSchedule(ctx context.Context, id string, due time.Time, reason string) error
+}
+
+// Turns accepts a schedule's message as a run and runs it in the
+// background; *turn.Service implements it.
+type Turns interface {
+	// Accept makes the run, or refuses: domain.ErrScheduleTaken when
+	// another process claimed the due time, a *turn.UnavailableError or a
+	// *turn.ProviderError when the agent cannot answer.
+	Accept(ctx context.Context, in turn.Input) (*turn.Turn, error)
+	Detach(ctx context.Context, t *turn.Turn) <-chan turn.Outcome
+}
+
+var _ Turns = (*turn.Service)(nil)
+
+// Config is what a Firer needs.
+type Config struct {
+	Store Store
+	Turns Turns
+	// Every is how often to look for due schedules (DefaultEvery).
+	Every  time.Duration
+	Logger *slog.Logger
+}
+
+// Firer fires the due schedules of every agent. Each process runs one; the
+// store's claim makes each due time one run whichever fires it.
+type Firer struct{ cfg Config }
+
+// New returns a Firer; Store and Turns are required.
+func New(cfg Config) (*Firer, error) {
+	if cfg.Store == nil || cfg.Turns == nil {
+		return nil, errors.New("schedule: Store and Turns are required")
+	}
+	if cfg.Every <= 0 {
+		cfg.Every = DefaultEvery
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Firer{cfg: cfg}, nil
+}
+
+// Run fires the due schedules every cfg.Every until ctx ends. The runs it
+// made go on in the turn service, which hands them over when the process
+// stops.
+func (f *Firer) Run(ctx context.Context) {
+	tick := time.NewTicker(f.cfg.Every)
+	defer tick.Stop()
+	for {
+		f.FireDue(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// FireDue fires the schedules due now, one after the other: accepting a
+// run costs a few writes, not a provider call.
+func (f *Firer) FireDue(ctx context.Context) {
+	due, err := f.cfg.Store.DueSchedules(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			f.cfg.Logger.WarnContext(ctx, "due schedules not read", "error", err)
+		}
+		return
+	}
+	for _, sc := range due {
+		if ctx.Err() != nil {
+			return
+		}
+		f.fire(ctx, sc)
+	}
+}
+
+// fire makes sc's due time one run, in the background, unless another
+// process claimed it first; when the agent cannot answer, it passes the
+// due time over with the reason. Any other failure (the database) leaves
+// the due time for the next look.
+func (f *Firer) fire(ctx context.Context, sc domain.Schedule) {
+	log := f.cfg.Logger.With("schedule", sc.ID, "agent", sc.AgentID)
+	t, err := f.cfg.Turns.Accept(ctx, input(sc))
+	switch {
+	case errors.Is(err, domain.ErrScheduleTaken):
+		return // fired by another process
+	case err != nil:
+		reason, refused := refusal(err)
+		if !refused {
+			if ctx.Err() == nil {
+				log.WarnContext(ctx, "schedule not fired; the next look tries again", "error", err)
+			}
+			return
+		}
+		if err := f.cfg.Store.SkipSchedule(ctx, sc.ID, sc.NextRunAt, reason); err != nil && !errors.Is(err, domain.ErrScheduleTaken) {
+			log.WarnContext(ctx, "skipped due time not recorded", "error", err)
+			return
+		}
+		log.InfoContext(ctx, "schedule due time passed over", "reason", reason)
+		return
+	}
+	run := t.Run()
+	f.cfg.Turns.Detach(ctx, t)
+	log.InfoContext(ctx, "schedule fired", "run", run.ID, "due", sc.NextRunAt)
+}
+
+// input is the message of sc's due time: from its user, in its
+// conversation, waiting for the agent's slot rather than refused (as a
+// background message), and queued behind the conversation's runs
+// whatever the agent's strategy: a clock neither stops a person's run
+// (interrupt, rollback, merge) nor is turned away (reject).
+func input(sc domain.Schedule) turn.Input {
+	in := turn.Input{AccountID: sc.AccountID, AgentID: sc.AgentID, Text: sc.Text, UserID: sc.UserID,
+		Conv: sc.Conversation(), Slot: turn.SlotWait, Source: domain.SourceSchedule, Strategy: domain.StrategyEnqueue,
+		ScheduleID: sc.ID, ScheduleDue: sc.NextRunAt}
+	if sc.Target != nil {
+		in.Platform = sc.Target.Platform // the reply is shaped for where it goes
+	}
+	return in
+}
+
+// refusal is why a due time makes no run when err says the agent cannot
+// answer it, naming the agent's status; false for any other error.
+func refusal(err error) (string, bool) {
+	var unavailable *turn.UnavailableError
+	var provider *turn.ProviderError
+	switch {
+	case errors.As(err, &unavailable):
+		return fmt.Sprintf("no run: the agent is %s: %s", unavailable.Status, unavailable.Reason), true
+	case errors.As(err, &provider):
+		return fmt.Sprintf("no run: the agent is %s: its model provider cannot be called: %s", provider.Status, provider.Err.Reason), true
+	}
+	return "", false
+}
