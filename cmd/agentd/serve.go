@@ -16,6 +16,7 @@ import (
 	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/recall"
+	"github.com/agentd/agentd/schedule"
 	"github.com/agentd/agentd/tools"
 
 	"github.com/agentd/agentd/connect"
@@ -161,6 +162,11 @@ func (e *env) serve(ctx context.Context, cfg config) error {
 		return err
 	}
 	defer stopResuming() // stops looking, and the runs taken over end or are left to another replica, before turns drain
+	stopFiring, err := startFiring(st, turns, logger)
+	if err != nil {
+		return err
+	}
+	defer stopFiring() // no schedule fires once the runs are handed over
 	defer handOverWhenStopping(ctx, turns)()
 	srv, err := server.New(server.Config{
 		PublicURL: publicURL(cfg.PublicURL, ls.api.Addr()), DefaultProvider: cfg.DefaultProvider, Version: buildVersion(),
@@ -254,6 +260,17 @@ func startResuming(ctx context.Context, jobEngine *engine, turns *turn.Service, 
 	}
 	stopExpiring := inBackground(func(ctx context.Context) { turns.ExpireApprovals(ctx, store.RunBeatTimeout/3) })
 	return func() { stopExpiring(); stopJobs() }, nil
+}
+
+// startFiring fires the agents' due schedules until the returned stop is
+// called: every replica looks every schedule.DefaultEvery, and the store's
+// claim makes each due time one run whichever replica fires it.
+func startFiring(st *store.Store, turns *turn.Service, logger *slog.Logger) (stop func(), err error) {
+	firer, err := schedule.New(schedule.Config{Store: st.Schedules(), Turns: turns, Logger: logger.With("component", "schedules")})
+	if err != nil {
+		return nil, fmt.Errorf("build schedules: %w", err)
+	}
+	return inBackground(firer.Run), nil
 }
 
 // handOverWhenStopping hands the runs still going on over handOverAfter
