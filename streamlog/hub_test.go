@@ -363,3 +363,39 @@ func TestStreamOfADeadReplicaEnds(t *testing.T) {
 		other.Close(ctx)
 	})
 }
+
+// TestDetachedStreamRunsUnwatched: a stream nobody follows is cut after
+// Unwatched, unless it was started detached: that one runs on, before any
+// follower came and after the last one left, until its writer ends it.
+func TestDetachedStreamRunsUnwatched(t *testing.T) {
+	st := storetest.Open(t, storetest.SQLiteDSN(t)).Streams()
+	hub := streamlog.New(streamlog.Config{Backend: st, Unwatched: 50 * time.Millisecond})
+	defer hub.Close(context.Background())
+	watchedCtx, cancelWatched := context.WithCancel(context.Background())
+	detachedCtx, cancelDetached := context.WithCancel(context.Background())
+	watched := hub.Start(streamlog.Key{AccountID: "acct_1", AgentID: "agent_1", MessageID: "msg_watched"}, cancelWatched)
+	k := streamlog.Key{AccountID: "acct_1", AgentID: "agent_1", MessageID: "msg_detached"}
+	detached := hub.StartDetached(k, cancelDetached)
+	defer func() { // the writers end their streams, so Close returns
+		hub.End(watched, []byte(`{"type":"done","partial":true}`), streamlog.State{Partial: true})
+		hub.End(detached, []byte(`{"type":"done"}`), streamlog.State{})
+	}()
+	detached.Publish([]byte(`{"type":"start"}`))
+	// A follower comes and goes: its leaving starts no clock either.
+	follower, err := hub.Follow(context.Background(), k, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	quick, stop := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer stop()
+	_ = follower.Each(quick, streamlog.Sink{Emit: func(streamlog.Event) error { return nil }})
+	select {
+	case <-watchedCtx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the watched stream was not cut")
+	}
+	time.Sleep(150 * time.Millisecond) // three Unwatched past the follower's leaving
+	if detachedCtx.Err() != nil {
+		t.Fatal("the detached stream was cut while nobody followed it")
+	}
+}
