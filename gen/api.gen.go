@@ -469,6 +469,7 @@ const (
 	RUNFINISHED             ErrorCode = "RUN_FINISHED"
 	RUNNOTFOUND             ErrorCode = "RUN_NOT_FOUND"
 	RUNNOTWAITING           ErrorCode = "RUN_NOT_WAITING"
+	RUNPENDING              ErrorCode = "RUN_PENDING"
 	STREAMLOST              ErrorCode = "STREAM_LOST"
 	UNAUTHORIZED            ErrorCode = "UNAUTHORIZED"
 	UNSUPPORTEDMEDIATYPE    ErrorCode = "UNSUPPORTED_MEDIA_TYPE"
@@ -530,6 +531,8 @@ func (e ErrorCode) Valid() bool {
 	case RUNNOTFOUND:
 		return true
 	case RUNNOTWAITING:
+		return true
+	case RUNPENDING:
 		return true
 	case STREAMLOST:
 		return true
@@ -711,6 +714,7 @@ func (e MultitaskStrategy) Valid() bool {
 // Defines values for OpenAIErrorCode.
 const (
 	OpenAIErrorCodeAgentUnavailable        OpenAIErrorCode = "agent_unavailable"
+	OpenAIErrorCodeConversationBusy        OpenAIErrorCode = "conversation_busy"
 	OpenAIErrorCodeInsufficientPermissions OpenAIErrorCode = "insufficient_permissions"
 	OpenAIErrorCodeInternalError           OpenAIErrorCode = "internal_error"
 	OpenAIErrorCodeInvalidApiKey           OpenAIErrorCode = "invalid_api_key"
@@ -720,6 +724,7 @@ const (
 	OpenAIErrorCodeModelNotFound           OpenAIErrorCode = "model_not_found"
 	OpenAIErrorCodePayloadTooLarge         OpenAIErrorCode = "payload_too_large"
 	OpenAIErrorCodeRateLimitExceeded       OpenAIErrorCode = "rate_limit_exceeded"
+	OpenAIErrorCodeRunPending              OpenAIErrorCode = "run_pending"
 	OpenAIErrorCodeUnsupportedMediaType    OpenAIErrorCode = "unsupported_media_type"
 )
 
@@ -727,6 +732,8 @@ const (
 func (e OpenAIErrorCode) Valid() bool {
 	switch e {
 	case OpenAIErrorCodeAgentUnavailable:
+		return true
+	case OpenAIErrorCodeConversationBusy:
 		return true
 	case OpenAIErrorCodeInsufficientPermissions:
 		return true
@@ -745,6 +752,8 @@ func (e OpenAIErrorCode) Valid() bool {
 	case OpenAIErrorCodePayloadTooLarge:
 		return true
 	case OpenAIErrorCodeRateLimitExceeded:
+		return true
+	case OpenAIErrorCodeRunPending:
 		return true
 	case OpenAIErrorCodeUnsupportedMediaType:
 		return true
@@ -2331,7 +2340,7 @@ type ErrorDetails struct {
 	// RetryAfter Seconds to wait, as the Retry-After header says (RATE_LIMIT_EXCEEDED; AGENT_UNAVAILABLE of an agent cooling down after a provider failure).
 	RetryAfter *int `json:"retryAfter,omitempty"`
 
-	// RunId The run in the way (CONVERSATION_BUSY).
+	// RunId The run in the way (CONVERSATION_BUSY), or the run that goes on past the wait (RUN_PENDING, on the MCP and OpenAI paths).
 	RunId *string `json:"runId,omitempty"`
 
 	// Status The agent's status (AGENT_UNAVAILABLE), or the run's (RUN_FINISHED).
@@ -3488,6 +3497,9 @@ type OpenAIAgentUnavailable = OpenAIErrorResponse
 // OpenAIBadRequest Every error of the OpenAI-compatible operations, in OpenAI's shape.
 type OpenAIBadRequest = OpenAIErrorResponse
 
+// OpenAIConversationBusy Every error of the OpenAI-compatible operations, in OpenAI's shape.
+type OpenAIConversationBusy = OpenAIErrorResponse
+
 // OpenAIForbidden Every error of the OpenAI-compatible operations, in OpenAI's shape.
 type OpenAIForbidden = OpenAIErrorResponse
 
@@ -3502,6 +3514,9 @@ type OpenAIModelNotFound = OpenAIErrorResponse
 
 // OpenAIPayloadTooLarge Every error of the OpenAI-compatible operations, in OpenAI's shape.
 type OpenAIPayloadTooLarge = OpenAIErrorResponse
+
+// OpenAIRunPending Every error of the OpenAI-compatible operations, in OpenAI's shape.
+type OpenAIRunPending = OpenAIErrorResponse
 
 // OpenAITooManyRequests Every error of the OpenAI-compatible operations, in OpenAI's shape.
 type OpenAITooManyRequests = OpenAIErrorResponse
@@ -6833,7 +6848,11 @@ type ClientInterface interface {
 	// Methods: `SendMessage` (answers `{task}`: a Task in state
 	// `TASK_STATE_COMPLETED`, or `TASK_STATE_FAILED` with the reason as its
 	// status message, whose artifact holds the reply text and whose history
-	// holds the user message and the reply), `SendStreamingMessage`
+	// holds the user message and the reply; it waits for its run up to
+	// twice AGENTD_PROVIDER_TIMEOUT, then answers the task
+	// `TASK_STATE_WORKING`, its run going on, as a send with
+	// `configuration.returnImmediately: true` answers at once; `GetTask`
+	// follows it), `SendStreamingMessage`
 	// (server-sent events, each `data:` a JSON-RPC response whose result is
 	// a StreamResponse: the Task in `TASK_STATE_WORKING`, `artifactUpdate`s
 	// carrying the reply's fragments in order, the last with `lastChunk`,
@@ -6879,7 +6898,11 @@ type ClientInterface interface {
 	// Methods: `SendMessage` (answers `{task}`: a Task in state
 	// `TASK_STATE_COMPLETED`, or `TASK_STATE_FAILED` with the reason as its
 	// status message, whose artifact holds the reply text and whose history
-	// holds the user message and the reply), `SendStreamingMessage`
+	// holds the user message and the reply; it waits for its run up to
+	// twice AGENTD_PROVIDER_TIMEOUT, then answers the task
+	// `TASK_STATE_WORKING`, its run going on, as a send with
+	// `configuration.returnImmediately: true` answers at once; `GetTask`
+	// follows it), `SendStreamingMessage`
 	// (server-sent events, each `data:` a JSON-RPC response whose result is
 	// a StreamResponse: the Task in `TASK_STATE_WORKING`, `artifactUpdate`s
 	// carrying the reply's fragments in order, the last with `lastChunk`,
@@ -7263,11 +7286,14 @@ type ClientInterface interface {
 	// StreamRun Stream a run
 	//
 	// The run's events as server-sent events, exactly as the message
-	// stream, `Last-Event-ID` resume included: the events of a streamed
-	// run while they are kept, then live until its `done` or `error`.
-	// A run whose events are not kept (it was not streamed, or ended over
-	// 10 minutes ago) answers, once it ends, one `done` (its reply) or
-	// `error` (its error) event built from the stored run.
+	// stream, `Last-Event-ID` resume included: the events kept of a run
+	// made by the API (Send Message streamed, plain or in the
+	// background, Chat Completions, MCP, A2A's `SendMessage`), from its
+	// `start` while it is queued, then live, tokens and tool events,
+	// until its `done` or `error`. A run whose events are not kept (a
+	// platform's, or one that ended over 10 minutes ago) answers, once it
+	// ends, one `done` (its reply) or `error` (its error) event built
+	// from the stored run.
 	//
 	// Corresponds with GET /agents/{agentId}/runs/{runId}/stream (the `StreamRun` operationId).
 	StreamRun(ctx context.Context, agentId AgentId, runId RunIdPath, params *StreamRunParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -7341,6 +7367,14 @@ type ClientInterface interface {
 	// `{ "error": { "message", "type", "code", "param" } }` with the API's
 	// statuses.
 	//
+	// The request makes a run (`source` `openai`) and waits for it, its
+	// queue included, up to twice AGENTD_PROVIDER_TIMEOUT; past that it
+	// answers 504 `server_error` / `run_pending` naming the run, which
+	// goes on (read it with `GET /agents/{agentId}/runs/{runId}`, follow
+	// it with `.../stream`). A message that finds its conversation busy
+	// under the agent's `reject` strategy is 409 `invalid_request_error` /
+	// `conversation_busy` naming the run in the way.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /chat/completions (the `CreateChatCompletion` operationId).
@@ -7395,6 +7429,14 @@ type ClientInterface interface {
 	// `{ "error": { "message", "type", "code", "param" } }` with the API's
 	// statuses.
 	//
+	// The request makes a run (`source` `openai`) and waits for it, its
+	// queue included, up to twice AGENTD_PROVIDER_TIMEOUT; past that it
+	// answers 504 `server_error` / `run_pending` naming the run, which
+	// goes on (read it with `GET /agents/{agentId}/runs/{runId}`, follow
+	// it with `.../stream`). A message that finds its conversation busy
+	// under the agent's `reject` strategy is 409 `invalid_request_error` /
+	// `conversation_busy` naming the run in the way.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /chat/completions (the `CreateChatCompletion` operationId).
@@ -7415,9 +7457,12 @@ type ClientInterface interface {
 	// `send_message` (`agentId`, `text`, `userId?`, `roomId?`: the agent's
 	// reply as text, and as structured content its `messageId`,
 	// `response` and `metadata`, the turn Send Message takes, with its
-	// history, limits and tools). A failed call is a tool result with
-	// `isError` and the error's code and message. A read key may list
-	// tools and agents; `send_message` needs a write key.
+	// history, limits and tools; it waits for its run up to twice
+	// AGENTD_PROVIDER_TIMEOUT, then answers a tool result with `isError`,
+	// code `RUN_PENDING`, naming the run, which goes on: read it with
+	// `GET /agents/{agentId}/runs/{runId}`). A failed call is a tool
+	// result with `isError` and the error's code and message. A read key
+	// may list tools and agents; `send_message` needs a write key.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -7439,9 +7484,12 @@ type ClientInterface interface {
 	// `send_message` (`agentId`, `text`, `userId?`, `roomId?`: the agent's
 	// reply as text, and as structured content its `messageId`,
 	// `response` and `metadata`, the turn Send Message takes, with its
-	// history, limits and tools). A failed call is a tool result with
-	// `isError` and the error's code and message. A read key may list
-	// tools and agents; `send_message` needs a write key.
+	// history, limits and tools; it waits for its run up to twice
+	// AGENTD_PROVIDER_TIMEOUT, then answers a tool result with `isError`,
+	// code `RUN_PENDING`, naming the run, which goes on: read it with
+	// `GET /agents/{agentId}/runs/{runId}`). A failed call is a tool
+	// result with `isError` and the error's code and message. A read key
+	// may list tools and agents; `send_message` needs a write key.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -7744,7 +7792,11 @@ func (c *Client) UpdateAgent(ctx context.Context, agentId AgentId, params *Updat
 // Methods: `SendMessage` (answers `{task}`: a Task in state
 // `TASK_STATE_COMPLETED`, or `TASK_STATE_FAILED` with the reason as its
 // status message, whose artifact holds the reply text and whose history
-// holds the user message and the reply), `SendStreamingMessage`
+// holds the user message and the reply; it waits for its run up to
+// twice AGENTD_PROVIDER_TIMEOUT, then answers the task
+// `TASK_STATE_WORKING`, its run going on, as a send with
+// `configuration.returnImmediately: true` answers at once; `GetTask`
+// follows it), `SendStreamingMessage`
 // (server-sent events, each `data:` a JSON-RPC response whose result is
 // a StreamResponse: the Task in `TASK_STATE_WORKING`, `artifactUpdate`s
 // carrying the reply's fragments in order, the last with `lastChunk`,
@@ -7800,7 +7852,11 @@ func (c *Client) CallA2AWithBody(ctx context.Context, agentId AgentId, params *C
 // Methods: `SendMessage` (answers `{task}`: a Task in state
 // `TASK_STATE_COMPLETED`, or `TASK_STATE_FAILED` with the reason as its
 // status message, whose artifact holds the reply text and whose history
-// holds the user message and the reply), `SendStreamingMessage`
+// holds the user message and the reply; it waits for its run up to
+// twice AGENTD_PROVIDER_TIMEOUT, then answers the task
+// `TASK_STATE_WORKING`, its run going on, as a send with
+// `configuration.returnImmediately: true` answers at once; `GetTask`
+// follows it), `SendStreamingMessage`
 // (server-sent events, each `data:` a JSON-RPC response whose result is
 // a StreamResponse: the Task in `TASK_STATE_WORKING`, `artifactUpdate`s
 // carrying the reply's fragments in order, the last with `lastChunk`,
@@ -8474,11 +8530,14 @@ func (c *Client) CancelRun(ctx context.Context, agentId AgentId, runId RunIdPath
 // StreamRun Stream a run
 //
 // The run's events as server-sent events, exactly as the message
-// stream, `Last-Event-ID` resume included: the events of a streamed
-// run while they are kept, then live until its `done` or `error`.
-// A run whose events are not kept (it was not streamed, or ended over
-// 10 minutes ago) answers, once it ends, one `done` (its reply) or
-// `error` (its error) event built from the stored run.
+// stream, `Last-Event-ID` resume included: the events kept of a run
+// made by the API (Send Message streamed, plain or in the
+// background, Chat Completions, MCP, A2A's `SendMessage`), from its
+// `start` while it is queued, then live, tokens and tool events,
+// until its `done` or `error`. A run whose events are not kept (a
+// platform's, or one that ended over 10 minutes ago) answers, once it
+// ends, one `done` (its reply) or `error` (its error) event built
+// from the stored run.
 //
 // Corresponds with GET /agents/{agentId}/runs/{runId}/stream (the `StreamRun` operationId).
 func (c *Client) StreamRun(ctx context.Context, agentId AgentId, runId RunIdPath, params *StreamRunParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -8572,6 +8631,14 @@ func (c *Client) ListAgentTools(ctx context.Context, agentId AgentId, reqEditors
 // `{ "error": { "message", "type", "code", "param" } }` with the API's
 // statuses.
 //
+// The request makes a run (`source` `openai`) and waits for it, its
+// queue included, up to twice AGENTD_PROVIDER_TIMEOUT; past that it
+// answers 504 `server_error` / `run_pending` naming the run, which
+// goes on (read it with `GET /agents/{agentId}/runs/{runId}`, follow
+// it with `.../stream`). A message that finds its conversation busy
+// under the agent's `reject` strategy is 409 `invalid_request_error` /
+// `conversation_busy` naming the run in the way.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /chat/completions (the `CreateChatCompletion` operationId).
@@ -8636,6 +8703,14 @@ func (c *Client) CreateChatCompletionWithBody(ctx context.Context, contentType s
 // `{ "error": { "message", "type", "code", "param" } }` with the API's
 // statuses.
 //
+// The request makes a run (`source` `openai`) and waits for it, its
+// queue included, up to twice AGENTD_PROVIDER_TIMEOUT; past that it
+// answers 504 `server_error` / `run_pending` naming the run, which
+// goes on (read it with `GET /agents/{agentId}/runs/{runId}`, follow
+// it with `.../stream`). A message that finds its conversation busy
+// under the agent's `reject` strategy is 409 `invalid_request_error` /
+// `conversation_busy` naming the run in the way.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /chat/completions (the `CreateChatCompletion` operationId).
@@ -8666,9 +8741,12 @@ func (c *Client) CreateChatCompletion(ctx context.Context, body CreateChatComple
 // `send_message` (`agentId`, `text`, `userId?`, `roomId?`: the agent's
 // reply as text, and as structured content its `messageId`,
 // `response` and `metadata`, the turn Send Message takes, with its
-// history, limits and tools). A failed call is a tool result with
-// `isError` and the error's code and message. A read key may list
-// tools and agents; `send_message` needs a write key.
+// history, limits and tools; it waits for its run up to twice
+// AGENTD_PROVIDER_TIMEOUT, then answers a tool result with `isError`,
+// code `RUN_PENDING`, naming the run, which goes on: read it with
+// `GET /agents/{agentId}/runs/{runId}`). A failed call is a tool
+// result with `isError` and the error's code and message. A read key
+// may list tools and agents; `send_message` needs a write key.
 //
 // Takes any type of body and a specified content type.
 //
@@ -8700,9 +8778,12 @@ func (c *Client) CallMcpWithBody(ctx context.Context, contentType string, body i
 // `send_message` (`agentId`, `text`, `userId?`, `roomId?`: the agent's
 // reply as text, and as structured content its `messageId`,
 // `response` and `metadata`, the turn Send Message takes, with its
-// history, limits and tools). A failed call is a tool result with
-// `isError` and the error's code and message. A read key may list
-// tools and agents; `send_message` needs a write key.
+// history, limits and tools; it waits for its run up to twice
+// AGENTD_PROVIDER_TIMEOUT, then answers a tool result with `isError`,
+// code `RUN_PENDING`, naming the run, which goes on: read it with
+// `GET /agents/{agentId}/runs/{runId}`). A failed call is a tool
+// result with `isError` and the error's code and message. A read key
+// may list tools and agents; `send_message` needs a write key.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -11769,7 +11850,11 @@ type ClientWithResponsesInterface interface {
 	// Methods: `SendMessage` (answers `{task}`: a Task in state
 	// `TASK_STATE_COMPLETED`, or `TASK_STATE_FAILED` with the reason as its
 	// status message, whose artifact holds the reply text and whose history
-	// holds the user message and the reply), `SendStreamingMessage`
+	// holds the user message and the reply; it waits for its run up to
+	// twice AGENTD_PROVIDER_TIMEOUT, then answers the task
+	// `TASK_STATE_WORKING`, its run going on, as a send with
+	// `configuration.returnImmediately: true` answers at once; `GetTask`
+	// follows it), `SendStreamingMessage`
 	// (server-sent events, each `data:` a JSON-RPC response whose result is
 	// a StreamResponse: the Task in `TASK_STATE_WORKING`, `artifactUpdate`s
 	// carrying the reply's fragments in order, the last with `lastChunk`,
@@ -11815,7 +11900,11 @@ type ClientWithResponsesInterface interface {
 	// Methods: `SendMessage` (answers `{task}`: a Task in state
 	// `TASK_STATE_COMPLETED`, or `TASK_STATE_FAILED` with the reason as its
 	// status message, whose artifact holds the reply text and whose history
-	// holds the user message and the reply), `SendStreamingMessage`
+	// holds the user message and the reply; it waits for its run up to
+	// twice AGENTD_PROVIDER_TIMEOUT, then answers the task
+	// `TASK_STATE_WORKING`, its run going on, as a send with
+	// `configuration.returnImmediately: true` answers at once; `GetTask`
+	// follows it), `SendStreamingMessage`
 	// (server-sent events, each `data:` a JSON-RPC response whose result is
 	// a StreamResponse: the Task in `TASK_STATE_WORKING`, `artifactUpdate`s
 	// carrying the reply's fragments in order, the last with `lastChunk`,
@@ -12235,11 +12324,14 @@ type ClientWithResponsesInterface interface {
 	// StreamRunWithResponse Stream a run
 	//
 	// The run's events as server-sent events, exactly as the message
-	// stream, `Last-Event-ID` resume included: the events of a streamed
-	// run while they are kept, then live until its `done` or `error`.
-	// A run whose events are not kept (it was not streamed, or ended over
-	// 10 minutes ago) answers, once it ends, one `done` (its reply) or
-	// `error` (its error) event built from the stored run.
+	// stream, `Last-Event-ID` resume included: the events kept of a run
+	// made by the API (Send Message streamed, plain or in the
+	// background, Chat Completions, MCP, A2A's `SendMessage`), from its
+	// `start` while it is queued, then live, tokens and tool events,
+	// until its `done` or `error`. A run whose events are not kept (a
+	// platform's, or one that ended over 10 minutes ago) answers, once it
+	// ends, one `done` (its reply) or `error` (its error) event built
+	// from the stored run.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -12317,6 +12409,14 @@ type ClientWithResponsesInterface interface {
 	// `{ "error": { "message", "type", "code", "param" } }` with the API's
 	// statuses.
 	//
+	// The request makes a run (`source` `openai`) and waits for it, its
+	// queue included, up to twice AGENTD_PROVIDER_TIMEOUT; past that it
+	// answers 504 `server_error` / `run_pending` naming the run, which
+	// goes on (read it with `GET /agents/{agentId}/runs/{runId}`, follow
+	// it with `.../stream`). A message that finds its conversation busy
+	// under the agent's `reject` strategy is 409 `invalid_request_error` /
+	// `conversation_busy` naming the run in the way.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /chat/completions (the `CreateChatCompletion` operationId).
@@ -12371,6 +12471,14 @@ type ClientWithResponsesInterface interface {
 	// `{ "error": { "message", "type", "code", "param" } }` with the API's
 	// statuses.
 	//
+	// The request makes a run (`source` `openai`) and waits for it, its
+	// queue included, up to twice AGENTD_PROVIDER_TIMEOUT; past that it
+	// answers 504 `server_error` / `run_pending` naming the run, which
+	// goes on (read it with `GET /agents/{agentId}/runs/{runId}`, follow
+	// it with `.../stream`). A message that finds its conversation busy
+	// under the agent's `reject` strategy is 409 `invalid_request_error` /
+	// `conversation_busy` naming the run in the way.
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /chat/completions (the `CreateChatCompletion` operationId).
@@ -12391,9 +12499,12 @@ type ClientWithResponsesInterface interface {
 	// `send_message` (`agentId`, `text`, `userId?`, `roomId?`: the agent's
 	// reply as text, and as structured content its `messageId`,
 	// `response` and `metadata`, the turn Send Message takes, with its
-	// history, limits and tools). A failed call is a tool result with
-	// `isError` and the error's code and message. A read key may list
-	// tools and agents; `send_message` needs a write key.
+	// history, limits and tools; it waits for its run up to twice
+	// AGENTD_PROVIDER_TIMEOUT, then answers a tool result with `isError`,
+	// code `RUN_PENDING`, naming the run, which goes on: read it with
+	// `GET /agents/{agentId}/runs/{runId}`). A failed call is a tool
+	// result with `isError` and the error's code and message. A read key
+	// may list tools and agents; `send_message` needs a write key.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12415,9 +12526,12 @@ type ClientWithResponsesInterface interface {
 	// `send_message` (`agentId`, `text`, `userId?`, `roomId?`: the agent's
 	// reply as text, and as structured content its `messageId`,
 	// `response` and `metadata`, the turn Send Message takes, with its
-	// history, limits and tools). A failed call is a tool result with
-	// `isError` and the error's code and message. A read key may list
-	// tools and agents; `send_message` needs a write key.
+	// history, limits and tools; it waits for its run up to twice
+	// AGENTD_PROVIDER_TIMEOUT, then answers a tool result with `isError`,
+	// code `RUN_PENDING`, naming the run, which goes on: read it with
+	// `GET /agents/{agentId}/runs/{runId}`). A failed call is a tool
+	// result with `isError` and the error's code and message. A read key
+	// may list tools and agents; `send_message` needs a write key.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -17700,6 +17814,16 @@ type CreateChatCompletionResponse404Headers struct {
 	XRateLimitReset     *int
 }
 
+// CreateChatCompletionResponse409Headers the declared response headers of an HTTP 409 response for CreateChatCompletion
+type CreateChatCompletionResponse409Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
 // CreateChatCompletionResponse413Headers the declared response headers of an HTTP 413 response for CreateChatCompletion
 type CreateChatCompletionResponse413Headers struct {
 	RateLimitLimit      *int
@@ -17762,6 +17886,16 @@ type CreateChatCompletionResponse503Headers struct {
 	XRateLimitReset     *int
 }
 
+// CreateChatCompletionResponse504Headers the declared response headers of an HTTP 504 response for CreateChatCompletion
+type CreateChatCompletionResponse504Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
 type CreateChatCompletionResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -17775,6 +17909,8 @@ type CreateChatCompletionResponse struct {
 	JSON403 *OpenAIForbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *OpenAIModelNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *OpenAIConversationBusy
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *OpenAIPayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -17787,6 +17923,8 @@ type CreateChatCompletionResponse struct {
 	JSON502 *OpenAIModelError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *OpenAIAgentUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *OpenAIRunPending
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *CreateChatCompletionResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -17795,6 +17933,8 @@ type CreateChatCompletionResponse struct {
 	Headers403 *CreateChatCompletionResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *CreateChatCompletionResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateChatCompletionResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *CreateChatCompletionResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
@@ -17807,6 +17947,8 @@ type CreateChatCompletionResponse struct {
 	Headers502 *CreateChatCompletionResponse502Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *CreateChatCompletionResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *CreateChatCompletionResponse504Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -17832,6 +17974,11 @@ func (r CreateChatCompletionResponse) GetJSON403() *OpenAIForbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r CreateChatCompletionResponse) GetJSON404() *OpenAIModelNotFound {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateChatCompletionResponse) GetJSON409() *OpenAIConversationBusy {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -17862,6 +18009,11 @@ func (r CreateChatCompletionResponse) GetJSON502() *OpenAIModelError {
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
 func (r CreateChatCompletionResponse) GetJSON503() *OpenAIAgentUnavailable {
 	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r CreateChatCompletionResponse) GetJSON504() *OpenAIRunPending {
+	return r.JSON504
 }
 
 // GetBody returns the raw response body bytes
@@ -19997,7 +20149,11 @@ func (c *ClientWithResponses) UpdateAgentWithResponse(ctx context.Context, agent
 // Methods: `SendMessage` (answers `{task}`: a Task in state
 // `TASK_STATE_COMPLETED`, or `TASK_STATE_FAILED` with the reason as its
 // status message, whose artifact holds the reply text and whose history
-// holds the user message and the reply), `SendStreamingMessage`
+// holds the user message and the reply; it waits for its run up to
+// twice AGENTD_PROVIDER_TIMEOUT, then answers the task
+// `TASK_STATE_WORKING`, its run going on, as a send with
+// `configuration.returnImmediately: true` answers at once; `GetTask`
+// follows it), `SendStreamingMessage`
 // (server-sent events, each `data:` a JSON-RPC response whose result is
 // a StreamResponse: the Task in `TASK_STATE_WORKING`, `artifactUpdate`s
 // carrying the reply's fragments in order, the last with `lastChunk`,
@@ -20049,7 +20205,11 @@ func (c *ClientWithResponses) CallA2AWithBodyWithResponse(ctx context.Context, a
 // Methods: `SendMessage` (answers `{task}`: a Task in state
 // `TASK_STATE_COMPLETED`, or `TASK_STATE_FAILED` with the reason as its
 // status message, whose artifact holds the reply text and whose history
-// holds the user message and the reply), `SendStreamingMessage`
+// holds the user message and the reply; it waits for its run up to
+// twice AGENTD_PROVIDER_TIMEOUT, then answers the task
+// `TASK_STATE_WORKING`, its run going on, as a send with
+// `configuration.returnImmediately: true` answers at once; `GetTask`
+// follows it), `SendStreamingMessage`
 // (server-sent events, each `data:` a JSON-RPC response whose result is
 // a StreamResponse: the Task in `TASK_STATE_WORKING`, `artifactUpdate`s
 // carrying the reply's fragments in order, the last with `lastChunk`,
@@ -20643,11 +20803,14 @@ func (c *ClientWithResponses) CancelRunWithResponse(ctx context.Context, agentId
 // StreamRunWithResponse Stream a run
 //
 // The run's events as server-sent events, exactly as the message
-// stream, `Last-Event-ID` resume included: the events of a streamed
-// run while they are kept, then live until its `done` or `error`.
-// A run whose events are not kept (it was not streamed, or ended over
-// 10 minutes ago) answers, once it ends, one `done` (its reply) or
-// `error` (its error) event built from the stored run.
+// stream, `Last-Event-ID` resume included: the events kept of a run
+// made by the API (Send Message streamed, plain or in the
+// background, Chat Completions, MCP, A2A's `SendMessage`), from its
+// `start` while it is queued, then live, tokens and tool events,
+// until its `done` or `error`. A run whose events are not kept (a
+// platform's, or one that ended over 10 minutes ago) answers, once it
+// ends, one `done` (its reply) or `error` (its error) event built
+// from the stored run.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -20737,6 +20900,14 @@ func (c *ClientWithResponses) ListAgentToolsWithResponse(ctx context.Context, ag
 // `{ "error": { "message", "type", "code", "param" } }` with the API's
 // statuses.
 //
+// The request makes a run (`source` `openai`) and waits for it, its
+// queue included, up to twice AGENTD_PROVIDER_TIMEOUT; past that it
+// answers 504 `server_error` / `run_pending` naming the run, which
+// goes on (read it with `GET /agents/{agentId}/runs/{runId}`, follow
+// it with `.../stream`). A message that finds its conversation busy
+// under the agent's `reject` strategy is 409 `invalid_request_error` /
+// `conversation_busy` naming the run in the way.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /chat/completions (the `CreateChatCompletion` operationId).
@@ -20797,6 +20968,14 @@ func (c *ClientWithResponses) CreateChatCompletionWithBodyWithResponse(ctx conte
 // `{ "error": { "message", "type", "code", "param" } }` with the API's
 // statuses.
 //
+// The request makes a run (`source` `openai`) and waits for it, its
+// queue included, up to twice AGENTD_PROVIDER_TIMEOUT; past that it
+// answers 504 `server_error` / `run_pending` naming the run, which
+// goes on (read it with `GET /agents/{agentId}/runs/{runId}`, follow
+// it with `.../stream`). A message that finds its conversation busy
+// under the agent's `reject` strategy is 409 `invalid_request_error` /
+// `conversation_busy` naming the run in the way.
+//
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /chat/completions (the `CreateChatCompletion` operationId).
@@ -20823,9 +21002,12 @@ func (c *ClientWithResponses) CreateChatCompletionWithResponse(ctx context.Conte
 // `send_message` (`agentId`, `text`, `userId?`, `roomId?`: the agent's
 // reply as text, and as structured content its `messageId`,
 // `response` and `metadata`, the turn Send Message takes, with its
-// history, limits and tools). A failed call is a tool result with
-// `isError` and the error's code and message. A read key may list
-// tools and agents; `send_message` needs a write key.
+// history, limits and tools; it waits for its run up to twice
+// AGENTD_PROVIDER_TIMEOUT, then answers a tool result with `isError`,
+// code `RUN_PENDING`, naming the run, which goes on: read it with
+// `GET /agents/{agentId}/runs/{runId}`). A failed call is a tool
+// result with `isError` and the error's code and message. A read key
+// may list tools and agents; `send_message` needs a write key.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -20853,9 +21035,12 @@ func (c *ClientWithResponses) CallMcpWithBodyWithResponse(ctx context.Context, c
 // `send_message` (`agentId`, `text`, `userId?`, `roomId?`: the agent's
 // reply as text, and as structured content its `messageId`,
 // `response` and `metadata`, the turn Send Message takes, with its
-// history, limits and tools). A failed call is a tool result with
-// `isError` and the error's code and message. A read key may list
-// tools and agents; `send_message` needs a write key.
+// history, limits and tools; it waits for its run up to twice
+// AGENTD_PROVIDER_TIMEOUT, then answers a tool result with `isError`,
+// code `RUN_PENDING`, naming the run, which goes on: read it with
+// `GET /agents/{agentId}/runs/{runId}`). A failed call is a tool
+// result with `isError` and the error's code and message. A read key
+// may list tools and agents; `send_message` needs a write key.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -32694,6 +32879,13 @@ func ParseCreateChatCompletionResponse(rsp *http.Response) (*CreateChatCompletio
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest OpenAIConversationBusy
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest OpenAIPayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -32735,6 +32927,13 @@ func ParseCreateChatCompletionResponse(rsp *http.Response) (*CreateChatCompletio
 			return nil, err
 		}
 		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest OpenAIRunPending
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
 
 	case rsp.StatusCode == 200:
 		// Content-type (text/event-stream) unsupported
@@ -32929,6 +33128,51 @@ func ParseCreateChatCompletionResponse(rsp *http.Response) (*CreateChatCompletio
 			headers.XRateLimitReset = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateChatCompletionResponse409Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers CreateChatCompletionResponse413Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -33213,6 +33457,51 @@ func ParseCreateChatCompletionResponse(rsp *http.Response) (*CreateChatCompletio
 			headers.XRateLimitReset = &value
 		}
 		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers CreateChatCompletionResponse504Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers504 = &headers
 	}
 
 	return response, nil
@@ -39520,6 +39809,20 @@ type OpenAIBadRequestJSONResponse struct {
 	Headers OpenAIBadRequestResponseHeaders
 }
 
+type OpenAIConversationBusyResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+type OpenAIConversationBusyJSONResponse struct {
+	Body OpenAIErrorResponse
+
+	Headers OpenAIConversationBusyResponseHeaders
+}
+
 type OpenAIForbiddenResponseHeaders struct {
 	RateLimitLimit      *int
 	RateLimitRemaining  *int
@@ -39588,6 +39891,20 @@ type OpenAIPayloadTooLargeJSONResponse struct {
 	Body OpenAIErrorResponse
 
 	Headers OpenAIPayloadTooLargeResponseHeaders
+}
+
+type OpenAIRunPendingResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+type OpenAIRunPendingJSONResponse struct {
+	Body OpenAIErrorResponse
+
+	Headers OpenAIRunPendingResponseHeaders
 }
 
 type OpenAITooManyRequestsResponseHeaders struct {
@@ -47809,6 +48126,40 @@ func (response CreateChatCompletion404JSONResponse) VisitCreateChatCompletionRes
 	return err
 }
 
+type CreateChatCompletion409JSONResponse struct {
+	OpenAIConversationBusyJSONResponse
+}
+
+func (response CreateChatCompletion409JSONResponse) VisitCreateChatCompletionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateChatCompletion413JSONResponse struct {
 	OpenAIPayloadTooLargeJSONResponse
 }
@@ -48013,6 +48364,38 @@ func (response CreateChatCompletion503JSONResponse) VisitCreateChatCompletionRes
 		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
 	}
 	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateChatCompletion504JSONResponse struct{ OpenAIRunPendingJSONResponse }
+
+func (response CreateChatCompletion504JSONResponse) VisitCreateChatCompletionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(504)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -52537,618 +52920,630 @@ func (sh *strictHandler) TestWebhook(ctx echo.Context, webhookId WebhookId) erro
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P17c+M2mjCKfxWUfvtW27O0Wla7O2m73npXbasTTdqXseVkMlGvCZOQxJgCFAK0ren1f7865//zEc8n",
-	"OYUHAAmSoETZcpKe8dTWpi3ijgfP/fKlFbDZnFFCBW/tf2mRezybxwT+fUw4xxNyTubxQv7N09kMJ4vW",
-	"fms4JQhPCBWvOErgs9e6xXFKZLMQCyz/Cw0GYWtf/euqs/tr+Ob229neb937b27e370V75LO4p/4Omh5",
-	"rZmaC5rP+EQ3vu7efJvszd7Rb+ed37p8T7y7vYPGAptZZiwkcWu/NZmLnbftdzuCJAluea2E8DmjnAyj",
-	"GWnt73bf7LXfei3Bbgjll5yErf3dt52HvF1rv3WMkxsiOIoZu0HBlM3niwM0JQlBEUdTdocGKCE4RGJK",
-	"Zm05BWMzWLD8x9Xe23ctryWiGeECz+at/Va30323s7u7090d7nb2O539zm577+27f7S8VspJAl3lP652",
-	"u29aD16Lp0FAOG/tiyQlDw9efgG/pYSLoyghgSheRA+F8CvS54e2xJSggNFbknAsIkbl2uVvcqJXfNu+",
-	"KEHuhbxMEsdoRhBGv7Ib0navrrKaAT1nbFZejVlGRBFG8lg8dBeJKYoER/MYizFLZnJ5MLW1FPOT/OcU",
-	"UwpXKhIcRnSyE0yxbGz6t/ZbYcQDloTy0JyXoDb20xQLFDK0YCkS04jeIHzNUgHHEaRJQqhAM7jz/9Nw",
-	"0xciIXgmgaf8GjieEbN7D2aAd4G46WFt1rVk1U5d/XNsQK38iFFSWrt8EIjcyvcP66YolI2y5baicB/t",
-	"jqh8b/voy6glFnMyau2PWlzgRIxa3ih/vPD78uc7aj2M6IjKUbuuUeGFwqgAE1TArz9NFyiMQqvzm+ad",
-	"1XlNo+CG0Ha7bQ2y5xpE7v8R24IOCi+NWvtfRhauGbX2ux1vVMBJo9b+291u+43sJlEYzFFAYqPWAyy0",
-	"Vb7FjziKXTA4T9htFJIEjaEBwmNBEti8gi4EN2bD4ld1uSRJWAKd9b/kIQcsVF973/VPhleXJ70fe4NP",
-	"vQ+f+vbiVQtJhSQ6pEwgfIujGF/HpA3tQiJwFHM1JhdYpLw0Z0IwZxR+PJb3lZ92ggVBcTSLBCL3ASGh",
-	"vPCHmrs7JzytIBD9o74weIyoW7qlfyd4f/BaU4JDkgAbAvcWDiaUJergQsKDJJpL6qYhf0Zm1yThiI01",
-	"6gVsDf/GlN+RBEWqu6aPcaR4F8FYzBGmocTf8ziiEzPUtocCNpvhHU7mWN5w6EmiZkZmSUiSA4Svubyr",
-	"O4k2KaME3WEuCSgPpmSGLX5KUjM5lwdTXgVTFgWSTpDZnCRYpInEuPJGWvuSFER0AqfQH+KJe8cJ4SxN",
-	"AvKKI0nqJaHHcieIUBGJBRJ4coAigWbslnBFg8ktSRZIktcJQd8RgfiU3XG0hWnGy82ISKKAI8yjkGy3",
-	"0QWhoRzlGgc3cvuD8c4xFsEUsUT++4RRon6o2/So9c2o5dzaORbkk3w0O/D/q7sc9IcfEfALbIz+vlNq",
-	"LyfMpnnXsWfXc0VUkAlJSpOdkxmOqFxE8wmzPoVJ15mTE8cGL0jAaMhRSkUUA6xeR1QyPAqZvJLXRkN2",
-	"J++aCF6YfK+7anYiksVOTyKU+pkFQ3dYXi8Zs0TClEgW5W0WZ5pFNJqls9b+rueatXJN1bmP8b0cwbwk",
-	"juYkQbOIpoKY51s4hvUu2nlt1UWcm8ljMhYSsG2OSp/6ysW8fb/WYpwwcEmjeyRlBrTF1aVsIywRShRM",
-	"1wSJ3W/ev+2+fdtdcUYPXksitBkRBr12ez8qDOLGNL1uT9I6wQIWZ7imhGi3/N12x/ckWvA77Tf+gcKG",
-	"M4IpR532G08iJ6FYFDUQxwu+XVh/a7fdaXmtSM6rsH/La1EspTe5xh2zyAI44vtPhE7EtLW/+86FZXpG",
-	"BnXtzGC9KJRIcxyRxEO+klVHaafzJohC+C/xiwttIM7CLuZYTPM9GHFYipy/pRHQMsXtO/fT7XRcGzq0",
-	"RLtBeCZncO7NFgHLW5Tflu8QWiwVwR0bDApLe+I+j0gcSXpVd3eh/l7e2900XL412UDtLNzF3es3wV74",
-	"lrwbfzP5dvr+1xv3zsJ8MU/b1SAkszkThAaLH8jChRxvCC+8LI7HROJpwM37UqgmcyIxhKTowgieN2QB",
-	"XIyYkhGFX65ZuIBGEUXdPTRlacI9NE7YLO+Fg4ClVHiaR1ITj6OEixHVbBOe4IiiLcURwxRy4G0YWUqi",
-	"IZPISfa7Y8kNEndRQNrICMQjKhcGS8WUiSlJ1Loijva6XeQPjvrHZ6fD/snhz1c/9H++Ou9fXvSP/ANr",
-	"m9MoJiOaLQxxEcUxSlLKYZTO++oog5Ory4u+30Y9ixHEYkS1WHRDyByEgGlEJx7iDLQTcMBqYDxOCJ+2",
-	"0a48+O7bt2ieRFRIYWFEexeHg4FkohIcSAx6kO1Mn+Yrnl9JxGFodkflYowqYESVaiBSujO8kJy/aqnk",
-	"cMRoQCTbNcUcERqSUJ6IluHUVuBXc7LIBzHF15JDYX/tEa1DqhYw7khodHNwb8fd62+C92QnSAgWZMco",
-	"ZTDnEReYipZXAPy3bz3JJWRoWZIbIUgiV/Dfv4xG993Ozmh0/03/83/+h5MxHIyBo6w+jt5cnpqSbYCH",
-	"ZVSeoqFEGT8smWal9YrkURK0JcnSX/zt/ZG6qruIE3M+eixunk8mL3C0t9sdUf/svH94enI0GA5OT64+",
-	"9gaf+ke+gvBgSoKbrJ9eE04IzCkSTDkO5NKXXYHmp1dwz9b5vt3tug9N8uJ1B6e29KazpyCGMo0epNjS",
-	"5PDkf9kY4bJIhOKIC0X1/+IDNa/bZS4pPHmrdeKCIDPFTM7xhGRr+S0lySJfCrBRhSWEZIzTWIDEKmfX",
-	"7K3E3yuY3eNcZV09ccVcKCUg0KiMBfJBtWIeKxvDw9ePe4Jv5cNvu8lQriNfRoXyM12tR88P+91e+dlW",
-	"T/4MT0h1r/JXRFMpNWsCs1t3+vJm3Ie/u/K0z9Ol/E6SVticJKXLWQHZYF0mJ0mfztucp/QC3tvHKHbK",
-	"Z6cSsQEpktgeBZKegJAScXSHF3XHqx5x4YD/IyHj1n7r//c6t/K8Vl/562wZ2aKAyq9elFmK4gpqVwNf",
-	"11qN6iFX8xO5njJ2U8f93anPVeZvFe+n7zv4Zta92aPv5t/+1knUfd+77/suW8hT7tyyM+UqrUuaKSEz",
-	"EwgFzIbn8zgKgJF+/StXglm2iy9KKam6hCAdlVWfLc8oNMHcAJpLyV2u1FvCJkWy0HqD7jeeucZ9PetD",
-	"ZqqTE7s1qgVb1hjHnDw0hYK+nKRPb0nM5kQdXAmzlveqjC3YrCSikujeEtDWwZKBPoH9yWxcLzhgdBxN",
-	"0oSEbZQhbNNL62JxUamegpZknHLCjbGHo7FsjQLG4p2Q3VGlYjTdXnFkqWI8RGJO0JsO4tv7it1Wo74C",
-	"LhG97bzRDAXjZqYQxGhghFGAk2SBfGtEH9r7+rrb+e356mC0VgEUHR5KWAqMYzqXD8PSsTrUNq5r0j1e",
-	"l5vXq9iajZJ3cSvOmo4im1eVX0t7W03rFFjL+lc7LNNCNR2pcB5ONVLzkeBM5EP6gEOt93oauhmc/Nj7",
-	"NDi6Ou//7bJ/MSwim3FEYrDhS1xzph8BoBWNhGYpF+iaaJ5yH7E5oTiSMqiYJmweBR6aJOw3D00Ym8TE",
-	"QyyO8QwXEc+A3uI4ChEYSOABFuZ7VgxU2r42cJsXiP43+oLgEDyk9owefETxzMjJIROSc5ZUJlMx4lB1",
-	"AWYbsIfR0HmIp8FUq/bZLUl2YkYnWks1CBXT/S/7jv+VX6OtyDth4qPEzE97l4enJz/2zy96IKmenA6v",
-	"Pp5enhy17HdjTwo0cCyn/R0IdrYctEWZhmlDb0F6xnEMxFJrUbYl0XZvSNFX1XuKJSlX49nqx5dn8bU+",
-	"C6P33cyTOOp/GvzYP/+55jmYyX6np/BT/8P3p6c/uB6DFjOWPofqZtRTMH3tx2A01i8P4Wt9CB9Zch2F",
-	"IaFPfgH9Yf/q7Px02D8c9o+K3No8YYIEGjwJldJbaDNrIYmJIGdZKyk6cSIQ0xoAwMIHKIgJljKWYoXO",
-	"esPD75W63iUuvhoqDTLqGQ3yKzmsXgoJlQ4JZo4YfWZW7uLy48fB4UCSqLP++fHg4mJwenKBtrDy9Lwh",
-	"C7lXjO6SSJBtD5WPE4TLwjB/uzwd9tBWgR/8LWUCewiEuYcXnu2rfZNF892AXvInam7cpqsCjcqNWNrk",
-	"F3FUstzAqzR2MeWn8pyPxrlmD2x2hYVqK6NfWq1fWe6BNr4plUskENHOKRMiQHOjbDIvz+Zf4tmck5ST",
-	"cLPvRhmOC+9m6Hood5grLAw6O2241WD7uz4atWCloqs+kGyZmh2MMReZFd+1drRVsK+zBPQLL4Tmq30x",
-	"VJCE4rifw/3jtXXD/vlJ79NV//z89LxV1KKpWbTGe8sAUxSiN+Mufh9sPzP3Za/MQ5iilJL7ueYClWL8",
-	"AB6ACSsJcJJEBMScSC+evwD5VwvkoMQ9NvC4CZ30cf/iovdd362T1kFHRVW0FP2vCSKzuVgUxRW9MCS7",
-	"KWcdZf77XbTLeiPKR8OXSwC+aRZxDl5LsF6J6AVjKGaSiSoppoFOKKIAB/DyUL7Wh/IDZXcxCSdkM0qx",
-	"H05Of/rUP/quX6MVy6ZDIQvSmZTZ//SqYsee6vTEZlMv3NHX+h6OyYxtSkN83D8+rdUPq4n+/NBf3kQd",
-	"6M9gPy+A//UCPkDmIaPjOArEBs2FHy4vfi55DYGj20onuYeizF2NPb9OeckFPEnpn15BNaIlDVXZHCkP",
-	"TInvhQ3L14ZlL4RpqPzWuUiwIBPQ0vkJ+ZUEws8M/bIlqPSypeFIaP3EHYZlsPmchOh6kZ2fPu9tz3L7",
-	"kZdluRlgAacMjscvL/3rfembonEgS9QSOSXmfAVUrrSNOjIHTteZ2592rQanP5CUSIJuyPyF//t6HwcL",
-	"ySZUY8enR/1cL2bRPjunzPuW1zLOnK39lnJXs7UIEH8OnrU+tPdRyIjyMCX3EcSKQwKPkMFvU3wLkVeE",
-	"g4kjUnrnIg2dFR11s/E4SW6JUohBC5jvAAVTxjjJ6QN8G2sKA8/jWZ+0dYyetbjcz1i7sRbo3FZKbyi7",
-	"o/J0EiKihISqn5e11xfrgX9cHrO63UYfweNWTWM725ZOyiKQ0BYIJOEoEmWnWXmVvsmUY7nuqi8Hlosx",
-	"F3jBka+cjP0XFPKVopDNENYSMWtVnR3+EKLqSUqnwDW3GUdhHXF9AeKvF4iPWRiNo7q0KM64PuV6XYjJ",
-	"A7wYHpjAwBJAmCQky1YIbdxZPV6A508JPKdzQnuDzQYiqcQIqTVcmbPBzoihfdQoNAl4gNY+TeM4D7GS",
-	"hD650sFJjVGq2j0g1nOTANCBWH17eB+9NukhrC36+xsJQPoJ4ntMKh6IJuIIwonqApG8UhzQJLrVuQNe",
-	"Yn5eYn4Kr3xTkT+RstheaSa+tSIkRwfI7SMwtMppMeSFTHmuxdIcCrkHNkS/cDMsb1mhwIWpn+3BO+eB",
-	"l1/64u8jrKN2crssvHTVDl49ZXlGTI4w8uXW/ereD5APW7clFNneDhba8s2p/NL53E5YTF48Sb/yd7kh",
-	"H++I8nQ8joJIkqY5SQAYGeVVf7je2QB8mjM5GbQRIPRm3bTmIOKIQW46cMJ2E9+807O9x/IU+im6N+yr",
-	"BDnacTvAVKkCaJjhopcH81U/mA36xRn/MQ256/rF/Tm40eImJPi/+ND9Gz6LTSnEQUvqeBDPopPeR0/X",
-	"nP85XqF1bLY0+Io30YS/PL2v/+ltRpuswIgycQUa45oX6K/KPul6RUbhYtQLkHggKmiAM9ELbF9/Irmr",
-	"dCz+vv7Jd+/qRb/9L/bCzvAiZjgcMvYJJ0/1E5+rwa4EY1cxDGe/Mq0kUUE0SvHI0W5n79u337xD1wuh",
-	"5AcXyfnjn0llZ5oUFfeCjqMPL+/hq34PQ8aOMV2YFNZPew8JFuQKFO1XlqLdehFVRbxXiNbc6xp1c93T",
-	"sKd4pldRngIehGNrSj+Qb8lmR19xFDCqcoAHCxTgOYThJQQHUxIelJTtHC+4zp+pc/O+KNf/TZXrlxSn",
-	"YsqS6J9PjWo1yB3Po6sbSMhbVa+zJNM1a2Ve3buTqyJU6Pmf7e25pinoy/VuNDkyGkg7lmmG4zFLZhK1",
-	"aK8giWNu2Q2B/ZL7eRZ2ZY6cp/M5SwQJj0kY4SHs+ClHn+YjXs3kkFdwiqXcSXLwHTkZMlnMytP8efkD",
-	"9w5tJiEyAj1V1gfH1l7Yhq8QTW2UgT7r/fzptHd0NTw9vfrUO/+uvzYD/Yx+UJXFeS8s8L8YLCfAbEby",
-	"wvMyaE8A52p294rexXhR6RTvIeIRDZTK05RDyeoigfn2eWG8umKvkMTdsUxw/iqu8SBLgC+5XN3l5Vl8",
-	"pc/iPKUfIxrx6VPfw/nlydXHwcng4vtyqrAsD7RcVUwECat+60mqI6DihOBwgcZ6Tc/6IOwle1lQlVmC",
-	"Lp+R+XqrbfimNEeewvwF7r9OuN+M7l0CkduP+zz9vTKlFtbg5dFMKc319cuCpCCosOQK/uIh9LWC9kbV",
-	"fOe9Yf/q0+B4MLzq//2w3z8qY3c76/9e96GhCjDG4pmTbTsW7jl1eHOS7BjX2Vot3ouO7t9OR7c57dzl",
-	"Se9y+P3p+eAfJRlhmWruGZ+GvR5vE7q1zWvVLk8uLs/OTs+H/aOr4/7RoHc1/Pms/xit2rOeo2uR3ote",
-	"7F8dNegaQ5thICu5vQtQrqf6o/KMAzNp0oS/hAT+y8J0BkKmsC+Edx3iOb6O4khExCT9npPE/EXuBcjI",
-	"umkSWlWDrxmLCYYi9vOUT0+YiMb6TXB3M5VsQZ9E+fNDZg5h17+SAI4xX2SyrEovCnASSjGo1+2h3Xan",
-	"raLyrX0EpV0ue0HOk4FnBOXoBnSeimMWqoEiQWb2bk1Rr9zQliR4YXU/TcVj+1t7d7RXJckcHzgJ0iQS",
-	"ICxECZnJzRamXnEYF9X+rvWZaS5kT7U5HCpdLI7PCrfRcEI1UssFGPwmiuO1dgFXeiG7ORdveBvw7h7j",
-	"gKw/eNbVNcHtsiLaxsXAT+chFiTsCcgdUK0NmNeY+0XddxEs3PvIJ/eK78AF0k44zc7785I3mm+/gkVM",
-	"Xe8Pqlx59RD8v16cnpyfHbq27WXdawuRQ33xrLy4c4w0iR2Po3SkspFXWW11AcuOQYFYteYngiPMvRCT",
-	"8EDdu6qTypEfTLFQddkoBGHPSZKXEkaqWizaigQHHb2HrAkgY4XmP1Th9OIFrMIdput6GCkKnc2iRyLI",
-	"WgTGHosyBZ6s1aMEDlFoKj2WnxkMXAcFiYjGWOVfK94C1l8G7nNbdUkzInCIBa7HrKrwZGVRtQc7x8l6",
-	"pOAMJ2LlsVnbNFPUHFX/Vj4YYAqqL+YCHOl3QLBSla/3kS/3v49UGc9et/dXzuj5PDBOD0iiEV3bE8UR",
-	"JdxDBAdTNGZxzO50ojR0HWN6A98PEEb+PppHdOJD+WI9WbJAu2+zSGlVXfEORwKqJ5Sxi9e634EF7jTj",
-	"0KvrhiPsdXvfETHE/MaKxq3SCvAf4RKP+Lq5j7Y03+N4+dOIC5YsTP3RL3kh3U61kG7tkxaEYiX4LEeg",
-	"UVh31d8Ph2e9VExLtL3yRq4JTkjykSUzLB71Sng28PKl6nY1y9UXlEXNlJG5BLSd87NDFQSmcg7ttjto",
-	"RsSUhVwBqq/CemNwsx+PqK+KFraTedCGkQd0zHykJuZoy7dSDSnS8IrrKDMpR6pqfyOKOfJLinzfyzSd",
-	"mlS94nlxQH/Yu7DkPf9gRH2DTHwwdJlyNBgSokV0wrcPIB6n036T7QlTvVQQEkfUl4vysxLnxoYGaQVL",
-	"3DdIwS5oLp4jbLPdcgGmQXwlHCGSNBBpQsJsC1ucEISv2S3ZLubOWgUQsMi8/XLAqH2iFmh0250soZUm",
-	"+/Kd5jeUN71WrAZUjh9RFUIEoaoQ7B0JTuIx2sJK4wQJHE10QzbDhAgJbGbIEdXZJWQrOTXRKoFt1wWp",
-	"Z4/p4nTc2v/lS4umsU74USAp2SvLzlJV9m49fPacCWayyMgtrAELQXIu1W3bQySYsryShank8uC1fuWM",
-	"JvPAccDxHeTY6rY7bk5PgauDSbwg1KST9z0Ef14YgdT8DkxkFa/K5wWPBlq95oSGcojsbxhGdRaY3/DX",
-	"EyJ09077jT5yF/nFiuzmJ79SNMr2YEBQ3saKXiW60qDHJzLBwULPJCc9U2tt3FXO97eUJAvTsQIhPYqc",
-	"G5KnWFkzICMLwUI9iPp16jGcS8nwGqPgjFNCAwbwMkCqIAJJ7ydsR/8ISt5zfGcKFZTQhCbwq/GE5mCa",
-	"IQpdVpZEED7pJ4SnsVDwp3w6q4xAppJsxpr0TT3vZ0UNUKL9AMkxtb+8hTYClsahqcAgkeETEYM6pcc/",
-	"N8OrrX4CEuKatFPoZ52Rc4her7Uqnn8J6gXgutfrbmSawgCViy1g2H39Qh1HeJCjWNNK/nEwosCsAy8N",
-	"DK4TRWcDFw4PSKd81iOqUcR+AUXICTzgVSDJTAV1C9Nb+fxASyPIIKWW0VKIROb1SKOeA1brWFud2Wm/",
-	"0a99t915xZHvUPH4Wey0RJFBHMl1Kj5hTEQwNcUXWSqQ3+v2drQiw39RlBb1TGRMkoSEwwRTLg9585qq",
-	"TvtNHX4yCtTCbutUqGsoQcqw+HyKWwXi/4rqW7f6sKDW3Zi2tqiF/DHT3T63FlcjqH9h9ZXa4YaVWAUW",
-	"1MXomdQqOUJHW/5NREMQ9A0l8h3KGzA43+sDn+F7o8XZ7X7rwB9yyJqThxkG4WbvZaPH77USpmznjQY5",
-	"l41Bw8tvnPsqXSecjX0Ser517tYSg1Zp5gqCokonXWY4cuHQde2Q+RGbt1R6h0FA5oKEjyaQ1zELbmqs",
-	"sN66GsOy6fcQFr8mMLlohKW4WUdYfQJIl2BmhSbIgmbHo5dgVWDhBItDhOHn6wXS739L1W7zkD+OYq19",
-	"AK2cy4bzmDcqh1270xJE8khUAbX1mj3Spad9rnEEoRIef2mlnCQtT2WWtXrmK65jSn5HvbNZVYUVnAox",
-	"b2Dnha9LTwXEQQcMSuRYR3XkNxeUGbr3CMSecQ4OlFOgZJUD0ihn/SmtN9/QOLl52DahL2tL43VECsyO",
-	"+YFlM6yEAZeU7gCLcYInMysjDhREkWKxC04MPOwoGdgJMvM5oTWOQdjiJtcGouVAU3uTMebicJrSG/eS",
-	"Ho/E1uM1dPPiVWbnsfIybeXpKnbDqXN+JlPgZmjrKjWJeSUFbM/T61kkBCQhuWPJjTK+grvBTja4Z4Wg",
-	"SUmJBiSGf45VQKhcx6+QAFFeRyqmdlftBL2clFgvuEJGnsC0cLPdtdCIwn3RjHCBZ3OoZ6tpmGQYyI78",
-	"tJLEqKkbXUhRiehyc1H6M60yq6E+qpHBKQeS/aE49nVpf1UWjeDZKpGockcwjPvZ/6kQ/2aQiV6A2XbN",
-	"/TWTTMtGB7Tb7mQOSsYSyVW1YxCZniqtgmcpN76izYWXP4swWyvGkjFJCA3IEK5szd01FILXFX/XlXvd",
-	"Us0pJZlcg3PgSTJFuVZUM0oUWdKyTYLv5H/SJLYknHoBp2wmXID5S6WObxuhplYpNLODUzYHHwm+KyDX",
-	"64UgLiVujaSzxAHRdf5lOef89FP/6vKif97y1L/B/6OOTLkcdiuUij/dTRfm/BRx4dDx1mxslRgmZSK3",
-	"m9CKxdT4F9WvI7NKHZa1LUX4+57dIcGMawLyC1yUj65ZamiWfIyveNbC114NI6r6oq0Oigm+VQn8WSq2",
-	"DyynB4SV+fIOSzRrzDnAmo/olp8QkSZ0MAPoFiReZPktp4yyNCHh9gGap3wqf8vd8BFOoHTjKA/ecrl/",
-	"PFmjtCZrWdmNm2TLAz17LvWS25liFadtWziVXs/tRrLEI6+i3Wtugy6C6lo6sqdrx5p7Aa5QnLmM6rVL",
-	"geAntwcBT2NRuZSMZ9HvSb0uqK4BKg95H7OI2lPseo9m4m39g1bCNHINqAPIoj/AeociqfMK07mHyD0O",
-	"RLwwJFrimhmZXZOENzkYXFAwNNyt03fgkaDLLQmk4fQuz4dNXZYhfxUyFutf13A8d03hVuzJizbMl2BW",
-	"fSnwbhBcK3RyFIT8yNL6Xfmq+jRGUjbc4SwR+Dom4IgDYxmvBx/G8dGUxZrCqYGhJM2I5nROfipU7TEu",
-	"odDeSXAeo2X8XfWL62sWn1+OXKI6jFbrCZ+qITxAvtL0qVKoSUp0klfZYhwlXHjIz3RvPmLKm0v+8mw6",
-	"w+bawj9aKfgobWBBC+bS7r9SOYrIQe4vDrpA4PuU2/fFsDfsX/10ev7D4OQ7E15kfzo8PT771B/2j5Rw",
-	"Zn1R+cOAZBpBxPp6cfnheDAcQrqD6kzFH7M5ij9nKdXspr2Tw37l18HJ2eXw6rz/t8vBefnbef+v/cPK",
-	"2L3L4fd5hxpJaTOqvEco8X4/9V2t4m4dvdrvi9ue+KqWocHAbVJfJz5u2UaKIvEU0zAmrvgRipT1D16c",
-	"/Bf30eX5JzTDN7pKow73w0gwFlsFVAJMRzTAcbyPMOLRhJIQ+WenF0MfbV0ITEOchEgnFOBIx4ObgA1O",
-	"hIjohLc5CRIieLt3CIkCL/qH5/2hr1xwORHb6G7KOEHd+/ssyQVIsorpbqMeXSBVukV79W9hivpx9E98",
-	"egFBHEjvfVt2lcSXhIrrsPamimXPEzabC1Xjz+0mv8z/R1f9XgWXxeMHdRIoCDDa8uWw+zqyxfcQFmjG",
-	"uEC779APH7YNBZS38IqPKE4mKQRQHyB8DaFpM4IpR/4XexgP5eC1j76AhWJ/RHUbtYGHhwe/sOEaS4nT",
-	"cSyDx3og/1RmQZc+wMBIlGVmB1zj1jteKZ3dTVlsqsujD4RHoYZrLW1AUBQJPRSJrOQUxN2NaBbyujOO",
-	"YtNBBbhCYJ4pDS/YfCcmtyQ2TSIB2Zwm0S2hbi1Hlppg9VmYN4xDeazR7bpvH8+jPg3nLHJxWOeg/1Dh",
-	"iIcJwYIgVRCcUclnRRMKD0Y/RyrQNQ5u2mC6wuEpjRd1zvet64itXicWoBM0S9X+wqv6HUKzrBMsO+wp",
-	"2IjjBv70w4zMPXwubwUcLGIiyFnCBAlKiNhi1CYMx3ztLSqWfeXpScCKSbia6P9gGpoJYpaQ9QBkRmZa",
-	"JFnW51i1yuXlfkNKdFxqno8wJLN5jEXjIfL2ihFIooA3v/Rj3cF55aqakJPhkF/OdGWslQstNDa9LzSx",
-	"a9Q7a7yU3pCESwSofbSXDXpmNZU943QS0ebS7hm0d+HjOeOi/yhuxIQYfZdGIYHg6FX9z6s9wF282bna",
-	"R9qQDQQf74wJVJ3OISa2ikN/mi7KpbVN8NMBmieEG3yqw7d9K7erFSS1EidwsVhtkjs0NOsCWstuCy7I",
-	"zK1PVt8yzmdKrDQPXOBEKIYNbRlepNvxOp1O3kqleLBMrN1Op9NxWqMavvXCIxdsrt94c+jKMpdsjB6k",
-	"nCTmKRa36q2OQs/yNmQ2ckkZi0/YxveGsOTU0AL0MjrysjJo5l07qJdNIu3jyXHoIwILJax/SCVnvaZy",
-	"+KcpFkYzfkPIHKwZWWm0a82gRYLnQLaPopkyGVXYlFzvk70+vdlar6PGqE9t75DRW5Lw3NCB7weq964N",
-	"6RlaLFDuNebJCHllEpfnwYwl0RqRJWoKi4QXNtFppASG+Co4W8tE1ZwX7+kr9lTctWLLM0EtwzqS026j",
-	"S81ZGx4dJyST3Tgwou0/mKkGAG5ERvQracYSf4gYBM88mht28a7lB0goKE09dASN9VOCUp9Q99PyBH4y",
-	"v/vCyK5kZA3ruZI1PMEqiO3xLGkGW5vhS1fCvlnx782v5vvMEF3XhUi/Vh72hRFswgg+mm2DXo9kihSJ",
-	"DB3BUsv0MF+uMSdXaRI/vAbSwl+rzFKqiG4UqlRSLp1kQf3RkMk1aogsT2xrVbHetbShj5CxmvDNNhdr",
-	"H+bn5dxKmKWgrSrbtSFh5TLNpdrJcJ15QwvGEN1SpwxauUy3OWS5sUOz2CVIM5rS1cefzmY4ccSclsKY",
-	"LCujbSFqDG4m7mhZB20qgGMAr0ln+JG9glUHq9ib0GVkgQ+PejN1Ma3rBPgvze5nlrYiAZS1wQ0AuDmq",
-	"ZwFws8zNAngTq5xp+LVD8gZu+Hmutn9vklOsJQm65b4sM4g2CnpS2CuK++AeylHkkv8eI5KtyclukE9Q",
-	"J7eBi9VX8CzX6/YpUxxKc5NegdI4mHA8iWgjH9SzvKXzpfNWYbSl29rAyRtGc/PnfpxJsk0RHzgeZIqq",
-	"QU1SH7uNpTXj+JaEkN+Ptp+Px5yRmeYwr7s33yZ7s3f023nnty7fE+9u75x5aKBQYDOB/kK1XRr4wEni",
-	"Opmesp+PWZIpInfuohAsvkxVzG5AwM3d6AVkq7ePr/bCTzQeKi5sFwmGdgtiltF4JtFsBu4OEKOm0jQG",
-	"UxLc6AgA+Z2EKAahZ1u71GZxUC4fJHilLBEfIxLrQ4LELa39Auft0ObKd6AQNEecSVnxemG7atndi0z9",
-	"59qFZCKEGQSDmg6iLLN/qkxyKwY5VDUjfw/uw2uNEzZb07iUNDIrESpIQkKVnfQAkdlcaMeXu4gT56sV",
-	"7CkiWA7OsCcYLlvs185PqT0rLZFbHwINCEdYJzFDM7xAnIgDY7LTnkj67b3i8qlyImy4r4JsPahq8lj1",
-	"hsuVwA31X1iMWTJzuiY/AY277eLPYDHfpFahZAxsuOV1dREFi1qNec5cYy1EDhmL1/cGrE9UPx6ThDho",
-	"HWC0LKpLMBZzNMdc6fze7Ul4x1AcYKwjMRwlVgrObssO9a8XpyenuQcmvBT3ezs+PDNUTJkD/Vkw92F9",
-	"7cdzBvJQDV/gdmbLaHTRq83aYn6WS+9O5YjPsnQXrzFH8Y5Ue+ZQVnjWqnZLMXC2GFf5HLmyNXn28r5c",
-	"EQhmsPVGXV3wAIbzzLKX73YDrLw6tWfh5ZWz8yNtpgvE02tOsvgHU59FG0Y9NI/TLIuB30Z9HEwznxPt",
-	"jZiQeYwDYtIZgBWVUe0Z+QfbUV9Moi8m0ReT6ItJ9Hd368uO48WY+gzG1McoRBWddFhrAhDgHbmn5FPi",
-	"hjIaVyEVLwIpOpDqCcj7ybWkvg65xJZFzLmt4Ew2YT4yd/eMDNQfax/1bCh8ZBEvNe3ye/lalCgUxwuh",
-	"kUjxcJtowIr6BSpIcotX0vtszoHpoMSndfwgszE+pMENccZvr9aaFY+eiQY8YDbvUDUvn72tYsvOIxs8",
-	"2+bSq9BbWiL5VdOfaGat5uv8bcdQaLnnYkwoS69jyyHF1NgAXJSINc/whlB+yUnoXodgLD7EOk17+XM1",
-	"AjWxbOe8VRg+EyjtQasbXXrOT0SX2cvZOK6svA9Lez5laQKdF24dZAk+XUG5meHIQYltJ2mOlLLTlFJK",
-	"JLZzl9LKQbPERKUJ1VUjoOavqpQx1xw7GuMoTpOaMY1v9AW+dem/jvVn4yZeWKWHrhdWhKtWkvXOBnVT",
-	"5a+nPIv6IpmTayamCLza9xGuZqfI02RARWsk7piqIJKVYtVe+m3ABmZkXzXniNxreqITzJDQQ4wGBMoN",
-	"utedlB51ExZdtpXsC1/7wZaulrEYVIzcMm7McF2xNTlSvw5K7KGwQCqtJtry2c0+AsLvb3tWkCaLOYpo",
-	"EKdhQZ63ZpOX45joKOIiooGAywMOE/E5u1kN4e5sRLzlld6TmbkJrrJOpAzspZt1IYlMmeJI46CrA6o8",
-	"DhBaDL76jJL8J7SVu+Fj+WmHxOqD7A1iC6OkQchNphVZWf6npD/5LHdRjcxYLwilV7CEe1DGFoJL4DUy",
-	"NhuEcusk5gR+UpZjnVRQpSoyDzwOoShYlLiSi9gYYq1AjTxFVjlSYxZR84NDeDfWn1XyrLV722Kktt5A",
-	"xrON6ev51mZH4gTPUijMenx9nXy6wvJt/AXsRKGdTnba9V3dJgUYrn5zuWvHGjsrWO5KustITDUeWhCc",
-	"cLT7/psOEgy9f//+vcRQl8NDT0GybKMiqSzNJtra63TkA4joBEXqCTfJ/OE8t26nwXk/FnJWHmzmh/m1",
-	"n+wcJyKqSx/cJDGrOpEsN+sSAN/Y7ehkrisuqa5sAucRF7imdMIhpM6OSWhdsRPP1jhlWMfpsvQDPQMW",
-	"7BVH4xhPDlROqawMoErdjYJUaMfDFcy6nePWzO06kvK+niZZVE5p0wJGSQladU6L4/V0isEUi/V6zBlf",
-	"q8eDexviUCVmdxqDTueE9gavdBn8dpA1NfWRHYk0pywKXHJA30pyqBoVdJErVM7WMg+h8xKnjurclzS6",
-	"N4XDC6gnouLdXqs+0X6pOIg8hWA2j3d8K5ueKafrrntrzDd1VQVr+uk7WutgcveCtEmOrGLnS/VOXIrV",
-	"THVtztfy5dC3bab8vBLIega9ldHfCrznAoGqwi2iEZ9e5T4Gzff/EbrqvAagigvJ/VJN0XrjG+Exw0jl",
-	"k4b58sG90mZWn2yWSK/hG24HOiXgui/5NHvBxvlOswYAAwiGffTbTulNowf+yCcMZA7PQF5VmYtguSp5",
-	"uqpvsPwdb+Slwjb/wOfaEJjqnllI4gY0uDreEfR78J7yTmGgxo+15pGpDTzyiR2Z3Tty9VG3t3UTPnUZ",
-	"mmxAvKvnUrURpnGMUiqiOMsBmkN/llHUJKPkgs0LWSblD/KMVtWabtXDuoXuncioCepXx2xqISxzICre",
-	"T60rfE0hMKiToKpqQDK0hS6dcKBz7MluHG350QxPIFzV95APSeWucBpGLKsf56F2u70NeRt0DrEnlBdb",
-	"QrRqa2/DTXoFnyldXYojU5bHddErbiJPfy5qq85AGkJIcmE0avqZqIP1tIm6cNjyoH5lkc7ERskdeENk",
-	"DBecPjdHqcuURxTCFcyjybTKMxyqQiqZfrSolltdN/0xRMwC0QoR+1w5x5Vvo8FdPMqlLuMM5FgoH4wb",
-	"praNjrUnAWVCJwdEU5IQtMXxbB7Lyx1HJA65h3xQKkugp1BdRLM7V4pO24/A1DVQKn9zjTZ0sjtIeAke",
-	"LQjP5/FiuTpxeXCPV1BMHuS4z5cSt5/BinZip+Qu+2krzztZdEoBmCL3SpHxCBDR91Wr3Fyh21wiVURh",
-	"IYmQxuwS9MEzHwdgKyn71Lx9t1JVxfGYiMVVFBIqonG02rWszLAYk6jksQoxNW61tC7AwbUv9A64capi",
-	"75BLfyk3C8+85nFb+iO1mCs2b+TmWdyQyuN/qrtqbdFjzqSsMdG82lLl8FJoWossWmxL84WXUP8yl6D1",
-	"WZ+M46mo1JqcRFHKWsal1Ujkhjo6xYBNMHIOTaFZVYMN6gU4Fp+KKUsKVaDa6JTGC4PnoDBKRiL93G6T",
-	"EBxMcwRsswIhUWq4pJW5+XlVRaWyxEl+OqVBQ4p1YeEBeysXlde+r2pT7SOVBsQ1DHjyQEEqlRzER8Az",
-	"eGD4RWMWx+xOsRMYXceY3sB3DxEaShoGpiw9yS9Hpyf9zz7akiRPBRhiqkLN1Hq2q4Dhte534NuOgoHH",
-	"IBJdBaPmnGqKAhSqi+AqHVf4zUPY8PmJZ/ZkPAe8bHvNDZYuvcMq06ViNsBam5VScTBDRay6ApOVEXzx",
-	"qWv79lXqLrR3QWgo+dJcCgIwUAoNX0vKuZ7PT1UNoWsyZgkpQUsTarNahLt0L9QHZ4crZQ7PYu1EmtBX",
-	"XLJdxkruHyBf+dlmbeHJ5zQy/z1RdhrjRvKKIyhhRDjiKQTLsludS1DPo3wLtjrKEhAJiSNVGkLI5okR",
-	"LNJZWKk0e41/lb3wOk+K/BgayPrFET3HQkpDfm5wQXUxW+DKkjtxCBzfGMfmSHCFgQehv13kc7W9pRCJ",
-	"Dp3ENFKGdnPbOpN+G/WVvk0HsOAZAe+Da5MGsFzgcY6FIIlc5X//8t+j0X2nszMa3e+OR6P7b8af//If",
-	"LhpnRYw8JtIyZ2TflBhXr5XS6LeU6M86o+gho5QEtUX1JbfawISvh+jpDrq2CKDNNWM8DVkcOCRqs0+b",
-	"dgYkuq1zojHNTl1eJpljlJV8QF+j43009GYoeDAsiaaOTHZeADVdrkThPnjhgTpS4rZO8Ig2iDi0T7VR",
-	"CY78HnUVjvKTNpsz42V7NEsqXF/x/J3PuwI4ztd9zYxUqgHSlNExC6qivRrPeTt0oEEehaz58sX/rmH9",
-	"T4NEZ8jAkwEjD9CvB5Gv2MU83747Cc16kacWwm0Werp6SU+01he3t3FbfQl4HGZd3YJOfLQFXtMRnYDD",
-	"3x2OBGi5QIcp5cIowFDfDd8QFIltb0T9DFf6HvLDiOd/g4vgfE7CfWPt1dkP5NgGVEc0ITN2S8JtL0uo",
-	"sGVjl8yJJhL76BqHCBgWT6IlBL9fL0YUU6WWhnkOECcE+Qry/W21LMmcyiUFCQEdDo45mkWcR3SyrSpz",
-	"ZPrH7DyUbEpNZXZ7c1nOEfgZBneLfYp1KTiylWCEBVC+ZbBmtFGNRr8EIdbo3kq/NL3YupxDNVi92UKi",
-	"sNHMNYqLJpoHU7+z5Ov0NGclvbCzhNxG5M4RU8FFNMOChMMlvPu6+cZLp/GwidziFUB82EA28SLAOEbM",
-	"gyMdSWl0eoJ1ZmqUMiBT1Zhzt3ZWTLCv1uBVbnE1JDwZ59tQ9Qw4Pzusyvrqwxc3m0mjZmEFR+3mfFc5",
-	"hZiUGtfMIXYT0XAdd+gfZHstSumn+Dhh6tDNW7tDQ54mAK125y5VfWJsxkGJ4ZZ0JDewdp4gnqcwqvrR",
-	"mlRqCVFxuoWAoX10N8UCTTFHPI5CxNLMhnMX0ZDd5bXQuqVA6az4GQhwlNGaVFiRqFMhg4GsEJbjgaen",
-	"YOhb50yZM0EC5jM9paWE+Ha5W205tiQhgSioQ2pvZnnWOQD0gjBQAET7WsvQverR1ibSXZ4Sl1v9Vjmp",
-	"hK1qt4bLejJSruzzGTBzNsfmVvusy6y4gINqrWguXa5o+0+3oq2MaquSicRaPtrCOhDHQ3yKE2XJAO81",
-	"RsGTLRLbULQyhBfkoy35O7xjo76Gt7Ftm3bkiMC7yy51nHu2vg0JnoULe5bkpyZb0orcp+W9bQ4Un0uG",
-	"zSZo5vlv5RrlkzX5BLuwbAN549g0XxZfoLII5bFiNF7sW7EF2EQWgKBdDm9VVCirXe5MQLQ5AemxeqE6",
-	"upYZCO6mDN0lTBAUqdo/d1M2s2q4q6hVvprc2VEVtvxmr7whGG36YS8R2f6o923tdHPP3D6+53ztZxbf",
-	"W8nUlRD5cGzzUcBmhKNxwmaF7JvzyGhvEqWFiMkkwZBn4S6SlMtJAI4aZAtboKP+p/6wf3V2fjqEit+Z",
-	"ugojlW7MXgmh9ZqiIxJHkqhVE97OlaG+pc+ZhKB+UkHO7qHUVu0UVs394nys/AUuOUm4v4/0YIimM5JE",
-	"gTbMhRzqKxMqkoVk0cNoEgmF2LZHlCXIKO852gowJzsR5YTySES3xEMYxQSD84H/X77xgts+AGQ4opTR",
-	"HTDGeMq8KqaEEx1yDS50Orxd0n5FwHPMupVlQMaUkhjKIxOkvBnGoLnbdtbhtfa8dugSTLRmNjYWkkRz",
-	"gQok3BF+4CsQDtnRMV/R4pjQzGug2kwe3jkW5FM0i5aJonMp/EQ0FcpCfi3PTaFleFUQvmQAQo45olva",
-	"kQ3tdrYPVALRSFQ6Uyam8rolQ6bTFUDx7sz7kOpgapXgAG5ohu+jmXwB77RHoPpr1xldX8EiYCpWh17i",
-	"X11CWU26zoCFK6kqdD2UDSHDoMDRamCAPke6bTGmpngx36czTHcSgkMJJcj6uJpMwuKX1w7J126hm8HJ",
-	"j71Pg6Or8/7fLvsXw5aX/XLcv7jofddvea3Lk97l8PvT88E/+kfQ4OLy48fB4aB/Mrw6658fDy4uBqcn",
-	"Fy2vVcaP5dZ/uzwd9lpeq/ed/OvkdHj18fTyRDY7PD35sX9+0YNy8PaHn/ofvj89/aHw21H/0+DH/vnP",
-	"hR+P+8enpZ9+ODn96VP/6Lt+qSFsrPBb8fvw+9Mj+Nz79On0J9jGWe/nT6e9o6vh6enVp965PpeLy7Oz",
-	"0/NhX57W0aB3Nfz5TH447w37V58Gx4PhVf/vh/3+kT6JYf/8pPfpqn9+fnouJzo96ud/qTO5POn92Bt8",
-	"6n341Lc2fzS4kL/AQs77h6cnRwM4qI+9gfp1cNQ/Pjsd9k8Of776of/z1eDk6vKi7/hw3r+8gB4Xw/N+",
-	"7/jq0ylc+vll8dTl3x8HJ4OL7/tH1uefeoPh4OQ7/UvvQ+/k6PSkX7m/D5cXPztpVeEprEWojogkjNxY",
-	"oyW4HxQSwCkynBDbd7tqqx7nWe4LozMh+8yxmBoV1DUOlcM32iq9EcBrpVey7dQ/xW4E/NM0CqYIPkLB",
-	"+Gkk9pEfMBqkSUJosPCzTM0R3RnH0WQqUIDn60ZdqnQ2tvMTChlRHu5AOdGWBYKmEILJnMISlBAh8Ysa",
-	"yL3FeYFjWoYGKxyW6p2l7iwRKVh7tm57oe6F/JYyxdU63EWVJ8MrjqAROBBO8kQnY3SnLNhcXnUZW23X",
-	"JdNZ6nAir7WaQ9ZyriUiWfTGwrX1CxW8iwQDmyyUw5GXeC777EAnNCVYHgvHC462HOjmAFXQScFXPmAM",
-	"QhpC8PTQbpJlUdTUj6glxV4rSWuLjiQpNcGSd3iBtioYYrtOC6054nqnZdUGbVX2uO2Z7E1JSl/Jo7Hw",
-	"mHu+lLuiqHs5fBjg0FFF2itmiptDy0MdMbZFtFIEOcRrKlfcaxY6gkKIYWJWsh4lmc0ZOAWuMQ1yHOQS",
-	"XbkIh7W1W8h52dznGTyXMUV+FBrPZ2o7N0sRouAXvcwTGrCz7fp8APKLujVga3eVy4EPinF/Y57OZd9m",
-	"VaBpoDxzbZarxjxp7Jcuujl4orZ7oCqbb1p418M2sw9UVf+uIa3aAevlTAdA0CExnhRNODjsSuSpHAC3",
-	"bsgCsUTitxsyL9x404S1f+WMns+DhsEnrgXunJ8dom67Y8LOPEmMo3EUKJUG0FzlMZ6hfUlhWcBiw5gA",
-	"kxKSMUQKuiqiyYUn86D2rXfbndXyhBnEdUeZW0HDuuDPkbWptDMTu+Z1Oiqp8vVCKPPqJlM5ZRtX5rv1",
-	"EzqFdr9CXp7u3uqoNLCHNHi5+SzLN6G9harvFw7P7d0C4QN13zZSL+yGrqnCX7/apt6Epze6qlRX5cSe",
-	"hoyrF7BpvFyZYROab+ey/0i9d7aggfY62nQKwmyCMyymzVvnyAGCforlHBwCAxaWW7zkCPh+IRnjHYiL",
-	"E4YiKpgKhrAzzXuS4xlRU1szYykQHCPyvyiK8eCD2fQLyrCD/GkLYjAwRSouFMcj6is842+bmaVQbdI/",
-	"0hCRYMpUJshJdEsouk4FouQWKo5ImTlhsxEtlMgKI34DXWMyFsbNQy1ea//WA0C479UlDQoHv+En+yy2",
-	"kCK8rUdZ5rrLsxEVmMC16uNgfpFVMyop2pPJWpnTIXJphl3uAVyEEav3XSL0tv7A6ufNd6EEav60QZp4",
-	"yx8H82GCKTfVW9PEob2ZCjGXz1X+l6PL809oS8U34uuY7MBX+Z44J9tPSLABN9fMalS8V/Wylx7WiiPQ",
-	"EPPgLZHy8+JgHLJj4BlBW/5//4J3/tnb+Udn5/3O5y+7Xnfv4T8g4S8n4YiCgd3XpVJ8NGVxyCHqUxle",
-	"kP9fROJJxl+rNjtQb4wlI+r/l6okbH9oo++VngXqSih7lC5SvI8IDZKFSu4gRjQBZt7/i/6fjyKKviO6",
-	"PuYB4jr81mpwjYMbdEPIXFtHNIqFqTKbiH2ou53KHT64bzUHsKqbjQQeiKz0SxDlH8ifwoj5yhCX5UGU",
-	"K8CCJYgTwZVe6ejq+PDs6mJ4NDj93xJAiilVCsNKyVb9h3NVsyKMmFPINTm6V9Vvb+BXFi5xJStN8zTC",
-	"UF7zpklCnXc+yQ2JrkJ/M3xTDLaT7ERMeE1pv5jRyZAks6XmyRm+z1yNjfd7ce4PaTjJa5YRnMRR7l7J",
-	"kXLYhMBjHExzCTiiKsqDj2jmmo2wQHuF+reqDcoskN9KMW973+QxIVxkBkaTGDwSytUW4v4AX05ZIuRG",
-	"9Ub0g6YCUq+PaLGCj/Ens7OkgEVaidHa/5TFpGTB7OZJhLXm1E65WtAhO7xi6yy/qmlms3Yk+ChtzqFU",
-	"bHYj+Rl3O6Yikb2RbF+dZqpOBcNP0RU8PeVwU1eXQdg8/7Da1wbK6OQRFc+AOzYh+pVW+UcKffmmNoC4",
-	"F8/CxhcKk9tZP3UhIDyPauif9ttWacp+pxjXVfXje5ajvbK3KkyocudTBu66gCspAy8Rt5nwqSENZB6v",
-	"q2xbnh36WRw/1/DsNNk1Il3sxE2Zm8W12T6S2jky297yXNTJo/Dx8pN95Jqdy8siWaoW1OWWR+AAICWe",
-	"y5fWRSKWL9cZdm1Oz8DnVxx3bae5ul8z3aT2ilsZQr+qYGC+DLsSZYmH0WquQuSMTn6UZ170vwAq8kwK",
-	"xn30BXLYoQf04Cu/ERUANI5uCeJTPCdVxVoh3132j9ocW+un57TYmb1Ok4qKVua1dYsxFtRlbx3askJS",
-	"vurnMhqseuTXZg0u1x0qOXpEcRzpfOXKPmvYUJNvBAmWlUrKM3g2KElWrFdUSm+S8/h5thwth0gIUgmT",
-	"MxSuq6NnaYLqyxbVFUDSZdd1diFrKCn/qOGTkCQHWRlnHSsAnRJMG2dfHOpFrIycLRQdKlyS8SpagijO",
-	"DUFuzmn8GWI2zDZr8vdtmNrkm0zSda1aT43LWCOqwpyJHVZoE43svFfBw1NZcguyNs+U68EbJY8tmUNx",
-	"cDNJWGr00k1yeQpVjQ2E626nmykTzlMKeTdEypH/W0pSEoJhJsaCJNvKlBMTYXyY0IQhnSmLae5RFUM/",
-	"AC8+lc1PadxUiJGvlBFVTjLIKXuDSzB8gHxtaSwigfnNhUiwIJPVZcUrHQpvax1RvHkO1XMVVcQRriZR",
-	"rSa7d3DYpfzhTBgtaCQIn+OgHO4LaXL/cA1EHuPlqK4zITUVJo4dxdpLfrI4IXdk3couk4QQoX3w16gx",
-	"TQOSCBzR1SXRVxV5OVYhBdX9QPa7w+XVLLN6fwXeso7SW0UZXQVgTHXGXAc7xXmtxkYlISUCaaOsRqf+",
-	"deZMJOAhDqbhKEH+LKsVGXGErwFv3EUBAT1oTQXEuXAyZxdTnBDDrBi7TByNiWyu/IjnKtdPnlczJ3rv",
-	"37ffv/1frWLEcGfn/ecvu96bh9Gorf7oPvyv/1htxCocuOe60GwbzqciGZqTx/kcQd8zy1XZPDQ2JxRH",
-	"8qlRMU3YPApa8hGw3+R/GJsAW8riGM+w+x3aA9cWaOTpXOefNOxo5uWqstjp3PPGZzy3uyuM2TzZaXGj",
-	"qxwe7KAb8HQodDdnXb+bWcHF2zYhbeRcbdNmuVa15AJosDgjFMfCOGNp7b2l4N7pOqSKGb7PDSAF1Xhn",
-	"VeiS7sziC0HmvM7p3aptOsMLiSeyKqYQkgVCQ6ajf3uAOoiNxyThI0qZarp9kKV7lZJFxj7AMFDzYkKE",
-	"Rk6AkiomjOVqfskhSSklII86QkFmYFNME1LbseMU6OZnxVNf2sFJIVzcjMMjJ0ssrUImdCpYXoxAxXFC",
-	"cLhQqF2yayNqeDoP+UlKKeRZYwnyNS7jVzhQRcXMBe7buHVEfVMMoJ2klLcrzJevSw/6hMJM/nY7/zfE",
-	"C/ARlQuVUHIg5/0V0iRY9QmBadzrvEcVj/wD5EMZ8iSdCx8s0so4LbfGC878eTvYq1YxavIF7rWKlQUf",
-	"a27YYbkeFseSn/bVuXIGpE/Za7mmYIaAjegWtCfhFXTZPpDELZkQH+G5CgcCIZrcQ94WjNTZA9+saNaI",
-	"Fu5rizKw5iUpVZECcnSuLPFwfxRqeGgncrP2EZUDKkepOM6m5KZyR0QRTpLoFmsRvphgTt8NyFnayzg7",
-	"OxXSDucBYlZSiNzL8ZmVUPpxYYvWACZ40YpCdFVOdPnuq7w5JAbrrMI+APhhHj2la5QU0vKsLKLTRNlp",
-	"7cCp68xriWmtpw6IVFtxcQTlM7HoekRvcRyFV7l+1/yC59HVDVnALzwdj6NACmNXc5JAekHFhgBhu6JM",
-	"XI1BaAQJespC+EkHH8PSFjHD4ZVg7CrGCSw+pRl9vJqRMMJXejvy9V9ByNgVuc/CwgGSKI6vTHpCNbX5",
-	"C7DKVUrxLY7UFayArnNLPVIfkKL5QdVvR14WFtF1bDxFlEY2oigrugIK1keGsNiwX770+hiUMrjUX25+",
-	"WKkkjEK74mc/51eb/WTfhf5J8VxX5QWVD1lKLtUaOLGUZ+o7Hbsj/HomlgvkCn3YiqlypCavKxdpO1xB",
-	"I4knI4o2VEZyZfFH6mQT7VUpvy8pa9ggBXVzJFhtP6GmpHW+eYU6dkclwVmsiiWU62qYrctRpi6bRR9B",
-	"PRDD8txWfKNVa6QXtoHJYcRf58QsMC7vN9tqrSaueuh2bFRJ75zf6FnByaAE3RA3K86K9MwGTXlAZySp",
-	"bwHy5KDkp1r+fmak/RXuZ/Z6Cl0L85SW5TqrM5JwRnEcicV6KkscyiGiW9IgVUWhzr7X4qbMb8XbxpHV",
-	"kzZtmUjOdM21uPj3+hwxOuUL2hIEz1AwxWLbQzrlC9qaRUHCrmM2mUR0Ij/otDBoS3EOkK9iPi+kDbOS",
-	"yOjMMVY6GSeMguuo00o4jiars4jL3oeqLfg0L/HGM3hz9YAgiDsjnZwQZy9iPZBLBevTCZ6QWbE2pK2E",
-	"nuKIrpk9JZkHl0n8VM9syV+J7zGfCjzhT1UzqkOqVdgoD+IsFlE5g6jfFDEz0RQ880s2YRhKoaPgZbu5",
-	"4sa+aa9JU6WwsboVTHJlJ2nOYkxxqY7a7l5Bsfdfv+Cdf3Z23revdj7/p+lo/+bMC2i0RXkeJNfLSZM6",
-	"1sUkAMLahhqJTNmBEQR8jsvl9txmgCbvqarfqgkgtFbtemOGy/4ujUIC1ZscDnoqbvhTVIy2K/rjmrv4",
-	"4jCGRNpfXSc1BR/YGaYLy6l2dXj/TOUZWuJ1Ok/ImCQJCfO1LB8y5aQ/Y79G9bmL7FfapLLQuWW6lnDk",
-	"OE18OykUUq73GZi/7TRt+f5to5ZlR6LbSUtNo4ZwAkhK3QWwjE5KsDyVg7Es3rHkRmkNTR4mV3DwMgO9",
-	"fMyzuXAoJi+UKsTUzk3pAZoxKKyEKdrNEkiYogFGk6ITYcSM15R6WeV8eEF0zD54HrIZFBwyuSV4Vl5T",
-	"ax105QKjrKEkgjIBygaHKOh72GwQNlJKBIyLSx4uCdhTKSYKLiIcyW62EiSl8yQKlHtfFVRqVpED2eNC",
-	"ajPBGsdxA+pxnlItX3/2HOlMzIGrHHR6c1CB4S7iDg1PVvTarLvZKqwdOJahvU/lOsBdMjvjKAYfyimG",
-	"vDbO1ZQjjNd3xogMqV9xjIolKPu6OHxGyDxevOJ5PdbQg4q+Eyp5AXuzFpS70/9sxDo/x1JeOV/u5GKT",
-	"Uo1o+A0JFWlpquvLHXkbAUXRJ+SzK1wMitvpdloBDa4XjBLAPprZ2sKZllplEgb6Gm5rQFLeuE7wMdi7",
-	"l6U5ap71wUYWSjsPWEqBbcUosPptLfWRXXn48lTDNK4FS/O97M+U0kZ326ymwHlKTUmBUs75DeMJsH/p",
-	"CdZBF3kGolXbUA0Lbh4rDml5LvcSOczGzS45O+NslQY3eSWXLvleKqCbl7GxH3wBLlwYxeIMcrpo06Zi",
-	"knkL+dcwN0/zE5Pc0abdwzISWGtecRXeDgnCiC9oME0YZSkv4qI7lsYhmuJbK4mpncfMq+bo8lAhr56q",
-	"JO7G+7Xmm/UTQ8rN39bUtc8ILtqSaMB44IYeYAXDEsAnCH2QwiyOOZNobkQLZkJVorNg0DN1p7hJPofn",
-	"kp/C8YjCdCUEud0Gq2pWGPQ8pV7uNvOK57XYfSn3jKhg8Fn5epeLSLhSwz4iuCZJaSOILdciSr/qOm0Z",
-	"s1N1tWoU/lHr03aebiQBv0YSf2Somt7Jk5HdswSpSfK1Mvbf6Wn5PbsrqFTAN+CaSDznEDf1e5bAylza",
-	"MpPsEOfe8RZGkP81Q1gBUxFHIaGRREpZOPC7vU4pWvVdZ+/bgkfOO6cny4b8W8ksoiaDRJ0NbIYXiBOB",
-	"ssZmkyQeq6R0hhJfmSZwLNs1mfmct5oxYdVV3OGFJbka4SPAM8kPV5Oo525YXVD+BfNiPnWXftxsYKn/",
-	"ac47VfMTGJ/o//f/+n8sFxr4KyM+Pvof5CvaA//MSI+P/qdMdP6nSHIO7EH/7/+/yzFHF0Ic0RJN2oYo",
-	"ccVWQtwQTggaRxTHRY8PtYMWBA1QlUmwNEleotlO7u61sn3YTiJEVz4wW3Ce6Oq3/KUKLTUFf432UtmC",
-	"b8hCFWHJSjRGYRudgmblhiw45NhA44SQHVXhUY3PD5CvU2UAub5LIkF2wKV6K8uLgWaY33AdawOJL5z5",
-	"2g2crUowW0qE/6BAtkkykryHxGZNWH+ri97mKsGwSunNS1pF6HU7e07z4FZ1Vc3yni6kccEScZqUXFsx",
-	"D1oKQtzwliXRekRYftHM15Si23m7VqV+qjMnaGpxVpt2OEubbJoUsuaCWKzqHNTWHDP6QF7nQ+Ny540o",
-	"wmgc3ZNQu5A1DfYq2U8cHI8UKJ31LKDac0RxIhln3QptjVohuR21tC71Oo3iMLOoMNok3ZCZ0Kuctn04",
-	"Lp5EbeJp/FJ+EBtll1Ry1yNGSY2klFEGFXEioUaHnSioyYp5VHmkFbpCrb8yIk6NH81zhLOf6UhEsDBk",
-	"5YvyCPY7zFFGsnQ1P9C44SjMuDWjgKuJvmkgt1iJdZeJLbb+Y2nEmh4PEjA/7jIVwdZmjyhTMrXRIQvJ",
-	"iPpWbn1/PzuwKMBABiM6UX76akRdNhltBQnmUxJuj6g+u/yktcobXP4habLFDENKGo7GODEZY6HPiE6Y",
-	"yg2Y1eMAkw0bKyNpHEMBHRe9XS+19AavsN6fz06u7LSMWTdl+Fp1vh4SkkHBEsolG+PLsf22Zl+TaCZF",
-	"OKZjqudzHb0UgmfLss3kuCCztyzdew5uWlu2vD1Y3Ex7iNRd3h5CEvL2LL6SotSqPipSuNAtIRyi7FZ1",
-	"PId2Ot11BkEL5UygLvDBa5ySs7TlVU4MlT037WBvuHmf4l6b9Mqho1l7CzzAM6P8YCzOTAGPAQr7sos3",
-	"6Ckgrr4qmxErnfuSUqnwwDyDdzBdqGD5gyzebBD6mjfK8dZYJbROZ1k5IEUuIjpZmw7mBFBl4udSbNUY",
-	"T+5UrfAVd9dbWG7aUvrZiE4O0Hf9IXqtykO8/qJV8w+vpVjw+guM8vBaI+4xi2N2B+nFBWPuArTPQd7q",
-	"8aP1IByq3HGCJzONJbMrOsh+5iqKAcozZUxobbaL59yqmWbZRu2H7NhrrkxSURwH8pZUwbiMcnLkW+9F",
-	"qactypvngsjDpDT5Vxfv0HYlE8gOu5Jtt7LcZ/bppnmtN3rUdlbsfPXLD97GhkuPXnMtvjngiBtvpIoq",
-	"vnKU654Ju6ktmQbk7Pc7RnbTyqatOUjjXGiLvqt9aFfIvBU1wZMKAZrR/qSVAOdJdIsFATdfjrYmCUvn",
-	"jcv/hbOIPqL43+PLBsLyBuG6jq+m2t+hSor8O1T7y279z13ur5C4oE7dWciEXfui7D5vO665bHtcyc3y",
-	"4yF68+bNe3Q5PFQuZzMrmVExFr7b6b7b2d3d6e4Odzv7Hfl/7d3um38U3MKwIDtCJeCp1qLJK5PkG8hy",
-	"/bhSbz+GFIVa7asqUDbwgnQF/ahEyq+4dskNPWURVuWTQKk8xTSMIUbdl20Gxjisay3tRKFfPD7ZajNl",
-	"IZqQChfzKb9pN8SQxIjjO6+Omh0g/8tIsd2j1j4atVTVIlUyTNUqGrUefK1j08oEucOG4UQVel0kOoVb",
-	"dFEgiECvpqc0pgll57lOo1hE1Ck3lNXKa8cJfIpuiPsS5NdzIu4IqQkhUB7ztSVS1efl9VFVG+0kXePW",
-	"zLj4aNIEOH38mSJqSCMqzRQqU8nMQ1PEEhQWgXhvWsqFsbvz/rPKgdHx3j78MpuGn/+jLknhplD83//k",
-	"uF17KSxNLeZWU2baSY1FJL8JUZoqhRyEdcsxnJLa4xxtCwtxoJow4hDfcb6kWqBJ2REFBJn2hW1syRMG",
-	"deTbDgpV4eiIcI04tg9QEBOcGMdRZR43cSV4giNaUzFhSXSRUjI2Ns3YniUXJIbyIi5bRNkR926qcXrw",
-	"zax7s0ffzb/9rZMonH7vfAjz8BG3pEssNMCssmW2++L15idW9HzLl/S5Hpqfkvy6Fu5PJZOs1cEgpUZc",
-	"26mMzKpiVQ8QVjl8ZwRTjvJMhrNSSquuk0kqwXgDODiyehQhLcvhVTCJOgGvKbxlWaSSuGG3y/NPldsv",
-	"XPySi1xVm+BRta8aAGY+/OrFPc2AVtropg1p+fBQ/36ZMh9gViNujQs9xWZDVYpUBGym7Rkc8udxgbSj",
-	"qkM1Y8W2bKpyGSyzTq2o9iCZX66D9HPmFjGqnR6s9eZokdwKjRfDXdy9fhPshW/Ju/E3k2+n73+dOeMT",
-	"Kog1rB/hxlmqGHPRU4tZ8xRkz8x31k3eipejCVe7bhnKhHvo9Lv9fjg8M+VfNZYrDp4hO0MMJ0wgykya",
-	"I2cUEiX3j9x7M1dxA+xlI/0T3TUBMRgYzPKeZH7hts/20vJ2pSe5Ce/L8iv/gz0xHTvcFJLMj+zZMGWB",
-	"/Frk+q2TXBuw2cT+nmtPOeF+KodpZa1WycPMXyWA81opjX5Lif6sIz2co7oSrShkLkdEOOPLeXotm10T",
-	"jgSDMG//L1qoL7JYRsL+i3GKbOd5QNTfmonM/jb1i8zf6lFfqaSSYW4NattuhAGjVJVWb+cN9WLbQuep",
-	"t3349d+Z+2HBi1//XfZc/LwE5GxrZZUg3kRQv3+sDzM/R53nmx+oLO6Mklccil4rAQ6q+afgC3u/Y4px",
-	"F5xV/3WPdIO4+E+CgzeGe58T516AR+dGlvlTJKZquOda7JBwsblSMRq4m+QQz5t+xXEslkzoQvyVQoxt",
-	"1BO62oTmZkHSDsOEcHAFSAhn8S3QBDRLuQB71DVBMWPzaxzceMZ25aE4ojc7MQtw7CGIQggwF3K2lPI5",
-	"CaIxRDikNJZD55ldVcQFCEK6GN9P/Q/fn57+cNX79On0p6uz88GPvWEfCvNtFyUL2Mb+69cKh+rfJfZS",
-	"Hg9hRR+whMO4BAT7OJ3GJnUKf6wSoRagNPlZq0KCThrtSEcOFlUt8KhKcBzdTRknym0eaepU8BteXWz1",
-	"d9J5/ol0j1+XRjGHiM8rIW0j1MpA7TORKosYOkwqhh8EzBYJjng0gTQiKsDCyx0ArhdIaVSRHhjsE+dM",
-	"2D+pibKSwWu8wpdnoWNaHOFZd1NOgisf/Se6xpy825NI6U0XJZiGbIagnr7yU/7+uHcIGZh0rG5IAhbC",
-	"3Qni9tH7kz9FfSSfXUV4OQnSJBKLC7lCXTSE4IQkvVTlRFJ/fTT2dEVtUe9sgFQ22QrjoT95yMeTmyu/",
-	"YF7EAsVEsgpvuuoWuiVXKjgogB+YNj9sqMT78AAZTcbMuPRhlYNRGczN2mY4ogJHlCRcn13OPkwiMU2v",
-	"Lb7BsA+VoDL1TL0spox4hZIHSihDvYEyXHC0pet77UAWQmtb2yPKJO/z14vTkzYykTSAeDJZ0f+CRgYb",
-	"jVqqHoqHRoCW5N/tdhs9+J5SvY6oSmZb11nxLciy48sGEoZHLfmz3ob6IyQCRzEftaDAmDei5D4gc4l8",
-	"APbnWEyBfENmDzRPmGABiznaEniCzsyf2/vIfw0FqbX5dUSPD89ecdj0zvnZoZeFIr3iqNftIULDOYvg",
-	"4Pyq0yruYn97RBXowEJkHzM7XIAZGXXbHS9LJVXJ7Dui/utgisXrvFYW1y4br8Efgps1V/P+ck+lDeYj",
-	"apKuoC047cLJFs5Tgqv6V37gkMlZn/C2rneBxYgKYIOyM32lC+RAaIpKnj8ls/aIjqiCmixJMTKCOPLl",
-	"M2VJ9E/4fR99gGeDlNtG72xw9UP/Z+W34bfRD2Sh/NFmOCQjqkrw6EcDAZEKgfgHCCM/ITj0AQ3O8EK5",
-	"tYFTzHf9oZUt2VqdlYUYgn5UOgMU4ARsvuC3iwXZAcM20lXrM1W4/FEvCf4GLJEQ+ZYlIYUQYwMzr7R1",
-	"3NSSyDPbws/b3ohijvy/72SeBzt/UXeuE8EP+sOPyC98HbNkdqC2idHbTkdf0RTStXPbuxbm0Bnq5LQk",
-	"RDEObri5rZbXiqOA6FzUGjUdD4YVXMTkyODM0mbJ5LXuxF/LtiCGitjCairs9BhTnaZS4tmWFSTX2m13",
-	"2h3wEpoTiudRa7/1pt1pv1GeG1NA7fqlyX9OXERSShPqquRdg5uT6uEhjOaA+wTCSMqnbTSU16pPlLNE",
-	"KN9reTAjep1AzevrBfKj0G+jnuoNzhr6KiFBlMkbGUdcqLPLYEvyOLCg3kTTPXhHRIAT4y8VXwoo7Qre",
-	"XZ7yGdkFmUJ++y0lSZaveL81V9ltFVEuGHd3V3l9VHg/hfznEjfiCambEWDGPSUUrLBqcay7ArClaxoE",
-	"lwFxa1ikvG4xmZ0lX83KEsrGAFSd/0Le/A1ZHCA/4z98XQIQ7Fm1y2CJ+LBYcxksER8jEoe1KwmjRKk9",
-	"D5AvPzdaCgBuYSXNEjrl8ccqoZO+UhV8/CB/M2gQnly30ylX3pxDcJ1c7+tfNXOd6TwsLZh+tb98aWkS",
-	"4U7y+7kgAizz3JTMs06yr6yt3872fuvef3Pz/u6teJd0Fv/E10FWTXG/NZmLnbftdzuCJAk2v+fByHnC",
-	"BX2iw0R5S/c4j7jAJnYMTI7gr3dLCkxqZbFv5WI7nc4/4GiL6t5C0uzdco5s+aDsnNi7xRTYuw+2iGgS",
-	"ZzUHwYIaGBjSqhcA4Do21s9SQp0md3KGnOxkTnGuSXWP1+XmD541wrkhkM1HybuURuJErDMKV3phm8g2",
-	"2k+1Q2mUxntyd6qM1mBf1Q5wsXvqvbp6Zu/69QccGk0idNld3eWSYs21KYXFXvf96k5Dxo4xXei5wBb/",
-	"tsn6BrrQRl6HgqezGU4WmrqijLyqzLW/aJrW+qydSatcghKNeJ5dAMht9hfIJeAgfDdlMUFZ4WMjEqFx",
-	"FJP2iB5rdSBlAqkZrkmIpiRRCUpMrmkaIhJMmZIg8wwcmIN/SntE/euI+cCmXkNas4hOYmJqiwGrr5I6",
-	"cx/CPyTbohtbua35wYhCVTprasXcRJKnSfDitRKbgVVso55hXViCoMwGnYyoX8CLvvZbc5U2s1IoYNMf",
-	"qe6+lAxw3sLqpGpkyLk13+5rnaonj6N/P5ckEI5nRCFvCUeR8NC1PAleyH00IzMmT8JDN5TdxSTUcu00",
-	"kntfIBwzOtmXKyEL+0iSaDIVOn48G0/JXzgrFw9tMxfc9ohCxgYJFopv39pFx9GHbUjAYjIJQSSigwNU",
-	"wAZ7qrKALtDPm7wehGQ2Z4LQYPEDUVk4de2UDyxcrEeLryMmH0f/fk4SKOhxRD5GufDW8lrfk3jOddQP",
-	"WH0l4QvRDCc3RCCREBqCOnQVCVeqBSlbE523U1siJgzHXC8ixhEtDq2caVUt9+xOZWu50JbXGpJgSqMA",
-	"S/EZxwsewWI2SeDn5ZoPeSWHX1rzhAQRV4WNRKSDJHXFhtY8YWMCpWqwCgaGGPZxEhEaQjpIU4XhlxbW",
-	"VSWh4ZTE83EaK1yl3rjikrIqACZv/y8tnQr+cyEvv/4xF8rwPGpLUkKJ2LkmArdVi3bAZoA8M02n8gPV",
-	"p1GTdl4CHLdCDax0QLryPKxMqLPcCaZYmDtRL6BfnC2Lq4IgAg0V2Y956IDmaqxUO6XAAR3dUAwVaO1N",
-	"Fd1bgxsqugc/FLWXWRbaAg+8+0geeB71tfyvr2v/9WswQU4ZF/vfdr7tvL7dNaqkBqzthjnlNRjfpzGg",
-	"6sjDZTxonrcNEp2oDi9s6AsbupwN7bxZ3ekjS66jMCRU9WjAuBaJ8IBecngBe7sNZjtTheaGjH2CMnPQ",
-	"722TrWW5qo5JGOGhTuqx1+2uu+BzkvI/mE3XFkPDA1X49AevVVGh5579jnLRec1KgyaM4bJQQNrLSzYD",
-	"I6NCpTyVIHfCWNhGPW0I2ZkrdgUCd8B9vFK18w066n/qD/tXZ+enw/7hsH/kYvfU2h7J7o2PsQimrc0p",
-	"XqzYiAKN2NU0AhQUa2hTTOpjdXfoVYVavFKcNNSD4UguA91JeUgvpL2M0DyNrJRDMFaSFWtJL2Tlhaxs",
-	"lKzsre5xwsRHqFEKNKEBWj9LILodHL0+Ki/XPxKpH2kDch1S99wWmnMi0kTrFJR6pYTBTUCrtjQr9YBE",
-	"x6rutfCU2mJEGZV4nSP/l8+q0POXB7+NfsRxSrT8ivKSzllCVGU+5DckdGHv74h4LOo+YZRsGn2vktnd",
-	"wnhzLfoGJPWmpKMq0X+GZIHyrsGLhAkcH9rUu7X/Rmu+TZR1a3+v67XSOSRq2G/tAgH7XxCM8HtrAZ4s",
-	"+68j8f9OYnu9IG7l2T0aXByenh9dDU9/6J+09lt/0f9T2OGRFpInEf5GFL9E5ftDvJKAQZsCFX7hCP7c",
-	"HMGbhnT3mIXg4d36XbmIdXmCP4qwZxaKGpPKWnSxp709lRFUUkdnyUQcEK58+zW918TeuGeA7h3YhQPt",
-	"yWVcsW8ImSsjx4iCQzZvI1/77tpZEV2u2zgQKY7jhfHhBjPAiPoZ0vLRjN0SlWTLzvFAmVBcSBv5NI1j",
-	"3xIX2yPqKzy4jxQa9FUSHm3EyM1MOLhRlicf3LF8F0Oi3II3IU4+0mxQooaGurFkhmM7DrcVUUs72Bx7",
-	"F2MZGilgH8lMZS7+vxQ2lW3h82Z1pdl5/C5EsOyKvlT6za1famUvxPFFXP53EZf/GK3tH0TKFVZYT/H6",
-	"GncB5TyBzjudLiz0A0Sw1+2ZqLot6N1VOsXMSXq33fEyL+kRvY6oRLbbbaSPSGkaleuzdrS2faozl+pe",
-	"tzeiZlTLNVoSceXKqXAmuAIfEzFlId9H/gWhoRY8fbRlsnL5XwTmNw/+PsJoiPmNZFAkyicj6g97Fz9c",
-	"XQx7w/7V4enx2af+sH/kq+h069PH3uBT/8jP06mo5HTyVCLBR1Sn2NCqVk8zLDgR0RgHQrsc5HmeBblX",
-	"J6HaafeHEc3bQfpQ2/U/67ztqW2qVKsRnZj9juiWupodYMJU4IanGDRf0tN9H+H8tDNfabUGnbEv4iOK",
-	"kRrbFIpWKfnNwdnH8tPp+Q+Dk+98D/lmrwp6fT6iAU6ShUneb7JR59mTTdpkT2cl4Vqd5Mt/Hk5TeuN7",
-	"4AlCEUaaOdODI8GQ++IQVNGrXty2chbxvyNC7sNXrt0SKsCwgLp7aMrShGc1CkYUVqR5zAOEobE+K/0C",
-	"TCWCrErmHeZQVlpuOiE45M61ZEl5sNBgpF2Hux2kF6BLJ3Xab9BMwXaWNvw1JzSUB579DXflay5YrpK/",
-	"nhDhV3LACj2iekpoy7+JYKSY3ZEkwHJf8k1wb0R9KNPkm3gMUxlUgrhiPrbh3fUMhEJiSsnb3YtBKB+e",
-	"QDPGBdrtfovmSUQFvi5Gp0jWGx6ObfrRpR+YZK5xF++reIJsXB1RUKirmyc4GlH9ijxkFDbcMzFy3IM0",
-	"y1zn5aPKlzNYoADP5XjyPUk0Aps5sAu42HHEM3wDYoV6kInWiUaijcAdWq5yROdQ+XsLonWwUEV0uQfg",
-	"ILGFfH7QchvuR+AbQo3WNMBxLE8E0gZCJjrtt27cpwrlMsGpqY16hYTyEUdYjCgcfvftO+fhoy0Sc4L8",
-	"nTfdd52uv50BdxQqoJQ4QOJZkJng0ysJLjtvup3Orq+uHghXFkgBkVd5mIKnhbcwwjoJiEZgIBHy6J8E",
-	"cotnhTuseB1ewO7Z7UaJhj9idMzg5DWi+r1yG7OpQKUM9GGMbqezD1v+ptPx0Zbcnmy/LYEdDsL8ipGW",
-	"uiSehS+7PtpK6Q1ld1S/xuxT10db1ziEW8cz7qFrHKrbVS060BkOV449lrxQ9mlPPhSrRP2IYorIfcRV",
-	"xRPMb7Kmb2FximxIgMo+vAcqN6J+r9vb+VFFZfha2FbF5jVN7bTfZKt+46OtSDMg20Z8huE6Oh+LSUgr",
-	"twwSMo4l7cUz5Q6pRN+2hG9JdXxVl/XkdHj18fTy5EgPQtUy8jgZ9WJH1D+X2PDT4HgwvOr//bDfP+rr",
-	"PhADUnyeHvIrZV8lYfCtyrD+ttOHD8dxr9tbWwLvdXv6JB8vhJtgF0lswOPLVtTAj14L1Bkmd3vXa8kh",
-	"knkgxc12RxXlmbKw0EWBmenTkjCyLMuv8qsiNCwuwWKSysvYXbKMYrd8KVZp3QxXy8Ul0Xxnr1soxbDf",
-	"ej/eDbrhG7Kzd/0W7+wF78Kdb8k3450O3r3uBm/CPfJ2rEbXoQeqPKoqDB4ytGApkk//BuFriaIBYpRn",
-	"vjZ3/B91awzU/Oenn/pXlxf9c3kWa3iZdXt/5Yyez4Pn0nFAD2rEIxeE6EpqBvOIEtBkRYdUwWWFbHRI",
-	"uTy3/9JBPPI/7Qljk5jgecQhCFX92U7mQRvw+ICOGdQ/kRJsa7+Fu3jH8N5tlkxaxXpZcimDRvAnT0iF",
-	"b7eAD8pQBNxR7pgwLGDItgm0rjwKyCBReVIWYGZYvwFgW6UO9JCGh1WQZ/6CrZoK4VqJZP6swCkUxFNm",
-	"t1gyHpKoz5BgIV60Ww+f5bbdj0RzL8as9Gd9Rt46t99kJzM+yQd5by3/3eSb6bePOOLiooF2rLVqo1Fc",
-	"1dDOZgiMswHykkxSyKzjMuzutt923/xDIahHYSiFg9TjIPfiNUh+O0ouKOa5BCkQfRmZtzBq7Y/kaxi1",
-	"vFErCkfynYz0wxi19r+M4BTUv+DzaNWxwEg5yw491L3DF3VkakAlgcsWVYkSGmfHppbptIh3/jGCk5M8",
-	"6fq7Kwqt+Y4Hm9irGbw4lW6oas7JZhKjlH4CkB9JmB/BjcLnQxzPRlDtatSC+GA5kLL8j1qZzGx++7c4",
-	"Ev3oK6cC5vbioQDBfuyZ2MqHDZ/IygeR4ZFGT0LhEvMkWmtgE5X5ROEMhx2i9/+x9y3MbeNYun8Fq3u3",
-	"Yu2lFUm285Bra67z6G5vJx2PY0/vTDPXhEhIQpsC1ARoRZvyf7+FcwCQ1MOS3+40q2Y6lkQSDwLnHJzH",
-	"9y1xHG1Zn5HM8MjVBLeZs+OV8095F8aid8rYOAvPrUsX62jFnUcr/lIRhINuabtulczjgCzzHAfEHjma",
-	"pXDDUZGvtjLi8Lw1ZWm6DQcUvGA7plnScmedpbmEJyWHlukohhfMfctDCs3AOS+LcEAIRyJwZC6GBHok",
-	"MgokCrAW37YckS0M2/e5jMDto855mipwwkTxiOqIwDfgvBLg5puwrFQ/ivCjzQC9jYV4i+mE9nnKtfWB",
-	"IYgQcRhHBNGFgAesimPUDIVzjLkJ8W/t9PhDQKJvfarYWZ6ll8vRalqh+MDPmQVHd0glhGsiGLORBNvY",
-	"/iqHDLj7dtu7ZNGNY+e9Ems5AZiOLCmRYDtiR3Nt1RGF8sK79dwLDAVV56pHok6rHZEtIEI2S6HTans0",
-	"GsVE0vS8KuZu+JVmSSi2Ir/hYBsMaMxUBHAeLt5QnkhQSeUIFbq82q2d5j4R0vdSZiRqt3aioNJsu7Vj",
-	"V2eUZym4niYZG7AsY8lJRoUyHTGLzbXgRt8MyHTE4xH0S3kOTrPylvVeS9nDhiwkZqbIgOl4ZJFRsoJY",
-	"HN3dbm6hCLaYOjIA4GAOIRb7eHNHxlblznYPsMSLQk3oLZ1lt3KIXHSqJ/vSYjIjLB/q/a6zCHWTXI1+",
-	"kZoP7POLUkW/U73bxhY2H4pJrj/KBNNL4OgEebONAlbjU66vuqbCVr+6RveqzBMrJY7RtTT2kBtqFTRa",
-	"ChjHv325vMSM0TVIaiOtJ+bvz5ULb4SxVr2iApyGCFDW4QhydQlYzglNLVrhwky0XD0LpLX6GXuLn5xO",
-	"wpxXGPbiDoIG3ay/wbhzo9cwguD46C0iGpb3J4IXVfCRblPbCRH4y+C6XUCopLvswpcyPFP1hNB91dt7",
-	"0eq+evWv+ZJbKmYbIM9UJMU6ouaD7sEHNqTxrHTLlysznIyM88oelLuLL3nh7VQO1AKAXN+qyOgx1fGI",
-	"KQKYCrYnzfo8UZ8nvqc03+6BBSOxGnuZyX7zlN/lxr4Lqa8060/B/Y6glaoSoycARElJRoU5a4AVPpJ5",
-	"ls5IJtM0n6gWeZPH50xbRlqa8qFAErrTk7c2MUNmJKEzhTkCSLEOWJxcKBKZZ0ZFIgmkFdiftIzQRkIb",
-	"uQ8NkT5QJoqCMSFwuCqCIVZ4KP6HZVLtEyhmUSSGUSB4Ij5EAbY5hNpfQt/MqH1nd168CIX71vzb8oF6",
-	"FTluQBRTPGFq3wZVi98gQSXPhLLALMAObaQj9RgtHvpka6+9Yxrda3ebeCCCrJ+M6WzWCoVzEQOEHoII",
-	"ckHGat+ccGImNE+ZgpC8BdXBjCRgtoWMl1DYIZNhJqekPyPd9r9bTEmL1GLmjAvSaf+7e/nsK401Jm1f",
-	"VbV14JfWGqw94N33ZOy4mByl7H6RwWNzCsyL3wSFzQy44ifbgF52CQzce5Gs7JqQ0016ouUd9AM3Epny",
-	"RI/2SWSmZKNpgKPCBdRCbegydK/t0N15h9Bz8FKWF8G54mfXaq9hxgiWdMatFYg7CYEVfRXai6Ax2Wu7",
-	"rXAC1Wgvd/daOxDIyfTV7SG7/aliSaP3GmD+LZWwavR2zGtwbbbLbXaXtNlpv+y2XixvtLO60Z25Rttm",
-	"trVceMBO9QGaIuRMXC3S6wbVSUJYps/0gmHYtRjCq+KdYv+/NejFsNF71em2dmF4fhonr/cavc7e7m7r",
-	"xWW1853u/JThp/dFH3KkCe/eAijPrch1+fQZM2eH2iqsrcLvxCpEa7CsSJ1JWK3NvXOzsOB7Uhv5eycp",
-	"1UavkdKNgXe1+l8tS3JkfYERQiu7NGIeU5LlAhCaHQOWS1FFAD3dIpH1ckYWTx9g9mxGG0+MyQPGHrrG",
-	"ipa1TPH+g+I7IV2zoRhRwLnNNEvIjEGKZOTGIoaRTQUuTF+ubDkZ2ZIZ4cKiqDcxGxlKfOFmlkRFGjFX",
-	"xNUhrUInflua+LtSupYn4bdvDTt3Ps/sZbvT3dnde/HyVQMFtbNY0I1zNmLphGVnfak9weWFsewWdepu",
-	"t9dpt3b3XvyrSANRh8LS0dnPn3Ld6HU6QcO9AtMUS5mxRxullCKj9LmI2dXl8i43w880eC7Kbbfnmm5X",
-	"Wi7Q8nzDDjkxzhgsJXM+4ILM4xb0iKu7Pjg6tLXX1+qy48DA7XczrVislHUYsieYfOnWVa0fa/34nehH",
-	"QJytisySgvTf3od61Oyr3p5k7IKz6X0UaEFCXzmCKNhXDX4DMpV5mkAcDdPxZcJSm53Bi1Ilc7TnqTZn",
-	"ehehIrFMmIvZmUcFPvIU0zR1ITZ8IITS3M/TjGuEv8X8/F4JMUbNlGZjMsnkeKLRV+PrnrYymTJFIqNb",
-	"LE8GjCdqulICPKDATwV0bDzKxbkKRcaAOCDBi7HSQw4GLLPV4eiOUJqPgSUCTyZka7dUFBEKit83je6H",
-	"ag3HQpEro5WXaeIjfK9v8TU3blGwXUnP5Ak5JJqlKaRpYoLmca7036z2hbbNH9u73c0Lt22w/yGKtv1U",
-	"n8BMN3q7Rr2XM1xtiqYZRCNwo/+Jg2q2v1FX/2h/ZGkq/w12QhmV5ktxeoUHg70yZuOrMzftMw8VSRnN",
-	"wJI0E4zpo7hQG73GP83sZ4wcJLTVAgoms7KgGWsAQdOzM8VoFo+M4gZijUavAXuKi1sqbtNNu8Y2UNzm",
-	"6lpp10r7jpX2Xypzyu42Uoh0Zyh4OKsV6VBzDra1VDdOX89hX6JiBRaimAmdztz5EUMeW5ozVSa64Qkq",
-	"LCnH5txojsLlJxrdy6BWdcLoucKT9T6hUF8cCk1TKFZ1+pvig8wpl1pSk7nHufpnxGdafTotzcV1jSog",
-	"1FgVXS5d53b0Um6ayrSaYWMqDpg+UFutJvKckS0zXvM7Em01V7nHrdq9huz2rR8mKwl0bLlbMb0QQeAK",
-	"3sKqrpjf7r4r1fmCKBD0xB2EV7IauYPyTfpz5G7erFew+IqKyS05IIxDSpviCWu6eCDUhULnzRYOCB8K",
-	"mWGinrIOlWUj+aMyhCqtL9Ajuc+dxTDMl3vwwTjGzU2gbTB1RoqLq82ecy4Su4Ia6KexUm1DT81b9AoZ",
-	"Y67kIKETbkxfXJbeKbQ9SKXMGjbOsR7V0BGP/YoVyDbtg8eQA/Lm5C3m+v/tCRHzlFfydfh5Kou6Nthq",
-	"g+0787JUVP/DBSKKxz//FleU3pWw5D/IbMgc/WBZFwNzo/aOEoWQHM5sS/mAaT5mFq8BYBWiCu5pFJBo",
-	"ER81aloEHBurIUrT2T7gnKDrxmk3SIOjGg0ymTmVTLU1XzTgTFAi2LSKotEiv0DuNwVvDGAzrIY8L/ft",
-	"7gIJm2kjN7EWA9zolTuRxRtiildeNldkKAWrpXEtjR8DJ628fJ+ELLc44XPiYbUwX3rY/SSWHW+qyD0l",
-	"CYuJbyAeIZoLB1+uIdF8IXXsXgTXPdrceJhea3W3u6XsnarVvbvE6N7Qtl7qNL61nL2OgK0Fay1Yb2/m",
-	"Pjkx+SPTm8vIGxq86x1hVRfPEdWjm5nJz4usvytyeco3PSvM46CUzBwQmSZMaeu0zEXKlApFBHh//wkE",
-	"yVVr2jP+AGagBfyKHOZM5DCqJjTTnKY9YmSWTWstQBWBdYyKmKUpS4zJHOcQ1lzMl/bAY9ymVW/iyPQO",
-	"4If2Z0ZUxRHZKk9p8zH4pend0ksXrq6VcDDz+pQ2guWRQ3AajeUFs6Fuy3uBHqN1+CtXqclrdK4/h5K0",
-	"it2imk3b6e7stvbmsmX32pfBijDoR6m09RxnVDOSsJgrq2DXwcxYZ97iMG/pUuvei0vN7rfreNb8Ub22",
-	"Nmpr4/uzNsDB5tQQwMNVlPFTNz4YEEWvtC3KHFNlyOnlRN7oCitzFBIax2wCNWQKs2ihQMkzNyAphCv8",
-	"QiwaT1hlM4cL3qpzNgGoynmypciSEiIvhcNXSCSrEor7iOJ+KCIOeL2I9GP+8jxP5kNBWwGYvkCtFJUK",
-	"1jCX1NJkQDpKygaayFz3ljJl2WynyO40gMuFLOmPb49CYZFsocqurzyJ9oheMKIl6TOimEbsWQuFTAXh",
-	"Y6iXMCPBUUWEJsl6Zu9ExjliPYP5VnEFOMZvS/llecUdYkLlvWLzahVVN/KPryDbWJYsJ03v5xruwV4a",
-	"j+m2YuYRmiVQGIha5UrScqNs2NdJCjCMFnJgeYUVzF3FILM20NVKEQd4aG+/DBpj+tVq3h0figSueKT2",
-	"QIIrjKs+PqnZvfCKf6nJw+6VPOzyluResGLX+ocqAr222Wqb7TsJhOLyvw86rqV2VUk8blCCtUQ9B0Sw",
-	"qfcttJZ6Qn72jdyz++Me/Av9mYZi3N1X7aCBOeOgOq/DxX8urnbzu2py+kdrnDyhJBX/3q5zjvYroxbK",
-	"tVC+vVD2a/DpnKJ9l8g7t9Yrub5jmc1uS5y4tF7nIIHUDGBykBn5SLPzRE6F33LmeKKXiesWOYS8uDjX",
-	"oeBCS1v9An4AKBHpBO12u8zzIQUxfRtmdDIifTPx1Jxj9i1ERijgXAi1QkgrZxrfc8+1Wcgpu6BFt1yo",
-	"diiJ6QPmrWBJT5Eb7MbyTAFlRItEZriWnMQSw5i+mv+HAqQz2YKETa93gBhFkb5MOFO2Z13ykb9pFqAr",
-	"HXN35YxJ9trk4xuoJcYz/9Zue4cc/vL59IcfDt8evv/l5Ozvp59ODkifzaRImq1QbJQrg8fRm6vAw4SN",
-	"J1IzEc9+ZrPbUTtWFY33C/8v8gNjCgAaM5oAmovSpN3q/HurcX1lgQO+VqlQ54bnyofXzbdWpU5krDvg",
-	"WKeSW6K1Mq2V6WMkFy1Xv+0N1G9Vbh2KU8UesSSoe90OH7NcsUdG5kiSJbbGMlPj6qPd82/+zzX5rJi5",
-	"BfU7zqRwmawoXpflh67IDi1rvDtMDb1aXt9YPh+uTfn0M1Kne9YS+clJ5EfO9dxMTN0mkghRkQnVo8Im",
-	"K0m1xryNuaIc68Xu2mqspbK0KBNfLzwx9IbV3S5rFdLuI0yesFyB/qC2PeUJA+zI5kbiFYsOTjGHZW5C",
-	"ryw/XD1D16oBvDMnW3IHufsf7YvZIG//JzklYypmBSDElGWM2F7U4rwW548hzlE4PglZjoKFWMmyRHqv",
-	"jQ8U0e5yUGDfcjP/YVF2nR+n24Z/Q1F2FMFV/SL/c6s/I2zcZ0nCxVCR6cjs2ZKTC4i+MUFzhKgz44AA",
-	"R21/RgZ5mm6Duyyj4hy5xL0UdswKVIfCfFfqP5EinRXkIHNielXCp5NFD5Dk+SBl5sdUnJtZtK8nZujI",
-	"s7XRhAulGQXk2v6MJFSz1g2qo598eXQ1z3lt2cbXxvX8T2vhZjwszFwy5xHwiCiiRjLTjnSkdR8pmncX",
-	"UEJZcr2sTNxTtXqu1fPtg0lPSNnafEyvMR4gfPRZywycO9WzCciVnj+mPFNYH+D1JFdkyC+YCEIBerXQ",
-	"huVwCsSPvP6sRlFCcUUYhVwjimIn5zFDKFdJX3SWLeCC3Q54zYz44UIq11ON96PnoDrx7ub5FppqwyAN",
-	"7qdaRdUq6omcIOv4zEOocJto7pXSZmEZpyOff0OxsWFIRgrm5MzmMRjftTsMwKwR5PcYgbFmSx1/qcVt",
-	"7bArBV9WC6A7Drg4gXX/0ZailPzOD0FQIGKT6FxGmrEns/kSsmcKa8NbRdmcy1ILBUBdR4hbFwH7K5yN",
-	"PAq2Oz0FRI1oNgdl4vB2Q/ErOEZDSzMaNlx1elGYzk1nF8jPLUE60mSls1Ck/JyR6OjT5xOyej6f413R",
-	"sgNWiej50c5X8MK5OJZyvGpjuCvnEKkP8aZLR9jKkms+4LO77fKpYGLDHbAGNh+KufgGA5ik5ZMOnr2e",
-	"wzrbxumc71YCRUub9Qpn9p254zJoDChPN385eO8PeM/mAwMCEby3cRVpqNvhZOu/Pn/6pQnbmLqthU4Q",
-	"u2MAVDLLa6Pjz2p0dNvdDbbeZsvrOL8Svghlep/G58PMmAhWpsPqQuQNomYiHmVSyLwAsJpSrlkSCj3l",
-	"MSNAp/7u7Oj40z8O370/Pjs5/Pj+0+kJUDBwrUiWC3TZHefCFb4OJZwTWqGIPkgcWQRJ1MpTEJTWrrtk",
-	"eUQPnl+iDy6USZYL9fxblovD5LJVCews8AvW++P7MsoPxQVNuTcTnphhfm0PyEcHkSYGKY917f1Yd/gw",
-	"d23Q1Y8yYeVbNphSsNtPBb2gPKX9lM0ddIxxSgrrdFNY/Tm7916OE8bY78tkRqgi5W7ul2x4mmX8gilz",
-	"yYIlr1rkPY1HoUC7ngNsRcSTHgnzdnsnFvAPi0jKBSNbnYB0A7ITkFarRbgggNPURBq8KKGauvuMSrO3",
-	"mtOBwEMOJf2UinN4GKJoYZYFNB44+lsqZshnEwBHHQAFRkjUU4zqmfKcxIdJtE8iuCOyo7JgXIOMDrHC",
-	"BoNNobCnGttzsoWpIVrK9CymaWoJfOBzxlSeav9EROySMlWhyHKB7D7CHYHsDEjBIvvQcskRTyz0BkIs",
-	"NYnMQoGkyfb5BM6FcH6DxdIiByTqkQkw88Vy7FJ/3ZvLZqSzFwrFYmluRP49o8O5GLbID4gVpsjASCQ3",
-	"r8XTPQRvxkIhs4QLms2IsUIJdIr4rdGCshy/lEpgIROz2qRw4MOWiQrAKABMAVFOwCigUzoLhb9XaTkB",
-	"KgeujaJXREswKphIXGjFRjaAfalFTqYSa8BUKM4ZmwAwSp8KM92J7RlgDDtqRTPcC5b14K1AP4R03RpR",
-	"FYqBTFM5tTT8tg4Ms3g0HzOZa7IVrbCBoibijkjBQgEM026FTKhSZJd85G8CW+0GMDAW2M18BkuIHDOV",
-	"jwHADVffj+9PQnGF+Pjm1/mlO0LjMv1Ald6G08b24bsoCAUyYIuZI33cd3NtWzIH9I2bwm4vP61DL57E",
-	"ed2Ck17vuP0Ob3rYw/Zf4Fhr9c2VPiM5IPgQeB6R/d9ZXFdr15Z7bbl/35b73ZrhAfGe1hsY5Itq7hbG",
-	"+frE2Y8eh/PK7KiJ8u4/b9ZoSymjNE9Tb99slUxfApBxKhTWULbSdkgvjIkBtjk6aIBLq0RCbW7rVY0f",
-	"YwKHwpiiAZmalqfmzEB5xSYDS6IKZ1swVbrAANhqlvTImsXYL0DKSvwDHJguZNY47hzbkrXzQzFI6bDn",
-	"8HGBo7M8OzTNGE1mxkqeQC0FiUdUDNHYHCGlZxIKl7xTdB3AvKJ9UFbGjHaGmr8SgyGAKNciB+7wgDaf",
-	"m0hjYE1YQrbijKoRS5pkDp/XDAr/oIqkkHC+Zaxd5+e1c/T55Pj9wcezD58+n0TWCIcJc5wbc50PBXRu",
-	"aa4ajKIwzu4m+L4xluwU7UHTyyIEfzNEVQeIbMeyLkDvI1b+nciMjGiC09/cLxbd8oVGzDqrDZE6rv84",
-	"cX1Y408isG90kZOxt1WvxVFnZfmOPT4DKOyc+lui6MiingsFN3ISMD/NtgZfTPVwjIEI67MpXGMpv2Ak",
-	"F5qnVoeiqpIZqXhnAjJ/sm6RXy3v5HxD4GaytNEo4jnG+eiMJfgcOwIAcBXohgHQVkI1SRlVmuyFYsxF",
-	"DsXwfljYZRBm+0Wo3zruEuVYr9GlZt1IoTgoIoob6a25lkqqnAvyok0cl6GoThGywyWsqsmW6Sd0f9iD",
-	"5BrUU7M8eOJSxYFaBVsDrxM6dDIWM37h5gRn2ju4YPJ4gTOPQqTIKam8vEo4yevARqcL3dRmwzR6jf/3",
-	"W3v79ZdvneD15f9u3KRgaK0jIIMZuuZ5/tjedKcHeuzfM+X2KM5nZdIqe0pp2FK1Eq2V6F2UyzwdlWh9",
-	"tk5BLdeKwcMcIZcqX3Og2whE01y4CWomdO44fxAS5DUXHufiMyCQ/8BTzbJNb4GKjtItK1iM4Sjs2Ivn",
-	"iZ+W1ZPOlWReRb17N9WkG+eFXKe0cfk6qKV2LbW/Fz5XhOC3IsyJa/h45zjG5aykK6Vwlgs8OpBoSrl2",
-	"kATe/TViaWIPJFY2mW8HXNAUg8Y26qTOKHI6QF4XPou4aPCEKsUSa5hxT0ltHgZnqFDwpSgCPzIj8NfZ",
-	"5J9tK1pCwNmHUM3jtYQorvlGEsFYAqHaySSTFzRdJU/NU+alKB/n40ZvB8vz8UORv82FZkMj1O9bnq71",
-	"OOU1O2AtNO9AaB7nT4cUEEXAXcnLjUy1q8l3ysL1IcI15Q6txEIm0R85y1mCzqJ5qQzCsM9iOWaKRJ7Z",
-	"LyJUEylitk+okeUYzonAYaUgAMS1qoZjXEZM+SHWGVPk/wR4H3q3rffG+rbniQe3SvpmTGehwMiSojPi",
-	"+9NskQMbcLCCfXWcAVdLLYRrIfwXdNrPi+1NkgeOc/EDF1yNHrt8GIOdS6X9ejG8gVs/y0XJcbgs9zTw",
-	"2ZPWdW2d/UYomccHC871zKbOWYYyDF8vix9AjqZNi9QjNvM+dmsVVx3/ZMHvD45zfEQpw888REiNzvot",
-	"jvFxTGnEZrEUD/zm8oJloei0iXfkD2XTBXID0AI2RqyCSvYo1FcYEV5NE4Xv4e+m9YH3c55qjCiUg5nL",
-	"pbV1Eq837/+aLveb5t7dafZcacPUGq3WaN/PsQLXPYG0o6d1toCE/ivVGFxRKcsW7KtG6pGpzFMjKgc2",
-	"QgsEfj3QKHgQCMWIiiQ1lvQWfqOsRonsD5GtuRhpPTHKw/yryOnxBywwcBUHjgbTalEjngsGzXE8aVlS",
-	"UIcrKeSUbAnUhBGWZOAVWJRxdobfmafbMo2g4CSP5pn6xvEkQmX0f5F0svID/o15TsD71/TpYKCitrkt",
-	"nAhIfxYK5FU5wBmEuSu4VV7sAuKmucTWlqCKl3pkLhtBsD+Cm4z2xwwuLGEpz46ZUnXOEjMN+0URQEyF",
-	"UdZ9qAOh8QiTs7iLZCt7OsoYVVLYnwb8K0vIVGaJMi8WCks45JaFIs5YwoQ5XQWEJknGlCJYPCHTC5Y1",
-	"PXo9rqEyAWpgTZ5QwDRwrVg6ICmjFwxRRM1FLQKsny6Z2meBcYXlEGYKqHCpbaZpl36HEXlzD9QjAHk8",
-	"LmKzPLgY7vunQoIdpAx0916UempsHHOV+cauWS4muSao0UwnoIEXu+Rn/iYUHC0h+24wIxBWLVoS5nbk",
-	"1EnKM75PSjtOhQLACnKAYu2Y564COwUZcAKb964y3LBHIIBwBWCoR7DYpkmWFljGBrmyjO1F8YsxZuD3",
-	"Rq+hMxqfWx76AvqzKl4+SHlO8glM8jkTZJLxmBWG0pDpM/eVnVaHd1EWmN8ak8xMkLYA4Wo27st0eUVs",
-	"UbPwm7vui7enMBUfUAw8GBqOazF69pnRLPaUSarotPl0dqbg5+v1G73CS7u92EE3zbZx3+FxPEFRfwsK",
-	"UFhW67wOThnAhqmttdpa+54iZ06w3jH9Zzyi+rlN00bG3m8r3KsnND2HCJOnQOeCfJowcXD4TJG3wJ9e",
-	"PIeoEZ0A7DciZoeC2d1radRn9l7y+d3PRk2ajpDTQ2MQkNxoJt0DkFGIjUXf+lSxszxLL33OofnGGGU2",
-	"GRuI08/ZzP18zmYtEoH1Z+w5pJbDQ7QfgD1QxzRNAeWUxrHMhSZb0Y/vT8hzuNmZb/CAcXOfUAGWj7vY",
-	"3Da0laC77V3b5JmQ+gwqPaNSLwT2oppZb+9OfFknnO8BLSgqqlXxWsGm7isXssTrtsASVHTA9OyMgwU0",
-	"4CyLmkQx8K9QH3J0OES9igGNnoo5VnVbNEs1slXYB1isomC+vhkuD4VHic0VwEwUhQi2otAcqGmWcpa5",
-	"saB1w4fC9MFiIMlcG9tu+X121FBxSR3zdlR5HE510VfbB/YVKxFK1RNcQClqeeBbxqo0b1eFgovKRDkG",
-	"boQcVVAj7DJiW77eIfKzE4ry9EB2qpugRDLV9K/dNSCnAg8tQYnSGrqPduBkks56JFIzpdk4CkIRJQx3",
-	"lp0RsA7dVJgNKBDw3ppfEJPAtFuijMXFxdCYmyxNVIB11pb4H2uacbWP2biPZxy/5e1rwcmmccwmmtlq",
-	"YfsmS3Ukz5Qjx9+2v0YEFYHFIwEZYX+yrSl7RMAXNkW7G6YGps7Z664joUhYnNLMWus9N5bAFZOPJI9Z",
-	"RLbsWuAZkSmw9g9ygQdBmE73CavPAwjXGAmRnvmadBUV5yk3h67TodiKNBuDeZxnDJufnE3MH2P69Qzs",
-	"SuU+FaLX/xCKaJIxxUTMziZM0FTPzNUDGKaIZ+UvhfmP0hKerphZeKGIUjnk+qzPKTSTyuEkk33lelL+",
-	"jFY1F8MzNhjITMPtFyzrS8X1LGoGUOhOtxUzk6DNIYIL/+bhOAhMolgzbs7GeIKsCIaez4wOxYibXTcL",
-	"in0UkCnrj6Q8xx2VGntAlXYgFvsoq0XcLqkIHrin4CWTAtHs4xmJ6cT0ptPGfXYVuFohlRe94kQOQhEZ",
-	"FdUqXlgLCNAiVy7bK2V6uxNplLBU01YmU4ZpJaEAT4UUxY92W0YFMkJQuHmthrJlNJAOP4BIxRm+uWi/",
-	"gkp1JvHQ1rLe+LPczI/HqiIUSdtsGRgbT/SMRLgv7J63GgLuwop83GdWWaO843ofxKtwABO/vfv0y/sv",
-	"0UYICS4lJhRzCAkHcCTOM1bKry9jI6BrAGr8bbPfQjwhmhf5rdVqXV66zHczFCFJ5DpmXj4OqwXEBW6z",
-	"OZ1mlq0RUfj1qTLiaQt7PFeJZ9+IuSFAUas0mygf/4CaJmCw9W1ArVu0uNNB65WL/Z4pMuBDQIkw1h9L",
-	"ipKCKZ0FoehLPSJtfOVcm2UBFahATgJHVk3TFok4YrTDgo3Hk3Tbv9tQuL3LE/SsRP+9bY1ViOagTG62",
-	"CBiiqJidxDd2GClPOQldDVrYCEgIZ0L8K5aJ/Qssz7BBLsllVHD6HhzB8xSkkC7nT0EsXWNXFmZl4zaw",
-	"BJOUcvjygqY5KxXQodnsn9QAD08iyUzmRI+4OLeMyGBQIE8G1kzqv5kOydRxrYBnARTUJmjpl3PYhOu6",
-	"dcJSo9cJJb/Lc8jnv3HTrmGP1VmRHoi5WBIg/sQOLWGDZ53uDh7YNqwcrLzI+4JIhCtRnsHsVYQlODDk",
-	"BIJgCfva6LUDN9eVFhBaGF4wSUExxTQdEy0TOitNuzc8Mdxloe8bvc7LFzsvO68h2Rjwkf023Bl06eu4",
-	"k7xkL/p7dDfe6XdpJ2mzxrVenXW54HNL+gjQ7v1Y5oQNJu5VBFOj1/G8LsVXe+2bvtO1QJGNXsPLbZ6E",
-	"jV44PzVhIwjt+PzPCxoXLrKzHVamO8RphFvXTSQ+BZdKaNZKiKsiNMsibIBuDhu9byG8bnyke+F4Ly4X",
-	"+CVsXAZhdbGFjZ7I0/Tyy6XRPX/GcZcH+Jam49Z3OMplAwpBSoSNJz+oL0GIOx7fV2Vzh7i7w0VJEDZ6",
-	"3SCsbHu4uHtZGi7aTaCVbyIKrg6qF10qw6winfDyrJQaevW7cfEGjaobYN0jwF2ZHNqLN/cQo9F6Az8x",
-	"3nijbDW89fo5a3gfgCRWHM6djdu8KYyNG+wqMJvXmz7ipn5vvPtmqJKlabseqA3euAbaxnJ5zDm2yRbe",
-	"vG0eTDXvp6xZ8sofZVLLWKYuY28cT1Z71A9EOX65BQMhb9FjSdyTHKqO6SH56eTkiOiMCmXeVtMmtC3z",
-	"YYOX/fDdezj4JUydA36AM2AUuNkh4I5eBUzCQIed9+t5ty3Om/UHmD4/U4BMuH189NY5+kPhuDGdo79H",
-	"JpLDWRyGafPUqMaqvtPjD5XjoPXdh4KSPqOZOf8b3YRdKnIIzImRpUwpsmXO9x/jyfZnphSXYhswJ6mY",
-	"ISgMj2mJHGrmRlXFbkHgnPnzRITejZLfOToA92ZExrnSmAoBR/HFW+1hf8EMjry30r8+4jLUWxjc6YUi",
-	"SrnSZ/gyXF54NcygeoQnAXQhIHh8DtAnemSdCEEo4HPTdkUxkZzZY05EtiKbZwPeQPZVm3/RIf03cAgC",
-	"f8HfqtEBB7NDkecTvekU8HLyWOcZS7xzGTI3C4CIAMqjcP1Yf71D3LR1VuAwrHjzND1nKsB3A4vT+wyt",
-	"b9A7w5vOaWQ6QNMUqRHAKYNIoS4kwdV7zNj0YQDz8ZlCeATEAbVRlQOzLRJYjWM6g9hPKKzr3YwaXsI+",
-	"mZtWsRFjHU3Tj/GkcQuuOXOe7AQN80s2iRu9RrfVNqdHpkfSNAEdfW7mwuWUgmlEsyFQsKvlhG6j/5nt",
-	"nL/62s5ezHZF94+98cvpa9256Bekaz+xNJVGvtqUgvLor5Fx+V9KiuNJ7EHn7uH0v2KGcD1UHvWbp+77",
-	"iZtFkbF/KxJZ4RdzrC/W+NuiD4vISyumMC6lwlQaurzdpC0a1V4eu+YCoFz8+PaoNpP/3AwF81VOQmo+",
-	"sDuAlICBi7Rzq2qnFMwBiMvtEyEBlbpeFnWCzIYJMo+Dn/lISTbGRP2MKWxXmPOQEXJlbnJhiA9dlY2N",
-	"neHNQSVtBoxnY8rOJck0A4hNe857MD3S1NUq9nyMp5xBQrQMBeTMUOWSTgISyalgyVl/ZsOc3p5EGzKy",
-	"bqmoGl+Fb42A4YKcCv7VRe32SWTuc0XyLv0aHgVZ06GgScLhVj9KORVgSBVY5SN6wciWzflRROXxyM1U",
-	"KH5l/dNDokZySri+p1DUSsZ+fMN3k8D627crogIbePqtsXWS0YSLITnwAYdSEAADB0HDvWXIEB0zsF38",
-	"RWbyN2cYLp2rP3AXpFmSbjl3MjEvENd4rVr+tKrl5g6yR/IVLaFQhzV4TUfNWqwmB0mESQGV/EHvclmP",
-	"4PT9gzdxVYG1WgUw4g6h10FqqvGiaryo2qi/pVH/qEnsy4GfjPxFV+ZKCQwpObrwBMdUkER6nKM5oxvL",
-	"/cwG51LYvDufxuWzv30+bsV9innL6OI0jwcfOcZoi2dMRwyyYnXFNx1LgelbxhK3DkmNReLnbEYU0z6b",
-	"2NV5ESYueCbFmAm9X3RtDLXbPE1J30gdGI4xorkAh66tMVQszphWUbNF3kqhZMqUTZ037Ss6w5xZ8zfT",
-	"JSxZV1zmfZ7HjCZExXLCVkBQoba4s7KuhA1onmo35Y2eaVFQ3oAMFfjOJz/ZGXWZSlZ+2+uNSihfA8WH",
-	"hY4RepTJCY/XXDfM5B/rLpFymLKFi6p9SlM6pmB426XX6DUu2q3dVvvmHOg48+sqn/xywm1Ua4Hv2f5+",
-	"MiL9R6aJlwy+LgmNYSvWXWr31TCo/iDpLkfvQtkDsk+stEPADyDOUCM5Fcvt7F9du/dsa3+5K5FY1KMu",
-	"hmeu8BBY98KBOeR3290X253Odrdz0mn32uZ/rU5351+NBRNyoghNWabN9Nj6cCfLMN/GvEhovYUC5Qxr",
-	"MJKGT5gsSl0aX6xDYzqyfY1fjrvnu+LF5NUf7QwZKL42gkY+STbpa56ljV4Dau57z5/DW2zZCTONIl6A",
-	"pW2hQy48Za1NzYU32OvYEt8jluEXPtXxEGe6Yz8eYaZt5/LGItqutesY7m6d14K6NtefsLlekqJOvPuv",
-	"oPB0OW1S3jcf+0wRCmkeWpbwoJblNJAtOQBIiMIwD4VPVGhW+IhcaQ1Y0XwI3EsR6oYoQJWA5RAjBnVp",
-	"IiH9GTmWmmrmBkQ+w/UtciB8zeeIFpAX3XaxQ0Pxy0axfRDE9vmPRr+4+DKqsv5Gwn1TgXxNeYkzdq1C",
-	"gM7NdOuNlORVqvE/NtZ5uDDhQsXis4+Dn//+Onv148///CM7mf5+evTu1eGHo38dyu4H+oF+nr78enrS",
-	"Ph6q339/9Z93rzFvqeBw06w7itiNU+TvWMOtVnW1qrtzPMjX1+VaPBSnitXkkNdDpcRE2EK3LbEFyme9",
-	"59/sXxZ4PWFGlSyqpnfwPWpyewdmq2YedZcJCHwmLOUXzKj9FlnUxgu6GB98Y108+Eh1PLrDsx1OwKIY",
-	"71ox3m63jRjfQKHcVoTjzCQbynDCFRlKUddZ1KL7UaB87aKtlkRsIEGPMshVgSQUR6n9iPITN93V8jNY",
-	"7h37JIrNOB9snnqQlLKJteC6v7kY/EUKdteisHZuPYipvqGAnxPs70/oWpkF11QEb60EnrYS2NkQ5+yj",
-	"TPiAO4H+hDDYlqmBxwx5rBHk1xOzvzpT2Tq0jbhdUAPHbJLSmDlAdsRGQowgQGEDWFeZzPYB8kMMmYo8",
-	"qpJUDKFCQwEAE4TGOqdpOrO4ShYWNPICLCJjecEUOtH0iIkWeW/EKLB2h8KpozhlNLPsrwlXIGePEZNm",
-	"mZG+xGV2Ci3ejZl+Q1/ZVR6e68pcHM59Alt4fxa+Y9NP2+Mv96os/+PWWrBTPek8kBbEN7LxaadAHcJh",
-	"1NqxPiL9xY5If6mKDxQPN/NrPS9cUlemNtg7nqmSDytwUJ4+uSEgiLwEatmGwopMnpXZDe+KPtx/SvGS",
-	"zNtiSGiE8HL+0bKsW+WSRTYT43Z8M5tjcnkv2RZas/HE6LnuxjoUNCO8DHbhjrBJh3b7O/FussdeDF4O",
-	"X41e/z4ufHrJ6qvMwkup0gfYkWVt75m2d/de/Mteiou51wA0gL32jv0ap+mtTFijt9feCRqCfb3isTt7",
-	"JY3s0i8b1uVaFMIuHomfXOaFWyfXycAouZRr72atur+rQ2o5d4NUlMQdH1g30I7Pv9m/Z8BXxjTyCdy4",
-	"zfUq651v7wquyM+AYwpUCfZyhJkFVAsp4V9KpjI7x9TuQcZYAOnUkHkIsBQOfcOjmABQZ2SnYZsnUYsc",
-	"DhDD2KqZgvQjFL5hrkiEIBYRdqJFTug5FErCqX7D4/Sxmds5ibiYsd1dbqeUO4MkmrVYrMXiY5xo3NJ9",
-	"EpIU9tS8KJ1d86iQQe7ZtksF+nY7D+FScfYjv5gPpANXALYZkIzpPBMsgaQ48Oy1yA8yI91dMpJ5prw0",
-	"MrZ8TLNsRvRUQn4dgJhbOkREjabxyD9YSUc8aB4SU0HUlOt45KNTqVRcDB2D3s0EG8xfJQnpzipRnk5q",
-	"2NvuD/9Qb/5+OMpU/HaU/v3w4z/+T39Pff6nmsj+S/nuz50OVmSDFcuy1jC1hnkqPrNHUzDL8pKvqV80",
-	"U/ekVv5uLEEjn51R2zJtOYx9LdHn41VOKgXbh03uzMlQqJGcgntoxaFkI5VwQFyEyTdmWwA0kREXQ1BF",
-	"pndG2xhdxZVnhMN88t32a/Lr+zc/ffr089m7w88Hbz68f9ez9IiEu/rpJfrnhKlSFsVm9rTpiZ2m2qKu",
-	"5d2Tk3eYOXsnmAUg1q4yA+Y3XVAxVLnym3u/tBvBXqh66GuEgz/3LnosHWvk95ooD9BXxnnG9Qx0JyLQ",
-	"HuR61Oj99gVgIJHLdwU5O9CZICPdhOoRcrBP8n7K44Knjity8OP7X07enR2dvvlw+Pbs9PhDy9vrzy86",
-	"oIlt9xZg/6AyytWeIzQX0iUNWDyLU4hW2zCLpQZcjNqc0PTc6McSiV9ApiOZIsOQOfx5wlrUV/aJHx0j",
-	"yeIz34PbyPHUVegBFbJL96z+wwovTSjRfMwAhrAMwxL4TBYanw8zI6oQ9h1ogwOLPmz+mlKuGaIzmCmI",
-	"qYhZmtrTbanXAC+x2OO3ZaY3iy0LDwIs/RLBW4kqsPTU8u3LHo/8wG4SMubydbZSKYbbmmVjMmZjaYwf",
-	"BCM+F8ZE2jL/pCwZAnsrorU2K69gLLPZspdawmEzNlGJ/BboGt9xFcssCcgJS9kwo2No9L+rI3I3LKOV",
-	"5UNhZj3JMxDOaNWU/AUamHIys8YVrnxb7QfkylyZd5WLhGXk63a58NW27vfh8qF5nuXEI31AJpIt20M/",
-	"rVnC5Q1ga9BXTNZ89aEeZTIfjsjEYUJZzjuE0VSEphmjyYyoCaPnPcucbPa5cpDYmGbl7382z37pMbFL",
-	"nSwQqMy2L6bGp8m2PHZcASB+vUynaxDsYpFH8t68OSOvVyQrzQOYz0j361dCY794VbEAWnNy+MADr1CL",
-	"LwiA/pYQoGWrJB5ktK4O4qFGa8eGhyMgdmO26WB5KvJDTIKNF2OLDzEVHp+kSD3kAjRGQmQOcGoA6Ei0",
-	"lKWpsW6vB5kTlzL2MLPhVIN76+bCQnq3HmgxFOL/IdYCmaRUD2Q2LumpCimvHTUi/cPdiykI9zwj1tx5",
-	"69p7EDmB9e0sIdRbU1sUyFo5TS0DpJayiaTxuWh5u+e+p+M4F/e7JLJcoFJwIwLBwLIsB0pZmZFMgoFn",
-	"TMNi/A+1HB5k/KX8Gjs+jAl/F4OzQ3Ejc8QXZzR2KUTfwfo1uh3OJOZoo6SAw9BkkskL5lgpgJjB3F32",
-	"p9738K2BbY7B9zkNn40Q689I+biNPmKqqz5i6MD/DwAA//8=",
+	"7L1rc+M2ujD4V1DaeavtObRaVrs7abve2qO21Ykm7cvIcjKZqI8Ik5DEmAIUArSt6eNvW7vf9yfuL9nC",
+	"A4AEKVCibDlJz/HUqZO2iDvw3G9fGgGbzRklVPDG4ZcGucezeUzg36eEczwhfTKPF/Jvns5mOFk0DhuD",
+	"KUF4Qqh4xVECn73GLY5TIpuFWGD5X2jQCxuH6l+j1v6v4Zvbb2cHv7Xvv7l5f/dWvEtai3/h66DhNWZq",
+	"Lmg+4xPd+Lp9821yMHtHv523fmvzA/Hu9g4aC2xmmbGQxI3DxmQu9t423+0JkiS44TUSwueMcjKIZqRx",
+	"uN9+c9B86zUEuyGUX3ESNg7337Ye8naNw8YpTm6I4Chm7AYFUzafL47QlCQERRxN2R3qoYTgEIkpmTXl",
+	"FIzNYMHyH6ODt+8aXkNEM8IFns0bh412q/1ub39/r70/2G8dtlqHrf3mwdt3/2x4jZSTBLrKf4z2228a",
+	"D16Dp0FAOG8ciiQlDw9efgG/pYSLkyghgSheRAeF8CvS54d2xJSggNFbknAsIkbl2uVvcqJXfNe+KEHu",
+	"hbxMEsdoRhBGv7Ib0nSvbmk1PdpnbFZejVlGRBFG8lg8dBeJKYoER/MYizFLZnJ5MLW1FPOT/OcUUwpX",
+	"KhIcRnSyF0yxbGz6Nw4bYcQDloTy0JyXoDb20xQLFDK0YCkS04jeIHzNUgHHEaRJQqhAM7jz/7Pmpi9F",
+	"QvBMPp4yNHA8I2b3HswAcIG46WFt1rVk1U5d/XNsQK38hFFSWrsECERuJfzDuikKZaNsuY0oPET7Qyrh",
+	"7RB9GTbEYk6GjcNhgwuciGHDG+bAC7+vBt9h42FIh1SO2naNChAKo8KboAJ+/Wm6QGEUWp3f1O+szmsa",
+	"BTeENptNa5AD1yBy/4/YFnRQeGnYOPwytHDNsHHYbnnDAk4aNg7f7rebb2Q3icJgjgISGzYeYKGN8i1+",
+	"xFHseoPzhN1GIUnQGBogPBYkgc2r14Xgxuy3+FVdLkkSlkBn/S95yAEL1dfOd92zwejqrPNjp/ep8+FT",
+	"1168aiGpkESHlAmEb3EU4+uYNKFdSASOYq7G5AKLlJfmTAjmjMKPp/K+8tNOsCAojmaRQOQ+ICSUF/5Q",
+	"cXd9wtMlBKJ/1BcGwIjapVv6n/TeH7zGlOCQJMCGwL2FvQlliTq4kPAgieaSuumXPyOza5JwxMYa9QK2",
+	"hn9jyu9IgiLVXdPHOFK8i2As5gjTUOLveRzRiRlq10MBm83wHidzLG849CRRMyOzJCTJEcLXXN7VnUSb",
+	"lFGC7jCXBJQHUzLDFj8lqZmcy4MpR8GURYGkE2Q2JwkWaSIxrryRxqEkBRGdwCl0B3ji3nFCOEuTgLzi",
+	"SJJ6Seix3AkiVERigQSeHKFIoBm7JVzRYHJLkgWS5HVC0HdEID5ldxztYJrxcjMikijgCPMoJLtNdElo",
+	"KEe5xsGN3H5vvHeKRTBFLJH/PmOUqB+qNj1sfDNsOLfWx4J8kkCzB/9/eZe97uAjAn6BjdE/9krt5YTZ",
+	"NO9a9ux6rogKMiFJabI+meGIykXUnzDrU5h0kzk5cWzwkgSMhhylVEQxvNXriEqGRyGTV/LaaMju5F0T",
+	"wQuTH7TXzU5EstjrSIRSPbNg6A7L6yVjlsg3JZJFeZvFmWYRjWbprHG477lmXbqm5blP8b0cwUASR3OS",
+	"oFlEU0EM+BaOYbOLdl7b8iL6ZvKYjIV82DZHpU997WLevt9oMc43cEWjeyRlBrTD1aXsIiwRShRMN3wS",
+	"+9+8f9t++7a95owevIZEaDMiDHptd35UGMSNaTrtjqR1ggUsznBNCdHu+PvNlu9JtOC3mm/8I4UNZwRT",
+	"jlrNN55ETkKxKGogjhd8t7D+xn6z1fAakZxXYf+G16BYSm9yjXtmkYXniO8/EToR08bh/jsXlukYGdS1",
+	"M4P1olAizXFEEg/5SlYdpq3WmyAK4b/ELy60hjgLu5hjMc33YMRhKXL+lkZAyxS379xPu9VybejYEu16",
+	"4YWcwbk3WwQsb1F+W71DaLFSBHdsMCgs7Yn7PCFxJOlV1d2F+nt5b3fTcPXWZAO1s3Aft6/fBAfhW/Ju",
+	"/M3k2+n7X2/cOwvzxTxtV72QzOZMEBosfiALF3K8IbwAWRyPicTTgJsPpVBN5kRiCEnRhRE8b8gCuBgx",
+	"JUMKv1yzcAGNIoraB2jK0oR7aJywWd4LBwFLqfA0j6QmHkcJF0Oq2SY8wRFFO4ojhinkwLswspREQyaR",
+	"k+x3x5IbJO6igDSREYiHVC4MloopE1OSqHVFHB2028jvnXRPL84H3bPjn0c/dH8e9btXl90T/8ja5jSK",
+	"yZBmC0NcRHGMkpRyGKX1fnmU3tno6rLrN1HHYgSxGFItFt0QMgchYBrRiYc4A+0EHLAaGI8TwqdNtC8P",
+	"vv32LZonERVSWBjSzuVxryeZqAQHEoMeZTvTp/mK51cScRia3VG5GKMKGFKlGoiU7gwvJOevWio5HDEa",
+	"EMl2TTFHhIYklCeiZTi1FfjVnCzyQUzxteRQ2F9zSKuQqvUY9+RrdHNwb8ft62+C92QvSAgWZM8oZTDn",
+	"EReYioZXePhv33qSS8jQsiQ3QpBEruC/fhkO79utveHw/pvu5//4i5Mx7I2Bo1wGjs5cnpqSbYCHZVSe",
+	"oqFEGT8smWal9YrkURK0I8nSX/3dw6G6qruIE3M+eixuwCeTFzg62G8PqX/R7x6fn530Br3zs9HHTu9T",
+	"98RXLzyYkuAm66fXhBMCc4oEU44DufRVV6D56TXcs3W+b/fb7kOTvHjVwaktvWkdqBdDmUYPUmypc3jy",
+	"v2yMcFkkQnHEhaL6f/WBmlftMpcUnrzVKnFBkJliJud4QrK1/JaSZJEvBdiowhJCMsZpLEBilbNr9lbi",
+	"7zXM7mmusl4+ccVcKCUg0KiMBfJBtWKAlY0B8DVwT/CtBPymmwzlOvJVVCg/0/V69Pyw3x2UwXb55C/w",
+	"hCzvVf6KaCqlZk1g9qtOX96M+/D31552P13J7yTpEpuTpHQ1KyAbbMrkJOnTeZt+Si8B3j5GsVM+O5eI",
+	"DUiRxPYokPQEhJSIozu8qDpeBcSFA/5LQsaNw8b/8Tq38rxWX/nrbBnZooDKr1+UWYriCipXA183Wo3q",
+	"IVfzE7meMnZTxf3dqc/LzN863k/fd/DNrH1zQN/Nv/2tlaj7vnff9122kKfcuWVnylVaVzRTQmYmEAqY",
+	"Dc/ncRQAI/36V64Es2wXX5RSUnUJQToqqz4bnlFogrkBNJeSu1yrt4RNimSh9QbtbzxzjYd61ofMVCcn",
+	"dmtUC7asMY45eaj7Crpyki69JTGbE3VwJcxa3qsytmCzkohKontLQFsHSwb6BPYns3G94IDRcTRJExI2",
+	"UYawTS+ti8VFpXoKWpJxygk3xh6OxrI1ChiL90J2R5WK0XR7xZGlivEQiTlBb1qI7x4qdluN+gq4RPS2",
+	"9UYzFIybmUIQo4ERRgFOkgXyrRF9aO/r627mt+erg9FaBVB0eChhKTCO6VwChqVjdahtXNeke7wuN69W",
+	"sdUbJe/iVpzVHUU2X1Z+rextNa1SYK3qv9xhlRaq7kiF83CqkeqPBGciAekDDrXe62nopnf2Y+dT72TU",
+	"7/79qns5KCKbcURisOFLXHOhgQDQikZCs5QLdE00T3mI2JxQHEkZVEwTNo8CD00S9puHJoxNYuIhFsd4",
+	"houIp0dvcRyFCAwkAICF+Z4VA5W2rw3cBgLR/0ZfEByCh9Se0YOPKJ4ZOTlkQnLOkspkKkYcqi7AbAP2",
+	"MBo6D/E0mGrVPrslyV7M6ERrqXqhYrr/beH43xkabUXeGRMfJWZ+Glwen5/92O1fdkBSPTsfjD6eX52d",
+	"NGy4sScFGjiW0/4OBDtbDtqhTL9pQ29BesZxDMRSa1F2JdF2b0jRV9V7iiUpV+PZ6scXsPhawcLofbcD",
+	"EifdT70fu/2fK8DBTPY7gcJP3Q/fn5//4AIGLWasBIflzShQMH1tYDAa6xdA+FoB4SNLrqMwJPTJENAd",
+	"dEcX/fNB93jQPSlya/OECRLo50molN5Cm1kLSUwEuchaSdGJE4GY1gAAFj5CQUywlLEUK3TRGRx/r9T1",
+	"LnHx1UBpkFHHaJBfyWH1UkiodEgwc8ToM7Nyl1cfP/aOe5JEXXT7p73Ly9752SXawcrT84Ys5F4xuksi",
+	"QXY9VD5OEC4Lw/z96nzQQTsFfvC3lAnsIRDmHl54tq8WJovmux694k/U3LhNVwUalRuxtMkv4qhkuQGo",
+	"NHYx5afynEDjXLMHNrvCQrWV0S+t1l9a7pE2vimVSyQQ0c4pEyJAc6NsMi9g828BNn2SchJuF26U4bgA",
+	"NwMXoNxhrrAw6Oy04VY/298VaNSClYpuGUCyZWp2MMZcZFZ819rRTsG+zhLQL7wQmq8WYqggCcVxN3/3",
+	"j9fWDbr9s86nUbffP+83ilo0NYvWeO+YxxSF6M24jd8Hu8/Mfdkr8xCmKKXkfq65QKUYPwIAMGElAU6S",
+	"iICYE+nF85dH/tU+clDinpr3uA2d9Gn38rLzXdetk9ZBR0VVtBT9rwkis7lYFMUVvTAkuylnHWX++120",
+	"y3ojykfDl0sAvmkWcQ5eS7BeiegFYyhmkokqKaaBTiiiAAfwAihfK6D8QNldTMIJ2Y5S7Iez858+dU++",
+	"61ZoxbLpUMiCdCZl9j+9qtixpyo9sdnUC3f0tcLDKZmxbWmIT7un55X6YTXRn//1lzdR9fRnsJ+Xh//1",
+	"Pnx4mceMjuMoEFs0F364uvy55DUEjm5rneQeijL3cuz5dcpLLuBJSv/0CqohLWmoyuZIeWBKfC9sWEIb",
+	"lr0QpqHyW+ciwYJMQEvnJ+RXEgg/M/TLlqDSy5aGI6H1E3cYlsHmcxKi60V2fvq8dz3L7UdeluVmgAWc",
+	"Mjgev0D61wvp26JxIEtUEjkl5nwFVK60jSoyB07Xmdufdq0Gpz+QlEiCbsj8hf/7eoGDhWQbqrHT85Nu",
+	"rhezaJ+dU+Z9w2sYZ87GYUO5q9laBIg/B89aH9r7KGREeZiS+whixSGBR8jgtym+hcgrwsHEESm9c5GG",
+	"zoqOutl4nCS3RCnEoAXMd4SCKWOc5PQBvo01hQHweFaQto7RsxaX+xlrN9YCndtJ6Q1ld1SeTkJElJBQ",
+	"9fOy9vpiPfCPy2NWd5voI3jcqmlsZ9vSSVkEEtoCgSQcRaLsNCuv0jeZcizXXfXlyHIx5gIvOPKVk7H/",
+	"gkK+UhSyHcJaImaNZWeHP4SoepLSqeea24yjsIq4vjzir/cRn7IwGkdVaVGccX3K9boQkwd4MTwygYGl",
+	"B2GSkKxaIbRxZ/V4eTx/ysdzPie009tuIJJKjJBaw5U5G+yMGDpEtUKTgAdoHNI0jvMQK0nok5EOTqqN",
+	"UtXuAbH2TQJAB2L17eF99Nqkh7C26B9uJQDpJ4jvMal4IJqIIwgnqgpE8kpxQJPoVucOeIn5eYn5KUD5",
+	"tiJ/ImWxHWkmvrEmJEcHyB0iMLTKaTHkhUx5rsXSHAq5BzZEQ7gZljesUODC1M8G8M55APJLX/xDhHXU",
+	"Tm6XBUhX7QDqKcszYnKEkS+37i/v/Qj5sHVbQpHt7WChHd+cyi+tz82ExeTFk/Qrh0s7HOdDyhdPg05b",
+	"ET26lsM9Sjd/iHKVf0V2Ixch/uMBdGn/mjRXKOi1NHSHF3nuD50Qyp+lsYgE5jeXWnnv29r7ok+SgthM",
+	"5/4CkV8zRG4p6iKiPB2PoyCSzOKcJEAeGOXLHqqdix5EGWSaK9APghoq66Z1eRFHDLJFQliEGwrzTs8G",
+	"gOUpNHF0b9hXKat0KEWAqVLO0TDjDl4A5qsGmC16qhqPTv1yN/VU/XPIh8VNyOf/4tX6PxAstmWiAruF",
+	"AyCexUp0iJ5uy/pzQKF1bLZ+5hWvY5t6Ab2vH/S2Y99Rz4gyMQIbTgUE+uvywbqgyKhAjcIPUoFEBZtM",
+	"pgwBa/SfSNAqHYt/qH/y3bt6sTj9m0HYBV7EDIcDxj7h5KmRG3M12EgwNophOBvKtNpShbUpUwBH+62D",
+	"b99+8w5dL4SSH/6c+oilnWlSVNwLOo0+vMDDVw0P/ZReEEjT/jRQSFI6muuByqQmSekavZx2gRMqY7A2",
+	"G7UPWsYcBOUgJpIQMXqoZPJIICzQ69v914Cu+et1lOx1klL+evU6/iw8oHWaGvDkGYZRaA7JpMeGpNUI",
+	"fChORhf98x97J93+aNA77Z5fDexT8zJFYVH3F70QtK8bgAeMnWK6MFUhngjFWJAR2K5Hlu3aImnLtm2v",
+	"kADhoG1AtgqU7CmeCZzKUyiQWt6aUvDlW7LlyVccBYyqshrBAgV4DpHtCcHBlIRHJfs1xwuuU1LrdPcv",
+	"9ur/ofbqK4pTMWVJ9K+nJoow3BmeR6MbsnBarFmSmW+1Nr4K7uSqCBV6/meDPdc0BRO03o0ma8aEYIcH",
+	"z3A8ZslMohbtaCtxzC27IbBfcj/PIpnNkfN0PmeJIOEpCSM8gB0/5ejTfMTRTA45glMspSOUg+/JyZBJ",
+	"DFqe5s/L4Lt3aHP5kdHIUWXQd2zthW34CtHUViXgi87Pn847J6PB+fnoU6f/XXdjCfgZXYuXFue9yLD/",
+	"Zm85AWYzkheeVxZ9wnNeLpiyLM1qx2RdNSVEPKKBslmYCmNZqUGQsZ73jS+v2CvURXEsE/ypi2s8ymrK",
+	"SC5Xd3kBi68ULPop/RjRiE+fCg/9q7PRx95Z7/L7cvbNrLSCXFVMBAmXQ8GSVPssxQnB4QKN9ZqeFSDs",
+	"JXuZ6sQsQVekysKn1DZ8U+0qrwry8u6/zne/HeOZfETu0Kh++nslHy+swcsDhFOaG9xWxR1DnH4puurF",
+	"6fZrfdpbVfP1O4Pu6FPvtDcYdf9x3O2elLG7XUjnoP1QUwUYY/HM9SscC/ecOrw5SfZMNEqlFu9FR/c/",
+	"Tke3Pe3c1VnnavD9eb/3z5KMsEo194ygYa/H24Zubftatauzy6uLi/P+oHsyOu2e9Dqjwc8X3cdo1Z71",
+	"HF2L9F70Yv/uqEGX7dsOA7lULqPwyvVUf1TpDmAmTeWNlyj7f9s3nT0hUysfIqaP8RxfR3EkImLqaMxJ",
+	"Yv4i9wJkZN00Ca1C/NeMxQRTucB5yqdnTERjDRPc3UzlL9InUf78kJlD2PWvJIBjzBeZrCp8jwKchFIM",
+	"6rQ7aL/ZaqpEN9Y+gtIuV0GQ82QAjKDCa4/OU3HKQjVQJMjM3q2pk5kb2pIEL6zu56l4bH9r7472qsqn",
+	"4wMnQZpEAoSFKCEzudnC1GsO43K5v2t9ZppL2VNtDodKF4vji8Jt1JxQjdRwPQx+E8XxRruAK72U3ZyL",
+	"N7wNhGeMcUA2Hzzr6ppA64JXPOJXHPnpPMSChB0B6XiWy+3mZVt/UfddfBbufeSTe0U4cD1p5zvNzvvz",
+	"ChjNt7+EReYJEyxg8Ycocy0rWSb/dnl+1r84dm3by7r/WHWG/n6z5UPt7lbzjXuMNIkdwFE6UtnIW1rt",
+	"8gJWHYN6YstltBEcYe5GnIRH6t5V6XGO/GCKhSp1SiGvyZwkeXV+pAqwo51IcNDRe8iaALy5NP/Bd5fR",
+	"3zrcYbpuhpGi0NkseiSCrERg7LEoU+DJRj1KzyEKTfHkMpjBwFWvIBHRGKuUpsVbwPpLz31u6y5pRgQO",
+	"scDVmFXVcl5aVOXBznGyGSm4wIlYe2zWNs0UFUfVvZUAA0zBMsRcghfkHghWUGCeHyJf7v8QqcrYnXbn",
+	"b5zR/jwwTg9IohFdLhvFESXcQwQHUzRmcczudO5RdB1jegPfjxBG/iGaR3Tio4DNZnqyZIH232bJR1TB",
+	"4jscCShIVMYuXuN+Dxa4V49DX143HGGn3fmOiAHmN1aCi2VaAf4jXOIRXzf30Y7mexyQP424YMnClPT+",
+	"ktemby3Xpq8EaUEoVoLPagQahVVX/f1gcNFJxbRE25dg5JrghCQfWTLD4lFQwrOBVy9Vt6tYrr6gLOyt",
+	"jMzlQ9vrXxyrKE6Vxm+/2UIzIqYs5Oqh+ipTRgxxMuMh9VUd4GYyD5owco+OmY/UxBzt+Fb2PkUaXnEd",
+	"JirlSFVAd0gxR35Jke97maZTk6pXPK+36w86l5a85x8NqW+QiQ+GLlPhDUOO0YhO+O4RBNS1mm+yPWGq",
+	"lwpC4pD6clF+5khsbGiQqbfEfYMU7HrNxXOEbTYbrodpEF8JR4gkDUSakDDbwg4nBOFrdkt2i+ko1z0I",
+	"WGTefvXDqARR62m0m60sR6Qm+xJO8xvKm14rVqOJBlMypMr/G/zaIX9KJDiJx2gHK40T5Gcw4UnZDBMi",
+	"5GMzQw6pTtgkW8mpiVYJ7LouSIE9povzcePwly8NmsY6h1aBpGRQlp0lTWfX8oI+e86cbVlo8w7WDwtB",
+	"vkvVbddDJJiyvDiUKY724DV+5Ywm88BxwPEdpK1sN1tuTk89VweTeEmoqdDiewj+vDQCqfkdmMhlvCrB",
+	"C4AGWr3mhIZyiOxvGEZ1Fpjf8NcTInT3VvONPnIX+cWK7OYnv1Y0yvZgnqC8jTW9SnSlRo9PZIKDhZ5J",
+	"Tnqh1lq7q5zv7ylJFqbj0gvpUOTckDzFpTUDMrIQLJRYql6nHsO5lAyvMQrOOCU0YB5e9pCWEIGk9xO2",
+	"p38EJW8f35naPyU0oQn8ejyhOZh6iEJXaicRxD/7CeFpLNT7Uz6dy4xAppKsx5ooypdxBM+EGl5xFIVH",
+	"SI6p/eUttBGwNA5NUSOJDJ+IGNQpPR7cDK+2HgTki6vTTqGfTUbOX/RmrS/Bk+UK1AvAdW/W3cg0hQGW",
+	"LraAYQ81hDqO8ChHsaaV/ONoSIFZB14aGFwnis4GLhwekE4J1kOqUcRhAUXICVTQE+RtW0LdwvRWPj/Q",
+	"0ggySKlltBQikXk10qjmgNU6NlZntppvNLTvN1uvOPIdKh4/S34gUWQQR3Kdik8YExFMTT1jlgrkd9qd",
+	"Pa3I8F8UpUU9ExmTJCHhIMGUy0Pevqaq1XxThZ+MArWw2yoV6gZKkPJbfD7FrXri/47qW7f6sKDW3Zq2",
+	"tqiF/DHT3T63FlcjqH9j9ZXa4ZaVWAUW1MXomQjbHKGjHf8moqHKxKc/+w7lDRic7/WBz/C90eLst791",
+	"4A85ZMXJwwy9cLv3stXj9xoJU7bzWoP0ZWPQ8PIb575K1wlnY5+Enm+Tu7XEoHWauYKgqCo0lBmOXDh0",
+	"XTskU8YGlkpwGARkLkj4aAJ5HbPgpsIK622qMSybfo9h8Rs+JheNsBQ3mwirT3jSpTezRhNkvWYH0Mtn",
+	"VWDhBItDhOHn6wXS8L+jyqF6yB9HsdY+gFbOZcN5DIzKYTfutAKRPBJVQLnaekC68rT7GkcQKt/jL42U",
+	"k6ThqWTtVs98xVVMye+odzarWmIFp0LMa9h54evKUwFx0PEGJXKsojrym+uVGbr3CMSecQ4OlFOgZEsH",
+	"pFHO5lNaMF/TOLn9t21CXzaWxquIFJgd8wPLZlj7BlxSuuNZjBM8mVkpraDGmBSLXe/EvIc9JQM7n8x8",
+	"TmiFYxC2uMmNH9HqR1N5kzHm4nia0hv3kh6PxDbjNXTz4lVm57H2Mm3l6Tp2w6lzfiZT4HZo6zo1iYGS",
+	"Arbn6fUsEgKSkNyx5EYZX8HdYC8b3LNC0KSkRAMSwz/HKiBUruNXyGAqryMVU7urdoJeTUosCF4iI09g",
+	"WrjZ7kZoROG+aEa4wLM5lIjXNEwyDGRPflpLYtTUtS6kqER0ubko/ZlWmVVQH9XI4JQjyf5QHPuI0FDX",
+	"/QAueZ1ItHRHMIwb7P9UiH87yEQvwGy74v7qSaZlowPab7YyByVjieRQ4QF4W/5UaRU8S7nxFa0vvPxZ",
+	"hNlKMZaMSUJoQAZwZRvurqYQvKn4u6nc65ZqzinJ5BqcP54kU5RrRTWjRJElLdsk+E7+J01iS8KpFnDK",
+	"ZsIFmL9UNZamEWoqlUIzOzhle+8jwXcF5Hq9EMSlxK2QdFY4ILrOvyzn9M8/dUdXl91+w1P/Bv+PKjLl",
+	"cthdolT86W66MOeniAuHjrdiY+vEMCkTud2E1iymwr+oeh2ZVeq4rG0pvr/v2R0SzLgmIL/ARfnomqWG",
+	"ZklgfMWzFr72ahhS1RfttFBM8K2qicNSsXtkOT0grMyXd1iiWWPOAdZ8SHf8hIg0ob0ZvG5B4kWWoHbK",
+	"KEsTEu4eoXnKp/K33A0f4QSqIQ/z4C2X+8eTNUobspZLu3GTbHmgF8+lXnI7U6zjtG0Lp9Lrud1IVnjk",
+	"LWn36tugi091Ix3Z07Vj9b0A1yjOXEb1yqVA8JPbg4CnsVi6lIxn0fCkoAsKVoHKQ97HLKL2FPveo5l4",
+	"W/+glTC1XAOqHmTRH2CzQ5HUeY3p3EPkHgciXhgSLXHNjMyuScLrHAwuKBhq7tbpO/DIp8stCaTm9C7P",
+	"h21dliF/S2Qs1r9u4HjumsKt2JMXbZgvwaySjeDdILhW6OQoCPmRpfUbAeIaUoykbLjHWSLwdUzAEQfG",
+	"Ml4PPozjoymLNYVTA0OVtyHN6Zz8VCiEZ1xCob2T4DxGy/i76hc31yw+vxy5QnUYrdcTPlVDeIR8pelT",
+	"1cWTlOgkr7LFOEq48JCf6d58xJQ3l/zl2XSG9bWFf7RS8FHawIIWzKXdf6VyFJGj3F8cdIHA9ym378tB",
+	"Z9Ad/XTe/6F39p0JL7I/HZ+fXnzqDronSjizvqj8YUAyjSBifb28+nDaGwwg3cHyTMUfszmKP2cp1eym",
+	"nbPj7tKvvbOLq8Go3/37Va9f/tbv/q17vDR252rwfd6hQlLajirvEUq83099V6m420Sv9vvitidC1So0",
+	"GLhN6pvEx63aSFEknmIaxsQVP0KRsv4BxMl/cR9d9T+hGb7RhY91uB9GgrHYqoAUYDqkAY7jQ4QRjyaU",
+	"hMi/OL8c+GjnUmAa4iREOqEARzoe3ARscCJERCe8yUmQEMGbnWNIFHjZPe53B75yweVE7KK7KeMEte/v",
+	"syQXIMkqpruJOnSBVO0l7dW/gynqxtG/8PklBHEgvfdd2VUSXxIqrsPaGxeSQZ8nbDYXqmyu201+lf8P",
+	"nhGh0xCsepfF4wd1EigIMNrx5bCHOrLF9xAWaMa4QPvv0A8fdg0FlLfwig8pTiYpBFAfIXwNoWkzgilH",
+	"/hd7GA/lz+sQfQELxeGQ6jZqAw8PD35hwxWWEqfjWPYeqx/5pzILuhIAAyNRlpkdcI3b7HildHY3ZbFm",
+	"S5voA+FRqN+1ljYgKIqEHopEVjMO4u6GNAt53RtHsemgAlwhME/baJBg872Y3JLYNIkEZHOaRLeEurUc",
+	"WWqC9WdhYBiH8lij201hH8+jLg3nLHJxWH3Qf6hwxOOEYEFQRxUZopLPiiYUAEaDIxXoGgc3TTBd4fCc",
+	"xosq5/vGdcTWrxML0AmapWp/4XX9jqFZ1gmWHXbU24jjGv70g4zMPXwubwUcLGIiyEXCBAlKiNhi1CYM",
+	"x3zjLSqWfe3pyYcVk3A90f/BNDQTxCwhmz2QGZlpkWRVn1PVKpeXuzUp0WmpeT7CgMzmMRa1h8jbK0Yg",
+	"iQJe/9JPdQfnlatyYE6GQ3650KXt1i600Nj0vtTErlbvrPFKekMSLhGg9tFeNeiF1VT2jNNJROtLuxfQ",
+	"3oWP54yL7qO4ERNi9F0ahQSCo9f17y/3AHfxeudqH2lNNhB8vDMmUHXqQ0zsMg79abqwVB8RRxE1wU9H",
+	"aJ4QbvCpDt/2rdyuVpDUWpzAxWK9Se7Y0KxLaC27LbggM7c+WX3LOJ8psdI8cIEToRg2tGN4kXbLa7Va",
+	"eSuV4sEysbZbrVbLaY2qCesFIBdsrmG8/uvKMpdsjR6knCQGFItb9dZHoWd5GzIbuaSMRRC28b0hLDk1",
+	"tB56GR15WR1DA9cO6mWTSPt4chz6iMBC+dY/pJKz3lA5/NMUC6MZvyFkDtaMrLbhtWbQIsHzR3aIopky",
+	"GS2xKbneJ4M+vdlKr6PaqE9t79gqdA8YHd/3VO99+6VnaLFAuTeYJyPkS5O4PA9mLIk2iCxRU1gkvLCJ",
+	"Vi0lMMRXwdlaJqr6vHhHX7Gn4q4VW54JahnWkZx2E11pztrw6DghmezGgRFt/sFMNTzgWmREQ0k9lvhD",
+	"xCB45tHcsIt3LQMgoaA09dAJNNagBLV6oXCv5Qn8ZH73hZFdy8ga1nMta3iGVRDb41nS7G1thy9d+/bN",
+	"in9vfjXfZ4bo2i5E+rXysC+MYB1G8NFsG/R6JFOkSGToCJZapYf5co05GaVJ/GCqhqrMUqp2aBSqVFIu",
+	"nWRB/VGTyTVqiCxPbGNdjdKNtKGPkLHq8M02F2sf5ufV3EqYpaBdVrZrQ8LaZZpLtZPhOvOGFowhuqVO",
+	"GbR2mW5zyGpjh2axSy/NaErXH386m+HEEXNaCmOyrIy2haj2czNxR6s6aFMBHAN4TTrDj+wVrDtYxd6E",
+	"LiMLfHgUzFTFtG4S4L8yu59Z2poEUNYGt/DAzVE9ywM3y9zuA69jlTMNv/aXvIUbfp6r7d6b5BQbSYJu",
+	"uS/LDKKNgp4U9oriPriHmuLQjkexqUi2ISe7RT5BndwWLlZfwbNcr9unTHEo9U16BUrjYMLxJKK1fFAv",
+	"8pZOSOeNwmgrt7WFkzeM5vbP/TSTZOsiPnA8yBRVvYqkPnYbS2vG8S2BwvURbT4fjzkjM81hXrdvvk0O",
+	"Zu/ot/PWb21+IN7d3jnz0EChwHoC/aVquzLwgZPEdTIdZT8fsyRTRO7dRSFYfJmqmF2DgJu70QvIVm8f",
+	"X+WFn2k8VFzYPhIM7RfELKPxTKLZDNwdIEZNpWkMpiS40REA8jsJUQxCz652qc3ioFw+SAClLBEfIxLr",
+	"Q4LELY3DAuft0OZKOFAImiPOpKx4vbBdtezuRab+c+VCMhHCDIJBTQdRltk/VSa5NYMcq5qRvwf34TXG",
+	"CZttaFxKapmVCBUkIaHKTnqEyGwutOPLXcSJE2oFe4oIlj9n2BMMly32a+en1J6VlsitD4EGhCOsk5ih",
+	"GV4gTsSRMdlpTyQNe6+4BFVOhP3ul59s9VPV5HHZGy5XAtfUf2ExZsnM6Zr8BDTutos/g8V8m1qFkjGw",
+	"5pY31UUULGoV5jlzjZUvcsBYvLk3YHWi+vGYJMRB6wCjZVFdgrGYoznmSuf37kC+dwzFAcY6EsNRYqXg",
+	"7LbqUP92eX52nntgAqS44e30+MJQMWUO9GfB3If1NR/PGchDNXyB25kto9FFrzZri/lZrrw7lSM+y9Jd",
+	"vMYcxTtS7ZlDWeNZq9qtxMDZYlzlc+TKNuTZy/tyRSCYwTYbdX3BAxjOM8tevdstsPLq1J6Fl1fOzo+0",
+	"mS4QT685yeIfTH0WbRj10DxOsywGfhN1cTDNfE60N2JC5jEOiElnAFZURrVn5B9sR30xib6YRF9Moi8m",
+	"0d/drS87jhdj6jMYUx+jEFV00mGtCUCAd+SekqDEDWU0rkIqXgRSdCDVE5D3k2tJfR1yiS2LmHNbw5ls",
+	"w3xk7u4ZGag/1j7q2a/wkUW81LSr7+VrUaJQHC+ERiLFw62jASvqF6ggyS1eS++zOXumgxKfNvGDzMb4",
+	"kAY3xBm/vV5rVjx6JmrwgNm8A9W8fPa2ii07j2zwbJsrr0JvaYXkt5z+RDNrFV/nb1uGQss9F2NCWXod",
+	"Ww4ppsYG4KJEbHiGN4TyK05C9zoEY/Ex1mnay5+XI1ATy3bOG4XhM4HSHnR5oyvP+YnoMoOcrePKJfiw",
+	"tOdTlibQeeHWQZbepysoNzMcOSix7STNkVJ2mlJKicR27lJa+dMsMVFpQnXVCKj5qyplzDXHjsY4itOk",
+	"YkzjG32Jb136r1P92biJF1bpoeuFFeGqlWSdi17VVDn0lGdRXyRzcs3EFIFX+yHCy9kp8jQZUNEaiTum",
+	"KohkpVi1l34TsIEZ2VfNOSL3mp7oBDMk9BCjAYFyg+51JyWgrsOiy7aSfeEbA2zpahmLQcXILePGDFcV",
+	"W5MjdateiT0UFkil1UQ7Prs5RED4/V3PCtJkMUcRDeI0LMjz1mzychwTnURcRDQQcHnAYSI+ZzfrX7g7",
+	"GxFveCV4MjPXwVXWiZQfe+lmXUgiU6Y40jjo6oAqjwOEFoOvPqMk/wnt5G74WH7aI7H6IHuD2MIoqRFy",
+	"k2lF1pb/KelPPstdLEdmbBaE0ilYwj0oYwvBJQCNjM16odw6iTmBn5TlWCcVVKmKDIDHIRQFixJXchEb",
+	"Q2wUqJGnyCpHaswian5wCO/G+rNOnrV2b1uM1NZryHi2MX0z39rsSJzPsxQKsxlfXyWfrrF8G38BO1Fo",
+	"q5WddnVXt0kBhqveXO7ascHOCpa7ku4yElONhxYEJxztv/+mhQRD79+/fy8x1NXg2FMvWbZRkVSWZhPt",
+	"HLRaEgAiOkGRAuE6mT+c59Zu1Tjvx76ctQeb+WF+7Sc7x4mIqtIH10nMqk4ky8264oFv7XZ0Mtc1l1RV",
+	"NoHziAtcUTrhGFJnxyS0rtiJZyucMqzjdFn6gZ4BC/aKo3GMJ0cqp1RWBlCl7kZBKrTj4Rpm3c5xa+Z2",
+	"HUl5X0+TLJZOadsCRkkJuuycFseb6RSDKRab9ZgzvlGPB/c2xLFKzO40Bp3PCe30Xuky+M0ga2rqIzsS",
+	"aU5ZFLjkgK6V5FA1Kugi16icrWUeQ+cVTh3Lc1/R6N4UDi+gnoiKdweN6kT7peIg8hSC2Tze861seqac",
+	"rrvurTHfVFUVrOin72ijg8ndC9I6ObKKna8UnLgUq5nq2pyv5cuhb9tM+XntI+sY9FZGf2vwnusJLCvc",
+	"Ihrx6Sj3Mai//4/QVec1AFVcSO5Xaoo2G98IjxlGKp80zJcP7pU2s/5ks0R6NWG4GeiUgJtC8nkGwcb5",
+	"TrMG8AYQDPto2E7pTS0AfyQIA5nDM5BXVeYiWK5Knq7qG6yG461AKmzzDwTXmo+pCsxCEtegwcvjnUC/",
+	"B+8pcAoD1QbWCiBTG3gkiJ2Y3Tty9VG3t3UdPnUVmqxBvJfPZdlGmMYxSqmI4iwHaP76s4yiJhklF2xe",
+	"yDIpf5BntK7WdKP6rVvo3omM6qB+dcymFsIqB6Li/VS6wlcUAoM6CaqqBiRDW+jSCUc6x57sxtGOH83w",
+	"BMJVfQ/5kFRuhNMwYln9OA81m81dyNugc4g9obzYCqJVWXsbbtIr+Ezp6lIcmbI8rotecxN5+nNRWXUG",
+	"0hBCkgujUdNgog7W0ybqwmHLg/qVRToTGyV34A2RMVxw+twcpS5THlEIVzBAk2mVZzhUhVQy/WhRLbe+",
+	"bvpjiJj1RJeI2Oelc1wLGzXu4lEudRlnIMdC+WDcMLVNdKo9CSgTOjkgmpKEoB2OZ/NYXu44InHIPeSD",
+	"Ulk+egrVRTS7M1J02gYCU9dAqfzNNdqvk91BwkvwaEF4Po8Xq9WJq4N7vIJi8ijHfb6UuP3srWgndkru",
+	"sp928ryTRacUeFPkXikyHvFE9H1VKjfX6DZXSBVRWEgipDG7fPrgmY8DsJWUfWrevlurquJ4TMRiFIWE",
+	"imgcrXctKzMsxiQqeaxCTI1bLa0LcHDtC70Hbpyq2Dvk0l/JzQKYVwC3pT9SixmxeS03z+KGVB7/c91V",
+	"a4secyZljYnm1VYqh1e+po3IosW21F94CfWvcgnanPXJOJ4llVqdkyhKWau4tAqJ3FBHpxiwDUbOoSk0",
+	"q6qxQb0Ax+JTMWVJoQpUE53TeGHwHBRGyUikn9ttEoKDaY6AbVYgJEoNlzQyNz9vWVGpLHGSn05pUJNi",
+	"XVp4wN7K5RK0H6raVIdIpQFxDQOePFCQSiUH8RHwDB4YftGYxTG7U+wERtcxpjfw3UOEhpKGgSlLT/LL",
+	"yflZ97OPdiTJUwGGmKpQM7We3eWH4TXu9+DbnnoDj0EkugpGxTlVFAUoVBfBy3Rc4TcPYcPnJ57Zk/Ec",
+	"8LLt1TdYuvQO60yXitkAa21WSsXBDBWx6hpMVkbwRVDX9u1R6i60d0loKPnSXAqCZ6AUGr6WlHM9n5+q",
+	"GkLXZMwSUnotdajNehHuyr1QH5wdRsocnsXaiTShr7hku4yV3D9CvvKzzdoCyOc0Mv89UXYa40byiiMo",
+	"YUQ44ikEy7JbnUtQz6N8C3ZayhIQCYkjVRpCyOaJESzSWVipNHuFf5W98CpPivwYasj6xRE9x0JKQ36u",
+	"cUFVMVvgypI7cQgc3xjH5khwhYF7ob9b5HO1vaUQiQ6dxDRShnZz2zqTfhN1lb5NB7DgGQHvg2uTBrBc",
+	"4HGOhSCJXOV//fJfw+F9q7U3HN7vj4fD+2/Gn//6FxeNsyJGHhNpmTOyb0qMq9dIafRbSvRnnVH0mFFK",
+	"gsqi+pJbrWHC10N0dAddWwTQ5oYxnoYs9hwStdmnTTsDEt1WOdGYZucuL5PMMcpKPqCv0QEfNb0ZCh4M",
+	"K6KpI5OdF56aLleicB9AeKCOlLitEzyiNSIO7VOtVYIjv0ddhaMM0mZzZrxsj2ZJhesrnr8TvJcejhO6",
+	"r5mRSvWDNGV0zIKW0V6F57wdOlAjj0LWfPXif9ew/qe9RGfIwJMfRh6gX/1EvmIX83z77iQ0m0WeWgi3",
+	"Xujp+iU90Vpf3N7WbfWlx+Mw6+oWdOKjHfCajugEHP7ucCRAywU6TCkXRgGG+m74hqBI7HpD6me40veQ",
+	"H0Y8/xtcBOdzEh4aa6/OfiDHNk91SBMyY7ck3PWyhAo7NnbJnGgicYiucYiAYfEkWkLw+/ViSDFVammY",
+	"5whxQpCvXr6/q5YlmVO5pCAhoMPBMUeziPOITnZVZY5M/5idh5JNqanMbm8uyzkCP8PgbrFPsS4FR7bS",
+	"G2EBlG/pbRhtVKHRL70Qa3RvrV+aXmxVzqEKrF5vIVFYa+YKxUUdzYOp31nydXqas5Je2EVCbiNy54ip",
+	"4CKaYUHCwQrefdN846XTeNhGbvGlh/iwhWzixQfjGDEPjnQkpdHpCTaZqVbKgExVY87d2lkxwb5ag7d0",
+	"i+tfwpNxvv2qngHnZ4e1tL7q8MXtZtKoWFjBUbs+31VOISalxg1ziN1ENNzEHfoH2V6LUhoUHydMHbt5",
+	"a3doyNMEoPXu3KWqT4zNOCgx3JKO5AY2zhPE8xRGy360JpVaQlScbiFg6BDdTbFAU8wRj6MQsTSz4dxF",
+	"NGR3eS20dilQOit+BgIcZbQiFVYkqlTIYCArhOV44OkpGPrWOVPmTJCA+UxPaSkhvl3tVluOLUlIIArq",
+	"kMqbWZ11Dh56QRgoPET7Wsuvex3QVibSXZ0Sl1v91jmphI3lbjWX9WSkvLTPZ8DM2RzbW+2zLnPJBRxU",
+	"a0Vz6WpF23+4FW1lVLssmUis5aMdrANxPMSnOFGWDPBeYxQ82SKxC0UrQ4AgH+3I3wGOjfoaYGPXNu3I",
+	"EYF3l12qOPdsfVsSPAsX9izJT022pDW5T8t7295TfC4ZNpugnue/lWuUTzbkE+zCsjXkjVPTfFV8gcoi",
+	"lMeK0XhxaMUWYBNZAIJ2ObxVUaGsdrkzAdH2BKTH6oWq6FpmILibMnSXMEFQpGr/3E3ZzKrhrqJW+Xpy",
+	"Z0dV2PKbvfKaz2jbgL1CZPuj4Nva6fbA3D6+54T2C4vvXcrUlRAJOLb5KGAzwtE4YbNC9s15ZLQ3idJC",
+	"xGSSYMizcBdJyuUkACc1soUt0En3U3fQHV30zwdQ8TtTV2Gk0o3ZKyG0WlN0QuJIErXlhLdzZahv6HMm",
+	"IaifVJCzeyi1VTuFVX2/OB8rf4ErThLuHyI9GKLpjCRRoA1zIYf6yoSKZCFZ9DCaREIhtt0hZQkyynuO",
+	"dgLMyV5EOaE8EtEt8RBGMcHgfOD/p2+84HaPABkOKWV0D4wxnjKviinhRIdcgwudDm+XtF8R8Byz7mQZ",
+	"kDGlJIbyyAQpb4YxaO52nXV4rT1vHLoEE22YjY2FJNFcoHoS7gg/8BUIB+zklK9pcUpo5jWw3EweXh8L",
+	"8imaRatE0bkUfiKaCmUhv5bnptAyQBWEL5kHIccc0h3tyIb2W7tHKoFoJJY6Uyam8rolQ6bTFUDx7sz7",
+	"kOpgapXgAG5ohu+jmYSAd9ojUP2174yuX8IiYCpWh17iX11CWUW6zoCFa6kqdD2WDSHDoMDR+scAfU50",
+	"22JMTfFivk9nmO4lBIfylSDr43oyCYtfXTskX7uFbnpnP3Y+9U5G/e7fr7qXg4aX/XLavbzsfNdteI2r",
+	"s87V4Pvzfu+f3RNocHn18WPvuNc9G4wuuv3T3uVl7/zssuE1yvix3PrvV+eDTsNrdL6Tf52dD0Yfz6/O",
+	"ZLPj87Mfu/3LDpSDtz/81P3w/fn5D4XfTrqfej92+z8Xfjztnp6Xfvrh7PynT92T77qlhrCxwm/F74Pv",
+	"z0/gc+fTp/OfYBsXnZ8/nXdORoPz89GnTl+fy+XVxcV5f9CVp3XS64wGP1/ID/3OoDv61DvtDUbdfxx3",
+	"uyf6JAbd/lnn06jb75/35UTnJ938L3UmV2edHzu9T50Pn7rW5k96l/IXWEi/e3x+dtKDg/rY6alfeyfd",
+	"04vzQffs+OfRD92fR72z0dVl1/Gh3726hB6Xg363czr6dA6X3r8qnrr8+2PvrHf5fffE+vxTpzfonX2n",
+	"f+l86JydnJ91l+7vw9Xlz7rNRffsRPb4XAWHJzkQ1SdbJ0SSSW5s0/LxHxXSwSminBDbk3vZcj3Oc94X",
+	"RmdC9pljMTUKqWscKvdvtFOCGMByJZjZdWqjYjc6/mkaBVMEH6F8/DQSh8gPGA3SJCE0WPhZ3uaI7o3j",
+	"aDIVKMDzTWMwVXIb2xUKhYwof3ego2jHepCmLILJo8ISlBAhsY0ayL3FeYF/WoUUl/gt1TtL5FkiWbD2",
+	"bN32Qt0L+S1lisd1OI8qv4ZXHEEjcCec5GlPxuhO2bO5vOoy7tqtSq2z0v1EXutyRlnL1ZaIZNEZC9fW",
+	"L1UoLxIMLLRQHEdeYl/22YNOaEqwPBaOFxztOJDPEVpCLgXP+YAxCHAIwe9DO02WBVNTTaKSMHuNJK0s",
+	"QZKk1IRO3uEF2lnCF7ueSbwkm0JmnwkD6TlPVC4PAO1YaMUzGOD0+AIAUbleAujy3Sott+a4q52iVRu0",
+	"s3RqhUW+4motBk+650u5K0q7k78489x01JL2upni+u/voYrY2yJgKUId4kGVq+81Cx1BJ8QwSWtZm5JM",
+	"6AzMAtebGjkUcomxXOTD2tot5NSs71MNntGYIj8KjWc1tZ2npYhS8Lte5WkNz8x2rT4C+UjdGrDN+8ql",
+	"wQfFu781T+qy77QqANVTnr82S1dh/jT2URcl7j1Rm95TldO3rRzQw9azPyybFlxDWrUJNsvJDg9Bh9x4",
+	"EiVxcAiW6Fg5GO7ckAViicSYN2ReuPG6CXH/xhntz4OawS2uBe71L45Ru9kyYW2eJO/ROAqUygSouPJI",
+	"zwiJpNksYLFhdYDtCckYIhFdFdfkwpN5UAnr7WZrvbxiBnHdUea2ULPu+HNkhSrtzMTGea2WStp8vRDK",
+	"fLvNVFHZxpV5cPOEUaHdr5D3p32wPuoN7C01IDefZfUmtDfSMvzC4bm9ZyA8oerbVuqR3dANTQSbV/PU",
+	"m/D0RteVAls6sach4+UL2DZeXpphG5p157L/SL16tqCe9mradorDbIILLKb1W+fIAYKKiuUiHCIIFpbb",
+	"veQI+GEh2eMdCKAThiIqmAq2sDPZe5LjGVJTuzNjKRAcI/K/KIrx4INZ9gvKsIP8aQdiPDBFKu4Ux0Pq",
+	"Kzzj75qZpZhu0kvSEJFgylSmyUl0Syi6TgWi5BYqmkgpPGGzIS2U4AojfgNdYzIWxo1ELV5rFzd7gHDf",
+	"60smFA5+yyD7LLaW4nvbjLLMdZdnIyowgWvVp8H8MquWVFLkJ5ONMrNDZNQMu9wPuAgjVu0bReht9YFV",
+	"z5vvQono/GmD1PHGPw3mgwRTbqrDpolDHzQVYi7BVf6Xo6v+J7Sj4ifxdUz24KuEJ87J7hMSeMDN1bNK",
+	"Fe9VQfbKw1pzBPrFPHgrpPy8+BiH7Bt4RtCO/1+/4L1/dfb+2dp7v/f5y77XPnj4CyQU5iQcUjDg+7oU",
+	"i4+mLA45RJUqww7y/5NIPMn4a9VmD+qZsWRI/f9UlYrtD030vdLcQN0KZe/SRZAPEaFBslDJI8SQJsDM",
+	"+3/V//NRRNF3RNffPEJch/daDa5xcINuCJlr64tGsTBVZnOxD3W/tXSHD+5bzR/YshuPfDwQuemXXpR/",
+	"JH8KI+YrQ1+WZ1GuAAuWIE4EV5qqk9Hp8cXocnDSO//f8oEUU7YUhpWSrfoP56omRhgxp5BrcoCvqw9f",
+	"w28tXOGqVprmaYShvOZtk4Qq73+SGypdhQRn+KYYzCfZiZjwitKBMaOTAUlmK82fM3yfuTIb7/ri3B/S",
+	"cJLXRCM4iaPcfZMj5RAKgc04mOYScERVFAkf0sz1G2GBDgr1dVUblFk4v5Vi3u6hyZNCuMgMmCbxeCSU",
+	"Ky/EFQK+nLJEyI3qjWiApgJSuw9psUKQ8Vezs7CAxVuJ0dq/lcWkZCFt50mKtS7WTula0Eo7vG6rLMuq",
+	"aWYTdyQQKW3OoVSsdyP5GbdbpuKRvZFsX616qk71hp+iK3h6SuO6rjS9sH5+Y7WvLZTpySM2ngF3bEP0",
+	"K63yjxT68k1tAXEvnoWNLxQ+t7OK6kJDeB5V0D/tF67SoP1OMbTr6tN3LEd+ZcFVmFDl5qcM3IEBV1IG",
+	"Xihuw+NTQybIPN5U2bY6+/SzOJZu4DlqsndEupiKmzLXi5uzfTC182W2vdW5rpNH4ePVJ/vINTuXl0XK",
+	"LNtkV9sygQOAlHsuX10XiVi9XGdYtzk98z6/4rhuO43W/YbpLLXX3doQ/XUFCfNl2JUuSzyMVnMVInN0",
+	"cqU8s6P/BVCRZ1I8HqIvkCMPPaAHX3miqACjcXRLEJ/iOVlWrBXy6WX/qMzhtXn6T4udOWjVqdhoZXbb",
+	"tNhjQV321qEtKyT9W/5cRoPLHv+VWYnLdY1KriNRHEc6H7qyzxo21OQzQYJlpZjyDKE1Sp4V6yGV0qfk",
+	"PH6ejUfLIfIFqYTMGQrX1dezNETVZZGqCizpsu46e5E1lJR/1PBJSJKjrEy0jkWATgmmtbM7DvQi1kbm",
+	"FooaFS7J+CmtQBR9Q5Drcxp/hpgQs82K/IBbpjb5JpN0U6vWU+M+NojaMGdihy3aRCM773Xv4aksufWy",
+	"ts+U68FrJactmUNxcDNJWGr00nVyhQpV7Q2E63arnSkT+imFvB4i5cj/LSUpCcEwE2NBkl1lyomJyByt",
+	"JgzpTFxMc4+q2PoR+AWqbIFK46ZCmHyljFjmJIOcste4BMMHSGhLYxEJzG8uRYIFmawvW77UoQBbm4ji",
+	"9XO09lXUEkd4OUnrcjJ9B4ddyk/OhNGCRoLwOQ7K4cSQhvcP10DkMWSO6j0TUlHB4tRRDL7keYsTckc2",
+	"rRwzSQgR2sd/gxrWNCCJwBFdX3J9XRGZUxWysLwfyK53vLpaZlZPsMBbVlF6q+ijq8CMqf6Y62CnOK8F",
+	"WavkpEQgTZTVANW/zpyJCjzEwTQcJcifZbUoI47wNeCNuyggoAetqLA4F07m7HKKE2KYFWOXiaMxkc2V",
+	"Z/Jc5RLK83bmRO/9++b7t/+rUYxIbu29//xl33vzMBw21R/th//1l/VGrMKBe64LzbbhBBXJ0Jw9zucI",
+	"+l5Yzs8G0NicUBxJUKNimrB5FDQkELDf5H8YmwBbyuIYz7AbDu2BKwtA8nSu81sadjTzclVZ8nRue+OF",
+	"ntvdFcasn0y1uNF1Dg92UA94OhS6m7Ou3s2s4DRum5C2cq62abNcC1tyATRYXBCKY2GcsbT23lJw77Ud",
+	"UsUM3+cGkIJqvLUuNEp3ZvGlIHNe5UZv1U6d4YXEE1mVVAj5AqEh09G/PUItxMZjkvAhpUw13T3K0slK",
+	"ySJjH2AYqKkxIUIjJ0BJSyaM1Wp+ySFJKSUgjzpCQWZgU0wTUtmx5RTo5hfFU1/ZwUkhXNyMwyMnS1yt",
+	"gjB0qllejHDFcUJwuFCoXbJrQ2p4Og/5SUop5HFjCfI1LuMjHKiiZeYCD23cOqS+KTbQTFLKm0vMl69L",
+	"G/qEwkz+bjP/Nzjg8yGVC5Wv5EjO+yukYbDqHwLTeNB6j5Z8/I+QD2XOk3QufLBIK+O03BovhAfk7WCv",
+	"WsWoyRe41ypWFnysuWGH5XpYHEt+2lfnyhmQPmWv5ZqCGQI2pDvQnoQj6LJ7JIlbMiE+wnMVYARCNLmH",
+	"vDAYqbMHvlnRrCEt3NcOZWDNS1KqIgXk6FxZ4uH+KNQI0U7kZu1DKgdUjlJxnE3JTWWQiCKcJNEt1iJ8",
+	"MYGdvhuQs7SXcXZ2KmQezgPErKQQGZjjMyth9ePCIq0BTHCkFeXoqszo8t1XeXlIDNZZhX3g4Yd5PJau",
+	"gVJI+7O2SE8dZae1A6euM69VprWeOuBSbcXFEZTPxKLrEb3FcRSOcv2u+QXPo9ENWcAvPB2Po0AKY6M5",
+	"SSB9oWJDgLCNKBOjMQiNIEFPWQg/6eBmWNoiZjgcCcZGMU5g8SnN6ONoRsIIj/R2JPSPIAhtRO6zsHN4",
+	"SRTHI5P+UE1t/gKsMkopvsWRuoKivWd0nXK5lySlIxPXvub99S0FSnXIiuYYVb89eZ1YRNex8SVROtuI",
+	"oqzsC6hgHxnkYkNH+VlUR6mUH1T19efHmUrSKbSzfvZzfvnZT/Zt6Z8UVzYqL6h8yFK2Wa7CE0uJp7rT",
+	"qTuqsGPix0DyMLFX8EQcydGrClbaLlnQSGLSiKItFbJcW36SOhlJe1XKM0xKI/aTgso98lntPqGqpXW+",
+	"eY08dkclSVqsi1+U66qZL8xRKC+bRR9B9SOG5bnt/EbvVktzbD8mh5l/kxOznnF5v9lWK3V1y4duR0+V",
+	"NNP5jV4U3BBKrxtidcVFkeLZT1Me0AVJqluAxNkrebKWv18YfcAaBzV7PYWuhXlKy3Kd1QVJOKM4jsRi",
+	"M6UmDuUQ0S2pkSyjUOnfa3BTaHjJH8eRV5TWbZlI3nXDtbg4/OosNTrpDNoRBM9QMMVi10M66QzamUVB",
+	"wq5jNplEdCI/6MQ0aEfxFpAxYz4vJC6z0tjo3DVWQhvnGwXnUqcdcRxN1ucxl72PVVvwel7hr2fw5voB",
+	"QVR3xkI5X5y9iM2eXCpYl07whMyK1SltNfUUR3TD/C3JPLhK4qf6bksOTHyP+VTgCX+qIlIdUqVKR/kY",
+	"Z9GKyl1E/aaImYm34JnnsgnUUCof9V5266t27Jv26jRVKh2rW8FoV3aj5izGFJcque0fFFR///kL3vtX",
+	"a+99c7T3+T9MR/s3Z2ZCo0/KMzG5ICdNqlgXk4IIaytrJDJ1CEYQEjouF/xzGwrqwNOyBqwixNBatQvG",
+	"DJf9XRqFBOpHOVz4VGTxp6gYj1f02DV38cVhLom0R7tOqwpesjNMF5bb7fqUAjOV6WiFX+o8IWOSJCTM",
+	"17J6yJST7oz9GlVnT7KhtE5to75l3JbvyHGa+HZSKOVc7VUwf9uq2/L921oty65Gt5OGmkYN4XwgKXWX",
+	"4DJaK8Hy9BHG9njHkhulVzSZoFzhw6tM+BKYZ3PhUF1eKmWJqd6b0iM0Y1DaCVO0nyWtMGULjK5FJ9+I",
+	"Ga8oNrPOPfGS6Kh+8E1kMyh5ZPJZ8KzAp9ZL6NoJRp1DSQSFCpSVDlHQCLFZL6yltggYF1c8XBHSp5JQ",
+	"FJxIOJLdbDVJSudJFCgHwOWnUrGK/JE9Lug2E6xxHNegHv2Uavn6s+dIoWIOXGXB05uDGhB3EXfogLKy",
+	"22bd9VZh7cCxDO2fKtcBDpXZGUcxeFlOMeTSca6mHIO8ubtGZEj9mmNULEHZG8bhVULm8eIVzyvChh7U",
+	"FJ5QyQvYm7VeuTvl0Fbs93Ms5ZX+ajcYm5RqRMNvSKhIS11tYO7qW+tRFL1GPrsCyqC8nm6nVdTgnMEo",
+	"Aeyjma0dnOmxVS5joK/hrn5Iyl/X+XwM9u5kqZXq54WwkYXS3wOWUs92yWywHrZWetGuPXx5qmEaVz5L",
+	"873s8ZTSWndbr6pBP6WmqEEp6/2W8QRYyPQEm6CLPEfRum2ohgVHkDWHtDqbfIkcZuNml5ydcbZKg5u8",
+	"ktOXhJelp5sX0rEBvvAuXBjF4gxyumjTpmKaewv5VzA3T/Mkk9zRth3IMhJYaYBxlf4OCcKIL2gwTRhl",
+	"KS/iojuWxiGa4lsrjaqdO81bzgvmoUJmP1XL3I33Kw08m6emlJu/raisnxFctCPRgPHRDT3ACoYlgE8Q",
+	"HCGFWRxzJtHckBYMiapIaMHkZypfcZPwDs8lP4XjIYXpSghytwl216w0aT+lXu5Y84rn1eB9KfcMqWDw",
+	"WXmDl8tYuJLTPiL8JklprRdbroaUftWV4jJmZ9kZq1aASKXXWz/dSgkAjST+yGA2vZMnI7tnCWOT5Gtt",
+	"dgCnL+b37K6gUgHvgWsi8ZxD3NTwLB8rc2nLTIJFnPvPWxhB/tcMYYVURRyFhEYSKWUBw+8OWqV41net",
+	"g28LPjvvnL4uW/KAJbOImhwTVTawGV4gTgTKGptNknis0tYZSjwyTeBYdity9zlvNWPClldxhxeW5GqE",
+	"jwDPJD+8nMY9d9Rqg/IvmBczurv042YDKz1Uc95pOYOB8Zr+//7v/9dysoG/MuLjo/9GvqI98M+M9Pjo",
+	"v8tE57+LJOfIHvT/+b9crju6FOOQlmjSLsSRK7YSIotwQtA4ojgu+oSoHSjDO1W5BkuT5EWi7fTyXiPb",
+	"h+1GQnTtBbMF54muh+Uvy6+louSw0V4qW/ANWagyMFmRyChsonPQrNyQBYcsHGicELKnakyq8fkR8nUy",
+	"DSDXd0kkyB44Xe9kmTPQDPMbrqNxIDWGM2O8eWfrktqWUvE/qCdbJ11J3kNiszqsv9VFb3OdYLhM6Q0k",
+	"rSP0up09pwG4dV1Vs7ynC2lcskScJyXnV8yDhnoh7veWpdl6ROB+0cxXl6Lbmb3WJYeqMidoanFRmeo4",
+	"S9VsmhQy9YJYrCotVFY9M/pAXuVD43L4jSjCaBzdk1A7mdUNByvZTxwcjxQonRU1oN50RHEiGWfdCu0M",
+	"GyG5HTa0LvU6jeIws6gwWichkZnQWzpt+3BcPInaxNP4pfwgtsouqfSvJ4ySCkkpowwqJkW+Gh2Yol5N",
+	"Vk5kmUdaoyvU+isj4lT40TxHwPuFjlUEC0NWQCmPcb/DHGUkS9cTBI0bjsKMWzMKuIr4nBpyi5V6d5XY",
+	"Yus/Vsa06fEgRfPjLlMRbG32iDIlUxMds5AMqW9l9/cPswOLAgxkMKIT5cmvRtSFm9FOkGA+JeHukOqz",
+	"y09aq7whKADSKlvMMCSt4WiME5NTFvoM6YSp7IFZRRAw2bCxMpLGMZTwcdHbzZJPb/EKq/357PTLTsuY",
+	"dVOGr1Xn6yEhGRQsX7lkY3w5tt/U7GsSzaQIx3TU9Xyu45tC8GxZtZkcF2T2lpV7z5+b1patbg8WN9Me",
+	"YnlXt4eghbw9i0dSlFrXR8USF7olhEMc3rqOfWinE2JnL2ihnAnUBT54tZN2lra8zolhac91O9gbrt+n",
+	"uNc6vfLXUa+99TzAM6MMMBZnph6PeRT2ZRdv0FOPeBmqbEasdO4rirUCgHkG72C6UOH0R1lEWi/0NW+U",
+	"462xSnmdzrKCRIpcRHSyMR3MCaDK1c+l2KoxntypWuEr7q7xsNq0pfSzEZ0coe+6A/RalaR4/UWr5h9e",
+	"S7Hg9RcY5eG1RtxjFsfsDhKQC8bcJXCfg7xV40cLIByq3HGCJzONJbMrOsp+5irOAQpEZUxoZT6M59yq",
+	"mWbVRm1Aduw1VyapOI8jeUuqZF1GOTnyLXhR6mmL8ubZIvJAKk3+1cU7tF3JBPLHrmXbrTz4mX26bubr",
+	"rR61nTc7X/3qg7ex4cqj11yLbw444sYbaUkVv3SUm54Ju6ks2gbk7Pc7RnbTyKatOEjjXGiLvut9aNfI",
+	"vEtqgieVIjSj/UlrEc6T6BYLAm6+HO1MEpbOaxcgDGcRfUT5wccXLoTl9cJNHV9NvcFjlTb5d6g3mN36",
+	"n7vgYCG1QZW6s5AruxKi7D5vW665bHtcyc3y4zF68+bNe3Q1OFYuZzMr3VExWr7dar/b29/fa+8P9luH",
+	"Lfl/zf32m38W3MKwIHtCpehZrlaT1y7JN5BlA3Il534MKQq12lfVwKzhBekK+lGpll9x7ZIbesoirAos",
+	"gVJ5imkYQxS7L9v0jHFYV2Pai0K/eHyy1XYKR9QhFS7mU37TboghiRHHd14VNTtC/pehYruHjUM0bKi6",
+	"RqpMmapmNGw8+FrHppUJcoc1w4mW6HWR6BRu0UWBIEZ9OYGlMU0oO891GsUiok65oaxW3jhO4FN0Q9yX",
+	"IL/2ibgjpCKEQHnMVxZpVZ9XV2hVbbSTdIVbM+Pio0kk4PTxZ4qoIY2oNFOoTCUzD00RS1BYfMQH01K2",
+	"jP29959VloyW9/bhl9k0/PyXqjSG20Lx//iT43btpbAy+ZhbTZlpJzUWkfwmRGmqJHMQ+C3HcEpqj3O0",
+	"LSzEgWrCiEN8R39FhUKT1CMKCDLtC9vYkScM6si3LRSq0tUR4Rpx7B6hICY4MY6jyjxu4krwBEe0oqbC",
+	"iugipWSsbZqxPUsuSQwFSFy2iLIj7t1U4/Tgm1n75oC+m3/7WytROP3eCQjz8BG3pIsw1MCssmW2++L1",
+	"5idW9HzLl/S5+jU/JT125bs/l0yyVgeDlBpxbacyMquKVT1CWGX5nRFMOcpzHc5KSa/aTiap9MZrvIMT",
+	"q0fxpWVZvgomUefDq/vesjxTSVyz21X/09LtFy5+xUWuq17wqOpYNR5mPvz6xT3NgFba6LYNafnwUIF/",
+	"lTIf3qxG3BoXeorNhroVqQjYTNszOGTY4wJpR1WHasaKbdlWbTNYZpVaUe1BMr9cB+nnzC1iVDs9WOvN",
+	"0SK5FRovhvu4ff0mOAjfknfjbybfTt//OnPGJywh1rB6hBtneWTMRUctZsNTkD0z31k3eStejiZczapl",
+	"KBPusdPv9vvB4MIUiNVYrjh4huwMMZwwgSgziZCcUUiU3D9y7/Vcxc1jLxvpn+iuCYjBvMEsM0rmF277",
+	"bK8sgFcCyW14X5ah/A/2xHTscFtIMj+yZ8OUBfJrkeu3TnJtns029vdce8oJ91M5TCuvtUovZv4qPTiv",
+	"kdLot5TozzrSwzmqK9GKQuZyRIQzvpyn17LZNeFIMAjz9v+qhfoii2Uk7L8ap8hmngdE/a2ZyOxvU+HI",
+	"/K2AeqTSToa5NahpuxEGjFJVzr2ZN9SLbQqdyd724dd/Z+6HBS9+/XfZc/HziidnWyuXCeJNREOTfFsS",
+	"xOwcdSZwfqTyvDNKXnEoi60EOC7ltxR8Ye/3TLnugrPqv++RbhEX/0lw8NZw73Pi3Evw6NzKMn+KxFQN",
+	"91yLHRAutldMRj/uOlnG86ZfcRyLJRO6EP9SqcYm6ghdj0JzsyBph2FCOLgCJISz+BZoApqlXIA96pqg",
+	"mLH5NQ5uPGO78lAc0Zu9mAU49hBEIQSYCzlbSvmcBNEYIhxSGsuh89yvKuICBCFdru+n7ofvz89/GHU+",
+	"fTr/aXTR7/3YGXShdN9uUbKAbRy+fq1wqP5dYi/l8RAu6QNWcBhXgGAfp9PYpk7hj1UiVD4oTX42qqGg",
+	"00o7EpaDRVULPKpWHEd3U8aJcptHmjoV/IbXl2P9nXSefyLd49elUcxfxOe1L20r1Mq82mciVRYxdJhU",
+	"DD8ImC0SHPFoAmlEVICFlzsAXC+Q0qgiPTDYJ/pM2D+pibKiwhtA4QtY6JgWR3jW3ZSTYOSj/0DXmJN3",
+	"BxIpvWmjBNOQzRBU3Fd+yt+fdo4hA5OO1Q1JwEK4O0HcPnp/clDUR/LZVaaXkyBNIrG4lCvUZUUITkjS",
+	"SVVOJPXXR2NPV9QWdS56SOWbXWI89CcP+XhyM/IL5kUsUEwkq/CmrW6hXXKlgoOC9wPT5ocNtXofHiCj",
+	"yZgZlz6scjAqg7lZ2wxHVOCIkoTrs8vZh0kkpum1xTcY9mEpqEyBqZfFlBGvUBRBCWWo01OGC452dAWw",
+	"PchCaG1rd0iZ5H3+dnl+1kQmkgYQTyYr+l/Q0GCjYUNVTPHQENCS/LvZbKIH31Oq1yFVyWyrOiu+BVl2",
+	"fNlAvuFhQ/6st6H+CInAUcyHDShB5g0puQ/IXCIfePtzLKZAviGzB5onTLCAxRztCDxBF+bP3UPkv4aS",
+	"1dr8OqSnxxevOGx6r39x7GWhSK846rQ7iNBwziI4OH/ZaRW3sb87pOrpwEJkHzM7XIAZGbWbLS9LJbWU",
+	"2XdI/dfBFIvXeTUtrl02XoM/BDdrXs77yz2VNpgPqUm6gnbgtAsnWzhP+VzVv/IDh1zP+oR3dUUMLIZU",
+	"ABuUnekrXUIHQlNUev0pmTWHdEjVq8mSFCMjiCNfgilLon/B74foA4ANUm4bnYve6Ifuz8pvw2+iH8hC",
+	"+aPNcEiGVBXp0UADAZEKgfhHCCM/ITj0AQ3O8EK5tYFTzHfdgZUt2VqdlYUYgn5UOgMU4ARsvuC3iwXZ",
+	"A8M20nXtM1W4/FEvCf4GLJEQCcuSkEKIsXkzr7R13FSbyDPbws+73pBijvx/7GWeB3t/VXeuU8X3uoOP",
+	"yC98HbNkdqS2idHbVktf0RQSunPbuxbm0Bnq5LQkRDEObri5rYbXiKOA6FzUGjWd9gZLuIjJkcGZpcmS",
+	"yWvdib+WbUEMFbGF1VTY6SmmOk2lxLMNK0iusd9sNVvgJTQnFM+jxmHjTbPVfKM8N6aA2jWkyX9OXERS",
+	"ShPqquRdg5uT6uEhjOaA+wTCSMqnTTSQ16pPlLNEKN9reTBDep1AVezrBfKj0G+ijuoNzhr6KiFBlMkb",
+	"GUdcqLPL3pbkcWBBnYmmewBHRIAT4y9LvhRQ/BW8uzzlM7IPMoX89ltKkixf8WFjrrLbKqJcMO7ur/P6",
+	"WOL9FPKfS9yIJ6RqRngz7imhpIVVrWPTFYAtXdMguAyIW8Mi5VWLyews+WrWFlk2BqDl+S/lzd+QxRHy",
+	"M/7D10UCwZ5VuQyWiA+LDZfBEvExInFYuZIwSpTa8wj58nOtpcDDLaykXkKnPP5YJXTSV6qCjx/kbwYN",
+	"Asi1W61ybc45BNfJ9b7+VTPXmc7D0oJpqP3lS0OTCHeS388FEWCV56ZknnUafmVt/XZ28Fv7/pub93dv",
+	"xbuktfgXvg6yeouHjclc7L1tvtsTJEmw+T0PRs4TLugTHSTKW7rDecQFNrFjYHIEf71bUmBSlxb7Vi62",
+	"1Wr9E462qO4tJM3eL+fIlgBl58TeL6bA3n+wRUSTOKv+EyyogYEhXfYCAFzHxhos5avT5E7OkJOdzCnO",
+	"Nanu8brc/MGzRugbAll/lLxLaSROxCajcKUXtolsrf0sdyiNUntP7k5Lo9XY13IHuNgDBa+unhlcv/6A",
+	"Q6NJhC7767tcUay5NqWwOGi/X99pwNgppgs9F9ji39ZZX0+X4sjrUPB0NsPJQlNXlJFXlbn2F03TGp+1",
+	"M+kyl6BEI55nFwBym/0Fcgk4CN9NWUxQVhrZiERoHMWkOaSnWh1ImUBqhmsSoilJVIISk2uahogEU6Yk",
+	"yDwDB+bgn9IcUv86Yj6wqdeQ1iyik5iY6mPA6qukztyH8A/JtujGVm5rfjSkULfOmloxN5HkaRK8eK3E",
+	"ZmAVm6hjWBeWICizQSdD6hfwoq/91lzFz6wUCtj0R6q7LyUDnLewOqkaGXJuzbf7WqfqyePo3s8lCYTj",
+	"GVLIW8JRJDx0LU+CF3IfzciMyZPw0A1ldzEJtVw7jeTeFwjHjE4O5UrIwj6SJJpMhY4fz8ZT8hfOCspD",
+	"28wFtzmkkLFBPgvFt+/so9Powy4kYDGZhCAS0cEBqscGe1pmAV1PP2/yuheS2ZwJQoPFD0Rl4dS1Uz6w",
+	"cLEZLb6OmASO7v2cJFDQ44R8jHLhreE1vifxnOuoH7D6SsIXohlObohAIiE0BHXoOhKuVAtStiY6b6e2",
+	"REwYjrleRIwjWhxaOdOqau/ZncrWcqENrzEgwZRGAZbiM44XPILFbJPAz8s1H/JKDr805gkJIq5KH4lI",
+	"B0nqig2NecLGBErVYBUMDDHs4yQiNIR0kKYKwy8NrOtOQsMpiefjNFa4SsG44pKyKgAmb/8vDZ0K/nMh",
+	"L7/+MRfK8DxqSlJCidi7JgI3VYtmwGaAPDNNp/ID1adRkXZePjhuhRpY6YB0bXpYmVBnuRdMsTB3oiCg",
+	"W5wti6uCIAL9KrIf89ABzdVYqXZKgQM6uqEYKtA4mCq6twE3VHQPfihqL7MstAUeeP+RPPA86mr5X1/X",
+	"4evXYIKcMi4Ov21923p9u29USTVY2y1zyhswvk9jQNWRh6t40DxvGyQ6UR1e2NAXNnQ1G9p6s77TR5Zc",
+	"R2FIqOpRg3EtEuEeveIAAQf7NWa7UKXoBox9gkJ00O9tna1luapOSRjhgU7qcdBub7rgPkn5H8yma4uh",
+	"4YGW+PQHr7GkQs89+x0FpfOqlgZNGMNlocS0lxd1BkZGhUp5KkHuhLGwiTraELI3V+wKBO6A+/hSXc83",
+	"6KT7qTvoji7654Pu8aB74mL31Noeye6NT7EIpo3tKV6s2IgCjdjXNAIUFBtoU0zqY3V36NUStXilOGmo",
+	"B8ORXAa6k/KQXkhzFaF5Glkph2CsJSvWkl7IygtZ2SpZOVjf44yJj1DFFGhCDbR+kUB0Ozh6fVRern8k",
+	"Uj/RBuQqpO65LTR9ItJE6xSUeqWEwU1Aq7Y0K/WARMeqMrbwlNpiSBmVeJ0j/5fPqhT0lwe/iX7EcUq0",
+	"/Iryos9ZQlRlPuQ3JHRh7++IeCzqPmOUbBt9r5PZ3cJ4fS36FiT1uqRjWaL/DMkC5V2DFwkTOD62qXfj",
+	"8I3WfJso68bhQdtrpHNI1HDY2AcC9r8gGOH31gI8WfbfROL/ncT2akHcyrN70rs8Pu+fjAbnP3TPGoeN",
+	"v+r/KezwSAvJkwh/LYpfovLdAV5LwKBNgQq/cAR/bo7gTU26e8pC8PBu/K5cxKY8wR9F2DMLRYVJZSO6",
+	"2NHensoIKqmjs2QiDghXvv2a3mtib9wzQPcO7MKR9uQyrtg3hMyVkWNIwSGbN5GvfXftrIgu120ciBTH",
+	"8cL4cIMZYEj9DGn5aMZuiUqyZed4oEwoLqSJfJrGsW+Ji80h9RUePEQKDfoqCY82YuRmJhzcKMuTD+5Y",
+	"voshUW7B2xAnH2k2KFFDQ91YMsOxHYfbiKilHayPvYuxDLUUsI9kpjIX/18Km8q28Hm7utLsPH4XIlh2",
+	"RV8p/ebWL7WyF+L4Ii7/TxGX/xit7R9EyhVW2Ezx+hq3AeU8gc47nS4s9ANEsNPumKi6HejdVjrFzEl6",
+	"v9nyMi/pIb2OqES2u02kj0hpGpXrs3a0tn2qM5fqTrszpGZUyzVaEnHlyqlwJrgCnxIxZSE/RP4loaEW",
+	"PH20Y7Jy+V8E5jcP/iHCaID5jWRQJMonQ+oPOpc/jC4HnUF3dHx+evGpO+ie+Co63fr0sdP71D3x83Qq",
+	"KjmdPJVI8CHVKTa0qtXTDAtORDTGgdAuB3meZ0Hu1Umodtr9YUjzdpA+1Hb9tzIQQ5lgu+RTklKUzpFg",
+	"QyruooCYOMeL/vmPvZNufzTonXbPrwaQCJpmycogay/mN8VT+Om8/0Pv7Dvfy4aeMEkvGQV3D4w4oUq9",
+	"PqR+ofZNMwE1UW82k3AkSLxQMQWZfz7CAmqNHiH/OyLkTfjG3V6e466nLlAlkY3oxNzkkO6oR7cH7KUK",
+	"SfEU6+lLTuHQRzh/R5kXuDpdnYsw4kOKkRrblMBWxQbMk3Cfgm9uUcGlz4c0wEmyMGUJTJ7tPC+0SQjt",
+	"6XwrXCvKfPnP42lKb3wPfFwowkiznXpwJBhyP0kE9QGXn+SucoPJDlQ5rctrBZMJah+gKUvl2evqC0MK",
+	"K9Lc8xHC0FiflYZtU2Mhq/95hzkUzJabTggOuXMtWbohLDSAaKfodgvpBeiiUK3mGzRTUJslRH8tH5Y8",
+	"8OxvuCtf8/dylfz1hAh/Kbut0CMqJIF2/JsIRorZHUkCLPcloZ17Q+pDASrfRJqYmqcSeBVbtQsYpWNg",
+	"D1JuSq71XvRCiVIEmjEu0H77WzRPIirwdTHuRgoVgBJso5YuasGk2IDb+FBFSmTj6liJQsXgPHXTkGr8",
+	"4CGjiuKeif7jHiSQ5jrjIFVeqsECBXgux5PwJBEkbObILk1jR0jP8A0ITArVJFrbG4kmAkdvucohnUNN",
+	"8x2IQ8JClQfmHjwHiRgk+EHLXbgfgW8INfrgAMexPBFIiAg59rRHvnEMKxQCBXetJuoUUuVHEnsMKRx+",
+	"++075+GjHRJzgvy9N+13rba/mz3uKFSPUuIASUFAGoRPr+Rz2XvTbrX2fXX1QJKzEBGIKcsDMDwtloYR",
+	"1ulNNGoGWZdH/yKQNT0rSWJFIvEC3cpuN0r0+yNGew7ua0Oq4ZXbmE2FYGVPH8Zot1qHsOVvWi0f7cjt",
+	"yfa78rHDQZhfMdLypMSz8GXfRzspvaHsjmpozD61fbRzjUO4dTzjHrrGobpd1aIFneFw5dhjyeVlnw4k",
+	"oFjF94cUU0TuI65quWB+kzV9C4tTBFE+qOzDe6DfQ+p32p29H1W8ia/VCKqMvuYWWs032arf+Ggn0qzV",
+	"rlEMwHAtnWnGpNqVWwbZH8eSq8Az5eiphPqmfN+S6viq4uzZ+WD08fzq7EQPQtUy8gggBbFD6vclNvzU",
+	"O+0NRt1/HHe7J13dB6JbiuDpIX+poK0kDL5V89bfdXon4jjutDsb6xY67Y4+ycerF0wYjyQ24Mtmq6Dg",
+	"R68BihqTlb7tNeQQyTyQgnSzpcoNTVlY6KKemenTkG9kVf5i5TFGaFhcgsX+lZexv2IZxW75UqyiwRmu",
+	"lotLovneQbtQZOKw8X68H7TDN2Tv4Pot3jsI3oV735JvxnstvH/dDt6EB+TtWI2ugypU4VdV8jxkaMFS",
+	"JEH//2fvXZjbxrG04b+C5fdtxdqXZiTZzkWurVl3ku7xdtLxOPb2bjfzmhAJSRhTgJqArGhT/u9v4RwA",
+	"JHWxJN/iTqtqpmNJvIAgcO7neS4J7RoRDSsGew5sIudv+NYkJDBOP75/d3H+6d2pmYsN6ufaR/+ppDgd",
+	"pQ8VvYEzhHP8Fq0QyxHnJI+eWTSeTgmppFHY2GZ5M2//YduTzD9RX8p+zuiIK2ivxY9RMUojkOPHoieB",
+	"2cX45kEnoG2667yKSBb9oM4EZoZyvNb6MzOEjekB2EFeRMA7KksuzmoSMnIt5HObArAx5rZUZWF6qb/G",
+	"wq6QONhLOhsWV577BI/quM9teMx9nFunQPWHCcXcGB5GqQ+JlhmdRsH1Z/PYizeJtV5cwuypbqNwk7e/",
+	"zpMMVb+8yOvK8F/0Xw5e3WKK64MG3bHRqF2sdNWBVZxGMJzdIp/xSWqYQYtS1q3ooL33GwqoW0kolEG4",
+	"OdgX/Rw8v130C+oInuAFkq+x2wtx0InNboiDMA54Fpt9EtuNEQedrzHMAv4FP8erpgWuVJrscAa+d/gF",
+	"pwwviLEFc8S8RwkH+2nDYS7M9Td/i2HmjE26+dPVndbyiY/v41ndxeu3sgcim545zEiUma9gycdmzcfw",
+	"RuHnNzQfxsDjFQfQ+WwuhDUNceB9ZvfdX2JK7KafmxUoJKhPCijs285JNfhwzzOyckN4ObLWlkBZ4rZE",
+	"sIE0QUwXlBkLMixHCwJHOzZmJAt0uRoQEHR2vHLxKR/CmI9OGRtn7rrbpsxtHube8zB/qdzIUbuyXXcq",
+	"5nFIFkWOQ2JdjkYlkXJSVuItzaU8jyYsz3fBQcEDdlNaZJHzdRZWSZ5VAlpmoJg4MectTpY0Qhe8LBMd",
+	"MbhEEMicT3Z0SGIUSBIiyoC9c0J2sCChy2UCYR91yfNcQRAmSQdUJwS+seF/KRhAR5SdsQis2ggx2liK",
+	"t5SOaJfnXNsYGMIjEYfeRBA3CRjO6ghNjVi4wJibEP/Wzk/fhyT52qWKXYyL/HoxDk8Ui/f8klnYd4fB",
+	"QrgmgjGbI7E3O1wWkIFw335zn8yHcey817JIZwBAUmQVem+XmzDH1gNRKC98WM+9wFhQdak6JGlFzYTs",
+	"AMWzWQqtqOlxdhQTWaOWhIFfaZHFYifxGw62QY+mTCUAVOLyDdWJBJVUzb1hyKsZ7TUOiZB+lLIgSTPa",
+	"S8LabZvRnl2dybjIIfQ0KliPFQXLzgoqlBmIWWzuDu7pGyGZDHg6gHEpzy5qVt6i0WspO3gjC/ZZKNJj",
+	"Oh1YzJeipEzHcLebW2jvLaeO9AASmUOKxV7enFGwZVXB7SNsXqPQ7XrHYNmdAiJXrbpnX1lM5gmrTr3f",
+	"dRZ7bzRWg1+k5j17/bIJ0+9UH7axLdvHYjTWH2SGhTPgOkFFcFAChnwc65uOqfHwL+8+vqmmxkqJUwwt",
+	"DT2YiFoG+pYDevPvn6+vsRZ2BUbcQOuR+ftT7cBbocfVj6hBwiG2lQ04glxdAAN0RnOLwzg3E5Hr1IGC",
+	"XT9jb/CT00lYzQuPPb+D4IZu1n/AjHrQCYwgOD15g1iN1f2JsEw15Ke7dK1CbcF1uOkQEATqPofwuQo8",
+	"VfcQ2q86By+i9qtXv802E1MxXQNTpyYpVlFQH7WP3rM+TaeVUz7fWLtlZJxX9qDcXX7JC2+ncqDLAeT6",
+	"Tk1GD6lOB0wRQIuwI2ls/YmtP/E9FTC3jyzMitXYi0z22xczLzb2XUp9qVl/DuF3hONUtRw9AYhNSgoq",
+	"jK8BVvhAjot8SgqZ5+ORisgP4/SSacu1S3PeF0ivd372xhZmyIJkdKqwRgDJ4wFllAtFEnPNpCwkgbIC",
+	"+5OWCdpIaCN34UakC2SQouSCCB1ijGDKlu38LyukOiTQpqNICk+BsJB4EQWo7ZBqfwljM0/tB7v34kUs",
+	"3Lfm38gn6lXiWA9RTPGMqUObVC1/gwKVcSGUhZwB3msjHalHn/GgLjsHzT1z04Nmu4EOEVT9FEwX0ygW",
+	"LkQM4IAIj8gFGapD4+GkTGieMwUpeQsXhLVWwNkLFS+xsI9M+oWckO6UtJv/atEyLQaNmTMuSKv5r+7l",
+	"sy801ViOflM/2pFfWitQBD9pWpQ087iYHFnuYVnBY2sKzItfB1/OPHAtTrYGce4CgLt3Ils6NCEn64xE",
+	"y3sYB24kMuGZHhySxEzJWtMArsIVdHmtGTJ0r+3YnXmPoHrwUha397m2bnfXTmCeESzpglsrEHcSQkb6",
+	"/roXYTA6aLqtcAZ9di/3D6I9SOQU+ub7IW//uWJZ0HkNBAaWJFkFnT3zGtw9m9V7thfcs9V82Y5eLL5p",
+	"a/lN92Zu2jSzreXcBfbqF9AUwXTSevthO6xPEgJOfaJXDNOu5SO8Kt8pjv9rQK/6QedVqx3tw+P5aRy9",
+	"Pgg6rYP9/ejFdX3wrfbslOGnd+UYxkiA3r4DBKBbkas6BQpmfIetVbi1Cr8TqxCtwaoidSZhvev43s3C",
+	"kslKrRXvHeVUG71GKieGPtTqf7X8z4mNBSYIGu3KiHlKSTEWgD3tuL1ciSpCA+qIJDbKmVimAAAQtBVt",
+	"PDMmDxh7GBor76xljucfld8J6W4biwEFBN9Cs4xMGZRIJu5ZRD+xpcCl6cuVbZQjO7IgXFh8+AZWI0Pz",
+	"MpzMsqQsI+aKuA6rZbjLbyoTf19K1zJA/P41sHPn68xeNlvtvf2DFy9fBSioncWCYZyLActHrLjoSu2p",
+	"O6+MZTevU/fbnVYz2j948VtZBqKOhSXas58/jnXQabXCwL0CcyuWM2OPBpWSIqP0uUjZzUAArjbDzzRE",
+	"Lqr3bs7culm7c4kD6G/sMCHTgsFSMv4BF2QWkaFDXEf50cmx7SrfaMiO3QO33+20YrlSVqHjnmHxpVtX",
+	"W/241Y/fiX4ELN26yKwoSP/tQ6hHzb7o3VHBrjibPETrGRT0VTOIgn3REDcgEznOM+xDgnJ8mbHcVmfw",
+	"sgnLuPY818andxkqksqMuZyduVToM08pzXOXYsMLQirN/TwpuEZgX6zP71SwcNRUaTYko0IORxpjNb6j",
+	"a6eQOVMkMbrFMoDA8yQN10qADgr8VILipoOxuFSxKBhQImR4MHZ6yF6PFbbvHcMRSvMh8F+gZ0J29itN",
+	"EbGg+H3D6H7o1nD8GmNltPIiTXyC7/UNvubgDq3otfJMnpFjolmeQ5kmFmiejpX+m9W+cG/zx+5+e/2W",
+	"dJvsf4x2dD/VZzDTQWffqPdqhast0TQPEYTu6f/OQTXb36jr7LQ/sjyX/wI7oYq387n0XuHCYK8M2fDm",
+	"yk17zWNFckYLsCTNBGP5KC7UoBP8j5n9gpGjjEYRkEuZlQW3sQYQ3Hp6oRgt0oFR3EAZEnQC2FNc3FFx",
+	"m2HaNbaG4jZHb5X2Vmnfs9L+S1VO2d1GSpHuDAUP1LWkHGomwLaSxMfp6xlUT1SswK+UMqHzqfMfMeWx",
+	"ozlTVQofnqHCknJo/EbjClevaHQvg17VEaOXCj3rQ0KhczoWmubQrOr0N8ULDaCDGelaZi7nOrsReWq5",
+	"d1qZi02NKqAKWZZdrhzndvRC1p3atJrHxlIcMH2ga1yN5CUjO+Z5ze9IIdZYFh63ancD2e3vfpwtpQay",
+	"7W7l9EIGgSt4C8uGYn67/6HU5wuyQDAS5wgv5WtyjvJtxnPiTl5vVLD4yo7JHdkjjENJm+IZa7h8IPSF",
+	"wuDNFg4J7wtZYKGesgGVRU/yR+0R6oTFQPzkPrfm0zCfHyAG47hE1wHtwdIZKa5uNnsuucjsCgowTmOl",
+	"2pqRmjcYFTLGXCVAQkfcmL64LH1QaLeXS1kENs+xGq/RUar9ih3ItuyDp1AD8sPZG6z1/9sTohyqruRN",
+	"mIdqi3prsG0Ntu8sylJT/Y+XiCgv//xrWlN6NwKu/yiLPnPEilVdDJyU2gdKFEJyOLMt5z2m+ZBZvAaA",
+	"VUhqiK5JSJJ55NekYbF9bK6GKE2nh4BzgqEbp92gDI5qNMhk4VQy1dZ80YAzQYlgkzqKRkR+gdpvCtEY",
+	"wGZYDuZeHdv9JRLW00ZuYi26udEr9yKL10RLr71srkhfCraVxltp/C0Q4KrL90nIcouAPiMelgvzhc7u",
+	"R7HIvakj91QkLBa+gXiEbC44vlxDoflc6diDCK4HtLnRmV5pdTfbleqdutW9v8DoXtO2Xhg0vrOc3UTA",
+	"bgXrVrDe3cx9cmLyJ6bXl5G3NHhXB8LqIZ4Tqge3M5Ofl1V/N9TyVE96VprHYaWYOSQyz5jSNmg5FjlT",
+	"KhYJ4P39O1A/161pz2UEmIEW8CtxmDOJw6ga0UJzmju8RChrLeEigU+NipTlOcuMyZyOIa05Xy/tgce4",
+	"LateJ5DpA8CPHc9MqEoTslOd0sa3YM6m90ucXYa6lsLBzOpTGoSLM4cQNBrKK2ZT3ZbRAyNGq/BXblKT",
+	"GwyuO4OStIy3o15N22rv7UcHM9WyB83rcEka9INU2kaOC6oZyVjKlVWwq2BmbDBv/jHvGFJrP0hIze63",
+	"TSJr3lXfWhtba+P7szYgwObUEMDD1ZTxUzc+GFBgL7UtquxZVTDtxRTlGAqrsi8SmqZsBD1kCqtooUHJ",
+	"c1Ig3YVr/EIsGk/FZSuHS0auSzYCqMpZGqnE0i0i44bDV8gkq1Ol+4ziYSwSDni9iPRj/vIMVuZDScgB",
+	"mL5AGpVUGtawltQSgEA5Ss56msix7izkALPVTondaQCXC1XSH96cxMIi2UKXXVd5evABvWJES9JlRDGN",
+	"2LMWCpkKwofQL2GeBJ8qITTLVnOWZzIdI9YzmG+1UIDjMrdkZpYx3SEm1N4r3l4tIyFHZvUlNCKLiuWk",
+	"Gf3MjTuwl4ZDuquYuYRmGTQGola5kY7dKBv2ZZQDDKOFHFjcYQVzVzPIrA10s1LEBzy2p1+HwZB+sZp3",
+	"z6cigQUfSUuQugvzqt+eru1BGNM/b2nRHpQW7fqOtGWwYlfGh2oCfWuzbW227yQRisv/IYjGFtpVFfG4",
+	"RgvWAvUcEsEmPrYQLYyE/Oxv8sDhjweIL3SnGppx9181wwBrxkF1rskkCoH+S3FzmN91k9M/omH2hIpU",
+	"/HvbxI/2K2MrlLdC+e5C2a/Bp+NF+yGRt26t12p9h7KY3pUScmG/zlEGpRnA5CAL8oEWl5mcCL/ljHui",
+	"F4nriBxDXVw61rHgQkvb/QJxAGgRaYXNZrPK8yEFMWPrF3Q0IF0z8dT4MYcWIiMW4BdCrxAS5pmbH7jr",
+	"2irknF3RclguVduXxIwB61awpaesDXbP8kwBZUREEvO4lpzEEsOYsZr/xwKkM9mBgk2vd4AYRZGuzDhT",
+	"dmRt8oH/0ChBV1rm7JqPSQ6a5MMP0EuMPv/OfnOPHP/y6fzHH4/fHL/75eziH+cfz45Il02lyBpRLNaq",
+	"lUF39PYq8Dhjw5HUTKTTn9n0bqSVdUXj48L/H/mRMQUAjQXNAM1FadKMWv8aBZsrC3zgjVqFWrf0Kx9f",
+	"N99ZlTqRscrBsUElt0S3ynSrTL9FcdFi9dtcQ/3W5daxOFfsG7YEtTcd8CkbK/aNkTmybIGtscjUuNm1",
+	"e/7V/7minhUrt6B/x5kUrpIVxeui+tAl1aFVjXePpaE3y+tby+fjlSWffka25Z5bifzkJPI3rvVcT0zd",
+	"JZMIWZER1YPSJqtItWDWxlzSjvVif2U31kJZWraJrxaemHrD7m5XtQpl9wkWT1iuQO+o7U54xgA7srGW",
+	"eMWmg3OsYZmZ0BvbD5fP0EY9gPcWZMvuoXb/g30xa9Tt/11OyJCKaQkIMWEFI3YUW3G+FeffQpyjcHwS",
+	"shwFC7GSZYH0XpkfKLPd1aTAoeVm/sOi7Lo4TrsJ/8aiGiiCo7pl/edOd0rYsMuyjIu+IpOB2bOVIBdQ",
+	"mGOB5gBRZ4YhAY7a7pT0xnm+C+GygopLZEn3UtgxK1AdC/NdZfxEinxakoPMiOllBZ9OFj1CkeejtJmf",
+	"UnFpZtG+npRhIM/2RhMulGYUkGu7U5JRzaJbdEc/+fboep3zyraNL8Fm8aeVcDMeFmammPMEeEQUUQNZ",
+	"aEc6Ej1Eieb9JZRQlmxWlYl7aquet+r57smkJ6RsbT2m1xiPkD76pGUBwZ26bwJypePdlGcK+wO8nuSK",
+	"9PkVE2EsQK+W2rCaToH8kdef9SxKLG5Io5ANsih2cr5lCuUm6YvBsjlcsLsBr5knfryUymaq8WH0HHQn",
+	"3t8830FTrZmkwf20VVFbFfVEPMhtfuYxVLgtNPdKab20jNORz7+i2FgzJSMFc3Jm/RyMH9o9JmBWCPIH",
+	"zMBYs2Wbf9mK223ArpJ8WS6A7jnh4gTWw2dbylbye3eCoEHEFtG5ijRjTxazLWTPFPaGR2XbnKtSiwVA",
+	"XSeIW5cA+yv4Rh4F23lPIVEDWsxAmTi83Vj8CoHR2NKMxoHrTi8b07kZ7Bz5uSVIR5qsfBqLnF8ykpx8",
+	"/HRGls/nczwrWeRgVYiev5l/BS+ci1Mph8s2hjtyBpH6GE+6doStLNvwAp/caddPBRMbzoA1sP6jmINv",
+	"8QCjvOrpoO/1HNbZLk7n7LAyaFpab1Q4s2/NGddh0KM8X//l4Lk/4jnrPxgQiOC5wU2koW6Hk53//PTx",
+	"lwZsY+q2FgZB7I4BUMlivDU6/qxGR7vZXmPrrbe8Tsc3whehTO/S9LJfGBPBynRYXYi8QdRUpINCCjku",
+	"AawmlGuWxUJPeMoI0Km/vTg5/fhfx2/fnV6cHX949/H8DCgYuFakGAsM2Z2OhWt87UvwE6JYJO8lPlkC",
+	"RdTKUxBU1q47ZHFGD65foQ8ulUkxFur512IsjrPrqJbYmeMX3O6P78soPxZXNOfeTHhihvnGEZAPDiJN",
+	"9HKe6m30Y5XzYc5aY6gfZMaqp6wxpWC3nwt6RXlOuzmbcXSMcUpK63RdWP0Zu/dB3Alj7HdlNiVUkeow",
+	"Dys2PC0KfsWUOWTOklcReUfTQSzQrucAW5HwrEPicbO5lwr4hyUk54KRnVZI2iHZC0kURYQLAjhNDaTB",
+	"SzKqqTvPqDR7qvEOBDo5lHRzKi7hYoiihVUWcPPQ0d9SMUU+mxA46gAoMEGinvKpninPSXycJYckgTMS",
+	"+1QWjKtX0D522GCyKRbWq7EjJztYGqKlzC9SmueWwAc+F0yNc+2viIhdUuYqFsVYILuPcC6QnQEpWGIv",
+	"Wm054pmF3kCIpQaRRSyQNNlen4BfCP4bLJaIHJGkQ0bAzJfKoSv9dW+umJLWQSwUS6U5Efn3jA7noh+R",
+	"HxErTJGekUhuXsurewjegsVCFhkXtJgSY4USGBTxWyOCthy/lCpgISOz2qRw4MOWiQrAKABMAVFOwCig",
+	"EzqNhT9XaTkCKgeujaJXREswKpjIXGrFZjaAfSkiZxOJPWAqFpeMjQAYpUuFme7Mjgwwhh21onncK1Z0",
+	"4K3AOIR0wxpQFYuezHM5sTT8tg8Mq3g0HzI51mQnWWIDJQ3EHZGCxQIYpt0KGVGlyD75wH8IbbcbwMBY",
+	"YDfzGSwhcsrUeAgAbrj6fnp3FosbxMdXv86vnQuNy/Q9VXoXvI3d47dJGAtkwBZTR/p46Oba3sk46Gvf",
+	"Coe92FuHUTwJf92Ck27mbr/Fkx7X2f4LuLVW39wYM5I9gheB6xHZ/SdLt93aW8t9a7l/35b7/ZrhIfGR",
+	"1lsY5PNq7g7G+erC2Q8eh/PG6qiR8uE/b9ZoSymjNM9zb9/sVExfApBxKhbWULbStk+vjIkBtjkGaIBL",
+	"q0JCbU7r1I0fYwLHwpiiIZmYO0+Mz0B5zSYDS6IOZ1syVbrEANhqlvTImsU4LkDKyvwFHJguVNY47hx7",
+	"J2vnx6KX037H4eMCR2d1dmheMJpNjZU8gl4Kkg6o6KOxOUBKzywWrninHDqAeSWHoKyMGe0MNX8kJkMA",
+	"US4iR855QJvPTaQxsEYsIztpQdWAZQ0yg89rHgr/oIrkUHC+Y6xdF+e1c/Tp7PTd0YeL9x8/nSXWCIcJ",
+	"c5wbM4OPBQxuYa0aPEVpnN1P8n1tLNkJ2oNmlGUK/naIqg4Q2T7LqgS9z1j5dyILMqAZTn/jsFx0ixca",
+	"Metsa4hs8/rfJq8Pa/xJJPaNLnIy9q7qtXR1lrbvWPcZQGFn1N8CRUfm9VwsuJGTgPlptjXEYurOMSYi",
+	"bMymDI3l/IqRsdA8tzoUVZUsSC06E5JZzzoiv1reydkbQZjJ0kajiOeY56NTluF17BMAgKvAMAyAthKq",
+	"Sc6o0uQgFkMuxtAM7x8LhwzC7LBM9dvAXaYc6zWG1GwYKRZHZUZxLb01c6eKKueCvGgSx2Uo6lOE7HAZ",
+	"q2uyRfoJwx/WkVyBemqWB89cqThQq+DdIOqEAZ2CpYxfuTnBmfYBLpg8XuLMoxApa0pqL6+WTvI6MGi1",
+	"YZjabJigE/zf35u7rz9/bYWvr///4DYNQysDAQXM0Ib+/Kk96V4dehzfM+X2KM5nbdJqe0pp2FJbJbpV",
+	"ovfRLvN0VKKN2ToFtVgrho/jQi5UvsahWwtE0xy4DmomDO50/CgkyCsOPB2LT4BA/iPPNSvWPQU6Oiqn",
+	"LGExBlfYsRfPEj8t6iedacm8iXr3frpJ164L2aS1cfE62ErtrdT+XvhcEYLfijAnruHjveMYV6uSbpTC",
+	"xVig60CSCeXaQRL48NeA5Zl1SKxsMt/2uKA5Jo1t1kldUOR0gLouvBZx2eARVYpl1jDjnpLaXAx8qFjw",
+	"hSgCPzEj8FfZ5J/sXbSEhLNPoZrLawlZXPONJIKxDFK1o1Ehr2i+TJ6aq8xKUT4cD4POHrbn44eyfpsL",
+	"zfpGqD+0PF0ZcRpv2QG3QvMehObp+OmQAqIIuC95uZapdjP5TlW4Pka6pjqgpVjIJPljzMYsw2DRrFQG",
+	"YdhlqRwyRRLP7JcQqokUKTsk1MhyTOckELBSkADiWtXTMa4ipnoRG4wp639CPA+j2zZ6Y2Pbs8SDOxV9",
+	"M6TTWGBmSdEp8eNpROTIJhysYF+eZ8DVshXCWyH8Fwzaz4rtdYoHTsfiRy64Gnzr9mFMdi6U9qvF8Bph",
+	"/WIsKoHDRbWnoa+etKFrG+w3QslcPpwLrhe2dM4ylGH62t4CIuiQRCjGIhZDmgEIl+M526mWD/g8Q0iQ",
+	"wEkWhAuM3ZetEyF5A0xtmFjm0jjMH96chOSoffRMkaTStJY0bI6glorHsky0wFFdWKM851csxCJXhJPQ",
+	"UuZuVmLhMxJkLiERkSNQLrXKQ1owqKyEKdihsXBs288U+Ae+DBJD+vKKFaTVJD7F0JcNl2IOQT+Bk4B1",
+	"ANXCVmj9MNqlUU2RwNfwd8NG57tjnmtbjljNsy5WJDZ+vdrz+GtmA25bFnivhX2VvbxVtltl+/14PLju",
+	"UWk8LbcHeg1u1LBwRK1jXLAvGllRJnKcG1HZs8lj4BbsgE5BHyUWAyqy3Bj5O/iNskolsT8kth1koPXI",
+	"yHvzryLnp++x98E1QziGTqvgjXguyT2H6SiyfKUO8lLICdkxAjeLRYLdIngE9otcXOB35uq2gyQs6dKT",
+	"WRLBYTpKMDL2H8iHWfsB/8YSLKAkbPhKNdBRu9z2dISkO40FUr4c4QzC3JW0Ly/2AQzUHGLbXtD6kHpg",
+	"DhtAHUICJxnDBIvLsLumOjtmStUly8w0HJaKOaXCKPAutKjQdIB1Y9wl2ZV13ApGlRT2px7/wjIykUWm",
+	"zIuFnhcOZW+xSAuWMWEcv5DQLCuYUgT7OmR+xYqGB9bHNVTlZg2tNRYLmAauFct7JGf0iiHAqTkoIkBI",
+	"6uq8fYEaV9ipYaaACld1Z27tKgOxWMCcA60SwGuPi9gsDy76h/6qUPsH1QztgxeVkRozxxwFRhOuWS5G",
+	"Y01Qo5lBwA1e7JOf+Q+x4Nh3Yt8NFivCqkVLwpyOdD9ZdcYPSWXHqVgAjsIYUGJb5rrLcFhBBpzB5r2v",
+	"4jscEQggXAGYhRIstRWclQVWsN5YWTL5si/HGDPwe9AJdEHTS0uRX6KS1sXLeykvyXgEk3zJBBkVPGWl",
+	"odRn+sJ9ZafVQXFUBebXYFSYCdIWu1xNh12ZL27WLdspfnfHffb2FHYJAMCCx2nD55pP7H1itEg9m5Mq",
+	"B20+XVwo+HmzcWPAeuGw5wfoptne3A94mI5Q1N+BnRSW1aqAiFMGsGG21trWWvueknpOsN4zM2k6oPp5",
+	"Wjr6IAMWRn7PaH4JyS/Pzs4F+Thi4uj4mZoLGBA1oCNAJEcwb+NV4+61DO9Tey759PZnoybNQMj5sTEI",
+	"yNhoJt0B/FPwyJOvXarYxbjIr305pPnGGGW2ThxiHZds6n6+ZNOIJGD9GXsOWe/QifYPYB3qlOY5ALDS",
+	"NJVjoclO8tO7M/IcTnbmG1xg2DgkVIDl4w42p/Vtk+p+c9/e8kJIfQFNqEllFAJHUS/6t2dnvuMU/HsA",
+	"MkrKRlo8VrCJ+8plU/G4HbAEFe0xPb3gYAH1OCuSBlFMh76bAixJC5HUqRnQGKmYIXy3/bxUI5GGvYCF",
+	"UQpnW6/h8Fh4ANuxAgSMskfCNjsah5oWOWeFexa0bnhfmDFYeCY51sa2W3yefWpoBqWOFDypXQ6nuhyr",
+	"HQP7gk0SlcYOLqBLtvrgO8aqNG9XxQLDY36iHDk4hq8UtC+7Yt3It2IkfnZiUZ0eKJx1E5RJphr+tbsb",
+	"yIlApyWssG27UJkixnKadkiipkqzYRLGIskY7iw7I2AduqkwG1AgFr81vyBdghXBRBmLi4u+MTdZnqkQ",
+	"W8AVXgjbrXG1D9mwiz6O3/L2teBk0zRlI81sI7N9k5UWl2fK8fbv2l8TgorAQqWAjLA/2bsp6yLgC5ug",
+	"3Q1TA1Pn7HU3kFhkLM1pYa31jnuW0PW5DyRPWUJ27FrgBZG5GUDSGwt0BGE63SdsjA8hk2QkRH7h2+VV",
+	"UvpTbg7doGOxk2g2BPN4XDC8/ehiZP4Y0i8XGPx0n0rR63+IRTIqmGIiZRcjJmiup+boHjymSKfVL4X5",
+	"j9ISrq6YWXixSHLZ5/qiyyncJpf9USG7yo2k+hmtai76F6zXk4WG069Y0ZWK62nSCKEHn+4qZiZBGyeC",
+	"C//mwR0EklNsZze+MXqQNcHQ8UXbsRhws+umYbmPQjJh3YGUl7ijcmMPqMoOxD4kZbWI2yU1wQPnlJRp",
+	"UiDQfjolKR2Z0bSauM9uwn0rpfJ8wJ7IXiwSo6Ki8oVFwM2WuE7eTqUI3XmkScZyTaNC5gwrXmIBkQop",
+	"yh/ttkxK0IawDPNaDWU7fCDE3oMkygW+ueSwBph1IdFpi2yi4GIMMXoHo0Uo8snZDjU2HOkpSXBf2D1v",
+	"NQSchWABuM+sskZ5x/UhiFfhsC9+f/vxl3efk7XAG1y1TixmwBuOwCUeF6xS+l+FbcDQAMAP2Nt+jdFD",
+	"NC/yaxRF19euKN88ipAkcQMzLx8fKwJOBbfZnE4zy9aIKPz6XBnxtIMjnmkStG/EnBCiqFWajZRPzUC7",
+	"FZDr+ntAG14yv9NB61X7EJ8p0uN9ALAw1h/Lym6HCZ2GsehKPSBNfOVcm2UBzbHAmwIuq6Z5RBKO8PGw",
+	"YNPhKN/17zYWbu/yDCMryX/vWmMVEk0okxsRAUMUFbOT+MYOI9UpJ7Frj4uDkMTgE+JfqczsX2B5xgG5",
+	"JtdJSTd8dALXU1DdWkPbwNENgUoYgpNkJ0FXMiGJNKKPW+FrFo6yyFwhbg7INflXEVoS4huhvQ7JiCoL",
+	"2mFMTRfQOTC2HEqCC5vveQ6VAkb8ZrDCBR0auW9LBSwcWCwsHhjZKRjNamgX5ObkYhLaLRcLf1YURQ77",
+	"omG2iDMIYbw9jruxXr5LumM1jcVYZHYTOZmZFMxIqsTsKqpZf4o262uScOxTv7DT7x8Ylm155Qtz5dnn",
+	"tvlDs0KXMwgY96D0DoK7AF9A3tL8cUXzMau0aKL3468UQKAuk2Qqx0QPuLi0nNtgFyITC3bl6r+ZAcnc",
+	"sflAgAjsjHXw+K9n0C9XDeuM5cY8I5T8U15Cx8itb+1u7NFga0oAUT0resAHXuBOeMOLVnsP/e41e1Nr",
+	"L/KhQDjhSFRLMHs1nQdxKDmCXGbGvgSdZujmunYHBK+GF0xysC9Smg+JlhmdVqbd+w+YtbTkCkGn9fLF",
+	"3svWayhnBwRuL033em36Om1lL9mL7gHdT/e6bdrKmizY6NXZyBlet2JWAJ+Cf5YZnYGloTX9EnRanjmo",
+	"/Oqgedt3uhKKNOgEXv3yLA468ezUxEEY2+fzP88ZTnCQne24Nt0xTiOcumoi8Sq4VGKzVmJcFbFZFnEA",
+	"JlYcdL7G8Lrxku6F47m4XOCXOLgO4/pii4OOGOf59edro6L+jM9dfcA3NB9G3+FTLnqgGKREHDz5h/oc",
+	"xrjj8X3VNneMuzuelwRx0GmHcW3bw8Ht68rjovkLWvk2ouDm2ohySFUgXySsXlz3tAX3/W4i9WFQj+as",
+	"ugREnbNje/D6gX70PW4R7scTb1UPiaduXhWJ5wEM58bVkXhulRzyh7Garo2whKffFmfJzdUytKW1x3/b",
+	"7AeefTvY08qsb4a6hCfOYy+Z09d+26djcYL+4GKWmpm8CNnB03bNJanm3Zw1Kkmdk0Jqmcrc1aIO09Hy",
+	"hMyRqKa/d2AGyBsMeBN3JYcXZR6N/P3s7IToggplXnMDigVsnHwmBQJJmuO378DRzpi6BGQMZzgpyNJA",
+	"vQb63ejWYrzXh4V91B9nzPq2ZszPFGBu7p6evHF5olg41leXJ+qQkeQQyoHHtGWOVGO/6vnp+1o0waZ+",
+	"YkFJl9HCeL5GJ+KQyhIUpalmOVOK7AhJkg/paPcTU4pLsQtoqlRMEe6Ip7RCezZ1T1VHJUIXfdaPSTA4",
+	"VklbJEcQHU/IcKw0VtJAJGf+VBsrmjO/Ex/s9q+PuN6LCHODnVgkOVf6Al+G63ioZ6lUh/AshCGEBKMv",
+	"IYbUT2wMKowFfG7YoSgmsgvrXiVkJ7GRCwgmsy/a/Iv5jL9BPBmYOf5WTy45ACmKDLaYjKGABDVO9bhg",
+	"mc9NQOlvCX0SQuMfrh+b7nFYsraDEOLNtWCwppdMhfhuYHH6kLMNLftcCgCxVqNI0CReDRrFYknUyJYz",
+	"+xWCkUBEzrXLgisQR+YZEB/k9PyXi5N3v7w9/uWnJFwcPHJY8h1SjR3FYp3gUcNFUM100jxHChOoJhML",
+	"B1bmxMzHZwphTBCv16YYj3Acl2waiyGdQibU5aHMO4QBHZKZRSLWYpakef4hHQV34IQ0XnkrDMwvxSgN",
+	"OkE7ahofnOmBNLeAgT43c+EKrMHApEV/DHH2xcSLg/+d7l2++tIsXkz3RfuPg+HLyWvduuqW5Ih/Z3ku",
+	"jZ6w9TXVp9+g/Pg/lRSno9SDQz5ADGXJDOFyqF3qd0+x+XduFkXB/qWs6oZfrj9DgMnu2DflGOYR0pZM",
+	"YVqpC6vd6Ppukzbvmnjt4m4XAjXqhzcnW2fjz80kMtuNKKTmPbsDSAXAm/geDGs4TCgYN5CkPiRCAnr8",
+	"dllsq8XWrBb7Nji336jizBjcn7Ce8wbnBMqjbizUL92KvuuGs4lkPDms1ZCBK2AM85mKsUYIhRoOrgVN",
+	"jzx3PcUdn/CsllMRLWMBBWRUuQqskCRyIlh20Z3anL+3jtEiTmxwL6kXG8C3RsBwQc4F/+JS2IckMec5",
+	"MAvXiwCXghaCWNAs43Cqf0o5EWhHeV6AAb1iZMcWwCmixunAzVQsfmXd82OiBnJCuH6gvOyyiu4P+Ibv",
+	"p5r796835FbWyJdYY+usoMbbJkc+bVNJpWD6JQzcW4Zy6SED28UfZCZ/fSbwSnjhPXeprgW1xzN+lnmB",
+	"uMa3quVPq1puH2b8RiGz+bJh3MIbhp1WYqo56DCskKkV0/oA0mqkte8fZI2rGvzcMiAg54Rugqi2xXXb",
+	"4rptjfo7GvXftKNjMUCbkb8YmF0qgaGwSZdx7ZQKkkmPRzZjdGPvq9ngXApbhOprGn0rhC9OrwWDsYgf",
+	"A7bm8hDxx0x3eY3JgEGJuK5F2lMpsJbRWOI2IKkRMuGSTYli2pfWu6ZHwsQVL6QYMqEPy6ENAciA5znp",
+	"GqkDj2OMaC4gPG0bbhVLC6ZV0ojIGymUzJmyfSTm/opOsYDc/M10BfPZdVr6mOcpoxlRqRyxJVBxqC3u",
+	"rccxYz06zrWb8qATYJVjAHU+8J0vIbMz6uq9rPy2xxuVUD0GOnFLHSP0oJAjnq44rl/IP1YdImU/Z3MH",
+	"1ceU53RIwfC2Sy/oBFfNaD9qBrduBcSZX9UG6JcTbqOtFvie7e8nI9J/Ypp4yeCb9NAYtmLd9TncDFfs",
+	"HUl3OEYXqhGQQ2KlHQLgAMGNGsiJWGxn/+ru+8C29uf7Eollc/Z8euaGCIENLxwZJ7/dbL/YbbV2262z",
+	"VrPTNP+LWu2934I5E3KkCM1Zoc30WLAEJ8uwasm8SLh7hALlAhuSssCXnZZ9X8FnG9CYDOxY05fD9uW+",
+	"eDF69UezQKaYL0EYjEfZOmMdF3nQCQCAovP8ObzFyE6YuSmmBC29Eu1z4amlbYEzvMFOy/a7n7ACv/AF",
+	"o8c40y378QTrlVvXtxbRdq1tYri7db4V1Ftz/Qmb6xUp6sS7/wq6sBfTm4275mMXulnOT98DUvBVhZp3",
+	"PnK4I3uAj1Ia5rHwZReNGm+Y6zMDK5r3gSMtQd2QhKgSsDdowKBJU2SkOyWnUlPN3AORT3B8RI6Eb4Ae",
+	"0BL/pd0sd2gsflkrtw+C2F7/m9Gkzr+Muqy/lXBfVyBvKC9xxjZqp2jdTrfeSknepBr/bW2dhwsTDlQs",
+	"vfjQ+/kfr4tXP/38P38UZ5N/np+8fXX8/uS3Y9l+T9/TT5OXX87Pmqd99c9/vvr3+9eYd1RwuGlWuSJ2",
+	"45TVSNZw26q6raq7d9zW15tyoh6Lc8W2JK6bocdiWW+p2xbYAlVf7/lX+5clSMiYUSXzquktfI+a3J6B",
+	"tbeFR8fGMmOSsZxfMaP2IzKvjed0MV741rq494HqdHCPvh1OwLwYb1sx3mw2jRhfQ6HcVYTjzGRrynDC",
+	"FelLse1W2YrubwK5bRdtrbGktYYEPSmgVgWKUBz1/TeUn7jpbpaf4eLo2EdRbsbZZPPEIwZVTay50P3t",
+	"xeAvUrD7FoXb4NajmOprCvgZwf7ujK6UWXBMTfBulcDTVgJ7a4L+fZAZ73En0J8QIOEiNfAtUx4rBPlm",
+	"YvZXZyrbgLYRt3Nq4JSNcpoyR5yAQGEImKUdFklXZtNDwL8RfaYSDzEmFUPc3FgATAehqR7TPJ9akDGL",
+	"kZt4AZaQobyClhwsrhEReWfEKLDrx8KpozRntLAszRlXIGdPEaBpkZG+IGR2Dne8HzP9lrGymyI8m8pc",
+	"fJyHhAfx8Sx8x2acdsSfH1RZ/tudtWCr7uk8khbEN7K2t1NCcOFjbLXj1kX6i7lIf6mODxQPt4trPS9D",
+	"UjeWNtgznqlKDCt0uLa+uCEkiF8FatmmwspKnqXVDW/LMTx8SfGCytvykdAI4dX6o0VVt8oVi6wnxu3z",
+	"TW2NyfWDVFtozYYjo+faa+tQ0IzwMtiVc2GzFm1399L97IC96L3svxq8/uewjOlly48yCy+nSh/hQBbd",
+	"+8Dce//gxW/2UFzMnQCwDQ6ae/ZrnKY3MmNB56C5FwaCfbnhsnsHFY3syi8DG3ItG2HnXeInV3nh1skm",
+	"FRiVkPI2urlV3d+Vk1qt3SA1JXHPDusa2vH5V/v3FNAbmEZyjVvfc7XKeuvvdwOn6ycA9QXeEHs4Yi4D",
+	"RoeU8C8lE1lcYml3r2AshHJqqDwEkA2HJeIxWQC1NrHTsMuzJCLHPYQttWqmZMCJhb8xVyRBEIsEBxGR",
+	"M8CCtR3ba7rTp2ZuZyTifMV2e7GdUh0MshduxeJWLH4Lj8Yt3SchSWFPzYrS6YauQgG1Z7uuFOjr3SKE",
+	"C8XZT/xqNpEOxBl4z5AUTI8LwTIoioPIXkR+lAVp75OBHBfKSyNjy6e0KKZETyTU1wGiv+UGRQh1mg78",
+	"hZV0LJzmIikVRE24Tgc+O5VLxUXf0UneTrDB/NWKkO6tE+XplIa9af/4X+qHfxwPCpW+GeT/OP7wX/+n",
+	"e6A+/Y8aye5L+fbPXQ5WVoOVy3KrYbYa5qnEzL6ZgllUl7yhftFMPZBa+YexBI18dkZtZO7lCCe0xJiP",
+	"Vzm5FOwQNrkzJ2OhBnIC4aElTslaKuGIuAyTv5m9A6CJDLjogyoyozPaxugqrjw9ItaT7zdfk1/f/fD3",
+	"jx9/vnh7/Onoh/fv3nYsVyjhrn96gf45Y6pSRbGePW1GYqdpa1Fv5d2Tk3dYOXsvmAUg1m4yA2Y3XVgz",
+	"VLnym/uwshvBXqhH6LcIB3/uXfStdKyR3yuyPMDlmo4LrqegOxFP92isB0Hn988AA4nE1gvoc88ctw/S",
+	"M46oHhwixdG4m/O0JG3kyhPynP/w/vjNxfnp+8jb68+vWqCJ7fDmYP+gM8r1niM0F3KH9Vg6TXPIVts0",
+	"i+XJnM/anNH8EhBYS0bLkEwGMke6LeP8efZm1Ff2ih8cr8v8Nd9B2Mhz9FS5Mi2bUcfqP+zw0oQSzYcM",
+	"YAirMCyhr2Sh6WW/MKIKwfOBQ9vxBJm/JpRrhugMZgpSKlKW59a7rYwa4CXmR1xFHCcWKRcuBIwEFbbD",
+	"Cm9m5arV0xddHsmy3SQUzNXr7ORS9Hc1K4ZkyIbSGD8IrXwpjIm0Y/7JWdYHKmNEa23UXsFQFtNFL7WC",
+	"w2ZsogoTNHCXvuUqlUUWkjOWs35Bh3DT/64/kTthEccy7wsz69m4AOGMVk0lXqCBb6gwa1zhyrfdfsA0",
+	"zpV5V8jM9GW32vhq7+734eJH86TjmUf6gEok27aHcVqzhKsbwPagL5ms2e5DPSjkuD8gI4cJZQkgEUZT",
+	"EZoXjGZTokaMXnYsjbjZ58oBfGOZlT//2SwVrEf4rgyyRKAy276cGl8mG3nsuBIOfbNKpw3YprHJI3tn",
+	"3pyR10uKlWbh2Kek/eULoalfvKpcANGMHD7ywCvU4gsCLYKlVYhsl8SjPK3rg3isp7XPhs4RsBwye+tw",
+	"cSnyY0yCzRfjHR9jKjw+SVl6yAVojIzIMcCpAaAj0VJWpsaGvR5lTlzJ2OPMhlMN7q2bA0vpHT3SYijF",
+	"/2OsBTLKqe7JYljRUzWGavvUyFsAZ8+XIDzwjFhz542736PICexvZxmh3praocBczGlu6VC1lA04vxiL",
+	"yNs9Dz0dp2PxsEuiGAtUCu6JQDCwohgDv7IsSCHBwDOmYfn8j7UcHuX5K/U19vkwJ/xdPJx9FPdkjsbj",
+	"gqauhOg7WL+OVIMa10ZJAc7QaFTIK+bYMoCYwZxdjac+9ONbA9u4wQ85DZ+MEOtOSdXdxhgx1fUYMQzg",
+	"/wUAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -191,6 +191,17 @@ func conversationBusy(runID string) *apiError {
 		Message: "The conversation is busy with another run.", Details: map[string]any{"runId": runID}}
 }
 
+// runPending is the 504 of a request that waited RunWait for its run on
+// the OpenAI and MCP paths, whose shapes have no room for the Run that
+// Send Message answers with 202: the message names the run, which goes
+// on, and where to read it.
+func runPending(run domain.Run, waited time.Duration) *apiError {
+	return &apiError{Status: http.StatusGatewayTimeout, Code: gen.RUNPENDING,
+		Message: fmt.Sprintf("The run %s has not ended after %d seconds; it goes on: read it at %s.",
+			run.ID, int(waited.Round(time.Second)/time.Second), runLocation(run)),
+		Details: map[string]any{"runId": run.ID}}
+}
+
 // turnError maps the errors of the turn package.
 func turnError(err error) (*apiError, bool) {
 	var unavailable *turn.UnavailableError

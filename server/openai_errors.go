@@ -26,12 +26,14 @@ var openAIKinds = map[int]openAIKind{
 	http.StatusForbidden:             {gen.PermissionError, gen.OpenAIErrorCodeInsufficientPermissions},
 	http.StatusNotFound:              {gen.InvalidRequestError, gen.OpenAIErrorCodeModelNotFound},
 	http.StatusMethodNotAllowed:      {gen.InvalidRequestError, gen.OpenAIErrorCodeMethodNotAllowed},
+	http.StatusConflict:              {gen.InvalidRequestError, gen.OpenAIErrorCodeConversationBusy},
 	http.StatusRequestEntityTooLarge: {gen.InvalidRequestError, gen.OpenAIErrorCodePayloadTooLarge},
 	http.StatusUnsupportedMediaType:  {gen.InvalidRequestError, gen.OpenAIErrorCodeUnsupportedMediaType},
 	http.StatusTooManyRequests:       {gen.RateLimitError, gen.OpenAIErrorCodeRateLimitExceeded},
 	http.StatusInternalServerError:   {gen.ServerError, gen.OpenAIErrorCodeInternalError},
 	http.StatusBadGateway:            {gen.ServerError, gen.OpenAIErrorCodeModelError},
 	http.StatusServiceUnavailable:    {gen.ServerError, gen.OpenAIErrorCodeAgentUnavailable},
+	http.StatusGatewayTimeout:        {gen.ServerError, gen.OpenAIErrorCodeRunPending},
 }
 
 // openAIErrorBody is gen.OpenAIErrorResponse with a plain pointer for the
@@ -47,8 +49,9 @@ type openAIErrorBody struct {
 
 // openAI renders the error in OpenAI's shape: param is the field at fault
 // (`model` for a model that is no agent of the account), and the reason of
-// an unavailable agent or a refused request joins the message, since
-// OpenAI's shape has no details.
+// an unavailable agent or a refused request, or the run in the way of a
+// busy conversation, joins the message, since OpenAI's shape has no
+// details.
 func (e *apiError) openAI() openAIErrorBody {
 	kind, ok := openAIKinds[e.Status]
 	if !ok {
@@ -65,6 +68,10 @@ func (e *apiError) openAI() openAIErrorBody {
 	case http.StatusBadGateway, http.StatusServiceUnavailable:
 		if reason, ok := e.Details["reason"].(string); ok && reason != "" {
 			b.Error.Message = trimPeriod(e.Message) + ": " + reason
+		}
+	case http.StatusConflict:
+		if runID, ok := e.Details["runId"].(string); ok {
+			b.Error.Message = trimPeriod(e.Message) + ": " + runID
 		}
 	}
 	return b
