@@ -365,21 +365,32 @@ func TestStreamOfADeadReplicaEnds(t *testing.T) {
 }
 
 // TestDetachedStreamRunsUnwatched: a stream nobody follows is cut after
-// Unwatched, unless it was started detached: that one runs on, before any
-// follower came and after the last one left, until its writer ends it.
+// Unwatched, and by Close once its context ends, unless it was started
+// detached: that one runs on, before any follower came, after the last one
+// left and through Close, until its writer ends it.
 func TestDetachedStreamRunsUnwatched(t *testing.T) {
 	st := storetest.Open(t, storetest.SQLiteDSN(t)).Streams()
 	hub := streamlog.New(streamlog.Config{Backend: st, Unwatched: 50 * time.Millisecond})
-	defer hub.Close(context.Background())
 	watchedCtx, cancelWatched := context.WithCancel(context.Background())
 	detachedCtx, cancelDetached := context.WithCancel(context.Background())
 	watched := hub.Start(streamlog.Key{AccountID: "acct_1", AgentID: "agent_1", MessageID: "msg_watched"}, cancelWatched)
 	k := streamlog.Key{AccountID: "acct_1", AgentID: "agent_1", MessageID: "msg_detached"}
 	detached := hub.StartDetached(k, cancelDetached)
-	defer func() { // the writers end their streams, so Close returns
+	// The writers end their streams when cut, so Close returns.
+	go func() {
+		<-watchedCtx.Done()
 		hub.End(watched, []byte(`{"type":"done","partial":true}`), streamlog.State{Partial: true})
-		hub.End(detached, []byte(`{"type":"done"}`), streamlog.State{})
 	}()
+	finish := make(chan struct{}) // the detached writer's reply is done
+	go func() {
+		select {
+		case <-detachedCtx.Done():
+			hub.End(detached, []byte(`{"type":"done","partial":true}`), streamlog.State{Partial: true})
+		case <-finish:
+			hub.End(detached, []byte(`{"type":"done"}`), streamlog.State{})
+		}
+	}()
+	defer cancelDetached()
 	detached.Publish([]byte(`{"type":"start"}`))
 	// A follower comes and goes: its leaving starts no clock either.
 	follower, err := hub.Follow(context.Background(), k, 0)
@@ -397,5 +408,26 @@ func TestDetachedStreamRunsUnwatched(t *testing.T) {
 	time.Sleep(150 * time.Millisecond) // three Unwatched past the follower's leaving
 	if detachedCtx.Err() != nil {
 		t.Fatal("the detached stream was cut while nobody followed it")
+	}
+	closing, stopClosing := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer stopClosing()
+	closed := make(chan struct{})
+	go func() { hub.Close(closing); close(closed) }()
+	select {
+	case <-closed:
+		t.Fatal("Close returned while the detached stream ran")
+	case <-time.After(150 * time.Millisecond):
+	}
+	if detachedCtx.Err() != nil {
+		t.Fatal("Close cut the detached stream")
+	}
+	close(finish)
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not return once the detached stream ended")
+	}
+	if events, state, err := st.ReadStream(context.Background(), k, 0); err != nil || len(events) != 2 || !state.Done || state.Partial {
+		t.Errorf("the detached stream as Close left it: %d events, %+v, %v", len(events), state, err)
 	}
 }
