@@ -445,7 +445,7 @@ type Run struct {
 	// detached is set for a stream started detached, which Close does
 	// not cut.
 	detached bool
-	ended  chan struct{} // closed by End
+	ended    chan struct{} // closed by End
 	// visible is closed once the Backend has the stream: from then on a
 	// resume or a cancel sent to any replica finds it.
 	visible chan struct{}
