@@ -28,6 +28,9 @@ type Turns interface {
 	// does not stop it.
 	Detach(ctx context.Context, t *turn.Turn) <-chan turn.Outcome
 	Stream(ctx context.Context, t *turn.Turn, emit func(turn.Event) error) (turn.Result, error)
+	// WaitEnd returns the run once it ended, decisions on its tool calls
+	// included.
+	WaitEnd(ctx context.Context, accountID, agentID, id string) (domain.Run, error)
 }
 
 // Tasks keeps the tasks; the store's Tasks face implements it. Each returns
@@ -244,7 +247,7 @@ func (h *Handler) send(ctx context.Context, c Call, req rpcRequest, d dialect) R
 	go func() { // the task's lease and end follow the run
 		ctx := context.WithoutCancel(ctx)
 		unhold := h.hold(ctx, c, task)
-		o := <-outcome
+		o := h.decided(ctx, c, <-outcome)
 		unhold()
 		ended <- h.finish(ctx, c, task, o.Result, o.Err, false)
 	}()
@@ -281,6 +284,39 @@ func (h *Handler) stream(ctx context.Context, c Call, req rpcRequest, d dialect)
 			h.finish(ctx, c, task, turn.Result{}, errClientGone, true)
 		},
 	}
+}
+
+// decided is o, or for a run that waits for decisions on its tool calls
+// the outcome of the run once decided and ended: meanwhile its task stays
+// working (the decision is the operator's, not the A2A client's input).
+func (h *Handler) decided(ctx context.Context, c Call, o turn.Outcome) turn.Outcome {
+	var waiting *turn.AwaitingDecisionError
+	if !errors.As(o.Err, &waiting) {
+		return o
+	}
+	run, err := h.cfg.Turns.WaitEnd(ctx, c.AccountID, c.AgentID, waiting.Run.ID)
+	switch {
+	case err != nil:
+		return turn.Outcome{Err: err}
+	case run.Status == domain.RunCompleted && run.Reply != nil:
+		return turn.Outcome{Result: *run.Reply}
+	}
+	return turn.Outcome{Err: &runEndedError{run: run}}
+}
+
+// runEndedError fails the task of a run that ended without a reply after
+// a wait for decisions, with the run's own error.
+type runEndedError struct{ run domain.Run }
+
+func (e *runEndedError) Error() string { return e.reason() }
+
+// reason is the run's error message, or its status when it has none
+// (cancelled).
+func (e *runEndedError) reason() string {
+	if e.run.ErrorMessage != "" {
+		return e.run.ErrorMessage
+	}
+	return "The run ended " + string(e.run.Status) + "."
 }
 
 // errClientGone fails a stream whose client went away.
@@ -493,8 +529,12 @@ func (h *Handler) finish(ctx context.Context, c Call, task domain.A2ATask, res t
 
 // reason says why a turn failed, in the words of the API's error.
 func (h *Handler) reason(err error, requestID string, gone bool) string {
-	if gone || errors.Is(err, errClientGone) {
+	var ended *runEndedError
+	switch {
+	case gone || errors.Is(err, errClientGone):
 		return "The client went away before the reply was complete."
+	case errors.As(err, &ended):
+		return ended.reason()
 	}
 	p := h.cfg.Explain(err, requestID)
 	if why, ok := p.Details["reason"].(string); ok && why != "" {

@@ -99,7 +99,7 @@ func main() {
 	flag.IntVar(&o.leases.pgPool, "leases-pg-pool", 10, "PostgreSQL connections of each replica's pool (3 replicas share the server)")
 	var leaseBackends string
 	flag.StringVar(&leaseBackends, "leases-backends", "sqlite,postgres", "comma-separated `backends` of the leases scenario")
-	flag.StringVar(&o.only, "only", "", "run only `scenario` (leases, streams) and replace its section of -out")
+	flag.StringVar(&o.only, "only", "", "run only `scenario` (leases, streams, runs) and replace its section of -out")
 	flag.IntVar(&o.streams.streams, "streams", 10_000, "concurrent clients of the open streams scenario")
 	flag.IntVar(&o.streams.tokens, "stream-tokens", 100, "tokens of each reply of the open streams scenario")
 	flag.DurationVar(&o.streams.gap, "stream-gap", 100*time.Millisecond, "`gap` between two tokens of the open streams scenario")
@@ -145,6 +145,8 @@ func main() {
 			err = runLeasesOnly(ctx, o)
 		case "streams":
 			err = runStreamsOnly(ctx, o)
+		case "runs":
+			err = runRunsOnly(ctx, o)
 		default:
 			err = fmt.Errorf("unknown -only %q", o.only)
 		}

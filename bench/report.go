@@ -215,6 +215,7 @@ func (r *report) write(w io.Writer) error {
 		keep(leasesHeading)
 	}
 	keep(streamsHeading)
+	keep(runsHeading)
 	b.WriteString("## Targets\n\n| target | measured | status |\n|---|---|---|\n")
 	for _, t := range r.targets() {
 		status := "**missed**"

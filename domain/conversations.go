@@ -81,6 +81,21 @@ type ToolCall struct {
 	OK         bool            `json:"ok"`
 	Result     string          `json:"result"`
 	DurationMs float64         `json:"durationMs"`
+	// Approval is the decision on a call that waited for one; nil for
+	// the others.
+	Approval *Approval `json:"approval,omitempty"`
+}
+
+// Approval is a person's decision on a tool call, or its expiry's.
+type Approval struct {
+	Approved bool `json:"approved"`
+	// By is the deciding key's prefix, the platform user
+	// ("telegram:<id>", "discord:<id>") or "expiry"; ByName the platform
+	// user's username when known.
+	By        string    `json:"by"`
+	ByName    string    `json:"byName,omitempty"`
+	Reason    string    `json:"reason,omitempty"`
+	DecidedAt time.Time `json:"decidedAt"`
 }
 
 // ConversationQuery selects a page of an agent's conversations, the most

@@ -50,13 +50,16 @@ const (
 	CodeBusy Code = "busy"
 	// CodeFinished: the run has ended already, in Status.
 	CodeFinished Code = "finished"
+	// CodeNotWaiting: the run does not wait for a decision; Status is its
+	// status.
+	CodeNotWaiting Code = "not_waiting"
 )
 
 // Codes lists every Code, so a caller's mapping can be checked to cover
 // them all.
 var Codes = []Code{CodeNotFound, CodeConflict, CodeDeleteProtected, CodeUnauthorized, CodeInvalid,
 	CodeQuotaExceeded, CodeSecretUnreadable, CodeLeaseLost, CodeBotInUse, CodeDisabled, CodePreconditionFailed,
-	CodeIdempotencyInUse, CodeIdempotencyReused, CodeBusy, CodeFinished}
+	CodeIdempotencyInUse, CodeIdempotencyReused, CodeBusy, CodeFinished, CodeNotWaiting}
 
 // Error is the one coded error of the domain: the store returns it, and
 // server maps its Code to the contract.

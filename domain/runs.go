@@ -1,6 +1,9 @@
 package domain
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // RunStatus is where a run is in its life. The last five are final.
 type RunStatus string
@@ -89,6 +92,22 @@ type Run struct {
 	Attempts                int
 	CreatedAt               time.Time
 	StartedAt, FinishedAt   time.Time // zero until then
+	// Input is how the message came in; Steps the run's finished steps
+	// (read by whoever resumes it, not by the API).
+	Input RunInput
+	Steps []RunStep
+	// ExpiresAt is when the calls a run in requires_action waits for are
+	// denied as expired; zero otherwise.
+	ExpiresAt time.Time
+}
+
+// RequiredAction is what the run waits for; nil unless it is in
+// requires_action.
+func (r Run) RequiredAction() *RequiredAction {
+	if r.Status != RunRequiresAction {
+		return nil
+	}
+	return &RequiredAction{ToolCalls: r.Waiting(), ExpiresAt: r.ExpiresAt}
 }
 
 // RunQuery selects a page of runs, newest first.
@@ -127,4 +146,102 @@ type ReplyMetadata struct {
 	PromptTokens, CompletionTokens int
 	// ToolCalls are the tool calls of the run in call order.
 	ToolCalls []ToolCall
+}
+
+// RunInput is what a run's turn needs besides its text to be started
+// again by another process: the way its message came in.
+type RunInput struct {
+	Conv     ConversationRef `json:"conv"`
+	UserName string          `json:"userName,omitempty"`
+	Platform string          `json:"platform,omitempty"`
+	Channel  string          `json:"channel,omitempty"`
+	// Post, MaxChars: what a platform asks of the reply's form.
+	Post     bool `json:"post,omitempty"`
+	MaxChars int  `json:"maxChars,omitempty"`
+	// Given is the conversation as the caller sent it, when it sent one.
+	Given []GivenMessage `json:"given,omitempty"`
+}
+
+// GivenMessage is one message of a conversation a caller sent along.
+type GivenMessage struct {
+	Role string `json:"role"`
+	Text string `json:"text"`
+}
+
+// RunStep is one finished provider call of a run that asked for tools,
+// and those calls as they finish: what a run resumed elsewhere starts
+// from, so no finished call runs twice.
+type RunStep struct {
+	Text         string     `json:"text,omitempty"`
+	InputTokens  int        `json:"inputTokens,omitempty"`
+	OutputTokens int        `json:"outputTokens,omitempty"`
+	TotalTokens  int        `json:"totalTokens,omitempty"`
+	Model        string     `json:"model,omitempty"`
+	Calls        []StepCall `json:"calls"`
+}
+
+// StepCall is a tool call of a step: the call as the model wrote it,
+// agentd's record of it, and, once Done, its result as the model sees it.
+type StepCall struct {
+	ProviderID string   `json:"providerId"`
+	Arguments  string   `json:"arguments"` // as the model wrote them
+	Record     ToolCall `json:"record"`
+	Result     string   `json:"result,omitempty"`
+	Done       bool     `json:"done,omitempty"`
+	// Waits is set on a call that waits for a person's decision before it
+	// runs; Decision, once made, says whether it runs and with which
+	// arguments.
+	Waits    bool      `json:"waits,omitempty"`
+	Decision *Decision `json:"decision,omitempty"`
+}
+
+// Decision is what a person (or the expiry) decided of a waiting call.
+type Decision struct {
+	CallID  string `json:"callId"`
+	Approve bool   `json:"approve"`
+	// Arguments, when set, replace the model's (only with Approve).
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Reason    string          `json:"reason,omitempty"`
+	By        string          `json:"by"`
+	ByName    string          `json:"byName,omitempty"`
+	DecidedAt time.Time       `json:"decidedAt"`
+}
+
+// RequiredAction is what a run in requires_action waits for: decisions
+// on its waiting calls, by ExpiresAt.
+type RequiredAction struct {
+	ToolCalls []WaitingCall
+	ExpiresAt time.Time
+}
+
+// WaitingCall is a call waiting for a decision.
+type WaitingCall struct {
+	ID, Name  string
+	Arguments json.RawMessage
+}
+
+// Waiting is the calls of the run's last step still waiting for a
+// decision, in call order.
+func (r Run) Waiting() []WaitingCall {
+	if len(r.Steps) == 0 {
+		return nil
+	}
+	var out []WaitingCall
+	for _, c := range r.Steps[len(r.Steps)-1].Calls {
+		if c.Waits && c.Decision == nil {
+			out = append(out, WaitingCall{ID: c.Record.ID, Name: c.Record.Name, Arguments: c.Record.Arguments})
+		}
+	}
+	return out
+}
+
+// RunClaim is the outcome of trying to take over a run whose holder may
+// have been lost.
+type RunClaim struct {
+	// Run is the run as it is now: held by the caller when Claimed.
+	Run     Run
+	Claimed bool
+	// Again, when not zero, is how long until the run's holder is taken
+	// for lost if it stays silent: the time to look again.
+	Again time.Duration
 }

@@ -445,6 +445,7 @@ func (e DeliveryStatus) Valid() bool {
 const (
 	AGENTNOTFOUND           ErrorCode = "AGENT_NOT_FOUND"
 	AGENTUNAVAILABLE        ErrorCode = "AGENT_UNAVAILABLE"
+	APPROVALREQUIRED        ErrorCode = "APPROVAL_REQUIRED"
 	CONVERSATIONBUSY        ErrorCode = "CONVERSATION_BUSY"
 	CONVERSATIONNOTFOUND    ErrorCode = "CONVERSATION_NOT_FOUND"
 	DELETEPROTECTED         ErrorCode = "DELETE_PROTECTED"
@@ -483,6 +484,8 @@ func (e ErrorCode) Valid() bool {
 	case AGENTNOTFOUND:
 		return true
 	case AGENTUNAVAILABLE:
+		return true
+	case APPROVALREQUIRED:
 		return true
 	case CONVERSATIONBUSY:
 		return true
@@ -564,6 +567,24 @@ func (e ExportInclude) Valid() bool {
 	case Knowledge:
 		return true
 	case Memories:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for McpServerRequireApproval0.
+const (
+	Always McpServerRequireApproval0 = "always"
+	Never  McpServerRequireApproval0 = "never"
+)
+
+// Valid indicates whether the value is a known member of the McpServerRequireApproval0 enum.
+func (e McpServerRequireApproval0) Valid() bool {
+	switch e {
+	case Always:
+		return true
+	case Never:
 		return true
 	default:
 		return false
@@ -714,6 +735,7 @@ func (e MultitaskStrategy) Valid() bool {
 // Defines values for OpenAIErrorCode.
 const (
 	OpenAIErrorCodeAgentUnavailable        OpenAIErrorCode = "agent_unavailable"
+	OpenAIErrorCodeApprovalRequired        OpenAIErrorCode = "approval_required"
 	OpenAIErrorCodeConversationBusy        OpenAIErrorCode = "conversation_busy"
 	OpenAIErrorCodeInsufficientPermissions OpenAIErrorCode = "insufficient_permissions"
 	OpenAIErrorCodeInternalError           OpenAIErrorCode = "internal_error"
@@ -732,6 +754,8 @@ const (
 func (e OpenAIErrorCode) Valid() bool {
 	switch e {
 	case OpenAIErrorCodeAgentUnavailable:
+		return true
+	case OpenAIErrorCodeApprovalRequired:
 		return true
 	case OpenAIErrorCodeConversationBusy:
 		return true
@@ -840,6 +864,21 @@ func (e Platform) Valid() bool {
 	}
 }
 
+// Defines values for RequiredActionType.
+const (
+	ApproveToolCalls RequiredActionType = "approve_tool_calls"
+)
+
+// Valid indicates whether the value is a known member of the RequiredActionType enum.
+func (e RequiredActionType) Valid() bool {
+	switch e {
+	case ApproveToolCalls:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RunSource.
 const (
 	RunSourceA2a      RunSource = "a2a"
@@ -935,12 +974,13 @@ func (e SortOrder) Valid() bool {
 
 // Defines values for StreamEventType.
 const (
-	StreamEventTypeDone       StreamEventType = "done"
-	StreamEventTypeError      StreamEventType = "error"
-	StreamEventTypeStart      StreamEventType = "start"
-	StreamEventTypeToken      StreamEventType = "token"
-	StreamEventTypeToolCall   StreamEventType = "tool_call"
-	StreamEventTypeToolResult StreamEventType = "tool_result"
+	StreamEventTypeDone           StreamEventType = "done"
+	StreamEventTypeError          StreamEventType = "error"
+	StreamEventTypeRequiresAction StreamEventType = "requires_action"
+	StreamEventTypeStart          StreamEventType = "start"
+	StreamEventTypeToken          StreamEventType = "token"
+	StreamEventTypeToolCall       StreamEventType = "tool_call"
+	StreamEventTypeToolResult     StreamEventType = "tool_result"
 )
 
 // Valid indicates whether the value is a known member of the StreamEventType enum.
@@ -949,6 +989,8 @@ func (e StreamEventType) Valid() bool {
 	case StreamEventTypeDone:
 		return true
 	case StreamEventTypeError:
+		return true
+	case StreamEventTypeRequiresAction:
 		return true
 	case StreamEventTypeStart:
 		return true
@@ -1487,6 +1529,9 @@ type Action struct {
 	// arguments; absent means `{type: object, properties: {input:
 	// {type: string}}}`.
 	Parameters *map[string]interface{} `json:"parameters,omitempty"`
+
+	// RequiresApproval A call of this action waits for a person's decision before it runs (default false).
+	RequiresApproval *bool `json:"requiresApproval,omitempty"`
 }
 
 // ActionList defines model for ActionList.
@@ -1814,6 +1859,21 @@ type AnalyticsTotals struct {
 
 	// Users Distinct users who spoke in the range.
 	Users int `json:"users"`
+}
+
+// ApprovalDecision defines model for ApprovalDecision.
+type ApprovalDecision struct {
+	Approve bool `json:"approve"`
+
+	// Arguments Replaces the model's arguments; only with `approve: true`.
+	Arguments *map[string]interface{} `json:"arguments,omitempty"`
+	CallId    string                  `json:"callId"`
+	Reason    *string                 `json:"reason,omitempty"`
+}
+
+// ApprovalRequest defines model for ApprovalRequest.
+type ApprovalRequest struct {
+	Decisions []ApprovalDecision `json:"decisions"`
 }
 
 // BioInput A list of statements, or one statement (stored as a one-element list).
@@ -2284,6 +2344,8 @@ type DeliveryStatus string
 // non-empty, only these users are answered in direct messages (server channels
 // are not affected).
 type DiscordSettings struct {
+	// AdminUsers Discord user ids (or usernames) who approve or deny this agent's tool calls of Discord conversations from a DM with the bot; at most 50.
+	AdminUsers        *StringList `json:"adminUsers,omitempty"`
 	AllowedUsers      *StringList `json:"allowedUsers,omitempty"`
 	Channels          *StringList `json:"channels,omitempty"`
 	ModerationEnabled *bool       `json:"moderationEnabled,omitempty"`
@@ -2340,7 +2402,7 @@ type ErrorDetails struct {
 	// RetryAfter Seconds to wait, as the Retry-After header says (RATE_LIMIT_EXCEEDED; AGENT_UNAVAILABLE of an agent cooling down after a provider failure).
 	RetryAfter *int `json:"retryAfter,omitempty"`
 
-	// RunId The run in the way (CONVERSATION_BUSY), or the run that goes on past the wait (RUN_PENDING, on the MCP and OpenAI paths).
+	// RunId The run in the way (CONVERSATION_BUSY); on the MCP and OpenAI paths, the run that goes on past the wait (RUN_PENDING) or waits for a decision (APPROVAL_REQUIRED).
 	RunId *string `json:"runId,omitempty"`
 
 	// Status The agent's status (AGENT_UNAVAILABLE), or the run's (RUN_FINISHED).
@@ -2459,11 +2521,29 @@ type McpServer struct {
 	Env     *map[string]string `json:"env,omitempty"`
 	Headers *map[string]string `json:"headers,omitempty"`
 
+	// RequireApproval Which of the server's tools wait for a person's decision before
+	// they run: `never` (default), `always`, or the names of those
+	// that do, as the server names them (at most 64).
+	RequireApproval *McpServer_RequireApproval `json:"requireApproval,omitempty"`
+
 	// Type `http` is `streamable-http`; `stdio` only when the operator sets AGENTD_MCP_STDIO=true.
 	Type McpTransport `json:"type"`
 
 	// Url http or https URL (streamable-http and sse).
 	Url *string `json:"url,omitempty"`
+}
+
+// McpServerRequireApproval0 defines model for McpServer.RequireApproval.0.
+type McpServerRequireApproval0 string
+
+// McpServerRequireApproval1 defines model for McpServer.RequireApproval.1.
+type McpServerRequireApproval1 = []string
+
+// McpServer_RequireApproval Which of the server's tools wait for a person's decision before
+// they run: `never` (default), `always`, or the names of those
+// that do, as the server names them (at most 64).
+type McpServer_RequireApproval struct {
+	union json.RawMessage
 }
 
 // McpSettings defines model for McpSettings.
@@ -2829,6 +2909,19 @@ type ProviderStatus struct {
 	Name ModelProviderName `json:"name"`
 }
 
+// RequiredAction defines model for RequiredAction.
+type RequiredAction struct {
+	// ExpiresAt When the calls still waiting are denied with reason `expired` (settings.runs.approvalTimeout after the run began to wait).
+	ExpiresAt Timestamp `json:"expiresAt"`
+
+	// ToolCalls The calls still waiting for a decision, in call order.
+	ToolCalls []WaitingToolCall  `json:"toolCalls"`
+	Type      RequiredActionType `json:"type"`
+}
+
+// RequiredActionType defines model for RequiredAction.Type.
+type RequiredActionType string
+
 // ResponseGuidelines defines model for ResponseGuidelines.
 type ResponseGuidelines struct {
 	IncludeLinks *bool `json:"includeLinks,omitempty"`
@@ -2897,8 +2990,8 @@ type Run struct {
 	Reply nullable.Nullable[MessageReply] `json:"reply"`
 
 	// RequiredAction What the run waits for while `requires_action`; null otherwise.
-	RequiredAction nullable.Nullable[map[string]interface{}] `json:"requiredAction"`
-	RoomId         nullable.Nullable[string]                 `json:"roomId"`
+	RequiredAction nullable.Nullable[RequiredAction] `json:"requiredAction"`
+	RoomId         nullable.Nullable[string]         `json:"roomId"`
 
 	// ScheduleId The schedule that made the run.
 	ScheduleId nullable.Nullable[string] `json:"scheduleId"`
@@ -3072,6 +3165,19 @@ type StreamEvent struct {
 // StreamEventType defines model for StreamEventType.
 type StreamEventType string
 
+// StreamRequiresActionEvent The run waits for a decision on these calls; the stream stays open
+// (pings) and goes on with their `tool_result`, the tokens and `done`
+// once they are decided.
+type StreamRequiresActionEvent struct {
+	// ExpiresAt RFC 3339 UTC with milliseconds.
+	//
+	// Example: 2026-11-21T10:00:00.123Z
+	ExpiresAt Timestamp         `json:"expiresAt"`
+	RunId     string            `json:"runId"`
+	ToolCalls []WaitingToolCall `json:"toolCalls"`
+	Type      StreamEventType   `json:"type"`
+}
+
 // StreamStartEvent The first event, before any token; `messageId` names the reply for resuming and cancelling.
 type StreamStartEvent struct {
 	// MessageId The reply's id, the same as the done event's.
@@ -3136,6 +3242,9 @@ type Timestamp = string
 
 // ToolCall defines model for ToolCall.
 type ToolCall struct {
+	// Approval The decision on a call that waited for one.
+	Approval *ToolCallApproval `json:"approval,omitempty"`
+
 	// Arguments A JSON object, passed on as it is (key order kept).
 	Arguments  JSONObject `json:"arguments"`
 	DurationMs float64    `json:"durationMs"`
@@ -3149,6 +3258,25 @@ type ToolCall struct {
 
 	// Result The result the model saw, cut to 2,000 characters; `{"error": "<reason>"}` for a failed call.
 	Result string `json:"result"`
+}
+
+// ToolCallApproval The decision on a call that waited for one.
+type ToolCallApproval struct {
+	Approved bool `json:"approved"`
+
+	// By The deciding key's prefix, `telegram:<id>` / `discord:<id>` for a press of a button, or `expiry`.
+	By string `json:"by"`
+
+	// ByName The platform user's username, when known.
+	ByName *string `json:"byName,omitempty"`
+
+	// DecidedAt RFC 3339 UTC with milliseconds.
+	//
+	// Example: 2026-11-21T10:00:00.123Z
+	DecidedAt Timestamp `json:"decidedAt"`
+
+	// Reason The decision's reason; absent when none was given.
+	Reason *string `json:"reason,omitempty"`
 }
 
 // ToolSource defines model for ToolSource.
@@ -3172,6 +3300,16 @@ type TwitterSettings struct {
 	// message in its metrics.
 	UserRateLimit        *int                   `json:"userRateLimit,omitempty"`
 	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
+// WaitingToolCall defines model for WaitingToolCall.
+type WaitingToolCall struct {
+	// Arguments A JSON object, passed on as it is (key order kept).
+	Arguments JSONObject `json:"arguments"`
+
+	// Id agentd's call id, the `callId` of a decision.
+	Id   string `json:"id"`
+	Name string `json:"name"`
 }
 
 // Webhook defines model for Webhook.
@@ -3539,6 +3677,9 @@ type RunFinished = ErrorEnvelope
 // RunNotFound Every error body.
 type RunNotFound = ErrorEnvelope
 
+// RunNotWaiting Every error body.
+type RunNotWaiting = ErrorEnvelope
+
 // TooManyRequests Every error body.
 type TooManyRequests = ErrorEnvelope
 
@@ -3894,6 +4035,9 @@ type SendMessageJSONRequestBody = MessageRequest
 
 // StreamMessageJSONRequestBody defines body for StreamMessage for application/json ContentType.
 type StreamMessageJSONRequestBody = MessageRequest
+
+// DecideApprovalsJSONRequestBody defines body for DecideApprovals for application/json ContentType.
+type DecideApprovalsJSONRequestBody = ApprovalRequest
 
 // CreateChatCompletionJSONRequestBody defines body for CreateChatCompletion for application/json ContentType.
 type CreateChatCompletionJSONRequestBody = ChatCompletionRequest
@@ -4318,6 +4462,14 @@ func (a *DiscordSettings) UnmarshalJSON(b []byte) error {
 		return err
 	}
 
+	if raw, found := object["adminUsers"]; found {
+		err = json.Unmarshal(raw, &a.AdminUsers)
+		if err != nil {
+			return fmt.Errorf("error reading 'adminUsers': %w", err)
+		}
+		delete(object, "adminUsers")
+	}
+
 	if raw, found := object["allowedUsers"]; found {
 		err = json.Unmarshal(raw, &a.AllowedUsers)
 		if err != nil {
@@ -4384,6 +4536,13 @@ func (a *DiscordSettings) UnmarshalJSON(b []byte) error {
 func (a DiscordSettings) MarshalJSON() ([]byte, error) {
 	var err error
 	object := make(map[string]json.RawMessage)
+
+	if a.AdminUsers != nil {
+		object["adminUsers"], err = json.Marshal(a.AdminUsers)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'adminUsers': %w", err)
+		}
+	}
 
 	if a.AllowedUsers != nil {
 		object["allowedUsers"], err = json.Marshal(a.AllowedUsers)
@@ -6252,6 +6411,68 @@ func (t *KnowledgeItem) UnmarshalJSON(b []byte) error {
 	return err
 }
 
+// AsMcpServerRequireApproval0 returns the union data inside the McpServer_RequireApproval as a McpServerRequireApproval0
+func (t McpServer_RequireApproval) AsMcpServerRequireApproval0() (McpServerRequireApproval0, error) {
+	var body McpServerRequireApproval0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMcpServerRequireApproval0 overwrites any union data inside the McpServer_RequireApproval as the provided McpServerRequireApproval0
+func (t *McpServer_RequireApproval) FromMcpServerRequireApproval0(v McpServerRequireApproval0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeMcpServerRequireApproval0 performs a merge with any union data inside the McpServer_RequireApproval, using the provided McpServerRequireApproval0
+func (t *McpServer_RequireApproval) MergeMcpServerRequireApproval0(v McpServerRequireApproval0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsMcpServerRequireApproval1 returns the union data inside the McpServer_RequireApproval as a McpServerRequireApproval1
+func (t McpServer_RequireApproval) AsMcpServerRequireApproval1() (McpServerRequireApproval1, error) {
+	var body McpServerRequireApproval1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMcpServerRequireApproval1 overwrites any union data inside the McpServer_RequireApproval as the provided McpServerRequireApproval1
+func (t *McpServer_RequireApproval) FromMcpServerRequireApproval1(v McpServerRequireApproval1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeMcpServerRequireApproval1 performs a merge with any union data inside the McpServer_RequireApproval, using the provided McpServerRequireApproval1
+func (t *McpServer_RequireApproval) MergeMcpServerRequireApproval1(v McpServerRequireApproval1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t McpServer_RequireApproval) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *McpServer_RequireApproval) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // AsModelProvider returns the union data inside the ModelProviderInput as a ModelProvider
 func (t ModelProviderInput) AsModelProvider() (ModelProvider, error) {
 	var body ModelProvider
@@ -6512,6 +6733,40 @@ func (t *StreamEvent) MergeStreamToolResultEvent(v StreamToolResultEvent) error 
 	return err
 }
 
+// AsStreamRequiresActionEvent returns the union data inside the StreamEvent as a StreamRequiresActionEvent
+func (t StreamEvent) AsStreamRequiresActionEvent() (StreamRequiresActionEvent, error) {
+	var body StreamRequiresActionEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromStreamRequiresActionEvent overwrites any union data inside the StreamEvent as the provided StreamRequiresActionEvent
+func (t *StreamEvent) FromStreamRequiresActionEvent(v StreamRequiresActionEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"requires_action"}`))
+	t.union = b
+	return err
+}
+
+// MergeStreamRequiresActionEvent performs a merge with any union data inside the StreamEvent, using the provided StreamRequiresActionEvent
+func (t *StreamEvent) MergeStreamRequiresActionEvent(v StreamRequiresActionEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"requires_action"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 // AsStreamDoneEvent returns the union data inside the StreamEvent as a StreamDoneEvent
 func (t StreamEvent) AsStreamDoneEvent() (StreamDoneEvent, error) {
 	var body StreamDoneEvent
@@ -6598,6 +6853,8 @@ func (t StreamEvent) ValueByDiscriminator() (interface{}, error) {
 		return t.AsStreamDoneEvent()
 	case "error":
 		return t.AsStreamErrorEvent()
+	case "requires_action":
+		return t.AsStreamRequiresActionEvent()
 	case "start":
 		return t.AsStreamStartEvent()
 	case "token":
@@ -7273,6 +7530,42 @@ type ClientInterface interface {
 	// Corresponds with GET /agents/{agentId}/runs/{runId} (the `GetRun` operationId).
 	GetRun(ctx context.Context, agentId AgentId, runId RunIdPath, params *GetRunParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// DecideApprovalsWithBody Approve or Deny Tool Calls
+	//
+	// Decides every tool call a `requires_action` run still waits for, in
+	// one request. An approved call runs with `arguments` when given
+	// (replacing the model's), else with the model's; a denied call is not
+	// run and the model gets `{"error": "denied", "reason": "<reason or
+	// 'no reason given'>"}` as its result. The run then goes on: the
+	// answer is the run, `running`, or `queued` while it waits for a slot.
+	// A missing, unknown or no longer waiting `callId` is 400 naming
+	// `decisions`; `arguments` that are not an object, or given with
+	// `approve: false`, 400 naming `decisions[i].arguments`. A run not in
+	// `requires_action`: 409 `RUN_NOT_WAITING`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /agents/{agentId}/runs/{runId}/approvals (the `DecideApprovals` operationId).
+	DecideApprovalsWithBody(ctx context.Context, agentId AgentId, runId RunIdPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DecideApprovals Approve or Deny Tool Calls
+	//
+	// Decides every tool call a `requires_action` run still waits for, in
+	// one request. An approved call runs with `arguments` when given
+	// (replacing the model's), else with the model's; a denied call is not
+	// run and the model gets `{"error": "denied", "reason": "<reason or
+	// 'no reason given'>"}` as its result. The run then goes on: the
+	// answer is the run, `running`, or `queued` while it waits for a slot.
+	// A missing, unknown or no longer waiting `callId` is 400 naming
+	// `decisions`; `arguments` that are not an object, or given with
+	// `approve: false`, 400 naming `decisions[i].arguments`. A run not in
+	// `requires_action`: 409 `RUN_NOT_WAITING`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /agents/{agentId}/runs/{runId}/approvals (the `DecideApprovals` operationId).
+	DecideApprovals(ctx context.Context, agentId AgentId, runId RunIdPath, body DecideApprovalsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// CancelRun Cancel Run
 	//
 	// A `queued` or `requires_action` run becomes `cancelled` at once; a
@@ -7371,8 +7664,11 @@ type ClientInterface interface {
 	// queue included, up to twice AGENTD_PROVIDER_TIMEOUT; past that it
 	// answers 504 `server_error` / `run_pending` naming the run, which
 	// goes on (read it with `GET /agents/{agentId}/runs/{runId}`, follow
-	// it with `.../stream`). A message that finds its conversation busy
-	// under the agent's `reject` strategy is 409 `invalid_request_error` /
+	// it with `.../stream`). A run that waits for a person's decision on
+	// its tool calls is 409 `invalid_request_error` / `approval_required`
+	// naming it (a stream ends with that error event); it goes on once
+	// decided. A message that finds its conversation busy under the
+	// agent's `reject` strategy is 409 `invalid_request_error` /
 	// `conversation_busy` naming the run in the way.
 	//
 	// Takes any type of body and a specified content type.
@@ -7433,8 +7729,11 @@ type ClientInterface interface {
 	// queue included, up to twice AGENTD_PROVIDER_TIMEOUT; past that it
 	// answers 504 `server_error` / `run_pending` naming the run, which
 	// goes on (read it with `GET /agents/{agentId}/runs/{runId}`, follow
-	// it with `.../stream`). A message that finds its conversation busy
-	// under the agent's `reject` strategy is 409 `invalid_request_error` /
+	// it with `.../stream`). A run that waits for a person's decision on
+	// its tool calls is 409 `invalid_request_error` / `approval_required`
+	// naming it (a stream ends with that error event); it goes on once
+	// decided. A message that finds its conversation busy under the
+	// agent's `reject` strategy is 409 `invalid_request_error` /
 	// `conversation_busy` naming the run in the way.
 	//
 	// Takes a body of the `application/json` content type.
@@ -7460,7 +7759,9 @@ type ClientInterface interface {
 	// history, limits and tools; it waits for its run up to twice
 	// AGENTD_PROVIDER_TIMEOUT, then answers a tool result with `isError`,
 	// code `RUN_PENDING`, naming the run, which goes on: read it with
-	// `GET /agents/{agentId}/runs/{runId}`). A failed call is a tool
+	// `GET /agents/{agentId}/runs/{runId}`; a run that waits for a
+	// decision on its tool calls is `isError` with code
+	// `APPROVAL_REQUIRED` naming it). A failed call is a tool
 	// result with `isError` and the error's code and message. A read key
 	// may list tools and agents; `send_message` needs a write key.
 	//
@@ -7487,7 +7788,9 @@ type ClientInterface interface {
 	// history, limits and tools; it waits for its run up to twice
 	// AGENTD_PROVIDER_TIMEOUT, then answers a tool result with `isError`,
 	// code `RUN_PENDING`, naming the run, which goes on: read it with
-	// `GET /agents/{agentId}/runs/{runId}`). A failed call is a tool
+	// `GET /agents/{agentId}/runs/{runId}`; a run that waits for a
+	// decision on its tool calls is `isError` with code
+	// `APPROVAL_REQUIRED` naming it). A failed call is a tool
 	// result with `isError` and the error's code and message. A read key
 	// may list tools and agents; `send_message` needs a write key.
 	//
@@ -8507,6 +8810,62 @@ func (c *Client) GetRun(ctx context.Context, agentId AgentId, runId RunIdPath, p
 	return c.Client.Do(req)
 }
 
+// DecideApprovalsWithBody Approve or Deny Tool Calls
+//
+// Decides every tool call a `requires_action` run still waits for, in
+// one request. An approved call runs with `arguments` when given
+// (replacing the model's), else with the model's; a denied call is not
+// run and the model gets `{"error": "denied", "reason": "<reason or
+// 'no reason given'>"}` as its result. The run then goes on: the
+// answer is the run, `running`, or `queued` while it waits for a slot.
+// A missing, unknown or no longer waiting `callId` is 400 naming
+// `decisions`; `arguments` that are not an object, or given with
+// `approve: false`, 400 naming `decisions[i].arguments`. A run not in
+// `requires_action`: 409 `RUN_NOT_WAITING`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /agents/{agentId}/runs/{runId}/approvals (the `DecideApprovals` operationId).
+func (c *Client) DecideApprovalsWithBody(ctx context.Context, agentId AgentId, runId RunIdPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDecideApprovalsRequestWithBody(c.Server, agentId, runId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DecideApprovals Approve or Deny Tool Calls
+//
+// Decides every tool call a `requires_action` run still waits for, in
+// one request. An approved call runs with `arguments` when given
+// (replacing the model's), else with the model's; a denied call is not
+// run and the model gets `{"error": "denied", "reason": "<reason or
+// 'no reason given'>"}` as its result. The run then goes on: the
+// answer is the run, `running`, or `queued` while it waits for a slot.
+// A missing, unknown or no longer waiting `callId` is 400 naming
+// `decisions`; `arguments` that are not an object, or given with
+// `approve: false`, 400 naming `decisions[i].arguments`. A run not in
+// `requires_action`: 409 `RUN_NOT_WAITING`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /agents/{agentId}/runs/{runId}/approvals (the `DecideApprovals` operationId).
+func (c *Client) DecideApprovals(ctx context.Context, agentId AgentId, runId RunIdPath, body DecideApprovalsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDecideApprovalsRequest(c.Server, agentId, runId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // CancelRun Cancel Run
 //
 // A `queued` or `requires_action` run becomes `cancelled` at once; a
@@ -8635,8 +8994,11 @@ func (c *Client) ListAgentTools(ctx context.Context, agentId AgentId, reqEditors
 // queue included, up to twice AGENTD_PROVIDER_TIMEOUT; past that it
 // answers 504 `server_error` / `run_pending` naming the run, which
 // goes on (read it with `GET /agents/{agentId}/runs/{runId}`, follow
-// it with `.../stream`). A message that finds its conversation busy
-// under the agent's `reject` strategy is 409 `invalid_request_error` /
+// it with `.../stream`). A run that waits for a person's decision on
+// its tool calls is 409 `invalid_request_error` / `approval_required`
+// naming it (a stream ends with that error event); it goes on once
+// decided. A message that finds its conversation busy under the
+// agent's `reject` strategy is 409 `invalid_request_error` /
 // `conversation_busy` naming the run in the way.
 //
 // Takes any type of body and a specified content type.
@@ -8707,8 +9069,11 @@ func (c *Client) CreateChatCompletionWithBody(ctx context.Context, contentType s
 // queue included, up to twice AGENTD_PROVIDER_TIMEOUT; past that it
 // answers 504 `server_error` / `run_pending` naming the run, which
 // goes on (read it with `GET /agents/{agentId}/runs/{runId}`, follow
-// it with `.../stream`). A message that finds its conversation busy
-// under the agent's `reject` strategy is 409 `invalid_request_error` /
+// it with `.../stream`). A run that waits for a person's decision on
+// its tool calls is 409 `invalid_request_error` / `approval_required`
+// naming it (a stream ends with that error event); it goes on once
+// decided. A message that finds its conversation busy under the
+// agent's `reject` strategy is 409 `invalid_request_error` /
 // `conversation_busy` naming the run in the way.
 //
 // Takes a body of the `application/json` content type.
@@ -8744,7 +9109,9 @@ func (c *Client) CreateChatCompletion(ctx context.Context, body CreateChatComple
 // history, limits and tools; it waits for its run up to twice
 // AGENTD_PROVIDER_TIMEOUT, then answers a tool result with `isError`,
 // code `RUN_PENDING`, naming the run, which goes on: read it with
-// `GET /agents/{agentId}/runs/{runId}`). A failed call is a tool
+// `GET /agents/{agentId}/runs/{runId}`; a run that waits for a
+// decision on its tool calls is `isError` with code
+// `APPROVAL_REQUIRED` naming it). A failed call is a tool
 // result with `isError` and the error's code and message. A read key
 // may list tools and agents; `send_message` needs a write key.
 //
@@ -8781,7 +9148,9 @@ func (c *Client) CallMcpWithBody(ctx context.Context, contentType string, body i
 // history, limits and tools; it waits for its run up to twice
 // AGENTD_PROVIDER_TIMEOUT, then answers a tool result with `isError`,
 // code `RUN_PENDING`, naming the run, which goes on: read it with
-// `GET /agents/{agentId}/runs/{runId}`). A failed call is a tool
+// `GET /agents/{agentId}/runs/{runId}`; a run that waits for a
+// decision on its tool calls is `isError` with code
+// `APPROVAL_REQUIRED` naming it). A failed call is a tool
 // result with `isError` and the error's code and message. A read key
 // may list tools and agents; `send_message` needs a write key.
 //
@@ -10855,6 +11224,60 @@ func NewGetRunRequest(server string, agentId AgentId, runId RunIdPath, params *G
 	return req, nil
 }
 
+// NewDecideApprovalsRequest calls the generic DecideApprovals builder with application/json body
+func NewDecideApprovalsRequest(server string, agentId AgentId, runId RunIdPath, body DecideApprovalsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewDecideApprovalsRequestWithBody(server, agentId, runId, "application/json", bodyReader)
+}
+
+// NewDecideApprovalsRequestWithBody constructs an http.Request for the DecideApprovals method, with any body, and a specified content type
+func NewDecideApprovalsRequestWithBody(server string, agentId AgentId, runId RunIdPath, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "agentId", agentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "runId", runId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/agents/%s/runs/%s/approvals", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewCancelRunRequest constructs an http.Request for the CancelRun method
 func NewCancelRunRequest(server string, agentId AgentId, runId RunIdPath) (*http.Request, error) {
 	var err error
@@ -12309,6 +12732,42 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /agents/{agentId}/runs/{runId} (the `GetRun` operationId).
 	GetRunWithResponse(ctx context.Context, agentId AgentId, runId RunIdPath, params *GetRunParams, reqEditors ...RequestEditorFn) (*GetRunResponse, error)
 
+	// DecideApprovalsWithBodyWithResponse Approve or Deny Tool Calls
+	//
+	// Decides every tool call a `requires_action` run still waits for, in
+	// one request. An approved call runs with `arguments` when given
+	// (replacing the model's), else with the model's; a denied call is not
+	// run and the model gets `{"error": "denied", "reason": "<reason or
+	// 'no reason given'>"}` as its result. The run then goes on: the
+	// answer is the run, `running`, or `queued` while it waits for a slot.
+	// A missing, unknown or no longer waiting `callId` is 400 naming
+	// `decisions`; `arguments` that are not an object, or given with
+	// `approve: false`, 400 naming `decisions[i].arguments`. A run not in
+	// `requires_action`: 409 `RUN_NOT_WAITING`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /agents/{agentId}/runs/{runId}/approvals (the `DecideApprovals` operationId).
+	DecideApprovalsWithBodyWithResponse(ctx context.Context, agentId AgentId, runId RunIdPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DecideApprovalsResponse, error)
+
+	// DecideApprovalsWithResponse Approve or Deny Tool Calls
+	//
+	// Decides every tool call a `requires_action` run still waits for, in
+	// one request. An approved call runs with `arguments` when given
+	// (replacing the model's), else with the model's; a denied call is not
+	// run and the model gets `{"error": "denied", "reason": "<reason or
+	// 'no reason given'>"}` as its result. The run then goes on: the
+	// answer is the run, `running`, or `queued` while it waits for a slot.
+	// A missing, unknown or no longer waiting `callId` is 400 naming
+	// `decisions`; `arguments` that are not an object, or given with
+	// `approve: false`, 400 naming `decisions[i].arguments`. A run not in
+	// `requires_action`: 409 `RUN_NOT_WAITING`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /agents/{agentId}/runs/{runId}/approvals (the `DecideApprovals` operationId).
+	DecideApprovalsWithResponse(ctx context.Context, agentId AgentId, runId RunIdPath, body DecideApprovalsJSONRequestBody, reqEditors ...RequestEditorFn) (*DecideApprovalsResponse, error)
+
 	// CancelRunWithResponse Cancel Run
 	//
 	// A `queued` or `requires_action` run becomes `cancelled` at once; a
@@ -12413,8 +12872,11 @@ type ClientWithResponsesInterface interface {
 	// queue included, up to twice AGENTD_PROVIDER_TIMEOUT; past that it
 	// answers 504 `server_error` / `run_pending` naming the run, which
 	// goes on (read it with `GET /agents/{agentId}/runs/{runId}`, follow
-	// it with `.../stream`). A message that finds its conversation busy
-	// under the agent's `reject` strategy is 409 `invalid_request_error` /
+	// it with `.../stream`). A run that waits for a person's decision on
+	// its tool calls is 409 `invalid_request_error` / `approval_required`
+	// naming it (a stream ends with that error event); it goes on once
+	// decided. A message that finds its conversation busy under the
+	// agent's `reject` strategy is 409 `invalid_request_error` /
 	// `conversation_busy` naming the run in the way.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -12475,8 +12937,11 @@ type ClientWithResponsesInterface interface {
 	// queue included, up to twice AGENTD_PROVIDER_TIMEOUT; past that it
 	// answers 504 `server_error` / `run_pending` naming the run, which
 	// goes on (read it with `GET /agents/{agentId}/runs/{runId}`, follow
-	// it with `.../stream`). A message that finds its conversation busy
-	// under the agent's `reject` strategy is 409 `invalid_request_error` /
+	// it with `.../stream`). A run that waits for a person's decision on
+	// its tool calls is 409 `invalid_request_error` / `approval_required`
+	// naming it (a stream ends with that error event); it goes on once
+	// decided. A message that finds its conversation busy under the
+	// agent's `reject` strategy is 409 `invalid_request_error` /
 	// `conversation_busy` naming the run in the way.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -12502,7 +12967,9 @@ type ClientWithResponsesInterface interface {
 	// history, limits and tools; it waits for its run up to twice
 	// AGENTD_PROVIDER_TIMEOUT, then answers a tool result with `isError`,
 	// code `RUN_PENDING`, naming the run, which goes on: read it with
-	// `GET /agents/{agentId}/runs/{runId}`). A failed call is a tool
+	// `GET /agents/{agentId}/runs/{runId}`; a run that waits for a
+	// decision on its tool calls is `isError` with code
+	// `APPROVAL_REQUIRED` naming it). A failed call is a tool
 	// result with `isError` and the error's code and message. A read key
 	// may list tools and agents; `send_message` needs a write key.
 	//
@@ -12529,7 +12996,9 @@ type ClientWithResponsesInterface interface {
 	// history, limits and tools; it waits for its run up to twice
 	// AGENTD_PROVIDER_TIMEOUT, then answers a tool result with `isError`,
 	// code `RUN_PENDING`, naming the run, which goes on: read it with
-	// `GET /agents/{agentId}/runs/{runId}`). A failed call is a tool
+	// `GET /agents/{agentId}/runs/{runId}`; a run that waits for a
+	// decision on its tool calls is `isError` with code
+	// `APPROVAL_REQUIRED` naming it). A failed call is a tool
 	// result with `isError` and the error's code and message. A read key
 	// may list tools and agents; `send_message` needs a write key.
 	//
@@ -17331,6 +17800,219 @@ func (r GetRunResponse) ContentType() string {
 	return ""
 }
 
+// DecideApprovalsResponse200Headers the declared response headers of an HTTP 200 response for DecideApprovals
+type DecideApprovalsResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// DecideApprovalsResponse400Headers the declared response headers of an HTTP 400 response for DecideApprovals
+type DecideApprovalsResponse400Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// DecideApprovalsResponse403Headers the declared response headers of an HTTP 403 response for DecideApprovals
+type DecideApprovalsResponse403Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// DecideApprovalsResponse404Headers the declared response headers of an HTTP 404 response for DecideApprovals
+type DecideApprovalsResponse404Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// DecideApprovalsResponse409Headers the declared response headers of an HTTP 409 response for DecideApprovals
+type DecideApprovalsResponse409Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// DecideApprovalsResponse413Headers the declared response headers of an HTTP 413 response for DecideApprovals
+type DecideApprovalsResponse413Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// DecideApprovalsResponse415Headers the declared response headers of an HTTP 415 response for DecideApprovals
+type DecideApprovalsResponse415Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// DecideApprovalsResponse429Headers the declared response headers of an HTTP 429 response for DecideApprovals
+type DecideApprovalsResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// DecideApprovalsResponse500Headers the declared response headers of an HTTP 500 response for DecideApprovals
+type DecideApprovalsResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type DecideApprovalsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RunEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *RunNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *RunNotWaiting
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DecideApprovalsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DecideApprovalsResponse400Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DecideApprovalsResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DecideApprovalsResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *DecideApprovalsResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *DecideApprovalsResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *DecideApprovalsResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DecideApprovalsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DecideApprovalsResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DecideApprovalsResponse) GetJSON200() *RunEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DecideApprovalsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DecideApprovalsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DecideApprovalsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DecideApprovalsResponse) GetJSON404() *RunNotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DecideApprovalsResponse) GetJSON409() *RunNotWaiting {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r DecideApprovalsResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r DecideApprovalsResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DecideApprovalsResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DecideApprovalsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r DecideApprovalsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DecideApprovalsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DecideApprovalsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DecideApprovalsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // CancelRunResponse200Headers the declared response headers of an HTTP 200 response for CancelRun
 type CancelRunResponse200Headers struct {
 	RateLimitLimit      *int
@@ -20782,6 +21464,54 @@ func (c *ClientWithResponses) GetRunWithResponse(ctx context.Context, agentId Ag
 	return ParseGetRunResponse(rsp)
 }
 
+// DecideApprovalsWithBodyWithResponse Approve or Deny Tool Calls
+//
+// Decides every tool call a `requires_action` run still waits for, in
+// one request. An approved call runs with `arguments` when given
+// (replacing the model's), else with the model's; a denied call is not
+// run and the model gets `{"error": "denied", "reason": "<reason or
+// 'no reason given'>"}` as its result. The run then goes on: the
+// answer is the run, `running`, or `queued` while it waits for a slot.
+// A missing, unknown or no longer waiting `callId` is 400 naming
+// `decisions`; `arguments` that are not an object, or given with
+// `approve: false`, 400 naming `decisions[i].arguments`. A run not in
+// `requires_action`: 409 `RUN_NOT_WAITING`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /agents/{agentId}/runs/{runId}/approvals (the `DecideApprovals` operationId).
+func (c *ClientWithResponses) DecideApprovalsWithBodyWithResponse(ctx context.Context, agentId AgentId, runId RunIdPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DecideApprovalsResponse, error) {
+	rsp, err := c.DecideApprovalsWithBody(ctx, agentId, runId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDecideApprovalsResponse(rsp)
+}
+
+// DecideApprovalsWithResponse Approve or Deny Tool Calls
+//
+// Decides every tool call a `requires_action` run still waits for, in
+// one request. An approved call runs with `arguments` when given
+// (replacing the model's), else with the model's; a denied call is not
+// run and the model gets `{"error": "denied", "reason": "<reason or
+// 'no reason given'>"}` as its result. The run then goes on: the
+// answer is the run, `running`, or `queued` while it waits for a slot.
+// A missing, unknown or no longer waiting `callId` is 400 naming
+// `decisions`; `arguments` that are not an object, or given with
+// `approve: false`, 400 naming `decisions[i].arguments`. A run not in
+// `requires_action`: 409 `RUN_NOT_WAITING`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /agents/{agentId}/runs/{runId}/approvals (the `DecideApprovals` operationId).
+func (c *ClientWithResponses) DecideApprovalsWithResponse(ctx context.Context, agentId AgentId, runId RunIdPath, body DecideApprovalsJSONRequestBody, reqEditors ...RequestEditorFn) (*DecideApprovalsResponse, error) {
+	rsp, err := c.DecideApprovals(ctx, agentId, runId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDecideApprovalsResponse(rsp)
+}
+
 // CancelRunWithResponse Cancel Run
 //
 // A `queued` or `requires_action` run becomes `cancelled` at once; a
@@ -20904,8 +21634,11 @@ func (c *ClientWithResponses) ListAgentToolsWithResponse(ctx context.Context, ag
 // queue included, up to twice AGENTD_PROVIDER_TIMEOUT; past that it
 // answers 504 `server_error` / `run_pending` naming the run, which
 // goes on (read it with `GET /agents/{agentId}/runs/{runId}`, follow
-// it with `.../stream`). A message that finds its conversation busy
-// under the agent's `reject` strategy is 409 `invalid_request_error` /
+// it with `.../stream`). A run that waits for a person's decision on
+// its tool calls is 409 `invalid_request_error` / `approval_required`
+// naming it (a stream ends with that error event); it goes on once
+// decided. A message that finds its conversation busy under the
+// agent's `reject` strategy is 409 `invalid_request_error` /
 // `conversation_busy` naming the run in the way.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -20972,8 +21705,11 @@ func (c *ClientWithResponses) CreateChatCompletionWithBodyWithResponse(ctx conte
 // queue included, up to twice AGENTD_PROVIDER_TIMEOUT; past that it
 // answers 504 `server_error` / `run_pending` naming the run, which
 // goes on (read it with `GET /agents/{agentId}/runs/{runId}`, follow
-// it with `.../stream`). A message that finds its conversation busy
-// under the agent's `reject` strategy is 409 `invalid_request_error` /
+// it with `.../stream`). A run that waits for a person's decision on
+// its tool calls is 409 `invalid_request_error` / `approval_required`
+// naming it (a stream ends with that error event); it goes on once
+// decided. A message that finds its conversation busy under the
+// agent's `reject` strategy is 409 `invalid_request_error` /
 // `conversation_busy` naming the run in the way.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -21005,7 +21741,9 @@ func (c *ClientWithResponses) CreateChatCompletionWithResponse(ctx context.Conte
 // history, limits and tools; it waits for its run up to twice
 // AGENTD_PROVIDER_TIMEOUT, then answers a tool result with `isError`,
 // code `RUN_PENDING`, naming the run, which goes on: read it with
-// `GET /agents/{agentId}/runs/{runId}`). A failed call is a tool
+// `GET /agents/{agentId}/runs/{runId}`; a run that waits for a
+// decision on its tool calls is `isError` with code
+// `APPROVAL_REQUIRED` naming it). A failed call is a tool
 // result with `isError` and the error's code and message. A read key
 // may list tools and agents; `send_message` needs a write key.
 //
@@ -21038,7 +21776,9 @@ func (c *ClientWithResponses) CallMcpWithBodyWithResponse(ctx context.Context, c
 // history, limits and tools; it waits for its run up to twice
 // AGENTD_PROVIDER_TIMEOUT, then answers a tool result with `isError`,
 // code `RUN_PENDING`, naming the run, which goes on: read it with
-// `GET /agents/{agentId}/runs/{runId}`). A failed call is a tool
+// `GET /agents/{agentId}/runs/{runId}`; a run that waits for a
+// decision on its tool calls is `isError` with code
+// `APPROVAL_REQUIRED` naming it). A failed call is a tool
 // result with `isError` and the error's code and message. A read key
 // may list tools and agents; `send_message` needs a write key.
 //
@@ -31845,6 +32585,510 @@ func ParseGetRunResponse(rsp *http.Response) (*GetRunResponse, error) {
 	return response, nil
 }
 
+// ParseDecideApprovalsResponse parses an HTTP response from a DecideApprovalsWithResponse call
+func ParseDecideApprovalsResponse(rsp *http.Response) (*DecideApprovalsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DecideApprovalsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RunEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest RunNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest RunNotWaiting
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DecideApprovalsResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers DecideApprovalsResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 403:
+		var headers DecideApprovalsResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers DecideApprovalsResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers DecideApprovalsResponse409Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers DecideApprovalsResponse413Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers DecideApprovalsResponse415Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers DecideApprovalsResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers DecideApprovalsResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseCancelRunResponse parses an HTTP response from a CancelRunWithResponse call
 func ParseCancelRunResponse(rsp *http.Response) (*CancelRunResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -38018,6 +39262,9 @@ type ServerInterface interface {
 	// GetRun Get Run
 	// (GET /agents/{agentId}/runs/{runId})
 	GetRun(ctx echo.Context, agentId AgentId, runId RunIdPath, params GetRunParams) error
+	// DecideApprovals Approve or Deny Tool Calls
+	// (POST /agents/{agentId}/runs/{runId}/approvals)
+	DecideApprovals(ctx echo.Context, agentId AgentId, runId RunIdPath) error
 	// CancelRun Cancel Run
 	// (POST /agents/{agentId}/runs/{runId}/cancel)
 	CancelRun(ctx echo.Context, agentId AgentId, runId RunIdPath) error
@@ -39031,6 +40278,30 @@ func (w *ServerInterfaceWrapper) GetRun(ctx echo.Context) error {
 	return err
 }
 
+// DecideApprovals converts echo context to params.
+func (w *ServerInterfaceWrapper) DecideApprovals(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", ctx.Param("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
+	}
+
+	// ------------- Path parameter "runId" -------------
+	var runId RunIdPath
+
+	err = runtime.BindStyledParameterWithOptions("simple", "runId", ctx.Param("runId"), &runId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter runId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DecideApprovals(ctx, agentId, runId)
+	return err
+}
+
 // CancelRun converts echo context to params.
 func (w *ServerInterfaceWrapper) CancelRun(ctx echo.Context) error {
 	var err error
@@ -39521,6 +40792,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/agents/:agentId/runs/:runId", wrapper.GetRun, options.OperationMiddlewares["getRun"]...)
 	router.GET(options.BaseURL+"/agents/:agentId/runs/:runId/stream", wrapper.StreamRun, options.OperationMiddlewares["streamRun"]...)
 	router.POST(options.BaseURL+"/agents/:agentId/runs/:runId/cancel", wrapper.CancelRun, options.OperationMiddlewares["cancelRun"]...)
+	router.POST(options.BaseURL+"/agents/:agentId/runs/:runId/approvals", wrapper.DecideApprovals, options.OperationMiddlewares["decideApprovals"]...)
 	router.GET(options.BaseURL+"/runs", wrapper.ListRuns, options.OperationMiddlewares["listRuns"]...)
 	router.GET(options.BaseURL+"/agents/:agentId/conversations", wrapper.ListConversations, options.OperationMiddlewares["listConversations"]...)
 	router.DELETE(options.BaseURL+"/agents/:agentId/conversations/:conversationId", wrapper.DeleteConversation, options.OperationMiddlewares["deleteConversation"]...)
@@ -39992,6 +41264,20 @@ type RunNotFoundJSONResponse struct {
 	Body ErrorEnvelope
 
 	Headers RunNotFoundResponseHeaders
+}
+
+type RunNotWaitingResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+type RunNotWaitingJSONResponse struct {
+	Body ErrorEnvelope
+
+	Headers RunNotWaitingResponseHeaders
 }
 
 type TooManyRequestsResponseHeaders struct {
@@ -47208,6 +48494,335 @@ func (response GetRun500JSONResponse) VisitGetRunResponse(w http.ResponseWriter)
 	return err
 }
 
+type DecideApprovalsRequestObject struct {
+	AgentId AgentId   `json:"agentId"`
+	RunId   RunIdPath `json:"runId"`
+	Body    *DecideApprovalsJSONRequestBody
+}
+
+type DecideApprovalsResponseObject interface {
+	VisitDecideApprovalsResponse(w http.ResponseWriter) error
+}
+
+type DecideApprovals200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type DecideApprovals200JSONResponse struct {
+	Body    RunEnvelope
+	Headers DecideApprovals200ResponseHeaders
+}
+
+func (response DecideApprovals200JSONResponse) VisitDecideApprovalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DecideApprovals400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response DecideApprovals400JSONResponse) VisitDecideApprovalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DecideApprovals401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response DecideApprovals401JSONResponse) VisitDecideApprovalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DecideApprovals403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response DecideApprovals403JSONResponse) VisitDecideApprovalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DecideApprovals404JSONResponse struct{ RunNotFoundJSONResponse }
+
+func (response DecideApprovals404JSONResponse) VisitDecideApprovalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DecideApprovals409JSONResponse struct{ RunNotWaitingJSONResponse }
+
+func (response DecideApprovals409JSONResponse) VisitDecideApprovalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DecideApprovals413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response DecideApprovals413JSONResponse) VisitDecideApprovalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DecideApprovals415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response DecideApprovals415JSONResponse) VisitDecideApprovalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DecideApprovals429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response DecideApprovals429JSONResponse) VisitDecideApprovalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DecideApprovals500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response DecideApprovals500JSONResponse) VisitDecideApprovalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CancelRunRequestObject struct {
 	AgentId AgentId   `json:"agentId"`
 	RunId   RunIdPath `json:"runId"`
@@ -51422,6 +53037,9 @@ type StrictServerInterface interface {
 	// GetRun Get Run
 	// (GET /agents/{agentId}/runs/{runId})
 	GetRun(ctx context.Context, request GetRunRequestObject) (GetRunResponseObject, error)
+	// DecideApprovals Approve or Deny Tool Calls
+	// (POST /agents/{agentId}/runs/{runId}/approvals)
+	DecideApprovals(ctx context.Context, request DecideApprovalsRequestObject) (DecideApprovalsResponseObject, error)
 	// CancelRun Cancel Run
 	// (POST /agents/{agentId}/runs/{runId}/cancel)
 	CancelRun(ctx context.Context, request CancelRunRequestObject) (CancelRunResponseObject, error)
@@ -52398,6 +54016,55 @@ func (sh *strictHandler) GetRun(ctx echo.Context, agentId AgentId, runId RunIdPa
 	return nil
 }
 
+// DecideApprovals operation middleware
+func (sh *strictHandler) DecideApprovals(ctx echo.Context, agentId AgentId, runId RunIdPath) error {
+	var request DecideApprovalsRequestObject
+
+	request.AgentId = agentId
+	request.RunId = runId
+
+	var body DecideApprovalsJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DecideApprovals(ctx.Request().Context(), request.(DecideApprovalsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DecideApprovals")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DecideApprovalsResponseObject); ok {
+		return validResponse.VisitDecideApprovalsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // CancelRun operation middleware
 func (sh *strictHandler) CancelRun(ctx echo.Context, agentId AgentId, runId RunIdPath) error {
 	var request CancelRunRequestObject
@@ -52920,630 +54587,652 @@ func (sh *strictHandler) TestWebhook(ctx echo.Context, webhookId WebhookId) erro
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L1rc+M2ujD4V1DaeavtObRaVrs7abve2qO21Ykm7cvIcjKZqI8Ik5DEmAIUArSt6eNvW7vf9yfuL9nC",
-	"A4AEKVCibDlJz/HUqZO2iDvw3G9fGgGbzRklVPDG4ZcGucezeUzg36eEczwhfTKPF/Jvns5mOFk0DhuD",
-	"KUF4Qqh4xVECn73GLY5TIpuFWGD5X2jQCxuH6l+j1v6v4Zvbb2cHv7Xvv7l5f/dWvEtai3/h66DhNWZq",
-	"Lmg+4xPd+Lp9821yMHtHv523fmvzA/Hu9g4aC2xmmbGQxI3DxmQu9t423+0JkiS44TUSwueMcjKIZqRx",
-	"uN9+c9B86zUEuyGUX3ESNg7337Ye8naNw8YpTm6I4Chm7AYFUzafL47QlCQERRxN2R3qoYTgEIkpmTXl",
-	"FIzNYMHyH6ODt+8aXkNEM8IFns0bh412q/1ub39/r70/2G8dtlqHrf3mwdt3/2x4jZSTBLrKf4z2228a",
-	"D16Dp0FAOG8ciiQlDw9efgG/pYSLkyghgSheRAeF8CvS54d2xJSggNFbknAsIkbl2uVvcqJXfNe+KEHu",
-	"hbxMEsdoRhBGv7Ib0nSvbmk1PdpnbFZejVlGRBFG8lg8dBeJKYoER/MYizFLZnJ5MLW1FPOT/OcUUwpX",
-	"KhIcRnSyF0yxbGz6Nw4bYcQDloTy0JyXoDb20xQLFDK0YCkS04jeIHzNUgHHEaRJQqhAM7jz/7Pmpi9F",
-	"QvBMPp4yNHA8I2b3HswAcIG46WFt1rVk1U5d/XNsQK38hFFSWrsECERuJfzDuikKZaNsuY0oPET7Qyrh",
-	"7RB9GTbEYk6GjcNhgwuciGHDG+bAC7+vBt9h42FIh1SO2naNChAKo8KboAJ+/Wm6QGEUWp3f1O+szmsa",
-	"BTeENptNa5AD1yBy/4/YFnRQeGnYOPwytHDNsHHYbnnDAk4aNg7f7rebb2Q3icJgjgISGzYeYKGN8i1+",
-	"xFHseoPzhN1GIUnQGBogPBYkgc2r14Xgxuy3+FVdLkkSlkBn/S95yAEL1dfOd92zwejqrPNjp/ep8+FT",
-	"1168aiGpkESHlAmEb3EU4+uYNKFdSASOYq7G5AKLlJfmTAjmjMKPp/K+8tNOsCAojmaRQOQ+ICSUF/5Q",
-	"cXd9wtMlBKJ/1BcGwIjapVv6n/TeH7zGlOCQJMCGwL2FvQlliTq4kPAgieaSuumXPyOza5JwxMYa9QK2",
-	"hn9jyu9IgiLVXdPHOFK8i2As5gjTUOLveRzRiRlq10MBm83wHidzLG849CRRMyOzJCTJEcLXXN7VnUSb",
-	"lFGC7jCXBJQHUzLDFj8lqZmcy4MpR8GURYGkE2Q2JwkWaSIxrryRxqEkBRGdwCl0B3ji3nFCOEuTgLzi",
-	"SJJ6Seix3AkiVERigQSeHKFIoBm7JVzRYHJLkgWS5HVC0HdEID5ldxztYJrxcjMikijgCPMoJLtNdElo",
-	"KEe5xsGN3H5vvHeKRTBFLJH/PmOUqB+qNj1sfDNsOLfWx4J8kkCzB/9/eZe97uAjAn6BjdE/9krt5YTZ",
-	"NO9a9ux6rogKMiFJabI+meGIykXUnzDrU5h0kzk5cWzwkgSMhhylVEQxvNXriEqGRyGTV/LaaMju5F0T",
-	"wQuTH7TXzU5EstjrSIRSPbNg6A7L6yVjlsg3JZJFeZvFmWYRjWbprHG477lmXbqm5blP8b0cwUASR3OS",
-	"oFlEU0EM+BaOYbOLdl7b8iL6ZvKYjIV82DZHpU997WLevt9oMc43cEWjeyRlBrTD1aXsIiwRShRMN3wS",
-	"+9+8f9t++7a95owevIZEaDMiDHptd35UGMSNaTrtjqR1ggUsznBNCdHu+PvNlu9JtOC3mm/8I4UNZwRT",
-	"jlrNN55ETkKxKGogjhd8t7D+xn6z1fAakZxXYf+G16BYSm9yjXtmkYXniO8/EToR08bh/jsXlukYGdS1",
-	"M4P1olAizXFEEg/5SlYdpq3WmyAK4b/ELy60hjgLu5hjMc33YMRhKXL+lkZAyxS379xPu9VybejYEu16",
-	"4YWcwbk3WwQsb1F+W71DaLFSBHdsMCgs7Yn7PCFxJOlV1d2F+nt5b3fTcPXWZAO1s3Aft6/fBAfhW/Ju",
-	"/M3k2+n7X2/cOwvzxTxtV72QzOZMEBosfiALF3K8IbwAWRyPicTTgJsPpVBN5kRiCEnRhRE8b8gCuBgx",
-	"JUMKv1yzcAGNIoraB2jK0oR7aJywWd4LBwFLqfA0j6QmHkcJF0Oq2SY8wRFFO4ojhinkwLswspREQyaR",
-	"k+x3x5IbJO6igDSREYiHVC4MloopE1OSqHVFHB2028jvnXRPL84H3bPjn0c/dH8e9btXl90T/8ja5jSK",
-	"yZBmC0NcRHGMkpRyGKX1fnmU3tno6rLrN1HHYgSxGFItFt0QMgchYBrRiYc4A+0EHLAaGI8TwqdNtC8P",
-	"vv32LZonERVSWBjSzuVxryeZqAQHEoMeZTvTp/mK51cScRia3VG5GKMKGFKlGoiU7gwvJOevWio5HDEa",
-	"EMl2TTFHhIYklCeiZTi1FfjVnCzyQUzxteRQ2F9zSKuQqvUY9+RrdHNwb8ft62+C92QvSAgWZM8oZTDn",
-	"EReYioZXePhv33qSS8jQsiQ3QpBEruC/fhkO79utveHw/pvu5//4i5Mx7I2Bo1wGjs5cnpqSbYCHZVSe",
-	"oqFEGT8smWal9YrkURK0I8nSX/3dw6G6qruIE3M+eixuwCeTFzg62G8PqX/R7x6fn530Br3zs9HHTu9T",
-	"98RXLzyYkuAm66fXhBMCc4oEU44DufRVV6D56TXcs3W+b/fb7kOTvHjVwaktvWkdqBdDmUYPUmypc3jy",
-	"v2yMcFkkQnHEhaL6f/WBmlftMpcUnrzVKnFBkJliJud4QrK1/JaSZJEvBdiowhJCMsZpLEBilbNr9lbi",
-	"7zXM7mmusl4+ccVcKCUg0KiMBfJBtWKAlY0B8DVwT/CtBPymmwzlOvJVVCg/0/V69Pyw3x2UwXb55C/w",
-	"hCzvVf6KaCqlZk1g9qtOX96M+/D31552P13J7yTpEpuTpHQ1KyAbbMrkJOnTeZt+Si8B3j5GsVM+O5eI",
-	"DUiRxPYokPQEhJSIozu8qDpeBcSFA/5LQsaNw8b/8Tq38rxWX/nrbBnZooDKr1+UWYriCipXA183Wo3q",
-	"IVfzE7meMnZTxf3dqc/LzN863k/fd/DNrH1zQN/Nv/2tlaj7vnff9122kKfcuWVnylVaVzRTQmYmEAqY",
-	"Dc/ncRQAI/36V64Es2wXX5RSUnUJQToqqz4bnlFogrkBNJeSu1yrt4RNimSh9QbtbzxzjYd61ofMVCcn",
-	"dmtUC7asMY45eaj7Crpyki69JTGbE3VwJcxa3qsytmCzkohKontLQFsHSwb6BPYns3G94IDRcTRJExI2",
-	"UYawTS+ti8VFpXoKWpJxygk3xh6OxrI1ChiL90J2R5WK0XR7xZGlivEQiTlBb1qI7x4qdluN+gq4RPS2",
-	"9UYzFIybmUIQo4ERRgFOkgXyrRF9aO/r627mt+erg9FaBVB0eChhKTCO6VwChqVjdahtXNeke7wuN69W",
-	"sdUbJe/iVpzVHUU2X1Z+rextNa1SYK3qv9xhlRaq7kiF83CqkeqPBGciAekDDrXe62nopnf2Y+dT72TU",
-	"7/79qns5KCKbcURisOFLXHOhgQDQikZCs5QLdE00T3mI2JxQHEkZVEwTNo8CD00S9puHJoxNYuIhFsd4",
-	"houIp0dvcRyFCAwkAICF+Z4VA5W2rw3cBgLR/0ZfEByCh9Se0YOPKJ4ZOTlkQnLOkspkKkYcqi7AbAP2",
-	"MBo6D/E0mGrVPrslyV7M6ERrqXqhYrr/beH43xkabUXeGRMfJWZ+Glwen5/92O1fdkBSPTsfjD6eX52d",
-	"NGy4sScFGjiW0/4OBDtbDtqhTL9pQ29BesZxDMRSa1F2JdF2b0jRV9V7iiUpV+PZ6scXsPhawcLofbcD",
-	"EifdT70fu/2fK8DBTPY7gcJP3Q/fn5//4AIGLWasBIflzShQMH1tYDAa6xdA+FoB4SNLrqMwJPTJENAd",
-	"dEcX/fNB93jQPSlya/OECRLo50molN5Cm1kLSUwEuchaSdGJE4GY1gAAFj5CQUywlLEUK3TRGRx/r9T1",
-	"LnHx1UBpkFHHaJBfyWH1UkiodEgwc8ToM7Nyl1cfP/aOe5JEXXT7p73Ly9752SXawcrT84Ys5F4xuksi",
-	"QXY9VD5OEC4Lw/z96nzQQTsFfvC3lAnsIRDmHl54tq8WJovmux694k/U3LhNVwUalRuxtMkv4qhkuQGo",
-	"NHYx5afynEDjXLMHNrvCQrWV0S+t1l9a7pE2vimVSyQQ0c4pEyJAc6NsMi9g828BNn2SchJuF26U4bgA",
-	"NwMXoNxhrrAw6Oy04VY/298VaNSClYpuGUCyZWp2MMZcZFZ819rRTsG+zhLQL7wQmq8WYqggCcVxN3/3",
-	"j9fWDbr9s86nUbffP+83ilo0NYvWeO+YxxSF6M24jd8Hu8/Mfdkr8xCmKKXkfq65QKUYPwIAMGElAU6S",
-	"iICYE+nF85dH/tU+clDinpr3uA2d9Gn38rLzXdetk9ZBR0VVtBT9rwkis7lYFMUVvTAkuylnHWX++120",
-	"y3ojykfDl0sAvmkWcQ5eS7BeiegFYyhmkokqKaaBTiiiAAfwAihfK6D8QNldTMIJ2Y5S7Iez858+dU++",
-	"61ZoxbLpUMiCdCZl9j+9qtixpyo9sdnUC3f0tcLDKZmxbWmIT7un55X6YTXRn//1lzdR9fRnsJ+Xh//1",
-	"Pnx4mceMjuMoEFs0F364uvy55DUEjm5rneQeijL3cuz5dcpLLuBJSv/0CqohLWmoyuZIeWBKfC9sWEIb",
-	"lr0QpqHyW+ciwYJMQEvnJ+RXEgg/M/TLlqDSy5aGI6H1E3cYlsHmcxKi60V2fvq8dz3L7UdeluVmgAWc",
-	"Mjgev0D61wvp26JxIEtUEjkl5nwFVK60jSoyB07Xmdufdq0Gpz+QlEiCbsj8hf/7eoGDhWQbqrHT85Nu",
-	"rhezaJ+dU+Z9w2sYZ87GYUO5q9laBIg/B89aH9r7KGREeZiS+whixSGBR8jgtym+hcgrwsHEESm9c5GG",
-	"zoqOutl4nCS3RCnEoAXMd4SCKWOc5PQBvo01hQHweFaQto7RsxaX+xlrN9YCndtJ6Q1ld1SeTkJElJBQ",
-	"9fOy9vpiPfCPy2NWd5voI3jcqmlsZ9vSSVkEEtoCgSQcRaLsNCuv0jeZcizXXfXlyHIx5gIvOPKVk7H/",
-	"gkK+UhSyHcJaImaNZWeHP4SoepLSqeea24yjsIq4vjzir/cRn7IwGkdVaVGccX3K9boQkwd4MTwygYGl",
-	"B2GSkKxaIbRxZ/V4eTx/ysdzPie009tuIJJKjJBaw5U5G+yMGDpEtUKTgAdoHNI0jvMQK0nok5EOTqqN",
-	"UtXuAbH2TQJAB2L17eF99Nqkh7C26B9uJQDpJ4jvMal4IJqIIwgnqgpE8kpxQJPoVucOeIn5eYn5KUD5",
-	"tiJ/ImWxHWkmvrEmJEcHyB0iMLTKaTHkhUx5rsXSHAq5BzZEQ7gZljesUODC1M8G8M55APJLX/xDhHXU",
-	"Tm6XBUhX7QDqKcszYnKEkS+37i/v/Qj5sHVbQpHt7WChHd+cyi+tz82ExeTFk/Qrh0s7HOdDyhdPg05b",
-	"ET26lsM9Sjd/iHKVf0V2Ixch/uMBdGn/mjRXKOi1NHSHF3nuD50Qyp+lsYgE5jeXWnnv29r7ok+SgthM",
-	"5/4CkV8zRG4p6iKiPB2PoyCSzOKcJEAeGOXLHqqdix5EGWSaK9APghoq66Z1eRFHDLJFQliEGwrzTs8G",
-	"gOUpNHF0b9hXKat0KEWAqVLO0TDjDl4A5qsGmC16qhqPTv1yN/VU/XPIh8VNyOf/4tX6PxAstmWiAruF",
-	"AyCexUp0iJ5uy/pzQKF1bLZ+5hWvY5t6Ab2vH/S2Y99Rz4gyMQIbTgUE+uvywbqgyKhAjcIPUoFEBZtM",
-	"pgwBa/SfSNAqHYt/qH/y3bt6sTj9m0HYBV7EDIcDxj7h5KmRG3M12EgwNophOBvKtNpShbUpUwBH+62D",
-	"b99+8w5dL4SSH/6c+oilnWlSVNwLOo0+vMDDVw0P/ZReEEjT/jRQSFI6muuByqQmSekavZx2gRMqY7A2",
-	"G7UPWsYcBOUgJpIQMXqoZPJIICzQ69v914Cu+et1lOx1klL+evU6/iw8oHWaGvDkGYZRaA7JpMeGpNUI",
-	"fChORhf98x97J93+aNA77Z5fDexT8zJFYVH3F70QtK8bgAeMnWK6MFUhngjFWJAR2K5Hlu3aImnLtm2v",
-	"kADhoG1AtgqU7CmeCZzKUyiQWt6aUvDlW7LlyVccBYyqshrBAgV4DpHtCcHBlIRHJfs1xwuuU1LrdPcv",
-	"9ur/ofbqK4pTMWVJ9K+nJoow3BmeR6MbsnBarFmSmW+1Nr4K7uSqCBV6/meDPdc0BRO03o0ma8aEYIcH",
-	"z3A8ZslMohbtaCtxzC27IbBfcj/PIpnNkfN0PmeJIOEpCSM8gB0/5ejTfMTRTA45glMspSOUg+/JyZBJ",
-	"DFqe5s/L4Lt3aHP5kdHIUWXQd2zthW34CtHUViXgi87Pn847J6PB+fnoU6f/XXdjCfgZXYuXFue9yLD/",
-	"Zm85AWYzkheeVxZ9wnNeLpiyLM1qx2RdNSVEPKKBslmYCmNZqUGQsZ73jS+v2CvURXEsE/ypi2s8ymrK",
-	"SC5Xd3kBi68ULPop/RjRiE+fCg/9q7PRx95Z7/L7cvbNrLSCXFVMBAmXQ8GSVPssxQnB4QKN9ZqeFSDs",
-	"JXuZ6sQsQVekysKn1DZ8U+0qrwry8u6/zne/HeOZfETu0Kh++nslHy+swcsDhFOaG9xWxR1DnH4puurF",
-	"6fZrfdpbVfP1O4Pu6FPvtDcYdf9x3O2elLG7XUjnoP1QUwUYY/HM9SscC/ecOrw5SfZMNEqlFu9FR/c/",
-	"Tke3Pe3c1VnnavD9eb/3z5KMsEo194ygYa/H24Zubftatauzy6uLi/P+oHsyOu2e9Dqjwc8X3cdo1Z71",
-	"HF2L9F70Yv/uqEGX7dsOA7lULqPwyvVUf1TpDmAmTeWNlyj7f9s3nT0hUysfIqaP8RxfR3EkImLqaMxJ",
-	"Yv4i9wJkZN00Ca1C/NeMxQRTucB5yqdnTERjDRPc3UzlL9InUf78kJlD2PWvJIBjzBeZrCp8jwKchFIM",
-	"6rQ7aL/ZaqpEN9Y+gtIuV0GQ82QAjKDCa4/OU3HKQjVQJMjM3q2pk5kb2pIEL6zu56l4bH9r7472qsqn",
-	"4wMnQZpEAoSFKCEzudnC1GsO43K5v2t9ZppL2VNtDodKF4vji8Jt1JxQjdRwPQx+E8XxRruAK72U3ZyL",
-	"N7wNhGeMcUA2Hzzr6ppA64JXPOJXHPnpPMSChB0B6XiWy+3mZVt/UfddfBbufeSTe0U4cD1p5zvNzvvz",
-	"ChjNt7+EReYJEyxg8Ycocy0rWSb/dnl+1r84dm3by7r/WHWG/n6z5UPt7lbzjXuMNIkdwFE6UtnIW1rt",
-	"8gJWHYN6YstltBEcYe5GnIRH6t5V6XGO/GCKhSp1SiGvyZwkeXV+pAqwo51IcNDRe8iaALy5NP/Bd5fR",
-	"3zrcYbpuhpGi0NkseiSCrERg7LEoU+DJRj1KzyEKTfHkMpjBwFWvIBHRGKuUpsVbwPpLz31u6y5pRgQO",
-	"scDVmFXVcl5aVOXBznGyGSm4wIlYe2zWNs0UFUfVvZUAA0zBMsRcghfkHghWUGCeHyJf7v8QqcrYnXbn",
-	"b5zR/jwwTg9IohFdLhvFESXcQwQHUzRmcczudO5RdB1jegPfjxBG/iGaR3Tio4DNZnqyZIH232bJR1TB",
-	"4jscCShIVMYuXuN+Dxa4V49DX143HGGn3fmOiAHmN1aCi2VaAf4jXOIRXzf30Y7mexyQP424YMnClPT+",
-	"ktemby3Xpq8EaUEoVoLPagQahVVX/f1gcNFJxbRE25dg5JrghCQfWTLD4lFQwrOBVy9Vt6tYrr6gLOyt",
-	"jMzlQ9vrXxyrKE6Vxm+/2UIzIqYs5Oqh+ipTRgxxMuMh9VUd4GYyD5owco+OmY/UxBzt+Fb2PkUaXnEd",
-	"JirlSFVAd0gxR35Jke97maZTk6pXPK+36w86l5a85x8NqW+QiQ+GLlPhDUOO0YhO+O4RBNS1mm+yPWGq",
-	"lwpC4pD6clF+5khsbGiQqbfEfYMU7HrNxXOEbTYbrodpEF8JR4gkDUSakDDbwg4nBOFrdkt2i+ko1z0I",
-	"WGTefvXDqARR62m0m60sR6Qm+xJO8xvKm14rVqOJBlMypMr/G/zaIX9KJDiJx2gHK40T5Gcw4UnZDBMi",
-	"5GMzQw6pTtgkW8mpiVYJ7LouSIE9povzcePwly8NmsY6h1aBpGRQlp0lTWfX8oI+e86cbVlo8w7WDwtB",
-	"vkvVbddDJJiyvDiUKY724DV+5Ywm88BxwPEdpK1sN1tuTk89VweTeEmoqdDiewj+vDQCqfkdmMhlvCrB",
-	"C4AGWr3mhIZyiOxvGEZ1Fpjf8NcTInT3VvONPnIX+cWK7OYnv1Y0yvZgnqC8jTW9SnSlRo9PZIKDhZ5J",
-	"Tnqh1lq7q5zv7ylJFqbj0gvpUOTckDzFpTUDMrIQLJRYql6nHsO5lAyvMQrOOCU0YB5e9pCWEIGk9xO2",
-	"p38EJW8f35naPyU0oQn8ejyhOZh6iEJXaicRxD/7CeFpLNT7Uz6dy4xAppKsx5ooypdxBM+EGl5xFIVH",
-	"SI6p/eUttBGwNA5NUSOJDJ+IGNQpPR7cDK+2HgTki6vTTqGfTUbOX/RmrS/Bk+UK1AvAdW/W3cg0hQGW",
-	"LraAYQ81hDqO8ChHsaaV/ONoSIFZB14aGFwnis4GLhwekE4J1kOqUcRhAUXICVTQE+RtW0LdwvRWPj/Q",
-	"0ggySKlltBQikXk10qjmgNU6NlZntppvNLTvN1uvOPIdKh4/S34gUWQQR3Kdik8YExFMTT1jlgrkd9qd",
-	"Pa3I8F8UpUU9ExmTJCHhIMGUy0Pevqaq1XxThZ+MArWw2yoV6gZKkPJbfD7FrXri/47qW7f6sKDW3Zq2",
-	"tqiF/DHT3T63FlcjqH9j9ZXa4ZaVWAUW1MXomQjbHKGjHf8moqHKxKc/+w7lDRic7/WBz/C90eLst791",
-	"4A85ZMXJwwy9cLv3stXj9xoJU7bzWoP0ZWPQ8PIb575K1wlnY5+Enm+Tu7XEoHWauYKgqCo0lBmOXDh0",
-	"XTskU8YGlkpwGARkLkj4aAJ5HbPgpsIK622qMSybfo9h8Rs+JheNsBQ3mwirT3jSpTezRhNkvWYH0Mtn",
-	"VWDhBItDhOHn6wXS8L+jyqF6yB9HsdY+gFbOZcN5DIzKYTfutAKRPBJVQLnaekC68rT7GkcQKt/jL42U",
-	"k6ThqWTtVs98xVVMye+odzarWmIFp0LMa9h54evKUwFx0PEGJXKsojrym+uVGbr3CMSecQ4OlFOgZEsH",
-	"pFHO5lNaMF/TOLn9t21CXzaWxquIFJgd8wPLZlj7BlxSuuNZjBM8mVkpraDGmBSLXe/EvIc9JQM7n8x8",
-	"TmiFYxC2uMmNH9HqR1N5kzHm4nia0hv3kh6PxDbjNXTz4lVm57H2Mm3l6Tp2w6lzfiZT4HZo6zo1iYGS",
-	"Arbn6fUsEgKSkNyx5EYZX8HdYC8b3LNC0KSkRAMSwz/HKiBUruNXyGAqryMVU7urdoJeTUosCF4iI09g",
-	"WrjZ7kZoROG+aEa4wLM5lIjXNEwyDGRPflpLYtTUtS6kqER0ubko/ZlWmVVQH9XI4JQjyf5QHPuI0FDX",
-	"/QAueZ1ItHRHMIwb7P9UiH87yEQvwGy74v7qSaZlowPab7YyByVjieRQ4QF4W/5UaRU8S7nxFa0vvPxZ",
-	"hNlKMZaMSUJoQAZwZRvurqYQvKn4u6nc65ZqzinJ5BqcP54kU5RrRTWjRJElLdsk+E7+J01iS8KpFnDK",
-	"ZsIFmL9UNZamEWoqlUIzOzhle+8jwXcF5Hq9EMSlxK2QdFY4ILrOvyzn9M8/dUdXl91+w1P/Bv+PKjLl",
-	"cthdolT86W66MOeniAuHjrdiY+vEMCkTud2E1iymwr+oeh2ZVeq4rG0pvr/v2R0SzLgmIL/ARfnomqWG",
-	"ZklgfMWzFr72ahhS1RfttFBM8K2qicNSsXtkOT0grMyXd1iiWWPOAdZ8SHf8hIg0ob0ZvG5B4kWWoHbK",
-	"KEsTEu4eoXnKp/K33A0f4QSqIQ/z4C2X+8eTNUobspZLu3GTbHmgF8+lXnI7U6zjtG0Lp9Lrud1IVnjk",
-	"LWn36tugi091Ix3Z07Vj9b0A1yjOXEb1yqVA8JPbg4CnsVi6lIxn0fCkoAsKVoHKQ97HLKL2FPveo5l4",
-	"W/+glTC1XAOqHmTRH2CzQ5HUeY3p3EPkHgciXhgSLXHNjMyuScLrHAwuKBhq7tbpO/DIp8stCaTm9C7P",
-	"h21dliF/S2Qs1r9u4HjumsKt2JMXbZgvwaySjeDdILhW6OQoCPmRpfUbAeIaUoykbLjHWSLwdUzAEQfG",
-	"Ml4PPozjoymLNYVTA0OVtyHN6Zz8VCiEZ1xCob2T4DxGy/i76hc31yw+vxy5QnUYrdcTPlVDeIR8pelT",
-	"1cWTlOgkr7LFOEq48JCf6d58xJQ3l/zl2XSG9bWFf7RS8FHawIIWzKXdf6VyFJGj3F8cdIHA9ym378tB",
-	"Z9Ad/XTe/6F39p0JL7I/HZ+fXnzqDronSjizvqj8YUAyjSBifb28+nDaGwwg3cHyTMUfszmKP2cp1eym",
-	"nbPj7tKvvbOLq8Go3/37Va9f/tbv/q17vDR252rwfd6hQlLajirvEUq83099V6m420Sv9vvitidC1So0",
-	"GLhN6pvEx63aSFEknmIaxsQVP0KRsv4BxMl/cR9d9T+hGb7RhY91uB9GgrHYqoAUYDqkAY7jQ4QRjyaU",
-	"hMi/OL8c+GjnUmAa4iREOqEARzoe3ARscCJERCe8yUmQEMGbnWNIFHjZPe53B75yweVE7KK7KeMEte/v",
-	"syQXIMkqpruJOnSBVO0l7dW/gynqxtG/8PklBHEgvfdd2VUSXxIqrsPaGxeSQZ8nbDYXqmyu201+lf8P",
-	"nhGh0xCsepfF4wd1EigIMNrx5bCHOrLF9xAWaMa4QPvv0A8fdg0FlLfwig8pTiYpBFAfIXwNoWkzgilH",
-	"/hd7GA/lz+sQfQELxeGQ6jZqAw8PD35hwxWWEqfjWPYeqx/5pzILuhIAAyNRlpkdcI3b7HildHY3ZbFm",
-	"S5voA+FRqN+1ljYgKIqEHopEVjMO4u6GNAt53RtHsemgAlwhME/baJBg872Y3JLYNIkEZHOaRLeEurUc",
-	"WWqC9WdhYBiH8lij201hH8+jLg3nLHJxWH3Qf6hwxOOEYEFQRxUZopLPiiYUAEaDIxXoGgc3TTBd4fCc",
-	"xosq5/vGdcTWrxML0AmapWp/4XX9jqFZ1gmWHXbU24jjGv70g4zMPXwubwUcLGIiyEXCBAlKiNhi1CYM",
-	"x3zjLSqWfe3pyYcVk3A90f/BNDQTxCwhmz2QGZlpkWRVn1PVKpeXuzUp0WmpeT7CgMzmMRa1h8jbK0Yg",
-	"iQJe/9JPdQfnlatyYE6GQ3650KXt1i600Nj0vtTErlbvrPFKekMSLhGg9tFeNeiF1VT2jNNJROtLuxfQ",
-	"3oWP54yL7qO4ERNi9F0ahQSCo9f17y/3AHfxeudqH2lNNhB8vDMmUHXqQ0zsMg79abqwVB8RRxE1wU9H",
-	"aJ4QbvCpDt/2rdyuVpDUWpzAxWK9Se7Y0KxLaC27LbggM7c+WX3LOJ8psdI8cIEToRg2tGN4kXbLa7Va",
-	"eSuV4sEysbZbrVbLaY2qCesFIBdsrmG8/uvKMpdsjR6knCQGFItb9dZHoWd5GzIbuaSMRRC28b0hLDk1",
-	"tB56GR15WR1DA9cO6mWTSPt4chz6iMBC+dY/pJKz3lA5/NMUC6MZvyFkDtaMrLbhtWbQIsHzR3aIopky",
-	"GS2xKbneJ4M+vdlKr6PaqE9t79gqdA8YHd/3VO99+6VnaLFAuTeYJyPkS5O4PA9mLIk2iCxRU1gkvLCJ",
-	"Vi0lMMRXwdlaJqr6vHhHX7Gn4q4VW54JahnWkZx2E11pztrw6DghmezGgRFt/sFMNTzgWmREQ0k9lvhD",
-	"xCB45tHcsIt3LQMgoaA09dAJNNagBLV6oXCv5Qn8ZH73hZFdy8ga1nMta3iGVRDb41nS7G1thy9d+/bN",
-	"in9vfjXfZ4bo2i5E+rXysC+MYB1G8NFsG/R6JFOkSGToCJZapYf5co05GaVJ/GCqhqrMUqp2aBSqVFIu",
-	"nWRB/VGTyTVqiCxPbGNdjdKNtKGPkLHq8M02F2sf5ufV3EqYpaBdVrZrQ8LaZZpLtZPhOvOGFowhuqVO",
-	"GbR2mW5zyGpjh2axSy/NaErXH386m+HEEXNaCmOyrIy2haj2czNxR6s6aFMBHAN4TTrDj+wVrDtYxd6E",
-	"LiMLfHgUzFTFtG4S4L8yu59Z2poEUNYGt/DAzVE9ywM3y9zuA69jlTMNv/aXvIUbfp6r7d6b5BQbSYJu",
-	"uS/LDKKNgp4U9oriPriHmuLQjkexqUi2ISe7RT5BndwWLlZfwbNcr9unTHEo9U16BUrjYMLxJKK1fFAv",
-	"8pZOSOeNwmgrt7WFkzeM5vbP/TSTZOsiPnA8yBRVvYqkPnYbS2vG8S2BwvURbT4fjzkjM81hXrdvvk0O",
-	"Zu/ot/PWb21+IN7d3jnz0EChwHoC/aVquzLwgZPEdTIdZT8fsyRTRO7dRSFYfJmqmF2DgJu70QvIVm8f",
-	"X+WFn2k8VFzYPhIM7RfELKPxTKLZDNwdIEZNpWkMpiS40REA8jsJUQxCz652qc3ioFw+SAClLBEfIxLr",
-	"Q4LELY3DAuft0OZKOFAImiPOpKx4vbBdtezuRab+c+VCMhHCDIJBTQdRltk/VSa5NYMcq5qRvwf34TXG",
-	"CZttaFxKapmVCBUkIaHKTnqEyGwutOPLXcSJE2oFe4oIlj9n2BMMly32a+en1J6VlsitD4EGhCOsk5ih",
-	"GV4gTsSRMdlpTyQNe6+4BFVOhP3ul59s9VPV5HHZGy5XAtfUf2ExZsnM6Zr8BDTutos/g8V8m1qFkjGw",
-	"5pY31UUULGoV5jlzjZUvcsBYvLk3YHWi+vGYJMRB6wCjZVFdgrGYoznmSuf37kC+dwzFAcY6EsNRYqXg",
-	"7LbqUP92eX52nntgAqS44e30+MJQMWUO9GfB3If1NR/PGchDNXyB25kto9FFrzZri/lZrrw7lSM+y9Jd",
-	"vMYcxTtS7ZlDWeNZq9qtxMDZYlzlc+TKNuTZy/tyRSCYwTYbdX3BAxjOM8tevdstsPLq1J6Fl1fOzo+0",
-	"mS4QT685yeIfTH0WbRj10DxOsywGfhN1cTDNfE60N2JC5jEOiElnAFZURrVn5B9sR30xib6YRF9Moi8m",
-	"0d/drS87jhdj6jMYUx+jEFV00mGtCUCAd+SekqDEDWU0rkIqXgRSdCDVE5D3k2tJfR1yiS2LmHNbw5ls",
-	"w3xk7u4ZGag/1j7q2a/wkUW81LSr7+VrUaJQHC+ERiLFw62jASvqF6ggyS1eS++zOXumgxKfNvGDzMb4",
-	"kAY3xBm/vV5rVjx6JmrwgNm8A9W8fPa2ii07j2zwbJsrr0JvaYXkt5z+RDNrFV/nb1uGQss9F2NCWXod",
-	"Ww4ppsYG4KJEbHiGN4TyK05C9zoEY/Ex1mnay5+XI1ATy3bOG4XhM4HSHnR5oyvP+YnoMoOcrePKJfiw",
-	"tOdTlibQeeHWQZbepysoNzMcOSix7STNkVJ2mlJKicR27lJa+dMsMVFpQnXVCKj5qyplzDXHjsY4itOk",
-	"YkzjG32Jb136r1P92biJF1bpoeuFFeGqlWSdi17VVDn0lGdRXyRzcs3EFIFX+yHCy9kp8jQZUNEaiTum",
-	"KohkpVi1l34TsIEZ2VfNOSL3mp7oBDMk9BCjAYFyg+51JyWgrsOiy7aSfeEbA2zpahmLQcXILePGDFcV",
-	"W5MjdateiT0UFkil1UQ7Prs5RED4/V3PCtJkMUcRDeI0LMjz1mzychwTnURcRDQQcHnAYSI+ZzfrX7g7",
-	"GxFveCV4MjPXwVXWiZQfe+lmXUgiU6Y40jjo6oAqjwOEFoOvPqMk/wnt5G74WH7aI7H6IHuD2MIoqRFy",
-	"k2lF1pb/KelPPstdLEdmbBaE0ilYwj0oYwvBJQCNjM16odw6iTmBn5TlWCcVVKmKDIDHIRQFixJXchEb",
-	"Q2wUqJGnyCpHaswian5wCO/G+rNOnrV2b1uM1NZryHi2MX0z39rsSJzPsxQKsxlfXyWfrrF8G38BO1Fo",
-	"q5WddnVXt0kBhqveXO7ascHOCpa7ku4yElONhxYEJxztv/+mhQRD79+/fy8x1NXg2FMvWbZRkVSWZhPt",
-	"HLRaEgAiOkGRAuE6mT+c59Zu1Tjvx76ctQeb+WF+7Sc7x4mIqtIH10nMqk4ky8264oFv7XZ0Mtc1l1RV",
-	"NoHziAtcUTrhGFJnxyS0rtiJZyucMqzjdFn6gZ4BC/aKo3GMJ0cqp1RWBlCl7kZBKrTj4Rpm3c5xa+Z2",
-	"HUl5X0+TLJZOadsCRkkJuuycFseb6RSDKRab9ZgzvlGPB/c2xLFKzO40Bp3PCe30Xuky+M0ga2rqIzsS",
-	"aU5ZFLjkgK6V5FA1Kugi16icrWUeQ+cVTh3Lc1/R6N4UDi+gnoiKdweN6kT7peIg8hSC2Tze861seqac",
-	"rrvurTHfVFUVrOin72ijg8ndC9I6ObKKna8UnLgUq5nq2pyv5cuhb9tM+XntI+sY9FZGf2vwnusJLCvc",
-	"Ihrx6Sj3Mai//4/QVec1AFVcSO5Xaoo2G98IjxlGKp80zJcP7pU2s/5ks0R6NWG4GeiUgJtC8nkGwcb5",
-	"TrMG8AYQDPto2E7pTS0AfyQIA5nDM5BXVeYiWK5Knq7qG6yG461AKmzzDwTXmo+pCsxCEtegwcvjnUC/",
-	"B+8pcAoD1QbWCiBTG3gkiJ2Y3Tty9VG3t3UdPnUVmqxBvJfPZdlGmMYxSqmI4iwHaP76s4yiJhklF2xe",
-	"yDIpf5BntK7WdKP6rVvo3omM6qB+dcymFsIqB6Li/VS6wlcUAoM6CaqqBiRDW+jSCUc6x57sxtGOH83w",
-	"BMJVfQ/5kFRuhNMwYln9OA81m81dyNugc4g9obzYCqJVWXsbbtIr+Ezp6lIcmbI8rotecxN5+nNRWXUG",
-	"0hBCkgujUdNgog7W0ybqwmHLg/qVRToTGyV34A2RMVxw+twcpS5THlEIVzBAk2mVZzhUhVQy/WhRLbe+",
-	"bvpjiJj1RJeI2Oelc1wLGzXu4lEudRlnIMdC+WDcMLVNdKo9CSgTOjkgmpKEoB2OZ/NYXu44InHIPeSD",
-	"Ulk+egrVRTS7M1J02gYCU9dAqfzNNdqvk91BwkvwaEF4Po8Xq9WJq4N7vIJi8ijHfb6UuP3srWgndkru",
-	"sp928ryTRacUeFPkXikyHvFE9H1VKjfX6DZXSBVRWEgipDG7fPrgmY8DsJWUfWrevlurquJ4TMRiFIWE",
-	"imgcrXctKzMsxiQqeaxCTI1bLa0LcHDtC70Hbpyq2Dvk0l/JzQKYVwC3pT9SixmxeS03z+KGVB7/c91V",
-	"a4secyZljYnm1VYqh1e+po3IosW21F94CfWvcgnanPXJOJ4llVqdkyhKWau4tAqJ3FBHpxiwDUbOoSk0",
-	"q6qxQb0Ax+JTMWVJoQpUE53TeGHwHBRGyUikn9ttEoKDaY6AbVYgJEoNlzQyNz9vWVGpLHGSn05pUJNi",
-	"XVp4wN7K5RK0H6raVIdIpQFxDQOePFCQSiUH8RHwDB4YftGYxTG7U+wERtcxpjfw3UOEhpKGgSlLT/LL",
-	"yflZ97OPdiTJUwGGmKpQM7We3eWH4TXu9+DbnnoDj0EkugpGxTlVFAUoVBfBy3Rc4TcPYcPnJ57Zk/Ec",
-	"8LLt1TdYuvQO60yXitkAa21WSsXBDBWx6hpMVkbwRVDX9u1R6i60d0loKPnSXAqCZ6AUGr6WlHM9n5+q",
-	"GkLXZMwSUnotdajNehHuyr1QH5wdRsocnsXaiTShr7hku4yV3D9CvvKzzdoCyOc0Mv89UXYa40byiiMo",
-	"YUQ44ikEy7JbnUtQz6N8C3ZayhIQCYkjVRpCyOaJESzSWVipNHuFf5W98CpPivwYasj6xRE9x0JKQ36u",
-	"cUFVMVvgypI7cQgc3xjH5khwhYF7ob9b5HO1vaUQiQ6dxDRShnZz2zqTfhN1lb5NB7DgGQHvg2uTBrBc",
-	"4HGOhSCJXOV//fJfw+F9q7U3HN7vj4fD+2/Gn//6FxeNsyJGHhNpmTOyb0qMq9dIafRbSvRnnVH0mFFK",
-	"gsqi+pJbrWHC10N0dAddWwTQ5oYxnoYs9hwStdmnTTsDEt1WOdGYZucuL5PMMcpKPqCv0QEfNb0ZCh4M",
-	"K6KpI5OdF56aLleicB9AeKCOlLitEzyiNSIO7VOtVYIjv0ddhaMM0mZzZrxsj2ZJhesrnr8TvJcejhO6",
-	"r5mRSvWDNGV0zIKW0V6F57wdOlAjj0LWfPXif9ew/qe9RGfIwJMfRh6gX/1EvmIX83z77iQ0m0WeWgi3",
-	"Xujp+iU90Vpf3N7WbfWlx+Mw6+oWdOKjHfCajugEHP7ucCRAywU6TCkXRgGG+m74hqBI7HpD6me40veQ",
-	"H0Y8/xtcBOdzEh4aa6/OfiDHNk91SBMyY7ck3PWyhAo7NnbJnGgicYiucYiAYfEkWkLw+/ViSDFVammY",
-	"5whxQpCvXr6/q5YlmVO5pCAhoMPBMUeziPOITnZVZY5M/5idh5JNqanMbm8uyzkCP8PgbrFPsS4FR7bS",
-	"G2EBlG/pbRhtVKHRL70Qa3RvrV+aXmxVzqEKrF5vIVFYa+YKxUUdzYOp31nydXqas5Je2EVCbiNy54ip",
-	"4CKaYUHCwQrefdN846XTeNhGbvGlh/iwhWzixQfjGDEPjnQkpdHpCTaZqVbKgExVY87d2lkxwb5ag7d0",
-	"i+tfwpNxvv2qngHnZ4e1tL7q8MXtZtKoWFjBUbs+31VOISalxg1ziN1ENNzEHfoH2V6LUhoUHydMHbt5",
-	"a3doyNMEoPXu3KWqT4zNOCgx3JKO5AY2zhPE8xRGy360JpVaQlScbiFg6BDdTbFAU8wRj6MQsTSz4dxF",
-	"NGR3eS20dilQOit+BgIcZbQiFVYkqlTIYCArhOV44OkpGPrWOVPmTJCA+UxPaSkhvl3tVluOLUlIIArq",
-	"kMqbWZ11Dh56QRgoPET7Wsuvex3QVibSXZ0Sl1v91jmphI3lbjWX9WSkvLTPZ8DM2RzbW+2zLnPJBRxU",
-	"a0Vz6WpF23+4FW1lVLssmUis5aMdrANxPMSnOFGWDPBeYxQ82SKxC0UrQ4AgH+3I3wGOjfoaYGPXNu3I",
-	"EYF3l12qOPdsfVsSPAsX9izJT022pDW5T8t7295TfC4ZNpugnue/lWuUTzbkE+zCsjXkjVPTfFV8gcoi",
-	"lMeK0XhxaMUWYBNZAIJ2ObxVUaGsdrkzAdH2BKTH6oWq6FpmILibMnSXMEFQpGr/3E3ZzKrhrqJW+Xpy",
-	"Z0dV2PKbvfKaz2jbgL1CZPuj4Nva6fbA3D6+54T2C4vvXcrUlRAJOLb5KGAzwtE4YbNC9s15ZLQ3idJC",
-	"xGSSYMizcBdJyuUkACc1soUt0En3U3fQHV30zwdQ8TtTV2Gk0o3ZKyG0WlN0QuJIErXlhLdzZahv6HMm",
-	"IaifVJCzeyi1VTuFVX2/OB8rf4ErThLuHyI9GKLpjCRRoA1zIYf6yoSKZCFZ9DCaREIhtt0hZQkyynuO",
-	"dgLMyV5EOaE8EtEt8RBGMcHgfOD/p2+84HaPABkOKWV0D4wxnjKviinhRIdcgwudDm+XtF8R8Byz7mQZ",
-	"kDGlJIbyyAQpb4YxaO52nXV4rT1vHLoEE22YjY2FJNFcoHoS7gg/8BUIB+zklK9pcUpo5jWw3EweXh8L",
-	"8imaRatE0bkUfiKaCmUhv5bnptAyQBWEL5kHIccc0h3tyIb2W7tHKoFoJJY6Uyam8rolQ6bTFUDx7sz7",
-	"kOpgapXgAG5ohu+jmYSAd9ojUP2174yuX8IiYCpWh17iX11CWUW6zoCFa6kqdD2WDSHDoMDR+scAfU50",
-	"22JMTfFivk9nmO4lBIfylSDr43oyCYtfXTskX7uFbnpnP3Y+9U5G/e7fr7qXg4aX/XLavbzsfNdteI2r",
-	"s87V4Pvzfu+f3RNocHn18WPvuNc9G4wuuv3T3uVl7/zssuE1yvix3PrvV+eDTsNrdL6Tf52dD0Yfz6/O",
-	"ZLPj87Mfu/3LDpSDtz/81P3w/fn5D4XfTrqfej92+z8Xfjztnp6Xfvrh7PynT92T77qlhrCxwm/F74Pv",
-	"z0/gc+fTp/OfYBsXnZ8/nXdORoPz89GnTl+fy+XVxcV5f9CVp3XS64wGP1/ID/3OoDv61DvtDUbdfxx3",
-	"uyf6JAbd/lnn06jb75/35UTnJ938L3UmV2edHzu9T50Pn7rW5k96l/IXWEi/e3x+dtKDg/rY6alfeyfd",
-	"04vzQffs+OfRD92fR72z0dVl1/Gh3726hB6Xg363czr6dA6X3r8qnrr8+2PvrHf5fffE+vxTpzfonX2n",
-	"f+l86JydnJ91l+7vw9Xlz7rNRffsRPb4XAWHJzkQ1SdbJ0SSSW5s0/LxHxXSwSminBDbk3vZcj3Oc94X",
-	"RmdC9pljMTUKqWscKvdvtFOCGMByJZjZdWqjYjc6/mkaBVMEH6F8/DQSh8gPGA3SJCE0WPhZ3uaI7o3j",
-	"aDIVKMDzTWMwVXIb2xUKhYwof3ego2jHepCmLILJo8ISlBAhsY0ayL3FeYF/WoUUl/gt1TtL5FkiWbD2",
-	"bN32Qt0L+S1lisd1OI8qv4ZXHEEjcCec5GlPxuhO2bO5vOoy7tqtSq2z0v1EXutyRlnL1ZaIZNEZC9fW",
-	"L1UoLxIMLLRQHEdeYl/22YNOaEqwPBaOFxztOJDPEVpCLgXP+YAxCHAIwe9DO02WBVNTTaKSMHuNJK0s",
-	"QZKk1IRO3uEF2lnCF7ueSbwkm0JmnwkD6TlPVC4PAO1YaMUzGOD0+AIAUbleAujy3Sott+a4q52iVRu0",
-	"s3RqhUW+4motBk+650u5K0q7k78489x01JL2upni+u/voYrY2yJgKUId4kGVq+81Cx1BJ8QwSWtZm5JM",
-	"6AzMAtebGjkUcomxXOTD2tot5NSs71MNntGYIj8KjWc1tZ2npYhS8Lte5WkNz8x2rT4C+UjdGrDN+8ql",
-	"wQfFu781T+qy77QqANVTnr82S1dh/jT2URcl7j1Rm95TldO3rRzQw9azPyybFlxDWrUJNsvJDg9Bh9x4",
-	"EiVxcAiW6Fg5GO7ckAViicSYN2ReuPG6CXH/xhntz4OawS2uBe71L45Ru9kyYW2eJO/ROAqUygSouPJI",
-	"zwiJpNksYLFhdYDtCckYIhFdFdfkwpN5UAnr7WZrvbxiBnHdUea2ULPu+HNkhSrtzMTGea2WStp8vRDK",
-	"fLvNVFHZxpV5cPOEUaHdr5D3p32wPuoN7C01IDefZfUmtDfSMvzC4bm9ZyA8oerbVuqR3dANTQSbV/PU",
-	"m/D0RteVAls6sach4+UL2DZeXpphG5p157L/SL16tqCe9mradorDbIILLKb1W+fIAYKKiuUiHCIIFpbb",
-	"veQI+GEh2eMdCKAThiIqmAq2sDPZe5LjGVJTuzNjKRAcI/K/KIrx4INZ9gvKsIP8aQdiPDBFKu4Ux0Pq",
-	"Kzzj75qZpZhu0kvSEJFgylSmyUl0Syi6TgWi5BYqmkgpPGGzIS2U4AojfgNdYzIWxo1ELV5rFzd7gHDf",
-	"60smFA5+yyD7LLaW4nvbjLLMdZdnIyowgWvVp8H8MquWVFLkJ5ONMrNDZNQMu9wPuAgjVu0bReht9YFV",
-	"z5vvQono/GmD1PHGPw3mgwRTbqrDpolDHzQVYi7BVf6Xo6v+J7Sj4ifxdUz24KuEJ87J7hMSeMDN1bNK",
-	"Fe9VQfbKw1pzBPrFPHgrpPy8+BiH7Bt4RtCO/1+/4L1/dfb+2dp7v/f5y77XPnj4CyQU5iQcUjDg+7oU",
-	"i4+mLA45RJUqww7y/5NIPMn4a9VmD+qZsWRI/f9UlYrtD030vdLcQN0KZe/SRZAPEaFBslDJI8SQJsDM",
-	"+3/V//NRRNF3RNffPEJch/daDa5xcINuCJlr64tGsTBVZnOxD3W/tXSHD+5bzR/YshuPfDwQuemXXpR/",
-	"JH8KI+YrQ1+WZ1GuAAuWIE4EV5qqk9Hp8cXocnDSO//f8oEUU7YUhpWSrfoP56omRhgxp5BrcoCvqw9f",
-	"w28tXOGqVprmaYShvOZtk4Qq73+SGypdhQRn+KYYzCfZiZjwitKBMaOTAUlmK82fM3yfuTIb7/ri3B/S",
-	"cJLXRCM4iaPcfZMj5RAKgc04mOYScERVFAkf0sz1G2GBDgr1dVUblFk4v5Vi3u6hyZNCuMgMmCbxeCSU",
-	"Ky/EFQK+nLJEyI3qjWiApgJSuw9psUKQ8Vezs7CAxVuJ0dq/lcWkZCFt50mKtS7WTula0Eo7vG6rLMuq",
-	"aWYTdyQQKW3OoVSsdyP5GbdbpuKRvZFsX616qk71hp+iK3h6SuO6rjS9sH5+Y7WvLZTpySM2ngF3bEP0",
-	"K63yjxT68k1tAXEvnoWNLxQ+t7OK6kJDeB5V0D/tF67SoP1OMbTr6tN3LEd+ZcFVmFDl5qcM3IEBV1IG",
-	"Xihuw+NTQybIPN5U2bY6+/SzOJZu4DlqsndEupiKmzLXi5uzfTC182W2vdW5rpNH4ePVJ/vINTuXl0XK",
-	"LNtkV9sygQOAlHsuX10XiVi9XGdYtzk98z6/4rhuO43W/YbpLLXX3doQ/XUFCfNl2JUuSzyMVnMVInN0",
-	"cqU8s6P/BVCRZ1I8HqIvkCMPPaAHX3miqACjcXRLEJ/iOVlWrBXy6WX/qMzhtXn6T4udOWjVqdhoZXbb",
-	"tNhjQV321qEtKyT9W/5cRoPLHv+VWYnLdY1KriNRHEc6H7qyzxo21OQzQYJlpZjyDKE1Sp4V6yGV0qfk",
-	"PH6ejUfLIfIFqYTMGQrX1dezNETVZZGqCizpsu46e5E1lJR/1PBJSJKjrEy0jkWATgmmtbM7DvQi1kbm",
-	"FooaFS7J+CmtQBR9Q5Drcxp/hpgQs82K/IBbpjb5JpN0U6vWU+M+NojaMGdihy3aRCM773Xv4aksufWy",
-	"ts+U68FrJactmUNxcDNJWGr00nVyhQpV7Q2E63arnSkT+imFvB4i5cj/LSUpCcEwE2NBkl1lyomJyByt",
-	"JgzpTFxMc4+q2PoR+AWqbIFK46ZCmHyljFjmJIOcste4BMMHSGhLYxEJzG8uRYIFmawvW77UoQBbm4ji",
-	"9XO09lXUEkd4OUnrcjJ9B4ddyk/OhNGCRoLwOQ7K4cSQhvcP10DkMWSO6j0TUlHB4tRRDL7keYsTckc2",
-	"rRwzSQgR2sd/gxrWNCCJwBFdX3J9XRGZUxWysLwfyK53vLpaZlZPsMBbVlF6q+ijq8CMqf6Y62CnOK8F",
-	"WavkpEQgTZTVANW/zpyJCjzEwTQcJcifZbUoI47wNeCNuyggoAetqLA4F07m7HKKE2KYFWOXiaMxkc2V",
-	"Z/Jc5RLK83bmRO/9++b7t/+rUYxIbu29//xl33vzMBw21R/th//1l/VGrMKBe64LzbbhBBXJ0Jw9zucI",
-	"+l5Yzs8G0NicUBxJUKNimrB5FDQkELDf5H8YmwBbyuIYz7AbDu2BKwtA8nSu81sadjTzclVZ8nRue+OF",
-	"ntvdFcasn0y1uNF1Dg92UA94OhS6m7Ou3s2s4DRum5C2cq62abNcC1tyATRYXBCKY2GcsbT23lJw77Ud",
-	"UsUM3+cGkIJqvLUuNEp3ZvGlIHNe5UZv1U6d4YXEE1mVVAj5AqEh09G/PUItxMZjkvAhpUw13T3K0slK",
-	"ySJjH2AYqKkxIUIjJ0BJSyaM1Wp+ySFJKSUgjzpCQWZgU0wTUtmx5RTo5hfFU1/ZwUkhXNyMwyMnS1yt",
-	"gjB0qllejHDFcUJwuFCoXbJrQ2p4Og/5SUop5HFjCfI1LuMjHKiiZeYCD23cOqS+KTbQTFLKm0vMl69L",
-	"G/qEwkz+bjP/Nzjg8yGVC5Wv5EjO+yukYbDqHwLTeNB6j5Z8/I+QD2XOk3QufLBIK+O03BovhAfk7WCv",
-	"WsWoyRe41ypWFnysuWGH5XpYHEt+2lfnyhmQPmWv5ZqCGQI2pDvQnoQj6LJ7JIlbMiE+wnMVYARCNLmH",
-	"vDAYqbMHvlnRrCEt3NcOZWDNS1KqIgXk6FxZ4uH+KNQI0U7kZu1DKgdUjlJxnE3JTWWQiCKcJNEt1iJ8",
-	"MYGdvhuQs7SXcXZ2KmQezgPErKQQGZjjMyth9ePCIq0BTHCkFeXoqszo8t1XeXlIDNZZhX3g4Yd5PJau",
-	"gVJI+7O2SE8dZae1A6euM69VprWeOuBSbcXFEZTPxKLrEb3FcRSOcv2u+QXPo9ENWcAvPB2Po0AKY6M5",
-	"SSB9oWJDgLCNKBOjMQiNIEFPWQg/6eBmWNoiZjgcCcZGMU5g8SnN6ONoRsIIj/R2JPSPIAhtRO6zsHN4",
-	"SRTHI5P+UE1t/gKsMkopvsWRuoKivWd0nXK5lySlIxPXvub99S0FSnXIiuYYVb89eZ1YRNex8SVROtuI",
-	"oqzsC6hgHxnkYkNH+VlUR6mUH1T19efHmUrSKbSzfvZzfvnZT/Zt6Z8UVzYqL6h8yFK2Wa7CE0uJp7rT",
-	"qTuqsGPix0DyMLFX8EQcydGrClbaLlnQSGLSiKItFbJcW36SOhlJe1XKM0xKI/aTgso98lntPqGqpXW+",
-	"eY08dkclSVqsi1+U66qZL8xRKC+bRR9B9SOG5bnt/EbvVktzbD8mh5l/kxOznnF5v9lWK3V1y4duR0+V",
-	"NNP5jV4U3BBKrxtidcVFkeLZT1Me0AVJqluAxNkrebKWv18YfcAaBzV7PYWuhXlKy3Kd1QVJOKM4jsRi",
-	"M6UmDuUQ0S2pkSyjUOnfa3BTaHjJH8eRV5TWbZlI3nXDtbg4/OosNTrpDNoRBM9QMMVi10M66QzamUVB",
-	"wq5jNplEdCI/6MQ0aEfxFpAxYz4vJC6z0tjo3DVWQhvnGwXnUqcdcRxN1ucxl72PVVvwel7hr2fw5voB",
-	"QVR3xkI5X5y9iM2eXCpYl07whMyK1SltNfUUR3TD/C3JPLhK4qf6bksOTHyP+VTgCX+qIlIdUqVKR/kY",
-	"Z9GKyl1E/aaImYm34JnnsgnUUCof9V5266t27Jv26jRVKh2rW8FoV3aj5izGFJcque0fFFR///kL3vtX",
-	"a+99c7T3+T9MR/s3Z2ZCo0/KMzG5ICdNqlgXk4IIaytrJDJ1CEYQEjouF/xzGwrqwNOyBqwixNBatQvG",
-	"DJf9XRqFBOpHOVz4VGTxp6gYj1f02DV38cVhLom0R7tOqwpesjNMF5bb7fqUAjOV6WiFX+o8IWOSJCTM",
-	"17J6yJST7oz9GlVnT7KhtE5to75l3JbvyHGa+HZSKOVc7VUwf9uq2/L921oty65Gt5OGmkYN4XwgKXWX",
-	"4DJaK8Hy9BHG9njHkhulVzSZoFzhw6tM+BKYZ3PhUF1eKmWJqd6b0iM0Y1DaCVO0nyWtMGULjK5FJ9+I",
-	"Ga8oNrPOPfGS6Kh+8E1kMyh5ZPJZ8KzAp9ZL6NoJRp1DSQSFCpSVDlHQCLFZL6yltggYF1c8XBHSp5JQ",
-	"FJxIOJLdbDVJSudJFCgHwOWnUrGK/JE9Lug2E6xxHNegHv2Uavn6s+dIoWIOXGXB05uDGhB3EXfogLKy",
-	"22bd9VZh7cCxDO2fKtcBDpXZGUcxeFlOMeTSca6mHIO8ubtGZEj9mmNULEHZG8bhVULm8eIVzyvChh7U",
-	"FJ5QyQvYm7VeuTvl0Fbs93Ms5ZX+ajcYm5RqRMNvSKhIS11tYO7qW+tRFL1GPrsCyqC8nm6nVdTgnMEo",
-	"Aeyjma0dnOmxVS5joK/hrn5Iyl/X+XwM9u5kqZXq54WwkYXS3wOWUs92yWywHrZWetGuPXx5qmEaVz5L",
-	"873s8ZTSWndbr6pBP6WmqEEp6/2W8QRYyPQEm6CLPEfRum2ohgVHkDWHtDqbfIkcZuNml5ydcbZKg5u8",
-	"ktOXhJelp5sX0rEBvvAuXBjF4gxyumjTpmKaewv5VzA3T/Mkk9zRth3IMhJYaYBxlf4OCcKIL2gwTRhl",
-	"KS/iojuWxiGa4lsrjaqdO81bzgvmoUJmP1XL3I33Kw08m6emlJu/raisnxFctCPRgPHRDT3ACoYlgE8Q",
-	"HCGFWRxzJtHckBYMiapIaMHkZypfcZPwDs8lP4XjIYXpSghytwl216w0aT+lXu5Y84rn1eB9KfcMqWDw",
-	"WXmDl8tYuJLTPiL8JklprRdbroaUftWV4jJmZ9kZq1aASKXXWz/dSgkAjST+yGA2vZMnI7tnCWOT5Gtt",
-	"dgCnL+b37K6gUgHvgWsi8ZxD3NTwLB8rc2nLTIJFnPvPWxhB/tcMYYVURRyFhEYSKWUBw+8OWqV41net",
-	"g28LPjvvnL4uW/KAJbOImhwTVTawGV4gTgTKGptNknis0tYZSjwyTeBYdity9zlvNWPClldxhxeW5GqE",
-	"jwDPJD+8nMY9d9Rqg/IvmBczurv042YDKz1Uc95pOYOB8Zr+//7v/9dysoG/MuLjo/9GvqI98M+M9Pjo",
-	"v8tE57+LJOfIHvT/+b9crju6FOOQlmjSLsSRK7YSIotwQtA4ojgu+oSoHSjDO1W5BkuT5EWi7fTyXiPb",
-	"h+1GQnTtBbMF54muh+Uvy6+louSw0V4qW/ANWagyMFmRyChsonPQrNyQBYcsHGicELKnakyq8fkR8nUy",
-	"DSDXd0kkyB44Xe9kmTPQDPMbrqNxIDWGM2O8eWfrktqWUvE/qCdbJ11J3kNiszqsv9VFb3OdYLhM6Q0k",
-	"rSP0up09pwG4dV1Vs7ynC2lcskScJyXnV8yDhnoh7veWpdl6ROB+0cxXl6Lbmb3WJYeqMidoanFRmeo4",
-	"S9VsmhQy9YJYrCotVFY9M/pAXuVD43L4jSjCaBzdk1A7mdUNByvZTxwcjxQonRU1oN50RHEiGWfdCu0M",
-	"GyG5HTa0LvU6jeIws6gwWichkZnQWzpt+3BcPInaxNP4pfwgtsouqfSvJ4ySCkkpowwqJkW+Gh2Yol5N",
-	"Vk5kmUdaoyvU+isj4lT40TxHwPuFjlUEC0NWQCmPcb/DHGUkS9cTBI0bjsKMWzMKuIr4nBpyi5V6d5XY",
-	"Yus/Vsa06fEgRfPjLlMRbG32iDIlUxMds5AMqW9l9/cPswOLAgxkMKIT5cmvRtSFm9FOkGA+JeHukOqz",
-	"y09aq7whKADSKlvMMCSt4WiME5NTFvoM6YSp7IFZRRAw2bCxMpLGMZTwcdHbzZJPb/EKq/357PTLTsuY",
-	"dVOGr1Xn6yEhGRQsX7lkY3w5tt/U7GsSzaQIx3TU9Xyu45tC8GxZtZkcF2T2lpV7z5+b1patbg8WN9Me",
-	"YnlXt4eghbw9i0dSlFrXR8USF7olhEMc3rqOfWinE2JnL2ihnAnUBT54tZN2lra8zolhac91O9gbrt+n",
-	"uNc6vfLXUa+99TzAM6MMMBZnph6PeRT2ZRdv0FOPeBmqbEasdO4rirUCgHkG72C6UOH0R1lEWi/0NW+U",
-	"462xSnmdzrKCRIpcRHSyMR3MCaDK1c+l2KoxntypWuEr7q7xsNq0pfSzEZ0coe+6A/RalaR4/UWr5h9e",
-	"S7Hg9RcY5eG1RtxjFsfsDhKQC8bcJXCfg7xV40cLIByq3HGCJzONJbMrOsp+5irOAQpEZUxoZT6M59yq",
-	"mWbVRm1Aduw1VyapOI8jeUuqZF1GOTnyLXhR6mmL8ubZIvJAKk3+1cU7tF3JBPLHrmXbrTz4mX26bubr",
-	"rR61nTc7X/3qg7ex4cqj11yLbw444sYbaUkVv3SUm54Ju6ks2gbk7Pc7RnbTyKatOEjjXGiLvut9aNfI",
-	"vEtqgieVIjSj/UlrEc6T6BYLAm6+HO1MEpbOaxcgDGcRfUT5wccXLoTl9cJNHV9NvcFjlTb5d6g3mN36",
-	"n7vgYCG1QZW6s5AruxKi7D5vW665bHtcyc3y4zF68+bNe3Q1OFYuZzMr3VExWr7dar/b29/fa+8P9luH",
-	"Lfl/zf32m38W3MKwIHtCpehZrlaT1y7JN5BlA3Il534MKQq12lfVwKzhBekK+lGpll9x7ZIbesoirAos",
-	"gVJ5imkYQxS7L9v0jHFYV2Pai0K/eHyy1XYKR9QhFS7mU37TboghiRHHd14VNTtC/pehYruHjUM0bKi6",
-	"RqpMmapmNGw8+FrHppUJcoc1w4mW6HWR6BRu0UWBIEZ9OYGlMU0oO891GsUiok65oaxW3jhO4FN0Q9yX",
-	"IL/2ibgjpCKEQHnMVxZpVZ9XV2hVbbSTdIVbM+Pio0kk4PTxZ4qoIY2oNFOoTCUzD00RS1BYfMQH01K2",
-	"jP29959VloyW9/bhl9k0/PyXqjSG20Lx//iT43btpbAy+ZhbTZlpJzUWkfwmRGmqJHMQ+C3HcEpqj3O0",
-	"LSzEgWrCiEN8R39FhUKT1CMKCDLtC9vYkScM6si3LRSq0tUR4Rpx7B6hICY4MY6jyjxu4krwBEe0oqbC",
-	"iugipWSsbZqxPUsuSQwFSFy2iLIj7t1U4/Tgm1n75oC+m3/7WytROP3eCQjz8BG3pIsw1MCssmW2++L1",
-	"5idW9HzLl/S5+jU/JT125bs/l0yyVgeDlBpxbacyMquKVT1CWGX5nRFMOcpzHc5KSa/aTiap9MZrvIMT",
-	"q0fxpWVZvgomUefDq/vesjxTSVyz21X/09LtFy5+xUWuq17wqOpYNR5mPvz6xT3NgFba6LYNafnwUIF/",
-	"lTIf3qxG3BoXeorNhroVqQjYTNszOGTY4wJpR1WHasaKbdlWbTNYZpVaUe1BMr9cB+nnzC1iVDs9WOvN",
-	"0SK5FRovhvu4ff0mOAjfknfjbybfTt//OnPGJywh1rB6hBtneWTMRUctZsNTkD0z31k3eStejiZczapl",
-	"KBPusdPv9vvB4MIUiNVYrjh4huwMMZwwgSgziZCcUUiU3D9y7/Vcxc1jLxvpn+iuCYjBvMEsM0rmF277",
-	"bK8sgFcCyW14X5ah/A/2xHTscFtIMj+yZ8OUBfJrkeu3TnJtns029vdce8oJ91M5TCuvtUovZv4qPTiv",
-	"kdLot5TozzrSwzmqK9GKQuZyRIQzvpyn17LZNeFIMAjz9v+qhfoii2Uk7L8ap8hmngdE/a2ZyOxvU+HI",
-	"/K2AeqTSToa5NahpuxEGjFJVzr2ZN9SLbQqdyd724dd/Z+6HBS9+/XfZc/HziidnWyuXCeJNREOTfFsS",
-	"xOwcdSZwfqTyvDNKXnEoi60EOC7ltxR8Ye/3TLnugrPqv++RbhEX/0lw8NZw73Pi3Evw6NzKMn+KxFQN",
-	"91yLHRAutldMRj/uOlnG86ZfcRyLJRO6EP9SqcYm6ghdj0JzsyBph2FCOLgCJISz+BZoApqlXIA96pqg",
-	"mLH5NQ5uPGO78lAc0Zu9mAU49hBEIQSYCzlbSvmcBNEYIhxSGsuh89yvKuICBCFdru+n7ofvz89/GHU+",
-	"fTr/aXTR7/3YGXShdN9uUbKAbRy+fq1wqP5dYi/l8RAu6QNWcBhXgGAfp9PYpk7hj1UiVD4oTX42qqGg",
-	"00o7EpaDRVULPKpWHEd3U8aJcptHmjoV/IbXl2P9nXSefyLd49elUcxfxOe1L20r1Mq82mciVRYxdJhU",
-	"DD8ImC0SHPFoAmlEVICFlzsAXC+Q0qgiPTDYJ/pM2D+pibKiwhtA4QtY6JgWR3jW3ZSTYOSj/0DXmJN3",
-	"BxIpvWmjBNOQzRBU3Fd+yt+fdo4hA5OO1Q1JwEK4O0HcPnp/clDUR/LZVaaXkyBNIrG4lCvUZUUITkjS",
-	"SVVOJPXXR2NPV9QWdS56SOWbXWI89CcP+XhyM/IL5kUsUEwkq/CmrW6hXXKlgoOC9wPT5ocNtXofHiCj",
-	"yZgZlz6scjAqg7lZ2wxHVOCIkoTrs8vZh0kkpum1xTcY9mEpqEyBqZfFlBGvUBRBCWWo01OGC452dAWw",
-	"PchCaG1rd0iZ5H3+dnl+1kQmkgYQTyYr+l/Q0GCjYUNVTPHQENCS/LvZbKIH31Oq1yFVyWyrOiu+BVl2",
-	"fNlAvuFhQ/6st6H+CInAUcyHDShB5g0puQ/IXCIfePtzLKZAviGzB5onTLCAxRztCDxBF+bP3UPkv4aS",
-	"1dr8OqSnxxevOGx6r39x7GWhSK846rQ7iNBwziI4OH/ZaRW3sb87pOrpwEJkHzM7XIAZGbWbLS9LJbWU",
-	"2XdI/dfBFIvXeTUtrl02XoM/BDdrXs77yz2VNpgPqUm6gnbgtAsnWzhP+VzVv/IDh1zP+oR3dUUMLIZU",
-	"ABuUnekrXUIHQlNUev0pmTWHdEjVq8mSFCMjiCNfgilLon/B74foA4ANUm4bnYve6Ifuz8pvw2+iH8hC",
-	"+aPNcEiGVBXp0UADAZEKgfhHCCM/ITj0AQ3O8EK5tYFTzHfdgZUt2VqdlYUYgn5UOgMU4ARsvuC3iwXZ",
-	"A8M20nXtM1W4/FEvCf4GLJEQCcuSkEKIsXkzr7R13FSbyDPbws+73pBijvx/7GWeB3t/VXeuU8X3uoOP",
-	"yC98HbNkdqS2idHbVktf0RQSunPbuxbm0Bnq5LQkRDEObri5rYbXiKOA6FzUGjWd9gZLuIjJkcGZpcmS",
-	"yWvdib+WbUEMFbGF1VTY6SmmOk2lxLMNK0iusd9sNVvgJTQnFM+jxmHjTbPVfKM8N6aA2jWkyX9OXERS",
-	"ShPqquRdg5uT6uEhjOaA+wTCSMqnTTSQ16pPlLNEKN9reTBDep1AVezrBfKj0G+ijuoNzhr6KiFBlMkb",
-	"GUdcqLPL3pbkcWBBnYmmewBHRIAT4y9LvhRQ/BW8uzzlM7IPMoX89ltKkixf8WFjrrLbKqJcMO7ur/P6",
-	"WOL9FPKfS9yIJ6RqRngz7imhpIVVrWPTFYAtXdMguAyIW8Mi5VWLyews+WrWFlk2BqDl+S/lzd+QxRHy",
-	"M/7D10UCwZ5VuQyWiA+LDZfBEvExInFYuZIwSpTa8wj58nOtpcDDLaykXkKnPP5YJXTSV6qCjx/kbwYN",
-	"Asi1W61ybc45BNfJ9b7+VTPXmc7D0oJpqP3lS0OTCHeS388FEWCV56ZknnUafmVt/XZ28Fv7/pub93dv",
-	"xbuktfgXvg6yeouHjclc7L1tvtsTJEmw+T0PRs4TLugTHSTKW7rDecQFNrFjYHIEf71bUmBSlxb7Vi62",
-	"1Wr9E462qO4tJM3eL+fIlgBl58TeL6bA3n+wRUSTOKv+EyyogYEhXfYCAFzHxhos5avT5E7OkJOdzCnO",
-	"Nanu8brc/MGzRugbAll/lLxLaSROxCajcKUXtolsrf0sdyiNUntP7k5Lo9XY13IHuNgDBa+unhlcv/6A",
-	"Q6NJhC7767tcUay5NqWwOGi/X99pwNgppgs9F9ji39ZZX0+X4sjrUPB0NsPJQlNXlJFXlbn2F03TGp+1",
-	"M+kyl6BEI55nFwBym/0Fcgk4CN9NWUxQVhrZiERoHMWkOaSnWh1ImUBqhmsSoilJVIISk2uahogEU6Yk",
-	"yDwDB+bgn9IcUv86Yj6wqdeQ1iyik5iY6mPA6qukztyH8A/JtujGVm5rfjSkULfOmloxN5HkaRK8eK3E",
-	"ZmAVm6hjWBeWICizQSdD6hfwoq/91lzFz6wUCtj0R6q7LyUDnLewOqkaGXJuzbf7WqfqyePo3s8lCYTj",
-	"GVLIW8JRJDx0LU+CF3IfzciMyZPw0A1ldzEJtVw7jeTeFwjHjE4O5UrIwj6SJJpMhY4fz8ZT8hfOCspD",
-	"28wFtzmkkLFBPgvFt+/so9Powy4kYDGZhCAS0cEBqscGe1pmAV1PP2/yuheS2ZwJQoPFD0Rl4dS1Uz6w",
-	"cLEZLb6OmASO7v2cJFDQ44R8jHLhreE1vifxnOuoH7D6SsIXohlObohAIiE0BHXoOhKuVAtStiY6b6e2",
-	"REwYjrleRIwjWhxaOdOqau/ZncrWcqENrzEgwZRGAZbiM44XPILFbJPAz8s1H/JKDr805gkJIq5KH4lI",
-	"B0nqig2NecLGBErVYBUMDDHs4yQiNIR0kKYKwy8NrOtOQsMpiefjNFa4SsG44pKyKgAmb/8vDZ0K/nMh",
-	"L7/+MRfK8DxqSlJCidi7JgI3VYtmwGaAPDNNp/ID1adRkXZePjhuhRpY6YB0bXpYmVBnuRdMsTB3oiCg",
-	"W5wti6uCIAL9KrIf89ABzdVYqXZKgQM6uqEYKtA4mCq6twE3VHQPfihqL7MstAUeeP+RPPA86mr5X1/X",
-	"4evXYIKcMi4Ov21923p9u29USTVY2y1zyhswvk9jQNWRh6t40DxvGyQ6UR1e2NAXNnQ1G9p6s77TR5Zc",
-	"R2FIqOpRg3EtEuEeveIAAQf7NWa7UKXoBox9gkJ00O9tna1luapOSRjhgU7qcdBub7rgPkn5H8yma4uh",
-	"4YGW+PQHr7GkQs89+x0FpfOqlgZNGMNlocS0lxd1BkZGhUp5KkHuhLGwiTraELI3V+wKBO6A+/hSXc83",
-	"6KT7qTvoji7654Pu8aB74mL31Noeye6NT7EIpo3tKV6s2IgCjdjXNAIUFBtoU0zqY3V36NUStXilOGmo",
-	"B8ORXAa6k/KQXkhzFaF5Glkph2CsJSvWkl7IygtZ2SpZOVjf44yJj1DFFGhCDbR+kUB0Ozh6fVRern8k",
-	"Uj/RBuQqpO65LTR9ItJE6xSUeqWEwU1Aq7Y0K/WARMeqMrbwlNpiSBmVeJ0j/5fPqhT0lwe/iX7EcUq0",
-	"/Iryos9ZQlRlPuQ3JHRh7++IeCzqPmOUbBt9r5PZ3cJ4fS36FiT1uqRjWaL/DMkC5V2DFwkTOD62qXfj",
-	"8I3WfJso68bhQdtrpHNI1HDY2AcC9r8gGOH31gI8WfbfROL/ncT2akHcyrN70rs8Pu+fjAbnP3TPGoeN",
-	"v+r/KezwSAvJkwh/LYpfovLdAV5LwKBNgQq/cAR/bo7gTU26e8pC8PBu/K5cxKY8wR9F2DMLRYVJZSO6",
-	"2NHensoIKqmjs2QiDghXvv2a3mtib9wzQPcO7MKR9uQyrtg3hMyVkWNIwSGbN5GvfXftrIgu120ciBTH",
-	"8cL4cIMZYEj9DGn5aMZuiUqyZed4oEwoLqSJfJrGsW+Ji80h9RUePEQKDfoqCY82YuRmJhzcKMuTD+5Y",
-	"voshUW7B2xAnH2k2KFFDQ91YMsOxHYfbiKilHayPvYuxDLUUsI9kpjIX/18Km8q28Hm7utLsPH4XIlh2",
-	"RV8p/ebWL7WyF+L4Ii7/TxGX/xit7R9EyhVW2Ezx+hq3AeU8gc47nS4s9ANEsNPumKi6HejdVjrFzEl6",
-	"v9nyMi/pIb2OqES2u02kj0hpGpXrs3a0tn2qM5fqTrszpGZUyzVaEnHlyqlwJrgCnxIxZSE/RP4loaEW",
-	"PH20Y7Jy+V8E5jcP/iHCaID5jWRQJMonQ+oPOpc/jC4HnUF3dHx+evGpO+ie+Co63fr0sdP71D3x83Qq",
-	"KjmdPJVI8CHVKTa0qtXTDAtORDTGgdAuB3meZ0Hu1Umodtr9YUjzdpA+1Hb9tzIQQ5lgu+RTklKUzpFg",
-	"QyruooCYOMeL/vmPvZNufzTonXbPrwaQCJpmycogay/mN8VT+Om8/0Pv7Dvfy4aeMEkvGQV3D4w4oUq9",
-	"PqR+ofZNMwE1UW82k3AkSLxQMQWZfz7CAmqNHiH/OyLkTfjG3V6e466nLlAlkY3oxNzkkO6oR7cH7KUK",
-	"SfEU6+lLTuHQRzh/R5kXuDpdnYsw4kOKkRrblMBWxQbMk3Cfgm9uUcGlz4c0wEmyMGUJTJ7tPC+0SQjt",
-	"6XwrXCvKfPnP42lKb3wPfFwowkiznXpwJBhyP0kE9QGXn+SucoPJDlQ5rctrBZMJah+gKUvl2evqC0MK",
-	"K9Lc8xHC0FiflYZtU2Mhq/95hzkUzJabTggOuXMtWbohLDSAaKfodgvpBeiiUK3mGzRTUJslRH8tH5Y8",
-	"8OxvuCtf8/dylfz1hAh/Kbut0CMqJIF2/JsIRorZHUkCLPcloZ17Q+pDASrfRJqYmqcSeBVbtQsYpWNg",
-	"D1JuSq71XvRCiVIEmjEu0H77WzRPIirwdTHuRgoVgBJso5YuasGk2IDb+FBFSmTj6liJQsXgPHXTkGr8",
-	"4CGjiuKeif7jHiSQ5jrjIFVeqsECBXgux5PwJBEkbObILk1jR0jP8A0ITArVJFrbG4kmAkdvucohnUNN",
-	"8x2IQ8JClQfmHjwHiRgk+EHLXbgfgW8INfrgAMexPBFIiAg59rRHvnEMKxQCBXetJuoUUuVHEnsMKRx+",
-	"++075+GjHRJzgvy9N+13rba/mz3uKFSPUuIASUFAGoRPr+Rz2XvTbrX2fXX1QJKzEBGIKcsDMDwtloYR",
-	"1ulNNGoGWZdH/yKQNT0rSWJFIvEC3cpuN0r0+yNGew7ua0Oq4ZXbmE2FYGVPH8Zot1qHsOVvWi0f7cjt",
-	"yfa78rHDQZhfMdLypMSz8GXfRzspvaHsjmpozD61fbRzjUO4dTzjHrrGobpd1aIFneFw5dhjyeVlnw4k",
-	"oFjF94cUU0TuI65quWB+kzV9C4tTBFE+qOzDe6DfQ+p32p29H1W8ia/VCKqMvuYWWs032arf+Ggn0qzV",
-	"rlEMwHAtnWnGpNqVWwbZH8eSq8Az5eiphPqmfN+S6viq4uzZ+WD08fzq7EQPQtUy8gggBbFD6vclNvzU",
-	"O+0NRt1/HHe7J13dB6JbiuDpIX+poK0kDL5V89bfdXon4jjutDsb6xY67Y4+ycerF0wYjyQ24Mtmq6Dg",
-	"R68BihqTlb7tNeQQyTyQgnSzpcoNTVlY6KKemenTkG9kVf5i5TFGaFhcgsX+lZexv2IZxW75UqyiwRmu",
-	"lotLovneQbtQZOKw8X68H7TDN2Tv4Pot3jsI3oV735JvxnstvH/dDt6EB+TtWI2ugypU4VdV8jxkaMFS",
-	"JEH//2fvXZjbxrG04b+C5fdtxdqXZiTZzkWurVl3ku7xdtLxOPb2bjfzmhAJSRhTgJqArGhT/u9v4RwA",
-	"JHWxJN/iTqtqpmNJvIAgcO7neS4J7RoRDSsGew5sIudv+NYkJDBOP75/d3H+6d2pmYsN6ufaR/+ppDgd",
-	"pQ8VvYEzhHP8Fq0QyxHnJI+eWTSeTgmppFHY2GZ5M2//YduTzD9RX8p+zuiIK2ivxY9RMUojkOPHoieB",
-	"2cX45kEnoG2667yKSBb9oM4EZoZyvNb6MzOEjekB2EFeRMA7KksuzmoSMnIt5HObArAx5rZUZWF6qb/G",
-	"wq6QONhLOhsWV577BI/quM9teMx9nFunQPWHCcXcGB5GqQ+JlhmdRsH1Z/PYizeJtV5cwuypbqNwk7e/",
-	"zpMMVb+8yOvK8F/0Xw5e3WKK64MG3bHRqF2sdNWBVZxGMJzdIp/xSWqYQYtS1q3ooL33GwqoW0kolEG4",
-	"OdgX/Rw8v130C+oInuAFkq+x2wtx0InNboiDMA54Fpt9EtuNEQedrzHMAv4FP8erpgWuVJrscAa+d/gF",
-	"pwwviLEFc8S8RwkH+2nDYS7M9Td/i2HmjE26+dPVndbyiY/v41ndxeu3sgcim545zEiUma9gycdmzcfw",
-	"RuHnNzQfxsDjFQfQ+WwuhDUNceB9ZvfdX2JK7KafmxUoJKhPCijs285JNfhwzzOyckN4ObLWlkBZ4rZE",
-	"sIE0QUwXlBkLMixHCwJHOzZmJAt0uRoQEHR2vHLxKR/CmI9OGRtn7rrbpsxtHube8zB/qdzIUbuyXXcq",
-	"5nFIFkWOQ2JdjkYlkXJSVuItzaU8jyYsz3fBQcEDdlNaZJHzdRZWSZ5VAlpmoJg4MectTpY0Qhe8LBMd",
-	"MbhEEMicT3Z0SGIUSBIiyoC9c0J2sCChy2UCYR91yfNcQRAmSQdUJwS+seF/KRhAR5SdsQis2ggx2liK",
-	"t5SOaJfnXNsYGMIjEYfeRBA3CRjO6ghNjVi4wJibEP/Wzk/fhyT52qWKXYyL/HoxDk8Ui/f8klnYd4fB",
-	"QrgmgjGbI7E3O1wWkIFw335zn8yHcey817JIZwBAUmQVem+XmzDH1gNRKC98WM+9wFhQdak6JGlFzYTs",
-	"AMWzWQqtqOlxdhQTWaOWhIFfaZHFYifxGw62QY+mTCUAVOLyDdWJBJVUzb1hyKsZ7TUOiZB+lLIgSTPa",
-	"S8LabZvRnl2dybjIIfQ0KliPFQXLzgoqlBmIWWzuDu7pGyGZDHg6gHEpzy5qVt6i0WspO3gjC/ZZKNJj",
-	"Oh1YzJeipEzHcLebW2jvLaeO9AASmUOKxV7enFGwZVXB7SNsXqPQ7XrHYNmdAiJXrbpnX1lM5gmrTr3f",
-	"dRZ7bzRWg1+k5j17/bIJ0+9UH7axLdvHYjTWH2SGhTPgOkFFcFAChnwc65uOqfHwL+8+vqmmxkqJUwwt",
-	"DT2YiFoG+pYDevPvn6+vsRZ2BUbcQOuR+ftT7cBbocfVj6hBwiG2lQ04glxdAAN0RnOLwzg3E5Hr1IGC",
-	"XT9jb/CT00lYzQuPPb+D4IZu1n/AjHrQCYwgOD15g1iN1f2JsEw15Ke7dK1CbcF1uOkQEATqPofwuQo8",
-	"VfcQ2q86By+i9qtXv802E1MxXQNTpyYpVlFQH7WP3rM+TaeVUz7fWLtlZJxX9qDcXX7JC2+ncqDLAeT6",
-	"Tk1GD6lOB0wRQIuwI2ls/YmtP/E9FTC3jyzMitXYi0z22xczLzb2XUp9qVl/DuF3hONUtRw9AYhNSgoq",
-	"jK8BVvhAjot8SgqZ5+ORisgP4/SSacu1S3PeF0ivd372xhZmyIJkdKqwRgDJ4wFllAtFEnPNpCwkgbIC",
-	"+5OWCdpIaCN34UakC2SQouSCCB1ijGDKlu38LyukOiTQpqNICk+BsJB4EQWo7ZBqfwljM0/tB7v34kUs",
-	"3Lfm38gn6lXiWA9RTPGMqUObVC1/gwKVcSGUhZwB3msjHalHn/GgLjsHzT1z04Nmu4EOEVT9FEwX0ygW",
-	"LkQM4IAIj8gFGapD4+GkTGieMwUpeQsXhLVWwNkLFS+xsI9M+oWckO6UtJv/atEyLQaNmTMuSKv5r+7l",
-	"sy801ViOflM/2pFfWitQBD9pWpQ087iYHFnuYVnBY2sKzItfB1/OPHAtTrYGce4CgLt3Ils6NCEn64xE",
-	"y3sYB24kMuGZHhySxEzJWtMArsIVdHmtGTJ0r+3YnXmPoHrwUha397m2bnfXTmCeESzpglsrEHcSQkb6",
-	"/roXYTA6aLqtcAZ9di/3D6I9SOQU+ub7IW//uWJZ0HkNBAaWJFkFnT3zGtw9m9V7thfcs9V82Y5eLL5p",
-	"a/lN92Zu2jSzreXcBfbqF9AUwXTSevthO6xPEgJOfaJXDNOu5SO8Kt8pjv9rQK/6QedVqx3tw+P5aRy9",
-	"Pgg6rYP9/ejFdX3wrfbslOGnd+UYxkiA3r4DBKBbkas6BQpmfIetVbi1Cr8TqxCtwaoidSZhvev43s3C",
-	"kslKrRXvHeVUG71GKieGPtTqf7X8z4mNBSYIGu3KiHlKSTEWgD3tuL1ciSpCA+qIJDbKmVimAAAQtBVt",
-	"PDMmDxh7GBor76xljucfld8J6W4biwEFBN9Cs4xMGZRIJu5ZRD+xpcCl6cuVbZQjO7IgXFh8+AZWI0Pz",
-	"MpzMsqQsI+aKuA6rZbjLbyoTf19K1zJA/P41sHPn68xeNlvtvf2DFy9fBSioncWCYZyLActHrLjoSu2p",
-	"O6+MZTevU/fbnVYz2j948VtZBqKOhSXas58/jnXQabXCwL0CcyuWM2OPBpWSIqP0uUjZzUAArjbDzzRE",
-	"Lqr3bs7culm7c4kD6G/sMCHTgsFSMv4BF2QWkaFDXEf50cmx7SrfaMiO3QO33+20YrlSVqHjnmHxpVtX",
-	"W/241Y/fiX4ELN26yKwoSP/tQ6hHzb7o3VHBrjibPETrGRT0VTOIgn3REDcgEznOM+xDgnJ8mbHcVmfw",
-	"sgnLuPY818andxkqksqMuZyduVToM08pzXOXYsMLQirN/TwpuEZgX6zP71SwcNRUaTYko0IORxpjNb6j",
-	"a6eQOVMkMbrFMoDA8yQN10qADgr8VILipoOxuFSxKBhQImR4MHZ6yF6PFbbvHcMRSvMh8F+gZ0J29itN",
-	"EbGg+H3D6H7o1nD8GmNltPIiTXyC7/UNvubgDq3otfJMnpFjolmeQ5kmFmiejpX+m9W+cG/zx+5+e/2W",
-	"dJvsf4x2dD/VZzDTQWffqPdqhast0TQPEYTu6f/OQTXb36jr7LQ/sjyX/wI7oYq387n0XuHCYK8M2fDm",
-	"yk17zWNFckYLsCTNBGP5KC7UoBP8j5n9gpGjjEYRkEuZlQW3sQYQ3Hp6oRgt0oFR3EAZEnQC2FNc3FFx",
-	"m2HaNbaG4jZHb5X2Vmnfs9L+S1VO2d1GSpHuDAUP1LWkHGomwLaSxMfp6xlUT1SswK+UMqHzqfMfMeWx",
-	"ozlTVQofnqHCknJo/EbjClevaHQvg17VEaOXCj3rQ0KhczoWmubQrOr0N8ULDaCDGelaZi7nOrsReWq5",
-	"d1qZi02NKqAKWZZdrhzndvRC1p3atJrHxlIcMH2ga1yN5CUjO+Z5ze9IIdZYFh63ancD2e3vfpwtpQay",
-	"7W7l9EIGgSt4C8uGYn67/6HU5wuyQDAS5wgv5WtyjvJtxnPiTl5vVLD4yo7JHdkjjENJm+IZa7h8IPSF",
-	"wuDNFg4J7wtZYKGesgGVRU/yR+0R6oTFQPzkPrfm0zCfHyAG47hE1wHtwdIZKa5uNnsuucjsCgowTmOl",
-	"2pqRmjcYFTLGXCVAQkfcmL64LH1QaLeXS1kENs+xGq/RUar9ih3ItuyDp1AD8sPZG6z1/9sTohyqruRN",
-	"mIdqi3prsG0Ntu8sylJT/Y+XiCgv//xrWlN6NwKu/yiLPnPEilVdDJyU2gdKFEJyOLMt5z2m+ZBZvAaA",
-	"VUhqiK5JSJJ55NekYbF9bK6GKE2nh4BzgqEbp92gDI5qNMhk4VQy1dZ80YAzQYlgkzqKRkR+gdpvCtEY",
-	"wGZYDuZeHdv9JRLW00ZuYi26udEr9yKL10RLr71srkhfCraVxltp/C0Q4KrL90nIcouAPiMelgvzhc7u",
-	"R7HIvakj91QkLBa+gXiEbC44vlxDoflc6diDCK4HtLnRmV5pdTfbleqdutW9v8DoXtO2Xhg0vrOc3UTA",
-	"bgXrVrDe3cx9cmLyJ6bXl5G3NHhXB8LqIZ4Tqge3M5Ofl1V/N9TyVE96VprHYaWYOSQyz5jSNmg5FjlT",
-	"KhYJ4P39O1A/161pz2UEmIEW8CtxmDOJw6ga0UJzmju8RChrLeEigU+NipTlOcuMyZyOIa05Xy/tgce4",
-	"LateJ5DpA8CPHc9MqEoTslOd0sa3YM6m90ucXYa6lsLBzOpTGoSLM4cQNBrKK2ZT3ZbRAyNGq/BXblKT",
-	"GwyuO4OStIy3o15N22rv7UcHM9WyB83rcEka9INU2kaOC6oZyVjKlVWwq2BmbDBv/jHvGFJrP0hIze63",
-	"TSJr3lXfWhtba+P7szYgwObUEMDD1ZTxUzc+GFBgL7UtquxZVTDtxRTlGAqrsi8SmqZsBD1kCqtooUHJ",
-	"c1Ig3YVr/EIsGk/FZSuHS0auSzYCqMpZGqnE0i0i44bDV8gkq1Ol+4ziYSwSDni9iPRj/vIMVuZDScgB",
-	"mL5AGpVUGtawltQSgEA5Ss56msix7izkALPVTondaQCXC1XSH96cxMIi2UKXXVd5evABvWJES9JlRDGN",
-	"2LMWCpkKwofQL2GeBJ8qITTLVnOWZzIdI9YzmG+1UIDjMrdkZpYx3SEm1N4r3l4tIyFHZvUlNCKLiuWk",
-	"Gf3MjTuwl4ZDuquYuYRmGTQGola5kY7dKBv2ZZQDDKOFHFjcYQVzVzPIrA10s1LEBzy2p1+HwZB+sZp3",
-	"z6cigQUfSUuQugvzqt+eru1BGNM/b2nRHpQW7fqOtGWwYlfGh2oCfWuzbW227yQRisv/IYjGFtpVFfG4",
-	"RgvWAvUcEsEmPrYQLYyE/Oxv8sDhjweIL3SnGppx9181wwBrxkF1rskkCoH+S3FzmN91k9M/omH2hIpU",
-	"/HvbxI/2K2MrlLdC+e5C2a/Bp+NF+yGRt26t12p9h7KY3pUScmG/zlEGpRnA5CAL8oEWl5mcCL/ljHui",
-	"F4nriBxDXVw61rHgQkvb/QJxAGgRaYXNZrPK8yEFMWPrF3Q0IF0z8dT4MYcWIiMW4BdCrxAS5pmbH7jr",
-	"2irknF3RclguVduXxIwB61awpaesDXbP8kwBZUREEvO4lpzEEsOYsZr/xwKkM9mBgk2vd4AYRZGuzDhT",
-	"dmRt8oH/0ChBV1rm7JqPSQ6a5MMP0EuMPv/OfnOPHP/y6fzHH4/fHL/75eziH+cfz45Il02lyBpRLNaq",
-	"lUF39PYq8Dhjw5HUTKTTn9n0bqSVdUXj48L/H/mRMQUAjQXNAM1FadKMWv8aBZsrC3zgjVqFWrf0Kx9f",
-	"N99ZlTqRscrBsUElt0S3ynSrTL9FcdFi9dtcQ/3W5daxOFfsG7YEtTcd8CkbK/aNkTmybIGtscjUuNm1",
-	"e/7V/7minhUrt6B/x5kUrpIVxeui+tAl1aFVjXePpaE3y+tby+fjlSWffka25Z5bifzkJPI3rvVcT0zd",
-	"JZMIWZER1YPSJqtItWDWxlzSjvVif2U31kJZWraJrxaemHrD7m5XtQpl9wkWT1iuQO+o7U54xgA7srGW",
-	"eMWmg3OsYZmZ0BvbD5fP0EY9gPcWZMvuoXb/g30xa9Tt/11OyJCKaQkIMWEFI3YUW3G+FeffQpyjcHwS",
-	"shwFC7GSZYH0XpkfKLPd1aTAoeVm/sOi7Lo4TrsJ/8aiGiiCo7pl/edOd0rYsMuyjIu+IpOB2bOVIBdQ",
-	"mGOB5gBRZ4YhAY7a7pT0xnm+C+GygopLZEn3UtgxK1AdC/NdZfxEinxakoPMiOllBZ9OFj1CkeejtJmf",
-	"UnFpZtG+npRhIM/2RhMulGYUkGu7U5JRzaJbdEc/+fboep3zyraNL8Fm8aeVcDMeFmammPMEeEQUUQNZ",
-	"aEc6Ej1Eieb9JZRQlmxWlYl7aquet+r57smkJ6RsbT2m1xiPkD76pGUBwZ26bwJypePdlGcK+wO8nuSK",
-	"9PkVE2EsQK+W2rCaToH8kdef9SxKLG5Io5ANsih2cr5lCuUm6YvBsjlcsLsBr5knfryUymaq8WH0HHQn",
-	"3t8830FTrZmkwf20VVFbFfVEPMhtfuYxVLgtNPdKab20jNORz7+i2FgzJSMFc3Jm/RyMH9o9JmBWCPIH",
-	"zMBYs2Wbf9mK223ArpJ8WS6A7jnh4gTWw2dbylbye3eCoEHEFtG5ijRjTxazLWTPFPaGR2XbnKtSiwVA",
-	"XSeIW5cA+yv4Rh4F23lPIVEDWsxAmTi83Vj8CoHR2NKMxoHrTi8b07kZ7Bz5uSVIR5qsfBqLnF8ykpx8",
-	"/HRGls/nczwrWeRgVYiev5l/BS+ci1Mph8s2hjtyBpH6GE+6doStLNvwAp/caddPBRMbzoA1sP6jmINv",
-	"8QCjvOrpoO/1HNbZLk7n7LAyaFpab1Q4s2/NGddh0KM8X//l4Lk/4jnrPxgQiOC5wU2koW6Hk53//PTx",
-	"lwZsY+q2FgZB7I4BUMlivDU6/qxGR7vZXmPrrbe8Tsc3whehTO/S9LJfGBPBynRYXYi8QdRUpINCCjku",
-	"AawmlGuWxUJPeMoI0Km/vTg5/fhfx2/fnV6cHX949/H8DCgYuFakGAsM2Z2OhWt87UvwE6JYJO8lPlkC",
-	"RdTKUxBU1q47ZHFGD65foQ8ulUkxFur512IsjrPrqJbYmeMX3O6P78soPxZXNOfeTHhihvnGEZAPDiJN",
-	"9HKe6m30Y5XzYc5aY6gfZMaqp6wxpWC3nwt6RXlOuzmbcXSMcUpK63RdWP0Zu/dB3Alj7HdlNiVUkeow",
-	"Dys2PC0KfsWUOWTOklcReUfTQSzQrucAW5HwrEPicbO5lwr4hyUk54KRnVZI2iHZC0kURYQLAjhNDaTB",
-	"SzKqqTvPqDR7qvEOBDo5lHRzKi7hYoiihVUWcPPQ0d9SMUU+mxA46gAoMEGinvKpninPSXycJYckgTMS",
-	"+1QWjKtX0D522GCyKRbWq7EjJztYGqKlzC9SmueWwAc+F0yNc+2viIhdUuYqFsVYILuPcC6QnQEpWGIv",
-	"Wm054pmF3kCIpQaRRSyQNNlen4BfCP4bLJaIHJGkQ0bAzJfKoSv9dW+umJLWQSwUS6U5Efn3jA7noh+R",
-	"HxErTJGekUhuXsurewjegsVCFhkXtJgSY4USGBTxWyOCthy/lCpgISOz2qRw4MOWiQrAKABMAVFOwCig",
-	"EzqNhT9XaTkCKgeujaJXREswKpjIXGrFZjaAfSkiZxOJPWAqFpeMjQAYpUuFme7Mjgwwhh21onncK1Z0",
-	"4K3AOIR0wxpQFYuezHM5sTT8tg8Mq3g0HzI51mQnWWIDJQ3EHZGCxQIYpt0KGVGlyD75wH8IbbcbwMBY",
-	"YDfzGSwhcsrUeAgAbrj6fnp3FosbxMdXv86vnQuNy/Q9VXoXvI3d47dJGAtkwBZTR/p46Oba3sk46Gvf",
-	"Coe92FuHUTwJf92Ck27mbr/Fkx7X2f4LuLVW39wYM5I9gheB6xHZ/SdLt93aW8t9a7l/35b7/ZrhIfGR",
-	"1lsY5PNq7g7G+erC2Q8eh/PG6qiR8uE/b9ZoSymjNM9zb9/sVExfApBxKhbWULbStk+vjIkBtjkGaIBL",
-	"q0JCbU7r1I0fYwLHwpiiIZmYO0+Mz0B5zSYDS6IOZ1syVbrEANhqlvTImsU4LkDKyvwFHJguVNY47hx7",
-	"J2vnx6KX037H4eMCR2d1dmheMJpNjZU8gl4Kkg6o6KOxOUBKzywWrninHDqAeSWHoKyMGe0MNX8kJkMA",
-	"US4iR855QJvPTaQxsEYsIztpQdWAZQ0yg89rHgr/oIrkUHC+Y6xdF+e1c/Tp7PTd0YeL9x8/nSXWCIcJ",
-	"c5wbM4OPBQxuYa0aPEVpnN1P8n1tLNkJ2oNmlGUK/naIqg4Q2T7LqgS9z1j5dyILMqAZTn/jsFx0ixca",
-	"Metsa4hs8/rfJq8Pa/xJJPaNLnIy9q7qtXR1lrbvWPcZQGFn1N8CRUfm9VwsuJGTgPlptjXEYurOMSYi",
-	"bMymDI3l/IqRsdA8tzoUVZUsSC06E5JZzzoiv1reydkbQZjJ0kajiOeY56NTluF17BMAgKvAMAyAthKq",
-	"Sc6o0uQgFkMuxtAM7x8LhwzC7LBM9dvAXaYc6zWG1GwYKRZHZUZxLb01c6eKKueCvGgSx2Uo6lOE7HAZ",
-	"q2uyRfoJwx/WkVyBemqWB89cqThQq+DdIOqEAZ2CpYxfuTnBmfYBLpg8XuLMoxApa0pqL6+WTvI6MGi1",
-	"YZjabJigE/zf35u7rz9/bYWvr///4DYNQysDAQXM0Ib+/Kk96V4dehzfM+X2KM5nbdJqe0pp2FJbJbpV",
-	"ovfRLvN0VKKN2ToFtVgrho/jQi5UvsahWwtE0xy4DmomDO50/CgkyCsOPB2LT4BA/iPPNSvWPQU6Oiqn",
-	"LGExBlfYsRfPEj8t6iedacm8iXr3frpJ164L2aS1cfE62ErtrdT+XvhcEYLfijAnruHjveMYV6uSbpTC",
-	"xVig60CSCeXaQRL48NeA5Zl1SKxsMt/2uKA5Jo1t1kldUOR0gLouvBZx2eARVYpl1jDjnpLaXAx8qFjw",
-	"hSgCPzEj8FfZ5J/sXbSEhLNPoZrLawlZXPONJIKxDFK1o1Ehr2i+TJ6aq8xKUT4cD4POHrbn44eyfpsL",
-	"zfpGqD+0PF0ZcRpv2QG3QvMehObp+OmQAqIIuC95uZapdjP5TlW4Pka6pjqgpVjIJPljzMYsw2DRrFQG",
-	"YdhlqRwyRRLP7JcQqokUKTsk1MhyTOckELBSkADiWtXTMa4ipnoRG4wp639CPA+j2zZ6Y2Pbs8SDOxV9",
-	"M6TTWGBmSdEp8eNpROTIJhysYF+eZ8DVshXCWyH8Fwzaz4rtdYoHTsfiRy64Gnzr9mFMdi6U9qvF8Bph",
-	"/WIsKoHDRbWnoa+etKFrG+w3QslcPpwLrhe2dM4ylGH62t4CIuiQRCjGIhZDmgEIl+M526mWD/g8Q0iQ",
-	"wEkWhAuM3ZetEyF5A0xtmFjm0jjMH96chOSoffRMkaTStJY0bI6glorHsky0wFFdWKM851csxCJXhJPQ",
-	"UuZuVmLhMxJkLiERkSNQLrXKQ1owqKyEKdihsXBs288U+Ae+DBJD+vKKFaTVJD7F0JcNl2IOQT+Bk4B1",
-	"ANXCVmj9MNqlUU2RwNfwd8NG57tjnmtbjljNsy5WJDZ+vdrz+GtmA25bFnivhX2VvbxVtltl+/14PLju",
-	"UWk8LbcHeg1u1LBwRK1jXLAvGllRJnKcG1HZs8lj4BbsgE5BHyUWAyqy3Bj5O/iNskolsT8kth1koPXI",
-	"yHvzryLnp++x98E1QziGTqvgjXguyT2H6SiyfKUO8lLICdkxAjeLRYLdIngE9otcXOB35uq2gyQs6dKT",
-	"WRLBYTpKMDL2H8iHWfsB/8YSLKAkbPhKNdBRu9z2dISkO40FUr4c4QzC3JW0Ly/2AQzUHGLbXtD6kHpg",
-	"DhtAHUICJxnDBIvLsLumOjtmStUly8w0HJaKOaXCKPAutKjQdIB1Y9wl2ZV13ApGlRT2px7/wjIykUWm",
-	"zIuFnhcOZW+xSAuWMWEcv5DQLCuYUgT7OmR+xYqGB9bHNVTlZg2tNRYLmAauFct7JGf0iiHAqTkoIkBI",
-	"6uq8fYEaV9ipYaaACld1Z27tKgOxWMCcA60SwGuPi9gsDy76h/6qUPsH1QztgxeVkRozxxwFRhOuWS5G",
-	"Y01Qo5lBwA1e7JOf+Q+x4Nh3Yt8NFivCqkVLwpyOdD9ZdcYPSWXHqVgAjsIYUGJb5rrLcFhBBpzB5r2v",
-	"4jscEQggXAGYhRIstRWclQVWsN5YWTL5si/HGDPwe9AJdEHTS0uRX6KS1sXLeykvyXgEk3zJBBkVPGWl",
-	"odRn+sJ9ZafVQXFUBebXYFSYCdIWu1xNh12ZL27WLdspfnfHffb2FHYJAMCCx2nD55pP7H1itEg9m5Mq",
-	"B20+XVwo+HmzcWPAeuGw5wfoptne3A94mI5Q1N+BnRSW1aqAiFMGsGG21trWWvueknpOsN4zM2k6oPp5",
-	"Wjr6IAMWRn7PaH4JyS/Pzs4F+Thi4uj4mZoLGBA1oCNAJEcwb+NV4+61DO9Tey759PZnoybNQMj5sTEI",
-	"yNhoJt0B/FPwyJOvXarYxbjIr305pPnGGGW2ThxiHZds6n6+ZNOIJGD9GXsOWe/QifYPYB3qlOY5ALDS",
-	"NJVjoclO8tO7M/IcTnbmG1xg2DgkVIDl4w42p/Vtk+p+c9/e8kJIfQFNqEllFAJHUS/6t2dnvuMU/HsA",
-	"MkrKRlo8VrCJ+8plU/G4HbAEFe0xPb3gYAH1OCuSBlFMh76bAixJC5HUqRnQGKmYIXy3/bxUI5GGvYCF",
-	"UQpnW6/h8Fh4ANuxAgSMskfCNjsah5oWOWeFexa0bnhfmDFYeCY51sa2W3yefWpoBqWOFDypXQ6nuhyr",
-	"HQP7gk0SlcYOLqBLtvrgO8aqNG9XxQLDY36iHDk4hq8UtC+7Yt3It2IkfnZiUZ0eKJx1E5RJphr+tbsb",
-	"yIlApyWssG27UJkixnKadkiipkqzYRLGIskY7iw7I2AduqkwG1AgFr81vyBdghXBRBmLi4u+MTdZnqkQ",
-	"W8AVXgjbrXG1D9mwiz6O3/L2teBk0zRlI81sI7N9k5UWl2fK8fbv2l8TgorAQqWAjLA/2bsp6yLgC5ug",
-	"3Q1TA1Pn7HU3kFhkLM1pYa31jnuW0PW5DyRPWUJ27FrgBZG5GUDSGwt0BGE63SdsjA8hk2QkRH7h2+VV",
-	"UvpTbg7doGOxk2g2BPN4XDC8/ehiZP4Y0i8XGPx0n0rR63+IRTIqmGIiZRcjJmiup+boHjymSKfVL4X5",
-	"j9ISrq6YWXixSHLZ5/qiyyncJpf9USG7yo2k+hmtai76F6zXk4WG069Y0ZWK62nSCKEHn+4qZiZBGyeC",
-	"C//mwR0EklNsZze+MXqQNcHQ8UXbsRhws+umYbmPQjJh3YGUl7ijcmMPqMoOxD4kZbWI2yU1wQPnlJRp",
-	"UiDQfjolKR2Z0bSauM9uwn0rpfJ8wJ7IXiwSo6Ki8oVFwM2WuE7eTqUI3XmkScZyTaNC5gwrXmIBkQop",
-	"yh/ttkxK0IawDPNaDWU7fCDE3oMkygW+ueSwBph1IdFpi2yi4GIMMXoHo0Uo8snZDjU2HOkpSXBf2D1v",
-	"NQSchWABuM+sskZ5x/UhiFfhsC9+f/vxl3efk7XAG1y1TixmwBuOwCUeF6xS+l+FbcDQAMAP2Nt+jdFD",
-	"NC/yaxRF19euKN88ipAkcQMzLx8fKwJOBbfZnE4zy9aIKPz6XBnxtIMjnmkStG/EnBCiqFWajZRPzUC7",
-	"FZDr+ntAG14yv9NB61X7EJ8p0uN9ALAw1h/Lym6HCZ2GsehKPSBNfOVcm2UBzbHAmwIuq6Z5RBKO8PGw",
-	"YNPhKN/17zYWbu/yDCMryX/vWmMVEk0okxsRAUMUFbOT+MYOI9UpJ7Frj4uDkMTgE+JfqczsX2B5xgG5",
-	"JtdJSTd8dALXU1DdWkPbwNENgUoYgpNkJ0FXMiGJNKKPW+FrFo6yyFwhbg7INflXEVoS4huhvQ7JiCoL",
-	"2mFMTRfQOTC2HEqCC5vveQ6VAkb8ZrDCBR0auW9LBSwcWCwsHhjZKRjNamgX5ObkYhLaLRcLf1YURQ77",
-	"omG2iDMIYbw9jruxXr5LumM1jcVYZHYTOZmZFMxIqsTsKqpZf4o262uScOxTv7DT7x8Ylm155Qtz5dnn",
-	"tvlDs0KXMwgY96D0DoK7AF9A3tL8cUXzMau0aKL3468UQKAuk2Qqx0QPuLi0nNtgFyITC3bl6r+ZAcnc",
-	"sflAgAjsjHXw+K9n0C9XDeuM5cY8I5T8U15Cx8itb+1u7NFga0oAUT0resAHXuBOeMOLVnsP/e41e1Nr",
-	"L/KhQDjhSFRLMHs1nQdxKDmCXGbGvgSdZujmunYHBK+GF0xysC9Smg+JlhmdVqbd+w+YtbTkCkGn9fLF",
-	"3svWayhnBwRuL033em36Om1lL9mL7gHdT/e6bdrKmizY6NXZyBlet2JWAJ+Cf5YZnYGloTX9EnRanjmo",
-	"/Oqgedt3uhKKNOgEXv3yLA468ezUxEEY2+fzP88ZTnCQne24Nt0xTiOcumoi8Sq4VGKzVmJcFbFZFnEA",
-	"JlYcdL7G8Lrxku6F47m4XOCXOLgO4/pii4OOGOf59edro6L+jM9dfcA3NB9G3+FTLnqgGKREHDz5h/oc",
-	"xrjj8X3VNneMuzuelwRx0GmHcW3bw8Ht68rjovkLWvk2ouDm2ohySFUgXySsXlz3tAX3/W4i9WFQj+as",
-	"ugREnbNje/D6gX70PW4R7scTb1UPiaduXhWJ5wEM58bVkXhulRzyh7Garo2whKffFmfJzdUytKW1x3/b",
-	"7AeefTvY08qsb4a6hCfOYy+Z09d+26djcYL+4GKWmpm8CNnB03bNJanm3Zw1Kkmdk0Jqmcrc1aIO09Hy",
-	"hMyRqKa/d2AGyBsMeBN3JYcXZR6N/P3s7IToggplXnMDigVsnHwmBQJJmuO378DRzpi6BGQMZzgpyNJA",
-	"vQb63ejWYrzXh4V91B9nzPq2ZszPFGBu7p6evHF5olg41leXJ+qQkeQQyoHHtGWOVGO/6vnp+1o0waZ+",
-	"YkFJl9HCeL5GJ+KQyhIUpalmOVOK7AhJkg/paPcTU4pLsQtoqlRMEe6Ip7RCezZ1T1VHJUIXfdaPSTA4",
-	"VklbJEcQHU/IcKw0VtJAJGf+VBsrmjO/Ex/s9q+PuN6LCHODnVgkOVf6Al+G63ioZ6lUh/AshCGEBKMv",
-	"IYbUT2wMKowFfG7YoSgmsgvrXiVkJ7GRCwgmsy/a/Iv5jL9BPBmYOf5WTy45ACmKDLaYjKGABDVO9bhg",
-	"mc9NQOlvCX0SQuMfrh+b7nFYsraDEOLNtWCwppdMhfhuYHH6kLMNLftcCgCxVqNI0CReDRrFYknUyJYz",
-	"+xWCkUBEzrXLgisQR+YZEB/k9PyXi5N3v7w9/uWnJFwcPHJY8h1SjR3FYp3gUcNFUM100jxHChOoJhML",
-	"B1bmxMzHZwphTBCv16YYj3Acl2waiyGdQibU5aHMO4QBHZKZRSLWYpakef4hHQV34IQ0XnkrDMwvxSgN",
-	"OkE7ahofnOmBNLeAgT43c+EKrMHApEV/DHH2xcSLg/+d7l2++tIsXkz3RfuPg+HLyWvduuqW5Ih/Z3ku",
-	"jZ6w9TXVp9+g/Pg/lRSno9SDQz5ADGXJDOFyqF3qd0+x+XduFkXB/qWs6oZfrj9DgMnu2DflGOYR0pZM",
-	"YVqpC6vd6Ppukzbvmnjt4m4XAjXqhzcnW2fjz80kMtuNKKTmPbsDSAXAm/geDGs4TCgYN5CkPiRCAnr8",
-	"dllsq8XWrBb7Nji336jizBjcn7Ce8wbnBMqjbizUL92KvuuGs4lkPDms1ZCBK2AM85mKsUYIhRoOrgVN",
-	"jzx3PcUdn/CsllMRLWMBBWRUuQqskCRyIlh20Z3anL+3jtEiTmxwL6kXG8C3RsBwQc4F/+JS2IckMec5",
-	"MAvXiwCXghaCWNAs43Cqf0o5EWhHeV6AAb1iZMcWwCmixunAzVQsfmXd82OiBnJCuH6gvOyyiu4P+Ibv",
-	"p5r796835FbWyJdYY+usoMbbJkc+bVNJpWD6JQzcW4Zy6SED28UfZCZ/fSbwSnjhPXeprgW1xzN+lnmB",
-	"uMa3quVPq1puH2b8RiGz+bJh3MIbhp1WYqo56DCskKkV0/oA0mqkte8fZI2rGvzcMiAg54Rugqi2xXXb",
-	"4rptjfo7GvXftKNjMUCbkb8YmF0qgaGwSZdx7ZQKkkmPRzZjdGPvq9ngXApbhOprGn0rhC9OrwWDsYgf",
-	"A7bm8hDxx0x3eY3JgEGJuK5F2lMpsJbRWOI2IKkRMuGSTYli2pfWu6ZHwsQVL6QYMqEPy6ENAciA5znp",
-	"GqkDj2OMaC4gPG0bbhVLC6ZV0ojIGymUzJmyfSTm/opOsYDc/M10BfPZdVr6mOcpoxlRqRyxJVBxqC3u",
-	"rccxYz06zrWb8qATYJVjAHU+8J0vIbMz6uq9rPy2xxuVUD0GOnFLHSP0oJAjnq44rl/IP1YdImU/Z3MH",
-	"1ceU53RIwfC2Sy/oBFfNaD9qBrduBcSZX9UG6JcTbqOtFvie7e8nI9J/Ypp4yeCb9NAYtmLd9TncDFfs",
-	"HUl3OEYXqhGQQ2KlHQLgAMGNGsiJWGxn/+ru+8C29uf7Eollc/Z8euaGCIENLxwZJ7/dbL/YbbV2262z",
-	"VrPTNP+LWu2934I5E3KkCM1Zoc30WLAEJ8uwasm8SLh7hALlAhuSssCXnZZ9X8FnG9CYDOxY05fD9uW+",
-	"eDF69UezQKaYL0EYjEfZOmMdF3nQCQCAovP8ObzFyE6YuSmmBC29Eu1z4amlbYEzvMFOy/a7n7ACv/AF",
-	"o8c40y378QTrlVvXtxbRdq1tYri7db4V1Ftz/Qmb6xUp6sS7/wq6sBfTm4275mMXulnOT98DUvBVhZp3",
-	"PnK4I3uAj1Ia5rHwZReNGm+Y6zMDK5r3gSMtQd2QhKgSsDdowKBJU2SkOyWnUlPN3AORT3B8RI6Eb4Ae",
-	"0BL/pd0sd2gsflkrtw+C2F7/m9Gkzr+Muqy/lXBfVyBvKC9xxjZqp2jdTrfeSknepBr/bW2dhwsTDlQs",
-	"vfjQ+/kfr4tXP/38P38UZ5N/np+8fXX8/uS3Y9l+T9/TT5OXX87Pmqd99c9/vvr3+9eYd1RwuGlWuSJ2",
-	"45TVSNZw26q6raq7d9zW15tyoh6Lc8W2JK6bocdiWW+p2xbYAlVf7/lX+5clSMiYUSXzquktfI+a3J6B",
-	"tbeFR8fGMmOSsZxfMaP2IzKvjed0MV741rq494HqdHCPvh1OwLwYb1sx3mw2jRhfQ6HcVYTjzGRrynDC",
-	"FelLse1W2YrubwK5bRdtrbGktYYEPSmgVgWKUBz1/TeUn7jpbpaf4eLo2EdRbsbZZPPEIwZVTay50P3t",
-	"xeAvUrD7FoXb4NajmOprCvgZwf7ujK6UWXBMTfBulcDTVgJ7a4L+fZAZ73En0J8QIOEiNfAtUx4rBPlm",
-	"YvZXZyrbgLYRt3Nq4JSNcpoyR5yAQGEImKUdFklXZtNDwL8RfaYSDzEmFUPc3FgATAehqR7TPJ9akDGL",
-	"kZt4AZaQobyClhwsrhEReWfEKLDrx8KpozRntLAszRlXIGdPEaBpkZG+IGR2Dne8HzP9lrGymyI8m8pc",
-	"fJyHhAfx8Sx8x2acdsSfH1RZ/tudtWCr7uk8khbEN7K2t1NCcOFjbLXj1kX6i7lIf6mODxQPt4trPS9D",
-	"UjeWNtgznqlKDCt0uLa+uCEkiF8FatmmwspKnqXVDW/LMTx8SfGCytvykdAI4dX6o0VVt8oVi6wnxu3z",
-	"TW2NyfWDVFtozYYjo+faa+tQ0IzwMtiVc2GzFm1399L97IC96L3svxq8/uewjOlly48yCy+nSh/hQBbd",
-	"+8Dce//gxW/2UFzMnQCwDQ6ae/ZrnKY3MmNB56C5FwaCfbnhsnsHFY3syi8DG3ItG2HnXeInV3nh1skm",
-	"FRiVkPI2urlV3d+Vk1qt3SA1JXHPDusa2vH5V/v3FNAbmEZyjVvfc7XKeuvvdwOn6ycA9QXeEHs4Yi4D",
-	"RoeU8C8lE1lcYml3r2AshHJqqDwEkA2HJeIxWQC1NrHTsMuzJCLHPYQttWqmZMCJhb8xVyRBEIsEBxGR",
-	"M8CCtR3ba7rTp2ZuZyTifMV2e7GdUh0MshduxeJWLH4Lj8Yt3SchSWFPzYrS6YauQgG1Z7uuFOjr3SKE",
-	"C8XZT/xqNpEOxBl4z5AUTI8LwTIoioPIXkR+lAVp75OBHBfKSyNjy6e0KKZETyTU1wGiv+UGRQh1mg78",
-	"hZV0LJzmIikVRE24Tgc+O5VLxUXf0UneTrDB/NWKkO6tE+XplIa9af/4X+qHfxwPCpW+GeT/OP7wX/+n",
-	"e6A+/Y8aye5L+fbPXQ5WVoOVy3KrYbYa5qnEzL6ZgllUl7yhftFMPZBa+YexBI18dkZtZO7lCCe0xJiP",
-	"Vzm5FOwQNrkzJ2OhBnIC4aElTslaKuGIuAyTv5m9A6CJDLjogyoyozPaxugqrjw9ItaT7zdfk1/f/fD3",
-	"jx9/vnh7/Onoh/fv3nYsVyjhrn96gf45Y6pSRbGePW1GYqdpa1Fv5d2Tk3dYOXsvmAUg1m4yA2Y3XVgz",
-	"VLnym/uwshvBXqhH6LcIB3/uXfStdKyR3yuyPMDlmo4LrqegOxFP92isB0Hn988AA4nE1gvoc88ctw/S",
-	"M46oHhwixdG4m/O0JG3kyhPynP/w/vjNxfnp+8jb68+vWqCJ7fDmYP+gM8r1niM0F3KH9Vg6TXPIVts0",
-	"i+XJnM/anNH8EhBYS0bLkEwGMke6LeP8efZm1Ff2ih8cr8v8Nd9B2Mhz9FS5Mi2bUcfqP+zw0oQSzYcM",
-	"YAirMCyhr2Sh6WW/MKIKwfOBQ9vxBJm/JpRrhugMZgpSKlKW59a7rYwa4CXmR1xFHCcWKRcuBIwEFbbD",
-	"Cm9m5arV0xddHsmy3SQUzNXr7ORS9Hc1K4ZkyIbSGD8IrXwpjIm0Y/7JWdYHKmNEa23UXsFQFtNFL7WC",
-	"w2ZsogoTNHCXvuUqlUUWkjOWs35Bh3DT/64/kTthEccy7wsz69m4AOGMVk0lXqCBb6gwa1zhyrfdfsA0",
-	"zpV5V8jM9GW32vhq7+734eJH86TjmUf6gEok27aHcVqzhKsbwPagL5ms2e5DPSjkuD8gI4cJZQkgEUZT",
-	"EZoXjGZTokaMXnYsjbjZ58oBfGOZlT//2SwVrEf4rgyyRKAy276cGl8mG3nsuBIOfbNKpw3YprHJI3tn",
-	"3pyR10uKlWbh2Kek/eULoalfvKpcANGMHD7ywCvU4gsCLYKlVYhsl8SjPK3rg3isp7XPhs4RsBwye+tw",
-	"cSnyY0yCzRfjHR9jKjw+SVl6yAVojIzIMcCpAaAj0VJWpsaGvR5lTlzJ2OPMhlMN7q2bA0vpHT3SYijF",
-	"/2OsBTLKqe7JYljRUzWGavvUyFsAZ8+XIDzwjFhz542736PICexvZxmh3praocBczGlu6VC1lA04vxiL",
-	"yNs9Dz0dp2PxsEuiGAtUCu6JQDCwohgDv7IsSCHBwDOmYfn8j7UcHuX5K/U19vkwJ/xdPJx9FPdkjsbj",
-	"gqauhOg7WL+OVIMa10ZJAc7QaFTIK+bYMoCYwZxdjac+9ONbA9u4wQ85DZ+MEOtOSdXdxhgx1fUYMQzg",
-	"/wUAAP//",
+	"7L1rc+O2mjD4V1DaeavtM7Radl+StuutHcVWJ5q0LyPLyeREPSJMQhJjClAI0LZOj79t7X7fn7i/ZAsP",
+	"ABIkQYmy5SR9xqemJm0Rdzx47pcvrYDNF4wSKnjr8EuL3OP5Iibw71PCOZ6SAVnES/k3T+dznCxbh63h",
+	"jCA8JVS84iiBz17rFscpkc1CLLD8LzToh61D9a9xZ/+38M3tt/O3vx/cf3Pz4e6deJ90lv/A10HLa83V",
+	"XNB8zqe68fXBzbfJ2/l7+u2i8/sBfyve395BY4HNLHMWkrh12JouxN679vs9QZIEt7xWQviCUU6G0Zy0",
+	"DvcP3rxtv/Nagt0Qyq84CVuH++86D3m71mHrFCc3RHAUM3aDghlbLJZHaEYSgiKOZuwO9VFCcIjEjMzb",
+	"cgrG5rBg+Y/x23fvW15LRHPCBZ4vWoetg87B+739/b2D/eF+57DTOezst9++e//3ltdKOUmgq/zHeP/g",
+	"TevBa/E0CAjnrUORpOThwcsv4PeUcHESJSQQxYvoohB+Rfr80I6YERQweksSjkXEqFy7/E1O9Irv2hcl",
+	"yL2Ql0niGM0Jwug3dkPa7tVVVtOnA8bm5dWYZUQUYSSPxUN3kZihSHC0iLGYsGQulwdTW0sxP8l/zjCl",
+	"cKUiwWFEp3vBDMvGpn/rsBVGPGBJKA/NeQlqYz/PsEAhQ0uWIjGL6A3C1ywVcBxBmiSECjSHO/8/G276",
+	"UiQEzyXwlF8Dx3Nidu/BDPAuEDc9rM26lqzaqat/jg2olZ8wSkprlw8CkVv5/mHdFIWyUbbcVhQeov0R",
+	"le/tEH0ZtcRyQUatw1GLC5yIUcsb5Y8Xfl/9fEethxEdUTnqgWtUeKEwKsAEFfDrz7MlCqPQ6vymeWd1",
+	"XrMouCG03W5bg7x1DSL3/4htQQeFl0atwy8jC9eMWocHHW9UwEmj1uG7/YP2G9lNojCYo4DERq0HWGir",
+	"fIsfcRS7YHCRsNsoJAmaQAOEJ4IksHkFXQhuzIbFr+pySZKwBDrrf8lDDliovna/750Nx1dn3Z+6/U/d",
+	"7z717MWrFpIKSXRImUD4Fkcxvo5JG9qFROAo5mpMLrBIeWnOhGDOKPx4Ku8rP+0EC4LiaB4JRO4DQkJ5",
+	"4Q81dzcgPK0gEP2jvjB4jOigdEv/k+D9wWvNCA5JAmwI3FvYn1KWqIMLCQ+SaCGpm4b8OZlfk4QjNtGo",
+	"F7A1/BtTfkcSFKnumj7GkeJdBGMxR5iGEn8v4ohOzVC7HgrYfI73OFlgecOhJ4maGZklIUmOEL7m8q7u",
+	"JNqkjBJ0h7kkoDyYkTm2+ClJzeRcHkw5DmYsCiSdIPMFSbBIE4lx5Y20DiUpiOgUTqE3xFP3jhPCWZoE",
+	"5BVHktRLQo/lThChIhJLJPD0CEUCzdkt4YoGk1uSLJEkr1OCvicC8Rm742gH04yXmxORRAFHmEch2W2j",
+	"S0JDOco1Dm7k9vuTvVMsghliifz3GaNE/VC36VHrm1HLubUBFuSTfDR78P+ru+z3hh8R8Atsgv5zr9Re",
+	"TphN875jz67niqggU5KUJhuQOY6oXETzCbM+hUk3mZMTxwYvScBoyFFKRRQDrF5HVDI8Cpm8ktdGQ3Yn",
+	"75oIXpj87cG62YlIlntdiVDqZxYM3WF5vWTCEglTIlmWt1mcaR7RaJ7OW4f7nmvWyjVV5z7F93IE85I4",
+	"WpAEzSOaCmKeb+EYNrto57VVFzEwk8dkIiRg2xyVPvW1i3n3YaPFOGHgikb3SMoMaIerS9lFWCKUKJht",
+	"CBL733x4d/Du3cGaM3rwWhKhzYkw6PWg+5PCIG5M0z3oSlonWMDiDNeUEO2Ov9/u+J5EC36n/cY/Uthw",
+	"TjDlqNN+40nkJBSLogbieMl3C+tv7bc7La8VyXkV9m95LYql9CbXuGcWWQBHfP+J0KmYtQ7337uwTNfI",
+	"oK6dGawXhRJpTiKSeMhXsuoo7XTeBFEI/yV+caENxFnYxQKLWb4HIw5LkfP3NAJaprh9534OOh3Xho4t",
+	"0a4fXsgZnHuzRcDyFuW31TuEFitFcMcGg8LSnrjPExJHkl7V3V2ov5f3djcLV29NNlA7C/fxwfWb4G34",
+	"jryffDP9dvbhtxv3zsJ8MU/bVT8k8wUThAbLH8nShRxvCC+8LI4nROJpwM2HUqgmCyIxhKTowgieN2QJ",
+	"XIyYkRGFX65ZuIRGEUUHb9GMpQn30CRh87wXDgKWUuFpHklNPIkSLkZUs014iiOKdhRHDFPIgXdhZCmJ",
+	"hkwiJ9nvjiU3SNxFAWkjIxCPqFwYLBVTJmYkUeuKOHp7cID8/knv9OJ82Ds7/mX8Y++X8aB3ddk78Y+s",
+	"bc6imIxotjDERRTHKEkph1E6H6qj9M/GV5c9v426FiOIxYhqseiGkAUIAbOITj3EGWgn4IDVwHiSED5r",
+	"o3158Afv3qFFElEhhYUR7V4e9/uSiUpwIDHoUbYzfZqveH4lEYeh2R2VizGqgBFVqoFI6c7wUnL+qqWS",
+	"wxGjAZFs1wxzRGhIQnkiWoZTW4FfzckiH8QUX0sOhf21R7QOqVrAuCeh0c3BvZscXH8TfCB7QUKwIHtG",
+	"KYM5j7jAVLS8AuC/e+dJLiFDy5LcCEESuYL/+nU0uj/o7I1G99/0Pv/rvzgZw/4EOMrq4+gu5Kkp2QZ4",
+	"WEblKRpKlPHDkmlWWq9IHiVBO5Is/c3fPRypq7qLODHno8fi5vlk8gJHb/cPRtS/GPSOz89O+sP++dn4",
+	"Y7f/qXfiKwgPZiS4yfrpNeGEwJwiwZTjQC591RVofnoN92yd77v9A/ehSV687uDUlt503iqIoUyjBym2",
+	"NDk8+V82QbgsEqE44kJR/b/5QM3rdplLCk/eap24IMhcMZMLPCXZWn5PSbLMlwJsVGEJIZngNBYgscrZ",
+	"NXsr8fcaZvc0V1lXT1wxF0oJCDQqY4F8UK2Yx8om8PD1457iW/nw224ylOvIV1Gh/EzX69Hzw37/tvxs",
+	"qyd/gaekulf5K6KplJo1gdmvO315M+7D31972oN0Jb+TpBU2J0npalZANtiUyUnSp/M2g5Rewnv7GMVO",
+	"+excIjYgRRLbo0DSExBSIo7u8LLueNUjLhzwvyRk0jps/R+vcyvPa/WVv86WkS0KqPz6RZmlKK6gdjXw",
+	"daPVqB5yNT+T6xljN3Xc3536XGX+1vF++r6Db+YHN2/p+8W3v3cSdd/37vu+yxbylDu37Ey5SuuKZkrI",
+	"zARCAbPhxSKOAmCkX//GlWCW7eKLUkqqLiFIR2XVZ8szCk0wN4DmUnKXa/WWsEmRLLXe4OAbz1zjoZ71",
+	"ITPVyYndGtWCLWuCY04emkJBT07So7ckZguiDq6EWct7VcYWbFYSUUl0bwlo62DJQJ/A/mQ2rhccMDqJ",
+	"pmlCwjbKELbppXWxuKhUT0FLMkk54cbYw9FEtkYBY/FeyO6oUjGabq84slQxHiIxJ+hNB/HdQ8Vuq1Ff",
+	"AZeI3nXeaIaCcTNTCGI0MMIowEmyRL41og/tfX3d7fz2fHUwWqsAig4PJSwFxjFdyIdh6VgdahvXNeke",
+	"r8vN61VszUbJu7gVZ01Hkc2ryq+Vva2mdQqsVf2rHVZpoZqOVDgPpxqp+UhwJvIhfYdDrfd6Grrpn/3U",
+	"/dQ/GQ96/3HVuxwWkc0kIjHY8CWuudCPANCKRkLzlAt0TTRPeYjYglAcSRlUzBK2iAIPTRP2u4emjE1j",
+	"4iEWx3iOi4inT29xHIUIDCTwAAvzPSsGKm1fG7jNC0T/G31BcAgeUntGDz6ieG7k5JAJyTlLKpOpGHGo",
+	"ugCzDdjDaOg8xNNgplX77JYkezGjU62l6oeK6f6nfcf/zK/RVuSdMfFRYuanvcvj87OfeoPLLkiqZ+fD",
+	"8cfzq7OTlv1u7EmBBk7ktH8Awc6Wg3Yo0zBt6C1IzziOgVhqLcquJNruDSn6qnrPsCTlajxb/fjyLL7W",
+	"Z2H0vtt5Eie9T/2feoNfap6DmewPego/97774fz8R9dj0GLGyudQ3Yx6Cqav/RiMxvrlIXytD+EjS66j",
+	"MCT0yS+gN+yNLwbnw97xsHdS5NYWCRMk0OBJqJTeQptZC0lMBLnIWknRiROBmNYAABY+QkFMsJSxFCt0",
+	"0R0e/6DU9S5x8dVQaZBR12iQX8lh9VJIqHRIMHPE6DOzcpdXHz/2j/uSRF30Bqf9y8v++dkl2sHK0/OG",
+	"LOVeMbpLIkF2PVQ+ThAuC8P8x9X5sIt2Cvzg7ykT2EMgzD288Gxf7Zssmu/69Io/UXPjNl0VaFRuxNIm",
+	"v4ijkuUGXqWxiyk/led8NM41e2CzKyxUWxn90mr9ynKPtPFNqVwigYh2TpkSAZobZZN5eTb/FM9mQFJO",
+	"wu2+G2U4Lryboeuh3GGusDDo7LThVoPtH/po1IKViq76QLJlanYwxlxkVnzX2tFOwb7OEtAvvBCar/bF",
+	"UEESiuNeDveP19YNe4Oz7qdxbzA4H7SKWjQ1i9Z47xhgikL0ZnKAPwS7z8x92SvzEKYopeR+oblApRg/",
+	"ggdgwkoCnCQRATEn0ovnL0D+1QI5KHFPDTxuQyd92ru87H7fc+ukddBRURUtRf9rgsh8IZZFcUUvDMlu",
+	"yllHmf/+EO2y3ojy0fDlEoBvmkecg9cSrFciesEYiplkokqKaaATiijAAbw8lK/1ofxI2V1MwinZjlLs",
+	"x7Pznz/1Tr7v1WjFsulQyIJ0LmX2v7yq2LGnOj2x2dQLd/S1vodTMmfb0hCf9k7Pa/XDaqK/PvSXN1EH",
+	"+nPYzwvgf72AD5B5zOgkjgKxRXPhd1eXv5S8hsDRba2T3ENR5q7Gnl+nvOQCnqT0L6+gGtGShqpsjpQH",
+	"psT3wobla8OyF8I0VH7rXCRYkClo6fyE/EYC4WeGftkSVHrZ0nAktH7iDsMy2GJBQnS9zM5Pn/euZ7n9",
+	"yMuy3AywgFMGx+OXl/71vvRt0TiQJWqJnBJzvgIqV9pGHZkDp+vM7U+7VoPTH0hKJEE3ZPHC/329j4OF",
+	"ZBuqsdPzk16uF7Non51T5kPLaxlnztZhS7mr2VoEiD8Hz1of2vsoZER5mJL7CGLFIYFHyOC3Gb6FyCvC",
+	"wcQRKb1zkYbOi4662XicJLdEKcSgBcx3hIIZY5zk9AG+TTSFgefxrE/aOkbPWlzuZ6zdWAt0bielN5Td",
+	"UXk6CRFRQkLVz8va64v1wD8uj1ndbaOP4HGrprGdbUsnZRFIaAsEknAUibLTrLxK32TKsVx31Zcjy8WY",
+	"C7zkyFdOxv4LCvlKUch2CGuJmLWqzg5/ClH1JKVT4JrbjKOwjri+APHXC8SnLIwmUV1aFGdcn3K9LsTk",
+	"AV4Mj0xgYAkgTBKSVSuENu6sHi/A85cEnvMFod3+dgORVGKE1BquzNlgZ8TQIWoUmgQ8QOuQpnGch1hJ",
+	"Qp+MdXBSY5Sqdg+IdWASADoQq28P76PXJj2EtUX/cCsBSD9DfI9JxQPRRBxBOFFdIJJXigOaRrc6d8BL",
+	"zM9LzE/hlW8r8idSFtuxZuJba0JydIDcIQJDq5wWQ17IlOdaLM2hkHtgQ/QLN8PylhUKXJj62R68cx54",
+	"+aUv/iHCOmont8vCS1ft4NVTlmfE5AgjX27dr+79CPmwdVtCke3tYKEd35zKr53P7YTF5MWT9Ct/l3Y4",
+	"zncpXz7tddqK6PG1HO5RuvlDlKv8a7IbuQjxn/9AK/vXpLlGQa+loTu8zHN/6IRQ/jyNRSQwv7nUynvf",
+	"1t6DNWDFQvBC0mocj43HiF6IbvmKw/x3WPIEKng4JEGk8mpR4BQEYzHIaVylGjEIQ2EHbTh4efxf9ePf",
+	"UoBHRHk6mURBJPnSBUmAEjHKq86w3Ys+BDRkSjJQRYLGK+um1YYRRwwSU0IEhvvB552e7a2Xp9B02L1h",
+	"X2XH0lEbAaZKD0jDjBF5eTBf9YPZolOscR7VkLupU+xfQxQtbkKC/4sD7f/AZ7EtaxiYSBwP4lkMUofo",
+	"6Wazv8YrtI7NVgW94k3MYC9P7+t/etsxJSkwokyMwVxU8wL9dalnXa/IaFuNbhGyjkQF80+mdwHD919I",
+	"pisdi3+of/Ldu3oxbv2TvbALvIwZDoeMfcLJU4NEFmqwsWBsHMNw9ivTGlIVQaesDhztd95+++6b9+h6",
+	"KZT88NdUfVR2pklRcS/oNPru5T181e9hkNILAhnhn/YUkpSOF3qgMqlJUrpGBYimksgwmqWBtnmaQyWE",
+	"RwJhgV7f7r8G/MxfryNdr5OU8terJ/6rMH3W8RndXkpRGIWK8tLQpN6GhNgI/DNOxheD85/6J73BeNg/",
+	"7Z1fDXMvYAKXh4yzL6YhmmGw2kUC0n7tQjEPfexeprAs6gWjF2r3db/uIWOnmC5NdYonPnEsyBhs6GPL",
+	"hm7Ru6qN3SskYnh7YCzJdc/OnuKZnl55CvX8qltT2r98S7aw+YqjgFFV3iNYogAvIMI+ITiYkfCoZEfn",
+	"eMl1amyddv/Fbv4/1G5+RXEqZiyJ/vHUhBWGdcOLaHxDlk7LOUsyM7JW1de9O7kqQoWe/9nenmuagilc",
+	"70aTQGNfsMOU5ziesGQuUYt2+JU45pbdENgvuV9kEdXmyHm6WLBEkPCUhBEewo6fcvRpPuJ4LoccwymW",
+	"0iLKwffkZMgkKC1P89fl/t07tEWAyKjrqHIscGzthW34CtHUVsXji+4vn867J+Ph+fn4U3fwfW9j8fgZ",
+	"XZwri/NeBNx/MlhOgNmM5IXnFU6fAM7Vwi1VUVc7SOvqLSHiEQ2UQcNUOstKHoKM9bwwXl2xV6jP4lgm",
+	"+HUX13iU1baRXK7u8vIsvtJnMUjpx4hGfPbU9zC4Oht/7J/1L38oZwHNSjzIVcVEkLAakpak2ncqTggO",
+	"l2ii1/SsD8JespepWcwSdGWsLIxLbcM3Vbfy6iQvcP91wv12LGsSiNwhWoP0j0qCXliDlwcqpzS3xq2K",
+	"fwZNYSnK68X59+sG7Z9xJJ6sxzeA9XO3P+yffV+D13UWCzdWzwzGUAq46I/6hzwKvfYcwa9a0Qu+/yd9",
+	"FFvVfQ+6w974U/+0Pxz3/vO41zspszx2lau3Bw8N9eIxFs9cXMaxcM+p2F6QZM+EitWqtl8U1//jFNfb",
+	"U1lfnXWvhj+cD/p/LwnOq/TVz/g07PV421A4b1/VfHV2eXVxcT4Y9k7Gp72Tfnc8/OWi9xhV87Oeo2uR",
+	"3ouy+J8dNeiamtuRqiq1bApQrqf6s+rqgIRlyuK8pMD4p4XpDIRUUdWDLqQzOMYLfB3FkYiIKXKzIIn5",
+	"i9wLUBzppgm8A23Ku2YsJpjKBS5SPjtjIproN8HdzVRyMX0S5c8PmY2QXf9GAjjGfJFJTdIOzdXhJERs",
+	"groHXbTf7rRVFiprH0Fpl6tekPNk4BlB+eU+XaTilIVqoEiQub1bU8Q2tz4nCV5a3c9T8dj+1t4d7VUJ",
+	"XscHToI0iQQIC1FC5nKzhanXHMZltb9rfWaaS9lTbQ6HykCB44vCbTScUI3UcgEGv4nieKNdwJVeym7O",
+	"xRveBgKaJjggmw+edXVNoA0kK4D4FUd+ugixIGFXQK6sai3svKbyr+q+i2Dh3kc+uVd8By6QdsJpdt6f",
+	"V7zRfPsVLLJImGABi7+LMmfMkrn+3y/PzwYXx65te1n3n+rO0N9vd3wIM+6037jHSJPY8ThKRyobeZXV",
+	"Vhew6hgUiFVr3CM4wtzxPgmP1L2HKI644MgPZlioOsQUkg4tSIKCGU5wAClNVEmxnUhwMFx5yJoAXBw1",
+	"/8F3q+hvHe4wXTfDSFHobBY9EkHWIjD2WJQp8HSjHiVwiEJT2bz8zGDgOihIRDTBKt9w8Raw/tJ3n9u6",
+	"S5oTgUMscD1mVYXWK4uqPdgFTjYjBRc4EWuPzdqmmaLmqHq38sEAU1B9MZfgRrwHghWRDfkh8uX+D5Eq",
+	"W9896P47Z3SwCIwnEJJoRNeyR3FECfcQwcEMTVgcszudGBhdx5jewPcjhJF/iBYRnfooYPO5nixZov13",
+	"WWYgVU38Tmmgq9jFa93vwQL3mnHo1XXDEXYPut8TMcT8xso+U6UV4FTFJR7xdXMf7Wi+x/HyZxEXLFma",
+	"evtfWvOIRvN03jrsWD5ZgkyVsqfmSQtCsRJ8ViPQKKy76h+Gw4tuKmYl2l55I9cEJyT5yJI5Fo96JTwb",
+	"ePVSdbua5eoLygJFy8hcAtre4OJYxT2rHJv77Q6aEzFjIVeA6qs0NjFElk1G1FdFutvJImjDyH06YT5S",
+	"E3O041upNRVpeMV1YLWUI1V16xHFHPkl65bvZZpOTape8bwYtj/sXlrynn80or5BJj5YA0z5RQwJgCM6",
+	"5btHYErotN9ke8JULxWExBH15aL8zLveGBogjXaJ+wYp2AXNxXOEbbZbLsA0iK+EI0SSBiJNSJhtYYcT",
+	"gvA1uyW7xVyx6wACFpm3Xw0YtU/UAo2DdidL4KrJvnyn+Q3lTa8VqwHpS0ZUBVBAYAgkN4oEJ/EE7WCl",
+	"cYKE5SagL5thSoQENjPkiOpsarKVnJpolcCu64LUs8d0eT5pHf76pUXTWCe4K5CU7JVlZ0nT+bW8oM+e",
+	"M6FilgxgB2vAQmCfUt12PUSCGcsrt5nKhQ9e6zfOaLIIHAcc30FO2YN2x83pKXB1MImXhJrySb6H4M9L",
+	"I5Ca34GJrOJV+bzg0UCr15zQUA6R/Q3DqM4C8xv+ekqE7t5pv9FH7iK/WJHd/OTXikbZHgwIyttY06tE",
+	"Vxr0+ESmOFjqmeSkF2qtjbvK+f4jJcnSdKxASJci54bkKVbWDMjIQrBQ/6x+nXoM51IyvMYoeKiV0IAB",
+	"vAyQKohA0vsp29M/gpJ3gO9MYa4SmtAEfj2e0BxMM0ThKT0diSBjgJ8QnsZCwZ9ydK4yAplKshlroihf",
+	"xhE8E2p4xVEUHiE5pg4isdBGwNI4NBXHJDJ8ImJQp/T452Z4tfVPQEJck3YK/Wwycg7Rm7W+BHP/FagX",
+	"gOverLuRaQoDVC62gGEP9Qt1HOFRjmJNK/nH0YgCsw68NDC4ThSdDVw4PJX5q9N+M6IaRRwWUIScQEUC",
+	"QlLFCuoWprdyjICWRpBBSi2jpRCJzOuRRj0HrNaxsTqz036jX/t+u/OKI9+h4vGzdCESRQZxJNep+IQJ",
+	"EcHMFBtnqUB+96C7pxUZ/ouitKhnIhOSJCQcJphyecjb11R12m/q8JNRoBZ2W6dC3UAJUobF51PcKhD/",
+	"Z1TfutWHBbXu1rS1RS3kT5nu9rm1uBpB/ROrr9QOt6zEKrCgLkbPhJ3nCB3t+DcRDVWaTP3ZdyhvwOB8",
+	"rw98ju+NFmf/4FsH/pBD1pw8zNAPt3svWz1+r5UwZTtvNMhANgYNL79x7qt0nXA29kno+Ta5W0sMWqeZ",
+	"KwiKqnxKmeHIhUPXtUOmc2zeUukdBgFZCBI+mkBexyy4qbHCeptqDMum32NY/IbA5KIRluJmE2H1CSBd",
+	"gpk1miALmh2PXoJVgYUTLA4Rhp+vl0i//x1Vq9hD/iSKtfYBtHIuG85j3qgcduNOKxDJI1EF1JJu9khX",
+	"nvZA4whCJTz+2ko5SVqeqqRg9cxXXMeU/IF6Z7OqCis4E2LRwM4LX1eeCoiDDhiUyLGO6shvLigzdO8R",
+	"iD3jHBwop0DJKgekUc7mU1pvvqFxcvuwbeIGNpbG64gUmB3zA8tmWAsDLindARaTBE/nVhI4KAAoxWIX",
+	"nBh42FMysBNkFgtCaxyDsMVNbgxEq4Gm9iZjzMXxLKU37iU9Holtxmvo5sWrzM5j7WXaytN17IZT5/xM",
+	"psDt0NZ1ahLzSgrYnqfX80gIyMxzx5IbZXwFd4O9bHDPisuUkhINSAz/nKgoabmO3yDnr7yOVMzsrtoJ",
+	"ejUpsV5whYw8gWnhZrsboRGF+6I54QLPF7L7RNMwyTCQPflpLYlRUze6kKIS0eXmovRnWmVWQ31UI4NT",
+	"jiT7Q3HsI0JDXZQHuOR1IlHljmAY97P/SyH+7SATvQCz7Zr7ayaZlo0OaL/dyRyUjCWSQ/kV4G35U6VV",
+	"8Czlxle0ufDyVxFma8VYMiEJoQEZwpVtuLuGQvCm4u+mcq9bqjmnJJNrcA48SaYo14pqRokiS1q2SfCd",
+	"/E+axJaEUy/glM2ESzB/qVJJbSPU1CqF5nZwyvbgI8F3BeR6vRTEpcStkXRWOCC6zr8s5wzOP/XGV5e9",
+	"QctT/wb/jzoy5XLYrVAq/nQ3XZjzU8SFQ8dbs7F1YpiUidxuQmsWU+NfVL+OzCp1XNa2FOHvB3aHBDOu",
+	"CcgvcFE+umapoVnyMb7iWQtfezWMqOqLdjooJvhWFaxiqdg9spweEFbmy7zOTcaaj+iOnxCRJrQ/B+gW",
+	"JF5mKZ1njLI0IeHuEVqkfCZ/y93wEU6gVPkoD95yuX88WaO0IWtZ2Y2bZMsDvXgu9ZLbmWIdp21bOJVe",
+	"z+1GssIjr6Lda26DLoLqRjqyp2vHmnsBrlGcuYzqtUuB4Ce3BwFPY1G5lIxn0e9JvS6oJgcqD3kf84ja",
+	"U+x7j2bibf2DVsI0cg2oA8iiP8BmhyKp8xrTuYfIPQ5EvDQkWuKaOZlfk4Q3ORhcUDA03K3Td+CRoMst",
+	"CaTh9C7Ph21dliF/FTIW6183cDx3TeFW7MmLNsyXYFY9VfBuEFwrdHIUhPzI0vqNAXGNKEZSNtzjLBH4",
+	"OibgiANjGa8HH8bx0YzFmsKpgaEE44jmdE5+KlSpNC6h0N5JcB6jZfxD9YubaxafX45coTqM1usJn6oh",
+	"PIJSfUSL8HIvOvOxbDGJEi485Ge6Nx8x5c0lf3k2nWFzbeGfrRR8lDawoAVzafdfqUQu5Cj3FwddIPB9",
+	"yu37ctgd9sY/nw9+7J99b8KL7E/H56cXn3rD3okSzqwvKqkekEwjiFhfL6++O+0Ph5DuoDpT8cdsjuLP",
+	"WZ5Bu2n37LhX+bV/dnE1HA96/3HVH5S/DXr/3juujN29Gv6Qd6iRlLajynuEEu+PU9/VKu420av9sbjt",
+	"ia9qFRoM3Cb1TeLjVm2kKBLPMA1j4oofoUhZ/+DFyX9xH10NPqE5vtEVS3W4H1bFTfOaYQGmIxrgOD5E",
+	"GPFoSkmI/Ivzy6GPdi4FpiFOQqQTCnCk48FNwAYnQkR0ytucBAkRvN09huyZl73jQW/oKxdcTsQuupsx",
+	"TtDB/X2W5AIkWcV0t1GXLpGqVqa9+ncwRb04+gc+v4QgDqT3viu7SuKr6jSMqLU3LiSDvkjYfCFUTWu3",
+	"m/wq/x88J0KnIVgFl8XjB3USKAgw2vHlsIc6ssX3EBZozrhA++/Rj9/tGgoob+EVH1GcTFMIoD5C+BpC",
+	"0+YEU478L/YwHsrB6xB9AQvF4YjqNmoDDw8PfmHDlq5JQTjv6sq4LuwvQcCqTQUHatfIXZCEM/qK58Vy",
+	"r8mEJQRFAiUp5WhHe4ghECZ2LTu0HZG/1oUtexn1z+1TmRleiQoCI9uW2S5w0tvsoqWceDdjsWaQ2+g7",
+	"wqNQvzAt90B4Fgk9eTCm3iNEAI5oFny7N4li00GF2kKIoLYWIcEWezG5JbFpEgnIKzWNbgl161uyJAnr",
+	"z8JgExzKY41uN8VCeBH1aLhgkYvXG4AmRgVGHicEC4K6qkAYlRxfNKXwdDVioAJd4+CmDUY0HJ7TeFkX",
+	"BtC6jtj6dWIB2kmzVO25vK7fMTTLOsGyw66CjThu4Nk/zAjuw+fyVsDVIyaCXCRMkKBEEiyWccpwzDfe",
+	"ohIe1p6eBKyYhOvZjx9NQzNBzBKyGYDMyVwLR6v6nKpWueTea0gTT0vN8xGGZL6IsWg8RN5esSRJFPDm",
+	"l36qOzivXJXyc7I+8suFLku5dqGFxqb3pSa7jXpnjVdSPsDuONbe4qsGvbCayp5xOo1oc7n7Atq78PGC",
+	"cdF7FF9kgp2+T6OQQJj2uv6Dag9wXG92rvaRNmRIwds8Y0dVpwFE51Zx6M+zpaWEiTiKqAnDOkKLhHCD",
+	"T3UguW+l4rTCtdbiBC6W642Dx4ZmXUJr2W3JBZm7NdvqW8aDzYiVcIILnAjFOqIdwxUddLxOp5O3Uskm",
+	"LGPvQafT6TjtYg3feuGRC7bQb7w5dGU5VLZGD1JOEvMUi1v11sfDZxkkMmu9pIzFJ2zje0NYcmpoAXoZ",
+	"HXlZDVLzrh3UyyaR9vHkOPQRIY4S1r9LJY+/oZr65xkWRkd/Q8gC7CpZXdJrzaBJRjYDskMUzZXxqsKm",
+	"5Bqo7PXpzdb6PzVGfWp7x4zekoTnJhd831e9921Iz9BigXJvME9GyCuTuHwg5iyJNohxUVNYJLywiU4j",
+	"dTREesHZWsay5rx4V1+xpyLAFVueiYwZ1pGcdhtdac7a8Og4IZkUyYERbf/JTDUAcCMyol9JM5b4u4hB",
+	"GM+juWEX71p+gISC+tZDJ9BYPyWoSQlFt12y4GP53RdGdi0ja1jPtazhGVbhdI9nSTPY2g5fuhb2zYr/",
+	"aH4132eG6A5ciPRr5WFfGMEmjOCj2Tbo9UimSJHI0BG2tUoP8+UaczJOk/jBFABWOa5UGeAoVEmtXNrR",
+	"gvqjIZNr1BBZxtrWunLDG+llHyFjNeGbbS7WPszPq7mVMEuGW1X7a5PG2mWaS7XT8n5Zpy81LXXyorXL",
+	"dBtmVptdNItdgjSjKV1//Ol8jhNH9GspoMqyd9q2qsbgZiKgVnXQRgs4BvDfdAZC2StYd7CKvQld5h74",
+	"8Kg3Uxddu0mqgZV5Bs3S1qSisja4BQA3R/UsAG6WuV0Ab2IfNA2/dkjewg0/z9X27k2ajI0kQbfcl+Uo",
+	"0eZJTwp7RXEfHFVN7XYHUGwqkm3IyW6RT1Ant4WL1VfwLNfr9m5THEpzk16B0jiYcDyNaCNv2Iu8pfOl",
+	"81ZhtJXb2sLJG0Zz++d+mkmyTREfuEBkiqp+TXohu42lNeP4loSQaZC2n4/HnJO55jCvD26+Td7O39Nv",
+	"F53fD/hb8f72zpkRB+p4NhPoL1XblSEYnCSuk+kqSz4YzrWWau8uCsHiy1RB+wYE3NyNXkC2evv4ai/8",
+	"TOOh4sL2kWBovyBmGY1nEs3n4HgB0XIqYWQwI8GNjkWQ30mIYhB6drVzbxaR5fKGglfKEvExIrE+JHAQ",
+	"aB0WOG+HNle+A4WgOeJMyorXS9tpzO5eZOo/1y4kEyHMIBjUdBDvmf1T5bRbM8ixKun6R3AfXmuSsPmG",
+	"xqWkkVmJUEESEqo8qUeIzBdCu+DcRZw4X61gTxHBcnCGPcFw2WK/dn5K7Vlpidz6EGhAOMI6nRqa4yXi",
+	"RBwZk532idJv7xWXT5UTYcN9FWTrQVWTx6pfXq4Ebqj/wmLCkrnTSfoJaNxtF38Gi/k2tQolY2DDLW+q",
+	"iyhY1GrMc+YaayFyyFi8uV9ifcr8yYQkxEHrAKNl8WWCsZijBeZK5/f+rYR35Vk20TEhjmIvBbe7VYf6",
+	"75fnZ+e5Lyi8FPd7Oz2+MFRMmQP9ebDwYX3tx3MG8lANX+B2ZstodNGrzdpifpYr705lq8/yhRevMUfx",
+	"jqR/5lDW+PiqdisxcLYYVyEfubINefbyvlyxEGawzUZdX3oBhvPMslfvdgusvDq1Z+Hlldv1I22mS8TT",
+	"a06ySAxTKUYbRj20iNMsn4LfRj0czDKfE+2NmJBFjANiEiuAFZVR7Rn5J9tRX0yiLybRF5Poi0n0D3fr",
+	"y47jxZj6DMbUxyhEFZ10WGsCEOAdWbDkU+KGMhpXIRW5AslCkOoJyPvJVa2+DrnElkXMua3hTLZhPjJ3",
+	"94wM1J9rH/VsKHxkOTE17ep7+VqUKBTHS6GRSPFwm2jAivoFKkiio5xWXoiZs286KPFpEz/IbIzv0uCG",
+	"OCPJ12vNikfPRAMeMJt3qJqXz95WsWXnkQ2ebXPlVegtrZD8qolYNLNW83XxrmMotNxzMTqVpdex5ZBi",
+	"qn0ALkrEhmd4Qyi/4iR0r0MwFh9jnTC+/LkaC5tYtnPeKgyfCZT2oNWNrjznJ6LL7OVsHVdW3oelPZ+x",
+	"NIHOS7cOsgSfrvDgzHDkoMS2k7QKR7wlpqhTIrGdu6hXDpolJipNqK5fAdWHVc2OhebY0QRHcZrUjGl8",
+	"oy/xrUv/dao/Gzfxwio9dL20Ym21kqx70a+bKn895VnUF8mcXDMxQ+DVfohwNU9GnrADamsjccdULZOs",
+	"KKz20m8DNjAj+6o5R+Re0xOd6oaEHmI0IFD40L3upPSom7Dosq1kX/jGD7Z0tYzFoGLklnFjjuvKvsmR",
+	"enVQYg+FBVIJPtGOz24OVVSrv+tZQZos5iiiQZyGBXnemk1ejmOik4iLiAYCLg84TMQX7GY9hLvzIvGW",
+	"V3pPZuYmuMo6kTKwl27WiSR0SPGJjgrelHOC7qQub4eOjd5MyTWw1VPw8F5xZMVZq8gpKS/5evpD0NXY",
+	"qbPzDUp4qLHN5VpYS4B5t94bVA/pZbtfdbBr9XzOczVB2htwMuWLLEj279+CvdfEeKxhTPPZXTvL9G+O",
+	"KHRd2lIlIYH7gvAORkn+E9rJIzew/LRHYvVB9gZJl1HSIEorU6StrV1VUrl9lruoBvNsFrfULThPeFCD",
+	"GeKRAIEzNu+Hcusk5gR+Us4GOiOmyrNlaEIcQkW7KHFlxrGJykaxPXl+t3JwzwpI8FoLYzBcpwKxdm8b",
+	"GdXWG6gFbP+LzdyxsyNxgmcpemqzh1en0ljjLGFcTOwst51Odtr1Xd1WKBiufnO5N9AGOysYe0vq7kjM",
+	"NOlaEpxwtP/hmw4SDH348OGDJGpXw2NPQbJso4LvLGU42nnb6cgHENEpitQTbpK2xnluB50G5/1YyFl7",
+	"sJnr7td+sguciKgu93WTrMLqRLLEwisAfGu3ozMRr7mkupofnEdc4Jq6H8eQ9z0moXXFTjxbwytYx+ly",
+	"DgF6Blz7K44mMZ4eqYRoWQ1LlXceBanQvqpr5Ds7QbOZ23Uk5X09TRitnNK2ZdKS3rzqzxjHm6mhgxkW",
+	"m/VYML5Rjwf3NsSxqirgtB+eLwjt9qWsJtfXDrKmpri3IwvsjEWBS3TsWRk6VaOC+nqNlcJa5jF0XuEH",
+	"VJ37ikb3pup9AfVEVLx/26qvElGqbCNPIZgv4j3fSgVpakG7izYbi19dScyafvqONjqY3CMlbZLgrdj5",
+	"Sr0Tly4+s3aY87Xcf/Rtmyk/rwWyrkFvZfS3Bu+5QKCqo41oxGfjXCBqvv+P0FWnwgDtbUjuVyoXNxvf",
+	"6BsyjFQ+aZgvH9wrbWb9yWZZIBu+4Xag81lu+pLPsxds/DU1awAwgGDYR7/tlN40euCPfMJA5vAcVBwq",
+	"2RUsV2X+V8U5Vr/jrbxU2Oaf+FwbAlPdMwtJ3IAGV8c7gX4P3lPeKQzU+LHWPDK1gUc+sROze0eiSep2",
+	"0G/Cp65Ckw2Id/VcqmblNI5RSkUUZwlsc+jP0uGaTKpcsEUhRar8QZ7RukLprXpYt9C9Exk1Qf3qmE0h",
+	"j1XquOL91EZP1FSxgyIfqiQM5M9b6rofRzpBpOzG0Y4fzfEUIpx9D/mQEXGM0zBiWfFDD7Xb7V1I9aHT",
+	"zj2hNt4KolVbOB5u0iu42enSaByZmlKui15zE3nuflFbMglyaEJeFKNR089EHaynvRoKhy0P6jcW6eR9",
+	"lNyBA03GcMHpc3OUusZ+RCHCxTyazBAxx6GqApSp1ItqufVF/x9DxCwQrRCxz5VzXPs2GtzFo7wwM85A",
+	"joXywbhhatvoVDufUCZ0Pkk0IwlBOxzPF7G83ElE4pB7yAc7hAR6CqVxNLszVnTafgSmKIeyEplrtKGT",
+	"3UG2VnCCQnixiJer1Ymr48G8gmLyKMd9vpS4/QxWdNwDJXfZTzt50tSiHxPAFLlXioxHgIi+r1rl5hrd",
+	"5gqpIgoLeac0ZpegD8EcOADzWtkN6937taoqjidELMdRSKiIJtF6b8Qyw2Ks6JLHKoRhudXSunoM1+7z",
+	"e+D5C3UgVMWSldwsPPOax23pj9RixmzRyDO4uCFVhOJcd9XaosecSVljonm1lcrhldC0EVm02JbmCy+h",
+	"/lVeZJuzPhnHU1GpNTmJopS1ikurkcgNdXSKAdtg5ByaQrOqBhvUC3AsPhUzlhRKmLXROY2XBs9BVZ+M",
+	"RPq53SYhOJjlCNhmBUKi1HBJK/MM9aqKSmW8lfx0SoOGFOvSwgP2Vi4rr/1QFVY7RCpzjGsYcP6Camoq",
+	"n4yPgGfwwFcATVgcszvFTmB0HWN6A989RGgoaZgywqpJfj05P+t99tGOJHkqJhVTFZ2o1rNbBQyvdb8H",
+	"3/YUDDwGkegSLjXnVFPRolAaB1fpuMJvHsKGz088syfjbOJl22tusHTpHdaZLhWzAQb+rA6QgxkqYtU1",
+	"mKyM4ItPXbtEjFN3lchLQkPJl+ZSEICBUmj4WlLO9Xx+qgpg6WzjRWhpQm3Wi3BX7oX64B8zVh4UWXim",
+	"SBP6iku2yzhW+EfIV67ZWVt48jmNzH9PlJ3GeB694gjqbxGOeArx1exWp5/U8yh3lJ2OsgREQuJIlbkS",
+	"3BgwgkU6q4KVZq9xybMXXud8kx9DA1m/OKLnWEhpyM8NLqguzA+8n3K/H4HjG+MLHwmuMHA/9HeLfK62",
+	"txSSF0AnSH4PY+rb1mUg2qin9G065gnPCXgfXJvMkeXqpAssBEnkKv/r1/8aje47nb3R6H5/MhrdfzP5",
+	"/Ld/cdE4K8joMcG5OSP7psS4eq2URr+nRH/WSWiPGaWkpnyF5lYbmPD1EF3dQRfGAbS5YViwIYt9h0Rt",
+	"9mnTzoBEt3V+V6bZucvLJPOls/JV6Gt0vI+G3gwFD4YVAfiRSegMoKZr7SjcBy88UEdK3NYJHtEGQar2",
+	"qTaqH5Pfoy4hU37SZnNmvGyPZkmF6yuev/N5VwDH+bqvmZFKNUCaGlBmQVW0VxNsYUebNEi9kTVfvfg/",
+	"NBPE0yDRGWXyZMDIczrUg8hXHJWQb9+dt2izYGUL4TaLVl6/pCda64vb27qtvgQ8DrOubkGnPtoBR/uI",
+	"TsHh7w5HArRcoMOUcmEUYChOiG8IisSuN6J+hit9D/lhxPO/wUVwsSDhobH26oQZcmwDqiOakDm7JeGu",
+	"l+Xg2LGxS+ZEE4lDdI1DBAyLJ9ESgt+vlyOKqVJLwzxHiBOCfAX5/q5almRO5ZKChIAOB8cczSPOIzrd",
+	"VcVcMv1jdh5KNlW7kWdsbS5LUwM/w+BusU+xLgVHthKMsAB8YvsbBqjVaPTLTqD56N5avzS92Lo0VTVY",
+	"vdlCorDRzDWKiyaaB1N8tuTr9DRnJb2wi4TcRuTOEYbDRTTHgoTDFbz7pinqS6fxsI109BVAfNhCAvoi",
+	"wDhGzONpHXmMdEaLTWZqlGUiU9WYc7d2VqzJoNbgVW5xPSQ8GefbUPUMOD87rMr66iNet5t8pWZhBUft",
+	"5nxXOeuclBo3TDt3E9FwE3foH2V7LUrpp/g4YerYzVu7o4meJgCtd+cuRWkwNuegxHBLOpIb2Di1FM+z",
+	"XlX9aE32vYSo0O5CjNkhupthgWaYIx5HIWJpZsO5i2jI7vJCfgel2Pqsch8IcJTRmuxpkahTIYOBrBDJ",
+	"5YGnp2DoW+dMmTNBAuYzPaWlhPh2tVttORwpIYEoqENqb2Z1okIA9IIwUABE+1rL0L3u0dbmXl6dRZlb",
+	"/dY5qYStareGy3oyUq7s8xkwczbH9lb7rMusuICDaq1oLl2taPtXt6KtjGqrkonEWj7awToQx0N8hhNl",
+	"yQDvNUbBky0Su1BxNYQX5KMd+Tu8Y6O+hrexa5t25IjAu8sudZx7tr4tCZ6FC3uWfLkmwdaadLnlvW0P",
+	"FJ9Lhs0maOb5b6Wn5dMN+QS7KnIDeePUNF8VX6AST+WxYjReHlqxBdhEFqgir6WIaEWFssL7zpxV2xOQ",
+	"HqsXqqNrmYHgbsbQXcIEQZEqF3U3Y/N8XzrQma8nd3ZUhS2/2StvCEbbftgrRLY/631bO93eM7eP7zlf",
+	"+4XF91aSuyVEPhzbfBSwOeFokrB5IWHrIjLam0RpIWIyTTCk5riLJOVyEoCTBgnmluik96k37I0vBudD",
+	"KFefqaswUhnq7JUQWq8pOiFxJIlaNUfyQhnqW/qcSQjqJxUX7x5KbdXOetbcL87Hyl/gipOE+4dID4Zo",
+	"OidJFGjDXMihODihIllKFj2MppFQiG13RFmCjPKeo50Ac7IXUU4oj0R0SzyEUUwwOB/4/+YbL7jdI0CG",
+	"I0oZ3QNjjKfMq2JGONFR+uBCpzMiSNqvCHiOWXeypNmYUhJDbW+ClDfDBDR3u87SzeE8AgPnBpVn7fCi",
+	"z141uQCcWn5a9plAJXakA88lKgwJXeqi39o6mvtsyuM1wxWlAwnoCKOTU2M3BWPNUSYjveu0IYLfutCN",
+	"47LgFDfMTshCkmgWV8G7O3wRHCHCITs55WtanBKauURUm8ljHWBBPkXzaJWcvZCSXURTQcxRGZqjTlKy",
+	"jfa9jWhWTX2/s3ukEupGotKZMjGTsCy5TZ2+A8rqZ66VVEeKq4QfAH5zfB/N5fN+r90d1V/7zmwTFRQJ",
+	"dnB16CXm3CVx1qSvDVi4lmWArseyIWTcFDhaDwzQ50S3LQYMFS/mh3SO6V5CcCihBFkf1/MAsPjVtXTy",
+	"tVu4tH/2U/dT/2Q86P3HVe9y2PKyX057l5fd73str3V11r0a/nA+6P+9dwINLq8+fuwf93tnw/FFb3Da",
+	"v7zsn59dtrxWGfmXW//H1fmw2/Ja3e/lX2fnw/HH86sz2ez4/Oyn3uCyO+yfnxU+/Nz77ofz8x8Lv530",
+	"PvV/6g1+Kfx42js9L/3049n5z596J9/3Sg1hY4Xfit+HP5yfwOfup0/nP8M2Lrq/fDrvnoyH5+fjT92B",
+	"PpfLq4uL88GwJ0/rpN8dD3+5kB8G3WFv/Kl/2h+Oe/953Oud6JMY9gZn3U/j3mBwPpATnZ/08r/UmVyd",
+	"dX/q9j91v/vUszZ/0r+Uv8BCBr3j87OTPhzUx25f/do/6Z1enA97Z8e/jH/s/TLun42vLnuOD4Pe1SX0",
+	"uBwOet3T8adzuPTBVfHU5d8f+2f9yx96J9bnn7v9Yf/se/1L97vu2cn5Wa9yf99dXf6i21z0zk5Uj+7F",
+	"xeD8p+4nALX+oHfiJNWFx7IRnT4hki/gxhgvH8RRIWWi4kISYruuV031k7wuRGF0JmSfBRYzo4G7xqHy",
+	"d0c7pVcEmK/0jnad6rfYjaJ/nkXBDMFHdIc5mkXiEPkBo0GaJIQGSz/LbR7RvUkcTWcCBXixadCpSgBl",
+	"+36hkBHl4A+MA9qxgNSUDjG5hliCEiIkBlIDube4KDCMqxBlhcFUvbNktyUyBmvP1m0v1L2Q31OmmHqH",
+	"t6xy5HjFETQC/8lpnudlgu6UAZ/Lqy7js9269FMr/W3ktVazLttpfESy7E6Ea+uXKnYZCQYmaSggJS9x",
+	"IPvsQSc0I1geC8dLjnYcCOkIVRBOIVQgYAwiOkJwdNFeomVJ3FRcqSXWXitJa8v0JCk1saJ3eIl2Kjhk",
+	"98i85tPjC3hUym8UniFXMUxyEMiLNWWgSMjT/MujQTsWEto1NnyuLfgmIxDaqSCn3Tr9v5ZF6t3FVRu0",
+	"UzneXc+kWktS+oqrpRkk654v5a749W4OmgYudTyX9kea4eaA+lDHKdjCcSl2HyJllRP0NQsd4TjEcFhr",
+	"+aKStOwMWQOnpAbZJXJZulwxx9raLSSobe5tDj7jmCI/Co3PObXdyqXwVvBIX+WDDjBsO50fgSykbg14",
+	"7n3l7OGDScLfmo952atcVVPrK59omx+sMQwby7GLZPefaGfoh+c0Xm5dbaKHbWaZqRpdXENahT42K3AA",
+	"gKCDkTyJoTi4Sku8rVwvd27IErFEotYbsijceNPs0v/OGR0sgoZhP64F7g0ujtFBu2MC/jzJB0STKFDK",
+	"JCD3ylc/oziSuLOAxYYnAv4oJBOI0XSVL5QLTxZB7Vs/aHfWCztmENcdZQ4dDYv4P0e+rNLOTNSg1+mo",
+	"DOjXS6EM29tMopVtXBlON0+lFdr9ChmRDt6ujwcES1SDl5vPsnoT2k+r+n7h8Nx+RRC4UfdtK8X9buiG",
+	"xpPNS+PqTXh6o+vq6lVO7GnIuHoB28bLlRm2YXNwLvvPtDhkC+prf69tJ3/MJrjAYta8dY4cINyqWHvF",
+	"IatgYQUkSI6AHxbSYN6BpDplKKKCqTAUuyyEJzmeETWFcDOWAsExIv+LohgPPhisv6AMO8ifdkCLiylS",
+	"Ebk4HlFf4Rl/18ws5XmTeJOGiAQzpnJwTqNbQtF1KhAlt1AeSIrrCZuPaKGeXRjxG+gak4kwDjZq8Vo1",
+	"uRkAwn2vrz9SOPgtP9lnsUIV4W0zyrLQXZ6NqMAErlWfBovLrPRYycSRTDcqcwAxY3PscszgIoxYvdcY",
+	"obf1B1Y/b74LJcvzpw2iz8tk1K1TOmlGzqr3yGKuZGklNKuKPvLlGOlZBUHCu1pK2fYQ+fDmfGTsBbse",
+	"8jEweH4mBNO8rAnj0BsLFLKMtdSGK9VMzMg8z7/w/q02WuVI1cgvMHHLa6nZXPLKqhsvphaupupoEutx",
+	"GiyGCabclKtOE8dZz4RYyIOQ/+XoavAJ7ajoXHwdkz34KnES52T3CelhAPqb2TyLb0Od/UqAW3ME+tU9",
+	"eCs0JXk1RA65XfCcoB3/v37Fe//o7v29s/dh7/OXfe/g7cO/QIZzTsIRBfcQX9eG8tGMxSGHmGVlWUP+",
+	"vxFJaxh/rdrsQYFFloyo/2+qdLr9oY1+UGoyKKSjrKm6KvshIjRIlio1iRjRBAQi/2/6fz6KKPqe6ILA",
+	"R4jr4HGrwTUObtANIQtt/tJkCqbKjF72oe53Knf44L7VHMCqTmISeCAu2C9BlH8kfwoj5utk4yaLp1wB",
+	"FixBnAiu1IIn49Pji/Hl8KR//r8lgBQTAhWGbXkt/R/OVZGeMGJORYEpSlDrNBk29ooMVzhClqZ5GnEt",
+	"r3nbZLUutoTklmJXZdM5vimGikqWLCa8ppZpzOh0SJL5SvvzHN9njvImdqM493dpOM2LNBKcxFHuHMyR",
+	"cjeGsHkczHItQkRVjBIf0SywAGGB3hYKfqs2GclA30pReffQZOEhXGQWZFMJIRLKUVw5Ckh8OWOJkBvV",
+	"G9EPmgqoNTGixZJlxhvSzvED/hRKFaG9p1lMSibqgzwFtlZ82wmDCyYAh093nWlfNc2cEhzpaUqbcyhm",
+	"m91IfsYHHVOCzd5Itq9OM3WxguGn6FuenjC7qaNWP2yePVvtawt1w/J4oGfAHdsQn0ur/DMF53xTW0Dc",
+	"y2cRhdTQl1l4UOZXpyuf4UVUQ/901IFKsvcHRWgHFd/1knrSChNR5nKFCVXlB8rA2RxwJWXgBuS28j41",
+	"IIcs4k0Vlqtzmz+L2/IGfskmN0ykqzu5KXOzqEzbw1e79mbbW51JPXkUPl59so9cs3N5WRxW1QC+2nAM",
+	"HAAkdHR5grtIxOrlOpMGmNMz8PkVZw2wk7Tdb5gsVbs9rk0Asa5Car4Mu/RuiYfRqsKCZ6dO3ZXnDfW/",
+	"ACryTALRQ/QFMjCiB/TgK7cfFb42iW4J4jO8IFXlZCFbY/aP2gxxmyeXtdiZt50mJWStvIGbVp8taC/e",
+	"OTSOhZSS1c9lNFiNJ6nNeV0utFby04niONLZ9pWN27ChJlsOEiyrDZfnn21Qg7FYoK2UnCfn8fNcT1oO",
+	"kRCk0n1nKDzAcWbEFGlC6+u01VV8kx0LPspmKCn/qOGTkCRHWd16HekCnRJMG+cOHepFrI37LlRZK1yS",
+	"cQpbgSgGhiA35zT+ChFHZps12Se3TG3yTSbpppbBp0YVbRATZM7EDoq1iUZ23uvg4aksuQVZ22fK9eCN",
+	"Uh+XTMo4uJkmLDW6/SaZaIUqPwnC9UHnIFMmDFIKWWNEypH/e0pSEoJxK8aCJLvKHBYTkfmuTRnSed6Y",
+	"5h4DyLh2BE6YKhel0riZeoCgjKhykkFO2RtcguED5GtLYxEJzG8uRYIFma4t1H9a6VB4W5uI4s0zAA9U",
+	"TBxHuJoCuFqqwcFhl7LfM2G0oJEgfIGDcrA6JHn+0zUQeYSiozbUlNTUR9H9hnbd/JKbM07IHdm0LtE0",
+	"IUToIIsNiurTgCQCR1Qsn1qi6FTFjFT3A7kbj1eX780KnBZ4yzpKb1WhdZUvMuVocx3sDOfFaRvVwJUI",
+	"pI2yosT617kzDYaHOJjXowT586w4bsQRvga8cRcFBPSgNSVfF8LJnF3OcEIMs2LsMnE0IbK5cgNfqExV",
+	"eVbYnOh9+ND+8O5/tYrx7p29D5+/7HtvHkajtvrj4OF//ct6I1bhwD3XhWbbcD4VydCcPc5vC/peWJ7m",
+	"5qGxBaE4kk+NilnCFlHQko+A/S7/w9gU2FIWx3iO3e/QHri2vChPFzp7qmFHMyOpysGoKycYl//cd0Fh",
+	"zOapeosbXec0YkdVgfmz0N2cdf1u5gUPfduEtJVztU2b5eL8kgugwfKCUBwL49CmtfeWgnvvwCFVzPF9",
+	"bgApqMY762LTdGcWXwqy4HUxC1Yx5zleSjyRlW2GmDsQGjId/bsj1EFsMiEJH1HKVNPdoyxZsZQsMvYB",
+	"hoGKLVMiNHIClFQxYaxW80sOSUopAXnUEQoyB5timpDajh2nQLe4KJ76yg5OCuHiZhxeTVladBXxohMZ",
+	"82L8NI4TgsOlQu2SXRtRw9N5yE9SSiFLIEuQr3EZH+NAlcQzF3ho49YR9U0pi3aSUt6uMF++LpzpEwoz",
+	"+bvt/N8qemFE5UIllBzJeX+DJB9WdU1gGt92PqBKQMUR8uUVJ0m6ED5YpJVxWm6NF2Ix8nawV61i1OQL",
+	"XJQVKwt+6tyww3I9LI4lP+2rc+UMSJ+y13JNwQwBG9EdaE/CMXTZPZLELZkSH+GFiuYCIZrcQ9YhjNTZ",
+	"A9+saNaIFu5rhzKw5iUpVdEWcnSuLPFwfxQq0GhHfLP2EZUDKmezOM6m5KbuTEQRTpLoFmsRvpgeUd8N",
+	"yFnaUzs7O5WQAc4DxKykEJqZ4zMrHfrj4lKtAUx0qhVm6qr76Yp/UFmfSAzWWYV9APDDPPhNV9gpJJVa",
+	"WwKqibLT2oFT15lXwtNaTx3xqrbi4gjKZ2LR9Yje4jgKx7l+1/yCF9H4hizhF55OJlEghbHxgiSQHFOx",
+	"IUDYxpSJ8QSERpCgZyyEn3R0OSxtGTMcjgVj4xgnsPiUZvRxPCdhhMd6O/L1jyHib0zus6QGAEkUx2OT",
+	"XFNNbf4CrDJOKb7FkbqCor1nfJ3yZVbSHcfj7ERB4zE2mRTWwOTAUqrUhwJpLlL125NXjEV0HRv/EqXH",
+	"jSjKCg2BWvaRwUP2iymDSn30TxnI6kEiP+JUklOhgyCyn3OAyH6yb1D/pDi1cXlB5UOW8k617lMspaD6",
+	"TqfusM6uCeADacQEzAHYONLx15VItd20oJHErhFFWyqdurbgKXUyl/aqlLeYlFBskIJaURKsdp9QR9U6",
+	"37wqI7ujkkwt1wWQynU1zFDnKM2YzaKPoB6IYXlu27/RxTXSJtvA5DD9b3JiFhiX95tttVZ/Vz10Oyqt",
+	"pK3Ob/Si4JpQgm4IlhYXRSpog6Y8oAuS1LcAKbRf8hctf78wOoI1Tmv2egpdC/OUluU6qwtwwcVxJJab",
+	"KTpxKIeIbkmDDCbaxz/zoDClrSs+Oo5MtrRpy0TysxuuxcX11+dF0mmO0I4geI6CGRa7HtJpjtDOPAoS",
+	"dh2z6TSiU/lBp0JCO4rfgDQmi0UhVZ6VOElnS7JSKDlhFBxOnbbFSTRdnzlf9j5WbcGbfIUPn8Gb6wcE",
+	"8d0ZY+aEOHsRm4FcKliPTvGUzIv1UG3V9QxHdMOkOskiuEriJ/rEC8mViR8wnwk85U9VTqpDqlXzKL/j",
+	"LApUuZCo3xQxM3EsPPNmNgEwSg2k4GW3ubrHvmmvSVOl5rG6FQx5ZddqzmJMcal24P7bgjrw337Fe//o",
+	"7H1oj/c+/6vpaP/mzIVpdEx57i/Xy0mTOtbFJL3C2vIaiUxFghGE2k7KJSbdxoMm76mqFasJ3bRW7Xpj",
+	"A92jW1P+htwvooRwFcHYLCWXZTqsZOT62Th8KXUUF5GU63SFA5wQFBIaGRhUySyQr9YApQwKagwjYMgJ",
+	"4ZQhYYSxcV2TKaYmW8Vuu4El3bWmYs4Gr2hWb2w9/1mNVm9Ez8XVPF8e5CWTclw8hpU50HyNa062Tc+6",
+	"P/ftKxnr+zQKCdSrczh1qnj9T1ExyrXow21e4heHAS3SMQ46jTP4Tc8xXVqO2OszesxV8rEVnsqLhExI",
+	"kpAwX8vqIVNOenP2W1Sf0MzG0U1qqQ0sdweJRRyniW+nhdLx9X4mi3edpi0/vGvUsux8djttqWnUEE4A",
+	"Sam75J/RYwqWZ28x1ug7ltwoTbNJzuYKyl/l1CFR+XwhHO/0UqnPTLXwlB6hOYNScpii/SxnjCmTYrRv",
+	"OvdNzHhNcat1DquXROfKAG9VNocSayadDM8KCmtNla7VYhR8lERQGEXZbREFHSGb98NGiqyAcXHFwxWB",
+	"siq1S8GtiCPZzVacpXSRRIFyCa2CSs0qciB7XCh7plZpRjoGKdXaFQflWGYHrrJu6s1BzZm7iDu0glmZ",
+	"f7PuLRIwuQ5wsc3OOIrB73aGIZWVczXlyP7NHXgiw+itOUbFEJb9oxx+RmQRL1/xvAJ16EEN8ymVVNje",
+	"rAXl7oxfW/HoWGAprQ5WO0bZjJRGNPyGhIq0NNUP587fjYCi6Ef02RViCOU8dTtttAB3HUYJYB/Nau/g",
+	"zLKhcqcDfQ13NSApD24n+CQVZq3hsyr2c0F1jkmsZFUKpitWpkYPL3fNWXsTcplhGtfCqPledohLaaOL",
+	"blZSZZBSU1GlVHJjy0gDDKh6gk1wR54GbN02VMOCn9CaQ1pdyqJEG7Nxs0vOzjhbpUFUXsknUD6eChzn",
+	"Vbzs11+ACxd6sdiEnEjahKpYY8OiBDWcztMcDSWrtG3/wowe1trnHFIMCwnCiC9pMEsYZSkvIqY7lsYh",
+	"muFbK4ezncfQq+bo81Ah86aH2u22W9ddb//bPHWs3Ly75nQ3p75oR6IB48IdeoAVDH8AnyB2JiYhwjFn",
+	"Eq2NaMHOrCoUFyzCpZR9FBlJc0RhuhJC3G2DWT6rizxIpaBo/K5ecYlBlWDgSyFoRAWDzypYoFxDx5UZ",
+	"+xHRWUlKG0FsuRRb+lWXqcw4n6qvXqP4oVqnyEG6lfojGkn8mbGOeidPRnbPEuUoydfa5BFOV90f2F1B",
+	"uwbOJddE4jmH7FnUHNUnO8V5eIWFEeR/zRBWxF3Ejfoqjyd//7ZTCnd+33n7bcGl673TFWpLDtJkHlGT",
+	"xqXOHDrHS8SJQFljs0kST1RmSEOJx6YJHMtuTXpM561mTFh1FXd4aYmxRhIJ8Fwyx9UaErkf3wHogYNF",
+	"sZyEy1RiNrDSgTnnnaoJLoxT/f/3f/+/lg8W/JURHx/9N/IV7YF/ZqTHR/9dJjr/XSQ5R/ag/8//5fLs",
+	"0hrJES3RpF1IM6DYSgg8wwlBk4jiuOgypHagfDCoSudZmiSvUG/XtvBa2T5sLyOiC7+YLThPdP1b/lKF",
+	"lpp650aRrdwCbshS1aDKKtRGYRudg5rlhiw5JGlBk4SQPVXgVo3Pj5Cvc60Aub5LIkH2wCd/J0usguaY",
+	"33AdrAWZU5zlKgycrUswXaoD8qBAtkk2m7yHxGZNWH+ri97mOsNZldKbl7SO0Ot29pzmwa3rqprlPV1I",
+	"45Il4jwp+UZjHrQUhLjhLctk94i8DkWLb1OKbifPW5d/rc6ypKnFRW3a8SxtumlSyJoNYrFKWVVbctEo",
+	"B3mdO5XLHzyiCKNJdE/CDe0dJVOag+ORAqWznA8Uu48oTiTjrFuhnVErJLejllasXqdRHGbGNUab5Ksy",
+	"E3qV07YPx8WTqE08jV/KD2Kr7JLKsHzCKKmRlDLKoEKWJNTouCUFNVktoyqPtEZxqJVZRsSpcal6jnwI",
+	"FzqUFcwNWfW2PAXCHeYoI1m6mCmo33AUZtya0cbVhG81kFus7NarxBZb/7Ey5FGPB1nQH3eZimBrG0iU",
+	"KZna6JiFZER9q/qGf5gdWBRgIIMRnapADzWirhqPdoIE8xkJd0dUn11+0lr/DTEjkLncYoYhpxFHE5yY",
+	"3HrQZ0SnTCXozCr2gP2GTZS9PI6hfpiL3m6W332LV1jv2mlnOHeayaybMnytOl8PCcmgYAnlko3x5dh+",
+	"W7OvSTSXIhzTQfmLhQ5/C8HJadVmclyQGV9W7j0Htyo7uLKn1ilzpcMzQwDIre4IFjzTHqLFV7eHsJi8",
+	"vbaGr+ujLOCFbgnhEOm5ruMA2um09RkQLpVrioKBB69xat3Slte5xFT23LSDveHmfYp7bdLLde/Neuag",
+	"2ay9BZvgIVR+rRZbqMDOgJMNJsW7d4k88Kaqj9zmC+v2XWugctb7UFVFuPYzOSoiW7zkSAq2I7ojHzuH",
+	"SJesvIipLBclyLf246sKHDq/BOgx5W78EQW7E6RGVU41QSRpvAup2v49jfV6WeIChxum5WKzbd+YLeDy",
+	"RNsWmvvIVJ7wirrlgO49QwUxXaq7OcrCZ/uhnyeX1VR0omocpPOsfJ1iXiI63Zgry9kxBRocz4mhvxI0",
+	"1ApfcXf1n9VWV2UtiOj0CH3fG6LXqljR6y/aUPTwWgqpr7/AKA+vNWRPWByzO6g4IRhzV4N/Dmar/iYt",
+	"3OowLEwSPJ1rmp1d0VH2M1dBWVBOMBOJapP3POdWzTSrNmrTBMdec9WmCko7krekqrdmfBwvIhyAT4sP",
+	"zFPb5FGfmhlVF+/QvSZTSBi+FjFYhU8y14mmpQ62etR2oYR89asP3iasK49e89C+OeCIG0e5imGocpSb",
+	"ngm7qS3xCZzRH3eM7KaVTVtzkMbr2aYj653712hgKkqrJ1XlNaP9RcvyLpLoFgsC8Qcc7UwTli4eV4u3",
+	"uYf848vcwvL64aYe+aY67bHKk/8HVKfNbv2vXZ62kIelTvleKI5Q+6LsPu86rrls63DJA/jjMXrz5s0H",
+	"dDU8Vnzs3MrNVkztcdA5eL+3v793sD/c7xx25P+19w/e/L3gsYgF2RMqn1i1PFlerCrfQMZZVp1xrbIE",
+	"TZKfZWUMHrzHkrFQGzBUteUGzr2uSEaVU/4V13EGoad8G1Q1PjCPzDANY0jX4cs2fePmoEv37UWhXzx6",
+	"2Wo7VYaakBkX4yq/ae/akMSI4zuvjhIeIf/LSElso9YhGrVUETwVL6BK341aD74WwLRaTO6wYYxkhdYX",
+	"CVbhFl3UqwIvzi3bgiFWVymUrjISJITFa22+C2rrgrHqgkVBBpQY6IYswVmYTKJ7D/nG3HOozjAKTenA",
+	"18jXFq7KJ12TIyGcK93WdSoEoxBepKI1lr6T1b9entXG2GaGPIlWX/GMSHpKvwvVX52Daul2UxG2plKq",
+	"fTOvuI5BOULYSlhMjUMnlPtZD1PZhcHt2AuuAx5HmmejrlDm7us0ikVEnfqKsnVt48i5T9ENcQOX/Dog",
+	"4o6QmqA6FUNWW0tefV5dSF610YEjNaEejIuPJt2OM+qNKW4KaQqppRFlMZ57aAbl/osY8O2slFNqf+/D",
+	"Z5VLquO9e/h1Pgs//0tdst9t8Rb/+RdnKsrKGleBo8dLd+uoHBQpNfQMEI95qe3tlMFbLd1pT7WV+Und",
+	"pqrMQqXpr5TyIGmDykMLuWHkGM5tPC7yorAQB5EOIw7hnoMVFaNN3q8oIMi0L2xjR4IXmKTedVBI4uiW",
+	"JBHhmuTuHqEgJjgxkQTKRcqEmeIpjmhN6aoVwcbK0NRcu2h5F16SGOq8uVSM5ciMu5nmhoJv5gc3b+n7",
+	"xbe/dxLFDd07scAifMQt6TpNDSBUtsx2X7ze/MSK3s/5klZA81MqaNTC/bkUTbVJEHRDEde+CkZTpFJX",
+	"ZHR1TjDlKE+HPC/lxTxwiiYlGG8ABydWjyKkZYlAC24xTsBrCm9ZKsokbtjtavCpcvuFi19xkesKHD2q",
+	"CGkDwMyHX7+4pzlRlDa6bWeKfHiJxparDLoAsxpxa1zoZUYaxFIRsLm2aXNIwssF0sEKDn7eCnbcVglZ",
+	"WGadMl/tQRJUrnP25GKhFEaU45u13hwtkluh8WK4jw+u3wRvw3fk/eSb6bezD7/NnQFrFcQa1o9w4xpB",
+	"0peuWsyGpyB7ZvETbvJWvBxNuNp1y1BuPMfO2IsfhsMLU4dfY7ni4EUhIhJoygSizORKdIalUnL/yL03",
+	"CxcywF521Hqiyz4gBgODWfK0LDbIjttZWWe49CS34YFffuV/sje+Y4fbQpL5kT0bpiyQX4tcv3OSawM2",
+	"29jfc+0pJ9xP5TCt0hcqA6n5qwRwXiul0e8p0Z91tJ9zVFfeNYXM5YgIZ3w5T69ls2vCkWBKLfM3rbYp",
+	"slhGvfA34xjfztOCqb81E5n9bYogmr/Vox6rzNRhboNt267kAaOUgAajnTfUi20LXezGjuPSf2cu6IVI",
+	"Lv132ZXj8wqQs51GqgTxJqKhqc8hCWJ2jrpYCD9SpWAYJa84umbhUglwXMpvKcRD3O/pPrwQsPDPe6Rb",
+	"xMV/ERy8Ndz7nDj3Erz6t7LMnyMxU8M912KHhIvt1ZvTwN2kEEne9CuOZbRkQhfir1RzbqOu0CWrNDcL",
+	"knYYgp4+EighnMW3QBPQPOUCrMDXBMWMLa5xcOMZi7GH4oje7MUswLGHIBItwFzI2VLKFySIJhDlltJY",
+	"Dm0VzoaoOxCEdEXfn3vf/XB+/uO4++nT+c/ji0H/p+6wB9V9d4uSBWzj8PVrhUP17xJ7KT+jsKIPWMFh",
+	"XAGCfZxOY5s6hT9XiVALUJr8bFRmSVeecNQ0ySuqE6TKyXJ0N2OcqNAppKlTIXZkfdX7P0jn+RfSPX5d",
+	"GsUcIj6vhbStUCsDtc9Eqixi6LAnGX4QMFskOOLRFPJKqSA7L3e7uV4ipVFFemAwzgyYsH9SE4EDz2Z5",
+	"sV6ehYlrdITo3s04CcY++ld0jTl5/1YipTcHKME0ZHN0vRREO13/cNo9hoSMOl9DSAIWwt0J4vaM/Ys/",
+	"RX0kn12V/DkJ0iQSy0u5Ql15jOCEJN1UJclTf300niiK2qLuRR+plPQVxkN/8pCPpzdjv2BbxQLFRLIK",
+	"bw7ULRyUHBjhoAB+YNr8sKGc/8MDpLiaMONIi1VKZmXJM2ub44gKHFGScH12OfswjcQsvbb4BsM+VAKL",
+	"1TP1srhi4hXqJimhDHX7ynDB0Y4uEroHSYmtbe2OKJO8z79fnp+1kYmmBMSTyYr+FzQy2GjUUkXVPDQC",
+	"tCT/brfb6MH3lOp1RFVu+7rOim9BlgeMbCBheNSSP+ttqD9CInAU81ELqpR6I0ruA7IQOhoByisA+YZs",
+	"TmiRMMECFnO0I/AUXZg/dw+R/3oeLHxjex7R0+OLVxw2vTe4OPaycNRXHHUPuojQcMEiODi/6iqOD7C/",
+	"O6IKdGAhso+ZHS7AjIwO2h0vyy1YSfQ/ov7rYIbF67zgJtfOTq/Bk4ibNVfLAHBPVRHgI2qycKEdOO3C",
+	"yRbOU4Kr+ld+4FAOQp/wri6ahcWICmCDsjN9pavsQXiiqsAzI/P2iI6ogpqsZgEygjjy5TNlSfQP+P0Q",
+	"fQfPBimPnO5Ff/xj7xftltNGP5Kl8gKd45CMqKrjpx8NBMUrBOIfIYz8hODQBzQ4x0vlTAqG9u97Q6t4",
+	"grU6qygBBH6qlDYowAnYfMFbHguyB4ZtNCMYUkkYVbj8US8J/gYskRD5liUhhTQTBmZeaeu4KUiVJ7qH",
+	"n3e9EcUc+f+5l7ld7P1N3bmuJtPvDT8iv/B1wpL5kdomRu86HX1FM6j5wm2fdphDpyyV05IQxTi44ea2",
+	"Wl4rjgKiS1No1HTaH1ZwEZMjgydPmyXT17oTfy3bghgqYgurqdQDp5jqrNUSz7asQOnWfrvT7oB/3YJQ",
+	"vIhah6037U77jXJbmQFq1y9N/nPqIpJSmuBZAl7ws1I9PITRAnCfQBhJ+bSNhvJa9YlylggV8SAPZkSv",
+	"E3ZDKEQuRqHfRl3VGzxV9FVCxkCTRjqOuFBnl8GW5HFgQd2ppnvwjogA1+FfK74UUB8e/CI95TCzDzKF",
+	"/PZ7SpKsfMFha6GS3SuiXDDu7q9zeanwfgr5LyRuxFNSNyPAjHtKqHplFfTadAVgS9c0CC4DYpexSHnd",
+	"YjI7S76aVTwLbNEYgKrzX8qbvyHLI+Rn/Iev6wiDPat2GSwR3y03XAZLxMeIxGHtSsIoUWrPI+TLz42W",
+	"AoBbWEmzpH55DgqV1E9fqUpA8SB/M2gQntxBp1Mu372AAGu53te/aeY603lYWjD9an/90tIkwp3z/3NB",
+	"BFjlLy2ZZ12pR1lbv52//f3g/pubD3fvxPuks/wHvg6yksyHrelC7L1rv98TJEmw+T1PSJEn3dEnOkxU",
+	"jEKX84gLbIJ/weQIzoq3pMCkVhb7Ti620+n8HY62qO4t1NDYL5fMkA/KLpGxX6yIsf9gi4gmeWJzECyo",
+	"gYEhrXoBAK5jE/0sJdRpcidnyMlO5hHomlT3eF1u/uBZIwwMgWw+St6lNBInYpNRuNIL20S20X6qHUqj",
+	"NN6Tu1NltAb7qnaAi32r3qurZ/auX3+HQ6NJhC7767tcUay5NqWweHvwYX2nIWOnmC71XGCLf9dkfX1d",
+	"rSsvS8XT+RwnS01dUUZeVSrzXzVNa33WnrRVLkGJRjzPMAPkNvsL5BJwAb+bsZggLRjlIhGaRDFpj+ip",
+	"VgdSJpCa4ZqEaEYSlaTKlJ6gISLBjCkJMs/ChDn4p7RH1L+OmA9s6jWktozoNCamQCmw+qrGA/ch6Eqy",
+	"LbqxVeqCH40olLa1plbMTSR5mgQvXyuxGVjFNuoa1oUlCKpu0emI+gW86Gu/NVd9VCuNDjb9keruS8kA",
+	"5y2sTqpklpxb8+2+1ql68jh69wtJAuF4RhRyV3EUCQ9dy5Pghfx3czJn8iQ88JyPSajl2lkk975EOGZ0",
+	"eihXooPETUKXaDqzSynAeEr+UqEUqWmb+R+3RxSy9kiwUHz7zj46jb7bhSRcJpscxP86OEAFbLCnKgvo",
+	"Av28yet+SOYLJggNlj8SlZZZl1L7joXLzWjxdcTk4+jdL0gC9b1OyMcoF95aXusHEi+4jrUDq68kfCGa",
+	"4+SGCCQSQkNQh64j4Uq1IGVrohNtaEvElOGY60XEOKLFoZUzbbyUQ2R3KlvLhba81pAEMxoFWIrPOF7y",
+	"CBazTQK/KJeAygs7/dpaJCSIuKqOKCIdmqwLOLUWCZsQqFyHVU4GyGMySSJCQ0gJbIoy/drCujQ1NJyR",
+	"eDFJY4Wr1BtXXFJWFMiU8fm1pSvDfC6U6dE/5kIZXkRtSUooEXvXROC2atEO2ByQZ6bpVH6g+jRqqtBI",
+	"gONWnIWVEi6YYUqJuk6hznIvmGFh7kS9gF5xtiyaESIoNFRkP+ZxE5qrsdKtlaImdGhHMU6i9Xam6N4G",
+	"3FDRPfihqL3M0pIXeOD9R/LAi6in5X99XYevX4MJcsa4OPy2823n9e2+USU1YG23zClvwPg+jQFVRx6u",
+	"4kHz3J2Q7Ep1eGFDX9jQ1Wxo5836Th9Zch2FIaGqRwPGtUiE+/SKwwt4u99gtgtVrXbI2CeoVQv93jXZ",
+	"Wpav8JSEER7qrExvDw42XfCApPxPZtO1xdDwQBU+/cFrVVTouWd/lX8/yQtfGzRhDJd2Ln+eWTxU8iAd",
+	"J+apJOlTxsI26mpDyN5CsSsQuAPu45XS32/QSe9Tb9gbXwzOh73jYe/Exe6ptT2S3ZucYhHMWttTvFix",
+	"EQUasa9pBCgoNtCmmPT36u7Qqwq1eKU4aSgPx5FcBrojkKIJFtJeRWieRlbKIRhryYq1pBey8kJWtkpW",
+	"3q7vccbERyh0DjShAVq/SCCnBDh6fVRern8mUj/RBuQ6pO65LTQDItJE6xSUeqWEwU00r7Y0K/WARMcL",
+	"FWzqKbXFiDIq8TpH/q+ffXAB//Lgt9FPOE6Jll+RnxVUzJJiK/MhvzHp4orY+3siHou6zxgl20bf62R2",
+	"tzDeXIu+BUm9KemoSvSfIWGsvGvwImECx8c29W4dvtGabxNi3jp8e+C10gWkRzls7QMB+18QjPBHawGe",
+	"LPtvIvH/QWJ7vSBu5Vo/6V8enw9OxsPzH3tnrcPW3/T/FHZ4pIXkSYS/EcUvUfneEK8lYNCmQIVfOIK/",
+	"NkfwpiHdPWUheHi3/lAuYlOe4M8i7JmFosakshFd7GpvT2UEldTRWUMXB4Qr335N7zWxN+4ZoHsHduFI",
+	"e3IZV+wbQhbKyDGi4JDN28jXvrt2LlKX6zYORIrjeGl8uMEMMKJ+hrR8NGe3RKW2s3M8UCYUF9JGPk3j",
+	"2LfExfaI+goPHiKFBn2VvkobMXIzEw5ulOXJB3cs38WQKLfgbYiTjzQblKihoW4smas8YRnKj6ilHWyO",
+	"vYuxDI0UsI9kpjIX/18Lm8q28Hm7utLsPP4QIlh2RV8p/ebWL7WyF+L4Ii7/TxGX/xyt7Z9EyhVW2Ezx",
+	"+hofAMp5Ap13Ol1Y6AeIYPega6LqdqD3gdIpZk7S++2Ol3lJj+h1RCWy3W0jfURK06hcn7Wjte1TnblU",
+	"dw+6I2pGtVyjJRFXrpwKZ4Ir8CkRMxbyQ+RfEhpqwdNHOyYlmf9FYH7z4B8ijIaY30gGRaJ8MqL+sHv5",
+	"4/hy2B32xsfnpxefesPeia+i061PH7v9T70TP0+nolLwyVOJBB9RnWJDq1o9zbDgREQTHAjtcpBnVxfk",
+	"Xp2EaqfdH0Y0bwdJe23XfyvvdyRKZf+SlKJ0gQQbUXEXBcTEOV4Mzn/qn/QG42H/tHd+NYRkZTTL1Aa5",
+	"sjG/KZ7Cz+eDH/tn3/teNvSUSXrJKLh7YMQJVer1EfUL9c/aCaiJ+vO5fEeCxEsVU5D55yMsoPj0EfK/",
+	"J0LehG/c7eU57nrqAlXq5ohOzU2O6I4Cuj1gL1VIiqdYT19yCoc+wjkcZV7g6nR1Fs+IjyhGpm6CaqEK",
+	"zhiQcJ+Cb25RvUufj2iAk2RpStOY7PZ5NnaTht3T+Va4VpT58p/Hs5Te+B74uFCEkWY79eBIMOQGSQQ1",
+	"YqsguavcYLIDVU7r8lrBZIIO3qIZS+XZ6wo8Iwor0tzzEcLQWJ+Vftumzk5WA/oOc3THkhu56YTgkDvX",
+	"kqUbwkI/EO0UfdBBegG6MGDn/2fvXZjbxrG04b+C5fdtRdqXViTZzkWurVl34vR4OxePY0/vdjOvCZGQ",
+	"hDEFqAnIiibl//4WzgFAUhdL8i2etKpmOpbECwgC536ep7FLhrhrPQ3Bc7OwzIT7z/CuYmvfm1Gq532m",
+	"4zlMaW2viEKC1OJLDlfK5ITlCTXPZXa7CiMRAwlh7DpNHO+12bxoVtVBohy6vQdgtcZq/aqPUyNSNBlK",
+	"pUmr/YqMci407Vb7boxTASKhnNSyxEbSuA20TS12qb+ugzAtU8gX0E2RsPIhJC4UpULX/adCgG1XFm5R",
+	"YJVqMiUJHZnrmf1kBCQ8zEGZnqzcIT2kl+AwoajJbbSX6waBQm8zykiMaK4BRDzFFBF8DmE5GMFgth8c",
+	"WYf3o+klEy4enNAsMzMCaJCAsWcr8l1hWIUMGsq1GuSwQlDBjfSIBEx+e//FwsknNZYpRuKd3faLZjuu",
+	"+8XNU1yURgYYDQLeIPz0zCyXnd12s9mK8dWDSvYtItBTVjRghNYtTTm18CZWNIOvq/g/GXAVeFqqUieS",
+	"quitMnsKrj/moudQvhYJu19VWbJhC5Zf+nCNdrPZgUd+2WzGpGYezxxfN4sdJsJ9S4n1J42chV9aMamN",
+	"BYDY2t3of2rHpNalKbx1OlQh6dIU3y4e0YSTYXLNtXvGyvM/7ZmN4rWXUUtUEPaVK+TzourSH7oPg0OF",
+	"aBaU/+E16O9IxIftw52/Y79JbMMIekCFsTRg9puNXT/q3ZjUuDWt6i4wAJdrWqQZB99pHhl8f5oZq4IO",
+	"sdATnfqGWd9G68TIOv7x09nFu0/nH9/aiwgcRtEBhDs2EvGpkYbvjz8cn10c/c+bo6O3R/Yc6G6pbs+Q",
+	"xHOk5kYxxCXe87i+sDqRZtlh+3Dj2MJh+9DO5O3DC66NxygbqGUrh6DgyzCAQI3jgmiHgblEPkqMI91o",
+	"IuXcQKaVU3CZuXMCs0ZuQv7GijEm0uoQSubf7DBaNwyjeloxlBJxvJfVZnA5H+3stSvULp3gda+VtNNd",
+	"trPX3ac7e8mLdOcVe9nbadJWt53spntsv4dXt00VSP4d/GoEUyrJVI6J2fqXhHaNiIYVgz0HNpHzF3xr",
+	"EhIYp5/eH12cfz46NXOxQf1c+/C/lRSno+ShojdwhnCO36IVYnlCneTRM4vGU+oBHX8HhY1tljfz9l+2",
+	"Pcn80+hL2c8YHXEF7bX4sZGPkgbI8WPRk0CnZXzzoBPQNt1xXkVD5v2gygZphnK81vorsLoDsIO8iIB3",
+	"VJRcnFUkZMO1kM9tCsDGmNtSpYXppf4aC7tEnWIv6WxYXHnuEzwq2K9FeMx9nFunQPeKCcXMGB5GqQ+J",
+	"limdNoLrL+axF28Sa724hNlT3UbhJm9/nScZqn5xkdel4b/ovxy8usUUVwcNumOjUbtY6aoDyziNYDi7",
+	"RT7jk1QwgxalrFuN/fbubyigbiWhUAbh5mBf9XPw/HbQL6gieIIXSL5Fbi9EQScyuyEKwijgaWT2SWQ3",
+	"RhR0vkUwC/gX/Bytmha4UmGywxn43uEXnDK8IMYWzBHzHiUc7KcNh7kw19/8LYKZMzbp5k9XdVqLJz6+",
+	"j2d1F6/eyh6IjKrmMCNRZr6CJR+ZNR/BG4Wf39BsGAGdYhRA57O5ENY0RIH3md13f4opsZt+blagkKA6",
+	"KaCwbzsn5eDDPc/Iyg3h5chaWwJlidsSwQbSBDFdUGYsyLAcLggc1WzMSOboctUhIOjseOXiUz6EMR+d",
+	"MjbO3HW3TZnbPMy952H+VLmRw3Zpu9ZK5nFIFkWOQ2JdjnopkXJSVOItzaU8b0xYlu2Ag4IH7CQ0TxvO",
+	"11lYJXlWCmiZgWLixJy3OFlSD13wskh0ROASQSBzPtnRIbFRIHGIKAP2zjGpYUFCl8sYwj7qkmeZgiBM",
+	"nAyojgl8Y8P/UjCAjig6YxFYtR5itLEQbwkd0S7PuLYxMIRHIg69iSBuEvAKVhGa6pFwgTE3If6tnZ++",
+	"D0n8rUsVuxjn2fViHJ5GJN7zS2Zh3x0GC+GaCMZsjsTe7GBZQAbCfXvNPTIfxrHzXskinQEASZ4+U8Ti",
+	"m3iiWOB4qQSiUF74sJ57gZGg6lJ1SNxqNGNSA5p/sxRajabH2VFMpPVKEgZ+pXkaiVrsNxxsgx5NmIoB",
+	"qMTlG8oTCSqpnHvDkFezsVs/IEL6UcqcxM3GbhxWbtts7NrVGY/zDEJPo5z1WJ6z9CynQpmBmMXm7uCe",
+	"vh6SyYAnAxiX8py+ZuUtGr2WsoM3smCfuSI9ppOBxXzJUx+XxnC3m1to7y2mjvQAEplDisVe3pyRs2VV",
+	"we1DbF6j0O16x2DZnQIiV62qZ19aTOYJy06933UWe280VoOPUvOevX7RhOl3qg/b2JbtYzEa6w8yxcIZ",
+	"cJ2gIjgoAEM+jfVNx5Tl2g3dxzfV1FgpYTnKhx5MRC0DfcsAvfn3L9fXWAu7AiNuoPXI/P25cuCt0OOq",
+	"R1Qg4RDbygYcQa4ugAE6o5nFYZybiYbr1IGCXT9jb/CT00lYzQuPPb+D4IZu1n/CjHrQCYwgOD15g1iN",
+	"5f2JsEwV5Ke7dK1CbcF1uOkQEATqPofwpQw8VfUQ2q86+y8a7VevfpttJqZiugamTkVSmGddcfB71qfJ",
+	"tHTKlxtrt4yM88oelLvLL3nh7VQOdDmAXK9VZPSQ6mTAFAG0CDuS+taf2PoTP1IBc/vQwqxYjb3IZL99",
+	"MfNiY9+l1Jea9ecQfkc4TlXJ0ROA2KQkp8L4GmCFD+Q4z6Ykl1k2HqkG+WmcXDJtGa5pxvsC6fXOz97Y",
+	"wgyZk5ROFdYI9HiuNAGUUS4Uic0146KQBMoK7E9axmgjoY3chRuRLjBhioILInSIMYIpW7bzT5ZLdUCg",
+	"TUeRBJ4CYSHxIgpQ2yHV/hLGZp7aD3b3xYtIuG/Nvw2fqFexo3xEMcVTpg5sUrX4DQpUxrlQFnIG2OaN",
+	"dKQefcaDutT2m7vmpvvNdh0dIqj6yZnOp41IuBAxgAMiPCIXZKgOjIeTMKF5xhSk5C1cENZaAVM2VLxE",
+	"wj4y6edyQrpT0m7+u0XLtBg0Zs64IK3mv7uXz77SRGM5+k39aId+aa1AEfysae5Z6OxichTVB0UFj60p",
+	"MC9+HXw588CVONkadNULAO6ORLp0aEJO1hmJlvcwDtxIZMJTPTggsZmStaYBXIUr6PJaM2ToXtuxO/Me",
+	"QfXgpSxu73Nt3e6uncA8I1jSObdWIO4khIz0/XUvwmC033Rb4Qz67F7u7Td2IZGT65vvp+UlE+pcsTTo",
+	"vAYCA8ujqoLOrnkN7p7N8j3bC+7Zar5sN14svmlr+U13Z27aNLOt5dwFdqsX0BTBdJJq+2E7rE4SAk59",
+	"psBN3S4/wqvineL4vwX0qh90XrXajT14PD+No9f7Qae1v7fXeHFdHXyrPTtl+OmoGANgMwWd9h0gAN2K",
+	"XNUpkDPjO2ytwq1V+INYhWgNlhWpMwmrXcf3bhYWTFZqrXivJ4ovnRj6UKv/1ZJfxzYWGCNotCsj5gkl",
+	"+VgA9rTj9nIlqggNqBsktlHO2DIFAICgrWjjqTF5wNjD0FhxZy0zPP+w+E5Id9tIDCgg+OaapWTKoEQy",
+	"ds8i+rEtBS5MX65soxypyZxwYfHh61iNDM3LcDJL46KMmCviOqyW4S6/KU38fSldywDx+7fAzp2vM3vZ",
+	"bLV39/ZfvHwVoKB2FguGcS4GLBux/KIrtafuvDKW3bxO3Wt3Ws3G3v6L34oyEHUsLNGe/fxprINOqxUG",
+	"7hWYW7GMGXs0KJUUGaXPRcJuBgJwtRl+piFyUb53c+bWzcqdCxxAf2OHCZnkDJaS8Q+4ILOIDB3iOsoP",
+	"T45tV/lGQ3bsHrj9bqcVi5WyCh33DIsv3bra6setfvxB9CNg6VZFZklB+m8fQj1q9lXvjHJ2xdnkIVrP",
+	"oKCvnEEU7KuGuAGZyHGWYh8SlOPLlGW2OoMXTVjGteeZNj69y1CRRKbM5ezMpUKfeUpolrkUG14QUmnu",
+	"50nONQL7Yn1+p4SFo6ZKsyEZ5XI40hir8R1dtVxmTJHY6BbLAALPE9ddKwE6KPBTAYqbDMbiUkUiZ0CJ",
+	"kOLB2Okhez2W2753DEcozYfAf4GeCantlZoiIkHx+7rR/dCt4fg1xspo5UWa+ATf6xt8zcEdWtEr5Zk8",
+	"JcdEsyyDMk0s0DwdK/0Xq33h3uaPnb32+i3pNtn/GO3ofqrPYKaDzp5R7+UKV1uiaR4iCN3T/5WDara/",
+	"UdfZaX9kWSb/DXZCGW/nS+G9woXBXhmy4c2Vm/aax4pkjOZgSZoJxvJRXKhBJ/hfM/s5I4cpbTSAXMqs",
+	"LLiNNYDg1tMLxWieDIziBsqQoBPAnuLijorbDNOusTUUtzl6q7S3SvuelfafqnLK7jZSiHRnKHigriXl",
+	"UDMBtpUkPk5fz6B6omIFfqWECZ1Nnf+IKY+a5kyVKXx4igpLyqHxG40rXL6i0b0MelVHjF4q9KwPCIXO",
+	"6UhomkGzqtPfFC80gA5mpGuZuZzr7EbkqeXeaWkuNjWqgCpkWXa5dJzb0QtZdyrTah4bS3HA9IGucTWS",
+	"l4zUzPOa35FCrL4sPG7V7gay29/9OF1KDWTb3YrphQwCV/AWlg3F/Hb/Q6nOF2SBYCTOEV7K1+Qc5duM",
+	"58SdvN6oYPEVHZM12SOMQ0mb4imru3wg9IXC4M0WDgnvC5ljoZ6yAZVFT/JH5RGqhMVA/OQ+t+bTMF8e",
+	"IAbjuETXAe3B0hkprm42ey65SO0KCjBOY6XampGaNxgVMsZcKUBCR9yYvrgsfVBop5dJmQc2z7Ear9FR",
+	"qv2KHci27IMnUAPy09kbrPX/yxOiHCqv5E2YhyqLemuwbQ22HyzKUlH9j5eIKC7//FtSUXo3Aq6/k3mf",
+	"OWLFsi4GTkrtAyUKITmc2ZbxHtN8yCxeA8AqxBVE1zgk8Tzya1y32D42V0OUptMDwDnB0I3TblAGRzUa",
+	"ZDJ3Kplqa75owJmgRLBJFUWjQT5C7TeFaAxgMywHcy+P7f4SCetpIzexFt3c6JV7kcVroqVXXjZXpC8F",
+	"20rjrTT+Hghw5eX7JGS5RUCfEQ/LhflCZ/eTWOTeVJF7ShIWC99APEI2FxxfrqHQfK507EEE1wPa3OhM",
+	"r7S6m+1S9U7V6t5bYHSvaVsvDBrfWc5uImC3gnUrWO9u5j45Mfkz0+vLyFsavKsDYdUQzwnVg9uZyc+L",
+	"qr8bannKJz0rzOOwVMwcEpmlTGkbtByLjCkViRjw/v4TqJ+r1rTnMgLMQAv4FTvMmdhhVI1orjnNHF4i",
+	"lLUWcJHAp0ZFwrKMpcZkTsaQ1pyvl/bAY9yWVa8TyPQB4MeOZ8ZUJTGplae0/j2Ys+n9EmcXoa6lcDCz",
+	"+pQG4eLMIQSNhvKK2VS3ZfTAiNEq/JWb1OQGg+vOoCQt4+2oVtO22rt7jf2Zatn95nW4JA36QSptI8c5",
+	"1YykLOHKKthVMDM2mDf/mHcMqbUfJKRm99smkTXvqm+tja218eNZGxBgc2oI4OEqyvipGx8MKLCX2hZl",
+	"9qwymPZiinIMhZXZFwlNEjaCHjKFVbTQoOQ5KZDuwjV+IRaNp+KylcMFI9clGwFU5SyNVGzpFpFxw+Er",
+	"pJJVqdJ9RvEgEjEHvF5E+jF/eQYr86Eg5ABMXyCNiksNa1hLaglAoBwlYz1N5Fh3FnKA2Wqn2O40gMuF",
+	"KukPb04iYZFsocuuqzw9+IBeMaIl6TKimEbsWQuFTAXhQ+iXME+CTxUTmqarOctTmYwR6xnMt0oowHGZ",
+	"WzIzy5juEBMq7xVvr5aRkCOz+hIakUXFctKMfubGHdhLwyHdUcxcQrMUGgNRq9xIx26UDfs6ygCG0UIO",
+	"LO6wgrmrGGTWBrpZKeIDHtvTr8NgSL9azbvrU5HAgo+kJUjdhXnV70/X9iCM6V+2tGgPSot2fUfaMlix",
+	"K+NDFYG+tdm2NtsPkgjF5f8QRGML7aqSeFyjBWuBeg6JYBMfW2gsjIT84m/ywOGPB4gvdKcamnH3XjXD",
+	"AGvGQXWuySQKgf5LcXOY33WT0z8aw/QJFan497aJH+1XxlYob4Xy3YWyX4NPx4v2QyJv3Vqv1PoOZT69",
+	"KyXkwn6dwxRKM4DJQebkA80vUzkRfssZ90QvEtcNcgx1cclYR4ILLW33C8QBoEWkFTabzTLPhxTEjK2f",
+	"09GAdM3EU+PHHFiIjEiAXwi9QkiYZ26+765rq5AzdkWLYblUbV8SMwasW8GWnqI22D3LMwWUEQ0Sm8e1",
+	"5CSWGMaM1fw/EiCdSQ0KNr3eAWIURboy5UzZkbXJB/5TvQBdaZmzKz4m2W+SDz9BLzH6/LW95i45/vj5",
+	"/N274zfHRx/PLv52/unskHTZVIq03ojEWrUy6I7eXgUep2w4kpqJZPoLm96NtLKqaHxc+P8j7xhTANCY",
+	"0xTQXJQmzUbr3xvB5soCH3ijVqHWLf3Kx9fNd1alTmSscnBsUMkt0a0y3SrT71FctFj9NtdQv1W5dSzO",
+	"FfuOLUHtTQd8ysaKfWdkjjRdYGssMjVudu2ef/N/rqhnxcot6N9xJoWrZEXxuqg+dEl1aFnj3WNp6M3y",
+	"+tby+XhlyaefkW2551YiPzmJ/J1rPdcTU3fJJEJWZET1oLDJSlItmLUxl7Rjvdhb2Y21UJYWbeKrhSem",
+	"3rC721WtQtl9jMUTlivQO2o7E54ywI6sryVesengHGtYZib0xvbD5TO0UQ/gvQXZ0nuo3f9gX8wadft/",
+	"lRMypGJaAEJMWM6IHcVWnG/F+fcQ5ygcn4QsR8FCrGRZIL1X5geKbHc5KXBguZn/sCi7Lo7TbsK/kSgH",
+	"iuCoblH/WetOCRt2WZpy0VdkMjB7thTkAgpzLNAcIOrMMCTAUdudkt44y3YgXJZTcYks6V4KO2YFqiNh",
+	"viuNn0iRTQtykBkxvazg08miRyjyfJQ281MqLs0s2teTMAzk2d5owoXSjAJybXdKUqpZ4xbd0U++Pbpa",
+	"57yybeNrsFn8aSXcjIeFmSnmPAEeEUXUQObakY40HqJE8/4SSihLNqvKxD21Vc9b9Xz3ZNITUra2HtNr",
+	"jEdIH33WMofgTtU3AbnS8W7KM4X9AV5PckX6/IqJMBKgVwttWE6nQP7I689qFiUSN6RRyAZZFDs53zOF",
+	"cpP0xWDZHC7Y3YDXzBM/XkplM9X4MHoOuhPvb57voKnWTNLgftqqqK2KeiIe5DY/8xgq3Baae6W0XlrG",
+	"6cjn31BsrJmSkYI5ObN+DsYP7R4TMCsE+QNmYKzZss2/bMXtNmBXSr4sF0D3nHBxAuvhsy1FK/m9O0HQ",
+	"IGKL6FxFmrEn89kWsmcKe8MbRducq1KLBEBdx4hbFwP7K/hGHgXbeU8hUQOaz0CZOLzdSPwKgdHI0oxG",
+	"getOLxrTuRnsHPm5JUhHmqxsGomMXzISn3z6fEaWz+dzPCte5GCViJ6/m38FL5yLUymHyzaGO3IGkfoY",
+	"T7p2hK0s3fACn91p108FExvOgDWw/qOYg2/xAKOs7Omg7/Uc1tkOTufssFJoWlpvVDizb80Z12HQozxb",
+	"/+Xgue/wnPUfDAhE8NzgJtJQt8NJ7b8/f/pYh21M3dbCIIjdMQAqmY+3Rse/qtHRbrbX2HrrLa/T8Y3w",
+	"RSjTuzS57OfGRLAyHVYXIm8QNRXJIJdCjgsAqwnlmqWR0BOeMAJ06m8vTk4//f347dHpxdnxh6NP52dA",
+	"wcC1IvlYYMjudCxc42tfgp/QiET8XuKTxVBErTwFQWntukMWZ/Tg+iX64EKZ5GOhnn/Lx+I4vW5UEjtz",
+	"/ILb/fFjGeXH4opm3JsJT8ww3zgC8sFBpIlexhO9jX6scj7MWWsM9YNMWfmUNaYU7PZzQa8oz2g3YzOO",
+	"jjFOSWGdrgurP2P3Pog7YYz9rkynhCpSHuZByYanec6vmDKHzFnyqkGOaDKIBNr1HGArYp52SDRuNncT",
+	"Af+wmGRcMFJrhaQdkt2QNBoNwgUBnKY60uDFKdXUnWdUmj3VeAcCnRxKuhkVl3AxRNHCKgu4eejob6mY",
+	"Ip9NCBx1ABQYI1FP8VTPlOckPk7jAxLDGbF9KgvG1ctpHztsMNkUCevV2JGTGpaGaCmzi4RmmSXwgc85",
+	"U+NM+ysiYpeUmYpEPhbI7iOcC2RnQAoW24uWW454aqE3EGKpTmQeCSRNttcn4BeC/waLpUEOSdwhI2Dm",
+	"S+TQlf66N5dPSWs/Eool0pyI/HtGh3PRb5B3iBWmSM9IJDevxdU9BG/OIiHzlAuaT4mxQgkMivit0YC2",
+	"HL+USmAhI7PapHDgw5aJCsAoAEwBUU7AKKATOo2EP1dpOQIqB66NoldESzAqmEhdasVmNoB9qUHOJhJ7",
+	"wFQkLhkbATBKlwoz3akdGWAMO2pF87hXLO/AW4FxCOmGNaAqEj2ZZXJiafhtHxhW8Wg+ZHKsSS1eYgPF",
+	"dcQdkYJFAhim3QoZUaXIHvnAfwpttxvAwFhgN/MZLCFyytR4CABuuPp+PjqLxA3i45tf59fOhcZl+p4q",
+	"vQPexs7x2ziMBDJgi6kjfTxwc23vZBz0tW+Fw17srcMonoS/bsFJN3O33+JJj+ts/wncWqtvbowZyR7B",
+	"i8D1iOz+gyXbbu2t5b613H9sy/1+zfCQ+EjrLQzyeTV3B+N8deHsB4/DeWN11Ej58J83a7SllFGaZ5m3",
+	"b2ol05cAZJyKhDWUrbTt0ytjYoBtjgEa4NIqkVCb0zpV48eYwJEwpmhIJubOE+MzUF6xycCSqMLZFkyV",
+	"LjEAtpolPbJmMY4LkLJSfwEHpguVNY47x97J2vmR6GW033H4uMDRWZ4dmuWMplNjJY+gl4IkAyr6aGwO",
+	"kNIzjYQr3imGDmBe8QEoK2NGO0PNH4nJEECUa5BD5zygzecm0hhYI5aSWpJTNWBpnczg85qHwj+oIhkU",
+	"nNeMtevivHaOPp+dHh1+uHj/6fNZbI1wmDDHuTEz+EjA4BbWqsFTFMbZ/STf18aSnaA9aEZZpOBvh6jq",
+	"AJHts6xK0PuMlX8nMicDmuL01w+KRbd4oRGzzraGyDav/33y+rDGn0Ri3+giJ2Pvql4LV2dp+451nwEU",
+	"dkb9LVB0ZF7PRYIbOQmYn2ZbQyym6hxjIsLGbIrQWMavGBkLzTOrQ1FVyZxUojMhmfWsG+RXyzs5eyMI",
+	"M1naaBTxHPN8dMpSvI59AgBwFRiGAdBWQjXJGFWa7EdiyMUYmuH9Y+GQQZgdFKl+G7hLlWO9xpCaDSNF",
+	"4rDIKK6lt2buVFLlXJAXTeK4DEV1ipAdLmVVTbZIP2H4wzqSK1BPzfLgqSsVB2oVvBtEnTCgk7OE8Ss3",
+	"JzjTPsAFk8cLnHkUIkVNSeXlVdJJXgcGrTYMU5sNE3SC//t7c+f1l2+t8PX1/x/cpmFoZSAghxna0J8/",
+	"tSfdq0OP43um3B7F+axMWmVPKQ1baqtEt0r0Ptplno5KtDFbp6AWa8XwcVzIhcrXOHRrgWiaA9dBzYTB",
+	"nY4fhQR5xYGnY/EZEMjf8UyzfN1ToKOjdMoSFmNwhR178Szx06J+0pmWzJuod++nm3TtupBNWhsXr4Ot",
+	"1N5K7R+FzxUh+K0Ic+IaPt47jnG5KulGKZyPBboOJJ5Qrh0kgQ9/DViWWofEyibzbY8LmmHS2Gad1AVF",
+	"Tgeo68JrEZcNHlGlWGoNM+4pqc3FwIeKBF+IIvAzMwJ/lU3+2d5FS0g4+xSqubyWkMU130giGEshVTsa",
+	"5fKKZsvkqbnKrBTlw/Ew6Oxiez5+KOq3udCsb4T6Q8vTlRGn8ZYdcCs070Fono6fDikgioD7kpdrmWo3",
+	"k++UhetzJ0zUg2ZsymNalrF5yxKeesAtLWUG+RNCyZyQBtmIKRwj7JSRmSHhIhJSGLcZ3mCDHDpZyVK8",
+	"FJimmHCheR/Bgi13IPTER6IG8Y6Eiz4WHMmUZc9U3WLQFIVI+P0BoSRlgrvrc8iRQD2Tz+DAoQR4xeNv",
+	"UQAxnijokCjAM6MgJFGQM6qkwO+x4gu/ASX1TEhiP8Iwn2ElWBRc+yAeFldh8gcUBzwTVhB3MIZWzQnl",
+	"YxGS2CbArNb7Y8zGLI1t9RPXxeQaRy2TGsJfQ64UF/2QjMWlkBMzRCIkyaTos9zVTJHYTIjFG9hrNomg",
+	"Qy76wKKELHUqPqi8Bcw95QxKmqiwhQwwMHhomPxIxPaNunRTWLo6KS7+O//SKC7eIIcwK+bSZpXMLagO",
+	"2Wu+JvHp+ceLj5/OLn49PD47/vhzvJgs3SzTQ79tNi22WZM7xV7/3ttR7lNXh6QvzbRvOX23Wvv7ZHlm",
+	"9fw61SZ4zq8op75jrcn3giFG+Wnk6lsmpuTMKNo3NMsWeHWrzYdHqPZYx3Y4LJSXUWQL7YUuS+SQKaOZ",
+	"bB48JlQTKRJ2QKhRClYZQr5LQf2IUX+Vag5XUFu+iM3lFOXDIZ6HyXGb/LGp8Vne4lrJXR3SaSTQqlF0",
+	"WijnurFksF7Bau7lZQpobG59uK022GqDdbXBOy64Gnxv9BGslVroLK4Ww2tUBeRjUco7LmpdCX3zhc18",
+	"21oBI5TM5cO53HxuK+8twSlWv9lbQAIeahDysYjEkKaA4eloUmvl6kNfphAS5H+UOeEC3Zai8zIkb4Do",
+	"FevSjJUfkg9vTkJy2D58pkhc6nmP67bEoFLJ5/0argiqCxvTy/gVC7FHBtGowPu0sxIJX9BA5uoZnGdR",
+	"aVxwXgxMQY1GYpRR3ZP58JkCf8Z3UWBFgLxiOWk1ia9Q6Mu6q1ALQT9BjBHLCMt9Mej4jbJpvVxhAV/D",
+	"33Wb3O+OeaZtN0O5TGuxIrHp79WByz9nMcFtuwrutS+gtJe3ynarbH+cgCmue1QaTytqCq2KN2pYOKIC",
+	"OCPYV42kahM5zoyo7NnaM4gKdkCnoI8SiQEVaWaM/Bp+o6xSie0Pse0mHWg9MvLe/KvI+el7bJ10vZSO",
+	"4NsqeCOeC27wYTJqWLpzh5gt5ITUjMBNIxFj6BGPwCDjxQV+Z65uG1BD27s5YCSe5SAeJqMYE2v/hXTa",
+	"lR/wb6zgBkbjug+Tgo7a4bYlNCTdaSSQMe4QZxDmrmCNe7EHWOLmENs1i9aH1ANz2ADKGGM4yRgmGCzE",
+	"5tzy7JgpVZcsNdNwUCjmhAqjwLvQ4UqTAZadc1ejp6zjZoOy+FOPf2Upmcg8VebFQsssh6r5SCQ5S5kw",
+	"jl9IaJrmTCmCbaEyu2J53fPy4BoqU7uH1hqLBEwD14plPZIxesUQH90c1CDAZ+7axHx9O1fY6GmmgAof",
+	"A5a5byzAWkNzDnRakh7ldhGb5cFF/8BfFVoHoBiyvf+iNFJj5pijwGjCNcvFaKwJajQzCLjBiz3yC/8p",
+	"EhglJ/bdYK8DrFq0JMzpyBaYlmf8gJR2nIoEwDCNAWS+Za67DMYdZMAZbN77qt3HEYEAwhWARSyCJbYB",
+	"pLTActYbK5bOtPUaYwZ+DzqBzmlyyXKIbhSg5lXx8l7KSzIewSRfMkFGOU9YYSj1mb5wX9lpdUheZYH5",
+	"LRjlZoK0pT5R02FXZouxPopY8+/uuC/ensLYPOAzeZhXfK75uqDPjOaJJ4NUxaDNp4sLBT9vNm7Mdy8c",
+	"9vwA3TTbm/sBD5MRivo7kJvDsloVEHHKADbM1lrbWms/Uk2QE6z3TGyeDKh+nhSOPsiAhZHfM5pdQu0M",
+	"FRainAvyacTE4fEzNRcwIGpAR0BoglwgxqvG3RsSJaEhAc8ln9/+YtSkGQg5PzYGARkbzaQ7kI4Ejzz+",
+	"1qWKXYzzrEjEmm+MUWbbzCDWccmm7udLNm2QGKw/Y88haS460f4BrEOd0CwD/HaaJHIsNKnFPx+dkedw",
+	"sjPf4ALD+gGhAiwfd7A5rW8xLvaae/aWF0LqC8CwiEujEDiKan7Ynp16wArw7wEHMS5wOPBYwSbuK1eM",
+	"hcfVwBJUtMf09IKDBdTjLI/rRDEd+mZMsCQtwmKnYkBjpCISFbxFm4WnGnm47AUsCmM4i9zi8sYO/36s",
+	"AECraLG06VvjUNM84yx3z4LWDe8LMwaL7ijH2th2i8+zTw1YElQprjQVOq5cDqe6GKsdA/uKPZalvlAu",
+	"AGSj/OA1Y1Wat6sigeExP1FU0GyqeYLhKwXoJ67Xp+E7OWM/O5EoTw/03bgJSiVTdf/a3Q3kRKDTEha0",
+	"0j5UpoixnKYdEqup0mwYh5Dox51lZwSsQzcVZgMKpPKx5hekS7ChiChjcUG1QI+zLFUhIsgovBDWh+Bq",
+	"H7JhF30cv+Xta8HJpknCRppZHBT7Jksdss8UidFP2bG/xgQVgUVaAxlhf7J3U9ZFwBc2QbsbqzzM1Dl7",
+	"3Q0kEilLMppba73jniV0MDkDyRMWk5pdCzwnMjMDiHtjgY4gTKf7hLg6IWSSjITILjzajooLf8rNoRt0",
+	"JGqxZkMwj8c5w9uPLkbmjyH9eoHBT/epEL3+h0jEo5wpJhJ2MWKCZnpqju7BY4pkWv5SmP8oLeHqipmF",
+	"F4k4k32uL7qcwm0y2R/lsqvcSMqf0armon/Bej2Zazj9iuVdqbiexvUQIHzojmJmErRxIrjwbx7cQeBI",
+	"RzQc4xujB1kRDB3f8xWJATe7bhoW+ygkE9YdSHmJOyoz9oAq7UBsY1ZWi7hdUhE8cE7BuCoF8vQkU5LQ",
+	"kRlNq4n77CbY2EIqzwfsiexFIjYqqlG8sAZQu8YOCKRT6mFzHmmcskzTRi4zhgWzkYBIhRTFj3ZbxgXm",
+	"U1iEea2Gsg3CEGLvQRLlAt9cfFDB27yQ6LQ1bKLgYgwxeofCSSjS0doGdzYc6SmJcV/YPW81BJyFWEO4",
+	"z6yyRnnH9QGIV+Ggs35/++nj0Zd4LewnV+wbiRnsp0Nwicc5K3UOllGfMDQA6EX2tuUqr2+NRuP62vX0",
+	"mUcRksRuYObl42M1gJLJbTan08yyNSIKvz5XRjzVcMQzGAP2jZgTQhS1SrOR8qkZ6NYGbn5/D+jij+d3",
+	"Omi9MozBM0V6vA/4V8b6Y2nRLDmh0zASXakHpImvnGuzLKDeAWjXwGXVNGuQmGM1GCzYZDjKdvy7jYTb",
+	"uzzFyEr8PzvWWIVEE8rkeoOAIYqK2Ul8Y4eR8pSTyHXXY22d8Qnxr0Sm9i+wPKOAXJPruCjrOzyB6ylo",
+	"jqmAdeHohvQSGHfysSC1GF3JmMTSiD5uhW9RM2eMDNgckGvyryI0jryW5EZk0AMyospifhlT0wV09o0t",
+	"h5LgwuZ7nkOlgBG/KaxwWwvni/wArCISthiQ1HJG0wpYFrk5uRiHdstFwp/VaDQcdFbdpcA0AlwUFYMj",
+	"litp1q+ryiNSmGuoorhToX36msQcIW0u7FSXHs5VqF64kEQMkUHzjFyTGi1jZJRswzLmA0CjuQmQImGg",
+	"lHlqjIFDb83CaT2OoqTaukS6YzUlY5GiACgEfpwzI2ZjMwiqWX+68oFgzxVXvjBXnn1pNvlpttdy9iTj",
+	"2xSuTXAX0C9Iupo/rmg2ZiV4CnTd/JUCiDKmkkzlmOgBF5eEdo3xCEYtstAhIon+ixmQzByTIUS3wEha",
+	"h4voegb5e9WwzlhmbEtCyT/kJXTL3vrW7sYeCb+iwRDRvKTEfNQI7oQ3vGi1dzFosCYuR+VFPhQAORyJ",
+	"OhVmr6KwIYgmR5CITdnXoNMM3VxX7oDEHfCCSQbGUUKzIdEypdPStHvnB1Oullgq6LRevth92XoNrXzA",
+	"PuJVwW6vTV8nrfQle9Hdp3vJbrdNW2mTBRu9Ohv2w+uWbCLgkvLPMqPwsC2mohyDTsuzJhZf7Tdv+05X",
+	"wrAHncDbDjyNgk40OzVREEb2+fzPc1YfHGRnO6pMd4TTCKeumki8Ci6VyKyVCFdFZJZFFIB9GAWdbxG8",
+	"bryke+F4Li4X+CUKrsOoutiioCPGWXb95dro13/F5y4/4BuaDRs/4FMueqAIpEQUPPmH+hJGuOPxfVU2",
+	"d4S7O5qXBFHQaYdRZdvDwe3r0uOi7Q5a+Tai4ObCjmJIZRIDmKglRVtbYoMfJs0QBtVQ1KpLQMg8PbYH",
+	"r5+lQMfpFrkKPPFWxZx46uYlnXgeQJBvXNqJ55aJsX8aq+naFf94+m3r/t1c3aH6Hy9x29QNnn07yPfS",
+	"rG+GOIknzuNOmtPXftunY3GCzuxihr6ZpA6p4Wk75pJU827G6qWM1EkutUxk5gpph8loeTbpUJRz9zWY",
+	"AfIGo/XEXclhZZpHI389OzshOqdCmddch0oHG+Sfyd9Ahun47RFECVKmLgEVzBlOClJMUGyCQQP0yW1H",
+	"n4tp+5QFzph1zM2YnynAG985PXnjklyRcIz3LsnVISPJIQ4Fj2lrNKlGrI7z0/eVUIjNW0WCki6juXF9",
+	"jU7EIRX1M0pTzTKmFKkJSeIPyWjnM1PG398BJHkqpgj1yBNaonyduqeqIjLa7swZPybGyF4p5xIfQmg/",
+	"JsOx0lgGBGGo+VNtoGvO/I59pN6/PuIaRxqY2OxEIs640hf4Mly7RjXFpjqEpyEMISQYOgoxH3BiA2hh",
+	"JOBz3Q5FMZFeWPcqJrXYhl0gEs6+avMvJmP+AsFwYCX7SzUz5sAzKbL3YyaJAgrmONHjnKU+sQJ1ywXs",
+	"Wwjtj7h+bK7K4ehb9AQIllci2ZpeMhXiu4HF6ePlNi7uE0EH1bZRy21TjnhFYknIy9Zi+xWCUSJsbLXL",
+	"gisQR+YZEBvt9PzjxcnRx7fHH3+Ow8WRr6ILthz4isQ6ka8DG+ubDW1h+MiGtMh8RMsPFMcNYUcRH56Y",
+	"Rz58f3F69Lfz49Ojtz7sw3XdBZpLrcQ4A+ZNL5iCInVoPj5TCBaHrAg2E3uIT3zJppEY0ikkjF26zqwW",
+	"ePQDMrMcxVr83TTLPiSj4A7M28b/b4WB+SUfJUEnaDeaxttneiDNLWCgz81cuDp0MGV9U+9ieuvBP6e7",
+	"l6++NvMX0z3R/mN/+HLyWreuugUF9V9ZlkmjkWwZUvnpN6jS/m8lxeko8RDcDxCtWTJDuBwql/rdE5n/",
+	"lZtFkbN/K4rf4ZfrLxDKsrLhTTGGeRzaJVOYlMrnKje6vtukzTtBXo+524VAQP/hzcnWrfnX5mubbdoU",
+	"UvOe3QGkRJNCfKuKNVEmFMwoyOUfECGBo2e7LLZFdWsW1f2pOryNaf8Zy15vcIOgiuzGfobCgem7pkGb",
+	"b8eTw0qpHTgdxgWYKayrh1DP4kDx0PTIMtd63fF54XLVGdEyElBnR5UrVAtJLCeCpRfdqS2N8HY42t6x",
+	"DSPG1RQdfGsEDBfkXPCvLtN/QGJznoMMcy0bcCnotIgETVMOp/qnlBOBdpRnXxrQK0Zqtk5QETVOBm6m",
+	"IvEr654fEzWQE7TxHiJ9vazw/QO+4fspev/92w1ZnDUyM9bYOsup8evJoU8QlZI2mOgJA/eWoap8yMB2",
+	"8QeZyQ/WNjhKgYz33CXVFpRoz3h05gXiGt+qln9Z1XL7gOZ3Cs7NV1fjFt4wwLUSudYBtGIhUaXm2Ieq",
+	"VuPZ/vhQtlxVQH6XwS06J3QT3Noteu4WPXdr1N/RqP+ujS+LYXCN/MUQ8FIJDCVUuoigJ1SQVHrU1xmj",
+	"G1uEzQbnUthaXV/66TtGfA1/JeyMvQ4YGjaXh9wC5tSLa0wGDCrpdSWmn0iBJZ/GErcBSY3IEpdsShTT",
+	"vgPB9YYSJq54LsWQCX1QDG0IeA88y0g3x1AnGtEAw+f7khVLcqZVXG+QN1IomTFl223M/RWdYp29+Zvp",
+	"ErOGa0j1Mc9TRlOiEjliSwB5UVvcWytoynp0nGk35UEnwGLQACqK4DtfrGZn1FWWWfltjzcqoXwMNCwX",
+	"OkboQS5HPFlxXD+Xf6w6RMp+xuYOqo4py+iQguFtl17QCa6ajb1GM7h1xyTO/KpuSb+ccBtttcCPbH8/",
+	"GZH+M9PESwbfy4jGsBXrrh3kZlII70i6wzG6UI6AHBAr7RAnCGgE1UBOxGI7+1d33we2tb/cl0gsetjn",
+	"0zM3RAhseOHQOPntZvvFTqu1026dtZqdpvlfo9Xe/S2YMyFHitCM5dpMj8WUcLIM66PMi4S7N1CgXGDf",
+	"Vhr4AteiPS74YgMak4Eda/Jy2L7cEy9Gr/5o5sjH9zUIg/EoXWes4zwLOgHgdHSeP4e32LATZm6KyUdL",
+	"Ykn7XFB8qm+BLaWGN9hpWViAE5bjF7409RhnumU/nmBldOv61iLarrVNDHe3zreCemuuP2FzvSRFnXj3",
+	"X0Gz+mIS2XHXfOxC08/56XvgY/DseotqQUhN9gBGpjDMI+ELPOoVdlbXjgdWNO8DE22MuiEOUSVgC9WA",
+	"QS+rSEl3Sk6lppq5ByKf4XjEOrd94gNawOS0m8UOjcTHtXL7IIjt9b8bGf38y6jK+lsJ93UF8obyEmds",
+	"o8aN1u10662U5E2q8T/W1nm4MOFAxZKLD71f/vY6f/XzL//7R342+cf5ydtXx+9PfjuW7ff0Pf08efn1",
+	"/Kx52lf/+Mer/7x/jXlHBYebZpUrYjdOUfdkDbetqtuqunuHt329KfP8sThXbEuVvxnILhYQF7ptgS1Q",
+	"9vWef7N/WRqqlBlVsoi6xHyPmtyegVW+uQcRx4JmkrKMXzGj9htkXhsvIJswF761Lu59oDoZ3KNvhxMw",
+	"L8bbVow3m00jxtdQKHcV4Tgz6ZoynHBF+lJs+2K2ovu7IJPbRVtpYWmtIUFPcqhVgSKUd1Ad/F3lJ266",
+	"m+VnuDg69kkUm3E22TzxwEplE2sudH97MfhRCnbfonAb3HoUU31NAT8j2I/O6EqZBcdUBO9WCTxtJbC7",
+	"JjbiB5nyHncC/QnhNi5SA98z5bFCkG8mZn91prINaBtxO6cGToFejzl+CcRTQ1wx7VBPujKdHgBMkOgz",
+	"FXskNqkYwgtHAgBBCE30mGbZ1GKxWSjh2AuwmAzlFTT/YHGNaJAjI0aNIU4j4dRRkjGaK8vvwBXI2VPE",
+	"sVpkpC8ImZ3DHe/HTL9lrOymCM+mMhcf5yGBSHw8C9+xGacd8ZcHVZb/cWct2Kp6Oo+kBfGNrO3tFEhl",
+	"+Bhb7bh1kf5kLtKfquMDxcPt4lrPi5DUjaUN9gyAc3MnhA7+1xc3hASRskAt21RYUcmztLrhbTGGhy8p",
+	"XlB5WzwSGiG8XH+0qOpWuWKR9cS4fb6prTG5fpBqC63ZcGT0XHttHQqaEV4Gu3IubNqi7e5uspfusxe9",
+	"l/1Xg9f/GBYxvXT5UWbhZVTpQxzIonvvm3vv7b/4zR6Ki7kTAIrCfnPXfo3T9EamLOjsN3fDQLCvN1x2",
+	"d7+kkV35ZWBDrkUj7LxL/OQqL9w62aQCoxRS3kY3t6r7h3JSy7UbpKIk7tlhXUM7Pv9m/54CTgTTyEFy",
+	"63uuVllv/f1uoL79DLinQK9iD0doakADkRL+pWQi80ss7e7ljIVQTg2VhwDn4VBLPPoLgPvGdhp2eBo3",
+	"yHHPUrSjGC6IgiLhb8wViRHEIsZBNMgZQObaju013elTM7czEnG+Yru92E4pDwZJHrdicSsWv4dH45bu",
+	"k5CksKdmRel0Q1chh9qzHVcK9O1uEcKF4uxnfjWbSAd+EbxnSHKmx7lgKRTFQWSvQd7JnLT3yECOc+Wl",
+	"kbHlE5rnU6InEurrgPjAUqgi0jxNBv7CSjqyUnORhAqiJlwnA5+dyqTiou9YN28n2GD+KkVI99aJ8nRK",
+	"w9603/1d/fS340GukjeD7G/HH/7+f7r76vP/qpHsvpRv/7XLwYpqsGJZbjXMVsM8lZjZd1Mwi+qSN9Qv",
+	"mqkHUit/M5agkc/OqG2YezleDi0x5uNVTiYFO4BN7szJSKiBnEB4aIlTspZKOCQuw+RvZu8AaCIDLvqg",
+	"iszojLYxuoorzyKJ9eR7zdfk16Of/vrp0y8Xb48/H/70/uhtx1KqEu76pxfonzOmSlUU69nTZiR2mrYW",
+	"9VbePTl5h5Wz94JZAGLtJjNgdtOFFUOVK7+5D0q7EeyFaoR+i3Dwr72LvpeONfJ7RZYHKG+Tcc71FHQn",
+	"IvcejvUg6Pz+BWAgkf97AcvwmaNAQhbLEdWDA2SCGncznhTcllx53qLzn94fv7k4P33f8Pb686sWaGI7",
+	"vDnYP+iMcr3nCM2FFGs9lkyTDLLVNs1i6UTnszZnNLsErNeC+DMkk4HMkJXMOH+e5Br1lb3iB8cgM3/N",
+	"IwgbeTagMqWoJX3qWP2HHV6aUKL5kAEMYRmGJfSVLDS57OdGVCFMP1CNOzol89eEcs0QncFMQUJFwrLM",
+	"erelUQO8xPyIy9jmxGLywoWA+6BEClmiFy1dtXz6ossjp7ibhJy5ep1aJkV/R7N8SIZsKI3xgyDOl8KY",
+	"SDXzT8bSPjA+I1prvfIKhjKfLnqpJRw2YxOVCLOB4vUtV4nM05CcsYz1czqEm/5P9YncCYuoqHlfmFlP",
+	"xzkIZ7RqSvECDcxGuVnjCle+7fYDQnauzLtCEqivO+XGV3t3vw8XP5rnZk890gdUItm2PYzTmiVc3gC2",
+	"B33JZM12H+pBLsf9ARk5TCjLk4kwmorQLGc0nRI1YvSyY9nWzT5XDkocy6z8+c9mGXM9lnhpkAUCldn2",
+	"xdT4MtmGx44rgNc3q3TagJQbmzzSI/PmjLxeUqw0C/w+Je2vXwlN/OJVxQJozMjhQw+8Qi2+IBAwWAKH",
+	"hu2SeJSndX0Qj/W09tnQOQIySGZvHS4uRX6MSbD5YrzjY0yFxycpSg+5AI2REjkGODXkn9NSlqbGhr0e",
+	"ZU5cydjjzIZTDe6tmwML6d14pMVQiP/HWAtklFHdk/mwpKcqRN72qZEhAc6eL0F44Bmx5s4bd79HkRPY",
+	"385SQr01VaNA8MxpZlljtZR1OD8fi4a3ex56Ok7H4mGXRD4WqBTcE4FgYHk+BhpqmZNcgoFnTMPi+R9r",
+	"OTzK85fqa+zzYU74h3g4+yjuyRxhyAVNXAnRD7B+ZzlcwRkCGlbmeDmAmMGcXY6nPvTjWwPbuMEPOQ2f",
+	"jRDrTknZ3cYYMdXVGDEM4P8FAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

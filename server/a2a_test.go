@@ -203,6 +203,9 @@ func TestA2ASendMessageAndGetTask(t *testing.T) {
 	if len(convs) != 1 || dig(convs, "0.messageCount") != 2.0 {
 		t.Errorf("the made context's conversation: %v", convs)
 	}
+	if got := h.runsOf(id); got != "a2a completed,a2a completed,a2a completed" {
+		t.Errorf("runs of the sends that waited: %s", got)
+	}
 }
 
 // TestA2AHistoryAndAnalyticsAsSendMessage: a message over A2A is stored and

@@ -29,7 +29,12 @@ type Turns interface {
 	Accept(ctx context.Context, in turn.Input) (*turn.Turn, error)
 	Detach(ctx context.Context, t *turn.Turn, emit func(turn.Event) error) <-chan turn.Outcome
 	Wait(ctx context.Context, accountID, agentID, id string, limit time.Duration) (domain.Run, error)
+	WaitEnd(ctx context.Context, accountID, agentID, id string) (domain.Run, error)
 	Cancel(ctx context.Context, accountID, agentID, id string) (domain.Run, error)
+	// Decide records decisions on the calls a run waits for.
+	Decide(ctx context.Context, accountID, agentID, id string, decisions []domain.Decision, all bool) (domain.Run, error)
+	// Follow passes on the events of a run going on here after a wait.
+	Follow(id string, emit func(turn.Event)) (stop func())
 }
 
 var _ Turns = (*turn.Service)(nil)

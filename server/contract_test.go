@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"maps"
 	"net/http"
 	"os"
@@ -181,6 +182,8 @@ var operationCases = map[string]operationCase{
 	"getRun":        {invalid: withQuery("wait=31")},
 	"streamRun":     {header: map[string]string{"Last-Event-ID": "0"}, invalid: withLongAgentID},
 	"cancelRun":     {invalid: withLongAgentID},
+	"decideApprovals": {body: map[string]any{"decisions": []any{map[string]any{"callId": "call_walked", "approve": true}}},
+		invalid: withBody(map[string]any{"decisions": []any{}})},
 
 	"getA2AAgentCard": {invalid: withLongAgentID},
 	"callA2A": {body: map[string]any{"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
@@ -198,6 +201,23 @@ func (h *harness) queuedRun(agentID string) string {
 		h.t.Fatal(err)
 	}
 	return run.ID
+}
+
+// waitingRun is the id of a run of agent agentID that waits for a
+// decision on its call call_walked.
+func (h *harness) waitingRun(agentID string) string {
+	h.t.Helper()
+	ctx := context.Background()
+	id := h.queuedRun(agentID)
+	if _, started, err := h.store.Runs().StartRun(ctx, id); err != nil || !started {
+		h.t.Fatalf("start: %v, %v", started, err)
+	}
+	steps := []domain.RunStep{{Calls: []domain.StepCall{{ProviderID: "p1", Arguments: "{}", Waits: true,
+		Record: domain.ToolCall{ID: "call_walked", Name: "get_price", Arguments: json.RawMessage("{}")}}}}}
+	if _, err := h.store.Runs().AwaitDecision(ctx, id, steps, time.Now().Add(time.Hour)); err != nil {
+		h.t.Fatal(err)
+	}
+	return id
 }
 
 // endedRun is the id of a run of agent agentID that was cancelled while
@@ -362,6 +382,8 @@ func TestEveryResponseIsDeclared(t *testing.T) {
 					return [2]string{id, h.streamedReply(id)}
 				case strings.HasSuffix(w.path, "{runId}/stream"):
 					return [2]string{id, h.endedRun(id)}
+				case strings.HasSuffix(w.path, "{runId}/approvals"):
+					return [2]string{id, h.waitingRun(id)}
 				case strings.Contains(w.path, "{runId}"):
 					return [2]string{id, h.queuedRun(id)}
 				case strings.Contains(w.path, "{knowledgeId}"):
@@ -392,6 +414,11 @@ func TestEveryResponseIsDeclared(t *testing.T) {
 				background := w.request(h.writeKey, agent())
 				background.body = map[string]any{"text": "later", "background": true}
 				call(h, background, 202, true)
+			}
+			if w.id == "decideApprovals" {
+				queued := agent()
+				queued[1] = h.queuedRun(queued[0])
+				call(h, w.request(h.writeKey, queued), 409, true)
 			}
 			if w.id == "cancelRun" {
 				cancelled := agent()

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/agentd/agentd/gen"
@@ -47,27 +48,40 @@ func (s *Server) detach(ctx context.Context, t *turn.Turn, watched bool) liveRun
 	run.Publish(s.eventJSON(ctx, gen.StreamStartEvent{Type: gen.StreamEventTypeStart, MessageId: key.MessageID,
 		RunId: optional[string](t.Run().ID)}))
 	claim := takeStreamClaim(ctx)
+	publish := func(e turn.Event) { run.Publish(s.eventJSON(ctx, streamEvent(e))) }
 	outcome := s.cfg.Turns.Detach(runCtx, t, func(e turn.Event) error {
-		run.Publish(s.eventJSON(ctx, streamEvent(e)))
+		publish(e)
 		return nil
 	})
 	out := make(chan turn.Outcome, 1)
 	go func() {
 		defer cancel()
 		o := <-outcome
+		// The outcome is there before the last event is, so a follower
+		// that reached the end finds it, and a waiter learns at once of a
+		// run that goes on waiting for decisions.
+		out <- o
 		last, st := s.lastEvent(ctx, o.Result, o.Err)
+		if waiting := (*turn.AwaitingDecisionError)(nil); errors.As(o.Err, &waiting) {
+			last, st = s.afterDecisions(runCtx, waiting.Run, publish)
+		}
 		data := s.eventJSON(ctx, last)
 		_, done := last.(gen.StreamDoneEvent)
 		// The key is settled before any client sees the last event, so a
 		// retry sent on seeing it finds the key answered or free.
 		events := run.Events()
 		claim.settle(ctx, append(events, streamlog.Event{ID: len(events) + 1, Data: data}), done)
-		// The outcome is there before the last event is: a follower that
-		// reached the end finds it.
-		out <- o
 		s.streams.End(run, data, st)
 	}()
 	return liveRun{key: key, outcome: out}
+}
+
+// goesOn reports whether a run whose turn ended with err goes on without
+// it: it waits for decisions on its tool calls, or this process stopping
+// handed it over to be resumed elsewhere. Its caller answers it pending.
+func goesOn(err error) bool {
+	var waiting *turn.AwaitingDecisionError
+	return errors.As(err, &waiting) || errors.Is(err, turn.ErrHandedOver)
 }
 
 // waitForRun detaches t's run and waits for its outcome up to RunWait
@@ -89,16 +103,20 @@ func (s *Server) waitForRun(ctx context.Context, t *turn.Turn) (o turn.Outcome, 
 }
 
 // awaitReply is waitForRun for the ways in whose shapes have no room for a
-// run that goes on (OpenAI's, MCP's): the reply, or why there is none, a
-// run still going past the wait being a 504 naming it.
+// run that goes on (OpenAI's, MCP's): the reply, or why there is none,
+// naming the run that goes on: a 409 when it waits for decisions on its
+// tool calls, a 504 when it is still going past the wait (or elsewhere).
 func (s *Server) awaitReply(ctx context.Context, t *turn.Turn) (turn.Result, error) {
 	run := t.Run() // before the run goes on its own
 	o, ended, err := s.waitForRun(ctx, t)
+	var waiting *turn.AwaitingDecisionError
 	switch {
 	case err != nil:
 		return turn.Result{}, err
-	case !ended:
-		return turn.Result{}, runPending(run, s.cfg.RunWait)
+	case errors.As(o.Err, &waiting):
+		return turn.Result{}, approvalRequired(run)
+	case !ended || goesOn(o.Err):
+		return turn.Result{}, runPending(run)
 	}
 	return o.Result, o.Err
 }

@@ -112,6 +112,10 @@ var storeErrors = map[domain.Code]func(e *domain.Error) *apiError{
 	domain.CodeIdempotencyInUse:   func(*domain.Error) *apiError { return errIdempotencyKeyInUse },
 	domain.CodeIdempotencyReused:  func(*domain.Error) *apiError { return errIdempotencyKeyReused },
 	domain.CodeBusy:               func(e *domain.Error) *apiError { return conversationBusy(e.RunID) },
+	domain.CodeNotWaiting: func(e *domain.Error) *apiError {
+		return &apiError{Status: http.StatusConflict, Code: gen.RUNNOTWAITING, Message: "The run does not wait for a decision.",
+			Details: map[string]any{"status": e.Status}}
+	},
 	domain.CodeFinished: func(e *domain.Error) *apiError {
 		return &apiError{Status: http.StatusConflict, Code: gen.RUNFINISHED, Message: "The run has already finished.",
 			Details: map[string]any{"status": e.Status}}
@@ -191,14 +195,23 @@ func conversationBusy(runID string) *apiError {
 		Message: "The conversation is busy with another run.", Details: map[string]any{"runId": runID}}
 }
 
-// runPending is the 504 of a request that waited RunWait for its run on
-// the OpenAI and MCP paths, whose shapes have no room for the Run that
-// Send Message answers with 202: the message names the run, which goes
-// on, and where to read it.
-func runPending(run domain.Run, waited time.Duration) *apiError {
+// runPending is the 504 of a request whose run goes on without it (past
+// RunWait, or handed over by this process stopping) on the OpenAI and MCP
+// paths, whose shapes have no room for the Run that Send Message answers
+// with 202: the message names the run and where to read it.
+func runPending(run domain.Run) *apiError {
 	return &apiError{Status: http.StatusGatewayTimeout, Code: gen.RUNPENDING,
-		Message: fmt.Sprintf("The run %s has not ended after %d seconds; it goes on: read it at %s.",
-			run.ID, int(waited.Round(time.Second)/time.Second), runLocation(run)),
+		Message: fmt.Sprintf("The run %s goes on without this request: read it at %s.", run.ID, runLocation(run)),
+		Details: map[string]any{"runId": run.ID}}
+}
+
+// approvalRequired is the 409 of a request whose run waits for a
+// person's decision on its tool calls, on the OpenAI and MCP paths: the
+// run goes on once decided.
+func approvalRequired(run domain.Run) *apiError {
+	return &apiError{Status: http.StatusConflict, Code: gen.APPROVALREQUIRED,
+		Message: fmt.Sprintf("The run %s waits for a decision on its tool calls and goes on once they are decided: read it at %s.",
+			run.ID, runLocation(run)),
 		Details: map[string]any{"runId": run.ID}}
 }
 
@@ -210,6 +223,9 @@ func turnError(err error) (*apiError, bool) {
 	switch {
 	case errors.As(err, &stopped):
 		return conversationBusy(cmp.Or(stopped.By, stopped.Run.ID)), true
+	case errors.Is(err, turn.ErrHandedOver):
+		return &apiError{Status: http.StatusServiceUnavailable, Code: gen.STREAMLOST,
+			Message: "The replica answering stopped; the run goes on on another one."}, true
 	case errors.Is(err, turn.ErrEmptyText):
 		return fieldError(gen.INVALIDMESSAGE, "text", "must not be empty or only whitespace"), true
 	case errors.Is(err, turn.ErrBusy):

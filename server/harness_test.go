@@ -49,6 +49,12 @@ type harness struct {
 	model  *swapModel
 	cfg    harnessConfig // as the harness was built
 	router routers.Router
+	// dsn, opts, tweakLLM and tweaks are what the harness was built
+	// from: a replica of it is built from them again.
+	dsn      string
+	opts     []store.Option
+	tweakLLM func(*llm.Config)
+	tweaks   []func(*harnessConfig)
 }
 
 // harnessConfig is what a test may change before its harness boots: the
@@ -80,12 +86,30 @@ func newHarnessPostgres(t testing.TB, tweak ...func(*harnessConfig)) *harness {
 func newHarnessAt(t testing.TB, dsn string, opts []store.Option, tweakLLM func(*llm.Config), tweak ...func(*harnessConfig)) *harness {
 	t.Helper()
 	st := storetest.Open(t, dsn, opts...)
-	h := &harness{t: t, store: st, openai: llmtest.NewOpenAI(t), anthropic: llmtest.NewAnthropic(t), ollama: llmtest.NewOllama(t)}
+	h := &harness{t: t, store: st, openai: llmtest.NewOpenAI(t), anthropic: llmtest.NewAnthropic(t), ollama: llmtest.NewOllama(t),
+		dsn: dsn, opts: opts, tweakLLM: tweakLLM, tweaks: tweak}
 	// Enterprise with generous limits, so tests that are not about limits
 	// never meet one.
 	h.account = h.newAccount("acme", domain.TierEnterprise)
 	h.writeKey = h.newKey("acme", domain.ScopeWrite)
 	h.readKey = h.newKey("acme", domain.ScopeRead)
+	h.boot()
+	var err error
+	if h.spec, err = gen.GetSpec(); err != nil {
+		t.Fatal(err)
+	}
+	if h.router, err = gorillamux.NewRouter(h.spec); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// boot builds the harness's stack over h.store: the providers' client,
+// recall, a turn service and the server.
+func (h *harness) boot() {
+	t := h.t
+	t.Helper()
+	st := h.store
 	llmCfg := llm.Config{
 		OpenAI:    llm.ProviderConfig{APIKey: "sk-test", BaseURL: h.openai.URL},
 		Groq:      llm.ProviderConfig{APIKey: "gsk-test", BaseURL: h.openai.URL},
@@ -94,8 +118,8 @@ func newHarnessAt(t testing.TB, dsn string, opts []store.Option, tweakLLM func(*
 		Ollama:    llm.ProviderConfig{BaseURL: h.ollama.URL},
 		Timeout:   5 * time.Second,
 	}
-	if tweakLLM != nil {
-		tweakLLM(&llmCfg)
+	if h.tweakLLM != nil {
+		h.tweakLLM(&llmCfg)
 	}
 	model := llm.New(llmCfg)
 	memories := recall.New(st.Memories(), st.Knowledge(), model, nil)
@@ -104,7 +128,7 @@ func newHarnessAt(t testing.TB, dsn string, opts []store.Option, tweakLLM func(*
 			Registry: prometheus.NewRegistry(), ToolRules: agent.ToolRules{AllowPrivate: true}, Recall: memories},
 		Turn: turn.Config{Stores: turnStoresOf(st), Model: model, Semaphore: limit.NewMemorySemaphore(), Tools: newToolbox(t), Recall: memories},
 	}
-	for _, f := range tweak {
+	for _, f := range h.tweaks {
 		f(&cfg)
 	}
 	h.model = &swapModel{}
@@ -121,13 +145,19 @@ func newHarnessAt(t testing.TB, dsn string, opts []store.Option, tweakLLM func(*
 	cfg.Turns = turns
 	h.cfg = cfg
 	h.srv = newServer(t, cfg.Config)
-	if h.spec, err = gen.GetSpec(); err != nil {
-		t.Fatal(err)
-	}
-	if h.router, err = gorillamux.NewRouter(h.spec); err != nil {
-		t.Fatal(err)
-	}
-	return h
+}
+
+// otherReplica is another replica of the whole harness on its database: a
+// store of its own, a turn service of its own (so runs of the two meet
+// only in the database) and a server, reporting to t, with the same
+// account, keys and provider test servers. Unlike replica, which shares
+// the turn service, it is what a second agentd process is.
+func (h *harness) otherReplica(t testing.TB) *harness {
+	t.Helper()
+	r := h.with(t)
+	r.store = storetest.Open(t, h.dsn, h.opts...)
+	r.boot()
+	return r
 }
 
 // storesOf is st's faces, as cmd/agentd passes them.

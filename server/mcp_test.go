@@ -123,6 +123,9 @@ func TestMCPSendMessageOutputMatchesItsSchema(t *testing.T) {
 		schemas[tool.Name] = tool.OutputSchema
 	}
 	validateOutput(t, schemas["send_message"], res.StructuredContent)
+	if got := h.runsOf(id); got != "mcp completed" {
+		t.Errorf("send_message's run: %s", got)
+	}
 	list, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "list_agents"})
 	if err != nil {
 		t.Fatal(err)

@@ -35,7 +35,7 @@ func (s *Server) SendMessage(ctx context.Context, req gen.SendMessageRequestObje
 	switch {
 	case err != nil:
 		return nil, err
-	case !ended:
+	case !ended || goesOn(o.Err):
 		return s.runAccepted(ctx, accepted)
 	case o.Err != nil:
 		return nil, o.Err
@@ -126,9 +126,20 @@ func toolCalls(calls []domain.ToolCall) *[]gen.ToolCall {
 	out := make([]gen.ToolCall, len(calls))
 	for i, c := range calls {
 		out[i] = gen.ToolCall{Id: c.ID, Name: c.Name, Arguments: gen.JSONObject(c.Arguments), Ok: c.OK,
-			Result: c.Result, DurationMs: c.DurationMs}
+			Result: c.Result, DurationMs: c.DurationMs, Approval: approvalOut(c.Approval)}
 	}
 	return &out
+}
+
+// approvalOut renders the decision on a call that waited; nil (absent)
+// for one that did not.
+func approvalOut(a *domain.Approval) *gen.ToolCallApproval {
+	if a == nil {
+		return nil
+	}
+	out := &gen.ToolCallApproval{Approved: a.Approved, By: a.By, ByName: optional[string](a.ByName),
+		DecidedAt: timestamp(a.DecidedAt), Reason: optional[string](a.Reason)}
+	return out
 }
 
 // optional is nil for "", else a pointer to v.

@@ -36,6 +36,13 @@ var openAIKinds = map[int]openAIKind{
 	http.StatusGatewayTimeout:        {gen.ServerError, gen.OpenAIErrorCodeRunPending},
 }
 
+// openAICodeKinds are the codes whose OpenAI type and code are not their
+// status's: a run waiting for an approval is a 409 as a busy conversation
+// is, but not the same error.
+var openAICodeKinds = map[gen.ErrorCode]openAIKind{
+	gen.APPROVALREQUIRED: {gen.InvalidRequestError, gen.OpenAIErrorCodeApprovalRequired},
+}
+
 // openAIErrorBody is gen.OpenAIErrorResponse with a plain pointer for the
 // nullable param.
 type openAIErrorBody struct {
@@ -53,7 +60,10 @@ type openAIErrorBody struct {
 // busy conversation, joins the message, since OpenAI's shape has no
 // details.
 func (e *apiError) openAI() openAIErrorBody {
-	kind, ok := openAIKinds[e.Status]
+	kind, ok := openAICodeKinds[e.Code]
+	if !ok {
+		kind, ok = openAIKinds[e.Status]
+	}
 	if !ok {
 		kind = openAIKinds[http.StatusInternalServerError]
 	}
@@ -69,10 +79,9 @@ func (e *apiError) openAI() openAIErrorBody {
 		if reason, ok := e.Details["reason"].(string); ok && reason != "" {
 			b.Error.Message = trimPeriod(e.Message) + ": " + reason
 		}
-	case http.StatusConflict:
-		if runID, ok := e.Details["runId"].(string); ok {
-			b.Error.Message = trimPeriod(e.Message) + ": " + runID
-		}
+	}
+	if runID, ok := e.Details["runId"].(string); ok && e.Code == gen.CONVERSATIONBUSY {
+		b.Error.Message = trimPeriod(e.Message) + ": " + runID
 	}
 	return b
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 
 	"github.com/agentd/agentd/gen"
@@ -15,9 +16,11 @@ import (
 // events: one with the role, one per fragment, one with the finish reason,
 // the usage when asked for, then `data: [DONE]`. A failure once the stream
 // has started is one `{"error": ...}` event in OpenAI's shape, without
-// `[DONE]`. The run is the API's (detach): the chunks are read from its
-// kept events, which its run stream shows too, and like Send Message's
-// stream it goes on when the client goes away, for UnwatchedStream.
+// `[DONE]`, and so is a run that comes to wait for a decision on its tool
+// calls (approval_required; the run goes on). The run is the API's
+// (detach): the chunks are read from its kept events, which its run
+// stream shows too, and like Send Message's stream it goes on when the
+// client goes away, for UnwatchedStream.
 type chatStream struct {
 	s     *Server
 	ctx   context.Context
@@ -32,6 +35,7 @@ var _ gen.CreateChatCompletionResponseObject = (*chatStream)(nil)
 
 // VisitCreateChatCompletionResponse streams the reply.
 func (r *chatStream) VisitCreateChatCompletionResponse(w http.ResponseWriter) error {
+	run := r.turn.Run() // before the run goes on its own
 	live := r.s.detach(r.ctx, r.turn, true)
 	f, err := r.s.streams.Follow(r.ctx, live.key, 0)
 	if err != nil {
@@ -52,6 +56,9 @@ func (r *chatStream) VisitCreateChatCompletionResponse(w http.ResponseWriter) er
 	}
 	err = f.Each(ctx, streamlog.Sink{Emit: func(e streamlog.Event) error { return r.token(ev, e) },
 		Ping: ev.ping, PingEvery: r.s.cfg.PingInterval})
+	if errors.Is(err, errAwaitsDecision) {
+		return ev.event(approvalRequired(run).openAI())
+	}
 	var o turn.Outcome
 	if err == nil {
 		select { // there once the last event is
@@ -78,12 +85,23 @@ func (r *chatStream) VisitCreateChatCompletionResponse(w http.ResponseWriter) er
 	return ev.write("data: [DONE]\n\n")
 }
 
+// errAwaitsDecision stops following a run that waits for a decision on
+// its tool calls: the completion ends there, the run goes on.
+var errAwaitsDecision = errors.New("server: the run waits for a decision")
+
 // token writes the run's event e as a chunk when it is a fragment of the
-// reply: the agent's own tool calls are not the client's, and the end is
-// told from the run's outcome, in OpenAI's terms.
+// reply, and stops at a requires_action event (errAwaitsDecision): the
+// agent's own tool calls are not the client's, and the end is told from
+// the run's outcome, in OpenAI's terms.
 func (r *chatStream) token(ev *eventWriter, e streamlog.Event) error {
 	var token gen.StreamTokenEvent
-	if json.Unmarshal(e.Data, &token) != nil || token.Type != gen.StreamEventTypeToken || token.Content == "" {
+	if json.Unmarshal(e.Data, &token) != nil {
+		return nil
+	}
+	switch {
+	case token.Type == gen.StreamEventTypeRequiresAction:
+		return errAwaitsDecision
+	case token.Type != gen.StreamEventTypeToken || token.Content == "":
 		return nil
 	}
 	return ev.event(r.c.chunk(gen.ChatCompletionChunkDelta{Content: &token.Content}, false))

@@ -72,6 +72,8 @@ var endpointLimits = map[string]int64{
 	"getRun":        60,
 	"streamRun":     60,
 	"cancelRun":     30,
+	// A decision counts as a cancel does.
+	"decideApprovals": 30,
 }
 
 // checkEndpointLimits reports every operation of spec without a positive

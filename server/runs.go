@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -93,7 +95,11 @@ func runOut(r domain.Run) gen.Run {
 		ParentRunId: nullString(r.ParentRunID), ScheduleId: nullString(r.ScheduleID),
 		StartedAt: nullTime(r.StartedAt), FinishedAt: nullTime(r.FinishedAt),
 		Reply: nullable.NewNullNullable[gen.MessageReply](), Error: nullable.NewNullNullable[gen.RunError](),
-		RequiredAction: nullable.NewNullNullable[map[string]any](), CostUsd: nullable.NewNullNullable[float64]()}
+		RequiredAction: nullable.NewNullNullable[gen.RequiredAction](), CostUsd: nullable.NewNullNullable[float64]()}
+	if a := r.RequiredAction(); a != nil {
+		out.RequiredAction.Set(gen.RequiredAction{Type: "approve_tool_calls", ToolCalls: waitingCalls(a.ToolCalls),
+			ExpiresAt: timestamp(a.ExpiresAt)})
+	}
 	if r.Reply != nil {
 		out.Reply.Set(messageReply(*r.Reply))
 	}
@@ -101,6 +107,37 @@ func runOut(r domain.Run) gen.Run {
 		out.Error.Set(gen.RunError{Code: r.ErrorCode, Message: r.ErrorMessage})
 	}
 	return out
+}
+
+// waitingCalls renders the calls a run waits for.
+func waitingCalls(calls []domain.WaitingCall) []gen.WaitingToolCall {
+	out := make([]gen.WaitingToolCall, len(calls))
+	for i, c := range calls {
+		out[i] = gen.WaitingToolCall{Id: c.ID, Name: c.Name, Arguments: gen.JSONObject(c.Arguments)}
+	}
+	return out
+}
+
+// DecideApprovals decides every call the run waits for; the run goes on.
+func (s *Server) DecideApprovals(ctx context.Context, req gen.DecideApprovalsRequestObject) (gen.DecideApprovalsResponseObject, error) {
+	p := principalFrom(ctx)
+	now := time.Now()
+	decisions := make([]domain.Decision, len(req.Body.Decisions))
+	for i, d := range req.Body.Decisions {
+		decisions[i] = domain.Decision{CallID: d.CallId, Approve: d.Approve, Reason: deref(d.Reason), By: p.Key.Prefix, DecidedAt: now}
+		if d.Arguments == nil {
+			continue
+		}
+		if !d.Approve {
+			return nil, invalidRequest(fmt.Sprintf("decisions[%d].arguments", i), "must not be given with approve: false")
+		}
+		decisions[i].Arguments, _ = json.Marshal(*d.Arguments) // decoded from JSON
+	}
+	run, err := s.cfg.Turns.Decide(ctx, p.Account.ID, req.AgentId, req.RunId, decisions, true)
+	if err != nil {
+		return nil, err
+	}
+	return gen.DecideApprovals200JSONResponse{Body: gen.RunEnvelope{Success: true, Data: runOut(run)}}, nil
 }
 
 // nullString is null for "", else v.

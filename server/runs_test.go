@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -70,6 +72,32 @@ func (h *harness) asked(n int) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// runsOf is the source and status of each run of the agent, newest
+// first, as GET /v1/runs shows them: "api completed,openai completed".
+func (h *harness) runsOf(agentID string) string {
+	h.t.Helper()
+	var out []string
+	for _, r := range h.items(h.get("/v1/runs?agentId=" + agentID)) {
+		out = append(out, fmt.Sprint(r["source"], " ", r["status"]))
+	}
+	return strings.Join(out, ",")
+}
+
+// askedSince is the last user message of each request the OpenAI test
+// server got after its first n, in order: what each run asked.
+func (h *harness) askedSince(n int) []string {
+	h.t.Helper()
+	var asked []string
+	for _, req := range h.openai.Requests()[n:] {
+		last := ""
+		if _, msgs := req.Conversation(); len(msgs) > 0 {
+			last = msgs[len(msgs)-1].Content
+		}
+		asked = append(asked, last)
+	}
+	return asked
 }
 
 // history is the texts of the user's direct conversation, oldest first.
@@ -237,6 +265,14 @@ func TestMultitaskStrategies(t *testing.T) {
 		if got := h.run(id, queued["id"].(string), 10); got["reply"].(map[string]any)["response"] != "both" {
 			t.Errorf("merged run = %v", got)
 		}
+		// The run that waited is asked, and stored, with the text merged
+		// into it while it waited.
+		if asked := h.askedSince(before + 1); !slices.Equal(asked, []string{"a\nb"}) {
+			t.Errorf("the queued run asked %q", asked)
+		}
+		if got := h.history(id, "u-queue"); got != "first,slow,a\nb,both" {
+			t.Errorf("history %q", got)
+		}
 	})
 }
 
@@ -294,15 +330,72 @@ func TestCancelRun(t *testing.T) {
 		key: h.writeKey}, status: 409, code: "RUN_FINISHED", details: map[string]any{"status": "cancelled"}})
 
 	// The message cancel cancels the run behind a reply that was not
-	// streamed.
+	// streamed, queued or running.
 	byMessage := h.background(id, "bob", "another long job", nil)
-	res := h.do(request{method: "POST", path: "/v1/agents/" + id + "/messages/" + byMessage["messageId"].(string) + "/cancel", key: h.writeKey})
-	if res.Code != 200 || res.Data(t)["partial"] != true {
-		t.Fatalf("message cancel: %d %s", res.Code, res.Body)
+	h.runningSoon(id, byMessage["id"].(string))
+	behind := h.background(id, "bob", "and one more", nil)
+	for _, r := range []map[string]any{behind, byMessage} {
+		res := h.do(request{method: "POST", path: "/v1/agents/" + id + "/messages/" + r["messageId"].(string) + "/cancel", key: h.writeKey})
+		if res.Code != 200 || res.Data(t)["partial"] != true {
+			t.Fatalf("message cancel of %q: %d %s", r["input"], res.Code, res.Body)
+		}
+		if got := h.run(id, r["id"].(string), 10); got["status"] != "cancelled" || got["reply"] != nil {
+			t.Errorf("the run behind the cancelled message %q: %v", r["input"], got)
+		}
 	}
-	if got := h.run(id, byMessage["id"].(string), 10); got["status"] != "cancelled" {
-		t.Errorf("the run behind the cancelled message: %v", got)
+	h.checkError(t, errorCase{name: "unknown", req: request{method: "POST", path: "/v1/agents/" + id + "/runs/run_unknown/cancel",
+		key: h.writeKey}, status: 404, code: "RUN_NOT_FOUND"})
+
+	// A queued run that was cancelled never reaches the provider, even
+	// once the runs before it ended.
+	h.openai.Respond(llmtest.Reply{Text: "free again"})
+	if done := h.run(id, h.background(id, "ann", "after the cancels", nil)["id"].(string), 10); done["status"] != "completed" {
+		t.Errorf("the conversation's next run: %v", done)
 	}
+	if asked := h.askedSince(0); slices.Contains(asked, "next job") || slices.Contains(asked, "and one more") {
+		t.Errorf("a cancelled queued run asked the provider: %q", asked)
+	}
+}
+
+// cancelWhileStreaming streams a message on h and, once a token came,
+// cancels its run on by (h itself, or another replica): the stream ends
+// with done, partial, within 5 seconds, and what was said is the run's
+// reply, stored partial in history.
+func cancelWhileStreaming(t *testing.T, h, by *harness) {
+	h.openai.Respond(llmtest.Reply{Fragments: strings.Fields(strings.Repeat("word ", 200)), FragmentDelay: 50 * time.Millisecond})
+	id := h.createAgent(map[string]any{"name": "talker"})
+	live := httptest.NewServer(h.srv.Handler())
+	t.Cleanup(live.Close)
+	c := openSSE(t, "POST", live.URL+"/v1/agents/"+id+"/messages/stream", h.writeKey, map[string]any{"text": "talk", "userId": "ann"}, nil)
+	_, start, _ := c.next()
+	_, first, _ := c.next()
+	runID := fmt.Sprint(start["runId"])
+	res := by.do(request{method: "POST", path: "/v1/agents/" + id + "/runs/" + runID + "/cancel", key: h.writeKey})
+	if res.Code != 200 || res.Data(t)["status"] != "cancelled" && res.Data(t)["status"] != "running" {
+		t.Fatalf("cancel: %d %s", res.Code, res.Body)
+	}
+	cancelled := time.Now()
+	_, events := c.rest()
+	if took := time.Since(cancelled); took > 5*time.Second {
+		t.Errorf("the stream went on %v after the cancel", took)
+	}
+	if done := events[len(events)-1]; done["type"] != "done" || done["partial"] != true || done["messageId"] != start["messageId"] {
+		t.Fatalf("the stream ended with %v", done)
+	}
+	said := tokens(append([]event{first}, events...))
+	run := h.run(id, runID, 5)
+	if reply, _ := run["reply"].(map[string]any); run["status"] != "cancelled" || reply["response"] != said || reply["messageId"] != start["messageId"] {
+		t.Errorf("run %v; the stream said %q", run, said)
+	}
+	if stored := h.storedReply(t, id, "ann"); !stored.Partial || stored.Text != said || len(said) >= len("word")*200 {
+		t.Errorf("stored %q, partial %v; the stream said %q", stored.Text, stored.Partial, said)
+	}
+}
+
+// TestCancelStreamingRun: a run cancelled while it streams stops there.
+func TestCancelStreamingRun(t *testing.T) {
+	h := newHarness(t)
+	cancelWhileStreaming(t, h, h)
 }
 
 // sseFrames are the frames of an event stream but its pings, as they came.
@@ -330,6 +423,9 @@ func TestStreamRun(t *testing.T) {
 	var start struct{ RunID string }
 	if err := json.Unmarshal([]byte(strings.SplitN(streamed[0], "data: ", 2)[1]), &start); err != nil || !strings.HasPrefix(start.RunID, "run_") {
 		t.Fatalf("start event %q: %v", streamed[0], err)
+	}
+	if got := h.runsOf(id); got != "api completed" {
+		t.Errorf("the streamed message's run: %s", got)
 	}
 	path := "/v1/agents/" + id + "/runs/" + start.RunID + "/stream"
 	if again := sseFrames(h.get(path).Body); strings.Join(again, "|") != strings.Join(streamed, "|") {

@@ -59,6 +59,18 @@ func (r *resumedStream) VisitResumeStreamResponse(w http.ResponseWriter) error {
 	return r.s.followStream(r.ctx, w, r.follower)
 }
 
+// afterDecisions follows a run that waits for decisions until it ends:
+// its events while it goes on in this process (a decision made here),
+// and the event that ends the stream, built from the ended run.
+func (s *Server) afterDecisions(ctx context.Context, r domain.Run, publish func(turn.Event)) (any, streamlog.State) {
+	stop := s.cfg.Turns.Follow(r.ID, publish)
+	defer stop()
+	if ended, err := s.cfg.Turns.WaitEnd(ctx, r.AccountID, r.AgentID, r.ID); err == nil {
+		r = ended // else the run was deleted: the stream ends with what is known
+	}
+	return runEnd(r), streamlog.State{Partial: r.Status != domain.RunCompleted}
+}
+
 // lastEvent is the event that ends a stream: done (marked partial when a
 // cancel cut the reply, or the run before it began) or error.
 func (s *Server) lastEvent(ctx context.Context, res turn.Result, err error) (any, streamlog.State) {
@@ -142,6 +154,9 @@ func streamEvent(e turn.Event) any {
 	case turn.EventToolResult:
 		return gen.StreamToolResultEvent{Type: gen.StreamEventTypeToolResult, Id: e.Call.ID, Name: e.Call.Name,
 			Ok: e.Call.OK, Result: e.Call.Result}
+	case turn.EventRequiresAction:
+		return gen.StreamRequiresActionEvent{Type: gen.StreamEventTypeRequiresAction, RunId: e.RunID,
+			ToolCalls: waitingCalls(e.Required.ToolCalls), ExpiresAt: timestamp(e.Required.ExpiresAt)}
 	}
 	return gen.StreamTokenEvent{Type: gen.StreamEventTypeToken, Content: e.Token}
 }

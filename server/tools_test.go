@@ -5,7 +5,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agentd/agentd/llm/llmtest"
@@ -15,6 +17,7 @@ import (
 // bodies it got.
 type priceHandler struct {
 	*httptest.Server
+	mu     sync.Mutex
 	bodies []map[string]any
 }
 
@@ -24,19 +27,35 @@ func newPriceHandler(t *testing.T) *priceHandler {
 		var body map[string]any
 		raw, _ := io.ReadAll(r.Body)
 		_ = json.Unmarshal(raw, &body)
+		p.mu.Lock()
 		p.bodies = append(p.bodies, body)
+		p.mu.Unlock()
 		_, _ = io.WriteString(w, `{"symbol":"SOL","price":142}`)
 	}))
 	t.Cleanup(p.Close)
 	return p
 }
 
-// toolAgent creates an agent whose action get_price calls handler.
-func (h *harness) toolAgent(handler string) string {
+// got is the bodies the handler got so far.
+func (p *priceHandler) got() []map[string]any {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.bodies)
+}
+
+// toolAgent creates an agent whose action get_price calls handler; extra
+// members, when given, complete the action.
+func (h *harness) toolAgent(handler string, extra ...map[string]any) string {
 	h.t.Helper()
+	action := map[string]any{"name": "get_price", "description": "Look up a price", "examples": []string{},
+		"handler": handler, "parameters": map[string]any{"type": "object", "properties": map[string]any{"symbol": map[string]any{"type": "string"}}}}
+	for _, e := range extra {
+		for k, v := range e {
+			action[k] = v
+		}
+	}
 	return h.createAgent(map[string]any{"name": "Trader", "modelProvider": "openai", "model": "gpt-4o-mini",
-		"actions": []any{map[string]any{"name": "get_price", "description": "Look up a price", "examples": []string{},
-			"handler": handler, "parameters": map[string]any{"type": "object", "properties": map[string]any{"symbol": map[string]any{"type": "string"}}}},
+		"actions": []any{action,
 			map[string]any{"name": "DANCE", "description": "An ElizaOS code action", "examples": []string{}, "handler": "danceHandler"}},
 		"settings": map[string]any{"secrets": map[string]any{"ACTION_SECRET": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}}})
 }
@@ -66,8 +85,8 @@ func TestActionToolOverAPI(t *testing.T) {
 		!strings.HasPrefix(call["id"].(string), "call_") {
 		t.Errorf("call = %v", call)
 	}
-	if len(handler.bodies) != 1 || handler.bodies[0]["data"].(map[string]any)["callId"] != call["id"] {
-		t.Errorf("handler got %v", handler.bodies)
+	if len(handler.got()) != 1 || handler.got()[0]["data"].(map[string]any)["callId"] != call["id"] {
+		t.Errorf("handler got %v", handler.got())
 	}
 	if names := h.openai.Requests()[0].ToolNames(); len(names) != 1 || names[0] != "get_price" {
 		t.Errorf("offered %v, want only the URL action", names)
@@ -96,10 +115,10 @@ func TestActionToolFirstExchangeNamesItsConversation(t *testing.T) {
 		t.Fatalf("status %d: %s", res.Code, res.Body)
 	}
 	convs := h.items(h.get("/v1/agents/" + id + "/conversations"))
-	if len(handler.bodies) != 1 || len(convs) != 1 {
-		t.Fatalf("handler got %v; conversations %v", handler.bodies, convs)
+	if len(handler.got()) != 1 || len(convs) != 1 {
+		t.Fatalf("handler got %v; conversations %v", handler.got(), convs)
 	}
-	if got := handler.bodies[0]["data"].(map[string]any)["conversationId"]; got != convs[0]["id"] {
+	if got := handler.got()[0]["data"].(map[string]any)["conversationId"]; got != convs[0]["id"] {
 		t.Errorf("handler got conversationId %v, want %v", got, convs[0]["id"])
 	}
 }
@@ -191,6 +210,16 @@ func TestToolMembersValidated(t *testing.T) {
 		{name: "server type", req: create(mcp(map[string]any{"docs": map[string]any{"type": "ws", "url": "https://m.example.com"}})), field: "settings.mcp.servers.docs.type"},
 		{name: "stdio off", req: create(mcp(map[string]any{"docs": map[string]any{"type": "stdio", "command": "mcp-docs"}})), field: "settings.mcp.servers.docs.type"},
 		{name: "server url", req: create(mcp(map[string]any{"docs": map[string]any{"type": "http", "url": "http://10.0.0.1/mcp"}})), field: "settings.mcp.servers.docs.url"},
+		{name: "requiresApproval type", req: create(map[string]any{"name": "V", "actions": []any{map[string]any{"name": "ok", "description": "d",
+			"examples": []string{}, "handler": "https://x.example.com", "requiresApproval": "yes"}}}), field: "actions[0].requiresApproval"},
+		{name: "requireApproval word", req: create(mcp(map[string]any{"docs": map[string]any{"type": "sse", "url": "https://m.example.com", "requireApproval": "sometimes"}})),
+			field: "settings.mcp.servers.docs.requireApproval"},
+		{name: "requireApproval type", req: create(mcp(map[string]any{"docs": map[string]any{"type": "sse", "url": "https://m.example.com", "requireApproval": 5}})),
+			field: "settings.mcp.servers.docs.requireApproval"},
+		{name: "requireApproval names", req: create(mcp(map[string]any{"docs": map[string]any{"type": "sse", "url": "https://m.example.com", "requireApproval": make([]string, 65)}})),
+			field: "settings.mcp.servers.docs.requireApproval"},
+		{name: "approvalTimeout", req: create(map[string]any{"name": "V", "settings": map[string]any{"runs": map[string]any{"approvalTimeout": 59}}}),
+			field: "settings.runs.approvalTimeout"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.status, tc.code = http.StatusBadRequest, "INVALID_REQUEST"

@@ -311,6 +311,9 @@ func runEnded(r domain.Run) domain.Event {
 	if r.ErrorCode != "" {
 		doc.Error = &runError{Code: r.ErrorCode, Message: r.ErrorMessage}
 	}
+	if a := r.RequiredAction(); a != nil {
+		doc.RequiredAction, _ = json.Marshal(requiredAction(*a)) // plain structs
+	}
 	if p := r.Reply; p != nil {
 		doc.Reply = &runReply{MessageID: p.MessageID, RunID: r.ID, Response: domain.CutText(p.Text, MaxEventReply),
 			AgentID: r.AgentID, UserID: p.UserID, RoomID: p.RoomID, Timestamp: timestamp(p.CreatedAt),
@@ -319,6 +322,27 @@ func runEnded(r domain.Run) domain.Event {
 	}
 	return domain.Event{AccountID: r.AccountID, AgentID: r.AgentID, ConversationID: r.ConversationID, Type: typ,
 		Data: runEvent{Run: doc}}
+}
+
+// requiredActionDocument is the contract's RequiredAction.
+type requiredActionDocument struct {
+	Type      string            `json:"type"`
+	ToolCalls []waitingDocument `json:"toolCalls"`
+	ExpiresAt string            `json:"expiresAt"`
+}
+
+type waitingDocument struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+func requiredAction(a domain.RequiredAction) requiredActionDocument {
+	out := requiredActionDocument{Type: "approve_tool_calls", ToolCalls: []waitingDocument{}, ExpiresAt: timestamp(a.ExpiresAt)}
+	for _, c := range a.ToolCalls {
+		out.ToolCalls = append(out.ToolCalls, waitingDocument{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+	}
+	return out
 }
 
 func orNull(s string) *string {

@@ -37,16 +37,27 @@ type runRow struct {
 	FinishedAt     *time.Time `gorm:""`
 	// BeatAt is renewed by whoever holds the run while it has not ended.
 	BeatAt time.Time `gorm:"not null;autoCreateTime:false"`
+	// Input and Steps are JSON: how the message came in, and the run's
+	// finished steps ("" for none), read by whoever resumes the run.
+	Input string `gorm:"type:text;not null;default:''"`
+	Steps string `gorm:"type:text;not null;default:''"`
+	// ExpiresAt is when a run in requires_action stops waiting.
+	ExpiresAt *time.Time `gorm:""`
 }
 
 // RunRetention is how long a run is kept after it ended: the runs of an
 // agent older than that go when it accepts its next one.
 const RunRetention = 30 * 24 * time.Hour
 
-// RunBeatTimeout is how long a run that has not ended keeps its
-// conversation without a beat: past it, its replica is taken for lost and
-// the run fails with RUN_ABANDONED.
-const RunBeatTimeout = 60 * time.Second
+// RunBeatTimeout is how long a run that has not ended goes without a beat
+// before its holder is taken for lost and another process may resume it:
+// with a beat every few seconds and a look for lost runs every
+// RunBeatTimeout/3, a lost run is resumed well within a minute.
+const RunBeatTimeout = 30 * time.Second
+
+// MaxRunStarts is how many times a run is started before one that never
+// finishes fails with RUN_ABANDONED.
+const MaxRunStarts = 3
 
 // TableName names the table.
 func (runRow) TableName() string { return "runs" }
@@ -80,7 +91,7 @@ func (s Runs) AcceptRun(ctx context.Context, r domain.Run) (domain.Run, []domain
 		if err := tx.Where("agent_id = ? AND created_at < ? AND finished_at < ?", r.AgentID, old, old).Delete(&runRow{}).Error; err != nil {
 			return err
 		}
-		active, err := s.liveRuns(tx, ctext(lane), t, emit)
+		active, err := s.liveRuns(tx, ctext(lane))
 		if err != nil || len(active) == 0 {
 			return s.insertRun(tx, r, lane, err)
 		}
@@ -164,6 +175,12 @@ func endRuns(tx *gorm.DB, runs []runRow, status domain.RunStatus, t time.Time) (
 // true; false (and the run as it is) when it must wait or has ended.
 // ErrRunNotFound when there is no such run.
 func (s Runs) StartRun(ctx context.Context, id string) (domain.Run, bool, error) {
+	// Most looks find the run still behind another: a read says so
+	// without taking the writer, which a backlog's waiting runs would
+	// otherwise queue on at every run's end.
+	if row, first, err := s.firstOfLane(ctx, id); err != nil || !first {
+		return toRun(row), false, err
+	}
 	var row runRow
 	started := false
 	err := s.writeEvents(ctx, "start run", func(tx *gorm.DB, emit emitFunc) error {
@@ -174,11 +191,13 @@ func (s Runs) StartRun(ctx context.Context, id string) (domain.Run, bool, error)
 			return nil
 		}
 		t := s.now()
-		live, err := s.liveRuns(tx, row.Lane, t, emit)
+		live, err := s.liveRuns(tx, row.Lane)
 		if err != nil || len(live) == 0 || live[0].ID != row.ID {
 			return err
 		}
-		row.Status, row.StartedAt, row.Attempts, row.BeatAt = string(domain.RunRunning), &t, row.Attempts+1, t
+		// Only the first start counts here: a run going on after a
+		// decision is not a new attempt; ClaimRun counts those after a loss.
+		row.Status, row.StartedAt, row.Attempts, row.BeatAt = string(domain.RunRunning), &t, max(row.Attempts, 1), t
 		started = true
 		return tx.Model(&runRow{}).Where("id = ?", row.ID).
 			Updates(map[string]any{"status": row.Status, "started_at": t, "attempts": row.Attempts, "beat_at": t}).Error
@@ -189,45 +208,46 @@ func (s Runs) StartRun(ctx context.Context, id string) (domain.Run, bool, error)
 	return toRun(row), started, nil
 }
 
-// liveRuns are the runs of lane that have not ended, oldest first. The
-// ones whose beat is older than RunBeatTimeout lost whoever held them:
-// they fail with RUN_ABANDONED on the way, so they block no one.
-func (s *core) liveRuns(tx *gorm.DB, lane ctext, now time.Time, emit emitFunc) ([]runRow, error) {
-	var active, live, lost []runRow
-	err := tx.Where("lane = ? AND status IN ?", lane, activeStatuses).Order("created_at").Order("id").Find(&active).Error
-	if err != nil {
-		return nil, err
+// firstOfLane reads run id and whether it is queued and first of the
+// runs of its lane that have not ended.
+func (s Runs) firstOfLane(ctx context.Context, id string) (runRow, bool, error) {
+	db := s.read(ctx)
+	var row runRow
+	if err := db.Take(&row, "id = ?", id).Error; err != nil {
+		return row, false, wrap("start run", notFoundAs(err, domain.ErrRunNotFound))
 	}
-	for _, r := range active {
-		if now.Sub(r.BeatAt) > RunBeatTimeout {
-			lost = append(lost, r)
-		} else {
-			live = append(live, r)
-		}
+	if row.Status != string(domain.RunQueued) {
+		return row, false, nil
 	}
-	return live, s.abandon(tx, lost, now, emit)
+	var first []ctext
+	err := db.Model(&runRow{}).Where("lane = ? AND status IN ?", row.Lane, activeStatuses).
+		Order("created_at").Order("id").Limit(1).Pluck("id", &first).Error
+	return row, err == nil && len(first) == 1 && first[0] == row.ID, wrap("start run", err)
 }
 
-// abandon fails runs whose holder was lost.
-func (s *core) abandon(tx *gorm.DB, runs []runRow, now time.Time, emit emitFunc) error {
-	if len(runs) == 0 {
-		return nil
-	}
-	ended, err := endRuns(tx, runs, domain.RunFailed, now)
+// liveRuns are the runs of lane that have not ended, oldest first. A run
+// whose holder was lost stays among them until it is resumed: the order
+// of the conversation holds across a crash.
+func (s *core) liveRuns(tx *gorm.DB, lane ctext) ([]runRow, error) {
+	var active []runRow
+	err := tx.Where("lane = ? AND status IN ?", lane, activeStatuses).Order("created_at").Order("id").Find(&active).Error
+	return active, err
+}
+
+// abandon fails a run started MaxRunStarts times without finishing.
+func abandon(tx *gorm.DB, row runRow, now time.Time, emit emitFunc) (runRow, error) {
+	ended, err := endRuns(tx, []runRow{row}, domain.RunFailed, now)
 	if err != nil {
-		return err
+		return row, err
 	}
-	ids := make([]ctext, len(ended))
-	for i := range ended {
-		ended[i].ErrorCode, ended[i].ErrorMessage = "RUN_ABANDONED", "The replica running the run was lost."
-		ids[i] = ended[i].ID
-	}
-	err = tx.Model(&runRow{}).Where("id IN ?", ids).
-		Updates(map[string]any{"error_code": "RUN_ABANDONED", "error_message": ended[0].ErrorMessage}).Error
+	row = ended[0]
+	row.ErrorCode, row.ErrorMessage = "RUN_ABANDONED", "The run was started 3 times without finishing."
+	err = tx.Model(&runRow{}).Where("id = ?", row.ID).
+		Updates(map[string]any{"error_code": row.ErrorCode, "error_message": row.ErrorMessage}).Error
 	if err != nil {
-		return err
+		return row, err
 	}
-	return emitEnded(emit, ended)
+	return row, emitEnded(emit, ended)
 }
 
 // BeatRun renews the beat of run id while it has not ended: whoever holds
@@ -383,7 +403,8 @@ func notFoundAs(err error, notFound error) error {
 }
 
 func fromRun(r domain.Run) runRow {
-	return runRow{ID: ctext(r.ID), AccountID: ctext(r.AccountID), AgentID: ctext(r.AgentID),
+	input, _ := json.Marshal(r.Input) // plain structs
+	return runRow{Input: string(input), ID: ctext(r.ID), AccountID: ctext(r.AccountID), AgentID: ctext(r.AgentID),
 		ConversationID: ctext(r.ConversationID), UserID: r.UserID, RoomID: r.RoomID, Source: string(r.Source),
 		Status: string(r.Status), InputText: r.Text, MessageID: r.MessageID, ParentRunID: r.ParentRunID,
 		ScheduleID: r.ScheduleID, Strategy: string(r.Strategy), Attempts: r.Attempts, CreatedAt: r.CreatedAt}
@@ -406,6 +427,11 @@ func toRun(r runRow) domain.Run {
 		if json.Unmarshal([]byte(r.Reply), &reply) == nil {
 			out.Reply = &reply
 		}
+	}
+	_ = json.Unmarshal([]byte(r.Input), &out.Input) // written by fromRun; "" before it
+	_ = json.Unmarshal([]byte(r.Steps), &out.Steps) // written by SaveRunSteps
+	if r.ExpiresAt != nil {
+		out.ExpiresAt = utc(*r.ExpiresAt)
 	}
 	return out
 }

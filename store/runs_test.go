@@ -103,32 +103,86 @@ func TestRunLanes(t *testing.T) {
 	})
 }
 
-// TestAbandonedRunFreesItsConversation: a run whose holder stopped
-// beating for longer than RunBeatTimeout fails with RUN_ABANDONED when
-// the next run of its conversation looks, which then starts.
-func TestAbandonedRunFreesItsConversation(t *testing.T) {
+// TestLostRunIsClaimed: a run whose holder stopped beating for longer
+// than RunBeatTimeout is listed as lost and claimed by one caller, which
+// counts a start; its conversation waits for it meanwhile; a run whose
+// reply was stored ends completed when claimed; a third start without
+// finishing fails it with RUN_ABANDONED, and the next run goes on.
+func TestLostRunIsClaimed(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		runs := s.Runs()
+		acct := mustAccount(t, s, "acme")
+		a := mustAgent(t, s, acct.ID, "orphan")
+		ref := domain.ConversationRef{UserID: "ann", Platform: "api"}
+		conv, err := s.Conversations().OpenConversation(ctx, acct.ID, a.ID, ref)
+		mustOK(t, err)
+		silence := func(id string) {
+			t.Helper()
+			mustOK(t, s.w.Model(&runRow{}).Where("id = ?", id).Update("beat_at", s.now().Add(-2*RunBeatTimeout)).Error)
+		}
+		lost := mustQueue(t, s, a, conv, "lost")
+		_, ok, err := runs.StartRun(ctx, lost.ID)
+		mustOK(t, err)
+		next := mustQueue(t, s, a, conv, "next")
+		silence(lost.ID)
+		ids, err := runs.LostRuns(ctx, 10)
+		mustOK(t, err)
+		if !ok || len(ids) != 1 || ids[0] != lost.ID {
+			t.Fatalf("lost runs = %v, want [%s]", ids, lost.ID)
+		}
+		if _, started, _ := runs.StartRun(ctx, next.ID); started {
+			t.Fatal("the next run started before the lost one was resumed")
+		}
+		if c, err := runs.ClaimRun(ctx, next.ID); err != nil || c.Claimed || c.Again <= 0 {
+			t.Fatalf("claim of a run whose holder beats = %+v, %v", c, err)
+		}
+		c, err := runs.ClaimRun(ctx, lost.ID)
+		mustOK(t, err)
+		if !c.Claimed || c.Run.Attempts != 2 || c.Run.Status != domain.RunRunning {
+			t.Fatalf("claim of the lost run = %+v", c)
+		}
+		if c, _ := runs.ClaimRun(ctx, lost.ID); c.Claimed {
+			t.Fatal("a claimed run was claimed again")
+		}
+		silence(lost.ID)
+		c, err = runs.ClaimRun(ctx, lost.ID)
+		mustOK(t, err)
+		silence(lost.ID)
+		c, err = runs.ClaimRun(ctx, lost.ID)
+		mustOK(t, err)
+		if c.Claimed || c.Run.Status != domain.RunFailed || c.Run.ErrorCode != "RUN_ABANDONED" || c.Run.Attempts != 3 {
+			t.Fatalf("a run lost after its third start = %+v", c.Run)
+		}
+		if _, started, err := runs.StartRun(ctx, next.ID); err != nil || !started {
+			t.Fatalf("the next run after the abandoned one: %v, %v", started, err)
+		}
+		_, _, err = s.Conversations().SaveExchange(ctx, acct.ID, a.ID, ref, domain.Message{Text: "next"},
+			domain.Message{ID: next.MessageID, Text: "the stored reply", Role: domain.RoleAssistant})
+		mustOK(t, err)
+		silence(next.ID)
+		c, err = runs.ClaimRun(ctx, next.ID)
+		mustOK(t, err)
+		if c.Claimed || c.Run.Status != domain.RunCompleted || c.Run.Reply == nil || c.Run.Reply.Text != "the stored reply" {
+			t.Fatalf("a lost run whose reply was stored = %+v", c)
+		}
+	})
+}
+
+// TestRunStepsKept: the steps stored while a run goes on are read with it.
+func TestRunStepsKept(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		acct := mustAccount(t, s, "acme")
-		a := mustAgent(t, s, acct.ID, "orphan")
-		conv, err := s.Conversations().OpenConversation(ctx, acct.ID, a.ID, domain.ConversationRef{UserID: "ann", Platform: "api"})
+		a := mustAgent(t, s, acct.ID, "stepper")
+		r := mustQueue(t, s, a, "", "q")
+		steps := []domain.RunStep{{Text: "looking", Calls: []domain.StepCall{{ProviderID: "p1", Arguments: `{"x":1}`,
+			Record: domain.ToolCall{ID: "call_1", Name: "lookup"}, Result: "42", Done: true}}}}
+		mustOK(t, s.Runs().SaveRunSteps(ctx, r.ID, steps))
+		got, err := s.Runs().GetRun(ctx, acct.ID, a.ID, r.ID)
 		mustOK(t, err)
-		lost := mustQueue(t, s, a, conv, "lost")
-		_, ok, err := s.Runs().StartRun(ctx, lost.ID)
-		mustOK(t, err)
-		next := mustQueue(t, s, a, conv, "next")
-		if _, started, _ := s.Runs().StartRun(ctx, next.ID); !ok || started {
-			t.Fatal("the next run started while the first one beats")
-		}
-		mustOK(t, s.Runs().BeatRun(ctx, next.ID))
-		mustOK(t, s.w.Model(&runRow{}).Where("id = ?", lost.ID).Update("beat_at", s.now().Add(-2*RunBeatTimeout)).Error)
-		if _, started, err := s.Runs().StartRun(ctx, next.ID); err != nil || !started {
-			t.Fatalf("the next run after the first lost its holder: %v, %v", started, err)
-		}
-		got, err := s.Runs().GetRun(ctx, acct.ID, a.ID, lost.ID)
-		mustOK(t, err)
-		if got.Status != domain.RunFailed || got.ErrorCode != "RUN_ABANDONED" {
-			t.Errorf("lost run = %+v", got)
+		if len(got.Steps) != 1 || got.Steps[0].Calls[0].Result != "42" || !got.Steps[0].Calls[0].Done || got.Steps[0].Calls[0].Record.ID != "call_1" {
+			t.Errorf("steps = %+v", got.Steps)
 		}
 	})
 }

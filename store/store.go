@@ -355,3 +355,10 @@ func msPtr(t *time.Time) *time.Time {
 // the commit (SQLite's immediate transactions exclude every other writer
 // already).
 func forUpdate(tx *gorm.DB) *gorm.DB { return tx.Clauses(clause.Locking{Strength: "UPDATE"}) }
+
+// WithClock makes the store read the time from clock (its result made UTC
+// and cut to the millisecond as the default clock's): tests move it to see
+// what time changes, such as a run's holder taken for lost.
+func WithClock(clock func() time.Time) Option {
+	return func(s *Store) { s.now = func() time.Time { return clock().UTC().Truncate(time.Millisecond) } }
+}

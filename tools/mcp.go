@@ -582,6 +582,7 @@ func mcpTool(server string, tool *mcp.Tool) Tool {
 		Parameters:  toolParameters(tool.InputSchema),
 		Source:      SourceMCP,
 		Server:      server,
+		Original:    tool.Name,
 	}
 }
 

@@ -24,9 +24,11 @@ type Tool struct {
 	Parameters json.RawMessage
 	// Source is SourceAction or SourceMCP for the tools of a Service (a
 	// caller with tools of its own names their source); Server names the
-	// MCP server of an MCP tool.
-	Source string
-	Server string
+	// MCP server of an MCP tool, and Original the tool as that server
+	// names it.
+	Source   string
+	Server   string
+	Original string
 }
 
 // Call is one call the model asked for.

@@ -20,7 +20,7 @@ func TestGivenContextReplacesStoredHistory(t *testing.T) {
 		return llm.Reply{Text: "ok", Usage: llm.Usage{PromptTokens: 7, CompletionTokens: 2}}, nil
 	}}}
 	svc, st, agent := newServiceWith(t, turn.Config{Model: model},
-		map[string]json.RawMessage{"memory": json.RawMessage(`{"shortTermContext": 2}`)})
+		map[string]json.RawMessage{"memory": json.RawMessage(`{"shortTermContext": 2}`)}, nil)
 	ctx := context.Background()
 	conv := domain.ConversationRef{UserID: "u1", Platform: domain.PlatformAPI}
 	if _, err := svc.Reply(ctx, turn.Input{AccountID: agent.AccountID, AgentID: agent.ID, Text: "stored", UserID: "u1", Conv: conv}); err != nil {

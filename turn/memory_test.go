@@ -56,7 +56,7 @@ func newMemoryCase(t *testing.T, provider string, memory string) *memoryCase {
 	fields := map[string]json.RawMessage{"memory": json.RawMessage(memory),
 		"modelProvider": json.RawMessage(`"` + provider + `"`)}
 	var box *tools.Service
-	c.svc, c.st, c.agent = newServiceWith(t, turn.Config{Model: model}, fields, func(st *store.Store, cfg *turn.Config) {
+	c.svc, c.st, c.agent = newServiceWith(t, turn.Config{Model: model}, fields, nil, func(st *store.Store, cfg *turn.Config) {
 		c.recall = recall.New(st.Memories(), st.Knowledge(), model, nil)
 		c.lookups = &countingRecall{Recall: c.recall}
 		box = tools.New(tools.Config{})

@@ -20,7 +20,7 @@ func TestMetricsCountTokensAndToolCalls(t *testing.T) {
 	box := fakeBox{&fakeTools{}}
 	t.Cleanup(box.Close)
 	reg := prometheus.NewRegistry()
-	svc, _, agent := newServiceWith(t, turn.Config{Model: model, Tools: box, Registerer: reg}, nil)
+	svc, _, agent := newServiceWith(t, turn.Config{Model: model, Tools: box, Registerer: reg}, nil, nil)
 	c := &toolCase{svc: svc, agent: agent}
 
 	srv.Respond(llmtest.Reply{Text: "Done.", PromptTokens: 30, CompletionTokens: 3})

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -29,6 +30,8 @@ type Runs interface {
 	FinishRun(ctx context.Context, id string, status domain.RunStatus, reply *domain.Reply, code, message string) (domain.Run, error)
 	RunStatus(ctx context.Context, id string) (domain.RunStatus, error)
 	GetRun(ctx context.Context, accountID, agentID, id string) (domain.Run, error)
+	// ListRuns is a page of the account's runs matching q, newest first.
+	ListRuns(ctx context.Context, accountID string, q domain.RunQuery) ([]domain.Run, int64, error)
 	// CancelRun ends a run that has not ended as cancelled;
 	// domain.ErrRunFinished when it has.
 	CancelRun(ctx context.Context, accountID, agentID, id string) (domain.Run, error)
@@ -36,6 +39,16 @@ type Runs interface {
 	// beat for a minute lost its replica and blocks its conversation no
 	// more.
 	BeatRun(ctx context.Context, id string) error
+	// SaveRunSteps stores the run's finished steps, the whole list.
+	SaveRunSteps(ctx context.Context, id string, steps []domain.RunStep) error
+	// ClaimRun takes over run id when whoever held it was lost.
+	ClaimRun(ctx context.Context, id string) (domain.RunClaim, error)
+	// LostRuns are the ids of up to limit runs whose holder was lost.
+	LostRuns(ctx context.Context, limit int) ([]string, error)
+	// ReleaseRun gives up a run without ending it, for another process
+	// to resume at once.
+	ReleaseRun(ctx context.Context, id string) error
+	decisions
 }
 
 const (
@@ -67,17 +80,52 @@ func (e *StoppedError) Error() string {
 // ended by someone else.
 var errRunStopped = errors.New("turn: the run was ended elsewhere")
 
+// ErrHandedOver ends a turn whose process is stopping: its run did not
+// end, and goes on in another process from its last stored step.
+var ErrHandedOver = errors.New("turn: the run was handed over to another process")
+
 // board is what the runs of this process tell each other: a run ended (so
 // queued runs look whether their turn came), and how to stop a running
 // run at once.
 type board struct {
 	mu      sync.Mutex
 	ended   chan struct{} // closed, and replaced, when a run ends
-	running map[string]func(status domain.RunStatus, by string)
+	running map[string]func(stopped domain.Run, by string)
+	// handOvers stop the running runs of this process without ending them.
+	handOvers map[string]func()
+	// followers get the events of runs that go on here after a wait.
+	followers map[string][]*func(Event)
 }
 
 func newBoard() *board {
-	return &board{ended: make(chan struct{}), running: map[string]func(domain.RunStatus, string){}}
+	return &board{ended: make(chan struct{}), running: map[string]func(domain.Run, string){},
+		handOvers: map[string]func(){}, followers: map[string][]*func(Event){}}
+}
+
+// follow adds emit to the followers of run id until the returned stop.
+func (b *board) follow(id string, emit func(Event)) (stop func()) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	f := &emit
+	b.followers[id] = append(b.followers[id], f)
+	return func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		b.followers[id] = slices.DeleteFunc(b.followers[id], func(g *func(Event)) bool { return g == f })
+		if len(b.followers[id]) == 0 {
+			delete(b.followers, id)
+		}
+	}
+}
+
+// publish gives e to the followers of run id.
+func (b *board) publish(id string, e Event) {
+	b.mu.Lock()
+	fs := slices.Clone(b.followers[id])
+	b.mu.Unlock()
+	for _, f := range fs {
+		(*f)(e)
+	}
 }
 
 // changed is closed when a run of this process ends next.
@@ -94,16 +142,26 @@ func (b *board) runEnded() {
 	b.ended = make(chan struct{})
 }
 
-func (b *board) register(id string, stop func(status domain.RunStatus, by string)) {
+func (b *board) register(id string, stop func(stopped domain.Run, by string), handOver func()) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.running[id] = stop
+	b.running[id], b.handOvers[id] = stop, handOver
 }
 
 func (b *board) unregister(id string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	delete(b.running, id)
+	delete(b.handOvers, id)
+}
+
+// handOverAll stops every running run of this process without ending it.
+func (b *board) handOverAll() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, h := range b.handOvers {
+		h()
+	}
 }
 
 // stop stops the runs of this process among runs, ended by run by ("" for
@@ -113,7 +171,7 @@ func (b *board) stop(runs []domain.Run, by string) {
 	defer b.mu.Unlock()
 	for _, r := range runs {
 		if stop := b.running[r.ID]; stop != nil {
-			stop(r.Status, by)
+			stop(r, by)
 		}
 	}
 }
@@ -140,7 +198,7 @@ func strategy(in Input, a domain.Agent) domain.Strategy {
 func (s *Service) accept(ctx context.Context, t *Turn) error {
 	run, stopped, err := s.cfg.Stores.Runs.AcceptRun(ctx, domain.Run{AccountID: t.agent.AccountID, AgentID: t.agent.ID,
 		ConversationID: t.convID, UserID: t.in.UserID, RoomID: t.in.Conv.RoomID, Source: t.in.Source,
-		Text: t.in.Text, MessageID: t.replyID, Strategy: strategy(t.in, t.agent)})
+		Text: t.in.Text, MessageID: t.replyID, Strategy: strategy(t.in, t.agent), Input: runInput(t.in)})
 	if err != nil {
 		return err
 	}
@@ -171,16 +229,23 @@ func (s *Service) awaitTurn(ctx context.Context, t *Turn, queued func()) error {
 			return err
 		case started:
 			t.setRun(run)
+			t.in.Text = run.Text // with the texts merged into it while it waited
 			return nil
 		case run.Status.Final():
 			t.setRun(run)
-			return &StoppedError{Run: run}
+			return &StoppedError{Run: run, By: s.replacer(ctx, run)}
 		}
 		if !waited {
 			queued()
 		}
+		if s.handingOver.Load() {
+			return s.handOver(ctx, t)
+		}
 		select {
 		case <-ctx.Done():
+			if s.handingOver.Load() {
+				return s.handOver(ctx, t)
+			}
 			s.endRun(ctx, t, domain.RunCancelled, nil, "", "")
 			return ctx.Err()
 		case <-changed:
@@ -194,13 +259,15 @@ func (s *Service) awaitTurn(ctx context.Context, t *Turn, queued func()) error {
 // function that stops watching.
 func (s *Service) watch(ctx context.Context, t *Turn) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(ctx)
-	stopped := func(status domain.RunStatus, by string) {
-		t.stoppedAt.Store(time.Now())
+	stopped := func(run domain.Run, by string) {
+		// What was said of the reply dates from the stop, not from when
+		// this replica saw it: history keeps it before the next run's.
+		t.stoppedAt.Store(cmp.Or(run.FinishedAt, time.Now()))
 		t.stoppedBy.Store(by)
-		t.stoppedAs.Store(string(status))
+		t.stoppedAs.Store(string(run.Status))
 		cancel(errRunStopped)
 	}
-	s.board.register(t.runID, stopped)
+	s.board.register(t.runID, stopped, func() { cancel(ErrHandedOver) })
 	done := make(chan struct{})
 	go func() {
 		tick := time.NewTicker(stopPoll)
@@ -216,7 +283,11 @@ func (s *Service) watch(ctx context.Context, t *Turn) (context.Context, func()) 
 					s.beat(ctx, t)
 				}
 				if status, err := s.cfg.Stores.Runs.RunStatus(ctx, t.runID); err == nil && status.Final() {
-					stopped(status, "")
+					run, err := s.cfg.Stores.Runs.GetRun(ctx, t.agent.AccountID, t.agent.ID, t.runID)
+					if err != nil {
+						run = domain.Run{ID: t.runID, Status: status}
+					}
+					stopped(run, "")
 					return
 				}
 			}
@@ -267,6 +338,9 @@ func (s *Service) settle(ctx context.Context, t *Turn, res Result, err error) (R
 		return res, nil // what was said before the cancel, stored partial
 	}
 	by, _ := t.stoppedBy.Load().(string)
+	if by == "" { // stopped by a message to another replica
+		by = s.replacer(ctx, t.Run())
+	}
 	return res, &StoppedError{Run: t.Run(), By: cmp.Or(by, t.runID)}
 }
 
@@ -317,7 +391,39 @@ func (s *Service) followMerged(ctx context.Context, t *Turn) (Result, error) {
 	case run.Reply != nil && run.Status == domain.RunCompleted:
 		return *run.Reply, nil
 	}
-	return Result{}, &StoppedError{Run: run}
+	return Result{}, &StoppedError{Run: run, By: s.replacer(ctx, run)}
+}
+
+// replacerScan bounds the runs of a conversation replacer reads, newest
+// first: the run it looks for was accepted when the stopped one ended.
+const replacerScan = 20
+
+// replacer is the id of the run whose message stopped run r (interrupted,
+// rolled back, or merged into it): the first run of its conversation
+// accepted when r ended (Runs.AcceptRun ends the runs it stops at the
+// time it accepts the new one). "" when r was not stopped by a message or
+// that run is not found. A replica that did not accept that message
+// learns it only so.
+func (s *Service) replacer(ctx context.Context, r domain.Run) string {
+	if r.Status != domain.RunInterrupted && r.Status != domain.RunRolledBack || r.ConversationID == "" || r.FinishedAt.IsZero() {
+		return ""
+	}
+	readCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout) // ctx may have ended with the run
+	defer cancel()
+	runs, _, err := s.cfg.Stores.Runs.ListRuns(readCtx, r.AccountID,
+		domain.RunQuery{AgentID: r.AgentID, ConversationID: r.ConversationID, Limit: replacerScan})
+	if err != nil {
+		s.cfg.Logger.WarnContext(ctx, "the run that stopped a run not read", "run", r.ID, "error", err)
+		return ""
+	}
+	by := ""
+	for _, later := range runs { // newest first: the last one not before r ended
+		if later.CreatedAt.Before(r.FinishedAt) {
+			break
+		}
+		by = later.ID
+	}
+	return by
 }
 
 // Wait returns run id of the account's agent once it ended or waits for an
@@ -357,6 +463,41 @@ func (s *Service) Cancel(ctx context.Context, accountID, agentID, id string) (do
 		s.board.runEnded()
 	}
 	return run, err
+}
+
+// HandOver stops the runs of this process without ending them, for a
+// graceful stop past its drain time: each is released and resumed at once
+// by another process (or this one after its restart) from its last stored
+// step; runs that would start here from now on are released too.
+func (s *Service) HandOver() {
+	s.handingOver.Store(true)
+	s.board.handOverAll()
+}
+
+// handOver releases t's run, which this process stops running, and ends
+// the turn with ErrHandedOver.
+func (s *Service) handOver(ctx context.Context, t *Turn) error {
+	writeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
+	defer cancel()
+	if err := s.cfg.Stores.Runs.ReleaseRun(writeCtx, t.runID); err != nil {
+		s.cfg.Logger.WarnContext(ctx, "run not released", "run", t.runID, "error", err)
+	}
+	t.ended.Store(true) // Release must not end it
+	s.board.runEnded()
+	return ErrHandedOver
+}
+
+// suspended ends t's turn without ending its run when converse stopped
+// because calls wait for decisions, or because this process hands its
+// runs over: the run goes on later, or elsewhere, from its stored steps.
+func (s *Service) suspended(ctx context.Context, t *Turn, err error) (bool, error) {
+	switch {
+	case errors.Is(err, errAwaiting):
+		return true, s.pause(ctx, t)
+	case err != nil && errors.Is(context.Cause(ctx), ErrHandedOver):
+		return true, s.handOver(ctx, t)
+	}
+	return false, nil
 }
 
 // errRunPanicked ends a turn whose code panicked; the log has the panic.

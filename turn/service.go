@@ -138,11 +138,21 @@ type Service struct {
 	metrics *providerMetrics
 	bg      sync.WaitGroup // summaries and background runs
 	board   *board         // what this process's runs tell each other
-	chars   characters
+	// handingOver is set once the process stops and hands its runs over.
+	handingOver atomic.Bool
+	chars       characters
 }
 
-// Close waits for the work a Service does after its turns (summaries).
+// Close waits for the work a Service does after its turns (summaries)
+// and for its background runs.
 func (s *Service) Close() { s.bg.Wait() }
+
+// Stop is Close for a stopping process: the runs still going on here are
+// handed over to be resumed elsewhere, then Close waits for the rest.
+func (s *Service) Stop() {
+	s.HandOver()
+	s.Close()
+}
 
 // New returns a Service; Stores (all three), Model and Semaphore are
 // required.
@@ -327,33 +337,20 @@ func (s *Service) Prepare(ctx context.Context, in Input) (*Turn, error) {
 // SlotRefuseWhenFull is refused when the agent's slots are all taken; it
 // keeps the slot it took while its run can start at once.
 func (s *Service) Accept(ctx context.Context, in Input) (*Turn, error) {
-	start := time.Now()
 	if strings.TrimSpace(in.Text) == "" && !in.Shape.Post {
 		return nil, ErrEmptyText
 	}
-	agent, err := s.cfg.Stores.Agents.GetAgent(ctx, in.AccountID, in.AgentID)
+	t, err := s.newTurn(ctx, in, time.Now())
 	if err != nil {
 		return nil, err
 	}
-	if err := CanAnswer(agent, start); err != nil {
-		return nil, err
-	}
-	secrets, err := s.secrets(ctx, agent)
-	if err != nil {
-		return nil, err
-	}
-	apiKey := secrets.String(llm.APIKeyVar(agent.ModelProvider))
-	if err := s.cfg.Model.Configured(agent.ModelProvider, apiKey); err != nil {
-		return nil, s.providerFailure(ctx, in.RequestID, agent, err)
-	}
-	t := &Turn{replyID: s.cfg.Stores.Conversations.NewMessageID(start), agent: agent, apiKey: apiKey, in: in,
-		start: start, secrets: secrets, svc: s}
+	t.replyID = s.cfg.Stores.Conversations.NewMessageID(t.start)
 	if in.Slot == SlotRefuseWhenFull {
-		if t.release, err = s.acquireSlot(ctx, agent.ID, in.Slot); err != nil {
+		if t.release, err = s.acquireSlot(ctx, t.agent.ID, in.Slot); err != nil {
 			return nil, err
 		}
 	}
-	if t.convID, err = s.cfg.Stores.Conversations.OpenConversation(ctx, agent.AccountID, agent.ID, in.Conv); err == nil {
+	if t.convID, err = s.cfg.Stores.Conversations.OpenConversation(ctx, t.agent.AccountID, t.agent.ID, in.Conv); err == nil {
 		err = s.accept(ctx, t)
 	}
 	if err != nil || t.merged {
@@ -365,6 +362,28 @@ func (s *Service) Accept(ctx context.Context, in Input) (*Turn, error) {
 	return t, nil
 }
 
+// newTurn is the turn of in, which arrived at start, once its agent can
+// answer it: active or past its cool-down, its secrets readable, its
+// provider configured.
+func (s *Service) newTurn(ctx context.Context, in Input, start time.Time) (*Turn, error) {
+	agent, err := s.cfg.Stores.Agents.GetAgent(ctx, in.AccountID, in.AgentID)
+	if err != nil {
+		return nil, err
+	}
+	if err := CanAnswer(agent, time.Now()); err != nil {
+		return nil, err
+	}
+	secrets, err := s.secrets(ctx, agent)
+	if err != nil {
+		return nil, err
+	}
+	apiKey := secrets.String(llm.APIKeyVar(agent.ModelProvider))
+	if err := s.cfg.Model.Configured(agent.ModelProvider, apiKey); err != nil {
+		return nil, s.providerFailure(ctx, in.RequestID, agent, err)
+	}
+	return &Turn{agent: agent, apiKey: apiKey, in: in, start: start, secrets: secrets, svc: s}, nil
+}
+
 // Start waits until t's run is first of its conversation and starts it,
 // takes the turn's slot (a queued run holds none) and builds the provider
 // request. A turn merged into another run starts nothing: Generate and
@@ -374,12 +393,15 @@ func (s *Service) Start(ctx context.Context, t *Turn) error {
 	if t.merged {
 		return nil
 	}
-	err := s.awaitTurn(ctx, t, func() {
-		if t.release != nil {
-			t.release() // a queued run holds no slot
-			t.release = nil
-		}
-	})
+	var err error
+	if t.Run().Status != domain.RunRunning { // a resumed running run holds its lane
+		err = s.awaitTurn(ctx, t, func() {
+			if t.release != nil {
+				t.release() // a queued run holds no slot
+				t.release = nil
+			}
+		})
+	}
 	if err == nil && t.release == nil {
 		t.release, err = s.acquireSlot(ctx, t.agent.ID, afterQueue(t.in.Slot))
 	}
@@ -451,6 +473,9 @@ func (s *Service) Generate(ctx context.Context, t *Turn) (res Result, err error)
 	ctx, stop := s.watch(ctx, t)
 	defer stop()
 	reply, calls, err := s.converse(ctx, t, s.cfg.Model.Generate, nil)
+	if ok, err := s.suspended(ctx, t, err); ok {
+		return Result{RunID: t.runID, MessageID: t.replyID}, err
+	}
 	res, err = s.finish(ctx, t, reply, calls, err)
 	return s.settle(ctx, t, res, err)
 }
@@ -483,6 +508,12 @@ func (s *Service) Stream(ctx context.Context, t *Turn, emit func(Event) error) (
 		})
 	}
 	reply, calls, err := s.converse(ctx, t, ask, emit)
+	if ok, err := s.suspended(ctx, t, err); ok {
+		if waiting := (*AwaitingDecisionError)(nil); errors.As(err, &waiting) {
+			_ = emit(Event{Kind: EventRequiresAction, RunID: t.runID, Required: waiting.Run.RequiredAction()}) // the error stays the wait
+		}
+		return Result{RunID: t.runID, MessageID: t.replyID}, err
+	}
 	res, err = s.finish(ctx, t, reply, calls, err)
 	return s.settle(ctx, t, res, err)
 }

@@ -42,16 +42,16 @@ func (m *scriptedModel) Configured(string, string) error { return nil }
 // newService returns a Service over a fresh SQLite store and model, with an
 // account and an agent of it.
 func newService(t *testing.T, model turn.Model) (*turn.Service, *store.Store, domain.Agent) {
-	return newServiceWith(t, turn.Config{Model: model}, nil)
+	return newServiceWith(t, turn.Config{Model: model}, nil, nil)
 }
 
-// newServiceWith is newService with cfg's Model and Tools, and an agent
-// with the character members fields besides its name; tweak, when given,
-// completes cfg once the store is open.
-func newServiceWith(t *testing.T, cfg turn.Config, fields map[string]json.RawMessage, tweak ...func(*store.Store, *turn.Config)) (*turn.Service, *store.Store, domain.Agent) {
+// newServiceWith is newService with cfg's Model and Tools, an agent with
+// the character members fields besides its name, and a store opened with
+// opts; tweak, when given, completes cfg once the store is open.
+func newServiceWith(t *testing.T, cfg turn.Config, fields map[string]json.RawMessage, opts []store.Option, tweak ...func(*store.Store, *turn.Config)) (*turn.Service, *store.Store, domain.Agent) {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "agentd.db"))
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "agentd.db"), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

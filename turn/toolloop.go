@@ -1,6 +1,7 @@
 package turn
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"slices"
@@ -43,6 +44,8 @@ const (
 	EventToken EventKind = iota
 	EventToolCall
 	EventToolResult
+	// EventRequiresAction: the run waits for decisions on Required's calls.
+	EventRequiresAction
 )
 
 // Event is one event of a streamed turn: a fragment of the reply, or a
@@ -51,6 +54,9 @@ type Event struct {
 	Kind  EventKind
 	Token string
 	Call  domain.ToolCall
+	// RunID and Required: the run that waits, and for what.
+	RunID    string
+	Required *domain.RequiredAction
 }
 
 // offer is the tools a turn of an agent offers, by name order: those of
@@ -138,6 +144,14 @@ type toolRun struct {
 	// (Config.TraceContent).
 	content bool
 
+	// log is the run's steps: stored as they finish, and those a resumed
+	// run starts from.
+	log *stepLog
+	// byName are the offered tools, and policy which of them wait for a
+	// person's decision.
+	byName map[string]tools.Tool
+	policy approvalPolicy
+
 	mu    sync.Mutex
 	calls []domain.ToolCall
 }
@@ -158,12 +172,15 @@ func (s *Service) newToolRun(ctx context.Context, t *Turn, secrets domain.Secret
 		list = list[:MaxOfferedTools]
 	}
 	offered := make([]llm.Tool, len(list))
+	byName := make(map[string]tools.Tool, len(list))
 	for i, tl := range list {
 		offered[i] = llm.Tool{Name: tl.Name, Description: tl.Description, Parameters: tl.Parameters}
+		byName[tl.Name] = tl
 	}
 	return &toolRun{offer: o, offered: offered, maxSteps: steps, info: tools.TurnInfo{
 		AgentID: t.agent.ID, ConversationID: t.convID, UserID: t.in.UserID, RoomID: t.in.Conv.RoomID,
-		Platform: platformOf(t.in)}, content: s.cfg.TraceContent}, nil
+		Platform: platformOf(t.in)}, content: s.cfg.TraceContent, log: s.newStepLog(t.runID, t.Run().Steps),
+		byName: byName, policy: approvalPolicyOf(t.agent)}, nil
 }
 
 // platformOf names the platform of a turn, "api" for the API.
@@ -180,7 +197,8 @@ type call func(ctx context.Context, req llm.Request) (llm.Reply, error)
 // converse runs the model calls of a turn: while the model asks for tools
 // (and steps remain) the calls of each step run and their results go back
 // to it; the last call, once the steps are spent, offers no tools. The
-// texts of the calls are joined by a blank line, tokens summed.
+// texts of the calls are joined by a blank line, tokens summed. A resumed
+// run starts after its stored steps, running only their unfinished calls.
 func (s *Service) converse(ctx context.Context, t *Turn, ask call, emit func(Event) error) (llm.Reply, []domain.ToolCall, error) {
 	req := t.req
 	run := t.tools
@@ -189,13 +207,23 @@ func (s *Service) converse(ctx context.Context, t *Turn, ask call, emit func(Eve
 	}
 	var total llm.Reply
 	for step := 0; ; step++ {
-		req.ToolsDone = run == nil || step >= run.maxSteps
-		reply, err := s.chat(ctx, t, req, ask)
+		var reply llm.Reply
+		var err error
+		resumed := run != nil && step < run.log.stored()
+		if resumed {
+			reply = replyOf(run.log.step(step))
+		} else {
+			req.ToolsDone = run == nil || step >= run.maxSteps
+			reply, err = s.chat(ctx, t, req, ask)
+		}
 		total = joinReplies(total, reply)
-		if err != nil || req.ToolsDone || len(reply.ToolCalls) == 0 {
+		if !resumed && (err != nil || req.ToolsDone || len(reply.ToolCalls) == 0) {
 			return total, run.recorded(), err
 		}
-		steps, err := run.step(ctx, reply.ToolCalls, emit)
+		if !resumed {
+			step = run.log.add(ctx, reply, run.waits)
+		}
+		steps, err := run.step(ctx, step, emit)
 		if err != nil {
 			return total, run.recorded(), err
 		}
@@ -229,10 +257,14 @@ func joinReplies(total, r llm.Reply) llm.Reply {
 // stepSeparator joins the texts of a turn's calls.
 const stepSeparator = "\n\n"
 
-// step runs the calls of one step, at most maxParallelCalls at once, and
-// returns them with their results in call order. emit (nil for none)
-// gets each call's start and end; its error ends the turn.
-func (r *toolRun) step(ctx context.Context, calls []llm.ToolCall, emit func(Event) error) ([]llm.ToolStep, error) {
+// step runs the unfinished calls of stored step i, at most
+// maxParallelCalls at once, storing each as it finishes, and returns all
+// its calls with their results in call order. A call waiting for a
+// decision is not run: once the others ran, the step ends with
+// errAwaiting; a denied one is a failed call the model sees. emit (nil
+// for none) gets each call's start and end; its error ends the turn.
+func (r *toolRun) step(ctx context.Context, i int, emit func(Event) error) ([]llm.ToolStep, error) {
+	calls := r.log.step(i).Calls
 	steps := make([]llm.ToolStep, len(calls))
 	records := make([]domain.ToolCall, len(calls))
 	var emitMu sync.Mutex
@@ -246,25 +278,72 @@ func (r *toolRun) step(ctx context.Context, calls []llm.ToolCall, emit func(Even
 	}
 	slots := make(chan struct{}, maxParallelCalls)
 	var wg sync.WaitGroup
-	for i, c := range calls {
-		rec, args, ok := newRecord(c)
+	waiting := 0
+	for j, c := range calls {
+		if c.Done {
+			records[j], steps[j] = c.Record, llm.ToolStep{Call: callOf(c), Result: c.Result}
+			continue
+		}
+		if c.Waits && c.Decision == nil {
+			waiting++
+			continue
+		}
+		rec, call := decided(c)
 		send(Event{Kind: EventToolCall, Call: rec})
 		slots <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			records[i], steps[i] = r.run(ctx, rec, c, args, ok)
-			send(Event{Kind: EventToolResult, Call: records[i]})
+			if c.Decision != nil && !c.Decision.Approve {
+				records[j], steps[j] = denied(rec, call, c.Decision.Reason)
+			} else {
+				records[j], steps[j] = r.run(ctx, rec, call)
+			}
+			r.log.done(ctx, i, j, records[j], steps[j].Result)
+			send(Event{Kind: EventToolResult, Call: records[j]})
 		})
 	}
 	wg.Wait()
+	if waiting > 0 {
+		return nil, cmp.Or(emitErr, errAwaiting)
+	}
 	r.mu.Lock()
 	r.calls = append(r.calls, records...)
 	r.mu.Unlock()
 	return steps, emitErr
 }
 
+// decided is the record and the call of c as its decision left them: the
+// arguments a person gave replace the model's, and the record carries
+// the decision.
+func decided(c domain.StepCall) (domain.ToolCall, llm.ToolCall) {
+	rec, call := c.Record, callOf(c)
+	if d := c.Decision; d != nil {
+		rec.Approval = approvalOf(*d)
+		if d.Approve && len(d.Arguments) > 0 {
+			rec.Arguments, call.Arguments = d.Arguments, string(d.Arguments)
+		}
+	}
+	return rec, call
+}
+
+// denied is the record and the step of a call a person denied: not run,
+// a failed call whose result says why.
+func denied(rec domain.ToolCall, call llm.ToolCall, reason string) (domain.ToolCall, llm.ToolStep) {
+	result := deniedResult(reason)
+	rec.OK, rec.Result = false, result
+	return rec, llm.ToolStep{Call: call, Result: result}
+}
+
+// waits reports whether a call of the offered tool name waits for a
+// person's decision.
+func (r *toolRun) waits(name string) bool {
+	t, ok := r.byName[name]
+	return ok && r.policy.waits(t)
+}
+
 // newRecord starts the record of a call with agentd's own id; arguments
-// that are not a JSON object are recorded as {} and the call is not run.
+// that are not a JSON object are recorded as {} and the call is not run
+// (ok false).
 func newRecord(c llm.ToolCall) (domain.ToolCall, json.RawMessage, bool) {
 	rec := domain.ToolCall{ID: "call_" + strings.ToLower(ulid.Make().String()), Name: c.Name, Arguments: json.RawMessage("{}")}
 	args := json.RawMessage(strings.TrimSpace(c.Arguments))
@@ -276,12 +355,13 @@ func newRecord(c llm.ToolCall) (domain.ToolCall, json.RawMessage, bool) {
 	return rec, args, true
 }
 
-// run runs one call and returns its record and its step for the model.
-func (r *toolRun) run(ctx context.Context, rec domain.ToolCall, c llm.ToolCall, args json.RawMessage, argsOK bool) (domain.ToolCall, llm.ToolStep) {
+// run runs one call, whose record newRecord made, and returns its record
+// and its step for the model.
+func (r *toolRun) run(ctx context.Context, rec domain.ToolCall, c llm.ToolCall) (domain.ToolCall, llm.ToolStep) {
 	start := time.Now()
 	ctx, span := r.startToolSpan(ctx, rec)
 	res := tools.Failure("arguments are not a JSON object")
-	if argsOK {
+	if _, args, ok := newRecord(c); ok {
 		res = r.offer.call(ctx, tools.Call{ID: rec.ID, Name: c.Name, Arguments: args, Turn: r.info})
 	}
 	r.endToolSpan(span, res)

@@ -37,7 +37,7 @@ type fakeTools struct {
 
 func (f *fakeTools) Tools(tools.Spec) []tools.Tool {
 	return []tools.Tool{
-		{Name: "get_price", Description: "Look up a price", Parameters: json.RawMessage(`{"type":"object","properties":{"symbol":{"type":"string"}}}`)},
+		{Name: "get_price", Description: "Look up a price", Parameters: json.RawMessage(`{"type":"object","properties":{"symbol":{"type":"string"}}}`), Source: tools.SourceAction},
 		{Name: "big", Description: "Answers a lot"},
 	}
 }
@@ -63,6 +63,7 @@ func (f *fakeTools) Call(_ context.Context, _ tools.Spec, c tools.Call) tools.Re
 // toolCase is a service whose agent has the fake tools, answering through
 // the real OpenAI client from a test server.
 type toolCase struct {
+	model turn.Model
 	svc   *turn.Service
 	st    *store.Store
 	agent domain.Agent
@@ -70,16 +71,17 @@ type toolCase struct {
 	tools *fakeTools
 }
 
-// newToolCase builds a toolCase; fields are extra character members.
-func newToolCase(t *testing.T, fields map[string]json.RawMessage) *toolCase {
+// newToolCase builds a toolCase; fields are extra character members,
+// opts the store's options.
+func newToolCase(t *testing.T, fields map[string]json.RawMessage, opts ...store.Option) *toolCase {
 	srv := llmtest.NewOpenAI(t)
 	model := llm.New(llm.Config{OpenAI: llm.ProviderConfig{APIKey: "k", BaseURL: srv.URL}})
 	t.Cleanup(model.CloseIdleConnections)
 	ft := &fakeTools{}
 	box := fakeBox{ft}
 	t.Cleanup(box.Close)
-	svc, st, agent := newServiceWith(t, turn.Config{Model: model, Tools: box}, fields)
-	return &toolCase{svc: svc, st: st, agent: agent, srv: srv, tools: ft}
+	svc, st, agent := newServiceWith(t, turn.Config{Model: model, Tools: box}, fields, opts)
+	return &toolCase{model: model, svc: svc, st: st, agent: agent, srv: srv, tools: ft}
 }
 
 // input is a message from user u1 in their direct conversation.

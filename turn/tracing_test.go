@@ -25,7 +25,7 @@ func TestTraceContent(t *testing.T) {
 		srv := llmtest.NewOpenAI(t)
 		model := llm.New(llm.Config{OpenAI: llm.ProviderConfig{APIKey: "k", BaseURL: srv.URL}})
 		box := fakeBox{&fakeTools{}}
-		svc, _, agent := newServiceWith(t, turn.Config{Model: model, Tools: box, TraceContent: content}, map[string]json.RawMessage{})
+		svc, _, agent := newServiceWith(t, turn.Config{Model: model, Tools: box, TraceContent: content}, map[string]json.RawMessage{}, nil)
 		srv.Respond(llmtest.Reply{Text: "SOL costs three.", PromptTokens: 30, CompletionTokens: 3})
 		srv.Enqueue(llmtest.Reply{ToolCalls: calls("SOL")})
 		ctx, root := tp.Tracer("test").Start(context.Background(), "request")

@@ -350,6 +350,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/agents/{agentId}/runs/{runId}/approvals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+                /**
+                 * @description The run's identifier, `run_<id>`.
+                 * @example run_01jd3vb2k8r4m6n8p0q2s4t6vw
+                 */
+                runId: components["parameters"]["RunIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve or Deny Tool Calls
+         * @description Decides every tool call a `requires_action` run still waits for, in
+         *     one request. An approved call runs with `arguments` when given
+         *     (replacing the model's), else with the model's; a denied call is not
+         *     run and the model gets `{"error": "denied", "reason": "<reason or
+         *     'no reason given'>"}` as its result. The run then goes on: the
+         *     answer is the run, `running`, or `queued` while it waits for a slot.
+         *     A missing, unknown or no longer waiting `callId` is 400 naming
+         *     `decisions`; `arguments` that are not an object, or given with
+         *     `approve: false`, 400 naming `decisions[i].arguments`. A run not in
+         *     `requires_action`: 409 `RUN_NOT_WAITING`.
+         */
+        post: operations["decideApprovals"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/runs": {
         parameters: {
             query?: never;
@@ -869,7 +909,9 @@ export interface paths {
          *     history, limits and tools; it waits for its run up to twice
          *     AGENTD_PROVIDER_TIMEOUT, then answers a tool result with `isError`,
          *     code `RUN_PENDING`, naming the run, which goes on: read it with
-         *     `GET /agents/{agentId}/runs/{runId}`). A failed call is a tool
+         *     `GET /agents/{agentId}/runs/{runId}`; a run that waits for a
+         *     decision on its tool calls is `isError` with code
+         *     `APPROVAL_REQUIRED` naming it). A failed call is a tool
          *     result with `isError` and the error's code and message. A read key
          *     may list tools and agents; `send_message` needs a write key.
          */
@@ -1151,8 +1193,11 @@ export interface paths {
          *     queue included, up to twice AGENTD_PROVIDER_TIMEOUT; past that it
          *     answers 504 `server_error` / `run_pending` naming the run, which
          *     goes on (read it with `GET /agents/{agentId}/runs/{runId}`, follow
-         *     it with `.../stream`). A message that finds its conversation busy
-         *     under the agent's `reject` strategy is 409 `invalid_request_error` /
+         *     it with `.../stream`). A run that waits for a person's decision on
+         *     its tool calls is 409 `invalid_request_error` / `approval_required`
+         *     naming it (a stream ends with that error event); it goes on once
+         *     decided. A message that finds its conversation busy under the
+         *     agent's `reject` strategy is 409 `invalid_request_error` /
          *     `conversation_busy` naming the run in the way.
          */
         post: operations["createChatCompletion"];
@@ -1230,7 +1275,7 @@ export interface components {
             details?: components["schemas"]["ErrorDetails"];
         };
         /** @enum {string} */
-        ErrorCode: "INVALID_REQUEST" | "INVALID_MESSAGE" | "UNAUTHORIZED" | "INSUFFICIENT_PERMISSIONS" | "DELETE_PROTECTED" | "INSUFFICIENT_QUOTA" | "AGENT_NOT_FOUND" | "CONVERSATION_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "MEMORY_NOT_FOUND" | "KNOWLEDGE_NOT_FOUND" | "MESSAGE_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "MODEL_ERROR" | "AGENT_UNAVAILABLE" | "WEBHOOK_DISABLED" | "PRECONDITION_FAILED" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "STREAM_LOST" | "RUN_NOT_FOUND" | "RUN_FINISHED" | "RUN_NOT_WAITING" | "RUN_ABANDONED" | "CONVERSATION_BUSY" | "RUN_PENDING";
+        ErrorCode: "INVALID_REQUEST" | "INVALID_MESSAGE" | "UNAUTHORIZED" | "INSUFFICIENT_PERMISSIONS" | "DELETE_PROTECTED" | "INSUFFICIENT_QUOTA" | "AGENT_NOT_FOUND" | "CONVERSATION_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "MEMORY_NOT_FOUND" | "KNOWLEDGE_NOT_FOUND" | "MESSAGE_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "MODEL_ERROR" | "AGENT_UNAVAILABLE" | "WEBHOOK_DISABLED" | "PRECONDITION_FAILED" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "STREAM_LOST" | "RUN_NOT_FOUND" | "RUN_FINISHED" | "RUN_NOT_WAITING" | "RUN_ABANDONED" | "CONVERSATION_BUSY" | "RUN_PENDING" | "APPROVAL_REQUIRED";
         /** @description Depends on the code; the members used are listed here. */
         ErrorDetails: {
             /** @description Dotted path of the bad field (INVALID_REQUEST and INVALID_MESSAGE). */
@@ -1248,7 +1293,7 @@ export interface components {
             used?: number;
             /** @description The agent's status (AGENT_UNAVAILABLE), or the run's (RUN_FINISHED). */
             status?: string;
-            /** @description The run in the way (CONVERSATION_BUSY), or the run that goes on past the wait (RUN_PENDING, on the MCP and OpenAI paths). */
+            /** @description The run in the way (CONVERSATION_BUSY); on the MCP and OpenAI paths, the run that goes on past the wait (RUN_PENDING) or waits for a decision (APPROVAL_REQUIRED). */
             runId?: string;
             /** @description Model provider (MODEL_ERROR). */
             provider?: string;
@@ -1557,6 +1602,12 @@ export interface components {
             env?: {
                 [key: string]: string;
             };
+            /**
+             * @description Which of the server's tools wait for a person's decision before
+             *     they run: `never` (default), `always`, or the names of those
+             *     that do, as the server names them (at most 64).
+             */
+            requireApproval?: ("never" | "always") | string[];
         };
         /**
          * @description `allowedUsers`: Discord numeric user ids (an entry of digits only)
@@ -1576,6 +1627,8 @@ export interface components {
              */
             userRateLimit?: number;
             allowedUsers?: components["schemas"]["StringList"];
+            /** @description Discord user ids (or usernames) who approve or deny this agent's tool calls of Discord conversations from a DM with the bot; at most 50. */
+            adminUsers?: components["schemas"]["StringList"];
         } & {
             [key: string]: unknown;
         };
@@ -1665,6 +1718,8 @@ export interface components {
             parameters?: {
                 [key: string]: unknown;
             };
+            /** @description A call of this action waits for a person's decision before it runs (default false). */
+            requiresApproval?: boolean;
         };
         ActionList: components["schemas"]["Action"][];
         MessageTemplates: {
@@ -1873,6 +1928,7 @@ export interface components {
             result: string;
             /** Format: double */
             durationMs: number;
+            approval?: components["schemas"]["ToolCallApproval"];
         };
         MemoryCreateRequest: {
             text: string;
@@ -2010,9 +2066,9 @@ export interface components {
         /** @description Server-sent events: each an `id: <n>` line, a `data: <StreamEvent JSON>` line and a blank line; ids count from 1 (the `start` event). */
         EventStream: string;
         /** @description One event of a message stream, told apart by `type`. */
-        StreamEvent: components["schemas"]["StreamStartEvent"] | components["schemas"]["StreamTokenEvent"] | components["schemas"]["StreamToolCallEvent"] | components["schemas"]["StreamToolResultEvent"] | components["schemas"]["StreamDoneEvent"] | components["schemas"]["StreamErrorEvent"];
+        StreamEvent: components["schemas"]["StreamStartEvent"] | components["schemas"]["StreamTokenEvent"] | components["schemas"]["StreamToolCallEvent"] | components["schemas"]["StreamToolResultEvent"] | components["schemas"]["StreamRequiresActionEvent"] | components["schemas"]["StreamDoneEvent"] | components["schemas"]["StreamErrorEvent"];
         /** @enum {string} */
-        StreamEventType: "start" | "token" | "tool_call" | "tool_result" | "done" | "error";
+        StreamEventType: "start" | "token" | "tool_call" | "tool_result" | "requires_action" | "done" | "error";
         /** @description The first event, before any token; `messageId` names the reply for resuming and cancelling. */
         StreamStartEvent: {
             /**
@@ -2056,6 +2112,21 @@ export interface components {
             name: string;
             ok: boolean;
             result: string;
+        };
+        /**
+         * @description The run waits for a decision on these calls; the stream stays open
+         *     (pings) and goes on with their `tool_result`, the tokens and `done`
+         *     once they are decided.
+         */
+        StreamRequiresActionEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "requires_action";
+            runId: string;
+            toolCalls: components["schemas"]["WaitingToolCall"][];
+            expiresAt: components["schemas"]["Timestamp"];
         };
         /** @description The last event of a stream that succeeded. */
         StreamDoneEvent: {
@@ -2150,9 +2221,7 @@ export interface components {
             /** @description The Send Message reply once one was stored (a partial one included); null before. */
             reply: components["schemas"]["MessageReply"] | null;
             /** @description What the run waits for while `requires_action`; null otherwise. */
-            requiredAction: {
-                [key: string]: unknown;
-            } | null;
+            requiredAction: components["schemas"]["RequiredAction"] | null;
             /** @description Why the run failed; null otherwise. */
             error: components["schemas"]["RunError"] | null;
             /** @description The run of the agent that asked this one. */
@@ -2172,6 +2241,43 @@ export interface components {
             startedAt: components["schemas"]["Timestamp"] | null;
             /** @description When the run ended; null while it has not. */
             finishedAt: components["schemas"]["Timestamp"] | null;
+        };
+        RequiredAction: {
+            /** @enum {string} */
+            type: "approve_tool_calls";
+            /** @description The calls still waiting for a decision, in call order. */
+            toolCalls: components["schemas"]["WaitingToolCall"][];
+            /** @description When the calls still waiting are denied with reason `expired` (settings.runs.approvalTimeout after the run began to wait). */
+            expiresAt: components["schemas"]["Timestamp"];
+        };
+        WaitingToolCall: {
+            /** @description agentd's call id, the `callId` of a decision. */
+            id: string;
+            name: string;
+            arguments: components["schemas"]["JSONObject"];
+        };
+        ApprovalRequest: {
+            decisions: components["schemas"]["ApprovalDecision"][];
+        };
+        ApprovalDecision: {
+            callId: string;
+            approve: boolean;
+            /** @description Replaces the model's arguments; only with `approve: true`. */
+            arguments?: {
+                [key: string]: unknown;
+            };
+            reason?: string;
+        };
+        /** @description The decision on a call that waited for one. */
+        ToolCallApproval: {
+            approved: boolean;
+            /** @description The deciding key's prefix, `telegram:<id>` / `discord:<id>` for a press of a button, or `expiry`. */
+            by: string;
+            /** @description The platform user's username, when known. */
+            byName?: string;
+            /** @description The decision's reason; absent when none was given. */
+            reason?: string;
+            decidedAt: components["schemas"]["Timestamp"];
         };
         RunEnvelope: {
             success: boolean;
@@ -3064,7 +3170,7 @@ export interface components {
         /** @enum {string} */
         OpenAIErrorType: "invalid_request_error" | "authentication_error" | "permission_error" | "rate_limit_error" | "server_error";
         /** @enum {string} */
-        OpenAIErrorCode: "invalid_request" | "invalid_api_key" | "insufficient_permissions" | "model_not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "rate_limit_exceeded" | "internal_error" | "model_error" | "agent_unavailable" | "conversation_busy" | "run_pending";
+        OpenAIErrorCode: "invalid_request" | "invalid_api_key" | "insufficient_permissions" | "model_not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "rate_limit_exceeded" | "internal_error" | "model_error" | "agent_unavailable" | "conversation_busy" | "approval_required" | "run_pending";
     };
     responses: {
         /**
@@ -3117,6 +3223,33 @@ export interface components {
                  *       "error": {
                  *         "code": "RUN_NOT_FOUND",
                  *         "message": "Run not found."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description RUN_NOT_WAITING, the run does not wait for a decision; `details.status` is its status. */
+        RunNotWaiting: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "RUN_NOT_WAITING",
+                 *         "message": "The run does not wait for a decision.",
+                 *         "details": {
+                 *           "status": "running"
+                 *         }
                  *       }
                  *     }
                  */
@@ -3911,7 +4044,7 @@ export interface components {
                 "application/json": components["schemas"]["OpenAIErrorResponse"];
             };
         };
-        /** @description `invalid_request_error` / `conversation_busy`: the conversation has a run in the way and the agent's `multitaskStrategy` is `reject`; the message names that run. */
+        /** @description `invalid_request_error` / `conversation_busy`: the conversation has a run in the way and the agent's `multitaskStrategy` is `reject`; or `invalid_request_error` / `approval_required`: the request's run waits for a decision on its tool calls. The message names the run. */
         OpenAIConversationBusy: {
             headers: {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3936,7 +4069,7 @@ export interface components {
                 "application/json": components["schemas"]["OpenAIErrorResponse"];
             };
         };
-        /** @description `server_error` / `run_pending`: the run did not end within twice AGENTD_PROVIDER_TIMEOUT; it goes on, and the message names it. */
+        /** @description `server_error` / `run_pending`: the run did not end within twice AGENTD_PROVIDER_TIMEOUT (or the replica stopped and handed it over); it goes on, and the message names it. */
         OpenAIRunPending: {
             headers: {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3951,7 +4084,7 @@ export interface components {
                 /**
                  * @example {
                  *       "error": {
-                 *         "message": "The run run_01jd3v8m4q2x7k9w5t6r0yzabc has not ended after 240 seconds; it goes on: read it at /v1/agents/agent_01jd3v8m4q2x7k9w5t6r0yzabc/runs/run_01jd3v8m4q2x7k9w5t6r0yzabc.",
+                 *         "message": "The run run_01jd3v8m4q2x7k9w5t6r0yzabc goes on without this request: read it at /v1/agents/agent_01jd3v8m4q2x7k9w5t6r0yzabc/runs/run_01jd3v8m4q2x7k9w5t6r0yzabc.",
                  *         "type": "server_error",
                  *         "code": "run_pending",
                  *         "param": null
@@ -4917,6 +5050,56 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["RunNotFound"];
             409: components["responses"]["RunFinished"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    decideApprovals: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+                /**
+                 * @description The run's identifier, `run_<id>`.
+                 * @example run_01jd3vb2k8r4m6n8p0q2s4t6vw
+                 */
+                runId: components["parameters"]["RunIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApprovalRequest"];
+            };
+        };
+        responses: {
+            /** @description The run, going on. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["RunNotFound"];
+            409: components["responses"]["RunNotWaiting"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };

@@ -142,6 +142,7 @@ func TestOpenAIGoClient(t *testing.T) {
 	if _, msgs := reqs[len(reqs)-1].Conversation(); len(msgs) != 3 || msgs[0].Content != "earlier" || msgs[1].Content != "before" {
 		t.Errorf("the streamed turn sent %+v, want the request's earlier messages as context", msgs)
 	}
+	checkRuns(t, o.c, o.key, o.ada, "openai", 2)
 
 	for _, tc := range []struct {
 		name                string

@@ -47,6 +47,10 @@ const (
 	// shutdownTimeout is how long in-flight requests may finish after a
 	// stop signal before their contexts are cancelled.
 	shutdownTimeout = 30 * time.Second
+	// handOverAfter is how long a stopping process lets its runs finish
+	// before it hands the others over to be resumed elsewhere: within
+	// shutdownTimeout, so a request waiting for its run still answers.
+	handOverAfter = shutdownTimeout - 5*time.Second
 	// abandonTimeout is how long cancelled requests get to wind down
 	// (storing partial replies) before the database is closed.
 	abandonTimeout = 5 * time.Second
@@ -146,7 +150,9 @@ func (e *env) serve(ctx context.Context, cfg config) error {
 	if err != nil {
 		return fmt.Errorf("build turns: %w", err)
 	}
-	defer turns.Close() // summaries in flight end before the database closes
+	defer turns.Stop()           // runs still going on are handed over, summaries end, before the database closes
+	defer startResuming(turns)() // stops looking before turns drain
+	defer handOverWhenStopping(ctx, turns)()
 	srv, err := server.New(server.Config{
 		PublicURL: publicURL(cfg.PublicURL, ls.api.Addr()), DefaultProvider: cfg.DefaultProvider, Version: buildVersion(),
 		DefaultModels: cfg.Models, Turns: turns,
@@ -221,11 +227,44 @@ func connectStores(st *store.Store) connect.Stores {
 // startWebhooks runs the webhook delivery workers until the returned stop is
 // called; stop waits for the attempts in flight to be recorded.
 func startWebhooks(st *store.Store, cfg webhook.Config) (stop func()) {
+	return inBackground(webhook.New(st.Webhooks(), cfg).Run)
+}
+
+// startResuming looks for runs whose replica was lost, a third of the
+// beat timeout apart, and resumes them here, until the returned stop is
+// called: a lost run is taken over well within a minute.
+func startResuming(turns *turn.Service) (stop func()) {
+	return inBackground(func(ctx context.Context) { turns.ResumeLost(ctx, store.RunBeatTimeout/3) })
+}
+
+// handOverWhenStopping hands the runs still going on over handOverAfter
+// after ctx ends (the stop signal); the returned stop cancels that.
+func handOverWhenStopping(ctx context.Context, turns *turn.Service) (stop func()) {
+	var mu sync.Mutex
+	var timer *time.Timer
+	stopAfter := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		timer = time.AfterFunc(handOverAfter, turns.HandOver)
+	})
+	return func() {
+		stopAfter()
+		mu.Lock()
+		defer mu.Unlock()
+		if timer != nil {
+			timer.Stop()
+		}
+	}
+}
+
+// inBackground runs work until the returned stop is called; stop waits
+// for work to return.
+func inBackground(work func(ctx context.Context)) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		webhook.New(st.Webhooks(), cfg).Run(ctx)
+		work(ctx)
 	}()
 	return func() {
 		cancel()

@@ -155,6 +155,23 @@ func checkTurnRecorded(t *testing.T, c *client, key, agentID string, want platfo
 	if metrics["totalMessages"] != 1.0 || metrics["totalConversations"] != 1.0 {
 		t.Errorf("metrics: %v; want one message in one conversation", metrics)
 	}
+	checkRuns(t, c, key, agentID, want.platform, 1)
+}
+
+// checkRuns checks that GET /v1/runs shows n runs of the agent, each
+// completed and made by source: the way its message came in.
+func checkRuns(t *testing.T, c *client, key, agentID, source string, n int) {
+	t.Helper()
+	r := c.do("GET", "/v1/runs?agentId="+agentID, key, nil)
+	expect(t, "runs", r, 200, "")
+	var got []string
+	for _, it := range r.data(t)["items"].([]any) {
+		run := it.(map[string]any)
+		got = append(got, fmt.Sprint(run["source"], " ", run["status"]))
+	}
+	if want := slices.Repeat([]string{source + " completed"}, n); !slices.Equal(got, want) {
+		t.Errorf("runs %q; want %q", got, want)
+	}
 }
 
 // TestTelegramAgentRecoversAfterCooldown: an agent reached only through a

@@ -18,7 +18,7 @@ import (
 // docs put in backticks that name no Go declaration: JSON members, status
 // values, roles. Add a word here only when it is not meant as a Go name.
 var notIdentifiers = []string{
-	"error", "lost", "model", "owner", "stream", "tool", "user", "userId", "working",
+	"error", "lost", "model", "owner", "stream", "tool", "user", "userId", "working", "requireApproval",
 	"message.completed", // an event type
 }
 
