@@ -26,12 +26,12 @@ type liveRun struct {
 // as streams are kept, whoever started it.
 //
 // The caller going away does not stop the run; a cancel does (the
-// message's, from any replica), as does the stream's size bound. watched
-// is set for a streamed reply, which is cut when no client has followed it
-// for UnwatchedStream, and by the server's Close once its drain time is
-// out; a run its caller left on purpose (background, or a wait that ran
-// out) runs on, and Close waits for it as it waited before runs kept
-// events. A message merged
+// message's, from any replica), as do the stream's size bound and the
+// server's Close once its drain time is out (a stopping process hands its
+// runs over before that: turn.Service.HandOver). watched is set for a
+// streamed reply, which is cut when no client has followed it for
+// UnwatchedStream; a run its caller left on purpose (background, or a
+// wait that ran out) runs on. A message merged
 // into a queued run writes nothing: that run's stream is its stream. A
 // streamed request's Idempotency-Key is settled when the stream ends.
 func (s *Server) detach(ctx context.Context, t *turn.Turn, watched bool) liveRun {

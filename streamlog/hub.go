@@ -102,8 +102,8 @@ func New(cfg Config) *Hub {
 }
 
 // Close waits until ctx ends for the streams running to end by themselves,
-// then cancels those left but the detached ones and waits for them all,
-// writes what is left to the Backend and stops.
+// then cancels those left and waits for them, writes what is left to the
+// Backend and stops.
 func (h *Hub) Close(ctx context.Context) {
 	ended := make(chan struct{})
 	go func() { h.running.Wait(); close(ended) }()
@@ -112,9 +112,7 @@ func (h *Hub) Close(ctx context.Context) {
 	case <-ctx.Done():
 		h.mu.Lock()
 		for _, r := range h.runs {
-			if !r.detached {
-				r.cancel()
-			}
+			r.cancel()
 		}
 		h.mu.Unlock()
 		<-ended
@@ -134,14 +132,9 @@ func (h *Hub) Start(k Key, cancel context.CancelFunc) *Run {
 
 // StartDetached is Start for a stream whose writer goes on whether anyone
 // follows it or not (a run its client left on purpose, as a background
-// run): Unwatched does not cut it, nor does Close, which waits for it as
-// the work it carries would be waited for. A cancel and the size bound
+// run): Unwatched does not cut it. A cancel, the size bound and Close
 // still stop it.
-func (h *Hub) StartDetached(k Key, cancel context.CancelFunc) *Run {
-	r := h.start(k, cancel)
-	r.detached = true
-	return r
-}
+func (h *Hub) StartDetached(k Key, cancel context.CancelFunc) *Run { return h.start(k, cancel) }
 
 // start registers a stream the caller runs, without the unwatched clock.
 func (h *Hub) start(k Key, cancel context.CancelFunc) *Run {
@@ -442,10 +435,7 @@ func (h *Hub) takeCancels(ctx context.Context) {
 type Run struct {
 	key    Key
 	cancel context.CancelFunc
-	// detached is set for a stream started detached, which Close does
-	// not cut.
-	detached bool
-	ended    chan struct{} // closed by End
+	ended  chan struct{} // closed by End
 	// visible is closed once the Backend has the stream: from then on a
 	// resume or a cancel sent to any replica finds it.
 	visible chan struct{}
