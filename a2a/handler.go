@@ -230,8 +230,9 @@ func unknownMethod(name string) *rpcError {
 
 // send answers SendMessage and message/send: the task once its run
 // ended, completed (or failed); or, when the run is still going after
-// RunWait, or at once for a send that asked not to wait, the task
-// working, its run going on without the client. GetTask follows it.
+// RunWait, waits for a decision on its tool calls, or at once for a send
+// that asked not to wait, the task working, its run going on without the
+// client. GetTask follows it.
 func (h *Handler) send(ctx context.Context, c Call, req rpcRequest, d dialect) Reply {
 	in, rerr := h.parse(ctx, c, req.Params, d)
 	var t *turn.Turn
@@ -242,12 +243,18 @@ func (h *Handler) send(ctx context.Context, c Call, req rpcRequest, d dialect) R
 	if rerr != nil {
 		return errorReply(d, req.ID, rerr)
 	}
-	ended := make(chan domain.A2ATask, 1)
+	ended, deciding := make(chan domain.A2ATask, 1), make(chan struct{})
 	outcome := h.cfg.Turns.Detach(ctx, t)
 	go func() { // the task's lease and end follow the run
 		ctx := context.WithoutCancel(ctx)
 		unhold := h.hold(ctx, c, task)
-		o := h.decided(ctx, c, <-outcome)
+		o := <-outcome
+		if waiting := (*turn.AwaitingDecisionError)(nil); errors.As(o.Err, &waiting) {
+			// The task stays working: the decision is the operator's,
+			// not the A2A client's input.
+			close(deciding)
+			o = h.decided(ctx, c, waiting.Run)
+		}
 		unhold()
 		ended <- h.finish(ctx, c, task, o.Result, o.Err, false)
 	}()
@@ -259,6 +266,7 @@ func (h *Handler) send(ctx context.Context, c Call, req rpcRequest, d dialect) R
 	defer timer.Stop()
 	select {
 	case task = <-ended:
+	case <-deciding:
 	case <-timer.C:
 	case <-ctx.Done():
 	}
@@ -286,15 +294,10 @@ func (h *Handler) stream(ctx context.Context, c Call, req rpcRequest, d dialect)
 	}
 }
 
-// decided is o, or for a run that waits for decisions on its tool calls
-// the outcome of the run once decided and ended: meanwhile its task stays
-// working (the decision is the operator's, not the A2A client's input).
-func (h *Handler) decided(ctx context.Context, c Call, o turn.Outcome) turn.Outcome {
-	var waiting *turn.AwaitingDecisionError
-	if !errors.As(o.Err, &waiting) {
-		return o
-	}
-	run, err := h.cfg.Turns.WaitEnd(ctx, c.AccountID, c.AgentID, waiting.Run.ID)
+// decided is the outcome of run, which waited for decisions on its tool
+// calls, once decided and ended: its reply, or why it has none.
+func (h *Handler) decided(ctx context.Context, c Call, run domain.Run) turn.Outcome {
+	run, err := h.cfg.Turns.WaitEnd(ctx, c.AccountID, c.AgentID, run.ID)
 	switch {
 	case err != nil:
 		return turn.Outcome{Err: err}

@@ -183,3 +183,76 @@ func TestA2ABlockingSendPastTheWait(t *testing.T) {
 		t.Errorf("the A2A run streamed %q", got)
 	}
 }
+
+// TestApprovalOnTheOtherWaysIn: a run that comes to wait for a decision on
+// its tool calls answers Chat Completions 409 invalid_request_error /
+// approval_required naming it (a streamed completion ends with that error
+// event), MCP's send_message an isError APPROVAL_REQUIRED naming it, and
+// blocking A2A the task working, which the run's end completes once
+// decided; each run waits in requires_action, with its source.
+func TestApprovalOnTheOtherWaysIn(t *testing.T) {
+	c := newApprovalCase(t)
+	h := c.h
+	waiting := func(runID, source string) map[string]any {
+		t.Helper()
+		run := h.run(c.agent, runID, 0)
+		if run["status"] != "requires_action" || run["source"] != source {
+			t.Fatalf("%s run = %v, want requires_action", source, run)
+		}
+		return run
+	}
+
+	h.openai.Enqueue(priceCall)
+	res := h.chat(map[string]any{"model": c.agent, "user": "u-openai", "messages": userMessage("price of SOL?")})
+	typ, code, _ := openAIError(t, res)
+	if res.Code != http.StatusConflict || typ != "invalid_request_error" || code != "approval_required" {
+		t.Fatalf("a completion whose run waits: %d %s", res.Code, res.Body)
+	}
+	waiting(runIDIn.FindString(string(res.Body)), "openai")
+
+	h.openai.Enqueue(priceCall)
+	res = h.chat(map[string]any{"model": c.agent, "user": "u-stream", "stream": true, "messages": userMessage("price of SOL?")})
+	events, done := h.chatEvents(t, res)
+	last, _ := events[len(events)-1]["error"].(map[string]any)
+	if done || last["code"] != "approval_required" || last["type"] != "invalid_request_error" {
+		t.Fatalf("a streamed completion whose run waits: %s", res.Body)
+	}
+	waiting(runIDIn.FindString(last["message"].(string)), "openai")
+
+	h.openai.Enqueue(priceCall)
+	text, failed := toolText(t, h.mcpSession(t, h.writeKey), "send_message", map[string]any{"agentId": c.agent, "text": "price of SOL?", "userId": "u-mcp"})
+	if !failed || !strings.HasPrefix(text, "APPROVAL_REQUIRED: ") {
+		t.Fatalf("send_message whose run waits = %q, failed %v", text, failed)
+	}
+	waiting(runIDIn.FindString(text), "mcp")
+
+	h.openai.Enqueue(priceCall)
+	start := time.Now()
+	task := rpcResult(t, h.rpc(rpcCall{agentID: c.agent, method: "SendMessage", params: a2aUserMessage("price of SOL?", "ctx-approve")}))["task"]
+	if dig(task, "status.state") != "TASK_STATE_WORKING" || time.Since(start) > 10*time.Second {
+		t.Fatalf("a blocking send whose run waits answered after %v: %v", time.Since(start), task)
+	}
+	runs := h.items(h.get("/v1/agents/" + c.agent + "/runs?source=a2a"))
+	if len(runs) != 1 {
+		t.Fatalf("a2a runs: %v", runs)
+	}
+	call := waitingCall(t, waiting(runs[0]["id"].(string), "a2a"))
+	h.openai.Respond(llmtest.Reply{Text: "SOL is at 142."})
+	if res := c.decide(runs[0]["id"].(string), map[string]any{"callId": call["id"], "approve": true}); res.Code != http.StatusOK {
+		t.Fatalf("approve: %d %s", res.Code, res.Body)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got := rpcResult(t, h.rpc(rpcCall{agentID: c.agent, method: "GetTask", params: map[string]any{"id": dig(task, "id")}}))
+		if dig(got, "status.state") == "TASK_STATE_COMPLETED" {
+			if dig(got, "artifacts.0.parts.0.text") != "SOL is at 142." {
+				t.Errorf("the decided task = %v", got)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the decided task never completed: %v", got)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
