@@ -359,7 +359,7 @@ func startReplicas(ctx context.Context, dsn, apiURL string, o leaseOptions) (*re
 		rs.counts = append(rs.counts, n)
 		sup, err := connect.New(connect.Config{
 			Stores: connect.Stores{Agents: st.Agents(), Connections: countingStore{st.Connections(), n},
-				Conversations: st.Conversations()},
+				Conversations: st.Conversations(), Runs: st.Runs()},
 			Turner: echoTurner{}, Owner: owner,
 			Platforms: []connect.Platform{&telegram.Platform{APIURL: apiURL, PollTimeout: o.pollTimeout}},
 			Logger:    slog.New(warnHandler{log: rs.warn}),

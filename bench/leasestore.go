@@ -250,8 +250,9 @@ func (s countingStore) PruneAnsweredMessages(ctx context.Context, limit int) (in
 }
 
 // echoTurner answers every platform message with "re: <text>"; the bench
-// sends none, so it only stands in for the turn service.
-type echoTurner struct{}
+// sends none, so it only stands in for the turn service (no run of it
+// waits for decisions: the embedded nil Turner is never called).
+type echoTurner struct{ connect.Turner }
 
 func (echoTurner) Reply(_ context.Context, in turn.Input) (turn.Result, error) {
 	return turn.Result{Text: "re: " + in.Text}, nil

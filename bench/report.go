@@ -11,6 +11,10 @@ import (
 	"time"
 )
 
+// riverSQLiteHeading starts the section on River's SQLite driver, which
+// BenchmarkRiverOnSQLite (package jobs) measured and the bench keeps.
+const riverSQLiteHeading = "## River on SQLite: measured before building on it"
+
 // report collects the points of a run and renders them.
 type report struct {
 	o                          options
@@ -199,7 +203,9 @@ func (r *report) write(w io.Writer) error {
 		"at the end of the run, after the Create workloads: %.1f MB.\n\n",
 		r.o.agents, r.o.messages, float64(r.rssPeakKB)/1024, float64(r.rssKB)/1024, float64(r.rssEndKB)/1024)
 	// The scenarios this run did not measure (leases without -with-leases,
-	// open streams always: -only streams) keep their last measurement.
+	// open streams and runs always: -only streams, -only runs; River on
+	// SQLite, measured by a Go benchmark of package jobs) keep their last
+	// measurement.
 	var old []byte
 	if r.o.out != "" {
 		old, _ = os.ReadFile(r.o.out)
@@ -216,6 +222,7 @@ func (r *report) write(w io.Writer) error {
 	}
 	keep(streamsHeading)
 	keep(runsHeading)
+	keep(riverSQLiteHeading)
 	b.WriteString("## Targets\n\n| target | measured | status |\n|---|---|---|\n")
 	for _, t := range r.targets() {
 		status := "**missed**"

@@ -34,6 +34,12 @@ type Reply struct {
 	// Then, when not nil, runs after the parts, sent or not, with Send's
 	// context (X likes and reposts a mention it answered).
 	Then func(ctx context.Context)
+	// Ask, when not nil, sends an approval message to an admin's private
+	// chat, when the turn's run waits for decisions on its tool calls; it
+	// reports its failure itself, as Send does. Without it (X) no admin
+	// is asked: the run waits for the API or the console. Either way the
+	// answer goes out once the run has ended.
+	Ask func(ctx context.Context, a Ask) error
 }
 
 // Answer answers in, a message taken with Take, with the agent's turn for
@@ -41,7 +47,9 @@ type Reply struct {
 // message into req and r, and leaves the rest to it. in is counted as a
 // message in, unless req.Shape.Post asks for a post of the agent's own (in is
 // then the post's slot). A turn that fails leaves in unanswered
-// (Unanswered); an answer goes as AnswerText sends it.
+// (Unanswered); an answer goes as AnswerText sends it. A turn whose run
+// waits for decisions on its tool calls asks the admins (r.Ask) and
+// answers once the run has ended (await).
 func (c *Conn) Answer(ctx context.Context, in Inbound, req turn.Input, r Reply) {
 	stop := func() {}
 	if r.Typing != nil {
@@ -49,29 +57,38 @@ func (c *Conn) Answer(ctx context.Context, in Inbound, req turn.Input, r Reply) 
 	}
 	res, err := c.reply(ctx, req, !req.Shape.Post)
 	stop()
-	if err != nil {
+	var waiting *turn.AwaitingDecisionError
+	switch {
+	case errors.As(err, &waiting):
+		c.await(ctx, in, waiting.Run, r)
+	case err != nil:
 		c.Unanswered(ctx, in.Chat, err)
-		return
+	default:
+		c.AnswerText(ctx, in, res.Text, r)
 	}
-	c.AnswerText(ctx, in, res.Text, r)
 }
 
 // AnswerText sends text as the answer to in, as Answer does once its turn
 // is over; a Platform calls it for an answer of its own (a bot command's).
-// An empty text is logged and nothing is sent. Otherwise answering
-// finishes in under the lease, so no reply goes out twice, and when the
-// reply may go its parts are sent in order, each counted once sent, until
-// one fails; then r.Then runs.
+// answering finishes in under the lease, so no reply goes out twice, and
+// when the reply may go it is sent as deliver sends it.
 func (c *Conn) AnswerText(ctx context.Context, in Inbound, text string, r Reply) {
-	if text == "" {
-		c.Logger.WarnContext(ctx, "platform message not answered: the answer is empty", "chat", in.Chat)
-		return
-	}
 	send, done, ok := c.answering(ctx, in)
 	if !ok {
 		return
 	}
 	defer done()
+	c.deliver(send, in, text, r)
+}
+
+// deliver sends text, the answer to in, with r: its parts in order, each
+// counted once sent, until one fails; then r.Then runs. An empty text is
+// logged and nothing is sent.
+func (c *Conn) deliver(send context.Context, in Inbound, text string, r Reply) {
+	if text == "" {
+		c.Logger.WarnContext(send, "platform message not answered: the answer is empty", "chat", in.Chat)
+		return
+	}
 	parts := []string{text}
 	if r.Limit > 0 {
 		parts = Split(text, r.Limit)
@@ -110,7 +127,7 @@ func (c *Conn) reply(ctx context.Context, in turn.Input, incoming bool) (turn.Re
 		c.count(ctx, true)
 	}
 	res, err := c.turner.Reply(ctx, in)
-	if err != nil {
+	if err != nil && !errors.As(err, new(*turn.AwaitingDecisionError)) { // a run that waits has not failed
 		span.SetStatus(codes.Error, "")
 	}
 	var unavailable *turn.UnavailableError

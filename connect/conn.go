@@ -72,6 +72,11 @@ type Conn struct {
 	lose    func(error)
 	dropped *prometheus.CounterVec
 	policy  *Policy
+	// admins are settings.<platform>.adminUsers, who decide the calls its
+	// runs wait for (approvals.go).
+	admins userSet
+	// follows deliver the replies of runs that waited (follow.go).
+	follows *followers
 }
 
 // DropNotAnswering is why Drop counts a message the agent could not answer

@@ -33,7 +33,14 @@
 // Conn.Admit applies a platform's allowedUsers and userRateLimit
 // (limits.go) before a message is taken.
 //
+// A turn whose run waits for decisions on its tool calls is answered
+// later (follow.go): a follower of the replica's asks the admins of
+// settings.<platform>.adminUsers through the platform's Reply.Ask
+// (approvals.go) and sends the run's reply once it has ended. Presses of
+// the approval buttons are taken like messages (PressInbound) and decided
+// by Conn.Press.
+//
 // It knows nothing of HTTP: it depends on the small interfaces it declares
-// (Store, Turner, Platform) and imports only domain, turn and telemetry.
+// (Stores, Turner, Platform) and imports only domain, turn and telemetry.
 // connecttest is the fixture the platforms' tests share.
 package connect

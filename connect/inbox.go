@@ -128,19 +128,26 @@ const sendTimeout = 2 * time.Minute
 // finished no other runner will answer it, so a lease lost meanwhile must
 // not cut the reply short.
 func (c *Conn) answering(ctx context.Context, m Inbound) (send context.Context, done func(), ok bool) {
-	first, err := c.stores.Connections.FinishPlatformMessage(ctx, c.lease, m.ID)
-	if err != nil {
-		c.Logger.WarnContext(ctx, "platform reply not sent", "error", c.leaseErr(fmt.Errorf("connect: finish message: %w", err)))
-		return nil, nil, false
-	}
-	c.inbox.mu.Lock()
-	c.inbox.answered[m.ID] = true
-	c.inbox.mu.Unlock()
-	if !first {
+	if !c.finish(ctx, m) {
 		return nil, nil, false
 	}
 	send, done = context.WithTimeout(context.WithoutCancel(ctx), sendTimeout)
 	return send, done, true
+}
+
+// finish takes m out of the inbox, remembered as answered, under the
+// lease, and reports whether it is this answer's to give: false when the
+// lease is lost (its next holder answers m) or m was answered already.
+func (c *Conn) finish(ctx context.Context, m Inbound) bool {
+	first, err := c.stores.Connections.FinishPlatformMessage(ctx, c.lease, m.ID)
+	if err != nil {
+		c.Logger.WarnContext(ctx, "platform reply not sent", "error", c.leaseErr(fmt.Errorf("connect: finish message: %w", err)))
+		return false
+	}
+	c.inbox.mu.Lock()
+	c.inbox.answered[m.ID] = true
+	c.inbox.mu.Unlock()
+	return first
 }
 
 // job answers m with h and finishes it, unless the handler did or the

@@ -77,10 +77,8 @@ func (v Verdict) String() string {
 // message admitted within the minute, a new user is RateLimited.
 type Policy struct {
 	limit int
-	// allowedIDs holds the allowedUsers entries made of digits only,
-	// allowedNames the others (and '@'-prefixed digits), lower-cased
-	// without the '@'. Both empty: every private chat is answered.
-	allowedIDs, allowedNames map[string]struct{}
+	// allowedUsers empty: every private chat is answered.
+	allowedUsers userSet
 
 	mu        sync.Mutex
 	users     map[string][]time.Time // admitted messages within rateWindow, oldest first
@@ -97,23 +95,51 @@ func NewPolicy(settings json.RawMessage) *Policy {
 		AllowedUsers  json.RawMessage `json:"allowedUsers"`
 	}
 	_ = json.Unmarshal(settings, &members)
-	p := &Policy{limit: DefaultUserRateLimit, allowedIDs: map[string]struct{}{}, allowedNames: map[string]struct{}{},
+	p := &Policy{limit: DefaultUserRateLimit, allowedUsers: usersOf(members.AllowedUsers),
 		users: map[string][]time.Time{}, maxUsers: maxTrackedUsers}
 	var limit float64
 	if json.Unmarshal(members.UserRateLimit, &limit) == nil && limit == math.Trunc(limit) && limit >= 1 && limit <= MaxUserRateLimit {
 		p.limit = int(limit)
 	}
-	var allowed []string
-	_ = json.Unmarshal(members.AllowedUsers, &allowed)
-	for _, a := range allowed {
-		a = strings.TrimSpace(a)
-		if isDigits(a) {
-			p.allowedIDs[a] = struct{}{}
-		} else if name := normalizeName(a); name != "" {
-			p.allowedNames[name] = struct{}{}
+	return p
+}
+
+// userSet is a list of platform users as settings name them
+// (allowedUsers, adminUsers): an entry of digits only is a user id, any
+// other a username, with or without '@', in any case.
+type userSet struct {
+	ids   map[string]struct{}
+	names map[string]struct{} // lower-cased, without the '@'
+}
+
+// usersOf reads a settings member listing users; anything but an array
+// of strings lists none (the contract refuses it on write).
+func usersOf(member json.RawMessage) userSet {
+	var entries []string
+	_ = json.Unmarshal(member, &entries)
+	u := userSet{ids: map[string]struct{}{}, names: map[string]struct{}{}}
+	for _, e := range entries {
+		e = strings.TrimSpace(e)
+		if isDigits(e) {
+			u.ids[e] = struct{}{}
+		} else if name := normalizeName(e); name != "" {
+			u.names[name] = struct{}{}
 		}
 	}
-	return p
+	return u
+}
+
+// empty reports whether u lists nobody.
+func (u userSet) empty() bool { return len(u.ids) == 0 && len(u.names) == 0 }
+
+// has reports whether u lists user, by id or by username.
+func (u userSet) has(user Sender) bool {
+	if _, ok := u.ids[user.ID]; ok && user.ID != "" {
+		return true
+	}
+	name := normalizeName(user.Username)
+	_, ok := u.names[name]
+	return ok && name != ""
 }
 
 // isDigits reports whether s is made of ASCII digits only.
@@ -169,17 +195,7 @@ func (p *Policy) Admit(user Sender, private bool, now time.Time) Verdict {
 }
 
 // allowed reports whether user may talk in private.
-func (p *Policy) allowed(user Sender) bool {
-	if len(p.allowedIDs) == 0 && len(p.allowedNames) == 0 {
-		return true
-	}
-	if _, ok := p.allowedIDs[user.ID]; ok && user.ID != "" {
-		return true
-	}
-	name := normalizeName(user.Username)
-	_, ok := p.allowedNames[name]
-	return ok && name != ""
-}
+func (p *Policy) allowed(user Sender) bool { return p.allowedUsers.empty() || p.allowedUsers.has(user) }
 
 // normalizeName is a username as compared: lower-cased, without a leading
 // '@'.

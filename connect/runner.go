@@ -280,7 +280,7 @@ func (r *runner) newConn(h *holding, work context.Context) *Conn {
 	c := &Conn{Agent: r.spec.agent, Settings: r.spec.settings, Secrets: r.spec.secrets, Logger: r.log,
 		platform: r.spec.platform.Name(), lease: h.lease, cursor: h.lease.Cursor, stores: r.sup.cfg.Stores,
 		turner: r.sup.cfg.Turner, lose: func(err error) { h.lose(err) }, dropped: r.sup.dropped,
-		policy: NewPolicy(r.spec.settings)}
+		policy: NewPolicy(r.spec.settings), admins: adminsOf(r.spec.settings), follows: r.sup.follows}
 	c.inbox.queued, c.inbox.answered = map[string]bool{}, map[string]bool{}
 	c.jobs = newDispatcher(work, r.sup.cfg.QueueSize)
 	c.jobs.after = c.freed

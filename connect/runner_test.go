@@ -78,7 +78,9 @@ var errDropped = errors.New("the connection dropped")
 
 func drop(context.Context, *Conn) error { return errDropped }
 
-type nopTurner struct{}
+// nopTurner answers every turn with nothing; no run of it waits, so the
+// methods of deciding are never called (the embedded nil would panic).
+type nopTurner struct{ Turner }
 
 func (nopTurner) Reply(context.Context, turn.Input) (turn.Result, error) { return turn.Result{}, nil }
 
@@ -102,7 +104,7 @@ func start(t *testing.T, cfg Config) *harness {
 		t.Fatal(err)
 	}
 	h := &harness{st: st, p: newFakePlatform(), agent: a, owner: "replica-a"}
-	cfg.Stores, cfg.Turner, cfg.Platforms, cfg.Owner = Stores{st.Agents(), st.Connections(), st.Conversations()}, nopTurner{}, []Platform{h.p}, h.owner
+	cfg.Stores, cfg.Turner, cfg.Platforms, cfg.Owner = Stores{st.Agents(), st.Connections(), st.Conversations(), st.Runs()}, nopTurner{}, []Platform{h.p}, h.owner
 	cfg.ChangeEvery = 50 * time.Millisecond
 	if h.sup, err = New(cfg); err != nil {
 		t.Fatal(err)
@@ -291,6 +293,7 @@ type fleet struct {
 	t             *testing.T
 	st            *countingStore
 	conversations store.Conversations
+	runs          store.Runs
 	agents        []domain.Agent
 	sups          map[string]*Supervisor
 	stops         map[string]func()
@@ -300,7 +303,7 @@ func newFleet(t *testing.T, agents int) *fleet {
 	ctx := context.Background()
 	st := storetest.Open(t, storetest.SQLiteDSN(t))
 	acct := storetest.Account(t, st, "acme")
-	f := &fleet{t: t, st: &countingStore{Agents: st.Agents(), Connections: st.Connections()}, conversations: st.Conversations(), sups: map[string]*Supervisor{}, stops: map[string]func(){}}
+	f := &fleet{t: t, st: &countingStore{Agents: st.Agents(), Connections: st.Connections()}, conversations: st.Conversations(), runs: st.Runs(), sups: map[string]*Supervisor{}, stops: map[string]func(){}}
 	for i := range agents {
 		a, err := st.Agents().CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: map[string]json.RawMessage{
 			"name": json.RawMessage(fmt.Sprintf(`"bot %d"`, i)), "clients": json.RawMessage(`["steady"]`)}}, -1)
@@ -319,7 +322,7 @@ func newFleet(t *testing.T, agents int) *fleet {
 
 // start runs replica owner with platform p.
 func (f *fleet) start(owner string, p *steadyPlatform, cfg Config) {
-	cfg.Stores, cfg.Turner, cfg.Platforms, cfg.Owner = Stores{f.st, f.st, f.conversations}, nopTurner{}, []Platform{p}, owner
+	cfg.Stores, cfg.Turner, cfg.Platforms, cfg.Owner = Stores{f.st, f.st, f.conversations, f.runs}, nopTurner{}, []Platform{p}, owner
 	cfg.ChangeEvery = 20 * time.Millisecond
 	cfg.RenewEvery = cmp.Or(cfg.RenewEvery, 30*time.Millisecond)
 	cfg.LeaseTTL = cmp.Or(cfg.LeaseTTL, time.Second)

@@ -14,6 +14,7 @@ type Stores struct {
 	Agents        Agents
 	Connections   Connections
 	Conversations Conversations
+	Runs          Runs
 }
 
 // Agents is what the supervisor reads of the agents it connects.
@@ -65,6 +66,14 @@ type Connections interface {
 	// as answered, under the lease; false when it was finished before.
 	FinishPlatformMessage(ctx context.Context, l domain.Lease, id string) (bool, error)
 	PruneAnsweredMessages(ctx context.Context, limit int) (int64, error)
+	// RememberContact records that platform user userID, named
+	// username, wrote to the agent's bot in private; domain.ErrNotFound
+	// when the agent is gone.
+	RememberContact(ctx context.Context, agentID, platform, userID, username string) error
+	// ContactByUsername returns the id of the user named username who
+	// wrote to the agent's bot in private; domain.ErrNotFound when none
+	// did.
+	ContactByUsername(ctx context.Context, agentID, platform, username string) (string, error)
 }
 
 // Conversations is what a platform's /reset command needs.
@@ -73,4 +82,12 @@ type Conversations interface {
 	// has no such conversation.
 	FindConversation(ctx context.Context, accountID, agentID string, conv domain.ConversationRef) (domain.Conversation, error)
 	DeleteConversation(ctx context.Context, accountID, agentID, id string) (int64, error)
+}
+
+// Runs is what a press of an approval button needs of the runs.
+type Runs interface {
+	// RunOfWaitingCall returns the agent's run that waits for a decision
+	// on call callID; domain.ErrRunNotFound when none does (unknown, or
+	// decided already).
+	RunOfWaitingCall(ctx context.Context, agentID, callID string) (domain.Run, error)
 }

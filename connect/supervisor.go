@@ -104,6 +104,7 @@ func (c Config) withDefaults() Config {
 type Supervisor struct {
 	cfg     Config
 	dropped *prometheus.CounterVec
+	follows *followers
 
 	mu      sync.Mutex
 	runners map[runnerKey]*runner
@@ -117,10 +118,11 @@ type runnerKey struct{ agentID, platform string }
 func New(cfg Config) (*Supervisor, error) {
 	cfg = cfg.withDefaults()
 	st := cfg.Stores
-	if st.Agents == nil || st.Connections == nil || st.Conversations == nil || cfg.Turner == nil {
-		return nil, errors.New("connect: Stores (all three) and Turner are required")
+	if st.Agents == nil || st.Connections == nil || st.Conversations == nil || st.Runs == nil || cfg.Turner == nil {
+		return nil, errors.New("connect: Stores (all four) and Turner are required")
 	}
 	s := &Supervisor{cfg: cfg, runners: map[runnerKey]*runner{}, applied: applied{}, wake: make(chan struct{}, 1),
+		follows: newFollowers(),
 		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agentd_connection_messages_dropped_total",
 			Help: "Platform messages left unanswered on purpose, by reason: the agent was not answering, the user was over the rate limit or not allowed, an X thread reached its reply cap, or X's listing no longer reached them.",
@@ -143,6 +145,7 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	defer func() {
 		stopBalancing()
 		s.stopAll()
+		s.follows.stop()
 		stopRenewing()
 		s.leave(context.WithoutCancel(ctx))
 	}()

@@ -81,7 +81,9 @@ func TestMultitaskBurstsOnOneReplica(t *testing.T) {
 }
 
 // bursts are the cases of the strategy tests: each strategy with two and
-// three messages, and meeting a queued run.
+// three messages, and meeting a queued run. History is in the order
+// things happened: a queued run's message dates from its arrival, the
+// replies of the runs an interrupt stopped from the stop.
 var bursts = []burst{
 	{name: "enqueue two", strategies: []string{"enqueue", "enqueue"}, replies: []llmtest.Reply{slow("r1"), quick("r2")},
 		gates: []gate{{asked: 1}}, answers: []answer{{200, "r1", 1}, {200, "r2", 2}},
@@ -118,6 +120,9 @@ var bursts = []burst{
 	{name: "rollback behind a queued run", strategies: []string{"enqueue", "enqueue", "rollback"}, replies: []llmtest.Reply{stopped, quick("r3")},
 		gates: []gate{{asked: 1}, {asked: 1, runs: 2}}, answers: []answer{{409, "", 3}, {409, "", 3}, {200, "r3", 3}},
 		statuses: "rolled_back,rolled_back,completed", asked: []string{"first", "third"}, history: "third,r3"},
+	{name: "interrupt behind a queued run", strategies: []string{"enqueue", "enqueue", "interrupt"}, replies: []llmtest.Reply{stopped, quick("r3")},
+		gates: []gate{{asked: 1}, {asked: 1, runs: 2}}, answers: []answer{{409, "", 3}, {409, "", 3}, {200, "r3", 3}},
+		statuses: "interrupted,interrupted,completed", asked: []string{"first", "third"}, history: "first,second,,,third,r3"},
 	{name: "merge into a queued run", strategies: []string{"enqueue", "enqueue", "merge"}, replies: []llmtest.Reply{slow("r1"), quick("r2")},
 		gates: []gate{{asked: 1}, {asked: 1, runs: 2}}, answers: []answer{{200, "r1", 1}, {200, "r2", 2}, {200, "r2", 2}},
 		statuses: "completed,completed", asked: []string{"first", "second\nthird"}, history: "first,r1,second\nthird,r2"},

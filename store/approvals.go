@@ -76,7 +76,10 @@ func (s Runs) DecideRun(ctx context.Context, accountID, agentID, id string, deci
 			row.Status, row.BeatAt, row.ExpiresAt = string(domain.RunQueued), t, nil
 			update["status"], update["beat_at"], update["expires_at"] = row.Status, t, nil
 		}
-		return tx.Model(&runRow{}).Where("id = ?", row.ID).Updates(update).Error
+		if err := tx.Model(&runRow{}).Where("id = ?", row.ID).Updates(update).Error; err != nil || left > 0 {
+			return err
+		}
+		return s.scheduleRunJob(tx, id, row.BeatAt.Add(RunBeatTimeout)) // should whoever decided be lost before it goes on
 	})
 	if err != nil {
 		return domain.Run{}, err
@@ -129,4 +132,29 @@ func (s Runs) ExpiredRuns(ctx context.Context, limit int) ([]domain.Run, error) 
 		out[i] = toRun(r)
 	}
 	return out, nil
+}
+
+// RunOfWaitingCall returns the run of agentID's that waits for a decision
+// on call callID (a platform's button names only the call).
+// ErrRunNotFound when no run waits for it: unknown, decided already, or
+// its run no longer waiting.
+func (s Runs) RunOfWaitingCall(ctx context.Context, agentID, callID string) (domain.Run, error) {
+	// The steps are JSON text: the LIKE narrows the agent's few waiting
+	// runs down to the one naming the call, and the decoded steps decide.
+	quoted, _ := json.Marshal(callID) // a string always encodes
+	var rows []runRow
+	err := s.read(ctx).Where("agent_id = ? AND status = ? AND steps LIKE ? ESCAPE '\\'", agentID,
+		string(domain.RunRequiresAction), "%"+likeEscape(`"id":`+string(quoted))+"%").Find(&rows).Error
+	if err != nil {
+		return domain.Run{}, wrap("run of waiting call", err)
+	}
+	for _, row := range rows {
+		run := toRun(row)
+		for _, c := range run.Waiting() {
+			if c.ID == callID {
+				return run, nil
+			}
+		}
+	}
+	return domain.Run{}, wrap("run of waiting call", domain.ErrRunNotFound)
 }

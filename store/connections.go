@@ -46,7 +46,9 @@ func (platformMessageRow) TableName() string { return "platform_messages" }
 
 // connectionModels are the tables of platform connections, deleted with
 // their agent.
-func connectionModels() []any { return []any{&connectionRow{}, &platformMessageRow{}, &inboxRow{}} }
+func connectionModels() []any {
+	return []any{&connectionRow{}, &platformMessageRow{}, &inboxRow{}, &contactRow{}}
+}
 
 // AcquireLease gives owner the lease of agentID's connection to platform
 // until now+ttl when it is free, expired or already owner's, with a new

@@ -31,8 +31,9 @@ type Memories struct{ *core }
 type Knowledge struct{ *core }
 
 // Connections are the platform connections: their state, cursors and
-// counts, leases and replica heartbeats, and the messages taken and not
-// yet answered (connections.go, leases.go, inbox.go).
+// counts, leases and replica heartbeats, the messages taken and not yet
+// answered, and the users who wrote to a bot in private (connections.go,
+// leases.go, inbox.go, contacts.go).
 type Connections struct{ *core }
 
 // Webhooks are the webhooks, the events a change emits and their
@@ -51,7 +52,8 @@ type Streams struct{ *core }
 type Tasks struct{ *core }
 
 // Runs are the runs: every message to an agent, queued one at a time per
-// conversation (runs.go).
+// conversation, and those waiting for decisions (runs.go, resume.go,
+// approvals.go).
 type Runs struct{ *core }
 
 // Accounts is the store's accounts and API keys.

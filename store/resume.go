@@ -68,7 +68,11 @@ func (s Runs) ClaimRun(ctx context.Context, id string) (domain.RunClaim, error) 
 			row.Attempts++
 		}
 		row.BeatAt, c.Claimed = now, true
-		return tx.Model(&runRow{}).Where("id = ?", row.ID).Updates(map[string]any{"beat_at": now, "attempts": row.Attempts}).Error
+		err := tx.Model(&runRow{}).Where("id = ?", row.ID).Updates(map[string]any{"beat_at": now, "attempts": row.Attempts}).Error
+		if err != nil {
+			return err
+		}
+		return s.scheduleRunJob(tx, id, now.Add(RunBeatTimeout)) // should the claimer be lost too
 	})
 	if err != nil {
 		return domain.RunClaim{}, err
@@ -106,7 +110,11 @@ func (s Runs) endStored(tx *gorm.DB, row *runRow, now time.Time, emit emitFunc) 
 // process resumes it from its last stored step.
 func (s Runs) ReleaseRun(ctx context.Context, id string) error {
 	return s.write(ctx, "release run", func(tx *gorm.DB) error {
-		return tx.Model(&runRow{}).Where("id = ? AND status IN ?", id, []string{string(domain.RunQueued), string(domain.RunRunning)}).
-			Update("beat_at", time.Unix(0, 0).UTC()).Error
+		res := tx.Model(&runRow{}).Where("id = ? AND status IN ?", id, []string{string(domain.RunQueued), string(domain.RunRunning)}).
+			Update("beat_at", time.Unix(0, 0).UTC())
+		if res.Error != nil || res.RowsAffected == 0 {
+			return res.Error
+		}
+		return s.scheduleRunJob(tx, id, s.now())
 	})
 }

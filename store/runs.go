@@ -149,14 +149,18 @@ func emitEnded(emit emitFunc, runs []runRow) error {
 	return nil
 }
 
-// insertRun stores r in lane unless err is set.
+// insertRun stores r in lane, with its job (WithRunJobs), unless err is
+// set.
 func (s Runs) insertRun(tx *gorm.DB, r domain.Run, lane string, err error) error {
 	if err != nil {
 		return err
 	}
 	row := fromRun(r)
 	row.Lane, row.BeatAt = ctext(lane), r.CreatedAt
-	return tx.Create(&row).Error
+	if err := tx.Create(&row).Error; err != nil {
+		return err
+	}
+	return s.scheduleRunJob(tx, r.ID, r.CreatedAt.Add(RunBeatTimeout))
 }
 
 // endRuns ends runs in status at t and returns them as they are now.

@@ -2,7 +2,10 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -205,6 +208,105 @@ func TestRunsKeptThirtyDays(t *testing.T) {
 		wantErr(t, func() error { _, err := s.Runs().GetRun(ctx, acct.ID, a.ID, old.ID); return err }(), domain.ErrRunNotFound)
 		if _, err := s.Runs().GetRun(ctx, acct.ID, a.ID, recent.ID); err != nil {
 			t.Errorf("a recent run went: %v", err)
+		}
+	})
+}
+
+// TestRunJobsHook: AcceptRun calls the WithRunJobs hook in the
+// transaction that stores the run (the hook sees and changes the row no
+// other connection sees yet), with the time the run would be lost, for a
+// new run only; a hook that fails fails the acceptance and leaves no run.
+// ClaimRun calls it for the run it takes over, DecideRun for the run its
+// last decision queues again, each with the time the run's new holder
+// would be lost, and ReleaseRun for a run given up, due at once.
+func TestRunJobsHook(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		acct := mustAccount(t, s, "acme")
+		a := mustAgent(t, s, acct.ID, "hooked")
+		update := "UPDATE runs SET room_id = 'hooked' WHERE id = ?"
+		if s.postgres {
+			update = "UPDATE runs SET room_id = 'hooked' WHERE id = $1"
+		}
+		type call struct {
+			id string
+			at time.Time
+		}
+		var calls []call
+		fail := errors.New("no engine")
+		var failWith error
+		s.runJobs = func(ctx context.Context, tx *sql.Tx, runID string, at time.Time) error {
+			calls = append(calls, call{runID, at})
+			if failWith != nil {
+				return failWith
+			}
+			res, err := tx.ExecContext(ctx, update, runID)
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil || n != 1 {
+				t.Errorf("the hook's transaction updated %d rows (%v): it is not the one storing the run", n, err)
+			}
+			return nil
+		}
+		first := mustQueue(t, s, a, "conv_1", "one")
+		if len(calls) != 1 || calls[0].id != first.ID || !calls[0].at.Equal(first.CreatedAt.Add(RunBeatTimeout)) {
+			t.Fatalf("hook calls %+v, want one for %s at %v", calls, first.ID, first.CreatedAt.Add(RunBeatTimeout))
+		}
+		stored, err := s.Runs().GetRun(ctx, acct.ID, a.ID, first.ID)
+		mustOK(t, err)
+		if stored.RoomID != "hooked" {
+			t.Errorf("what the hook wrote in the transaction was not committed: room %q", stored.RoomID)
+		}
+		second := mustQueue(t, s, a, "conv_1", "two")
+		merged, _, err := acceptRun(s, a, "conv_1", "more", domain.StrategyMerge)
+		mustOK(t, err)
+		if merged.ID != second.ID || len(calls) != 2 {
+			t.Fatalf("a merge into a queued run scheduled a job: %d calls, run %s", len(calls), merged.ID)
+		}
+		failWith = fail
+		_, _, err = acceptRun(s, a, "conv_2", "lost", domain.StrategyEnqueue)
+		if err == nil || !strings.Contains(err.Error(), fail.Error()) {
+			t.Fatalf("accept with a failing hook: %v, want it to say %q", err, fail)
+		}
+		listed, total, err := s.Runs().ListRuns(ctx, acct.ID, domain.RunQuery{ConversationID: "conv_2"})
+		mustOK(t, err)
+		if total != 0 || len(listed) != 0 {
+			t.Errorf("a run whose job failed to schedule was stored: %+v", listed)
+		}
+		failWith = nil
+
+		calls = nil
+		mustOK(t, s.w.Model(&runRow{}).Where("id = ?", first.ID).Update("beat_at", s.now().Add(-2*RunBeatTimeout)).Error)
+		c, err := s.Runs().ClaimRun(ctx, first.ID)
+		mustOK(t, err)
+		if !c.Claimed || len(calls) != 1 || calls[0].id != first.ID || calls[0].at.Sub(s.now()) > RunBeatTimeout || calls[0].at.Sub(s.now()) < RunBeatTimeout-5*time.Second {
+			t.Fatalf("claim %+v called the hook %+v, want once for %s a beat timeout from now", c, calls, first.ID)
+		}
+
+		calls = nil
+		_, _, err = s.Runs().StartRun(ctx, first.ID)
+		mustOK(t, err)
+		steps := []domain.RunStep{{Calls: []domain.StepCall{{ProviderID: "p1", Arguments: "{}", Waits: true,
+			Record: domain.ToolCall{ID: "call_1", Name: "get_price", Arguments: json.RawMessage("{}")}}}}}
+		_, err = s.Runs().AwaitDecision(ctx, first.ID, steps, s.now().Add(time.Hour))
+		mustOK(t, err)
+		decided, err := s.Runs().DecideRun(ctx, acct.ID, a.ID, first.ID, []domain.Decision{{CallID: "call_1", Approve: true, By: "ann"}}, true)
+		mustOK(t, err)
+		if decided.Status != domain.RunQueued || len(calls) != 1 || calls[0].id != first.ID {
+			t.Fatalf("decision left %s and called the hook %+v, want queued and once for %s", decided.Status, calls, first.ID)
+		}
+
+		calls = nil
+		mustOK(t, s.Runs().ReleaseRun(ctx, first.ID))
+		if len(calls) != 1 || calls[0].id != first.ID || calls[0].at.After(s.now()) {
+			t.Fatalf("release called the hook %+v, want once for %s, due at once", calls, first.ID)
+		}
+		_, err = s.Runs().CancelRun(ctx, acct.ID, a.ID, first.ID)
+		mustOK(t, err)
+		mustOK(t, s.Runs().ReleaseRun(ctx, first.ID))
+		if len(calls) != 1 {
+			t.Errorf("releasing an ended run scheduled a job: %+v", calls)
 		}
 	})
 }

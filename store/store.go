@@ -53,6 +53,7 @@ type core struct {
 	traceSystem attribute.KeyValue
 	getDoc      *sql.Stmt   // GetAgentDocument's read, prepared on r
 	starts      *pageStarts // where ListAgents' pages start
+	runJobs     RunJobFunc  // schedules a stored run's job (WithRunJobs); nil for none
 }
 
 // Open opens the database named by dsn and migrates its schema. A dsn that

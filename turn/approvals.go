@@ -144,7 +144,7 @@ func (s *Service) pause(ctx context.Context, t *Turn) error {
 	}
 	t.setRun(run)
 	t.ended.Store(true) // the run goes on elsewhere, later: Release must not end it
-	s.board.runEnded()
+	s.board.runEnded(t.lane())
 	return &AwaitingDecisionError{Run: run}
 }
 

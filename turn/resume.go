@@ -61,7 +61,7 @@ func (s *Service) goOn(ctx context.Context, r domain.Run) {
 		if _, err := s.cfg.Stores.Runs.FinishRun(ctx, r.ID, status, nil, code, message); err != nil {
 			s.cfg.Logger.WarnContext(ctx, "run not finished", "run", r.ID, "error", err)
 		}
-		s.board.runEnded()
+		s.board.runEnded(laneOf(r))
 		return
 	}
 	t.runID, t.replyID, t.convID = r.ID, r.MessageID, r.ConversationID
@@ -84,16 +84,10 @@ func (s *Service) Follow(id string, emit func(Event)) (stop func()) {
 
 // ResumeLost looks for runs whose holder was lost, and for runs whose
 // approvals expired, every interval until ctx ends, and goes on with them
-// here, each on its own; Close waits for them.
+// here, each on its own; Close waits for them. It is the queue of a
+// database without a job engine (SQLite).
 func (s *Service) ResumeLost(ctx context.Context, every time.Duration) {
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
+	eachTick(ctx, every, func() {
 		s.expire(ctx)
 		ids, err := s.cfg.Stores.Runs.LostRuns(ctx, lostRunsPerLook)
 		if err != nil && ctx.Err() == nil {
@@ -106,5 +100,25 @@ func (s *Service) ResumeLost(ctx context.Context, every time.Duration) {
 				}
 			})
 		}
+	})
+}
+
+// ExpireApprovals is ResumeLost's look for expired approvals alone, for a
+// database whose job engine resumes the lost runs (PostgreSQL).
+func (s *Service) ExpireApprovals(ctx context.Context, every time.Duration) {
+	eachTick(ctx, every, func() { s.expire(ctx) })
+}
+
+// eachTick calls look every interval until ctx ends.
+func eachTick(ctx context.Context, every time.Duration, look func()) {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		look()
 	}
 }

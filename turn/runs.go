@@ -53,9 +53,11 @@ type Runs interface {
 
 const (
 	// lanePoll is how often a queued run looks whether its turn came when
-	// no run of this process ended meanwhile (a run of its conversation
-	// may end on another replica).
-	lanePoll = 100 * time.Millisecond
+	// no run of its conversation ended in this process meanwhile (one may
+	// end on another replica); the gap doubles up to laneMaxPoll while it
+	// waits, so a long backlog costs few looks.
+	lanePoll    = 100 * time.Millisecond
+	laneMaxPoll = 800 * time.Millisecond
 	// stopPoll is how often a running run looks whether it was stopped
 	// elsewhere (a cancel or another message on another replica).
 	stopPoll = 500 * time.Millisecond
@@ -88,8 +90,10 @@ var ErrHandedOver = errors.New("turn: the run was handed over to another process
 // queued runs look whether their turn came), and how to stop a running
 // run at once.
 type board struct {
-	mu      sync.Mutex
-	ended   chan struct{} // closed, and replaced, when a run ends
+	mu sync.Mutex
+	// ended holds, per lane (a conversation, or a run without one) that
+	// someone waits on, a channel closed when a run of it ends here.
+	ended   map[string]chan struct{}
 	running map[string]func(stopped domain.Run, by string)
 	// handOvers stop the running runs of this process without ending them.
 	handOvers map[string]func()
@@ -98,7 +102,7 @@ type board struct {
 }
 
 func newBoard() *board {
-	return &board{ended: make(chan struct{}), running: map[string]func(domain.Run, string){},
+	return &board{ended: map[string]chan struct{}{}, running: map[string]func(domain.Run, string){},
 		handOvers: map[string]func(){}, followers: map[string][]*func(Event){}}
 }
 
@@ -128,19 +132,34 @@ func (b *board) publish(id string, e Event) {
 	}
 }
 
-// changed is closed when a run of this process ends next.
-func (b *board) changed() <-chan struct{} {
+// changed is closed when a run of lane ends next in this process: only
+// the runs of that conversation need to look again.
+func (b *board) changed(lane string) <-chan struct{} {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.ended
+	ch, ok := b.ended[lane]
+	if !ok {
+		ch = make(chan struct{})
+		b.ended[lane] = ch
+	}
+	return ch
 }
 
-func (b *board) runEnded() {
+// runEnded wakes whoever waits on lane.
+func (b *board) runEnded(lane string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	close(b.ended)
-	b.ended = make(chan struct{})
+	if ch, ok := b.ended[lane]; ok {
+		close(ch)
+		delete(b.ended, lane)
+	}
 }
+
+// laneOf is the lane of run r: its conversation, or itself.
+func laneOf(r domain.Run) string { return cmp.Or(r.ConversationID, r.ID) }
+
+// lane is the lane of t's run.
+func (t *Turn) lane() string { return cmp.Or(t.convID, t.runID) }
 
 func (b *board) register(id string, stop func(stopped domain.Run, by string), handOver func()) {
 	b.mu.Lock()
@@ -203,6 +222,9 @@ func (s *Service) accept(ctx context.Context, t *Turn) error {
 		return err
 	}
 	s.board.stop(stopped, run.ID)
+	if len(stopped) > 0 {
+		s.board.runEnded(laneOf(run)) // the queued ones among them look again
+	}
 	t.runID, t.merged = run.ID, run.MessageID != t.replyID
 	t.setRun(run)
 	if t.merged {
@@ -216,13 +238,13 @@ func (s *Service) accept(ctx context.Context, t *Turn) error {
 // it, calling queued once before it first waits. A run stopped while it
 // waited ends the turn with *StoppedError; ctx ending cancels the run.
 func (s *Service) awaitTurn(ctx context.Context, t *Turn, queued func()) error {
-	beat := time.Now()
+	beat, poll := time.Now(), lanePoll
 	for waited := false; ; waited = true {
 		if time.Since(beat) > beatEvery {
 			beat = time.Now()
 			s.beat(ctx, t)
 		}
-		changed := s.board.changed()
+		changed := s.board.changed(t.lane())
 		run, started, err := s.cfg.Stores.Runs.StartRun(ctx, t.runID)
 		switch {
 		case err != nil:
@@ -233,6 +255,9 @@ func (s *Service) awaitTurn(ctx context.Context, t *Turn, queued func()) error {
 			return nil
 		case run.Status.Final():
 			t.setRun(run)
+			if run.Status == domain.RunInterrupted {
+				s.keepInterrupted(ctx, t, run)
+			}
 			return &StoppedError{Run: run, By: s.replacer(ctx, run)}
 		}
 		if !waited {
@@ -249,8 +274,27 @@ func (s *Service) awaitTurn(ctx context.Context, t *Turn, queued func()) error {
 			s.endRun(ctx, t, domain.RunCancelled, nil, "", "")
 			return ctx.Err()
 		case <-changed:
-		case <-time.After(lanePoll):
+		case <-time.After(poll):
+			poll = min(2*poll, laneMaxPoll)
 		}
+	}
+}
+
+// keepInterrupted stores the message of t's run, interrupted before it
+// started, with an empty partial reply dated from its end: interrupt keeps
+// a stopped run's message in history, whether it was running or queued.
+func (s *Service) keepInterrupted(ctx context.Context, t *Turn, run domain.Run) {
+	t.stoppedAt.Store(run.FinishedAt)
+	writeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
+	defer cancel()
+	meta := metadata(t, llm.Reply{})
+	stored, err := s.saveExchange(writeCtx, t, llm.Reply{}, meta, true)
+	if err == nil {
+		res := s.result(t, stored, llm.Reply{}, meta)
+		_, err = s.cfg.Stores.Runs.FinishRun(writeCtx, t.runID, run.Status, &res, "", "")
+	}
+	if err != nil {
+		s.cfg.Logger.WarnContext(ctx, "the message of an interrupted run not kept", "run", t.runID, "error", err)
 	}
 }
 
@@ -358,7 +402,7 @@ func (s *Service) endRun(ctx context.Context, t *Turn, status domain.RunStatus, 
 	} else {
 		t.setRun(run)
 	}
-	s.board.runEnded()
+	s.board.runEnded(t.lane())
 }
 
 // runOutcome is the status a run ends in after its turn ended with err, and
@@ -435,11 +479,19 @@ func (s *Service) Wait(ctx context.Context, accountID, agentID, id string, limit
 		defer timer.Stop()
 		deadline = timer.C
 	}
+	lane := "" // known once the run was read
 	for {
-		changed := s.board.changed()
+		var changed <-chan struct{}
+		if lane != "" {
+			changed = s.board.changed(lane)
+		}
 		run, err := s.cfg.Stores.Runs.GetRun(ctx, accountID, agentID, id)
 		if err != nil || run.Status.Final() || run.Status == domain.RunRequiresAction {
 			return run, err
+		}
+		if lane == "" {
+			lane = laneOf(run)
+			continue
 		}
 		select {
 		case <-ctx.Done():
@@ -460,7 +512,7 @@ func (s *Service) Cancel(ctx context.Context, accountID, agentID, id string) (do
 	run, err := s.cfg.Stores.Runs.CancelRun(ctx, accountID, agentID, id)
 	if err == nil {
 		s.board.stop([]domain.Run{run}, "")
-		s.board.runEnded()
+		s.board.runEnded(laneOf(run))
 	}
 	return run, err
 }
@@ -483,7 +535,7 @@ func (s *Service) handOver(ctx context.Context, t *Turn) error {
 		s.cfg.Logger.WarnContext(ctx, "run not released", "run", t.runID, "error", err)
 	}
 	t.ended.Store(true) // Release must not end it
-	s.board.runEnded()
+	s.board.runEnded(t.lane())
 	return ErrHandedOver
 }
 

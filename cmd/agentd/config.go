@@ -93,7 +93,7 @@ type setting struct {
 var settings = []setting{
 	{env: "AGENTD_ADDR", flag: "addr", def: ":8080", usage: "listen `address` of the API; port 0 picks a free one"},
 	{env: "AGENTD_DB", flag: "db", def: defaultDB, usage: "database: a SQLite file `path` or a postgres:// URL"},
-	{env: "AGENTD_DB_MAX_OPEN_CONNS", flag: "db-max-open-conns", def: strconv.Itoa(store.DefaultPool.MaxOpen), usage: "PostgreSQL: most open `connections` of this replica (the server must allow replicas × this)"},
+	{env: "AGENTD_DB_MAX_OPEN_CONNS", flag: "db-max-open-conns", def: strconv.Itoa(store.DefaultPool.MaxOpen), usage: "PostgreSQL: most open `connections` of this replica, besides the job engine's 4 (the server must allow replicas × (this + 4))"},
 	{env: "AGENTD_DB_MAX_IDLE_CONNS", flag: "db-max-idle-conns", def: strconv.Itoa(store.DefaultPool.MaxIdle), usage: "PostgreSQL: idle `connections` kept open"},
 	{env: "AGENTD_DB_CONN_MAX_LIFETIME", flag: "db-conn-max-lifetime", def: store.DefaultPool.MaxLifetime.String(), usage: "PostgreSQL: a connection is recycled after this `duration` (0: never)"},
 	{env: "AGENTD_DB_CONN_MAX_IDLE_TIME", flag: "db-conn-max-idle-time", def: store.DefaultPool.MaxIdleTime.String(), usage: "PostgreSQL: an idle connection is closed after this `duration` (0: never)"},

@@ -313,6 +313,7 @@ func (b *browser) pages(base, id, webhook, conv, run string) {
 		{"runs", "/#/runs", `document.querySelector("section[aria-labelledby=runs-title] tbody tr .status.run-completed")`},
 		// The overview's counts link to the list filtered by their status.
 		{"runs-failed", "/#/runs?status=failed", `document.querySelector("#run-status")?.value === "failed" && document.body.textContent.includes("No runs with status “failed”")`},
+		{"approvals-empty", "/#/approvals", `document.querySelector("#approvals-title") && document.body.textContent.includes("Nothing waits for a decision")`},
 		{"agent-runs", agent + "/runs", `document.querySelector("section[aria-labelledby=agent-runs-title] tbody tr")`},
 		{"run", agent + "/runs/" + run, `document.querySelector(".run-page .tool-call.ok") && document.querySelector(".run-page .status.run-completed")`},
 		{"agents", "/#/agents", `document.querySelector("section[aria-labelledby=agents-title] tbody tr")`},
@@ -334,6 +335,14 @@ func (b *browser) pages(base, id, webhook, conv, run string) {
 	}
 	pages = append(pages, consolePage{"conversation", agent + "/conversations/" + conv,
 		`document.querySelector(".transcript .tool-call.ok") && document.querySelector(".transcript .tool-call button.link")`})
+	b.walk(base, pages)
+}
+
+// walk visits pages at 1280 and 390 px, light and dark: each must fit
+// the width, its buttons and links must stand out (the API reference's
+// own colours aside), and each is shot. It leaves the browser at 390 px,
+// dark: resetView undoes that.
+func (b *browser) walk(base string, pages []consolePage) {
 	for _, size := range [][2]int64{{1280, 900}, {390, 844}} {
 		for _, scheme := range []string{"light", "dark"} {
 			b.run(fmt.Sprintf("%dpx %s", size[0], scheme), chromedp.EmulateViewport(size[0], size[1]),
@@ -349,6 +358,12 @@ func (b *browser) pages(base, id, webhook, conv, run string) {
 			}
 		}
 	}
+}
+
+// resetView sets the browser back to 1280 px and the system's colours.
+func (b *browser) resetView() {
+	b.run("reset the view", chromedp.EmulateViewport(1280, 900),
+		emulation.SetEmulatedMedia().WithFeatures([]*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: ""}}))
 }
 
 // checkFits fails when the page scrolls sideways in a viewport width px

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net/http"
 	"testing"
 	"time"
 
@@ -19,32 +18,12 @@ import (
 // and back to the channel as a reply.
 func TestDiscordEndToEnd(t *testing.T) {
 	const token = "e2e.discord.token"
-	dc := discordtest.New(t)
-	dc.AddBot(token, "4242", "e2e_bot", true)
-	dc.AddChannel("77", "500", "lobby")
-	openai := llmtest.NewOpenAI(t)
+	e := startDiscordAgent(t, token, "Speaker", map[string]any{"channels": []string{"lobby"}})
+	dc, openai, c, key, id, in, conn := e.dc, e.openai, e.c, e.key, e.id, e.in, e.connection
 	openai.Respond(llmtest.Reply{Text: "Hi from Discord.", PromptTokens: 7, CompletionTokens: 5})
-	env := map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": openai.URL, "DISCORD_API_URL": dc.URL}
-	in, key := bootUnlimited(t, env)
-	transport := &http.Transport{}
-	defer transport.CloseIdleConnections()
-	c := &client{t: t, base: in.base, http: &http.Client{Transport: transport, Timeout: 20 * time.Second}, contract: loadContract(t)}
-
-	r := c.do("POST", "/v1/agents", key, map[string]any{"name": "Speaker", "clients": []string{"discord"},
-		"settings": map[string]any{"secrets": map[string]string{"DISCORD_API_TOKEN": token}, "discord": map[string]any{"channels": []string{"lobby"}}}})
-	expect(t, "create", r, 201, "")
-	id := r.data(t)["id"].(string)
-	conn := func() map[string]any {
-		return c.do("GET", "/v1/agents/"+id+"/connections", key, nil).data(t)["items"].([]any)[0].(map[string]any)
+	if account, _ := conn()["account"].(map[string]any); account["username"] != "e2e_bot" || account["id"] != "4242" {
+		t.Errorf("connection's account %v", account)
 	}
-	testutil.Eventually(t, "connected", func() error {
-		cn := conn()
-		account, _ := cn["account"].(map[string]any)
-		if cn["state"] != "connected" || account["username"] != "e2e_bot" || account["id"] != "4242" || dc.Connected(token) != 1 {
-			return fmt.Errorf("connection %v, %d gateway connections", cn, dc.Connected(token))
-		}
-		return nil
-	})
 
 	m := &discordgo.Message{ChannelID: "500", GuildID: "77", Content: "<@4242> hello", Author: &discordgo.User{ID: "99", Username: "ann"}}
 	m.Mentions = dc.Mentions(m.Content)
@@ -76,6 +55,26 @@ func TestDiscordEndToEnd(t *testing.T) {
 		}
 		return nil
 	})
-	transport.CloseIdleConnections()
 	in.stop(t)
+}
+
+// discordE2E is `agentd serve` with one agent on a Discord test server.
+type discordE2E struct {
+	dc *discordtest.Server
+	*platformE2E
+}
+
+// startDiscordAgent boots serve against a Discord test server whose bot
+// e2e_bot (id 4242) has token and is in guild 77 with the channel lobby
+// (500), creates the agent name with that token and settings.discord, and
+// waits until its gateway connection is up.
+func startDiscordAgent(t *testing.T, token, name string, discord map[string]any) *discordE2E {
+	t.Helper()
+	dc := discordtest.New(t)
+	dc.AddBot(token, "4242", "e2e_bot", true)
+	dc.AddChannel("77", "500", "lobby")
+	settings := map[string]any{"secrets": map[string]string{"DISCORD_API_TOKEN": token}, "discord": discord}
+	e := &discordE2E{dc: dc, platformE2E: startPlatformAgent(t, map[string]string{"DISCORD_API_URL": dc.URL}, "discord", name, settings)}
+	testutil.Eventually(t, "the gateway connection", func() error { return testutil.Equal("gateway connections", dc.Connected(token), 1) })
+	return e
 }

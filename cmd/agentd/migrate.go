@@ -15,7 +15,7 @@ var migrateUpCommand = &command{
 	name:    "migrate up",
 	summary: "apply the pending schema migrations",
 	details: `Applies the schema migrations the database does not have yet, and nothing
-else. 'agentd serve' and every other command apply them too when they open
+else; on PostgreSQL, the job engine's (River's) too. 'agentd serve' and every other command apply them too when they open
 the database; run this first to upgrade the schema as a step of its own,
 for instance before starting several replicas of a new release (they would
 also agree among themselves: on PostgreSQL migrations run under an advisory
@@ -34,10 +34,17 @@ Examples:
 			if err != nil {
 				return fmt.Errorf("migrate database %s: %w", redactDSN(*db), err)
 			}
+			engine, err := migrateJobs(ctx, *db)
+			if err != nil {
+				return fmt.Errorf("migrate the job engine's tables of %s: %w", redactDSN(*db), err)
+			}
 			for _, m := range applied {
 				fmt.Fprintf(e.stderr, "applied %s\n", m.Name)
 			}
-			if len(applied) == 0 {
+			for _, name := range engine {
+				fmt.Fprintf(e.stderr, "applied %s\n", name)
+			}
+			if len(applied)+len(engine) == 0 {
 				fmt.Fprintln(e.stderr, "the schema is up to date")
 			}
 			return nil

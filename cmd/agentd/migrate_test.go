@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentd/agentd/store/storetest"
 )
 
 func TestMigrateCommands(t *testing.T) {
@@ -29,6 +31,20 @@ func TestMigrateCommands(t *testing.T) {
 	}
 	// The migrated database serves the other commands.
 	mustAgentd(t, db, "accounts", "create", "acme")
+}
+
+// TestMigrateUpPostgres: on PostgreSQL migrate up applies the job
+// engine's migrations beside the store's, and then finds neither pending.
+func TestMigrateUpPostgres(t *testing.T) {
+	t.Parallel()
+	db := storetest.PostgresDSN(t)
+	if r := mustAgentd(t, db, "migrate", "up"); !strings.Contains(r.stderr, "applied 00001_initial.sql") ||
+		!strings.Contains(r.stderr, "applied river 001_") {
+		t.Errorf("migrate up said %q", r.stderr)
+	}
+	if r := mustAgentd(t, db, "migrate", "up"); !strings.Contains(r.stderr, "up to date") {
+		t.Errorf("second migrate up said %q", r.stderr)
+	}
 }
 
 func TestMigrateCommandErrors(t *testing.T) {

@@ -112,7 +112,12 @@ func (e *env) serve(ctx context.Context, cfg config) error {
 		return err
 	}
 	defer stopTracing() // last: the spans of the shutdown are sent too
-	storeOpts := []store.Option{store.WithSecretBox(cfg.SecretBox), store.WithPool(cfg.Pool)}
+	jobEngine, err := openJobs(ctx, cfg.DB, logger.With("component", "jobs"))
+	if err != nil {
+		return fmt.Errorf("job engine on %s: %w", redactDSN(cfg.DB), err)
+	}
+	defer jobEngine.close(logger) // after the store: the engine stops first (below)
+	storeOpts := append([]store.Option{store.WithSecretBox(cfg.SecretBox), store.WithPool(cfg.Pool)}, jobEngine.storeOption()...)
 	if cfg.Tracing.Enabled() {
 		storeOpts = append(storeOpts, store.WithTracing())
 	}
@@ -150,8 +155,12 @@ func (e *env) serve(ctx context.Context, cfg config) error {
 	if err != nil {
 		return fmt.Errorf("build turns: %w", err)
 	}
-	defer turns.Stop()           // runs still going on are handed over, summaries end, before the database closes
-	defer startResuming(turns)() // stops looking before turns drain
+	defer turns.Stop() // runs still going on are handed over, summaries end, before the database closes
+	stopResuming, err := startResuming(ctx, jobEngine, turns, logger)
+	if err != nil {
+		return err
+	}
+	defer stopResuming() // stops looking, and the runs taken over end or are left to another replica, before turns drain
 	defer handOverWhenStopping(ctx, turns)()
 	srv, err := server.New(server.Config{
 		PublicURL: publicURL(cfg.PublicURL, ls.api.Addr()), DefaultProvider: cfg.DefaultProvider, Version: buildVersion(),
@@ -221,7 +230,7 @@ func turnStores(st *store.Store) turn.Stores {
 }
 
 func connectStores(st *store.Store) connect.Stores {
-	return connect.Stores{Agents: st.Agents(), Connections: st.Connections(), Conversations: st.Conversations()}
+	return connect.Stores{Agents: st.Agents(), Connections: st.Connections(), Conversations: st.Conversations(), Runs: st.Runs()}
 }
 
 // startWebhooks runs the webhook delivery workers until the returned stop is
@@ -230,11 +239,21 @@ func startWebhooks(st *store.Store, cfg webhook.Config) (stop func()) {
 	return inBackground(webhook.New(st.Webhooks(), cfg).Run)
 }
 
-// startResuming looks for runs whose replica was lost, a third of the
-// beat timeout apart, and resumes them here, until the returned stop is
-// called: a lost run is taken over well within a minute.
-func startResuming(turns *turn.Service) (stop func()) {
-	return inBackground(func(ctx context.Context) { turns.ResumeLost(ctx, store.RunBeatTimeout/3) })
+// startResuming has the runs whose replica was lost taken over here
+// until the returned stop is called, within a minute: on PostgreSQL by
+// the job engine (each run's job comes due when the run would be lost),
+// with a look for expired approvals a third of the beat timeout apart; on
+// SQLite, which runs no engine, by that look finding lost runs too.
+func startResuming(ctx context.Context, jobEngine *engine, turns *turn.Service, logger *slog.Logger) (stop func(), err error) {
+	if jobEngine == nil {
+		return inBackground(func(ctx context.Context) { turns.ResumeLost(ctx, store.RunBeatTimeout/3) }), nil
+	}
+	stopJobs, err := jobEngine.start(ctx, turns, logger)
+	if err != nil {
+		return nil, err
+	}
+	stopExpiring := inBackground(func(ctx context.Context) { turns.ExpireApprovals(ctx, store.RunBeatTimeout/3) })
+	return func() { stopExpiring(); stopJobs() }, nil
 }
 
 // handOverWhenStopping hands the runs still going on over handOverAfter

@@ -23,7 +23,7 @@ import (
 // as Send Message (provider, history, metrics) and back to the chat.
 func TestTelegramEndToEnd(t *testing.T) {
 	const token = "4242:e2e"
-	e := startTelegramAgent(t, token, 4242, "e2e_bot", "Teller")
+	e := startTelegramAgent(t, token, 4242, "e2e_bot", "Teller", nil)
 	tg, openai, c, key, id, in := e.tg, e.openai, e.c, e.key, e.id, e.in
 	openai.Respond(llmtest.Reply{Text: "Hi from Telegram.", PromptTokens: 7, CompletionTokens: 5})
 	testutil.Eventually(t, "the bot's account", func() error {
@@ -64,31 +64,28 @@ func TestTelegramEndToEnd(t *testing.T) {
 	in.stop(t)
 }
 
-// telegramE2E is `agentd serve` with one agent on a Telegram test server,
+// platformE2E is `agentd serve` with one agent on a platform test server,
 // answering through a provider test server.
-type telegramE2E struct {
-	tg      *telegramtest.Server
+type platformE2E struct {
 	openai  *llmtest.Server
 	in      *instance
 	c       *client
 	key, id string
 }
 
-// startTelegramAgent boots serve against the two test servers, creates the
-// agent name with the token of bot botID, and waits until it is connected.
-func startTelegramAgent(t *testing.T, token string, botID int64, bot, name string) *telegramE2E {
+// startPlatformAgent boots serve with env (the platform test server's URL)
+// and a provider test server, creates the agent name on platform with
+// settings, and waits until its connection is connected.
+func startPlatformAgent(t *testing.T, env map[string]string, platform, name string, settings map[string]any) *platformE2E {
 	t.Helper()
-	e := &telegramE2E{tg: telegramtest.New(t), openai: llmtest.NewOpenAI(t)}
-	e.tg.AddBot(token, botID, bot)
+	e := &platformE2E{openai: llmtest.NewOpenAI(t)}
 	// Private networks allowed: the tests' action handlers are on loopback.
-	env := map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": e.openai.URL, "TELEGRAM_API_URL": e.tg.URL,
-		"AGENTD_ALLOW_PRIVATE_NETWORKS": "true"}
+	env["OPENAI_API_KEY"], env["OPENAI_BASE_URL"], env["AGENTD_ALLOW_PRIVATE_NETWORKS"] = "sk-test", e.openai.URL, "true"
 	e.in, e.key = bootUnlimited(t, env)
 	transport := &http.Transport{}
 	t.Cleanup(transport.CloseIdleConnections)
 	e.c = &client{t: t, base: e.in.base, http: &http.Client{Transport: transport, Timeout: 20 * time.Second}, contract: loadContract(t)}
-	r := e.c.do("POST", "/v1/agents", e.key, map[string]any{"name": name, "clients": []string{"telegram"},
-		"settings": map[string]any{"secrets": map[string]string{"TELEGRAM_BOT_TOKEN": token}}})
+	r := e.c.do("POST", "/v1/agents", e.key, map[string]any{"name": name, "clients": []string{platform}, "settings": settings})
 	expect(t, "create", r, 201, "")
 	e.id = r.data(t)["id"].(string)
 	testutil.Eventually(t, "connected", func() error {
@@ -100,9 +97,76 @@ func startTelegramAgent(t *testing.T, token string, botID int64, bot, name strin
 	return e
 }
 
-// connection is the agent's Telegram connection as the API shows it.
-func (e *telegramE2E) connection() map[string]any {
+// connection is the agent's one platform connection as the API shows it.
+func (e *platformE2E) connection() map[string]any {
 	return e.c.do("GET", "/v1/agents/"+e.id+"/connections", e.key, nil).data(e.c.t)["items"].([]any)[0].(map[string]any)
+}
+
+// telegramE2E is `agentd serve` with one agent on a Telegram test server.
+type telegramE2E struct {
+	tg *telegramtest.Server
+	*platformE2E
+}
+
+// startTelegramAgent boots serve against a Telegram test server, creates
+// the agent name with the token of bot botID and settings.telegram, and
+// waits until it is connected.
+func startTelegramAgent(t *testing.T, token string, botID int64, bot, name string, telegram map[string]any) *telegramE2E {
+	t.Helper()
+	tg := telegramtest.New(t)
+	tg.AddBot(token, botID, bot)
+	settings := map[string]any{"secrets": map[string]string{"TELEGRAM_BOT_TOKEN": token}}
+	if telegram != nil {
+		settings["telegram"] = telegram
+	}
+	return &telegramE2E{tg: tg, platformE2E: startPlatformAgent(t, map[string]string{"TELEGRAM_API_URL": tg.URL}, "telegram", name, settings)}
+}
+
+// actionHandler is an action handler test server that answers every call
+// with a price and keeps the bodies it got.
+type actionHandler struct {
+	*httptest.Server
+	mu    sync.Mutex
+	calls []map[string]any
+}
+
+func newActionHandler(t *testing.T) *actionHandler {
+	h := &actionHandler{}
+	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		h.mu.Lock()
+		h.calls = append(h.calls, body)
+		h.mu.Unlock()
+		_, _ = io.WriteString(w, `{"price":142}`)
+	}))
+	t.Cleanup(h.Close)
+	return h
+}
+
+// got is the bodies of the calls so far, oldest first.
+func (h *actionHandler) got() []map[string]any {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.calls)
+}
+
+// priceAction gives the agent the action get_price behind a new handler,
+// requiring approval when approval is set.
+func (e *platformE2E) priceAction(t *testing.T, approval bool) *actionHandler {
+	t.Helper()
+	handler := newActionHandler(t)
+	expect(t, "add the action", e.c.do("PATCH", "/v1/agents/"+e.id, e.key, map[string]any{"actions": []any{map[string]any{
+		"name": "get_price", "description": "Price of a token", "examples": []string{}, "handler": handler.URL,
+		"requiresApproval": approval}}}), 200, "")
+	return handler
+}
+
+// askPrice has the model ask for get_price on the next message, then
+// answer with the price.
+func (e *platformE2E) askPrice() {
+	e.openai.Respond(llmtest.Reply{Text: "SOL is at 142."})
+	e.openai.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "get_price", Arguments: `{"input":"SOL"}`}}})
 }
 
 // bootUnlimited starts serve with env on a fresh SQLite database whose one
@@ -181,7 +245,7 @@ func checkRuns(t *testing.T, c *client, key, agentID, source string, n int) {
 // agent stayed silent in error for good.
 func TestTelegramAgentRecoversAfterCooldown(t *testing.T) {
 	const token = "4343:e2e"
-	e := startTelegramAgent(t, token, 4343, "recover_bot", "Phoenix")
+	e := startTelegramAgent(t, token, 4343, "recover_bot", "Phoenix", nil)
 	tg, c, key, id := e.tg, e.c, e.key, e.id
 	e.openai.Respond(llmtest.Reply{Text: "Back again."})
 	e.openai.Enqueue(llmtest.Reply{Status: http.StatusTooManyRequests, RetryAfter: "1"})
@@ -221,30 +285,16 @@ func TestTelegramAgentRecoversAfterCooldown(t *testing.T) {
 // call.
 func TestTelegramAgentUsesATool(t *testing.T) {
 	const token = "4444:e2e"
-	e := startTelegramAgent(t, token, 4444, "tool_bot", "Toolie")
-	var mu sync.Mutex
-	var calls []map[string]any
-	handler := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var body map[string]any
-		_ = json.NewDecoder(r.Body).Decode(&body)
-		mu.Lock()
-		calls = append(calls, body)
-		mu.Unlock()
-		_, _ = io.WriteString(w, `{"price":142}`)
-	}))
-	t.Cleanup(handler.Close)
-	expect(t, "add the action", e.c.do("PATCH", "/v1/agents/"+e.id, e.key, map[string]any{"actions": []any{map[string]any{
-		"name": "get_price", "description": "Price of a token", "examples": []string{}, "handler": handler.URL}}}), 200, "")
-	e.openai.Respond(llmtest.Reply{Text: "SOL is at 142."})
-	e.openai.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "get_price", Arguments: `{"input":"SOL"}`}}})
+	e := startTelegramAgent(t, token, 4444, "tool_bot", "Toolie", nil)
+	handler := e.priceAction(t, false)
+	e.askPrice()
 	e.tg.Queue(token, models.Update{Message: &models.Message{ID: 3, Text: "SOL price?",
 		Chat: models.Chat{ID: 55, Type: models.ChatTypePrivate}, From: &models.User{ID: 55, FirstName: "Sol"}}})
 	testutil.Eventually(t, "the reply in the chat", func() error { return testutil.Equal("messages sent", len(e.tg.Sent(token)), 1) })
 	if sent := e.tg.Sent(token)[0]; sent.Text != "SOL is at 142." {
 		t.Errorf("sent %+v", sent)
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	calls := handler.got()
 	if len(calls) != 1 {
 		t.Fatalf("the handler got %d calls", len(calls))
 	}

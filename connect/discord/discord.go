@@ -1,8 +1,10 @@
 // Package discord connects agents to Discord bots over the gateway. It
 // implements connect.Platform: rules.go decides which messages to answer,
 // reads each back into a turn and sends the reply, and
-// connect.Conn.Answer does the rest. discordtest is a wire-format test
-// server.
+// connect.Conn.Answer does the rest. An approval message goes to an
+// admin's DM with two buttons (message components), whose presses come
+// back as INTERACTION_CREATE and are answered through the interaction's
+// callback. discordtest is a wire-format test server.
 //
 // github.com/bwmarrin/discordgo serves the REST API, the event types and
 // the channel cache; the gateway client is this package's (gateway.go).

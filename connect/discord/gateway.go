@@ -339,9 +339,11 @@ func (g *gatewayConn) hangUp(code int) {
 }
 
 // dispatch acts on an event: READY and RESUMED say the bot is connected,
-// MESSAGE_CREATE may be answered, and guild, channel and thread events
-// keep the channel cache current. addr is where the connection was
-// dialed, where a READY without resume_gateway_url resumes.
+// MESSAGE_CREATE may be answered, INTERACTION_CREATE may press an
+// approval button (Discord sends it whatever the intents), and guild,
+// channel and thread events keep the channel cache current. addr is where
+// the connection was dialed, where a READY without resume_gateway_url
+// resumes.
 func (s *session) dispatch(ctx context.Context, event string, d json.RawMessage, addr string) error {
 	switch event {
 	case "READY":
@@ -352,6 +354,11 @@ func (s *session) dispatch(ctx context.Context, event string, d json.RawMessage,
 		var m discordgo.MessageCreate
 		if s.decode(event, d, &m) {
 			s.handle(m.Message)
+		}
+	case "INTERACTION_CREATE":
+		var i discordgo.Interaction
+		if s.decode(event, d, &i) {
+			s.pressed(&i, d)
 		}
 	default:
 		if newEvent := stateEvents[event]; newEvent != nil {

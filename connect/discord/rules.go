@@ -67,8 +67,12 @@ func repliesTo(m *discordgo.Message, id string) bool {
 }
 
 // answer answers a message taken by handle with the agent's turn, in a
-// channel settings.channels allows.
+// channel settings.channels allows. A press goes to press.
 func (s *session) answer(ctx context.Context, in connect.Inbound) {
+	if connect.IsPress(in) {
+		s.press(ctx, in)
+		return
+	}
 	m := new(discordgo.Message)
 	if err := json.Unmarshal(in.Payload, m); err != nil {
 		s.c.Logger.Warn("discord message unreadable", "error", err)
@@ -76,7 +80,9 @@ func (s *session) answer(ctx context.Context, in connect.Inbound) {
 	}
 	dm := m.GuildID == ""
 	name := "direct message"
-	if !dm {
+	if dm {
+		s.c.NoteContact(ctx, connect.Sender{ID: m.Author.ID, Username: m.Author.Username})
+	} else {
 		ch, allowed := s.allowed(ctx, m.ChannelID)
 		if !allowed {
 			return
@@ -147,6 +153,83 @@ func (s *session) channel(ctx context.Context, id string) *discordgo.Channel {
 	return ch
 }
 
+// pressed takes a press of a button (an interaction d of type message
+// component, on the gateway's reader) into the inbox, for press: who
+// pressed is judged there. d is kept as Discord sent it.
+func (s *session) pressed(i *discordgo.Interaction, d json.RawMessage) {
+	if i.Type != discordgo.InteractionMessageComponent {
+		return
+	}
+	user := i.User // in a DM; in a guild, the member's
+	if user == nil && i.Member != nil {
+		user = i.Member.User
+	}
+	if user == nil {
+		return
+	}
+	err := s.c.Take(s.ctx, "", []connect.Inbound{connect.PressInbound(i.ID, user.ID, d)}, s.answer)
+	if err != nil && s.ctx.Err() == nil {
+		s.c.Logger.Warn("discord button press not taken", "error", err)
+	}
+}
+
+// press answers a press of an approval button, taken by pressed: the
+// decision is Conn.Press's. Discord wants an answer within 3 seconds: one
+// that decided the call updates the approval message to say so, its
+// buttons gone; any other answers the one who pressed alone.
+func (s *session) press(ctx context.Context, in connect.Inbound) {
+	i := new(discordgo.Interaction)
+	if err := json.Unmarshal(in.Payload, i); err != nil {
+		s.c.Logger.Warn("discord button press unreadable", "error", err)
+		return
+	}
+	user := i.User
+	if user == nil {
+		user = i.Member.User // pressed made sure one of them is there
+	}
+	text := ""
+	if i.Message != nil {
+		text = i.Message.Content
+	}
+	out := s.c.Press(ctx, connect.Sender{ID: user.ID, Username: user.Username}, i.MessageComponentData().CustomID, text)
+	resp := &discordgo.InteractionResponse{Type: discordgo.InteractionResponseChannelMessageWithSource,
+		Data: &discordgo.InteractionResponseData{Content: out.Notice, Flags: discordgo.MessageFlagsEphemeral, AllowedMentions: noMentions}}
+	if out.Edit != "" {
+		resp = &discordgo.InteractionResponse{Type: discordgo.InteractionResponseUpdateMessage,
+			Data: &discordgo.InteractionResponseData{Content: out.Edit, Components: []discordgo.MessageComponent{}, AllowedMentions: noMentions}}
+	}
+	if err := s.dg.InteractionRespond(i, resp, discordgo.WithContext(ctx), discordgo.WithRestRetries(0)); err != nil {
+		s.c.Logger.WarnContext(ctx, "discord button press not answered", "error", err)
+	}
+}
+
+// noMentions pings nobody: an approval message quotes the model's
+// arguments, which may say @everyone.
+var noMentions = &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{}}
+
+// ask sends an admin, in a DM (opened, or found, by the user's id), an
+// approval message with its buttons as message components.
+func (s *session) ask(ctx context.Context, a connect.Ask) error {
+	row := discordgo.ActionsRow{}
+	for _, b := range a.Buttons {
+		style := discordgo.DangerButton
+		if b.Approve {
+			style = discordgo.SuccessButton
+		}
+		row.Components = append(row.Components, discordgo.Button{Label: b.Label, Style: style, CustomID: b.Data})
+	}
+	dm, err := s.dg.UserChannelCreate(a.Admin, discordgo.WithContext(ctx))
+	if err == nil {
+		_, err = s.dg.ChannelMessageSendComplex(dm.ID, &discordgo.MessageSend{Content: a.Text,
+			Components: []discordgo.MessageComponent{row}, AllowedMentions: noMentions},
+			discordgo.WithContext(ctx), discordgo.WithRestRetries(0))
+	}
+	if err != nil {
+		s.c.Logger.WarnContext(ctx, "discord approval message not sent", "admin", a.Admin, "error", err)
+	}
+	return err
+}
+
 // sendTyping shows the typing indicator once; a failure only loses it.
 func (s *session) sendTyping(ctx context.Context, channel string) {
 	if err := s.dg.ChannelTyping(channel, discordgo.WithContext(ctx)); err != nil && ctx.Err() == nil {
@@ -156,13 +239,15 @@ func (s *session) sendTyping(ctx context.Context, channel string) {
 
 // replyTo is how an answer to m is sent: in parts of at most 2,000
 // characters, the first referencing m, with the typing indicator on while
-// the turn works. Only users are pinged: a reply never mentions @everyone
+// the turn works, and the admins asked in a DM when its run waits for
+// decisions. Only users are pinged: a reply never mentions @everyone
 // or a role.
 func (s *session) replyTo(m *discordgo.Message) connect.Reply {
 	return connect.Reply{
 		Limit:       maxMessage,
 		Typing:      func(ctx context.Context) { s.sendTyping(ctx, m.ChannelID) },
 		TypingEvery: typingEvery,
+		Ask:         s.ask,
 		Send: func(ctx context.Context, i int, part string) error {
 			msg := &discordgo.MessageSend{Content: part,
 				AllowedMentions: &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{discordgo.AllowedMentionTypeUsers}, RepliedUser: true}}

@@ -27,14 +27,14 @@ func (e *apiError) Error() string {
 }
 
 // getUpdates asks for the updates from offset, held up to timeout by
-// Telegram. The library's own poll loop confirms a batch before it is
+// Telegram: messages, and presses of approval buttons (callback queries). The library's own poll loop confirms a batch before it is
 // handled, retries a rejected token forever and ignores retry_after, so
 // the runtime polls itself and confirms an update only once its cursor is
 // stored.
 func getUpdates(ctx context.Context, client *http.Client, apiURL, token string, offset int64, timeout time.Duration) ([]models.Update, error) {
 	var updates []models.Update
 	err := call(ctx, client, apiURL, token, "getUpdates", map[string]any{
-		"offset": offset, "timeout": int(timeout.Seconds()), "allowed_updates": []string{"message"},
+		"offset": offset, "timeout": int(timeout.Seconds()), "allowed_updates": []string{"message", "callback_query"},
 	}, timeout+10*time.Second, &updates)
 	return updates, err
 }

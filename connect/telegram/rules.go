@@ -30,8 +30,13 @@ const helpText = "Talk to me in a private chat, or in a group mention me or repl
 
 // inbound returns the update as a message to answer, and false when it is
 // not to be answered: not a text message, from a bot, in a group not
-// addressed to the bot, or refused by allowedUsers or userRateLimit.
+// addressed to the bot, or refused by allowedUsers or userRateLimit. A
+// press of a button is taken too, for Conn.Press to judge.
 func (s *session) inbound(u models.Update) (connect.Inbound, bool) {
+	if q := u.CallbackQuery; q != nil {
+		payload, err := json.Marshal(q)
+		return connect.PressInbound(q.ID, strconv.FormatInt(q.From.ID, 10), payload), err == nil
+	}
 	m := u.Message
 	if m == nil || m.From == nil || m.From.IsBot || m.Text == "" {
 		return connect.Inbound{}, false // never itself nor another bot
@@ -48,7 +53,7 @@ func (s *session) inbound(u models.Update) (connect.Inbound, bool) {
 		return connect.Inbound{}, false
 	}
 	chat := strconv.FormatInt(m.Chat.ID, 10)
-	if !s.c.Admit(connect.Sender{ID: strconv.FormatInt(m.From.ID, 10), Username: m.From.Username}, private, chat) {
+	if !s.c.Admit(sender(m.From), private, chat) {
 		return connect.Inbound{}, false
 	}
 	payload, err := json.Marshal(m)
@@ -64,14 +69,21 @@ func (s *session) respondToCommands() bool {
 
 // answer answers a message taken by inbound: /help, /reset, and /start
 // when the character has a greeting, with a text of their own; anything
-// else with the agent's turn.
+// else with the agent's turn. A press goes to press.
 func (s *session) answer(ctx context.Context, in connect.Inbound) {
+	if connect.IsPress(in) {
+		s.press(ctx, in)
+		return
+	}
 	var m models.Message
 	if err := json.Unmarshal(in.Payload, &m); err != nil {
 		s.c.Logger.Warn("telegram message unreadable", "error", err)
 		return
 	}
 	private := m.Chat.Type == models.ChatTypePrivate
+	if private {
+		s.c.NoteContact(ctx, sender(m.From))
+	}
 	cmd, args, _ := s.command(&m)
 	conv := domain.ConversationRef{RoomID: "telegram:" + in.Chat}
 	if private {
@@ -109,12 +121,14 @@ func (s *session) answer(ctx context.Context, in connect.Inbound) {
 
 // replyTo is how an answer to m is sent: in parts of at most 4,096
 // characters, only the first quoting m, with m's chat shown the bot typing
-// while the turn works.
+// while the turn works, and the admins asked in private when its run
+// waits for decisions.
 func (s *session) replyTo(m *models.Message) connect.Reply {
 	return connect.Reply{
 		Limit:       maxMessage,
 		Typing:      func(ctx context.Context) { s.typing(ctx, m) },
 		TypingEvery: typingEvery,
+		Ask:         s.ask,
 		Send: func(ctx context.Context, i int, part string) error {
 			p := &bot.SendMessageParams{ChatID: m.Chat.ID, Text: part}
 			if i == 0 {
@@ -126,6 +140,62 @@ func (s *session) replyTo(m *models.Message) connect.Reply {
 			}
 			return err
 		},
+	}
+}
+
+// ask sends an admin, in their private chat (whose id is the user's),
+// an approval message with its buttons as an inline keyboard.
+func (s *session) ask(ctx context.Context, a connect.Ask) error {
+	row := make([]button, len(a.Buttons))
+	for i, b := range a.Buttons {
+		row[i] = button{Text: b.Label, CallbackData: b.Data}
+	}
+	err := s.send(ctx, &bot.SendMessageParams{ChatID: a.Admin, Text: a.Text, ReplyMarkup: keyboard{InlineKeyboard: [][]button{row}}})
+	if err != nil {
+		s.c.Logger.WarnContext(ctx, "telegram approval message not sent", "admin", a.Admin, "error", redact(err, s.b.Token()))
+	}
+	return err
+}
+
+// keyboard is an inline keyboard of callback buttons, in the Bot API's
+// shape: models.InlineKeyboardButton always sends an empty copy_text,
+// which Telegram refuses (BUTTON_COPY_TEXT_INVALID).
+type keyboard struct {
+	InlineKeyboard [][]button `json:"inline_keyboard"`
+}
+
+type button struct {
+	Text         string `json:"text"`
+	CallbackData string `json:"callback_data"`
+}
+
+// press answers a press of an approval button, taken by inbound: the
+// decision is Conn.Press's, answered to the one who pressed
+// (answerCallbackQuery), and when it decided the call the approval
+// message is edited to say so, its buttons gone.
+func (s *session) press(ctx context.Context, in connect.Inbound) {
+	var q models.CallbackQuery
+	if err := json.Unmarshal(in.Payload, &q); err != nil {
+		s.c.Logger.Warn("telegram button press unreadable", "error", err)
+		return
+	}
+	msg := q.Message.Message // nil when the message is too old for the bot to see
+	text := ""
+	if msg != nil {
+		text = msg.Text
+	}
+	out := s.c.Press(ctx, sender(&q.From), q.Data, text)
+	callCtx, cancel := context.WithTimeout(ctx, connect.CallTimeout)
+	defer cancel()
+	if _, err := s.b.AnswerCallbackQuery(callCtx, &bot.AnswerCallbackQueryParams{CallbackQueryID: q.ID, Text: out.Notice}); err != nil {
+		s.c.Logger.WarnContext(ctx, "telegram button press not answered", "error", redact(err, s.b.Token()))
+	}
+	if out.Edit == "" || msg == nil {
+		return
+	}
+	// Without reply_markup the edit removes the buttons.
+	if _, err := s.b.EditMessageText(callCtx, &bot.EditMessageTextParams{ChatID: msg.Chat.ID, MessageID: msg.ID, Text: out.Edit}); err != nil {
+		s.c.Logger.WarnContext(ctx, "telegram approval message not edited", "error", redact(err, s.b.Token()))
 	}
 }
 
@@ -143,7 +213,7 @@ func (s *session) typing(ctx context.Context, m *models.Message) {
 
 // reset forgets the chat's conversation; in groups only for admin users.
 func (s *session) reset(ctx context.Context, m *models.Message, private bool, conv domain.ConversationRef) (string, error) {
-	if !private && !s.isAdmin(m.From) {
+	if !private && !s.c.IsAdmin(sender(m.From)) {
 		return "Only the bot's admins can reset a group's conversation.", nil
 	}
 	if err := s.c.Forget(ctx, conv); err != nil {
@@ -152,14 +222,9 @@ func (s *session) reset(ctx context.Context, m *models.Message, private bool, co
 	return "I have forgotten our conversation.", nil
 }
 
-func (s *session) isAdmin(u *models.User) bool {
-	for _, a := range s.settings.AdminUsers {
-		a = strings.TrimPrefix(strings.TrimSpace(a), "@")
-		if a == strconv.FormatInt(u.ID, 10) || (u.Username != "" && strings.EqualFold(a, u.Username)) {
-			return true
-		}
-	}
-	return false
+// sender is u as settings name users.
+func sender(u *models.User) connect.Sender {
+	return connect.Sender{ID: strconv.FormatInt(u.ID, 10), Username: u.Username}
 }
 
 // greeting is the character's first greeting template, "" when it has none.

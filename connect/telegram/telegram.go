@@ -69,11 +69,12 @@ func (p *Platform) client() *http.Client {
 	return p.Client
 }
 
-// Settings are the members of an agent's settings.telegram.
+// Settings are the members of an agent's settings.telegram that this
+// package reads; connect reads the others (allowedUsers, userRateLimit,
+// adminUsers).
 type Settings struct {
 	GroupIDs          []string `json:"groupIds"`
 	RespondToCommands *bool    `json:"respondToCommands"`
-	AdminUsers        []string `json:"adminUsers"`
 }
 
 // session is one connection of a bot: who it is and how it answers.

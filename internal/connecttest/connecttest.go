@@ -64,7 +64,7 @@ func NewFixture(t *testing.T, client string, platform func() connect.Platform) *
 
 // Stores are the faces of st a supervisor needs.
 func Stores(st *store.Store) connect.Stores {
-	return connect.Stores{Agents: st.Agents(), Connections: st.Connections(), Conversations: st.Conversations()}
+	return connect.Stores{Agents: st.Agents(), Connections: st.Connections(), Conversations: st.Conversations(), Runs: st.Runs()}
 }
 
 // Run runs a supervisor as owner on st (f.Config.Stores, else the
@@ -212,8 +212,10 @@ func (f *Fixture) Changes() func() []string {
 // EchoTurner answers a message with "re: <text>", or with Text when set,
 // and a post request (X's scheduled posts) with "post <n>: lovely tea".
 // When Block is set, each turn first waits for it to be closed. Set its
-// fields before the supervisor starts.
+// fields before the supervisor starts. No run of it waits for decisions,
+// so nothing calls the methods of deciding (the embedded nil Turner).
 type EchoTurner struct {
+	connect.Turner
 	Text  string
 	Block chan struct{}
 

@@ -379,6 +379,26 @@ describe("streamMessage and its SSE reader", () => {
     expect(requests[1]?.headers.get("Last-Event-ID")).toBe("2");
   });
 
+  it("reads on past requires_action through the pings of the wait, and resumes a wait cut short", async () => {
+    const waits = {
+      type: "requires_action",
+      runId: "run_1",
+      toolCalls: [{ id: "call_1", name: "get_price", arguments: { symbol: "SOL" } }],
+      expiresAt: "2026-01-02T00:00:00Z",
+    } satisfies StreamEvent;
+    const call = { type: "tool_call", id: "call_1", name: "get_price", arguments: { symbol: "ETH" } } as const;
+    const result = { type: "tool_result", id: "call_1", name: "get_price", ok: true, result: "142" } as const;
+    answer(
+      sse([frame(1, start), frame(2, waits), ": ping\n\n", ": ping\n\n"], "cut"),
+      // The decided run goes on: its events follow on the resumed stream.
+      sse([": ping\n\n", frame(3, call), frame(4, result), frame(5, token("ETH: 142")), frame(6, done)]),
+    );
+    const { error, events } = await stream();
+    expect(error).toBeUndefined();
+    expect(events).toEqual([start, waits, call, result, token("ETH: 142"), done]);
+    expect(requests[1]?.headers.get("Last-Event-ID")).toBe("2");
+  });
+
   it("resumes a body that ends before its done event", async () => {
     answer(sse([frame(1, start)], "close"), sse([frame(2, done)]));
     const { events } = await stream();

@@ -1,6 +1,7 @@
 // chat.tsx: talking to an agent, the reply streamed token by token and
-// shown as markdown, and the timeline of the tool calls a reply made (also
-// shown in history).
+// shown as markdown, the timeline of the tool calls a reply made (also
+// shown in history and on a run's page) with the decision on each that
+// waited for one, and the card that decides a run's calls while it waits.
 import { useEffect, useRef, useState } from "preact/hooks";
 import {
   type Agent,
@@ -13,9 +14,11 @@ import {
   sendMessage,
   streamMessage,
 } from "./api";
+import { ApprovalCard, ApprovalNote } from "./approvals";
+import { type Waiting, waitingOf, waitingOfEvent } from "./decisions";
 import { exclusive, type Lock, useAction } from "./hooks";
 import { Markdown } from "./markdown-view";
-import { type Run, isFinal, replyOfRun, runPath, strategies, waitForRun } from "./runs";
+import { type Run, announce, isFinal, replyOfRun, runPath, strategies, waitForRun } from "./runs";
 import { CopyButton, EmptyState, ErrorBox, RunStatusPill, TextArea, TextField, when } from "./ui";
 
 export type Turn = {
@@ -33,6 +36,9 @@ export type Turn = {
   run?: Pick<Run, "id" | "agentId" | "status">;
   // failure is why a background run ended without a reply.
   failure?: string;
+  // waiting is what the reply's run waits for, while it waits for a
+  // person's decision.
+  waiting?: Waiting;
 };
 
 // Reply is what Stop needs of the reply being written: whether it streams,
@@ -40,9 +46,10 @@ export type Turn = {
 type Reply = { streamed: boolean; messageId?: string; stop: boolean };
 
 // ToolView is a tool call as a card shows it: ok and result are missing
-// until its tool_result arrives, durationMs until the reply's metadata.
+// until its tool_result arrives, durationMs and the approval of a call
+// that waited for one until the reply's metadata.
 type ToolView = Pick<Schemas["ToolCall"], "id" | "name" | "arguments"> &
-  Partial<Pick<Schemas["ToolCall"], "ok" | "result" | "durationMs">>;
+  Partial<Pick<Schemas["ToolCall"], "ok" | "result" | "durationMs" | "approval">>;
 
 // ToolCalls are the steps of a reply's tool calls as a timeline, in call
 // order: each with its name, state, time, arguments and result, and the
@@ -63,17 +70,14 @@ export function ToolCalls({ calls, live }: { calls?: ToolView[]; live?: boolean 
 // shortResult is how much of a long result shows until it is expanded.
 const shortResult = 280;
 
-// Approval is a tool call's approval as runs with approvals record it
-// (by: the key prefix or platform user who decided).
-type Approval = { approved?: boolean; decision?: string; by?: string };
-
 function ToolCard({ call: c, live }: { call: ToolView; live?: boolean }) {
   const [open, setOpen] = useState(false);
   const result = c.result === undefined ? undefined : pretty(c.result);
   const long = result !== undefined && (result.length > shortResult || result.split("\n").length > 8);
   const resultId = `${c.id}-result`;
-  const state = c.ok === undefined ? (live ? "running" : "unfinished") : c.ok ? "ok" : "failed";
-  const approval = (c as { approval?: Approval }).approval;
+  // A call a person denied was never run: it did not fail.
+  const denied = c.approval?.approved === false;
+  const state = c.ok === undefined ? (live ? "running" : "unfinished") : c.ok ? "ok" : denied ? "denied" : "failed";
   return (
     <li class={`tool-call ${state}`} data-tool={c.name}>
       <div class="tool-head">
@@ -82,14 +86,9 @@ function ToolCard({ call: c, live }: { call: ToolView; live?: boolean }) {
           {state === "running" && <span class="spinner" aria-hidden="true" />}
           {state === "unfinished" ? "no result" : state}
         </span>
-        {c.durationMs !== undefined && <span class="meta">{Math.round(c.durationMs)} ms</span>}
-        {approval && (
-          <span class="meta approval">
-            {approval.decision ?? (approval.approved ? "approved" : "rejected")}
-            {approval.by && <> by {approval.by}</>}
-          </span>
-        )}
+        {c.durationMs !== undefined && !denied && <span class="meta">{Math.round(c.durationMs)} ms</span>}
       </div>
+      {c.approval && <ApprovalNote approval={c.approval} />}
       <p class="step-label">Arguments</p>
       <pre class="json tool-args">{JSON.stringify(c.arguments, null, 2)}</pre>
       {result !== undefined && (
@@ -197,6 +196,22 @@ export function Chat({ agent, beforeSend, onTurn }: ChatProps) {
   const update = (patch: Partial<Turn>) =>
     setTurns((ts) => [...ts.slice(0, -1), { ...(ts[ts.length - 1] as Turn), ...patch }]);
 
+  // setTurn changes the turn keyed key (a background reply).
+  const setTurn = (key: number, patch: Partial<Turn>) =>
+    setTurns((ts) => ts.map((t) => (t.key === key ? { ...t, ...patch } : t)));
+
+  // showWaiting shows on turn key what its run waits for, or nothing once
+  // it goes on; a run newly seen waiting is announced, so the sidebar's
+  // count of waiting runs takes it in at once.
+  const announced = useRef(new Set<string>());
+  const showWaiting = (key: number, waiting: Waiting | undefined) => {
+    setTurn(key, { waiting });
+    if (waiting && !announced.current.has(waiting.run.id)) {
+      announced.current.add(waiting.run.id);
+      announce({ runId: waiting.run.id, decided: false });
+    }
+  };
+
   const send = () =>
     exclusive(lock.current, async () => {
       if (!text.trim()) return;
@@ -232,6 +247,9 @@ export function Chat({ agent, beforeSend, onTurn }: ChatProps) {
       if (stream) {
         let said = "";
         let tools: ToolView[] = [];
+        // Any event after requires_action means the run goes on: the card
+        // leaves (decided here, elsewhere, or expired).
+        const going = { waiting: undefined };
         await streamMessage(
           agent.id,
           body,
@@ -242,16 +260,22 @@ export function Chat({ agent, beforeSend, onTurn }: ChatProps) {
               if (current.stop) void cancel(current);
             } else if (ev.type === "token" && "content" in ev) {
               said += ev.content;
-              update({ text: said });
+              update({ text: said, ...going });
             } else if (ev.type === "tool_call") {
               tools = [...tools, { id: ev.id, name: ev.name, arguments: ev.arguments }];
-              update({ tools });
+              update({ tools, ...going });
             } else if (ev.type === "tool_result") {
               tools = tools.map((c) => (c.id === ev.id ? { ...c, ok: ev.ok, result: ev.result } : c));
-              update({ tools });
+              update({ tools, ...going });
+            } else if (ev.type === "requires_action") {
+              // The stream stays open while the run waits, and goes on
+              // with the decided calls' events.
+              showWaiting(key, waitingOfEvent(agent.id, ev));
             } else if (ev.type === "done" && "metadata" in ev) {
-              // The metadata's calls are the same, with their durations.
+              // The metadata's calls are the same, with their durations
+              // and the decisions on those that waited.
               update({
+                ...going,
                 metadata: ev.metadata,
                 messageId: ev.messageId,
                 streaming: false,
@@ -266,8 +290,10 @@ export function Chat({ agent, beforeSend, onTurn }: ChatProps) {
         );
       } else {
         const sent = await sendMessage(agent.id, body, reading.signal);
-        // 202: the reply took longer than the server waits; its run goes on.
-        const r = "status" in sent ? await replyOfRun(sent, reading.signal) : sent;
+        // 202: the reply took longer than the server waits, or its run
+        // waits for a decision (shown until it goes on); the run goes on.
+        const r =
+          "status" in sent ? await replyOfRun(sent, reading.signal, (run) => showWaiting(key, waitingOf(run))) : sent;
         update({ text: r.response, metadata: r.metadata, messageId: r.messageId, tools: r.metadata.toolCalls });
       }
     } catch (err) {
@@ -276,16 +302,12 @@ export function Chat({ agent, beforeSend, onTurn }: ChatProps) {
         ? new Error("Stopped waiting: the reply runs on and is stored in the conversation.")
         : err;
     } finally {
-      update({ streaming: false });
+      update({ streaming: false, waiting: undefined });
       reply.current = undefined;
       setRetry(0);
       setStopping(false);
     }
   };
-
-  // setTurn changes the turn keyed key (a background reply).
-  const setTurn = (key: number, patch: Partial<Turn>) =>
-    setTurns((ts) => ts.map((t) => (t.key === key ? { ...t, ...patch } : t)));
 
   // converseInBackground sends the message as a background run and shows
   // the run as a chip in the reply's place; the chat is free again at once.
@@ -300,6 +322,7 @@ export function Chat({ agent, beforeSend, onTurn }: ChatProps) {
       { key, role: "agent", text: "", run: queued },
     ]);
     const show = (r: Run) => {
+      showWaiting(key, waitingOf(r));
       if (!isFinal(r.status)) return setTurn(key, { run: r });
       const reply = r.reply;
       setTurn(key, {
@@ -388,7 +411,18 @@ export function Chat({ agent, beforeSend, onTurn }: ChatProps) {
         }}
       >
         {turns.map((t) => (
-          <TurnView key={t.key} turn={t} who={t.role === "user" ? userId || "you" : agent.name} />
+          <TurnView
+            key={t.key}
+            turn={t}
+            who={t.role === "user" ? userId || "you" : agent.name}
+            // The card leaves at once, the focus going back to the message
+            // box; the run's next events (a stream's, or its next read)
+            // show it going on.
+            onDecided={(run) => {
+              setTurn(t.key, { waiting: undefined, ...(t.run ? { run } : {}) });
+              document.getElementById("text")?.focus();
+            }}
+          />
         ))}
       </ol>
       {retry > 0 && (
@@ -468,9 +502,20 @@ export function Chat({ agent, beforeSend, onTurn }: ChatProps) {
 }
 
 // TurnView is one message of a chat or of history: a user's as typed, a
-// reply as markdown after its tool steps, with a copy button and its
+// reply as markdown after its tool steps (and the card deciding the calls
+// its run waits for, told to onDecided), with a copy button and its
 // metadata; at is when it was sent (history).
-export function TurnView({ turn: t, who, at }: { turn: Turn; who: string; at?: string }) {
+export function TurnView({
+  turn: t,
+  who,
+  at,
+  onDecided,
+}: {
+  turn: Turn;
+  who: string;
+  at?: string;
+  onDecided?: (run: Run) => void;
+}) {
   return (
     <li class={`turn ${t.role}`}>
       <div class="turn-head">
@@ -486,6 +531,7 @@ export function TurnView({ turn: t, who, at }: { turn: Turn; who: string; at?: s
         </p>
       )}
       <ToolCalls calls={t.tools} live={t.streaming} />
+      {t.waiting && <ApprovalCard waiting={t.waiting} onDecided={onDecided} />}
       {t.role === "user" ? (
         <p class="text">{t.text}</p>
       ) : (

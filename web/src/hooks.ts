@@ -1,8 +1,9 @@
 // hooks.ts holds useQuery, the console's one way to load data for a page,
-// useAction, its one way to change something, useReadOnly, and exclusive,
-// the guard that keeps a second send from starting beside a running one.
+// useAction, its one way to change something, useReadOnly, useAgentNames,
+// and exclusive, the guard that keeps a second send from starting beside a
+// running one.
 import { useCallback, useEffect, useState } from "preact/hooks";
-import { readOnlyEvent, session } from "./api";
+import { api, call, readOnlyEvent, session } from "./api";
 
 export type Query<T> = {
   // data is the last answer; it stays while a newer one loads, so a page
@@ -81,6 +82,19 @@ export function useReadOnly(): boolean {
     return () => removeEventListener(readOnlyEvent, on);
   }, []);
   return readOnly;
+}
+
+// useAgentNames maps the account's agents (the first 100) to their names,
+// for the lists that show runs of every agent.
+export function useAgentNames(): Map<string, string> | undefined {
+  const agents = useQuery(
+    (signal) =>
+      call(api.GET("/agents", { params: { query: { limit: 100 } }, signal })).then(
+        (r) => new Map(r.data.agents.map((a) => [a.id, a.name])),
+      ),
+    [],
+  );
+  return agents.data;
 }
 
 // Lock is held while a guarded call runs; see exclusive.

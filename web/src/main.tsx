@@ -15,6 +15,7 @@
 //   #/agents/{id}/analytics                    charts
 //   #/agents/{id}/connections
 //   #/runs[?status=…]                          the account's runs
+//   #/approvals                                runs of every agent waiting for a decision
 //   #/webhooks[/{id}]                          webhooks
 import "uplot/dist/uPlot.min.css";
 import "./style.css";
@@ -25,6 +26,7 @@ import { AgentEdit } from "./agents/edit";
 import { AgentList } from "./agents/list";
 import { Analytics } from "./analytics";
 import { api, call, getAgent, session } from "./api";
+import { ApprovalsPage, useWaitingCount } from "./approvals";
 import { Playground } from "./playground";
 import { useServerStatus } from "./status";
 import { Conversation, Conversations } from "./conversations";
@@ -156,14 +158,27 @@ function AgentPage({ id, tab, rest }: { id: string; tab: string; rest: string[] 
 }
 
 // sections are the console's pages in the sidebar, in order; a new page
-// (runs, approvals, schedules, spend) adds its entry here and its route
-// in App.
-const sections: { route: string; label: string }[] = [
+// (schedules, spend) adds its entry here and its route in App. counted
+// marks the entry that shows how many runs wait for a decision.
+const sections: { route: string; label: string; counted?: boolean }[] = [
   { route: "/overview", label: "Overview" },
   { route: "/agents", label: "Agents" },
   { route: "/runs", label: "Runs" },
+  { route: "/approvals", label: "Approvals", counted: true },
   { route: "/webhooks", label: "Webhooks" },
 ];
+
+// CountBadge is a count beside a sidebar entry, said in words to a screen
+// reader ("2 waiting"); nothing when there is none.
+function CountBadge({ n, what }: { n?: number; what: string }) {
+  if (!n) return null;
+  return (
+    <span class="badge">
+      {n}
+      <span class="visually-hidden"> {what}</span>
+    </span>
+  );
+}
 
 // Brand is the console's mark (the favicon's drawing) and name.
 function Brand() {
@@ -200,6 +215,7 @@ function ThemeToggle() {
 function App() {
   const route = useRoute();
   const signedIn = session.key() !== null;
+  const waiting = useWaitingCount(signedIn);
   useEffect(() => {
     if (!signedIn && route !== "/signin") go("/signin");
   }, [signedIn, route]);
@@ -213,6 +229,7 @@ function App() {
   else if (parts[0] === "agents" && parts[1])
     page = <AgentPage id={parts[1]} tab={parts[2] ?? ""} rest={parts.slice(3)} />;
   else if (parts[0] === "runs") page = <RunsPage status={new URLSearchParams(query).get("status") ?? ""} />;
+  else if (parts[0] === "approvals") page = <ApprovalsPage />;
   else if (parts[0] === "webhooks") page = parts[1] ? <WebhookPage id={parts[1]} /> : <Webhooks />;
   else if (parts[0] === "agents") page = <AgentList />;
   else page = <Overview />;
@@ -231,6 +248,7 @@ function App() {
               {sections.map((sec) => (
                 <a key={sec.route} href={`#${sec.route}`} aria-current={sec.route === here ? "page" : undefined}>
                   {sec.label}
+                  {sec.counted && <CountBadge n={waiting} what="waiting" />}
                 </a>
               ))}
               <a href="/docs">API reference</a>

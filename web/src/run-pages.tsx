@@ -1,16 +1,20 @@
 // run-pages.tsx: runs, the work that answers each message: the account's list
 // (#/runs) and an agent's (its Runs tab) made by one RunList, a run's page
-// (kept fresh while it goes on, with Cancel), and the overview's card.
+// (kept fresh while it goes on, with Cancel, and the card deciding the
+// calls it waits for), and the overview's card.
 import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { type Agent, ApiFailure, api, call } from "./api";
+import { ApprovalCard, type Decided, DecidedLine } from "./approvals";
 import { TurnView } from "./chat";
-import { useAction, useQuery, useReadOnly } from "./hooks";
+import { waitingOf } from "./decisions";
+import { useAction, useAgentNames, useQuery, useReadOnly } from "./hooks";
 import {
   type Run,
   type RunSource,
   type RunStatus,
   cancellable,
+  conversationOf,
   cost,
   cut,
   duration,
@@ -140,18 +144,6 @@ export function RunList({
   );
 }
 
-// useAgentNames maps the account's agents (the first 100) to their names.
-function useAgentNames(): Map<string, string> | undefined {
-  const agents = useQuery(
-    (signal) =>
-      call(api.GET("/agents", { params: { query: { limit: 100 } }, signal })).then(
-        (r) => new Map(r.data.agents.map((a) => [a.id, a.name])),
-      ),
-    [],
-  );
-  return agents.data;
-}
-
 // RunsPage is the account's runs; status (from the route's ?status=) sets
 // the status filter.
 export function RunsPage({ status }: { status?: string }) {
@@ -203,6 +195,9 @@ export function RunPage({ agent, runId }: { agent: Agent; runId: string }) {
   const cancelling = useAction();
   const readOnly = useReadOnly();
   const path = { agentId: agent.id, runId };
+  // The run's follower reads it again at once when the card decides it.
+  const waiting = run && waitingOf(run);
+  const [decided, setDecided] = useState<Decided>();
 
   const cancel = () =>
     cancelling.run(async () => {
@@ -252,12 +247,13 @@ export function RunPage({ agent, runId }: { agent: Agent; runId: string }) {
               <strong>{run.error.code}</strong>: {run.error.message}
             </div>
           )}
-          {run.requiredAction && (
-            <>
-              <h3>Waiting for</h3>
-              <pre class="json">{JSON.stringify(run.requiredAction, null, 2)}</pre>
-            </>
+          {waiting && (
+            <ApprovalCard
+              waiting={waiting}
+              onDecided={(next, what) => (setRun(next), setDecided({ run: next, what }))}
+            />
           )}
+          <DecidedLine done={decided} />
           <h3>Message and reply</h3>
           <ol class="transcript">
             <TurnView
@@ -311,11 +307,12 @@ function RunFacts({ agent, run }: { agent: Agent; run: Run }) {
     ["Duration", duration(run)],
   ];
   if (run.costUsd !== null) facts.push(["Cost", cost(run.costUsd)]);
-  if (run.conversationId) {
+  const conversation = conversationOf(run);
+  if (conversation) {
     facts.push([
       "Conversation",
-      <a key="c" href={`#/agents/${agent.id}/conversations/${run.conversationId}`}>
-        {run.roomId ? `room ${run.roomId}` : `with ${run.userId ?? "user"}`}
+      <a key="c" href={`#${conversation.path}`}>
+        {conversation.label}
       </a>,
     ]);
   }
@@ -353,10 +350,11 @@ export function RunsCard({ names }: { names: Map<string, string> }) {
     // Two requests only: the account's 60 a minute are shared by every
     // card of the overview.
     const [waiting, failed] = await Promise.all([page("requires_action"), page("failed", 5)]);
+    // Waiting runs are decided in the inbox; failed ones are listed.
     return {
       counts: [
-        ["requires_action", "need attention", waiting.pagination.totalItems],
-        ["failed", "failed", failed.pagination.totalItems],
+        ["requires_action", "wait for a decision", waiting.pagination.totalItems, "#/approvals"],
+        ["failed", "failed", failed.pagination.totalItems, "#/runs?status=failed"],
       ] as const,
       failed: failed.items,
     };
@@ -371,11 +369,11 @@ export function RunsCard({ names }: { names: Map<string, string> }) {
       <ErrorBox error={runs.error} />
       {d && (
         <dl class="totals run-totals">
-          {d.counts.map(([status, label, n]) => (
+          {d.counts.map(([status, label, n, href]) => (
             <div key={status}>
               <dt>{label}</dt>
               <dd>
-                <a href={`#/runs?status=${status}`}>{n}</a>
+                <a href={href}>{n}</a>
               </dd>
             </div>
           ))}

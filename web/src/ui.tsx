@@ -26,14 +26,15 @@ function current(): string {
   return location.hash.replace(/^#/, "") || "/overview";
 }
 
-// useClock re-renders every second while on, for retry countdowns.
-function useClock(on: boolean): number {
+// useClock re-renders every `every` ms (a second by default) while on, for
+// retry countdowns and times relative to now.
+function useClock(on: boolean, every = 1000): number {
   const [now, setNow] = useState(Date.now());
   useEffect(() => {
     if (!on) return;
-    const t = setInterval(() => setNow(Date.now()), 1000);
+    const t = setInterval(() => setNow(Date.now()), every);
     return () => clearInterval(t);
-  }, [on]);
+  }, [on, every]);
   return now;
 }
 
@@ -212,6 +213,63 @@ export function SelectField<V extends string>(
       )}
     </Field>
   );
+}
+
+// JsonArea is a labelled textarea of JSON checked as it is typed: problem
+// (why the text is not what it must hold) shows beneath it, marks it
+// invalid and is read with it, as is the hint.
+export function JsonArea(props: {
+  id: string;
+  label: string;
+  hint?: string;
+  problem?: string;
+  rows?: number;
+  placeholder?: string;
+  value: string;
+  onValue: (value: string) => void;
+}) {
+  const { id, problem, hint } = props;
+  return (
+    <div class={problem ? "field invalid" : "field"}>
+      <label for={id}>{props.label}</label>
+      <textarea
+        id={id}
+        class="json"
+        rows={props.rows ?? 4}
+        spellcheck={false}
+        placeholder={props.placeholder}
+        value={props.value}
+        aria-invalid={problem !== undefined}
+        aria-describedby={
+          [hint ? `${id}-hint` : "", problem ? `${id}-error` : ""].filter(Boolean).join(" ") || undefined
+        }
+        onInput={(e) => props.onValue(e.currentTarget.value)}
+      />
+      {hint && (
+        <small id={`${id}-hint`} class="hint">
+          {hint}
+        </small>
+      )}
+      {problem && (
+        <p id={`${id}-error`} class="field-error">
+          {problem}
+        </p>
+      )}
+    </div>
+  );
+}
+
+// jsonObjectOf is the JSON object text holds, or an Error saying why it
+// holds none; what names the text in the message ("The parameters"), and
+// example is an object of the kind wanted.
+export function jsonObjectOf(text: string, what: string, example = "{}"): Record<string, unknown> | Error {
+  try {
+    const v: unknown = JSON.parse(text);
+    if (typeof v === "object" && v !== null && !Array.isArray(v)) return v as Record<string, unknown>;
+    return new Error(`${what} must be a JSON object, such as ${example}.`);
+  } catch (err) {
+    return new Error(`${what} are not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
+  }
 }
 
 // Choices is a group of checkboxes for a list member (id is its name in
@@ -441,6 +499,35 @@ export function size(bytes: number): string {
 // when formats a timestamp of the API for people.
 export function when(ts: string): string {
   return new Date(ts).toLocaleString();
+}
+
+// relative is how far a timestamp is from now, in words: "in 23 h 59 min",
+// "4 min ago", "in 30 s", "just now".
+export function relative(ts: string, now = Date.now()): string {
+  const ms = Date.parse(ts) - now;
+  const s = Math.round(Math.abs(ms) / 1000);
+  const [d, h, m] = [Math.floor(s / 86400), Math.floor((s % 86400) / 3600), Math.floor((s % 3600) / 60)];
+  if (s < 5) return ms >= 0 ? "in a moment" : "just now";
+  const amount =
+    s < 60
+      ? `${s} s`
+      : s < 3600
+        ? `${m} min`
+        : s < 86400
+          ? `${h} h${m ? ` ${m} min` : ""}`
+          : `${d} d${h ? ` ${h} h` : ""}`;
+  return ms >= 0 ? `in ${amount}` : `${amount} ago`;
+}
+
+// Relative is a timestamp as relative says it, kept current (every 15 s),
+// with the date and time in full as its title.
+export function Relative({ ts }: { ts: string }) {
+  const now = useClock(true, 15_000);
+  return (
+    <time dateTime={ts} title={when(ts)}>
+      {relative(ts, now)}
+    </time>
+  );
 }
 
 // lines splits a textarea into its non-empty lines.

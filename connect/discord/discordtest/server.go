@@ -12,6 +12,11 @@
 // connections, close them with a code, ask for a reconnect (op 7),
 // invalidate sessions (op 9) or stop a connection carrying anything. It
 // records what bots send: identifies, resumes, typing and messages.
+// Approvals: POST /users/@me/channels opens a DM; a message may carry
+// action rows of buttons (refused with 400 as Discord refuses malformed
+// ones); Press dispatches INTERACTION_CREATE (a MESSAGE_COMPONENT
+// interaction), which POST /interactions/{id}/{token}/callback answers
+// once, an UPDATE_MESSAGE changing the message pressed.
 package discordtest
 
 import (
@@ -53,11 +58,31 @@ type Resume struct {
 // startsPerDay is a bot's daily session start limit.
 const startsPerDay = 1000
 
-// Sent is one message a bot posted.
+// Sent is one message a bot posted, as it reads now: an interaction's
+// UPDATE_MESSAGE changes its content and buttons, and sets Updated.
 type Sent struct {
+	ID        string
 	ChannelID string
 	Content   string
 	ReplyTo   string // message_reference.message_id, "" for none
+	// Buttons are those of its action rows, row after row.
+	Buttons []Button
+	Updated bool
+}
+
+// Button is a button of a message's components.
+type Button struct {
+	Label, CustomID string
+	Style           discordgo.ButtonStyle
+}
+
+// Response is one answer of a bot to an interaction (POST
+// /interactions/{id}/{token}/callback).
+type Response struct {
+	InteractionID string
+	Type          discordgo.InteractionResponseType
+	Content       string
+	Ephemeral     bool
 }
 
 // Server is the test server. Its methods are safe for concurrent use.
@@ -67,14 +92,15 @@ type Server struct {
 	// first connection).
 	HeartbeatInterval time.Duration
 
-	mu          sync.Mutex
-	bots        map[string]*bot // by token, without "Bot "
-	guilds      map[string][]*discordgo.Channel
-	channels    map[string]*discordgo.Channel
-	nextID      int64
-	conns       map[*gatewayConn]bool
-	sessions    map[string]*session // by id
-	nextSession int
+	mu           sync.Mutex
+	bots         map[string]*bot // by token, without "Bot "
+	guilds       map[string][]*discordgo.Channel
+	channels     map[string]*discordgo.Channel
+	nextID       int64
+	conns        map[*gatewayConn]bool
+	sessions     map[string]*session // by id
+	nextSession  int
+	interactions map[string]*interaction // by id
 }
 
 type bot struct {
@@ -90,6 +116,27 @@ type bot struct {
 	// lostAnswers is how many of the next messages are posted but answered
 	// 502, as when Discord's edge loses the answer of a post it made.
 	lostAnswers int
+	dms         map[string]string // DM channel ids by user id
+	responses   []Response
+}
+
+// interaction is a press the server dispatched: answered once, within
+// its token.
+type interaction struct {
+	token    string
+	bot      string // the token of the bot it went to
+	message  string // the id of the message pressed
+	answered bool
+}
+
+// update makes the bot's message id read content with buttons bs, as an
+// UPDATE_MESSAGE answer does; s.mu is held.
+func (b *bot) update(id, content string, bs []Button) {
+	for i, m := range b.sent {
+		if m.ID == id {
+			b.sent[i].Content, b.sent[i].Buttons, b.sent[i].Updated = content, bs, true
+		}
+	}
 }
 
 // session is a gateway session. It outlives its connection and keeps
@@ -113,7 +160,8 @@ type gatewayConn struct {
 // New starts a server, closed when the test ends.
 func New(t testing.TB) *Server {
 	s := &Server{HeartbeatInterval: time.Second, bots: map[string]*bot{}, guilds: map[string][]*discordgo.Channel{},
-		channels: map[string]*discordgo.Channel{}, nextID: 900000, conns: map[*gatewayConn]bool{}, sessions: map[string]*session{}}
+		channels: map[string]*discordgo.Channel{}, nextID: 900000, conns: map[*gatewayConn]bool{}, sessions: map[string]*session{},
+		interactions: map[string]*interaction{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /gateway/", s.gateway(false))
 	mux.HandleFunc("GET /resume", s.gateway(true))
@@ -121,6 +169,8 @@ func New(t testing.TB) *Server {
 	mux.HandleFunc("GET /api/{version}/channels/{id}", s.channel)
 	mux.HandleFunc("POST /api/{version}/channels/{id}/messages", s.message)
 	mux.HandleFunc("POST /api/{version}/channels/{id}/typing", s.typing)
+	mux.HandleFunc("POST /api/{version}/users/@me/channels", s.openDM)
+	mux.HandleFunc("POST /api/{version}/interactions/{id}/{token}/callback", s.respond)
 	s.Server = httptest.NewServer(mux)
 	t.Cleanup(func() {
 		s.Drop("") // hijacked connections outlive httptest's Close
@@ -137,7 +187,7 @@ func (s *Server) AddBot(token, id, username string, messageContent bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.bots[token] = &bot{user: discordgo.User{ID: id, Username: username, Bot: true}, privileged: messageContent,
-		startsLeft: startsPerDay, resetsAt: time.Now().Add(24 * time.Hour)}
+		startsLeft: startsPerDay, resetsAt: time.Now().Add(24 * time.Hour), dms: map[string]string{}}
 }
 
 // SessionStartLimit sets what is left of the bot's daily session start
@@ -184,6 +234,38 @@ func (s *Server) Dispatch(token string, m *discordgo.Message) int {
 		}
 	}
 	return n
+}
+
+// Press dispatches INTERACTION_CREATE to every session of the bot: user
+// pressing the button of sent (a message of the bot's, in a DM) whose
+// custom_id is customID, a MESSAGE_COMPONENT interaction as Discord sends
+// it. It returns the interaction's id.
+func (s *Server) Press(token string, user discordgo.User, sent Sent, customID string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.bots[token]
+	s.nextID++
+	id := strconv.FormatInt(s.nextID, 10)
+	s.interactions[id] = &interaction{token: "itoken-" + id, bot: token, message: sent.ID}
+	author := b.user
+	d := map[string]any{"id": id, "application_id": b.user.ID, "type": discordgo.InteractionMessageComponent,
+		"token": s.interactions[id].token, "version": 1, "channel_id": sent.ChannelID, "user": user, "context": 1,
+		"data": map[string]any{"custom_id": customID, "component_type": discordgo.ButtonComponent},
+		"message": map[string]any{"id": sent.ID, "channel_id": sent.ChannelID, "content": sent.Content, "author": author,
+			"type": discordgo.MessageTypeDefault, "components": rowsOf(sent.Buttons)}}
+	for _, sess := range s.sessions {
+		if sess.token == token {
+			s.emit(sess, "INTERACTION_CREATE", d)
+		}
+	}
+	return id
+}
+
+// Responses returns the bot's answers to interactions, oldest first.
+func (s *Server) Responses(token string) []Response {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Response(nil), s.bots[token].responses...)
 }
 
 // Connected returns how many gateway connections serve a session of the
@@ -385,8 +467,70 @@ func (s *Server) LoseAnswers(token string, n int) {
 	s.bots[token].lostAnswers = n
 }
 
+// messageBody is a message a bot posts, or an interaction's message data.
+type messageBody struct {
+	Content    string                      `json:"content"`
+	Reference  *discordgo.MessageReference `json:"message_reference"`
+	Components []component                 `json:"components"`
+	Flags      discordgo.MessageFlags      `json:"flags"`
+}
+
+// component is a message component as sent: an action row (type 1) of
+// buttons (type 2).
+type component struct {
+	Type       discordgo.ComponentType `json:"type"`
+	Style      discordgo.ButtonStyle   `json:"style,omitempty"`
+	Label      string                  `json:"label,omitempty"`
+	CustomID   string                  `json:"custom_id,omitempty"`
+	URL        string                  `json:"url,omitempty"`
+	Components []component             `json:"components,omitempty"`
+}
+
+// buttons reads the components of a message, refusing what Discord
+// refuses (false): anything but action rows of one to five buttons, a
+// button without a label or with one over 80 characters, a link button
+// without a url, another without a custom_id of 1-100 characters.
+func buttons(rows []component) ([]Button, bool) {
+	var out []Button
+	for _, row := range rows {
+		if row.Type != discordgo.ActionsRowComponent || len(row.Components) == 0 || len(row.Components) > 5 {
+			return nil, false
+		}
+		for _, c := range row.Components {
+			ok := c.Type == discordgo.ButtonComponent && c.Label != "" && len([]rune(c.Label)) <= 80
+			if c.Style == discordgo.LinkButton {
+				ok = ok && c.URL != "" && c.CustomID == ""
+			} else {
+				ok = ok && c.Style >= discordgo.PrimaryButton && c.Style <= discordgo.DangerButton && c.CustomID != "" && len(c.CustomID) <= 100
+			}
+			if !ok {
+				return nil, false
+			}
+			out = append(out, Button{Label: c.Label, CustomID: c.CustomID, Style: c.Style})
+		}
+	}
+	return out, true
+}
+
+// rowsOf is the components of a message with buttons bs, in one row.
+func rowsOf(bs []Button) []component {
+	if len(bs) == 0 {
+		return []component{}
+	}
+	row := component{Type: discordgo.ActionsRowComponent}
+	for _, b := range bs {
+		row.Components = append(row.Components, component{Type: discordgo.ButtonComponent, Style: b.Style, Label: b.Label, CustomID: b.CustomID})
+	}
+	return []component{row}
+}
+
+// invalidForm answers a body Discord refuses.
+func invalidForm(w http.ResponseWriter) {
+	writeJSON(w, http.StatusBadRequest, map[string]any{"message": "Invalid Form Body", "code": 50035})
+}
+
 func (s *Server) message(w http.ResponseWriter, r *http.Request) {
-	var body discordgo.MessageSend
+	var body messageBody
 	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"message": "400: Bad Request", "code": 50109})
 		return
@@ -397,11 +541,13 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request) {
 	if b == nil {
 		return
 	}
-	if n := len([]rune(body.Content)); n == 0 || n > 2000 {
-		writeJSON(w, http.StatusBadRequest, map[string]any{"message": "Invalid Form Body", "code": 50035})
+	bs, ok := buttons(body.Components)
+	if n := len([]rune(body.Content)); n == 0 || n > 2000 || !ok {
+		invalidForm(w)
 		return
 	}
-	sent := Sent{ChannelID: r.PathValue("id"), Content: body.Content}
+	s.nextID++
+	sent := Sent{ID: strconv.FormatInt(s.nextID, 10), ChannelID: r.PathValue("id"), Content: body.Content, Buttons: bs}
 	if body.Reference != nil {
 		sent.ReplyTo = body.Reference.MessageID
 	}
@@ -411,10 +557,87 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadGateway, map[string]any{"message": "502: Bad Gateway", "code": 0})
 		return
 	}
-	s.nextID++
 	user := b.user
-	writeJSON(w, http.StatusOK, discordgo.Message{ID: strconv.FormatInt(s.nextID, 10), ChannelID: sent.ChannelID,
-		Content: sent.Content, Author: &user, MessageReference: body.Reference})
+	writeJSON(w, http.StatusOK, map[string]any{"id": sent.ID, "channel_id": sent.ChannelID, "content": sent.Content,
+		"author": user, "message_reference": body.Reference, "components": body.Components, "type": discordgo.MessageTypeDefault})
+}
+
+// openDM answers POST /users/@me/channels: the DM channel of the bot with
+// recipient_id, the same one each time.
+func (s *Server) openDM(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		RecipientID string `json:"recipient_id"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body.RecipientID == "" {
+		invalidForm(w)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.authorized(w, r)
+	if b == nil {
+		return
+	}
+	id, ok := b.dms[body.RecipientID]
+	if !ok {
+		s.nextID++
+		id = strconv.FormatInt(s.nextID, 10)
+		b.dms[body.RecipientID] = id
+		s.channels[id] = &discordgo.Channel{ID: id, Type: discordgo.ChannelTypeDM,
+			Recipients: []*discordgo.User{{ID: body.RecipientID}}}
+	}
+	writeJSON(w, http.StatusOK, s.channels[id])
+}
+
+// DM returns the id of the DM channel the bot opened with user, "" when
+// it opened none.
+func (s *Server) DM(token, user string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.bots[token].dms[user]
+}
+
+// respond answers an interaction's callback: once per interaction, with
+// its token, within the types agentd uses (4, a message; 7, an update of
+// the message pressed).
+func (s *Server) respond(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Type discordgo.InteractionResponseType `json:"type"`
+		Data *messageBody                      `json:"data"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+		invalidForm(w)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := r.PathValue("id")
+	in := s.interactions[id]
+	switch {
+	case in == nil || in.token != r.PathValue("token"):
+		writeJSON(w, http.StatusNotFound, map[string]any{"message": "Unknown interaction", "code": 10062})
+		return
+	case in.answered:
+		writeJSON(w, http.StatusBadRequest, map[string]any{"message": "Interaction has already been acknowledged.", "code": 40060})
+		return
+	case body.Data == nil || body.Type != discordgo.InteractionResponseChannelMessageWithSource && body.Type != discordgo.InteractionResponseUpdateMessage:
+		invalidForm(w)
+		return
+	}
+	bs, ok := buttons(body.Data.Components)
+	n := len([]rune(body.Data.Content))
+	if !ok || n > 2000 || n == 0 && body.Type == discordgo.InteractionResponseChannelMessageWithSource {
+		invalidForm(w)
+		return
+	}
+	in.answered = true
+	b := s.bots[in.bot]
+	b.responses = append(b.responses, Response{InteractionID: id, Type: body.Type, Content: body.Data.Content,
+		Ephemeral: body.Data.Flags&discordgo.MessageFlagsEphemeral != 0})
+	if body.Type == discordgo.InteractionResponseUpdateMessage {
+		b.update(in.message, body.Data.Content, bs)
+	}
+	w.WriteHeader(http.StatusNoContent)
 }
 
 var upgrader = websocket.Upgrader{}

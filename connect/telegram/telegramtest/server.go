@@ -3,8 +3,13 @@
 // parameters, answered with {ok, result} or {ok: false, error_code, ...}.
 // getUpdates holds the request until an update is queued or its timeout
 // passes, like Telegram, so clients never spin; it forgets the updates
-// below the offset it is asked for, and a second concurrent poller of one
-// bot evicts the first with 409.
+// below the offset it is asked for, and those of kinds its
+// allowed_updates leaves out, and a second concurrent poller of one bot
+// evicts the first with 409. Approvals: sendMessage takes an inline
+// keyboard of callback buttons in reply_markup (refused with 400 as
+// Telegram refuses a malformed one); Press queues a callback_query, which
+// answerCallbackQuery answers once; editMessageText changes a sent
+// message, its keyboard removed unless given again.
 package telegramtest
 
 import (
@@ -15,6 +20,7 @@ import (
 	"mime"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,12 +36,26 @@ type Call struct {
 	Params map[string]string // objects and arrays as JSON text
 }
 
-// Sent is one message a bot sent.
+// Sent is one message a bot sent, as it reads now: an editMessageText
+// changes its text and buttons, and sets Edited.
 type Sent struct {
 	ChatID    string
 	Text      string
 	ReplyTo   int // reply_parameters.message_id, 0 for none
 	MessageID int
+	// Buttons are its inline keyboard's, row after row.
+	Buttons []Button
+	Edited  bool
+}
+
+// Button is a callback button of an inline keyboard.
+type Button struct {
+	Text, Data string // Data is the button's callback_data
+}
+
+// Answer is one answerCallbackQuery a bot made.
+type Answer struct {
+	QueryID, Text string
 }
 
 // Server is the test server. Its methods are safe for concurrent use.
@@ -55,6 +75,11 @@ type botState struct {
 	pending []models.Update
 	calls   []Call
 	sent    []Sent
+	answers []Answer
+	queries map[string]bool // callback query ids queued, true once answered
+	// allowed is the last allowed_updates asked for (nil: every kind);
+	// updates of other kinds are dropped, as Telegram never sends them.
+	allowed []string
 	polls   int // getUpdates requests in flight
 	evict   chan struct{}
 	webhook string // the URL of a webhook set on the bot, "" for none
@@ -79,7 +104,7 @@ func (s *Server) AddBot(token string, id int64, username string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.bots[token] = &botState{user: models.User{ID: id, IsBot: true, FirstName: username, Username: username}, nextID: 1,
-		evict: make(chan struct{})}
+		evict: make(chan struct{}), queries: map[string]bool{}}
 }
 
 // Queue adds an update for the bot, numbering it, and returns its id.
@@ -92,6 +117,31 @@ func (s *Server) Queue(token string, u models.Update) int64 {
 	b.pending = append(b.pending, u)
 	s.notify()
 	return u.ID
+}
+
+// Press queues the callback query of from pressing the button of sent (a
+// message of the bot's) that carries data, as Telegram does, and returns
+// the query's id, which answerCallbackQuery must name.
+func (s *Server) Press(token string, from models.User, sent Sent, data string) string {
+	s.mu.Lock()
+	b := s.bots[token]
+	s.nextMsg++
+	id := "cbq-" + strconv.Itoa(s.nextMsg)
+	b.queries[id] = false
+	chatID, _ := strconv.ParseInt(sent.ChatID, 10, 64)
+	msg := &models.Message{ID: sent.MessageID, From: &b.user, Chat: models.Chat{ID: chatID, Type: models.ChatTypePrivate},
+		Text: sent.Text, Date: int(time.Now().Unix())}
+	s.mu.Unlock()
+	s.Queue(token, models.Update{CallbackQuery: &models.CallbackQuery{ID: id, From: from, ChatInstance: "ci-" + sent.ChatID,
+		Message: models.MaybeInaccessibleMessage{Type: models.MaybeInaccessibleMessageTypeMessage, Message: msg}, Data: data}})
+	return id
+}
+
+// Answers returns the bot's answers to callback queries, oldest first.
+func (s *Server) Answers(token string) []Answer {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Answer(nil), s.bots[token].answers...)
 }
 
 // QueueAgain queues update u again with its own id, as Telegram does when
@@ -178,9 +228,17 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 		writeResult(w, user)
 	case "sendMessage":
-		res := s.send(b, params)
+		res, refused := s.send(b, params)
 		s.mu.Unlock()
-		writeResult(w, res)
+		writeOutcome(w, res, refused)
+	case "editMessageText":
+		res, refused := s.edit(b, params)
+		s.mu.Unlock()
+		writeOutcome(w, res, refused)
+	case "answerCallbackQuery":
+		refused := answer(b, params)
+		s.mu.Unlock()
+		writeOutcome(w, true, refused)
 	case "getUpdates":
 		s.mu.Unlock()
 		s.getUpdates(w, r, token, params)
@@ -213,18 +271,100 @@ func (s *Server) takeFailure(token, method string) (failure, bool) {
 	return q[0], true
 }
 
-// send records a sendMessage; s.mu is held.
-func (s *Server) send(b *botState, p map[string]string) models.Message {
+// send records a sendMessage, or returns why Telegram refuses it (400);
+// s.mu is held.
+func (s *Server) send(b *botState, p map[string]string) (models.Message, string) {
+	buttons, refused := inlineKeyboard(p["reply_markup"])
+	if refused != "" {
+		return models.Message{}, refused
+	}
 	s.nextMsg++
-	m := Sent{ChatID: p["chat_id"], Text: p["text"], MessageID: s.nextMsg}
+	m := Sent{ChatID: p["chat_id"], Text: p["text"], MessageID: s.nextMsg, Buttons: buttons}
 	if rp := p["reply_parameters"]; rp != "" {
 		var r models.ReplyParameters
 		_ = json.Unmarshal([]byte(rp), &r)
 		m.ReplyTo = r.MessageID
 	}
 	b.sent = append(b.sent, m)
+	return message(b, m), ""
+}
+
+// edit applies an editMessageText to a message the bot sent: its text,
+// and its keyboard (none without reply_markup), or returns why Telegram
+// refuses it; s.mu is held.
+func (s *Server) edit(b *botState, p map[string]string) (models.Message, string) {
+	buttons, refused := inlineKeyboard(p["reply_markup"])
+	if refused != "" {
+		return models.Message{}, refused
+	}
+	id, _ := strconv.Atoi(p["message_id"])
+	for i, m := range b.sent {
+		if m.ChatID != p["chat_id"] || m.MessageID != id {
+			continue
+		}
+		if m.Text == p["text"] && len(m.Buttons) == len(buttons) {
+			return models.Message{}, "Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message"
+		}
+		m.Text, m.Buttons, m.Edited = p["text"], buttons, true
+		b.sent[i] = m
+		return message(b, m), ""
+	}
+	return models.Message{}, "Bad Request: message to edit not found"
+}
+
+// answer records an answerCallbackQuery, or returns why Telegram refuses
+// it: a query it never sent, or one answered already; s.mu is held.
+func answer(b *botState, p map[string]string) string {
+	id := p["callback_query_id"]
+	if answered, ok := b.queries[id]; !ok || answered {
+		return "Bad Request: query is too old and response timeout expired or query ID is invalid"
+	}
+	b.queries[id] = true
+	b.answers = append(b.answers, Answer{QueryID: id, Text: p["text"]})
+	return ""
+}
+
+// message is m as the Bot API returns a message the bot sent.
+func message(b *botState, m Sent) models.Message {
 	chatID, _ := strconv.ParseInt(m.ChatID, 10, 64)
 	return models.Message{ID: m.MessageID, From: &b.user, Chat: models.Chat{ID: chatID}, Text: m.Text, Date: int(time.Now().Unix())}
+}
+
+// inlineKeyboard reads reply_markup ("" for none) as an inline keyboard
+// of callback buttons, refusing what Telegram refuses: a button without
+// text, with callback_data outside 1-64 bytes, or with copy_text that has
+// no text (what models.InlineKeyboardButton sends when it is not set).
+func inlineKeyboard(markup string) ([]Button, string) {
+	if markup == "" {
+		return nil, ""
+	}
+	var k struct {
+		InlineKeyboard [][]struct {
+			Text         string  `json:"text"`
+			CallbackData *string `json:"callback_data"`
+			CopyText     *struct {
+				Text string `json:"text"`
+			} `json:"copy_text"`
+		} `json:"inline_keyboard"`
+	}
+	if err := json.Unmarshal([]byte(markup), &k); err != nil {
+		return nil, "Bad Request: can't parse reply keyboard markup JSON object"
+	}
+	var out []Button
+	for _, row := range k.InlineKeyboard {
+		for _, b := range row {
+			switch {
+			case b.CopyText != nil && b.CopyText.Text == "":
+				return nil, "Bad Request: BUTTON_COPY_TEXT_INVALID"
+			case b.Text == "":
+				return nil, "Bad Request: can't parse inline keyboard button: Text must be non-empty"
+			case b.CallbackData == nil || len(*b.CallbackData) < 1 || len(*b.CallbackData) > 64:
+				return nil, "Bad Request: BUTTON_DATA_INVALID"
+			}
+			out = append(out, Button{Text: b.Text, Data: *b.CallbackData})
+		}
+	}
+	return out, ""
 }
 
 // getUpdates answers the updates at or above offset, waiting up to timeout
@@ -236,6 +376,10 @@ func (s *Server) getUpdates(w http.ResponseWriter, r *http.Request, token string
 	defer deadline.Stop()
 	s.mu.Lock()
 	b := s.bots[token]
+	if allowed, ok := p["allowed_updates"]; ok { // kept until another poll says otherwise, as on Telegram
+		b.allowed = nil
+		_ = json.Unmarshal([]byte(allowed), &b.allowed)
+	}
 	close(b.evict) // one poller at a time, as on Telegram
 	b.evict = make(chan struct{})
 	evicted := b.evict
@@ -269,8 +413,12 @@ func (s *Server) getUpdates(w http.ResponseWriter, r *http.Request, token string
 }
 
 // confirm forgets the bot's updates below offset (a negative offset keeps
-// only the last -offset) and returns the rest; s.mu is held.
+// only the last -offset), and those of kinds not allowed, and returns the
+// rest; s.mu is held.
 func confirm(b *botState, offset int64) []models.Update {
+	if b.allowed != nil {
+		b.pending = slices.DeleteFunc(b.pending, func(u models.Update) bool { return !slices.Contains(b.allowed, kind(u)) })
+	}
 	if offset < 0 {
 		if n := int(-offset); len(b.pending) > n {
 			b.pending = b.pending[len(b.pending)-n:]
@@ -285,6 +433,15 @@ func confirm(b *botState, offset int64) []models.Update {
 	}
 	b.pending = kept
 	return append([]models.Update{}, kept...)
+}
+
+// kind is the kind of u as allowed_updates names it, for the kinds tests
+// queue.
+func kind(u models.Update) string {
+	if u.CallbackQuery != nil {
+		return "callback_query"
+	}
+	return "message"
 }
 
 // readParams reads JSON, URL-encoded and multipart parameters alike.
@@ -324,6 +481,15 @@ func readParams(r *http.Request) (map[string]string, error) {
 		out[k] = v[0]
 	}
 	return out, nil
+}
+
+// writeOutcome writes result, or the 400 refused says when it is not "".
+func writeOutcome(w http.ResponseWriter, result any, refused string) {
+	if refused != "" {
+		writeError(w, http.StatusBadRequest, refused, 0)
+		return
+	}
+	writeResult(w, result)
 }
 
 func writeResult(w http.ResponseWriter, result any) {

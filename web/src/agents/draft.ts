@@ -2,7 +2,7 @@
 // turned back into the members of a create or an update; the form's
 // sections are form.tsx, form-tools.tsx and form-mcp.tsx.
 import type { Agent, Schemas } from "../api";
-import { lines } from "../ui";
+import { jsonObjectOf, lines } from "../ui";
 
 // mcpPlugins are the plugins that, enabled, make the agent use its MCP
 // servers; the form enables the first.
@@ -51,13 +51,15 @@ export const memoryDefaults: MemoryDraft = {
 };
 
 // ActionDraft is an action; parameters is its JSON Schema as text, checked
-// to be a JSON object before the form is sent. examples are kept as they are.
+// to be a JSON object before the form is sent. examples are kept as they
+// are. requiresApproval makes each call wait for a person's decision.
 export type ActionDraft = {
   name: string;
   description: string;
   examples: string[];
   handler: string;
   parameters: string;
+  requiresApproval: boolean;
 };
 
 // ServerDraft is an MCP server; rest keeps the members the form does not
@@ -70,7 +72,14 @@ export type ServerDraft = {
   rest: Omit<Schemas["McpServer"], "type" | "url" | "headers">;
 };
 
-export const emptyAction: ActionDraft = { name: "", description: "", examples: [], handler: "", parameters: "" };
+export const emptyAction: ActionDraft = {
+  name: "",
+  description: "",
+  examples: [],
+  handler: "",
+  parameters: "",
+  requiresApproval: false,
+};
 export const emptyServer: ServerDraft = { name: "", type: "streamable-http", url: "", headers: [], rest: {} };
 
 export const emptyDraft: Draft = {
@@ -114,6 +123,7 @@ export function draftOf(a: Agent): Draft {
       examples: x.examples,
       handler: x.handler ?? "",
       parameters: x.parameters ? JSON.stringify(x.parameters, null, 2) : "",
+      requiresApproval: x.requiresApproval === true,
     })),
     maxToolSteps: a.modelSettings?.maxToolSteps === undefined ? "" : String(a.modelSettings.maxToolSteps),
     servers: Object.entries(a.settings.mcp?.servers ?? {}).map(([name, { type, url, headers, ...rest }]) => ({
@@ -136,13 +146,7 @@ export function draftOf(a: Agent): Draft {
 // empty, the object it holds, or an Error saying why it is not one.
 export function parametersOf(text: string): Schemas["JSONObject"] | undefined | Error {
   if (!text.trim()) return undefined;
-  try {
-    const v: unknown = JSON.parse(text);
-    if (typeof v === "object" && v !== null && !Array.isArray(v)) return v as Schemas["JSONObject"];
-    return new Error('The parameters must be a JSON object, such as {"type": "object"}.');
-  } catch (err) {
-    return new Error(`The parameters are not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
-  }
+  return jsonObjectOf(text, "The parameters", '{"type": "object"}');
 }
 
 // problemOf checks what the API cannot tell apart once it is sent (the
@@ -225,6 +229,9 @@ function toolMembersOf(d: Draft, agent?: Agent): Schemas["AgentUpdateRequest"] {
         examples: a.examples,
         ...(a.handler.trim() ? { handler: a.handler.trim() } : {}),
         ...(parameters && !(parameters instanceof Error) ? { parameters } : {}),
+        // Sent only when set, as the API's default is false: an untouched
+        // form sends the actions back as it got them.
+        ...(a.requiresApproval ? { requiresApproval: true } : {}),
       };
     });
   }

@@ -85,6 +85,7 @@ function ServerFields(props: {
         value={sv.url}
         onValue={(url) => onChange({ url })}
       />
+      <ServerApproval index={i} server={sv} onChange={onChange} />
       {sv.headers.map((h, j) => (
         <div class="pair header-row" key={j}>
           <TextField
@@ -128,5 +129,32 @@ function ServerFields(props: {
         Remove server {sv.name}
       </button>
     </div>
+  );
+}
+
+// ServerApproval switches whether each call of a server's tools waits for
+// a person's decision (requireApproval always, or left out: never). A list
+// of tools set through the API is shown, and changed in the JSON only.
+function ServerApproval(props: {
+  index: number;
+  server: ServerDraft;
+  onChange: (patch: Partial<ServerDraft>) => void;
+}) {
+  const { requireApproval, ...rest } = props.server.rest;
+  const listed = Array.isArray(requireApproval);
+  return (
+    <label class="inline">
+      <input
+        id={`server-${props.index}-approval`}
+        type="checkbox"
+        checked={requireApproval === "always" || listed}
+        disabled={listed}
+        onChange={(e) =>
+          props.onChange({ rest: e.currentTarget.checked ? { ...rest, requireApproval: "always" } : rest })
+        }
+      />
+      Ask a person first: each call of its tools waits in Approvals
+      {listed && <> (only {requireApproval.join(", ")}: change the list in the JSON)</>}
+    </label>
   );
 }

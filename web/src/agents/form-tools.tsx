@@ -1,7 +1,7 @@
 // form-tools.tsx: the agent form's tools section: the actions (a handler
 // URL makes one a tool), how many model calls of a turn may use them, and
 // the MCP servers (form-mcp.tsx).
-import { Group, TextField } from "../ui";
+import { Group, JsonArea, TextField } from "../ui";
 import { type ActionDraft, type Draft, type SectionProps, emptyAction, parametersOf } from "./draft";
 import { McpFields } from "./form-mcp";
 
@@ -52,6 +52,15 @@ export function ToolsFields({ draft: d, onChange, error }: SectionProps) {
               value={a.parameters}
               onChange={(parameters) => setAction(i, { parameters })}
             />
+            <label class="inline">
+              <input
+                id={`action-${i}-approval`}
+                type="checkbox"
+                checked={a.requiresApproval}
+                onChange={(e) => setAction(i, { requiresApproval: e.currentTarget.checked })}
+              />
+              Ask a person first: each call waits in Approvals until approved or denied
+            </label>
             <button
               type="button"
               class="quiet small"
@@ -90,29 +99,15 @@ export function ToolsFields({ draft: d, onChange, error }: SectionProps) {
 // ParametersField is an action's JSON Schema, checked as it is typed.
 function ParametersField({ id, value, onChange }: { id: string; value: string; onChange: (v: string) => void }) {
   const p = parametersOf(value);
-  const bad = p instanceof Error;
   return (
-    <div class={bad ? "field invalid" : "field"}>
-      <label for={id}>Parameters (JSON Schema)</label>
-      <textarea
-        id={id}
-        class="json"
-        rows={4}
-        spellcheck={false}
-        placeholder={'{"type": "object", "properties": {"symbol": {"type": "string"}}}'}
-        value={value}
-        aria-invalid={bad}
-        aria-describedby={`${id}-hint${bad ? ` ${id}-error` : ""}`}
-        onInput={(e) => onChange(e.currentTarget.value)}
-      />
-      <small id={`${id}-hint`} class="hint">
-        A JSON object; empty for one string argument, input.
-      </small>
-      {bad && (
-        <p id={`${id}-error`} class="field-error">
-          {p.message}
-        </p>
-      )}
-    </div>
+    <JsonArea
+      id={id}
+      label="Parameters (JSON Schema)"
+      hint="A JSON object; empty for one string argument, input."
+      placeholder={'{"type": "object", "properties": {"symbol": {"type": "string"}}}'}
+      problem={p instanceof Error ? p.message : undefined}
+      value={value}
+      onValue={onChange}
+    />
   );
 }
