@@ -18,16 +18,20 @@ import (
 	"github.com/agentd/agentd/turn"
 )
 
-// Turns runs an agent's turns; *turn.Service implements it.
+// Turns runs an agent's turns: *turn.Service's methods, but Detach, which
+// the server gives (it keeps a detached run's events for the run's
+// stream, as for every run of the API).
 type Turns interface {
 	Prepare(ctx context.Context, in turn.Input) (*turn.Turn, error)
 	Accept(ctx context.Context, in turn.Input) (*turn.Turn, error)
+	// Detach runs t's run on its own, whoever waits for it: ctx ending
+	// does not stop it.
 	Detach(ctx context.Context, t *turn.Turn) <-chan turn.Outcome
-	Generate(ctx context.Context, t *turn.Turn) (turn.Result, error)
 	Stream(ctx context.Context, t *turn.Turn, emit func(turn.Event) error) (turn.Result, error)
+	// WaitEnd returns the run once it ended, decisions on its tool calls
+	// included.
+	WaitEnd(ctx context.Context, accountID, agentID, id string) (domain.Run, error)
 }
-
-var _ Turns = (*turn.Service)(nil)
 
 // Tasks keeps the tasks; the store's Tasks face implements it. Each returns
 // domain.ErrNotFound for a missing agent or one of another account;
@@ -62,6 +66,10 @@ type Config struct {
 	// renewing it (every third of it, while the turn runs) before a read
 	// of the task fails it, its replica taken for dead (20s).
 	TaskLease time.Duration
+	// RunWait is how long a blocking send waits for its run (queue
+	// included) before it answers the task working, its run going on:
+	// twice the provider timeout, as Send Message waits (2m).
+	RunWait time.Duration
 }
 
 // Handler answers the A2A JSON-RPC calls of every agent. It is safe for
@@ -78,6 +86,9 @@ func New(cfg Config) (*Handler, error) {
 	}
 	if cfg.TaskLease <= 0 {
 		cfg.TaskLease = 20 * time.Second
+	}
+	if cfg.RunWait <= 0 {
+		cfg.RunWait = 2 * time.Minute
 	}
 	return &Handler{cfg: cfg}, nil
 }
@@ -217,43 +228,48 @@ func unknownMethod(name string) *rpcError {
 	return &rpcError{Code: CodeMethodNotFound, Message: fmt.Sprintf("Method %q not found.", name)}
 }
 
-// send answers SendMessage and message/send: the task once the reply is
-// complete (or has failed).
+// send answers SendMessage and message/send: the task once its run
+// ended, completed (or failed); or, when the run is still going after
+// RunWait, waits for a decision on its tool calls, or at once for a send
+// that asked not to wait, the task working, its run going on without the
+// client. GetTask follows it.
 func (h *Handler) send(ctx context.Context, c Call, req rpcRequest, d dialect) Reply {
 	in, rerr := h.parse(ctx, c, req.Params, d)
-	if rerr == nil && in.Immediate {
-		return h.sendInBackground(ctx, c, req, d, in)
-	}
 	var t *turn.Turn
 	var task domain.A2ATask
 	if rerr == nil {
-		t, task, rerr = h.begin(ctx, c, in, h.cfg.Turns.Prepare)
+		t, task, rerr = h.begin(ctx, c, in, h.cfg.Turns.Accept)
 	}
 	if rerr != nil {
 		return errorReply(d, req.ID, rerr)
 	}
-	unhold := h.hold(ctx, c, task)
-	res, err := h.cfg.Turns.Generate(ctx, t)
-	unhold()
-	task = h.finish(ctx, c, task, res, err, false)
-	return resultReply(req.ID, d.sendResult(task, in.HistoryLength))
-}
-
-// sendInBackground answers a send that asked not to wait: the task at once,
-// working, while its run goes on without the client; GetTask follows it.
-func (h *Handler) sendInBackground(ctx context.Context, c Call, req rpcRequest, d dialect, in sendRequest) Reply {
-	t, task, rerr := h.begin(ctx, c, in, h.cfg.Turns.Accept)
-	if rerr != nil {
-		return errorReply(d, req.ID, rerr)
-	}
+	ended, deciding := make(chan domain.A2ATask, 1), make(chan struct{})
 	outcome := h.cfg.Turns.Detach(ctx, t)
 	go func() { // the task's lease and end follow the run
 		ctx := context.WithoutCancel(ctx)
 		unhold := h.hold(ctx, c, task)
 		o := <-outcome
+		if waiting := (*turn.AwaitingDecisionError)(nil); errors.As(o.Err, &waiting) {
+			// The task stays working: the decision is the operator's,
+			// not the A2A client's input.
+			close(deciding)
+			o = h.decided(ctx, c, waiting.Run)
+		}
 		unhold()
-		h.finish(ctx, c, task, o.Result, o.Err, false)
+		ended <- h.finish(ctx, c, task, o.Result, o.Err, false)
 	}()
+	wait := h.cfg.RunWait
+	if in.Immediate {
+		wait = 0
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case task = <-ended:
+	case <-deciding:
+	case <-timer.C:
+	case <-ctx.Done():
+	}
 	return resultReply(req.ID, d.sendResult(task, in.HistoryLength))
 }
 
@@ -276,6 +292,34 @@ func (h *Handler) stream(ctx context.Context, c Call, req rpcRequest, d dialect)
 			h.finish(ctx, c, task, turn.Result{}, errClientGone, true)
 		},
 	}
+}
+
+// decided is the outcome of run, which waited for decisions on its tool
+// calls, once decided and ended: its reply, or why it has none.
+func (h *Handler) decided(ctx context.Context, c Call, run domain.Run) turn.Outcome {
+	run, err := h.cfg.Turns.WaitEnd(ctx, c.AccountID, c.AgentID, run.ID)
+	switch {
+	case err != nil:
+		return turn.Outcome{Err: err}
+	case run.Status == domain.RunCompleted && run.Reply != nil:
+		return turn.Outcome{Result: *run.Reply}
+	}
+	return turn.Outcome{Err: &runEndedError{run: run}}
+}
+
+// runEndedError fails the task of a run that ended without a reply after
+// a wait for decisions, with the run's own error.
+type runEndedError struct{ run domain.Run }
+
+func (e *runEndedError) Error() string { return e.reason() }
+
+// reason is the run's error message, or its status when it has none
+// (cancelled).
+func (e *runEndedError) reason() string {
+	if e.run.ErrorMessage != "" {
+		return e.run.ErrorMessage
+	}
+	return "The run ended " + string(e.run.Status) + "."
 }
 
 // errClientGone fails a stream whose client went away.
@@ -488,8 +532,12 @@ func (h *Handler) finish(ctx context.Context, c Call, task domain.A2ATask, res t
 
 // reason says why a turn failed, in the words of the API's error.
 func (h *Handler) reason(err error, requestID string, gone bool) string {
-	if gone || errors.Is(err, errClientGone) {
+	var ended *runEndedError
+	switch {
+	case gone || errors.Is(err, errClientGone):
 		return "The client went away before the reply was complete."
+	case errors.As(err, &ended):
+		return ended.reason()
 	}
 	p := h.cfg.Explain(err, requestID)
 	if why, ok := p.Details["reason"].(string); ok && why != "" {

@@ -445,6 +445,7 @@ func (e DeliveryStatus) Valid() bool {
 const (
 	AGENTNOTFOUND           ErrorCode = "AGENT_NOT_FOUND"
 	AGENTUNAVAILABLE        ErrorCode = "AGENT_UNAVAILABLE"
+	APPROVALREQUIRED        ErrorCode = "APPROVAL_REQUIRED"
 	CONVERSATIONBUSY        ErrorCode = "CONVERSATION_BUSY"
 	CONVERSATIONNOTFOUND    ErrorCode = "CONVERSATION_NOT_FOUND"
 	DELETEPROTECTED         ErrorCode = "DELETE_PROTECTED"
@@ -469,6 +470,7 @@ const (
 	RUNFINISHED             ErrorCode = "RUN_FINISHED"
 	RUNNOTFOUND             ErrorCode = "RUN_NOT_FOUND"
 	RUNNOTWAITING           ErrorCode = "RUN_NOT_WAITING"
+	RUNPENDING              ErrorCode = "RUN_PENDING"
 	SCHEDULENOTFOUND        ErrorCode = "SCHEDULE_NOT_FOUND"
 	STREAMLOST              ErrorCode = "STREAM_LOST"
 	UNAUTHORIZED            ErrorCode = "UNAUTHORIZED"
@@ -483,6 +485,8 @@ func (e ErrorCode) Valid() bool {
 	case AGENTNOTFOUND:
 		return true
 	case AGENTUNAVAILABLE:
+		return true
+	case APPROVALREQUIRED:
 		return true
 	case CONVERSATIONBUSY:
 		return true
@@ -531,6 +535,8 @@ func (e ErrorCode) Valid() bool {
 	case RUNNOTFOUND:
 		return true
 	case RUNNOTWAITING:
+		return true
+	case RUNPENDING:
 		return true
 	case SCHEDULENOTFOUND:
 		return true
@@ -732,6 +738,8 @@ func (e MultitaskStrategy) Valid() bool {
 // Defines values for OpenAIErrorCode.
 const (
 	OpenAIErrorCodeAgentUnavailable        OpenAIErrorCode = "agent_unavailable"
+	OpenAIErrorCodeApprovalRequired        OpenAIErrorCode = "approval_required"
+	OpenAIErrorCodeConversationBusy        OpenAIErrorCode = "conversation_busy"
 	OpenAIErrorCodeInsufficientPermissions OpenAIErrorCode = "insufficient_permissions"
 	OpenAIErrorCodeInternalError           OpenAIErrorCode = "internal_error"
 	OpenAIErrorCodeInvalidApiKey           OpenAIErrorCode = "invalid_api_key"
@@ -741,6 +749,7 @@ const (
 	OpenAIErrorCodeModelNotFound           OpenAIErrorCode = "model_not_found"
 	OpenAIErrorCodePayloadTooLarge         OpenAIErrorCode = "payload_too_large"
 	OpenAIErrorCodeRateLimitExceeded       OpenAIErrorCode = "rate_limit_exceeded"
+	OpenAIErrorCodeRunPending              OpenAIErrorCode = "run_pending"
 	OpenAIErrorCodeUnsupportedMediaType    OpenAIErrorCode = "unsupported_media_type"
 )
 
@@ -748,6 +757,10 @@ const (
 func (e OpenAIErrorCode) Valid() bool {
 	switch e {
 	case OpenAIErrorCodeAgentUnavailable:
+		return true
+	case OpenAIErrorCodeApprovalRequired:
+		return true
+	case OpenAIErrorCodeConversationBusy:
 		return true
 	case OpenAIErrorCodeInsufficientPermissions:
 		return true
@@ -766,6 +779,8 @@ func (e OpenAIErrorCode) Valid() bool {
 	case OpenAIErrorCodePayloadTooLarge:
 		return true
 	case OpenAIErrorCodeRateLimitExceeded:
+		return true
+	case OpenAIErrorCodeRunPending:
 		return true
 	case OpenAIErrorCodeUnsupportedMediaType:
 		return true
@@ -2408,7 +2423,7 @@ type ErrorDetails struct {
 	// RetryAfter Seconds to wait, as the Retry-After header says (RATE_LIMIT_EXCEEDED; AGENT_UNAVAILABLE of an agent cooling down after a provider failure).
 	RetryAfter *int `json:"retryAfter,omitempty"`
 
-	// RunId The run in the way (CONVERSATION_BUSY).
+	// RunId The run in the way (CONVERSATION_BUSY); on the MCP and OpenAI paths, the run that goes on past the wait (RUN_PENDING) or waits for a decision (APPROVAL_REQUIRED).
 	RunId *string `json:"runId,omitempty"`
 
 	// Status The agent's status (AGENT_UNAVAILABLE), or the run's (RUN_FINISHED).
@@ -3815,6 +3830,9 @@ type OpenAIAgentUnavailable = OpenAIErrorResponse
 // OpenAIBadRequest Every error of the OpenAI-compatible operations, in OpenAI's shape.
 type OpenAIBadRequest = OpenAIErrorResponse
 
+// OpenAIConversationBusy Every error of the OpenAI-compatible operations, in OpenAI's shape.
+type OpenAIConversationBusy = OpenAIErrorResponse
+
 // OpenAIForbidden Every error of the OpenAI-compatible operations, in OpenAI's shape.
 type OpenAIForbidden = OpenAIErrorResponse
 
@@ -3829,6 +3847,9 @@ type OpenAIModelNotFound = OpenAIErrorResponse
 
 // OpenAIPayloadTooLarge Every error of the OpenAI-compatible operations, in OpenAI's shape.
 type OpenAIPayloadTooLarge = OpenAIErrorResponse
+
+// OpenAIRunPending Every error of the OpenAI-compatible operations, in OpenAI's shape.
+type OpenAIRunPending = OpenAIErrorResponse
 
 // OpenAITooManyRequests Every error of the OpenAI-compatible operations, in OpenAI's shape.
 type OpenAITooManyRequests = OpenAIErrorResponse
@@ -7311,7 +7332,11 @@ type ClientInterface interface {
 	// Methods: `SendMessage` (answers `{task}`: a Task in state
 	// `TASK_STATE_COMPLETED`, or `TASK_STATE_FAILED` with the reason as its
 	// status message, whose artifact holds the reply text and whose history
-	// holds the user message and the reply), `SendStreamingMessage`
+	// holds the user message and the reply; it waits for its run up to
+	// twice AGENTD_PROVIDER_TIMEOUT, then answers the task
+	// `TASK_STATE_WORKING`, its run going on, as a send with
+	// `configuration.returnImmediately: true` answers at once; `GetTask`
+	// follows it), `SendStreamingMessage`
 	// (server-sent events, each `data:` a JSON-RPC response whose result is
 	// a StreamResponse: the Task in `TASK_STATE_WORKING`, `artifactUpdate`s
 	// carrying the reply's fragments in order, the last with `lastChunk`,
@@ -7357,7 +7382,11 @@ type ClientInterface interface {
 	// Methods: `SendMessage` (answers `{task}`: a Task in state
 	// `TASK_STATE_COMPLETED`, or `TASK_STATE_FAILED` with the reason as its
 	// status message, whose artifact holds the reply text and whose history
-	// holds the user message and the reply), `SendStreamingMessage`
+	// holds the user message and the reply; it waits for its run up to
+	// twice AGENTD_PROVIDER_TIMEOUT, then answers the task
+	// `TASK_STATE_WORKING`, its run going on, as a send with
+	// `configuration.returnImmediately: true` answers at once; `GetTask`
+	// follows it), `SendStreamingMessage`
 	// (server-sent events, each `data:` a JSON-RPC response whose result is
 	// a StreamResponse: the Task in `TASK_STATE_WORKING`, `artifactUpdate`s
 	// carrying the reply's fragments in order, the last with `lastChunk`,
@@ -7777,11 +7806,14 @@ type ClientInterface interface {
 	// StreamRun Stream a run
 	//
 	// The run's events as server-sent events, exactly as the message
-	// stream, `Last-Event-ID` resume included: the events of a streamed
-	// run while they are kept, then live until its `done` or `error`.
-	// A run whose events are not kept (it was not streamed, or ended over
-	// 10 minutes ago) answers, once it ends, one `done` (its reply) or
-	// `error` (its error) event built from the stored run.
+	// stream, `Last-Event-ID` resume included: the events kept of a run
+	// made by the API (Send Message streamed, plain or in the
+	// background, Chat Completions, MCP, A2A's `SendMessage`), from its
+	// `start` while it is queued, then live, tokens and tool events,
+	// until its `done` or `error`. A run whose events are not kept (a
+	// platform's, or one that ended over 10 minutes ago) answers, once it
+	// ends, one `done` (its reply) or `error` (its error) event built
+	// from the stored run.
 	//
 	// Corresponds with GET /agents/{agentId}/runs/{runId}/stream (the `StreamRun` operationId).
 	StreamRun(ctx context.Context, agentId AgentId, runId RunIdPath, params *StreamRunParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -7946,6 +7978,17 @@ type ClientInterface interface {
 	// `{ "error": { "message", "type", "code", "param" } }` with the API's
 	// statuses.
 	//
+	// The request makes a run (`source` `openai`) and waits for it, its
+	// queue included, up to twice AGENTD_PROVIDER_TIMEOUT; past that it
+	// answers 504 `server_error` / `run_pending` naming the run, which
+	// goes on (read it with `GET /agents/{agentId}/runs/{runId}`, follow
+	// it with `.../stream`). A run that waits for a person's decision on
+	// its tool calls is 409 `invalid_request_error` / `approval_required`
+	// naming it (a stream ends with that error event); it goes on once
+	// decided. A message that finds its conversation busy under the
+	// agent's `reject` strategy is 409 `invalid_request_error` /
+	// `conversation_busy` naming the run in the way.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /chat/completions (the `CreateChatCompletion` operationId).
@@ -8000,6 +8043,17 @@ type ClientInterface interface {
 	// `{ "error": { "message", "type", "code", "param" } }` with the API's
 	// statuses.
 	//
+	// The request makes a run (`source` `openai`) and waits for it, its
+	// queue included, up to twice AGENTD_PROVIDER_TIMEOUT; past that it
+	// answers 504 `server_error` / `run_pending` naming the run, which
+	// goes on (read it with `GET /agents/{agentId}/runs/{runId}`, follow
+	// it with `.../stream`). A run that waits for a person's decision on
+	// its tool calls is 409 `invalid_request_error` / `approval_required`
+	// naming it (a stream ends with that error event); it goes on once
+	// decided. A message that finds its conversation busy under the
+	// agent's `reject` strategy is 409 `invalid_request_error` /
+	// `conversation_busy` naming the run in the way.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /chat/completions (the `CreateChatCompletion` operationId).
@@ -8020,9 +8074,14 @@ type ClientInterface interface {
 	// `send_message` (`agentId`, `text`, `userId?`, `roomId?`: the agent's
 	// reply as text, and as structured content its `messageId`,
 	// `response` and `metadata`, the turn Send Message takes, with its
-	// history, limits and tools). A failed call is a tool result with
-	// `isError` and the error's code and message. A read key may list
-	// tools and agents; `send_message` needs a write key.
+	// history, limits and tools; it waits for its run up to twice
+	// AGENTD_PROVIDER_TIMEOUT, then answers a tool result with `isError`,
+	// code `RUN_PENDING`, naming the run, which goes on: read it with
+	// `GET /agents/{agentId}/runs/{runId}`; a run that waits for a
+	// decision on its tool calls is `isError` with code
+	// `APPROVAL_REQUIRED` naming it). A failed call is a tool
+	// result with `isError` and the error's code and message. A read key
+	// may list tools and agents; `send_message` needs a write key.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -8044,9 +8103,14 @@ type ClientInterface interface {
 	// `send_message` (`agentId`, `text`, `userId?`, `roomId?`: the agent's
 	// reply as text, and as structured content its `messageId`,
 	// `response` and `metadata`, the turn Send Message takes, with its
-	// history, limits and tools). A failed call is a tool result with
-	// `isError` and the error's code and message. A read key may list
-	// tools and agents; `send_message` needs a write key.
+	// history, limits and tools; it waits for its run up to twice
+	// AGENTD_PROVIDER_TIMEOUT, then answers a tool result with `isError`,
+	// code `RUN_PENDING`, naming the run, which goes on: read it with
+	// `GET /agents/{agentId}/runs/{runId}`; a run that waits for a
+	// decision on its tool calls is `isError` with code
+	// `APPROVAL_REQUIRED` naming it). A failed call is a tool
+	// result with `isError` and the error's code and message. A read key
+	// may list tools and agents; `send_message` needs a write key.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -8349,7 +8413,11 @@ func (c *Client) UpdateAgent(ctx context.Context, agentId AgentId, params *Updat
 // Methods: `SendMessage` (answers `{task}`: a Task in state
 // `TASK_STATE_COMPLETED`, or `TASK_STATE_FAILED` with the reason as its
 // status message, whose artifact holds the reply text and whose history
-// holds the user message and the reply), `SendStreamingMessage`
+// holds the user message and the reply; it waits for its run up to
+// twice AGENTD_PROVIDER_TIMEOUT, then answers the task
+// `TASK_STATE_WORKING`, its run going on, as a send with
+// `configuration.returnImmediately: true` answers at once; `GetTask`
+// follows it), `SendStreamingMessage`
 // (server-sent events, each `data:` a JSON-RPC response whose result is
 // a StreamResponse: the Task in `TASK_STATE_WORKING`, `artifactUpdate`s
 // carrying the reply's fragments in order, the last with `lastChunk`,
@@ -8405,7 +8473,11 @@ func (c *Client) CallA2AWithBody(ctx context.Context, agentId AgentId, params *C
 // Methods: `SendMessage` (answers `{task}`: a Task in state
 // `TASK_STATE_COMPLETED`, or `TASK_STATE_FAILED` with the reason as its
 // status message, whose artifact holds the reply text and whose history
-// holds the user message and the reply), `SendStreamingMessage`
+// holds the user message and the reply; it waits for its run up to
+// twice AGENTD_PROVIDER_TIMEOUT, then answers the task
+// `TASK_STATE_WORKING`, its run going on, as a send with
+// `configuration.returnImmediately: true` answers at once; `GetTask`
+// follows it), `SendStreamingMessage`
 // (server-sent events, each `data:` a JSON-RPC response whose result is
 // a StreamResponse: the Task in `TASK_STATE_WORKING`, `artifactUpdate`s
 // carrying the reply's fragments in order, the last with `lastChunk`,
@@ -9135,11 +9207,14 @@ func (c *Client) CancelRun(ctx context.Context, agentId AgentId, runId RunIdPath
 // StreamRun Stream a run
 //
 // The run's events as server-sent events, exactly as the message
-// stream, `Last-Event-ID` resume included: the events of a streamed
-// run while they are kept, then live until its `done` or `error`.
-// A run whose events are not kept (it was not streamed, or ended over
-// 10 minutes ago) answers, once it ends, one `done` (its reply) or
-// `error` (its error) event built from the stored run.
+// stream, `Last-Event-ID` resume included: the events kept of a run
+// made by the API (Send Message streamed, plain or in the
+// background, Chat Completions, MCP, A2A's `SendMessage`), from its
+// `start` while it is queued, then live, tokens and tool events,
+// until its `done` or `error`. A run whose events are not kept (a
+// platform's, or one that ended over 10 minutes ago) answers, once it
+// ends, one `done` (its reply) or `error` (its error) event built
+// from the stored run.
 //
 // Corresponds with GET /agents/{agentId}/runs/{runId}/stream (the `StreamRun` operationId).
 func (c *Client) StreamRun(ctx context.Context, agentId AgentId, runId RunIdPath, params *StreamRunParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -9394,6 +9469,17 @@ func (c *Client) ListAgentTools(ctx context.Context, agentId AgentId, reqEditors
 // `{ "error": { "message", "type", "code", "param" } }` with the API's
 // statuses.
 //
+// The request makes a run (`source` `openai`) and waits for it, its
+// queue included, up to twice AGENTD_PROVIDER_TIMEOUT; past that it
+// answers 504 `server_error` / `run_pending` naming the run, which
+// goes on (read it with `GET /agents/{agentId}/runs/{runId}`, follow
+// it with `.../stream`). A run that waits for a person's decision on
+// its tool calls is 409 `invalid_request_error` / `approval_required`
+// naming it (a stream ends with that error event); it goes on once
+// decided. A message that finds its conversation busy under the
+// agent's `reject` strategy is 409 `invalid_request_error` /
+// `conversation_busy` naming the run in the way.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /chat/completions (the `CreateChatCompletion` operationId).
@@ -9458,6 +9544,17 @@ func (c *Client) CreateChatCompletionWithBody(ctx context.Context, contentType s
 // `{ "error": { "message", "type", "code", "param" } }` with the API's
 // statuses.
 //
+// The request makes a run (`source` `openai`) and waits for it, its
+// queue included, up to twice AGENTD_PROVIDER_TIMEOUT; past that it
+// answers 504 `server_error` / `run_pending` naming the run, which
+// goes on (read it with `GET /agents/{agentId}/runs/{runId}`, follow
+// it with `.../stream`). A run that waits for a person's decision on
+// its tool calls is 409 `invalid_request_error` / `approval_required`
+// naming it (a stream ends with that error event); it goes on once
+// decided. A message that finds its conversation busy under the
+// agent's `reject` strategy is 409 `invalid_request_error` /
+// `conversation_busy` naming the run in the way.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /chat/completions (the `CreateChatCompletion` operationId).
@@ -9488,9 +9585,14 @@ func (c *Client) CreateChatCompletion(ctx context.Context, body CreateChatComple
 // `send_message` (`agentId`, `text`, `userId?`, `roomId?`: the agent's
 // reply as text, and as structured content its `messageId`,
 // `response` and `metadata`, the turn Send Message takes, with its
-// history, limits and tools). A failed call is a tool result with
-// `isError` and the error's code and message. A read key may list
-// tools and agents; `send_message` needs a write key.
+// history, limits and tools; it waits for its run up to twice
+// AGENTD_PROVIDER_TIMEOUT, then answers a tool result with `isError`,
+// code `RUN_PENDING`, naming the run, which goes on: read it with
+// `GET /agents/{agentId}/runs/{runId}`; a run that waits for a
+// decision on its tool calls is `isError` with code
+// `APPROVAL_REQUIRED` naming it). A failed call is a tool
+// result with `isError` and the error's code and message. A read key
+// may list tools and agents; `send_message` needs a write key.
 //
 // Takes any type of body and a specified content type.
 //
@@ -9522,9 +9624,14 @@ func (c *Client) CallMcpWithBody(ctx context.Context, contentType string, body i
 // `send_message` (`agentId`, `text`, `userId?`, `roomId?`: the agent's
 // reply as text, and as structured content its `messageId`,
 // `response` and `metadata`, the turn Send Message takes, with its
-// history, limits and tools). A failed call is a tool result with
-// `isError` and the error's code and message. A read key may list
-// tools and agents; `send_message` needs a write key.
+// history, limits and tools; it waits for its run up to twice
+// AGENTD_PROVIDER_TIMEOUT, then answers a tool result with `isError`,
+// code `RUN_PENDING`, naming the run, which goes on: read it with
+// `GET /agents/{agentId}/runs/{runId}`; a run that waits for a
+// decision on its tool calls is `isError` with code
+// `APPROVAL_REQUIRED` naming it). A failed call is a tool
+// result with `isError` and the error's code and message. A read key
+// may list tools and agents; `send_message` needs a write key.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -12916,7 +13023,11 @@ type ClientWithResponsesInterface interface {
 	// Methods: `SendMessage` (answers `{task}`: a Task in state
 	// `TASK_STATE_COMPLETED`, or `TASK_STATE_FAILED` with the reason as its
 	// status message, whose artifact holds the reply text and whose history
-	// holds the user message and the reply), `SendStreamingMessage`
+	// holds the user message and the reply; it waits for its run up to
+	// twice AGENTD_PROVIDER_TIMEOUT, then answers the task
+	// `TASK_STATE_WORKING`, its run going on, as a send with
+	// `configuration.returnImmediately: true` answers at once; `GetTask`
+	// follows it), `SendStreamingMessage`
 	// (server-sent events, each `data:` a JSON-RPC response whose result is
 	// a StreamResponse: the Task in `TASK_STATE_WORKING`, `artifactUpdate`s
 	// carrying the reply's fragments in order, the last with `lastChunk`,
@@ -12962,7 +13073,11 @@ type ClientWithResponsesInterface interface {
 	// Methods: `SendMessage` (answers `{task}`: a Task in state
 	// `TASK_STATE_COMPLETED`, or `TASK_STATE_FAILED` with the reason as its
 	// status message, whose artifact holds the reply text and whose history
-	// holds the user message and the reply), `SendStreamingMessage`
+	// holds the user message and the reply; it waits for its run up to
+	// twice AGENTD_PROVIDER_TIMEOUT, then answers the task
+	// `TASK_STATE_WORKING`, its run going on, as a send with
+	// `configuration.returnImmediately: true` answers at once; `GetTask`
+	// follows it), `SendStreamingMessage`
 	// (server-sent events, each `data:` a JSON-RPC response whose result is
 	// a StreamResponse: the Task in `TASK_STATE_WORKING`, `artifactUpdate`s
 	// carrying the reply's fragments in order, the last with `lastChunk`,
@@ -13418,11 +13533,14 @@ type ClientWithResponsesInterface interface {
 	// StreamRunWithResponse Stream a run
 	//
 	// The run's events as server-sent events, exactly as the message
-	// stream, `Last-Event-ID` resume included: the events of a streamed
-	// run while they are kept, then live until its `done` or `error`.
-	// A run whose events are not kept (it was not streamed, or ended over
-	// 10 minutes ago) answers, once it ends, one `done` (its reply) or
-	// `error` (its error) event built from the stored run.
+	// stream, `Last-Event-ID` resume included: the events kept of a run
+	// made by the API (Send Message streamed, plain or in the
+	// background, Chat Completions, MCP, A2A's `SendMessage`), from its
+	// `start` while it is queued, then live, tokens and tool events,
+	// until its `done` or `error`. A run whose events are not kept (a
+	// platform's, or one that ended over 10 minutes ago) answers, once it
+	// ends, one `done` (its reply) or `error` (its error) event built
+	// from the stored run.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -13597,6 +13715,17 @@ type ClientWithResponsesInterface interface {
 	// `{ "error": { "message", "type", "code", "param" } }` with the API's
 	// statuses.
 	//
+	// The request makes a run (`source` `openai`) and waits for it, its
+	// queue included, up to twice AGENTD_PROVIDER_TIMEOUT; past that it
+	// answers 504 `server_error` / `run_pending` naming the run, which
+	// goes on (read it with `GET /agents/{agentId}/runs/{runId}`, follow
+	// it with `.../stream`). A run that waits for a person's decision on
+	// its tool calls is 409 `invalid_request_error` / `approval_required`
+	// naming it (a stream ends with that error event); it goes on once
+	// decided. A message that finds its conversation busy under the
+	// agent's `reject` strategy is 409 `invalid_request_error` /
+	// `conversation_busy` naming the run in the way.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /chat/completions (the `CreateChatCompletion` operationId).
@@ -13651,6 +13780,17 @@ type ClientWithResponsesInterface interface {
 	// `{ "error": { "message", "type", "code", "param" } }` with the API's
 	// statuses.
 	//
+	// The request makes a run (`source` `openai`) and waits for it, its
+	// queue included, up to twice AGENTD_PROVIDER_TIMEOUT; past that it
+	// answers 504 `server_error` / `run_pending` naming the run, which
+	// goes on (read it with `GET /agents/{agentId}/runs/{runId}`, follow
+	// it with `.../stream`). A run that waits for a person's decision on
+	// its tool calls is 409 `invalid_request_error` / `approval_required`
+	// naming it (a stream ends with that error event); it goes on once
+	// decided. A message that finds its conversation busy under the
+	// agent's `reject` strategy is 409 `invalid_request_error` /
+	// `conversation_busy` naming the run in the way.
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /chat/completions (the `CreateChatCompletion` operationId).
@@ -13671,9 +13811,14 @@ type ClientWithResponsesInterface interface {
 	// `send_message` (`agentId`, `text`, `userId?`, `roomId?`: the agent's
 	// reply as text, and as structured content its `messageId`,
 	// `response` and `metadata`, the turn Send Message takes, with its
-	// history, limits and tools). A failed call is a tool result with
-	// `isError` and the error's code and message. A read key may list
-	// tools and agents; `send_message` needs a write key.
+	// history, limits and tools; it waits for its run up to twice
+	// AGENTD_PROVIDER_TIMEOUT, then answers a tool result with `isError`,
+	// code `RUN_PENDING`, naming the run, which goes on: read it with
+	// `GET /agents/{agentId}/runs/{runId}`; a run that waits for a
+	// decision on its tool calls is `isError` with code
+	// `APPROVAL_REQUIRED` naming it). A failed call is a tool
+	// result with `isError` and the error's code and message. A read key
+	// may list tools and agents; `send_message` needs a write key.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13695,9 +13840,14 @@ type ClientWithResponsesInterface interface {
 	// `send_message` (`agentId`, `text`, `userId?`, `roomId?`: the agent's
 	// reply as text, and as structured content its `messageId`,
 	// `response` and `metadata`, the turn Send Message takes, with its
-	// history, limits and tools). A failed call is a tool result with
-	// `isError` and the error's code and message. A read key may list
-	// tools and agents; `send_message` needs a write key.
+	// history, limits and tools; it waits for its run up to twice
+	// AGENTD_PROVIDER_TIMEOUT, then answers a tool result with `isError`,
+	// code `RUN_PENDING`, naming the run, which goes on: read it with
+	// `GET /agents/{agentId}/runs/{runId}`; a run that waits for a
+	// decision on its tool calls is `isError` with code
+	// `APPROVAL_REQUIRED` naming it). A failed call is a tool
+	// result with `isError` and the error's code and message. A read key
+	// may list tools and agents; `send_message` needs a write key.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -20049,6 +20199,16 @@ type CreateChatCompletionResponse404Headers struct {
 	XRateLimitReset     *int
 }
 
+// CreateChatCompletionResponse409Headers the declared response headers of an HTTP 409 response for CreateChatCompletion
+type CreateChatCompletionResponse409Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
 // CreateChatCompletionResponse413Headers the declared response headers of an HTTP 413 response for CreateChatCompletion
 type CreateChatCompletionResponse413Headers struct {
 	RateLimitLimit      *int
@@ -20111,6 +20271,16 @@ type CreateChatCompletionResponse503Headers struct {
 	XRateLimitReset     *int
 }
 
+// CreateChatCompletionResponse504Headers the declared response headers of an HTTP 504 response for CreateChatCompletion
+type CreateChatCompletionResponse504Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
 type CreateChatCompletionResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -20124,6 +20294,8 @@ type CreateChatCompletionResponse struct {
 	JSON403 *OpenAIForbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *OpenAIModelNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *OpenAIConversationBusy
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *OpenAIPayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -20136,6 +20308,8 @@ type CreateChatCompletionResponse struct {
 	JSON502 *OpenAIModelError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *OpenAIAgentUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *OpenAIRunPending
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *CreateChatCompletionResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -20144,6 +20318,8 @@ type CreateChatCompletionResponse struct {
 	Headers403 *CreateChatCompletionResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *CreateChatCompletionResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateChatCompletionResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *CreateChatCompletionResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
@@ -20156,6 +20332,8 @@ type CreateChatCompletionResponse struct {
 	Headers502 *CreateChatCompletionResponse502Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *CreateChatCompletionResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *CreateChatCompletionResponse504Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -20181,6 +20359,11 @@ func (r CreateChatCompletionResponse) GetJSON403() *OpenAIForbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r CreateChatCompletionResponse) GetJSON404() *OpenAIModelNotFound {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateChatCompletionResponse) GetJSON409() *OpenAIConversationBusy {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -20211,6 +20394,11 @@ func (r CreateChatCompletionResponse) GetJSON502() *OpenAIModelError {
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
 func (r CreateChatCompletionResponse) GetJSON503() *OpenAIAgentUnavailable {
 	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r CreateChatCompletionResponse) GetJSON504() *OpenAIRunPending {
+	return r.JSON504
 }
 
 // GetBody returns the raw response body bytes
@@ -22346,7 +22534,11 @@ func (c *ClientWithResponses) UpdateAgentWithResponse(ctx context.Context, agent
 // Methods: `SendMessage` (answers `{task}`: a Task in state
 // `TASK_STATE_COMPLETED`, or `TASK_STATE_FAILED` with the reason as its
 // status message, whose artifact holds the reply text and whose history
-// holds the user message and the reply), `SendStreamingMessage`
+// holds the user message and the reply; it waits for its run up to
+// twice AGENTD_PROVIDER_TIMEOUT, then answers the task
+// `TASK_STATE_WORKING`, its run going on, as a send with
+// `configuration.returnImmediately: true` answers at once; `GetTask`
+// follows it), `SendStreamingMessage`
 // (server-sent events, each `data:` a JSON-RPC response whose result is
 // a StreamResponse: the Task in `TASK_STATE_WORKING`, `artifactUpdate`s
 // carrying the reply's fragments in order, the last with `lastChunk`,
@@ -22398,7 +22590,11 @@ func (c *ClientWithResponses) CallA2AWithBodyWithResponse(ctx context.Context, a
 // Methods: `SendMessage` (answers `{task}`: a Task in state
 // `TASK_STATE_COMPLETED`, or `TASK_STATE_FAILED` with the reason as its
 // status message, whose artifact holds the reply text and whose history
-// holds the user message and the reply), `SendStreamingMessage`
+// holds the user message and the reply; it waits for its run up to
+// twice AGENTD_PROVIDER_TIMEOUT, then answers the task
+// `TASK_STATE_WORKING`, its run going on, as a send with
+// `configuration.returnImmediately: true` answers at once; `GetTask`
+// follows it), `SendStreamingMessage`
 // (server-sent events, each `data:` a JSON-RPC response whose result is
 // a StreamResponse: the Task in `TASK_STATE_WORKING`, `artifactUpdate`s
 // carrying the reply's fragments in order, the last with `lastChunk`,
@@ -23040,11 +23236,14 @@ func (c *ClientWithResponses) CancelRunWithResponse(ctx context.Context, agentId
 // StreamRunWithResponse Stream a run
 //
 // The run's events as server-sent events, exactly as the message
-// stream, `Last-Event-ID` resume included: the events of a streamed
-// run while they are kept, then live until its `done` or `error`.
-// A run whose events are not kept (it was not streamed, or ended over
-// 10 minutes ago) answers, once it ends, one `done` (its reply) or
-// `error` (its error) event built from the stored run.
+// stream, `Last-Event-ID` resume included: the events kept of a run
+// made by the API (Send Message streamed, plain or in the
+// background, Chat Completions, MCP, A2A's `SendMessage`), from its
+// `start` while it is queued, then live, tokens and tool events,
+// until its `done` or `error`. A run whose events are not kept (a
+// platform's, or one that ended over 10 minutes ago) answers, once it
+// ends, one `done` (its reply) or `error` (its error) event built
+// from the stored run.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -23273,6 +23472,17 @@ func (c *ClientWithResponses) ListAgentToolsWithResponse(ctx context.Context, ag
 // `{ "error": { "message", "type", "code", "param" } }` with the API's
 // statuses.
 //
+// The request makes a run (`source` `openai`) and waits for it, its
+// queue included, up to twice AGENTD_PROVIDER_TIMEOUT; past that it
+// answers 504 `server_error` / `run_pending` naming the run, which
+// goes on (read it with `GET /agents/{agentId}/runs/{runId}`, follow
+// it with `.../stream`). A run that waits for a person's decision on
+// its tool calls is 409 `invalid_request_error` / `approval_required`
+// naming it (a stream ends with that error event); it goes on once
+// decided. A message that finds its conversation busy under the
+// agent's `reject` strategy is 409 `invalid_request_error` /
+// `conversation_busy` naming the run in the way.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /chat/completions (the `CreateChatCompletion` operationId).
@@ -23333,6 +23543,17 @@ func (c *ClientWithResponses) CreateChatCompletionWithBodyWithResponse(ctx conte
 // `{ "error": { "message", "type", "code", "param" } }` with the API's
 // statuses.
 //
+// The request makes a run (`source` `openai`) and waits for it, its
+// queue included, up to twice AGENTD_PROVIDER_TIMEOUT; past that it
+// answers 504 `server_error` / `run_pending` naming the run, which
+// goes on (read it with `GET /agents/{agentId}/runs/{runId}`, follow
+// it with `.../stream`). A run that waits for a person's decision on
+// its tool calls is 409 `invalid_request_error` / `approval_required`
+// naming it (a stream ends with that error event); it goes on once
+// decided. A message that finds its conversation busy under the
+// agent's `reject` strategy is 409 `invalid_request_error` /
+// `conversation_busy` naming the run in the way.
+//
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /chat/completions (the `CreateChatCompletion` operationId).
@@ -23359,9 +23580,14 @@ func (c *ClientWithResponses) CreateChatCompletionWithResponse(ctx context.Conte
 // `send_message` (`agentId`, `text`, `userId?`, `roomId?`: the agent's
 // reply as text, and as structured content its `messageId`,
 // `response` and `metadata`, the turn Send Message takes, with its
-// history, limits and tools). A failed call is a tool result with
-// `isError` and the error's code and message. A read key may list
-// tools and agents; `send_message` needs a write key.
+// history, limits and tools; it waits for its run up to twice
+// AGENTD_PROVIDER_TIMEOUT, then answers a tool result with `isError`,
+// code `RUN_PENDING`, naming the run, which goes on: read it with
+// `GET /agents/{agentId}/runs/{runId}`; a run that waits for a
+// decision on its tool calls is `isError` with code
+// `APPROVAL_REQUIRED` naming it). A failed call is a tool
+// result with `isError` and the error's code and message. A read key
+// may list tools and agents; `send_message` needs a write key.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -23389,9 +23615,14 @@ func (c *ClientWithResponses) CallMcpWithBodyWithResponse(ctx context.Context, c
 // `send_message` (`agentId`, `text`, `userId?`, `roomId?`: the agent's
 // reply as text, and as structured content its `messageId`,
 // `response` and `metadata`, the turn Send Message takes, with its
-// history, limits and tools). A failed call is a tool result with
-// `isError` and the error's code and message. A read key may list
-// tools and agents; `send_message` needs a write key.
+// history, limits and tools; it waits for its run up to twice
+// AGENTD_PROVIDER_TIMEOUT, then answers a tool result with `isError`,
+// code `RUN_PENDING`, naming the run, which goes on: read it with
+// `GET /agents/{agentId}/runs/{runId}`; a run that waits for a
+// decision on its tool calls is `isError` with code
+// `APPROVAL_REQUIRED` naming it). A failed call is a tool
+// result with `isError` and the error's code and message. A read key
+// may list tools and agents; `send_message` needs a write key.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -37682,6 +37913,13 @@ func ParseCreateChatCompletionResponse(rsp *http.Response) (*CreateChatCompletio
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest OpenAIConversationBusy
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest OpenAIPayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -37723,6 +37961,13 @@ func ParseCreateChatCompletionResponse(rsp *http.Response) (*CreateChatCompletio
 			return nil, err
 		}
 		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest OpenAIRunPending
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
 
 	case rsp.StatusCode == 200:
 		// Content-type (text/event-stream) unsupported
@@ -37917,6 +38162,51 @@ func ParseCreateChatCompletionResponse(rsp *http.Response) (*CreateChatCompletio
 			headers.XRateLimitReset = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateChatCompletionResponse409Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers CreateChatCompletionResponse413Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -38201,6 +38491,51 @@ func ParseCreateChatCompletionResponse(rsp *http.Response) (*CreateChatCompletio
 			headers.XRateLimitReset = &value
 		}
 		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers CreateChatCompletionResponse504Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers504 = &headers
 	}
 
 	return response, nil
@@ -44696,6 +45031,20 @@ type OpenAIBadRequestJSONResponse struct {
 	Headers OpenAIBadRequestResponseHeaders
 }
 
+type OpenAIConversationBusyResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+type OpenAIConversationBusyJSONResponse struct {
+	Body OpenAIErrorResponse
+
+	Headers OpenAIConversationBusyResponseHeaders
+}
+
 type OpenAIForbiddenResponseHeaders struct {
 	RateLimitLimit      *int
 	RateLimitRemaining  *int
@@ -44764,6 +45113,20 @@ type OpenAIPayloadTooLargeJSONResponse struct {
 	Body OpenAIErrorResponse
 
 	Headers OpenAIPayloadTooLargeResponseHeaders
+}
+
+type OpenAIRunPendingResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+type OpenAIRunPendingJSONResponse struct {
+	Body OpenAIErrorResponse
+
+	Headers OpenAIRunPendingResponseHeaders
 }
 
 type OpenAITooManyRequestsResponseHeaders struct {
@@ -54630,6 +54993,40 @@ func (response CreateChatCompletion404JSONResponse) VisitCreateChatCompletionRes
 	return err
 }
 
+type CreateChatCompletion409JSONResponse struct {
+	OpenAIConversationBusyJSONResponse
+}
+
+func (response CreateChatCompletion409JSONResponse) VisitCreateChatCompletionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateChatCompletion413JSONResponse struct {
 	OpenAIPayloadTooLargeJSONResponse
 }
@@ -54834,6 +55231,38 @@ func (response CreateChatCompletion503JSONResponse) VisitCreateChatCompletionRes
 		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
 	}
 	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateChatCompletion504JSONResponse struct{ OpenAIRunPendingJSONResponse }
+
+func (response CreateChatCompletion504JSONResponse) VisitCreateChatCompletionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(504)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -59601,680 +60030,695 @@ func (sh *strictHandler) TestWebhook(ctx echo.Context, webhookId WebhookId) erro
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P3rcuO2mjAK3wpK37zV9hpaLbvdnbRdb71LsdWJJu3D2HIymajHhElIQkwBCgHZ1urxv6/2/r8vcV/J",
-	"LjwASJAEJcqWk/SanppaaYs448FzPnxuRXw644wwKVoHn1vkAU9nCYF/nxAh8JhckFmyUH+L+XSK00Xr",
-	"oDWYEITHhMlXAqXwOWjd4WROVLMYS6z+Cw36cetA/+u6s/tb/Obu2+n+73sP39y+v38r36WdxT/wTdQK",
-	"WlM9FzSfirFpfLN3+226P33Hvp11ft8T+/Ld3T00ltjOMuUxSVoHrfFM7rxtv9uRJE1xK2ilRMw4E2RA",
-	"p6R1sLv3Zr/9NmhJfkuYuBIkbh3svu085u1aB60TnN4SKVDC+S2KJnw2WxyiCUkJogJN+D3qo5TgGMkJ",
-	"mbbVFJxPYcHqH9f7b9+1gpakUyIkns5aB629zt67nd3dnb3dwW7noNM56Oy299+++89W0JoLkkJX9Y/r",
-	"3b03rcegJeZRRIRoHch0Th4fg/wCfp8TIY9pSiJZvIguiuFXZM4PbckJQRFndyQVWFLO1NrVb2qiV2Lb",
-	"vShJHqS6TJIkaEoQRr/xW9L2r66ymj674HxaXo1dBmUII3UsAbqncoKoFGiWYDni6VQtD6Z2lmJ/Uv+c",
-	"YMbgSmWKY8rGO9EEq8a2f+ugFVMR8TRWh+a9BL2xnydYopijBZ8jOaHsFuEbPpdwHNE8TQmTaAp3/n8a",
-	"bvpSpgRPFfCUX4PAU2J3H8AM8C6QsD2czfqWrNvpq3+JDeiVH3NGSmtXDwKRO/X+Yd0MxapRttwWjQ/Q",
-	"7pCp93aAPg9bcjEjw9bBsCUkTuWwFQzzxwu/L3++w9bjkA2ZGnXPNyq8UBgVYIJJ+PXnyQLFNHY6v2ne",
-	"WZ/XhEa3hLXbbWeQfd8gav9P2BZ00Hhp2Dr4PHRwzbB1sNcJhgWcNGwdvN3da79R3RQKgzkKSGzYeoSF",
-	"tsq3+AHTxAeDs5Tf0ZikaAQNEB5JksLmNXQhuDEXFr+oyyVpylPobP6lDjnisf7a/b53Ori+Ou3+1O1/",
-	"7H73secuXrdQVEihQ8YlwneYJvgmIW1oFxOJaSL0mEJiORelOVOCBWfw44m6r/y0UywJSuiUSkQeIkJi",
-	"deGPNXd3QcS8gkDMj+bC4DGivdIt/U+C98egNSE4JimwIXBvcX/MeKoPLiYiSulMUTcD+VMyvSGpQHxk",
-	"UC9ga/g3ZuKepIjq7oY+JlTzLpLzRCDMYoW/ZwllYzvUdoAiPp3iHUFmWN1wHCiiZkfmaUzSQ4RvhLqr",
-	"e4U2GWcE3WOhCKiIJmSKHX5KUTM1VwBTXkcTTiNFJ8h0RlIs56nCuOpGWgeKFFA2hlPoDfDYv+OUCD5P",
-	"I/JKIEXqFaHHaieIMEnlAkk8PkRUoim/I0LTYHJH0gVS5HVM0PdEIjHh9wJtYZbxclMiUxoJhAWNyXYb",
-	"XRIWq1FucHSrtt8f7ZxgGU0QT9W/Tzkj+oe6TQ9b3wxb3q1dYEk+qkezA/9b3WW/N/iAgF/gI/QfO6X2",
-	"asJsmncdd3YzF2WSjElamuyCTDFlahHNJ8z6FCZdZ05BPBu8JBFnsUBzJmkCsHpDmWJ4NDJ5pa6Nxfxe",
-	"3TWRojD5/t6q2YlMFztdhVDqZ5Yc3WN1vWTEUwVTMl2Ut1mcaUoZnc6nrYPdwDdr5Zqqc5/gBzWCfUkC",
-	"zUiKppTNJbHPt3AM612099qqi7iwkydkJBVguxyVOfWVi3n7fq3FeGHgitEHpGQGtCX0pWwjrBAKjSZr",
-	"gsTuN+/f7r19u7fijB6DlkJoUyItet3r/qQxiB/TdPe6itZJHvEkwzUlRLsV7rY7YaDQQthpvwkPNTac",
-	"EswE6rTfBAo5Sc2i6IEEXojtwvpbu+1OK2hRNa/G/q2gxbCS3tQad+wiC+CIHz4SNpaT1sHuOx+W6VoZ",
-	"1Lczi/VorJDmiJI0QKGWVYfzTudNRGP4LwmLC20gzsIuZlhO8j1YcViJnL/PKdAyze1797PX6fg2dOSI",
-	"dv34XM3g3ZsrApa3qL4t3yG0WCqCezYYFZb2zH0ek4QqelV3d7H5Xt7b/SRevjXVQO8s3sV7N2+i/fgt",
-	"eTf6Zvzt5P1vt/6dxflinrerfkymMy4JixY/koUPOd4SUXhZAo+IwtOAmw+UUE1mRGEIRdGlFTxvyQK4",
-	"GDkhQwa/3PB4AY0oQ3v7aMLnqQjQKOXTvBeOIj5nMjA8kp54RFMhh8ywTXiMKUNbmiOGKdTA2zCykkRj",
-	"rpCT6nfP01sk72lE2sgKxEOmFgZLxYzLCUn1uqhA+3t7KOwf907Ozwa906Nfrn/s/XJ90bu67B2Hh842",
-	"JzQhQ5YtDAlJkwSlcyZglM776ij90+ury17YRl2HEcRyyIxYdEvIDISACWXjAAkO2gk4YD0wHqVETNpo",
-	"Vx383tu3aJZSJpWwMGTdy6N+XzFRKY4UBj3MdmZO85XIr4QKGJrfM7UYqwoYMq0aoFp3hheK89cttRyO",
-	"OIuIYrsmWCDCYhKrEzEynN4K/GpPFoUgpoRGcijsrz1kdUjVAcYdBY1+Du7taO/mm+g92YlSgiXZsUoZ",
-	"LAQVEjPZCgqA//ZtoLiEDC0rciMlSdUK/uvX4fBhr7MzHD580/v0r//iZQz7I+Aoq4+jO1OnpmUb4GE5",
-	"U6doKVHGDyumWWu9qDpKgrYUWfpbuH0w1Fd1TwWx52PGEvb5ZPKCQPu7e0MWnl/0js5Oj/uD/tnp9Ydu",
-	"/2PvONQQHk1IdJv1M2vCKYE5ZYqZwJFa+rIrMPz0Cu7ZOd+3u3v+Q1O8eN3B6S296exriGHcoAcltjQ5",
-	"PPVfPkK4LBKhhAqpqf7fQqDmdbvMJYVnb7VOXJBkqpnJGR6TbC2/z0m6yJcCbFRhCTEZ4XkiQWJVsxv2",
-	"VuHvFczuSa6yrp64Zi60EhBoVMYChaBasY+Vj+Dhm8c9xnfq4bf9ZCjXkS+jQvmZrtaj54f9br/8bKsn",
-	"f47HpLpX9SticyU1GwKzW3f66mb8h7+78rQv5kv5nXReYXPSOVvOCqgG6zI56fz5vM3FnF3Ce/tAE698",
-	"dqYQG5Aihe1RpOgJCClUoHu8qDte/YgLB/wvKRm1Dlr/v9e5lee1/ipeZ8vIFgVUfvWi7FI0V1C7Gvi6",
-	"1mp0D7Way2hC4nlC6tg/Yb6X71xEk+V3rhroOx91bvajd/G3pDPaG+9P3v327e3Uf+ciX8zzLv5ncjPh",
-	"/LZuU/f6c5WlXcXRmh1F30z3bvfZu9m3v3dSDcUP/h3dZwt5zoYc61muqLtimWo1M+wwwNd4NktoBOLB",
-	"69+EFjezXXzWqlbdJQaZr6zQbQVWTQtGFNDHKp55pTYWNinThdGG7H0TWOA8MLM+ZgZINbFfT1yw0I1w",
-	"IshjU9juqUl67I4kfEb0wZXoRXmv2oSE7UooU6zEHQEdJCwZqC5Y1ezGzYIjzkZ0PE9J3EYZGbK9jIYZ",
-	"F00Fc9D9jOaCCGvCEmikWqOI82Qn5vdMK05tt1cCOQqmAJFEEPSmg8T2gRYi9KivgPdFbztvDJvEhZ0p",
-	"BuUAsPcowmm6QKEzYgjtQ3Pd7fz2Qn0wRlcC6psApXwO7PB8ph6Gozn2KKN812R6vC43r1ccNhsl7+JX",
-	"BzYdRTWvqvSW9naa1qnllvWvdlimW2s6UuE8vMqx5iPBmaiH9B2OjTbveeimf/pT92P/+Pqi9+9XvctB",
-	"EdmMKEnAM0HhmnPzCACtGCQ0nQuJbojhlA8QnxGGqZKs5STlMxoFaJzy3wM05nyckADxJMFTXEQ8fXaH",
-	"ExojMPvAAyzM96IYqLR9Y7a3LxD9b/QZwSEESO8ZPYaI4amV/mMulTygqEymOMWx7gIiBGAPq3cMkJhH",
-	"E2Ow4Hck3Uk4GxvdWz/WosQ/7Tv+Z36NrnrylMsPCjM/710enZ3+1Lu47IL8fXo2uP5wdnV63HLfjTsp",
-	"0MCRmvYPINjZctAW4wamLb0FnQBOEiCWRje0rYi2f0OavureE6xIuR7PVap+fRZf6rOw2uzNPInj3sf+",
-	"T72LX2qeg53sD3oKP/e+++Hs7EffYzBixtLnUN2Mfgq2r/sYrB7+60P4Uh/CB57e0Dgm7NkvoDfoXZ9f",
-	"nA16R4PecZFbm6VcksiAJ2FKeotdZi0mCZHkPGulRCdBJOJGrwFY+BBFCcFKxtKs0Hl3cPSDNkL4xMVX",
-	"A60XR12rF3+lhjVLIbHWjMHMlLMXZuUurz586B/1FYk6712c9C8v+2enl2gLa//VW7JQe8XoPqWSbAeo",
-	"fJwgXBaG+fers0EXbRX4wd/nXOIAgTD3+JVn+2LfZNEo2WdX4pmaG79BrkCjctOcMWRSgUr2KHiV1tqn",
-	"vW9e8tF41xyAJbKwUGM7DUurDSvLPTQmRa1yoRIR43IzJhI0N9rS9PXZ/FM8mwsyFyTe7LvR5vDCuxn4",
-	"Hso9FhoLg87OmKMN2P6hj0YvWKvoqg8kW6ZhBxMsZOab4Fs72ip4DfAU9AtfCc0X+2KYJCnDSS+H+6dr",
-	"6wa9i9Pux+vexcXZRauoRdOzGI33lgUmGqM3oz38Ptp+Ye7LXVmAMENzRh5mhgvUivFDeAA2WCbCaUoJ",
-	"iDnULF58BfIvFshBiXti4XETOumT3uVl9/ueXydtQqmKqmgl+t8QRKYzuSiKK2ZhSHXTLkja/PeHaJfN",
-	"RrTnSaiWAHzTlAoBvliwXoXoJeco4YqJKimmgU5oogAH8PWhfKkP5UfG7xMSj8lmlGI/np79/LF3/H2v",
-	"RiuWTYdiHs2nSmb/y6uKPXuq0xPbTX3ljr7U93BCpnxTGuKT3slZrX5YT/TXh/7yJupAfwr7+Qr4Xy7g",
-	"A2QecTZKaCQ3aC787uryl5LXELjvrXT9eyzK3NWI+pu5KDm2p3P2l1dQDVlJQ1U2R6oD0+J7YcPqtWHV",
-	"C2EWa298IVMsyRi0dGFKfiORDDNDv2oJKr1saZhKo5+4x7AMPpuRGN0ssvMz570dOG4/6rIcNwMs4ZTB",
-	"nfrrS/9yX/qmaBzIErVETos5XwCVK22jjsyBK3nm9mccxsHpDyQlkqJbMvvK/325j4PHZBOqsZOz416u",
-	"F3Non5sp530raFlnztZBS7uruVoEiKoHz9oQ2oco5kR7mJIHChHwkJYk5vDbBN9BPBkRYOKgWu9cpKHT",
-	"oqNuNp4g6R3RCjFoAfMdomjCuSA5fYBvI0Nh4Hm86JN2jjFwFpf7GRs31gKd25qzW8bvmTqdlEiaklj3",
-	"C7L25mID8I/LI3G32+gDeNzqaVxn29JJOQQS2gKBJAJRWXaaVVcZ2vw/juuu/nLouBgLiRcChdrJOPyK",
-	"Qr5QFLIZwloiZq2qs8OfQlQDRek0uOY2YxrXEdevQPzlAvEJj+mI1iV78UYratfrQqQh4MX40IY7lgDC",
-	"plZZtkJo489V8hV4/pLAczYjrNvfbCCSTvcwd4YrczbYGzF0gBqFJgEP0Dpg8yTJQ6wUoU+vTXBSY5Sq",
-	"dw+I9cKmNfQg1tAdPkSvbdILZ4vhwUYCkH6G+B6bYAiiiQSCcKK6QKSgFAc0pncmI8LXmJ+vMT+FV76p",
-	"yB+qLbbXholvrQjJMQFyBwgMrWpaDNku5yLXYhkOhTwAG2JeuB1WtJwA58LUL/bgvfPAyy99CQ8QNlE7",
-	"uV0WXrpuB6+e8TzPp0AYhWrrYXXvhyiErbsSimrvBgtthfZUfu18aqc8IV89Sb/wd7khH2/KxHw0ohFV",
-	"pGlGUgBGzkTVH6573gef5kxOBm0ECL1ZN6M5oAJxyLgHTth+4pt3erH3WJ7CPEX/hkOd9sc4bkeYaVUA",
-	"izNc9PXBfNEPZoN+cdZ/zEDuun5xfw1utLgJBf5ffej+Bz6LTSnEQUvqeRAvopM+QM/XnP81XqFzbK40",
-	"+Eo00YR/fXpf/tPbjDZZgxHj8ho0xjUvMFyVU9P3iqzCxaoXIPEALWiAM9ELbF9/IbmrdCzhgfkp9O/q",
-	"q377n+yFneNFwnE84PwjTp/rJz7Tg11Lzq8TGM59ZUZJooNotOJRoN3O/rdvv3mHbhZSyw8+kvPnP5PK",
-	"zgwpKu4FndDvvr6HL/o9DDg/wWxhE3M/7z2kWJJrULRfO4p250VUFfFBIVpzf8+qm+uehjvFC72K8hTw",
-	"IDxb0/qBfEsuO/pKoIgzndk8WqAIzyAMLyU4mpD4sKRsF3ghTFZQk3H4q3L9f6hy/YrhuZzwlP7juVGt",
-	"FrnjGb2+hTTDVfU6TzNds1Hm1b07tSrCpJn/xd6eb5qCvtzsxpAjq4F0Y5mmOBnxdKpQi/EKUjjmjt8S",
-	"2C95mGVhV/bIxXw246kk8QmJKR7Ajp9z9PN8xOupGvIaTrGUO0kNvqMmQzaLWXmavy5/4N+hyyRQK9Az",
-	"bX3wbO0r2/AFoqmNMtDn3V8+nnWPrwdnZ9cfuxff99ZmoF/QD6qyuOArC/xPBsspMJtUXXhe3O0Z4FzN",
-	"WV/Ru1gvKpO4PkaCskirPG2Rl6zaE5hvXxbGqysOCqnpPcsE56/iGg+ztP6KyzVdvj6LL/RZXMzZB8qo",
-	"mDz3PVxcnV5/6J/2L38opwrL8kCrVSVEkrjqt57OTQRUkhIcL9DIrOlFH4S75CALqrJLMEVBMl9vvY3Q",
-	"FhzJE7N/hfsvE+43o3tXQOT3476Y/1GZUgtrCPJopjnL9fXLgqQgqLDkCv7VQ+jLBu2fMZVmNc8H7p+7",
-	"/UH/9PsavG5CXf1YPTMpQRVEnfE+JhEVL52isbT2HMEvW9FXfP9P+ihssZPNIP3Lox96x1cf6wJj7WR/",
-	"/cjY6kbqQmNtgZavdOFLfQIbNf9cdAe964/9k/7guvcfR73ecZnrd6vB7O89NjQNJVi+cBEGz8IDr21n",
-	"RtIdG1JRa935arv5H2e72ZzV5uq0ezX44eyi/58l3dEyk80LPg13PcEmbC6bt7ZcnV5enZ+fXQx6x9cn",
-	"veN+93rwy3nvKdaWFz1H3yKDr/aSf3bUYGrPbYbHrNR8KEC5merPqj8BSgZbPuJrqPg/LUxnIGTL2EPY",
-	"7xGe4RuaUEmJLQYxI6n9izxI0J2apmns1Mi/4TwhmKkFzuZicsolHZk3IfzNdBIecxLlz4+ZmZzf/EYi",
-	"OMZ8kemymvQowmmM+Ahq7++2O22drcXZR1Ta5bIX5D0ZeEZQfLXPZnN5wmM9EJVk6u7WFnvMHTDSFC+c",
-	"7mdz+dT+zt497XWpSs8HQaJ5SiUICzQlU7XZwtQrDuOy2t+3PjuNEpinenM41jY6nJwXbqPhhHqklg8w",
-	"xC1NkrV2AVd6qbp5F295G4j6GeGIrD941tU3gbERLgHiVwKF81mMJYm7EnLKVAui5rVHf9X3XQQL/z7y",
-	"yYPiO/CBtBdOs/P+tOSN5tuvYJFZyiWPePIdZbF5/SWPlX+7PDu9OD/ybTvIuv9Ud4bhbrsTQlntTvuN",
-	"f4x5mngeR+lIVaOgstrqApYdgwaxaoVrBEeYe6en8aG+d10VXKAwmmCp63UySM4xI2leOB/p2uhoi0oB",
-	"ttsAORNAJiPDf4jtKvpbhTts1/UwEo29zegTEWQtAuNPRZkSj9fqUQIHGtsKwOVnBgPXQUEq6QjrvJzF",
-	"W8DmS99/bqsuaUokjrHE9ZhVFySuLKr2YGc4XY8UnONUrjw2Z5t2ipqj6t2pBwNMQfXFXEKA1Q4IVlD7",
-	"XRygUO3/AOnyzt297r8Jzi5mkXWGQwqNmJrPKKGMiAARHE3QiCcJvzcJNNFNgtktfD9EGIUHaEbZOIRi",
-	"/WaydIF232YZNHTV3XtthKlil6D1sAML3GnGoVfXDUfY3et+T+QAi1snS0OVVoBfoVB4JDTNQ7Rl+B7P",
-	"y59QIXm6sHWpP+dl4zvVsvG1T1oShrXgsxyB0rjuqn8YDM67czkp0fbKG7khOCXpB55OsXzSKxHZwMuX",
-	"atrVLNdcUBZNWUbmCtB2Ls6PdHCwzkW32+6gKZETHgsNqKFO95BA+NVoyEJdzLadzqI2jNxnIx4iPbFA",
-	"W6GTgk6ThlfCRB8rOVJXgR0yLFBYMhOEQabpNKTqlciLxoaD7qUj74WHQxZaZBKCQcyWKcOQKJOysdg+",
-	"BGtap/0m2xNmZqkgJA5ZqBYVmkrVxI6h082WuG+Qgn3QXDxH2Ga75QNMi/hKOEKm80jOUxJnW9gShCB8",
-	"w+/IdjGn4iqAgEXm7ZcDRu0TdUBjr93JEh0asq/eaX5DedMbzWq00WBChkyHlkIKA0gCQqUgyQhtYa1x",
-	"gsS+Nuotm2FMpAI2O+SQmaxDqpWamhiVwLbvgvSzx2xxNmod/Pq5xeaJSQRVICnZK8vOks2nN+qCPgXe",
-	"xGNZxPwWNoCFwESru20HiEQTnlc4shW+HoPWb4KzdBZ5Dji5h9yLe+2On9PT4OphEi8Js2VGwgDBn5dW",
-	"ILW/AxNZxavqecGjgVavBWGxGiL7G4bRnSUWt+L1mEjTvdN+Y47cR36xJrv5ya8UjbI9WBBUt7GiV4mu",
-	"NOjxkYxxtDAzqUnP9Vobd1Xz/fucpAvbsQIhXYa8G1KnWFkzICMHwUKdoPp1mjG8S8nwGmfgpFlCAxbw",
-	"MkCqIAJF78d8x/wISt4LfG8L2JTQhCHwq/GE4WCaIQpTbpxQCKsPUyLmidTwp339q4xAppJsxppoypdx",
-	"BC+EGl4JRONDpMY0cVQO2oj4PIltZR6FDJ+JGPQpPf25WV5t9RNQENeknUY/64ycQ/R6rS/B4+UK1AvA",
-	"da/X3co0hQEqF1vAsAfmhXqO8DBHsbaV+uNwyIBZB14aGFwvis4GLhwekE71rIfMoIiDAopQEwTAq0Dy",
-	"sQrqlra39g2CllaQQVotY6QQhczrkUY9B6zXsbY6s9N+Y177brvzSqDQo+IJs5waCkVGCVXr1HzCiMho",
-	"Yovy8rlEYXevu2MUGeFXRWlRz0RGJE1JPEgxE+qQN6+p6rTf1OEnq0At7LZOhbqGEqQMiy+nuNUg/s+o",
-	"vvWrDwtq3Y1pa4tayJ8y3e1La3ENgvonVl/pHW5YiVVgQX2Mnk25lSN0tBXeUhaDoG8pUehR3oDB+cEc",
-	"+BQ/WC3O7t63Hvyhhqw5eZihH2/2XjZ6/EEr5dp23miQC9UYNLzi1ruv0nXC2bgnYeZb524dMWiVZq4g",
-	"KOoyA2WGIxcOfdcOGYGxfUuldxhFZCZJ/GQCeZPw6LbGChusqzEsm36PYPFrApOPRjiKm3WE1WeAdAlm",
-	"VmiCHGj2PHoFVgUWTvIkRhh+vlkg8/63dE3PAIUjmhjtA2jlfDacp7xRNezanZYgkieiCqi52uyRLj3t",
-	"C4MjCFPw+GtrLkjaCnTGcadnvuI6puQP1DvbVVVYwYmUswZ2Xvi69FRAHPTAoEKOdVRHffNBmaV7T0Ds",
-	"GefgQTkFSlY5IINy1p/SefMNjZObh20bOrO2NF5HpMDsmB9YNsNKGPBJ6R6wGKV4PHUypUGhLCUW++DE",
-	"wsOOloG9IDObEVbjGIQdbnJtIFoONLU3mWAhjyZzdutf0tOR2Hq8hmlevMrsPFZepqs8XcVueHXOL2QK",
-	"3AxtXaUmsa+kgO3F/GZKpYTkVPc8vdXGV3A32MkGD5zQZCUpsYgk8M+RThSg1vEbJMZV1zGXE7ercYJe",
-	"TkqcF1whI89gWoTd7lpoROM+OiVC4ukM6pwbGqYYBrKjPq0kMXrqRhdSVCL63Fy0/syozGqoj25kccqh",
-	"Yn8YTkJEWGyKVwCXvEokqtwRDON/9n8pxL8ZZGIWYLddc3/NJNOy0QHttjuZg5K1RApdBR9EpudKq+BZ",
-	"KqyvaHPh5a8izNaKsWREUsIiMoArW3N3DYXgdcXfdeVev1Rzxkgm1+AceNJMUW4U1ZwRTZaMbJPie/Wf",
-	"eZo4Ek69gFM2Ey7A/KVLirStUFOrFJq6wSmbg48U3xeQ681CEp8St0bSWeKA6Dv/spxzcfaxd3112bto",
-	"Bfrf4P9RR6Z8DrsVSiWe76YLc36kQnp0vDUbWyWGKZnI7ya0YjE1/kX168isUkdlbUsR/n7g90hy65qA",
-	"wgIXFaIbPrc0Sz3GVyJrERqvhiHTfdFWByUE3+nCLnwutw8dpweEtfnyHis0a805wJoP2VaYEjlPWX8K",
-	"0C1JssjyHk844/OUxNuHaDYXE/Vb7oaPcAqBy8M8eMvn/vFsjdKarGVlN36SrQ70/KXUS35nilWctmvh",
-	"1Ho9vxvJEo+8inavuQ26CKpr6cierx1r7gW4QnHmM6rXLgWCn/weBGKeyMqlZDyLeU/6dUHVJVB5qPuY",
-	"UuZOsRs8mYl39Q9GCdPINaAOIIv+AOsdiqLOK0znASIPOJLJwpJohWumZHpDUtHkYHBBwdBwt17fgSeC",
-	"rnAkkIbT+zwfNnVZlvxVyFhifl3D8dw3hV+xpy7aMl+SO3UHwbtBCqPQyVEQCqmj9bsGxDVkGCnZcEfw",
-	"VOKbhIAjDoxlvR5CGCdEE54YCqcHhlJlQ5bTOfWpUM3NuoRCey/BeYqW8Q/VL66vWXx5OXKJ6pCu1hM+",
-	"V0N4iEKt6dMlstM5Mcm/VYsRTYUMUJjp3kLEtTeX+uXFdIbNtYV/tlLwSdrAghbMp91/pXMZkcPcXxx0",
-	"gcD3abfvy0F30Lv++ezix/7p9za8yP10dHZy/rE36B1r4cz5ovNKAsm0gojz9fLqu5P+YADpDqozFX/M",
-	"5ij+nKXadJt2T496lV/7p+dXg+uL3r9f9S/K3y56/9Y7qozdvRr8kHeokZQ2o8p7ghLvj1Pf1Sru1tGr",
-	"/bG47ZmvahkajPwm9XXi45ZtpCgSTzCLE+KLH2FIW//gxal/iRBdXXxEU3xrqveacD+MJOeJU1grwmzI",
-	"IpwkBwgjQceMxCg8P7schGjrUmIW4zRGJqGAQCYe3AZsCCIlZWPRFiRKiRTt7hEkkL3sHV30BqF2wRVE",
-	"bqP7CRcE7T08ZEkuQJLVTHcbddkC6ZJexqt/CzPUS+g/8NklBHEgs/dt1VURXxJrrsPZm5CKQZ+lfDqT",
-	"uvar301+mf8PnhJp0hAsg8vi8YM6CRQEGG2FatgDE9kSBghLNOVCot136Mfvti0FVLfwSgwZTsdzCKA+",
-	"RPgGQtOmBDOBws/uMAHKwesAfQYLxcGQmTZ6A4+Pj2Fhw46uSUO46M5mKb/D3mhSBQJOASc40Fx3gNGM",
-	"pIKzVyLLhoduyIinBFGJ0jkTaMt4iCEQJrYdO7Qbkb/ShS17GfXP7WOZGV6KCiIr25bZLnDSW++ilZx4",
-	"P+GJYZDb6DsiaGxemJF7IDyLxIE6GFsUESIAhywLvt0Z0cR20KG2ECJorEVI8tlOQu5IYptQCXmlxvSO",
-	"ML++JUuSsPosLDbBsTpWercuFsIz2mPxjFMfr3cBmhgdGHmUEiwJ6uoqWkxxfHTM4OkaxMAkusHRbRuM",
-	"aDg+Y8miLgygdUP56nViCdpJu1Tjubyq3xE0yzrBsuOuho0kaeDZP8gI7uOn8lbA1SMhkpynXJKoRBIc",
-	"lnHMcSLW3qIWHlaengKshMSr2Y8fbUM7QcJTsh6ATMnUCEfL+pzoVrnk3mtIE09KzfMRBmQ6S7BsPETe",
-	"XrMkKY1E80s/MR28V67r3XlZH/Xl3NRuXLnQQmPb+9KQ3Ua9s8ZLKR9gd5wYb/Flg547TVXPZD6mrLnc",
-	"fQ7tffh4xoXsPYkvssFO389pTCBMe1X/i2oPcFxvdq7ukTZkSMHbPGNHdacLiM6t4tCfJwtHCUMFosyG",
-	"YR2iWUqExacmkDx0stE64VorcYKQi9XGwSNLsy6hteq2EJJM/Zpt/S3jwSbESTghJE6lZh3RluWK9jpB",
-	"p9PJW+lkE46xd6/T6XS8drGGb73wyCWfmTfeHLqyHCobowdzQVL7FItbDVbHw2cZJDJrvaKMxSfs4ntL",
-	"WHJq6AB6GR0FWaFO+6491Mslke7x5Dj0CSGOCta/mysef0019c8TLK2O/paQGdhVsuKdN4ZBU4xsBmQH",
-	"iE618arCpuQaqOz1mc3W+j81Rn16e0ec3ZFU5CYX/NDXvXddSM/QYoFyrzFPRsgrk/h8IKY8pWvEuOgp",
-	"HBJe2ESnkToaIr3gbB1jWXNevGuuONAR4Jotz0TGDOsoTruNrgxnbXl0nJJMihTAiLb/ZKYaALgRGTGv",
-	"pBlL/B3lEMbzZG7Yx7uWHyBhoL4N0DE0Nk8JilFDZWqfLPhUfvcrI7uSkbWs50rW8BTrcLqns6QZbG2G",
-	"L10J+3bFfzS/mu8zQ3R7PkT6pfKwXxnBJozgk9k26PVEpkiTyNgTtrVMD/P5BgtyPU+Tx9dAWsRrneNK",
-	"l3mnsU5q5dOOFtQfDZlcq4bIMta2VpWTX0sv+wQZqwnf7HKx7mF+Ws6txFky3Kra35g0Vi7TXqqblvfz",
-	"Kn2pbWmSF61cpt8ws9zsYljsEqRZTenq459Ppzj1RL+WAqoce6drq2oMbjYCalkHY7SAYwD/TW8glLuC",
-	"VQer2ZvYZ+6BD096M3XRteukGliaZ9AubUUqKmeDGwBwe1QvAuB2mZsF8Cb2QdvwS4fkDdzwy1xt78Gm",
-	"yVhLEvTLfVmOEmOeDJSwVxT3wVFVIOqT/54ikq3JyW6QT9Ant4GLNVfwItfr927THEpzk16B0niYcDym",
-	"rJE37Hne0vvSRasw2tJtbeDkLaO5+XM/ySTZpogPXCAyRVW/Jr2Q28bRmgl8R2LINMjaL8djTsnUcJg3",
-	"e7ffpvvTd+zbWef3PbEv393dezPiQCnbZgL9pW67NARDkNR3Ml1tyQfDudFS7dzTGCy+PF2sDtEGAm7v",
-	"xiwgW717fLUXfmrwUHFhu0hytFsQs6zGM6XTKTheQLScThgZTUh0a2IR1HcSowSEnm3j3JtFZPm8oeCV",
-	"8lR+oCQxhwQOAq2DAuft0eaqd6ARtECCK1nxZuE6jbndi0z9p9qFZCKEHQSDmg7iPbN/6px2KwY50lWN",
-	"/wjuI2iNUj5d07iUNjIrESZJSmKdJ/UQkelMGheceyqI99VK/hwRLAdn2BMMly32S+en9J61lsivD4EG",
-	"RCBs0qmhKV4gQeShNdkZnyjz9l4J9VQFkS7cV0G2HlQNeaz65eVK4Ib6LyxHPJ16naSfgcb9dvEXsJhv",
-	"UqtQMgY23PK6uoiCRa3GPGevsRYiB5wn6/sl1qfMH41ISjy0DjBaFl8mOU8EmmGhdX7v9hW8a8+ykYkJ",
-	"8RR7KbjdLTvUf7s8Oz3LfUHhpfjf28nRuaVi2hwYTqNZCOtrP50zUIdq+QK/M1tGo4tebc4W87Ncenc6",
-	"W32WL7x4jTmK9yT9s4eywsdXt1uKgbPF+Ar5qJWtybOX9+WLhbCDrTfq6tILMFxgl718txtg5fWpvQgv",
-	"r92un2gzXSAxvxEki8SwlWKMYTRAs2Se5VMI26iHo0nmc2K8EVMyS3BEbGIFsKJyZjwj/2Q76leT6FeT",
-	"6FeT6FeT6B/u1pcdx1dj6gsYU5+iENV00mOtiUCA92TBUk9JWMpoXYV05AokC0G6JyDvZ1e1+jLkElcW",
-	"see2gjPZhPnI3t0LMlB/rn00cKHwieXE9LTL7+VLUaIwnCykQSLFw22iASvqF5gkqYlyWnohds6+7aDF",
-	"p3X8ILMxvptHt8QbSb5aa1Y8ei4b8IDZvAPdvHz2rootO49s8GybS6/CbGmJ5FdNxGKYtZqvs7cdS6HV",
-	"novRqXx+kzgOKbbaB+CiVK55hreEiStBYv86JOfJETYJ48ufq7GwqWM7F63C8JlA6Q5a3ejSc34musxe",
-	"zsZxZeV9ONrzCZ+n0Hnh10GW4NMXHpwZjjyU2HWS1uGId8QWdUoVtvMX9cpBs8REzVNm6ldA9WFds2Nm",
-	"OHY0wjSZpzVjWt/oS3zn03+dmM/WTbywygDdLJxYW6Mk657366bKX095Fv1FMSc3XE4QeLUfIFzNk5En",
-	"7IDa2kjec13LJCsKa7z024AN7Mihbi4QeTD0xKS6IXGAOIsIFD70rzstPeomLLpqq9gXsfaDLV0t5wmo",
-	"GIVj3JjiurJvaqReHZS4Q2GJdIJPtBXy2wMd1RpuB06QJk8EoixK5nFBnndmU5fjmeiYCklZJOHygMNE",
-	"YsZvV0O4Py+SaAWl92RnboKrnBMpA3vpZr1IwoQUH5uo4HU5J+hO6vJ2mNjo9ZRcF656Ch7eK4GcOGsd",
-	"OaXkpdBMfwC6Gjd1dr5BBQ81trlcC+sIMG9Xe4OaIYNs98sOdqWez3uuNkh7DU6mfJEFyf7dPth7bYzH",
-	"CsY0n923s0z/5olCN6UtdRISuC8I7+CM5D+hrTxyA6tPOyTRH1RvkHQ5Iw2itDJF2sraVSWV2ye1i2ow",
-	"z3pxS92C80QANZghHgkQOOfTfqy2ThJB4CftbGAyYuo8W5YmJDFUtKOpLzOOS1TWiu3J87uVg3uWQELQ",
-	"mlmD4SoViLN718iot95ALeD6X6znjp0diRc8S9FT6z28OpXGCmcJ62LiZrntdLLTru/qt0LBcPWby72B",
-	"1thZwdhbUndTOTGka0FwKtDu+286SHL0/v3794qoXQ2OAg3Jqo0OvnOU4Whrv9NRD4CyMaL6CTdJW+M9",
-	"t71Og/N+KuSsPNjMdfdLP9kZTiWty33dJKuwPpEssfASAN/Y7ZhMxCsuqa7mhxBUSFxT9+MI8r4nJHau",
-	"2Itna3gF5zh9ziFAz4BrfyXQKMHjQ50QLathqfPOo2guja/qCvnOTdBs5/YdSXlfzxNGK6e0aZm0pDev",
-	"+jMmyXpq6GiC5Xo9Zlys1ePRvw15pKsKeO2HZzPCun0lq6n1taOsqS3u7ckCO+E08omOPSdDp25UUF+v",
-	"sFI4yzyCzkv8gKpzXzH6YKveF1APZfLdfqu+SkSpso06hWg6S3ZCJxWkrQXtL9psLX51JTFr+pk7Wutg",
-	"co+UeZMEb8XOV/qd+HTxmbXDnq/j/mNu2075aSWQdS16K6O/FXjPBwJVHS1lVEyuc4Go+f4/QFeTCgO0",
-	"tzF5WKpcXG98q2/IMFL5pGG+fPCgtJnVJ5tlgWz4htuRyWe57ks+y16w9dc0rAHAAIJhn/y25+y20QN/",
-	"4hMGMoenoOLQya5guTrzvy7Osfwdb+Slwjb/xOfaEJjqnllMkgY0uDreMfR7DJ7zTmGgxo+15pHpDTzx",
-	"iR3b3XsSTTK/g34TPnUZmmxAvKvnUjUrz5MEzZmkSZbANof+LB2uzaQqJJ8VUqSqH9QZrSqU3qqHdQfd",
-	"e5FRE9Svj9kW8limjiveT230RE0VOyjyoUvCQP68han7cWgSRKpuAm2FdIrHEOEcBiiEjIjXeB5TnhU/",
-	"DFC73d6GVB8m7dwzauMtIVq1hePhJoOCm50pjSaQrSnlu+gVN5Hn7pe1JZMghybkRbEaNfNM9MEGxquh",
-	"cNjqoH7j1CTvY+QeHGgyhgtOX9ijNDX2KYMIF/toMkPEFMe6ClCmUi+q5VYX/X8KEXNAtELEPlXOceXb",
-	"aHAXT/LCzDgDNRbKBxOWqW2jE+N8wrg0+STRhKQEbQk8nSXqckeUJLEIUAh2CAX0DErjGHbnWtNp9xHY",
-	"ohzaSmSv0YVOfg/ZWsEJCuHZLFksVycujwcLCorJwxz3hUriDjNYMXEPjNxnP23lSVOLfkwAU+RBKzKe",
-	"ACLmvmqVmyt0m0ukChoX8k4ZzK5AH4I5cATmtbIb1tt3K1VVAo+IXFzTmDBJR3S1N2KZYbFWdMVjFcKw",
-	"/GppUz1GGPf5HfD8hToQumLJUm4WnnnN43b0R3ox13zWyDO4uCFdhOLMdDXaoqecSVljYni1pcrhpdC0",
-	"Fll02JbmCy+h/mVeZOuzPhnHU1GpNTmJopS1jEurkcgtdfSKAZtg5DyaQruqBhs0C/Asfi4nPC2UMGuj",
-	"M5YsLJ6Dqj4ZiQxzu01KcDTJEbDLCsREq+HSVuYZGlQVldp4q/jpOYsaUqxLBw+4W7msvPYDXVjtAOnM",
-	"Mb5hwPkLqqnpfDIhAp4hAF8BNOJJwu81O4HRTYLZLXwPEGGxomHaCKsn+fX47LT3KURbiuTpmFTMdHSi",
-	"Xs92FTCC1sMOfNvRMPAURGJKuNScU01Fi0JpHFyl4xq/BQhbPj8N7J6ss0mQba+5wdKnd1hlutTMBhj4",
-	"szpAHmaoiFVXYLIygi8+deMScT33V4m8JCxWfGkuBQEYaIVGaCTlXM8XznUBLJNtvAgtTajNahHuyr/Q",
-	"EPxjrrUHRRaeKecpeyUU22UdK8JDFGrX7KwtPPmcRua/p9pOYz2PXgkE9beIQGIO8dX8zqSfNPNod5St",
-	"jrYEUKlwpM5cCW4MGMEivVXBSrPXuOS5C69zvsmPoYGsXxwx8CykNOSnBhdUF+YH3k+534/Eya31hadS",
-	"aAzcj8PtIp9r7C2F5AXQCZLfw5jmtk0ZiDbqaX2biXnCUwLeBzc2c2S5OukMS0lStcr/+vW/hsOHTmdn",
-	"OHzYHQ2HD9+MPv3tX3w0zgkyekpwbs7IvikxrkFrzujvc2I+myS0R5wxUlO+wnCrDUz4Zoiu6WAK4wDa",
-	"XDMs2JLFvkeitvt0aWdE6F2d35VtdubzMsl86Zx8FeYaPe+joTdDwYNhSQA+tQmdAdRMrR2N++CFR/pI",
-	"id86IShrEKTqnmqj+jH5PZoSMuUnbTdnx8v2aJdUuL7i+XufdwVwvK/7hlup1ACkrQFlF1RFezXBFm60",
-	"SYPUG1nz5Yv/QzNBPA8SvVEmzwaMPKdDPYh8wVEJ+fb9eYvWC1Z2EG6zaOXVS3qmtb64vY3b6kvA4zHr",
-	"mhZsHKItcLSnbAwOf/eYStBygQ5TyYU0wlCcEN8SROV2MGRhhivDAIUxFfnf4CI4m5H4wFp7TcIMNbYF",
-	"1SFLyZTfkXg7yHJwbLnYJXOiofIA3eAYAcMSKLSE4PebxZBhptXSMM8hEoSgUEN+uK2XpZhTtaQoJaDD",
-	"wYlAUyoEZeNtXcwl0z9m56FlU70bdcbO5rI0NfAzDO4X+zTrUnBkK8EIj8Antr9mgFqNRr/sBJqPHqz0",
-	"SzOLrUtTVYPVmy2Exo1mrlFcNNE82OKzJV+n5zkrmYWdp+SOkntPGI6QdIoliQdLePd1U9SXTuNxE+no",
-	"K4D4uIEE9EWA8YyYx9N68hiZjBbrzNQoy0SmqrHn7uysWJNBryGo3OJqSHg2zneh6gVwfnZYlfXVR7xu",
-	"NvlKzcIKjtrN+a5y1jklNa6Zdu6Wsngdd+gfVXsjSpmn+DRh6sjPW/ujiZ4nAK125y5FaXA+FaDE8Es6",
-	"ihtYO7WUyLNeVf1obfa9lOjQ7kKM2QG6n2CJJlggkdAY8Xlmw7mnLOb3eSG/vVJsfVa5DwQ4xllN9jQq",
-	"61TIYCArRHIF4OkpOfrWO1PmTJCC+cxM6Sghvl3uVlsOR0pJJAvqkNqbWZ6oEAC9IAwUANG91jJ0r3q0",
-	"tbmXl2dRFk6/VU4qcavareGyno2UK/t8AcyczbG51b7oMisu4KBaK5pLlyva/tWvaCuj2qpkorBWiLaw",
-	"CcQJkJjgVFsywHuNM/Bko3IbKq7G8IJCtKV+h3ds1dfwNrZd044aEXh31aWOc8/WtyHBs3BhL5Iv1ybY",
-	"WpEut7y3zYHiS8mw2QTNPP+d9LRivCaf4FZFbiBvnNjmy+ILdOKpPFaMJYsDJ7YA28gCXeS1FBGtqVBW",
-	"eN+bs2pzAtJT9UJ1dC0zENxPOLpPuSSI6nJR9xM+zfdlAp3FanLnRlW48pu78oZgtOmHvURk+7Pet7PT",
-	"zT1z9/he8rWfO3xvJblbStTDcc1HEZ8SgUYpnxYSts6o1d6kWguRkHGKITXHPVWUy0sAjhskmFug497H",
-	"3qB3fX5xNoBy9Zm6CiOdoc5dCWH1mqJjklBF1Ko5kmfaUN8y50xiUD/puHj/UHqrbtaz5n5xIdb+AleC",
-	"pCI8QGYwxOZTktLIGOZiAcXBCZPpQrHoMR1TqRHb9pDxFFnlvUBbERZkhzJBmKCS3pEAYZQQDM4H4d9D",
-	"6wW3fQjIcMgYZztgjAm0eVVOiCAmSh9c6ExGBEX7NQHPMetWljQbM0YSqO1NkPZmGIHmbttbujmeUjBw",
-	"rlF51g0v+hRUkwvAqeWn5Z4JVGJHJvBcocKYsIUp+m2so7nPpjpeO1xROlCAjjA6PrF2UzDWHGYy0tuO",
-	"EUiMzfFt5zFoude7dpQWnOmauQp5TFLD8Gro9wczgltEPODHJ2JFixPCMgeJajN1yBdYko90SpdJ3TMl",
-	"51E2l8QenKVA+lwVE+ne4pBltdV3O9uHOr0ulZXOjMuJgmzFe5pkHlBkP3O0ZCZuXKf/AGCc4gc6VY/9",
-	"nXF+1H/tenNPVBAmWMX1oZdYdZ/8WZPMNuLxSgYCuh6phpB/U2K6Ghigz7FpWwwfKl7MD/MpZjspwbGC",
-	"EuR8XM0RwOKXV9bJ1+5g1v7pT92P/ePri96/X/UuB60g++Wkd3nZ/b7XClpXp92rwQ9nF/3/7B1Dg8ur",
-	"Dx/6R/3e6eD6vHdx0r+87J+dXraCVpkUlFv/+9XZoNsKWt3v1V+nZ4PrD2dXp6rZ0dnpT72Ly+6gf3Za",
-	"+PBz77sfzs5+LPx23PvY/6l38Uvhx5PeyVnppx9Pz37+2Dv+vldqCBsr/Fb8Pvjh7Bg+dz9+PPsZtnHe",
-	"/eXjWff4enB2dv2xe2HO5fLq/PzsYtBTp3Xc714PfjlXHy66g971x/5Jf3Dd+4+jXu/YnMSgd3Ha/Xjd",
-	"u7g4u1ATnR338r/0mVyddn/q9j92v/vYczZ/3L9Uv8BCLnpHZ6fHfTioD92+/rV/3Ds5Pxv0To9+uf6x",
-	"98t1//T66rLn+XDRu7qEHpeDi1735PrjGVz6xVXx1NXfH/qn/csfesfO55+7/UH/9HvzS/e77unx2Wmv",
-	"cn/fXV3+oqY4+qF3fPXRPelPdc/xOH9LzQn1MVGMgbDWePUGDgs5EzUbkhLXd71qqx/lhSEKo3Op+syw",
-	"nFgV3A2OtcM72io9HEB2paez7dW/JX6s/POERhMEH9E9FmhC5QEKI86ieZoSFi3CLLk5ZTujhI4nEkV4",
-	"tm7Uqc4A5Tp/oZgT7eEPnAPacuDS1g6xyYZ4ilIiFdLRA/m3OCtwjMtwY4XD1L2zbLclygVrz9btLtS/",
-	"kN/nXHP1HndZ7cnxSiBoBA6UutKHdqK91wZ8nfelEJwwQtaWEqDMlKJaqU3F80TxYFWst12Xsmqpj46C",
-	"hGqmZjf1j0wX3ZH0ndaljndGkoMZG4pOqY1cqD470AlNCFYnKfBCoC0P2jpEFbRUCC+IOIcokBicY4xn",
-	"aVl6t1Vaakl60ErntaV90jmz8aX3eIG2Kphmu05xb4SIej9v3QZtVfa4nd16Omev1NE4+NA/31z4As9/",
-	"4PdoitnCIJCp0ZUrlNQURh7rSLkry5ZC7SGwVfss3/DYEz1DLAu0knEpCbfeCDPwIWqQDCIXfcsFbpyt",
-	"3UE+2ebO4eDijRkKaWxdxJnrBa5krYID+TKXcUDjro/4IYgu2ukLmOJd7ZsRggUh3JhLeNkJXBc/62sX",
-	"Zpdhq7HjWkOvj8D2n2kW6MdnLFlsXMthhm1mSKnaSHxDOnU51qtHAIBgYocCJdgI8GxWKFN7Sm7dkgXi",
-	"qcJqt2RWuPGmyaD/TXB2MYsaRun4FrhzcX6E9todG58XKKpNRzTSuh8gztq1PkP2ihTziCeWgwFuJiYj",
-	"CKn0VRtUC09nUe1b32t3VksjdhDfHWX+Fw1r7r9EeqvSzmyQX9Dp6ITlNwup7dCbzHmVbVzbOdfPfBW7",
-	"/QoJjPb2V4fvgeGowcvNZ1m+CeNWVX2/cHh+NyCIs6j7tpFafLdsTVvH+pVszSYCs9FVZfAqJ/Y8ZFy9",
-	"gE3j5coMmzAReJf9ZxoIsgX1jXvWpnM1ZhOcYzlp3jpHDhAdVSyV4hETsHTiBxRHIA4KWSvvQa4cc0SZ",
-	"5DpqxK3iECiOZ8hs3dpcnoFjROFnTTEeQ7Avf0YZdlA/bYHSFTOkA2hxMmShxjPhtp1Zsbo2TyaLEYkm",
-	"XKfMHNM7wtDNXCJG7qCajxKuUz4dskL5uZiKW+iakJG0/jB68UZ3uB4Awn2vLhdSOPgNP9kXMRoV4W09",
-	"yjIzXV6MqMAEvlWfRLPLrFJYySKRjteqSgAhXlPs86MQMqa83smLsLv6A6ufN9+FFqPF8wYx52UT4Nap",
-	"iAwj55Rn5IkACd94qesCPOrlmPS3JmYR3tVCSbQHKIQ3FyKr0N8OUIiBwQsz0ZflVUi4gN5YophnrKWx",
-	"M+lmINxm6RLe7RsbU45UrfwCE7eClp7NJ68su/FiJuBqZo0moRkn0WyQYiZsdel56jnriZQzdRDqvwJd",
-	"XXxEWzqYFt8kZAe+KpwkBNl+RjYXgP5mJsri29BnvxTgVhyBeXWPwRL9SF68UEAqFjwlaCv8r1/xzj+6",
-	"O//Z2Xm/8+nzbrC3//gvkJBckHjIwJsjNKWcQjThSSwgxFibvlD4d6JoDRevdZsdqIfI0yEL/64rnbsf",
-	"2ugHraGCujfa+GmKqB8gwqJ0oTOJyCFLQSAK/2b+L0SUoe+Jqd97iISJ9XYa3ODoFt0SMjP2KUOmYKrM",
-	"KuUe6m6ncoeP/lvNAazq06WAB8J4wxJEhYfqp5jy0OQGt0k31Qqw5CkSRAqtkTu+Pjk6v74cHPfP/rcC",
-	"kGL+nsKwraBl/iOErqkTU+5VFNgaArU+jnFjJ8Z4id9iaZrnEdfymjdNVutCQUhuyvUVIp3i22Jkp2LJ",
-	"EiJqSo8mnI0HJJ0uNRBP8UPm125DLYpzfzePx3lNRYLThOa+vAJp72CIcsfRJNciUKZDisSQZXEACEu0",
-	"X6jPrdtkJAN9q0Tl7QObNIcImZl4beECKrVft7brK3w54alUGzUbMQ+aSSgNMWTFCmPWedFNyQPuD1oV",
-	"YZydeUJKNuS9PGO10Tm7+X0L2nePC3ad7V03zbwGPNlkSpvzKGab3Uh+xnsdWzHN3Ui2r04zdbGG4efo",
-	"W56f37qpX1U/bp7sWu9rA2W+8vCdF8AdmxCfS6v8MwXnfFMbQNyLFxGF9NCXWTRP5gZnCpXhGa2hfyZI",
-	"QOfE+4MCqqOKq3lJPelEdWjjtsaEulAD4+AbDriScfDT8dtknxs/Q2bJugrL5anIX8TLeA03YpvKhZpi",
-	"TH7K3CyI0nXINZ642faWJz5Pn4SPl5/sE9fsXV4WNlW1PS+32QIHAPkXfY7bPhKxfLneGH97ehY+v+Ag",
-	"fzen2sOauU2NX+LKfA2rCprmy3Ar5ZZ4GKMqLDhimkxbeZrP8DOgosDm+zxAnyFhInpEj6F20tHRZiN6",
-	"R5CY4BmpKicLyRWzf9QmdFs/F6zDzux3mlR8ddL8rVss9rHoh+qJPXYzQFY/l9FgNfyjNkV1uS5ayauG",
-	"Jgk1yfG1jduyoTa5DZI8K+WWp4ttUDKxWE+tlEsn5/Hz1ExGDlEQpLNzZyg8wklmxJTzlNWXVasr0KY6",
-	"FlyK7VBK/tHDpzFJD7My8yYwBTqlmDVO9Tkwi1gZpl0oila4JOvCtQRRXFiC3JzT+CsECNlt1iSL3DC1",
-	"yTeZzte1DD43CGiNEB57Jm4Mq0s0svNeBQ/PZckdyNo8U24Gb5SpuGRSxtHtOOVzq9tvkjhW6mqRIFzv",
-	"dfYyZcLFnEGSFzkXKPx9TuYkBuNWgiVJt7U5LCHSen+hMUcmLRs33GMECdIOwWVSp47UGjdbvg+UEVVO",
-	"Msope4NLsHyAem3zRFKJxe2lTLEk45V19U8qHQpvax1RvHnC3gsdwiYQrmbsrVZW8HDYpWT1XFotKJVE",
-	"zHBUji2HnMx/ugYiDyj0lHIak5pyJqbfwC1zX3JKxim5J+uWERqnhEgTBbFGDXwWkVRiyuTiuRWFTnRQ",
-	"R3U/kGrxaHm13aweaYG3rKP0TtFYX7UhWz0218FOcF5LtlHJWoVA2iirIWx+nXqzVgRIgHmdpiicZrVs",
-	"qUD4BvDGPY0I6EFrKrTOpJc5u5zglFhmxdplEjoiqrl22p7pxFJ5Etec6L1/337/9n+1iuHpnZ33nz7v",
-	"Bm8eh8O2/mPv8X/9y2ojVuHAA9+FZtvwPhXF0Jw+zW8L+p47fuH2ofEZYZiqp8bkJOUzGrXUI+C/q/9w",
-	"Pga2lCcJnmL/O3QHrq0GKuYzk+zUsqOZkVSnTDSFDqyDfu67oDFm88y6xY2uchpxw57A/Fnobs+6fjfT",
-	"gj+9a0LayLm6ps1yLX3FBbBocU4YTqR1aDPae0fBvbPnkSqm+CE3gBRU451VwWOmM08uJZmJuggDp/by",
-	"FC8UnsiqLENQHAgNmY7+7SHqID4akVQMGeO66fZhlltYSRYZ+wDDQIGVMZEGOQFKqpgwlqv5FYekpJSI",
-	"POkIJZmCTXGektqOHa9ANzsvnvrSDl4K4eNmPF5NWRZzHZ9i8g6LYrgzTlKC44VG7YpdGzLL0wUoTOeM",
-	"QVI/nqLQ4DJxjSNdwc5e4IGLW4cstJUn2umciXaF+QpNncuQMJgp3G7n/wY/DDFkaqEKSg7VvL9BTg6n",
-	"GCYwjfud96gSy3CIQnXFaTqfyRAs0to4rbYmCmEQeTvYq1ExGvIFLsqalQU/dWHZYbUeniSKnw71uQoO",
-	"pE/ba4WhYJaADdkWtCfxNXTZPlTELR2TEOGZjr0CIZo8QJIgjPTZA9+sadaQFe5ri3Gw5qVzpmMs1OhC",
-	"W+Lh/hgUjDGO+HbtQ6YG1M5mSZJNKWyZGMoQTlN6h40IX8xmaO4G5CzjqZ2dnc6fAOcBYlZaiJ3M8ZmT",
-	"vfxpgaPOADZ81IkD9ZXp9MU/6CRNJAHrrMY+APhxHqpmCuIUckCtrNjURNnp7MCr68wL1xmtpwlJ1Vvx",
-	"cQTlM3HoOmV3OKHxda7ftb/gGb2+JQv4RcxHIxopYex6RlLIZanZECBs14zL6xEIjSBBT3gMP5nwb1ja",
-	"IuE4vpacXyc4hcXPWUYfr6ckpvjabEe9/muIz7smD1kOAoAkhpNrmwtTT23/AqxyPWf4DlN9BSug68JR",
-	"j9QH9Rh+UPfbUZeFJb1JrKeI1shShrIKP6BgfWIYkAv75Uuvj+Mpg0v95eaHNVeEUZpwhuzn/Gqzn9y7",
-	"MD9pnuu6vKDyISvJpVpwKVHyTH2nE384ZddGwYFcYQ5bM1WePPh1tUldhytopPAkZWhDNUtXVhplXjbR",
-	"XZX2+1KyhgtSUKRJgdX2MwqYOuebl0Pk90wRnMWqwE21roap4Tw1EbNZzBHUAzEsz2/Ft1q1RnphF5g8",
-	"Rvx1TswB4/J+s63WauKqh+7Gl5X0zvmNnhecDErQDUHK8rxIz1zQVAd0TtL6FiBP9kuen+Xv51baX+F+",
-	"5q6n0LUwT2lZvrM6B2danFC5WE9liWM1BL0jDZKFGG/9zBfC1pSueNt4Usiypi1TxZmuuRYf/16fkMjk",
-	"F0JbkuApiiZYbgfI5BdCW1Mapfwm4eMxZWP1weQgQluac4CMIbNZIUedk7HIpClychd5YRRcR71WwhEd",
-	"r05Zr3of6bbgF77EG8/izdUDgiDujRbzQpy7iPVAbi55j43xmEyLhUhdJfQEU7Zm/pp0Fl2lyTO926Xi",
-	"r+QPWEwkHovnqhn1IdUqbLQHcRbPqZ1B9G+amNmIFJH5JdtQFq3Q0fCy3Vxx49500KSpVtg43QomubKT",
-	"tOAJZrhUtG93v6DY+/uveOcfnZ337eudT/9qO7q/eZNQWm1RnnTL93LmaR3rYrNNYWNDpTJTdmAEQbOj",
-	"cm1HvxmgyXuq6rdqgjCdVfve2IXp0a2pO0MeZjQlQsciNsuF5RgBK6mwfrauW1qxJCRVEpopLYBTgmLC",
-	"qIVBnREChXoNUEOgoJDAJj5ETQinDFkXrLXqhowxsykfttsNbOK+NelAEhs/EhQN5I3t4D/r0erN4bng",
-	"mSeqg4RgSiJLrmFlHjRf42STbTNw7s9/+1rG+n5OYwKF4jzumTry/iMtxqsWvbHtS/zsMYVRE61g8ieD",
-	"BzRkgshdqlenxZjqPF9LfI5nKRmRNCVxvpblQ84F6U35b7Q+d5iLo5sUMbtwHBcUFvGcJr4bF2q213uM",
-	"zN52mrZ8/7ZRy7Ib2d24pafRQ3gBZM78tfasRlLyPAWKtSvf8/RW64xtHjRfeP0y9wyFyqcz6Xmnl1oR",
-	"Zst0z9khmnKo4YYZ2s0Sr9j6JFaPZhLIJFzUVJVa5Xp6SUzWC/A75VOobWZzsoiskq/ROZkiKVZVxwiF",
-	"iiTaAosYaPv4tB83UklFXMgrES8JedWpWQoOQgKpbq4KbM5mKY20c2cVVGpWkQPZ04LSM7VKM9JxMWdG",
-	"u+KhHIvswHW6S7M5KPZyT4VHv5fV17fr3iABU+sAZ9nsjGkCHrQTDCmkvKspx+iv74pDLaO34hg1Q1j2",
-	"dPJ4DJFZsngl8tLPcQDFw8dMUWF3sw6U+zNtbcQ3Y4aVtHqx3MXJZaQMohG3JNakpammN3fjbgQURY+g",
-	"T75gQaijadoZ8wM43nBGAPsYVnsLZzYKnbQc6Gu8bQBJ+2J7wSetMGsNn1Wxnw+qc0yiDTeAwjRMV+xF",
-	"jR5e7mSz8iZstrC6K7ffy65tc9boopvVMrmYM1vKpFTrYsNIA0yhZoJ1cEeexmvVNnTDgsfPikNaXkOi",
-	"RBuzcbNLzs44W6VFVEHJu089ngoc5+Wz3NdfgAsfenHYhJxIuoSqWNzCoQQ1nM7zXAYVq7RpT8GMHtZa",
-	"2nwF/2OCMBILFk1SzvhcFBHTPZ8nMZrgOyd5sps/MKgmugtQIcllgNrttl/XXW/JWz9Lq9q8v9hzN6e+",
-	"aEuhAeuMHQeAFSx/AJ8gCiYhMcKJ4AqtDVnBYqxLAxdsu7benbBJH62kOWQwXQkhbrfBwJ4VJL6YK0HR",
-	"elC9EgqDasEgVELQkEkOn7Xbf7l4jS8l9RPirNI5awSx5Rpo8y+6PmTG+VS97hpFAtW6N17MN1L4wyCJ",
-	"PzNq0ezk2cjuReIVFflamQbC63T7A78vaNfATeSGKDznkT2LmqP6jKE4D5RwMIL6rx3CiZ2jwqqv8sjw",
-	"d/udUuDyu87+twXnrHdep6YNuTqTKWU2IUudOXSKF0gQibLGulT3zZwmcgci4nmCQkuNr22zMBiy8DPC",
-	"8v8EiLL/E5iopjAAtpaPUIilwa6UhUjMownCAoXvO9MwQOHexCS7eBOHeSkvjBYEpwhPCI63TUpLJXmo",
-	"MXf4aJQzg9oFqORVY+R8tRvKAh1UbpI9ZTVEI8VFUokiPCW6PsSQZYnvOshUWICc8IrRgRAt6wcr+T1O",
-	"4wKg7XY6Q5YlvPW7vD/WgHrGmVav5h4vHNneimewZsqqFS1yN8U9UI5Hs2JxC5/9yC56qX92zlBW83fY",
-	"mIH/9//6fxwXM/gro8gh+m8UaoIM/8zocYj+u0yJ/7tIhw/dQf/v/7/Pcc2oaYesRKi3IYuC5rUhrg6n",
-	"BI0ow0nRI0rvoAVBNUxnKy1NktfLdyttBK1sH64TFTFlaOwWvCd6aY/dw9dkarXscZrIM0jtjVGU8Oh2",
-	"XV2at2AKc97USO23oLqKUs6yp9ZGFx+O0Js3b96jq8GRVmlNnVC5okYJS7IjdeTWcqmjmCbU0Xc9SdOk",
-	"VuyJnci3ZDbbSGRcau4sK3FENDFKnFHnZj96F39LOqO98f7k3W/f3k69ic+xkBlf71dzAeTGc4LAux1k",
-	"XsaB7d3KYUOhOreOsnV91wx6gO4rOjNTa2nhOPjHNAbv+RRwbaitk6GrOVRIFaYjSdLo+NTiL+asWwd5",
-	"2Qa1ukHA/grqjzws9g8GPrP05QF2vutpdDDWsre6IXmoO8EBpIF5yKd3r8rWnzb3XHjlEwwiB4n/4CNd",
-	"QxOkgW+NsjsGQw10v8dPtWt0JJllpc7+YbxIqsFTs/gJSKlpCGRJ4WJNtymQH2yrmcHisqwKVSWMOb0c",
-	"fblw5L5KF8xdbFRUnuRb9nHq9ui7DclLYH22R3M5T016cQ/TVwzb2evsvdvZ3d3Z2xt03h+86Rx0Ov9Z",
-	"B53NoNGu+zk5gPBKKHBOx6FNTXocpbr2QyGrlok2LED0mg4DdnzjmOG8ymZPrRwX6NWAQ/4VNzMLFUhg",
-	"GiPKbKXcAL7H1QK3JoBUg3XYLqKDdZBA/sQb9TKhpe7rXxP52J76TMxdta4GR0UUsKFz/nnCy0eshBhI",
-	"RklHWliZ4FjLPtTJoJVJcOF2u7niowCXlZf+QXEe4IcvAltBa8LnKYrxYoePdqacKeIC/2t+uifkNjCX",
-	"/bcwgDwZIkCpjlHUwQ5kJtAWVj3QFMtoQgQyJlT1k/b7B+oGUYeKt0+JeuJQ0w1onxVB/65WkyyUwPn3",
-	"GFPzL7UG809Ym/m3wkLJIiyioA76Fv0N/Q3t7rwteR01CNezp7cqj+CTcn03oCn58MvudiPpB8tb3bRq",
-	"yI6/mVW+2PI2oSV0F/lnqgrdPW3m2F9EaVggbeXczZ0lr7LegXfgKozuJ1wQrTbCmVD8yspPYFYYcyKQ",
-	"5K5exqN8WaYNGOSsb3Olpy586pTNtWsxqq+bRUFVdQOZBLQZ1e7OE58xwbJO/hlYV2WtRItt8G9Wk1Kn",
-	"XzIRFjkS3dntdHb33uy/fffNt+87RTz6bn8TJcSbZnWr3H0lQXeeU8ucxDKYG3hTNgwc+uxR5WCpFZtW",
-	"giunc+h01iAtA4dxqUTl9LunXS2jqibg8nuIQsWPmjBMHOsilIGirFBKbUfgO8rGaMrVUq13QvE6e3MF",
-	"Ma+/I2lC2arbrF35FQgYXwQLXs9zr8crau77UxP3lOfz538pcfupvPh6HPgzspxUn/hKQ9TnaqdSZq/M",
-	"5mC8sLWkc0sWJFbIOSMxNG6jM2Bwb8lCQK5wNEoJ2VFfh0yPLw5RaFJ+w+u9T6kkO5AaZivL742mWNwK",
-	"kzMMEnh7ixxbkrSqKmGpevSjNi00Saqe90jnrJHfitPFbHNV1IcH2gzRXcVNm3bunNYwsqqrbpb39MIO",
-	"T+VZWkrRgUXU0hDi5wSygipPSC9cDFdqzGg6NVxWlQGpC4sw4uV5ba3KrNambVKomwjMiK6cYIO0fVU0",
-	"oaOoiwX2pSWhDGE0og8kXtNZvxQH4uHBFerwFoFXW72hDKeLVwKZVmhr2IrJ3bBl7BA3c5rEWWQIZ03K",
-	"JtgJg8ppu4fj5VNgE89k3rOD2CzbDpmwjjkjNW4+mQVPZ85SUGPSZ2moySrgV3nYFV6vxhPT+ufUxAO/",
-	"RFrec5NREXzl0zlxfGyBg7/HAmWmxQN0r/YJFm1M48zVwLqS1mQRa+B04xRZXOZz4zrvLc28Z8aDYpxP",
-	"u0xtnzIO/DTzkGyjIx6TIQudKs3hQXZgNMJABhXDCvmG9IhC8tmMxGgrSrGYkHh7yBy7kj5p47wNqYug",
-	"gKbjyQGp9QUa4dSWeIE+Qzbmuk5UVtkdgg/4SAd7JQmK+JT46O16ZUY3eIX1eQncQpveGA/npqwwo883",
-	"QFIxKFhBuWJjQjU2qM0UW5HSKWVYcpMbdjYzWdhi4OiWbSbHBVnkwNK95+BWNdsv7WkcooV2QLVDAMgt",
-	"7wjhJ7Y9JC1d3h6yM+XtTSjXqj46fKvQLSVCq5VXdLyAdqZ6agaEC60a0TDwGDSu8Fba8qp4zsqem3Zw",
-	"N9y8T3GvTXr57r1Zzxw0m7V3YBPCW8uv1WELNdhZcHLBpHj3PteUWJsE63N91O+71r7teL7mhbN0YXlh",
-	"giQPi8gWLwTiM8KGbEs9dgEJl7ROzNp1TD5AZz+htgSZNMfgJqZ2Ew4ZBE2AHUNHhEZU0XgfUnWDUxsr",
-	"z7P8uZ4cAk586KYDOzeAy1NjsW0e4Fl5wjWJlFJLmANLBTFb6Ls5zLI49uMwr3FmqOhIl9qdTyGAl8WW",
-	"eaFsvDZXlrNjGjQEnhJLfxVo6BW+Ev7678udNrSrO2XjQ/R9b4Be6wr3rz8bo/vjayWkvv4Mozy+NpA9",
-	"4knC76HwseTcO+2LMFv1N+ngVo/32CjF46mh2dkVHWY/C50bDFwnM5GoNof8S27VTrNsoy5N8Ow198vV",
-	"udEOwaWTK+jM+DhRRDgAnw4fmGdYz5MPGmZUX7zH0S4dQ93KlYjBqb9dZ6+rrbi70aN26/Xmq19+8C5h",
-	"XXr0hocO7QFTYaO8K1ENlaNc90z4bV05Ks0Z/XHHyG9b2bQ1B2lTdrh0ZHVmmhUamIrSaq3C6aHJ9gYh",
-	"9OFBbsph8ylJaaSTANNYoC0oUihTyFgR07F6SJwli+0h49onWlOBrQgLskOZIExQSe9IgDBKCNbVBf8e",
-	"IjpmSkzdPgQpd8gYZzuQVSTQCa01R6EG1BkCsngkytAspXdYarObQFvjlM9nYshUM8YlwqMRAWu/jy/A",
-	"8ZTmqQKap3dxT2jdbNN8PuvH66aTgbCgeMCPdLnW+kwE6QWW5COdUs+DtJmIwWPd+GAohHbD8wB8CF1X",
-	"JDS7dTXokGXOIbud7UM0U/I5lZXeVtjVFSrmTJoykZkLis5HOtUZr0v5W9+tykTr058W0oHXKd+rJjPf",
-	"i3L7vO345nJDm0rpK1b6SXpc1XYHu52Djvr/9u7em2e6q2WcZTWThFMdt0kNjqya7mPwVDIWGwPGiWiY",
-	"mcKXhk+XNn0lTJKcONBWayDBIJ6gCWZxAlmjQ9Wmb2P07nWk2A6NSy46qtVmit03ITM+xlV9M6khYpIg",
-	"ge+DOkp4iMLPQy2xDVsHaNgazjudN5FOdgP/JsPWY2gEMKMWUztsmOCvQuuLBKtwiz7qVYEX75ZdwRDr",
-	"q5RaV0kliWHxRpvvg9o6o2pdpkOQARUGuiULyHRBRvQhQKE19xzoM6SxPr8QvUahsXBVPpnS0CkRQuu2",
-	"buZScgZeYzrVkPYAq0DGzeK0NkFkZshTaPWVyIhkoPW7t6yY7Ckf1Ei364qwACzLbwYcVFQz63mZZ8IF",
-	"jTJUnV8NU9mFwe24C64DHk+1Qauu0GFJEFhGmVdfUbaurZ327SO9JX7gUl8viLwnpCYjnLb3H5+IZZ9P",
-	"dCKipW1M1qOaPEVcyA8267s3ZRvX3BQyFNJII9piPA3QREFqySFjf1IqbbC78/6TLmnQCd4+/jqdxJ/+",
-	"pa7m3KZ4i//4izMVZWWNr87+06W7VVRO7T+jZ4B47Ettr0GgGmF838s0YdZLy2T5TVWZhcrQXyXlQcZh",
-	"XQ4NUpSrMbzbeFowV2EhHiJtw1wuavCgjaISJL2jEcnCYgrbgCBXMEm97aCYJPSOpJQIQ3K3D1GUEJza",
-	"NDg6vtfmSMRjTP33ttRpSBuammsXndD4S5KQSLrmoVwwLEek3duAtOib6d7tPns3+/b3Tqq5oQcvFnha",
-	"dEuaNIRQ1TLbffF63WiV5tEn5mSeFcRRB/dnSjQ1JkHQDVFhfBWspkjnXc7o6pRgJlBelW/a9jiKeyh/",
-	"AcYbwMGx02PNCJEc8JrCW1YRKU0adru6+Fi5/cLFL7nIv6Z/fHFxz3OiKG10084U+fAKjS2WGXRtUDww",
-	"grpbkBlpEJ/LiE+NTVtALTghkcm04+HnnUx9nqx6T0sad1fzMgfWVg8EVZiE87lYqIQR7fjmrDdHi+RO",
-	"GrwY7+K9mzfRfvyWvBt9M/528v43b6BuFbHG9SPc1oX6dvVi1jyFRkHC7uUYwtWuW4Z24znyJg76YTA4",
-	"R6YUoMFyxcGLQgSVaMwlYtyW7PHmVGTk4Yl7b5brygJ72VHrmflmADFYGMxqeGSJrdykUxl4N3iSmwgM",
-	"Kb/yPzk+xLPDTSHJ/MheDFMWyK9Drt96ybUFm03s76X2lBPu53KYTgVmXQjL/lUCuKA1Z/T3OTGfTao6",
-	"76i+8ASNzNWICGd8uZjfqGY3EFGj1TJ/M2qbIotl1Qt/s8HT7bymhf7bMJHZ34bcZ3/rR32tCyTGuQ22",
-	"7ab8iDhjBDQY7byhWWxbmprrbhIy83eWKqSQhsz8XXbl+LQE5FynkSpBvKUstmWiFUHMztGGmxzqYBPO",
-	"CIQAxQstwAklv81ZTFL0sGP6iEJimX/eI90gLv6L4OCN4d6XxLmX4NW/kWX+TOVED/dSix0QkZvAn52O",
-	"zwB3k2QQedMvOBGfIxP6EP9EypnC7Oq/Al1dfGyjrgmKs9wsSNpxDHp6KlFKBE/ugCag6VxIsALfEJRw",
-	"PrvB0W1gLcYBSii73Ul4hJMAQRq1CAupZpszMSMRHUGKtjlL1NB5lVKdMg4EIciAeXz9c++7H87Ofrzu",
-	"fvx49vP1+UX/p+6g978VkdsuShawjYPXrzUONb8r7KX9jOKKPmAJh/GcqLhN6hT+XCVCLUAZ8rNWtX9T",
-	"ANmTHgr8GIzAMyXTG5IKE+4LoVPIUKdC7EhdhZcM/f9ROs+/kO7xy9Io5hDxaSWkbYRaWah9IVLlEEOP",
-	"Pcnyg4DZqBRI0DEURdBBdkHudnOzQFqjiszAYJy54NL9SU8EDjzrJaL7+ixsXKMnleL9RJDoOkT/im6w",
-	"IO/2FVJ6s4dSzGI+RTcLSYzT9Q8n3SOoJmSSDcck4jHcnSR+z9i/+FM0R1IFb31c85TKxaVaoYawG4JT",
-	"knbnusKL/uuD9UTR1BZ1z/tIV0atMB7mU4BCPL69Dgu2VSxRQhSr8GZP38JeyYERDgrgB6bND1vR/9bj",
-	"I9RnGHHrSIt1PUFtybNrm2LKJKaMpMKcXc4+jKmczG8cvsGyD5XAYv1MgyyumASF8v1aKEPdvjZcCLTV",
-	"S+g/8NnlDlTUc7a1PWRc8T7/dnl22kY2mhIQTyYrhp/R0GKjYesA4tYCNAS0pP5ut9uQ9hVUr0OmC7PW",
-	"ddZ8C3I8YFQDBcPDlvrZbEP/EROJaSKGLfSoZhgy8hCRmUliQaDKL5BvKEWAZimXPOKJQFsSj9G5/XP7",
-	"AIWvp9EstLbnITs5On8lYNM7F+dHQRaO+kqg7l4XERbPOIWDC6uu4ngPh9tDpkEHFqL62NnhAuzIaK/d",
-	"CbLCOJUqtUMWvo4mWL42gi7lTBhnp9fgSSTsmqs1bEWgkz2KIbNJGtAWnHbhZAvnqcBV/ys/cKhKbE54",
-	"O0DgioXlkElgg7IzfYWihAIsRZjpQvATMm0P2ZBpqMkK7iIriKNQPVOe0n/A7wfoO3g2SHvkdM/71z/2",
-	"fjFuOW30I1loL9ApjsmQ6QRR5tFAULxGIOEhwihMCY5DQINTvNDOpGBo/743cCr/OqtzKupC4KfOx44i",
-	"nILNF7zlsSQ7YNhGE4IhD7JVhasfzZLgb8ASKVFvWRFSSMlpYeaVsY7b1Ch5lVb4eTsYMixQ+B87mdvF",
-	"zt/0nZsEef3e4AMKC19HPJ0e6m1i9LbTMVc0gdLjwvVphzlMvS01LYlRgqNbYW+rFbQSGhFTV9mgppP+",
-	"oIKLuBoZPHnaPB2/Np3Ea9UWxFCZOFhNpx44wcyUXFR4tuUESrd22512B/zrZoThGW0dtN60O+032m1l",
-	"AqjdvDT1z7GPSCppQmTV48DPSvcIEEYzwH0SYZ1RBQ0oycrEC55KHfGgDmbIblJ+SxhELtI4bKOu7g2e",
-	"KuYqIem0rYGYUCH12WWwpXgcWFB3bOgevCMiwXX414ovhRpf+0UG2mFmF2QK9e33OUmz2rsHrZmu1KqJ",
-	"csG4u7vK5aXC+2nkP1O4EY9J3YwAM/4p9zqO083uaqcbry3d0CC4DIhdxnIu6haT2Vny1SzjWWCL1gBU",
-	"nf9S3fwtWUDSG8N/hCYxKtizapfBU/ndYs1l8FR+oCSJa1ei0x5Szg5RqD43WgoAbmElDbO1ZDkoiokJ",
-	"IQHFo/rNokF4cnudTikCCM8gwFqt9/VvhrnOdB6OFsy82l8/twyJ8Bes/VQQAZb5Syvm2RSM19bWb6f7",
-	"v+89fHP7/v6tfJd2Fv/AN5GtMN86aI1ncudt+92OJGmK7e95Qoo8Obo50UGqYxS6QlAhsQ3+BZNjS6dT",
-	"LjCplcW+VYvtdDr/CUdbVPcWCkDvlus9qwfl1nfeLZZz3n10RURb+ac5CBbUwMCQVr0AANfxkXmWCuoM",
-	"uVMz5GQn8wj0TWp6vC43fwycES4sgWw+St6lNJIgcp1RhNYLu0S20X6qHUqjNN6Tv1NltAb7qnaAi93X",
-	"79XXM3vXr7/DsdUkQpfd1V2uGDZcm1ZY7O+9X91pwPkJZgszF9ji3zZZX59JkjKcmMwHAPzTKU4Xhrqi",
-	"jLzqOpy/GprW+mQ8aatcghaNRJ5hBsht9hfIJeACfj/hCUFGMMpFIjSiCWkP2YlRBzIukZ7hhsQIEu4p",
-	"7srWTWYxItGEawkyz8IERSiY4hrCG8pDYFNvoC4TZeMEYqet82uoCxSLEIKuFNtiGjt1msXhkGW5Ts3U",
-	"mrmhiqdJ8eK1FpuBVWyjrmVdeIqmVAiokRAW8GJo/NZyBfgrgaznbp5GB9v+SHcPlWSA8xZOJ/gOcxu+",
-	"PTQ6VchN23uYKRIIxzNkkLtKQOK5G3USopCocEqmXJ1EAJ7zCYmNXDuhau8LhBPOxgdqJSZI3CZ0oeOJ",
-	"WwcYxtPylw6lmNu2mf9xe8gga48CC823b+2iE/rdNiThsvVeIP7XwwFqYIM9VVlAH+jnTV73YzKdcUlY",
-	"tPiR6JqCqX4/3/F4sR4tvqFcPY7ew4ykUkHGMflAc+GtFbR+IMlMmFg7sPoqwhejKU5viUQyJSwGdegq",
-	"Eq5VC0q2JibRhrFEjDlOhFlEgikrDq2daZOFGiK7U9VaLbQVtAYkmjAaYSU+42QhKCxmkwR+RlLBGU6o",
-	"1FUfY/Vc6B2BNc9SElFBtDRCTWgy6EoUR57yERECTDAQfQ95TEYpJSyGenYyxVQfGSxeSZkJkNVkNpon",
-	"GlfpN665pKyiva1B/2vLlDX/VKgxb37MhTI8o21FShiROzdE4rZu0Y64zmOZaTq1H6g5jZoS6grghBNn",
-	"4aSEM2k8YWVSn+VONMHS3ol+Ab3ibFk0I0RQGKjIfszjJgxX46RbK0VNmNCOYpxEa3+i6d4a3FDRPfix",
-	"qL3MamoWeODdJ/LAM9oz8r+5roPXr8EEOeFCHnzb+bbz+m7XqpIasLYb5pTXYHyfx4DqI4+X8aCDQv0S",
-	"s9GvbOhXNnQ5G9p5s7rTB57e0DgmTPdowLgWiXCfXQl4Afu7DWY7x4uE43jA+Uecjk2/t022luUrPCEx",
-	"xQOTlWl/b2/dBV+QufiT2XRjMbQ8UIVPfwxaFRV67tlf5d+1h7zDD+aGS7dchMgsHjp5kIkTC3SFzzHn",
-	"cRt1jSFkZ6bZFQjc+f/Yexfmtm1tf/Sr4M9790Tal1Yk2c5DnjP7qI7T7d04ybad3XNa5poQCUmsKEAl",
-	"QCtqJt/9P1gLAElZsiS/m6oznVgSHyAIrPf6/aB8XJKM9fXU4cX3mrvkzdG7o/Oji4+nH86PDs+P3iwy",
-	"93BsNzT3+idURUPv7gIvpd6Iio5oGR3RRLKUtaMplrsV3x15dkVbPENLOk3hbehhkCkDiCYYSOM6RXM7",
-	"tTLfgrFSrZSGtFUrW7Vyp2plb/UZ74V6K3KOt2itIdY/ZoApAYVeb7HK9TGF+huTQF4m1P3FGZpTpvLM",
-	"xBQwvDInwW03r8k0Y3hAi+MJNpv6GLYIuOBarksS/vo5hBLwr9/CBvkPTXNm/FcSWuel4UCxMX0oRxYu",
-	"riq9f2TqpqL7veDsrsX3Kp99sTO+fhT9Djz1dVXHVY/+MwDG6ncNVSRC0bSMuS69zq6JfNsWc6+z1/a9",
-	"fALwKB2vBQrsb9CM8NBRgFv7/pt4/A/kti93xEtY62+Ozw4/nL65OP/w09F7r+P93fyH0uGGGZJbKf61",
-	"NP6clj86pysVGBxT0cJbi+BpWwS7a+rdExFDhbf3oFbEpjbBYyl2l6FYklLZSC92TbUnJkG1dlxgEUxS",
-	"GjGJtf1G3xtlb8szIPYO5sKBqeSypdgjxiaY5Ag4FGTLBglN7W4Zi3RR6TaNVE7TdGZruCENEPDQCa3Q",
-	"UNxAWU0J44ELhVZIg4Q8T9Ow5C42Ah6iHOwQFIMhwleZJEaRZqLRCDNPIZRjhYsMEiwLvgt38oZpgzlt",
-	"aLWbyMaIE+ZEvmUZ9jaT3tVehrUCsDc0plyJ/6+Vh3KP8PluY6VuPh5ECc6Xol/r/RbZLxzZVjlu3eW/",
-	"irv8OFHbR1LlKBU2C7w+p20QObfQ8wuLLkriB5Rgt921XXU1OLuNMUVXJN1qNH1XJR3wXsK1sK03iJki",
-	"jDRi6bMptC7XVLuS6m67G3B71VJptFbiWMqJMhNKgU+YGopYdkh4xnhsHM+Q1CwkWfhVUTn6FnYIJedU",
-	"jrSBokU+C3h43j376eLsvHt+dHH44eTju6PzozchdqeXfnrbPX539CYs4FQQgg+4eZUMuIHYMKFW3xgs",
-	"NFNJn0bKlBwU6OqKfcGZwONM+UPAi+MAtLdc+u9Orvv4mAhwnPCBfd6A1/DV7IARho0bPhpoodannZDQ",
-	"YrZdrTSOwWBdJjLglFh2ATwCaVnsxJWn5ecPpz8dv/8x9ElonxVXbygDHtEsm1kCF4sBX2CWW7ByvyDe",
-	"x9pw/efhMOej0IdKEE4oMcaZuThRgix+cURk1XdqXlwdi0XCH5nSzxFiabdeFZBYIO09oDeWjqcm4DAi",
-	"Y2MeEAoHm7kyO8Cy0UyHSQr0MlMqyVRkI/3QGaOxXDgWB8pDlVlGpnS43SRmAPUG0Tuv2dglY1zbDqz/",
-	"uWQ81hPuPsO7Co0VrEcpnw+YCq8gLytzRdxKpBaOErhSKqYsi6h+Lr0npB/wsJ9wmoa2HwOmwixxND7q",
-	"sO+6doUCpKu27b6o41hvPEMA32q/IpMs4Yr2qt0p2vSGjVNO/Rj6H6GNa9qmBuHTXdcCfVq0LqwBsjsy",
-	"4GYX+cQGbKRve+SkD+Dm0oAScqzljGYkohN9Pb2ftBiBhzkok3iV+4jHdARuBW7IzMREE9UgUA6tRxnw",
-	"Cc0UQG3HmEiBzz4yclJsTYEj6/B+FB0xbqOmEU1TPSOAmQhIdKZu3ZZP6WESM0osamqQboXGIZGEqoDD",
-	"5Lf3XyycfFJjqWQk3Nltv2i2w7pb3EmMi1LLAC1nwWeCn57p5bKz2242WyG+elBcrpECOq+KNgXfOG9x",
-	"Qg0IiBFg4BHK5A8GiP6OvKnUryMr0r3MMYLrj9kYMxR5BdzsV1mWbNio5JY+XKPdbHbgkV82myGp6cfT",
-	"x9f1YoeJsN9SYrwuLWfhl1ZIajkHqFezG91P7ZDUejSGt07H0ic9GuPbxSOacDJMrr52X9tC7qc9vVEK",
-	"OlkRcMoJ+5JIZL2icuQO3YfBodrQC8r98Bq0XMDDbru78x/sygiNs62GlGt9DLPfbOy6Ue+GpJYYA6Ru",
-	"3We4XNPgsViQS/3I4CHTVOteOsZySHR9G3p9a60TQlv9xfsP5xdvP3x6/8ZchOMwij4Z3LEBD0+1NHx3",
-	"fHJ8fnH0P4dHR2+OzDnQA1Ldnj4xl//0vvuf7vG77g/vjrRiCE8+vDl6d3F0evrhNKwvrOGjadptdzf2",
-	"wLvtrpnJmzvhttlFKxuo+CoHauBL34NwhmVMaPuevkQ2ibS72WgiMdtQxJVTcJnZczy9Rq7Dx8a6Ksbj",
-	"6hBKRtL8MFrXDKN6WjEUl182k/MFGoU9lSWTnb12hQCl473ut6J2vMt29nr7dGcvehHvvGIv+ztN2uq1",
-	"o914j+338eqm9QB5Zr2ftWCKBZmJnOitPyK0p0U0rBiszDfpjn/gWxMQ5j/98O7o4tPZ0ameiw2qzNrd",
-	"f0nBTyfRfcU44Axu3aNFK8SwaVrJo+YWjSOeiwD4DYWNaSnX8/bfpolH/9MYCDFIGZ0kEppQ8WMjm0QN",
-	"kOPHvC+AdEp7sF7Ho226Y23vhsgGXpUzUQ/leK31VyBae2AHOREB76goTDivSMiGbbS+sikAQeLKliot",
-	"TCf111jYJYIRc0lrw+LKs5/gUcF+LYJI9uOVdQqkqJh2S7XhoZX6mCgR01nD+/ZZP/biTWKsF5tWeqrb",
-	"yN/k7a/zJGM5KC7yujT8F4OXw1c3mOLqoEF3bDRqG1FcdWAZzRAMZ7vI53ySCrLOosRuq7Hf3v0FBdSN",
-	"JBTKINwc7It6Dp7fDvoFVZxL8ALJ18DuhcDrBHo3BJ4feEkc6H0SmI0ReJ2vAcwC/gU/B6umBa5UmOxw",
-	"Br53+AWnDC+IHrg+4qpHCQe7acNhLsyIN38JYOa0Tbr501Wd1uKJj+/iWe3Fq7cyByLvqD5MS5S5r2DJ",
-	"B3rNB/BG4edDmo4DIB0MPOgP1hfCzH/gOZ/ZfveXmBKz6a/MCqTbq5MCCvumc1IOPtzxjKzcEE6OrLUl",
-	"UJbYLeFtIE0Q+QRlxoI8RHdB4KhmYkYiQ5erDmEza8dLG59yIYyr0Slt41y57rZ1cZutuPNsxV8qg9Bt",
-	"l7ZrrWQe+2RR5NgnxuWol9INH4t6taUZh+eNKUvTHXBQ8ICdiGZxw/o6C2sJz0sBLT1QTC/o8xanFOq+",
-	"DV4W6YAAXCIIZF5NCXRIqBVI6GMvvrlzSGqYtu8lIoSwjxwlaSohCBNGQ6pCAt9A8IpDmG/CslL/KMKP",
-	"1n2MNhbiLaIT2kvSRJkYGIIIEYtxRBBdCNj3qjhG9YDbwJidEPfWPp2+80n4tUclu8iz9NtitJpGwN8l",
-	"I2bA0S1SCUkU4YyZTIK52cGygAyE+/aae+RqGMfMeyXXcg4wHVn8TBKDAuLoVIEJpRKIQnnhwnr2BQac",
-	"ypHskLDVaIakBmT4eim0Gk2HRiMZj+uOVEafDb/SLA54LXQbDrZBn0ZMhgDnYfMN5YkElVTOUGHIq9nY",
-	"rR8QLtwoRUbCZmM39Cu3bTZ2zeoM8yyF0NMkY32WZSw+zyiXeiB6sdk72Kev+2Q6TKIhjEs65lu98haN",
-	"XgnRwRsZSMxMkj5T0dAgo2Sxi0tjuNvOLTTBFlNH+gAcnECKxVxen5GxZbWz7S62eFHoCb1lsOxWAZHL",
-	"VtWzLy0m/YRlp97tOoNQN8nl8L1QSd9cv2hVdDvVhW1MY/Mxn+TqRMRYXgKuE9TNegWsxodcXXdMWa5d",
-	"06N7XeWJkRKGyXvsIDfkMmi0FDCOf/387RtWjK5AUhsqNdF/n1UOvBHGWvWICnAaIkCZgCPI1QVgOec0",
-	"NWiFV2aiYftZoKzVzdghfrI6CWte4bGv7iC4oZ31HzDv7HU8LQhOPx4iomF5fyJ4UQUf6Ta9nZCB/+Zv",
-	"OgSESrrLIXwuwzNVPYT2q87+i0b71atf5ltuKZ+tgTxTkRSr+PK77e47NqDRrHTK52srnLSMc8oelLvN",
-	"LznhbVUO9AKAXK9VZPSYqmjIJAFMBTOS+taf2PoT31OZb7trwEiMxl5kst+85HexsW9T6kvN+k8QfkfQ",
-	"SlnJ0RMAoqQko1z7GmCFD0WepTOSiTTNJ7JBfsijEVOGB5qmyYAjCd2n80NTmCEyEtOZxBqBfpJJRQCL",
-	"M+GShPqaYVFIAmUF5iclQrSR0EbuwY1ID/giecGY4FtcFc4QKzzgf7BMyAMCzSySRPAUCJ6IF5GAbQ6p",
-	"9pcwNv3UbrC7L14E3H6r/224RL0MLTEiiqkkZvLAJFWL36BAJc+4NMAswMmupSN1GC0O+qS239zVN91v",
-	"tuvoEEHVT8ZUNmsE3IaIAUIPQQQTTsbyQHs4EeMqSZmElLwB1cGKJOCThoqXgJtHJoNMTElvRtrNvxlM",
-	"SYPUoucs4aTV/Jt9+ewLjRQWbV/XtdV1S2sF1t6ZopnjajOLyRI5HxQVPKamQL/4dVDY9ANX4mRrkDov",
-	"gIE74vHSoXExXWckStzBOHAjkWkSq+EBCfWUrDUN4CpcQi/UmiFD+9qO7Zl3CD0HL2VxE5xtfrZ37Xj6",
-	"GcGSzhJjBeJOQmBF14X2wvcm+027Fc6hG+3l3n5jFxI5mbr+fkqMGJefJIu9zmuA+Tdso9Lr7OrXYO/Z",
-	"LN+zveCerebLduPF4pu2lt90d+6mTT3bSly5wG71Aooi5ExUbdJr+9VJQlimMwoMzu3yI7wq3imO/6tH",
-	"Lwde51Wr3diDx3PTOHm973Va+3t7jRffqoNvteenDD8dFWPIkZy/fQugPLsiV9XTZ0z7DlurcGsVfidW",
-	"IVqDZUVqTcJqb+6dm4UF35NcK97r6NRLJ/ou1Op+NRTRoYkFhgitbMuIk4iSLOeA0GwZsGyJKgLoqQYJ",
-	"TZQzNHj6ALNnKtqSWJs8YOxhaKy4sxIpnt8tvuPC3jbgQwo4t5liMZkxKJEM7bPwQWhKgQvTN5GmnYzU",
-	"REYSblDU61iNDC2+cDKLw6KMOJHE9iEtQyc+LE38XSldw5Pw61fPzJ2rM3vZbLV39/ZfvHzloaC2FguG",
-	"cS6GLJ2w7KInlCO4vNSW3VWdutfutJqNvf0XvxRlIPKYGzo68/lDrrxOq+V79hXoW7GUaXvUK5UUaaWf",
-	"8Ihd3y5vazPcTEPkonzv5tytm5U7F2h57sYWOTHKGCwl7R8knMzjFnSI7bvufjw2vdcbDdlyYOD2u5lW",
-	"LFbKKgzZcyy+tOtqqx+3+vE70Y+AOFsVmSUF6b69D/Wo2Be1M8nYZcKm99GgBQV95QwiZ18UxA3IVORp",
-	"DHk0LMcXMUtNdUZStCpp1z5JlfbpbYaKRCJmNmenL+W7zFNE09Sm2PCCkEqzP0+zRCH8Ldbnd0qIMXIm",
-	"FRuTSSbGE4WxGtf3VMtEyiQJtW4xPBnwPGHdthKggwI/FdCx0TDnIxnwjAFxQIwHY6eH6PdZZrrDMRwh",
-	"VTIGlgj0TEhtr9QUEXCK39e17oduDctCkUutlRdp4o/4Xg/xNXu3aNiulGcmMTkmiqUplGligeZpLtU/",
-	"jPaFe+s/dvba6zdum2T/QzRtu6k+h5n2OntavZcrXE2Jpn4Iz7dP/88EVLP5jdr+R/MjS1Pxf2AnlFFp",
-	"PhfeK1wY7JUxG19fuWmueSxJymgGlqSeYCwfxYXqdbz/1bOfMdKNaaMBFEx6ZcFtjAEEt55dSEazaKgV",
-	"NxBreB0P9lTCb6m49TDNGltDceujt0p7q7TvWGn/pSqnzG4jhUi3hoKDs1pSDjUXYFtJdWP19Rz2JSpW",
-	"YCGKGFfpzPqPmPKoqYTJMtFNEqPCEmKs/UbtCpevqHUvg17VCaMjiZ71AaHQXxxwRVNoVrX6m+KFtJdL",
-	"DanJ3OVs/zPiMy33TktzsalRBYQay7LLpePsjl7ITVOZVv3YWIoDpg/0VsuJGDFS08+rf0eirfqy8LhR",
-	"uxvIbnf343gpgY5pdyumFzIIiYS3sGwo+re7H0p1viALBCOxjvBSViPrKN9kPB/tyeuNChZf0TFZE33C",
-	"Eihpk0nM6jYfCH2hMHi9hX2SDLjIsFBPmoDKoif5vfIIVVpfoEeyn1tX0zCf7yEGYxk314G2wdIZwS+v",
-	"N3tGCY/NCvIwTmOk2pqRmkOMCmljrhQgoZNEm764LF1QaKefCpF5Js+xGtXQEo/9jB3IpuwjiaAG5Ifz",
-	"Q6z1/8cTIuYpr+RN+Hkqi3prsG0Ntu8sylJR/Q+XiCgu//xrVFF618KSvxXZgFn6wbIuBuZG5QIlEiE5",
-	"rNmWJn2mkjEzeA0AqxBWcE9Dn4RX8VHDukHAMbkaIhWdHQDOCYZurHaDMjiq0CATmVXJVBnzRQHOBCWc",
-	"TasoGg3yHmq/KURjAJthOeR5eWx3l0hYTxvZiTUY4Fqv3IksXhNTvPKyE0kGgrOtNN5K48fASSsv3ych",
-	"yw1O+Jx4WC7MFzq7H/gi96aK3FOSsFj4BuIRsrng+CYKCs2vlI7di+C6R5sbnemVVnezXareqVrdewuM",
-	"7jVt64VB41vL2U0E7FawbgXr7c3cJycmf2RqfRl5Q4N3dSCsGuL5SNXwZmby86Lq75panvJJzwrz2C8V",
-	"M/tEpDGTygQtc54yKQMeAt7ffwFBctWadow/gBloAL9CizkTWoyqCc1UQtMO0TLLlLUWoIrAOkZ5xNKU",
-	"xdpkjnJIa16tl3bAY4kpq14nkOkCwA8dzwypjEJSK09p/TH4pend0ksXoa6lcDDz+pR6/uLMIQSNxuKS",
-	"mVS34b3AiNEq/JXr1OQGg+vNoSQtY7eoVtO22rt7jf25atn95jd/SRr0REhlIscZVYzELEqkUbCrYGZM",
-	"MO/qY94ypNa+l5Ca2W+bRNacq761NrbWxvdnbUCAzaohgIerKOOnbnwwIIpealuUOabKkNOLibwxFFbm",
-	"KCQ0itgEesgkVtFCg5JjbkBSCNv4hVg0jrDKVA4XvFUjNgGoynmypdCQEiIvhcVXiAWrEoq7jOJBwMME",
-	"8HoR6Uf/5Xie9IeCtgIwfYFaKSw1rGEtqaHJgHKUlPUVEbnqLGTKMtVOodlpAJcLVdInhx8DbpBsocuu",
-	"Jx2J9pBeMqIE6TEimULsWQOFTDlJxtAvoZ8EnyokNI5XM3vHIsoR6xnMt0oowDJ+G8ovwytuERMq7xVv",
-	"L5dRdSP/+BKyjUXFckKPfu7GHdhL4zHdkUxfQrEYGgNRq1xLWq6VDfsySQGG0UAOLO6wgrmrGGTGBrpe",
-	"KeIDHpvTv/nemH4xmnfXpSKBKx6pPZDgCvOqj09qdi+84p+35GH3Sh727ZbkXrBiV8aHKgJ9a7Ntbbbv",
-	"JBGKy/8+6LgW2lUl8bhGC9YC9ewTzqYuttBYGAn5yd3knsMf9xBf6M0UNOPuvWr6HtaMg+rchIt/xK8P",
-	"89tucvp7Yxw/oSIV99428aPdytgK5a1Qvr1Qdmvw6XjRbkjkjV3rlVrfschmtyVOXNiv042hNAOYHERG",
-	"Tmg2isWUuy2n3RO1SFw3yDHUxUW5CnjClTDdLxAHgBaRlt9sNss8H4ITPbZBRidD0tMTT7Ufc2AgMgIO",
-	"fiH0CiGtnL75vr2uqUJO2SUthmVTtQNB9BiwbgVbeoraYPsszyRQRjRIqB/XkJMYYhg9Vv1/wEE6kxoU",
-	"bDq9A8QokvREnDBpRtYmJ8kP9QJ0paXPrviYZL9JTn6AXmL0+Wt7zV1y/P7s09u3x4fHR+/PL/796cN5",
-	"l/TYTPC43gj4WrUy6I7eXAUex2w8EYrxaPYTm92O2rGqaFxc+P8hbxmTANCY0RjQXKQizUbrbw1vc2WB",
-	"D7xRq1Drhn7lw+vmW6tSKzJWOTgmqGSX6FaZbpXpYxQXLVa/zTXUb1VuHfNPkj1iS1B70wGfslyyR0bm",
-	"iOMFtsYiU+N61+75V/fninpWrNyC/h1rUthKVhSvi+pDl1SHljXeHZaGXi+vbyyfj1eWfLoZ2ZZ7biXy",
-	"k5PIj1zruZ6Yuk0mEbIiE6qGhU1WkmrevI25pB3rxd7KbqyFsrRoE18tPDH1ht3dtmoVyu5DLJ4wXIHO",
-	"UduZJjED7Mj6WuIVmw4+YQ3L3IRe2364fIY26gG8syBbfAe1+yfmxaxRt/9PMSVjymcFIMSUZYyYUWzF",
-	"+VacP4Y4R+H4JGQ5ChZiJMsC6b0yP1Bku8tJgQPDzfy7Qdm1cZx2E/4NeDlQBEf1ivrPWm9G2LjH4jjh",
-	"A0mmQ71nS0EuIPrGAs0hos6MfQIctb0Z6edpugPhsozyEXKJOylsmRWoCrj+rjR+Ing6K8hB5sT0soJP",
-	"K4seoMjzQdrMTykf6Vk0rydiGMgzvdEk4VIxCsi1vRmJqWKNG3RHP/n26Gqd88q2jS/eZvGnlXAzDhZm",
-	"rpjzI/CISCKHIlOWdKRxHyWad5dQQlmyWVUm7qmtet6q59snk56QsjX1mE5jPED66EyJDII7Vd8E5ErH",
-	"uSnPJPYHOD2ZSDJILhn3Aw56tdCG5XQK5I+c/qxmUQJ+TRqFbJBFMZPzmCmU66QvBsuu4ILdDnhNP/HD",
-	"pVQ2U433o+egO/Hu5vkWmmrNJA3up62K2qqoJ+JBbvMzD6HCTaG5U0rrpWWsjnz+FcXGmikZwZmVM+vn",
-	"YNzQ7jABs0KQ32MGxpgt2/zLVtxuA3al5MtyAXTHCRcrsO4/21K0kt+5EwQNIqaIzlakaXsym28heyax",
-	"N7xRtM3ZKrWAA9R1iLh1IbC/gm/kULCt9+QTOaTZHJSJxdsN+M8QGA0MzWjg2e70ojE90YO9Qn5uCNKR",
-	"JiudBTxNRoyEHz+cnZPl8/kczwoXOVgloudH86/ghSf8VIjxso1hj5xDpD7Gk75ZwlYWb3iBM3vat6eC",
-	"iQ1nwBpY/1H0wTd4gEla9nTQ93oO62wHp3N+WDE0La03KpzZN/qMb77Xp0m6/svBc9/iOes/GBCI4Lne",
-	"daShdoeT2r/OPryvwzamdmthEMTsGACVzPKt0fFnNTrazfYaW2+95XWaXwtfhDK9R6PRINMmgpHpsLoQ",
-	"eYPIGY+GmeAiLwCspjRRLA64miYRI0Cn/ubi4+mH/xy/OTq9OD8+Ofrw6RwoGBIlSZZzDNmd5tw2vg4E",
-	"+AmNgIfvBD5ZCEXU0lEQlNauPWRxRg+uX6IPLpRJlnP5/GuW8+P4W6OS2LnCL7jdH9+XUX7ML2maODPh",
-	"iRnmG0dATixEGu+nSaS20Y9Vzoc+a42hnoiYlU9ZY0rBbv/E6SVNUtpL2Zyjo41TUlin68Lqz9m99+JO",
-	"aGO/J+IZoZKUh3lQsuFpliWXTOpDrljyskGOaDQMONr1CcBWhEncIUHebO5GHP5hIUkTzkit5ZO2T3Z9",
-	"0mg0SMIJ4DTVkQYvjKmi9jyt0syp2jvg6ORQ0kspH8HFEEULqyzg5r6lv6V8hnw2PnDUAVBgiEQ9xVM9",
-	"k46T+DgOD0gIZ4TmqQwYVz+jA+ywwWRTwI1XY0ZOalgaooRILyKapobABz5nTOapcldExC4hUhnwLOfI",
-	"7sOtC2RmQHAWmouWW46S2EBvIMRSnYgs4EiabK5PwC8E/w0WS4N0SdghE2Dmi8TYlv7aN5fNSGs/4JJF",
-	"Qp+I/Htahyd80CBvEStMkr6WSHZei6s7CN6MBVxkccJpNiPaCiUwKOK2RgPactxSKoGFTPRqE9yCDxsm",
-	"KgCjADAFRDkBo4BO6Szg7lypxASoHBKlFb0kSoBRwXhsUysmswHsSw1yPhXYAyYDPmJsAsAoPcr1dMdm",
-	"ZIAxbKkV9eNesqwDbwXGwYUd1pDKgPdFmoqpoeE3fWBYxaOSMRO5IrVwiQ0U1hF3RHAWcGCYtitkQqUk",
-	"e+Qk+cE33W4AA2OA3fRnsITIKZP5GADccPX9eHQe8GvEx1e3zr9ZFxqX6Tsq1Q54GzvHb0I/4MiAzWeW",
-	"9PHAzrW5k3bQ174VDnuxtw6jeBL+ugEn3czdfoMnPayz/Rdwa42+uTZmJPoELwLXI6L3G4u23dpby31r",
-	"uX/flvvdmuE+cZHWGxjkV9XcLYzz1YWzJw6H89rqqIl04T9n1ihDKSNVkqbOvqmVTF8CkHEy4MZQNtJ2",
-	"QC+1iQG2OQZogEurREKtT+tUjR9tAgdcm6I+meo7T7XPQJOKTQaWRBXOtmCqtIkBsNUM6ZExi3FcgJQV",
-	"uwtYMF2orLHcOeZOxs4PeD+lg47FxwWOzvLs0DRjNJ5pK3kCvRQkGlI+QGNziJSeccBt8U4xdADzCg9A",
-	"WWkz2hpq7khMhgCiXIN0rfOANp+dSG1gTVhMalFG5ZDFdTKHz6sfCv+gkqRQcF7T1q6N85o5Ojs/Peqe",
-	"XLz7cHYeGiMcJsxybswNPuAwuIW1avAUhXF2N8n3tbFkp2gP6lEWKfibIapaQGTzLKsS9C5j5d6JyMiQ",
-	"xjj99YNi0S1eaESvs60hss3rP05eH9b4k0jsa11kZext1Wvh6ixt3zHuM4DCzqm/BYqOXNVzAU+0nATM",
-	"T72tIRZTdY4xEWFiNkVoLE0uGcm5SlKjQ1FViYxUojM+mfesG+Rnwzs5fyMIMxnaaBTxCeb56IzFeB3z",
-	"BADgyjEMA6CthCqSMioV2Q/4OOE5NMO7x8IhgzA7KFL9JnAXS8t6jSE1E0YKeLfIKK6lt+buVFLlCScv",
-	"msRyGfLqFCE7XMyqmmyRfsLwh3EkV6Ce6uWRxLZUHKhV8G4QdcKATsYillzaOcGZdgEumLykwJlHIVLU",
-	"lFReXiWd5HSg12rDMJXeMF7H+/9/be68/vy15b/+9v96N2kYWhkIyGCGNvTnT81Jd+rQ4/ieSbtHcT4r",
-	"k1bZU1LBltoq0a0SvYt2maejEk3M1iqoxVrRfxgXcqHy1Q7dWiCa+sB1UDNhcKf5g5AgrzjwNOdngED+",
-	"NkkVy9Y9BTo6SqcsYTEGV9iyF88TPy3qJ51rybyOevduuknXrgvZpLVx8TrYSu2t1P5e+FwRgt+IMCuu",
-	"4eOd4xiXq5KulcJZztF1IOGUJspCErjw15ClsXFIjGzS3/YTTlNMGpusk7ygyOkAdV14LWKzwRMqJYuN",
-	"YZY4Smp9MfChAp4sRBH4kWmBv8omPzN3UQISzi6Fqi+vBGRx9TeCcMZiSNVOJpm4pOkyeaqvMi9Fk3E+",
-	"9jq72J6PH4r67YQrNtBC/b7l6cqIU75lB9wKzTsQmqf50yEFRBFwV/JyLVPtevKdsnB9boWJvNeMTXlM",
-	"yzI2b1iUxA5wSwmRQv6EUHJFSINsxBSOFnZSy0yfJDzggmu3Gd5gg3StrGQxXgpMU0y40GyAYMGGOxB6",
-	"4gNeg3hHlPABFhyJmKXPZN1g0BSFSPj9AaEkZjyx108gRwL1TC6DA4cS4BUPvwYexHgCr0MCD88MPJ8E",
-	"XsaoFBy/x4ov/AaU1DMuiPkIw3yGlWCB980F8bC4CpM/oDjgmbCCuIMxtGpOKMu5T0KTADNa7/ec5SwO",
-	"TfVToorJ1Y5aKhSEv8aJlAkf+CTnIy6meoiEC5IKPmCZrZkioZ4Qgzew12wSTscJHwCLErLUyfCg8hYw",
-	"95QxKGmi3BQywMDgoWHyAx6aN2rTTX7p6qS4+K/J50Zx8QbpwqzoS+tVcmVBdche8zUJTz+9v3j/4fzi",
-	"5+7x+fH7H8PFZOl6mXbdttm02GZN7hRz/TtvR7lLXe2TgdDTvuX03Wrtx8nyzOv5dapN8JyfUU49Yq3J",
-	"Y8EQo/zUcvUN4zNyrhXtIU3TBV7davPhAao91rEduoXy0opsob3QY5EYM6k1k8mDh4QqInjEDgjVSsEo",
-	"Q8h3Sagf0eqvUs1hC2rLFzG5nKJ82MfzMDlukj8mNT7PW1wruatjOgs4WjWSzgrlXNeWDNYrGM29vEwB",
-	"jc2tD7fVBlttsK42eJvwRA4fG30Ea6UWOourxfAaVQFZzkt5x0WtK75rvjCZb1MroIWSvrx/JTefmcp7",
-	"Q3CK1W+Lyg/QJUK/Qg3ZzKXoTVCtWjdArpQNgOOBlyg1CFhvAXL9tQTL67AjAm+LnfyQdheXLAt4q0lc",
-	"HcBA1G0dmA9awJSYSb/SfILe1SSdVbtM4Hv4u25S6L08SRUWJJRroRZLa5NjXh0d/Gtm7G9aun+nxfel",
-	"DbPVaFuN9v1EJXHdE6haflqhSb0949wIgZWpd3c0Zn1EGpdAqvuJFr+Csx3R70stDmeAEc1iUgs5+6JO",
-	"c95VIeF5mtaN7imBx19N4J+5sf35aC83woGkyuvoWVmMCNl6fd560Wm2O61Wo9189QsAR8KraZJX5O/k",
-	"76S1s+9d4SwGsDEZDc2t+83eXvQifsWa/fZgb/jit1ejsed7Wr/hijUj0F/AiypjUjbPmy8NJuVeq/2L",
-	"5w6DJ8xywymjft+fvpy9pq1ol+0PXv72etzik0LxnQhEm4yTgd75vucWRfleu8W9ms2mvheiBNkBKpqZ",
-	"dRoNKU7xTqvZbLV39/ZfvHz1uqlXS0oVcHB3PMVSNsgoYNsYTMwz2JfJH1gqGGWzCeT6prKi9GMKbbZ9",
-	"bSj18jRlikxEYlSTSsbsD2SePsozMWHPf2BZmujN7Tjlr3+FDmrT7qknBDNtN94m1RhONGw191Zzf09F",
-	"GGUtZBV38d194Ex/zFUJRo0IDi3pIhp1CFUEeEPjnEGjt955odYGIalljMaYbLHSKURIJnC1qCIhdeUa",
-	"g5IXIy1FKJUk6Qe8oNmJWZ/mqSKh3dxhHdpRwIVNlBaPBYQbNM1qj1H0A45gxKUTfUeEVm5y0QZDwjET",
-	"VS5KO7C5JxT2ZTw3mkqBeTYgU6CKnBsJT7Q+gCgr8u8TQ74fcDXMRD4YVqDpekI1yFEJ+6CYSWhNpyok",
-	"NchB7jWbAbf5LjiifoC/pwmTOH5G+rnKM+Y7cg5KZoxmhOpN1yBdeFt6JFQVGATsi15g5gJ/wCD0u9aa",
-	"p4bepohGkvyWjyekL7IpzeJ6wLWdBWSu+hAOMHzgYRN38YMCNmBIJxPGJUFUJDg14HpBVKhcC+ldII/7",
-	"hSkHV0LzjsokZstByTHV+5X8ngtFfZJLFpNv4WYg5XZzPSpM+UILa5kd87RNko3V/hNFS3+iVnLli8JM",
-	"3cjmbf5lbd7bmqgrEebNcT6KJq2AQGRaBbq1VrfW6p8CsmELN39HcPMl82KROX99lOz5V/vnmrDzqiSD",
-	"DoyBnCgypjFzeJPr49GXxn6nFJJXGEjaVW20jpa8tShfg4KyLNG3OPZbCf6YEtwu26eEZL9Cti1hoPzA",
-	"S7uqTGq1zGgCD3kopvALGI7a35wyvqAT70em7lxqbYPr2+D6U3U0tupoq45uH/5+UsrlR6ZWa5Z7S2Gf",
-	"OYPbZMhUNLyqw06hi4TZMqpxj2WSTDKGoWqMsALMcE1BQZPokzl/4CDglM+IUEPs2Sh1OSSqfkBCLSFD",
-	"EqWMZpKEWuyGvot/I0SXjVc3yBlT2JVBVWgi+JngpXCEyGy4GX41sVY/4HKaqGiImPOknDeH5u7xJFcs",
-	"RkgvQ7EAV/Exul8O/mM1F+qt0ECKdbBcioupT6Qg8CvikdmRBRyvjVFmbiLjevr0hSU4L4mUgG2bpIzE",
-	"iYQ7NMgJHcGlMELtKgHAasBrRiLnShIlpjTDXh2IEy8NJ68bN/4EWqFiZtww7OvUPPS6bKwkcCD3xWjy",
-	"VEwgmJs/mw2EN//zWzvt1nnzdafV7uxpE+7FI1s7JXAnHOzW/NmaP0/GG/9LtRmh7rlReBNIAa4tAIQj",
-	"KvlzCAioPONkKvI0JqLfN4IA+m87EBvAbqCADymPU22R1fAbacrKQ/NDaHgbhkpNtNmi/5Xk0+k7JCmw",
-	"rAVQ+nBy+NGU0kPKXqKhJRvjaNLA72UIdYfaepmSGsdy+BCbfPEIbOe9uMDv9NUN1YNvWBKGjIT/zdLk",
-	"Dyrk80maDxK+M44mIVak/zdMQlz5Af9GrFTQk3XXkAx16juJIV/wSW8G9QQMygL0DMLcSVc68GKP1Hoz",
-	"APwz/BRY5w+mqSRDAAwM4SQW27ZcpMEoz46eUjlisZ6GUkVARDkXivSAS4LqpaGPTCwanjQtUqb9GX/q",
-	"J1+0wSeyWOoXC+QUCZiHAY8yFjOuEpr6hMZxxqQkSMAg0kuW1V3hB64hmjGSsr4iIle+6XsIOExDoiRL",
-	"+yRl9BIN+bE+qEF+hkZl+1gWSTaRSKmgp4By120tMgfhi6h++hzgNCB9mphFrJdHwgcH7qoA0guwg+39",
-	"F6WRjthE6aOgOR7XbMInuSKoMPUg4AYv9shPyQ8Bx350Yt4NFr3AqkVzQELUGlZkecYPSGnHyYAD4WGu",
-	"iBKkpa+7yOZ1CFfnsHnvyq7EEYELhysA4aI4iwzUcmmBZawPBR5VAg3P9/B3bTFlNBqxDBy3oja2Kl7e",
-	"CTEi+QQmecQ4mWRJxAqbbsDUhf3KTKsNwpVdzq/eRNtOmUpwAuRs3BPpYlatwiT/1R732TVVYBc8WFCO",
-	"UB2f6yoC1xmjWYRlRbGIZDFo/eniQsLPm40bkWUWDvvqAO00m5u7AY+jCdZ738wILJbVKjPQKgPYMFvT",
-	"b2v6fU+Fn1awWjMKtsXtobe0q/ncQL1rcQ8yYGEd6DlNR1DmSLmp2Ew4+TBhvHv8TJJDrRUPi+sQOaQT",
-	"Jn1QQKBUmdm9EOqhfGbOJWdvftJqEsolPx1rg4DkWjOpDgB/AL5W+LVHJbvIs7SAPNHfaKPMALqT7sdj",
-	"MmIz+/OIzRokBOtP23MBV66Tzj2A8YojmqZa6RIaQUyI1MIfj87JczjZmm9wgXH9gFCOQTlzsD5tYNik",
-	"9pp75pYXXKgLYIsKS6PgOIoqEos5O3bUUOCkQ9lrWDBeSVNfObVfWdgzPK4GlqCkfaZmFwlYQP2EZWGd",
-	"SAZNltTBltmC2k7FgMby14BXmI0N3g1V+o24ARu+Y3+eI81WydqC3VxCgK4gMzBxsGeSMJqlCcvss6B1",
-	"kwy4HoPhURY5FPUuPs88NZbGSplIRbkKK5fDqS7GasbAvmDosVryy0WV0rmmrUoIDwbchGvtRFFO05lK",
-	"IgmXlMAzZlG1G44zIXSzE/Dy9ADCtZ2gWDBZd6/d3kBMOTotvt4TGY0UmJmxtQMnk3TWIaGcScXGEGON",
-	"Ge4sMyNgHdqp0BuQ7wA9tjG/AJjAtExJbXEBLk8/YWksfeRqk3ghRGLC1Y5BbL1j3JY3rwUnm0YRm0As",
-	"WNvX5k2WuCieSRKin7Jjfg0JKgLDaQoywvzkQuboIuALm6LdjXhKeuqsvW4HEvCYRSnNjLXesc/iW0K6",
-	"oUgiFpKaWQtJBi1jGQn7OUdHEKbTfkIGOx8wG7SESC8cr50MC3/KzqEddMBroWJjMI/zjOHtJxcT/ceY",
-	"frkAu1LaT4XodT8EPMRUQcQuJozTVM300X14TB7Nyl9CqF0qAVeXTC+8gIepGCTqopdQuE0qBpNM9KQd",
-	"SfkzWtUJH1ywfl9kGLO/ZFlPyETNwroPZHl0RzI9CUo7EQl3bx7cwQY5trxz2jdGD7IiGDoOXT3gw0Tv",
-	"uplf7COfTFlvKMQId1Sq7QFZ2oEYrZdGi9hdUhE8cI7z7CLBsVUpmpGITvRoWk3cZ9cRtBdS+WprPHQR",
-	"hFpFNYoX1oiGOR+FlnKrU0KLtx5pGLNU0UYmoOcAHgAiFYIXP5ptGRbsin4RqzUaynQpAKR+H+AKLvDN",
-	"hQcVZusLgU5bw7TkX+R6fhzfNaEExmyoZNh4omYkxH1h9rzREHAWsvrhPjPKGuVdog5AvHJLUvnrmw/v",
-	"jz6Ha7EsWljNgM+xLHbBJc6zchi3zK+IoQHgCTS3LeOpfW00Gt++WfR8/ShckNAOTL98fKwGdKXZzWZ1",
-	"ml62WkTh15+kFk81HPEcm49NP+UZ91HUSsUm0oEgAC9KJsYT5e6BybirOx20Xpkw6Jkk/WQATJPa+mNx",
-	"QUswpTM/4D2hhqSJrzxRellAyI8Ins7AZVU0bZAwQdw1WLDReJLuuHcbcLt3kxgjK+H/7BhjFSAdUCbX",
-	"GwQMUVTMVuJrO4yUp5wElscGUey0T4h/RSI2f4HlGXjkG/kWFgB63Y9wPQkw1Ewub7/QdmVhVnq3oTac",
-	"pDSBLy9pmrMSCQ+aze5K3s/YuUJmIidqmPARoT2tuMGgwCZI5F1S/4CSFcBI0EodIgugoNbJhIGRb1m3",
-	"1hjWOUu1XieU/CZGkNq48a3tjW0MoCo9oHe4LECcxw53whtetNq76LCtyT5UeZH3mZQ08gxmryIsIYAh",
-	"JoCEEbMvXqfp27mu3AGCCfiCSQqKKaLpmCgR01lp2p3hiZgXJpnpdVovX+y+bL0GwHLISrptuNtv09dR",
-	"K37JXvT26V6022vTVtxk3kavzoRc8LolfQS5N/csc8IGwX8rgsnrtFzTbvHVfvOm7xTDQtdAe3gdz8nt",
-	"JA68TjA/NYHnB+b53M9XNC4cZGY7qEx3gNMIp66aSLwKLpVAr5UAV0Wgl0XggW4OvM7XAF43XtK+cDwX",
-	"lwv8Enjf/KC62AJM6377/E3rnj/jc5cf8JCm48Z3+JSLHigAKRF4T/6hPvsB7nh8X5XNHeDuDq5KgsDr",
-	"tP2gsu3h4Pa30uOi3QRa+Sai4HpknWJIpPavsw/vsS8YJmoJNFXFyHXm7DbE+ycM8fpeNQyw6hIQroyP",
-	"zcHrR4jRaL1BnBhPvFGhAJ66ebkAnneiBcHGFQN47k3rBuzD3qJ6AC9x07g3nr2A37a90bRtRoyLJ66g",
-	"xzUFmXOBbVLDk3f0halKeimrl6LyHzOhRCRSW9wwjibLI+pdXs5f1uBByCFGLIm9kmXm1SMk/zw//0hU",
-	"RrnUb6tuUO0WxbAhyn785ggcv5jJEXAQWgNGQpgdEu4YVcAiDIMfbuN6LmyL82biAXrMzyTRgnvn9OOh",
-	"DfQH3ET6iQ30d7CsjFB8TANWB0gBCZRTVNxBE7sPOCU9RjPt/2vdhEMqagi0x8hSJiWpaf/+JJrsnDEp",
-	"E8F3juPwgFA+Q2LZJKIuOY9Eg/BUVf5XgwU/50+EGN0oxZ3DLoQ3QzLOpcJSCHDFr55qK2/nzeDQRSvd",
-	"6yMWpraByZ1OwMM0keoCX4YFh62mGWSHJLEPQ/AJus8+xkQ/miCCH3D4XDdDkYzHF8bNCUktNHU2EA1k",
-	"X5T+FwPS/ygKiP9RzQ5Yql79BC6aToFzN49UnrHYBZcBvrEgmfQBbB3Xj4nXj5mi2sgw4B8QMKxE8xQd",
-	"MVk0+5RihiY26ILhdRs0KgHwm+oIBMS3KYlEHiFso0sD6I/PJFIs6i9dVqVLALlEr8axgQwLuAm966eG",
-	"l3BA5qaVrwUoQdP0JJrcpiJY+5Mt39O/ZJPI63jtRlN7j0wNhb4FDPS5nguLVwGmkYPCX1ysO/xjtjt6",
-	"9aWZvZjt8fbv++OX09eqddnzXGXpP1maCi1fTUlB+ek3gF38lxT8dBI54vp78P6XzBCuh8qlfv3qni7R",
-	"iyJj/6dAs4RftFtfrPHDYgxX2ZuXTGFUKoWp3Ojb7SbtqlHt5LG9nQ/gKSeHH7dm8p+0EqKNRtA81DkX",
-	"KumbHWBq24x+ttizRtVOKZgDkJc7IFxAy8l2WWwLZNYskPlLFSxrE/UMS9iuMeehIuTa2uTCEB9YqG2T",
-	"O8OT/UrZDBjP2pSdK5Kp+xU4UzQ90tQSFnRcjqdcQUKUCDjUzFBpi058EoopZ/FFb2bSnM6eRBsyNGGp",
-	"sJpfhW+1gEk4+cSTLzZrd+B6zSrl13ApqJoOOI3jBE51TymmHAypAmtsSC8ZqZmaH0lkHg3tTAX8Z9b7",
-	"dEwktnTfUypqWRHrCb7huylg/fXrNVmBNSL9xtg6z2ic8AHpuoRDKQmAiQPfs28ZKkTHiN/pDtKTvz7y",
-	"VsmvfpfYJM2Ccss5z0S/QFzjW9Xyp1UtNw+QPVKs6GqlJG7hDQM1K/meLa0xFgVU6gddyGU1C/T3TwCd",
-	"yAo19jKSUuuEbsL2vOWc3nJOb436Wxr1j1rEvpg8WstfDGUulcBQkqOKSHBEOYmF40qeM7qx3U9v8ERw",
-	"U3fnyrhc9berx62ET7FuGUOc+vIQI8ccbXGN6ZBBVayqxKYjwbF8S1viJiCpkClmxGZEMuWqiW2fF2H8",
-	"MskEHzOuDoqhjYHAJUlT0ssQ8gGNaMBTdj2GkkUZUzKsN8ih4FKkTJrSeX1/SWdYM6v/Zor0WF9gvZlt",
-	"LnMxz1NGYyIjMWFLaKxRW9whzhsgOdsp9zr6jpwmHlSowHeu+MnMqK1UMvLbHK9VQvkYgwVgdQxALU+S",
-	"aMVxg0z8vuoQIQYpu3JQdUxpSscUDG+z9LyOd9ls7DWat2iBh5lf2QBvlxNuo60W+J7t7ycj0gGJx0oG",
-	"15eExrAR67a0+3o+F+dI2sMXEboYaYesX9oKhwgBX2xn/2zv+51ztSxCUGm3zltNA1/Sau/+4l0xISeS",
-	"0JRlSl6FksN6G/0i4e4NFCgX2IMRe65gsmh18T6bgMbUYq9EL8ft0R5/MXn1ezNryz314vLLcvyQ+bHm",
-	"Wep1POi57zx/Dm+xYSZM3xTxAuInxE9i1tomhrtd51tBvTXXn7C5XpKiVry7r6DxdGFZy1ne0x97TBIK",
-	"ZR5KlEghF9U0kJroAyREYZgH3BUq1Mt9ZK61BqzoZAAISyHqhtBHlYDtEEMGfWk8Jr0ZORWKKmYfiJzB",
-	"8Q3S5a7nc0gLyIt2s9ihAd+ALMJc/1G5Iq6T9TcS7usK5A3l5cPxOtxISV6nGv++ts7DhQkHShZdnPR/",
-	"+vfr7NWPP/3v79n59LdPH9+8On738Zdj0X5H39Gz6csvn86bpwP522+v/uvuNeYtFRxumlWuiNk4JbBe",
-	"nIOtqtuqujuH4toyFTwcU0Gh2xbYAmVf7/lX89cGpATmDKxWzRz1PuOQ+IxZmlwyrfY3YCe4sS7unwCo",
-	"6935dpvQGlyvUG4rwtckNbBvY8tpsBXdj4iiaBZttSViDQn6MYNaFShCeQvVwU+BDeFa+XkNF4LdjPPJ",
-	"5qkDSSmbWFdC9zcXg+8FZ3ctCrfBrQcx1dcU8HOC/eicrpRZcExF8G6VwNNWArtr4pydiDjpJ1agPyEM",
-	"tkVq4DFTHisE+WZi9mdrKt8FncABQH7wAZOhQ1USkiFUaMABYILQSOU0TWcGV8nAgoZOgIVkLC6BCgyL",
-	"a3iDHDlg/oBbdWSYB6Dfx6LunyImzUY4+Xdjpt8WYH9BhGdTmftwaPvmHetxmhF/vldl+fdba8FW1dN5",
-	"IC2Ib2Rtb2cFePxWO25dpO/dRforQtTfKK71vAhJXVvaYM54JksxLN9CebriBp8g8hKoZZMKKyp5llY3",
-	"vCnGcP8lxQsqb4tHQiMkKdcfLaq6lbZYZD0xbp5vZmpMvt1LtYVSbDzReq69tg4FzQgvg11aFzZu0XZv",
-	"N9qL99mL/svBq+Hr38ZFTC9eftTIsMt0cSCL7r0PRDT7L36pEth4gAaw39w1X+M0HYqYeZ395i7yzSy/",
-	"7O5+SSPb8kvPhFyLRtirLvGTq7yw62STCoxSSHkb3dyq7u/KSS3XbpCKkrhjh3UN7fj8q/l7pr/PmEI+",
-	"gRvfc7XKeuPuh5JqcY0K4JgCVYI53JDCUUmkEPAvJVORjbC0u58x5kM5NVQeAiyFRd9wKCYA1BmaadhJ",
-	"4rBBjvuIYWzUTEH6EXB340SSEEEsQhxEg5zTETRKgle/pjt9qud2TiJerdhuL7ZTyoP5PWc5i7dicSsW",
-	"H8OjsUv3SUhS2FPzonS2oauQQe3Zji0F+nq7COFCcfZjcjmfSAeuALynTzKm8oyzGIriILLXIG9FRtp7",
-	"ZCjyTDpppG35iGbZjKipgPo6ADGXPnJqA2o0jYbuwlKQjEVMnyoDHlFOkDDUZadSIRM+MPV/NxRsMH+V",
-	"IqQ760R5OqVhh+23/5E//Pt4mMnocJj++/jkP/9fb1+e/a+ciN5L8ebPXQ5Wpm6fbivCthrmicXMHk3B",
-	"LKpL3lC/KCbvSa38W1uCWj5bo7ah72Ux9pXAmI9TOang7AA2uTUnAy6HYgrhoSVOyVoqoet4nd3NzB0A",
-	"TWSY8AGoIj06rW20rkqkY4TDevK95mvy89EP//zw4aeLN8dn3R/eHb3pGHpEktj+6QX655zJUhXFeva0",
-	"HomZpq1FvZV3T07eYeXsnWAWgFi7zgyY33R+xVBNpNvcB6XdCPZCNUK/RTj4c++ix9KxWn6vyPIAfWWU",
-	"Z4mage5EBNpuroZe59fPAAOJXL4LGEPPLZ0JMtJNqBoeIKtL3kuTqOCpSyTp/nj0/vzNxcdPP7w7Prz4",
-	"dPqu4ez155ct0MRmeFdg/6AzyvaeIzQX0iX1WTSLUshWmzSLoQa8mrU5p+lI68cSiZ9PpkORIsOQdv4c",
-	"YS3qK0tlbxlJrl7zCMJGlqeuQg+o1XiW847Rf9jhpQglKhkzgCEsw7D4rpKFRqNBpkUVwr4DbbBv0If1",
-	"X1OaKIboDHoKIsojlqbGuy2NGuAlro74sMz0ZrBl4UKApV8ieCtRBZauWj590eWRH9hOQsZsvU4tFXyw",
-	"o1g2JmM2Ftr4QTDiEdcmUk3/k7J4AOytiNZar7yCschmi15qCYdN20Ql8luga3yTyEhksU/OWcoGGR3D",
-	"Tf+n+kT2hAXX7/IKNV2UimjUKaj2gIYIIgCS6DVJogxhKd2b9jFkEOcMX7xeBlnOSQ0ZYklo6fvDeinE",
-	"CjnS3JLOGURnWRp1wSO+gAo3GXC9UuI8A4WCllgpxqGA3SfT+1LibjUdikAInUi9vnIes4x82Sk365p7",
-	"O9mx+HU4bujYoZNA9ZRpNcTYst525U1r+uaXvOD5jkk1zEQ+GJKJxbEyPH0I/SkJTTNG4xmRE0ZHHcP2",
-	"rGWTtDDeWBrmzn82z9jpcLxLgyxQs7SoKqbGlfY2HN5dAXq+WXXWBqTA2JgSH+k3p3XMkgKr+eU8I+0v",
-	"XwiN3IaTxQJozOmOrgOLoQYTEUgIDIlBw3R2PMjT2t6Nh3pa82zo0AEZHTO39heXTz/EJJgcN97xIabC",
-	"YaoU5ZIJBy0XE5EDBByAUBIlRGlqTKjuQebElrk9zGxYdWbfuj6w0DiNB1oMhcp6iLVAJilVfZGNS7q1",
-	"QiRsnhrZCeDsq2UT9zwjxkQ7tPd7EDmBPfksJtRZgDUKBLMJTQ1rpRKijkT3OW84W+2+p+M05/e7JLQF",
-	"A0rBPhEIBpZlOdDgioxkAoxSbc4Wz/9Qy+FBnr9UE2SeD/PY38XDmUexT2bJOi5oZMuevoP1q3U7+FHa",
-	"HZOCgwM3mWTiklkmDSCT0GeXY8D3/fjGwNau+31Ow5kWYr0ZKYcIMK5NVTWuDQP4vwEAAP//",
+	"7P3rcuO2mjAK3wpK37zV9hpaLbsPSdv11rsUW5140j6MLSeTiXpMmIQkxBSgEKDdWj3+99Xe//cl7ivZ",
+	"hQcACZKgRNlykl7TU1MrbRFnPHjOh8+diM/mnBEmRWf/c4d8wrN5QuDfJ0QIPCEXZJ4s1N8im81wuujs",
+	"d4ZTgvCEMPlCoBQ+B507nGRENYuxxOq/0OA47uzrf133dn+LX919O3v9+96nb27f3b+Rb9Pe4h/4JuoE",
+	"nZmeC5rPxMQ0vtm7/TZ9PXvLvp33ft8Tr+Xbu3toLLGdZcZjknT2O5O53HnTfbsjSZriTtBJiZhzJsiQ",
+	"zkhnf3fv1evum6Aj+S1h4kqQuLO/+6b3ULTr7HdOcHpLpEAJ57comvL5fHGApiQliAo05ffoGKUEx0hO",
+	"yayrpuB8BgtW/7h+/eZtJ+hIOiNC4tm8s9/Z6+293dnd3dnbHe729nu9/d5u9/Wbt//ZCTqZICl0Vf+4",
+	"3t171XkIOiKLIiJEZ1+mGXl4CIoL+D0jQh7RlESyfBF9FMOvyJwf2pJTgiLO7kgqsKScqbWr39REL8S2",
+	"e1GSfJLqMkmSoBlBGP3Gb0nXv7raao7ZBeez6mrsMihDGKljCdA9lVNEpUDzBMsxT2dqeTC1sxT7k/rn",
+	"FDMGVypTHFM22YmmWDW2/Tv7nZiKiKexOjTvJeiN/TzFEsUcLXiG5JSyW4RveCbhOKIsTQmTaAZ3/n9a",
+	"bvpSpgTPFPBUX4PAM2J3H8AM8C6QsD2czfqWrNvpq3+ODeiVH3FGKmtXDwKRO/X+Yd0MxapRvtwOjffR",
+	"7oip97aPPo86cjEno87+qCMkTuWoE4yKxwu/L3++o87DiI2YGnXPNyq8UBgVYIJJ+PXn6QLFNHY6v2rf",
+	"WZ/XlEa3hHW7XWeQ175B1P4fsS3ooPHSqLP/eeTgmlFnf68XjEo4adTZf7O7132luikUBnOUkNio8wAL",
+	"7VRv8T2miQ8G5ym/ozFJ0RgaIDyWJIXNa+hCcGMuLH5Rl0vSlKfQ2fxLHXLEY/21//3gdHh9ddr/qX/8",
+	"of/dh4G7eN1CUSGFDhmXCN9hmuCbhHShXUwkponQYwqJZSYqc6YEC87gxxN1X8Vpp1gSlNAZlYh8igiJ",
+	"1YU/NNzdBRFZDYGYH82FwWNEe5Vb+p8E7w9BZ0pwTFJgQ+De4uMJ46k+uJiIKKVzRd0M5M/I7IakAvGx",
+	"Qb2AreHfmIl7kiKquxv6mFDNu0jOE4EwixX+nieUTexQ2wGK+GyGdwSZY3XDcaCImh2ZpzFJDxC+Eequ",
+	"7hXaZJwRdI+FIqAimpIZdvgpRc3UXAFMeR1NOY0UnSCzOUmxzFKFcdWNdPYVKaBsAqcwGOKJf8cpETxL",
+	"I/JCIEXqFaHHaieIMEnlAkk8OUBUohm/I0LTYHJH0gVS5HVC0PdEIjHl9wJtYZbzcjMiUxoJhAWNyXYX",
+	"XRIWq1FucHSrtn883jnBMpoinqp/n3JG9A9Nmx51vhl1vFu7wJJ8UI9mB/63vsvjwfA9An6Bj9F/7FTa",
+	"qwnzad723NnNXJRJMiFpZbILMsOUqUW0nzDvU5p0nTkF8WzwkkScxQJlTNIEYPWGMsXwaGTyQl0bi/m9",
+	"umsiRWny13urZicyXez0FUJpnllydI/V9ZIxTxVMyXRR3WZ5phlldJbNOvu7gW/W2jXV5z7Bn9QI9iUJ",
+	"NCcpmlGWSWKfb+kY1rto77XVF3FhJ0/IWCrAdjkqc+orF/Pm3VqL8cLAFaOfkJIZ0JbQl7KNsEIoNJqu",
+	"CRK737x7s/fmzd6KM3oIOgqhzYi06HWv/5PGIH5M09/rK1onecSTHNdUEO1WuNvthYFCC2Gv+yo80Nhw",
+	"RjATqNd9FSjkJDWLogcSeCG2S+vv7HZ7naBD1bwa+3eCDsNKelNr3LGLLIEj/vSBsImcdvZ33/qwTN/K",
+	"oL6dWaxHY4U0x5SkAQq1rDrKer1XEY3hvyQsL7SFOAu7mGM5LfZgxWElcv6eUaBlmtv37mev1/Nt6NAR",
+	"7Y7jczWDd2+uCFjdovq2fIfQYqkI7tlgVFraE/d5RBKq6FXT3cXme3Vv99N4+dZUA72zeBfv3byKXsdv",
+	"yNvxN5Nvp+9+u/XvLC4W87RdHcdkNueSsGjxI1n4kOMtEaWXJfCYKDwNuHlfCdVkThSGUBRdWsHzliyA",
+	"i5FTMmLwyw2PF9CIMrT3Gk15looAjVM+K3rhKOIZk4HhkfTEY5oKOWKGbcITTBna0hwxTKEG3oaRlSQa",
+	"c4WcVL97nt4ieU8j0kVWIB4xtTBYKmZcTkmq10UFer23h8Ljo8HJ+dlwcHr4y/WPg1+uLwZXl4Oj8MDZ",
+	"5pQmZMTyhSEhaZKgNGMCRum9q49yfHp9dTkIu6jvMIJYjpgRi24JmYMQMKVsEiDBQTsBB6wHxuOUiGkX",
+	"7aqD33vzBs1TyqQSFkasf3l4fKyYqBRHCoMe5Dszp/lCFFdCBQzN75lajFUFjJhWDVCtO8MLxfnrlloO",
+	"R5xFRLFdUywQYTGJ1YkYGU5vBX61J4tCEFNCIzmU9tcdsSak6gDjjoJGPwf3Zrx38030juxEKcGS7Fil",
+	"DBaCComZ7AQlwH/zJlBcQo6WFbmRkqRqBf/162j0aa+3Mxp9+mbw8V//xcsYHo+Bo6w/jv5cnZqWbYCH",
+	"5UydoqVEOT+smGat9aLqKAnaUmTpb+H2/khf1T0VxJ6PGUvY55PLCwK93t0bsfD8YnB4dnp0PDw+O71+",
+	"3z/+MDgKNYRHUxLd5v3MmnBKYE6ZYiZwpJa+7AoMP72Ce3bO983unv/QFC/edHB6S696rzXEMG7QgxJb",
+	"2hye+i8fI1wViVBChdRU/28hUPOmXRaSwpO32iQuSDLTzOQcT0i+lt8zki6KpQAbVVpCTMY4SyRIrGp2",
+	"w94q/L2C2T0pVNb1E9fMhVYCAo3KWaAQVCv2sfIxPHzzuCf4Tj38rp8MFTryZVSoONPVevTisN++rj7b",
+	"+smf4wmp71X9ilimpGZDYHabTl/djP/wd1ee9kW2lN9Jsxqbk2ZsOSugGqzL5KTZ03mbi4xdwnt7TxOv",
+	"fHamEBuQIoXtUaToCQgpVKB7vGg6Xv2ISwf8LykZd/Y7/7+XhZXnpf4qXubLyBcFVH71ouxSNFfQuBr4",
+	"utZqdA+1mstoSuIsIU3snzDfq3cuounyO1cN9J2Pezevo7fxt6Q33pu8nr797dvbmf/ORbGYp138z+Rm",
+	"yvlt06bu9ec6S7uKozU7ir6Z7d2+Zm/n3/7eSzUUf/Lv6D5fyFM25FjPCkXdFctVq7lhhwG+xvN5QiMQ",
+	"D17+JrS4me/is1a16i4xyHxVhW4nsGpaMKKAPlbxzCu1sbBJmS6MNmTvm8AC576Z9SE3QKqJ/XrikoVu",
+	"jBNBHtrC9kBNMmB3JOFzog+uQi+qe9UmJGxXQpliJe4I6CBhyUB1wapmN24WHHE2ppMsJXEX5WTI9jIa",
+	"Zlw2FWSg+xlngghrwhJorFqjiPNkJ+b3TCtObbcXAjkKpgCRRBD0qofE9r4WIvSoL4D3RW96rwybxIWd",
+	"KQblALD3KMJpukChM2II7UNz3d3i9kJ9MEZXAuqbAKU8A3Y4m6uH4WiOPcoo3zWZHi+rzZsVh+1GKbr4",
+	"1YFtR1HN6yq9pb2dpk1quWX96x2W6dbajlQ6D69yrP1IcCbqIX2HY6PNexq6OT79qf/h+Oj6YvDvV4PL",
+	"YRnZjClJwDNB4Zpz8wgArRgkNMuERDfEcMr7iM8Jw1RJ1nKa8jmNAjRJ+e8BmnA+SUiAeJLgGS4jnmN2",
+	"hxMaIzD7wAMszfesGKiyfWO2ty8Q/W/0GcEhBEjvGT2EiOGZlf5jLpU8oKhMrjjFse4CIgRgD6t3DJDI",
+	"oqkxWPA7ku4knE2M7u041qLEP+07/md+ja568pTL9wozP+1dHp6d/jS4uOyD/H16Nrx+f3Z1etRx3407",
+	"KdDAsZr2DyDY+XLQFuMGpi29BZ0AThIglkY3tK2Itn9Dmr7q3lOsSLkez1Wqfn0WX+qzsNrszTyJo8GH",
+	"458GF780PAc72R/0FH4efPfD2dmPvsdgxIylz6G+Gf0UbF/3MVg9/NeH8KU+hPc8vaFxTNiTX8BgOLg+",
+	"vzgbDg6Hg6MytzZPuSSRAU/ClPQWu8xaTBIiyXneSolOgkjEjV4DsPABihKClYylWaHz/vDwB22E8ImL",
+	"L4ZaL476Vi/+Qg1rlkJirRmDmSlnz8zKXV69f398eKxI1Png4uT48vL47PQSbWHtv3pLFmqvGN2nVJLt",
+	"AFWPE4TL0jD/fnU27KOtEj/4e8YlDhAIcw9febYv9k2WjZLH7Eo8UXPjN8iVaFRhmjOGTCpQxR4Fr9Ja",
+	"+7T3zXM+Gu+aA7BElhZqbKdhZbVhbbkHxqSoVS5UImJcbiZEguZGW5q+Ppt/imdzQTJB4s2+G20OL72b",
+	"oe+h3GOhsTDo7Iw52oDtH/po9IK1iq7+QPJlGnYwwULmvgm+taOtktcAT0G/8JXQfLEvhkmSMpwMCrh/",
+	"vLZuOLg47X+4HlxcnF10ylo0PYvReG9ZYKIxejXew++i7WfmvtyVBQgzlDHyaW64QK0YP4AHYINlIpym",
+	"lICYQ83ixVcg/2KBHJS4JxYeN6GTPhlcXva/H/h10iaUqqyKVqL/DUFkNpeLsrhiFoZUN+2CpM1/f4h2",
+	"2WxEe56EagnAN82oEOCLBetViF5yjhKumKiKYhrohCYKcABfH8qX+lB+ZPw+IfGEbEYp9uPp2c8fBkff",
+	"Dxq0Yvl0KOZRNlMy+19eVezZU5Oe2G7qK3f0pb6HEzLjm9IQnwxOzhr1w3qivz70VzfRBPoz2M9XwP9y",
+	"AR8g85CzcUIjuUFz4XdXl79UvIbAfW+l699DWeauR9TfZKLi2J5m7C+voBqxioaqao5UB6bF99KG1WvD",
+	"qhfCLNbe+EKmWJIJaOnClPxGIhnmhn7VElR6+dIwlUY/cY9hGXw+JzG6WeTnZ857O3DcftRlOW4GWMIp",
+	"gzv115f+5b70TdE4kCUaiZwWc74AKlfZRhOZA1fy3O3POIyD0x9ISiRFt2T+lf/7ch8Hj8kmVGMnZ0eD",
+	"Qi/m0D43U867TtCxzpyd/Y52V3O1CBBVD561IbQPUcyJ9jAlnyhEwENakpjDb1N8B/FkRICJg2q9c5mG",
+	"zsqOuvl4gqR3RCvEoAXMd4CiKeeCFPQBvo0NhYHn8axP2jnGwFlc4Wds3FhLdG4rY7eM3zN1OimRNCWx",
+	"7hfk7c3FBuAfV0TibnfRe/C41dO4zraVk3IIJLQFAkkEorLqNKuuMrT5fxzXXf3lwHExFhIvBAq1k3H4",
+	"FYV8oShkM4S1Qsw6dWeHP4WoBorSaXAtbMY0biKuX4H4ywXiEx7TMW1K9uKNVtSu16VIQ8CL8YENd6wA",
+	"hE2tsmyF0Mafq+Qr8PwlgedsTlj/eLOBSDrdQ+YMV+VssDdiaB+1Ck0CHqCzz7IkKUKsFKFPr01wUmuU",
+	"qncPiPXCpjX0INbQHT5EL23SC2eL4f5GApB+hvgem2AIookEgnCipkCkoBIHNKF3JiPC15ifrzE/pVe+",
+	"qcgfqi2214aJ76wIyTEBcvsIDK1qWgzZLjNRaLEMh0I+ARtiXrgdVnScAOfS1M/24L3zwMuvfAn3ETZR",
+	"O4VdFl66bgevnvEiz6dAGIVq62F97wcohK27Eopq7wYLbYX2VH7tfeymPCFfPUm/8HfphuN8l4nF016n",
+	"q4i+vlHDPUo3v48KlX9DziYfIf7zH2ht/4Y0NyjojTR0jxdFRhOT5iqcZYmkEovbS6O8D13tPVgDliwE",
+	"zxWtxsm19RgxCzEtXwiY/x4rnkAHD8ckojpbGANOQXKegJwmdAIVizA0djCGg6+P/4t+/BsK8KBMZOMx",
+	"jajiS+ckBUrEmag7w/bPjyGgIVeSgSoSNF55N6M2pAJxSLcJERj+B190era3Xp3C0GH/hkOd88tEbUSY",
+	"aT0gi3NG5OuD+aIfzAadYq3zqIHcdZ1i/xqiaHkTCvy/OtD+D3wWm7KGgYnE8yCexSC1j55uNvtrvELn",
+	"2FxV0AvRxgz29el9+U9vM6YkDUaMy2swFzW8wHBVQl3fK7LaVqtbhKwjtGT+yfUuYPj+C8l0lWMJ981P",
+	"oX9XX41b/2Qv7BwvEo7jIecfcPrUIJG5Huxacn6dwHDuKzMaUh1Bp60OAu32Xn/75pu36GYhtfzw11R9",
+	"1HZmSFF5L+iEfvf1PXzR7+EiY+cE8tw/7SmkGbuem4GqpCbN2AoVIJooIsNZntza5Wn2tRBOJcISvbzb",
+	"fQn4WbxcRbpephkTL5dP/Fdh+pzjs7q9jKGYxprystgmFIc03wj8M46uzy/Ofjo+GlxcD49PBmdXw8IL",
+	"mMDlIevsi1mMphisdlRC2q9tKFFijj3IFZZlvSD9Su2+7Nc95PwEs4WtufHEJ44luQYb+rVjQ3foXd3G",
+	"HpQSMbzes5bkpmfnTvFMT686hX5+9a1p7V+xJVfYfCFQxJkuWhItUITnEGGfEhxNSXxQsaMLvBAm4bcp",
+	"JvDVbv4/1G5+xXAmpzyl/3hqwgrLuuE5vb4lC6/lnKe5Gdmo6pvenVoVYdLM/2xvzzdNyRRudmNIoLUv",
+	"uGHKM5yMeTpTqMU4/Cocc8dvCeyXfJrnEdX2yEU2n/NUkviExBQPYcdPOfqsGPF6poa8hlOspEVUg++o",
+	"yZBNUFqd5q/L/ft36IoA1KrrmHYs8GztK9vwBaKpjYrH5/1fPpz1j66HZ2fXH/oX3w/WFo+f0cW5trjg",
+	"q4D7TwbLKTCbVF14Ubf1CeBcL0dTF3WNg7SpSRMjQVmkDRq2flteyBFkrOeF8fqKg1LVGc8ywa+7vMaD",
+	"vGKP4nJNl6/P4gt9FhcZe08ZFdOnvoeLq9Pr98enx5c/VLOA5iUe1KoSIklcD0lLM+M7laQExws0Nmt6",
+	"1gfhLjnI1Sx2CabeVx7GpbcR2lpiRc2Vr3D/ZcL9ZixrCoj8IVoX2R+VBL20hqAIVM5YYY1bFv8MmsJK",
+	"lNdX598vG7R/xlQ+WY9vAevn/vHw+PT7Brxuslj4sXpuMIYCx2V/1D/kUZi1Fwh+2Yq+4vt/0kdh65ht",
+	"BulfHv4wOLr60JTzwk721096Ud9IU9YLW3vtK134Up/ARs0/F/3h4PrD8cnx8HrwH4eDwVGV63cLvb3e",
+	"e2hpGkqwfOb6Sp6FB17bzpykOzZastG689V28z/OdrM5q83Vaf9q+MPZxfF/VnRHy0w2z/g03PUEm7C5",
+	"bN7acnV6eXV+fnYxHBxdnwyOjvvXw1/OB4+xtjzrOfoWGXy1l/yzowZTVnYzPGatnFMJys1Uf1ZpKVAy",
+	"2MpQX7PA/NPCdA5Cuq7wXh8yehziOb6hCZWU2DpPc5Lav8gnCbpT0zSFd2Cs2TecJwQztcB5JqanXNKx",
+	"eRPC30zn1zMnUf38kJvJ+c1vJIJjLBaZNuStMVwdTmPEx6i/10e73V5XJ2Jz9hFVdrnsBXlPBp4R1FU/",
+	"ZvNMnvBYD0Qlmbm7tXWcCweMNMULp/tZJh/b39m7p72uQu35IEiUpVSCsEBTMlObLU294jAu6/1967PT",
+	"KIF5pjeHY22jw8l56TZaTqhH6vgAQ9zSJFlrF3Cll6qbd/GWt4GYvjGOyPqD5119Exgb4RIgfiFQmM1j",
+	"LEncl5Aurl7rvCgr/qu+7zJY+PdRTB6U34EPpL1wmp/3xyVvtNh+DYvMUy55xJPvaO6PXPFY+bfLs9OL",
+	"80PftoO8+09NZxjudnshRNr3uq/8Y2Rp4nkclSNVjYLaausLWHYMGsRqS+wjOMIi9iSND/S9xyihQgoU",
+	"RlMsdSluBnm35iRF0RSnOIKsPrqq3haVAmy3AXImAC9fw3+I7Tr6W4U7bNf1MBKNvc3oIxFkIwLjj0WZ",
+	"Ek/W6lEBBxrb4v7VZwYDN0FBKukY65Tb5VvA5sux/9xWXdKMSBxjiZsxq0wz4llU48HOcboeKTjHqVx5",
+	"bM427RQNRzW4Uw8GmIL6i7kET/odEKyIaij2Uaj2v49GWa/3Kurv9f9NcHYxj6wzHFJoBD6SECWUEREg",
+	"gqMpGvMk4fcmNza6STC7he8HCKNwH80pm4Qo4rOZmSxdoN03eXIsXVD/Xhth6tgl6HzagQXutOPQ6+uG",
+	"I+zv9b8ncojFrZOAqU4rwK9QKDwSmuYh2jJ8j+flT6mQPF18IGwip5CwljI6y2ad/Z7jlijJRCt7Gp60",
+	"JAxrwWc5AqVx01X/MBye9zM5rdD22hu5ITgl6XuezrB81CsR+cDLl2raNSzXXFAeK11F5grQdi7OD3Xo",
+	"v04zu9vtoRmRUx4LDaihzuSUQHDleMRCXae+m86jLox8zMY8RHpigbZCJ7usJg0vhMktoORIXeB9xLBA",
+	"YcVMEAa5ptOQqheiqAcfDvuXjrwXHoxYaJFJCAYxW4EUQw5syiZi+wCsab3uq3xPmJmlgpA4YqFaVJgH",
+	"mFhbG2SSr3DfIAX7oLl8jrDNbscHmBbxVXCETLNIZimJ8y1sCUIQvuF3ZLucLnkVQMAii/bLAaPxiTqg",
+	"sdft5TmMDdlX77S4oaLpjWY1IIPPiOkYIoiNgvxeVAqSjNEW1honyNlvY1rzGSZEKmCzQ46YSSioWqmp",
+	"iVEJbPsuSD97zBZn487+r587LEtMjscSSclfWX6WLJvdqAv6GHhziub5MLawASwEJlrdbTtAJJryonih",
+	"Ld75EHR+E5yl88hzwMk9pFXe6/b8nJ4GVw+TeEmYrSAWBgj+vLQCqf0dmMg6XlXPCx4NtHopCIvVEPnf",
+	"MIzuLLG4FS8nRJruve4rc+Q+8os12S1OfqVolO/BgqC6jRW9KnSlRY8PZIKjhZlJTXqu19q6q5rv3zOS",
+	"LmzHGoT0GfJuSJ1ibc2AjBwECyUAm9dpxvAuJcdrnIGTZgUNWMDLAamGCBS9n/Ad8yMoeS/wva1NV0ET",
+	"hsCvxhOGg2mHKAKtpyMUkmaEKRFZIjX8aV//OiOQqyTbsSaa8uUcwTOhhhcC0fgAqTFNHJWDNiKeJbEt",
+	"uqeQ4RMRgz6lxz83y6utfgIK4tq00+hnnZELiF6v9SV4vFyBegG47vW6W5mmNEDtYksYdt+8UM8RHhQo",
+	"1rZSfxyMGDDrwEsDg+tF0fnApcPTye963VcjZlDEfglFqAl0MCzkFa2hbml7a98gaGkFGaTVMkYKUci8",
+	"GWk0c8B6HWurM3vdV+a173Z7LwQKPSqeMM+Yo1BklFC1Ts0njImMprbePs8kCvt7/R2jyAi/KkrLeiYy",
+	"JmlK4mGKmVCHvHlNVa/7qgk/WQVqabdNKtQ1lCBVWHw+xa0G8X9G9a1ffVhS625MW1vWQv6U626fW4tr",
+	"ENQ/sfpK73DDSqwSC+pj9GzmhQKho63wlrJYZ4o1n0OP8gYMzp/Mgc/wJ6vF2d371oM/1JANJw8zHMeb",
+	"vZeNHn/QSbm2nbca5EI1Bg2vuPXuq3KdcDbuSZj51rlbRwxapZkrCYq6glCV4SiEQ9+1Q7J/bN9S5R1G",
+	"EZlLEj+aQN4kPLptsMIG62oMq6bfQ1j8msDkoxGO4mYdYfUJIF2BmRWaIAeaPY9egVWJhZM8iRGGn28W",
+	"yLz/LV2uO0DhmCZG+wBaOZ8N5zFvVA27dqcliOSRqALKqbd7pEtP+8LgCMIUPP7ayQRJO4EuJuL0LFbc",
+	"xJT8gXpnu6oaKziVct7Czgtfl54KiIMeGFTIsYnqqG8+KLN07xGIPeccPCinRMlqB2RQzvpTOm++pXFy",
+	"87BtQ2fWlsabiBSYHYsDy2dYCQM+Kd0DFuMUT2ZOHkSoganEYh+cWHjY0TKwF2Tmc8IaHIOww02uDUTL",
+	"gabxJhMs5OE0Y7f+JT0eia3Ha5jm5avMz2PlZbrK01Xshlfn/EymwM3Q1lVqEvtKStheZDczKiUkp7rn",
+	"6a02voK7wU4+eOCEJitJiUUkgX+OdaIAtY7fIO21uo5MTt2uxgl6OSlxXnCNjDyBaRF2u2uhEY376IwI",
+	"iWdz1X1saJhiGMiO+rSSxOipW11IWYnoc3PR+jOjMmugPrqRxSkHiv1hOAkRYbGpSwVc8iqRqHZHMIz/",
+	"2f+lEP9mkIlZgN12w/21k0yrRge02+3lDkrWEimgAhHwtuKp0ip4lgrrK9peePmrCLONYiwZk5SwiAzh",
+	"ytbcXUsheF3xd1251y/VnDGSyzW4AJ40V5QbRTVnRJMlI9uk+F79J0sTR8JpFnCqZsIFmL90tbCuFWoa",
+	"lUIzNzhlc/CR4vsScr1ZSOJT4jZIOkscEH3nX5VzLs4+DK6vLgcXnUD/G/w/msiUz2G3RqnE0910Yc4P",
+	"VEiPjrdhY6vEMCUT+d2EViymwb+oeR25Veqwqm0pw98P/B5Jbl0TUFjiokJ0wzNLs9RjfCHyFqHxahgx",
+	"3Rdt9VBC8J2u2cYzuX3gOD0grM2XRamnnDUfsa0wJTJL2fEMoFuSZJFnNZ9yxrOUxNsHaJ6JqfqtcMNH",
+	"OIXA5VERvOVz/3iyRmlN1rK2Gz/JVgd6/lzqJb8zxSpO27Vwar2e341kiUdeTbvX3gZdBtW1dGRP1461",
+	"9wJcoTjzGdUblwLBT34PApElsnYpOc9i3pN+XVBQEVQe6j5mlLlT7AaPZuJd/YNRwrRyDWgCyLI/wHqH",
+	"oqjzCtN5gMgnHMlkYUm0wjUzMrshqWhzMLikYGi5W6/vwCNBVzgSSMvpfZ4Pm7osS/5qZCwxv67heO6b",
+	"wq/YUxdtmS/JnZLC4N0ghVHoFCgIhdTR+l0D4hoxjJRsuCN4KvFNQsARB8ayXg8hjBOiKU8MhdMDQxXS",
+	"ESvonPpUKtRqXUKhvZfgPEbL+IfqF9fXLD6/HLlEdUhX6wmfqiE8gGqVxIjwai8m+bdqMaapkAEKc91b",
+	"iLj25lK/PJvOsL228M9WCj5KG1jSgvm0+y90LiNyUPiLgy4Q+D7t9n057A8H1z+fXfx4fPq9DS9yPx2e",
+	"nZx/GAwHR1o4c77ovJJAMq0g4ny9vPru5Hg4hHQH9ZnKP+ZzlH/OU226Tfunh4Par8en51fD64vBv18d",
+	"X1S/XQz+bXBYG7t/Nfyh6NAgKW1GlfcIJd4fp75rVNyto1f7Y3HbE1/VMjQY+U3q68THLdtIWSSeYhYn",
+	"xBc/wpC2/sGLU/8SIbq6+IBm+NYU7TXhfljX9y3K5kWYjViEk2QfYSTohJEYhednl8MQbV1KzGKcxsgk",
+	"FBDIxIPbgA1BpKRsIrqCRCmRots/hASyl4PDi8Ew1C64gshtdD/lgqC9T5/yJBcgyWqmu4v6bIF0wT7j",
+	"1b+FGRok9B/47BKCOJDZ+7bqqoivLlUyYs7ehFQM+jzls7nUZd39bvLL/H/wjEiThmAZXJaPH9RJoCDA",
+	"aCtUw+6byJYwQFiiGRcS7b5FP363bSmguoUXYsRwOskggPoA4RsITZsRzAQKP7vDBKgAr330GSwU+yNm",
+	"2ugNPDw8hKUNO7omDeGib4pD+7C/AgGnPBscqFsmek5SwdkLUdSLviFjnhJEJUozJtCW8RBDIExsO3Zo",
+	"NyJ/pQtb/jKan9uHKjO8FBVEVratsl3gpLfeRSs58X7KE8Mgd9F3RNDYvDAj90B4FokDdTC25ClEAI5Y",
+	"Hny7M6aJ7aBDbSFE0FiLkOTznYTckcQ2oRLySk3oHWF+fUueJGH1WVhsgmN1rPRuXSyE53TA4jmnPl7v",
+	"AjQxOjDyMCVYEtTXNfKY4vjohMHTNYiBSXSDo9suGNFwfMaSRVMYQOeG8tXrxBK0k3apxnN5Vb9DaJZ3",
+	"gmXHfQ0bSdLCs3+YE9yHj9WtgKtHQiQ5T7kkUYUkOCzjhONErL1FLTysPD0FWAmJV7MfP9qGdoKEp2Q9",
+	"AJmRmRGOlvU50a0KyX3QkiaeVJoXIwzJbJ5g2XqIor1mSVIaifaXfmI6eK9cV7P0sj7qy7mpzLpyoaXG",
+	"tvelIbuteueNl1I+wO44Md7iywY9d5qqnkk2oay93H0O7X34eM6FHDyKL7LBTt9nNCYQpr2q/0W9Bziu",
+	"tztX90hbMqTgbZ6zo7rTBUTn1nHoz9OFo4ShAlFmw7AO0DwlwuJTE0geOtlonXCtlThByMVq4+ChpVmX",
+	"0Fp1WwhJZn7Ntv6W82BT4iScEBKnUrOOaMtyRXu9oNfrFa10sgnH2LvX6/V6XrtYy7deeuSSz80bbw9d",
+	"eQ6VjdGDTJDUPsXyVoPV8fB5BoncWq8oY/kJu/jeEpaCGjqAXkVHQV6G175rD/VySaR7PAUOfUSIo4L1",
+	"7zLF46+ppv55iqXV0d8SMge7Sl6a98YwaIqRzYFsH9GZNl7V2JRCA5W/PrPZRv+n1qhPb++QszuSisLk",
+	"gj8d6967LqTnaLFEudeYJyfktUl8PhAzntI1Ylz0FA4JL22i10odDZFecLaOsaw9L943VxzoCHDNluci",
+	"Y451FKfdRVeGs7Y8Ok5JLkUKYES7fzJTDQDcioyYV9KOJf6OcgjjeTQ37ONdqw+QMFDfBugIGpunBGVZ",
+	"oe68TxZ8LL/7lZFdycha1nMla3iKdTjd41nSHLY2w5euhH274j+aXy32mSO6PR8i/VJ52K+MYBtG8NFs",
+	"G/R6JFOkSWTsCdtapof5fIMFuc7S5MHWwNY5rnQlbBrrpFY+7WhJ/dGSybVqiDxjbWdVxe219LKPkLHa",
+	"8M0uF+se5sfl3EqcJ8Otq/2NSWPlMu2luml5P6/Sl9qWJnnRymX6DTPLzS6Gxa5AmtWUrj7+bDbDqSf6",
+	"tRJQ5dg7XVtVa3CzEVDLOhijBRwD+G96A6HcFaw6WM3exD5zD3x41Jtpiq5dJ9XA0jyDdmkrUlE5G9wA",
+	"gNujehYAt8vcLIC3sQ/ahl86JG/ghp/nagefbJqMtSRBv9yX5ygx5slACXtlcR8cVQWiPvnvMSLZmpzs",
+	"BvkEfXIbuFhzBc9yvX7vNs2htDfplSiNhwnHE8paecOeFy29L110SqMt3dYGTt4ymps/95Nckm2L+MAF",
+	"IldUHTekF3LbOFozge9IDJkGWff5eMwZmRkO82bv9tv09ewt+3be+31PvJZv7+69GXGglG07gf5St10a",
+	"giFI6juZvrbkg+HcaKl27mkMFl+eLlaHaAMBt3djFpCv3j2+xgs/NXiovLBdJDnaLYlZVuOZ0tkMHC8g",
+	"Wk4njIymJLo1sQjqO4lRAkLPtnHuzSOyfN5Q8Ep5Kt9TkphDAgeBzn6J8/Zoc9U70AhaIMGVrHizcJ3G",
+	"3O5lpv5j40JyEcIOgkFNB/Ge+T91TrsVgxzqqsZ/BPcRdMYpn61pXEpbmZUIkyQlsc6TeoDIbC6NC849",
+	"FcT7aiV/ighWgDPsCYbLF/ul81N6z1pL5NeHQAMiEDbp1NAML5Ag8sCa7IxPlHl7L4R6qoJIF+7rINsM",
+	"qoY81v3yCiVwS/0XlmOezrxO0k9A4367+DNYzDepVagYA1tueV1dRMmi1mCes9fYCJFDzpP1/RKbU+aP",
+	"xyQlHloHGC2PL5OcJwLNsdA6v7evFbxrz7KxiQnxFHspud0tO9R/uzw7PSt8QeGl+N/byeG5pWLaHBjO",
+	"onkI6+s+njNQh2r5Ar8zW06jy15tzhaLs1x6dzpbfZ4vvHyNBYr3JP2zh7LCx1e3W4qB88X4Cvmola3J",
+	"s1f35YuFsIOtN+rq0gswXGCXvXy3G2Dl9ak9Cy+v3a4faTNdIJHdCJJHYthKMcYwGqB5kuX5FMIuGuBo",
+	"mvucGG/ElMwTHBGbWAGsqJwZz8g/2Y761ST61ST61ST61ST6h7v15cfx1Zj6DMbUxyhENZ30WGsiEOA9",
+	"WbDUUxKWMlpXIR25AslCkO4JyPvJVa2+DLnElUXsua3gTDZhPrJ394wM1J9rHw1cKHxkOTE97fJ7+VKU",
+	"KAwnC2mQSPlw22jAyvoFJklqopyWXoid89h20OLTOn6Q+RjfZdEt8UaSr9aalY+eyxY8YD7vUDevnr2r",
+	"YsvPIx883+bSqzBbWiL51ROxGGat4ev8Tc9SaLXncnQqz24SxyHFVvsAXJTKNc/wljBxJUjsX4fkPDnE",
+	"JmF89XM9FjZ1bOeiUxo+FyjdQesbXXrOT0SX+cvZOK6svQ9Hez7lWQqdF34dZAU+feHBueHIQ4ldJ2kd",
+	"jnhHbFGnVGE7f1GvAjQrTFSWMlO/AqoP65odc8OxozGmSZY2jGl9oy/xnU//dWI+Wzfx0ioDdLNwYm2N",
+	"kqx/ftw0VfF6qrPoL4o5ueFyisCrfR/hep6MImEH1NZG8p7rWiZ5UVjjpd8FbGBHDnVzgcgnQ09MqhsS",
+	"B4iziEDhQ/+608qjbsOiq7aKfRFrP9jK1XKegIpROMaNGW4q+6ZGGjRBiTsUlkgn+ERbIb/d11Gt4Xbg",
+	"BGnyRCDKoiSLS/K8M5u6HM9ER1RIyiIJlwccJhJzfrsawv15kUQnqLwnO3MbXOWcSBXYKzfrRRImpPjI",
+	"RAWvyzlBd9KUt8PERq+n5Lpw1VPw8F4I5MRZ68gpJS+FZvp90NW4qbOLDSp4aLDNFVpYR4B5s9ob1AwZ",
+	"5LtfdrAr9Xzec7VB2mtwMtWLLEn2b1+DvdfGeKxgTIvZfTvL9W+eKHRT2lInIYH7gvAOzkjxE9oqIjew",
+	"+rRDEv1B9QZJlzPSIkorV6StrF1VUbl9VLuoB/OsF7fULzlPBFCDGeKRAIFzPjuO1dZJIgj8pJ0NTEZM",
+	"nWfL0oQkhop2NPVlxnGJylqxPUV+t2pwzxJICDpzazBcpQJxdu8aGfXWW6gFXP+L9dyx8yPxgmclemq9",
+	"h9ek0ljhLGFdTNwst71eftrNXf1WKBiueXOFN9AaOysZeyvqbiqnhnQtCE4F2n33TQ9Jjt69e/dOEbWr",
+	"4WGgIVm10cF3jjIcbb3u9dQDoGyCqH7CbdLWeM9tr9fivB8LOSsPNnfd/dJPdo5TSZtyX7fJKqxPJE8s",
+	"vATAN3Y7JhPxiktqqvkhBBUSN9T9OIS87wmJnSv24tkGXsE5Tp9zCNAz4NpfCDRO8ORAJ0TLa1jqvPMo",
+	"yqTxVV0h37kJmu3cviOp7utpwmjtlDYtk1b05nV/xiRZTw0dTbFcr8eci7V6PPi3IQ91VQGv/fBsTlj/",
+	"WMlqan3dKG9qi3t7ssBOOY18ouPAydCpG5XU1yusFM4yD6HzEj+g+txXjH6yVe9LqIcy+fZ1p7lKRKWy",
+	"jTqFaDZPdkInFaStBe0v2mwtfk0lMRv6mTta62AKj5SsTYK3cucr/U58uvjc2mHP13H/Mbdtp/y4Esj6",
+	"Fr1V0d8KvOcDgbqOljIqpteFQNR+/++hq0mFAdrbmHxaqlxcb3yrb8gxUvWkYb5i8KCymdUnm2eBbPmG",
+	"u5HJZ7nuSz7LX7D11zSsAcAAgmEf/bYzdtvqgT/yCQOZwzNQcehkV7BcnflfF+dY/o438lJhm3/ic20J",
+	"TE3PLCZJCxpcH+8I+j0ET3mnMFDrx9rwyPQGHvnEjuzuPYkmmd9Bvw2fugxNtiDe9XOpm5WzJEEZkzTJ",
+	"E9gW0J+nw7WZVIXk81KKVPWDOqNVhdI7zbDuoHsvMmqD+vUx20Iey9Rx5ftpjJ5oqGIHRT50SRjIn7cw",
+	"dT8OTIJI1U2grZDO8AQinMMAhZAR8RpnMeV58cMAdbvdbUj1YdLOPaE23hKi1Vg4Hm4yKLnZmdJoAtma",
+	"Ur6LXnETRe5+2VgyCXJoQl4Uq1Ezz0QfbGC8GkqHrQ7qN05N8j5G7sGBJme44PSFPUpTY58yiHCxjyY3",
+	"RMxwrKsA5Sr1slpuddH/xxAxB0RrROxj7RxXvo0Wd/EoL8ycM1BjoWIwYZnaLjoxzieMS5NPEk1JStCW",
+	"wLN5oi53TEkSiwCFYIdQQM+gNI5hd641nXYfgS3Koa1E9hpd6OT3kK0VnKAQns+TxXJ14vJ4sKCkmDwo",
+	"cF+oJO4whxUT98DIff7TVpE0tezHBDBFPmlFxiNAxNxXo3JzhW5ziVRB41LeKYPZFehDMAeOwLxWdcN6",
+	"83alqkrgMZGLaxoTJumYrvZGrDIs1oqueKxSGJZfLW2qxwjjPr8Dnr9QB0JXLFnKzcIzb3jcjv5IL+aa",
+	"z1t5Bpc3pItQnJmuRlv0mDOpakwMr7ZUObwUmtYiiw7b0n7hFdS/zItsfdYn53hqKrU2J1GWspZxaQ0S",
+	"uaWOXjFgE4ycR1NoV9Vig2YBnsVncsrTUgmzLjpjycLiOajqk5PIsLDbpARH0wIBu6xATLQaLu3knqFB",
+	"XVGpjbeKn85Y1JJiXTp4wN3KZe217+vCavtIZ47xDQPOX1BNTeeTCRHwDAH4CqAxTxJ+r9kJjG4SzG7h",
+	"e4AIixUN00ZYPcmvR2eng48h2lIkT8ekYqajE/V6tuuAEXQ+7cC3HQ0Dj0EkpoRLwzk1VLQolcbBdTqu",
+	"8VuAsOXz08DuyTqbBPn22hssfXqHVaZLzWyAgT+vA+RhhspYdQUmqyL48lM3LhHXmb9K5CVhseJLCykI",
+	"wEArNEIjKRd6vjDTBbBMtvEytLShNqtFuCv/QkPwj7nWHhR5eKbMUvZCKLbLOlaEByjUrtl5W3jyBY0s",
+	"fk+1ncZ6Hr0QCOpvEYFEBvHV/M6knzTzaHeUrZ62BFCpcKTOXAluDBjBIr1VwSqzN7jkuQtvcr4pjqGF",
+	"rF8eMfAspDLkxxYX1BTmB95Phd+PxMmt9YWnUmgMfByH22U+19hbSskLoBMkv4cxzW2bMhBdNND6NhPz",
+	"hGcEvA9ubObIanXSOZaSpGqV//Xrf41Gn3q9ndHo0+54NPr0zfjj3/7FR+OcIKPHBOcWjOyrCuMadDJG",
+	"f8+I+WyS0B5yxkhD+QrDrbYw4Zsh+qaDKYwDaHPNsGBLFo89ErXdp0s7I0LvmvyubLMzn5dJ7kvn5Ksw",
+	"1+h5Hy29GUoeDEsC8KlN6AygZmrtaNwHLzzSR0r81glBWYsgVfdUW9WPKe7RlJCpPmm7OTtevke7pNL1",
+	"lc/f+7xrgON93TfcSqUGIG0NKLugOtprCLZwo01apN7Imy9f/B+aCeJpkOiNMnkyYBQ5HZpB5AuOSii2",
+	"789btF6wsoNw20Urr17SE6315e1t3FZfAR6PWde0YJMQbYGjPWUTcPi7x1SClgt0mEoupBGG4oT4liAq",
+	"t4MRC3NcGQYojKko/gYXwfmcxPvW2msSZqixLaiOWEpm/I7E20Geg2PLxS65Ew2V++gGxwgYlkChJQS/",
+	"3yxGDDOtloZ5DpAgBIUa8sNtvSzFnKolRSkBHQ5OBJpRISibbOtiLrn+MT8PLZvq3agzdjaXp6mBn2Fw",
+	"v9inWZeSI1sFRngEPrHHawaoNWj0q06gxejBSr80s9imNFUNWL3dQmjcauYGxUUbzYMtPlvxdXqas5JZ",
+	"2HlK7ii594ThCElnWJJ4uIR3XzdFfeU0HjaRjr4GiA8bSEBfBhjPiEU8rSePkclosc5MrbJM5Koae+7O",
+	"zso1GfQagtotroaEJ+N8F6qeAefnh1VbX3PE62aTrzQsrOSo3Z7vqmadU1LjmmnnbimL13GH/lG1N6KU",
+	"eYqPE6YO/by1P5roaQLQanfuSpQG5zMBSgy/pKO4gbVTS4ki61Xdj9Zm30uJDu0uxZjto/splmiKBRIJ",
+	"jRHPchvOPWUxvy8K+e1VYuvzyn0gwDHOGrKnUdmkQgYDWSmSKwBPT8nRt96ZcmeCFMxnZkpHCfHtcrfa",
+	"ajhSSiJZUoc03szyRIUA6CVhoASI7rVWoXvVo23Mvbw8i7Jw+q1yUok79W4tl/VkpFzb5zNg5nyOza32",
+	"WZdZcwEH1VrZXLpc0favfkVbFdXWJROFtUK0hU0gToDEFKfakgHea5yBJxuV21BxNYYXFKIt9Tu8Y6u+",
+	"hrex7Zp21IjAu6suTZx7vr4NCZ6lC3uWfLk2wdaKdLnVvW0OFJ9Lhs0naOf576SnFZM1+QS3KnILeePE",
+	"Nl8WX6ATTxWxYixZ7DuxBdhGFugir5WIaE2F8sL73pxVmxOQHqsXaqJruYHgfsrRfcolQVSXi7qf8lmx",
+	"LxPoLFaTOzeqwpXf3JW3BKNNP+wlItuf9b6dnW7umbvH95yv/dzhe2vJ3VKiHo5rPor4jAg0TvmslLB1",
+	"Tq32JtVaiIRMUgypOe6polxeAnDUIsHcAh0NPgyGg+vzi7MhlKvP1VUY6Qx17koIa9YUHZGEKqJWz5E8",
+	"14b6jjlnEoP6ScfF+4fSW3WznrX3iwux9he4EiQV4T4ygyGWzUhKI2OYiwUUBydMpgvFosd0QqVGbNsj",
+	"xlNklfcCbUVYkB3KBGGCSnpHAoRRQjA4H4R/D60X3PYBIMMRY5ztgDEm0OZVOSWCmCh9cKEzGREU7dcE",
+	"vMCsW3nSbMwYSaC2N0Ham2EMmrttb+nmeEbBwLlG5Vk3vOhjUE8uAKdWnJZ7JlCJHZnAc4UKY8IWpui3",
+	"sY4WPpvqeO1wZelAATrC6OjE2k3BWHOQy0hvekYgMTbHN72HoONe79pRWnCma+Yq5DFJDcOrod8fzAhu",
+	"EfGQH52IFS1OCMsdJOrN1CFfYEk+0BldJnXPlZxHWSaJPThLgfS5KibSvcURy2ur7/a2D3R6XSprnRmX",
+	"UwXZivc0yTygyH7uaMlM3LhO/wHAOMOf6Ew99rfG+VH/tevNPVFDmGAV14deYdV98mdDMtuIxysZCOh6",
+	"qBpC/k2J6WpggD5Hpm05fKh8MT9kM8x2UoJjBSXI+biaI4DFL6+sU6zdwazHpz/1PxwfXV8M/v1qcDns",
+	"BPkvJ4PLy/73g07QuTrtXw1/OLs4/s/BETS4vHr//vjweHA6vD4fXJwcX14en51edoJOlRRUW//71dmw",
+	"3wk6/e/VX6dnw+v3Z1enqtnh2elPg4vL/vD47LT04efBdz+cnf1Y+u1o8OH4p8HFL6UfTwYnZ5Wffjw9",
+	"+/nD4Oj7QaUhbKz0W/n78IezI/jc//Dh7GfYxnn/lw9n/aPr4dnZ9Yf+hTmXy6vz87OL4UCd1tFx/3r4",
+	"y7n6cNEfDq4/HJ8cD68H/3E4GByZkxgOLk77H64HFxdnF2qis6NB8Zc+k6vT/k/94w/97z4MnM0fHV+q",
+	"X2AhF4PDs9OjYzio9/1j/evx0eDk/Gw4OD385frHwS/Xx6fXV5cDz4eLwdUl9LgcXgz6J9cfzuDSL67K",
+	"p67+fn98enz5w+DI+fxz/3h4fPq9+aX/Xf/06Ox0ULu/764uf1FTHP4wOLr6MKiNfD44PdLD9M/PL85+",
+	"6n8A+Du+GBx5qXnpBa1Fyo+IYh2EtderV3JQyqqoGZWUuN7tdWv+uCgdURqdS9VnjuXUKulucKxd4tFW",
+	"5WkBOqw8rm2vhi7x4+2fpzSaIviI7rFAUyr3URhxFmVpSli0CPP055TtjBM6mUoU4fm6cak6R5TrHoZi",
+	"TnQMAPAWaMuBXFtdxKYj4ilKiVRoSQ/k3+K8xFMuw541HlT3zvPhVmgbrD1ft7tQ/0J+z7jm+z0OtdrX",
+	"44VA0AhcLHUtEO1me69N/DozTCl8YYystSVAubFFtVKbirNEcWl1vLjdlNRqqRePgoR6Lmc3OZBMF/2x",
+	"9J3WpY6IRpKDoRvKUqmNXKg+O9AJTQlWJynwQqAtD2I7QDXEVQpAiDiHOJEY3GeM72lVvrd1XBqJftBJ",
+	"s8biP2nGbATqPV6grRou2j6wCODk8BzeofZGhZcrdGSUGgSybU04qCeK4gHqaNCWg7e2rWeAMH4BNs8Q",
+	"2qrhs+0mq4KRcJqd0HUbtFU73u0c4NKMvRB6aRZZ++fLhC8q/gd+j2aYLQzumhlFvsKGbcHzoYnPcAXt",
+	"Sh4AiLrVDtU3PPaE9hDLn63kqiqStzf8DRycWmSqKOTyavUdZ2t3kOy2vec6+J9jhkIaW/915rqoK0Gw",
+	"5N2+zJ8dINd1YD8AuUp7pAHHvqsdR0Iwb4Qb81eveqjrymzH2r/a5SYbjMzWCu2j7cdPtFkcx2csWWxc",
+	"BWOGbWflqRtwfEM6RUPWK5YAgGACmwKFlwS4XStsrd04t27JAvFUIdRbMi/deNtM1f8mOLuYRy1DiHwL",
+	"3Lk4P0R73Z4NHgwUw0DHNNKKKeALtN9/TmcUF8AjnljmCRipmIwh3tNXClEtPJ1HjW99r9tbLSrZQXx3",
+	"lDuH6OqMj0t698TcW5Wd2QjEoNfT2dRvFlIbyTeZkCvfuDbCrp+WK3b7lbIr7b1eHVsIVq0WL7eYZfkm",
+	"jM9X/f3C4fl9lCAIpOnbRgoF3rI1DTHrl9k1mwjMRlfV6Kud2NOQcf0CNo2XazNswn7hXfafab3IF3Rs",
+	"fMc2nUgyn+Acy2n71gVygNCtch0Xj4SCpRPcoDgCsV9KqXkPIu2EI8ok1yEtbomJQHE8I2aL6haiFBwj",
+	"Cj9rivEQgvH7M8qxg/ppCzTCmCEd3YuTEQs1ngm37cyK1bVJPFmMSDTlOp/nhN4Rhm4yiRi5g1JDSq5P",
+	"+WzESrXxYipuoWtCxtI66+jFG8XmegAI9726lknp4Df8ZJ/FolWGt/Uoy9x0eTaiAhP4Vn0SzS/zMmYV",
+	"c0k6WatkAsSfzbDPyUPImPJmDzTC7poPrHneYhdaghdPG8Scl83O26SdMoycUzuSJ0JL0FpU1tWB1Mux",
+	"MrMOqIR3tVAS7T4K4c2FyFobtgMUYmDwwlz0ZUWJFC6gN5Yo5jlraYxguhkIt3kuh7evjQGsQKpWfoGJ",
+	"O0FHz+aTV5bdeDlNcT3tR5u4kZNoPkwxE7b0dZZ6znoq5VwdhPqvQFcXH9CWjvTFNwnZga8KJwlBtp+Q",
+	"agagv539tPw29NkvBbgVR2Be3UOwRD9SVFYUkCcGzwjaCv/rV7zzj/7Of/Z23u18/Lwb7L1++BfIli5I",
+	"PGLgahKaOlMhmvIkFhD/rO1yKPw7UbSGi5e6zQ4Ua+TpiIV/12XY3Q9d9INWjkFRHm2ZNRXe9xFhUbrQ",
+	"aU7kiKUgEIV/M/8XIsrQ98QUFz5AwgSiOw1ucHSLbgmZG+OZIVMwVW4ycw91t1e7wwf/rRYAVnc4U8AD",
+	"McZhBaLCA/VTTHloEpfbjKBqBVjyFAkihVYGHl2fHJ5fXw6Pjs/+twKQcnKh0rCdoGP+I4Qu+BNT7lUU",
+	"2AIHjQ6YcWsPy3iJU2VlmqcR1+qaN01Wm+JUSGFn9lVJneHbctipYskSIhrqoiacTYYknS21Xs/wp9zp",
+	"3saBlOf+LosnRcFHgtOEFo7GAmnXZQjBx9G00CJQpuOdxIjlQQoIS/S6VDxct8lJBvpWicrb+zajDxEy",
+	"tz/bqgpUaqdz7XSg8OWUp1Jt1GzEPGgmoW7FiJXLn1nPSjdfEPhmaFWE8cTmCakYuPeKdNpG3e0mHy4p",
+	"/j3+4U2OAbpp7tLgSXVT2ZxHMdvuRooz3uvZcm7uRvJ99dqpizUMP0Xf8vTk222dvo7j9pm49b42UIOs",
+	"iC16BtyxCfG5sso/U3AuNrUBxL14FlFID32ZhxrlPnqmihqe0wb6ZyIYdMK+PyjaO6r5wVfUk07Iibar",
+	"a0yoq0gwDo7rgCsZBycivzn4qcE9ZJ6sq7Bcnif9WVyg1/BxtnlmqKkU5afM7SI8XW9h4yacb295Vvb0",
+	"Ufh4+ck+cs3e5eUxXXWz93JzMXAAkBzS51XuIxHLl+tNQGBPz8LnF5yBwE349mnNxKvGaXJlMolV1VaL",
+	"ZbhlfCs8jFEVlrxETRqwIgdp+BlQUWCTke6jz5DNET2gh1D7B+lQuDG9I0hM8ZzUlZOlzI/5Pxqzza2f",
+	"qNZhZ1732pSjdXIQrlvJ9qHsJOsJjHbTU9Y/V9FgPTalMX92tWhbxaGHJgk1mfu1jduyoTbzDpI8rzNX",
+	"5LJtUc+xXOytkuin4PGLvFFGDlEQpFOH5yg8wkluxJRZypprvjVVj1MdS/7Odigl/+jh05ikB3kNfBM1",
+	"A51SzFrnIR2aRayMIS9VbCtdkvUeW4IoLixBbs9p/BWil+w2GzJZbpjaFJtMs3Utg0+NUFojvsieiRtg",
+	"6xKN/LxXwcNTWXIHsjbPlJvBW6VRrpiUcXQ7SXlmdfttstpKXcoShOu93l6uTLjIGGSgkZlA4e8ZyUgM",
+	"xq0ES5Jua3NYQmTusTbhyOSM44Z7jCB72wF4a+q8llrjZmsLgjKizklGBWVvcQmWD1CvLUsklVjcXsoU",
+	"SzJZWfT/pNah9LbWEcXbZxO+0PF1AuF6OuF62QcPh13JpM+l1YJSScQcR9XAd0gY/adrIIpoR0+dqQlp",
+	"qLVi+g3dGvwVf2icknuybo2jSUqINCEaaxToZxFJJaZMLp5a7uhER5zU9wN5IA+XlwLOi6WWeMsmSu9U",
+	"tPWVQrKlbQsd7BQXhW5b1dNVCKSL8gLH5teZN6VGgASY12mKwlleaJcKhG8Ab9zTiIAetKF87Fx6mbPL",
+	"KU6JZVasXSahY6Kaa3/xuc56VWSYLYjeu3fdd2/+V6ccO9/beffx827w6mE06uo/9h7+17+sNmKVDjzw",
+	"XWi+De9TUQzN6eP8tqDvueOSbh8anxOGqXpqTE5TPqdRRz0C/rv6D+cTYEt5kuAZ9r9Dd+DGUqUim5tM",
+	"rJYdzY2kOp+jqcJgYwMK3wWNMdun/S1vdJXTiBuTBebPUnd71s27mZVc+V0T0kbO1TVtVgv9Ky6ARYtz",
+	"wnAirUOb0d47Cu6dPY9UMcOfCgNISTXeWxXZZjrz5FKSuWgKbnAKQ8/wQuGJvAQ0ROyB0JDr6N8coB7i",
+	"4zFJxYgxrptuH+SJj5VkkbMPMAxUf5kQaZAToKSaCWO5ml9xSEpKicijjlCSGdgUs5Q0dux5Bbr5efnU",
+	"l3bwUggfN+PxaspTrOvQGJMUWZRjsXGSEhwvNGpX7NqIWZ4uQGGaMQYZB3mKQoPLxDWOdHk9e4H7Lm4d",
+	"sdCWxeimGRPdGvMVmiKcIWEwU7jdLf6tYxZGTC1UQcmBmvc3SBjiVOoEpvF17x2qhVEcoFBdcZpmcxmC",
+	"RVobp9XWRCkCo2gHezUqRkO+wEVZs7Lgpy4sO6zWw5NE8dOhPlfBgfRpe60wFMwSsBHbgvYkvoYu2weK",
+	"uKUTEiI812FfIESTT5DBCCN99sA3a5o1YqX72mIcrHlpxnSMhRpdaEs83B+DajbGEd+ufcTUgNrZLEny",
+	"KYWtYUMZwmlK77AR4cupFs3dgJxlPLXzs9PJHeA8QMxKS4GdBT5zUqs/LqrVGcDGtjpBqr4aor74B51B",
+	"iiRgndXYBwA/LqLkTLWeUoKqleWk2ig7nR14dZ1FVT2j9TTxsnorPo6geiYOXafsDic0vi70u/YXPKfX",
+	"t2QBv4hsPKaREsau5ySFRJuaDQHCds24vB6D0AgS9JTH8JOJTYelLRKO42vJ+XWCU1h8xnL6eD0jMcXX",
+	"Zjvq9V9DaOA1+ZQnSABIYji5tok69dT2L8Aq1xnDd5jqKyjbe65vMrHIy8Pj5Do/UdB4XNusDCtg8sJR",
+	"qjSHAhkuUvfbUVeMJb1JrH+J1uNShvKiRaCWfWTwkPtiqqDSHP1TBbJmkCiOOFPkVJogiPznAiDyn9wb",
+	"ND9pTu26uqDqISt5p15DKlFSUHOnE3/8Z9+G7YE0YsPkAGw8qf2byq26blrQSGFXytCGyrCuLJ7KvMyl",
+	"uyrtLaYkFBekoO6UAqvtJ9Rkdc63qPDI75kiU4tVkaZqXS2z3XnKPOazmCNoBmJYnt/2b3VxrbTJLjB5",
+	"TP/rnJgDxtX95ltt1N/VD92NSqtoq4sbPS+5JlSgG6Kq5XmZCrqgqQ7onKTNLUAKPa74i1a/n1sdwQqn",
+	"NXc9pa6leSrL8p3VObjg4oTKxXqKThyrIegdaZH/xPj45x4Utkx2zUfHkxWXtW2ZKn52zbX4uP7mHEsm",
+	"ZRLakgTPUDTFcjtAJmUS2prRKOU3CZ9MKJuoDyatEtrS/AYkQZnPS2n3nCRMJvOSk47JC6PgcOq1LY7p",
+	"ZHUWftX7ULcFb/IlPnwWb64eEMR3b4yZF+LcRawHcpnkAzbBEzIr11Z1VddTTNmaKXnSeXSVJk/0iZeK",
+	"K5M/YDGVeCKeqpzUh9So5tF+x3kUqHYh0b9pYmbjWETuzWwDYLQaSMPLdnt1j3vTQZumWs3jdCsZ8qqu",
+	"1YInmOFKHcLd1yV14N9/xTv/6O28617vfPxX29H9zZtX0+qYijxivpeTpU2si02ghY3llcpcRYIRhNqO",
+	"q+Uq/caDNu+prhVrCN10Vu17YxemR7+hlA75NKcpETqCsV16L8d0WMvu9bN1+NLqKCGpkutMtQScEhQT",
+	"Ri0M6hQWKNRrgLIIJTWGFTDUhHDKkCbC2rhuyAQzm6Niu9vCku5bUzlTQ1A2q7e2nv+sR2s2ohfiapF7",
+	"D3KcKTkuuYaVedB8g2tOvs3AuT//7WsZ6/uMxgRq33mcOnW8/gdajnIt+3Dbl/jZY0CjJsbBpIQGv2nI",
+	"H1E4Yq/O4zHTqcuWeCrPUzImaUriYi3Lh8wEGcz4b7Q5HZqLo9vUZbtw3B0UFvGcJr6blMrQN/uZzN/0",
+	"2rZ896ZVy6rz2d2ko6fRQ3gBJGP+8oFWjyl5kbPFWqPveXqrNc02tZsvKH+ZU4dC5bO59LzTS60+s5XH",
+	"M3aAZhzK0mGGdvNMMbbkitW+mYw3CRcNhbJWOaxeEpMrA7xV+QzKtdkkMiIvTmw0Vabui1XwMUKhyIq2",
+	"2yIGOkI+O45bKbIiLuSViJcEyuqELiW3IoFUN1dxlrF5SiPtEloHlYZVFED2uFD2XK3SjnRcZMxoVzyU",
+	"Y5EfuM7gaTYH9WvuqfBoBR9sqX677g0SMLUOcLHNz5gm4Hc7xZDzyruaamT/+g481DJ6K45RM4RV/yiP",
+	"nxGZJ4sXoqhmHQdQD33CFBV2N+tAuT812EY8OuZYSasXyx2jXEbKIBpxS2JNWtrqhwvn71ZAUfYj+ugL",
+	"MYTSoKadMVqAuw5nBLCPYbW3cG7Z0HnYgb7G2waQtAe3F3zSGrPW8lmV+/mgusAkTooqDdM1K1Orh1e4",
+	"5qy8CZverOnK7feqQ1zGWl10u/IsFxmz1Vkq5Ts2jDTAgGomWAd3FMm/Vm1DNyz5Ca04pOVlMSq0MR83",
+	"v+T8jPNVWkQVVHwC1eOpwXFREcx9/SW48KEXh00oiKRLqMr1OhxK0MDpPM3RULFKm/YvzOlho33OI8Xw",
+	"mCCMxIJF05QznokyYrrnWRKjKb5z8kG7CQ+Dema+AJXydgao2+36dd3N9r/1E8+qzfvrV/cL6ou2FBqw",
+	"LtxxAFjB8gfwCWJnEhIjnAiu0NqIlezMutpxySJcSdTHkJU0RwymqyDE7S6Y5fMayxeZEhSt39ULoTCo",
+	"FgxCJQSNmOTwWQcLVOvx+LJsPyI6K81YK4itlnXLvuiSlznnU/fVaxU/1OgUeZFtpJaJQRJ/Zqyj2cmT",
+	"kd2zRDkq8rUyeYTXVfcHfl/SroFzyQ1ReM4je5Y1R80pTnERXuFgBPVfO4QTcUeFVV8V8eRvX/cq4c5v",
+	"e6+/Lbl0vfW6Qm3IQZrMKLNpXJrMoTO8QIJIlDfW1cdvMprIHYij5wkKLTW+ts3CYMTCzwjL/xMgyv5P",
+	"YGKhwgDYWj5GIZYGu1IWIpFFU4QFCt/1ZmGAwr2pSZHxKg6L6mQYLQhOEZ4SHG+bRJhK8lBj7vDxuGAG",
+	"teNQxRfHyPlqN5QFOhTdpIjKy6JGioukEkV4RnTJixHL0+X1kHFPgDT3itGBwC7rPSv5PU7jEqDt9noj",
+	"lmfo9TvKPzSAes6Z1q/mHi8c2d6KZ7BmyupFOgrnxj1Qjkfzcr0On/3ILnqpV3fBUNazfthIg//3//p/",
+	"HMc0+CunyCH6bxRqggz/zOlxiP67Son/u0yHD9xB/+//v8/dzahpR6xCqLch94LmtSEaD6cEjSnDSdmP",
+	"Su9AO6YwneO0MgnwlmYvRfGQoJPvw3W9Iqayjt2C90Qv7bF7+JpcrZY/ThOvBrmFMYoSHt2uq0vz1oBh",
+	"zpsaq/2WVFdRyln+1Lro4v0hevXq1Tt0NTzUKq2ZE2BX1ihhSXakjvdaLnWUk4s6+q5HaZrUij0RF8WW",
+	"zGZbiYxLzZ1VJY6IpkaJM+7dvI7ext+S3nhv8nr69rdvb2feTO1YyJyv96u5AHLjjCDwiQeZl3Fge7cK",
+	"2FCozi0NbR3mNYMeoPuazsyUj1o4YQExjcHnPgVcG2rrZOhqDhVShelIkrQ6PrX4i4z1myAv36BWNwjY",
+	"X0n9UQTT/sHAZ5a+PCzPdz2tDsZa9lY3JJ+aTnAIyWM+FdO7V2VLapt7Lr3yKQaRg8R/8JGuoQnSwLdG",
+	"JSGDoYa638PHxjU6ksyy6m3/MF4k9ZCrefwIpNQ2cLKicLGm2xTID7YF2mBxeS6GuhLGnF6Bvlw4cl+l",
+	"C+YuNiorT4ot+zh1e/T9luQlsJ7e40xmqUlK7mH6ysE+e729tzu7uzt7e8Peu/1Xvf1e7z+boLMdNNp1",
+	"PyVzEF4JBc7pOLSpTY/DVBerKOXiMjGKJYhe02HAjm8cM5xX2e6pVaMJvRpwyNri5nOhAglMY0SZLf6r",
+	"yybE9Zq9JuxUg3XYLaODdZBA8cRb9TIBqe7rXxP52J76TMxdda6Gh2UUsKFz/nnKq0eshBhIYUnHWliZ",
+	"4ljLPtTJu5VLcOF2t73iowSXtZf+XnEe4L0vAlsUbMqzFMV4scPHOzPOFHGB/zU/3RNyG5jL/lsYQHYN",
+	"EaBURzbqEAkyF2gLqx5ohmU0JQIZE6r6SUcLAHWDWEXF26dEPXEoUwe0z4qgf1erSRZK4Px7jKn5l1qD",
+	"+SeszfxbYaFkEZZRUA99i/6G/oZ2d95UvI5aBPnZ01uVffBRGcJb0JRi+GV3u5GkhdWtblo1ZMffzCqf",
+	"bXmb0BK6i/wzVYXunjZz7M+iNCyRtmrG596SV9nswDt0FUb3Uy6IVhvhXCh+YeUnMCtA9R/JXb2MR/my",
+	"TBswLFjf9kpPXcvVqQRs12JUXzeLkqrqBvIPaDOq3Z0nPmOKZZP8M7SuylqJFtuQ4bzMpk7aZCIsCiS6",
+	"s9vr7e69ev3m7TffvuuV8ejb15uoit42F1zt7mtpvYtMXOYklsHc0JvoYejQZ48qB0ut2LQSXDUJRK+3",
+	"BmkZOoxLLSrnuH/a1zKqagIuvwcoVPyoCd7Esa6rGSjKCrXfdgS+o2yCZlwt1XonlK9zkCmIefkdSRPK",
+	"Vt1m48qvQMD4IljwZp57PV5Rc98f27inPJ0//0uJ24/lxdfjwJ+QG6X+xFcaoj7XO1XygeU2B+OFrSWd",
+	"W7IgsULOOYmhcRedAYN7SxYCMoyjcUrIjvo6Ynp8cYBCkygcXu99SiXZgYQyW3lWcDTD4laYTGOQ9ttb",
+	"t9mSpFVlFCsFsR+0aaFNKvaiR5qxVn4rThezzVVRHx5oM0R3FTdt2rlzWsPIqq66WdHTCzs8lWdpJbEH",
+	"FlFHQ4ifE8jLsDwiKXE5XKk1o+lUfllVPKQpLMKIl+eNxTXz4qC2SanQIzAjut6CDe32lf2EjqIpFtiX",
+	"zIQyhNGYfiLxms76lTgQDw+uUIe3rr3a6g1lOF28EMi0QlujTkzuRh1jh7jJaBLnkSGctSm2YCcMaqft",
+	"Ho6XT4FNPJF5zw9is2w75M864ow0uPnkFjydb0tBjUm6paEmL+pf52FXeL0aT0zrn9MQD/wcyXzPTR5G",
+	"8JVPM+L42AIHf48Fyk2L++he7RMs2pjGuauBdSVtyD3WwunGKc24zOfGdd5bmq/PjAclPB93mdo+ZRz4",
+	"ae4h2UWHPCYjFjqFp8P9/MBohIEMKoYVshTpEYXk8zmJ0VaUYjEl8faIOXYlfdLGeRsSHkHZTceTAxLy",
+	"CzTGqS0MA31GbMJ1dam8WD0EH/CxDvZKEhTxGfHR2/WKk27wCpvzErjlOb0xHs5NWWFGn2+ApGJQsIJy",
+	"xcaEamxQmym2IqUzyrDkJqPsfG5yt8XA0S3bTIEL8siBpXsvwK1utl/a0zhEC+2AaocAkFveEcJPbHtI",
+	"dbq8PeR0KtqbUK5VfXT4VqlbSoRWK6/oeAHtTM3VHAgXWjWiYeAhaF0XrrLlVfGctT237eBuuH2f8l7b",
+	"9PLde7ueBWi2a+/AJoS3Vl+rwxZqsLPg5IJJ+e59rimxNgk25/po3nejfdtboloXwhYmSPKgjGzxQiA+",
+	"J2zEttRjF5CmKa+IDap+k0XQ2U+oLUEmOTK4iandhCMGQRNgx9ARoRFVNN6HVN3g1NbK8zzrrieHgBMf",
+	"uunAzg3g8tRYbNsHeNaecEP6pdQS5sBSQcwW+m4O8tyPx3FYVEYzVHSsC/RmMwjgZbFlXiibrM2VFeyY",
+	"Bg2BZ8TSXwUaeoUvhL9g/XKnDe3qTtnkAH0/GKKXuiT/y8/G6P7wUgmpLz/DKA8vDWSPeZLweyiXLDn3",
+	"TvsszFbzTTq41eM9Nk7xZGZodn5FB/nPQmcUA9fJXCRqzDz/nFu10yzbqEsTPHst/HJ1RrUDcOnkCjpz",
+	"Pk6UEQ7Ap8MHFnnZi5SFhhnVF+9xtEsnUO1yJWJwqnY32esa6/Ru9KjdKr/F6pcfvEtYlx694aFDe8BU",
+	"2CjvWlRD7SjXPRN+21TESnNGf9wx8ttOPm3DQdqUHS4dWZ2ZZoUGpqa0WqvcemhyxEEIfbhfmHJYNiMp",
+	"jXTqYBoLtAWlDWUKGStiOlEPibNksT1iXPtEayqwFWFBdigThAkq6R0JEEYJwbom4d9DRCdMianbByDl",
+	"jhjjbAeyigQ6DbbmKNSAOkNAHo9EGZqn9A5LbXYTaGuS8mwuRkw1Y1wiPB4TsPb7+AIcz2iRKqB9ehf3",
+	"hNbNUc2z+XG8bjoZCAuKh/xQF3ltzkSQXmBJPtAZ9TxIm78YPNaND4ZCaDe8CMCH0HVFQvNbV4OOWO4c",
+	"stvbPkBzJZ9TWetthV1d1yJj0hSXzF1QdBbTmc6TXcn6+nZV/lqf/rSURLxJ+V43mflelNvnTc83lxva",
+	"VElfsdJP0uOqtjvc7e331P93d/dePdFdLecs65kknJq6bSp35DV4H4LHkrHYGDBORMvMFL40fLog6gth",
+	"kuTEgbZaAwkG8QRNMYsTyDUdqjbHNkbvXkeK7dC44qKjWm2mRH4bMuNjXNU3kxoiJgkS+D5oooQHKPw8",
+	"0hLbqLOPRp1R1uu9inSyG/g3GXUeQiOAGbWY2mHLBH81Wl8mWKVb9FGvGrx4t+wKhlhfpdS6SipJDIs3",
+	"2nwf1DYZVZsyHYIMqDDQLVlApgsypp8CFFpzz74+Qxrr8wvRSxQaC1ftkykonRIhtG7rJpOSM/Aa06mG",
+	"tAdYDTJuFqeNCSJzQ55Cqy9ETiQDrd+9ZeVkT8WgRrpdV4QFYFl+M+CgoppZz8sify5olKFW/WqYyi8M",
+	"bsddcBPweGoUWnWFDkuCwDLKvPqKqnVt7bRvH+gt8QOX+npB5D0hDRnhtL3/6EQs+3yiExEtbWOyHjXk",
+	"KeJCvre54r0p27jmppChkEYa0RbjWYCmClIrDhmvp5WCCLs77z7qQgi94M3Dr7Np/PFfmirVbYq3+I+/",
+	"OFNRVdb4qvM/XrpbReXU/nN6BojHvtTuGgSqFcb3vUwTZr20uJbfVJVbqAz9VVIeZBzWRdQgsbkaw7uN",
+	"xwVzlRbiIdI2zOWiAQ/aKCpB0jsakTwsprQNCHIFk9SbHopJQu9ISokwJHf7AEUJwalNg6Pje22ORDzB",
+	"1H9vS52GtKGpvXbRCY2/JAmJpGseKgTDakTavQ1Ii76Z7d2+Zm/n3/7eSzU39MmLBR4X3ZImLSFUtcx3",
+	"X75eN1qlffSJOZknBXE0wf2ZEk2NSRB0Q1QYXwWrKdJ5l3O6OiOYCVTU8pt1PY7iHspfgvEWcHDk9Fgz",
+	"QqQAvLbwltdRSpOW3a4uPtRuv3TxSy7yr+kfX17c05woKhvdtDNFMbxCY4tlBl0bFA+MoO4W5EYaxDMZ",
+	"8ZmxaQuoICckMpl2PPy8k6nPk1XvcUnj7hpe5tDa6oGgCpNwvhALlTCiHd+c9RZokdxJgxfjXbx38yp6",
+	"Hb8hb8ffTL6dvvvNG6hbR6xx8wi3TaG+fb2YNU+hVZCwezmGcHWblqHdeA69iYN+GA7PkSkgaLBcefCy",
+	"EEElmnCJGLeFfrw5FRn59Mi9t8t1ZYG96qj1xHwzgBgsDOaVP/LEVm7SqRy8WzzJTQSGVF/5nxwf4tnh",
+	"ppBkcWTPhilL5Nch12+85NqCzSb291x7Kgj3UzlMp26zLp9l/6oAXNDJGP09I+azSVXnHdUXnqCRuRoR",
+	"4ZwvF9mNanYDETVaLfM3o7Yps1hWvfA3GzzdLWpa6L8NE5n/bch9/rd+1Ne6rGJc2GC7bsqPiDNGQIPR",
+	"LRqaxXalqdTuJiEzf+epQkppyMzfVVeOj0tAznUaqRPEW8piW1xaEcT8HG24yYEONuGMQAhQvNACnFDy",
+	"W8ZikqJPO6aPKCWW+ec90g3i4r8IDt4Y7n1OnHsJXv0bWebPVE71cM+12CERhQn8yen4DHC3SQZRNP2C",
+	"E/E5MqEP8U+lnCvMrv4r0NXFhy7qm6A4y82CpB3HoKenEqVE8OQOaAKaZUKCFfiGoITz+Q2ObgNrMQ5Q",
+	"QtntTsIjnAQI0qhFWEg1W8bEnER0DCnaMpaooYvapjplHAhCkAHz6PrnwXc/nJ39eN3/8OHs5+vzi+Of",
+	"+sPB/1ZEbrssWcA29l++1DjU/K6wl/Yzimv6gCUcxlOi4japU/hzlQiNAGXIzzI1Zl0Jqcsme9JDgR+D",
+	"EXhmZHZDUmHCfSF0ChnqVIodaarwkqP/P0rn+RfSPX5ZGsUCIj6uhLSNUCsLtc9Eqhxi6LEnWX4QMBuV",
+	"Agk6gaIIOsguKNxubhZIa1SRGRiMMxdcuj/picCBZ71EdF+fhY1r9KRSvJ8KEl2H6F/RDRbk7WuFlF7t",
+	"oRSzmM/QzUIS43T9w0n/EKoJmWTDMYl4DHcnid8z9i/+FM2R1MFbH1eWUrm4VCvUEHZDcErSfqYrvOi/",
+	"3ltPFE1tUf/8GOl6qjXGw3wKUIgnt9dhybaKJUqIYhVe7elb2Ks4MMJBAfzAtMVhK/rfeXiA+gxjbh1p",
+	"sa4nqC15dm0zTJnElJFUmLMr2IcJldPsxuEbLPtQCyzWzzTI44pJUCr6r4Uy1D/WhguBtgYJ/Qc+u9yB",
+	"inrOtrZHjCve598uz067yEZTAuLJZcXwMxpZbDTq7EPcWoBGgJbU391uF9K+gup1xHRh1qbOmm9BjgeM",
+	"aqBgeNRRP5tt6D9iIjFNxKiDHtQMI0Y+RWRuklgQqA0M5BtKEaB5yiWPeCLQlsQTdG7/3N5H4ctZNA+t",
+	"7XnETg7PXwjY9M7F+WGQh6O+EKi/10eExXNO4eDCuqs43sPh9ohp0IGFqD52drgAOzLa6/aCvDBOrUrt",
+	"iIUvoymWL42gSzkTxtnpJXgSCbvmeg1bEehkj2LEbJIGtAWnXTrZ0nkqcNX/Kg4cahmbE94OELhiYTli",
+	"Etig/ExfoCihAEsRZrp8/JTMuiM2Yhpq8oK7yAriKFTPlKf0H/D7PvoOng3SHjn98+PrHwe/GLecLvqR",
+	"LLQX6AzHZMR0gijzaCAoXiOQ8ABhFKYExyGgwRleaGdSMLR/Pxg6lX+d1TkVdSHwU+djRxFOweYL3vJY",
+	"kh0wbKMpwZAH2arC1Y9mSfA3YImUqLesCCmk5LQw88JYx21qlKJKK/y8HYwYFij8j53c7WLnb/rOTYK8",
+	"48HwPQpLX8c8nR3obWL0ptczVzSFguXC9WmHOUy9LTUtiVGCo1thb6sTdBIaEVNX2aCmk+NhDRdxNTJ4",
+	"8nR5OnlpOomXqi2IoTJxsJpOPXCCmSm5qPBsxwmU7ux2e90e+NfNCcNz2tnvvOr2uq+028oUULt5aeqf",
+	"Ex+RVNKEyKvHgZ+V7hEgjOaA+yTCOqMKGlKSF5cXPJU64kEdzIjdpPyWMIhcpHHYRX3dGzxVzFVC0mlb",
+	"AzGhQuqzy2FL8TiwoP7E0D14R0SC6/CvNV8KNb72iwy0w8wuyBTq2+8ZSfPau/udua7Uqolyybi7u8rl",
+	"pcb7aeQ/V7gRT0jTjAAz/in3eo7Tze5qpxuvLd3QILgMiF3GMhNNi8ntLMVqlvEssEVrAKrPf6lu/pYs",
+	"IOmN4T9CkxgV7FmNy+Cp/G6x5jJ4Kt9TksSNK9FpDylnByhUn1stBQC3tJKW2VryHBTlxISQgOJB/WbR",
+	"IDy5vV6vEgGE5xBgrdb78jfDXOc6D0cLZl7tr587hkT4C9Z+LIkAy/ylFfNsysxra+u3s9e/73365vbd",
+	"/Rv5Nu0t/oFvIluXvrPfmczlzpvu2x1J0hTb34uEFEVydHOiw1THKPSFoEJiG/wLJseOTqdcYlJri32j",
+	"Ftvr9f4Tjras7i0VgN6t1ntWD8qt77xbLue8++CKiLbyT3sQLKmBgSGtewEAruNj8ywV1Blyp2YoyE7u",
+	"Eeib1PR4WW3+EDgjXFgC2X6UoktlJEHkOqMIrRd2iWyr/dQ7VEZpvSd/p9poLfZV7wAX+1q/V1/P/F2/",
+	"/A7HVpMIXXZXd7li2HBtWmHxeu/d6k5Dzk8wW5i5wBb/ps36jpkkKcOJyXwAwD+b4XRhqCvKyauuw/mr",
+	"oWmdj8aTts4laNFIFBlmgNzmf4FcAi7g91OeEGQEo0IkQmOakO6InRh1IOMS6RluSIwg4Z7irmzdZBYj",
+	"Ek25liCLLExQhIIpriG8oTwENvUG6jJRNkkgdto6v4a6QLEIIehKsS2msVOnWRyMWJ7r1EytmRuqeJoU",
+	"L15qsRlYxS7qW9aFp2hGhYAaCWEJL4bGb61QgL8QyHruFml0sO2PdPdQSQa4aOF0gu8wt+HbQ6NThdy0",
+	"g09zRQLheEYMclcJSDx3o05ClBIVzsiMq5MIwHM+IbGRa6dU7X2BcMLZZF+txASJ24QudDJ16wDDeFr+",
+	"0qEUmW2b+x93Rwyy9iiw0Hz71i46od9tQxIuW+8F4n89HKAGNthTnQX0gX7R5OVxTGZzLgmLFj8SXVMw",
+	"1e/nOx4v1qPFN5SrxzH4NCepVJBxRN7TQnjrBJ0fSDIXJtYOrL6K8MVohtNbIpFMCYtBHbqKhGvVgpKt",
+	"iUm0YSwRE44TYRaRYMrKQ2tn2mShhsjvVLVWC+0EnSGJpoxGWInPOFkICovZJIGfk/+PvXdhbtvW9ke/",
+	"Cv66d0+kfWlFku085Dmzj2s73d6Nk2zb2T2nZa4JkZCEigJUArSjZvzd/4O1AJCUZFvyu6k604kl8QGC",
+	"wHqv3y9TUtCUa2R9TMx24ecMxjzJWMwVQ2+E29ZkiJUYizyTfaYUpGCg+x5wTPoZZyIBPjudUY5TBoM3",
+	"XmYKajWd9PMUZRXucbSSPKO946D/tWZpzb9UOObtl4VTRie8aVSJYHqjxzRt4hHNWCKOpY90Yh2onY0r",
+	"KNTNglOlPosSJJyF8YSRaZzLjXhItXsnuAMOqnfz3YzQQWFXhf+y6JuwVk0Jbm2ma8K2dlT7JGpbQ9R7",
+	"K1hD1fLgy2r00nNqVmzg9i1t4Ak/sP6/fV3dly8hBTmUSnfftN60Xp63XShpCdP2ni3lFQzfuxmgOOXJ",
+	"dTboaYW/xD7o2gxdm6HXm6GtzZtPeiezHk8SJvCMJQzXqhI+FJ8V7ICt9hJ3+0SnqaTJqZTvaTaw520v",
+	"82ger/CIJZyeWlSmrU5n1QEfs1w9sZluM4bOBpqz0y+D2lwIvajsn7ffsUK+ZA8WicsyXYTyGQ8ED7J9",
+	"YgEyfA6kTJpk1yZCNiZorkDjDpSPK5Kxvpk6vPhWa5PsH7w/OD04+3T88fRg7/Rgf5G5h2O7pbnXP6I6",
+	"HtbuL/BS6o2o6Ii21REtJEtZOpriuFvx3ZEXc9riBVrSaQpvwwyDXDCAaIKBNK9TNHdTK7MtGDeqldKQ",
+	"1mplrVbuVa1s3XzGB6nfyVzgLdpLiPVPGWBKQKHXO6xyfUqhvm8TyFcJ9WBxhuaY6TyzMQUMr8xIcNfN",
+	"azPNGB4w4niCzaYBhi1CIYWR64pEv36JoAT822XUJP+hac6s/0oi57w0PSg2pg/VyMHFVaX3j0zfVnR/",
+	"kILdt/i+yWdf7IwvH0W/B099WdUx79F/AcBY866hikRqmpYx11Wtu2kj367FvNbd6gS1fALwKN1aGxTY",
+	"36AZ4bGjAHf2/Vfx+B/Jbb/aES9hre8fnux9PN4/O/3408GHWrf2d/sfSodbZkjupPiX0vgzWv7glN6o",
+	"wOCYihZeWwTP2yLYXFLvHskEKrxrj2pFrGoTPJVi9xmKK1IqK+nFXVvtiUlQox0XWASTlMZMYW2/1fdW",
+	"2bvyDIi9g7mwYyu5XCn2iLEJJjlCAQXZqkkiW7tbxiJdVLpNY53TNJ26Gm5IA4Qi8kIrshQ3UFZTwngQ",
+	"UqMV0iSRyNM0KrmLzVBEKAe7BMVghPBVNolRpJloPMLMUwTlWNEigwTLgu/Dnbxl2mBGGzrtJrMx4oR5",
+	"ke9YhmurSe9qL8NSAdhbGlO+xP/XykP5R/hyv7FSPx+PogRnS9Gv9X6L7BeObK0c1+7yX8Vdfpqo7ROp",
+	"cpQKqwVeX9IOiJw76PmFRRcl8QNKcLez67rq6nB2B2OKvki63WwFvko6FD0ujLBtNImdIow0YumzLbQu",
+	"11T7kurdzm4o3FVLpdFGiWMpJ8pMKAU+YnooE9Ul0QkTiXU8I1J3kGTRN03V6DLqEkpOqRoZA8WIfBaK",
+	"6HT35Kezk9Pd04OzvY9Hn94fnB7sR9idXvrp3e7h+4P9qIBTQQg+4ObVKhQWYsOGWgNrsNBM8z6NtS05",
+	"KNDVNfuKM4HH2fKHUBTHAWhvufS/hPvNdQnLHwj/c0HyCdEyFPqCx8z1OX46/vifw/2D47PTw6ODj59P",
+	"AaxMeKQ2wMqmalSdhZ8/Hv90+OHHKPCXHkijL6WAcg9KFBMYXg9FVOE/a2YQJjocj80+0iydYk+Br88n",
+	"VBMpYrZDoh+ZNm8icuX2Zh4bAb5AhG7mYuDeZCjquOg2wLzElpQATc/IWArdiNBiHfkqcJxdi+LJVSgo",
+	"cbwJeAQSzrglsXgWIvcWcV9GKhQxzbKpo6Zx6PYFGruDYQ8s3oqygbLI/Lk3zMUoCqDGRRBKrNlpL060",
+	"JIuXJJFZ9T3ZJdnAMhg/oVi0bl4rpExIZwuIm5Vn4AkFjMhazzuEwsF2ruzedjw7F0OeMlxvilzIbGQe",
+	"OmM0UQvH4uGGqLYbxBZFd1rEDqDRJEamtJqbZIy71tMQvDQLy0y4/wzvKrL2vRmlejlgOprDlNb2iigk",
+	"SD0acbhSKi9YFlPzXGa3qyAUUZ8Lmkau0wSmwm5eNKsaIFF23d4DsFpjtX7Vh4kRKZbavt15QyYZF5r2",
+	"qn03xqkAkVBOalliI2ncBtqhFrvUX9dBmDocMqxucrImFFY+BMSFolTguv9UALDtysItCqxSjackphNz",
+	"PbOfjICEh9kp05OVO6THdAQOE4qazEZ7uW4SKPQ2owzFhGYaQMQTTBHB5wC5Rik23cCRDXg/mo6YcPHg",
+	"mKapmRFAgwSMPVuR7wrDzDCJHSWWazXJboWgghvpEQqY/M72q4WTT+osVYxEG5udV61O1PCLmye4KI0M",
+	"MBoEvEH46YVZLhubnVarHeGrB5XsW0Sgp6xowAisW5pwauFNrGgGX1fxPxhwFXhaqlInkqrorTJ7Cq4/",
+	"5qLnUL4WCrtfVVmyYQuWX/pwjU6r1YVHft1qRaRuHs8c3zCLHSbCfUuJ9SeNnIVf2hGp5wJAbO1u9D91",
+	"IlLv0QTeOh2rgPRogm8Xj2jByTC55tp9Y+X5n7bMRimIcmUoqCDsK1fI50XVyB+6DYNDhWgWlP/hLejv",
+	"UES7nd2N/2C/SWTDCHpIhbE0YPZbzU0/6s2I1Lk1rRouMACXa1mkGQffaR4ZfH+aGquCjrHQE536plnf",
+	"RutEoEjPPnw8PXv38fOHfXsRgcMoOoBwx4YiOjbS8P3h0eHp2cH/7B0c7B/Yc6C7pbo9A2Iv//nD7n92",
+	"D9/v/vD+wCiG6Ojj/sH7s4Pj44/HUWNhdSJN093O7sqxhd3Orp3J24cXXBuPUTZQy1YOQcGXQQ0CNY4L",
+	"ohPUzCWySWwc6WYLKeeGMqmcgsvMnVMza+Q65G+sGGMiqQ6hZP7NDqN9zTCqpxVD8ZlzOzlfoQW6pjM+",
+	"2djqVKhdurW3/XbcSTbZxlZvm25sxa+SjTfsdX+jRdu9TryZbLHtPl7dNlUgg27tZyOYEkmmMidm648I",
+	"7RkRDSsGew5sIucf+NYkJDCOP74/OPt8cnBs5mKF+rnO7r+UFMeT+KGiN3CGcI7fohVieUKd5NEzi8ZT",
+	"6sUAaYfCxjbLm3n7b9ueZP5pDqQcpIxOuIL2WvzYzCZxE+T4oehLoNMyvnmtW6MduuG8iqbMBrUqG6QZ",
+	"yuFS66/A6q6BHeRFBLyjouTitCIhm66FfG5TADbG3JYqLUwv9ZdY2CXqFHtJZ8PiynOf4FHBfi3CY+7j",
+	"3DoFuldMKKbG8DBKfUy0TOi0Wbv8Yh578Sax1otLmD3XbRSs8vaXeZKxGhQXeVsa/qvB6+GbW0xxddCg",
+	"O1YatYuV3nRgGacRDGe3yGd8kgpm0KKUdbu53dn8BQXUrSQUyiDcHOyrfgme3wb6BVUET/ACybfQ7YWw",
+	"1g3NbghrQVjjSWj2SWg3RljrfgthFvAv+Dm8aVrgSoXJDmfge4dfcMrwghhbMEfMe5RwsJ82HObCXH/r",
+	"lxBmztikqz9d1WktnvjwPp7VXbx6K3sgMqqaw4xEmfkKlnxo1nwIbxR+3qPpOAQ6xbAGnc/mQljTENa8",
+	"z+y++0tMid30c7MChQTVSQGFfds5KQcf7nlGbtwQXo4stSVQlrgtUVtBmiCmC8qMBRmW3QWBo7qNGckM",
+	"Xa4GBASdHa9cfMqHMOajU8bGmbvuuilznYe59zzMXyo3stspbdd6yTwOyKLIcUCsy9EoJVI+FZV4V+ZS",
+	"XjYvWJpugIOCB2zENEuaztdZWCV5WgpomYFi4sSctzhZ0ghc8LJIdITgEkEgcz7Z0SWRUSBRgCgD9s4R",
+	"qWNBQo/LCMI+asTTVEEQJoqHVEcEvrHhfykYQEcUnbEIrNoIMNpYiLeYTmiPp1zbGBjCIxGH3kQQNwl4",
+	"BasITY1QuMCYmxD/1j4fvw9I9K1HFTvLs/RyMQ5PMxTv+YhZ2HeHwUK4JoIxmyOxN9u5KiAD4b6t1haZ",
+	"D+PYea9kkU4BgCRLXihi8U08USxwvFQCUSgvfFjPvcBQUDVSXRK1m62I1IHm3yyFdrPlcXYUE0mjkoSB",
+	"X2mWhKIe+Q0H26BPY6YiACpx+YbyRIJKKufeMOTVam42doiQfpQyI1GruRkFldu2mpt2dUZ5lkLoaZKx",
+	"PssylpxmVCgzELPY3B3c0zcCcjHk8RDGpTynr1l5i0avpezijSzYZ6ZIn+l4aDFfssTHpTHc7eYW2nuL",
+	"qSN9gETmkGKxlzdnZOyqquDOLjavUeh2vWOw7E4BkfN21bMvLSbzhGWn3u86i703ydXwg9S8b69fNGH6",
+	"nerDNrZl+1BMcn0kEyycAdcJKoJrBWDIx1xfd0xZrl3TfXxdTY2VEpajfOzBRNRVoG8poDf/+uXyEmth",
+	"b8CIG2o9MX+fVA68FXpc9YgKJBxiW9mAI8jVBTBApzS1OIxzM9F0nTpQsOtnbA8/OZ2E1bzw2PM7CG7o",
+	"Zv0HzKjXujUjCI4/7SFWY3l/IixTBfnpLl2rUFtwGaw6BASBus8hfCkDT1U9hM6b7varZufNm19mm4mp",
+	"mC6BqVORFOZZbzj4PRvQeFo65cu1tVtGxnllD8rd5Ze88HYqB7ocQK7XKzJ6THU8ZIoAWoQdSWPtT6z9",
+	"ie+pgLmza2FWrMZeZLLfvph5sbHvUupXmvWfIfyOcJyqkqMnALFJSUaF8TXACh/KPEunJJNpmk9Uk/yQ",
+	"xyOmLcM1TflAIL3e59M9W5ghM5LQqcIagT7PlCaAMsqFIpG5ZlQUkkBZgf1JywhtJLSRe3Aj0gMmTFFw",
+	"QQQOMUYwZct2/mCZVDsE2nQUieEpEBYSL6IAtR1S7a9hbOap/WA3X70KhfvW/Nv0iXoVOcpHFFM8YWrH",
+	"JlWL36BAJc+EspAzwDZvpCP16DMe1KW+3do0N91udRroEEHVT8Z0Nm2GwoWIARwQ4RG5IGO1YzycmAnN",
+	"U6YgJW/hgrDWCpiyoeIlFPaRySCTF6Q3JZ3W3yxapsWgMXPGBWm3/uZePvtKY43l6Nf1o+36pXUDiuCJ",
+	"pplnobOLyVFU7xQVPLamwLz4ZfDlzANX4mRL0FUvALg7EMmVQxPyYpmRaHkP48CNRC54ooc7JDJTstQ0",
+	"gKtwDl1eS4YM3Ws7dGfeI6gevJTF7X2urdvdtVszzwiWdMatFYg7CSEjfX/dq6A22W65rXAKfXavt7ab",
+	"m5DIyfT199NyxIT6rFhS674FAgPLo6pq3U3zGtw9W+V7dhbcs9163Wm+WnzT9tU33Zy5acvMtpZzF9is",
+	"XkBTBNOJq+2HnaA6SQg4dUKBm7pTfoQ3xTvF8X+r0fNBrfum3WluweP5aZy83a5129tbW81Xl9XBtzuz",
+	"U4afDooxADZTrdu5AwSgW5E3dQpkzPgOa6twbRV+J1YhWoNlRepMwmrX8b2bhQWTlVoq3uuJ4ksnBj7U",
+	"6n+15NeRjQVGCBrtyoh5TEmWC8CedtxerkQVoQF1k0Q2yhlZpgAAELQVbTwxJg8YexgaK+6sZYrn7xbf",
+	"CeluG4ohBQTfTLOETBmUSEbuWcQgsqXAhenLlW2UI3WZES4sPnwDq5GheRlOZklUlBFzRVyH1VW4y3ul",
+	"ib8vpWsZIH79VrNz5+vMXrfanc2t7Vev39RQUDuLBcM4Z0OWTlh21pPaU3eeG8tuXqdudbrtVnNr+9Uv",
+	"RRmIOhSWaM9+/pjrWrfdDmruFZhbsZQZe7RWKikySp+LmF0PBOBqM/xMQ+SifO/WzK1blTsXOID+xg4T",
+	"Ms4YLCXjH3BBZhEZusR1lO9+OrRd5SsN2bF74Pa7nVYsVspN6LinWHzp1tVaP67143eiHwFLtyoySwrS",
+	"f/sQ6lGzr3pjkrFzzi4eovUMCvrKGUTBvmqIG5ALmacJ9iFBOb5MWGqrM3jRhGVce55q49O7DBWJZcJc",
+	"zs5cKvCZp5imqUux4QUhleZ+vsi4RmBfrM/vlrBw1FRpNiaTTI4nGmM1vqOrnsmUKRIZ3WIZQOB5ooZr",
+	"JUAHBX4qQHHjYS5GKhQZA0qEBA/GTg/Z77PM9r1jOEJpPgb+C/RMSH2r1BQRCorfN4zuh24Nx6+RK6OV",
+	"F2niT/he9/A11+7Qil4pz+QJOSSapSmUaWKB5nGu9D+s9oV7mz82tjrLt6TbZP9jtKP7qT6Fma51t4x6",
+	"L1e42hJN8xC1wD39PzmoZvsbdZ2d9keWpvL/wE4o4+18KbxXuDDYK2M2vr5y017zUJGU0QwsSTPBWD6K",
+	"C7XWrf2vmf2Mkd2ENptALmVWFtzGGkBw6+mZYjSLh0ZxA2VIrVuDPcXFHRW3GaZdY0sobnP0WmmvlfY9",
+	"K+2/VOWU3W2kEOnOUPBAXVeUQ80E2G4k8XH6egbVExUr8CvFTOh06vxHTHnUNWeqTOHDE1RYUo6N32hc",
+	"4fIVje5l0Ks6YXSk0LPeIRQ6p0OhaQrNqk5/U7zQEDqYka5l5nKusxuRp672TktzsapRBVQhV2WXS8e5",
+	"Hb2QdacyreaxsRQHTB/oGlcTOWKkbp7X/I4UYo2rwuNW7a4gu/3dD5MrqYFsu1sxvZBB4ArewlVDMb/d",
+	"/1Cq8wVZIBiJc4Sv5GtyjvJtxvPJnbzcqGDxFR2TddknjENJm+IJa7h8IPSFwuDNFg4IHwiZYaGesgGV",
+	"RU/ye+URqoTFQPzkPrfn0zBfHiAG47hElwHtwdIZKc6vN3tGXCR2BdUwTmOl2pKRmj2MChljrhQgoRNu",
+	"TF9clj4otNFPpcxqNs9xM16jo1T7GTuQbdkHj6EG5IfTPaz1/8czohwqr+RVmIcqi3ptsK0Ntu8sylJR",
+	"/Y+XiCgu//JbXFF61wKuv5PZgDlixbIuBk5K7QMlCiE5nNmW8j7TfMwsXgPAKkQVRNcoINE88mvUsNg+",
+	"NldDlKbTHcA5wdCN025QBkc1GmQycyqZamu+aMCZoESwiyqKRpN8gNpvCtEYwGa4Gsy9PLb7SyQsp43c",
+	"xFp0c6NX7kUWL4mWXnnZXJGBFGwtjdfS+CkQ4MrL91nIcouAPiMerhbmC53dj2KRe1NF7ilJWCx8A/EI",
+	"2VxwfLmGQvO50rEHEVwPaHOjM32j1d3qlKp3qlb31gKje0nbemHQ+M5ydhUBuxasa8F6dzP32YnJH5le",
+	"Xkbe0uC9ORBWDfF8onp4OzP5ZVH1d00tT/mkF4V5HJSKmQMi04QpbYOWuUiZUqGIAO/vv4D6uWpNey4j",
+	"wAy0gF+Rw5yJHEbVhGaa09ThJUJZawEXCXxqVMQsTVliTOY4h7TmfL20Bx7jtqx6mUCmDwA/djwzoiqO",
+	"SL08pY2nYM6m90ucXYS6roSDmdWntBYszhxC0Ggsz5lNdVtGD4wY3YS/cp2aXGFwvRmUpKt4O6rVtO3O",
+	"5lZze6Zadrt1GVyRBj2SStvIcUY1IwmLubIK9iaYGRvMm3/MO4bUOg8SUrP7bZXImnfV19bG2tr4/qwN",
+	"CLA5NQTwcBVl/NyNDwYU2FfaFmX2rDKY9mKKcgyFldkXCY1jNoEeMoVVtNCg5DkpkO7CNX4hFo2n4rKV",
+	"wwUj14hNAKpylkYqsnSLyLjh8BUSyapU6T6juBOKiANeLyL9mL88g5X5UBByAKYvkEZFpYY1rCW1BCBQ",
+	"jpKyviYy192FHGC22imyOw3gcqFK+mjvUygski102fWUpwcf0nNGtCQ9RhTTiD1roZCpIHwM/RLmSfCp",
+	"IkKT5GbO8kTGOWI9g/lWCQU4LnNLZmYZ0x1iQuW94u3VVSTkyKx+BY3IomI5aUY/c+Mu7KXxmG4oZi6h",
+	"WQKNgahVrqVjN8qGfZ2kAMNoIQcWd1jB3FUMMmsDXa8U8QEP7emXQW1Mv1rNu+lTkcCCj6QlSN2FedWn",
+	"p2t7EMb0L2tatAelRbu8I20ZrNgb40MVgb622dY223eSCMXl/xBEYwvtqpJ4XKIFa4F6DohgFz620FwY",
+	"CfnJ3+SBwx8PEF/oTTU04269aQU1rBkH1bkkkygE+kfi+jC/6yanvzfHyTMqUvHvbRU/2q+MtVBeC+W7",
+	"C2W/Bp+PF+2HRPbdWq/U+o5lNr0rJeTCfp3dBEozgMlBZuSIZqNEXgi/5Yx7oheJ6yY5hLq4ONeh4EJL",
+	"2/0CcQBoEWkHrVarzPMhBTFjG2R0MiQ9M/HU+DE7FiIjFOAXQq8QEuaZm2+769oq5JSd02JYLlU7kMSM",
+	"AetWsKWnqA12z/JCAWVEk0TmcS05iSWGMWM1/4cCpDOpQ8Gm1ztAjKJITyacKTuyDjniPzQK0JW2Obvi",
+	"Y5LtFjn6AXqJ0eevb7U2yeGHk8/v3h3uHR58OD379+ePp7ukx6ZSJI1mKJaqlUF39PYq8DBh44nUTMTT",
+	"n9j0bqSVVUXj48L/D3nHmAKAxowmgOaiNGk1239r1lZXFvjAK7UKtW/pVz6+br6zKnUi4yYHxwaV3BJd",
+	"K9O1Mn2K4qLF6re1hPqtyq1D8VmxJ2wJ6qw64GOWK/bEyBxJssDWWGRqXO/avfzm/7yhnhUrt6B/x5kU",
+	"rpIVxeui+tArqkPLGu8eS0Ovl9e3ls+HN5Z8+hlZl3uuJfKzk8hPXOu5nJi6SyYRsiITqoeFTVaSarVZ",
+	"G/OKdqxXWzd2Yy2UpUWb+M3CE1Nv2N3tqlah7D7C4gnLFegdtY0LnjDAjmwsJV6x6eAz1rDMTOi17YdX",
+	"z9BKPYD3FmRL7qF2/8i+mCXq9v8pL8iYimkBCHHBMkbsKNbifC3On0Kco3B8FrIcBQuxkmWB9L4xP1Bk",
+	"u8tJgR3Lzfy7Rdl1cZxOC/4NRTlQBEf1ivrPem9K2LjHkoSLgSIXQ7NnS0EuoDDHAs0hos6MAwIctb0p",
+	"6edpugHhsoyKEbKkeynsmBWoDoX5rjR+IkU6LchBZsT0VQWfThY9QpHno7SZH1MxMrNoX0/MMJBne6MJ",
+	"F0ozCsi1vSlJqGbNW3RHP/v26Gqd841tG19rq8WfboSb8bAwM8Wcn4BHRBE1lJl2pCPNhyjRvL+EEsqS",
+	"1aoycU+t1fNaPd89mfSMlK2tx/Qa4xHSRydaZhDcqfomIFe63k15obA/wOtJrsiAnzMRhAL0aqENy+kU",
+	"yB95/VnNooTimjQKWSGLYifnKVMo10lfDJbN4YLdDXjNPPHjpVRWU40Po+egO/H+5vkOmmrJJA3up7WK",
+	"WquoZ+JBrvMzj6HCbaG5V0rLpWWcjnz5DcXGkikZKZiTM8vnYPzQ7jEBc4Mgf8AMjDVb1vmXtbhdB+xK",
+	"yZerBdA9J1ycwHr4bEvRSn7vThA0iNgiOleRZuzJbLaF7IXC3vBm0TbnqtRCAVDXEeLWRcD+Cr6RR8F2",
+	"3lNA1JBmM1AmDm83FD9DYDS0NKNhzXWnF43p3Ax2jvzcEqQjTVY6DUXKR4xEnz6enJKr5/MlnhUtcrBK",
+	"RM9P5l/BC+fiWMrxVRvDHTmDSH2IJ106wlaWrHiBE3fa5XPBxIYzYA0s/yjm4Fs8wCQtezroe72EdbaB",
+	"0zk7rASalpYbFc7svjnjMqj1KU+Xfzl47js8Z/kHAwIRPLd2HWmo2+Gk/q+Tjx8asI2p21oYBLE7BkAl",
+	"s3xtdPxZjY5Oq7PE1ltueR3n18IXoUzv0Xg0yIyJYGU6rC5E3iBqKuJhJoXMCwCrC8o1S0KhL3jMCNCp",
+	"7599Ov74n8P9g+Oz08Ojg4+fT4GCgWtFslxgyO44F67xdSDBT2iGInov8ckiKKJWnoKgtHbdIYszenD9",
+	"En1woUyyXKiX37JcHCaXzUpiZ45fcL0/vi+j/FCc05R7M+GZGeYrR0COHESa6Kc81uvox03OhzlriaEe",
+	"yYSVT1liSsFu/yzoOeUp7aVsxtExxikprNNlYfVn7N4HcSeMsd+TyZRQRcrD3CnZ8DTL+DlT5pA5S141",
+	"yQGNh6FAu54DbEXEky4J81ZrMxbwD4tIygUj9XZAOgHZDEiz2SRcEMBpaiANXpRQTd15RqXZU413INDJ",
+	"oaSXUjGCiyGKFlZZwM0DR39LxRT5bALgqAOgwAiJeoqneqE8J/FhEu2QCM6I7FNZMK5+RgfYYYPJplBY",
+	"r8aOnNSxNERLmZ7FNE0tgQ98zpjKU+2viIhdUqYqFFkukN1HOBfIzoAULLIXLbcc8cRCbyDEUoPILBRI",
+	"mmyvT8AvBP8NFkuT7JKoSybAzBfLsSv9dW8um5L2digUi6U5Efn3jA7nYtAk7xArTJG+kUhuXourewje",
+	"jIVCZgkXNJsSY4USGBTxW6MJbTl+KZXAQiZmtUnhwIctExWAUQCYAqKcgFFAL+g0FP5cpeUEqBy4Nope",
+	"ES3BqGAicakVm9kA9qUmOb2Q2AOmQjFibALAKD0qzHQndmSAMeyoFc3jnrOsC28FxiGkG9aQqlD0ZZrK",
+	"C0vDb/vAsIpH8zGTuSb16AobKGog7ogULBTAMO1WyIQqRbbIEf8hsN1uAANjgd3MZ7CEyDFT+RgA3HD1",
+	"/XhwGoprxMc3v84vnQuNy/Q9VXoDvI2Nw/0oCAUyYIupI33ccXNt72Qc9KVvhcNe7K3DKJ6Fv27BSVdz",
+	"t/fxpMd1tv8Cbq3VN9fGjGSf4EXgekT2fmPxult7bbmvLffv23K/XzM8ID7SeguDfF7N3cE4v7lw9sjj",
+	"cF5bHTVRPvznzRptKWWU5mnq7Zt6yfQlABmnQmENZSttB/TcmBhgm2OABri0SiTU5rRu1fgxJnAojCka",
+	"kAtz5wvjM1BescnAkqjC2RZMlS4xALaaJT2yZjGOC5CyEn8BB6YLlTWOO8feydr5oeindNB1+LjA0Vme",
+	"HZpmjCZTYyVPoJeCxEMqBmhsDpHSMwmFK94phg5gXtEOKCtjRjtDzR+JyRBAlGuSXec8oM3nJtIYWBOW",
+	"kHqcUTVkSYPM4POah8I/qCIpFJzXjbXr4rx2jk5Ojw92j87efzw5jawRDhPmODdmBh8KGNzCWjV4isI4",
+	"u5/k+9JYshdoD5pRFin42yGqOkBk+yw3Jeh9xsq/E5mRIU1w+hs7xaJbvNCIWWdrQ2Sd13+avD6s8WeR",
+	"2De6yMnYu6rXwtW5sn3Hus8ACjuj/hYoOjKv50LBjZwEzE+zrSEWU3WOMRFhYzZFaCzl54zkQvPU6lBU",
+	"VTIjlehMQGY96yb52fJOzt4IwkyWNhpFPMc8H52yBK9jnwAAXAWGYQC0lVBNUkaVJtuhGHORQzO8fywc",
+	"MgiznSLVbwN3iXKs1xhSs2GkUOwWGcWl9NbMnUqqnAvyqkUcl6GoThGywyWsqskW6ScMf1hH8gbUU7M8",
+	"eOJKxYFaBe8GUScM6GQsZvzczQnOtA9wweTxAmcehUhRU1J5eZV0kteBtXYHhqnNhql1a///r62Nt1++",
+	"tYO3l/9v7TYNQzcGAjKYoRX9+WN70r069Di+F8rtUZzPyqRV9pTSsKXWSnStRO+jXeb5qEQbs3UKarFW",
+	"DB7HhVyofI1DtxSIpjlwGdRMGNxx/igkyDcceJyLE0Agf8dTzbJlT4GOjtIpV7AYgyvs2ItniZ8W9ZPO",
+	"tGReR717P92kS9eFrNLauHgdrKX2Wmp/L3yuCMFvRZgT1/Dx3nGMy1VJ10rhLBfoOpDognLtIAl8+GvI",
+	"0sQ6JFY2mW/7XNAUk8Y266TOKHI6QF0XXou4bPCEKsUSa5hxT0ltLgY+VCj4QhSBH5kR+DfZ5Cf2LlpC",
+	"wtmnUM3ltYQsrvlGEsFYAqnaySST5zS9Sp6aq8xKUT7Ox7XuJrbn44eifpsLzQZGqD+0PL0x4pSv2QHX",
+	"QvMehOZx/nxIAVEE3Je8XMpUu558pyxcXzphoh40Y1Me01UZm30W88QDbmkpU8ifEErmhDTIRkzhGGGn",
+	"jMwMCBehkMK4zfAGm2TXyUqW4KXANMWEC80GCBZsuQOhJz4UdYh3xFwMsOBIJix9oRoWg6YoRMLvdwgl",
+	"CRPcXZ9DjgTqmXwGBw4lwCsefQtrEOMJa10S1vDMsBaQsJYxqqTA77HiC78BJfVCSGI/wjBfYCVYWLv0",
+	"QTwsrsLkDygOeCasIO5iDK2aE8pyEZDIJsCs1vs9ZzlLIlv9xHUxucZRS6WG8NeYK8XFICC5GAl5YYZI",
+	"hCSpFAOWuZopEpkJsXgDW60WEXTMxQBYlJClTkU7lbeAuaeMQUkTFbaQAQYGDw2TH4rIvlGXbgpKVyfF",
+	"xX/lX5rFxZtkF2bFXNqskrkF1SVbrbckOv784ezDx9Ozn3cPTw8//BgtJks3y3TXb5tVi22W5E6x17/3",
+	"dpT71NUBGUgz7WtO37XWfposz6yeX6baBM/5GeXUE9aaPBUMMcpPI1f3mZiSU6No92iaLvDqbjYfHqHa",
+	"YxnbYbdQXkaRLbQXeiyWY6aMZrJ58IhQTaSI2Q6hRilYZQj5LgX1I0b9Vao5XEFt+SI2l1OUDwd4HibH",
+	"bfLHpsZneYvrJXd1TKehQKtG0WmhnBvGksF6Bau5ry5TQGNz7cOttcFaGyyrDd5xwdXwqdFHsFZqobN4",
+	"sxheoiogy0Up77iodSXwzRc2821rBYxQMpcP5nLzma28twSnWP1mbwEJeKhByHIRijFNAMPT0aTWy9WH",
+	"vkwhIMj/KDPCBbotRedlQPaA6BXr0oyVH5CjvU8B2e3svlAkKvW8Rw1bYlCp5PN+DVcE1YWN6aX8nAXY",
+	"I4NoVOB92lkJhS9oIHP1DM6zqDQuOC8GpqBOQzFJqe7LbPxCgT/juyiwIkCes4y0W8RXKAxkw1WoBaCf",
+	"IMaIZYTlvhh0/CbptFGusICv4e+GTe73cp5q281QLtNarEhs+vvmwOVfs5jgtl0F99oXUNrLa2W7Vrbf",
+	"T8AU1z0qjecVNTXbM8mtELixKsAfjQkpmSYl/Ow+N+JXCrYh+31lxOEU4KtZQuqRYF/1cS52dUREnqYN",
+	"m70q4drP1xac+LH9+Rg5V4KopLrWNbOyGKyy/fa0/arb6nTb7Wan9eYXwLSEV9Mib8jfyd9Je2O7Nken",
+	"DDhoKh7aW/dbva34VfKGtfqdwdbw1W9vRuNaUDP6DVesHYH5Al5UGS6zddp6beEyt9qdX2r+MHjCLLd0",
+	"N/r37YvX07e0HW+y7cHr396O22JSKL4jiUCYCR+YnR/U/KIo32uzuFer1TL3QgAjN0BNM7tO4yHFKd5o",
+	"t1rtzubW9qvXb962zGqxlkmtW9MsZYOMAuyOhes8gX3J/8AqxjibTiANeaEqSj+h0AHc5+eM9PI0ZZpM",
+	"JLeqSfMx+wNJsQ/yTE7Yyx9YlnKzuT3d/fWv0KOAuj31jBCw3cZbpVDEi4a15l5r7u+pPqSshZziLr57",
+	"CAjsT7kuIbwRKaBbXsajLjHeFY2HJMkZ9KCbnRcZbRCResZognkgJ52ihnXMYuCziKivJBmUvBjl2Eup",
+	"IrwfioIBKGF9mqeaRG5zRw3olAHv2jicooQuB/28xmmU/VAgTnLpxMBztJX7b4zBAB4x1ZWauh2XFkNh",
+	"X4aao6mSmAIEngeqyamV8MToAwgAcxXLDBu8BEtDoYeZzAfDCmpeT+omOSjBMhQzCV3zVEekDunRrVYr",
+	"FC4VB0c0dvD3lDNlPXrSz3WescDzhlAyZTQj1Gw6406bd2JGQnUBj8C+mgVmL/AHDMK8a6N56uhtynik",
+	"yG/5eEL6MrugWdIIhbGzgGfWHCIAIRBcbOIvvlP44kM6mRj3HwGb4NRQmAVRYZktpHcBih4UphxcCc07",
+	"qnjCrsZLxyz0N/J7LjUNSK5YQi6j1fDT3eZ6UgT1hRbWVXbM8zZJVlb7zxTI/ZlayZUvCjN1JZu39Ze1",
+	"ee9qot4Ifm+PC1A0GQUEItMp0LW1urZW/xRoEmsk/HtCwi+ZF4vM+eujZC+/uT+XRMTXJRm0Yw1krgnk",
+	"jRwU5vJQ+aWx3yu75Rw5SqeqjZbRkncW5UuwY5Yl+hpify3Bn1KCu2X7nED2b5BtV5BjfhSlXVXm27rK",
+	"aAIPeSgv4BcwHI2/ecHEgibBH5m+d6m1Dq6vg+vP1dFYq6O1Orp7+PtZKZcfmb5ZszxYCvvEG9w2Q6bj",
+	"4bwOO4YGF+YqvMY9likyyRiGqjHCCgjIdQ01TbJPZvyBnVBQMSVSD7GdpNSAwXVjh0RGQkYkThnNFImM",
+	"2I0CH/9G9DAXr26SE6axYYTqyEbwMylK4QiZuXAz/GpjrUEo1AXX8RDh8Ek5bw595+NJrlmCaGOW/QGu",
+	"EmB0vxz8x+op1FuRRTvrYv2YkBcBUZLArwiV5kYWCrw2RpmFjYyb6TMXVuC8cKUAdpenjCRcwR2a5IiO",
+	"4FIYofaVAGA14DVjmQutiJYXNMM2IogTXxlOXjZu/Bm0QsXMuGXY16t5aMNZWUngQB6KbOW5mEAwN382",
+	"Gwhv/ue3djrt09bbbrvT3TIm3KsntnZKuFM42LX5szZ/no03/pfqgELdc6vwJvAVXFsACEdU8ucQENB5",
+	"JsiFzNOEyH7fCgJoDe5CbAAblUIxpCJJjUVWx2+UrSyP7A+RpZQYaj0xZov5V5HPx++RP8ERKkDpw9He",
+	"J1vlDyl7hYaWao7jSRO/VxHUHRrr5YLUjW4wphn2H+MR2Gl8dobfmatbForAEjgMGYn+m6X8DyrVy0ma",
+	"D7jYGMeTCNE1/hsmIan8gH8jjCvoyYbvlYZC9Q1ueSEC0ptCPQGDsgAzgzB3ypcOvNoi9d4UsAgtdQa2",
+	"IIBpqsgQsAwjOIklrmMYGTrKs2OmVI1YYqahVBEQUyGkJj2guaBmaZgjuQPqU7Z7y3Zm4099/tUYfDJL",
+	"lHmxwJvBwTwMRZyxhAnNaRoQmiQZU4ogN4RMz1nW8IUfuIZoxkjK+prIXAe2JSMUMA1cK5b2ScroORry",
+	"Y3NQk/wMPdTusRzILVfI9mCmgArfCC4zjy6MgIPmHKBbIH3K7SI2y4OLwY6/KuAHAyJiZ/tVaaQjNtHm",
+	"KOicwDXLxSTXBBWmGQTc4NUW+Yn/EApslSf23WDRC6xaNAcURK1hRZZnfIeUdpwKBXAx5ppoSdrmuots",
+	"Xg++dQqb977sShwRuHC4AhDJSrDYokCXFljG+lDgUeX2qAU1/N1YTBmNRywDx62oja2Kl/dSjkg+gUke",
+	"MUEmGY9ZYdMNmD5zX9lpdUG4ssv5rTYxtlOmOU6Amo57Ml1M+FWY5L+64774pgps0AcLynO943PNg4Od",
+	"MJrFWFaUyFgVgzafzs4U/LzauBH0ZuGw5wfoptne3A94HE+w3vt2RmCxrG4yA50ygA2zNv3Wpt/3VPjp",
+	"BKszo2Bb3B0VzLiaL+Oi2w9kwMI60FOajqDMkQpbsckF+ThhYvfwhZrrGiRqSCdMBaCAQKkyu3sh1EPF",
+	"1J5LTvZ/MmoSyiU/HxqDgORGM+kuYJJAW170rUcVO8uztEBjMd8Yo8xizUPD44hN3c8jNm2SCKw/Y8+F",
+	"QvtOOv8A1iuOaZoapUtoDDEhUo9+PDglL+FkZ77BBcaNHUIFBuXswea0gSW62mpt2VueCanPgMgqKo1C",
+	"4CiqIDH27MSzVoGTDmWvUUHGpWx95YX7yiGy4XF1sAQV7TM9PeNgAfU5y6IGUUwHnpEBLElbUNutGNBY",
+	"/hqKCumyheKh2rwRP2BLxRzM0re5KllXsJsrCNAVPAs2DvZCEUazlLPMPQtaN3wgzBgsxbPMoah38Xn2",
+	"qbE0VimuNBU6qlwOp7oYqx0D+4qhx2rJr5BVtum6sSohPBgKG651E0UFTaeax9jDqoACzQF+Nz2dQ+Rn",
+	"JxTl6QHwbTdBiWSq4V+7u4G8EOi0BGZPZDTWYGYmzg6cTNJpl0RqqjQbQ4w1Ybiz7IyAdeimwmxAsQHM",
+	"3db8AswE2zKljMUFkEF9ztJEBUgjp/BCCBKFqx2D2GbH+C1vXwtONo1jNoFYsLGv7Zss0WS8UCRCP2XD",
+	"/hoRVASWbhVkhP3Jh8zRRcAXdoF2N0I9malz9robSCgSFqc0s9Z61z1L4LjyhpLHLCJ1uxZ4Bi1jGYn6",
+	"uUBHEKbTfUJyvQDgJIyESM885Z6KCn/KzaEbdCjqkWZjMI/zjOHtJ2cT88eYfj3DDmj3qRC9/odQRJgq",
+	"iNnZhAma6qk5ug+PKeJp+UsItSst4eqKmYUXiiiVA67PepzCbVI5mGSyp9xIyp/RquZicMb6fZlhzP6c",
+	"ZT2puJ5GjQB4/OiGYmYStHEiuPBvHtzBJjl0lHjGN0YPsiIYuh74PRRDbnbdNCj2UUAuWG8o5Qh3VGrs",
+	"AVXagRitV1aLuF1SETxwjvfsYimwVSmekphOzGjaLdxn13HHF1J5vmsfuggio6KaxQtrxsNcjCLHBtYt",
+	"Adk7jzRKWKppM5PQcwAPAJEKKYof7baMCuLHoIjVWg1luxSgz74PSApn+OainQrp9plEp61p0QLOcmjU",
+	"d1TchBIYs2W5YeOJnpII94Xd81ZDwFlIOIj7zCprlHdc74B4FY4/89f9jx8OvkRLEUA6xM9QzBBA7oJL",
+	"nGflMG6Z+hFDA0BhaG9bhnr71mw2Ly8dsL95FCFJ5AZmXj4+VhO60txmczrNLFsjovDrz8qIpzqOeIZo",
+	"yKWf8kwEKGqVZhPl8RmAsiWT44n298Bk3PxOB61X5jJ6oUifD4AE01h/LCkYEy7oNAhFT+ohaeEr59os",
+	"Cwj5ESnSKbismqZNEnGEhIMFG48n6YZ/t6Fwe5cnGFmJ/mfDGquANoEyudEkYIiiYnYS39hhpDzlJHQU",
+	"OwiwZ3xC/CuWif0LLM+wRi7JZVRg++1+guspQMiuMHbi6MZ0xFwHTz1CVzIikTSij1vhWwDnGSMDNgcA",
+	"TvhXERhHXktyLT34DplQZYk/janpAjrbxpZDSXBmQR9eAlyQEb8JrHCbj/VIf8BYFQpbSOlaoEqMmeR6",
+	"hJEosFsuFP6sZrPp+DMbDgdDI8tVARs4YZmSZv06aD4ihbmGKhAeFdqnb0nEkdfuzE516eEcTOWZC0lE",
+	"vtOIa1KnZaKskm1YJn4CflQ3AVLEDJQyTxh0HTlr1nbwoCip4peTXq6mJBcJCoBC4EcZM2I2MoOgmg2m",
+	"Nz4Q7LniymfmyrMvzSXjL+g1LUDGtylcm9pdmD8BecX8cU7TnJU4qtB181eq/YzdU2Qqc6KHXIwI7Rnj",
+	"EYxabMRFWjL9DyibApwOY1hCdAuMpGWyseBoOlK6JYZ1ylJjWxJKfpMjSK/d+tbuxi4OVdVg0L9eVmI+",
+	"agR3whuetTubGDRYkpyr8iIfMjFudSrMXkVhQxBNTgCNJWFfa91W4Oa6cgcIaOELJikYRzFNx0TLhE5L",
+	"0+6dH8RdsQn1Wrf9+tXm6/ZbwPOHzLhXBZv9Dn0bt5PX7FVvm27Fm70ObSctVlvp1dmwH163ZBNB/tc/",
+	"y4zCQ2zsinKsddu+cbz4art123eKoclr4GVq3Zq3HXgS1rrh7NSEtSC0z+d/nrP64CA722FlukOcRjj1",
+	"ponEq+BSCc1aCXFVhGZZhDWwD8Na91sIrxsv6V44novLBX4Ja5dBWF1sIZYWXH65NPr1z/jc5Qfco+m4",
+	"+R0+5aIHCkFKhLVn/1BfghB3PL6vyuYOcXeH85IgrHU7QVjZ9nBw57L0uGi7g1a+jSi4Ht2pGBKp/+vk",
+	"4wfsTYeJugK5reJoeZdqnWb4E6YZglo1FHXTJSBknhzag5fPUqDjdItcBZ54q2IVPHX1khU878gIgpW7",
+	"AfHcvZKx/UOupksXveDpty19cXN1hwIYvMRtUzd49gL26M5Ks74a7TSeOE8+bU5f+m0f5+ITOrOLmxNn",
+	"kjqkjqdtmEtSzXspa5QyUp8yqWUsU1fYM44nV2eTdkU5d1+HGSB7GK0n7kqOMNs8Gvnn6eknojMqlHnN",
+	"Dah0sEH+mfwNZJgO9w8gSpAwNQJqUGc4KUgxQbEJBg3QJ7ew/i6m7VMWOGPWMTdjfqGIURgbx5/2XJIr",
+	"FDbLRVySq4sllYTiY1qgRkDJ4FBKVAmF2LxVKCjpMZoZ19foRBxSUT+jNNUsZUqRupAkOoonGydMGX9/",
+	"4zCJdggVU+R75jH1hSnI/wlPVaVlthQNM35MhJG9Us4l2oXQfkTGudJYBgRhqPlTXdX5rPkd+Ui9f33E",
+	"oUc3MbHZDUWUcqXP8GU4zOZqik11CU8CGEJAMHQUYD7gkw2gBaGAzw07FMVEcmbdq4jUIxt2gUg4+6rN",
+	"v5iM+UdRPP+PambMMWibJ/CZJApU2Hms84wlPrEC4KUF92sAHAi4fmyuasw0NcaNBb6BYHklkq3piKmi",
+	"0a0UL7dxcZ8I2qlyRwCWTS7KEa9QXBHysoCsfoVglAjZLeyy4ArEkXkGJEg9/vzh7NPBh/3DDz9GweLI",
+	"V0GFUQ58hWKZyJdrRp4NbWH4yIa0yHxEyw8Uxw1hRxHtfjKPvPv+7Pjg358Pjw/2o1LvhAs0l/hEcAbM",
+	"m14wBUXq0Hx8oZAx1nzpM7G7+MQjNg3F2OIMunSdWS3w6DtkZjmKpUBoaJoexZO7dBEY/78d1Mwv2SSu",
+	"dWudZst4+0wPpbkFDPSlmQuHcQOmrGf2WFzgP/xjujl687WVvZpuic7v2+PXF291+7xX89Xo/2RpKo1G",
+	"smVI5adfAar1X0qK40l85E+8/2jNFTOEy6FyqV+/+afjZlFk7P8UCLjwy+UXCGVZ2bBXjGGejP6KKYxL",
+	"5XOVG13ebdLmnSCvx9ztAgBcOtr7tHZr/qTVUx20OmeZG4TUvG93gK2HtXaNw6u2JsoFBTMKcvk7REho",
+	"U1svi3VR3ZJFdX+pJgdj2p9g2es1bhBUkV3bz1A4MAPHHGDz7XhyUCm1A6fDuAAzhXWNoAKBjKZHmjr+",
+	"la7PC5erzoiWoYA6O6pcoVpAInkhWHLWm9rSCG+Ho+0d2TBiVE3RwbdGwHBBPgv+1WX6d3x/aqVlAy4F",
+	"nRahoEnC4VT/lPJCoB3l8QmH9JyRuq0TVETl8dDNVCh+Zr3Ph0QhDMQDpa+vKnw/wjd8P0Xvv367Jouz",
+	"RGbGGlunGTV+Pdn1CaJS0gYTPUHNvWWoKh8j5q8/yEz+8mh9pUDGe+6SagtKtGc8OvMCcY2vVcufVrXc",
+	"PqD5RMG5+epq3MIrBrhupK93LO1YSFSpOfahqptJ7b9/PnuuKkz/V3EuOyd0FfL6NYX+mkJ/bdTf0ah/",
+	"0saXxVz4Rv5iCPhKCQwlVLqIoMdUkER66vcZoxtbhM0G51LYWl1f+uk7RnwNfyXsjL0OGBo2l4fcAubU",
+	"i2tcDBlU0utKTD+WAks+jSVuA5Ia6aVGbEoU074DwfWGEibOeSbFmAm9UwxtDKRPPE1JL8NQJxrRgMHu",
+	"+5IVizOmVdRokj0plEyZsu025v6KTrHO3vzNNOmxvsQaVdeQ6mOex4wmRMVywq5g5UdtcY/YkID+7qa8",
+	"1q1hMWgNKorgO1+sZmfUVZZZ+W2PNyqhfIzFD3E6BuDZJzy+4bhBJn+/6RApBymbO6g6pjSlYwqGt116",
+	"tW7tvNXcarbuAJsBM38jaIZbTriN1lrge7a/n41IB/QuJxl8LyMaw1asu3aQ6zmgvCPpDl9EAmWlHZIF",
+	"GiscIgRisZ39s7vvd87vtAh1qdM+bbcs5FG7s/lLbc6EnChCU5ZpNQ8/ifVR5kXC3ZsoUM6wbyup+QLX",
+	"oj2u9sUGNC4cXlP8etwZbYlXkze/t7KO2tKvzr9ejTk0O9Y8S2vdGuB0dF++hLfYtBNmborJx+QZcRrZ",
+	"tbaK4e7W+VpQr831Z2yul6SoE+/+K2hWX1gOdJL3zMceNP18Pn5vDFDfekcW1YKQuuwDjExhmIfCF3g0",
+	"yr2nvh0PrGg+AFS2CHVDFKBKwBaqIYNeVpGQ3pQcS001cw9ETuD4JtkVvk98SAuYnE6r2KGhWIFgxl7/",
+	"SfllrpP1txLuywrkFeXl43HB3EpJXqca/760zsOFCQcqFp8d9X/699vszY8//e/v2enFb58/7b85fP/p",
+	"l0PZeU/f05OL118/n7aOB+q339781/1rzDsqONw0N7kiduOUAL5xDtaqbq3q7h2+b81u8njsJoVuW2AL",
+	"lH29l9/sXysQmdgzsMo3kxNsJrXduSRhKT9nRu2vwGhya13cPwIg6Pvz7VahQrleodxVhC9JhOLexpoH",
+	"ZS26nxB51S7aKvDqEhL0Uwa1KlCE8g6qg58Dg8q18vMa/hS3GWeTzRceWKlsYs2F7m8vBj9Iwe5bFK6D",
+	"W49iqi8p4GcE+8EpvVFmwTEVwbtWAs9bCWwuiY14JBPe506gPyPcxkVq4ClTHjcI8tXE7M/OVL4PCpId",
+	"gAkSA6Yij8QmFUN44VAAIAihsc5pmk4tFpuFEo68AIvIWJ5D8w8W14gmOfBkHqFw6siylUCflGPqOEYc",
+	"q5W4Ne7HTL8rKceCCM+qMvfxGDrsOzbjtCP+8qDK8u931oLtqqfzSFoQ38jS3s4NhBNr7bh2kb53F+mv",
+	"SGtxq7jWyyIkdW1pgz0D4NzcCYGD//XFDQFBpCxQyzYVVlTyXFndsF+M4eFLihdU3haPhEYIL9cfLaq6",
+	"Va5YZDkxbp9vamtMLh+k2kJrNp4YPddZWoeCZoSXwc6dC5u0aae3GW8l2+xV//XgzfDtb+MippdcfdTI",
+	"MlLt4kAW3XsbyKu2X/1SJb2qAYrCdmvTfo3TtCcTVututzaRo+rqy25ulzSyK7+s2ZBr0Qg77xI/u8oL",
+	"t05WqcAohZTX0c216v6unNRy7QapKIl7dliX0I4vv9m/p4ATwTRykNz6njerrH1/P5RUi2tUAPcU6FXs",
+	"4ZZIkiqipIR/KbmQ2QhLu/sZYwGUU0PlIcB5ONQSj/4C4L6RnYYNnkRNcthHGAyrZgqioFD4G3NFIgSx",
+	"iHAQTXIKkLm2Y3tJd/rYzO2MRJyv2O4stlPKgwHg3WQtFtdi8Sk8Grd0n4UkhT01K0qnK7oKGdSebbhS",
+	"oG93ixAuFGc/8vPZRDrwi+A9A5IxnWeCJVAUB5G9JnknM9LZIkOZZ8pLI2PLxzTLpkRfSKivA+IDFSAP",
+	"PyDN03joL6wkyVjMzKkqFDEVBEmGfXYqlYqLga3/u6Vgg/mrFCHdWyfK8ykN2+u8+4/64d+Hw0zFe8P0",
+	"34dH//n/etvq5H/VRPZey/0/dzlYUQ1WLMu1hllrmOcSM3syBbOoLnlF/aKZeiC18m9jCRr57IzaprmX",
+	"4+XQEmM+XuWkUrAd2OTOnAyFGsoLCA9d4ZQspRJ2PRe8v5m9A6CJDLkYgCoyozPaxugqrjyLJNaTb7Xe",
+	"kp8Pfvjnx48/ne0fnuz+8P5gv2spVQl3/dML9M8pU6UqiuXsaTMSO01ri3ot756dvMPK2XvBLACxdp0Z",
+	"MLvpgoqhypXf3Dul3Qj2QjVCv0Y4+HPvoqfSsUZ+35DlAcrbOM+4noLuROTe3VwPa91fvwAMJPJ/L2AZ",
+	"PnUUSMhiOaF6uINMUHkv5XHBbcmV5y36/MP7w72zz8fvm95ef3neBk1shzcH+wedUa73HKG5kGKtz+Jp",
+	"nEK22qZZLJ3ofNbmlKYjwHotiD8DcjGUKbKSGefPk1yjvrJXPHIMMvPXPICwkWcDKlOKWtKnrtV/2OGl",
+	"CSWajxnAEJZhWAJfyULj0SAzogph+oFq3NEpmb8uKNcM0RnMFMRUxCxNrXdbGjXAS8yPuIxtTiwmL1wI",
+	"uA9KpJAletHSVcunL7o8coq7SciYq9epp1IMNjTLxmTMxtIYPwjiPBLGRKqbf1KWDIDxGdFaG5VXMJbZ",
+	"dNFLLeGwGZuoRJgNFK/7XMUySwJyylI2yOgYbvo/1SdyJyy4/q6o0FnGqYxH3YKeE6jLIAIAPFGUxBnC",
+	"Uvo3HWDIIMkZvnizDIALDKnASGQ0SZKnLGqUQqyQI80dUaVFwlalUZ/YsxaN+YQPhFkpSZ6BQkFLrBTj",
+	"0MDGlJl9qXC32g5FIJHnyqwvJK76ulFu1rX39rJj8evwfPKJRyeB6inbaoixZbPtypvW9s1f8YJnOyb1",
+	"MJP5YEgmDsfKcnsi9KciNM0YTaZETRgddS1DvJFNysGfY2mYP//FLMuvxz8vDbJAzTKiqpgaX9rb9Hh3",
+	"BVj8atVZKxCJY2NKcmDenNExVxRYzS7nKel8/Upo7DecKhZAc0Z37HqwGGoxEYE0wpJONG1nx6M8revd",
+	"eKyntc+GDh0QWDJ762Bx+fRjTILNceMdH2MqPKZKUS7JBWi5hMgcIOCQM09LWZoaG6p7lDlxZW6PMxtO",
+	"nbm3bg4sNE7zkRZDobIeYy2QSUp1X2bjkm6tkI/bp0ZWBzh7vmzigWfEmmh77n6PIiewJ58lhHoLsE6B",
+	"lJrT1DLdaikbcH6Wi6a31R56Oo5z8bBLwlgwoBTcE4FgYFmWA3W2zEgmwSg15mzx/I+1HB7l+Us1Qfb5",
+	"MI/9XTycfRT3ZI7k5IzGruzpO1i/s7yz4MABdSxzXCJAJmHOLseAH/rxrYFtXPeHnIYTI8R6U1IOEWBc",
+	"m+pqXBsG8H8DAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentd/agentd/a2a"
 	"github.com/agentd/agentd/gen"
+	"github.com/agentd/agentd/turn"
 	"github.com/labstack/echo/v4"
 )
 
@@ -31,6 +32,21 @@ func (s *Server) CallA2A(ctx context.Context, req gen.CallA2ARequestObject) (gen
 	reply := s.a2a.Serve(ctx, a2a.Call{AccountID: principalFrom(ctx).Account.ID, AgentID: req.AgentId,
 		RequestID: requestIDFrom(ctx), Version: deref(req.Params.A2AVersion), Body: body})
 	return &a2aRPCResponse{s: s, ctx: ctx, reply: reply}, nil
+}
+
+// a2aTurns are the turns the A2A handler runs: the server's, whose
+// detached runs keep their events for the run's stream, as every run of
+// the API does.
+type a2aTurns struct {
+	Turns
+	s *Server
+}
+
+var _ a2a.Turns = a2aTurns{}
+
+// Detach runs t's run on its own, its events kept by the streams.
+func (a a2aTurns) Detach(ctx context.Context, t *turn.Turn) <-chan turn.Outcome {
+	return a.s.detach(ctx, t, false).outcome
 }
 
 // a2aURL is the agent's A2A JSON-RPC endpoint.

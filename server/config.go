@@ -17,8 +17,8 @@ import (
 
 // Turns runs agents' turns; *turn.Service implements it.
 type Turns interface {
+	// Prepare and Stream are A2A's streamed send's.
 	Prepare(ctx context.Context, in turn.Input) (*turn.Turn, error)
-	Generate(ctx context.Context, t *turn.Turn) (turn.Result, error)
 	Stream(ctx context.Context, t *turn.Turn, emit func(turn.Event) error) (turn.Result, error)
 	ListTools(ctx context.Context, accountID, agentID string) (turn.ToolListing, error)
 	Preview(ctx context.Context, in turn.Input) (turn.Preview, error)
@@ -27,8 +27,9 @@ type Turns interface {
 	Providers() []turn.ProviderState
 	// Accept, Detach, Wait and Cancel are the runs' other ways.
 	Accept(ctx context.Context, in turn.Input) (*turn.Turn, error)
-	Detach(ctx context.Context, t *turn.Turn) <-chan turn.Outcome
+	Detach(ctx context.Context, t *turn.Turn, emit func(turn.Event) error) <-chan turn.Outcome
 	Wait(ctx context.Context, accountID, agentID, id string, limit time.Duration) (domain.Run, error)
+	WaitEnd(ctx context.Context, accountID, agentID, id string) (domain.Run, error)
 	Cancel(ctx context.Context, accountID, agentID, id string) (domain.Run, error)
 	// Decide records decisions on the calls a run waits for.
 	Decide(ctx context.Context, accountID, agentID, id string, decisions []domain.Decision, all bool) (domain.Run, error)

@@ -328,6 +328,7 @@ func (w walkedOperation) onWebhook() bool { return strings.Contains(w.path, "{we
 func TestEveryResponseIsDeclared(t *testing.T) {
 	h := newHarness(t, func(c *harnessConfig) { c.MaxBodyBytes = 4 << 10 })
 	refusing := newHarness(t, func(c *harnessConfig) { c.Counter = refusingCounter{} })
+	impatient := newHarness(t, func(c *harnessConfig) { c.RunWait = 50 * time.Millisecond })
 	broken := newHarness(t)
 	if err := broken.store.Close(); err != nil {
 		t.Fatal(err)
@@ -519,6 +520,22 @@ func TestEveryResponseIsDeclared(t *testing.T) {
 				call(h, streamed, 200, true)
 				h.openai.Enqueue(llmtest.Reply{Status: 404, ErrorType: "invalid_request_error", ErrorMessage: "The model `gpt-9` does not exist"})
 				call(h, w.request(h.writeKey, agent()), 502, true)
+			}
+			if w.id == "createChatCompletion" {
+				// A run in the way under the agent's reject strategy.
+				strict := h.createAgent(map[string]any{"name": "strict",
+					"settings": map[string]any{"runs": map[string]any{"multitaskStrategy": "reject"}}})
+				h.openai.Enqueue(llmtest.Reply{Text: "slow", Delay: 300 * time.Millisecond})
+				if res := h.send(strict, map[string]any{"text": "first", "userId": "walker", "background": true}); res.Code != 202 {
+					t.Fatalf("background send: %d %s", res.Code, res.Body)
+				}
+				busy := w.request(h.writeKey, [2]string{strict})
+				busy.body.(map[string]any)["user"] = "walker"
+				call(h, busy, 409, true)
+				// A run that outlasts the wait.
+				impatient.openai.Enqueue(llmtest.Reply{Text: "late", Delay: 300 * time.Millisecond})
+				slow := impatient.createAgent(map[string]any{"name": "slow"})
+				call(impatient, w.request(impatient.writeKey, [2]string{slow}), 504, true)
 			}
 			for code := range w.op.Responses.Map() {
 				if status, err := strconv.Atoi(code); err != nil || !provoked[status] {

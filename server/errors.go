@@ -198,6 +198,26 @@ func conversationBusy(runID string) *apiError {
 		Message: "The conversation is busy with another run.", Details: map[string]any{"runId": runID}}
 }
 
+// runPending is the 504 of a request whose run goes on without it (past
+// RunWait, or handed over by this process stopping) on the OpenAI and MCP
+// paths, whose shapes have no room for the Run that Send Message answers
+// with 202: the message names the run and where to read it.
+func runPending(run domain.Run) *apiError {
+	return &apiError{Status: http.StatusGatewayTimeout, Code: gen.RUNPENDING,
+		Message: fmt.Sprintf("The run %s goes on without this request: read it at %s.", run.ID, runLocation(run)),
+		Details: map[string]any{"runId": run.ID}}
+}
+
+// approvalRequired is the 409 of a request whose run waits for a
+// person's decision on its tool calls, on the OpenAI and MCP paths: the
+// run goes on once decided.
+func approvalRequired(run domain.Run) *apiError {
+	return &apiError{Status: http.StatusConflict, Code: gen.APPROVALREQUIRED,
+		Message: fmt.Sprintf("The run %s waits for a decision on its tool calls and goes on once they are decided: read it at %s.",
+			run.ID, runLocation(run)),
+		Details: map[string]any{"runId": run.ID}}
+}
+
 // turnError maps the errors of the turn package.
 func turnError(err error) (*apiError, bool) {
 	var unavailable *turn.UnavailableError

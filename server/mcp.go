@@ -178,7 +178,8 @@ func (m *mcpServer) listAgents(ctx context.Context, p domain.Principal, args mcp
 
 // sendMessage takes the turn Send Message takes, with the same checks of
 // the body, the same limit on the agent's messages a minute and on its
-// turns in flight.
+// turns in flight, and waits for its run as Send Message does; a run still
+// going after the wait is a failed call naming it (RUN_PENDING).
 func (m *mcpServer) sendMessage(ctx context.Context, p domain.Principal, requestID string, args mcpSendArgs) (gen.MessageReply, error) {
 	if p.Key.Scope != domain.ScopeWrite {
 		return gen.MessageReply{}, errForbidden
@@ -211,11 +212,11 @@ func (m *mcpServer) sendMessage(ctx context.Context, p domain.Principal, request
 	ctx = context.WithValue(ctx, requestIDKey{}, requestID)
 	in := apiTurn(ctx, args.AgentID, &req)
 	in.Source = domain.SourceMCP
-	t, err := m.s.cfg.Turns.Prepare(ctx, in)
+	t, err := m.s.cfg.Turns.Accept(ctx, in)
 	if err != nil {
 		return gen.MessageReply{}, err
 	}
-	res, err := m.s.cfg.Turns.Generate(ctx, t)
+	res, err := m.s.awaitReply(ctx, t)
 	if err != nil {
 		return gen.MessageReply{}, err
 	}
@@ -229,7 +230,7 @@ func (m *mcpServer) toolError(ctx context.Context, err error, requestID string) 
 		return nil
 	}
 	ae := m.s.toAPIErrorContext(ctx, err, requestID)
-	if ae.Status >= 500 {
+	if ae.Status >= 500 && ae.Code != gen.RUNPENDING { // a run that goes on is no failure
 		m.s.cfg.Logger.ErrorContext(ctx, "mcp tool failed", "error", err, "requestId", requestID)
 	}
 	return fmt.Errorf("%s: %s", ae.Code, ae.Message)

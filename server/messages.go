@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
-	"time"
 
 	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/gen"
@@ -20,11 +18,11 @@ func (s *Server) SendMessage(ctx context.Context, req gen.SendMessageRequestObje
 		return s.sendInBackground(ctx, req)
 	}
 	if req.Body.Stream != nil && *req.Body.Stream {
-		t, err := s.cfg.Turns.Prepare(ctx, apiTurn(ctx, req.AgentId, req.Body))
+		r, err := s.streamReply(ctx, req.AgentId, req.Body)
 		if err != nil {
-			return nil, err
+			return nil, err // not a nil *sseResponse in the interface
 		}
-		return &sseResponse{s: s, ctx: ctx, turn: t}, nil
+		return r, nil
 	}
 	t, err := s.cfg.Turns.Accept(ctx, apiTurn(ctx, req.AgentId, req.Body))
 	if err != nil {
@@ -33,23 +31,16 @@ func (s *Server) SendMessage(ctx context.Context, req gen.SendMessageRequestObje
 	// The run goes on without the request: a client that leaves, or waits
 	// longer than RunWait, finds its reply in the run.
 	accepted := t.Run() // before the run goes on its own
-	wait := time.NewTimer(s.cfg.RunWait)
-	defer wait.Stop()
-	select {
-	case o := <-s.cfg.Turns.Detach(ctx, t):
-		var waiting *turn.AwaitingDecisionError
-		if errors.As(o.Err, &waiting) || errors.Is(o.Err, turn.ErrHandedOver) {
-			return s.runAccepted(ctx, accepted)
-		}
-		if o.Err != nil {
-			return nil, o.Err
-		}
-		return gen.SendMessage200JSONResponse{Body: gen.MessageReplyEnvelope{Success: true, Data: messageReply(o.Result)}}, nil
-	case <-wait.C:
+	o, ended, err := s.waitForRun(ctx, t)
+	switch {
+	case err != nil:
+		return nil, err
+	case !ended || goesOn(o.Err):
 		return s.runAccepted(ctx, accepted)
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	case o.Err != nil:
+		return nil, o.Err
 	}
+	return gen.SendMessage200JSONResponse{Body: gen.MessageReplyEnvelope{Success: true, Data: messageReply(o.Result)}}, nil
 }
 
 // runAccepted is the 202 of a run that goes on, as it is now.
@@ -65,7 +56,18 @@ func (s *Server) runAccepted(ctx context.Context, accepted domain.Run) (gen.Send
 
 // StreamMessage streams the agent's reply as server-sent events.
 func (s *Server) StreamMessage(ctx context.Context, req gen.StreamMessageRequestObject) (gen.StreamMessageResponseObject, error) {
-	t, err := s.cfg.Turns.Prepare(ctx, apiTurn(ctx, req.AgentId, req.Body))
+	r, err := s.streamReply(ctx, req.AgentId, req.Body)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// streamReply accepts the message as a run whose events the answer
+// streams: refusals are errors before the stream, what happens to the
+// run once accepted (queued, stopped, failed) is in its events.
+func (s *Server) streamReply(ctx context.Context, agentID string, body *gen.MessageRequest) (*sseResponse, error) {
+	t, err := s.cfg.Turns.Accept(ctx, apiTurn(ctx, agentID, body))
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +76,7 @@ func (s *Server) StreamMessage(ctx context.Context, req gen.StreamMessageRequest
 
 // sendInBackground accepts the message as a run that goes on without the
 // client, which waits for a slot rather than being refused, and answers
-// 202 with the run.
+// 202 with the run; its events stream as the run's.
 func (s *Server) sendInBackground(ctx context.Context, req gen.SendMessageRequestObject) (gen.SendMessageResponseObject, error) {
 	in := apiTurn(ctx, req.AgentId, req.Body)
 	in.Slot = turn.SlotWait
@@ -82,8 +84,8 @@ func (s *Server) sendInBackground(ctx context.Context, req gen.SendMessageReques
 	if err != nil {
 		return nil, err
 	}
-	accepted := t.Run()        // before the run goes on its own
-	s.cfg.Turns.Detach(ctx, t) // nobody waits for its outcome
+	accepted := t.Run()     // before the run goes on its own
+	s.detach(ctx, t, false) // nobody waits for its outcome
 	return s.runAccepted(ctx, accepted)
 }
 

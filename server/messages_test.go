@@ -560,16 +560,21 @@ func TestReplyStoredWhenClientLeavesAfterLastToken(t *testing.T) {
 				return llm.Reply{Text: "all of it", Model: "m"}, nil
 			}
 			fail := true
+			// down is the first message's failure: a cool-down that has
+			// passed by the next message.
+			down := &llm.Error{Kind: llm.KindUnavailable, Provider: "openai", Reason: "down", RetryAfter: time.Nanosecond}
 			h := newHarness(t, func(c *harnessConfig) {
 				c.Turn.Model = fakeReplier{
 					generate: func(ctx context.Context, _ llm.Request) (llm.Reply, error) {
 						if fail {
-							// A cool-down that has passed by the next message.
-							return llm.Reply{}, &llm.Error{Kind: llm.KindUnavailable, Provider: "openai", Reason: "down", RetryAfter: time.Nanosecond}
+							return llm.Reply{}, down
 						}
 						return answer(ctx, func(string) error { return nil })
 					},
 					stream: func(ctx context.Context, _ llm.Request, onToken func(string) error) (llm.Reply, error) {
+						if fail {
+							return llm.Reply{}, down
+						}
 						return answer(ctx, onToken)
 					},
 				}

@@ -53,14 +53,16 @@ func (s *Server) ListModels(ctx context.Context, _ gen.ListModelsRequestObject) 
 
 // CreateChatCompletion runs the turn of Send Message for an OpenAI Chat
 // Completions request and answers with the completion, or streams it as
-// chunks when the body asks for `stream: true`.
+// chunks when the body asks for `stream: true`. Like a synchronous Send
+// Message it waits RunWait for its run; OpenAI's shapes have no 202, so a
+// run still going is a 504 naming it.
 func (s *Server) CreateChatCompletion(ctx context.Context, req gen.CreateChatCompletionRequestObject) (gen.CreateChatCompletionResponseObject, error) {
 	b := req.Body
 	in, text, err := chatTurn(ctx, b)
 	if err != nil {
 		return nil, err
 	}
-	t, err := s.cfg.Turns.Prepare(ctx, in)
+	t, err := s.cfg.Turns.Accept(ctx, in)
 	if errors.Is(err, turn.ErrEmptyText) {
 		return nil, invalidRequest(text, "must hold text, not only whitespace")
 	}
@@ -76,7 +78,7 @@ func (s *Server) CreateChatCompletion(ctx context.Context, req gen.CreateChatCom
 		}
 		return &chatStream{s: s, ctx: ctx, turn: t, c: c, usage: usage, ignored: ignored}, nil
 	}
-	res, err := s.cfg.Turns.Generate(ctx, t)
+	res, err := s.awaitReply(ctx, t)
 	if err != nil {
 		return nil, err
 	}

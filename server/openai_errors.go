@@ -26,12 +26,21 @@ var openAIKinds = map[int]openAIKind{
 	http.StatusForbidden:             {gen.PermissionError, gen.OpenAIErrorCodeInsufficientPermissions},
 	http.StatusNotFound:              {gen.InvalidRequestError, gen.OpenAIErrorCodeModelNotFound},
 	http.StatusMethodNotAllowed:      {gen.InvalidRequestError, gen.OpenAIErrorCodeMethodNotAllowed},
+	http.StatusConflict:              {gen.InvalidRequestError, gen.OpenAIErrorCodeConversationBusy},
 	http.StatusRequestEntityTooLarge: {gen.InvalidRequestError, gen.OpenAIErrorCodePayloadTooLarge},
 	http.StatusUnsupportedMediaType:  {gen.InvalidRequestError, gen.OpenAIErrorCodeUnsupportedMediaType},
 	http.StatusTooManyRequests:       {gen.RateLimitError, gen.OpenAIErrorCodeRateLimitExceeded},
 	http.StatusInternalServerError:   {gen.ServerError, gen.OpenAIErrorCodeInternalError},
 	http.StatusBadGateway:            {gen.ServerError, gen.OpenAIErrorCodeModelError},
 	http.StatusServiceUnavailable:    {gen.ServerError, gen.OpenAIErrorCodeAgentUnavailable},
+	http.StatusGatewayTimeout:        {gen.ServerError, gen.OpenAIErrorCodeRunPending},
+}
+
+// openAICodeKinds are the codes whose OpenAI type and code are not their
+// status's: a run waiting for an approval is a 409 as a busy conversation
+// is, but not the same error.
+var openAICodeKinds = map[gen.ErrorCode]openAIKind{
+	gen.APPROVALREQUIRED: {gen.InvalidRequestError, gen.OpenAIErrorCodeApprovalRequired},
 }
 
 // openAIErrorBody is gen.OpenAIErrorResponse with a plain pointer for the
@@ -47,10 +56,14 @@ type openAIErrorBody struct {
 
 // openAI renders the error in OpenAI's shape: param is the field at fault
 // (`model` for a model that is no agent of the account), and the reason of
-// an unavailable agent or a refused request joins the message, since
-// OpenAI's shape has no details.
+// an unavailable agent or a refused request, or the run in the way of a
+// busy conversation, joins the message, since OpenAI's shape has no
+// details.
 func (e *apiError) openAI() openAIErrorBody {
-	kind, ok := openAIKinds[e.Status]
+	kind, ok := openAICodeKinds[e.Code]
+	if !ok {
+		kind, ok = openAIKinds[e.Status]
+	}
 	if !ok {
 		kind = openAIKinds[http.StatusInternalServerError]
 	}
@@ -66,6 +79,9 @@ func (e *apiError) openAI() openAIErrorBody {
 		if reason, ok := e.Details["reason"].(string); ok && reason != "" {
 			b.Error.Message = trimPeriod(e.Message) + ": " + reason
 		}
+	}
+	if runID, ok := e.Details["runId"].(string); ok && e.Code == gen.CONVERSATIONBUSY {
+		b.Error.Message = trimPeriod(e.Message) + ": " + runID
 	}
 	return b
 }

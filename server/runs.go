@@ -156,9 +156,10 @@ func nullTime(t time.Time) nullable.Nullable[gen.Timestamp] {
 	return nullable.NewNullableWithValue(timestamp(t))
 }
 
-// StreamRun follows the run's events: a streamed run's kept events after
-// Last-Event-ID, then live; any other run's end, once it ended, as one
-// done or error event built from the stored run.
+// StreamRun follows the run's events: the kept events of a run of the API
+// (detach keeps every one's) after Last-Event-ID, then live; any other
+// run's end (a platform's, or one whose events are no longer kept), once
+// it ended, as one done or error event built from the stored run.
 func (s *Server) StreamRun(ctx context.Context, req gen.StreamRunRequestObject) (gen.StreamRunResponseObject, error) {
 	accountID := principalFrom(ctx).Account.ID
 	run, err := s.cfg.Store.Runs.GetRun(ctx, accountID, req.AgentId, req.RunId)

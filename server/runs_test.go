@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/testutil"
 	"github.com/agentd/agentd/llm/llmtest"
 	"github.com/agentd/agentd/store/storetest"
 )
@@ -408,8 +410,9 @@ func sseFrames(body []byte) []string {
 }
 
 // TestStreamRun: a streamed run's stream is the message stream, replayed
-// whole or after Last-Event-ID; a run that was not streamed answers its
-// end once it ended, as one done event with its reply's metadata.
+// whole or after Last-Event-ID; a background run's stream is kept the same
+// way; a run whose events are no longer kept answers its end once it
+// ended, as one done event with its reply's metadata.
 func TestStreamRun(t *testing.T) {
 	h := newHarness(t)
 	h.openai.Respond(llmtest.Reply{Fragments: []string{"Hel", "lo"}})
@@ -435,14 +438,30 @@ func TestStreamRun(t *testing.T) {
 
 	h.openai.Respond(llmtest.Reply{Text: "later", Delay: 200 * time.Millisecond, PromptTokens: 4, CompletionTokens: 2})
 	bg := h.background(id, "bob", "in the background", nil)
-	events := sseFrames(h.get("/v1/agents/" + id + "/runs/" + bg["id"].(string) + "/stream").Body)
+	bgPath := "/v1/agents/" + id + "/runs/" + bg["id"].(string) + "/stream"
+	bgBody := h.get(bgPath).Body
+	events := parseSSE(t, bgBody) // checks the start event names the reply
+	if !strings.Contains(sseFrames(bgBody)[0], `"runId":"`+bg["id"].(string)+`"`) || len(events) != 2 || tokens(events) != "later" ||
+		events[1]["type"] != "done" || events[1]["messageId"] != bg["messageId"] || events[1]["metadata"].(map[string]any)["tokensUsed"] != 6.0 {
+		t.Errorf("background run's stream: %s", bgBody)
+	}
+
+	// Past the streams' retention the run's end is built from the run.
+	var pruned []string
+	testutil.Eventually(t, "the run's events forgotten", func() error {
+		if err := h.store.Streams().PruneStreams(context.Background(), time.Now().Add(time.Hour)); err != nil {
+			return err
+		}
+		pruned = sseFrames(h.get(bgPath).Body)
+		return testutil.Equal("events", len(pruned), 1)
+	})
 	var done struct {
 		Type, MessageID string
 		Metadata        struct{ TokensUsed int }
 	}
-	if len(events) != 1 || json.Unmarshal([]byte(strings.SplitN(events[0], "data: ", 2)[1]), &done) != nil ||
+	if len(pruned) != 1 || json.Unmarshal([]byte(strings.SplitN(pruned[0], "data: ", 2)[1]), &done) != nil ||
 		done.Type != "done" || done.MessageID != bg["messageId"] || done.Metadata.TokensUsed != 6 {
-		t.Errorf("background run's stream: %q", events)
+		t.Errorf("the stream of a run whose events are gone: %q", pruned)
 	}
 }
 

@@ -87,8 +87,8 @@ func New(cfg Config) (*Server, error) {
 	selfRead := *s.validation
 	selfRead.ExcludeRequestBody = true
 	s.selfReadValidation = &selfRead
-	if s.a2a, err = a2a.New(a2a.Config{Turns: cfg.Turns, Tasks: cfg.Store.Tasks, Explain: s.explainProblem, Logger: cfg.Logger,
-		TaskLease: cfg.ReplicaLostAfter}); err != nil {
+	if s.a2a, err = a2a.New(a2a.Config{Turns: a2aTurns{Turns: cfg.Turns, s: s}, Tasks: cfg.Store.Tasks, Explain: s.explainProblem,
+		Logger: cfg.Logger, TaskLease: cfg.ReplicaLostAfter, RunWait: cfg.RunWait}); err != nil {
 		return nil, err
 	}
 	served, err := newContract(cfg.PublicURL)

@@ -36,12 +36,13 @@ func (r *sseResponse) VisitSendMessageResponse(w http.ResponseWriter) error { re
 // VisitStreamMessageResponse streams the reply.
 func (r *sseResponse) VisitStreamMessageResponse(w http.ResponseWriter) error { return r.stream(w) }
 
-// stream starts the reply and follows it.
+// stream starts the run and follows its events, from its start event on,
+// with pings while it waits its turn.
 func (r *sseResponse) stream(w http.ResponseWriter) error {
-	run := r.s.startStream(r.ctx, r.turn)
-	f, err := r.s.streams.Follow(r.ctx, run.Key(), 0)
+	live := r.s.detach(r.ctx, r.turn, true)
+	f, err := r.s.streams.Follow(r.ctx, live.key, 0)
 	if err != nil {
-		return err // a stream this replica runs is always found
+		return err // only the stream of a run a message was merged into can be gone
 	}
 	return r.s.followStream(r.ctx, w, f)
 }
@@ -58,81 +59,41 @@ func (r *resumedStream) VisitResumeStreamResponse(w http.ResponseWriter) error {
 	return r.s.followStream(r.ctx, w, r.follower)
 }
 
-// startStream runs the turn t on its own, publishing its events to the
-// streams: the start event first, then its tokens and tool events, then
-// done or error. The client going away does not stop it; a cancel does.
-// A stream with an Idempotency-Key settles the key when it ends.
-func (s *Server) startStream(ctx context.Context, t *turn.Turn) *streamlog.Run {
-	key := streamlog.Key{AccountID: t.AccountID(), AgentID: t.AgentID(), MessageID: t.ReplyID()}
-	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	run := s.streams.Start(key, cancel)
-	runID := t.Run().ID
-	run.Publish(s.eventJSON(ctx, gen.StreamStartEvent{Type: gen.StreamEventTypeStart, MessageId: key.MessageID,
-		RunId: optional[string](runID)}))
-	claim := takeStreamClaim(ctx)
-	go func() {
-		defer cancel()
-		publish := func(e turn.Event) { run.Publish(s.eventJSON(ctx, streamEvent(e))) }
-		res, err := s.cfg.Turns.Stream(runCtx, t, func(e turn.Event) error {
-			publish(e)
-			return nil
-		})
-		last, st := s.lastEvent(ctx, res, err)
-		if waiting := (*turn.AwaitingDecisionError)(nil); errors.As(err, &waiting) {
-			last, st = s.afterDecisions(runCtx, waiting.Run, publish)
-		}
-		data := s.eventJSON(ctx, last)
-		_, done := last.(gen.StreamDoneEvent)
-		// The key is settled before any client sees the last event, so a
-		// retry sent on seeing it finds the key answered or free.
-		events := run.Events()
-		claim.settle(ctx, append(events, streamlog.Event{ID: len(events) + 1, Data: data}), done)
-		s.streams.End(run, data, st)
-	}()
-	return run
-}
-
 // afterDecisions follows a run that waits for decisions until it ends:
 // its events while it goes on in this process (a decision made here),
 // and the event that ends the stream, built from the ended run.
 func (s *Server) afterDecisions(ctx context.Context, r domain.Run, publish func(turn.Event)) (any, streamlog.State) {
 	stop := s.cfg.Turns.Follow(r.ID, publish)
 	defer stop()
-	for !r.Status.Final() {
-		if r.Status == domain.RunRequiresAction {
-			select { // Wait answers at once while the run waits
-			case <-ctx.Done():
-			case <-time.After(decisionPoll):
-			}
-		}
-		next, err := s.cfg.Turns.Wait(ctx, r.AccountID, r.AgentID, r.ID, 0)
-		if err != nil || ctx.Err() != nil {
-			break // the run was deleted, or the process stops: the stream ends with what is known
-		}
-		r = next
+	if ended, err := s.cfg.Turns.WaitEnd(ctx, r.AccountID, r.AgentID, r.ID); err == nil {
+		r = ended // else the run was deleted: the stream ends with what is known
 	}
 	return runEnd(r), streamlog.State{Partial: r.Status != domain.RunCompleted}
 }
 
-// decisionPoll is how often a stream looks whether the run it waits with
-// was decided on another replica.
-const decisionPoll = time.Second
-
 // lastEvent is the event that ends a stream: done (marked partial when a
-// cancel cut the reply) or error.
+// cancel cut the reply, or the run before it began) or error.
 func (s *Server) lastEvent(ctx context.Context, res turn.Result, err error) (any, streamlog.State) {
-	st := streamlog.State{Partial: res.Partial}
-	if err == nil || res.Partial && errors.Is(err, context.Canceled) {
+	if endedWell(err) {
+		partial := res.Partial || err != nil
 		done := gen.StreamDoneEvent{Type: gen.StreamEventTypeDone, MessageId: res.MessageID, Metadata: messageMetadata(res.Metadata)}
-		if res.Partial {
-			done.Partial = &res.Partial
+		if partial {
+			done.Partial = &partial
 		}
-		return done, st
+		return done, streamlog.State{Partial: partial}
 	}
 	env := s.toAPIErrorContext(ctx, err, requestIDFrom(ctx)).envelope()
 	return gen.StreamErrorEvent{Type: gen.StreamEventTypeError, Error: gen.Error{
-		Code: env.Error.Code, Message: env.Error.Message, Details: detailsOf(env.Error.Details),
-	}}, st
+		Code: env.Error.Code, Message: env.Error.Message, Details: detailsOf(env.Error.Details)}}, streamlog.State{}
+}
+
+// endedWell reports whether a run whose turn ended with err ends its
+// stream with done: it answered, or a cancel stopped it (its context's,
+// or its run's while it waited its turn), what it said kept as partial.
+func endedWell(err error) bool {
+	var stopped *turn.StoppedError
+	return err == nil || errors.Is(err, context.Canceled) ||
+		errors.As(err, &stopped) && stopped.Run.Status == domain.RunCancelled
 }
 
 // lostEvent is the last event of a stream whose replica died before the

@@ -89,7 +89,7 @@ type streamClaim struct {
 
 type streamClaimKey struct{}
 
-// withStreamClaim puts a claim where startStream finds it.
+// withStreamClaim puts a claim where detach finds it (a streamed reply's request only).
 func withStreamClaim(req *http.Request, c *streamClaim) *http.Request {
 	return req.WithContext(context.WithValue(req.Context(), streamClaimKey{}, c))
 }

@@ -125,9 +125,21 @@ func (h *Hub) Close(ctx context.Context) {
 // request from any replica calls it). The caller publishes its events and
 // must call End.
 func (h *Hub) Start(k Key, cancel context.CancelFunc) *Run {
+	r := h.start(k, cancel)
+	r.unwatched, r.unwatchedFor = time.AfterFunc(h.cfg.Unwatched, cancel), h.cfg.Unwatched
+	return r
+}
+
+// StartDetached is Start for a stream whose writer goes on whether anyone
+// follows it or not (a run its client left on purpose, as a background
+// run): Unwatched does not cut it. A cancel, the size bound and Close
+// still stop it.
+func (h *Hub) StartDetached(k Key, cancel context.CancelFunc) *Run { return h.start(k, cancel) }
+
+// start registers a stream the caller runs, without the unwatched clock.
+func (h *Hub) start(k Key, cancel context.CancelFunc) *Run {
 	r := &Run{key: k, cancel: cancel, room: h.cfg.MaxStreamBytes, wake: make(chan struct{}),
 		ended: make(chan struct{}), visible: make(chan struct{}), kick: h.kick}
-	r.unwatched, r.unwatchedFor = time.AfterFunc(h.cfg.Unwatched, cancel), h.cfg.Unwatched
 	h.running.Add(1)
 	h.mu.Lock()
 	h.runs[k.MessageID] = r
@@ -141,7 +153,9 @@ func (h *Hub) End(r *Run, data []byte, st State) {
 	r.append(data)
 	r.state = State{Done: true, Partial: st.Partial}
 	r.mu.Unlock()
-	r.unwatched.Stop()
+	if r.unwatched != nil {
+		r.unwatched.Stop()
+	}
 	close(r.ended)
 	h.running.Done()
 }
@@ -431,7 +445,7 @@ type Run struct {
 	room   int // bytes of events left before the stream is cut
 	state  State
 	// watchers are the local followers; with none, unwatched runs the
-	// clock of Config.Unwatched.
+	// clock of Config.Unwatched (nil for a stream started detached).
 	watchers     int
 	unwatched    *time.Timer
 	unwatchedFor time.Duration
@@ -485,7 +499,7 @@ func (r *Run) watch(n int) {
 	defer r.mu.Unlock()
 	r.watchers += n
 	switch {
-	case r.state.Done:
+	case r.state.Done, r.unwatched == nil:
 	case r.watchers == 0:
 		r.unwatched.Reset(r.unwatchedFor)
 	case r.watchers == n:

@@ -363,3 +363,54 @@ func TestStreamOfADeadReplicaEnds(t *testing.T) {
 		other.Close(ctx)
 	})
 }
+
+// TestDetachedStreamRunsUnwatched: a stream nobody follows is cut after
+// Unwatched, unless it was started detached: that one runs on, before any
+// follower came and after the last one left, until its writer ends it.
+func TestDetachedStreamRunsUnwatched(t *testing.T) {
+	st := storetest.Open(t, storetest.SQLiteDSN(t)).Streams()
+	hub := streamlog.New(streamlog.Config{Backend: st, Unwatched: 50 * time.Millisecond})
+	watchedCtx, cancelWatched := context.WithCancel(context.Background())
+	detachedCtx, cancelDetached := context.WithCancel(context.Background())
+	watched := hub.Start(streamlog.Key{AccountID: "acct_1", AgentID: "agent_1", MessageID: "msg_watched"}, cancelWatched)
+	k := streamlog.Key{AccountID: "acct_1", AgentID: "agent_1", MessageID: "msg_detached"}
+	detached := hub.StartDetached(k, cancelDetached)
+	// The writers end their streams when cut, so Close returns.
+	go func() {
+		<-watchedCtx.Done()
+		hub.End(watched, []byte(`{"type":"done","partial":true}`), streamlog.State{Partial: true})
+	}()
+	finish := make(chan struct{}) // the detached writer's reply is done
+	go func() {
+		select {
+		case <-detachedCtx.Done():
+			hub.End(detached, []byte(`{"type":"done","partial":true}`), streamlog.State{Partial: true})
+		case <-finish:
+			hub.End(detached, []byte(`{"type":"done"}`), streamlog.State{})
+		}
+	}()
+	defer cancelDetached()
+	detached.Publish([]byte(`{"type":"start"}`))
+	// A follower comes and goes: its leaving starts no clock either.
+	follower, err := hub.Follow(context.Background(), k, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	quick, stop := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer stop()
+	_ = follower.Each(quick, streamlog.Sink{Emit: func(streamlog.Event) error { return nil }})
+	select {
+	case <-watchedCtx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the watched stream was not cut")
+	}
+	time.Sleep(150 * time.Millisecond) // three Unwatched past the follower's leaving
+	if detachedCtx.Err() != nil {
+		t.Fatal("the detached stream was cut while nobody followed it")
+	}
+	close(finish)
+	hub.Close(context.Background())
+	if events, state, err := st.ReadStream(context.Background(), k, 0); err != nil || len(events) != 2 || !state.Done || state.Partial {
+		t.Errorf("the detached stream as its writer ended it: %d events, %+v, %v", len(events), state, err)
+	}
+}

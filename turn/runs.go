@@ -575,12 +575,14 @@ type Outcome struct {
 	Err    error
 }
 
-// Detach runs t's run without its caller: it waits its turn, answers and
-// ends whoever waits for it, and its outcome arrives on the channel
-// returned, which a caller may read for as long as it chooses and then
-// leave. Close waits for the run.
-func (s *Service) Detach(ctx context.Context, t *Turn) <-chan Outcome {
-	ctx = context.WithoutCancel(ctx)
+// Detach runs t's run without its caller: it waits its turn, answers as
+// Stream does, passing each event to emit (so a run nobody waits for
+// still shows its reply as it comes), and ends whoever waits for it, and
+// its outcome arrives on the channel returned, which a caller may read
+// for as long as it chooses and then leave. ctx ending cancels the run,
+// as it cancels a Stream: a caller that leaves the run to go on passes a
+// context that outlives it. Close waits for the run.
+func (s *Service) Detach(ctx context.Context, t *Turn, emit func(Event) error) <-chan Outcome {
 	out := make(chan Outcome, 1)
 	s.bg.Add(1)
 	go func() {
@@ -589,7 +591,7 @@ func (s *Service) Detach(ctx context.Context, t *Turn) <-chan Outcome {
 			out <- Outcome{Err: err} // the run ended with why
 			return
 		}
-		res, err := s.Generate(ctx, t)
+		res, err := s.Stream(ctx, t, emit)
 		out <- Outcome{Result: res, Err: err}
 	}()
 	return out

@@ -298,11 +298,14 @@ export interface paths {
         /**
          * Stream a run
          * @description The run's events as server-sent events, exactly as the message
-         *     stream, `Last-Event-ID` resume included: the events of a streamed
-         *     run while they are kept, then live until its `done` or `error`.
-         *     A run whose events are not kept (it was not streamed, or ended over
-         *     10 minutes ago) answers, once it ends, one `done` (its reply) or
-         *     `error` (its error) event built from the stored run.
+         *     stream, `Last-Event-ID` resume included: the events kept of a run
+         *     made by the API (Send Message streamed, plain or in the
+         *     background, Chat Completions, MCP, A2A's `SendMessage`), from its
+         *     `start` while it is queued, then live, tokens and tool events,
+         *     until its `done` or `error`. A run whose events are not kept (a
+         *     platform's, or one that ended over 10 minutes ago) answers, once it
+         *     ends, one `done` (its reply) or `error` (its error) event built
+         *     from the stored run.
          */
         get: operations["streamRun"];
         put?: never;
@@ -836,7 +839,11 @@ export interface paths {
          *     Methods: `SendMessage` (answers `{task}`: a Task in state
          *     `TASK_STATE_COMPLETED`, or `TASK_STATE_FAILED` with the reason as its
          *     status message, whose artifact holds the reply text and whose history
-         *     holds the user message and the reply), `SendStreamingMessage`
+         *     holds the user message and the reply; it waits for its run up to
+         *     twice AGENTD_PROVIDER_TIMEOUT, then answers the task
+         *     `TASK_STATE_WORKING`, its run going on, as a send with
+         *     `configuration.returnImmediately: true` answers at once; `GetTask`
+         *     follows it), `SendStreamingMessage`
          *     (server-sent events, each `data:` a JSON-RPC response whose result is
          *     a StreamResponse: the Task in `TASK_STATE_WORKING`, `artifactUpdate`s
          *     carrying the reply's fragments in order, the last with `lastChunk`,
@@ -899,9 +906,14 @@ export interface paths {
          *     `send_message` (`agentId`, `text`, `userId?`, `roomId?`: the agent's
          *     reply as text, and as structured content its `messageId`,
          *     `response` and `metadata`, the turn Send Message takes, with its
-         *     history, limits and tools). A failed call is a tool result with
-         *     `isError` and the error's code and message. A read key may list
-         *     tools and agents; `send_message` needs a write key.
+         *     history, limits and tools; it waits for its run up to twice
+         *     AGENTD_PROVIDER_TIMEOUT, then answers a tool result with `isError`,
+         *     code `RUN_PENDING`, naming the run, which goes on: read it with
+         *     `GET /agents/{agentId}/runs/{runId}`; a run that waits for a
+         *     decision on its tool calls is `isError` with code
+         *     `APPROVAL_REQUIRED` naming it). A failed call is a tool
+         *     result with `isError` and the error's code and message. A read key
+         *     may list tools and agents; `send_message` needs a write key.
          */
         post: operations["callMcp"];
         delete?: never;
@@ -1262,6 +1274,17 @@ export interface paths {
          *     request id (the `X-Request-ID` header). Errors are OpenAI's
          *     `{ "error": { "message", "type", "code", "param" } }` with the API's
          *     statuses.
+         *
+         *     The request makes a run (`source` `openai`) and waits for it, its
+         *     queue included, up to twice AGENTD_PROVIDER_TIMEOUT; past that it
+         *     answers 504 `server_error` / `run_pending` naming the run, which
+         *     goes on (read it with `GET /agents/{agentId}/runs/{runId}`, follow
+         *     it with `.../stream`). A run that waits for a person's decision on
+         *     its tool calls is 409 `invalid_request_error` / `approval_required`
+         *     naming it (a stream ends with that error event); it goes on once
+         *     decided. A message that finds its conversation busy under the
+         *     agent's `reject` strategy is 409 `invalid_request_error` /
+         *     `conversation_busy` naming the run in the way.
          */
         post: operations["createChatCompletion"];
         delete?: never;
@@ -1338,7 +1361,7 @@ export interface components {
             details?: components["schemas"]["ErrorDetails"];
         };
         /** @enum {string} */
-        ErrorCode: "INVALID_REQUEST" | "INVALID_MESSAGE" | "UNAUTHORIZED" | "INSUFFICIENT_PERMISSIONS" | "DELETE_PROTECTED" | "INSUFFICIENT_QUOTA" | "AGENT_NOT_FOUND" | "CONVERSATION_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "MEMORY_NOT_FOUND" | "KNOWLEDGE_NOT_FOUND" | "MESSAGE_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "MODEL_ERROR" | "AGENT_UNAVAILABLE" | "WEBHOOK_DISABLED" | "PRECONDITION_FAILED" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "STREAM_LOST" | "RUN_NOT_FOUND" | "RUN_FINISHED" | "RUN_NOT_WAITING" | "RUN_ABANDONED" | "CONVERSATION_BUSY" | "SCHEDULE_NOT_FOUND";
+        ErrorCode: "INVALID_REQUEST" | "INVALID_MESSAGE" | "UNAUTHORIZED" | "INSUFFICIENT_PERMISSIONS" | "DELETE_PROTECTED" | "INSUFFICIENT_QUOTA" | "AGENT_NOT_FOUND" | "CONVERSATION_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "MEMORY_NOT_FOUND" | "KNOWLEDGE_NOT_FOUND" | "MESSAGE_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "MODEL_ERROR" | "AGENT_UNAVAILABLE" | "WEBHOOK_DISABLED" | "PRECONDITION_FAILED" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "STREAM_LOST" | "RUN_NOT_FOUND" | "RUN_FINISHED" | "RUN_NOT_WAITING" | "RUN_ABANDONED" | "CONVERSATION_BUSY" | "SCHEDULE_NOT_FOUND" | "RUN_PENDING" | "APPROVAL_REQUIRED";
         /** @description Depends on the code; the members used are listed here. */
         ErrorDetails: {
             /** @description Dotted path of the bad field (INVALID_REQUEST and INVALID_MESSAGE). */
@@ -1356,7 +1379,7 @@ export interface components {
             used?: number;
             /** @description The agent's status (AGENT_UNAVAILABLE), or the run's (RUN_FINISHED). */
             status?: string;
-            /** @description The run in the way (CONVERSATION_BUSY). */
+            /** @description The run in the way (CONVERSATION_BUSY); on the MCP and OpenAI paths, the run that goes on past the wait (RUN_PENDING) or waits for a decision (APPROVAL_REQUIRED). */
             runId?: string;
             /** @description Model provider (MODEL_ERROR). */
             provider?: string;
@@ -3355,7 +3378,7 @@ export interface components {
         /** @enum {string} */
         OpenAIErrorType: "invalid_request_error" | "authentication_error" | "permission_error" | "rate_limit_error" | "server_error";
         /** @enum {string} */
-        OpenAIErrorCode: "invalid_request" | "invalid_api_key" | "insufficient_permissions" | "model_not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "rate_limit_exceeded" | "internal_error" | "model_error" | "agent_unavailable";
+        OpenAIErrorCode: "invalid_request" | "invalid_api_key" | "insufficient_permissions" | "model_not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "rate_limit_exceeded" | "internal_error" | "model_error" | "agent_unavailable" | "conversation_busy" | "approval_required" | "run_pending";
     };
     responses: {
         /**
@@ -4246,6 +4269,56 @@ export interface components {
                  *         "message": "The agent is not available: Model provider rate limit exceeded",
                  *         "type": "server_error",
                  *         "code": "agent_unavailable",
+                 *         "param": null
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OpenAIErrorResponse"];
+            };
+        };
+        /** @description `invalid_request_error` / `conversation_busy`: the conversation has a run in the way and the agent's `multitaskStrategy` is `reject`; or `invalid_request_error` / `approval_required`: the request's run waits for a decision on its tool calls. The message names the run. */
+        OpenAIConversationBusy: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "message": "The conversation is busy with another run: run_01jd3v8m4q2x7k9w5t6r0yzabc",
+                 *         "type": "invalid_request_error",
+                 *         "code": "conversation_busy",
+                 *         "param": null
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OpenAIErrorResponse"];
+            };
+        };
+        /** @description `server_error` / `run_pending`: the run did not end within twice AGENTD_PROVIDER_TIMEOUT (or the replica stopped and handed it over); it goes on, and the message names it. */
+        OpenAIRunPending: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "message": "The run run_01jd3v8m4q2x7k9w5t6r0yzabc goes on without this request: read it at /v1/agents/agent_01jd3v8m4q2x7k9w5t6r0yzabc/runs/run_01jd3v8m4q2x7k9w5t6r0yzabc.",
+                 *         "type": "server_error",
+                 *         "code": "run_pending",
                  *         "param": null
                  *       }
                  *     }
@@ -7608,12 +7681,14 @@ export interface operations {
             401: components["responses"]["OpenAIUnauthorized"];
             403: components["responses"]["OpenAIForbidden"];
             404: components["responses"]["OpenAIModelNotFound"];
+            409: components["responses"]["OpenAIConversationBusy"];
             413: components["responses"]["OpenAIPayloadTooLarge"];
             415: components["responses"]["OpenAIUnsupportedMediaType"];
             429: components["responses"]["OpenAITooManyRequests"];
             500: components["responses"]["OpenAIInternalError"];
             502: components["responses"]["OpenAIModelError"];
             503: components["responses"]["OpenAIAgentUnavailable"];
+            504: components["responses"]["OpenAIRunPending"];
         };
     };
     getStatus: {
