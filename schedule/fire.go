@@ -36,7 +36,10 @@ type Turns interface {
 	// another process claimed the due time, a *turn.UnavailableError or a
 	// *turn.ProviderError when the agent cannot answer.
 	Accept(ctx context.Context, in turn.Input) (*turn.Turn, error)
-	Detach(ctx context.Context, t *turn.Turn) <-chan turn.Outcome
+	// Detach runs the run without its caller until ctx ends (a stopping
+	// process hands it over rather than cancel it), passing its events to
+	// emit.
+	Detach(ctx context.Context, t *turn.Turn, emit func(turn.Event) error) <-chan turn.Outcome
 }
 
 var _ Turns = (*turn.Service)(nil)
@@ -128,7 +131,8 @@ func (f *Firer) fire(ctx context.Context, sc domain.Schedule) {
 		return
 	}
 	run := t.Run()
-	f.cfg.Turns.Detach(ctx, t)
+	// The run outlives this look and the loop; nobody follows its events.
+	f.cfg.Turns.Detach(context.WithoutCancel(ctx), t, func(turn.Event) error { return nil })
 	log.InfoContext(ctx, "schedule fired", "run", run.ID, "due", sc.NextRunAt)
 }
 
