@@ -55,6 +55,7 @@ func (c *Conn) Answer(ctx context.Context, in Inbound, req turn.Input, r Reply) 
 	if r.Typing != nil {
 		stop = Indicate(ctx, r.TypingEvery, r.Typing)
 	}
+	req.ChatID = in.Chat // the chat answered: a reminder the agent sets there is sent there too
 	res, err := c.reply(ctx, req, !req.Shape.Post)
 	stop()
 	var waiting *turn.AwaitingDecisionError

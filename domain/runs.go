@@ -158,6 +158,9 @@ type RunInput struct {
 	UserName string          `json:"userName,omitempty"`
 	Platform string          `json:"platform,omitempty"`
 	Channel  string          `json:"channel,omitempty"`
+	// ChatID is the platform chat the reply goes to (a reminder set in
+	// the run is sent there too).
+	ChatID string `json:"chatId,omitempty"`
 	// Post, MaxChars: what a platform asks of the reply's form.
 	Post     bool `json:"post,omitempty"`
 	MaxChars int  `json:"maxChars,omitempty"`

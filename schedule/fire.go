@@ -145,8 +145,8 @@ func input(sc domain.Schedule) turn.Input {
 	in := turn.Input{AccountID: sc.AccountID, AgentID: sc.AgentID, Text: sc.Text, UserID: sc.UserID,
 		Conv: sc.Conversation(), Slot: turn.SlotWait, Source: domain.SourceSchedule, Strategy: domain.StrategyEnqueue,
 		ScheduleID: sc.ID, ScheduleDue: sc.NextRunAt}
-	if sc.Target != nil {
-		in.Platform = sc.Target.Platform // the reply is shaped for where it goes
+	if sc.Target != nil { // the reply is shaped for where it goes, and a reminder set in the run goes there too
+		in.Platform, in.ChatID = sc.Target.Platform, sc.Target.ChatID
 	}
 	return in
 }

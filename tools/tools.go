@@ -43,13 +43,16 @@ type Call struct {
 	Turn TurnInfo
 }
 
-// TurnInfo is what an action handler is told about the turn.
+// TurnInfo is what a tool is told about the turn: an action handler the
+// members its body names, the tools a turn runs itself all of them.
 type TurnInfo struct {
 	AgentID        string
 	ConversationID string
 	UserID         string
 	RoomID         string
 	Platform       string
+	// ChatID is the chat of Platform the turn's reply goes to, "" for none.
+	ChatID string
 }
 
 // Result is what a call gave back to the model.

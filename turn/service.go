@@ -42,6 +42,9 @@ type Stores struct {
 	Conversations Conversations
 	Analytics     Analytics
 	Runs          Runs
+	// Schedules keeps the reminders agents set; nil offers no
+	// schedule_reminder.
+	Schedules Schedules
 }
 
 // Agents is what a turn reads of its agent and how it marks the agent's
@@ -188,6 +191,10 @@ type Input struct {
 	Conv domain.ConversationRef
 	// Platform and Channel are the prompt's context ("" for none).
 	Platform, Channel string
+	// ChatID is the chat of Platform the reply goes to (a Telegram chat
+	// id, a Discord channel id), "" when it goes to none: a reminder the
+	// agent sets (schedule_reminder) is sent there too.
+	ChatID string
 	// Shape is what the platform asks of the reply's form (X's posts and
 	// limit); the zero Shaping asks nothing.
 	Shape Shaping

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -60,16 +61,17 @@ type Event struct {
 }
 
 // offer is the tools a turn of an agent offers, by name order: those of
-// the tool set (actions, MCP servers) and the memory tools, which the turn
-// runs itself.
+// the tool set (actions, MCP servers) and the built-in ones, which the
+// turn runs itself (the memory tools, schedule_reminder).
 type offer struct {
 	list []tools.Tool
 	set  *tools.Set // nil without Config.Tools
-	// memory runs the tools named in own (nil and empty when the agent
-	// has no memory tools).
-	memory *memoryTools
-	own    map[string]bool
+	// own runs each built-in tool offered, by name.
+	own map[string]builtin
 }
+
+// builtin runs a call of a tool the turn runs itself.
+type builtin func(ctx context.Context, c tools.Call) tools.Result
 
 // offerOf lists the tools of agent a, whose opened secrets are secrets,
 // asking each of its MCP servers now.
@@ -79,8 +81,23 @@ func (s *Service) offerOf(ctx context.Context, a domain.Agent, secrets domain.Se
 		o.set = s.cfg.Tools.Set(ctx, toolSpec(a, secrets))
 		o.list = o.set.Tools()
 	}
-	if o.memory = s.memoryToolsOf(a, secrets); o.memory != nil {
-		o.list, o.own = withOwn(o.list, memoryToolList)
+	var own []tools.Tool
+	runs := map[string]builtin{}
+	if m := s.memoryToolsOf(a, secrets); m != nil {
+		own = append(own, memoryToolList...)
+		for _, tl := range memoryToolList {
+			runs[tl.Name] = m.call
+		}
+	}
+	if r := s.remindersOf(a); r != nil {
+		own = append(own, reminderTool)
+		runs[reminderTool.Name] = r.call
+	}
+	if len(own) > 0 {
+		var offered map[string]bool
+		o.list, offered = withOwn(o.list, own)
+		maps.DeleteFunc(runs, func(name string, _ builtin) bool { return !offered[name] })
+		o.own = runs
 	}
 	return o
 }
@@ -122,12 +139,12 @@ func (o offer) errors() []tools.ServerError {
 	return o.set.Errors()
 }
 
-// call runs c: a memory tool here, any other through the tool set; an
+// call runs c: a built-in tool here, any other through the tool set; an
 // unknown name is a failed call.
 func (o offer) call(ctx context.Context, c tools.Call) tools.Result {
 	switch {
-	case o.own[c.Name]:
-		return o.memory.call(ctx, c)
+	case o.own[c.Name] != nil:
+		return o.own[c.Name](ctx, c)
 	case o.set != nil:
 		return o.set.Call(ctx, c)
 	}
@@ -179,7 +196,7 @@ func (s *Service) newToolRun(ctx context.Context, t *Turn, secrets domain.Secret
 	}
 	return &toolRun{offer: o, offered: offered, maxSteps: steps, info: tools.TurnInfo{
 		AgentID: t.agent.ID, ConversationID: t.convID, UserID: t.in.UserID, RoomID: t.in.Conv.RoomID,
-		Platform: platformOf(t.in)}, content: s.cfg.TraceContent, log: s.newStepLog(t.runID, t.Run().Steps),
+		Platform: platformOf(t.in), ChatID: t.in.ChatID}, content: s.cfg.TraceContent, log: s.newStepLog(t.runID, t.Run().Steps),
 		byName: byName, policy: approvalPolicyOf(t.agent)}, nil
 }
 
