@@ -20,7 +20,8 @@ type Reply struct {
 	// Send sends part i (from 0) of the answer to the chat; where the
 	// platform quotes the message answered, part 0 quotes it. An error
 	// leaves the later parts unsent. Send reports its failure itself, as
-	// its platform's errors ask (a token to redact, credentials rejected).
+	// its platform's errors ask (a token to redact, credentials rejected),
+	// and returns it free of secrets: a schedule's lastError may show it.
 	Send func(ctx context.Context, i int, part string) error
 	// Limit is the platform's limit on a message's length: a longer answer
 	// goes in parts cut by Split. 0 sends it whole, for a platform whose
@@ -79,23 +80,26 @@ func (c *Conn) AnswerText(ctx context.Context, in Inbound, text string, r Reply)
 		return
 	}
 	defer done()
-	c.deliver(send, in, text, r)
+	_ = c.deliver(send, in, text, r) // Send reports its own failure
 }
 
 // deliver sends text, the answer to in, with r: its parts in order, each
 // counted once sent, until one fails; then r.Then runs. An empty text is
-// logged and nothing is sent.
-func (c *Conn) deliver(send context.Context, in Inbound, text string, r Reply) {
+// logged and nothing is sent. It returns why the answer, or a part of it,
+// was not sent.
+func (c *Conn) deliver(send context.Context, in Inbound, text string, r Reply) error {
 	if text == "" {
 		c.Logger.WarnContext(send, "platform message not answered: the answer is empty", "chat", in.Chat)
-		return
+		return errors.New("the reply is empty")
 	}
 	parts := []string{text}
 	if r.Limit > 0 {
 		parts = Split(text, r.Limit)
 	}
+	var failed error
 	for i, part := range parts {
-		if r.Send(send, i, part) != nil {
+		if err := r.Send(send, i, part); err != nil {
+			failed = fmt.Errorf("part %d of %d not sent: %w", i+1, len(parts), err)
 			break
 		}
 		c.sent(send)
@@ -103,6 +107,7 @@ func (c *Conn) deliver(send context.Context, in Inbound, text string, r Reply) {
 	if r.Then != nil {
 		r.Then(send)
 	}
+	return failed
 }
 
 // The attributes of a platform turn's span, the root of its trace.

@@ -63,6 +63,9 @@ type Conn struct {
 	mu        sync.Mutex
 	cursor    string    // the platform's cursor, the lease's at first
 	connected time.Time // when the running Run reported Connected; zero before
+	// chats makes the Reply of a chat the running Run's session sends to
+	// unprompted (Chats); nil while none does.
+	chats func(chat string) Reply
 
 	turner Turner
 	jobs   *dispatcher

@@ -38,18 +38,20 @@ func newFollowers() *followers {
 	return &followers{ctx: ctx, cancel: cancel}
 }
 
-// spawn runs fn with the followers' context, unless they were stopped.
-func (f *followers) spawn(fn func(ctx context.Context)) {
+// spawn runs fn with the followers' context, unless they were stopped:
+// false then.
+func (f *followers) spawn(fn func(ctx context.Context)) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.ctx.Err() != nil {
-		return
+		return false
 	}
 	f.wg.Add(1)
 	go func() {
 		defer f.wg.Done()
 		fn(f.ctx)
 	}()
+	return true
 }
 
 // stop ends the followers and waits for them.
@@ -71,26 +73,27 @@ func (c *Conn) await(ctx context.Context, in Inbound, run domain.Run, r Reply) {
 	if !c.finish(ctx, in) {
 		return
 	}
-	c.follows.spawn(func(ctx context.Context) { c.follow(ctx, in, run, r) })
+	c.follows.spawn(func(ctx context.Context) { _ = c.follow(ctx, in, run, r) }) // logged as it went; a stopped replica loses it
 }
 
 // follow asks the admins about the calls run waits for, each time it
 // waits again, and sends its reply as the answer to in once it has ended.
-// It gives up followMargin past the last wait's expiry.
-func (c *Conn) follow(ctx context.Context, in Inbound, run domain.Run, r Reply) {
+// It gives up followMargin past the last wait's expiry, or past its start
+// for a run that has not waited (a schedule's, followed from its accept).
+// It returns why the reply was not sent, nil once it was.
+func (c *Conn) follow(ctx context.Context, in Inbound, run domain.Run, r Reply) error {
 	asked := map[string]bool{}
 	every := followFirst
-	var until time.Time
+	until := time.Now().Add(followMargin)
 	for {
 		switch {
 		case run.Status.Final():
-			c.delivered(ctx, in, run, r)
-			return
+			return c.delivered(ctx, in, run, r)
 		case run.Status == domain.RunRequiresAction:
 			c.askAdmins(ctx, run, asked, r)
 			until = run.ExpiresAt.Add(followMargin)
 			if !Sleep(ctx, every) {
-				return
+				return errFollowStopped
 			}
 			every = min(2*every, followMax)
 		default:
@@ -98,18 +101,18 @@ func (c *Conn) follow(ctx context.Context, in Inbound, run domain.Run, r Reply) 
 		}
 		if time.Now().After(until) {
 			c.Logger.WarnContext(ctx, "platform message not answered: its run outlasted its following", "chat", in.Chat, "run", run.ID)
-			return
+			return errOutlasted
 		}
 		next, err := c.turner.Wait(ctx, c.Agent.AccountID, c.Agent.ID, run.ID, followMax)
 		switch {
 		case ctx.Err() != nil:
-			return
+			return errFollowStopped
 		case errors.Is(err, domain.ErrNotFound): // the run went with its agent or conversation
-			return
+			return errRunGone
 		case err != nil:
 			c.Logger.WarnContext(ctx, "follow a waiting run", "run", run.ID, "error", err)
 			if !Sleep(ctx, every) {
-				return
+				return errFollowStopped
 			}
 		default:
 			run = next
@@ -117,15 +120,26 @@ func (c *Conn) follow(ctx context.Context, in Inbound, run domain.Run, r Reply) 
 	}
 }
 
+// Why follow sent no reply, in words a schedule's lastError may show.
+var (
+	errFollowStopped = errors.New("the replica following the run stopped before the run ended")
+	errOutlasted     = errors.New("the run outlasted its following")
+	errRunGone       = errors.New("the run was deleted with its agent or conversation")
+)
+
 // delivered sends the reply of run, which has ended, as the answer to in;
-// a run that did not complete leaves in unanswered.
-func (c *Conn) delivered(ctx context.Context, in Inbound, run domain.Run, r Reply) {
+// a run that did not complete leaves in unanswered, and says so.
+func (c *Conn) delivered(ctx context.Context, in Inbound, run domain.Run, r Reply) error {
 	if run.Status != domain.RunCompleted || run.Reply == nil {
 		c.Logger.WarnContext(ctx, "platform message not answered: its run did not complete", "chat", in.Chat,
 			"run", run.ID, "status", run.Status, "code", run.ErrorCode)
-		return
+		ended := "the run ended " + string(run.Status)
+		if run.ErrorCode != "" {
+			ended += " (" + run.ErrorCode + "): " + run.ErrorMessage
+		}
+		return errors.New(ended)
 	}
 	send, done := context.WithTimeout(ctx, sendTimeout)
 	defer done()
-	c.deliver(send, in, run.Reply.Text, r)
+	return c.deliver(send, in, run.Reply.Text, r)
 }

@@ -58,6 +58,8 @@ type holding struct {
 	stopFetch context.CancelCauseFunc
 	// lose ends all work at once.
 	lose context.CancelCauseFunc
+	// conn is the lease's Conn, nil until it is made.
+	conn *Conn
 }
 
 func newRunner(parent context.Context, s *Supervisor, sp spec, prev *runner) *runner {
@@ -153,6 +155,9 @@ func (r *runner) acquire() error {
 func (r *runner) serveLease(h *holding, fetch, work context.Context) {
 	r.log.Info("connection lease acquired", "epoch", h.lease.Epoch)
 	c := r.newConn(h, work)
+	r.mu.Lock()
+	h.conn = c
+	r.mu.Unlock()
 	p := r.serve(fetch, c)
 	drain := time.AfterFunc(r.sup.cfg.DrainTimeout, func() { h.lose(errDrainTimeout) })
 	c.jobs.close()
@@ -302,6 +307,7 @@ func (r *runner) serve(ctx context.Context, c *Conn) *parked {
 		r.setState(ctx, c, domain.ConnConnecting, "")
 		c.setConnectedAt(time.Time{})
 		err := r.spec.platform.Run(ctx, c)
+		c.Chats(nil) // its session sends no more
 		if ctx.Err() != nil {
 			return nil
 		}

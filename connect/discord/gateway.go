@@ -398,6 +398,7 @@ func (s *session) connected(ctx context.Context) error {
 	if err := s.c.Connected(ctx, me.ID, me.Username); err != nil {
 		return err
 	}
+	s.c.Chats(s.chatReply)
 	return s.c.Resume(ctx, s.answer)
 }
 

@@ -243,25 +243,34 @@ func (s *session) sendTyping(ctx context.Context, channel string) {
 // decisions. Only users are pinged: a reply never mentions @everyone
 // or a role.
 func (s *session) replyTo(m *discordgo.Message) connect.Reply {
-	return connect.Reply{
-		Limit:       maxMessage,
-		Typing:      func(ctx context.Context) { s.sendTyping(ctx, m.ChannelID) },
-		TypingEvery: typingEvery,
-		Ask:         s.ask,
-		Send: func(ctx context.Context, i int, part string) error {
-			msg := &discordgo.MessageSend{Content: part,
-				AllowedMentions: &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{discordgo.AllowedMentionTypeUsers}, RepliedUser: true}}
-			if i == 0 {
-				f := false
-				msg.Reference = &discordgo.MessageReference{MessageID: m.ID, ChannelID: m.ChannelID, GuildID: m.GuildID, FailIfNotExists: &f}
-			}
-			// No retry after a 5xx: Discord may have posted the message and
-			// lost only its answer, and a reply must not appear twice.
-			_, err := s.dg.ChannelMessageSendComplex(m.ChannelID, msg, discordgo.WithContext(ctx), discordgo.WithRestRetries(0))
-			if err != nil {
-				s.c.Logger.WarnContext(ctx, "discord reply not sent", "channel", m.ChannelID, "error", err)
-			}
-			return err
-		},
+	f := false
+	r := s.chatReply(m.ChannelID)
+	r.Typing, r.TypingEvery = func(ctx context.Context) { s.sendTyping(ctx, m.ChannelID) }, typingEvery
+	r.Send = s.sendPart(m.ChannelID, &discordgo.MessageReference{MessageID: m.ID, ChannelID: m.ChannelID, GuildID: m.GuildID, FailIfNotExists: &f})
+	return r
+}
+
+// chatReply is how an answer goes to channel when no message of it is
+// answered (a schedule's reply): nothing referenced, no typing shown.
+func (s *session) chatReply(channel string) connect.Reply {
+	return connect.Reply{Limit: maxMessage, Ask: s.ask, Send: s.sendPart(channel, nil)}
+}
+
+// sendPart sends the parts of an answer to channel, the first referencing
+// the message ref names when it is set. A failure is logged and returned.
+func (s *session) sendPart(channel string, ref *discordgo.MessageReference) func(ctx context.Context, i int, part string) error {
+	return func(ctx context.Context, i int, part string) error {
+		msg := &discordgo.MessageSend{Content: part,
+			AllowedMentions: &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{discordgo.AllowedMentionTypeUsers}, RepliedUser: true}}
+		if i == 0 {
+			msg.Reference = ref
+		}
+		// No retry after a 5xx: Discord may have posted the message and
+		// lost only its answer, and a reply must not appear twice.
+		_, err := s.dg.ChannelMessageSendComplex(channel, msg, discordgo.WithContext(ctx), discordgo.WithRestRetries(0))
+		if err != nil {
+			s.c.Logger.WarnContext(ctx, "discord reply not sent", "channel", channel, "error", err)
+		}
+		return err
 	}
 }

@@ -124,22 +124,33 @@ func (s *session) answer(ctx context.Context, in connect.Inbound) {
 // while the turn works, and the admins asked in private when its run
 // waits for decisions.
 func (s *session) replyTo(m *models.Message) connect.Reply {
-	return connect.Reply{
-		Limit:       maxMessage,
-		Typing:      func(ctx context.Context) { s.typing(ctx, m) },
-		TypingEvery: typingEvery,
-		Ask:         s.ask,
-		Send: func(ctx context.Context, i int, part string) error {
-			p := &bot.SendMessageParams{ChatID: m.Chat.ID, Text: part}
-			if i == 0 {
-				p.ReplyParameters = &models.ReplyParameters{MessageID: m.ID, AllowSendingWithoutReply: true}
-			}
-			err := s.send(ctx, p)
-			if err != nil {
-				s.c.Logger.WarnContext(ctx, "telegram reply not sent", "chat", m.Chat.ID, "error", redact(err, s.b.Token()))
-			}
-			return err
-		},
+	r := s.chatReply(strconv.FormatInt(m.Chat.ID, 10))
+	r.Typing, r.TypingEvery = func(ctx context.Context) { s.typing(ctx, m) }, typingEvery
+	r.Send = s.sendPart(m.Chat.ID, &models.ReplyParameters{MessageID: m.ID, AllowSendingWithoutReply: true})
+	return r
+}
+
+// chatReply is how an answer goes to chat (a chat id) when no message of
+// it is answered (a schedule's reply): nothing quoted, no typing shown.
+func (s *session) chatReply(chat string) connect.Reply {
+	return connect.Reply{Limit: maxMessage, Ask: s.ask, Send: s.sendPart(chat, nil)}
+}
+
+// sendPart sends the parts of an answer to chat (an id, as a number or a
+// string), the first quoting the message quote names when it is set. A
+// failure is logged and returned with the token redacted.
+func (s *session) sendPart(chat any, quote *models.ReplyParameters) func(ctx context.Context, i int, part string) error {
+	return func(ctx context.Context, i int, part string) error {
+		p := &bot.SendMessageParams{ChatID: chat, Text: part}
+		if i == 0 {
+			p.ReplyParameters = quote
+		}
+		err := s.send(ctx, p)
+		if err != nil {
+			err = redact(err, s.b.Token())
+			s.c.Logger.WarnContext(ctx, "telegram reply not sent", "chat", chat, "error", err)
+		}
+		return err
 	}
 }
 

@@ -123,6 +123,7 @@ func (p *Platform) Run(ctx context.Context, c *connect.Conn) error {
 		return err
 	}
 	s.trouble = "" // the 409s pending waited out are over
+	c.Chats(s.chatReply)
 	if err := c.Resume(ctx, s.answer); err != nil {
 		return err
 	}
